@@ -1,0 +1,53 @@
+// Bus: the AXI interconnect of one node. Initiators bind to `in`, targets to
+// `out`; an address map routes each transaction to one target port, with the
+// address translated into the target's own offset. Unmapped addresses get
+// TLM_ADDRESS_ERROR_RESPONSE. See models/bus/README.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+class Bus : public sc_core::sc_module {
+public:
+    tlm_utils::multi_passthrough_target_socket<Bus> in;
+    tlm_utils::multi_passthrough_initiator_socket<Bus> out;
+
+    static void declare_params(ParamRegistry& reg);
+    Bus(sc_core::sc_module_name name, const SimContext& ctx);
+
+    struct Window {
+        std::uint64_t base, size;
+        unsigned port;                // index of the `out` binding
+        std::uint64_t target_offset;  // address seen by the target = addr - base + offset
+        std::string name;
+    };
+    // Map [base, base+size) to out port `port`. Overlapping windows are a
+    // programming error (std::logic_error).
+    void map(std::uint64_t base, std::uint64_t size, unsigned port, std::uint64_t target_offset,
+             const std::string& name);
+    const std::vector<Window>& windows() const { return windows_; }
+
+    // The window holding [addr, addr+len), or nullptr.
+    const Window* decode(std::uint64_t addr, std::uint64_t len) const;
+
+private:
+    void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
+
+    std::vector<Window> windows_;   // sorted by base
+    sc_core::sc_time latency_;
+    Counter& transactions_;
+    Counter& decode_errors_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,70 @@
+// ExaNet packets as TLM-2.0 payload extensions.
+//
+// A packet travels as a tlm_generic_payload (data pointer = payload bytes,
+// length = payload size, address = destination virtual address) carrying an
+// ExanetPacket extension with the header and footer fields of the ExaNet
+// format (REFERENCES.md: 128-bit flits; header VC 5 b, protection domain 16 b,
+// destination coordinate 22 b, type 5 b, size 14 b, destination VA 42-44 b,
+// header CRC; footer sequence 14 b, first/last, notify, source coordinate,
+// payload CRC) plus simulator bookkeeping.
+#pragma once
+
+#include <cstdint>
+
+#include <systemc>
+#include <tlm>
+
+namespace vrdmasim {
+
+enum class PacketType : std::uint8_t {
+    RdmaWrite = 0,
+    Control = 2,
+    Completion = 6,
+    Response = 10,   // ACK / NACK
+};
+
+constexpr unsigned kFlitBytes = 16;           // 128-bit flits
+constexpr std::uint32_t kMaxPacketPayload = (1u << 14) - 1;   // 14-bit size field
+
+struct ExanetHeader {
+    std::uint8_t vc = 0;              // 5 bits
+    std::uint16_t pdid = 0;           // protection domain
+    std::uint32_t dst_coord = 0;      // 22 bits
+    PacketType type = PacketType::RdmaWrite;
+    std::uint16_t size = 0;           // payload bytes, 14 bits
+    std::uint64_t dst_va = 0;         // destination (virtual) address, 44 bits
+};
+
+struct ExanetFooter {
+    std::uint16_t seq = 0;            // 14 bits, per transfer
+    bool first = false;
+    bool last = false;
+    bool notify = false;
+    std::uint32_t src_coord = 0;      // 22 bits
+};
+
+class ExanetPacket : public tlm::tlm_extension<ExanetPacket> {
+public:
+    ExanetHeader header;
+    ExanetFooter footer;
+
+    // Simulator bookkeeping, not bits on the wire (or, for transfer, carried
+    // in the payload of control packets in hardware):
+    std::uint64_t transfer = 0;   // sender's transfer id
+    unsigned src_node = 0;        // node indices matching src/dst coordinates
+    unsigned dst_node = 0;
+    // Absolute time at which the packet's tail flit is available at the hop
+    // that currently holds it (a link may not finish sending before then).
+    sc_core::sc_time tail;
+    unsigned hops = 0;
+
+    // Header flit + payload flits + footer flit.
+    unsigned flits() const { return 2u + (header.size + kFlitBytes - 1) / kFlitBytes; }
+
+    tlm::tlm_extension_base* clone() const override { return new ExanetPacket(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+        *this = static_cast<const ExanetPacket&>(other);
+    }
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,123 @@
+#include "models/interconnect/link.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "models/interconnect/exanet_packet.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void Link::declare_params(ParamRegistry& reg, const std::string& section,
+                          const std::string& description, const std::string& rate,
+                          const std::string& rate_help, const std::string& latency,
+                          const std::string& latency_help, const std::string& buffer,
+                          const std::string& buffer_help) {
+    reg.section(section, description)
+        .rate("rate", rate, rate_help)
+        .range("1Mbps", "10Tbps")
+        .time("latency", latency, latency_help)
+        .range("0ps", "1ms")
+        .size("buffer", buffer, buffer_help)
+        .range("64B", "16MiB");
+}
+
+LinkParams Link::params_from(const Config& cfg, const std::string& section) {
+    LinkParams p;
+    p.rate_bps = cfg.rate_bps(section + ".rate");
+    p.latency = cfg.time(section + ".latency");
+    p.buffer_flits = static_cast<unsigned>(cfg.size(section + ".buffer") / kFlitBytes);
+    return p;
+}
+
+Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
+           const std::string& group, const std::string& track)
+    : sc_module(name),
+      in("in"),
+      out("out"),
+      p_(p),
+      flit_ps_(static_cast<sc_dt::uint64>(std::llround(kFlitBytes * 8 * 1e12 / p.rate_bps))),
+      tracer_(ctx.tracer),
+      track_(ctx.tracer.track(group, track)),
+      packets_(ctx.stats.counter(std::string(this->name()) + ".packets", "", "packets carried")),
+      flits_(ctx.stats.counter(std::string(this->name()) + ".flits", "",
+                               "flits carried (header, payload and footer)")),
+      payload_bytes_(ctx.stats.counter(std::string(this->name()) + ".payload_bytes", "B",
+                                       "payload bytes carried")),
+      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
+                                      "packet hops served")),
+      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
+                                "time spent serialising flits")),
+      credit_stall_us_(ctx.stats.scalar(std::string(this->name()) + ".credit_stall_time", "us",
+                                        "time packets waited for space in the far-end buffer")),
+      queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
+                                    "head ready to first flit sent")) {
+    flit_time_ = sc_time::from_value(flit_ps_);
+    in.register_b_transport(this, &Link::b_transport);
+}
+
+void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+    auto* pkt = gp.get_extension<ExanetPacket>();
+    if (!pkt) {
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    transactions_.inc();
+    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time head_in = now + delay;
+    const unsigned flits = pkt->flits();
+    if (flits > p_.buffer_flits) {
+        // A packet larger than the far-end buffer could never be accepted.
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+
+    // Credits: wait until the far-end buffer has room for the whole packet
+    // (virtual cut-through). Entries leave in FIFO order.
+    sc_time credit_ok = head_in;
+    while (held_flits_ + flits > p_.buffer_flits) {
+        credit_ok = max_time(credit_ok, held_.front().first);
+        held_flits_ -= held_.front().second;
+        held_.pop_front();
+    }
+    // Entries already free by the time this packet starts no longer count.
+    const sc_time ready = max_time(head_in, busy_until_);
+    const sc_time start = max_time(ready, credit_ok);
+    while (!held_.empty() && held_.front().first <= start) {
+        held_flits_ -= held_.front().second;
+        held_.pop_front();
+    }
+
+    const sc_time ser = serialise(flits);
+    // The link cannot send the tail before it has arrived from upstream.
+    const sc_time end = max_time(start + ser, pkt->tail + flit_time_);
+    busy_until_ = end;
+
+    queue_ns_.add((start - head_in).to_seconds() * 1e9);
+    if (credit_ok > ready) credit_stall_us_.add((credit_ok - ready).to_seconds() * 1e6);
+    busy_us_.add((end - start).to_seconds() * 1e6);
+    packets_.inc();
+    flits_.inc(flits);
+    payload_bytes_.inc(pkt->header.size);
+
+    if (tracer_.enabled()) {
+        tracer_.span(track_, pkt->header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end,
+                     {{"transfer", Tracer::json_number(pkt->transfer)},
+                      {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt->footer.seq))},
+                      {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt->header.size))}});
+    }
+
+    // Hand the packet to the far end: head after one flit and the wire.
+    pkt->tail = end + p_.latency;
+    pkt->hops++;
+    sc_time d = (start + flit_time_ + p_.latency) - now;
+    out->b_transport(gp, d);
+    // The far end says when the packet's space in its buffer is free again.
+    held_.emplace_back(now + d, flits);
+    held_flits_ += flits;
+
+    delay = end - now;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,143 @@
+#include "models/memory/dram.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void Dram::declare_params(ParamRegistry& reg) {
+    reg.section("dram", "DDR4 memory of one MPSoC (one controller channel shared by all masters)")
+        .size("size", "16GiB",
+              "DRAM per MPSoC: 16 GiB DDR4 (Chaix et al., H2RC 2019, QFDB paper)")
+        .range("8MiB", "1TiB")
+        .time("latency", "100ns",
+              "access latency from a PL master to PS DDR4, added after the data phase "
+              "(*estimate*: no published ZynqMP figure)")
+        .range("0ps", "10us")
+        .rate("bandwidth", "19.2GB/s",
+              "peak data rate of the channel: DDR4-2400 x 64 bit (ZU9EG PS DDR controller, Xilinx DS925)")
+        .range("1MB/s", "1TB/s")
+        .size("burst", "64B",
+              "smallest unit of data-phase occupancy: accesses are rounded up to whole bursts "
+              "(DDR4 BL8 x 64 bit)")
+        .range("1B", "4KiB");
+}
+
+Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group)
+    : sc_module(name),
+      socket("socket"),
+      size_(ctx.config.size("dram.size")),
+      latency_(ctx.config.time("dram.latency")),
+      ps_per_byte_(8e12 / ctx.config.rate_bps("dram.bandwidth")),
+      burst_(ctx.config.size("dram.burst")),
+      tracer_(ctx.tracer),
+      track_(ctx.tracer.track(group, "dram")),
+      reads_(ctx.stats.counter(std::string(this->name()) + ".reads", "", "read transactions")),
+      writes_(ctx.stats.counter(std::string(this->name()) + ".writes", "", "write transactions")),
+      read_bytes_(ctx.stats.counter(std::string(this->name()) + ".read_bytes", "B", "bytes read")),
+      write_bytes_(ctx.stats.counter(std::string(this->name()) + ".write_bytes", "B", "bytes written")),
+      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
+                                      "timed transactions served (reads + writes + errors)")),
+      errors_(ctx.stats.counter(std::string(this->name()) + ".errors", "",
+                                "transactions answered with an error response")),
+      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
+                                "time the data channel was occupied")),
+      queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
+                                    "time an access waited for the channel")) {
+    socket.register_b_transport(this, &Dram::b_transport);
+    socket.register_transport_dbg(this, &Dram::transport_dbg);
+}
+
+bool Dram::check(tlm::tlm_generic_payload& gp) {
+    const std::uint64_t addr = gp.get_address();
+    const std::uint64_t len = gp.get_data_length();
+    if (gp.get_byte_enable_ptr()) {
+        gp.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+        return false;
+    }
+    if (addr >= size_ || len > size_ - addr) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return false;
+    }
+    if (gp.get_command() == tlm::TLM_IGNORE_COMMAND) {
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return false;
+    }
+    return true;
+}
+
+void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write) {
+    while (len > 0) {
+        const std::uint64_t page = addr / kPageSize;
+        const std::uint64_t off = addr % kPageSize;
+        const std::uint64_t n = std::min(len, kPageSize - off);
+        auto it = pages_.find(page);
+        if (write) {
+            if (it == pages_.end()) {
+                auto fresh = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
+                it = pages_.emplace(page, std::move(fresh)).first;
+            }
+            std::memcpy(it->second.get() + off, data, n);
+        } else if (it == pages_.end()) {
+            std::memset(data, 0, n);
+        } else {
+            std::memcpy(data, it->second.get() + off, n);
+        }
+        addr += n;
+        data += n;
+        len -= n;
+    }
+}
+
+void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+    transactions_.inc();
+    if (!check(gp)) {
+        if (gp.get_response_status() != tlm::TLM_OK_RESPONSE) errors_.inc();
+        return;
+    }
+    const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
+    const std::uint64_t len = gp.get_data_length();
+    copy(gp.get_address(), gp.get_data_ptr(), len, write);
+
+    // One channel: the data phase starts when the request has arrived and the
+    // channel is free; the response is back `latency` after the data phase.
+    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time arrive = now + delay;
+    const sc_time start = max_time(arrive, busy_until_);
+    const std::uint64_t bursts = (len + burst_ - 1) / burst_;
+    const sc_time occupy = sc_time::from_value(
+        static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
+    busy_until_ = start + occupy;
+    const sc_time done = busy_until_ + latency_;
+    delay = done - now;
+
+    busy_us_.add(occupy.to_seconds() * 1e6);
+    queue_ns_.add((start - arrive).to_seconds() * 1e9);
+    if (write) {
+        writes_.inc();
+        write_bytes_.inc(len);
+    } else {
+        reads_.inc();
+        read_bytes_.inc(len);
+    }
+    if (tracer_.enabled()) {
+        // The data phase: spans on one channel never overlap.
+        tracer_.span(track_, write ? "write" : "read", start, busy_until_,
+                     {{"addr", Tracer::json_number(static_cast<std::uint64_t>(gp.get_address()))},
+                      {"bytes", Tracer::json_number(len)},
+                      {"queued_ns", Tracer::json_number((start - arrive).to_seconds() * 1e9)}});
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {
+    if (!check(gp)) return 0;
+    copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(),
+         gp.get_command() == tlm::TLM_WRITE_COMMAND);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return gp.get_data_length();
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,62 @@
+// Dram: the DDR4 memory of one node. A sparse backing store of real bytes
+// (host memory grows with the pages touched, not the configured size) behind a
+// TLM-2.0 target socket, with an access latency and a data bandwidth shared by
+// every master (one channel: accesses are served one after another).
+// See models/memory/README.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+class Dram : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<Dram> socket;
+
+    static void declare_params(ParamRegistry& reg);
+
+    // Reads dram.* from ctx.config; `group` names the trace group ("node1").
+    Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group);
+
+    std::uint64_t size() const { return size_; }
+    std::size_t touched_pages() const { return pages_.size(); }
+
+    static constexpr std::uint64_t kPageSize = 4096;
+
+private:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    unsigned int transport_dbg(tlm::tlm_generic_payload& gp);
+    // Copy between the store and `data`; untouched pages read as zeros and are
+    // not allocated by reads.
+    void copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write);
+    bool check(tlm::tlm_generic_payload& gp);
+
+    std::uint64_t size_;
+    sc_core::sc_time latency_;
+    double ps_per_byte_;
+    std::uint64_t burst_;
+    sc_core::sc_time busy_until_;
+    std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;
+
+    Tracer& tracer_;
+    Tracer::Track track_;
+    Counter& reads_;
+    Counter& writes_;
+    Counter& read_bytes_;
+    Counter& write_bytes_;
+    Counter& transactions_;
+    Counter& errors_;
+    Scalar& busy_us_;
+    Histogram& queue_ns_;
+};
+
+}  // namespace vrdmasim

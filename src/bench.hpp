@@ -1,0 +1,15 @@
+// `vrdmasim bench`: host cost of a simulated packet, as a ratio to the cost
+// of a bare SystemC b_transport + wait() round trip measured in the same run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace vrdmasim {
+
+int bench_command(const std::vector<std::string>& args);
+// The bare loop, run in its own process by bench_command (SystemC allows one
+// elaboration per process). Prints "bare_ns_per_iteration <x>".
+int bench_bare_command(const std::vector<std::string>& args);
+
+}  // namespace vrdmasim

@@ -1,0 +1,307 @@
+// Statistics: counters, scalars, histograms and their registry.
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+
+namespace vrdmasim {
+
+namespace {
+
+// Floor division for a possibly negative bucket index.
+int floor_div(int a, int b) {
+    int q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+// Shortest text that reads back as exactly `v`; "0" for NaN and infinities
+// (JSON has no representation for them).
+std::string number_text(double v) {
+    if (!std::isfinite(v)) return "0";
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    if (res.ec != std::errc()) {   // cannot happen with 64 bytes; be safe
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        return buf;
+    }
+    return std::string(buf, res.ptr);
+}
+
+std::string number_text(std::uint64_t v) { return std::to_string(v); }
+
+std::string json_quote(const std::string& s) {
+    std::string out;
+    out.reserve(s.size() + 2);
+    out += '"';
+    for (char ch : s) {
+        unsigned char c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    out += '"';
+    return out;
+}
+
+// Readable number for the text table: integers as such, others with 6
+// significant digits.
+std::string readable(double v) {
+    char buf[64];
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
+        std::snprintf(buf, sizeof buf, "%.0f", v);
+    else
+        std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+enum Kind { kCounter = 0, kScalar = 1, kHistogram = 2 };
+
+struct Entry {
+    const std::string* name;
+    Kind kind;
+    const void* stat;
+    const std::string* unit;
+};
+
+template <class T>
+const T* find_in(const std::deque<T>& d, const std::string& name) {
+    for (const T& s : d)
+        if (s.info.name == name) return &s;
+    return nullptr;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Histogram
+
+// A positive sample v = m * 2^e with m in [0.5, 1) lands in bucket
+// e * kSub + floor((m - 0.5) * 2 * kSub); bucket i spans
+// [(0.5 + s/(2 kSub)) 2^e, (0.5 + (s+1)/(2 kSub)) 2^e) with e = floor(i/kSub),
+// s = i - e kSub: a relative width of at most 1/kSub. Zeros are counted apart.
+// NaN is clamped to 0 like a negative sample; +inf is clamped to the largest
+// finite double (both counted in clamped()).
+void Histogram::add(double v) {
+    if (!(v >= 0)) {   // negative or NaN
+        v = 0;
+        ++clamped_;
+    } else if (std::isinf(v)) {
+        v = std::numeric_limits<double>::max();
+        ++clamped_;
+    }
+    if (count_ == 0) {
+        min_ = max_ = v;
+    } else {
+        min_ = std::min(min_, v);
+        max_ = std::max(max_, v);
+    }
+    ++count_;
+    sum_ += v;
+    if (v == 0) {
+        ++zeros_;
+        return;
+    }
+    int e = 0;
+    double m = std::frexp(v, &e);   // m in [0.5, 1)
+    int sub = static_cast<int>((m - 0.5) * 2 * kSub);
+    sub = std::clamp(sub, 0, kSub - 1);
+    ++buckets_[e * kSub + sub];
+}
+
+// The q-th sample is the one of rank ceil(q * count) (nearest rank). Ranks 1
+// and count are the exact min and max; otherwise the value is interpolated
+// linearly inside the sample's bucket (bounds clipped to [min, max]).
+double Histogram::quantile(double q) const {
+    if (count_ == 0) return 0.0;
+    if (!(q > 0)) q = 0;   // also NaN
+    if (q > 1) q = 1;
+    const double n = static_cast<double>(count_);
+    double r = std::ceil(q * n - 1e-9 * n);
+    std::uint64_t rank = r < 1 ? 1 : static_cast<std::uint64_t>(r);
+    if (rank > count_) rank = count_;
+    if (rank == 1) return min_;
+    if (rank == count_) return max_;
+    if (rank <= zeros_) return 0.0;
+    std::uint64_t cum = zeros_;
+    for (const auto& [idx, c] : buckets_) {
+        if (cum + c >= rank) {
+            const int e = floor_div(idx, kSub);
+            const int s = idx - e * kSub;
+            double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+            double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+            lo = std::max(lo, min_);
+            hi = std::min(hi, max_);
+            const double k = static_cast<double>(rank - cum);   // 1..c within bucket
+            double v = lo + (k - 0.5) / static_cast<double>(c) * (hi - lo);
+            return std::clamp(v, min_, max_);
+        }
+        cum += c;
+    }
+    return max_;
+}
+
+// ------------------------------------------------------------- StatRegistry
+
+void StatRegistry::claim(const std::string& name) {
+    if (name == "units")
+        throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
+    if (names_.count(name))
+        throw std::logic_error("statistic '" + name + "' registered twice");
+    names_.emplace(name, -1);
+}
+
+Counter& StatRegistry::counter(const std::string& name, const std::string& unit, const std::string& help) {
+    claim(name);
+    names_[name] = kCounter;
+    counters_.emplace_back();
+    counters_.back().info = StatInfo{name, unit, help};
+    return counters_.back();
+}
+
+Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help) {
+    claim(name);
+    names_[name] = kScalar;
+    scalars_.emplace_back();
+    scalars_.back().info = StatInfo{name, unit, help};
+    return scalars_.back();
+}
+
+Histogram& StatRegistry::histogram(const std::string& name, const std::string& unit, const std::string& help) {
+    claim(name);
+    names_[name] = kHistogram;
+    histograms_.emplace_back();
+    histograms_.back().info = StatInfo{name, unit, help};
+    return histograms_.back();
+}
+
+const Counter* StatRegistry::find_counter(const std::string& name) const {
+    auto it = names_.find(name);
+    if (it == names_.end() || it->second != kCounter) return nullptr;
+    return find_in(counters_, name);
+}
+
+const Scalar* StatRegistry::find_scalar(const std::string& name) const {
+    auto it = names_.find(name);
+    if (it == names_.end() || it->second != kScalar) return nullptr;
+    return find_in(scalars_, name);
+}
+
+const Histogram* StatRegistry::find_histogram(const std::string& name) const {
+    auto it = names_.find(name);
+    if (it == names_.end() || it->second != kHistogram) return nullptr;
+    return find_in(histograms_, name);
+}
+
+std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
+    const std::string tail = "." + suffix;
+    std::uint64_t total = 0;
+    for (const Counter& c : counters_) {
+        const std::string& n = c.info.name;
+        if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0)
+            total += c.value();
+    }
+    return total;
+}
+
+namespace {
+
+std::vector<Entry> sorted_entries(const std::deque<Counter>& cs, const std::deque<Scalar>& ss,
+                                  const std::deque<Histogram>& hs) {
+    std::vector<Entry> v;
+    v.reserve(cs.size() + ss.size() + hs.size());
+    for (const Counter& c : cs) v.push_back({&c.info.name, kCounter, &c, &c.info.unit});
+    for (const Scalar& s : ss) v.push_back({&s.info.name, kScalar, &s, &s.info.unit});
+    for (const Histogram& h : hs) v.push_back({&h.info.name, kHistogram, &h, &h.info.unit});
+    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return *a.name < *b.name; });
+    return v;
+}
+
+}  // namespace
+
+void StatRegistry::write_json(std::ostream& os) const {
+    const auto entries = sorted_entries(counters_, scalars_, histograms_);
+    os << "{\n";
+    for (const Entry& e : entries) {
+        os << "  " << json_quote(*e.name) << ": ";
+        switch (e.kind) {
+        case kCounter:
+            os << number_text(static_cast<const Counter*>(e.stat)->value());
+            break;
+        case kScalar:
+            os << number_text(static_cast<const Scalar*>(e.stat)->value());
+            break;
+        case kHistogram: {
+            const auto* h = static_cast<const Histogram*>(e.stat);
+            os << "{\"count\": " << number_text(h->count())
+               << ", \"mean\": " << number_text(h->mean())
+               << ", \"min\": " << number_text(h->min())
+               << ", \"max\": " << number_text(h->max())
+               << ", \"p50\": " << number_text(h->quantile(0.5))
+               << ", \"p99\": " << number_text(h->quantile(0.99))
+               << ", \"unit\": " << json_quote(*e.unit) << "}";
+            break;
+        }
+        }
+        os << ",\n";
+    }
+    os << "  \"units\": {";
+    bool first = true;
+    for (const Entry& e : entries) {
+        os << (first ? "\n" : ",\n") << "    " << json_quote(*e.name) << ": " << json_quote(*e.unit);
+        first = false;
+    }
+    os << (first ? "}\n" : "\n  }\n") << "}\n";
+}
+
+void StatRegistry::write_text(std::ostream& os) const {
+    const auto entries = sorted_entries(counters_, scalars_, histograms_);
+    std::vector<std::string> values;
+    values.reserve(entries.size());
+    std::size_t name_w = 0, value_w = 0;
+    for (const Entry& e : entries) {
+        std::string v;
+        switch (e.kind) {
+        case kCounter:
+            v = number_text(static_cast<const Counter*>(e.stat)->value());
+            break;
+        case kScalar:
+            v = readable(static_cast<const Scalar*>(e.stat)->value());
+            break;
+        case kHistogram: {
+            const auto* h = static_cast<const Histogram*>(e.stat);
+            v = "count=" + number_text(h->count()) + " mean=" + readable(h->mean()) +
+                " min=" + readable(h->min()) + " max=" + readable(h->max()) +
+                " p50=" + readable(h->quantile(0.5)) + " p99=" + readable(h->quantile(0.99));
+            break;
+        }
+        }
+        name_w = std::max(name_w, e.name->size());
+        value_w = std::max(value_w, v.size());
+        values.push_back(std::move(v));
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const Entry& e = entries[i];
+        std::string line = *e.name;
+        line.append(name_w - e.name->size() + 2, ' ');
+        line += values[i];
+        if (!e.unit->empty()) {
+            line.append(value_w - values[i].size() + 2, ' ');
+            line += *e.unit;
+        }
+        os << line << '\n';
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,100 @@
+// Statistics: counters, scalars and histograms, registered by each model
+// under its hierarchical SystemC name ("node1.dram.reads").
+//
+// Part of the simulator core; knows nothing about models.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace vrdmasim {
+
+struct StatInfo {
+    std::string name;   // hierarchical: "node1.dram.read_bytes"
+    std::string unit;   // "B", "us", "" ...
+    std::string help;   // one line
+};
+
+class Counter {
+public:
+    void inc(std::uint64_t n = 1) { value_ += n; }
+    std::uint64_t value() const { return value_; }
+    StatInfo info;
+private:
+    std::uint64_t value_ = 0;
+};
+
+class Scalar {
+public:
+    void set(double v) { value_ = v; }
+    void add(double v) { value_ += v; }
+    double value() const { return value_; }
+    StatInfo info;
+private:
+    double value_ = 0;
+};
+
+// Exact count, sum, min and max; quantiles from log-linear buckets (each
+// power of two split into 128 sub-buckets, so a quantile is within 0.8 % of
+// the true sample value). Memory does not grow with the number of samples.
+// Samples must be >= 0 (negative samples are clamped to 0 and counted in
+// clamped()).
+class Histogram {
+public:
+    void add(double v);
+    std::uint64_t count() const { return count_; }
+    double sum() const { return sum_; }
+    double mean() const { return count_ ? sum_ / count_ : 0.0; }
+    double min() const { return count_ ? min_ : 0.0; }
+    double max() const { return count_ ? max_ : 0.0; }
+    // q in [0,1]; 0 with no samples. Returns a value within [min, max].
+    double quantile(double q) const;
+    std::uint64_t clamped() const { return clamped_; }
+    StatInfo info;
+private:
+    static constexpr int kSub = 128;
+    std::map<int, std::uint64_t> buckets_;   // sparse: bucket index -> count
+    std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
+    double sum_ = 0, min_ = 0, max_ = 0;
+};
+
+// Owns every statistic of one simulation. References returned by the
+// registration calls stay valid for the registry's lifetime. Registering a
+// name twice is a programming error (std::logic_error).
+class StatRegistry {
+public:
+    Counter& counter(const std::string& name, const std::string& unit, const std::string& help);
+    Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help);
+    Histogram& histogram(const std::string& name, const std::string& unit, const std::string& help);
+
+    const Counter* find_counter(const std::string& name) const;
+    const Scalar* find_scalar(const std::string& name) const;
+    const Histogram* find_histogram(const std::string& name) const;
+
+    // Sum of every counter whose name ends with "." + suffix ("packets_sent").
+    std::uint64_t sum_counters(const std::string& suffix) const;
+
+    // Every statistic, sorted by name. Histograms as objects with count,
+    // mean, min, max, p50, p99.
+    // One JSON object: {"<name>": value, ..., "units": {"<name>": "<unit>", ...}}
+    // -- counters as integers, scalars as numbers (shortest exact form; 0 for
+    // NaN/inf), histograms as {"count","mean","min","max","p50","p99","unit"};
+    // the final "units" object gives the unit of every statistic (so "units"
+    // is a reserved name: registering it is a std::logic_error).
+    void write_json(std::ostream& os) const;
+    // A readable table: name, value (or count/mean/min/max/p50/p99), unit.
+    void write_text(std::ostream& os) const;
+
+private:
+    void claim(const std::string& name);
+    std::deque<Counter> counters_;
+    std::deque<Scalar> scalars_;
+    std::deque<Histogram> histograms_;
+    std::map<std::string, int> names_;   // name -> kind, to refuse duplicates
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,734 @@
+// Parameter sweeps: planning, running points as child processes, resuming,
+// sharding and merging results. See sweep.hpp for the contract.
+#include "core/sweep.hpp"
+
+#include "core/csv.hpp"
+#include "core/params.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace vrdmasim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Assignments = std::vector<std::pair<std::string, std::string>>;
+
+// More points than this is almost certainly a mistake in the sweep file.
+constexpr std::size_t kMaxPoints = 1000000;
+
+std::string trim(const std::string& s) {
+    const char* ws = " \t\r\n";
+    auto b = s.find_first_not_of(ws);
+    if (b == std::string::npos) return "";
+    auto e = s.find_last_not_of(ws);
+    return s.substr(b, e - b + 1);
+}
+
+// Same comment rule as config files: '#' or ';' starting the line or
+// following whitespace starts a comment.
+std::string strip_comment(const std::string& line) {
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        char c = line[i];
+        if ((c == '#' || c == ';') && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
+            return line.substr(0, i);
+    }
+    return line;
+}
+
+std::uint64_t fnv1a64(const std::string& s) {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+// "p0003-1a2b3c4d": index, then the low 32 bits of an FNV-1a 64 hash of every
+// "key=value\n" assignment of the point (fixed and swept), sorted by key so
+// that reordering lines of the sweep file does not change the hash.
+std::string make_point_id(int index, Assignments all) {
+    std::sort(all.begin(), all.end());
+    std::string text;
+    for (const auto& kv : all) text += kv.first + "=" + kv.second + "\n";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "p%04d-%08" PRIx32, index,
+                  static_cast<std::uint32_t>(fnv1a64(text) & 0xffffffffULL));
+    return buf;
+}
+
+// The index encoded in a point id ("p0003-..." -> 3), or -1.
+long point_index_of(const std::string& id) {
+    if (id.size() < 2 || id[0] != 'p') return -1;
+    std::size_t i = 1;
+    long v = 0;
+    while (i < id.size() && id[i] >= '0' && id[i] <= '9') {
+        if (v > 100000000L) return -1;
+        v = v * 10 + (id[i] - '0');
+        ++i;
+    }
+    if (i == 1 || (i < id.size() && id[i] != '-')) return -1;
+    return v;
+}
+
+std::string fmt_duration(double seconds) {
+    if (seconds < 0) seconds = 0;
+    long s = static_cast<long>(seconds + 0.5);
+    char buf[32];
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    return buf;
+}
+
+// The last non-empty line of a (log) file, trimmed; "" if none or unreadable.
+std::string last_nonempty_line(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "";
+    in.seekg(0, std::ios::end);
+    std::streamoff size = in.tellg();
+    const std::streamoff tail = 65536;
+    in.seekg(size > tail ? size - tail : 0);
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string last;
+    std::istringstream ss(data);
+    std::string line;
+    while (std::getline(ss, line)) {
+        std::string t = trim(line);
+        if (!t.empty()) last = t;
+    }
+    return last;
+}
+
+// ---------------------------------------------------------------------------
+// Running
+
+volatile sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+struct Record {
+    std::string status;      // ok, failed, mismatch
+    std::string exit_code;
+    std::string error;
+    Assignments metrics;     // summary.csv columns, in its order
+};
+
+// The first data row of summary.csv as (column, value) pairs.
+Assignments read_summary(const std::string& path) {
+    Assignments out;
+    std::vector<CsvRow> rows;
+    try {
+        rows = read_csv_file(path);
+    } catch (const std::exception&) {
+        return out;
+    }
+    if (rows.empty()) return out;
+    const CsvRow& header = rows[0];
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        std::string v = (rows.size() > 1 && i < rows[1].size()) ? rows[1][i] : "";
+        out.emplace_back(header[i], v);
+    }
+    return out;
+}
+
+void write_results(const std::string& out_dir, const SweepPlan& plan,
+                   const std::map<int, const SweepPoint*>& shard_points,
+                   const std::map<int, Record>& records) {
+    CsvRow header{"point"};
+    for (const auto& k : plan.swept_keys) header.push_back(k);
+    header.push_back("status");
+    header.push_back("exit_code");
+    header.push_back("error");
+    const std::size_t fixed_cols = header.size();
+    std::set<std::string> names(header.begin(), header.end());
+    std::map<std::string, std::size_t> metric_col;
+    for (const auto& ir : records) {
+        for (const auto& kv : ir.second.metrics) {
+            // A summary column named like a leading column (e.g. an echo of a
+            // swept key) would duplicate it: the leading column wins.
+            if (names.count(kv.first)) continue;
+            names.insert(kv.first);
+            metric_col[kv.first] = header.size();
+            header.push_back(kv.first);
+        }
+    }
+
+    const fs::path final_path = fs::path(out_dir) / "results.csv";
+    const fs::path tmp_path = fs::path(out_dir) / "results.csv.tmp";
+    {
+        std::ofstream os(tmp_path, std::ios::binary | std::ios::trunc);
+        if (!os) {
+            std::cerr << "vrdmasim: warning: cannot write " << tmp_path.string() << "\n";
+            return;
+        }
+        write_csv_row(os, header);
+        for (const auto& [index, rec] : records) {
+            auto pit = shard_points.find(index);
+            if (pit == shard_points.end()) continue;
+            const SweepPoint& p = *pit->second;
+            CsvRow row(header.size());
+            row[0] = p.id;
+            for (std::size_t k = 0; k < p.assignment.size(); ++k) row[1 + k] = p.assignment[k].second;
+            row[fixed_cols - 3] = rec.status;
+            row[fixed_cols - 2] = rec.exit_code;
+            row[fixed_cols - 1] = rec.error;
+            for (const auto& kv : rec.metrics) {
+                auto c = metric_col.find(kv.first);
+                if (c != metric_col.end()) row[c->second] = kv.second;
+            }
+            write_csv_row(os, row);
+        }
+        os.flush();
+        if (!os) {
+            std::cerr << "vrdmasim: warning: error writing " << tmp_path.string() << "\n";
+            return;
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp_path, final_path, ec);
+    if (ec)
+        std::cerr << "vrdmasim: warning: cannot rename " << tmp_path.string() << " to "
+                  << final_path.string() << ": " << ec.message() << "\n";
+}
+
+// Rows of an earlier invocation's results.csv, by point id: status,
+// exit_code, error. Unreadable or malformed files give nothing.
+std::map<std::string, Record> read_old_results(const std::string& path) {
+    std::map<std::string, Record> out;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return out;
+    std::vector<CsvRow> rows;
+    try {
+        rows = read_csv_file(path);
+    } catch (const std::exception&) {
+        std::cerr << "vrdmasim: warning: ignoring unreadable " << path << "\n";
+        return out;
+    }
+    if (rows.empty()) return out;
+    auto col = [&](const char* name) -> long {
+        auto it = std::find(rows[0].begin(), rows[0].end(), name);
+        return it == rows[0].end() ? -1 : static_cast<long>(it - rows[0].begin());
+    };
+    long c_point = col("point"), c_status = col("status"), c_exit = col("exit_code"), c_err = col("error");
+    if (c_point < 0 || c_status < 0) return out;
+    auto cell = [](const CsvRow& r, long c) -> std::string {
+        return (c >= 0 && static_cast<std::size_t>(c) < r.size()) ? r[c] : "";
+    };
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+        Record r;
+        r.status = cell(rows[i], c_status);
+        r.exit_code = cell(rows[i], c_exit);
+        r.error = cell(rows[i], c_err);
+        out.emplace(cell(rows[i], c_point), r);
+    }
+    return out;
+}
+
+pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
+                  const std::string& log_path, std::string& error) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = posix_spawnp(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        error = "cannot run " + exe + ": " + std::strerror(rc);
+        return -1;
+    }
+    return pid;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Planning
+
+SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
+    std::ifstream in(sweep_file);
+    if (!in) throw ConfigError("cannot open sweep file '" + sweep_file + "'");
+
+    struct Entry {
+        std::string name;
+        std::vector<std::string> values;
+        bool list = false;
+        int line = 0;
+    };
+    struct Base {
+        std::string given, path;
+        int line = 0;
+    };
+    std::vector<Entry> entries;
+    std::vector<Base> bases;
+    std::map<std::string, int> seen;   // name -> line
+    const fs::path dir = fs::path(sweep_file).parent_path();
+    auto where = [&](int l) { return sweep_file + ":" + std::to_string(l); };
+
+    std::string section, raw;
+    int lineno = 0;
+    while (std::getline(in, raw)) {
+        ++lineno;
+        std::string line = trim(strip_comment(raw));
+        if (line.empty()) continue;
+        if (line.front() == '[') {
+            if (line.back() != ']' || trim(line.substr(1, line.size() - 2)).empty())
+                throw ConfigError(where(lineno) + ": malformed section header '" + line + "'");
+            section = trim(line.substr(1, line.size() - 2));
+            continue;
+        }
+        auto eq = line.find('=');
+        if (eq == std::string::npos)
+            throw ConfigError(where(lineno) + ": expected 'key = value', got '" + line + "'");
+        std::string key = trim(line.substr(0, eq));
+        std::string value = trim(line.substr(eq + 1));
+        if (key.empty()) throw ConfigError(where(lineno) + ": missing key before '='");
+        if (section.empty())
+            throw ConfigError(where(lineno) + ": key '" + key + "' outside any [section]");
+        const std::string name = section + "." + key;
+
+        if (section == "sweep") {
+            if (key != "base")
+                throw ConfigError(where(lineno) + ": unknown key '" + name +
+                                  "' in [sweep] (the only key allowed there is 'base')");
+            std::istringstream ss(value);
+            std::string p;
+            while (ss >> p) {
+                fs::path rp = fs::path(p).is_absolute() ? fs::path(p) : dir / p;
+                bases.push_back({p, rp.lexically_normal().string(), lineno});
+            }
+            continue;
+        }
+
+        if (!reg.find(name)) {
+            std::string hint = reg.closest(name);
+            throw ConfigError(where(lineno) + ": unknown key '" + name + "'" +
+                              (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)"));
+        }
+        auto s = seen.find(name);
+        if (s != seen.end())
+            throw ConfigError(where(lineno) + ": '" + name + "' is already set on line " +
+                              std::to_string(s->second));
+        seen[name] = lineno;
+
+        Entry e;
+        e.name = name;
+        e.line = lineno;
+        if (value.find(',') != std::string::npos) {
+            e.list = true;
+            std::size_t start = 0;
+            while (true) {
+                auto comma = value.find(',', start);
+                std::string v = trim(value.substr(start, comma == std::string::npos ? std::string::npos
+                                                                                    : comma - start));
+                if (v.empty())
+                    throw ConfigError(where(lineno) + ": empty value in the list for '" + name +
+                                      "': '" + value + "'");
+                e.values.push_back(v);
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+        } else {
+            e.values.push_back(value);
+        }
+        entries.push_back(std::move(e));
+    }
+
+    // Validate: base configs, then fixed values, then every listed value,
+    // exactly as a point's run would apply them.
+    SweepPlan plan;
+    Config cfg(reg);
+    for (const auto& b : bases) {
+        std::error_code ec;
+        if (!fs::exists(b.path, ec))
+            throw ConfigError(where(b.line) + ": base config '" + b.given + "' not found (looked for '" +
+                              b.path + "')");
+        try {
+            cfg.apply_file(b.path);
+        } catch (const ConfigError& e) {
+            throw ConfigError(where(b.line) + ": in base config '" + b.given + "': " + e.what());
+        }
+        plan.base_configs.push_back(b.path);
+    }
+    for (const auto& e : entries)
+        if (!e.list) {
+            cfg.set(e.name, e.values[0], where(e.line));
+            plan.fixed.emplace_back(e.name, e.values[0]);
+        }
+    std::vector<const Entry*> swept;
+    std::size_t total = 1;
+    for (const auto& e : entries)
+        if (e.list) {
+            for (const auto& v : e.values) cfg.set(e.name, v, where(e.line));
+            plan.swept_keys.push_back(e.name);
+            swept.push_back(&e);
+            total *= e.values.size();
+            if (total > kMaxPoints)
+                throw ConfigError(where(e.line) + ": the sweep has more than " +
+                                  std::to_string(kMaxPoints) + " points");
+        }
+
+    // Points in row-major order, the last swept key varying fastest.
+    plan.points.reserve(total);
+    for (std::size_t i = 0; i < total; ++i) {
+        SweepPoint p;
+        p.index = static_cast<int>(i);
+        p.assignment.resize(swept.size());
+        std::size_t rest = i;
+        for (std::size_t k = swept.size(); k-- > 0;) {
+            const auto& vals = swept[k]->values;
+            p.assignment[k] = {swept[k]->name, vals[rest % vals.size()]};
+            rest /= vals.size();
+        }
+        Assignments all = plan.fixed;
+        all.insert(all.end(), p.assignment.begin(), p.assignment.end());
+        p.id = make_point_id(p.index, std::move(all));
+        plan.points.push_back(std::move(p));
+    }
+    return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Running
+
+int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
+    auto fail = [](const std::string& msg) {
+        std::cerr << "vrdmasim: error: " << msg << "\n";
+        return 2;
+    };
+    if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
+        return fail("bad --shard " + std::to_string(opts.shard_index) + "/" +
+                    std::to_string(opts.shard_count) + ": expected I/N with 0 <= I < N");
+    if (opts.jobs < 0) return fail("bad --jobs " + std::to_string(opts.jobs) + ": must be at least 1");
+    if (opts.out_dir.empty()) return fail("no output directory");
+    if (opts.executable.empty()) return fail("no executable to run the points with");
+    if (opts.executable.find('/') != std::string::npos && access(opts.executable.c_str(), X_OK) != 0)
+        return fail("cannot run '" + opts.executable + "': " + std::strerror(errno));
+
+    SweepPlan plan;
+    try {
+        plan = plan_sweep(reg, opts.sweep_file);
+    } catch (const ConfigError& e) {
+        return fail(e.what());
+    }
+
+    const fs::path out(opts.out_dir);
+    const fs::path points_dir = out / "points", logs_dir = out / "logs";
+    {
+        std::error_code ec;
+        fs::create_directories(points_dir, ec);
+        if (!ec) fs::create_directories(logs_dir, ec);
+        if (ec) return fail("cannot create " + opts.out_dir + ": " + ec.message());
+    }
+
+    std::map<int, const SweepPoint*> shard_points;
+    for (const auto& p : plan.points)
+        if (p.index % opts.shard_count == opts.shard_index) shard_points[p.index] = &p;
+
+    // What earlier invocations did.
+    const std::string results_path = (out / "results.csv").string();
+    std::map<std::string, Record> old = read_old_results(results_path);
+    std::map<int, Record> records;
+    std::deque<const SweepPoint*> pending;
+    std::size_t already_done = 0;
+    for (const auto& [index, p] : shard_points) {
+        const fs::path summary = points_dir / p->id / "summary.csv";
+        std::error_code ec;
+        auto o = old.find(p->id);
+        if (fs::exists(summary, ec)) {
+            Record r;
+            if (o != old.end() && (o->second.status == "ok" || o->second.status == "mismatch")) {
+                r.status = o->second.status;
+                r.exit_code = o->second.exit_code;
+            } else {
+                r.status = "ok";
+                r.exit_code = "0";
+            }
+            r.metrics = read_summary(summary.string());
+            records[index] = std::move(r);
+            ++already_done;
+        } else {
+            if (o != old.end() && o->second.status == "failed") records[index] = o->second;
+            pending.push_back(p);
+        }
+    }
+    write_results(opts.out_dir, plan, shard_points, records);
+
+    unsigned jobs = opts.jobs > 0 ? static_cast<unsigned>(opts.jobs) : std::thread::hardware_concurrency();
+    if (jobs == 0) jobs = 1;
+
+    // Ctrl-C: stop starting points, let the running ones end, record them.
+    // A second Ctrl-C kills the sweep (SA_RESETHAND).
+    struct sigaction old_int {};
+    bool handler_installed = false;
+    if (sigaction(SIGINT, nullptr, &old_int) == 0 && old_int.sa_handler == SIG_DFL) {
+        struct sigaction sa {};
+        sa.sa_handler = on_sigint;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;   // no SA_RESTART: waitpid returns EINTR
+        g_interrupted = 0;
+        handler_installed = sigaction(SIGINT, &sa, nullptr) == 0;
+    }
+
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t total = shard_points.size();
+    std::size_t finished_now = 0, done = already_done;
+    auto count_status = [&](const char* s) {
+        std::size_t n = 0;
+        for (const auto& kv : records)
+            if (kv.second.status == s) ++n;
+        return n;
+    };
+    std::size_t last_len = 0;
+    auto draw = [&]() {
+        if (!opts.progress) return;
+        double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::string eta = "--";
+        std::size_t remaining = total - done;
+        if (remaining == 0)
+            eta = "0:00";
+        else if (finished_now > 0)
+            eta = fmt_duration(elapsed / static_cast<double>(finished_now) * static_cast<double>(remaining));
+        std::size_t failed = 0;
+        for (const auto& kv : records)
+            if (kv.second.status != "ok") ++failed;
+        std::string line = "sweep: " + std::to_string(done) + "/" + std::to_string(total) + " points";
+        if (failed) line += ", " + std::to_string(failed) + " not ok";
+        line += ", elapsed " + fmt_duration(elapsed) + ", ETA " + eta;
+        std::string pad = line.size() < last_len ? std::string(last_len - line.size(), ' ') : "";
+        last_len = line.size();
+        std::cerr << "\r" << line << pad << std::flush;
+    };
+
+    std::map<pid_t, const SweepPoint*> running;
+    bool interrupted = false;
+    auto finish = [&](const SweepPoint& p, Record r) {
+        records[p.index] = std::move(r);
+        ++finished_now;
+        ++done;
+        write_results(opts.out_dir, plan, shard_points, records);
+        draw();
+    };
+
+    draw();
+    auto last_draw = std::chrono::steady_clock::now();
+    while (!pending.empty() || !running.empty()) {
+        if (g_interrupted && !interrupted) {
+            interrupted = true;
+            if (opts.progress) std::cerr << "\n";
+            std::cerr << "sweep: interrupted; waiting for " << running.size() << " running point(s)\n";
+            pending.clear();
+        }
+        while (!interrupted && running.size() < jobs && !pending.empty()) {
+            const SweepPoint* p = pending.front();
+            pending.pop_front();
+            const fs::path pdir = points_dir / p->id;
+            std::error_code ec;
+            fs::remove_all(pdir, ec);   // a stale partial output would block the run's rename
+            std::vector<std::string> args{opts.executable, "run"};
+            for (const auto& b : plan.base_configs) args.push_back(b);
+            for (const auto& kv : plan.fixed) args.push_back("--" + kv.first + "=" + kv.second);
+            for (const auto& kv : p->assignment) args.push_back("--" + kv.first + "=" + kv.second);
+            args.push_back("--out");
+            args.push_back(pdir.string());
+            args.push_back("--quiet");
+            std::string err;
+            pid_t pid = spawn_point(opts.executable, args, (logs_dir / (p->id + ".log")).string(), err);
+            if (pid < 0) {
+                Record r;
+                r.status = "failed";
+                r.error = err;
+                finish(*p, std::move(r));
+                continue;
+            }
+            running[pid] = p;
+        }
+        if (running.empty()) continue;
+
+        int wstatus = 0;
+        pid_t pid;
+        if (opts.progress) {
+            pid = waitpid(-1, &wstatus, WNOHANG);
+            if (pid == 0) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                auto now = std::chrono::steady_clock::now();
+                if (now - last_draw >= std::chrono::milliseconds(500)) {
+                    draw();
+                    last_draw = now;
+                }
+                continue;
+            }
+        } else {
+            pid = waitpid(-1, &wstatus, 0);
+        }
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            // ECHILD: somebody else reaped our children; we cannot know how they ended.
+            for (const auto& kv : running) {
+                Record r;
+                r.status = "failed";
+                r.error = std::string("lost track of the process: ") + std::strerror(errno);
+                finish(*kv.second, std::move(r));
+            }
+            running.clear();
+            continue;
+        }
+        auto it = running.find(pid);
+        if (it == running.end()) continue;   // not one of ours
+        const SweepPoint& p = *it->second;
+        running.erase(it);
+
+        const fs::path pdir = points_dir / p.id;
+        const fs::path summary = pdir / "summary.csv";
+        std::error_code ec;
+        const bool has_summary = fs::exists(summary, ec);
+        Record r;
+        if (WIFEXITED(wstatus)) {
+            int code = WEXITSTATUS(wstatus);
+            r.exit_code = std::to_string(code);
+            if (code == 0 && has_summary) {
+                r.status = "ok";
+            } else if (code == 1 && has_summary) {
+                r.status = "mismatch";
+            } else {
+                r.status = "failed";
+                r.error = last_nonempty_line((logs_dir / (p.id + ".log")).string());
+                if (r.error.empty())
+                    r.error = code == 0 ? "exited 0 without writing summary.csv"
+                                        : "exited with status " + std::to_string(code);
+            }
+        } else if (WIFSIGNALED(wstatus)) {
+            r.status = "failed";
+            r.exit_code = std::to_string(-WTERMSIG(wstatus));
+            r.error = "killed by signal " + std::to_string(WTERMSIG(wstatus));
+        } else {
+            continue;   // stopped/continued: not finished
+        }
+        if (r.status == "failed") {
+            // Keep whatever it wrote for inspection, but out of the way of resume.
+            if (fs::exists(pdir, ec)) {
+                fs::path aside = points_dir / (p.id + ".failed");
+                fs::remove_all(aside, ec);
+                fs::rename(pdir, aside, ec);
+            }
+        } else {
+            r.metrics = read_summary(summary.string());
+        }
+        finish(p, std::move(r));
+    }
+
+    if (handler_installed) sigaction(SIGINT, &old_int, nullptr);
+    if (opts.progress) {
+        draw();
+        std::cerr << "\n";
+    }
+
+    const std::size_t ok = count_status("ok"), mismatch = count_status("mismatch"),
+                      failed = count_status("failed");
+    std::ostringstream msg;
+    msg << "sweep: " << total << " point" << (total == 1 ? "" : "s");
+    if (opts.shard_count > 1) msg << " in shard " << opts.shard_index << "/" << opts.shard_count;
+    if (already_done) msg << " (" << already_done << " already done)";
+    msg << ", " << ok << " ok";
+    if (mismatch) msg << ", " << mismatch << " mismatch";
+    msg << ", " << failed << " failed";
+    if (total - records.size() > 0) msg << ", " << (total - records.size()) << " not run";
+    msg << "; results in " << results_path;
+    std::cerr << msg.str() << "\n";
+
+    return ok == total ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------
+// Merging
+
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
+    CsvRow header;
+    std::map<std::string, std::size_t> col_of;
+    struct Row {
+        long index;
+        std::map<std::string, std::string> cells;
+    };
+    std::vector<Row> rows;
+    std::set<std::string> seen_ids;
+
+    for (const auto& path : inputs) {
+        std::error_code ec;
+        if (!fs::exists(path, ec)) throw ConfigError("cannot open results file '" + path + "'");
+        std::vector<CsvRow> data;
+        try {
+            data = read_csv_file(path);
+        } catch (const std::exception& e) {
+            throw ConfigError("cannot read results file '" + path + "': " + e.what());
+        }
+        if (data.empty() || (data[0].size() == 1 && data[0][0].empty()))
+            throw ConfigError(path + ": empty results file (no header)");
+        const CsvRow& h = data[0];
+        auto pc = std::find(h.begin(), h.end(), "point");
+        if (pc == h.end()) throw ConfigError(path + ": no 'point' column");
+        const std::size_t point_col = static_cast<std::size_t>(pc - h.begin());
+        std::set<std::string> hset;
+        for (const auto& name : h) {
+            if (!hset.insert(name).second) throw ConfigError(path + ": column '" + name + "' appears twice");
+            if (!col_of.count(name)) {
+                col_of[name] = header.size();
+                header.push_back(name);
+            }
+        }
+        for (std::size_t i = 1; i < data.size(); ++i) {
+            const CsvRow& r = data[i];
+            if (r.size() == 1 && r[0].empty()) continue;   // blank line
+            if (r.size() != h.size())
+                throw ConfigError(path + ": row " + std::to_string(i + 1) + " has " + std::to_string(r.size()) +
+                                  " fields, the header has " + std::to_string(h.size()));
+            const std::string& id = r[point_col];
+            long index = point_index_of(id);
+            if (index < 0)
+                throw ConfigError(path + ": row " + std::to_string(i + 1) + ": bad point id '" + id + "'");
+            if (!seen_ids.insert(id).second) continue;   // first input's row wins
+            Row row{index, {}};
+            for (std::size_t c = 0; c < h.size(); ++c) row.cells[h[c]] = r[c];
+            rows.push_back(std::move(row));
+        }
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
+    write_csv_row(out, header);
+    for (const auto& r : rows) {
+        CsvRow line(header.size());
+        for (const auto& [name, value] : r.cells) line[col_of[name]] = value;
+        write_csv_row(out, line);
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,89 @@
+// Parameter sweeps: the cartesian product of listed values, one `run`
+// process per point, N at a time, resumable, shardable across machines.
+//
+// Part of the simulator core; knows nothing about models.
+//
+// A sweep file is an INI config in which a value holding commas is a list of
+// values to sweep:
+//
+//     [sweep]
+//     base = ../default.ini other.ini   # optional: configs every point starts from,
+//                                       # paths relative to the sweep file
+//     [workload]
+//     message-size = 4KiB, 64KiB, 1MiB   # swept
+//     [dma]
+//     block-size = 4KiB                   # fixed for every point
+//
+// Points are numbered in row-major order of the swept keys as they appear in
+// the file (the last key varies fastest). Each point runs as
+//     EXE run BASE... --section.key=value ... --out OUT/points/<point-id> --quiet
+// with its stdout and stderr in OUT/logs/<point-id>.log. A point counts as done
+// when OUT/points/<point-id>/summary.csv exists; a new invocation on the same
+// OUT skips done points (resume). The point id is "p<index, 4 digits>-<8 hex
+// digits of a hash of its assignments>", so a changed sweep file never
+// mistakes an old point for a new one.
+//
+// OUT/results.csv is rewritten after every finished point: columns
+// `point`, then the swept keys (section.key), then `status` (ok, failed,
+// mismatch), `exit_code`, `error` (the last non-empty line of the point's log
+// for a failed point, empty otherwise), then the summary.csv columns (the
+// union over all done points, in order of first appearance). One row per point
+// of this shard that has run (in this or an earlier invocation), sorted by
+// point index. A point whose run exits 1 (data mismatch: outputs written but
+// data wrong) is status "mismatch" and keeps its metrics; any other non-zero
+// exit is "failed".
+//
+// Shards: --shard I/N runs only the points whose index % N == I (0 <= I < N).
+// Several shards' results.csv files merge with `vrdmasim merge OUT.csv IN.csv...`
+// (see merge_results).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace vrdmasim {
+
+class ParamRegistry;
+
+struct SweepOptions {
+    std::string sweep_file;
+    std::string out_dir;            // default chosen by the caller
+    std::string executable;         // the vrdmasim binary to run for each point
+    int jobs = 0;                   // 0: number of cores
+    int shard_index = 0;            // I of --shard I/N
+    int shard_count = 1;            // N of --shard I/N
+    bool progress = false;          // print done/total, elapsed, ETA on stderr ('\r' updates)
+};
+
+struct SweepPoint {
+    int index = 0;
+    std::string id;                                               // "p0003-1a2b3c4d"
+    std::vector<std::pair<std::string, std::string>> assignment;  // swept key -> value
+};
+
+struct SweepPlan {
+    std::vector<std::string> base_configs;       // resolved paths
+    std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values)
+    std::vector<std::string> swept_keys;         // in file order
+    std::vector<SweepPoint> points;              // all points, all shards
+};
+
+// Parse and validate a sweep file against the registry: every key must be a
+// declared parameter and every value (each listed one) must parse and be in
+// range; base configs must exist and be valid. Throws ConfigError naming the
+// file, line, key and value. "sweep.base" is the only key allowed in [sweep].
+SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file);
+
+// Run the sweep. Returns the process exit status: 0 if every point of the
+// shard is done and ok, 1 if any point failed or mismatched (others still
+// ran), 2 for a bad sweep file or options (nothing run, nothing written).
+int run_sweep(const ParamRegistry& reg, const SweepOptions& opts);
+
+// Merge several results.csv files (e.g. one per shard) into one, written to
+// `out`: columns are the union (first file's order, then new ones), rows
+// sorted by point index, a point present in several inputs kept once (the
+// first input's row). Throws ConfigError for a missing or malformed input.
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out);
+
+}  // namespace vrdmasim

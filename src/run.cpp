@@ -1,0 +1,246 @@
+#include "run.hpp"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "core/csv.hpp"
+#include "system.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace vrdmasim {
+
+namespace {
+
+double peak_rss_mib() {
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_maxrss) / 1024.0;   // ru_maxrss is in KiB on Linux
+}
+
+std::string fmt(double v, int prec = 6) {
+    std::ostringstream os;
+    os << std::setprecision(prec) << v;
+    return os.str();
+}
+
+std::string default_out_dir() {
+    std::time_t t = std::time(nullptr);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "vrdmasim-out/run-%Y%m%d-%H%M%S", std::localtime(&t));
+    std::string base = buf, dir = base;
+    for (int i = 2; fs::exists(dir); ++i) dir = base + "-" + std::to_string(i);
+    return dir;
+}
+
+// An existing output directory may be replaced only if it is empty or holds
+// an earlier run's outputs.
+void check_out_dir(const std::string& out) {
+    if (!fs::exists(out)) return;
+    if (!fs::is_directory(out)) throw ConfigError("--out " + out + ": exists and is not a directory");
+    if (fs::is_empty(out) || fs::exists(fs::path(out) / "config.ini")) return;
+    throw ConfigError("--out " + out + ": directory exists and does not hold vrdmasim output; refusing to replace it");
+}
+
+// Summary metrics: one row, in a fixed order.
+using Summary = std::vector<std::pair<std::string, std::string>>;
+
+Summary make_summary(System& sys, StatRegistry& stats, double host_seconds) {
+    TransferLog& log = sys.workload().log();
+    const double sim_s = sc_core::sc_time_stamp().to_seconds();
+    const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
+    const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
+    Summary s;
+    s.emplace_back("workload", sys.workload().kind());
+    s.emplace_back("nodes", std::to_string(sys.size()));
+    s.emplace_back("sim_seconds", fmt(sim_s, 9));
+    s.emplace_back("host_seconds", fmt(host_seconds, 4));
+    s.emplace_back("sim_events", std::to_string(stats.sum_counters("transactions")));
+    s.emplace_back("packets", std::to_string(stats.sum_counters("packets_sent")));
+    s.emplace_back("transfers", std::to_string(log.transfers.value()));
+    s.emplace_back("transfer_errors", std::to_string(log.errors.value()));
+    s.emplace_back("bytes_delivered", std::to_string(log.bytes_delivered.value()));
+    s.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
+    s.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
+    s.emplace_back("throughput_gbps", fmt(gbps));
+    s.emplace_back("latency_us_mean", fmt(log.latency_us.mean()));
+    s.emplace_back("latency_us_p50", fmt(log.latency_us.quantile(0.5)));
+    s.emplace_back("latency_us_p99", fmt(log.latency_us.quantile(0.99)));
+    s.emplace_back("peak_rss_mib", fmt(peak_rss_mib(), 4));
+    return s;
+}
+
+void print_usage(std::ostream& os) {
+    os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n";
+}
+
+}  // namespace
+
+int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+    po::options_description opts("run options");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME)")
+        ("trace", "write trace.json (Chrome/Perfetto trace events)")
+        ("log", "write events.log (narrated timeline)")
+        ("quiet,q", "print nothing but errors")
+        ("config", po::value<std::vector<std::string>>(), "config files, applied in order");
+    po::positional_options_description pos;
+    pos.add("config", -1);
+
+    Config cfg(reg);
+    std::string out;
+    bool trace = false, narrate = false, quiet = false;
+    try {
+        po::parsed_options parsed =
+            po::command_line_parser(args).options(opts).positional(pos).allow_unregistered().run();
+        po::variables_map vm;
+        po::store(parsed, vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            print_usage(std::cout);
+            std::cout << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n";
+            return kExitOk;
+        }
+        if (vm.count("config"))
+            for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
+        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
+        out = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir();
+        trace = vm.count("trace") > 0;
+        narrate = vm.count("log") > 0;
+        quiet = vm.count("quiet") > 0;
+        check_out_dir(out);
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        return kExitBadConfig;
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        print_usage(std::cerr);
+        return kExitBadConfig;
+    }
+
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx{cfg, stats, tracer};
+    std::unique_ptr<System> sys;
+    try {
+        sys = std::make_unique<System>(ctx);
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        return kExitBadConfig;
+    }
+
+    // Everything is written into a fresh directory beside the target and
+    // renamed into place at the end: no half-written output.
+    const fs::path target = fs::absolute(out);
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
+    fs::remove_all(tmp, ec);
+    if (!fs::create_directory(tmp, ec)) {
+        std::cerr << "vrdmasim: error: cannot create output directory " << tmp << ": " << ec.message() << "\n";
+        return kExitBadConfig;
+    }
+    auto discard = [&]() { fs::remove_all(tmp, ec); };
+
+    try {
+        if (trace || narrate)
+            tracer.open(trace ? (tmp / "trace.json").string() : "", narrate ? (tmp / "events.log").string() : "");
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        discard();
+        return kExitFailed;
+    }
+
+    const auto host_start = std::chrono::steady_clock::now();
+    std::string sim_error;
+    try {
+        sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION);
+    } catch (const std::exception& e) {
+        sim_error = e.what();
+    }
+    const double host_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+    tracer.close();
+
+    if (sim_error.empty() && !sys->workload().finished()) {
+        sim_error = sc_core::sc_time_stamp() >= sys->time_limit()
+                        ? "the workload did not finish within sim.time-limit = " + cfg.text("sim.time-limit")
+                        : "the simulation ran out of events before the workload finished (deadlock)";
+    }
+    if (!sim_error.empty()) {
+        std::cerr << "vrdmasim: error: simulation failed at " << sc_core::sc_time_stamp() << ": " << sim_error << "\n";
+        discard();
+        return kExitFailed;
+    }
+
+    const Summary summary = make_summary(*sys, stats, host_seconds);
+    try {
+        std::ofstream ini(tmp / "config.ini");
+        ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";
+        cfg.write_ini(ini);
+        std::ofstream js(tmp / "stats.json");
+        stats.write_json(js);
+        std::ofstream txt(tmp / "stats.txt");
+        stats.write_text(txt);
+        std::ofstream csv(tmp / "summary.csv");
+        CsvRow head, row;
+        for (const auto& kv : summary) {
+            head.push_back(kv.first);
+            row.push_back(kv.second);
+        }
+        write_csv_row(csv, head);
+        write_csv_row(csv, row);
+        if (!ini || !js || !txt || !csv) throw std::runtime_error("write failed (disk full?)");
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: writing outputs: " << e.what() << "\n";
+        discard();
+        return kExitFailed;
+    }
+    if (fs::exists(target)) {
+        const fs::path old = target.parent_path() / ("." + target.filename().string() + ".old-" + std::to_string(getpid()));
+        fs::rename(target, old, ec);
+        if (!ec) fs::remove_all(old, ec);
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        std::cerr << "vrdmasim: error: cannot move outputs into " << target << ": " << ec.message() << "\n";
+        discard();
+        return kExitFailed;
+    }
+
+    const TransferLog& log = sys->workload().log();
+    if (!quiet) {
+        std::cout << "\n";
+        for (const auto& kv : summary) std::cout << "  " << std::left << std::setw(18) << kv.first << kv.second << "\n";
+        const double sim_s = sc_core::sc_time_stamp().to_seconds();
+        const double events = static_cast<double>(stats.sum_counters("transactions"));
+        std::cout << "\nsimulated " << fmt(sim_s * 1e6, 6) << " us in " << fmt(host_seconds, 3)
+                  << " s of host time: " << fmt(host_seconds > 0 ? sim_s * 1e6 / host_seconds : 0, 4)
+                  << " simulated us per host second, "
+                  << fmt(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
+        std::cout << "outputs in " << out << "\n";
+    }
+    if (log.mismatches.value() > 0) {
+        std::cerr << "vrdmasim: error: " << log.mismatches.value()
+                  << " transfer(s) reported success but delivered wrong data\n";
+        return kExitFailed;
+    }
+    return kExitOk;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,110 @@
+#include "system.hpp"
+
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void System::declare_params(ParamRegistry& reg) {
+    reg.section("sim", "the simulation run")
+        .integer("seed", "1", "seed for every pseudo-random choice (data patterns, ...)").range("0", "9223372036854775807")
+        .time("quantum", "1us",
+              "global quantum of temporal decoupling: how far a process may run ahead of the others")
+        .range("1ns", "1ms")
+        .time("time-limit", "10s", "simulated time after which the run stops with an error").range("1ns", "100000s");
+    reg.section("topology", "which nodes exist and how they are wired")
+        .choice("kind", "qfdb", {"qfdb"},
+                "qfdb: the FPGAs of one Quad-FPGA Daughter Board, fully connected (QFDB paper); "
+                "mezzanine and torus come with the cluster models")
+        .integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part").range("2", "4");
+    Link::declare_params(reg, "link", "a link between two FPGAs of one QFDB, one direction",
+                         "16Gbps", "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
+                                   "mezzanine's edges; INFN ExaNeSt page)",
+                         "150ns", "head in to head out: SerDes, wire and framing (*estimate*, calibrated "
+                                  "in the interconnect issue)",
+                         "2KiB", "input buffer at the receiving router, in bytes of 128-bit flits (*estimate*)");
+    Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
+                         "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*)",
+                         "20ns", "head in to head out (*estimate*)",
+                         "1KiB", "buffer at the receiving side (*estimate*)");
+}
+
+void declare_all_params(ParamRegistry& reg) {
+    System::declare_params(reg);
+    Workload::declare_params(reg);
+    App::declare_params(reg);
+    Pldma::declare_params(reg);
+    Router::declare_params(reg);
+    Bus::declare_params(reg);
+    Dram::declare_params(reg);
+}
+
+Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
+           const std::vector<std::uint32_t>& coords)
+    : sc_module(name),
+      index(idx),
+      group(std::string(basename())),
+      bus("bus", ctx),
+      dram("dram", ctx, group),
+      dma("dma", ctx, group, idx, coords),
+      router("router", ctx),
+      inject("inject", ctx, Link::params_from(ctx.config, "ni"), group, "ni->router"),
+      eject("eject", ctx, Link::params_from(ctx.config, "ni"), group, "router->ni"),
+      app("app", ctx, group, idx, dma, address_map::kPldmaRegs,
+          address_map::kHeapBase, address_map::kDdrLowSize - address_map::kHeapBase) {
+    using namespace address_map;
+    const std::uint64_t size = dram.size();
+    // Bus: out[0] DRAM, out[1] PLDMA registers.
+    bus.out.bind(dram.socket);
+    bus.out.bind(dma.mmio);
+    bus.map(kDdrLow, std::min(size, kDdrLowSize), 0, 0, "ddr-low");
+    if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
+    bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
+    app.cpu.bind(bus.in);
+    dma.mem.bind(bus.in);
+    // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.
+    dma.net_out.bind(inject.in);
+    inject.out.bind(router.in);
+    router.out.bind(eject.in);
+    eject.out.bind(dma.net_in);
+    router.set_route(idx, 0);
+}
+
+System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {
+    tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
+    const Config& c = ctx.config;
+    const unsigned n = static_cast<unsigned>(c.integer("topology.nodes"));
+    if (c.size("dram.size") <= address_map::kDdrLowSize && c.size("dram.size") <= address_map::kHeapBase)
+        throw ConfigError("dram.size = " + c.text("dram.size") + " (from " + c.origin("dram.size") +
+                          "): must exceed the 256 MiB kept for the kernel");
+
+    // One QFDB: node i is FPGA i, coordinate (0,0,0) with FPGA offset i.
+    std::vector<std::uint32_t> coords(n);
+    for (unsigned i = 0; i < n; ++i) coords[i] = i;
+    for (unsigned i = 0; i < n; ++i)
+        nodes_.push_back(std::make_unique<Node>(("node" + std::to_string(i)).c_str(), ctx, i, coords));
+
+    // Full mesh: one link per ordered pair; router port k+1 of node i leads to
+    // the k-th other node.
+    const LinkParams lp = Link::params_from(c, "link");
+    for (unsigned i = 0; i < n; ++i) {
+        unsigned port = 1;
+        for (unsigned j = 0; j < n; ++j) {
+            if (i == j) continue;
+            Node& a = *nodes_[i];
+            Node& b = *nodes_[j];
+            const std::string name = a.group + "_to_" + b.group;
+            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, lp, a.group, "link->" + b.group));
+            Link& l = *links_.back();
+            a.router.out.bind(l.in);
+            l.out.bind(b.router.in);
+            a.router.set_route(j, port++);
+        }
+    }
+    std::vector<App*> apps;
+    for (auto& node : nodes_) apps.push_back(&node->app);
+    workload_ = Workload::create(ctx, apps);
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,71 @@
+// System: the simulated cluster built from the configuration: nodes (bus,
+// DRAM, PLDMA, router, application), the links between them, and the
+// workload. Knows the models; the core under src/core does not.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "core/context.hpp"
+#include "models/bus/bus.hpp"
+#include "models/dma/pldma.hpp"
+#include "models/interconnect/link.hpp"
+#include "models/interconnect/router.hpp"
+#include "models/memory/dram.hpp"
+#include "workloads/app.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+// Every parameter of every model, in one registry.
+void declare_all_params(ParamRegistry& reg);
+
+// Node address map (physical, as in the ZynqMP): DDR low 2 GiB at 0, the rest
+// at 0x8_0000_0000; the PLDMA's registers in the PL window at 0xA000_0000.
+namespace address_map {
+constexpr std::uint64_t kDdrLow = 0x0;
+constexpr std::uint64_t kDdrLowSize = 0x80000000ull;
+constexpr std::uint64_t kDdrHigh = 0x800000000ull;
+constexpr std::uint64_t kPldmaRegs = 0xA0000000ull;
+// Buffers for applications start here (the first 256 MiB stand for the kernel).
+constexpr std::uint64_t kHeapBase = 0x10000000ull;
+}  // namespace address_map
+
+class Node : public sc_core::sc_module {
+public:
+    Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned index,
+         const std::vector<std::uint32_t>& coords);
+    unsigned index;
+    std::string group;   // trace group / stat prefix: "node0"
+    Bus bus;
+    Dram dram;
+    Pldma dma;
+    Router router;
+    Link inject;   // PLDMA -> router
+    Link eject;    // router -> PLDMA
+    App app;
+};
+
+class System {
+public:
+    static void declare_params(ParamRegistry& reg);
+    // Builds and binds everything (elaboration). Throws ConfigError for a
+    // configuration the models cannot be built with.
+    explicit System(const SimContext& ctx);
+
+    std::size_t size() const { return nodes_.size(); }
+    Node& node(std::size_t i) { return *nodes_[i]; }
+    Workload& workload() { return *workload_; }
+    sc_core::sc_time time_limit() const { return time_limit_; }
+
+private:
+    std::vector<std::unique_ptr<Node>> nodes_;
+    std::vector<std::unique_ptr<Link>> links_;
+    std::unique_ptr<Workload> workload_;
+    sc_core::sc_time time_limit_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,384 @@
+// Tests of counters, scalars, histograms and the statistics registry.
+#include <catch2/catch.hpp>
+
+#include "json_check.hpp"
+
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace vrdmasim;
+
+namespace {
+
+using vrdmasim_test::JVal;
+using vrdmasim_test::parse_json;
+
+
+// Nearest-rank quantile of sorted samples: the ceil(q n)-th smallest.
+double exact_quantile(const std::vector<double>& sorted, double q) {
+    const double n = static_cast<double>(sorted.size());
+    auto rank = static_cast<std::size_t>(std::ceil(q * n - 1e-9 * n));
+    rank = std::clamp<std::size_t>(rank, 1, sorted.size());
+    return sorted[rank - 1];
+}
+
+template <class Dist>
+void check_quantiles(const char* what, Dist dist, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<double> xs;
+    Histogram h;
+    double sum = 0;
+    for (int i = 0; i < 100000; ++i) {
+        const double v = dist(rng);
+        xs.push_back(v);
+        h.add(v);
+        sum += v;
+    }
+    std::sort(xs.begin(), xs.end());
+    INFO(what);
+    CHECK(h.count() == xs.size());
+    CHECK(h.min() == xs.front());
+    CHECK(h.max() == xs.back());
+    CHECK(h.sum() == sum);
+    CHECK(h.mean() == sum / static_cast<double>(xs.size()));
+    CHECK(h.quantile(0) == xs.front());
+    CHECK(h.quantile(1) == xs.back());
+    for (double q : {0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}) {
+        const double exact = exact_quantile(xs, q);
+        const double got = h.quantile(q);
+        INFO("q = " << q << ", exact = " << exact << ", got = " << got);
+        CHECK(std::fabs(got - exact) <= 0.01 * std::fabs(exact));
+        CHECK(got >= h.min());
+        CHECK(got <= h.max());
+    }
+    double prev = h.quantile(0);
+    for (int k = 1; k <= 1000; ++k) {
+        const double v = h.quantile(k / 1000.0);
+        CHECK(v >= prev);
+        prev = v;
+    }
+}
+
+std::string json_of(const StatRegistry& r) {
+    std::ostringstream os;
+    r.write_json(os);
+    return os.str();
+}
+
+}  // namespace
+
+TEST_CASE("counter and scalar basics", "[stats]") {
+    Counter c;
+    CHECK(c.value() == 0);
+    c.inc();
+    c.inc(41);
+    CHECK(c.value() == 42);
+    Scalar s;
+    CHECK(s.value() == 0);
+    s.set(1.5);
+    s.add(2.25);
+    CHECK(s.value() == 3.75);
+}
+
+TEST_CASE("histogram with no samples", "[stats][histogram]") {
+    Histogram h;
+    CHECK(h.count() == 0);
+    CHECK(h.sum() == 0);
+    CHECK(h.mean() == 0);
+    CHECK(h.min() == 0);
+    CHECK(h.max() == 0);
+    CHECK(h.quantile(0) == 0);
+    CHECK(h.quantile(0.5) == 0);
+    CHECK(h.quantile(1) == 0);
+    CHECK(h.clamped() == 0);
+}
+
+TEST_CASE("histogram with a single sample is exact", "[stats][histogram]") {
+    for (double v : {0.0, 1e-300, 5e-324, 0.1, 1.0, 3.7, 123456.789, 1e300}) {
+        Histogram h;
+        h.add(v);
+        INFO("v = " << v);
+        CHECK(h.count() == 1);
+        CHECK(h.min() == v);
+        CHECK(h.max() == v);
+        CHECK(h.mean() == v);
+        for (double q : {0.0, 0.01, 0.5, 0.99, 1.0}) CHECK(h.quantile(q) == v);
+    }
+}
+
+TEST_CASE("histogram min, max and mean are exact", "[stats][histogram]") {
+    Histogram h;
+    const std::vector<double> xs = {3.25, 1e-9, 7.0, 1e12, 0.333, 42.0, 5.5};
+    double sum = 0;
+    for (double x : xs) {
+        h.add(x);
+        sum += x;
+    }
+    CHECK(h.count() == xs.size());
+    CHECK(h.min() == 1e-9);
+    CHECK(h.max() == 1e12);
+    CHECK(h.sum() == sum);
+    CHECK(h.mean() == sum / xs.size());
+    CHECK(h.quantile(0) == 1e-9);
+    CHECK(h.quantile(1) == 1e12);
+    // Rank 4 of 7 is 5.5.
+    CHECK(h.quantile(0.5) == Approx(5.5).epsilon(0.008));
+}
+
+TEST_CASE("histogram zeros", "[stats][histogram]") {
+    Histogram h;
+    for (int i = 0; i < 60; ++i) h.add(0.0);
+    for (int i = 1; i <= 40; ++i) h.add(i);
+    CHECK(h.count() == 100);
+    CHECK(h.min() == 0);
+    CHECK(h.max() == 40);
+    CHECK(h.quantile(0.5) == 0);
+    CHECK(h.quantile(0.6) == 0);
+    CHECK(h.quantile(0.61) == Approx(1).epsilon(0.008));
+    CHECK(h.quantile(0.99) == Approx(39).epsilon(0.008));
+    CHECK(h.mean() == Approx(820.0 / 100));
+
+    Histogram all_zero;
+    for (int i = 0; i < 10; ++i) all_zero.add(0.0);
+    CHECK(all_zero.quantile(0.5) == 0);
+    CHECK(all_zero.quantile(0.99) == 0);
+    CHECK(all_zero.mean() == 0);
+}
+
+TEST_CASE("histogram clamps negative and NaN samples to zero", "[stats][histogram]") {
+    Histogram h;
+    h.add(-5);
+    h.add(std::numeric_limits<double>::quiet_NaN());
+    h.add(2);
+    CHECK(h.clamped() == 2);
+    CHECK(h.count() == 3);
+    CHECK(h.min() == 0);
+    CHECK(h.max() == 2);
+    CHECK(h.sum() == 2);
+    CHECK(std::isfinite(h.quantile(0.5)));
+}
+
+TEST_CASE("histogram samples within one bucket stay within [min, max]", "[stats][histogram]") {
+    Histogram h;
+    for (int i = 0; i < 1000; ++i) h.add(1000.0 + i * 1e-6);
+    for (double q : {0.01, 0.3, 0.5, 0.9, 0.99}) {
+        CHECK(h.quantile(q) >= h.min());
+        CHECK(h.quantile(q) <= h.max());
+    }
+}
+
+TEST_CASE("histogram quantiles are within 1% for smooth distributions", "[stats][histogram]") {
+    check_quantiles("uniform(0, 1000)", std::uniform_real_distribution<double>(0, 1000), 1);
+    check_quantiles("exponential(mean 50)", std::exponential_distribution<double>(1.0 / 50), 2);
+    check_quantiles("lognormal(3, 1)", std::lognormal_distribution<double>(3, 1), 3);
+    check_quantiles("lognormal(-20, 3)", std::lognormal_distribution<double>(-20, 3), 4);
+    auto normal = [d = std::normal_distribution<double>(100, 15)](std::mt19937_64& g) mutable {
+        return std::fabs(d(g));
+    };
+    check_quantiles("|normal(100, 15)|", normal, 5);
+    check_quantiles("uniform(1e6, 1.01e6)", std::uniform_real_distribution<double>(1e6, 1.01e6), 6);
+}
+
+TEST_CASE("histogram quantiles on whole numbers", "[stats][histogram]") {
+    Histogram h;
+    for (int i = 1; i <= 1000; ++i) h.add(i);
+    CHECK(h.quantile(0.5) == Approx(500).epsilon(0.008));
+    CHECK(h.quantile(0.99) == Approx(990).epsilon(0.008));
+    CHECK(h.quantile(0.001) == 1);
+    CHECK(h.quantile(-1) == 1);
+    CHECK(h.quantile(2) == 1000);
+}
+
+TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
+    StatRegistry r;
+    Counter& c = r.counter("node1.dma.bytes", "B", "bytes moved");
+    Scalar& s = r.scalar("node1.link.util", "", "utilisation");
+    Histogram& h = r.histogram("node1.dma.latency", "us", "latency");
+    CHECK(c.info.name == "node1.dma.bytes");
+    CHECK(c.info.unit == "B");
+    CHECK(c.info.help == "bytes moved");
+    CHECK(h.info.unit == "us");
+    c.inc(5);
+    CHECK(r.find_counter("node1.dma.bytes") == &c);
+    CHECK(r.find_counter("node1.dma.bytes")->value() == 5);
+    CHECK(r.find_scalar("node1.link.util") == &s);
+    CHECK(r.find_histogram("node1.dma.latency") == &h);
+    // Wrong kind or unknown name.
+    CHECK(r.find_scalar("node1.dma.bytes") == nullptr);
+    CHECK(r.find_histogram("node1.dma.bytes") == nullptr);
+    CHECK(r.find_counter("node1.link.util") == nullptr);
+    CHECK(r.find_counter("nope") == nullptr);
+}
+
+TEST_CASE("registry refuses duplicate names", "[stats][registry]") {
+    StatRegistry r;
+    r.counter("a.b", "", "");
+    CHECK_THROWS_AS(r.counter("a.b", "", ""), std::logic_error);
+    CHECK_THROWS_AS(r.scalar("a.b", "", ""), std::logic_error);
+    CHECK_THROWS_AS(r.histogram("a.b", "", ""), std::logic_error);
+    r.histogram("a.h", "", "");
+    CHECK_THROWS_AS(r.counter("a.h", "", ""), std::logic_error);
+    CHECK_THROWS_AS(r.scalar("units", "", ""), std::logic_error);   // reserved for write_json
+    CHECK(r.find_counter("a.b") != nullptr);
+}
+
+TEST_CASE("registry references stay valid", "[stats][registry]") {
+    StatRegistry r;
+    Counter& first = r.counter("c.0", "", "");
+    Histogram& hfirst = r.histogram("h.0", "", "");
+    for (int i = 1; i < 5000; ++i) {
+        r.counter("c." + std::to_string(i), "", "");
+        r.histogram("h." + std::to_string(i), "", "");
+    }
+    first.inc(7);
+    hfirst.add(3);
+    CHECK(r.find_counter("c.0") == &first);
+    CHECK(r.find_counter("c.0")->value() == 7);
+    CHECK(r.find_histogram("h.0")->count() == 1);
+    CHECK(r.find_counter("c.4999") != nullptr);
+}
+
+TEST_CASE("registry sums counters by suffix", "[stats][registry]") {
+    StatRegistry r;
+    r.counter("node0.nic.packets_sent", "", "").inc(3);
+    r.counter("node1.nic.packets_sent", "", "").inc(4);
+    r.counter("node1.nic.xpackets_sent", "", "").inc(100);   // not a "." + suffix match
+    r.counter("packets_sent", "", "").inc(1000);              // no leading dot
+    r.counter("node1.nic.packets_sent_total", "", "").inc(10000);
+    r.scalar("node2.packets_sent", "", "").set(1e6);          // not a counter
+    CHECK(r.sum_counters("packets_sent") == 7);
+    CHECK(r.sum_counters("nic.packets_sent") == 7);
+    CHECK(r.sum_counters("nothing") == 0);
+}
+
+TEST_CASE("registry JSON is valid, sorted and complete", "[stats][registry][json]") {
+    StatRegistry r;
+    r.counter("b.count", "pkt", "").inc(18446744073709551615ull);
+    r.scalar("a.ratio", "", "").set(0.1);
+    r.scalar("c.bad", "x", "").set(std::numeric_limits<double>::quiet_NaN());
+    r.scalar("c.inf", "", "").set(std::numeric_limits<double>::infinity());
+    r.scalar("d.big", "B/s", "").set(1.2345678901234567e300);
+    r.scalar("e.third", "", "").set(1.0 / 3);
+    Histogram& h = r.histogram("f.lat", "us", "");
+    for (int i = 1; i <= 100; ++i) h.add(i);
+    r.histogram("g.empty", "ns", "");
+    r.counter("z\"quote\\back", "", "");
+
+    const std::string text = json_of(r);
+    INFO(text);
+    JVal doc;
+    REQUIRE_NOTHROW(doc = parse_json(text));
+    REQUIRE(doc.type == JVal::Obj);
+
+    // Sorted by name, then "units".
+    std::vector<std::string> keys;
+    for (const auto& kv : doc.obj) keys.push_back(kv.first);
+    const std::vector<std::string> want = {"a.ratio", "b.count", "c.bad", "c.inf", "d.big", "e.third",
+                                           "f.lat", "g.empty", "z\"quote\\back", "units"};
+    CHECK(keys == want);
+
+    CHECK(doc.get("b.count")->text == "18446744073709551615");
+    CHECK(doc.get("a.ratio")->text == "0.1");
+    CHECK(doc.get("c.bad")->text == "0");
+    CHECK(doc.get("c.inf")->text == "0");
+    CHECK(doc.get("d.big")->num == 1.2345678901234567e300);
+    CHECK(doc.get("e.third")->num == 1.0 / 3);   // round-trips exactly
+    CHECK(doc.get("z\"quote\\back")->text == "0");
+
+    const JVal* lat = doc.get("f.lat");
+    REQUIRE(lat->type == JVal::Obj);
+    std::vector<std::string> hkeys;
+    for (const auto& kv : lat->obj) hkeys.push_back(kv.first);
+    CHECK(hkeys == std::vector<std::string>{"count", "mean", "min", "max", "p50", "p99", "unit"});
+    CHECK(lat->get("count")->text == "100");
+    CHECK(lat->get("mean")->num == 50.5);
+    CHECK(lat->get("min")->num == 1);
+    CHECK(lat->get("max")->num == 100);
+    CHECK(lat->get("p50")->num == Approx(50).epsilon(0.008));
+    CHECK(lat->get("p99")->num == Approx(99).epsilon(0.008));
+    CHECK(lat->get("unit")->text == "us");
+
+    const JVal* empty = doc.get("g.empty");
+    REQUIRE(empty->type == JVal::Obj);
+    CHECK(empty->get("count")->text == "0");
+    CHECK(empty->get("p99")->text == "0");
+    CHECK(empty->get("unit")->text == "ns");
+
+    const JVal* units = doc.get("units");
+    REQUIRE(units->type == JVal::Obj);
+    CHECK(units->obj.size() == 9);
+    CHECK(units->get("b.count")->text == "pkt");
+    CHECK(units->get("a.ratio")->text == "");
+    CHECK(units->get("d.big")->text == "B/s");
+    CHECK(units->get("f.lat")->text == "us");
+
+    // Readable: one statistic per line.
+    CHECK(text.find("\n  \"b.count\": 18446744073709551615,\n") != std::string::npos);
+}
+
+TEST_CASE("registry JSON of an empty registry", "[stats][registry][json]") {
+    StatRegistry r;
+    const std::string text = json_of(r);
+    JVal doc;
+    REQUIRE_NOTHROW(doc = parse_json(text));
+    REQUIRE(doc.type == JVal::Obj);
+    REQUIRE(doc.obj.size() == 1);
+    CHECK(doc.get("units")->obj.empty());
+}
+
+TEST_CASE("json test parser rejects invalid JSON", "[stats][json]") {
+    CHECK_THROWS(parse_json("{\"a\": 1,}"));
+    CHECK_THROWS(parse_json("{\"a\": nan}"));
+    CHECK_THROWS(parse_json("{\"a\": 1, \"a\": 2}"));
+    CHECK_THROWS(parse_json("[1, 2"));
+    CHECK_THROWS(parse_json("\"a\nb\""));
+    CHECK_NOTHROW(parse_json("{\"a\": [1, -2.5e-3, \"x\\u0001\", true, null]}"));
+}
+
+TEST_CASE("registry text table", "[stats][registry][text]") {
+    StatRegistry r;
+    r.counter("node1.dma.bytes", "B", "").inc(4096);
+    r.scalar("node1.util", "", "").set(0.25);
+    Histogram& h = r.histogram("node1.dma.latency", "us", "");
+    h.add(1);
+    h.add(2);
+    h.add(3);
+    std::ostringstream os;
+    r.write_text(os);
+    const std::string text = os.str();
+    INFO(text);
+
+    std::vector<std::string> lines;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);) lines.push_back(l);
+    REQUIRE(lines.size() == 3);
+    // Sorted by name.
+    CHECK(lines[0].rfind("node1.dma.bytes ", 0) == 0);
+    CHECK(lines[1].rfind("node1.dma.latency ", 0) == 0);
+    CHECK(lines[2].rfind("node1.util ", 0) == 0);
+    // Values start in one column.
+    const std::size_t col = lines[0].find("4096");
+    REQUIRE(col != std::string::npos);
+    CHECK(lines[1].find("count=3") == col);
+    CHECK(lines[2].find("0.25") == col);
+    CHECK(col == std::string("node1.dma.latency").size() + 2);
+    // Histogram details and units, units in one column.
+    CHECK(lines[1].find("mean=2") != std::string::npos);
+    CHECK(lines[1].find("min=1") != std::string::npos);
+    CHECK(lines[1].find("max=3") != std::string::npos);
+    CHECK(lines[1].find("p50=") != std::string::npos);
+    CHECK(lines[1].find("p99=3") != std::string::npos);
+    CHECK(lines[0].size() >= 1);
+    CHECK(lines[0].substr(lines[0].size() - 1) == "B");
+    CHECK(lines[1].substr(lines[1].size() - 2) == "us");
+    CHECK(lines[0].size() - 1 == lines[1].size() - 2);
+}

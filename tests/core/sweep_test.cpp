@@ -1,0 +1,480 @@
+// Tests of parameter sweeps: planning, validation, running (with fake_run
+// standing in for `vrdmasim run`), failures, resume, shards, merging.
+#include <catch2/catch.hpp>
+
+#include "core/csv.hpp"
+#include "core/params.hpp"
+#include "core/sweep.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace vrdmasim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "vrdmasim-sweep-test-XXXXXX").string();
+        std::vector<char> buf(tmpl.begin(), tmpl.end());
+        buf.push_back('\0');
+        REQUIRE(mkdtemp(buf.data()) != nullptr);
+        path = buf.data();
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+struct CerrCapture {
+    std::ostringstream ss;
+    std::streambuf* old;
+    CerrCapture() : old(std::cerr.rdbuf(ss.rdbuf())) {}
+    ~CerrCapture() { std::cerr.rdbuf(old); }
+    std::string str() const { return ss.str(); }
+};
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream os(path, std::ios::binary);
+    os << text;
+    REQUIRE(os.good());
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    std::string l;
+    while (std::getline(in, l))
+        if (!l.empty()) lines.push_back(l);
+    return lines;
+}
+
+void declare(ParamRegistry& reg) {
+    reg.section("workload", "the traffic")
+        .size("message-size", "4KiB", "bytes per message")
+        .integer("window", "4", "messages in flight")
+        .range("1", "1024")
+        .choice("pattern", "seq", {"seq", "rand"}, "address pattern")
+        .string("tag", "x", "free text");
+    reg.section("dma", "the DMA engine").size("block-size", "4KiB", "bytes per descriptor");
+}
+
+// A table read from a results.csv: header and rows by point id.
+struct Table {
+    std::vector<std::string> header;
+    std::vector<std::map<std::string, std::string>> rows;
+    const std::map<std::string, std::string>& row(std::size_t i) const { return rows.at(i); }
+};
+
+Table read_table(const std::string& path) {
+    auto data = read_csv_file(path);
+    REQUIRE(!data.empty());
+    Table t;
+    t.header = data[0];
+    for (std::size_t i = 1; i < data.size(); ++i) {
+        REQUIRE(data[i].size() == t.header.size());
+        std::map<std::string, std::string> r;
+        for (std::size_t c = 0; c < t.header.size(); ++c) r[t.header[c]] = data[i][c];
+        t.rows.push_back(r);
+    }
+    return t;
+}
+
+SweepOptions options(const std::string& sweep, const std::string& out, int jobs = 2) {
+    SweepOptions o;
+    o.sweep_file = sweep;
+    o.out_dir = out;
+    o.executable = FAKE_RUN_EXE;
+    o.jobs = jobs;
+    return o;
+}
+
+const char* kSweep =
+    "# a test sweep\n"
+    "[workload]\n"
+    "message-size = 4KiB, 64KiB   # swept\n"
+    "window = 1, 2, 3\n"
+    "\n"
+    "[dma]\n"
+    "block-size = 8KiB ; fixed\n";
+
+}  // namespace
+
+TEST_CASE("plan_sweep: cartesian product in row-major order with stable ids", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+
+    REQUIRE(plan.swept_keys == std::vector<std::string>{"workload.message-size", "workload.window"});
+    REQUIRE(plan.fixed == std::vector<std::pair<std::string, std::string>>{{"dma.block-size", "8KiB"}});
+    REQUIRE(plan.base_configs.empty());
+    REQUIRE(plan.points.size() == 6);
+
+    const char* expect[6][2] = {{"4KiB", "1"},  {"4KiB", "2"},  {"4KiB", "3"},
+                                {"64KiB", "1"}, {"64KiB", "2"}, {"64KiB", "3"}};
+    std::set<std::string> ids;
+    std::regex id_re("p[0-9]{4}-[0-9a-f]{8}");
+    for (int i = 0; i < 6; ++i) {
+        const SweepPoint& p = plan.points[i];
+        CHECK(p.index == i);
+        REQUIRE(p.assignment.size() == 2);
+        CHECK(p.assignment[0] == std::make_pair(std::string("workload.message-size"), std::string(expect[i][0])));
+        CHECK(p.assignment[1] == std::make_pair(std::string("workload.window"), std::string(expect[i][1])));
+        CHECK(std::regex_match(p.id, id_re));
+        CHECK(p.id.substr(0, 5) == "p000" + std::to_string(i));
+        ids.insert(p.id);
+    }
+    CHECK(ids.size() == 6);
+    // FNV-1a 64 of the sorted "key=value\n" assignments, low 32 bits.
+    CHECK(plan.points[0].id == "p0000-b5f8dcdf");
+
+    // Stable: planning again gives the same ids.
+    SweepPlan again = plan_sweep(reg, dir / "s.ini");
+    for (int i = 0; i < 6; ++i) CHECK(again.points[i].id == plan.points[i].id);
+
+    // A changed fixed value changes every id.
+    write_file(dir / "s2.ini",
+               "[workload]\nmessage-size = 4KiB, 64KiB\nwindow = 1, 2, 3\n[dma]\nblock-size = 16KiB\n");
+    SweepPlan changed = plan_sweep(reg, dir / "s2.ini");
+    REQUIRE(changed.points.size() == 6);
+    for (int i = 0; i < 6; ++i) CHECK(changed.points[i].id != plan.points[i].id);
+
+    // Appending a value to the first key keeps the earlier points' ids.
+    write_file(dir / "s3.ini",
+               "[workload]\nmessage-size = 4KiB, 64KiB, 1MiB\nwindow = 1,2,3\n[dma]\nblock-size = 8KiB\n");
+    SweepPlan grown = plan_sweep(reg, dir / "s3.ini");
+    REQUIRE(grown.points.size() == 9);
+    for (int i = 0; i < 6; ++i) CHECK(grown.points[i].id == plan.points[i].id);
+    CHECK(grown.points[8].assignment[0].second == "1MiB");
+    CHECK(grown.points[8].assignment[1].second == "3");
+}
+
+TEST_CASE("plan_sweep: no list means exactly one point, base configs resolve next to the sweep file",
+          "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    fs::create_directories(dir.path / "sweeps");
+    write_file(dir / "base.ini", "[workload]\npattern = rand\n");
+    write_file(dir / "sweeps/one.ini", "[sweep]\nbase = ../base.ini\n[workload]\nwindow = 4\n");
+    SweepPlan plan = plan_sweep(reg, dir / "sweeps/one.ini");
+    REQUIRE(plan.points.size() == 1);
+    CHECK(plan.points[0].index == 0);
+    CHECK(plan.points[0].assignment.empty());
+    CHECK(plan.points[0].id == "p0000-1c7ee6fb");
+    CHECK(plan.swept_keys.empty());
+    REQUIRE(plan.base_configs.size() == 1);
+    CHECK(fs::equivalent(plan.base_configs[0], dir / "base.ini"));
+}
+
+TEST_CASE("plan_sweep: errors name the file, line, key and value", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    const std::string f = dir / "bad.ini";
+
+    SECTION("unknown key") {
+        write_file(f, "[workload]\nwindow = 1, 2\nmesage-size = 4KiB\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.mesage-size"));
+    }
+    SECTION("bad value in a list") {
+        write_file(f, "[workload]\n\nmessage-size = 4KiB, 12parsecs, 1MiB\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.message-size") &&
+                                                    Contains("12parsecs"));
+    }
+    SECTION("value out of range") {
+        write_file(f, "# comment\n[workload]\nwindow = 1, 2000\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.window") &&
+                                                    Contains("2000"));
+    }
+    SECTION("bad fixed value") {
+        write_file(f, "[workload]\npattern = zigzag\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:2") && Contains("zigzag"));
+    }
+    SECTION("empty list element") {
+        write_file(f, "[workload]\nwindow = 1,,2\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:2") && Contains("workload.window"));
+    }
+    SECTION("unknown key in [sweep]") {
+        write_file(f, "[sweep]\nbase =\njobs = 4\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("sweep.jobs"));
+    }
+    SECTION("missing base config") {
+        write_file(f, "[workload]\nwindow = 1, 2\n[sweep]\nbase = nowhere.ini\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:4") && Contains("nowhere.ini"));
+    }
+    SECTION("invalid base config") {
+        write_file(dir / "base.ini", "[workload]\nwindow = 0\n");
+        write_file(f, "[sweep]\nbase = base.ini\n");
+        REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("base.ini") && Contains("workload.window"));
+    }
+    SECTION("duplicate key") {
+        write_file(f, "[workload]\nwindow = 1, 2\nwindow = 3\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.window"));
+    }
+    SECTION("missing sweep file") {
+        REQUIRE_THROWS_AS(plan_sweep(reg, dir / "none.ini"), ConfigError);
+    }
+}
+
+TEST_CASE("run_sweep: a bad sweep file or bad options run and create nothing", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    const std::string out = dir / "out";
+    write_file(dir / "ok.ini", kSweep);
+
+    SECTION("bad value") {
+        write_file(dir / "bad.ini", "[workload]\nwindow = 1, 2000\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "bad.ini", out)) == 2);
+        CHECK_THAT(err.str(), Contains("vrdmasim: error:") && Contains("bad.ini:2") && Contains("2000"));
+    }
+    SECTION("unknown [sweep] key") {
+        write_file(dir / "bad.ini", "[sweep]\nbasis = x.ini\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "bad.ini", out)) == 2);
+        CHECK_THAT(err.str(), Contains("vrdmasim: error:") && Contains("sweep.basis"));
+    }
+    SECTION("bad shard") {
+        SweepOptions o = options(dir / "ok.ini", out);
+        o.shard_index = 2;
+        o.shard_count = 2;
+        CerrCapture err;
+        CHECK(run_sweep(reg, o) == 2);
+        CHECK_THAT(err.str(), Contains("vrdmasim: error:"));
+    }
+    SECTION("missing executable") {
+        SweepOptions o = options(dir / "ok.ini", out);
+        o.executable = dir / "no-such-exe";
+        CerrCapture err;
+        CHECK(run_sweep(reg, o) == 2);
+    }
+    CHECK(!fs::exists(out));
+}
+
+TEST_CASE("run_sweep: a full run writes one results.csv row per point", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "base.ini", "[workload]\npattern = rand\n");
+    write_file(dir / "s.ini", std::string(kSweep) + "[sweep]\nbase = base.ini\n");
+    const std::string out = dir / "out";
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    CHECK_THAT(err.str(), Contains("sweep: 6 points, 6 ok, 0 failed; results in"));
+
+    SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+    Table t = read_table(out + "/results.csv");
+    CHECK(t.header == std::vector<std::string>{"point", "workload.message-size", "workload.window", "status",
+                                               "exit_code", "error", "dma.block-size", "configs", "metric"});
+    REQUIRE(t.rows.size() == 6);
+    for (int i = 0; i < 6; ++i) {
+        const auto& r = t.row(i);
+        const SweepPoint& p = plan.points[i];
+        CHECK(r.at("point") == p.id);
+        CHECK(r.at("workload.message-size") == p.assignment[0].second);
+        CHECK(r.at("workload.window") == p.assignment[1].second);
+        CHECK(r.at("status") == "ok");
+        CHECK(r.at("exit_code") == "0");
+        CHECK(r.at("error") == "");
+        CHECK(r.at("dma.block-size") == "8KiB");
+        CHECK(r.at("configs") == "base.ini");
+        std::size_t len = 4 + p.assignment[0].second.size() + p.assignment[1].second.size();
+        CHECK(r.at("metric") == std::to_string(len));
+        CHECK(fs::exists(out + "/points/" + p.id + "/summary.csv"));
+        CHECK(fs::exists(out + "/logs/" + p.id + ".log"));
+    }
+    CHECK(read_lines(out + "/runs.log").size() == 6);
+    CHECK(!fs::exists(out + "/results.csv.tmp"));
+}
+
+TEST_CASE("run_sweep: failing points are recorded and the others go on", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", "[workload]\ntag = a, fail, crash, mismatch, b\n");
+    const std::string out = dir / "out";
+    {
+        CerrCapture err;
+        REQUIRE(run_sweep(reg, options(dir / "s.ini", out, 3)) == 1);
+        CHECK_THAT(err.str(), Contains("5 points, 2 ok, 1 mismatch, 2 failed"));
+    }
+    Table t = read_table(out + "/results.csv");
+    REQUIRE(t.rows.size() == 5);
+    CHECK(t.row(0).at("status") == "ok");
+    CHECK(t.row(0).at("metric") == "1");
+
+    CHECK(t.row(1).at("workload.tag") == "fail");
+    CHECK(t.row(1).at("status") == "failed");
+    CHECK(t.row(1).at("exit_code") == "3");
+    CHECK(t.row(1).at("error") == "error: asked to fail");
+    CHECK(t.row(1).at("metric") == "");
+
+    CHECK(t.row(2).at("status") == "failed");
+    CHECK(t.row(2).at("error") == "killed by signal 6");
+
+    CHECK(t.row(3).at("status") == "mismatch");
+    CHECK(t.row(3).at("exit_code") == "1");
+    CHECK(t.row(3).at("error") == "");
+    CHECK(t.row(3).at("metric") == "8");
+
+    CHECK(t.row(4).at("status") == "ok");
+    CHECK(read_lines(out + "/runs.log").size() == 5);
+
+    // Resume: the failed points run again, the mismatch is done and keeps its status.
+    {
+        CerrCapture err;
+        REQUIRE(run_sweep(reg, options(dir / "s.ini", out, 3)) == 1);
+    }
+    CHECK(read_lines(out + "/runs.log").size() == 7);
+    Table t2 = read_table(out + "/results.csv");
+    REQUIRE(t2.rows.size() == 5);
+    CHECK(t2.row(1).at("status") == "failed");
+    CHECK(t2.row(3).at("status") == "mismatch");
+    CHECK(t2.row(3).at("exit_code") == "1");
+}
+
+TEST_CASE("run_sweep: resume skips done points and reruns a deleted one alone", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    const std::string out = dir / "out";
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    const std::string first = read_file(out + "/results.csv");
+    REQUIRE(read_lines(out + "/runs.log").size() == 6);
+
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    CHECK(read_lines(out + "/runs.log").size() == 6);
+    CHECK(read_file(out + "/results.csv") == first);
+    CHECK_THAT(err.str(), Contains("(6 already done)"));
+
+    SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+    fs::remove_all(out + "/points/" + plan.points[4].id);
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    auto runs = read_lines(out + "/runs.log");
+    REQUIRE(runs.size() == 7);
+    CHECK(runs.back() == plan.points[4].id);
+    CHECK(read_file(out + "/results.csv") == first);
+}
+
+TEST_CASE("run_sweep: shards cover every point once and merge into the full results", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    CerrCapture err;
+
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", dir / "full")) == 0);
+    SweepOptions s0 = options(dir / "s.ini", dir / "s0");
+    s0.shard_index = 0;
+    s0.shard_count = 2;
+    SweepOptions s1 = s0;
+    s1.out_dir = dir / "s1";
+    s1.shard_index = 1;
+    REQUIRE(run_sweep(reg, s0) == 0);
+    REQUIRE(run_sweep(reg, s1) == 0);
+
+    auto r0 = read_lines(dir / "s0/runs.log");
+    auto r1 = read_lines(dir / "s1/runs.log");
+    CHECK(r0.size() == 3);
+    CHECK(r1.size() == 3);
+    std::multiset<std::string> ran(r0.begin(), r0.end());
+    ran.insert(r1.begin(), r1.end());
+    SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+    std::multiset<std::string> all;
+    for (const auto& p : plan.points) all.insert(p.id);
+    CHECK(ran == all);
+    for (const auto& id : r0) CHECK(id.substr(0, 5) != "p0001");
+
+    Table t0 = read_table(dir / "s0/results.csv");
+    REQUIRE(t0.rows.size() == 3);
+    CHECK(t0.row(1).at("point") == plan.points[2].id);
+
+    std::ostringstream merged;
+    merge_results({dir / "s1/results.csv", dir / "s0/results.csv"}, merged);
+    CHECK(merged.str() == read_file(dir / "full/results.csv"));
+}
+
+TEST_CASE("run_sweep: jobs=1 and jobs=3 give identical results", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", "[workload]\nmessage-size = 1KiB, 2KiB, 4KiB\nwindow = 1, 2\ntag = a, bb\n");
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", dir / "j1", 1)) == 0);
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", dir / "j3", 3)) == 0);
+    const std::string a = read_file(dir / "j1/results.csv");
+    CHECK(std::count(a.begin(), a.end(), '\n') == 13);
+    CHECK(a == read_file(dir / "j3/results.csv"));
+}
+
+TEST_CASE("run_sweep: progress on stderr updates one line", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", "[workload]\nwindow = 1, 2, 3\n");
+    SweepOptions o = options(dir / "s.ini", dir / "out");
+    o.progress = true;
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, o) == 0);
+    const std::string s = err.str();
+    CHECK_THAT(s, Contains("\rsweep: 0/3 points") && Contains("\rsweep: 3/3 points") && Contains("ETA"));
+    CHECK_THAT(s, Contains("3/3 points, elapsed "));
+    CHECK_THAT(s, Contains("\nsweep: 3 points, 3 ok, 0 failed"));
+}
+
+TEST_CASE("merge_results: union of columns by name, rows by point index, duplicates once", "[sweep]") {
+    TempDir dir;
+    write_file(dir / "a.csv", "point,x,status,m1\np0002-aaaaaaaa,2,ok,20\np0000-bbbbbbbb,0,ok,0\n");
+    write_file(dir / "b.csv", "point,status,x,m2\np0001-cccccccc,failed,1,\"a,b\"\np0002-aaaaaaaa,ok,9,99\n");
+    std::ostringstream out;
+    merge_results({dir / "a.csv", dir / "b.csv"}, out);
+    CHECK(out.str() ==
+          "point,x,status,m1,m2\n"
+          "p0000-bbbbbbbb,0,ok,0,\n"
+          "p0001-cccccccc,1,failed,,\"a,b\"\n"
+          "p0002-aaaaaaaa,2,ok,20,\n");
+
+    std::ostringstream sink;
+    CHECK_THROWS_AS(merge_results({dir / "a.csv", dir / "missing.csv"}, sink), ConfigError);
+    write_file(dir / "nopoint.csv", "id,x\n1,2\n");
+    CHECK_THROWS_AS(merge_results({dir / "nopoint.csv"}, sink), ConfigError);
+    write_file(dir / "ragged.csv", "point,x\np0000-bbbbbbbb,1,2\n");
+    CHECK_THROWS_WITH(merge_results({dir / "ragged.csv"}, sink), Contains("ragged.csv"));
+    write_file(dir / "badid.csv", "point,x\nzzz,1\n");
+    CHECK_THROWS_AS(merge_results({dir / "badid.csv"}, sink), ConfigError);
+}

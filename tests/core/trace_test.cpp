@@ -1,0 +1,389 @@
+// Tests of the Chrome trace-event writer and the narrated log.
+#include <catch2/catch.hpp>
+
+#include "json_check.hpp"
+
+#include "core/trace.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace vrdmasim;
+using sc_core::sc_time;
+using sc_core::SC_NS;
+using sc_core::SC_PS;
+using sc_core::SC_SEC;
+using sc_core::SC_US;
+
+namespace {
+
+using vrdmasim_test::JVal;
+using vrdmasim_test::parse_json;
+
+
+std::string make_temp_dir() {
+    char tmpl[] = "/tmp/vrdmasim_trace_XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    REQUIRE(d != nullptr);
+    return d;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream is(path, std::ios::binary);
+    std::ostringstream os;
+    os << is.rdbuf();
+    return os.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream is(text);
+    for (std::string l; std::getline(is, l);) out.push_back(l);
+    return out;
+}
+
+// Parse a finished trace file and return its traceEvents array.
+std::vector<JVal> trace_events(const std::string& path) {
+    const std::string text = slurp(path);
+    INFO(text);
+    JVal doc = parse_json(text);
+    REQUIRE(doc.type == JVal::Obj);
+    REQUIRE(doc.get("displayTimeUnit") != nullptr);
+    CHECK(doc.get("displayTimeUnit")->text == "ns");
+    const JVal* ev = doc.get("traceEvents");
+    REQUIRE(ev != nullptr);
+    REQUIRE(ev->type == JVal::Arr);
+    return ev->arr;
+}
+
+std::vector<const JVal*> with_ph(const std::vector<JVal>& evs, const std::string& ph) {
+    std::vector<const JVal*> out;
+    for (const JVal& e : evs)
+        if (e.get("ph") && e.get("ph")->text == ph) out.push_back(&e);
+    return out;
+}
+
+const JVal* find_meta(const std::vector<JVal>& evs, const std::string& name, int pid, int tid = -1) {
+    for (const JVal& e : evs) {
+        if (e.get("ph")->text != "M" || e.get("name")->text != name) continue;
+        if (e.get("pid")->num != pid) continue;
+        if (tid >= 0 && (!e.get("tid") || e.get("tid")->num != tid)) continue;
+        return &e;
+    }
+    return nullptr;
+}
+
+struct Cleanup {
+    std::string dir;
+    std::vector<std::string> files;
+    ~Cleanup() {
+        for (const auto& f : files) std::remove(f.c_str());
+        rmdir(dir.c_str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("json_string escapes quotes, backslashes and control characters", "[trace]") {
+    CHECK(Tracer::json_string("") == "\"\"");
+    CHECK(Tracer::json_string("plain text") == "\"plain text\"");
+    CHECK(Tracer::json_string("a\"b") == "\"a\\\"b\"");
+    CHECK(Tracer::json_string("a\\b") == "\"a\\\\b\"");
+    CHECK(Tracer::json_string("l1\nl2\t\r") == "\"l1\\u000al2\\u0009\\u000d\"");
+    CHECK(Tracer::json_string(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+    CHECK(Tracer::json_string(std::string("nul\0x", 5)) == "\"nul\\u0000x\"");
+    CHECK(Tracer::json_string("link->node0 \xC2\xB5s") == "\"link->node0 \xC2\xB5s\"");   // UTF-8 kept
+    const std::string nasty = "q\"b\\c\nd\x02/e";
+    CHECK(parse_json(Tracer::json_string(nasty)).text == nasty);
+}
+
+TEST_CASE("json_number is finite and shortest exact", "[trace]") {
+    CHECK(Tracer::json_number(0.0) == "0");
+    CHECK(Tracer::json_number(3.0) == "3");
+    CHECK(Tracer::json_number(0.1) == "0.1");
+    CHECK(Tracer::json_number(-2.5) == "-2.5");
+    CHECK(Tracer::json_number(std::numeric_limits<double>::quiet_NaN()) == "0");
+    CHECK(Tracer::json_number(std::numeric_limits<double>::infinity()) == "0");
+    CHECK(Tracer::json_number(-std::numeric_limits<double>::infinity()) == "0");
+    for (double v : {1.0 / 3, 1e300, 5e-324, 123456789.123456789, 6.02214076e23}) {
+        const std::string t = Tracer::json_number(v);
+        INFO(t);
+        CHECK(std::strtod(t.c_str(), nullptr) == v);
+        CHECK(parse_json(t).type == JVal::Num);
+        CHECK(t.size() <= 24);
+    }
+    CHECK(Tracer::json_number(std::uint64_t{0}) == "0");
+    CHECK(Tracer::json_number(std::uint64_t{18446744073709551615ull}) == "18446744073709551615");
+}
+
+TEST_CASE("a disabled tracer records nothing but hands out tracks", "[trace]") {
+    Tracer t;
+    CHECK_FALSE(t.enabled());
+    CHECK_FALSE(t.narrating());
+    auto a = t.track("node1", "dma");
+    auto b = t.track("node1", "dram");
+    auto c = t.track("node2", "dma");
+    CHECK(a.pid == 1);
+    CHECK(a.tid == 1);
+    CHECK(b.pid == 1);
+    CHECK(b.tid == 2);
+    CHECK(c.pid == 2);
+    CHECK(c.tid == 1);
+    auto a2 = t.track("node1", "dma");
+    CHECK(a2.pid == a.pid);
+    CHECK(a2.tid == a.tid);
+    t.span(a, "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
+    t.instant(a, "y", sc_time(1, SC_NS));
+    t.narrate(sc_time(1, SC_NS), "node1.dma", "nothing");
+    CHECK(t.events_written() == 0);
+    t.close();   // harmless
+    CHECK_FALSE(t.enabled());
+}
+
+TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/trace.json";
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {json, log};
+
+    Tracer t;
+    auto dma = t.track("node1", "dma");          // before open(): metadata at open()
+    auto dram = t.track("node1", "dram");
+    t.open(json, log);
+    CHECK(t.enabled());
+    CHECK(t.narrating());
+    auto link = t.track("node0", "link->node1");  // after open(): metadata at once
+    auto dma2 = t.track("node1", "dma");
+    CHECK(dma2.tid == dma.tid);
+    CHECK(link.pid == 2);
+    CHECK(link.tid == 1);
+
+    t.span(dma, "transfer \"3\"", sc_time(12.345678, SC_US), sc_time(12.345679, SC_US),
+           {{"bytes", Tracer::json_number(std::uint64_t{4096})}, {"tag", Tracer::json_string("a\\b")}});
+    t.span(dram, "read", sc_time(1, SC_PS), sc_time(3, SC_US));
+    t.instant(link, "drop", sc_time(20000, SC_SEC), {{"ratio", Tracer::json_number(0.25)}});
+    t.span(link, "zero", sc_time(5, SC_NS), sc_time(5, SC_NS));
+    t.narrate(sc_time(12.345678, SC_US), "node1.dma", "transfer 3 posted");
+    t.narrate(sc_core::SC_ZERO_TIME, "node0", "start");
+    t.narrate(sc_time(1234567.5, SC_US), "x", "late");
+    CHECK(t.events_written() == 4);
+    t.close();
+    t.close();   // idempotent
+    CHECK_FALSE(t.enabled());
+    CHECK_FALSE(t.narrating());
+
+    const std::string text = slurp(json);
+    INFO(text);
+    // Ends with the closing brackets exactly once.
+    CHECK(text.rfind("]", text.find("displayTimeUnit")) != std::string::npos);
+    const auto evs = trace_events(json);
+    // 2 groups x (process_name, process_sort_index) + 3 tracks x (thread_name,
+    // thread_sort_index) + 4 events.
+    CHECK(evs.size() == 4 + 6 + 4);
+    CHECK(with_ph(evs, "M").size() == 10);
+    CHECK(with_ph(evs, "X").size() == 3);
+    CHECK(with_ph(evs, "i").size() == 1);
+
+    // Metadata.
+    const JVal* p1 = find_meta(evs, "process_name", 1);
+    REQUIRE(p1);
+    CHECK(p1->get("args")->get("name")->text == "node1");
+    const JVal* p2 = find_meta(evs, "process_name", 2);
+    REQUIRE(p2);
+    CHECK(p2->get("args")->get("name")->text == "node0");
+    const JVal* ps2 = find_meta(evs, "process_sort_index", 2);
+    REQUIRE(ps2);
+    CHECK(ps2->get("args")->get("sort_index")->num == 2);
+    const JVal* t12 = find_meta(evs, "thread_name", 1, 2);
+    REQUIRE(t12);
+    CHECK(t12->get("args")->get("name")->text == "dram");
+    const JVal* t21 = find_meta(evs, "thread_name", 2, 1);
+    REQUIRE(t21);
+    CHECK(t21->get("args")->get("name")->text == "link->node1");
+    const JVal* ts12 = find_meta(evs, "thread_sort_index", 1, 2);
+    REQUIRE(ts12);
+    CHECK(ts12->get("args")->get("sort_index")->num == 2);
+    CHECK(find_meta(evs, "thread_name", 1, 3) == nullptr);
+
+    // Metadata of a track precedes its first event.
+    std::size_t meta_link = 0, first_link_event = 0;
+    for (std::size_t i = 0; i < evs.size(); ++i) {
+        if (&evs[i] == t21) meta_link = i;
+        if (evs[i].get("ph")->text != "M" && evs[i].get("pid")->num == 2 && !first_link_event)
+            first_link_event = i;
+    }
+    CHECK(meta_link < first_link_event);
+
+    // Events: ts/dur in microseconds, exact.
+    const auto spans = with_ph(evs, "X");
+    const JVal& s0 = *spans[0];
+    CHECK(s0.get("name")->text == "transfer \"3\"");
+    CHECK(s0.get("pid")->num == 1);
+    CHECK(s0.get("tid")->num == 1);
+    CHECK(s0.get("ts")->text == "12.345678");
+    CHECK(s0.get("dur")->text == "0.000001");
+    CHECK(s0.get("args")->get("bytes")->text == "4096");
+    CHECK(s0.get("args")->get("tag")->text == "a\\b");
+    const JVal& s1 = *spans[1];
+    CHECK(s1.get("tid")->num == 2);
+    CHECK(s1.get("ts")->text == "0.000001");
+    CHECK(s1.get("dur")->text == "2.999999");
+    CHECK(s1.get("args") == nullptr);
+    const JVal& s2 = *spans[2];
+    CHECK(s2.get("ts")->text == "0.005");
+    CHECK(s2.get("dur")->text == "0");
+    const JVal& i0 = *with_ph(evs, "i")[0];
+    CHECK(i0.get("s")->text == "t");
+    CHECK(i0.get("ts")->text == "20000000000");
+    CHECK(i0.get("pid")->num == 2);
+    CHECK(i0.get("tid")->num == 1);
+    CHECK(i0.get("name")->text == "drop");
+    CHECK(i0.get("args")->get("ratio")->text == "0.25");
+    CHECK(i0.get("dur") == nullptr);
+
+    // Narrated log: written at close, sorted by time (lines arrive out of
+    // order under temporal decoupling).
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "    0.000000 us  node0  start");
+    CHECK(lines[1] == "   12.345678 us  node1.dma  transfer 3 posted");
+    CHECK(lines[2] == "1234567.500000 us  x  late");
+}
+
+TEST_CASE("trace without a log and an empty trace", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/empty.json";
+    cl.files = {json};
+    Tracer t;
+    t.open(json);
+    CHECK(t.enabled());
+    CHECK_FALSE(t.narrating());
+    t.narrate(sc_time(1, SC_NS), "a", "b");   // no log: nothing
+    t.close();
+    const auto evs = trace_events(json);
+    CHECK(evs.empty());
+}
+
+TEST_CASE("the destructor finishes the trace", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/t.json";
+    const std::string log = cl.dir + "/t.log";
+    cl.files = {json, log};
+    {
+        Tracer t;
+        t.open(json, log);
+        auto tr = t.track("g", "t");
+        t.span(tr, "s", sc_time(1, SC_NS), sc_time(2, SC_NS));
+        t.narrate(sc_time(1, SC_NS), "g.t", "hello");
+    }
+    const auto evs = trace_events(json);
+    CHECK(evs.size() == 5);
+    CHECK(lines_of(slurp(log)) == std::vector<std::string>{"    0.001000 us  g.t  hello"});
+}
+
+TEST_CASE("reopening writes every track's metadata again", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string a = cl.dir + "/a.json";
+    const std::string b = cl.dir + "/b.json";
+    cl.files = {a, b};
+    Tracer t;
+    t.open(a);
+    auto x = t.track("n1", "x");
+    auto y = t.track("n2", "y");
+    t.span(x, "s", sc_time(1, SC_NS), sc_time(2, SC_NS));
+    t.open(b);   // closes a
+    t.instant(y, "i", sc_time(3, SC_NS));
+    t.close();
+    CHECK(trace_events(a).size() == 8 + 1);
+    const auto evs = trace_events(b);
+    CHECK(evs.size() == 8 + 1);
+    REQUIRE(find_meta(evs, "thread_name", 1, 1));
+    CHECK(find_meta(evs, "thread_name", 1, 1)->get("args")->get("name")->text == "x");
+    REQUIRE(find_meta(evs, "process_name", 2));
+    CHECK(find_meta(evs, "process_name", 2)->get("args")->get("name")->text == "n2");
+    CHECK(t.events_written() == 2);
+}
+
+TEST_CASE("open fails cleanly on unwritable paths", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/ok.json";
+    cl.files = {json};
+    Tracer t;
+    CHECK_THROWS_AS(t.open(cl.dir + "/no/such/dir/t.json"), std::runtime_error);
+    CHECK_FALSE(t.enabled());
+    CHECK_THROWS_AS(t.open(json, cl.dir + "/no/such/dir/t.log"), std::runtime_error);
+    CHECK_FALSE(t.enabled());
+    CHECK_FALSE(t.narrating());
+}
+
+TEST_CASE("events are streamed to the file, not kept in memory", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/big.json";
+    cl.files = {json};
+    Tracer t;
+    t.open(json);
+    auto tr = t.track("node1", "dma");
+    for (int i = 0; i < 20000; ++i)
+        t.span(tr, "transfer", sc_time(i, SC_NS), sc_time(i + 1, SC_NS),
+               {{"i", Tracer::json_number(static_cast<std::uint64_t>(i))}});
+    struct stat st{};
+    REQUIRE(stat(json.c_str(), &st) == 0);
+    CHECK(st.st_size > 20000 * 50);   // already on disk before close()
+    t.close();
+    const auto evs = trace_events(json);
+    CHECK(evs.size() == 20000 + 4);
+    CHECK(t.events_written() == 20000);
+    CHECK(with_ph(evs, "X").back()->get("ts")->text == "19.999");
+}
+
+TEST_CASE("async spans may overlap on one track and pair by id", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/async.json";
+    cl.files = {json};
+    Tracer t;
+    const auto tr = t.track("node0", "dma");
+    t.open(json);
+    t.async_span(tr, "transfer", 7, sc_time(1, SC_US), sc_time(5, SC_US), {{"bytes", Tracer::json_number(std::uint64_t(64))}});
+    t.async_span(tr, "transfer", 8, sc_time(2, SC_US), sc_time(3, SC_US));
+    t.close();
+    const auto evs = trace_events(json);
+    const auto b = with_ph(evs, "b");
+    const auto e = with_ph(evs, "e");
+    REQUIRE(b.size() == 2);
+    REQUIRE(e.size() == 2);
+    CHECK(b[0]->get("id")->num == 7);
+    CHECK(b[0]->get("ts")->text == "1");
+    CHECK(e[0]->get("id")->num == 7);
+    CHECK(e[0]->get("ts")->text == "5");
+    CHECK(b[1]->get("ts")->text == "2");
+    CHECK(e[1]->get("ts")->text == "3");
+    CHECK(b[0]->get("cat")->text == e[0]->get("cat")->text);
+    CHECK(t.events_written() == 2);
+}
+
+TEST_CASE("a log without a trace narrates but writes no JSON", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {log};
+    Tracer t;
+    t.open("", log);
+    CHECK_FALSE(t.enabled());
+    CHECK(t.narrating());
+    t.span(t.track("a", "b"), "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
+    t.narrate(sc_time(2, SC_NS), "a", "second");
+    t.narrate(sc_time(1, SC_NS), "a", "first");
+    t.close();
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "    0.001000 us  a  first");
+    CHECK(lines[1] == "    0.002000 us  a  second");
+}

@@ -1,0 +1,26 @@
+// pingpong: src-node writes message-size bytes to dst-node with a receiver
+// notification; dst-node, woken by it, writes the same amount back; repeated
+// `iterations` times. Latency = half the round trip (one-way, user to user).
+#pragma once
+
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+class PingpongWorkload : public Workload {
+public:
+    PingpongWorkload(const SimContext& ctx, App& a, App& b);
+    std::string kind() const override { return "pingpong"; }
+    bool finished() const override { return done_a_ && done_b_; }
+
+private:
+    void ping(App& app);
+    void pong(App& app);
+    App& a_;
+    App& b_;
+    std::uint64_t msg_, iterations_;
+    std::uint64_t a_buf_ = 0, b_buf_ = 0, a_rec_ = 0, b_rec_ = 0;
+    bool done_a_ = false, done_b_ = false;
+};
+
+}  // namespace vrdmasim

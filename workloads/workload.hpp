@@ -1,0 +1,73 @@
+// Workloads: application models that drive the RDMA user library on the
+// nodes' Apps, and check every byte they move.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "core/context.hpp"
+#include "workloads/app.hpp"
+
+namespace vrdmasim {
+
+// What the application saw: every transfer, its outcome and its data check.
+class TransferLog {
+public:
+    explicit TransferLog(StatRegistry& stats);
+    void posted(sc_core::sc_time at);
+    // A transfer finished at `at`: ok or not, `latency` as the workload
+    // defines it, `bytes` delivered.
+    void finished(sc_core::sc_time at, bool ok, std::uint64_t bytes, const sc_core::sc_time* latency);
+    // The destination was compared with what the source held.
+    void verified(std::uint64_t bytes, bool match);
+
+    Counter& transfers;        // finished transfers, ok or not
+    Counter& errors;           // finished with an error status
+    Counter& bytes_delivered;  // bytes of transfers that reported success
+    Counter& bytes_verified;   // bytes compared equal at the destination
+    Counter& mismatches;       // transfers reported ok whose destination differs
+    Histogram& latency_us;
+    sc_core::sc_time first_post = sc_core::sc_max_time();
+    sc_core::sc_time last_done = sc_core::SC_ZERO_TIME;
+};
+
+// Deterministic pseudo-random contents for transfer `key` (seeded).
+void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
+
+class Workload {
+public:
+    static void declare_params(ParamRegistry& reg);
+    // Build the workload named by workload.kind on these apps (index = node).
+    // Throws ConfigError for settings that do not fit the system (a node that
+    // does not exist, a buffer larger than memory).
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps);
+
+    virtual ~Workload() = default;
+    virtual std::string kind() const = 0;
+    // True once every program of the workload has run to its end.
+    virtual bool finished() const = 0;
+    TransferLog& log() { return log_; }
+
+protected:
+    explicit Workload(const SimContext& ctx) : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")) {}
+    // Fill the source buffer for transfer `key` and poison the destination.
+    void prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
+                 std::uint64_t key);
+    // Compare the destination with the pattern of transfer `key`; record it.
+    bool verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
+    // One transfer's end as `observer` sees it from its record: count it,
+    // check the destination, and add `latency` to the distribution if given.
+    void report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
+                const CompletionRecord& rec, const sc_core::sc_time* latency);
+
+    const SimContext& ctx_;
+    TransferLog log_;
+    std::uint64_t seed_;
+    std::vector<unsigned char> scratch_, expect_;
+};
+
+}  // namespace vrdmasim
