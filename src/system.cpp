@@ -72,6 +72,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
 }
 
 System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {
+    if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
+        throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
     const Config& c = ctx.config;
     const unsigned n = static_cast<unsigned>(c.integer("topology.nodes"));

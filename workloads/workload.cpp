@@ -35,19 +35,21 @@ void TransferLog::verified(std::uint64_t bytes, bool match) {
 }
 
 void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
-    std::uint64_t x = key * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    // A Weyl sequence through one multiply and xor-shift per 8 bytes: cheap,
+    // and every word depends on the key and its position, so misplaced,
+    // stale or duplicated data never matches.
+    std::uint64_t x = (key + 1) * 0x9E3779B97F4A7C15ull;
     std::uint64_t i = 0;
     for (; i + 8 <= len; i += 8) {
-        x += 0x9E3779B97F4A7C15ull;   // splitmix64
-        std::uint64_t z = x;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        x += 0x9E3779B97F4A7C15ull;
+        std::uint64_t z = x * 0xBF58476D1CE4E5B9ull;
         z ^= z >> 31;
         std::memcpy(buf + i, &z, 8);
     }
     if (i < len) {
         x += 0x9E3779B97F4A7C15ull;
-        std::uint64_t z = x ^ (x >> 31);
+        std::uint64_t z = x * 0xBF58476D1CE4E5B9ull;
+        z ^= z >> 31;
         std::memcpy(buf + i, &z, len - i);
     }
 }
@@ -95,7 +97,7 @@ void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t
     if (!src.debug_write(src_addr, scratch_.data(), len))
         throw std::runtime_error(src.group() + ": cannot fill source buffer");
     // Poison the destination so that stale bytes never pass the check.
-    for (auto& b : scratch_) b = static_cast<unsigned char>(~b);
+    std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
     if (!dst.debug_write(dst_addr, scratch_.data(), len))
         throw std::runtime_error(dst.group() + ": cannot poison destination buffer");
 }

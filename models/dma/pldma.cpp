@@ -249,7 +249,7 @@ void Pldma::complete(const Descriptor& d, std::uint32_t status, std::uint64_t by
         rx_errors_.inc();
     }
     if (status == kStatusOk) completed_.inc(); else failed_.inc();
-    latency_us_.add((done - d.posted).to_seconds() * 1e6);
+    latency_us_.add(to_us(done - d.posted));
     tx_irq.raise_at(done);
     if (tracer_.enabled()) {
         tracer_.async_span(track_, status == kStatusOk ? "transfer" : "transfer (error)", d.id, d.posted, done,
@@ -260,7 +260,7 @@ void Pldma::complete(const Descriptor& d, std::uint32_t status, std::uint64_t by
     if (tracer_.narrating()) {
         std::ostringstream os;
         os << "transfer " << d.id << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
-           << " B delivered, latency " << (done - d.posted).to_seconds() * 1e6 << " us";
+           << " B delivered, latency " << to_us(done - d.posted) << " us";
         tracer_.narrate(done, who_, os.str());
     }
 }

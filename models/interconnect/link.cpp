@@ -94,9 +94,9 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const sc_time end = max_time(start + ser, pkt->tail + flit_time_);
     busy_until_ = end;
 
-    queue_ns_.add((start - head_in).to_seconds() * 1e9);
-    if (credit_ok > ready) credit_stall_us_.add((credit_ok - ready).to_seconds() * 1e6);
-    busy_us_.add((end - start).to_seconds() * 1e6);
+    queue_ns_.add(to_ns(start - head_in));
+    if (credit_ok > ready) credit_stall_us_.add(to_us(credit_ok - ready));
+    busy_us_.add(to_us(end - start));
     packets_.inc();
     flits_.inc(flits);
     payload_bytes_.inc(pkt->header.size);

@@ -113,8 +113,8 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const sc_time done = busy_until_ + latency_;
     delay = done - now;
 
-    busy_us_.add(occupy.to_seconds() * 1e6);
-    queue_ns_.add((start - arrive).to_seconds() * 1e9);
+    busy_us_.add(to_us(occupy));
+    queue_ns_.add(to_ns(start - arrive));
     if (write) {
         writes_.inc();
         write_bytes_.inc(len);
@@ -127,7 +127,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         tracer_.span(track_, write ? "write" : "read", start, busy_until_,
                      {{"addr", Tracer::json_number(static_cast<std::uint64_t>(gp.get_address()))},
                       {"bytes", Tracer::json_number(len)},
-                      {"queued_ns", Tracer::json_number((start - arrive).to_seconds() * 1e9)}});
+                      {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -19,4 +19,10 @@ inline sc_core::sc_time max_time(const sc_core::sc_time& a, const sc_core::sc_ti
     return a > b ? a : b;
 }
 
+// Durations as plain numbers for statistics, without sc_time's floating
+// conversions (the simulator runs at SystemC's default 1 ps resolution,
+// checked when the system is built).
+inline double to_ns(const sc_core::sc_time& t) { return static_cast<double>(t.value()) * 1e-3; }
+inline double to_us(const sc_core::sc_time& t) { return static_cast<double>(t.value()) * 1e-6; }
+
 }  // namespace vrdmasim

@@ -117,7 +117,18 @@ void Histogram::add(double v) {
     double m = std::frexp(v, &e);   // m in [0.5, 1)
     int sub = static_cast<int>((m - 0.5) * 2 * kSub);
     sub = std::clamp(sub, 0, kSub - 1);
-    ++buckets_[e * kSub + sub];
+    const int idx = e * kSub + sub;
+    // Dense buckets from first_ on: adding is an index, not a tree search.
+    if (buckets_.empty()) {
+        first_ = idx;
+        buckets_.assign(1, 0);
+    } else if (idx < first_) {
+        buckets_.insert(buckets_.begin(), static_cast<std::size_t>(first_ - idx), 0);
+        first_ = idx;
+    } else if (idx - first_ >= static_cast<int>(buckets_.size())) {
+        buckets_.resize(static_cast<std::size_t>(idx - first_) + 1, 0);
+    }
+    ++buckets_[static_cast<std::size_t>(idx - first_)];
 }
 
 // The q-th sample is the one of rank ceil(q * count) (nearest rank). Ranks 1
@@ -135,7 +146,10 @@ double Histogram::quantile(double q) const {
     if (rank == count_) return max_;
     if (rank <= zeros_) return 0.0;
     std::uint64_t cum = zeros_;
-    for (const auto& [idx, c] : buckets_) {
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+        const std::uint64_t c = buckets_[i];
+        if (c == 0) continue;
+        const int idx = first_ + static_cast<int>(i);
         if (cum + c >= rank) {
             const int e = floor_div(idx, kSub);
             const int s = idx - e * kSub;

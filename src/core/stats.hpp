@@ -40,7 +40,8 @@ private:
 
 // Exact count, sum, min and max; quantiles from log-linear buckets (each
 // power of two split into 128 sub-buckets, so a quantile is within 0.8 % of
-// the true sample value). Memory does not grow with the number of samples.
+// the true sample value). Memory grows with the range of values (128 counts
+// per power of two spanned), not with the number of samples.
 // Samples must be >= 0 (negative samples are clamped to 0 and counted in
 // clamped()).
 class Histogram {
@@ -57,7 +58,8 @@ public:
     StatInfo info;
 private:
     static constexpr int kSub = 128;
-    std::map<int, std::uint64_t> buckets_;   // sparse: bucket index -> count
+    std::vector<std::uint64_t> buckets_;   // dense: count of bucket first_ + i
+    int first_ = 0;
     std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
 };
