@@ -178,7 +178,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     tracer.close();
 
     if (sim_error.empty() && !sys->workload().finished()) {
-        sim_error = sc_core::sc_time_stamp() >= sys->time_limit()
+        // With SC_EXIT_ON_STARVATION, sc_start returns at the last event before
+        // the limit, not at the limit: events still pending mean the limit
+        // stopped the run, none left means starvation.
+        sim_error = sc_core::sc_time_stamp() >= sys->time_limit() || sc_core::sc_pending_activity()
                         ? "the workload did not finish within sim.time-limit = " + cfg.text("sim.time-limit")
                         : "the simulation ran out of events before the workload finished (deadlock)";
     }

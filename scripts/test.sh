@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set-up, build everything, and run the whole test suite (one process per
+# Catch2 case, through ctest).
+#   scripts/test.sh            (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2
+cd build
+ctest -j2 --output-on-failure
