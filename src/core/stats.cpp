@@ -1,6 +1,8 @@
 // Statistics: counters, scalars, histograms and their registry.
 #include "core/stats.hpp"
 
+#include "core/json.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -18,42 +20,6 @@ int floor_div(int a, int b) {
     int q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
-}
-
-// Shortest text that reads back as exactly `v`; "0" for NaN and infinities
-// (JSON has no representation for them).
-std::string number_text(double v) {
-    if (!std::isfinite(v)) return "0";
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
-    if (res.ec != std::errc()) {   // cannot happen with 64 bytes; be safe
-        std::snprintf(buf, sizeof buf, "%.17g", v);
-        return buf;
-    }
-    return std::string(buf, res.ptr);
-}
-
-std::string number_text(std::uint64_t v) { return std::to_string(v); }
-
-std::string json_quote(const std::string& s) {
-    std::string out;
-    out.reserve(s.size() + 2);
-    out += '"';
-    for (char ch : s) {
-        unsigned char c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    out += '"';
-    return out;
 }
 
 // Readable number for the text table: integers as such, others with 6
@@ -248,23 +214,23 @@ void StatRegistry::write_json(std::ostream& os) const {
     const auto entries = sorted_entries(counters_, scalars_, histograms_);
     os << "{\n";
     for (const Entry& e : entries) {
-        os << "  " << json_quote(*e.name) << ": ";
+        os << "  " << json_string(*e.name) << ": ";
         switch (e.kind) {
         case kCounter:
-            os << number_text(static_cast<const Counter*>(e.stat)->value());
+            os << json_number(static_cast<const Counter*>(e.stat)->value());
             break;
         case kScalar:
-            os << number_text(static_cast<const Scalar*>(e.stat)->value());
+            os << json_number(static_cast<const Scalar*>(e.stat)->value());
             break;
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
-            os << "{\"count\": " << number_text(h->count())
-               << ", \"mean\": " << number_text(h->mean())
-               << ", \"min\": " << number_text(h->min())
-               << ", \"max\": " << number_text(h->max())
-               << ", \"p50\": " << number_text(h->quantile(0.5))
-               << ", \"p99\": " << number_text(h->quantile(0.99))
-               << ", \"unit\": " << json_quote(*e.unit) << "}";
+            os << "{\"count\": " << json_number(h->count())
+               << ", \"mean\": " << json_number(h->mean())
+               << ", \"min\": " << json_number(h->min())
+               << ", \"max\": " << json_number(h->max())
+               << ", \"p50\": " << json_number(h->quantile(0.5))
+               << ", \"p99\": " << json_number(h->quantile(0.99))
+               << ", \"unit\": " << json_string(*e.unit) << "}";
             break;
         }
         }
@@ -273,7 +239,7 @@ void StatRegistry::write_json(std::ostream& os) const {
     os << "  \"units\": {";
     bool first = true;
     for (const Entry& e : entries) {
-        os << (first ? "\n" : ",\n") << "    " << json_quote(*e.name) << ": " << json_quote(*e.unit);
+        os << (first ? "\n" : ",\n") << "    " << json_string(*e.name) << ": " << json_string(*e.unit);
         first = false;
     }
     os << (first ? "}\n" : "\n  }\n") << "}\n";
@@ -288,14 +254,14 @@ void StatRegistry::write_text(std::ostream& os) const {
         std::string v;
         switch (e.kind) {
         case kCounter:
-            v = number_text(static_cast<const Counter*>(e.stat)->value());
+            v = json_number(static_cast<const Counter*>(e.stat)->value());
             break;
         case kScalar:
             v = readable(static_cast<const Scalar*>(e.stat)->value());
             break;
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
-            v = "count=" + number_text(h->count()) + " mean=" + readable(h->mean()) +
+            v = "count=" + json_number(h->count()) + " mean=" + readable(h->mean()) +
                 " min=" + readable(h->min()) + " max=" + readable(h->max()) +
                 " p50=" + readable(h->quantile(0.5)) + " p99=" + readable(h->quantile(0.99));
             break;

@@ -15,6 +15,8 @@
 
 #include <systemc>
 
+#include "core/json.hpp"
+
 namespace vrdmasim {
 
 class Tracer {
@@ -60,9 +62,10 @@ public:
     // Spans and instants written so far (metadata events not counted).
     std::uint64_t events_written() const { return events_; }
 
-    static std::string json_string(const std::string& s);   // quoted, escaped
-    static std::string json_number(double v);                // finite, shortest exact
-    static std::string json_number(std::uint64_t v);
+    // JSON value text for args (core/json.hpp).
+    static std::string json_string(const std::string& s) { return vrdmasim::json_string(s); }
+    template <typename T>
+    static std::string json_number(T v) { return vrdmasim::json_number(v); }
 
 private:
     void write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts);
