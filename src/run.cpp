@@ -105,9 +105,21 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     Config cfg(reg);
     std::string out;
     bool trace = false, narrate = false, quiet = false;
+    // "--section.key value" is the same as "--section.key=value" for declared
+    // parameters (otherwise the value would be taken for a config file).
+    std::vector<std::string> joined;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos &&
+            reg.find(a.substr(2)) && i + 1 < args.size() && args[i + 1].compare(0, 1, "-") != 0) {
+            joined.push_back(a + "=" + args[++i]);
+        } else {
+            joined.push_back(a);
+        }
+    }
     try {
         po::parsed_options parsed =
-            po::command_line_parser(args).options(opts).positional(pos).allow_unregistered().run();
+            po::command_line_parser(joined).options(opts).positional(pos).allow_unregistered().run();
         po::variables_map vm;
         po::store(parsed, vm);
         po::notify(vm);
@@ -120,6 +132,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
         cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
         out = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir();
+        if (out.empty()) throw ConfigError("--out: the output directory name is empty");
         trace = vm.count("trace") > 0;
         narrate = vm.count("log") > 0;
         quiet = vm.count("quiet") > 0;
@@ -146,7 +159,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     // Everything is written into a fresh directory beside the target and
     // renamed into place at the end: no half-written output.
-    const fs::path target = fs::absolute(out);
+    // "DIR/" names DIR: without the trailing separator, the temporary
+    // directory below lands beside DIR, not inside it.
+    fs::path target = fs::absolute(out).lexically_normal();
+    if (target.filename().empty()) target = target.parent_path();
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));

@@ -1,0 +1,1413 @@
+// End-to-end tests of the vrdmasim command line: the built binary
+// (VRDMASIM_EXE) runs as a child process in a fresh temporary directory, its
+// stdout and stderr captured to files, and the tests look at its exit status,
+// its messages and the files it writes. Workloads are kept small so that the
+// whole suite takes a few seconds.
+//
+// Set VRDMASIM_KEEP_TEST_DIRS=1 to keep the temporary directories for
+// inspection.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/params.hpp"
+#include "json_check.hpp"
+#include "system.hpp"
+
+#ifndef VRDMASIM_EXE
+#error "VRDMASIM_EXE must name the vrdmasim binary under test"
+#endif
+#ifndef VRDMASIM_SOURCE_DIR
+#error "VRDMASIM_SOURCE_DIR must name the source tree"
+#endif
+
+namespace fs = std::filesystem;
+using vrdmasim_test::JVal;
+using vrdmasim_test::parse_json;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Files and directories
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + p.string());
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& text) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+// A fresh directory from mkdtemp, removed with everything in it at the end.
+class TempDir {
+public:
+    TempDir() {
+        const char* base = std::getenv("TMPDIR");
+        std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vrdmasim-cli-XXXXXX";
+        std::vector<char> buf(tmpl.begin(), tmpl.end());
+        buf.push_back('\0');
+        if (mkdtemp(buf.data()) == nullptr)
+            throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
+        path_ = fs::path(buf.data());
+    }
+    ~TempDir() {
+        const char* keep = std::getenv("VRDMASIM_KEEP_TEST_DIRS");
+        if (keep && *keep) return;
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+    std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
+
+private:
+    fs::path path_;
+};
+
+// Names in a directory (not recursive), hidden ones included.
+std::set<std::string> listing(const fs::path& dir) {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+    return names;
+}
+
+// A file, or everything under a directory, for "left untouched" checks:
+// relative path -> type, size, inode, modification time (ns) and content.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+    std::map<std::string, std::string> snap;
+    auto state = [](const fs::path& p) {
+        struct stat st {};
+        if (lstat(p.c_str(), &st) != 0) return std::string("missing");
+        std::ostringstream os;
+        os << "mode=" << st.st_mode << " ino=" << st.st_ino << " size=" << st.st_size
+           << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
+        if (S_ISREG(st.st_mode)) os << " content=" << slurp(p);
+        return os.str();
+    };
+    snap["."] = state(dir);
+    if (!fs::is_directory(dir)) return snap;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        snap[fs::relative(e.path(), dir).string()] = state(e.path());
+    return snap;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+std::size_t count_lines(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// ---------------------------------------------------------------------------
+// Running the binary
+
+struct Result {
+    int status = -1;   // exit status; 128 + signal number if killed
+    std::string out, err;
+};
+
+// Captured output goes here, out of the way of the directories under test.
+const fs::path& capture_dir() {
+    static TempDir dir;
+    return dir.path();
+}
+
+// Runs VRDMASIM_EXE with `args` in directory `cwd`, stdin from /dev/null.
+// No shell: every argument reaches the program as is. A child that runs for
+// more than two minutes is killed (SIGALRM survives exec).
+Result run_exe(const std::vector<std::string>& args, const fs::path& cwd) {
+    static int counter = 0;
+    ++counter;
+    const std::string out_path = (capture_dir() / ("stdout-" + std::to_string(counter))).string();
+    const std::string err_path = (capture_dir() / ("stderr-" + std::to_string(counter))).string();
+    const std::string exe = VRDMASIM_EXE;
+    const std::string dir = cwd.string();
+
+    std::vector<std::string> argv_s{exe};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec.
+        const int in = open("/dev/null", O_RDONLY);
+        const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || err < 0) _exit(125);
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
+        if (chdir(dir.c_str()) != 0) _exit(126);
+        alarm(120);
+        execv(exe.c_str(), argv.data());
+        _exit(127);
+    }
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0) {
+        if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    Result r;
+    if (WIFEXITED(wstatus)) r.status = WEXITSTATUS(wstatus);
+    else if (WIFSIGNALED(wstatus)) r.status = 128 + WTERMSIG(wstatus);
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    if (r.status >= 125)
+        FAIL("vrdmasim did not run or was killed: status " << r.status << "\nstderr:\n" << r.err);
+    return r;
+}
+
+// Shows a run's output when an assertion about it fails.
+std::string describe(const Result& r) {
+    return "exit status " + std::to_string(r.status) + "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
+}
+
+// ---------------------------------------------------------------------------
+// Reading outputs
+
+// RFC 4180 CSV: quoted fields, doubled quotes, commas and newlines inside quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::string field;
+    bool quoted = false, any = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+            continue;
+        }
+        any = true;
+        if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            row.push_back(field);
+            field.clear();
+        } else if (c == '\n' || c == '\r') {
+            if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+            row.push_back(field);
+            field.clear();
+            rows.push_back(row);
+            row.clear();
+            any = false;
+        } else {
+            field += c;
+        }
+    }
+    if (quoted) throw std::runtime_error("CSV: unterminated quoted field");
+    if (any) {
+        row.push_back(field);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+// A CSV file with a header: rows as column -> value. Every row must have as
+// many fields as the header and no column may appear twice.
+struct Table {
+    std::vector<std::string> header;
+    std::vector<std::map<std::string, std::string>> rows;
+    bool has(const std::string& col) const { return std::find(header.begin(), header.end(), col) != header.end(); }
+};
+
+Table read_table(const fs::path& p) {
+    const auto raw = parse_csv(slurp(p));
+    if (raw.empty()) throw std::runtime_error(p.string() + ": no header");
+    Table t;
+    t.header = raw[0];
+    const std::set<std::string> unique(t.header.begin(), t.header.end());
+    if (unique.size() != t.header.size()) throw std::runtime_error(p.string() + ": duplicate column");
+    for (std::size_t i = 1; i < raw.size(); ++i) {
+        if (raw[i].size() != t.header.size())
+            throw std::runtime_error(p.string() + ": row " + std::to_string(i + 1) + " has " +
+                                     std::to_string(raw[i].size()) + " fields, header " +
+                                     std::to_string(t.header.size()));
+        std::map<std::string, std::string> row;
+        for (std::size_t c = 0; c < t.header.size(); ++c) row[t.header[c]] = raw[i][c];
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+double number(const std::map<std::string, std::string>& row, const std::string& col) {
+    auto it = row.find(col);
+    if (it == row.end()) throw std::runtime_error("no column " + col);
+    const char* s = it->second.c_str();
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s, &end);
+    if (it->second.empty() || *end != '\0' || errno != 0)
+        throw std::runtime_error("column " + col + ": '" + it->second + "' is not a number");
+    return v;
+}
+
+// A CSV table with some columns left out, as text: for comparing results
+// while ignoring host-dependent columns.
+std::string without_columns(const Table& t, const std::set<std::string>& drop) {
+    std::string s;
+    for (const auto& h : t.header)
+        if (!drop.count(h)) s += h + "|";
+    s += "\n";
+    for (const auto& r : t.rows) {
+        for (const auto& h : t.header)
+            if (!drop.count(h)) s += r.at(h) + "|";
+        s += "\n";
+    }
+    return s;
+}
+
+const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib"};
+
+// Columns summary.csv must have, per the run contract.
+const std::vector<std::string> kSummaryColumns{
+    "sim_seconds",     "host_seconds",   "sim_events",      "transfers",      "transfer_errors",
+    "bytes_delivered", "bytes_verified", "data_mismatches", "throughput_gbps", "latency_us_p50",
+    "latency_us_p99",  "peak_rss_mib"};
+
+// config.ini: "section.key" -> value, with the origin from the "# from ..."
+// comment just above it ("" for a default), and the sections in order.
+struct IniEntry {
+    std::string value, origin;
+};
+struct Ini {
+    std::map<std::string, IniEntry> entries;
+    std::vector<std::string> keys;       // in file order
+    std::vector<std::string> sections;   // in file order
+    int line_of(const std::string& key) const { return line.at(key); }
+    std::map<std::string, int> line;
+};
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+Ini read_ini(const fs::path& p) {
+    Ini ini;
+    std::istringstream in(slurp(p));
+    std::string raw, section, origin;
+    int lineno = 0;
+    while (std::getline(in, raw)) {
+        ++lineno;
+        const std::string l = trim(raw);
+        if (l.empty()) {
+            origin.clear();
+            continue;
+        }
+        if (l[0] == '#' || l[0] == ';') {
+            if (l.rfind("# from ", 0) == 0) origin = l.substr(7);
+            continue;
+        }
+        if (l[0] == '[') {
+            section = l.substr(1, l.size() - 2);
+            ini.sections.push_back(section);
+            origin.clear();
+            continue;
+        }
+        const auto eq = l.find('=');
+        if (eq == std::string::npos || section.empty())
+            throw std::runtime_error(p.string() + ":" + std::to_string(lineno) + ": not key = value: " + l);
+        const std::string key = section + "." + trim(l.substr(0, eq));
+        if (ini.entries.count(key)) throw std::runtime_error(p.string() + ": " + key + " twice");
+        ini.entries[key] = {trim(l.substr(eq + 1)), origin};
+        ini.keys.push_back(key);
+        ini.line[key] = lineno;
+        origin.clear();
+    }
+    return ini;
+}
+
+std::map<std::string, std::string> values_of(const Ini& ini) {
+    std::map<std::string, std::string> v;
+    for (const auto& kv : ini.entries) v[kv.first] = kv.second.value;
+    return v;
+}
+
+// One parameter line of `vrdmasim params`:
+//   "  dma.block-size  size  4KiB  [16B, 1MiB]  help text"
+struct ParamLine {
+    std::string section, name, type, dflt, range, help;
+};
+struct ParamsOutput {
+    std::vector<std::pair<std::string, std::string>> sections;   // name, description
+    std::vector<ParamLine> params;
+};
+
+ParamsOutput parse_params(const std::string& text) {
+    ParamsOutput po;
+    std::istringstream in(text);
+    std::string l;
+    const std::regex header(R"(^\[([a-z0-9_-]+)\]  (.+)$)");
+    const std::regex param(R"(^  (\S+)\s+(\S+)\s+(\S+)\s+(\[[^\]]*\]|\{[^}]*\})?\s*(.*)$)");
+    while (std::getline(in, l)) {
+        std::smatch m;
+        if (l.empty()) continue;
+        if (std::regex_match(l, m, header)) {
+            po.sections.emplace_back(m[1], m[2]);
+        } else if (std::regex_match(l, m, param)) {
+            if (po.sections.empty()) throw std::runtime_error("params: parameter before any section: " + l);
+            po.params.push_back({po.sections.back().first, m[1], m[2], m[3], m[4], m[5]});
+        } else {
+            throw std::runtime_error("params: unexpected line: '" + l + "'");
+        }
+    }
+    return po;
+}
+
+// Whether two texts of a parameter of type `type` (as `params` names it) mean
+// the same value: "1us" and "1000ns" do.
+bool same_value(const std::string& type, const std::string& x, const std::string& y) {
+    try {
+        if (type == "time") return vrdmasim::parse_time_ps(x) == vrdmasim::parse_time_ps(y);
+        if (type == "rate") return vrdmasim::parse_rate_bps(x) == vrdmasim::parse_rate_bps(y);
+        if (type == "size") return vrdmasim::parse_size_bytes(x) == vrdmasim::parse_size_bytes(y);
+        if (type == "frequency") return vrdmasim::parse_frequency_hz(x) == vrdmasim::parse_frequency_hz(y);
+        if (type == "bool") return vrdmasim::parse_bool(x) == vrdmasim::parse_bool(y);
+        if (type == "int") return vrdmasim::parse_int(x) == vrdmasim::parse_int(y);
+        if (type == "real") return vrdmasim::parse_real(x) == vrdmasim::parse_real(y);
+    } catch (const std::exception&) {
+        return false;
+    }
+    return x == y;
+}
+
+// The JSON document of a file; fails the test if it does not parse.
+JVal json_file(const fs::path& p) {
+    const std::string text = slurp(p);
+    try {
+        return parse_json(text);
+    } catch (const std::exception& e) {
+        FAIL(p.string() << " is not valid JSON: " << e.what());
+    }
+    return {};
+}
+
+// Sum of the stats.json counters whose name ends in ".<suffix>".
+double sum_counters(const JVal& stats, const std::string& suffix) {
+    double sum = 0;
+    for (const auto& kv : stats.obj) {
+        const std::string& k = kv.first;
+        const std::string tail = "." + suffix;
+        if (k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0) {
+            REQUIRE(kv.second.type == JVal::Num);
+            sum += kv.second.num;
+        }
+    }
+    return sum;
+}
+
+std::string project_version() {
+    const std::string cm = slurp(fs::path(VRDMASIM_SOURCE_DIR) / "CMakeLists.txt");
+    std::smatch m;
+    if (!std::regex_search(cm, m, std::regex(R"(project\s*\(\s*vrdmasim\s+VERSION\s+([0-9.]+))")))
+        throw std::runtime_error("no project version in CMakeLists.txt");
+    return m[1];
+}
+
+// A small stream run's command line (256 KiB in 64 KiB writes: 4 transfers).
+const std::vector<std::string> kSmall{"--workload.total-bytes=256KiB"};
+
+std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+}  // namespace
+
+// ===========================================================================
+// Help, version, bad commands
+
+TEST_CASE("help prints the usage and exits 0", "[cli]") {
+    TempDir tmp;
+    for (const std::string flag : {"--help", "-h", "help"}) {
+        INFO("vrdmasim " << flag);
+        const Result r = run_exe({flag}, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 0);
+        for (const char* text : {"usage:", "vrdmasim run", "vrdmasim params", "vrdmasim sweep", "vrdmasim merge",
+                                 "--version", "Exit status"})
+            CHECK(contains(r.out, text));
+        CHECK(r.err.empty());
+    }
+    // `run --help` too, and it simulates nothing and writes nothing.
+    const Result r = run_exe({"run", "--help"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "vrdmasim params"})
+        CHECK(contains(r.out, text));
+    CHECK(listing(tmp.path()).empty());
+}
+
+TEST_CASE("version prints the project version and exits 0", "[cli]") {
+    TempDir tmp;
+    for (const std::string flag : {"--version", "-V", "version"}) {
+        const Result r = run_exe({flag}, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 0);
+        std::smatch m;
+        REQUIRE(std::regex_match(r.out, m, std::regex(R"(vrdmasim (\S+) \(SystemC [^)\n]+\)\n)")));
+        CHECK(m[1] == project_version());
+        CHECK(r.err.empty());
+    }
+}
+
+TEST_CASE("no arguments or an unknown command exits 2 with the usage on stderr", "[cli]") {
+    TempDir tmp;
+    Result r = run_exe({}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "usage:"));
+
+    r = run_exe({"frobnicate", "--out", "x"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "unknown command 'frobnicate'"));
+    CHECK(contains(r.err, "usage:"));
+
+    // A misspelled command is not taken for something else either.
+    r = run_exe({"runn"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "unknown command 'runn'"));
+    CHECK(listing(tmp.path()).empty());
+}
+
+// ===========================================================================
+// params
+
+TEST_CASE("params lists every section and parameter with type default range and help", "[cli][params]") {
+    TempDir tmp;
+    const Result r = run_exe({"params"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    const ParamsOutput po = parse_params(r.out);
+
+    // Against the registry the binary is built from.
+    vrdmasim::ParamRegistry reg;
+    vrdmasim::declare_all_params(reg);
+    REQUIRE(po.sections.size() == reg.sections().size());
+    for (std::size_t i = 0; i < po.sections.size(); ++i) {
+        CHECK(po.sections[i].first == reg.sections()[i].first);
+        CHECK(po.sections[i].second == reg.sections()[i].second);
+    }
+    for (const char* s : {"sim", "topology", "link", "ni", "workload", "rdma", "dma", "router", "bus", "dram"}) {
+        INFO("section " << s);
+        CHECK(std::any_of(po.sections.begin(), po.sections.end(), [&](const auto& x) { return x.first == s; }));
+    }
+    REQUIRE(po.params.size() == reg.all().size());
+    const std::set<std::string> types{"time", "rate", "size", "frequency", "bool", "enum", "int", "real", "string"};
+    for (std::size_t i = 0; i < po.params.size(); ++i) {
+        const ParamLine& p = po.params[i];
+        const vrdmasim::ParamDecl& d = reg.all()[i];
+        INFO("parameter " << p.name);
+        CHECK(p.name == d.name());
+        CHECK(p.section == d.section);
+        CHECK(p.type == d.unit());
+        CHECK(types.count(p.type) == 1);
+        CHECK(!p.dflt.empty());
+        CHECK(p.help == d.help);
+        CHECK(!p.help.empty());
+        if (p.type == "enum") {
+            CHECK(p.range.front() == '{');
+            for (const auto& c : d.choices) CHECK(contains(p.range, c));
+        }
+        if (d.has_min || d.has_max) CHECK(!p.range.empty());
+    }
+
+    const auto bs = std::find_if(po.params.begin(), po.params.end(),
+                                 [](const ParamLine& p) { return p.name == "dma.block-size"; });
+    REQUIRE(bs != po.params.end());
+    CHECK(bs->section == "dma");
+    CHECK(bs->type == "size");
+    CHECK(bs->dflt == "4KiB");
+    CHECK(bs->range == "[16B, 1MiB]");
+    CHECK(contains(bs->help, "bytes read from the source per memory request"));
+
+    const auto kind = std::find_if(po.params.begin(), po.params.end(),
+                                   [](const ParamLine& p) { return p.name == "workload.kind"; });
+    REQUIRE(kind != po.params.end());
+    CHECK(kind->type == "enum");
+    CHECK(kind->dflt == "stream");
+    CHECK(kind->range == "{stream, pingpong}");
+}
+
+TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {
+    TempDir tmp;
+    const Result p = run_exe({"params"}, tmp.path());
+    REQUIRE(p.status == 0);
+    const ParamsOutput po = parse_params(p.out);
+    REQUIRE(!po.params.empty());
+
+    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "--quiet"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Ini ini = read_ini(tmp.path() / "out" / "config.ini");
+
+    // Same parameters, same order, same sections.
+    std::vector<std::string> names;
+    for (const auto& x : po.params) names.push_back(x.name);
+    CHECK(ini.keys == names);
+    std::vector<std::string> sections;
+    for (const auto& s : po.sections) sections.push_back(s.first);
+    CHECK(ini.sections == sections);
+
+    for (const auto& x : po.params) {
+        INFO("parameter " << x.name);
+        REQUIRE(ini.entries.count(x.name) == 1);
+        const IniEntry& e = ini.entries.at(x.name);
+        if (x.name == "workload.total-bytes") {
+            CHECK(e.value == "256KiB");
+            CHECK(e.origin == "command line");
+        } else {
+            CHECK(same_value(x.type, e.value, x.dflt));
+            CHECK(e.origin.empty());
+        }
+    }
+}
+
+// ===========================================================================
+// run
+
+TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt and summary.csv", "[cli][run]") {
+    TempDir tmp;
+    // The built-in default (16 MiB streamed from node 0 to node 1); a relative --out.
+    const Result r = run_exe({"run", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(r.err.empty());
+    CHECK(contains(r.out, "outputs in out"));
+    // Nothing but the output directory: no partial directories left beside it,
+    // no default vrdmasim-out/.
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
+    const fs::path out = tmp.path() / "out";
+    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+
+    // Every parameter at its default.
+    const Ini ini = read_ini(out / "config.ini");
+    for (const auto& kv : ini.entries) {
+        INFO(kv.first);
+        CHECK(kv.second.origin.empty());
+    }
+    const std::uint64_t total = vrdmasim::parse_size_bytes(ini.entries.at("workload.total-bytes").value);
+    const std::uint64_t msg = vrdmasim::parse_size_bytes(ini.entries.at("workload.message-size").value);
+    CHECK(total == 16u << 20);
+    CHECK(ini.entries.at("workload.kind").value == "stream");
+
+    // summary.csv: one header, one data row.
+    const std::string summary_text = slurp(out / "summary.csv");
+    CHECK(count_lines(summary_text) == 2);
+    const Table s = read_table(out / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    for (const auto& c : kSummaryColumns) {
+        INFO("column " << c);
+        REQUIRE(s.has(c));
+        CHECK_NOTHROW(number(s.rows[0], c));
+    }
+    const auto& row = s.rows[0];
+    CHECK(row.at("workload") == "stream");
+    CHECK(row.at("nodes") == "2");
+    CHECK(number(row, "bytes_delivered") == static_cast<double>(total));
+    CHECK(number(row, "bytes_verified") == static_cast<double>(total));
+    CHECK(number(row, "data_mismatches") == 0);
+    CHECK(number(row, "transfer_errors") == 0);
+    CHECK(number(row, "transfers") == static_cast<double>(total / msg));
+    CHECK(number(row, "sim_seconds") > 0);
+    CHECK(number(row, "host_seconds") >= 0);
+    CHECK(number(row, "sim_events") > 0);
+    CHECK(number(row, "peak_rss_mib") > 0);
+    // Cannot beat the 16 Gb/s link.
+    CHECK(number(row, "throughput_gbps") > 0);
+    CHECK(number(row, "throughput_gbps") <= 16.0);
+    CHECK(number(row, "latency_us_p50") > 0);
+    CHECK(number(row, "latency_us_p50") <= number(row, "latency_us_p99"));
+    // Moving the bytes takes at least their time on the wire.
+    CHECK(number(row, "sim_seconds") >= static_cast<double>(total) * 8 / 16e9);
+
+    // stats.json: valid JSON, an object of statistics, consistent with the summary.
+    const JVal stats = json_file(out / "stats.json");
+    REQUIRE(stats.type == JVal::Obj);
+    REQUIRE(stats.get("workload.bytes_delivered"));
+    CHECK(stats.get("workload.bytes_delivered")->num == number(row, "bytes_delivered"));
+    REQUIRE(stats.get("workload.bytes_verified"));
+    CHECK(stats.get("workload.bytes_verified")->num == number(row, "bytes_verified"));
+    REQUIRE(stats.get("workload.transfers"));
+    CHECK(stats.get("workload.transfers")->num == number(row, "transfers"));
+    CHECK(sum_counters(stats, "transactions") == number(row, "sim_events"));
+    if (s.has("packets")) CHECK(sum_counters(stats, "packets_sent") == number(row, "packets"));
+
+    // Only simulated quantities in stats.json: nothing named after the host.
+    const std::regex hostish(R"((^|[._])(host|wall|rss|cpu|elapsed|peak_rss|hostname|pid)([._]|$))",
+                             std::regex::icase);
+    std::vector<std::string> keys;
+    for (const auto& kv : stats.obj) {
+        keys.push_back(kv.first);
+        if (kv.second.type == JVal::Obj)
+            for (const auto& sub : kv.second.obj) keys.push_back(kv.first + "." + sub.first);
+    }
+    for (const auto& k : keys) {
+        INFO("stats.json key " << k);
+        CHECK(!std::regex_search(k, hostish));
+    }
+
+    // stats.txt: the same statistics as stats.json, one per line.
+    std::set<std::string> json_stats, txt_stats;
+    for (const auto& kv : stats.obj)
+        if (kv.first != "units") json_stats.insert(kv.first);
+    std::istringstream txt(slurp(out / "stats.txt"));
+    std::string line;
+    while (std::getline(txt, line)) {
+        std::istringstream ls(line);
+        std::string name;
+        if (ls >> name) txt_stats.insert(name);
+    }
+    CHECK(!txt_stats.empty());
+    CHECK(txt_stats == json_stats);
+}
+
+TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event log", "[cli][run]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--workload.kind=pingpong", "--workload.message-size=64B",
+                               "--workload.iterations=20", "--trace", "--log", "--out", "out", "--quiet"},
+                              tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(r.out.empty());   // --quiet
+    const fs::path out = tmp.path() / "out";
+    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv",
+                                                 "trace.json", "events.log"});
+    const Table s = read_table(out / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const double transfers = number(s.rows[0], "transfers");
+    CHECK(transfers == 40);
+
+    const JVal trace = json_file(out / "trace.json");
+    REQUIRE(trace.type == JVal::Obj);
+    const JVal* events = trace.get("traceEvents");
+    REQUIRE(events);
+    REQUIRE(events->type == JVal::Arr);
+
+    std::map<double, std::string> process_names;      // pid -> name
+    std::set<std::pair<double, double>> named_threads;  // (pid, tid)
+    std::set<std::pair<double, double>> span_threads;
+    std::map<std::string, std::pair<int, int>> async;  // id -> (#b, #e)
+    std::map<std::string, double> begin_ts;
+    std::size_t spans = 0, begins = 0, ends = 0;
+    for (const JVal& e : events->arr) {
+        REQUIRE(e.type == JVal::Obj);
+        const JVal* ph = e.get("ph");
+        REQUIRE(ph);
+        REQUIRE(ph->type == JVal::Str);
+        const JVal* pid = e.get("pid");
+        REQUIRE(pid);
+        REQUIRE(pid->type == JVal::Num);
+        if (ph->text == "M") {
+            const JVal* name = e.get("name");
+            const JVal* args = e.get("args");
+            REQUIRE(name);
+            REQUIRE(args);
+            if (name->text == "process_name") {
+                REQUIRE(args->get("name"));
+                process_names[pid->num] = args->get("name")->text;
+            } else if (name->text == "thread_name") {
+                REQUIRE(e.get("tid"));
+                named_threads.insert({pid->num, e.get("tid")->num});
+            }
+            continue;
+        }
+        const JVal* ts = e.get("ts");
+        REQUIRE(ts);
+        REQUIRE(ts->type == JVal::Num);
+        CHECK(ts->num >= 0);
+        REQUIRE(e.get("name"));
+        if (ph->text == "X") {
+            ++spans;
+            const JVal* dur = e.get("dur");
+            REQUIRE(dur);
+            REQUIRE(dur->type == JVal::Num);
+            CHECK(dur->num >= 0);
+            REQUIRE(e.get("tid"));
+            span_threads.insert({pid->num, e.get("tid")->num});
+        } else if (ph->text == "b" || ph->text == "e") {
+            const JVal* id = e.get("id");
+            REQUIRE(id);
+            REQUIRE(e.get("cat"));
+            const std::string key = id->text + "/" + e.get("cat")->text + "/" + e.get("name")->text;
+            if (ph->text == "b") {
+                ++begins;
+                ++async[key].first;
+                begin_ts[key] = ts->num;
+            } else {
+                ++ends;
+                ++async[key].second;
+                REQUIRE(begin_ts.count(key) == 1);   // ends after its begin, in file order
+                CHECK(ts->num >= begin_ts[key]);
+            }
+        }
+    }
+    CHECK(spans > 0);
+    CHECK(begins > 0);
+    CHECK(begins == ends);
+    CHECK(static_cast<double>(begins) == transfers);   // one async event per transfer
+    for (const auto& kv : async) {
+        INFO("async id " << kv.first);
+        CHECK(kv.second.first == 1);
+        CHECK(kv.second.second == 1);
+    }
+    std::set<std::string> names;
+    for (const auto& kv : process_names) names.insert(kv.second);
+    CHECK(names.count("node0") == 1);
+    CHECK(names.count("node1") == 1);
+    // Every span is on a named track of a named process.
+    for (const auto& pt : span_threads) {
+        INFO("pid " << pt.first << " tid " << pt.second);
+        CHECK(process_names.count(pt.first) == 1);
+        CHECK(named_threads.count(pt) == 1);
+    }
+
+    // events.log: "<time> us  <who>  <what>", sorted by time, both nodes.
+    const std::string log = slurp(out / "events.log");
+    std::istringstream in(log);
+    std::string line;
+    const std::regex fmt(R"(^\s*([0-9]+\.[0-9]+) us  (\S+)  (.+)$)");
+    double last = -1;
+    std::size_t lines = 0;
+    std::set<std::string> who;
+    while (std::getline(in, line)) {
+        std::smatch m;
+        INFO("events.log line " << lines + 1 << ": " << line);
+        REQUIRE(std::regex_match(line, m, fmt));
+        const double t = std::stod(m[1]);
+        CHECK(t >= last);
+        last = t;
+        who.insert(m[2].str().substr(0, m[2].str().find('.')));
+        ++lines;
+    }
+    CHECK(lines >= transfers);
+    CHECK(who.count("node0") == 1);
+    CHECK(who.count("node1") == 1);
+}
+
+TEST_CASE("run with log alone writes a sorted events.log of overlapping transfers and no trace", "[cli][run]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--workload.total-bytes=256KiB", "--workload.message-size=16KiB",
+                               "--workload.window=4", "--log", "--out", "out", "-q"},
+                              tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const fs::path out = tmp.path() / "out";
+    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv", "events.log"});
+    std::istringstream in(slurp(out / "events.log"));
+    std::string line;
+    double last = -1;
+    std::size_t lines = 0;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        double t = 0;
+        std::string unit;
+        INFO("line " << line);
+        REQUIRE(static_cast<bool>(ls >> t >> unit));
+        CHECK(unit == "us");
+        CHECK(t >= last);
+        last = t;
+        ++lines;
+    }
+    CHECK(lines >= 16);   // 16 transfers, each starts and completes
+}
+
+TEST_CASE("a pingpong run makes two transfers per iteration at a plausible latency", "[cli][run]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--workload.kind=pingpong", "--workload.message-size=64B",
+                               "--workload.iterations=50", "--out", "out", "-q"},
+                              tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const auto& row = s.rows[0];
+    CHECK(row.at("workload") == "pingpong");
+    CHECK(number(row, "transfers") == 100);
+    CHECK(number(row, "transfer_errors") == 0);
+    CHECK(number(row, "bytes_delivered") == 100 * 64);
+    CHECK(number(row, "bytes_verified") == 100 * 64);
+    CHECK(number(row, "data_mismatches") == 0);
+    const double p50 = number(row, "latency_us_p50"), p99 = number(row, "latency_us_p99");
+    CHECK(p50 >= 0.5);
+    CHECK(p50 <= 5.0);
+    CHECK(p99 >= p50);
+    CHECK(p99 <= 5.0);
+    // 100 one-way trips of at least p50-ish each.
+    CHECK(number(row, "sim_seconds") * 1e6 >= 100 * 0.5);
+}
+
+TEST_CASE("precedence: defaults < first config < second config < command line", "[cli][run]") {
+    TempDir tmp;
+    spit(tmp.path() / "a.ini",
+         "# first config\n"              // 1
+         "[dma]\n"                       // 2
+         "block-size = 8KiB\n"           // 3
+         "packet-size = 128B\n"          // 4
+         "\n"                            // 5
+         "[link]\n"                      // 6
+         "rate = 10Gbps   ; comment\n"   // 7
+         "[workload]\n"                  // 8
+         "total-bytes = 512KiB\n"        // 9
+         "message-size = 32KiB\n");      // 10
+    spit(tmp.path() / "b.ini",
+         "[dma]\n"                       // 1
+         "packet-size = 512B\n"          // 2
+         "[link]\n"                      // 3
+         "rate = 12Gbps\n"               // 4
+         "[workload]\n"                  // 5
+         "total-bytes = 256KiB\n");      // 6
+    const std::string a = tmp / "a.ini", b = tmp / "b.ini";
+
+    // The command-line value comes first in argv and still wins over both files.
+    Result r = run_exe({"run", "--link.rate=8Gbps", a, b, "--out", "ab", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    Ini ini = read_ini(tmp.path() / "ab" / "config.ini");
+    auto check = [&](const Ini& i, const std::string& key, const std::string& value, const std::string& origin) {
+        INFO(key);
+        REQUIRE(i.entries.count(key) == 1);
+        CHECK(i.entries.at(key).value == value);
+        if (origin.empty()) CHECK(i.entries.at(key).origin.empty());
+        else CHECK(contains(i.entries.at(key).origin, origin));
+    };
+    check(ini, "dma.block-size", "8KiB", "a.ini:3");        // only in a
+    check(ini, "dma.packet-size", "512B", "b.ini:2");       // b over a
+    check(ini, "workload.total-bytes", "256KiB", "b.ini:6");
+    check(ini, "workload.message-size", "32KiB", "a.ini:10");
+    check(ini, "link.rate", "8Gbps", "command line");       // command line over both
+    check(ini, "dram.latency", "100ns", "");                // default
+    check(ini, "workload.window", "4", "");
+    // The effective values are the ones simulated.
+    Table s = read_table(tmp.path() / "ab" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    CHECK(number(s.rows[0], "bytes_delivered") == 256 * 1024);
+    CHECK(number(s.rows[0], "transfers") == 256 / 32);
+    if (s.has("packets")) CHECK(number(s.rows[0], "packets") == 256 * 1024 / 512);
+    CHECK(number(s.rows[0], "throughput_gbps") <= 8.0);
+
+    // Files in the other order: a wins, and without the command line a's rate.
+    r = run_exe({"run", b, a, "--out", "ba", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    ini = read_ini(tmp.path() / "ba" / "config.ini");
+    check(ini, "dma.block-size", "8KiB", "a.ini:3");
+    check(ini, "dma.packet-size", "128B", "a.ini:4");
+    check(ini, "workload.total-bytes", "512KiB", "a.ini:9");
+    check(ini, "link.rate", "10Gbps", "a.ini:7");
+    check(ini, "dram.latency", "100ns", "");
+    s = read_table(tmp.path() / "ba" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    CHECK(number(s.rows[0], "bytes_delivered") == 512 * 1024);
+    CHECK(number(s.rows[0], "transfers") == 512 / 32);
+    if (s.has("packets")) CHECK(number(s.rows[0], "packets") == 512 * 1024 / 128);
+    CHECK(number(s.rows[0], "throughput_gbps") <= 10.0);
+
+    // "--section.key value" means the same as "--section.key=value".
+    r = run_exe({"run", a, "--link.rate", "9Gbps", "--workload.window", "2", "--out", "sp", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    ini = read_ini(tmp.path() / "sp" / "config.ini");
+    check(ini, "link.rate", "9Gbps", "command line");
+    check(ini, "workload.window", "2", "command line");
+    check(ini, "dma.block-size", "8KiB", "a.ini:3");
+}
+
+// The run's options that are not defaults, some of them awkward to write back.
+const std::vector<std::string> kUnusual{
+    "--workload.total-bytes=240KiB", "--workload.message-size=12KiB", "--workload.window=3", "--sim.seed=7",
+    "--dram.bandwidth=12.8GB/s",     "--link.latency=155ns",          "--dma.packet-size=192B",
+    "--ni.rate=15Gbps"};
+
+TEST_CASE("re-running a run's config.ini reproduces its simulated results exactly", "[cli][run][determinism]") {
+    TempDir tmp;
+    Result r = run_exe(cat(cat({"run"}, kUnusual), {"--trace", "--log", "--out", "first", "-q"}), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    r = run_exe({"run", "first/config.ini", "--trace", "--log", "--out", "again", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const fs::path first = tmp.path() / "first", again = tmp.path() / "again";
+
+    const Ini i1 = read_ini(first / "config.ini"), i2 = read_ini(again / "config.ini");
+    CHECK(values_of(i1) == values_of(i2));
+    CHECK(i1.entries.at("sim.seed").value == "7");
+    CHECK(i1.entries.at("dram.bandwidth").value == "12.8GB/s");
+    // Every value of the re-run came from the config file, from the line it is on.
+    for (const auto& kv : i2.entries) {
+        INFO(kv.first);
+        CHECK(kv.second.origin == "first/config.ini:" + std::to_string(i1.line_of(kv.first)));
+    }
+
+    CHECK(slurp(first / "stats.json") == slurp(again / "stats.json"));
+    CHECK(slurp(first / "stats.txt") == slurp(again / "stats.txt"));
+    CHECK(slurp(first / "trace.json") == slurp(again / "trace.json"));
+    CHECK(slurp(first / "events.log") == slurp(again / "events.log"));
+    const Table s1 = read_table(first / "summary.csv"), s2 = read_table(again / "summary.csv");
+    REQUIRE(s1.rows.size() == 1);
+    CHECK(s1.header == s2.header);
+    CHECK(without_columns(s1, kHostColumns) == without_columns(s2, kHostColumns));
+    CHECK(number(s1.rows[0], "bytes_verified") == 240 * 1024);
+    CHECK(number(s1.rows[0], "transfers") == 20);
+}
+
+TEST_CASE("the same configuration and seed twice gives identical outputs", "[cli][run][determinism]") {
+    TempDir tmp;
+    const std::vector<std::string> args = cat({"run"}, kUnusual);
+    for (const char* out : {"one", "two"}) {
+        const Result r = run_exe(cat(args, {"--trace", "--log", "--out", out, "-q"}), tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+    }
+    const fs::path one = tmp.path() / "one", two = tmp.path() / "two";
+    for (const char* f : {"config.ini", "stats.json", "stats.txt", "trace.json", "events.log"}) {
+        INFO(f);
+        CHECK(slurp(one / f) == slurp(two / f));
+    }
+    const Table s1 = read_table(one / "summary.csv"), s2 = read_table(two / "summary.csv");
+    CHECK(without_columns(s1, kHostColumns) == without_columns(s2, kHostColumns));
+}
+
+TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
+    TempDir tmp;
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--trace", "--out", "out", "-q"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    REQUIRE(fs::exists(tmp.path() / "out" / "trace.json"));
+    r = run_exe({"run", "--workload.total-bytes=128KiB", "--out", "out", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
+    CHECK(listing(tmp.path() / "out") == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    CHECK(number(s.rows[0], "bytes_delivered") == 128 * 1024);
+
+    // "DIR/" is DIR, whether new or holding an earlier run.
+    for (const char* dir : {"out/", "fresh/"}) {
+        INFO("--out " << dir);
+        r = run_exe({"run", "--workload.total-bytes=64KiB", "--out", dir, "-q"}, tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        const std::string name = std::string(dir).substr(0, std::strlen(dir) - 1);
+        CHECK(listing(tmp.path() / name) ==
+              std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+        const Table t = read_table(tmp.path() / name / "summary.csv");
+        REQUIRE(t.rows.size() == 1);
+        CHECK(number(t.rows[0], "bytes_delivered") == 64 * 1024);
+    }
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out", "fresh"});
+}
+
+TEST_CASE("a run that does not finish within sim.time-limit exits 1 and writes nothing", "[cli][run]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--sim.time-limit=10us", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "sim.time-limit"));
+    CHECK(contains(r.err, "10us"));
+    CHECK(!contains(r.err, "deadlock"));
+    CHECK(listing(tmp.path()).empty());
+}
+
+// ===========================================================================
+// Configuration errors
+
+namespace {
+
+struct BadCase {
+    std::string what;
+    std::vector<std::string> args;       // after "run"; "@name" is tmp/name
+    std::vector<std::string> expect;     // substrings of stderr
+};
+
+}  // namespace
+
+TEST_CASE("configuration errors exit 2 and say what is wrong and where and write nothing", "[cli][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "unknown_key.ini", "# a config with a typo\n[dma]\nblok-size = 4KiB\n");
+    spit(tmp.path() / "bad_value.ini", "[workload]\nwindow = 4\n[dma]\nblock-size = 4Kib\n");
+    spit(tmp.path() / "bad_enum.ini", "[workload]\nkind = pingpnog\n");
+    spit(tmp.path() / "dst.ini", "[topology]\nnodes = 3\n[workload]\ndst-node = 3\n");
+    spit(tmp.path() / "no_section.ini", "block-size = 4KiB\n");
+
+    // An earlier run's output, which a failing run must leave alone.
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "earlier", "-q"})), tmp.path());
+    REQUIRE(r.status == 0);
+    const auto earlier = snapshot(tmp.path() / "earlier");
+    const auto before = listing(tmp.path());
+
+    const std::vector<BadCase> cases{
+        {"unknown key on the command line", {"--dma.blok-size=4KiB"},
+         {"dma.blok-size", "command line", "did you mean 'dma.block-size'"}},
+        {"unknown key in a file", {"@unknown_key.ini"},
+         {"unknown_key.ini:3", "dma.blok-size", "did you mean 'dma.block-size'"}},
+        {"unknown section on the command line", {"--dam.latency=100ns"}, {"dam.latency", "dram.latency"}},
+        {"malformed size on the command line", {"--dma.block-size=4Kib"},
+         {"dma.block-size", "'4Kib'", "command line"}},
+        {"malformed size in a file", {"@bad_value.ini"}, {"bad_value.ini:4", "dma.block-size", "'4Kib'"}},
+        {"time without a unit", {"--link.latency=150"}, {"link.latency", "'150'", "command line"}},
+        {"malformed integer", {"--workload.window=two"}, {"workload.window", "'two'", "command line"}},
+        {"size above its range", {"--dma.block-size=2MiB"},
+         {"dma.block-size", "'2MiB'", "command line", "range", "1MiB"}},
+        {"integer below its range", {"--workload.window=0"}, {"workload.window", "'0'", "command line", "range"}},
+        {"bad enum value on the command line", {"--workload.kind=foo"},
+         {"workload.kind", "'foo'", "command line", "stream", "pingpong"}},
+        {"bad enum value in a file", {"@bad_enum.ini"}, {"workload.kind", "pingpnog", "bad_enum.ini:2"}},
+        {"missing config file", {"@missing.ini"}, {"missing.ini"}},
+        {"key outside any section", {"@no_section.ini"}, {"no_section.ini:1"}},
+        {"parameter without a value", {"--dma.block-size"}, {"dma.block-size"}},
+        {"destination node beyond the nodes", {"--workload.dst-node=5"},
+         {"workload.dst-node", "5", "command line", "2 nodes"}},
+        {"destination node beyond the nodes, from a file", {"@dst.ini"},
+         {"workload.dst-node", "3", "dst.ini:4", "3 nodes"}},
+        {"source node beyond the nodes", {"--workload.src-node=2", "--workload.dst-node=1"},
+         {"workload.src-node", "2", "command line"}},
+    };
+    for (const BadCase& c : cases) {
+        std::vector<std::string> args{"run"};
+        for (const auto& a : c.args) args.push_back(a[0] == '@' ? tmp / a.substr(1) : a);
+        for (const char* out : {"new", "earlier"}) {
+            INFO(c.what << ", --out " << out);
+            std::vector<std::string> full = args;
+            full.insert(full.end(), {"--out", out});
+            r = run_exe(full, tmp.path());
+            INFO(describe(r));
+            CHECK(r.status == 2);
+            CHECK(r.out.empty());
+            CHECK(r.err.rfind("vrdmasim: error: ", 0) == 0);
+            for (const auto& e : c.expect) {
+                INFO("expected on stderr: " << e);
+                CHECK(contains(r.err, e));
+            }
+            // Nothing created (no output, no partial directory), the earlier output intact.
+            CHECK(listing(tmp.path()) == before);
+            CHECK(snapshot(tmp.path() / "earlier") == earlier);
+        }
+    }
+}
+
+TEST_CASE("run refuses an output directory that does not hold vrdmasim output", "[cli][errors]") {
+    TempDir tmp;
+    const fs::path foreign = tmp.path() / "thesis";
+    fs::create_directories(foreign / "figures");
+    spit(foreign / "chapter1.tex", "\\chapter{Introduction}\n");
+    spit(foreign / "figures" / "plot.csv", "x,y\n1,2\n");
+    spit(tmp.path() / "notes.txt", "keep me\n");
+    const auto foreign_before = snapshot(foreign);
+    const auto file_before = snapshot(tmp.path() / "notes.txt");
+    const auto before = listing(tmp.path());
+
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "thesis"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "thesis"));
+    CHECK(contains(r.err, "refusing"));
+    CHECK(snapshot(foreign) == foreign_before);
+    CHECK(listing(tmp.path()) == before);
+
+    // Nor a regular file.
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "notes.txt"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "notes.txt"));
+    CHECK(snapshot(tmp.path() / "notes.txt") == file_before);
+    CHECK(listing(tmp.path()) == before);
+
+    // Nor an empty name.
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", ""})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "--out"));
+    CHECK(listing(tmp.path()) == before);
+
+    // An empty directory is fine.
+    fs::create_directory(tmp.path() / "empty");
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "empty", "-q"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(fs::exists(tmp.path() / "empty" / "summary.csv"));
+}
+
+// ===========================================================================
+// sweep and merge
+
+namespace {
+
+const char* const kSweep =
+    "# 2 x 2 points\n"
+    "[workload]\n"
+    "message-size = 4KiB, 16KiB\n"
+    "window = 1, 2\n"
+    "total-bytes = 256KiB\n";
+
+struct FileStamp {
+    ino_t ino;
+    std::int64_t sec, nsec;
+    bool operator==(const FileStamp& o) const { return ino == o.ino && sec == o.sec && nsec == o.nsec; }
+};
+FileStamp stamp(const fs::path& p) {
+    struct stat st {};
+    if (stat(p.c_str(), &st) != 0) return {0, -1, -1};
+    return {st.st_ino, static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
+}
+
+// The common leading columns of results.csv for the sweep above.
+const std::vector<std::string> kLeading{"point", "workload.message-size", "workload.window", "status", "exit_code",
+                                        "error"};
+
+}  // namespace
+
+TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[cli][sweep]") {
+    TempDir tmp;
+    // The sweep file in a subdirectory, its base config relative to it.
+    fs::create_directory(tmp.path() / "cfg");
+    spit(tmp.path() / "cfg" / "small.ini", "[workload]\ntotal-bytes = 256KiB\n[sim]\nseed = 3\n");
+    spit(tmp.path() / "cfg" / "s.ini",
+         "[sweep]\n"
+         "base = small.ini\n"
+         "[workload]\n"
+         "message-size = 4KiB, 16KiB\n"
+         "window = 1, 2\n");
+    Result r = run_exe({"sweep", "cfg/s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(listing(tmp.path()) == std::set<std::string>{"cfg", "out"});
+    const fs::path out = tmp.path() / "out";
+    CHECK(listing(out) == std::set<std::string>{"results.csv", "points", "logs"});
+
+    const Table t = read_table(out / "results.csv");
+    REQUIRE(t.header.size() > kLeading.size());
+    CHECK(std::vector<std::string>(t.header.begin(), t.header.begin() + kLeading.size()) == kLeading);
+    for (const auto& c : kSummaryColumns) {
+        INFO("column " << c);
+        CHECK(t.has(c));
+    }
+    REQUIRE(t.rows.size() == 4);
+    const std::vector<std::pair<std::string, std::string>> expected{
+        {"4KiB", "1"}, {"4KiB", "2"}, {"16KiB", "1"}, {"16KiB", "2"}};
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& row = t.rows[i];
+        INFO("row " << i << ": point " << row.at("point") << ", error " << row.at("error"));
+        CHECK(std::regex_match(row.at("point"), std::regex("p000" + std::to_string(i) + "-[0-9a-f]{8}")));
+        ids.insert(row.at("point"));
+        CHECK(row.at("workload.message-size") == expected[i].first);
+        CHECK(row.at("workload.window") == expected[i].second);
+        CHECK(row.at("status") == "ok");
+        CHECK(row.at("exit_code") == "0");
+        CHECK(row.at("error").empty());
+        CHECK(number(row, "bytes_delivered") == 256 * 1024);
+        CHECK(number(row, "bytes_verified") == 256 * 1024);
+        CHECK(number(row, "data_mismatches") == 0);
+        CHECK(number(row, "transfers") == (expected[i].first == "4KiB" ? 64 : 16));
+
+        // The point's own outputs: its summary is the row's metrics, its
+        // config the base, the fixed and the swept values.
+        const fs::path pdir = out / "points" / row.at("point");
+        const Table ps = read_table(pdir / "summary.csv");
+        REQUIRE(ps.rows.size() == 1);
+        CHECK(std::vector<std::string>(t.header.begin() + kLeading.size(), t.header.end()) == ps.header);
+        for (const auto& h : ps.header) {
+            INFO("column " << h);
+            CHECK(ps.rows[0].at(h) == row.at(h));
+        }
+        const Ini ini = read_ini(pdir / "config.ini");
+        CHECK(ini.entries.at("workload.message-size").value == expected[i].first);
+        CHECK(ini.entries.at("workload.window").value == expected[i].second);
+        CHECK(ini.entries.at("workload.total-bytes").value == "256KiB");
+        CHECK(ini.entries.at("sim.seed").value == "3");
+    }
+    CHECK(ids.size() == 4);
+    std::set<std::string> logs;
+    for (const auto& id : ids) logs.insert(id + ".log");
+    CHECK(listing(out / "points") == ids);
+    CHECK(listing(out / "logs") == logs);
+
+    // Again: every point is done, nothing runs, nothing changes.
+    std::map<std::string, FileStamp> stamps;
+    for (const auto& id : ids) {
+        stamps["points/" + id] = stamp(out / "points" / id);
+        stamps["points/" + id + "/summary.csv"] = stamp(out / "points" / id / "summary.csv");
+        stamps["logs/" + id + ".log"] = stamp(out / "logs" / (id + ".log"));
+    }
+    const std::string results = slurp(out / "results.csv");
+    r = run_exe({"sweep", "cfg/s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(contains(r.err, "4 already done"));
+    CHECK(slurp(out / "results.csv") == results);
+    for (const auto& kv : stamps) {
+        INFO(kv.first << " was rewritten");
+        CHECK(stamp(out / kv.first) == kv.second);
+    }
+}
+
+TEST_CASE("sweep records a point that fails at run time and runs the others", "[cli][sweep]") {
+    TempDir tmp;
+    // dst-node 5 is in the parameter's range, so the plan accepts it; only
+    // the run finds that the system has 2 nodes.
+    spit(tmp.path() / "f.ini",
+         "[workload]\n"
+         "message-size = 4KiB, 16KiB\n"
+         "dst-node = 1, 5\n"
+         "total-bytes = 256KiB\n");
+    const Result r = run_exe({"sweep", "f.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "2 ok"));
+    CHECK(contains(r.err, "2 failed"));
+    const fs::path out = tmp.path() / "out";
+    const Table t = read_table(out / "results.csv");
+    REQUIRE(t.rows.size() == 4);
+    const std::vector<std::string> leading{"point", "workload.message-size", "workload.dst-node", "status",
+                                           "exit_code", "error"};
+    CHECK(std::vector<std::string>(t.header.begin(), t.header.begin() + leading.size()) == leading);
+    for (const auto& c : kSummaryColumns) CHECK(t.has(c));
+    for (std::size_t i = 0; i < 4; ++i) {
+        const auto& row = t.rows[i];
+        INFO("row " << i << ": point " << row.at("point"));
+        const bool bad = row.at("workload.dst-node") == "5";
+        CHECK(bad == (i % 2 == 1));
+        if (bad) {
+            CHECK(row.at("status") == "failed");
+            CHECK(row.at("exit_code") == "2");
+            CHECK(contains(row.at("error"), "workload.dst-node"));
+            CHECK(contains(row.at("error"), "5"));
+            CHECK(contains(row.at("error"), "2 nodes"));
+            for (const auto& c : kSummaryColumns) CHECK(row.at(c).empty());
+            CHECK(!fs::exists(out / "points" / row.at("point")));
+        } else {
+            CHECK(row.at("status") == "ok");
+            CHECK(row.at("exit_code") == "0");
+            CHECK(row.at("error").empty());
+            CHECK(number(row, "bytes_verified") == 256 * 1024);
+            CHECK(fs::exists(out / "points" / row.at("point") / "summary.csv"));
+        }
+    }
+}
+
+TEST_CASE("sweep shards merge into the full sweep's results", "[cli][sweep]") {
+    TempDir tmp;
+    spit(tmp.path() / "s.ini", kSweep);
+    Result r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "full"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    r = run_exe({"sweep", "s.ini", "--shard", "0/2", "--jobs", "2", "--out", "a"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    r = run_exe({"sweep", "s.ini", "--shard=1/2", "--jobs=2", "--out=b"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+
+    const Table full = read_table(tmp.path() / "full" / "results.csv");
+    const Table ta = read_table(tmp.path() / "a" / "results.csv");
+    const Table tb = read_table(tmp.path() / "b" / "results.csv");
+    REQUIRE(full.rows.size() == 4);
+    REQUIRE(ta.rows.size() == 2);
+    REQUIRE(tb.rows.size() == 2);
+    for (const auto& row : ta.rows) CHECK(std::regex_match(row.at("point"), std::regex("p000[02]-.*")));
+    for (const auto& row : tb.rows) CHECK(std::regex_match(row.at("point"), std::regex("p000[13]-.*")));
+
+    r = run_exe({"merge", "all.csv", "a/results.csv", "b/results.csv"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table all = read_table(tmp.path() / "all.csv");
+    CHECK(all.header == full.header);
+    REQUIRE(all.rows.size() == 4);
+    CHECK(without_columns(all, kHostColumns) == without_columns(full, kHostColumns));
+    CHECK(!fs::exists(tmp.path() / "all.csv.partial"));
+
+    // The order of the inputs does not matter.
+    r = run_exe({"merge", "all2.csv", "b/results.csv", "a/results.csv"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(slurp(tmp.path() / "all2.csv") == slurp(tmp.path() / "all.csv"));
+
+    // Bad merges: exit 2, the output not written.
+    r = run_exe({"merge", "bad.csv", "a/results.csv", "missing.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "missing.csv"));
+    CHECK(!fs::exists(tmp.path() / "bad.csv"));
+    CHECK(!fs::exists(tmp.path() / "bad.csv.partial"));
+    r = run_exe({"merge", "a/results.csv", "a/results.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    r = run_exe({"merge", "only.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(!fs::exists(tmp.path() / "only.csv"));
+}
+
+TEST_CASE("bad sweep files and options exit 2 and create nothing", "[cli][sweep][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "unknown.ini", "[workload]\nmessage-size = 4KiB, 16KiB\nwindw = 1, 2\n");
+    spit(tmp.path() / "range.ini", "[dma]\nblock-size = 4KiB, 2MiB\n");
+    spit(tmp.path() / "malformed.ini", "[dma]\nblock-size = 4KiB, 4Kib\n");
+    spit(tmp.path() / "sweepkey.ini", "[sweep]\nbases = x.ini\n[workload]\nwindow = 1, 2\n");
+    spit(tmp.path() / "nobase.ini", "[sweep]\nbase = nothere.ini\n[workload]\nwindow = 1, 2\n");
+    spit(tmp.path() / "good.ini", kSweep);
+    const auto before = listing(tmp.path());
+
+    const std::vector<BadCase> cases{
+        {"unknown key", {"unknown.ini"}, {"unknown.ini:3", "workload.windw", "did you mean 'workload.window'"}},
+        {"listed value out of range", {"range.ini"}, {"range.ini:2", "dma.block-size", "'2MiB'"}},
+        {"malformed listed value", {"malformed.ini"}, {"malformed.ini:2", "dma.block-size", "'4Kib'"}},
+        {"unknown key in [sweep]", {"sweepkey.ini"}, {"sweepkey.ini:2", "sweep.bases"}},
+        {"missing base config", {"nobase.ini"}, {"nobase.ini:2", "nothere.ini"}},
+        {"missing sweep file", {"nothere.ini"}, {"nothere.ini"}},
+        {"no sweep file", {}, {"sweep file"}},
+        {"two sweep files", {"good.ini", "range.ini"}, {"only one sweep file"}},
+        {"bad shard", {"good.ini", "--shard", "2/2"}, {"--shard"}},
+        {"bad jobs", {"good.ini", "--jobs", "0"}, {"--jobs"}},
+        {"unknown option", {"good.ini", "--frobnicate"}, {"--frobnicate"}},
+    };
+    for (const BadCase& c : cases) {
+        INFO(c.what);
+        const Result r = run_exe(cat(cat({"sweep"}, c.args), {"--out", "out"}), tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 2);
+        for (const auto& e : c.expect) {
+            INFO("expected on stderr: " << e);
+            CHECK(contains(r.err, e));
+        }
+        CHECK(listing(tmp.path()) == before);
+    }
+}
