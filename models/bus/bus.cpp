@@ -38,6 +38,14 @@ void Bus::map(std::uint64_t base, std::uint64_t size, unsigned port, std::uint64
               [](const Window& a, const Window& b) { return a.base < b.base; });
 }
 
+void Bus::end_of_elaboration() {
+    for (const auto& w : windows_) {
+        if (w.port >= out.size())
+            throw std::logic_error(std::string(name()) + ": window " + w.name + " uses port " + std::to_string(w.port) +
+                                   ", but only " + std::to_string(out.size()) + " are bound");
+    }
+}
+
 const Bus::Window* Bus::decode(std::uint64_t addr, std::uint64_t len) const {
     auto it = std::upper_bound(windows_.begin(), windows_.end(), addr,
                                [](std::uint64_t a, const Window& w) { return a < w.base; });

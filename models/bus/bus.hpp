@@ -41,6 +41,7 @@ public:
     const Window* decode(std::uint64_t addr, std::uint64_t len) const;
 
 private:
+    void end_of_elaboration() override;   // every window leads to a bound port
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
 

@@ -2,6 +2,8 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 
+#include <stdexcept>
+
 namespace vrdmasim {
 
 void Router::declare_params(ParamRegistry& reg) {
@@ -26,6 +28,15 @@ Router::Router(sc_core::sc_module_name name, const SimContext& ctx)
 void Router::set_route(unsigned dst, unsigned port) {
     if (routes_.size() <= dst) routes_.resize(dst + 1, -1);
     routes_[dst] = static_cast<int>(port);
+}
+
+void Router::end_of_elaboration() {
+    for (std::size_t dst = 0; dst < routes_.size(); ++dst) {
+        if (routes_[dst] >= static_cast<int>(out.size()))
+            throw std::logic_error(std::string(name()) + ": route to node " + std::to_string(dst) + " uses port " +
+                                   std::to_string(routes_[dst]) + ", but only " + std::to_string(out.size()) +
+                                   " are bound");
+    }
 }
 
 void Router::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

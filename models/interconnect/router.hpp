@@ -30,6 +30,7 @@ public:
     int route(unsigned dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
 
 private:
+    void end_of_elaboration() override;   // every route leads to a bound port
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     sc_core::sc_time pipeline_;
