@@ -1,0 +1,276 @@
+#include "models/smmu/translation.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using namespace aarch64;
+
+TlbReplacement parse_replacement(const std::string& s) {
+    if (s == "lru") return TlbReplacement::Lru;
+    if (s == "round-robin") return TlbReplacement::RoundRobin;
+    throw std::invalid_argument("TLB replacement '" + s + "': expected lru or round-robin");
+}
+
+// ------------------------------------------------------------ Tlb
+// Slots are stored set by set: set s holds slots_[s * ways_ .. s * ways_ + ways_).
+// A fill takes the lowest-numbered invalid way of its set; only a full set
+// evicts: LRU takes the way used (looked up or filled) longest ago, round-robin
+// the way its set's pointer names, then advances the pointer.
+
+Tlb::Tlb(unsigned entries, unsigned ways, TlbReplacement policy) : sets_(0), ways_(ways), policy_(policy) {
+    if (entries == 0 || ways == 0 || entries % ways != 0)
+        throw std::invalid_argument("Tlb: entries must be a non-zero multiple of ways");
+    sets_ = entries / ways;
+    slots_.resize(entries);
+    rr_.assign(sets_, 0);
+}
+
+namespace {
+bool same_tag(const Translation& a, const Translation& b) {
+    // Would the two entries answer the same lookups? (same CB and range, and
+    // an ASID they both match)
+    return a.cb == b.cb && a.va_base == b.va_base && a.size == b.size &&
+           (a.global || b.global || a.asid == b.asid);
+}
+}  // namespace
+
+const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va) {
+    const unsigned sets[2] = {page_set(va), block_set(va)};
+    for (int i = 0; i < 2; ++i) {
+        if (i == 1 && sets[1] == sets[0]) break;
+        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
+        for (unsigned w = 0; w < ways_; ++w) {
+            Slot& slot = s[w];
+            if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
+                slot.stamp = ++clock_;
+                return &slot.t;
+            }
+        }
+    }
+    return nullptr;
+}
+
+void Tlb::insert(const Translation& t) {
+    unsigned set;
+    if (t.size == kPageSize)
+        set = page_set(t.va_base);
+    else if (t.size == kBlockSize)
+        set = block_set(t.va_base);
+    else
+        throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
+    Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
+    Slot* target = nullptr;
+    for (unsigned w = 0; w < ways_ && !target; ++w)
+        if (s[w].valid && same_tag(s[w].t, t)) target = &s[w];
+    for (unsigned w = 0; w < ways_ && !target; ++w)
+        if (!s[w].valid) target = &s[w];
+    if (!target) {
+        if (policy_ == TlbReplacement::Lru) {
+            target = &s[0];
+            for (unsigned w = 1; w < ways_; ++w)
+                if (s[w].stamp < target->stamp) target = &s[w];
+        } else {
+            target = &s[rr_[set]];
+            rr_[set] = (rr_[set] + 1) % ways_;
+        }
+    }
+    target->t = t;
+    target->valid = true;
+    target->stamp = ++clock_;
+}
+
+unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
+    unsigned n = 0;
+    const unsigned sets[2] = {page_set(va), block_set(va)};
+    for (int i = 0; i < 2; ++i) {
+        if (i == 1 && sets[1] == sets[0]) break;
+        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
+        for (unsigned w = 0; w < ways_; ++w) {
+            Slot& slot = s[w];
+            if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
+                slot.valid = false;
+                ++n;
+            }
+        }
+    }
+    return n;
+}
+
+unsigned Tlb::invalidate_asid(unsigned cb, std::uint16_t asid) {
+    unsigned n = 0;
+    for (Slot& slot : slots_)
+        if (slot.valid && slot.t.cb == cb && !slot.t.global && slot.t.asid == asid) {
+            slot.valid = false;
+            ++n;
+        }
+    return n;
+}
+
+unsigned Tlb::invalidate_all(unsigned cb) {
+    unsigned n = 0;
+    for (Slot& slot : slots_)
+        if (slot.valid && slot.t.cb == cb) {
+            slot.valid = false;
+            ++n;
+        }
+    return n;
+}
+
+unsigned Tlb::occupied() const {
+    return static_cast<unsigned>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.valid; }));
+}
+
+// ------------------------------------------------------------ WalkCache
+// An entry at level l holds the table address found in the level-l table
+// descriptor for VA bits [47:index_shift(l)] (the prefix), under one root.
+
+WalkCache::WalkCache(unsigned entries) : e_(entries, Entry{0, 0, 0, 0, 0, 0, false}) {}
+
+int WalkCache::lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::uint64_t& table) {
+    Entry* best = nullptr;
+    for (Entry& e : e_)
+        if (e.valid && e.cb == cb && e.ttbr == ttbr && e.prefix == (va >> index_shift(e.level)) &&
+            (!best || e.level > best->level))
+            best = &e;
+    if (!best) return -1;
+    best->stamp = ++clock_;
+    table = best->table;
+    return best->level;
+}
+
+void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int level, std::uint64_t table) {
+    if (e_.empty()) return;
+    if (level < 0 || level > 2) throw std::logic_error("WalkCache: only level 0..2 table descriptors are cached");
+    const std::uint64_t prefix = va >> index_shift(level);
+    Entry* target = nullptr;
+    for (Entry& e : e_)
+        if (e.valid && e.cb == cb && e.ttbr == ttbr && e.level == level && e.prefix == prefix) {
+            target = &e;
+            break;
+        }
+    if (!target)
+        for (Entry& e : e_)
+            if (!e.valid) {
+                target = &e;
+                break;
+            }
+    if (!target) {
+        target = &e_[0];
+        for (Entry& e : e_)
+            if (e.stamp < target->stamp) target = &e;
+    }
+    *target = Entry{cb, ttbr, prefix, level, table, ++clock_, true};
+}
+
+unsigned WalkCache::invalidate_va(unsigned cb, std::uint64_t va) {
+    unsigned n = 0;
+    for (Entry& e : e_)
+        if (e.valid && e.cb == cb && e.prefix == (va >> index_shift(e.level))) {
+            e.valid = false;
+            ++n;
+        }
+    return n;
+}
+
+unsigned WalkCache::invalidate_cb(unsigned cb) {
+    unsigned n = 0;
+    for (Entry& e : e_)
+        if (e.valid && e.cb == cb) {
+            e.valid = false;
+            ++n;
+        }
+    return n;
+}
+
+unsigned WalkCache::invalidate_all() {
+    unsigned n = 0;
+    for (Entry& e : e_)
+        if (e.valid) {
+            e.valid = false;
+            ++n;
+        }
+    return n;
+}
+
+// ------------------------------------------------------------ PageTableWalker
+// Notes on choices the architecture leaves open:
+// - T0SZ outside 16..39 is treated as the nearest limit (ARMv8 allows this).
+// - A level-1 (1 GiB) block is valid; the walk returns the 2 MiB slice of it
+//   that contains the VA (a TLB may hold a smaller entry than the block), so
+//   every Translation is a 4 KiB page or a 2 MiB block.
+// - Output-address bits below the block size (RES0) are ignored.
+// - Fault priority once the leaf is found: access flag, then permission.
+
+WalkResult PageTableWalker::walk(const WalkRequest& r, sc_core::sc_time start) {
+    WalkResult res;
+    res.done = start;
+    const unsigned t0sz = std::min(39u, std::max(16u, r.t0sz));
+    const int first = start_level(t0sz);
+    res.level = first;
+    if ((r.va >> (64 - t0sz)) != 0) {
+        res.fault = FaultType::Translation;
+        return res;
+    }
+
+    int level = first;
+    std::uint64_t table = r.ttbr & kAddrMask;
+    std::uint64_t cached_table = 0;
+    const int cached = cache_.lookup(r.cb, r.ttbr, r.va, cached_table);
+    if (cached >= first && cached <= 2) {
+        level = cached + 1;
+        table = cached_table;
+        res.cache_hits = 1;
+    }
+
+    sc_core::sc_time at = start;
+    for (;; ++level) {
+        res.level = level;
+        std::uint64_t d = 0;
+        bool ok = true;
+        at = read_(table + 8ull * index_of(r.va, level), d, at, ok);
+        ++res.reads;
+        res.done = at;
+        if (!ok) {
+            res.fault = FaultType::External;
+            return res;
+        }
+        if (!(d & kValid)) {
+            res.fault = FaultType::Translation;
+            return res;
+        }
+        if (level < 3 && (d & kTableOrPage)) {
+            table = d & kAddrMask;
+            cache_.insert(r.cb, r.ttbr, r.va, level, table);
+            continue;
+        }
+        // A leaf: page at level 3 (bits[1:0] = 11), block at level 1 or 2
+        // (bits[1:0] = 01). A block at level 0 or 01 at level 3 is reserved.
+        if (level == 0 || (level == 3 && !(d & kTableOrPage))) {
+            res.fault = FaultType::Translation;
+            return res;
+        }
+        if (r.check_af && !(d & kAf)) {
+            res.fault = FaultType::AccessFlag;
+            return res;
+        }
+        if (r.write && (d & kApReadOnly)) {
+            res.fault = FaultType::Permission;
+            return res;
+        }
+        Translation& t = res.t;
+        const std::uint64_t leaf_size = 1ull << index_shift(level);   // 1 GiB, 2 MiB or 4 KiB
+        t.size = level == 3 ? kPageSize : kBlockSize;
+        t.va_base = r.va & ~(t.size - 1);
+        t.pa_base = (d & kAddrMask & ~(leaf_size - 1)) | (r.va & (leaf_size - 1) & ~(t.size - 1));
+        t.cb = r.cb;
+        t.asid = r.asid;
+        t.global = !(d & kNg);
+        t.writable = !(d & kApReadOnly);
+        t.user = (d & kApUser) != 0;
+        return res;
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,166 @@
+// Translation machinery of the MMU-500 model, independent of registers and
+// sockets: ARMv8 stage-1 descriptor formats, the TLBs (micro-TLB per TBU,
+// macro-TLB in the TCU), the walk cache, and the page-table walker.
+// See models/smmu/README.md.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+namespace vrdmasim {
+
+// ------------------------------------------------------------ descriptors
+// AArch64 stage 1, 4 KiB granule (ARM ARM D5; REFERENCES.md).
+namespace aarch64 {
+constexpr std::uint64_t kValid = 1ull << 0;
+constexpr std::uint64_t kTableOrPage = 1ull << 1;   // with kValid: table (L0-L2) / page (L3); clear: block (L1-L2)
+constexpr unsigned kAttrIndxShift = 2;               // [4:2] index into MAIR
+constexpr std::uint64_t kNs = 1ull << 5;
+constexpr std::uint64_t kApUser = 1ull << 6;         // AP[1]: EL0 access
+constexpr std::uint64_t kApReadOnly = 1ull << 7;     // AP[2]: read-only
+constexpr unsigned kShShift = 8;                     // [9:8]
+constexpr std::uint64_t kAf = 1ull << 10;            // access flag
+constexpr std::uint64_t kNg = 1ull << 11;            // not global
+constexpr std::uint64_t kPxn = 1ull << 53;
+constexpr std::uint64_t kUxn = 1ull << 54;
+constexpr std::uint64_t kAddrMask = 0x0000fffffffff000ull;   // [47:12]
+constexpr std::uint64_t kPageSize = 4096;
+constexpr std::uint64_t kBlockSize = 2ull << 20;     // level-2 block
+// Bits of the VA that index level `l` (0..3): [47:39], [38:30], [29:21], [20:12].
+inline unsigned index_shift(int level) { return 39u - 9u * static_cast<unsigned>(level); }
+inline unsigned index_of(std::uint64_t va, int level) { return (va >> index_shift(level)) & 0x1ff; }
+// First level walked for a given T0SZ (16..39 with a 4 KiB granule).
+inline int start_level(unsigned t0sz) {
+    const unsigned bits = 64 - t0sz;
+    return bits > 39 ? 0 : bits > 30 ? 1 : bits > 21 ? 2 : 3;
+}
+}  // namespace aarch64
+
+// What a translation produced: one TLB entry.
+struct Translation {
+    std::uint64_t va_base = 0;   // aligned to size
+    std::uint64_t pa_base = 0;
+    std::uint64_t size = 0;      // 4 KiB page or 2 MiB block
+    unsigned cb = 0;             // context bank
+    std::uint16_t asid = 0;
+    bool global = false;         // nG clear: matches any ASID of its context bank
+    bool writable = false;       // AP[2] clear
+    bool user = false;           // AP[1]
+    sc_core::sc_time valid_from; // the walk that filled it completes then
+    bool contains(std::uint64_t va) const { return va - va_base < size; }
+};
+
+enum class TlbReplacement { Lru, RoundRobin };
+TlbReplacement parse_replacement(const std::string& s);   // "lru" | "round-robin"
+
+// A set-associative TLB of Translations (fully associative when ways ==
+// entries). Block entries are looked up like pages: an entry matches a VA
+// that lies inside it. Lookups and fills are O(ways).
+class Tlb {
+public:
+    Tlb(unsigned entries, unsigned ways, TlbReplacement policy);
+    // The entry for (cb, asid, va), or nullptr. Does not look at valid_from:
+    // the caller decides what an entry still being filled means.
+    const Translation* lookup(unsigned cb, std::uint16_t asid, std::uint64_t va);
+    // Insert (replacing a matching entry or the policy's victim).
+    void insert(const Translation& t);
+    // Invalidation, as TLBIVA (one VA of one ASID in one CB; global entries too),
+    // TLBIASID (non-global entries of one ASID in one CB), TLBIALL (one CB).
+    // Return how many entries were removed.
+    unsigned invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va);
+    unsigned invalidate_asid(unsigned cb, std::uint16_t asid);
+    unsigned invalidate_all(unsigned cb);
+    unsigned entries() const { return static_cast<unsigned>(slots_.size()); }
+    unsigned occupied() const;
+
+private:
+    struct Slot {
+        Translation t;
+        bool valid = false;
+        std::uint64_t stamp = 0;   // last use (LRU)
+    };
+    // Page entries live in the set of their 4 KiB page number, block entries
+    // in the set of their 2 MiB block number; a lookup probes both sets, so
+    // one block entry covers all its 512 pages.
+    unsigned page_set(std::uint64_t va) const { return static_cast<unsigned>((va >> 12) % sets_); }
+    unsigned block_set(std::uint64_t va) const { return static_cast<unsigned>((va >> 21) % sets_); }
+    unsigned sets_, ways_;
+    TlbReplacement policy_;
+    std::vector<Slot> slots_;
+    std::vector<unsigned> rr_;   // round-robin pointer per set
+    std::uint64_t clock_ = 0;
+};
+
+// Caches the table descriptors read on the way down (level 0..2 table
+// entries), keyed by context bank, ASID/TTBR and the VA bits above that
+// level, so a walk can start below the root. LRU, fully associative.
+class WalkCache {
+public:
+    explicit WalkCache(unsigned entries);
+    // Deepest cached level for `va`: returns the level whose *next* table
+    // address is known (0..2) and sets `table` to that next-level table's
+    // physical address; -1 if nothing is cached.
+    int lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::uint64_t& table);
+    void insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int level, std::uint64_t table);
+    unsigned invalidate_va(unsigned cb, std::uint64_t va);   // entries on the path of va
+    unsigned invalidate_cb(unsigned cb);
+    unsigned invalidate_all();
+
+private:
+    struct Entry {
+        unsigned cb;
+        std::uint64_t ttbr;
+        std::uint64_t prefix;   // va >> index_shift(level)
+        int level;
+        std::uint64_t table;
+        std::uint64_t stamp;
+        bool valid;
+    };
+    std::vector<Entry> e_;
+    std::uint64_t clock_ = 0;
+};
+
+enum class FaultType { None, Translation, AccessFlag, Permission, External };
+
+struct WalkRequest {
+    unsigned cb = 0;
+    std::uint64_t ttbr = 0;      // table base (TTBR0 bits [47:12])
+    std::uint16_t asid = 0;
+    unsigned t0sz = 16;          // input size 64 - t0sz bits
+    bool check_af = true;        // SCTLR.AFE: an AF of 0 faults
+    bool write = false;
+    std::uint64_t va = 0;
+};
+
+struct WalkResult {
+    FaultType fault = FaultType::None;
+    int level = 0;               // level at which the walk ended (fault level too)
+    Translation t;               // when fault == None (valid_from unset)
+    unsigned reads = 0;          // descriptor reads made
+    unsigned cache_hits = 0;     // 1 if the walk cache let it skip levels
+    sc_core::sc_time done;       // absolute time the walk finished
+};
+
+// Reads descriptors with `read(pa, at, ok) -> time the data is back`, a
+// timed 8-byte memory read issued at absolute time `at` (ok false on an
+// error response: an external fault). Uses and fills the walk cache.
+class PageTableWalker {
+public:
+    using ReadFn = std::function<sc_core::sc_time(std::uint64_t pa, std::uint64_t& value, sc_core::sc_time at,
+                                                  bool& ok)>;
+    PageTableWalker(ReadFn read, WalkCache& cache) : read_(std::move(read)), cache_(cache) {}
+    // A VA outside the 64 - t0sz bit input range is a translation fault at
+    // the start level with no reads. Permission faults: a write to a page or
+    // block with AP[2] set. AF faults: AF clear and check_af.
+    WalkResult walk(const WalkRequest& r, sc_core::sc_time start);
+
+private:
+    ReadFn read_;
+    WalkCache& cache_;
+};
+
+}  // namespace vrdmasim
