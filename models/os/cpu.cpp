@@ -1,0 +1,81 @@
+#include "models/os/cpu.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void CpuCores::declare_params(ParamRegistry& reg) {
+    reg.section("cpu", "application cores of one MPSoC, reserved by the kernel's software paths")
+        .integer("cores", "4", "4 x Cortex-A53 (ZU9EG; arXiv 2307.09371)")
+        .range("1", "64")
+        .frequency("clock", "1.5GHz", "Cortex-A53 clock, 1.5 GHz (ZU9EG; arXiv 2307.09371)")
+        .range("1MHz", "10GHz");
+}
+
+CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::string& group)
+    : ctx_(ctx),
+      prefix_(prefix),
+      hz_(ctx.config.frequency_hz("cpu.clock")),
+      free_at_(static_cast<std::size_t>(ctx.config.integer("cpu.cores")), sc_core::SC_ZERO_TIME) {
+    tracks_.reserve(free_at_.size());
+    for (std::size_t k = 0; k < free_at_.size(); ++k)
+        tracks_.push_back(ctx.tracer.track(group, "cpu" + std::to_string(k)));
+}
+
+CpuCores::Activity& CpuCores::activity(const std::string& name) {
+    auto it = activities_.find(name);
+    if (it != activities_.end()) return it->second;
+    const std::string base = prefix_ + "." + name;
+    Activity a{&ctx_.stats.scalar(base + ".busy_time", "us", "CPU time spent in " + name),
+               &ctx_.stats.histogram(base + ".wait_time", "ns",
+                                     "time " + name + " work waited for a free core (start - ready)"),
+               &ctx_.stats.counter(base + ".runs", "", "pieces of " + name + " work run")};
+    return activities_.emplace(name, a).first->second;
+}
+
+CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc_time duration,
+                             const std::string& label) {
+    if (activity_name.empty()) throw std::invalid_argument("CpuCores::run: empty activity name");
+    // The core on which the work can start first; ties go to the lowest number
+    // (so with idle cores, work lands on the lowest-numbered idle core).
+    unsigned core = 0;
+    sc_time start = max_time(ready, free_at_[0]);
+    for (unsigned k = 1; k < free_at_.size(); ++k) {
+        const sc_time s = max_time(ready, free_at_[k]);
+        if (s < start) {
+            start = s;
+            core = k;
+        }
+    }
+    const sc_time end = start + duration;
+    free_at_[core] = end;
+
+    Activity& a = activity(activity_name);
+    a.busy_us->add(to_us(duration));
+    a.wait_ns->add(to_ns(start - ready));
+    a.runs->inc();
+    busy_[activity_name] += duration;
+
+    if (ctx_.tracer.enabled()) {
+        const std::string& name = label.empty() ? activity_name : label;
+        ctx_.tracer.span(tracks_[core], name.c_str(), start, end,
+                         {{"activity", Tracer::json_string(activity_name)},
+                          {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
+    }
+    return Slot{core, start, end};
+}
+
+sc_time CpuCores::cycles(double n) const {
+    if (!(n >= 0)) throw std::invalid_argument("CpuCores::cycles: negative or NaN cycle count");
+    return sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(n * 1e12 / hz_)));
+}
+
+sc_time CpuCores::busy(const std::string& activity_name) const {
+    auto it = busy_.find(activity_name);
+    return it == busy_.end() ? sc_core::SC_ZERO_TIME : it->second;
+}
+
+}  // namespace vrdmasim

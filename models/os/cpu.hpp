@@ -1,0 +1,60 @@
+// CpuCores: the Cortex-A53 cores of one node, as a resource that software
+// work reserves. Work of a given activity ("fault-handler", "khugepaged",
+// "kswapd", "syscall", "irq", "fault-library", ...) asks for `duration` of CPU
+// from time `ready`; it runs on the core that becomes free first (ties: the
+// lowest-numbered core), so when all cores are busy it waits. Loosely timed:
+// no thread per core, no wait(); callers get the completion time back.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+class CpuCores {
+public:
+    static void declare_params(ParamRegistry& reg);   // section "cpu": cores (4), clock (1.5GHz)
+
+    // Statistics under `<prefix>.` ("node0.cpu"), trace tracks "cpu0".."cpuN-1" in `group`.
+    CpuCores(const SimContext& ctx, const std::string& prefix, const std::string& group);
+
+    struct Slot {
+        unsigned core;
+        sc_core::sc_time start, end;   // absolute
+    };
+    // Run `duration` of work of `activity` no earlier than `ready` (absolute).
+    // Returns where and when it ran. `label` names the trace span (defaults to
+    // the activity).
+    Slot run(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+             const std::string& label = "");
+
+    unsigned cores() const { return static_cast<unsigned>(free_at_.size()); }
+    double frequency_hz() const { return hz_; }
+    // `cycles` at the configured clock.
+    sc_core::sc_time cycles(double n) const;
+    // CPU time spent per activity so far.
+    sc_core::sc_time busy(const std::string& activity) const;
+
+private:
+    struct Activity {
+        Scalar* busy_us;
+        Histogram* wait_ns;
+        Counter* runs;
+    };
+    Activity& activity(const std::string& name);
+    const SimContext& ctx_;
+    std::string prefix_;
+    double hz_;
+    std::vector<sc_core::sc_time> free_at_;
+    std::vector<Tracer::Track> tracks_;
+    std::map<std::string, Activity> activities_;
+    std::map<std::string, sc_core::sc_time> busy_;
+};
+
+}  // namespace vrdmasim

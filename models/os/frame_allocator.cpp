@@ -1,0 +1,123 @@
+#include "models/os/frame_allocator.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace vrdmasim {
+
+namespace {
+
+constexpr std::uint64_t kHuge = FrameAllocator::kPage << FrameAllocator::kMaxOrder;   // 2 MiB
+
+std::string hex(std::uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    do {
+        s.insert(s.begin(), digits[v & 0xf]);
+        v >>= 4;
+    } while (v);
+    return "0x" + s;
+}
+
+void insert_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
+    v.insert(std::lower_bound(v.begin(), v.end(), pa), pa);
+}
+
+// Removes `pa` if present; says whether it was.
+bool erase_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
+    auto it = std::lower_bound(v.begin(), v.end(), pa);
+    if (it == v.end() || *it != pa) return false;
+    v.erase(it);
+    return true;
+}
+
+}  // namespace
+
+FrameAllocator::FrameAllocator(std::uint64_t base, std::uint64_t size)
+    : base_(base), size_(size), free_(kMaxOrder + 1) {
+    if (size == 0 || base % kHuge != 0 || size % kHuge != 0 || base + size < base)
+        throw std::invalid_argument("FrameAllocator: base " + hex(base) + " and size " + hex(size) +
+                                    " must be non-zero multiples of 2 MiB (size > 0)");
+    allocated_order_.assign(size / kPage, static_cast<std::int8_t>(-1));
+    auto& top = free_[kMaxOrder];
+    top.reserve(size / kHuge);
+    for (std::uint64_t pa = base; pa < base + size; pa += kHuge) top.push_back(pa);
+    free_pages_ = size / kPage;
+}
+
+std::optional<std::uint64_t> FrameAllocator::alloc(unsigned order) {
+    if (order > kMaxOrder)
+        throw std::invalid_argument("FrameAllocator::alloc: order " + std::to_string(order) +
+                                    " exceeds the largest order " + std::to_string(kMaxOrder));
+    unsigned o = order;
+    while (o <= kMaxOrder && free_[o].empty()) ++o;
+    if (o > kMaxOrder) return std::nullopt;
+
+    // The lowest free block of the smallest sufficient order; split it down,
+    // keeping the lower half and freeing the upper one at each step.
+    const std::uint64_t pa = free_[o].front();
+    free_[o].erase(free_[o].begin());
+    while (o > order) {
+        --o;
+        insert_sorted(free_[o], pa + (kPage << o));
+    }
+    allocated_order_[(pa - base_) / kPage] = static_cast<std::int8_t>(order);
+    free_pages_ -= std::uint64_t{1} << order;
+    return pa;
+}
+
+void FrameAllocator::free(std::uint64_t pa, unsigned order) {
+    if (!contains(pa))
+        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is outside the managed range [" +
+                               hex(base_) + ", " + hex(base_ + size_) + ")");
+    if (pa % kPage != 0)
+        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is not page aligned");
+    std::int8_t& held = allocated_order_[(pa - base_) / kPage];
+    if (held < 0)
+        throw std::logic_error("FrameAllocator::free: " + hex(pa) +
+                               " is not the start of an allocated block (double free?)");
+    if (order != static_cast<unsigned>(held))
+        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " was allocated with order " +
+                               std::to_string(held) + ", freed with order " + std::to_string(order));
+    held = -1;
+    free_pages_ += std::uint64_t{1} << order;
+
+    // Coalesce with the buddy while it is free as a whole block of the same order.
+    std::uint64_t off = pa - base_;
+    unsigned o = order;
+    while (o < kMaxOrder) {
+        const std::uint64_t buddy = off ^ (kPage << o);
+        if (!erase_sorted(free_[o], base_ + buddy)) break;
+        off = std::min(off, buddy);
+        ++o;
+    }
+    insert_sorted(free_[o], base_ + off);
+}
+
+void FrameAllocator::split(std::uint64_t pa, unsigned order) {
+    if (!contains(pa) || pa % kPage != 0)
+        throw std::logic_error("FrameAllocator::split: " + hex(pa) + " is not a managed page address");
+    if (order == 0 || order > kMaxOrder)
+        throw std::logic_error("FrameAllocator::split: order " + std::to_string(order) +
+                               " cannot be split (orders 1.." + std::to_string(kMaxOrder) + ")");
+    const std::uint64_t page = (pa - base_) / kPage;
+    if (allocated_order_[page] != static_cast<std::int8_t>(order))
+        throw std::logic_error("FrameAllocator::split: " + hex(pa) + " is not an allocated block of order " +
+                               std::to_string(order));
+    const auto half = static_cast<std::int8_t>(order - 1);
+    allocated_order_[page] = half;
+    allocated_order_[page + (std::uint64_t{1} << (order - 1))] = half;
+}
+
+std::uint64_t FrameAllocator::free_blocks(unsigned order) const {
+    return order <= kMaxOrder ? free_[order].size() : 0;
+}
+
+bool FrameAllocator::can_alloc(unsigned order) const {
+    for (unsigned o = order; o <= kMaxOrder; ++o)
+        if (!free_[o].empty()) return true;
+    return false;
+}
+
+}  // namespace vrdmasim

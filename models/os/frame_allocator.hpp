@@ -1,0 +1,49 @@
+// FrameAllocator: the physical page allocator of one node's kernel, a buddy
+// allocator over a range of DRAM frames with 4 KiB (order 0) to 2 MiB (order
+// 9) blocks, as Linux's. Fragmentation decides whether a 2 MiB frame can be
+// had: freed 4 KiB frames coalesce with their buddies only when both halves
+// are free. Pure bookkeeping: no simulated time, no memory contents.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace vrdmasim {
+
+class FrameAllocator {
+public:
+    static constexpr std::uint64_t kPage = 4096;
+    static constexpr unsigned kMaxOrder = 9;   // 2 MiB
+
+    // Manages [base, base + size); both multiples of 2 MiB (std::invalid_argument otherwise).
+    FrameAllocator(std::uint64_t base, std::uint64_t size);
+
+    // A free block of 2^order pages, aligned to its size; the lowest address
+    // among the free blocks of the smallest sufficient order (deterministic).
+    // Empty when no block of that order can be made.
+    std::optional<std::uint64_t> alloc(unsigned order);
+    // Give back a block obtained from alloc with the same order. Freeing
+    // something not allocated, or with the wrong order, is std::logic_error.
+    void free(std::uint64_t pa, unsigned order);
+    // Split an allocated 2^order block into allocated 2^(order-1) halves
+    // (a huge page split into smaller ones keeps its frames).
+    void split(std::uint64_t pa, unsigned order);
+
+    bool contains(std::uint64_t pa) const { return pa >= base_ && pa < base_ + size_; }
+    std::uint64_t free_pages() const { return free_pages_; }
+    std::uint64_t total_pages() const { return size_ / kPage; }
+    // Free blocks of exactly this order (for fragmentation statistics).
+    std::uint64_t free_blocks(unsigned order) const;
+    // Whether a 2^order allocation would succeed now.
+    bool can_alloc(unsigned order) const;
+
+private:
+    std::uint64_t base_, size_, free_pages_ = 0;
+    // Per order: sorted free block addresses; per page: the order of the
+    // allocated block starting there (or -1), to check frees.
+    std::vector<std::vector<std::uint64_t>> free_;   // kept sorted
+    std::vector<std::int8_t> allocated_order_;
+};
+
+}  // namespace vrdmasim

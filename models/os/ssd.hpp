@@ -1,0 +1,60 @@
+// Ssd: the QFDB's M.2 SSD as the swap device of a node: a queue of `queue-depth`
+// commands served in parallel, each costing an access latency plus its bytes
+// at the device's bandwidth (bandwidth shared: the data transfers of
+// concurrent commands are serialised on one channel). Holds the real bytes of
+// swapped-out pages in swap slots, so data survives swap-out and swap-in.
+// Loosely timed: callers give the issue time and get the completion time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+class Ssd {
+public:
+    static constexpr std::uint64_t kPage = 4096;
+    // Section "ssd": read-latency (*estimate* from REFERENCES' ~60 us major
+    // fault), write-latency, bandwidth, queue-depth, swap-size.
+    static void declare_params(ParamRegistry& reg);
+    // Statistics under `<prefix>.` ("node0.ssd"); trace track "ssd" in `group`.
+    Ssd(const SimContext& ctx, const std::string& prefix, const std::string& group);
+
+    // A free swap slot, or empty when swap is full.
+    std::optional<std::uint64_t> alloc_slot();
+    void free_slot(std::uint64_t slot);
+    std::uint64_t free_slots() const;
+
+    // Write one page's bytes to `slot`, issued at absolute time `at`; returns
+    // the completion time.
+    sc_core::sc_time write_page(std::uint64_t slot, const unsigned char* data, sc_core::sc_time at);
+    // Read `slot` into `data`; returns the completion time. Reading a slot
+    // never written is std::logic_error.
+    sc_core::sc_time read_page(std::uint64_t slot, unsigned char* data, sc_core::sc_time at);
+
+private:
+    sc_core::sc_time serve(bool write, std::uint64_t bytes, sc_core::sc_time at);
+    const SimContext& ctx_;
+    sc_core::sc_time read_latency_, write_latency_;
+    double ps_per_byte_;
+    std::vector<sc_core::sc_time> queue_free_;   // one entry per queue slot
+    sc_core::sc_time channel_free_;
+    std::uint64_t slots_;
+    std::vector<std::uint64_t> free_list_;       // LIFO of free slots
+    std::uint64_t next_fresh_ = 0;
+    std::vector<bool> in_use_;                   // per slot below next_fresh_: allocated now
+    std::unordered_map<std::uint64_t, std::unique_ptr<std::array<unsigned char, kPage>>> data_;
+    Tracer::Track track_;
+    Counter *reads_, *writes_, *transactions_;
+    Histogram *read_latency_us_, *write_latency_us_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,230 @@
+// CpuCores: the node's Cortex-A53 cores as a reservation resource. Plain
+// sc_time arithmetic, no simulation: exact start/end times, core choice,
+// per-activity statistics and trace spans.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+
+#include "models/os/cpu.hpp"
+
+using namespace vrdmasim;
+using sc_core::sc_time;
+
+namespace {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
+sc_time ps(sc_dt::uint64 v) { return sc_time::from_value(v); }
+
+ParamRegistry cpu_params() {
+    ParamRegistry reg;
+    CpuCores::declare_params(reg);
+    return reg;
+}
+
+struct CpuEnv {
+    ParamRegistry reg;
+    Config cfg;
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx;
+    explicit CpuEnv(const Settings& settings = {})
+        : reg(cpu_params()), cfg(reg), ctx{cfg, stats, tracer} {
+        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+    }
+};
+
+}  // namespace
+
+TEST_CASE("cpu: parameters default to 4 cores at 1.5 GHz, with sources", "[os][cpu]") {
+    ParamRegistry reg = cpu_params();
+    const ParamDecl* cores = reg.find("cpu.cores");
+    const ParamDecl* clock = reg.find("cpu.clock");
+    REQUIRE(cores);
+    REQUIRE(clock);
+    CHECK(cores->type == ParamType::Int);
+    CHECK(cores->default_text == "4");
+    CHECK(clock->type == ParamType::Frequency);
+    CHECK(clock->default_text == "1.5GHz");
+    CHECK(cores->help.find("2307.09371") != std::string::npos);
+    CHECK(clock->help.find("2307.09371") != std::string::npos);
+
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    CHECK(cpu.cores() == 4);
+    CHECK(cpu.frequency_hz() == 1.5e9);
+
+    CpuEnv two(Settings{{"cpu.cores", "2"}, {"cpu.clock", "1GHz"}});
+    CpuCores cpu2(two.ctx, "node0.cpu", "node0");
+    CHECK(cpu2.cores() == 2);
+    CHECK(cpu2.frequency_hz() == 1e9);
+    CHECK_THROWS_AS(two.cfg.set("cpu.cores", "0", "test"), ConfigError);
+}
+
+TEST_CASE("cpu: cycles() converts at the configured clock, rounded to 1 ps", "[os][cpu]") {
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    CHECK(cpu.cycles(0) == sc_core::SC_ZERO_TIME);
+    CHECK(cpu.cycles(1500) == us(1));        // 1500 cycles at 1.5 GHz
+    CHECK(cpu.cycles(3) == ps(2000));
+    CHECK(cpu.cycles(1) == ps(667));          // 666.67 ps rounded
+    CHECK(cpu.cycles(1.5e9) == ps(1000000000000ULL));
+    CHECK_THROWS_AS(cpu.cycles(-1), std::invalid_argument);
+
+    CpuEnv slow(Settings{{"cpu.clock", "1GHz"}});
+    CpuCores cpu1(slow.ctx, "node0.cpu", "node0");
+    CHECK(cpu1.cycles(5) == ps(5000));
+}
+
+TEST_CASE("cpu: four jobs run in parallel, a fifth waits for the first free core", "[os][cpu]") {
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    for (unsigned k = 0; k < 4; ++k) {
+        const auto s = cpu.run("syscall", sc_core::SC_ZERO_TIME, us(10));
+        CHECK(s.core == k);
+        CHECK(s.start == sc_core::SC_ZERO_TIME);
+        CHECK(s.end == us(10));
+    }
+    // All four busy until 10 us: ready at 1 us, it starts at 10 us on core 0.
+    const auto fifth = cpu.run("syscall", us(1), us(5));
+    CHECK(fifth.core == 0);
+    CHECK(fifth.start == us(10));
+    CHECK(fifth.end == us(15));
+    // Ready at 12 us: cores 1..3 are idle (free since 10 us): the lowest one.
+    const auto sixth = cpu.run("syscall", us(12), us(1));
+    CHECK(sixth.core == 1);
+    CHECK(sixth.start == us(12));
+    CHECK(sixth.end == us(13));
+
+    const Histogram* wait = env.stats.find_histogram("node0.cpu.syscall.wait_time");
+    REQUIRE(wait);
+    CHECK(wait->count() == 6);
+    CHECK(wait->max() == 9000.0);   // ns: the fifth job
+    CHECK(wait->sum() == 9000.0);
+    CHECK(wait->min() == 0.0);
+}
+
+TEST_CASE("cpu: a waiting job takes the core that frees first, not the lowest", "[os][cpu]") {
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    CHECK(cpu.run("irq", sc_core::SC_ZERO_TIME, us(4)).core == 0);
+    CHECK(cpu.run("irq", sc_core::SC_ZERO_TIME, us(3)).core == 1);
+    CHECK(cpu.run("irq", sc_core::SC_ZERO_TIME, us(2)).core == 2);
+    CHECK(cpu.run("irq", sc_core::SC_ZERO_TIME, us(1)).core == 3);
+    auto s = cpu.run("irq", sc_core::SC_ZERO_TIME, us(2));
+    CHECK(s.core == 3);
+    CHECK(s.start == us(1));
+    CHECK(s.end == us(3));
+    s = cpu.run("irq", sc_core::SC_ZERO_TIME, us(1));   // core 2 free at 2 us
+    CHECK(s.core == 2);
+    CHECK(s.start == us(2));
+    // Ties at the same free time (cores 1 and 3 at 3 us): the lowest.
+    s = cpu.run("irq", sc_core::SC_ZERO_TIME, us(1));
+    CHECK(s.core == 1);
+    CHECK(s.start == us(3));
+    s = cpu.run("irq", sc_core::SC_ZERO_TIME, us(1));
+    CHECK(s.core == 2);   // core 2 free at 3 us too, below core 3
+    CHECK(s.start == us(3));
+    // Free at 4, 4, 4, 3 us. Work ready at 10 us finds every core idle: it goes
+    // to the lowest-numbered one, not to the one idle longest (core 3).
+    s = cpu.run("irq", us(10), us(1));
+    CHECK(s.core == 0);
+    CHECK(s.start == us(10));
+    s = cpu.run("irq", us(10), us(1));
+    CHECK(s.core == 1);
+
+    // With one core everything serialises in call order.
+    CpuEnv one(Settings{{"cpu.cores", "1"}});
+    CpuCores single(one.ctx, "node0.cpu", "node0");
+    sc_time t = sc_core::SC_ZERO_TIME;
+    for (int i = 0; i < 5; ++i) {
+        const auto r = single.run("kswapd", sc_core::SC_ZERO_TIME, us(2));
+        CHECK(r.core == 0);
+        CHECK(r.start == t);
+        t += us(2);
+        CHECK(r.end == t);
+    }
+    CHECK(one.stats.find_histogram("node0.cpu.kswapd.wait_time")->sum() == 2000.0 + 4000 + 6000 + 8000);
+}
+
+TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node1.cpu", "node1");
+    CHECK(env.stats.find_scalar("node1.cpu.khugepaged.busy_time") == nullptr);   // created on first use
+    cpu.run("khugepaged", us(0), us(7));
+    cpu.run("khugepaged", us(100), ps(500));
+    cpu.run("fault-handler", us(3), us(2), "smmu fault cb0");
+    cpu.run("fault-handler", us(3), sc_core::SC_ZERO_TIME);
+
+    CHECK(cpu.busy("khugepaged") == us(7) + ps(500));
+    CHECK(cpu.busy("fault-handler") == us(2));
+    CHECK(cpu.busy("kswapd") == sc_core::SC_ZERO_TIME);
+
+    const Scalar* kh = env.stats.find_scalar("node1.cpu.khugepaged.busy_time");
+    const Scalar* fh = env.stats.find_scalar("node1.cpu.fault-handler.busy_time");
+    REQUIRE(kh);
+    REQUIRE(fh);
+    CHECK(kh->value() == Approx(7.0005).epsilon(1e-12));
+    CHECK(kh->info.unit == "us");
+    CHECK(fh->value() == Approx(2.0).epsilon(1e-12));
+    REQUIRE(env.stats.find_counter("node1.cpu.khugepaged.runs"));
+    CHECK(env.stats.find_counter("node1.cpu.khugepaged.runs")->value() == 2);
+    CHECK(env.stats.find_counter("node1.cpu.fault-handler.runs")->value() == 2);
+    CHECK(env.stats.find_histogram("node1.cpu.fault-handler.wait_time")->info.unit == "ns");
+    CHECK(env.stats.find_scalar("node1.cpu.kswapd.busy_time") == nullptr);
+    CHECK(env.stats.sum_counters("transactions") == 0);   // CPU work is not a transaction
+
+    CHECK_THROWS_AS(cpu.run("", us(0), us(1)), std::invalid_argument);
+}
+
+TEST_CASE("cpu: one trace span per run on track cpu<k>, named by label or activity", "[os][cpu]") {
+    CpuEnv env;
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    cpu.run("syscall", us(0), us(1));                 // tracer closed: nothing recorded
+    CHECK(env.tracer.events_written() == 0);
+
+    const std::string path = "/tmp/vrdmasim_cpu_test_" + std::to_string(getpid()) + ".json";
+    env.tracer.open(path);
+    CpuCores traced(env.ctx, "node2.cpu", "node2");
+    traced.run("fault-handler", us(0), us(3), "smmu-fault");
+    traced.run("fault-library", us(0), us(2));
+    traced.run("fault-library", us(0), us(2));
+    CHECK(env.tracer.events_written() == 3);
+    env.tracer.close();
+
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string json = ss.str();
+    std::remove(path.c_str());
+    CHECK(json.find("\"node2\"") != std::string::npos);
+    for (const char* track : {"\"cpu0\"", "\"cpu1\"", "\"cpu2\"", "\"cpu3\""})
+        CHECK(json.find(track) != std::string::npos);
+    CHECK(json.find("\"name\":\"smmu-fault\"") != std::string::npos);
+    CHECK(json.find("\"name\":\"fault-library\"") != std::string::npos);
+    CHECK(json.find("\"activity\":\"fault-handler\"") != std::string::npos);
+    CHECK(json.find("\"name\":\"fault-handler\"") == std::string::npos);   // the label replaced it
+    CHECK(json.find("\"dur\":3") != std::string::npos);
+    // Each span on its core's track.
+    auto on_track = [&](unsigned core, const std::string& name) {
+        const Tracer::Track t = env.tracer.track("node2", "cpu" + std::to_string(core));
+        const std::string head = "\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(t.tid) +
+                                 ",\"name\":\"" + name + "\"";
+        return json.find(head) != std::string::npos;
+    };
+    CHECK(on_track(0, "smmu-fault"));
+    CHECK(on_track(1, "fault-library"));
+    CHECK(on_track(2, "fault-library"));
+    CHECK_FALSE(on_track(3, "fault-library"));
+}
