@@ -17,6 +17,10 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "core/csv.hpp"
+#include "models/memory/dram.hpp"
+#include "models/smmu/page_table_writer.hpp"
+#include "models/smmu/smmu500.hpp"
+#include "system.hpp"
 
 namespace vrdmasim {
 
@@ -52,6 +56,54 @@ struct BareInitiator : sc_core::sc_module {
             socket->b_transport(gp, d);
             sc_core::wait(d);
         }
+    }
+};
+
+// A memory that answers at once: the bench measures the path to it.
+struct NullMemory : sc_core::sc_module {
+    tlm_utils::simple_target_socket<NullMemory> socket{"socket"};
+    explicit NullMemory(sc_core::sc_module_name n) : sc_module(n) {
+        socket.register_b_transport(this, &NullMemory::b_transport);
+    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time&) { gp.set_response_status(tlm::TLM_OK_RESPONSE); }
+};
+
+// Issues `iterations` reads to one page, without wait(), and times them.
+struct TimedMaster : sc_core::sc_module {
+    tlm_utils::simple_initiator_socket<TimedMaster> socket{"socket"};
+    long iterations;
+    std::uint64_t base;
+    double seconds = 0;
+    bool ok = true;
+    TimedMaster(sc_core::sc_module_name n, long it, std::uint64_t b) : sc_module(n), iterations(it), base(b) {
+        SC_HAS_PROCESS(TimedMaster);
+        SC_THREAD(run);
+    }
+    void run() {
+        tlm::tlm_generic_payload gp;
+        unsigned char data[64] = {};
+        auto* sid = new StreamIdExtension;
+        sid->sid = 0;
+        gp.set_extension(sid);
+        gp.set_data_ptr(data);
+        gp.set_data_length(sizeof data);
+        gp.set_streaming_width(sizeof data);
+        // One warm-up access fills the TLBs.
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(base);
+        socket->b_transport(gp, d);
+        ok = gp.is_response_ok();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (long i = 0; i < iterations; ++i) {
+            d = sc_core::SC_ZERO_TIME;
+            gp.set_command(tlm::TLM_READ_COMMAND);
+            gp.set_address(base + static_cast<std::uint64_t>(i % 64) * 64);
+            gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            socket->b_transport(gp, d);
+            ok = ok && gp.is_response_ok();
+        }
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
 };
 
@@ -94,6 +146,104 @@ int bench_bare_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+int bench_smmu_command(const std::vector<std::string>& args) {
+    long iterations = 5000000;
+    if (args.size() == 2 && args[0] == "--iterations") iterations = std::atol(args[1].c_str());
+    if (iterations <= 0) {
+        std::cerr << "vrdmasim: error: bench-smmu --iterations N (N >= 1)\n";
+        return 2;
+    }
+    ParamRegistry reg;
+    declare_all_params(reg);
+    Config cfg(reg);
+    cfg.set("dram.size", "64MiB", "bench");
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx{cfg, stats, tracer};
+    TimedMaster direct("direct", iterations, 0x200000);
+    TimedMaster translated("translated", iterations, 0x200000);
+    NullMemory null_direct("null_direct"), null_translated("null_translated");
+    Dram tables("tables", ctx, "bench");
+    Smmu500 smmu("smmu", ctx, "bench");
+    direct.socket.bind(null_direct.socket);
+    translated.socket.bind(*smmu.tbu[0]);
+    smmu.out.bind(null_translated.socket);
+    smmu.walk.bind(tables.socket);
+
+    std::uint64_t next = 0x100000;
+    PageTableWriter pt = PageTableWriter::over(*tables.socket.get_base_export().operator->(), [&next] {
+        next += 4096;
+        return next - 4096;
+    });
+    pt.map_page(0x200000, 0x300000);
+    auto w = [&](std::uint64_t off, std::uint64_t v, unsigned len) {
+        tlm::tlm_generic_payload gp;
+        gp.set_command(tlm::TLM_WRITE_COMMAND);
+        gp.set_address(off);
+        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+        gp.set_data_length(len);
+        smmu.regs.get_base_export()->transport_dbg(gp);
+    };
+    using namespace smmu_reg;
+    w(SMR(0), SMR_VALID, 4);
+    w(S2CR(0), 0, 4);
+    w(CBAR(0), 1u << 16, 4);
+    w(CBA2R(0), 1, 4);
+    w(cb(0) + TCR, 16, 4);
+    w(cb(0) + TTBR0, pt.root() | (1ull << 48), 8);
+    w(cb(0) + SCTLR, SCTLR_M | SCTLR_CFRE | SCTLR_CFIE, 4);
+    w(sCR0, sCR0_USFCFG, 4);
+    sc_core::sc_start();
+    if (!direct.ok || !translated.ok) {
+        std::cerr << "vrdmasim: error: bench-smmu: a transaction failed\n";
+        return 1;
+    }
+    const double direct_ns = direct.seconds * 1e9 / static_cast<double>(iterations);
+    const double smmu_ns = translated.seconds * 1e9 / static_cast<double>(iterations);
+    std::cout << "direct_ns_per_call " << direct_ns << "\nsmmu_ns_per_call " << smmu_ns << "\n";
+    return 0;
+}
+
+namespace {
+
+struct StreamFigures {
+    double packets = 0, host = 0, events = 0;
+};
+
+// One `vrdmasim run` of a stream in a child process; its summary's figures.
+bool run_stream(const std::string& exe, const std::string& dir, const std::string& volume,
+                const std::string& extra, StreamFigures& f) {
+    int st = 0;
+    capture("'" + exe + "' run --workload.kind=stream --workload.total-bytes=" + volume +
+                " --workload.message-size=1MiB " + extra + " --out '" + dir + "' --quiet 2>&1",
+            st);
+    std::map<std::string, std::string> m;
+    try {
+        const auto rows = read_csv_file(dir + "/summary.csv");
+        if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
+        for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: stream run failed (exit status " << st << "): " << e.what() << "\n";
+        return false;
+    }
+    f.packets = std::atof(m["packets"].c_str());
+    f.host = std::atof(m["host_seconds"].c_str());
+    f.events = std::atof(m["sim_events"].c_str());
+    return f.packets > 0 && f.host > 0;
+}
+
+// "key value" lines printed by a child into a map.
+std::map<std::string, double> child_figures(const std::string& cmd, int& st) {
+    std::map<std::string, double> m;
+    std::istringstream is(capture(cmd, st));
+    std::string key;
+    double v;
+    while (is >> key >> v) m[key] = v;
+    return m;
+}
+
+}  // namespace
+
 int bench_command(const std::vector<std::string>& args) {
     std::string volume = "256MiB";
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -111,44 +261,44 @@ int bench_command(const std::vector<std::string>& args) {
     }
     const std::string dir = tmpl;
     int st = 0;
-    const std::string bare = capture("'" + exe + "' bench-bare --iterations 2000000", st);
-    double bare_ns = 0;
-    {
-        std::istringstream is(bare);
-        std::string key;
-        is >> key >> bare_ns;
-        if (st != 0 || key != "bare_ns_per_iteration" || bare_ns <= 0) {
-            std::cerr << "vrdmasim: error: bare loop failed: " << bare << "\n";
-            return 1;
-        }
-    }
-    capture("'" + exe + "' run --workload.kind=stream --workload.total-bytes=" + volume +
-                " --workload.message-size=1MiB --out '" + dir + "/stream' --quiet 2>&1",
-            st);
-    std::map<std::string, std::string> m;
-    try {
-        const auto rows = read_csv_file(dir + "/stream/summary.csv");
-        if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
-        for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
-    } catch (const std::exception& e) {
-        std::cerr << "vrdmasim: error: stream run failed (exit status " << st << "): " << e.what() << "\n";
+    const auto bare = child_figures("'" + exe + "' bench-bare --iterations 2000000", st);
+    const double bare_ns = bare.count("bare_ns_per_iteration") ? bare.at("bare_ns_per_iteration") : 0;
+    if (st != 0 || bare_ns <= 0) {
+        std::cerr << "vrdmasim: error: bare loop failed\n";
         return 1;
     }
+    StreamFigures with_smmu, physical;
+    if (!run_stream(exe, dir + "/smmu", volume, "", with_smmu) ||
+        !run_stream(exe, dir + "/phys", volume, "--smmu.enabled=false", physical))
+        return 1;
+    const auto hit = child_figures("'" + exe + "' bench-smmu --iterations 5000000", st);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    const double packets = std::atof(m["packets"].c_str());
-    const double host = std::atof(m["host_seconds"].c_str());
-    const double events = std::atof(m["sim_events"].c_str());
-    const double ns_per_packet = packets > 0 ? host * 1e9 / packets : 0;
-    const double ratio = bare_ns > 0 ? ns_per_packet / bare_ns : 0;
-    std::cout << std::setprecision(4)
-              << "bare SystemC b_transport+wait():  " << bare_ns << " ns per round trip\n"
-              << "stream, " << volume << " in 1 MiB messages: " << static_cast<long>(packets) << " packets, "
-              << events << " model transactions, " << host << " host s\n"
-              << "  simulated packets per host second: " << (host > 0 ? packets / host : 0) << "\n"
-              << "  host time per packet:             " << ns_per_packet << " ns\n"
-              << "  packet / bare round trip:          " << ratio << "  (goal <= 5)\n";
-    std::cout << "bench_csv,bare_ns," << bare_ns << ",ns_per_packet," << ns_per_packet << ",ratio," << ratio << "\n";
+    if (st != 0 || !hit.count("direct_ns_per_call") || !hit.count("smmu_ns_per_call")) {
+        std::cerr << "vrdmasim: error: SMMU hit-path bench failed\n";
+        return 1;
+    }
+    const double direct_ns = hit.at("direct_ns_per_call"), smmu_ns = hit.at("smmu_ns_per_call");
+    const double hit_cost = (smmu_ns - direct_ns) / direct_ns;
+
+    std::cout << std::setprecision(4) << "bare SystemC b_transport+wait():   " << bare_ns << " ns per round trip\n";
+    auto report = [&](const char* what, const StreamFigures& f) {
+        const double ns = f.host * 1e9 / f.packets;
+        std::cout << "stream, " << volume << " in 1 MiB messages, " << what << ": "
+                  << static_cast<long>(f.packets) << " packets, " << f.events << " model transactions, " << f.host
+                  << " host s\n"
+                  << "  simulated packets per host second: " << f.packets / f.host << "\n"
+                  << "  host time per packet:              " << ns << " ns = " << ns / bare_ns
+                  << " bare round trips (goal <= 5)\n";
+        return ns / bare_ns;
+    };
+    const double r_smmu = report("through the SMMU", with_smmu);
+    const double r_phys = report("physical (smmu.enabled=false)", physical);
+    std::cout << "SMMU TLB-hit path: " << direct_ns << " ns for a bare b_transport call, " << smmu_ns
+              << " ns through a TBU: a hit costs " << hit_cost << " bare calls (goal <= 2); "
+              << 1e9 / smmu_ns << " translations per host second\n";
+    std::cout << "bench_csv,bare_ns," << bare_ns << ",ratio_smmu," << r_smmu << ",ratio_physical," << r_phys
+              << ",hit_cost_calls," << hit_cost << "\n";
     return 0;
 }
 

@@ -11,5 +11,8 @@ int bench_command(const std::vector<std::string>& args);
 // The bare loop, run in its own process by bench_command (SystemC allows one
 // elaboration per process). Prints "bare_ns_per_iteration <x>".
 int bench_bare_command(const std::vector<std::string>& args);
+// The SMMU's TLB-hit path against a direct call, in its own process.
+// Prints "direct_ns_per_call <x>" and "smmu_ns_per_call <y>".
+int bench_smmu_command(const std::vector<std::string>& args);
 
 }  // namespace vrdmasim

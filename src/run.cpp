@@ -80,6 +80,17 @@ Summary make_summary(System& sys, StatRegistry& stats, double host_seconds) {
     s.emplace_back("latency_us_mean", fmt(log.latency_us.mean()));
     s.emplace_back("latency_us_p50", fmt(log.latency_us.quantile(0.5)));
     s.emplace_back("latency_us_p99", fmt(log.latency_us.quantile(0.99)));
+    // Address translation (zero when smmu.enabled = false).
+    const std::uint64_t hits = stats.sum_counters("micro_tlb_hits");
+    const std::uint64_t misses = stats.sum_counters("micro_tlb_misses");
+    s.emplace_back("smmu_translations", std::to_string(stats.sum_counters("translated")));
+    s.emplace_back("smmu_micro_tlb_hit_rate", fmt(hits + misses ? static_cast<double>(hits) / (hits + misses) : 0.0));
+    s.emplace_back("smmu_macro_tlb_hits", std::to_string(stats.sum_counters("macro_tlb_hits")));
+    s.emplace_back("smmu_walks", std::to_string(stats.sum_counters("tcu.walks")));
+    s.emplace_back("smmu_walk_reads", std::to_string(stats.sum_counters("tcu.walk_reads")));
+    s.emplace_back("smmu_faults",
+                   std::to_string(stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
+                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external")));
     s.emplace_back("peak_rss_mib", fmt(peak_rss_mib(), 4));
     return s;
 }
@@ -245,7 +256,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const TransferLog& log = sys->workload().log();
     if (!quiet) {
         std::cout << "\n";
-        for (const auto& kv : summary) std::cout << "  " << std::left << std::setw(18) << kv.first << kv.second << "\n";
+        for (const auto& kv : summary) std::cout << "  " << std::left << std::setw(24) << kv.first << kv.second << "\n";
         const double sim_s = sc_core::sc_time_stamp().to_seconds();
         const double events = static_cast<double>(stats.sum_counters("transactions"));
         std::cout << "\nsimulated " << fmt(sim_s * 1e6, 6) << " us in " << fmt(host_seconds, 3)

@@ -2,6 +2,7 @@
 
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -24,6 +25,10 @@ void System::declare_params(ParamRegistry& reg) {
                          "150ns", "head in to head out: SerDes, wire and framing (*estimate*, calibrated "
                                   "in the interconnect issue)",
                          "2KiB", "input buffer at the receiving router, in bytes of 128-bit flits (*estimate*)");
+    reg.section("boot", "start-up software standing in for the OS until the VM model exists")
+        .choice("identity-map", "2MiB", {"2MiB", "4KiB"},
+                "with smmu.enabled, the workload's buffers are identity-mapped in page tables the SMMU walks: "
+                "2 MiB blocks (3 reads a walk) or 4 KiB pages (4 reads a walk)");
     Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
                          "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*)",
                          "20ns", "head in to head out (*estimate*)",
@@ -38,6 +43,7 @@ void declare_all_params(ParamRegistry& reg) {
     Router::declare_params(reg);
     Bus::declare_params(reg);
     Dram::declare_params(reg);
+    Smmu500::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
@@ -62,13 +68,67 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
     if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
     bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
     app.cpu.bind(bus.in);
-    dma.mem.bind(bus.in);
+    if (ctx.config.boolean("smmu.enabled")) {
+        // PLDMA -> TBU -> (translated) -> bus; page-table walks -> bus;
+        // registers on the bus at the ZynqMP's address.
+        smmu = std::make_unique<Smmu500>("smmu", ctx, group);
+        const auto tbu = static_cast<std::size_t>(ctx.config.integer("dma.smmu-tbu"));
+        if (tbu >= smmu->tbu.size())
+            throw ConfigError("dma.smmu-tbu = " + ctx.config.text("dma.smmu-tbu") + " (from " +
+                              ctx.config.origin("dma.smmu-tbu") + "): the SMMU has " +
+                              std::to_string(smmu->tbu.size()) + " TBUs (smmu.tbus)");
+        dma.mem.bind(*smmu->tbu[tbu]);
+        smmu->out.bind(bus.in);
+        smmu->walk.bind(bus.in);
+        bus.out.bind(smmu->regs);
+        bus.map(smmu_reg::kBase, smmu_reg::kSize, 2, 0, "smmu");
+    } else {
+        dma.mem.bind(bus.in);
+    }
     // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.
     dma.net_out.bind(inject.in);
     inject.out.bind(router.in);
     router.out.bind(eject.in);
     eject.out.bind(dma.net_in);
     router.set_route(idx, 0);
+}
+
+void Node::boot_identity_map(std::uint64_t end, bool blocks) {
+    using namespace smmu_reg;
+    auto reg_access = [this](std::uint64_t off, std::uint64_t value, unsigned len) {
+        tlm::tlm_generic_payload gp;
+        gp.set_command(tlm::TLM_WRITE_COMMAND);
+        gp.set_address(off);
+        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+        gp.set_data_length(len);
+        gp.set_streaming_width(len);
+        if (smmu->regs.get_base_export()->transport_dbg(gp) != len)
+            throw std::logic_error(group + ": SMMU register write at offset " + std::to_string(off) + " failed");
+    };
+    auto alloc = [this]() {
+        const std::uint64_t a = next_table_;
+        next_table_ += aarch64::kPageSize;
+        if (next_table_ > address_map::kHeapBase) throw std::logic_error(group + ": start-up page tables overflow");
+        return a;   // fresh DRAM reads as zeros
+    };
+    tables = std::make_unique<PageTableWriter>(
+        PageTableWriter::over(*dram.socket.get_base_export().operator->(), alloc));
+    const std::uint64_t base = address_map::kHeapBase;
+    const std::uint64_t top = blocks ? (end + aarch64::kBlockSize - 1) / aarch64::kBlockSize * aarch64::kBlockSize
+                                     : (end + aarch64::kPageSize - 1) / aarch64::kPageSize * aarch64::kPageSize;
+    tables->map_range(base, base, top - base, PageAttrs{}, blocks);
+
+    const std::uint64_t asid = 1;
+    const std::uint64_t cb0 = smmu_reg::cb(0);
+    reg_access(SMR(0), SMR_VALID | (dma.stream_id() & 0x7fff), 4);   // exact match, mask 0
+    reg_access(S2CR(0), 0, 4);                                        // translate, context bank 0
+    reg_access(CBAR(0), 1u << 16, 4);                                 // stage 1 with stage 2 bypass
+    reg_access(CBA2R(0), 1, 4);                                       // AArch64 descriptors
+    reg_access(cb0 + TCR, tables->t0sz(), 4);                          // T0SZ, 4 KiB granule
+    reg_access(cb0 + MAIR0, 0xff, 4);                                 // attr 0: normal write-back
+    reg_access(cb0 + TTBR0, tables->root() | (asid << 48), 8);
+    reg_access(cb0 + SCTLR, SCTLR_M | SCTLR_AFE | SCTLR_CFRE | SCTLR_CFIE, 4);   // terminate, as Linux 4.14
+    reg_access(sCR0, sCR0_USFCFG | sCR0_GFRE | sCR0_GFIE, 4);        // CLIENTPD off: translate
 }
 
 System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {
@@ -107,6 +167,12 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
     std::vector<App*> apps;
     for (auto& node : nodes_) apps.push_back(&node->app);
     workload_ = Workload::create(ctx, apps);
+
+    smmu_enabled_ = c.boolean("smmu.enabled");
+    if (smmu_enabled_) {
+        const bool blocks = c.string("boot.identity-map") == "2MiB";
+        for (auto& node : nodes_) node->boot_identity_map(node->app.heap_end_used(), blocks);
+    }
 }
 
 }  // namespace vrdmasim

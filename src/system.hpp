@@ -15,6 +15,8 @@
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
 #include "models/memory/dram.hpp"
+#include "models/smmu/page_table_writer.hpp"
+#include "models/smmu/smmu500.hpp"
 #include "workloads/app.hpp"
 #include "workloads/workload.hpp"
 
@@ -30,6 +32,8 @@ constexpr std::uint64_t kDdrLow = 0x0;
 constexpr std::uint64_t kDdrLowSize = 0x80000000ull;
 constexpr std::uint64_t kDdrHigh = 0x800000000ull;
 constexpr std::uint64_t kPldmaRegs = 0xA0000000ull;
+// Start-up page tables are taken from here (the kernel's memory).
+constexpr std::uint64_t kTablesBase = 0x01000000ull;
 // Buffers for applications start here (the first 256 MiB stand for the kernel).
 constexpr std::uint64_t kHeapBase = 0x10000000ull;
 }  // namespace address_map
@@ -47,6 +51,16 @@ public:
     Link inject;   // PLDMA -> router
     Link eject;    // router -> PLDMA
     App app;
+    std::unique_ptr<Smmu500> smmu;   // in the PLDMA's memory path when smmu.enabled
+    std::unique_ptr<PageTableWriter> tables;   // the start-up identity map, once booted
+
+    // Start-up software standing in for the OS until the VM model exists:
+    // identity-map [kHeapBase, end) in page tables written to DRAM and point
+    // one context bank, matched by the PLDMA's stream ID, at them.
+    void boot_identity_map(std::uint64_t end, bool blocks);
+
+private:
+    std::uint64_t next_table_ = address_map::kTablesBase;
 };
 
 class System {
@@ -60,12 +74,14 @@ public:
     Node& node(std::size_t i) { return *nodes_[i]; }
     Workload& workload() { return *workload_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
+    bool smmu_enabled() const { return smmu_enabled_; }
 
 private:
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
     std::unique_ptr<Workload> workload_;
     sc_core::sc_time time_limit_;
+    bool smmu_enabled_ = false;
 };
 
 }  // namespace vrdmasim

@@ -46,6 +46,8 @@ public:
     // Memory for buffers and records (page aligned). Throws OutOfMemory
     // when the heap is exhausted.
     std::uint64_t alloc(std::uint64_t bytes);
+    // End of the memory handed out so far.
+    std::uint64_t heap_end_used() const { return heap_next_; }
 
     // --- RDMA user library
     // Set up the receive notification ring (once, before transfers arrive).

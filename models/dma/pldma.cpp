@@ -57,7 +57,14 @@ void Pldma::declare_params(ParamRegistry& reg) {
         .range("0ps", "100us")
         .time("mmio-latency", "20ns",
               "register access latency inside the engine (*estimate*)")
-        .range("0ps", "10us");
+        .range("0ps", "10us")
+        .integer("smmu-tbu", "3",
+                 "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
+                 "(Xilinx UG1085); also bits [14:10] of its stream ID")
+        .range("0", "31")
+        .integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
+                                "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
+        .range("0", "63");
 }
 
 Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
@@ -76,6 +83,7 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       setup_time_(ctx.config.time("dma.setup-time")),
       mmio_latency_(ctx.config.time("dma.mmio-latency")),
       block_(block_size_),
+      stream_id_(static_cast<std::uint32_t>((ctx.config.integer("dma.smmu-tbu") << 10) | ctx.config.integer("dma.axi-id"))),
       tx_pkt_(*new ExanetPacket),
       ack_pkt_(*new ExanetPacket),
       tracer_(ctx.tracer),
@@ -98,6 +106,8 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
                                    "received packets that could not be written or were out of sequence")),
       transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
                                       "register accesses and packets served")),
+      smmu_faults_(ctx.stats.counter(std::string(this->name()) + ".smmu_faults", "",
+                                     "memory accesses the SMMU answered with a translation fault")),
       latency_us_(ctx.stats.histogram(std::string(this->name()) + ".transfer_latency", "us",
                                       "doorbell to completion record written")) {
     if (coord_of_.size() <= node_) throw std::logic_error("pldma: node has no coordinate");
@@ -111,19 +121,35 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
 
 sc_time Pldma::memory(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
                       sc_time at, bool& ok) {
+    if (mem_free_.empty()) {
+        auto p = std::make_unique<MemPayload>();
+        p->sid = new StreamIdExtension;
+        p->sid->sid = stream_id_;
+        p->fault = new SmmuFaultExtension;
+        p->gp.set_extension(p->sid);     // owned by the payload
+        p->gp.set_extension(p->fault);
+        mem_free_.push_back(p.get());
+        mem_pool_.push_back(std::move(p));
+    }
+    MemPayload* p = mem_free_.back();
+    mem_free_.pop_back();
+    tlm::tlm_generic_payload& gp = p->gp;
+    p->fault->type = FaultType::None;
+    gp.set_command(cmd);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(static_cast<unsigned>(len));
+    gp.set_streaming_width(static_cast<unsigned>(len));
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_dmi_allowed(false);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     const sc_time now = sc_core::sc_time_stamp();
-    mem_gp_.set_command(cmd);
-    mem_gp_.set_address(addr);
-    mem_gp_.set_data_ptr(data);
-    mem_gp_.set_data_length(static_cast<unsigned>(len));
-    mem_gp_.set_streaming_width(static_cast<unsigned>(len));
-    mem_gp_.set_byte_enable_ptr(nullptr);
-    mem_gp_.set_dmi_allowed(false);
-    mem_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time d = at > now ? at - now : sc_core::SC_ZERO_TIME;
-    mem->b_transport(mem_gp_, d);
-    ok = mem_gp_.is_response_ok();
-    return now + d;
+    mem->b_transport(gp, d);   // may wait() (a stalled SMMU translation)
+    ok = gp.is_response_ok() && p->fault->type == FaultType::None;
+    if (p->fault->type != FaultType::None) smmu_faults_.inc();
+    mem_free_.push_back(p);
+    return sc_core::sc_time_stamp() + d;
 }
 
 void Pldma::write_record(std::uint64_t addr, const CompletionRecord& r, sc_time at, bool& ok, sc_time& done) {

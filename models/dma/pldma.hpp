@@ -23,6 +23,7 @@
 
 #include "core/context.hpp"
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/smmu/smmu500.hpp"
 
 namespace vrdmasim {
 
@@ -91,6 +92,9 @@ public:
     Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
           unsigned node, std::vector<std::uint32_t> coord_of);
 
+    // The stream ID on the engine's memory transactions (dma.smmu-tbu, dma.axi-id).
+    std::uint32_t stream_id() const { return stream_id_; }
+
 private:
     struct Descriptor {
         std::uint64_t src = 0, dst = 0, len = 0, compl_addr = 0, tag = 0;
@@ -115,8 +119,8 @@ private:
     void send_ack(const ExanetPacket& data, bool ok, sc_core::sc_time at);
     void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void net_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-    // Timed memory access at absolute time `at`; returns completion time, or
-    // a zero time with `ok` false on an error response.
+    // Timed memory access at absolute time `at`; returns completion time,
+    // with `ok` false on an error response (an SMMU fault included).
     sc_core::sc_time memory(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
                             std::uint64_t len, sc_core::sc_time at, bool& ok);
     void write_record(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
@@ -144,7 +148,19 @@ private:
 
     tlm_utils::tlm_quantumkeeper qk_;
     std::vector<unsigned char> block_;
-    tlm::tlm_generic_payload tx_gp_, ack_gp_, mem_gp_;
+    tlm::tlm_generic_payload tx_gp_, ack_gp_;
+    // Memory payloads: the engine's reads and the receive path's writes may
+    // be in flight at once (a stalled read lets other threads deliver
+    // packets), so each access takes its own payload from a small pool. Each
+    // carries the engine's stream ID and a fault extension the SMMU fills.
+    struct MemPayload {
+        tlm::tlm_generic_payload gp;
+        StreamIdExtension* sid;
+        SmmuFaultExtension* fault;
+    };
+    std::vector<std::unique_ptr<MemPayload>> mem_pool_;
+    std::vector<MemPayload*> mem_free_;
+    const std::uint32_t stream_id_;
     ExanetPacket& tx_pkt_;    // owned by tx_gp_ (a payload frees its extensions)
     ExanetPacket& ack_pkt_;   // owned by ack_gp_
     unsigned char ack_payload_[16] = {};
@@ -162,6 +178,7 @@ private:
     Counter& bytes_received_;
     Counter& rx_errors_;
     Counter& transactions_;
+    Counter& smmu_faults_;
     Histogram& latency_us_;
 };
 
