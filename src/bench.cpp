@@ -18,6 +18,7 @@
 
 #include "core/csv.hpp"
 #include "models/memory/dram.hpp"
+#include "models/smmu/context_setup.hpp"
 #include "models/smmu/page_table_writer.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "system.hpp"
@@ -176,23 +177,9 @@ int bench_smmu_command(const std::vector<std::string>& args) {
         return next - 4096;
     });
     pt.map_page(0x200000, 0x300000);
-    auto w = [&](std::uint64_t off, std::uint64_t v, unsigned len) {
-        tlm::tlm_generic_payload gp;
-        gp.set_command(tlm::TLM_WRITE_COMMAND);
-        gp.set_address(off);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-        gp.set_data_length(len);
-        smmu.regs.get_base_export()->transport_dbg(gp);
-    };
-    using namespace smmu_reg;
-    w(SMR(0), SMR_VALID, 4);
-    w(S2CR(0), 0, 4);
-    w(CBAR(0), 1u << 16, 4);
-    w(CBA2R(0), 1, 4);
-    w(cb(0) + TCR, 16, 4);
-    w(cb(0) + TTBR0, pt.root() | (1ull << 48), 8);
-    w(cb(0) + SCTLR, SCTLR_M | SCTLR_CFRE | SCTLR_CFIE, 4);
-    w(sCR0, sCR0_USFCFG, 4);
+    ContextSetup setup;   // stream 0 -> context bank 0
+    setup.root = pt.root();
+    program_context(*smmu.regs.get_base_export().operator->(), setup);
     sc_core::sc_start();
     if (!direct.ok || !translated.ok) {
         std::cerr << "vrdmasim: error: bench-smmu: a transaction failed\n";

@@ -94,17 +94,6 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
 }
 
 void Node::boot_identity_map(std::uint64_t end, bool blocks) {
-    using namespace smmu_reg;
-    auto reg_access = [this](std::uint64_t off, std::uint64_t value, unsigned len) {
-        tlm::tlm_generic_payload gp;
-        gp.set_command(tlm::TLM_WRITE_COMMAND);
-        gp.set_address(off);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-        gp.set_data_length(len);
-        gp.set_streaming_width(len);
-        if (smmu->regs.get_base_export()->transport_dbg(gp) != len)
-            throw std::logic_error(group + ": SMMU register write at offset " + std::to_string(off) + " failed");
-    };
     auto alloc = [this]() {
         const std::uint64_t a = next_table_;
         next_table_ += aarch64::kPageSize;
@@ -114,21 +103,15 @@ void Node::boot_identity_map(std::uint64_t end, bool blocks) {
     tables = std::make_unique<PageTableWriter>(
         PageTableWriter::over(*dram.socket.get_base_export().operator->(), alloc));
     const std::uint64_t base = address_map::kHeapBase;
-    const std::uint64_t top = blocks ? (end + aarch64::kBlockSize - 1) / aarch64::kBlockSize * aarch64::kBlockSize
-                                     : (end + aarch64::kPageSize - 1) / aarch64::kPageSize * aarch64::kPageSize;
+    const std::uint64_t grain = blocks ? aarch64::kBlockSize : aarch64::kPageSize;
+    const std::uint64_t top = (end + grain - 1) / grain * grain;
     tables->map_range(base, base, top - base, PageAttrs{}, blocks);
 
-    const std::uint64_t asid = 1;
-    const std::uint64_t cb0 = smmu_reg::cb(0);
-    reg_access(SMR(0), SMR_VALID | (dma.stream_id() & 0x7fff), 4);   // exact match, mask 0
-    reg_access(S2CR(0), 0, 4);                                        // translate, context bank 0
-    reg_access(CBAR(0), 1u << 16, 4);                                 // stage 1 with stage 2 bypass
-    reg_access(CBA2R(0), 1, 4);                                       // AArch64 descriptors
-    reg_access(cb0 + TCR, tables->t0sz(), 4);                          // T0SZ, 4 KiB granule
-    reg_access(cb0 + MAIR0, 0xff, 4);                                 // attr 0: normal write-back
-    reg_access(cb0 + TTBR0, tables->root() | (asid << 48), 8);
-    reg_access(cb0 + SCTLR, SCTLR_M | SCTLR_AFE | SCTLR_CFRE | SCTLR_CFIE, 4);   // terminate, as Linux 4.14
-    reg_access(sCR0, sCR0_USFCFG | sCR0_GFRE | sCR0_GFIE, 4);        // CLIENTPD off: translate
+    ContextSetup setup;   // terminate mode, as the Linux 4.14 driver
+    setup.sid = dma.stream_id();
+    setup.root = tables->root();
+    setup.t0sz = tables->t0sz();
+    program_context(*smmu->regs.get_base_export().operator->(), setup);
 }
 
 System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {

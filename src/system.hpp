@@ -15,6 +15,7 @@
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
 #include "models/memory/dram.hpp"
+#include "models/smmu/context_setup.hpp"
 #include "models/smmu/page_table_writer.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "workloads/app.hpp"
