@@ -37,6 +37,15 @@ bool CompletionSignal::next_after(sc_time at, sc_time& next) const {
 
 // ---------------------------------------------------------------- Pldma
 
+namespace {
+// `at` as a delay from now. A memory access may have wait()ed (a translation
+// stalled in the SMMU), so "now" is always read afresh.
+sc_time from_now(sc_time at) {
+    const sc_time now = sc_core::sc_time_stamp();
+    return at > now ? at - now : sc_core::SC_ZERO_TIME;
+}
+}  // namespace
+
 void Pldma::declare_params(ParamRegistry& reg) {
     reg.section("dma", "PLDMA RDMA engine (ExaNeSt), one per node")
         .size("block-size", "4KiB",
@@ -227,7 +236,7 @@ void Pldma::send_transfer(Descriptor& d) {
             tx_gp_.set_streaming_width(plen);
             tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
             const sc_time now = sc_core::sc_time_stamp();
-            sc_time dl = head - now;
+            sc_time dl = from_now(head);
             net_out->b_transport(tx_gp_, dl);
             send_cursor = now + dl;
             if (!tx_gp_.is_response_ok()) {
@@ -241,7 +250,7 @@ void Pldma::send_transfer(Descriptor& d) {
             ++seq;
         }
         buffer_free[b % block_buffers_] = send_cursor;
-        qk_.set(send_cursor - sc_core::sc_time_stamp());
+        qk_.set(from_now(send_cursor));
         if (qk_.need_sync()) qk_.sync();
     }
 
@@ -255,7 +264,7 @@ void Pldma::send_transfer(Descriptor& d) {
             complete(desc, read_ok ? kStatusOk : kStatusError, 0, max_time(send_cursor, read_cursor));
         }
     }
-    qk_.set(max_time(send_cursor, sc_core::sc_time_stamp()) - sc_core::sc_time_stamp());
+    qk_.set(from_now(send_cursor));
 }
 
 void Pldma::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at) {
@@ -316,8 +325,7 @@ void Pldma::send_ack(const ExanetPacket& data, bool ok, sc_time at) {
     ack_gp_.set_data_length(sizeof ack_payload_);
     ack_gp_.set_streaming_width(sizeof ack_payload_);
     ack_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const sc_time now = sc_core::sc_time_stamp();
-    sc_time d = at - now;
+    sc_time d = from_now(at);
     net_out->b_transport(ack_gp_, d);
     if (!ack_gp_.is_response_ok()) rx_errors_.inc();
 }
@@ -348,14 +356,14 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
             outstanding_.erase(it);
             complete(d, status, status == kStatusOk ? d.len : 0, tail);
         }
-        delay = tail - now;
+        delay = from_now(tail);
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
 
     if (p->header.type != PacketType::RdmaWrite) {
         rx_errors_.inc();
-        delay = tail - now;
+        delay = from_now(tail);
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
@@ -398,7 +406,7 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         send_ack(*p, !fin.error, done);
     }
     // The packet's space in the receive buffer is free once its write is done.
-    delay = done - now;
+    delay = from_now(done);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
