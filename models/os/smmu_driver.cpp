@@ -1,0 +1,389 @@
+#include "models/os/smmu_driver.hpp"
+
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+namespace r = smmu_reg;
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+
+bool is_tlbi(std::uint64_t off) {
+    if (off < r::kCbBase) return off == r::TLBIALLNSNH;
+    const std::uint64_t o = off & (r::kPage - 1);
+    return o == r::TLBIVA || o == r::TLBIVAA || o == r::TLBIASID || o == r::TLBIALL;
+}
+}  // namespace
+
+// ------------------------------------------------------------ FaultLibrary
+
+void FaultLibrary::declare_params(ParamRegistry& reg) {
+    reg.section("fault-lib", "user-space SMMU fault library of a process (Netlink receiver)")
+        .choice("policy", "touch-ahead", {"touch-one", "touch-ahead"},
+                "touch-one: make the faulting page present; touch-ahead: get_user_pages over "
+                "ahead-pages pages from the faulting one (ExaNeSt thesis)")
+        .integer("ahead-pages", "16", "pages resolved per fault by touch-ahead, the faulting one included")
+        .range("1", "262144")
+        .time("wakeup", "5us",
+              "Netlink receive and wake-up of the library's thread (*estimate* for a 1.5 GHz A53: "
+              "no ExaNeSt figure is published)")
+        .range("0ps", "1ms")
+        .time("per-call", "1us",
+              "library overhead per fault besides the paging work (*estimate* for a 1.5 GHz A53)")
+        .range("0ps", "1ms");
+}
+
+FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int pid, CpuCores& cpu,
+                           FaultResolveFn resolve)
+    : ctx_(ctx),
+      pid_(pid),
+      cpu_(cpu),
+      resolve_(std::move(resolve)),
+      ahead_(ctx.config.string("fault-lib.policy") == "touch-ahead"),
+      ahead_pages_(static_cast<std::uint64_t>(ctx.config.integer("fault-lib.ahead-pages"))),
+      wakeup_(ctx.config.time("fault-lib.wakeup")),
+      per_call_(ctx.config.time("fault-lib.per-call")),
+      faults_(&ctx.stats.counter(prefix + ".faults", "", "faults delivered to the library")),
+      pages_(&ctx.stats.counter(prefix + ".pages", "", "pages the library faulted in")),
+      unresolved_(&ctx.stats.counter(prefix + ".unresolved", "",
+                                     "faults whose faulting page could not be made present")),
+      service_us_(&ctx.stats.histogram(prefix + ".service_time", "us",
+                                       "delivery to pages present (or error known)")) {
+    if (!resolve_) throw std::invalid_argument("FaultLibrary: no resolve function");
+}
+
+FaultOutcome FaultLibrary::handle(const SmmuFault& f, sc_time at) {
+    FaultOutcome o;
+    o.fault = f;
+    faults_->inc();
+    const std::uint64_t page = f.address & ~(kPage - 1);
+    const std::uint64_t n = ahead_ ? ahead_pages_ : 1;
+    const std::string label = ahead_ ? "touch-ahead " + std::to_string(n) + " pages" : "touch-one";
+    const CpuCores::Slot s = cpu_.run("fault-library", at, wakeup_ + per_call_, label);
+    VmResult res = resolve_(pid_, page, n * kPage, f.write, s.end);
+    o.pages = res.value;
+    o.done = max_time(res.done, s.end);
+    if (!res.ok() && n > 1) {
+        // The range failed somewhere: only the faulting page itself matters.
+        VmResult one = resolve_(pid_, page, kPage, f.write, o.done);
+        o.pages += one.value;
+        o.done = max_time(one.done, o.done);
+        res = one;
+    }
+    o.resolved = res.ok();
+    o.error = res.error;
+    pages_->inc(o.pages);
+    if (!o.resolved) unresolved_->inc();
+    service_us_->add(to_us(o.done - at));
+    return o;
+}
+
+// ------------------------------------------------------------ SmmuDriver
+
+void SmmuDriver::declare_params(ParamRegistry& reg) {
+    reg.section("smmu-driver", "Linux arm-smmu driver with the ExaNeSt fault path (one per node)")
+        .choice("fault-mode", "terminate", {"terminate", "stall"},
+                "SCTLR.CFCFG of process banks: terminate (as the 4.14 driver) or stall (RESUME)")
+        .time("irq-entry", "1us",
+              "exception entry and GIC acknowledge (*estimate* for a 1.5 GHz A53: no ExaNeSt stage "
+              "latency is published)")
+        .range("0ps", "1ms")
+        .time("handler", "2us",
+              "the handler's own work besides its register accesses (*estimate*, 1.5 GHz A53)")
+        .range("0ps", "1ms")
+        .time("netlink", "3us", "building and sending the Netlink message (*estimate*, 1.5 GHz A53)")
+        .range("0ps", "1ms")
+        .time("tlbi-page", "100ns",
+              "CPU time per TLBIVA issued by the MMU notifier (*estimate*, 1.5 GHz A53)")
+        .range("0ps", "1ms")
+        .integer("tlbi-asid-threshold", "512",
+                 "ranges of more pages are invalidated by ASID (*estimate*, after arm64's "
+                 "MAX_TLBI_OPS = PTRS_PER_PTE)")
+        .range("1", "1000000000");
+}
+
+SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
+                       Smmu500& smmu, CpuCores& cpu, FaultResolveFn resolve)
+    : sc_module(name),
+      mmio("mmio"),
+      ctx_(ctx),
+      smmu_(smmu),
+      cpu_(cpu),
+      resolve_(std::move(resolve)),
+      stall_(ctx.config.string("smmu-driver.fault-mode") == "stall"),
+      irq_entry_(ctx.config.time("smmu-driver.irq-entry")),
+      handler_(ctx.config.time("smmu-driver.handler")),
+      netlink_(ctx.config.time("smmu-driver.netlink")),
+      tlbi_page_(ctx.config.time("smmu-driver.tlbi-page")),
+      tlbi_asid_threshold_(static_cast<std::uint64_t>(ctx.config.integer("smmu-driver.tlbi-asid-threshold"))),
+      banks_(Smmu500::kContextBanks) {
+    (void)group;   // spans go to the CPU tracks of CpuCores
+    const std::string p = std::string(this->name()) + ".";
+    auto& s = ctx.stats;
+    interrupts_ = &s.counter(p + "interrupts", "", "handler runs (one per interrupt taken)");
+    faults_ = &s.counter(p + "faults", "", "context faults read from a bank");
+    resumes_retry_ = &s.counter(p + "resumes_retry", "", "RESUME writes with TnR = 0 (retry)");
+    resumes_terminate_ = &s.counter(p + "resumes_terminate", "", "RESUME writes with TnR = 1 (terminate)");
+    invalidations_ = &s.counter(p + "invalidations", "", "MMU-notifier invalidations");
+    tlbi_writes_ = &s.counter(p + "tlbi_writes", "", "TLBIVA / TLBIASID register writes");
+    unresolved_ = &s.counter(p + "unresolved", "", "faults whose outcome was unresolved");
+    unowned_ = &s.counter(p + "unowned_faults", "", "faults in banks no process owns");
+    global_faults_ = &s.counter(p + "global_faults", "", "global faults (sGFSR) cleared");
+    spurious_ = &s.counter(p + "spurious_interrupts", "", "handler runs that found no fault");
+    handler_us_ = &s.histogram(p + "handler_time", "us", "handler start to its last Netlink message");
+    service_us_ = &s.histogram(p + "service_time", "us",
+                               "interrupt raised to outcome (library done; stall: RESUME written)");
+    irq_wait_us_ = &s.histogram(p + "irq_wait", "us", "interrupt raised to handler start (core busy)");
+    library_us_ = &s.histogram(p + "library_time", "us", "Netlink sent to library done");
+    SC_HAS_PROCESS(SmmuDriver);
+    SC_THREAD(irq_thread);
+    SC_THREAD(resume_thread);
+}
+
+FaultLibrary* SmmuDriver::library(int pid) {
+    auto it = libraries_.find(pid);
+    return it == libraries_.end() ? nullptr : it->second.get();
+}
+
+int SmmuDriver::bank_of(int pid) const {
+    for (unsigned n = 0; n < banks_.size(); ++n)
+        if (banks_[n].pid == pid) return static_cast<int>(n);
+    return -1;
+}
+
+void SmmuDriver::access(bool write, std::uint64_t off, std::uint64_t& value, unsigned len, sc_time& t) {
+    const sc_time now = sc_core::sc_time_stamp();
+    if (t < now) t = now;
+    gp_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp_.set_address(base_ + off);
+    gp_.set_data_ptr(reinterpret_cast<unsigned char*>(&value));   // little-endian host, as the SMMU
+    gp_.set_data_length(len);
+    gp_.set_streaming_width(len);
+    gp_.set_byte_enable_ptr(nullptr);
+    gp_.set_dmi_allowed(false);
+    gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_time d = t - now;
+    mmio->b_transport(gp_, d);
+    if (gp_.get_response_status() != tlm::TLM_OK_RESPONSE)
+        throw std::runtime_error(std::string(name()) + ": SMMU register access failed at offset " +
+                                 std::to_string(off));
+    const sc_time took = now + d - t;
+    if (is_tlbi(off)) {
+        if (took > reg_time_) tlbi_extra_ = took - reg_time_;
+    } else {
+        reg_time_ = took;
+    }
+    t = now + d;
+}
+
+std::uint64_t SmmuDriver::read_reg(std::uint64_t off, unsigned len, sc_time& t) {
+    std::uint64_t v = 0;
+    access(false, off, v, len, t);
+    return len == 4 ? (v & 0xffffffffull) : v;
+}
+
+void SmmuDriver::write_reg(std::uint64_t off, std::uint64_t value, unsigned len, sc_time& t) {
+    access(true, off, value, len, t);
+}
+
+sc_time SmmuDriver::on_core(const char* activity, sc_time ready, sc_time cost, const std::string& label,
+                            sc_time predicted, const std::function<void(sc_time&)>& ops) {
+    const CpuCores::Slot s = cpu_.run(activity, ready, cost + predicted, label);
+    sc_time t = s.start + cost;
+    ops(t);
+    // The core that ran `s` is free from s.end and nothing was reserved since,
+    // so an extension starts exactly there.
+    if (t > s.end) cpu_.run(activity, s.end, t - s.end, label);
+    return max_time(t, s.end);
+}
+
+sc_time SmmuDriver::attach(int pid, std::uint16_t asid, std::uint64_t root, unsigned t0sz,
+                           const std::vector<std::uint32_t>& stream_ids, sc_time at) {
+    if (pid <= 0) throw std::invalid_argument("SmmuDriver::attach: pid must be >= 1");
+    if (bank_of(pid) >= 0) throw std::runtime_error("SmmuDriver::attach: process already attached");
+    const int cb = bank_of(0);
+    if (cb < 0) throw std::runtime_error("SmmuDriver::attach: no free context bank");
+    if (next_smr_ + stream_ids.size() > Smmu500::kStreamMatchRegisters)
+        throw std::runtime_error("SmmuDriver::attach: no free stream-match register");
+    const unsigned n = static_cast<unsigned>(cb);
+    banks_[n].pid = pid;
+    banks_[n].asid = asid;
+    libraries_[pid] = std::make_unique<FaultLibrary>(ctx_, std::string(name()) + ".pid" + std::to_string(pid),
+                                                     pid, cpu_, resolve_);
+    const unsigned first_smr = next_smr_;
+    next_smr_ += static_cast<unsigned>(stream_ids.size());
+    const unsigned writes = 2 * static_cast<unsigned>(stream_ids.size()) + 7;
+    return on_core("smmu-attach", at, SC_ZERO_TIME, "smmu attach", writes * reg_time_, [&](sc_time& t) {
+        for (std::size_t i = 0; i < stream_ids.size(); ++i) {
+            const unsigned idx = first_smr + static_cast<unsigned>(i);
+            write_reg(r::S2CR(idx), n, 4, t);   // TYPE 0: translate with bank n
+            write_reg(r::SMR(idx), r::SMR_VALID | (stream_ids[i] & 0x7fffu), 4, t);
+        }
+        write_reg(r::CBAR(n), 1u << 16, 4, t);    // stage 1 with stage 2 bypass
+        write_reg(r::CBA2R(n), 1, 4, t);          // VA64
+        // T0SZ, TG0 = 4 KiB, inner/outer WBWA, inner shareable (io-pgtable-arm)
+        write_reg(r::cb(n) + r::TCR, (t0sz & 0x3fu) | (1u << 8) | (1u << 10) | (3u << 12), 4, t);
+        write_reg(r::cb(n) + r::MAIR0, 0x0004ff44u, 4, t);   // NC, WBRWA, device (io-pgtable-arm)
+        write_reg(r::cb(n) + r::TTBR0, (root & 0x0000fffffffff000ull) | (static_cast<std::uint64_t>(asid) << 48), 8,
+                  t);
+        write_reg(r::cb(n) + r::SCTLR,
+                  r::SCTLR_M | r::SCTLR_AFE | r::SCTLR_CFRE | r::SCTLR_CFIE | (stall_ ? r::SCTLR_CFCFG : 0u), 4, t);
+        write_reg(r::sCR0, r::sCR0_GFRE | r::sCR0_GFIE | r::sCR0_USFCFG, 4, t);   // CLIENTPD clear
+    });
+}
+
+sc_time SmmuDriver::invalidate(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    const int cb = bank_of(pid);
+    if (cb < 0 || len == 0) return at;   // nothing of it can be cached
+    invalidations_->inc();
+    const std::uint64_t first = va >> 12, last = (va + len - 1) >> 12;
+    const std::uint64_t pages = last - first + 1;
+    const bool by_asid = pages > tlbi_asid_threshold_;
+    const std::uint64_t cmds = by_asid ? 1 : pages;
+    const std::uint64_t base = r::cb(static_cast<unsigned>(cb));
+    const sc_time predicted = (reg_time_ + tlbi_extra_) * static_cast<double>(cmds) + 2 * reg_time_;
+    return on_core("tlbi", at, tlbi_page_ * static_cast<double>(cmds),
+                   by_asid ? "tlbi asid" : "tlbi " + std::to_string(pages) + " pages", predicted, [&](sc_time& t) {
+                       const std::uint64_t a = static_cast<std::uint64_t>(asid) << 48;
+                       if (by_asid) {
+                           write_reg(base + r::TLBIASID, asid, 4, t);
+                       } else {
+                           for (std::uint64_t p = first; p <= last; ++p)
+                               write_reg(base + r::TLBIVA, (p & 0xfffffffffffull) | a, 8, t);
+                       }
+                       tlbi_writes_->inc(cmds);
+                       write_reg(base + r::TLBSYNC, 0, 4, t);
+                       for (int i = 0; i < 1000 && (read_reg(base + r::TLBSTATUS, 4, t) & 1u); ++i) {
+                       }
+                   });
+}
+
+void SmmuDriver::irq_thread() {
+    for (;;) {
+        if (!smmu_.irq.high()) sc_core::wait(smmu_.irq.event());
+        // Under temporal decoupling the line may rise ahead of now.
+        const sc_time now = sc_core::sc_time_stamp();
+        if (smmu_.irq.since() > now) {
+            sc_core::wait(smmu_.irq.since() - now);
+            continue;   // re-check: the line may have been lowered meanwhile
+        }
+        if (!smmu_.irq.high()) continue;
+        const std::uint64_t before = faults_->value() + global_faults_->value() + unowned_->value();
+        const sc_time end = handle_interrupt(smmu_.irq.since());
+        const bool found = faults_->value() + global_faults_->value() + unowned_->value() != before;
+        if (end > sc_core::sc_time_stamp()) sc_core::wait(end - sc_core::sc_time_stamp());
+        if (!found && smmu_.irq.high() && smmu_.irq.since() <= sc_core::sc_time_stamp()) {
+            // Nothing to clear (a source the model does not know): wait for a new edge.
+            sc_core::wait(smmu_.irq.event());
+        }
+    }
+}
+
+sc_time SmmuDriver::handle_interrupt(sc_time t0) {
+    interrupts_->inc();
+    const sc_time raised = t0;
+    struct Found {
+        SmmuFault f;
+    };
+    std::vector<Found> found;
+    bool global = false;
+    unsigned owned = 0;
+    for (const Bank& b : banks_) owned += b.pid != 0;
+    sc_time start = SC_ZERO_TIME;
+    auto read_bank = [&](unsigned n, sc_time& t) {
+        const std::uint32_t fsr = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSR, 4, t));
+        if (!(fsr & r::FSR_FAULT)) return;
+        SmmuFault f;
+        f.pid = banks_[n].pid;
+        f.cb = n;
+        f.fsr = fsr;
+        f.raised = raised;
+        f.address = read_reg(r::cb(n) + r::FAR, 8, t);
+        f.write = (read_reg(r::cb(n) + r::FSYNR0, 4, t) & r::FSYNR0_WNR) != 0;
+        f.stream_id = static_cast<std::uint32_t>(read_reg(r::CBFRSYNRA(n), 4, t)) & 0x7fffu;
+        write_reg(r::cb(n) + r::FSR, fsr & r::FSR_FAULT, 4, t);   // write 1 to clear, not SS
+        found.push_back({f});
+    };
+    // The global handler, then the handler of every bank a process owns
+    // (all registered on the one shared line, as on the ZynqMP).
+    sc_time t = on_core("smmu-irq", t0, irq_entry_ + handler_, "smmu irq", reg_time_ * (1.0 + owned),
+                        [&](sc_time& tt) {
+                            start = tt - irq_entry_ - handler_;
+                            const std::uint64_t gfsr = read_reg(r::sGFSR, 4, tt);
+                            if (gfsr) {
+                                global = true;
+                                read_reg(r::sGFAR, 8, tt);
+                                read_reg(r::sGFSYNR0, 4, tt);
+                                read_reg(r::sGFSYNR0 + 4, 4, tt);
+                                write_reg(r::sGFSR, gfsr, 4, tt);
+                            }
+                            for (unsigned n = 0; n < banks_.size(); ++n)
+                                if (banks_[n].pid != 0) read_bank(n, tt);
+                            if (found.empty() && !global) {
+                                // No owner's bank faulted: look at the others.
+                                for (unsigned n = 0; n < banks_.size(); ++n)
+                                    if (banks_[n].pid == 0) read_bank(n, tt);
+                            }
+                        });
+    irq_wait_us_->add(to_us(start - raised));
+    if (global) global_faults_->inc();
+    if (found.empty() && !global) spurious_->inc();
+    for (const Found& x : found) {
+        faults_->inc();
+        Pending p;
+        p.resume = stall_ && (x.f.fsr & r::FSR_SS);
+        p.outcome.fault = x.f;
+        FaultLibrary* lib = x.f.pid ? library(x.f.pid) : nullptr;
+        if (!lib) {
+            unowned_->inc();
+            p.outcome.resolved = false;
+            p.outcome.error = VmError::Fault;
+            p.outcome.done = t;
+        } else {
+            if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
+            t = cpu_.run("smmu-irq", t, netlink_, "netlink").end;
+            p.outcome = lib->handle(x.f, t);
+            library_us_->add(to_us(p.outcome.done - t));
+        }
+        pending_.emplace(p.outcome.done, p);
+        pending_ev_.notify(SC_ZERO_TIME);
+    }
+    handler_us_->add(to_us(t - start));
+    return t;
+}
+
+void SmmuDriver::resume_thread() {
+    for (;;) {
+        if (pending_.empty()) {
+            sc_core::wait(pending_ev_);
+            continue;
+        }
+        const sc_time now = sc_core::sc_time_stamp();
+        auto it = pending_.begin();
+        if (it->first > now) {
+            sc_core::wait(it->first - now, pending_ev_);
+            continue;
+        }
+        Pending p = it->second;
+        pending_.erase(it);
+        FaultOutcome& o = p.outcome;
+        if (p.resume) {
+            const bool retry = o.resolved;
+            const std::uint64_t off = r::cb(o.fault.cb) + r::RESUME;
+            o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate",
+                             reg_time_, [&](sc_time& t) {
+                                 write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
+                             });
+            (retry ? resumes_retry_ : resumes_terminate_)->inc();
+            if (o.done > sc_core::sc_time_stamp()) sc_core::wait(o.done - sc_core::sc_time_stamp());
+        }
+        if (!o.resolved) unresolved_->inc();
+        service_us_->add(to_us(o.done - o.fault.raised));
+        if (on_outcome_) on_outcome_(o);
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,602 @@
+// Vm: address spaces, ARMv8 page tables in (fake) DRAM, demand paging with
+// THP, protection, pins and RLIMIT_MEMLOCK, invalidation order, CPU costs.
+// Plain objects: no elaboration, no sc_start.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/os/vm.hpp"
+#include "models/smmu/translation.hpp"
+
+using namespace vrdmasim;
+using sc_core::sc_time;
+namespace a64 = vrdmasim::aarch64;
+
+namespace {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
+sc_time ns(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e3 + 0.5)); }
+const sc_time T0 = sc_core::SC_ZERO_TIME;
+constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+
+// Sparse memory with debug transport only. Bytes never written read as 0xA5,
+// so a frame handed out without clearing shows.
+class FakeMemory : public tlm::tlm_fw_transport_if<> {
+public:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_time&) override {
+        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    }
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_time&) override {
+        return tlm::TLM_COMPLETED;
+    }
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override {
+        unsigned char* d = gp.get_data_ptr();
+        for (unsigned i = 0; i < gp.get_data_length(); ++i) {
+            const std::uint64_t a = gp.get_address() + i;
+            if (gp.is_write())
+                bytes[a] = d[i];
+            else
+                d[i] = byte(a);
+        }
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return gp.get_data_length();
+    }
+    unsigned char byte(std::uint64_t a) const {
+        auto it = bytes.find(a);
+        return it == bytes.end() ? 0xA5 : it->second;
+    }
+    std::uint64_t word(std::uint64_t a) const {
+        std::uint64_t v = 0;
+        for (int i = 7; i >= 0; --i) v = (v << 8) | byte(a + static_cast<unsigned>(i));
+        return v;
+    }
+    std::unordered_map<std::uint64_t, unsigned char> bytes;
+};
+
+ParamRegistry vm_params() {
+    ParamRegistry reg;
+    CpuCores::declare_params(reg);
+    Vm::declare_params(reg);
+    return reg;
+}
+
+// Exact, simple costs so that sums are easy to check.
+const Settings kCosts = {{"vm.minor-fault", "2us"},  {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
+                         {"vm.syscall", "500ns"},    {"vm.pte-update", "20ns"},   {"vm.pin-call", "20us"},
+                         {"vm.pin-page", "500ns"},   {"vm.user-access", "100ns"}};
+
+struct Env {
+    ParamRegistry reg;
+    Config cfg;
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx;
+    FakeMemory mem;
+    FrameAllocator frames;
+    std::unique_ptr<CpuCores> cpu;
+    std::unique_ptr<Vm> vm;
+    int pid = 0;
+    explicit Env(const Settings& settings = {}, std::uint64_t dram = 64 * MiB)
+        : reg(vm_params()), cfg(reg), ctx{cfg, stats, tracer}, frames(0, dram) {
+        for (const auto& kv : kCosts) cfg.set(kv.first, kv.second, "test");
+        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+        cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
+        vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
+        pid = vm->create_process("app");
+    }
+    std::uint64_t counter(const std::string& n) const {
+        const Counter* c = stats.find_counter("node0.vm." + n);
+        return c ? c->value() : ~0ull;
+    }
+};
+
+// An independent walker: the leaf descriptor for va under root (0 if none).
+std::uint64_t walk(const FakeMemory& m, std::uint64_t root, std::uint64_t va, int& level, std::uint64_t& pa) {
+    std::uint64_t table = root;
+    for (int l = 0; l <= 3; ++l) {
+        const std::uint64_t d = m.word(table + 8 * ((va >> (39 - 9 * l)) & 0x1ff));
+        if (!(d & 1)) return 0;
+        if (l == 3 || !(d & 2)) {
+            level = l;
+            const std::uint64_t size = 1ull << (39 - 9 * l);
+            pa = (d & 0x0000fffffffff000ull & ~(size - 1)) | (va & (size - 1));
+            return d;
+        }
+        table = d & 0x0000fffffffff000ull;
+    }
+    return 0;
+}
+
+// The SMMU's walker over the same memory.
+WalkResult smmu_walk(Env& e, std::uint64_t va, bool write) {
+    WalkCache cache(4);
+    PageTableWalker w(
+        [&e](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) {
+            v = e.mem.word(pa);
+            ok = true;
+            return at;
+        },
+        cache);
+    WalkRequest r;
+    r.ttbr = e.vm->root(e.pid);
+    r.asid = e.vm->asid(e.pid);
+    r.t0sz = e.vm->t0sz();
+    r.write = write;
+    r.va = va;
+    return w.walk(r, T0);
+}
+
+const sc_time kFault4k = us(2) + us(1) + ns(20);     // minor + zero-fill + pte
+const sc_time kFault2m = us(2) + us(500) + ns(20);   // minor + huge-zero-fill + pte
+
+}  // namespace
+
+TEST_CASE("vm: parameters have defaults with sources", "[os][vm]") {
+    ParamRegistry reg = vm_params();
+    const ParamDecl* lim = reg.find("vm.memlock-limit");
+    REQUIRE(lim);
+    CHECK(lim->default_text == "8MiB");
+    CHECK(lim->help.find("5.16") != std::string::npos);
+    CHECK(lim->help.find("64 KiB") != std::string::npos);
+    const ParamDecl* thp = reg.find("vm.thp");
+    REQUIRE(thp);
+    CHECK(thp->choices == std::vector<std::string>{"always", "madvise", "never"});
+    for (const char* k : {"minor-fault", "zero-fill-page", "huge-zero-fill", "syscall", "pte-update", "pin-call",
+                          "pin-page", "user-access"}) {
+        const ParamDecl* d = reg.find(std::string("vm.") + k);
+        REQUIRE(d);
+        CHECK(d->help.find("*estimate*") != std::string::npos);
+    }
+    CHECK(reg.find("vm.minor-fault")->default_text == "2us");
+}
+
+TEST_CASE("vm: processes get pids from 1, ASID = pid, distinct roots", "[os][vm]") {
+    Env e;
+    const int p2 = e.vm->create_process("other");
+    CHECK(e.pid == 1);
+    CHECK(p2 == 2);
+    CHECK(e.vm->asid(1) == 1);
+    CHECK(e.vm->asid(2) == 2);
+    CHECK(e.vm->root(1) != e.vm->root(2));
+    CHECK(e.vm->root(1) % 4096 == 0);
+    CHECK_THROWS_AS(e.vm->root(3), std::invalid_argument);
+    CHECK(e.vm->mmap(3, 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
+}
+
+TEST_CASE("vm: mmap places mappings top-down, aligned, never overlapping", "[os][vm]") {
+    Env e;
+    const auto a = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    const auto b = e.vm->mmap(e.pid, 5000, Prot::ReadWrite, false, T0);
+    const auto c = e.vm->mmap(e.pid, 2 * MiB, Prot::Read, false, T0);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    REQUIRE(c.ok());
+    CHECK(a.value == 0x7f0000000000ull - 4 * MiB);
+    CHECK(b.value == a.value - 8192);          // 5000 rounded to two pages, just below
+    CHECK(c.value == a.value - 4 * MiB);       // 2 MiB aligned, below b
+    CHECK(c.value + 2 * MiB <= b.value);
+    // A hole left by munmap is reused when it fits.
+    REQUIRE(e.vm->munmap(e.pid, b.value, 8192, T0).ok());
+    CHECK(e.vm->mmap(e.pid, 4096, Prot::ReadWrite, false, T0).value == a.value - 4096);
+    CHECK(e.vm->mmap(e.pid, 0, Prot::ReadWrite, false, T0).error == VmError::Invalid);
+    CHECK(e.counter("mmaps") == 4);
+}
+
+TEST_CASE("vm: demand paging with 4 KiB pages writes tables both walkers read", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    const std::uint64_t va = m.value + 3 * 4096 + 123;
+    CHECK_FALSE(e.vm->present(e.pid, va));
+    const std::uint64_t free0 = e.vm->free_bytes();
+
+    const auto t1 = e.vm->touch(e.pid, va, true, us(10));
+    REQUIRE(t1.ok());
+    CHECK(t1.value == 1);
+    CHECK(t1.done == us(10) + kFault4k);
+    CHECK(e.counter("faults_minor") == 1);
+    CHECK(e.counter("faults_huge") == 0);
+    // One data frame plus the level-1, -2, -3 tables.
+    CHECK(free0 - e.vm->free_bytes() == 4 * 4096);
+
+    const auto t2 = e.vm->touch(e.pid, va, false, us(20));
+    REQUIRE(t2.ok());
+    CHECK(t2.value == 0);
+    CHECK(t2.done == us(20) + ns(100));
+    CHECK(e.counter("faults_minor") == 1);
+
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, va, pa));
+    CHECK(pa % 4096 == 123);
+    CHECK(e.frames.contains(pa));
+    int level = 0;
+    std::uint64_t pa2 = 0;
+    const std::uint64_t d = walk(e.mem, e.vm->root(e.pid), va, level, pa2);
+    CHECK(level == 3);
+    CHECK(pa2 == pa);
+    CHECK((d & a64::kAf) != 0);
+    CHECK((d & a64::kApReadOnly) == 0);
+    CHECK((d & a64::kApUser) != 0);
+    CHECK((d & a64::kNg) != 0);
+    const WalkResult w = smmu_walk(e, va, true);
+    CHECK(w.fault == FaultType::None);
+    CHECK(w.t.pa_base + (va - w.t.va_base) == pa);
+    CHECK(w.t.size == 4096);
+    CHECK(w.t.writable);
+    // The neighbour page is not present for anyone.
+    CHECK_FALSE(e.vm->present(e.pid, va + 4096));
+    CHECK(smmu_walk(e, va + 4096, false).fault == FaultType::Translation);
+    CHECK(walk(e.mem, e.vm->root(e.pid), va + 4096, level, pa2) == 0);
+
+    // Zero-filled, although the memory held 0xA5 before.
+    std::vector<unsigned char> buf(4096, 1);
+    REQUIRE(e.vm->read_user(e.pid, va & ~4095ull, buf.data(), 4096));
+    CHECK(buf == std::vector<unsigned char>(4096, 0));
+}
+
+TEST_CASE("vm: THP always maps 2 MiB blocks on 2 MiB-aligned frames", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    const std::uint64_t va = m.value + 2 * MiB + 5 * 4096 + 7;
+    const auto t = e.vm->touch(e.pid, va, true, T0);
+    REQUIRE(t.ok());
+    CHECK(t.value == 512);
+    CHECK(t.done == kFault2m);
+    CHECK(e.counter("faults_huge") == 1);
+    CHECK(e.counter("faults_minor") == 0);
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, va, pa));
+    CHECK((pa - (va - m.value - 2 * MiB)) % (2 * MiB) == 0);
+    int level = 0;
+    std::uint64_t pa2 = 0;
+    const std::uint64_t d = walk(e.mem, e.vm->root(e.pid), m.value + 2 * MiB + 2 * MiB - 1, level, pa2);
+    CHECK(level == 2);
+    CHECK((d & a64::kAf) != 0);
+    CHECK(pa2 == pa - (5 * 4096 + 7) + 2 * MiB - 1);
+    const WalkResult w = smmu_walk(e, va, true);
+    CHECK(w.fault == FaultType::None);
+    CHECK(w.t.size == 2 * MiB);
+    CHECK(w.t.pa_base + (va - w.t.va_base) == pa);
+    // The whole 2 MiB is present and zero (the memory held 0xA5).
+    CHECK(e.vm->present(e.pid, m.value + 2 * MiB));
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 2 * MiB - 1));
+    std::vector<unsigned char> buf(2 * MiB, 1);
+    REQUIRE(e.vm->read_user(e.pid, m.value + 2 * MiB, buf.data(), buf.size()));
+    CHECK(buf == std::vector<unsigned char>(2 * MiB, 0));
+    // A second touch anywhere in the block is no fault.
+    CHECK(e.vm->touch(e.pid, m.value + 2 * MiB + 100 * 4096, true, us(1000)).done == us(1000) + ns(100));
+}
+
+TEST_CASE("vm: THP needs the whole aligned range in the VMA and nothing mapped there", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    // 3 MiB mapping (2 MiB aligned): its second 2 MiB range sticks out of it.
+    const auto odd = e.vm->mmap(e.pid, 3 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(odd.value % (2 * MiB) == 0);
+    CHECK(e.vm->touch(e.pid, odd.value + 2 * MiB, true, T0).value == 1);
+    CHECK(e.vm->touch(e.pid, odd.value, true, T0).value == 512);
+    // 1 MiB mapping: no 2 MiB range fits.
+    const auto small = e.vm->mmap(e.pid, 1 * MiB, Prot::ReadWrite, false, T0);
+    CHECK(e.vm->touch(e.pid, small.value, true, T0).value == 1);
+    // A page already mapped in the range forces 4 KiB.
+    const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::NoHugePage, T0).ok());
+    CHECK(e.vm->touch(e.pid, m.value, true, T0).value == 1);
+    REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+    CHECK(e.vm->touch(e.pid, m.value + 4096, true, T0).value == 1);
+    CHECK(e.counter("faults_huge") == 1);
+    CHECK(e.counter("faults_minor") == 4);
+    // After DontNeed empties the range, the next fault may map a block
+    // (the empty page table is given back).
+    REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::DontNeed, T0).ok());
+    CHECK(e.vm->touch(e.pid, m.value + 8192, true, T0).value == 512);
+}
+
+TEST_CASE("vm: THP madvise and never", "[os][vm]") {
+    SECTION("madvise: only MADV_HUGEPAGE areas get blocks") {
+        Env e(Settings{{"vm.thp", "madvise"}});
+        const auto a = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        const auto b = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        REQUIRE(e.vm->madvise(e.pid, b.value, 2 * MiB, Advice::HugePage, T0).ok());
+        CHECK(e.vm->touch(e.pid, a.value, true, T0).value == 1);
+        CHECK(e.vm->touch(e.pid, b.value, true, T0).value == 512);
+    }
+    SECTION("never: even MADV_HUGEPAGE gets 4 KiB") {
+        Env e(Settings{{"vm.thp", "never"}});
+        const auto b = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        REQUIRE(e.vm->madvise(e.pid, b.value, 2 * MiB, Advice::HugePage, T0).ok());
+        CHECK(e.vm->touch(e.pid, b.value, true, T0).value == 1);
+    }
+}
+
+TEST_CASE("vm: fragmentation forces 4 KiB pages when no 2 MiB frame is free", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}}, 16 * MiB);
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    // Hold one 4 KiB frame in every 2 MiB block.
+    std::vector<std::uint64_t> held;
+    while (e.frames.can_alloc(9)) {
+        auto f = e.frames.alloc(9);
+        REQUIRE(f);
+        e.frames.split(*f, 9);
+        for (unsigned o = 8; o >= 1; --o)
+            for (std::uint64_t b = *f; b < *f + 2 * MiB; b += 4096ull << o) e.frames.split(b, o);
+        for (std::uint64_t p = *f + 4096; p < *f + 2 * MiB; p += 4096) e.frames.free(p, 0);
+        held.push_back(*f);
+    }
+    const auto t = e.vm->touch(e.pid, m.value, true, T0);
+    REQUIRE(t.ok());
+    CHECK(t.value == 1);
+    CHECK(t.done == kFault4k);
+    CHECK(e.counter("faults_huge") == 0);
+    // Give one block back: the next 2 MiB range gets a block.
+    e.frames.free(held.back(), 0);
+    CHECK(e.vm->touch(e.pid, m.value + 2 * MiB, true, T0).value == 512);
+}
+
+TEST_CASE("vm: data survives; munmap of part of a huge page keeps the rest", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    std::vector<unsigned char> data(2 * MiB);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 7 + i / 4096);
+    REQUIRE(e.vm->write_user(e.pid, m.value, data.data(), data.size()));
+    CHECK(e.counter("faults_huge") == 1);
+    std::uint64_t pa_block = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value, pa_block));
+    const std::uint64_t free0 = e.vm->free_bytes();
+
+    // Unmap pages 10..19 of the block.
+    const auto u = e.vm->munmap(e.pid, m.value + 10 * 4096, 10 * 4096, T0);
+    REQUIRE(u.ok());
+    CHECK(e.counter("huge_splits") == 1);
+    CHECK(e.vm->free_bytes() == free0 + 10 * 4096 - 4096);   // ten pages back, one page-table frame taken
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 10 * 4096));
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 20 * 4096 - 1));
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value + 20 * 4096, pa));
+    CHECK(pa == pa_block + 20 * 4096);   // same frames
+    int level = 0;
+    std::uint64_t pa2 = 0;
+    CHECK(walk(e.mem, e.vm->root(e.pid), m.value + 511 * 4096, level, pa2) != 0);
+    CHECK(level == 3);
+    CHECK(pa2 == pa_block + 511 * 4096);
+    std::vector<unsigned char> back(2 * MiB - 20 * 4096);
+    REQUIRE(e.vm->read_user(e.pid, m.value + 20 * 4096, back.data(), back.size()));
+    CHECK(std::equal(back.begin(), back.end(), data.begin() + 20 * 4096));
+    std::vector<unsigned char> head(10 * 4096);
+    REQUIRE(e.vm->read_user(e.pid, m.value, head.data(), head.size()));
+    CHECK(std::equal(head.begin(), head.end(), data.begin()));
+    // The hole is no longer mapped at all.
+    unsigned char x = 0;
+    CHECK_FALSE(e.vm->read_user(e.pid, m.value + 12 * 4096, &x, 1));
+    CHECK(e.vm->touch(e.pid, m.value + 12 * 4096, false, T0).error == VmError::Fault);
+    // Unmapping the rest gives every data frame back (the split block's pages).
+    REQUIRE(e.vm->munmap(e.pid, m.value, 2 * MiB, T0).ok());
+    CHECK(e.vm->free_bytes() == free0 + 2 * MiB - 4096);
+}
+
+TEST_CASE("vm: read-only mappings and mprotect", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto ro = e.vm->mmap(e.pid, 8192, Prot::Read, false, T0);
+    REQUIRE(e.vm->touch(e.pid, ro.value, false, T0).ok());
+    std::uint64_t slot_pa = 0;
+    int level = 0;
+    CHECK((walk(e.mem, e.vm->root(e.pid), ro.value, level, slot_pa) & a64::kApReadOnly) != 0);
+    CHECK(e.vm->touch(e.pid, ro.value, true, T0).error == VmError::Access);
+    CHECK(e.vm->touch(e.pid, ro.value + 4096, true, T0).error == VmError::Access);
+    CHECK(smmu_walk(e, ro.value, true).fault == FaultType::Permission);
+
+    const auto m = e.vm->mmap(e.pid, 4 * 4096, Prot::ReadWrite, false, T0);
+    const unsigned char msg[] = "hello";
+    REQUIRE(e.vm->write_user(e.pid, m.value + 4096, msg, 6));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> inval;
+    e.vm->set_invalidate([&](int, std::uint16_t, std::uint64_t va, std::uint64_t len, sc_time at) {
+        inval.emplace_back(va, len);
+        return at + us(3);
+    });
+    const auto p = e.vm->mprotect(e.pid, m.value, 4 * 4096, Prot::Read, us(100));
+    REQUIRE(p.ok());
+    // syscall + one present PTE changed, then the invalidation.
+    CHECK(p.done == us(100) + ns(500) + ns(20) + us(3));
+    REQUIRE(inval.size() == 1);
+    CHECK(inval[0] == std::make_pair(m.value, std::uint64_t{4 * 4096}));
+    CHECK((walk(e.mem, e.vm->root(e.pid), m.value + 4096, level, slot_pa) & a64::kApReadOnly) != 0);
+    CHECK(e.vm->touch(e.pid, m.value + 4096, true, T0).error == VmError::Access);
+    CHECK(e.vm->touch(e.pid, m.value + 4096, false, T0).ok());
+    CHECK_FALSE(e.vm->write_user(e.pid, m.value + 4096, msg, 1));
+
+    // PROT_NONE: nothing translates, the data is kept for a later mprotect.
+    REQUIRE(e.vm->mprotect(e.pid, m.value, 4 * 4096, Prot::None, T0).ok());
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 4096));
+    CHECK(smmu_walk(e, m.value + 4096, false).fault == FaultType::Translation);
+    CHECK(e.vm->touch(e.pid, m.value + 4096, false, T0).error == VmError::Access);
+    REQUIRE(e.vm->mprotect(e.pid, m.value, 4 * 4096, Prot::ReadWrite, T0).ok());
+    unsigned char back[6] = {};
+    REQUIRE(e.vm->read_user(e.pid, m.value + 4096, back, 6));
+    CHECK(std::string(reinterpret_cast<char*>(back)) == "hello");
+    CHECK(e.vm->touch(e.pid, m.value + 4096, true, T0).ok());
+    CHECK((walk(e.mem, e.vm->root(e.pid), m.value + 4096, level, slot_pa) & a64::kApReadOnly) == 0);
+    // A hole in the range: ENOMEM and nothing changed.
+    CHECK(e.vm->mprotect(e.pid, m.value, 1 * MiB, Prot::Read, T0).error == VmError::NoMemory);
+    CHECK(e.vm->touch(e.pid, m.value + 4096, true, T0).ok());
+}
+
+TEST_CASE("vm: mprotect of part of a huge page splits it", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(e.vm->touch(e.pid, m.value, true, T0).value == 512);
+    std::uint64_t pa0 = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value, pa0));
+    REQUIRE(e.vm->mprotect(e.pid, m.value + 4096, 4096, Prot::Read, T0).ok());
+    CHECK(e.vm->touch(e.pid, m.value + 4096, true, T0).error == VmError::Access);
+    CHECK(e.vm->touch(e.pid, m.value, true, T0).ok());
+    CHECK(e.vm->touch(e.pid, m.value + 8192, true, T0).ok());
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value + 8192, pa));
+    CHECK(pa == pa0 + 8192);
+    CHECK(smmu_walk(e, m.value + 4096, true).fault == FaultType::Permission);
+    CHECK(smmu_walk(e, m.value + 8192, true).t.size == 4096);
+}
+
+TEST_CASE("vm: munmap invalidates before the frames are freed", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 8 * 4096, Prot::ReadWrite, false, T0);
+    REQUIRE(e.vm->fault_in(e.pid, m.value, 8 * 4096, true, T0).value == 8);
+    const std::uint64_t free_before = e.vm->free_bytes();
+    struct Call {
+        int pid;
+        std::uint16_t asid;
+        std::uint64_t va, len, free_at_call;
+        sc_time at;
+    };
+    std::vector<Call> calls;
+    e.vm->set_invalidate([&](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_time at) {
+        calls.push_back({pid, asid, va, len, e.vm->free_bytes(), at});
+        return at + us(5);
+    });
+    const auto u = e.vm->munmap(e.pid, m.value + 4096, 3 * 4096, us(50));
+    REQUIRE(u.ok());
+    REQUIRE(calls.size() == 1);
+    CHECK(calls[0].pid == e.pid);
+    CHECK(calls[0].asid == e.vm->asid(e.pid));
+    CHECK(calls[0].va == m.value + 4096);
+    CHECK(calls[0].len == 3 * 4096);
+    CHECK(calls[0].free_at_call == free_before);   // nothing freed yet
+    CHECK(calls[0].at == us(50) + ns(500) + ns(60));
+    CHECK(u.done == us(50) + ns(500) + ns(60) + us(5));
+    CHECK(e.vm->free_bytes() == free_before + 3 * 4096);
+    CHECK(e.counter("invalidations") == 1);
+    CHECK(e.vm->present(e.pid, m.value));
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 4096));
+    CHECK(e.vm->present(e.pid, m.value + 4 * 4096));
+}
+
+TEST_CASE("vm: pins count against RLIMIT_MEMLOCK exactly", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}, {"vm.memlock-limit", "64KiB"}});
+    const auto m = e.vm->mmap(e.pid, 1 * MiB, Prot::ReadWrite, false, T0);
+    const auto p1 = e.vm->pin(e.pid, m.value, 12 * 4096, us(1));
+    REQUIRE(p1.ok());
+    CHECK(p1.value == 12);
+    // pin-call + 12 faults + 12 pin-page
+    CHECK(p1.done == us(1) + us(20) + kFault4k * 12.0 + ns(500) * 12.0);
+    CHECK(e.vm->pinned_bytes(e.pid) == 12 * 4096);
+    CHECK(e.vm->pin_count(e.pid, m.value + 4096) == 1);
+    // 12 + 5 pages > 16: refused, nothing pinned or faulted.
+    const auto over = e.vm->pin(e.pid, m.value + 12 * 4096, 5 * 4096, T0);
+    CHECK(over.error == VmError::MemlockLimit);
+    CHECK(e.vm->pinned_bytes(e.pid) == 12 * 4096);
+    CHECK(e.vm->pin_count(e.pid, m.value + 12 * 4096) == 0);
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 12 * 4096));
+    CHECK(e.counter("memlock_refusals") == 1);
+    // Exactly at the limit: 12 + 4 = 16 pages.
+    REQUIRE(e.vm->pin(e.pid, m.value + 12 * 4096, 4 * 4096, T0).ok());
+    CHECK(e.vm->pinned_bytes(e.pid) == 64 * 1024);
+    // mlock shares the limit.
+    CHECK(e.vm->mlock(e.pid, m.value + 32 * 4096, 4096, T0).error == VmError::MemlockLimit);
+    // A page pinned twice counts twice; unpin gives it back.
+    REQUIRE(e.vm->unpin(e.pid, m.value, 4096, T0).ok());
+    CHECK(e.vm->pin_count(e.pid, m.value) == 0);
+    REQUIRE(e.vm->pin(e.pid, m.value + 4096, 4096, T0).ok());
+    CHECK(e.vm->pin_count(e.pid, m.value + 4096) == 2);
+    CHECK(e.vm->pinned_bytes(e.pid) == 64 * 1024);
+    CHECK(e.vm->unpin(e.pid, m.value, 4096, T0).error == VmError::Invalid);   // not pinned
+    CHECK(e.counter("pages_pinned") == 17);
+    // A pin outside any mapping: ENOMEM; read-only: EACCES.
+    CHECK(e.vm->pin(e.pid, 0x1000, 4096, T0).error == VmError::NoMemory);
+}
+
+TEST_CASE("vm: mlock faults in and counts against the limit", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}, {"vm.memlock-limit", "64KiB"}});
+    const auto m = e.vm->mmap(e.pid, 1 * MiB, Prot::ReadWrite, false, T0);
+    const auto l = e.vm->mlock(e.pid, m.value, 16 * 4096, T0);
+    REQUIRE(l.ok());
+    CHECK(l.value == 16);
+    CHECK(l.done == ns(500) + kFault4k * 16.0);
+    CHECK(e.vm->present(e.pid, m.value + 15 * 4096));
+    CHECK(e.vm->mlock(e.pid, m.value, 16 * 4096, T0).ok());   // already locked: no new charge
+    CHECK(e.vm->mlock(e.pid, m.value + 16 * 4096, 4096, T0).error == VmError::MemlockLimit);
+    CHECK(e.vm->pin(e.pid, m.value, 4096, T0).error == VmError::MemlockLimit);
+    CHECK(e.vm->madvise(e.pid, m.value, 4096, Advice::DontNeed, T0).error == VmError::Invalid);
+    REQUIRE(e.vm->munlock(e.pid, m.value, 8 * 4096, T0).ok());
+    CHECK(e.vm->mlock(e.pid, m.value + 16 * 4096, 8 * 4096, T0).ok());
+}
+
+TEST_CASE("vm: a pinned frame outlives munmap until its last unpin", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    const unsigned char msg[] = "pinned";
+    REQUIRE(e.vm->write_user(e.pid, m.value + 3 * 4096, msg, 7));
+    REQUIRE(e.vm->pin(e.pid, m.value + 3 * 4096, 4096, T0).ok());
+    REQUIRE(e.vm->pin(e.pid, m.value + 3 * 4096, 4096, T0).ok());
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value + 3 * 4096, pa));
+    const std::uint64_t free0 = e.vm->free_bytes();
+    REQUIRE(e.vm->munmap(e.pid, m.value, 2 * MiB, T0).ok());
+    // All of the block but the pinned page is back.
+    CHECK(e.vm->free_bytes() == free0 + 2 * MiB - 4096);
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 3 * 4096));
+    CHECK(e.vm->pin_count(e.pid, m.value + 3 * 4096) == 2);
+    CHECK(e.vm->pinned_bytes(e.pid) == 2 * 4096);
+    CHECK(e.mem.byte(pa) == 'p');   // the device may still DMA into it
+    REQUIRE(e.vm->unpin(e.pid, m.value + 3 * 4096, 4096, T0).ok());
+    CHECK(e.vm->free_bytes() == free0 + 2 * MiB - 4096);
+    REQUIRE(e.vm->unpin(e.pid, m.value + 3 * 4096, 4096, T0).ok());
+    CHECK(e.vm->free_bytes() == free0 + 2 * MiB);
+    CHECK(e.vm->pinned_bytes(e.pid) == 0);
+    CHECK(e.frames.can_alloc(9));
+}
+
+TEST_CASE("vm: MADV_DONTNEED drops pages; the next touch zero-fills again", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 4 * 4096, Prot::ReadWrite, false, T0);
+    const std::vector<unsigned char> ones(4 * 4096, 0xff);
+    REQUIRE(e.vm->write_user(e.pid, m.value, ones.data(), ones.size()));
+    CHECK(e.counter("faults_minor") == 4);
+    int calls = 0;
+    e.vm->set_invalidate([&](int, std::uint16_t, std::uint64_t, std::uint64_t, sc_time at) {
+        ++calls;
+        return at;
+    });
+    const std::uint64_t free0 = e.vm->free_bytes();
+    REQUIRE(e.vm->madvise(e.pid, m.value, 4 * 4096, Advice::DontNeed, T0).ok());
+    CHECK(calls == 1);
+    CHECK(e.vm->free_bytes() == free0 + 4 * 4096);
+    CHECK_FALSE(e.vm->present(e.pid, m.value));
+    const auto t = e.vm->touch(e.pid, m.value + 4096, false, T0);
+    CHECK(t.value == 1);
+    std::vector<unsigned char> back(4 * 4096, 1);
+    REQUIRE(e.vm->read_user(e.pid, m.value, back.data(), back.size()));
+    CHECK(back == std::vector<unsigned char>(4 * 4096, 0));
+    CHECK(e.counter("faults_minor") == 8);
+}
+
+TEST_CASE("vm: costs are sums of the configured costs; contention on 4 cores", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 64 * 4096, Prot::ReadWrite, true, us(1));
+    REQUIRE(m.ok());
+    CHECK(m.done == us(1) + ns(500) + kFault4k * 64.0);
+    const auto p = e.vm->madvise(e.pid, m.value, 64 * 4096, Advice::PopulateWrite, us(1000));
+    CHECK(p.value == 0);
+    CHECK(p.done == us(1000) + ns(500) + ns(100) * 64.0);   // every page present: one access each
+
+    const auto b = e.vm->mmap(e.pid, 8 * 4096, Prot::ReadWrite, false, us(2000));
+    const sc_time at = us(3000);
+    std::vector<VmResult> r;
+    for (int k = 0; k < 5; ++k) r.push_back(e.vm->touch(e.pid, b.value + k * 4096ull, true, at));
+    for (int k = 0; k < 4; ++k) CHECK(r[k].done == at + kFault4k);
+    CHECK(r[4].done == at + kFault4k * 2.0);   // the 5th waited for a core
+    CHECK(e.vm->touch(e.pid, 0x1000, false, at).error == VmError::Fault);
+    CHECK(e.cpu->busy("page-fault") == kFault4k * 5.0);
+    const Histogram* h = e.stats.find_histogram("node0.vm.fault_time");
+    REQUIRE(h);
+    CHECK(h->count() == 5);
+}

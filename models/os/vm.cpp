@@ -1,0 +1,832 @@
+#include "models/os/vm.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "models/smmu/translation.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+using namespace aarch64;
+
+const char* to_string(VmError e) {
+    switch (e) {
+        case VmError::Ok: return "ok";
+        case VmError::NoMemory: return "no memory (ENOMEM)";
+        case VmError::Fault: return "bad address (EFAULT)";
+        case VmError::Access: return "access denied (EACCES)";
+        case VmError::Invalid: return "invalid argument (EINVAL)";
+        case VmError::MemlockLimit: return "RLIMIT_MEMLOCK exceeded (ENOMEM)";
+    }
+    return "?";
+}
+
+namespace {
+
+constexpr std::uint64_t kPage = kPageSize;
+constexpr std::uint64_t kHuge = kBlockSize;
+// Software bit of a descriptor whose valid bit is clear: a PROT_NONE mapping
+// that keeps its frame (Linux arm64's PTE_PROT_NONE is bit 58; bits [58:55]
+// are ignored by the hardware walker, so the SMMU sees a translation fault).
+constexpr std::uint64_t kSwProtNone = 1ull << 58;
+constexpr std::uint64_t kMmapBase = 0x7f0000000000ull;   // top of the mmap area (top-down)
+constexpr std::uint64_t kMmapMin = 0x10000ull;           // vm.mmap_min_addr default (64 KiB)
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v / a * a; }
+bool has_frame(std::uint64_t d) { return (d & kValid) || (d & kSwProtNone); }
+
+struct OutOfFrames {};   // a table frame could not be had
+
+enum class HugeAdvice { Default, Huge, NoHuge };
+
+struct Vma {
+    std::uint64_t end;
+    Prot prot;
+    HugeAdvice advice = HugeAdvice::Default;
+    bool locked = false;
+};
+
+struct PinRec {
+    unsigned count = 0;
+    std::uint64_t pa = 0;
+};
+
+bool can_write(Prot p) { return static_cast<unsigned>(p) & static_cast<unsigned>(Prot::Write); }
+
+}  // namespace
+
+struct Vm::Impl {
+    const SimContext& ctx;
+    tlm::tlm_fw_transport_if<>& mem;
+    FrameAllocator& frames;
+    CpuCores& cpu;
+
+    std::string thp;   // always | madvise | never
+    std::uint64_t memlock_limit;
+    sc_time minor_fault, zero_fill_page, huge_zero_fill, syscall, pte_update, pin_call, pin_page, user_access;
+
+    Counter &faults_minor, &faults_huge, &faults_af, &zero_fills, &pages_mapped, &pages_pinned, &mmaps, &munmaps,
+        &mprotects, &madvises, &mlocks, &invalidations, &memlock_refusals, &huge_splits, &frames_freed;
+    Histogram& fault_time;
+
+    struct Process {
+        std::string name;
+        int pid;
+        std::uint16_t asid;
+        std::unique_ptr<PageTableWriter> pt;
+        std::map<std::uint64_t, Vma> vmas;             // by start, non-overlapping
+        std::map<std::uint64_t, PinRec> pins;          // by VA page: pins of the page mapped there
+        std::multimap<std::uint64_t, PinRec> orphans;  // pinned pages no longer mapped (by old VA)
+    };
+    std::map<int, Process> procs;
+
+    // Work accumulated by one call: CPU time and pages made present.
+    struct Work {
+        sc_time cpu = sc_core::SC_ZERO_TIME;
+        std::uint64_t faulted = 0;
+        bool fault_taken = false;   // a fault (not a plain access) was taken
+    };
+
+    Impl(const SimContext& c, const std::string& prefix, tlm::tlm_fw_transport_if<>& m, FrameAllocator& f,
+         CpuCores& cores)
+        : ctx(c),
+          mem(m),
+          frames(f),
+          cpu(cores),
+          thp(c.config.string("vm.thp")),
+          memlock_limit(c.config.size("vm.memlock-limit")),
+          minor_fault(c.config.time("vm.minor-fault")),
+          zero_fill_page(c.config.time("vm.zero-fill-page")),
+          huge_zero_fill(c.config.time("vm.huge-zero-fill")),
+          syscall(c.config.time("vm.syscall")),
+          pte_update(c.config.time("vm.pte-update")),
+          pin_call(c.config.time("vm.pin-call")),
+          pin_page(c.config.time("vm.pin-page")),
+          user_access(c.config.time("vm.user-access")),
+          faults_minor(c.stats.counter(prefix + ".faults_minor", "", "4 KiB zero-fill faults")),
+          faults_huge(c.stats.counter(prefix + ".faults_huge", "", "2 MiB (THP) zero-fill faults")),
+          faults_af(c.stats.counter(prefix + ".faults_af", "", "access-flag faults on present pages")),
+          zero_fills(c.stats.counter(prefix + ".zero_fills", "", "4 KiB pages cleared (a THP counts 512)")),
+          pages_mapped(c.stats.counter(prefix + ".pages_mapped", "", "4 KiB pages made present by faults")),
+          pages_pinned(c.stats.counter(prefix + ".pages_pinned", "", "4 KiB page pins taken")),
+          mmaps(c.stats.counter(prefix + ".mmaps", "", "mmap calls")),
+          munmaps(c.stats.counter(prefix + ".munmaps", "", "munmap calls")),
+          mprotects(c.stats.counter(prefix + ".mprotects", "", "mprotect calls")),
+          madvises(c.stats.counter(prefix + ".madvises", "", "madvise calls")),
+          mlocks(c.stats.counter(prefix + ".mlocks", "", "mlock calls")),
+          invalidations(c.stats.counter(prefix + ".invalidations", "", "invalidate (MMU notifier) calls")),
+          memlock_refusals(c.stats.counter(prefix + ".memlock_refusals", "", "mlock/pin refused by RLIMIT_MEMLOCK")),
+          huge_splits(c.stats.counter(prefix + ".huge_splits", "", "2 MiB mappings split into 4 KiB pages")),
+          frames_freed(c.stats.counter(prefix + ".frames_freed", "", "4 KiB frames given back (a THP counts 512)")),
+          fault_time(c.stats.histogram(prefix + ".fault_time", "us",
+                                       "touch/fault_in service time (done - at) when a fault was taken")) {}
+
+    // ------------------------------------------------------------ memory
+    void access(bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len) {
+        tlm::tlm_generic_payload gp;
+        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        gp.set_address(pa);
+        gp.set_data_ptr(data);
+        gp.set_data_length(static_cast<unsigned>(len));
+        gp.set_streaming_width(static_cast<unsigned>(len));
+        if (mem.transport_dbg(gp) != len) throw std::runtime_error("Vm: cannot access DRAM at " + std::to_string(pa));
+    }
+    std::uint64_t rd(std::uint64_t pa) {
+        std::uint64_t v = 0;
+        access(false, pa, reinterpret_cast<unsigned char*>(&v), 8);
+        return v;
+    }
+    void wr(std::uint64_t pa, std::uint64_t v) { access(true, pa, reinterpret_cast<unsigned char*>(&v), 8); }
+    void zero(std::uint64_t pa, std::uint64_t len) {
+        static const std::vector<unsigned char> zeros(kPage, 0);
+        for (std::uint64_t off = 0; off < len; off += kPage)
+            access(true, pa + off, const_cast<unsigned char*>(zeros.data()), kPage);
+    }
+    std::uint64_t alloc_table() {
+        auto pa = frames.alloc(0);
+        if (!pa) throw OutOfFrames{};
+        zero(*pa, kPage);
+        return *pa;
+    }
+    void free_frame(std::uint64_t pa, unsigned order) {
+        frames.free(pa, order);
+        frames_freed.inc(1ull << order);
+    }
+    // An order-9 frame split into 512 allocated order-0 frames.
+    void split_frame(std::uint64_t pa) {
+        for (unsigned o = FrameAllocator::kMaxOrder; o >= 1; --o)
+            for (std::uint64_t b = pa; b < pa + kHuge; b += kPage << o) frames.split(b, o);
+    }
+
+    // ------------------------------------------------------------ tables
+    // Address of the descriptor that is (or would be) the leaf for va: the
+    // level-2 entry when it is not a table (empty, block, PROT_NONE block),
+    // else the level-3 entry; 0 when no level-2 table exists.
+    std::uint64_t leaf_slot(const Process& p, std::uint64_t va, int& level) {
+        std::uint64_t table = p.pt->root();
+        for (int l = start_level(16); l <= 3; ++l) {
+            const std::uint64_t at = table + 8ull * index_of(va, l);
+            if (l == 3) {
+                level = 3;
+                return at;
+            }
+            const std::uint64_t d = rd(at);
+            const bool is_table = (d & kValid) && (d & kTableOrPage);
+            if (!is_table) {
+                if (l == 2) {
+                    level = 2;
+                    return at;
+                }
+                return 0;
+            }
+            table = d & kAddrMask;
+        }
+        return 0;
+    }
+    // The leaf descriptor for va (0 if none) and its slot/level.
+    std::uint64_t leaf(const Process& p, std::uint64_t va, std::uint64_t* slot = nullptr, int* level = nullptr) {
+        int l = 0;
+        const std::uint64_t at = leaf_slot(p, va, l);
+        if (slot) *slot = at;
+        if (level) *level = l;
+        return at ? rd(at) : 0;
+    }
+
+    bool translate(const Process& p, std::uint64_t va, std::uint64_t& pa) {
+        if ((va >> 48) != 0) return false;
+        int level = 0;
+        const std::uint64_t d = leaf(p, va, nullptr, &level);
+        if (!(d & kValid)) return false;
+        const std::uint64_t size = level == 2 ? kHuge : kPage;
+        pa = (d & kAddrMask & ~(size - 1)) + (va & (size - 1));
+        return true;
+    }
+
+    // Harness access to user memory, untimed; faults pages in (no CPU time).
+    bool user_copy(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len, bool write) {
+        Process* p = proc(pid);
+        if (!p || va + len < va || ((va + len) >> 48) != 0) return false;
+        std::uint64_t done = 0;
+        while (done < len) {
+            const std::uint64_t a = va + done;
+            const std::uint64_t n = std::min(len - done, kPage - (a & (kPage - 1)));
+            Vma* v = find_vma(*p, a);
+            if (!v || v->prot == Prot::None || (write && !can_write(v->prot))) return false;
+            std::uint64_t pa = 0;
+            if (!translate(*p, a, pa)) {
+                Work w;
+                std::uint64_t next = 0;
+                if (fault_page(*p, a, write, w, next) != VmError::Ok || !translate(*p, a, pa)) return false;
+            }
+            access(write, pa, data + done, n);
+            done += n;
+        }
+        return true;
+    }
+
+    static PageTableWriter::Attrs attrs(Prot prot) {
+        PageTableWriter::Attrs a;
+        a.write = can_write(prot);
+        a.user = true;
+        a.af = true;
+        a.global = false;
+        return a;
+    }
+
+    // Replace the 2 MiB block mapping at `base` (present or PROT_NONE) by 512
+    // page descriptors with the same attributes and frames; the frame is split
+    // into order-0 frames. Charges 512 PTE writes.
+    void split_block(Process& p, std::uint64_t base, Work& w) {
+        int level = 0;
+        const std::uint64_t at = leaf_slot(p, base, level);
+        const std::uint64_t d = rd(at);
+        if (level != 2 || !has_frame(d)) throw std::logic_error("Vm: no block to split");
+        const std::uint64_t pa = d & kAddrMask;
+        const std::uint64_t low = d & ~kAddrMask;
+        split_frame(pa);
+        const std::uint64_t table = alloc_table();
+        for (unsigned i = 0; i < 512; ++i) wr(table + 8ull * i, (pa + i * kPage) | low | kTableOrPage);
+        wr(at, table | kValid | kTableOrPage);
+        huge_splits.inc();
+        w.cpu += pte_update * 512;
+    }
+
+    // ------------------------------------------------------------ VMAs
+    Process* proc(int pid) {
+        auto it = procs.find(pid);
+        return it == procs.end() ? nullptr : &it->second;
+    }
+    Vma* find_vma(Process& p, std::uint64_t va, std::uint64_t* start = nullptr) {
+        auto it = p.vmas.upper_bound(va);
+        if (it == p.vmas.begin()) return nullptr;
+        --it;
+        if (va >= it->second.end) return nullptr;
+        if (start) *start = it->first;
+        return &it->second;
+    }
+    void split_vma_at(Process& p, std::uint64_t a) {
+        std::uint64_t s = 0;
+        Vma* v = find_vma(p, a, &s);
+        if (!v || s == a) return;
+        Vma upper = *v;
+        v->end = a;
+        p.vmas.emplace(a, upper);
+    }
+    // Every byte of [va, end) lies in some VMA.
+    bool covered(Process& p, std::uint64_t va, std::uint64_t end) {
+        while (va < end) {
+            std::uint64_t s = 0;
+            Vma* v = find_vma(p, va, &s);
+            if (!v) return false;
+            va = v->end;
+        }
+        return true;
+    }
+    std::uint64_t locked_bytes(const Process& p) const {
+        std::uint64_t n = 0;
+        for (const auto& kv : p.vmas)
+            if (kv.second.locked) n += kv.second.end - kv.first;
+        return n;
+    }
+    std::uint64_t pinned(const Process& p) const {
+        std::uint64_t n = 0;
+        for (const auto& kv : p.pins) n += kv.second.count;
+        for (const auto& kv : p.orphans) n += kv.second.count;
+        return n * kPage;
+    }
+
+    bool thp_allowed(const Vma& v) const {
+        if (v.advice == HugeAdvice::NoHuge) return false;
+        if (thp == "always") return true;
+        if (thp == "madvise") return v.advice == HugeAdvice::Huge;
+        return false;
+    }
+
+    // ------------------------------------------------------------ faults
+    // Make the page at va present (or mark it accessed); adds the work.
+    // `next` is set to the end of the leaf now mapping va.
+    VmError fault_page(Process& p, std::uint64_t va, bool write, Work& w, std::uint64_t& next) {
+        const std::uint64_t page = align_down(va, kPage);
+        next = page + kPage;
+        std::uint64_t vstart = 0;
+        Vma* v = find_vma(p, va, &vstart);
+        if (!v) return VmError::Fault;
+        if (v->prot == Prot::None || (write && !can_write(v->prot))) {
+            w.fault_taken = true;
+            w.cpu += minor_fault;   // the fault is taken, then refused
+            return VmError::Access;
+        }
+        std::uint64_t at = 0;
+        int level = 0;
+        const std::uint64_t d = leaf(p, va, &at, &level);
+        if (d & kValid) {
+            if (level == 2) next = align_down(va, kHuge) + kHuge;
+            if (!(d & kAf)) {   // A53 (ARMv8.0): no hardware AF update, an access-flag fault
+                wr(at, d | kAf);
+                faults_af.inc();
+                w.fault_taken = true;
+                w.cpu += minor_fault + pte_update;
+            } else {
+                w.cpu += user_access;
+            }
+            return VmError::Ok;
+        }
+        // Not present: zero-fill fault. THP first.
+        w.fault_taken = true;
+        const std::uint64_t base = align_down(va, kHuge);
+        if (thp_allowed(*v) && base >= vstart && base + kHuge <= v->end) {
+            bool empty = true;
+            std::uint64_t old_table = 0;
+            if (at && level == 3) {   // a page table exists: a block may replace it only if it is empty
+                old_table = at & ~(kPage - 1);
+                for (unsigned i = 0; i < 512 && empty; ++i) empty = rd(old_table + 8ull * i) == 0;
+            }
+            if (empty) {
+                if (auto pa = frames.alloc(FrameAllocator::kMaxOrder)) {
+                    zero(*pa, kHuge);
+                    try {
+                        p.pt->map_block(base, *pa, attrs(v->prot));
+                    } catch (const OutOfFrames&) {
+                        free_frame(*pa, FrameAllocator::kMaxOrder);
+                        return VmError::NoMemory;
+                    }
+                    if (old_table) free_frame(old_table, 0);
+                    faults_huge.inc();
+                    zero_fills.inc(512);
+                    pages_mapped.inc(512);
+                    w.cpu += minor_fault + huge_zero_fill + pte_update;
+                    w.faulted += 512;
+                    next = base + kHuge;
+                    return VmError::Ok;
+                }
+            }
+        }
+        auto pa = frames.alloc(0);
+        if (!pa) return VmError::NoMemory;
+        zero(*pa, kPage);
+        try {
+            p.pt->map_page(page, *pa, attrs(v->prot));
+        } catch (const OutOfFrames&) {
+            free_frame(*pa, 0);
+            return VmError::NoMemory;
+        }
+        faults_minor.inc();
+        zero_fills.inc();
+        pages_mapped.inc();
+        w.cpu += minor_fault + zero_fill_page + pte_update;
+        w.faulted += 1;
+        return VmError::Ok;
+    }
+
+    VmError fault_range(Process& p, std::uint64_t va, std::uint64_t end, bool write, Work& w) {
+        while (va < end) {
+            std::uint64_t next = 0;
+            const VmError e = fault_page(p, va, write, w, next);
+            if (e != VmError::Ok) return e;
+            va = next;
+        }
+        return VmError::Ok;
+    }
+
+    // ------------------------------------------------------------ dropping pages
+    // Clear every leaf in [va, end) (splitting blocks at the edges), adding
+    // the frames to free to `to_free` (pinned pages become orphans instead).
+    void drop_range(Process& p, std::uint64_t va, std::uint64_t end, Work& w,
+                    std::vector<std::pair<std::uint64_t, unsigned>>& to_free) {
+        auto drop_page = [&](std::uint64_t page, std::uint64_t pa) {
+            auto it = p.pins.find(page);
+            if (it != p.pins.end()) {
+                p.orphans.emplace(page, it->second);
+                p.pins.erase(it);
+            } else {
+                to_free.emplace_back(pa, 0);
+            }
+        };
+        while (va < end) {
+            std::uint64_t at = 0;
+            int level = 0;
+            const std::uint64_t d = leaf(p, va, &at, &level);
+            const std::uint64_t base = align_down(va, kHuge);
+            if (!at || (level == 2 && !has_frame(d))) {
+                va = base + kHuge;
+                continue;
+            }
+            if (level == 2) {
+                if (va != base || end < base + kHuge) {   // partly in range: split first
+                    split_block(p, base, w);
+                    continue;
+                }
+                wr(at, 0);
+                w.cpu += pte_update;
+                const std::uint64_t pa = d & kAddrMask;
+                bool any_pin = false;
+                for (auto it = p.pins.lower_bound(base); it != p.pins.end() && it->first < base + kHuge; ++it)
+                    any_pin = true;
+                if (!any_pin) {
+                    to_free.emplace_back(pa, FrameAllocator::kMaxOrder);
+                } else {
+                    split_frame(pa);
+                    for (unsigned i = 0; i < 512; ++i) drop_page(base + i * kPage, pa + i * kPage);
+                }
+                va = base + kHuge;
+                continue;
+            }
+            if (has_frame(d)) {
+                wr(at, 0);
+                w.cpu += pte_update;
+                drop_page(align_down(va, kPage), d & kAddrMask);
+            }
+            va = align_down(va, kPage) + kPage;
+        }
+    }
+
+    sc_time invalidate(const Vm& vm, Process& p, std::uint64_t va, std::uint64_t len, sc_time at) {
+        if (!vm.invalidate_) return at;
+        invalidations.inc();
+        return max_time(at, vm.invalidate_(p.pid, p.asid, va, len, at));
+    }
+
+    VmResult finish(const char* activity, const Work& w, sc_time at, VmError e, std::uint64_t value = 0) {
+        VmResult r;
+        r.error = e;
+        r.value = value;
+        r.done = cpu.run(activity, at, w.cpu).end;
+        return r;
+    }
+};
+
+void Vm::declare_params(ParamRegistry& reg) {
+    reg.section("vm", "Linux-like virtual memory of one node's kernel (mm)")
+        .choice("thp", "always", {"always", "madvise", "never"},
+                "transparent huge pages at fault time: /sys/kernel/mm/transparent_hugepage/enabled "
+                "(Kconfig default always, distributions often madvise; transhuge.rst)")
+        .size("memlock-limit", "8MiB",
+              "RLIMIT_MEMLOCK per process, for mlock and pins together: 8 MiB from Linux 5.16, "
+              "64 KiB up to 5.15 (include/uapi/linux/resource.h history)")
+        .range("0B", "1TiB")
+        .time("minor-fault", "2us",
+              "fault entry, VMA lookup, page allocation and exit, without the clearing: *estimate*: "
+              "about 1 us on a fast x86 core, 3.5-5.7 us measured in an RDMA fault path (NP-RDMA paper; "
+              "REFERENCES.md); an in-order 1.5 GHz Cortex-A53 is about half as fast as such a core")
+        .range("0ps", "1ms")
+        .time("zero-fill-page", "1us",
+              "clearing one 4 KiB page: *estimate* (4 KiB at about 4 GB/s of A53 store bandwidth, DC ZVA)")
+        .range("0ps", "1ms")
+        .time("huge-zero-fill", "500us",
+              "clearing one 2 MiB page: *estimate* (2 MiB at about 4 GB/s, as zero-fill-page)")
+        .range("0ps", "100ms")
+        .time("syscall", "500ns", "system call entry and exit: *estimate* (about 750 cycles at 1.5 GHz)")
+        .range("0ps", "1ms")
+        .time("pte-update", "20ns",
+              "writing or clearing one page-table descriptor (plus barrier): *estimate*")
+        .range("0ps", "1ms")
+        .time("pin-call", "20us",
+              "fixed cost of one pin/unpin (registration) call: *estimate* from public registration "
+              "timings, tens of us per call (REFERENCES.md)")
+        .range("0ps", "10ms")
+        .time("pin-page", "500ns",
+              "per 4 KiB page pinned or unpinned: *estimate*, 0.3-0.7 us per page in bulk registration "
+              "(REFERENCES.md)")
+        .range("0ps", "1ms")
+        .time("user-access", "100ns",
+              "a CPU access to a present page (about one DRAM access): *estimate*")
+        .range("0ps", "1ms");
+}
+
+Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& /*group*/,
+       tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu)
+    : impl_(std::make_shared<Impl>(ctx, prefix, memory, frames, cpu)), frames_(frames) {}
+
+int Vm::create_process(const std::string& name) {
+    Impl& m = *impl_;
+    const int pid = m.procs.empty() ? 1 : m.procs.rbegin()->first + 1;
+    if (pid > 0xffff) throw std::runtime_error("Vm: out of ASIDs");
+    Impl::Process p;
+    p.name = name;
+    p.pid = pid;
+    p.asid = static_cast<std::uint16_t>(pid);
+    Impl* mp = impl_.get();
+    try {
+        p.pt = std::make_unique<PageTableWriter>(PageTableWriter::over(m.mem, [mp] { return mp->alloc_table(); }, 16));
+    } catch (const OutOfFrames&) {
+        throw std::runtime_error("Vm: no frame for the page-table root of process '" + name + "'");
+    }
+    m.procs.emplace(pid, std::move(p));
+    return pid;
+}
+
+std::uint64_t Vm::root(int pid) const {
+    auto it = impl_->procs.find(pid);
+    if (it == impl_->procs.end()) throw std::invalid_argument("Vm: no process " + std::to_string(pid));
+    return it->second.pt->root();
+}
+
+std::uint16_t Vm::asid(int pid) const {
+    auto it = impl_->procs.find(pid);
+    if (it == impl_->procs.end()) throw std::invalid_argument("Vm: no process " + std::to_string(pid));
+    return it->second.asid;
+}
+
+VmResult Vm::mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || len > kMmapBase) return m.finish("syscall", w, at, VmError::Invalid);
+    m.mmaps.inc();
+    len = round_up(len, kPage);
+    const std::uint64_t align = len >= kHuge ? kHuge : kPage;
+    // Top-down: the highest gap below kMmapBase that fits.
+    std::uint64_t hi = kMmapBase, addr = 0;
+    bool found = false;
+    for (auto it = p->vmas.rbegin();; ++it) {
+        const std::uint64_t lo = it == p->vmas.rend() ? kMmapMin : it->second.end;
+        if (hi >= len) {
+            const std::uint64_t a = align_down(hi - len, align);
+            if (a >= lo && a >= kMmapMin) {
+                addr = a;
+                found = true;
+                break;
+            }
+        }
+        if (it == p->vmas.rend()) break;
+        hi = std::min(hi, it->first);
+    }
+    if (!found) return m.finish("syscall", w, at, VmError::NoMemory);
+    p->vmas.emplace(addr, Vma{addr + len, prot});
+    VmError e = VmError::Ok;
+    if (populate && prot != Prot::None) e = m.fault_range(*p, addr, addr + len, can_write(prot), w);
+    // MAP_POPULATE is best effort: the mapping stands even if populating failed.
+    (void)e;
+    return m.finish("syscall", w, at, VmError::Ok, addr);
+}
+
+VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    m.munmaps.inc();
+    len = round_up(len, kPage);
+    const std::uint64_t end = va + len;
+    m.split_vma_at(*p, va);
+    m.split_vma_at(*p, end);
+    for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end;) it = p->vmas.erase(it);
+    std::vector<std::pair<std::uint64_t, unsigned>> to_free;
+    m.drop_range(*p, va, end, w, to_free);
+    VmResult r = m.finish("syscall", w, at, VmError::Ok);
+    r.done = m.invalidate(*this, *p, va, len, r.done);   // before the frames can be reused
+    for (const auto& f : to_free) m.free_frame(f.first, f.second);
+    return r;
+}
+
+VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    len = round_up(len, kPage);
+    const std::uint64_t end = va + len;
+    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    m.mprotects.inc();
+    m.split_vma_at(*p, va);
+    m.split_vma_at(*p, end);
+    for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it) it->second.prot = prot;
+    std::uint64_t a = va;
+    while (a < end) {
+        std::uint64_t slot = 0;
+        int level = 0;
+        const std::uint64_t d = m.leaf(*p, a, &slot, &level);
+        const std::uint64_t base = align_down(a, kHuge);
+        if (!slot || (level == 2 && !has_frame(d))) {
+            a = base + kHuge;
+            continue;
+        }
+        if (level == 2 && (a != base || end < base + kHuge)) {
+            m.split_block(*p, base, w);
+            continue;
+        }
+        if (has_frame(d)) {
+            std::uint64_t nd;
+            if (prot == Prot::None) {
+                nd = (d & ~kValid) | kSwProtNone;
+            } else {
+                nd = (d | kValid) & ~kSwProtNone;
+                nd = can_write(prot) ? (nd & ~kApReadOnly) : (nd | kApReadOnly);
+            }
+            if (nd != d) {
+                m.wr(slot, nd);
+                w.cpu += m.pte_update;
+            }
+        }
+        a = level == 2 ? base + kHuge : align_down(a, kPage) + kPage;
+    }
+    VmResult r = m.finish("syscall", w, at, VmError::Ok);
+    r.done = m.invalidate(*this, *p, va, len, r.done);
+    return r;
+}
+
+VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    len = round_up(len, kPage);
+    const std::uint64_t end = va + len;
+    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    m.madvises.inc();
+    switch (advice) {
+        case Advice::HugePage:
+        case Advice::NoHugePage: {
+            m.split_vma_at(*p, va);
+            m.split_vma_at(*p, end);
+            for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it)
+                it->second.advice = advice == Advice::HugePage ? HugeAdvice::Huge : HugeAdvice::NoHuge;
+            return m.finish("syscall", w, at, VmError::Ok);
+        }
+        case Advice::PopulateWrite: {
+            const VmError e = m.fault_range(*p, va, end, true, w);
+            return m.finish("syscall", w, at, e, w.faulted);
+        }
+        case Advice::DontNeed: {
+            for (std::uint64_t a = va; a < end;) {   // MADV_DONTNEED on VM_LOCKED: EINVAL
+                Vma* v = m.find_vma(*p, a);
+                if (v->locked) return m.finish("syscall", w, at, VmError::Invalid);
+                a = v->end;
+            }
+            std::vector<std::pair<std::uint64_t, unsigned>> to_free;
+            m.drop_range(*p, va, end, w, to_free);
+            VmResult r = m.finish("syscall", w, at, VmError::Ok);
+            r.done = m.invalidate(*this, *p, va, len, r.done);
+            for (const auto& f : to_free) m.free_frame(f.first, f.second);
+            return r;
+        }
+    }
+    return m.finish("syscall", w, at, VmError::Invalid);
+}
+
+VmResult Vm::mlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    const std::uint64_t end = round_up(va + len, kPage);
+    va = align_down(va, kPage);
+    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    m.mlocks.inc();
+    std::uint64_t fresh = 0;
+    for (std::uint64_t a = va; a < end;) {
+        Vma* v = m.find_vma(*p, a);
+        const std::uint64_t e = std::min(end, v->end);
+        if (!v->locked) fresh += e - a;
+        a = e;
+    }
+    if (m.locked_bytes(*p) + m.pinned(*p) + fresh > m.memlock_limit) {
+        m.memlock_refusals.inc();
+        return m.finish("syscall", w, at, VmError::MemlockLimit);
+    }
+    m.split_vma_at(*p, va);
+    m.split_vma_at(*p, end);
+    VmError err = VmError::Ok;
+    for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it) {
+        it->second.locked = true;
+        if (err == VmError::Ok && it->second.prot != Prot::None)
+            err = m.fault_range(*p, it->first, it->second.end, can_write(it->second.prot), w);
+    }
+    return m.finish("syscall", w, at, err, w.faulted);
+}
+
+VmResult Vm::munlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.syscall;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    const std::uint64_t end = round_up(va + len, kPage);
+    va = align_down(va, kPage);
+    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    m.split_vma_at(*p, va);
+    m.split_vma_at(*p, end);
+    for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it) it->second.locked = false;
+    return m.finish("syscall", w, at, VmError::Ok);
+}
+
+VmResult Vm::touch(int pid, std::uint64_t va, bool write, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    Impl::Process* p = m.proc(pid);
+    if (!p) return m.finish("page-fault", w, at, VmError::Invalid);
+    std::uint64_t next = 0;
+    const VmError e = m.fault_page(*p, va, write, w, next);
+    VmResult r = m.finish(w.fault_taken ? "page-fault" : "user-access", w, at, e, w.faulted);
+    if (w.fault_taken) m.fault_time.add(to_us(r.done - at));
+    return r;
+}
+
+VmResult Vm::fault_in(int pid, std::uint64_t va, std::uint64_t len, bool write, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || va + len < va) return m.finish("page-fault", w, at, VmError::Invalid);
+    const VmError e = m.fault_range(*p, align_down(va, kPage), va + len, write, w);
+    VmResult r = m.finish("page-fault", w, at, e, w.faulted);
+    if (w.fault_taken) m.fault_time.add(to_us(r.done - at));
+    return r;
+}
+
+VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.pin_call;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || va + len < va) return m.finish("pin", w, at, VmError::Invalid);
+    const std::uint64_t start = align_down(va, kPage), end = round_up(va + len, kPage);
+    if (!m.covered(*p, start, end)) return m.finish("pin", w, at, VmError::NoMemory);
+    const std::uint64_t pages = (end - start) / kPage;
+    if (m.locked_bytes(*p) + m.pinned(*p) + pages * kPage > m.memlock_limit) {
+        m.memlock_refusals.inc();
+        return m.finish("pin", w, at, VmError::MemlockLimit);
+    }
+    const VmError e = m.fault_range(*p, start, end, true, w);
+    if (e != VmError::Ok) return m.finish("pin", w, at, e);
+    for (std::uint64_t a = start; a < end; a += kPage) {
+        std::uint64_t pa = 0;
+        translate(pid, a, pa);
+        PinRec& r = p->pins[a];
+        r.count++;
+        r.pa = pa;
+    }
+    m.pages_pinned.inc(pages);
+    w.cpu += m.pin_page * static_cast<double>(pages);
+    return m.finish("pin", w, at, VmError::Ok, pages);
+}
+
+VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.cpu = m.pin_call;
+    Impl::Process* p = m.proc(pid);
+    if (!p || len == 0 || va + len < va) return m.finish("pin", w, at, VmError::Invalid);
+    const std::uint64_t start = align_down(va, kPage), end = round_up(va + len, kPage);
+    for (std::uint64_t a = start; a < end; a += kPage)   // every page must be pinned: else nothing changes
+        if (!p->pins.count(a) && !p->orphans.count(a)) return m.finish("pin", w, at, VmError::Invalid);
+    std::uint64_t pages = 0;
+    for (std::uint64_t a = start; a < end; a += kPage, ++pages) {
+        auto it = p->pins.find(a);
+        if (it != p->pins.end()) {
+            if (--it->second.count == 0) p->pins.erase(it);
+            continue;
+        }
+        auto o = p->orphans.find(a);
+        if (--o->second.count == 0) {
+            m.free_frame(o->second.pa, 0);   // the last pin of an unmapped page: its frame goes
+            p->orphans.erase(o);
+        }
+    }
+    w.cpu += m.pin_page * static_cast<double>(pages);
+    return m.finish("pin", w, at, VmError::Ok, pages);
+}
+
+unsigned Vm::pin_count(int pid, std::uint64_t va) const {
+    auto it = impl_->procs.find(pid);
+    if (it == impl_->procs.end()) return 0;
+    const std::uint64_t page = align_down(va, kPage);
+    unsigned n = 0;
+    auto l = it->second.pins.find(page);
+    if (l != it->second.pins.end()) n += l->second.count;
+    auto range = it->second.orphans.equal_range(page);
+    for (auto o = range.first; o != range.second; ++o) n += o->second.count;
+    return n;
+}
+
+std::uint64_t Vm::pinned_bytes(int pid) const {
+    auto it = impl_->procs.find(pid);
+    return it == impl_->procs.end() ? 0 : impl_->pinned(it->second);
+}
+
+bool Vm::translate(int pid, std::uint64_t va, std::uint64_t& pa) const {
+    auto it = impl_->procs.find(pid);
+    return it != impl_->procs.end() && impl_->translate(it->second, va, pa);
+}
+
+bool Vm::present(int pid, std::uint64_t va) const {
+    std::uint64_t pa = 0;
+    return translate(pid, va, pa);
+}
+
+bool Vm::write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+    return impl_->user_copy(pid, va, const_cast<unsigned char*>(data), len, true);
+}
+
+bool Vm::read_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+    return impl_->user_copy(pid, va, data, len, false);
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,136 @@
+// Vm: the Linux-like virtual memory of one node's kernel (first part:
+// address spaces, page tables, demand paging with THP at fault time,
+// protection, pins, MMU notifiers). Page tables are ARMv8 stage-1 tables in
+// the node's DRAM — the same tables an SMMU context bank walks (TTBR0 = a
+// process's root, its ASID) — and user pages are frames of that DRAM, holding
+// the process's real bytes. Every software path costs CPU time on the node's
+// cores (CpuCores), each cost a named parameter.
+//
+// Loosely timed: calls take the absolute time `at` at which the caller asks
+// and return when the work is done (VmResult::done); they never wait().
+// Reclaim/swap, khugepaged and migration are the second part (not built yet).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "core/context.hpp"
+#include "models/os/cpu.hpp"
+#include "models/os/frame_allocator.hpp"
+#include "models/smmu/page_table_writer.hpp"
+
+namespace vrdmasim {
+
+// errno-like outcomes.
+enum class VmError {
+    Ok,
+    NoMemory,        // ENOMEM: no frame, or no such mapping for mlock/pin
+    Fault,           // EFAULT: address not mapped (a user access or get_user_pages)
+    Access,          // EACCES: write to a read-only mapping
+    Invalid,         // EINVAL: unaligned or zero length, bad process
+    MemlockLimit,    // ENOMEM from RLIMIT_MEMLOCK
+};
+const char* to_string(VmError e);
+
+struct VmResult {
+    VmError error = VmError::Ok;
+    sc_core::sc_time done;         // absolute time the call returned
+    std::uint64_t value = 0;       // mmap: the address; faults: pages made present
+    bool ok() const { return error == VmError::Ok; }
+};
+
+enum class Prot : unsigned { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
+
+enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
+
+// A change of mappings that cached translations of (asid, [va, va+len)) must
+// forget before the old frames are reused (an MMU notifier). The callee (the
+// SMMU driver) returns when its invalidation is done, starting at `at`.
+using InvalidateFn = std::function<sc_core::sc_time(int pid, std::uint16_t asid, std::uint64_t va,
+                                                    std::uint64_t len, sc_core::sc_time at)>;
+
+class Vm {
+public:
+    // Section "vm": thp (always|madvise|never; transhuge.rst), memlock-limit
+    // (RLIMIT_MEMLOCK, 8 MiB from Linux 5.16; 64 KiB before), the costs:
+    // minor-fault (1 us *estimate* for an A53; REFERENCES.md), zero-fill-page
+    // (time to clear 4 KiB), huge-zero-fill (clear 2 MiB), syscall (entry and
+    // exit), pte-update (per PTE written or cleared), pin-call and pin-page
+    // (registration; REFERENCES.md), plus user-access (a present page touched
+    // by the CPU).
+    static void declare_params(ParamRegistry& reg);
+
+    // `memory` is the node's DRAM target (debug transport: page tables and
+    // page contents, untimed — the time is charged as CPU work). Frames come
+    // from `frames` (the kernel's free memory); page tables too.
+    Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
+       tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu);
+
+    // Called on every mapping change of a process (unmap, protection change,
+    // and later swap-out, collapse, split, migration) before the frames are
+    // reused. Without one, changes cost no invalidation.
+    void set_invalidate(InvalidateFn fn) { invalidate_ = std::move(fn); }
+
+    // ---- processes
+    int create_process(const std::string& name);          // pid >= 1; ASID = pid
+    std::uint64_t root(int pid) const;                    // page-table root (TTBR0)
+    std::uint16_t asid(int pid) const;
+    unsigned t0sz() const { return 16; }                  // 48-bit user addresses
+
+    // ---- system calls (each charges `syscall` plus its work on a core)
+    // Anonymous private mapping of `len` bytes (rounded up to 4 KiB), placed
+    // at an address aligned to 2 MiB when len >= 2 MiB (as Linux does for
+    // THP). `populate`: MAP_POPULATE (fault every page in now).
+    VmResult mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_core::sc_time at);
+    VmResult munmap(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    VmResult mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_core::sc_time at);
+    VmResult madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice, sc_core::sc_time at);
+    VmResult mlock(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    VmResult munlock(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+
+    // ---- page faults
+    // A user access by the CPU: costs `user-access` if present (and sets the
+    // access flag), else a fault (minor: zero fill, 2 MiB when THP allows
+    // and a 2 MiB frame is free; Fault/Access errors for bad addresses).
+    VmResult touch(int pid, std::uint64_t va, bool write, sc_core::sc_time at);
+    // get_user_pages over [va, va+len): makes every page present (writable
+    // if `write`), charging faults as touch does; value = pages faulted in.
+    // Stops at the first bad page with its error (pages before it stay in).
+    VmResult fault_in(int pid, std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at);
+
+    // ---- pins (pin_user_pages with FOLL_LONGTERM)
+    // Fault in and pin every page: per-page pin counts; pinned pages are
+    // never moved. Counts against memlock-limit per process (MemlockLimit,
+    // nothing pinned, when exceeded).
+    VmResult pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    VmResult unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    unsigned pin_count(int pid, std::uint64_t va) const;
+    std::uint64_t pinned_bytes(int pid) const;
+
+    // ---- inspection and harness access (untimed)
+    // Physical address backing va, if present.
+    bool translate(int pid, std::uint64_t va, std::uint64_t& pa) const;
+    bool present(int pid, std::uint64_t va) const;
+    // Copy bytes to/from user memory by virtual address; pages not present
+    // are faulted in first, untimed (the workload's CPU filling its buffers).
+    // False for an address that is not mapped.
+    bool write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
+    bool read_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len);
+
+    std::uint64_t free_bytes() const { return frames_.free_pages() * FrameAllocator::kPage; }
+
+private:
+    struct Impl;
+    std::shared_ptr<Impl> impl_;
+    FrameAllocator& frames_;
+    InvalidateFn invalidate_;
+};
+
+}  // namespace vrdmasim
