@@ -91,6 +91,21 @@ Summary make_summary(System& sys, StatRegistry& stats, double host_seconds) {
     s.emplace_back("smmu_faults",
                    std::to_string(stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                   stats.sum_counters("faults_permission") + stats.sum_counters("faults_external")));
+    // The operating system: page faults by kind and by source, the SMMU
+    // fault path's service time, pins, swap, THP and invalidations.
+    s.emplace_back("faults_minor", std::to_string(stats.sum_counters("faults_minor") + stats.sum_counters("faults_huge")));
+    s.emplace_back("faults_major", std::to_string(stats.sum_counters("faults_major")));
+    s.emplace_back("faults_smmu_read", std::to_string(stats.sum_counters("faults_read")));
+    s.emplace_back("faults_smmu_write", std::to_string(stats.sum_counters("faults_write")));
+    const Histogram service = stats.merge_histograms("smmu_driver.service_time");
+    s.emplace_back("fault_service_us_p50", fmt(service.quantile(0.5)));
+    s.emplace_back("fault_service_us_p99", fmt(service.quantile(0.99)));
+    s.emplace_back("pages_pinned", std::to_string(stats.sum_counters("pages_pinned")));
+    s.emplace_back("swap_outs", std::to_string(stats.sum_counters("swap_outs")));
+    s.emplace_back("swap_ins", std::to_string(stats.sum_counters("swap_ins")));
+    s.emplace_back("thp_collapses", std::to_string(stats.sum_counters("collapses")));
+    s.emplace_back("thp_splits", std::to_string(stats.sum_counters("huge_splits")));
+    s.emplace_back("invalidations", std::to_string(stats.sum_counters("vm.invalidations")));
     s.emplace_back("peak_rss_mib", fmt(peak_rss_mib(), 4));
     return s;
 }
@@ -212,13 +227,16 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                         ? "the workload did not finish within sim.time-limit = " + cfg.text("sim.time-limit")
                         : "the simulation ran out of events before the workload finished (deadlock)";
     }
-    if (!sim_error.empty()) {
-        std::cerr << "vrdmasim: error: simulation failed at " << sc_core::sc_time_stamp() << ": " << sim_error << "\n";
-        discard();
-        return kExitFailed;
+    // A run that failed still leaves what helps find out why (configuration,
+    // statistics, trace, error.txt), but no summary.csv: it has no result.
+    const bool failed = !sim_error.empty();
+    if (failed) {
+        std::ostringstream os;
+        os << "simulation failed at " << sc_core::sc_time_stamp() << ": " << sim_error;
+        sim_error = os.str();
+        std::cerr << "vrdmasim: error: " << sim_error << "\n";
     }
-
-    const Summary summary = make_summary(*sys, stats, host_seconds);
+    const Summary summary = failed ? Summary{} : make_summary(*sys, stats, host_seconds);
     try {
         std::ofstream ini(tmp / "config.ini");
         ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";
@@ -227,15 +245,23 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         stats.write_json(js);
         std::ofstream txt(tmp / "stats.txt");
         stats.write_text(txt);
-        std::ofstream csv(tmp / "summary.csv");
-        CsvRow head, row;
-        for (const auto& kv : summary) {
-            head.push_back(kv.first);
-            row.push_back(kv.second);
+        bool written = ini && js && txt;
+        if (failed) {
+            std::ofstream err(tmp / "error.txt");
+            err << sim_error << "\n";
+            written = written && err;
+        } else {
+            std::ofstream csv(tmp / "summary.csv");
+            CsvRow head, row;
+            for (const auto& kv : summary) {
+                head.push_back(kv.first);
+                row.push_back(kv.second);
+            }
+            write_csv_row(csv, head);
+            write_csv_row(csv, row);
+            written = written && csv;
         }
-        write_csv_row(csv, head);
-        write_csv_row(csv, row);
-        if (!ini || !js || !txt || !csv) throw std::runtime_error("write failed (disk full?)");
+        if (!written) throw std::runtime_error("write failed (disk full?)");
     } catch (const std::exception& e) {
         std::cerr << "vrdmasim: error: writing outputs: " << e.what() << "\n";
         discard();
@@ -250,6 +276,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     if (ec) {
         std::cerr << "vrdmasim: error: cannot move outputs into " << target << ": " << ec.message() << "\n";
         discard();
+        return kExitFailed;
+    }
+    if (failed) {
+        if (!quiet) std::cout << "statistics of the failed run in " << out << " (error.txt, no summary.csv)\n";
         return kExitFailed;
     }
 

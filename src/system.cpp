@@ -25,10 +25,6 @@ void System::declare_params(ParamRegistry& reg) {
                          "150ns", "head in to head out: SerDes, wire and framing (*estimate*, calibrated "
                                   "in the interconnect issue)",
                          "2KiB", "input buffer at the receiving router, in bytes of 128-bit flits (*estimate*)");
-    reg.section("boot", "start-up software standing in for the OS until the VM model exists")
-        .choice("identity-map", "2MiB", {"2MiB", "4KiB"},
-                "with smmu.enabled, the workload's buffers are identity-mapped in page tables the SMMU walks: "
-                "2 MiB blocks (3 reads a walk) or 4 KiB pages (4 reads a walk)");
     Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
                          "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*)",
                          "20ns", "head in to head out (*estimate*)",
@@ -44,6 +40,11 @@ void declare_all_params(ParamRegistry& reg) {
     Bus::declare_params(reg);
     Dram::declare_params(reg);
     Smmu500::declare_params(reg);
+    CpuCores::declare_params(reg);
+    Ssd::declare_params(reg);
+    Vm::declare_params(reg);
+    SmmuDriver::declare_params(reg);
+    FaultLibrary::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
@@ -57,8 +58,14 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
       router("router", ctx),
       inject("inject", ctx, Link::params_from(ctx.config, "ni"), group, "ni->router"),
       eject("eject", ctx, Link::params_from(ctx.config, "ni"), group, "router->ni"),
-      app("app", ctx, group, idx, dma, address_map::kPldmaRegs,
-          address_map::kHeapBase, address_map::kDdrLowSize - address_map::kHeapBase) {
+      app("app", ctx, group, idx, dma, address_map::kPldmaRegs, address_map::kHeapBase,
+          std::min(dram.size(), address_map::kDdrLowSize) - address_map::kHeapBase),
+      cpu(ctx, group + ".cpu", group),
+      ssd(ctx, group + ".ssd", group),
+      frames(frame_range(dram.size()).first, frame_range(dram.size()).second),
+      kernel_port("kernel_port"),
+      vm(ctx, group + ".vm", group, kernel_port, frames, cpu),
+      daemons("vm_daemons", ctx, group + ".vmd", vm) {
     using namespace address_map;
     const std::uint64_t size = dram.size();
     // Bus: out[0] DRAM, out[1] PLDMA registers.
@@ -68,6 +75,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
     if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
     bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
     app.cpu.bind(bus.in);
+    kernel_port.socket.bind(bus.in);
+    vm.set_swap(ssd);
     if (ctx.config.boolean("smmu.enabled")) {
         // PLDMA -> TBU -> (translated) -> bus; page-table walks -> bus;
         // registers on the bus at the ZynqMP's address.
@@ -82,6 +91,17 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
         smmu->walk.bind(bus.in);
         bus.out.bind(smmu->regs);
         bus.map(smmu_reg::kBase, smmu_reg::kSize, 2, 0, "smmu");
+        // The driver reaches the registers over the bus, resolves faults
+        // through the VM, and is the VM's MMU notifier.
+        driver = std::make_unique<SmmuDriver>(
+            "smmu_driver", ctx, group, *smmu, cpu,
+            [this](int pid, std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at) {
+                return vm.fault_in(pid, va, len, write, at);
+            });
+        driver->mmio.bind(bus.in);
+        vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
+                                 sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
+        app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config.size("ssd.swap-size"));
     } else {
         dma.mem.bind(bus.in);
     }
@@ -91,27 +111,26 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
     router.out.bind(eject.in);
     eject.out.bind(dma.net_in);
     router.set_route(idx, 0);
+    SC_HAS_PROCESS(Node);
+    SC_THREAD(boot);
 }
 
-void Node::boot_identity_map(std::uint64_t end, bool blocks) {
-    auto alloc = [this]() {
-        const std::uint64_t a = next_table_;
-        next_table_ += aarch64::kPageSize;
-        if (next_table_ > address_map::kHeapBase) throw std::logic_error(group + ": start-up page tables overflow");
-        return a;   // fresh DRAM reads as zeros
-    };
-    tables = std::make_unique<PageTableWriter>(
-        PageTableWriter::over(*dram.socket.get_base_export().operator->(), alloc));
-    const std::uint64_t base = address_map::kHeapBase;
-    const std::uint64_t grain = blocks ? aarch64::kBlockSize : aarch64::kPageSize;
-    const std::uint64_t top = (end + grain - 1) / grain * grain;
-    tables->map_range(base, base, top - base, PageAttrs{}, blocks);
+void Node::boot() {
+    if (smmu) {
+        const int pid = vm.create_process("app");
+        const sc_core::sc_time done = driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(),
+                                                     {dma.stream_id()}, sc_core::sc_time_stamp());
+        sc_core::wait(done - sc_core::sc_time_stamp());
+        app.attach_process(vm, pid);
+    }
+    app.start();
+}
 
-    ContextSetup setup;   // terminate mode, as the Linux 4.14 driver
-    setup.sid = dma.stream_id();
-    setup.root = tables->root();
-    setup.t0sz = tables->t0sz();
-    program_context(*smmu->regs.get_base_export().operator->(), setup);
+std::pair<std::uint64_t, std::uint64_t> Node::frame_range(std::uint64_t dram_size) {
+    using namespace address_map;
+    const std::uint64_t block = 2ull << 20;
+    if (dram_size > kDdrLowSize) return {kDdrHigh, (dram_size - kDdrLowSize) / block * block};
+    return {kHeapBase, (dram_size - kHeapBase) / block * block};
 }
 
 System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {
@@ -120,9 +139,9 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
     const Config& c = ctx.config;
     const unsigned n = static_cast<unsigned>(c.integer("topology.nodes"));
-    if (c.size("dram.size") <= address_map::kDdrLowSize && c.size("dram.size") <= address_map::kHeapBase)
+    if (c.size("dram.size") < address_map::kHeapBase + (2ull << 20))
         throw ConfigError("dram.size = " + c.text("dram.size") + " (from " + c.origin("dram.size") +
-                          "): must exceed the 256 MiB kept for the kernel");
+                          "): must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
     // One QFDB: node i is FPGA i, coordinate (0,0,0) with FPGA offset i.
     std::vector<std::uint32_t> coords(n);
@@ -147,15 +166,15 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
             a.router.set_route(j, port++);
         }
     }
+    smmu_enabled_ = c.boolean("smmu.enabled");
     std::vector<App*> apps;
     for (auto& node : nodes_) apps.push_back(&node->app);
     workload_ = Workload::create(ctx, apps);
-
-    smmu_enabled_ = c.boolean("smmu.enabled");
-    if (smmu_enabled_) {
-        const bool blocks = c.string("boot.identity-map") == "2MiB";
-        for (auto& node : nodes_) node->boot_identity_map(node->app.heap_end_used(), blocks);
-    }
+    // The kernel's daemons run until the application is done, so that the
+    // simulation ends when nothing is left to do.
+    workload_->on_finished([this] {
+        for (auto& node : nodes_) node->daemons.stop();
+    });
 }
 
 }  // namespace vrdmasim

@@ -11,12 +11,17 @@
 
 #include "core/context.hpp"
 #include "models/bus/bus.hpp"
+#include "models/bus/bus_port.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
 #include "models/memory/dram.hpp"
-#include "models/smmu/context_setup.hpp"
-#include "models/smmu/page_table_writer.hpp"
+#include "models/os/cpu.hpp"
+#include "models/os/frame_allocator.hpp"
+#include "models/os/smmu_driver.hpp"
+#include "models/os/ssd.hpp"
+#include "models/os/vm.hpp"
+#include "models/os/vm_daemons.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "workloads/app.hpp"
 #include "workloads/workload.hpp"
@@ -27,15 +32,17 @@ namespace vrdmasim {
 void declare_all_params(ParamRegistry& reg);
 
 // Node address map (physical, as in the ZynqMP): DDR low 2 GiB at 0, the rest
-// at 0x8_0000_0000; the PLDMA's registers in the PL window at 0xA000_0000.
+// at 0x8_0000_0000; the PLDMA's registers in the PL window at 0xA000_0000;
+// the SMMU's at 0xFD80_0000.
 namespace address_map {
 constexpr std::uint64_t kDdrLow = 0x0;
 constexpr std::uint64_t kDdrLowSize = 0x80000000ull;
 constexpr std::uint64_t kDdrHigh = 0x800000000ull;
 constexpr std::uint64_t kPldmaRegs = 0xA0000000ull;
-// Start-up page tables are taken from here (the kernel's memory).
-constexpr std::uint64_t kTablesBase = 0x01000000ull;
-// Buffers for applications start here (the first 256 MiB stand for the kernel).
+// The first 256 MiB stand for the kernel's own memory. Above them, in DDR
+// low, the physically contiguous DMA memory of smmu.enabled = false runs;
+// the VM's page frames are DDR high (all of DDR low above 256 MiB when the
+// node has no more than 2 GiB).
 constexpr std::uint64_t kHeapBase = 0x10000000ull;
 }  // namespace address_map
 
@@ -52,16 +59,25 @@ public:
     Link inject;   // PLDMA -> router
     Link eject;    // router -> PLDMA
     App app;
-    std::unique_ptr<Smmu500> smmu;   // in the PLDMA's memory path when smmu.enabled
-    std::unique_ptr<PageTableWriter> tables;   // the start-up identity map, once booted
+    // The operating system: cores, swap device, page frames, the kernel's
+    // own port on the bus (page tables and page contents), virtual memory.
+    CpuCores cpu;
+    Ssd ssd;
+    FrameAllocator frames;
+    BusPort kernel_port;
+    Vm vm;
+    VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
+    std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
+    std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
 
-    // Start-up software standing in for the OS until the VM model exists:
-    // identity-map [kHeapBase, end) in page tables written to DRAM and point
-    // one context bank, matched by the PLDMA's stream ID, at them.
-    void boot_identity_map(std::uint64_t end, bool blocks);
+    // [base, size) of the page frames the VM manages on a node with this much DRAM.
+    static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
 
 private:
-    std::uint64_t next_table_ = address_map::kTablesBase;
+    // At time 0: with the SMMU, make the application a process of the VM and
+    // have the driver attach it to a context bank selected by the PLDMA's
+    // stream ID; then start the application.
+    void boot();
 };
 
 class System {

@@ -1,5 +1,6 @@
 #include "workloads/app.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -32,11 +33,23 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       completion_overhead_(ctx.config.time("rdma.completion-overhead")),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "app")) {
+    capacity_ = heap_size;
     SC_HAS_PROCESS(App);
     SC_THREAD(run);
 }
 
+void App::start() {
+    started_ = true;
+    start_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void App::wait_until(const std::function<bool()>& done, sc_core::sc_event& ev) {
+    qk_.sync();
+    while (!done()) sc_core::wait(ev);
+}
+
 void App::run() {
+    if (!started_) sc_core::wait(start_ev_);
     if (program) program(*this);
     qk_.sync();
 }
@@ -46,7 +59,20 @@ void App::compute(sc_time t) {
     if (qk_.need_sync()) qk_.sync();
 }
 
-std::uint64_t App::alloc(std::uint64_t bytes) {
+void App::attach_process(Vm& vm, int pid) {
+    vm_ = &vm;
+    pid_ = pid;
+}
+
+std::uint64_t App::alloc(std::uint64_t bytes, bool populate) {
+    if (vm_) {
+        const VmResult r = vm_->mmap(pid_, std::max<std::uint64_t>(bytes, 1), Prot::ReadWrite, populate, now());
+        if (!r.ok())
+            throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B failed: " + to_string(r.error));
+        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        allocations_.emplace_back(r.value, bytes);
+        return r.value;
+    }
     const std::uint64_t page = 4096;
     const std::uint64_t size = (bytes + page - 1) / page * page;
     if (size > heap_end_ - heap_next_)
@@ -54,6 +80,7 @@ std::uint64_t App::alloc(std::uint64_t bytes) {
                                  std::to_string(heap_end_ - heap_next_) + " B left)");
     const std::uint64_t a = heap_next_;
     heap_next_ += size;
+    allocations_.emplace_back(a, bytes);
     return a;
 }
 
@@ -129,7 +156,18 @@ void App::wait_rx(std::uint64_t n) { wait_signal(dma_.rx_irq, pldma_reg::kRxProd
 
 CompletionRecord App::read_record(std::uint64_t addr) {
     CompletionRecord r;
-    if (!access(tlm::TLM_READ_COMMAND, addr, reinterpret_cast<unsigned char*>(&r), sizeof r))
+    std::uint64_t pa = addr;
+    if (vm_) {
+        // A user load: the CPU's own MMU translates a present page at no
+        // software cost; a page that is not present takes a fault first.
+        if (!vm_->present(pid_, addr)) {
+            const VmResult t = vm_->touch(pid_, addr, false, now());
+            if (!t.ok()) throw std::runtime_error(group_ + ": completion record unreadable: " + to_string(t.error));
+            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+        }
+        if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": completion record not present");
+    }
+    if (!access(tlm::TLM_READ_COMMAND, pa, reinterpret_cast<unsigned char*>(&r), sizeof r))
         throw std::runtime_error(group_ + ": completion record unreadable");
     return r;
 }
@@ -140,6 +178,7 @@ CompletionRecord App::read_rx_record(std::uint64_t index) {
 }
 
 bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len) {
+    if (vm_) return vm_->write_user(pid_, addr, data, len);
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_WRITE_COMMAND);
     gp.set_address(addr);
@@ -149,6 +188,7 @@ bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64
 }
 
 bool App::debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len) {
+    if (vm_) return vm_->read_user(pid_, addr, data, len);
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_READ_COMMAND);
     gp.set_address(addr);

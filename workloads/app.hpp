@@ -8,6 +8,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -16,6 +18,7 @@
 
 #include "core/context.hpp"
 #include "models/dma/pldma.hpp"
+#include "models/os/vm.hpp"
 
 namespace vrdmasim {
 
@@ -43,11 +46,31 @@ public:
     // Spend `t` of CPU time.
     void compute(sc_core::sc_time t);
 
-    // Memory for buffers and records (page aligned). Throws OutOfMemory
-    // when the heap is exhausted.
-    std::uint64_t alloc(std::uint64_t bytes);
-    // End of the memory handed out so far.
-    std::uint64_t heap_end_used() const { return heap_next_; }
+    // Run as process `pid` of `vm`: buffers are mmap()ed virtual memory and
+    // the engine reaches them through the SMMU. Without it (smmu.enabled =
+    // false) buffers are physically contiguous DMA memory from a reserved
+    // region, as dma_alloc_coherent gives a driver.
+    void attach_process(Vm& vm, int pid);
+    // The program starts once start() has been called (after the node's
+    // kernel has set the process up); before that it waits.
+    void start();
+    // Bytes the process could map at most (checked before simulation).
+    void set_capacity(std::uint64_t bytes) { capacity_ = bytes; }
+    std::uint64_t capacity() const { return capacity_; }
+    // Synchronise this process's local time, then wait on `ev` until
+    // `done()` holds (checked first: a notification while this process was
+    // still catching up with its local time is not lost).
+    void wait_until(const std::function<bool()>& done, sc_core::sc_event& ev);
+    bool is_virtual() const { return vm_ != nullptr; }
+    int pid() const { return pid_; }
+    Vm* vm() const { return vm_; }
+
+    // Memory for buffers and records (page aligned). `populate`: fault every
+    // page in now (MAP_POPULATE); otherwise the first touch, by the CPU or the
+    // engine, faults. Throws OutOfMemory when it does not fit.
+    std::uint64_t alloc(std::uint64_t bytes, bool populate = true);
+    // Every region alloc() returned, in order: (address, bytes).
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& allocations() const { return allocations_; }
 
     // --- RDMA user library
     // Set up the receive notification ring (once, before transfers arrive).
@@ -62,8 +85,10 @@ public:
     CompletionRecord read_record(std::uint64_t addr);
     CompletionRecord read_rx_record(std::uint64_t index);
 
-    // Untimed access to this node's memory (test harness: fill sources,
-    // check destinations). Returns false on an unmapped address.
+    // Untimed access to this process's memory (test harness: fill sources,
+    // check destinations), by virtual address when attached to a process
+    // (pages not present are faulted in, untimed), else physical. Returns
+    // false on an unmapped address.
     bool debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len);
     bool debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len);
 
@@ -76,6 +101,12 @@ private:
 
     const unsigned node_;
     const std::string group_;
+    Vm* vm_ = nullptr;
+    int pid_ = 0;
+    bool started_ = false;
+    sc_core::sc_event start_ev_;
+    std::uint64_t capacity_ = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> allocations_;
     Pldma& dma_;
     const std::uint64_t mmio_base_;
     std::uint64_t heap_next_, heap_end_;

@@ -16,12 +16,9 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
         throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin("workload.message-size") +
                           "): pingpong needs messages of at least 1 B");
     // Each side sends from its buffer into the other's: the ping lands in
-    // b_buf_, the pong in a_buf_. Buffers are set up before time starts.
-    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
-    a_buf_ = a_.alloc(2 * n);   // [0, n): source of pings; [n, 2n): destination of pongs
-    b_buf_ = b_.alloc(2 * n);
-    a_rec_ = a_.alloc(sizeof(CompletionRecord));
-    b_rec_ = b_.alloc(sizeof(CompletionRecord));
+    // b_buf_, the pong in a_buf_. Each program maps its own at its start.
+    check_fits(a_, 2 * msg_ + 4096);
+    check_fits(b_, 2 * msg_ + 4096);
     a_.program = [this](App& app) { ping(app); };
     b_.program = [this](App& app) { pong(app); };
 }
@@ -29,7 +26,10 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
 // Keys: ping i uses 2i, pong i uses 2i+1, so each message has its own bytes.
 void PingpongWorkload::ping(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    a_buf_ = app.alloc(2 * n, populate_);   // [0, n): source of pings; [n, 2n): destination of pongs
+    a_rec_ = app.alloc(sizeof(CompletionRecord), true);
     app.setup_rx_ring(16);
+    ready_and_wait(app, 2);
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         prepare(app, a_buf_, b_, b_buf_ + n, msg_, 2 * i);
         const sc_time start = app.now();
@@ -43,11 +43,15 @@ void PingpongWorkload::ping(App& app) {
         app.wait_tx(i + 1);   // our own ping's completion (long done: the pong came after it)
     }
     done_a_ = true;
+    program_ended();
 }
 
 void PingpongWorkload::pong(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    b_buf_ = app.alloc(2 * n, populate_);
+    b_rec_ = app.alloc(sizeof(CompletionRecord), true);
     app.setup_rx_ring(16);
+    ready_and_wait(app, 2);
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         app.wait_rx(i + 1);   // the ping has landed
         const CompletionRecord rx = app.read_rx_record(i);
@@ -58,6 +62,7 @@ void PingpongWorkload::pong(App& app) {
         app.wait_tx(i + 1);
     }
     done_b_ = true;
+    program_ended();
 }
 
 }  // namespace vrdmasim

@@ -18,13 +18,22 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
                           "): stream needs messages of at least 1 B");
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     slots_ = std::min<std::uint64_t>(window_, std::max<std::uint64_t>(count, 1));
-    src_buf_ = src_.alloc(slots_ * msg_);
-    dst_buf_ = dst_.alloc(slots_ * msg_);
-    records_ = src_.alloc(slots_ * sizeof(CompletionRecord));
+    check_fits(src_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
+    check_fits(dst_, slots_ * msg_);
     src_.program = [this](App& a) { sender(a); };
+    dst_.program = [this](App& a) { receiver(a); };
+}
+
+// The receiving process only maps the destination buffers.
+void StreamWorkload::receiver(App& app) {
+    dst_buf_ = app.alloc(slots_ * msg_, populate_);
+    ready_and_wait(app, 2);
 }
 
 void StreamWorkload::sender(App& app) {
+    src_buf_ = app.alloc(slots_ * msg_, populate_);
+    records_ = app.alloc(slots_ * sizeof(CompletionRecord), true);
+    ready_and_wait(app, 2);
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
 
@@ -58,6 +67,7 @@ void StreamWorkload::sender(App& app) {
     }
     while (!inflight.empty()) retire();
     finished_ = true;
+    program_ended();
 }
 
 }  // namespace vrdmasim

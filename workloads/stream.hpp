@@ -15,6 +15,7 @@ public:
 
 private:
     void sender(App& app);
+    void receiver(App& app);
     App& src_;
     App& dst_;
     std::uint64_t msg_, total_, window_;

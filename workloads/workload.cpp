@@ -64,7 +64,10 @@ void Workload::declare_params(ParamRegistry& reg) {
         .size("total-bytes", "16MiB", "stream: bytes to move in all").range("0B", "64GiB")
         .integer("window", "4", "stream: transfers outstanding at once (each with its own buffers)")
         .range("1", "4096")
-        .integer("iterations", "100", "pingpong: round trips").range("1", "100000000");
+        .integer("iterations", "100", "pingpong: round trips").range("1", "100000000")
+        .boolean("populate", "true",
+                 "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
+                 "whose first touch by the CPU or the engine faults");
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
@@ -79,27 +82,43 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
     const std::string& kind = c.string("workload.kind");
-    try {
-        if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
-        if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
-    } catch (const OutOfMemory& e) {
-        throw ConfigError(std::string("the workload's buffers do not fit (workload.message-size = ") +
-                          c.text("workload.message-size") + ", workload.window = " + c.text("workload.window") +
-                          "): " + e.what());
-    }
+    if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
+    if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
+}
+
+void Workload::ready_and_wait(App& app, unsigned parties) {
+    if (++ready_ >= parties) all_ready_.notify(app.now() - sc_core::sc_time_stamp());
+    app.wait_until([this, parties] { return ready_ >= parties; }, all_ready_);
+}
+
+void Workload::check_fits(const App& app, std::uint64_t bytes) const {
+    if (bytes <= app.capacity()) return;
+    const Config& c = ctx_.config;
+    throw ConfigError("the workload's buffers do not fit on " + app.group() + ": " + std::to_string(bytes) +
+                      " B asked, at most " + std::to_string(app.capacity()) + " B can be mapped (workload.message-size = " +
+                      c.text("workload.message-size") + ", workload.window = " + c.text("workload.window") +
+                      ", dram.size = " + c.text("dram.size") + ")");
 }
 
 void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                        std::uint64_t key) {
     scratch_.resize(len);
     fill_pattern(scratch_.data(), len, seed_ ^ key);
-    if (!src.debug_write(src_addr, scratch_.data(), len))
-        throw std::runtime_error(src.group() + ": cannot fill source buffer");
+    // Page by page: a page the process cannot write (unmapped or read-only,
+    // as a test may make it) is left as it is; the transfer will fault there.
+    auto write_pages = [](App& app, std::uint64_t addr, const unsigned char* data, std::uint64_t n) {
+        const std::uint64_t page = 4096;
+        for (std::uint64_t off = 0; off < n;) {
+            const std::uint64_t chunk = std::min(n - off, page - (addr + off) % page);
+            app.debug_write(addr + off, data + off, chunk);
+            off += chunk;
+        }
+    };
+    write_pages(src, src_addr, scratch_.data(), len);
     // Poison the destination so that stale bytes never pass the check.
     std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
-    if (!dst.debug_write(dst_addr, scratch_.data(), len))
-        throw std::runtime_error(dst.group() + ": cannot poison destination buffer");
+    write_pages(dst, dst_addr, scratch_.data(), len);
 }
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,10 +51,31 @@ public:
     virtual std::string kind() const = 0;
     // True once every program of the workload has run to its end.
     virtual bool finished() const = 0;
+    // Called once, by the last program to end (the system stops its
+    // background daemons then, so the simulation can end).
+    void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
     TransferLog& log() { return log_; }
 
 protected:
-    explicit Workload(const SimContext& ctx) : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")) {}
+    explicit Workload(const SimContext& ctx)
+        : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")),
+          populate_(ctx.config.boolean("workload.populate")) {}
+    // To be called by a program when it ends: runs on_finished once all have.
+    void program_ended() {
+        if (finished() && on_finished_) {
+            auto fn = std::move(on_finished_);
+            on_finished_ = nullptr;
+            fn();
+        }
+    }
+    std::function<void()> on_finished_;
+    // Each of `parties` programs calls this once its buffers are mapped; it
+    // returns when all have (so that none sends into memory not yet mapped).
+    void ready_and_wait(App& app, unsigned parties);
+    // ConfigError unless `bytes` fit in what `app` can map.
+    void check_fits(const App& app, std::uint64_t bytes) const;
+    unsigned ready_ = 0;
+    sc_core::sc_event all_ready_;
     // Fill the source buffer for transfer `key` and poison the destination.
     void prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                  std::uint64_t key);
@@ -67,6 +89,7 @@ protected:
     const SimContext& ctx_;
     TransferLog log_;
     std::uint64_t seed_;
+    bool populate_;   // message buffers mapped with MAP_POPULATE
     std::vector<unsigned char> scratch_, expect_;
 };
 

@@ -31,6 +31,13 @@ constexpr std::uint64_t kHuge = kBlockSize;
 // that keeps its frame (Linux arm64's PTE_PROT_NONE is bit 58; bits [58:55]
 // are ignored by the hardware walker, so the SMMU sees a translation fault).
 constexpr std::uint64_t kSwProtNone = 1ull << 58;
+// Software bit of a swap entry (valid bit clear): the page is on the swap
+// device, its slot number in bits [47:12] (Linux arm64 keeps the swap type and
+// offset in a non-present PTE the same way). Never set with kSwProtNone.
+constexpr std::uint64_t kSwSwap = 1ull << 57;
+std::uint64_t swap_entry(std::uint64_t slot) { return ((slot << 12) & 0x0000fffffffff000ull) | kSwSwap; }
+std::uint64_t swap_slot(std::uint64_t d) { return (d & 0x0000fffffffff000ull) >> 12; }
+bool is_swap(std::uint64_t d) { return !(d & 1) && (d & kSwSwap); }
 constexpr std::uint64_t kMmapBase = 0x7f0000000000ull;   // top of the mmap area (top-down)
 constexpr std::uint64_t kMmapMin = 0x10000ull;           // vm.mmap_min_addr default (64 KiB)
 
@@ -39,6 +46,8 @@ std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v / a * a; }
 bool has_frame(std::uint64_t d) { return (d & kValid) || (d & kSwProtNone); }
 
 struct OutOfFrames {};   // a table frame could not be had
+// Frames kept for page tables: user pages never take the last ones.
+constexpr std::uint64_t kTableReserve = 64;
 
 enum class HugeAdvice { Default, Huge, NoHuge };
 
@@ -68,6 +77,23 @@ struct Vm::Impl {
     std::uint64_t memlock_limit;
     sc_time minor_fault, zero_fill_page, huge_zero_fill, syscall, pte_update, pin_call, pin_page, user_access;
 
+    // second part
+    std::uint64_t low_wm, high_wm, direct_reclaim_pages, pages_to_scan, max_ptes_none, max_ptes_swap;
+    bool pins_block_collapse;
+    sc_time swap_out_page, major_fault, scan_pte, copy_page;
+    Ssd* ssd = nullptr;
+    InvalidateFn inv_fn;
+    std::function<void()> low_memory;
+    Tracer::Track track;
+    struct Hand {
+        int pid = 0;
+        std::uint64_t va = 0;
+    } reclaim_hand, khugepaged_hand;
+    Counter &swap_outs, &swap_ins, &faults_major, &reclaim_scans, &pages_scanned, &direct_reclaims, &collapses,
+        &collapse_failed_alloc, &collapse_skipped_pinned, &stale_pins, &khugepaged_scanned, &pages_migrated,
+        &compactions, &compactions_failed;
+    Histogram& collapse_window;
+
     Counter &faults_minor, &faults_huge, &faults_af, &zero_fills, &pages_mapped, &pages_pinned, &mmaps, &munmaps,
         &mprotects, &madvises, &mlocks, &invalidations, &memlock_refusals, &huge_splits, &frames_freed;
     Histogram& fault_time;
@@ -86,12 +112,14 @@ struct Vm::Impl {
     // Work accumulated by one call: CPU time and pages made present.
     struct Work {
         sc_time cpu = sc_core::SC_ZERO_TIME;
+        sc_time at = sc_core::SC_ZERO_TIME;   // when the call started (device I/O is issued from it)
+        sc_time io = sc_core::SC_ZERO_TIME;   // waits for devices (SSD, notifier) on top of the CPU time
         std::uint64_t faulted = 0;
         bool fault_taken = false;   // a fault (not a plain access) was taken
     };
 
-    Impl(const SimContext& c, const std::string& prefix, tlm::tlm_fw_transport_if<>& m, FrameAllocator& f,
-         CpuCores& cores)
+    Impl(const SimContext& c, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& m,
+         FrameAllocator& f, CpuCores& cores)
         : ctx(c),
           mem(m),
           frames(f),
@@ -106,6 +134,39 @@ struct Vm::Impl {
           pin_call(c.config.time("vm.pin-call")),
           pin_page(c.config.time("vm.pin-page")),
           user_access(c.config.time("vm.user-access")),
+          low_wm(c.config.size("vm.low-watermark")),
+          high_wm(c.config.size("vm.high-watermark")),
+          direct_reclaim_pages(static_cast<std::uint64_t>(c.config.integer("vm.direct-reclaim-pages"))),
+          pages_to_scan(static_cast<std::uint64_t>(c.config.integer("khugepaged.pages-to-scan"))),
+          max_ptes_none(static_cast<std::uint64_t>(c.config.integer("khugepaged.max-ptes-none"))),
+          max_ptes_swap(static_cast<std::uint64_t>(c.config.integer("khugepaged.max-ptes-swap"))),
+          pins_block_collapse(c.config.boolean("vm.pins-block-thp-collapse")),
+          swap_out_page(c.config.time("vm.swap-out-page")),
+          major_fault(c.config.time("vm.major-fault")),
+          scan_pte(c.config.time("vm.scan-pte")),
+          copy_page(c.config.time("vm.copy-page")),
+          track(c.tracer.track(group, "vm")),
+          swap_outs(c.stats.counter(prefix + ".swap_outs", "", "4 KiB pages written to swap by reclaim")),
+          swap_ins(c.stats.counter(prefix + ".swap_ins", "", "4 KiB pages read back from swap")),
+          faults_major(c.stats.counter(prefix + ".faults_major", "", "faults on swapped-out pages")),
+          reclaim_scans(c.stats.counter(prefix + ".reclaim_scans", "", "reclaim passes (kswapd or direct)")),
+          pages_scanned(c.stats.counter(prefix + ".pages_scanned", "", "leaves examined by reclaim's clock")),
+          direct_reclaims(c.stats.counter(prefix + ".direct_reclaims", "", "reclaims run by a failed allocation")),
+          collapses(c.stats.counter(prefix + ".collapses", "", "2 MiB ranges collapsed by khugepaged")),
+          collapse_failed_alloc(c.stats.counter(prefix + ".collapse_failed_alloc", "",
+                                                "khugepaged collapses abandoned: no order-9 frame")),
+          collapse_skipped_pinned(c.stats.counter(prefix + ".collapse_skipped_pinned", "",
+                                                  "khugepaged ranges skipped because a page is pinned")),
+          stale_pins(c.stats.counter(prefix + ".stale_pins", "",
+                                     "pinned 4 KiB pages whose VA was remapped by a collapse (pin refers to "
+                                     "a frame no longer mapped)")),
+          khugepaged_scanned(c.stats.counter(prefix + ".khugepaged_scanned", "", "PTEs examined by khugepaged")),
+          pages_migrated(c.stats.counter(prefix + ".pages_migrated", "", "4 KiB pages moved by compaction")),
+          compactions(c.stats.counter(prefix + ".compactions", "", "compaction runs")),
+          compactions_failed(c.stats.counter(prefix + ".compactions_failed", "",
+                                             "compaction runs that freed no 2 MiB block")),
+          collapse_window(c.stats.histogram(prefix + ".collapse_window", "us",
+                                            "PTEs cleared to block installed, per collapse")),
           faults_minor(c.stats.counter(prefix + ".faults_minor", "", "4 KiB zero-fill faults")),
           faults_huge(c.stats.counter(prefix + ".faults_huge", "", "2 MiB (THP) zero-fill faults")),
           faults_af(c.stats.counter(prefix + ".faults_af", "", "access-flag faults on present pages")),
@@ -122,7 +183,11 @@ struct Vm::Impl {
           huge_splits(c.stats.counter(prefix + ".huge_splits", "", "2 MiB mappings split into 4 KiB pages")),
           frames_freed(c.stats.counter(prefix + ".frames_freed", "", "4 KiB frames given back (a THP counts 512)")),
           fault_time(c.stats.histogram(prefix + ".fault_time", "us",
-                                       "touch/fault_in service time (done - at) when a fault was taken")) {}
+                                       "touch/fault_in service time (done - at) when a fault was taken")) {
+        if (high_wm < low_wm)
+            throw ConfigError("vm.high-watermark (" + c.config.text("vm.high-watermark") +
+                              ") must not be below vm.low-watermark (" + c.config.text("vm.low-watermark") + ")");
+    }
 
     // ------------------------------------------------------------ memory
     void access(bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len) {
@@ -218,6 +283,7 @@ struct Vm::Impl {
             std::uint64_t pa = 0;
             if (!translate(*p, a, pa)) {
                 Work w;
+                w.at = sc_core::sc_time_stamp();
                 std::uint64_t next = 0;
                 if (fault_page(*p, a, write, w, next) != VmError::Ok || !translate(*p, a, pa)) return false;
             }
@@ -334,8 +400,9 @@ struct Vm::Impl {
             }
             return VmError::Ok;
         }
-        // Not present: zero-fill fault. THP first.
         w.fault_taken = true;
+        if (level == 3 && is_swap(d)) return swap_in(p, *v, page, d, w);
+        // Not present: zero-fill fault. THP first.
         const std::uint64_t base = align_down(va, kHuge);
         if (thp_allowed(*v) && base >= vstart && base + kHuge <= v->end) {
             bool empty = true;
@@ -345,7 +412,8 @@ struct Vm::Impl {
                 for (unsigned i = 0; i < 512 && empty; ++i) empty = rd(old_table + 8ull * i) == 0;
             }
             if (empty) {
-                if (auto pa = frames.alloc(FrameAllocator::kMaxOrder)) {
+                if (auto pa = frames.free_pages() >= 512 + kTableReserve ? frames.alloc(FrameAllocator::kMaxOrder) : std::nullopt) {
+                    low_check();
                     zero(*pa, kHuge);
                     try {
                         p.pt->map_block(base, *pa, attrs(v->prot));
@@ -364,7 +432,7 @@ struct Vm::Impl {
                 }
             }
         }
-        auto pa = frames.alloc(0);
+        auto pa = alloc_page(w);
         if (!pa) return VmError::NoMemory;
         zero(*pa, kPage);
         try {
@@ -438,22 +506,436 @@ struct Vm::Impl {
                 wr(at, 0);
                 w.cpu += pte_update;
                 drop_page(align_down(va, kPage), d & kAddrMask);
+            } else if (is_swap(d)) {   // the page is on swap: its slot goes
+                wr(at, 0);
+                w.cpu += pte_update;
+                ssd->free_slot(swap_slot(d));
             }
             va = align_down(va, kPage) + kPage;
         }
     }
 
-    sc_time invalidate(const Vm& vm, Process& p, std::uint64_t va, std::uint64_t len, sc_time at) {
-        if (!vm.invalidate_) return at;
-        invalidations.inc();
-        return max_time(at, vm.invalidate_(p.pid, p.asid, va, len, at));
+    sc_time invalidate(const Vm&, Process& p, std::uint64_t va, std::uint64_t len, sc_time at) {
+        return invalidate(p, va, len, at);
     }
+    sc_time invalidate(Process& p, std::uint64_t va, std::uint64_t len, sc_time at) {
+        if (!inv_fn) return at;
+        invalidations.inc();
+        return max_time(at, inv_fn(p.pid, p.asid, va, len, at));
+    }
+
+    // ------------------------------------------------------------ second part: reclaim and swap
+    void low_check() {
+        if (low_memory && frames.free_pages() * kPage < low_wm) low_memory();
+    }
+
+    // Changes made by a reclaim or migration pass, applied in order by
+    // complete(): invalidate (notifier) -> swap writes -> frames freed.
+    struct Batch {
+        struct Inv {
+            int pid;
+            std::uint64_t va, len;
+        };
+        std::vector<Inv> invs;
+        std::vector<std::pair<std::uint64_t, std::vector<unsigned char>>> writes;   // slot, bytes
+        std::vector<std::uint64_t> frees;                                           // order-0 frames
+        std::uint64_t evicted = 0;
+        void inv(int pid, std::uint64_t va, std::uint64_t len) {
+            if (!invs.empty() && invs.back().pid == pid && invs.back().va + invs.back().len == va)
+                invs.back().len += len;
+            else
+                invs.push_back({pid, va, len});
+        }
+    };
+
+    sc_time complete(Batch& b, sc_time t) {
+        for (const auto& i : b.invs) t = invalidate(procs.at(i.pid), i.va, i.len, t);
+        sc_time end = t;
+        for (auto& wv : b.writes) end = max_time(end, ssd->write_page(wv.first, wv.second.data(), t));
+        for (std::uint64_t pa : b.frees) free_frame(pa, 0);
+        b.invs.clear();
+        b.writes.clear();
+        b.frees.clear();
+        return end;
+    }
+
+    // Present leaves of unlocked, accessible VMAs, in (pid, va) order: 4 KiB
+    // pages and 2 MiB blocks lying wholly inside one VMA.
+    std::vector<Hand> reclaim_candidates() {
+        std::vector<Hand> c;
+        for (auto& pp : procs) {
+            Process& p = pp.second;
+            for (const auto& vv : p.vmas) {
+                const std::uint64_t start = vv.first, end = vv.second.end;
+                if (vv.second.locked || vv.second.prot == Prot::None) continue;
+                for (std::uint64_t base = align_down(start, kHuge); base < end; base += kHuge) {
+                    int level = 0;
+                    const std::uint64_t slot = leaf_slot(p, base, level);
+                    if (!slot) continue;
+                    if (level == 2) {
+                        if ((rd(slot) & kValid) && base >= start && base + kHuge <= end) c.push_back({p.pid, base});
+                        continue;
+                    }
+                    for (unsigned i = 0; i < 512; ++i) {
+                        const std::uint64_t va = base + i * kPage;
+                        if (va < start || va >= end) continue;
+                        if (rd(slot + 8ull * i) & kValid) c.push_back({p.pid, va});
+                    }
+                }
+            }
+        }
+        return c;
+    }
+
+    bool any_pin(const Process& p, std::uint64_t va, std::uint64_t len) const {
+        auto it = p.pins.lower_bound(va);
+        return it != p.pins.end() && it->first < va + len;
+    }
+
+    // Swap one present 4 KiB page out (PTE -> swap entry); false if swap is full.
+    bool evict(Process& p, std::uint64_t va, Batch& b, Work& w) {
+        std::uint64_t slot_addr = 0;
+        int level = 0;
+        const std::uint64_t d = leaf(p, va, &slot_addr, &level);
+        if (level != 3 || !(d & kValid)) throw std::logic_error("Vm: evicting a page that is not a present PTE");
+        auto s = ssd->alloc_slot();
+        if (!s) return false;
+        std::vector<unsigned char> bytes(kPage);
+        access(false, d & kAddrMask, bytes.data(), kPage);
+        wr(slot_addr, swap_entry(*s));
+        w.cpu += swap_out_page + pte_update;
+        b.inv(p.pid, va, kPage);
+        b.writes.emplace_back(*s, std::move(bytes));
+        b.frees.push_back(d & kAddrMask);
+        b.evicted++;
+        swap_outs.inc();
+        return true;
+    }
+
+    // The clock: at most two sweeps over the candidates from the hand. AF
+    // set: cleared (second chance); AF clear: evicted (a block is split
+    // first). Stops when free + pending frees >= target_pages.
+    void scan(std::uint64_t target_pages, Batch& b, Work& w) {
+        if (!ssd) return;
+        reclaim_scans.inc();
+        auto enough = [&] { return frames.free_pages() + b.frees.size() >= target_pages; };
+        if (enough()) return;
+        const std::vector<Hand> c = reclaim_candidates();
+        const std::size_t n = c.size();
+        if (n == 0) return;
+        std::size_t start = 0;
+        while (start < n && (c[start].pid < reclaim_hand.pid ||
+                             (c[start].pid == reclaim_hand.pid && c[start].va < reclaim_hand.va)))
+            ++start;
+        if (start == n) start = 0;
+        for (std::size_t k = 0; k < 2 * n && !enough(); ++k) {
+            const Hand& x = c[(start + k) % n];
+            reclaim_hand = {x.pid, x.va + 1};
+            Process& p = procs.at(x.pid);
+            std::uint64_t slot_addr = 0;
+            int level = 0;
+            const std::uint64_t d = leaf(p, x.va, &slot_addr, &level);
+            if (!(d & kValid)) continue;   // a page evicted earlier in this pass
+            pages_scanned.inc();
+            w.cpu += scan_pte;
+            const std::uint64_t size = level == 2 ? kHuge : kPage;
+            if (any_pin(p, x.va, size)) continue;
+            if (d & kAf) {   // referenced: second chance
+                wr(slot_addr, d & ~kAf);
+                w.cpu += pte_update;
+                b.inv(p.pid, x.va, size);
+                continue;
+            }
+            if (level == 2) {   // an old huge page: split, then swap out its pages
+                try {
+                    split_block(p, x.va, w);
+                } catch (const OutOfFrames&) {
+                    continue;   // no frame for its page table even in the reserve: leave it
+                }
+                b.inv(p.pid, x.va, kHuge);
+                for (unsigned i = 0; i < 512 && !enough(); ++i)
+                    if (!evict(p, x.va + i * kPage, b, w)) return;
+                continue;
+            }
+            if (!evict(p, x.va, b, w)) return;   // swap full
+        }
+    }
+
+    // Order-0 frame for a fault; on failure, direct reclaim (charged to the
+    // call: its CPU to w.cpu, notifier and SSD waits to w.io) and one retry.
+    std::optional<std::uint64_t> alloc_page(Work& w) {
+        // A user page never takes the last kTableReserve frames: those stay
+        // for page tables (splitting a huge page to reclaim it needs one), as
+        // Linux keeps its min watermark for the kernel's own allocations.
+        auto pa = frames.free_pages() > kTableReserve ? frames.alloc(0) : std::nullopt;
+        if (!pa && ssd) {
+            direct_reclaims.inc();
+            Batch b;
+            scan(frames.free_pages() + direct_reclaim_pages, b, w);
+            const sc_time t0 = w.at + w.cpu + w.io;
+            w.io += complete(b, t0) - t0;
+            if (frames.free_pages() > kTableReserve) pa = frames.alloc(0);
+        }
+        if (pa) low_check();
+        return pa;
+    }
+
+    // A major fault: read the page back from its slot, map it, free the slot.
+    VmError swap_in(Process& p, const Vma& v, std::uint64_t page, std::uint64_t d, Work& w) {
+        if (!ssd) throw std::logic_error("Vm: swap entry without a swap device");
+        auto pa = alloc_page(w);
+        if (!pa) return VmError::NoMemory;
+        std::vector<unsigned char> bytes(kPage);
+        const sc_time issue = w.at + w.cpu + w.io;
+        w.io += ssd->read_page(swap_slot(d), bytes.data(), issue) - issue;
+        access(true, *pa, bytes.data(), kPage);
+        try {
+            p.pt->map_page(page, *pa, attrs(v.prot));
+        } catch (const OutOfFrames&) {
+            free_frame(*pa, 0);
+            return VmError::NoMemory;
+        }
+        ssd->free_slot(swap_slot(d));
+        faults_major.inc();
+        swap_ins.inc();
+        pages_mapped.inc();
+        w.cpu += major_fault + pte_update;
+        w.faulted += 1;
+        return VmError::Ok;
+    }
+
+    // ------------------------------------------------------------ khugepaged
+    // Address of the level-2 descriptor for va (a table must lead to it).
+    std::uint64_t l2_slot(const Process& p, std::uint64_t va) {
+        std::uint64_t table = p.pt->root();
+        for (int l = start_level(16); l < 2; ++l) {
+            const std::uint64_t d = rd(table + 8ull * index_of(va, l));
+            if (!((d & kValid) && (d & kTableOrPage))) return 0;
+            table = d & kAddrMask;
+        }
+        return table + 8ull * index_of(va, 2);
+    }
+
+    VmResult khugepaged(sc_time at) {
+        struct Range {
+            int pid;
+            std::uint64_t base;
+            Prot prot;
+        };
+        std::vector<Range> ranges;
+        for (auto& pp : procs)
+            for (const auto& vv : pp.second.vmas) {
+                if (!thp_allowed(vv.second) || vv.second.prot == Prot::None) continue;
+                for (std::uint64_t b = round_up(vv.first, kHuge); b + kHuge <= vv.second.end; b += kHuge)
+                    ranges.push_back({pp.first, b, vv.second.prot});
+            }
+        sc_time t = at, pending = sc_core::SC_ZERO_TIME;
+        std::uint64_t scanned = 0, done_now = 0;
+        bool failed = false;
+        std::size_t start = 0;
+        const std::size_t n = ranges.size();
+        while (start < n && (ranges[start].pid < khugepaged_hand.pid ||
+                             (ranges[start].pid == khugepaged_hand.pid && ranges[start].base < khugepaged_hand.va)))
+            ++start;
+        if (start == n) start = 0;
+        for (std::size_t k = 0; k < n && scanned < pages_to_scan; ++k) {
+            const Range& r = ranges[(start + k) % n];
+            khugepaged_hand = {r.pid, r.base + kHuge};
+            Process& p = procs.at(r.pid);
+            int level = 0;
+            const std::uint64_t table = leaf_slot(p, r.base, level);   // entry 0 of the page table
+            if (!table || level == 2) {   // nothing mapped, or a block already
+                scanned += 1;
+                pending += scan_pte;
+                continue;
+            }
+            scanned += 512;
+            pending += scan_pte * 512;
+            std::uint64_t none = 0, swp = 0, present = 0, protnone = 0;
+            for (unsigned i = 0; i < 512; ++i) {
+                const std::uint64_t d = rd(table + 8ull * i);
+                if (d & kValid) ++present;
+                else if (is_swap(d)) ++swp;
+                else if (d & kSwProtNone) ++protnone;
+                else ++none;
+            }
+            if (protnone || none > max_ptes_none || swp > max_ptes_swap || present == 0) continue;
+            const bool pinned = any_pin(p, r.base, kHuge);
+            if (pinned && pins_block_collapse) {
+                collapse_skipped_pinned.inc();
+                continue;
+            }
+            auto h = frames.alloc(FrameAllocator::kMaxOrder);
+            if (!h) {
+                collapse_failed_alloc.inc();
+                failed = true;
+                break;
+            }
+            t = cpu.run("khugepaged", t, pending).end;
+            pending = sc_core::SC_ZERO_TIME;
+            // The PMD is cleared (every PTE of the range gone at once, as
+            // pmdp_collapse_flush), cached translations are invalidated, the
+            // bytes are copied, the block is installed at the end of the copy.
+            const sc_time t_clear = t;
+            const std::uint64_t pmd = l2_slot(p, r.base);
+            std::vector<std::uint64_t> entries(512);
+            for (unsigned i = 0; i < 512; ++i) entries[i] = rd(table + 8ull * i);
+            wr(pmd, 0);
+            t = invalidate(p, r.base, kHuge, t);
+            sc_time copy = pte_update * 2, ssd_end = t;
+            std::vector<unsigned char> bytes(kPage);
+            std::vector<std::uint64_t> old;
+            for (unsigned i = 0; i < 512; ++i) {
+                const std::uint64_t d = entries[i], va = r.base + i * kPage, dst = *h + i * kPage;
+                if (d & kValid) {
+                    access(false, d & kAddrMask, bytes.data(), kPage);
+                    access(true, dst, bytes.data(), kPage);
+                    copy += copy_page;
+                    auto pin = p.pins.find(va);
+                    if (pin != p.pins.end()) {   // the pin keeps the old frame: a stale pin
+                        p.orphans.emplace(va, pin->second);
+                        p.pins.erase(pin);
+                        stale_pins.inc();
+                    } else {
+                        old.push_back(d & kAddrMask);
+                    }
+                } else if (is_swap(d)) {   // __collapse_huge_page_swapin: read it back
+                    ssd_end = max_time(ssd_end, ssd->read_page(swap_slot(d), bytes.data(), t));
+                    access(true, dst, bytes.data(), kPage);
+                    ssd->free_slot(swap_slot(d));
+                    swap_ins.inc();
+                    copy += copy_page;
+                } else {
+                    zero(dst, kPage);
+                    copy += zero_fill_page;
+                }
+            }
+            const sc_time t_install = max_time(cpu.run("khugepaged", t, copy).end, ssd_end);
+            p.pt->map_block(r.base, *h, attrs(r.prot));
+            for (std::uint64_t pa : old) free_frame(pa, 0);
+            free_frame(table, 0);
+            collapses.inc();
+            ++done_now;
+            collapse_window.add(to_us(t_install - t_clear));
+            ctx.tracer.span(track, "collapse-window", t_clear, t_install);
+            last_collapse = {t_clear, t_install};
+            t = t_install;
+        }
+        khugepaged_scanned.inc(scanned);
+        VmResult res;
+        res.done = cpu.run("khugepaged", t, pending).end;
+        res.value = done_now;
+        res.error = failed ? VmError::NoMemory : VmError::Ok;
+        return res;
+    }
+    std::pair<sc_time, sc_time> last_collapse;
+
+    // ------------------------------------------------------------ compaction
+    // Visit every table frame and leaf of p.
+    template <class TableFn, class LeafFn>
+    void walk_all(const Process& p, TableFn on_table, LeafFn on_leaf) {
+        struct Rec {
+            std::uint64_t table, va;
+            int level;
+        };
+        std::vector<Rec> stack{{p.pt->root(), 0, start_level(16)}};
+        on_table(p.pt->root());
+        while (!stack.empty()) {
+            const Rec r = stack.back();
+            stack.pop_back();
+            for (unsigned i = 0; i < 512; ++i) {
+                const std::uint64_t at = r.table + 8ull * i;
+                const std::uint64_t d = rd(at);
+                if (!d) continue;
+                const std::uint64_t va = r.va | (static_cast<std::uint64_t>(i) << index_shift(r.level));
+                if (r.level < 3 && (d & kValid) && (d & kTableOrPage)) {
+                    on_table(d & kAddrMask);
+                    stack.push_back({d & kAddrMask, va, r.level + 1});
+                } else {
+                    on_leaf(va, at, d, r.level);
+                }
+            }
+        }
+    }
+
+    VmResult compact(std::uint64_t max_pages, sc_time at) {
+        compactions.inc();
+        Work w;
+        w.at = at;
+        struct Movable {
+            int pid;
+            std::uint64_t va, slot, d;
+        };
+        std::map<std::uint64_t, std::vector<Movable>> movable;   // by 2 MiB physical block
+        std::map<std::uint64_t, bool> unmovable;
+        auto mark = [&](std::uint64_t pa) { unmovable[align_down(pa, kHuge)] = true; };
+        for (auto& pp : procs) {
+            Process& p = pp.second;
+            walk_all(
+                p, mark, [&](std::uint64_t va, std::uint64_t slot, std::uint64_t d, int level) {
+                    w.cpu += scan_pte;
+                    if (!has_frame(d)) return;   // swap entries
+                    const std::uint64_t pa = d & kAddrMask;
+                    if (level == 3 && (d & kValid) && !p.pins.count(va))
+                        movable[align_down(pa, kHuge)].push_back({p.pid, va, slot, d});
+                    else
+                        mark(pa);
+                });
+            for (const auto& o : p.orphans) mark(o.second.pa);
+        }
+        // The block with the fewest movable pages, no unmovable one, not more
+        // than max_pages (ties: the lowest address).
+        std::uint64_t best = ~0ull;
+        std::size_t best_n = 0;
+        for (const auto& kv : movable)
+            if (!unmovable.count(kv.first) && kv.second.size() <= max_pages &&
+                (best == ~0ull || kv.second.size() < best_n)) {
+                best = kv.first;
+                best_n = kv.second.size();
+            }
+        VmResult res;
+        res.error = VmError::NoMemory;
+        if (best == ~0ull) {
+            compactions_failed.inc();
+            res.done = cpu.run("kcompactd", at, w.cpu).end;
+            return res;
+        }
+        const std::uint64_t before = frames.free_blocks(FrameAllocator::kMaxOrder);
+        Batch b;
+        std::vector<std::uint64_t> reserved;   // free frames inside the block, held so that no copy lands there
+        std::vector<unsigned char> bytes(kPage);
+        std::uint64_t moved = 0;
+        for (const Movable& m : movable[best]) {
+            std::optional<std::uint64_t> dst;
+            while ((dst = frames.alloc(0)) && align_down(*dst, kHuge) == best) reserved.push_back(*dst);
+            if (!dst) break;
+            const std::uint64_t old = m.d & kAddrMask;
+            access(false, old, bytes.data(), kPage);
+            access(true, *dst, bytes.data(), kPage);
+            wr(m.slot, (m.d & ~kAddrMask) | *dst);
+            w.cpu += copy_page + pte_update;
+            b.inv(m.pid, m.va, kPage);
+            b.frees.push_back(old);
+            ++moved;
+        }
+        const sc_time t = cpu.run("kcompactd", at, w.cpu).end;
+        res.done = complete(b, t);   // invalidate before the old frames go
+        for (std::uint64_t pa : reserved) frames.free(pa, 0);
+        pages_migrated.inc(moved);
+        res.value = moved;
+        if (frames.free_blocks(FrameAllocator::kMaxOrder) > before)
+            res.error = VmError::Ok;
+        else
+            compactions_failed.inc();
+        return res;
+    }
+
 
     VmResult finish(const char* activity, const Work& w, sc_time at, VmError e, std::uint64_t value = 0) {
         VmResult r;
         r.error = e;
         r.value = value;
-        r.done = cpu.run(activity, at, w.cpu).end;
+        r.done = cpu.run(activity, at, w.cpu).end + w.io;
         return r;
     }
 };
@@ -493,12 +975,99 @@ void Vm::declare_params(ParamRegistry& reg) {
         .range("0ps", "1ms")
         .time("user-access", "100ns",
               "a CPU access to a present page (about one DRAM access): *estimate*")
-        .range("0ps", "1ms");
+        .range("0ps", "1ms")
+        .size("low-watermark", "20MiB",
+              "free memory below which kswapd wakes: *estimate* from Linux's watermarks (min_free_kbytes = "
+              "sqrt(16 x lowmem KiB) = 16 MiB for 16 GiB, low = min x 5/4; mm/page_alloc.c)")
+        .range("0B", "1TiB")
+        .size("high-watermark", "24MiB",
+              "free memory kswapd reclaims up to: *estimate*, high = min x 3/2 (mm/page_alloc.c); "
+              "must be >= low-watermark")
+        .range("0B", "1TiB")
+        .integer("direct-reclaim-pages", "32",
+                 "pages a failed fault allocation reclaims synchronously before retrying: SWAP_CLUSTER_MAX "
+                 "(include/linux/swap.h)")
+        .range("1", "1048576")
+        .time("swap-out-page", "2us",
+              "CPU per page swapped out (unmap, swap cache, bio set-up), besides the SSD write: *estimate*")
+        .range("0ps", "1ms")
+        .time("major-fault", "10us",
+              "CPU of a fault on a swapped-out page besides the SSD read: *estimate* so that with "
+              "ssd.read-latency 50us a major fault is about 60 us (NP-RDMA paper; REFERENCES.md)")
+        .range("0ps", "10ms")
+        .time("scan-pte", "10ns",
+              "examining one PTE in reclaim's clock, khugepaged's scan or compaction's walk: *estimate*")
+        .range("0ps", "1ms")
+        .time("copy-page", "2us",
+              "copying one 4 KiB page (collapse, migration): *estimate* (4 KiB read + written at about 4 GB/s)")
+        .range("0ps", "1ms")
+        .boolean("pins-block-thp-collapse", "true",
+                 "khugepaged skips a range with a pinned page (FOLL_LONGTERM pins, modern mm/khugepaged.c); "
+                 "false: collapsed anyway, the pinned old frames stay allocated (stale pins), as with the "
+                 "plain get_user_pages refcounts of older kernels (REFERENCES.md)")
+        .time("kswapd-interval", "100ms",
+              "VmDaemons: kswapd also checks the watermark this often besides wake-ups: *estimate* (Linux "
+              "kswapd only sleeps until woken)")
+        .range("1us", "1000s")
+        .time("compact-interval", "0s",
+              "VmDaemons: kcompactd runs compaction this often; 0 = off (*estimate*: proactive compaction "
+              "is off by default in Linux, vm.compaction_proactiveness aside)")
+        .range("0s", "1000s")
+        .integer("compact-pages", "512",
+                 "VmDaemons: pages one compaction run may migrate (*estimate*: one 2 MiB block)")
+        .range("1", "1048576");
+    reg.section("khugepaged", "khugepaged: collapsing 4 KiB pages into transparent huge pages (mm/khugepaged.c)")
+        .integer("pages-to-scan", "4096", "PTEs scanned per pass: khugepaged_pages_to_scan default (mm/khugepaged.c)")
+        .range("1", "1073741824")
+        .time("scan-sleep", "10s",
+              "VmDaemons: sleep between passes: scan_sleep_millisecs 10000 (mm/khugepaged.c)")
+        .range("1us", "10000s")
+        .time("alloc-sleep", "60s",
+              "VmDaemons: sleep after a failed huge-page allocation: alloc_sleep_millisecs 60000 (mm/khugepaged.c)")
+        .range("1us", "10000s")
+        .integer("max-ptes-none", "511",
+                 "unmapped PTEs a range may have and still be collapsed: max_ptes_none = HPAGE_PMD_NR - 1 "
+                 "(mm/khugepaged.c)")
+        .range("0", "511")
+        .integer("max-ptes-swap", "64",
+                 "swapped-out PTEs a range may have (read back during the collapse): max_ptes_swap = "
+                 "HPAGE_PMD_NR / 8 (mm/khugepaged.c)")
+        .range("0", "512");
 }
 
-Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& /*group*/,
+void Vm::set_invalidate(InvalidateFn fn) { impl_->inv_fn = std::move(fn); }
+void Vm::set_swap(Ssd& ssd) { impl_->ssd = &ssd; }
+void Vm::set_low_memory(std::function<void()> fn) { impl_->low_memory = std::move(fn); }
+std::uint64_t Vm::low_watermark() const { return impl_->low_wm; }
+std::uint64_t Vm::high_watermark() const { return impl_->high_wm; }
+
+bool Vm::swapped(int pid, std::uint64_t va) const {
+    auto it = impl_->procs.find(pid);
+    if (it == impl_->procs.end() || (va >> 48) != 0) return false;
+    int level = 0;
+    return is_swap(impl_->leaf(it->second, va, nullptr, &level)) && level == 3;
+}
+
+VmResult Vm::reclaim(std::uint64_t target_free_bytes, sc_time at) {
+    Impl& m = *impl_;
+    Impl::Work w;
+    w.at = at;
+    Impl::Batch b;
+    m.scan(round_up(target_free_bytes, kPage) / kPage, b, w);
+    VmResult r;
+    r.done = m.complete(b, m.cpu.run("kswapd", at, w.cpu).end);
+    r.value = b.evicted;
+    r.error = free_bytes() >= target_free_bytes ? VmError::Ok : VmError::NoMemory;
+    return r;
+}
+
+VmResult Vm::khugepaged_scan(sc_time at) { return impl_->khugepaged(at); }
+
+VmResult Vm::compact(std::uint64_t max_pages, sc_time at) { return impl_->compact(max_pages, at); }
+
+Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
        tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu)
-    : impl_(std::make_shared<Impl>(ctx, prefix, memory, frames, cpu)), frames_(frames) {}
+    : impl_(std::make_shared<Impl>(ctx, prefix, group, memory, frames, cpu)), frames_(frames) {}
 
 int Vm::create_process(const std::string& name) {
     Impl& m = *impl_;
@@ -533,6 +1102,7 @@ std::uint16_t Vm::asid(int pid) const {
 VmResult Vm::mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || len > kMmapBase) return m.finish("syscall", w, at, VmError::Invalid);
@@ -567,6 +1137,7 @@ VmResult Vm::mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_time 
 VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
@@ -587,6 +1158,7 @@ VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
@@ -634,6 +1206,7 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
 VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
@@ -674,6 +1247,7 @@ VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice
 VmResult Vm::mlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
@@ -706,6 +1280,7 @@ VmResult Vm::mlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 VmResult Vm::munlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.syscall;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
@@ -721,6 +1296,7 @@ VmResult Vm::munlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 VmResult Vm::touch(int pid, std::uint64_t va, bool write, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     Impl::Process* p = m.proc(pid);
     if (!p) return m.finish("page-fault", w, at, VmError::Invalid);
     std::uint64_t next = 0;
@@ -733,6 +1309,7 @@ VmResult Vm::touch(int pid, std::uint64_t va, bool write, sc_time at) {
 VmResult Vm::fault_in(int pid, std::uint64_t va, std::uint64_t len, bool write, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || va + len < va) return m.finish("page-fault", w, at, VmError::Invalid);
     const VmError e = m.fault_range(*p, align_down(va, kPage), va + len, write, w);
@@ -744,6 +1321,7 @@ VmResult Vm::fault_in(int pid, std::uint64_t va, std::uint64_t len, bool write, 
 VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.pin_call;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || va + len < va) return m.finish("pin", w, at, VmError::Invalid);
@@ -771,6 +1349,7 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
     Impl::Work w;
+    w.at = at;
     w.cpu = m.pin_call;
     Impl::Process* p = m.proc(pid);
     if (!p || len == 0 || va + len < va) return m.finish("pin", w, at, VmError::Invalid);

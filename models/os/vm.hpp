@@ -8,7 +8,9 @@
 //
 // Loosely timed: calls take the absolute time `at` at which the caller asks
 // and return when the work is done (VmResult::done); they never wait().
-// Reclaim/swap, khugepaged and migration are the second part (not built yet).
+// Second part: reclaim to a swap Ssd (clock / second chance over the access
+// flag), major faults, direct reclaim, khugepaged collapse, compaction; the
+// daemons that call them periodically are VmDaemons (vm_daemons.hpp).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include "core/context.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
+#include "models/os/ssd.hpp"
 #include "models/smmu/page_table_writer.hpp"
 
 namespace vrdmasim {
@@ -76,7 +79,14 @@ public:
     // Called on every mapping change of a process (unmap, protection change,
     // and later swap-out, collapse, split, migration) before the frames are
     // reused. Without one, changes cost no invalidation.
-    void set_invalidate(InvalidateFn fn) { invalidate_ = std::move(fn); }
+    void set_invalidate(InvalidateFn fn);
+    // The swap device. Without one, reclaim evicts nothing (anonymous pages
+    // can only go to swap) and a failed allocation is NoMemory at once.
+    void set_swap(Ssd& ssd);
+    // Called (synchronously, from inside the allocating call) whenever an
+    // allocation leaves free memory below vm.low-watermark: VmDaemons binds it
+    // to kswapd's wake-up event.
+    void set_low_memory(std::function<void()> fn);
 
     // ---- processes
     int create_process(const std::string& name);          // pid >= 1; ASID = pid
@@ -126,11 +136,30 @@ public:
 
     std::uint64_t free_bytes() const { return frames_.free_pages() * FrameAllocator::kPage; }
 
+    // ---- second part: reclaim, khugepaged, compaction (activities "kswapd",
+    // "khugepaged", "kcompactd" on CpuCores; see README.md "Vm")
+    // Evict LRU (second-chance) unpinned, unlocked user pages to swap until
+    // free_bytes() >= target_free_bytes. value = pages swapped out; NoMemory
+    // if the target was not reached (nothing evictable, swap full or no swap).
+    VmResult reclaim(std::uint64_t target_free_bytes, sc_core::sc_time at);
+    // One khugepaged pass of up to khugepaged.pages-to-scan PTEs. value =
+    // ranges collapsed; NoMemory if an order-9 allocation failed (the pass
+    // stops there: khugepaged then sleeps alloc-sleep).
+    VmResult khugepaged_scan(sc_core::sc_time at);
+    // Migrate at most max_pages unpinned 4 KiB user pages out of one 2 MiB
+    // physical block to free it whole. value = pages migrated; NoMemory if no
+    // block could be freed within max_pages.
+    VmResult compact(std::uint64_t max_pages, sc_core::sc_time at);
+
+    std::uint64_t low_watermark() const;
+    std::uint64_t high_watermark() const;
+    // Whether va's PTE is a swap entry (the page is on the swap device).
+    bool swapped(int pid, std::uint64_t va) const;
+
 private:
     struct Impl;
     std::shared_ptr<Impl> impl_;
     FrameAllocator& frames_;
-    InvalidateFn invalidate_;
 };
 
 }  // namespace vrdmasim

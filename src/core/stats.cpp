@@ -184,6 +184,42 @@ const Histogram* StatRegistry::find_histogram(const std::string& name) const {
     return find_in(histograms_, name);
 }
 
+void Histogram::merge(const Histogram& o) {
+    if (o.count_ == 0) return;
+    if (count_ == 0) {
+        min_ = o.min_;
+        max_ = o.max_;
+    } else {
+        min_ = std::min(min_, o.min_);
+        max_ = std::max(max_, o.max_);
+    }
+    count_ += o.count_;
+    sum_ += o.sum_;
+    zeros_ += o.zeros_;
+    clamped_ += o.clamped_;
+    if (o.buckets_.empty()) return;
+    const int lo = buckets_.empty() ? o.first_ : std::min(first_, o.first_);
+    const int hi = buckets_.empty() ? o.first_ + static_cast<int>(o.buckets_.size())
+                                    : std::max(first_ + static_cast<int>(buckets_.size()),
+                                               o.first_ + static_cast<int>(o.buckets_.size()));
+    std::vector<std::uint64_t> merged(static_cast<std::size_t>(hi - lo), 0);
+    for (std::size_t i = 0; i < buckets_.size(); ++i) merged[static_cast<std::size_t>(first_ - lo) + i] += buckets_[i];
+    for (std::size_t i = 0; i < o.buckets_.size(); ++i)
+        merged[static_cast<std::size_t>(o.first_ - lo) + i] += o.buckets_[i];
+    buckets_ = std::move(merged);
+    first_ = lo;
+}
+
+Histogram StatRegistry::merge_histograms(const std::string& suffix) const {
+    const std::string tail = "." + suffix;
+    Histogram all;
+    for (const Histogram& h : histograms_) {
+        const std::string& n = h.info.name;
+        if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0) all.merge(h);
+    }
+    return all;
+}
+
 std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
     const std::string tail = "." + suffix;
     std::uint64_t total = 0;

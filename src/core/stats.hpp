@@ -55,6 +55,8 @@ public:
     // q in [0,1]; 0 with no samples. Returns a value within [min, max].
     double quantile(double q) const;
     std::uint64_t clamped() const { return clamped_; }
+    // Add every sample of `other` (as if each had been added here).
+    void merge(const Histogram& other);
     StatInfo info;
 private:
     static constexpr int kSub = 128;
@@ -79,6 +81,8 @@ public:
 
     // Sum of every counter whose name ends with "." + suffix ("packets_sent").
     std::uint64_t sum_counters(const std::string& suffix) const;
+    // Every histogram whose name ends with "." + suffix, merged into one.
+    Histogram merge_histograms(const std::string& suffix) const;
 
     // Every statistic, sorted by name. Histograms as objects with count,
     // mean, min, max, p50, p99.

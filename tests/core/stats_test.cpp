@@ -382,3 +382,36 @@ TEST_CASE("registry text table", "[stats][registry][text]") {
     CHECK(lines[1].substr(lines[1].size() - 2) == "us");
     CHECK(lines[0].size() - 1 == lines[1].size() - 2);
 }
+
+TEST_CASE("merging histograms gives the distribution of all their samples", "[stats]") {
+    std::mt19937_64 rng(7);
+    std::lognormal_distribution<double> d(2.0, 1.0);
+    Histogram a, b, both;
+    std::vector<double> all;
+    for (int i = 0; i < 20000; ++i) {
+        const double v = d(rng) * (i % 3 == 0 ? 1000.0 : 1.0);   // b's samples span other decades
+        (i % 2 ? a : b).add(v);
+        both.add(v);
+        all.push_back(v);
+    }
+    a.add(0.0);
+    both.add(0.0);
+    Histogram m;
+    m.merge(a);
+    m.merge(b);
+    CHECK(m.count() == both.count());
+    CHECK(m.min() == both.min());
+    CHECK(m.max() == both.max());
+    CHECK(m.sum() == Approx(both.sum()));
+    for (double q : {0.01, 0.25, 0.5, 0.9, 0.99}) {
+        INFO("q = " << q);
+        CHECK(m.quantile(q) == both.quantile(q));
+    }
+    StatRegistry reg;
+    reg.histogram("n0.x.lat", "us", "").add(1.0);
+    reg.histogram("n1.x.lat", "us", "").add(3.0);
+    reg.histogram("n1.x.other", "us", "").add(100.0);
+    const Histogram r = reg.merge_histograms("lat");
+    CHECK(r.count() == 2);
+    CHECK(r.max() == 3.0);
+}

@@ -76,11 +76,16 @@ TEST_CASE("stream: a slower link sets the throughput", "[system]") {
 TEST_CASE("stream: data corrupted in flight is caught as a mismatch, never passed", "[system]") {
     Sim s({{"workload.total-bytes", "2MiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "2"}});
     // Flip source bytes after the workload filled them but before the engine
-    // read them: the destination then differs from what was meant to be sent.
+    // read them (every 7 us for a while, so some land in that gap): the
+    // destination then differs from what was meant to be sent.
     At saboteur("saboteur", sc_time(100, SC_US), [&] {
         App& a = s.sys->node(0).app;
         std::vector<unsigned char> junk(2 * 64 * 1024, 0x5a);
-        REQUIRE(a.debug_write(address_map::kHeapBase, junk.data(), junk.size()));
+        REQUIRE(!a.allocations().empty());
+        for (int i = 0; i < 40; ++i) {
+            REQUIRE(a.debug_write(a.allocations()[0].first, junk.data(), junk.size()));
+            wait(7, SC_US);
+        }
     });
     s.run();
     REQUIRE(s.sys->workload().finished());
@@ -100,7 +105,7 @@ TEST_CASE("pingpong: one-way latency is reproducible and of the right size", "[s
     // Every round trip is alike on an idle system once the SMMU's TLBs are
     // warm (the first pays its page-table walks: a few hundred ns).
     CHECK(lat.quantile(0.5) - lat.min() < 0.01);
-    CHECK(lat.max() - lat.min() < 0.5);
+    CHECK(lat.max() - lat.min() < 1.0);
     // One hop, user to user: about a microsecond (REFERENCES.md: 1.3 us on
     // the prototype; calibration comes with the interconnect model).
     CHECK(lat.mean() > 0.5);
@@ -153,33 +158,49 @@ TEST_CASE("buffers that do not fit in memory are a config error", "[system]") {
     declare_all_params(reg);
     Config cfg(reg);
     cfg.set("workload.message-size", "1GiB", "command line");
-    cfg.set("workload.total-bytes", "4GiB", "command line");
+    cfg.set("workload.total-bytes", "64GiB", "command line");
+    cfg.set("workload.window", "64", "command line");   // 64 GiB of buffers per side
     StatRegistry stats;
     Tracer tracer;
     SimContext ctx{cfg, stats, tracer};
     CHECK_THROWS_AS(System(ctx), ConfigError);
 }
 
-TEST_CASE("smmu: transfers run on translated addresses, with walks only for cold pages", "[system][smmu]") {
-    Sim s({{"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}, {"boot.identity-map", "2MiB"}});
+TEST_CASE("smmu: transfers run on the processes' own page tables through the SMMU", "[system][smmu]") {
+    Sim s({{"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
     CHECK(s.log().bytes_verified.value() == 1u << 20);
-    // Each node's buffers lie in one 2 MiB block: one walk of 3 reads each.
-    CHECK(s.stats.sum_counters("tcu.walks") == 2);
-    CHECK(s.stats.sum_counters("tcu.walk_reads") == 6);
-    CHECK(s.stats.sum_counters("translated") > 4096);   // every packet write and block read
+    CHECK(s.log().errors.value() == 0);
+    // Buffers are mmap()ed virtual memory of each node's process.
+    App& a = s.sys->node(0).app;
+    REQUIRE(a.is_virtual());
+    REQUIRE(!a.allocations().empty());
+    CHECK(a.allocations()[0].first >= 0x100000000000ull);   // a user address, far from any physical one
+    CHECK(s.stats.sum_counters("tcu.walks") > 0);
+    CHECK(s.stats.sum_counters("translated") > 4096);       // every packet write and block read
+    CHECK(s.stats.sum_counters("faults_translation") == 0); // populated buffers: nothing faults
 }
 
-TEST_CASE("smmu: a 4 KiB identity map walks once per page, a 2 MiB one once per block", "[system][smmu]") {
-    Sim s({{"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "2"},
-           {"boot.identity-map", "4KiB"}});
+TEST_CASE("smmu: a 2 MiB transparent huge page walks once where 4 KiB pages walk per page", "[system][smmu]") {
+    // One 2 MiB source buffer (two 1 MiB slots): a block with THP, 512 pages without.
+    Sim thp({{"workload.total-bytes", "2MiB"}, {"workload.message-size", "1MiB"}, {"workload.window", "2"},
+             {"vm.thp", "always"}});
+    thp.run();
+    REQUIRE(thp.sys->workload().finished());
+    CHECK(thp.log().bytes_verified.value() == 2u << 20);
+    const std::uint64_t walks = thp.stats.find_counter("node0.smmu.tcu.walks")->value();
+    CHECK(walks <= 4);   // the source block, the records page, a few neighbours
+    CHECK(thp.stats.find_counter("node0.vm.faults_huge")->value() >= 1);
+}
+
+TEST_CASE("smmu: without THP the same buffer walks once per 4 KiB page", "[system][smmu]") {
+    Sim s({{"workload.total-bytes", "2MiB"}, {"workload.message-size", "1MiB"}, {"workload.window", "2"},
+           {"vm.thp", "never"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
-    CHECK(s.log().bytes_verified.value() == 1u << 20);
-    // Source 2 x 64 KiB and records on node 0, destination 2 x 64 KiB on node 1:
-    // at least 32 pages each side, each walked at least once.
-    CHECK(s.stats.sum_counters("tcu.walks") >= 64);
+    CHECK(s.log().bytes_verified.value() == 2u << 20);
+    CHECK(s.stats.find_counter("node0.smmu.tcu.walks")->value() >= 512);
 }
 
 TEST_CASE("smmu: without it, addresses are physical and nothing is translated", "[system][smmu]") {
@@ -188,33 +209,45 @@ TEST_CASE("smmu: without it, addresses are physical and nothing is translated", 
     REQUIRE(s.sys->workload().finished());
     CHECK(s.log().bytes_verified.value() == 1u << 20);
     CHECK(s.stats.find_counter("node0.smmu.transactions") == nullptr);
+    CHECK_FALSE(s.sys->node(0).app.is_virtual());
 }
 
 TEST_CASE("smmu: an unmapped source page faults and the transfer fails loudly, never silently", "[system][smmu]") {
     Sim s({{"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
-           {"boot.identity-map", "4KiB"}});
-    // Take the second page of node 0's source buffer out of the map.
-    REQUIRE(s.sys->node(0).tables->unmap(address_map::kHeapBase + 4096));
+           {"vm.thp", "never"}});
+    // Once the buffers are mapped, take the second page of node 0's source out.
+    At saboteur("saboteur", sc_time(50, SC_US), [&] {
+        App& a = s.sys->node(0).app;
+        REQUIRE(!a.allocations().empty());
+        const VmResult r = s.sys->node(0).vm.munmap(a.pid(), a.allocations()[0].first + 4096, 4096, sc_time_stamp());
+        REQUIRE(r.ok());
+    });
     s.run();
     REQUIRE(s.sys->workload().finished());
-    // Every transfer reads that page: all four fail, none is passed as good.
-    CHECK(s.log().errors.value() == 4);
+    // The transfers after the unmap read that page: they fail, none is passed as good.
+    CHECK(s.log().errors.value() >= 1);
     CHECK(s.log().mismatches.value() == 0);
-    CHECK(s.log().bytes_delivered.value() == 0);
+    CHECK(s.log().bytes_delivered.value() + s.log().errors.value() * 64 * 1024 == 256 * 1024);
     CHECK(s.stats.find_counter("node0.smmu.cb0.faults_translation")->value() >= 1);
     CHECK(s.stats.find_counter("node0.smmu.cb0.faults_read")->value() >= 1);
     CHECK(s.stats.find_counter("node0.dma.smmu_faults")->value() >= 1);
-    CHECK(s.sys->node(0).smmu->context_irq(0));
 }
 
-TEST_CASE("smmu: an unmapped destination page fails the transfer at the receiver", "[system][smmu]") {
-    Sim s({{"workload.total-bytes", "128KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
-           {"boot.identity-map", "4KiB"}});
-    REQUIRE(s.sys->node(1).tables->unmap(address_map::kHeapBase + 8 * 4096));
+TEST_CASE("smmu: a read-only destination page fails the transfer at the receiver", "[system][smmu]") {
+    Sim s({{"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
+           {"vm.thp", "never"}});
+    At saboteur("saboteur", sc_time(50, SC_US), [&] {
+        App& b = s.sys->node(1).app;
+        REQUIRE(!b.allocations().empty());
+        const VmResult r =
+            s.sys->node(1).vm.mprotect(b.pid(), b.allocations()[0].first + 8 * 4096, 4096, Prot::Read, sc_time_stamp());
+        REQUIRE(r.ok());
+    });
     s.run();
     REQUIRE(s.sys->workload().finished());
-    CHECK(s.log().errors.value() == 2);
+    CHECK(s.log().errors.value() >= 1);
     CHECK(s.log().mismatches.value() == 0);
+    CHECK(s.stats.find_counter("node1.smmu.cb0.faults_permission")->value() >= 1);
     CHECK(s.stats.find_counter("node1.smmu.cb0.faults_write")->value() >= 1);
     CHECK(s.stats.find_counter("node1.dma.rx_errors")->value() >= 1);
 }

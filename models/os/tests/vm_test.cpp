@@ -28,8 +28,8 @@ sc_time ns(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v *
 const sc_time T0 = sc_core::SC_ZERO_TIME;
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
-// Sparse memory with debug transport only. Bytes never written read as 0xA5,
-// so a frame handed out without clearing shows.
+// Sparse memory with debug transport only, stored by 4 KiB page. Bytes never
+// written read as 0xA5, so a frame handed out without clearing shows.
 class FakeMemory : public tlm::tlm_fw_transport_if<> {
 public:
     void b_transport(tlm::tlm_generic_payload& gp, sc_time&) override {
@@ -43,37 +43,47 @@ public:
         unsigned char* d = gp.get_data_ptr();
         for (unsigned i = 0; i < gp.get_data_length(); ++i) {
             const std::uint64_t a = gp.get_address() + i;
-            if (gp.is_write())
-                bytes[a] = d[i];
-            else
+            if (gp.is_write()) {
+                auto it = pages.find(a / 4096);
+                if (it == pages.end()) {
+                    it = pages.emplace(a / 4096, std::vector<unsigned char>(4096, 0xA5)).first;
+                }
+                it->second[a % 4096] = d[i];
+            } else {
                 d[i] = byte(a);
+            }
         }
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return gp.get_data_length();
     }
     unsigned char byte(std::uint64_t a) const {
-        auto it = bytes.find(a);
-        return it == bytes.end() ? 0xA5 : it->second;
+        auto it = pages.find(a / 4096);
+        return it == pages.end() ? 0xA5 : it->second[a % 4096];
     }
     std::uint64_t word(std::uint64_t a) const {
         std::uint64_t v = 0;
         for (int i = 7; i >= 0; --i) v = (v << 8) | byte(a + static_cast<unsigned>(i));
         return v;
     }
-    std::unordered_map<std::uint64_t, unsigned char> bytes;
+    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
 };
 
 ParamRegistry vm_params() {
     ParamRegistry reg;
     CpuCores::declare_params(reg);
     Vm::declare_params(reg);
+    Ssd::declare_params(reg);
     return reg;
 }
 
 // Exact, simple costs so that sums are easy to check.
 const Settings kCosts = {{"vm.minor-fault", "2us"},  {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
                          {"vm.syscall", "500ns"},    {"vm.pte-update", "20ns"},   {"vm.pin-call", "20us"},
-                         {"vm.pin-page", "500ns"},   {"vm.user-access", "100ns"}};
+                         {"vm.pin-page", "500ns"},   {"vm.user-access", "100ns"},
+                         // second part: an idle SSD reads a page in 50 + 1 us, writes it in 20 + 1 us
+                         {"vm.swap-out-page", "2us"}, {"vm.major-fault", "10us"}, {"vm.scan-pte", "10ns"},
+                         {"vm.copy-page", "2us"},    {"ssd.read-latency", "50us"}, {"ssd.write-latency", "20us"},
+                         {"ssd.bandwidth", "4.096GB/s"}, {"ssd.queue-depth", "32"}};
 
 struct Env {
     ParamRegistry reg;
@@ -85,6 +95,7 @@ struct Env {
     FrameAllocator frames;
     std::unique_ptr<CpuCores> cpu;
     std::unique_ptr<Vm> vm;
+    std::unique_ptr<Ssd> ssd;
     int pid = 0;
     explicit Env(const Settings& settings = {}, std::uint64_t dram = 64 * MiB)
         : reg(vm_params()), cfg(reg), ctx{cfg, stats, tracer}, frames(0, dram) {
@@ -92,6 +103,7 @@ struct Env {
         for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
+        ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");
         pid = vm->create_process("app");
     }
     std::uint64_t counter(const std::string& n) const {
@@ -599,4 +611,482 @@ TEST_CASE("vm: costs are sums of the configured costs; contention on 4 cores", "
     const Histogram* h = e.stats.find_histogram("node0.vm.fault_time");
     REQUIRE(h);
     CHECK(h->count() == 5);
+}
+
+// ================================================================ second part:
+// reclaim and swap, khugepaged, compaction.
+
+namespace {
+
+struct InvRec {
+    int pid;
+    std::uint16_t asid;
+    std::uint64_t va, len;
+    sc_time at;
+    std::uint64_t free_pages;   // the allocator's free pages when the notifier ran
+};
+
+// Records every notifier call; returns at once.
+void record_invalidations(Env& e, std::vector<InvRec>& v) {
+    e.vm->set_invalidate([&e, &v](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_time at) {
+        v.push_back({pid, asid, va, len, at, e.frames.free_pages()});
+        return at;
+    });
+}
+
+std::vector<unsigned char> pattern(std::uint64_t seed) {
+    std::vector<unsigned char> p(4096);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<unsigned char>((seed * 131 + i * 7 + (i >> 8)) & 0xff);
+    return p;
+}
+
+std::vector<unsigned char> read_page(Env& e, std::uint64_t va) {
+    std::vector<unsigned char> p(4096);
+    REQUIRE(e.vm->read_user(e.pid, va, p.data(), p.size()));
+    return p;
+}
+
+void write_page(Env& e, std::uint64_t va, std::uint64_t seed) {
+    const auto p = pattern(seed);
+    REQUIRE(e.vm->write_user(e.pid, va, p.data(), p.size()));
+}
+
+constexpr std::uint64_t P = 4096;
+
+}  // namespace
+
+TEST_CASE("vm: reclaim, khugepaged and compaction parameters have sources", "[os][vm][reclaim]") {
+    ParamRegistry reg = vm_params();
+    CHECK(reg.find("khugepaged.pages-to-scan")->default_text == "4096");
+    CHECK(reg.find("khugepaged.max-ptes-none")->default_text == "511");
+    CHECK(reg.find("khugepaged.max-ptes-swap")->default_text == "64");
+    CHECK(reg.find("khugepaged.scan-sleep")->help.find("10000") != std::string::npos);
+    CHECK(reg.find("khugepaged.alloc-sleep")->help.find("60000") != std::string::npos);
+    for (const char* k : {"pages-to-scan", "scan-sleep", "alloc-sleep", "max-ptes-none", "max-ptes-swap"})
+        CHECK(reg.find(std::string("khugepaged.") + k)->help.find("mm/khugepaged.c") != std::string::npos);
+    CHECK(reg.find("vm.pins-block-thp-collapse")->default_text == "true");
+    CHECK(reg.find("vm.direct-reclaim-pages")->help.find("SWAP_CLUSTER_MAX") != std::string::npos);
+    for (const char* k : {"low-watermark", "high-watermark", "swap-out-page", "major-fault", "scan-pte", "copy-page",
+                          "kswapd-interval", "compact-interval", "compact-pages"})
+        CHECK(reg.find(std::string("vm.") + k)->help.find("*estimate*") != std::string::npos);
+    CHECK(reg.find("vm.compact-interval")->default_text == "0s");   // off
+    Env e;
+    CHECK(e.vm->low_watermark() == 20 * MiB);
+    CHECK(e.vm->high_watermark() == 24 * MiB);
+    CHECK_THROWS_AS(Env(Settings{{"vm.low-watermark", "8MiB"}, {"vm.high-watermark", "4MiB"}}), ConfigError);
+}
+
+TEST_CASE("vm: without a swap device reclaim evicts nothing", "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 16 * P, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    const auto r = e.vm->reclaim(e.vm->free_bytes() + 4 * P, T0);
+    CHECK(r.error == VmError::NoMemory);
+    CHECK(r.value == 0);
+    for (unsigned i = 0; i < 16; ++i) CHECK(e.vm->present(e.pid, m.value + i * P));
+    CHECK(e.counter("swap_outs") == 0);
+}
+
+TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages; data survives swap byte for byte",
+          "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    const auto a = e.vm->mmap(e.pid, 8 * P, Prot::ReadWrite, false, T0);
+    const auto b = e.vm->mmap(e.pid, 4 * P, Prot::ReadWrite, false, T0);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    for (unsigned i = 0; i < 8; ++i) write_page(e, a.value + i * P, i);
+    REQUIRE(e.vm->mlock(e.pid, b.value, 4 * P, T0).ok());
+    REQUIRE(e.vm->pin(e.pid, a.value, 2 * P, T0).ok());
+    inv.clear();
+    const std::uint64_t free0 = e.frames.free_pages(), slots0 = e.ssd->free_slots();
+
+    const auto r = e.vm->reclaim((free0 + 6) * P, us(100));
+    CHECK(r.ok());
+    CHECK(r.value == 6);
+    CHECK(e.counter("swap_outs") == 6);
+    CHECK(e.counter("reclaim_scans") == 1);
+    CHECK(e.counter("pages_scanned") == 16);   // 8 + 8: first sweep clears AF, second evicts
+    for (unsigned i = 0; i < 2; ++i) CHECK(e.vm->present(e.pid, a.value + i * P));   // pinned
+    for (unsigned i = 2; i < 8; ++i) {
+        CHECK_FALSE(e.vm->present(e.pid, a.value + i * P));
+        CHECK(e.vm->swapped(e.pid, a.value + i * P));
+    }
+    for (unsigned i = 0; i < 4; ++i) CHECK(e.vm->present(e.pid, b.value + i * P));   // mlocked
+    CHECK(e.frames.free_pages() == free0 + 6);
+    CHECK(e.ssd->free_slots() == slots0 - 6);
+    // CPU: 16 PTEs scanned, 6 AF cleared, 6 pages swapped out; then 6 SSD
+    // writes issued together: 20 us latency, 1 us each on the shared channel.
+    const sc_time cpu_end = us(100) + ns(16 * 10 + 6 * 20) + 6 * (us(2) + ns(20));
+    CHECK(r.done == cpu_end + us(20) + us(6));
+    // The notifier: the AF clears (a PTE update), then the evictions, each
+    // coalesced to one range, before any frame was freed.
+    REQUIRE(inv.size() == 2);
+    for (const auto& i : inv) {
+        CHECK(i.pid == e.pid);
+        CHECK(i.asid == e.vm->asid(e.pid));
+        CHECK(i.va == a.value + 2 * P);
+        CHECK(i.len == 6 * P);
+        CHECK(i.at == cpu_end);
+        CHECK(i.free_pages == free0);
+    }
+    // A swap entry is not a translation for the SMMU either (nor is it PROT_NONE).
+    CHECK(smmu_walk(e, a.value + 3 * P, false).fault == FaultType::Translation);
+    int level = 0;
+    std::uint64_t pa = 0;
+    CHECK(walk(e.mem, e.vm->root(e.pid), a.value + 3 * P, level, pa) == 0);
+    CHECK(e.vm->mprotect(e.pid, a.value, 8 * P, Prot::Read, T0).ok());   // swap entries keep their slot
+    CHECK(e.vm->swapped(e.pid, a.value + 3 * P));
+    REQUIRE(e.vm->mprotect(e.pid, a.value, 8 * P, Prot::ReadWrite, T0).ok());
+    // Nothing else can go: the target cannot be reached.
+    const auto r2 = e.vm->reclaim((e.frames.free_pages() + 1) * P, us(1000));
+    CHECK(r2.error == VmError::NoMemory);
+    CHECK(r2.value == 0);
+    // Read back: byte for byte, each a major fault; slots free again.
+    for (unsigned i = 0; i < 8; ++i) CHECK(read_page(e, a.value + i * P) == pattern(i));
+    CHECK(e.counter("swap_ins") == 6);
+    CHECK(e.counter("faults_major") == 6);
+    CHECK(e.ssd->free_slots() == slots0);
+    for (unsigned i = 2; i < 8; ++i) CHECK_FALSE(e.vm->swapped(e.pid, a.value + i * P));
+}
+
+TEST_CASE("vm: reclaim is LRU by access-flag second chance", "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 4 * P, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    auto page = [&](unsigned i) { return m.value + i * P; };
+    // All four referenced: one sweep clears every AF, the second evicts page 0.
+    const auto r1 = e.vm->reclaim(e.vm->free_bytes() + P, T0);
+    CHECK(r1.value == 1);
+    CHECK(e.counter("pages_scanned") == 5);
+    CHECK(r1.done == ns(5 * 10 + 4 * 20) + us(2) + ns(20) + us(21));
+    CHECK(e.vm->swapped(e.pid, page(0)));
+    // Page 1 is used again (an access-flag fault sets AF): it gets a second
+    // chance, page 2 (not used since) goes.
+    const auto t = e.vm->touch(e.pid, page(1), false, us(100));
+    CHECK(t.done == us(100) + us(2) + ns(20));
+    CHECK(e.counter("faults_af") == 1);
+    CHECK(e.vm->reclaim(e.vm->free_bytes() + P, us(200)).value == 1);
+    CHECK(e.vm->swapped(e.pid, page(2)));
+    CHECK(e.vm->present(e.pid, page(1)));
+    CHECK(e.vm->present(e.pid, page(3)));
+    // The hand moved on: page 3 (AF clear) before page 1 (AF cleared again).
+    CHECK(e.vm->reclaim(e.vm->free_bytes() + P, us(300)).value == 1);
+    CHECK(e.vm->swapped(e.pid, page(3)));
+    CHECK(e.vm->present(e.pid, page(1)));
+}
+
+TEST_CASE("vm: a major fault costs the SSD read plus major-fault", "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, P, Prot::ReadWrite, false, T0);
+    write_page(e, m.value, 42);
+    const std::uint64_t slots0 = e.ssd->free_slots();
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + P, T0).value == 1);
+    CHECK(e.ssd->free_slots() == slots0 - 1);
+    const auto r = e.vm->touch(e.pid, m.value, false, us(1000));
+    CHECK(r.ok());
+    CHECK(r.value == 1);
+    CHECK(r.done == us(1000) + us(10) + ns(20) + us(50) + us(1));   // major-fault + pte + SSD read
+    CHECK(e.counter("faults_major") == 1);
+    CHECK(e.counter("swap_ins") == 1);
+    CHECK(e.ssd->free_slots() == slots0);
+    CHECK(read_page(e, m.value) == pattern(42));
+    std::uint64_t pa = 0;
+    int level = 0;
+    CHECK(walk(e.mem, e.vm->root(e.pid), m.value, level, pa) != 0);   // a valid PTE again
+}
+
+TEST_CASE("vm: an allocation failure runs direct reclaim in the faulting call", "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}}, 4 * MiB);   // 1024 frames
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 8 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    sc_time t = T0;
+    bool checked_cost = false;
+    for (std::uint64_t i = 0; i < 1500; ++i) {   // 6 MiB in 4 MiB of DRAM
+        const std::uint64_t dr = e.counter("direct_reclaims");
+        const auto r = e.vm->touch(e.pid, m.value + i * P, true, t);
+        REQUIRE(r.ok());
+        if (e.counter("direct_reclaims") > dr && !checked_cost) {
+            // the fault waited for 32 swap writes: 20 us + 32 x 1 us on the channel
+            CHECK(r.done - t >= kFault4k + us(52));
+            checked_cost = true;
+        }
+        REQUIRE(e.vm->write_user(e.pid, m.value + i * P, reinterpret_cast<const unsigned char*>(&i), sizeof i));
+        t = r.done;
+    }
+    CHECK(checked_cost);
+    CHECK(e.counter("direct_reclaims") > 0);
+    CHECK(e.counter("swap_outs") == 32 * e.counter("direct_reclaims"));
+    for (std::uint64_t i = 0; i < 1500; ++i) {
+        std::uint64_t v = ~0ull;
+        REQUIRE(e.vm->read_user(e.pid, m.value + i * P, reinterpret_cast<unsigned char*>(&v), sizeof v));
+        CHECK(v == i);
+    }
+    // Without swap the same workload runs out of memory.
+    Env n(Settings{{"vm.thp", "never"}}, 4 * MiB);
+    const auto m2 = n.vm->mmap(n.pid, 8 * MiB, Prot::ReadWrite, false, T0);
+    VmError err = VmError::Ok;
+    for (std::uint64_t i = 0; i < 1500 && err == VmError::Ok; ++i) err = n.vm->touch(n.pid, m2.value + i * P, true, T0).error;
+    CHECK(err == VmError::NoMemory);
+    CHECK(n.counter("direct_reclaims") == 0);
+}
+
+TEST_CASE("vm: munmap and MADV_DONTNEED free the slots of swapped pages", "[os][vm][reclaim]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 8 * P, Prot::ReadWrite, false, T0);
+    for (unsigned i = 0; i < 8; ++i) write_page(e, m.value + i * P, i);
+    const std::uint64_t slots0 = e.ssd->free_slots();
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + 8 * P, T0).value == 8);
+    CHECK(e.ssd->free_slots() == slots0 - 8);
+    REQUIRE(e.vm->madvise(e.pid, m.value, 2 * P, Advice::DontNeed, us(100)).ok());
+    CHECK(e.ssd->free_slots() == slots0 - 6);
+    CHECK(read_page(e, m.value) == std::vector<unsigned char>(P, 0));   // zero-filled again, no major fault
+    CHECK(e.counter("faults_major") == 0);
+    REQUIRE(e.vm->munmap(e.pid, m.value + 2 * P, 6 * P, us(200)).ok());
+    CHECK(e.ssd->free_slots() == slots0);
+}
+
+TEST_CASE("vm: reclaim splits an old huge page first, invalidating each change", "[os][vm][reclaim]") {
+    Env e;   // thp always
+    e.vm->set_swap(*e.ssd);
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, true, T0);
+    REQUIRE(e.counter("faults_huge") == 1);
+    write_page(e, m.value + P, 7);
+    inv.clear();
+    // The split takes a frame for the new page table: two pages must go.
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + P, T0).value == 2);
+    CHECK(e.counter("huge_splits") == 1);
+    CHECK(e.vm->swapped(e.pid, m.value));
+    CHECK(e.vm->swapped(e.pid, m.value + P));
+    CHECK(e.vm->present(e.pid, m.value + 2 * P));
+    CHECK(smmu_walk(e, m.value + 2 * P, false).reads == 4);   // 4 KiB pages now
+    REQUIRE(inv.size() == 3);   // AF cleared on the block, block split, pages 0-1 swapped out
+    CHECK((inv[0].va == m.value && inv[0].len == 2 * MiB));
+    CHECK((inv[1].va == m.value && inv[1].len == 2 * MiB));
+    CHECK((inv[2].va == m.value && inv[2].len == 2 * P));
+    CHECK(read_page(e, m.value + P) == pattern(7));
+    CHECK(read_page(e, m.value) == std::vector<unsigned char>(P, 0));
+}
+
+TEST_CASE("vm: khugepaged collapses a range into a block walked in 3 reads; the window is invalidated first",
+          "[os][vm][khugepaged]") {
+    Env e(Settings{{"vm.thp", "madvise"}});
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    for (unsigned i : {0u, 5u, 100u}) write_page(e, m.value + i * P, i);   // 4 KiB pages (no advice yet)
+    REQUIRE(e.vm->madvise(e.pid, m.value, 4 * MiB, Advice::HugePage, T0).ok());
+    const WalkResult before = smmu_walk(e, m.value + 5 * P, false);
+    CHECK(before.reads == 4);
+    CHECK(before.level == 3);
+    const std::uint64_t free0 = e.frames.free_pages();
+    inv.clear();
+
+    const auto r = e.vm->khugepaged_scan(T0);
+    CHECK(r.ok());
+    CHECK(r.value == 1);
+    // 512 PTEs scanned (5.12 us); PMD cleared at 5.12 us; copy 3 pages, clear
+    // 509, clear + install (515.04 us); then the empty second range (10 ns).
+    CHECK(r.done == ns(5120 + 515040 + 10));
+    CHECK(e.counter("collapses") == 1);
+    CHECK(e.counter("khugepaged_scanned") == 513);
+    const Histogram* win = e.stats.find_histogram("node0.vm.collapse_window");
+    REQUIRE(win);
+    CHECK(win->count() == 1);
+    CHECK(win->max() == Approx(515.04));
+    REQUIRE(inv.size() == 1);
+    CHECK(inv[0].va == m.value);
+    CHECK(inv[0].len == 2 * MiB);
+    CHECK(inv[0].at == ns(5120));                 // at the start of the window
+    CHECK(inv[0].free_pages == free0 - 512);      // the new block taken, no old frame freed yet
+    CHECK(e.frames.free_pages() == free0 - 512 + 3 + 1);   // then 3 pages and the page table freed
+
+    const WalkResult after = smmu_walk(e, m.value + 5 * P, false);
+    CHECK(after.fault == FaultType::None);
+    CHECK(after.reads == 3);
+    CHECK(after.level == 2);
+    std::uint64_t pa = 0;
+    REQUIRE(e.vm->translate(e.pid, m.value, pa));
+    CHECK(pa % (2 * MiB) == 0);
+    for (unsigned i : {0u, 5u, 100u}) CHECK(read_page(e, m.value + i * P) == pattern(i));
+    CHECK(read_page(e, m.value + P) == std::vector<unsigned char>(P, 0));
+    // A second pass finds nothing to do.
+    CHECK(e.vm->khugepaged_scan(r.done).value == 0);
+}
+
+TEST_CASE("vm: khugepaged needs max-ptes-none and an order-9 frame", "[os][vm][khugepaged]") {
+    {
+        Env e(Settings{{"vm.thp", "madvise"}, {"khugepaged.max-ptes-none", "510"}});
+        const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        write_page(e, m.value, 1);   // 511 PTEs none > 510
+        REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+        CHECK(e.vm->khugepaged_scan(T0).value == 0);
+        write_page(e, m.value + P, 2);   // 510 none
+        CHECK(e.vm->khugepaged_scan(T0).value == 1);
+    }
+    {
+        Env e(Settings{{"vm.thp", "never"}}, 4 * MiB);
+        const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        write_page(e, m.value, 1);
+        // Fragment memory: a page held in the other 2 MiB block.
+        const auto f = e.vm->mmap(e.pid, 3 * MiB, Prot::ReadWrite, true, T0);
+        REQUIRE(f.ok());
+        REQUIRE_FALSE(e.frames.can_alloc(9));
+        REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+        // thp=never: no range is eligible even with MADV_HUGEPAGE.
+        CHECK(e.vm->khugepaged_scan(T0).value == 0);
+        CHECK(e.counter("collapse_failed_alloc") == 0);
+    }
+    {
+        Env e(Settings{{"vm.thp", "madvise"}}, 4 * MiB);
+        const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        write_page(e, m.value, 1);
+        const auto f = e.vm->mmap(e.pid, 3 * MiB, Prot::ReadWrite, true, T0);
+        REQUIRE(f.ok());
+        REQUIRE_FALSE(e.frames.can_alloc(9));
+        REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+        const auto r = e.vm->khugepaged_scan(T0);
+        CHECK(r.error == VmError::NoMemory);
+        CHECK(r.value == 0);
+        CHECK(e.counter("collapse_failed_alloc") == 1);
+        CHECK(read_page(e, m.value) == pattern(1));
+    }
+}
+
+TEST_CASE("vm: pinned pages block collapse, or become stale pins on older kernels", "[os][vm][khugepaged]") {
+    for (const bool block : {true, false}) {
+        CAPTURE(block);
+        Env e(Settings{{"vm.thp", "madvise"}, {"vm.pins-block-thp-collapse", block ? "true" : "false"}});
+        const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        for (unsigned i : {0u, 5u, 100u}) write_page(e, m.value + i * P, i);
+        const std::uint64_t va = m.value + 5 * P;
+        REQUIRE(e.vm->pin(e.pid, va, P, T0).ok());
+        std::uint64_t old_pa = 0;
+        REQUIRE(e.vm->translate(e.pid, va, old_pa));
+        REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+        const std::uint64_t free0 = e.frames.free_pages();
+        const auto r = e.vm->khugepaged_scan(T0);
+        std::uint64_t pa = 0;
+        REQUIRE(e.vm->translate(e.pid, va, pa));
+        if (block) {
+            CHECK(r.value == 0);
+            CHECK(e.counter("collapse_skipped_pinned") == 1);
+            CHECK(e.counter("collapses") == 0);
+            CHECK(pa == old_pa);
+            CHECK(smmu_walk(e, va, false).reads == 4);
+        } else {
+            CHECK(r.value == 1);
+            CHECK(e.counter("collapses") == 1);
+            CHECK(e.counter("stale_pins") == 1);
+            CHECK(pa != old_pa);   // the pin now refers to a frame no longer mapped
+            CHECK(e.vm->pin_count(e.pid, va) == 1);
+            CHECK(e.vm->pinned_bytes(e.pid) == P);
+            CHECK(e.frames.free_pages() == free0 - 512 + 2 + 1);   // the pinned old frame stays
+            // What the device writes to the pinned frame is not what the process sees.
+            const unsigned char x = 'X';
+            REQUIRE(e.vm->write_user(e.pid, va, &x, 1));
+            CHECK(e.mem.byte(old_pa) == pattern(5)[0]);
+            CHECK(e.mem.byte(pa) == 'X');
+            REQUIRE(e.vm->unpin(e.pid, va, P, T0).ok());
+            CHECK(e.frames.free_pages() == free0 - 512 + 2 + 1 + 1);
+        }
+    }
+}
+
+TEST_CASE("vm: compaction frees a 2 MiB block and never moves a pinned page", "[os][vm][compaction]") {
+    Env e(Settings{{"vm.thp", "never"}}, 8 * MiB);
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    // 1536 pages and 6 table frames fill physical blocks 0-2 (each holding a
+    // page table) and 6 frames of block 3. Keep the pages in block 3 (the
+    // first pinned), unmap every other page.
+    const auto m = e.vm->mmap(e.pid, 6 * MiB, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    std::vector<std::uint64_t> in3;
+    for (std::uint64_t va = m.value; va < m.value + 6 * MiB; va += P) {
+        std::uint64_t pa = 0;
+        REQUIRE(e.vm->translate(e.pid, va, pa));
+        if (pa / (2 * MiB) == 3)
+            in3.push_back(va);
+        else
+            REQUIRE(e.vm->munmap(e.pid, va, P, T0).ok());
+    }
+    REQUIRE(in3.size() == 6);
+    for (std::uint64_t va : in3) write_page(e, va, va);
+    REQUIRE(e.vm->pin(e.pid, in3[0], P, T0).ok());
+    std::uint64_t pinned_pa = 0, pa = 0;
+    REQUIRE(e.vm->translate(e.pid, in3[0], pinned_pa));
+    const std::uint64_t blocks0 = e.frames.free_blocks(9), free0 = e.frames.free_pages();
+    REQUIRE(blocks0 == 0);
+    inv.clear();
+
+    // Every block holds a page table or a pinned page: nothing moves.
+    const auto r0 = e.vm->compact(512, us(10));
+    CHECK(r0.error == VmError::NoMemory);
+    CHECK(r0.value == 0);
+    CHECK(e.counter("compactions_failed") == 1);
+    CHECK(inv.empty());
+    REQUIRE(e.vm->translate(e.pid, in3[0], pa));
+    CHECK(pa == pinned_pa);
+    // A limit below the block's pages: nothing moves either.
+    REQUIRE(e.vm->unpin(e.pid, in3[0], P, T0).ok());
+    CHECK(e.vm->compact(5, us(20)).value == 0);
+    CHECK(e.counter("compactions_failed") == 2);
+
+    const auto r = e.vm->compact(512, us(100));
+    CHECK(r.ok());
+    CHECK(r.value == 6);
+    CHECK(e.counter("pages_migrated") == 6);
+    CHECK(e.counter("compactions") == 3);
+    CHECK(e.frames.free_blocks(9) == 1);
+    CHECK(e.frames.free_pages() == free0);
+    CHECK(r.done > us(100) + 6 * (us(2) + ns(20)));
+    for (std::uint64_t va : in3) {
+        REQUIRE(e.vm->translate(e.pid, va, pa));
+        CHECK(pa / (2 * MiB) != 3);
+        CHECK(read_page(e, va) == pattern(va));
+    }
+    // The notifier covered every moved page before the old frames were freed.
+    std::uint64_t len = 0;
+    for (const auto& i : inv) {
+        len += i.len;
+        CHECK(i.free_pages == free0 - 6);
+    }
+    CHECK(len == 6 * P);
+}
+
+TEST_CASE("vm: khugepaged reads back up to max-ptes-swap swapped pages", "[os][vm][khugepaged]") {
+    for (const char* max_swap : {"0", "64"}) {
+        CAPTURE(max_swap);
+        Env e(Settings{{"vm.thp", "madvise"}, {"khugepaged.max-ptes-swap", max_swap}});
+        e.vm->set_swap(*e.ssd);
+        const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+        for (unsigned i = 0; i < 3; ++i) write_page(e, m.value + i * P, i + 10);
+        const std::uint64_t slots0 = e.ssd->free_slots();
+        REQUIRE(e.vm->reclaim(e.vm->free_bytes() + P, T0).value == 1);   // page 0 to swap
+        REQUIRE(e.vm->swapped(e.pid, m.value));
+        REQUIRE(e.vm->madvise(e.pid, m.value, 2 * MiB, Advice::HugePage, T0).ok());
+        const auto r = e.vm->khugepaged_scan(us(1000));
+        if (std::string(max_swap) == "0") {
+            CHECK(r.value == 0);
+            CHECK(e.vm->swapped(e.pid, m.value));
+            CHECK(e.ssd->free_slots() == slots0 - 1);
+        } else {
+            CHECK(r.value == 1);
+            CHECK(e.counter("swap_ins") == 1);
+            CHECK(e.counter("faults_major") == 0);
+            CHECK(e.ssd->free_slots() == slots0);
+            CHECK(smmu_walk(e, m.value, false).level == 2);
+            for (unsigned i = 0; i < 3; ++i) CHECK(read_page(e, m.value + i * P) == pattern(i + 10));
+        }
+    }
 }

@@ -1,0 +1,168 @@
+// VmDaemons: kswapd, khugepaged and kcompactd as SC_THREADs over a Vm whose
+// work runs on CpuCores; they run at their intervals and end on stop(), so
+// sc_start() returns by starvation. One elaboration per case.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/os/vm.hpp"
+#include "models/os/vm_daemons.hpp"
+
+using namespace vrdmasim;
+using sc_core::sc_time;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1024 * 1024, P = 4096;
+sc_time ms(double v) { return sc_time(v, sc_core::SC_MS); }
+
+// Sparse page-granular memory (debug transport only).
+class PageMemory : public tlm::tlm_fw_transport_if<> {
+public:
+    void b_transport(tlm::tlm_generic_payload& gp, sc_time&) override {
+        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    }
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_time&) override {
+        return tlm::TLM_COMPLETED;
+    }
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override {
+        unsigned char* d = gp.get_data_ptr();
+        for (unsigned i = 0; i < gp.get_data_length(); ++i) {
+            const std::uint64_t a = gp.get_address() + i;
+            auto it = pages.find(a / P);
+            if (gp.is_write()) {
+                if (it == pages.end()) it = pages.emplace(a / P, std::vector<unsigned char>(P, 0xA5)).first;
+                it->second[a % P] = d[i];
+            } else {
+                d[i] = it == pages.end() ? 0xA5 : it->second[a % P];
+            }
+        }
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return gp.get_data_length();
+    }
+    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
+};
+
+ParamRegistry params() {
+    ParamRegistry reg;
+    CpuCores::declare_params(reg);
+    Vm::declare_params(reg);
+    Ssd::declare_params(reg);
+    return reg;
+}
+
+// The workload: runs `body` in an SC_THREAD.
+struct Program : sc_core::sc_module {
+    std::function<void()> body;
+    explicit Program(sc_core::sc_module_name n) : sc_module(n) {
+        SC_HAS_PROCESS(Program);
+        SC_THREAD(run);
+    }
+    void run() { body(); }
+};
+
+struct Bench {
+    ParamRegistry reg = params();
+    Config cfg{reg};
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx{cfg, stats, tracer};
+    PageMemory mem;
+    FrameAllocator frames{0, 16 * MiB};
+    std::unique_ptr<CpuCores> cpu;
+    std::unique_ptr<Ssd> ssd;
+    std::unique_ptr<Vm> vm;
+    std::unique_ptr<VmDaemons> daemons;
+    Program program{"program"};
+    explicit Bench(const std::vector<std::pair<std::string, std::string>>& settings) {
+        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+        cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
+        ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");
+        vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
+        vm->set_swap(*ssd);
+        daemons = std::make_unique<VmDaemons>("vmd", ctx, "node0.vmd", *vm);
+    }
+    std::uint64_t counter(const std::string& n) const {
+        const Counter* c = stats.find_counter(n);
+        return c ? c->value() : ~0ull;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("vm daemons: kswapd, khugepaged and kcompactd run at their intervals on CpuCores and stop",
+          "[os][vm-daemons]") {
+    Bench b({{"vm.thp", "madvise"},
+             {"vm.low-watermark", "4MiB"},
+             {"vm.high-watermark", "6MiB"},
+             {"vm.kswapd-interval", "1ms"},
+             {"khugepaged.scan-sleep", "10ms"},
+             {"khugepaged.alloc-sleep", "60ms"},
+             {"vm.compact-interval", "5ms"},
+             {"vm.compact-pages", "16"}});
+    bool woke_at_once = false, idle_seen = false;
+    std::uint64_t free_after_kswapd = 0;
+    sc_time faulted_at;
+    b.program.body = [&] {
+        const int pid = b.vm->create_process("app");
+        // A range for khugepaged: one 4 KiB page, then MADV_HUGEPAGE.
+        const auto h = b.vm->mmap(pid, 2 * MiB, Prot::ReadWrite, false, sc_core::sc_time_stamp());
+        const unsigned char x = 'h';
+        b.vm->write_user(pid, h.value, &x, 1);
+        b.vm->madvise(pid, h.value, 2 * MiB, Advice::HugePage, sc_core::sc_time_stamp());
+        // 12 MiB of 4 KiB pages in 16 MiB: free memory falls below the low
+        // watermark inside the call, which wakes kswapd.
+        const auto m = b.vm->mmap(pid, 12 * MiB, Prot::ReadWrite, false, sc_core::sc_time_stamp());
+        b.vm->madvise(pid, m.value, 12 * MiB, Advice::NoHugePage, sc_core::sc_time_stamp());
+        const auto r = b.vm->fault_in(pid, m.value, 12 * MiB, true, sc_core::sc_time_stamp());
+        REQUIRE(r.ok());
+        REQUIRE(b.vm->free_bytes() < b.vm->low_watermark());
+        wait(sc_core::SC_ZERO_TIME);   // kswapd woke in this delta, not at its next poll
+        wait(sc_core::SC_ZERO_TIME);
+        free_after_kswapd = b.vm->free_bytes();
+        woke_at_once = b.counter("node0.vmd.kswapd_runs") == 1;
+        faulted_at = r.done;
+        wait(ms(25) - sc_core::sc_time_stamp());
+        b.daemons->stop();
+        wait(b.daemons->idle());
+        idle_seen = true;
+    };
+    sc_core::sc_start();   // returns by starvation once the daemons exited
+
+    CHECK(woke_at_once);
+    CHECK(free_after_kswapd >= b.vm->high_watermark());
+    CHECK(b.counter("node0.vmd.kswapd_runs") == 1);   // above the low watermark since
+    CHECK(b.counter("node0.vm.swap_outs") > 0);
+    CHECK(b.counter("node0.vmd.khugepaged_runs") == 2);   // at 10 ms and just after 20 ms
+    CHECK(b.counter("node0.vm.collapses") == 1);
+    CHECK(b.counter("node0.vmd.kcompactd_runs") == 4);    // 5, 10, 15, 20 ms (plus run times)
+    CHECK(b.counter("node0.vm.compactions") == 4);
+    CHECK(b.cpu->busy("kswapd") > sc_core::SC_ZERO_TIME);
+    CHECK(b.cpu->busy("khugepaged") > sc_core::SC_ZERO_TIME);
+    CHECK(b.cpu->busy("kcompactd") > sc_core::SC_ZERO_TIME);
+    CHECK(idle_seen);
+    CHECK(b.daemons->stopped());
+    CHECK(sc_core::sc_time_stamp() == ms(25));
+    CHECK(faulted_at > sc_core::SC_ZERO_TIME);
+}
+
+TEST_CASE("vm daemons: compaction off by default; stop before any work", "[os][vm-daemons]") {
+    Bench b({});
+    b.program.body = [&] {
+        wait(ms(1));
+        b.daemons->stop();
+    };
+    sc_core::sc_start();
+    CHECK(sc_core::sc_time_stamp() == ms(1));
+    CHECK(b.counter("node0.vmd.kswapd_runs") == 0);
+    CHECK(b.counter("node0.vmd.khugepaged_runs") == 0);
+    CHECK(b.counter("node0.vmd.kcompactd_runs") == 0);
+}

@@ -1,0 +1,74 @@
+#include "models/os/vm_daemons.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const std::string& prefix, Vm& vm)
+    : sc_module(name),
+      vm_(vm),
+      kswapd_interval_(ctx.config.time("vm.kswapd-interval")),
+      scan_sleep_(ctx.config.time("khugepaged.scan-sleep")),
+      alloc_sleep_(ctx.config.time("khugepaged.alloc-sleep")),
+      compact_interval_(ctx.config.time("vm.compact-interval")),
+      compact_pages_(static_cast<std::uint64_t>(ctx.config.integer("vm.compact-pages"))),
+      kswapd_runs_(&ctx.stats.counter(prefix + ".kswapd_runs", "", "kswapd reclaim runs")),
+      khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
+      kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
+    vm_.set_low_memory([this] { kswapd_wake(); });
+    SC_HAS_PROCESS(VmDaemons);
+    SC_THREAD(kswapd);
+    SC_THREAD(khugepaged);
+    SC_THREAD(kcompactd);
+}
+
+void VmDaemons::stop() {
+    stopped_ = true;
+    if (sc_core::sc_is_running()) stop_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void VmDaemons::kswapd_wake() {
+    if (!stopped_ && sc_core::sc_is_running()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void VmDaemons::exited() {
+    if (--running_ == 0) idle_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void VmDaemons::kswapd() {
+    while (!stopped_) {
+        wait(kswapd_interval_, wake_ev_ | stop_ev_);
+        if (stopped_) break;
+        if (vm_.free_bytes() >= vm_.low_watermark()) continue;
+        kswapd_runs_->inc();
+        const VmResult r = vm_.reclaim(vm_.high_watermark(), sc_core::sc_time_stamp());
+        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+    }
+    exited();
+}
+
+void VmDaemons::khugepaged() {
+    sc_time sleep = scan_sleep_;
+    while (!stopped_) {
+        wait(sleep, stop_ev_);
+        if (stopped_) break;
+        khugepaged_runs_->inc();
+        const VmResult r = vm_.khugepaged_scan(sc_core::sc_time_stamp());
+        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+        sleep = r.error == VmError::NoMemory ? alloc_sleep_ : scan_sleep_;
+    }
+    exited();
+}
+
+void VmDaemons::kcompactd() {
+    while (!stopped_ && compact_interval_ > sc_core::SC_ZERO_TIME) {
+        wait(compact_interval_, stop_ev_);
+        if (stopped_) break;
+        kcompactd_runs_->inc();
+        const VmResult r = vm_.compact(compact_pages_, sc_core::sc_time_stamp());
+        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+    }
+    exited();
+}
+
+}  // namespace vrdmasim

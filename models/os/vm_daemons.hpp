@@ -1,0 +1,55 @@
+// VmDaemons: the kernel threads that call the Vm's background work in
+// simulated time: kswapd (reclaim to the high watermark when free memory is
+// below the low one), khugepaged (a collapse pass every scan-sleep; alloc-sleep
+// after a failed huge-page allocation) and kcompactd (a compaction run every
+// vm.compact-interval; 0 = off). Each is an SC_THREAD; the work itself runs on
+// CpuCores as activity "kswapd" / "khugepaged" / "kcompactd" (charged by the
+// Vm) and the thread waits until the work's end before going on.
+//
+// Parameters are declared by Vm::declare_params (vm.kswapd-interval,
+// vm.compact-interval, vm.compact-pages, khugepaged.scan-sleep,
+// khugepaged.alloc-sleep). Every wait is timed and also ends on stop(), so
+// after stop() the threads exit at once and sc_start() returns by starvation
+// once the rest of the model is idle: the runner calls stop() when the
+// workload is done.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "core/context.hpp"
+#include "models/os/vm.hpp"
+
+namespace vrdmasim {
+
+class VmDaemons : public sc_core::sc_module {
+public:
+    // Binds the Vm's low-memory callback to kswapd's wake-up. Statistics under
+    // `<prefix>.` ("node0.vmd"): kswapd_runs, khugepaged_runs, kcompactd_runs.
+    VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const std::string& prefix, Vm& vm);
+
+    // The threads exit at their next wake-up (now: their waits also end on stop).
+    void stop();
+    bool stopped() const { return stopped_; }
+    // Notified when all three threads have exited.
+    sc_core::sc_event& idle() { return idle_; }
+
+private:
+    void kswapd();
+    void khugepaged();
+    void kcompactd();
+    void exited();
+    void kswapd_wake();
+
+    Vm& vm_;
+    sc_core::sc_time kswapd_interval_, scan_sleep_, alloc_sleep_, compact_interval_;
+    std::uint64_t compact_pages_;
+    bool stopped_ = false;
+    unsigned running_ = 3;
+    sc_core::sc_event stop_ev_, wake_ev_, idle_;
+    Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
+};
+
+}  // namespace vrdmasim
