@@ -188,7 +188,8 @@ bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64
 }
 
 bool App::debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len) {
-    if (vm_) return vm_->read_user(pid_, addr, data, len);
+    // Reading to check changes nothing: no fault, no swap-in, no access flag.
+    if (vm_) return vm_->peek_user(pid_, addr, data, len);
     tlm::tlm_generic_payload gp;
     gp.set_command(tlm::TLM_READ_COMMAND);
     gp.set_address(addr);

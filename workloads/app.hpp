@@ -86,9 +86,10 @@ public:
     CompletionRecord read_rx_record(std::uint64_t index);
 
     // Untimed access to this process's memory (test harness: fill sources,
-    // check destinations), by virtual address when attached to a process
-    // (pages not present are faulted in, untimed), else physical. Returns
-    // false on an unmapped address.
+    // check destinations), by virtual address when attached to a process,
+    // else physical. Writing faults pages in (untimed: the program filling
+    // its buffer); reading changes nothing (swapped pages are read from swap).
+    // Returns false on an unmapped address.
     bool debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len);
     bool debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len);
 

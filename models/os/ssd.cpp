@@ -125,4 +125,11 @@ sc_time Ssd::read_page(std::uint64_t slot, unsigned char* data, sc_time at) {
     return serve(false, kPage, at);
 }
 
+void Ssd::peek_page(std::uint64_t slot, unsigned char* data) const {
+    auto it = data_.find(slot);
+    if (it == data_.end())
+        throw std::logic_error("Ssd::peek_page: swap slot " + std::to_string(slot) + " holds no data");
+    std::memcpy(data, it->second->data(), kPage);
+}
+
 }  // namespace vrdmasim

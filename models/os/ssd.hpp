@@ -39,6 +39,9 @@ public:
     // Read `slot` into `data`; returns the completion time. Reading a slot
     // never written is std::logic_error.
     sc_core::sc_time read_page(std::uint64_t slot, unsigned char* data, sc_core::sc_time at);
+    // Copy `slot`'s bytes into `data` with no I/O, no time and no statistics
+    // (inspection). A slot never written is std::logic_error.
+    void peek_page(std::uint64_t slot, unsigned char* data) const;
 
 private:
     sc_core::sc_time serve(bool write, std::uint64_t bytes, sc_core::sc_time at);

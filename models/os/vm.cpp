@@ -293,6 +293,37 @@ struct Vm::Impl {
         return true;
     }
 
+    // Read user memory without any change: frames, swap slots, zeros for
+    // pages never touched; false outside every VMA.
+    bool peek(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+        Process* p = proc(pid);
+        if (!p || va + len < va || ((va + len) >> 48) != 0) return false;
+        std::vector<unsigned char> page;
+        for (std::uint64_t done = 0; done < len;) {
+            const std::uint64_t a = va + done;
+            const std::uint64_t off = a & (kPage - 1);
+            const std::uint64_t n = std::min(len - done, kPage - off);
+            if (!find_vma(*p, a)) return false;
+            int level = 0;
+            const std::uint64_t d = in_open(pid, a, a + 1) ? 0 : leaf(*p, a, nullptr, &level);
+            if (in_open(pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
+                access(false, open.block + (a - open.base), data + done, n);
+            } else if (has_frame(d)) {
+                const std::uint64_t size = level == 2 ? kHuge : kPage;
+                access(false, (d & kAddrMask & ~(size - 1)) + (a & (size - 1)), data + done, n);
+            } else if (level == 3 && is_swap(d)) {
+                if (!ssd) throw std::logic_error("Vm: swap entry without a swap device");
+                page.resize(kPage);
+                ssd->peek_page(swap_slot(d), page.data());
+                std::memcpy(data + done, page.data() + off, n);
+            } else {
+                std::memset(data + done, 0, n);
+            }
+            done += n;
+        }
+        return true;
+    }
+
     static PageTableWriter::Attrs attrs(Prot prot) {
         PageTableWriter::Attrs a;
         a.write = can_write(prot);
@@ -377,6 +408,10 @@ struct Vm::Impl {
     VmError fault_page(Process& p, std::uint64_t va, bool write, Work& w, std::uint64_t& next) {
         const std::uint64_t page = align_down(va, kPage);
         next = page + kPage;
+        if (settle(p, page, page + kPage, w)) {   // the fault waited for khugepaged's collapse
+            w.fault_taken = true;
+            w.cpu += minor_fault;   // then retries and finds the block
+        }
         std::uint64_t vstart = 0;
         Vma* v = find_vma(p, va, &vstart);
         if (!v) return VmError::Fault;
@@ -716,7 +751,62 @@ struct Vm::Impl {
         return table + 8ull * index_of(va, 2);
     }
 
-    VmResult khugepaged(sc_time at) {
+    // The khugepaged pass in progress (kept between collapse_begin calls, so
+    // that a pass interrupted by a collapse window goes on after it).
+    struct Pass {
+        bool active = false;
+        std::size_t left = 0;         // ranges still to visit
+        std::uint64_t scanned = 0;    // PTEs examined
+        std::uint64_t collapsed = 0;  // collapses completed
+        sc_time pending = sc_core::SC_ZERO_TIME;   // scan CPU not yet charged
+    } pass;
+    // The collapse whose window is open: PMD cleared, block filled, not yet installed.
+    struct Open {
+        bool open = false;
+        int pid = 0;
+        std::uint64_t base = 0, block = 0, table = 0;
+        Prot prot = Prot::None;
+        std::vector<std::uint64_t> old;   // old frames to free at install
+        sc_time clear, install;
+    } open;
+
+    bool in_open(int pid, std::uint64_t va, std::uint64_t end) const {
+        return open.open && open.pid == pid && va < open.base + kHuge && end > open.base;
+    }
+
+    // Phase 2: install the block, free the old frames and the page table.
+    void collapse_finish() {
+        if (!open.open) return;
+        Process& p = procs.at(open.pid);
+        p.pt->map_block(open.base, open.block, attrs(open.prot));
+        for (std::uint64_t pa : open.old) free_frame(pa, 0);
+        free_frame(open.table, 0);
+        collapses.inc();
+        if (pass.active) ++pass.collapsed;
+        collapse_window.add(to_us(open.install - open.clear));
+        ctx.tracer.span(track, "collapse-window", open.clear, open.install);
+        last_collapse = {open.clear, open.install};
+        open = Open{};
+    }
+
+    // A call on [va, end) of p finds the range collapsing: it waits for the
+    // collapse (khugepaged holds mmap_lock for writing), which is completed
+    // now; the call's work starts at the install time. True if it waited.
+    bool settle(Process& p, std::uint64_t va, std::uint64_t end, Work& w) {
+        if (!in_open(p.pid, va, end)) return false;
+        const sc_time t = open.install;
+        collapse_finish();
+        if (t > w.at) w.at = t;
+        return true;
+    }
+
+    // Phase 1: scan from the hand (starting a pass, or continuing the one in
+    // progress) up to the next collapse and open its window; or end the pass.
+    VmResult collapse_begin(sc_time at) {
+        if (open.open) {   // the caller did not end the last window: end it at its time
+            at = max_time(at, open.install);
+            collapse_finish();
+        }
         struct Range {
             int pid;
             std::uint64_t base;
@@ -729,28 +819,33 @@ struct Vm::Impl {
                 for (std::uint64_t b = round_up(vv.first, kHuge); b + kHuge <= vv.second.end; b += kHuge)
                     ranges.push_back({pp.first, b, vv.second.prot});
             }
-        sc_time t = at, pending = sc_core::SC_ZERO_TIME;
-        std::uint64_t scanned = 0, done_now = 0;
+        const std::size_t n = ranges.size();
+        if (!pass.active) {
+            pass = Pass{};
+            pass.active = true;
+            pass.left = n;
+        }
+        sc_time t = at;
         bool failed = false;
         std::size_t start = 0;
-        const std::size_t n = ranges.size();
         while (start < n && (ranges[start].pid < khugepaged_hand.pid ||
                              (ranges[start].pid == khugepaged_hand.pid && ranges[start].base < khugepaged_hand.va)))
             ++start;
         if (start == n) start = 0;
-        for (std::size_t k = 0; k < n && scanned < pages_to_scan; ++k) {
+        for (std::size_t k = 0; k < n && pass.left > 0 && pass.scanned < pages_to_scan; ++k) {
             const Range& r = ranges[(start + k) % n];
+            --pass.left;
             khugepaged_hand = {r.pid, r.base + kHuge};
             Process& p = procs.at(r.pid);
             int level = 0;
             const std::uint64_t table = leaf_slot(p, r.base, level);   // entry 0 of the page table
             if (!table || level == 2) {   // nothing mapped, or a block already
-                scanned += 1;
-                pending += scan_pte;
+                pass.scanned += 1;
+                pass.pending += scan_pte;
                 continue;
             }
-            scanned += 512;
-            pending += scan_pte * 512;
+            pass.scanned += 512;
+            pass.pending += scan_pte * 512;
             std::uint64_t none = 0, swp = 0, present = 0, protnone = 0;
             for (unsigned i = 0; i < 512; ++i) {
                 const std::uint64_t d = rd(table + 8ull * i);
@@ -771,11 +866,12 @@ struct Vm::Impl {
                 failed = true;
                 break;
             }
-            t = cpu.run("khugepaged", t, pending).end;
-            pending = sc_core::SC_ZERO_TIME;
+            t = cpu.run("khugepaged", t, pass.pending).end;
+            pass.pending = sc_core::SC_ZERO_TIME;
             // The PMD is cleared (every PTE of the range gone at once, as
             // pmdp_collapse_flush), cached translations are invalidated, the
-            // bytes are copied, the block is installed at the end of the copy.
+            // bytes are copied; the block is installed at the end of the copy
+            // by collapse_finish.
             const sc_time t_clear = t;
             const std::uint64_t pmd = l2_slot(p, r.base);
             std::vector<std::uint64_t> entries(512);
@@ -811,22 +907,37 @@ struct Vm::Impl {
                 }
             }
             const sc_time t_install = max_time(cpu.run("khugepaged", t, copy).end, ssd_end);
-            p.pt->map_block(r.base, *h, attrs(r.prot));
-            for (std::uint64_t pa : old) free_frame(pa, 0);
-            free_frame(table, 0);
-            collapses.inc();
-            ++done_now;
-            collapse_window.add(to_us(t_install - t_clear));
-            ctx.tracer.span(track, "collapse-window", t_clear, t_install);
-            last_collapse = {t_clear, t_install};
-            t = t_install;
+            open.open = true;
+            open.pid = r.pid;
+            open.base = r.base;
+            open.block = *h;
+            open.table = table & ~(kPage - 1);
+            open.prot = r.prot;
+            open.old = std::move(old);
+            open.clear = t_clear;
+            open.install = t_install;
+            VmResult res;
+            res.done = t_install;
+            res.value = pass.collapsed;
+            return res;
         }
-        khugepaged_scanned.inc(scanned);
+        khugepaged_scanned.inc(pass.scanned);
         VmResult res;
-        res.done = cpu.run("khugepaged", t, pending).end;
-        res.value = done_now;
+        res.done = cpu.run("khugepaged", t, pass.pending).end;
+        res.value = pass.collapsed;
         res.error = failed ? VmError::NoMemory : VmError::Ok;
+        pass = Pass{};
         return res;
+    }
+
+    // A whole pass in one call: every window opened and closed at its times.
+    VmResult khugepaged(sc_time at) {
+        for (;;) {
+            VmResult r = collapse_begin(at);
+            if (!open.open) return r;
+            at = open.install;
+            collapse_finish();
+        }
     }
     std::pair<sc_time, sc_time> last_collapse;
 
@@ -883,6 +994,10 @@ struct Vm::Impl {
                 });
             for (const auto& o : p.orphans) mark(o.second.pa);
         }
+        if (open.open) {   // a collapse window: its old frames and table are still allocated
+            for (std::uint64_t pa : open.old) mark(pa);
+            mark(open.table);
+        }
         // The block with the fewest movable pages, no unmovable one, not more
         // than max_pages (ties: the lowest address).
         std::uint64_t best = ~0ull;
@@ -935,7 +1050,7 @@ struct Vm::Impl {
         VmResult r;
         r.error = e;
         r.value = value;
-        r.done = cpu.run(activity, at, w.cpu).end + w.io;
+        r.done = cpu.run(activity, max_time(at, w.at), w.cpu).end + w.io;   // w.at: after a collapse wait
         return r;
     }
 };
@@ -1063,6 +1178,35 @@ VmResult Vm::reclaim(std::uint64_t target_free_bytes, sc_time at) {
 
 VmResult Vm::khugepaged_scan(sc_time at) { return impl_->khugepaged(at); }
 
+VmResult Vm::collapse_begin(sc_time at) { return impl_->collapse_begin(at); }
+
+VmResult Vm::collapse_end(sc_time at) {
+    Impl& m = *impl_;
+    VmResult r;
+    r.done = at;
+    if (!m.open.open) return r;
+    r.done = max_time(at, m.open.install);
+    r.value = 1;
+    m.collapse_finish();
+    return r;
+}
+
+VmCollapse Vm::collapsing() const {
+    const Impl& m = *impl_;
+    VmCollapse c;
+    if (!m.open.open) return c;
+    c.open = true;
+    c.pid = m.open.pid;
+    c.va = m.open.base;
+    c.clear = m.open.clear;
+    c.install = m.open.install;
+    return c;
+}
+
+bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const {
+    return impl_->peek(pid, va, data, len);
+}
+
 VmResult Vm::compact(std::uint64_t max_pages, sc_time at) { return impl_->compact(max_pages, at); }
 
 Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
@@ -1144,6 +1288,7 @@ VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     m.munmaps.inc();
     len = round_up(len, kPage);
     const std::uint64_t end = va + len;
+    m.settle(*p, va, end, w);   // a collapse in the range is completed first
     m.split_vma_at(*p, va);
     m.split_vma_at(*p, end);
     for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end;) it = p->vmas.erase(it);
@@ -1166,6 +1311,7 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
     const std::uint64_t end = va + len;
     if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
     m.mprotects.inc();
+    m.settle(*p, va, end, w);   // a collapse in the range is completed first
     m.split_vma_at(*p, va);
     m.split_vma_at(*p, end);
     for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it) it->second.prot = prot;
@@ -1214,6 +1360,7 @@ VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice
     const std::uint64_t end = va + len;
     if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
     m.madvises.inc();
+    m.settle(*p, va, end, w);   // a collapse in the range is completed first
     switch (advice) {
         case Advice::HugePage:
         case Advice::NoHugePage: {

@@ -49,6 +49,16 @@ struct VmResult {
     bool ok() const { return error == VmError::Ok; }
 };
 
+// A khugepaged collapse whose window is open (Vm::collapsing): the PTEs of
+// the 2 MiB range [va, va + 2 MiB) of process pid were cleared at `clear`;
+// the block is installed at `install` (Vm::collapse_end).
+struct VmCollapse {
+    bool open = false;
+    int pid = 0;
+    std::uint64_t va = 0;
+    sc_core::sc_time clear, install;
+};
+
 enum class Prot : unsigned { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
 
 enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
@@ -133,6 +143,11 @@ public:
     // False for an address that is not mapped.
     bool write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
     bool read_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len);
+    // Read user memory without changing anything (no fault, no access flag,
+    // no statistics, no time): present pages from their frames (PROT_NONE
+    // ones too), swapped pages from their swap slot, pages never touched as
+    // zeros. False if some byte lies outside every VMA.
+    bool peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const;
 
     std::uint64_t free_bytes() const { return frames_.free_pages() * FrameAllocator::kPage; }
 
@@ -142,10 +157,29 @@ public:
     // free_bytes() >= target_free_bytes. value = pages swapped out; NoMemory
     // if the target was not reached (nothing evictable, swap full or no swap).
     VmResult reclaim(std::uint64_t target_free_bytes, sc_core::sc_time at);
-    // One khugepaged pass of up to khugepaged.pages-to-scan PTEs. value =
-    // ranges collapsed; NoMemory if an order-9 allocation failed (the pass
-    // stops there: khugepaged then sleeps alloc-sleep).
+    // One khugepaged pass of up to khugepaged.pages-to-scan PTEs, every
+    // collapse's two phases done in this one call (for callers without a
+    // thread; the tables jump to their final state at once). value = ranges
+    // collapsed; NoMemory if an order-9 allocation failed (the pass stops
+    // there: khugepaged then sleeps alloc-sleep). Goes on with a pass that
+    // collapse_begin left in progress.
     VmResult khugepaged_scan(sc_core::sc_time at);
+    // The same pass in two phases per collapse (VmDaemons' khugepaged thread):
+    // collapse_begin scans on from the hand (starting a pass, or going on
+    // with the one in progress) up to the next collapse and runs its phase 1:
+    // the range's PTEs cleared, the notifier called, the bytes copied into
+    // the new block; collapsing() is then open and done = its install time
+    // (value = collapses completed so far in the pass). Or the pass ends:
+    // collapsing() is not open and the result is the pass's, as
+    // khugepaged_scan's. Until collapse_end, any fault, user copy, munmap,
+    // mprotect or madvise on the range completes the collapse first and
+    // starts its work at the install time (mmap_lock).
+    VmResult collapse_begin(sc_core::sc_time at);
+    // Phase 2: install the block, free the old frames and the page table.
+    // done = max(at, install time); value = 1, or 0 (done = at) when no
+    // window is open (a fault already completed it).
+    VmResult collapse_end(sc_core::sc_time at);
+    VmCollapse collapsing() const;
     // Migrate at most max_pages unpinned 4 KiB user pages out of one 2 MiB
     // physical block to free it whole. value = pages migrated; NoMemory if no
     // block could be freed within max_pages.

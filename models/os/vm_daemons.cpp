@@ -53,7 +53,15 @@ void VmDaemons::khugepaged() {
         wait(sleep, stop_ev_);
         if (stopped_) break;
         khugepaged_runs_->inc();
-        const VmResult r = vm_.khugepaged_scan(sc_core::sc_time_stamp());
+        // The pass, one collapse at a time: phase 1 now, the block installed
+        // at the end of its window (waited out even if stop() comes meanwhile).
+        VmResult r;
+        for (;;) {
+            r = vm_.collapse_begin(sc_core::sc_time_stamp());
+            if (!vm_.collapsing().open) break;
+            if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+            vm_.collapse_end(sc_core::sc_time_stamp());
+        }
         if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
         sleep = r.error == VmError::NoMemory ? alloc_sleep_ : scan_sleep_;
     }

@@ -166,3 +166,50 @@ TEST_CASE("vm daemons: compaction off by default; stop before any work", "[os][v
     CHECK(b.counter("node0.vmd.khugepaged_runs") == 0);
     CHECK(b.counter("node0.vmd.kcompactd_runs") == 0);
 }
+
+TEST_CASE("vm daemons: khugepaged opens the collapse window, then installs the block at its end",
+          "[os][vm-daemons]") {
+    Bench b({{"vm.thp", "madvise"},
+             {"khugepaged.scan-sleep", "1ms"},
+             {"vm.low-watermark", "1MiB"},   // 16 MiB of DRAM: kswapd stays asleep
+             {"vm.high-watermark", "2MiB"},
+             {"vm.kswapd-interval", "1000s"},
+             {"vm.scan-pte", "10ns"},
+             {"vm.pte-update", "20ns"},
+             {"vm.copy-page", "2us"},
+             {"vm.zero-fill-page", "1us"}});
+    VmCollapse seen;
+    bool hole_in_window = false, block_after = false, waited = false;
+    sc_time fault_done;
+    b.program.body = [&] {
+        const int pid = b.vm->create_process("app");
+        const auto h = b.vm->mmap(pid, 2 * MiB, Prot::ReadWrite, false, sc_core::SC_ZERO_TIME);
+        const unsigned char x = 'h';
+        b.vm->write_user(pid, h.value, &x, 1);
+        b.vm->madvise(pid, h.value, 2 * MiB, Advice::HugePage, sc_core::SC_ZERO_TIME);
+        // khugepaged wakes at 1 ms: 512 PTEs scanned (5.12 us), then the
+        // window: 1 page copied, 511 cleared, 2 PTE updates = 513.04 us.
+        wait(ms(1) + sc_time(100, sc_core::SC_US));
+        seen = b.vm->collapsing();
+        std::uint64_t pa = 0;
+        hole_in_window = seen.open && !b.vm->translate(pid, h.value, pa);
+        unsigned char back = 0;
+        waited = b.vm->peek_user(pid, h.value, &back, 1) && back == 'h';   // the bytes, no change
+        // A fault inside the window (a page never touched) waits for its end
+        // and finds the block; the thread's phase 2 then has nothing to do.
+        fault_done = b.vm->touch(pid, h.value + 4096, false, sc_core::sc_time_stamp()).done;
+        wait(ms(1) + sc_time(600, sc_core::SC_US) - sc_core::sc_time_stamp());
+        block_after = !b.vm->collapsing().open && b.vm->translate(pid, h.value + 4096, pa) && pa % (2 * MiB) == 4096;
+        b.daemons->stop();
+    };
+    sc_core::sc_start();
+    REQUIRE(seen.open);
+    CHECK(seen.clear == ms(1) + sc_time(5120, sc_core::SC_NS));
+    CHECK(seen.install == seen.clear + sc_time(513040, sc_core::SC_NS));
+    CHECK(hole_in_window);
+    CHECK(block_after);
+    CHECK(waited);
+    CHECK(fault_done == seen.install + sc_time(2100, sc_core::SC_NS));   // minor-fault + user-access after it
+    CHECK(b.counter("node0.vm.collapses") == 1);
+    CHECK(b.counter("node0.vmd.khugepaged_runs") == 1);
+}

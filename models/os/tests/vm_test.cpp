@@ -1090,3 +1090,190 @@ TEST_CASE("vm: khugepaged reads back up to max-ptes-swap swapped pages", "[os][v
         }
     }
 }
+
+// ---- the collapse window in simulated time (two phases)
+
+namespace {
+// A range ready for khugepaged: pages 0, 5, 100 written, then MADV_HUGEPAGE.
+std::uint64_t collapse_setup(Env& e) {
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    for (unsigned i : {0u, 5u, 100u}) write_page(e, m.value + i * P, i);
+    REQUIRE(e.vm->madvise(e.pid, m.value, 4 * MiB, Advice::HugePage, T0).ok());
+    return m.value;
+}
+const sc_time kClear = ns(5120);                     // 512 PTEs scanned
+const sc_time kInstall = ns(5120) + ns(515040);      // 3 copied, 509 zeroed, 2 PTE updates
+}  // namespace
+
+TEST_CASE("vm: the collapse window: PTEs gone from its start, block installed at its end",
+          "[os][vm][khugepaged]") {
+    Env e(Settings{{"vm.thp", "madvise"}});
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    const std::uint64_t va = collapse_setup(e);
+    const std::uint64_t free0 = e.frames.free_pages();
+    inv.clear();
+
+    const auto b = e.vm->collapse_begin(T0);
+    CHECK(b.ok());
+    const VmCollapse c = e.vm->collapsing();
+    REQUIRE(c.open);
+    CHECK(c.pid == e.pid);
+    CHECK(c.va == va);
+    CHECK(c.clear == kClear);
+    CHECK(c.install == kInstall);
+    CHECK(b.done == kInstall);
+    CHECK(b.value == 0);   // no collapse completed yet in this pass
+    // The notifier at the window's start, before any old frame was freed.
+    REQUIRE(inv.size() == 1);
+    CHECK(inv[0].va == va);
+    CHECK(inv[0].len == 2 * MiB);
+    CHECK(inv[0].at == kClear);
+    CHECK(inv[0].free_pages == free0 - 512);
+    CHECK(e.frames.free_pages() == free0 - 512);   // old frames still held during the window
+    CHECK(e.counter("collapses") == 0);
+
+    // Inside the window: an SMMU walk finds no PTE (translation fault).
+    for (unsigned i : {0u, 5u, 100u, 511u}) CHECK(smmu_walk(e, va + i * P, false).fault == FaultType::Translation);
+    CHECK_FALSE(e.vm->present(e.pid, va + 5 * P));
+    // The other range is untouched and not collapsing.
+    CHECK_FALSE(e.vm->collapsing().va == va + 2 * MiB);
+
+    const auto end = e.vm->collapse_end(kInstall);
+    CHECK(end.value == 1);
+    CHECK(end.done == kInstall);
+    CHECK_FALSE(e.vm->collapsing().open);
+    CHECK(e.counter("collapses") == 1);
+    CHECK(e.frames.free_pages() == free0 - 512 + 3 + 1);   // 3 old pages and the page table
+    const WalkResult after = smmu_walk(e, va + 5 * P, false);
+    CHECK(after.fault == FaultType::None);
+    CHECK(after.reads == 3);
+    CHECK(after.level == 2);
+    for (unsigned i : {0u, 5u, 100u}) CHECK(read_page(e, va + i * P) == pattern(i));
+    const Histogram* win = e.stats.find_histogram("node0.vm.collapse_window");
+    REQUIRE(win);
+    CHECK(win->max() == Approx(515.04));
+
+    // The pass goes on: the second range (empty) and the pass's result.
+    const auto rest = e.vm->collapse_begin(kInstall);
+    CHECK_FALSE(e.vm->collapsing().open);
+    CHECK(rest.ok());
+    CHECK(rest.value == 1);
+    CHECK(rest.done == kInstall + ns(10));
+    CHECK(e.counter("khugepaged_scanned") == 513);
+    // collapse_end without an open window changes nothing.
+    const auto none = e.vm->collapse_end(us(2000));
+    CHECK(none.value == 0);
+    CHECK(none.done == us(2000));
+}
+
+TEST_CASE("vm: a fault inside the collapse window waits for the block", "[os][vm][khugepaged]") {
+    for (const bool range : {false, true}) {
+        CAPTURE(range);
+        Env e(Settings{{"vm.thp", "madvise"}});
+        const std::uint64_t va = collapse_setup(e);
+        const std::uint64_t free0 = e.frames.free_pages();
+        const std::uint64_t zero_fills = e.counter("zero_fills"), minor = e.counter("faults_minor");
+        REQUIRE(e.vm->collapse_begin(T0).done == kInstall);
+        const sc_time t = us(100);   // inside the window
+        // A page never touched (7) and a written one (5).
+        const auto r = range ? e.vm->fault_in(e.pid, va + 5 * P, 3 * P, true, t)
+                             : e.vm->touch(e.pid, va + 7 * P, true, t);
+        CHECK(r.ok());
+        CHECK(r.done >= kInstall);
+        // Waited until the install, then the fault (taken) and the access(es) to the block.
+        CHECK(r.done == kInstall + us(2) + ns(100));
+        CHECK(r.value == 0);   // nothing new made present: the block was found
+        CHECK_FALSE(e.vm->collapsing().open);
+        CHECK(e.counter("zero_fills") == zero_fills);   // no new small page
+        CHECK(e.counter("faults_minor") == minor);
+        CHECK(e.counter("collapses") == 1);
+        const WalkResult w = smmu_walk(e, va + 7 * P, false);
+        CHECK(w.fault == FaultType::None);
+        CHECK(w.reads == 3);
+        CHECK(e.frames.free_pages() == free0 - 512 + 3 + 1);
+        for (unsigned i : {0u, 5u, 100u}) CHECK(read_page(e, va + i * P) == pattern(i));
+        CHECK(read_page(e, va + 7 * P) == std::vector<unsigned char>(P, 0));
+        // The thread's phase 2 finds nothing left to do.
+        CHECK(e.vm->collapse_end(kInstall).value == 0);
+    }
+}
+
+TEST_CASE("vm: munmap inside the collapse window completes the collapse first", "[os][vm][khugepaged]") {
+    Env e(Settings{{"vm.thp", "madvise"}});
+    std::vector<InvRec> inv;
+    record_invalidations(e, inv);
+    const std::uint64_t va = collapse_setup(e);
+    const std::uint64_t free0 = e.frames.free_pages();
+    REQUIRE(e.vm->collapse_begin(T0).ok());
+    inv.clear();
+    const auto r = e.vm->munmap(e.pid, va, 2 * MiB, us(100));
+    CHECK(r.ok());
+    CHECK(r.done == kInstall + ns(500) + ns(20));   // waits, then syscall + one block PTE cleared
+    CHECK_FALSE(e.vm->collapsing().open);
+    REQUIRE(inv.size() == 1);
+    CHECK(inv[0].at == kInstall + ns(520));
+    CHECK(e.frames.free_pages() == free0 + 3 + 1);   // old pages, table and the block all back
+    CHECK(smmu_walk(e, va, false).fault == FaultType::Translation);
+    unsigned char x = 0;
+    CHECK_FALSE(e.vm->peek_user(e.pid, va, &x, 1));
+}
+
+TEST_CASE("vm: peek_user reads user memory without changing anything", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 4 * P, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    write_page(e, m.value, 1);
+    write_page(e, m.value + P, 2);
+    // Two sweeps: AF cleared, then both pages swapped out.
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + 2 * P, T0).value == 2);
+    REQUIRE(e.vm->swapped(e.pid, m.value + P));
+    const std::uint64_t free0 = e.frames.free_pages(), slots0 = e.ssd->free_slots();
+    const std::uint64_t swap_ins = e.counter("swap_ins"), majors = e.counter("faults_major");
+    const Counter* ssd_reads = e.stats.find_counter("node0.ssd.reads");
+    REQUIRE(ssd_reads);
+    const std::uint64_t reads0 = ssd_reads->value();
+    const sc_time busy0 = e.cpu->busy("page-fault");
+
+    std::vector<unsigned char> buf(P);
+    // A swapped page: its slot's bytes, and it stays swapped.
+    REQUIRE(e.vm->peek_user(e.pid, m.value + P, buf.data(), P));
+    CHECK(buf == pattern(2));
+    CHECK(e.vm->swapped(e.pid, m.value + P));
+    // Across a page boundary: the end of page 0 and the start of page 1.
+    std::vector<unsigned char> two(16);
+    REQUIRE(e.vm->peek_user(e.pid, m.value + P - 8, two.data(), 16));
+    for (unsigned i = 0; i < 8; ++i) {
+        CHECK(two[i] == pattern(1)[P - 8 + i]);
+        CHECK(two[8 + i] == pattern(2)[i]);
+    }
+    // A page never touched: zeros, still not present.
+    std::fill(buf.begin(), buf.end(), 0xEE);
+    REQUIRE(e.vm->peek_user(e.pid, m.value + 3 * P, buf.data(), P));
+    CHECK(buf == std::vector<unsigned char>(P, 0));
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 3 * P));
+    // Unmapped addresses: false (also a range running past the VMA's end).
+    CHECK_FALSE(e.vm->peek_user(e.pid, m.value + 4 * P, buf.data(), 1));
+    CHECK_FALSE(e.vm->peek_user(e.pid, m.value + 3 * P, buf.data(), P + 1));
+    CHECK_FALSE(e.vm->peek_user(e.pid + 7, m.value, buf.data(), 1));
+    CHECK(e.cpu->busy("page-fault") == busy0);   // no time charged
+    // A present page.
+    const unsigned char msg[] = "peek";
+    REQUIRE(e.vm->write_user(e.pid, m.value + 2 * P + 10, msg, sizeof msg));
+    const std::uint64_t af = e.counter("faults_af");
+    unsigned char back[sizeof msg] = {};
+    REQUIRE(e.vm->peek_user(e.pid, m.value + 2 * P + 10, back, sizeof msg));
+    CHECK(std::memcmp(back, msg, sizeof msg) == 0);
+
+    // Nothing changed: frames, slots, counters, SSD reads, CPU time.
+    CHECK(e.frames.free_pages() == free0 - 1);   // only write_user above took a frame
+    CHECK(e.ssd->free_slots() == slots0);
+    CHECK(e.counter("swap_ins") == swap_ins);
+    CHECK(e.counter("faults_major") == majors);
+    CHECK(ssd_reads->value() == reads0);
+    CHECK(e.vm->swapped(e.pid, m.value));
+    CHECK(e.vm->swapped(e.pid, m.value + P));
+    CHECK(e.counter("faults_af") == af);
+}
