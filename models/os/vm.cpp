@@ -1481,6 +1481,22 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     }
     const VmError e = m.fault_range(*p, start, end, true, w);
     if (e != VmError::Ok) return m.finish("pin", w, at, e);
+    // A huge page pinned only in part is split, so that its unpinned pages
+    // stay movable and reclaimable (the pins are per 4 KiB page).
+    for (const std::uint64_t edge : {start, end}) {
+        const std::uint64_t base = align_down(edge, kHuge);
+        if (edge == base) continue;
+        std::uint64_t slot = 0;
+        int level = 0;
+        const std::uint64_t d = m.leaf(*p, edge == end ? end - 1 : edge, &slot, &level);
+        if (slot && level == 2 && has_frame(d)) {
+            try {
+                m.split_block(*p, base, w);
+            } catch (const OutOfFrames&) {
+                return m.finish("pin", w, at, VmError::NoMemory);
+            }
+        }
+    }
     for (std::uint64_t a = start; a < end; a += kPage) {
         std::uint64_t pa = 0;
         translate(pid, a, pa);

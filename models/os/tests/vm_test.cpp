@@ -1277,3 +1277,32 @@ TEST_CASE("vm: peek_user reads user memory without changing anything", "[os][vm]
     CHECK(e.vm->swapped(e.pid, m.value + P));
     CHECK(e.counter("faults_af") == af);
 }
+
+TEST_CASE("vm: pinning part of a huge page splits it; pinning all of it does not", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "always"}});
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, true, T0);   // two 2 MiB blocks
+    REQUIRE(m.ok());
+    int level = 0;
+    std::uint64_t pa = 0;
+    REQUIRE(walk(e.mem, e.vm->root(e.pid), m.value, level, pa));
+    REQUIRE(level == 2);
+    const unsigned char msg[] = "kept";
+    REQUIRE(e.vm->write_user(e.pid, m.value + 5 * 4096, msg, 5));
+    const std::uint64_t splits0 = e.counter("huge_splits");
+    // Part of the first block: split, so the unpinned pages stay reclaimable.
+    REQUIRE(e.vm->pin(e.pid, m.value + 5 * 4096, 2 * 4096, T0).ok());
+    CHECK(e.counter("huge_splits") == splits0 + 1);
+    REQUIRE(walk(e.mem, e.vm->root(e.pid), m.value + 5 * 4096, level, pa));
+    CHECK(level == 3);
+    REQUIRE(walk(e.mem, e.vm->root(e.pid), m.value, level, pa));
+    CHECK(level == 3);
+    char back[5] = {};
+    REQUIRE(e.vm->peek_user(e.pid, m.value + 5 * 4096, reinterpret_cast<unsigned char*>(back), 5));
+    CHECK(std::string(back) == "kept");
+    CHECK(e.vm->pin_count(e.pid, m.value + 5 * 4096) == 1);
+    // All of the second block: it stays a block.
+    REQUIRE(e.vm->pin(e.pid, m.value + 2 * MiB, 2 * MiB, T0).ok());
+    CHECK(e.counter("huge_splits") == splits0 + 1);
+    REQUIRE(walk(e.mem, e.vm->root(e.pid), m.value + 2 * MiB + 4096, level, pa));
+    CHECK(level == 2);
+}
