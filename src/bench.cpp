@@ -95,6 +95,7 @@ struct TimedMaster : sc_core::sc_module {
         gp.set_address(base);
         socket->b_transport(gp, d);
         ok = gp.is_response_ok();
+        sc_core::wait(d);   // past its walk: the entry is ready, so the loop below only hits
         const auto t0 = std::chrono::steady_clock::now();
         for (long i = 0; i < iterations; ++i) {
             d = sc_core::SC_ZERO_TIME;
@@ -247,28 +248,42 @@ int bench_command(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string dir = tmpl;
+    // Shared machines are noisy: every figure is the best of `kRepeats`
+    // runs, the measurements interleaved so that a slow spell hits all alike.
+    constexpr int kRepeats = 3;
     int st = 0;
-    const auto bare = child_figures("'" + exe + "' bench-bare --iterations 2000000", st);
-    const double bare_ns = bare.count("bare_ns_per_iteration") ? bare.at("bare_ns_per_iteration") : 0;
-    if (st != 0 || bare_ns <= 0) {
-        std::cerr << "vrdmasim: error: bare loop failed\n";
-        return 1;
-    }
+    double bare_ns = 0, direct_ns = 0, smmu_ns = 0;
     StreamFigures with_smmu, physical;
-    if (!run_stream(exe, dir + "/smmu", volume, "", with_smmu) ||
-        !run_stream(exe, dir + "/phys", volume, "--smmu.enabled=false", physical))
-        return 1;
-    const auto hit = child_figures("'" + exe + "' bench-smmu --iterations 5000000", st);
+    auto best = [](double& best_so_far, double v) {
+        if (v > 0 && (best_so_far <= 0 || v < best_so_far)) best_so_far = v;
+    };
+    for (int rep = 0; rep < kRepeats; ++rep) {
+        const auto bare = child_figures("'" + exe + "' bench-bare --iterations 2000000", st);
+        if (st != 0 || !bare.count("bare_ns_per_iteration")) {
+            std::cerr << "vrdmasim: error: bare loop failed\n";
+            return 1;
+        }
+        best(bare_ns, bare.at("bare_ns_per_iteration"));
+        StreamFigures a, b;
+        if (!run_stream(exe, dir + "/smmu", volume, "", a) ||
+            !run_stream(exe, dir + "/phys", volume, "--smmu.enabled=false", b))
+            return 1;
+        if (rep == 0 || a.host < with_smmu.host) with_smmu = a;
+        if (rep == 0 || b.host < physical.host) physical = b;
+        const auto hit = child_figures("'" + exe + "' bench-smmu --iterations 5000000", st);
+        if (st != 0 || !hit.count("direct_ns_per_call") || !hit.count("smmu_ns_per_call")) {
+            std::cerr << "vrdmasim: error: SMMU hit-path bench failed\n";
+            return 1;
+        }
+        best(direct_ns, hit.at("direct_ns_per_call"));
+        best(smmu_ns, hit.at("smmu_ns_per_call"));
+    }
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    if (st != 0 || !hit.count("direct_ns_per_call") || !hit.count("smmu_ns_per_call")) {
-        std::cerr << "vrdmasim: error: SMMU hit-path bench failed\n";
-        return 1;
-    }
-    const double direct_ns = hit.at("direct_ns_per_call"), smmu_ns = hit.at("smmu_ns_per_call");
     const double hit_cost = (smmu_ns - direct_ns) / direct_ns;
 
-    std::cout << std::setprecision(4) << "bare SystemC b_transport+wait():   " << bare_ns << " ns per round trip\n";
+    std::cout << std::setprecision(4) << "best of " << kRepeats << " runs each\n"
+              << "bare SystemC b_transport+wait():   " << bare_ns << " ns per round trip\n";
     auto report = [&](const char* what, const StreamFigures& f) {
         const double ns = f.host * 1e9 / f.packets;
         std::cout << "stream, " << volume << " in 1 MiB messages, " << what << ": "

@@ -108,6 +108,7 @@ void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t
     // Page by page: a page the process cannot write (unmapped or read-only,
     // as a test may make it) is left as it is; the transfer will fault there.
     auto write_pages = [](App& app, std::uint64_t addr, const unsigned char* data, std::uint64_t n) {
+        if (app.debug_write(addr, data, n)) return;   // the usual case: all of it at once
         const std::uint64_t page = 4096;
         for (std::uint64_t off = 0; off < n;) {
             const std::uint64_t chunk = std::min(n - off, page - (addr + off) % page);

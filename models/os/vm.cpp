@@ -190,8 +190,11 @@ struct Vm::Impl {
     }
 
     // ------------------------------------------------------------ memory
+    // One payload for all debug accesses (constructing one costs an
+    // allocation, and descriptors are read a word at a time).
+    tlm::tlm_generic_payload dbg_gp;
     void access(bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len) {
-        tlm::tlm_generic_payload gp;
+        tlm::tlm_generic_payload& gp = dbg_gp;
         gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
         gp.set_address(pa);
         gp.set_data_ptr(data);
@@ -277,9 +280,14 @@ struct Vm::Impl {
         std::uint64_t done = 0;
         while (done < len) {
             const std::uint64_t a = va + done;
-            const std::uint64_t n = std::min(len - done, kPage - (a & (kPage - 1)));
+            std::uint64_t n = std::min(len - done, kPage - (a & (kPage - 1)));
             Vma* v = find_vma(*p, a);
             if (!v || v->prot == Prot::None || (write && !can_write(v->prot))) return false;
+            // Within a present 2 MiB block (and its VMA) copy to the block's end at once.
+            int level = 0;
+            const std::uint64_t d = in_open(pid, a, a + 1) ? 0 : leaf(*p, a, nullptr, &level);
+            if (level == 2 && has_frame(d) && (d & kValid))
+                n = std::min({len - done, kHuge - (a & (kHuge - 1)), v->end - a});
             std::uint64_t pa = 0;
             if (!translate(*p, a, pa)) {
                 Work w;
@@ -302,14 +310,17 @@ struct Vm::Impl {
         for (std::uint64_t done = 0; done < len;) {
             const std::uint64_t a = va + done;
             const std::uint64_t off = a & (kPage - 1);
-            const std::uint64_t n = std::min(len - done, kPage - off);
-            if (!find_vma(*p, a)) return false;
+            std::uint64_t n = std::min(len - done, kPage - off);
+            const Vma* vma = find_vma(*p, a);
+            if (!vma) return false;
             int level = 0;
             const std::uint64_t d = in_open(pid, a, a + 1) ? 0 : leaf(*p, a, nullptr, &level);
             if (in_open(pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
                 access(false, open.block + (a - open.base), data + done, n);
             } else if (has_frame(d)) {
                 const std::uint64_t size = level == 2 ? kHuge : kPage;
+                if (level == 2)   // the rest of the block (and of its VMA) in one copy
+                    n = std::min({len - done, kHuge - (a & (kHuge - 1)), vma->end - a});
                 access(false, (d & kAddrMask & ~(size - 1)) + (a & (size - 1)), data + done, n);
             } else if (level == 3 && is_swap(d)) {
                 if (!ssd) throw std::logic_error("Vm: swap entry without a swap device");
