@@ -99,6 +99,13 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
                 return vm.fault_in(pid, va, len, write, at);
             });
         driver->mmio.bind(bus.in);
+        // Terminate mode: the fault library's outcomes for the engine's
+        // stream let a fault-tolerant PLDMA re-read or ask for retransmission.
+        if (!driver->stall_mode())
+            driver->on_outcome([this](const FaultOutcome& o) {
+                if (o.fault.stream_id == dma.stream_id())
+                    dma.fault_resolved(o.fault.address, o.fault.write, o.resolved, o.done);
+            });
         vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
                                  sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
         app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config.size("ssd.swap-size"));

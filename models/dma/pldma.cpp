@@ -73,7 +73,12 @@ void Pldma::declare_params(ParamRegistry& reg) {
         .range("0", "31")
         .integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
                                 "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
-        .range("0", "63");
+        .range("0", "63")
+        .boolean("fault-tolerant", "false",
+                 "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
+                 "source read parks the transfer until the fault library's outcome (fault_resolved) and "
+                 "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
+                 "sequence number once the receiver's fault is resolved");
 }
 
 Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
@@ -91,10 +96,12 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       queue_depth_(static_cast<unsigned>(ctx.config.integer("dma.queue-depth"))),
       setup_time_(ctx.config.time("dma.setup-time")),
       mmio_latency_(ctx.config.time("dma.mmio-latency")),
+      fault_tolerant_(ctx.config.boolean("dma.fault-tolerant")),
       block_(block_size_),
       stream_id_(static_cast<std::uint32_t>((ctx.config.integer("dma.smmu-tbu") << 10) | ctx.config.integer("dma.axi-id"))),
       tx_pkt_(*new ExanetPacket),
       ack_pkt_(*new ExanetPacket),
+      ctl_pkt_(*new ExanetPacket),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "dma")),
       who_(group + ".dma"),
@@ -118,18 +125,43 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       smmu_faults_(ctx.stats.counter(std::string(this->name()) + ".smmu_faults", "",
                                      "memory accesses the SMMU answered with a translation fault")),
       latency_us_(ctx.stats.histogram(std::string(this->name()) + ".transfer_latency", "us",
-                                      "doorbell to completion record written")) {
+                                      "doorbell to completion record written")),
+      parks_(ctx.stats.counter(std::string(this->name()) + ".parks", "",
+                               "source reads parked on an SMMU fault (fault-tolerant)")),
+      rereads_(ctx.stats.counter(std::string(this->name()) + ".rereads", "",
+                                 "source blocks read again after their fault was resolved (fault-tolerant)")),
+      park_us_(ctx.stats.histogram(std::string(this->name()) + ".park_time", "us",
+                                   "source read fault to resumption (fault-tolerant)")),
+      nacks_sent_(ctx.stats.counter(std::string(this->name()) + ".nacks_sent", "",
+                                    "NACKs sent for payload writes that faulted (receiver, fault-tolerant)")),
+      nacks_received_(ctx.stats.counter(std::string(this->name()) + ".nacks_received", "",
+                                        "NACKs received (sender, fault-tolerant)")),
+      retx_requests_(ctx.stats.counter(std::string(this->name()) + ".retransmit_requests", "",
+                                       "retransmit requests sent after a resolved fault (receiver)")),
+      retransmissions_(ctx.stats.counter(std::string(this->name()) + ".retransmissions", "",
+                                         "retransmit requests served (sender)")),
+      retx_bytes_(ctx.stats.counter(std::string(this->name()) + ".retransmitted_bytes", "B",
+                                    "payload bytes sent again on a retransmit request (sender)")),
+      duplicates_(ctx.stats.counter(std::string(this->name()) + ".duplicates_dropped", "",
+                                    "received packets already written (sequence behind), dropped (receiver)")),
+      fault_dropped_(ctx.stats.counter(std::string(this->name()) + ".fault_dropped", "",
+                                       "received packets dropped while their transfer waits on a fault "
+                                       "or after it failed on one (receiver)")),
+      unmatched_(ctx.stats.counter(std::string(this->name()) + ".fault_outcomes_unmatched", "",
+                                   "fault outcomes for which nothing was waiting")) {
     if (coord_of_.size() <= node_) throw std::logic_error("pldma: node has no coordinate");
     mmio.register_b_transport(this, &Pldma::mmio_transport);
     net_in.register_b_transport(this, &Pldma::net_transport);
     tx_gp_.set_extension(&tx_pkt_);
     ack_gp_.set_extension(&ack_pkt_);
+    ctl_gp_.set_extension(&ctl_pkt_);
     SC_HAS_PROCESS(Pldma);
     SC_THREAD(engine);
+    if (fault_tolerant_) SC_THREAD(control_thread);
 }
 
 sc_time Pldma::memory(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
-                      sc_time at, bool& ok) {
+                      sc_time at, bool& ok, SmmuFaultExtension* fault) {
     if (mem_free_.empty()) {
         auto p = std::make_unique<MemPayload>();
         p->sid = new StreamIdExtension;
@@ -157,6 +189,7 @@ sc_time Pldma::memory(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* d
     mem->b_transport(gp, d);   // may wait() (a stalled SMMU translation)
     ok = gp.is_response_ok() && p->fault->type == FaultType::None;
     if (p->fault->type != FaultType::None) smmu_faults_.inc();
+    if (fault) *fault = *p->fault;
     mem_free_.push_back(p);
     return sc_core::sc_time_stamp() + d;
 }
@@ -169,29 +202,52 @@ void Pldma::write_record(std::uint64_t addr, const CompletionRecord& r, sc_time 
 
 void Pldma::engine() {
     for (;;) {
-        while (queue_.empty()) {
+        while (queue_.empty() && resend_.empty()) {
             qk_.sync();
             sc_core::wait(doorbell_);
         }
-        Descriptor d = queue_.front();
-        queue_.pop_front();
-        send_transfer(d);
+        if (!resend_.empty()) {
+            // A retransmit request (fault-tolerant): served before new descriptors.
+            const Resend r = resend_.front();
+            resend_.pop_front();
+            auto it = outstanding_.find(r.id);
+            if (it != outstanding_.end()) {
+                Descriptor d = it->second.desc;
+                retransmissions_.inc();
+                send_transfer(d, r.from, true, r.at);
+            }
+        } else {
+            Descriptor d = queue_.front();
+            queue_.pop_front();
+            send_transfer(d, 0, false, d.posted);
+        }
         if (qk_.need_sync()) qk_.sync();
     }
 }
 
-void Pldma::send_transfer(Descriptor& d) {
+void Pldma::send_transfer(Descriptor& d, std::uint64_t from, bool resend, sc_time earliest) {
     const sc_time now0 = sc_core::sc_time_stamp();
-    sc_time t = max_time(now0 + qk_.get_local_time(), d.posted) + setup_time_;
-    if (tracer_.narrating()) {
+    sc_time t = max_time(now0 + qk_.get_local_time(), earliest) + setup_time_;
+    if (resend && tracer_.narrating()) {
+        std::ostringstream os;
+        os << "transfer " << d.id << " resends from packet " << from;
+        tracer_.narrate(t, who_, os.str());
+    } else if (tracer_.narrating()) {
         std::ostringstream os;
         os << "transfer " << d.id << " starts: " << d.len << " B from 0x" << std::hex << d.src
            << " to node" << std::dec << d.dst_node << " 0x" << std::hex << d.dst;
         tracer_.narrate(t, who_, os.str());
     }
 
-    Outstanding& o = outstanding_[d.id];
-    o.desc = d;
+    std::uint64_t epoch = 0;
+    if (!resend) {
+        Outstanding& o = outstanding_[d.id];
+        o.desc = d;
+    } else {
+        auto it = outstanding_.find(d.id);
+        if (it == outstanding_.end()) return;
+        epoch = it->second.epoch;
+    }
 
     const std::uint64_t nblocks = d.len == 0 ? 0 : (d.len + block_size_ - 1) / block_size_;
     std::vector<sc_time> buffer_free(block_buffers_, t);
@@ -209,17 +265,62 @@ void Pldma::send_transfer(Descriptor& d) {
     p.src_node = node_;
     p.dst_node = d.dst_node;
 
-    for (std::uint64_t b = 0; b < nblocks && read_ok; ++b) {
+    bool stopped = false;   // fault-tolerant: NACKed or completed under us
+    for (std::uint64_t b = 0; b < nblocks && read_ok && !stopped; ++b) {
         const std::uint64_t off = b * block_size_;
         const std::uint64_t blen = std::min<std::uint64_t>(block_size_, d.len - off);
-        const sc_time issue = max_time(read_cursor, buffer_free[b % block_buffers_]);
-        const sc_time data_ready = memory(tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, read_ok);
+        const std::uint64_t npk = (blen + packet_size_ - 1) / packet_size_;
+        if (seq + npk <= from) {   // a resend: this block was delivered already
+            seq += npk;
+            continue;
+        }
+        sc_time issue = max_time(read_cursor, buffer_free[b % block_buffers_]);
+        sc_time data_ready;
+        for (;;) {
+            SmmuFaultExtension fx;
+            data_ready = memory(tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, read_ok, &fx);
+            if (read_ok || !fault_tolerant_ || fx.type == FaultType::None || fx.write) break;
+            // Fault-tolerant source fault: park until the fault library's
+            // outcome (the whole engine waits: one engine thread).
+            parks_.inc();
+            const sc_time fault_at = data_ready;
+            park_ = Park{};
+            park_.active = true;
+            park_.page = fx.address >> 12;
+            if (tracer_.narrating()) {
+                std::ostringstream os;
+                os << "transfer " << d.id << " parked: source fault at 0x" << std::hex << fx.address;
+                tracer_.narrate(fault_at, who_, os.str());
+            }
+            qk_.set(from_now(fault_at));
+            qk_.sync();
+            while (!park_.done) sc_core::wait(park_ev_);
+            park_.active = false;
+            const sc_time resume = max_time(sc_core::sc_time_stamp(), park_.at);
+            park_us_.add(to_us(resume - fault_at));
+            read_cursor = resume;
+            send_cursor = max_time(send_cursor, resume);
+            if (!park_.resolved) break;   // read_ok stays false: error completion
+            rereads_.inc();
+            issue = resume;
+        }
         if (!read_ok) break;
         read_cursor = issue;
 
         for (std::uint64_t poff = 0; poff < blen; poff += packet_size_) {
             const std::uint32_t plen = static_cast<std::uint32_t>(std::min<std::uint64_t>(packet_size_, blen - poff));
             const std::uint64_t at = off + poff;
+            if (seq < from) {   // a resend: delivered already
+                ++seq;
+                continue;
+            }
+            if (fault_tolerant_) {
+                auto it = outstanding_.find(d.id);
+                if (it == outstanding_.end() || it->second.epoch != epoch) {
+                    stopped = true;   // NACKed (a retransmit request will restart it) or failed
+                    break;
+                }
+            }
             p.header.size = static_cast<std::uint16_t>(plen);
             p.header.dst_va = d.dst + at;
             p.footer.seq = static_cast<std::uint16_t>(seq & 0x3fff);
@@ -247,6 +348,7 @@ void Pldma::send_transfer(Descriptor& d) {
             }
             packets_sent_.inc();
             bytes_sent_.inc(plen);
+            if (resend) retx_bytes_.inc(plen);
             ++seq;
         }
         buffer_free[b % block_buffers_] = send_cursor;
@@ -301,6 +403,10 @@ void Pldma::complete(const Descriptor& d, std::uint32_t status, std::uint64_t by
 }
 
 void Pldma::send_ack(const ExanetPacket& data, bool ok, sc_time at) {
+    send_response(data, ok ? kStatusOk : kStatusError, 0, at);
+}
+
+void Pldma::send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_time at) {
     ExanetPacket& a = ack_pkt_;
     a.header = ExanetHeader{};
     a.header.type = PacketType::Response;
@@ -316,9 +422,10 @@ void Pldma::send_ack(const ExanetPacket& data, bool ok, sc_time at) {
     a.hops = 0;
     a.tail = at;
     const std::uint64_t id = data.transfer;
-    const std::uint32_t status = ok ? kStatusOk : kStatusError;
+    const auto index32 = static_cast<std::uint32_t>(index);
     std::memcpy(ack_payload_, &id, 8);
     std::memcpy(ack_payload_ + 8, &status, 4);
+    std::memcpy(ack_payload_ + 12, &index32, 4);
     ack_gp_.set_command(tlm::TLM_WRITE_COMMAND);
     ack_gp_.set_address(0);
     ack_gp_.set_data_ptr(ack_payload_);
@@ -349,12 +456,45 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
             std::memcpy(&status, gp.get_data_ptr() + 8, 4);
         }
         auto it = outstanding_.find(id);
-        if (it == outstanding_.end()) {
+        if (fault_tolerant_ && status == kStatusFault) {
+            // NACK: the receiver's write faulted. Stop sending this transfer
+            // (at its next packet) and wait for the retransmit request or an
+            // error ACK.
+            if (it == outstanding_.end()) {
+                rx_errors_.inc();
+            } else {
+                ++it->second.epoch;
+                it->second.stopped = true;
+                nacks_received_.inc();
+            }
+        } else if (it == outstanding_.end()) {
             rx_errors_.inc();   // an ACK for nothing we sent
         } else {
             const Descriptor d = it->second.desc;
             outstanding_.erase(it);
             complete(d, status, status == kStatusOk ? d.len : 0, tail);
+        }
+        delay = from_now(tail);
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
+
+    if (fault_tolerant_ && p->header.type == PacketType::Control) {
+        // Retransmit request: resend from the packet index it carries.
+        std::uint64_t id = 0;
+        std::uint32_t op = 0, index = 0;
+        if (gp.get_data_length() >= 16) {
+            std::memcpy(&id, gp.get_data_ptr(), 8);
+            std::memcpy(&op, gp.get_data_ptr() + 8, 4);
+            std::memcpy(&index, gp.get_data_ptr() + 12, 4);
+        }
+        auto it = outstanding_.find(id);
+        if (op != kControlRetransmit || it == outstanding_.end()) {
+            rx_errors_.inc();
+        } else {
+            it->second.stopped = false;
+            resend_.push_back(Resend{id, index, tail});
+            doorbell_.notify(from_now(tail));
         }
         delay = from_now(tail);
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -369,12 +509,57 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
 
     packets_received_.inc();
-    Inbound& in = inbound_[{p->src_node, p->transfer}];
-    if (p->footer.first) in = Inbound{0, p->header.dst_va, 0, false};
+    const std::pair<unsigned, std::uint64_t> key{p->src_node, p->transfer};
+    if (fault_tolerant_) {
+        // A restarted transfer keeps its state (its first packet may come again).
+        auto f = inbound_.find(key);
+        if (f == inbound_.end()) {
+            Inbound fresh;
+            fresh.dst = p->header.dst_va;
+            f = inbound_.emplace(key, fresh).first;
+        }
+        Inbound& in = f->second;
+        in.src_coord = p->footer.src_coord;
+        if (in.faulted || in.dead) {
+            // Waiting on a fault (the sender will resend from it) or failed on one.
+            fault_dropped_.inc();
+            delay = from_now(tail);
+            gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            return;
+        }
+        const unsigned behind = static_cast<unsigned>((in.next_seq - p->footer.seq) & 0x3fff);
+        if (behind != 0 && behind < 0x2000 && behind <= in.next_index) {
+            duplicates_.inc();   // written already
+            delay = from_now(tail);
+            gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            return;
+        }
+    }
+    Inbound& in = inbound_[key];
+    if (p->footer.first && !fault_tolerant_) in = Inbound{0, p->header.dst_va, 0, false};
     bool ok = !in.error && p->footer.seq == in.next_seq;
     sc_time done = tail;
     if (ok) {
-        done = memory(tlm::TLM_WRITE_COMMAND, p->header.dst_va, gp.get_data_ptr(), gp.get_data_length(), tail, ok);
+        SmmuFaultExtension fx;
+        done = memory(tlm::TLM_WRITE_COMMAND, p->header.dst_va, gp.get_data_ptr(), gp.get_data_length(), tail, ok,
+                      &fx);
+        if (!ok && fault_tolerant_ && fx.type != FaultType::None && fx.write) {
+            // Drop this packet and the rest of the transfer until the fault
+            // is resolved; tell the sender where to resume.
+            in.faulted = true;
+            in.fault_page = fx.address >> 12;
+            nacks_sent_.inc();
+            if (tracer_.narrating()) {
+                std::ostringstream os;
+                os << "transfer " << p->transfer << " from node" << p->src_node << ": write fault at 0x"
+                   << std::hex << fx.address << std::dec << ", NACK at packet " << in.next_index;
+                tracer_.narrate(done, who_, os.str());
+            }
+            send_response(*p, kStatusFault, in.next_index, done);
+            delay = from_now(done);
+            gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            return;
+        }
         if (ok) {
             in.bytes += gp.get_data_length();
             bytes_received_.inc(gp.get_data_length());
@@ -385,10 +570,11 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         rx_errors_.inc();
     }
     in.next_seq = static_cast<std::uint16_t>((in.next_seq + 1) & 0x3fff);
+    ++in.next_index;
 
     if (p->footer.last) {
         const Inbound fin = in;
-        inbound_.erase({p->src_node, p->transfer});
+        inbound_.erase(key);
         if (p->footer.notify && rx_ring_entries_ > 0) {
             CompletionRecord r;
             r.tag = p->transfer;
@@ -408,6 +594,89 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     // The packet's space in the receive buffer is free once its write is done.
     delay = from_now(done);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Pldma::fault_resolved(std::uint64_t address, bool write, bool resolved, sc_time at) {
+    if (!fault_tolerant_) return;
+    const sc_time now = sc_core::sc_time_stamp();
+    const std::uint64_t page = address >> 12;
+    bool matched = false;
+    if (!write) {
+        if (park_.active && !park_.done && park_.page == page) {
+            park_.done = true;
+            park_.resolved = resolved;
+            park_.at = max_time(at, now);
+            park_ev_.notify(sc_core::SC_ZERO_TIME);
+            matched = true;
+        }
+    } else {
+        for (auto& kv : inbound_) {
+            Inbound& in = kv.second;
+            if (!in.faulted || in.fault_page != page) continue;
+            matched = true;
+            in.faulted = false;
+            ControlOut c;
+            c.retransmit = resolved;
+            c.id = kv.first.second;
+            c.index = in.next_index;
+            c.node = kv.first.first;
+            c.coord = in.src_coord;
+            c.at = max_time(at, now);
+            if (resolved) {
+                retx_requests_.inc();
+            } else {
+                in.dead = true;   // kept so that packets still in flight are dropped
+                rx_errors_.inc();
+            }
+            control_.push_back(c);
+            control_ev_.notify(sc_core::SC_ZERO_TIME);
+        }
+    }
+    if (!matched) unmatched_.inc();
+}
+
+void Pldma::control_thread() {
+    for (;;) {
+        while (control_.empty()) sc_core::wait(control_ev_);
+        const ControlOut c = control_.front();
+        control_.pop_front();
+        ExanetPacket& k = ctl_pkt_;
+        k.header = ExanetHeader{};
+        k.header.type = c.retransmit ? PacketType::Control : PacketType::Response;
+        k.header.dst_coord = c.coord;
+        k.header.size = sizeof ctl_payload_;
+        k.footer = ExanetFooter{};
+        k.footer.first = k.footer.last = true;
+        k.footer.seq = static_cast<std::uint16_t>(c.index & 0x3fff);
+        k.footer.src_coord = coord_of_[node_];
+        k.transfer = c.id;
+        k.src_node = node_;
+        k.dst_node = c.node;
+        k.hops = 0;
+        k.tail = c.at;
+        const std::uint32_t word = c.retransmit ? kControlRetransmit : kStatusError;
+        const auto index32 = static_cast<std::uint32_t>(c.index);
+        std::memcpy(ctl_payload_, &c.id, 8);
+        std::memcpy(ctl_payload_ + 8, &word, 4);
+        std::memcpy(ctl_payload_ + 12, &index32, 4);
+        ctl_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+        ctl_gp_.set_address(0);
+        ctl_gp_.set_data_ptr(ctl_payload_);
+        ctl_gp_.set_data_length(sizeof ctl_payload_);
+        ctl_gp_.set_streaming_width(sizeof ctl_payload_);
+        ctl_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        if (tracer_.narrating()) {
+            std::ostringstream os;
+            os << "transfer " << c.id << " from node" << c.node
+               << (c.retransmit ? ": fault resolved, retransmit request from packet "
+                                : ": fault NOT resolved, error ACK at packet ")
+               << c.index;
+            tracer_.narrate(c.at, who_, os.str());
+        }
+        sc_time d = from_now(c.at);
+        net_out->b_transport(ctl_gp_, d);
+        if (!ctl_gp_.is_response_ok()) rx_errors_.inc();
+    }
 }
 
 void Pldma::mmio_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {

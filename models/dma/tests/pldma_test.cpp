@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <deque>
 #include <functional>
+#include <map>
+#include <set>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -30,6 +33,7 @@ struct Tap : sc_module {
         sc_time head;
     };
     std::vector<Seen> seen;
+    int duplicate = -1;   // deliver the packet with this index in `seen` twice
     explicit Tap(sc_module_name n) : sc_module(n) { in.register_b_transport(this, &Tap::b_transport); }
     void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
         auto* p = gp.get_extension<ExanetPacket>();
@@ -37,7 +41,84 @@ struct Tap : sc_module {
         seen.push_back({p->header, p->footer,
                         std::vector<unsigned char>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
                         sc_time_stamp() + d});
+        const bool twice = static_cast<int>(seen.size()) - 1 == duplicate;
         out->b_transport(gp, d);
+        if (twice) {
+            gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            out->b_transport(gp, d);
+        }
+    }
+};
+
+// Stands in for the SMMU between an engine's `mem` and its DRAM: accesses
+// touching a "faulting" 4 KiB page (per direction) are answered, terminate
+// mode, with an error and a SmmuFaultExtension; `service` after the fault
+// the "fault library" makes the page present (when `resolve`) and calls the
+// engine's fault_resolved. Counts the writes to every byte.
+struct FakeSmmu : sc_module {
+    tlm_utils::simple_target_socket<FakeSmmu> in{"in"};
+    tlm_utils::simple_initiator_socket<FakeSmmu> out{"out"};
+    Pldma* engine = nullptr;
+    bool resolve = true;
+    sc_time service{5, SC_US};
+    std::set<std::pair<std::uint64_t, bool>> faulting;   // (page, write)
+    struct Fault {
+        std::uint64_t address;
+        bool write;
+        sc_time at;
+    };
+    std::vector<Fault> faults;
+    std::vector<sc_time> outcomes;
+    std::map<std::uint64_t, unsigned> writes;   // byte address -> writes
+    std::deque<Fault> pending;
+    sc_event ev;
+    explicit FakeSmmu(sc_module_name n) : sc_module(n) {
+        in.register_b_transport(this, &FakeSmmu::b_transport);
+        SC_HAS_PROCESS(FakeSmmu);
+        SC_THREAD(library);
+    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
+        const std::uint64_t a = gp.get_address(), len = gp.get_data_length();
+        const bool w = gp.is_write();
+        for (std::uint64_t page = a >> 12; page <= (a + len - 1) >> 12; ++page) {
+            if (!faulting.count({page, w})) continue;
+            auto* ext = gp.get_extension<SmmuFaultExtension>();
+            REQUIRE(ext);
+            ext->type = FaultType::Translation;
+            ext->address = std::max(a, page << 12);
+            ext->write = w;
+            ext->cb = 0;
+            d += sc_time(100, SC_NS);
+            gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+            faults.push_back({ext->address, w, sc_time_stamp() + d});
+            pending.push_back(faults.back());
+            ev.notify(SC_ZERO_TIME);
+            return;
+        }
+        out->b_transport(gp, d);
+        if (w && gp.is_response_ok())
+            for (std::uint64_t i = 0; i < len; ++i) ++writes[a + i];
+    }
+    void library() {
+        for (;;) {
+            while (pending.empty()) wait(ev);
+            const Fault f = pending.front();
+            pending.pop_front();
+            const sc_time done = f.at + service;
+            if (done > sc_time_stamp()) wait(done - sc_time_stamp());
+            if (resolve) faulting.erase({f.address >> 12, f.write});
+            outcomes.push_back(sc_time_stamp());
+            engine->fault_resolved(f.address, f.write, resolve, sc_time_stamp());
+        }
+    }
+    // Bytes of [a, a+len) not written exactly once.
+    std::size_t not_once(std::uint64_t a, std::uint64_t len) const {
+        std::size_t bad = 0;
+        for (std::uint64_t i = 0; i < len; ++i) {
+            auto it = writes.find(a + i);
+            if (it == writes.end() || it->second != 1) ++bad;
+        }
+        return bad;
     }
 };
 
@@ -103,8 +184,9 @@ struct Bench {
     std::unique_ptr<Pldma> dma0, dma1;
     std::unique_ptr<Tap> tap01, tap10;
     std::unique_ptr<Cpu> cpu0, cpu1;
+    std::unique_ptr<FakeSmmu> smmu0, smmu1;   // with_smmu only
 
-    explicit Bench(const Settings& settings = {}) {
+    explicit Bench(const Settings& settings = {}, bool with_smmu = false) {
         declare_all_params(reg);
         cfg = std::make_unique<Config>(reg);
         cfg->set("dram.size", "64MiB", "test");
@@ -118,8 +200,19 @@ struct Bench {
         tap10 = std::make_unique<Tap>("tap10");
         cpu0 = std::make_unique<Cpu>("cpu0");
         cpu1 = std::make_unique<Cpu>("cpu1");
-        dma0->mem.bind(mem0->socket);
-        dma1->mem.bind(mem1->socket);
+        if (with_smmu) {
+            smmu0 = std::make_unique<FakeSmmu>("smmu0");
+            smmu1 = std::make_unique<FakeSmmu>("smmu1");
+            smmu0->engine = dma0.get();
+            smmu1->engine = dma1.get();
+            dma0->mem.bind(smmu0->in);
+            smmu0->out.bind(mem0->socket);
+            dma1->mem.bind(smmu1->in);
+            smmu1->out.bind(mem1->socket);
+        } else {
+            dma0->mem.bind(mem0->socket);
+            dma1->mem.bind(mem1->socket);
+        }
         dma0->net_out.bind(tap01->in);
         tap01->out.bind(dma1->net_in);
         dma1->net_out.bind(tap10->in);
@@ -377,4 +470,253 @@ TEST_CASE("completion waits for the data: the record comes after the last write"
     // Record write at the sender adds another DRAM access: >= 3 latencies.
     CHECK(lat->max() >= 0.1 + 3 * 0.2);
     CHECK(completed >= last_head + sc_time(400, SC_NS));
+}
+
+// ---------------------------------------------------------------- fault-tolerant engine
+
+namespace {
+struct Reply {   // a response or control packet's payload
+    std::uint64_t id = 0;
+    std::uint32_t word = 0;    // status (response) or opcode (control)
+    std::uint32_t index = 0;   // packet index (NACK, retransmit request)
+};
+Reply reply(const Tap::Seen& s) {
+    Reply r;
+    REQUIRE(s.payload.size() == 16);
+    std::memcpy(&r.id, s.payload.data(), 8);
+    std::memcpy(&r.word, s.payload.data() + 8, 4);
+    std::memcpy(&r.index, s.payload.data() + 12, 4);
+    return r;
+}
+const Settings kFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.fault-tolerant", "true"}};
+const Settings kNotFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}};
+}  // namespace
+
+TEST_CASE("fault-tolerant: a source fault parks the transfer until resolved, then re-reads", "[dma][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;   // 5 blocks, 20 packets
+    const auto src = pattern(len, 11);
+    Bench::poke(*b.mem0, 0x10800, src);
+    // The source's second page (0x11000: transfer offsets 2048..) is not present.
+    b.smmu0->faulting.insert({0x11, false});
+    sc_time completed;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10800, 1, 0x20000, len, 9, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        completed = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu0->faults.size() == 1);
+    CHECK(b.smmu0->faults[0].address == 0x11000);
+    CHECK_FALSE(b.smmu0->faults[0].write);
+    REQUIRE(b.smmu0->outcomes.size() == 1);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.tag == 9);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
+    CHECK(b.smmu1->not_once(0x20000, len) == 0);
+    CHECK(b.counter("dma0.parks") == 1);
+    CHECK(b.counter("dma0.rereads") == 1);
+    CHECK(b.counter("dma0.smmu_faults") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 1);
+    CHECK(b.counter("dma0.transfers_failed") == 0);
+    CHECK(b.counter("dma0.packets_sent") == 20);   // nothing sent twice
+    CHECK(b.counter("dma0.retransmitted_bytes") == 0);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.tap01->seen.size() == 20);
+    for (std::size_t i = 0; i < b.tap01->seen.size(); ++i) CHECK(b.tap01->seen[i].footer.seq == i);
+    const Histogram* park = b.stats.find_histogram("dma0.park_time");
+    REQUIRE(park);
+    CHECK(park->count() == 1);
+    CHECK(park->min() >= 5.0);   // the fake library's service time
+    // Packets of the faulting block leave only after the resolution.
+    CHECK(b.tap01->seen[8].head >= b.smmu0->outcomes[0]);
+    CHECK(b.tap01->seen[7].head < b.smmu0->faults[0].at + sc_time(1, SC_US));
+    CHECK(completed > b.smmu0->outcomes[0]);
+}
+
+TEST_CASE("fault-tolerant: a destination fault is NACKed and retransmitted from its sequence number",
+          "[dma][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 12);
+    Bench::poke(*b.mem0, 0x10000, src);
+    // Destination 0x20900: page 0x21000 starts at transfer offset 0x700 =
+    // 1792, packet 7, in the middle of block 1.
+    b.smmu1->faulting.insert({0x21, true});
+    b.cpu1->program = [&](Cpu& c) {
+        c.w(reg::kRxRingBase, 0x3000);
+        c.w(reg::kRxRingEntries, 4, 4);
+    };
+    b.cpu0->program = [&](Cpu& c) {
+        wait(10, SC_NS);
+        c.post(0x10000, 1, 0x20900, len, 4, 0x100, true);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu1->faults.size() == 1);
+    CHECK(b.smmu1->faults[0].address == 0x21000);
+    CHECK(b.smmu1->faults[0].write);
+    // Destination byte for byte, each byte written exactly once, nothing beyond.
+    CHECK(Bench::peek(*b.mem1, 0x20900, len) == src);
+    CHECK(b.smmu1->not_once(0x20900, len) == 0);
+    CHECK(b.smmu1->writes.size() == len + sizeof(CompletionRecord));   // payload + notification record
+    // On the wire: packets 0..7 (7 NACKed, the sender stops), then 7..19 again.
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 8 + 13);
+    for (std::size_t i = 0; i < 8; ++i) CHECK(out[i].footer.seq == i);
+    for (std::size_t i = 0; i < 13; ++i) CHECK(out[8 + i].footer.seq == 7 + i);
+    CHECK(out[8].header.dst_va == 0x20900 + 7 * 256);
+    CHECK(out[8].payload == std::vector<unsigned char>(src.begin() + 7 * 256, src.begin() + 8 * 256));
+    // Back: NACK (status fault, packet 7), retransmit request, ACK.
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 3);
+    CHECK(back[0].header.type == PacketType::Response);
+    CHECK(reply(back[0]).word == kStatusFault);
+    CHECK(reply(back[0]).index == 7);
+    CHECK(back[0].footer.seq == 7);
+    CHECK(back[1].header.type == PacketType::Control);
+    CHECK(reply(back[1]).word == kControlRetransmit);
+    CHECK(reply(back[1]).index == 7);
+    CHECK(reply(back[1]).id == reply(back[0]).id);
+    CHECK(back[1].head >= b.smmu1->outcomes.at(0));
+    CHECK(back[2].header.type == PacketType::Response);
+    CHECK(reply(back[2]).word == kStatusOk);
+    CHECK(out[8].head >= back[1].head);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    const CompletionRecord rx = Bench::record(*b.mem1, 0x3000);
+    CHECK(rx.status == kStatusOk);
+    CHECK(rx.bytes == len);
+    CHECK(rx.addr == 0x20900);
+    CHECK(b.counter("dma1.nacks_sent") == 1);
+    CHECK(b.counter("dma1.retransmit_requests") == 1);
+    CHECK(b.counter("dma0.nacks_received") == 1);
+    CHECK(b.counter("dma0.retransmissions") == 1);
+    CHECK(b.counter("dma0.retransmitted_bytes") == len - 7 * 256);
+    CHECK(b.counter("dma0.packets_sent") == 21);
+    CHECK(b.counter("dma1.packets_received") == 21);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.counter("dma1.duplicates_dropped") == 0);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+    CHECK(b.counter("dma0.transfers_completed") == 1);
+    CHECK(b.counter("dma0.transfers_failed") == 0);
+    CHECK(b.counter("dma0.parks") == 0);
+}
+
+TEST_CASE("fault-tolerant: a packet delivered twice is recognised and dropped", "[dma][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 2000;   // 8 packets
+    const auto src = pattern(len, 13);
+    Bench::poke(*b.mem0, 0x10000, src);
+    b.tap01->duplicate = 3;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20000, len, 1, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
+    CHECK(b.smmu1->not_once(0x20000, len) == 0);
+    CHECK(b.smmu1->writes.size() == len);
+    CHECK(b.counter("dma1.duplicates_dropped") == 1);
+    CHECK(b.counter("dma1.packets_received") == 9);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+}
+
+TEST_CASE("fault-tolerant: an unresolved source fault completes with an error", "[dma][fault]") {
+    Bench b(kFt, true);
+    Bench::poke(*b.mem0, 0x10000, pattern(4096, 14));
+    b.smmu0->faulting.insert({0x10, false});
+    b.smmu0->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu0->outcomes.size() == 1);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.tag == 5);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.counter("dma0.parks") == 1);
+    CHECK(b.counter("dma0.rereads") == 0);
+    CHECK(b.counter("dma0.transfers_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.tap01->seen.empty());
+    CHECK(b.stats.find_histogram("dma0.park_time")->count() == 1);
+}
+
+TEST_CASE("fault-tolerant: an unresolved destination fault gives an error ACK and an error completion",
+          "[dma][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    Bench::poke(*b.mem0, 0x10000, pattern(len, 15));
+    b.smmu1->faulting.insert({0x21, true});
+    b.smmu1->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20900, len, 6, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap01->seen.size() == 8);   // stopped after the NACKed packet 7
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 2);
+    CHECK(reply(back[0]).word == kStatusFault);
+    CHECK(reply(back[0]).index == 7);
+    CHECK(back[1].header.type == PacketType::Response);
+    CHECK(reply(back[1]).word == kStatusError);
+    CHECK(b.counter("dma1.nacks_sent") == 1);
+    CHECK(b.counter("dma1.retransmit_requests") == 0);
+    CHECK(b.counter("dma1.bytes_received") == 7 * 256);
+    CHECK(b.counter("dma0.transfers_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.counter("dma0.retransmitted_bytes") == 0);
+}
+
+TEST_CASE("not fault-tolerant: a source SMMU fault fails the transfer as before", "[dma][fault]") {
+    {
+        Bench b(kNotFt, true);
+        Bench::poke(*b.mem0, 0x10000, pattern(4096, 16));
+        b.smmu0->faulting.insert({0x10, false});
+        b.cpu0->program = [&](Cpu& c) {
+            c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false);
+            c.wait_count(reg::kTxCompleted, 1);
+        };
+        sc_start();
+        CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
+        CHECK(b.counter("dma0.transfers_failed") == 1);
+        CHECK(b.counter("dma0.parks") == 0);
+        CHECK(b.counter("dma0.fault_outcomes_unmatched") == 0);   // the outcome is ignored
+        CHECK(b.tap01->seen.empty());
+    }
+}
+
+TEST_CASE("not fault-tolerant: a destination SMMU fault fails the transfer as before", "[dma][fault]") {
+    {
+        Bench b(kNotFt, true);
+        const std::size_t len = 5000;
+        Bench::poke(*b.mem0, 0x10000, pattern(len, 17));
+        b.smmu1->faulting.insert({0x21, true});
+        b.cpu0->program = [&](Cpu& c) {
+            c.post(0x10000, 1, 0x20900, len, 6, 0x100, false);
+            c.wait_count(reg::kTxCompleted, 1);
+        };
+        sc_start();
+        const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+        CHECK(r.status == kStatusError);
+        CHECK(r.bytes == 0);
+        CHECK(b.tap01->seen.size() == 20);   // everything sent; the receiver marks the transfer bad
+        REQUIRE(b.tap10->seen.size() == 1);
+        CHECK(reply(b.tap10->seen[0]).word == kStatusError);
+        CHECK(b.counter("dma1.nacks_sent") == 0);
+        CHECK(b.counter("dma0.retransmitted_bytes") == 0);
+        CHECK(b.counter("dma0.transfers_failed") == 1);
+    }
 }
