@@ -1057,6 +1057,28 @@ struct Vm::Impl {
     }
 
 
+    // The common start of a system call on a range: a work record charged
+    // the syscall cost, the process and the page range. `aligned`: va must
+    // be page aligned and the length is rounded up (munmap, mprotect,
+    // madvise); otherwise the range is widened to whole pages (mlock).
+    // `covered`: every page must be mapped. Returns the error to answer.
+    struct RangeCall {
+        Work w;
+        Process* p = nullptr;
+        std::uint64_t va = 0, end = 0;
+    };
+    VmError begin_range(int pid, std::uint64_t va, std::uint64_t len, sc_time at, bool aligned, bool must_cover,
+                        RangeCall& c) {
+        c.w.at = at;
+        c.w.cpu = syscall;
+        c.p = proc(pid);
+        if (!c.p || len == 0 || va + len < va || (aligned && (va & (kPage - 1)))) return VmError::Invalid;
+        c.va = aligned ? va : align_down(va, kPage);
+        c.end = aligned ? va + round_up(len, kPage) : round_up(va + len, kPage);
+        if (must_cover && !covered(*c.p, c.va, c.end)) return VmError::NoMemory;
+        return VmError::Ok;
+    }
+
     VmResult finish(const char* activity, const Work& w, sc_time at, VmError e, std::uint64_t value = 0) {
         VmResult r;
         r.error = e;
@@ -1291,14 +1313,14 @@ VmResult Vm::mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_time 
 
 VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
-    Impl::Work w;
-    w.at = at;
-    w.cpu = m.syscall;
-    Impl::Process* p = m.proc(pid);
-    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
+    Impl::RangeCall c;
+    if (const VmError e = m.begin_range(pid, va, len, at, true, false, c); e != VmError::Ok)
+        return m.finish("syscall", c.w, at, e);
+    Impl::Work& w = c.w;
+    Impl::Process* p = c.p;
+    const std::uint64_t end = c.end;
+    len = end - va;
     m.munmaps.inc();
-    len = round_up(len, kPage);
-    const std::uint64_t end = va + len;
     m.settle(*p, va, end, w);   // a collapse in the range is completed first
     m.split_vma_at(*p, va);
     m.split_vma_at(*p, end);
@@ -1313,14 +1335,13 @@ VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 
 VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_time at) {
     Impl& m = *impl_;
-    Impl::Work w;
-    w.at = at;
-    w.cpu = m.syscall;
-    Impl::Process* p = m.proc(pid);
-    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
-    len = round_up(len, kPage);
-    const std::uint64_t end = va + len;
-    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    Impl::RangeCall c;
+    if (const VmError e = m.begin_range(pid, va, len, at, true, true, c); e != VmError::Ok)
+        return m.finish("syscall", c.w, at, e);
+    Impl::Work& w = c.w;
+    Impl::Process* p = c.p;
+    const std::uint64_t end = c.end;
+    len = end - va;
     m.mprotects.inc();
     m.settle(*p, va, end, w);   // a collapse in the range is completed first
     m.split_vma_at(*p, va);
@@ -1362,14 +1383,13 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
 
 VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice, sc_time at) {
     Impl& m = *impl_;
-    Impl::Work w;
-    w.at = at;
-    w.cpu = m.syscall;
-    Impl::Process* p = m.proc(pid);
-    if (!p || len == 0 || (va & (kPage - 1)) || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
-    len = round_up(len, kPage);
-    const std::uint64_t end = va + len;
-    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    Impl::RangeCall c;
+    if (const VmError e = m.begin_range(pid, va, len, at, true, true, c); e != VmError::Ok)
+        return m.finish("syscall", c.w, at, e);
+    Impl::Work& w = c.w;
+    Impl::Process* p = c.p;
+    const std::uint64_t end = c.end;
+    len = end - va;
     m.madvises.inc();
     m.settle(*p, va, end, w);   // a collapse in the range is completed first
     switch (advice) {
@@ -1404,14 +1424,13 @@ VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice
 
 VmResult Vm::mlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
-    Impl::Work w;
-    w.at = at;
-    w.cpu = m.syscall;
-    Impl::Process* p = m.proc(pid);
-    if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
-    const std::uint64_t end = round_up(va + len, kPage);
-    va = align_down(va, kPage);
-    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    Impl::RangeCall c;
+    if (const VmError e = m.begin_range(pid, va, len, at, false, true, c); e != VmError::Ok)
+        return m.finish("syscall", c.w, at, e);
+    Impl::Work& w = c.w;
+    Impl::Process* p = c.p;
+    const std::uint64_t end = c.end;
+    va = c.va;
     m.mlocks.inc();
     std::uint64_t fresh = 0;
     for (std::uint64_t a = va; a < end;) {
@@ -1437,14 +1456,13 @@ VmResult Vm::mlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
 
 VmResult Vm::munlock(int pid, std::uint64_t va, std::uint64_t len, sc_time at) {
     Impl& m = *impl_;
-    Impl::Work w;
-    w.at = at;
-    w.cpu = m.syscall;
-    Impl::Process* p = m.proc(pid);
-    if (!p || len == 0 || va + len < va) return m.finish("syscall", w, at, VmError::Invalid);
-    const std::uint64_t end = round_up(va + len, kPage);
-    va = align_down(va, kPage);
-    if (!m.covered(*p, va, end)) return m.finish("syscall", w, at, VmError::NoMemory);
+    Impl::RangeCall c;
+    if (const VmError e = m.begin_range(pid, va, len, at, false, true, c); e != VmError::Ok)
+        return m.finish("syscall", c.w, at, e);
+    Impl::Work& w = c.w;
+    Impl::Process* p = c.p;
+    const std::uint64_t end = c.end;
+    va = c.va;
     m.split_vma_at(*p, va);
     m.split_vma_at(*p, end);
     for (auto it = p->vmas.lower_bound(va); it != p->vmas.end() && it->first < end; ++it) it->second.locked = false;
