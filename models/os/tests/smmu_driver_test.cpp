@@ -4,6 +4,8 @@
 // contention-free model so every time is exact. One elaboration per case.
 #include <catch2/catch.hpp>
 
+#include "flat_memory.hpp"
+
 #include <cstring>
 #include <memory>
 #include <set>
@@ -45,34 +47,7 @@ constexpr std::uint64_t kVa = 0x10'0000'0000ull;   // 64 GiB
 constexpr std::uint64_t kPa = 0x0100'0000ull;      // 16 MiB: user pages
 constexpr std::uint32_t kSid = 0x0C10;
 
-struct FlatMemory : sc_module {
-    tlm_utils::simple_target_socket<FlatMemory> socket{"socket"};
-    std::uint64_t size = 64ull << 20;
-    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
-    explicit FlatMemory(sc_module_name n) : sc_module(n) {
-        socket.register_b_transport(this, &FlatMemory::b_transport);
-        socket.register_transport_dbg(this, &FlatMemory::transport_dbg);
-    }
-    bool copy(tlm::tlm_generic_payload& gp) {
-        const std::uint64_t a = gp.get_address(), len = gp.get_data_length();
-        if (a >= size || len > size - a) {
-            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-            return false;
-        }
-        for (std::uint64_t i = 0; i < len; ++i) {
-            auto& p = pages[(a + i) >> 12];
-            if (p.empty()) p.assign(4096, 0);
-            unsigned char& b = p[(a + i) & 4095];
-            if (gp.is_write()) b = gp.get_data_ptr()[i]; else gp.get_data_ptr()[i] = b;
-        }
-        gp.set_response_status(tlm::TLM_OK_RESPONSE);
-        return true;
-    }
-    void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
-        if (copy(gp)) d += kMem;
-    }
-    unsigned transport_dbg(tlm::tlm_generic_payload& gp) { return copy(gp) ? gp.get_data_length() : 0; }
-};
+using vrdmasim_test::FlatMemory;
 
 struct Master : sc_module {
     tlm_utils::simple_initiator_socket<Master> socket{"socket"};
@@ -186,7 +161,7 @@ struct Bench {
         for (const auto& kv : defaults) cfg->set(kv.first, kv.second, "test");
         for (const auto& kv : settings) cfg->set(kv.first, kv.second, "test");
         ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        mem = std::make_unique<FlatMemory>("mem");
+        mem = std::make_unique<FlatMemory>("mem", kMem);
         bus = std::make_unique<Bus>("bus", *ctx);
         smmu = std::make_unique<Smmu500>("smmu", *ctx, "node0");
         cpu = std::make_unique<CpuCores>(*ctx, "node0.cpu", "node0");

@@ -5,6 +5,8 @@
 // on the walk port counts descriptor reads.
 #include <catch2/catch.hpp>
 
+#include "flat_memory.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -45,37 +47,7 @@ const sc_time kTlbi = ns(100);
 constexpr std::uint32_t kTerm = reg::SCTLR_M | reg::SCTLR_AFE | reg::SCTLR_CFRE | reg::SCTLR_CFIE;
 constexpr std::uint32_t kStall = kTerm | reg::SCTLR_CFCFG;
 
-// Memory without contention: every access takes `latency`, whatever else is
-// in flight (makes concurrent timing exact).
-struct FlatMemory : sc_module {
-    tlm_utils::simple_target_socket<FlatMemory> socket{"socket"};
-    sc_time latency = kFlat;
-    std::uint64_t size = 64ull << 20;
-    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
-    explicit FlatMemory(sc_module_name n) : sc_module(n) {
-        socket.register_b_transport(this, &FlatMemory::b_transport);
-        socket.register_transport_dbg(this, &FlatMemory::transport_dbg);
-    }
-    bool copy(tlm::tlm_generic_payload& gp) {
-        const std::uint64_t a = gp.get_address(), len = gp.get_data_length();
-        if (a >= size || len > size - a) {
-            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-            return false;
-        }
-        for (std::uint64_t i = 0; i < len; ++i) {
-            auto& p = pages[(a + i) >> 12];
-            if (p.empty()) p.assign(4096, 0);
-            unsigned char& b = p[(a + i) & 4095];
-            if (gp.is_write()) b = gp.get_data_ptr()[i]; else gp.get_data_ptr()[i] = b;
-        }
-        gp.set_response_status(tlm::TLM_OK_RESPONSE);
-        return true;
-    }
-    void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
-        if (copy(gp)) d += latency;
-    }
-    unsigned transport_dbg(tlm::tlm_generic_payload& gp) { return copy(gp) ? gp.get_data_length() : 0; }
-};
+using vrdmasim_test::FlatMemory;
 
 // Counts the transactions that pass (the SMMU's walk port).
 struct Tap : sc_module {
@@ -239,7 +211,7 @@ struct Bench {
         walk_tap = std::make_unique<Tap>("walk_tap");
         cpu = std::make_unique<Cpu>("cpu");
         if (flat_memory) {
-            flat = std::make_unique<FlatMemory>("flat");
+            flat = std::make_unique<FlatMemory>("flat", kFlat);
             bus->out.bind(flat->socket);
             mem = flat->socket.get_base_export().operator->();
         } else {
