@@ -7,6 +7,10 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+namespace {
+constexpr std::uint64_t kJobDomain = 1;   // protection domain of the (one) job
+}
+
 void System::declare_params(ParamRegistry& reg) {
     reg.section("sim", "the simulation run")
         .integer("seed", "1", "seed for every pseudo-random choice (data patterns, ...)").range("0", "9223372036854775807")
@@ -75,6 +79,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
     if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
     bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
     app.cpu.bind(bus.in);
+    app.set_cpu(cpu);
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
     if (ctx.config.boolean("smmu.enabled")) {
@@ -123,6 +128,23 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
 }
 
 void Node::boot() {
+    // The kernel gives the application channel 0 of the PLDMA, in protection
+    // domain 1 (the job's: the same on every node) and maps its register page.
+    {
+        std::uint32_t ctrl = pldma_reg::kCtrlEnable | kJobDomain;
+        tlm::tlm_generic_payload gp;
+        gp.set_command(tlm::TLM_WRITE_COMMAND);
+        gp.set_address(address_map::kPldmaRegs + pldma_reg::kKernelBase + pldma_reg::kChannelCtrl);
+        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&ctrl));
+        gp.set_data_length(4);
+        gp.set_streaming_width(4);
+        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+        kernel_port.b_transport(gp, d);
+        if (!gp.is_response_ok()) throw std::logic_error(group + ": PLDMA channel set-up failed");
+        sc_core::wait(d);
+        app.set_channel(0);
+    }
     if (smmu) {
         const int pid = vm.create_process("app");
         const sc_core::sc_time done = driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(),

@@ -1,6 +1,7 @@
 #include "workloads/app.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -16,7 +17,20 @@ void App::declare_params(ParamRegistry& reg) {
         .time("completion-overhead", "150ns",
               "library time to take a completion or notification interrupt and read its record "
               "(*estimate*)")
-        .range("0ps", "1ms");
+        .range("0ps", "1ms")
+        .choice("completion", "poll", {"interrupt", "poll", "counter"},
+                "how a process learns that a transfer completed or a notification came (poll is how the "
+                "ExaNeSt latency figures are measured): interrupt (block "
+                "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
+                "(spin reading the completion record in memory: a core busy all along), counter (spin "
+                "reading the channel's event counter register: a core busy all along)")
+        .time("poll-interval", "100ns",
+              "period of one polling read (record or counter) while spinning (*estimate*)")
+        .range("1ns", "1ms")
+        .time("irq-wakeup", "5us",
+              "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
+              "on Linux)")
+        .range("0ps", "10ms");
 }
 
 App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
@@ -29,6 +43,13 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       mmio_base_(mmio_base),
       heap_next_(heap_base),
       heap_end_(heap_base + heap_size),
+      completion_(ctx.config.string("rdma.completion") == "poll"      ? Completion::Poll
+                  : ctx.config.string("rdma.completion") == "counter" ? Completion::Counter
+                                                                      : Completion::Interrupt),
+      poll_interval_(ctx.config.time("rdma.poll-interval")),
+      irq_wakeup_(ctx.config.time("rdma.irq-wakeup")),
+      polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
+      wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
       post_overhead_(ctx.config.time("rdma.post-overhead")),
       completion_overhead_(ctx.config.time("rdma.completion-overhead")),
       tracer_(ctx.tracer),
@@ -55,7 +76,21 @@ void App::run() {
 }
 
 void App::compute(sc_time t) {
+    if (cores_) {
+        run_on_core("app", t);
+        return;
+    }
     qk_.inc(t);
+    if (qk_.need_sync()) qk_.sync();
+}
+
+void App::run_on_core(const char* activity, sc_time t) {
+    if (!cores_) {
+        qk_.inc(t);
+    } else {
+        const CpuCores::Slot s = cores_->run(activity, now(), t, group_ + " " + activity);
+        qk_.set(s.end - sc_core::sc_time_stamp());
+    }
     if (qk_.need_sync()) qk_.sync();
 }
 
@@ -102,13 +137,15 @@ bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, 
 
 std::uint64_t App::mmio_read(std::uint64_t off, unsigned len) {
     std::uint64_t v = 0;
-    if (!access(tlm::TLM_READ_COMMAND, mmio_base_ + off, reinterpret_cast<unsigned char*>(&v), len))
+    const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
+    if (!access(tlm::TLM_READ_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len))
         throw std::runtime_error(group_ + ": PLDMA register read failed at offset " + std::to_string(off));
     return v;
 }
 
 void App::mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) {
-    if (!access(tlm::TLM_WRITE_COMMAND, mmio_base_ + off, reinterpret_cast<unsigned char*>(&v), len))
+    const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
+    if (!access(tlm::TLM_WRITE_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len))
         throw std::runtime_error(group_ + ": PLDMA register write failed at offset " + std::to_string(off));
 }
 
@@ -120,14 +157,21 @@ void App::setup_rx_ring(std::uint32_t entries) {
 }
 
 bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                     std::uint64_t tag, std::uint64_t compl_addr, bool notify) {
+                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
     using namespace pldma_reg;
     compute(post_overhead_);
+    if (compl_addr) {
+        // Status 0 = not written yet: wait_record tells the new record from an old one.
+        CompletionRecord blank;
+        if (!access(tlm::TLM_WRITE_COMMAND, physical(compl_addr, true), reinterpret_cast<unsigned char*>(&blank),
+                    sizeof blank))
+            throw std::runtime_error(group_ + ": completion record not writable");
+    }
     mmio_write(kDescSrc, src, 8);
     mmio_write(kDescDst, dst, 8);
     mmio_write(kDescLen, len, 8);
     mmio_write(kDescDstNode, dst_node, 4);
-    mmio_write(kDescFlags, notify ? kFlagNotify : 0u, 4);
+    mmio_write(kDescFlags, flags, 4);
     mmio_write(kDescCompl, compl_addr, 8);
     mmio_write(kDescTag, tag, 8);
     mmio_write(kDoorbell, 1, 4);
@@ -135,42 +179,85 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
     return !refused;
 }
 
-void App::wait_signal(CompletionSignal& sig, std::uint64_t reg, std::uint64_t n) {
-    // Sleep until the interrupt says a record may be there, then read the
-    // count register: the register, not the interrupt, is the truth.
+void App::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
     const sc_time start = now();
-    while (mmio_read(reg, 8) < n) {
+    std::uint64_t polls = 1;
+    bool ok = ready();
+    while (!ok) {
+        // Sleep until the signal's next record (the interrupt, or for a
+        // poller the record its next read will see), then look.
         qk_.sync();
         sc_time next;
         if (sig.next_after(sc_core::sc_time_stamp(), next))
             sc_core::wait(next - sc_core::sc_time_stamp());
         else
             sc_core::wait(sig.event());
+        if (completion_ != Completion::Interrupt) {
+            // A spinning reader sees it at its first read after the record.
+            const sc_time since = sc_core::sc_time_stamp() - start;
+            const auto k = static_cast<std::uint64_t>(std::ceil(static_cast<double>(since.value()) / static_cast<double>(poll_interval_.value())));
+            const sc_time seen = start + poll_interval_ * static_cast<double>(k);
+            if (seen > sc_core::sc_time_stamp()) sc_core::wait(seen - sc_core::sc_time_stamp());
+            polls = std::max<std::uint64_t>(polls, k + 1);
+        }
+        ok = ready();
+    }
+    if (completion_ == Completion::Interrupt) {
+        if (now() > start + sc_time(1, sc_core::SC_NS) || polls > 1) {
+            wakeups_.inc();
+            run_on_core("irq-wakeup", irq_wakeup_);
+        }
+    } else {
+        polls_.inc(polls);
+        // The core was busy spinning the whole time.
+        if (cores_ && now() > start) cores_->run("poll", start, now() - start, group_ + " poll");
     }
     compute(completion_overhead_);
-    if (tracer_.enabled()) tracer_.span(track_, "wait", start, now());
+    if (tracer_.enabled()) tracer_.span(track_, what, start, now());
 }
 
-void App::wait_tx(std::uint64_t n) { wait_signal(dma_.tx_irq, pldma_reg::kTxCompleted, n); }
-void App::wait_rx(std::uint64_t n) { wait_signal(dma_.rx_irq, pldma_reg::kRxProduced, n); }
+void App::wait_tx(std::uint64_t n) {
+    wait_for(dma_.tx_signal(channel_), [&] { return mmio_read(pldma_reg::kTxCompleted, 8) >= n; }, "wait tx");
+}
+
+void App::wait_rx(std::uint64_t n) {
+    wait_for(dma_.rx_signal(channel_), [&] { return mmio_read(pldma_reg::kEventCount, 8) >= n; }, "wait rx");
+}
+
+CompletionRecord App::wait_record(std::uint64_t addr) {
+    CompletionRecord r;
+    wait_for(dma_.tx_signal(channel_), [&] {
+        r = read_record(addr);
+        return r.status != 0;
+    }, "wait completion");
+    return r;
+}
+
+std::uint64_t App::physical(std::uint64_t addr, bool write) {
+    if (!vm_) return addr;
+    // A user load or store: the CPU's own MMU translates a present page at
+    // no software cost (the access itself is the bus transaction); a page
+    // that is not present takes a fault first.
+    if (!vm_->present(pid_, addr)) {
+        const VmResult t = vm_->touch(pid_, addr, write, now());
+        if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
+                                              to_string(t.error));
+        if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+    }
+    std::uint64_t pa = 0;
+    if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": user page not present after a fault");
+    return pa;
+}
 
 CompletionRecord App::read_record(std::uint64_t addr) {
     CompletionRecord r;
-    std::uint64_t pa = addr;
-    if (vm_) {
-        // A user load: the CPU's own MMU translates a present page at no
-        // software cost; a page that is not present takes a fault first.
-        if (!vm_->present(pid_, addr)) {
-            const VmResult t = vm_->touch(pid_, addr, false, now());
-            if (!t.ok()) throw std::runtime_error(group_ + ": completion record unreadable: " + to_string(t.error));
-            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
-        }
-        if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": completion record not present");
-    }
-    if (!access(tlm::TLM_READ_COMMAND, pa, reinterpret_cast<unsigned char*>(&r), sizeof r))
+    if (!access(tlm::TLM_READ_COMMAND, physical(addr, false), reinterpret_cast<unsigned char*>(&r), sizeof r))
         throw std::runtime_error(group_ + ": completion record unreadable");
     return r;
 }
+
+bool App::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }
+bool App::populated(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr) || vm_->swapped(pid_, addr); }
 
 CompletionRecord App::read_rx_record(std::uint64_t index) {
     if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");

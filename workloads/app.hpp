@@ -18,6 +18,7 @@
 
 #include "core/context.hpp"
 #include "models/dma/pldma.hpp"
+#include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {
@@ -54,6 +55,12 @@ public:
     // The program starts once start() has been called (after the node's
     // kernel has set the process up); before that it waits.
     void start();
+    // The PLDMA channel the kernel gave this process (its register page) and,
+    // once set, the node's cores that its work runs on (without them, CPU
+    // time only advances the process's clock).
+    void set_channel(unsigned channel) { channel_ = channel; }
+    unsigned channel() const { return channel_; }
+    void set_cpu(CpuCores& cpu) { cores_ = &cpu; }
     // Bytes the process could map at most (checked before simulation).
     void set_capacity(std::uint64_t bytes) { capacity_ = bytes; }
     std::uint64_t capacity() const { return capacity_; }
@@ -75,15 +82,26 @@ public:
     // --- RDMA user library
     // Set up the receive notification ring (once, before transfers arrive).
     void setup_rx_ring(std::uint32_t entries);
-    // Post an RDMA write; false if the engine refused the descriptor.
+    // Post an RDMA write on this process's channel; false if the engine
+    // refused the descriptor. `flags`: kFlagNotify, kFlagNotifyPacket. The
+    // completion record at `compl_addr` (if any) is cleared first.
     bool post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                    std::uint64_t tag, std::uint64_t compl_addr, bool notify);
-    // Block (on the completion interrupt) until `n` completions / `n`
-    // notifications have been written in total; return the record.
+                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags);
+    // Wait, in the way rdma.completion says (interrupt, poll, counter), until
+    // `n` completions / `n` notifications have arrived on this channel in
+    // total (notifications: EVENT_COUNT, so no ring is needed).
     void wait_tx(std::uint64_t n);
     void wait_rx(std::uint64_t n);
+    // Wait until the completion record at `addr` has been written (its
+    // status is no longer 0: completions may come out of order), and
+    // return it.
+    CompletionRecord wait_record(std::uint64_t addr);
     CompletionRecord read_record(std::uint64_t addr);
     CompletionRecord read_rx_record(std::uint64_t index);
+    // Whether the page holding `addr` is in memory (always, without a VM).
+    bool resident(std::uint64_t addr) const;
+    // Whether it holds data: resident, or swapped out.
+    bool populated(std::uint64_t addr) const;
 
     // Untimed access to this process's memory (test harness: fill sources,
     // check destinations), by virtual address when attached to a process,
@@ -95,10 +113,17 @@ public:
 
 private:
     void run();
-    void wait_signal(CompletionSignal& sig, std::uint64_t reg, std::uint64_t n);
+    // Wait for `ready()` (checked first, then at each of the signal's
+    // records), the way rdma.completion says; charges the CPU it costs.
+    void wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what);
     std::uint64_t mmio_read(std::uint64_t off, unsigned len);
     void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len);
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len);
+    // A user load or store of one word of this process's memory (faults it in if needed).
+    std::uint64_t physical(std::uint64_t addr, bool write);
+    // `t` of work of `activity` on a core from now(); the process's clock moves to its end.
+    void run_on_core(const char* activity, sc_core::sc_time t);
+    enum class Completion { Interrupt, Poll, Counter };
 
     const unsigned node_;
     const std::string group_;
@@ -113,6 +138,12 @@ private:
     std::uint64_t heap_next_, heap_end_;
     std::uint64_t rx_ring_ = 0;
     std::uint32_t rx_entries_ = 0;
+    unsigned channel_ = 0;
+    CpuCores* cores_ = nullptr;
+    Completion completion_;
+    sc_core::sc_time poll_interval_, irq_wakeup_;
+    Counter& polls_;
+    Counter& wakeups_;
     const sc_core::sc_time post_overhead_, completion_overhead_;
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload gp_;

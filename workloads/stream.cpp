@@ -1,6 +1,7 @@
 #include "workloads/stream.hpp"
 
 #include <deque>
+#include <iostream>
 
 namespace vrdmasim {
 
@@ -12,12 +13,15 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
       dst_(dst),
       msg_(ctx.config.size("workload.message-size")),
       total_(ctx.config.size("workload.total-bytes")),
-      window_(static_cast<std::uint64_t>(ctx.config.integer("workload.window"))) {
+      window_(static_cast<std::uint64_t>(ctx.config.integer("workload.window"))),
+      buffers_(static_cast<std::uint64_t>(ctx.config.integer("workload.buffers"))) {
     if (msg_ == 0)
         throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin("workload.message-size") +
                           "): stream needs messages of at least 1 B");
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
-    slots_ = std::min<std::uint64_t>(window_, std::max<std::uint64_t>(count, 1));
+    // Buffer slots: at least the window (each outstanding transfer has its
+    // own), never more than there are messages.
+    slots_ = std::min<std::uint64_t>(std::max(window_, buffers_), std::max<std::uint64_t>(count, 1));
     check_fits(src_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
     check_fits(dst_, slots_ * msg_);
     src_.program = [this](App& a) { sender(a); };
@@ -39,20 +43,24 @@ void StreamWorkload::sender(App& app) {
 
     struct InFlight { std::uint64_t index, len; sc_time posted; };
     std::deque<InFlight> inflight;
-    std::uint64_t completed = 0;
 
+    // Retire the oldest transfer: its own record, whenever it comes
+    // (completions may come out of order).
     auto retire = [&]() {
         const InFlight f = inflight.front();
         inflight.pop_front();
-        app.wait_tx(++completed);
         const std::uint64_t slot = f.index % slots;
-        const CompletionRecord rec = app.read_record(records + slot * sizeof(CompletionRecord));
+        const CompletionRecord rec = app.wait_record(records + slot * sizeof(CompletionRecord));
+        if (rec.tag != f.index) {
+            std::cerr << "vrdmasim: completion record of transfer " << f.index << " carries tag " << rec.tag << "\n";
+            log_.verified(f.len, false);
+        }
         const sc_time latency = app.now() - f.posted;
         report(app, dst_, dst_buf + slot * msg_, f.len, f.index, rec, &latency);
     };
 
     for (std::uint64_t i = 0; i < count; ++i) {
-        if (inflight.size() == slots) retire();
+        if (inflight.size() >= std::min(window_, slots)) retire();
         const std::uint64_t slot = i % slots;
         const std::uint64_t len = std::min(msg_, total_ - i * msg_);
         prepare(app, src_buf + slot * msg_, dst_, dst_buf + slot * msg_, len, i);

@@ -18,7 +18,7 @@ private:
     void receiver(App& app);
     App& src_;
     App& dst_;
-    std::uint64_t msg_, total_, window_;
+    std::uint64_t msg_, total_, window_, buffers_;
     std::uint64_t slots_ = 0, src_buf_ = 0, dst_buf_ = 0, records_ = 0;
     bool finished_ = false;
 };

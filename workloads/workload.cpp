@@ -67,7 +67,16 @@ void Workload::declare_params(ParamRegistry& reg) {
         .integer("iterations", "100", "pingpong: round trips").range("1", "100000000")
         .boolean("populate", "true",
                  "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
-                 "whose first touch by the CPU or the engine faults");
+                 "whose first touch by the CPU or the engine faults")
+        .integer("buffers", "0",
+                 "stream: distinct buffer slots the messages cycle through (each source and destination "
+                 "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
+                 "Set it to the number of messages to give every message buffers never used before")
+        .range("0", "1048576")
+        .boolean("fill-source", "true",
+                 "the program writes each message's data into its source buffer before posting it (making "
+                 "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
+                 "cold source pages fault in the engine");
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
@@ -116,22 +125,38 @@ void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t
             off += chunk;
         }
     };
-    write_pages(src, src_addr, scratch_.data(), len);
-    // Poison the destination so that stale bytes never pass the check.
+    if (fill_source_) write_pages(src, src_addr, scratch_.data(), len);
+    // Poison the destination so that stale bytes never pass the check: its
+    // pages in memory only (writing would make a cold page present; a page
+    // never touched or swapped out cannot hold this transfer's data, and
+    // verify() finds one the engine never wrote).
     std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
-    write_pages(dst, dst_addr, scratch_.data(), len);
+    const std::uint64_t page = 4096;
+    for (std::uint64_t off = 0; off < len;) {
+        const std::uint64_t chunk = std::min(len - off, page - (dst_addr + off) % page);
+        if (dst.resident(dst_addr + off)) dst.debug_write(dst_addr + off, scratch_.data() + off, chunk);
+        off += chunk;
+    }
 }
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     scratch_.resize(len);
     expect_.resize(len);
-    fill_pattern(expect_.data(), len, seed_ ^ key);
+    if (fill_source_)
+        fill_pattern(expect_.data(), len, seed_ ^ key);
+    else
+        std::fill(expect_.begin(), expect_.end(), 0);   // a source never written holds zeros
     const bool read = dst.debug_read(dst_addr, scratch_.data(), len);
-    const bool match = read && std::memcmp(scratch_.data(), expect_.data(), len) == 0;
+    // Every destination page must hold data: a page still never touched
+    // reads as zeros, which could pass for a source of zeros.
+    bool written = true;
+    for (std::uint64_t a = dst_addr & ~std::uint64_t(4095); len && a < dst_addr + len; a += 4096)
+        written = written && dst.populated(a);
+    const bool match = read && written && std::memcmp(scratch_.data(), expect_.data(), len) == 0;
     log_.verified(len, match);
     if (!match) {
         std::uint64_t off = 0;
-        while (read && off < len && scratch_[off] == expect_[off]) ++off;
+        while (read && written && off < len && scratch_[off] == expect_[off]) ++off;
         std::ostringstream os;
         os << "DATA MISMATCH: transfer " << key << " to " << dst.group() << " 0x" << std::hex << dst_addr
            << std::dec << " (" << len << " B) differs from its source first at byte " << off;

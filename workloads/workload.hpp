@@ -59,7 +59,8 @@ public:
 protected:
     explicit Workload(const SimContext& ctx)
         : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")),
-          populate_(ctx.config.boolean("workload.populate")) {}
+          populate_(ctx.config.boolean("workload.populate")),
+          fill_source_(ctx.config.boolean("workload.fill-source")) {}
     // To be called by a program when it ends: runs on_finished once all have.
     void program_ended() {
         if (finished() && on_finished_) {
@@ -89,7 +90,8 @@ protected:
     const SimContext& ctx_;
     TransferLog log_;
     std::uint64_t seed_;
-    bool populate_;   // message buffers mapped with MAP_POPULATE
+    bool populate_;      // message buffers mapped with MAP_POPULATE
+    bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
 };
 

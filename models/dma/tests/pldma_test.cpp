@@ -362,7 +362,7 @@ TEST_CASE("the receive ring wraps and counts notifications", "[dma]") {
         wait(10, SC_NS);
         for (int i = 0; i < 3; ++i) c.post(0x10000, 1, 0x20000 + 64 * i, 64 - i, i, 0x100, true);
         c.wait_count(reg::kTxCompleted, 3);
-        produced = b.dma1->rx_irq.count_at(sc_time_stamp());
+        produced = b.dma1->rx_signal(0).count_at(sc_time_stamp());
     };
     sc_start();
     CHECK(produced == 3);
