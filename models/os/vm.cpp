@@ -82,7 +82,7 @@ struct Vm::Impl {
     bool pins_block_collapse;
     sc_time swap_out_page, major_fault, scan_pte, copy_page;
     Ssd* ssd = nullptr;
-    InvalidateFn inv_fn;
+    std::vector<InvalidateFn> inv_fns;   // MMU notifiers, called in order (the first: set_invalidate)
     std::function<void()> low_memory;
     Tracer::Track track;
     struct Hand {
@@ -565,9 +565,15 @@ struct Vm::Impl {
         return invalidate(p, va, len, at);
     }
     sc_time invalidate(Process& p, std::uint64_t va, std::uint64_t len, sc_time at) {
-        if (!inv_fn) return at;
+        bool any = false;
+        for (const auto& fn : inv_fns) any = any || static_cast<bool>(fn);
+        if (!any) return at;
         invalidations.inc();
-        return max_time(at, inv_fn(p.pid, p.asid, va, len, at));
+        // Chained: each notifier starts when the one before it returned.
+        sc_time t = at;
+        for (const auto& fn : inv_fns)
+            if (fn) t = max_time(t, fn(p.pid, p.asid, va, len, t));
+        return t;
     }
 
     // ------------------------------------------------------------ second part: reclaim and swap
@@ -1183,7 +1189,16 @@ void Vm::declare_params(ParamRegistry& reg) {
         .range("0", "512");
 }
 
-void Vm::set_invalidate(InvalidateFn fn) { impl_->inv_fn = std::move(fn); }
+void Vm::set_invalidate(InvalidateFn fn) {
+    if (impl_->inv_fns.empty())
+        impl_->inv_fns.push_back(std::move(fn));
+    else
+        impl_->inv_fns.front() = std::move(fn);
+}
+void Vm::add_invalidate(InvalidateFn fn) {
+    if (impl_->inv_fns.empty()) impl_->inv_fns.emplace_back();   // the first slot stays set_invalidate's
+    impl_->inv_fns.push_back(std::move(fn));
+}
 void Vm::set_swap(Ssd& ssd) { impl_->ssd = &ssd; }
 void Vm::set_low_memory(std::function<void()> fn) { impl_->low_memory = std::move(fn); }
 std::uint64_t Vm::low_watermark() const { return impl_->low_wm; }

@@ -88,8 +88,13 @@ public:
 
     // Called on every mapping change of a process (unmap, protection change,
     // and later swap-out, collapse, split, migration) before the frames are
-    // reused. Without one, changes cost no invalidation.
+    // reused. Without one, changes cost no invalidation. set_invalidate sets
+    // (or replaces) the first notifier (the SMMU driver); add_invalidate
+    // appends a further one (e.g. an RDMA library's registration cache). All
+    // are called in order, chained: each starts at the time the previous one
+    // returned, and the change is done when the last one returns.
     void set_invalidate(InvalidateFn fn);
+    void add_invalidate(InvalidateFn fn);
     // The swap device. Without one, reclaim evicts nothing (anonymous pages
     // can only go to swap) and a failed allocation is NoMemory at once.
     void set_swap(Ssd& ssd);

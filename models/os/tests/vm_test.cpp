@@ -492,6 +492,53 @@ TEST_CASE("vm: munmap invalidates before the frames are freed", "[os][vm]") {
     CHECK(e.vm->present(e.pid, m.value + 4 * 4096));
 }
 
+TEST_CASE("vm: several MMU notifiers are called in order, chained", "[os][vm]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    const auto m = e.vm->mmap(e.pid, 4 * 4096, Prot::ReadWrite, false, T0);
+    REQUIRE(e.vm->fault_in(e.pid, m.value, 4 * 4096, true, T0).value == 4);
+    std::vector<std::pair<char, sc_time>> calls;
+    // Added before set_invalidate: still called after the first (the driver's slot).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    e.vm->add_invalidate([&](int pid, std::uint16_t, std::uint64_t va, std::uint64_t len, sc_time at) {
+        CHECK(pid == e.pid);
+        ranges.emplace_back(va, len);
+        calls.emplace_back('b', at);
+        return at + us(7);
+    });
+    e.vm->set_invalidate([&](int, std::uint16_t, std::uint64_t, std::uint64_t, sc_time at) {
+        calls.emplace_back('a', at);
+        return at + us(5);
+    });
+    e.vm->add_invalidate([&](int, std::uint16_t, std::uint64_t, std::uint64_t, sc_time at) {
+        calls.emplace_back('c', at);
+        return at;   // takes no time: must not move done backwards
+    });
+    const auto u = e.vm->munmap(e.pid, m.value, 2 * 4096, us(10));
+    REQUIRE(u.ok());
+    const sc_time t0 = us(10) + ns(500) + ns(40);   // syscall + 2 PTEs cleared
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[0] == std::make_pair('a', t0));
+    CHECK(calls[1] == std::make_pair('b', t0 + us(5)));
+    CHECK(calls[2] == std::make_pair('c', t0 + us(12)));
+    CHECK(u.done == t0 + us(12));
+    CHECK(e.counter("invalidations") == 1);   // one mapping change, however many notifiers
+    REQUIRE(ranges.size() == 1);
+    CHECK(ranges[0].first == m.value);
+    CHECK(ranges[0].second == 2 * 4096);
+    // set_invalidate replaces the first notifier only.
+    calls.clear();
+    e.vm->set_invalidate([&](int, std::uint16_t, std::uint64_t, std::uint64_t, sc_time at) {
+        calls.emplace_back('A', at);
+        return at + us(1);
+    });
+    const auto u2 = e.vm->munmap(e.pid, m.value + 2 * 4096, 4096, us(100));
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[0].first == 'A');
+    CHECK(calls[1].first == 'b');
+    CHECK(calls[2].first == 'c');
+    CHECK(u2.done == us(100) + ns(520) + us(8));
+}
+
 TEST_CASE("vm: pins count against RLIMIT_MEMLOCK exactly", "[os][vm]") {
     Env e(Settings{{"vm.thp", "never"}, {"vm.memlock-limit", "64KiB"}});
     const auto m = e.vm->mmap(e.pid, 1 * MiB, Prot::ReadWrite, false, T0);

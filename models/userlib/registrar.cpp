@@ -1,0 +1,273 @@
+#include "models/userlib/registrar.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+std::uint64_t page_down(std::uint64_t a) { return a & ~(kPage - 1); }
+std::uint64_t page_up(std::uint64_t a) { return (a + kPage - 1) & ~(kPage - 1); }
+
+}  // namespace
+
+const char* to_string(Strategy s) {
+    switch (s) {
+        case Strategy::FaultTolerant: return "fault-tolerant";
+        case Strategy::Pin: return "pin";
+        case Strategy::PinCache: return "pin-cache";
+        case Strategy::Prefault: return "prefault";
+        case Strategy::Pipeline: return "pipeline";
+        case Strategy::Netvm: return "netvm";
+    }
+    return "?";
+}
+
+Strategy strategy_from(const Config& c) {
+    const std::string& s = c.string("rdma.strategy");
+    for (Strategy x : {Strategy::FaultTolerant, Strategy::Pin, Strategy::PinCache, Strategy::Prefault,
+                       Strategy::Pipeline, Strategy::Netvm})
+        if (s == to_string(x)) return x;
+    throw std::logic_error("rdma.strategy: unknown strategy '" + s + "'");
+}
+
+void Registrar::declare_params(ParamRegistry& reg) {
+    reg.section("rdma", "RDMA user library (runs on the node's Cortex-A53)")
+        .choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"},
+                "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
+                "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
+                "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
+                "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
+                "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself")
+        .integer("pin-cache-pages", "16384",
+                 "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
+                 "library's cache limit, bounded in practice by vm.memlock-limit)")
+        .range("1", "1099511627776")
+        .time("pin-cache-lookup", "100ns", "CPU time of one pin-down cache lookup (*estimate*)")
+        .range("0ps", "1ms")
+        .size("pipeline-chunk", "256KiB",
+              "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
+              "(*estimate*; used by the App)")
+        .range("4KiB", "1GiB");
+}
+
+Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid, CpuCores& cpu)
+    : vm_(vm),
+      pid_(pid),
+      cpu_(cpu),
+      strategy_(strategy_from(ctx.config)),
+      capacity_pages_(static_cast<std::uint64_t>(ctx.config.integer("rdma.pin-cache-pages"))),
+      lookup_(ctx.config.time("rdma.pin-cache-lookup")),
+      registrations_(ctx.stats.counter(prefix + ".registrations", "",
+                                       "acquire calls that pinned or populated a range")),
+      deregistrations_(ctx.stats.counter(prefix + ".deregistrations", "", "unpin calls (Vm::unpin)")),
+      hits_(ctx.stats.counter(prefix + ".cache_hits", "", "pin-down cache lookups covered by one entry")),
+      misses_(ctx.stats.counter(prefix + ".cache_misses", "", "pin-down cache lookups that pinned a new entry")),
+      evictions_(ctx.stats.counter(prefix + ".cache_evictions", "",
+                                   "pin-down cache entries evicted (LRU, or to make room under memlock)")),
+      invalidations_(ctx.stats.counter(prefix + ".cache_invalidations", "",
+                                       "pin-down cache entries dropped by the MMU notifier")),
+      over_capacity_(ctx.stats.counter(prefix + ".cache_over_capacity", "",
+                                       "misses after which entries in use kept the cache above its capacity")),
+      failures_(ctx.stats.counter(prefix + ".registration_failures", "",
+                                  "acquire calls that failed (memlock limit, unmapped, read-only)")),
+      registration_time_(ctx.stats.scalar(prefix + ".registration_time", "us",
+                                          "time in acquire/release/release_all (sum of done - at)")),
+      pinned_peak_(ctx.stats.scalar(prefix + ".pinned_bytes_peak", "B",
+                                    "largest pinned bytes of the process seen after a call")) {}
+
+RegResult Registrar::finish(RegResult r, sc_time at) {
+    registration_time_.add(to_us(r.done - at));
+    peak_ = std::max(peak_, vm_.pinned_bytes(pid_));
+    pinned_peak_.set(static_cast<double>(peak_));
+    return r;
+}
+
+sc_time Registrar::unpin_entry(const Entry& e, sc_time t) {
+    const VmResult u = vm_.unpin(pid_, e.start, e.end - e.start, t);
+    if (!u.ok())   // pins are found by VA even after munmap: this is a bookkeeping bug
+        throw std::logic_error(std::string("Registrar: unpin of a cache entry failed: ") + to_string(u.error));
+    deregistrations_.inc();
+    return u.done;
+}
+
+sc_time Registrar::drain_dropped(sc_time t) {
+    for (auto it = dropped_.begin(); it != dropped_.end();) {
+        if (it->users) {
+            ++it;
+            continue;
+        }
+        t = unpin_entry(*it, t);
+        it = dropped_.erase(it);
+    }
+    return t;
+}
+
+template <typename Pred>
+sc_time Registrar::evict_while(Pred over, sc_time t) {
+    // From the least recently used end; entries in use are passed over.
+    for (auto it = cache_.end(); it != cache_.begin() && over();) {
+        --it;
+        if (it->users) continue;
+        t = unpin_entry(*it, t);
+        cached_pages_ -= it->pages();
+        evictions_.inc();
+        it = cache_.erase(it);
+    }
+    return t;
+}
+
+RegResult Registrar::acquire(std::uint64_t va, std::uint64_t len, bool write, sc_time at) {
+    RegResult r;
+    r.done = at;
+    switch (strategy_) {
+        case Strategy::FaultTolerant:
+        case Strategy::Netvm:
+            return finish(r, at);
+        case Strategy::Pin:
+        case Strategy::Pipeline: {
+            const VmResult p = vm_.pin(pid_, va, len, at);
+            r.done = p.done;
+            if (!p.ok()) {
+                r.ok = false;
+                r.error = p.error;
+                failures_.inc();
+            } else {
+                registrations_.inc();
+            }
+            return finish(r, at);
+        }
+        case Strategy::Prefault: {
+            const std::uint64_t s = page_down(va), e = page_up(va + len);
+            const VmResult p = vm_.madvise(pid_, s, e - s, Advice::PopulateWrite, at);
+            r.done = p.done;
+            if (!p.ok()) {
+                r.ok = false;
+                r.error = p.error;
+                failures_.inc();
+            } else {
+                registrations_.inc();
+            }
+            return finish(r, at);
+        }
+        case Strategy::PinCache:
+            break;
+    }
+    // pin-cache
+    sc_time t = drain_dropped(at);
+    t = cpu_.run("registration", t, lookup_, "pin-cache-lookup").end;
+    const std::uint64_t s = page_down(va), e = page_up(va + len);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+        if (it->start <= s && e <= it->end) {   // hit: no pin
+            hits_.inc();
+            it->users++;
+            cache_.splice(cache_.begin(), cache_, it);
+            r.done = t;
+            return finish(r, at);
+        }
+    }
+    misses_.inc();
+    VmResult p = vm_.pin(pid_, s, e - s, t);
+    if (p.error == VmError::MemlockLimit) {   // make room: every unused entry goes, then one retry
+        t = evict_while([] { return true; }, p.done);
+        p = vm_.pin(pid_, s, e - s, t);
+    }
+    r.done = p.done;
+    if (!p.ok()) {
+        r.ok = false;
+        r.error = p.error;
+        failures_.inc();
+        return finish(r, at);
+    }
+    registrations_.inc();
+    cache_.push_front(Entry{s, e, 1});
+    cached_pages_ += (e - s) / kPage;
+    r.done = evict_while([this] { return cached_pages_ > capacity_pages_; }, p.done);
+    if (cached_pages_ > capacity_pages_) over_capacity_.inc();
+    return finish(r, at);
+}
+
+RegResult Registrar::release(std::uint64_t va, std::uint64_t len, sc_time at) {
+    RegResult r;
+    r.done = at;
+    switch (strategy_) {
+        case Strategy::FaultTolerant:
+        case Strategy::Netvm:
+        case Strategy::Prefault:
+            return finish(r, at);
+        case Strategy::Pin:
+        case Strategy::Pipeline: {
+            const VmResult u = vm_.unpin(pid_, va, len, at);
+            r.done = u.done;
+            if (!u.ok()) {
+                r.ok = false;
+                r.error = u.error;
+            } else {
+                deregistrations_.inc();
+            }
+            return finish(r, at);
+        }
+        case Strategy::PinCache:
+            break;
+    }
+    // pin-cache: lazy deregistration. The entry released is the most
+    // recently used one in use that covers the range; an entry dropped by
+    // the notifier while in use is unpinned now that it is no longer used.
+    sc_time t = drain_dropped(at);
+    const std::uint64_t s = page_down(va), e = page_up(va + len);
+    auto covers = [&](const Entry& x) { return x.users && x.start <= s && e <= x.end; };
+    auto it = std::find_if(cache_.begin(), cache_.end(), covers);
+    if (it != cache_.end()) {
+        it->users--;
+    } else {
+        auto d = std::find_if(dropped_.begin(), dropped_.end(), covers);
+        if (d == dropped_.end()) {   // nothing acquired there
+            r.ok = false;
+            r.error = VmError::Invalid;
+            return finish(r, at);
+        }
+        if (--d->users == 0) {
+            t = unpin_entry(*d, t);
+            dropped_.erase(d);
+        }
+    }
+    r.done = t;
+    return finish(r, at);
+}
+
+RegResult Registrar::release_all(sc_time at) {
+    RegResult r;
+    r.done = at;
+    if (strategy_ != Strategy::PinCache) return finish(r, at);
+    sc_time t = at;
+    for (const Entry& x : dropped_) t = unpin_entry(x, t);   // in use or not: the program ends
+    dropped_.clear();
+    for (const Entry& x : cache_) t = unpin_entry(x, t);
+    cache_.clear();
+    cached_pages_ = 0;
+    r.done = t;
+    return finish(r, at);
+}
+
+sc_time Registrar::invalidate(int pid, std::uint16_t, std::uint64_t va, std::uint64_t len, sc_time at) {
+    if (pid != pid_ || strategy_ != Strategy::PinCache) return at;
+    const std::uint64_t end = va + len;
+    for (auto it = cache_.begin(); it != cache_.end();) {
+        if (it->start < end && va < it->end) {
+            invalidations_.inc();
+            cached_pages_ -= it->pages();
+            auto next = std::next(it);
+            dropped_.splice(dropped_.end(), cache_, it);   // unpinned at the next call
+            it = next;
+        } else {
+            ++it;
+        }
+    }
+    return at;
+}
+
+}  // namespace vrdmasim
