@@ -59,13 +59,14 @@ void check_out_dir(const std::string& out) {
 // Summary metrics: one row, in a fixed order.
 using Summary = std::vector<std::pair<std::string, std::string>>;
 
-Summary make_summary(System& sys, StatRegistry& stats, double host_seconds) {
+Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double host_seconds) {
     TransferLog& log = sys.workload().log();
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
     const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
     const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
     Summary s;
     s.emplace_back("workload", sys.workload().kind());
+    s.emplace_back("strategy", cfg.text("rdma.strategy"));
     s.emplace_back("nodes", std::to_string(sys.size()));
     s.emplace_back("sim_seconds", fmt(sim_s, 9));
     s.emplace_back("host_seconds", fmt(host_seconds, 4));
@@ -106,6 +107,19 @@ Summary make_summary(System& sys, StatRegistry& stats, double host_seconds) {
     s.emplace_back("thp_collapses", std::to_string(stats.sum_counters("collapses")));
     s.emplace_back("thp_splits", std::to_string(stats.sum_counters("huge_splits")));
     s.emplace_back("invalidations", std::to_string(stats.sum_counters("vm.invalidations")));
+    // The RDMA library's strategy and the engine's fault recovery.
+    s.emplace_back("registration_us", fmt(stats.sum_scalars("rdma.registration_time")));
+    s.emplace_back("pinned_peak_bytes", fmt(stats.sum_scalars("rdma.pinned_bytes_peak"), 12));
+    s.emplace_back("registration_failures", std::to_string(stats.sum_counters("rdma.registration_failures")));
+    s.emplace_back("pin_cache_hits", std::to_string(stats.sum_counters("rdma.cache_hits")));
+    s.emplace_back("pin_cache_misses", std::to_string(stats.sum_counters("rdma.cache_misses")));
+    s.emplace_back("parks", std::to_string(stats.sum_counters("dma.parks")));
+    s.emplace_back("nacks", std::to_string(stats.sum_counters("dma.nacks_sent")));
+    s.emplace_back("retransmitted_bytes", std::to_string(stats.sum_counters("dma.retransmitted_bytes")));
+    s.emplace_back("fault_timeouts", std::to_string(stats.sum_counters("dma.fault_timeouts")));
+    s.emplace_back("kernel_copy_bytes", std::to_string(stats.sum_counters("dma.kernel_copy_bytes")));
+    s.emplace_back("rx_stalled_us", fmt(stats.sum_scalars("dma.rx_stalled")));
+    s.emplace_back("cpu_busy_us", fmt(stats.sum_scalars("busy_time")));
     s.emplace_back("peak_rss_mib", fmt(peak_rss_mib(), 4));
     return s;
 }
@@ -236,7 +250,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         sim_error = os.str();
         std::cerr << "vrdmasim: error: " << sim_error << "\n";
     }
-    const Summary summary = failed ? Summary{} : make_summary(*sys, stats, host_seconds);
+    const Summary summary = failed ? Summary{} : make_summary(cfg, *sys, stats, host_seconds);
     try {
         std::ofstream ini(tmp / "config.ini");
         ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";

@@ -39,6 +39,7 @@ void declare_all_params(ParamRegistry& reg) {
     System::declare_params(reg);
     Workload::declare_params(reg);
     App::declare_params(reg);
+    Registrar::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);
     Bus::declare_params(reg);
@@ -111,10 +112,30 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
                 if (o.fault.stream_id == dma.stream_id())
                     dma.fault_resolved(o.fault.address, o.fault.write, o.resolved, o.done);
             });
+        // NetVM: packets for non-resident destination pages wait in a kernel
+        // buffer; once the page is in, the kernel copies them into place.
+        if (strategy_from(ctx.config) == Strategy::Netvm) {
+            if (driver->stall_mode() || !dma.fault_tolerant())
+                throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin("rdma.strategy") +
+                                  ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
+                                  "the receiver must see the fault to redirect the packet");
+            const double copy_rate = ctx.config.rate_bps("vm.copy-rate") / 8;   // bytes per second
+            dma.enable_netvm([this, copy_rate](std::uint64_t va, const unsigned char* data, std::uint64_t len,
+                                               sc_core::sc_time at) {
+                vm.write_user(app.pid(), va, data, len);
+                const sc_core::sc_time t(static_cast<double>(len) / copy_rate, sc_core::SC_SEC);
+                return cpu.run("netvm-copy", at, t, group + " netvm copy").end;
+            });
+        }
         vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
                                  sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
         app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config.size("ssd.swap-size"));
     } else {
+        if (strategy_from(ctx.config) != Strategy::FaultTolerant)
+            throw ConfigError("rdma.strategy = " + ctx.config.text("rdma.strategy") + " (from " +
+                              ctx.config.origin("rdma.strategy") +
+                              ") needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
+                              "that nothing registers, pins or pages");
         dma.mem.bind(bus.in);
     }
     // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.

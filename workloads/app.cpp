@@ -43,6 +43,9 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       mmio_base_(mmio_base),
       heap_next_(heap_base),
       heap_end_(heap_base + heap_size),
+      ctx_(ctx),
+      strategy_(strategy_from(ctx.config)),
+      pipeline_chunk_(ctx.config.size("rdma.pipeline-chunk")),
       completion_(ctx.config.string("rdma.completion") == "poll"      ? Completion::Poll
                   : ctx.config.string("rdma.completion") == "counter" ? Completion::Counter
                                                                       : Completion::Interrupt),
@@ -97,6 +100,91 @@ void App::run_on_core(const char* activity, sc_time t) {
 void App::attach_process(Vm& vm, int pid) {
     vm_ = &vm;
     pid_ = pid;
+    if (!cores_) throw std::logic_error(group_ + ": attach_process before set_cpu");
+    registrar_ = std::make_unique<Registrar>(ctx_, group_ + ".rdma", vm, pid, *cores_);
+    Registrar* r = registrar_.get();
+    vm.add_invalidate([r](int p, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_time at) {
+        return r->invalidate(p, asid, va, len, at);
+    });
+}
+
+RegResult App::reg_acquire(std::uint64_t va, std::uint64_t len, bool write) {
+    if (!registrar_) return RegResult{true, VmError::Ok, now()};
+    const RegResult r = registrar_->acquire(va, len, write, now());
+    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    if (qk_.need_sync()) qk_.sync();
+    return r;
+}
+
+void App::reg_release(std::uint64_t va, std::uint64_t len) {
+    if (!registrar_) return;
+    const RegResult r = registrar_->release(va, len, now());
+    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    if (qk_.need_sync()) qk_.sync();
+}
+
+std::uint64_t App::records_for(std::uint64_t len) const {
+    if (strategy_ != Strategy::Pipeline || len == 0) return 1;
+    return (len + pipeline_chunk_ - 1) / pipeline_chunk_;
+}
+
+bool App::send(Message& m) {
+    m.parts = 0;
+    m.failed = false;
+    const std::uint64_t n = records_for(m.len);
+    const std::uint64_t chunk = n == 1 ? std::max<std::uint64_t>(m.len, 1) : pipeline_chunk_;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        const std::uint64_t off = k * chunk;
+        const std::uint64_t len = n == 1 ? m.len : std::min(chunk, m.len - off);
+        if (len > 0) {
+            const RegResult r = reg_acquire(m.src + off, len, false);
+            if (!r.ok) {
+                m.failed = true;
+                m.error = r.error;
+                return false;
+            }
+        }
+        const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
+        const std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
+        while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags)) {
+            // The channel's queue is full: wait for one more completion.
+            const std::uint64_t done = mmio_read(pldma_reg::kTxCompleted, 8);
+            wait_tx(done + 1);
+        }
+        ++m.parts;
+    }
+    return true;
+}
+
+CompletionRecord App::complete(Message& m) {
+    CompletionRecord out;
+    out.tag = m.tag;
+    out.node = m.dst_node;
+    out.addr = m.src;
+    bool ok = !m.failed;
+    const std::uint64_t chunk = m.parts <= 1 && records_for(m.len) == 1 ? std::max<std::uint64_t>(m.len, 1)
+                                                                       : pipeline_chunk_;
+    for (unsigned k = 0; k < m.parts; ++k) {
+        const CompletionRecord r = wait_record(m.records + k * sizeof(CompletionRecord));
+        ok = ok && r.status == kStatusOk;
+        out.bytes += r.status == kStatusOk ? r.bytes : 0;
+        const std::uint64_t off = k * chunk;
+        const std::uint64_t len = std::min(chunk, m.len - off);
+        if (len > 0) reg_release(m.src + off, len);   // pipeline: each chunk as it completes
+    }
+    out.status = ok ? kStatusOk : kStatusError;
+    return out;
+}
+
+bool App::register_receive(std::uint64_t va, std::uint64_t len) {
+    if (len == 0) return true;
+    return reg_acquire(va, len, true).ok;
+}
+
+void App::finish_registrations() {
+    if (!registrar_) return;
+    const RegResult r = registrar_->release_all(now());
+    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
 }
 
 std::uint64_t App::alloc(std::uint64_t bytes, bool populate) {

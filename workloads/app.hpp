@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
+#include "models/userlib/registrar.hpp"
 
 namespace vrdmasim {
 
@@ -103,6 +105,38 @@ public:
     // Whether it holds data: resident, or swapped out.
     bool populated(std::uint64_t addr) const;
 
+    // --- The library's registration strategies (rdma.strategy; see
+    // models/userlib). Without a VM (smmu.enabled = false) buffers are
+    // physical DMA memory and need no registration.
+    Strategy strategy() const { return strategy_; }
+    // One message: registered as rdma.strategy says and posted (pipeline:
+    // chunk by chunk, registering chunk k+1 while chunk k is on the wire),
+    // each part with its completion record at records + 32 * part.
+    struct Message {
+        std::uint64_t src = 0, dst = 0, len = 0, tag = 0, records = 0;
+        unsigned dst_node = 0;
+        std::uint32_t flags = 0;
+        // Filled by send():
+        unsigned parts = 0;             // descriptors posted
+        bool failed = false;            // a registration failed (parts not posted)
+        VmError error = VmError::Ok;
+    };
+    // Completion records a message of `len` bytes needs.
+    std::uint64_t records_for(std::uint64_t len) const;
+    // Register and post `m`. Descriptors the engine refuses (queue full) are
+    // posted again after the next completion. False if a registration
+    // failed (m.failed; what was posted before still completes).
+    bool send(Message& m);
+    // Wait for every part's record, deregister the source, and return the
+    // message's outcome: ok only if every part was registered and is ok.
+    CompletionRecord complete(Message& m);
+    // A receive area the engine will write for the whole run: registered
+    // once (pin, pin-cache, pipeline: pinned; prefault: populated). False
+    // on failure (e.g. beyond RLIMIT_MEMLOCK).
+    bool register_receive(std::uint64_t va, std::uint64_t len);
+    // End of the program: unpin what is still registered (pin-cache).
+    void finish_registrations();
+
     // Untimed access to this process's memory (test harness: fill sources,
     // check destinations), by virtual address when attached to a process,
     // else physical. Writing faults pages in (untimed: the program filling
@@ -123,6 +157,9 @@ private:
     std::uint64_t physical(std::uint64_t addr, bool write);
     // `t` of work of `activity` on a core from now(); the process's clock moves to its end.
     void run_on_core(const char* activity, sc_core::sc_time t);
+    // Registrar calls from now(); the process's clock moves to their end.
+    RegResult reg_acquire(std::uint64_t va, std::uint64_t len, bool write);
+    void reg_release(std::uint64_t va, std::uint64_t len);
     enum class Completion { Interrupt, Poll, Counter };
 
     const unsigned node_;
@@ -138,8 +175,12 @@ private:
     std::uint64_t heap_next_, heap_end_;
     std::uint64_t rx_ring_ = 0;
     std::uint32_t rx_entries_ = 0;
+    const SimContext& ctx_;
     unsigned channel_ = 0;
     CpuCores* cores_ = nullptr;
+    const Strategy strategy_;
+    const std::uint64_t pipeline_chunk_;
+    std::unique_ptr<Registrar> registrar_;   // with a VM
     Completion completion_;
     sc_core::sc_time poll_interval_, irq_wakeup_;
     Counter& polls_;

@@ -23,24 +23,40 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
     b_.program = [this](App& app) { pong(app); };
 }
 
+App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,
+                                       std::uint64_t records) const {
+    App::Message m;
+    m.src = src;
+    m.dst = dst;
+    m.len = msg_;
+    m.tag = key;
+    m.dst_node = to.node();
+    m.records = records;
+    m.flags = kFlagNotify;   // the other side learns of it from its event counter and ring
+    return m;
+}
+
 // Keys: ping i uses 2i, pong i uses 2i+1, so each message has its own bytes.
 void PingpongWorkload::ping(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     a_buf_ = app.alloc(2 * n, populate_);   // [0, n): source of pings; [n, 2n): destination of pongs
-    a_rec_ = app.alloc(sizeof(CompletionRecord), true);
+    a_rec_ = app.alloc(app.records_for(msg_) * sizeof(CompletionRecord), true);
     app.setup_rx_ring(16);
+    const bool registered = app.register_receive(a_buf_ + n, msg_);
     ready_and_wait(app, 2);
+    if (!registered) throw std::runtime_error(app.group() + ": could not register the pong buffer (rdma.strategy)");
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         prepare(app, a_buf_, b_, b_buf_ + n, msg_, 2 * i);
         const sc_time start = app.now();
         log_.posted(start);
-        if (!app.post_write(a_buf_, b_.node(), b_buf_ + n, msg_, 2 * i, a_rec_, true))
-            throw std::runtime_error(app.group() + ": PLDMA refused a ping descriptor");
+        App::Message m = message(a_buf_, b_, b_buf_ + n, 2 * i, a_rec_);
+        if (!app.send(m))
+            throw std::runtime_error(app.group() + ": could not register a ping (rdma.strategy): " + to_string(m.error));
         app.wait_rx(i + 1);   // the pong has landed
         const CompletionRecord rx = app.read_rx_record(i);
         const sc_time one_way = (app.now() - start) / 2;
         report(app, app, a_buf_ + n, msg_, 2 * i + 1, rx, &one_way);
-        app.wait_tx(i + 1);   // our own ping's completion (long done: the pong came after it)
+        app.complete(m);   // our own ping's completion (long done: the pong came after it)
     }
     done_a_ = true;
     program_ended();
@@ -49,17 +65,20 @@ void PingpongWorkload::ping(App& app) {
 void PingpongWorkload::pong(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     b_buf_ = app.alloc(2 * n, populate_);
-    b_rec_ = app.alloc(sizeof(CompletionRecord), true);
+    b_rec_ = app.alloc(app.records_for(msg_) * sizeof(CompletionRecord), true);
     app.setup_rx_ring(16);
+    const bool registered = app.register_receive(b_buf_ + n, msg_);
     ready_and_wait(app, 2);
+    if (!registered) throw std::runtime_error(app.group() + ": could not register the ping buffer (rdma.strategy)");
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         app.wait_rx(i + 1);   // the ping has landed
         const CompletionRecord rx = app.read_rx_record(i);
         report(app, app, b_buf_ + n, msg_, 2 * i, rx, nullptr);
         prepare(app, b_buf_, a_, a_buf_ + n, msg_, 2 * i + 1);
-        if (!app.post_write(b_buf_, a_.node(), a_buf_ + n, msg_, 2 * i + 1, b_rec_, true))
-            throw std::runtime_error(app.group() + ": PLDMA refused a pong descriptor");
-        app.wait_tx(i + 1);
+        App::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
+        if (!app.send(m))
+            throw std::runtime_error(app.group() + ": could not register a pong (rdma.strategy): " + to_string(m.error));
+        app.complete(m);
     }
     done_b_ = true;
     program_ended();

@@ -16,6 +16,9 @@ public:
 private:
     void ping(App& app);
     void pong(App& app);
+    // One message of msg_ bytes from `src` into `dst` of `to`, with notification.
+    App::Message message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,
+                         std::uint64_t records) const;
     App& a_;
     App& b_;
     std::uint64_t msg_, iterations_;

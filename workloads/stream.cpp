@@ -22,41 +22,48 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
     // Buffer slots: at least the window (each outstanding transfer has its
     // own), never more than there are messages.
     slots_ = std::min<std::uint64_t>(std::max(window_, buffers_), std::max<std::uint64_t>(count, 1));
-    check_fits(src_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
+    check_fits(src_, slots_ * msg_ + slots_ * src_.records_for(msg_) * sizeof(CompletionRecord));
     check_fits(dst_, slots_ * msg_);
     src_.program = [this](App& a) { sender(a); };
     dst_.program = [this](App& a) { receiver(a); };
 }
 
-// The receiving process only maps the destination buffers.
+// The receiving process maps the destination buffers and registers them
+// once for the whole run (rdma.strategy).
 void StreamWorkload::receiver(App& app) {
     dst_buf_ = app.alloc(slots_ * msg_, populate_);
+    dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     ready_and_wait(app, 2);
 }
 
 void StreamWorkload::sender(App& app) {
+    const std::uint64_t per = app.records_for(msg_);   // records per message
     src_buf_ = app.alloc(slots_ * msg_, populate_);
-    records_ = app.alloc(slots_ * sizeof(CompletionRecord), true);
+    records_ = app.alloc(slots_ * per * sizeof(CompletionRecord), true);
     ready_and_wait(app, 2);
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
 
-    struct InFlight { std::uint64_t index, len; sc_time posted; };
+    struct InFlight {
+        App::Message m;
+        std::uint64_t index;
+        sc_time posted;
+    };
     std::deque<InFlight> inflight;
 
-    // Retire the oldest transfer: its own record, whenever it comes
+    // Retire the oldest transfer: its own records, whenever they come
     // (completions may come out of order).
     auto retire = [&]() {
-        const InFlight f = inflight.front();
+        InFlight f = inflight.front();
         inflight.pop_front();
         const std::uint64_t slot = f.index % slots;
-        const CompletionRecord rec = app.wait_record(records + slot * sizeof(CompletionRecord));
-        if (rec.tag != f.index) {
+        const CompletionRecord rec = app.complete(f.m);
+        if (rec.status == kStatusOk && rec.tag != f.index) {
             std::cerr << "vrdmasim: completion record of transfer " << f.index << " carries tag " << rec.tag << "\n";
-            log_.verified(f.len, false);
+            log_.verified(f.m.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, dst_, dst_buf + slot * msg_, f.len, f.index, rec, &latency);
+        report(app, dst_, dst_buf + slot * msg_, f.m.len, f.index, rec, &latency);
     };
 
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -66,14 +73,23 @@ void StreamWorkload::sender(App& app) {
         prepare(app, src_buf + slot * msg_, dst_, dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
-        while (!app.post_write(src_buf + slot * msg_, dst_.node(), dst_buf + slot * msg_, len, i,
-                               records + slot * sizeof(CompletionRecord), false)) {
-            // Engine queue full: wait for one of ours to finish, then retry.
-            retire();
+        App::Message m;
+        m.src = src_buf + slot * msg_;
+        m.dst = dst_buf + slot * msg_;
+        m.len = len;
+        m.tag = i;
+        m.dst_node = dst_.node();
+        m.records = records + slot * per * sizeof(CompletionRecord);
+        if (!dst_registered_) {
+            // The receiver could not register its buffers: nothing is sent.
+            m.failed = true;
+        } else {
+            app.send(m);   // a failed registration leaves m.failed: complete() reports the error
         }
-        inflight.push_back({i, len, posted});
+        inflight.push_back({m, i, posted});
     }
     while (!inflight.empty()) retire();
+    app.finish_registrations();
     finished_ = true;
     program_ended();
 }

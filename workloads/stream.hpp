@@ -21,6 +21,7 @@ private:
     std::uint64_t msg_, total_, window_, buffers_;
     std::uint64_t slots_ = 0, src_buf_ = 0, dst_buf_ = 0, records_ = 0;
     bool finished_ = false;
+    bool dst_registered_ = true;
 };
 
 }  // namespace vrdmasim

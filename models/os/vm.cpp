@@ -1099,6 +1099,8 @@ void Vm::declare_params(ParamRegistry& reg) {
         .choice("thp", "always", {"always", "madvise", "never"},
                 "transparent huge pages at fault time: /sys/kernel/mm/transparent_hugepage/enabled "
                 "(Kconfig default always, distributions often madvise; transhuge.rst)")
+        .rate("copy-rate", "2GB/s",
+              "kernel memcpy into user pages (NetVM receive copies; *estimate* for a 1.5 GHz A53)")
         .size("memlock-limit", "8MiB",
               "RLIMIT_MEMLOCK per process, for mlock and pins together: 8 MiB from Linux 5.16, "
               "64 KiB up to 5.15 (include/uapi/linux/resource.h history)")

@@ -220,16 +220,24 @@ Histogram StatRegistry::merge_histograms(const std::string& suffix) const {
     return all;
 }
 
-std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
+namespace {
+template <typename T, typename Sum>
+Sum sum_by_suffix(const std::deque<T>& stats, const std::string& suffix, Sum total) {
     const std::string tail = "." + suffix;
-    std::uint64_t total = 0;
-    for (const Counter& c : counters_) {
+    for (const T& c : stats) {
         const std::string& n = c.info.name;
         if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0)
             total += c.value();
     }
     return total;
 }
+}  // namespace
+
+std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
+    return sum_by_suffix(counters_, suffix, std::uint64_t{0});
+}
+
+double StatRegistry::sum_scalars(const std::string& suffix) const { return sum_by_suffix(scalars_, suffix, 0.0); }
 
 namespace {
 

@@ -81,6 +81,8 @@ public:
 
     // Sum of every counter whose name ends with "." + suffix ("packets_sent").
     std::uint64_t sum_counters(const std::string& suffix) const;
+    // The same over scalars.
+    double sum_scalars(const std::string& suffix) const;
     // Every histogram whose name ends with "." + suffix, merged into one.
     Histogram merge_histograms(const std::string& suffix) const;
 
