@@ -722,18 +722,19 @@ sc_time Pldma::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time ta
     bool buffered = false;
     sc_time done = tail;
     if (ok) {
-        const bool pending = netvm_copy_ && (netvm_pages_.count(va >> 12) || netvm_pages_.count((va + len - 1) >> 12));
-        if (!pending) {
-            SmmuFaultExtension fx;
-            done = memory(tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, tail, ok, &fx);
-            if (done - tail > sc_time(1, sc_core::SC_US)) rx_stalled_us_.add(to_us(done - tail));
-            if (!ok && fault_tolerant_ && fx.type != FaultType::None && fx.write) {
-                if (netvm_copy_) {
-                    netvm_pages_[fx.address >> 12] = done + fault_timeout_;
-                    watchdog_ev_.notify(sc_core::SC_ZERO_TIME);
-                    ok = true;
-                    buffered = true;
-                } else {
+        // Write it, or (NetVM) put it in the kernel buffer while its page is
+        // not resident. A full buffer holds the packet (and, through the
+        // credits, the ones behind it) back; its page may have come in
+        // meanwhile, so look again after every wait.
+        for (;;) {
+            const bool pending =
+                netvm_copy_ && (netvm_pages_.count(va >> 12) || netvm_pages_.count((va + len - 1) >> 12));
+            if (!pending) {
+                SmmuFaultExtension fx;
+                done = memory(tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail), ok, &fx);
+                if (done - tail > sc_time(1, sc_core::SC_US)) rx_stalled_us_.add(to_us(done - tail));
+                if (ok || !fault_tolerant_ || fx.type == FaultType::None || !fx.write) break;
+                if (!netvm_copy_) {
                     // Drop this packet and the rest of the transfer until the
                     // fault is resolved; tell the sender where to resume.
                     in.faulted = true;
@@ -750,18 +751,16 @@ sc_time Pldma::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time ta
                     watchdog_ev_.notify(sc_core::SC_ZERO_TIME);
                     return done;
                 }
+                netvm_pages_[fx.address >> 12] = done + fault_timeout_;
+                watchdog_ev_.notify(sc_core::SC_ZERO_TIME);
+                ok = true;
             }
-        } else {
-            buffered = true;
-        }
-        if (buffered) {
-            // NetVM: into the kernel buffer; a full buffer holds this packet
-            // (and, through the credits, the ones behind it) back.
-            while (netvm_used_ + len > netvm_capacity_) {
+            if (netvm_used_ + len > netvm_capacity_) {
                 netvm_full_.inc();
                 sc_core::wait(netvm_space_ev_);
+                done = max_time(done, sc_core::sc_time_stamp());
+                continue;
             }
-            done = max_time(done, sc_core::sc_time_stamp());
             Buffered bf;
             bf.key = key;
             bf.va = va;
@@ -771,6 +770,8 @@ sc_time Pldma::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time ta
             netvm_peak_.set(std::max(netvm_peak_.value(), static_cast<double>(netvm_used_)));
             netvm_packets_.inc();
             ++in.buffered;
+            buffered = true;
+            break;
         }
         if (ok) {
             in.bytes += len;
