@@ -117,9 +117,23 @@ void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t
         }
     };
     write_pages(src, src_addr, scratch_.data(), len);
-    // Poison the destination so that stale bytes never pass the check.
+    // Poison the destination so that stale bytes never pass the check. Only
+    // its present pages: writing a page the receiver has never touched (cold
+    // buffers, workload.populate = false) or that reclaim swapped out would
+    // fault it in on the CPU, and the engine would never meet the fault the
+    // experiment is about. Such a page reads as zeros or as an earlier
+    // message's bytes, never as this transfer's pattern.
     std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
-    write_pages(dst, dst_addr, scratch_.data(), len);
+    if (!dst.is_virtual()) {
+        write_pages(dst, dst_addr, scratch_.data(), len);
+        return;
+    }
+    const std::uint64_t page = 4096;
+    for (std::uint64_t off = 0; off < len;) {
+        const std::uint64_t chunk = std::min(len - off, page - (dst_addr + off) % page);
+        if (dst.vm()->present(dst.pid(), dst_addr + off)) dst.debug_write(dst_addr + off, scratch_.data() + off, chunk);
+        off += chunk;
+    }
 }
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
