@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libsystemc-dev
-          libboost-program-options-dev catch2 python3)
+          libboost-program-options-dev catch2 python3
+          python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

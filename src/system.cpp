@@ -50,6 +50,7 @@ void declare_all_params(ParamRegistry& reg) {
     Vm::declare_params(reg);
     SmmuDriver::declare_params(reg);
     FaultLibrary::declare_params(reg);
+    MemoryHog::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
@@ -130,6 +131,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
         vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
                                  sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
         app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config.size("ssd.swap-size"));
+        if (MemoryHog::wanted(ctx.config, idx))
+            hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
             throw ConfigError("rdma.strategy = " + ctx.config.text("rdma.strategy") + " (from " +
@@ -223,7 +226,10 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
     // The kernel's daemons run until the application is done, so that the
     // simulation ends when nothing is left to do.
     workload_->on_finished([this] {
-        for (auto& node : nodes_) node->daemons.stop();
+        for (auto& node : nodes_) {
+            node->daemons.stop();
+            if (node->hog) node->hog->stop();
+        }
     });
 }
 

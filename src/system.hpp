@@ -24,6 +24,7 @@
 #include "models/os/vm_daemons.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "workloads/app.hpp"
+#include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -69,6 +70,7 @@ public:
     VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
     std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
     std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
+    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled)
 
     // [base, size) of the page frames the VM manages on a node with this much DRAM.
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);

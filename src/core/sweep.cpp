@@ -162,6 +162,9 @@ void write_results(const std::string& out_dir, const SweepPlan& plan,
                    const std::map<int, const SweepPoint*>& shard_points,
                    const std::map<int, Record>& records) {
     CsvRow header{"point"};
+    const bool labelled = !plan.label.empty();
+    if (labelled) header.push_back("label");
+    const std::size_t first_key = header.size();
     for (const auto& k : plan.swept_keys) header.push_back(k);
     header.push_back("status");
     header.push_back("exit_code");
@@ -195,7 +198,8 @@ void write_results(const std::string& out_dir, const SweepPlan& plan,
             const SweepPoint& p = *pit->second;
             CsvRow row(header.size());
             row[0] = p.id;
-            for (std::size_t k = 0; k < p.assignment.size(); ++k) row[1 + k] = p.assignment[k].second;
+            if (labelled) row[1] = plan.label;
+            for (std::size_t k = 0; k < p.assignment.size(); ++k) row[first_key + k] = p.assignment[k].second;
             row[fixed_cols - 3] = rec.status;
             row[fixed_cols - 2] = rec.exit_code;
             row[fixed_cols - 1] = rec.error;
@@ -293,6 +297,8 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
     std::vector<Entry> entries;
     std::vector<Base> bases;
     std::map<std::string, int> seen;   // name -> line
+    std::string label;
+    int label_line = 0;
     const fs::path dir = fs::path(sweep_file).parent_path();
     auto where = [&](int l) { return sweep_file + ":" + std::to_string(l); };
 
@@ -319,9 +325,20 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
         const std::string name = section + "." + key;
 
         if (section == "sweep") {
+            if (key == "label") {
+                if (label_line)
+                    throw ConfigError(where(lineno) + ": 'sweep.label' is already set on line " +
+                                      std::to_string(label_line));
+                if (value.empty() || value.find(',') != std::string::npos)
+                    throw ConfigError(where(lineno) + ": sweep.label = '" + value +
+                                      "': a label is one non-empty value, without commas");
+                label = value;
+                label_line = lineno;
+                continue;
+            }
             if (key != "base")
                 throw ConfigError(where(lineno) + ": unknown key '" + name +
-                                  "' in [sweep] (the only key allowed there is 'base')");
+                                  "' in [sweep] (the keys allowed there are 'base' and 'label')");
             std::istringstream ss(value);
             std::string p;
             while (ss >> p) {
@@ -368,6 +385,7 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
     // Validate: base configs, then fixed values, then every listed value,
     // exactly as a point's run would apply them.
     SweepPlan plan;
+    plan.label = label;
     Config cfg(reg);
     for (const auto& b : bases) {
         std::error_code ec;
@@ -413,6 +431,7 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
         }
         Assignments all = plan.fixed;
         all.insert(all.end(), p.assignment.begin(), p.assignment.end());
+        if (!plan.label.empty()) all.emplace_back("sweep.label", plan.label);
         p.id = make_point_id(p.index, std::move(all));
         plan.points.push_back(std::move(p));
     }

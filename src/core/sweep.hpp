@@ -9,6 +9,7 @@
 //     [sweep]
 //     base = ../default.ini other.ini   # optional: configs every point starts from,
 //                                       # paths relative to the sweep file
+//     label = cold                      # optional: names this sweep's rows in results.csv
 //     [workload]
 //     message-size = 4KiB, 64KiB, 1MiB   # swept
 //     [dma]
@@ -20,11 +21,14 @@
 // with its stdout and stderr in OUT/logs/<point-id>.log. A point counts as done
 // when OUT/points/<point-id>/summary.csv exists; a new invocation on the same
 // OUT skips done points (resume). The point id is "p<index, 4 digits>-<8 hex
-// digits of a hash of its assignments>", so a changed sweep file never
-// mistakes an old point for a new one.
+// digits of a hash of its assignments and label>", so a changed sweep file
+// never mistakes an old point for a new one, and sweeps that differ only in
+// their label never share a point id.
 //
 // OUT/results.csv is rewritten after every finished point: columns
-// `point`, then the swept keys (section.key), then `status` (ok, failed,
+// `point`, then `label` (only when the sweep file sets [sweep] label: its
+// value on every row, so that several sweeps merged into one file can be told
+// apart), then the swept keys (section.key), then `status` (ok, failed,
 // mismatch), `exit_code`, `error` (the last non-empty line of the point's log
 // for a failed point, empty otherwise), then the summary.csv columns (the
 // union over all done points, in order of first appearance). One row per point
@@ -64,6 +68,7 @@ struct SweepPoint {
 
 struct SweepPlan {
     std::vector<std::string> base_configs;       // resolved paths
+    std::string label;                           // [sweep] label, "" if none
     std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values)
     std::vector<std::string> swept_keys;         // in file order
     std::vector<SweepPoint> points;              // all points, all shards
@@ -72,7 +77,8 @@ struct SweepPlan {
 // Parse and validate a sweep file against the registry: every key must be a
 // declared parameter and every value (each listed one) must parse and be in
 // range; base configs must exist and be valid. Throws ConfigError naming the
-// file, line, key and value. "sweep.base" is the only key allowed in [sweep].
+// file, line, key and value. "sweep.base" and "sweep.label" (one value, no
+// commas) are the only keys allowed in [sweep].
 SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file);
 
 // Run the sweep. Returns the process exit status: 0 if every point of the

@@ -478,3 +478,74 @@ TEST_CASE("merge_results: union of columns by name, rows by point index, duplica
     write_file(dir / "badid.csv", "point,x\nzzz,1\n");
     CHECK_THROWS_AS(merge_results({dir / "badid.csv"}, sink), ConfigError);
 }
+
+TEST_CASE("sweep label: a `label` column tells merged sweeps apart", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    // The same points, labelled differently (as the thesis's cold and warm
+    // buffer states differ in fixed keys that results.csv does not show).
+    write_file(dir / "cold.ini", std::string(kSweep) + "[sweep]\nlabel = cold   # buffers never touched\n");
+    write_file(dir / "warm.ini", std::string(kSweep) + "[sweep]\nlabel = warm\n");
+    write_file(dir / "plain.ini", kSweep);
+    CerrCapture err;
+
+    const SweepPlan cold = plan_sweep(reg, dir / "cold.ini");
+    const SweepPlan warm = plan_sweep(reg, dir / "warm.ini");
+    const SweepPlan plain = plan_sweep(reg, dir / "plain.ini");
+    CHECK(cold.label == "cold");
+    CHECK(plain.label.empty());
+    REQUIRE(cold.points.size() == 6);
+    for (std::size_t i = 0; i < 6; ++i) {
+        // Same index, different ids: merging never drops one as a duplicate.
+        CHECK(cold.points[i].id.substr(0, 5) == warm.points[i].id.substr(0, 5));
+        CHECK(cold.points[i].id != warm.points[i].id);
+        CHECK(cold.points[i].id != plain.points[i].id);
+    }
+
+    REQUIRE(run_sweep(reg, options(dir / "cold.ini", dir / "c")) == 0);
+    REQUIRE(run_sweep(reg, options(dir / "warm.ini", dir / "w")) == 0);
+    REQUIRE(run_sweep(reg, options(dir / "plain.ini", dir / "p")) == 0);
+    Table c = read_table(dir / "c/results.csv");
+    REQUIRE(c.header.size() > 2);
+    CHECK(c.header[0] == "point");
+    CHECK(c.header[1] == "label");
+    CHECK(c.header[2] == "workload.message-size");
+    REQUIRE(c.rows.size() == 6);
+    for (const auto& r : c.rows) CHECK(r.at("label") == "cold");
+    // No label, no column: unlabelled sweeps' results are as before.
+    Table p = read_table(dir / "p/results.csv");
+    CHECK(std::find(p.header.begin(), p.header.end(), "label") == p.header.end());
+
+    std::ostringstream merged;
+    merge_results({dir / "c/results.csv", dir / "w/results.csv"}, merged);
+    write_file(dir / "merged.csv", merged.str());
+    Table m = read_table(dir / "merged.csv");
+    REQUIRE(m.rows.size() == 12);
+    std::map<std::string, int> by_label;
+    for (const auto& r : m.rows) ++by_label[r.at("label")];
+    CHECK(by_label == std::map<std::string, int>{{"cold", 6}, {"warm", 6}});
+
+    // Resume keeps the label.
+    REQUIRE(run_sweep(reg, options(dir / "cold.ini", dir / "c")) == 0);
+    CHECK(read_table(dir / "c/results.csv").row(0).at("label") == "cold");
+}
+
+TEST_CASE("sweep label: one value, set once", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    const std::string f = dir / "bad.ini";
+    SECTION("a list") {
+        write_file(f, "[sweep]\nlabel = cold, warm\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:2") && Contains("sweep.label"));
+    }
+    SECTION("empty") {
+        write_file(f, "[sweep]\nlabel =\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:2") && Contains("sweep.label"));
+    }
+    SECTION("twice") {
+        write_file(f, "[sweep]\nlabel = a\nlabel = b\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("line 2"));
+    }
+}
