@@ -152,6 +152,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
 }
 
 void Node::boot() {
+    // The application is the node's first process (pid 1).
+    const int pid = smmu ? vm.create_process("app") : 0;
     // The kernel gives the application channel 0 of the PLDMA, in protection
     // domain 1 (the job's: the same on every node) and maps its register page.
     {
@@ -170,7 +172,6 @@ void Node::boot() {
         app.set_channel(0);
     }
     if (smmu) {
-        const int pid = vm.create_process("app");
         const sc_core::sc_time done = driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(),
                                                      {dma.stream_id()}, sc_core::sc_time_stamp());
         sc_core::wait(done - sc_core::sc_time_stamp());

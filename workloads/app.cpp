@@ -207,6 +207,18 @@ std::uint64_t App::alloc(std::uint64_t bytes, bool populate) {
     return a;
 }
 
+std::uint64_t App::alloc_locked(std::uint64_t bytes) {
+    const std::uint64_t a = alloc(bytes, true);
+    if (vm_) {
+        const VmResult r = vm_->mlock(pid_, a, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095), now());
+        if (!r.ok())
+            throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) + " B of completion records failed: " +
+                              to_string(r.error));
+        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    }
+    return a;
+}
+
 bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len) {
     gp_.set_command(cmd);
     gp_.set_address(addr);
@@ -239,7 +251,7 @@ void App::mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) {
 
 void App::setup_rx_ring(std::uint32_t entries) {
     rx_entries_ = entries;
-    rx_ring_ = alloc(std::uint64_t(entries) * sizeof(CompletionRecord));
+    rx_ring_ = alloc_locked(std::uint64_t(entries) * sizeof(CompletionRecord));
     mmio_write(pldma_reg::kRxRingBase, rx_ring_, 8);
     mmio_write(pldma_reg::kRxRingEntries, entries, 4);
 }

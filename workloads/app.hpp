@@ -78,6 +78,11 @@ public:
     // page in now (MAP_POPULATE); otherwise the first touch, by the CPU or the
     // engine, faults. Throws OutOfMemory when it does not fit.
     std::uint64_t alloc(std::uint64_t bytes, bool populate = true);
+    // Memory the engine writes records into (completion records, the
+    // notification ring): mapped, populated and mlock()ed, as RDMA libraries
+    // keep their completion queues, so reclaim never takes it from under the
+    // engine. Throws OutOfMemory when it cannot be locked either.
+    std::uint64_t alloc_locked(std::uint64_t bytes);
     // Every region alloc() returned, in order: (address, bytes).
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& allocations() const { return allocations_; }
 

@@ -39,7 +39,7 @@ void StreamWorkload::receiver(App& app) {
 void StreamWorkload::sender(App& app) {
     const std::uint64_t per = app.records_for(msg_);   // records per message
     src_buf_ = app.alloc(slots_ * msg_, populate_);
-    records_ = app.alloc(slots_ * per * sizeof(CompletionRecord), true);
+    records_ = app.alloc_locked(slots_ * per * sizeof(CompletionRecord));
     ready_and_wait(app, 2);
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
