@@ -137,6 +137,7 @@ def main(argv):
             extra.append(k)
 
     points, no_size, anonymous = [], 0, 0
+    seen = set()
     for r in data:
         p = Point(r, extra)
         if p.size is None:
@@ -147,6 +148,13 @@ def main(argv):
             # (and so its strategy) is missing. Counted, not placed.
             anonymous += 1
             continue
+        key = (p.state, p.thp, p.series, p.size)
+        if key in seen:
+            # The same series point again: a sweep that crosses the policy
+            # with strategies it does not apply to (pin under touch-one and
+            # touch-ahead). The first one stands for both.
+            continue
+        seen.add(key)
         points.append(p)
     if not points:
         die("%s: no row has a message size in %s" % (path, MESSAGE))
