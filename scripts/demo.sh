@@ -6,4 +6,10 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j2 --target vrdmasim
-build/vrdmasim run configs/default.ini --out vrdmasim-out/default
+# The default experiment: the thesis comparison, small (configs/thesis/quick.ini,
+# 36 short runs): fault-tolerant RDMA (touch-one, touch-ahead) against pinning
+# and pre-faulting, THP never and always, cold buffers; then its table and plots.
+rm -rf vrdmasim-out/quick
+build/vrdmasim sweep configs/thesis/quick.ini --jobs 2 --out vrdmasim-out/quick
+/usr/bin/python3 scripts/plot_results.py vrdmasim-out/quick/results.csv vrdmasim-out/quick/plots
+echo "table: vrdmasim-out/quick/plots/table.md; plots: vrdmasim-out/quick/plots/{latency,bandwidth}.{png,svg}"

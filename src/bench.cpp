@@ -258,14 +258,12 @@ int bench_command(const std::vector<std::string>& args) {
     int st = 0;
     double bare_ns = 0, direct_ns = 0, smmu_ns = 0;
     StreamFigures with_smmu, physical, faulting;
-    // The fault-tolerant stream with faults: the SMMU case on a cold
-    // destination (never touched before the engine writes it), 4 KiB pages
-    // (vm.thp=never), terminate-mode faults recovered by the engine: every
-    // destination page faults in once (touch-ahead: 16 pages per SMMU fault).
-    // One message of the whole volume (at most 1 GiB) and one in flight: on
-    // this branch the buffer slots are the window, and with several
-    // transfers in flight the engine's destination faults can overlap, which
-    // the fault-tolerant engine does not survive yet (FSR.MULTI, no outcome).
+    // The fault-tolerant stream with faults: the SMMU case (64 KiB messages,
+    // four in flight) on cold buffers — every message in buffers never
+    // touched (workload.buffers = the message count), the source not written
+    // by the program — with 4 KiB pages (vm.thp=never) and terminate-mode
+    // faults recovered by the engine: every source and destination page
+    // faults in once (touch-ahead: 16 pages per SMMU fault).
     std::uint64_t volume_bytes = 0;
     try {
         volume_bytes = parse_size_bytes(volume);
@@ -273,9 +271,10 @@ int bench_command(const std::vector<std::string>& args) {
         std::cerr << "vrdmasim: error: bench --volume " << volume << ": " << e.what() << "\n";
         return 2;
     }
-    const std::string fault_message = format_size_bytes(std::min<std::uint64_t>(volume_bytes, 1ull << 30));
-    const std::string fault_args = "--workload.message-size=" + fault_message +
-                                   " --workload.window=1 --workload.populate=false --vm.thp=never"
+    const std::string fault_message = "64KiB";
+    const std::string fault_args = "--workload.message-size=" + fault_message + " --workload.buffers=" +
+                                   std::to_string(std::max<std::uint64_t>(volume_bytes / (64 * 1024), 1)) +
+                                   " --workload.populate=false --workload.fill-source=false --vm.thp=never"
                                    " --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
     auto best = [](double& best_so_far, double v) {
         if (v > 0 && (best_so_far <= 0 || v < best_so_far)) best_so_far = v;
@@ -326,7 +325,7 @@ int bench_command(const std::vector<std::string>& args) {
               << " ns through a TBU: a hit costs " << hit_cost << " bare calls (goal <= 2); "
               << 1e9 / smmu_ns << " translations per host second\n";
     std::cout << "stream, " << volume << " in " << fault_message
-              << " messages, fault-tolerant with faults (cold destination, THP never, window 1, "
+              << " messages, fault-tolerant with faults (cold source and destination, THP never, "
                  "terminate + dma.fault-tolerant): " << static_cast<long>(faulting.packets)
               << " packets, " << faulting.faults << " SMMU faults, " << faulting.host << " host s\n"
               << "  simulated packets per host second: " << faulting.packets / faulting.host << " ("

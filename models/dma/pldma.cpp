@@ -272,6 +272,13 @@ int Pldma::pick(sc_time now) {
                 if (tracer_.enabled())
                     tracer_.async_span(track_, "parked", ch.work.front().id, ch.park_since, resume,
                                        {{"channel", Tracer::json_number(static_cast<std::uint64_t>(c))}});
+                if (tracer_.narrating()) {
+                    std::ostringstream os;
+                    os << "transfer " << ch.work.front().id << " on channel " << c
+                       << (ch.park_resolved ? " resumes: source page resolved, " : " fails: source page NOT resolved, ")
+                       << "parked " << to_us(resume - ch.park_since) << " us";
+                    tracer_.narrate(resume, who_, os.str());
+                }
                 if (!ch.park_resolved) {
                     fail(ch, ch.work.front(), resume);
                     if (ch.work.empty()) continue;
@@ -575,6 +582,11 @@ void Pldma::control_thread() {
             }
             tracer_.narrate(c.at, who_, os.str());
         }
+        if (tracer_.enabled()) {
+            static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet"};
+            tracer_.instant(track_, names[static_cast<int>(c.kind)], c.at,
+                            {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
+        }
         const unsigned len = c.kind == ControlKind::Notification ? 24u : 16u;
         emit(ctl_gp_, ctl_pkt_, ctl_payload_, len, type, c.coord, c.node, c.id, static_cast<std::uint16_t>(c.index),
              c.pd, c.dst, c.at);
@@ -747,6 +759,9 @@ sc_time Pldma::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time ta
                            << std::hex << fx.address << std::dec << ", NACK at packet " << in.next_index;
                         tracer_.narrate(done, who_, os.str());
                     }
+                    if (tracer_.enabled())
+                        tracer_.instant(track_, "NACK", done, {{"transfer", Tracer::json_number(p.transfer)},
+                                                               {"packet", Tracer::json_number(in.next_index)}});
                     send_response(p, kStatusFault, in.next_index, done);
                     watchdog_ev_.notify(sc_core::SC_ZERO_TIME);
                     return done;
