@@ -161,6 +161,8 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       VRDMASIM_COUNTER(unmatched_, "fault_outcomes_unmatched", "", "fault outcomes for which nothing was waiting"),
       VRDMASIM_COUNTER(fault_timeouts_, "fault_timeouts", "",
                        "parked channels and faulted receives retried after dma.fault-timeout without an outcome"),
+      VRDMASIM_COUNTER(record_retries_, "record_retries", "",
+                       "completion or notification records written again after their page faulted"),
       VRDMASIM_COUNTER(pd_violations_, "pd_violations", "",
                        "transfers received for a protection domain no channel of this node has (dropped)"),
       VRDMASIM_COUNTER(notifications_, "notifications", "", "notifications delivered to a receiving channel"),
@@ -183,7 +185,10 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
     SC_HAS_PROCESS(Pldma);
     SC_THREAD(engine);
     SC_THREAD(control_thread);
-    if (fault_tolerant_) SC_THREAD(watchdog_thread);
+    if (fault_tolerant_) {
+        SC_THREAD(watchdog_thread);
+        SC_THREAD(record_thread);
+    }
 }
 
 void Pldma::enable_netvm(NetvmCopyFn copy) { netvm_copy_ = std::move(copy); }
@@ -464,18 +469,13 @@ void Pldma::complete(const Descriptor& d, std::uint32_t status, std::uint64_t by
     r.node = d.dst_node;
     r.bytes = bytes;
     r.addr = d.src;
-    bool ok = true;
     sc_time done = at;
-    if (d.compl_addr) write_record(d.compl_addr, r, at, ok, done);
-    if (!ok) {
-        // The record could not be written: software will never see this
-        // completion. Count it loudly; the interrupt still fires so software
-        // can notice the missing record.
-        rx_errors_.inc();
-    }
     if (status == kStatusOk) completed_.inc(); else failed_.inc();
+    if (d.compl_addr)
+        done = post_record(d.compl_addr, r, at, {&channels_[d.channel].tx});
+    else
+        channels_[d.channel].tx.raise_at(done);
     latency_us_.add(to_us(done - d.posted));
-    channels_[d.channel].tx.raise_at(done);
     if (status == kStatusOk && (d.flags & kFlagNotifyPacket)) {
         ControlOut n;
         n.kind = ControlKind::Notification;
@@ -613,14 +613,72 @@ void Pldma::notify_receiver(int channel, std::uint64_t id, unsigned src_node, st
         r.node = src_node;
         r.bytes = bytes;
         r.addr = dst;
-        bool rok = true;
-        write_record(ch.rx_ring_base + (ch.rx_written % ch.rx_ring_entries) * sizeof(CompletionRecord), r, at, rok,
-                     at);
-        if (!rok) rx_errors_.inc();
+        const std::uint64_t addr = ch.rx_ring_base + (ch.rx_written % ch.rx_ring_entries) * sizeof(CompletionRecord);
         ++ch.rx_written;
-        ch.records.raise_at(at);
+        at = post_record(addr, r, at, {&ch.records, &ch.rx});
+        return;
     }
     ch.rx.raise_at(at);
+}
+
+sc_time Pldma::post_record(std::uint64_t addr, const CompletionRecord& r, sc_time at,
+                           std::vector<CompletionSignal*> raise) {
+    unsigned char buf[sizeof(CompletionRecord)];
+    std::memcpy(buf, &r, sizeof r);   // the host is little-endian like the A53 in its usual mode
+    bool ok = true;
+    SmmuFaultExtension fx;
+    const sc_time done = memory(tlm::TLM_WRITE_COMMAND, addr, buf, sizeof buf, at, ok, &fx);
+    if (!ok && fault_tolerant_ && fx.type != FaultType::None) {
+        // The record's page faulted: the record thread writes it again once
+        // the fault is resolved; its signals are raised then.
+        RecordRetry rr;
+        rr.addr = addr;
+        rr.record = r;
+        rr.raise = std::move(raise);
+        rr.at = done;
+        record_retry_.push_back(std::move(rr));
+        record_ev_.notify(sc_core::SC_ZERO_TIME);
+        return done;
+    }
+    if (!ok) {
+        // The record could not be written: software will never see it.
+        // Count it loudly; the interrupt still fires so software can notice.
+        rx_errors_.inc();
+    }
+    for (CompletionSignal* sig : raise) sig->raise_at(done);
+    return done;
+}
+
+void Pldma::record_thread() {
+    for (;;) {
+        while (record_retry_.empty()) sc_core::wait(record_ev_);
+        RecordRetry rr = record_retry_.front();
+        record_retry_.pop_front();
+        unsigned char buf[sizeof(CompletionRecord)];
+        std::memcpy(buf, &rr.record, sizeof rr.record);
+        for (;;) {
+            // Wait for the outcome of the page's fault (or the timeout), then write again.
+            record_wait_page_ = rr.addr >> 12;
+            record_waiting_ = true;
+            record_wait_done_ = false;
+            const sc_time deadline = rr.at + fault_timeout_;
+            while (!record_wait_done_ && sc_core::sc_time_stamp() < deadline)
+                sc_core::wait(deadline - sc_core::sc_time_stamp(), record_ev_);
+            record_waiting_ = false;
+            if (!record_wait_done_) fault_timeouts_.inc();
+            const sc_time t = max_time(sc_core::sc_time_stamp(), record_wait_at_);
+            record_retries_.inc();
+            bool ok = true;
+            SmmuFaultExtension fx;
+            const sc_time done = memory(tlm::TLM_WRITE_COMMAND, rr.addr, buf, sizeof buf, t, ok, &fx);
+            if (ok || fx.type == FaultType::None || (record_wait_done_ && !record_wait_resolved_)) {
+                if (!ok) rx_errors_.inc();   // lost: not a fault, or the page cannot be made present
+                for (CompletionSignal* sig : rr.raise) sig->raise_at(done);
+                break;
+            }
+            rr.at = done;
+        }
+    }
 }
 
 void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
@@ -904,6 +962,13 @@ void Pldma::fault_resolved(std::uint64_t address, bool write, bool resolved, sc_
                 rx_errors_.inc();
             }
             queue_control(c);
+        }
+        if (record_waiting_ && !record_wait_done_ && record_wait_page_ == page) {
+            record_wait_done_ = true;
+            record_wait_resolved_ = resolved;
+            record_wait_at_ = at;
+            record_ev_.notify(sc_core::SC_ZERO_TIME);
+            matched = true;
         }
         auto np = netvm_pages_.find(page);
         if (np != netvm_pages_.end()) {

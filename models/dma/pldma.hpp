@@ -273,6 +273,12 @@ private:
                             SmmuFaultExtension* fault = nullptr);
     void write_record(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
                       sc_core::sc_time& done);
+    // Write a record at `at` and raise `raise` when it is in memory; a
+    // fault-tolerant engine whose write faults writes it again once the
+    // fault is resolved (record_thread). Returns the first attempt's end.
+    sc_core::sc_time post_record(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
+                                 std::vector<CompletionSignal*> raise);
+    void record_thread();
     std::uint64_t packets_of(std::uint64_t len) const;
 
     const unsigned node_;
@@ -305,6 +311,19 @@ private:
     sc_core::sc_event watchdog_ev_;
     tlm::tlm_generic_payload ctl_gp_;
     unsigned char ctl_payload_[24] = {};
+
+    // Records whose write faulted (fault-tolerant), written again in order.
+    struct RecordRetry {
+        std::uint64_t addr = 0;
+        CompletionRecord record;
+        std::vector<CompletionSignal*> raise;
+        sc_core::sc_time at;
+    };
+    std::deque<RecordRetry> record_retry_;
+    sc_core::sc_event record_ev_;
+    bool record_waiting_ = false, record_wait_done_ = false, record_wait_resolved_ = false;
+    std::uint64_t record_wait_page_ = 0;
+    sc_core::sc_time record_wait_at_;
 
     // NetVM.
     NetvmCopyFn netvm_copy_;
@@ -360,6 +379,7 @@ private:
     Counter& fault_dropped_;
     Counter& unmatched_;
     Counter& fault_timeouts_;
+    Counter& record_retries_;
     Counter& pd_violations_;
     Counter& notifications_;
     Counter& netvm_packets_;
