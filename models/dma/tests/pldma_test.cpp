@@ -965,3 +965,26 @@ TEST_CASE("netvm: packets for a non-resident page wait in a bounded kernel buffe
     CHECK(b.counter("dma1.nacks_sent") == 0);
     CHECK(b.counter("dma0.retransmitted_bytes") == 0);
 }
+
+TEST_CASE("fault-tolerant: a completion record whose page faults is written once the page is back",
+          "[dma][fault]") {
+    Bench b(kFt, true);
+    const auto a = pattern(1024, 9);
+    Bench::poke(*b.mem0, 0x10000, a);
+    b.smmu0->faulting.insert({0x5, true});   // the record's page (0x5000), for writes
+    sc_time seen;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x30000, 1024, 77, 0x5000, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        seen = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu0->outcomes.size() == 1);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x5000);
+    CHECK(r.tag == 77);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == 1024);
+    CHECK(seen >= b.smmu0->outcomes[0]);   // the count moves only once the record is in memory
+    CHECK(b.counter("dma0.record_retries") == 1);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+}
