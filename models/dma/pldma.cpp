@@ -416,10 +416,15 @@ void Pldma::serve(unsigned c) {
         const bool resend = w.resend;
         bool stop = false, net_error = false;
         for (std::uint64_t i = w.next - first; i < npk; ++i) {
-            auto o = outstanding_.find(d.id);
-            if (o == outstanding_.end() || o->second.epoch != epoch) {
-                stop = true;   // NACKed (a retransmit request will restart it) or completed
-                break;
+            if (fault_tolerant_) {
+                // A NACK (or an error ACK) may have come during the last
+                // packet's delivery; without fault tolerance the only answer
+                // is the ACK after the last packet.
+                auto o = outstanding_.find(d.id);
+                if (o == outstanding_.end() || o->second.epoch != epoch) {
+                    stop = true;   // NACKed (a retransmit request will restart it) or completed
+                    break;
+                }
             }
             const std::uint64_t poff = i * packet_size_;
             const std::uint32_t plen = static_cast<std::uint32_t>(std::min<std::uint64_t>(packet_size_, blen - poff));
