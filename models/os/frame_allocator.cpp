@@ -39,7 +39,6 @@ FrameAllocator::FrameAllocator(std::uint64_t base, std::uint64_t size)
     if (size == 0 || base % kHuge != 0 || size % kHuge != 0 || base + size < base)
         throw std::invalid_argument("FrameAllocator: base " + hex(base) + " and size " + hex(size) +
                                     " must be non-zero multiples of 2 MiB (size > 0)");
-    allocated_order_.assign(size / kPage, static_cast<std::int8_t>(-1));
     auto& top = free_[kMaxOrder];
     top.reserve(size / kHuge);
     for (std::uint64_t pa = base; pa < base + size; pa += kHuge) top.push_back(pa);
@@ -73,14 +72,14 @@ void FrameAllocator::free(std::uint64_t pa, unsigned order) {
                                hex(base_) + ", " + hex(base_ + size_) + ")");
     if (pa % kPage != 0)
         throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is not page aligned");
-    std::int8_t& held = allocated_order_[(pa - base_) / kPage];
-    if (held < 0)
+    auto it = allocated_order_.find((pa - base_) / kPage);
+    if (it == allocated_order_.end())
         throw std::logic_error("FrameAllocator::free: " + hex(pa) +
                                " is not the start of an allocated block (double free?)");
-    if (order != static_cast<unsigned>(held))
+    if (order != static_cast<unsigned>(it->second))
         throw std::logic_error("FrameAllocator::free: " + hex(pa) + " was allocated with order " +
-                               std::to_string(held) + ", freed with order " + std::to_string(order));
-    held = -1;
+                               std::to_string(it->second) + ", freed with order " + std::to_string(order));
+    allocated_order_.erase(it);
     free_pages_ += std::uint64_t{1} << order;
 
     // Coalesce with the buddy while it is free as a whole block of the same order.
@@ -102,7 +101,7 @@ void FrameAllocator::split(std::uint64_t pa, unsigned order) {
         throw std::logic_error("FrameAllocator::split: order " + std::to_string(order) +
                                " cannot be split (orders 1.." + std::to_string(kMaxOrder) + ")");
     const std::uint64_t page = (pa - base_) / kPage;
-    if (allocated_order_[page] != static_cast<std::int8_t>(order))
+    if (held(page) != static_cast<int>(order))
         throw std::logic_error("FrameAllocator::split: " + hex(pa) + " is not an allocated block of order " +
                                std::to_string(order));
     const auto half = static_cast<std::int8_t>(order - 1);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace vrdmasim {
@@ -40,10 +41,15 @@ public:
 
 private:
     std::uint64_t base_, size_, free_pages_ = 0;
-    // Per order: sorted free block addresses; per page: the order of the
-    // allocated block starting there (or -1), to check frees.
+    // Per order: sorted free block addresses; for each allocated block, by
+    // its first page's index, its order (to check frees). Memory grows with
+    // what is allocated, not with the size managed.
     std::vector<std::vector<std::uint64_t>> free_;   // kept sorted
-    std::vector<std::int8_t> allocated_order_;
+    std::unordered_map<std::uint64_t, std::int8_t> allocated_order_;
+    int held(std::uint64_t page) const {
+        auto it = allocated_order_.find(page);
+        return it == allocated_order_.end() ? -1 : it->second;
+    }
 };
 
 }  // namespace vrdmasim
