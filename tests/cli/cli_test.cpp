@@ -1110,6 +1110,12 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
          {"workload.dst-node", "3", "dst.ini:4", "3 nodes"}},
         {"source node beyond the nodes", {"--workload.src-node=2", "--workload.dst-node=1"},
          {"workload.src-node", "2", "command line"}},
+        {"topology.nodes with a torus", {"--topology.kind=torus", "--topology.x=2", "--topology.nodes=4"},
+         {"topology.nodes", "command line", "qfdb"}},
+        {"a torus dimension of 0", {"--topology.kind=torus", "--topology.x=0"},
+         {"topology.x", "'0'", "command line", "range"}},
+        {"one VC on a torus with rings", {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
+         {"router.vcs", "command line", "dateline"}},
     };
     for (const BadCase& c : cases) {
         std::vector<std::string> args{"run"};
