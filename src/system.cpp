@@ -2,6 +2,8 @@
 
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include "models/interconnect/exanet_packet.hpp"
+
 
 namespace vrdmasim {
 
@@ -19,16 +21,34 @@ void System::declare_params(ParamRegistry& reg) {
         .range("1ns", "1ms")
         .time("time-limit", "10s", "simulated time after which the run stops with an error").range("1ns", "100000s");
     reg.section("topology", "which nodes exist and how they are wired")
-        .choice("kind", "qfdb", {"qfdb"},
+        .choice("kind", "qfdb", {"qfdb", "mezzanine", "torus"},
                 "qfdb: the FPGAs of one Quad-FPGA Daughter Board, fully connected (QFDB paper); "
-                "mezzanine and torus come with the cluster models")
-        .integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part").range("2", "4");
+                "mezzanine: 4 QFDBs in a ring, 16 MPSoCs (INFN ExaNeSt page); torus: x*y*z QFDBs "
+                "in a 3-D torus, F1 of each board holding its links (arXiv 2307.09371)")
+        .integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part (kind = qfdb only)").range("2", "4")
+        .integer("x", "1", "QFDBs along x (kind = torus only; a dimension of 1 has no links)").range("1", "64")
+        .integer("y", "1", "QFDBs along y (kind = torus only)").range("1", "64")
+        .integer("z", "1", "QFDBs along z (kind = torus only)").range("1", "64");
     Link::declare_params(reg, "link", "a link between two FPGAs of one QFDB, one direction",
                          "16Gbps", "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
                                    "mezzanine's edges; INFN ExaNeSt page)",
                          "150ns", "head in to head out: SerDes, wire and framing (*estimate*, calibrated "
                                   "in the interconnect issue)",
-                         "2KiB", "input buffer at the receiving router, in bytes of 128-bit flits (*estimate*)");
+                         "2KiB", "input buffer at the receiving router, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*)");
+    Link::declare_params(reg, "mezz-link", "a ring edge between the F1s of two QFDBs of a mezzanine, one direction",
+                         "16Gbps", "rate per lane (INFN ExaNeSt page: 16 Gb/s links)",
+                         "150ns", "head in to head out: SerDes, wire and framing (*estimate*, as link.latency)",
+                         "2KiB", "input buffer at the receiving router, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*)",
+                         "2", "lanes per edge and direction (INFN ExaNeSt page: 2 links of 16 Gb/s per edge)");
+    Link::declare_params(reg, "board-link", "an inter-board torus link between the F1s of two QFDBs, one direction",
+                         "10Gbps", "rate per lane (arXiv 2307.09371: 10 Gb/s links in the built prototype)",
+                         "300ns", "head in to head out: SerDes, cable and framing (*estimate*: a longer "
+                                  "cable than link.latency's)",
+                         "2KiB", "input buffer at the receiving router, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*)",
+                         "1", "lanes per direction (arXiv 2307.09371: one 10 Gb/s link)");
     Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
                          "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*)",
                          "20ns", "head in to head out (*estimate*)",
@@ -53,14 +73,13 @@ void declare_all_params(ParamRegistry& reg) {
     MemoryHog::declare_params(reg);
 }
 
-Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
-           const std::vector<std::uint32_t>& coords)
+Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology)
     : sc_module(name),
       index(idx),
       group(std::string(basename())),
       bus("bus", ctx),
       dram("dram", ctx, group),
-      dma("dma", ctx, group, idx, coords),
+      dma("dma", ctx, group, idx, topology.coord_words()),
       router("router", ctx),
       inject("inject", ctx, Link::params_from(ctx.config, "ni"), group, "ni->router"),
       eject("eject", ctx, Link::params_from(ctx.config, "ni"), group, "router->ni"),
@@ -146,7 +165,11 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx,
     inject.out.bind(router.in);
     router.out.bind(eject.in);
     eject.out.bind(dma.net_in);
-    router.set_route(idx, 0);
+    router.set_route_function([&topology, idx](unsigned in_port, const ExanetPacket& p) {
+        const Topology::Hop h = topology.next_hop(idx, in_port, p.header.dst_coord, p.header.vc);
+        return Router::Choice{h.port, static_cast<int>(h.vc)};
+    });
+    router.set_input_buffer(0, inject.params().buffer_flits, inject.params().vcs);
     SC_HAS_PROCESS(Node);
     SC_THREAD(boot);
 }
@@ -187,37 +210,85 @@ std::pair<std::uint64_t, std::uint64_t> Node::frame_range(std::uint64_t dram_siz
     return {kHeapBase, (dram_size - kHeapBase) / block * block};
 }
 
-System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-limit")) {
+Topology System::topology_from(const Config& c) {
+    const std::string kind = c.string("topology.kind");
+    auto refuse = [&](const std::string& key, const std::string& why) {
+        return ConfigError(key + " = " + c.text(key) + " (from " + c.origin(key) + "): " + why);
+    };
+    // A key of another kind may keep its default (a run's config.ini lists
+    // every key), but any other value is a mistake.
+    const auto given = [&](const char* key) {
+        return c.origin(key) != "default" &&
+               c.integer(key) != std::stoll(c.registry().find(key)->default_text);
+    };
+    if (kind != "qfdb" && given("topology.nodes"))
+        throw refuse("topology.nodes", "applies to topology.kind = qfdb only; a " + kind +
+                                           " has 4 MPSoCs on each of its QFDBs");
+    if (kind != "torus")
+        for (const char* k : {"topology.x", "topology.y", "topology.z"})
+            if (given(k)) throw refuse(k, "applies to topology.kind = torus only (topology.kind = " + kind + ")");
+    if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c.integer("topology.nodes")));
+    Topology t = kind == "mezzanine" ? Topology::mezzanine()
+                                     : Topology::torus(static_cast<unsigned>(c.integer("topology.x")),
+                                                       static_cast<unsigned>(c.integer("topology.y")),
+                                                       static_cast<unsigned>(c.integer("topology.z")));
+    bool rings = false;
+    for (int d = Topology::X; d <= Topology::Z; ++d) rings = rings || t.extent(d) >= 3;
+    if (rings && c.integer("router.vcs") < 2)
+        throw refuse("router.vcs", "a " + kind + " with rings of 3 or more boards needs at least 2 virtual "
+                                   "channels for its dateline (deadlock avoidance)");
+    return t;
+}
+
+System::System(const SimContext& ctx)
+    : topology_(topology_from(ctx.config)), time_limit_(ctx.config.time("sim.time-limit")) {
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
     const Config& c = ctx.config;
-    const unsigned n = static_cast<unsigned>(c.integer("topology.nodes"));
+    const unsigned n = topology_.size();
     if (c.size("dram.size") < address_map::kHeapBase + (2ull << 20))
         throw ConfigError("dram.size = " + c.text("dram.size") + " (from " + c.origin("dram.size") +
                           "): must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
-    // One QFDB: node i is FPGA i, coordinate (0,0,0) with FPGA offset i.
-    std::vector<std::uint32_t> coords(n);
-    for (unsigned i = 0; i < n; ++i) coords[i] = i;
     for (unsigned i = 0; i < n; ++i)
-        nodes_.push_back(std::make_unique<Node>(("node" + std::to_string(i)).c_str(), ctx, i, coords));
+        nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));
 
-    // Full mesh: one link per ordered pair; router port k+1 of node i leads to
-    // the k-th other node.
-    const LinkParams lp = Link::params_from(c, "link");
+    // Router ports as topology.hpp numbers them: 0 the NI, then the other
+    // FPGAs of the board (class `link`), then on F1 the off-board links
+    // (`mezz-link` on a mezzanine, `board-link` on a torus). Every link's far
+    // end has router.vcs buffers.
+    const unsigned vcs = static_cast<unsigned>(c.integer("router.vcs"));
+    LinkParams board = Link::params_from(c, "link");
+    LinkParams ring = Link::params_from(c, topology_.kind() == TopologyKind::Mezzanine ? "mezz-link" : "board-link");
+    board.vcs = ring.vcs = vcs;
+    // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
+    // port order, then to inputs so that input port k of node j comes from
+    // the node its output port k leads to.
+    std::vector<std::vector<Link*>> links_out(n);
     for (unsigned i = 0; i < n; ++i) {
-        unsigned port = 1;
-        for (unsigned j = 0; j < n; ++j) {
-            if (i == j) continue;
-            Node& a = *nodes_[i];
-            Node& b = *nodes_[j];
+        Node& a = *nodes_[i];
+        const unsigned ports = topology_.port_count(i);
+        links_out[i].assign(ports, nullptr);
+        for (unsigned k = 1; k < ports; ++k) {
+            const Topology::Port p = topology_.port(i, k);
+            const Node& b = *nodes_[p.to];
             const std::string name = a.group + "_to_" + b.group;
-            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, lp, a.group, "link->" + b.group));
-            Link& l = *links_.back();
-            a.router.out.bind(l.in);
+            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, p.dim == Topology::kLocal ? board : ring,
+                                                    a.group, "link->" + b.group));
+            links_out[i][k] = links_.back().get();
+            a.router.out.bind(links_out[i][k]->in);
+        }
+    }
+    for (unsigned j = 0; j < n; ++j) {
+        Node& b = *nodes_[j];
+        for (unsigned k = 1; k < topology_.port_count(j); ++k) {
+            const unsigned i = topology_.port(j, k).to;
+            const int back = topology_.port_to(i, j);
+            if (back < 0) throw std::logic_error("topology: no link back from " + topology_.name(i));
+            Link& l = *links_out[i][static_cast<unsigned>(back)];
             l.out.bind(b.router.in);
-            a.router.set_route(j, port++);
+            b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
         }
     }
     smmu_enabled_ = c.boolean("smmu.enabled");

@@ -15,6 +15,7 @@
 #include "models/dma/pldma.hpp"
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
+#include "models/interconnect/topology.hpp"
 #include "models/memory/dram.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
@@ -49,10 +50,10 @@ constexpr std::uint64_t kHeapBase = 0x10000000ull;
 
 class Node : public sc_core::sc_module {
 public:
-    Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned index,
-         const std::vector<std::uint32_t>& coords);
+    // `topology` routes the node's router (and must outlive the node).
+    Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned index, const Topology& topology);
     unsigned index;
-    std::string group;   // trace group / stat prefix: "node0"
+    std::string group;   // trace group / stat prefix: "node0" on one QFDB, "x1y0z2f3" in a cluster
     Bus bus;
     Dram dram;
     Pldma dma;
@@ -90,12 +91,24 @@ public:
     explicit System(const SimContext& ctx);
 
     std::size_t size() const { return nodes_.size(); }
+    const Topology& topology() const { return topology_; }
+    // Node i's name (its statistics' and trace group's prefix): "node2" on
+    // one QFDB, "x1y0z2f3" on a mezzanine or torus.
+    std::string coord_name(std::size_t i) const { return topology_.name(static_cast<unsigned>(i)); }
+    // Node i's 22-bit ExaNet coordinate (topology.hpp has the packing).
+    std::uint32_t coord(std::size_t i) const { return topology_.coord_word(static_cast<unsigned>(i)); }
+    // Router-to-router hops (links between routers) on the route from src to dst.
+    unsigned hops(std::size_t src, std::size_t dst) const {
+        return topology_.hops(static_cast<unsigned>(src), static_cast<unsigned>(dst));
+    }
     Node& node(std::size_t i) { return *nodes_[i]; }
     Workload& workload() { return *workload_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
     bool smmu_enabled() const { return smmu_enabled_; }
 
 private:
+    static Topology topology_from(const Config& c);
+    Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
     std::unique_ptr<Workload> workload_;

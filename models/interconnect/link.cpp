@@ -13,10 +13,13 @@ void Link::declare_params(ParamRegistry& reg, const std::string& section,
                           const std::string& description, const std::string& rate,
                           const std::string& rate_help, const std::string& latency,
                           const std::string& latency_help, const std::string& buffer,
-                          const std::string& buffer_help) {
+                          const std::string& buffer_help, const std::string& lanes,
+                          const std::string& lanes_help) {
     reg.section(section, description)
         .rate("rate", rate, rate_help)
         .range("1Mbps", "10Tbps")
+        .integer("lanes", lanes, lanes_help)
+        .range("1", "64")
         .time("latency", latency, latency_help)
         .range("0ps", "1ms")
         .size("buffer", buffer, buffer_help)
@@ -25,7 +28,8 @@ void Link::declare_params(ParamRegistry& reg, const std::string& section,
 
 LinkParams Link::params_from(const Config& cfg, const std::string& section) {
     LinkParams p;
-    p.rate_bps = cfg.rate_bps(section + ".rate");
+    p.lanes = static_cast<unsigned>(cfg.integer(section + ".lanes"));
+    p.rate_bps = cfg.rate_bps(section + ".rate") * p.lanes;
     p.latency = cfg.time(section + ".latency");
     p.buffer_flits = static_cast<unsigned>(cfg.size(section + ".buffer") / kFlitBytes);
     return p;
@@ -52,8 +56,15 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
       credit_stall_us_(ctx.stats.scalar(std::string(this->name()) + ".credit_stall_time", "us",
                                         "time packets waited for space in the far-end buffer")),
       queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
-                                    "head ready to first flit sent")) {
+                                    "head ready to first flit sent")),
+      vc_errors_(ctx.stats.counter(std::string(this->name()) + ".vc_errors", "",
+                                   "packets refused for a VC the far end has no buffer for")) {
     flit_time_ = sc_time::from_value(flit_ps_);
+    if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
+    vcs_.resize(p_.vcs);
+    for (unsigned v = 0; v < p_.vcs; ++v)
+        vcs_[v].hwm_stat = &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm",
+                                             "flits", "most flits held in this VC's far-end buffer (credit count)");
     in.register_b_transport(this, &Link::b_transport);
 }
 
@@ -73,20 +84,33 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         return;
     }
 
-    // Credits: wait until the far-end buffer has room for the whole packet
-    // (virtual cut-through). Entries leave in FIFO order.
+    // One buffer per VC at the far end; a one-VC link shares it among all.
+    const unsigned vc = p_.vcs == 1 ? 0u : pkt->header.vc;
+    if (vc >= p_.vcs) {
+        vc_errors_.inc();
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    VcBuffer& buf = vcs_[vc];
+
+    // Credits: wait until the VC's far-end buffer has room for the whole
+    // packet (virtual cut-through). Entries leave in FIFO order.
     sc_time credit_ok = head_in;
-    while (held_flits_ + flits > p_.buffer_flits) {
-        credit_ok = max_time(credit_ok, held_.front().first);
-        held_flits_ -= held_.front().second;
-        held_.pop_front();
+    while (buf.held_flits + flits > p_.buffer_flits) {
+        credit_ok = max_time(credit_ok, buf.held.front().first);
+        buf.held_flits -= buf.held.front().second;
+        buf.held.pop_front();
     }
     // Entries already free by the time this packet starts no longer count.
     const sc_time ready = max_time(head_in, busy_until_);
     const sc_time start = max_time(ready, credit_ok);
-    while (!held_.empty() && held_.front().first <= start) {
-        held_flits_ -= held_.front().second;
-        held_.pop_front();
+    while (!buf.held.empty() && buf.held.front().first <= start) {
+        buf.held_flits -= buf.held.front().second;
+        buf.held.pop_front();
+    }
+    if (buf.held_flits + flits > buf.hwm) {
+        buf.hwm = buf.held_flits + flits;
+        buf.hwm_stat->set(buf.hwm);
     }
 
     const sc_time ser = serialise(flits);
@@ -114,8 +138,8 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     sc_time d = (start + flit_time_ + p_.latency) - now;
     out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
-    held_.emplace_back(now + d, flits);
-    held_flits_ += flits;
+    buf.held.emplace_back(now + d, flits);
+    buf.held_flits += flits;
 
     delay = end - now;
 }

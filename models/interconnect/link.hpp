@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -25,9 +26,11 @@
 namespace vrdmasim {
 
 struct LinkParams {
-    double rate_bps = 16e9;              // per direction, all lanes together
+    double rate_bps = 16e9;              // per direction, all lanes together (rate per lane x lanes)
     sc_core::sc_time latency;            // head in at one end -> head out at the other
-    unsigned buffer_flits = 64;          // input buffer at the far end
+    unsigned buffer_flits = 64;          // input buffer at the far end, per VC
+    unsigned vcs = 1;                    // VC buffers at the far end (1: one buffer shared by every VC)
+    unsigned lanes = 1;                  // informational: rate_bps already includes them
 };
 
 class Link : public sc_core::sc_module {
@@ -35,19 +38,26 @@ public:
     tlm_utils::simple_target_socket<Link> in;
     tlm_utils::simple_initiator_socket<Link> out;
 
-    // Declares section `section` (rate, latency, buffer) with the given
-    // defaults and help texts, so every class of link has its own parameters.
+    // Declares section `section` (rate per lane, lanes, latency, buffer)
+    // with the given defaults and help texts, so every class of link has its
+    // own parameters. `lanes` defaults to 1 lane (rate = the whole link).
     static void declare_params(ParamRegistry& reg, const std::string& section,
                                const std::string& description, const std::string& rate,
                                const std::string& rate_help, const std::string& latency,
                                const std::string& latency_help, const std::string& buffer,
-                               const std::string& buffer_help);
+                               const std::string& buffer_help, const std::string& lanes = "1",
+                               const std::string& lanes_help = "serial lanes per direction, each at `rate`");
+    // rate_bps = rate x lanes; vcs = 1 (the builder sets the router's VCs).
     static LinkParams params_from(const Config& cfg, const std::string& section);
 
     Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
          const std::string& group, const std::string& track);
 
     sc_core::sc_time flit_time() const { return flit_time_; }
+    const LinkParams& params() const { return p_; }
+    // Most flits the link has counted in VC `vc`'s far-end buffer (the new
+    // packet included): never above params().buffer_flits.
+    unsigned buffer_hwm(unsigned vc) const { return vc < vcs_.size() ? vcs_[vc].hwm : 0; }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -58,10 +68,15 @@ private:
     LinkParams p_;
     sc_core::sc_time flit_time_;
     sc_dt::uint64 flit_ps_;
-    sc_core::sc_time busy_until_;
-    // Packets in the far-end buffer: (time its space is freed, flits), FIFO.
-    std::deque<std::pair<sc_core::sc_time, unsigned>> held_;
-    unsigned held_flits_ = 0;
+    sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order
+    // Per VC: packets in its far-end buffer, (time its space is freed, flits), FIFO.
+    struct VcBuffer {
+        std::deque<std::pair<sc_core::sc_time, unsigned>> held;
+        unsigned held_flits = 0;
+        unsigned hwm = 0;
+        Scalar* hwm_stat = nullptr;
+    };
+    std::vector<VcBuffer> vcs_;
 
     Tracer& tracer_;
     Tracer::Track track_;
@@ -72,6 +87,7 @@ private:
     Scalar& busy_us_;
     Scalar& credit_stall_us_;
     Histogram& queue_ns_;
+    Counter& vc_errors_;
 };
 
 }  // namespace vrdmasim

@@ -527,7 +527,8 @@ TEST_CASE("params lists every section and parameter with type default range and 
         CHECK(po.sections[i].first == reg.sections()[i].first);
         CHECK(po.sections[i].second == reg.sections()[i].second);
     }
-    for (const char* s : {"sim", "topology", "link", "ni", "workload", "rdma", "dma", "router", "bus", "dram"}) {
+    for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "rdma", "dma", "router",
+                          "bus", "dram"}) {
         INFO("section " << s);
         CHECK(std::any_of(po.sections.begin(), po.sections.end(), [&](const auto& x) { return x.first == s; }));
     }
@@ -878,6 +879,26 @@ TEST_CASE("a pingpong run makes two transfers per iteration at a plausible laten
     CHECK(number(row, "sim_seconds") * 1e6 >= 100 * 0.5);
 }
 
+TEST_CASE("the shipped torus config streams across a 3x2x2 torus, statistics named by coordinate",
+          "[cli][run][topology]") {
+    TempDir tmp;
+    const std::string cfg = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "torus.ini").string();
+    const Result r = run_exe({"run", cfg, "--workload.total-bytes=1MiB", "--out", "out", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    CHECK(number(s.rows[0], "nodes") == 48);
+    CHECK(number(s.rows[0], "bytes_verified") == 1 << 20);
+    CHECK(number(s.rows[0], "data_mismatches") == 0);
+    // Below the 10 Gb/s of a board link, above half of it.
+    CHECK(number(s.rows[0], "throughput_gbps") < 10.0 * 256 / 288);
+    CHECK(number(s.rows[0], "throughput_gbps") > 5.0);
+    const std::string stats = slurp(tmp.path() / "out" / "stats.txt");
+    CHECK(contains(stats, "x0y0z0f0.dma.packets_sent"));
+    CHECK(contains(stats, "x0y1z1f1_to_x2y1z1f1.vc1.buffer_hwm"));
+}
+
 TEST_CASE("precedence: defaults < first config < second config < command line", "[cli][run]") {
     TempDir tmp;
     spit(tmp.path() / "a.ini",
@@ -1110,6 +1131,12 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
          {"workload.dst-node", "3", "dst.ini:4", "3 nodes"}},
         {"source node beyond the nodes", {"--workload.src-node=2", "--workload.dst-node=1"},
          {"workload.src-node", "2", "command line"}},
+        {"topology.nodes with a torus", {"--topology.kind=torus", "--topology.x=2", "--topology.nodes=4"},
+         {"topology.nodes", "command line", "qfdb"}},
+        {"a torus dimension of 0", {"--topology.kind=torus", "--topology.x=0"},
+         {"topology.x", "'0'", "command line", "range"}},
+        {"one VC on a torus with rings", {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
+         {"router.vcs", "command line", "dateline"}},
     };
     for (const BadCase& c : cases) {
         std::vector<std::string> args{"run"};

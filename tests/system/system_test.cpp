@@ -251,3 +251,95 @@ TEST_CASE("smmu: a read-only destination page fails the transfer at the receiver
     CHECK(s.stats.find_counter("node1.smmu.cb0.faults_write")->value() >= 1);
     CHECK(s.stats.find_counter("node1.dma.rx_errors")->value() >= 1);
 }
+
+TEST_CASE("torus: a stream across a 3x2x1 torus delivers every byte along its dimension-order route",
+          "[system][topology]") {
+    // x0y0z0f0 -> x2y1z0f3: to F1, y+ , x- over the wrap link, to f3.
+    Sim s({{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "2"}, {"workload.src-node", "0"},
+           {"workload.dst-node", "23"}, {"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}});
+    REQUIRE(s.sys->size() == 24);
+    CHECK(s.sys->coord_name(0) == "x0y0z0f0");
+    CHECK(s.sys->coord_name(23) == "x2y1z0f3");
+    CHECK(s.sys->coord(23) == (3u | 2u << 2 | 1u << 8));
+    CHECK(s.sys->hops(0, 23) == 4);
+    CHECK(s.sys->hops(23, 0) == 4);
+    s.run();
+    REQUIRE(s.sys->workload().finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 1u << 20);
+    CHECK(s.log().mismatches.value() == 0);
+    // Every data packet took the route (256 B packets), on the VC the dateline says.
+    for (const char* l : {"x0y0z0f0_to_x0y0z0f1", "x0y0z0f1_to_x0y1z0f1", "x0y1z0f1_to_x2y1z0f1",
+                          "x2y1z0f1_to_x2y1z0f3"})
+        CHECK(s.stats.find_counter(std::string(l) + ".packets")->value() >= 4096);
+    CHECK(s.stats.find_counter("x0y0z0f0_to_x0y0z0f3.packets")->value() == 0);
+    CHECK(s.stats.find_scalar("x0y1z0f1_to_x2y1z0f1.vc1.buffer_hwm")->value() > 0);
+    CHECK(s.stats.find_scalar("x0y1z0f1_to_x2y1z0f1.vc0.buffer_hwm")->value() == 0);
+    // Statistics keep their suffixes under the node's coordinate name.
+    CHECK(s.stats.find_counter("x0y0z0f0.dma.packets_sent") != nullptr);
+    CHECK(s.stats.sum_counters("buffer_overflows") == 0);
+}
+
+TEST_CASE("mezzanine: 16 MPSoCs on a ring of 4 QFDBs, a stream crosses two 2-lane edges", "[system][topology]") {
+    Sim s({{"topology.kind", "mezzanine"}, {"workload.src-node", "5"}, {"workload.dst-node", "10"},
+           {"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}});
+    REQUIRE(s.sys->size() == 16);
+    CHECK(s.sys->coord_name(5) == "x1y0z0f1");
+    CHECK(s.sys->coord_name(10) == "x2y0z0f2");
+    CHECK(s.sys->hops(5, 10) == 2);
+    CHECK(s.sys->hops(4, 12) == 4);   // f0 -> F1, x1 -> x3 (a tie: + twice), F1 -> f0
+    s.run();
+    REQUIRE(s.sys->workload().finished());
+    CHECK(s.log().bytes_verified.value() == 1u << 20);
+    CHECK(s.stats.find_counter("x1y0z0f1_to_x2y0z0f1.packets")->value() >= 4096);
+    // 2 lanes x 16 Gb/s: the intra-board hop (16 Gb/s) limits the stream.
+    const double gbps = (1u << 20) * 8.0 / (s.log().last_done - s.log().first_post).to_seconds() / 1e9;
+    CHECK(gbps > 10.0);
+}
+
+TEST_CASE("torus: 1,296 MPSoCs (9x6x6 QFDBs) are built, named and routed", "[system][topology]") {
+    Sim s({{"topology.kind", "torus"}, {"topology.x", "9"}, {"topology.y", "6"}, {"topology.z", "6"},
+           {"workload.src-node", "0"}, {"workload.dst-node", "1295"}, {"workload.total-bytes", "64KiB"},
+           {"workload.message-size", "64KiB"}, {"workload.window", "1"}, {"dram.size", "1GiB"}});
+    REQUIRE(s.sys->size() == 1296);
+    CHECK(s.sys->coord_name(1295) == "x8y5z5f3");
+    CHECK(s.sys->node(1295).group == "x8y5z5f3");
+    // f0 -> F1, z 0 -> 5 (1 back), y 0 -> 5 (1 back), x 0 -> 8 (1 back), -> f3.
+    CHECK(s.sys->hops(0, 1295) == 5);
+    s.run();
+    REQUIRE(s.sys->workload().finished());
+    CHECK(s.log().bytes_verified.value() == 64u << 10);
+}
+
+TEST_CASE("topology keys that do not fit the kind are config errors naming the key", "[system][topology]") {
+    const std::vector<std::pair<Settings, std::string>> cases{
+        {{{"topology.kind", "torus"}, {"topology.nodes", "4"}}, "topology.nodes"},
+        {{{"topology.kind", "mezzanine"}, {"topology.nodes", "3"}}, "topology.nodes"},
+        {{{"topology.x", "3"}}, "topology.x"},
+        {{{"topology.kind", "mezzanine"}, {"topology.z", "2"}}, "topology.z"},
+        {{{"topology.kind", "torus"}, {"topology.x", "3"}, {"router.vcs", "1"}}, "router.vcs"},
+        {{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.dst-node", "8"}}, "workload.dst-node"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.second);
+        ParamRegistry reg;
+        declare_all_params(reg);
+        Config cfg(reg);
+        for (const auto& kv : c.first) cfg.set(kv.first, kv.second, "command line");
+        StatRegistry stats;
+        Tracer tracer;
+        SimContext ctx{cfg, stats, tracer};
+        try {
+            System sys(ctx);
+            FAIL("expected a ConfigError");
+        } catch (const ConfigError& e) {
+            CHECK(std::string(e.what()).find(c.second) != std::string::npos);
+            CHECK(std::string(e.what()).find("command line") != std::string::npos);
+        }
+    }
+    // A torus with a dimension of 0 is refused by the parameter's range.
+    ParamRegistry reg;
+    declare_all_params(reg);
+    Config cfg(reg);
+    CHECK_THROWS_AS(cfg.set("topology.x", "0", "command line"), ConfigError);
+}

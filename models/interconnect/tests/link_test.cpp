@@ -323,3 +323,93 @@ TEST_CASE("link: with tracing on, every packet is one span on the link's track",
         CHECK(spans[k]->get("args")->get("seq")->num == k);
     }
 }
+
+TEST_CASE("link classes: rate per lane times lanes, each class in its own section", "[link][params]") {
+    NetEnv env;
+    const LinkParams mezz = Link::params_from(env.cfg, "mezz-link");
+    CHECK(mezz.lanes == 2);
+    CHECK(mezz.rate_bps == Approx(32e9));   // 2 lanes x 16 Gb/s (INFN ExaNeSt page)
+    const LinkParams board = Link::params_from(env.cfg, "board-link");
+    CHECK(board.lanes == 1);
+    CHECK(board.rate_bps == Approx(10e9));   // arXiv 2307.09371
+    // The existing classes keep their rates: one lane.
+    CHECK(Link::params_from(env.cfg, "link").rate_bps == Approx(16e9));
+    CHECK(Link::params_from(env.cfg, "ni").rate_bps == Approx(20e9));
+    env.cfg.set("board-link.lanes", "4", "test");
+    env.cfg.set("board-link.rate", "25Gbps", "test");
+    CHECK(Link::params_from(env.cfg, "board-link").rate_bps == Approx(100e9));
+    CHECK(Link::params_from(env.cfg, "board-link").vcs == 1);   // the builder sets router.vcs
+    CHECK_THROWS_AS(env.cfg.set("mezz-link.lanes", "0", "test"), ConfigError);
+}
+
+TEST_CASE("link: each VC has its own far-end buffer and credits, a full VC does not hold another's packet",
+          "[link][vc][credits]") {
+    NetEnv env;
+    // One 256 B packet (18 flits) per VC buffer; the far end keeps each 10 us.
+    LinkParams p = link_params(16e9, ns(150), 20);
+    p.vcs = 2;
+    Link link("link", env.ctx, p, "node0", "link->node1");
+    PacketSink sink("sink");
+    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(10); };
+    std::vector<Sent> r;
+    PacketSource src("src", [&](PacketSource& s) {
+        PacketSpec a;
+        a.vc = 0;
+        r.push_back(s.send(a));   // fills VC 0
+        PacketSpec c;
+        c.seq = 1;
+        c.vc = 1;
+        r.push_back(s.send(c));   // VC 1 is empty: goes right behind
+        PacketSpec b;
+        b.seq = 2;
+        b.vc = 0;
+        r.push_back(s.send(b));   // waits for VC 0's credit
+        PacketSpec bad;
+        bad.seq = 3;
+        bad.vc = 2;               // no such VC at the far end
+        r.push_back(s.send(bad));
+    });
+    src.out.bind(link.in);
+    link.out.bind(sink.in);
+    sc_start();
+
+    REQUIRE(r.size() == 4);
+    REQUIRE(sink.arrivals.size() == 3);
+    // a: 0..144 ns on the wire; c: 144..288 ns; b after a's space is freed
+    // (tail 294 ns + 10 us).
+    CHECK(r[0].credit == ns(144));
+    CHECK(r[1].credit == ns(288));
+    CHECK(sink.arrivals[1].seq == 1);
+    CHECK(sink.arrivals[1].head == ns(144 + 8 + 150));
+    CHECK(sink.arrivals[2].seq == 2);
+    CHECK(sink.arrivals[2].head == ns(144 + 150 + 10000 + 8 + 150));
+    CHECK(r[3].status == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(env.counter("link.vc_errors").value() == 1);
+    CHECK(link.buffer_hwm(0) == 18);
+    CHECK(link.buffer_hwm(1) == 18);
+    CHECK(env.scalar("link.vc0.buffer_hwm").value() == 18);
+    CHECK(env.scalar("link.credit_stall_time").value() > 9.9);
+}
+
+TEST_CASE("link: a one-VC link shares its buffer among all VCs", "[link][vc]") {
+    NetEnv env;
+    Link link("link", env.ctx, link_params(16e9, ns(150), 20), "node0", "ni->router");
+    PacketSink sink("sink");
+    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(10); };
+    std::vector<Sent> r;
+    PacketSource src("src", [&](PacketSource& s) {
+        PacketSpec a;
+        a.vc = 7;   // e.g. a PLDMA channel number: any VC is fine
+        r.push_back(s.send(a));
+        a.seq = 1;
+        a.vc = 1;
+        r.push_back(s.send(a));
+    });
+    src.out.bind(link.in);
+    link.out.bind(sink.in);
+    sc_start();
+    REQUIRE(sink.arrivals.size() == 2);
+    CHECK(r[1].status == tlm::TLM_OK_RESPONSE);
+    CHECK(sink.arrivals[1].head == ns(144 + 150 + 10000 + 8 + 150));
+    CHECK(link.buffer_hwm(0) == 18);
+}

@@ -84,8 +84,11 @@ inline std::vector<unsigned char> payload_bytes(unsigned size, unsigned src, uns
 struct PacketSpec {
     unsigned size = 256;          // payload bytes
     unsigned src = 0, dst = 1;    // node indices
+    std::int64_t dst_coord = -1;  // header coordinates (-1: the node indices)
+    std::int64_t src_coord = -1;
     unsigned seq = 0;
     PacketType type = PacketType::RdmaWrite;
+    unsigned vc = 0;              // header VC
     sc_time head_delay;           // head available at now + head_delay
     sc_time tail_lag;             // tail available head_lag after the head (0: all at once)
     bool with_extension = true;
@@ -114,11 +117,12 @@ public:
         std::vector<unsigned char> data = payload_bytes(s.size, s.src, s.seq);
         ExanetPacket pkt;
         pkt.header.type = s.type;
+        pkt.header.vc = static_cast<std::uint8_t>(s.vc);
         pkt.header.size = static_cast<std::uint16_t>(s.size);
         pkt.header.dst_va = 0x1000 + 256ull * s.seq;
-        pkt.header.dst_coord = s.dst;
+        pkt.header.dst_coord = static_cast<std::uint32_t>(s.dst_coord < 0 ? s.dst : s.dst_coord);
         pkt.footer.seq = static_cast<std::uint16_t>(s.seq);
-        pkt.footer.src_coord = s.src;
+        pkt.footer.src_coord = static_cast<std::uint32_t>(s.src_coord < 0 ? s.src : s.src_coord);
         pkt.transfer = 1;
         pkt.src_node = s.src;
         pkt.dst_node = s.dst;
