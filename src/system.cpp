@@ -224,6 +224,7 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
     std::vector<App*> apps;
     for (auto& node : nodes_) apps.push_back(&node->app);
     workload_ = Workload::create(ctx, apps);
+    workload_->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
     // The kernel's daemons run until the application is done, so that the
     // simulation ends when nothing is left to do.
     workload_->on_finished([this] {
@@ -232,6 +233,11 @@ System::System(const SimContext& ctx) : time_limit_(ctx.config.time("sim.time-li
             if (node->hog) node->hog->stop();
         }
     });
+}
+
+unsigned System::hops(unsigned src, unsigned dst) const {
+    // One QFDB: every FPGA has a link to every other.
+    return src == dst ? 0u : 1u;
 }
 
 }  // namespace vrdmasim

@@ -94,6 +94,11 @@ public:
     Workload& workload() { return *workload_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
     bool smmu_enabled() const { return smmu_enabled_; }
+    // Router-to-router hops on the way from node `src` to node `dst` (0 for
+    // src == dst); the workload's latency-by-hops histograms use it.
+    unsigned hops(unsigned src, unsigned dst) const;
+    // The links between routers (not the NI links of the nodes).
+    const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
 private:
     std::vector<std::unique_ptr<Node>> nodes_;

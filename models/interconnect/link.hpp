@@ -48,6 +48,8 @@ public:
          const std::string& group, const std::string& track);
 
     sc_core::sc_time flit_time() const { return flit_time_; }
+    // Time spent serialising packets so far (the busy_time statistic), in us.
+    double busy_us() const { return busy_us_.value(); }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
