@@ -81,6 +81,32 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
     s.emplace_back("latency_us_mean", fmt(log.latency_us.mean()));
     s.emplace_back("latency_us_p50", fmt(log.latency_us.quantile(0.5)));
     s.emplace_back("latency_us_p99", fmt(log.latency_us.quantile(0.99)));
+    // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
+    // links between routers (not the NI links): the busiest one's busy time
+    // over the workload's span (first post to last completion), the mean
+    // over all of them, and the busiest one's name.
+    std::string by_hops;
+    for (const auto& kv : log.latency_by_hops()) {
+        if (kv.second->count() == 0) continue;
+        if (!by_hops.empty()) by_hops += ";";
+        by_hops += std::to_string(kv.first) + ":" + fmt(kv.second->quantile(0.5), 4);
+    }
+    s.emplace_back("latency_us_p50_by_hops", by_hops);
+    double busy_max = 0, busy_sum = 0;
+    std::string busiest;
+    for (const auto& link : sys.links()) {
+        const double b = link->busy_us();
+        busy_sum += b;
+        if (busiest.empty() || b > busy_max) {
+            busy_max = b;
+            busiest = link->name();
+        }
+    }
+    const double span_us = span_s * 1e6;
+    const double n_links = static_cast<double>(sys.links().size());
+    s.emplace_back("link_util_max", fmt(span_us > 0 ? busy_max / span_us : 0.0));
+    s.emplace_back("link_util_mean", fmt(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
+    s.emplace_back("busiest_link", busiest);
     // Address translation (zero when smmu.enabled = false).
     const std::uint64_t hits = stats.sum_counters("micro_tlb_hits");
     const std::uint64_t misses = stats.sum_counters("micro_tlb_misses");

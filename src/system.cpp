@@ -295,6 +295,7 @@ System::System(const SimContext& ctx)
     std::vector<App*> apps;
     for (auto& node : nodes_) apps.push_back(&node->app);
     workload_ = Workload::create(ctx, apps);
+    workload_->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
     // The kernel's daemons run until the application is done, so that the
     // simulation ends when nothing is left to do.
     workload_->on_finished([this] {

@@ -105,6 +105,8 @@ public:
     Workload& workload() { return *workload_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
     bool smmu_enabled() const { return smmu_enabled_; }
+    // The links between routers (not the NI links of the nodes).
+    const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
 private:
     static Topology topology_from(const Config& c);

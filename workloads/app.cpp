@@ -324,6 +324,8 @@ void App::wait_rx(std::uint64_t n) {
     wait_for(dma_.rx_signal(channel_), [&] { return mmio_read(pldma_reg::kEventCount, 8) >= n; }, "wait rx");
 }
 
+std::uint64_t App::rx_events() { return mmio_read(pldma_reg::kEventCount, 8); }
+
 CompletionRecord App::wait_record(std::uint64_t addr) {
     CompletionRecord r;
     wait_for(dma_.tx_signal(channel_), [&] {

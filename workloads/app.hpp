@@ -99,6 +99,10 @@ public:
     // total (notifications: EVENT_COUNT, so no ring is needed).
     void wait_tx(std::uint64_t n);
     void wait_rx(std::uint64_t n);
+    // Notifications delivered to this channel so far (one read of its
+    // EVENT_COUNT register, without waiting): to look at the ring while
+    // doing something else.
+    std::uint64_t rx_events();
     // Wait until the completion record at `addr` has been written (its
     // status is no longer 0: completions may come out of order), and
     // return it.

@@ -55,7 +55,7 @@ void PingpongWorkload::ping(App& app) {
         app.wait_rx(i + 1);   // the pong has landed
         const CompletionRecord rx = app.read_rx_record(i);
         const sc_time one_way = (app.now() - start) / 2;
-        report(app, app, a_buf_ + n, msg_, 2 * i + 1, rx, &one_way);
+        report(app, app, a_buf_ + n, msg_, 2 * i + 1, rx, &one_way, static_cast<int>(b_.node()));
         app.complete(m);   // our own ping's completion (long done: the pong came after it)
     }
     done_a_ = true;

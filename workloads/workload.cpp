@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "workloads/cluster.hpp"
 #include "workloads/pingpong.hpp"
 #include "workloads/stream.hpp"
 
@@ -19,7 +20,18 @@ TransferLog::TransferLog(StatRegistry& s)
       bytes_verified(s.counter("workload.bytes_verified", "B", "bytes found equal to the source at the destination")),
       mismatches(s.counter("workload.data_mismatches", "",
                            "transfers reported successful whose destination differs from the source")),
-      latency_us(s.histogram("workload.latency", "us", "per-transfer latency as the workload defines it")) {}
+      latency_us(s.histogram("workload.latency", "us", "per-transfer latency as the workload defines it")),
+      stats_(s) {}
+
+Histogram& TransferLog::latency_hops(unsigned h) {
+    auto it = by_hops_.find(h);
+    if (it != by_hops_.end()) return *it->second;
+    Histogram& hist = stats_.histogram("workload.latency_hops" + std::to_string(h), "us",
+                                       "per-transfer latency of transfers " + std::to_string(h) +
+                                           " router-to-router hops long");
+    by_hops_.emplace(h, &hist);
+    return hist;
+}
 
 void TransferLog::posted(sc_time at) { first_post = std::min(first_post, at); }
 
@@ -56,15 +68,26 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.section("workload", "the application model that drives the run")
-        .choice("kind", "stream", {"stream", "pingpong"},
-                "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message")
+        .choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation"},
+                "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
+                "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
+                "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
+                "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
+                "total-bytes to its image under a seeded (sim.seed) permutation without fixed points")
         .integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")
-        .integer("dst-node", "1", "node that receives (stream) or answers (pingpong)").range("0", "65535")
+        .integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)").range("0", "65535")
         .size("message-size", "64KiB", "bytes per RDMA write").range("0B", "1GiB")
-        .size("total-bytes", "16MiB", "stream: bytes to move in all").range("0B", "64GiB")
-        .integer("window", "4", "stream: transfers outstanding at once (each with its own buffers)")
+        .size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
+        .range("0B", "64GiB")
+        .integer("window", "4", "stream, cluster kinds: transfers outstanding at once per sending node (each "
+                                "with its own buffers)")
         .range("1", "4096")
-        .integer("iterations", "100", "pingpong: round trips").range("1", "100000000")
+        .integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000")
+        .string("grid", "auto",
+                "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
+                "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)")
+        .integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
+        .range("0", "65535")
         .boolean("populate", "true",
                  "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
                  "whose first touch by the CPU or the engine faults")
@@ -81,6 +104,7 @@ void Workload::declare_params(ParamRegistry& reg) {
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
     const Config& c = ctx.config;
+    if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
     const auto src = static_cast<std::uint64_t>(c.integer("workload.src-node"));
     const auto dst = static_cast<std::uint64_t>(c.integer("workload.dst-node"));
     auto bad = [&](const std::string& key, const std::string& why) {
@@ -167,9 +191,11 @@ bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
 }
 
 void Workload::report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
-                      const CompletionRecord& rec, const sc_time* latency) {
+                      const CompletionRecord& rec, const sc_time* latency, int src_node) {
     const bool ok = rec.status == kStatusOk;
     log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency);
+    if (latency && src_node >= 0)
+        log_.latency_hops(hops(static_cast<unsigned>(src_node), dst.node())).add(latency->to_seconds() * 1e6);
     if (!ok) return;
     if (rec.bytes != len) {
         // Success with the wrong byte count is a loss nobody reported.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,16 @@ public:
     Counter& bytes_verified;   // bytes compared equal at the destination
     Counter& mismatches;       // transfers reported ok whose destination differs
     Histogram& latency_us;
+    // The same samples by the hop count between source and destination:
+    // "workload.latency_hops<h>", registered at the first sample of h.
+    Histogram& latency_hops(unsigned h);
+    const std::map<unsigned, Histogram*>& latency_by_hops() const { return by_hops_; }
     sc_core::sc_time first_post = sc_core::sc_max_time();
     sc_core::sc_time last_done = sc_core::SC_ZERO_TIME;
+
+private:
+    StatRegistry& stats_;
+    std::map<unsigned, Histogram*> by_hops_;
 };
 
 // Deterministic pseudo-random contents for transfer `key` (seeded).
@@ -55,6 +64,12 @@ public:
     // background daemons then, so the simulation can end).
     void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
     TransferLog& log() { return log_; }
+    // Router-to-router hops from node `src` to node `dst` (set by System;
+    // until then 1 for distinct nodes): the key of the latency-by-hops
+    // histograms.
+    using HopsFn = std::function<unsigned(unsigned, unsigned)>;
+    void set_hops(HopsFn fn) { hops_ = std::move(fn); }
+    unsigned hops(unsigned src, unsigned dst) const { return hops_(src, dst); }
 
 protected:
     explicit Workload(const SimContext& ctx)
@@ -83,9 +98,11 @@ protected:
     // Compare the destination with the pattern of transfer `key`; record it.
     bool verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // One transfer's end as `observer` sees it from its record: count it,
-    // check the destination, and add `latency` to the distribution if given.
+    // check the destination, and add `latency` to the distribution if given
+    // (and, with the transfer's source node `src_node` >= 0, to that of its
+    // hop count).
     void report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
-                const CompletionRecord& rec, const sc_core::sc_time* latency);
+                const CompletionRecord& rec, const sc_core::sc_time* latency, int src_node = -1);
 
     const SimContext& ctx_;
     TransferLog log_;
@@ -93,6 +110,7 @@ protected:
     bool populate_;      // message buffers mapped with MAP_POPULATE
     bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
+    HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
 };
 
 }  // namespace vrdmasim

@@ -58,6 +58,8 @@ public:
     // Most flits the link has counted in VC `vc`'s far-end buffer (the new
     // packet included): never above params().buffer_flits.
     unsigned buffer_hwm(unsigned vc) const { return vc < vcs_.size() ? vcs_[vc].hwm : 0; }
+    // Time spent serialising packets so far (the busy_time statistic), in us.
+    double busy_us() const { return busy_us_.value(); }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace vrdmasim {
 
@@ -105,12 +106,12 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     // channel is free; the response is back `latency` after the data phase.
     const sc_time now = sc_core::sc_time_stamp();
     const sc_time arrive = now + delay;
-    const sc_time start = max_time(arrive, busy_until_);
     const std::uint64_t bursts = (len + burst_ - 1) / burst_;
     const sc_time occupy = sc_time::from_value(
         static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
-    busy_until_ = start + occupy;
-    const sc_time done = busy_until_ + latency_;
+    const sc_time start = book(arrive, occupy);
+    const sc_time end = start + occupy;
+    const sc_time done = end + latency_;
     delay = done - now;
 
     busy_us_.add(to_us(occupy));
@@ -124,12 +125,49 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
     if (tracer_.enabled()) {
         // The data phase: spans on one channel never overlap.
-        tracer_.span(track_, write ? "write" : "read", start, busy_until_,
+        tracer_.span(track_, write ? "write" : "read", start, end,
                      {{"addr", Tracer::json_number(static_cast<std::uint64_t>(gp.get_address()))},
                       {"bytes", Tracer::json_number(len)},
                       {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+sc_time Dram::book(sc_time arrive, sc_time occupy) {
+    // Phases over before now can no longer meet a request (none arrives
+    // before now).
+    const sc_time now = sc_core::sc_time_stamp();
+    while (!booked_.empty() && booked_.begin()->second <= now) booked_.erase(booked_.begin());
+    sc_time start = arrive;
+    auto it = booked_.upper_bound(start);
+    if (it != booked_.begin()) {
+        auto prev = std::prev(it);
+        if (prev->second > start) start = prev->second;   // inside a booked phase: after it
+    }
+    // Skip the phases that leave no room before them.
+    while (it != booked_.end() && it->first < start + occupy) {
+        start = max_time(start, it->second);
+        ++it;
+    }
+    if (occupy > sc_core::SC_ZERO_TIME) {
+        // Book [start, start + occupy), merged with a phase it touches.
+        sc_time s = start, e = start + occupy;
+        auto next = booked_.lower_bound(s);
+        if (next != booked_.end() && next->first == e) {
+            e = next->second;
+            booked_.erase(next);
+        }
+        auto after = booked_.lower_bound(s);
+        if (after != booked_.begin()) {
+            auto prev = std::prev(after);
+            if (prev->second == s) {
+                s = prev->first;
+                booked_.erase(prev);
+            }
+        }
+        booked_[s] = e;
+    }
+    return start;
 }
 
 unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -44,7 +45,15 @@ private:
     sc_core::sc_time latency_;
     double ps_per_byte_;
     std::uint64_t burst_;
-    sc_core::sc_time busy_until_;
+    // The channel's data phases still to come or under way (start -> end,
+    // disjoint). Masters run ahead of each other by up to a quantum
+    // (temporal decoupling) and an engine books reads ahead, so requests
+    // come out of time order: one that arrives earlier than a data phase
+    // already booked takes the gap before it if it fits, instead of queueing
+    // behind the latest booking.
+    std::map<sc_core::sc_time, sc_core::sc_time> booked_;
+    // The earliest gap of `occupy` at or after `arrive`, booked.
+    sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy);
     std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;
 
     Tracer& tracer_;

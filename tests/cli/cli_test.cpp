@@ -296,7 +296,7 @@ const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib"};
 const std::vector<std::string> kSummaryColumns{
     "sim_seconds",     "host_seconds",   "sim_events",      "transfers",      "transfer_errors",
     "bytes_delivered", "bytes_verified", "data_mismatches", "throughput_gbps", "latency_us_p50",
-    "latency_us_p99",  "peak_rss_mib"};
+    "latency_us_p99",  "peak_rss_mib",   "link_util_max",   "link_util_mean"};
 
 // config.ini: "section.key" -> value, with the origin from the "# from ..."
 // comment just above it ("" for a default), and the sections in order.
@@ -566,7 +566,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong}");
+    CHECK(kind->range == "{stream, pingpong, alltoall, halo, incast, permutation}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {
@@ -899,6 +899,50 @@ TEST_CASE("the shipped torus config streams across a 3x2x2 torus, statistics nam
     CHECK(contains(stats, "x0y1z1f1_to_x2y1z1f1.vc1.buffer_hwm"));
 }
 
+TEST_CASE("the cluster example configs run and verify every byte and report the network", "[cli][run][cluster]") {
+    TempDir tmp;
+    const fs::path configs = fs::path(VRDMASIM_SOURCE_DIR) / "configs";
+    // The column set is fixed: the same for a stream as for the cluster workloads.
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "stream", "-q"})), tmp.path());
+    REQUIRE(r.status == 0);
+    const Table stream = read_table(tmp.path() / "stream" / "summary.csv");
+    CHECK(stream.rows.at(0).at("latency_us_p50_by_hops").rfind("1:", 0) == 0);
+    CHECK(stream.rows.at(0).at("busiest_link") == "node0_to_node1");
+    struct Case {
+        std::string config;
+        double transfers;
+        std::string busiest_suffix;
+    };
+    for (const Case& c : {Case{"alltoall.ini", 4 * 3 * 10, ""}, Case{"halo.ini", 4 * 2 * 20, ""},
+                          Case{"incast.ini", 3 * 64, "_to_node0"}}) {
+        INFO(c.config);
+        r = run_exe({"run", (configs / c.config).string(), "--out", c.config, "-q"}, tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        const Table s = read_table(tmp.path() / c.config / "summary.csv");
+        CHECK(s.header == stream.header);
+        const auto& row = s.rows.at(0);
+        CHECK(row.at("nodes") == "4");
+        CHECK(number(row, "transfers") == c.transfers);
+        CHECK(number(row, "transfer_errors") == 0);
+        CHECK(number(row, "data_mismatches") == 0);
+        CHECK(number(row, "bytes_verified") == number(row, "bytes_delivered"));
+        CHECK(row.at("latency_us_p50_by_hops").rfind("1:", 0) == 0);
+        CHECK(row.at("latency_us_p50_by_hops").find(';') == std::string::npos);   // one hop count on a QFDB
+        CHECK(number(row, "link_util_max") > 0);
+        CHECK(number(row, "link_util_max") <= 1.0);
+        CHECK(number(row, "link_util_mean") <= number(row, "link_util_max"));
+        const std::string busiest = row.at("busiest_link");
+        CHECK(busiest.find("_to_node") != std::string::npos);
+        if (!c.busiest_suffix.empty()) {
+            REQUIRE(busiest.size() > c.busiest_suffix.size());
+            CHECK(busiest.substr(busiest.size() - c.busiest_suffix.size()) == c.busiest_suffix);
+            // Incast: only the three links into node 0 carry data.
+            CHECK(number(row, "link_util_mean") < 0.35 * number(row, "link_util_max"));
+        }
+    }
+}
+
 TEST_CASE("precedence: defaults < first config < second config < command line", "[cli][run]") {
     TempDir tmp;
     spit(tmp.path() / "a.ini",
@@ -1137,6 +1181,10 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
          {"topology.x", "'0'", "command line", "range"}},
         {"one VC on a torus with rings", {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
          {"router.vcs", "command line", "dateline"}},
+        {"halo grid that does not match the nodes", {"--workload.kind=halo", "--workload.grid=3x3x3"},
+         {"workload.grid", "3x3x3", "command line", "27", "2"}},
+        {"malformed halo grid", {"--workload.kind=halo", "--workload.grid=2by1"},
+         {"workload.grid", "2by1", "AxBxC"}},
     };
     for (const BadCase& c : cases) {
         std::vector<std::string> args{"run"};

@@ -487,3 +487,36 @@ TEST_CASE("dram: statistics count transactions, bytes, errors and busy time", "[
     CHECK(env.scalar("dram.busy_time") == Approx(7 * 8e-3));   // 7 bursts x 8 ns, in us
     CHECK(env.histogram("dram.queue_delay").count() == 5);
 }
+
+TEST_CASE("dram: an access that arrives before one booked ahead takes the gap before it", "[dram][timing]") {
+    // Temporal decoupling: one master books a data phase 1 us ahead (its
+    // local time); another's access at 100 ns, which fits before it, must not
+    // queue behind it; one that does not fit goes after it.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    FanIn fan("fan");
+    std::vector<sc_time> ahead, early, overlapping;
+    Initiator a("a", [&](Initiator& i) {
+        std::vector<unsigned char> b(256, 1);
+        ahead.push_back(i.write(0, b, ns(1000)).done());   // data phase [1000, 1032) ns
+    });
+    Initiator b("b", [&](Initiator& i) {
+        wait(ns(1));
+        std::vector<unsigned char> small(64, 2), big(256, 3);
+        early.push_back(i.write(4096, small, ns(99)).done());   // [100, 108) ns: before it
+        overlapping.push_back(i.write(8192, big, ns(989)).done());   // [990, 1022) overlaps: after it
+    });
+    a.socket.bind(fan.in);
+    b.socket.bind(fan.in);
+    fan.out.bind(dram.socket);
+    sc_start();
+    REQUIRE(ahead.size() == 1);
+    REQUIRE(early.size() == 1);
+    REQUIRE(overlapping.size() == 1);
+    CHECK(ahead[0] == ns(1032 + 50));
+    CHECK(early[0] == ns(108 + 50));
+    CHECK(overlapping[0] == ns(1032 + 32 + 50));
+    const Histogram& q = env.histogram("dram.queue_delay");
+    CHECK(q.count() == 3);
+    CHECK(q.max() == Approx(42.0));   // only the overlapping one queued: 990 -> 1032 ns
+}

@@ -1,0 +1,89 @@
+// Cluster workloads: every node's App both sends and receives.
+//
+//   alltoall     every node sends message-size to every other node, `iterations` rounds
+//   halo         3-D periodic nearest-neighbour exchange on a workload.grid, `iterations` rounds
+//   incast       workload.senders nodes (0: all but dst-node) send total-bytes to dst-node
+//   permutation  each node sends total-bytes to its image under a seeded derangement
+//
+// All four run the same program (ClusterWorkload) on a plan: for each node
+// the nodes it sends to, how many rounds, and the bytes per destination per
+// round (cut into message-size writes). A sender keeps `window` writes
+// outstanding, verifies each destination when its completion comes (the
+// sender-side record, as stream does), and at the end of a round drains its
+// own writes and waits, by notifications (kFlagNotify: EVENT_COUNT and the
+// receive ring), until every write of the round addressed to it has landed.
+// See workloads/README.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+namespace cluster {
+
+using Grid = std::array<unsigned, 3>;   // X, Y, Z (X fastest: rank = x + X * (y + Y * z))
+
+// Three factors of n, as near equal as can be (the smallest largest/smallest
+// ratio, then the smallest sum), in non-increasing order: 4 -> 2x2x1,
+// 27 -> 3x3x3, 1296 -> 12x12x9.
+Grid factor_grid(unsigned n);
+// "auto" (factor_grid) or "AxBxC"; empty string on success, else why not
+// (malformed, a zero factor, or a product other than n).
+std::string parse_grid(const std::string& text, unsigned n, Grid& out);
+std::string to_string(const Grid& g);
+// The distinct nodes next to `rank` in the six directions (+-x, +-y, +-z)
+// of the periodic grid, without `rank` itself, in increasing order: a
+// dimension of 2 has the same node on both sides, one of 1 none.
+std::vector<unsigned> halo_neighbours(unsigned rank, const Grid& g);
+// A permutation of 0..n-1 without fixed points (n >= 2), uniform over such
+// permutations, the same for the same seed: Fisher-Yates with a
+// splitmix64 generator, redrawn until it has no fixed point.
+std::vector<unsigned> derangement(unsigned n, std::uint64_t seed);
+
+}  // namespace cluster
+
+class ClusterWorkload : public Workload {
+public:
+    // out[i]: the distinct nodes node i sends to (each round);
+    // bytes: per destination per round, in writes of workload.message-size.
+    ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
+                    std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes);
+    // Builds workload.kind = alltoall, halo, incast or permutation; throws
+    // ConfigError for settings that do not fit the system.
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps);
+
+    std::string kind() const override { return kind_; }
+    bool finished() const override { return ended_ == apps_.size(); }
+    const std::vector<std::vector<unsigned>>& destinations() const { return out_; }
+    // Writes the whole run makes: rounds x writes per destination x sum of |out[i]|.
+    std::uint64_t expected_transfers() const;
+    // Receive-area bytes node i maps: one slot of message-size per source
+    // and per outstanding write from it (min(window, writes per round)).
+    std::uint64_t receive_bytes(unsigned node) const;
+
+private:
+    struct Peer {
+        std::vector<unsigned> in;              // sources, increasing
+        std::map<unsigned, std::size_t> slot;  // source -> its index in `in`
+        std::uint64_t rx_base = 0;             // receive area (slots of message-size per source)
+        bool registered = true;
+    };
+    void program(App& app);
+
+    std::vector<App*> apps_;
+    std::string kind_;
+    std::vector<std::vector<unsigned>> out_;
+    std::vector<Peer> peers_;
+    std::uint64_t rounds_, bytes_, msg_, window_;
+    std::uint64_t writes_;   // per destination per round
+    std::uint64_t slots_;    // receive slots per source
+    std::size_t ended_ = 0;
+};
+
+}  // namespace vrdmasim
