@@ -234,16 +234,88 @@ std::map<std::string, double> child_figures(const std::string& cmd, int& st) {
     return m;
 }
 
+// One `vrdmasim run` as a child, its summary row by column.
+bool run_child(const std::string& exe, const std::string& dir, const std::string& args,
+               std::map<std::string, std::string>& m) {
+    int st = 0;
+    capture("'" + exe + "' run " + args + " --out '" + dir + "' --quiet 2>&1", st);
+    try {
+        const auto rows = read_csv_file(dir + "/summary.csv");
+        if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
+        for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: run " << args << " failed (exit status " << st << "): " << e.what() << "\n";
+        return false;
+    }
+    return true;
+}
+
+// Scale: the same per-node load (halo, cold buffers, faults recovered by the
+// fault-tolerant engine) on tori of 1 to 324 QFDBs; host time per simulated
+// packet-hop should stay within 1.5x from 4 to 1,296 nodes.
+int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nodes, unsigned iterations) {
+    struct Size {
+        unsigned nodes;
+        const char* dims;   // x y z QFDBs
+    };
+    const Size sizes[] = {{4, "1 1 1"}, {16, "2 2 1"}, {64, "4 2 2"}, {256, "4 4 4"}, {1296, "9 6 6"}};
+    std::cout << "scale: halo, 16 KiB messages, " << iterations
+              << " iterations, cold buffers, terminate-mode faults recovered (dma.fault-tolerant)\n";
+    std::cout << "  nodes  host s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
+    double first = 0, worst = 0;
+    std::ostringstream csv;
+    csv << "bench_scale_csv";
+    for (const Size& sz : sizes) {
+        if (sz.nodes > max_nodes) break;
+        unsigned x = 1, y = 1, z = 1;
+        std::istringstream(sz.dims) >> x >> y >> z;
+        std::ostringstream args;
+        args << "--topology.kind=torus --topology.x=" << x << " --topology.y=" << y << " --topology.z=" << z
+             << " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" << iterations
+             << " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+        std::map<std::string, std::string> m;
+        if (!run_child(exe, dir + "/scale" + std::to_string(sz.nodes), args.str(), m)) return 1;
+        const double host = std::atof(m["host_seconds"].c_str());
+        const double hops = std::atof(m["packet_hops"].c_str());
+        const double per_hop_ns = hops > 0 ? host * 1e9 / hops : 0;
+        if (first == 0) first = per_hop_ns;
+        worst = std::max(worst, per_hop_ns / first);
+        std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(6) << host << "  " << std::setw(8)
+                  << m["peak_rss_mib"] << "  " << std::setw(7) << m["packets"] << "  " << std::setw(11)
+                  << static_cast<long>(hops) << "  " << std::setw(6) << m["smmu_faults"] << "  " << std::setw(6)
+                  << m["transfer_errors"] << "  " << per_hop_ns << "\n";
+        csv << ",n" << sz.nodes << "_host_s," << host << ",n" << sz.nodes << "_peak_mib," << m["peak_rss_mib"]
+            << ",n" << sz.nodes << "_ns_per_hop," << per_hop_ns;
+    }
+    std::cout << "  largest cost per packet-hop against 4 nodes: " << worst << "x (goal <= 1.5)\n";
+    std::cout << csv.str() << ",worst_ratio," << worst << "\n";
+    return 0;
+}
+
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
     std::string volume = "256MiB";
+    bool scale = false;
+    unsigned max_nodes = 1296, iterations = 4;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--volume" && i + 1 < args.size()) volume = args[++i];
-        else {
-            std::cerr << "usage: vrdmasim bench [--volume SIZE]   (bytes streamed, default 256MiB)\n";
+        if (args[i] == "--volume" && i + 1 < args.size()) {
+            volume = args[++i];
+        } else if (args[i] == "--scale") {
+            scale = true;
+        } else if (args[i] == "--max-nodes" && i + 1 < args.size()) {
+            max_nodes = static_cast<unsigned>(std::strtoul(args[++i].c_str(), nullptr, 10));
+        } else if (args[i] == "--iterations" && i + 1 < args.size()) {
+            iterations = static_cast<unsigned>(std::strtoul(args[++i].c_str(), nullptr, 10));
+        } else {
+            std::cerr << "usage: vrdmasim bench [--volume SIZE]   (bytes streamed, default 256MiB)\n"
+                         "       vrdmasim bench --scale [--max-nodes N] [--iterations N]   (halo on 4..1296 nodes)\n";
             return args[i] == "--help" ? 0 : 2;
         }
+    }
+    if (scale && (max_nodes < 4 || iterations == 0)) {
+        std::cerr << "vrdmasim: error: bench --scale needs --max-nodes >= 4 and --iterations >= 1\n";
+        return 2;
     }
     const std::string exe = self_exe();
     char tmpl[] = "/tmp/vrdmasim-bench-XXXXXX";
@@ -252,6 +324,11 @@ int bench_command(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string dir = tmpl;
+    if (scale) {
+        const int rc = bench_scale(exe, dir, max_nodes, iterations);
+        std::filesystem::remove_all(dir);
+        return rc;
+    }
     // Shared machines are noisy: every figure is the best of `kRepeats`
     // runs, the measurements interleaved so that a slow spell hits all alike.
     constexpr int kRepeats = 3;

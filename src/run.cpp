@@ -94,7 +94,9 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
     s.emplace_back("latency_us_p50_by_hops", by_hops);
     double busy_max = 0, busy_sum = 0;
     std::string busiest;
+    std::uint64_t packet_hops = 0;
     for (const auto& link : sys.links()) {
+        packet_hops += link->packets();
         const double b = link->busy_us();
         busy_sum += b;
         if (busiest.empty() || b > busy_max) {
@@ -107,6 +109,8 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
     s.emplace_back("link_util_max", fmt(span_us > 0 ? busy_max / span_us : 0.0));
     s.emplace_back("link_util_mean", fmt(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
     s.emplace_back("busiest_link", busiest);
+    // Packets times the links between routers they crossed (data, responses, control).
+    s.emplace_back("packet_hops", std::to_string(packet_hops));
     // Address translation (zero when smmu.enabled = false).
     const std::uint64_t hits = stats.sum_counters("micro_tlb_hits");
     const std::uint64_t misses = stats.sum_counters("micro_tlb_misses");

@@ -10,13 +10,14 @@ using sc_core::sc_time;
 
 void App::declare_params(ParamRegistry& reg) {
     reg.section("rdma", "RDMA user library (runs on the node's Cortex-A53)")
-        .time("post-overhead", "150ns",
-              "library time to build and post one descriptor, besides its MMIO writes "
-              "(*estimate*; with the NI it makes up ~0.47 us of the one-hop latency, arXiv 2307.09371)")
+        .time("post-overhead", "50ns",
+              "library time to build and post one descriptor, besides its register stores (*calibrated*: "
+              "about 75 A53 cycles; with the other defaults the 64 B one-hop pingpong gives the prototype's "
+              "1.3 us, arXiv 2307.09371; configs/exanest-prototype.ini)")
         .range("0ps", "1ms")
-        .time("completion-overhead", "150ns",
-              "library time to take a completion or notification interrupt and read its record "
-              "(*estimate*)")
+        .time("completion-overhead", "50ns",
+              "library time to handle a completion or notification once seen, besides reading its record "
+              "(*calibrated* with rdma.post-overhead)")
         .range("0ps", "1ms")
         .choice("completion", "poll", {"interrupt", "poll", "counter"},
                 "how a process learns that a transfer completed or a notification came (poll is how the "
@@ -24,8 +25,13 @@ void App::declare_params(ParamRegistry& reg) {
                 "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
                 "(spin reading the completion record in memory: a core busy all along), counter (spin "
                 "reading the channel's event counter register: a core busy all along)")
-        .time("poll-interval", "100ns",
-              "period of one polling read (record or counter) while spinning (*estimate*)")
+        .time("store-issue", "3ns",
+              "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
+              "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
+        .range("0ps", "1us")
+        .time("poll-interval", "50ns",
+              "period of one polling read (record or counter) while spinning (*estimate*: a load that misses "
+              "to the interconnect, issued back to back)")
         .range("1ns", "1ms")
         .time("irq-wakeup", "5us",
               "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
@@ -50,6 +56,7 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
                   : ctx.config.string("rdma.completion") == "counter" ? Completion::Counter
                                                                       : Completion::Interrupt),
       poll_interval_(ctx.config.time("rdma.poll-interval")),
+      store_issue_(ctx.config.time("rdma.store-issue")),
       irq_wakeup_(ctx.config.time("rdma.irq-wakeup")),
       polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
       wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
@@ -219,7 +226,7 @@ std::uint64_t App::alloc_locked(std::uint64_t bytes) {
     return a;
 }
 
-bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len) {
+bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted) {
     gp_.set_command(cmd);
     gp_.set_address(addr);
     gp_.set_data_ptr(data);
@@ -228,9 +235,12 @@ bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, 
     gp_.set_byte_enable_ptr(nullptr);
     gp_.set_dmi_allowed(false);
     gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_time d = qk_.get_local_time();
+    const sc_time issued = qk_.get_local_time();
+    sc_time d = issued;
     cpu->b_transport(gp_, d);
-    qk_.set(d);
+    // A posted store (Device-nGnRE registers, or normal memory through the
+    // write buffer) lets the CPU go on once issued; loads wait for the data.
+    qk_.set(posted && cmd == tlm::TLM_WRITE_COMMAND ? issued + store_issue_ : d);
     if (qk_.need_sync()) qk_.sync();
     return gp_.is_response_ok();
 }
@@ -245,7 +255,7 @@ std::uint64_t App::mmio_read(std::uint64_t off, unsigned len) {
 
 void App::mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) {
     const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
-    if (!access(tlm::TLM_WRITE_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len))
+    if (!access(tlm::TLM_WRITE_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len, true))
         throw std::runtime_error(group_ + ": PLDMA register write failed at offset " + std::to_string(off));
 }
 
@@ -264,7 +274,7 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
         // Status 0 = not written yet: wait_record tells the new record from an old one.
         CompletionRecord blank;
         if (!access(tlm::TLM_WRITE_COMMAND, physical(compl_addr, true), reinterpret_cast<unsigned char*>(&blank),
-                    sizeof blank))
+                    sizeof blank, true))
             throw std::runtime_error(group_ + ": completion record not writable");
     }
     mmio_write(kDescSrc, src, 8);

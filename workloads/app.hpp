@@ -161,7 +161,8 @@ private:
     void wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what);
     std::uint64_t mmio_read(std::uint64_t off, unsigned len);
     void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len);
-    bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len);
+    // A timed access through `cpu`; `posted`: a store the CPU does not wait for.
+    bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted = false);
     // A user load or store of one word of this process's memory (faults it in if needed).
     std::uint64_t physical(std::uint64_t addr, bool write);
     // `t` of work of `activity` on a core from now(); the process's clock moves to its end.
@@ -191,7 +192,7 @@ private:
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
     Completion completion_;
-    sc_core::sc_time poll_interval_, irq_wakeup_;
+    sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;
     Counter& polls_;
     Counter& wakeups_;
     const sc_core::sc_time post_overhead_, completion_overhead_;

@@ -60,6 +60,8 @@ public:
     unsigned buffer_hwm(unsigned vc) const { return vc < vcs_.size() ? vcs_[vc].hwm : 0; }
     // Time spent serialising packets so far (the busy_time statistic), in us.
     double busy_us() const { return busy_us_.value(); }
+    // Packets carried so far.
+    std::uint64_t packets() const { return packets_.value(); }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);

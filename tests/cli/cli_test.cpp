@@ -1494,3 +1494,20 @@ TEST_CASE("bad sweep files and options exit 2 and create nothing", "[cli][sweep]
         CHECK(listing(tmp.path()) == before);
     }
 }
+
+TEST_CASE("calibration: the prototype's one-hop one-way latency is 1.3 us within 10%", "[cli][run][calibration]") {
+    TempDir tmp;
+    const std::string cfg = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
+    const Result r = run_exe({"run", cfg, "--out", "out", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const auto& row = s.rows[0];
+    CHECK(number(row, "data_mismatches") == 0);
+    CHECK(number(row, "transfers") == 200);
+    // arXiv 2307.09371: 1.3 us user to user, one hop (two neighbouring QFDBs' network FPGAs).
+    CHECK(number(row, "latency_us_p50") > 1.3 * 0.9);
+    CHECK(number(row, "latency_us_p50") < 1.3 * 1.1);
+    CHECK(row.at("latency_us_p50_by_hops").rfind("1:", 0) == 0);
+}
