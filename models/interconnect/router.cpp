@@ -60,14 +60,14 @@ void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time
     // Heads reach one input in order (its link sends one packet after the
     // other), so what is freed by this head is freed for every later one.
     unsigned occ = flits;
-    for (auto it = held.begin(); it != held.end();) {
-        if (it->first <= head) {
-            it = held.erase(it);
-        } else {
-            occ += it->second;
-            ++it;
+    std::size_t kept = 0;   // one pass: keep what is still held, in order
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        if (held[i].first > head) {
+            occ += held[i].second;
+            held[kept++] = held[i];
         }
     }
+    held.resize(kept);
     held.emplace_back(freed, flits);
     if (occ > in.flits) overflows_.inc();
     if (occ > occ_max_[vc]) {

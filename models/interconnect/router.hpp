@@ -57,7 +57,7 @@ private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     struct InputVc {
-        std::deque<std::pair<sc_core::sc_time, unsigned>> held;   // (space freed at, flits), by head arrival
+        std::vector<std::pair<sc_core::sc_time, unsigned>> held;   // (space freed at, flits), by head arrival
     };
     struct Input {
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked

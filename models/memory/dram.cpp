@@ -150,22 +150,26 @@ sc_time Dram::book(sc_time arrive, sc_time occupy) {
         ++it;
     }
     if (occupy > sc_core::SC_ZERO_TIME) {
-        // Book [start, start + occupy), merged with a phase it touches.
-        sc_time s = start, e = start + occupy;
+        // Book [start, start + occupy), merged with a phase it touches. The
+        // usual case, a phase right after the last one, extends it in place.
+        const sc_time s = start, e = start + occupy;
         auto next = booked_.lower_bound(s);
-        if (next != booked_.end() && next->first == e) {
-            e = next->second;
-            booked_.erase(next);
-        }
-        auto after = booked_.lower_bound(s);
-        if (after != booked_.begin()) {
-            auto prev = std::prev(after);
+        const bool joins_next = next != booked_.end() && next->first == e;
+        if (next != booked_.begin()) {
+            auto prev = std::prev(next);
             if (prev->second == s) {
-                s = prev->first;
-                booked_.erase(prev);
+                prev->second = joins_next ? next->second : e;
+                if (joins_next) booked_.erase(next);
+                return start;
             }
         }
-        booked_[s] = e;
+        if (joins_next) {
+            auto node = booked_.extract(next);   // re-key: the phase now starts at s
+            node.key() = s;
+            booked_.insert(std::move(node));
+        } else {
+            booked_.emplace_hint(next, s, e);
+        }
     }
     return start;
 }
