@@ -386,6 +386,11 @@ bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64
     return cpu->transport_dbg(gp) == len;
 }
 
+bool App::debug_write_resident(std::uint64_t addr, const unsigned char* data, std::uint64_t len) {
+    if (vm_) return vm_->poke_user(pid_, addr, data, len);
+    return debug_write(addr, data, len);
+}
+
 bool App::debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len) {
     // Reading to check changes nothing: no fault, no swap-in, no access flag.
     if (vm_) return vm_->peek_user(pid_, addr, data, len);

@@ -153,6 +153,9 @@ public:
     // Returns false on an unmapped address.
     bool debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len);
     bool debug_read(std::uint64_t addr, unsigned char* data, std::uint64_t len);
+    // Untimed write to the pages that are in memory only (all of them
+    // without a VM): a cold or swapped-out page is left as it is.
+    bool debug_write_resident(std::uint64_t addr, const unsigned char* data, std::uint64_t len);
 
 private:
     void run();

@@ -155,12 +155,7 @@ void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t
     // never touched or swapped out cannot hold this transfer's data, and
     // verify() finds one the engine never wrote).
     std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
-    const std::uint64_t page = 4096;
-    for (std::uint64_t off = 0; off < len;) {
-        const std::uint64_t chunk = std::min(len - off, page - (dst_addr + off) % page);
-        if (dst.resident(dst_addr + off)) dst.debug_write(dst_addr + off, scratch_.data() + off, chunk);
-        off += chunk;
-    }
+    dst.debug_write_resident(dst_addr, scratch_.data(), len);
 }
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
@@ -171,11 +166,12 @@ bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
     else
         std::fill(expect_.begin(), expect_.end(), 0);   // a source never written holds zeros
     const bool read = dst.debug_read(dst_addr, scratch_.data(), len);
-    // Every destination page must hold data: a page still never touched
-    // reads as zeros, which could pass for a source of zeros.
+    // With a source of zeros, every destination page must hold data: a page
+    // still never touched reads as zeros too. (A pattern never reads so.)
     bool written = true;
-    for (std::uint64_t a = dst_addr & ~std::uint64_t(4095); len && a < dst_addr + len; a += 4096)
-        written = written && dst.populated(a);
+    if (!fill_source_)
+        for (std::uint64_t a = dst_addr & ~std::uint64_t(4095); len && a < dst_addr + len; a += 4096)
+            written = written && dst.populated(a);
     const bool match = read && written && std::memcmp(scratch_.data(), expect_.data(), len) == 0;
     log_.verified(len, match);
     if (!match) {

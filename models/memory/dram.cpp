@@ -134,41 +134,50 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 }
 
 sc_time Dram::book(sc_time arrive, sc_time occupy) {
-    // Phases over before now can no longer meet a request (none arrives
-    // before now).
+    // booked_: disjoint phases [start, end), sorted, from first_ on; a few
+    // dozen at most (what lies within a quantum). Phases over before now can
+    // no longer meet a request (none arrives before now).
     const sc_time now = sc_core::sc_time_stamp();
-    while (!booked_.empty() && booked_.begin()->second <= now) booked_.erase(booked_.begin());
-    sc_time start = arrive;
-    auto it = booked_.upper_bound(start);
-    if (it != booked_.begin()) {
-        auto prev = std::prev(it);
-        if (prev->second > start) start = prev->second;   // inside a booked phase: after it
+    while (first_ < booked_.size() && booked_[first_].second <= now) ++first_;
+    if (first_ > 64 && first_ * 2 > booked_.size()) {
+        booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(first_));
+        first_ = 0;
     }
+    using Phase = std::pair<sc_time, sc_time>;
+    const auto begin = booked_.begin() + static_cast<std::ptrdiff_t>(first_);
+    // Usual case: after every booked phase.
+    if (begin == booked_.end() || arrive >= booked_.back().second) {
+        if (occupy > sc_core::SC_ZERO_TIME) {
+            if (begin != booked_.end() && booked_.back().second == arrive)
+                booked_.back().second = arrive + occupy;
+            else
+                booked_.emplace_back(arrive, arrive + occupy);
+        }
+        return arrive;
+    }
+    sc_time start = arrive;
+    auto it = std::upper_bound(begin, booked_.end(), start,
+                               [](const sc_time& t, const Phase& p) { return t < p.first; });
+    if (it != begin && std::prev(it)->second > start) start = std::prev(it)->second;   // inside a phase: after it
     // Skip the phases that leave no room before them.
     while (it != booked_.end() && it->first < start + occupy) {
         start = max_time(start, it->second);
         ++it;
     }
     if (occupy > sc_core::SC_ZERO_TIME) {
-        // Book [start, start + occupy), merged with a phase it touches. The
-        // usual case, a phase right after the last one, extends it in place.
-        const sc_time s = start, e = start + occupy;
-        auto next = booked_.lower_bound(s);
-        const bool joins_next = next != booked_.end() && next->first == e;
-        if (next != booked_.begin()) {
-            auto prev = std::prev(next);
-            if (prev->second == s) {
-                prev->second = joins_next ? next->second : e;
-                if (joins_next) booked_.erase(next);
-                return start;
-            }
-        }
-        if (joins_next) {
-            auto node = booked_.extract(next);   // re-key: the phase now starts at s
-            node.key() = s;
-            booked_.insert(std::move(node));
+        // Book [start, start + occupy) before `it`, merged with what it touches.
+        const sc_time e = start + occupy;
+        const bool joins_prev = it != begin && std::prev(it)->second == start;
+        const bool joins_next = it != booked_.end() && it->first == e;
+        if (joins_prev && joins_next) {
+            std::prev(it)->second = it->second;
+            booked_.erase(it);
+        } else if (joins_prev) {
+            std::prev(it)->second = e;
+        } else if (joins_next) {
+            it->first = start;
         } else {
-            booked_.emplace_hint(next, s, e);
+            booked_.insert(it, Phase{start, e});
         }
     }
     return start;

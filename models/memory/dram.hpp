@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -51,7 +52,8 @@ private:
     // come out of time order: one that arrives earlier than a data phase
     // already booked takes the gap before it if it fits, instead of queueing
     // behind the latest booking.
-    std::map<sc_core::sc_time, sc_core::sc_time> booked_;
+    std::vector<std::pair<sc_core::sc_time, sc_core::sc_time>> booked_;   // sorted, disjoint
+    std::size_t first_ = 0;   // phases before it are over
     // The earliest gap of `occupy` at or after `arrive`, booked.
     sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy);
     std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;

@@ -301,6 +301,30 @@ struct Vm::Impl {
         return true;
     }
 
+    // Write user memory where it is present, leaving pages that are not (never
+    // touched, swapped out) as they are: no fault, no time. False outside
+    // every VMA.
+    bool poke(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+        Process* p = proc(pid);
+        if (!p || va + len < va || ((va + len) >> 48) != 0) return false;
+        std::uint64_t done = 0;
+        while (done < len) {
+            const std::uint64_t a = va + done;
+            std::uint64_t n = std::min(len - done, kPage - (a & (kPage - 1)));
+            const Vma* v = find_vma(*p, a);
+            if (!v) return false;
+            int level = 0;
+            const bool open_range = in_open(pid, a, a + 1);
+            const std::uint64_t d = open_range ? 0 : leaf(*p, a, nullptr, &level);
+            if (level == 2 && has_frame(d) && (d & kValid))
+                n = std::min({len - done, kHuge - (a & (kHuge - 1)), v->end - a});
+            std::uint64_t pa = 0;
+            if (!open_range && translate(*p, a, pa)) access(true, pa, const_cast<unsigned char*>(data) + done, n);
+            done += n;
+        }
+        return true;
+    }
+
     // Read user memory without any change: frames, swap slots, zeros for
     // pages never touched; false outside every VMA.
     bool peek(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
@@ -1251,6 +1275,10 @@ VmCollapse Vm::collapsing() const {
     c.clear = m.open.clear;
     c.install = m.open.install;
     return c;
+}
+
+bool Vm::poke_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+    return impl_->poke(pid, va, data, len);
 }
 
 bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const {

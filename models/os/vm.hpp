@@ -153,6 +153,10 @@ public:
     // ones too), swapped pages from their swap slot, pages never touched as
     // zeros. False if some byte lies outside every VMA.
     bool peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const;
+    // Write user memory where it is present; pages not present (never
+    // touched, swapped out, in a collapse window) are left as they are. No
+    // fault, no time, no statistics. False if some byte lies outside every VMA.
+    bool poke_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
 
     std::uint64_t free_bytes() const { return frames_.free_pages() * FrameAllocator::kPage; }
 
