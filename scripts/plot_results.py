@@ -226,6 +226,7 @@ def plot(out, states, thps, series, cells):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
     except ImportError:
         die("matplotlib is missing (scripts/setup.sh installs python3-matplotlib); table.md is written", 1)
     markers = "osD^v<>phX*"
@@ -251,13 +252,15 @@ def plot(out, states, thps, series, cells):
                 if drawn:
                     ax.set_xscale("log", base=2)
                     ax.set_yscale("log")
+                    # Sizes as people write them: 4 KiB, 1 MiB, ...
+                    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt_size(int(round(v)))))
                     ax.legend(fontsize="small")
                 else:
                     ax.text(0.5, 0.5, "no successful point", ha="center", va="center",
                             transform=ax.transAxes)
                 ax.grid(True, which="both", alpha=0.3)
                 if i == len(states) - 1:
-                    ax.set_xlabel("message size (bytes)")
+                    ax.set_xlabel("message size")
                 if j == 0:
                     ax.set_ylabel(ylabel)
         fig.tight_layout()
