@@ -8,6 +8,7 @@
 #include <set>
 
 #include "system.hpp"
+#include "system_sim.hpp"
 #include "workloads/cluster.hpp"
 
 using namespace vrdmasim;
@@ -15,25 +16,9 @@ using namespace sc_core;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
-
-struct Sim {
-    ParamRegistry reg;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
-    std::unique_ptr<System> sys;
-    explicit Sim(const Settings& s) {
-        declare_all_params(reg);
-        cfg = std::make_unique<Config>(reg);
-        cfg->set("topology.nodes", "4", "test");
-        for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        sys = std::make_unique<System>(*ctx);
-    }
-    void run() { sc_start(sys->time_limit(), SC_EXIT_ON_STARVATION); }
-    TransferLog& log() { return sys->workload().log(); }
+struct Sim : SystemSim {
+    // One QFDB of four nodes unless a test says otherwise.
+    explicit Sim(const Settings& s) : SystemSim(Defaults{{{"topology.nodes", "4"}}}, s) {}
     ClusterWorkload& cluster() { return dynamic_cast<ClusterWorkload&>(sys->workload()); }
     // Every transfer delivered and verified, nothing lost or wrong.
     void check_all_verified(std::uint64_t transfers, std::uint64_t bytes) {

@@ -25,43 +25,15 @@
 #include <string>
 
 #include "system.hpp"
+#include "system_sim.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
-
-struct Sim {
-    ParamRegistry reg;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
-    std::unique_ptr<System> sys;
-    explicit Sim(const Settings& s) {
-        declare_all_params(reg);
-        cfg = std::make_unique<Config>(reg);
-        for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        sys = std::make_unique<System>(*ctx);
-    }
-    void run() { sc_start(sys->time_limit(), SC_EXIT_ON_STARVATION); }
-    TransferLog& log() { return sys->workload().log(); }
-    bool finished() { return sys->workload().finished(); }
-    // A counter that must exist.
-    std::uint64_t counter(const std::string& name) const {
-        const Counter* c = stats.find_counter(name);
-        INFO("counter " << name);
-        REQUIRE(c != nullptr);
-        return c->value();
-    }
-    // A scalar, 0 if never registered (CPU activities appear on first use).
-    double scalar(const std::string& name) const {
-        const Scalar* x = stats.find_scalar(name);
-        return x ? x->value() : 0.0;
-    }
+struct Sim : SystemSim {
+    using SystemSim::SystemSim;
     std::uint64_t smmu_faults(unsigned node) const {
         const std::string p = "node" + std::to_string(node) + ".smmu.cb0.";
         return counter(p + "faults_read") + counter(p + "faults_write");
@@ -69,20 +41,6 @@ struct Sim {
     std::uint64_t pinned_bytes(unsigned node) {
         Node& n = sys->node(node);
         return n.vm.pinned_bytes(n.app.pid());
-    }
-};
-
-// Runs `action` once at simulated time `at` (in its own thread: it may wait).
-struct At : sc_module {
-    sc_time at;
-    std::function<void()> action;
-    At(sc_module_name n, sc_time t, std::function<void()> a) : sc_module(n), at(t), action(std::move(a)) {
-        SC_HAS_PROCESS(At);
-        SC_THREAD(run);
-    }
-    void run() {
-        wait(at);
-        action();
     }
 };
 

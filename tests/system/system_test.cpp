@@ -6,45 +6,14 @@
 #include <memory>
 
 #include "system.hpp"
+#include "system_sim.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
-
-struct Sim {
-    ParamRegistry reg;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
-    std::unique_ptr<System> sys;
-    explicit Sim(const Settings& s) {
-        declare_all_params(reg);
-        cfg = std::make_unique<Config>(reg);
-        for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        sys = std::make_unique<System>(*ctx);
-    }
-    void run() { sc_start(sys->time_limit(), SC_EXIT_ON_STARVATION); }
-    TransferLog& log() { return sys->workload().log(); }
-};
-
-// Runs `action` once at simulated time `at`.
-struct At : sc_module {
-    sc_time at;
-    std::function<void()> action;
-    At(sc_module_name n, sc_time t, std::function<void()> a) : sc_module(n), at(t), action(std::move(a)) {
-        SC_HAS_PROCESS(At);
-        SC_THREAD(run);
-    }
-    void run() {
-        wait(at);
-        action();
-    }
-};
+using Sim = SystemSim;
 
 }  // namespace
 

@@ -1,0 +1,75 @@
+// The whole system as `vrdmasim run` builds it, for tests: configuration,
+// statistics, tracer and System in one object. SystemC allows one
+// elaboration per process, so one SystemSim per test case (ctest runs each
+// case in its own process).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <systemc>
+
+#include "system.hpp"
+
+namespace vrdmasim {
+
+using Settings = std::vector<std::pair<std::string, std::string>>;
+
+struct SystemSim {
+    ParamRegistry reg;
+    std::unique_ptr<Config> cfg;
+    StatRegistry stats;
+    Tracer tracer;
+    std::unique_ptr<SimContext> ctx;
+    std::unique_ptr<System> sys;
+    explicit SystemSim(const Settings& s) : SystemSim(Defaults{}, s) {}
+    // A test file's common settings first, then the case's.
+    struct Defaults {
+        Settings settings;
+    };
+    SystemSim(const Defaults& defaults, const Settings& s) {
+        declare_all_params(reg);
+        cfg = std::make_unique<Config>(reg);
+        for (const auto& kv : defaults.settings) cfg->set(kv.first, kv.second, "test");
+        for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
+        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
+        sys = std::make_unique<System>(*ctx);
+    }
+    void run() { sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION); }
+    TransferLog& log() { return sys->workload().log(); }
+    bool finished() { return sys->workload().finished(); }
+    // A counter that must exist.
+    std::uint64_t counter(const std::string& name) const {
+        const Counter* c = stats.find_counter(name);
+        INFO("counter " << name);
+        REQUIRE(c != nullptr);
+        return c->value();
+    }
+    // A scalar, 0 if never registered (CPU activities appear on first use).
+    double scalar(const std::string& name) const {
+        const Scalar* x = stats.find_scalar(name);
+        return x ? x->value() : 0.0;
+    }
+};
+
+// Runs `action` once at simulated time `at`, in its own thread (it may wait).
+struct At : sc_core::sc_module {
+    sc_core::sc_time at;
+    std::function<void()> action;
+    At(sc_core::sc_module_name n, sc_core::sc_time t, std::function<void()> a)
+        : sc_module(n), at(t), action(std::move(a)) {
+        SC_HAS_PROCESS(At);
+        SC_THREAD(run);
+    }
+    void run() {
+        sc_core::wait(at);
+        action();
+    }
+};
+
+}  // namespace vrdmasim
