@@ -49,6 +49,7 @@ Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::strin
                                     "time an access waited for the channel")) {
     socket.register_b_transport(this, &Dram::b_transport);
     socket.register_transport_dbg(this, &Dram::transport_dbg);
+    burst_time_ = sc_time::from_value(static_cast<sc_dt::uint64>(static_cast<double>(burst_) * ps_per_byte_ + 0.5));
 }
 
 bool Dram::check(tlm::tlm_generic_payload& gp) {
@@ -109,13 +110,13 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const std::uint64_t bursts = (len + burst_ - 1) / burst_;
     const sc_time occupy = sc_time::from_value(
         static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
-    const sc_time start = book(arrive, occupy);
-    const sc_time end = start + occupy;
+    sc_time end;
+    const sc_time start = book(arrive, occupy, end);
     const sc_time done = end + latency_;
     delay = done - now;
 
     busy_us_.add(to_us(occupy));
-    queue_ns_.add(to_ns(start - arrive));
+    queue_ns_.add(to_ns(end - arrive - occupy));   // time lost to other accesses' bursts
     if (write) {
         writes_.inc();
         write_bytes_.inc(len);
@@ -124,7 +125,8 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         read_bytes_.inc(len);
     }
     if (tracer_.enabled()) {
-        // The data phase: spans on one channel never overlap.
+        // The data phase, first burst to last (an access interleaved with
+        // others' bursts may overlap their spans).
         tracer_.span(track_, write ? "write" : "read", start, end,
                      {{"addr", Tracer::json_number(static_cast<std::uint64_t>(gp.get_address()))},
                       {"bytes", Tracer::json_number(len)},
@@ -133,7 +135,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-sc_time Dram::book(sc_time arrive, sc_time occupy) {
+sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
     // booked_: disjoint phases [start, end), sorted, from first_ on; a few
     // dozen at most (what lies within a quantum). Phases over before now can
     // no longer meet a request (none arrives before now).
@@ -144,43 +146,69 @@ sc_time Dram::book(sc_time arrive, sc_time occupy) {
         first_ = 0;
     }
     using Phase = std::pair<sc_time, sc_time>;
-    const auto begin = booked_.begin() + static_cast<std::ptrdiff_t>(first_);
     // Usual case: after every booked phase.
-    if (begin == booked_.end() || arrive >= booked_.back().second) {
+    if (first_ == booked_.size() || arrive >= booked_.back().second) {
+        end = arrive + occupy;
         if (occupy > sc_core::SC_ZERO_TIME) {
-            if (begin != booked_.end() && booked_.back().second == arrive)
-                booked_.back().second = arrive + occupy;
+            if (first_ < booked_.size() && booked_.back().second == arrive)
+                booked_.back().second = end;
             else
-                booked_.emplace_back(arrive, arrive + occupy);
+                booked_.emplace_back(arrive, end);
         }
         return arrive;
     }
-    sc_time start = arrive;
-    auto it = std::upper_bound(begin, booked_.end(), start,
-                               [](const sc_time& t, const Phase& p) { return t < p.first; });
-    if (it != begin && std::prev(it)->second > start) start = std::prev(it)->second;   // inside a phase: after it
-    // Skip the phases that leave no room before them.
-    while (it != booked_.end() && it->first < start + occupy) {
-        start = max_time(start, it->second);
-        ++it;
-    }
-    if (occupy > sc_core::SC_ZERO_TIME) {
-        // Book [start, start + occupy) before `it`, merged with what it touches.
-        const sc_time e = start + occupy;
-        const bool joins_prev = it != begin && std::prev(it)->second == start;
-        const bool joins_next = it != booked_.end() && it->first == e;
-        if (joins_prev && joins_next) {
-            std::prev(it)->second = it->second;
-            booked_.erase(it);
-        } else if (joins_prev) {
-            std::prev(it)->second = e;
-        } else if (joins_next) {
-            it->first = start;
-        } else {
-            booked_.insert(it, Phase{start, e});
+    // Otherwise the access's bursts go into the free gaps from `arrive` on,
+    // as the controller interleaves them with the bursts already scheduled
+    // (a gap shorter than one burst is skipped); the data phase ends with
+    // its last burst.
+    std::size_t i = static_cast<std::size_t>(
+        std::upper_bound(booked_.begin() + static_cast<std::ptrdiff_t>(first_), booked_.end(), arrive,
+                         [](const sc_time& t, const Phase& p) { return t < p.first; }) -
+        booked_.begin());
+    sc_time t = arrive;
+    if (i > first_ && booked_[i - 1].second > t) t = booked_[i - 1].second;   // inside a phase: after it
+    sc_time left = occupy, start = sc_core::sc_max_time();
+    while (left > sc_core::SC_ZERO_TIME) {
+        const sc_time gap_end = i < booked_.size() ? booked_[i].first : sc_core::sc_max_time();
+        const sc_time gap = gap_end > t ? gap_end - t : sc_core::SC_ZERO_TIME;
+        if (gap >= burst_time_ || gap >= left) {
+            const sc_time take = gap < left ? gap : left;
+            if (start == sc_core::sc_max_time()) start = t;
+            // Book [t, t + take), merged with the phase before and after it.
+            const sc_time e = t + take;
+            const bool joins_prev = i > first_ && booked_[i - 1].second == t;
+            const bool joins_next = i < booked_.size() && booked_[i].first == e;
+            if (joins_prev && joins_next) {
+                booked_[i - 1].second = booked_[i].second;
+                booked_.erase(booked_.begin() + static_cast<std::ptrdiff_t>(i));
+                t = booked_[i - 1].second;
+            } else if (joins_prev) {
+                booked_[i - 1].second = e;
+                t = e;
+            } else if (joins_next) {
+                booked_[i].first = t;
+                t = booked_[i].second;
+                ++i;
+            } else {
+                booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(i), Phase{t, e});
+                ++i;
+                t = e;
+            }
+            left -= take;
+            if (left == sc_core::SC_ZERO_TIME) {
+                end = e;
+                return start;
+            }
+            continue;
+        }
+        // Too short: past the next phase.
+        if (i < booked_.size()) {
+            t = max_time(t, booked_[i].second);
+            ++i;
         }
     }
-    return start;
+    end = start;   // occupy == 0
+    return arrive;
 }
 
 unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {

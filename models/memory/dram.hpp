@@ -54,8 +54,11 @@ private:
     // behind the latest booking.
     std::vector<std::pair<sc_core::sc_time, sc_core::sc_time>> booked_;   // sorted, disjoint
     std::size_t first_ = 0;   // phases before it are over
-    // The earliest gap of `occupy` at or after `arrive`, booked.
-    sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy);
+    // Book `occupy` of the channel at or after `arrive`: its bursts fill
+    // the free gaps in order. Returns the first burst's start; `end` is
+    // when the last one is over.
+    sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy, sc_core::sc_time& end);
+    sc_core::sc_time burst_time_;   // one burst on the channel
     std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;
 
     Tracer& tracer_;
