@@ -273,9 +273,20 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
         args << "--topology.kind=torus --topology.x=" << x << " --topology.y=" << y << " --topology.z=" << z
              << " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" << iterations
              << " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+        // Small systems run for milliseconds: the best of a few runs, so
+        // that a slow spell of the host does not set the reference.
         std::map<std::string, std::string> m;
-        if (!run_child(exe, dir + "/scale" + std::to_string(sz.nodes), args.str(), m)) return 1;
-        const double host = std::atof(m["host_seconds"].c_str());
+        double host = 0;
+        const int runs = sz.nodes <= 64 ? 5 : 1;
+        for (int r = 0; r < runs; ++r) {
+            std::map<std::string, std::string> one;
+            if (!run_child(exe, dir + "/scale" + std::to_string(sz.nodes), args.str(), one)) return 1;
+            const double h = std::atof(one["host_seconds"].c_str());
+            if (r == 0 || h < host) {
+                host = h;
+                m = one;
+            }
+        }
         const double hops = std::atof(m["packet_hops"].c_str());
         const double per_hop_ns = hops > 0 ? host * 1e9 / hops : 0;
         if (first == 0) first = per_hop_ns;
