@@ -12,6 +12,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "debug_memory.hpp"
 #include "models/os/vm.hpp"
 #include "models/os/vm_daemons.hpp"
 
@@ -23,33 +24,7 @@ namespace {
 constexpr std::uint64_t MiB = 1024 * 1024, P = 4096;
 sc_time ms(double v) { return sc_time(v, sc_core::SC_MS); }
 
-// Sparse page-granular memory (debug transport only).
-class PageMemory : public tlm::tlm_fw_transport_if<> {
-public:
-    void b_transport(tlm::tlm_generic_payload& gp, sc_time&) override {
-        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    }
-    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_time&) override {
-        return tlm::TLM_COMPLETED;
-    }
-    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
-    unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override {
-        unsigned char* d = gp.get_data_ptr();
-        for (unsigned i = 0; i < gp.get_data_length(); ++i) {
-            const std::uint64_t a = gp.get_address() + i;
-            auto it = pages.find(a / P);
-            if (gp.is_write()) {
-                if (it == pages.end()) it = pages.emplace(a / P, std::vector<unsigned char>(P, 0xA5)).first;
-                it->second[a % P] = d[i];
-            } else {
-                d[i] = it == pages.end() ? 0xA5 : it->second[a % P];
-            }
-        }
-        gp.set_response_status(tlm::TLM_OK_RESPONSE);
-        return gp.get_data_length();
-    }
-    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
-};
+using PageMemory = vrdmasim_test::DebugMemory;
 
 ParamRegistry params() {
     ParamRegistry reg;

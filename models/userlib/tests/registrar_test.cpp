@@ -13,6 +13,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "debug_memory.hpp"
 #include "models/os/vm.hpp"
 #include "models/userlib/registrar.hpp"
 #include "workloads/app.hpp"
@@ -30,34 +31,7 @@ sc_time times(sc_time t, unsigned n) { return sc_time::from_value(t.value() * n)
 const sc_time T0 = sc_core::SC_ZERO_TIME;
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, kPage = 4096;
 
-// Sparse memory with debug transport only (as vm_test.cpp's).
-class FakeMemory : public tlm::tlm_fw_transport_if<> {
-public:
-    void b_transport(tlm::tlm_generic_payload& gp, sc_time&) override {
-        gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-    }
-    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_time&) override {
-        return tlm::TLM_COMPLETED;
-    }
-    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
-    unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override {
-        unsigned char* d = gp.get_data_ptr();
-        for (unsigned i = 0; i < gp.get_data_length(); ++i) {
-            const std::uint64_t a = gp.get_address() + i;
-            if (gp.is_write()) {
-                auto it = pages.find(a / 4096);
-                if (it == pages.end()) it = pages.emplace(a / 4096, std::vector<unsigned char>(4096, 0xA5)).first;
-                it->second[a % 4096] = d[i];
-            } else {
-                auto it = pages.find(a / 4096);
-                d[i] = it == pages.end() ? 0xA5 : it->second[a % 4096];
-            }
-        }
-        gp.set_response_status(tlm::TLM_OK_RESPONSE);
-        return gp.get_data_length();
-    }
-    std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
-};
+using FakeMemory = vrdmasim_test::DebugMemory;
 
 ParamRegistry params() {
     ParamRegistry reg;
