@@ -292,24 +292,38 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
 void App::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
     const sc_time start = now();
     std::uint64_t polls = 1;
+    // Each look remembers when it was made and how many records had been
+    // raised by then, so that nothing raised while this thread synchronises
+    // its quantum (or raised by a master behind it in time) is slept through.
+    sc_time looked = now();
+    std::uint64_t seen = sig.raised();
     bool ok = ready();
     while (!ok) {
-        // Sleep until the signal's next record (the interrupt, or for a
-        // poller the record its next read will see), then look.
         qk_.sync();
+        const sc_time t = sc_core::sc_time_stamp();
         sc_time next;
-        if (sig.next_after(sc_core::sc_time_stamp(), next))
-            sc_core::wait(next - sc_core::sc_time_stamp());
-        else
+        if (sig.raised() != seen) {
+            // Raised since the look: look again at its time (now, if past).
+            if (sig.next_after(looked, next) && next > t) sc_core::wait(next - t);
+        } else if (sig.next_after(t, next)) {
+            // Raised before the look, visible later: sleep until then.
+            sc_core::wait(next - t);
+        } else {
+            // Nothing raised, nothing due: sleep until the next record (the
+            // interrupt, or for a poller the record its next read will see).
             sc_core::wait(sig.event());
+            continue;   // its time may lie ahead: the branches above wait for it
+        }
         if (completion_ != Completion::Interrupt) {
             // A spinning reader sees it at its first read after the record.
             const sc_time since = sc_core::sc_time_stamp() - start;
             const auto k = static_cast<std::uint64_t>(std::ceil(static_cast<double>(since.value()) / static_cast<double>(poll_interval_.value())));
-            const sc_time seen = start + poll_interval_ * static_cast<double>(k);
-            if (seen > sc_core::sc_time_stamp()) sc_core::wait(seen - sc_core::sc_time_stamp());
+            const sc_time seen_at = start + poll_interval_ * static_cast<double>(k);
+            if (seen_at > sc_core::sc_time_stamp()) sc_core::wait(seen_at - sc_core::sc_time_stamp());
             polls = std::max<std::uint64_t>(polls, k + 1);
         }
+        looked = now();
+        seen = sig.raised();
         ok = ready();
     }
     if (completion_ == Completion::Interrupt) {

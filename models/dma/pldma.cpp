@@ -11,6 +11,7 @@ using sc_core::sc_time;
 // ---------------------------------------------------------------- CompletionSignal
 
 void CompletionSignal::raise_at(sc_time at) {
+    ++raised_;
     auto it = std::upper_bound(pending_.begin(), pending_.end(), at);
     pending_.insert(it, at);
     const sc_time now = sc_core::sc_time_stamp();
@@ -251,9 +252,16 @@ void Pldma::engine() {
             if (qk_.need_sync()) qk_.sync();
             continue;
         }
-        // Nothing to do: sleep until a doorbell, an outcome, a retransmit
-        // request, or the earliest deadline of a parked channel.
-        qk_.sync();
+        // Nothing to do. Time still held by the quantum keeper passes first,
+        // and work may arrive meanwhile (a doorbell notified during that
+        // wait would be lost to a wait that follows it): look again.
+        if (qk_.get_local_time() > sc_core::SC_ZERO_TIME) {
+            qk_.sync();
+            continue;
+        }
+        // Sleep until a doorbell, an outcome, a retransmit request, or the
+        // earliest deadline of a parked channel; nothing can happen between
+        // the look above and this wait.
         sc_time deadline = sc_core::sc_max_time();
         for (const Channel& ch : channels_)
             if (ch.parked && !ch.park_done) deadline = std::min(deadline, ch.park_deadline);

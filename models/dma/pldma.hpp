@@ -92,8 +92,12 @@ public:
     // Earliest pending record time after `at`, or SC_ZERO_TIME if none.
     bool next_after(sc_core::sc_time at, sc_core::sc_time& next) const;
     sc_core::sc_event& event() { return event_; }
+    // Records raised so far, whatever their time: a waiter that remembers
+    // it when it looks can tell whether anything was raised since.
+    std::uint64_t raised() const { return raised_; }
 
 private:
+    std::uint64_t raised_ = 0;
     std::deque<sc_core::sc_time> pending_;   // sorted
     std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
     sc_core::sc_event event_;

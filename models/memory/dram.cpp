@@ -93,6 +93,59 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
     }
 }
 
+void Dram::commit(sc_time upto) {
+    while (!pending_.empty() && pending_.front().at <= upto) {
+        PendingWrite& w = pending_.front();
+        copy(w.addr, w.data.data(), w.data.size(), true);
+        spare_.push_back(std::move(w.data));
+        pending_.pop_front();
+    }
+}
+
+void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data, std::uint64_t len) {
+    PendingWrite w;
+    w.at = at;
+    w.addr = addr;
+    if (!spare_.empty()) {
+        w.data = std::move(spare_.back());
+        spare_.pop_back();
+    }
+    w.data.assign(data, data + len);
+    // The pages are allocated now (host memory follows what was written),
+    // their bytes written at `at`.
+    for (std::uint64_t page = addr / kPageSize; page <= (addr + len - 1) / kPageSize; ++page)
+        if (pages_.find(page) == pages_.end()) pages_.emplace(page, std::make_unique<unsigned char[]>(kPageSize));
+    if (pending_.empty()) {
+        pending_lo_ = addr;
+        pending_hi_ = addr + len;
+    } else {
+        pending_lo_ = std::min(pending_lo_, addr);
+        pending_hi_ = std::max(pending_hi_, addr + len);
+    }
+    // Usually the latest; a master behind another within its quantum inserts.
+    if (pending_.empty() || pending_.back().at <= at) {
+        pending_.push_back(std::move(w));
+    } else {
+        auto it = std::upper_bound(pending_.begin(), pending_.end(), at,
+                                   [](const sc_time& t, const PendingWrite& p) { return t < p.at; });
+        pending_.insert(it, std::move(w));
+    }
+}
+
+void Dram::overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_time upto, bool patch) {
+    if (pending_.empty() || addr >= pending_hi_ || addr + len <= pending_lo_) return;
+    for (PendingWrite& w : pending_) {
+        if (w.at > upto) break;
+        const std::uint64_t lo = std::max(addr, w.addr);
+        const std::uint64_t hi = std::min(addr + len, w.addr + w.data.size());
+        if (lo >= hi) continue;
+        if (patch)
+            std::memcpy(w.data.data() + (lo - w.addr), data + (lo - addr), hi - lo);
+        else
+            std::memcpy(data + (lo - addr), w.data.data() + (lo - w.addr), hi - lo);
+    }
+}
+
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     transactions_.inc();
     if (!check(gp)) {
@@ -101,11 +154,11 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
     const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
     const std::uint64_t len = gp.get_data_length();
-    copy(gp.get_address(), gp.get_data_ptr(), len, write);
 
     // One channel: the data phase starts when the request has arrived and the
     // channel is free; the response is back `latency` after the data phase.
     const sc_time now = sc_core::sc_time_stamp();
+    commit(now);   // no access can arrive before now
     const sc_time arrive = now + delay;
     const std::uint64_t bursts = (len + burst_ - 1) / burst_;
     const sc_time occupy = sc_time::from_value(
@@ -114,6 +167,18 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const sc_time start = book(arrive, occupy, end);
     const sc_time done = end + latency_;
     delay = done - now;
+
+    // The bytes: a write is seen from the end of its data phase on, a read
+    // sees what has been written by the start of its own.
+    if (write) {
+        if (end > now && len > 0)
+            defer_write(end, gp.get_address(), gp.get_data_ptr(), len);
+        else
+            copy(gp.get_address(), gp.get_data_ptr(), len, true);
+    } else {
+        copy(gp.get_address(), gp.get_data_ptr(), len, false);
+        overlay(gp.get_address(), gp.get_data_ptr(), len, start, false);
+    }
 
     busy_us_.add(to_us(occupy));
     queue_ns_.add(to_ns(end - arrive - occupy));   // time lost to other accesses' bursts
@@ -213,8 +278,12 @@ sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
 
 unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {
     if (!check(gp)) return 0;
-    copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(),
-         gp.get_command() == tlm::TLM_WRITE_COMMAND);
+    // Debug accesses see and change the latest state: a read sees every
+    // pending write, a write lands after them (it patches their bytes).
+    commit(sc_core::sc_time_stamp());
+    const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
+    copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), write);
+    overlay(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), sc_core::sc_max_time(), write);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     return gp.get_data_length();
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +32,9 @@ public:
 
     std::uint64_t size() const { return size_; }
     std::size_t touched_pages() const { return pages_.size(); }
+    // Timed writes whose data phase has not ended by the current simulated
+    // time: not yet visible to timed reads (see README, "Visibility").
+    std::size_t pending_writes() const { return pending_.size(); }
 
     static constexpr std::uint64_t kPageSize = 4096;
 
@@ -40,6 +44,27 @@ private:
     // Copy between the store and `data`; untouched pages read as zeros and are
     // not allocated by reads.
     void copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write);
+
+    // Visibility. A timed write becomes visible when its data phase ends
+    // (`at`); until then it waits here, in order of `at`. Timed reads see
+    // the store plus the pending writes visible by their own data phase;
+    // debug reads see the latest state (every pending write), debug writes
+    // act after every pending write.
+    struct PendingWrite {
+        sc_core::sc_time at;
+        std::uint64_t addr = 0;
+        std::vector<unsigned char> data;
+    };
+    std::deque<PendingWrite> pending_;   // sorted by `at`, ties in call order
+    std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers
+    std::uint64_t pending_lo_ = 0, pending_hi_ = 0;   // bounds of pending_'s bytes
+    // Writes every pending write visible by `upto` into the store.
+    void commit(sc_core::sc_time upto);
+    void defer_write(sc_core::sc_time at, std::uint64_t addr, const unsigned char* data, std::uint64_t len);
+    // Overlays on `data` (read from the store at `addr`) the pending writes
+    // visible by `upto`; with `patch`, writes `data` into them instead
+    // (a debug write: it lands after each of them).
+    void overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto, bool patch);
     bool check(tlm::tlm_generic_payload& gp);
 
     std::uint64_t size_;

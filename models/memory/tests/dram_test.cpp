@@ -162,6 +162,43 @@ sc_time ns(double v) { return sc_time(v, SC_NS); }
 
 // ---------------------------------------------------------------- data
 
+TEST_CASE("dram: a timed write is seen from the end of its data phase, not before", "[dram][visibility]") {
+    // Masters run ahead of each other (temporal decoupling): a write called
+    // first may lie later in simulated time than a read called after it.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::vector<unsigned char> early(64), at_end(64), later(64), latest(64), after_dbg(64), order(64);
+    std::vector<unsigned char> a = pattern(64, 1), b = pattern(64, 2), c = pattern(64, 3);
+    Result w;
+    Initiator cpu("cpu", [&](Initiator& i) {
+        w = i.write(0x1000, a, ns(100));           // data phase [100, 108) ns
+        i.read(0x1000, early, ns(20));             // [20, 28): before it
+        i.read(0x1000, at_end, ns(108));           // starts as it ends: sees it
+        i.dbg(tlm::TLM_READ_COMMAND, 0x1000, latest.data(), 64);   // debug: the latest state
+        // Two writes called out of time order: the later in time wins.
+        i.write(0x2000, b, ns(300));
+        i.write(0x2000, c, ns(200));
+        i.read(0x2000, order, ns(400));
+        // A debug write lands after every pending write.
+        std::vector<unsigned char> d = pattern(64, 4);
+        i.write(0x3000, a, ns(500));
+        i.dbg(tlm::TLM_WRITE_COMMAND, 0x3000, d.data(), 64);
+        i.read(0x3000, after_dbg, ns(600));
+        wait(ns(1000));
+        i.read(0x1000, later);
+    });
+    cpu.socket.bind(dram.socket);
+    sc_start();
+    CHECK(w.done() == ns(158));
+    CHECK(early == std::vector<unsigned char>(64, 0));
+    CHECK(at_end == a);
+    CHECK(latest == a);
+    CHECK(order == b);
+    CHECK(after_dbg == pattern(64, 4));
+    CHECK(later == a);
+    CHECK(dram.pending_writes() == 0);
+}
+
 TEST_CASE("dram: data written across page boundaries reads back byte for byte", "[dram]") {
     Env env;
     Dram dram("dram", env.ctx, "node0");
