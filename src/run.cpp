@@ -17,6 +17,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/csv.hpp"
+#include "invariants.hpp"
 #include "system.hpp"
 
 namespace po = boost::program_options;
@@ -154,6 +155,27 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
     return s;
 }
 
+// What the statistics say about why transfers failed: ", because ..." or "".
+std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) {
+    std::vector<std::string> why;
+    const std::uint64_t reg = stats.sum_counters("rdma.registration_failures");
+    if (reg) why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " + cfg.text("rdma.strategy") +
+                           ", vm.memlock-limit = " + cfg.text("vm.memlock-limit") + ")");
+    const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
+                                 stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
+    if (faults && !cfg.boolean("dma.fault-tolerant"))
+        why.push_back(std::to_string(faults) + " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
+                      "cannot survive");
+    else if (faults)
+        why.push_back(std::to_string(faults) + " SMMU fault(s)");
+    const std::uint64_t unresolved = stats.sum_counters("unresolved");
+    if (unresolved) why.push_back(std::to_string(unresolved) + " fault(s) the fault library could not resolve");
+    if (why.empty()) return "  (see stats.txt: *.dma.transfers_failed, *.dma.rx_errors)";
+    std::string s = ": ";
+    for (std::size_t i = 0; i < why.size(); ++i) s += (i ? "; " : "") + why[i];
+    return s;
+}
+
 void print_usage(std::ostream& os) {
     os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n";
 }
@@ -280,7 +302,30 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         sim_error = os.str();
         std::cerr << "vrdmasim: error: " << sim_error << "\n";
     }
-    const Summary summary = failed ? Summary{} : make_summary(cfg, *sys, stats, host_seconds);
+    Summary summary = failed ? Summary{} : make_summary(cfg, *sys, stats, host_seconds);
+    // Self-checks of every finished run: a violated invariant means a figure
+    // cannot be trusted, so the run fails loudly and writes no summary.
+    std::vector<Violation> violations;
+    if (!failed) {
+        auto metric = [&](const char* k) {
+            for (const auto& kv : summary)
+                if (kv.first == k) return std::stod(kv.second);
+            throw std::logic_error(std::string("summary metric ") + k + " missing");
+        };
+        const TransferLog& l = sys->workload().log();
+        RunFigures f;
+        f.span_s = l.last_done > l.first_post ? (l.last_done - l.first_post).to_seconds() : 0.0;
+        f.run_s = sc_core::sc_time_stamp().to_seconds();
+        f.throughput_gbps = metric("throughput_gbps");
+        f.link_util_max = metric("link_util_max");
+        violations = check_invariants(*sys, stats, f);
+        if (!violations.empty()) {
+            sim_error = "run invariants violated (its figures cannot be trusted):\n" + describe(violations);
+            std::cerr << "vrdmasim: error: " << sim_error;
+            summary.clear();
+        }
+    }
+    const bool invalid = !violations.empty();
     try {
         std::ofstream ini(tmp / "config.ini");
         ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";
@@ -290,7 +335,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::ofstream txt(tmp / "stats.txt");
         stats.write_text(txt);
         bool written = ini && js && txt;
-        if (failed) {
+        if (failed || invalid) {
             std::ofstream err(tmp / "error.txt");
             err << sim_error << "\n";
             written = written && err;
@@ -322,7 +367,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         discard();
         return kExitFailed;
     }
-    if (failed) {
+    if (failed || invalid) {
         if (!quiet) std::cout << "statistics of the failed run in " << out << " (error.txt, no summary.csv)\n";
         return kExitFailed;
     }
@@ -343,6 +388,14 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::cerr << "vrdmasim: error: " << log.mismatches.value()
                   << " transfer(s) reported success but delivered wrong data\n";
         return kExitFailed;
+    }
+    if (log.errors.value() > 0) {
+        // Simulated to the end and every check passed, but transfers failed:
+        // a result, not a success. Say how many and what the run counted
+        // that explains them.
+        std::cerr << "vrdmasim: " << log.errors.value() << " of " << log.transfers.value()
+                  << " transfer(s) failed" << transfer_error_causes(cfg, stats) << "\n";
+        return kExitTransferErrors;
     }
     return kExitOk;
 }

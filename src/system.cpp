@@ -276,6 +276,7 @@ System::System(const SimContext& ctx)
             const std::string name = a.group + "_to_" + b.group;
             links_.push_back(std::make_unique<Link>(name.c_str(), ctx, p.dim == Topology::kLocal ? board : ring,
                                                     a.group, "link->" + b.group));
+            link_to_.push_back(p.to);
             links_out[i][k] = links_.back().get();
             a.router.out.bind(links_out[i][k]->in);
         }

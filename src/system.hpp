@@ -107,12 +107,15 @@ public:
     bool smmu_enabled() const { return smmu_enabled_; }
     // The links between routers (not the NI links of the nodes).
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+    // The node whose router links()[i] leads into.
+    unsigned link_to(std::size_t i) const { return link_to_.at(i); }
 
 private:
     static Topology topology_from(const Config& c);
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
+    std::vector<unsigned> link_to_;
     std::unique_ptr<Workload> workload_;
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;

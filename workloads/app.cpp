@@ -60,6 +60,9 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       irq_wakeup_(ctx.config.time("rdma.irq-wakeup")),
       polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
       wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
+      early_(ctx.stats.counter(group + ".rdma.early_completions", "",
+                               "completion records the library saw before the engine had written them "
+                               "(must be 0: checked at the end of every run)")),
       post_overhead_(ctx.config.time("rdma.post-overhead")),
       completion_overhead_(ctx.config.time("rdma.completion-overhead")),
       tracer_(ctx.tracer),
@@ -356,6 +359,9 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
         r = read_record(addr);
         return r.status != 0;
     }, "wait completion");
+    // Causality: the record cannot be seen before the engine wrote it.
+    sc_time written;
+    if (dma_.record_done_at(addr, written) && now() < written) early_.inc();
     return r;
 }
 

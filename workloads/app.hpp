@@ -198,6 +198,7 @@ private:
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;
     Counter& polls_;
     Counter& wakeups_;
+    Counter& early_;   // completion records seen before the engine had written them (a causality bug)
     const sc_core::sc_time post_overhead_, completion_overhead_;
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload gp_;

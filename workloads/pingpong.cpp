@@ -75,6 +75,7 @@ void PingpongWorkload::pong(App& app) {
         const CompletionRecord rx = app.read_rx_record(i);
         report(app, app, b_buf_ + n, msg_, 2 * i, rx, nullptr);
         prepare(app, b_buf_, a_, a_buf_ + n, msg_, 2 * i + 1);
+        log_.posted(app.now());
         App::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
         if (!app.send(m))
             throw std::runtime_error(app.group() + ": could not register a pong (rdma.strategy): " + to_string(m.error));

@@ -14,7 +14,8 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 TransferLog::TransferLog(StatRegistry& s)
-    : transfers(s.counter("workload.transfers", "", "transfers finished, ok or not")),
+    : posted_count(s.counter("workload.transfers_posted", "", "transfers posted (each must finish, ok or not)")),
+      transfers(s.counter("workload.transfers", "", "transfers finished, ok or not")),
       errors(s.counter("workload.transfer_errors", "", "transfers that finished with an error status")),
       bytes_delivered(s.counter("workload.bytes_delivered", "B", "bytes of transfers reported successful")),
       bytes_verified(s.counter("workload.bytes_verified", "B", "bytes found equal to the source at the destination")),
@@ -33,7 +34,10 @@ Histogram& TransferLog::latency_hops(unsigned h) {
     return hist;
 }
 
-void TransferLog::posted(sc_time at) { first_post = std::min(first_post, at); }
+void TransferLog::posted(sc_time at) {
+    posted_count.inc();
+    first_post = std::min(first_post, at);
+}
 
 void TransferLog::finished(sc_time at, bool ok, std::uint64_t bytes, const sc_time* latency) {
     transfers.inc();

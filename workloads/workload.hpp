@@ -27,6 +27,7 @@ public:
     // The destination was compared with what the source held.
     void verified(std::uint64_t bytes, bool match);
 
+    Counter& posted_count;     // transfers posted
     Counter& transfers;        // finished transfers, ok or not
     Counter& errors;           // finished with an error status
     Counter& bytes_delivered;  // bytes of transfers that reported success

@@ -655,6 +655,7 @@ sc_time Pldma::post_record(std::uint64_t addr, const CompletionRecord& r, sc_tim
         record_ev_.notify(sc_core::SC_ZERO_TIME);
         return done;
     }
+    if (ok) record_done_[addr] = done;
     if (!ok) {
         // The record could not be written: software will never see it.
         // Count it loudly; the interrupt still fires so software can notice.
@@ -688,6 +689,7 @@ void Pldma::record_thread() {
             const sc_time done = memory(tlm::TLM_WRITE_COMMAND, rr.addr, buf, sizeof buf, t, ok, &fx);
             if (ok || fx.type == FaultType::None || (record_wait_done_ && !record_wait_resolved_)) {
                 if (!ok) rx_errors_.inc();   // lost: not a fault, or the page cannot be made present
+                if (ok) record_done_[rr.addr] = done;
                 for (CompletionSignal* sig : rr.raise) sig->raise_at(done);
                 break;
             }

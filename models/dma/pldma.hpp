@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <unordered_map>
 #include <functional>
 #include <map>
 #include <memory>
@@ -125,6 +126,17 @@ public:
     // Completion records written for channel c (its sender-side interrupt),
     // and notifications delivered to it (receiver side).
     CompletionSignal& tx_signal(unsigned c) { return channels_.at(c).tx; }
+    // Largest payload of one packet (dma.packet-size).
+    std::uint32_t packet_size() const { return packet_size_; }
+    // When the engine's latest completion record at virtual address `addr`
+    // is complete in memory (false if it never wrote one there): software
+    // that sees the record earlier saw it before it happened.
+    bool record_done_at(std::uint64_t addr, sc_core::sc_time& at) const {
+        auto it = record_done_.find(addr);
+        if (it == record_done_.end()) return false;
+        at = it->second;
+        return true;
+    }
     CompletionSignal& rx_signal(unsigned c) { return channels_.at(c).rx; }
 
     // The stream ID on the engine's memory transactions (dma.smmu-tbu, dma.axi-id).
@@ -317,6 +329,7 @@ private:
     unsigned char ctl_payload_[24] = {};
 
     // Records whose write faulted (fault-tolerant), written again in order.
+    std::unordered_map<std::uint64_t, sc_core::sc_time> record_done_;   // record address -> written by
     struct RecordRetry {
         std::uint64_t addr = 0;
         CompletionRecord record;

@@ -134,7 +134,7 @@ volatile sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 struct Record {
-    std::string status;      // ok, failed, mismatch
+    std::string status;      // ok, transfer-errors, failed, mismatch
     std::string exit_code;
     std::string error;
     Assignments metrics;     // summary.csv columns, in its order
@@ -487,7 +487,8 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         auto o = old.find(p->id);
         if (fs::exists(summary, ec)) {
             Record r;
-            if (o != old.end() && (o->second.status == "ok" || o->second.status == "mismatch")) {
+            if (o != old.end() &&
+                (o->second.status == "ok" || o->second.status == "mismatch" || o->second.status == "transfer-errors")) {
                 r.status = o->second.status;
                 r.exit_code = o->second.exit_code;
             } else {
@@ -638,6 +639,8 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
             r.exit_code = std::to_string(code);
             if (code == 0 && has_summary) {
                 r.status = "ok";
+            } else if (code == 3 && has_summary) {
+                r.status = "transfer-errors";   // simulated to the end, but transfers failed
             } else if (code == 1 && has_summary) {
                 r.status = "mismatch";
             } else {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <queue>
 #include <stdexcept>
 #include <system_error>
 
@@ -108,6 +110,7 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     }
     json_ = std::move(json);
     log_ = std::move(log);
+    json_path_ = json_path;
     first_ = true;
     narration_.clear();
     if (!json_.is_open()) return;
@@ -129,11 +132,78 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     }
 }
 
+void Tracer::spill() {
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const Pending& a, const Pending& b) { return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq; });
+    const std::string path = json_path_ + ".run" + std::to_string(runs_.size());
+    std::ofstream run(path, std::ios::binary | std::ios::trunc);
+    for (const Pending& p : pending_) {
+        const std::uint64_t len = p.text.size();
+        run.write(reinterpret_cast<const char*>(&p.ts), sizeof p.ts);
+        run.write(reinterpret_cast<const char*>(&p.seq), sizeof p.seq);
+        run.write(reinterpret_cast<const char*>(&len), sizeof len);
+        run.write(p.text.data(), static_cast<std::streamsize>(len));
+    }
+    if (!run) throw std::runtime_error("cannot write trace run file '" + path + "': " + std::strerror(errno));
+    runs_.push_back(path);
+    pending_.clear();
+    pending_bytes_ = 0;
+}
+
+void Tracer::merge_runs() {
+    auto less = [](const Pending& a, const Pending& b) { return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq; };
+    if (runs_.empty()) {
+        std::stable_sort(pending_.begin(), pending_.end(), less);
+        for (const Pending& p : pending_) {
+            begin_event(json_, first_);
+            json_ << p.text;
+        }
+        pending_.clear();
+        return;
+    }
+    if (!pending_.empty()) spill();
+    // k-way merge of the sorted runs.
+    std::vector<std::ifstream> in;
+    for (const auto& r : runs_) in.emplace_back(r, std::ios::binary);
+    auto next = [&](std::size_t i, Pending& p) {
+        std::uint64_t len = 0;
+        if (!in[i].read(reinterpret_cast<char*>(&p.ts), sizeof p.ts)) return false;
+        in[i].read(reinterpret_cast<char*>(&p.seq), sizeof p.seq);
+        in[i].read(reinterpret_cast<char*>(&len), sizeof len);
+        p.text.resize(len);
+        in[i].read(p.text.data(), static_cast<std::streamsize>(len));
+        return static_cast<bool>(in[i]);
+    };
+    using Head = std::pair<Pending, std::size_t>;
+    auto greater = [&](const Head& a, const Head& b) { return less(b.first, a.first); };
+    std::priority_queue<Head, std::vector<Head>, decltype(greater)> heap(greater);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        Pending p;
+        if (next(i, p)) heap.push({std::move(p), i});
+    }
+    while (!heap.empty()) {
+        Head h = heap.top();
+        heap.pop();
+        begin_event(json_, first_);
+        json_ << h.first.text;
+        Pending p;
+        if (next(h.second, p)) heap.push({std::move(p), h.second});
+    }
+    in.clear();
+    for (const auto& r : runs_) std::remove(r.c_str());
+    runs_.clear();
+}
+
 void Tracer::close() {
     if (json_.is_open()) {
+        merge_runs();
         json_ << "\n],\n\"displayTimeUnit\":\"ns\"}\n";
         json_.close();
     }
+    for (const auto& r : runs_) std::remove(r.c_str());   // a close after a failed merge
+    runs_.clear();
+    pending_.clear();
+    pending_bytes_ = 0;
     if (log_.is_open()) {
         // Processes run ahead of each other (temporal decoupling), so lines
         // arrive slightly out of time order: sort them, stably, once.
@@ -170,21 +240,31 @@ Tracer::Track Tracer::track(const std::string& group, const std::string& name) {
 }
 
 void Tracer::write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts) {
-    begin_event(json_, first_);
-    json_ << "{\"ph\":\"" << ph << "\",\"pid\":" << t.pid << ",\"tid\":" << t.tid
-          << ",\"name\":" << json_string(name ? name : "") << ",\"ts\":" << us_trimmed(ts);
+    ev_.clear();
+    ev_ts_ = ts.value();
+    ev_ += "{\"ph\":\"";
+    ev_ += ph;
+    ev_ += "\",\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(t.tid) +
+           ",\"name\":" + json_string(name ? name : "") + ",\"ts\":" + us_trimmed(ts);
 }
 
 void Tracer::write_args(const std::vector<std::pair<std::string, std::string>>& args) {
     if (args.empty()) return;
-    json_ << ",\"args\":{";
+    ev_ += ",\"args\":{";
     bool first = true;
     for (const auto& [k, v] : args) {
-        if (!first) json_ << ',';
+        if (!first) ev_ += ',';
         first = false;
-        json_ << json_string(k) << ':' << v;
+        ev_ += json_string(k) + ':' + v;
     }
-    json_ << '}';
+    ev_ += '}';
+}
+
+void Tracer::end_event() {
+    ev_ += '}';
+    pending_bytes_ += ev_.size() + sizeof(Pending);
+    pending_.push_back(Pending{ev_ts_, seq_++, ev_});
+    if (pending_bytes_ >= spill_bytes_) spill();
 }
 
 void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc_time end,
@@ -192,9 +272,9 @@ void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc
     if (!enabled()) return;
     const sc_core::sc_time dur = end > start ? end - start : sc_core::SC_ZERO_TIME;
     write_event_head('X', t, name, start);
-    json_ << ",\"dur\":" << us_trimmed(dur);
+    ev_ += ",\"dur\":" + us_trimmed(dur);
     write_args(args);
-    json_ << '}';
+    end_event();
     ++events_;
 }
 
@@ -202,11 +282,12 @@ void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc
                         sc_core::sc_time end, const std::vector<std::pair<std::string, std::string>>& args) {
     if (!enabled()) return;
     write_event_head('b', t, name, start);
-    json_ << ",\"cat\":\"async\",\"id\":" << id;
+    ev_ += ",\"cat\":\"async\",\"id\":" + std::to_string(id);
     write_args(args);
-    json_ << '}';
+    end_event();
     write_event_head('e', t, name, end > start ? end : start);
-    json_ << ",\"cat\":\"async\",\"id\":" << id << '}';
+    ev_ += ",\"cat\":\"async\",\"id\":" + std::to_string(id);
+    end_event();
     ++events_;
 }
 
@@ -214,9 +295,9 @@ void Tracer::instant(Track t, const char* name, sc_core::sc_time at,
                      const std::vector<std::pair<std::string, std::string>>& args) {
     if (!enabled()) return;
     write_event_head('i', t, name, at);
-    json_ << ",\"s\":\"t\"";
+    ev_ += ",\"s\":\"t\"";
     write_args(args);
-    json_ << '}';
+    end_event();
     ++events_;
 }
 

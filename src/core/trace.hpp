@@ -67,9 +67,33 @@ public:
     template <typename T>
     static std::string json_number(T v) { return vrdmasim::json_number(v); }
 
+    // Events held in memory before a sorted run is spilled to a temporary
+    // file beside the trace (tests lower it to exercise the merge).
+    void set_spill_bytes(std::size_t bytes) { spill_bytes_ = bytes; }
+
 private:
+    // Events come out in simulated-time order (models emit them out of
+    // order under temporal decoupling, and spans that started long ago):
+    // each is kept with its time, sorted in runs of bounded memory spilled
+    // to temporary files, and merged into the trace at close().
+    struct Pending {
+        sc_dt::uint64 ts;
+        std::uint64_t seq;
+        std::string text;
+    };
     void write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts);
     void write_args(const std::vector<std::pair<std::string, std::string>>& args);
+    void end_event();
+    void spill();
+    void merge_runs();
+    std::vector<Pending> pending_;
+    std::size_t pending_bytes_ = 0;
+    std::size_t spill_bytes_ = std::size_t(64) << 20;
+    std::uint64_t seq_ = 0;
+    std::string ev_;                 // the event being written
+    sc_dt::uint64 ev_ts_ = 0;
+    std::string json_path_;
+    std::vector<std::string> runs_;  // spilled run files, each sorted
     std::ofstream json_, log_;
     std::map<std::pair<std::string, std::string>, Track> tracks_;
     std::map<std::string, int> groups_;

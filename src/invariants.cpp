@@ -1,0 +1,132 @@
+#include "invariants.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "system.hpp"
+
+namespace vrdmasim {
+
+namespace {
+
+// Relative slack for sums of rounded picosecond times.
+constexpr double kSlack = 1e-9;
+
+std::string num(double v) {
+    std::ostringstream os;
+    os.precision(9);
+    os << v;
+    return os.str();
+}
+
+std::uint64_t counter(const StatRegistry& stats, const std::string& name, std::vector<Violation>& out) {
+    const Counter* c = stats.find_counter(name);
+    if (!c) {
+        out.push_back({"statistics-present", "statistic " + name + " is missing"});
+        return 0;
+    }
+    return c->value();
+}
+
+// The best payload fraction of the wire any packet of at most `max_payload`
+// bytes achieves: payload / (header + payload + footer flits).
+double best_payload_fraction(std::uint64_t max_payload) {
+    double best = 0;
+    for (std::uint64_t p = 1; p <= max_payload; ++p) {
+        const double flits = 2.0 + static_cast<double>((p + kFlitBytes - 1) / kFlitBytes);
+        best = std::max(best, static_cast<double>(p) / (flits * kFlitBytes));
+    }
+    return best;
+}
+
+void check_link(const Link& link, const StatRegistry& stats, double run_us, std::vector<Violation>& out) {
+    const std::string name = link.name();
+    const double busy = link.busy_us();
+    // No link busier than the time there was.
+    if (busy > run_us * (1 + kSlack) + 1e-6)
+        out.push_back({"link-utilisation", name + " was busy " + num(busy) + " us in a run of " + num(run_us) +
+                                               " us (" + num(busy / run_us * 100) + " %)"});
+    // The payload it carried needs at least its serialisation time.
+    const double payload = static_cast<double>(counter(stats, name + ".payload_bytes", out));
+    const double wire_us = payload * 8.0 / link.params().rate_bps * 1e6;
+    if (wire_us > busy * (1 + kSlack) + 1e-6)
+        out.push_back({"link-payload", name + " carried " + num(payload) + " B of payload, " + num(wire_us) +
+                                           " us at " + num(link.params().rate_bps / 1e9) + " Gb/s, but was busy only " +
+                                           num(busy) + " us"});
+    // Credits: no VC buffer at the far end ever held more than it has (as
+    // the published high-water-mark statistics say).
+    for (unsigned vc = 0; vc < std::max(1u, link.params().vcs); ++vc) {
+        const std::string stat = name + ".vc" + std::to_string(vc) + ".buffer_hwm";
+        const Scalar* hwm = stats.find_scalar(stat);
+        if (!hwm) {
+            out.push_back({"statistics-present", "statistic " + stat + " is missing"});
+            continue;
+        }
+        if (hwm->value() > link.params().buffer_flits)
+            out.push_back({"credit-overflow", name + " VC " + std::to_string(vc) + " held " + num(hwm->value()) +
+                                                  " flits in a buffer of " + std::to_string(link.params().buffer_flits)});
+    }
+}
+
+}  // namespace
+
+std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
+    std::vector<Violation> out;
+    TransferLog& log = sys.workload().log();
+    const double run_us = f.run_s * 1e6;
+
+    // Conservation: every posted transfer finished, ok or failed.
+    if (log.posted_count.value() != log.transfers.value())
+        out.push_back({"transfers-conserved", std::to_string(log.posted_count.value()) + " transfers posted but " +
+                                                  std::to_string(log.transfers.value()) + " finished (" +
+                                                  std::to_string(log.errors.value()) + " of them failed)"});
+    // Every byte reported delivered was compared equal at its destination.
+    if (log.mismatches.value() == 0 && log.bytes_verified.value() != log.bytes_delivered.value())
+        out.push_back({"bytes-verified", std::to_string(log.bytes_delivered.value()) + " B delivered but " +
+                                             std::to_string(log.bytes_verified.value()) + " B verified"});
+    // Causality: the library never saw a completion before the engine wrote it.
+    const std::uint64_t early = stats.sum_counters("rdma.early_completions");
+    if (early > 0)
+        out.push_back({"completion-after-engine", std::to_string(early) +
+                                                      " completion record(s) seen by the application before the "
+                                                      "engine had written them"});
+
+    // Links: utilisation, payload against wire time, credits.
+    // A node takes payload in through its one NI link, fed by the links
+    // into its router that carried anything (workloads never send to their
+    // own node): the lesser of the two rates bounds what it can receive.
+    std::vector<double> feed_bps(sys.size(), 0.0);
+    for (std::size_t i = 0; i < sys.links().size(); ++i) {
+        const Link& l = *sys.links()[i];
+        check_link(l, stats, run_us, out);
+        if (l.packets() > 0) feed_bps[sys.link_to(i)] += l.params().rate_bps;
+    }
+    double ceiling_bps = 0;
+    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Node& n = sys.node(i);
+        check_link(n.inject, stats, run_us, out);
+        check_link(n.eject, stats, run_us, out);
+        if (counter(stats, std::string(n.dma.name()) + ".bytes_received", out) > 0)
+            ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
+    }
+    if (f.link_util_max > 1 + kSlack)
+        out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
+                                               ": a link was busier than the workload's span"});
+    // Throughput: never above what the receivers' links can carry as payload.
+    if (f.throughput_gbps * 1e9 > ceiling_bps * (1 + kSlack))
+        out.push_back({"throughput-ceiling", "throughput " + num(f.throughput_gbps) +
+                                                 " Gb/s is above the receivers' payload ceiling of " +
+                                                 num(ceiling_bps / 1e9) + " Gb/s (the links into them x " +
+                                                 num(fraction) + " payload per wire byte)"});
+    return out;
+}
+
+std::string describe(const std::vector<Violation>& v) {
+    std::string s;
+    for (const auto& x : v) s += x.invariant + ": " + x.detail + "\n";
+    return s;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,119 @@
+// Run-level invariants (src/invariants.*): a clean run passes them all, and
+// each one fires when the figure it guards is made to lie. The lies are
+// planted in the statistics after a real run, since a correct simulator
+// cannot be made to produce them.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "invariants.hpp"
+#include "run.hpp"
+#include "system_sim.hpp"
+
+using namespace vrdmasim;
+
+namespace {
+
+const Settings kSmall = {{"workload.message-size", "4KiB"}, {"workload.total-bytes", "64KiB"},
+                         {"workload.window", "1"}};
+
+RunFigures figures(SystemSim& s) {
+    const TransferLog& l = s.log();
+    RunFigures f;
+    f.span_s = (l.last_done - l.first_post).to_seconds();
+    f.run_s = sc_core::sc_time_stamp().to_seconds();
+    f.throughput_gbps = static_cast<double>(l.bytes_delivered.value()) * 8 / f.span_s / 1e9;
+    f.link_util_max = 0.5;
+    return f;
+}
+
+// The statistic a real run registered, to plant a lie in.
+Counter& counter(SystemSim& s, const std::string& name) {
+    const Counter* c = s.stats.find_counter(name);
+    REQUIRE(c);
+    return const_cast<Counter&>(*c);
+}
+Scalar& scalar(SystemSim& s, const std::string& name) {
+    const Scalar* c = s.stats.find_scalar(name);
+    REQUIRE(c);
+    return const_cast<Scalar&>(*c);
+}
+
+bool fired(const std::vector<Violation>& v, const std::string& name) {
+    return std::any_of(v.begin(), v.end(), [&](const Violation& x) { return x.invariant == name; });
+}
+
+// Runs the small stream, plants `lie`, and returns what the checks say.
+std::vector<Violation> check_after(const std::function<void(SystemSim&, RunFigures&)>& lie) {
+    SystemSim s(kSmall);
+    s.run();
+    REQUIRE(s.finished());
+    RunFigures f = figures(s);
+    lie(s, f);
+    return check_invariants(*s.sys, s.stats, f);
+}
+
+}  // namespace
+
+TEST_CASE("invariants: a clean run passes every check, with its throughput under the payload ceiling",
+          "[invariants]") {
+    const auto v = check_after([](SystemSim&, RunFigures&) {});
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: a transfer posted and never finished is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { s.log().posted_count.inc(); });
+    CHECK(fired(v, "transfers-conserved"));
+}
+
+TEST_CASE("invariants: bytes delivered but not verified are caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { s.log().bytes_delivered.inc(4096); });
+    CHECK(fired(v, "bytes-verified"));
+}
+
+TEST_CASE("invariants: a completion seen before the engine wrote it is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        counter(s, "node0.rdma.early_completions").inc();
+    });
+    CHECK(fired(v, "completion-after-engine"));
+}
+
+TEST_CASE("invariants: a link busier than the run is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures& f) {
+        scalar(s, std::string(s.sys->node(1).eject.name()) + ".busy_time").add(f.run_s * 2e6);
+    });
+    CHECK(fired(v, "link-utilisation"));
+}
+
+TEST_CASE("invariants: link_util_max above 1 is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim&, RunFigures& f) { f.link_util_max = 1.2; });
+    CHECK(fired(v, "link-utilisation"));
+}
+
+TEST_CASE("invariants: payload carried faster than the wire is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        counter(s, std::string(s.sys->node(0).inject.name()) + ".payload_bytes").inc(1ull << 30);
+    });
+    CHECK(fired(v, "link-payload"));
+}
+
+TEST_CASE("invariants: a credit buffer holding more than it has is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        Link& l = s.sys->node(0).inject;
+        scalar(s, std::string(l.name()) + ".vc0.buffer_hwm").set(l.params().buffer_flits + 1);
+    });
+    CHECK(fired(v, "credit-overflow"));
+}
+
+TEST_CASE("invariants: throughput above the receivers' payload ceiling is caught", "[invariants]") {
+    SystemSim s(kSmall);
+    s.run();
+    REQUIRE(s.finished());
+    RunFigures f = figures(s);
+    f.throughput_gbps = 14.3;   // above 16 Gb/s x 256/288 = 14.22
+    CHECK(fired(check_invariants(*s.sys, s.stats, f), "throughput-ceiling"));
+    f.throughput_gbps = 14.2;
+    CHECK_FALSE(fired(check_invariants(*s.sys, s.stats, f), "throughput-ceiling"));
+}
