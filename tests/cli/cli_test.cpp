@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -701,6 +702,37 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     }
     CHECK(!txt_stats.empty());
     CHECK(txt_stats == json_stats);
+}
+
+TEST_CASE("cpu_busy_us counts the application cores only, not DRAM, link or NI busy time", "[cli][run][summary]") {
+    TempDir tmp;
+    const Result r = run_exe(cat({"run", "--out", "out", "-q"}, kSmall), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const double cpu_busy = number(s.rows[0], "cpu_busy_us");
+    const JVal stats = json_file(tmp.path() / "out" / "stats.json");
+    auto ends_with = [](const std::string& k, const std::string& tail) {
+        return k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    double cores = 0, activities = 0, every_busy_time = 0;
+    for (const auto& kv : stats.obj) {
+        const std::string& k = kv.first;
+        if (kv.second.type != JVal::Num) continue;
+        if (ends_with(k, ".cpu.cores_busy_time")) cores += kv.second.num;
+        if (ends_with(k, ".busy_time")) {
+            every_busy_time += kv.second.num;
+            if (k.find(".cpu.") != std::string::npos) activities += kv.second.num;
+        }
+    }
+    // The software paths of the run (mmap, populate, registration) ran on the cores.
+    CHECK(cores > 0);
+    CHECK(std::fabs(cores - activities) <= 1e-9 * std::max(1.0, cores));
+    CHECK(std::fabs(cpu_busy - cores) <= 1e-5 * cores);
+    // DRAM, links and the NI have busy times too; they are not CPU time.
+    CHECK(every_busy_time > cores);
+    CHECK(cpu_busy < 0.999 * every_busy_time);
 }
 
 TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event log", "[cli][run]") {
