@@ -13,6 +13,7 @@
 #include "core/params.hpp"
 #include "core/sweep.hpp"
 #include "run.hpp"
+#include "summary.hpp"
 #include "system.hpp"
 
 namespace {
@@ -24,14 +25,18 @@ void usage(std::ostream& os) {
           "  vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n"
           "      run one simulation (no config: the built-in default, two nodes of one QFDB,\n"
           "      node 0 streaming RDMA writes to node 1)\n"
-          "  vrdmasim params\n"
-          "      list every parameter: name, type, default with unit, range, help\n"
+          "  vrdmasim params [--markdown [SECTION ...]]\n"
+          "      list every parameter: name, type, default with unit, range, help (as Markdown\n"
+          "      tables: docs/parameters.md)\n"
+          "  vrdmasim metrics [--markdown]\n"
+          "      list the columns of summary.csv with unit and meaning (docs/metrics.md)\n"
           "  vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n"
           "      run the cartesian product of the listed values, one process per point\n"
           "  vrdmasim merge OUT.csv IN.csv [IN.csv ...]\n"
           "      merge the results.csv of several sweep shards into one\n"
-          "  vrdmasim bench [--packets N]\n"
-          "      measure host cost per simulated packet against a bare SystemC wait() loop\n"
+          "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
+          "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
+          "      halo on 4 to 1296 nodes\n"
           "  vrdmasim --help | --version\n\n"
           "Exit status: 0 success; 1 run failed (data mismatch, unfinished workload); 2 bad command line or "
           "configuration.\n";
@@ -160,7 +165,33 @@ int sc_main(int argc, char* argv[]) {
     vrdmasim::declare_all_params(reg);
     if (cmd == "run") return vrdmasim::run_command(reg, args);
     if (cmd == "params") {
-        reg.print(std::cout);
+        if (args.empty()) {
+            reg.print(std::cout);
+            return 0;
+        }
+        if (args[0] != "--markdown") {
+            std::cerr << "vrdmasim: error: usage: vrdmasim params [--markdown [SECTION ...]]\n";
+            return vrdmasim::kExitBadConfig;
+        }
+        try {
+            reg.print_markdown(std::cout, std::vector<std::string>(args.begin() + 1, args.end()));
+        } catch (const vrdmasim::ConfigError& e) {
+            std::cerr << "vrdmasim: error: " << e.what() << "\n";
+            return vrdmasim::kExitBadConfig;
+        }
+        return 0;
+    }
+    if (cmd == "metrics") {
+        if (args.size() == 1 && args[0] == "--markdown") {
+            vrdmasim::write_metrics_markdown(std::cout);
+            return 0;
+        }
+        if (!args.empty()) {
+            std::cerr << "vrdmasim: error: usage: vrdmasim metrics [--markdown]\n";
+            return vrdmasim::kExitBadConfig;
+        }
+        for (const auto& c : vrdmasim::summary_columns())
+            std::cout << c.name << " [" << (*c.unit ? c.unit : "count") << "]\n    " << c.description << "\n";
         return 0;
     }
     if (cmd == "sweep") return sweep_command(reg, args);

@@ -12,12 +12,15 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <map>
+#include <stdexcept>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "core/csv.hpp"
 #include "invariants.hpp"
+#include "summary.hpp"
 #include "system.hpp"
 
 namespace po = boost::program_options;
@@ -57,31 +60,44 @@ void check_out_dir(const std::string& out) {
     throw ConfigError("--out " + out + ": directory exists and does not hold vrdmasim output; refusing to replace it");
 }
 
-// Summary metrics: one row, in a fixed order.
+// Summary metrics: one row, the columns of summary_columns() in their order.
 using Summary = std::vector<std::pair<std::string, std::string>>;
 
+// Every value is built from statistics that must exist: a missing one (a
+// renamed or unregistered statistic) is a std::logic_error, never a 0. The
+// statistics of the SMMU, its driver and the user library exist only with
+// smmu.enabled = true; without the SMMU those columns are 0 because there is
+// nothing to translate, fault or register.
 Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double host_seconds) {
     TransferLog& log = sys.workload().log();
+    const bool smmu = sys.smmu_enabled();
+    auto counters = [&](const std::string& suffix) { return stats.require_sum_counters(suffix); };
+    auto smmu_counters = [&](const std::string& suffix) -> std::uint64_t {
+        return smmu ? stats.require_sum_counters(suffix) : 0;
+    };
+    auto smmu_scalars = [&](const std::string& suffix) -> double {
+        return smmu ? stats.require_sum_scalars(suffix) : 0.0;
+    };
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
     const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
     const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
-    Summary s;
-    s.emplace_back("workload", sys.workload().kind());
-    s.emplace_back("strategy", cfg.text("rdma.strategy"));
-    s.emplace_back("nodes", std::to_string(sys.size()));
-    s.emplace_back("sim_seconds", fmt(sim_s, 9));
-    s.emplace_back("host_seconds", fmt(host_seconds, 4));
-    s.emplace_back("sim_events", std::to_string(stats.sum_counters("transactions")));
-    s.emplace_back("packets", std::to_string(stats.sum_counters("packets_sent")));
-    s.emplace_back("transfers", std::to_string(log.transfers.value()));
-    s.emplace_back("transfer_errors", std::to_string(log.errors.value()));
-    s.emplace_back("bytes_delivered", std::to_string(log.bytes_delivered.value()));
-    s.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
-    s.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
-    s.emplace_back("throughput_gbps", fmt(gbps));
-    s.emplace_back("latency_us_mean", fmt(log.latency_us.mean()));
-    s.emplace_back("latency_us_p50", fmt(log.latency_us.quantile(0.5)));
-    s.emplace_back("latency_us_p99", fmt(log.latency_us.quantile(0.99)));
+    std::map<std::string, std::string> v;
+    v["workload"] = sys.workload().kind();
+    v["strategy"] = cfg.text("rdma.strategy");
+    v["nodes"] = std::to_string(sys.size());
+    v["sim_seconds"] = fmt(sim_s, 9);
+    v["host_seconds"] = fmt(host_seconds, 4);
+    v["sim_events"] = std::to_string(counters("transactions"));
+    v["packets"] = std::to_string(counters("packets_sent"));
+    v["transfers"] = std::to_string(log.transfers.value());
+    v["transfer_errors"] = std::to_string(log.errors.value());
+    v["bytes_delivered"] = std::to_string(log.bytes_delivered.value());
+    v["bytes_verified"] = std::to_string(log.bytes_verified.value());
+    v["data_mismatches"] = std::to_string(log.mismatches.value());
+    v["throughput_gbps"] = fmt(gbps);
+    v["latency_us_mean"] = fmt(log.latency_us.mean());
+    v["latency_us_p50"] = fmt(log.latency_us.quantile(0.5));
+    v["latency_us_p99"] = fmt(log.latency_us.quantile(0.99));
     // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
     // links between routers (not the NI links): the busiest one's busy time
     // over the workload's span (first post to last completion), the mean
@@ -92,7 +108,7 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
         if (!by_hops.empty()) by_hops += ";";
         by_hops += std::to_string(kv.first) + ":" + fmt(kv.second->quantile(0.5), 4);
     }
-    s.emplace_back("latency_us_p50_by_hops", by_hops);
+    v["latency_us_p50_by_hops"] = by_hops;
     double busy_max = 0, busy_sum = 0;
     std::string busiest;
     std::uint64_t packet_hops = 0;
@@ -107,51 +123,60 @@ Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double
     }
     const double span_us = span_s * 1e6;
     const double n_links = static_cast<double>(sys.links().size());
-    s.emplace_back("link_util_max", fmt(span_us > 0 ? busy_max / span_us : 0.0));
-    s.emplace_back("link_util_mean", fmt(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
-    s.emplace_back("busiest_link", busiest);
-    // Packets times the links between routers they crossed (data, responses, control).
-    s.emplace_back("packet_hops", std::to_string(packet_hops));
-    // Address translation (zero when smmu.enabled = false).
-    const std::uint64_t hits = stats.sum_counters("micro_tlb_hits");
-    const std::uint64_t misses = stats.sum_counters("micro_tlb_misses");
-    s.emplace_back("smmu_translations", std::to_string(stats.sum_counters("translated")));
-    s.emplace_back("smmu_micro_tlb_hit_rate", fmt(hits + misses ? static_cast<double>(hits) / (hits + misses) : 0.0));
-    s.emplace_back("smmu_macro_tlb_hits", std::to_string(stats.sum_counters("macro_tlb_hits")));
-    s.emplace_back("smmu_walks", std::to_string(stats.sum_counters("tcu.walks")));
-    s.emplace_back("smmu_walk_reads", std::to_string(stats.sum_counters("tcu.walk_reads")));
-    s.emplace_back("smmu_faults",
-                   std::to_string(stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
-                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external")));
+    v["link_util_max"] = fmt(span_us > 0 ? busy_max / span_us : 0.0);
+    v["link_util_mean"] = fmt(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0);
+    v["busiest_link"] = busiest;
+    v["packet_hops"] = std::to_string(packet_hops);
+    // Address translation.
+    const std::uint64_t hits = smmu_counters("micro_tlb_hits");
+    const std::uint64_t misses = smmu_counters("micro_tlb_misses");
+    v["smmu_translations"] = std::to_string(smmu_counters("translated"));
+    v["smmu_micro_tlb_hit_rate"] = fmt(hits + misses ? static_cast<double>(hits) / (hits + misses) : 0.0);
+    v["smmu_macro_tlb_hits"] = std::to_string(smmu_counters("macro_tlb_hits"));
+    v["smmu_walks"] = std::to_string(smmu_counters("tcu.walks"));
+    v["smmu_walk_reads"] = std::to_string(smmu_counters("tcu.walk_reads"));
+    v["smmu_faults"] = std::to_string(smmu_counters("faults_translation") + smmu_counters("faults_access_flag") +
+                                      smmu_counters("faults_permission") + smmu_counters("faults_external"));
     // The operating system: page faults by kind and by source, the SMMU
     // fault path's service time, pins, swap, THP and invalidations.
-    s.emplace_back("faults_minor", std::to_string(stats.sum_counters("faults_minor") + stats.sum_counters("faults_huge")));
-    s.emplace_back("faults_major", std::to_string(stats.sum_counters("faults_major")));
-    s.emplace_back("faults_smmu_read", std::to_string(stats.sum_counters("faults_read")));
-    s.emplace_back("faults_smmu_write", std::to_string(stats.sum_counters("faults_write")));
-    const Histogram service = stats.merge_histograms("smmu_driver.service_time");
-    s.emplace_back("fault_service_us_p50", fmt(service.quantile(0.5)));
-    s.emplace_back("fault_service_us_p99", fmt(service.quantile(0.99)));
-    s.emplace_back("pages_pinned", std::to_string(stats.sum_counters("pages_pinned")));
-    s.emplace_back("swap_outs", std::to_string(stats.sum_counters("swap_outs")));
-    s.emplace_back("swap_ins", std::to_string(stats.sum_counters("swap_ins")));
-    s.emplace_back("thp_collapses", std::to_string(stats.sum_counters("collapses")));
-    s.emplace_back("thp_splits", std::to_string(stats.sum_counters("huge_splits")));
-    s.emplace_back("invalidations", std::to_string(stats.sum_counters("vm.invalidations")));
+    v["faults_minor"] = std::to_string(counters("faults_minor") + counters("faults_huge"));
+    v["faults_major"] = std::to_string(counters("faults_major"));
+    v["faults_smmu_read"] = std::to_string(smmu_counters("faults_read"));
+    v["faults_smmu_write"] = std::to_string(smmu_counters("faults_write"));
+    const Histogram service = smmu ? stats.require_merge_histograms("smmu_driver.service_time") : Histogram{};
+    v["fault_service_us_p50"] = fmt(service.quantile(0.5));
+    v["fault_service_us_p99"] = fmt(service.quantile(0.99));
+    v["pages_pinned"] = std::to_string(counters("pages_pinned"));
+    v["swap_outs"] = std::to_string(counters("swap_outs"));
+    v["swap_ins"] = std::to_string(counters("swap_ins"));
+    v["thp_collapses"] = std::to_string(counters("collapses"));
+    v["thp_splits"] = std::to_string(counters("huge_splits"));
+    v["invalidations"] = std::to_string(counters("vm.invalidations"));
     // The RDMA library's strategy and the engine's fault recovery.
-    s.emplace_back("registration_us", fmt(stats.sum_scalars("rdma.registration_time")));
-    s.emplace_back("pinned_peak_bytes", fmt(stats.sum_scalars("rdma.pinned_bytes_peak"), 12));
-    s.emplace_back("registration_failures", std::to_string(stats.sum_counters("rdma.registration_failures")));
-    s.emplace_back("pin_cache_hits", std::to_string(stats.sum_counters("rdma.cache_hits")));
-    s.emplace_back("pin_cache_misses", std::to_string(stats.sum_counters("rdma.cache_misses")));
-    s.emplace_back("parks", std::to_string(stats.sum_counters("dma.parks")));
-    s.emplace_back("nacks", std::to_string(stats.sum_counters("dma.nacks_sent")));
-    s.emplace_back("retransmitted_bytes", std::to_string(stats.sum_counters("dma.retransmitted_bytes")));
-    s.emplace_back("fault_timeouts", std::to_string(stats.sum_counters("dma.fault_timeouts")));
-    s.emplace_back("kernel_copy_bytes", std::to_string(stats.sum_counters("dma.kernel_copy_bytes")));
-    s.emplace_back("rx_stalled_us", fmt(stats.sum_scalars("dma.rx_stalled")));
-    s.emplace_back("cpu_busy_us", fmt(stats.sum_scalars("busy_time")));
-    s.emplace_back("peak_rss_mib", fmt(peak_rss_mib(), 4));
+    v["registration_us"] = fmt(smmu_scalars("rdma.registration_time"));
+    v["pinned_peak_bytes"] = fmt(smmu_scalars("rdma.pinned_bytes_peak"), 12);
+    v["registration_failures"] = std::to_string(smmu_counters("rdma.registration_failures"));
+    v["pin_cache_hits"] = std::to_string(smmu_counters("rdma.cache_hits"));
+    v["pin_cache_misses"] = std::to_string(smmu_counters("rdma.cache_misses"));
+    v["parks"] = std::to_string(counters("dma.parks"));
+    v["nacks"] = std::to_string(counters("dma.nacks_sent"));
+    v["retransmitted_bytes"] = std::to_string(counters("dma.retransmitted_bytes"));
+    v["fault_timeouts"] = std::to_string(counters("dma.fault_timeouts"));
+    v["kernel_copy_bytes"] = std::to_string(counters("dma.kernel_copy_bytes"));
+    v["rx_stalled_us"] = fmt(stats.require_sum_scalars("dma.rx_stalled"));
+    // The application cores only: the CPU's own total, not every "busy_time"
+    // (DRAM, links and the NI have busy times too, and they are not CPU).
+    v["cpu_busy_us"] = fmt(stats.require_sum_scalars("cpu.cores_busy_time"));
+    v["peak_rss_mib"] = fmt(peak_rss_mib(), 4);
+
+    Summary s;
+    for (const auto& c : summary_columns()) {
+        auto it = v.find(c.name);
+        if (it == v.end()) throw std::logic_error(std::string("summary column ") + c.name + " has no value");
+        s.emplace_back(c.name, it->second);
+        v.erase(it);
+    }
+    if (!v.empty()) throw std::logic_error("summary value " + v.begin()->first + " is not a declared column (src/summary.cpp)");
     return s;
 }
 
@@ -295,14 +320,25 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
     // A run that failed still leaves what helps find out why (configuration,
     // statistics, trace, error.txt), but no summary.csv: it has no result.
-    const bool failed = !sim_error.empty();
+    bool failed = !sim_error.empty();
     if (failed) {
         std::ostringstream os;
         os << "simulation failed at " << sc_core::sc_time_stamp() << ": " << sim_error;
         sim_error = os.str();
         std::cerr << "vrdmasim: error: " << sim_error << "\n";
     }
-    Summary summary = failed ? Summary{} : make_summary(cfg, *sys, stats, host_seconds);
+    Summary summary;
+    if (!failed) {
+        try {
+            summary = make_summary(cfg, *sys, stats, host_seconds);
+        } catch (const std::logic_error& e) {
+            // A summary built from missing statistics has no result: the run
+            // fails loudly (error.txt, no summary.csv, exit status 1).
+            sim_error = std::string("internal error: the summary cannot be computed: ") + e.what();
+            std::cerr << "vrdmasim: error: " << sim_error << "\n";
+            failed = true;
+        }
+    }
     // Self-checks of every finished run: a violated invariant means a figure
     // cannot be trusted, so the run fails loudly and writes no summary.
     std::vector<Violation> violations;

@@ -54,8 +54,10 @@ void Pldma::declare_params(ParamRegistry& reg) {
               "(*estimate*, a design parameter of the engine)")
         .range("16B", "1MiB")
         .size("packet-size", "256B",
-              "largest payload of one ExaNet packet (*estimate*; the header's size field allows "
-              "up to 16 KiB - 1)")
+              "largest payload of one ExaNet packet: 256 B, 18 flits with header and footer, the "
+              "largest packet the ExaNet switch buffers for (ExaNet switch RTL: input FIFO "
+              "back-pressure at one maximum packet of 18 flits); the header's size field would allow "
+              "up to 16 KiB - 1, but a packet must fit twice in ni.buffer to stream")
         .range("16B", "16368B")
         .integer("block-buffers", "2",
                  "blocks the engine can hold: the read of block k+n waits until block k is sent")

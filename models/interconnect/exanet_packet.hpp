@@ -3,7 +3,7 @@
 // A packet travels as a tlm_generic_payload (data pointer = payload bytes,
 // length = payload size, address = destination virtual address) carrying an
 // ExanetPacket extension with the header and footer fields of the ExaNet
-// format (REFERENCES.md: 128-bit flits; header VC 5 b, protection domain 16 b,
+// format (docs/references.md: 128-bit flits; header VC 5 b, protection domain 16 b,
 // destination coordinate 22 b, type 5 b, size 14 b, destination VA 42-44 b,
 // header CRC; footer sequence 14 b, first/last, notify, source coordinate,
 // payload CRC) plus simulator bookkeeping.

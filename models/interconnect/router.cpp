@@ -9,8 +9,8 @@ namespace vrdmasim {
 void Router::declare_params(ParamRegistry& reg) {
     reg.section("router", "ExaNet switch inside each FPGA")
         .time("latency", "100ns",
-              "pipeline latency from head in to head out (*estimate*; calibrated with the "
-              "one-hop latency in the interconnect issue)")
+              "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
+              "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz)")
         .range("0ps", "100us")
         .integer("vcs", "2",
                  "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "

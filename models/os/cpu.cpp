@@ -19,6 +19,8 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
     : ctx_(ctx),
       prefix_(prefix),
       hz_(ctx.config.frequency_hz("cpu.clock")),
+      total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
+                                      "CPU time spent on all cores, every activity (sum of <activity>.busy_time)")),
       free_at_(static_cast<std::size_t>(ctx.config.integer("cpu.cores")), sc_core::SC_ZERO_TIME) {
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
@@ -55,6 +57,7 @@ CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc
 
     Activity& a = activity(activity_name);
     a.busy_us->add(to_us(duration));
+    total_busy_us_.add(to_us(duration));
     a.wait_ns->add(to_ns(start - ready));
     a.runs->inc();
     busy_[activity_name] += duration;

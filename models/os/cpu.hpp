@@ -22,6 +22,9 @@ public:
     static void declare_params(ParamRegistry& reg);   // section "cpu": cores (4), clock (1.5GHz)
 
     // Statistics under `<prefix>.` ("node0.cpu"), trace tracks "cpu0".."cpuN-1" in `group`.
+    // `<prefix>.cores_busy_time` (us) is registered here and sums every
+    // activity's `<prefix>.<activity>.busy_time` (those appear on an
+    // activity's first run).
     CpuCores(const SimContext& ctx, const std::string& prefix, const std::string& group);
 
     struct Slot {
@@ -51,6 +54,7 @@ private:
     const SimContext& ctx_;
     std::string prefix_;
     double hz_;
+    Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
     std::vector<sc_core::sc_time> free_at_;
     std::vector<Tracer::Track> tracks_;
     std::map<std::string, Activity> activities_;

@@ -1,5 +1,5 @@
 // SmmuDriver and FaultLibrary: the software half of SMMU fault handling on
-// one node, after the ExaNeSt thesis (DESIGN.md, "The system being modelled").
+// one node, after the ExaNeSt thesis (docs/architecture.md, "The system being modelled").
 //
 // SmmuDriver is the Linux arm-smmu driver with the thesis's changes: it gives
 // each registered process a context bank over its own page tables, turns

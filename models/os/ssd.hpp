@@ -22,7 +22,7 @@ namespace vrdmasim {
 class Ssd {
 public:
     static constexpr std::uint64_t kPage = 4096;
-    // Section "ssd": read-latency (*estimate* from REFERENCES' ~60 us major
+    // Section "ssd": read-latency (*estimate* from docs/references.md's ~60 us major
     // fault), write-latency, bandwidth, queue-depth, swap-size.
     static void declare_params(ParamRegistry& reg);
     // Statistics under `<prefix>.` ("node0.ssd"); trace track "ssd" in `group`.

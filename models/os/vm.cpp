@@ -1132,7 +1132,7 @@ void Vm::declare_params(ParamRegistry& reg) {
         .time("minor-fault", "2us",
               "fault entry, VMA lookup, page allocation and exit, without the clearing: *estimate*: "
               "about 1 us on a fast x86 core, 3.5-5.7 us measured in an RDMA fault path (NP-RDMA paper; "
-              "REFERENCES.md); an in-order 1.5 GHz Cortex-A53 is about half as fast as such a core")
+              "docs/references.md); an in-order 1.5 GHz Cortex-A53 is about half as fast as such a core")
         .range("0ps", "1ms")
         .time("zero-fill-page", "1us",
               "clearing one 4 KiB page: *estimate* (4 KiB at about 4 GB/s of A53 store bandwidth, DC ZVA)")
@@ -1147,11 +1147,11 @@ void Vm::declare_params(ParamRegistry& reg) {
         .range("0ps", "1ms")
         .time("pin-call", "20us",
               "fixed cost of one pin/unpin (registration) call: *estimate* from public registration "
-              "timings, tens of us per call (REFERENCES.md)")
+              "timings, tens of us per call (docs/references.md)")
         .range("0ps", "10ms")
         .time("pin-page", "500ns",
               "per 4 KiB page pinned or unpinned: *estimate*, 0.3-0.7 us per page in bulk registration "
-              "(REFERENCES.md)")
+              "(docs/references.md)")
         .range("0ps", "1ms")
         .time("user-access", "100ns",
               "a CPU access to a present page (about one DRAM access): *estimate*")
@@ -1173,7 +1173,7 @@ void Vm::declare_params(ParamRegistry& reg) {
         .range("0ps", "1ms")
         .time("major-fault", "10us",
               "CPU of a fault on a swapped-out page besides the SSD read: *estimate* so that with "
-              "ssd.read-latency 50us a major fault is about 60 us (NP-RDMA paper; REFERENCES.md)")
+              "ssd.read-latency 50us a major fault is about 60 us (NP-RDMA paper; docs/references.md)")
         .range("0ps", "10ms")
         .time("scan-pte", "10ns",
               "examining one PTE in reclaim's clock, khugepaged's scan or compaction's walk: *estimate*")
@@ -1184,7 +1184,7 @@ void Vm::declare_params(ParamRegistry& reg) {
         .boolean("pins-block-thp-collapse", "true",
                  "khugepaged skips a range with a pinned page (FOLL_LONGTERM pins, modern mm/khugepaged.c); "
                  "false: collapsed anyway, the pinned old frames stay allocated (stale pins), as with the "
-                 "plain get_user_pages refcounts of older kernels (REFERENCES.md)")
+                 "plain get_user_pages refcounts of older kernels (docs/references.md)")
         .time("kswapd-interval", "100ms",
               "VmDaemons: kswapd also checks the watermark this often besides wake-ups: *estimate* (Linux "
               "kswapd only sleeps until woken)")

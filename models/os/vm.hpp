@@ -73,10 +73,10 @@ class Vm {
 public:
     // Section "vm": thp (always|madvise|never; transhuge.rst), memlock-limit
     // (RLIMIT_MEMLOCK, 8 MiB from Linux 5.16; 64 KiB before), the costs:
-    // minor-fault (1 us *estimate* for an A53; REFERENCES.md), zero-fill-page
+    // minor-fault (1 us *estimate* for an A53; docs/references.md), zero-fill-page
     // (time to clear 4 KiB), huge-zero-fill (clear 2 MiB), syscall (entry and
     // exit), pte-update (per PTE written or cleared), pin-call and pin-page
-    // (registration; REFERENCES.md), plus user-access (a present page touched
+    // (registration; docs/references.md), plus user-access (a present page touched
     // by the CPU).
     static void declare_params(ParamRegistry& reg);
 

@@ -14,7 +14,7 @@
 namespace vrdmasim {
 
 // ------------------------------------------------------------ descriptors
-// AArch64 stage 1, 4 KiB granule (ARM ARM D5; REFERENCES.md).
+// AArch64 stage 1, 4 KiB granule (ARM ARM D5; docs/references.md).
 namespace aarch64 {
 constexpr std::uint64_t kValid = 1ull << 0;
 constexpr std::uint64_t kTableOrPage = 1ull << 1;   // with kValid: table (L0-L2) / page (L3); clear: block (L1-L2)

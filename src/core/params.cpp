@@ -868,6 +868,46 @@ void ParamRegistry::print(std::ostream& os) const {
     }
 }
 
+namespace {
+std::string md_cell(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '|') out += "\\|";
+        else if (c == '\n') out += ' ';
+        else out += c;
+    }
+    return out;
+}
+}  // namespace
+
+void ParamRegistry::print_markdown(std::ostream& os, const std::vector<std::string>& sections) const {
+    auto table = [&](const std::vector<std::string>& names) {
+        os << "| name | type | default | range | meaning and source |\n|---|---|---|---|---|\n";
+        for (const auto& d : decls_) {
+            if (std::find(names.begin(), names.end(), d.section) == names.end()) continue;
+            const std::string range = display_range(d);
+            os << "| `" << d.name() << "` | " << d.unit() << " | " << md_cell(display_default(d)) << " | "
+               << md_cell(range) << " | " << md_cell(d.help) << " |\n";
+        }
+    };
+    if (sections.empty()) {
+        bool first = true;
+        for (const auto& s : sections_) {
+            if (!first) os << "\n";
+            first = false;
+            os << "## [" << s.first << "]\n\n";
+            if (!s.second.empty()) os << md_cell(s.second) << ".\n\n";
+            table({s.first});
+        }
+        return;
+    }
+    for (const auto& name : sections) {
+        if (std::none_of(sections_.begin(), sections_.end(), [&](const auto& s) { return s.first == name; }))
+            throw ConfigError("no parameter section " + squote(name));
+    }
+    table(sections);
+}
+
 void ParamRegistry::add_options(po::options_description& desc) const {
     for (const auto& d : decls_) {
         std::string help = d.help + " (" + d.unit() + ", default " + display_default(d);

@@ -125,6 +125,13 @@ public:
     // `vrdmasim params`: every parameter grouped by section, with type,
     // default (with unit), range or choices, and help.
     void print(std::ostream& os) const;
+    // The same as Markdown tables, one per section (name, type, default,
+    // range, help with the value's source), for docs/parameters.md and the
+    // generated tables in the models' READMEs. `sections` empty: every
+    // section, each under a "## [section]" heading; otherwise one table with
+    // the parameters of the listed sections, in declaration order, no
+    // heading. An unknown section is a ConfigError.
+    void print_markdown(std::ostream& os, const std::vector<std::string>& sections = {}) const;
     // The Boost.Program_options description of every parameter, as
     // --section.key=VALUE, each taking a string that Config then parses.
     void add_options(boost::program_options::options_description& desc) const;

@@ -240,6 +240,45 @@ std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
 double StatRegistry::sum_scalars(const std::string& suffix) const { return sum_by_suffix(scalars_, suffix, 0.0); }
 
 namespace {
+template <typename T>
+std::size_t count_by_suffix(const std::deque<T>& stats, const std::string& suffix) {
+    const std::string tail = "." + suffix;
+    std::size_t n = 0;
+    for (const T& c : stats) {
+        const std::string& name = c.info.name;
+        if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) ++n;
+    }
+    return n;
+}
+
+std::logic_error missing(const char* kind, const std::string& suffix) {
+    return std::logic_error("no " + std::string(kind) + " named *." + suffix +
+                            " is registered: a figure built from it would read 0 without cause");
+}
+}  // namespace
+
+std::size_t StatRegistry::count_counters(const std::string& suffix) const { return count_by_suffix(counters_, suffix); }
+std::size_t StatRegistry::count_scalars(const std::string& suffix) const { return count_by_suffix(scalars_, suffix); }
+std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
+    return count_by_suffix(histograms_, suffix);
+}
+
+std::uint64_t StatRegistry::require_sum_counters(const std::string& suffix) const {
+    if (count_counters(suffix) == 0) throw missing("counter", suffix);
+    return sum_counters(suffix);
+}
+
+double StatRegistry::require_sum_scalars(const std::string& suffix) const {
+    if (count_scalars(suffix) == 0) throw missing("scalar", suffix);
+    return sum_scalars(suffix);
+}
+
+Histogram StatRegistry::require_merge_histograms(const std::string& suffix) const {
+    if (count_histograms(suffix) == 0) throw missing("histogram", suffix);
+    return merge_histograms(suffix);
+}
+
+namespace {
 
 std::vector<Entry> sorted_entries(const std::deque<Counter>& cs, const std::deque<Scalar>& ss,
                                   const std::deque<Histogram>& hs) {

@@ -85,6 +85,19 @@ public:
     double sum_scalars(const std::string& suffix) const;
     // Every histogram whose name ends with "." + suffix, merged into one.
     Histogram merge_histograms(const std::string& suffix) const;
+    // How many counters / scalars / histograms have a name ending with
+    // "." + suffix. A derived figure (a summary column) built from a suffix
+    // that matches nothing would read 0 without saying why: callers check
+    // this first (see the require_* calls below).
+    std::size_t count_counters(const std::string& suffix) const;
+    std::size_t count_scalars(const std::string& suffix) const;
+    std::size_t count_histograms(const std::string& suffix) const;
+    // The sums above, but a suffix that matches no statistic of that kind is
+    // a programming error (std::logic_error naming the suffix): a renamed or
+    // unregistered statistic must not turn into a plausible 0.
+    std::uint64_t require_sum_counters(const std::string& suffix) const;
+    double require_sum_scalars(const std::string& suffix) const;
+    Histogram require_merge_histograms(const std::string& suffix) const;
 
     // Every statistic, sorted by name. Histograms as objects with count,
     // mean, min, max, p50, p99.

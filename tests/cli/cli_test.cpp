@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -459,9 +460,11 @@ TEST_CASE("help prints the usage and exits 0", "[cli]") {
         const Result r = run_exe({flag}, tmp.path());
         INFO(describe(r));
         CHECK(r.status == 0);
-        for (const char* text : {"usage:", "vrdmasim run", "vrdmasim params", "vrdmasim sweep", "vrdmasim merge",
-                                 "--version", "Exit status"})
+        for (const char* text : {"usage:", "vrdmasim run", "vrdmasim params", "vrdmasim metrics", "vrdmasim sweep",
+                                 "vrdmasim merge", "vrdmasim bench", "--version", "Exit status"})
             CHECK(contains(r.out, text));
+        // Only options the commands take: bench has --volume, --scale, --max-nodes, --iterations.
+        CHECK(!contains(r.out, "--packets"));
         CHECK(r.err.empty());
     }
     // `run --help` too, and it simulates nothing and writes nothing.
@@ -701,6 +704,84 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     }
     CHECK(!txt_stats.empty());
     CHECK(txt_stats == json_stats);
+}
+
+TEST_CASE("cpu_busy_us counts the application cores only, not DRAM, link or NI busy time", "[cli][run][summary]") {
+    TempDir tmp;
+    const Result r = run_exe(cat({"run", "--out", "out", "-q"}, kSmall), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const double cpu_busy = number(s.rows[0], "cpu_busy_us");
+    const JVal stats = json_file(tmp.path() / "out" / "stats.json");
+    auto ends_with = [](const std::string& k, const std::string& tail) {
+        return k.size() > tail.size() && k.compare(k.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    double cores = 0, activities = 0, every_busy_time = 0;
+    for (const auto& kv : stats.obj) {
+        const std::string& k = kv.first;
+        if (kv.second.type != JVal::Num) continue;
+        if (ends_with(k, ".cpu.cores_busy_time")) cores += kv.second.num;
+        if (ends_with(k, ".busy_time")) {
+            every_busy_time += kv.second.num;
+            if (k.find(".cpu.") != std::string::npos) activities += kv.second.num;
+        }
+    }
+    // The software paths of the run (mmap, populate, registration) ran on the cores.
+    CHECK(cores > 0);
+    CHECK(std::fabs(cores - activities) <= 1e-9 * std::max(1.0, cores));
+    CHECK(std::fabs(cpu_busy - cores) <= 1e-5 * cores);
+    // DRAM, links and the NI have busy times too; they are not CPU time.
+    CHECK(every_busy_time > cores);
+    CHECK(cpu_busy < 0.999 * every_busy_time);
+}
+
+TEST_CASE("metrics lists exactly the columns of summary.csv, in order, each with a unit column and a meaning",
+          "[cli][metrics]") {
+    TempDir tmp;
+    const Result m = run_exe({"metrics", "--markdown"}, tmp.path());
+    INFO(describe(m));
+    REQUIRE(m.status == 0);
+    std::vector<std::string> documented;
+    std::istringstream in(m.out);
+    std::string l;
+    const std::regex row(R"(^\| `([a-z0-9_]+)` \| [^|]* \| (.+) \|$)");
+    while (std::getline(in, l)) {
+        std::smatch g;
+        if (std::regex_match(l, g, row)) {
+            documented.push_back(g[1]);
+            CHECK(g[2].length() > 10);
+        }
+    }
+    const Result r = run_exe(cat({"run", "--out", "out", "-q"}, kSmall), tmp.path());
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    CHECK(documented == s.header);
+    CHECK(run_exe({"metrics", "--bogus"}, tmp.path()).status == 2);
+}
+
+TEST_CASE("params --markdown has a row for every parameter and refuses an unknown section", "[cli][params]") {
+    TempDir tmp;
+    const Result plain = run_exe({"params"}, tmp.path());
+    REQUIRE(plain.status == 0);
+    const Result md = run_exe({"params", "--markdown"}, tmp.path());
+    INFO(describe(md));
+    REQUIRE(md.status == 0);
+    const ParamsOutput po = parse_params(plain.out);
+    REQUIRE(!po.params.empty());
+    for (const auto& p : po.params) {
+        INFO(p.name);
+        CHECK(contains(md.out, "| `" + p.name + "` | " + p.type + " | "));
+    }
+    for (const auto& sec : po.sections) CHECK(contains(md.out, "## [" + sec.first + "]"));
+    const Result one = run_exe({"params", "--markdown", "dma"}, tmp.path());
+    REQUIRE(one.status == 0);
+    CHECK(contains(one.out, "| `dma.packet-size` |"));
+    CHECK(!contains(one.out, "| `dram.latency` |"));
+    const Result bad = run_exe({"params", "--markdown", "nosuch"}, tmp.path());
+    CHECK(bad.status == 2);
+    CHECK(contains(bad.err, "nosuch"));
 }
 
 TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event log", "[cli][run]") {

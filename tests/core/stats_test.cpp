@@ -415,3 +415,31 @@ TEST_CASE("merging histograms gives the distribution of all their samples", "[st
     CHECK(r.count() == 2);
     CHECK(r.max() == 3.0);
 }
+
+TEST_CASE("require_* sums refuse a suffix that matches no statistic instead of reading 0", "[stats]") {
+    StatRegistry reg;
+    reg.counter("node0.dma.parks", "", "parks").inc(3);
+    reg.counter("node1.dma.parks", "", "parks").inc(4);
+    reg.scalar("node0.cpu.cores_busy_time", "us", "cpu").add(2.5);
+    reg.scalar("node0.dram.busy_time", "us", "dram").add(7.0);
+    reg.histogram("node0.smmu_driver.service_time", "us", "service").add(1.0);
+
+    CHECK(reg.count_counters("dma.parks") == 2);
+    CHECK(reg.require_sum_counters("dma.parks") == 7);
+    CHECK(reg.require_sum_scalars("cpu.cores_busy_time") == 2.5);
+    CHECK(reg.require_merge_histograms("smmu_driver.service_time").count() == 1);
+
+    // The plain sums read 0 for a name nobody registered; the require_ forms throw.
+    CHECK(reg.sum_counters("dma.nacks_sent") == 0);
+    CHECK_THROWS_AS(reg.require_sum_counters("dma.nacks_sent"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_sum_scalars("cpu.busy_time"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_merge_histograms("service_time_us"), std::logic_error);
+    // A suffix matches whole name components only, and only statistics of its kind.
+    CHECK_THROWS_AS(reg.require_sum_scalars("res_busy_time"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_sum_counters("cpu.cores_busy_time"), std::logic_error);
+    try {
+        reg.require_sum_counters("dma.nacks_sent");
+    } catch (const std::logic_error& e) {
+        CHECK(std::string(e.what()).find("dma.nacks_sent") != std::string::npos);
+    }
+}

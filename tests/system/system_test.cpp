@@ -27,10 +27,12 @@ TEST_CASE("stream: every byte arrives and is verified, at close to the link's ra
     CHECK(s.log().bytes_verified.value() == 4u << 20);
     CHECK(s.log().mismatches.value() == 0);
     // 256 B payload in 18 flits on a 16 Gb/s link: at most 14.2 Gb/s of payload.
+    // The NI's buffer holds two packets (40 flits, as the ExaNet switch's
+    // input FIFO), which hides only part of the gaps between blocks: 12.5 Gb/s.
     const double secs = (s.log().last_done - s.log().first_post).to_seconds();
     const double gbps = (4u << 20) * 8.0 / secs / 1e9;
     CHECK(gbps < 16.0 * 256 / 288 + 1e-9);
-    CHECK(gbps > 12.5);
+    CHECK(gbps > 12.0);
 }
 
 TEST_CASE("stream: a slower link sets the throughput", "[system]") {
@@ -75,7 +77,7 @@ TEST_CASE("pingpong: one-way latency is reproducible and of the right size", "[s
     // warm (the first pays its page-table walks: a few hundred ns).
     CHECK(lat.quantile(0.5) - lat.min() < 0.01);
     CHECK(lat.max() - lat.min() < 1.0);
-    // One hop, user to user: about a microsecond (REFERENCES.md: 1.3 us on
+    // One hop, user to user: about a microsecond (docs/references.md: 1.3 us on
     // the prototype; calibration comes with the interconnect model).
     CHECK(lat.mean() > 0.5);
     CHECK(lat.mean() < 3.0);
@@ -83,10 +85,10 @@ TEST_CASE("pingpong: one-way latency is reproducible and of the right size", "[s
 
 TEST_CASE("pingpong latency grows by the added link latency", "[system]") {
     Sim s({{"workload.kind", "pingpong"}, {"workload.message-size", "64B"}, {"workload.iterations", "5"},
-           {"link.latency", "1150ns"}});
+           {"link.latency", "1227ns"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
-    // Default link latency is 150 ns: +1 us per hop; one-way counts one hop
+    // Default link latency is 227 ns: +1 us per hop; one-way counts one hop
     // for the data and the ack is off the critical path.
     const double one_way = s.log().latency_us.mean();
     CHECK(one_way > 2.0);
