@@ -248,6 +248,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         if (vm.count("config"))
             for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
         cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
+        System::resolve(cfg);
         out = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir();
         if (out.empty()) throw ConfigError("--out: the output directory name is empty");
         trace = vm.count("trace") > 0;
@@ -303,6 +304,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     std::string sim_error;
     try {
         sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION);
+    } catch (const sc_core::sc_report& r) {
+        // An exception thrown inside a process reaches here as SystemC's
+        // report of it: its message alone, without SystemC's file and line.
+        sim_error = r.get_msg();
     } catch (const std::exception& e) {
         sim_error = e.what();
     }

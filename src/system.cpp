@@ -147,7 +147,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         // NetVM: packets for non-resident destination pages wait in a kernel
         // buffer; once the page is in, the kernel copies them into place.
         if (strategy_from(ctx.config) == Strategy::Netvm) {
-            if (driver->stall_mode() || !dma.fault_tolerant())
+            if (driver->stall_mode() || !dma.fault_tolerant())   // System::resolve refuses this first
                 throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin("rdma.strategy") +
                                   ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
                                   "the receiver must see the fault to redirect the packet");
@@ -222,6 +222,68 @@ std::pair<std::uint64_t, std::uint64_t> Node::frame_range(std::uint64_t dram_siz
     return {kHeapBase, (dram_size - kHeapBase) / block * block};
 }
 
+void System::resolve(Config& c) {
+    struct Need {
+        const char* key;
+        const char* value;
+    };
+    std::vector<Need> needs;
+    std::string why;
+    if (strategy_from(c) == Strategy::Netvm) {
+        needs = {{"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"}};
+        why = "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
+              "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
+    }
+    const std::string strategy = "rdma.strategy = " + c.text("rdma.strategy");
+    for (const Need& n : needs) {
+        const ParamDecl* d = c.registry().find(n.key);
+        const bool holds = d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value)
+                                                      : c.string(n.key) == n.value;
+        if (holds) continue;
+        if (c.origin(n.key) == "default") {
+            c.set(n.key, n.value, "implied by " + strategy);
+            continue;
+        }
+        throw ConfigError(strategy + " (from " + c.origin("rdma.strategy") + ") needs " + n.key + " = " + n.value +
+                          ", but " + n.key + " = " + c.text(n.key) + " (from " + c.origin(n.key) + "): " + why +
+                          ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
+    }
+}
+
+void System::check_packet_fits(const Config& c, const Topology& t) {
+    // The largest data packet carries min(dma.packet-size, dma.block-size,
+    // workload.message-size) bytes (a message is read in blocks, a block cut
+    // into packets); control and response packets carry at most 24 B (4
+    // flits). A link forwards a packet only once its far-end buffer (per VC)
+    // has room for the whole of it.
+    auto named = [&](const std::string& key) { return key + " = " + c.text(key) + " (from " + c.origin(key) + ")"; };
+    std::uint64_t payload = c.size("dma.packet-size");
+    std::string by = "dma.packet-size";
+    if (c.size("dma.block-size") < payload) payload = c.size("dma.block-size"), by = "dma.block-size";
+    const std::uint64_t msg = c.size("workload.message-size");
+    if (msg > 0 && msg < payload) payload = msg, by = "workload.message-size";
+    const std::uint64_t flits = std::max<std::uint64_t>(2 + (payload + kFlitBytes - 1) / kFlitBytes, 4);
+    const std::uint64_t need = flits * kFlitBytes;
+    std::vector<std::string> sections{"ni"};
+    bool local = false, ring = false;
+    for (unsigned i = 0; i < t.size(); ++i)
+        for (unsigned k = 1; k < t.port_count(i); ++k) (t.port(i, k).dim == Topology::kLocal ? local : ring) = true;
+    if (local) sections.push_back("link");
+    if (ring) sections.push_back(t.kind() == TopologyKind::Mezzanine ? "mezz-link" : "board-link");
+    for (const std::string& s : sections) {
+        const std::string key = s + ".buffer";
+        const std::uint64_t held = c.size(key) / kFlitBytes;
+        if (held * kFlitBytes >= need) continue;
+        const std::string what = by == "dma.packet-size" ? named(by) : named(by) + " with " + named("dma.packet-size");
+        throw ConfigError(what + " makes packets of " + std::to_string(payload) + " B of payload, " +
+                          std::to_string(flits) + " flits of 16 B with header and footer (" + std::to_string(need) +
+                          " B), but " + named(key) + " holds " + std::to_string(held) +
+                          " flits per VC: a packet must fit in it whole, so none could ever be sent. Raise " + key +
+                          " to at least " + std::to_string(need) + "B, or lower " + by + " to at most " +
+                          (held >= 3 ? std::to_string((held - 2) * kFlitBytes) + "B" : std::string("what it holds")));
+    }
+}
+
 Topology System::topology_from(const Config& c) {
     const std::string kind = c.string("topology.kind");
     auto refuse = [&](const std::string& key, const std::string& why) {
@@ -259,6 +321,7 @@ System::System(const SimContext& ctx)
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
+    check_packet_fits(c, topology_);
     if (c.size("dram.size") < address_map::kHeapBase + (2ull << 20))
         throw ConfigError("dram.size = " + c.text("dram.size") + " (from " + c.origin("dram.size") +
                           "): must exceed the 256 MiB kept for the kernel by at least 2 MiB");

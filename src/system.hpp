@@ -86,8 +86,16 @@ private:
 class System {
 public:
     static void declare_params(ParamRegistry& reg);
+    // Settings implied by the configuration, applied to `c` before the
+    // system is built: the engine settings rdma.strategy needs
+    // (netvm: smmu-driver.fault-mode = terminate, dma.fault-tolerant = true)
+    // take that value unless given explicitly (origin not "default"); an
+    // explicit setting that contradicts the strategy is a ConfigError saying
+    // what to change.
+    static void resolve(Config& c);
     // Builds and binds everything (elaboration). Throws ConfigError for a
-    // configuration the models cannot be built with.
+    // configuration the models cannot be built with, or that could never
+    // work (a packet larger than a buffer it must fit in whole, ...).
     explicit System(const SimContext& ctx);
 
     std::size_t size() const { return nodes_.size(); }
@@ -112,6 +120,8 @@ public:
 
 private:
     static Topology topology_from(const Config& c);
+    // ConfigError unless the largest packet fits in every buffer it crosses.
+    static void check_packet_fits(const Config& c, const Topology& t);
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;

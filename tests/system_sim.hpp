@@ -37,6 +37,7 @@ struct SystemSim {
         cfg = std::make_unique<Config>(reg);
         for (const auto& kv : defaults.settings) cfg->set(kv.first, kv.second, "test");
         for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
+        System::resolve(*cfg);
         ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
         sys = std::make_unique<System>(*ctx);
     }

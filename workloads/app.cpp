@@ -24,7 +24,10 @@ void App::declare_params(ParamRegistry& reg) {
                 "ExaNeSt latency figures are measured): interrupt (block "
                 "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
                 "(spin reading the completion record in memory: a core busy all along), counter (spin "
-                "reading the channel's event counter register: a core busy all along)")
+                "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
+                "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
+                "busy all along). Waiting for a number of completions or notifications reads the "
+                "channel's counter registers (TX_COMPLETED, EVENT_COUNT) in poll and counter modes alike")
         .time("store-issue", "3ns",
               "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
               "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
@@ -63,6 +66,9 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       early_(ctx.stats.counter(group + ".rdma.early_completions", "",
                                "completion records the library saw before the engine had written them "
                                "(must be 0: checked at the end of every run)")),
+      counter_reads_(ctx.stats.counter(group + ".rdma.counter_reads", "",
+                                       "reads of the channel's TX_COMPLETED register while waiting for a completion "
+                                       "record (rdma.completion = counter)")),
       post_overhead_(ctx.config.time("rdma.post-overhead")),
       completion_overhead_(ctx.config.time("rdma.completion-overhead")),
       tracer_(ctx.tracer),
@@ -197,12 +203,19 @@ void App::finish_registrations() {
     if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
 }
 
-std::uint64_t App::alloc(std::uint64_t bytes, bool populate) {
+std::uint64_t App::alloc(std::uint64_t bytes, bool populate, bool huge) {
     if (vm_) {
         const VmResult r = vm_->mmap(pid_, std::max<std::uint64_t>(bytes, 1), Prot::ReadWrite, populate, now());
         if (!r.ok())
             throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B failed: " + to_string(r.error));
         if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (huge) {
+            const VmResult h = vm_->madvise(pid_, r.value, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095),
+                                            Advice::HugePage, now());
+            if (!h.ok())
+                throw std::runtime_error(group_ + ": madvise(MADV_HUGEPAGE) failed: " + to_string(h.error));
+            if (h.done > now()) qk_.set(h.done - sc_core::sc_time_stamp());
+        }
         allocations_.emplace_back(r.value, bytes);
         return r.value;
     }
@@ -355,13 +368,37 @@ std::uint64_t App::rx_events() { return mmio_read(pldma_reg::kEventCount, 8); }
 
 CompletionRecord App::wait_record(std::uint64_t addr) {
     CompletionRecord r;
+    // Causality: the record cannot be seen before the engine wrote it.
+    auto check_seen = [&] {
+        sc_time written;
+        if (dma_.record_done_at(addr, written) && now() < written) early_.inc();
+    };
+    if (completion_ != Completion::Counter) {
+        // poll: spin on the record in memory; interrupt: look at it after each wake-up.
+        wait_for(dma_.tx_signal(channel_), [&] {
+            r = read_record(addr);
+            return r.status != 0;
+        }, "wait completion");
+        check_seen();
+        return r;
+    }
+    // counter: spin on the channel's TX_COMPLETED register (a device read
+    // through the bus into the engine, dma.mmio-latency) and read the record
+    // only when the count has moved since the last look: completions may
+    // come out of order, so a new count says that some record was written,
+    // not which one.
+    bool first = true;
+    std::uint64_t seen = 0;
     wait_for(dma_.tx_signal(channel_), [&] {
+        const std::uint64_t n = mmio_read(pldma_reg::kTxCompleted, 8);
+        counter_reads_.inc();
+        if (!first && n == seen) return false;
+        first = false;
+        seen = n;
         r = read_record(addr);
         return r.status != 0;
     }, "wait completion");
-    // Causality: the record cannot be seen before the engine wrote it.
-    sc_time written;
-    if (dma_.record_done_at(addr, written) && now() < written) early_.inc();
+    check_seen();
     return r;
 }
 

@@ -77,7 +77,8 @@ public:
     // Memory for buffers and records (page aligned). `populate`: fault every
     // page in now (MAP_POPULATE); otherwise the first touch, by the CPU or the
     // engine, faults. Throws OutOfMemory when it does not fit.
-    std::uint64_t alloc(std::uint64_t bytes, bool populate = true);
+    // `huge`: then madvise(MADV_HUGEPAGE) it (with a VM only).
+    std::uint64_t alloc(std::uint64_t bytes, bool populate = true, bool huge = false);
     // Memory the engine writes records into (completion records, the
     // notification ring): mapped, populated and mlock()ed, as RDMA libraries
     // keep their completion queues, so reclaim never takes it from under the
@@ -199,6 +200,7 @@ private:
     Counter& polls_;
     Counter& wakeups_;
     Counter& early_;   // completion records seen before the engine had written them (a causality bug)
+    Counter& counter_reads_;
     const sc_core::sc_time post_overhead_, completion_overhead_;
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload gp_;

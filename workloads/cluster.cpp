@@ -184,6 +184,8 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
         const std::uint64_t sbufs = std::min(window_, sends);
         check_fits(app, receive_bytes(i) + sbufs * msg_ + sbufs * app.records_for(msg_) * sizeof(CompletionRecord));
+        check_locked(app, {sbufs * app.records_for(msg_) * sizeof(CompletionRecord),
+                           ring_entries(i) * sizeof(CompletionRecord)});
         app.program = [this](App& a) { program(a); };
     }
 }
@@ -192,6 +194,11 @@ std::uint64_t ClusterWorkload::expected_transfers() const {
     std::uint64_t pairs = 0;
     for (const auto& o : out_) pairs += o.size();
     return rounds_ * writes_ * pairs;
+}
+
+std::uint32_t ClusterWorkload::ring_entries(unsigned node) const {
+    const std::uint64_t expected = peers_[node].in.size() * writes_;   // arrivals per round
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(4096, std::max<std::uint64_t>(16, 2 * expected)));
 }
 
 std::uint64_t ClusterWorkload::receive_bytes(unsigned node) const {
@@ -209,12 +216,11 @@ void ClusterWorkload::program(App& app) {
     // writes in flight; the notification ring, for two rounds of arrivals
     // (a neighbour can be one round ahead), at most 4096 records.
     const std::uint64_t rx_bytes = receive_bytes(me);
-    if (rx_bytes) self.rx_base = app.alloc(rx_bytes, populate_);
+    if (rx_bytes) self.rx_base = map_buffers(app, rx_bytes);
     self.registered = app.register_receive(self.rx_base, rx_bytes);
-    const std::uint64_t src_base = app.alloc(sbufs * msg_, populate_);
+    const std::uint64_t src_base = map_buffers(app, sbufs * msg_);
     const std::uint64_t records = app.alloc_locked(sbufs * per * sizeof(CompletionRecord));
-    const std::uint64_t expected = self.in.size() * writes_;   // arrivals per round
-    const auto ring = static_cast<std::uint32_t>(std::min<std::uint64_t>(4096, std::max<std::uint64_t>(16, 2 * expected)));
+    const std::uint32_t ring = ring_entries(me);
     app.setup_rx_ring(ring);
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
     if (!self.registered)

@@ -66,6 +66,9 @@ public:
     // Receive-area bytes node i maps: one slot of message-size per source
     // and per outstanding write from it (min(window, writes per round)).
     std::uint64_t receive_bytes(unsigned node) const;
+    // Entries of node's notification ring: two rounds of arrivals (a
+    // neighbour can be one round ahead), 16 to 4096.
+    std::uint32_t ring_entries(unsigned node) const;
 
 private:
     struct Peer {

@@ -19,6 +19,8 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
     // b_buf_, the pong in a_buf_. Each program maps its own at its start.
     check_fits(a_, 2 * msg_ + 4096);
     check_fits(b_, 2 * msg_ + 4096);
+    check_locked(a_, {a_.records_for(msg_) * sizeof(CompletionRecord), kRing * sizeof(CompletionRecord)});
+    check_locked(b_, {b_.records_for(msg_) * sizeof(CompletionRecord), kRing * sizeof(CompletionRecord)});
     a_.program = [this](App& app) { ping(app); };
     b_.program = [this](App& app) { pong(app); };
 }
@@ -39,9 +41,9 @@ App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::ui
 // Keys: ping i uses 2i, pong i uses 2i+1, so each message has its own bytes.
 void PingpongWorkload::ping(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
-    a_buf_ = app.alloc(2 * n, populate_);   // [0, n): source of pings; [n, 2n): destination of pongs
+    a_buf_ = map_buffers(app, 2 * n);   // [0, n): source of pings; [n, 2n): destination of pongs
     a_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
-    app.setup_rx_ring(16);
+    app.setup_rx_ring(kRing);
     const bool registered = app.register_receive(a_buf_ + n, msg_);
     ready_and_wait(app, 2);
     if (!registered) throw std::runtime_error(app.group() + ": could not register the pong buffer (rdma.strategy)");
@@ -64,9 +66,9 @@ void PingpongWorkload::ping(App& app) {
 
 void PingpongWorkload::pong(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
-    b_buf_ = app.alloc(2 * n, populate_);
+    b_buf_ = map_buffers(app, 2 * n);
     b_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
-    app.setup_rx_ring(16);
+    app.setup_rx_ring(kRing);
     const bool registered = app.register_receive(b_buf_ + n, msg_);
     ready_and_wait(app, 2);
     if (!registered) throw std::runtime_error(app.group() + ": could not register the ping buffer (rdma.strategy)");

@@ -24,6 +24,7 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
     slots_ = std::min<std::uint64_t>(std::max(window_, buffers_), std::max<std::uint64_t>(count, 1));
     check_fits(src_, slots_ * msg_ + slots_ * src_.records_for(msg_) * sizeof(CompletionRecord));
     check_fits(dst_, slots_ * msg_);
+    check_locked(src_, {slots_ * src_.records_for(msg_) * sizeof(CompletionRecord)});
     src_.program = [this](App& a) { sender(a); };
     dst_.program = [this](App& a) { receiver(a); };
 }
@@ -31,14 +32,14 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
 // The receiving process maps the destination buffers and registers them
 // once for the whole run (rdma.strategy).
 void StreamWorkload::receiver(App& app) {
-    dst_buf_ = app.alloc(slots_ * msg_, populate_);
+    dst_buf_ = map_buffers(app, slots_ * msg_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     ready_and_wait(app, 2);
 }
 
 void StreamWorkload::sender(App& app) {
     const std::uint64_t per = app.records_for(msg_);   // records per message
-    src_buf_ = app.alloc(slots_ * msg_, populate_);
+    src_buf_ = map_buffers(app, slots_ * msg_);
     records_ = app.alloc_locked(slots_ * per * sizeof(CompletionRecord));
     ready_and_wait(app, 2);
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;

@@ -82,7 +82,7 @@ void Workload::declare_params(ParamRegistry& reg) {
         .integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)").range("0", "65535")
         .size("message-size", "64KiB", "bytes per RDMA write").range("0B", "1GiB")
         .size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
-        .range("0B", "64GiB")
+        .range("1B", "64GiB")
         .integer("window", "4", "stream, cluster kinds: transfers outstanding at once per sending node (each "
                                 "with its own buffers)")
         .range("1", "4096")
@@ -95,6 +95,11 @@ void Workload::declare_params(ParamRegistry& reg) {
         .boolean("populate", "true",
                  "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
                  "whose first touch by the CPU or the engine faults")
+        .boolean("advise-huge", "false",
+                 "the program advises its message buffers MADV_HUGEPAGE right after mapping them (what "
+                 "vm.thp = madvise waits for; with vm.thp = always it changes nothing, with never it is "
+                 "ignored): pages touched later fault in as 2 MiB pages, populated ones wait for khugepaged. "
+                 "false: no advice, as programs that do not know of THP")
         .integer("buffers", "0",
                  "stream: distinct buffer slots the messages cycle through (each source and destination "
                  "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
@@ -136,6 +141,22 @@ void Workload::check_fits(const App& app, std::uint64_t bytes) const {
                       " B asked, at most " + std::to_string(app.capacity()) + " B can be mapped (workload.message-size = " +
                       c.text("workload.message-size") + ", workload.window = " + c.text("workload.window") +
                       ", dram.size = " + c.text("dram.size") + ")");
+}
+
+void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& regions) const {
+    const Config& c = ctx_.config;
+    if (!c.boolean("smmu.enabled")) return;
+    std::uint64_t bytes = 0;
+    for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
+    if (bytes <= c.size("vm.memlock-limit")) return;
+    throw ConfigError("vm.memlock-limit = " + c.text("vm.memlock-limit") + " (from " + c.origin("vm.memlock-limit") +
+                      ") is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
+                      " locks for its own completion records and notification ring (mlock, as libraries keep "
+                      "their completion queues): raise vm.memlock-limit to at least " + format_size_bytes(bytes) +
+                      (c.string("rdma.strategy") == "pin" || c.string("rdma.strategy") == "pin-cache" ||
+                               c.string("rdma.strategy") == "pipeline"
+                           ? std::string(", plus what rdma.strategy = ") + c.text("rdma.strategy") + " pins"
+                           : std::string()));
 }
 
 void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,

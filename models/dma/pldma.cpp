@@ -96,11 +96,12 @@ void Pldma::declare_params(ParamRegistry& reg) {
         .integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
                                 "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
         .range("0", "63")
-        .boolean("fault-tolerant", "false",
+        .boolean("fault-tolerant", "true",
                  "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
                  "source read parks the transfer until the fault library's outcome (fault_resolved) and "
                  "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
-                 "sequence number once the receiver's fault is resolved");
+                 "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
+                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail");
 }
 
 Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,

@@ -1125,6 +1125,7 @@ void Vm::declare_params(ParamRegistry& reg) {
                 "(Kconfig default always, distributions often madvise; transhuge.rst)")
         .rate("copy-rate", "2GB/s",
               "kernel memcpy into user pages (NetVM receive copies; *estimate* for a 1.5 GHz A53)")
+        .range("1Kbps", "10Tbps")
         .size("memlock-limit", "8MiB",
               "RLIMIT_MEMLOCK per process, for mlock and pins together: 8 MiB from Linux 5.16, "
               "64 KiB up to 5.15 (include/uapi/linux/resource.h history)")

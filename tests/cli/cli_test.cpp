@@ -1290,6 +1290,120 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
     }
 }
 
+TEST_CASE("configurations that could never work exit 2 before simulation, naming what to change",
+          "[cli][errors]") {
+    TempDir tmp;
+    const std::string prototype = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
+    const auto before = listing(tmp.path());
+    const std::vector<BadCase> cases{
+        {"the README's packet-size example: a 1 KiB packet is 66 flits, the NI buffer holds 64",
+         {"--dma.packet-size=1KiB", "--link.rate=10Gbps"},
+         {"dma.packet-size = 1KiB (from command line)", "ni.buffer = 1KiB (from default)", "1056B"}},
+        {"the prototype config with 1 KiB packets of 4 KiB messages",
+         {prototype, "--dma.packet-size=1KiB", "--workload.message-size=4KiB"},
+         {"dma.packet-size = 1KiB (from command line)", "ni.buffer"}},
+        {"messages smaller than packets that still do not fit", {"--workload.message-size=1000B", "--dma.packet-size=4KiB",
+                                                                 "--ni.buffer=512B"},
+         {"workload.message-size = 1000B (from command line) with dma.packet-size = 4KiB", "ni.buffer = 512B",
+          "lower workload.message-size to at most 480B"}},
+        {"a packet larger than the on-board links' buffers", {"--dma.packet-size=4KiB", "--ni.buffer=8KiB"},
+         {"dma.packet-size = 4KiB", "link.buffer = 2KiB"}},
+        {"a packet larger than the torus links' buffers",
+         {"--topology.kind=torus", "--topology.x=2", "--dma.packet-size=4KiB", "--ni.buffer=8KiB",
+          "--link.buffer=8KiB"},
+         {"dma.packet-size = 4KiB", "board-link.buffer = 2KiB"}},
+        {"a memlock limit below the library's own records", {"--rdma.strategy=pin", "--vm.memlock-limit=0B"},
+         {"vm.memlock-limit = 0B (from command line)", "completion records", "at least 4KiB"}},
+        {"a kernel copy rate of zero", {"--vm.copy-rate=0B/s"}, {"vm.copy-rate", "'0B/s'", "range"}},
+        {"nothing to transfer", {"--workload.total-bytes=0"}, {"workload.total-bytes", "'0'", "range"}},
+        {"netvm with the original engine",
+         {"--rdma.strategy=netvm", "--dma.fault-tolerant=false"},
+         {"rdma.strategy = netvm (from command line) needs dma.fault-tolerant = true",
+          "dma.fault-tolerant = false (from command line)"}},
+        {"netvm with stalled faults",
+         {"--rdma.strategy=netvm", "--smmu-driver.fault-mode=stall"},
+         {"needs smmu-driver.fault-mode = terminate", "smmu-driver.fault-mode = stall (from command line)"}},
+    };
+    for (const BadCase& c : cases) {
+        INFO(c.what);
+        std::vector<std::string> args{"run"};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        args.insert(args.end(), {"--out", "new", "--sim.time-limit=100ms"});
+        const Result r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 2);
+        CHECK(r.out.empty());
+        CHECK(r.err.rfind("vrdmasim: error: ", 0) == 0);
+        CHECK(count_lines(r.err) == 1);
+        for (const auto& e : c.expect) {
+            INFO("expected on stderr: " << e);
+            CHECK(contains(r.err, e));
+        }
+        CHECK(listing(tmp.path()) == before);
+    }
+}
+
+TEST_CASE("packets that are large only in name run: 1 KiB packets of 64 B pingpong messages", "[cli][run]") {
+    TempDir tmp;
+    const std::string prototype = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
+    const Result r =
+        run_exe({"run", prototype, "--dma.packet-size=1KiB", "--workload.iterations=5", "--out", "out", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(number(read_table(tmp.path() / "out" / "summary.csv").rows.at(0), "transfer_errors") == 0);
+}
+
+TEST_CASE("each strategy works on the default system: the thesis's fault-tolerant engine in terminate mode",
+          "[cli][run]") {
+    TempDir tmp;
+    struct Case {
+        std::vector<std::string> args;
+        bool faults;   // the engine must have met (and survived) SMMU faults
+    };
+    for (const Case& c : {Case{{"--workload.populate=false"}, true},
+                          Case{{"--rdma.strategy=netvm", "--workload.populate=false"}, true},
+                          Case{{"--rdma.strategy=pin", "--workload.populate=false"}, false}}) {
+        INFO(c.args.front() << (c.args.size() > 1 ? " " + c.args[1] : ""));
+        std::vector<std::string> args = cat({"run"}, cat(kSmall, c.args));
+        args.insert(args.end(), {"--out", "out", "-q"});
+        const Result r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        const Table t = read_table(tmp.path() / "out" / "summary.csv");
+        const auto& row = t.rows.at(0);
+        CHECK(number(row, "transfer_errors") == 0);
+        CHECK(number(row, "bytes_verified") == 256 * 1024);
+        CHECK((number(row, "smmu_faults") > 0) == c.faults);
+    }
+    // The original engine is one switch away, and fails what faults.
+    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--workload.populate=false", "--dma.fault-tolerant=false",
+                                                        "--out", "orig", "-q"})),
+                             tmp.path());
+    INFO(describe(r));
+    CHECK(r.status != 2);
+    if (r.status == 0) CHECK(number(read_table(tmp.path() / "orig" / "summary.csv").rows.at(0), "transfer_errors") > 0);
+}
+
+TEST_CASE("an exception inside a simulation process ends as one clean error line, not a SystemC report",
+          "[cli][errors]") {
+    TempDir tmp;
+    // Enough memlock for the library's records and ring (two pages), not for
+    // pinning the all-to-all receive area: the program fails at run time.
+    const Result r = run_exe({"run", "--workload.kind=alltoall", "--topology.nodes=4", "--workload.iterations=1",
+                              "--rdma.strategy=pin", "--vm.memlock-limit=8KiB", "--out", "out"},
+                             tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(r.err.rfind("vrdmasim: error: simulation failed at ", 0) == 0);
+    CHECK(contains(r.err, "could not register the receive area"));
+    CHECK(count_lines(r.err) == 1);
+    CHECK(!contains(r.err, "In file"));
+    CHECK(!contains(r.err, "In process"));
+    CHECK(!contains(r.err, "Error: ("));
+    CHECK(fs::exists(tmp.path() / "out" / "error.txt"));
+    CHECK(!fs::exists(tmp.path() / "out" / "summary.csv"));
+}
+
 TEST_CASE("run refuses an output directory that does not hold vrdmasim output", "[cli][errors]") {
     TempDir tmp;
     const fs::path foreign = tmp.path() / "thesis";

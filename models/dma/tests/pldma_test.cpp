@@ -495,7 +495,7 @@ Reply reply(const Tap::Seen& s) {
     return r;
 }
 const Settings kFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.fault-tolerant", "true"}};
-const Settings kNotFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}};
+const Settings kNotFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.fault-tolerant", "false"}};
 }  // namespace
 
 TEST_CASE("fault-tolerant: a source fault parks the transfer until resolved, then re-reads", "[dma][fault]") {
