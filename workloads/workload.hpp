@@ -75,6 +75,7 @@ protected:
     explicit Workload(const SimContext& ctx)
         : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")),
           populate_(ctx.config.boolean("workload.populate")),
+          advice_(buffer_advice(ctx.config.string("workload.madvise"))),
           fill_source_(ctx.config.boolean("workload.fill-source")) {}
     // To be called by a program when it ends: runs on_finished once all have.
     void program_ended() {
@@ -108,6 +109,7 @@ protected:
     TransferLog log_;
     std::uint64_t seed_;
     bool populate_;      // message buffers mapped with MAP_POPULATE
+    BufferAdvice advice_;   // madvise() of the message buffers (workload.madvise)
     bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
