@@ -170,6 +170,11 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
                               ctx.config.origin("rdma.strategy") +
                               ") needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
                               "that nothing registers, pins or pages");
+        if (ctx.config.string("workload.madvise") != "none")
+            throw ConfigError("workload.madvise = " + ctx.config.text("workload.madvise") + " (from " +
+                              ctx.config.origin("workload.madvise") +
+                              ") needs smmu.enabled = true: without the SMMU, buffers are physical memory "
+                              "with no mapping to advise");
         dma.mem.bind(bus.in);
     }
     // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.

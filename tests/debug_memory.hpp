@@ -23,6 +23,7 @@ public:
     }
     bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
     unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override {
+        ++transactions;
         unsigned char* d = gp.get_data_ptr();
         for (unsigned i = 0; i < gp.get_data_length(); ++i) {
             const std::uint64_t a = gp.get_address() + i;
@@ -47,6 +48,7 @@ public:
         return v;
     }
     std::unordered_map<std::uint64_t, std::vector<unsigned char>> pages;
+    std::uint64_t transactions = 0;   // debug transactions served (host work of the caller)
 };
 
 }  // namespace vrdmasim_test

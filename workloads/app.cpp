@@ -203,18 +203,34 @@ void App::finish_registrations() {
     if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
 }
 
-std::uint64_t App::alloc(std::uint64_t bytes, bool populate, bool huge) {
+BufferAdvice buffer_advice(const std::string& name) {
+    if (name == "none") return BufferAdvice::None;
+    if (name == "hugepage") return BufferAdvice::HugePage;
+    if (name == "nohugepage") return BufferAdvice::NoHugePage;
+    throw std::invalid_argument("buffer advice '" + name + "': none, hugepage or nohugepage");
+}
+
+std::uint64_t App::alloc(std::uint64_t bytes, bool populate, BufferAdvice advice) {
     if (vm_) {
-        const VmResult r = vm_->mmap(pid_, std::max<std::uint64_t>(bytes, 1), Prot::ReadWrite, populate, now());
+        const std::uint64_t len = std::max<std::uint64_t>(bytes, 1);
+        const bool advise = advice != BufferAdvice::None;
+        // With advice, the mapping is populated only after madvise(): pages
+        // faulted in by MAP_POPULATE would already be 4 KiB ones.
+        const VmResult r = vm_->mmap(pid_, len, Prot::ReadWrite, populate && !advise, now());
         if (!r.ok())
             throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B failed: " + to_string(r.error));
         if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
-        if (huge) {
-            const VmResult h = vm_->madvise(pid_, r.value, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095),
-                                            Advice::HugePage, now());
-            if (!h.ok())
-                throw std::runtime_error(group_ + ": madvise(MADV_HUGEPAGE) failed: " + to_string(h.error));
-            if (h.done > now()) qk_.set(h.done - sc_core::sc_time_stamp());
+        if (advise) {
+            const std::uint64_t span = (len + 4095) & ~std::uint64_t(4095);
+            const VmResult a = vm_->madvise(
+                pid_, r.value, span, advice == BufferAdvice::HugePage ? Advice::HugePage : Advice::NoHugePage, now());
+            if (!a.ok())
+                throw OutOfMemory(group_ + ": madvise of " + std::to_string(bytes) + " B failed: " + to_string(a.error));
+            if (a.done > now()) qk_.set(a.done - sc_core::sc_time_stamp());
+            if (populate) {   // best effort, as MAP_POPULATE: a page left out faults later
+                const VmResult f = vm_->madvise(pid_, r.value, span, Advice::PopulateWrite, now());
+                if (f.done > now()) qk_.set(f.done - sc_core::sc_time_stamp());
+            }
         }
         allocations_.emplace_back(r.value, bytes);
         return r.value;
@@ -426,7 +442,10 @@ CompletionRecord App::read_record(std::uint64_t addr) {
 }
 
 bool App::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }
-bool App::populated(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr) || vm_->swapped(pid_, addr); }
+bool App::populated(std::uint64_t addr) const {
+    // A page being migrated was present and is again once the copy is done.
+    return !vm_ || vm_->present(pid_, addr) || vm_->swapped(pid_, addr) || vm_->migrating(pid_, addr);
+}
 
 CompletionRecord App::read_rx_record(std::uint64_t index) {
     if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");

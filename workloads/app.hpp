@@ -31,6 +31,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// What a program tells the kernel about its buffers' huge pages
+// (workload.madvise): nothing, MADV_HUGEPAGE or MADV_NOHUGEPAGE.
+enum class BufferAdvice { None, HugePage, NoHugePage };
+// "none" | "hugepage" | "nohugepage" (the parameter's choices).
+BufferAdvice buffer_advice(const std::string& name);
+
 class App : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<App> cpu;
@@ -76,9 +82,12 @@ public:
 
     // Memory for buffers and records (page aligned). `populate`: fault every
     // page in now (MAP_POPULATE); otherwise the first touch, by the CPU or the
-    // engine, faults. Throws OutOfMemory when it does not fit.
-    // `huge`: then madvise(MADV_HUGEPAGE) it (with a VM only).
-    std::uint64_t alloc(std::uint64_t bytes, bool populate = true, bool huge = false);
+    // engine, faults. `advice` (virtual memory only): madvise() the mapping
+    // MADV_HUGEPAGE or MADV_NOHUGEPAGE before any page is faulted in (mmap,
+    // madvise, then MADV_POPULATE_WRITE when populating, as a program must to
+    // get huge pages under vm.thp = madvise). Throws OutOfMemory when it does
+    // not fit.
+    std::uint64_t alloc(std::uint64_t bytes, bool populate = true, BufferAdvice advice = BufferAdvice::None);
     // Memory the engine writes records into (completion records, the
     // notification ring): mapped, populated and mlock()ed, as RDMA libraries
     // keep their completion queues, so reclaim never takes it from under the

@@ -216,9 +216,9 @@ void ClusterWorkload::program(App& app) {
     // writes in flight; the notification ring, for two rounds of arrivals
     // (a neighbour can be one round ahead), at most 4096 records.
     const std::uint64_t rx_bytes = receive_bytes(me);
-    if (rx_bytes) self.rx_base = map_buffers(app, rx_bytes);
+    if (rx_bytes) self.rx_base = app.alloc(rx_bytes, populate_, advice_);
     self.registered = app.register_receive(self.rx_base, rx_bytes);
-    const std::uint64_t src_base = map_buffers(app, sbufs * msg_);
+    const std::uint64_t src_base = app.alloc(sbufs * msg_, populate_, advice_);
     const std::uint64_t records = app.alloc_locked(sbufs * per * sizeof(CompletionRecord));
     const std::uint32_t ring = ring_entries(me);
     app.setup_rx_ring(ring);

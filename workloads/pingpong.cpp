@@ -41,7 +41,7 @@ App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::ui
 // Keys: ping i uses 2i, pong i uses 2i+1, so each message has its own bytes.
 void PingpongWorkload::ping(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
-    a_buf_ = map_buffers(app, 2 * n);   // [0, n): source of pings; [n, 2n): destination of pongs
+    a_buf_ = app.alloc(2 * n, populate_, advice_);   // [0, n): source of pings; [n, 2n): destination of pongs
     a_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
     app.setup_rx_ring(kRing);
     const bool registered = app.register_receive(a_buf_ + n, msg_);
@@ -66,7 +66,7 @@ void PingpongWorkload::ping(App& app) {
 
 void PingpongWorkload::pong(App& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
-    b_buf_ = map_buffers(app, 2 * n);
+    b_buf_ = app.alloc(2 * n, populate_, advice_);
     b_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
     app.setup_rx_ring(kRing);
     const bool registered = app.register_receive(b_buf_ + n, msg_);

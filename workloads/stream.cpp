@@ -32,14 +32,14 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
 // The receiving process maps the destination buffers and registers them
 // once for the whole run (rdma.strategy).
 void StreamWorkload::receiver(App& app) {
-    dst_buf_ = map_buffers(app, slots_ * msg_);
+    dst_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     ready_and_wait(app, 2);
 }
 
 void StreamWorkload::sender(App& app) {
     const std::uint64_t per = app.records_for(msg_);   // records per message
-    src_buf_ = map_buffers(app, slots_ * msg_);
+    src_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     records_ = app.alloc_locked(slots_ * per * sizeof(CompletionRecord));
     ready_and_wait(app, 2);
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;

@@ -95,16 +95,16 @@ void Workload::declare_params(ParamRegistry& reg) {
         .boolean("populate", "true",
                  "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
                  "whose first touch by the CPU or the engine faults")
-        .boolean("advise-huge", "false",
-                 "the program advises its message buffers MADV_HUGEPAGE right after mapping them (what "
-                 "vm.thp = madvise waits for; with vm.thp = always it changes nothing, with never it is "
-                 "ignored): pages touched later fault in as 2 MiB pages, populated ones wait for khugepaged. "
-                 "false: no advice, as programs that do not know of THP")
         .integer("buffers", "0",
                  "stream: distinct buffer slots the messages cycle through (each source and destination "
                  "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
                  "Set it to the number of messages to give every message buffers never used before")
         .range("0", "1048576")
+        .choice("madvise", "none", {"none", "hugepage", "nohugepage"},
+                "madvise() of the message buffers right after mmap and before they are populated: none; "
+                "hugepage: MADV_HUGEPAGE (huge pages at fault time and by khugepaged under vm.thp = "
+                "madvise or always); nohugepage: MADV_NOHUGEPAGE (never huge, even under vm.thp = always). "
+                "Virtual-memory runs only (madvise(2), transhuge.rst)")
         .boolean("fill-source", "true",
                  "the program writes each message's data into its source buffer before posting it (making "
                  "its pages present); false: it sends the buffer as it is (zeros when never touched), so "

@@ -76,7 +76,7 @@ protected:
     explicit Workload(const SimContext& ctx)
         : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")),
           populate_(ctx.config.boolean("workload.populate")),
-          advise_huge_(ctx.config.boolean("workload.advise-huge")),
+          advice_(buffer_advice(ctx.config.string("workload.madvise"))),
           fill_source_(ctx.config.boolean("workload.fill-source")) {}
     // To be called by a program when it ends: runs on_finished once all have.
     void program_ended() {
@@ -92,8 +92,6 @@ protected:
     void ready_and_wait(App& app, unsigned parties);
     // ConfigError unless `bytes` fit in what `app` can map.
     void check_fits(const App& app, std::uint64_t bytes) const;
-    // Map message buffers as workload.populate and workload.advise-huge say.
-    std::uint64_t map_buffers(App& app, std::uint64_t bytes) { return app.alloc(bytes, populate_, advise_huge_); }
     // ConfigError unless the library's locked memory (`regions`: the sizes
     // of its alloc_locked calls, completion records and notification ring,
     // each locked in whole 4 KiB pages) fits under vm.memlock-limit. Only
@@ -117,7 +115,7 @@ protected:
     TransferLog log_;
     std::uint64_t seed_;
     bool populate_;      // message buffers mapped with MAP_POPULATE
-    bool advise_huge_;   // message buffers advised MADV_HUGEPAGE
+    BufferAdvice advice_;   // madvise() of the message buffers (workload.madvise)
     bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 
 #include "models/smmu/translation.hpp"
@@ -38,6 +39,13 @@ constexpr std::uint64_t kSwSwap = 1ull << 57;
 std::uint64_t swap_entry(std::uint64_t slot) { return ((slot << 12) & 0x0000fffffffff000ull) | kSwSwap; }
 std::uint64_t swap_slot(std::uint64_t d) { return (d & 0x0000fffffffff000ull) >> 12; }
 bool is_swap(std::uint64_t d) { return !(d & 1) && (d & kSwSwap); }
+// Software bit of a migration entry (valid bit clear): the page is being
+// migrated, the old frame's address kept in the entry (Linux's migration
+// swap entry holds the pfn the same way, mm/migrate.c). A fault on it waits
+// for the migration to finish (__migration_entry_wait); the SMMU's walker
+// sees a translation fault.
+constexpr std::uint64_t kSwMigration = 1ull << 56;
+bool is_migration(std::uint64_t d) { return !(d & 1) && (d & kSwMigration); }
 constexpr std::uint64_t kMmapBase = 0x7f0000000000ull;   // top of the mmap area (top-down)
 constexpr std::uint64_t kMmapMin = 0x10000ull;           // vm.mmap_min_addr default (64 KiB)
 
@@ -91,7 +99,8 @@ struct Vm::Impl {
     } reclaim_hand, khugepaged_hand;
     Counter &swap_outs, &swap_ins, &faults_major, &reclaim_scans, &pages_scanned, &direct_reclaims, &collapses,
         &collapse_failed_alloc, &collapse_skipped_pinned, &stale_pins, &khugepaged_scanned, &pages_migrated,
-        &compactions, &compactions_failed;
+        &compactions, &compactions_failed, &migration_waits;
+    Histogram& migration_window;
     Histogram& collapse_window;
 
     Counter &faults_minor, &faults_huge, &faults_af, &zero_fills, &pages_mapped, &pages_pinned, &mmaps, &munmaps,
@@ -108,6 +117,22 @@ struct Vm::Impl {
         std::multimap<std::uint64_t, PinRec> orphans;  // pinned pages no longer mapped (by old VA)
     };
     std::map<int, Process> procs;
+    // Reclaim's LRU: every present leaf (a valid 4 KiB PTE or 2 MiB block
+    // descriptor) of every process, in (pid, va) order, kept up to date by
+    // every path that makes a leaf valid or not. Reclaim's clock walks it
+    // from its hand, so its host work is proportional to the pages it looks
+    // at, as Linux's LRU lists make it, not to every PTE of every VMA.
+    using Key = std::pair<int, std::uint64_t>;
+    std::set<Key> resident;
+    void res_set(int pid, std::uint64_t va, bool valid) {
+        if (valid)
+            resident.insert({pid, va});
+        else
+            resident.erase({pid, va});
+    }
+    void res_clear(int pid, std::uint64_t va, std::uint64_t end) {
+        resident.erase(resident.lower_bound({pid, va}), resident.lower_bound({pid, end}));
+    }
 
     // Work accumulated by one call: CPU time and pages made present.
     struct Work {
@@ -165,6 +190,12 @@ struct Vm::Impl {
           compactions(c.stats.counter(prefix + ".compactions", "", "compaction runs")),
           compactions_failed(c.stats.counter(prefix + ".compactions_failed", "",
                                              "compaction runs that freed no 2 MiB block")),
+          migration_waits(c.stats.counter(prefix + ".migration_waits", "",
+                                          "faults that found a migration entry and waited for the migration "
+                                          "to finish (__migration_entry_wait)")),
+          migration_window(c.stats.histogram(prefix + ".migration_window", "us",
+                                             "PTEs replaced by migration entries to new frames mapped, per "
+                                             "compaction")),
           collapse_window(c.stats.histogram(prefix + ".collapse_window", "us",
                                             "PTEs cleared to block installed, per collapse")),
           faults_minor(c.stats.counter(prefix + ".faults_minor", "", "4 KiB zero-fill faults")),
@@ -319,7 +350,11 @@ struct Vm::Impl {
             if (level == 2 && has_frame(d) && (d & kValid))
                 n = std::min({len - done, kHuge - (a & (kHuge - 1)), v->end - a});
             std::uint64_t pa = 0;
-            if (!open_range && translate(*p, a, pa)) access(true, pa, const_cast<unsigned char*>(data) + done, n);
+            if (!open_range && translate(*p, a, pa)) {
+                access(true, pa, const_cast<unsigned char*>(data) + done, n);
+            } else if (const std::uint64_t dst = migration_dst(pid, a)) {   // the bytes are in the new frame
+                access(true, dst + (a & (kPage - 1)), const_cast<unsigned char*>(data) + done, n);
+            }
             done += n;
         }
         return true;
@@ -346,6 +381,8 @@ struct Vm::Impl {
                 if (level == 2)   // the rest of the block (and of its VMA) in one copy
                     n = std::min({len - done, kHuge - (a & (kHuge - 1)), vma->end - a});
                 access(false, (d & kAddrMask & ~(size - 1)) + (a & (size - 1)), data + done, n);
+            } else if (level == 3 && is_migration(d)) {   // being migrated: the new frame holds the bytes
+                access(false, migration_dst(pid, a) + off, data + done, n);
             } else if (level == 3 && is_swap(d)) {
                 if (!ssd) throw std::logic_error("Vm: swap entry without a swap device");
                 page.resize(kPage);
@@ -382,6 +419,9 @@ struct Vm::Impl {
         const std::uint64_t table = alloc_table();
         for (unsigned i = 0; i < 512; ++i) wr(table + 8ull * i, (pa + i * kPage) | low | kTableOrPage);
         wr(at, table | kValid | kTableOrPage);
+        res_set(p.pid, base, false);
+        if (d & kValid)
+            for (unsigned i = 0; i < 512; ++i) res_set(p.pid, base + i * kPage, true);
         huge_splits.inc();
         w.cpu += pte_update * 512;
     }
@@ -443,7 +483,7 @@ struct Vm::Impl {
     VmError fault_page(Process& p, std::uint64_t va, bool write, Work& w, std::uint64_t& next) {
         const std::uint64_t page = align_down(va, kPage);
         next = page + kPage;
-        if (settle(p, page, page + kPage, w)) {   // the fault waited for khugepaged's collapse
+        if (settle(p, page, page + kPage, w)) {   // the fault waited for a collapse or a migration
             w.fault_taken = true;
             w.cpu += minor_fault;   // then retries and finds the block
         }
@@ -491,6 +531,7 @@ struct Vm::Impl {
                         free_frame(*pa, FrameAllocator::kMaxOrder);
                         return VmError::NoMemory;
                     }
+                    res_set(p.pid, base, true);
                     if (old_table) free_frame(old_table, 0);
                     faults_huge.inc();
                     zero_fills.inc(512);
@@ -511,6 +552,7 @@ struct Vm::Impl {
             free_frame(*pa, 0);
             return VmError::NoMemory;
         }
+        res_set(p.pid, page, true);
         faults_minor.inc();
         zero_fills.inc();
         pages_mapped.inc();
@@ -558,6 +600,7 @@ struct Vm::Impl {
                     continue;
                 }
                 wr(at, 0);
+                res_set(p.pid, base, false);
                 w.cpu += pte_update;
                 const std::uint64_t pa = d & kAddrMask;
                 bool any_pin = false;
@@ -574,6 +617,7 @@ struct Vm::Impl {
             }
             if (has_frame(d)) {
                 wr(at, 0);
+                res_set(p.pid, align_down(va, kPage), false);
                 w.cpu += pte_update;
                 drop_page(align_down(va, kPage), d & kAddrMask);
             } else if (is_swap(d)) {   // the page is on swap: its slot goes
@@ -635,34 +679,6 @@ struct Vm::Impl {
         return end;
     }
 
-    // Present leaves of unlocked, accessible VMAs, in (pid, va) order: 4 KiB
-    // pages and 2 MiB blocks lying wholly inside one VMA.
-    std::vector<Hand> reclaim_candidates() {
-        std::vector<Hand> c;
-        for (auto& pp : procs) {
-            Process& p = pp.second;
-            for (const auto& vv : p.vmas) {
-                const std::uint64_t start = vv.first, end = vv.second.end;
-                if (vv.second.locked || vv.second.prot == Prot::None) continue;
-                for (std::uint64_t base = align_down(start, kHuge); base < end; base += kHuge) {
-                    int level = 0;
-                    const std::uint64_t slot = leaf_slot(p, base, level);
-                    if (!slot) continue;
-                    if (level == 2) {
-                        if ((rd(slot) & kValid) && base >= start && base + kHuge <= end) c.push_back({p.pid, base});
-                        continue;
-                    }
-                    for (unsigned i = 0; i < 512; ++i) {
-                        const std::uint64_t va = base + i * kPage;
-                        if (va < start || va >= end) continue;
-                        if (rd(slot + 8ull * i) & kValid) c.push_back({p.pid, va});
-                    }
-                }
-            }
-        }
-        return c;
-    }
-
     bool any_pin(const Process& p, std::uint64_t va, std::uint64_t len) const {
         auto it = p.pins.lower_bound(va);
         return it != p.pins.end() && it->first < va + len;
@@ -679,6 +695,7 @@ struct Vm::Impl {
         std::vector<unsigned char> bytes(kPage);
         access(false, d & kAddrMask, bytes.data(), kPage);
         wr(slot_addr, swap_entry(*s));
+        res_set(p.pid, va, false);
         w.cpu += swap_out_page + pte_update;
         b.inv(p.pid, va, kPage);
         b.writes.emplace_back(*s, std::move(bytes));
@@ -688,53 +705,65 @@ struct Vm::Impl {
         return true;
     }
 
-    // The clock: at most two sweeps over the candidates from the hand. AF
-    // set: cleared (second chance); AF clear: evicted (a block is split
-    // first). Stops when free + pending frees >= target_pages.
+    // The clock: at most two sweeps over the reclaimable present leaves
+    // (`resident` in unlocked, accessible VMAs; a 2 MiB block only when it
+    // lies wholly inside one VMA), in (pid, va) order from the hand. AF set:
+    // cleared (second chance); AF clear: evicted (a block is split first).
+    // Stops when free + pending frees >= target_pages. The walk follows the
+    // list as it changes: a page evicted earlier in the pass has left it.
     void scan(std::uint64_t target_pages, Batch& b, Work& w) {
         if (!ssd) return;
         reclaim_scans.inc();
         auto enough = [&] { return frames.free_pages() + b.frees.size() >= target_pages; };
-        if (enough()) return;
-        const std::vector<Hand> c = reclaim_candidates();
-        const std::size_t n = c.size();
-        if (n == 0) return;
-        std::size_t start = 0;
-        while (start < n && (c[start].pid < reclaim_hand.pid ||
-                             (c[start].pid == reclaim_hand.pid && c[start].va < reclaim_hand.va)))
-            ++start;
-        if (start == n) start = 0;
-        for (std::size_t k = 0; k < 2 * n && !enough(); ++k) {
-            const Hand& x = c[(start + k) % n];
-            reclaim_hand = {x.pid, x.va + 1};
-            Process& p = procs.at(x.pid);
-            std::uint64_t slot_addr = 0;
-            int level = 0;
-            const std::uint64_t d = leaf(p, x.va, &slot_addr, &level);
-            if (!(d & kValid)) continue;   // a page evicted earlier in this pass
-            pages_scanned.inc();
-            w.cpu += scan_pte;
-            const std::uint64_t size = level == 2 ? kHuge : kPage;
-            if (any_pin(p, x.va, size)) continue;
-            if (d & kAf) {   // referenced: second chance
-                wr(slot_addr, d & ~kAf);
-                w.cpu += pte_update;
-                b.inv(p.pid, x.va, size);
-                continue;
+        if (enough() || resident.empty()) return;
+        auto it = resident.lower_bound({reclaim_hand.pid, reclaim_hand.va});
+        if (it == resident.end()) it = resident.begin();
+        const Key start = *it;
+        unsigned laps = 0;   // wraps past the end of the list
+        while (!enough()) {
+            const Key x = *it;
+            if (!visit(x, target_pages, b, w)) return;   // swap full
+            it = resident.upper_bound(x);
+            if (it == resident.end()) {
+                if (++laps > 2 || resident.empty()) return;
+                it = resident.begin();
             }
-            if (level == 2) {   // an old huge page: split, then swap out its pages
-                try {
-                    split_block(p, x.va, w);
-                } catch (const OutOfFrames&) {
-                    continue;   // no frame for its page table even in the reserve: leave it
-                }
-                b.inv(p.pid, x.va, kHuge);
-                for (unsigned i = 0; i < 512 && !enough(); ++i)
-                    if (!evict(p, x.va + i * kPage, b, w)) return;
-                continue;
-            }
-            if (!evict(p, x.va, b, w)) return;   // swap full
+            if (laps == 2 && *it >= start) return;   // two whole sweeps done
         }
+    }
+    // One step of the clock at leaf x; false when swap is full.
+    bool visit(const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
+        reclaim_hand = {x.first, x.second + 1};
+        Process& p = procs.at(x.first);
+        const Vma* v = find_vma(p, x.second);
+        if (!v || v->locked || v->prot == Prot::None) return true;   // not on the LRU (unevictable)
+        std::uint64_t slot_addr = 0;
+        int level = 0;
+        const std::uint64_t d = leaf(p, x.second, &slot_addr, &level);
+        if (!(d & kValid)) return true;
+        if (level == 2 && x.second + kHuge > v->end) return true;   // a block across VMAs: left alone
+        pages_scanned.inc();
+        w.cpu += scan_pte;
+        const std::uint64_t size = level == 2 ? kHuge : kPage;
+        if (any_pin(p, x.second, size)) return true;
+        if (d & kAf) {   // referenced: second chance
+            wr(slot_addr, d & ~kAf);
+            w.cpu += pte_update;
+            b.inv(p.pid, x.second, size);
+            return true;
+        }
+        if (level == 2) {   // an old huge page: split, then swap out its pages
+            try {
+                split_block(p, x.second, w);
+            } catch (const OutOfFrames&) {
+                return true;   // no frame for its page table even in the reserve: leave it
+            }
+            b.inv(p.pid, x.second, kHuge);
+            for (unsigned i = 0; i < 512 && frames.free_pages() + b.frees.size() < target_pages; ++i)
+                if (!evict(p, x.second + i * kPage, b, w)) return false;
+            return true;
+        }
+        return evict(p, x.second, b, w);
     }
 
     // Order-0 frame for a fault; on failure, direct reclaim (charged to the
@@ -771,6 +800,7 @@ struct Vm::Impl {
             free_frame(*pa, 0);
             return VmError::NoMemory;
         }
+        res_set(p.pid, page, true);
         ssd->free_slot(swap_slot(d));
         faults_major.inc();
         swap_ins.inc();
@@ -820,6 +850,7 @@ struct Vm::Impl {
         if (!open.open) return;
         Process& p = procs.at(open.pid);
         p.pt->map_block(open.base, open.block, attrs(open.prot));
+        res_set(open.pid, open.base, true);
         for (std::uint64_t pa : open.old) free_frame(pa, 0);
         free_frame(open.table, 0);
         collapses.inc();
@@ -833,12 +864,24 @@ struct Vm::Impl {
     // A call on [va, end) of p finds the range collapsing: it waits for the
     // collapse (khugepaged holds mmap_lock for writing), which is completed
     // now; the call's work starts at the install time. True if it waited.
+    // A migration entry in the range: the caller waits until the migration
+    // has finished (__migration_entry_wait), completed now the same way.
     bool settle(Process& p, std::uint64_t va, std::uint64_t end, Work& w) {
-        if (!in_open(p.pid, va, end)) return false;
-        const sc_time t = open.install;
-        collapse_finish();
-        if (t > w.at) w.at = t;
-        return true;
+        bool waited = false;
+        if (in_open(p.pid, va, end)) {
+            const sc_time t = open.install;
+            collapse_finish();
+            if (t > w.at) w.at = t;
+            waited = true;
+        }
+        if (in_migration(p.pid, va, end)) {
+            const sc_time t = mig.install;
+            migration_finish();
+            migration_waits.inc();
+            if (t > w.at) w.at = t;
+            waited = true;
+        }
+        return waited;
     }
 
     // Phase 1: scan from the hand (starting a pass, or continuing the one in
@@ -891,6 +934,7 @@ struct Vm::Impl {
             for (unsigned i = 0; i < 512; ++i) {
                 const std::uint64_t d = rd(table + 8ull * i);
                 if (d & kValid) ++present;
+                else if (is_migration(d)) ++protnone;   // being migrated: SCAN_PTE_NON_PRESENT, skipped
                 else if (is_swap(d)) ++swp;
                 else if (d & kSwProtNone) ++protnone;
                 else ++none;
@@ -918,6 +962,7 @@ struct Vm::Impl {
             std::vector<std::uint64_t> entries(512);
             for (unsigned i = 0; i < 512; ++i) entries[i] = rd(table + 8ull * i);
             wr(pmd, 0);
+            res_clear(p.pid, r.base, r.base + kHuge);
             t = invalidate(p, r.base, kHuge, t);
             sc_time copy = pte_update * 2, ssd_end = t;
             std::vector<unsigned char> bytes(kPage);
@@ -1010,7 +1055,59 @@ struct Vm::Impl {
         }
     }
 
-    VmResult compact(std::uint64_t max_pages, sc_time at) {
+    // The migration whose window is open: the pages' PTEs are migration
+    // entries, their bytes copied to the new frames; remapped at `install`.
+    struct Migration {
+        bool open = false;
+        struct Page {
+            int pid;
+            std::uint64_t va, slot, d, dst;   // d: the PTE before; dst: the new frame
+        };
+        std::vector<Page> pages;
+        std::set<Key> keys;                  // (pid, va) of the pages, for the fault path
+        std::vector<std::uint64_t> reserved; // free frames of the block held during the window
+        sc_time clear, install;
+    } mig;
+
+    bool in_migration(int pid, std::uint64_t va, std::uint64_t end) const {
+        if (!mig.open) return false;
+        auto it = mig.keys.lower_bound({pid, va});
+        return it != mig.keys.end() && it->first == pid && it->second < end;
+    }
+    // The new frame of a page being migrated (0 if va is not one).
+    std::uint64_t migration_dst(int pid, std::uint64_t va) const {
+        if (!in_migration(pid, align_down(va, kPage), align_down(va, kPage) + kPage)) return 0;
+        for (const auto& pg : mig.pages)
+            if (pg.pid == pid && pg.va == align_down(va, kPage)) return pg.dst;
+        return 0;
+    }
+
+    // remove_migration_ptes: every migration entry becomes a PTE to the new
+    // frame; the old frames go (their translations were invalidated when
+    // the entries were written) and the block's held free frames are let go.
+    void migration_finish() {
+        if (!mig.open) return;
+        for (const auto& pg : mig.pages) {
+            wr(pg.slot, (pg.d & ~kAddrMask) | pg.dst);
+            res_set(pg.pid, pg.va, (pg.d & kValid) != 0);
+            free_frame(pg.d & kAddrMask, 0);
+        }
+        for (std::uint64_t pa : mig.reserved) frames.free(pa, 0);
+        migration_window.add(to_us(mig.install - mig.clear));
+        ctx.tracer.span(track, "migration-window", mig.clear, mig.install);
+        mig = Migration{};
+    }
+
+    // Phase 1 of a compaction run (migrate_pages_batch, mm/migrate.c): pick
+    // the block; allocate the new frames; replace every PTE by a migration
+    // entry (try_to_migrate); invalidate the cached translations (MMU
+    // notifiers: the SMMU); copy the bytes. The window is open until the
+    // install time returned in done; migration_finish is phase 2.
+    VmResult compact_begin(std::uint64_t max_pages, sc_time at) {
+        if (mig.open) {   // the caller did not end the last window: end it at its time
+            at = max_time(at, mig.install);
+            migration_finish();
+        }
         compactions.inc();
         Work w;
         w.at = at;
@@ -1056,36 +1153,70 @@ struct Vm::Impl {
             res.done = cpu.run("kcompactd", at, w.cpu).end;
             return res;
         }
-        const std::uint64_t before = frames.free_blocks(FrameAllocator::kMaxOrder);
-        Batch b;
-        std::vector<std::uint64_t> reserved;   // free frames inside the block, held so that no copy lands there
-        std::vector<unsigned char> bytes(kPage);
-        std::uint64_t moved = 0;
-        for (const Movable& m : movable[best]) {
+        // The new frames first (free frames inside the block are held, so
+        // that no copy lands there), then the PTEs replaced by migration
+        // entries at the end of the scan.
+        mig_blocks_before = frames.free_blocks(FrameAllocator::kMaxOrder);
+        Migration m;
+        for (const Movable& mv : movable[best]) {
             std::optional<std::uint64_t> dst;
-            while ((dst = frames.alloc(0)) && align_down(*dst, kHuge) == best) reserved.push_back(*dst);
+            while ((dst = frames.alloc(0)) && align_down(*dst, kHuge) == best) m.reserved.push_back(*dst);
             if (!dst) break;
-            const std::uint64_t old = m.d & kAddrMask;
-            access(false, old, bytes.data(), kPage);
-            access(true, *dst, bytes.data(), kPage);
-            wr(m.slot, (m.d & ~kAddrMask) | *dst);
-            w.cpu += copy_page + pte_update;
-            b.inv(m.pid, m.va, kPage);
-            b.frees.push_back(old);
-            ++moved;
+            m.pages.push_back({mv.pid, mv.va, mv.slot, mv.d, *dst});
+            m.keys.insert({mv.pid, mv.va});
         }
-        const sc_time t = cpu.run("kcompactd", at, w.cpu).end;
-        res.done = complete(b, t);   // invalidate before the old frames go
-        for (std::uint64_t pa : reserved) frames.free(pa, 0);
-        pages_migrated.inc(moved);
-        res.value = moved;
-        if (frames.free_blocks(FrameAllocator::kMaxOrder) > before)
-            res.error = VmError::Ok;
-        else
-            compactions_failed.inc();
+        const sc_time t_clear = cpu.run("kcompactd", at, w.cpu).end;
+        Batch b;
+        for (const auto& pg : m.pages) {
+            wr(pg.slot, (pg.d & kAddrMask) | kSwMigration);
+            res_set(pg.pid, pg.va, false);
+            b.inv(pg.pid, pg.va, kPage);
+        }
+        sc_time t = cpu.run("kcompactd", t_clear, pte_update * static_cast<double>(m.pages.size())).end;
+        for (const auto& i : b.invs) t = invalidate(procs.at(i.pid), i.va, i.len, t);   // before the copy
+        std::vector<unsigned char> bytes(kPage);
+        for (const auto& pg : m.pages) {
+            access(false, pg.d & kAddrMask, bytes.data(), kPage);
+            access(true, pg.dst, bytes.data(), kPage);
+        }
+        const sc_time t_install =
+            cpu.run("kcompactd", t, (copy_page + pte_update) * static_cast<double>(m.pages.size())).end;
+        pages_migrated.inc(m.pages.size());
+        res.value = m.pages.size();
+        res.done = t_install;
+        m.open = true;
+        m.clear = t_clear;
+        m.install = t_install;
+        mig = std::move(m);
         return res;
     }
+    std::uint64_t mig_blocks_before = 0;   // free 2 MiB blocks when the run began
 
+    // Phase 2 by the caller at the install time: the pages remapped, the
+    // block given back. Ok if a 2 MiB block was freed.
+    VmResult compact_end(sc_time at) {
+        VmResult r;
+        r.done = at;
+        r.error = VmError::NoMemory;
+        if (!mig.open) return r;
+        r.done = max_time(at, mig.install);
+        r.value = mig.pages.size();
+        migration_finish();
+        if (frames.free_blocks(FrameAllocator::kMaxOrder) > mig_blocks_before)
+            r.error = VmError::Ok;
+        else
+            compactions_failed.inc();
+        return r;
+    }
+
+    // Both phases in one call.
+    VmResult compact(std::uint64_t max_pages, sc_time at) {
+        VmResult r = compact_begin(max_pages, at);
+        if (!mig.open) return r;
+        const VmResult e = compact_end(r.done);
+        r.error = e.error;
+        return r;
+    }
 
     // The common start of a system call on a range: a work record charged
     // the syscall cost, the process and the page range. `aligned`: va must
@@ -1287,6 +1418,21 @@ bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t
 }
 
 VmResult Vm::compact(std::uint64_t max_pages, sc_time at) { return impl_->compact(max_pages, at); }
+VmResult Vm::compact_begin(std::uint64_t max_pages, sc_time at) { return impl_->compact_begin(max_pages, at); }
+VmResult Vm::compact_end(sc_time at) { return impl_->compact_end(at); }
+bool Vm::migrating(int pid, std::uint64_t va) const {
+    const std::uint64_t page = align_down(va, kPage);
+    return impl_->in_migration(pid, page, page + kPage);
+}
+VmMigration Vm::migrating() const {
+    const Impl& m = *impl_;
+    VmMigration r;
+    r.open = m.mig.open;
+    r.pages = m.mig.pages.size();
+    r.clear = m.mig.clear;
+    r.install = m.mig.install;
+    return r;
+}
 
 Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
        tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu)
@@ -1417,6 +1563,7 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
             }
             if (nd != d) {
                 m.wr(slot, nd);
+                m.res_set(p->pid, level == 2 ? base : align_down(a, kPage), (nd & kValid) != 0);
                 w.cpu += m.pte_update;
             }
         }

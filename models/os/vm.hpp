@@ -59,6 +59,16 @@ struct VmCollapse {
     sc_core::sc_time clear, install;
 };
 
+// A compaction whose migration window is open (Vm::migrating): the PTEs of
+// `pages` 4 KiB pages were replaced by migration entries at `clear` (their
+// cached translations invalidated, the SMMU's too); the new frames are mapped
+// at `install` (Vm::compact_end).
+struct VmMigration {
+    bool open = false;
+    std::uint64_t pages = 0;
+    sc_core::sc_time clear, install;
+};
+
 enum class Prot : unsigned { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
 
 enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
@@ -191,8 +201,30 @@ public:
     VmCollapse collapsing() const;
     // Migrate at most max_pages unpinned 4 KiB user pages out of one 2 MiB
     // physical block to free it whole. value = pages migrated; NoMemory if no
-    // block could be freed within max_pages.
+    // block could be freed within max_pages. Both phases below in one call
+    // (the tables jump to their final state at once).
     VmResult compact(std::uint64_t max_pages, sc_core::sc_time at);
+    // The same run in two phases (VmDaemons' kcompactd thread), as Linux's
+    // migrate_pages: compact_begin picks the block, allocates the new frames,
+    // replaces the pages' PTEs by migration entries (non-present: the SMMU
+    // faults on them), invalidates the cached translations through the
+    // notifiers, and copies the bytes; migrating() is then open and done =
+    // the install time (value = pages being migrated). Until compact_end, a
+    // fault (CPU or SMMU via the driver), user copy, munmap, mprotect or
+    // madvise on one of the pages waits for the migration
+    // (__migration_entry_wait): the migration is completed and the call's
+    // work starts at the install time. With no block to free, nothing opens
+    // and the result is compact's. A compact_begin with a window still open
+    // ends it first.
+    VmResult compact_begin(std::uint64_t max_pages, sc_core::sc_time at);
+    // Phase 2: the migration entries become PTEs to the new frames, the old
+    // frames are freed. done = max(at, install time); value = pages migrated;
+    // error as compact's. With no window open (a fault completed it), done =
+    // at and NoMemory.
+    VmResult compact_end(sc_core::sc_time at);
+    VmMigration migrating() const;
+    // Whether va's page is being migrated (its PTE a migration entry).
+    bool migrating(int pid, std::uint64_t va) const;
 
     std::uint64_t low_watermark() const;
     std::uint64_t high_watermark() const;

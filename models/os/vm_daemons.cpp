@@ -73,8 +73,11 @@ void VmDaemons::kcompactd() {
         wait(compact_interval_, stop_ev_);
         if (stopped_) break;
         kcompactd_runs_->inc();
-        const VmResult r = vm_.compact(compact_pages_, sc_core::sc_time_stamp());
+        // Phase 1 now; the pages remapped at the end of the migration window
+        // (waited out even if stop() comes meanwhile).
+        const VmResult r = vm_.compact_begin(compact_pages_, sc_core::sc_time_stamp());
         if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+        if (vm_.migrating().open) vm_.compact_end(sc_core::sc_time_stamp());
     }
     exited();
 }

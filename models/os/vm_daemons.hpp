@@ -2,7 +2,8 @@
 // simulated time: kswapd (reclaim to the high watermark when free memory is
 // below the low one), khugepaged (a collapse pass every scan-sleep; alloc-sleep
 // after a failed huge-page allocation) and kcompactd (a compaction run every
-// vm.compact-interval; 0 = off). Each is an SC_THREAD; the work itself runs on
+// vm.compact-interval; 0 = off; each run's migration window open in simulated
+// time: compact_begin, then compact_end at its install time). Each is an SC_THREAD; the work itself runs on
 // CpuCores as activity "kswapd" / "khugepaged" / "kcompactd" (charged by the
 // Vm) and the thread waits until the work's end before going on.
 //

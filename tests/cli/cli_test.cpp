@@ -1706,3 +1706,46 @@ TEST_CASE("calibration: the prototype's one-hop one-way latency is 1.3 us within
     CHECK(number(row, "latency_us_p50") < 1.3 * 1.1);
     CHECK(row.at("latency_us_p50_by_hops").rfind("1:", 0) == 0);
 }
+
+TEST_CASE("the shipped thp-collapse config: old pins fail the original engine, FOLL_LONGTERM skips pinned ranges",
+          "[cli][run][thp]") {
+    // What configs/thp-collapse.ini and the README claim, for its three runs.
+    TempDir tmp;
+    const std::string cfg = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "thp-collapse.ini").string();
+    struct Case {
+        std::string out;
+        std::vector<std::string> extra;
+    };
+    auto run_case = [&](const Case& c) {
+        const Result r = run_exe(cat({"run", cfg, "--out", c.out, "-q"}, c.extra), tmp.path());
+        INFO(describe(r));
+        // A run whose transfers failed may exit 0 or 3 (failed transfers): it still writes its summary.
+        REQUIRE((r.status == 0 || r.status == 3));
+        const Table s = read_table(tmp.path() / c.out / "summary.csv");
+        REQUIRE(s.rows.size() == 1);
+        return std::make_pair(s.rows[0], json_file(tmp.path() / c.out / "stats.json"));
+    };
+    {   // old kernel, original engine: collapses of pinned ranges, faults in their windows, failed transfers
+        const auto [row, stats] = run_case({"old", {}});
+        CHECK(number(row, "thp_collapses") > 0);
+        CHECK(sum_counters(stats, "vm.stale_pins") > 0);
+        CHECK(number(row, "transfer_errors") > 0);
+        CHECK(number(row, "data_mismatches") == 0);   // loud, never wrong data
+    }
+    {   // old kernel, fault-tolerant engine: the faults are survived, every byte verifies
+        const auto [row, stats] = run_case({"ft", {"--dma.fault-tolerant=true"}});
+        CHECK(number(row, "thp_collapses") > 0);
+        CHECK(sum_counters(stats, "vm.stale_pins") > 0);
+        CHECK(number(row, "transfer_errors") == 0);
+        CHECK(number(row, "data_mismatches") == 0);
+        CHECK(number(row, "bytes_verified") == 16 << 20);
+    }
+    {   // FOLL_LONGTERM: pinned ranges are skipped, nothing pinned is unmapped, every byte verifies
+        const auto [row, stats] = run_case({"longterm", {"--vm.pins-block-thp-collapse=true"}});
+        CHECK(sum_counters(stats, "vm.collapse_skipped_pinned") > 0);
+        CHECK(sum_counters(stats, "vm.stale_pins") == 0);
+        CHECK(number(row, "transfer_errors") == 0);
+        CHECK(number(row, "data_mismatches") == 0);
+        CHECK(number(row, "bytes_verified") == 16 << 20);
+    }
+}

@@ -123,7 +123,7 @@ const std::map<std::string, Settings>& scenarios() {
         // not (always): huge faults where each mode allows them.
         {"vm.thp", Settings{{"workload.total-bytes", "4MiB"}, {"workload.message-size", "2MiB"},
                             {"workload.window", "1"}, {"workload.buffers", "2"}, {"workload.populate", "false"},
-                            {"workload.fill-source", "false"}, {"workload.advise-huge", "true"},
+                            {"workload.fill-source", "false"}, {"workload.madvise", "hugepage"},
                             {"hog.bytes", "4MiB"}, {"hog.interval", "1ms"}, {"sim.time-limit", "1s"}}},
         // Pages resolved per fault.
         {"fault-lib.policy", kCold},

@@ -193,9 +193,10 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode) {
                 };
                 look();
                 while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
+                    for (unsigned n = 0; n < 2; ++n) {   // each migration window open in simulated time
                         Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.compact(512, sc_time_stamp()).done);
+                        wait_until(vm.compact_begin(512, sc_time_stamp()).done);
+                        if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
                     }
                     look();
                     wait(20, SC_US);
@@ -566,4 +567,97 @@ TEST_CASE("a swapped-out completion record page does not hang the application", 
     REQUIRE(s.finished());
     CHECK(s.log().transfers.value() == 8);
     CHECK(s.log().mismatches.value() == 0);
+}
+
+// ------------------------------------------------------------ migration window
+
+TEST_CASE("migration: a DMA racing a compaction faults on the migration entry, waits and every byte verifies",
+          "[strategy][migration]") {
+    // Prefaulted (present, not pinned) buffers and the original engine with
+    // a stalling SMMU: without compaction the engine never faults. Both
+    // nodes compact every 20 us while the stream runs, each migration's
+    // window (PTEs replaced by migration entries, SMMU invalidated, bytes
+    // copied, new frames mapped) open in simulated time: the engine's walks
+    // in a window fault, the driver's fault path waits for the migration to
+    // finish (__migration_entry_wait) and the transfer resumes.
+    Sim s({{"rdma.strategy", "prefault"},
+           {"workload.total-bytes", "1MiB"},
+           {"workload.message-size", "128KiB"},
+           {"workload.window", "2"},
+           {"workload.buffers", "8"},
+           {"vm.thp", "never"},
+           {"smmu-driver.fault-mode", "stall"},
+           {"dma.fault-tolerant", "false"},
+           {"sim.time-limit", "200ms"}});
+    At agent("compactor", SC_ZERO_TIME, [&] {
+        for (unsigned n = 0; n < 2; ++n) {   // see Situation::Migrate: the buffers' pages in a block of their own
+            Vm& vm = s.sys->node(n).vm;
+            const int filler = vm.create_process("filler");
+            REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
+        }
+        if (!wait_first_post(s)) return;
+        while (!s.finished()) {
+            for (unsigned n = 0; n < 2; ++n) {
+                Vm& vm = s.sys->node(n).vm;
+                wait_until(vm.compact_begin(512, sc_time_stamp()).done);
+                if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
+            }
+            wait(20, SC_US);
+        }
+    });
+    s.run();
+    dump_stats(s, "migration race");
+    REQUIRE(s.finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().mismatches.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 1024 * kKiB);
+    CHECK(s.counter("node0.vm.pages_migrated") + s.counter("node1.vm.pages_migrated") > 0);
+    // The race happened: the engine's walks found migration entries, and the
+    // driver's fault service waited for a migration.
+    CHECK(s.smmu_faults(0) + s.smmu_faults(1) > 0);
+    CHECK(s.counter("node0.vm.migration_waits") + s.counter("node1.vm.migration_waits") > 0);
+}
+
+// ------------------------------------------------------------ workload.madvise
+
+namespace {
+
+// A stream of two 2 MiB messages, buffers populated when mapped: huge pages
+// at fault time exactly when the THP mode and the buffers' advice allow.
+void madvise_case(const std::string& thp, const std::string& advice, bool huge) {
+    Sim s({{"workload.total-bytes", "4MiB"},
+           {"workload.message-size", "2MiB"},
+           {"workload.window", "1"},
+           {"workload.buffers", "2"},
+           {"workload.madvise", advice},
+           {"vm.thp", thp},
+           {"sim.time-limit", "200ms"}});
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 4096 * kKiB);
+    for (unsigned n = 0; n < 2; ++n) {
+        INFO("node " << n);
+        // 4 MiB of buffers on each side: two 2 MiB faults when huge.
+        if (huge)
+            CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") >= 2);
+        else
+            CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") == 0);
+    }
+    CHECK((s.counter("node0.vm.madvises") > 0) == (advice != "none"));
+}
+
+}  // namespace
+
+TEST_CASE("workload.madvise = hugepage gives huge buffers under vm.thp = madvise", "[strategy][thp]") {
+    madvise_case("madvise", "hugepage", true);
+}
+TEST_CASE("workload.madvise = none gives 4 KiB buffers under vm.thp = madvise", "[strategy][thp]") {
+    madvise_case("madvise", "none", false);
+}
+TEST_CASE("workload.madvise = nohugepage gives 4 KiB buffers even under vm.thp = always", "[strategy][thp]") {
+    madvise_case("always", "nohugepage", false);
+}
+TEST_CASE("workload.madvise = none gives huge buffers under vm.thp = always", "[strategy][thp]") {
+    madvise_case("always", "none", true);
 }

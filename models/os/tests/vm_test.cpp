@@ -1316,3 +1316,80 @@ TEST_CASE("vm: pinning part of a huge page splits it; pinning all of it does not
     REQUIRE(walk(e.mem, e.vm->root(e.pid), m.value + 2 * MiB + 4096, level, pa));
     CHECK(level == 2);
 }
+
+TEST_CASE("vm: reclaim's host work follows the pages it looks at, not the size of memory", "[os][vm][reclaim]") {
+    // 12288 present pages (48 MiB). Once the clock has aged them all, each
+    // reclaim of 32 pages looks at 32 pages: its work (debug transactions
+    // into DRAM, the host's cost) must not grow with the 12288.
+    Env e(Settings{{"vm.thp", "never"}}, 64 * MiB);
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 48 * MiB, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    const auto first = e.vm->reclaim(e.vm->free_bytes() + 32 * P, T0);   // one sweep clears every AF
+    REQUIRE(first.ok());
+    CHECK(e.counter("pages_scanned") == 12288 + 32);
+    sc_time t = first.done;
+    for (int round = 0; round < 10; ++round) {
+        const std::uint64_t scanned0 = e.counter("pages_scanned"), tx0 = e.mem.transactions;
+        const auto r = e.vm->reclaim(e.vm->free_bytes() + 32 * P, t);
+        REQUIRE(r.ok());
+        CHECK(r.value == 32);
+        CHECK(e.counter("pages_scanned") - scanned0 == 32);   // the clock goes on from its hand
+        INFO("round " << round << ": " << e.mem.transactions - tx0 << " debug transactions");
+        CHECK(e.mem.transactions - tx0 < 32 * 20);   // a few per page, never one per present PTE
+        t = r.done;
+    }
+}
+
+TEST_CASE("vm: THP mode x buffer advice, at fault time and in khugepaged", "[os][vm][thp]") {
+    // transhuge.rst: always: every range unless MADV_NOHUGEPAGE; madvise:
+    // only MADV_HUGEPAGE ranges; never: none. khugepaged honours the same.
+    const std::string mode = GENERATE(as<std::string>{}, "always", "madvise", "never");
+    const std::string advice = GENERATE(as<std::string>{}, "none", "hugepage", "nohugepage");
+    const bool huge = advice != "nohugepage" && (mode == "always" || (mode == "madvise" && advice == "hugepage"));
+    INFO("vm.thp = " << mode << ", advice " << advice);
+    Env e(Settings{{"vm.thp", mode}}, 16 * MiB);
+    auto advise = [&](std::uint64_t va) {
+        if (advice == "hugepage") REQUIRE(e.vm->madvise(e.pid, va, 2 * MiB, Advice::HugePage, T0).ok());
+        if (advice == "nohugepage") REQUIRE(e.vm->madvise(e.pid, va, 2 * MiB, Advice::NoHugePage, T0).ok());
+    };
+    // At fault time.
+    const auto a = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(a.ok());
+    advise(a.value);
+    CHECK(e.vm->touch(e.pid, a.value, true, T0).value == (huge ? 512u : 1u));
+    CHECK(e.counter("faults_huge") == (huge ? 1u : 0u));
+    // khugepaged: a range faulted in as 4 KiB pages while no 2 MiB frame was
+    // free (one frame held in every block), then the frames given back.
+    const auto b = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(b.ok());
+    advise(b.value);
+    std::vector<std::uint64_t> held;
+    while (e.frames.can_alloc(9)) {
+        auto f = e.frames.alloc(9);
+        REQUIRE(f);
+        e.frames.split(*f, 9);
+        for (unsigned o = 8; o >= 1; --o)
+            for (std::uint64_t x = *f; x < *f + 2 * MiB; x += 4096ull << o) e.frames.split(x, o);
+        for (std::uint64_t p = *f + 4096; p < *f + 2 * MiB; p += 4096) e.frames.free(p, 0);
+        held.push_back(*f);
+    }
+    std::vector<unsigned char> data(2 * MiB);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 13 + i / 4096);
+    REQUIRE(e.vm->write_user(e.pid, b.value, data.data(), data.size()));
+    CHECK(e.counter("faults_huge") == (huge ? 1u : 0u));   // no 2 MiB frame: 4 KiB pages
+    for (std::uint64_t f : held) e.frames.free(f, 0);
+    // The 4 KiB frames came from all over the held blocks: give the first
+    // mapping back so that a whole 2 MiB frame is free (a's block, if huge).
+    REQUIRE(e.vm->munmap(e.pid, a.value, 2 * MiB, T0).ok());
+    const auto r = e.vm->khugepaged_scan(us(10));
+    REQUIRE(r.ok());
+    CHECK(e.counter("collapses") == (huge ? 1u : 0u));
+    int level = 0;
+    std::uint64_t pa = 0;
+    REQUIRE(walk(e.mem, e.vm->root(e.pid), b.value, level, pa) != 0);
+    CHECK(level == (huge ? 2 : 3));
+    std::vector<unsigned char> back(2 * MiB);
+    REQUIRE(e.vm->read_user(e.pid, b.value, back.data(), back.size()));
+    CHECK(back == data);
+}
