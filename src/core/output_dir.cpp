@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -16,9 +17,21 @@ namespace fs = std::filesystem;
 const char* const kRunMarker = ".vrdmasim-run";
 const char* const kSweepMarker = ".vrdmasim-sweep";
 
+namespace {
+
+// "host NAME": pids are only meaningful on the host that wrote the marker
+// (an output directory may be on a file system shared by several machines).
+std::string host_line() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0) return "host ?";
+    return std::string("host ") + buf;
+}
+
+}  // namespace
+
 void write_marker(const fs::path& dir, const char* name, const std::string& what) {
     std::ofstream os(dir / name, std::ios::trunc);
-    os << what << "\n";
+    os << what << "\n" << host_line() << "\n";
     os.close();
     if (!os) throw std::runtime_error("cannot write " + (dir / name).string());
 }
@@ -62,6 +75,13 @@ int remove_stale_partials(const fs::path& dir) {
         if (pid <= 0) continue;
         std::error_code ec2;
         if (!it->is_directory(ec2) || !fs::is_regular_file(it->path() / kRunMarker, ec2)) continue;
+        // Written on this host (else its pid says nothing here).
+        std::ifstream marker(it->path() / kRunMarker);
+        std::string line;
+        bool here = false;
+        while (std::getline(marker, line))
+            if (line == host_line()) here = true;
+        if (!here) continue;
         if (kill(pid, 0) == 0 || errno != ESRCH) continue;   // alive (or not ours to ask): keep
         stale.insert(it->path());
     }

@@ -15,7 +15,8 @@ extern const char* const kRunMarker;     // ".vrdmasim-run"
 // The marker and lock file of a sweep's output directory.
 extern const char* const kSweepMarker;   // ".vrdmasim-sweep"
 
-// Write the marker file `name` into dir. Throws std::runtime_error.
+// Write the marker file `name` into dir: `what`, then "host <hostname>".
+// Throws std::runtime_error.
 void write_marker(const std::filesystem::path& dir, const char* name, const std::string& what);
 
 // True if dir holds the run marker and nothing but the files a run writes
@@ -24,8 +25,9 @@ void write_marker(const std::filesystem::path& dir, const char* name, const std:
 bool is_run_output(const std::filesystem::path& dir);
 
 // Remove the leftovers of killed runs in dir: ".<name>.partial-<pid>" and
-// ".<name>.old-<pid>" directories that hold the run marker and whose process
-// no longer exists. Anything else is left alone. Returns how many it removed.
+// ".<name>.old-<pid>" directories that hold the run marker written on this
+// host and whose process no longer exists. Anything else is left alone.
+// Returns how many it removed.
 int remove_stale_partials(const std::filesystem::path& dir);
 
 }  // namespace vrdmasim

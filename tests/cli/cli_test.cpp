@@ -1519,6 +1519,16 @@ TEST_CASE("calibration: the prototype's one-hop one-way latency is 1.3 us within
 
 namespace {
 
+// The run marker as a run on this host writes it (on another host: `host`).
+std::string run_marker(std::string host = "") {
+    if (host.empty()) {
+        char buf[256] = {};
+        REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
+        host = buf;
+    }
+    return "vrdmasim run output\nhost " + host + "\n";
+}
+
 // The pid of a process that has ended (forked, exited, reaped).
 pid_t dead_pid() {
     const pid_t pid = fork();
@@ -1570,15 +1580,17 @@ TEST_CASE("run removes what killed runs left behind, and only that", "[cli][run]
     const std::string stale_old = ".other.old-" + std::to_string(dead);
     const std::string unmarked = ".thing.partial-" + std::to_string(dead);
     const std::string alive = ".out.partial-" + std::to_string(getpid());
-    for (const auto& d : {stale, stale_old, unmarked, alive}) {
+    const std::string elsewhere = ".far.partial-" + std::to_string(dead);   // another host's pid
+    for (const auto& d : {stale, stale_old, unmarked, alive, elsewhere}) {
         fs::create_directory(tmp.path() / d);
         spit(tmp.path() / d / "trace.json", "[");
     }
-    for (const auto& d : {stale, stale_old, alive}) spit(tmp.path() / d / ".vrdmasim-run", "vrdmasim run output\n");
+    for (const auto& d : {stale, stale_old, alive}) spit(tmp.path() / d / ".vrdmasim-run", run_marker());
+    spit(tmp.path() / elsewhere / ".vrdmasim-run", run_marker("some-other-host.invalid"));
     const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
-    CHECK(listing(tmp.path()) == std::set<std::string>{"out", unmarked, alive});
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out", unmarked, alive, elsewhere});
 }
 
 TEST_CASE("config.ini of a config file whose name holds a newline re-runs", "[cli][run]") {
@@ -1687,7 +1699,7 @@ TEST_CASE("a sweep directory is locked while a sweep or its points run and stale
     // Killed points' partial outputs are removed on the next resume.
     const std::string stale = "." + id + ".partial-" + std::to_string(dead_pid());
     fs::create_directory(out / "points" / stale);
-    spit(out / "points" / stale / ".vrdmasim-run", "vrdmasim run output\n");
+    spit(out / "points" / stale / ".vrdmasim-run", run_marker());
     spit(out / "points" / stale / "trace.json", "[");
     r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
     INFO(describe(r));
