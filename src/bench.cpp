@@ -25,9 +25,71 @@
 #include "models/smmu/smmu500.hpp"
 #include "system.hpp"
 
+#include <boost/program_options.hpp>
+
 namespace vrdmasim {
 
 namespace {
+
+namespace po = boost::program_options;
+
+// s as one word for /bin/sh: single-quoted, embedded quotes escaped.
+std::string shq(const std::string& s) {
+    std::string out = "'";
+    for (const char c : s) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
+}
+
+// A whole number of decimal digits (no sign) between lo and hi.
+long parse_whole(const std::string& what, const std::string& v, long lo, long hi) {
+    if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos ||
+        std::stol(v) < lo || std::stol(v) > hi)
+        throw std::invalid_argument(what + " " + v + ": expected a whole number between " + std::to_string(lo) +
+                                    " and " + std::to_string(hi));
+    return std::stol(v);
+}
+
+// Parse the bench subcommands' options (no abbreviations). Returns -1 when
+// parsed, else the exit status (0 after --help, 2 on an error).
+int parse_bench_options(const std::string& cmd, const std::vector<std::string>& args,
+                        const po::options_description& opts, const std::string& usage, po::variables_map& vm) {
+    try {
+        const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+        const po::positional_options_description none;   // no arguments but options
+        po::store(po::command_line_parser(args).options(opts).positional(none).style(style).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: " << cmd << ": " << e.what() << "\n" << usage << opts;
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << usage << opts;
+        return 0;
+    }
+    return -1;
+}
+
+// --iterations of bench-bare and bench-smmu.
+int iterations_option(const std::string& cmd, const std::vector<std::string>& args, long dflt, long& iterations) {
+    po::options_description opts(cmd + " options");
+    opts.add_options()("help,h", "show this help")(
+        "iterations", po::value<std::string>()->value_name("N"), "calls to time (>= 1)");
+    po::variables_map vm;
+    const int rc = parse_bench_options(cmd, args, opts, "usage: vrdmasim " + cmd + " [--iterations N]\n", vm);
+    if (rc >= 0) return rc;
+    iterations = dflt;
+    try {
+        if (vm.count("iterations"))
+            iterations = parse_whole("--iterations", vm["iterations"].as<std::string>(), 1, 1000000000000L);
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "vrdmasim: error: " << cmd << ": " << e.what() << "\n";
+        return 2;
+    }
+    return -1;
+}
 
 struct BareTarget : sc_core::sc_module {
     tlm_utils::simple_target_socket<BareTarget> socket{"socket"};
@@ -134,12 +196,8 @@ std::string capture(const std::string& cmd, int& status) {
 }  // namespace
 
 int bench_bare_command(const std::vector<std::string>& args) {
-    long iterations = 2000000;
-    if (args.size() == 2 && args[0] == "--iterations") iterations = std::atol(args[1].c_str());
-    if (iterations <= 0) {
-        std::cerr << "vrdmasim: error: bench-bare --iterations N (N >= 1)\n";
-        return 2;
-    }
+    long iterations = 0;
+    if (const int rc = iterations_option("bench-bare", args, 2000000, iterations); rc >= 0) return rc;
     BareInitiator init("init", iterations);
     BareTarget target("target");
     init.socket.bind(target.socket);
@@ -151,12 +209,8 @@ int bench_bare_command(const std::vector<std::string>& args) {
 }
 
 int bench_smmu_command(const std::vector<std::string>& args) {
-    long iterations = 5000000;
-    if (args.size() == 2 && args[0] == "--iterations") iterations = std::atol(args[1].c_str());
-    if (iterations <= 0) {
-        std::cerr << "vrdmasim: error: bench-smmu --iterations N (N >= 1)\n";
-        return 2;
-    }
+    long iterations = 0;
+    if (const int rc = iterations_option("bench-smmu", args, 5000000, iterations); rc >= 0) return rc;
     ParamRegistry reg;
     declare_all_params(reg);
     Config cfg(reg);
@@ -204,8 +258,8 @@ struct StreamFigures {
 bool run_stream(const std::string& exe, const std::string& dir, const std::string& volume,
                 const std::string& extra, StreamFigures& f) {
     int st = 0;
-    capture("'" + exe + "' run --workload.kind=stream --workload.total-bytes=" + volume +
-                " --workload.message-size=1MiB " + extra + " --out '" + dir + "' --quiet 2>&1",
+    capture(shq(exe) + " run --workload.kind=stream --workload.total-bytes=" + shq(volume) +
+                " --workload.message-size=1MiB " + extra + " --out " + shq(dir) + " --quiet 2>&1",
             st);
     std::map<std::string, std::string> m;
     try {
@@ -238,7 +292,7 @@ std::map<std::string, double> child_figures(const std::string& cmd, int& st) {
 bool run_child(const std::string& exe, const std::string& dir, const std::string& args,
                std::map<std::string, std::string>& m) {
     int st = 0;
-    capture("'" + exe + "' run " + args + " --out '" + dir + "' --quiet 2>&1", st);
+    capture(shq(exe) + " run " + args + " --out " + shq(dir) + " --quiet 2>&1", st);
     try {
         const auto rows = read_csv_file(dir + "/summary.csv");
         if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
@@ -309,26 +363,36 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
-    std::string volume = "256MiB";
-    bool scale = false;
-    unsigned max_nodes = 1296, iterations = 4;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--volume" && i + 1 < args.size()) {
-            volume = args[++i];
-        } else if (args[i] == "--scale") {
-            scale = true;
-        } else if (args[i] == "--max-nodes" && i + 1 < args.size()) {
-            max_nodes = static_cast<unsigned>(std::strtoul(args[++i].c_str(), nullptr, 10));
-        } else if (args[i] == "--iterations" && i + 1 < args.size()) {
-            iterations = static_cast<unsigned>(std::strtoul(args[++i].c_str(), nullptr, 10));
-        } else {
-            std::cerr << "usage: vrdmasim bench [--volume SIZE]   (bytes streamed, default 256MiB)\n"
-                         "       vrdmasim bench --scale [--max-nodes N] [--iterations N]   (halo on 4..1296 nodes)\n";
-            return args[i] == "--help" ? 0 : 2;
-        }
+    po::options_description opts("bench options");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
+         "bytes each stream run moves, e.g. 256MiB")
+        ("scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")
+        ("max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
+         "--scale: the largest system (4, 16, 64, 256 or 1296 nodes are run up to it; >= 4)")
+        ("iterations", po::value<std::string>()->value_name("N")->default_value("4"),
+         "--scale: halo iterations per run (>= 1)");
+    po::variables_map vm;
+    const int rc = parse_bench_options(
+        "bench", args, opts,
+        "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n", vm);
+    if (rc >= 0) return rc;
+    const std::string volume = vm["volume"].as<std::string>();
+    const bool scale = vm.count("scale") > 0;
+    unsigned max_nodes = 0, iterations = 0;
+    try {
+        max_nodes = static_cast<unsigned>(parse_whole("--max-nodes", vm["max-nodes"].as<std::string>(), 4, 1000000));
+        iterations = static_cast<unsigned>(parse_whole("--iterations", vm["iterations"].as<std::string>(), 1, 1000000));
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "vrdmasim: error: bench: " << e.what() << "\n";
+        return 2;
     }
-    if (scale && (max_nodes < 4 || iterations == 0)) {
-        std::cerr << "vrdmasim: error: bench --scale needs --max-nodes >= 4 and --iterations >= 1\n";
+    std::uint64_t volume_bytes = 0;
+    try {
+        volume_bytes = parse_size_bytes(volume);
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: bench --volume " << volume << ": " << e.what() << "\n";
         return 2;
     }
     const std::string exe = self_exe();
@@ -355,13 +419,6 @@ int bench_command(const std::vector<std::string>& args) {
     // by the program — with 4 KiB pages (vm.thp=never) and terminate-mode
     // faults recovered by the engine: every source and destination page
     // faults in once (touch-ahead: 16 pages per SMMU fault).
-    std::uint64_t volume_bytes = 0;
-    try {
-        volume_bytes = parse_size_bytes(volume);
-    } catch (const std::exception& e) {
-        std::cerr << "vrdmasim: error: bench --volume " << volume << ": " << e.what() << "\n";
-        return 2;
-    }
     const std::string fault_message = "64KiB";
     const std::string fault_args = "--workload.message-size=" + fault_message + " --workload.buffers=" +
                                    std::to_string(std::max<std::uint64_t>(volume_bytes / (64 * 1024), 1)) +
@@ -371,7 +428,7 @@ int bench_command(const std::vector<std::string>& args) {
         if (v > 0 && (best_so_far <= 0 || v < best_so_far)) best_so_far = v;
     };
     for (int rep = 0; rep < kRepeats; ++rep) {
-        const auto bare = child_figures("'" + exe + "' bench-bare --iterations 2000000", st);
+        const auto bare = child_figures(shq(exe) + " bench-bare --iterations 2000000", st);
         if (st != 0 || !bare.count("bare_ns_per_iteration")) {
             std::cerr << "vrdmasim: error: bare loop failed\n";
             return 1;
@@ -386,7 +443,7 @@ int bench_command(const std::vector<std::string>& args) {
         if (rep == 0 || a.host < with_smmu.host) with_smmu = a;
         if (rep == 0 || b.host < physical.host) physical = b;
         if (rep == 0 || c.host < faulting.host) faulting = c;
-        const auto hit = child_figures("'" + exe + "' bench-smmu --iterations 5000000", st);
+        const auto hit = child_figures(shq(exe) + " bench-smmu --iterations 5000000", st);
         if (st != 0 || !hit.count("direct_ns_per_call") || !hit.count("smmu_ns_per_call")) {
             std::cerr << "vrdmasim: error: SMMU hit-path bench failed\n";
             return 1;

@@ -1,12 +1,16 @@
 // The vrdmasim executable: run, params, sweep, merge, bench.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <boost/program_options.hpp>
 #include <systemc>
 
 #include "bench.hpp"
@@ -37,63 +41,83 @@ void usage(std::ostream& os) {
           "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
           "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
           "      halo on 4 to 1296 nodes\n"
-          "  vrdmasim --help | --version\n\n"
-          "Exit status: 0 success; 1 run failed (data mismatch, unfinished workload); 2 bad command line or "
-          "configuration.\n";
+          "  vrdmasim --help | --version\n"
+          "Each command takes --help. Options are spelled out in full (no abbreviations).\n\n"
+          "Exit status: 0 success; 1 run failed (data mismatch, unfinished workload, simulation error, or a\n"
+          "run invariant violated: its figures cannot be trusted); 2 bad command line or configuration\n"
+          "(nothing simulated); 3 simulated to the end but transfers failed (a result, not a success).\n";
+}
+
+namespace po = boost::program_options;
+
+// Every subcommand parses its options with Boost.Program_options, with no
+// guessing of abbreviated names: "--output" is not "--out".
+constexpr int kStrictStyle = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+
+const char* const kSweepUsage = "usage: vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n";
+const char* const kMergeUsage = "usage: vrdmasim merge OUT.csv IN.csv [IN.csv ...]\n";
+
+// A whole number written with decimal digits only (no sign, no spaces), at
+// most max.
+long parse_count(const std::string& v, const std::string& what, long max) {
+    if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) > max)
+        throw vrdmasim::ConfigError(what + " " + v + ": expected a whole number between 0 and " + std::to_string(max));
+    return std::stol(v);
 }
 
 int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::string>& args) {
+    po::options_description opts("sweep options");
+    opts.add_options()
+        ("help,h", "show this help")
+        ("jobs,j", po::value<std::string>()->value_name("N"), "points run at once (default: the number of cores)")
+        ("shard", po::value<std::string>()->value_name("I/N"),
+         "run only the points whose index % N == I (0 <= I < N)")
+        ("out,o", po::value<std::string>()->value_name("DIR"),
+         "output directory (default: vrdmasim-out/sweep-<sweep file name>); an existing one must be empty or an "
+         "earlier sweep's (resume); one sweep at a time per directory");
+    po::options_description hidden;
+    hidden.add_options()("sweep-file", po::value<std::vector<std::string>>(), "");
+    po::options_description all;
+    all.add(opts).add(hidden);
+    po::positional_options_description pos;
+    pos.add("sweep-file", -1);
     vrdmasim::SweepOptions o;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&](const std::string& name) -> std::string {
-            const std::string eq = name + "=";
-            if (a.compare(0, eq.size(), eq) == 0) return a.substr(eq.size());
-            if (i + 1 >= args.size()) throw vrdmasim::ConfigError(name + " needs a value");
-            return args[++i];
-        };
-        try {
-            if (a == "--help" || a == "-h") {
-                std::cout << "usage: vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n"
-                             "See README.md, 'Sweeps', for the sweep file format.\n";
-                return 0;
-            } else if (a.rfind("--jobs", 0) == 0) {
-                const std::string v = value("--jobs");
-                std::size_t used = 0;
-                o.jobs = std::stoi(v, &used);
-                if (used != v.size() || o.jobs < 1) throw vrdmasim::ConfigError("--jobs " + v + ": expected a whole number >= 1");
-            } else if (a.rfind("--shard", 0) == 0) {
-                const std::string v = value("--shard");
-                const auto slash = v.find('/');
-                std::size_t u1 = 0, u2 = 0;
-                if (slash == std::string::npos) throw vrdmasim::ConfigError("--shard " + v + ": expected I/N");
-                o.shard_index = std::stoi(v.substr(0, slash), &u1);
-                o.shard_count = std::stoi(v.substr(slash + 1), &u2);
-                if (u1 != slash || u2 != v.size() - slash - 1 || o.shard_count < 1 || o.shard_index < 0 ||
-                    o.shard_index >= o.shard_count)
-                    throw vrdmasim::ConfigError("--shard " + v + ": expected I/N with 0 <= I < N");
-            } else if (a.rfind("--out", 0) == 0) {
-                o.out_dir = value("--out");
-            } else if (!a.empty() && a[0] == '-') {
-                throw vrdmasim::ConfigError("unknown sweep option " + a);
-            } else if (o.sweep_file.empty()) {
-                o.sweep_file = a;
-            } else {
-                throw vrdmasim::ConfigError("only one sweep file may be given (got " + o.sweep_file + " and " + a + ")");
-            }
-        } catch (const std::invalid_argument&) {
-            std::cerr << "vrdmasim: error: " << a << ": expected a number\n";
-            return vrdmasim::kExitBadConfig;
-        } catch (const std::out_of_range&) {
-            std::cerr << "vrdmasim: error: " << a << ": number out of range\n";
-            return vrdmasim::kExitBadConfig;
-        } catch (const vrdmasim::ConfigError& e) {
-            std::cerr << "vrdmasim: error: " << e.what() << "\n";
-            return vrdmasim::kExitBadConfig;
+    try {
+        po::variables_map vm;
+        po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << kSweepUsage << opts << "See README.md, 'Sweeps', for the sweep file format.\n";
+            return 0;
         }
-    }
-    if (o.sweep_file.empty()) {
-        std::cerr << "vrdmasim: error: sweep needs a sweep file\nusage: vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n";
+        if (vm.count("jobs")) {
+            o.jobs = static_cast<int>(parse_count(vm["jobs"].as<std::string>(), "--jobs", 100000));
+            if (o.jobs < 1) throw vrdmasim::ConfigError("--jobs 0: expected a whole number >= 1");
+        }
+        if (vm.count("shard")) {
+            const std::string v = vm["shard"].as<std::string>();
+            const auto slash = v.find('/');
+            if (slash == std::string::npos) throw vrdmasim::ConfigError("--shard " + v + ": expected I/N");
+            o.shard_index = static_cast<int>(parse_count(v.substr(0, slash), "--shard " + v + ": I", 100000));
+            o.shard_count = static_cast<int>(parse_count(v.substr(slash + 1), "--shard " + v + ": N", 100000));
+            if (o.shard_count < 1 || o.shard_index >= o.shard_count)
+                throw vrdmasim::ConfigError("--shard " + v + ": expected I/N with 0 <= I < N");
+        }
+        if (vm.count("out")) {
+            o.out_dir = vm["out"].as<std::string>();
+            if (o.out_dir.empty()) throw vrdmasim::ConfigError("--out: the output directory name is empty");
+        }
+        const auto files = vm.count("sweep-file") ? vm["sweep-file"].as<std::vector<std::string>>()
+                                                  : std::vector<std::string>{};
+        if (files.empty()) throw vrdmasim::ConfigError("sweep needs a sweep file");
+        if (files.size() > 1)
+            throw vrdmasim::ConfigError("only one sweep file may be given (got " + files[0] + " and " + files[1] + ")");
+        o.sweep_file = files[0];
+    } catch (const vrdmasim::ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n" << kSweepUsage;
+        return vrdmasim::kExitBadConfig;
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: sweep: " << e.what() << "\n" << kSweepUsage;
         return vrdmasim::kExitBadConfig;
     }
     if (o.out_dir.empty()) {
@@ -113,33 +137,128 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
 }
 
 int merge_command(const std::vector<std::string>& args) {
-    if (args.size() < 2) {
-        std::cerr << "vrdmasim: error: usage: vrdmasim merge OUT.csv IN.csv [IN.csv ...]\n";
+    namespace fs = std::filesystem;
+    po::options_description opts("merge options");
+    opts.add_options()("help,h", "show this help");
+    po::options_description all;
+    all.add(opts).add_options()("file", po::value<std::vector<std::string>>(), "");
+    po::positional_options_description pos;
+    pos.add("file", -1);
+    std::vector<std::string> files;
+    try {
+        po::variables_map vm;
+        po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << kMergeUsage << "Merges the results.csv of several sweep shards into OUT.csv.\n" << opts;
+            return 0;
+        }
+        if (vm.count("file")) files = vm["file"].as<std::vector<std::string>>();
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: merge: " << e.what() << "\n" << kMergeUsage;
         return vrdmasim::kExitBadConfig;
     }
-    const std::vector<std::string> inputs(args.begin() + 1, args.end());
+    if (files.size() < 2) {
+        std::cerr << "vrdmasim: error: merge needs an output and at least one input\n" << kMergeUsage;
+        return vrdmasim::kExitBadConfig;
+    }
+    const std::string& out_name = files[0];
+    const std::vector<std::string> inputs(files.begin() + 1, files.end());
+    std::error_code ec;
+    const fs::file_status st = fs::status(out_name, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+        std::cerr << "vrdmasim: error: merge: the output " << out_name << " exists and is not a regular file\n";
+        return vrdmasim::kExitBadConfig;
+    }
+    // The same file under another name ("./a.csv", a link) is still the same file.
     for (const auto& in : inputs) {
-        if (in == args[0]) {
-            std::cerr << "vrdmasim: error: merge: the output " << args[0] << " is also an input\n";
+        std::error_code ec2;
+        if (in == out_name || (fs::exists(st) && fs::equivalent(in, out_name, ec2) && !ec2)) {
+            std::cerr << "vrdmasim: error: merge: the output " << out_name << " is also an input (" << in << ")\n";
             return vrdmasim::kExitBadConfig;
         }
     }
-    const std::string tmp = args[0] + ".partial";
+    fs::path target(out_name);
+    const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
     try {
         std::ofstream out(tmp);
-        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp);
+        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
         vrdmasim::merge_results(inputs, out);
         out.close();
-        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp);
+        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
     } catch (const std::exception& e) {
-        std::remove(tmp.c_str());
+        fs::remove(tmp, ec);
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return vrdmasim::kExitBadConfig;
     }
-    if (std::rename(tmp.c_str(), args[0].c_str()) != 0) {
-        std::cerr << "vrdmasim: error: cannot write " << args[0] << "\n";
+    if (std::rename(tmp.c_str(), out_name.c_str()) != 0) {
+        const int err = errno;
+        fs::remove(tmp, ec);
+        std::cerr << "vrdmasim: error: cannot write " << out_name << ": " << std::strerror(err) << "\n";
         return vrdmasim::kExitFailed;
     }
+    return 0;
+}
+
+int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::string>& args) {
+    po::options_description opts("params options");
+    opts.add_options()("help,h", "show this help")(
+        "markdown", "print Markdown tables (the generated docs), of the SECTIONs given or of all")(
+        "section", po::value<std::vector<std::string>>(), "sections to print (with --markdown)");
+    po::positional_options_description pos;
+    pos.add("section", -1);
+    const char* usage_line = "usage: vrdmasim params [--markdown [SECTION ...]]\n";
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(opts).positional(pos).style(kStrictStyle).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << usage_line << "Lists every parameter: name, type, default with unit, range, help.\n" << opts;
+            return 0;
+        }
+        if (vm.count("section") && !vm.count("markdown"))
+            throw po::error("sections are listed only with --markdown");
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: params: " << e.what() << "\n" << usage_line;
+        return vrdmasim::kExitBadConfig;
+    }
+    if (!vm.count("markdown")) {
+        reg.print(std::cout);
+        return 0;
+    }
+    try {
+        reg.print_markdown(std::cout, vm.count("section") ? vm["section"].as<std::vector<std::string>>()
+                                                          : std::vector<std::string>{});
+    } catch (const vrdmasim::ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        return vrdmasim::kExitBadConfig;
+    }
+    return 0;
+}
+
+int metrics_command(const std::vector<std::string>& args) {
+    po::options_description opts("metrics options");
+    opts.add_options()("help,h", "show this help")("markdown", "print the Markdown table (docs/metrics.md)");
+    const char* usage_line = "usage: vrdmasim metrics [--markdown]\n";
+    po::variables_map vm;
+    try {
+        const po::positional_options_description none;
+        po::store(po::command_line_parser(args).options(opts).positional(none).style(kStrictStyle).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: metrics: " << e.what() << "\n" << usage_line;
+        return vrdmasim::kExitBadConfig;
+    }
+    if (vm.count("help")) {
+        std::cout << usage_line << "Lists every summary.csv column: name, unit, meaning.\n" << opts;
+        return 0;
+    }
+    if (vm.count("markdown")) {
+        vrdmasim::write_metrics_markdown(std::cout);
+        return 0;
+    }
+    for (const auto& c : vrdmasim::summary_columns())
+        std::cout << c.name << " [" << (*c.unit ? c.unit : "count") << "]\n    " << c.description << "\n";
     return 0;
 }
 
@@ -164,36 +283,8 @@ int sc_main(int argc, char* argv[]) {
     vrdmasim::ParamRegistry reg;
     vrdmasim::declare_all_params(reg);
     if (cmd == "run") return vrdmasim::run_command(reg, args);
-    if (cmd == "params") {
-        if (args.empty()) {
-            reg.print(std::cout);
-            return 0;
-        }
-        if (args[0] != "--markdown") {
-            std::cerr << "vrdmasim: error: usage: vrdmasim params [--markdown [SECTION ...]]\n";
-            return vrdmasim::kExitBadConfig;
-        }
-        try {
-            reg.print_markdown(std::cout, std::vector<std::string>(args.begin() + 1, args.end()));
-        } catch (const vrdmasim::ConfigError& e) {
-            std::cerr << "vrdmasim: error: " << e.what() << "\n";
-            return vrdmasim::kExitBadConfig;
-        }
-        return 0;
-    }
-    if (cmd == "metrics") {
-        if (args.size() == 1 && args[0] == "--markdown") {
-            vrdmasim::write_metrics_markdown(std::cout);
-            return 0;
-        }
-        if (!args.empty()) {
-            std::cerr << "vrdmasim: error: usage: vrdmasim metrics [--markdown]\n";
-            return vrdmasim::kExitBadConfig;
-        }
-        for (const auto& c : vrdmasim::summary_columns())
-            std::cout << c.name << " [" << (*c.unit ? c.unit : "count") << "]\n    " << c.description << "\n";
-        return 0;
-    }
+    if (cmd == "params") return params_command(reg, args);
+    if (cmd == "metrics") return metrics_command(args);
     if (cmd == "sweep") return sweep_command(reg, args);
     if (cmd == "merge") return merge_command(args);
     if (cmd == "bench") return vrdmasim::bench_command(args);

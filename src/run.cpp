@@ -19,6 +19,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/csv.hpp"
+#include "core/output_dir.hpp"
 #include "invariants.hpp"
 #include "summary.hpp"
 #include "system.hpp"
@@ -51,13 +52,17 @@ std::string default_out_dir() {
     return dir;
 }
 
-// An existing output directory may be replaced only if it is empty or holds
-// an earlier run's outputs.
+// An existing output directory may be replaced only if it is empty or is
+// provably an earlier run's output: the run marker, and nothing but the
+// files a run writes.
 void check_out_dir(const std::string& out) {
-    if (!fs::exists(out)) return;
-    if (!fs::is_directory(out)) throw ConfigError("--out " + out + ": exists and is not a directory");
-    if (fs::is_empty(out) || fs::exists(fs::path(out) / "config.ini")) return;
-    throw ConfigError("--out " + out + ": directory exists and does not hold vrdmasim output; refusing to replace it");
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(out, ec))) return;
+    if (!fs::is_directory(fs::symlink_status(out, ec)))
+        throw ConfigError("--out " + out + ": exists and is not a directory; refusing to replace it");
+    if (fs::is_empty(out, ec) || is_run_output(out)) return;
+    throw ConfigError("--out " + out + ": directory exists and is not an earlier vrdmasim run's output (no " +
+                      kRunMarker + " marker, or files a run does not write); refusing to replace it");
 }
 
 // Summary metrics: one row, the columns of summary_columns() in their order.
@@ -211,7 +216,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     po::options_description opts("run options");
     opts.add_options()
         ("help,h", "show this help")
-        ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME)")
+        ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
+         "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")
         ("trace", "write trace.json (Chrome/Perfetto trace events)")
         ("log", "write events.log (narrated timeline)")
         ("quiet,q", "print nothing but errors")
@@ -236,7 +242,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
     try {
         po::parsed_options parsed =
-            po::command_line_parser(joined).options(opts).positional(pos).allow_unregistered().run();
+            po::command_line_parser(joined)
+                .options(opts)
+                .positional(pos)
+                .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                .allow_unregistered()
+                .run();
         po::variables_map vm;
         po::store(parsed, vm);
         po::notify(vm);
@@ -283,6 +294,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     if (target.filename().empty()) target = target.parent_path();
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
+    remove_stale_partials(target.parent_path());   // left by killed runs
     const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
     fs::remove_all(tmp, ec);
     if (!fs::create_directory(tmp, ec)) {
@@ -290,6 +302,14 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         return kExitBadConfig;
     }
     auto discard = [&]() { fs::remove_all(tmp, ec); };
+    try {
+        // First, so that a killed run's leftover is recognisably ours.
+        write_marker(tmp, kRunMarker, "vrdmasim run output");
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        discard();
+        return kExitFailed;
+    }
 
     try {
         if (trace || narrate)

@@ -44,7 +44,8 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string squote(const std::string& s) { return "'" + s + "'"; }
+// Quoted for a message, clipped: a megabyte-long key or value is not echoed whole.
+std::string squote(const std::string& s) { return "'" + clip_for_message(s) + "'"; }
 
 // ---------------------------------------------------------------------------
 // What each kind of value looks like, for error messages.
@@ -414,15 +415,23 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     return dp[n][m];
 }
 
+// Names longer than this get no suggestion (no parameter name is near it):
+// the edit distance costs time in the product of the lengths.
+constexpr std::size_t kMaxSuggestLength = 256;
+
 // How far a name may be from a known one to be suggested.
 std::size_t close_enough(const std::string& name) { return std::max<std::size_t>(2, name.size() / 3); }
 
 // The candidate closest to name (case-insensitive edit distance), or "".
 std::string closest_of(const std::string& name, const std::vector<std::string>& candidates) {
     std::string best;
+    if (name.size() > kMaxSuggestLength) return best;
     std::size_t best_d = std::numeric_limits<std::size_t>::max();
     const std::string lname = lower(name);
     for (const auto& c : candidates) {
+        // The distance is at least the difference in length: skip hopeless ones.
+        const std::size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+        if (diff > close_enough(name) || diff >= best_d) continue;
         const std::size_t dist = edit_distance(lname, lower(c));
         if (dist < best_d) {
             best_d = dist;
@@ -511,6 +520,27 @@ std::string ini_read_value(const std::string& raw, const std::string& origin) {
     return trim(v);
 }
 
+// Text for one comment line: backslash, control characters (a newline in a
+// file name) escaped, so that the comment cannot end early.
+std::string comment_text(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 void write_comment(std::ostream& os, const std::string& text) {
     std::istringstream in(text);
     std::string line;
@@ -518,6 +548,12 @@ void write_comment(std::ostream& os, const std::string& text) {
 }
 
 }  // namespace
+
+std::string clip_for_message(const std::string& s) {
+    constexpr std::size_t kMax = 120;
+    if (s.size() <= kMax) return s;
+    return s.substr(0, kMax) + "...(" + std::to_string(s.size()) + " bytes)";
+}
 
 // ---------------------------------------------------------------------------
 // Unit parsing and formatting
@@ -809,6 +845,7 @@ const ParamDecl* ParamRegistry::find(const std::string& full_name) const {
 }
 
 std::string ParamRegistry::closest(const std::string& name) const {
+    if (name.size() > kMaxSuggestLength) return "";
     const auto dot = name.find('.');
     const std::string sec = dot == std::string::npos ? "" : name.substr(0, dot);
     const std::string key = dot == std::string::npos ? name : name.substr(dot + 1);
@@ -956,17 +993,20 @@ void Config::set(const std::string& full_name, const std::string& value, const s
     v.flag = p.flag;
 }
 
-void Config::apply_file(const std::string& path) {
+std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
+                                    const std::string& what) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
-        throw ConfigError("cannot open config file " + squote(path) + ": " + std::strerror(EISDIR));
+        throw ConfigError("cannot open " + what + " " + squote(path) + ": " + std::strerror(EISDIR));
     errno = 0;
     std::ifstream in(path);
     if (!in) {
         const int err = errno;
-        throw ConfigError("cannot open config file " + squote(path) + ": " +
+        throw ConfigError("cannot open " + what + " " + squote(path) + ": " +
                           (err != 0 ? std::strerror(err) : "cannot be read"));
     }
+    std::vector<IniEntry> entries;
+    std::map<std::string, int> seen;   // section.key -> line
     std::string section;
     std::string line;
     int lineno = 0;
@@ -983,15 +1023,12 @@ void Config::apply_file(const std::string& path) {
             const std::string name = trim(t.substr(1, close - 1));
             const std::string rest = trim(t.substr(close + 1));
             if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
-                throw ConfigError(origin + ": unexpected " + squote(rest) + " after section header [" + name + "]");
+                throw ConfigError(origin + ": unexpected " + squote(rest) + " after section header [" +
+                                  clip_for_message(name) + "]");
             if (name.empty()) throw ConfigError(origin + ": empty section name []");
-            const auto& secs = reg_.sections();
-            const bool known = std::any_of(secs.begin(), secs.end(), [&](const auto& s) { return s.first == name; });
-            if (!known) {
-                std::vector<std::string> names;
-                for (const auto& s : secs) names.push_back(s.first);
-                const std::string guess = closest_of(name, names);
-                throw ConfigError(origin + ": unknown section [" + name + "]" +
+            if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+                const std::string guess = closest_of(name, sections);
+                throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
                                   (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
             }
             section = name;
@@ -1004,9 +1041,29 @@ void Config::apply_file(const std::string& path) {
                               squote(t));
         if (section.empty())
             throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
-        set(section + "." + key, ini_read_value(t.substr(eq + 1), origin), origin);
+        IniEntry e;
+        e.section = section;
+        e.key = key;
+        e.line = lineno;
+        e.origin = origin;
+        const std::string raw = trim(t.substr(eq + 1));
+        e.quoted = !raw.empty() && raw[0] == '"';
+        e.value = ini_read_value(raw, origin);
+        const auto s = seen.find(e.name());
+        if (s != seen.end())
+            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " + std::to_string(s->second) +
+                              " of this file");
+        seen.emplace(e.name(), lineno);
+        entries.push_back(std::move(e));
     }
-    if (in.bad()) throw ConfigError("cannot read config file " + squote(path) + ": " + std::strerror(errno));
+    if (in.bad()) throw ConfigError("cannot read " + what + " " + squote(path) + ": " + std::strerror(errno));
+    return entries;
+}
+
+void Config::apply_file(const std::string& path) {
+    std::vector<std::string> sections;
+    for (const auto& s : reg_.sections()) sections.push_back(s.first);
+    for (const auto& e : read_ini_file(path, sections, "config file")) set(e.name(), e.value, e.origin);
 }
 
 void Config::apply_command_line(const std::vector<std::string>& args) {
@@ -1095,7 +1152,7 @@ void Config::write_ini(std::ostream& os) const {
             const Value& v = values_.at(d.name());
             os << "\n";
             if (!d.help.empty()) write_comment(os, d.help);
-            if (v.origin != "default") os << "# from " << v.origin << "\n";
+            if (v.origin != "default") os << "# from " << comment_text(v.origin) << "\n";
             os << d.key << " = " << ini_value(v.text) << "\n";
         }
     }

@@ -143,6 +143,30 @@ private:
     std::vector<std::pair<std::string, std::string>> sections_;
 };
 
+// One "key = value" line of an INI file.
+struct IniEntry {
+    std::string section, key;
+    std::string value;      // as read: unquoted and unescaped, trailing comment removed
+    bool quoted = false;    // the value was a double-quoted string
+    int line = 0;
+    std::string origin;     // "path:line"
+    std::string name() const { return section + "." + key; }
+};
+
+// The one INI grammar of config files and sweep files: "[section]" headers,
+// "key = value" lines, '#' or ';' comments (whole-line, or after whitespace),
+// blank lines, an optional UTF-8 byte order mark, values either bare (spaces
+// around them removed) or double-quoted with \" \\ \n \t \r escapes. Every
+// section must be one of `sections`; a key may be set once per file. Throws
+// ConfigError naming the file and line; `what` ("config file", "sweep file")
+// names the file in open errors.
+std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
+                                    const std::string& what);
+
+// s for an error message: at most 120 characters, longer ones cut with their
+// length noted.
+std::string clip_for_message(const std::string& s);
+
 // The effective value of every parameter, with where it came from.
 class Config {
 public:

@@ -3,11 +3,13 @@
 #include "core/sweep.hpp"
 
 #include "core/csv.hpp"
+#include "core/output_dir.hpp"
 #include "core/params.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -48,17 +50,6 @@ std::string trim(const std::string& s) {
     if (b == std::string::npos) return "";
     auto e = s.find_last_not_of(ws);
     return s.substr(b, e - b + 1);
-}
-
-// Same comment rule as config files: '#' or ';' starting the line or
-// following whitespace starts a comment.
-std::string strip_comment(const std::string& line) {
-    for (std::size_t i = 0; i < line.size(); ++i) {
-        char c = line[i];
-        if ((c == '#' || c == ';') && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t'))
-            return line.substr(0, i);
-    }
-    return line;
 }
 
 std::uint64_t fnv1a64(const std::string& s) {
@@ -281,9 +272,6 @@ pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
 // Planning
 
 SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
-    std::ifstream in(sweep_file);
-    if (!in) throw ConfigError("cannot open sweep file '" + sweep_file + "'");
-
     struct Entry {
         std::string name;
         std::vector<std::string> values;
@@ -296,48 +284,29 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
     };
     std::vector<Entry> entries;
     std::vector<Base> bases;
-    std::map<std::string, int> seen;   // name -> line
     std::string label;
-    int label_line = 0;
     const fs::path dir = fs::path(sweep_file).parent_path();
     auto where = [&](int l) { return sweep_file + ":" + std::to_string(l); };
 
-    std::string section, raw;
-    int lineno = 0;
-    while (std::getline(in, raw)) {
-        ++lineno;
-        std::string line = trim(strip_comment(raw));
-        if (line.empty()) continue;
-        if (line.front() == '[') {
-            if (line.back() != ']' || trim(line.substr(1, line.size() - 2)).empty())
-                throw ConfigError(where(lineno) + ": malformed section header '" + line + "'");
-            section = trim(line.substr(1, line.size() - 2));
-            continue;
-        }
-        auto eq = line.find('=');
-        if (eq == std::string::npos)
-            throw ConfigError(where(lineno) + ": expected 'key = value', got '" + line + "'");
-        std::string key = trim(line.substr(0, eq));
-        std::string value = trim(line.substr(eq + 1));
-        if (key.empty()) throw ConfigError(where(lineno) + ": missing key before '='");
-        if (section.empty())
-            throw ConfigError(where(lineno) + ": key '" + key + "' outside any [section]");
-        const std::string name = section + "." + key;
+    // The grammar of config files, plus the [sweep] section.
+    std::vector<std::string> sections{"sweep"};
+    for (const auto& sec : reg.sections()) sections.push_back(sec.first);
+    for (const IniEntry& ie : read_ini_file(sweep_file, sections, "sweep file")) {
+        const int lineno = ie.line;
+        const std::string& key = ie.key;
+        const std::string& value = ie.value;
+        const std::string name = ie.name();
 
-        if (section == "sweep") {
+        if (ie.section == "sweep") {
             if (key == "label") {
-                if (label_line)
-                    throw ConfigError(where(lineno) + ": 'sweep.label' is already set on line " +
-                                      std::to_string(label_line));
                 if (value.empty() || value.find(',') != std::string::npos)
-                    throw ConfigError(where(lineno) + ": sweep.label = '" + value +
+                    throw ConfigError(where(lineno) + ": sweep.label = '" + clip_for_message(value) +
                                       "': a label is one non-empty value, without commas");
                 label = value;
-                label_line = lineno;
                 continue;
             }
             if (key != "base")
-                throw ConfigError(where(lineno) + ": unknown key '" + name +
+                throw ConfigError(where(lineno) + ": unknown key '" + clip_for_message(name) +
                                   "' in [sweep] (the keys allowed there are 'base' and 'label')");
             std::istringstream ss(value);
             std::string p;
@@ -350,19 +319,15 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
 
         if (!reg.find(name)) {
             std::string hint = reg.closest(name);
-            throw ConfigError(where(lineno) + ": unknown key '" + name + "'" +
+            throw ConfigError(where(lineno) + ": unknown key '" + clip_for_message(name) + "'" +
                               (hint.empty() ? std::string() : " (did you mean '" + hint + "'?)"));
         }
-        auto s = seen.find(name);
-        if (s != seen.end())
-            throw ConfigError(where(lineno) + ": '" + name + "' is already set on line " +
-                              std::to_string(s->second));
-        seen[name] = lineno;
 
         Entry e;
         e.name = name;
         e.line = lineno;
-        if (value.find(',') != std::string::npos) {
+        // A bare value holding commas is a list; a quoted one is one value.
+        if (!ie.quoted && value.find(',') != std::string::npos) {
             e.list = true;
             std::size_t start = 0;
             while (true) {
@@ -371,7 +336,7 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
                                                                                     : comma - start));
                 if (v.empty())
                     throw ConfigError(where(lineno) + ": empty value in the list for '" + name +
-                                      "': '" + value + "'");
+                                      "': '" + clip_for_message(value) + "'");
                 e.values.push_back(v);
                 if (comma == std::string::npos) break;
                 start = comma + 1;
@@ -465,11 +430,47 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     const fs::path out(opts.out_dir);
     const fs::path points_dir = out / "points", logs_dir = out / "logs";
     {
+        // Never write into a directory that is not a sweep's: an existing,
+        // non-empty --out must carry the sweep marker.
         std::error_code ec;
+        if (fs::exists(fs::symlink_status(out, ec))) {
+            if (!fs::is_directory(out, ec))
+                return fail("--out " + opts.out_dir + ": exists and is not a directory");
+            if (!fs::is_empty(out, ec) && !fs::is_regular_file(out / kSweepMarker, ec))
+                return fail("--out " + opts.out_dir + ": directory is not empty and is not a vrdmasim sweep's output (no " +
+                            kSweepMarker + " marker); refusing to write into it");
+        }
         fs::create_directories(points_dir, ec);
         if (!ec) fs::create_directories(logs_dir, ec);
         if (ec) return fail("cannot create " + opts.out_dir + ": " + ec.message());
     }
+    // One sweep at a time per directory. The lock's file descriptor is
+    // inherited by every point's process (no close-on-exec), so it stays
+    // locked while points of a killed sweep still run: a resume refuses
+    // instead of running them a second time beside the orphans.
+    struct LockFd {
+        int fd = -1;
+        ~LockFd() {
+            if (fd >= 0) close(fd);
+        }
+    } lock;
+    const std::string lock_path = (out / kSweepMarker).string();
+    lock.fd = open(lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+    if (lock.fd < 0) return fail("cannot open " + lock_path + ": " + std::strerror(errno));
+    if (flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            return fail("--out " + opts.out_dir +
+                        ": another sweep, or points of a killed one, is still running there; wait until it ends");
+        return fail("cannot lock " + lock_path + ": " + std::strerror(errno));
+    }
+    {
+        static const char kText[] = "vrdmasim sweep output (this file is its lock)\n";
+        if (ftruncate(lock.fd, 0) != 0 || pwrite(lock.fd, kText, sizeof kText - 1, 0) != sizeof kText - 1)
+            return fail("cannot write " + lock_path + ": " + std::strerror(errno));
+    }
+    // With the lock held no point of an earlier invocation runs any more:
+    // what killed ones left behind goes.
+    remove_stale_partials(points_dir);
 
     std::map<int, const SweepPoint*> shard_points;
     for (const auto& p : plan.points)

@@ -10,12 +10,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -621,7 +623,7 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     // no default vrdmasim-out/.
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+    CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
 
     // Every parameter at its default.
     const Ini ini = read_ini(out / "config.ini");
@@ -793,7 +795,7 @@ TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event 
     REQUIRE(r.status == 0);
     CHECK(r.out.empty());   // --quiet
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv",
+    CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv",
                                                  "trace.json", "events.log"});
     const Table s = read_table(out / "summary.csv");
     REQUIRE(s.rows.size() == 1);
@@ -916,7 +918,7 @@ TEST_CASE("run with log alone writes a sorted events.log of overlapping transfer
     INFO(describe(r));
     REQUIRE(r.status == 0);
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv", "events.log"});
+    CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv", "events.log"});
     std::istringstream in(slurp(out / "events.log"));
     std::string line;
     double last = -1;
@@ -1165,7 +1167,7 @@ TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
     INFO(describe(r));
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
-    CHECK(listing(tmp.path() / "out") == std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+    CHECK(listing(tmp.path() / "out") == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
     const Table s = read_table(tmp.path() / "out" / "summary.csv");
     REQUIRE(s.rows.size() == 1);
     CHECK(number(s.rows[0], "bytes_delivered") == 128 * 1024);
@@ -1178,7 +1180,7 @@ TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
         REQUIRE(r.status == 0);
         const std::string name = std::string(dir).substr(0, std::strlen(dir) - 1);
         CHECK(listing(tmp.path() / name) ==
-              std::set<std::string>{"config.ini", "stats.json", "stats.txt", "summary.csv"});
+              std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
         const Table t = read_table(tmp.path() / name / "summary.csv");
         REQUIRE(t.rows.size() == 1);
         CHECK(number(t.rows[0], "bytes_delivered") == 64 * 1024);
@@ -1491,7 +1493,7 @@ TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"cfg", "out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{"results.csv", "points", "logs"});
+    CHECK(listing(out) == std::set<std::string>{".vrdmasim-sweep", "results.csv", "points", "logs"});
 
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.header.size() > kLeading.size());
@@ -1719,8 +1721,8 @@ TEST_CASE("the shipped thp-collapse config: old pins fail the original engine, F
     auto run_case = [&](const Case& c) {
         const Result r = run_exe(cat({"run", cfg, "--out", c.out, "-q"}, c.extra), tmp.path());
         INFO(describe(r));
-        // A run whose transfers failed may exit 0 or 3 (failed transfers): it still writes its summary.
-        REQUIRE((r.status == 0 || r.status == 3));
+        // A run whose transfers failed exits 3 (failed transfers) and still writes its summary.
+        REQUIRE(r.status == (c.out == "old" ? 3 : 0));
         const Table s = read_table(tmp.path() / c.out / "summary.csv");
         REQUIRE(s.rows.size() == 1);
         return std::make_pair(s.rows[0], json_file(tmp.path() / c.out / "stats.json"));
@@ -1748,4 +1750,267 @@ TEST_CASE("the shipped thp-collapse config: old pins fail the original engine, F
         CHECK(number(row, "data_mismatches") == 0);
         CHECK(number(row, "bytes_verified") == 16 << 20);
     }
+}
+
+// ===========================================================================
+// Input, output and process safety
+
+namespace {
+
+// The run marker as a run on this host writes it (on another host: `host`).
+std::string run_marker(std::string host = "") {
+    if (host.empty()) {
+        char buf[256] = {};
+        REQUIRE(gethostname(buf, sizeof buf - 1) == 0);
+        host = buf;
+    }
+    return "vrdmasim run output\nhost " + host + "\n";
+}
+
+// The pid of a process that has ended (forked, exited, reaped).
+pid_t dead_pid() {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    REQUIRE(pid > 0);
+    int st = 0;
+    REQUIRE(waitpid(pid, &st, 0) == pid);
+    return pid;
+}
+
+}  // namespace
+
+TEST_CASE("run replaces only a directory that provably holds an earlier run's output", "[cli][run][errors]") {
+    TempDir tmp;
+    // A config.ini among other things is not a run's output.
+    const fs::path mine = tmp.path() / "mine";
+    fs::create_directory(mine);
+    spit(mine / "config.ini", "[workload]\nwindow = 2\n");
+    spit(mine / "thesis.tex", "precious\n");
+    const auto mine_before = snapshot(mine);
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "mine", "-q"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "refusing"));
+    CHECK(snapshot(mine) == mine_before);
+
+    // A run's output replaces: it carries the marker.
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    REQUIRE(r.status == 0);
+    CHECK(fs::is_regular_file(tmp.path() / "out" / ".vrdmasim-run"));
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    CHECK(r.status == 0);
+
+    // Not once somebody has put their own file in it.
+    spit(tmp.path() / "out" / "notes.txt", "mine\n");
+    const auto out_before = snapshot(tmp.path() / "out");
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "refusing"));
+    CHECK(snapshot(tmp.path() / "out") == out_before);
+    CHECK(listing(tmp.path()) == std::set<std::string>{"mine", "out"});
+}
+
+TEST_CASE("run removes what killed runs left behind, and only that", "[cli][run]") {
+    TempDir tmp;
+    const pid_t dead = dead_pid();
+    const std::string stale = ".out.partial-" + std::to_string(dead);
+    const std::string stale_old = ".other.old-" + std::to_string(dead);
+    const std::string unmarked = ".thing.partial-" + std::to_string(dead);
+    const std::string alive = ".out.partial-" + std::to_string(getpid());
+    const std::string elsewhere = ".far.partial-" + std::to_string(dead);   // another host's pid
+    for (const auto& d : {stale, stale_old, unmarked, alive, elsewhere}) {
+        fs::create_directory(tmp.path() / d);
+        spit(tmp.path() / d / "trace.json", "[");
+    }
+    for (const auto& d : {stale, stale_old, alive}) spit(tmp.path() / d / ".vrdmasim-run", run_marker());
+    spit(tmp.path() / elsewhere / ".vrdmasim-run", run_marker("some-other-host.invalid"));
+    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out", unmarked, alive, elsewhere});
+}
+
+TEST_CASE("config.ini of a config file whose name holds a newline re-runs", "[cli][run]") {
+    TempDir tmp;
+    const std::string name = "odd\n[dma]\nblock-size = 1.ini";
+    spit(tmp.path() / name, "[workload]\ntotal-bytes = 128KiB\n");
+    Result r = run_exe({"run", name, "--out", "a", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const std::string ini = slurp(tmp.path() / "a" / "config.ini");
+    CHECK(contains(ini, "# from odd\\n[dma]\\nblock-size = 1.ini:2\n"));
+    r = run_exe({"run", "a/config.ini", "--out", "b", "-q"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(slurp(tmp.path() / "b" / "summary.csv").size() > 0);
+}
+
+TEST_CASE("a megabyte-long unknown key fails at once with a short message", "[cli][errors]") {
+    TempDir tmp;
+    const std::string key(1 << 20, 'k');
+    spit(tmp.path() / "huge.ini", "[workload]\n" + key + " = 1\n");
+    spit(tmp.path() / "huge-sweep.ini", "[workload]\nwindow = 1, 2\n" + key + " = 1\n");
+    for (const auto& args : {std::vector<std::string>{"run", "huge.ini", "--out", "o"},
+                             std::vector<std::string>{"sweep", "huge-sweep.ini", "--out", "o"}}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const Result r = run_exe(args, tmp.path());
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        INFO(args[0] << ": exit status " << r.status << ", " << r.err.size() << " bytes on stderr");
+        CHECK(r.status == 2);
+        CHECK(seconds < 10);
+        CHECK(r.err.size() < 1000);
+        CHECK(contains(r.err, "unknown key"));
+        CHECK(contains(r.err, "1048585 bytes"));
+        CHECK_FALSE(fs::exists(tmp.path() / "o"));
+    }
+}
+
+TEST_CASE("a key set twice in one config file exits 2 naming both lines", "[cli][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "twice.ini", "[workload]\nwindow = 2\ntotal-bytes = 64KiB\nwindow = 4\n");
+    const Result r = run_exe({"run", "twice.ini", "--out", "o"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "twice.ini:4"));
+    CHECK(contains(r.err, "already set on line 2"));
+    CHECK_FALSE(fs::exists(tmp.path() / "o"));
+}
+
+TEST_CASE("a sweep file has the config file grammar: byte order mark, quoted values", "[cli][sweep]") {
+    TempDir tmp;
+    spit(tmp.path() / "s.ini",
+         "\xEF\xBB\xBF[workload]\n"
+         "kind = \"stream\"   # quoted, with a comment\n"
+         "total-bytes = 128KiB\n"
+         "window = 1, 2\n");
+    const Result r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table t = read_table(tmp.path() / "out" / "results.csv");
+    REQUIRE(t.rows.size() == 2);
+    for (const auto& row : t.rows) CHECK(row.at("status") == "ok");
+}
+
+TEST_CASE("sweep never writes into a directory that is not a sweep's", "[cli][sweep][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "s.ini", kSweep);
+    fs::create_directory(tmp.path() / "thesis");
+    spit(tmp.path() / "thesis" / "chapter1.tex", "precious\n");
+    const auto before = snapshot(tmp.path() / "thesis");
+    const Result r = run_exe({"sweep", "s.ini", "--out", "thesis"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "thesis"));
+    CHECK(contains(r.err, "refusing"));
+    CHECK(snapshot(tmp.path() / "thesis") == before);
+}
+
+TEST_CASE("a sweep directory is locked while a sweep or its points run and stale partials go", "[cli][sweep]") {
+    TempDir tmp;
+    spit(tmp.path() / "s.ini", kSweep);
+    Result r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const fs::path out = tmp.path() / "out";
+    const Table t = read_table(out / "results.csv");
+    REQUIRE(t.rows.size() == 4);
+    const std::string id = t.rows[0].at("point");
+
+    // A point that is still running (here: this process holds the lock, as
+    // the orphaned points of a killed sweep do): a resume refuses and
+    // changes nothing.
+    fs::remove_all(out / "points" / id);
+    const auto before = snapshot(out);
+    {
+        const int fd = open((out / ".vrdmasim-sweep").c_str(), O_RDWR);
+        REQUIRE(fd >= 0);
+        REQUIRE(flock(fd, LOCK_EX | LOCK_NB) == 0);
+        r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+        close(fd);
+    }
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "still running"));
+    CHECK(snapshot(out) == before);
+
+    // Killed points' partial outputs are removed on the next resume.
+    const std::string stale = "." + id + ".partial-" + std::to_string(dead_pid());
+    fs::create_directory(out / "points" / stale);
+    spit(out / "points" / stale / ".vrdmasim-run", run_marker());
+    spit(out / "points" / stale / "trace.json", "[");
+    r = run_exe({"sweep", "s.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(contains(r.err, "3 already done"));
+    CHECK_FALSE(fs::exists(out / "points" / stale));
+    CHECK(fs::exists(out / "points" / id / "summary.csv"));
+}
+
+TEST_CASE("merge refuses an output that is a directory or one of its inputs under another name", "[cli][merge]") {
+    TempDir tmp;
+    const std::string header = "point,status\n";
+    spit(tmp.path() / "a.csv", header + "p0000-00000000,ok\n");
+    spit(tmp.path() / "b.csv", header + "p0001-00000000,ok\n");
+    fs::create_directory(tmp.path() / "dir");
+    const auto before = snapshot(tmp.path());
+    for (const auto& args : {std::vector<std::string>{"merge", "dir", "a.csv", "b.csv"},
+                             std::vector<std::string>{"merge", "./a.csv", "a.csv", "b.csv"},
+                             std::vector<std::string>{"merge", "a.csv", "b.csv", "./a.csv"}}) {
+        const Result r = run_exe(args, tmp.path());
+        INFO(args[1] << ": " << describe(r));
+        CHECK(r.status == 2);
+        CHECK(snapshot(tmp.path()) == before);
+    }
+    const Result r = run_exe({"merge", "all.csv", "a.csv", "b.csv"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(slurp(tmp.path() / "all.csv") == header + "p0000-00000000,ok\np0001-00000000,ok\n");
+}
+
+TEST_CASE("every subcommand rejects abbreviated, unknown or extra options", "[cli][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "s.ini", kSweep);
+    const std::vector<std::vector<std::string>> cases{
+        {"sweep", "s.ini", "--output", "o"},
+        {"sweep", "s.ini", "--jobsX", "2", "--out", "o"},
+        {"sweep", "s.ini", "--jo", "2", "--out", "o"},
+        {"sweep", "s.ini", "--jobs", "-1", "--out", "o"},
+        {"sweep", "s.ini", "--jobs", "2x", "--out", "o"},
+        {"params", "extra"},
+        {"params", "--verbose"},
+        {"bench", "extra"},
+        {"merge", "--frobnicate", "a.csv", "b.csv"},
+        {"bench", "--iterations", "-1", "--scale", "--max-nodes", "4"},
+        {"bench", "--iterations", "4x", "--scale", "--max-nodes", "4"},
+        {"bench", "--max-nodes", "-1", "--scale"},
+        {"bench", "--vol", "1MiB"},
+        {"bench", "--volume", "1 parsec"},
+        {"bench-bare", "--iterations", "-1"},
+        {"bench-smmu", "--iterations", "0"},
+    };
+    const auto before = listing(tmp.path());
+    for (const auto& c : cases) {
+        std::string line;
+        for (const auto& a : c) line += " " + a;
+        const Result r = run_exe(c, tmp.path());
+        INFO("vrdmasim" << line << ": " << describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "error"));
+        CHECK(listing(tmp.path()) == before);
+    }
+    // Options given in full still work.
+    const Result p = run_exe({"params", "--help"}, tmp.path());
+    CHECK(p.status == 0);
+    const Result s = run_exe({"sweep", "--help"}, tmp.path());
+    CHECK(s.status == 0);
+    CHECK(contains(s.out, "--jobs"));
+}
+
+TEST_CASE("bench passes a size with a space to its child runs as one argument", "[cli][bench]") {
+    TempDir tmp;
+    const Result r = run_exe({"bench", "--volume", "1 MiB"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(contains(r.out, "stream, 1 MiB in 1 MiB messages, through the SMMU: 4096 packets"));
 }

@@ -2,6 +2,7 @@
 // command line, precedence, error messages, write_ini and `params` output.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -721,11 +722,9 @@ TEST_CASE("precedence: defaults < first file < second file < command line", "[pa
     rev.apply_file(f1);
     CHECK(rev.time_ps("dma.setup") == 100000);
     CHECK(rev.string("dma.mode") == "lazy");
-    // Within one file the later line wins.
+    // Within one file a key is set once: twice is an error, not "the later wins".
     const std::string f3 = dir.write("three.ini", "[dma]\nsetup = 1us\nsetup = 2us\n");
-    rev.apply_file(f3);
-    CHECK(rev.time_ps("dma.setup") == 2000000);
-    CHECK(rev.origin("dma.setup") == f3 + ":3");
+    CHECK_THAT(message_of([&] { rev.apply_file(f3); }), StartsWith(f3 + ":3: ") && Contains("already set on line 2"));
 }
 
 TEST_CASE("apply_file errors name file and line", "[params][ini][errors]") {
@@ -1028,4 +1027,87 @@ TEST_CASE("print shows defaults as declared, with a unit added to bare sizes", "
     CHECK_THAT(text, Contains("  mem.queue      size  64KiB     queue size\n"));
     CHECK_THAT(text, Contains("  mem.bandwidth  rate  19.2GB/s  peak rate\n"));
     CHECK_THAT(text, Contains("  mem.on         bool  yes       enabled\n"));
+}
+
+TEST_CASE("an unknown key of a megabyte costs no edit-distance work and is not echoed whole", "[params][errors]") {
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    const std::string huge = "dma." + std::string(1 << 20, 'x');
+    TempDir dir;
+    const std::string path = dir.write("huge.ini", "[dma]\n" + huge.substr(4) + " = 1\n");
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string m1 = message_of([&] { cfg.set(huge, "1", "here"); });
+    const std::string m2 = message_of([&] { cfg.apply_file(path); });
+    const std::string m3 = message_of([&] { cfg.apply_command_line({"--" + huge + "=1"}); });
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(seconds < 2.0);   // minutes before the bound
+    for (const std::string& m : {m1, m2, m3}) {
+        CHECK_THAT(m, Contains("unknown") && Contains("dma.xxxx") && Contains(" bytes)"));
+        CHECK(m.size() < 400);
+    }
+    CHECK(reg.closest(huge).empty());
+    // A value likewise.
+    const std::string m4 = message_of([&] { cfg.set("dma.mode", std::string(100000, 'y'), "here"); });
+    CHECK(m4.size() < 600);
+    CHECK_THAT(m4, Contains("100000 bytes"));
+    // Suggestions for ordinary names are unchanged.
+    CHECK(reg.closest("dma.blok-size") == "dma.block-size");
+    CHECK(reg.closest("dma.block") == "dma.block-size");
+}
+
+TEST_CASE("a key set twice in one INI file is an error naming both lines", "[params][ini][errors]") {
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    TempDir dir;
+    const std::string path = dir.write("twice.ini", "[dma]\nsetup = 100ns\n\n[dma]\nsetup = 200ns\n");
+    CHECK_THAT(message_of([&] { cfg.apply_file(path); }),
+               StartsWith(path + ":5: ") && Contains("'dma.setup'") && Contains("already set on line 2"));
+    // Once in each of two files is precedence, not an error.
+    const std::string other = dir.write("other.ini", "[dma]\nsetup = 300ns\n");
+    const std::string once = dir.write("once.ini", "[dma]\nsetup = 100ns\n");
+    Config ok(reg);
+    ok.apply_file(once);
+    ok.apply_file(other);
+    CHECK(ok.time_ps("dma.setup") == 300000);
+}
+
+TEST_CASE("read_ini_file: one grammar, quoted values flagged, sections checked", "[params][ini]") {
+    TempDir dir;
+    const std::string path = dir.write("g.ini",
+                                       "\xEF\xBB\xBF; comment\n"
+                                       "[a]\n"
+                                       "x = 1, 2   # a list for a sweep\n"
+                                       "y = \"1, 2\" ; one quoted value\n");
+    const auto entries = read_ini_file(path, {"a", "b"}, "sweep file");
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[0].name() == "a.x");
+    CHECK(entries[0].value == "1, 2");
+    CHECK_FALSE(entries[0].quoted);
+    CHECK(entries[0].origin == path + ":3");
+    CHECK(entries[1].value == "1, 2");
+    CHECK(entries[1].quoted);
+    CHECK(entries[1].line == 4);
+    const std::string bad = dir.write("s.ini", "[c]\nx = 1\n");
+    CHECK_THAT(message_of([&] { read_ini_file(bad, {"a", "b"}, "sweep file"); }),
+               StartsWith(bad + ":1: ") && Contains("unknown section [c]"));
+    CHECK_THAT(message_of([&] { read_ini_file(dir.path + "/none.ini", {"a"}, "sweep file"); }),
+               Contains("cannot open sweep file"));
+}
+
+TEST_CASE("write_ini escapes an origin holding a newline so that the file re-reads", "[params][ini][roundtrip]") {
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    cfg.set("dma.setup", "100ns", "odd\nname\\x.ini:3");
+    cfg.set("dma.channels", "8", "tab\there\r\x01.ini:4");
+    std::ostringstream os;
+    cfg.write_ini(os);
+    const std::string text = os.str();
+    CHECK_THAT(text, Contains("# from odd\\nname\\\\x.ini:3\n"));
+    CHECK_THAT(text, Contains("# from tab\\there\\r\\x01.ini:4\n"));
+    TempDir dir;
+    const std::string path = dir.write("back.ini", text);
+    Config back(reg);
+    back.apply_file(path);
+    CHECK(back.time_ps("dma.setup") == 100000);
+    CHECK(back.integer("dma.channels") == 8);
 }
