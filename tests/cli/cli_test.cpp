@@ -1298,9 +1298,9 @@ TEST_CASE("configurations that could never work exit 2 before simulation, naming
     const std::string prototype = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
     const auto before = listing(tmp.path());
     const std::vector<BadCase> cases{
-        {"the README's packet-size example: a 1 KiB packet is 66 flits, the NI buffer holds 64",
+        {"the README's packet-size example: a 1 KiB packet is 66 flits, the NI buffer holds 40",
          {"--dma.packet-size=1KiB", "--link.rate=10Gbps"},
-         {"dma.packet-size = 1KiB (from command line)", "ni.buffer = 1KiB (from default)", "1056B"}},
+         {"dma.packet-size = 1KiB (from command line)", "ni.buffer = 640B (from default)", "1056B"}},
         {"the prototype config with 1 KiB packets of 4 KiB messages",
          {prototype, "--dma.packet-size=1KiB", "--workload.message-size=4KiB"},
          {"dma.packet-size = 1KiB (from command line)", "ni.buffer"}},

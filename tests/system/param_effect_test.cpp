@@ -125,6 +125,12 @@ const std::map<std::string, Settings>& scenarios() {
                             {"workload.window", "1"}, {"workload.buffers", "2"}, {"workload.populate", "false"},
                             {"workload.fill-source", "false"}, {"workload.madvise", "hugepage"},
                             {"hog.bytes", "4MiB"}, {"hog.interval", "1ms"}, {"sim.time-limit", "1s"}}},
+        // The buffers' advice under vm.thp = madvise, 2 MiB cold buffers:
+        // hugepage gets huge faults, nohugepage costs the madvise() calls.
+        {"workload.madvise", Settings{{"vm.thp", "madvise"}, {"workload.total-bytes", "4MiB"},
+                                      {"workload.message-size", "2MiB"}, {"workload.window", "1"},
+                                      {"workload.buffers", "2"}, {"workload.populate", "false"},
+                                      {"workload.fill-source", "false"}, {"sim.time-limit", "1s"}}},
         // Pages resolved per fault.
         {"fault-lib.policy", kCold},
         // Faults recovered by the engine or stalled in the SMMU.
