@@ -253,7 +253,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         po::notify(vm);
         if (vm.count("help")) {
             print_usage(std::cout);
-            std::cout << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n";
+            std::cout << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n"
+                      << "Exit status: 0 success; 1 failed (data mismatch, unfinished workload, simulation error, or a\n"
+                         "violated self-check: its figures cannot be trusted); 2 bad command line or configuration;\n"
+                         "3 simulated to the end, but transfers failed.\n";
             return kExitOk;
         }
         if (vm.count("config"))
