@@ -1,0 +1,240 @@
+// Liveness properties of the whole simulator: runs that must finish do.
+//
+// A lost wake-up (a process waiting on an event notified before it started
+// to wait, or a quantum keeper that never syncs) does not crash the
+// simulator: the run just stalls until sim.time-limit and exits 1. Such bugs
+// hid behind particular message sizes (with 256 B packets: 257-288 B,
+// 305-480 B, 545-576 B, 609-640 B), windows (2: about 400 B-1.5 KB) and
+// quanta (1ms: the default stream; 100us: alltoall), so these tests sweep
+// those dimensions densely rather than sampling a few points.
+//
+// Each run is the built binary (VRDMASIM_EXE) as a child process in a fresh
+// temporary directory, with a sim.time-limit far above what the run needs,
+// so that a hang fails fast (exit 1) instead of taking the default 10 s. A
+// run passes when it exits 0 and its summary.csv shows every transfer done,
+// none failed and every delivered byte verified. Each run moves about 160
+// messages: the hangs showed after tens to a hundred-odd messages.
+//
+// Set VRDMASIM_KEEP_TEST_DIRS=1 to keep the temporary directories.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/csv.hpp"
+
+#ifndef VRDMASIM_EXE
+#error "VRDMASIM_EXE must name the vrdmasim binary under test"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory from mkdtemp, removed with everything in it at the end.
+class TempDir {
+public:
+    TempDir() {
+        const char* base = std::getenv("TMPDIR");
+        std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vrdmasim-liveness-XXXXXX";
+        std::vector<char> buf(tmpl.begin(), tmpl.end());
+        buf.push_back('\0');
+        if (mkdtemp(buf.data()) == nullptr)
+            throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
+        path_ = fs::path(buf.data());
+    }
+    ~TempDir() {
+        const char* keep = std::getenv("VRDMASIM_KEEP_TEST_DIRS");
+        if (keep && *keep) return;
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The command as one would type it, for failure messages.
+std::string command_line(const std::vector<std::string>& argv) {
+    std::string s;
+    for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+    return s;
+}
+
+// Runs VRDMASIM_EXE with `args` in `dir`, stdout and stderr to dir/output.
+// No shell. Returns the exit status, 128 + signal if killed; a child that
+// runs for more than two minutes of host time is killed (SIGALRM survives
+// exec).
+int spawn(const std::vector<std::string>& argv_s, const fs::path& dir) {
+    std::vector<std::string> args = argv_s;
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string cwd = dir.string(), output = (dir / "output").string();
+
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        // Only async-signal-safe calls between fork and exec.
+        const int in = open("/dev/null", O_RDONLY);
+        const int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(125);
+        if (chdir(cwd.c_str()) != 0) _exit(126);
+        alarm(120);
+        execv(argv[0], argv.data());
+        _exit(127);
+    }
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0)
+        if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+    return -1;
+}
+
+// What one run must show.
+struct Expect {
+    std::uint64_t transfers = 0;
+    std::uint64_t bytes = 0;   // bytes_delivered
+};
+
+// Runs `vrdmasim run --quiet --out DIR` with `params` (--section.key=value)
+// and checks that it finished and moved and verified what `expect` says.
+// Sections it in CHECKs naming the command, so that a failing case lists
+// every failing command and goes on with the others.
+void check_run(const std::vector<std::string>& params, const Expect& expect) {
+    TempDir tmp;
+    const fs::path out = tmp.path() / "out";
+    std::vector<std::string> argv{VRDMASIM_EXE, "run", "--quiet", "--out", out.string()};
+    argv.insert(argv.end(), params.begin(), params.end());
+
+    const int status = spawn(argv, tmp.path());
+    INFO("command: " << command_line(argv));
+    INFO("output:\n" << slurp(tmp.path() / "output") << slurp(out / "error.txt"));
+    CHECK(status == 0);
+    if (status != 0) return;
+
+    const auto rows = vrdmasim::read_csv_file((out / "summary.csv").string());
+    REQUIRE(rows.size() == 2);
+    REQUIRE(rows[0].size() == rows[1].size());
+    std::map<std::string, std::string> row;
+    for (std::size_t i = 0; i < rows[0].size(); ++i) row[rows[0][i]] = rows[1][i];
+    auto count = [&](const std::string& col) -> std::uint64_t {
+        const auto it = row.find(col);
+        if (it == row.end()) FAIL("summary.csv has no column " << col);
+        return std::stoull(it->second);
+    };
+    CHECK(count("transfers") == expect.transfers);
+    CHECK(count("transfer_errors") == 0);
+    CHECK(count("bytes_delivered") == expect.bytes);
+    CHECK(count("bytes_verified") == count("bytes_delivered"));
+    CHECK(count("data_mismatches") == 0);
+}
+
+// Long enough for every run below (the largest takes a few ms of simulated
+// time), short enough that a hang fails in a fraction of a second of host time.
+const std::string kTimeLimit = "--sim.time-limit=50ms";
+
+// Messages per stream run.
+constexpr std::uint64_t kMessages = 160;
+
+// A stream of kMessages messages of `size` bytes from node 0 to node 1.
+void check_stream(std::uint64_t size, unsigned window, const std::string& quantum = "1us",
+                  std::uint64_t messages = kMessages) {
+    const std::uint64_t total = size * messages;
+    check_run({"--workload.kind=stream", "--workload.message-size=" + std::to_string(size),
+               "--workload.total-bytes=" + std::to_string(total), "--workload.window=" + std::to_string(window),
+               "--sim.quantum=" + quantum, kTimeLimit},
+              {messages, total});
+}
+
+void check_sizes(std::uint64_t from, std::uint64_t to) {
+    for (std::uint64_t size = from; size <= to; ++size) check_stream(size, 1);
+}
+
+// Every value of sim.quantum's declared range 1ns..1ms, by decades.
+const std::vector<std::string> kQuanta{"1ns", "10ns", "100ns", "1us", "10us", "100us", "1ms"};
+
+}  // namespace
+
+// ===========================================================================
+// 1. Every message size up to 4 packets (packets are 256 B), window 1.
+
+TEST_CASE("stream of every message size 1-128 B finishes", "[liveness][size]") { check_sizes(1, 128); }
+TEST_CASE("stream of every message size 129-256 B finishes", "[liveness][size]") { check_sizes(129, 256); }
+TEST_CASE("stream of every message size 257-384 B finishes", "[liveness][size]") { check_sizes(257, 384); }
+TEST_CASE("stream of every message size 385-512 B finishes", "[liveness][size]") { check_sizes(385, 512); }
+TEST_CASE("stream of every message size 513-640 B finishes", "[liveness][size]") { check_sizes(513, 640); }
+TEST_CASE("stream of every message size 641-768 B finishes", "[liveness][size]") { check_sizes(641, 768); }
+TEST_CASE("stream of every message size 769-896 B finishes", "[liveness][size]") { check_sizes(769, 896); }
+TEST_CASE("stream of every message size 897-1024 B finishes", "[liveness][size]") { check_sizes(897, 1024); }
+
+TEST_CASE("stream of sampled message sizes above 1 KiB finishes", "[liveness][size]") {
+    for (std::uint64_t size : {1025, 1500, 2047, 2048, 4095, 4096, 4097, 10000, 65536, 65537}) check_stream(size, 1);
+}
+
+// ===========================================================================
+// 2. Windows 1-16 for sizes in and around the sizes that hung.
+
+namespace {
+void check_windows(std::uint64_t size) {
+    for (unsigned window = 1; window <= 16; ++window) check_stream(size, window);
+}
+}  // namespace
+
+TEST_CASE("stream of 64 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(64); }
+TEST_CASE("stream of 257 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(257); }
+TEST_CASE("stream of 400 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(400); }
+TEST_CASE("stream of 512 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(512); }
+TEST_CASE("stream of 1000 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(1000); }
+TEST_CASE("stream of 1500 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(1500); }
+TEST_CASE("stream of 4096 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(4096); }
+
+// ===========================================================================
+// 3. Every decade of sim.quantum, for each workload shape.
+
+TEST_CASE("the default stream, shrunk, finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
+    // configs/default.ini with 2 MiB instead of 16 MiB: 32 messages of 64 KiB, window 4.
+    for (const auto& q : kQuanta) check_stream(64 * 1024, 4, q, 32);
+}
+
+TEST_CASE("alltoall finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
+    // configs/alltoall.ini with 4 KiB messages and 10 rounds: 4 x 3 x 10 writes.
+    for (const auto& q : kQuanta)
+        check_run({"--topology.kind=qfdb", "--topology.nodes=4", "--workload.kind=alltoall",
+                   "--workload.message-size=4KiB", "--workload.iterations=10", "--workload.window=4",
+                   "--sim.quantum=" + q, kTimeLimit},
+                  {4 * 3 * 10, 4 * 3 * 10 * 4096});
+}
+
+TEST_CASE("pingpong finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
+    // configs/pingpong.ini with 80 iterations: two 64 B transfers each.
+    for (const auto& q : kQuanta)
+        check_run({"--workload.kind=pingpong", "--workload.message-size=64B", "--workload.iterations=80",
+                   "--sim.quantum=" + q, kTimeLimit},
+                  {2 * 80, 2 * 80 * 64});
+}
