@@ -1396,9 +1396,22 @@ TEST_CASE("an exception inside a simulation process ends as one clean error line
                              tmp.path());
     INFO(describe(r));
     CHECK(r.status == 1);
-    CHECK(r.err.rfind("vrdmasim: error: simulation failed at ", 0) == 0);
-    CHECK(contains(r.err, "could not register the receive area"));
-    CHECK(count_lines(r.err) == 1);
+    // Under scripts/sanitize.sh, ASan notes the exception leaving a SystemC
+    // coroutine stack (a known false positive, google/sanitizers#189) before
+    // the message: that note is not vrdmasim's output.
+    std::string err = r.err;
+    const auto note = err.find("WARNING: ASan is ignoring requested __asan_handle_no_return");
+    if (note != std::string::npos) {
+        const auto end = err.find("issues/189\n", note);
+        if (end != std::string::npos) {
+            const auto nl = err.rfind('\n', note);
+            const std::size_t start = nl == std::string::npos ? 0 : nl + 1;
+            err.erase(start, end + std::string("issues/189\n").size() - start);
+        }
+    }
+    CHECK(err.rfind("vrdmasim: error: simulation failed at ", 0) == 0);
+    CHECK(contains(err, "could not register the receive area"));
+    CHECK(count_lines(err) == 1);
     CHECK(!contains(r.err, "In file"));
     CHECK(!contains(r.err, "In process"));
     CHECK(!contains(r.err, "Error: ("));
