@@ -8,6 +8,8 @@
 // inspection.
 #include <catch2/catch.hpp>
 
+#include "temp_dir.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -68,31 +70,9 @@ void spit(const fs::path& p, const std::string& text) {
     if (!out) throw std::runtime_error("cannot write " + p.string());
 }
 
-// A fresh directory from mkdtemp, removed with everything in it at the end.
-class TempDir {
-public:
-    TempDir() {
-        const char* base = std::getenv("TMPDIR");
-        std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vrdmasim-cli-XXXXXX";
-        std::vector<char> buf(tmpl.begin(), tmpl.end());
-        buf.push_back('\0');
-        if (mkdtemp(buf.data()) == nullptr)
-            throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
-        path_ = fs::path(buf.data());
-    }
-    ~TempDir() {
-        const char* keep = std::getenv("VRDMASIM_KEEP_TEST_DIRS");
-        if (keep && *keep) return;
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const fs::path& path() const { return path_; }
-    std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
-
-private:
-    fs::path path_;
+// A fresh directory for each test (tests/temp_dir.hpp).
+struct TempDir : vrdmasim_test::TempDir {
+    TempDir() : vrdmasim_test::TempDir("vrdmasim-cli") {}
 };
 
 // Names in a directory (not recursive), hidden ones included.

@@ -18,6 +18,8 @@
 // Set VRDMASIM_KEEP_TEST_DIRS=1 to keep the temporary directories.
 #include <catch2/catch.hpp>
 
+#include "temp_dir.hpp"
+
 #include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -45,30 +47,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory from mkdtemp, removed with everything in it at the end.
-class TempDir {
-public:
-    TempDir() {
-        const char* base = std::getenv("TMPDIR");
-        std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vrdmasim-liveness-XXXXXX";
-        std::vector<char> buf(tmpl.begin(), tmpl.end());
-        buf.push_back('\0');
-        if (mkdtemp(buf.data()) == nullptr)
-            throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
-        path_ = fs::path(buf.data());
-    }
-    ~TempDir() {
-        const char* keep = std::getenv("VRDMASIM_KEEP_TEST_DIRS");
-        if (keep && *keep) return;
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
+// A fresh directory for each test (tests/temp_dir.hpp).
+struct TempDir : vrdmasim_test::TempDir {
+    TempDir() : vrdmasim_test::TempDir("vrdmasim-liveness") {}
 };
 
 std::string slurp(const fs::path& p) {
