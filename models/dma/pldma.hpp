@@ -28,7 +28,8 @@
 
 #include "core/context.hpp"
 #include "models/interconnect/exanet_packet.hpp"
-#include "models/smmu/smmu500.hpp"
+#include "models/common/smmu_fault.hpp"
+#include "models/common/stream_id.hpp"
 
 namespace vrdmasim {
 

@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "models/smmu/translation.hpp"
+#include "models/common/aarch64_descriptors.hpp"
 
 namespace vrdmasim {
 

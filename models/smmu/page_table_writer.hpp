@@ -9,7 +9,7 @@
 
 #include <tlm>
 
-#include "models/smmu/translation.hpp"
+#include "models/common/aarch64_descriptors.hpp"
 
 namespace vrdmasim {
 

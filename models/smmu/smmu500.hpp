@@ -24,35 +24,11 @@
 
 #include "core/context.hpp"
 #include "models/common/irq_line.hpp"
+#include "models/common/smmu_fault.hpp"
+#include "models/common/stream_id.hpp"
 #include "models/smmu/translation.hpp"
 
 namespace vrdmasim {
-
-// ------------------------------------------------------------ extensions
-
-// The stream ID of a transaction (set by the master or its port). 15 bits on
-// the ZynqMP: TBU[14:10], master[9:6], AXI ID[5:0] (Xilinx AR#69447).
-class StreamIdExtension : public tlm::tlm_extension<StreamIdExtension> {
-public:
-    std::uint32_t sid = 0;
-    tlm::tlm_extension_base* clone() const override { return new StreamIdExtension(*this); }
-    void copy_from(const tlm::tlm_extension_base& o) override {
-        sid = static_cast<const StreamIdExtension&>(o).sid;
-    }
-};
-
-// Attached by the SMMU to a transaction it terminated because of a fault
-// (terminate model, or a stalled transaction resumed with terminate).
-class SmmuFaultExtension : public tlm::tlm_extension<SmmuFaultExtension> {
-public:
-    int cb = -1;                  // context bank, -1 for an unmatched stream
-    std::uint64_t address = 0;    // faulting input (virtual) address
-    bool write = false;           // FSYNR0.WNR
-    FaultType type = FaultType::None;
-    int level = 0;
-    tlm::tlm_extension_base* clone() const override { return new SmmuFaultExtension(*this); }
-    void copy_from(const tlm::tlm_extension_base& o) override { *this = static_cast<const SmmuFaultExtension&>(o); }
-};
 
 // ------------------------------------------------------------ register map
 // Offsets from the SMMU's base (0xFD800000 on the ZynqMP, 128 KiB): 4 KiB
