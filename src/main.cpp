@@ -254,11 +254,11 @@ int metrics_command(const std::vector<std::string>& args) {
         return 0;
     }
     if (vm.count("markdown")) {
-        vrdmasim::write_metrics_markdown(std::cout);
+        vrdmasim::summary_metrics().write_markdown(std::cout);
         return 0;
     }
-    for (const auto& c : vrdmasim::summary_columns())
-        std::cout << c.name << " [" << (*c.unit ? c.unit : "count") << "]\n    " << c.description << "\n";
+    for (const auto& m : vrdmasim::summary_metrics().all())
+        std::cout << m.name << " [" << (m.unit.empty() ? "count" : m.unit) << "]\n    " << m.description << "\n";
     return 0;
 }
 

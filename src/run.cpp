@@ -31,18 +31,6 @@ namespace vrdmasim {
 
 namespace {
 
-double peak_rss_mib() {
-    struct rusage ru {};
-    getrusage(RUSAGE_SELF, &ru);
-    return static_cast<double>(ru.ru_maxrss) / 1024.0;   // ru_maxrss is in KiB on Linux
-}
-
-std::string fmt(double v, int prec = 6) {
-    std::ostringstream os;
-    os << std::setprecision(prec) << v;
-    return os.str();
-}
-
 std::string default_out_dir() {
     std::time_t t = std::time(nullptr);
     char buf[64];
@@ -65,135 +53,17 @@ void check_out_dir(const std::string& out) {
                       kRunMarker + " marker, or files a run does not write); refusing to replace it");
 }
 
-// Summary metrics: one row, the columns of summary_columns() in their order.
 using Summary = std::vector<std::pair<std::string, std::string>>;
-
-// Every value is built from statistics that must exist: a missing one (a
-// renamed or unregistered statistic) is a std::logic_error, never a 0. The
-// statistics of the SMMU, its driver and the user library exist only with
-// smmu.enabled = true; without the SMMU those columns are 0 because there is
-// nothing to translate, fault or register.
-Summary make_summary(const Config& cfg, System& sys, StatRegistry& stats, double host_seconds) {
-    TransferLog& log = sys.workload().log();
-    const bool smmu = sys.smmu_enabled();
-    auto counters = [&](const std::string& suffix) { return stats.require_sum_counters(suffix); };
-    auto smmu_counters = [&](const std::string& suffix) -> std::uint64_t {
-        return smmu ? stats.require_sum_counters(suffix) : 0;
-    };
-    auto smmu_scalars = [&](const std::string& suffix) -> double {
-        return smmu ? stats.require_sum_scalars(suffix) : 0.0;
-    };
-    const double sim_s = sc_core::sc_time_stamp().to_seconds();
-    const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
-    const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
-    std::map<std::string, std::string> v;
-    v["workload"] = sys.workload().kind();
-    v["strategy"] = cfg.text("rdma.strategy");
-    v["nodes"] = std::to_string(sys.size());
-    v["sim_seconds"] = fmt(sim_s, 9);
-    v["host_seconds"] = fmt(host_seconds, 4);
-    v["sim_events"] = std::to_string(counters("transactions"));
-    v["packets"] = std::to_string(counters("packets_sent"));
-    v["transfers"] = std::to_string(log.transfers.value());
-    v["transfer_errors"] = std::to_string(log.errors.value());
-    v["bytes_delivered"] = std::to_string(log.bytes_delivered.value());
-    v["bytes_verified"] = std::to_string(log.bytes_verified.value());
-    v["data_mismatches"] = std::to_string(log.mismatches.value());
-    v["throughput_gbps"] = fmt(gbps);
-    v["latency_us_mean"] = fmt(log.latency_us.mean());
-    v["latency_us_p50"] = fmt(log.latency_us.quantile(0.5));
-    v["latency_us_p99"] = fmt(log.latency_us.quantile(0.99));
-    // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
-    // links between routers (not the NI links): the busiest one's busy time
-    // over the workload's span (first post to last completion), the mean
-    // over all of them, and the busiest one's name.
-    std::string by_hops;
-    for (const auto& kv : log.latency_by_hops()) {
-        if (kv.second->count() == 0) continue;
-        if (!by_hops.empty()) by_hops += ";";
-        by_hops += std::to_string(kv.first) + ":" + fmt(kv.second->quantile(0.5), 4);
-    }
-    v["latency_us_p50_by_hops"] = by_hops;
-    double busy_max = 0, busy_sum = 0;
-    std::string busiest;
-    std::uint64_t packet_hops = 0;
-    for (const auto& link : sys.links()) {
-        packet_hops += link->packets();
-        const double b = link->busy_us();
-        busy_sum += b;
-        if (busiest.empty() || b > busy_max) {
-            busy_max = b;
-            busiest = link->name();
-        }
-    }
-    const double span_us = span_s * 1e6;
-    const double n_links = static_cast<double>(sys.links().size());
-    v["link_util_max"] = fmt(span_us > 0 ? busy_max / span_us : 0.0);
-    v["link_util_mean"] = fmt(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0);
-    v["busiest_link"] = busiest;
-    v["packet_hops"] = std::to_string(packet_hops);
-    // Address translation.
-    const std::uint64_t hits = smmu_counters("micro_tlb_hits");
-    const std::uint64_t misses = smmu_counters("micro_tlb_misses");
-    v["smmu_translations"] = std::to_string(smmu_counters("translated"));
-    v["smmu_micro_tlb_hit_rate"] = fmt(hits + misses ? static_cast<double>(hits) / (hits + misses) : 0.0);
-    v["smmu_macro_tlb_hits"] = std::to_string(smmu_counters("macro_tlb_hits"));
-    v["smmu_walks"] = std::to_string(smmu_counters("tcu.walks"));
-    v["smmu_walk_reads"] = std::to_string(smmu_counters("tcu.walk_reads"));
-    v["smmu_faults"] = std::to_string(smmu_counters("faults_translation") + smmu_counters("faults_access_flag") +
-                                      smmu_counters("faults_permission") + smmu_counters("faults_external"));
-    // The operating system: page faults by kind and by source, the SMMU
-    // fault path's service time, pins, swap, THP and invalidations.
-    v["faults_minor"] = std::to_string(counters("faults_minor") + counters("faults_huge"));
-    v["faults_major"] = std::to_string(counters("faults_major"));
-    v["faults_smmu_read"] = std::to_string(smmu_counters("faults_read"));
-    v["faults_smmu_write"] = std::to_string(smmu_counters("faults_write"));
-    const Histogram service = smmu ? stats.require_merge_histograms("smmu_driver.service_time") : Histogram{};
-    v["fault_service_us_p50"] = fmt(service.quantile(0.5));
-    v["fault_service_us_p99"] = fmt(service.quantile(0.99));
-    v["pages_pinned"] = std::to_string(counters("pages_pinned"));
-    v["swap_outs"] = std::to_string(counters("swap_outs"));
-    v["swap_ins"] = std::to_string(counters("swap_ins"));
-    v["thp_collapses"] = std::to_string(counters("collapses"));
-    v["thp_splits"] = std::to_string(counters("huge_splits"));
-    v["invalidations"] = std::to_string(counters("vm.invalidations"));
-    // The RDMA library's strategy and the engine's fault recovery.
-    v["registration_us"] = fmt(smmu_scalars("rdma.registration_time"));
-    v["pinned_peak_bytes"] = fmt(smmu_scalars("rdma.pinned_bytes_peak"), 12);
-    v["registration_failures"] = std::to_string(smmu_counters("rdma.registration_failures"));
-    v["pin_cache_hits"] = std::to_string(smmu_counters("rdma.cache_hits"));
-    v["pin_cache_misses"] = std::to_string(smmu_counters("rdma.cache_misses"));
-    v["parks"] = std::to_string(counters("dma.parks"));
-    v["nacks"] = std::to_string(counters("dma.nacks_sent"));
-    v["retransmitted_bytes"] = std::to_string(counters("dma.retransmitted_bytes"));
-    v["fault_timeouts"] = std::to_string(counters("dma.fault_timeouts"));
-    v["kernel_copy_bytes"] = std::to_string(counters("dma.kernel_copy_bytes"));
-    v["rx_stalled_us"] = fmt(stats.require_sum_scalars("dma.rx_stalled"));
-    // The application cores only: the CPU's own total, not every "busy_time"
-    // (DRAM, links and the NI have busy times too, and they are not CPU).
-    v["cpu_busy_us"] = fmt(stats.require_sum_scalars("cpu.cores_busy_time"));
-    v["peak_rss_mib"] = fmt(peak_rss_mib(), 4);
-
-    Summary s;
-    for (const auto& c : summary_columns()) {
-        auto it = v.find(c.name);
-        if (it == v.end()) throw std::logic_error(std::string("summary column ") + c.name + " has no value");
-        s.emplace_back(c.name, it->second);
-        v.erase(it);
-    }
-    if (!v.empty()) throw std::logic_error("summary value " + v.begin()->first + " is not a declared column (src/summary.cpp)");
-    return s;
-}
 
 // What the statistics say about why transfers failed: ", because ..." or "".
 std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) {
     std::vector<std::string> why;
     const std::uint64_t reg = stats.sum_counters("rdma.registration_failures");
-    if (reg) why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " + cfg.text("rdma.strategy") +
-                           ", vm.memlock-limit = " + cfg.text("vm.memlock-limit") + ")");
+    if (reg) why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " + cfg.text(params_of<RegistrarParams>().strategy) +
+                           ", vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit) + ")");
     const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
-    if (faults && !cfg.boolean("dma.fault-tolerant"))
+    if (faults && !cfg[params_of<PldmaParams>().fault_tolerant])
         why.push_back(std::to_string(faults) + " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
                       "cannot survive");
     else if (faults)
@@ -343,7 +213,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         // the limit, not at the limit: events still pending mean the limit
         // stopped the run, none left means starvation.
         sim_error = sc_core::sc_time_stamp() >= sys->time_limit() || sc_core::sc_pending_activity()
-                        ? "the workload did not finish within sim.time-limit = " + cfg.text("sim.time-limit")
+                        ? "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit)
                         : "the simulation ran out of events before the workload finished (deadlock)";
     }
     // A run that failed still leaves what helps find out why (configuration,
@@ -442,10 +312,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         for (const auto& kv : summary) std::cout << "  " << std::left << std::setw(24) << kv.first << kv.second << "\n";
         const double sim_s = sc_core::sc_time_stamp().to_seconds();
         const double events = static_cast<double>(stats.sum_counters("transactions"));
-        std::cout << "\nsimulated " << fmt(sim_s * 1e6, 6) << " us in " << fmt(host_seconds, 3)
-                  << " s of host time: " << fmt(host_seconds > 0 ? sim_s * 1e6 / host_seconds : 0, 4)
+        std::cout << "\nsimulated " << format_metric(sim_s * 1e6, 6) << " us in " << format_metric(host_seconds, 3)
+                  << " s of host time: " << format_metric(host_seconds > 0 ? sim_s * 1e6 / host_seconds : 0, 4)
                   << " simulated us per host second, "
-                  << fmt(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
+                  << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
         std::cout << "outputs in " << out << "\n";
     }
     if (log.mismatches.value() > 0) {

@@ -1,105 +1,151 @@
 #include "summary.hpp"
 
+#include <sys/resource.h>
+
+#include "system.hpp"
+
 namespace vrdmasim {
 
-const std::vector<SummaryColumn>& summary_columns() {
-    static const std::vector<SummaryColumn> columns = {
-        {"workload", "text", "`workload.kind` of the run."},
-        {"strategy", "text", "`rdma.strategy` of the run."},
-        {"nodes", "", "MPSoCs simulated."},
-        {"sim_seconds", "s", "Simulated time at the end of the run."},
-        {"host_seconds", "s", "Wall-clock time the simulation took on the host."},
-        {"sim_events", "",
-         "Transactions served by the models (sum of every `*.transactions` counter: bus, DRAM, links, "
-         "PLDMA registers and packets, SSD)."},
-        {"packets", "", "Data packets sent by all PLDMAs (sum of `*.packets_sent`)."},
-        {"transfers", "", "RDMA transfers that finished, successfully or not."},
-        {"transfer_errors", "", "Transfers that completed with an error status."},
-        {"bytes_delivered", "B", "Payload bytes of the transfers that reported success."},
-        {"bytes_verified", "B", "Delivered bytes compared with the source at the destination."},
-        {"data_mismatches", "", "Transfers reported successful whose destination bytes differ from the source "
-                                "(any makes the run fail, exit status 1)."},
-        {"throughput_gbps", "Gb/s",
-         "Delivered bytes × 8 over the workload's span, first post to last completion."},
-        {"latency_us_mean", "us", "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by the "
-                                   "application; pingpong, half the round trip (`workloads/README.md`)."},
-        {"latency_us_p50", "us", "Median transfer latency."},
-        {"latency_us_p99", "us", "99th-percentile transfer latency."},
-        {"latency_us_p50_by_hops", "text",
-         "Median latency per number of router-to-router hops, `hops:us` pairs separated by `;` "
-         "(`1:2.1;2:3.0`); histograms `workload.latency_hops<h>` in stats.json."},
-        {"link_util_max", "fraction",
-         "Busy time of the busiest link between routers (not the NI links) over the workload's span."},
-        {"link_util_mean", "fraction", "Mean over all links between routers of busy time over the span."},
-        {"busiest_link", "text", "Name of the link of `link_util_max`."},
-        {"packet_hops", "", "Packets (data, responses, control) times the router-to-router links they crossed."},
-        {"smmu_translations", "",
-         "Transactions translated by the SMMUs' context banks (sum of `*.translated`; 0 with "
-         "`smmu.enabled = false`)."},
-        {"smmu_micro_tlb_hit_rate", "fraction",
-         "Micro-TLB hits over hits + misses, all TBUs of all nodes (0 with no lookups, e.g. "
-         "`smmu.enabled = false`)."},
-        {"smmu_macro_tlb_hits", "", "Macro-TLB (TCU) hits (sum of `*.macro_tlb_hits`)."},
-        {"smmu_walks", "", "Page-table walks by the TCUs (sum of `*.tcu.walks`)."},
-        {"smmu_walk_reads", "", "Descriptor reads of those walks: 3 per walk of a 2 MiB block, 4 of a 4 KiB page, fewer on "
-                                   "walk-cache hits (sum of `*.tcu.walk_reads`)."},
-        {"smmu_faults", "",
-         "SMMU faults recorded by the context banks: translation + access flag + permission + external."},
-        {"faults_minor", "", "Zero-fill page faults served by the VMs, 4 KiB (`faults_minor`) and 2 MiB THP "
-                             "(`faults_huge`)."},
-        {"faults_major", "", "Faults on swapped-out pages (read back from the SSD)."},
-        {"faults_smmu_read", "", "SMMU faults of reads (FSYNR0.WNR = 0)."},
-        {"faults_smmu_write", "", "SMMU faults of writes (FSYNR0.WNR = 1)."},
-        {"fault_service_us_p50", "us",
-         "Median service time of an SMMU fault by the driver: its context interrupt raised to the "
-         "outcome (the fault library done; in stall mode, RESUME written) (histograms "
-         "`*.smmu_driver.service_time`)."},
-        {"fault_service_us_p99", "us", "99th percentile of the same."},
-        {"pages_pinned", "", "4 KiB page pins taken by the VMs."},
-        {"swap_outs", "", "4 KiB pages written to swap by reclaim."},
-        {"swap_ins", "", "4 KiB pages read back from swap."},
-        {"thp_collapses", "", "2 MiB ranges collapsed by khugepaged."},
-        {"thp_splits", "", "2 MiB mappings split into 4 KiB pages."},
-        {"invalidations", "", "MMU-notifier invalidate calls made by the VMs (`*.vm.invalidations`)."},
-        {"registration_us", "us", "Time the user libraries spent in registration calls (acquire, release: sum of call durations, `*.rdma.registration_time`)."},
-        {"pinned_peak_bytes", "B", "Sum over nodes of each library's peak of pinned bytes."},
-        {"registration_failures", "", "Registrations refused (RLIMIT_MEMLOCK)."},
-        {"pin_cache_hits", "", "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`)."},
-        {"pin_cache_misses", "", "Pin-down cache lookups that pinned a new entry."},
-        {"parks", "", "PLDMA channels parked on a source-read fault (fault-tolerant engine)."},
-        {"nacks", "", "NACKs sent by receiving PLDMAs for payload writes that faulted."},
-        {"retransmitted_bytes", "B", "Payload bytes sent again on retransmit requests."},
-        {"fault_timeouts", "", "Faults whose outcome did not come within `dma.fault-timeout`."},
-        {"kernel_copy_bytes", "B", "Bytes redirected into the NetVM kernel buffer and copied in by the kernel."},
-        {"rx_stalled_us", "us", "Time receiving PLDMAs' payload writes were held beyond 1 us (stalled translations; the packets behind wait in the link buffers; sum of `*.dma.rx_stalled`)."},
-        {"cpu_busy_us", "us",
-         "CPU time on the application cores, every software activity of every node (sum of "
-         "`*.cpu.cores_busy_time`, itself the sum of the `*.cpu.<activity>.busy_time` scalars); "
-         "DRAM, link and NI busy times are not CPU and are not counted."},
-        {"peak_rss_mib", "MiB", "Peak resident memory of the simulator process on the host."},
-    };
-    return columns;
+namespace {
+
+// The run-level metrics that open the table: what ran, for how long.
+void declare_run_metrics(MetricRegistry& reg) {
+    reg.add_supplied("workload", "text",
+                     "`workload.kind` of the run.");
+    reg.add_supplied("strategy", "text",
+                     "`rdma.strategy` of the run.");
+    reg.add_supplied("nodes", "",
+                     "MPSoCs simulated.");
+    reg.add_supplied("sim_seconds", "s",
+                     "Simulated time at the end of the run.");
+    reg.add_supplied("host_seconds", "s",
+                     "Wall-clock time the simulation took on the host.");
+    reg.sum_counters("sim_events",
+                     "Transactions served by the models (sum of every `*.transactions` counter: bus, DRAM, "
+                     "links, PLDMA registers and packets, SSD).",
+                     {"transactions"});
+    reg.add_supplied("transfers", "",
+                     "RDMA transfers that finished, successfully or not.");
+    reg.add_supplied("transfer_errors", "",
+                     "Transfers that completed with an error status.");
+    reg.add_supplied("bytes_delivered", "B",
+                     "Payload bytes of the transfers that reported success.");
+    reg.add_supplied("bytes_verified", "B",
+                     "Delivered bytes compared with the source at the destination.");
+    reg.add_supplied("data_mismatches", "",
+                     "Transfers reported successful whose destination bytes differ from the source (any makes "
+                     "the run fail, exit status 1).");
+    reg.add_supplied("throughput_gbps", "Gb/s",
+                     "Delivered bytes × 8 over the workload's span, first post to last completion.");
+    reg.add_supplied("latency_us_mean", "us",
+                     "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
+                     "the application; pingpong, half the round trip (`workloads/README.md`).");
+    reg.add_supplied("latency_us_p50", "us",
+                     "Median transfer latency.");
+    reg.add_supplied("latency_us_p99", "us",
+                     "99th-percentile transfer latency.");
+    reg.add_supplied("latency_us_p50_by_hops", "text",
+                     "Median latency per number of router-to-router hops, `hops:us` pairs separated by `;` "
+                     "(`1:2.1;2:3.0`); histograms `workload.latency_hops<h>` in stats.json.");
+    reg.add_supplied("link_util_max", "fraction",
+                     "Busy time of the busiest link between routers (not the NI links) over the workload's "
+                     "span.");
+    reg.add_supplied("link_util_mean", "fraction",
+                     "Mean over all links between routers of busy time over the span.");
+    reg.add_supplied("busiest_link", "text",
+                     "Name of the link of `link_util_max`.");
+    reg.add_supplied("packet_hops", "",
+                     "Packets (data, responses, control) times the router-to-router links they crossed.");
 }
 
-void write_metrics_markdown(std::ostream& os) {
-    os << "<!-- Generated by `vrdmasim metrics --markdown` (scripts/gen_docs.py); do not edit: "
-          "edit src/summary.cpp. -->\n"
-          "# Summary metrics (summary.csv)\n\n"
-          "Each run writes `summary.csv`: one header row and one row of values, in this order (a sweep's "
-          "`results.csv` has them after its own columns: point, swept parameters, status). Every column is computed "
-          "from the run's statistics (stats.json); a statistic a column needs that is missing stops the "
-          "run with an error rather than reading 0. Units: `us` microseconds, `B` bytes, `Gb/s` "
-          "10^9 bits per second, `fraction` a number in [0, 1], an empty unit a count.\n\n"
-          "| column | unit | meaning |\n|---|---|---|\n";
-    for (const auto& c : summary_columns()) {
-        std::string d = c.description;
-        std::string escaped;
-        for (char ch : d) {
-            if (ch == '|') escaped += "\\|";
-            else escaped += ch;
-        }
-        os << "| `" << c.name << "` | " << c.unit << " | " << escaped << " |\n";
+// The host's own figure, at the end of the table.
+void declare_host_metrics(MetricRegistry& reg) {
+    reg.add_supplied("peak_rss_mib", "MiB",
+                     "Peak resident memory of the simulator process on the host.");
+}
+
+MetricRegistry build_summary_metrics() {
+    MetricRegistry reg;
+    declare_run_metrics(reg);
+    Smmu500::declare_metrics(reg);
+    Vm::declare_metrics(reg);
+    SmmuDriver::declare_metrics(reg);
+    Registrar::declare_metrics(reg);
+    Pldma::declare_metrics(reg);
+    CpuCores::declare_metrics(reg);
+    declare_host_metrics(reg);
+    return reg;
+}
+
+}  // namespace
+
+const MetricRegistry& summary_metrics() {
+    static const MetricRegistry reg = build_summary_metrics();
+    return reg;
+}
+
+namespace {
+
+double peak_rss_mib() {
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_maxrss) / 1024.0;   // ru_maxrss is in KiB on Linux
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
+                                                              const StatRegistry& stats, double host_seconds) {
+    TransferLog& log = sys.workload().log();
+    const double sim_s = sc_core::sc_time_stamp().to_seconds();
+    const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
+    const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
+    std::vector<std::pair<std::string, std::string>> v;
+    v.emplace_back("workload", sys.workload().kind());
+    v.emplace_back("strategy", cfg.text(params_of<RegistrarParams>().strategy));
+    v.emplace_back("nodes", std::to_string(sys.size()));
+    v.emplace_back("sim_seconds", format_metric(sim_s, 9));
+    v.emplace_back("host_seconds", format_metric(host_seconds, 4));
+    v.emplace_back("transfers", std::to_string(log.transfers.value()));
+    v.emplace_back("transfer_errors", std::to_string(log.errors.value()));
+    v.emplace_back("bytes_delivered", std::to_string(log.bytes_delivered.value()));
+    v.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
+    v.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
+    v.emplace_back("throughput_gbps", format_metric(gbps));
+    v.emplace_back("latency_us_mean", format_metric(log.latency_us.mean()));
+    v.emplace_back("latency_us_p50", format_metric(log.latency_us.quantile(0.5)));
+    v.emplace_back("latency_us_p99", format_metric(log.latency_us.quantile(0.99)));
+    // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
+    // links between routers (not the NI links): the busiest one's busy time
+    // over the workload's span (first post to last completion), the mean
+    // over all of them, and the busiest one's name.
+    std::string by_hops;
+    for (const auto& kv : log.latency_by_hops()) {
+        if (kv.second->count() == 0) continue;
+        if (!by_hops.empty()) by_hops += ";";
+        by_hops += std::to_string(kv.first) + ":" + format_metric(kv.second->quantile(0.5), 4);
     }
+    v.emplace_back("latency_us_p50_by_hops", by_hops);
+    double busy_max = 0, busy_sum = 0;
+    std::string busiest;
+    std::uint64_t packet_hops = 0;
+    for (const auto& link : sys.links()) {
+        packet_hops += link->packets();
+        const double b = link->busy_us();
+        busy_sum += b;
+        if (busiest.empty() || b > busy_max) {
+            busy_max = b;
+            busiest = link->name();
+        }
+    }
+    const double span_us = span_s * 1e6;
+    const double n_links = static_cast<double>(sys.links().size());
+    v.emplace_back("link_util_max", format_metric(span_us > 0 ? busy_max / span_us : 0.0));
+    v.emplace_back("link_util_mean", format_metric(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
+    v.emplace_back("busiest_link", busiest);
+    v.emplace_back("packet_hops", std::to_string(packet_hops));
+    v.emplace_back("peak_rss_mib", format_metric(peak_rss_mib(), 4));
+    return summary_metrics().compute(MetricInputs{cfg, stats}, v);
 }
 
 }  // namespace vrdmasim

@@ -1,25 +1,28 @@
-// The columns of summary.csv: declared once, here, with unit and meaning.
-// run.cpp fills them (and refuses a column it does not fill, or a value for a
-// column not declared); `vrdmasim metrics --markdown` prints this table as
-// docs/metrics.md, which a test keeps equal to the committed file.
+// The summary of a run (summary.csv): the run-level metrics, declared here
+// (the workload's span and latencies, the network's links, the host), and
+// every model's own, each declared by its model next to the statistics it
+// is computed from (Smmu500::declare_metrics, Vm::declare_metrics, ...).
+// `vrdmasim metrics --markdown` prints the table as docs/metrics.md, which a
+// test keeps equal to the committed file.
 #pragma once
 
-#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "core/metrics.hpp"
 
 namespace vrdmasim {
 
-struct SummaryColumn {
-    const char* name;          // CSV header
-    const char* unit;          // "us", "B", "Gb/s", "" (a count), "text", "fraction"
-    const char* description;   // one paragraph: what it is, built from which statistics
-};
+class System;
 
-// Every column, in the order summary.csv has them.
-const std::vector<SummaryColumn>& summary_columns();
+// Every summary metric, in the order summary.csv has them (built on first use).
+const MetricRegistry& summary_metrics();
 
-// The table as Markdown (docs/metrics.md).
-void write_metrics_markdown(std::ostream& os);
+// One row: the value of every metric. Every value is built from statistics
+// that must exist: a missing one (a renamed or unregistered statistic) is a
+// std::logic_error, never a 0.
+std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
+                                                              const StatRegistry& stats, double host_seconds);
 
 }  // namespace vrdmasim

@@ -13,58 +13,25 @@ namespace {
 constexpr std::uint64_t kJobDomain = 1;   // protection domain of the (one) job
 }
 
+TopologyParams::TopologyParams()
+    : set("topology", "which nodes exist and how they are wired"),
+      kind(set.choice("kind", "qfdb", {"qfdb", "mezzanine", "torus"},
+                      "qfdb: the FPGAs of one Quad-FPGA Daughter Board, fully connected (QFDB paper); "
+                      "mezzanine: 4 QFDBs in a ring, 16 MPSoCs (INFN ExaNeSt page); torus: x*y*z QFDBs "
+                      "in a 3-D torus, F1 of each board holding its links (arXiv 2307.09371)")),
+      nodes(set.integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part (kind = qfdb only)")
+                .range("2", "4")),
+      x(set.integer("x", "1", "QFDBs along x (kind = torus only; a dimension of 1 has no links)")
+            .range("1", "64")),
+      y(set.integer("y", "1", "QFDBs along y (kind = torus only)")
+            .range("1", "64")),
+      z(set.integer("z", "1", "QFDBs along z (kind = torus only)")
+            .range("1", "64")) {}
+
 void System::declare_params(ParamRegistry& reg) {
-    reg.section("sim", "the simulation run")
-        .integer("seed", "1", "seed for every pseudo-random choice (data patterns, ...)").range("0", "9223372036854775807")
-        .time("quantum", "1us",
-              "global quantum of temporal decoupling: how far a process may run ahead of the others")
-        .range("1ns", "1ms")
-        .time("time-limit", "10s", "simulated time after which the run stops with an error").range("1ns", "100000s");
-    reg.section("topology", "which nodes exist and how they are wired")
-        .choice("kind", "qfdb", {"qfdb", "mezzanine", "torus"},
-                "qfdb: the FPGAs of one Quad-FPGA Daughter Board, fully connected (QFDB paper); "
-                "mezzanine: 4 QFDBs in a ring, 16 MPSoCs (INFN ExaNeSt page); torus: x*y*z QFDBs "
-                "in a 3-D torus, F1 of each board holding its links (arXiv 2307.09371)")
-        .integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part (kind = qfdb only)").range("2", "4")
-        .integer("x", "1", "QFDBs along x (kind = torus only; a dimension of 1 has no links)").range("1", "64")
-        .integer("y", "1", "QFDBs along y (kind = torus only)").range("1", "64")
-        .integer("z", "1", "QFDBs along z (kind = torus only)").range("1", "64");
-    // Per-hop latencies from components (docs/references.md, "Links"): the
-    // serial link as a 64B/66B link layer on the ZynqMP's GTH transceivers,
-    // 55 user_clk cycles from the sender's stream input to the receiver's
-    // stream output (AMD PG074, Aurora 64B/66B latency on UltraScale+ GTH),
-    // user_clk = line rate / 66.
-    Link::declare_params(reg, "link", "a link between two FPGAs of one QFDB, one direction",
-                         "16Gbps", "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
-                                   "mezzanine's edges; INFN ExaNeSt page)",
-                         "227ns", "head in to head out: 55 cycles of a 64B/66B link layer on GTH transceivers "
-                                  "at 16 Gb/s (user_clk 242.4 MHz; AMD PG074), board traces (< 2 ns) neglected",
-                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                                 "(*estimate*: the ExaNet switch's own input FIFO holds 40 flits, ExaNet switch "
-                                 "RTL; the link controller's receive buffering is unpublished; 2 KiB covers the "
-                                 "credit round trip at the link rate, docs/references.md)");
-    Link::declare_params(reg, "mezz-link", "a ring edge between the F1s of two QFDBs of a mezzanine, one direction",
-                         "16Gbps", "rate per lane (INFN ExaNeSt page: 16 Gb/s links)",
-                         "227ns", "head in to head out: as link.latency, 55 cycles of a 64B/66B link layer at "
-                                  "16 Gb/s (AMD PG074)",
-                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                                 "(*estimate*, as link.buffer)",
-                         "2", "lanes per edge and direction (INFN ExaNeSt page: 2 links of 16 Gb/s per edge)");
-    Link::declare_params(reg, "board-link", "an inter-board torus link between the F1s of two QFDBs, one direction",
-                         "10Gbps", "rate per lane (arXiv 2307.09371: 10 Gb/s links in the built prototype)",
-                         "357ns", "head in to head out: 55 cycles of a 64B/66B link layer at 10.3125 Gb/s "
-                                  "(user_clk 156.25 MHz: 352 ns; AMD PG074) plus 5 ns of cable (*estimate*: 1 m "
-                                  "at about 5 ns/m)",
-                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                                 "(*estimate*, as link.buffer)",
-                         "1", "lanes per direction (arXiv 2307.09371: one 10 Gb/s link)");
-    Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
-                         "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*: the 64B/66B user clock "
-                                   "at 10 Gb/s, AMD PG074)",
-                         "20ns", "head in to head out (*estimate*)",
-                         "640B", "buffer at the receiving side, in bytes of 128-bit flits: 40 flits, the ExaNet "
-                                 "switch's input FIFO per VC, sized for two packets of the largest size, 18 flits "
-                                 "(ExaNet switch RTL)");
+    reg.add(params_of<SimParams>().set);
+    reg.add(params_of<TopologyParams>().set);
+    Link::declare_params(reg);
 }
 
 void declare_all_params(ParamRegistry& reg) {
@@ -93,8 +60,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
       dram("dram", ctx, group),
       dma("dma", ctx, group, idx, topology.coord_words()),
       router("router", ctx),
-      inject("inject", ctx, Link::params_from(ctx.config, "ni"), group, "ni->router"),
-      eject("eject", ctx, Link::params_from(ctx.config, "ni"), group, "router->ni"),
+      inject("inject", ctx, Link::params_from(ctx.config, params_of<LinkSections>().ni), group, "ni->router"),
+      eject("eject", ctx, Link::params_from(ctx.config, params_of<LinkSections>().ni), group, "router->ni"),
       app("app", ctx, group, idx, dma, address_map::kPldmaRegs, address_map::kHeapBase,
           std::min(dram.size(), address_map::kDdrLowSize) - address_map::kHeapBase),
       cpu(ctx, group + ".cpu", group),
@@ -115,14 +82,14 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     app.set_cpu(cpu);
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
-    if (ctx.config.boolean("smmu.enabled")) {
+    if (ctx.config[params_of<SmmuParams>().enabled]) {
         // PLDMA -> TBU -> (translated) -> bus; page-table walks -> bus;
         // registers on the bus at the ZynqMP's address.
         smmu = std::make_unique<Smmu500>("smmu", ctx, group);
-        const auto tbu = static_cast<std::size_t>(ctx.config.integer("dma.smmu-tbu"));
+        const auto tbu = static_cast<std::size_t>(ctx.config[params_of<PldmaParams>().smmu_tbu]);
         if (tbu >= smmu->tbu.size())
-            throw ConfigError("dma.smmu-tbu = " + ctx.config.text("dma.smmu-tbu") + " (from " +
-                              ctx.config.origin("dma.smmu-tbu") + "): the SMMU has " +
+            throw ConfigError("dma.smmu-tbu = " + ctx.config.text(params_of<PldmaParams>().smmu_tbu) + " (from " +
+                              ctx.config.origin(params_of<PldmaParams>().smmu_tbu) + "): the SMMU has " +
                               std::to_string(smmu->tbu.size()) + " TBUs (smmu.tbus)");
         dma.mem.bind(*smmu->tbu[tbu]);
         smmu->out.bind(bus.in);
@@ -148,10 +115,10 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         // buffer; once the page is in, the kernel copies them into place.
         if (strategy_from(ctx.config) == Strategy::Netvm) {
             if (driver->stall_mode() || !dma.fault_tolerant())   // System::resolve refuses this first
-                throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin("rdma.strategy") +
+                throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin(params_of<RegistrarParams>().strategy) +
                                   ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
                                   "the receiver must see the fault to redirect the packet");
-            const double copy_rate = ctx.config.rate_bps("vm.copy-rate") / 8;   // bytes per second
+            const double copy_rate = ctx.config[params_of<VmParams>().copy_rate] / 8;   // bytes per second
             dma.enable_netvm([this, copy_rate](std::uint64_t va, const unsigned char* data, std::uint64_t len,
                                                sc_core::sc_time at) {
                 vm.write_user(app.pid(), va, data, len);
@@ -161,18 +128,18 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         }
         vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
                                  sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
-        app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config.size("ssd.swap-size"));
+        app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config[params_of<SsdParams>().swap_size]);
         if (MemoryHog::wanted(ctx.config, idx))
             hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
-            throw ConfigError("rdma.strategy = " + ctx.config.text("rdma.strategy") + " (from " +
-                              ctx.config.origin("rdma.strategy") +
+            throw ConfigError("rdma.strategy = " + ctx.config.text(params_of<RegistrarParams>().strategy) + " (from " +
+                              ctx.config.origin(params_of<RegistrarParams>().strategy) +
                               ") needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
                               "that nothing registers, pins or pages");
-        if (ctx.config.string("workload.madvise") != "none")
-            throw ConfigError("workload.madvise = " + ctx.config.text("workload.madvise") + " (from " +
-                              ctx.config.origin("workload.madvise") +
+        if (ctx.config[params_of<WorkloadParams>().madvise] != "none")
+            throw ConfigError("workload.madvise = " + ctx.config.text(params_of<WorkloadParams>().madvise) + " (from " +
+                              ctx.config.origin(params_of<WorkloadParams>().madvise) +
                               ") needs smmu.enabled = true: without the SMMU, buffers are physical memory "
                               "with no mapping to advise");
         dma.mem.bind(bus.in);
@@ -239,7 +206,7 @@ void System::resolve(Config& c) {
         why = "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
               "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
     }
-    const std::string strategy = "rdma.strategy = " + c.text("rdma.strategy");
+    const std::string strategy = "rdma.strategy = " + c.text(params_of<RegistrarParams>().strategy);
     for (const Need& n : needs) {
         const ParamDecl* d = c.registry().find(n.key);
         const bool holds = d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value)
@@ -249,7 +216,7 @@ void System::resolve(Config& c) {
             c.set(n.key, n.value, "implied by " + strategy);
             continue;
         }
-        throw ConfigError(strategy + " (from " + c.origin("rdma.strategy") + ") needs " + n.key + " = " + n.value +
+        throw ConfigError(strategy + " (from " + c.origin(params_of<RegistrarParams>().strategy) + ") needs " + n.key + " = " + n.value +
                           ", but " + n.key + " = " + c.text(n.key) + " (from " + c.origin(n.key) + "): " + why +
                           ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
     }
@@ -262,10 +229,10 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
     // flits). A link forwards a packet only once its far-end buffer (per VC)
     // has room for the whole of it.
     auto named = [&](const std::string& key) { return key + " = " + c.text(key) + " (from " + c.origin(key) + ")"; };
-    std::uint64_t payload = c.size("dma.packet-size");
+    std::uint64_t payload = c[params_of<PldmaParams>().packet_size];
     std::string by = "dma.packet-size";
-    if (c.size("dma.block-size") < payload) payload = c.size("dma.block-size"), by = "dma.block-size";
-    const std::uint64_t msg = c.size("workload.message-size");
+    if (c[params_of<PldmaParams>().block_size] < payload) payload = c[params_of<PldmaParams>().block_size], by = "dma.block-size";
+    const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
     if (msg > 0 && msg < payload) payload = msg, by = "workload.message-size";
     const std::uint64_t flits = std::max<std::uint64_t>(2 + (payload + kFlitBytes - 1) / kFlitBytes, 4);
     const std::uint64_t need = flits * kFlitBytes;
@@ -290,7 +257,7 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
 }
 
 Topology System::topology_from(const Config& c) {
-    const std::string kind = c.string("topology.kind");
+    const std::string kind = c[params_of<TopologyParams>().kind];
     auto refuse = [&](const std::string& key, const std::string& why) {
         return ConfigError(key + " = " + c.text(key) + " (from " + c.origin(key) + "): " + why);
     };
@@ -306,29 +273,29 @@ Topology System::topology_from(const Config& c) {
     if (kind != "torus")
         for (const char* k : {"topology.x", "topology.y", "topology.z"})
             if (given(k)) throw refuse(k, "applies to topology.kind = torus only (topology.kind = " + kind + ")");
-    if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c.integer("topology.nodes")));
+    if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c[params_of<TopologyParams>().nodes]));
     Topology t = kind == "mezzanine" ? Topology::mezzanine()
-                                     : Topology::torus(static_cast<unsigned>(c.integer("topology.x")),
-                                                       static_cast<unsigned>(c.integer("topology.y")),
-                                                       static_cast<unsigned>(c.integer("topology.z")));
+                                     : Topology::torus(static_cast<unsigned>(c[params_of<TopologyParams>().x]),
+                                                       static_cast<unsigned>(c[params_of<TopologyParams>().y]),
+                                                       static_cast<unsigned>(c[params_of<TopologyParams>().z]));
     bool rings = false;
     for (int d = Topology::X; d <= Topology::Z; ++d) rings = rings || t.extent(d) >= 3;
-    if (rings && c.integer("router.vcs") < 2)
+    if (rings && c[params_of<RouterParams>().vcs] < 2)
         throw refuse("router.vcs", "a " + kind + " with rings of 3 or more boards needs at least 2 virtual "
                                    "channels for its dateline (deadlock avoidance)");
     return t;
 }
 
 System::System(const SimContext& ctx)
-    : topology_(topology_from(ctx.config)), time_limit_(ctx.config.time("sim.time-limit")) {
+    : topology_(topology_from(ctx.config)), time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
-    tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config.time("sim.quantum"));
+    tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
-    if (c.size("dram.size") < address_map::kHeapBase + (2ull << 20))
-        throw ConfigError("dram.size = " + c.text("dram.size") + " (from " + c.origin("dram.size") +
+    if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
+        throw ConfigError("dram.size = " + c.text(params_of<DramParams>().size) + " (from " + c.origin(params_of<DramParams>().size) +
                           "): must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
     for (unsigned i = 0; i < n; ++i)
@@ -338,9 +305,10 @@ System::System(const SimContext& ctx)
     // FPGAs of the board (class `link`), then on F1 the off-board links
     // (`mezz-link` on a mezzanine, `board-link` on a torus). Every link's far
     // end has router.vcs buffers.
-    const unsigned vcs = static_cast<unsigned>(c.integer("router.vcs"));
-    LinkParams board = Link::params_from(c, "link");
-    LinkParams ring = Link::params_from(c, topology_.kind() == TopologyKind::Mezzanine ? "mezz-link" : "board-link");
+    const unsigned vcs = static_cast<unsigned>(c[params_of<RouterParams>().vcs]);
+    LinkParams board = Link::params_from(c, params_of<LinkSections>().link);
+    LinkParams ring = Link::params_from(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
+                                                                        : params_of<LinkSections>().board_link);
     board.vcs = ring.vcs = vcs;
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
     // port order, then to inputs so that input port k of node j comes from
@@ -372,7 +340,7 @@ System::System(const SimContext& ctx)
             b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
         }
     }
-    smmu_enabled_ = c.boolean("smmu.enabled");
+    smmu_enabled_ = c[params_of<SmmuParams>().enabled];
     std::vector<App*> apps;
     for (auto& node : nodes_) apps.push_back(&node->app);
     workload_ = Workload::create(ctx, apps);

@@ -1,6 +1,33 @@
 // System: the simulated cluster built from the configuration: nodes (bus,
-// DRAM, PLDMA, router, application), the links between them, and the
-// workload. Knows the models; the core under src/core does not.
+// DRAM, PLDMA, SMMU, router, OS, application), the links between them, and
+// the workload. Knows the models; the core under src/core does not.
+//
+// One node (one MPSoC), as Node's constructor binds it. TLM initiator
+// sockets on the left of an arrow, targets on the right; [n] is a port of
+// the bus or of the router.
+//
+//   memory path (AXI, b_transport)
+//   ------------------------------
+//   App.cpu ------------------------------+
+//   Node.kernel_port (Vm: page tables) ---+--> Bus.in
+//   SmmuDriver.mmio ----------------------+      |
+//   Smmu500.out (translated DMA) ---------+      +-- out[0] --> Dram.socket       DDR4, 0x0.. and 0x8_0000_0000..
+//   Smmu500.walk (page-table reads) ------+      +-- out[1] --> Pldma.mmio        channel registers, 0xA0000000
+//                                                +-- out[2] --> Smmu500.regs      0xFD800000, with smmu.enabled
+//   Pldma.mem --> Smmu500.tbu[dma.smmu-tbu]      (smmu.enabled = false: Pldma.mem --> Bus.in, physical)
+//   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in --> outcome --> Pldma.fault_resolved
+//
+//   packet path (ExaNet, b_transport of ExanetPacket)
+//   -------------------------------------------------
+//   Pldma.net_out --> Link "inject" --> Router.in[0]
+//   Router.out[0] --> Link "eject"  --> Pldma.net_in
+//   Router.out[p] --> Link (link, mezz-link or board-link) --> Router.in[q] of the next node on the route
+//
+// A packet of an RDMA write: the sending Pldma reads the source through
+// its TBU (a fault parks the channel), sends it out of net_out; each Router
+// picks the output of the next hop (Topology::next_hop); the receiving
+// Pldma writes the payload through its own TBU into DRAM (a fault NACKs,
+// or redirects into the NetVM kernel buffer) and raises the completion.
 #pragma once
 
 #include <memory>
@@ -29,6 +56,19 @@
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
+
+
+// The parameters of section [topology], declared in system.cpp; read
+// through params_of<TopologyParams>().
+struct TopologyParams {
+    TopologyParams();
+    ParamSet set;
+    EnumParam kind;
+    IntParam nodes;
+    IntParam x;
+    IntParam y;
+    IntParam z;
+};
 
 // Every parameter of every model, in one registry.
 void declare_all_params(ParamRegistry& reg);

@@ -8,38 +8,41 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+AppParams::AppParams()
+    : set("rdma", "RDMA user library (runs on the node's Cortex-A53)"),
+      post_overhead(set.time("post-overhead", "50ns",
+                             "library time to build and post one descriptor, besides its register stores (*calibrated*: "
+                             "about 75 A53 cycles; with the other defaults the 64 B one-hop pingpong gives the prototype's "
+                             "1.3 us, arXiv 2307.09371; configs/exanest-prototype.ini)")
+                        .range("0ps", "1ms")),
+      completion_overhead(set.time("completion-overhead", "50ns",
+                                   "library time to handle a completion or notification once seen, besides reading its record "
+                                   "(*calibrated* with rdma.post-overhead)")
+                              .range("0ps", "1ms")),
+      completion(set.choice("completion", "poll", {"interrupt", "poll", "counter"},
+                            "how a process learns that a transfer completed or a notification came (poll is how the "
+                            "ExaNeSt latency figures are measured): interrupt (block "
+                            "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
+                            "(spin reading the completion record in memory: a core busy all along), counter (spin "
+                            "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
+                            "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
+                            "busy all along). Waiting for a number of completions or notifications reads the "
+                            "channel's counter registers (TX_COMPLETED, EVENT_COUNT) in poll and counter modes alike")),
+      store_issue(set.time("store-issue", "3ns",
+                           "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
+                           "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
+                      .range("0ps", "1us")),
+      poll_interval(set.time("poll-interval", "50ns",
+                             "period of one polling read (record or counter) while spinning (*estimate*: a load that misses "
+                             "to the interconnect, issued back to back)")
+                        .range("1ns", "1ms")),
+      irq_wakeup(set.time("irq-wakeup", "5us",
+                          "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
+                          "on Linux)")
+                     .range("0ps", "10ms")) {}
+
 void App::declare_params(ParamRegistry& reg) {
-    reg.section("rdma", "RDMA user library (runs on the node's Cortex-A53)")
-        .time("post-overhead", "50ns",
-              "library time to build and post one descriptor, besides its register stores (*calibrated*: "
-              "about 75 A53 cycles; with the other defaults the 64 B one-hop pingpong gives the prototype's "
-              "1.3 us, arXiv 2307.09371; configs/exanest-prototype.ini)")
-        .range("0ps", "1ms")
-        .time("completion-overhead", "50ns",
-              "library time to handle a completion or notification once seen, besides reading its record "
-              "(*calibrated* with rdma.post-overhead)")
-        .range("0ps", "1ms")
-        .choice("completion", "poll", {"interrupt", "poll", "counter"},
-                "how a process learns that a transfer completed or a notification came (poll is how the "
-                "ExaNeSt latency figures are measured): interrupt (block "
-                "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
-                "(spin reading the completion record in memory: a core busy all along), counter (spin "
-                "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
-                "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
-                "busy all along). Waiting for a number of completions or notifications reads the "
-                "channel's counter registers (TX_COMPLETED, EVENT_COUNT) in poll and counter modes alike")
-        .time("store-issue", "3ns",
-              "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
-              "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
-        .range("0ps", "1us")
-        .time("poll-interval", "50ns",
-              "period of one polling read (record or counter) while spinning (*estimate*: a load that misses "
-              "to the interconnect, issued back to back)")
-        .range("1ns", "1ms")
-        .time("irq-wakeup", "5us",
-              "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
-              "on Linux)")
-        .range("0ps", "10ms");
+    reg.add(params_of<AppParams>().set);
 }
 
 App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
@@ -54,13 +57,13 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       heap_end_(heap_base + heap_size),
       ctx_(ctx),
       strategy_(strategy_from(ctx.config)),
-      pipeline_chunk_(ctx.config.size("rdma.pipeline-chunk")),
-      completion_(ctx.config.string("rdma.completion") == "poll"      ? Completion::Poll
-                  : ctx.config.string("rdma.completion") == "counter" ? Completion::Counter
+      pipeline_chunk_(ctx.config[params_of<RegistrarParams>().pipeline_chunk]),
+      completion_(ctx.config[params_of<AppParams>().completion] == "poll"      ? Completion::Poll
+                  : ctx.config[params_of<AppParams>().completion] == "counter" ? Completion::Counter
                                                                       : Completion::Interrupt),
-      poll_interval_(ctx.config.time("rdma.poll-interval")),
-      store_issue_(ctx.config.time("rdma.store-issue")),
-      irq_wakeup_(ctx.config.time("rdma.irq-wakeup")),
+      poll_interval_(ctx.config[params_of<AppParams>().poll_interval]),
+      store_issue_(ctx.config[params_of<AppParams>().store_issue]),
+      irq_wakeup_(ctx.config[params_of<AppParams>().irq_wakeup]),
       polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
       wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
       early_(ctx.stats.counter(group + ".rdma.early_completions", "",
@@ -69,8 +72,8 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       counter_reads_(ctx.stats.counter(group + ".rdma.counter_reads", "",
                                        "reads of the channel's TX_COMPLETED register while waiting for a completion "
                                        "record (rdma.completion = counter)")),
-      post_overhead_(ctx.config.time("rdma.post-overhead")),
-      completion_overhead_(ctx.config.time("rdma.completion-overhead")),
+      post_overhead_(ctx.config[params_of<AppParams>().post_overhead]),
+      completion_overhead_(ctx.config[params_of<AppParams>().completion_overhead]),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "app")) {
     capacity_ = heap_size;

@@ -25,6 +25,19 @@
 
 namespace vrdmasim {
 
+// The parameters of section [rdma], declared in app.cpp; read
+// through params_of<AppParams>().
+struct AppParams {
+    AppParams();
+    ParamSet set;
+    TimeParam post_overhead;
+    TimeParam completion_overhead;
+    EnumParam completion;
+    TimeParam store_issue;
+    TimeParam poll_interval;
+    TimeParam irq_wakeup;
+};
+
 // Thrown by App::alloc when the buffers asked for do not fit.
 class OutOfMemory : public std::runtime_error {
 public:

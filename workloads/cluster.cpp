@@ -116,12 +116,12 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
         return ConfigError("workload." + key + " = " + c.text("workload." + key) + " (from " +
                            c.origin("workload." + key) + "): " + why);
     };
-    const std::string& kind = c.string("workload.kind");
+    const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind != "alltoall" && kind != "halo" && kind != "incast" && kind != "permutation") return nullptr;
-    const std::uint64_t msg = c.size("workload.message-size");
+    const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
     if (msg == 0) throw bad("message-size", kind + " needs messages of at least 1 B");
-    const auto iterations = static_cast<std::uint64_t>(c.integer("workload.iterations"));
-    const std::uint64_t total = c.size("workload.total-bytes");
+    const auto iterations = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().iterations]);
+    const std::uint64_t total = c[params_of<WorkloadParams>().total_bytes];
     std::vector<std::vector<unsigned>> out(n);
     if (kind == "alltoall") {
         // Node i starts with i+1 and goes round, so that not everyone sends to node 0 first.
@@ -131,15 +131,15 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
     }
     if (kind == "halo") {
         cluster::Grid g{};
-        const std::string why = cluster::parse_grid(c.string("workload.grid"), n, g);
+        const std::string why = cluster::parse_grid(c[params_of<WorkloadParams>().grid], n, g);
         if (!why.empty()) throw bad("grid", why);
         for (unsigned i = 0; i < n; ++i) out[i] = cluster::halo_neighbours(i, g);
         return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg);
     }
     if (kind == "incast") {
-        const auto dst = static_cast<std::uint64_t>(c.integer("workload.dst-node"));
+        const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
         if (dst >= n) throw bad("dst-node", "the system has " + std::to_string(n) + " nodes");
-        const auto senders = static_cast<std::uint64_t>(c.integer("workload.senders"));
+        const auto senders = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().senders]);
         if (senders > n - 1)
             throw bad("senders", "at most " + std::to_string(n - 1) + " nodes besides workload.dst-node");
         std::uint64_t taken = 0;
@@ -151,7 +151,7 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
         return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total);
     }
     if (kind == "permutation") {
-        const std::vector<unsigned> p = cluster::derangement(n, static_cast<std::uint64_t>(c.integer("sim.seed")));
+        const std::vector<unsigned> p = cluster::derangement(n, static_cast<std::uint64_t>(c[params_of<SimParams>().seed]));
         for (unsigned i = 0; i < n; ++i) out[i].push_back(p[i]);
         return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total);
     }
@@ -167,8 +167,8 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
       peers_(apps.size()),
       rounds_(rounds),
       bytes_(bytes),
-      msg_(ctx.config.size("workload.message-size")),
-      window_(static_cast<std::uint64_t>(ctx.config.integer("workload.window"))) {
+      msg_(ctx.config[params_of<WorkloadParams>().message_size]),
+      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])) {
     if (msg_ == 0) throw ConfigError("workload.message-size = 0: " + kind_ + " needs messages of at least 1 B");
     writes_ = (bytes_ + msg_ - 1) / msg_;
     slots_ = std::max<std::uint64_t>(1, std::min(window_, writes_));

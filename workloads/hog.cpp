@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "workloads/workload.hpp"
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -14,24 +16,27 @@ constexpr std::uint64_t kPage = 4096;
 const sc_time kSync(10, sc_core::SC_US);
 }  // namespace
 
+HogParams::HogParams()
+    : set("hog", "memory pressure: a second process that keeps hog.bytes of memory hot"),
+      bytes(set.size("bytes", "0B",
+                     "memory the hog maps (MAP_POPULATE) and re-writes page by page every interval; "
+                     "0 = no hog. Needs smmu.enabled (processes in a Vm)")
+                .range("0B", "1TiB")),
+      interval(set.time("interval", "1ms", "pause between the end of one re-touch pass and the start of the next")
+                   .range("1ns", "100s")),
+      nodes(set.choice("nodes", "all", {"all", "sender", "receiver"},
+                       "which nodes get a hog: all, or only workload.src-node (sender) or workload.dst-node "
+                       "(receiver)")) {}
+
 void MemoryHog::declare_params(ParamRegistry& reg) {
-    reg.section("hog", "memory pressure: a second process that keeps hog.bytes of memory hot")
-        .size("bytes", "0B",
-              "memory the hog maps (MAP_POPULATE) and re-writes page by page every interval; "
-              "0 = no hog. Needs smmu.enabled (processes in a Vm)")
-        .range("0B", "1TiB")
-        .time("interval", "1ms", "pause between the end of one re-touch pass and the start of the next")
-        .range("1ns", "100s")
-        .choice("nodes", "all", {"all", "sender", "receiver"},
-                "which nodes get a hog: all, or only workload.src-node (sender) or workload.dst-node "
-                "(receiver)");
+    reg.add(params_of<HogParams>().set);
 }
 
 bool MemoryHog::wanted(const Config& cfg, unsigned node) {
-    if (cfg.size("hog.bytes") == 0) return false;
-    const std::string which = cfg.text("hog.nodes");
-    if (which == "sender") return node == static_cast<unsigned>(cfg.integer("workload.src-node"));
-    if (which == "receiver") return node == static_cast<unsigned>(cfg.integer("workload.dst-node"));
+    if (cfg[params_of<HogParams>().bytes] == 0) return false;
+    const std::string which = cfg.text(params_of<HogParams>().nodes);
+    if (which == "sender") return node == static_cast<unsigned>(cfg[params_of<WorkloadParams>().src_node]);
+    if (which == "receiver") return node == static_cast<unsigned>(cfg[params_of<WorkloadParams>().dst_node]);
     return true;
 }
 
@@ -39,15 +44,15 @@ MemoryHog::MemoryHog(sc_core::sc_module_name name, const SimContext& ctx, const 
                      std::uint64_t capacity)
     : sc_module(name),
       vm_(vm),
-      bytes_((ctx.config.size("hog.bytes") + kPage - 1) / kPage * kPage),
-      interval_(ctx.config.time("hog.interval")),
+      bytes_((ctx.config[params_of<HogParams>().bytes] + kPage - 1) / kPage * kPage),
+      interval_(ctx.config[params_of<HogParams>().interval]),
       passes_(&ctx.stats.counter(prefix + ".passes", "", "re-touch passes over every hog page")),
       pages_touched_(&ctx.stats.counter(prefix + ".pages_touched", "pages", "hog pages written")),
       pages_refaulted_(&ctx.stats.counter(prefix + ".pages_refaulted", "pages",
                                           "touches that faulted: the page had been swapped out (or aged) by reclaim")),
       mmap_failures_(&ctx.stats.counter(prefix + ".mmap_failures", "", "the hog's mmap failed")) {
     if (bytes_ > capacity)
-        throw ConfigError("hog.bytes = " + ctx.config.text("hog.bytes") + " (from " + ctx.config.origin("hog.bytes") +
+        throw ConfigError("hog.bytes = " + ctx.config.text(params_of<HogParams>().bytes) + " (from " + ctx.config.origin(params_of<HogParams>().bytes) +
                           "): more than the node's " + std::to_string(capacity >> 20) +
                           " MiB of page frames and swap");
     SC_HAS_PROCESS(MemoryHog);

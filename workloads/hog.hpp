@@ -28,6 +28,16 @@
 
 namespace vrdmasim {
 
+// The parameters of section [hog], declared in hog.cpp; read
+// through params_of<HogParams>().
+struct HogParams {
+    HogParams();
+    ParamSet set;
+    SizeParam bytes;
+    TimeParam interval;
+    EnumParam nodes;
+};
+
 class MemoryHog : public sc_core::sc_module {
 public:
     static void declare_params(ParamRegistry& reg);

@@ -10,10 +10,10 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
     : Workload(ctx),
       a_(a),
       b_(b),
-      msg_(ctx.config.size("workload.message-size")),
-      iterations_(static_cast<std::uint64_t>(ctx.config.integer("workload.iterations"))) {
+      msg_(ctx.config[params_of<WorkloadParams>().message_size]),
+      iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])) {
     if (msg_ == 0)
-        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin("workload.message-size") +
+        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin(params_of<WorkloadParams>().message_size) +
                           "): pingpong needs messages of at least 1 B");
     // Each side sends from its buffer into the other's: the ping lands in
     // b_buf_, the pong in a_buf_. Each program maps its own at its start.

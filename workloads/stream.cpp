@@ -11,12 +11,12 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
     : Workload(ctx),
       src_(src),
       dst_(dst),
-      msg_(ctx.config.size("workload.message-size")),
-      total_(ctx.config.size("workload.total-bytes")),
-      window_(static_cast<std::uint64_t>(ctx.config.integer("workload.window"))),
-      buffers_(static_cast<std::uint64_t>(ctx.config.integer("workload.buffers"))) {
+      msg_(ctx.config[params_of<WorkloadParams>().message_size]),
+      total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
+      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
+      buffers_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().buffers])) {
     if (msg_ == 0)
-        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin("workload.message-size") +
+        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin(params_of<WorkloadParams>().message_size) +
                           "): stream needs messages of at least 1 B");
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     // Buffer slots: at least the window (each outstanding transfer has its

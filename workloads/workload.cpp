@@ -5,6 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "models/memory/dram.hpp"
+#include "models/smmu/smmu500.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/pingpong.hpp"
 #include "workloads/stream.hpp"
@@ -70,52 +72,59 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
     }
 }
 
+WorkloadParams::WorkloadParams()
+    : set("workload", "the application model that drives the run"),
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation"},
+                      "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
+                      "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
+                      "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
+                      "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
+                      "total-bytes to its image under a seeded (sim.seed) permutation without fixed points")),
+      src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)")
+                   .range("0", "65535")),
+      dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
+                   .range("0", "65535")),
+      message_size(set.size("message-size", "64KiB", "bytes per RDMA write")
+                       .range("0B", "1GiB")),
+      total_bytes(set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
+                      .range("1B", "64GiB")),
+      window(set.integer("window", "4", "stream, cluster kinds: transfers outstanding at once per sending node (each "
+                         "with its own buffers)")
+                 .range("1", "4096")),
+      iterations(set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds")
+                     .range("1", "100000000")),
+      grid(set.string("grid", "auto",
+                      "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
+                      "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)")),
+      senders(set.integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
+                  .range("0", "65535")),
+      populate(set.boolean("populate", "true",
+                           "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
+                           "whose first touch by the CPU or the engine faults")),
+      buffers(set.integer("buffers", "0",
+                          "stream: distinct buffer slots the messages cycle through (each source and destination "
+                          "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
+                          "Set it to the number of messages to give every message buffers never used before")
+                  .range("0", "1048576")),
+      madvise(set.choice("madvise", "none", {"none", "hugepage", "nohugepage"},
+                         "madvise() of the message buffers right after mmap and before they are populated: none; "
+                         "hugepage: MADV_HUGEPAGE (huge pages at fault time and by khugepaged under vm.thp = "
+                         "madvise or always); nohugepage: MADV_NOHUGEPAGE (never huge, even under vm.thp = always). "
+                         "Virtual-memory runs only (madvise(2), transhuge.rst)")),
+      fill_source(set.boolean("fill-source", "true",
+                              "the program writes each message's data into its source buffer before posting it (making "
+                              "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
+                              "cold source pages fault in the engine")) {}
+
 void Workload::declare_params(ParamRegistry& reg) {
-    reg.section("workload", "the application model that drives the run")
-        .choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation"},
-                "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
-                "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
-                "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
-                "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
-                "total-bytes to its image under a seeded (sim.seed) permutation without fixed points")
-        .integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")
-        .integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)").range("0", "65535")
-        .size("message-size", "64KiB", "bytes per RDMA write").range("0B", "1GiB")
-        .size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
-        .range("1B", "64GiB")
-        .integer("window", "4", "stream, cluster kinds: transfers outstanding at once per sending node (each "
-                                "with its own buffers)")
-        .range("1", "4096")
-        .integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000")
-        .string("grid", "auto",
-                "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
-                "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)")
-        .integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
-        .range("0", "65535")
-        .boolean("populate", "true",
-                 "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
-                 "whose first touch by the CPU or the engine faults")
-        .integer("buffers", "0",
-                 "stream: distinct buffer slots the messages cycle through (each source and destination "
-                 "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
-                 "Set it to the number of messages to give every message buffers never used before")
-        .range("0", "1048576")
-        .choice("madvise", "none", {"none", "hugepage", "nohugepage"},
-                "madvise() of the message buffers right after mmap and before they are populated: none; "
-                "hugepage: MADV_HUGEPAGE (huge pages at fault time and by khugepaged under vm.thp = "
-                "madvise or always); nohugepage: MADV_NOHUGEPAGE (never huge, even under vm.thp = always). "
-                "Virtual-memory runs only (madvise(2), transhuge.rst)")
-        .boolean("fill-source", "true",
-                 "the program writes each message's data into its source buffer before posting it (making "
-                 "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
-                 "cold source pages fault in the engine");
+    reg.add(params_of<WorkloadParams>().set);
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
     const Config& c = ctx.config;
     if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
-    const auto src = static_cast<std::uint64_t>(c.integer("workload.src-node"));
-    const auto dst = static_cast<std::uint64_t>(c.integer("workload.dst-node"));
+    const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
+    const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {
         return ConfigError("workload." + key + " = " + c.text("workload." + key) + " (from " +
                            c.origin("workload." + key) + "): " + why);
@@ -123,7 +132,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    const std::string& kind = c.string("workload.kind");
+    const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
@@ -139,23 +148,23 @@ void Workload::check_fits(const App& app, std::uint64_t bytes) const {
     const Config& c = ctx_.config;
     throw ConfigError("the workload's buffers do not fit on " + app.group() + ": " + std::to_string(bytes) +
                       " B asked, at most " + std::to_string(app.capacity()) + " B can be mapped (workload.message-size = " +
-                      c.text("workload.message-size") + ", workload.window = " + c.text("workload.window") +
-                      ", dram.size = " + c.text("dram.size") + ")");
+                      c.text(params_of<WorkloadParams>().message_size) + ", workload.window = " + c.text(params_of<WorkloadParams>().window) +
+                      ", dram.size = " + c.text(params_of<DramParams>().size) + ")");
 }
 
 void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& regions) const {
     const Config& c = ctx_.config;
-    if (!c.boolean("smmu.enabled")) return;
+    if (!c[params_of<SmmuParams>().enabled]) return;
     std::uint64_t bytes = 0;
     for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
-    if (bytes <= c.size("vm.memlock-limit")) return;
-    throw ConfigError("vm.memlock-limit = " + c.text("vm.memlock-limit") + " (from " + c.origin("vm.memlock-limit") +
+    if (bytes <= c[params_of<VmParams>().memlock_limit]) return;
+    throw ConfigError("vm.memlock-limit = " + c.text(params_of<VmParams>().memlock_limit) + " (from " + c.origin(params_of<VmParams>().memlock_limit) +
                       ") is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
                       " locks for its own completion records and notification ring (mlock, as libraries keep "
                       "their completion queues): raise vm.memlock-limit to at least " + format_size_bytes(bytes) +
-                      (c.string("rdma.strategy") == "pin" || c.string("rdma.strategy") == "pin-cache" ||
-                               c.string("rdma.strategy") == "pipeline"
-                           ? std::string(", plus what rdma.strategy = ") + c.text("rdma.strategy") + " pins"
+                      (c[params_of<RegistrarParams>().strategy] == "pin" || c[params_of<RegistrarParams>().strategy] == "pin-cache" ||
+                               c[params_of<RegistrarParams>().strategy] == "pipeline"
+                           ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RegistrarParams>().strategy) + " pins"
                            : std::string()));
 }
 

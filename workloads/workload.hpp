@@ -16,6 +16,26 @@
 
 namespace vrdmasim {
 
+// The parameters of section [workload], declared in workload.cpp; read
+// through params_of<WorkloadParams>().
+struct WorkloadParams {
+    WorkloadParams();
+    ParamSet set;
+    EnumParam kind;
+    IntParam src_node;
+    IntParam dst_node;
+    SizeParam message_size;
+    SizeParam total_bytes;
+    IntParam window;
+    IntParam iterations;
+    StringParam grid;
+    IntParam senders;
+    BoolParam populate;
+    IntParam buffers;
+    EnumParam madvise;
+    BoolParam fill_source;
+};
+
 // What the application saw: every transfer, its outcome and its data check.
 class TransferLog {
 public:
@@ -74,10 +94,10 @@ public:
 
 protected:
     explicit Workload(const SimContext& ctx)
-        : ctx_(ctx), log_(ctx.stats), seed_(ctx.config.integer("sim.seed")),
-          populate_(ctx.config.boolean("workload.populate")),
-          advice_(buffer_advice(ctx.config.string("workload.madvise"))),
-          fill_source_(ctx.config.boolean("workload.fill-source")) {}
+        : ctx_(ctx), log_(ctx.stats), seed_(ctx.config[params_of<SimParams>().seed]),
+          populate_(ctx.config[params_of<WorkloadParams>().populate]),
+          advice_(buffer_advice(ctx.config[params_of<WorkloadParams>().madvise])),
+          fill_source_(ctx.config[params_of<WorkloadParams>().fill_source]) {}
     // To be called by a program when it ends: runs on_finished once all have.
     void program_ended() {
         if (finished() && on_finished_) {

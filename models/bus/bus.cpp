@@ -5,19 +5,20 @@
 
 namespace vrdmasim {
 
-void Bus::declare_params(ParamRegistry& reg) {
-    reg.section("bus", "AXI interconnect of one node (PL masters to PS DDR and MMIO)")
-        .time("latency", "6ns",
-              "one way through the interconnect, added to every request "
-              "(*estimate*: 2 cycles of a 333 MHz AXI port)")
-        .range("0ps", "1us");
-}
+BusParams::BusParams()
+    : set("bus", "AXI interconnect of one node (PL masters to PS DDR and MMIO)"),
+      latency(set.time("latency", "6ns",
+                       "one way through the interconnect, added to every request "
+                       "(*estimate*: 2 cycles of a 333 MHz AXI port)")
+                  .range("0ps", "1us")) {}
+
+void Bus::declare_params(ParamRegistry& reg) { reg.add(params_of<BusParams>().set); }
 
 Bus::Bus(sc_core::sc_module_name name, const SimContext& ctx)
     : sc_module(name),
       in("in"),
       out("out"),
-      latency_(ctx.config.time("bus.latency")),
+      latency_(ctx.config[params_of<BusParams>().latency]),
       transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
                                       "transactions routed")),
       decode_errors_(ctx.stats.counter(std::string(this->name()) + ".decode_errors", "",

@@ -17,6 +17,13 @@
 
 namespace vrdmasim {
 
+// The parameters of section [bus], declared in bus.cpp.
+struct BusParams {
+    BusParams();
+    ParamSet set;
+    TimeParam latency;
+};
+
 class Bus : public sc_core::sc_module {
 public:
     tlm_utils::multi_passthrough_target_socket<Bus> in;

@@ -47,61 +47,89 @@ sc_time from_now(sc_time at) {
 }
 }  // namespace
 
+PldmaParams::PldmaParams()
+    : set("dma", "PLDMA RDMA engine (ExaNeSt), one per node"),
+      block_size(set.size("block-size", "4KiB",
+                          "bytes read from the source per memory request; each block is cut into packets "
+                          "(*estimate*, a design parameter of the engine)")
+                     .range("16B", "1MiB")),
+      packet_size(set.size("packet-size", "256B",
+                           "largest payload of one ExaNet packet: 256 B, 18 flits with header and footer, the "
+                           "largest packet the ExaNet switch buffers for (ExaNet switch RTL: input FIFO "
+                           "back-pressure at one maximum packet of 18 flits); the header's size field would allow "
+                           "up to 16 KiB - 1, but a packet must fit twice in ni.buffer to stream")
+                      .range("16B", "16368B")),
+      block_buffers(set.integer("block-buffers", "2",
+                                "blocks the engine can hold: the read of block k+n waits until block k is sent")
+                        .range("1", "64")),
+      queue_depth(set.integer("queue-depth", "64",
+                              "descriptors one channel queues; a doorbell beyond it is refused")
+                      .range("1", "65536")),
+      channels(set.integer("channels", "16",
+                           "virtual channels, each a 4 KiB register page a process posts on without a system call "
+                           "(the ExaNeSt controller offers 1024)")
+                   .range("1", "1024")),
+      channel_blocks(set.integer("channel-blocks", "2",
+                                 "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
+                                 "moves on to the next channel with work")
+                         .range("1", "1024")),
+      fault_timeout(set.time("fault-timeout", "200us",
+                             "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
+                             "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
+                        .range("1us", "1s")),
+      netvm_buffer(set.size("netvm-buffer", "256KiB",
+                            "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
+                            "not resident; a full buffer holds further packets back through the link credits")
+                       .range("16KiB", "1GiB")),
+      setup_time(set.time("setup-time", "20ns",
+                          "engine time to start a transfer after taking its descriptor (*calibrated*: three cycles of "
+                          "the engine's 156.25 MHz clock; with the other defaults the 64 B one-hop pingpong gives the "
+                          "prototype's 1.3 us, configs/exanest-prototype.ini)")
+                     .range("0ps", "100us")),
+      mmio_latency(set.time("mmio-latency", "20ns",
+                            "register access latency inside the engine (*estimate*)")
+                       .range("0ps", "10us")),
+      smmu_tbu(set.integer("smmu-tbu", "3",
+                           "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
+                           "(Xilinx UG1085); also bits [14:10] of its stream ID")
+                   .range("0", "31")),
+      axi_id(set.integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
+                         "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
+                 .range("0", "63")),
+      fault_tolerant(set.boolean("fault-tolerant", "true",
+                                 "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
+                                 "source read parks the transfer until the fault library's outcome (fault_resolved) and "
+                                 "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
+                                 "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
+                                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")) {}
+
 void Pldma::declare_params(ParamRegistry& reg) {
-    reg.section("dma", "PLDMA RDMA engine (ExaNeSt), one per node")
-        .size("block-size", "4KiB",
-              "bytes read from the source per memory request; each block is cut into packets "
-              "(*estimate*, a design parameter of the engine)")
-        .range("16B", "1MiB")
-        .size("packet-size", "256B",
-              "largest payload of one ExaNet packet: 256 B, 18 flits with header and footer, the "
-              "largest packet the ExaNet switch buffers for (ExaNet switch RTL: input FIFO "
-              "back-pressure at one maximum packet of 18 flits); the header's size field would allow "
-              "up to 16 KiB - 1, but a packet must fit twice in ni.buffer to stream")
-        .range("16B", "16368B")
-        .integer("block-buffers", "2",
-                 "blocks the engine can hold: the read of block k+n waits until block k is sent")
-        .range("1", "64")
-        .integer("queue-depth", "64",
-                 "descriptors one channel queues; a doorbell beyond it is refused")
-        .range("1", "65536")
-        .integer("channels", "16",
-                 "virtual channels, each a 4 KiB register page a process posts on without a system call "
-                 "(the ExaNeSt controller offers 1024)")
-        .range("1", "1024")
-        .integer("channel-blocks", "2",
-                 "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
-                 "moves on to the next channel with work")
-        .range("1", "1024")
-        .time("fault-timeout", "200us",
-              "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
-              "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
-        .range("1us", "1s")
-        .size("netvm-buffer", "256KiB",
-              "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
-              "not resident; a full buffer holds further packets back through the link credits")
-        .range("16KiB", "1GiB")
-        .time("setup-time", "20ns",
-              "engine time to start a transfer after taking its descriptor (*calibrated*: three cycles of "
-              "the engine's 156.25 MHz clock; with the other defaults the 64 B one-hop pingpong gives the "
-              "prototype's 1.3 us, configs/exanest-prototype.ini)")
-        .range("0ps", "100us")
-        .time("mmio-latency", "20ns",
-              "register access latency inside the engine (*estimate*)")
-        .range("0ps", "10us")
-        .integer("smmu-tbu", "3",
-                 "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
-                 "(Xilinx UG1085); also bits [14:10] of its stream ID")
-        .range("0", "31")
-        .integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
-                                "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
-        .range("0", "63")
-        .boolean("fault-tolerant", "true",
-                 "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
-                 "source read parks the transfer until the fault library's outcome (fault_resolved) and "
-                 "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
-                 "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
-                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail");
+    reg.add(params_of<PldmaParams>().set);
+}
+
+void Pldma::declare_metrics(MetricRegistry& reg) {
+    reg.sum_counters("packets",
+                     "Data packets sent by all PLDMAs (sum of `*.packets_sent`).",
+                     {"packets_sent"});
+    reg.sum_counters("parks",
+                     "PLDMA channels parked on a source-read fault (fault-tolerant engine).",
+                     {"dma.parks"});
+    reg.sum_counters("nacks",
+                     "NACKs sent by receiving PLDMAs for payload writes that faulted.",
+                     {"dma.nacks_sent"});
+    reg.sum_counters("retransmitted_bytes",
+                     "Payload bytes sent again on retransmit requests.",
+                     {"dma.retransmitted_bytes"});
+    reg.sum_counters("fault_timeouts",
+                     "Faults whose outcome did not come within `dma.fault-timeout`.",
+                     {"dma.fault_timeouts"});
+    reg.sum_counters("kernel_copy_bytes",
+                     "Bytes redirected into the NetVM kernel buffer and copied in by the kernel.",
+                     {"dma.kernel_copy_bytes"});
+    reg.sum_scalars("rx_stalled_us", "us",
+                    "Time receiving PLDMAs' payload writes were held beyond 1 us (stalled translations; the "
+                    "packets behind wait in the link buffers; sum of `*.dma.rx_stalled`).",
+                    "dma.rx_stalled");
 }
 
 Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
@@ -113,21 +141,21 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       net_in("net_in"),
       node_(node),
       coord_of_(std::move(coord_of)),
-      block_size_(ctx.config.size("dma.block-size")),
-      packet_size_(static_cast<std::uint32_t>(ctx.config.size("dma.packet-size"))),
+      block_size_(ctx.config[params_of<PldmaParams>().block_size]),
+      packet_size_(static_cast<std::uint32_t>(ctx.config[params_of<PldmaParams>().packet_size])),
       packets_per_block_((block_size_ + packet_size_ - 1) / packet_size_),
-      block_buffers_(static_cast<unsigned>(ctx.config.integer("dma.block-buffers"))),
-      queue_depth_(static_cast<unsigned>(ctx.config.integer("dma.queue-depth"))),
-      channel_blocks_(static_cast<unsigned>(ctx.config.integer("dma.channel-blocks"))),
-      setup_time_(ctx.config.time("dma.setup-time")),
-      mmio_latency_(ctx.config.time("dma.mmio-latency")),
-      fault_timeout_(ctx.config.time("dma.fault-timeout")),
-      fault_tolerant_(ctx.config.boolean("dma.fault-tolerant")),
-      netvm_capacity_(ctx.config.size("dma.netvm-buffer")),
-      channels_(static_cast<std::size_t>(ctx.config.integer("dma.channels"))),
+      block_buffers_(static_cast<unsigned>(ctx.config[params_of<PldmaParams>().block_buffers])),
+      queue_depth_(static_cast<unsigned>(ctx.config[params_of<PldmaParams>().queue_depth])),
+      channel_blocks_(static_cast<unsigned>(ctx.config[params_of<PldmaParams>().channel_blocks])),
+      setup_time_(ctx.config[params_of<PldmaParams>().setup_time]),
+      mmio_latency_(ctx.config[params_of<PldmaParams>().mmio_latency]),
+      fault_timeout_(ctx.config[params_of<PldmaParams>().fault_timeout]),
+      fault_tolerant_(ctx.config[params_of<PldmaParams>().fault_tolerant]),
+      netvm_capacity_(ctx.config[params_of<PldmaParams>().netvm_buffer]),
+      channels_(static_cast<std::size_t>(ctx.config[params_of<PldmaParams>().channels])),
       buffer_free_(block_buffers_),
       block_(block_size_),
-      stream_id_(static_cast<std::uint32_t>((ctx.config.integer("dma.smmu-tbu") << 10) | ctx.config.integer("dma.axi-id"))),
+      stream_id_(static_cast<std::uint32_t>((ctx.config[params_of<PldmaParams>().smmu_tbu] << 10) | ctx.config[params_of<PldmaParams>().axi_id])),
       tx_pkt_(*new ExanetPacket),
       ack_pkt_(*new ExanetPacket),
       ctl_pkt_(*new ExanetPacket),

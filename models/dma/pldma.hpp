@@ -33,6 +33,26 @@
 
 namespace vrdmasim {
 
+// The parameters of section [dma], declared in pldma.cpp; read
+// through params_of<PldmaParams>().
+struct PldmaParams {
+    PldmaParams();
+    ParamSet set;
+    SizeParam block_size;
+    SizeParam packet_size;
+    IntParam block_buffers;
+    IntParam queue_depth;
+    IntParam channels;
+    IntParam channel_blocks;
+    TimeParam fault_timeout;
+    SizeParam netvm_buffer;
+    TimeParam setup_time;
+    TimeParam mmio_latency;
+    IntParam smmu_tbu;
+    IntParam axi_id;
+    BoolParam fault_tolerant;
+};
+
 // Register map. Channel c's registers fill one 4 KiB page at c * kChannelStride
 // (the page the kernel maps into the process that owns the channel: posting
 // needs no system call); the kernel's page at kKernelBase holds each
@@ -118,6 +138,8 @@ public:
     tlm_utils::simple_target_socket<Pldma> net_in;       // packets from the router
 
     static void declare_params(ParamRegistry& reg);
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
     // `node` is this engine's node index, `coord` its ExaNet coordinate;
     // `coord_of` maps node index to coordinate for packet headers.
     Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,

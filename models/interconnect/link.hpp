@@ -33,22 +33,40 @@ struct LinkParams {
     unsigned lanes = 1;                  // informational: rate_bps already includes them
 };
 
+// The parameters of one class of link (rate per lane, lanes, latency,
+// buffer), each class its own section with its own defaults and sources.
+struct LinkSection {
+    struct Defaults {
+        std::string rate, rate_help, latency, latency_help, buffer, buffer_help;
+        std::string lanes = "1", lanes_help = "serial lanes per direction, each at `rate`";
+    };
+    LinkSection(const std::string& section, const std::string& description, const Defaults& d);
+    ParamSet set;
+    RateParam rate;
+    IntParam lanes;
+    TimeParam latency;
+    SizeParam buffer;
+};
+
+// The classes of link of an ExaNeSt system, declared in link.cpp; read
+// through params_of<LinkSections>().
+struct LinkSections {
+    LinkSections();
+    LinkSection link;        // [link]: between two FPGAs of one QFDB
+    LinkSection mezz_link;   // [mezz-link]: a mezzanine ring edge
+    LinkSection board_link;  // [board-link]: an inter-board torus link
+    LinkSection ni;          // [ni]: the PLDMA's path to its router
+};
+
 class Link : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<Link> in;
     tlm_utils::simple_initiator_socket<Link> out;
 
-    // Declares section `section` (rate per lane, lanes, latency, buffer)
-    // with the given defaults and help texts, so every class of link has its
-    // own parameters. `lanes` defaults to 1 lane (rate = the whole link).
-    static void declare_params(ParamRegistry& reg, const std::string& section,
-                               const std::string& description, const std::string& rate,
-                               const std::string& rate_help, const std::string& latency,
-                               const std::string& latency_help, const std::string& buffer,
-                               const std::string& buffer_help, const std::string& lanes = "1",
-                               const std::string& lanes_help = "serial lanes per direction, each at `rate`");
+    // Declares the sections of LinkSections.
+    static void declare_params(ParamRegistry& reg);
     // rate_bps = rate x lanes; vcs = 1 (the builder sets the router's VCs).
-    static LinkParams params_from(const Config& cfg, const std::string& section);
+    static LinkParams params_from(const Config& cfg, const LinkSection& section);
 
     Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
          const std::string& group, const std::string& track);

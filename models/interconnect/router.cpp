@@ -6,16 +6,19 @@
 
 namespace vrdmasim {
 
+RouterParams::RouterParams()
+    : set("router", "ExaNet switch inside each FPGA"),
+      latency(set.time("latency", "100ns",
+                       "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
+                       "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz)")
+                  .range("0ps", "100us")),
+      vcs(set.integer("vcs", "2",
+                      "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "
+                      "dateline needs 2 (ExaNet VC-based deadlock avoidance; the header's VC field is 5 bits)")
+              .range("1", "32")) {}
+
 void Router::declare_params(ParamRegistry& reg) {
-    reg.section("router", "ExaNet switch inside each FPGA")
-        .time("latency", "100ns",
-              "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
-              "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz)")
-        .range("0ps", "100us")
-        .integer("vcs", "2",
-                 "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "
-                 "dateline needs 2 (ExaNet VC-based deadlock avoidance; the header's VC field is 5 bits)")
-        .range("1", "32");
+    reg.add(params_of<RouterParams>().set);
 }
 
 Router::Router(sc_core::sc_module_name name, const SimContext& ctx)
@@ -23,7 +26,7 @@ Router::Router(sc_core::sc_module_name name, const SimContext& ctx)
       in("in"),
       out("out"),
       ctx_(ctx),
-      pipeline_(ctx.config.time("router.latency")),
+      pipeline_(ctx.config[params_of<RouterParams>().latency]),
       packets_(ctx.stats.counter(std::string(this->name()) + ".packets", "", "packets routed")),
       unroutable_(ctx.stats.counter(std::string(this->name()) + ".unroutable", "",
                                     "packets for a destination with no route (dropped with an error)")),

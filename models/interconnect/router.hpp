@@ -21,6 +21,15 @@
 
 namespace vrdmasim {
 
+// The parameters of section [router], declared in router.cpp; read
+// through params_of<RouterParams>().
+struct RouterParams {
+    RouterParams();
+    ParamSet set;
+    TimeParam latency;
+    IntParam vcs;
+};
+
 class ExanetPacket;
 
 class Router : public sc_core::sc_module {

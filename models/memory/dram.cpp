@@ -8,31 +8,31 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-void Dram::declare_params(ParamRegistry& reg) {
-    reg.section("dram", "DDR4 memory of one MPSoC (one controller channel shared by all masters)")
-        .size("size", "16GiB",
-              "DRAM per MPSoC: 16 GiB DDR4 (Chaix et al., H2RC 2019, QFDB paper)")
-        .range("8MiB", "1TiB")
-        .time("latency", "100ns",
-              "access latency from a PL master to PS DDR4, added after the data phase "
-              "(*estimate*: no published ZynqMP figure)")
-        .range("0ps", "10us")
-        .rate("bandwidth", "19.2GB/s",
-              "peak data rate of the channel: DDR4-2400 x 64 bit (ZU9EG PS DDR controller, Xilinx DS925)")
-        .range("1MB/s", "1TB/s")
-        .size("burst", "64B",
-              "smallest unit of data-phase occupancy: accesses are rounded up to whole bursts "
-              "(DDR4 BL8 x 64 bit)")
-        .range("1B", "4KiB");
-}
+DramParams::DramParams()
+    : set("dram", "DDR4 memory of one MPSoC (one controller channel shared by all masters)"),
+      size(set.size("size", "16GiB", "DRAM per MPSoC: 16 GiB DDR4 (Chaix et al., H2RC 2019, QFDB paper)")
+               .range("8MiB", "1TiB")),
+      latency(set.time("latency", "100ns",
+                       "access latency from a PL master to PS DDR4, added after the data phase "
+                       "(*estimate*: no published ZynqMP figure)")
+                  .range("0ps", "10us")),
+      bandwidth(set.rate("bandwidth", "19.2GB/s",
+                         "peak data rate of the channel: DDR4-2400 x 64 bit (ZU9EG PS DDR controller, Xilinx DS925)")
+                    .range("1MB/s", "1TB/s")),
+      burst(set.size("burst", "64B",
+                     "smallest unit of data-phase occupancy: accesses are rounded up to whole bursts "
+                     "(DDR4 BL8 x 64 bit)")
+                .range("1B", "4KiB")) {}
+
+void Dram::declare_params(ParamRegistry& reg) { reg.add(params_of<DramParams>().set); }
 
 Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group)
     : sc_module(name),
       socket("socket"),
-      size_(ctx.config.size("dram.size")),
-      latency_(ctx.config.time("dram.latency")),
-      ps_per_byte_(8e12 / ctx.config.rate_bps("dram.bandwidth")),
-      burst_(ctx.config.size("dram.burst")),
+      size_(ctx.config[params_of<DramParams>().size]),
+      latency_(ctx.config[params_of<DramParams>().latency]),
+      ps_per_byte_(8e12 / ctx.config[params_of<DramParams>().bandwidth]),
+      burst_(ctx.config[params_of<DramParams>().burst]),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "dram")),
       reads_(ctx.stats.counter(std::string(this->name()) + ".reads", "", "read transactions")),

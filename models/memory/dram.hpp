@@ -21,6 +21,17 @@
 
 namespace vrdmasim {
 
+// The parameters of section [dram], declared in dram.cpp; read through
+// params_of<DramParams>().
+struct DramParams {
+    ParamSet set;
+    SizeParam size;
+    TimeParam latency;
+    RateParam bandwidth;
+    SizeParam burst;
+    DramParams();
+};
+
 class Dram : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<Dram> socket;

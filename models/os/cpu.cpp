@@ -7,21 +7,32 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+CpuParams::CpuParams()
+    : set("cpu", "application cores of one MPSoC, reserved by the kernel's software paths"),
+      cores(set.integer("cores", "4", "4 x Cortex-A53 (ZU9EG; arXiv 2307.09371)")
+                .range("1", "64")),
+      clock(set.frequency("clock", "1.5GHz", "Cortex-A53 clock, 1.5 GHz (ZU9EG; arXiv 2307.09371)")
+                .range("1MHz", "10GHz")) {}
+
 void CpuCores::declare_params(ParamRegistry& reg) {
-    reg.section("cpu", "application cores of one MPSoC, reserved by the kernel's software paths")
-        .integer("cores", "4", "4 x Cortex-A53 (ZU9EG; arXiv 2307.09371)")
-        .range("1", "64")
-        .frequency("clock", "1.5GHz", "Cortex-A53 clock, 1.5 GHz (ZU9EG; arXiv 2307.09371)")
-        .range("1MHz", "10GHz");
+    reg.add(params_of<CpuParams>().set);
+}
+
+void CpuCores::declare_metrics(MetricRegistry& reg) {
+    reg.sum_scalars("cpu_busy_us", "us",
+                    "CPU time on the application cores, every software activity of every node (sum of "
+                    "`*.cpu.cores_busy_time`, itself the sum of the `*.cpu.<activity>.busy_time` scalars); "
+                    "DRAM, link and NI busy times are not CPU and are not counted.",
+                    "cpu.cores_busy_time");
 }
 
 CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::string& group)
     : ctx_(ctx),
       prefix_(prefix),
-      hz_(ctx.config.frequency_hz("cpu.clock")),
+      hz_(ctx.config[params_of<CpuParams>().clock]),
       total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
                                       "CPU time spent on all cores, every activity (sum of <activity>.busy_time)")),
-      free_at_(static_cast<std::size_t>(ctx.config.integer("cpu.cores")), sc_core::SC_ZERO_TIME) {
+      free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME) {
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
         tracks_.push_back(ctx.tracer.track(group, "cpu" + std::to_string(k)));

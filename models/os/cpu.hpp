@@ -17,9 +17,20 @@
 
 namespace vrdmasim {
 
+// The parameters of section [cpu], declared in cpu.cpp; read
+// through params_of<CpuParams>().
+struct CpuParams {
+    CpuParams();
+    ParamSet set;
+    IntParam cores;
+    FrequencyParam clock;
+};
+
 class CpuCores {
 public:
     static void declare_params(ParamRegistry& reg);   // section "cpu": cores (4), clock (1.5GHz)
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
 
     // Statistics under `<prefix>.` ("node0.cpu"), trace tracks "cpu0".."cpuN-1" in `group`.
     // `<prefix>.cores_busy_time` (us) is registered here and sums every

@@ -20,20 +20,23 @@ bool is_tlbi(std::uint64_t off) {
 
 // ------------------------------------------------------------ FaultLibrary
 
+FaultLibParams::FaultLibParams()
+    : set("fault-lib", "user-space SMMU fault library of a process (Netlink receiver)"),
+      policy(set.choice("policy", "touch-ahead", {"touch-one", "touch-ahead"},
+                        "touch-one: make the faulting page present; touch-ahead: get_user_pages over "
+                        "ahead-pages pages from the faulting one (ExaNeSt thesis)")),
+      ahead_pages(set.integer("ahead-pages", "16", "pages resolved per fault by touch-ahead, the faulting one included")
+                      .range("1", "262144")),
+      wakeup(set.time("wakeup", "5us",
+                      "Netlink receive and wake-up of the library's thread (*estimate* for a 1.5 GHz A53: "
+                      "no ExaNeSt figure is published)")
+                 .range("0ps", "1ms")),
+      per_call(set.time("per-call", "1us",
+                        "library overhead per fault besides the paging work (*estimate* for a 1.5 GHz A53)")
+                   .range("0ps", "1ms")) {}
+
 void FaultLibrary::declare_params(ParamRegistry& reg) {
-    reg.section("fault-lib", "user-space SMMU fault library of a process (Netlink receiver)")
-        .choice("policy", "touch-ahead", {"touch-one", "touch-ahead"},
-                "touch-one: make the faulting page present; touch-ahead: get_user_pages over "
-                "ahead-pages pages from the faulting one (ExaNeSt thesis)")
-        .integer("ahead-pages", "16", "pages resolved per fault by touch-ahead, the faulting one included")
-        .range("1", "262144")
-        .time("wakeup", "5us",
-              "Netlink receive and wake-up of the library's thread (*estimate* for a 1.5 GHz A53: "
-              "no ExaNeSt figure is published)")
-        .range("0ps", "1ms")
-        .time("per-call", "1us",
-              "library overhead per fault besides the paging work (*estimate* for a 1.5 GHz A53)")
-        .range("0ps", "1ms");
+    reg.add(params_of<FaultLibParams>().set);
 }
 
 FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int pid, CpuCores& cpu,
@@ -42,10 +45,10 @@ FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int
       pid_(pid),
       cpu_(cpu),
       resolve_(std::move(resolve)),
-      ahead_(ctx.config.string("fault-lib.policy") == "touch-ahead"),
-      ahead_pages_(static_cast<std::uint64_t>(ctx.config.integer("fault-lib.ahead-pages"))),
-      wakeup_(ctx.config.time("fault-lib.wakeup")),
-      per_call_(ctx.config.time("fault-lib.per-call")),
+      ahead_(ctx.config[params_of<FaultLibParams>().policy] == "touch-ahead"),
+      ahead_pages_(static_cast<std::uint64_t>(ctx.config[params_of<FaultLibParams>().ahead_pages])),
+      wakeup_(ctx.config[params_of<FaultLibParams>().wakeup]),
+      per_call_(ctx.config[params_of<FaultLibParams>().per_call]),
       faults_(&ctx.stats.counter(prefix + ".faults", "", "faults delivered to the library")),
       pages_(&ctx.stats.counter(prefix + ".pages", "", "pages the library faulted in")),
       unresolved_(&ctx.stats.counter(prefix + ".unresolved", "",
@@ -83,26 +86,40 @@ FaultOutcome FaultLibrary::handle(const SmmuFault& f, sc_time at) {
 
 // ------------------------------------------------------------ SmmuDriver
 
+SmmuDriverParams::SmmuDriverParams()
+    : set("smmu-driver", "Linux arm-smmu driver with the ExaNeSt fault path (one per node)"),
+      fault_mode(set.choice("fault-mode", "terminate", {"terminate", "stall"},
+                            "SCTLR.CFCFG of process banks: terminate (as the 4.14 driver) or stall (RESUME)")),
+      irq_entry(set.time("irq-entry", "1us",
+                         "exception entry and GIC acknowledge (*estimate* for a 1.5 GHz A53: no ExaNeSt stage "
+                         "latency is published)")
+                    .range("0ps", "1ms")),
+      handler(set.time("handler", "2us",
+                       "the handler's own work besides its register accesses (*estimate*, 1.5 GHz A53)")
+                  .range("0ps", "1ms")),
+      netlink(set.time("netlink", "3us", "building and sending the Netlink message (*estimate*, 1.5 GHz A53)")
+                  .range("0ps", "1ms")),
+      tlbi_page(set.time("tlbi-page", "100ns",
+                         "CPU time per TLBIVA issued by the MMU notifier (*estimate*, 1.5 GHz A53)")
+                    .range("0ps", "1ms")),
+      tlbi_asid_threshold(set.integer("tlbi-asid-threshold", "512",
+                                      "ranges of more pages are invalidated by ASID (*estimate*, after arm64's "
+                                      "MAX_TLBI_OPS = PTRS_PER_PTE)")
+                              .range("1", "1000000000")) {}
+
 void SmmuDriver::declare_params(ParamRegistry& reg) {
-    reg.section("smmu-driver", "Linux arm-smmu driver with the ExaNeSt fault path (one per node)")
-        .choice("fault-mode", "terminate", {"terminate", "stall"},
-                "SCTLR.CFCFG of process banks: terminate (as the 4.14 driver) or stall (RESUME)")
-        .time("irq-entry", "1us",
-              "exception entry and GIC acknowledge (*estimate* for a 1.5 GHz A53: no ExaNeSt stage "
-              "latency is published)")
-        .range("0ps", "1ms")
-        .time("handler", "2us",
-              "the handler's own work besides its register accesses (*estimate*, 1.5 GHz A53)")
-        .range("0ps", "1ms")
-        .time("netlink", "3us", "building and sending the Netlink message (*estimate*, 1.5 GHz A53)")
-        .range("0ps", "1ms")
-        .time("tlbi-page", "100ns",
-              "CPU time per TLBIVA issued by the MMU notifier (*estimate*, 1.5 GHz A53)")
-        .range("0ps", "1ms")
-        .integer("tlbi-asid-threshold", "512",
-                 "ranges of more pages are invalidated by ASID (*estimate*, after arm64's "
-                 "MAX_TLBI_OPS = PTRS_PER_PTE)")
-        .range("1", "1000000000");
+    reg.add(params_of<SmmuDriverParams>().set);
+}
+
+void SmmuDriver::declare_metrics(MetricRegistry& reg) {
+    reg.quantile("fault_service_us_p50", "us",
+                 "Median service time of an SMMU fault by the driver: its context interrupt raised to the "
+                 "outcome (the fault library done; in stall mode, RESUME written) (histograms "
+                 "`*.smmu_driver.service_time`).",
+                 "smmu_driver.service_time", 0.5, Smmu500::enabled_in);
+    reg.quantile("fault_service_us_p99", "us",
+                 "99th percentile of the same.",
+                 "smmu_driver.service_time", 0.99, Smmu500::enabled_in);
 }
 
 SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
@@ -113,12 +130,12 @@ SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, cons
       smmu_(smmu),
       cpu_(cpu),
       resolve_(std::move(resolve)),
-      stall_(ctx.config.string("smmu-driver.fault-mode") == "stall"),
-      irq_entry_(ctx.config.time("smmu-driver.irq-entry")),
-      handler_(ctx.config.time("smmu-driver.handler")),
-      netlink_(ctx.config.time("smmu-driver.netlink")),
-      tlbi_page_(ctx.config.time("smmu-driver.tlbi-page")),
-      tlbi_asid_threshold_(static_cast<std::uint64_t>(ctx.config.integer("smmu-driver.tlbi-asid-threshold"))),
+      stall_(ctx.config[params_of<SmmuDriverParams>().fault_mode] == "stall"),
+      irq_entry_(ctx.config[params_of<SmmuDriverParams>().irq_entry]),
+      handler_(ctx.config[params_of<SmmuDriverParams>().handler]),
+      netlink_(ctx.config[params_of<SmmuDriverParams>().netlink]),
+      tlbi_page_(ctx.config[params_of<SmmuDriverParams>().tlbi_page]),
+      tlbi_asid_threshold_(static_cast<std::uint64_t>(ctx.config[params_of<SmmuDriverParams>().tlbi_asid_threshold])),
       banks_(Smmu500::kContextBanks) {
     (void)group;   // spans go to the CPU tracks of CpuCores
     const std::string p = std::string(this->name()) + ".";

@@ -35,6 +35,30 @@
 
 namespace vrdmasim {
 
+// The parameters of section [fault-lib], declared in smmu_driver.cpp; read
+// through params_of<FaultLibParams>().
+struct FaultLibParams {
+    FaultLibParams();
+    ParamSet set;
+    EnumParam policy;
+    IntParam ahead_pages;
+    TimeParam wakeup;
+    TimeParam per_call;
+};
+
+// The parameters of section [smmu-driver], declared in smmu_driver.cpp; read
+// through params_of<SmmuDriverParams>().
+struct SmmuDriverParams {
+    SmmuDriverParams();
+    ParamSet set;
+    EnumParam fault_mode;
+    TimeParam irq_entry;
+    TimeParam handler;
+    TimeParam netlink;
+    TimeParam tlbi_page;
+    IntParam tlbi_asid_threshold;
+};
+
 // What the driver learned from the registers about one fault.
 struct SmmuFault {
     int pid = 0;                 // owning process (0: no process owns the bank)
@@ -98,6 +122,8 @@ public:
     // per TLBIVA issued by the notifier, *estimate*), tlbi-asid-threshold
     // (ranges longer than this many pages are invalidated by ASID).
     static void declare_params(ParamRegistry& reg);
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
 
     // `smmu` provides the interrupt line only; everything else goes through
     // `mmio`. `resolve` is given to each process's FaultLibrary.

@@ -9,34 +9,37 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+SsdParams::SsdParams()
+    : set("ssd", "the QFDB's M.2 SSD as a node's swap device"),
+      read_latency(set.time("read-latency", "50us",
+                            "access latency of a 4 KiB read (*estimate*: with the kernel's own costs a major fault "
+                            "from SSD is ~60 us, NP-RDMA paper)")
+                       .range("0ps", "100ms")),
+      write_latency(set.time("write-latency", "20us", "access latency of a 4 KiB write (*estimate*)")
+                        .range("0ps", "100ms")),
+      bandwidth(set.rate("bandwidth", "1.5GB/s",
+                         "data rate shared by all commands (*estimate* for the QFDB's M.2 SSD; one M.2 SSD per "
+                         "QFDB: Chaix et al., H2RC 2019)")
+                    .range("1MB/s", "100GB/s")),
+      queue_depth(set.integer("queue-depth", "32", "commands served in parallel (*estimate*)")
+                      .range("1", "65536")),
+      swap_size(set.size("swap-size", "4GiB",
+                         "swap space of one node, in 4 KiB slots (*estimate*: a share of the QFDB's 512 GB SSD, "
+                         "Chaix et al., H2RC 2019)")
+                    .range("4KiB", "512GB")) {}
+
 void Ssd::declare_params(ParamRegistry& reg) {
-    reg.section("ssd", "the QFDB's M.2 SSD as a node's swap device")
-        .time("read-latency", "50us",
-              "access latency of a 4 KiB read (*estimate*: with the kernel's own costs a major fault "
-              "from SSD is ~60 us, NP-RDMA paper)")
-        .range("0ps", "100ms")
-        .time("write-latency", "20us", "access latency of a 4 KiB write (*estimate*)")
-        .range("0ps", "100ms")
-        .rate("bandwidth", "1.5GB/s",
-              "data rate shared by all commands (*estimate* for the QFDB's M.2 SSD; one M.2 SSD per "
-              "QFDB: Chaix et al., H2RC 2019)")
-        .range("1MB/s", "100GB/s")
-        .integer("queue-depth", "32", "commands served in parallel (*estimate*)")
-        .range("1", "65536")
-        .size("swap-size", "4GiB",
-              "swap space of one node, in 4 KiB slots (*estimate*: a share of the QFDB's 512 GB SSD, "
-              "Chaix et al., H2RC 2019)")
-        .range("4KiB", "512GB");
+    reg.add(params_of<SsdParams>().set);
 }
 
 Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& group)
     : ctx_(ctx),
-      read_latency_(ctx.config.time("ssd.read-latency")),
-      write_latency_(ctx.config.time("ssd.write-latency")),
-      ps_per_byte_(8e12 / ctx.config.rate_bps("ssd.bandwidth")),
-      queue_free_(static_cast<std::size_t>(ctx.config.integer("ssd.queue-depth")), sc_core::SC_ZERO_TIME),
+      read_latency_(ctx.config[params_of<SsdParams>().read_latency]),
+      write_latency_(ctx.config[params_of<SsdParams>().write_latency]),
+      ps_per_byte_(8e12 / ctx.config[params_of<SsdParams>().bandwidth]),
+      queue_free_(static_cast<std::size_t>(ctx.config[params_of<SsdParams>().queue_depth]), sc_core::SC_ZERO_TIME),
       channel_free_(sc_core::SC_ZERO_TIME),
-      slots_(ctx.config.size("ssd.swap-size") / kPage),
+      slots_(ctx.config[params_of<SsdParams>().swap_size] / kPage),
       track_(ctx.tracer.track(group, "ssd")),
       reads_(&ctx.stats.counter(prefix + ".reads", "", "page reads (swap-ins)")),
       writes_(&ctx.stats.counter(prefix + ".writes", "", "page writes (swap-outs)")),
@@ -45,9 +48,9 @@ Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& gr
                                             "read completion - issue (queueing included)")),
       write_latency_us_(&ctx.stats.histogram(prefix + ".write_latency", "us",
                                              "write completion - issue (queueing included)")) {
-    if (ctx.config.size("ssd.swap-size") % kPage != 0)
-        throw ConfigError("ssd.swap-size = " + ctx.config.text("ssd.swap-size") + " (from " +
-                          ctx.config.origin("ssd.swap-size") + "): must be a whole number of 4 KiB pages");
+    if (ctx.config[params_of<SsdParams>().swap_size] % kPage != 0)
+        throw ConfigError("ssd.swap-size = " + ctx.config.text(params_of<SsdParams>().swap_size) + " (from " +
+                          ctx.config.origin(params_of<SsdParams>().swap_size) + "): must be a whole number of 4 KiB pages");
 }
 
 std::optional<std::uint64_t> Ssd::alloc_slot() {

@@ -19,6 +19,18 @@
 
 namespace vrdmasim {
 
+// The parameters of section [ssd], declared in ssd.cpp; read
+// through params_of<SsdParams>().
+struct SsdParams {
+    SsdParams();
+    ParamSet set;
+    TimeParam read_latency;
+    TimeParam write_latency;
+    RateParam bandwidth;
+    IntParam queue_depth;
+    SizeParam swap_size;
+};
+
 class Ssd {
 public:
     static constexpr std::uint64_t kPage = 4096;

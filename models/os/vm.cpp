@@ -149,27 +149,27 @@ struct Vm::Impl {
           mem(m),
           frames(f),
           cpu(cores),
-          thp(c.config.string("vm.thp")),
-          memlock_limit(c.config.size("vm.memlock-limit")),
-          minor_fault(c.config.time("vm.minor-fault")),
-          zero_fill_page(c.config.time("vm.zero-fill-page")),
-          huge_zero_fill(c.config.time("vm.huge-zero-fill")),
-          syscall(c.config.time("vm.syscall")),
-          pte_update(c.config.time("vm.pte-update")),
-          pin_call(c.config.time("vm.pin-call")),
-          pin_page(c.config.time("vm.pin-page")),
-          user_access(c.config.time("vm.user-access")),
-          low_wm(c.config.size("vm.low-watermark")),
-          high_wm(c.config.size("vm.high-watermark")),
-          direct_reclaim_pages(static_cast<std::uint64_t>(c.config.integer("vm.direct-reclaim-pages"))),
-          pages_to_scan(static_cast<std::uint64_t>(c.config.integer("khugepaged.pages-to-scan"))),
-          max_ptes_none(static_cast<std::uint64_t>(c.config.integer("khugepaged.max-ptes-none"))),
-          max_ptes_swap(static_cast<std::uint64_t>(c.config.integer("khugepaged.max-ptes-swap"))),
-          pins_block_collapse(c.config.boolean("vm.pins-block-thp-collapse")),
-          swap_out_page(c.config.time("vm.swap-out-page")),
-          major_fault(c.config.time("vm.major-fault")),
-          scan_pte(c.config.time("vm.scan-pte")),
-          copy_page(c.config.time("vm.copy-page")),
+          thp(c.config[params_of<VmParams>().thp]),
+          memlock_limit(c.config[params_of<VmParams>().memlock_limit]),
+          minor_fault(c.config[params_of<VmParams>().minor_fault]),
+          zero_fill_page(c.config[params_of<VmParams>().zero_fill_page]),
+          huge_zero_fill(c.config[params_of<VmParams>().huge_zero_fill]),
+          syscall(c.config[params_of<VmParams>().syscall]),
+          pte_update(c.config[params_of<VmParams>().pte_update]),
+          pin_call(c.config[params_of<VmParams>().pin_call]),
+          pin_page(c.config[params_of<VmParams>().pin_page]),
+          user_access(c.config[params_of<VmParams>().user_access]),
+          low_wm(c.config[params_of<VmParams>().low_watermark]),
+          high_wm(c.config[params_of<VmParams>().high_watermark]),
+          direct_reclaim_pages(static_cast<std::uint64_t>(c.config[params_of<VmParams>().direct_reclaim_pages])),
+          pages_to_scan(static_cast<std::uint64_t>(c.config[params_of<KhugepagedParams>().pages_to_scan])),
+          max_ptes_none(static_cast<std::uint64_t>(c.config[params_of<KhugepagedParams>().max_ptes_none])),
+          max_ptes_swap(static_cast<std::uint64_t>(c.config[params_of<KhugepagedParams>().max_ptes_swap])),
+          pins_block_collapse(c.config[params_of<VmParams>().pins_block_thp_collapse]),
+          swap_out_page(c.config[params_of<VmParams>().swap_out_page]),
+          major_fault(c.config[params_of<VmParams>().major_fault]),
+          scan_pte(c.config[params_of<VmParams>().scan_pte]),
+          copy_page(c.config[params_of<VmParams>().copy_page]),
           track(c.tracer.track(group, "vm")),
           swap_outs(c.stats.counter(prefix + ".swap_outs", "", "4 KiB pages written to swap by reclaim")),
           swap_ins(c.stats.counter(prefix + ".swap_ins", "", "4 KiB pages read back from swap")),
@@ -216,8 +216,8 @@ struct Vm::Impl {
           fault_time(c.stats.histogram(prefix + ".fault_time", "us",
                                        "touch/fault_in service time (done - at) when a fault was taken")) {
         if (high_wm < low_wm)
-            throw ConfigError("vm.high-watermark (" + c.config.text("vm.high-watermark") +
-                              ") must not be below vm.low-watermark (" + c.config.text("vm.low-watermark") + ")");
+            throw ConfigError("vm.high-watermark (" + c.config.text(params_of<VmParams>().high_watermark) +
+                              ") must not be below vm.low-watermark (" + c.config.text(params_of<VmParams>().low_watermark) + ")");
     }
 
     // ------------------------------------------------------------ memory
@@ -1249,102 +1249,136 @@ struct Vm::Impl {
     }
 };
 
+VmParams::VmParams()
+    : set("vm", "Linux-like virtual memory of one node's kernel (mm)"),
+      thp(set.choice("thp", "always", {"always", "madvise", "never"},
+                     "transparent huge pages at fault time: /sys/kernel/mm/transparent_hugepage/enabled "
+                     "(Kconfig default always, distributions often madvise; transhuge.rst)")),
+      copy_rate(set.rate("copy-rate", "2GB/s",
+                         "kernel memcpy into user pages (NetVM receive copies; *estimate* for a 1.5 GHz A53)")
+                    .range("1Kbps", "10Tbps")),
+      memlock_limit(set.size("memlock-limit", "8MiB",
+                             "RLIMIT_MEMLOCK per process, for mlock and pins together: 8 MiB from Linux 5.16, "
+                             "64 KiB up to 5.15 (include/uapi/linux/resource.h history)")
+                        .range("0B", "1TiB")),
+      minor_fault(set.time("minor-fault", "2us",
+                           "fault entry, VMA lookup, page allocation and exit, without the clearing: *estimate*: "
+                           "about 1 us on a fast x86 core, 3.5-5.7 us measured in an RDMA fault path (NP-RDMA paper; "
+                           "docs/references.md); an in-order 1.5 GHz Cortex-A53 is about half as fast as such a core")
+                      .range("0ps", "1ms")),
+      zero_fill_page(set.time("zero-fill-page", "1us",
+                              "clearing one 4 KiB page: *estimate* (4 KiB at about 4 GB/s of A53 store bandwidth, DC ZVA)")
+                         .range("0ps", "1ms")),
+      huge_zero_fill(set.time("huge-zero-fill", "500us",
+                              "clearing one 2 MiB page: *estimate* (2 MiB at about 4 GB/s, as zero-fill-page)")
+                         .range("0ps", "100ms")),
+      syscall(set.time("syscall", "500ns", "system call entry and exit: *estimate* (about 750 cycles at 1.5 GHz)")
+                  .range("0ps", "1ms")),
+      pte_update(set.time("pte-update", "20ns",
+                          "writing or clearing one page-table descriptor (plus barrier): *estimate*")
+                     .range("0ps", "1ms")),
+      pin_call(set.time("pin-call", "20us",
+                        "fixed cost of one pin/unpin (registration) call: *estimate* from public registration "
+                        "timings, tens of us per call (docs/references.md)")
+                   .range("0ps", "10ms")),
+      pin_page(set.time("pin-page", "500ns",
+                        "per 4 KiB page pinned or unpinned: *estimate*, 0.3-0.7 us per page in bulk registration "
+                        "(docs/references.md)")
+                   .range("0ps", "1ms")),
+      user_access(set.time("user-access", "100ns",
+                           "a CPU access to a present page (about one DRAM access): *estimate*")
+                      .range("0ps", "1ms")),
+      low_watermark(set.size("low-watermark", "20MiB",
+                             "free memory below which kswapd wakes: *estimate* from Linux's watermarks (min_free_kbytes = "
+                             "sqrt(16 x lowmem KiB) = 16 MiB for 16 GiB, low = min x 5/4; mm/page_alloc.c)")
+                        .range("0B", "1TiB")),
+      high_watermark(set.size("high-watermark", "24MiB",
+                              "free memory kswapd reclaims up to: *estimate*, high = min x 3/2 (mm/page_alloc.c); "
+                              "must be >= low-watermark")
+                         .range("0B", "1TiB")),
+      direct_reclaim_pages(set.integer("direct-reclaim-pages", "32",
+                                       "pages a failed fault allocation reclaims synchronously before retrying: SWAP_CLUSTER_MAX "
+                                       "(include/linux/swap.h)")
+                               .range("1", "1048576")),
+      swap_out_page(set.time("swap-out-page", "2us",
+                             "CPU per page swapped out (unmap, swap cache, bio set-up), besides the SSD write: *estimate*")
+                        .range("0ps", "1ms")),
+      major_fault(set.time("major-fault", "10us",
+                           "CPU of a fault on a swapped-out page besides the SSD read: *estimate* so that with "
+                           "ssd.read-latency 50us a major fault is about 60 us (NP-RDMA paper; docs/references.md)")
+                      .range("0ps", "10ms")),
+      scan_pte(set.time("scan-pte", "10ns",
+                        "examining one PTE in reclaim's clock, khugepaged's scan or compaction's walk: *estimate*")
+                   .range("0ps", "1ms")),
+      copy_page(set.time("copy-page", "2us",
+                         "copying one 4 KiB page (collapse, migration): *estimate* (4 KiB read + written at about 4 GB/s)")
+                    .range("0ps", "1ms")),
+      pins_block_thp_collapse(set.boolean("pins-block-thp-collapse", "true",
+                                          "khugepaged skips a range with a pinned page (FOLL_LONGTERM pins, modern mm/khugepaged.c); "
+                                          "false: collapsed anyway, the pinned old frames stay allocated (stale pins), as with the "
+                                          "plain get_user_pages refcounts of older kernels (docs/references.md)")),
+      kswapd_interval(set.time("kswapd-interval", "100ms",
+                               "VmDaemons: kswapd also checks the watermark this often besides wake-ups: *estimate* (Linux "
+                               "kswapd only sleeps until woken)")
+                          .range("1us", "1000s")),
+      compact_interval(set.time("compact-interval", "0s",
+                                "VmDaemons: kcompactd runs compaction this often; 0 = off (*estimate*: proactive compaction "
+                                "is off by default in Linux, vm.compaction_proactiveness aside)")
+                           .range("0s", "1000s")),
+      compact_pages(set.integer("compact-pages", "512",
+                                "VmDaemons: pages one compaction run may migrate (*estimate*: one 2 MiB block)")
+                        .range("1", "1048576")) {}
+
+KhugepagedParams::KhugepagedParams()
+    : set("khugepaged", "khugepaged: collapsing 4 KiB pages into transparent huge pages (mm/khugepaged.c)"),
+      pages_to_scan(set.integer("pages-to-scan", "4096", "PTEs scanned per pass: khugepaged_pages_to_scan default (mm/khugepaged.c)")
+                        .range("1", "1073741824")),
+      scan_sleep(set.time("scan-sleep", "10s",
+                          "VmDaemons: sleep between passes: scan_sleep_millisecs 10000 (mm/khugepaged.c)")
+                     .range("1us", "10000s")),
+      alloc_sleep(set.time("alloc-sleep", "60s",
+                           "VmDaemons: sleep after a failed huge-page allocation: alloc_sleep_millisecs 60000 (mm/khugepaged.c)")
+                      .range("1us", "10000s")),
+      max_ptes_none(set.integer("max-ptes-none", "511",
+                                "unmapped PTEs a range may have and still be collapsed: max_ptes_none = HPAGE_PMD_NR - 1 "
+                                "(mm/khugepaged.c)")
+                        .range("0", "511")),
+      max_ptes_swap(set.integer("max-ptes-swap", "64",
+                                "swapped-out PTEs a range may have (read back during the collapse): max_ptes_swap = "
+                                "HPAGE_PMD_NR / 8 (mm/khugepaged.c)")
+                        .range("0", "512")) {}
+
 void Vm::declare_params(ParamRegistry& reg) {
-    reg.section("vm", "Linux-like virtual memory of one node's kernel (mm)")
-        .choice("thp", "always", {"always", "madvise", "never"},
-                "transparent huge pages at fault time: /sys/kernel/mm/transparent_hugepage/enabled "
-                "(Kconfig default always, distributions often madvise; transhuge.rst)")
-        .rate("copy-rate", "2GB/s",
-              "kernel memcpy into user pages (NetVM receive copies; *estimate* for a 1.5 GHz A53)")
-        .range("1Kbps", "10Tbps")
-        .size("memlock-limit", "8MiB",
-              "RLIMIT_MEMLOCK per process, for mlock and pins together: 8 MiB from Linux 5.16, "
-              "64 KiB up to 5.15 (include/uapi/linux/resource.h history)")
-        .range("0B", "1TiB")
-        .time("minor-fault", "2us",
-              "fault entry, VMA lookup, page allocation and exit, without the clearing: *estimate*: "
-              "about 1 us on a fast x86 core, 3.5-5.7 us measured in an RDMA fault path (NP-RDMA paper; "
-              "docs/references.md); an in-order 1.5 GHz Cortex-A53 is about half as fast as such a core")
-        .range("0ps", "1ms")
-        .time("zero-fill-page", "1us",
-              "clearing one 4 KiB page: *estimate* (4 KiB at about 4 GB/s of A53 store bandwidth, DC ZVA)")
-        .range("0ps", "1ms")
-        .time("huge-zero-fill", "500us",
-              "clearing one 2 MiB page: *estimate* (2 MiB at about 4 GB/s, as zero-fill-page)")
-        .range("0ps", "100ms")
-        .time("syscall", "500ns", "system call entry and exit: *estimate* (about 750 cycles at 1.5 GHz)")
-        .range("0ps", "1ms")
-        .time("pte-update", "20ns",
-              "writing or clearing one page-table descriptor (plus barrier): *estimate*")
-        .range("0ps", "1ms")
-        .time("pin-call", "20us",
-              "fixed cost of one pin/unpin (registration) call: *estimate* from public registration "
-              "timings, tens of us per call (docs/references.md)")
-        .range("0ps", "10ms")
-        .time("pin-page", "500ns",
-              "per 4 KiB page pinned or unpinned: *estimate*, 0.3-0.7 us per page in bulk registration "
-              "(docs/references.md)")
-        .range("0ps", "1ms")
-        .time("user-access", "100ns",
-              "a CPU access to a present page (about one DRAM access): *estimate*")
-        .range("0ps", "1ms")
-        .size("low-watermark", "20MiB",
-              "free memory below which kswapd wakes: *estimate* from Linux's watermarks (min_free_kbytes = "
-              "sqrt(16 x lowmem KiB) = 16 MiB for 16 GiB, low = min x 5/4; mm/page_alloc.c)")
-        .range("0B", "1TiB")
-        .size("high-watermark", "24MiB",
-              "free memory kswapd reclaims up to: *estimate*, high = min x 3/2 (mm/page_alloc.c); "
-              "must be >= low-watermark")
-        .range("0B", "1TiB")
-        .integer("direct-reclaim-pages", "32",
-                 "pages a failed fault allocation reclaims synchronously before retrying: SWAP_CLUSTER_MAX "
-                 "(include/linux/swap.h)")
-        .range("1", "1048576")
-        .time("swap-out-page", "2us",
-              "CPU per page swapped out (unmap, swap cache, bio set-up), besides the SSD write: *estimate*")
-        .range("0ps", "1ms")
-        .time("major-fault", "10us",
-              "CPU of a fault on a swapped-out page besides the SSD read: *estimate* so that with "
-              "ssd.read-latency 50us a major fault is about 60 us (NP-RDMA paper; docs/references.md)")
-        .range("0ps", "10ms")
-        .time("scan-pte", "10ns",
-              "examining one PTE in reclaim's clock, khugepaged's scan or compaction's walk: *estimate*")
-        .range("0ps", "1ms")
-        .time("copy-page", "2us",
-              "copying one 4 KiB page (collapse, migration): *estimate* (4 KiB read + written at about 4 GB/s)")
-        .range("0ps", "1ms")
-        .boolean("pins-block-thp-collapse", "true",
-                 "khugepaged skips a range with a pinned page (FOLL_LONGTERM pins, modern mm/khugepaged.c); "
-                 "false: collapsed anyway, the pinned old frames stay allocated (stale pins), as with the "
-                 "plain get_user_pages refcounts of older kernels (docs/references.md)")
-        .time("kswapd-interval", "100ms",
-              "VmDaemons: kswapd also checks the watermark this often besides wake-ups: *estimate* (Linux "
-              "kswapd only sleeps until woken)")
-        .range("1us", "1000s")
-        .time("compact-interval", "0s",
-              "VmDaemons: kcompactd runs compaction this often; 0 = off (*estimate*: proactive compaction "
-              "is off by default in Linux, vm.compaction_proactiveness aside)")
-        .range("0s", "1000s")
-        .integer("compact-pages", "512",
-                 "VmDaemons: pages one compaction run may migrate (*estimate*: one 2 MiB block)")
-        .range("1", "1048576");
-    reg.section("khugepaged", "khugepaged: collapsing 4 KiB pages into transparent huge pages (mm/khugepaged.c)")
-        .integer("pages-to-scan", "4096", "PTEs scanned per pass: khugepaged_pages_to_scan default (mm/khugepaged.c)")
-        .range("1", "1073741824")
-        .time("scan-sleep", "10s",
-              "VmDaemons: sleep between passes: scan_sleep_millisecs 10000 (mm/khugepaged.c)")
-        .range("1us", "10000s")
-        .time("alloc-sleep", "60s",
-              "VmDaemons: sleep after a failed huge-page allocation: alloc_sleep_millisecs 60000 (mm/khugepaged.c)")
-        .range("1us", "10000s")
-        .integer("max-ptes-none", "511",
-                 "unmapped PTEs a range may have and still be collapsed: max_ptes_none = HPAGE_PMD_NR - 1 "
-                 "(mm/khugepaged.c)")
-        .range("0", "511")
-        .integer("max-ptes-swap", "64",
-                 "swapped-out PTEs a range may have (read back during the collapse): max_ptes_swap = "
-                 "HPAGE_PMD_NR / 8 (mm/khugepaged.c)")
-        .range("0", "512");
+    reg.add(params_of<VmParams>().set);
+    reg.add(params_of<KhugepagedParams>().set);
+}
+
+void Vm::declare_metrics(MetricRegistry& reg) {
+    reg.sum_counters("faults_minor",
+                     "Zero-fill page faults served by the VMs, 4 KiB (`faults_minor`) and 2 MiB THP "
+                     "(`faults_huge`).",
+                     {"faults_minor", "faults_huge"});
+    reg.sum_counters("faults_major",
+                     "Faults on swapped-out pages (read back from the SSD).",
+                     {"faults_major"});
+    reg.sum_counters("pages_pinned",
+                     "4 KiB page pins taken by the VMs.",
+                     {"pages_pinned"});
+    reg.sum_counters("swap_outs",
+                     "4 KiB pages written to swap by reclaim.",
+                     {"swap_outs"});
+    reg.sum_counters("swap_ins",
+                     "4 KiB pages read back from swap.",
+                     {"swap_ins"});
+    reg.sum_counters("thp_collapses",
+                     "2 MiB ranges collapsed by khugepaged.",
+                     {"collapses"});
+    reg.sum_counters("thp_splits",
+                     "2 MiB mappings split into 4 KiB pages.",
+                     {"huge_splits"});
+    reg.sum_counters("invalidations",
+                     "MMU-notifier invalidate calls made by the VMs (`*.vm.invalidations`).",
+                     {"vm.invalidations"});
 }
 
 void Vm::set_invalidate(InvalidateFn fn) {

@@ -31,6 +31,47 @@
 
 namespace vrdmasim {
 
+// The parameters of section [vm], declared in vm.cpp; read
+// through params_of<VmParams>().
+struct VmParams {
+    VmParams();
+    ParamSet set;
+    EnumParam thp;
+    RateParam copy_rate;
+    SizeParam memlock_limit;
+    TimeParam minor_fault;
+    TimeParam zero_fill_page;
+    TimeParam huge_zero_fill;
+    TimeParam syscall;
+    TimeParam pte_update;
+    TimeParam pin_call;
+    TimeParam pin_page;
+    TimeParam user_access;
+    SizeParam low_watermark;
+    SizeParam high_watermark;
+    IntParam direct_reclaim_pages;
+    TimeParam swap_out_page;
+    TimeParam major_fault;
+    TimeParam scan_pte;
+    TimeParam copy_page;
+    BoolParam pins_block_thp_collapse;
+    TimeParam kswapd_interval;
+    TimeParam compact_interval;
+    IntParam compact_pages;
+};
+
+// The parameters of section [khugepaged], declared in vm.cpp; read
+// through params_of<KhugepagedParams>().
+struct KhugepagedParams {
+    KhugepagedParams();
+    ParamSet set;
+    IntParam pages_to_scan;
+    TimeParam scan_sleep;
+    TimeParam alloc_sleep;
+    IntParam max_ptes_none;
+    IntParam max_ptes_swap;
+};
+
 // errno-like outcomes.
 enum class VmError {
     Ok,
@@ -89,6 +130,8 @@ public:
     // (registration; docs/references.md), plus user-access (a present page touched
     // by the CPU).
     static void declare_params(ParamRegistry& reg);
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
 
     // `memory` is the node's DRAM target (debug transport: page tables and
     // page contents, untimed — the time is charged as CPU work). Frames come

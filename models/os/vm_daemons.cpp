@@ -7,11 +7,11 @@ using sc_core::sc_time;
 VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const std::string& prefix, Vm& vm)
     : sc_module(name),
       vm_(vm),
-      kswapd_interval_(ctx.config.time("vm.kswapd-interval")),
-      scan_sleep_(ctx.config.time("khugepaged.scan-sleep")),
-      alloc_sleep_(ctx.config.time("khugepaged.alloc-sleep")),
-      compact_interval_(ctx.config.time("vm.compact-interval")),
-      compact_pages_(static_cast<std::uint64_t>(ctx.config.integer("vm.compact-pages"))),
+      kswapd_interval_(ctx.config[params_of<VmParams>().kswapd_interval]),
+      scan_sleep_(ctx.config[params_of<KhugepagedParams>().scan_sleep]),
+      alloc_sleep_(ctx.config[params_of<KhugepagedParams>().alloc_sleep]),
+      compact_interval_(ctx.config[params_of<VmParams>().compact_interval]),
+      compact_pages_(static_cast<std::uint64_t>(ctx.config[params_of<VmParams>().compact_pages])),
       kswapd_runs_(&ctx.stats.counter(prefix + ".kswapd_runs", "", "kswapd reclaim runs")),
       khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {

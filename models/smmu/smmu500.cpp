@@ -238,14 +238,14 @@ struct Smmu500::Impl {
     Impl(Smmu500& owner, const SimContext& ctx, const std::string& group)
         : m(owner),
           who(owner.name()),
-          ntbu(static_cast<unsigned>(ctx.config.integer("smmu.tbus"))),
-          hit_lat(cycles(ctx, ctx.config.integer("smmu.tlb-hit-cycles"))),
-          macro_lat(cycles(ctx, ctx.config.integer("smmu.macro-tlb-hit-cycles"))),
-          tlbi_time(ctx.config.time("smmu.tlbi-time")),
-          reg_latency(ctx.config.time("smmu.register-latency")),
-          macro(checked_macro_entries(ctx), static_cast<unsigned>(ctx.config.integer("smmu.macro-tlb-ways")),
-                parse_replacement(ctx.config.string("smmu.tlb-replacement"))),
-          walk_cache(static_cast<unsigned>(ctx.config.integer("smmu.walk-cache-entries"))),
+          ntbu(static_cast<unsigned>(ctx.config[params_of<SmmuParams>().tbus])),
+          hit_lat(cycles(ctx, ctx.config[params_of<SmmuParams>().tlb_hit_cycles])),
+          macro_lat(cycles(ctx, ctx.config[params_of<SmmuParams>().macro_tlb_hit_cycles])),
+          tlbi_time(ctx.config[params_of<SmmuParams>().tlbi_time]),
+          reg_latency(ctx.config[params_of<SmmuParams>().register_latency]),
+          macro(checked_macro_entries(ctx), static_cast<unsigned>(ctx.config[params_of<SmmuParams>().macro_tlb_ways]),
+                parse_replacement(ctx.config[params_of<SmmuParams>().tlb_replacement])),
+          walk_cache(static_cast<unsigned>(ctx.config[params_of<SmmuParams>().walk_cache_entries])),
           walker([this](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) { return walk_read(pa, v, at, ok); },
                  walk_cache),
           debug_walker([this](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) {
@@ -281,9 +281,9 @@ struct Smmu500::Impl {
           walk_latency(ctx.stats.histogram(stat(owner, "tcu.walk_latency"), "ns", "walk start to last descriptor back")),
           slot_wait(ctx.stats.histogram(stat(owner, "tcu.slot_wait"), "ns",
                                         "time a walk waited for a walk slot (walks that waited)")) {
-        const auto entries = static_cast<unsigned>(ctx.config.integer("smmu.micro-tlb-entries"));
-        const auto policy = parse_replacement(ctx.config.string("smmu.tlb-replacement"));
-        const auto slots = static_cast<unsigned>(ctx.config.integer("smmu.walks-per-tbu"));
+        const auto entries = static_cast<unsigned>(ctx.config[params_of<SmmuParams>().micro_tlb_entries]);
+        const auto policy = parse_replacement(ctx.config[params_of<SmmuParams>().tlb_replacement]);
+        const auto slots = static_cast<unsigned>(ctx.config[params_of<SmmuParams>().walks_per_tbu]);
         for (unsigned i = 0; i < kContextBanks; ++i) cbs.emplace_back(ctx.stats, stat(owner, "cb" + std::to_string(i)));
         for (unsigned i = 0; i < ntbu; ++i)
             tbus.emplace_back(ctx.stats, stat(owner, "tbu" + std::to_string(i)), entries, policy, slots);
@@ -292,12 +292,12 @@ struct Smmu500::Impl {
     }
 
     static sc_time cycles(const SimContext& ctx, std::int64_t n) {
-        const double ps = 1e12 / ctx.config.frequency_hz("smmu.clock");
+        const double ps = 1e12 / ctx.config[params_of<SmmuParams>().clock];
         return sc_time::from_value(static_cast<sc_dt::uint64>(static_cast<double>(n) * ps + 0.5));
     }
     static unsigned checked_macro_entries(const SimContext& ctx) {
-        const auto e = ctx.config.integer("smmu.macro-tlb-entries");
-        const auto w = ctx.config.integer("smmu.macro-tlb-ways");
+        const auto e = ctx.config[params_of<SmmuParams>().macro_tlb_entries];
+        const auto w = ctx.config[params_of<SmmuParams>().macro_tlb_ways];
         if (w > e || e % w != 0)
             throw ConfigError("smmu.macro-tlb-entries (" + std::to_string(e) + ") must be a multiple of smmu.macro-tlb-ways (" +
                               std::to_string(w) + ")");
@@ -1139,51 +1139,87 @@ struct Smmu500::Impl {
 
 // ---------------------------------------------------------------- Smmu500
 
+SmmuParams::SmmuParams()
+    : set("smmu", "ARM CoreLink MMU-500 SMMU in front of the PL masters (stage 1, 4 KiB granule)"),
+      enabled(set.boolean("enabled", "true",
+                          "put the SMMU in the PLDMA's memory path (false: the PLDMA reaches memory directly "
+                          "with physical addresses)")),
+      tbus(set.integer("tbus", "6", "translation buffer units, one target socket each (ZynqMP: TBU0-TBU5, Xilinx UG1085)")
+               .range("1", "32")),
+      clock(set.frequency("clock", "533MHz",
+                          "SMMU clock (*estimate*: ZynqMP FPD interconnect clock; ARM DDI 0517 gives latencies in clocks)")
+                .range("1MHz", "5GHz")),
+      tlb_hit_cycles(set.integer("tlb-hit-cycles", "2",
+                                 "TBU latency of a micro-TLB hit, also paid by bypassed transactions (ARM DDI 0517: 2 clocks, "
+                                 "3 with register slices)")
+                         .range("0", "1000")),
+      macro_tlb_hit_cycles(set.integer("macro-tlb-hit-cycles", "4",
+                                       "extra clocks of a micro-TLB miss that hits in the TCU's macro-TLB (*estimate*)")
+                               .range("0", "1000")),
+      micro_tlb_entries(set.integer("micro-tlb-entries", "32",
+                                    "micro-TLB entries per TBU, fully associative (*estimate*: an Intel Agilex 7 MMU-500 "
+                                    "configuration; ZynqMP sizes are unpublished)")
+                            .range("1", "4096")),
+      macro_tlb_entries(set.integer("macro-tlb-entries", "512",
+                                    "macro-TLB entries in the TCU (*estimate*: an Intel Agilex 7 MMU-500 configuration)")
+                            .range("1", "65536")),
+      macro_tlb_ways(set.integer("macro-tlb-ways", "4",
+                                 "macro-TLB associativity; entries must be a multiple of it (*estimate*, ARM DDI 0517 makes it "
+                                 "a configuration option)")
+                         .range("1", "65536")),
+      tlb_replacement(set.choice("tlb-replacement", "lru", {"lru", "round-robin"},
+                                 "replacement policy of the micro- and macro-TLBs (*estimate*: not documented by ARM)")),
+      walk_cache_entries(set.integer("walk-cache-entries", "64",
+                                     "TCU walk cache entries (level 0-2 table descriptors), fully associative, LRU "
+                                     "(*estimate*: a configuration option in ARM DDI 0517)")
+                             .range("0", "65536")),
+      walks_per_tbu(set.integer("walks-per-tbu", "8",
+                                "page-table walks in flight per TBU; further misses wait for a slot (ARM DDI 0517)")
+                        .range("1", "128")),
+      tlbi_time(set.time("tlbi-time", "100ns",
+                         "time one invalidation command (TLBIVA, TLBIVAA, TLBIASID, TLBIALL, TLBIALLNSNH) takes, "
+                         "returned in the register write's delay (*estimate*: ~50 SMMU clocks to reach the TCU and "
+                         "every TBU)")
+                    .range("0ps", "1ms")),
+      register_latency(set.time("register-latency", "20ns",
+                                "latency of one register access inside the SMMU's programming interface (*estimate*)")
+                           .range("0ps", "10us")) {}
+
 void Smmu500::declare_params(ParamRegistry& reg) {
-    reg.section("smmu", "ARM CoreLink MMU-500 SMMU in front of the PL masters (stage 1, 4 KiB granule)")
-        .boolean("enabled", "true",
-                 "put the SMMU in the PLDMA's memory path (false: the PLDMA reaches memory directly "
-                 "with physical addresses)")
-        .integer("tbus", "6", "translation buffer units, one target socket each (ZynqMP: TBU0-TBU5, Xilinx UG1085)")
-        .range("1", "32")
-        .frequency("clock", "533MHz",
-                   "SMMU clock (*estimate*: ZynqMP FPD interconnect clock; ARM DDI 0517 gives latencies in clocks)")
-        .range("1MHz", "5GHz")
-        .integer("tlb-hit-cycles", "2",
-                 "TBU latency of a micro-TLB hit, also paid by bypassed transactions (ARM DDI 0517: 2 clocks, "
-                 "3 with register slices)")
-        .range("0", "1000")
-        .integer("macro-tlb-hit-cycles", "4",
-                 "extra clocks of a micro-TLB miss that hits in the TCU's macro-TLB (*estimate*)")
-        .range("0", "1000")
-        .integer("micro-tlb-entries", "32",
-                 "micro-TLB entries per TBU, fully associative (*estimate*: an Intel Agilex 7 MMU-500 "
-                 "configuration; ZynqMP sizes are unpublished)")
-        .range("1", "4096")
-        .integer("macro-tlb-entries", "512",
-                 "macro-TLB entries in the TCU (*estimate*: an Intel Agilex 7 MMU-500 configuration)")
-        .range("1", "65536")
-        .integer("macro-tlb-ways", "4",
-                 "macro-TLB associativity; entries must be a multiple of it (*estimate*, ARM DDI 0517 makes it "
-                 "a configuration option)")
-        .range("1", "65536")
-        .choice("tlb-replacement", "lru", {"lru", "round-robin"},
-                "replacement policy of the micro- and macro-TLBs (*estimate*: not documented by ARM)")
-        .integer("walk-cache-entries", "64",
-                 "TCU walk cache entries (level 0-2 table descriptors), fully associative, LRU "
-                 "(*estimate*: a configuration option in ARM DDI 0517)")
-        .range("0", "65536")
-        .integer("walks-per-tbu", "8",
-                 "page-table walks in flight per TBU; further misses wait for a slot (ARM DDI 0517)")
-        .range("1", "128")
-        .time("tlbi-time", "100ns",
-              "time one invalidation command (TLBIVA, TLBIVAA, TLBIASID, TLBIALL, TLBIALLNSNH) takes, "
-              "returned in the register write's delay (*estimate*: ~50 SMMU clocks to reach the TCU and "
-              "every TBU)")
-        .range("0ps", "1ms")
-        .time("register-latency", "20ns",
-              "latency of one register access inside the SMMU's programming interface (*estimate*)")
-        .range("0ps", "10us");
+    reg.add(params_of<SmmuParams>().set);
+}
+
+bool Smmu500::enabled_in(const Config& cfg) { return cfg[params_of<SmmuParams>().enabled]; }
+
+void Smmu500::declare_metrics(MetricRegistry& reg) {
+    reg.sum_counters("smmu_translations",
+                     "Transactions translated by the SMMUs' context banks (sum of `*.translated`; 0 with "
+                     "`smmu.enabled = false`).",
+                     {"translated"}, Smmu500::enabled_in);
+    reg.hit_rate("smmu_micro_tlb_hit_rate",
+                 "Micro-TLB hits over hits + misses, all TBUs of all nodes (0 with no lookups, e.g. "
+                 "`smmu.enabled = false`).",
+                 "micro_tlb_hits", "micro_tlb_misses", Smmu500::enabled_in);
+    reg.sum_counters("smmu_macro_tlb_hits",
+                     "Macro-TLB (TCU) hits (sum of `*.macro_tlb_hits`).",
+                     {"macro_tlb_hits"}, Smmu500::enabled_in);
+    reg.sum_counters("smmu_walks",
+                     "Page-table walks by the TCUs (sum of `*.tcu.walks`).",
+                     {"tcu.walks"}, Smmu500::enabled_in);
+    reg.sum_counters("smmu_walk_reads",
+                     "Descriptor reads of those walks: 3 per walk of a 2 MiB block, 4 of a 4 KiB page, fewer "
+                     "on walk-cache hits (sum of `*.tcu.walk_reads`).",
+                     {"tcu.walk_reads"}, Smmu500::enabled_in);
+    reg.sum_counters("smmu_faults",
+                     "SMMU faults recorded by the context banks: translation + access flag + permission + "
+                     "external.",
+                     {"faults_translation", "faults_access_flag", "faults_permission", "faults_external"}, Smmu500::enabled_in);
+    reg.sum_counters("faults_smmu_read",
+                     "SMMU faults of reads (FSYNR0.WNR = 0).",
+                     {"faults_read"}, Smmu500::enabled_in);
+    reg.sum_counters("faults_smmu_write",
+                     "SMMU faults of writes (FSYNR0.WNR = 1).",
+                     {"faults_write"}, Smmu500::enabled_in);
 }
 
 Smmu500::Smmu500(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group)

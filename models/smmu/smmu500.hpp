@@ -30,6 +30,26 @@
 
 namespace vrdmasim {
 
+// The parameters of section [smmu], declared in smmu500.cpp; read
+// through params_of<SmmuParams>().
+struct SmmuParams {
+    SmmuParams();
+    ParamSet set;
+    BoolParam enabled;
+    IntParam tbus;
+    FrequencyParam clock;
+    IntParam tlb_hit_cycles;
+    IntParam macro_tlb_hit_cycles;
+    IntParam micro_tlb_entries;
+    IntParam macro_tlb_entries;
+    IntParam macro_tlb_ways;
+    EnumParam tlb_replacement;
+    IntParam walk_cache_entries;
+    IntParam walks_per_tbu;
+    TimeParam tlbi_time;
+    TimeParam register_latency;
+};
+
 // ------------------------------------------------------------ register map
 // Offsets from the SMMU's base (0xFD800000 on the ZynqMP, 128 KiB): 4 KiB
 // register pages; global space 0 (GR0) in page 0, global space 1 (GR1) in
@@ -108,6 +128,11 @@ public:
     IrqLine irq;   // all context and global fault interrupts on one line (zynqmp.dtsi)
 
     static void declare_params(ParamRegistry& reg);
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
+    // Whether a run has SMMUs (smmu.enabled): their statistics, and those of
+    // the driver and the user library, are registered only then.
+    static bool enabled_in(const Config& cfg);
     Smmu500(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group);
     ~Smmu500() override;
 

@@ -1,5 +1,7 @@
 #include "models/userlib/registrar.hpp"
 
+#include "models/smmu/smmu500.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -28,31 +30,53 @@ const char* to_string(Strategy s) {
 }
 
 Strategy strategy_from(const Config& c) {
-    const std::string& s = c.string("rdma.strategy");
+    const std::string& s = c[params_of<RegistrarParams>().strategy];
     for (Strategy x : {Strategy::FaultTolerant, Strategy::Pin, Strategy::PinCache, Strategy::Prefault,
                        Strategy::Pipeline, Strategy::Netvm})
         if (s == to_string(x)) return x;
     throw std::logic_error("rdma.strategy: unknown strategy '" + s + "'");
 }
 
+RegistrarParams::RegistrarParams()
+    : set("rdma", "RDMA user library (runs on the node's Cortex-A53)"),
+      strategy(set.choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"},
+                          "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
+                          "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
+                          "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
+                          "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
+                          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself")),
+      pin_cache_pages(set.integer("pin-cache-pages", "16384",
+                                  "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
+                                  "library's cache limit, bounded in practice by vm.memlock-limit)")
+                          .range("1", "1099511627776")),
+      pin_cache_lookup(set.time("pin-cache-lookup", "100ns", "CPU time of one pin-down cache lookup (*estimate*)")
+                           .range("0ps", "1ms")),
+      pipeline_chunk(set.size("pipeline-chunk", "256KiB",
+                              "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
+                              "(*estimate*; used by the App)")
+                         .range("4KiB", "1GiB")) {}
+
 void Registrar::declare_params(ParamRegistry& reg) {
-    reg.section("rdma", "RDMA user library (runs on the node's Cortex-A53)")
-        .choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"},
-                "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
-                "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
-                "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
-                "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
-                "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself")
-        .integer("pin-cache-pages", "16384",
-                 "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
-                 "library's cache limit, bounded in practice by vm.memlock-limit)")
-        .range("1", "1099511627776")
-        .time("pin-cache-lookup", "100ns", "CPU time of one pin-down cache lookup (*estimate*)")
-        .range("0ps", "1ms")
-        .size("pipeline-chunk", "256KiB",
-              "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
-              "(*estimate*; used by the App)")
-        .range("4KiB", "1GiB");
+    reg.add(params_of<RegistrarParams>().set);
+}
+
+void Registrar::declare_metrics(MetricRegistry& reg) {
+    reg.sum_scalars("registration_us", "us",
+                    "Time the user libraries spent in registration calls (acquire, release: sum of call "
+                    "durations, `*.rdma.registration_time`).",
+                    "rdma.registration_time", 6, Smmu500::enabled_in);
+    reg.sum_scalars("pinned_peak_bytes", "B",
+                    "Sum over nodes of each library's peak of pinned bytes.",
+                    "rdma.pinned_bytes_peak", 12, Smmu500::enabled_in);
+    reg.sum_counters("registration_failures",
+                     "Registrations refused (RLIMIT_MEMLOCK).",
+                     {"rdma.registration_failures"}, Smmu500::enabled_in);
+    reg.sum_counters("pin_cache_hits",
+                     "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`).",
+                     {"rdma.cache_hits"}, Smmu500::enabled_in);
+    reg.sum_counters("pin_cache_misses",
+                     "Pin-down cache lookups that pinned a new entry.",
+                     {"rdma.cache_misses"}, Smmu500::enabled_in);
 }
 
 Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid, CpuCores& cpu)
@@ -60,8 +84,8 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
       pid_(pid),
       cpu_(cpu),
       strategy_(strategy_from(ctx.config)),
-      capacity_pages_(static_cast<std::uint64_t>(ctx.config.integer("rdma.pin-cache-pages"))),
-      lookup_(ctx.config.time("rdma.pin-cache-lookup")),
+      capacity_pages_(static_cast<std::uint64_t>(ctx.config[params_of<RegistrarParams>().pin_cache_pages])),
+      lookup_(ctx.config[params_of<RegistrarParams>().pin_cache_lookup]),
       registrations_(ctx.stats.counter(prefix + ".registrations", "",
                                        "acquire calls that pinned or populated a range")),
       deregistrations_(ctx.stats.counter(prefix + ".deregistrations", "", "unpin calls (Vm::unpin)")),

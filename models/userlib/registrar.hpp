@@ -28,6 +28,17 @@
 
 namespace vrdmasim {
 
+// The parameters of section [rdma], declared in registrar.cpp; read
+// through params_of<RegistrarParams>().
+struct RegistrarParams {
+    RegistrarParams();
+    ParamSet set;
+    EnumParam strategy;
+    IntParam pin_cache_pages;
+    TimeParam pin_cache_lookup;
+    SizeParam pipeline_chunk;
+};
+
 enum class Strategy { FaultTolerant, Pin, PinCache, Prefault, Pipeline, Netvm };
 // "fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"
 const char* to_string(Strategy s);
@@ -45,6 +56,8 @@ public:
     // Section "rdma": strategy, pin-cache-pages, pin-cache-lookup,
     // pipeline-chunk (the last only declared here; the App uses it).
     static void declare_params(ParamRegistry& reg);
+    // Its columns of summary.csv, from the statistics it registers.
+    static void declare_metrics(MetricRegistry& reg);
 
     // Statistics under `prefix` ("node0.rdma"). CPU work of its own (cache
     // lookups) runs on `cpu` as activity "registration"; Vm calls charge

@@ -2,7 +2,9 @@
 // statistics registry and the tracer. Passed to model constructors.
 #pragma once
 
+#include "core/metrics.hpp"
 #include "core/params.hpp"
+#include "core/sim_params.hpp"
 #include "core/stats.hpp"
 #include "core/trace.hpp"
 

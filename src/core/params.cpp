@@ -729,41 +729,51 @@ std::string format_size_bytes(std::uint64_t bytes) {
 
 std::string ParamDecl::unit() const { return to_string(type); }
 
-SectionBuilder& SectionBuilder::time(const std::string& key, const std::string& dflt, const std::string& help) {
-    return add(ParamType::Time, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::rate(const std::string& key, const std::string& dflt, const std::string& help) {
-    return add(ParamType::Rate, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::size(const std::string& key, const std::string& dflt, const std::string& help) {
-    return add(ParamType::Size, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::frequency(const std::string& key, const std::string& dflt,
-                                          const std::string& help) {
-    return add(ParamType::Frequency, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::boolean(const std::string& key, const std::string& dflt,
-                                        const std::string& help) {
-    return add(ParamType::Bool, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::integer(const std::string& key, const std::string& dflt,
-                                        const std::string& help) {
-    return add(ParamType::Int, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::real(const std::string& key, const std::string& dflt, const std::string& help) {
-    return add(ParamType::Real, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::string(const std::string& key, const std::string& dflt,
-                                       const std::string& help) {
-    return add(ParamType::String, key, dflt, help);
-}
-SectionBuilder& SectionBuilder::choice(const std::string& key, const std::string& dflt,
-                                       std::vector<std::string> choices, const std::string& help) {
-    return add(ParamType::Enum, key, dflt, help, std::move(choices));
+ParamSet::ParamSet(std::string section, std::string description)
+    : section_(std::move(section)), description_(std::move(description)) {
+    if (!valid_name(section_, false)) throw std::logic_error("invalid section name " + squote(section_));
 }
 
-SectionBuilder& SectionBuilder::add(ParamType t, const std::string& key, const std::string& dflt,
-                                    const std::string& help, std::vector<std::string> choices) {
+TimeParam ParamSet::time(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Time, key, dflt, help);
+    return TimeParam(*this, i, decls_[i].name());
+}
+RateParam ParamSet::rate(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Rate, key, dflt, help);
+    return RateParam(*this, i, decls_[i].name());
+}
+SizeParam ParamSet::size(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Size, key, dflt, help);
+    return SizeParam(*this, i, decls_[i].name());
+}
+FrequencyParam ParamSet::frequency(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Frequency, key, dflt, help);
+    return FrequencyParam(*this, i, decls_[i].name());
+}
+BoolParam ParamSet::boolean(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Bool, key, dflt, help);
+    return BoolParam(*this, i, decls_[i].name());
+}
+IntParam ParamSet::integer(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Int, key, dflt, help);
+    return IntParam(*this, i, decls_[i].name());
+}
+RealParam ParamSet::real(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::Real, key, dflt, help);
+    return RealParam(*this, i, decls_[i].name());
+}
+StringParam ParamSet::string(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::String, key, dflt, help);
+    return StringParam(*this, i, decls_[i].name());
+}
+EnumParam ParamSet::choice(const std::string& key, const std::string& dflt, std::vector<std::string> choices,
+                           const std::string& help) {
+    const std::size_t i = add(ParamType::Enum, key, dflt, help, std::move(choices));
+    return EnumParam(*this, i, decls_[i].name());
+}
+
+std::size_t ParamSet::add(ParamType t, const std::string& key, const std::string& dflt, const std::string& help,
+                          std::vector<std::string> choices) {
     ParamDecl d;
     d.section = section_;
     d.key = key;
@@ -774,8 +784,8 @@ SectionBuilder& SectionBuilder::add(ParamType t, const std::string& key, const s
     const std::string name = d.name();
     if (!valid_name(key, true))
         throw std::logic_error("parameter " + squote(name) + ": invalid key name " + squote(key));
-    if (reg_.index_.count(name) != 0)
-        throw std::logic_error("parameter " + squote(name) + " declared twice");
+    for (const auto& other : decls_)
+        if (other.key == key) throw std::logic_error("parameter " + squote(name) + " declared twice");
     if (t == ParamType::Enum) {
         if (d.choices.empty()) throw std::logic_error("parameter " + squote(name) + ": no choices");
         for (std::size_t i = 0; i < d.choices.size(); ++i) {
@@ -792,51 +802,49 @@ SectionBuilder& SectionBuilder::add(ParamType t, const std::string& key, const s
     } catch (const std::invalid_argument& e) {
         throw std::logic_error("parameter " + squote(name) + ": bad default " + squote(dflt) + ": " + e.what());
     }
-    reg_.index_[name] = reg_.decls_.size();
-    reg_.decls_.push_back(std::move(d));
-    last_ = name;
-    return *this;
+    decls_.push_back(std::move(d));
+    return decls_.size() - 1;
 }
 
-SectionBuilder& SectionBuilder::range(const std::string& min_text, const std::string& max_text) {
-    if (last_.empty()) throw std::logic_error("range() with no parameter declared in section " + squote(section_));
-    ParamDecl d = reg_.decls_[reg_.index_.at(last_)];
+void ParamSet::set_range(std::size_t index, const std::string& min_text, const std::string& max_text) {
+    ParamDecl d = decls_.at(index);
     d.min = parse_bound(d, min_text, "minimum");
     d.max = parse_bound(d, max_text, "maximum");
     if (d.max < d.min)
-        throw std::logic_error("parameter " + squote(last_) + ": maximum " + squote(max_text) +
+        throw std::logic_error("parameter " + squote(d.name()) + ": maximum " + squote(max_text) +
                                " is below the minimum " + squote(min_text));
     d.has_min = d.has_max = true;
     d.min_text = trim(min_text);
     d.max_text = trim(max_text);
     check_default_in_range(d);
-    reg_.decls_[reg_.index_.at(last_)] = std::move(d);
-    return *this;
+    decls_[index] = std::move(d);
 }
 
-SectionBuilder& SectionBuilder::min(const std::string& min_text) {
-    if (last_.empty()) throw std::logic_error("min() with no parameter declared in section " + squote(section_));
-    ParamDecl d = reg_.decls_[reg_.index_.at(last_)];
+void ParamSet::set_min(std::size_t index, const std::string& min_text) {
+    ParamDecl d = decls_.at(index);
     d.min = parse_bound(d, min_text, "minimum");
     d.has_min = true;
     d.has_max = false;
     d.min_text = trim(min_text);
     d.max_text.clear();
     check_default_in_range(d);
-    reg_.decls_[reg_.index_.at(last_)] = std::move(d);
-    return *this;
+    decls_[index] = std::move(d);
 }
 
-SectionBuilder ParamRegistry::section(const std::string& name, const std::string& description) {
-    if (!valid_name(name, false)) throw std::logic_error("invalid section name " + squote(name));
+void ParamRegistry::add(const ParamSet& set) {
     auto it = std::find_if(sections_.begin(), sections_.end(),
-                           [&](const auto& s) { return s.first == name; });
+                           [&](const auto& s) { return s.first == set.section(); });
     if (it == sections_.end()) {
-        sections_.emplace_back(name, description);
+        sections_.emplace_back(set.section(), set.description());
     } else if (it->second.empty()) {
-        it->second = description;
+        it->second = set.description();
     }
-    return SectionBuilder(*this, name);
+    for (const auto& d : set.decls())
+        if (index_.count(d.name()) != 0) throw std::logic_error("parameter " + squote(d.name()) + " declared twice");
+    for (const auto& d : set.decls()) {
+        index_[d.name()] = decls_.size();
+        decls_.push_back(d);
+    }
 }
 
 const ParamDecl* ParamRegistry::find(const std::string& full_name) const {

@@ -76,45 +76,121 @@ struct ParamDecl {
     std::string unit() const;   // "time", "rate", "size", ... for `params`
 };
 
-class ParamRegistry;
+class ParamSet;
 
-// Fluent declaration of the parameters of one section:
-//   reg.section("dram", "DDR4 memory of one node")
-//      .size("size", "16GiB", "DRAM per MPSoC (Chaix et al., H2RC 2019)")
-//      .time("latency", "80ns", "...").range("1ns", "10us");
-// range() applies to the parameter declared last. Declaring the same name
-// twice, a default that does not parse or lies outside its range, is a
-// programming error: std::logic_error.
-class SectionBuilder {
+// What reading a parameter of each type gives.
+template <ParamType T> struct ParamValue;
+template <> struct ParamValue<ParamType::Time> { using type = sc_core::sc_time; };
+template <> struct ParamValue<ParamType::Rate> { using type = double; };          // bits per second
+template <> struct ParamValue<ParamType::Size> { using type = std::uint64_t; };   // bytes
+template <> struct ParamValue<ParamType::Frequency> { using type = double; };     // hertz
+template <> struct ParamValue<ParamType::Bool> { using type = bool; };
+template <> struct ParamValue<ParamType::Int> { using type = std::int64_t; };
+template <> struct ParamValue<ParamType::Real> { using type = double; };
+template <> struct ParamValue<ParamType::String> { using type = std::string; };
+template <> struct ParamValue<ParamType::Enum> { using type = std::string; };
+
+// A typed handle to one declared parameter. It is made by the declaration
+// (ParamSet::time(...) and friends) and is the only way models read the
+// value (`cfg[handle]`), so a key is spelled once and a read of the wrong
+// type does not compile.
+template <ParamType T>
+class Param {
 public:
-    SectionBuilder& time(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& rate(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& size(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& frequency(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& boolean(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& integer(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& real(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& string(const std::string& key, const std::string& dflt, const std::string& help);
-    SectionBuilder& choice(const std::string& key, const std::string& dflt,
-                           std::vector<std::string> choices, const std::string& help);
-    // Inclusive bounds, written in the parameter's own unit ("1ns", "4KiB", "1").
-    SectionBuilder& range(const std::string& min_text, const std::string& max_text);
-    SectionBuilder& min(const std::string& min_text);
+    using value_type = typename ParamValue<T>::type;
+    const std::string& name() const { return name_; }   // "dma.block-size"
+    // Inclusive bounds in the parameter's own unit ("1ns", "4KiB", "1"); a
+    // default outside them is a programming error (std::logic_error).
+    Param& range(const std::string& min_text, const std::string& max_text);
+    Param& min(const std::string& min_text);
 
 private:
-    friend class ParamRegistry;
-    SectionBuilder(ParamRegistry& reg, std::string section) : reg_(reg), section_(std::move(section)) {}
-    SectionBuilder& add(ParamType t, const std::string& key, const std::string& dflt,
-                        const std::string& help, std::vector<std::string> choices = {});
-    ParamRegistry& reg_;
-    std::string section_;
-    std::string last_;
+    friend class ParamSet;
+    Param(ParamSet& set, std::size_t index, std::string name) : set_(&set), index_(index), name_(std::move(name)) {}
+    ParamSet* set_;
+    std::size_t index_;
+    std::string name_;
 };
+
+using TimeParam = Param<ParamType::Time>;
+using RateParam = Param<ParamType::Rate>;
+using SizeParam = Param<ParamType::Size>;
+using FrequencyParam = Param<ParamType::Frequency>;
+using BoolParam = Param<ParamType::Bool>;
+using IntParam = Param<ParamType::Int>;
+using RealParam = Param<ParamType::Real>;
+using StringParam = Param<ParamType::String>;
+using EnumParam = Param<ParamType::Enum>;
+
+// The parameters of one section, declared once next to the model that reads
+// them; each declaration returns the handle the model reads it through:
+//   ParamSet dram{"dram", "DDR4 memory of one node"};
+//   const SizeParam size = dram.size("size", "16GiB", "DRAM per MPSoC (Chaix et al., H2RC 2019)");
+//   const TimeParam latency = dram.time("latency", "80ns", "...").range("1ns", "10us");
+//   ... reg.add(dram);  ...  cfg[latency]
+// A bad key or choice, a key declared twice, a default that does not parse
+// or lies outside its range: a programming error (std::logic_error).
+// Handles point into their set: a ParamSet is neither copied nor moved.
+class ParamSet {
+public:
+    ParamSet(std::string section, std::string description);
+    ParamSet(const ParamSet&) = delete;
+    ParamSet& operator=(const ParamSet&) = delete;
+
+    TimeParam time(const std::string& key, const std::string& dflt, const std::string& help);
+    RateParam rate(const std::string& key, const std::string& dflt, const std::string& help);
+    SizeParam size(const std::string& key, const std::string& dflt, const std::string& help);
+    FrequencyParam frequency(const std::string& key, const std::string& dflt, const std::string& help);
+    BoolParam boolean(const std::string& key, const std::string& dflt, const std::string& help);
+    IntParam integer(const std::string& key, const std::string& dflt, const std::string& help);
+    RealParam real(const std::string& key, const std::string& dflt, const std::string& help);
+    StringParam string(const std::string& key, const std::string& dflt, const std::string& help);
+    EnumParam choice(const std::string& key, const std::string& dflt, std::vector<std::string> choices,
+                     const std::string& help);
+
+    const std::string& section() const { return section_; }
+    const std::string& description() const { return description_; }
+    const std::vector<ParamDecl>& decls() const { return decls_; }
+
+private:
+    template <ParamType T> friend class Param;
+    std::size_t add(ParamType t, const std::string& key, const std::string& dflt, const std::string& help,
+                    std::vector<std::string> choices = {});
+    void set_range(std::size_t index, const std::string& min_text, const std::string& max_text);
+    void set_min(std::size_t index, const std::string& min_text);
+    std::string section_, description_;
+    std::vector<ParamDecl> decls_;
+};
+
+template <ParamType T>
+Param<T>& Param<T>::range(const std::string& min_text, const std::string& max_text) {
+    set_->set_range(index_, min_text, max_text);
+    return *this;
+}
+template <ParamType T>
+Param<T>& Param<T>::min(const std::string& min_text) {
+    set_->set_min(index_, min_text);
+    return *this;
+}
+
+// The one instance of a model's parameter struct P (a struct holding a
+// ParamSet and the handles declared in it, built by its constructor): made
+// on first use, so the order of static initialisation does not matter.
+//   struct DramParams { DramParams(); ParamSet set; TimeParam latency; };
+//   reg.add(params_of<DramParams>().set);  ...  cfg[params_of<DramParams>().latency]
+template <class P>
+const P& params_of() {
+    static const P p;
+    return p;
+}
 
 // All declared parameters, in declaration order.
 class ParamRegistry {
 public:
-    SectionBuilder section(const std::string& name, const std::string& description);
+    // Register every parameter of `set`, in its order. A section may be
+    // added by several sets (its description is the first non-empty one); a
+    // name registered twice is a programming error (std::logic_error).
+    void add(const ParamSet& set);
     const ParamDecl* find(const std::string& full_name) const;
     const std::vector<ParamDecl>& all() const { return decls_; }
     // Section descriptions, in declaration order.
@@ -137,7 +213,6 @@ public:
     void add_options(boost::program_options::options_description& desc) const;
 
 private:
-    friend class SectionBuilder;
     std::vector<ParamDecl> decls_;
     std::map<std::string, std::size_t> index_;
     std::vector<std::pair<std::string, std::string>> sections_;
@@ -184,8 +259,26 @@ public:
     // Boost.Program_options. Arguments that are not parameters are an error.
     void apply_command_line(const std::vector<std::string>& args);
 
-    // Typed access; asking for a name that is not declared, or with the wrong
-    // type, is a programming error (std::logic_error).
+    // A parameter's value, through the handle that declared it. A handle
+    // whose set was not added to this configuration's registry is a
+    // programming error (std::logic_error).
+    sc_core::sc_time operator[](const TimeParam& p) const { return time(p.name()); }
+    std::int64_t ps(const TimeParam& p) const { return time_ps(p.name()); }
+    double operator[](const RateParam& p) const { return rate_bps(p.name()); }
+    std::uint64_t operator[](const SizeParam& p) const { return size(p.name()); }
+    double operator[](const FrequencyParam& p) const { return frequency_hz(p.name()); }
+    bool operator[](const BoolParam& p) const { return boolean(p.name()); }
+    std::int64_t operator[](const IntParam& p) const { return integer(p.name()); }
+    double operator[](const RealParam& p) const { return real(p.name()); }
+    const std::string& operator[](const StringParam& p) const { return string(p.name()); }
+    const std::string& operator[](const EnumParam& p) const { return string(p.name()); }
+    template <ParamType T> const std::string& text(const Param<T>& p) const { return text(p.name()); }
+    template <ParamType T> const std::string& origin(const Param<T>& p) const { return origin(p.name()); }
+
+    // Access by name, for generic code that walks the registry (sweeps,
+    // `params`, messages) and the runner's own choices; models read through
+    // their handles. Asking for a name that is not declared, or with the
+    // wrong type, is a programming error (std::logic_error).
     sc_core::sc_time time(const std::string& name) const;
     std::int64_t time_ps(const std::string& name) const;
     double rate_bps(const std::string& name) const;

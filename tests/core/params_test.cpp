@@ -69,30 +69,34 @@ std::string parse_error(F&& f) {
     return message_of<std::invalid_argument>(std::forward<F>(f));
 }
 
+// A parameter struct as the models write theirs (see params_of).
+struct DramParamsForTest {
+    DramParamsForTest() : set("dram", "DDR4"), latency(set.time("latency", "100ns", "access latency")) {}
+    ParamSet set;
+    TimeParam latency;
+};
+
 // A registry like the simulator's, with every type.
 ParamRegistry make_registry() {
     ParamRegistry reg;
-    reg.section("dma", "DMA engine of one node")
-        .size("block-size", "4KiB", "bytes moved per DMA block")
-        .range("64B", "1MiB")
-        .time("setup", "80ns", "descriptor setup time")
-        .range("1ns", "10us")
-        .choice("mode", "eager", {"eager", "lazy", "off"}, "when descriptors are fetched")
-        .integer("channels", "4", "DMA channels")
-        .range("1", "64");
-    reg.section("link", "serial link between FPGAs")
-        .rate("rate", "16Gbps", "line rate")
-        .range("1Mbps", "10Tbps")
-        .frequency("clock", "156.25MHz", "transceiver clock")
-        .boolean("fec", "on", "forward error correction")
-        .real("ber", "1e-12", "bit error rate")
-        .min("0")
-        .string("name", "", "label in traces");
-    reg.section("dram", "DDR4 memory")
-        .size("size", "16GiB", "DRAM per MPSoC")
-        .time("latency", "100ns", "access latency")
-        .min("0ps")
-        .size("block-size", "64B", "burst size");
+    ParamSet dma("dma", "DMA engine of one node");
+    dma.size("block-size", "4KiB", "bytes moved per DMA block").range("64B", "1MiB");
+    dma.time("setup", "80ns", "descriptor setup time").range("1ns", "10us");
+    dma.choice("mode", "eager", {"eager", "lazy", "off"}, "when descriptors are fetched");
+    dma.integer("channels", "4", "DMA channels").range("1", "64");
+    reg.add(dma);
+    ParamSet link("link", "serial link between FPGAs");
+    link.rate("rate", "16Gbps", "line rate").range("1Mbps", "10Tbps");
+    link.frequency("clock", "156.25MHz", "transceiver clock");
+    link.boolean("fec", "on", "forward error correction");
+    link.real("ber", "1e-12", "bit error rate").min("0");
+    link.string("name", "", "label in traces");
+    reg.add(link);
+    ParamSet dram("dram", "DDR4 memory");
+    dram.size("size", "16GiB", "DRAM per MPSoC");
+    dram.time("latency", "100ns", "access latency").min("0ps");
+    dram.size("block-size", "64B", "burst size");
+    reg.add(dram);
     return reg;
 }
 
@@ -402,15 +406,25 @@ TEST_CASE("format functions parse back to the identical value", "[params][format
 
 TEST_CASE("declaring a parameter twice is a logic_error", "[params][declare]") {
     ParamRegistry reg;
-    reg.section("dma", "DMA").size("block-size", "4KiB", "block");
-    CHECK_THROWS_AS(reg.section("dma", "DMA").size("block-size", "8KiB", "again"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("dma", "").time("block-size", "8ns", "other type"), std::logic_error);
-    CHECK_THAT(message_of<std::logic_error>([&] { reg.section("dma", "").size("block-size", "1B", "x"); }),
+    ParamSet dma("dma", "DMA");
+    dma.size("block-size", "4KiB", "block");
+    // Twice in one set.
+    CHECK_THROWS_AS(dma.size("block-size", "8KiB", "again"), std::logic_error);
+    CHECK_THROWS_AS(dma.time("block-size", "8ns", "other type"), std::logic_error);
+    reg.add(dma);
+    // Twice in one registry, from another set of the same section.
+    ParamSet again("dma", "");
+    again.size("block-size", "1B", "x");
+    CHECK_THAT(message_of<std::logic_error>([&] { reg.add(again); }),
                Contains("dma.block-size") && Contains("twice"));
     // The same key in another section is a different parameter.
-    CHECK_NOTHROW(reg.section("dram", "DRAM").size("block-size", "64B", "burst"));
-    // Re-opening a section to add new keys is fine.
-    CHECK_NOTHROW(reg.section("dma", "").size("other", "1B", "x"));
+    ParamSet dram("dram", "DRAM");
+    dram.size("block-size", "64B", "burst");
+    CHECK_NOTHROW(reg.add(dram));
+    // Another set of a section already added, with new keys, is fine.
+    ParamSet more("dma", "");
+    more.size("other", "1B", "x");
+    CHECK_NOTHROW(reg.add(more));
     CHECK(reg.all().size() == 3);
     CHECK(reg.sections().size() == 2);
     CHECK(reg.sections()[0].second == "DMA");
@@ -418,7 +432,7 @@ TEST_CASE("declaring a parameter twice is a logic_error", "[params][declare]") {
 
 TEST_CASE("a default that does not parse or is out of range is a logic_error", "[params][declare]") {
     ParamRegistry reg;
-    auto sec = reg.section("x", "test");
+    ParamSet sec("x", "test");
     CHECK_THAT(message_of<std::logic_error>([&] { sec.time("t", "80", "no unit"); }),
                Contains("x.t") && Contains("'80'") && Contains("missing unit"));
     CHECK_THROWS_AS(sec.size("s", "1.5B", "fraction"), std::logic_error);
@@ -431,22 +445,22 @@ TEST_CASE("a default that does not parse or is out of range is a logic_error", "
     CHECK_THROWS_AS(sec.choice("e2", "low", {}, "no choices"), std::logic_error);
     CHECK_THROWS_AS(sec.choice("e3", "low", {"low", "low"}, "duplicate choice"), std::logic_error);
     // Out of range once the range is known.
-    sec.time("lat", "80ns", "latency");
-    CHECK_THAT(message_of<std::logic_error>([&] { sec.range("100ns", "1us"); }),
+    auto lat = sec.time("lat", "80ns", "latency");
+    CHECK_THAT(message_of<std::logic_error>([&] { lat.range("100ns", "1us"); }),
                Contains("x.lat") && Contains("80ns") && Contains("between 100ns and 1us"));
-    sec.size("sz", "4KiB", "size");
-    CHECK_THROWS_AS(sec.min("8KiB"), std::logic_error);
+    auto sz = sec.size("sz", "4KiB", "size");
+    CHECK_THROWS_AS(sz.min("8KiB"), std::logic_error);
     // Bad bounds.
-    sec.integer("n", "4", "count");
-    CHECK_THROWS_AS(sec.range("1ns", "10"), std::logic_error);
-    CHECK_THROWS_AS(sec.range("10", "1"), std::logic_error);
+    auto n = sec.integer("n", "4", "count");
+    CHECK_THROWS_AS(n.range("1ns", "10"), std::logic_error);
+    CHECK_THROWS_AS(n.range("10", "1"), std::logic_error);
     // No range for bool, enum, string.
-    sec.boolean("flag", "yes", "flag");
-    CHECK_THROWS_AS(sec.range("0", "1"), std::logic_error);
-    sec.string("str", "", "str");
-    CHECK_THROWS_AS(sec.min("a"), std::logic_error);
-    // range() with nothing declared yet.
-    CHECK_THROWS_AS(reg.section("empty", "nothing").range("1", "2"), std::logic_error);
+    auto flag = sec.boolean("flag", "yes", "flag");
+    CHECK_THROWS_AS(flag.range("0", "1"), std::logic_error);
+    auto str = sec.string("str", "", "str");
+    CHECK_THROWS_AS(str.min("a"), std::logic_error);
+    // (range() with nothing declared does not compile: bounds belong to a handle.)
+    reg.add(sec);
     // Failed declarations declared nothing.
     CHECK(reg.find("x.t") == nullptr);
     CHECK(reg.find("x.e") == nullptr);
@@ -454,13 +468,13 @@ TEST_CASE("a default that does not parse or is out of range is a logic_error", "
 }
 
 TEST_CASE("bad section and key names are a logic_error", "[params][declare]") {
-    ParamRegistry reg;
-    CHECK_THROWS_AS(reg.section("", "empty"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("a.b", "dot"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("a b", "space"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("ok", "").time("a b", "1ns", "space"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("ok", "").time("a=b", "1ns", "equals"), std::logic_error);
-    CHECK_THROWS_AS(reg.section("ok", "").time("", "1ns", "empty"), std::logic_error);
+    CHECK_THROWS_AS(ParamSet("", "empty"), std::logic_error);
+    CHECK_THROWS_AS(ParamSet("a.b", "dot"), std::logic_error);
+    CHECK_THROWS_AS(ParamSet("a b", "space"), std::logic_error);
+    ParamSet ok("ok", "");
+    CHECK_THROWS_AS(ok.time("a b", "1ns", "space"), std::logic_error);
+    CHECK_THROWS_AS(ok.time("a=b", "1ns", "equals"), std::logic_error);
+    CHECK_THROWS_AS(ok.time("", "1ns", "empty"), std::logic_error);
 }
 
 TEST_CASE("declarations keep their order, types, defaults and ranges", "[params][declare]") {
@@ -1015,10 +1029,11 @@ TEST_CASE("print lists every parameter by section, aligned, with type, default, 
 
 TEST_CASE("print shows defaults as declared, with a unit added to bare sizes", "[params][print]") {
     ParamRegistry reg;
-    reg.section("mem", "")
-        .size("queue", "65536", "queue size")
-        .rate("bandwidth", "19.2GB/s", "peak rate")
-        .boolean("on", "yes", "enabled");
+    ParamSet mem("mem", "");
+    mem.size("queue", "65536", "queue size");
+    mem.rate("bandwidth", "19.2GB/s", "peak rate");
+    mem.boolean("on", "yes", "enabled");
+    reg.add(mem);
     std::ostringstream out;
     reg.print(out);
     const std::string text = out.str();
@@ -1110,4 +1125,36 @@ TEST_CASE("write_ini escapes an origin holding a newline so that the file re-rea
     back.apply_file(path);
     CHECK(back.time_ps("dma.setup") == 100000);
     CHECK(back.integer("dma.channels") == 8);
+}
+
+TEST_CASE("a parameter is read through the handle its declaration returned", "[params][handle]") {
+    ParamSet dma("dma", "DMA");
+    const SizeParam block = dma.size("block-size", "4KiB", "block").range("64B", "1MiB");
+    const TimeParam setup = dma.time("setup", "80ns", "setup");
+    const EnumParam mode = dma.choice("mode", "eager", {"eager", "lazy"}, "mode");
+    const IntParam channels = dma.integer("channels", "4", "channels");
+    CHECK(block.name() == "dma.block-size");
+    ParamRegistry reg;
+    reg.add(dma);
+    // The range given on the handle is the registry's.
+    REQUIRE(reg.find("dma.block-size") != nullptr);
+    CHECK(reg.find("dma.block-size")->has_max);
+    CHECK(reg.find("dma.block-size")->max_text == "1MiB");
+    Config cfg(reg);
+    CHECK(cfg[block] == 4096);
+    CHECK(cfg[setup] == sc_core::sc_time(80, sc_core::SC_NS));
+    CHECK(cfg.ps(setup) == 80000);
+    CHECK(cfg[mode] == "eager");
+    cfg.set("dma.block-size", "8KiB", "command line");
+    cfg.set("dma.channels", "7", "x.ini:3");
+    CHECK(cfg[block] == 8192);
+    CHECK(cfg.text(block) == "8KiB");
+    CHECK(cfg.origin(channels) == "x.ini:3");
+    CHECK(cfg[channels] == 7);
+    // A handle of a set that was never added to the registry: a programming error.
+    ParamSet other("other", "");
+    const BoolParam flag = other.boolean("flag", "yes", "flag");
+    CHECK_THROWS_AS(cfg[flag], std::logic_error);
+    // Handles of a set built elsewhere read the same registry entry.
+    CHECK(params_of<DramParamsForTest>().latency.name() == "dram.latency");
 }

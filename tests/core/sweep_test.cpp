@@ -72,13 +72,15 @@ std::vector<std::string> read_lines(const std::string& path) {
 }
 
 void declare(ParamRegistry& reg) {
-    reg.section("workload", "the traffic")
-        .size("message-size", "4KiB", "bytes per message")
-        .integer("window", "4", "messages in flight")
-        .range("1", "1024")
-        .choice("pattern", "seq", {"seq", "rand"}, "address pattern")
-        .string("tag", "x", "free text");
-    reg.section("dma", "the DMA engine").size("block-size", "4KiB", "bytes per descriptor");
+    ParamSet workload("workload", "the traffic");
+    workload.size("message-size", "4KiB", "bytes per message");
+    workload.integer("window", "4", "messages in flight").range("1", "1024");
+    workload.choice("pattern", "seq", {"seq", "rand"}, "address pattern");
+    workload.string("tag", "x", "free text");
+    reg.add(workload);
+    ParamSet dma("dma", "the DMA engine");
+    dma.size("block-size", "4KiB", "bytes per descriptor");
+    reg.add(dma);
 }
 
 // A table read from a results.csv: header and rows by point id.

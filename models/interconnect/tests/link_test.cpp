@@ -326,19 +326,19 @@ TEST_CASE("link: with tracing on, every packet is one span on the link's track",
 
 TEST_CASE("link classes: rate per lane times lanes, each class in its own section", "[link][params]") {
     NetEnv env;
-    const LinkParams mezz = Link::params_from(env.cfg, "mezz-link");
+    const LinkParams mezz = Link::params_from(env.cfg, params_of<LinkSections>().mezz_link);
     CHECK(mezz.lanes == 2);
     CHECK(mezz.rate_bps == Approx(32e9));   // 2 lanes x 16 Gb/s (INFN ExaNeSt page)
-    const LinkParams board = Link::params_from(env.cfg, "board-link");
+    const LinkParams board = Link::params_from(env.cfg, params_of<LinkSections>().board_link);
     CHECK(board.lanes == 1);
     CHECK(board.rate_bps == Approx(10e9));   // arXiv 2307.09371
     // The existing classes keep their rates: one lane.
-    CHECK(Link::params_from(env.cfg, "link").rate_bps == Approx(16e9));
-    CHECK(Link::params_from(env.cfg, "ni").rate_bps == Approx(20e9));
+    CHECK(Link::params_from(env.cfg, params_of<LinkSections>().link).rate_bps == Approx(16e9));
+    CHECK(Link::params_from(env.cfg, params_of<LinkSections>().ni).rate_bps == Approx(20e9));
     env.cfg.set("board-link.lanes", "4", "test");
     env.cfg.set("board-link.rate", "25Gbps", "test");
-    CHECK(Link::params_from(env.cfg, "board-link").rate_bps == Approx(100e9));
-    CHECK(Link::params_from(env.cfg, "board-link").vcs == 1);   // the builder sets router.vcs
+    CHECK(Link::params_from(env.cfg, params_of<LinkSections>().board_link).rate_bps == Approx(100e9));
+    CHECK(Link::params_from(env.cfg, params_of<LinkSections>().board_link).vcs == 1);   // the builder sets router.vcs
     CHECK_THROWS_AS(env.cfg.set("mezz-link.lanes", "0", "test"), ConfigError);
 }
 

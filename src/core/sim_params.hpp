@@ -1,0 +1,20 @@
+// The parameters of the simulation run itself (section [sim]): the seed of
+// every pseudo-random choice, the quantum of temporal decoupling, the time
+// limit. Read by the runner and by models (the workloads' data patterns).
+#pragma once
+
+#include "core/params.hpp"
+
+namespace vrdmasim {
+
+// The parameters of section [sim], declared in sim_params.cpp; read
+// through params_of<SimParams>().
+struct SimParams {
+    SimParams();
+    ParamSet set;
+    IntParam seed;
+    TimeParam quantum;
+    TimeParam time_limit;
+};
+
+}  // namespace vrdmasim
