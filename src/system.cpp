@@ -88,9 +88,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         smmu = std::make_unique<Smmu500>("smmu", ctx, group);
         const auto tbu = static_cast<std::size_t>(ctx.config[params_of<PldmaParams>().smmu_tbu]);
         if (tbu >= smmu->tbu.size())
-            throw ConfigError("dma.smmu-tbu = " + ctx.config.text(params_of<PldmaParams>().smmu_tbu) + " (from " +
-                              ctx.config.origin(params_of<PldmaParams>().smmu_tbu) + "): the SMMU has " +
-                              std::to_string(smmu->tbu.size()) + " TBUs (smmu.tbus)");
+            throw ctx.config.refuse(params_of<PldmaParams>().smmu_tbu,
+                                    "the SMMU has " + std::to_string(smmu->tbu.size()) + " TBUs (smmu.tbus)");
         dma.mem.bind(*smmu->tbu[tbu]);
         smmu->out.bind(bus.in);
         smmu->walk.bind(bus.in);
@@ -133,14 +132,12 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
             hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
-            throw ConfigError("rdma.strategy = " + ctx.config.text(params_of<RegistrarParams>().strategy) + " (from " +
-                              ctx.config.origin(params_of<RegistrarParams>().strategy) +
-                              ") needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
+            throw ConfigError(ctx.config.describe(params_of<RegistrarParams>().strategy) +
+                              " needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
                               "that nothing registers, pins or pages");
         if (ctx.config[params_of<WorkloadParams>().madvise] != "none")
-            throw ConfigError("workload.madvise = " + ctx.config.text(params_of<WorkloadParams>().madvise) + " (from " +
-                              ctx.config.origin(params_of<WorkloadParams>().madvise) +
-                              ") needs smmu.enabled = true: without the SMMU, buffers are physical memory "
+            throw ConfigError(ctx.config.describe(params_of<WorkloadParams>().madvise) +
+                              " needs smmu.enabled = true: without the SMMU, buffers are physical memory "
                               "with no mapping to advise");
         dma.mem.bind(bus.in);
     }
@@ -217,7 +214,7 @@ void System::resolve(Config& c) {
             continue;
         }
         throw ConfigError(strategy + " (from " + c.origin(params_of<RegistrarParams>().strategy) + ") needs " + n.key + " = " + n.value +
-                          ", but " + n.key + " = " + c.text(n.key) + " (from " + c.origin(n.key) + "): " + why +
+                          ", but " + c.describe(n.key) + ": " + why +
                           ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
     }
 }
@@ -228,7 +225,7 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
     // into packets); control and response packets carry at most 24 B (4
     // flits). A link forwards a packet only once its far-end buffer (per VC)
     // has room for the whole of it.
-    auto named = [&](const std::string& key) { return key + " = " + c.text(key) + " (from " + c.origin(key) + ")"; };
+    auto named = [&](const std::string& key) { return c.describe(key); };
     std::uint64_t payload = c[params_of<PldmaParams>().packet_size];
     std::string by = "dma.packet-size";
     if (c[params_of<PldmaParams>().block_size] < payload) payload = c[params_of<PldmaParams>().block_size], by = "dma.block-size";
@@ -258,9 +255,7 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
 
 Topology System::topology_from(const Config& c) {
     const std::string kind = c[params_of<TopologyParams>().kind];
-    auto refuse = [&](const std::string& key, const std::string& why) {
-        return ConfigError(key + " = " + c.text(key) + " (from " + c.origin(key) + "): " + why);
-    };
+    auto refuse = [&](const std::string& key, const std::string& why) { return c.refuse(key, why); };
     // A key of another kind may keep its default (a run's config.ini lists
     // every key), but any other value is a mistake.
     const auto given = [&](const char* key) {
@@ -295,8 +290,7 @@ System::System(const SimContext& ctx)
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
-        throw ConfigError("dram.size = " + c.text(params_of<DramParams>().size) + " (from " + c.origin(params_of<DramParams>().size) +
-                          "): must exceed the 256 MiB kept for the kernel by at least 2 MiB");
+        throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
     for (unsigned i = 0; i < n; ++i)
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));

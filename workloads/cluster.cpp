@@ -113,8 +113,7 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
     auto bad = [&](const std::string& key, const std::string& why) {
-        return ConfigError("workload." + key + " = " + c.text("workload." + key) + " (from " +
-                           c.origin("workload." + key) + "): " + why);
+        return c.refuse("workload." + key, why);
     };
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind != "alltoall" && kind != "halo" && kind != "incast" && kind != "permutation") return nullptr;

@@ -52,9 +52,8 @@ MemoryHog::MemoryHog(sc_core::sc_module_name name, const SimContext& ctx, const 
                                           "touches that faulted: the page had been swapped out (or aged) by reclaim")),
       mmap_failures_(&ctx.stats.counter(prefix + ".mmap_failures", "", "the hog's mmap failed")) {
     if (bytes_ > capacity)
-        throw ConfigError("hog.bytes = " + ctx.config.text(params_of<HogParams>().bytes) + " (from " + ctx.config.origin(params_of<HogParams>().bytes) +
-                          "): more than the node's " + std::to_string(capacity >> 20) +
-                          " MiB of page frames and swap");
+        throw ctx.config.refuse(params_of<HogParams>().bytes, "more than the node's " + std::to_string(capacity >> 20) +
+                                                                  " MiB of page frames and swap");
     SC_HAS_PROCESS(MemoryHog);
     SC_THREAD(run);
 }

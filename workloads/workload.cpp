@@ -126,8 +126,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {
-        return ConfigError("workload." + key + " = " + c.text("workload." + key) + " (from " +
-                           c.origin("workload." + key) + "): " + why);
+        return c.refuse("workload." + key, why);
     };
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
@@ -158,8 +157,7 @@ void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& re
     std::uint64_t bytes = 0;
     for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
     if (bytes <= c[params_of<VmParams>().memlock_limit]) return;
-    throw ConfigError("vm.memlock-limit = " + c.text(params_of<VmParams>().memlock_limit) + " (from " + c.origin(params_of<VmParams>().memlock_limit) +
-                      ") is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
+    throw ConfigError(c.describe(params_of<VmParams>().memlock_limit) + " is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
                       " locks for its own completion records and notification ring (mlock, as libraries keep "
                       "their completion queues): raise vm.memlock-limit to at least " + format_size_bytes(bytes) +
                       (c[params_of<RegistrarParams>().strategy] == "pin" || c[params_of<RegistrarParams>().strategy] == "pin-cache" ||

@@ -49,8 +49,7 @@ Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& gr
       write_latency_us_(&ctx.stats.histogram(prefix + ".write_latency", "us",
                                              "write completion - issue (queueing included)")) {
     if (ctx.config[params_of<SsdParams>().swap_size] % kPage != 0)
-        throw ConfigError("ssd.swap-size = " + ctx.config.text(params_of<SsdParams>().swap_size) + " (from " +
-                          ctx.config.origin(params_of<SsdParams>().swap_size) + "): must be a whole number of 4 KiB pages");
+        throw ctx.config.refuse(params_of<SsdParams>().swap_size, "must be a whole number of 4 KiB pages");
 }
 
 std::optional<std::uint64_t> Ssd::alloc_slot() {

@@ -1149,6 +1149,14 @@ const std::string& Config::origin(const std::string& name) const {
     return values_.at(name).origin;
 }
 
+std::string Config::describe(const std::string& name) const {
+    return name + " = " + text(name) + " (from " + origin(name) + ")";
+}
+
+ConfigError Config::refuse(const std::string& name, const std::string& why) const {
+    return ConfigError(describe(name) + ": " + why);
+}
+
 void Config::write_ini(std::ostream& os) const {
     os << "# vrdmasim configuration: every parameter; a value that is not the default\n"
           "# says where it came from.\n";

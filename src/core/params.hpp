@@ -274,6 +274,14 @@ public:
     const std::string& operator[](const EnumParam& p) const { return string(p.name()); }
     template <ParamType T> const std::string& text(const Param<T>& p) const { return text(p.name()); }
     template <ParamType T> const std::string& origin(const Param<T>& p) const { return origin(p.name()); }
+    // A parameter as error messages name it: "dma.smmu-tbu = 7 (from x.ini:3)".
+    std::string describe(const std::string& name) const;
+    template <ParamType T> std::string describe(const Param<T>& p) const { return describe(p.name()); }
+    // The error for a value the model cannot use: "<describe>: <why>".
+    ConfigError refuse(const std::string& name, const std::string& why) const;
+    template <ParamType T> ConfigError refuse(const Param<T>& p, const std::string& why) const {
+        return refuse(p.name(), why);
+    }
 
     // Access by name, for generic code that walks the registry (sweeps,
     // `params`, messages) and the runner's own choices; models read through
