@@ -1,0 +1,70 @@
+// Context banks of the SMMUv2 architecture (ARM IHI 0062; Linux
+// arm-smmu.h): one bank's translation registers (SCTLR, TTBR0, TCR, MAIR),
+// its fault syndrome (FSR, FAR, FSYNR0), its GR1 attribute registers (CBAR,
+// CBFRSYNRA, CBA2R), the stall state of its faulted transactions, and its
+// statistics. The register decoding is in registers.cpp, the fault and stall
+// logic in fault.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "core/stats.hpp"
+#include "models/smmu/register_map.hpp"
+#include "models/smmu/translation.hpp"
+
+namespace vrdmasim {
+
+struct ContextBank {
+    const unsigned index;
+    // Registers.
+    std::uint32_t sctlr = 0, actlr = 0, tcr = 0, tcr2 = 0, contextidr = 0, mair0 = 0, mair1 = 0;
+    std::uint32_t fsr = 0, fsynr0 = 0, fsynr1 = 0;
+    std::uint64_t ttbr0 = 0, ttbr1 = 0, far = 0, par = 0;
+    std::uint32_t cbar = 0, cbfrsynra = 0, cba2r = 0;   // this bank's registers in GR1
+    // ASIDs of the entries this bank has filled (for TLBIVAA, which
+    // removes a VA under every ASID).
+    std::vector<std::uint16_t> asids;
+    // Stall state: transactions stalled in this bank, since when, and
+    // the last effective RESUME.
+    unsigned stalled = 0;
+    sc_core::sc_time stall_since;
+    std::uint64_t resume_gen = 0;
+    bool resume_retry = true;
+    sc_core::sc_time resume_at;
+    sc_core::sc_event resume_ev;
+
+    Counter &translated, &bypassed, &faults_translation, &faults_access_flag, &faults_permission,
+        &faults_external, &faults_read, &faults_write, &faults_multi, &stalled_transactions, &held_behind_stall,
+        &resumes_retry, &resumes_terminate, &resumes_ignored, &invalidations, &entries_invalidated;
+    Histogram& stall_time;
+
+    ContextBank(unsigned index, StatRegistry& s, const std::string& p);
+
+    std::uint16_t asid() const { return static_cast<std::uint16_t>(ttbr0 >> 48); }   // TTBR0.ASID
+    bool translates() const { return (sctlr & smmu_reg::SCTLR_M) != 0; }
+    // Its interrupt: a fault bit set in FSR and SCTLR.CFIE on.
+    bool irq_asserted() const { return (fsr & smmu_reg::FSR_FAULT) && (sctlr & smmu_reg::SCTLR_CFIE); }
+    // The walk of `va` with this bank's TTBR0, TCR.T0SZ and SCTLR.AFE.
+    WalkRequest walk_request(std::uint64_t va, bool write) const;
+    void note_asid(std::uint16_t asid);
+};
+
+// The 16 banks. Each holds references to statistics and an event, so the
+// banks never move; indexing is one load more than a plain array.
+class ContextBanks {
+public:
+    ContextBanks(StatRegistry& s, const std::string& smmu_name);
+    ContextBank& operator[](unsigned n) { return *banks_[n]; }
+    const ContextBank& operator[](unsigned n) const { return *banks_[n]; }
+    unsigned size() const { return static_cast<unsigned>(banks_.size()); }
+
+private:
+    std::vector<std::unique_ptr<ContextBank>> banks_;
+};
+
+}  // namespace vrdmasim
