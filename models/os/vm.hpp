@@ -31,6 +31,10 @@
 
 namespace vrdmasim {
 
+namespace mm {
+struct Mm;   // the Vm's state (mm.hpp, private to models/os)
+}
+
 // errno-like outcomes.
 enum class VmError {
     Ok,
@@ -232,8 +236,7 @@ public:
     bool swapped(int pid, std::uint64_t va) const;
 
 private:
-    struct Impl;
-    std::shared_ptr<Impl> impl_;
+    std::shared_ptr<mm::Mm> mm_;
     FrameAllocator& frames_;
 };
 
