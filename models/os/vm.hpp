@@ -27,50 +27,14 @@
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
 #include "models/os/ssd.hpp"
+#include "models/os/vm_params.hpp"
 #include "models/smmu/page_table_writer.hpp"
 
 namespace vrdmasim {
 
-// The parameters of section [vm], declared in vm.cpp; read
-// through params_of<VmParams>().
-struct VmParams {
-    VmParams();
-    ParamSet set;
-    EnumParam thp;
-    RateParam copy_rate;
-    SizeParam memlock_limit;
-    TimeParam minor_fault;
-    TimeParam zero_fill_page;
-    TimeParam huge_zero_fill;
-    TimeParam syscall;
-    TimeParam pte_update;
-    TimeParam pin_call;
-    TimeParam pin_page;
-    TimeParam user_access;
-    SizeParam low_watermark;
-    SizeParam high_watermark;
-    IntParam direct_reclaim_pages;
-    TimeParam swap_out_page;
-    TimeParam major_fault;
-    TimeParam scan_pte;
-    TimeParam copy_page;
-    BoolParam pins_block_thp_collapse;
-    TimeParam kswapd_interval;
-    TimeParam compact_interval;
-    IntParam compact_pages;
-};
-
-// The parameters of section [khugepaged], declared in vm.cpp; read
-// through params_of<KhugepagedParams>().
-struct KhugepagedParams {
-    KhugepagedParams();
-    ParamSet set;
-    IntParam pages_to_scan;
-    TimeParam scan_sleep;
-    TimeParam alloc_sleep;
-    IntParam max_ptes_none;
-    IntParam max_ptes_swap;
-};
+namespace mm {
+struct Mm;   // the Vm's state (mm.hpp, private to models/os)
+}
 
 // errno-like outcomes.
 enum class VmError {
@@ -130,7 +94,7 @@ public:
     // (registration; docs/references.md), plus user-access (a present page touched
     // by the CPU).
     static void declare_params(ParamRegistry& reg);
-    // Its columns of summary.csv, from the statistics it registers.
+    // Its columns of summary.csv (vmstat.cpp, next to its statistics).
     static void declare_metrics(MetricRegistry& reg);
 
     // `memory` is the node's DRAM target (debug transport: page tables and
@@ -275,8 +239,7 @@ public:
     bool swapped(int pid, std::uint64_t va) const;
 
 private:
-    struct Impl;
-    std::shared_ptr<Impl> impl_;
+    std::shared_ptr<mm::Mm> mm_;
     FrameAllocator& frames_;
 };
 

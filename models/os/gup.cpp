@@ -1,0 +1,137 @@
+// get_user_pages and pins (gup.hpp; Linux's mm/gup.c): Vm::fault_in
+// (faultin_page over a range), Vm::pin / Vm::unpin within RLIMIT_MEMLOCK.
+#include "models/os/gup.hpp"
+
+#include "models/os/huge_memory.hpp"
+#include "models/os/memory.hpp"
+#include "models/os/mlock.hpp"
+#include "models/os/page_alloc.hpp"
+#include "models/os/pgtable.hpp"
+#include "models/os/syscall.hpp"
+
+namespace vrdmasim {
+namespace mm {
+
+std::uint64_t pinned(const Process& p) {
+    std::uint64_t n = 0;
+    for (const auto& kv : p.pins) n += kv.second.count;
+    for (const auto& kv : p.orphans) n += kv.second.count;
+    return n * kPage;
+}
+
+bool any_pin(const Process& p, std::uint64_t va, std::uint64_t len) {
+    auto it = p.pins.lower_bound(va);
+    return it != p.pins.end() && it->first < va + len;
+}
+
+namespace {
+
+// A huge page pinned only in part is split, so that its unpinned pages
+// stay movable and reclaimable (the pins are per 4 KiB page). False if no
+// frame for the page table.
+bool split_pinned_edges(Mm& m, Process& p, std::uint64_t start, std::uint64_t end, Work& w) {
+    for (const std::uint64_t edge : {start, end}) {
+        const std::uint64_t base = align_down(edge, kHuge);
+        if (edge == base) continue;
+        std::uint64_t slot = 0;
+        int level = 0;
+        const std::uint64_t d = leaf(m, p, edge == end ? end - 1 : edge, &slot, &level);
+        if (slot && level == 2 && has_frame(d)) {
+            try {
+                split_block(m, p, base, w);
+            } catch (const OutOfFrames&) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+}  // namespace mm
+
+using namespace mm;
+
+VmResult Vm::fault_in(int pid, std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at) {
+    Mm& m = *mm_;
+    Call c;
+    if (const VmError e = call_enter(m, c, "page-fault", sc_core::SC_ZERO_TIME, pid, at, Range::Widened, va, len);
+        e != VmError::Ok)
+        return call_return(m, c, e);
+    const VmError e = fault_range(m, *c.p, c.va, va + len, write, c.w);
+    VmResult r = call_return(m, c, e, c.w.faulted);
+    if (c.w.fault_taken) m.stats.fault_time.add(to_us(r.done - at));
+    return r;
+}
+
+VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at) {
+    Mm& m = *mm_;
+    Call c;
+    if (const VmError e = call_enter(m, c, "pin", m.params.pin_call, pid, at, Range::Widened, va, len, true);
+        e != VmError::Ok)
+        return call_return(m, c, e);
+    Process* p = c.p;
+    const std::uint64_t start = c.va, end = c.end;
+    const std::uint64_t pages = (end - start) / kPage;
+    if (!memlock_allows(m, *p, pages * kPage)) return call_return(m, c, VmError::MemlockLimit);
+    const VmError e = fault_range(m, *p, start, end, true, c.w);
+    if (e != VmError::Ok) return call_return(m, c, e);
+    if (!split_pinned_edges(m, *p, start, end, c.w)) return call_return(m, c, VmError::NoMemory);
+    for (std::uint64_t a = start; a < end; a += kPage) {
+        std::uint64_t pa = 0;
+        translate(pid, a, pa);
+        PinRec& r = p->pins[a];
+        r.count++;
+        r.pa = pa;
+    }
+    m.stats.pages_pinned.inc(pages);
+    c.w.cpu += m.params.pin_page * static_cast<double>(pages);
+    return call_return(m, c, VmError::Ok, pages);
+}
+
+VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at) {
+    Mm& m = *mm_;
+    Call c;
+    if (const VmError e = call_enter(m, c, "pin", m.params.pin_call, pid, at, Range::Widened, va, len);
+        e != VmError::Ok)
+        return call_return(m, c, e);
+    Process* p = c.p;
+    const std::uint64_t start = c.va, end = c.end;
+    for (std::uint64_t a = start; a < end; a += kPage)   // every page must be pinned: else nothing changes
+        if (!p->pins.count(a) && !p->orphans.count(a)) return call_return(m, c, VmError::Invalid);
+    std::uint64_t pages = 0;
+    for (std::uint64_t a = start; a < end; a += kPage, ++pages) {
+        auto it = p->pins.find(a);
+        if (it != p->pins.end()) {
+            if (--it->second.count == 0) p->pins.erase(it);
+            continue;
+        }
+        auto o = p->orphans.find(a);
+        if (--o->second.count == 0) {
+            free_frame(m, o->second.pa, 0);   // the last pin of an unmapped page: its frame goes
+            p->orphans.erase(o);
+        }
+    }
+    c.w.cpu += m.params.pin_page * static_cast<double>(pages);
+    return call_return(m, c, VmError::Ok, pages);
+}
+
+unsigned Vm::pin_count(int pid, std::uint64_t va) const {
+    auto it = mm_->procs.find(pid);
+    if (it == mm_->procs.end()) return 0;
+    const std::uint64_t page = align_down(va, kPage);
+    unsigned n = 0;
+    auto l = it->second.pins.find(page);
+    if (l != it->second.pins.end()) n += l->second.count;
+    auto range = it->second.orphans.equal_range(page);
+    for (auto o = range.first; o != range.second; ++o) n += o->second.count;
+    return n;
+}
+
+std::uint64_t Vm::pinned_bytes(int pid) const {
+    auto it = mm_->procs.find(pid);
+    return it == mm_->procs.end() ? 0 : pinned(it->second);
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,131 @@
+// The state of one node's virtual memory, shared by every file of the Vm
+// (private to models/os): the mm_struct-like record of each process (its
+// page-table root, VMAs and pins), reclaim's LRU of resident leaves, the
+// state of khugepaged and of a migration, and what the Vm works with (DRAM,
+// frames, cores, swap, MMU notifiers, parameters, statistics). A plain data
+// structure: the code that changes it lives in the file named for each
+// concept (README.md "Vm: files", after Linux's mm/).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "core/context.hpp"
+#include "models/common/aarch64_descriptors.hpp"
+#include "models/os/cpu.hpp"
+#include "models/os/frame_allocator.hpp"
+#include "models/os/khugepaged.hpp"
+#include "models/os/migrate.hpp"
+#include "models/os/ssd.hpp"
+#include "models/os/vm.hpp"
+#include "models/os/vm_params.hpp"
+#include "models/os/vmstat.hpp"
+#include "models/smmu/page_table_writer.hpp"
+
+namespace vrdmasim {
+namespace mm {
+
+constexpr std::uint64_t kPage = aarch64::kPageSize;
+constexpr std::uint64_t kHuge = aarch64::kBlockSize;
+// Frames kept for page tables: user pages never take the last ones.
+constexpr std::uint64_t kTableReserve = 64;
+
+inline std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+inline std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v / a * a; }
+inline bool can_write(Prot p) { return static_cast<unsigned>(p) & static_cast<unsigned>(Prot::Write); }
+
+struct OutOfFrames {};   // a table frame could not be had
+
+enum class HugeAdvice { Default, Huge, NoHuge };
+
+struct Vma {
+    std::uint64_t end;
+    Prot prot;
+    HugeAdvice advice = HugeAdvice::Default;
+    bool locked = false;
+};
+
+struct PinRec {
+    unsigned count = 0;
+    std::uint64_t pa = 0;
+};
+
+struct Process {
+    std::string name;
+    int pid;
+    std::uint16_t asid;
+    std::unique_ptr<PageTableWriter> pt;
+    std::map<std::uint64_t, Vma> vmas;             // by start, non-overlapping
+    std::map<std::uint64_t, PinRec> pins;          // by VA page: pins of the page mapped there
+    std::multimap<std::uint64_t, PinRec> orphans;  // pinned pages no longer mapped (by old VA)
+};
+
+// A leaf of the LRU: (pid, va).
+using Key = std::pair<int, std::uint64_t>;
+
+// Where a clock (reclaim's, khugepaged's) goes on from.
+struct Hand {
+    int pid = 0;
+    std::uint64_t va = 0;
+};
+
+// Work accumulated by one call: CPU time and pages made present.
+struct Work {
+    sc_core::sc_time cpu = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time at = sc_core::SC_ZERO_TIME;   // when the call started (device I/O is issued from it)
+    sc_core::sc_time io = sc_core::SC_ZERO_TIME;   // waits for devices (SSD, notifier) on top of the CPU time
+    std::uint64_t faulted = 0;
+    bool fault_taken = false;   // a fault (not a plain access) was taken
+};
+
+struct Mm {
+    Mm(const SimContext& c, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& m,
+       FrameAllocator& f, CpuCores& cores)
+        : ctx(c),
+          mem(m),
+          frames(f),
+          cpu(cores),
+          params(read_vm_config(c.config)),
+          track(c.tracer.track(group, "vm")),
+          stats(c.stats, prefix) {}
+
+    const SimContext& ctx;
+    tlm::tlm_fw_transport_if<>& mem;
+    FrameAllocator& frames;
+    CpuCores& cpu;
+    const VmConfig params;
+    Tracer::Track track;
+    VmStats stats;
+
+    Ssd* ssd = nullptr;
+    std::vector<InvalidateFn> notifiers;   // MMU notifiers, called in order (the first: set_invalidate)
+    std::function<void()> low_memory;
+
+    std::map<int, Process> procs;
+    // Reclaim's LRU: every present leaf (a valid 4 KiB PTE or 2 MiB block
+    // descriptor) of every process, in (pid, va) order, kept up to date by
+    // every path that makes a leaf valid or not. Reclaim's clock walks it
+    // from its hand, so its host work is proportional to the pages it looks
+    // at, as Linux's LRU lists make it, not to every PTE of every VMA.
+    std::set<Key> resident;
+    Hand reclaim_hand, khugepaged_hand;
+    Khugepaged khugepaged;
+    Migration mig;
+    std::uint64_t mig_blocks_before = 0;   // free 2 MiB blocks when the compaction run began
+
+    // One payload for all debug accesses (constructing one costs an
+    // allocation, and descriptors are read a word at a time).
+    tlm::tlm_generic_payload dbg_gp;
+};
+
+}  // namespace mm
+}  // namespace vrdmasim

@@ -1,0 +1,142 @@
+// User memory by virtual address for the harness and the workloads
+// (access_process_vm, mm/memory.c): Vm::write_user / read_user fault pages
+// in, untimed; Vm::peek_user / poke_user change nothing but bytes, reading
+// swapped pages from their slot and pages being collapsed or migrated from
+// their new frame.
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "models/os/khugepaged.hpp"
+#include "models/os/memory.hpp"
+#include "models/os/migrate.hpp"
+#include "models/os/mmap.hpp"
+#include "models/os/pgtable.hpp"
+
+namespace vrdmasim {
+namespace mm {
+namespace {
+
+using namespace aarch64;
+
+// Whether [va, va+len) of process pid is a valid user range; p is set.
+bool user_range(Mm& m, int pid, std::uint64_t va, std::uint64_t len, Process*& p) {
+    p = proc(m, pid);
+    return p && va + len >= va && ((va + len) >> 48) == 0;
+}
+
+// Bytes from a to copy at once: to the page's end, or within a present
+// 2 MiB block (and its VMA v) to the block's end. `level` and `d`: a's leaf.
+std::uint64_t chunk(std::uint64_t a, std::uint64_t left, const Vma& v, int level, std::uint64_t d) {
+    if (level == 2 && has_frame(d) && (d & kValid)) return std::min({left, kHuge - (a & (kHuge - 1)), v.end - a});
+    return std::min(left, kPage - (a & (kPage - 1)));
+}
+
+// Harness access to user memory, untimed; faults pages in (no CPU time).
+bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len, bool write) {
+    Process* p = nullptr;
+    if (!user_range(m, pid, va, len, p)) return false;
+    std::uint64_t done = 0;
+    while (done < len) {
+        const std::uint64_t a = va + done;
+        Vma* v = find_vma(*p, a);
+        if (!v || v->prot == Prot::None || (write && !can_write(v->prot))) return false;
+        int level = 0;
+        const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
+        const std::uint64_t n = chunk(a, len - done, *v, level, d);
+        std::uint64_t pa = 0;
+        if (!translate(m, *p, a, pa)) {
+            Work w;
+            w.at = sc_core::sc_time_stamp();
+            std::uint64_t next = 0;
+            if (fault_page(m, *p, a, write, w, next) != VmError::Ok || !translate(m, *p, a, pa)) return false;
+        }
+        access(m, write, pa, data + done, n);
+        done += n;
+    }
+    return true;
+}
+
+// Write user memory where it is present, leaving pages that are not (never
+// touched, swapped out) as they are: no fault, no time. False outside
+// every VMA.
+bool poke(Mm& m, int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+    Process* p = nullptr;
+    if (!user_range(m, pid, va, len, p)) return false;
+    std::uint64_t done = 0;
+    while (done < len) {
+        const std::uint64_t a = va + done;
+        const Vma* v = find_vma(*p, a);
+        if (!v) return false;
+        int level = 0;
+        const bool open_range = in_open(m, pid, a, a + 1);
+        const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level);
+        const std::uint64_t n = chunk(a, len - done, *v, level, d);
+        std::uint64_t pa = 0;
+        if (!open_range && translate(m, *p, a, pa)) {
+            access(m, true, pa, const_cast<unsigned char*>(data) + done, n);
+        } else if (const std::uint64_t dst = migration_dst(m, pid, a)) {   // the bytes are in the new frame
+            access(m, true, dst + (a & (kPage - 1)), const_cast<unsigned char*>(data) + done, n);
+        }
+        done += n;
+    }
+    return true;
+}
+
+// Read user memory without any change: frames, swap slots, zeros for
+// pages never touched; false outside every VMA.
+bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+    Process* p = nullptr;
+    if (!user_range(m, pid, va, len, p)) return false;
+    std::vector<unsigned char> page;
+    for (std::uint64_t done = 0; done < len;) {
+        const std::uint64_t a = va + done;
+        const std::uint64_t off = a & (kPage - 1);
+        std::uint64_t n = std::min(len - done, kPage - off);
+        const Vma* vma = find_vma(*p, a);
+        if (!vma) return false;
+        int level = 0;
+        const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
+        if (in_open(m, pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
+            const OpenCollapse& open = m.khugepaged.open;
+            access(m, false, open.block + (a - open.base), data + done, n);
+        } else if (has_frame(d)) {
+            const std::uint64_t size = level == 2 ? kHuge : kPage;
+            if (level == 2)   // the rest of the block (and of its VMA) in one copy
+                n = std::min({len - done, kHuge - (a & (kHuge - 1)), vma->end - a});
+            access(m, false, (d & kAddrMask & ~(size - 1)) + (a & (size - 1)), data + done, n);
+        } else if (level == 3 && is_migration(d)) {   // being migrated: the new frame holds the bytes
+            access(m, false, migration_dst(m, pid, a) + off, data + done, n);
+        } else if (level == 3 && is_swap(d)) {
+            if (!m.ssd) throw std::logic_error("Vm: swap entry without a swap device");
+            page.resize(kPage);
+            m.ssd->peek_page(swap_slot(d), page.data());
+            std::memcpy(data + done, page.data() + off, n);
+        } else {
+            std::memset(data + done, 0, n);
+        }
+        done += n;
+    }
+    return true;
+}
+
+}  // namespace
+}  // namespace mm
+
+bool Vm::write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+    return mm::user_copy(*mm_, pid, va, const_cast<unsigned char*>(data), len, true);
+}
+
+bool Vm::read_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
+    return mm::user_copy(*mm_, pid, va, data, len, false);
+}
+
+bool Vm::poke_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+    return mm::poke(*mm_, pid, va, data, len);
+}
+
+bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) const {
+    return mm::peek(*mm_, pid, va, data, len);
+}
+
+}  // namespace vrdmasim
