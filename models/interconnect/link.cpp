@@ -26,6 +26,45 @@ void Link::declare_params(ParamRegistry& reg, const std::string& section,
         .range("64B", "16MiB");
 }
 
+void Link::declare_classes(ParamRegistry& reg) {
+    // Per-hop latencies from components (docs/references.md, "Links"): the
+    // serial link as a 64B/66B link layer on the ZynqMP's GTH transceivers,
+    // 55 user_clk cycles from the sender's stream input to the receiver's
+    // stream output (AMD PG074, Aurora 64B/66B latency on UltraScale+ GTH),
+    // user_clk = line rate / 66.
+    Link::declare_params(reg, "link", "a link between two FPGAs of one QFDB, one direction",
+                         "16Gbps", "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
+                                   "mezzanine's edges; INFN ExaNeSt page)",
+                         "227ns", "head in to head out: 55 cycles of a 64B/66B link layer on GTH transceivers "
+                                  "at 16 Gb/s (user_clk 242.4 MHz; AMD PG074), board traces (< 2 ns) neglected",
+                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*: the ExaNet switch's own input FIFO holds 40 flits, ExaNet switch "
+                                 "RTL; the link controller's receive buffering is unpublished; 2 KiB covers the "
+                                 "credit round trip at the link rate, docs/references.md)");
+    Link::declare_params(reg, "mezz-link", "a ring edge between the F1s of two QFDBs of a mezzanine, one direction",
+                         "16Gbps", "rate per lane (INFN ExaNeSt page: 16 Gb/s links)",
+                         "227ns", "head in to head out: as link.latency, 55 cycles of a 64B/66B link layer at "
+                                  "16 Gb/s (AMD PG074)",
+                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*, as link.buffer)",
+                         "2", "lanes per edge and direction (INFN ExaNeSt page: 2 links of 16 Gb/s per edge)");
+    Link::declare_params(reg, "board-link", "an inter-board torus link between the F1s of two QFDBs, one direction",
+                         "10Gbps", "rate per lane (arXiv 2307.09371: 10 Gb/s links in the built prototype)",
+                         "357ns", "head in to head out: 55 cycles of a 64B/66B link layer at 10.3125 Gb/s "
+                                  "(user_clk 156.25 MHz: 352 ns; AMD PG074) plus 5 ns of cable (*estimate*: 1 m "
+                                  "at about 5 ns/m)",
+                         "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+                                 "(*estimate*, as link.buffer)",
+                         "1", "lanes per direction (arXiv 2307.09371: one 10 Gb/s link)");
+    Link::declare_params(reg, "ni", "the network interface path between the PLDMA and its router, one direction",
+                         "20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*: the 64B/66B user clock "
+                                   "at 10 Gb/s, AMD PG074)",
+                         "20ns", "head in to head out (*estimate*)",
+                         "640B", "buffer at the receiving side, in bytes of 128-bit flits: 40 flits, the ExaNet "
+                                 "switch's input FIFO per VC, sized for two packets of the largest size, 18 flits "
+                                 "(ExaNet switch RTL)");
+}
+
 LinkParams Link::params_from(const Config& cfg, const std::string& section) {
     LinkParams p;
     p.lanes = static_cast<unsigned>(cfg.integer(section + ".lanes"));

@@ -47,6 +47,9 @@ public:
                                const std::string& latency_help, const std::string& buffer,
                                const std::string& buffer_help, const std::string& lanes = "1",
                                const std::string& lanes_help = "serial lanes per direction, each at `rate`");
+    // Declares the classes of link of an ExaNeSt system, each its own section:
+    // link (within a QFDB), mezz-link, board-link and ni (engine <-> router).
+    static void declare_classes(ParamRegistry& reg);
     // rate_bps = rate x lanes; vcs = 1 (the builder sets the router's VCs).
     static LinkParams params_from(const Config& cfg, const std::string& section);
 
