@@ -21,40 +21,26 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "system.hpp"
+#include "model_env.hpp"
+#include "models/bus/bus.hpp"
+#include "models/memory/dram.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
-ParamRegistry all_params() {
-    ParamRegistry reg;
-    declare_all_params(reg);
-    return reg;
-}
-
-struct Env {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
-    explicit Env(const Settings& s = {}) : reg(all_params()), cfg(reg), ctx{cfg, stats, tracer} {
-        cfg.set("bus.latency", "10ns", "test");
-        cfg.set("dram.latency", "50ns", "test");
-        cfg.set("dram.bandwidth", "8GB/s", "test");   // 64 B burst = 8 ns
-        cfg.set("dram.burst", "64B", "test");
-        cfg.set("dram.size", "16GiB", "test");
-        for (const auto& kv : s) cfg.set(kv.first, kv.second, "test");
-    }
-    std::uint64_t counter(const std::string& n) const {
-        const Counter* c = stats.find_counter(n);
-        REQUIRE(c);
-        return c->value();
-    }
+struct Env : vrdmasim_test::ModelEnv {
+    explicit Env(const Settings& s = {})
+        : ModelEnv({Bus::declare_params, Dram::declare_params},
+                   {{"bus.latency", "10ns"},
+                    {"dram.latency", "50ns"},
+                    {"dram.bandwidth", "8GB/s"},   // 64 B burst = 8 ns
+                    {"dram.burst", "64B"},
+                    {"dram.size", "16GiB"}},
+                   s) {}
 };
 
 sc_time ns(double v) { return sc_time(v, SC_NS); }

@@ -12,9 +12,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "model_env.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/memory/dram.hpp"
-#include "system.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
@@ -176,32 +176,23 @@ struct Cpu : sc_module {
     }
 };
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
 // Two engines (node 0 and node 1), each with its own DRAM, wired
 // net_out -> tap -> peer net_in in both directions.
-struct Bench {
-    ParamRegistry reg;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
+struct Bench : vrdmasim_test::ModelEnv {
     std::unique_ptr<Dram> mem0, mem1;
     std::unique_ptr<Pldma> dma0, dma1;
     std::unique_ptr<Tap> tap01, tap10;
     std::unique_ptr<Cpu> cpu0, cpu1;
     std::unique_ptr<FakeSmmu> smmu0, smmu1;   // with_smmu only
 
-    explicit Bench(const Settings& settings = {}, bool with_smmu = false) {
-        declare_all_params(reg);
-        cfg = std::make_unique<Config>(reg);
-        cfg->set("dram.size", "64MiB", "test");
-        for (const auto& kv : settings) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        mem0 = std::make_unique<Dram>("mem0", *ctx, "node0");
-        mem1 = std::make_unique<Dram>("mem1", *ctx, "node1");
-        dma0 = std::make_unique<Pldma>("dma0", *ctx, "node0", 0, std::vector<std::uint32_t>{0, 1});
-        dma1 = std::make_unique<Pldma>("dma1", *ctx, "node1", 1, std::vector<std::uint32_t>{0, 1});
+    explicit Bench(const Settings& settings = {}, bool with_smmu = false)
+        : ModelEnv({Pldma::declare_params, Dram::declare_params}, {{"dram.size", "64MiB"}}, settings) {
+        mem0 = std::make_unique<Dram>("mem0", ctx, "node0");
+        mem1 = std::make_unique<Dram>("mem1", ctx, "node1");
+        dma0 = std::make_unique<Pldma>("dma0", ctx, "node0", 0, std::vector<std::uint32_t>{0, 1});
+        dma1 = std::make_unique<Pldma>("dma1", ctx, "node1", 1, std::vector<std::uint32_t>{0, 1});
         tap01 = std::make_unique<Tap>("tap01");
         tap10 = std::make_unique<Tap>("tap10");
         cpu0 = std::make_unique<Cpu>("cpu0");
@@ -249,11 +240,6 @@ struct Bench {
         CompletionRecord r;
         std::memcpy(&r, b.data(), sizeof r);
         return r;
-    }
-    std::uint64_t counter(const std::string& name) const {
-        const Counter* c = stats.find_counter(name);
-        REQUIRE(c);
-        return c->value();
     }
 };
 

@@ -77,11 +77,11 @@ TEST_CASE("link: head and tail reach the far end after (2 + ceil(N/16)) flits an
 
     unsigned fast_flits = 0, fast_bytes = 0;
     for (unsigned n : fast_sizes) fast_flits += flits_of(n), fast_bytes += n;
-    CHECK(env.counter("fast.packets").value() == fast_sizes.size());
-    CHECK(env.counter("fast.flits").value() == fast_flits);
-    CHECK(env.counter("fast.payload_bytes").value() == fast_bytes);
-    CHECK(env.scalar("fast.busy_time").value() == Approx(fast_flits * 8e-3));
-    CHECK(env.scalar("fast.credit_stall_time").value() == 0);
+    CHECK(env.counter("fast.packets") == fast_sizes.size());
+    CHECK(env.counter("fast.flits") == fast_flits);
+    CHECK(env.counter("fast.payload_bytes") == fast_bytes);
+    CHECK(env.scalar("fast.busy_time") == Approx(fast_flits * 8e-3));
+    CHECK(env.scalar("fast.credit_stall_time") == 0);
     CHECK(env.histogram("fast.queue_delay").max() == 0);
 }
 
@@ -125,8 +125,8 @@ TEST_CASE("link: back-to-back packets are serialised, each starting when the las
     CHECK(q.count() == 7);
     CHECK(q.sum() == Approx(144.0 * (0 + 1 + 2 + 3 + 4) + 10));   // the late one waited 10 ns
     CHECK(q.max() == Approx(576));
-    CHECK(env.scalar("link.busy_time").value() == Approx(7 * 0.144));
-    CHECK(env.scalar("link.credit_stall_time").value() == 0);
+    CHECK(env.scalar("link.busy_time") == Approx(7 * 0.144));
+    CHECK(env.scalar("link.credit_stall_time") == 0);
 }
 
 TEST_CASE("link: a tail that arrives late from upstream holds back the packet's end (cut-through)",
@@ -187,7 +187,7 @@ TEST_CASE("link: credits hold the link back while the far-end buffer is full", "
         CHECK(sink.arrivals[k].data_ok);
     }
     // Stalled for credits: p2 from 288 to 2294, p4 from 2582 to 4588.
-    CHECK(env.scalar("link.credit_stall_time").value() == Approx(2 * 2.006));
+    CHECK(env.scalar("link.credit_stall_time") == Approx(2 * 2.006));
     CHECK(sink.violations == 0);
     CHECK(sink.max_occupancy == 36);
 }
@@ -217,7 +217,7 @@ TEST_CASE("link: with irregular credit returns the far-end buffer never overflow
     CHECK(sink.violations == 0);
     CHECK(sink.max_occupancy <= 48);
     CHECK(sink.max_occupancy >= 48 - flits_of(700) + 1);   // the buffer is really used
-    CHECK(env.scalar("link.credit_stall_time").value() > 0);
+    CHECK(env.scalar("link.credit_stall_time") > 0);
     // In order, one after the other on the wire.
     for (unsigned k = 1; k < 80; ++k) {
         INFO("packet " << k);
@@ -254,8 +254,8 @@ TEST_CASE("link: a packet larger than the far-end buffer is refused with an erro
     CHECK(no_ext.status == tlm::TLM_GENERIC_ERROR_RESPONSE);
     REQUIRE(sink.arrivals.size() == 1);
     CHECK(sink.arrivals[0].size == 224);
-    CHECK(env.counter("link.packets").value() == 1);
-    CHECK(env.counter("link.flits").value() == 16);
+    CHECK(env.counter("link.packets") == 1);
+    CHECK(env.counter("link.flits") == 16);
 }
 
 TEST_CASE("link: with tracing on, every packet is one span on the link's track", "[link][trace]") {
@@ -384,11 +384,11 @@ TEST_CASE("link: each VC has its own far-end buffer and credits, a full VC does 
     CHECK(sink.arrivals[2].seq == 2);
     CHECK(sink.arrivals[2].head == ns(144 + 150 + 10000 + 8 + 150));
     CHECK(r[3].status == tlm::TLM_GENERIC_ERROR_RESPONSE);
-    CHECK(env.counter("link.vc_errors").value() == 1);
+    CHECK(env.counter("link.vc_errors") == 1);
     CHECK(link.buffer_hwm(0) == 18);
     CHECK(link.buffer_hwm(1) == 18);
-    CHECK(env.scalar("link.vc0.buffer_hwm").value() == 18);
-    CHECK(env.scalar("link.credit_stall_time").value() > 9.9);
+    CHECK(env.scalar("link.vc0.buffer_hwm") == 18);
+    CHECK(env.scalar("link.credit_stall_time") > 9.9);
 }
 
 TEST_CASE("link: a one-VC link shares its buffer among all VCs", "[link][vc]") {

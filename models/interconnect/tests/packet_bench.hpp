@@ -18,8 +18,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "model_env.hpp"
 #include "models/interconnect/exanet_packet.hpp"
-#include "system.hpp"
+#include "models/interconnect/link.hpp"
+#include "models/interconnect/router.hpp"
 
 namespace vrdmasim_test {
 
@@ -29,37 +31,12 @@ using sc_core::sc_time;
 inline sc_time ns(double v) { return sc_time(v, sc_core::SC_NS); }
 inline sc_time us(double v) { return sc_time(v, sc_core::SC_US); }
 
-inline ParamRegistry all_params() {
-    ParamRegistry reg;
-    declare_all_params(reg);
-    return reg;
-}
+// The parameters of the interconnect: the router and the classes of link.
+inline const ParamDecls kNetParams = {Router::declare_params, Link::declare_params};
 
 // Configuration, statistics and tracer of one bench.
-struct NetEnv {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
-    NetEnv() : reg(all_params()), cfg(reg), ctx{cfg, stats, tracer} {
-        cfg.set("router.latency", "100ns", "test");
-    }
-    const Counter& counter(const std::string& n) const {
-        const Counter* c = stats.find_counter(n);
-        if (!c) throw std::logic_error("no counter " + n);
-        return *c;
-    }
-    const Scalar& scalar(const std::string& n) const {
-        const Scalar* s = stats.find_scalar(n);
-        if (!s) throw std::logic_error("no scalar " + n);
-        return *s;
-    }
-    const Histogram& histogram(const std::string& n) const {
-        const Histogram* h = stats.find_histogram(n);
-        if (!h) throw std::logic_error("no histogram " + n);
-        return *h;
-    }
+struct NetEnv : ModelEnv {
+    NetEnv() : ModelEnv(kNetParams, {{"router.latency", "100ns"}}) {}
 };
 
 inline LinkParams link_params(double rate_bps, sc_time latency, unsigned buffer_flits) {

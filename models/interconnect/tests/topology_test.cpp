@@ -289,7 +289,7 @@ TEST_CASE("topology network: every pair's packet passes exactly the routers of i
                 sc_core::wait(us(2));
                 std::vector<std::uint64_t> c;
                 for (unsigned r = 0; r < n; ++r)
-                    c.push_back(env.counter(t.name(r) + "_router.packets").value());
+                    c.push_back(env.counter(t.name(r) + "_router.packets"));
                 seen.push_back(c);
             }
     };
@@ -316,7 +316,7 @@ TEST_CASE("topology network: every pair's packet passes exactly the routers of i
             CHECK(x.hops == t.hops(x.src, b) + 2);
         }
     }
-    for (unsigned r = 0; r < n; ++r) CHECK(env.counter(t.name(r) + "_router.unroutable").value() == 0);
+    for (unsigned r = 0; r < n; ++r) CHECK(env.counter(t.name(r) + "_router.unroutable") == 0);
 }
 
 TEST_CASE("topology network: a packet over a wrap-around link moves to VC 1 and back to VC 0 on turning",
@@ -337,7 +337,7 @@ TEST_CASE("topology network: a packet over a wrap-around link moves to VC 1 and 
     // tie, forward, over the wrap link again (VC reset on turning, then 1),
     // then x0 -> x1 still VC 1 in x; the last hop inside the board VC 0.
     const auto vc_used = [&](const std::string& link, unsigned vc) {
-        return env.scalar(link + ".vc" + std::to_string(vc) + ".buffer_hwm").value() > 0;
+        return env.scalar(link + ".vc" + std::to_string(vc) + ".buffer_hwm") > 0;
     };
     CHECK(vc_used("x3y2z0f1_to_x3y0z0f1", 1));
     CHECK_FALSE(vc_used("x3y2z0f1_to_x3y0z0f1", 0));
@@ -393,7 +393,7 @@ TEST_CASE("topology network: many streams into one node never overflow a buffer 
     }
     for (const auto& l : bench->links) {
         for (unsigned vc = 0; vc < l->params().vcs; ++vc) CHECK(l->buffer_hwm(vc) <= buffer);
-        stalls += env.scalar(std::string(l->name()) + ".credit_stall_time").value();
+        stalls += env.scalar(std::string(l->name()) + ".credit_stall_time");
     }
     // The load was real: buffers filled to the last packet that fits, and
     // links waited for credits.

@@ -21,49 +21,21 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "system.hpp"
+#include "model_env.hpp"
+#include "models/memory/dram.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
-
-ParamRegistry all_params() {
-    ParamRegistry reg;
-    declare_all_params(reg);
-    return reg;
-}
+using vrdmasim_test::Settings;
 
 // Configuration, statistics and tracer of one test bench.
-struct Env {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
-    explicit Env(const Settings& s = {}) : reg(all_params()), cfg(reg), ctx{cfg, stats, tracer} {
-        cfg.set("dram.latency", "50ns", "test");
-        cfg.set("dram.bandwidth", "8GB/s", "test");
-        cfg.set("dram.burst", "64B", "test");
-        for (const auto& kv : s) cfg.set(kv.first, kv.second, "test");
-    }
-    std::uint64_t counter(const std::string& n) const {
-        const Counter* c = stats.find_counter(n);
-        REQUIRE(c);
-        return c->value();
-    }
-    double scalar(const std::string& n) const {
-        const Scalar* s = stats.find_scalar(n);
-        REQUIRE(s);
-        return s->value();
-    }
-    const Histogram& histogram(const std::string& n) const {
-        const Histogram* h = stats.find_histogram(n);
-        REQUIRE(h);
-        return *h;
-    }
+struct Env : vrdmasim_test::ModelEnv {
+    explicit Env(const Settings& s = {})
+        : ModelEnv({Dram::declare_params}, {{"dram.latency", "50ns"}, {"dram.bandwidth", "8GB/s"}, {"dram.burst", "64B"}},
+                   s) {}
 };
 
 struct Result {

@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "model_env.hpp"
 #include "models/os/cpu.hpp"
 
 using namespace vrdmasim;
@@ -21,27 +22,17 @@ using sc_core::sc_time;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
 sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
 sc_time ps(sc_dt::uint64 v) { return sc_time::from_value(v); }
 
-ParamRegistry cpu_params() {
-    ParamRegistry reg;
-    CpuCores::declare_params(reg);
-    return reg;
-}
+const vrdmasim_test::ParamDecls kCpuParams = {CpuCores::declare_params};
 
-struct CpuEnv {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
-    explicit CpuEnv(const Settings& settings = {})
-        : reg(cpu_params()), cfg(reg), ctx{cfg, stats, tracer} {
-        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
-    }
+ParamRegistry cpu_params() { return vrdmasim_test::params_of(kCpuParams); }
+
+struct CpuEnv : vrdmasim_test::ModelEnv {
+    explicit CpuEnv(const Settings& settings = {}) : ModelEnv(kCpuParams, {}, settings) {}
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "flat_memory.hpp"
+#include "model_env.hpp"
 
 #include <cstring>
 #include <memory>
@@ -110,14 +111,24 @@ std::vector<unsigned char> slice(unsigned seed, std::size_t off, std::size_t len
     return std::vector<unsigned char>(p.begin() + static_cast<long>(off), p.begin() + static_cast<long>(off + len));
 }
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
-struct Bench {
-    ParamRegistry params;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
+const Settings kBenchDefaults = {{"bus.latency", "0ps"},
+                                 {"smmu.clock", "500MHz"},
+                                 {"smmu.tlb-hit-cycles", "2"},
+                                 {"smmu.macro-tlb-hit-cycles", "4"},
+                                 {"smmu.register-latency", "20ns"},
+                                 {"smmu.tlbi-time", "100ns"},
+                                 {"smmu.walk-cache-entries", "0"},
+                                 {"smmu-driver.irq-entry", "1us"},
+                                 {"smmu-driver.handler", "2us"},
+                                 {"smmu-driver.netlink", "3us"},
+                                 {"smmu-driver.tlbi-page", "100ns"},
+                                 {"fault-lib.wakeup", "4us"},
+                                 {"fault-lib.per-call", "5us"},
+                                 {"fault-lib.policy", "touch-one"}};
+
+struct Bench : vrdmasim_test::ModelEnv {
     std::unique_ptr<FlatMemory> mem;
     std::unique_ptr<Bus> bus;
     std::unique_ptr<Smmu500> smmu;
@@ -136,37 +147,16 @@ struct Bench {
     std::vector<FaultOutcome> outcomes;
     sc_event outcome_ev;
 
-    explicit Bench(const Settings& settings = {}) {
-        CpuCores::declare_params(params);
-        if (!params.find("smmu.tbus")) Smmu500::declare_params(params);
-        Dram::declare_params(params);
-        Bus::declare_params(params);
-        SmmuDriver::declare_params(params);
-        FaultLibrary::declare_params(params);
-        cfg = std::make_unique<Config>(params);
-        const Settings defaults = {{"bus.latency", "0ps"},
-                                   {"smmu.clock", "500MHz"},
-                                   {"smmu.tlb-hit-cycles", "2"},
-                                   {"smmu.macro-tlb-hit-cycles", "4"},
-                                   {"smmu.register-latency", "20ns"},
-                                   {"smmu.tlbi-time", "100ns"},
-                                   {"smmu.walk-cache-entries", "0"},
-                                   {"smmu-driver.irq-entry", "1us"},
-                                   {"smmu-driver.handler", "2us"},
-                                   {"smmu-driver.netlink", "3us"},
-                                   {"smmu-driver.tlbi-page", "100ns"},
-                                   {"fault-lib.wakeup", "4us"},
-                                   {"fault-lib.per-call", "5us"},
-                                   {"fault-lib.policy", "touch-one"}};
-        for (const auto& kv : defaults) cfg->set(kv.first, kv.second, "test");
-        for (const auto& kv : settings) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
+    explicit Bench(const Settings& settings = {})
+        : ModelEnv({CpuCores::declare_params, Smmu500::declare_params, Dram::declare_params, Bus::declare_params,
+                    SmmuDriver::declare_params, FaultLibrary::declare_params},
+                   kBenchDefaults, settings) {
         mem = std::make_unique<FlatMemory>("mem", kMem);
-        bus = std::make_unique<Bus>("bus", *ctx);
-        smmu = std::make_unique<Smmu500>("smmu", *ctx, "node0");
-        cpu = std::make_unique<CpuCores>(*ctx, "node0.cpu", "node0");
+        bus = std::make_unique<Bus>("bus", ctx);
+        smmu = std::make_unique<Smmu500>("smmu", ctx, "node0");
+        cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         drv = std::make_unique<SmmuDriver>(
-            "driver", *ctx, "node0", *smmu, *cpu,
+            "driver", ctx, "node0", *smmu, *cpu,
             [this](int pid, std::uint64_t va, std::uint64_t len, bool write, sc_time at) {
                 return resolve(pid, va, len, write, at);
             });
@@ -232,11 +222,6 @@ struct Bench {
         gp.set_streaming_width(len);
         REQUIRE(drv->mmio->transport_dbg(gp) == len);
         return v;
-    }
-    std::uint64_t counter(const std::string& name) const {
-        const Counter* c = stats.find_counter(name);
-        if (!c) FAIL("no counter " << name);
-        return c->value();
     }
     // Attach process 1 (ASID 1) with the master's stream; waits until done.
     sc_time attach() {

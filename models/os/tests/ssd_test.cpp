@@ -18,6 +18,7 @@
 
 #include <systemc>
 
+#include "model_env.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/ssd.hpp"
 
@@ -26,45 +27,22 @@ using sc_core::sc_time;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
 sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
 sc_time ps(sc_dt::uint64 v) { return sc_time::from_value(v); }
 using Page = std::array<unsigned char, Ssd::kPage>;
 
-ParamRegistry os_params() {
-    ParamRegistry reg;
-    CpuCores::declare_params(reg);
-    Ssd::declare_params(reg);
-    return reg;
-}
+const vrdmasim_test::ParamDecls kOsParams = {CpuCores::declare_params, Ssd::declare_params};
 
-struct SsdEnv {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
-    // `round`: the round-number timing of most cases (see the top).
+ParamRegistry os_params() { return vrdmasim_test::params_of(kOsParams); }
+
+// The round-number timing of most cases (see the top).
+const Settings kRound = {{"ssd.read-latency", "10us"}, {"ssd.write-latency", "20us"}, {"ssd.bandwidth", "4096MB/s"}};
+
+struct SsdEnv : vrdmasim_test::ModelEnv {
     explicit SsdEnv(const Settings& settings = {}, bool round = true)
-        : reg(os_params()), cfg(reg), ctx{cfg, stats, tracer} {
-        if (round) {
-            cfg.set("ssd.read-latency", "10us", "test");
-            cfg.set("ssd.write-latency", "20us", "test");
-            cfg.set("ssd.bandwidth", "4096MB/s", "test");
-        }
-        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
-    }
-    std::uint64_t counter(const std::string& n) const {
-        const Counter* c = stats.find_counter(n);
-        REQUIRE(c);
-        return c->value();
-    }
-    const Histogram& histogram(const std::string& n) const {
-        const Histogram* h = stats.find_histogram(n);
-        REQUIRE(h);
-        return *h;
-    }
+        : ModelEnv(kOsParams, round ? kRound : Settings{}, settings) {}
 };
 
 Page pattern(unsigned seed) {

@@ -13,6 +13,7 @@
 #include <tlm>
 
 #include "debug_memory.hpp"
+#include "model_env.hpp"
 #include "models/os/vm.hpp"
 #include "models/os/vm_daemons.hpp"
 
@@ -26,13 +27,6 @@ sc_time ms(double v) { return sc_time(v, sc_core::SC_MS); }
 
 using PageMemory = vrdmasim_test::DebugMemory;
 
-ParamRegistry params() {
-    ParamRegistry reg;
-    CpuCores::declare_params(reg);
-    Vm::declare_params(reg);
-    Ssd::declare_params(reg);
-    return reg;
-}
 
 // The workload: runs `body` in an SC_THREAD.
 struct Program : sc_core::sc_module {
@@ -44,12 +38,7 @@ struct Program : sc_core::sc_module {
     void run() { body(); }
 };
 
-struct Bench {
-    ParamRegistry reg = params();
-    Config cfg{reg};
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx{cfg, stats, tracer};
+struct Bench : vrdmasim_test::ModelEnv {
     PageMemory mem;
     FrameAllocator frames{0, 16 * MiB};
     std::unique_ptr<CpuCores> cpu;
@@ -57,8 +46,8 @@ struct Bench {
     std::unique_ptr<Vm> vm;
     std::unique_ptr<VmDaemons> daemons;
     Program program{"program"};
-    explicit Bench(const std::vector<std::pair<std::string, std::string>>& settings) {
-        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+    explicit Bench(const vrdmasim_test::Settings& settings)
+        : ModelEnv({CpuCores::declare_params, Vm::declare_params, Ssd::declare_params}, {}, settings) {
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");
         vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);

@@ -13,6 +13,7 @@
 #include <tlm>
 
 #include "debug_memory.hpp"
+#include "model_env.hpp"
 #include "models/os/vm.hpp"
 #include "models/smmu/translation.hpp"
 
@@ -22,7 +23,7 @@ namespace a64 = vrdmasim::aarch64;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
 sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
 sc_time ns(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e3 + 0.5)); }
@@ -31,13 +32,9 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 using FakeMemory = vrdmasim_test::DebugMemory;
 
-ParamRegistry vm_params() {
-    ParamRegistry reg;
-    CpuCores::declare_params(reg);
-    Vm::declare_params(reg);
-    Ssd::declare_params(reg);
-    return reg;
-}
+const vrdmasim_test::ParamDecls kVmParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params};
+
+ParamRegistry vm_params() { return vrdmasim_test::params_of(kVmParams); }
 
 // Exact, simple costs so that sums are easy to check.
 const Settings kCosts = {{"vm.minor-fault", "2us"},  {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
@@ -48,12 +45,7 @@ const Settings kCosts = {{"vm.minor-fault", "2us"},  {"vm.zero-fill-page", "1us"
                          {"vm.copy-page", "2us"},    {"ssd.read-latency", "50us"}, {"ssd.write-latency", "20us"},
                          {"ssd.bandwidth", "4.096GB/s"}, {"ssd.queue-depth", "32"}};
 
-struct Env {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
+struct Env : vrdmasim_test::ModelEnv {
     FakeMemory mem;
     FrameAllocator frames;
     std::unique_ptr<CpuCores> cpu;
@@ -61,9 +53,7 @@ struct Env {
     std::unique_ptr<Ssd> ssd;
     int pid = 0;
     explicit Env(const Settings& settings = {}, std::uint64_t dram = 64 * MiB)
-        : reg(vm_params()), cfg(reg), ctx{cfg, stats, tracer}, frames(0, dram) {
-        for (const auto& kv : kCosts) cfg.set(kv.first, kv.second, "test");
-        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+        : ModelEnv(kVmParams, kCosts, settings), frames(0, dram) {
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
         ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "flat_memory.hpp"
+#include "model_env.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -24,7 +25,6 @@
 #include "models/memory/dram.hpp"
 #include "models/smmu/page_table_writer.hpp"
 #include "models/smmu/smmu500.hpp"
-#include "system.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
@@ -176,14 +176,15 @@ struct Cpu : sc_module {
     void clear_fsr(unsigned cb) { w32(reg::cb(cb) + reg::FSR, 0xffffffffu); }
 };
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
-struct Bench {
-    ParamRegistry params;
-    std::unique_ptr<Config> cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    std::unique_ptr<SimContext> ctx;
+const Settings kBenchDefaults = {{"dram.size", "64MiB"},          {"dram.latency", "100ns"},
+                                 {"dram.bandwidth", "64GB/s"},    {"bus.latency", "0ps"},
+                                 {"smmu.clock", "500MHz"},        {"smmu.tlb-hit-cycles", "2"},
+                                 {"smmu.macro-tlb-hit-cycles", "4"}, {"smmu.register-latency", "20ns"},
+                                 {"smmu.tlbi-time", "100ns"}};
+
+struct Bench : vrdmasim_test::ModelEnv {
     std::unique_ptr<Dram> dram;
     std::unique_ptr<FlatMemory> flat;
     std::unique_ptr<Bus> bus;
@@ -194,20 +195,10 @@ struct Bench {
     tlm::tlm_fw_transport_if<>* mem = nullptr;
     std::uint64_t next_table = 0x100000;   // tables from 1 MiB on
 
-    explicit Bench(const Settings& settings = {}, bool flat_memory = false, unsigned nmasters = 1) {
-        declare_all_params(params);
-        if (!params.find("smmu.tbus")) Smmu500::declare_params(params);
-        cfg = std::make_unique<Config>(params);
-        const Settings defaults = {{"dram.size", "64MiB"},          {"dram.latency", "100ns"},
-                                   {"dram.bandwidth", "64GB/s"},    {"bus.latency", "0ps"},
-                                   {"smmu.clock", "500MHz"},        {"smmu.tlb-hit-cycles", "2"},
-                                   {"smmu.macro-tlb-hit-cycles", "4"}, {"smmu.register-latency", "20ns"},
-                                   {"smmu.tlbi-time", "100ns"}};
-        for (const auto& kv : defaults) cfg->set(kv.first, kv.second, "test");
-        for (const auto& kv : settings) cfg->set(kv.first, kv.second, "test");
-        ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
-        bus = std::make_unique<Bus>("bus", *ctx);
-        smmu = std::make_unique<Smmu500>("smmu", *ctx, "node0");
+    explicit Bench(const Settings& settings = {}, bool flat_memory = false, unsigned nmasters = 1)
+        : ModelEnv({Smmu500::declare_params, Dram::declare_params, Bus::declare_params}, kBenchDefaults, settings) {
+        bus = std::make_unique<Bus>("bus", ctx);
+        smmu = std::make_unique<Smmu500>("smmu", ctx, "node0");
         walk_tap = std::make_unique<Tap>("walk_tap");
         cpu = std::make_unique<Cpu>("cpu");
         if (flat_memory) {
@@ -215,7 +206,7 @@ struct Bench {
             bus->out.bind(flat->socket);
             mem = flat->socket.get_base_export().operator->();
         } else {
-            dram = std::make_unique<Dram>("dram", *ctx, "node0");
+            dram = std::make_unique<Dram>("dram", ctx, "node0");
             bus->out.bind(dram->socket);
             mem = dram->socket.get_base_export().operator->();
         }
@@ -256,11 +247,6 @@ struct Bench {
         gp.set_data_length(static_cast<unsigned>(len));
         REQUIRE(mem->transport_dbg(gp) == len);
         return out;
-    }
-    std::uint64_t counter(const std::string& name) const {
-        const Counter* c = stats.find_counter(name);
-        if (!c) FAIL("no counter " << name);
-        return c->value();
     }
     std::uint64_t smmu_counter(const std::string& name) const { return counter("smmu." + name); }
     void run() { sc_start(); }

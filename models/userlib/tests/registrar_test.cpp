@@ -14,6 +14,7 @@
 #include <tlm>
 
 #include "debug_memory.hpp"
+#include "model_env.hpp"
 #include "models/os/vm.hpp"
 #include "models/userlib/registrar.hpp"
 #include "workloads/app.hpp"
@@ -23,7 +24,7 @@ using sc_core::sc_time;
 
 namespace {
 
-using Settings = std::vector<std::pair<std::string, std::string>>;
+using vrdmasim_test::Settings;
 
 sc_time us(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e6 + 0.5)); }
 sc_time ns(double v) { return sc_time::from_value(static_cast<sc_dt::uint64>(v * 1e3 + 0.5)); }
@@ -33,15 +34,11 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, kPage = 4096;
 
 using FakeMemory = vrdmasim_test::DebugMemory;
 
-ParamRegistry params() {
-    ParamRegistry reg;
-    CpuCores::declare_params(reg);
-    Vm::declare_params(reg);
-    Ssd::declare_params(reg);
-    App::declare_params(reg);         // section "rdma" is shared with the App
-    Registrar::declare_params(reg);
-    return reg;
-}
+const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params,
+                                            App::declare_params,   // section "rdma" is shared with the App
+                                            Registrar::declare_params};
+
+ParamRegistry params() { return vrdmasim_test::params_of(kParams); }
 
 // Exact, simple costs (as vm_test.cpp): a 4 KiB fault is 3.02 us, a pin call
 // 20 us + 0.5 us per page, an unpin call the same without faults.
@@ -54,12 +51,7 @@ const sc_time kLookup = ns(100);
 sc_time pin_cost(unsigned faulted, unsigned pages) { return us(20) + times(kFault, faulted) + times(ns(500), pages); }
 sc_time unpin_cost(unsigned pages) { return us(20) + times(ns(500), pages); }
 
-struct Env {
-    ParamRegistry reg;
-    Config cfg;
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx;
+struct Env : vrdmasim_test::ModelEnv {
     FakeMemory mem;
     FrameAllocator frames;
     std::unique_ptr<CpuCores> cpu;
@@ -67,10 +59,9 @@ struct Env {
     std::unique_ptr<Registrar> reg_;
     int pid = 0;
     explicit Env(const std::string& strategy, const Settings& settings = {})
-        : reg(params()), cfg(reg), ctx{cfg, stats, tracer}, frames(0, 64 * MiB) {
-        for (const auto& kv : kCosts) cfg.set(kv.first, kv.second, "test");
+        : ModelEnv(kParams, kCosts), frames(0, 64 * MiB) {
         cfg.set("rdma.strategy", strategy, "test");
-        for (const auto& kv : settings) cfg.set(kv.first, kv.second, "test");
+        set(settings);
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
         pid = vm->create_process("app");
