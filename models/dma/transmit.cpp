@@ -226,26 +226,31 @@ bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_
         p.footer.first = at == 0;
         p.footer.last = at + plen == d.len;
         p.footer.notify = p.footer.last && (d.flags & kFlagNotify);
-        p.hops = 0;
-        const sc_time head = max_time(send_free_, data_ready);
-        p.tail = head;
-        tx_gp_.set_command(tlm::TLM_WRITE_COMMAND);
-        tx_gp_.set_address(p.header.dst_va);
-        tx_gp_.set_data_ptr(block_.data() + poff);
-        tx_gp_.set_data_length(plen);
-        tx_gp_.set_streaming_width(plen);
-        tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        const sc_time t0 = sc_core::sc_time_stamp();
-        sc_time dl = from_now(head);
-        net_out_->b_transport(tx_gp_, dl);
-        send_free_ = t0 + dl;
-        if (!tx_gp_.is_response_ok()) return false;   // the network refused it (no route, too large)
+        if (!send_packet(block_.data() + poff, plen, data_ready)) return false;
         stats_.packets_sent.inc();
         stats_.bytes_sent.inc(plen);
         if (resend) stats_.retx_bytes.inc(plen);
         w.next = first + i + 1;   // w stays valid: the deque only grows at its ends meanwhile
     }
     return true;
+}
+
+bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready) {
+    ExanetPacket& p = tx_pkt_;
+    p.hops = 0;
+    const sc_time head = max_time(send_free_, data_ready);
+    p.tail = head;
+    tx_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+    tx_gp_.set_address(p.header.dst_va);
+    tx_gp_.set_data_ptr(data);
+    tx_gp_.set_data_length(plen);
+    tx_gp_.set_streaming_width(plen);
+    tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_time t0 = sc_core::sc_time_stamp();
+    sc_time dl = from_now(head);
+    net_out_->b_transport(tx_gp_, dl);
+    send_free_ = t0 + dl;
+    return tx_gp_.is_response_ok();   // false: the network refused it (no route, too large)
 }
 
 void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail) {

@@ -65,6 +65,9 @@ private:
     bool send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
                     sc_core::sc_time data_ready, bool& stop);
     void prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) const;
+    // Put the prepared data packet (`plen` bytes at `data`) on the network
+    // port once it is free and the block is in; false: refused.
+    bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
     // Remove `w` from the channel's work (by address: the deque may have
     // grown at its front meanwhile).
     void drop(Channel& ch, const Work* w);
