@@ -1,0 +1,131 @@
+// The MMIO decode of the engine's channel pages and the kernel's control
+// page, and the doorbell that queues a staged descriptor (see
+// channel_registers.hpp; README.md "Registers").
+#include "models/dma/channel_registers.hpp"
+
+#include <cstring>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+using namespace pldma_reg;
+
+ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes)
+    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels) {}
+
+int ChannelRegisters::by_domain(std::uint16_t pd) const {
+    for (unsigned c = 0; c < channels_.size(); ++c)
+        if (channels_[c].enabled && channels_[c].pd == pd) return static_cast<int>(c);
+    return -1;
+}
+
+void ChannelRegisters::transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
+    stats_.transactions.inc();
+    const std::uint64_t addr = gp.get_address();
+    const unsigned len = gp.get_data_length();
+    unsigned char* data = gp.get_data_ptr();
+    delay += params_.mmio_latency;
+    if ((len != 4 && len != 8) || gp.get_byte_enable_ptr() || addr % len != 0) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    std::uint64_t v = 0;
+    if (gp.is_write()) std::memcpy(&v, data, len);
+    const bool w = gp.is_write();
+    const sc_time at = sc_core::sc_time_stamp() + delay;
+
+    if (addr >= kKernelBase) {
+        control_word(gp, addr, w, v);
+        return;
+    }
+    const std::uint64_t c = addr / kChannelStride, off = addr % kChannelStride;
+    if (c >= channels_.size()) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    if (!channel_register(gp, static_cast<unsigned>(c), off, w, v, at, delay)) return;
+    if (!w) std::memcpy(data, &v, len);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void ChannelRegisters::control_word(tlm::tlm_generic_payload& gp, std::uint64_t addr, bool w, std::uint64_t v) {
+    // The kernel's page: one control word per channel.
+    const std::uint64_t c = (addr - kKernelBase) / 8;
+    if (c >= channels_.size() || (addr - kKernelBase) % 8 != kChannelCtrl) {
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    Channel& ch = channels_[c];
+    if (w) {
+        ch.pd = static_cast<std::uint16_t>(v & 0xffff);
+        ch.enabled = (v & kCtrlEnable) != 0;
+    } else {
+        v = ch.pd | (ch.enabled ? kCtrlEnable : 0u);
+        std::memcpy(gp.get_data_ptr(), &v, gp.get_data_length());
+    }
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c, std::uint64_t off, bool w,
+                                        std::uint64_t& v, sc_time at, sc_time delay) {
+    Channel& ch = channels_[c];
+    auto reg64 = [&](std::uint64_t& r) {
+        if (w) r = v; else v = r;
+    };
+    auto reg32 = [&](std::uint32_t& r) {
+        if (w) r = static_cast<std::uint32_t>(v); else v = r;
+    };
+    auto read_only = [&](std::uint64_t value) {
+        if (w) return false;
+        v = value;
+        return true;
+    };
+    bool ok = true;
+    switch (off) {
+    case kDescSrc: reg64(ch.staged.src); break;
+    case kDescDst: reg64(ch.staged.dst); break;
+    case kDescLen: reg64(ch.staged.len); break;
+    case kDescDstNode: reg32(ch.staged.dst_node); break;
+    case kDescFlags: reg32(ch.staged.flags); break;
+    case kDescCompl: reg64(ch.staged.compl_addr); break;
+    case kDescTag: reg64(ch.staged.tag); break;
+    case kDoorbell:
+        if (w) ring_doorbell(c, at, delay); else v = 0;
+        break;
+    case kStatus: ok = read_only((ch.queued & 0xffff) | (ch.last_refused ? 0x80000000u : 0u)); break;
+    case kRxRingBase: reg64(ch.rx_ring_base); break;
+    case kRxRingEntries: reg32(ch.rx_ring_entries); break;
+    case kRxProduced: ok = read_only(ch.records.count_at(at)); break;
+    case kTxCompleted: ok = read_only(ch.tx.count_at(at)); break;
+    case kEventCount: ok = read_only(ch.rx.count_at(at)); break;
+    default:
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return false;
+    }
+    if (!ok) gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return ok;
+}
+
+void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
+    Channel& ch = channels_[c];
+    if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_) {
+        ch.last_refused = true;
+        stats_.refused.inc();
+        return;
+    }
+    ch.last_refused = false;
+    Work wk;
+    wk.desc = ch.staged;
+    wk.desc.id = (static_cast<std::uint64_t>(node_) << 40) | next_id_++;
+    wk.desc.channel = c;
+    wk.desc.pd = ch.pd;
+    wk.desc.posted = at;
+    wk.id = wk.desc.id;
+    wk.earliest = at;
+    ch.work.push_back(wk);
+    ++ch.queued;
+    stats_.posted.inc();
+    doorbell_.notify(delay);
+}
+
+}  // namespace vrdmasim

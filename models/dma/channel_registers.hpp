@@ -1,0 +1,130 @@
+// The engine's virtual channels and their registers: the register map
+// (pldma_reg), the descriptor software stages and queues with a doorbell,
+// each channel's state (Channel), and the MMIO decode of the channel pages
+// and the kernel's control page (ChannelRegisters). README.md "Registers".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/dma/params.hpp"
+#include "models/dma/records.hpp"
+#include "models/dma/stats.hpp"
+
+namespace vrdmasim {
+
+// Register map. Channel c's registers fill one 4 KiB page at c * kChannelStride
+// (the page the kernel maps into the process that owns the channel: posting
+// needs no system call); the kernel's page at kKernelBase holds each
+// channel's control word (protection domain, enable), never mapped for a
+// process.
+namespace pldma_reg {
+constexpr std::uint64_t kDescSrc = 0x00;        // 64: source address
+constexpr std::uint64_t kDescDst = 0x08;        // 64: destination address (at the destination node)
+constexpr std::uint64_t kDescLen = 0x10;        // 64: bytes
+constexpr std::uint64_t kDescDstNode = 0x18;    // 32: destination node index
+constexpr std::uint64_t kDescFlags = 0x1c;      // 32: kFlagNotify, kFlagNotifyPacket
+constexpr std::uint64_t kDescCompl = 0x20;      // 64: address of the sender's completion record
+constexpr std::uint64_t kDescTag = 0x28;        // 64: software's cookie, echoed in the record
+constexpr std::uint64_t kDoorbell = 0x30;       // write: queue the staged descriptor
+constexpr std::uint64_t kStatus = 0x38;         // 32 read: [15:0] queued, bit 31 last doorbell refused
+constexpr std::uint64_t kRxRingBase = 0x40;     // 64: receive notification ring
+constexpr std::uint64_t kRxRingEntries = 0x48;  // 32
+constexpr std::uint64_t kRxProduced = 0x50;     // 64 read: notification records written so far
+constexpr std::uint64_t kTxCompleted = 0x58;    // 64 read: completion records written so far
+constexpr std::uint64_t kEventCount = 0x60;     // 64 read: notifications delivered (with or without a ring)
+constexpr std::uint64_t kChannelStride = 0x1000;
+constexpr unsigned kMaxChannels = 1024;
+constexpr std::uint64_t kKernelBase = kChannelStride * kMaxChannels;   // 4 MiB
+// 32 rw at kKernelBase + 8 * c: [15:0] protection domain, bit 16 enabled.
+// Reset: enabled, domain 0.
+constexpr std::uint64_t kChannelCtrl = 0x0;
+constexpr std::uint32_t kCtrlEnable = 1u << 16;
+constexpr std::uint64_t kWindowSize = kKernelBase + 8 * kMaxChannels;
+}  // namespace pldma_reg
+
+// Descriptor flags.
+constexpr std::uint32_t kFlagNotify = 1u << 0;         // the last packet tells the receiver (footer)
+constexpr std::uint32_t kFlagNotifyPacket = 1u << 1;   // after the ACK, a notification packet (type 6)
+
+struct Descriptor {
+    std::uint64_t src = 0, dst = 0, len = 0, compl_addr = 0, tag = 0;
+    std::uint32_t dst_node = 0, flags = 0;
+    std::uint64_t id = 0;
+    unsigned channel = 0;
+    std::uint16_t pd = 0;
+    sc_core::sc_time posted;
+};
+
+// One piece of a channel's work: send transfer `id` from packet `next`.
+struct Work {
+    std::uint64_t id = 0;
+    std::uint64_t next = 0;     // next packet index to send
+    std::uint64_t epoch = 0;
+    bool started = false;       // setup done (a resend starts anew)
+    bool resend = false;
+    sc_core::sc_time earliest;
+    Descriptor desc;            // new transfers: the descriptor until started
+};
+
+struct Channel {
+    std::uint16_t pd = 0;
+    bool enabled = true;
+    Descriptor staged;
+    bool last_refused = false;
+    std::deque<Work> work;      // front first; retransmissions go to the front
+    unsigned queued = 0;        // descriptors not started yet
+    // Parked on a source fault (fault-tolerant; fault_recovery.*).
+    bool parked = false;
+    std::uint64_t park_page = 0;
+    sc_core::sc_time park_since, park_deadline;
+    bool park_done = false, park_resolved = false;
+    sc_core::sc_time park_at;
+    // Receive side.
+    std::uint64_t rx_ring_base = 0;
+    std::uint32_t rx_ring_entries = 0;
+    std::uint64_t rx_written = 0;
+    CompletionSignal tx, rx;
+    CompletionSignal records;   // notification records written into the ring
+};
+
+class ChannelRegisters {
+public:
+    // `node` numbers transfer ids; `nodes` bounds DESC_DST_NODE.
+    ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes);
+
+    // The MMIO target: one register access.
+    void transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+    std::size_t size() const { return channels_.size(); }
+    Channel& operator[](std::size_t c) { return channels_[c]; }
+    const Channel& operator[](std::size_t c) const { return channels_[c]; }
+    Channel& at(std::size_t c) { return channels_.at(c); }
+    std::vector<Channel>& all() { return channels_; }
+    // The enabled channel of protection domain `pd` (the receiving channel); -1: none.
+    int by_domain(std::uint16_t pd) const;
+    // Notified when a channel may have work: a doorbell, an outcome, a retransmit request.
+    sc_core::sc_event& doorbell() { return doorbell_; }
+
+private:
+    // The kernel's page: channel c's control word.
+    void control_word(tlm::tlm_generic_payload& gp, std::uint64_t addr, bool w, std::uint64_t v);
+    // A channel page register at `off`; false: the response status is set.
+    bool channel_register(tlm::tlm_generic_payload& gp, unsigned c, std::uint64_t off, bool w, std::uint64_t& v,
+                          sc_core::sc_time at, sc_core::sc_time delay);
+    void ring_doorbell(unsigned c, sc_core::sc_time at, sc_core::sc_time delay);
+
+    const PldmaConfig& params_;
+    PldmaStats& stats_;
+    const unsigned node_;
+    const std::size_t nodes_;
+    std::vector<Channel> channels_;
+    std::uint64_t next_id_ = 1;
+    sc_core::sc_event doorbell_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,80 @@
+// The single-flit-payload packets the engine sends besides its data:
+// responses to a transfer's last packet (ACK, error ACK) and to a faulted
+// payload write (NACK), retransmit requests (ExaNet control packets, type 2)
+// and notification packets (type 6). Responses to an arriving packet go out
+// at once (send_response); the others queue for the control thread (queue,
+// run). README.md "Protocol" and "Fault tolerance".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/dma/memory_port.hpp"
+#include "models/dma/stats.hpp"
+#include "models/interconnect/exanet_packet.hpp"
+
+namespace vrdmasim {
+
+// Control packet (ExaNet type 2) opcodes, fault-tolerant mode.
+constexpr std::uint32_t kControlRetransmit = 1;
+
+class Receiver;
+
+enum class ControlKind { Retransmit, ErrorAck, Ack, Notification };
+struct ControlOut {             // a packet the control thread sends
+    ControlKind kind = ControlKind::Retransmit;
+    std::uint64_t id = 0;
+    std::uint64_t index = 0;
+    std::uint64_t bytes = 0, dst = 0;   // Notification
+    std::uint16_t pd = 0;
+    unsigned node = 0;
+    std::uint32_t coord = 0;
+    bool ok = true, notify = false;     // Ack
+    int channel = -1;                   // Ack: receiving channel for the notification
+    sc_core::sc_time at;
+};
+
+class ControlPackets {
+public:
+    // `own_coord` is this node's ExaNet coordinate (the footer's source);
+    // `receiver` notifies the receiving channel before a NetVM ACK.
+    ControlPackets(FwPort& net_out, unsigned node, std::uint32_t own_coord, PldmaStats& stats, PldmaTrace& trace,
+                   Receiver& receiver);
+    ControlPackets(const ControlPackets&) = delete;
+    ControlPackets& operator=(const ControlPackets&) = delete;
+
+    // Answer data packet `data`: `status` (kStatusOk, kStatusError,
+    // kStatusFault) and, for a NACK, the packet index to resume from.
+    void send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_core::sc_time at);
+    void queue(const ControlOut& c);
+    // The control thread: sends the queued packets in order.
+    void run();
+
+private:
+    // Send one single-flit-payload packet (response, control, notification).
+    void emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len, PacketType type,
+              std::uint32_t coord, unsigned node, std::uint64_t id, std::uint16_t seq, std::uint16_t pd,
+              std::uint64_t va, sc_core::sc_time at);
+    void send_control(ControlOut& c);
+    void trace_control(const ControlOut& c);
+
+    FwPort& net_out_;
+    const unsigned node_;
+    const std::uint32_t own_coord_;
+    PldmaStats& stats_;
+    PldmaTrace& trace_;
+    Receiver& receiver_;
+    std::deque<ControlOut> control_;
+    sc_core::sc_event control_ev_;
+    tlm::tlm_generic_payload ack_gp_, ctl_gp_;
+    ExanetPacket& ack_pkt_;   // owned by ack_gp_ (a payload frees its extensions)
+    ExanetPacket& ctl_pkt_;   // owned by ctl_gp_
+    unsigned char ack_payload_[16] = {};
+    unsigned char ctl_payload_[24] = {};
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,235 @@
+// The fault-recovery protocol: park, NACK, retransmit, timeouts (see
+// fault_recovery.hpp; README.md "Fault tolerance").
+#include "models/dma/fault_recovery.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/dma/transmit.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver,
+                             RecordWriter& records, NetvmBuffer& netvm, ControlPackets& control,
+                             const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
+    : channels_(channels),
+      transmit_(transmit),
+      receiver_(receiver),
+      records_(records),
+      netvm_(netvm),
+      control_(control),
+      params_(params),
+      stats_(stats),
+      trace_(trace) {}
+
+// ---------------------------------------------------------------- sender
+
+void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint64_t address, sc_time since) {
+    // Park this channel until the fault library's outcome for the
+    // page (or the timeout); the others go on.
+    stats_.parks.inc();
+    ch.parked = true;
+    ch.park_page = address >> 12;
+    ch.park_since = since;
+    ch.park_deadline = since + params_.fault_timeout;
+    ch.park_done = ch.park_resolved = false;
+    if (trace_.tracer.narrating()) {
+        std::ostringstream os;
+        os << "transfer " << id << " parked on channel " << c << ": source fault at 0x" << std::hex << address;
+        trace_.tracer.narrate(since, trace_.who, os.str());
+    }
+}
+
+FaultRecovery::Unpark FaultRecovery::unpark(Channel& ch, unsigned c, sc_time now, sc_time& resume) {
+    if (ch.park_done) {
+        ch.parked = false;
+        resume = max_time(now, ch.park_at);
+        stats_.park_us.add(to_us(resume - ch.park_since));
+        trace_unpark(ch, c, resume);
+        if (!ch.park_resolved) return Unpark::Fail;
+        stats_.rereads.inc();
+        ch.work.front().earliest = max_time(ch.work.front().earliest, resume);
+        return Unpark::Resume;
+    }
+    if (ch.park_deadline <= now) {
+        ch.parked = false;   // no outcome came: read again (a fresh fault if still absent)
+        stats_.fault_timeouts.inc();
+        ch.work.front().earliest = max_time(ch.work.front().earliest, now);
+        return Unpark::Resume;
+    }
+    return Unpark::Wait;
+}
+
+void FaultRecovery::trace_unpark(const Channel& ch, unsigned c, sc_time resume) {
+    Tracer& tracer = trace_.tracer;
+    if (tracer.enabled())
+        tracer.async_span(trace_.track, "parked", ch.work.front().id, ch.park_since, resume,
+                          {{"channel", Tracer::json_number(static_cast<std::uint64_t>(c))}});
+    if (tracer.narrating()) {
+        std::ostringstream os;
+        os << "transfer " << ch.work.front().id << " on channel " << c
+           << (ch.park_resolved ? " resumes: source page resolved, " : " fails: source page NOT resolved, ")
+           << "parked " << to_us(resume - ch.park_since) << " us";
+        tracer.narrate(resume, trace_.who, os.str());
+    }
+}
+
+sc_time FaultRecovery::park_deadline() const {
+    sc_time deadline = sc_core::sc_max_time();
+    for (std::size_t c = 0; c < channels_.size(); ++c) {
+        const Channel& ch = channels_[c];
+        if (ch.parked && !ch.park_done) deadline = std::min(deadline, ch.park_deadline);
+    }
+    return deadline;
+}
+
+void FaultRecovery::nack_received(Outstanding& o) {
+    // Stop sending it (at its next packet) and wait for the
+    // retransmit request or an error ACK.
+    ++o.epoch;
+    stats_.nacks_received.inc();
+}
+
+void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_time tail) {
+    Outstanding* o = transmit_.outstanding(id);
+    if (!params_.fault_tolerant || word != kControlRetransmit || !o) {
+        stats_.rx_errors.inc();
+        return;
+    }
+    // Retransmit request: resend from the packet index it carries, ahead
+    // of the channel's other work; work of the older epoch stops.
+    ++o->epoch;
+    Work w;
+    w.id = id;
+    w.next = index;
+    w.epoch = o->epoch;
+    w.resend = true;
+    w.earliest = tail;
+    channels_[o->desc.channel].work.push_front(w);
+    channels_.doorbell().notify(from_now(tail));
+}
+
+// ---------------------------------------------------------------- receiver
+
+void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_time done) {
+    in.faulted = true;
+    in.fault_page = address >> 12;
+    in.fault_deadline = done + params_.fault_timeout;
+    stats_.nacks_sent.inc();
+    Tracer& tracer = trace_.tracer;
+    if (tracer.narrating()) {
+        std::ostringstream os;
+        os << "transfer " << p.transfer << " from node" << p.src_node << ": write fault at 0x" << std::hex
+           << address << std::dec << ", NACK at packet " << in.next_index;
+        tracer.narrate(done, trace_.who, os.str());
+    }
+    if (tracer.enabled())
+        tracer.instant(trace_.track, "NACK", done, {{"transfer", Tracer::json_number(p.transfer)},
+                                                    {"packet", Tracer::json_number(in.next_index)}});
+    control_.send_response(p, kStatusFault, in.next_index, done);
+    watch();
+}
+
+void FaultRecovery::answer(ControlKind kind, const InboundKey& key, const Inbound& in, sc_time at) {
+    ControlOut c;
+    c.kind = kind;
+    c.id = key.second;
+    c.index = in.next_index;
+    c.node = key.first;
+    c.coord = in.src_coord;
+    c.at = at;
+    control_.queue(c);
+}
+
+// ---------------------------------------------------------------- outcomes
+
+void FaultRecovery::fault_resolved(std::uint64_t address, bool write, bool resolved, sc_time at) {
+    if (!params_.fault_tolerant) return;
+    at = max_time(at, sc_core::sc_time_stamp());
+    const std::uint64_t page = address >> 12;
+    bool matched = false;
+    if (!write) {
+        matched = resolve_parked(page, resolved, at);
+    } else {
+        matched = resolve_inbound(page, resolved, at);
+        if (records_.fault_resolved(page, resolved, at)) matched = true;
+        if (netvm_.fault_resolved(page, resolved, at)) matched = true;
+    }
+    if (!matched) stats_.unmatched.inc();
+}
+
+bool FaultRecovery::resolve_parked(std::uint64_t page, bool resolved, sc_time at) {
+    bool matched = false;
+    for (Channel& ch : channels_.all()) {
+        if (!ch.parked || ch.park_done || ch.park_page != page) continue;
+        ch.park_done = true;
+        ch.park_resolved = resolved;
+        ch.park_at = at;
+        matched = true;
+    }
+    if (matched) channels_.doorbell().notify(sc_core::SC_ZERO_TIME);
+    return matched;
+}
+
+bool FaultRecovery::resolve_inbound(std::uint64_t page, bool resolved, sc_time at) {
+    bool matched = false;
+    for (auto& kv : receiver_.inbound()) {
+        Inbound& in = kv.second;
+        if (!in.faulted || in.fault_page != page) continue;
+        matched = true;
+        in.faulted = false;
+        if (resolved) {
+            stats_.retx_requests.inc();
+        } else {
+            in.dead = true;   // kept so that packets still in flight are dropped
+            stats_.rx_errors.inc();
+        }
+        answer(resolved ? ControlKind::Retransmit : ControlKind::ErrorAck, kv.first, in, at);
+    }
+    return matched;
+}
+
+// ---------------------------------------------------------------- timeouts
+
+sc_time FaultRecovery::inbound_deadline() const {
+    sc_time deadline = sc_core::sc_max_time();
+    for (const auto& kv : receiver_.inbound())
+        if (kv.second.faulted && !kv.second.dead) deadline = std::min(deadline, kv.second.fault_deadline);
+    return deadline;
+}
+
+void FaultRecovery::expire_inbound(sc_time now) {
+    for (auto& kv : receiver_.inbound()) {
+        Inbound& in = kv.second;
+        if (!in.faulted || in.dead || in.fault_deadline > now) continue;
+        in.faulted = false;
+        stats_.fault_timeouts.inc();
+        stats_.retx_requests.inc();
+        answer(ControlKind::Retransmit, kv.first, in, now);
+    }
+}
+
+void FaultRecovery::run_watchdog() {
+    // Receiver-side faults whose outcome never came (a second fault while FSR
+    // still held the first is only FSR.MULTI): after dma.fault-timeout, a
+    // NACKed transfer asks for retransmission anyway (the resend faults again
+    // if the page is still absent), and a NetVM page is written again.
+    for (;;) {
+        const sc_time deadline = std::min(inbound_deadline(), netvm_.deadline());
+        const sc_time now = sc_core::sc_time_stamp();
+        if (deadline == sc_core::sc_max_time()) {
+            sc_core::wait(watchdog_ev_);
+            continue;
+        }
+        if (deadline > now) {
+            sc_core::wait(deadline - now, watchdog_ev_);
+            continue;
+        }
+        expire_inbound(now);
+        netvm_.expire(now);
+    }
+}
+
+}  // namespace vrdmasim

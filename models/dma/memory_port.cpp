@@ -1,0 +1,49 @@
+// The engine's memory port (see memory_port.hpp).
+#include "models/dma/memory_port.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+MemoryPort::MemoryPort(FwPort& socket, std::uint32_t stream_id, Counter& smmu_faults)
+    : socket_(socket), stream_id_(stream_id), smmu_faults_(smmu_faults) {}
+
+MemoryPort::MemPayload* MemoryPort::take() {
+    if (free_.empty()) {
+        auto p = std::make_unique<MemPayload>();
+        p->sid = new StreamIdExtension;
+        p->sid->sid = stream_id_;
+        p->fault = new SmmuFaultExtension;
+        p->gp.set_extension(p->sid);     // owned by the payload
+        p->gp.set_extension(p->fault);
+        free_.push_back(p.get());
+        pool_.push_back(std::move(p));
+    }
+    MemPayload* p = free_.back();
+    free_.pop_back();
+    return p;
+}
+
+sc_time MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
+                           sc_time at, bool& ok, SmmuFaultExtension* fault) {
+    MemPayload* p = take();
+    tlm::tlm_generic_payload& gp = p->gp;
+    p->fault->type = FaultType::None;
+    gp.set_command(cmd);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(static_cast<unsigned>(len));
+    gp.set_streaming_width(static_cast<unsigned>(len));
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_dmi_allowed(false);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_time d = from_now(at);
+    socket_->b_transport(gp, d);   // may wait() (a stalled SMMU translation)
+    ok = gp.is_response_ok() && p->fault->type == FaultType::None;
+    if (p->fault->type != FaultType::None) smmu_faults_.inc();
+    if (fault) *fault = *p->fault;
+    free_.push_back(p);
+    return sc_core::sc_time_stamp() + d;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,178 @@
+// The receiver: data packets in, payload writes, notification and ACK at
+// the end of a transfer (see receive.hpp; README.md "Protocol").
+#include "models/dma/receive.hpp"
+
+#include "models/dma/fault_recovery.hpp"
+#include "models/dma/netvm_buffer.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
+                   FaultRecovery& recovery, NetvmBuffer& netvm, const PldmaConfig& params, PldmaStats& stats)
+    : channels_(channels),
+      memory_(memory),
+      control_(control),
+      records_(records),
+      recovery_(recovery),
+      netvm_(netvm),
+      params_(params),
+      stats_(stats) {}
+
+sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time tail) {
+    stats_.packets_received.inc();
+    const InboundKey key{p.src_node, p.transfer};
+    Inbound& in = arrival(key, p);
+    in.src_coord = p.footer.src_coord;
+    if (in.faulted || in.dead) {
+        stats_.fault_dropped.inc();   // waiting on a fault (the sender will resend from it) or failed on one
+        return tail;
+    }
+    if (params_.fault_tolerant && duplicate(in, p)) {
+        stats_.duplicates.inc();   // written already
+        return tail;
+    }
+    const std::uint64_t len = gp.get_data_length();
+    bool ok = !in.error && p.footer.seq == in.next_seq;
+    sc_time done = tail;
+    if (ok) {
+        const Placement placed = place(key, in, gp, p, tail, done);
+        if (placed == Placement::Nacked) return done;
+        ok = placed != Placement::Error;
+        if (ok) {
+            in.bytes += len;
+            if (placed == Placement::Written) stats_.bytes_received.inc(len);
+        }
+    }
+    if (!ok) {
+        in.error = true;
+        stats_.rx_errors.inc();
+    }
+    in.next_seq = static_cast<std::uint16_t>((in.next_seq + 1) & 0x3fff);
+    ++in.next_index;
+    if (p.footer.last) last_packet(key, in, p, done);
+    // The packet's space in the receive buffer is free once its write is done.
+    return done;
+}
+
+Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
+    auto f = inbound_.find(key);
+    const bool fresh = f == inbound_.end() || (!params_.fault_tolerant && p.footer.first);
+    if (fresh) {
+        Inbound in;
+        in.dst = p.header.dst_va;
+        in.channel = channels_.by_domain(p.header.pdid);
+        if (in.channel < 0) {
+            in.error = true;   // no channel of this protection domain here: never written
+            stats_.pd_violations.inc();
+        }
+        f = inbound_.insert_or_assign(key, in).first;
+    }
+    return f->second;
+}
+
+bool Receiver::duplicate(const Inbound& in, const ExanetPacket& p) {
+    const unsigned behind = static_cast<unsigned>((in.next_seq - p.footer.seq) & 0x3fff);
+    return behind != 0 && behind < 0x2000 && behind <= in.next_index;
+}
+
+Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp,
+                                    const ExanetPacket& p, sc_time tail, sc_time& done) {
+    const std::uint64_t len = gp.get_data_length();
+    const std::uint64_t va = p.header.dst_va;
+    // Write it, or (NetVM) put it in the kernel buffer while its page is
+    // not resident. A full buffer holds the packet (and, through the
+    // credits, the ones behind it) back; its page may have come in
+    // meanwhile, so look again after every wait.
+    for (;;) {
+        if (!netvm_.pending(va, len)) {
+            SmmuFaultExtension fx;
+            bool ok = true;
+            done = memory_.access(tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail), ok, &fx);
+            if (done - tail > sc_time(1, sc_core::SC_US)) stats_.rx_stalled_us.add(to_us(done - tail));
+            if (ok) return Placement::Written;
+            if (!params_.fault_tolerant || fx.type == FaultType::None || !fx.write) return Placement::Error;
+            if (!netvm_.enabled()) {
+                // Drop this packet and the rest of the transfer until the
+                // fault is resolved; tell the sender where to resume.
+                recovery_.nack(in, p, fx.address, done);
+                return Placement::Nacked;
+            }
+            netvm_.hold(fx.address >> 12, done + params_.fault_timeout);
+            recovery_.watch();
+        }
+        if (!netvm_.fits(len)) {
+            stats_.netvm_full.inc();
+            sc_core::wait(netvm_.space());
+            done = max_time(done, sc_core::sc_time_stamp());
+            continue;
+        }
+        netvm_.put(key, va, gp.get_data_ptr(), len);
+        ++in.buffered;
+        return Placement::Buffered;
+    }
+}
+
+void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacket& p, sc_time& done) {
+    in.last_seen = true;
+    in.notify = p.footer.notify;
+    in.last_seq = p.footer.seq;
+    if (in.buffered != 0) return;
+    // The data is in memory: notify, then acknowledge so the sender can complete.
+    const Inbound fin = in;
+    inbound_.erase(key);
+    notify_channel(fin.notify ? fin.channel : -1, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
+    control_.send_response(p, fin.error ? kStatusError : kStatusOk, 0, done);
+}
+
+void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
+    // NetVM: the last buffered packet of a transfer whose last packet came
+    // is in place; the control thread writes the notification and the ACK.
+    ControlOut c;
+    c.kind = ControlKind::Ack;
+    c.id = key.second;
+    c.node = key.first;
+    c.coord = in.src_coord;
+    c.ok = !in.error;
+    c.notify = in.notify;
+    c.channel = in.channel;
+    c.bytes = in.bytes;
+    c.dst = in.dst;
+    c.index = in.last_seq;
+    c.at = at;
+    inbound_.erase(key);
+    control_.queue(c);
+}
+
+void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
+                                   sc_time& at) {
+    const int c = channels_.by_domain(p.header.pdid);
+    if (c < 0) {
+        stats_.pd_violations.inc();
+        return;
+    }
+    notify_channel(c, id, p.src_node, bytes, p.header.dst_va, ok, at);
+}
+
+void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
+                              std::uint64_t dst, bool ok, sc_time& at) {
+    if (channel < 0) return;
+    Channel& ch = channels_[static_cast<unsigned>(channel)];
+    stats_.notifications.inc();
+    if (ch.rx_ring_entries > 0) {
+        CompletionRecord r;
+        r.tag = id;
+        r.status = ok ? kStatusOk : kStatusError;
+        r.node = src_node;
+        r.bytes = bytes;
+        r.addr = dst;
+        const std::uint64_t addr = ch.rx_ring_base + (ch.rx_written % ch.rx_ring_entries) * sizeof(CompletionRecord);
+        ++ch.rx_written;
+        at = records_.post(addr, r, at, {&ch.records, &ch.rx});
+        return;
+    }
+    ch.rx.raise_at(at);
+}
+
+}  // namespace vrdmasim

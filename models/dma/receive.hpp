@@ -1,0 +1,101 @@
+// The receiver: data packets arriving from the network, their payload
+// written into this node's memory at the virtual address the header carries
+// (in sequence, per transfer), and the end of a transfer: the notification
+// to the receiving channel (found by protection domain) and the ACK to the
+// sender. A faulted payload write is handed to fault recovery (NACK) or,
+// NetVM, to the kernel buffer. README.md "Protocol".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include <systemc>
+#include <tlm>
+
+#include "models/dma/channel_registers.hpp"
+#include "models/dma/control_packets.hpp"
+#include "models/dma/memory_port.hpp"
+#include "models/dma/params.hpp"
+#include "models/dma/records.hpp"
+#include "models/dma/stats.hpp"
+#include "models/interconnect/exanet_packet.hpp"
+
+namespace vrdmasim {
+
+class FaultRecovery;
+class NetvmBuffer;
+
+using InboundKey = std::pair<unsigned, std::uint64_t>;   // (source node, transfer id)
+
+struct Inbound {                // being received
+    std::uint64_t bytes = 0;
+    std::uint64_t dst = 0;
+    std::uint16_t next_seq = 0;
+    bool error = false;
+    int channel = -1;               // receiving channel (by protection domain); -1: none
+    std::uint64_t next_index = 0;   // packets accepted so far (the untruncated sequence number)
+    // Fault-tolerant receive.
+    bool faulted = false;           // a payload write faulted: dropping until the fault is resolved
+    bool dead = false;              // fault not resolved: error ACK sent, drop everything
+    std::uint64_t fault_page = 0;   // page of the faulting address
+    sc_core::sc_time fault_deadline;
+    std::uint32_t src_coord = 0;
+    // NetVM.
+    unsigned buffered = 0;          // packets in the kernel buffer, not copied in yet
+    bool last_seen = false;         // the last packet arrived (ACK once buffered == 0)
+    bool notify = false;
+    std::uint16_t last_seq = 0;
+};
+
+class Receiver {
+public:
+    Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
+             FaultRecovery& recovery, NetvmBuffer& netvm, const PldmaConfig& params, PldmaStats& stats);
+    Receiver(const Receiver&) = delete;
+    Receiver& operator=(const Receiver&) = delete;
+
+    // The receive path for one data packet; returns when the packet's space
+    // at the receiver is free again.
+    sc_core::sc_time receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_core::sc_time tail);
+    // A notification packet (type 6) naming transfer `id` of `p`'s sender.
+    void notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
+                             sc_core::sc_time& at);
+    // Deliver a notification to receiving channel `channel` (none if < 0):
+    // a record in its ring, or its event counter alone; `at` becomes the
+    // time it is delivered.
+    void notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes, std::uint64_t dst,
+                        bool ok, sc_core::sc_time& at);
+    // NetVM: the transfer's last buffered packet is in place; the control
+    // thread writes its notification and sends its ACK. Erases the state.
+    void finish_later(const InboundKey& key, Inbound& in, sc_core::sc_time at);
+
+    // Transfers being received (fault recovery and the NetVM buffer look them up).
+    std::map<InboundKey, Inbound>& inbound() { return inbound_; }
+
+private:
+    enum class Placement { Written, Buffered, Error, Nacked };
+    // The transfer's state, fresh for its first packet.
+    Inbound& arrival(const InboundKey& key, const ExanetPacket& p);
+    // Fault-tolerant: a resent packet already written.
+    static bool duplicate(const Inbound& in, const ExanetPacket& p);
+    // Write the payload, or (NetVM) put it in the kernel buffer; `done`
+    // becomes the time the packet's space is free again.
+    Placement place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp, const ExanetPacket& p,
+                    sc_core::sc_time tail, sc_core::sc_time& done);
+    // The transfer's last packet came: notify and acknowledge (unless
+    // packets still wait in the NetVM buffer).
+    void last_packet(const InboundKey& key, Inbound& in, const ExanetPacket& p, sc_core::sc_time& done);
+
+    ChannelRegisters& channels_;
+    MemoryPort& memory_;
+    ControlPackets& control_;
+    RecordWriter& records_;
+    FaultRecovery& recovery_;
+    NetvmBuffer& netvm_;
+    const PldmaConfig& params_;
+    PldmaStats& stats_;
+    std::map<InboundKey, Inbound> inbound_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,130 @@
+// Completion and notification records, their signals and their writer
+// (see records.hpp; README.md "Protocol" and "Fault tolerance").
+#include "models/dma/records.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+// ---------------------------------------------------------------- CompletionSignal
+
+void CompletionSignal::raise_at(sc_time at) {
+    ++raised_;
+    auto it = std::upper_bound(pending_.begin(), pending_.end(), at);
+    pending_.insert(it, at);
+    const sc_time now = sc_core::sc_time_stamp();
+    event_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+}
+
+std::uint64_t CompletionSignal::count_at(sc_time at) {
+    // Records visible by `at` are folded into done_: a record once seen stays
+    // counted (callers ask about times that never go back by more than a
+    // quantum).
+    while (!pending_.empty() && pending_.front() <= at) {
+        pending_.pop_front();
+        ++done_;
+    }
+    return done_;
+}
+
+bool CompletionSignal::next_after(sc_time at, sc_time& next) const {
+    auto it = std::upper_bound(pending_.begin(), pending_.end(), at);
+    if (it == pending_.end()) return false;
+    next = *it;
+    return true;
+}
+
+// ---------------------------------------------------------------- RecordWriter
+
+RecordWriter::RecordWriter(MemoryPort& memory, const PldmaConfig& params, PldmaStats& stats)
+    : memory_(memory), params_(params), stats_(stats) {}
+
+sc_time RecordWriter::write(std::uint64_t addr, const CompletionRecord& r, sc_time at, bool& ok,
+                            SmmuFaultExtension& fx) {
+    unsigned char buf[sizeof(CompletionRecord)];
+    std::memcpy(buf, &r, sizeof r);   // the host is little-endian like the A53 in its usual mode
+    return memory_.access(tlm::TLM_WRITE_COMMAND, addr, buf, sizeof buf, at, ok, &fx);
+}
+
+sc_time RecordWriter::post(std::uint64_t addr, const CompletionRecord& r, sc_time at,
+                           std::vector<CompletionSignal*> raise) {
+    bool ok = true;
+    SmmuFaultExtension fx;
+    const sc_time done = write(addr, r, at, ok, fx);
+    if (!ok && params_.fault_tolerant && fx.type != FaultType::None) {
+        // The record's page faulted: the record thread writes it again once
+        // the fault is resolved; its signals are raised then.
+        Retry rr;
+        rr.addr = addr;
+        rr.record = r;
+        rr.raise = std::move(raise);
+        rr.at = done;
+        retry_.push_back(std::move(rr));
+        ev_.notify(sc_core::SC_ZERO_TIME);
+        return done;
+    }
+    if (ok) done_[addr] = done;
+    if (!ok) {
+        // The record could not be written: software will never see it.
+        // Count it loudly; the interrupt still fires so software can notice.
+        stats_.rx_errors.inc();
+    }
+    for (CompletionSignal* sig : raise) sig->raise_at(done);
+    return done;
+}
+
+void RecordWriter::wait_outcome(const Retry& rr) {
+    wait_page_ = rr.addr >> 12;
+    waiting_ = true;
+    wait_done_ = false;
+    const sc_time deadline = rr.at + params_.fault_timeout;
+    while (!wait_done_ && sc_core::sc_time_stamp() < deadline)
+        sc_core::wait(deadline - sc_core::sc_time_stamp(), ev_);
+    waiting_ = false;
+    if (!wait_done_) stats_.fault_timeouts.inc();
+}
+
+void RecordWriter::run() {
+    for (;;) {
+        while (retry_.empty()) sc_core::wait(ev_);
+        Retry rr = retry_.front();
+        retry_.pop_front();
+        for (;;) {
+            // Wait for the outcome of the page's fault (or the timeout), then write again.
+            wait_outcome(rr);
+            const sc_time t = max_time(sc_core::sc_time_stamp(), wait_at_);
+            stats_.record_retries.inc();
+            bool ok = true;
+            SmmuFaultExtension fx;
+            const sc_time done = write(rr.addr, rr.record, t, ok, fx);
+            if (ok || fx.type == FaultType::None || (wait_done_ && !wait_resolved_)) {
+                if (!ok) stats_.rx_errors.inc();   // lost: not a fault, or the page cannot be made present
+                if (ok) done_[rr.addr] = done;
+                for (CompletionSignal* sig : rr.raise) sig->raise_at(done);
+                break;
+            }
+            rr.at = done;
+        }
+    }
+}
+
+bool RecordWriter::fault_resolved(std::uint64_t page, bool resolved, sc_time at) {
+    if (!waiting_ || wait_done_ || wait_page_ != page) return false;
+    wait_done_ = true;
+    wait_resolved_ = resolved;
+    wait_at_ = at;
+    ev_.notify(sc_core::SC_ZERO_TIME);
+    return true;
+}
+
+bool RecordWriter::done_at(std::uint64_t addr, sc_time& at) const {
+    auto it = done_.find(addr);
+    if (it == done_.end()) return false;
+    at = it->second;
+    return true;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,99 @@
+// Completion and notification records: the 32-byte records the engine
+// writes into memory (CompletionRecord), the interrupt line and count
+// register software reads for them (CompletionSignal), and the writer that
+// puts a record in memory and, fault-tolerant, writes it again once a
+// faulting page is resolved (RecordWriter). README.md "Protocol".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+
+#include "models/dma/memory_port.hpp"
+#include "models/dma/params.hpp"
+#include "models/dma/stats.hpp"
+
+namespace vrdmasim {
+
+// 32-byte records written by the engine into memory (little-endian).
+struct CompletionRecord {
+    std::uint64_t tag = 0;          // tx: descriptor tag; rx: transfer id
+    std::uint32_t status = 0;       // kStatusOk / kStatusError (0: not written yet)
+    std::uint32_t node = 0;         // tx: destination node; rx: source node
+    std::uint64_t bytes = 0;        // bytes delivered
+    std::uint64_t addr = 0;         // tx: source address; rx: destination address
+};
+static_assert(sizeof(CompletionRecord) == 32, "record layout");
+constexpr std::uint32_t kStatusOk = 1;
+constexpr std::uint32_t kStatusError = 2;
+// Only in a response packet (NACK), fault-tolerant mode: the receiver's
+// payload write faulted at the sequence number carried with it.
+constexpr std::uint32_t kStatusFault = 3;
+
+// An interrupt line together with the count register software reads: each
+// record becomes visible at its own time; `event` fires at (or before) the
+// next one.
+class CompletionSignal {
+public:
+    void raise_at(sc_core::sc_time at);
+    std::uint64_t count_at(sc_core::sc_time at);
+    // Earliest pending record time after `at`, or SC_ZERO_TIME if none.
+    bool next_after(sc_core::sc_time at, sc_core::sc_time& next) const;
+    sc_core::sc_event& event() { return event_; }
+    // Records raised so far, whatever their time: a waiter that remembers
+    // it when it looks can tell whether anything was raised since.
+    std::uint64_t raised() const { return raised_; }
+
+private:
+    std::uint64_t raised_ = 0;
+    std::deque<sc_core::sc_time> pending_;   // sorted
+    std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
+    sc_core::sc_event event_;
+};
+
+class RecordWriter {
+public:
+    RecordWriter(MemoryPort& memory, const PldmaConfig& params, PldmaStats& stats);
+
+    // Write a record at `at` and raise `raise` when it is in memory; a
+    // fault-tolerant engine whose write faults writes it again once the
+    // fault is resolved (run). Returns the first attempt's end.
+    sc_core::sc_time post(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
+                          std::vector<CompletionSignal*> raise);
+    // The record thread (fault-tolerant): records whose write faulted,
+    // written again in order.
+    void run();
+    // The fault library's outcome for a write fault on `page`: true if the
+    // record thread was waiting on it.
+    bool fault_resolved(std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // When the latest record at `addr` was complete in memory (false: none).
+    bool done_at(std::uint64_t addr, sc_core::sc_time& at) const;
+
+private:
+    struct Retry {
+        std::uint64_t addr = 0;
+        CompletionRecord record;
+        std::vector<CompletionSignal*> raise;
+        sc_core::sc_time at;
+    };
+    // Write `r` at `at`; `fx` receives the fault extension.
+    sc_core::sc_time write(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
+                           SmmuFaultExtension& fx);
+    // Wait for the outcome of the page's fault (or the timeout).
+    void wait_outcome(const Retry& rr);
+
+    MemoryPort& memory_;
+    const PldmaConfig& params_;
+    PldmaStats& stats_;
+    std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record address -> written by
+    std::deque<Retry> retry_;
+    sc_core::sc_event ev_;
+    bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;
+    std::uint64_t wait_page_ = 0;
+    sc_core::sc_time wait_at_;
+};
+
+}  // namespace vrdmasim

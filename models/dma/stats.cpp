@@ -1,0 +1,77 @@
+// The PLDMA engine's statistics, registered in one place (see stats.hpp).
+// Names, units and help strings are part of the output format.
+#include "models/dma/stats.hpp"
+
+namespace vrdmasim {
+
+PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
+    : posted(s.counter(p + "transfers_posted", "", "descriptors queued")),
+      refused(s.counter(p + "doorbells_refused", "",
+                        "doorbells refused: channel queue full, channel disabled or no such node")),
+      completed(s.counter(p + "transfers_completed", "", "transfers completed successfully (acknowledged)")),
+      failed(s.counter(p + "transfers_failed", "", "transfers completed with an error status")),
+      packets_sent(s.counter(p + "packets_sent", "", "data packets sent")),
+      packets_received(s.counter(p + "packets_received", "", "data packets received")),
+      bytes_sent(s.counter(p + "bytes_sent", "B", "payload bytes sent")),
+      bytes_received(s.counter(p + "bytes_received", "B", "payload bytes written into this node's memory")),
+      rx_errors(s.counter(p + "rx_errors", "",
+                          "received packets that could not be written or were out of sequence, and records lost")),
+      transactions(s.counter(p + "transactions", "", "register accesses and packets served")),
+      smmu_faults(s.counter(p + "smmu_faults", "", "memory accesses the SMMU answered with a translation fault")),
+      latency_us(s.histogram(p + "transfer_latency", "us", "doorbell to completion record written")),
+      parks(s.counter(p + "parks", "", "channels parked on a source read fault (fault-tolerant)")),
+      rereads(s.counter(p + "rereads", "", "source blocks read again after their fault was resolved")),
+      park_us(s.histogram(p + "park_time", "us", "source read fault to resumption (fault-tolerant)")),
+      nacks_sent(s.counter(p + "nacks_sent", "", "NACKs sent for payload writes that faulted (receiver)")),
+      nacks_received(s.counter(p + "nacks_received", "", "NACKs received (sender)")),
+      retx_requests(s.counter(p + "retransmit_requests", "",
+                              "retransmit requests sent after a resolved (or timed-out) fault (receiver)")),
+      retransmissions(s.counter(p + "retransmissions", "", "retransmit requests served (sender)")),
+      retx_bytes(s.counter(p + "retransmitted_bytes", "B", "payload bytes sent again on a retransmit request")),
+      duplicates(s.counter(p + "duplicates_dropped", "",
+                           "received packets already written (sequence behind), dropped (receiver)")),
+      fault_dropped(s.counter(p + "fault_dropped", "",
+                              "received packets dropped while their transfer waits on a fault or after it failed on one")),
+      unmatched(s.counter(p + "fault_outcomes_unmatched", "", "fault outcomes for which nothing was waiting")),
+      fault_timeouts(s.counter(p + "fault_timeouts", "",
+                               "parked channels and faulted receives retried after dma.fault-timeout without an outcome")),
+      record_retries(s.counter(p + "record_retries", "",
+                               "completion or notification records written again after their page faulted")),
+      pd_violations(s.counter(p + "pd_violations", "",
+                              "transfers received for a protection domain no channel of this node has (dropped)")),
+      notifications(s.counter(p + "notifications", "", "notifications delivered to a receiving channel")),
+      netvm_packets(s.counter(p + "netvm_buffered", "",
+                              "packets put in the NetVM kernel buffer (destination page not resident)")),
+      netvm_bytes(s.counter(p + "kernel_copy_bytes", "B", "bytes the kernel copied from the NetVM buffer into place")),
+      netvm_full(s.counter(p + "netvm_full", "", "packets held back because the NetVM buffer was full")),
+      netvm_peak(s.scalar(p + "netvm_peak", "B", "NetVM buffer bytes in use at peak")),
+      rx_stalled_us(s.scalar(p + "rx_stalled", "us",
+                             "time payload writes were held beyond 1 us (stalled translations: the "
+                             "packets behind wait in the link buffers)")) {}
+
+void Pldma::declare_metrics(MetricRegistry& reg) {
+    reg.sum_counters("packets",
+                     "Data packets sent by all PLDMAs (sum of `*.packets_sent`).",
+                     {"packets_sent"});
+    reg.sum_counters("parks",
+                     "PLDMA channels parked on a source-read fault (fault-tolerant engine).",
+                     {"dma.parks"});
+    reg.sum_counters("nacks",
+                     "NACKs sent by receiving PLDMAs for payload writes that faulted.",
+                     {"dma.nacks_sent"});
+    reg.sum_counters("retransmitted_bytes",
+                     "Payload bytes sent again on retransmit requests.",
+                     {"dma.retransmitted_bytes"});
+    reg.sum_counters("fault_timeouts",
+                     "Faults whose outcome did not come within `dma.fault-timeout`.",
+                     {"dma.fault_timeouts"});
+    reg.sum_counters("kernel_copy_bytes",
+                     "Bytes redirected into the NetVM kernel buffer and copied in by the kernel.",
+                     {"dma.kernel_copy_bytes"});
+    reg.sum_scalars("rx_stalled_us", "us",
+                    "Time receiving PLDMAs' payload writes were held beyond 1 us (stalled translations; the "
+                    "packets behind wait in the link buffers; sum of `*.dma.rx_stalled`).",
+                    "dma.rx_stalled");
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,60 @@
+// What the PLDMA engine reports: its statistics (PldmaStats, registered
+// under `<module name>.` in one constructor; README.md "Statistics") and its
+// trace track (PldmaTrace).
+#pragma once
+
+#include <string>
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+struct PldmaStats {
+    PldmaStats(StatRegistry& stats, const std::string& prefix);
+
+    // Channels and the transmit scheduler.
+    Counter& posted;
+    Counter& refused;
+    Counter& completed;
+    Counter& failed;
+    Counter& packets_sent;
+    Counter& packets_received;
+    Counter& bytes_sent;
+    Counter& bytes_received;
+    Counter& rx_errors;
+    Counter& transactions;
+    Counter& smmu_faults;
+    Histogram& latency_us;
+    // Fault recovery.
+    Counter& parks;
+    Counter& rereads;
+    Histogram& park_us;
+    Counter& nacks_sent;
+    Counter& nacks_received;
+    Counter& retx_requests;
+    Counter& retransmissions;
+    Counter& retx_bytes;
+    Counter& duplicates;
+    Counter& fault_dropped;
+    Counter& unmatched;
+    Counter& fault_timeouts;
+    Counter& record_retries;
+    // Receive side.
+    Counter& pd_violations;
+    Counter& notifications;
+    // NetVM buffer.
+    Counter& netvm_packets;
+    Counter& netvm_bytes;
+    Counter& netvm_full;
+    Scalar& netvm_peak;
+    Scalar& rx_stalled_us;
+};
+
+// The engine's trace track and its name in narrated events.
+struct PldmaTrace {
+    Tracer& tracer;
+    Tracer::Track track;
+    std::string who;
+};
+
+}  // namespace vrdmasim

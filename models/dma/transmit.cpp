@@ -1,0 +1,316 @@
+// The transmit scheduler (see transmit.hpp; README.md "Scheduling",
+// "Protocol" and "Timing").
+#include "models/dma/transmit.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "models/dma/fault_recovery.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
+                   RecordWriter& records, FaultRecovery& recovery, const PldmaConfig& params, PldmaStats& stats,
+                   PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of)
+    : channels_(channels),
+      memory_(memory),
+      net_out_(net_out),
+      control_(control),
+      records_(records),
+      recovery_(recovery),
+      params_(params),
+      stats_(stats),
+      trace_(trace),
+      node_(node),
+      coord_of_(coord_of),
+      buffer_free_(params.block_buffers),
+      block_(params.block_size),
+      tx_pkt_(*new ExanetPacket) {
+    tx_gp_.set_extension(&tx_pkt_);
+}
+
+Outstanding* Transmit::outstanding(std::uint64_t id) {
+    auto it = outstanding_.find(id);
+    return it == outstanding_.end() ? nullptr : &it->second;
+}
+
+void Transmit::run() {
+    for (;;) {
+        const sc_time now = sc_core::sc_time_stamp() + qk_.get_local_time();
+        const int c = pick(now);
+        if (c >= 0) {
+            serve(static_cast<unsigned>(c));
+            if (qk_.need_sync()) qk_.sync();
+            continue;
+        }
+        // Nothing to do. Time still held by the quantum keeper passes first,
+        // and work may arrive meanwhile (a doorbell notified during that
+        // wait would be lost to a wait that follows it): look again.
+        if (qk_.get_local_time() > sc_core::SC_ZERO_TIME) {
+            qk_.sync();
+            continue;
+        }
+        // Sleep until a doorbell, an outcome, a retransmit request, or the
+        // earliest deadline of a parked channel; nothing can happen between
+        // the look above and this wait.
+        const sc_time deadline = recovery_.park_deadline();
+        const sc_time t = sc_core::sc_time_stamp();
+        if (deadline == sc_core::sc_max_time())
+            sc_core::wait(channels_.doorbell());
+        else if (deadline > t)
+            sc_core::wait(deadline - t, channels_.doorbell());
+    }
+}
+
+int Transmit::pick(sc_time now) {
+    const unsigned n = static_cast<unsigned>(channels_.size());
+    for (unsigned i = 0; i < n; ++i) {
+        const unsigned c = (rr_next_ + i) % n;
+        Channel& ch = channels_[c];
+        if (ch.work.empty()) continue;
+        if (ch.parked) {
+            sc_time resume;
+            const FaultRecovery::Unpark u = recovery_.unpark(ch, c, now, resume);
+            if (u == FaultRecovery::Unpark::Wait) continue;
+            if (u == FaultRecovery::Unpark::Fail) {
+                fail(ch, ch.work.front(), resume);
+                if (ch.work.empty()) continue;
+            }
+        }
+        rr_next_ = (c + 1) % n;
+        return static_cast<int>(c);
+    }
+    return -1;
+}
+
+void Transmit::drop(Channel& ch, const Work* w) {
+    for (auto it = ch.work.begin(); it != ch.work.end(); ++it)
+        if (&*it == w) {
+            ch.work.erase(it);
+            return;
+        }
+}
+
+void Transmit::fail(Channel& ch, Work& w, sc_time at) {
+    auto it = outstanding_.find(w.id);
+    if (it != outstanding_.end()) {
+        const Descriptor d = it->second.desc;
+        outstanding_.erase(it);
+        complete(d, kStatusError, 0, at);
+    } else if (!w.started) {
+        --ch.queued;
+        complete(w.desc, kStatusError, 0, at);
+    }
+    drop(ch, &w);
+}
+
+void Transmit::serve(unsigned c) {
+    Channel& ch = channels_[c];
+    for (unsigned k = 0; k < params_.channel_blocks && !ch.work.empty() && !ch.parked; ++k) {
+        Work& w = ch.work.front();
+        const sc_time now = sc_core::sc_time_stamp() + qk_.get_local_time();
+        if (!w.started) start(ch, w, c, now);
+        auto it = outstanding_.find(w.id);
+        if (it == outstanding_.end() || it->second.epoch != w.epoch) {
+            drop(ch, &w);   // acknowledged or NACKed meanwhile: nothing more to send
+            continue;
+        }
+        const Descriptor d = it->second.desc;
+        if (w.next >= params_.packets_of(d.len)) {   // zero length (or nothing left)
+            if (d.len == 0) {
+                outstanding_.erase(it);
+                complete(d, kStatusOk, 0, max_time(now, w.earliest));
+            }
+            drop(ch, &w);
+            continue;
+        }
+        if (!serve_block(ch, c, w, d, now)) return;
+    }
+}
+
+void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
+    w.started = true;
+    if (!w.resend) {
+        --ch.queued;
+        outstanding_[w.id].desc = w.desc;
+    } else {
+        stats_.retransmissions.inc();
+    }
+    w.earliest = max_time(now, w.earliest) + params_.setup_time;
+    if (trace_.tracer.narrating()) {
+        std::ostringstream os;
+        if (w.resend)
+            os << "transfer " << w.id << " resends from packet " << w.next;
+        else
+            os << "transfer " << w.id << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
+               << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
+        trace_.tracer.narrate(w.earliest, trace_.who, os.str());
+    }
+}
+
+bool Transmit::serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_time now) {
+    const std::uint64_t b = w.next / params_.packets_per_block;
+    const std::uint64_t off = b * params_.block_size;
+    const std::uint64_t blen = std::min<std::uint64_t>(params_.block_size, d.len - off);
+    const unsigned slot = static_cast<unsigned>(blocks_read_ % params_.block_buffers);
+    const sc_time issue = max_time(max_time(read_free_, buffer_free_[slot]), max_time(now, w.earliest));
+    SmmuFaultExtension fx;
+    bool ok = true;
+    const sc_time data_ready =
+        memory_.access(tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, ok, &fx);
+    ++blocks_read_;
+    read_free_ = issue;
+    if (!ok) {
+        if (params_.fault_tolerant && fx.type != FaultType::None && !fx.write) {
+            recovery_.park(ch, c, d.id, fx.address, data_ready);
+            w.earliest = data_ready;
+            return false;
+        }
+        fail(ch, w, data_ready);
+        return true;
+    }
+    bool stop = false;
+    const bool sent = send_block(c, w, d, b, blen, data_ready, stop);
+    buffer_free_[slot] = send_free_;
+    if (!sent)
+        fail(ch, w, send_free_);
+    else if (stop || w.next >= params_.packets_of(d.len))
+        drop(ch, &w);   // all sent: the ACK completes it
+    qk_.set(from_now(max_time(send_free_, read_free_)));
+    if (qk_.need_sync()) qk_.sync();
+    return true;
+}
+
+void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) const {
+    p.header = ExanetHeader{};
+    p.header.type = PacketType::RdmaWrite;
+    p.header.dst_coord = coord_of_.at(d.dst_node);
+    p.header.pdid = d.pd;
+    p.header.vc = static_cast<std::uint8_t>(c & 0x1f);
+    p.footer = ExanetFooter{};
+    p.footer.src_coord = coord_of_[node_];
+    p.transfer = d.id;
+    p.src_node = node_;
+    p.dst_node = d.dst_node;
+}
+
+bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
+                          sc_time data_ready, bool& stop) {
+    ExanetPacket& p = tx_pkt_;
+    prepare_header(p, c, d);
+    const std::uint64_t off = b * params_.block_size;
+    const std::uint64_t first = b * params_.packets_per_block;
+    const std::uint64_t npk = (blen + params_.packet_size - 1) / params_.packet_size;
+    const std::uint64_t epoch = w.epoch;
+    const bool resend = w.resend;
+    for (std::uint64_t i = w.next - first; i < npk; ++i) {
+        if (params_.fault_tolerant) {
+            // A NACK (or an error ACK) may have come during the last
+            // packet's delivery; without fault tolerance the only answer
+            // is the ACK after the last packet.
+            auto o = outstanding_.find(d.id);
+            if (o == outstanding_.end() || o->second.epoch != epoch) {
+                stop = true;   // NACKed (a retransmit request will restart it) or completed
+                return true;
+            }
+        }
+        const std::uint64_t poff = i * params_.packet_size;
+        const std::uint32_t plen =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.packet_size, blen - poff));
+        const std::uint64_t at = off + poff;
+        p.header.size = static_cast<std::uint16_t>(plen);
+        p.header.dst_va = d.dst + at;
+        p.footer.seq = static_cast<std::uint16_t>((first + i) & 0x3fff);
+        p.footer.first = at == 0;
+        p.footer.last = at + plen == d.len;
+        p.footer.notify = p.footer.last && (d.flags & kFlagNotify);
+        if (!send_packet(block_.data() + poff, plen, data_ready)) return false;
+        stats_.packets_sent.inc();
+        stats_.bytes_sent.inc(plen);
+        if (resend) stats_.retx_bytes.inc(plen);
+        w.next = first + i + 1;   // w stays valid: the deque only grows at its ends meanwhile
+    }
+    return true;
+}
+
+bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready) {
+    ExanetPacket& p = tx_pkt_;
+    p.hops = 0;
+    const sc_time head = max_time(send_free_, data_ready);
+    p.tail = head;
+    tx_gp_.set_command(tlm::TLM_WRITE_COMMAND);
+    tx_gp_.set_address(p.header.dst_va);
+    tx_gp_.set_data_ptr(data);
+    tx_gp_.set_data_length(plen);
+    tx_gp_.set_streaming_width(plen);
+    tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_time t0 = sc_core::sc_time_stamp();
+    sc_time dl = from_now(head);
+    net_out_->b_transport(tx_gp_, dl);
+    send_free_ = t0 + dl;
+    return tx_gp_.is_response_ok();   // false: the network refused it (no route, too large)
+}
+
+void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail) {
+    // ACK (or, fault-tolerant, NACK) of one of our transfers.
+    auto it = outstanding_.find(id);
+    if (it == outstanding_.end() || !whole) {
+        stats_.rx_errors.inc();   // for nothing we sent
+    } else if (word == kStatusFault && params_.fault_tolerant) {
+        recovery_.nack_received(it->second);
+    } else {
+        const Descriptor d = it->second.desc;
+        outstanding_.erase(it);
+        complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
+    }
+}
+
+void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at) {
+    CompletionRecord r;
+    r.tag = d.tag;
+    r.status = status;
+    r.node = d.dst_node;
+    r.bytes = bytes;
+    r.addr = d.src;
+    sc_time done = at;
+    if (status == kStatusOk) stats_.completed.inc(); else stats_.failed.inc();
+    if (d.compl_addr)
+        done = records_.post(d.compl_addr, r, at, {&channels_[d.channel].tx});
+    else
+        channels_[d.channel].tx.raise_at(done);
+    stats_.latency_us.add(to_us(done - d.posted));
+    if (status == kStatusOk && (d.flags & kFlagNotifyPacket)) {
+        ControlOut n;
+        n.kind = ControlKind::Notification;
+        n.id = d.id;
+        n.bytes = bytes;
+        n.dst = d.dst;
+        n.pd = d.pd;
+        n.node = d.dst_node;
+        n.coord = coord_of_.at(d.dst_node);
+        n.at = done;
+        control_.queue(n);
+    }
+    trace_complete(d, status, bytes, done);
+}
+
+void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time done) {
+    Tracer& tracer = trace_.tracer;
+    if (tracer.enabled()) {
+        tracer.async_span(trace_.track, status == kStatusOk ? "transfer" : "transfer (error)", d.id, d.posted, done,
+                          {{"id", Tracer::json_number(d.id)},
+                           {"bytes", Tracer::json_number(d.len)},
+                           {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
+                           {"dst_node", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
+    }
+    if (tracer.narrating()) {
+        std::ostringstream os;
+        os << "transfer " << d.id << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
+           << " B delivered, latency " << to_us(done - d.posted) << " us";
+        tracer.narrate(done, trace_.who, os.str());
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,103 @@
+// The transmit scheduler: round robin over the channels with work, up to
+// dma.channel-blocks blocks per turn; each block is read from the source
+// through the memory port into one of dma.block-buffers buffers and cut into
+// ExaNet data packets of dma.packet-size bytes; a transfer completes when its
+// ACK comes (completion record, interrupt, optional notification packet).
+// README.md "Scheduling", "Protocol" and "Timing".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+#include "models/dma/channel_registers.hpp"
+#include "models/dma/control_packets.hpp"
+#include "models/dma/memory_port.hpp"
+#include "models/dma/params.hpp"
+#include "models/dma/records.hpp"
+#include "models/dma/stats.hpp"
+#include "models/interconnect/exanet_packet.hpp"
+
+namespace vrdmasim {
+
+class FaultRecovery;
+
+struct Outstanding {            // started, waiting for the acknowledgement
+    Descriptor desc;
+    std::uint64_t epoch = 0;    // bumped by each NACK: work of an older epoch stops
+};
+
+class Transmit {
+public:
+    // `coord_of` maps node index to ExaNet coordinate; `node` is this one.
+    Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
+             RecordWriter& records, FaultRecovery& recovery, const PldmaConfig& params, PldmaStats& stats,
+             PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of);
+    Transmit(const Transmit&) = delete;
+    Transmit& operator=(const Transmit&) = delete;
+
+    // The engine thread.
+    void run();
+    // The started transfer `id` still waiting for its ACK (nullptr: none).
+    Outstanding* outstanding(std::uint64_t id);
+    // A response packet for transfer `id` (`whole`: its payload carried
+    // the status word): ACK, error ACK or (fault-tolerant) NACK.
+    void response(std::uint64_t id, std::uint32_t word, bool whole, sc_core::sc_time tail);
+
+private:
+    // Round robin over the channels with work that are not parked (parked
+    // ones whose outcome came are released first). -1: none.
+    int pick(sc_core::sc_time now);
+    // Serve up to dma.channel-blocks blocks of channel c's front work.
+    void serve(unsigned c);
+    // Take a new transfer (or a resend) at `now`: setup time.
+    void start(Channel& ch, Work& w, unsigned c, sc_core::sc_time now);
+    // Read the block holding `w`'s next packet and send its packets; false:
+    // the channel parked on a source fault.
+    bool serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_core::sc_time now);
+    // Send the packets of block `b` (`blen` bytes at offset `off`) from
+    // `w.next`, the data ready at `data_ready`. `stop`: NACKed or completed
+    // meanwhile; returns false if the network refused a packet.
+    bool send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
+                    sc_core::sc_time data_ready, bool& stop);
+    void prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) const;
+    // Put the prepared data packet (`plen` bytes at `data`) on the network
+    // port once it is free and the block is in; false: refused.
+    bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
+    // Remove `w` from the channel's work (by address: the deque may have
+    // grown at its front meanwhile).
+    void drop(Channel& ch, const Work* w);
+    // The transfer of `w` ends with an error completion at `at`.
+    void fail(Channel& ch, Work& w, sc_core::sc_time at);
+    void complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at);
+    void trace_complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time done);
+
+    ChannelRegisters& channels_;
+    MemoryPort& memory_;
+    FwPort& net_out_;
+    ControlPackets& control_;
+    RecordWriter& records_;
+    FaultRecovery& recovery_;
+    const PldmaConfig& params_;
+    PldmaStats& stats_;
+    PldmaTrace& trace_;
+    const unsigned node_;
+    const std::vector<std::uint32_t>& coord_of_;
+
+    unsigned rr_next_ = 0;
+    std::map<std::uint64_t, Outstanding> outstanding_;   // by transfer id
+    // The engine's datapath: its read port, its network port and its block buffers.
+    sc_core::sc_time read_free_, send_free_;
+    std::vector<sc_core::sc_time> buffer_free_;
+    std::uint64_t blocks_read_ = 0;
+    std::vector<unsigned char> block_;
+    tlm_utils::tlm_quantumkeeper qk_;
+    tlm::tlm_generic_payload tx_gp_;
+    ExanetPacket& tx_pkt_;    // owned by tx_gp_ (a payload frees its extensions)
+};
+
+}  // namespace vrdmasim
