@@ -1,6 +1,7 @@
 // The PLDMA engine's statistics, registered in one place (see stats.hpp).
 // Names, units and help strings are part of the output format.
 #include "models/dma/stats.hpp"
+#include "models/dma/pldma.hpp"
 
 namespace vrdmasim {
 
