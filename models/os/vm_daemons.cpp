@@ -9,15 +9,14 @@ using sc_core::sc_time;
 VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const std::string& prefix, Vm& vm)
     : sc_module(name),
       vm_(vm),
+      kswapd_interval_(ctx.config[params_of<VmParams>().kswapd_interval]),
+      scan_sleep_(ctx.config[params_of<KhugepagedParams>().scan_sleep]),
+      alloc_sleep_(ctx.config[params_of<KhugepagedParams>().alloc_sleep]),
+      compact_interval_(ctx.config[params_of<VmParams>().compact_interval]),
+      compact_pages_(static_cast<std::uint64_t>(ctx.config[params_of<VmParams>().compact_pages])),
       kswapd_runs_(&ctx.stats.counter(prefix + ".kswapd_runs", "", "kswapd reclaim runs")),
       khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
-    const VmConfig p = read_vm_config(ctx.config);
-    kswapd_interval_ = p.kswapd_interval;
-    scan_sleep_ = p.scan_sleep;
-    alloc_sleep_ = p.alloc_sleep;
-    compact_interval_ = p.compact_interval;
-    compact_pages_ = p.compact_pages;
     vm_.set_low_memory([this] { kswapd_wake(); });
     SC_HAS_PROCESS(VmDaemons);
     SC_THREAD(kswapd);

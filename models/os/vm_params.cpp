@@ -29,11 +29,6 @@ VmConfig read_vm_config(const Config& c) {
     p.major_fault = c[params_of<VmParams>().major_fault];
     p.scan_pte = c[params_of<VmParams>().scan_pte];
     p.copy_page = c[params_of<VmParams>().copy_page];
-    p.kswapd_interval = c[params_of<VmParams>().kswapd_interval];
-    p.scan_sleep = c[params_of<KhugepagedParams>().scan_sleep];
-    p.alloc_sleep = c[params_of<KhugepagedParams>().alloc_sleep];
-    p.compact_interval = c[params_of<VmParams>().compact_interval];
-    p.compact_pages = static_cast<std::uint64_t>(c[params_of<VmParams>().compact_pages]);
     if (p.high_wm < p.low_wm)
         throw ConfigError("vm.high-watermark (" + c.text(params_of<VmParams>().high_watermark) +
                           ") must not be below vm.low-watermark (" + c.text(params_of<VmParams>().low_watermark) + ")");

@@ -1,7 +1,6 @@
 // The Vm's parameters (sections "vm" and "khugepaged", declared by
-// Vm::declare_params in vm_params.cpp): every read of them, for the Vm and
-// for VmDaemons, is in read_vm_config, so that each key is spelled once at
-// its read.
+// Vm::declare_params in vm_params.cpp): the Vm's values, read once by
+// read_vm_config; VmDaemons reads its own five through their handles.
 #pragma once
 
 #include <cstdint>
@@ -63,9 +62,6 @@ struct VmConfig {
     std::uint64_t low_wm, high_wm, direct_reclaim_pages, pages_to_scan, max_ptes_none, max_ptes_swap;
     bool pins_block_collapse;
     sc_core::sc_time swap_out_page, major_fault, scan_pte, copy_page;
-    // VmDaemons
-    sc_core::sc_time kswapd_interval, scan_sleep, alloc_sleep, compact_interval;
-    std::uint64_t compact_pages;
 };
 
 // Reads every vm.* and khugepaged.* key; ConfigError when high-watermark is
