@@ -13,6 +13,13 @@ using namespace pldma_reg;
 ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes)
     : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels) {}
 
+bool ChannelRegisters::implemented(DescOp op) {
+    switch (op) {
+    case DescOp::Write: return true;
+    default: return false;   // read and the atomics: not built yet
+    }
+}
+
 int ChannelRegisters::by_domain(std::uint16_t pd) const {
     for (unsigned c = 0; c < channels_.size(); ++c)
         if (channels_[c].enabled && channels_[c].pd == pd) return static_cast<int>(c);
@@ -89,6 +96,13 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
     case kDescFlags: reg32(ch.staged.flags); break;
     case kDescCompl: reg64(ch.staged.compl_addr); break;
     case kDescTag: reg64(ch.staged.tag); break;
+    case kDescOp: {
+        std::uint32_t op = static_cast<std::uint32_t>(ch.staged.op);
+        reg32(op);
+        ch.staged.op = static_cast<DescOp>(op);   // any value is held; the doorbell judges it
+        break;
+    }
+    case kDescCmp: reg64(ch.staged.compare); break;
     case kDoorbell:
         if (w) ring_doorbell(c, at, delay); else v = 0;
         break;
@@ -108,7 +122,8 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
 
 void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     Channel& ch = channels_[c];
-    if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_) {
+    if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
+        !implemented(ch.staged.op)) {
         ch.last_refused = true;
         stats_.refused.inc();
         return;

@@ -37,6 +37,8 @@ constexpr std::uint64_t kRxRingEntries = 0x48;  // 32
 constexpr std::uint64_t kRxProduced = 0x50;     // 64 read: notification records written so far
 constexpr std::uint64_t kTxCompleted = 0x58;    // 64 read: completion records written so far
 constexpr std::uint64_t kEventCount = 0x60;     // 64 read: notifications delivered (with or without a ring)
+constexpr std::uint64_t kDescOp = 0x68;         // 32: the operation (DescOp); reset 0, a write
+constexpr std::uint64_t kDescCmp = 0x70;        // 64: compare value of a compare-and-swap
 constexpr std::uint64_t kChannelStride = 0x1000;
 constexpr unsigned kMaxChannels = 1024;
 constexpr std::uint64_t kKernelBase = kChannelStride * kMaxChannels;   // 4 MiB
@@ -51,9 +53,23 @@ constexpr std::uint64_t kWindowSize = kKernelBase + 8 * kMaxChannels;
 constexpr std::uint32_t kFlagNotify = 1u << 0;         // the last packet tells the receiver (footer)
 constexpr std::uint32_t kFlagNotifyPacket = 1u << 1;   // after the ACK, a notification packet (type 6)
 
+// DESC_OP: what a descriptor asks of the engine. An operation the engine
+// does not implement is refused at the doorbell (STATUS bit 31,
+// `doorbells_refused`), never run as something else.
+enum class DescOp : std::uint32_t {
+    Write = 0,         // RDMA write: DESC_SRC local -> DESC_DST at DESC_DST_NODE
+    Read = 1,          // RDMA read: DESC_SRC at DESC_DST_NODE -> DESC_DST local
+    FetchAdd = 2,      // network atomics on the 8 bytes at DESC_DST of DESC_DST_NODE;
+    CompareSwap = 3,   // DESC_SRC is the operand, DESC_CMP the compare value;
+    Swap = 4,          // the old value comes back in the completion record
+};
+constexpr std::uint32_t kDescOpCount = 5;
+
 struct Descriptor {
     std::uint64_t src = 0, dst = 0, len = 0, compl_addr = 0, tag = 0;
+    std::uint64_t compare = 0;
     std::uint32_t dst_node = 0, flags = 0;
+    DescOp op = DescOp::Write;
     std::uint64_t id = 0;
     unsigned channel = 0;
     std::uint16_t pd = 0;
@@ -117,6 +133,8 @@ private:
     bool channel_register(tlm::tlm_generic_payload& gp, unsigned c, std::uint64_t off, bool w, std::uint64_t& v,
                           sc_core::sc_time at, sc_core::sc_time delay);
     void ring_doorbell(unsigned c, sc_core::sc_time at, sc_core::sc_time delay);
+    // Whether the engine carries out `op` (a doorbell with any other DESC_OP is refused).
+    static bool implemented(DescOp op);
 
     const PldmaConfig& params_;
     PldmaStats& stats_;

@@ -16,9 +16,16 @@
 
 namespace vrdmasim {
 
+// The header's 5-bit type. 0, 2, 6 and 10 are the ones the ExaNeSt
+// engine's write path uses; the read request and the atomics' request and
+// reply are numbers of this simulator's own choosing (the ExaNet documents
+// we have do not give theirs).
 enum class PacketType : std::uint8_t {
     RdmaWrite = 0,
+    ReadRequest = 1,     // RDMA read: the responder sends the region back as writes
     Control = 2,
+    AtomicRequest = 3,   // network atomic: executed by the target's engine
+    AtomicReply = 4,     // its old value
     Completion = 6,
     Response = 10,   // ACK / NACK
 };

@@ -396,6 +396,22 @@ TEST_CASE("a doorbell for a node that does not exist is refused", "[dma]") {
     CHECK(b.counter("dma0.transfers_posted") == 0);
 }
 
+TEST_CASE("a doorbell with an unknown operation is refused, never run as a write", "[dma]") {
+    Bench b;
+    std::uint64_t st = 0, op = 0;
+    b.cpu0->program = [&](Cpu& c) {
+        c.w(reg::kDescOp, 99, 4);
+        op = c.r(reg::kDescOp, 4);
+        c.post(0x10000, 1, 0x20000, 64, 1, 0x100, false);
+        st = c.r(reg::kStatus, 4);
+    };
+    sc_start();
+    CHECK(op == 99);
+    CHECK((st & 0x80000000u) != 0);
+    CHECK(b.counter("dma0.transfers_posted") == 0);
+    CHECK(b.counter("dma0.doorbells_refused") == 1);
+}
+
 TEST_CASE("a source that cannot be read completes with an error, not success", "[dma]") {
     Bench b;
     b.cpu0->program = [&](Cpu& c) {
