@@ -1173,3 +1173,219 @@ TEST_CASE("read: a local destination that cannot be written completes with an er
     CHECK(b.counter("dma1.read_replies_failed") == 1);
     CHECK(b.counter("dma1.read_requests_served") == 0);
 }
+
+TEST_CASE("read, fault-tolerant: a source fault at the responder parks its channel, then re-reads",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;   // 5 blocks, 20 packets
+    const auto src = pattern(len, 34);
+    Bench::poke(*b.mem1, 0x40800, src);
+    b.smmu1->faulting.insert({0x41, false});   // the source's second page (offsets 2048..)
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40800, 0x50000, len, 11, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu1->faults.size() == 1);
+    CHECK(b.smmu1->faults[0].address == 0x41000);
+    CHECK_FALSE(b.smmu1->faults[0].write);
+    REQUIRE(b.smmu1->outcomes.size() == 1);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == src);
+    CHECK(b.smmu0->not_once(0x50000, len) == 0);
+    CHECK(b.smmu0->writes.size() == len + sizeof(CompletionRecord));   // payload + the read's record
+    CHECK(b.counter("dma1.parks") == 1);
+    CHECK(b.counter("dma1.rereads") == 1);
+    CHECK(b.counter("dma1.packets_sent") == 20);   // nothing sent twice
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.counter("dma0.parks") == 0);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    // Packets of the faulting block leave only after the resolution.
+    REQUIRE(b.tap10->seen.size() == 20);
+    CHECK(b.tap10->seen[8].head >= b.smmu1->outcomes[0]);
+    CHECK(b.stats.find_histogram("dma1.park_time")->count() == 1);
+}
+
+TEST_CASE("read, fault-tolerant: a destination fault at the initiator is NACKed and the responder resends",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 35);
+    Bench::poke(*b.mem1, 0x40000, src);
+    // Destination 0x50900: page 0x51000 starts at offset 0x700 = packet 7.
+    b.smmu0->faulting.insert({0x51, true});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 12, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu0->faults.size() == 1);
+    CHECK(b.smmu0->faults[0].address == 0x51000);
+    CHECK(b.smmu0->faults[0].write);
+    CHECK(Bench::peek(*b.mem0, 0x50900, len) == src);
+    CHECK(b.smmu0->not_once(0x50900, len) == 0);
+    CHECK(b.smmu0->writes.size() == len + sizeof(CompletionRecord));
+    // The reply: packets 0..7 (7 NACKed), then 7..19 again.
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 8 + 13);
+    for (std::size_t i = 0; i < 8; ++i) CHECK(back[i].footer.seq == i);
+    for (std::size_t i = 0; i < 13; ++i) CHECK(back[8 + i].footer.seq == 7 + i);
+    for (const auto& p : back) CHECK(p.footer.reply);
+    // From the initiator: request, NACK at 7, retransmit request from 7, ACK.
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 4);
+    CHECK(out[0].header.type == PacketType::ReadRequest);
+    CHECK(out[1].header.type == PacketType::Response);
+    CHECK(reply(out[1]).word == kStatusFault);
+    CHECK(reply(out[1]).index == 7);
+    CHECK(out[2].header.type == PacketType::Control);
+    CHECK(reply(out[2]).word == kControlRetransmit);
+    CHECK(reply(out[2]).index == 7);
+    CHECK(out[2].head >= b.smmu0->outcomes.at(0));
+    CHECK(reply(out[3]).word == kStatusOk);
+    CHECK(back[8].head >= out[2].head);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(b.counter("dma0.nacks_sent") == 1);
+    CHECK(b.counter("dma0.retransmit_requests") == 1);
+    CHECK(b.counter("dma1.nacks_received") == 1);
+    CHECK(b.counter("dma1.retransmissions") == 1);
+    CHECK(b.counter("dma1.retransmitted_bytes") == len - 7 * 256);
+    CHECK(b.counter("dma0.bytes_received") == len);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+}
+
+TEST_CASE("read, fault-tolerant: an unresolved source fault at the responder fails the read at the initiator",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    Bench::poke(*b.mem1, 0x40000, pattern(4096, 36));
+    Bench::poke(*b.mem0, 0x50000, std::vector<unsigned char>(4096, 0xee));
+    b.smmu1->faulting.insert({0x40, false});
+    b.smmu1->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, 4096, 13, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.tag == 13);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(Bench::peek(*b.mem0, 0x50000, 4096) == std::vector<unsigned char>(4096, 0xee));
+    CHECK(b.counter("dma1.parks") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.packets_sent") == 0);
+    REQUIRE(b.tap10->seen.size() == 1);
+    CHECK(reply(b.tap10->seen[0]).word == kStatusError);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+}
+
+TEST_CASE("read, fault-tolerant: an unresolved destination fault at the initiator fails the read",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    Bench::poke(*b.mem1, 0x40000, pattern(len, 37));
+    b.smmu0->faulting.insert({0x51, true});
+    b.smmu0->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 14, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap10->seen.size() == 8);   // the responder stopped after the NACKed packet 7
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 3);   // request, NACK, error ACK
+    CHECK(reply(out[1]).word == kStatusFault);
+    CHECK(reply(out[2]).word == kStatusError);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.read_requests_served") == 0);
+    CHECK(b.counter("dma1.retransmissions") == 0);
+}
+
+TEST_CASE("read, original engine: a source SMMU fault at the responder fails the read", "[dma][read][fault]") {
+    Bench b(kNotFt, true);
+    Bench::poke(*b.mem1, 0x40000, pattern(4096, 38));
+    b.smmu1->faulting.insert({0x40, false});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, 4096, 15, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
+    CHECK(b.counter("dma1.parks") == 0);
+    CHECK(b.counter("dma1.packets_sent") == 0);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+}
+
+TEST_CASE("read, original engine: a destination SMMU fault at the initiator fails the read", "[dma][read][fault]") {
+    Bench b(kNotFt, true);
+    const std::size_t len = 5000;
+    Bench::poke(*b.mem1, 0x40000, pattern(len, 39));
+    b.smmu0->faulting.insert({0x51, true});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 16, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap10->seen.size() == 20);   // all sent; the initiator's receiver marks the reply bad
+    CHECK(b.counter("dma0.nacks_sent") == 0);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.retransmitted_bytes") == 0);
+}
+
+TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initiator's kernel buffer",
+          "[dma][read][netvm]") {
+    Settings s = kFt;
+    s.push_back({"dma.netvm-buffer", "16KiB"});
+    Bench b(s, true);
+    b.smmu0->service = sc_time(30, SC_US);
+    const std::size_t len = 40 * 1024;
+    const auto a = pattern(len, 40);
+    Bench::poke(*b.mem1, 0x40000, a);
+    for (std::uint64_t p = 0x50; p < 0x5a; ++p) b.smmu0->faulting.insert({p, true});   // every destination page
+    std::map<std::uint64_t, unsigned> copies;   // byte -> kernel copies
+    b.dma0->enable_netvm([&](std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+        Bench::poke(*b.mem0, va, std::vector<unsigned char>(data, data + n));
+        for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
+        return at + sc_time(n, SC_NS);
+    });
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, len, 17, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == a);
+    std::size_t bad = 0;   // every byte exactly once: by the engine or by the kernel's copy
+    for (std::uint64_t i = 0; i < len; ++i) {
+        const auto e = b.smmu0->writes.find(0x50000 + i);
+        const auto k = copies.find(0x50000 + i);
+        if ((e == b.smmu0->writes.end() ? 0 : e->second) + (k == copies.end() ? 0 : k->second) != 1) ++bad;
+    }
+    CHECK(bad == 0);
+    CHECK(b.counter("dma0.kernel_copy_bytes") > 0);
+    CHECK(b.counter("dma0.bytes_received") == len);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    CHECK(b.counter("dma0.nacks_sent") == 0);
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.stats.find_scalar("dma0.netvm_peak")->value() <= 16 * 1024);
+}
