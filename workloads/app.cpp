@@ -306,6 +306,9 @@ void App::mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) {
     const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
     if (!access(tlm::TLM_WRITE_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len, true))
         throw std::runtime_error(group_ + ": PLDMA register write failed at offset " + std::to_string(off));
+    // Whoever stages DESC_OP, the shadow follows it (stage_op skips the
+    // store only when the register really holds the operation).
+    if (off == pldma_reg::kDescOp) staged_op_ = static_cast<DescOp>(static_cast<std::uint32_t>(v));
 }
 
 void App::setup_rx_ring(std::uint32_t entries) {
@@ -341,8 +344,7 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
 
 void App::stage_op(DescOp op) {
     if (staged_op_ == op) return;
-    mmio_write(pldma_reg::kDescOp, static_cast<std::uint32_t>(op), 4);
-    staged_op_ = op;
+    mmio_write(pldma_reg::kDescOp, static_cast<std::uint32_t>(op), 4);   // updates the shadow
 }
 
 bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,

@@ -7,6 +7,9 @@
 #include "system.hpp"
 #include "system_sim.hpp"
 
+#include <stdexcept>
+#include <vector>
+
 using namespace vrdmasim;
 using namespace sc_core;
 
@@ -81,4 +84,58 @@ TEST_CASE("read: workload.operation = read is refused for workloads without a re
         CHECK(msg.find("workload.operation") != std::string::npos);
         CHECK(msg.find("pingpong") != std::string::npos);
     }
+}
+
+TEST_CASE("read: a program mixing reads and writes gets each operation it posts", "[system][read]") {
+    // The library writes DESC_OP only when the operation changes: a write
+    // after a read must be staged as a write again, or it would run as a read.
+    Sim s({{"workload.total-bytes", "4KiB"}, {"workload.message-size", "4KiB"}, {"sim.time-limit", "5ms"}});
+    App& a0 = s.sys->node(0).app;
+    App& a1 = s.sys->node(1).app;
+    const std::uint64_t len = 4096;
+    std::vector<unsigned char> p1(len), p2(len), p3(len);
+    fill_pattern(p1.data(), len, 101);
+    fill_pattern(p2.data(), len, 102);
+    fill_pattern(p3.data(), len, 103);
+    std::uint64_t src0 = 0, dst0 = 0, src0b = 0;
+    bool mapped = false, done = false;
+    sc_event mapped_ev;
+    a0.program = [&](App& app) {
+        src0 = app.alloc(len);
+        dst0 = app.alloc(len);
+        src0b = app.alloc(len);
+        REQUIRE(app.debug_write(src0, p1.data(), len));
+        REQUIRE(app.debug_write(src0b, p3.data(), len));
+        mapped = true;
+        mapped_ev.notify(app.now() - sc_time_stamp());
+    };
+    a1.program = [&](App& app) {
+        const std::uint64_t buf = app.alloc(len), buf2 = app.alloc(len), rec = app.alloc_locked(3 * 32);
+        REQUIRE(app.debug_write(buf2, p2.data(), len));
+        app.wait_until([&] { return mapped; }, mapped_ev);
+        REQUIRE(app.post_read(0, src0, buf, len, 1, rec));
+        CHECK(app.wait_record(rec).status == kStatusOk);
+        REQUIRE(app.post_write(buf2, 0, dst0, len, 2, rec + 32, 0));
+        CHECK(app.wait_record(rec + 32).status == kStatusOk);
+        REQUIRE(app.post_read(0, src0b, buf2, len, 3, rec + 64));
+        CHECK(app.wait_record(rec + 64).status == kStatusOk);
+        std::vector<unsigned char> got(len);
+        REQUIRE(app.debug_read(buf, got.data(), len));
+        CHECK(got == p1);
+        REQUIRE(app.debug_read(buf2, got.data(), len));
+        CHECK(got == p3);
+        CHECK_THROWS_AS(app.post_read(0, src0, buf, len, 4, rec, kFlagNotify), std::invalid_argument);
+        CHECK_THROWS_AS(app.post_read(1, buf, buf2, len, 4, rec), std::invalid_argument);
+        done = true;
+    };
+    s.run();
+    REQUIRE(done);
+    std::vector<unsigned char> got(len);
+    REQUIRE(a0.debug_read(dst0, got.data(), len));
+    CHECK(got == p2);   // the write landed at node 0
+    CHECK(s.counter("node1.dma.reads_posted") == 2);
+    CHECK(s.counter("node1.dma.transfers_posted") == 3);
+    CHECK(s.counter("node0.dma.read_requests_served") == 2);
+    CHECK(s.counter("node0.dma.bytes_received") == len);
+    CHECK(s.counter("node1.dma.bytes_received") == 2 * len);
 }
