@@ -144,6 +144,9 @@ const std::map<std::string, Settings>& scenarios() {
                                           {"sim.time-limit", "1s"}}},
         // Which node's hog re-touches its memory.
         {"hog.nodes", kStream + Settings{{"hog.bytes", "2MiB"}, {"hog.interval", "50us"}}},
+        // Writes posted by src-node or reads posted by dst-node: who posts,
+        // who serves read requests.
+        {"workload.operation", kStream},
     };
     return s;
 }
