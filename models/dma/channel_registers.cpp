@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "models/dma/atomics.hpp"
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -16,7 +18,10 @@ ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats,
 bool ChannelRegisters::implemented(DescOp op) {
     switch (op) {
     case DescOp::Write: return true;
-    default: return false;   // read and the atomics: not built yet
+    case DescOp::FetchAdd:
+    case DescOp::CompareSwap:
+    case DescOp::Swap: return true;   // atomics.*
+    default: return false;   // read: not built yet
     }
 }
 
@@ -122,8 +127,11 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
 
 void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     Channel& ch = channels_[c];
+    // An atomic works on 8 aligned bytes: DESC_LEN 8, DESC_DST a multiple of 8.
+    const bool atomic = is_atomic(ch.staged.op);
+    const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !implemented(ch.staged.op)) {
+        !implemented(ch.staged.op) || bad_atomic) {
         ch.last_refused = true;
         stats_.refused.inc();
         return;
@@ -139,7 +147,10 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     wk.earliest = at;
     ch.work.push_back(wk);
     ++ch.queued;
-    stats_.posted.inc();
+    if (atomic)
+        stats_.atomics_posted.inc();
+    else
+        stats_.posted.inc();
     doorbell_.notify(delay);
 }
 

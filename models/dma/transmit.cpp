@@ -3,8 +3,10 @@
 #include "models/dma/transmit.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
+#include "models/dma/atomics.hpp"
 #include "models/dma/fault_recovery.hpp"
 
 namespace vrdmasim {
@@ -118,6 +120,10 @@ void Transmit::serve(unsigned c) {
             continue;
         }
         const Descriptor d = it->second.desc;
+        if (is_atomic(d.op)) {
+            send_atomic(ch, c, w, d);
+            continue;
+        }
         if (w.next >= params_.packets_of(d.len)) {   // zero length (or nothing left)
             if (d.len == 0) {
                 outstanding_.erase(it);
@@ -143,6 +149,10 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
         std::ostringstream os;
         if (w.resend)
             os << "transfer " << w.id << " resends from packet " << w.next;
+        else if (is_atomic(w.desc.op))
+            os << "atomic " << w.id << " starts on channel " << c << ": " << atomic_name(w.desc.op) << " at node"
+               << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand " << w.desc.src
+               << (w.desc.op == DescOp::CompareSwap ? ", compare " + std::to_string(w.desc.compare) : std::string());
         else
             os << "transfer " << w.id << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
                << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
@@ -194,6 +204,27 @@ void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) 
     p.transfer = d.id;
     p.src_node = node_;
     p.dst_node = d.dst_node;
+}
+
+void Transmit::send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d) {
+    ExanetPacket& p = tx_pkt_;
+    prepare_header(p, c, d);
+    p.header.type = PacketType::AtomicRequest;
+    p.header.dst_va = d.dst;
+    AtomicRequestWire req;
+    req.id = d.id;
+    req.op = static_cast<std::uint32_t>(d.op);
+    req.operand = d.src;
+    req.compare = d.compare;
+    std::memcpy(atomic_buf_, &req, sizeof req);
+    p.header.size = sizeof req;
+    p.footer.first = p.footer.last = true;
+    if (send_packet(atomic_buf_, sizeof req, w.earliest))
+        drop(ch, &w);   // the reply completes it
+    else
+        fail(ch, w, send_free_);
+    qk_.set(from_now(send_free_));
+    if (qk_.need_sync()) qk_.sync();
 }
 
 bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
@@ -267,19 +298,43 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
     }
 }
 
-void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at) {
+void Transmit::atomic_reply(std::uint64_t id, std::uint32_t status, std::uint64_t old, sc_time tail) {
+    auto it = outstanding_.find(id);
+    if (it == outstanding_.end() || !is_atomic(it->second.desc.op)) {
+        stats_.rx_errors.inc();   // for nothing we sent
+        return;
+    }
+    const Descriptor d = it->second.desc;
+    outstanding_.erase(it);
+    const bool ok = status == kStatusOk;
+    complete(d, ok ? kStatusOk : kStatusError, ok ? 8 : 0, tail, ok ? old : 0);
+}
+
+void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at,
+                        std::uint64_t old) {
+    const bool atomic = is_atomic(d.op);
     CompletionRecord r;
     r.tag = d.tag;
     r.status = status;
     r.node = d.dst_node;
     r.bytes = bytes;
-    r.addr = d.src;
+    r.addr = atomic ? old : d.src;   // an atomic's record carries the old value
     sc_time done = at;
-    if (status == kStatusOk) stats_.completed.inc(); else stats_.failed.inc();
+    if (atomic)
+        (status == kStatusOk ? stats_.atomics_completed : stats_.atomics_failed).inc();
+    else if (status == kStatusOk)
+        stats_.completed.inc();
+    else
+        stats_.failed.inc();
     if (d.compl_addr)
         done = records_.post(d.compl_addr, r, at, {&channels_[d.channel].tx});
     else
         channels_[d.channel].tx.raise_at(done);
+    if (atomic) {
+        stats_.atomic_latency_us.add(to_us(done - d.posted));
+        trace_atomic(d, status, old, done);
+        return;
+    }
     stats_.latency_us.add(to_us(done - d.posted));
     if (status == kStatusOk && (d.flags & kFlagNotifyPacket)) {
         ControlOut n;
@@ -309,6 +364,32 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
         std::ostringstream os;
         os << "transfer " << d.id << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
            << " B delivered, latency " << to_us(done - d.posted) << " us";
+        tracer.narrate(done, trace_.who, os.str());
+    }
+}
+
+}  // namespace vrdmasim
+
+namespace vrdmasim {
+
+void Transmit::trace_atomic(const Descriptor& d, std::uint32_t status, std::uint64_t old, sc_time done) {
+    Tracer& tracer = trace_.tracer;
+    if (tracer.enabled()) {
+        tracer.async_span(trace_.track, status == kStatusOk ? "atomic" : "atomic (error)", d.id, d.posted, done,
+                          {{"id", Tracer::json_number(d.id)},
+                           {"op", Tracer::json_string(atomic_name(d.op))},
+                           {"old", Tracer::json_number(old)},
+                           {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
+                           {"dst_node", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
+    }
+    if (tracer.narrating()) {
+        std::ostringstream os;
+        os << "atomic " << d.id << " " << atomic_name(d.op);
+        if (status == kStatusOk)
+            os << " complete: old value " << old;
+        else
+            os << " FAILED";
+        os << ", latency " << to_us(done - d.posted) << " us";
         tracer.narrate(done, trace_.who, os.str());
     }
 }
