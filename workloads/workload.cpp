@@ -114,7 +114,12 @@ WorkloadParams::WorkloadParams()
       fill_source(set.boolean("fill-source", "true",
                               "the program writes each message's data into its source buffer before posting it (making "
                               "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
-                              "cold source pages fault in the engine")) {}
+                              "cold source pages fault in the engine")),
+      operation(set.choice("operation", "write", {"write", "read"},
+                           "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
+                           "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
+                           "(the data moves the same way; the initiator, its completion records and the latency are "
+                           "dst-node's). Other workloads: write only")) {}
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
@@ -122,6 +127,9 @@ void Workload::declare_params(ParamRegistry& reg) {
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
     const Config& c = ctx.config;
+    const std::string& kind = c[params_of<WorkloadParams>().kind];
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
+        throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
     if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -131,7 +139,6 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
     throw ConfigError("workload.kind = " + kind + ": no such workload");

@@ -34,6 +34,7 @@ struct WorkloadParams {
     IntParam buffers;
     EnumParam madvise;
     BoolParam fill_source;
+    EnumParam operation;
 };
 
 // What the application saw: every transfer, its outcome and its data check.

@@ -18,11 +18,20 @@ ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats,
 bool ChannelRegisters::implemented(DescOp op) {
     switch (op) {
     case DescOp::Write: return true;
+    case DescOp::Read: return true;
     case DescOp::FetchAdd:
     case DescOp::CompareSwap:
     case DescOp::Swap: return true;   // atomics.*
-    default: return false;   // read: not built yet
+    default: return false;
     }
+}
+
+bool ChannelRegisters::acceptable(const Descriptor& d) {
+    if (!implemented(d.op)) return false;
+    // A read's DESC_FLAGS bits mean nothing yet (no notification of the
+    // responder is built): refused rather than silently ignored.
+    if (d.op == DescOp::Read && d.flags != 0) return false;
+    return true;
 }
 
 int ChannelRegisters::by_domain(std::uint16_t pd) const {
@@ -131,7 +140,9 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     const bool atomic = is_atomic(ch.staged.op);
     const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !implemented(ch.staged.op) || bad_atomic) {
+        !acceptable(ch.staged) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        // (A read of this node's own memory is refused: the reply would
+        // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;
         stats_.refused.inc();
         return;
@@ -148,9 +159,10 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     ch.work.push_back(wk);
     ++ch.queued;
     if (atomic)
-        stats_.atomics_posted.inc();
+        stats_.atomics_posted.inc();   // not a transfer: atomics have their own statistics
     else
         stats_.posted.inc();
+    if (wk.desc.op == DescOp::Read) stats_.reads_posted.inc();
     doorbell_.notify(delay);
 }
 

@@ -38,6 +38,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/netvm_buffer.hpp"
 #include "models/dma/params.hpp"
+#include "models/dma/read.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/records.hpp"
 #include "models/dma/stats.hpp"
@@ -146,6 +147,7 @@ private:
     AtomicUnit atomics_;
     NetvmBuffer netvm_;
     Receiver receiver_;
+    ReadProtocol reads_;
     FaultRecovery recovery_;
     Transmit transmit_;
 };
