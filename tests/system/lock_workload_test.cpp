@@ -100,3 +100,24 @@ TEST_CASE("lock: a home node the system does not have is refused before simulati
     home.push_back({"lock.home-node", "7"});   // 4 nodes
     CHECK_THROWS_AS(SystemSim(home), ConfigError);
 }
+
+TEST_CASE("lock mcs on cold memory, terminate mode: the home's first atomics fault, exclusion holds", "[lock]") {
+    Settings set = lock_run("mcs");
+    set.push_back({"workload.populate", "false"});
+    set.push_back({"smmu-driver.fault-mode", "terminate"});
+    set.push_back({"dma.fault-tolerant", "true"});
+    SystemSim s(set);
+    check_exclusion(s, 1);
+    CHECK(s.counter("node0.dma.atomic_faults") > 0);
+}
+
+TEST_CASE("lock spin on cold memory, stall mode: the home's first atomics wait in its SMMU, exclusion holds",
+          "[lock]") {
+    Settings set = lock_run("spin");
+    set.push_back({"workload.populate", "false"});
+    set.push_back({"smmu-driver.fault-mode", "stall"});
+    set.push_back({"dma.fault-tolerant", "false"});
+    SystemSim s(set);
+    check_exclusion(s, 1);
+    CHECK(s.counter("node0.smmu.cb0.faults_read") + s.counter("node0.smmu.cb0.faults_write") > 0);
+}
