@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "system.hpp"
+#include "workloads/lock_workload.hpp"
 
 namespace vrdmasim {
 
@@ -73,6 +74,7 @@ MetricRegistry build_summary_metrics() {
     Registrar::declare_metrics(reg);
     Pldma::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
+    LockWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

@@ -377,6 +377,32 @@ bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t l
     return !refused;
 }
 
+bool App::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
+                      std::uint64_t tag, std::uint64_t compl_addr) {
+    using namespace pldma_reg;
+    compute(post_overhead_);
+    if (compl_addr) {
+        CompletionRecord blank;   // status 0 = not written yet
+        if (!access(tlm::TLM_WRITE_COMMAND, physical(compl_addr, true), reinterpret_cast<unsigned char*>(&blank),
+                    sizeof blank, true))
+            throw std::runtime_error(group_ + ": completion record not writable");
+    }
+    const DescOp d = op == AtomicOp::FetchAdd ? DescOp::FetchAdd
+                     : op == AtomicOp::Swap   ? DescOp::Swap
+                                              : DescOp::CompareSwap;
+    stage_op(d);
+    mmio_write(kDescSrc, operand, 8);
+    mmio_write(kDescDst, addr, 8);
+    mmio_write(kDescLen, 8, 8);
+    mmio_write(kDescDstNode, node, 4);
+    mmio_write(kDescFlags, 0, 4);
+    if (op == AtomicOp::CompareSwap) mmio_write(kDescCmp, compare, 8);
+    mmio_write(kDescCompl, compl_addr, 8);
+    mmio_write(kDescTag, tag, 8);
+    mmio_write(kDoorbell, 1, 4);
+    return (mmio_read(kStatus, 4) & 0x80000000u) == 0;
+}
+
 void App::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
     const sc_time start = now();
     std::uint64_t polls = 1;
@@ -495,6 +521,18 @@ CompletionRecord App::read_record(std::uint64_t addr) {
     if (!access(tlm::TLM_READ_COMMAND, physical(addr, false), reinterpret_cast<unsigned char*>(&r), sizeof r))
         throw std::runtime_error(group_ + ": completion record unreadable");
     return r;
+}
+
+std::uint64_t App::load(std::uint64_t addr) {
+    std::uint64_t v = 0;
+    if (!access(tlm::TLM_READ_COMMAND, physical(addr, false), reinterpret_cast<unsigned char*>(&v), 8))
+        throw std::runtime_error(group_ + ": user load failed");
+    return v;
+}
+
+void App::store(std::uint64_t addr, std::uint64_t value) {
+    if (!access(tlm::TLM_WRITE_COMMAND, physical(addr, true), reinterpret_cast<unsigned char*>(&value), 8, true))
+        throw std::runtime_error(group_ + ": user store failed");
 }
 
 bool App::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }

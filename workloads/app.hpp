@@ -50,6 +50,9 @@ enum class BufferAdvice { None, HugePage, NoHugePage };
 // "none" | "hugepage" | "nohugepage" (the parameter's choices).
 BufferAdvice buffer_advice(const std::string& name);
 
+// A network atomic's operation (DESC_OP 2, 3, 4).
+enum class AtomicOp { FetchAdd, CompareSwap, Swap };
+
 class App : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<App> cpu;
@@ -125,6 +128,14 @@ public:
     // throw std::invalid_argument (the engine would refuse them).
     bool post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags = 0);
+    // A network atomic on the 8 bytes at `addr` (8-aligned) in the process
+    // of this job on node `node` (may be this node): executed by that node's
+    // engine; the completion record's `addr` field holds the old value.
+    // FetchAdd adds `operand`; Swap writes it; CompareSwap writes it if the
+    // old value equals `compare`. False if the engine refused the doorbell
+    // (queue full, misaligned). The record at `compl_addr` is cleared first.
+    bool post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
+                     std::uint64_t tag, std::uint64_t compl_addr);
     // Wait, in the way rdma.completion says (interrupt, poll, counter), until
     // `n` completions / `n` notifications have arrived on this channel in
     // total (notifications: EVENT_COUNT, so no ring is needed).
@@ -139,6 +150,10 @@ public:
     // return it.
     CompletionRecord wait_record(std::uint64_t addr);
     CompletionRecord read_record(std::uint64_t addr);
+    // A timed user load / (posted) store of the 8 bytes at `addr` of this
+    // process's memory (faulting the page in if needed).
+    std::uint64_t load(std::uint64_t addr);
+    void store(std::uint64_t addr, std::uint64_t value);
     CompletionRecord read_rx_record(std::uint64_t index);
     // Whether the page holding `addr` is in memory (always, without a VM).
     bool resident(std::uint64_t addr) const;

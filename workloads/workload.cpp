@@ -8,6 +8,7 @@
 #include "models/memory/dram.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "workloads/cluster.hpp"
+#include "workloads/lock_workload.hpp"
 #include "workloads/pingpong.hpp"
 #include "workloads/stream.hpp"
 
@@ -74,12 +75,13 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation", "lock"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
                       "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
                       "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
-                      "total-bytes to its image under a seeded (sim.seed) permutation without fixed points")),
+                      "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
+                      "contends for one lock or semaphore at lock.home-node (section [lock])")),
       src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)")
                    .range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
@@ -123,6 +125,7 @@ WorkloadParams::WorkloadParams()
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
+    reg.add(params_of<LockParams>().set);
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
@@ -131,6 +134,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
         throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
     if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
+    if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {

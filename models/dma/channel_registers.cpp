@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "models/dma/atomics.hpp"
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -17,7 +19,10 @@ bool ChannelRegisters::implemented(DescOp op) {
     switch (op) {
     case DescOp::Write: return true;
     case DescOp::Read: return true;
-    default: return false;   // the atomics: not built yet
+    case DescOp::FetchAdd:
+    case DescOp::CompareSwap:
+    case DescOp::Swap: return true;   // atomics.*
+    default: return false;
     }
 }
 
@@ -131,8 +136,11 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
 
 void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     Channel& ch = channels_[c];
+    // An atomic works on 8 aligned bytes: DESC_LEN 8, DESC_DST a multiple of 8.
+    const bool atomic = is_atomic(ch.staged.op);
+    const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !acceptable(ch.staged) || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        !acceptable(ch.staged) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
         // (A read of this node's own memory is refused: the reply would
         // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;
@@ -150,7 +158,10 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     wk.earliest = at;
     ch.work.push_back(wk);
     ++ch.queued;
-    stats_.posted.inc();
+    if (atomic)
+        stats_.atomics_posted.inc();   // not a transfer: atomics have their own statistics
+    else
+        stats_.posted.inc();
     if (wk.desc.op == DescOp::Read) stats_.reads_posted.inc();
     doorbell_.notify(delay);
 }

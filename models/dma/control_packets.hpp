@@ -54,11 +54,13 @@ public:
     // The control thread: sends the queued packets in order.
     void run();
 
-private:
-    // Send one single-flit-payload packet (response, control, notification).
+    // Send one small packet (response, control, notification, atomic
+    // reply) through `gp` / `k`, which the caller owns (one pair per thread).
     void emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len, PacketType type,
               std::uint32_t coord, unsigned node, std::uint64_t id, std::uint16_t seq, std::uint16_t pd,
               std::uint64_t va, sc_core::sc_time at);
+
+private:
     void send_control(ControlOut& c);
     void trace_control(const ControlOut& c);
 

@@ -13,13 +13,14 @@ using sc_core::sc_time;
 
 FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver,
                              RecordWriter& records, NetvmBuffer& netvm, ControlPackets& control,
-                             const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
+                             AtomicUnit& atomics, const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
     : channels_(channels),
       transmit_(transmit),
       receiver_(receiver),
       records_(records),
       netvm_(netvm),
       control_(control),
+      atomics_(atomics),
       params_(params),
       stats_(stats),
       trace_(trace) {}
@@ -157,6 +158,8 @@ void FaultRecovery::fault_resolved(std::uint64_t address, bool write, bool resol
         if (records_.fault_resolved(page, resolved, at)) matched = true;
         if (netvm_.fault_resolved(page, resolved, at)) matched = true;
     }
+    // The atomic unit waits on a page whichever access of its read-modify-write faulted.
+    if (atomics_.fault_resolved(page, resolved, at)) matched = true;
     if (!matched) stats_.unmatched.inc();
 }
 

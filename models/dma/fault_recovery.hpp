@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "models/dma/atomics.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/netvm_buffer.hpp"
@@ -30,8 +31,8 @@ struct Outstanding;
 class FaultRecovery {
 public:
     FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver, RecordWriter& records,
-                  NetvmBuffer& netvm, ControlPackets& control, const PldmaConfig& params, PldmaStats& stats,
-                  PldmaTrace& trace);
+                  NetvmBuffer& netvm, ControlPackets& control, AtomicUnit& atomics, const PldmaConfig& params,
+                  PldmaStats& stats, PldmaTrace& trace);
     FaultRecovery(const FaultRecovery&) = delete;
     FaultRecovery& operator=(const FaultRecovery&) = delete;
 
@@ -81,6 +82,7 @@ private:
     RecordWriter& records_;
     NetvmBuffer& netvm_;
     ControlPackets& control_;
+    AtomicUnit& atomics_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
     PldmaTrace& trace_;

@@ -94,10 +94,11 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       records_(memory_, params_, stats_),
       channels_(params_, stats_, node_, coord_of_.size()),
       control_(net_out, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),
+      atomics_(channels_, memory_, control_, params_, stats_, trace_),
       netvm_(memory_, receiver_, params_, stats_),
       receiver_(channels_, memory_, control_, records_, recovery_, netvm_, reads_, params_, stats_),
       reads_(channels_, transmit_, receiver_, control_, stats_, trace_, node_, coord_of_),
-      recovery_(channels_, transmit_, receiver_, records_, netvm_, control_, params_, stats_, trace_),
+      recovery_(channels_, transmit_, receiver_, records_, netvm_, control_, atomics_, params_, stats_, trace_),
       transmit_(channels_, memory_, net_out, control_, records_, recovery_, reads_, params_, stats_, trace_, node_,
                 coord_of_) {
     mmio.register_b_transport(this, &Pldma::mmio_transport);
@@ -105,6 +106,9 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
     SC_HAS_PROCESS(Pldma);
     SC_THREAD(engine);
     SC_THREAD(control_thread);
+    SC_THREAD(atomic_thread);   // first runs when a request comes: no activation otherwise
+    sensitive << atomics_.queued();
+    dont_initialize();
     if (params_.fault_tolerant) {
         SC_THREAD(watchdog_thread);
         SC_THREAD(record_thread);
@@ -135,6 +139,17 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
     case PacketType::Response: transmit_.response(id, word, whole, tail); break;
     case PacketType::Control: recovery_.control_received(id, word, index, tail); break;
+    case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;
+    case PacketType::AtomicReply: {
+        AtomicReplyWire r;
+        if (gp.get_data_length() < sizeof r) {
+            stats_.rx_errors.inc();
+            break;
+        }
+        std::memcpy(&r, gp.get_data_ptr(), sizeof r);
+        transmit_.atomic_reply(r.id, r.status, r.old, tail);
+        break;
+    }
     case PacketType::Completion: {
         // Notification packet: the transfer it names is complete.
         std::uint64_t bytes = 0;

@@ -31,6 +31,7 @@
 #include "core/context.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
+#include "models/dma/atomics.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/fault_recovery.hpp"
@@ -113,7 +114,8 @@ public:
     // fails its transfer; a receive that faulted (write == true) asks its
     // sender to retransmit (or, NetVM, has the kernel copy its buffered
     // packets in) or answers it with an error. Matched by 4 KiB page, so one
-    // outcome releases everything waiting on that page. Outcomes that match
+    // outcome releases everything waiting on that page (the atomic unit's
+    // faulted read-modify-write included). Outcomes that match
     // nothing are ignored (counted in `fault_outcomes_unmatched`). Ignored
     // when dma.fault-tolerant is false. Call from a thread or method at the
     // current simulated time (`at` may lie ahead of it); never blocks.
@@ -131,6 +133,7 @@ private:
     void control_thread() { control_.run(); }
     void watchdog_thread() { recovery_.run_watchdog(); }
     void record_thread() { records_.run(); }
+    void atomic_thread() { atomics_.run(); }
 
     const unsigned node_;
     const std::vector<std::uint32_t> coord_of_;
@@ -141,6 +144,7 @@ private:
     RecordWriter records_;
     ChannelRegisters channels_;
     ControlPackets control_;
+    AtomicUnit atomics_;
     NetvmBuffer netvm_;
     Receiver receiver_;
     ReadProtocol reads_;

@@ -41,6 +41,16 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
       pd_violations(s.counter(p + "pd_violations", "",
                               "transfers received for a protection domain no channel of this node has (dropped)")),
       notifications(s.counter(p + "notifications", "", "notifications delivered to a receiving channel")),
+      atomics_posted(s.counter(p + "atomics_posted", "", "network atomics queued (initiator)")),
+      atomics_completed(s.counter(p + "atomics_completed", "",
+                                  "network atomics completed successfully, the old value in the record (initiator)")),
+      atomics_failed(s.counter(p + "atomics_failed", "", "network atomics completed with an error status (initiator)")),
+      atomics_executed(s.counter(p + "atomics_executed", "",
+                                 "read-modify-writes this engine's atomic unit carried out on its memory (target)")),
+      atomic_faults(s.counter(p + "atomic_faults", "",
+                              "atomic unit accesses the SMMU answered with a fault (target; each retry counts)")),
+      atomic_latency_us(s.histogram(p + "atomic_latency", "us",
+                                    "network atomic: doorbell to completion record written (initiator)")),
       netvm_packets(s.counter(p + "netvm_buffered", "",
                               "packets put in the NetVM kernel buffer (destination page not resident)")),
       netvm_bytes(s.counter(p + "kernel_copy_bytes", "B", "bytes the kernel copied from the NetVM buffer into place")),
@@ -83,6 +93,17 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("kernel_copy_bytes",
                      "Bytes redirected into the NetVM kernel buffer and copied in by the kernel.",
                      {"dma.kernel_copy_bytes"});
+    reg.sum_counters("atomics",
+                     "Network atomics (fetch-and-add, compare-and-swap, swap) executed by the engines' atomic units "
+                     "(sum of `*.dma.atomics_executed`).",
+                     {"dma.atomics_executed"});
+    reg.sum_counters("atomic_faults",
+                     "Accesses of the engines' atomic units that faulted in the SMMU (sum of `*.dma.atomic_faults`).",
+                     {"dma.atomic_faults"});
+    reg.quantile("atomic_latency_us_p50", "us",
+                 "Median network atomic latency, doorbell to completion record, over every engine "
+                 "(`*.dma.atomic_latency`; 0 without atomics).",
+                 "dma.atomic_latency", 0.5);
     reg.sum_scalars("rx_stalled_us", "us",
                     "Time receiving PLDMAs' payload writes were held beyond 1 us (stalled translations; the "
                     "packets behind wait in the link buffers; sum of `*.dma.rx_stalled`).",

@@ -42,6 +42,13 @@ struct PldmaStats {
     // Receive side.
     Counter& pd_violations;
     Counter& notifications;
+    // Network atomics.
+    Counter& atomics_posted;
+    Counter& atomics_completed;
+    Counter& atomics_failed;
+    Counter& atomics_executed;
+    Counter& atomic_faults;
+    Histogram& atomic_latency_us;
     // NetVM buffer.
     Counter& netvm_packets;
     Counter& netvm_bytes;

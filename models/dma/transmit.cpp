@@ -3,8 +3,10 @@
 #include "models/dma/transmit.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
+#include "models/dma/atomics.hpp"
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/read.hpp"
 
@@ -120,6 +122,10 @@ void Transmit::serve(unsigned c) {
             continue;
         }
         const Descriptor d = it->second.desc;
+        if (is_atomic(d.op)) {
+            send_atomic(ch, c, w, d);
+            continue;
+        }
         if (w.next >= params_.packets_of(d.len)) {   // zero length (or nothing left)
             if (d.len == 0) {
                 outstanding_.erase(it);
@@ -149,6 +155,10 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
         std::ostringstream os;
         if (w.resend)
             os << "transfer " << w.id << " resends from packet " << w.next;
+        else if (is_atomic(w.desc.op))
+            os << "atomic " << w.id << " starts on channel " << c << ": " << atomic_name(w.desc.op) << " at node"
+               << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand " << w.desc.src
+               << (w.desc.op == DescOp::CompareSwap ? ", compare " + std::to_string(w.desc.compare) : std::string());
         else if (w.desc.reply)
             os << "read " << w.id << " reply starts on channel " << c << ": " << w.desc.len << " B from 0x"
                << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex
@@ -316,23 +326,35 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
     }
 }
 
-void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at) {
+void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at,
+                        std::uint64_t old) {
     if (d.reply) {   // a read's reply failed here: no record, the initiator is told
         reads_.reply_finished(d, status == kStatusOk, true, at);
         return;
     }
+    const bool atomic = is_atomic(d.op);
     CompletionRecord r;
     r.tag = d.tag;
     r.status = status;
     r.node = d.dst_node;
     r.bytes = bytes;
-    r.addr = d.src;
+    r.addr = atomic ? old : d.src;   // an atomic's record carries the old value
     sc_time done = at;
-    if (status == kStatusOk) stats_.completed.inc(); else stats_.failed.inc();
+    if (atomic)
+        (status == kStatusOk ? stats_.atomics_completed : stats_.atomics_failed).inc();
+    else if (status == kStatusOk)
+        stats_.completed.inc();
+    else
+        stats_.failed.inc();
     if (d.compl_addr)
         done = records_.post(d.compl_addr, r, at, {&channels_[d.channel].tx});
     else
         channels_[d.channel].tx.raise_at(done);
+    if (atomic) {
+        stats_.atomic_latency_us.add(to_us(done - d.posted));
+        trace_atomic(d, status, old, done);
+        return;
+    }
     stats_.latency_us.add(to_us(done - d.posted));
     if (d.op == DescOp::Read) {
         stats_.read_latency_us.add(to_us(done - d.posted));
@@ -374,3 +396,4 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
 }
 
 }  // namespace vrdmasim
+

@@ -45,6 +45,8 @@ public:
     void run();
     // The started transfer `id` still waiting for its ACK (nullptr: none).
     Outstanding* outstanding(std::uint64_t id);
+    // An atomic reply for atomic `id`: its status and the old value.
+    void atomic_reply(std::uint64_t id, std::uint32_t status, std::uint64_t old, sc_core::sc_time tail);
     // A response packet for transfer `id` (`whole`: its payload carried
     // the status word): ACK, error ACK or (fault-tolerant) NACK.
     void response(std::uint64_t id, std::uint32_t word, bool whole, sc_core::sc_time tail);
@@ -69,6 +71,8 @@ private:
     bool send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
                     sc_core::sc_time data_ready, bool& stop);
     void prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) const;
+    // Send started atomic `w` as one AtomicRequest packet; its reply completes it.
+    void send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d);
     // Put the prepared data packet (`plen` bytes at `data`) on the network
     // port once it is free and the block is in; false: refused.
     bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
@@ -80,8 +84,11 @@ private:
     void drop(Channel& ch, const Work* w);
     // The transfer of `w` ends with an error completion at `at`.
     void fail(Channel& ch, Work& w, sc_core::sc_time at);
-    void complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at);
+    // The completion record of `d`; an atomic's carries `old` in its addr field.
+    void complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at,
+                  std::uint64_t old = 0);
     void trace_complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time done);
+    void trace_atomic(const Descriptor& d, std::uint32_t status, std::uint64_t old, sc_core::sc_time done);
 
     ChannelRegisters& channels_;
     MemoryPort& memory_;
@@ -103,6 +110,7 @@ private:
     std::vector<sc_core::sc_time> buffer_free_;
     std::uint64_t blocks_read_ = 0;
     std::vector<unsigned char> block_;
+    unsigned char atomic_buf_[32] = {};   // an AtomicRequest's payload
     unsigned char request_[24] = {};   // a read request's payload (ReadProtocol::kRequestBytes)
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload tx_gp_;

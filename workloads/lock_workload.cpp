@@ -1,0 +1,209 @@
+// The lock workload (see lock_workload.hpp; workloads/README.md "lock").
+#include "workloads/lock_workload.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+LockParams::LockParams()
+    : set("lock", "the lock workload (workload.kind = lock): one lock or semaphore, every node contending"),
+      kind(set.choice("kind", "spin", {"spin", "mcs", "semaphore", "wait-queue", "bakery", "plain-semaphore"},
+                      "spin: test-and-set by swap with back-off; mcs: MCS queue lock (swap on the tail, "
+                      "compare-and-swap to release, hand-over by a notifying RDMA write); semaphore: counting "
+                      "semaphore by fetch-and-add; wait-queue: sleeping lock, waiters queue up and are woken by a "
+                      "notification; bakery: Lamport's bakery lock from plain RDMA reads and writes; "
+                      "plain-semaphore: counting semaphore whose count is guarded by a bakery lock")),
+      home_node(set.integer("home-node", "0", "node whose memory holds the lock and the shared counter")
+                    .range("0", "65535")),
+      acquisitions(set.integer("acquisitions", "20", "times each process takes the lock (a workload choice)")
+                       .range("1", "1000000")),
+      critical_section(set.time("critical-section", "1us",
+                                "CPU time inside the critical section, besides the shared counter's read and "
+                                "write (a workload choice)")
+                           .range("0ps", "1s")),
+      think_time(set.time("think-time", "1us", "CPU time between a release and the next acquire (a workload choice)")
+                     .range("0ps", "1s")),
+      semaphore_count(set.integer("semaphore-count", "1",
+                                  "semaphore, plain-semaphore: holders at once (1: a lock, and the shared counter "
+                                  "is checked); the lock kinds need 1")
+                          .range("1", "65535")),
+      backoff(set.time("backoff", "500ns",
+                       "first wait between two polls of a busy lock (spin, semaphore, bakery; doubled after each "
+                       "failed poll up to lock.backoff-max): about one network round trip (*estimate*)")
+                  .range("0ps", "1ms")),
+      backoff_max(set.time("backoff-max", "8us", "longest wait between two polls (*estimate*)").range("0ps", "10ms")) {}
+
+void LockWorkload::declare_metrics(MetricRegistry& reg) {
+    auto lock_run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "lock"; };
+    reg.quantile("lock_acquire_us_p50", "us",
+                 "lock workload: median acquire latency, acquire called to lock held (`workload.lock.acquire_latency`).",
+                 "lock.acquire_latency", 0.5, lock_run);
+    reg.quantile("lock_acquire_us_p99", "us", "lock workload: 99th percentile of the same.",
+                 "lock.acquire_latency", 0.99, lock_run);
+    reg.sum_scalars("lock_ops_per_acquire", "",
+                    "lock workload: engine operations (network atomics, RDMA reads and writes) that acquiring and "
+                    "releasing cost per acquisition, the critical section's counter update not included.",
+                    "lock.ops_per_acquire", 6, lock_run);
+    reg.sum_scalars("lock_fairness", "fraction",
+                    "lock workload: Jain's fairness index of the processes' mean acquire latencies (1: all wait "
+                    "alike; 1/n: one process does all the waiting).",
+                    "lock.fairness", 6, lock_run);
+}
+
+LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<App*>& apps)
+    : Workload(ctx),
+      apps_(apps),
+      lock_kind_(ctx.config[params_of<LockParams>().kind]),
+      acquisitions_(static_cast<std::uint64_t>(ctx.config[params_of<LockParams>().acquisitions])),
+      critical_(ctx.config[params_of<LockParams>().critical_section]),
+      think_(ctx.config[params_of<LockParams>().think_time]),
+      exclusive_(!is_semaphore(lock_kind_) || ctx.config[params_of<LockParams>().semaphore_count] == 1),
+      acquired_(ctx.stats.counter("workload.lock.acquisitions", "", "lock acquisitions, all processes")),
+      acquire_us_(ctx.stats.histogram("workload.lock.acquire_latency", "us", "acquire called to lock held")),
+      lock_ops_(ctx.stats.counter("workload.lock.lock_operations", "",
+                                  "engine operations posted by acquire and release (atomics, reads, writes)")),
+      cs_ops_(ctx.stats.counter("workload.lock.cs_operations", "",
+                                "engine operations of the critical sections (the shared counter's read and write)")),
+      violations_(ctx.stats.counter("workload.lock.violations", "",
+                                    "failed checks: counter, holders at once, lock left held, operation count")),
+      ops_per_acquire_(ctx.stats.scalar("workload.lock.ops_per_acquire", "",
+                                        "lock_operations / acquisitions")),
+      fairness_(ctx.stats.scalar("workload.lock.fairness", "fraction",
+                                 "Jain's index of the processes' mean acquire latencies")),
+      max_holders_(ctx.stats.scalar("workload.lock.max_holders", "",
+                                    "most processes holding the lock at once (simulated time)")),
+      final_counter_(ctx.stats.scalar("workload.lock.counter", "",
+                                      "the shared counter at the end (= acquisitions for a lock)")) {
+    const Config& c = ctx.config;
+    const auto n = static_cast<unsigned>(apps.size());
+    const auto home = static_cast<std::uint64_t>(c[params_of<LockParams>().home_node]);
+    if (home >= n) throw c.refuse(params_of<LockParams>().home_node, "the system has " + std::to_string(n) + " nodes");
+    const auto count = static_cast<unsigned>(c[params_of<LockParams>().semaphore_count]);
+    if (!is_semaphore(lock_kind_) && count != 1)
+        throw c.refuse(params_of<LockParams>().semaphore_count,
+                       "applies to lock.kind = semaphore or plain-semaphore; lock.kind = " + lock_kind_ + " needs 1");
+    if (c[params_of<LockParams>().backoff_max] < c[params_of<LockParams>().backoff])
+        throw c.refuse(params_of<LockParams>().backoff_max, "must be at least lock.backoff");
+    site_.home = static_cast<unsigned>(home);
+    site_.processes = n;
+    site_.local.assign(n, 0);
+    site_.count = count;
+    site_.backoff = c[params_of<LockParams>().backoff];
+    site_.backoff_max = c[params_of<LockParams>().backoff_max];
+    const auto probe = make_lock(lock_kind_, site_);
+    initial_ = probe->initial_words();
+    check_fits(*apps[site_.home], 8 * (initial_.size() + 1));
+    for (App* a : apps) {
+        check_locked(*a, {sizeof(CompletionRecord) + 8, RemoteMemory::kRing * sizeof(CompletionRecord),
+                          8 * std::max(1u, probe->local_words())});
+        a->program = [this](App& app) { program(app); };
+    }
+    latency_sum_us_.assign(n, 0.0);
+}
+
+void LockWorkload::program(App& app) {
+    const unsigned me = app.node();
+    RemoteMemory rm(app);
+    rm.setup();
+    auto lock = make_lock(lock_kind_, site_);
+    if (lock->local_words()) site_.local[me] = app.alloc_locked(8 * lock->local_words());
+    if (me == site_.home) {
+        // The counter, then the lock's words; fresh memory reads 0, so only
+        // other initial values are written (a cold area stays cold).
+        const std::uint64_t bytes = 8 * (initial_.size() + 1);
+        counter_ = app.alloc(bytes, populate_, advice_);
+        site_.base = counter_ + 8;
+        for (std::size_t k = 0; k < initial_.size(); ++k)
+            if (initial_[k] != 0) app.debug_write(site_.word(static_cast<unsigned>(k)),
+                                                  reinterpret_cast<const unsigned char*>(&initial_[k]), 8);
+        if (!app.register_receive(counter_, bytes))
+            throw std::runtime_error(app.group() + ": could not register the lock's memory (rdma.strategy)");
+    }
+    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
+    for (std::uint64_t i = 0; i < acquisitions_; ++i) {
+        const sc_time start = app.now();
+        log_.posted(start);
+        std::uint64_t ops = rm.operations();
+        lock->acquire(rm, me);
+        const sc_time got = app.now();
+        lock_ops_.inc(rm.operations() - ops);
+        app.compute(critical_);
+        if (exclusive_) {
+            ops = rm.operations();
+            const std::uint64_t v = rm.get(site_.home, counter_);
+            rm.put(site_.home, counter_, v + 1);
+            cs_ops_.inc(rm.operations() - ops);
+        }
+        held_.push_back({got, app.now()});
+        ops = rm.operations();
+        lock->release(rm, me);
+        lock_ops_.inc(rm.operations() - ops);
+        const sc_time waited = got - start;
+        acquired_.inc();
+        acquire_us_.add(to_us(waited));
+        latency_sum_us_[me] += to_us(waited);
+        log_.finished(got, true, 0, &waited);
+        app.compute(think_);
+    }
+    library_ops_ += rm.operations();
+    ++ended_;
+    if (finished()) conclude(*apps_[site_.home]);
+    program_ended();
+}
+
+void LockWorkload::fail(const std::string& what) {
+    violations_.inc();
+    log_.verified(8, false);   // a mismatch: the run fails (exit status 1)
+    std::cerr << "vrdmasim: LOCK MISMATCH (" << lock_kind_ << "): " << what << "\n";
+    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", "LOCK MISMATCH: " + what);
+}
+
+void LockWorkload::conclude(App& home) {
+    const std::uint64_t total = acquisitions_ * apps_.size();
+    // The shared counter: every increment under the lock, none lost.
+    std::uint64_t counter = 0;
+    home.debug_read(counter_, reinterpret_cast<unsigned char*>(&counter), 8);
+    final_counter_.set(static_cast<double>(counter));
+    if (exclusive_ && counter != total)
+        fail("shared counter is " + std::to_string(counter) + " after " + std::to_string(total) + " acquisitions");
+    // Holders at once, in simulated time: a sweep over the intervals.
+    std::vector<std::pair<sc_time, int>> edges;
+    for (const Held& h : held_) {
+        edges.emplace_back(h.from, +1);
+        edges.emplace_back(h.to, -1);
+    }
+    std::sort(edges.begin(), edges.end());   // at equal times a release (-1) sorts before a grant
+    int depth = 0, deepest = 0;
+    for (const auto& e : edges) deepest = std::max(deepest, depth += e.second);
+    max_holders_.set(deepest);
+    if (deepest > static_cast<int>(site_.count))
+        fail(std::to_string(deepest) + " processes held it at once (at most " + std::to_string(site_.count) + ")");
+    // Every acquisition released: the lock's words say "free".
+    std::vector<std::uint64_t> words(initial_.size());
+    home.debug_read(site_.base, reinterpret_cast<unsigned char*>(words.data()), 8 * words.size());
+    const std::string idle = make_lock(lock_kind_, site_)->check_idle(words);
+    if (!idle.empty()) fail("left held: " + idle);
+    // The library's operation count against the engines' own.
+    const StatRegistry& s = ctx_.stats;
+    // (reads count in transfers_posted too; atomics only in atomics_posted)
+    const std::uint64_t engine_ops =
+        s.require_sum_counters("dma.atomics_posted") + s.require_sum_counters("dma.transfers_posted");
+    if (engine_ops != library_ops_)
+        fail("the library posted " + std::to_string(library_ops_) + " engine operations, the engines counted " +
+             std::to_string(engine_ops));
+    ops_per_acquire_.set(total ? static_cast<double>(lock_ops_.value()) / static_cast<double>(total) : 0.0);
+    // Jain's index of the per-process mean acquire latencies.
+    double sum = 0, sq = 0;
+    for (double l : latency_sum_us_) {
+        const double mean = l / static_cast<double>(acquisitions_);
+        sum += mean;
+        sq += mean * mean;
+    }
+    fairness_.set(sq > 0 ? sum * sum / (static_cast<double>(latency_sum_us_.size()) * sq) : 1.0);
+}
+
+}  // namespace vrdmasim
