@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "system.hpp"
+#include "workloads/messaging/stats.hpp"
 
 namespace vrdmasim {
 
@@ -71,6 +72,7 @@ MetricRegistry build_summary_metrics() {
     Vm::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
+    MsgStats::declare_metrics(reg);
     Pldma::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     declare_host_metrics(reg);

@@ -3,6 +3,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "workloads/messaging/params.hpp"
 
 
 namespace vrdmasim {
@@ -38,6 +39,7 @@ void declare_all_params(ParamRegistry& reg) {
     System::declare_params(reg);
     Workload::declare_params(reg);
     App::declare_params(reg);
+    MsgParams::declare_params(reg);
     Registrar::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);

@@ -200,6 +200,17 @@ bool App::register_receive(std::uint64_t va, std::uint64_t len) {
     return reg_acquire(va, len, true).ok;
 }
 
+bool App::register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error) {
+    if (len == 0) return true;
+    const RegResult r = reg_acquire(va, len, write);
+    if (error) *error = r.error;
+    return r.ok;
+}
+
+void App::deregister(std::uint64_t va, std::uint64_t len) {
+    if (len > 0) reg_release(va, len);
+}
+
 void App::finish_registrations() {
     if (!registrar_) return;
     const RegResult r = registrar_->release_all(now());
@@ -384,6 +395,7 @@ void App::wait_rx(std::uint64_t n) {
 }
 
 std::uint64_t App::rx_events() { return mmio_read(pldma_reg::kEventCount, 8); }
+std::uint64_t App::tx_completions() { return mmio_read(pldma_reg::kTxCompleted, 8); }
 
 CompletionRecord App::wait_record(std::uint64_t addr) {
     CompletionRecord r;
