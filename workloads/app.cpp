@@ -467,6 +467,14 @@ CompletionRecord App::read_rx_record(std::uint64_t index) {
     return read_record(rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord));
 }
 
+void App::clear_rx_record(std::uint64_t index) {
+    if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");
+    CompletionRecord blank;
+    if (!access(tlm::TLM_WRITE_COMMAND, physical(rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord), true),
+                reinterpret_cast<unsigned char*>(&blank), sizeof blank, true))
+        throw std::runtime_error(group_ + ": receive ring not writable");
+}
+
 bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len) {
     if (vm_) return vm_->write_user(pid_, addr, data, len);
     tlm::tlm_generic_payload gp;

@@ -138,6 +138,11 @@ public:
     CompletionRecord wait_record(std::uint64_t addr);
     CompletionRecord read_record(std::uint64_t addr);
     CompletionRecord read_rx_record(std::uint64_t index);
+    // Give ring entry `index` back (a posted store of a blank record), so
+    // that a record not written yet reads as status 0 on the next lap: the
+    // notification count says how many records were raised, not that all
+    // before it are written (a record whose page faulted is written later).
+    void clear_rx_record(std::uint64_t index);
     // Whether the page holding `addr` is in memory (always, without a VM).
     bool resident(std::uint64_t addr) const;
     // Whether it holds data: resident, or swapped out.

@@ -241,7 +241,18 @@ void Endpoint::progress() {
     if (events - consumed_ > ring_)
         throw std::runtime_error(app_.group() + ": two-sided library's notification ring overflowed (" +
                                  std::to_string(events - consumed_) + " unread, " + std::to_string(ring_) + " entries)");
-    for (; consumed_ < events; ++consumed_) handle_notification(app_.read_rx_record(consumed_));
+    events_seen_ = events;
+    // In ring order; an entry not written yet (its record's page faulted and
+    // the engine writes it later, raising the count again) stops the walk.
+    for (; consumed_ < events; ++consumed_) {
+        const CompletionRecord rec = app_.read_rx_record(consumed_);
+        if (rec.status == 0) {
+            stats_.ring_gaps.inc();
+            break;
+        }
+        app_.clear_rx_record(consumed_);
+        handle_notification(rec);
+    }
     for (Peer& p : peers_) handle_slots(p);
     // Rendezvous writes whose completion came (only looked at when the
     // channel's completion count moved).
@@ -272,13 +283,16 @@ void Endpoint::block() {
             any = true;
             if (finish_writes(kv.second, true)) complete(kv.first, kv.second);
         }
-    if (!any) app_.wait_rx(consumed_ + 1);
+    if (!any) app_.wait_rx(events_seen_ + 1);   // a notification raised since the last look
 }
 
 void Endpoint::handle_notification(const CompletionRecord& rec) {
-    if (rec.status != kStatusOk)
-        throw std::runtime_error(app_.group() + ": a two-sided message's write from node" + std::to_string(rec.node) +
-                                 " failed in the engine (the library does not retransmit)");
+    if (rec.status != kStatusOk) {
+        std::ostringstream os;
+        os << app_.group() << ": a two-sided message's write from node" << rec.node << " to 0x" << std::hex << rec.addr
+           << std::dec << " (" << rec.bytes << " B) failed in the engine (the library does not retransmit)";
+        throw std::runtime_error(os.str());
+    }
     Peer& p = peer(rec.node);
     if (rec.addr >= p.rx && rec.addr < p.rx + slots_ * slot_size()) {
         const std::uint64_t off = rec.addr - p.rx;

@@ -178,7 +178,8 @@ private:
     const sc_core::sc_time match_cost_;
     const double copy_rate_;   // bytes per second
     std::uint32_t ring_ = 0;
-    std::uint64_t consumed_ = 0;
+    std::uint64_t consumed_ = 0;      // ring entries handled
+    std::uint64_t events_seen_ = 0;   // EVENT_COUNT at the last look
     std::uint64_t tx_seen_ = ~std::uint64_t(0);   // TX_COMPLETED at the last look for rendezvous writes
     std::uint64_t fixed_records_ = 0;          // per peer: slots bounce records + 1 credit record
     std::vector<std::uint64_t> free_records_;  // for rendezvous writes

@@ -21,7 +21,10 @@ MsgStats::MsgStats(StatRegistry& s, const std::string& p)
       credit_updates(s.counter(p + "credit_updates", "",
                                "explicit credit returns: RDMA writes of the count of freed eager slots")),
       credit_stalls(s.counter(p + "credit_stalls", "", "messages that had to wait for an eager-slot credit")),
-      match_searched(s.counter(p + "match_searched", "", "queue entries looked at while matching")) {}
+      match_searched(s.counter(p + "match_searched", "", "queue entries looked at while matching")),
+      ring_gaps(s.counter(p + "ring_gaps", "",
+                          "times the notification count was ahead of the ring: an entry not written yet (its "
+                          "record's page faulted; the engine writes it later), so the walk stopped there")) {}
 
 bool MsgStats::used_in(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();

@@ -28,6 +28,7 @@ struct MsgStats {
     Counter& credit_updates;     // explicit credit returns (RDMA writes of the freed count)
     Counter& credit_stalls;      // messages that waited for an eager credit
     Counter& match_searched;     // queue entries looked at while matching
+    Counter& ring_gaps;          // ring entries counted but not written yet when looked at
 };
 
 }  // namespace vrdmasim
