@@ -54,7 +54,7 @@ void all_verified(Sim& s, std::uint64_t messages, std::uint64_t bytes) {
 
 }  // namespace
 
-TEST_CASE("sendrecv latency, eager: every byte through the bounce slots", "[sendrecv]") {
+TEST_CASE("sendrecv latency / eager: every byte through the bounce slots", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "1KiB"}, {"workload.iterations", "20"}});
     s.run();
     dump_stats(s);
@@ -68,7 +68,7 @@ TEST_CASE("sendrecv latency, eager: every byte through the bounce slots", "[send
     CHECK(copy_us >= 80 * (1024 + 64) / 2e9 * 1e6 * 0.99);
 }
 
-TEST_CASE("sendrecv latency, rendezvous write: zero copy, two control messages each", "[sendrecv]") {
+TEST_CASE("sendrecv latency / rendezvous write: zero copy / two control messages each", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "10"}});
     s.run();
     dump_stats(s);
@@ -79,7 +79,7 @@ TEST_CASE("sendrecv latency, rendezvous write: zero copy, two control messages e
     CHECK(s.both("msg.copy_bytes") == 0);
 }
 
-TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender, no slot is overwritten", "[sendrecv]") {
+TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender / no slot is overwritten", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"},
            {"workload.sendrecv-test", "bandwidth"},
            {"workload.message-size", "2KiB"},
@@ -95,7 +95,7 @@ TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender, no
     CHECK(s.counter("node0.msg.eager_sends") == 128);
 }
 
-TEST_CASE("sendrecv bandwidth, rendezvous with the pipeline strategy: parts notified, buffers registered", "[sendrecv]") {
+TEST_CASE("sendrecv bandwidth / rendezvous with the pipeline strategy: parts notified / buffers registered", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"},
            {"workload.sendrecv-test", "bandwidth"},
            {"workload.message-size", "128KiB"},
@@ -112,7 +112,7 @@ TEST_CASE("sendrecv bandwidth, rendezvous with the pipeline strategy: parts noti
     CHECK(s.counter("node1.dma.notifications") >= 8 * 4);   // four parts each
 }
 
-TEST_CASE("sendrecv: matching order, wildcards and the unexpected queue", "[sendrecv]") {
+TEST_CASE("sendrecv: matching order / wildcards and the unexpected queue", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "1"},
            {"msg.eager-threshold", "4KiB"}});
     // Node 0 sends six messages before node 1 posts any receive: two eager
@@ -368,3 +368,54 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
 
 FAULT_ALL(Rendezvous)
 FAULT_ALL(Eager)
+
+// ------------------------------------------------------------ two-sided cluster workloads
+
+namespace {
+
+void cluster_case(const std::string& kind, const std::string& size, std::uint64_t messages, std::uint64_t bytes,
+                  bool eager) {
+    Settings set{{"topology.kind", "qfdb"},          {"topology.nodes", "4"},
+                 {"workload.kind", kind},            {"workload.two-sided", "true"},
+                 {"workload.message-size", size},    {"workload.iterations", "3"},
+                 {"workload.total-bytes", "256KiB"}, {"workload.window", "4"},
+                 {"msg.eager-slots", "4"}};
+    Sim s(set);
+    s.run();
+    dump_stats(s);
+    all_verified(s, messages, bytes);
+    std::uint64_t e = 0, r = 0, recvs = 0;
+    for (unsigned n = 0; n < 4; ++n) {
+        e += s.counter("node" + std::to_string(n) + ".msg.eager_sends");
+        r += s.counter("node" + std::to_string(n) + ".msg.rendezvous_sends");
+        recvs += s.counter("node" + std::to_string(n) + ".msg.receives");
+    }
+    CHECK(recvs == messages);
+    CHECK(e == (eager ? messages : 0));
+    CHECK(r == (eager ? 0 : messages));
+}
+
+}  // namespace
+
+// alltoall: 3 rounds x 4 nodes x 3 destinations; halo on 2x2x1: 2 neighbours each.
+TEST_CASE("two-sided alltoall / eager: every byte", "[sendrecv][cluster]") {
+    cluster_case("alltoall", "4KiB", 36, 36 * 4 * kKiB, true);
+}
+TEST_CASE("two-sided alltoall / rendezvous: every byte", "[sendrecv][cluster]") {
+    cluster_case("alltoall", "32KiB", 36, 36 * 32 * kKiB, false);
+}
+TEST_CASE("two-sided halo / eager: every byte", "[sendrecv][cluster]") {
+    cluster_case("halo", "2KiB", 24, 24 * 2 * kKiB, true);
+}
+// incast, permutation: total-bytes (256 KiB) per sender in 64 KiB messages.
+TEST_CASE("two-sided incast / rendezvous: every byte", "[sendrecv][cluster]") {
+    cluster_case("incast", "64KiB", 12, 3 * 256 * kKiB, false);
+}
+TEST_CASE("two-sided permutation / eager with credits: every byte", "[sendrecv][cluster]") {
+    cluster_case("permutation", "8KiB", 128, 4 * 256 * kKiB, true);
+}
+
+TEST_CASE("two-sided: settings that would do nothing are refused before the run", "[sendrecv]") {
+    CHECK_THROWS_AS(Sim({{"workload.kind", "stream"}, {"workload.two-sided", "true"}}), ConfigError);
+    CHECK_THROWS_AS(Sim({{"workload.kind", "sendrecv"}, {"msg.rendezvous", "read"}}), ConfigError);
+}
