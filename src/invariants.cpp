@@ -92,6 +92,20 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                       " completion record(s) seen by the application before the "
                                                       "engine had written them"});
 
+    // RDMA reads: every read posted completed at its initiator (ok or
+    // failed; its latency sample is taken at completion), and every read
+    // request a responder took ended (served or failed): none left
+    // outstanding on either side, none answered twice.
+    const std::uint64_t reads = stats.sum_counters("dma.reads_posted");
+    const std::uint64_t reads_done = stats.merge_histograms("dma.read_latency").count();
+    const std::uint64_t requests = stats.sum_counters("dma.read_requests");
+    const std::uint64_t replies = stats.sum_counters("dma.read_requests_served") +
+                                  stats.sum_counters("dma.read_replies_failed");
+    if (reads != reads_done || requests != replies || requests > reads)
+        out.push_back({"reads-conserved", std::to_string(reads) + " reads posted, " + std::to_string(reads_done) +
+                                              " completed; " + std::to_string(requests) + " read requests served, " +
+                                              std::to_string(replies) + " of them ended"});
+
     // Links: utilisation, payload against wire time, credits.
     // A node takes payload in through its one NI link, fed by the links
     // into its router that carried anything (workloads never send to their

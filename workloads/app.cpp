@@ -195,6 +195,15 @@ CompletionRecord App::complete(Message& m) {
     return out;
 }
 
+void App::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
+              std::uint64_t tag, std::uint64_t record) {
+    while (!post_read(src_node, remote_src, local_dst, len, tag, record)) {
+        // The channel's queue is full: wait for one more completion.
+        const std::uint64_t done = mmio_read(pldma_reg::kTxCompleted, 8);
+        wait_tx(done + 1);
+    }
+}
+
 bool App::register_receive(std::uint64_t va, std::uint64_t len) {
     if (len == 0) return true;
     return reg_acquire(va, len, true).ok;
@@ -209,6 +218,11 @@ bool App::register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmErr
 
 void App::deregister(std::uint64_t va, std::uint64_t len) {
     if (len > 0) reg_release(va, len);
+}
+
+bool App::register_read_source(std::uint64_t va, std::uint64_t len) {
+    if (len == 0) return true;
+    return reg_acquire(va, len, false).ok;
 }
 
 void App::finish_registrations() {
@@ -323,11 +337,48 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
                     sizeof blank, true))
             throw std::runtime_error(group_ + ": completion record not writable");
     }
+    stage_op(DescOp::Write);
     mmio_write(kDescSrc, src, 8);
     mmio_write(kDescDst, dst, 8);
     mmio_write(kDescLen, len, 8);
     mmio_write(kDescDstNode, dst_node, 4);
     mmio_write(kDescFlags, flags, 4);
+    mmio_write(kDescCompl, compl_addr, 8);
+    mmio_write(kDescTag, tag, 8);
+    mmio_write(kDoorbell, 1, 4);
+    const bool refused = (mmio_read(kStatus, 4) & 0x80000000u) != 0;
+    return !refused;
+}
+
+void App::stage_op(DescOp op) {
+    if (staged_op_ == op) return;
+    mmio_write(pldma_reg::kDescOp, static_cast<std::uint32_t>(op), 4);
+    staged_op_ = op;
+}
+
+bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
+                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
+    using namespace pldma_reg;
+    if (flags != 0)
+        throw std::invalid_argument(group_ + ": post_read: no flag is defined for RDMA reads (flags " +
+                                    std::to_string(flags) + ")");
+    if (src_node == node_)
+        throw std::invalid_argument(group_ + ": post_read: a read of this node's own memory (node " +
+                                    std::to_string(src_node) + ") is not supported");
+    compute(post_overhead_);
+    if (compl_addr) {
+        // Status 0 = not written yet: wait_record tells the new record from an old one.
+        CompletionRecord blank;
+        if (!access(tlm::TLM_WRITE_COMMAND, physical(compl_addr, true), reinterpret_cast<unsigned char*>(&blank),
+                    sizeof blank, true))
+            throw std::runtime_error(group_ + ": completion record not writable");
+    }
+    stage_op(DescOp::Read);
+    mmio_write(kDescSrc, remote_src, 8);
+    mmio_write(kDescDst, local_dst, 8);
+    mmio_write(kDescLen, len, 8);
+    mmio_write(kDescDstNode, src_node, 4);
+    mmio_write(kDescFlags, 0, 4);
     mmio_write(kDescCompl, compl_addr, 8);
     mmio_write(kDescTag, tag, 8);
     mmio_write(kDoorbell, 1, 4);

@@ -120,6 +120,14 @@ public:
     // completion record at `compl_addr` (if any) is cleared first.
     bool post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags);
+    // RDMA read: `len` bytes at `remote_src` in the process of this job on
+    // node `src_node` into `local_dst` here; the completion record (at
+    // compl_addr, cleared first) is written once the data is in local memory.
+    // False if the engine refused the descriptor (queue full). No flag is
+    // defined for reads: `flags` other than 0, or `src_node` this node,
+    // throw std::invalid_argument (the engine would refuse them).
+    bool post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
+                   std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags = 0);
     // Wait, in the way rdma.completion says (interrupt, poll, counter), until
     // `n` completions / `n` notifications have arrived on this channel in
     // total (notifications: EVENT_COUNT, so no ring is needed).
@@ -173,6 +181,13 @@ public:
     // Wait for every part's record, deregister the source, and return the
     // message's outcome: ok only if every part was registered and is ok.
     CompletionRecord complete(Message& m);
+    // One RDMA read of a message (`len` bytes at `remote_src` of node
+    // `src_node` into `local_dst`, record at `record`), posted again after
+    // the next completion while the channel's queue is full. No registration
+    // per message: a read's areas are registered once for the run
+    // (register_receive here, register_read_source at the source node).
+    void get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
+             std::uint64_t tag, std::uint64_t record);
     // A receive area the engine will write for the whole run: registered
     // once (pin, pin-cache, pipeline: pinned; prefault: populated). False
     // on failure (e.g. beyond RLIMIT_MEMLOCK).
@@ -182,6 +197,9 @@ public:
     // two-sided library's rendezvous buffers). False on failure.
     bool register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error = nullptr);
     void deregister(std::uint64_t va, std::uint64_t len);
+    // The same for an area the engine will read for the whole run: the
+    // source other nodes' RDMA reads fetch (registered for reading).
+    bool register_read_source(std::uint64_t va, std::uint64_t len);
     // End of the program: unpin what is still registered (pin-cache).
     void finish_registrations();
 
@@ -203,6 +221,9 @@ private:
     void wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what);
     std::uint64_t mmio_read(std::uint64_t off, unsigned len);
     void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len);
+    // Stage DESC_OP = `op` unless it holds it already (the library keeps a
+    // shadow of the register: a write-only program never writes it).
+    void stage_op(DescOp op);
     // A timed access through `cpu`; `posted`: a store the CPU does not wait for.
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted = false);
     // A user load or store of one word of this process's memory (faults it in if needed).
@@ -229,6 +250,7 @@ private:
     std::uint32_t rx_entries_ = 0;
     const SimContext& ctx_;
     unsigned channel_ = 0;
+    DescOp staged_op_ = DescOp::Write;   // DESC_OP's value (reset: Write)
     CpuCores* cores_ = nullptr;
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;

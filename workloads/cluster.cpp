@@ -182,8 +182,7 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         for (std::size_t k = 0; k < p.in.size(); ++k) p.slot[p.in[k]] = k;
     two_sided_ = ctx.config[params_of<WorkloadParams>().two_sided];
     if (two_sided_) {
-        MsgParams::check(ctx.config);
-        ep_by_node_.assign(apps_.size(), nullptr);
+            ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
             App& app = *apps_[i];
             const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());

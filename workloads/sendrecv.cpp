@@ -25,7 +25,6 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*
       window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
       iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
       latency_(ctx.config[params_of<WorkloadParams>().sendrecv_test] == "latency") {
-    MsgParams::check(ctx.config);
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     // latency: a send and a receive buffer each; bandwidth: `window` of them.
     const std::uint64_t bufs = latency_ ? 2 * n : window_ * n;

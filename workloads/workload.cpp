@@ -125,7 +125,12 @@ WorkloadParams::WorkloadParams()
                                "sendrecv: latency (src-node sends message-size to dst-node, which sends it back, "
                                "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
                                "bandwidth (total-bytes in message-size isends, `window` outstanding, the receiver "
-                               "acknowledging each window with an empty message, as osu_bw)")) {}
+                               "acknowledging each window with an empty message, as osu_bw)")),
+      operation(set.choice("operation", "write", {"write", "read"},
+                           "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
+                           "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
+                           "(the data moves the same way; the initiator, its completion records and the latency are "
+                           "dst-node's). Other workloads: write only")) {}
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
@@ -133,6 +138,9 @@ void Workload::declare_params(ParamRegistry& reg) {
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
     const Config& c = ctx.config;
+    const std::string& kind = c[params_of<WorkloadParams>().kind];
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
+        throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
     if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
     if (c[params_of<WorkloadParams>().two_sided])
         throw c.refuse(params_of<WorkloadParams>().two_sided.name(),
@@ -146,7 +154,6 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
     if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst);

@@ -36,6 +36,7 @@ struct WorkloadParams {
     BoolParam fill_source;
     BoolParam two_sided;
     EnumParam sendrecv_test;
+    EnumParam operation;
 };
 
 // What the application saw: every transfer, its outcome and its data check.

@@ -16,8 +16,17 @@ ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats,
 bool ChannelRegisters::implemented(DescOp op) {
     switch (op) {
     case DescOp::Write: return true;
-    default: return false;   // read and the atomics: not built yet
+    case DescOp::Read: return true;
+    default: return false;   // the atomics: not built yet
     }
+}
+
+bool ChannelRegisters::acceptable(const Descriptor& d) {
+    if (!implemented(d.op)) return false;
+    // A read's DESC_FLAGS bits mean nothing yet (no notification of the
+    // responder is built): refused rather than silently ignored.
+    if (d.op == DescOp::Read && d.flags != 0) return false;
+    return true;
 }
 
 int ChannelRegisters::by_domain(std::uint16_t pd) const {
@@ -123,7 +132,9 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
 void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     Channel& ch = channels_[c];
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !implemented(ch.staged.op)) {
+        !acceptable(ch.staged) || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        // (A read of this node's own memory is refused: the reply would
+        // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;
         stats_.refused.inc();
         return;
@@ -140,6 +151,7 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     ch.work.push_back(wk);
     ++ch.queued;
     stats_.posted.inc();
+    if (wk.desc.op == DescOp::Read) stats_.reads_posted.inc();
     doorbell_.notify(delay);
 }
 

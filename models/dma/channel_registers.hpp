@@ -74,6 +74,10 @@ struct Descriptor {
     unsigned channel = 0;
     std::uint16_t pd = 0;
     sc_core::sc_time posted;
+    // Responder side of an RDMA read (read.*): this work sends the region a
+    // read request asked for back to its initiator (dst_node) as a write;
+    // `id` is the initiator's transfer id, and it ends without a record.
+    bool reply = false;
 };
 
 // One piece of a channel's work: send transfer `id` from packet `next`.
@@ -135,6 +139,9 @@ private:
     void ring_doorbell(unsigned c, sc_core::sc_time at, sc_core::sc_time delay);
     // Whether the engine carries out `op` (a doorbell with any other DESC_OP is refused).
     static bool implemented(DescOp op);
+    // Whether staged descriptor `d` is one the engine carries out: an
+    // implemented operation, and for a read no flags (none is defined).
+    static bool acceptable(const Descriptor& d);
 
     const PldmaConfig& params_;
     PldmaStats& stats_;

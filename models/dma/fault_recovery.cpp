@@ -185,6 +185,7 @@ bool FaultRecovery::resolve_inbound(std::uint64_t page, bool resolved, sc_time a
         } else {
             in.dead = true;   // kept so that packets still in flight are dropped
             stats_.rx_errors.inc();
+            receiver_.failed(kv.first, in, at);   // a read's reply: the read fails
         }
         answer(resolved ? ControlKind::Retransmit : ControlKind::ErrorAck, kv.first, in, at);
     }

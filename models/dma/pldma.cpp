@@ -95,9 +95,10 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       channels_(params_, stats_, node_, coord_of_.size()),
       control_(net_out, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),
       netvm_(memory_, receiver_, params_, stats_),
-      receiver_(channels_, memory_, control_, records_, recovery_, netvm_, params_, stats_),
+      receiver_(channels_, memory_, control_, records_, recovery_, netvm_, reads_, params_, stats_),
+      reads_(channels_, transmit_, receiver_, control_, stats_, trace_, node_, coord_of_),
       recovery_(channels_, transmit_, receiver_, records_, netvm_, control_, params_, stats_, trace_),
-      transmit_(channels_, memory_, net_out, control_, records_, recovery_, params_, stats_, trace_, node_,
+      transmit_(channels_, memory_, net_out, control_, records_, recovery_, reads_, params_, stats_, trace_, node_,
                 coord_of_) {
     mmio.register_b_transport(this, &Pldma::mmio_transport);
     net_in.register_b_transport(this, &Pldma::net_transport);
@@ -131,6 +132,7 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
     switch (p->header.type) {
     case PacketType::RdmaWrite: done = receiver_.receive(gp, *p, tail); break;
+    case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
     case PacketType::Response: transmit_.response(id, word, whole, tail); break;
     case PacketType::Control: recovery_.control_received(id, word, index, tail); break;
     case PacketType::Completion: {

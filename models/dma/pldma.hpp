@@ -37,6 +37,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/netvm_buffer.hpp"
 #include "models/dma/params.hpp"
+#include "models/dma/read.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/records.hpp"
 #include "models/dma/stats.hpp"
@@ -142,6 +143,7 @@ private:
     ControlPackets control_;
     NetvmBuffer netvm_;
     Receiver receiver_;
+    ReadProtocol reads_;
     FaultRecovery recovery_;
     Transmit transmit_;
 };

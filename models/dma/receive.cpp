@@ -4,19 +4,22 @@
 
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/netvm_buffer.hpp"
+#include "models/dma/read.hpp"
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
 
 Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
-                   FaultRecovery& recovery, NetvmBuffer& netvm, const PldmaConfig& params, PldmaStats& stats)
+                   FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, const PldmaConfig& params,
+                   PldmaStats& stats)
     : channels_(channels),
       memory_(memory),
       control_(control),
       records_(records),
       recovery_(recovery),
       netvm_(netvm),
+      reads_(reads),
       params_(params),
       stats_(stats) {}
 
@@ -62,8 +65,16 @@ Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
     if (fresh) {
         Inbound in;
         in.dst = p.header.dst_va;
-        in.channel = channels_.by_domain(p.header.pdid);
-        if (in.channel < 0) {
+        in.reply = p.footer.reply;
+        if (in.reply) {
+            // The reply to one of our reads: written for the read's channel,
+            // if there is such a read (else nothing is written, error ACK).
+            in.channel = reads_.reply_channel(p);
+            in.error = in.channel < 0;
+        } else {
+            in.channel = channels_.by_domain(p.header.pdid);
+        }
+        if (in.channel < 0 && !in.reply) {
             in.error = true;   // no channel of this protection domain here: never written
             stats_.pd_violations.inc();
         }
@@ -122,7 +133,13 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
     // The data is in memory: notify, then acknowledge so the sender can complete.
     const Inbound fin = in;
     inbound_.erase(key);
-    notify_channel(fin.notify ? fin.channel : -1, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
+    if (fin.reply) {
+        // A read's reply is in our memory: the read completes (its record
+        // and interrupt), then the responder hears it is done.
+        if (fin.channel >= 0) reads_.reply_received(p.transfer, !fin.error, fin.bytes, done);
+    } else {
+        notify_channel(fin.notify ? fin.channel : -1, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
+    }
     control_.send_response(p, fin.error ? kStatusError : kStatusOk, 0, done);
 }
 
@@ -135,7 +152,8 @@ void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
     c.node = key.first;
     c.coord = in.src_coord;
     c.ok = !in.error;
-    c.notify = in.notify;
+    c.notify = in.notify && !in.reply;
+    if (in.reply && in.channel >= 0) reads_.reply_received(key.second, !in.error, in.bytes, at);
     c.channel = in.channel;
     c.bytes = in.bytes;
     c.dst = in.dst;
@@ -143,6 +161,10 @@ void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
     c.at = at;
     inbound_.erase(key);
     control_.queue(c);
+}
+
+void Receiver::failed(const InboundKey& key, const Inbound& in, sc_time at) {
+    if (in.reply && in.channel >= 0) reads_.reply_received(key.second, false, 0, at);
 }
 
 void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,

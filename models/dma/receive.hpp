@@ -25,6 +25,7 @@ namespace vrdmasim {
 
 class FaultRecovery;
 class NetvmBuffer;
+class ReadProtocol;
 
 using InboundKey = std::pair<unsigned, std::uint64_t>;   // (source node, transfer id)
 
@@ -34,6 +35,7 @@ struct Inbound {                // being received
     std::uint16_t next_seq = 0;
     bool error = false;
     int channel = -1;               // receiving channel (by protection domain); -1: none
+    bool reply = false;             // the reply to one of this engine's reads (channel: the read's)
     std::uint64_t next_index = 0;   // packets accepted so far (the untruncated sequence number)
     // Fault-tolerant receive.
     bool faulted = false;           // a payload write faulted: dropping until the fault is resolved
@@ -51,7 +53,8 @@ struct Inbound {                // being received
 class Receiver {
 public:
     Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
-             FaultRecovery& recovery, NetvmBuffer& netvm, const PldmaConfig& params, PldmaStats& stats);
+             FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, const PldmaConfig& params,
+             PldmaStats& stats);
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
 
@@ -69,6 +72,10 @@ public:
     // NetVM: the transfer's last buffered packet is in place; the control
     // thread writes its notification and sends its ACK. Erases the state.
     void finish_later(const InboundKey& key, Inbound& in, sc_core::sc_time at);
+    // Fault recovery: the receive `in` failed for good at `at` (a fault
+    // not resolved; its sender gets an error ACK): if it is the reply to
+    // one of our reads, that read completes with an error.
+    void failed(const InboundKey& key, const Inbound& in, sc_core::sc_time at);
 
     // Transfers being received (fault recovery and the NetVM buffer look them up).
     std::map<InboundKey, Inbound>& inbound() { return inbound_; }
@@ -93,6 +100,7 @@ private:
     RecordWriter& records_;
     FaultRecovery& recovery_;
     NetvmBuffer& netvm_;
+    ReadProtocol& reads_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
     std::map<InboundKey, Inbound> inbound_;

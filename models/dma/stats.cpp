@@ -48,7 +48,21 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
       netvm_peak(s.scalar(p + "netvm_peak", "B", "NetVM buffer bytes in use at peak")),
       rx_stalled_us(s.scalar(p + "rx_stalled", "us",
                              "time payload writes were held beyond 1 us (stalled translations: the "
-                             "packets behind wait in the link buffers)")) {}
+                             "packets behind wait in the link buffers)")),
+      reads_posted(s.counter(p + "reads_posted", "", "RDMA read descriptors queued (initiator; also in transfers_posted)")),
+      reads_failed(s.counter(p + "reads_failed", "",
+                             "RDMA reads completed with an error status (initiator; also in transfers_failed)")),
+      read_bytes(s.counter(p + "read_bytes", "B",
+                           "bytes of RDMA reads completed successfully, in this node's memory (initiator)")),
+      read_latency_us(s.histogram(p + "read_latency", "us",
+                                  "RDMA read: doorbell to completion record written (initiator; also in "
+                                  "transfer_latency)")),
+      read_requests(s.counter(p + "read_requests", "", "RDMA read requests received (responder)")),
+      read_requests_served(s.counter(p + "read_requests_served", "",
+                                     "read requests whose reply the initiator acknowledged as written (responder)")),
+      read_replies_failed(s.counter(p + "read_replies_failed", "",
+                                    "read requests that ended in an error: no channel of the domain, a source "
+                                    "fault not resolved, or the initiator's error ACK (responder)")) {}
 
 void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("packets",
@@ -73,6 +87,16 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
                     "Time receiving PLDMAs' payload writes were held beyond 1 us (stalled translations; the "
                     "packets behind wait in the link buffers; sum of `*.dma.rx_stalled`).",
                     "dma.rx_stalled");
+    reg.sum_counters("read_bytes",
+                     "Bytes of RDMA reads completed successfully (sum of `*.dma.read_bytes`, initiators).",
+                     {"dma.read_bytes"});
+    reg.sum_counters("read_requests_served",
+                     "RDMA read requests served and acknowledged (sum of `*.dma.read_requests_served`, responders).",
+                     {"dma.read_requests_served"});
+    reg.quantile("read_latency_us_p50", "us",
+                 "Median RDMA read latency at the initiating engines (doorbell to completion record; "
+                 "`*.dma.read_latency`).",
+                 "dma.read_latency", 0.5);
 }
 
 }  // namespace vrdmasim

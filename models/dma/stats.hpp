@@ -48,6 +48,14 @@ struct PldmaStats {
     Counter& netvm_full;
     Scalar& netvm_peak;
     Scalar& rx_stalled_us;
+    // RDMA read (read.*): initiator, then responder.
+    Counter& reads_posted;
+    Counter& reads_failed;
+    Counter& read_bytes;
+    Histogram& read_latency_us;
+    Counter& read_requests;
+    Counter& read_requests_served;
+    Counter& read_replies_failed;
 };
 
 // The engine's trace track and its name in narrated events.

@@ -6,20 +6,22 @@
 #include <sstream>
 
 #include "models/dma/fault_recovery.hpp"
+#include "models/dma/read.hpp"
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
 
 Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
-                   RecordWriter& records, FaultRecovery& recovery, const PldmaConfig& params, PldmaStats& stats,
-                   PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of)
+                   RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, const PldmaConfig& params,
+                   PldmaStats& stats, PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of)
     : channels_(channels),
       memory_(memory),
       net_out_(net_out),
       control_(control),
       records_(records),
       recovery_(recovery),
+      reads_(reads),
       params_(params),
       stats_(stats),
       trace_(trace),
@@ -100,7 +102,7 @@ void Transmit::fail(Channel& ch, Work& w, sc_time at) {
         outstanding_.erase(it);
         complete(d, kStatusError, 0, at);
     } else if (!w.started) {
-        --ch.queued;
+        if (!w.desc.reply) --ch.queued;   // a read's reply was never a queued descriptor
         complete(w.desc, kStatusError, 0, at);
     }
     drop(ch, &w);
@@ -126,6 +128,10 @@ void Transmit::serve(unsigned c) {
             drop(ch, &w);
             continue;
         }
+        if (d.op == DescOp::Read) {
+            send_read_request(ch, c, w, d, now);
+            continue;
+        }
         if (!serve_block(ch, c, w, d, now)) return;
     }
 }
@@ -133,7 +139,7 @@ void Transmit::serve(unsigned c) {
 void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
     w.started = true;
     if (!w.resend) {
-        --ch.queued;
+        if (!w.desc.reply) --ch.queued;
         outstanding_[w.id].desc = w.desc;
     } else {
         stats_.retransmissions.inc();
@@ -143,6 +149,12 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
         std::ostringstream os;
         if (w.resend)
             os << "transfer " << w.id << " resends from packet " << w.next;
+        else if (w.desc.reply)
+            os << "read " << w.id << " reply starts on channel " << c << ": " << w.desc.len << " B from 0x"
+               << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex
+               << w.desc.dst;
+        else if (w.desc.op == DescOp::Read)
+            os << "read " << w.id << " starts on channel " << c;
         else
             os << "transfer " << w.id << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
                << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
@@ -191,6 +203,7 @@ void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) 
     p.header.vc = static_cast<std::uint8_t>(c & 0x1f);
     p.footer = ExanetFooter{};
     p.footer.src_coord = coord_of_[node_];
+    p.footer.reply = d.reply;   // a read's reply: the initiator completes the read
     p.transfer = d.id;
     p.src_node = node_;
     p.dst_node = d.dst_node;
@@ -253,21 +266,61 @@ bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data
     return tx_gp_.is_response_ok();   // false: the network refused it (no route, too large)
 }
 
+void Transmit::send_read_request(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_time now) {
+    ExanetPacket& p = tx_pkt_;
+    const sc_time at = max_time(send_free_, max_time(now, w.earliest));
+    reads_.request(p, request_, c, d, at);
+    const bool sent = send_packet(request_, ReadProtocol::kRequestBytes, max_time(now, w.earliest));
+    if (!sent) {
+        fail(ch, w, send_free_);   // the network refused it: the read fails
+    } else {
+        drop(ch, &w);   // the reply completes it
+    }
+    qk_.set(from_now(send_free_));
+    if (qk_.need_sync()) qk_.sync();
+}
+
+bool Transmit::finish(std::uint64_t id, std::uint32_t status, std::uint64_t bytes, sc_time at) {
+    auto it = outstanding_.find(id);
+    if (it == outstanding_.end()) return false;
+    const Descriptor d = it->second.desc;
+    outstanding_.erase(it);
+    complete(d, status, bytes, at);
+    return true;
+}
+
 void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail) {
     // ACK (or, fault-tolerant, NACK) of one of our transfers.
     auto it = outstanding_.find(id);
     if (it == outstanding_.end() || !whole) {
         stats_.rx_errors.inc();   // for nothing we sent
+    } else if (it->second.desc.op == DescOp::Read && !it->second.desc.reply) {
+        // A read ends with its reply's data, or with the responder's error.
+        if (word != kStatusError) {
+            stats_.rx_errors.inc();
+            return;
+        }
+        const Descriptor d = it->second.desc;
+        outstanding_.erase(it);
+        reads_.responder_failed(d);
+        complete(d, kStatusError, 0, tail);
     } else if (word == kStatusFault && params_.fault_tolerant) {
         recovery_.nack_received(it->second);
     } else {
         const Descriptor d = it->second.desc;
         outstanding_.erase(it);
-        complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
+        if (d.reply)
+            reads_.reply_finished(d, word == kStatusOk, false, tail);   // the initiator's ACK: no record here
+        else
+            complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
     }
 }
 
 void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at) {
+    if (d.reply) {   // a read's reply failed here: no record, the initiator is told
+        reads_.reply_finished(d, status == kStatusOk, true, at);
+        return;
+    }
     CompletionRecord r;
     r.tag = d.tag;
     r.status = status;
@@ -281,6 +334,10 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
     else
         channels_[d.channel].tx.raise_at(done);
     stats_.latency_us.add(to_us(done - d.posted));
+    if (d.op == DescOp::Read) {
+        stats_.read_latency_us.add(to_us(done - d.posted));
+        if (status == kStatusOk) stats_.read_bytes.inc(bytes); else stats_.reads_failed.inc();
+    }
     if (status == kStatusOk && (d.flags & kFlagNotifyPacket)) {
         ControlOut n;
         n.kind = ControlKind::Notification;
@@ -299,7 +356,9 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
 void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time done) {
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled()) {
-        tracer.async_span(trace_.track, status == kStatusOk ? "transfer" : "transfer (error)", d.id, d.posted, done,
+        const bool read = d.op == DescOp::Read;
+        const char* name = status == kStatusOk ? (read ? "read" : "transfer") : (read ? "read (error)" : "transfer (error)");
+        tracer.async_span(trace_.track, name, d.id, d.posted, done,
                           {{"id", Tracer::json_number(d.id)},
                            {"bytes", Tracer::json_number(d.len)},
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
@@ -307,8 +366,9 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
     }
     if (tracer.narrating()) {
         std::ostringstream os;
-        os << "transfer " << d.id << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
-           << " B delivered, latency " << to_us(done - d.posted) << " us";
+        os << (d.op == DescOp::Read ? "read " : "transfer ") << d.id << (status == kStatusOk ? " complete: " : " FAILED: ")
+           << bytes << (d.op == DescOp::Read ? " B read" : " B delivered") << ", latency " << to_us(done - d.posted)
+           << " us";
         tracer.narrate(done, trace_.who, os.str());
     }
 }

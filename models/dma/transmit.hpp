@@ -25,6 +25,7 @@
 namespace vrdmasim {
 
 class FaultRecovery;
+class ReadProtocol;
 
 struct Outstanding {            // started, waiting for the acknowledgement
     Descriptor desc;
@@ -35,8 +36,8 @@ class Transmit {
 public:
     // `coord_of` maps node index to ExaNet coordinate; `node` is this one.
     Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
-             RecordWriter& records, FaultRecovery& recovery, const PldmaConfig& params, PldmaStats& stats,
-             PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of);
+             RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, const PldmaConfig& params,
+             PldmaStats& stats, PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of);
     Transmit(const Transmit&) = delete;
     Transmit& operator=(const Transmit&) = delete;
 
@@ -47,6 +48,9 @@ public:
     // A response packet for transfer `id` (`whole`: its payload carried
     // the status word): ACK, error ACK or (fault-tolerant) NACK.
     void response(std::uint64_t id, std::uint32_t word, bool whole, sc_core::sc_time tail);
+    // The outstanding transfer `id` completes at `at` with `status` and
+    // `bytes` (an RDMA read whose reply is in: read.*); false: none.
+    bool finish(std::uint64_t id, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at);
 
 private:
     // Round robin over the channels with work that are not parked (parked
@@ -68,6 +72,9 @@ private:
     // Put the prepared data packet (`plen` bytes at `data`) on the network
     // port once it is free and the block is in; false: refused.
     bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
+    // RDMA read, initiator: send `w`'s read request (one small packet)
+    // instead of data; the read completes when its reply is in (read.*).
+    void send_read_request(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_core::sc_time now);
     // Remove `w` from the channel's work (by address: the deque may have
     // grown at its front meanwhile).
     void drop(Channel& ch, const Work* w);
@@ -82,6 +89,7 @@ private:
     ControlPackets& control_;
     RecordWriter& records_;
     FaultRecovery& recovery_;
+    ReadProtocol& reads_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
     PldmaTrace& trace_;
@@ -95,6 +103,7 @@ private:
     std::vector<sc_core::sc_time> buffer_free_;
     std::uint64_t blocks_read_ = 0;
     std::vector<unsigned char> block_;
+    unsigned char request_[24] = {};   // a read request's payload (ReadProtocol::kRequestBytes)
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload tx_gp_;
     ExanetPacket& tx_pkt_;    // owned by tx_gp_ (a payload frees its extensions)

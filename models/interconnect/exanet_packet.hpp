@@ -47,6 +47,10 @@ struct ExanetFooter {
     bool first = false;
     bool last = false;
     bool notify = false;
+    // RDMA read: this data packet is part of the reply to a read request
+    // of the receiving node (its transfer id is the initiator's). A spare
+    // footer bit of this simulator's choosing, like the read request's type.
+    bool reply = false;
     std::uint32_t src_coord = 0;      // 22 bits
 };
 

@@ -45,8 +45,9 @@ bool fired(const std::vector<Violation>& v, const std::string& name) {
 }
 
 // Runs the small stream, plants `lie`, and returns what the checks say.
-std::vector<Violation> check_after(const std::function<void(SystemSim&, RunFigures&)>& lie) {
-    SystemSim s(kSmall);
+std::vector<Violation> check_after(const std::function<void(SystemSim&, RunFigures&)>& lie,
+                                   const Settings& settings = kSmall) {
+    SystemSim s(settings);
     s.run();
     REQUIRE(s.finished());
     RunFigures f = figures(s);
@@ -116,4 +117,30 @@ TEST_CASE("invariants: throughput above the receivers' payload ceiling is caught
     CHECK(fired(check_invariants(*s.sys, s.stats, f), "throughput-ceiling"));
     f.throughput_gbps = 14.2;
     CHECK_FALSE(fired(check_invariants(*s.sys, s.stats, f), "throughput-ceiling"));
+}
+
+namespace {
+Settings small_reads() {
+    Settings s = kSmall;
+    s.push_back({"workload.operation", "read"});
+    return s;
+}
+}  // namespace
+
+TEST_CASE("invariants: a clean run of RDMA reads passes every check", "[invariants][read]") {
+    const auto v = check_after([](SystemSim&, RunFigures&) {}, small_reads());
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: a read request a responder took and never ended is caught", "[invariants][read]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.read_requests").inc(); },
+                               small_reads());
+    CHECK(fired(v, "reads-conserved"));
+}
+
+TEST_CASE("invariants: a read posted and never completed is caught", "[invariants][read]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node1.dma.reads_posted").inc(); },
+                               small_reads());
+    CHECK(fired(v, "reads-conserved"));
 }

@@ -79,6 +79,18 @@ TEST_CASE("sendrecv latency / rendezvous write: zero copy / two control messages
     CHECK(s.both("msg.copy_bytes") == 0);
 }
 
+TEST_CASE("sendrecv latency / rendezvous read: the receiver pulls / FIN back", "[sendrecv]") {
+    Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "10"},
+           {"msg.rendezvous", "read"}});
+    s.run();
+    dump_stats(s);
+    all_verified(s, 20, 20 * 64 * kKiB);
+    CHECK(s.both("msg.rendezvous_sends") == 20);
+    CHECK(s.both("msg.control_messages") == 40);   // ready-to-send and FIN
+    CHECK(s.both("msg.copy_bytes") == 0);
+    CHECK(s.both("dma.reads_posted") == 20);
+}
+
 TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender / no slot is overwritten", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"},
            {"workload.sendrecv-test", "bandwidth"},
@@ -206,7 +218,7 @@ namespace {
 
 enum class Situation { Cold, Swap, Thp, Migrate };
 enum class Mode { Stall, Terminate };
-enum class Proto { Eager, Rendezvous };
+enum class Proto { Eager, Rendezvous, RendezvousRead };
 
 void wait_until(sc_time t) {
     if (t > sc_time_stamp()) wait(t - sc_time_stamp());
@@ -227,7 +239,7 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
     // Eager: 2 MiB of slots and of bounce buffers (256 slots of 8 KiB), so
     // that THP collapse and compaction find whole blocks of them.
     if (proto == Proto::Eager) total = 2048 * kKiB, msg = 4 * kKiB, window = 16;
-    if (sit == Situation::Thp && proto == Proto::Rendezvous) total = 2048 * kKiB, msg = 256 * kKiB, window = 8;
+    if (sit == Situation::Thp && proto != Proto::Eager) total = 2048 * kKiB, msg = 256 * kKiB, window = 8;
     const std::uint64_t count = total / msg;
     Settings set{{"workload.kind", "sendrecv"},
                  {"workload.sendrecv-test", "bandwidth"},
@@ -243,6 +255,7 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
         set.push_back({"workload.populate", "false"});
         set.push_back({"workload.fill-source", "false"});
     }
+    if (proto == Proto::RendezvousRead) set.push_back({"msg.rendezvous", "read"});
     if (proto == Proto::Eager) {
         set.push_back({"msg.eager-threshold", std::to_string(8192 - 64)});
         set.push_back({"msg.eager-slots", "256"});
@@ -329,12 +342,22 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
     dump_stats(s);
     all_verified(s, count, total);
     CHECK(s.counter(proto == Proto::Eager ? "node0.msg.eager_sends" : "node0.msg.rendezvous_sends") == count);
+    if (proto != Proto::Eager) {
+        // A ready-to-send each from the sender; a clear-to-send (write) or a FIN (read) each from the receiver.
+        CHECK(s.counter("node0.msg.control_messages") == count);
+        CHECK(s.counter("node1.msg.control_messages") == count);
+    }
+    if (proto == Proto::RendezvousRead) CHECK(s.counter("node1.dma.reads_posted") >= count);
+
     switch (sit) {
         case Situation::Cold:
-            if (proto == Proto::Rendezvous) {
-                CHECK(s.smmu_faults(0) > 0);   // the engine's reads of cold source pages
-                CHECK(s.smmu_faults(1) > 0);   // its writes to cold destination pages
-                if (mode == Mode::Terminate)
+            if (proto != Proto::Eager) {
+                // Cold source pages fault where they are read (the sender's
+                // engine; for a read rendezvous it serves the receiver's
+                // read), cold destination pages where they are written.
+                CHECK(s.smmu_faults(0) > 0);
+                CHECK(s.smmu_faults(1) > 0);
+                if (mode == Mode::Terminate && proto == Proto::Rendezvous)
                     CHECK(s.counter("node1.dma.nacks_sent") + s.counter("node0.dma.parks") > 0);
             } else {
                 // Eager: the CPU copies touch the cold user buffers (minor
@@ -371,6 +394,7 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
     FAULT_CASE(proto, Migrate, Stall) FAULT_CASE(proto, Migrate, Terminate)
 
 FAULT_ALL(Rendezvous)
+FAULT_ALL(RendezvousRead)
 FAULT_ALL(Eager)
 
 // ------------------------------------------------------------ two-sided cluster workloads
@@ -421,5 +445,4 @@ TEST_CASE("two-sided permutation / eager with credits: every byte", "[sendrecv][
 
 TEST_CASE("two-sided: settings that would do nothing are refused before the run", "[sendrecv]") {
     CHECK_THROWS_AS(Sim({{"workload.kind", "stream"}, {"workload.two-sided", "true"}}), ConfigError);
-    CHECK_THROWS_AS(Sim({{"workload.kind", "sendrecv"}, {"msg.rendezvous", "read"}}), ConfigError);
 }

@@ -55,8 +55,6 @@ Endpoint::Endpoint(const SimContext& ctx, App& app, std::vector<unsigned> peers)
       copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8),
       stats_(ctx.stats, app.group() + ".msg."),
       track_(ctx.tracer.track(app.group(), "msg")) {
-    MsgParams::check(ctx.config);
-    if (!write_mode_) throw std::logic_error("msg.rendezvous = read: not built");
     for (unsigned n : peer_nodes_) {
         if (n == app.node()) throw std::logic_error("an endpoint cannot be its own peer");
         index_[n] = peers_.size();
@@ -263,8 +261,7 @@ void Endpoint::progress() {
         if (tx != tx_seen_) {
             tx_seen_ = tx;
             for (auto& kv : reqs_)
-                if (!kv.second.done && !kv.second.parts.empty() && finish_writes(kv.second, false))
-                    complete(kv.first, kv.second);
+                if (!kv.second.done && !kv.second.parts.empty()) finish_parts(kv.first, kv.second, false);
         }
     }
     for (Peer& p : peers_) {
@@ -281,7 +278,7 @@ void Endpoint::block() {
     for (auto& kv : reqs_)
         if (!kv.second.done && !kv.second.parts.empty()) {
             any = true;
-            if (finish_writes(kv.second, true)) complete(kv.first, kv.second);
+            finish_parts(kv.first, kv.second, true);
         }
     if (!any) app_.wait_rx(events_seen_ + 1);   // a notification raised since the last look
 }
@@ -348,6 +345,9 @@ void Endpoint::handle_slots(Peer& p) {
             }
             case Kind::Cts:
                 cts_arrived(p, h);
+                break;
+            case Kind::Fin:
+                fin_arrived(p, h);
                 break;
             default:
                 throw std::logic_error(app_.group() + ": eager slot holds an unknown message kind");

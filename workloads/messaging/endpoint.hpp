@@ -13,7 +13,9 @@
 //               answers with a clear-to-send holding the buffer's address,
 //               and the sender RDMA-writes the data there, each part with a
 //               notification: the receive completes when the notifications
-//               cover the length (msg.rendezvous = write).
+//               cover the length (msg.rendezvous = write). Or (read) the
+//               receiver pulls the data from the sender's registered buffer
+//               with RDMA reads and sends a FIN, which completes the send.
 //
 // Progress happens inside the library's calls (test, wait): the
 // notification ring is read in order, arrivals from each peer are handled
@@ -107,7 +109,8 @@ private:
         sc_core::sc_time start;
         // rendezvous
         std::uint64_t bytes_in = 0;    // receiver, write mode: bytes notified so far
-        std::vector<Part> parts;       // sender, write mode: the data writes
+        std::vector<Part> parts;       // the data transfers: writes at the sender (write mode), reads at the receiver (read mode)
+        std::uint64_t peer_req = 0;    // receiver, read mode: the sender's request (its FIN)
         bool registered = false;       // the user buffer registered by this request
     };
     struct Outgoing {
@@ -166,7 +169,11 @@ private:
     void rts_matched(Peer& p, const Header& h, Request id, Req& r);
     void cts_arrived(Peer& p, const Header& h);
     void data_notified(Peer& p, const CompletionRecord& rec);
-    bool finish_writes(Req& r, bool wait);
+    void fin_arrived(Peer& p, const Header& h);
+    // The rendezvous data transfers of `r` (writes at the sender, reads at
+    // the receiver): reap those complete (all, waiting, if `wait`), and
+    // once all are, finish the request. True when it is finished.
+    bool finish_parts(Request id, Req& r, bool wait);
 
     const SimContext& ctx_;
     App& app_;

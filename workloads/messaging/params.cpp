@@ -28,13 +28,4 @@ MsgParams::MsgParams()
 
 void MsgParams::declare_params(ParamRegistry& reg) { reg.add(params_of<MsgParams>().set); }
 
-bool MsgParams::rendezvous_built(const std::string& mode) { return mode == "write"; }
-
-void MsgParams::check(const Config& c) {
-    const MsgParams& p = params_of<MsgParams>();
-    if (!rendezvous_built(c[p.rendezvous]))
-        throw c.refuse(p.rendezvous.name(),
-                       "the read rendezvous needs RDMA read (App::post_read), not built in this simulator yet; use write");
-}
-
 }  // namespace vrdmasim

@@ -15,11 +15,6 @@ struct MsgParams {
     IntParam eager_slots;
     TimeParam match_cost;
     static void declare_params(ParamRegistry& reg);
-    // Whether rendezvous = `mode` is built in this simulator ("write"
-    // always; "read" needs App::post_read). Config checks refuse the others.
-    static bool rendezvous_built(const std::string& mode);
-    // ConfigError (naming the key) for a value that is not built.
-    static void check(const Config& c);
 };
 
 }  // namespace vrdmasim

@@ -1,8 +1,10 @@
-// The rendezvous protocol of the two-sided library (see endpoint.hpp),
+// The rendezvous protocol of the two-sided library (see endpoint.hpp).
 // msg.rendezvous = write: ready-to-send from the sender, clear-to-send with
 // the receiver's (registered) buffer, then the sender's zero-copy RDMA
 // writes into it, each part with a notification; the receive completes
-// when the notified bytes cover the message.
+// when the notified bytes cover the message. msg.rendezvous = read: the
+// ready-to-send names the sender's registered buffer; the receiver pulls it
+// with RDMA reads into its registered buffer and sends a FIN.
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -22,6 +24,14 @@ void Endpoint::rndv_send(Req& r, Request id) {
     o.h.len = r.len;
     o.h.addr = r.buf;
     o.h.sreq = id;
+    if (!write_mode_) {
+        // The peer's engine will read the buffer until the FIN.
+        VmError err = VmError::Ok;
+        if (!app_.register_buffer(r.buf, r.len, false, &err))
+            throw std::runtime_error(app_.group() + ": could not register a rendezvous send buffer (rdma.strategy): " +
+                                     to_string(err));
+        r.registered = true;
+    }
     Peer& p = peer(r.peer);
     p.queue.push_back(o);
     send_queued(p);
@@ -44,6 +54,26 @@ void Endpoint::rts_matched(Peer& p, const Header& h, Request id, Req& r) {
                                  to_string(err));
     r.registered = true;
     r.bytes_in = 0;
+    if (!write_mode_) {
+        // Pull it: reads of the sender's buffer, in parts as the strategy
+        // registers transfers (pipeline: rdma.pipeline-chunk each).
+        r.peer_req = h.sreq;
+        const std::uint64_t n = app_.records_for(h.len);
+        const std::uint64_t part = (h.len + n - 1) / n;
+        for (std::uint64_t off = 0; off < h.len; off += part) {
+            Part pt;
+            pt.m.src = h.addr + off;
+            pt.m.dst = r.buf + off;
+            pt.m.len = std::min(part, h.len - off);
+            pt.m.tag = h.sreq;
+            pt.m.dst_node = p.node;   // the node read from
+            pt.m.records = take_record();
+            while (!app_.post_read(p.node, pt.m.src, pt.m.dst, pt.m.len, pt.m.tag, pt.m.records))
+                app_.wait_tx(app_.tx_completions() + 1);   // the channel's queue is full
+            r.parts.push_back(pt);
+        }
+        return;
+    }
     p.rndv_in.push_back(id);
     Outgoing o;
     o.h.kind = Kind::Cts;
@@ -57,6 +87,7 @@ void Endpoint::rts_matched(Peer& p, const Header& h, Request id, Req& r) {
 }
 
 void Endpoint::cts_arrived(Peer& p, const Header& h) {
+    if (!write_mode_) throw std::logic_error(app_.group() + ": clear-to-send in the read rendezvous");
     const auto it = reqs_.find(h.sreq);
     if (it == reqs_.end() || !it->second.send || it->second.proto != Proto::Rendezvous || !it->second.parts.empty() ||
         it->second.peer != p.node || it->second.len != h.len)
@@ -83,7 +114,7 @@ void Endpoint::cts_arrived(Peer& p, const Header& h) {
     }
 }
 
-bool Endpoint::finish_writes(Req& r, bool wait) {
+bool Endpoint::finish_parts(Request id, Req& r, bool wait) {
     bool all = true;
     for (Part& pt : r.parts) {
         if (pt.done) continue;
@@ -91,15 +122,46 @@ bool Endpoint::finish_writes(Req& r, bool wait) {
             all = false;
             continue;
         }
-        const CompletionRecord c = app_.complete(pt.m);   // waits, and releases the registration
+        // A write: App::complete waits for its record and releases the
+        // source's registration; a read: its record says the data is here.
+        const CompletionRecord c = r.send ? app_.complete(pt.m) : app_.wait_record(pt.m.records);
         if (c.status != kStatusOk)
-            throw std::runtime_error(app_.group() + ": a rendezvous write to node" + std::to_string(r.peer) +
+            throw std::runtime_error(app_.group() + (r.send ? ": a rendezvous write to node" : ": a rendezvous read from node") +
+                                     std::to_string(r.send ? r.peer : r.status.source) +
                                      " failed in the engine (the library does not retransmit)");
         give_record(pt.m.records);
         pt.done = true;
     }
-    if (all) r.parts.clear();
-    return all;
+    if (!all) return false;
+    r.parts.clear();
+    if (!r.send) {
+        // Read rendezvous: the data is in; release the buffer and tell the sender.
+        app_.deregister(r.buf, r.status.len);
+        r.registered = false;
+        Outgoing o;
+        o.h.kind = Kind::Fin;
+        o.h.tag = r.status.tag;
+        o.h.len = r.status.len;
+        o.h.sreq = r.peer_req;
+        o.h.rreq = id;
+        Peer& p = peer(r.status.source);
+        p.queue.push_back(o);
+        send_queued(p);
+    }
+    complete(id, r);
+    return true;
+}
+
+void Endpoint::fin_arrived(Peer& p, const Header& h) {
+    const auto it = reqs_.find(h.sreq);
+    if (write_mode_ || it == reqs_.end() || !it->second.send || it->second.proto != Proto::Rendezvous ||
+        it->second.done || it->second.peer != p.node || it->second.len != h.len)
+        throw std::logic_error(app_.group() + ": FIN from node" + std::to_string(p.node) +
+                               " for no read rendezvous send waiting for one");
+    Req& r = it->second;
+    app_.deregister(r.buf, r.len);
+    r.registered = false;
+    complete(h.sreq, r);
 }
 
 void Endpoint::data_notified(Peer& p, const CompletionRecord& rec) {

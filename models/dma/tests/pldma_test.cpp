@@ -990,3 +990,402 @@ TEST_CASE("fault-tolerant: a completion record whose page faults is written once
     CHECK(b.counter("dma0.record_retries") == 1);
     CHECK(b.counter("dma0.rx_errors") == 0);
 }
+
+// ---------------------------------------------------------------- RDMA read
+
+namespace {
+// Post an RDMA read on `c`'s channel: `len` bytes at `remote_src` of node
+// `node` into `local_dst` here.
+void post_read(Cpu& c, unsigned node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
+               std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags = 0) {
+    c.w(c.base + reg::kDescOp, static_cast<std::uint32_t>(DescOp::Read), 4);
+    c.w(c.base + reg::kDescSrc, remote_src);
+    c.w(c.base + reg::kDescDst, local_dst);
+    c.w(c.base + reg::kDescLen, len);
+    c.w(c.base + reg::kDescDstNode, node, 4);
+    c.w(c.base + reg::kDescFlags, flags, 4);
+    c.w(c.base + reg::kDescCompl, compl_addr);
+    c.w(c.base + reg::kDescTag, tag);
+    c.w(c.base + reg::kDoorbell, 1, 4);
+}
+// The read request's payload: id, length, initiator's destination.
+struct ReadRequestSeen {
+    std::uint64_t id = 0, len = 0, dst = 0;
+};
+ReadRequestSeen request_of(const Tap::Seen& s) {
+    ReadRequestSeen r;
+    REQUIRE(s.payload.size() == ReadProtocol::kRequestBytes);
+    std::memcpy(&r.id, s.payload.data(), 8);
+    std::memcpy(&r.len, s.payload.data() + 8, 8);
+    std::memcpy(&r.dst, s.payload.data() + 16, 8);
+    return r;
+}
+}  // namespace
+
+TEST_CASE("read: the remote region lands byte for byte at the initiator, which alone writes a record",
+          "[dma][read]") {
+    Bench b(Settings{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}});
+    const std::size_t len = 5000;   // not a multiple of block or packet
+    const auto src = pattern(len, 31);
+    Bench::poke(*b.mem1, 0x40000, src);
+    std::uint64_t tx1 = 99;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, len, 42, 0x100);
+        CHECK((c.r(reg::kStatus, 4) & 0x80000000u) == 0);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    b.cpu1->program = [&](Cpu& c) {
+        wait(1, SC_MS);
+        tx1 = c.r(reg::kTxCompleted);
+    };
+    sc_start();
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == src);
+    CHECK(Bench::peek(*b.mem0, 0x50000 + len, 64) == std::vector<unsigned char>(64, 0));   // nothing beyond
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.tag == 42);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(r.node == 1);
+    CHECK(r.addr == 0x40000);
+    CHECK(tx1 == 0);   // the responder's channel completes nothing
+    // On the wire: the request (type 1, remote source in the header, id,
+    // length and destination in its payload), later the reply's ACK.
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].header.type == PacketType::ReadRequest);
+    CHECK(out[0].header.dst_va == 0x40000);
+    CHECK(out[0].header.dst_coord == 1);
+    CHECK(out[0].header.size == ReadProtocol::kRequestBytes);
+    CHECK(out[0].footer.src_coord == 0);
+    const ReadRequestSeen q = request_of(out[0]);
+    CHECK(q.len == len);
+    CHECK(q.dst == 0x50000);
+    CHECK(out[1].header.type == PacketType::Response);
+    CHECK(reply(out[1]).word == kStatusOk);
+    CHECK(reply(out[1]).id == q.id);
+    // The reply: 20 data packets carrying the initiator's transfer id and
+    // destination, the footer's reply bit, in sequence.
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 20);
+    for (std::size_t i = 0; i < back.size(); ++i) {
+        CHECK(back[i].header.type == PacketType::RdmaWrite);
+        CHECK(back[i].footer.reply);
+        CHECK(back[i].footer.seq == i);
+        CHECK(back[i].head >= out[0].head);
+    }
+    CHECK(back[0].header.dst_va == 0x50000);
+    CHECK(back.back().footer.last);
+    CHECK(!back.back().footer.notify);
+    CHECK(out[1].head >= back.back().head);
+    CHECK(b.counter("dma0.reads_posted") == 1);
+    CHECK(b.counter("dma0.transfers_posted") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 1);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    CHECK(b.counter("dma0.bytes_received") == len);
+    CHECK(b.counter("dma0.notifications") == 0);
+    CHECK(b.counter("dma1.read_requests") == 1);
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 0);
+    CHECK(b.counter("dma1.transfers_completed") == 0);
+    CHECK(b.counter("dma1.transfers_posted") == 0);
+    CHECK(b.counter("dma1.bytes_sent") == len);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+    CHECK(b.stats.find_histogram("dma0.read_latency")->count() == 1);
+}
+
+TEST_CASE("read: zero bytes complete at once; flags and a read of the own node are refused", "[dma][read]") {
+    Bench b;
+    std::uint64_t st_flags = 0, st_self = 0;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, 64, 1, 0x200, kFlagNotify);
+        st_flags = c.r(reg::kStatus, 4);
+        post_read(c, 0, 0x40000, 0x50000, 64, 2, 0x200);
+        st_self = c.r(reg::kStatus, 4);
+        post_read(c, 1, 0x40000, 0x50000, 0, 3, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK((st_flags & 0x80000000u) != 0);
+    CHECK((st_self & 0x80000000u) != 0);
+    CHECK(b.counter("dma0.doorbells_refused") == 2);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.tag == 3);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap01->seen.empty());
+}
+
+TEST_CASE("read: a responder without a channel of the domain answers with an error", "[dma][read]") {
+    Bench b;
+    Bench::poke(*b.mem1, 0x40000, pattern(1024, 32));
+    Bench::poke(*b.mem0, 0x50000, std::vector<unsigned char>(1024, 0xee));
+    b.cpu1->program = [&](Cpu& c) { c.w(ctrl(0), reg::kCtrlEnable | 7, 4); };   // the responder's job: domain 7
+    b.cpu0->program = [&](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | 5, 4);   // the initiator's: domain 5
+        wait(10, SC_NS);
+        post_read(c, 1, 0x40000, 0x50000, 1024, 9, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(Bench::peek(*b.mem0, 0x50000, 1024) == std::vector<unsigned char>(1024, 0xee));
+    CHECK(b.counter("dma1.pd_violations") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.packets_sent") == 0);
+    REQUIRE(b.tap10->seen.size() == 1);
+    CHECK(b.tap10->seen[0].header.type == PacketType::Response);
+    CHECK(reply(b.tap10->seen[0]).word == kStatusError);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_failed") == 1);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+}
+
+TEST_CASE("read: a remote source that cannot be read completes with an error at the initiator", "[dma][read]") {
+    Bench b;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 64ull << 20, 0x50000, 4096, 5, 0x100);   // beyond node 1's 64 MiB DRAM
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+}
+
+TEST_CASE("read: a local destination that cannot be written completes with an error", "[dma][read]") {
+    Bench b;
+    Bench::poke(*b.mem1, 0x40000, pattern(1024, 33));
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, (64ull << 20) - 512, 1024, 6, 0x100);   // runs off node 0's DRAM
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.counter("dma0.rx_errors") >= 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.read_requests_served") == 0);
+}
+
+TEST_CASE("read, fault-tolerant: a source fault at the responder parks its channel, then re-reads",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;   // 5 blocks, 20 packets
+    const auto src = pattern(len, 34);
+    Bench::poke(*b.mem1, 0x40800, src);
+    b.smmu1->faulting.insert({0x41, false});   // the source's second page (offsets 2048..)
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40800, 0x50000, len, 11, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu1->faults.size() == 1);
+    CHECK(b.smmu1->faults[0].address == 0x41000);
+    CHECK_FALSE(b.smmu1->faults[0].write);
+    REQUIRE(b.smmu1->outcomes.size() == 1);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == src);
+    CHECK(b.smmu0->not_once(0x50000, len) == 0);
+    CHECK(b.smmu0->writes.size() == len + sizeof(CompletionRecord));   // payload + the read's record
+    CHECK(b.counter("dma1.parks") == 1);
+    CHECK(b.counter("dma1.rereads") == 1);
+    CHECK(b.counter("dma1.packets_sent") == 20);   // nothing sent twice
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.counter("dma0.parks") == 0);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    // Packets of the faulting block leave only after the resolution.
+    REQUIRE(b.tap10->seen.size() == 20);
+    CHECK(b.tap10->seen[8].head >= b.smmu1->outcomes[0]);
+    CHECK(b.stats.find_histogram("dma1.park_time")->count() == 1);
+}
+
+TEST_CASE("read, fault-tolerant: a destination fault at the initiator is NACKed and the responder resends",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 35);
+    Bench::poke(*b.mem1, 0x40000, src);
+    // Destination 0x50900: page 0x51000 starts at offset 0x700 = packet 7.
+    b.smmu0->faulting.insert({0x51, true});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 12, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    REQUIRE(b.smmu0->faults.size() == 1);
+    CHECK(b.smmu0->faults[0].address == 0x51000);
+    CHECK(b.smmu0->faults[0].write);
+    CHECK(Bench::peek(*b.mem0, 0x50900, len) == src);
+    CHECK(b.smmu0->not_once(0x50900, len) == 0);
+    CHECK(b.smmu0->writes.size() == len + sizeof(CompletionRecord));
+    // The reply: packets 0..7 (7 NACKed), then 7..19 again.
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 8 + 13);
+    for (std::size_t i = 0; i < 8; ++i) CHECK(back[i].footer.seq == i);
+    for (std::size_t i = 0; i < 13; ++i) CHECK(back[8 + i].footer.seq == 7 + i);
+    for (const auto& p : back) CHECK(p.footer.reply);
+    // From the initiator: request, NACK at 7, retransmit request from 7, ACK.
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 4);
+    CHECK(out[0].header.type == PacketType::ReadRequest);
+    CHECK(out[1].header.type == PacketType::Response);
+    CHECK(reply(out[1]).word == kStatusFault);
+    CHECK(reply(out[1]).index == 7);
+    CHECK(out[2].header.type == PacketType::Control);
+    CHECK(reply(out[2]).word == kControlRetransmit);
+    CHECK(reply(out[2]).index == 7);
+    CHECK(out[2].head >= b.smmu0->outcomes.at(0));
+    CHECK(reply(out[3]).word == kStatusOk);
+    CHECK(back[8].head >= out[2].head);
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusOk);
+    CHECK(r.bytes == len);
+    CHECK(b.counter("dma0.nacks_sent") == 1);
+    CHECK(b.counter("dma0.retransmit_requests") == 1);
+    CHECK(b.counter("dma1.nacks_received") == 1);
+    CHECK(b.counter("dma1.retransmissions") == 1);
+    CHECK(b.counter("dma1.retransmitted_bytes") == len - 7 * 256);
+    CHECK(b.counter("dma0.bytes_received") == len);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+}
+
+TEST_CASE("read, fault-tolerant: an unresolved source fault at the responder fails the read at the initiator",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    Bench::poke(*b.mem1, 0x40000, pattern(4096, 36));
+    Bench::poke(*b.mem0, 0x50000, std::vector<unsigned char>(4096, 0xee));
+    b.smmu1->faulting.insert({0x40, false});
+    b.smmu1->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, 4096, 13, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.tag == 13);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(Bench::peek(*b.mem0, 0x50000, 4096) == std::vector<unsigned char>(4096, 0xee));
+    CHECK(b.counter("dma1.parks") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.packets_sent") == 0);
+    REQUIRE(b.tap10->seen.size() == 1);
+    CHECK(reply(b.tap10->seen[0]).word == kStatusError);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.counter("dma0.rx_errors") == 0);
+}
+
+TEST_CASE("read, fault-tolerant: an unresolved destination fault at the initiator fails the read",
+          "[dma][read][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    Bench::poke(*b.mem1, 0x40000, pattern(len, 37));
+    b.smmu0->faulting.insert({0x51, true});
+    b.smmu0->resolve = false;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 14, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap10->seen.size() == 8);   // the responder stopped after the NACKed packet 7
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 3);   // request, NACK, error ACK
+    CHECK(reply(out[1]).word == kStatusFault);
+    CHECK(reply(out[2]).word == kStatusError);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.read_requests_served") == 0);
+    CHECK(b.counter("dma1.retransmissions") == 0);
+}
+
+TEST_CASE("read, original engine: a source SMMU fault at the responder fails the read", "[dma][read][fault]") {
+    Bench b(kNotFt, true);
+    Bench::poke(*b.mem1, 0x40000, pattern(4096, 38));
+    b.smmu1->faulting.insert({0x40, false});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, 4096, 15, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
+    CHECK(b.counter("dma1.parks") == 0);
+    CHECK(b.counter("dma1.packets_sent") == 0);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma0.transfers_completed") == 0);
+}
+
+TEST_CASE("read, original engine: a destination SMMU fault at the initiator fails the read", "[dma][read][fault]") {
+    Bench b(kNotFt, true);
+    const std::size_t len = 5000;
+    Bench::poke(*b.mem1, 0x40000, pattern(len, 39));
+    b.smmu0->faulting.insert({0x51, true});
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50900, len, 16, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const CompletionRecord r = Bench::record(*b.mem0, 0x100);
+    CHECK(r.status == kStatusError);
+    CHECK(r.bytes == 0);
+    CHECK(b.tap10->seen.size() == 20);   // all sent; the initiator's receiver marks the reply bad
+    CHECK(b.counter("dma0.nacks_sent") == 0);
+    CHECK(b.counter("dma0.reads_failed") == 1);
+    CHECK(b.counter("dma1.read_replies_failed") == 1);
+    CHECK(b.counter("dma1.retransmitted_bytes") == 0);
+}
+
+TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initiator's kernel buffer",
+          "[dma][read][netvm]") {
+    Settings s = kFt;
+    s.push_back({"dma.netvm-buffer", "16KiB"});
+    Bench b(s, true);
+    b.smmu0->service = sc_time(30, SC_US);
+    const std::size_t len = 40 * 1024;
+    const auto a = pattern(len, 40);
+    Bench::poke(*b.mem1, 0x40000, a);
+    for (std::uint64_t p = 0x50; p < 0x5a; ++p) b.smmu0->faulting.insert({p, true});   // every destination page
+    std::map<std::uint64_t, unsigned> copies;   // byte -> kernel copies
+    b.dma0->enable_netvm([&](std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+        Bench::poke(*b.mem0, va, std::vector<unsigned char>(data, data + n));
+        for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
+        return at + sc_time(n, SC_NS);
+    });
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, len, 17, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == a);
+    std::size_t bad = 0;   // every byte exactly once: by the engine or by the kernel's copy
+    for (std::uint64_t i = 0; i < len; ++i) {
+        const auto e = b.smmu0->writes.find(0x50000 + i);
+        const auto k = copies.find(0x50000 + i);
+        if ((e == b.smmu0->writes.end() ? 0 : e->second) + (k == copies.end() ? 0 : k->second) != 1) ++bad;
+    }
+    CHECK(bad == 0);
+    CHECK(b.counter("dma0.kernel_copy_bytes") > 0);
+    CHECK(b.counter("dma0.bytes_received") == len);
+    CHECK(b.counter("dma0.read_bytes") == len);
+    CHECK(b.counter("dma0.nacks_sent") == 0);
+    CHECK(b.counter("dma1.read_requests_served") == 1);
+    CHECK(b.stats.find_scalar("dma0.netvm_peak")->value() <= 16 * 1024);
+}
