@@ -4,12 +4,13 @@ namespace vrdmasim {
 
 MsgParams::MsgParams()
     : set("msg", "two-sided send/receive library on top of RDMA writes (workload.kind = sendrecv, workload.two-sided)"),
-      eager_threshold(set.size("eager-threshold", "8KiB",
+      eager_threshold(set.size("eager-threshold", "2KiB",
                                "largest message sent eagerly (copied into a bounce slot the receiver registered for "
-                               "the sender, copied out by the receiver); larger ones go by rendezvous. *estimate*: "
-                               "UCX's automatic rendezvous threshold is about 8 KiB on InfiniBand, Open MPI's openib "
-                               "eager limit 12 KiB (btl_openib_eager_limit); configs/sweeps/sendrecv.ini shows "
-                               "where the crossover lies here")
+                               "the sender, copied out by the receiver); larger ones go by rendezvous. *estimate*: the "
+                               "crossover on the default system (configs/sweeps/sendrecv.ini: eager is faster up to "
+                               "2 KiB, the write rendezvous from 4 KiB); MPI libraries on InfiniBand use 8-12 KiB "
+                               "(UCX's automatic rendezvous threshold, Open MPI's btl_openib_eager_limit), where "
+                               "copies are faster than on a 1.5 GHz A53")
                           .range("0B", "1MiB")),
       rendezvous(set.choice("rendezvous", "write", {"read", "write"},
                             "rendezvous protocol for messages above msg.eager-threshold: write (the receiver answers the "
