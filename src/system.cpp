@@ -39,8 +39,8 @@ void declare_all_params(ParamRegistry& reg) {
     System::declare_params(reg);
     Workload::declare_params(reg);
     App::declare_params(reg);
-    MsgParams::declare_params(reg);
     Registrar::declare_params(reg);
+    MsgParams::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);
     Bus::declare_params(reg);
