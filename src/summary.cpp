@@ -4,6 +4,7 @@
 
 #include "system.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/messaging/stats.hpp"
 
 namespace vrdmasim {
 
@@ -72,6 +73,7 @@ MetricRegistry build_summary_metrics() {
     Vm::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
+    MsgStats::declare_metrics(reg);
     Pldma::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);

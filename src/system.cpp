@@ -3,6 +3,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "workloads/messaging/params.hpp"
 
 
 namespace vrdmasim {
@@ -39,6 +40,7 @@ void declare_all_params(ParamRegistry& reg) {
     Workload::declare_params(reg);
     App::declare_params(reg);
     Registrar::declare_params(reg);
+    MsgParams::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);
     Bus::declare_params(reg);

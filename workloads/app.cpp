@@ -209,6 +209,17 @@ bool App::register_receive(std::uint64_t va, std::uint64_t len) {
     return reg_acquire(va, len, true).ok;
 }
 
+bool App::register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error) {
+    if (len == 0) return true;
+    const RegResult r = reg_acquire(va, len, write);
+    if (error) *error = r.error;
+    return r.ok;
+}
+
+void App::deregister(std::uint64_t va, std::uint64_t len) {
+    if (len > 0) reg_release(va, len);
+}
+
 bool App::register_read_source(std::uint64_t va, std::uint64_t len) {
     if (len == 0) return true;
     return reg_acquire(va, len, false).ok;
@@ -463,6 +474,7 @@ void App::wait_rx(std::uint64_t n) {
 }
 
 std::uint64_t App::rx_events() { return mmio_read(pldma_reg::kEventCount, 8); }
+std::uint64_t App::tx_completions() { return mmio_read(pldma_reg::kTxCompleted, 8); }
 
 CompletionRecord App::wait_record(std::uint64_t addr) {
     CompletionRecord r;
@@ -544,6 +556,14 @@ bool App::populated(std::uint64_t addr) const {
 CompletionRecord App::read_rx_record(std::uint64_t index) {
     if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");
     return read_record(rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord));
+}
+
+void App::clear_rx_record(std::uint64_t index) {
+    if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");
+    CompletionRecord blank;
+    if (!access(tlm::TLM_WRITE_COMMAND, physical(rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord), true),
+                reinterpret_cast<unsigned char*>(&blank), sizeof blank, true))
+        throw std::runtime_error(group_ + ": receive ring not writable");
 }
 
 bool App::debug_write(std::uint64_t addr, const unsigned char* data, std::uint64_t len) {

@@ -70,6 +70,9 @@ public:
     sc_core::sc_time now() const { return sc_core::sc_time_stamp() + qk_.get_local_time(); }
     // Spend `t` of CPU time.
     void compute(sc_core::sc_time t);
+    // Spend `t` of CPU time on work of `activity` (its own row of the CPU
+    // track and of the node's CPU statistics), e.g. "msg-copy".
+    void compute(const char* activity, sc_core::sc_time t) { run_on_core(activity, t); }
 
     // Run as process `pid` of `vm`: buffers are mmap()ed virtual memory and
     // the engine reaches them through the SMMU. Without it (smmu.enabled =
@@ -145,6 +148,9 @@ public:
     // EVENT_COUNT register, without waiting): to look at the ring while
     // doing something else.
     std::uint64_t rx_events();
+    // Completions of this channel's descriptors so far (one read of its
+    // TX_COMPLETED register, without waiting).
+    std::uint64_t tx_completions();
     // Wait until the completion record at `addr` has been written (its
     // status is no longer 0: completions may come out of order), and
     // return it.
@@ -155,6 +161,11 @@ public:
     std::uint64_t load(std::uint64_t addr);
     void store(std::uint64_t addr, std::uint64_t value);
     CompletionRecord read_rx_record(std::uint64_t index);
+    // Give ring entry `index` back (a posted store of a blank record), so
+    // that a record not written yet reads as status 0 on the next lap: the
+    // notification count says how many records were raised, not that all
+    // before it are written (a record whose page faulted is written later).
+    void clear_rx_record(std::uint64_t index);
     // Whether the page holding `addr` is in memory (always, without a VM).
     bool resident(std::uint64_t addr) const;
     // Whether it holds data: resident, or swapped out.
@@ -196,6 +207,11 @@ public:
     // once (pin, pin-cache, pipeline: pinned; prefault: populated). False
     // on failure (e.g. beyond RLIMIT_MEMLOCK).
     bool register_receive(std::uint64_t va, std::uint64_t len);
+    // A user buffer the engine reads (`write` false) or writes for one
+    // transfer, registered as rdma.strategy says until deregister() (the
+    // two-sided library's rendezvous buffers). False on failure.
+    bool register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error = nullptr);
+    void deregister(std::uint64_t va, std::uint64_t len);
     // The same for an area the engine will read for the whole run: the
     // source other nodes' RDMA reads fetch (registered for reading).
     bool register_read_source(std::uint64_t va, std::uint64_t len);

@@ -1,5 +1,7 @@
 #include "workloads/cluster.hpp"
 
+#include "workloads/messaging/params.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <iostream>
@@ -178,6 +180,22 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         }
     for (Peer& p : peers_)
         for (std::size_t k = 0; k < p.in.size(); ++k) p.slot[p.in[k]] = k;
+    two_sided_ = ctx.config[params_of<WorkloadParams>().two_sided];
+    if (two_sided_) {
+            ep_by_node_.assign(apps_.size(), nullptr);
+        for (unsigned i = 0; i < apps_.size(); ++i) {
+            App& app = *apps_[i];
+            const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
+            const std::uint64_t sbufs = std::min(window_, sends);
+            const std::vector<unsigned> peers = msg_peers(i);
+            check_fits(app, receive_bytes(i) + sbufs * msg_ + msg::Endpoint::mapped_bytes(ctx.config, peers.size()));
+            check_locked(app, msg::Endpoint::locked_regions(ctx.config, peers.size()));
+            eps_.push_back(std::make_unique<msg::Endpoint>(ctx, app, peers));
+            ep_by_node_[i] = eps_.back().get();
+            app.program = [this](App& a) { program_two_sided(a); };
+        }
+        return;
+    }
     for (unsigned i = 0; i < apps_.size(); ++i) {
         App& app = *apps_[i];
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());

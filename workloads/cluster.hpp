@@ -18,9 +18,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "workloads/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -78,6 +80,10 @@ private:
         bool registered = true;
     };
     void program(App& app);
+    // workload.two-sided = true: the same plan through the two-sided
+    // library (cluster_two_sided.cpp).
+    void program_two_sided(App& app);
+    std::vector<unsigned> msg_peers(unsigned node) const;
 
     std::vector<App*> apps_;
     std::string kind_;
@@ -87,6 +93,10 @@ private:
     std::uint64_t writes_;   // per destination per round
     std::uint64_t slots_;    // receive slots per source
     std::size_t ended_ = 0;
+    bool two_sided_ = false;
+    std::vector<std::unique_ptr<msg::Endpoint>> eps_;   // two-sided: by node
+    std::vector<msg::Endpoint*> ep_by_node_;
+    std::map<std::uint64_t, sc_core::sc_time> posted_at_;   // two-sided: key -> when its isend was posted
 };
 
 }  // namespace vrdmasim

@@ -10,6 +10,7 @@
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/pingpong.hpp"
+#include "workloads/sendrecv.hpp"
 #include "workloads/stream.hpp"
 
 namespace vrdmasim {
@@ -75,8 +76,9 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "alltoall", "halo", "incast", "permutation", "lock"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
+                      "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
                       "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
                       "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
@@ -117,6 +119,15 @@ WorkloadParams::WorkloadParams()
                               "the program writes each message's data into its source buffer before posting it (making "
                               "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
                               "cold source pages fault in the engine")),
+      two_sided(set.boolean("two-sided", "false",
+                            "alltoall, halo, incast, permutation: move the data with the two-sided library "
+                            "(isend/irecv matched by source and tag, eager or rendezvous by msg.eager-threshold; the "
+                            "receiver posts its receives and checks every byte) instead of one-sided RDMA writes")),
+      sendrecv_test(set.choice("sendrecv-test", "latency", {"latency", "bandwidth"},
+                               "sendrecv: latency (src-node sends message-size to dst-node, which sends it back, "
+                               "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
+                               "bandwidth (total-bytes in message-size isends, `window` outstanding, the receiver "
+                               "acknowledging each window with an empty message, as osu_bw)")),
       operation(set.choice("operation", "write", {"write", "read"},
                            "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
                            "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
@@ -134,6 +145,10 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
         throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
     if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
+    if (c[params_of<WorkloadParams>().two_sided])
+        throw c.refuse(params_of<WorkloadParams>().two_sided.name(),
+                       "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant; "
+                       "workload.kind = sendrecv measures two-sided latency and bandwidth between two nodes");
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -145,6 +160,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
+    if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
 
@@ -179,24 +195,31 @@ void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& re
 
 void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                        std::uint64_t key) {
+    fill_source(src, src_addr, len, key);
+    poison(dst, dst_addr, len, key);
+}
+
+void Workload::fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key) {
+    if (!fill_source_) return;
     scratch_.resize(len);
     fill_pattern(scratch_.data(), len, seed_ ^ key);
     // Page by page: a page the process cannot write (unmapped or read-only,
     // as a test may make it) is left as it is; the transfer will fault there.
-    auto write_pages = [](App& app, std::uint64_t addr, const unsigned char* data, std::uint64_t n) {
-        if (app.debug_write(addr, data, n)) return;   // the usual case: all of it at once
-        const std::uint64_t page = 4096;
-        for (std::uint64_t off = 0; off < n;) {
-            const std::uint64_t chunk = std::min(n - off, page - (addr + off) % page);
-            app.debug_write(addr + off, data + off, chunk);
-            off += chunk;
-        }
-    };
-    if (fill_source_) write_pages(src, src_addr, scratch_.data(), len);
+    if (src.debug_write(src_addr, scratch_.data(), len)) return;   // the usual case: all of it at once
+    const std::uint64_t page = 4096;
+    for (std::uint64_t off = 0; off < len;) {
+        const std::uint64_t chunk = std::min(len - off, page - (src_addr + off) % page);
+        src.debug_write(src_addr + off, scratch_.data() + off, chunk);
+        off += chunk;
+    }
+}
+
+void Workload::poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     // Poison the destination so that stale bytes never pass the check: its
     // pages in memory only (writing would make a cold page present; a page
     // never touched or swapped out cannot hold this transfer's data, and
     // verify() finds one the engine never wrote).
+    scratch_.resize(len);
     std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
     dst.debug_write_resident(dst_addr, scratch_.data(), len);
 }

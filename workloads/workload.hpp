@@ -34,6 +34,8 @@ struct WorkloadParams {
     IntParam buffers;
     EnumParam madvise;
     BoolParam fill_source;
+    BoolParam two_sided;
+    EnumParam sendrecv_test;
     EnumParam operation;
 };
 
@@ -123,6 +125,10 @@ protected:
     // Fill the source buffer for transfer `key` and poison the destination.
     void prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                  std::uint64_t key);
+    // The two halves of prepare(), for two-sided workloads, where the
+    // receiver chooses the destination (it poisons it when it posts the receive).
+    void fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
+    void poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // Compare the destination with the pattern of transfer `key`; record it.
     bool verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // One transfer's end as `observer` sees it from its record: count it,

@@ -142,6 +142,13 @@ const std::map<std::string, Settings>& scenarios() {
                                           {"workload.total-bytes", "256KiB"}, {"workload.message-size", "8KiB"},
                                           {"workload.window", "1"}, {"workload.buffers", "16"},
                                           {"sim.time-limit", "1s"}}},
+        // The two-sided library: how a rendezvous moves the data (write:
+        // clear-to-send and writes; read: reads and a FIN), and which test
+        // the sendrecv workload runs.
+        {"msg.rendezvous", Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "16KiB"},
+                                    {"workload.iterations", "4"}}},
+        {"workload.sendrecv-test", Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "4KiB"},
+                                            {"workload.iterations", "4"}, {"workload.total-bytes", "64KiB"}}},
         // Which node's hog re-touches its memory.
         {"hog.nodes", kStream + Settings{{"hog.bytes", "2MiB"}, {"hog.interval", "50us"}}},
         // Writes posted by src-node or reads posted by dst-node: who posts,

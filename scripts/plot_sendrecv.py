@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Two-sided latency against message size by protocol, from the results.csv
+of configs/sweeps/sendrecv.ini: writes OUTDIR/sendrecv.md (the table) and,
+with matplotlib, OUTDIR/sendrecv.png and .svg (the figure), and prints the
+table and the crossover sizes (the smallest size from which each rendezvous
+stays faster than eager).
+
+    python3 scripts/plot_sendrecv.py vrdmasim-out/sendrecv/results.csv vrdmasim-out/sendrecv/plots
+"""
+import csv
+import os
+import sys
+
+UNITS = {"B": 1, "KiB": 1024, "MiB": 1024 * 1024}
+
+
+def size_bytes(text):
+    for unit in ("KiB", "MiB", "B"):
+        if text.endswith(unit):
+            return int(float(text[: -len(unit)]) * UNITS[unit])
+    return int(text)
+
+
+def protocol(row):
+    return "eager" if size_bytes(row["msg.eager-threshold"]) >= size_bytes(row["workload.message-size"]) \
+        else "rendezvous " + row["msg.rendezvous"]
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__)
+    rows = list(csv.DictReader(open(argv[1])))
+    bad = [r["point"] for r in rows if r["status"] != "ok" or r["data_mismatches"] != "0"]
+    if bad:
+        sys.exit("points failed or with mismatched data: " + ", ".join(bad))
+    lat = {}
+    for r in rows:
+        lat.setdefault(protocol(r), {})[size_bytes(r["workload.message-size"])] = float(r["latency_us_p50"])
+    sizes = sorted({s for v in lat.values() for s in v})
+    protos = ["eager"] + sorted(p for p in lat if p != "eager")
+    lines = ["| message | " + " | ".join(p + " p50 (us)" for p in protos) + " |",
+             "|---:|" + "---:|" * len(protos)]
+    for s in sizes:
+        name = f"{s // 1024} KiB" if s >= 1024 else f"{s} B"
+        lines.append(f"| {name} | " + " | ".join(f"{lat[p].get(s, float('nan')):.2f}" for p in protos) + " |")
+    for p in protos[1:]:
+        cross = None
+        for s in sizes:
+            if all(lat[p][t] < lat["eager"][t] for t in sizes if t >= s):
+                cross = s
+                break
+        lines.append("")
+        lines.append(f"{p} is faster than eager from {cross} B on" if cross else f"{p} never beats eager")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(argv[2], exist_ok=True)
+    open(os.path.join(argv[2], "sendrecv.md"), "w").write(text)
+    print(text, end="")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(matplotlib not installed: table only)")
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for p in protos:
+        xs = sorted(lat[p])
+        ax.plot(xs, [lat[p][x] for x in xs], marker="o", label=p)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (B)")
+    ax.set_ylabel("one-way latency p50 (us)")
+    ax.set_title("two-sided send/receive: eager against rendezvous")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(argv[2], "sendrecv." + ext))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,174 @@
+#include "workloads/sendrecv.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <stdexcept>
+
+#include "workloads/messaging/params.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+namespace {
+constexpr std::uint64_t kAckTag = ~std::uint64_t(0) - 1;   // bandwidth: the window's acknowledgement
+}
+
+SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src,
+                                   std::uint64_t dst)
+    : Workload(ctx),
+      a_(*apps[src]),
+      b_(*apps[dst]),
+      eps_(apps.size(), nullptr),
+      msg_(ctx.config[params_of<WorkloadParams>().message_size]),
+      total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
+      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
+      iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
+      latency_(ctx.config[params_of<WorkloadParams>().sendrecv_test] == "latency") {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    // latency: a send and a receive buffer each; bandwidth: `window` of them.
+    const std::uint64_t bufs = latency_ ? 2 * n : window_ * n;
+    for (App* app : {&a_, &b_}) {
+        check_fits(*app, bufs + msg::Endpoint::mapped_bytes(ctx.config, 1));
+        check_locked(*app, msg::Endpoint::locked_regions(ctx.config, 1));
+    }
+    owned_.push_back(std::make_unique<msg::Endpoint>(ctx, a_, std::vector<unsigned>{b_.node()}));
+    owned_.push_back(std::make_unique<msg::Endpoint>(ctx, b_, std::vector<unsigned>{a_.node()}));
+    eps_[a_.node()] = owned_[0].get();
+    eps_[b_.node()] = owned_[1].get();
+    a_.program = [this](App& app) {
+        msg::Endpoint& ep = *eps_[app.node()];
+        start(app, ep);
+        if (body_a_) body_a_(app, ep, b_.node());
+        else if (latency_) latency_a(app, ep);
+        else bandwidth_a(app, ep);
+        end(app, ep);
+    };
+    b_.program = [this](App& app) {
+        msg::Endpoint& ep = *eps_[app.node()];
+        start(app, ep);
+        if (body_b_) body_b_(app, ep, a_.node());
+        else if (latency_) latency_b(app, ep);
+        else bandwidth_b(app, ep);
+        end(app, ep);
+    };
+}
+
+SendrecvWorkload::~SendrecvWorkload() = default;
+
+void SendrecvWorkload::replace_bodies(Body a, Body b) {
+    body_a_ = std::move(a);
+    body_b_ = std::move(b);
+}
+
+void SendrecvWorkload::start(App& app, msg::Endpoint& ep) {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    const std::uint64_t buf = app.alloc(latency_ ? 2 * n : window_ * n, populate_, advice_);
+    (&app == &a_ ? a_buf_ : b_buf_) = buf;
+    ep.setup();
+    ready_and_wait(app, 2);
+    ep.connect(eps_);
+}
+
+void SendrecvWorkload::end(App& app, msg::Endpoint& ep) {
+    ep.finalize();
+    app.finish_registrations();
+    ++done_;
+    program_ended();
+}
+
+msg::Status SendrecvWorkload::checked(const msg::Status& s, App& app, std::uint64_t key, std::uint64_t len,
+                                      unsigned from) {
+    if (s.ok && (s.source != from || s.len != len)) {
+        std::cerr << "vrdmasim: DATA MISMATCH: " << app.group() << " received " << s.len << " B from node" << s.source
+                  << " for message " << key << " (" << len << " B from node" << from << " expected)\n";
+        log_.verified(len, false);
+    }
+    return s;
+}
+
+namespace {
+CompletionRecord as_record(const msg::Status& s) {
+    CompletionRecord r;
+    r.status = s.ok ? kStatusOk : kStatusError;
+    r.bytes = s.len;
+    r.node = s.source;
+    r.tag = s.tag;
+    return r;
+}
+}  // namespace
+
+void SendrecvWorkload::latency_a(App& app, msg::Endpoint& ep) {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    const std::uint64_t sbuf = a_buf_, rbuf = a_buf_ + n;
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        fill_source(app, sbuf, msg_, 2 * i);
+        poison(app, rbuf, msg_, 2 * i + 1);
+        const sc_time t0 = app.now();
+        log_.posted(t0);
+        ep.send(b_.node(), i, sbuf, msg_);
+        const msg::Status s = checked(ep.recv(b_.node(), i, rbuf, msg_), app, 2 * i + 1, msg_, b_.node());
+        const sc_time half = (app.now() - t0) / 2;
+        report(app, app, rbuf, msg_, 2 * i + 1, as_record(s), &half, static_cast<int>(b_.node()));
+    }
+}
+
+void SendrecvWorkload::latency_b(App& app, msg::Endpoint& ep) {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    const std::uint64_t sbuf = b_buf_, rbuf = b_buf_ + n;
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        poison(app, rbuf, msg_, 2 * i);
+        // Any source, any tag: the ping is the only message that can come.
+        const msg::Status s = checked(ep.recv(msg::kAnySource, msg::kAnyTag, rbuf, msg_), app, 2 * i, msg_, a_.node());
+        if (s.tag != i) {
+            std::cerr << "vrdmasim: DATA MISMATCH: ping " << i << " arrived with tag " << s.tag << "\n";
+            log_.verified(msg_, false);
+        }
+        report(app, app, rbuf, msg_, 2 * i, as_record(s), nullptr);
+        fill_source(app, sbuf, msg_, 2 * i + 1);
+        log_.posted(app.now());
+        ep.send(a_.node(), i, sbuf, msg_);
+    }
+}
+
+void SendrecvWorkload::bandwidth_a(App& app, msg::Endpoint& ep) {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    const std::uint64_t count = std::max<std::uint64_t>(1, (total_ + n - 1) / n);
+    std::vector<msg::Endpoint::Request> reqs;
+    for (std::uint64_t k = 0; k < count;) {
+        reqs.clear();
+        for (std::uint64_t w = 0; w < window_ && k < count; ++w, ++k) {
+            const std::uint64_t buf = a_buf_ + w * n;
+            const std::uint64_t len = std::min(msg_, total_ - std::min(total_, k * msg_));
+            fill_source(app, buf, len, k);
+            log_.posted(app.now());
+            reqs.push_back(ep.isend(b_.node(), k, buf, len));
+        }
+        for (auto r : reqs) ep.wait(r);
+        ep.recv(b_.node(), kAckTag, 0, 0);   // the window has been received
+    }
+}
+
+void SendrecvWorkload::bandwidth_b(App& app, msg::Endpoint& ep) {
+    const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+    const std::uint64_t count = std::max<std::uint64_t>(1, (total_ + n - 1) / n);
+    std::vector<msg::Endpoint::Request> reqs;
+    for (std::uint64_t k = 0; k < count;) {
+        const std::uint64_t first = k;
+        reqs.clear();
+        for (std::uint64_t w = 0; w < window_ && k < count; ++w, ++k) {
+            const std::uint64_t len = std::min(msg_, total_ - std::min(total_, k * msg_));
+            poison(app, b_buf_ + w * n, len, k);
+            reqs.push_back(ep.irecv(a_.node(), k, b_buf_ + w * n, n));
+        }
+        for (std::size_t w = 0; w < reqs.size(); ++w) {
+            const std::uint64_t key = first + w;
+            const std::uint64_t len = std::min(msg_, total_ - std::min(total_, key * msg_));
+            const msg::Status s = checked(ep.wait(reqs[w]), app, key, len, a_.node());
+            report(app, app, b_buf_ + w * n, len, key, as_record(s), nullptr);
+        }
+        ep.send(a_.node(), kAckTag, 0, 0);
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,56 @@
+// sendrecv: two-sided send/receive between workload.src-node (A) and
+// workload.dst-node (B) through the two-sided library (workloads/messaging):
+//
+//   latency    A sends message-size to B, B sends it back, `iterations`
+//              times; each sample is half the round trip (osu_latency).
+//   bandwidth  A sends total-bytes in message-size isends, `window` at a
+//              time into B's pre-posted receives; B acknowledges each
+//              window with an empty message (osu_bw).
+//
+// Every message is checked byte for byte by its receiver. Whether a message
+// goes eagerly or by rendezvous is msg.eager-threshold's choice.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "workloads/messaging/endpoint.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+class SendrecvWorkload : public Workload {
+public:
+    SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src, std::uint64_t dst);
+    ~SendrecvWorkload() override;
+    std::string kind() const override { return "sendrecv"; }
+    bool finished() const override { return done_ == 2; }
+    msg::Endpoint* endpoint(unsigned node) { return node < eps_.size() ? eps_[node] : nullptr; }
+    // Tests: run these bodies on src-node and dst-node instead of the
+    // latency or bandwidth test (between the endpoints' set-up and their
+    // finalize; each is given its app, its endpoint and the other's node).
+    using Body = std::function<void(App&, msg::Endpoint&, unsigned)>;
+    void replace_bodies(Body a, Body b);
+
+private:
+    void start(App& app, msg::Endpoint& ep);
+    void end(App& app, msg::Endpoint& ep);
+    void latency_a(App& app, msg::Endpoint& ep);
+    void latency_b(App& app, msg::Endpoint& ep);
+    void bandwidth_a(App& app, msg::Endpoint& ep);
+    void bandwidth_b(App& app, msg::Endpoint& ep);
+    msg::Status checked(const msg::Status& s, App& app, std::uint64_t key, std::uint64_t len, unsigned from);
+
+    App& a_;
+    App& b_;
+    std::vector<std::unique_ptr<msg::Endpoint>> owned_;
+    std::vector<msg::Endpoint*> eps_;   // by node
+    const std::uint64_t msg_, total_, window_, iterations_;
+    const bool latency_;
+    std::uint64_t a_buf_ = 0, b_buf_ = 0;
+    unsigned done_ = 0;
+    Body body_a_, body_b_;
+};
+
+}  // namespace vrdmasim
