@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Two-sided latency against message size by protocol, from the results.csv
-of configs/sweeps/sendrecv.ini: writes OUTDIR/sendrecv.md (the table) and,
-with matplotlib, OUTDIR/sendrecv.png and .svg (the figure), and prints the
-table and the crossover sizes (the smallest size from which each rendezvous
-stays faster than eager).
+"""Two-sided latency (configs/sweeps/sendrecv.ini) or bandwidth
+(configs/sweeps/sendrecv-bandwidth.ini, whose runs have no latency samples)
+against message size by protocol, from a sweep's results.csv: writes
+OUTDIR/sendrecv.md (the table) and, with matplotlib, OUTDIR/sendrecv.png and
+.svg (the figure), and prints the table and the crossover sizes (the
+smallest size from which each rendezvous stays better than eager).
 
     python3 scripts/plot_sendrecv.py vrdmasim-out/sendrecv/results.csv vrdmasim-out/sendrecv/plots
 """
@@ -33,12 +34,15 @@ def main(argv):
     bad = [r["point"] for r in rows if r["status"] != "ok" or r["data_mismatches"] != "0"]
     if bad:
         sys.exit("points failed or with mismatched data: " + ", ".join(bad))
+    bandwidth = all(r["latency_us_p50"] in ("", "0") for r in rows)
+    column, what = ("throughput_gbps", "Gb/s") if bandwidth else ("latency_us_p50", "p50 (us)")
+    better = (lambda a, b: a > b) if bandwidth else (lambda a, b: a < b)
     lat = {}
     for r in rows:
-        lat.setdefault(protocol(r), {})[size_bytes(r["workload.message-size"])] = float(r["latency_us_p50"])
+        lat.setdefault(protocol(r), {})[size_bytes(r["workload.message-size"])] = float(r[column])
     sizes = sorted({s for v in lat.values() for s in v})
     protos = ["eager"] + sorted(p for p in lat if p != "eager")
-    lines = ["| message | " + " | ".join(p + " p50 (us)" for p in protos) + " |",
+    lines = ["| message | " + " | ".join(p + " " + what for p in protos) + " |",
              "|---:|" + "---:|" * len(protos)]
     for s in sizes:
         name = f"{s // 1024} KiB" if s >= 1024 else f"{s} B"
@@ -46,11 +50,11 @@ def main(argv):
     for p in protos[1:]:
         cross = None
         for s in sizes:
-            if all(lat[p][t] < lat["eager"][t] for t in sizes if t >= s):
+            if all(better(lat[p][t], lat["eager"][t]) for t in sizes if t >= s):
                 cross = s
                 break
         lines.append("")
-        lines.append(f"{p} is faster than eager from {cross} B on" if cross else f"{p} never beats eager")
+        lines.append(f"{p} beats eager from {cross} B on" if cross else f"{p} never beats eager")
     text = "\n".join(lines) + "\n"
     os.makedirs(argv[2], exist_ok=True)
     open(os.path.join(argv[2], "sendrecv.md"), "w").write(text)
@@ -69,7 +73,7 @@ def main(argv):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("message size (B)")
-    ax.set_ylabel("one-way latency p50 (us)")
+    ax.set_ylabel("throughput (Gb/s)" if bandwidth else "one-way latency p50 (us)")
     ax.set_title("two-sided send/receive: eager against rendezvous")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
