@@ -87,6 +87,18 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
             out.push_back({"bytes-verified", job + std::to_string(log.bytes_delivered.value()) + " B delivered but " +
                                                  std::to_string(log.bytes_verified.value()) + " B verified"});
     }
+    // Stream IDs: every access of every engine carried the stream ID of a
+    // process the node's kernel attached (node.processes: one per process,
+    // from the channel's control word); one the SMMU matched to no context
+    // bank, or that came without a stream ID, went to no process.
+    if (sys.smmu_enabled()) {
+        const std::uint64_t unmatched = stats.sum_counters("unmatched_streams");
+        const std::uint64_t missing = stats.sum_counters("missing_stream_id");
+        if (unmatched + missing > 0)
+            out.push_back({"stream-ids", std::to_string(unmatched) + " SMMU transaction(s) with a stream ID no "
+                                         "process was attached with, " + std::to_string(missing) +
+                                         " without a stream ID"});
+    }
     // Causality: the library never saw a completion before the engine wrote it.
     const std::uint64_t early = stats.sum_counters("rdma.early_completions");
     if (early > 0)
