@@ -14,7 +14,6 @@ namespace {
 constexpr std::uint64_t kFirstJobDomain = 1;
 }
 
-
 TopologyParams::TopologyParams()
     : set("topology", "which nodes exist and how they are wired"),
       kind(set.choice("kind", "qfdb", {"qfdb", "mezzanine", "torus"},
@@ -181,7 +180,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
 std::uint32_t Node::stream_of(unsigned p) const { return dma.stream_id() + p; }
 
 void Node::boot() {
-    // Process p (pid p + 1 of the VM, in creation order) gets channels
+    // Process p (a process of the VM, its own pid and ASID) gets channels
     // [p * rdma.channels, (p + 1) * rdma.channels) of the PLDMA in
     // protection domain p + 1 (job p's: the same on every node), with AXI ID
     // dma.axi-id + p in their control words, so that its channels' memory
