@@ -73,18 +73,32 @@ void check_link(const Link& link, const StatRegistry& stats, double run_us, std:
 
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
-    TransferLog& log = sys.workload().log();
     const double run_us = f.run_s * 1e6;
-
-    // Conservation: every posted transfer finished, ok or failed.
-    if (log.posted_count.value() != log.transfers.value())
-        out.push_back({"transfers-conserved", std::to_string(log.posted_count.value()) + " transfers posted but " +
-                                                  std::to_string(log.transfers.value()) + " finished (" +
-                                                  std::to_string(log.errors.value()) + " of them failed)"});
-    // Every byte reported delivered was compared equal at its destination.
-    if (log.mismatches.value() == 0 && log.bytes_verified.value() != log.bytes_delivered.value())
-        out.push_back({"bytes-verified", std::to_string(log.bytes_delivered.value()) + " B delivered but " +
-                                             std::to_string(log.bytes_verified.value()) + " B verified"});
+    for (const auto& w : sys.workloads()) {
+        TransferLog& log = w->log();
+        const std::string job = w->job() == 0 ? "" : "job " + std::to_string(w->job()) + ": ";
+        // Conservation: every posted transfer finished, ok or failed.
+        if (log.posted_count.value() != log.transfers.value())
+            out.push_back({"transfers-conserved", job + std::to_string(log.posted_count.value()) + " transfers posted but " +
+                                                      std::to_string(log.transfers.value()) + " finished (" +
+                                                      std::to_string(log.errors.value()) + " of them failed)"});
+        // Every byte reported delivered was compared equal at its destination.
+        if (log.mismatches.value() == 0 && log.bytes_verified.value() != log.bytes_delivered.value())
+            out.push_back({"bytes-verified", job + std::to_string(log.bytes_delivered.value()) + " B delivered but " +
+                                                 std::to_string(log.bytes_verified.value()) + " B verified"});
+    }
+    // Stream IDs: every access of every engine carried the stream ID of a
+    // process the node's kernel attached (node.processes: one per process,
+    // from the channel's control word); one the SMMU matched to no context
+    // bank, or that came without a stream ID, went to no process.
+    if (sys.smmu_enabled()) {
+        const std::uint64_t unmatched = stats.sum_counters("unmatched_streams");
+        const std::uint64_t missing = stats.sum_counters("missing_stream_id");
+        if (unmatched + missing > 0)
+            out.push_back({"stream-ids", std::to_string(unmatched) + " SMMU transaction(s) with a stream ID no "
+                                         "process was attached with, " + std::to_string(missing) +
+                                         " without a stream ID"});
+    }
     // Causality: the library never saw a completion before the engine wrote it.
     const std::uint64_t early = stats.sum_counters("rdma.early_completions");
     if (early > 0)

@@ -208,7 +208,9 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
     tracer.close();
 
-    if (sim_error.empty() && !sys->workload().finished()) {
+    bool all_finished = true;
+    for (const auto& w : sys->workloads()) all_finished = all_finished && w->finished();
+    if (sim_error.empty() && !all_finished) {
         // With SC_EXIT_ON_STARVATION, sc_start returns at the last event before
         // the limit, not at the limit: events still pending mean the limit
         // stopped the run, none left means starvation.
@@ -248,7 +250,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         };
         const TransferLog& l = sys->workload().log();
         RunFigures f;
-        f.span_s = l.last_done > l.first_post ? (l.last_done - l.first_post).to_seconds() : 0.0;
+        sc_core::sc_time first = l.first_post, last = l.last_done;   // of all jobs
+        for (const auto& w : sys->workloads()) {
+            first = std::min(first, w->log().first_post);
+            last = std::max(last, w->log().last_done);
+        }
+        f.span_s = last > first ? (last - first).to_seconds() : 0.0;
         f.run_s = sc_core::sc_time_stamp().to_seconds();
         f.throughput_gbps = metric("throughput_gbps");
         f.link_util_max = metric("link_util_max");
@@ -318,10 +325,20 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                   << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
         std::cout << "outputs in " << out << "\n";
     }
-    if (log.mismatches.value() > 0) {
-        std::cerr << "vrdmasim: error: " << log.mismatches.value()
-                  << " transfer(s) reported success but delivered wrong data\n";
+    // Every job's transfers count (job 0's log is `log`).
+    std::uint64_t mismatches = 0, job_errors = 0;
+    for (const auto& w : sys->workloads()) {
+        mismatches += w->log().mismatches.value();
+        if (w->job() != 0) job_errors += w->log().errors.value();
+    }
+    if (mismatches > 0) {
+        std::cerr << "vrdmasim: error: " << mismatches << " transfer(s) reported success but delivered wrong data\n";
         return kExitFailed;
+    }
+    if (job_errors > 0) {
+        std::cerr << "vrdmasim: " << job_errors << " transfer(s) of jobs 1.. failed"
+                  << transfer_error_causes(cfg, stats) << "\n";
+        return kExitTransferErrors;
     }
     if (log.errors.value() > 0) {
         // Simulated to the end and every check passed, but transfers failed:

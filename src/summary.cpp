@@ -39,6 +39,10 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "the run fail, exit status 1).");
     reg.add_supplied("throughput_gbps", "Gb/s",
                      "Delivered bytes × 8 over the workload's span, first post to last completion.");
+    reg.add_supplied("job_throughput_gbps", "text",
+                     "Throughput of each job (node.processes: process p of every node is job p), `job:Gb/s` "
+                     "pairs separated by `;` (`0:12.7;1:6.9`); the columns above are job 0's, the other jobs' "
+                     "statistics are `jobP.workload.*` (`workloads/README.md` \"Many processes and channels\").");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
                      "the application; pingpong, half the round trip (`workloads/README.md`).");
@@ -51,7 +55,7 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "(`1:2.1;2:3.0`); histograms `workload.latency_hops<h>` in stats.json.");
     reg.add_supplied("link_util_max", "fraction",
                      "Busy time of the busiest link between routers (not the NI links) over the workload's "
-                     "span.");
+                     "span (of all jobs together: first post to last completion of any).");
     reg.add_supplied("link_util_mean", "fraction",
                      "Mean over all links between routers of busy time over the span.");
     reg.add_supplied("busiest_link", "text",
@@ -116,6 +120,20 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
     v.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
     v.emplace_back("throughput_gbps", format_metric(gbps));
+    // Every job's throughput (node.processes), and the span of them all:
+    // the links carried every job's packets.
+    std::string by_job;
+    sc_core::sc_time first = log.first_post, last = log.last_done;
+    for (const auto& w : sys.workloads()) {
+        const TransferLog& l = w->log();
+        const double s = l.last_done > l.first_post ? (l.last_done - l.first_post).to_seconds() : 0.0;
+        if (!by_job.empty()) by_job += ";";
+        by_job += std::to_string(w->job()) + ":" +
+                  format_metric(s > 0 ? static_cast<double>(l.bytes_delivered.value()) * 8.0 / s / 1e9 : 0.0);
+        first = std::min(first, l.first_post);
+        last = std::max(last, l.last_done);
+    }
+    v.emplace_back("job_throughput_gbps", by_job);
     v.emplace_back("latency_us_mean", format_metric(log.latency_us.mean()));
     v.emplace_back("latency_us_p50", format_metric(log.latency_us.quantile(0.5)));
     v.emplace_back("latency_us_p99", format_metric(log.latency_us.quantile(0.99)));
@@ -142,7 +160,7 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
             busiest = link->name();
         }
     }
-    const double span_us = span_s * 1e6;
+    const double span_us = last > first ? (last - first).to_seconds() * 1e6 : 0.0;   // all jobs
     const double n_links = static_cast<double>(sys.links().size());
     v.emplace_back("link_util_max", format_metric(span_us > 0 ? busy_max / span_us : 0.0));
     v.emplace_back("link_util_mean", format_metric(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));

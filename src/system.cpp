@@ -11,7 +11,8 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 namespace {
-constexpr std::uint64_t kJobDomain = 1;   // protection domain of the (one) job
+// Process p of every node forms job p, in protection domain p + 1 on every node.
+constexpr std::uint64_t kFirstJobDomain = 1;
 }
 
 TopologyParams::TopologyParams()
@@ -80,8 +81,18 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     bus.map(kDdrLow, std::min(size, kDdrLowSize), 0, 0, "ddr-low");
     if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
     bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
-    app.cpu.bind(bus.in);
-    app.set_cpu(cpu);
+    const unsigned procs = static_cast<unsigned>(ctx.config[params_of<NodeParams>().processes]);
+    for (unsigned p = 1; p < procs; ++p) {
+        const std::string name = "app" + std::to_string(p);
+        more_apps_.push_back(std::make_unique<App>(name.c_str(), ctx, group + ".proc" + std::to_string(p), idx, dma,
+                                                   address_map::kPldmaRegs, address_map::kHeapBase,
+                                                   std::min(dram.size(), address_map::kDdrLowSize) -
+                                                       address_map::kHeapBase));
+    }
+    for (unsigned p = 0; p < procs; ++p) {
+        process(p).cpu.bind(bus.in);
+        process(p).set_cpu(cpu);
+    }
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
     if (ctx.config[params_of<SmmuParams>().enabled]) {
@@ -109,8 +120,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         // stream let a fault-tolerant PLDMA re-read or ask for retransmission.
         if (!driver->stall_mode())
             driver->on_outcome([this](const FaultOutcome& o) {
-                if (o.fault.stream_id == dma.stream_id())
-                    dma.fault_resolved(o.fault.address, o.fault.write, o.resolved, o.done);
+                if (pid_of_stream_.count(o.fault.stream_id))
+                    dma.fault_resolved(o.fault.stream_id, o.fault.address, o.fault.write, o.resolved, o.done);
             });
         // NetVM: packets for non-resident destination pages wait in a kernel
         // buffer; once the page is in, the kernel copies them into place.
@@ -120,16 +131,27 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
                                   ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
                                   "the receiver must see the fault to redirect the packet");
             const double copy_rate = ctx.config[params_of<VmParams>().copy_rate] / 8;   // bytes per second
-            dma.enable_netvm([this, copy_rate](std::uint64_t va, const unsigned char* data, std::uint64_t len,
-                                               sc_core::sc_time at) {
-                vm.write_user(app.pid(), va, data, len);
+            dma.enable_netvm([this, copy_rate](std::uint32_t sid, std::uint64_t va, const unsigned char* data,
+                                               std::uint64_t len, sc_core::sc_time at) {
+                // Into the process whose channel received it (its stream).
+                const auto owner = pid_of_stream_.find(sid);
+                if (owner == pid_of_stream_.end())
+                    throw std::logic_error(group + ": NetVM copy for stream " + std::to_string(sid) +
+                                           ", which no process of this node owns");
+                if (!vm.write_user(owner->second, va, data, len))
+                    throw std::logic_error(group + ": NetVM copy into an unmapped address of pid " +
+                                           std::to_string(owner->second));
                 const sc_core::sc_time t(static_cast<double>(len) / copy_rate, sc_core::SC_SEC);
                 return cpu.run("netvm-copy", at, t, group + " netvm copy").end;
             });
         }
         vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
                                  sc_core::sc_time at) { return driver->invalidate(pid, asid, va, len, at); });
-        app.set_capacity(frames.total_pages() * FrameAllocator::kPage + ctx.config[params_of<SsdParams>().swap_size]);
+        // The processes share the node's memory: each could map all of it,
+        // and what one maps, pins or locks the others cannot have.
+        for (unsigned p = 0; p < procs; ++p)
+            process(p).set_capacity(frames.total_pages() * FrameAllocator::kPage +
+                                    ctx.config[params_of<SsdParams>().swap_size]);
         if (MemoryHog::wanted(ctx.config, idx))
             hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
     } else {
@@ -157,33 +179,46 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     SC_THREAD(boot);
 }
 
+std::uint32_t Node::stream_of(unsigned p) const { return dma.stream_id() + p; }
+
 void Node::boot() {
-    // The application is the node's first process (pid 1).
-    const int pid = smmu ? vm.create_process("app") : 0;
-    // The kernel gives the application channel 0 of the PLDMA, in protection
-    // domain 1 (the job's: the same on every node) and maps its register page.
-    {
-        std::uint32_t ctrl = pldma_reg::kCtrlEnable | kJobDomain;
-        tlm::tlm_generic_payload gp;
-        gp.set_command(tlm::TLM_WRITE_COMMAND);
-        gp.set_address(address_map::kPldmaRegs + pldma_reg::kKernelBase + pldma_reg::kChannelCtrl);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&ctrl));
-        gp.set_data_length(4);
-        gp.set_streaming_width(4);
-        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-        kernel_port.b_transport(gp, d);
-        if (!gp.is_response_ok()) throw std::logic_error(group + ": PLDMA channel set-up failed");
-        sc_core::wait(d);
-        app.set_channel(0);
+    // Process p (a process of the VM, its own pid and ASID) gets channels
+    // [p * rdma.channels, (p + 1) * rdma.channels) of the PLDMA in
+    // protection domain p + 1 (job p's: the same on every node), with AXI ID
+    // dma.axi-id + p in their control words, so that its channels' memory
+    // traffic carries its own stream ID; the kernel maps their register pages.
+    const unsigned per = app.channels_per_process();
+    for (unsigned p = 0; p < processes(); ++p) {
+        App& a = process(p);
+        const int pid = smmu ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
+        const std::uint32_t sid = stream_of(p);
+        for (unsigned k = 0; k < per; ++k) {
+            const unsigned c = p * per + k;
+            std::uint32_t ctrl = pldma_reg::kCtrlEnable | static_cast<std::uint32_t>(kFirstJobDomain + p) |
+                                 ((sid & 0x3fu) << pldma_reg::kCtrlAxiShift);
+            tlm::tlm_generic_payload gp;
+            gp.set_command(tlm::TLM_WRITE_COMMAND);
+            gp.set_address(address_map::kPldmaRegs + pldma_reg::kKernelBase + 8 * c + pldma_reg::kChannelCtrl);
+            gp.set_data_ptr(reinterpret_cast<unsigned char*>(&ctrl));
+            gp.set_data_length(4);
+            gp.set_streaming_width(4);
+            gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+            sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+            kernel_port.b_transport(gp, d);
+            if (!gp.is_response_ok()) throw std::logic_error(group + ": PLDMA channel set-up failed");
+            sc_core::wait(d);
+            if (dma.channel_stream_id(c) != sid) throw std::logic_error(group + ": channel stream ID not set");
+        }
+        a.set_channels(p * per, per);
+        if (smmu) {
+            pid_of_stream_[sid] = pid;
+            const sc_core::sc_time done =
+                driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(), {sid}, sc_core::sc_time_stamp());
+            sc_core::wait(done - sc_core::sc_time_stamp());
+            a.attach_process(vm, pid);
+        }
     }
-    if (smmu) {
-        const sc_core::sc_time done = driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(),
-                                                     {dma.stream_id()}, sc_core::sc_time_stamp());
-        sc_core::wait(done - sc_core::sc_time_stamp());
-        app.attach_process(vm, pid);
-    }
-    app.start();
+    for (unsigned p = 0; p < processes(); ++p) process(p).start();
 }
 
 std::pair<std::uint64_t, std::uint64_t> Node::frame_range(std::uint64_t dram_size) {
@@ -219,6 +254,53 @@ void System::resolve(Config& c) {
                           ", but " + c.describe(n.key) + ": " + why +
                           ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
     }
+}
+
+void System::check_processes(const Config& c) {
+    const auto procs = static_cast<std::uint64_t>(c[params_of<NodeParams>().processes]);
+    const auto per = static_cast<std::uint64_t>(c[params_of<AppParams>().channels]);
+    const auto channels = static_cast<std::uint64_t>(c[params_of<PldmaParams>().channels]);
+    if (procs * per > channels)
+        throw c.refuse(procs > 1 ? params_of<NodeParams>().processes : params_of<AppParams>().channels,
+                       "node.processes x rdma.channels = " + std::to_string(procs * per) + " channels per node, but " +
+                           c.describe(params_of<PldmaParams>().channels) +
+                           ": each process needs channels of its own. Raise dma.channels or lower the others");
+    if (procs > Smmu500::kContextBanks)
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "the SMMU has " + std::to_string(Smmu500::kContextBanks) +
+                           " context banks, one per process");
+    if (procs > 1 && !c[params_of<SmmuParams>().enabled])
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "needs smmu.enabled = true: without the SMMU the engine has no stream IDs to tell the "
+                       "processes apart and buffers are physical memory of one process");
+    if (static_cast<std::uint64_t>(c[params_of<WorkloadParams>().cold_jobs]) > procs)
+        throw c.refuse(params_of<WorkloadParams>().cold_jobs,
+                       "names more jobs than there are (" + c.describe(params_of<NodeParams>().processes) + ")");
+    // The two-sided library and the lock workload keep one instance for the
+    // whole system (their statistics and shared structures are not per
+    // job), and the two-sided library watches one channel's completion
+    // count: they run with one process per node, and two-sided with one
+    // channel per process.
+    const std::string& kind = c[params_of<WorkloadParams>().kind];
+    const bool two_sided = c[params_of<WorkloadParams>().two_sided];
+    if (procs > 1 && (kind == "sendrecv" || kind == "lock" || two_sided))
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "more than one process per node is not built for " +
+                           (two_sided && kind != "sendrecv" && kind != "lock"
+                                ? c.describe(params_of<WorkloadParams>().two_sided)
+                                : c.describe(params_of<WorkloadParams>().kind)) +
+                           " (one job only); set node.processes = 1");
+    if (per > 1 && (kind == "sendrecv" || two_sided))
+        throw c.refuse(params_of<AppParams>().channels,
+                       "the two-sided library posts on and counts the completions of one channel, so " +
+                           (kind == "sendrecv" ? c.describe(params_of<WorkloadParams>().kind)
+                                               : c.describe(params_of<WorkloadParams>().two_sided)) +
+                           " needs rdma.channels = 1");
+    const auto axi = static_cast<std::uint64_t>(c[params_of<PldmaParams>().axi_id]);
+    if (axi + procs - 1 > 63)
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "process p's channels carry AXI ID dma.axi-id + p, at most 63, but " +
+                           c.describe(params_of<PldmaParams>().axi_id));
 }
 
 void System::check_packet_fits(const Config& c, const Topology& t) {
@@ -291,6 +373,7 @@ System::System(const SimContext& ctx)
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
+    check_processes(c);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
@@ -337,18 +420,25 @@ System::System(const SimContext& ctx)
         }
     }
     smmu_enabled_ = c[params_of<SmmuParams>().enabled];
-    std::vector<App*> apps;
-    for (auto& node : nodes_) apps.push_back(&node->app);
-    workload_ = Workload::create(ctx, apps);
-    workload_->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
-    // The kernel's daemons run until the application is done, so that the
+    // Job p: process p of every node, running its own copy of the workload.
+    const unsigned jobs = static_cast<unsigned>(c[params_of<NodeParams>().processes]);
+    for (unsigned p = 0; p < jobs; ++p) {
+        std::vector<App*> apps;
+        for (auto& node : nodes_) apps.push_back(&node->process(p));
+        workloads_.push_back(Workload::create(ctx, apps, p));
+        workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
+    }
+    // The kernel's daemons run until every job is done, so that the
     // simulation ends when nothing is left to do.
-    workload_->on_finished([this] {
-        for (auto& node : nodes_) {
-            node->daemons.stop();
-            if (node->hog) node->hog->stop();
-        }
-    });
+    for (auto& w : workloads_)
+        w->on_finished([this] {
+            for (auto& other : workloads_)
+                if (!other->finished()) return;
+            for (auto& node : nodes_) {
+                node->daemons.stop();
+                if (node->hog) node->hog->stop();
+            }
+        });
 }
 
 }  // namespace vrdmasim

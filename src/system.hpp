@@ -15,7 +15,10 @@
 //   Smmu500.walk (page-table reads) ------+      +-- out[1] --> Pldma.mmio        channel registers, 0xA0000000
 //                                                +-- out[2] --> Smmu500.regs      0xFD800000, with smmu.enabled
 //   Pldma.mem --> Smmu500.tbu[dma.smmu-tbu]      (smmu.enabled = false: Pldma.mem --> Bus.in, physical)
-//   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in --> outcome --> Pldma.fault_resolved
+//     each access with the stream ID of its channel's process p: one context bank per process
+//   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in(pid of the bank) --> outcome
+//     --> Pldma.fault_resolved(stream, ...)
+//   App (process 0), App1.. (node.processes): each on its own channels of the Pldma
 //
 //   packet path (ExaNet, b_transport of ExanetPacket)
 //   -------------------------------------------------
@@ -30,6 +33,7 @@
 // or redirects into the NetVM kernel buffer) and raises the completion.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,7 +104,14 @@ public:
     Router router;
     Link inject;   // PLDMA -> router
     Link eject;    // router -> PLDMA
-    App app;
+    App app;       // process 0 (job 0); node.processes > 1 adds the others
+    // Process p of this node (p < processes()): `app` for p = 0. Each is its
+    // own address space (Vm pid), ASID, context bank and stream ID, with
+    // rdma.channels channels of the PLDMA in protection domain p + 1.
+    App& process(unsigned p) { return p == 0 ? app : *more_apps_.at(p - 1); }
+    unsigned processes() const { return static_cast<unsigned>(more_apps_.size()) + 1; }
+    // The stream ID of process p's channels: dma.smmu-tbu << 10 | (dma.axi-id + p).
+    std::uint32_t stream_of(unsigned p) const;
     // The operating system: cores, swap device, page frames, the kernel's
     // own port on the bus (page tables and page contents), virtual memory.
     CpuCores cpu;
@@ -117,10 +128,13 @@ public:
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
 
 private:
-    // At time 0: with the SMMU, make the application a process of the VM and
-    // have the driver attach it to a context bank selected by the PLDMA's
-    // stream ID; then start the application.
+    // At time 0: for each process, give it its channels (control words:
+    // domain p + 1, enabled, AXI ID dma.axi-id + p); with the SMMU, make it
+    // a process of the VM and have the driver attach it to a context bank
+    // selected by its stream ID; then start the processes.
     void boot();
+    std::vector<std::unique_ptr<App>> more_apps_;   // processes 1..node.processes-1
+    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes)
 };
 
 class System {
@@ -150,7 +164,9 @@ public:
         return topology_.hops(static_cast<unsigned>(src), static_cast<unsigned>(dst));
     }
     Node& node(std::size_t i) { return *nodes_[i]; }
-    Workload& workload() { return *workload_; }
+    // Job 0's workload (process 0 of every node), and every job's.
+    Workload& workload() { return *workloads_.front(); }
+    const std::vector<std::unique_ptr<Workload>>& workloads() const { return workloads_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
     bool smmu_enabled() const { return smmu_enabled_; }
     // The links between routers (not the NI links of the nodes).
@@ -162,11 +178,14 @@ private:
     static Topology topology_from(const Config& c);
     // ConfigError unless the largest packet fits in every buffer it crosses.
     static void check_packet_fits(const Config& c, const Topology& t);
+    // ConfigError unless node.processes x rdma.channels channels, context
+    // banks and AXI IDs are there for every process.
+    static void check_processes(const Config& c);
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<unsigned> link_to_;
-    std::unique_ptr<Workload> workload_;
+    std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;
 };

@@ -39,10 +39,27 @@ AppParams::AppParams()
       irq_wakeup(set.time("irq-wakeup", "5us",
                           "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
                           "on Linux)")
-                     .range("0ps", "10ms")) {}
+                     .range("0ps", "10ms")),
+      channels(set.integer("channels", "1",
+                           "PLDMA channels the kernel gives each process (node.processes x rdma.channels <= "
+                           "dma.channels); the library posts a process's transfers on them round robin, one "
+                           "descriptor each, so a channel parked on a source fault holds only its own transfers. "
+                           "One channel is what the ExaNeSt library gives a process (*estimate* beyond that)")
+                       .range("1", "1024")) {}
+
+NodeParams::NodeParams()
+    : set("node", "what the kernel of each node runs"),
+      processes(set.integer("processes", "1",
+                            "application processes per node, each its own address space, ASID, SMMU context bank "
+                            "and stream ID with rdma.channels PLDMA channels; process p of every node forms job p "
+                            "(protection domain p + 1) and runs its own copy of the workload (workloads/README.md "
+                            "\"Many processes and channels\"). At most the SMMU's 16 context banks; needs "
+                            "smmu.enabled for more than one")
+                    .range("1", "16")) {}
 
 void App::declare_params(ParamRegistry& reg) {
     reg.add(params_of<AppParams>().set);
+    reg.add(params_of<NodeParams>().set);
 }
 
 App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
@@ -56,6 +73,8 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       heap_next_(heap_base),
       heap_end_(heap_base + heap_size),
       ctx_(ctx),
+      channels_per_process_(static_cast<unsigned>(ctx.config[params_of<AppParams>().channels])),
+      posted_on_(1, 0),
       strategy_(strategy_from(ctx.config)),
       pipeline_chunk_(ctx.config[params_of<RegistrarParams>().pipeline_chunk]),
       completion_(ctx.config[params_of<AppParams>().completion] == "poll"      ? Completion::Poll
@@ -79,6 +98,23 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
     capacity_ = heap_size;
     SC_HAS_PROCESS(App);
     SC_THREAD(run);
+}
+
+void App::set_channels(unsigned first, unsigned count) {
+    if (count == 0 || first + count > dma_.channels())
+        throw std::logic_error(group_ + ": channels " + std::to_string(first) + "+" + std::to_string(count) +
+                               " beyond the engine's " + std::to_string(dma_.channels()));
+    channel_ = first;
+    channel_count_ = count;
+    next_post_ = 0;
+    last_post_ = first;
+    posted_on_.assign(count, 0);
+    staged_ops_.assign(count, DescOp::Write);   // what a channel's DESC_OP holds after reset
+}
+
+unsigned App::record_channel(std::uint64_t addr) const {
+    auto it = record_channel_.find(addr);
+    return it == record_channel_.end() ? channel_ : it->second;
 }
 
 void App::start() {
@@ -166,9 +202,11 @@ bool App::send(Message& m) {
         const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
         const std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
         while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags)) {
-            // The channel's queue is full: wait for one more completion.
-            const std::uint64_t done = mmio_read(pldma_reg::kTxCompleted, 8);
-            wait_tx(done + 1);
+            // The channel's queue is full: wait for one more completion on it.
+            const unsigned c = last_post_;
+            const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
+            wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
+                     "wait tx");
         }
         ++m.parts;
     }
@@ -198,9 +236,11 @@ CompletionRecord App::complete(Message& m) {
 void App::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
               std::uint64_t tag, std::uint64_t record) {
     while (!post_read(src_node, remote_src, local_dst, len, tag, record)) {
-        // The channel's queue is full: wait for one more completion.
-        const std::uint64_t done = mmio_read(pldma_reg::kTxCompleted, 8);
-        wait_tx(done + 1);
+        // The channel's queue is full: wait for one more completion on it.
+        const unsigned c = last_post_;
+        const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
+        wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
+                 "wait tx");
     }
 }
 
@@ -305,21 +345,22 @@ bool App::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, 
     return gp_.is_response_ok();
 }
 
-std::uint64_t App::mmio_read(std::uint64_t off, unsigned len) {
+std::uint64_t App::mmio_read_on(unsigned c, std::uint64_t off, unsigned len) {
     std::uint64_t v = 0;
-    const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
+    const std::uint64_t base = mmio_base_ + c * pldma_reg::kChannelStride;
     if (!access(tlm::TLM_READ_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len))
         throw std::runtime_error(group_ + ": PLDMA register read failed at offset " + std::to_string(off));
     return v;
 }
 
-void App::mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) {
-    const std::uint64_t base = mmio_base_ + channel_ * pldma_reg::kChannelStride;
+void App::mmio_write_on(unsigned c, std::uint64_t off, std::uint64_t v, unsigned len) {
+    const std::uint64_t base = mmio_base_ + c * pldma_reg::kChannelStride;
     if (!access(tlm::TLM_WRITE_COMMAND, base + off, reinterpret_cast<unsigned char*>(&v), len, true))
         throw std::runtime_error(group_ + ": PLDMA register write failed at offset " + std::to_string(off));
     // Whoever stages DESC_OP, the shadow follows it (stage_op skips the
     // store only when the register really holds the operation).
-    if (off == pldma_reg::kDescOp) staged_op_ = static_cast<DescOp>(static_cast<std::uint32_t>(v));
+    if (off == pldma_reg::kDescOp && c >= channel_ && c - channel_ < staged_ops_.size())
+        staged_ops_[c - channel_] = static_cast<DescOp>(static_cast<std::uint32_t>(v));
 }
 
 void App::setup_rx_ring(std::uint32_t entries) {
@@ -340,22 +381,39 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
                     sizeof blank, true))
             throw std::runtime_error(group_ + ": completion record not writable");
     }
-    stage_op(DescOp::Write);
-    mmio_write(kDescSrc, src, 8);
-    mmio_write(kDescDst, dst, 8);
-    mmio_write(kDescLen, len, 8);
-    mmio_write(kDescDstNode, dst_node, 4);
-    mmio_write(kDescFlags, flags, 4);
-    mmio_write(kDescCompl, compl_addr, 8);
-    mmio_write(kDescTag, tag, 8);
-    mmio_write(kDoorbell, 1, 4);
-    const bool refused = (mmio_read(kStatus, 4) & 0x80000000u) != 0;
-    return !refused;
+    return post_descriptor(DescOp::Write, src, dst_node, dst, len, flags, nullptr, compl_addr, tag);
 }
 
-void App::stage_op(DescOp op) {
-    if (staged_op_ == op) return;
-    mmio_write(pldma_reg::kDescOp, static_cast<std::uint32_t>(op), 4);   // updates the shadow
+bool App::post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
+                          std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
+                          std::uint64_t tag) {
+    using namespace pldma_reg;
+    // Round robin over the process's channels: the next one, kept until it
+    // takes the descriptor. DESC_OP is a register of each channel, so each
+    // has its own shadow.
+    const unsigned c = channel_ + next_post_;
+    last_post_ = c;
+    stage_op(c, op);
+    mmio_write_on(c, kDescSrc, src, 8);
+    mmio_write_on(c, kDescDst, dst, 8);
+    mmio_write_on(c, kDescLen, len, 8);
+    mmio_write_on(c, kDescDstNode, node, 4);
+    mmio_write_on(c, kDescFlags, flags, 4);
+    if (compare) mmio_write_on(c, kDescCmp, *compare, 8);
+    mmio_write_on(c, kDescCompl, compl_addr, 8);
+    mmio_write_on(c, kDescTag, tag, 8);
+    mmio_write_on(c, kDoorbell, 1, 4);
+    const bool refused = (mmio_read_on(c, kStatus, 4) & 0x80000000u) != 0;
+    if (refused) return false;
+    ++posted_on_[next_post_];
+    if (compl_addr) record_channel_[compl_addr] = c;
+    next_post_ = (next_post_ + 1) % channel_count_;
+    return true;
+}
+
+void App::stage_op(unsigned c, DescOp op) {
+    if (staged_ops_.at(c - channel_) == op) return;
+    mmio_write_on(c, pldma_reg::kDescOp, static_cast<std::uint32_t>(op), 4);   // updates the shadow
 }
 
 bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
@@ -375,17 +433,7 @@ bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t l
                     sizeof blank, true))
             throw std::runtime_error(group_ + ": completion record not writable");
     }
-    stage_op(DescOp::Read);
-    mmio_write(kDescSrc, remote_src, 8);
-    mmio_write(kDescDst, local_dst, 8);
-    mmio_write(kDescLen, len, 8);
-    mmio_write(kDescDstNode, src_node, 4);
-    mmio_write(kDescFlags, 0, 4);
-    mmio_write(kDescCompl, compl_addr, 8);
-    mmio_write(kDescTag, tag, 8);
-    mmio_write(kDoorbell, 1, 4);
-    const bool refused = (mmio_read(kStatus, 4) & 0x80000000u) != 0;
-    return !refused;
+    return post_descriptor(DescOp::Read, remote_src, src_node, local_dst, len, 0, nullptr, compl_addr, tag);
 }
 
 bool App::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
@@ -401,17 +449,8 @@ bool App::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint6
     const DescOp d = op == AtomicOp::FetchAdd ? DescOp::FetchAdd
                      : op == AtomicOp::Swap   ? DescOp::Swap
                                               : DescOp::CompareSwap;
-    stage_op(d);
-    mmio_write(kDescSrc, operand, 8);
-    mmio_write(kDescDst, addr, 8);
-    mmio_write(kDescLen, 8, 8);
-    mmio_write(kDescDstNode, node, 4);
-    mmio_write(kDescFlags, 0, 4);
-    if (op == AtomicOp::CompareSwap) mmio_write(kDescCmp, compare, 8);
-    mmio_write(kDescCompl, compl_addr, 8);
-    mmio_write(kDescTag, tag, 8);
-    mmio_write(kDoorbell, 1, 4);
-    return (mmio_read(kStatus, 4) & 0x80000000u) == 0;
+    return post_descriptor(d, operand, node, addr, 8, 0, op == AtomicOp::CompareSwap ? &compare : nullptr,
+                           compl_addr, tag);
 }
 
 void App::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
@@ -483,9 +522,10 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
         sc_time written;
         if (dma_.record_done_at(addr, written) && now() < written) early_.inc();
     };
+    const unsigned c = record_channel(addr);   // the channel whose interrupt and counter announce it
     if (completion_ != Completion::Counter) {
         // poll: spin on the record in memory; interrupt: look at it after each wake-up.
-        wait_for(dma_.tx_signal(channel_), [&] {
+        wait_for(dma_.tx_signal(c), [&] {
             r = read_record(addr);
             return r.status != 0;
         }, "wait completion");
@@ -499,8 +539,8 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
     // not which one.
     bool first = true;
     std::uint64_t seen = 0;
-    wait_for(dma_.tx_signal(channel_), [&] {
-        const std::uint64_t n = mmio_read(pldma_reg::kTxCompleted, 8);
+    wait_for(dma_.tx_signal(c), [&] {
+        const std::uint64_t n = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
         counter_reads_.inc();
         if (!first && n == seen) return false;
         first = false;

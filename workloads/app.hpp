@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,15 @@ struct AppParams {
     TimeParam store_issue;
     TimeParam poll_interval;
     TimeParam irq_wakeup;
+    IntParam channels;
+};
+
+// The parameters of section [node], declared in app.cpp; read through
+// params_of<NodeParams>(): the processes the kernel of each node starts.
+struct NodeParams {
+    NodeParams();
+    ParamSet set;
+    IntParam processes;
 };
 
 // Thrown by App::alloc when the buffers asked for do not fit.
@@ -82,11 +92,21 @@ public:
     // The program starts once start() has been called (after the node's
     // kernel has set the process up); before that it waits.
     void start();
-    // The PLDMA channel the kernel gave this process (its register page) and,
-    // once set, the node's cores that its work runs on (without them, CPU
-    // time only advances the process's clock).
-    void set_channel(unsigned channel) { channel_ = channel; }
+    // The PLDMA channels the kernel gave this process (their register
+    // pages): `count` (rdma.channels) from `first`. Transfers are spread over
+    // them round robin, one descriptor each, so a channel parked on a fault
+    // holds only its own transfers; notifications come to the first (the
+    // lowest-numbered channel of the process's protection domain receives).
+    // Then the node's cores that its work runs on (without them, CPU time
+    // only advances the process's clock).
+    void set_channels(unsigned first, unsigned count);
+    void set_channel(unsigned channel) { set_channels(channel, 1); }
     unsigned channel() const { return channel_; }
+    unsigned channel_count() const { return channel_count_; }
+    // rdma.channels: channels the kernel gives each process.
+    unsigned channels_per_process() const { return channels_per_process_; }
+    // Descriptors this process posted on its k-th channel (k < channel_count()).
+    std::uint64_t posted_on(unsigned k) const { return posted_on_.at(k); }
     void set_cpu(CpuCores& cpu) { cores_ = &cpu; }
     // Bytes the process could map at most (checked before simulation).
     void set_capacity(std::uint64_t bytes) { capacity_ = bytes; }
@@ -234,11 +254,23 @@ private:
     // Wait for `ready()` (checked first, then at each of the signal's
     // records), the way rdma.completion says; charges the CPU it costs.
     void wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what);
-    std::uint64_t mmio_read(std::uint64_t off, unsigned len);
-    void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len);
-    // Stage DESC_OP = `op` unless it holds it already (the library keeps a
-    // shadow of the register: a write-only program never writes it).
-    void stage_op(DescOp op);
+    // Register access on channel `c` (default: the first).
+    std::uint64_t mmio_read(std::uint64_t off, unsigned len) { return mmio_read_on(channel_, off, len); }
+    void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) { mmio_write_on(channel_, off, v, len); }
+    std::uint64_t mmio_read_on(unsigned c, std::uint64_t off, unsigned len);
+    void mmio_write_on(unsigned c, std::uint64_t off, std::uint64_t v, unsigned len);
+    // The channel the completion record at `addr` was last posted with.
+    unsigned record_channel(std::uint64_t addr) const;
+    // Post one descriptor of operation `op` on the process's next channel
+    // (round robin; `compare`: DESC_CMP, for a compare-and-swap). False if
+    // the channel refused it (the channel to wait on: last_post_).
+    bool post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
+                         std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
+                         std::uint64_t tag);
+    // Stage DESC_OP = `op` on channel `c` unless it holds it already (the
+    // library keeps a shadow of each channel's register: a write-only
+    // program never writes it).
+    void stage_op(unsigned c, DescOp op);
     // A timed access through `cpu`; `posted`: a store the CPU does not wait for.
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted = false);
     // A user load or store of one word of this process's memory (faults it in if needed).
@@ -264,8 +296,14 @@ private:
     std::uint64_t rx_ring_ = 0;
     std::uint32_t rx_entries_ = 0;
     const SimContext& ctx_;
-    unsigned channel_ = 0;
-    DescOp staged_op_ = DescOp::Write;   // DESC_OP's value (reset: Write)
+    unsigned channel_ = 0;         // the first of its channels
+    unsigned channel_count_ = 1;
+    unsigned next_post_ = 0;       // round robin over its channels: index of the next one posted on
+    unsigned last_post_ = 0;       // channel of the last post (refused: the one to wait on)
+    const unsigned channels_per_process_;
+    std::vector<std::uint64_t> posted_on_;
+    std::unordered_map<std::uint64_t, unsigned> record_channel_;   // completion record -> channel
+    std::vector<DescOp> staged_ops_ = std::vector<DescOp>(1, DescOp::Write);   // each channel's DESC_OP (reset: Write)
     CpuCores* cores_ = nullptr;
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;

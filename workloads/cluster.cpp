@@ -111,7 +111,7 @@ std::vector<unsigned> derangement(unsigned n, std::uint64_t seed) {
 
 }  // namespace cluster
 
-std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<App*>& apps) {
+std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
     auto bad = [&](const std::string& key, const std::string& why) {
@@ -128,14 +128,14 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
         // Node i starts with i+1 and goes round, so that not everyone sends to node 0 first.
         for (unsigned i = 0; i < n; ++i)
             for (unsigned k = 1; k < n; ++k) out[i].push_back((i + k) % n);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg, job);
     }
     if (kind == "halo") {
         cluster::Grid g{};
         const std::string why = cluster::parse_grid(c[params_of<WorkloadParams>().grid], n, g);
         if (!why.empty()) throw bad("grid", why);
         for (unsigned i = 0; i < n; ++i) out[i] = cluster::halo_neighbours(i, g);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg, job);
     }
     if (kind == "incast") {
         const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -149,19 +149,20 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
             out[i].push_back(static_cast<unsigned>(dst));
             ++taken;
         }
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
     }
     if (kind == "permutation") {
         const std::vector<unsigned> p = cluster::derangement(n, static_cast<std::uint64_t>(c[params_of<SimParams>().seed]));
         for (unsigned i = 0; i < n; ++i) out[i].push_back(p[i]);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
     }
     return nullptr;
 }
 
 ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
-                                 std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes)
-    : Workload(ctx),
+                                 std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes,
+                                 unsigned job)
+    : Workload(ctx, job),
       apps_(apps),
       kind_(std::move(kind)),
       out_(std::move(out)),

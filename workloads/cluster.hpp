@@ -55,10 +55,11 @@ public:
     // out[i]: the distinct nodes node i sends to (each round);
     // bytes: per destination per round, in writes of workload.message-size.
     ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
-                    std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes);
+                    std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes,
+                    unsigned job = 0);
     // Builds workload.kind = alltoall, halo, incast or permutation; throws
     // ConfigError for settings that do not fit the system.
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps);
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0);
 
     std::string kind() const override { return kind_; }
     bool finished() const override { return ended_ == apps_.size(); }

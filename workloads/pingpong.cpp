@@ -6,8 +6,8 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b)
-    : Workload(ctx),
+PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b, unsigned job)
+    : Workload(ctx, job),
       a_(a),
       b_(b),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),

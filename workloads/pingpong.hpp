@@ -10,7 +10,7 @@ namespace vrdmasim {
 class PingpongWorkload : public Workload {
 public:
     static constexpr std::uint32_t kRing = 16;   // notification ring entries per side
-    PingpongWorkload(const SimContext& ctx, App& a, App& b);
+    PingpongWorkload(const SimContext& ctx, App& a, App& b, unsigned job = 0);
     std::string kind() const override { return "pingpong"; }
     bool finished() const override { return done_a_ && done_b_; }
 

@@ -7,8 +7,8 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst)
-    : Workload(ctx),
+StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsigned job)
+    : Workload(ctx, job),
       src_(src),
       dst_(dst),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),

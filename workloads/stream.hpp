@@ -12,7 +12,7 @@ namespace vrdmasim {
 
 class StreamWorkload : public Workload {
 public:
-    StreamWorkload(const SimContext& ctx, App& src, App& dst);
+    StreamWorkload(const SimContext& ctx, App& src, App& dst, unsigned job = 0);
     std::string kind() const override { return "stream"; }
     bool finished() const override { return finished_; }
 

@@ -17,21 +17,22 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-TransferLog::TransferLog(StatRegistry& s)
-    : posted_count(s.counter("workload.transfers_posted", "", "transfers posted (each must finish, ok or not)")),
-      transfers(s.counter("workload.transfers", "", "transfers finished, ok or not")),
-      errors(s.counter("workload.transfer_errors", "", "transfers that finished with an error status")),
-      bytes_delivered(s.counter("workload.bytes_delivered", "B", "bytes of transfers reported successful")),
-      bytes_verified(s.counter("workload.bytes_verified", "B", "bytes found equal to the source at the destination")),
-      mismatches(s.counter("workload.data_mismatches", "",
+TransferLog::TransferLog(StatRegistry& s, const std::string& p)
+    : posted_count(s.counter(p + "transfers_posted", "", "transfers posted (each must finish, ok or not)")),
+      transfers(s.counter(p + "transfers", "", "transfers finished, ok or not")),
+      errors(s.counter(p + "transfer_errors", "", "transfers that finished with an error status")),
+      bytes_delivered(s.counter(p + "bytes_delivered", "B", "bytes of transfers reported successful")),
+      bytes_verified(s.counter(p + "bytes_verified", "B", "bytes found equal to the source at the destination")),
+      mismatches(s.counter(p + "data_mismatches", "",
                            "transfers reported successful whose destination differs from the source")),
-      latency_us(s.histogram("workload.latency", "us", "per-transfer latency as the workload defines it")),
-      stats_(s) {}
+      latency_us(s.histogram(p + "latency", "us", "per-transfer latency as the workload defines it")),
+      stats_(s),
+      prefix_(p) {}
 
 Histogram& TransferLog::latency_hops(unsigned h) {
     auto it = by_hops_.find(h);
     if (it != by_hops_.end()) return *it->second;
-    Histogram& hist = stats_.histogram("workload.latency_hops" + std::to_string(h), "us",
+    Histogram& hist = stats_.histogram(prefix_ + "latency_hops" + std::to_string(h), "us",
                                        "per-transfer latency of transfers " + std::to_string(h) +
                                            " router-to-router hops long");
     by_hops_.emplace(h, &hist);
@@ -132,19 +133,40 @@ WorkloadParams::WorkloadParams()
                            "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
                            "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
                            "(the data moves the same way; the initiator, its completion records and the latency are "
-                           "dst-node's). Other workloads: write only")) {}
+                           "dst-node's). Other workloads: write only")),
+      cold_jobs(set.integer("cold-jobs", "0",
+                            "with node.processes > 1: the last this many jobs map their message buffers cold and "
+                            "send them untouched (as workload.populate = false and workload.fill-source = false), "
+                            "so their engine reads fault, while the other jobs run as configured: a faulting "
+                            "process next to well-behaved neighbours (configs/neighbours.ini)")
+                    .range("0", "16")) {}
+
+std::string Workload::stats_prefix(unsigned job) {
+    return job == 0 ? "workload." : "job" + std::to_string(job) + ".workload.";
+}
+
+Workload::Workload(const SimContext& ctx, unsigned job)
+    : ctx_(ctx),
+      job_(job),
+      cold_(job + static_cast<unsigned>(ctx.config[params_of<WorkloadParams>().cold_jobs]) >=
+            static_cast<unsigned>(ctx.config[params_of<NodeParams>().processes])),
+      log_(ctx.stats, stats_prefix(job)),
+      seed_(ctx.config[params_of<SimParams>().seed] + job),
+      populate_(!cold_ && ctx.config[params_of<WorkloadParams>().populate]),
+      advice_(buffer_advice(ctx.config[params_of<WorkloadParams>().madvise])),
+      fill_source_(!cold_ && ctx.config[params_of<WorkloadParams>().fill_source]) {}
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
     reg.add(params_of<LockParams>().set);
 }
 
-std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps) {
+std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
         throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
-    if (auto cluster = ClusterWorkload::create(ctx, apps)) return cluster;   // alltoall, halo, incast, permutation
+    if (auto cluster = ClusterWorkload::create(ctx, apps, job)) return cluster;   // alltoall, halo, incast, permutation
     if (c[params_of<WorkloadParams>().two_sided])
         throw c.refuse(params_of<WorkloadParams>().two_sided.name(),
                        "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant; "
@@ -158,8 +180,8 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst]);
-    if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst]);
+    if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst], job);
+    if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst], job);
     if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }

@@ -37,12 +37,14 @@ struct WorkloadParams {
     BoolParam two_sided;
     EnumParam sendrecv_test;
     EnumParam operation;
+    IntParam cold_jobs;
 };
 
 // What the application saw: every transfer, its outcome and its data check.
 class TransferLog {
 public:
-    explicit TransferLog(StatRegistry& stats);
+    // Statistics under `prefix` ("workload." for job 0, "job<p>.workload." for job p).
+    explicit TransferLog(StatRegistry& stats, const std::string& prefix = "workload.");
     void posted(sc_core::sc_time at);
     // A transfer finished at `at`: ok or not, `latency` as the workload
     // defines it, `bytes` delivered.
@@ -66,6 +68,7 @@ public:
 
 private:
     StatRegistry& stats_;
+    std::string prefix_;
     std::map<unsigned, Histogram*> by_hops_;
 };
 
@@ -75,10 +78,17 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 class Workload {
 public:
     static void declare_params(ParamRegistry& reg);
-    // Build the workload named by workload.kind on these apps (index = node).
-    // Throws ConfigError for settings that do not fit the system (a node that
-    // does not exist, a buffer larger than memory).
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps);
+    // Build the workload named by workload.kind on these apps (index = node)
+    // for job `job` (process `job` of every node; its statistics under
+    // stats_prefix(job)). Throws ConfigError for settings that do not fit
+    // the system (a node that does not exist, a buffer larger than memory).
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0);
+    // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
+    static std::string stats_prefix(unsigned job);
+    unsigned job() const { return job_; }
+    // The job maps its message buffers cold and sends them untouched
+    // (workload.cold-jobs).
+    bool cold() const { return cold_; }
 
     virtual ~Workload() = default;
     virtual std::string kind() const = 0;
@@ -96,11 +106,7 @@ public:
     unsigned hops(unsigned src, unsigned dst) const { return hops_(src, dst); }
 
 protected:
-    explicit Workload(const SimContext& ctx)
-        : ctx_(ctx), log_(ctx.stats), seed_(ctx.config[params_of<SimParams>().seed]),
-          populate_(ctx.config[params_of<WorkloadParams>().populate]),
-          advice_(buffer_advice(ctx.config[params_of<WorkloadParams>().madvise])),
-          fill_source_(ctx.config[params_of<WorkloadParams>().fill_source]) {}
+    explicit Workload(const SimContext& ctx, unsigned job = 0);
     // To be called by a program when it ends: runs on_finished once all have.
     void program_ended() {
         if (finished() && on_finished_) {
@@ -139,6 +145,8 @@ protected:
                 const CompletionRecord& rec, const sc_core::sc_time* latency, int src_node = -1);
 
     const SimContext& ctx_;
+    unsigned job_;
+    bool cold_;
     TransferLog log_;
     std::uint64_t seed_;
     bool populate_;      // message buffers mapped with MAP_POPULATE

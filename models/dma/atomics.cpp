@@ -59,6 +59,7 @@ void AtomicUnit::request(const tlm::tlm_generic_payload& gp, const ExanetPacket&
     r.va = p.header.dst_va;
     r.pd = p.header.pdid;
     r.channel = channels_.by_domain(p.header.pdid);
+    if (r.channel >= 0) r.sid = channels_[static_cast<unsigned>(r.channel)].sid;
     r.src_node = p.src_node;
     r.src_coord = p.footer.src_coord;
     r.arrived = tail;
@@ -66,8 +67,8 @@ void AtomicUnit::request(const tlm::tlm_generic_payload& gp, const ExanetPacket&
     queued_.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool AtomicUnit::fault_resolved(std::uint64_t page, bool resolved, sc_time at) {
-    if (!watching_ || outcome_done_ || page != wait_page_) return false;
+bool AtomicUnit::fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
+    if (!watching_ || outcome_done_ || page != wait_page_ || sid != wait_sid_) return false;
     outcome_done_ = true;
     outcome_resolved_ = resolved;
     outcome_at_ = at;
@@ -114,13 +115,14 @@ void AtomicUnit::run() {
 AtomicUnit::Outcome AtomicUnit::attempt(const Request& r, sc_time& at, std::uint64_t& old,
                                         std::uint64_t& fault_page) {
     const auto op = static_cast<DescOp>(r.wire.op);
-    // The receiving channel's access (r.channel): one stream ID per engine today.
+    // The receiving channel's access (r.channel): its stream ID, so the
+    // target process's address space and context bank.
     auto access = [&](tlm::tlm_command cmd, std::uint64_t& v) {
         SmmuFaultExtension fx;
         bool ok = true;
         unsigned char buf[8];
         if (cmd == tlm::TLM_WRITE_COMMAND) std::memcpy(buf, &v, 8);
-        at = memory_.access(cmd, r.va, buf, 8, at, ok, &fx);
+        at = memory_.access(r.sid, cmd, r.va, buf, 8, at, ok, &fx);
         if (ok) {
             if (cmd == tlm::TLM_READ_COMMAND) std::memcpy(&v, buf, 8);
             return Outcome::Done;
@@ -137,6 +139,7 @@ AtomicUnit::Outcome AtomicUnit::attempt(const Request& r, sc_time& at, std::uint
     watching_ = true;
     outcome_done_ = false;
     wait_page_ = r.va >> 12;
+    wait_sid_ = r.sid;
     std::uint64_t v = 0;
     Outcome o = access(tlm::TLM_READ_COMMAND, v);
     if (o != Outcome::Fault) watching_ = false;

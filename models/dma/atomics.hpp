@@ -5,8 +5,10 @@
 // protection domain), and answers each with an AtomicReply (type 4) carrying
 // the old value. The unit is in order: one read-modify-write at a time, no
 // other atomic of this engine in between, so atomics are atomic with respect
-// to each other. A terminate-mode fault (fault-tolerant engine) holds the
-// unit until the fault's outcome (fault_resolved, matched by 4 KiB page) and
+// to each other. Its accesses carry the stream ID of the receiving channel
+// (the target channel of the request's domain), i.e. that process's address
+// space. A terminate-mode fault (fault-tolerant engine) holds the unit until
+// the fault's outcome (fault_resolved, matched by stream and 4 KiB page) and
 // the atomic is then executed from its read again: a faulted access wrote
 // nothing, so the update is applied exactly once. Stall mode needs nothing
 // (the access waits in the SMMU); the original engine answers a fault with an
@@ -64,8 +66,9 @@ public:
     // An AtomicRequest packet arrived (its tail at `tail`): queued for the
     // unit, in arrival order.
     void request(const tlm::tlm_generic_payload& gp, const ExanetPacket& p, sc_core::sc_time tail);
-    // The fault library's outcome for `page`: true if the unit waited on it.
-    bool fault_resolved(std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // The fault library's outcome for `page` of stream `sid`: true if the
+    // unit waited on it.
+    bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
     // The atomic thread: executes the queued atomics one after the other.
     void run();
     // Notified when a request is queued (the thread's first activation).
@@ -77,6 +80,7 @@ private:
         std::uint64_t va = 0;
         std::uint16_t pd = 0;
         int channel = -1;                    // receiving channel (by protection domain); -1: none
+        std::uint32_t sid = 0;               // its stream ID: the read-modify-write's
         unsigned src_node = 0;
         std::uint32_t src_coord = 0;
         sc_core::sc_time arrived;
@@ -105,6 +109,7 @@ private:
     // from its first access until the outcome is taken.
     bool watching_ = false, outcome_done_ = false, outcome_resolved_ = false;
     std::uint64_t wait_page_ = 0;
+    std::uint32_t wait_sid_ = 0;
     sc_core::sc_time outcome_at_;
     tlm::tlm_generic_payload reply_gp_;
     ExanetPacket& reply_pkt_;   // owned by reply_gp_

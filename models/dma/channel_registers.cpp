@@ -13,7 +13,12 @@ using sc_core::sc_time;
 using namespace pldma_reg;
 
 ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes)
-    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels) {}
+    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels) {
+    for (Channel& ch : channels_) {
+        ch.axi_id = params.axi_id;
+        ch.sid = params.stream_of(ch.axi_id);
+    }
+}
 
 bool ChannelRegisters::implemented(DescOp op) {
     switch (op) {
@@ -80,8 +85,10 @@ void ChannelRegisters::control_word(tlm::tlm_generic_payload& gp, std::uint64_t 
     if (w) {
         ch.pd = static_cast<std::uint16_t>(v & 0xffff);
         ch.enabled = (v & kCtrlEnable) != 0;
+        ch.axi_id = static_cast<std::uint32_t>((v & kCtrlAxiMask) >> kCtrlAxiShift);
+        ch.sid = params_.stream_of(ch.axi_id);
     } else {
-        v = ch.pd | (ch.enabled ? kCtrlEnable : 0u);
+        v = ch.pd | (ch.enabled ? kCtrlEnable : 0u) | (ch.axi_id << kCtrlAxiShift);
         std::memcpy(gp.get_data_ptr(), &v, gp.get_data_length());
     }
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -153,6 +160,7 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     wk.desc.id = (static_cast<std::uint64_t>(node_) << 40) | next_id_++;
     wk.desc.channel = c;
     wk.desc.pd = ch.pd;
+    wk.desc.sid = ch.sid;
     wk.desc.posted = at;
     wk.id = wk.desc.id;
     wk.earliest = at;

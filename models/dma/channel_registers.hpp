@@ -42,10 +42,14 @@ constexpr std::uint64_t kDescCmp = 0x70;        // 64: compare value of a compar
 constexpr std::uint64_t kChannelStride = 0x1000;
 constexpr unsigned kMaxChannels = 1024;
 constexpr std::uint64_t kKernelBase = kChannelStride * kMaxChannels;   // 4 MiB
-// 32 rw at kKernelBase + 8 * c: [15:0] protection domain, bit 16 enabled.
-// Reset: enabled, domain 0.
+// 32 rw at kKernelBase + 8 * c: [15:0] protection domain, bit 16 enabled,
+// [29:24] the AXI ID the engine puts on the channel's memory traffic (its
+// stream ID is dma.smmu-tbu << 10 | this). Reset: enabled, domain 0, AXI ID
+// dma.axi-id.
 constexpr std::uint64_t kChannelCtrl = 0x0;
 constexpr std::uint32_t kCtrlEnable = 1u << 16;
+constexpr unsigned kCtrlAxiShift = 24;
+constexpr std::uint32_t kCtrlAxiMask = 0x3fu << kCtrlAxiShift;
 constexpr std::uint64_t kWindowSize = kKernelBase + 8 * kMaxChannels;
 }  // namespace pldma_reg
 
@@ -73,6 +77,7 @@ struct Descriptor {
     std::uint64_t id = 0;
     unsigned channel = 0;
     std::uint16_t pd = 0;
+    std::uint32_t sid = 0;      // the channel's stream ID when posted: its source reads and completion record
     sc_core::sc_time posted;
     // Responder side of an RDMA read (read.*): this work sends the region a
     // read request asked for back to its initiator (dst_node) as a write;
@@ -94,6 +99,8 @@ struct Work {
 struct Channel {
     std::uint16_t pd = 0;
     bool enabled = true;
+    std::uint32_t axi_id = 0;   // control word [29:24]
+    std::uint32_t sid = 0;      // stream ID of its memory traffic: dma.smmu-tbu << 10 | axi_id
     Descriptor staged;
     bool last_refused = false;
     std::deque<Work> work;      // front first; retransmissions go to the front
@@ -101,6 +108,7 @@ struct Channel {
     // Parked on a source fault (fault-tolerant; fault_recovery.*).
     bool parked = false;
     std::uint64_t park_page = 0;
+    std::uint32_t park_sid = 0;   // stream of the faulting read (outcomes match by stream and page)
     sc_core::sc_time park_since, park_deadline;
     bool park_done = false, park_resolved = false;
     sc_core::sc_time park_at;

@@ -27,12 +27,14 @@ FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Rec
 
 // ---------------------------------------------------------------- sender
 
-void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint64_t address, sc_time since) {
+void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_t sid, std::uint64_t address,
+                         sc_time since) {
     // Park this channel until the fault library's outcome for the
     // page (or the timeout); the others go on.
     stats_.parks.inc();
     ch.parked = true;
     ch.park_page = address >> 12;
+    ch.park_sid = sid;
     ch.park_since = since;
     ch.park_deadline = since + params_.fault_timeout;
     ch.park_done = ch.park_resolved = false;
@@ -117,6 +119,7 @@ void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::
 void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_time done) {
     in.faulted = true;
     in.fault_page = address >> 12;
+    in.fault_sid = in.sid;
     in.fault_deadline = done + params_.fault_timeout;
     stats_.nacks_sent.inc();
     Tracer& tracer = trace_.tracer;
@@ -146,27 +149,28 @@ void FaultRecovery::answer(ControlKind kind, const InboundKey& key, const Inboun
 
 // ---------------------------------------------------------------- outcomes
 
-void FaultRecovery::fault_resolved(std::uint64_t address, bool write, bool resolved, sc_time at) {
+void FaultRecovery::fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_time at) {
     if (!params_.fault_tolerant) return;
     at = max_time(at, sc_core::sc_time_stamp());
     const std::uint64_t page = address >> 12;
     bool matched = false;
     if (!write) {
-        matched = resolve_parked(page, resolved, at);
+        matched = resolve_parked(sid, page, resolved, at);
     } else {
-        matched = resolve_inbound(page, resolved, at);
-        if (records_.fault_resolved(page, resolved, at)) matched = true;
-        if (netvm_.fault_resolved(page, resolved, at)) matched = true;
+        matched = resolve_inbound(sid, page, resolved, at);
+        if (records_.fault_resolved(sid, page, resolved, at)) matched = true;
+        if (netvm_.fault_resolved(sid, page, resolved, at)) matched = true;
     }
-    // The atomic unit waits on a page whichever access of its read-modify-write faulted.
-    if (atomics_.fault_resolved(page, resolved, at)) matched = true;
+    // The atomic unit waits on a page (of its request's stream) whichever
+    // access of its read-modify-write faulted.
+    if (atomics_.fault_resolved(sid, page, resolved, at)) matched = true;
     if (!matched) stats_.unmatched.inc();
 }
 
-bool FaultRecovery::resolve_parked(std::uint64_t page, bool resolved, sc_time at) {
+bool FaultRecovery::resolve_parked(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
     bool matched = false;
     for (Channel& ch : channels_.all()) {
-        if (!ch.parked || ch.park_done || ch.park_page != page) continue;
+        if (!ch.parked || ch.park_done || ch.park_page != page || ch.park_sid != sid) continue;
         ch.park_done = true;
         ch.park_resolved = resolved;
         ch.park_at = at;
@@ -176,11 +180,11 @@ bool FaultRecovery::resolve_parked(std::uint64_t page, bool resolved, sc_time at
     return matched;
 }
 
-bool FaultRecovery::resolve_inbound(std::uint64_t page, bool resolved, sc_time at) {
+bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
     bool matched = false;
     for (auto& kv : receiver_.inbound()) {
         Inbound& in = kv.second;
-        if (!in.faulted || in.fault_page != page) continue;
+        if (!in.faulted || in.fault_page != page || in.fault_sid != sid) continue;
         matched = true;
         in.faulted = false;
         if (resolved) {

@@ -36,9 +36,11 @@ public:
     FaultRecovery(const FaultRecovery&) = delete;
     FaultRecovery& operator=(const FaultRecovery&) = delete;
 
-    // Sender: channel c's read of transfer `id` faulted at `address`; park
-    // it from `since` until the outcome for the page (or the timeout).
-    void park(Channel& ch, unsigned c, std::uint64_t id, std::uint64_t address, sc_core::sc_time since);
+    // Sender: channel c's read of transfer `id` (stream `sid`) faulted at
+    // `address`; park it from `since` until the outcome for that stream's
+    // page (or the timeout).
+    void park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_t sid, std::uint64_t address,
+              sc_core::sc_time since);
     // Sender, parked channel c at `now`: Wait (no outcome yet), Resume
     // (resolved, or timed out: read again) or Fail (not resolved: the
     // caller fails the front transfer at `resume`).
@@ -59,17 +61,17 @@ public:
     void watch() { watchdog_ev_.notify(sc_core::SC_ZERO_TIME); }
 
     // See Pldma::fault_resolved.
-    void fault_resolved(std::uint64_t address, bool write, bool resolved, sc_core::sc_time at);
+    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at);
     // The watchdog thread: receiver-side faults whose outcome never came.
     void run_watchdog();
 
 private:
     void trace_unpark(const Channel& ch, unsigned c, sc_core::sc_time resume);
-    // Source faults: release the channels parked on `page`.
-    bool resolve_parked(std::uint64_t page, bool resolved, sc_core::sc_time at);
-    // Write faults: the receives NACKed on `page` ask for retransmission
-    // (resolved) or answer with an error ACK.
-    bool resolve_inbound(std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // Source faults: release the channels parked on `page` of stream `sid`.
+    bool resolve_parked(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // Write faults: the receives NACKed on `page` of stream `sid` ask for
+    // retransmission (resolved) or answer with an error ACK.
+    bool resolve_inbound(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
     // Send the NACKed transfer `key` a retransmit request (from its next
     // packet) or an error ACK.
     void answer(ControlKind kind, const InboundKey& key, const Inbound& in, sc_core::sc_time at);

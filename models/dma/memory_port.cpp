@@ -5,14 +5,12 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-MemoryPort::MemoryPort(FwPort& socket, std::uint32_t stream_id, Counter& smmu_faults)
-    : socket_(socket), stream_id_(stream_id), smmu_faults_(smmu_faults) {}
+MemoryPort::MemoryPort(FwPort& socket, Counter& smmu_faults) : socket_(socket), smmu_faults_(smmu_faults) {}
 
 MemoryPort::MemPayload* MemoryPort::take() {
     if (free_.empty()) {
         auto p = std::make_unique<MemPayload>();
         p->sid = new StreamIdExtension;
-        p->sid->sid = stream_id_;
         p->fault = new SmmuFaultExtension;
         p->gp.set_extension(p->sid);     // owned by the payload
         p->gp.set_extension(p->fault);
@@ -24,11 +22,12 @@ MemoryPort::MemPayload* MemoryPort::take() {
     return p;
 }
 
-sc_time MemoryPort::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
+sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
                            sc_time at, bool& ok, SmmuFaultExtension* fault) {
     MemPayload* p = take();
     tlm::tlm_generic_payload& gp = p->gp;
     p->fault->type = FaultType::None;
+    p->sid->sid = sid;
     gp.set_command(cmd);
     gp.set_address(addr);
     gp.set_data_ptr(data);

@@ -1,7 +1,9 @@
 // The engine's AXI master port towards memory (through its TBU of the SMMU,
 // or the node bus): source reads, payload writes and record writes. Every
-// access carries the engine's stream ID (StreamIdExtension) and a fault
-// extension the SMMU fills (SmmuFaultExtension). Also the time helper every
+// access carries the stream ID of the channel it is made for
+// (StreamIdExtension: the sending channel for source reads and completion
+// records, the receiving channel for payload writes and notification
+// records) and a fault extension the SMMU fills (SmmuFaultExtension). Also the time helper every
 // part of the engine uses to turn an absolute time into a TLM delay.
 #pragma once
 
@@ -31,20 +33,20 @@ inline sc_core::sc_time from_now(sc_core::sc_time at) {
 class MemoryPort {
 public:
     // `smmu_faults` counts the accesses the SMMU answered with a fault.
-    MemoryPort(FwPort& socket, std::uint32_t stream_id, Counter& smmu_faults);
+    MemoryPort(FwPort& socket, Counter& smmu_faults);
 
-    // Timed memory access at absolute time `at`; returns completion time,
+    // Timed memory access with stream ID `sid` at absolute time `at`; returns completion time,
     // with `ok` false on an error response (an SMMU fault included).
     // `fault`, when given, receives the SMMU's fault extension (type None
     // when there was no fault).
-    sc_core::sc_time access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
+    sc_core::sc_time access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
                             sc_core::sc_time at, bool& ok, SmmuFaultExtension* fault = nullptr);
 
 private:
     // The engine's reads and the receive path's writes may be in flight at
     // once (a stalled read lets other threads deliver packets), so each
     // access takes its own payload from a small pool. Each carries the
-    // engine's stream ID and a fault extension the SMMU fills.
+    // access's stream ID and a fault extension the SMMU fills.
     struct MemPayload {
         tlm::tlm_generic_payload gp;
         StreamIdExtension* sid;
@@ -53,7 +55,6 @@ private:
     MemPayload* take();
 
     FwPort& socket_;
-    const std::uint32_t stream_id_;
     Counter& smmu_faults_;
     std::vector<std::unique_ptr<MemPayload>> pool_;
     std::vector<MemPayload*> free_;

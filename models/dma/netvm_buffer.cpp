@@ -10,13 +10,15 @@ using sc_core::sc_time;
 NetvmBuffer::NetvmBuffer(MemoryPort& memory, Receiver& receiver, const PldmaConfig& params, PldmaStats& stats)
     : memory_(memory), receiver_(receiver), params_(params), stats_(stats) {}
 
-bool NetvmBuffer::pending(std::uint64_t va, std::uint64_t len) const {
-    return copy_ && (pages_.count(va >> 12) || pages_.count((va + len - 1) >> 12));
+bool NetvmBuffer::pending(std::uint32_t sid, std::uint64_t va, std::uint64_t len) const {
+    return copy_ && (pages_.count({sid, va >> 12}) || pages_.count({sid, (va + len - 1) >> 12}));
 }
 
-void NetvmBuffer::put(const InboundKey& key, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
+void NetvmBuffer::put(const InboundKey& key, std::uint32_t sid, std::uint64_t va, const unsigned char* data,
+                      std::uint64_t len) {
     Buffered bf;
     bf.key = key;
+    bf.sid = sid;
     bf.va = va;
     bf.data.assign(data, data + len);
     buf_.push_back(std::move(bf));
@@ -25,7 +27,7 @@ void NetvmBuffer::put(const InboundKey& key, std::uint64_t va, const unsigned ch
     stats_.netvm_packets.inc();
 }
 
-sc_time NetvmBuffer::flush(std::uint64_t page, bool resolved, bool by_engine, sc_time at) {
+sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, sc_time at) {
     // Buffered packets of `page`, oldest first: copied in by the kernel
     // (resolved), written by the engine itself (by_engine: the page turned
     // out present), or dropped (not resolved: their transfers fail).
@@ -33,18 +35,18 @@ sc_time NetvmBuffer::flush(std::uint64_t page, bool resolved, bool by_engine, sc
     sc_time t = at;
     for (auto it = buf_.begin(); it != buf_.end();) {
         const std::uint64_t first = it->va >> 12, last = (it->va + it->data.size() - 1) >> 12;
-        if (first != page && last != page) {
+        if (it->sid != page.first || (first != page.second && last != page.second)) {
             ++it;
             continue;
         }
         auto in = inbound.find(it->key);
         if (resolved && !by_engine) {
-            t = copy_(it->va, it->data.data(), it->data.size(), t);
+            t = copy_(it->sid, it->va, it->data.data(), it->data.size(), t);
             stats_.netvm_bytes.inc(it->data.size());
             stats_.bytes_received.inc(it->data.size());
         } else if (by_engine) {
             bool ok = true;
-            t = memory_.access(tlm::TLM_WRITE_COMMAND, it->va, it->data.data(), it->data.size(), t, ok);
+            t = memory_.access(it->sid, tlm::TLM_WRITE_COMMAND, it->va, it->data.data(), it->data.size(), t, ok);
             if (ok) stats_.bytes_received.inc(it->data.size());
             else if (in != inbound.end()) in->second.error = true;
         } else if (in != inbound.end()) {
@@ -60,11 +62,12 @@ sc_time NetvmBuffer::flush(std::uint64_t page, bool resolved, bool by_engine, sc
     return t;
 }
 
-bool NetvmBuffer::fault_resolved(std::uint64_t page, bool resolved, sc_time at) {
-    auto np = pages_.find(page);
+bool NetvmBuffer::fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
+    const SidPage key{sid, page};
+    auto np = pages_.find(key);
     if (np == pages_.end()) return false;
     pages_.erase(np);
-    flush(page, resolved, false, at);
+    flush(key, resolved, false, at);
     return true;
 }
 
@@ -75,10 +78,10 @@ sc_time NetvmBuffer::deadline() const {
 }
 
 void NetvmBuffer::expire(sc_time now) {
-    std::vector<std::uint64_t> expired;
+    std::vector<SidPage> expired;
     for (const auto& kv : pages_)
         if (kv.second <= now) expired.push_back(kv.first);
-    for (std::uint64_t page : expired) {
+    for (const SidPage& page : expired) {
         stats_.fault_timeouts.inc();
         // Probe the page with a one-byte read through the SMMU: present
         // now (another fault's touch-ahead) -> the engine writes the
@@ -87,7 +90,7 @@ void NetvmBuffer::expire(sc_time now) {
         unsigned char probe = 0;
         bool ok = true;
         SmmuFaultExtension fx;
-        memory_.access(tlm::TLM_WRITE_COMMAND, page << 12, &probe, 0, now, ok, &fx);
+        memory_.access(page.first, tlm::TLM_WRITE_COMMAND, page.second << 12, &probe, 0, now, ok, &fx);
         pages_[page] = sc_core::sc_time_stamp() + params_.fault_timeout;
         if (ok) {
             pages_.erase(page);

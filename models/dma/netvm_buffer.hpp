@@ -21,8 +21,9 @@
 namespace vrdmasim {
 
 // The kernel's copy for NetVM-style receives: copy `len` bytes into user
-// memory at `va` from time `at` (CPU work); returns when done.
-using NetvmCopyFn = std::function<sc_core::sc_time(std::uint64_t va, const unsigned char* data,
+// memory at `va` of the process whose stream is `sid` (the receiving
+// channel's) from time `at` (CPU work); returns when done.
+using NetvmCopyFn = std::function<sc_core::sc_time(std::uint32_t sid, std::uint64_t va, const unsigned char* data,
                                                    std::uint64_t len, sc_core::sc_time at)>;
 
 class NetvmBuffer {
@@ -34,20 +35,20 @@ public:
     void enable(NetvmCopyFn copy) { copy_ = std::move(copy); }
     bool enabled() const { return static_cast<bool>(copy_); }
 
-    // A payload of `len` bytes at `va` touches a page whose fault is pending
-    // (false when NetVM is off).
-    bool pending(std::uint64_t va, std::uint64_t len) const;
-    // `page` faulted: buffer its packets until its outcome or `deadline`.
-    void hold(std::uint64_t page, sc_core::sc_time deadline) { pages_[page] = deadline; }
+    // A payload of `len` bytes at `va` of stream `sid` touches a page whose
+    // fault is pending (false when NetVM is off).
+    bool pending(std::uint32_t sid, std::uint64_t va, std::uint64_t len) const;
+    // `page` of stream `sid` faulted: buffer its packets until its outcome or `deadline`.
+    void hold(std::uint32_t sid, std::uint64_t page, sc_core::sc_time deadline) { pages_[{sid, page}] = deadline; }
     bool fits(std::uint64_t len) const { return used_ + len <= params_.netvm_capacity; }
     // Notified when buffer space is freed.
     sc_core::sc_event& space() { return space_ev_; }
     // Keep a payload of transfer `key` for `va`.
-    void put(const InboundKey& key, std::uint64_t va, const unsigned char* data, std::uint64_t len);
+    void put(const InboundKey& key, std::uint32_t sid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
 
-    // The fault library's outcome for a write fault on `page`: true if
-    // packets waited on it (they are then copied in, or dropped).
-    bool fault_resolved(std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // The fault library's outcome for a write fault on `page` of stream
+    // `sid`: true if packets waited on it (they are then copied in, or dropped).
+    bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
     // Earliest deadline of a pending page (sc_max_time: none).
     sc_core::sc_time deadline() const;
     // The pages whose outcome never came by `now`: probed and written.
@@ -56,11 +57,13 @@ public:
 private:
     struct Buffered {               // a payload in the kernel buffer
         InboundKey key;
+        std::uint32_t sid = 0;
         std::uint64_t va = 0;
         std::vector<unsigned char> data;
     };
     // Put (or drop) the buffered packets of `page`; returns when done.
-    sc_core::sc_time flush(std::uint64_t page, bool resolved, bool by_engine, sc_core::sc_time at);
+    using SidPage = std::pair<std::uint32_t, std::uint64_t>;   // (stream, page)
+    sc_core::sc_time flush(const SidPage& page, bool resolved, bool by_engine, sc_core::sc_time at);
 
     MemoryPort& memory_;
     Receiver& receiver_;
@@ -69,7 +72,7 @@ private:
     NetvmCopyFn copy_;
     std::uint64_t used_ = 0;
     std::deque<Buffered> buf_;
-    std::map<std::uint64_t, sc_core::sc_time> pages_;   // pending page -> deadline
+    std::map<SidPage, sc_core::sc_time> pages_;   // pending (stream, page) -> deadline
     sc_core::sc_event space_ev_;
 };
 

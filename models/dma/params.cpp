@@ -18,7 +18,10 @@ PldmaConfig read_pldma_config(const Config& config) {
     p.fault_tolerant = config[params_of<PldmaParams>().fault_tolerant];
     p.netvm_capacity = config[params_of<PldmaParams>().netvm_buffer];
     p.channels = static_cast<unsigned>(config[params_of<PldmaParams>().channels]);
-    p.stream_id = static_cast<std::uint32_t>((config[params_of<PldmaParams>().smmu_tbu] << 10) | config[params_of<PldmaParams>().axi_id]);
+    p.tbu = static_cast<std::uint32_t>(config[params_of<PldmaParams>().smmu_tbu]);
+    p.axi_id = static_cast<std::uint32_t>(config[params_of<PldmaParams>().axi_id]);
+    p.stream_id = p.stream_of(p.axi_id);
+    p.park_engine = config[params_of<PldmaParams>().park] == "engine";
     return p;
 }
 

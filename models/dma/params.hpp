@@ -25,7 +25,13 @@ struct PldmaConfig {
     sc_core::sc_time fault_timeout;        // dma.fault-timeout
     bool fault_tolerant = false;           // dma.fault-tolerant
     std::uint64_t netvm_capacity = 0;      // dma.netvm-buffer
-    std::uint32_t stream_id = 0;           // dma.smmu-tbu << 10 | dma.axi-id (Xilinx AR#69447)
+    std::uint32_t stream_id = 0;           // dma.smmu-tbu << 10 | dma.axi-id (Xilinx AR#69447): a channel's at reset
+    std::uint32_t tbu = 0;                 // dma.smmu-tbu: bits [14:10] of every channel's stream ID
+    std::uint32_t axi_id = 0;              // dma.axi-id: a channel's AXI ID at reset
+    bool park_engine = false;              // dma.park = engine: a parked channel stops the whole engine
+
+    // The stream ID of a channel whose control word holds AXI ID `axi`.
+    std::uint32_t stream_of(std::uint32_t axi) const { return (tbu << 10) | (axi & 0x3f); }
 
     // Data packets of a transfer of `len` bytes: each block is cut on its own.
     std::uint64_t packets_of(std::uint64_t len) const;

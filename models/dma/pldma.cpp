@@ -64,15 +64,23 @@ PldmaParams::PldmaParams()
                            "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
                            "(Xilinx UG1085); also bits [14:10] of its stream ID")
                    .range("0", "31")),
-      axi_id(set.integer("axi-id", "0", "AXI ID of the engine's memory transactions: bits [5:0] of its stream ID "
-                         "(Xilinx AR#69447; the master field [9:6] is 0 for a PL port)")
+      axi_id(set.integer("axi-id", "0", "AXI ID of a channel's memory transactions at reset (and of the first "
+                         "process's channels): bits [5:0] of the stream ID (Xilinx AR#69447; the master field [9:6] "
+                         "is 0 for a PL port). Each channel's control word holds its own AXI ID; the kernel gives "
+                         "process p's channels dma.axi-id + p")
                  .range("0", "63")),
       fault_tolerant(set.boolean("fault-tolerant", "true",
                                  "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
                                  "source read parks the transfer until the fault library's outcome (fault_resolved) and "
                                  "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
                                  "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
-                                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")) {}
+                                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")),
+      park(set.choice("park", "channel", {"channel", "engine"},
+                      "fault-tolerant: what a source-read fault stops until its outcome. channel: only the faulting "
+                      "channel parks, the scheduler serves the others (the thesis's scheduling change); engine: the "
+                      "whole transmit engine waits, as an engine with one in-order descriptor pipeline does (the "
+                      "behaviour the thesis changed, kept to show the difference; *estimate* of that design, which "
+                      "no published figure times)")) {}
 
 void Pldma::declare_params(ParamRegistry& reg) {
     reg.add(params_of<PldmaParams>().set);
@@ -90,7 +98,7 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       params_(read_pldma_config(ctx.config)),
       trace_{ctx.tracer, ctx.tracer.track(group, "dma"), group + ".dma"},
       stats_(ctx.stats, std::string(this->name()) + "."),
-      memory_(mem, params_.stream_id, stats_.smmu_faults),
+      memory_(mem, stats_.smmu_faults),
       records_(memory_, params_, stats_),
       channels_(params_, stats_, node_, coord_of_.size()),
       control_(net_out, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),

@@ -65,6 +65,7 @@ struct PldmaParams {
     IntParam smmu_tbu;
     IntParam axi_id;
     BoolParam fault_tolerant;
+    EnumParam park;
 };
 
 class Pldma : public sc_core::sc_module {
@@ -94,8 +95,13 @@ public:
     bool record_done_at(std::uint64_t addr, sc_core::sc_time& at) const { return records_.done_at(addr, at); }
     CompletionSignal& rx_signal(unsigned c) { return channels_.at(c).rx; }
 
-    // The stream ID on the engine's memory transactions (dma.smmu-tbu, dma.axi-id).
+    // The stream ID of a channel at reset (dma.smmu-tbu, dma.axi-id): every
+    // channel's until the kernel writes another AXI ID into its control word.
     std::uint32_t stream_id() const { return params_.stream_id; }
+    // The stream ID a channel's control word gives its memory traffic now.
+    std::uint32_t channel_stream_id(unsigned c) const { return channels_[c].sid; }
+    // Whether `sid` is a stream of this engine (its TBU field, dma.smmu-tbu).
+    bool own_stream(std::uint32_t sid) const { return (sid >> 10) == params_.tbu; }
 
     // dma.fault-tolerant
     bool fault_tolerant() const { return params_.fault_tolerant; }
@@ -108,19 +114,21 @@ public:
     bool netvm() const { return netvm_.enabled(); }
 
     // Terminate mode, fault-tolerant engine: the fault library finished with
-    // the fault at `address` (an input address of this engine's stream;
-    // `write` = FSYNR0.WNR) at time `at`. `resolved` false: the pages could
+    // the fault at `address` of stream `sid` (an input address in the
+    // address space of the process whose channel made the access; `write` =
+    // FSYNR0.WNR) at time `at`. `resolved` false: the pages could
     // not be made present. A parked channel (write == false) re-reads or
     // fails its transfer; a receive that faulted (write == true) asks its
     // sender to retransmit (or, NetVM, has the kernel copy its buffered
-    // packets in) or answers it with an error. Matched by 4 KiB page, so one
-    // outcome releases everything waiting on that page (the atomic unit's
-    // faulted read-modify-write included). Outcomes that match
+    // packets in) or answers it with an error. Matched by (stream, 4 KiB
+    // page), so one outcome releases everything waiting on that page of that
+    // process (the atomic unit's faulted read-modify-write and a parked read
+    // reply included), and nothing of another process at the same address. Outcomes that match
     // nothing are ignored (counted in `fault_outcomes_unmatched`). Ignored
     // when dma.fault-tolerant is false. Call from a thread or method at the
     // current simulated time (`at` may lie ahead of it); never blocks.
-    void fault_resolved(std::uint64_t address, bool write, bool resolved, sc_core::sc_time at) {
-        recovery_.fault_resolved(address, write, resolved, at);
+    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at) {
+        recovery_.fault_resolved(sid, address, write, resolved, at);
     }
 
 private:

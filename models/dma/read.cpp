@@ -117,6 +117,10 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
         return;
     }
     d.channel = static_cast<unsigned>(c);
+    // The serving channel's stream ID: the reply's source reads (and a park
+    // on their fault, matched by stream and page) are in the address space
+    // of this domain's process here.
+    d.sid = channels_[d.channel].sid;
     Work w;
     w.id = d.id;
     w.desc = d;

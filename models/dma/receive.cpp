@@ -77,6 +77,10 @@ Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
         if (in.channel < 0 && !in.reply) {
             in.error = true;   // no channel of this protection domain here: never written
             stats_.pd_violations.inc();
+        } else if (in.channel >= 0) {
+            // Written with the receiving channel's stream ID (a reply: the
+            // reading channel's), in its process's address space.
+            in.sid = channels_[static_cast<unsigned>(in.channel)].sid;
         }
         f = inbound_.insert_or_assign(key, in).first;
     }
@@ -97,10 +101,10 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
     // credits, the ones behind it) back; its page may have come in
     // meanwhile, so look again after every wait.
     for (;;) {
-        if (!netvm_.pending(va, len)) {
+        if (!netvm_.pending(in.sid, va, len)) {
             SmmuFaultExtension fx;
             bool ok = true;
-            done = memory_.access(tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail), ok, &fx);
+            done = memory_.access(in.sid, tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail), ok, &fx);
             if (done - tail > sc_time(1, sc_core::SC_US)) stats_.rx_stalled_us.add(to_us(done - tail));
             if (ok) return Placement::Written;
             if (!params_.fault_tolerant || fx.type == FaultType::None || !fx.write) return Placement::Error;
@@ -110,7 +114,7 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
                 recovery_.nack(in, p, fx.address, done);
                 return Placement::Nacked;
             }
-            netvm_.hold(fx.address >> 12, done + params_.fault_timeout);
+            netvm_.hold(in.sid, fx.address >> 12, done + params_.fault_timeout);
             recovery_.watch();
         }
         if (!netvm_.fits(len)) {
@@ -119,7 +123,7 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
             done = max_time(done, sc_core::sc_time_stamp());
             continue;
         }
-        netvm_.put(key, va, gp.get_data_ptr(), len);
+        netvm_.put(key, in.sid, va, gp.get_data_ptr(), len);
         ++in.buffered;
         return Placement::Buffered;
     }
@@ -191,7 +195,7 @@ void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, 
         r.addr = dst;
         const std::uint64_t addr = ch.rx_ring_base + (ch.rx_written % ch.rx_ring_entries) * sizeof(CompletionRecord);
         ++ch.rx_written;
-        at = records_.post(addr, r, at, {&ch.records, &ch.rx});
+        at = records_.post(ch.sid, addr, r, at, {&ch.records, &ch.rx});
         return;
     }
     ch.rx.raise_at(at);

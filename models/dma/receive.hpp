@@ -36,11 +36,13 @@ struct Inbound {                // being received
     bool error = false;
     int channel = -1;               // receiving channel (by protection domain); -1: none
     bool reply = false;             // the reply to one of this engine's reads (channel: the read's)
+    std::uint32_t sid = 0;          // its stream ID: the payload writes' and the notification's
     std::uint64_t next_index = 0;   // packets accepted so far (the untruncated sequence number)
     // Fault-tolerant receive.
     bool faulted = false;           // a payload write faulted: dropping until the fault is resolved
     bool dead = false;              // fault not resolved: error ACK sent, drop everything
     std::uint64_t fault_page = 0;   // page of the faulting address
+    std::uint32_t fault_sid = 0;    // and its stream
     sc_core::sc_time fault_deadline;
     std::uint32_t src_coord = 0;
     // NetVM.

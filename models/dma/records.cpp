@@ -42,22 +42,23 @@ bool CompletionSignal::next_after(sc_time at, sc_time& next) const {
 RecordWriter::RecordWriter(MemoryPort& memory, const PldmaConfig& params, PldmaStats& stats)
     : memory_(memory), params_(params), stats_(stats) {}
 
-sc_time RecordWriter::write(std::uint64_t addr, const CompletionRecord& r, sc_time at, bool& ok,
+sc_time RecordWriter::write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_time at, bool& ok,
                             SmmuFaultExtension& fx) {
     unsigned char buf[sizeof(CompletionRecord)];
     std::memcpy(buf, &r, sizeof r);   // the host is little-endian like the A53 in its usual mode
-    return memory_.access(tlm::TLM_WRITE_COMMAND, addr, buf, sizeof buf, at, ok, &fx);
+    return memory_.access(sid, tlm::TLM_WRITE_COMMAND, addr, buf, sizeof buf, at, ok, &fx);
 }
 
-sc_time RecordWriter::post(std::uint64_t addr, const CompletionRecord& r, sc_time at,
+sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_time at,
                            std::vector<CompletionSignal*> raise) {
     bool ok = true;
     SmmuFaultExtension fx;
-    const sc_time done = write(addr, r, at, ok, fx);
+    const sc_time done = write(sid, addr, r, at, ok, fx);
     if (!ok && params_.fault_tolerant && fx.type != FaultType::None) {
         // The record's page faulted: the record thread writes it again once
         // the fault is resolved; its signals are raised then.
         Retry rr;
+        rr.sid = sid;
         rr.addr = addr;
         rr.record = r;
         rr.raise = std::move(raise);
@@ -78,6 +79,7 @@ sc_time RecordWriter::post(std::uint64_t addr, const CompletionRecord& r, sc_tim
 
 void RecordWriter::wait_outcome(const Retry& rr) {
     wait_page_ = rr.addr >> 12;
+    wait_sid_ = rr.sid;
     waiting_ = true;
     wait_done_ = false;
     const sc_time deadline = rr.at + params_.fault_timeout;
@@ -99,7 +101,7 @@ void RecordWriter::run() {
             stats_.record_retries.inc();
             bool ok = true;
             SmmuFaultExtension fx;
-            const sc_time done = write(rr.addr, rr.record, t, ok, fx);
+            const sc_time done = write(rr.sid, rr.addr, rr.record, t, ok, fx);
             if (ok || fx.type == FaultType::None || (wait_done_ && !wait_resolved_)) {
                 if (!ok) stats_.rx_errors.inc();   // lost: not a fault, or the page cannot be made present
                 if (ok) done_[rr.addr] = done;
@@ -111,8 +113,8 @@ void RecordWriter::run() {
     }
 }
 
-bool RecordWriter::fault_resolved(std::uint64_t page, bool resolved, sc_time at) {
-    if (!waiting_ || wait_done_ || wait_page_ != page) return false;
+bool RecordWriter::fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
+    if (!waiting_ || wait_done_ || wait_page_ != page || wait_sid_ != sid) return false;
     wait_done_ = true;
     wait_resolved_ = resolved;
     wait_at_ = at;

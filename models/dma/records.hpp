@@ -61,26 +61,28 @@ public:
     // Write a record at `at` and raise `raise` when it is in memory; a
     // fault-tolerant engine whose write faults writes it again once the
     // fault is resolved (run). Returns the first attempt's end.
-    sc_core::sc_time post(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
+    // `sid`: the stream ID of the channel the record is for.
+    sc_core::sc_time post(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
                           std::vector<CompletionSignal*> raise);
     // The record thread (fault-tolerant): records whose write faulted,
     // written again in order.
     void run();
-    // The fault library's outcome for a write fault on `page`: true if the
-    // record thread was waiting on it.
-    bool fault_resolved(std::uint64_t page, bool resolved, sc_core::sc_time at);
+    // The fault library's outcome for a write fault on `page` of stream
+    // `sid`: true if the record thread was waiting on it.
+    bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
     // When the latest record at `addr` was complete in memory (false: none).
     bool done_at(std::uint64_t addr, sc_core::sc_time& at) const;
 
 private:
     struct Retry {
+        std::uint32_t sid = 0;
         std::uint64_t addr = 0;
         CompletionRecord record;
         std::vector<CompletionSignal*> raise;
         sc_core::sc_time at;
     };
     // Write `r` at `at`; `fx` receives the fault extension.
-    sc_core::sc_time write(std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
+    sc_core::sc_time write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
                            SmmuFaultExtension& fx);
     // Wait for the outcome of the page's fault (or the timeout).
     void wait_outcome(const Retry& rr);
@@ -93,6 +95,7 @@ private:
     sc_core::sc_event ev_;
     bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;
     std::uint64_t wait_page_ = 0;
+    std::uint32_t wait_sid_ = 0;
     sc_core::sc_time wait_at_;
 };
 

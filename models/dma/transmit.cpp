@@ -70,6 +70,23 @@ void Transmit::run() {
 
 int Transmit::pick(sc_time now) {
     const unsigned n = static_cast<unsigned>(channels_.size());
+    if (params_.park_engine) {
+        // dma.park = engine: while any channel waits on a source fault, the
+        // whole engine waits; the parked channel resumes (or fails) first.
+        for (unsigned c = 0; c < n; ++c) {
+            Channel& ch = channels_[c];
+            if (!ch.parked || ch.work.empty()) continue;
+            sc_time resume;
+            const FaultRecovery::Unpark u = recovery_.unpark(ch, c, now, resume);
+            if (u == FaultRecovery::Unpark::Wait) return -1;
+            if (u == FaultRecovery::Unpark::Fail) {
+                fail(ch, ch.work.front(), resume);
+                if (ch.work.empty()) continue;
+            }
+            rr_next_ = (c + 1) % n;
+            return static_cast<int>(c);
+        }
+    }
     for (unsigned i = 0; i < n; ++i) {
         const unsigned c = (rr_next_ + i) % n;
         Channel& ch = channels_[c];
@@ -181,12 +198,12 @@ bool Transmit::serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d
     SmmuFaultExtension fx;
     bool ok = true;
     const sc_time data_ready =
-        memory_.access(tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, ok, &fx);
+        memory_.access(d.sid, tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, ok, &fx);
     ++blocks_read_;
     read_free_ = issue;
     if (!ok) {
         if (params_.fault_tolerant && fx.type != FaultType::None && !fx.write) {
-            recovery_.park(ch, c, d.id, fx.address, data_ready);
+            recovery_.park(ch, c, d.id, d.sid, fx.address, data_ready);
             w.earliest = data_ready;
             return false;
         }
@@ -347,7 +364,7 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
     else
         stats_.failed.inc();
     if (d.compl_addr)
-        done = records_.post(d.compl_addr, r, at, {&channels_[d.channel].tx});
+        done = records_.post(d.sid, d.compl_addr, r, at, {&channels_[d.channel].tx});
     else
         channels_[d.channel].tx.raise_at(done);
     if (atomic) {

@@ -77,6 +77,7 @@ struct FakeSmmu : sc_module {
         std::uint64_t address;
         bool write;
         sc_time at;
+        std::uint32_t sid;   // the faulting access's stream ID (outcomes match by stream and page)
     };
     std::vector<Fault> faults;
     std::vector<sc_time> outcomes;
@@ -104,7 +105,9 @@ struct FakeSmmu : sc_module {
             ext->write = w;
             d += sc_time(100, SC_NS);
             gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-            faults.push_back({a, w, sc_time_stamp() + d});
+            auto* sx = gp.get_extension<StreamIdExtension>();
+            REQUIRE(sx);
+            faults.push_back({a, w, sc_time_stamp() + d, sx->sid});
             pending.push_back(faults.back());
             ev.notify(SC_ZERO_TIME);
             return;
@@ -122,7 +125,7 @@ struct FakeSmmu : sc_module {
             if (done > sc_time_stamp()) wait(done - sc_time_stamp());
             if (resolve) faulting.erase({f.address >> 12, f.write});
             outcomes.push_back(sc_time_stamp());
-            engine->fault_resolved(f.address, f.write, resolve, sc_time_stamp());
+            engine->fault_resolved(f.sid, f.address, f.write, resolve, sc_time_stamp());
         }
     }
     unsigned writes_at(std::uint64_t a) const {

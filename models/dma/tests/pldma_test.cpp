@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -61,14 +62,19 @@ struct FakeSmmu : sc_module {
     Pldma* engine = nullptr;
     bool resolve = true;
     sc_time service{5, SC_US};
-    std::set<std::pair<std::uint64_t, bool>> faulting;   // (page, write)
+    std::set<std::pair<std::uint64_t, bool>> faulting;   // (page, write), any stream
+    std::set<std::tuple<std::uint32_t, std::uint64_t, bool>> faulting_sid;   // (stream, page, write)
+    std::map<std::uint32_t, sc_time> service_of;   // per stream, instead of `service`
+    std::vector<std::pair<std::uint32_t, bool>> sids;   // (stream ID, write) of every access
     struct Fault {
         std::uint64_t address;
         bool write;
         sc_time at;
+        std::uint32_t sid = 0;
     };
     std::vector<Fault> faults;
     std::vector<sc_time> outcomes;
+    std::vector<std::uint32_t> outcome_sids;
     std::map<std::uint64_t, unsigned> writes;   // byte address -> writes
     std::deque<Fault> pending;
     unsigned lose = 0;   // outcomes never reported (as for a fault FSR recorded only as MULTI)
@@ -81,8 +87,12 @@ struct FakeSmmu : sc_module {
     void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
         const std::uint64_t a = gp.get_address(), len = gp.get_data_length();
         const bool w = gp.is_write();
+        auto* sx = gp.get_extension<StreamIdExtension>();
+        REQUIRE(sx);
+        const std::uint32_t sid = sx->sid;
+        sids.push_back({sid, w});
         for (std::uint64_t page = a >> 12; page <= (a + len - 1) >> 12; ++page) {
-            if (!faulting.count({page, w})) continue;
+            if (!faulting.count({page, w}) && !faulting_sid.count({sid, page, w})) continue;
             auto* ext = gp.get_extension<SmmuFaultExtension>();
             REQUIRE(ext);
             ext->type = FaultType::Translation;
@@ -91,7 +101,7 @@ struct FakeSmmu : sc_module {
             ext->cb = 0;
             d += sc_time(100, SC_NS);
             gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-            faults.push_back({ext->address, w, sc_time_stamp() + d});
+            faults.push_back({ext->address, w, sc_time_stamp() + d, sid});
             pending.push_back(faults.back());
             ev.notify(SC_ZERO_TIME);
             return;
@@ -103,17 +113,32 @@ struct FakeSmmu : sc_module {
     void library() {
         for (;;) {
             while (pending.empty()) wait(ev);
-            const Fault f = pending.front();
-            pending.pop_front();
-            const sc_time done = f.at + service;
-            if (done > sc_time_stamp()) wait(done - sc_time_stamp());
-            if (resolve) faulting.erase({f.address >> 12, f.write});
+            // The earliest-due fault first (streams may have their own service time).
+            auto due = [&](const Fault& f) {
+                auto it = service_of.find(f.sid);
+                return f.at + (it == service_of.end() ? service : it->second);
+            };
+            auto next = pending.begin();
+            for (auto it = pending.begin(); it != pending.end(); ++it)
+                if (due(*it) < due(*next)) next = it;
+            const sc_time done = due(*next);
+            if (done > sc_time_stamp()) {
+                wait(done - sc_time_stamp(), ev);   // a fault due earlier may come meanwhile
+                continue;
+            }
+            const Fault f = *next;
+            pending.erase(next);
+            if (resolve) {
+                faulting.erase({f.address >> 12, f.write});
+                faulting_sid.erase({f.sid, f.address >> 12, f.write});
+            }
             if (lose > 0) {
                 --lose;
                 continue;
             }
             outcomes.push_back(sc_time_stamp());
-            engine->fault_resolved(f.address, f.write, resolve, sc_time_stamp());
+            outcome_sids.push_back(f.sid);
+            engine->fault_resolved(f.sid, f.address, f.write, resolve, sc_time_stamp());
         }
     }
     // Bytes of [a, a+len) not written exactly once.
@@ -933,7 +958,7 @@ TEST_CASE("netvm: packets for a non-resident page wait in a bounded kernel buffe
     for (std::uint64_t p = 0x40; p < 0x4a; ++p) b.smmu1->faulting.insert({p, true});   // every destination page
     std::uint64_t copied = 0, peak_seen = 0;
     std::map<std::uint64_t, unsigned> copies;   // byte -> kernel copies
-    b.dma1->enable_netvm([&](std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+    b.dma1->enable_netvm([&](std::uint32_t, std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
         Bench::poke(*b.mem1, va, std::vector<unsigned char>(data, data + n));
         for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
         copied += n;
@@ -1388,4 +1413,162 @@ TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initia
     CHECK(b.counter("dma0.nacks_sent") == 0);
     CHECK(b.counter("dma1.read_requests_served") == 1);
     CHECK(b.stats.find_scalar("dma0.netvm_peak")->value() <= 16 * 1024);
+}
+
+// ---------------------------------------------------------------- stream IDs per channel (issue #12)
+
+namespace {
+constexpr std::uint32_t sid_of(std::uint32_t axi) { return (3u << 10) | axi; }   // dma.smmu-tbu = 3
+constexpr std::uint64_t axi_field(std::uint32_t axi) { return std::uint64_t(axi) << reg::kCtrlAxiShift; }
+}  // namespace
+
+TEST_CASE("channels: every memory access carries the stream ID of the channel it serves", "[dma][channel][procs]") {
+    Bench b(kFt, true);
+    const auto a = pattern(2048, 5);
+    Bench::poke(*b.mem0, 0x10000, a);
+    b.cpu1->program = [&](Cpu& c) {
+        // Receiver: channel 1 is domain 7's, AXI ID 9; a ring for its notifications.
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(9) | 7, 4);
+        CHECK(c.r(ctrl(1), 4) == (reg::kCtrlEnable | axi_field(9) | 7));
+        c.w(page(1) + reg::kRxRingBase, 0x8000);
+        c.w(page(1) + reg::kRxRingEntries, 4, 4);
+    };
+    b.cpu0->program = [&](Cpu& c) {
+        wait(1, SC_US);
+        c.w(ctrl(2), reg::kCtrlEnable | axi_field(5) | 7, 4);
+        c.base = page(2);
+        c.post(0x10000, 1, 0x40000, 2048, 1, 0x100, true);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::peek(*b.mem1, 0x40000, 2048) == a);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(Bench::record(*b.mem1, 0x8000).status == kStatusOk);
+    CHECK(b.dma0->channel_stream_id(2) == sid_of(5));
+    CHECK(b.dma0->channel_stream_id(0) == b.dma0->stream_id());   // reset: dma.axi-id
+    // Sender: source reads and the completion record on channel 2's stream;
+    // receiver: payload writes and the notification record on channel 1's.
+    REQUIRE(!b.smmu0->sids.empty());
+    for (const auto& s : b.smmu0->sids) CHECK(s.first == sid_of(5));
+    REQUIRE(b.smmu1->sids.size() == 2048 / 256 + 1);
+    for (const auto& s : b.smmu1->sids) CHECK(s == std::make_pair(sid_of(9), true));
+}
+
+TEST_CASE("two processes, same source VA: an outcome releases only the stream that faulted",
+          "[dma][channel][fault][procs]") {
+    Bench b(kFt, true);
+    const auto a = pattern(4096, 6);
+    Bench::poke(*b.mem0, 0x10000, a);
+    // Both processes' buffers sit at VA 0x10000 (the fake SMMU maps both to
+    // the same frame) and both fault there; process 2's fault takes 100 us.
+    b.smmu0->faulting_sid.insert({sid_of(1), 0x10, false});
+    b.smmu0->faulting_sid.insert({sid_of(2), 0x10, false});
+    b.smmu0->service_of[sid_of(1)] = sc_time(5, SC_US);
+    b.smmu0->service_of[sid_of(2)] = sc_time(100, SC_US);   // below dma.fault-timeout (200 us)
+    b.cpu1->program = [&](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
+    };
+    sc_time done1, done2;
+    b.cpu0->program = [&](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
+        wait(1, SC_US);
+        c.base = page(1);   // process 2 faults first
+        c.post(0x10000, 1, 0x50000, 4096, 2, 0x200, false);
+        wait(1, SC_US);
+        c.base = page(0);
+        c.post(0x10000, 1, 0x40000, 4096, 1, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        done1 = sc_time_stamp();
+        c.base = page(1);
+        c.wait_count(reg::kTxCompleted, 1);
+        done2 = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu0->outcomes.size() == 2);
+    REQUIRE(b.smmu0->outcome_sids == std::vector<std::uint32_t>{sid_of(1), sid_of(2)});
+    CHECK(done1 < b.smmu0->outcomes[1]);   // process 1 ran while process 2 still waited on the same VA
+    CHECK(done2 > b.smmu0->outcomes[1]);   // process 1's outcome did not release process 2
+    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == a);
+    CHECK(Bench::peek(*b.mem1, 0x50000, 4096) == a);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(Bench::record(*b.mem0, 0x200).status == kStatusOk);
+    CHECK(b.counter("dma0.parks") == 2);
+    CHECK(b.counter("dma0.fault_outcomes_unmatched") == 0);
+    CHECK(b.counter("dma0.fault_timeouts") == 0);
+}
+
+TEST_CASE("two processes, same destination VA: a write fault's outcome answers only its own stream",
+          "[dma][channel][fault][procs]") {
+    Bench b(kFt, true);
+    const auto a = pattern(4096, 7);
+    Bench::poke(*b.mem0, 0x10000, a);
+    Bench::poke(*b.mem0, 0x20000, a);
+    b.smmu1->faulting_sid.insert({sid_of(1), 0x40, true});
+    b.smmu1->faulting_sid.insert({sid_of(2), 0x40, true});
+    b.smmu1->service_of[sid_of(1)] = sc_time(5, SC_US);
+    b.smmu1->service_of[sid_of(2)] = sc_time(150, SC_US);
+    b.cpu1->program = [&](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
+    };
+    sc_time done1, done2;
+    b.cpu0->program = [&](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
+        wait(1, SC_US);
+        c.base = page(1);
+        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
+        wait(1, SC_US);
+        c.base = page(0);
+        c.post(0x10000, 1, 0x40000, 4096, 1, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        done1 = sc_time_stamp();
+        c.base = page(1);
+        c.wait_count(reg::kTxCompleted, 1);
+        done2 = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu1->outcomes.size() == 2);
+    CHECK(b.smmu1->outcome_sids == std::vector<std::uint32_t>{sid_of(1), sid_of(2)});
+    CHECK(done1 < b.smmu1->outcomes[1]);
+    CHECK(done2 > b.smmu1->outcomes[1]);
+    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == a);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(Bench::record(*b.mem0, 0x200).status == kStatusOk);
+    CHECK(b.counter("dma1.nacks_sent") == 2);
+    CHECK(b.counter("dma1.fault_outcomes_unmatched") == 0);
+    CHECK(b.counter("dma1.fault_timeouts") == 0);
+}
+
+TEST_CASE("dma.park = engine: a source fault stops every channel until its outcome", "[dma][channel][fault][procs]") {
+    Settings s = kFt;
+    s.push_back({"dma.park", "engine"});
+    Bench b(s, true);
+    b.smmu0->service = sc_time(50, SC_US);
+    const auto a = pattern(4096, 3), c2 = pattern(4096, 4);
+    Bench::poke(*b.mem0, 0x10000, a);
+    Bench::poke(*b.mem0, 0x20000, c2);
+    b.smmu0->faulting.insert({0x10, false});
+    sc_time done0, done1;
+    b.cpu0->program = [&](Cpu& c) {
+        c.base = page(0);
+        c.post(0x10000, 1, 0x30000, 4096, 1, 0x100, false);
+        wait(1, SC_US);
+        c.base = page(1);
+        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        done1 = sc_time_stamp();
+        c.base = page(0);
+        c.wait_count(reg::kTxCompleted, 1);
+        done0 = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu0->outcomes.size() == 1);
+    CHECK(done1 > b.smmu0->outcomes[0]);   // channel 1 waited for channel 0's fault (contrast: dma.park = channel)
+    CHECK(done0 > b.smmu0->outcomes[0]);
+    CHECK(Bench::peek(*b.mem1, 0x30000, 4096) == a);
+    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
+    CHECK(b.counter("dma0.parks") == 1);
 }
