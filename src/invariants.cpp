@@ -120,6 +120,18 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                               " completed; " + std::to_string(requests) + " read requests served, " +
                                               std::to_string(replies) + " of them ended"});
 
+    // Network atomics: each posted one completed at its initiator, and each
+    // that completed ok was executed exactly once by a target's atomic unit.
+    const std::uint64_t atomics = stats.sum_counters("dma.atomics_posted");
+    const std::uint64_t atomics_ok = stats.sum_counters("dma.atomics_completed");
+    const std::uint64_t atomics_done = atomics_ok + stats.sum_counters("dma.atomics_failed");
+    const std::uint64_t executed = stats.sum_counters("dma.atomics_executed");
+    if (atomics != atomics_done || executed != atomics_ok)
+        out.push_back({"atomics-conserved", std::to_string(atomics) + " atomics posted, " +
+                                                std::to_string(atomics_done) + " completed (" +
+                                                std::to_string(atomics_ok) + " ok); " + std::to_string(executed) +
+                                                " executed at their targets"});
+
     // Links: utilisation, payload against wire time, credits.
     // A node takes payload in through its one NI link, fed by the links
     // into its router that carried anything (workloads never send to their

@@ -512,7 +512,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
         CHECK(po.sections[i].first == reg.sections()[i].first);
         CHECK(po.sections[i].second == reg.sections()[i].second);
     }
-    for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "rdma", "dma", "router",
+    for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "lock", "rdma", "dma", "router",
                           "bus", "dram"}) {
         INFO("section " << s);
         CHECK(std::any_of(po.sections.begin(), po.sections.end(), [&](const auto& x) { return x.first == s; }));
@@ -551,7 +551,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation}");
+    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {

@@ -144,3 +144,28 @@ TEST_CASE("invariants: a read posted and never completed is caught", "[invariant
                                small_reads());
     CHECK(fired(v, "reads-conserved"));
 }
+
+namespace {
+Settings small_locks() {
+    return {{"topology.kind", "qfdb"}, {"topology.nodes", "4"}, {"workload.kind", "lock"},
+            {"lock.kind", "mcs"},      {"lock.acquisitions", "5"}};
+}
+}  // namespace
+
+TEST_CASE("invariants: a clean run of network atomics (the lock workload) passes every check", "[invariants][atomic]") {
+    const auto v = check_after([](SystemSim&, RunFigures&) {}, small_locks());
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: an atomic posted and never completed is caught", "[invariants][atomic]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node2.dma.atomics_posted").inc(); },
+                               small_locks());
+    CHECK(fired(v, "atomics-conserved"));
+}
+
+TEST_CASE("invariants: an atomic executed twice at its target is caught", "[invariants][atomic]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.atomics_executed").inc(); },
+                               small_locks());
+    CHECK(fired(v, "atomics-conserved"));
+}

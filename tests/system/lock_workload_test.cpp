@@ -121,3 +121,12 @@ TEST_CASE("lock spin on cold memory, stall mode: the home's first atomics wait i
     check_exclusion(s, 1);
     CHECK(s.counter("node0.smmu.cb0.faults_read") + s.counter("node0.smmu.cb0.faults_write") > 0);
 }
+
+TEST_CASE("lock mcs: 2 to 4 engine operations per acquisition, as workloads/README.md says", "[lock]") {
+    SystemSim s(lock_run("mcs"));
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.scalar("workload.lock.ops_per_acquire") >= 2.0);
+    CHECK(s.scalar("workload.lock.ops_per_acquire") <= 4.0);
+    CHECK(s.counter("workload.lock.violations") == 0);
+}
