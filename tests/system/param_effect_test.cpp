@@ -142,6 +142,9 @@ const std::map<std::string, Settings>& scenarios() {
                                           {"workload.total-bytes", "256KiB"}, {"workload.message-size", "8KiB"},
                                           {"workload.window", "1"}, {"workload.buffers", "16"},
                                           {"sim.time-limit", "1s"}}},
+        // Stream by RDMA writes or by RDMA reads (from branch ops, which
+        // had no scenario for it yet).
+        {"workload.operation", kStream},
         // The two-sided library: how a rendezvous moves the data (write:
         // clear-to-send and writes; read: reads and a FIN), and which test
         // the sendrecv workload runs.
