@@ -58,8 +58,8 @@ NodeParams::NodeParams()
                     .range("1", "16")) {}
 
 void App::declare_params(ParamRegistry& reg) {
+    reg.add(params_of<NodeParams>().set);   // first: section rdma continues with the Registrar's
     reg.add(params_of<AppParams>().set);
-    reg.add(params_of<NodeParams>().set);
 }
 
 App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,

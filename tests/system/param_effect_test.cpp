@@ -133,6 +133,11 @@ const std::map<std::string, Settings>& scenarios() {
                                       {"workload.fill-source", "false"}, {"sim.time-limit", "1s"}}},
         // Pages resolved per fault.
         {"fault-lib.policy", kCold},
+        // A faulting process next to a warm one: engine parking holds the
+        // warm one's transfers too (configs/neighbours.ini, smaller).
+        {"dma.park", kStream + Settings{{"node.processes", "2"}, {"workload.cold-jobs", "1"},
+                                        {"workload.buffers", "8"}, {"vm.thp", "never"},
+                                        {"fault-lib.policy", "touch-one"}}},
         // Faults recovered by the engine or stalled in the SMMU.
         {"smmu-driver.fault-mode", kCold},
         // Through a four-entry micro-TLB, two fresh source pages per
