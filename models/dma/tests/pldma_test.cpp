@@ -1388,7 +1388,9 @@ TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initia
     Bench::poke(*b.mem1, 0x40000, a);
     for (std::uint64_t p = 0x50; p < 0x5a; ++p) b.smmu0->faulting.insert({p, true});   // every destination page
     std::map<std::uint64_t, unsigned> copies;   // byte -> kernel copies
-    b.dma0->enable_netvm([&](std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+    b.dma0->enable_netvm([&](std::uint32_t sid, std::uint64_t va, const unsigned char* data, std::uint64_t n,
+                             sc_time at) {
+        CHECK(sid == b.dma0->channel_stream_id(0));   // the reading channel's stream: its process's memory
         Bench::poke(*b.mem0, va, std::vector<unsigned char>(data, data + n));
         for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
         return at + sc_time(n, SC_NS);
