@@ -59,8 +59,20 @@ using Summary = std::vector<std::pair<std::string, std::string>>;
 std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) {
     std::vector<std::string> why;
     const std::uint64_t reg = stats.sum_counters("rdma.registration_failures");
-    if (reg) why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " + cfg.text(params_of<RegistrarParams>().strategy) +
-                           ", vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit) + ")");
+    if (reg) {
+        // Why the pins behind them were refused: RLIMIT_MEMLOCK, or frames.
+        const std::uint64_t memlock = stats.sum_counters("vm.memlock_refusals");
+        const std::uint64_t nomem = stats.sum_counters("vm.pin_no_memory");
+        std::string cause;
+        if (memlock) cause += std::to_string(memlock) + " pin(s) beyond vm.memlock-limit = " +
+                              cfg.text(params_of<VmParams>().memlock_limit);
+        if (nomem) cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
+                            " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
+                            "every pinned page resident)";
+        if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
+        why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " +
+                      cfg.text(params_of<RegistrarParams>().strategy) + ": " + cause + ")");
+    }
     const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
     if (faults && !cfg[params_of<PldmaParams>().fault_tolerant])

@@ -76,11 +76,35 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
     const std::uint64_t pages = (end - start) / kPage;
     if (!memlock_allows(m, *p, pages * kPage)) return call_return(m, c, VmError::MemlockLimit);
     const VmError e = fault_range(m, *p, start, end, true, c.w);
+    if (e == VmError::NoMemory) m.stats.pin_no_memory.inc();
     if (e != VmError::Ok) return call_return(m, c, e);
-    if (!split_pinned_edges(m, *p, start, end, c.w)) return call_return(m, c, VmError::NoMemory);
+    if (!split_pinned_edges(m, *p, start, end, c.w)) {
+        m.stats.pin_no_memory.inc();
+        return call_return(m, c, VmError::NoMemory);
+    }
+    // Linux's get_user_pages takes each page's reference as it faults it
+    // in, so reclaim cannot take the first pages of a range while the last
+    // come in. Here the range was faulted in first: a page reclaim took back
+    // meanwhile (short of frames) is faulted in again now, with the pages
+    // before it already pinned. If it still cannot be had, the pins of this
+    // call are dropped and the pin fails (ENOMEM): a pinned page is always
+    // resident, never a pin on a swapped-out page.
+    auto drop = [&](std::uint64_t upto) {
+        for (std::uint64_t b = start; b < upto; b += kPage) {
+            auto it = p->pins.find(b);
+            if (--it->second.count == 0) p->pins.erase(it);
+        }
+    };
     for (std::uint64_t a = start; a < end; a += kPage) {
         std::uint64_t pa = 0;
-        translate(pid, a, pa);
+        if (!translate(pid, a, pa)) {
+            const VmError again = fault_range(m, *p, a, a + kPage, true, c.w);
+            if (again != VmError::Ok || !translate(pid, a, pa)) {
+                drop(a);
+                m.stats.pin_no_memory.inc();
+                return call_return(m, c, again != VmError::Ok ? again : VmError::NoMemory);
+            }
+        }
         PinRec& r = p->pins[a];
         r.count++;
         r.pa = pa;

@@ -45,6 +45,9 @@ VmStats::VmStats(StatRegistry& s, const std::string& prefix)
       mlocks(s.counter(prefix + ".mlocks", "", "mlock calls")),
       invalidations(s.counter(prefix + ".invalidations", "", "invalidate (MMU notifier) calls")),
       memlock_refusals(s.counter(prefix + ".memlock_refusals", "", "mlock/pin refused by RLIMIT_MEMLOCK")),
+      pin_no_memory(s.counter(prefix + ".pin_no_memory", "",
+                              "pins refused with ENOMEM: the page frames could not hold the range resident (a pinned "
+                              "page never leaves memory)")),
       huge_splits(s.counter(prefix + ".huge_splits", "", "2 MiB mappings split into 4 KiB pages")),
       frames_freed(s.counter(prefix + ".frames_freed", "", "4 KiB frames given back (a THP counts 512)")),
       fault_time(s.histogram(prefix + ".fault_time", "us",

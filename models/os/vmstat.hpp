@@ -20,7 +20,7 @@ struct VmStats {
     Histogram& collapse_window;
     // faults, system calls, pins, notifiers
     Counter &faults_minor, &faults_huge, &faults_af, &zero_fills, &pages_mapped, &pages_pinned, &mmaps, &munmaps,
-        &mprotects, &madvises, &mlocks, &invalidations, &memlock_refusals, &huge_splits, &frames_freed;
+        &mprotects, &madvises, &mlocks, &invalidations, &memlock_refusals, &pin_no_memory, &huge_splits, &frames_freed;
     Histogram& fault_time;
 };
 

@@ -417,22 +417,26 @@ TEST_CASE("procs: a faulting process does not slow its neighbour with per-channe
     CHECK(channel.at("job1_gbps") > 0);
 }
 
-TEST_CASE("procs: one process's pinned memory is taken from its neighbour's", "[procs][pin]") {
+TEST_CASE("procs: one process's pins take the frames its neighbour's pins need", "[procs][pin]") {
     // rdma.strategy = pin: each receiving process pins its whole 16 MiB
     // receive area for the run, on a node with 24 MiB of page frames
-    // (dram.size = 280 MiB, 256 MiB kept for the kernel). Alone it fits
-    // and never faults; with a second process pinning its own 16 MiB the
-    // frames run out: the first process's memory is reclaimed under it
-    // (RLIMIT_MEMLOCK is per process, the frames are the node's).
+    // (dram.size = 280 MiB, 256 MiB kept for the kernel). Alone it fits;
+    // next to a second process that pinned its own 16 MiB first, the frames
+    // cannot hold both resident (RLIMIT_MEMLOCK is per process, the frames
+    // are the node's): the pin fails with ENOMEM, as get_user_pages does,
+    // and job 0's transfers fail with a registration error. A pinned page is
+    // never swapped out, so nothing pinned ever faults in the SMMU.
     const Settings set{{"rdma.strategy", "pin"},        {"dram.size", "280MiB"},
                        {"workload.kind", "stream"},     {"workload.message-size", "1MiB"},
                        {"workload.total-bytes", "16MiB"}, {"workload.buffers", "16"},
                        {"vm.memlock-limit", "64MiB"},   {"sim.time-limit", "2s"}};
     auto figures = [](SystemSim& s, Figures& f) {
         f["faults_cb0"] = static_cast<double>(faults(s, 1, 0));
+        f["faults_cb1"] = static_cast<double>(faults(s, 1, 1));
         f["errors0"] = static_cast<double>(s.sys->workload().log().errors.value());
-        f["pinned1"] = static_cast<double>(s.sys->node(1).vm.pinned_bytes(s.sys->node(1).app.pid()));
-        f["swap_outs"] = static_cast<double>(s.counter("node1.vm.swap_outs"));
+        f["nomem"] = static_cast<double>(s.counter("node1.vm.pin_no_memory"));
+        f["memlock"] = static_cast<double>(s.counter("node1.vm.memlock_refusals"));
+        f["reg_failures0"] = static_cast<double>(s.counter("node1.rdma.registration_failures"));
     };
     const Figures alone = run_child(set, figures);
     const Figures shared = run_child(with(set, {{"node.processes", "2"}}), figures);
@@ -440,11 +444,17 @@ TEST_CASE("procs: one process's pinned memory is taken from its neighbour's", "[
     REQUIRE(shared.at("ok") == 1);   // whatever failed said so: no byte reported delivered was wrong
     CHECK(alone.at("errors0") == 0);
     CHECK(alone.at("faults_cb0") == 0);
-    // The neighbour's pins took the frames: process 0's receive area faulted
-    // (its context bank, cb0) and transfers of job 0 failed or waited on it.
-    CHECK(shared.at("faults_cb0") > 0);
-    CHECK(shared.at("swap_outs") > alone.at("swap_outs"));
-    WARN("pin contention: job 0 alone: " << alone.at("errors0") << " errors, " << alone.at("faults_cb0")
-                                         << " faults; next to a pinning neighbour: " << shared.at("errors0")
-                                         << " errors, " << shared.at("faults_cb0") << " faults");
+    CHECK(alone.at("nomem") == 0);
+    // The neighbour's pins took the frames: job 0's registration of its
+    // receive area failed for lack of memory, not RLIMIT_MEMLOCK, and every
+    // transfer of job 0 reported it; no pinned page faulted.
+    CHECK(shared.at("nomem") > 0);
+    CHECK(shared.at("memlock") == 0);
+    CHECK(shared.at("reg_failures0") == 1);
+    CHECK(shared.at("errors0") == 16);
+    CHECK(shared.at("faults_cb0") == 0);
+    CHECK(shared.at("faults_cb1") == 0);
+    WARN("pin contention: job 0 alone: " << alone.at("errors0") << " errors; next to a pinning neighbour: "
+                                         << shared.at("errors0") << " errors, " << shared.at("nomem")
+                                         << " pin(s) refused with ENOMEM");
 }

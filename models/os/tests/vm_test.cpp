@@ -687,6 +687,32 @@ TEST_CASE("vm: without a swap device reclaim evicts nothing", "[os][vm][reclaim]
     CHECK(e.counter("swap_outs") == 0);
 }
 
+TEST_CASE("vm: a pin never holds a swapped-out page: short of frames it fails and pins nothing", "[os][vm][reclaim]") {
+    // 4 MiB of frames (page tables included), swap behind them: a 3 MiB pin
+    // faults its pages in while reclaim takes back the first of them; each
+    // must be resident when pinned. A 6 MiB pin cannot be held at all: ENOMEM,
+    // nothing left pinned.
+    Env e(Settings{{"vm.thp", "never"}, {"vm.memlock-limit", "64MiB"}}, 4 * MiB);
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 16 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    // Fill most of memory first, so that the pin must reclaim as it goes.
+    for (std::uint64_t a = 8 * MiB; a < 11 * MiB; a += P) write_page(e, m.value + a, static_cast<unsigned>(a / P));
+    const auto p1 = e.vm->pin(e.pid, m.value, 3 * MiB, T0);
+    REQUIRE(p1.ok());
+    CHECK(e.vm->pinned_bytes(e.pid) == 3 * MiB);
+    for (std::uint64_t a = 0; a < 3 * MiB; a += P) {
+        INFO("page " << a / P);
+        CHECK(e.vm->present(e.pid, m.value + a));
+    }
+    REQUIRE(e.vm->unpin(e.pid, m.value, 3 * MiB, T0).ok());
+    const auto p2 = e.vm->pin(e.pid, m.value + 4 * MiB, 6 * MiB, T0);
+    CHECK_FALSE(p2.ok());
+    CHECK(p2.error == VmError::NoMemory);
+    CHECK(e.vm->pinned_bytes(e.pid) == 0);
+    CHECK(e.vm->pin_count(e.pid, m.value + 4 * MiB) == 0);
+}
+
 TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages; data survives swap byte for byte",
           "[os][vm][reclaim]") {
     Env e(Settings{{"vm.thp", "never"}});
