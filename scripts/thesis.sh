@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The thesis experiment: every sweep under configs/thesis (three buffer
-# states x fault-tolerant / pin / prefault, and the pin-down cache sweep),
+# states x fault-tolerant / pin / prefault / pin-static / pin-deferred, and
+# the pin-down cache sweep),
 # two points at a time, merged into OUT/results.csv, then tables and plots
 # in OUT/plots (scripts/plot_results.py).
 #   scripts/thesis.sh [OUT]        (from anywhere; OUT defaults to vrdmasim-out/thesis)

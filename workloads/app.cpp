@@ -98,6 +98,20 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
     capacity_ = heap_size;
     SC_HAS_PROCESS(App);
     SC_THREAD(run);
+    if (strategy_ == Strategy::PinDeferred) SC_THREAD(registration_thread);
+}
+
+void App::registration_thread() {
+    // pin-deferred: the library's registration thread. Woken when a buffer
+    // is allocated (at the allocation's time), it pins the queued buffers
+    // chunk by chunk on the node's cores (Vm::pin charges them) until none
+    // is left, then sleeps until the next allocation.
+    for (;;) {
+        while (!registrar_ || !registrar_->background_pending()) sc_core::wait(background_ev_);
+        const sc_time t = sc_core::sc_time_stamp();
+        const sc_time done = registrar_->background_step(t);
+        if (done > t) sc_core::wait(done - t);
+    }
 }
 
 void App::set_channels(unsigned first, unsigned count) {
@@ -301,6 +315,11 @@ std::uint64_t App::alloc(std::uint64_t bytes, bool populate, BufferAdvice advice
             }
         }
         allocations_.emplace_back(r.value, bytes);
+        if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
+            const RegResult g = registrar_->on_alloc(r.value, len, now());
+            if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
+            if (strategy_ == Strategy::PinDeferred) background_ev_.notify(now() - sc_core::sc_time_stamp());
+        }
         return r.value;
     }
     const std::uint64_t page = 4096;
@@ -315,7 +334,16 @@ std::uint64_t App::alloc(std::uint64_t bytes, bool populate, BufferAdvice advice
 }
 
 std::uint64_t App::alloc_locked(std::uint64_t bytes) {
-    const std::uint64_t a = alloc(bytes, true);
+    // Records are mlocked, not registered as buffers (pin-static, pin-deferred).
+    allocating_locked_ = true;
+    std::uint64_t a = 0;
+    try {
+        a = alloc(bytes, true);
+    } catch (...) {
+        allocating_locked_ = false;
+        throw;
+    }
+    allocating_locked_ = false;
     if (vm_) {
         const VmResult r = vm_->mlock(pid_, a, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095), now());
         if (!r.ok())

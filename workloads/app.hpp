@@ -308,6 +308,9 @@ private:
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
+    sc_core::sc_event background_ev_;        // pin-deferred: a buffer was allocated
+    void registration_thread();
+    bool allocating_locked_ = false;          // inside alloc_locked: no buffer registration
     Completion completion_;
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;
     Counter& polls_;

@@ -25,6 +25,8 @@ const char* to_string(Strategy s) {
         case Strategy::Prefault: return "prefault";
         case Strategy::Pipeline: return "pipeline";
         case Strategy::Netvm: return "netvm";
+        case Strategy::PinStatic: return "pin-static";
+        case Strategy::PinDeferred: return "pin-deferred";
     }
     return "?";
 }
@@ -32,19 +34,26 @@ const char* to_string(Strategy s) {
 Strategy strategy_from(const Config& c) {
     const std::string& s = c[params_of<RegistrarParams>().strategy];
     for (Strategy x : {Strategy::FaultTolerant, Strategy::Pin, Strategy::PinCache, Strategy::Prefault,
-                       Strategy::Pipeline, Strategy::Netvm})
+                       Strategy::Pipeline, Strategy::Netvm, Strategy::PinStatic, Strategy::PinDeferred})
         if (s == to_string(x)) return x;
     throw std::logic_error("rdma.strategy: unknown strategy '" + s + "'");
 }
 
 RegistrarParams::RegistrarParams()
     : set("rdma", "RDMA user library (runs on the node's Cortex-A53)"),
-      strategy(set.choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"},
+      strategy(set.choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
+                                                         "pin-static", "pin-deferred"},
                           "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
                           "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
                           "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
                           "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
-                          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself")),
+                          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself; "
+                          "pin-static: every buffer pinned whole once when allocated, unpinned at the end (what "
+                          "most RDMA applications and NetVM's pinning baseline do: registration at setup, MPI/"
+                          "verbs ibv_reg_mr); pin-deferred: every buffer queued when allocated and pinned in "
+                          "rdma.pipeline-chunk pieces by the library's registration thread on the node's cores "
+                          "while the application computes; a post pins itself, or waits for, only the chunks of "
+                          "its range not pinned yet; unpinned at the end")),
       pin_cache_pages(set.integer("pin-cache-pages", "16384",
                                   "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
                                   "library's cache limit, bounded in practice by vm.memlock-limit)")
@@ -53,7 +62,7 @@ RegistrarParams::RegistrarParams()
                            .range("0ps", "1ms")),
       pipeline_chunk(set.size("pipeline-chunk", "256KiB",
                               "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
-                              "(*estimate*; used by the App)")
+                              "(*estimate*; used by the App). Also the unit the pin-deferred registration thread pins at a time")
                          .range("4KiB", "1GiB")) {}
 
 void Registrar::declare_params(ParamRegistry& reg) {
@@ -71,6 +80,10 @@ void Registrar::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("registration_failures",
                      "Registrations refused (RLIMIT_MEMLOCK).",
                      {"rdma.registration_failures"}, Smmu500::enabled_in);
+    reg.sum_scalars("deferred_pin_wait_us", "us",
+                    "Time posts waited for pin-deferred registration (chunks of their range the registration "
+                    "thread had not pinned yet, pinned by the post or waited for; `*.rdma.deferred_wait`).",
+                    "rdma.deferred_wait", 6, Smmu500::enabled_in);
     reg.sum_counters("pin_cache_hits",
                      "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`).",
                      {"rdma.cache_hits"}, Smmu500::enabled_in);
@@ -85,6 +98,7 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
       cpu_(cpu),
       strategy_(strategy_from(ctx.config)),
       capacity_pages_(static_cast<std::uint64_t>(ctx.config[params_of<RegistrarParams>().pin_cache_pages])),
+      deferred_chunk_(ctx.config[params_of<RegistrarParams>().pipeline_chunk]),
       lookup_(ctx.config[params_of<RegistrarParams>().pin_cache_lookup]),
       registrations_(ctx.stats.counter(prefix + ".registrations", "",
                                        "acquire calls that pinned or populated a range")),
@@ -98,11 +112,23 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
       over_capacity_(ctx.stats.counter(prefix + ".cache_over_capacity", "",
                                        "misses after which entries in use kept the cache above its capacity")),
       failures_(ctx.stats.counter(prefix + ".registration_failures", "",
-                                  "acquire calls that failed (memlock limit, unmapped, read-only)")),
+                                  "registrations refused: acquire calls that failed (memlock limit, unmapped, "
+                                  "read-only), and pin-static/pin-deferred buffers whose pin was refused")),
+      background_pins_(ctx.stats.counter(prefix + ".background_pins", "",
+                                         "pin-deferred: chunks pinned by the registration thread")),
+      foreground_pins_(ctx.stats.counter(prefix + ".foreground_pins", "",
+                                         "pin-deferred: chunks a post pinned itself (not reached by the "
+                                         "registration thread yet)")),
       registration_time_(ctx.stats.scalar(prefix + ".registration_time", "us",
                                           "time in acquire/release/release_all (sum of done - at)")),
       pinned_peak_(ctx.stats.scalar(prefix + ".pinned_bytes_peak", "B",
-                                    "largest pinned bytes of the process seen after a call")) {}
+                                    "largest pinned bytes of the process seen after a call")),
+      deferred_wait_(ctx.stats.scalar(prefix + ".deferred_wait", "us",
+                                      "pin-deferred: time acquire calls waited for chunks not pinned yet (pinned "
+                                      "by the call, or being pinned by the registration thread)")),
+      background_time_(ctx.stats.scalar(prefix + ".background_pin_time", "us",
+                                        "pin-deferred: time the registration thread spent pinning (off the "
+                                        "critical path; its CPU time is charged to the cores as `pin`)")) {}
 
 RegResult Registrar::finish(RegResult r, sc_time at) {
     registration_time_.add(to_us(r.done - at));
@@ -178,6 +204,9 @@ RegResult Registrar::acquire(std::uint64_t va, std::uint64_t len, bool write, sc
             }
             return finish(r, at);
         }
+        case Strategy::PinStatic:
+        case Strategy::PinDeferred:
+            return acquire_whole(va, len, at);
         case Strategy::PinCache:
             break;
     }
@@ -235,6 +264,9 @@ RegResult Registrar::release(std::uint64_t va, std::uint64_t len, sc_time at) {
             }
             return finish(r, at);
         }
+        case Strategy::PinStatic:
+        case Strategy::PinDeferred:
+            return release_whole(va, len, at);
         case Strategy::PinCache:
             break;
     }
@@ -266,6 +298,24 @@ RegResult Registrar::release(std::uint64_t va, std::uint64_t len, sc_time at) {
 RegResult Registrar::release_all(sc_time at) {
     RegResult r;
     r.done = at;
+    if (strategy_ == Strategy::PinStatic || strategy_ == Strategy::PinDeferred) {
+        sc_time t = at;
+        for (Buffer& b : buffers_)
+            for (Chunk& c : b.chunks) {
+                if (c.state != ChunkState::Pinning) continue;   // never pinned, or refused
+                t = std::max(t, c.done);                        // the thread may still be at it
+                const VmResult u = vm_.unpin(pid_, c.start, c.end - c.start, t);
+                if (!u.ok())
+                    throw std::logic_error(std::string("Registrar: unpin of a buffer chunk failed: ") +
+                                           to_string(u.error));
+                deregistrations_.inc();
+                t = u.done;
+            }
+        buffers_.clear();
+        next_pending_ = 0;
+        r.done = t;
+        return finish(r, at);
+    }
     if (strategy_ != Strategy::PinCache) return finish(r, at);
     sc_time t = at;
     for (const Entry& x : dropped_) t = unpin_entry(x, t);   // in use or not: the program ends
@@ -274,6 +324,125 @@ RegResult Registrar::release_all(sc_time at) {
     cache_.clear();
     cached_pages_ = 0;
     r.done = t;
+    return finish(r, at);
+}
+
+bool Registrar::pin_chunk(Chunk& c, sc_time t) {
+    const VmResult p = vm_.pin(pid_, c.start, c.end - c.start, t);
+    if (!p.ok()) {
+        c.state = ChunkState::Failed;
+        c.error = p.error;
+        c.done = p.done;
+        failures_.inc();
+        return false;
+    }
+    c.state = ChunkState::Pinning;
+    c.done = p.done;
+    registrations_.inc();
+    peak_ = std::max(peak_, vm_.pinned_bytes(pid_));
+    pinned_peak_.set(static_cast<double>(peak_));
+    return true;
+}
+
+RegResult Registrar::on_alloc(std::uint64_t va, std::uint64_t len, sc_time at) {
+    RegResult r;
+    r.done = at;
+    if (strategy_ != Strategy::PinStatic && strategy_ != Strategy::PinDeferred) return r;
+    Buffer b;
+    b.start = page_down(va);
+    b.end = page_up(va + std::max<std::uint64_t>(len, 1));
+    b.queued = at;
+    const std::uint64_t step = strategy_ == Strategy::PinStatic ? b.end - b.start : page_up(deferred_chunk_);
+    for (std::uint64_t s = b.start; s < b.end; s += step) {
+        Chunk c;
+        c.start = s;
+        c.end = std::min(b.end, s + step);
+        b.chunks.push_back(c);
+    }
+    buffers_.push_back(std::move(b));
+    if (strategy_ == Strategy::PinDeferred) return r;   // the registration thread's work
+    Chunk& c = buffers_.back().chunks.front();
+    if (!pin_chunk(c, at)) {
+        r.ok = false;
+        r.error = c.error;
+    }
+    r.done = c.done;
+    return finish(r, at);
+}
+
+bool Registrar::background_pending() const {
+    for (std::size_t i = next_pending_; i < buffers_.size(); ++i)
+        for (const Chunk& c : buffers_[i].chunks)
+            if (c.state == ChunkState::Pending) return true;
+    return false;
+}
+
+sc_time Registrar::background_step(sc_time at) {
+    for (; next_pending_ < buffers_.size(); ++next_pending_) {
+        Buffer& b = buffers_[next_pending_];
+        for (Chunk& c : b.chunks) {
+            if (c.state != ChunkState::Pending) continue;
+            const sc_time t = std::max(at, b.queued);
+            pin_chunk(c, t);
+            if (c.state == ChunkState::Pinning) background_pins_.inc();
+            background_time_.add(to_us(c.done - t));
+            return c.done;
+        }
+    }
+    return at;
+}
+
+RegResult Registrar::acquire_whole(std::uint64_t va, std::uint64_t len, sc_time at) {
+    RegResult r;
+    sc_time t = at;
+    const std::uint64_t s = page_down(va), e = page_up(va + len);
+    std::uint64_t covered = 0;
+    for (Buffer& b : buffers_) {
+        if (b.end <= s || e <= b.start) continue;
+        covered += std::min(e, b.end) - std::max(s, b.start);
+        for (Chunk& c : b.chunks) {
+            if (c.end <= s || e <= c.start) continue;
+            switch (c.state) {
+                case ChunkState::Pinning:   // pinned by then, or the thread is at it: wait for it
+                    t = std::max(t, c.done);
+                    break;
+                case ChunkState::Pending:   // not reached by the thread: the post pins it itself
+                    if (pin_chunk(c, t)) foreground_pins_.inc();
+                    t = c.done;
+                    if (c.state == ChunkState::Failed) {
+                        r.ok = false;
+                        r.error = c.error;
+                    }
+                    break;
+                case ChunkState::Failed:   // refused (memlock, memory): every post in it fails
+                    if (r.ok) failures_.inc();
+                    r.ok = false;
+                    r.error = c.error;
+                    break;
+            }
+        }
+    }
+    if (covered != e - s)   // the library registers only what the application allocated
+        throw std::logic_error(std::string("Registrar: rdma.strategy = ") + to_string(strategy_) + ": [" +
+                               std::to_string(va) + ", +" + std::to_string(len) +
+                               ") is not inside buffers the application allocated");
+    if (strategy_ == Strategy::PinDeferred) deferred_wait_.add(to_us(t - at));
+    r.done = t;
+    return finish(r, at);
+}
+
+RegResult Registrar::release_whole(std::uint64_t va, std::uint64_t len, sc_time at) {
+    // Buffers stay pinned until release_all: nothing to do per message.
+    RegResult r;
+    r.done = at;
+    const std::uint64_t s = page_down(va), e = page_up(va + len);
+    std::uint64_t covered = 0;
+    for (const Buffer& b : buffers_)
+        if (b.start < e && s < b.end) covered += std::min(e, b.end) - std::max(s, b.start);
+    if (covered != e - s) {
+        r.ok = false;
+        r.error = VmError::Invalid;
+    }
     return finish(r, at);
 }
 

@@ -11,6 +11,12 @@
 //   pipeline        pin per chunk (the App splits transfers in
 //                   rdma.pipeline-chunk pieces; per call it is `pin`)
 //   netvm           nothing: the NI's own translation (modelled elsewhere)
+//   pin-static      every buffer the application allocates is pinned whole
+//                   at alloc, once; unpinned at the program's end
+//   pin-deferred    every buffer allocated is queued at alloc; the App's
+//                   registration thread pins it chunk by chunk in the
+//                   background; a post pins (or waits for) only the chunks
+//                   of its range not pinned yet; unpinned at the end
 //
 // Loosely timed like Vm: calls take the absolute time `at` and return when
 // their work is done; they never wait(). See README.md for the design.
@@ -19,6 +25,7 @@
 #include <cstdint>
 #include <list>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -39,8 +46,9 @@ struct RegistrarParams {
     SizeParam pipeline_chunk;
 };
 
-enum class Strategy { FaultTolerant, Pin, PinCache, Prefault, Pipeline, Netvm };
-// "fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"
+enum class Strategy { FaultTolerant, Pin, PinCache, Prefault, Pipeline, Netvm, PinStatic, PinDeferred };
+// "fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
+// "pin-static", "pin-deferred"
 const char* to_string(Strategy s);
 // Reads rdma.strategy (declared by Registrar::declare_params).
 Strategy strategy_from(const Config& c);
@@ -71,7 +79,19 @@ public:
     RegResult acquire(std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at);
     // The engine is done with [va, va+len).
     RegResult release(std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
-    // End of the program: every cache entry unpinned (pin-cache).
+    // A buffer the application has just allocated (App::alloc), from `at`.
+    // pin-static: pinned whole now (a refusal is remembered: every later
+    // acquire in it fails with the same error, as `pin` fails per message);
+    // pin-deferred: queued for the registration thread (not before `at`).
+    // Other strategies: nothing. Returns when the call's work is done.
+    RegResult on_alloc(std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    // pin-deferred: whether a chunk waits for the registration thread.
+    bool background_pending() const;
+    // pin-deferred: the registration thread pins the next pending chunk,
+    // from `at` (not before its buffer was allocated); returns when done.
+    sc_core::sc_time background_step(sc_core::sc_time at);
+    // End of the program: every cache entry unpinned (pin-cache), every
+    // buffer unpinned (pin-static, pin-deferred).
     RegResult release_all(sc_core::sc_time at);
     // The MMU notifier (bind with Vm::add_invalidate): entries of this pid
     // overlapping [va, va+len) leave the cache; their pins are released at
@@ -93,6 +113,26 @@ private:
         std::uint64_t pages() const { return (end - start) / 4096; }
     };
     using List = std::list<Entry>;
+    // pin-static / pin-deferred: one allocated buffer, in chunks (one chunk
+    // for pin-static; rdma.pipeline-chunk for pin-deferred).
+    enum class ChunkState { Pending, Pinning, Failed };
+    struct Chunk {
+        std::uint64_t start = 0, end = 0;   // page-aligned
+        ChunkState state = ChunkState::Pending;
+        sc_core::sc_time done;              // Pinning: pinned from then on
+        VmError error = VmError::Ok;        // Failed
+    };
+    struct Buffer {
+        std::uint64_t start = 0, end = 0;   // page-aligned
+        sc_core::sc_time queued;            // allocated at
+        std::vector<Chunk> chunks;
+    };
+    RegResult acquire_whole(std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    RegResult release_whole(std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    // Pin one chunk at t (foreground or background); false if refused.
+    bool pin_chunk(Chunk& c, sc_core::sc_time t);
+    std::vector<Buffer> buffers_;
+    std::size_t next_pending_ = 0;   // first buffer that may hold a pending chunk
 
     // Unpin one entry's range at t (a deregistration); returns the end.
     sc_core::sc_time unpin_entry(const Entry& e, sc_core::sc_time t);
@@ -108,6 +148,7 @@ private:
     CpuCores& cpu_;
     Strategy strategy_;
     std::uint64_t capacity_pages_;
+    std::uint64_t deferred_chunk_;
     sc_core::sc_time lookup_;
     List cache_;     // most recently used first
     List dropped_;   // invalidated, pins not yet released
@@ -115,8 +156,8 @@ private:
     std::uint64_t peak_ = 0;
 
     Counter &registrations_, &deregistrations_, &hits_, &misses_, &evictions_, &invalidations_, &over_capacity_,
-        &failures_;
-    Scalar &registration_time_, &pinned_peak_;
+        &failures_, &background_pins_, &foreground_pins_;
+    Scalar &registration_time_, &pinned_peak_, &deferred_wait_, &background_time_;
 };
 
 }  // namespace vrdmasim

@@ -90,7 +90,10 @@ constexpr std::uint64_t kKiB = 1024;
 // responder; destination faults at node 1, now the initiator).
 void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool read = false) {
     const bool netvm = strategy == "netvm";
-    const bool pins = strategy == "pin" || strategy == "pin-cache" || strategy == "pipeline";
+    // pin-static and pin-deferred pin every buffer whole for the run (the
+    // latter in the background, a post waiting for what is not pinned yet).
+    const bool whole = strategy == "pin-static" || strategy == "pin-deferred";
+    const bool pins = strategy == "pin" || strategy == "pin-cache" || strategy == "pipeline" || whole;
     const bool ft = strategy == "fault-tolerant";
     // 1 MiB in 8 messages of 128 KiB (THP: 2 MiB in 8 of 256 KiB, so that the
     // buffers are whole 2 MiB ranges), window 2, fresh buffers each message.
@@ -252,7 +255,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
             }
             break;
         case Situation::Swap:
-            if (read && pins) {
+            if ((read && pins) || whole) {
                 // A read's areas are registered once for the run (both pinned
                 // whole before the first read): reclaim finds nothing of them
                 // to take and the engine never faults.
@@ -276,7 +279,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
             break;
         }
         case Situation::Migrate:
-            if (read && pins) {
+            if ((read && pins) || whole) {
                 // Pinned whole for the run: compaction cannot move them
                 // under a read (pin-cache unpins at the program's end, after
                 // which the compactor may still move them).
@@ -311,6 +314,8 @@ STRATEGY_ALL_SITUATIONS("pin")
 STRATEGY_ALL_SITUATIONS("pin-cache")
 STRATEGY_ALL_SITUATIONS("prefault")
 STRATEGY_ALL_SITUATIONS("pipeline")
+STRATEGY_ALL_SITUATIONS("pin-static")
+STRATEGY_ALL_SITUATIONS("pin-deferred")
 // NetVM needs the receiver to see the fault: terminate mode only.
 STRATEGY_CASE("netvm", Cold, Terminate)
 STRATEGY_CASE("netvm", Swap, Terminate)
@@ -336,6 +341,8 @@ READ_ALL_SITUATIONS("pin")
 READ_ALL_SITUATIONS("pin-cache")
 READ_ALL_SITUATIONS("prefault")
 READ_ALL_SITUATIONS("pipeline")
+READ_ALL_SITUATIONS("pin-static")
+READ_ALL_SITUATIONS("pin-deferred")
 READ_CASE("netvm", Cold, Terminate)
 READ_CASE("netvm", Swap, Terminate)
 READ_CASE("netvm", Thp, Terminate)

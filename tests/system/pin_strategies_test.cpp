@@ -1,0 +1,172 @@
+// The properties pin-static and pin-deferred promise on their own (their
+// fault-situation matrix is in strategy_test.cpp): pin-static registers each
+// buffer once, not each message; pin-deferred's posts wait less than pin's
+// on the same stream; both respect RLIMIT_MEMLOCK and fail loudly beyond it.
+//
+// One simulation per TEST_CASE (SystemC elaborates once per process); the
+// comparison runs its two simulations in child processes.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "system.hpp"
+#include "system_sim.hpp"
+
+using namespace vrdmasim;
+using namespace sc_core;
+
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+
+struct Sim : SystemSim {
+    using SystemSim::SystemSim;
+    std::uint64_t pinned_bytes(unsigned node) {
+        Node& n = sys->node(node);
+        return n.vm.pinned_bytes(n.app.pid());
+    }
+    std::uint64_t smmu_faults(unsigned node) const {
+        const std::string p = "node" + std::to_string(node) + ".smmu.cb0.";
+        return counter(p + "faults_read") + counter(p + "faults_write");
+    }
+};
+
+// Runs `fn` in a child process (its own SystemC elaboration); NaN if it failed.
+double in_child(const std::function<double()>& fn) {
+    int fd[2];
+    REQUIRE(pipe(fd) == 0);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        double v = std::nan("");
+        try {
+            v = fn();
+        } catch (...) {
+        }
+        if (write(fd[1], &v, sizeof v) != sizeof v) _exit(2);
+        _exit(0);
+    }
+    close(fd[1]);
+    double v = std::nan("");
+    if (read(fd[0], &v, sizeof v) != sizeof v) v = std::nan("");
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return v;
+}
+
+// 1 MiB in 8 messages of 128 KiB, window 2, every message in a buffer of its
+// own, cold (never touched): registration has to fault every page in.
+Settings cold_stream(const std::string& strategy) {
+    return {{"rdma.strategy", strategy},
+            {"rdma.pipeline-chunk", "32KiB"},
+            {"workload.total-bytes", "1MiB"},
+            {"workload.message-size", "128KiB"},
+            {"workload.window", "2"},
+            {"workload.buffers", "8"},
+            {"workload.populate", "false"},
+            {"workload.fill-source", "false"},
+            {"vm.thp", "never"},
+            {"vm.memlock-limit", "64MiB"}};
+}
+
+void check_memlock_refusal(const std::string& strategy) {
+    Sim s({{"rdma.strategy", strategy},
+           {"rdma.pipeline-chunk", "32KiB"},
+           {"workload.total-bytes", "512KiB"},
+           {"workload.message-size", "128KiB"},
+           {"workload.window", "2"},
+           {"vm.thp", "never"},
+           {"vm.memlock-limit", "64KiB"}});
+    s.run();
+    REQUIRE(s.finished());   // the simulation ends
+    CHECK(s.counter("node0.rdma.registration_failures") > 0);
+    CHECK(s.counter("node0.vm.memlock_refusals") > 0);
+    CHECK(s.log().transfers.value() == 4);
+    CHECK(s.log().errors.value() == 4);   // every message fails: none is left half registered
+    CHECK(s.log().mismatches.value() == 0);
+    CHECK(s.log().bytes_delivered.value() == 0);
+    CHECK(s.counter("node0.dma.transfers_posted") == 0);
+    CHECK(s.pinned_bytes(0) == 0);   // what was pinned is unpinned at the end
+    CHECK(s.pinned_bytes(1) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("pin-static: one registration per buffer, not per message", "[strategy][pin-static]") {
+    Sim s(cold_stream("pin-static"));
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.log().transfers.value() == 8);
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 1024 * kKiB);
+    // The stream maps its sources as one region (8 message slots) and its
+    // destinations as one: one registration each, for 8 messages.
+    CHECK(s.counter("node0.rdma.registrations") == 1);
+    CHECK(s.counter("node1.rdma.registrations") == 1);
+    CHECK(s.counter("node0.rdma.deregistrations") == 1);   // at the program's end
+    CHECK(s.counter("node1.rdma.deregistrations") == 1);
+    CHECK(s.scalar("node0.rdma.pinned_bytes_peak") >= static_cast<double>(1024 * kKiB));
+    CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);   // pinned whole before any post
+    CHECK(s.pinned_bytes(0) == 0);
+    CHECK(s.pinned_bytes(1) == 0);
+    CHECK(s.counter("node0.rdma.registration_failures") == 0);
+}
+
+TEST_CASE("pin-deferred: the registration thread pins off the critical path, every byte verified",
+          "[strategy][pin-deferred]") {
+    Sim s(cold_stream("pin-deferred"));
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 1024 * kKiB);
+    // 1 MiB of sources in 32 KiB chunks: each pinned exactly once, by the
+    // thread or by a post that reached it first.
+    const std::uint64_t chunks = 1024 / 32;
+    CHECK(s.counter("node0.rdma.registrations") == chunks);
+    CHECK(s.counter("node0.rdma.background_pins") + s.counter("node0.rdma.foreground_pins") == chunks);
+    CHECK(s.counter("node0.rdma.background_pins") > 0);
+    CHECK(s.counter("node0.rdma.deregistrations") == chunks);
+    CHECK(s.scalar("node0.rdma.background_pin_time") > 0);
+    CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);   // no post ran ahead of its pins
+    CHECK(s.pinned_bytes(0) == 0);
+    CHECK(s.pinned_bytes(1) == 0);
+}
+
+TEST_CASE("pin-deferred: posts wait less for registration than pin's on the same stream",
+          "[strategy][pin-deferred]") {
+    // pin: each post waits for its whole pin (acquire's time); pin-deferred:
+    // only for the chunks the thread had not pinned yet.
+    const double pin_wait = in_child([] {
+        Sim s(cold_stream("pin"));
+        s.run();
+        if (!s.finished() || s.log().errors.value() != 0) return std::nan("");
+        // acquire and release: the release (unpin) is on the critical path too.
+        return s.scalar("node0.rdma.registration_time");
+    });
+    const double deferred_wait = in_child([] {
+        Sim s(cold_stream("pin-deferred"));
+        s.run();
+        if (!s.finished() || s.log().errors.value() != 0) return std::nan("");
+        return s.scalar("node0.rdma.deferred_wait");
+    });
+    INFO("pin registration " << pin_wait << " us, pin-deferred wait " << deferred_wait << " us");
+    REQUIRE(pin_wait > 0);
+    REQUIRE(deferred_wait >= 0);
+    CHECK(deferred_wait < 0.5 * pin_wait);
+}
+
+TEST_CASE("pin-static: a buffer beyond RLIMIT_MEMLOCK fails every message in it", "[strategy][pin-static]") {
+    check_memlock_refusal("pin-static");
+}
+
+TEST_CASE("pin-deferred: chunks beyond RLIMIT_MEMLOCK fail the messages that need them",
+          "[strategy][pin-deferred]") {
+    check_memlock_refusal("pin-deferred");
+}
