@@ -103,7 +103,8 @@ TEST_CASE("userlib: parameters, strategy names, strategy_from", "[userlib]") {
     REQUIRE(s);
     CHECK(s->default_text == "fault-tolerant");
     CHECK(s->choices ==
-          std::vector<std::string>{"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm"});
+          std::vector<std::string>{"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
+                                   "pin-static", "pin-deferred"});
     REQUIRE(reg.find("rdma.pin-cache-pages"));
     CHECK(reg.find("rdma.pin-cache-pages")->default_text == "16384");
     CHECK(reg.find("rdma.pin-cache-pages")->max == 1099511627776.0);
@@ -116,7 +117,7 @@ TEST_CASE("userlib: parameters, strategy names, strategy_from", "[userlib]") {
     CHECK_THROWS_AS(cfg.set("rdma.pin-cache-pages", "0", "test"), ConfigError);
     CHECK_THROWS_AS(cfg.set("rdma.strategy", "pinned", "test"), ConfigError);
     for (Strategy x : {Strategy::FaultTolerant, Strategy::Pin, Strategy::PinCache, Strategy::Prefault,
-                       Strategy::Pipeline, Strategy::Netvm}) {
+                       Strategy::Pipeline, Strategy::Netvm, Strategy::PinStatic, Strategy::PinDeferred}) {
         cfg.set("rdma.strategy", to_string(x), "test");
         CHECK(strategy_from(cfg) == x);
     }
@@ -448,4 +449,92 @@ TEST_CASE("userlib: prefault makes pages present without pinning them", "[userli
     CHECK(e.counter("registration_failures") == 1);
     CHECK(e.scalar("registration_time") ==
           Approx(to_us(ns(500) + times(kFault, 4)) + to_us(ns(500) + times(ns(100), 4)) + 0.5).epsilon(1e-12));
+}
+
+TEST_CASE("userlib: pin-static pins a buffer whole at alloc; messages cost nothing; release_all unpins", "[userlib]") {
+    Env e("pin-static");
+    const std::uint64_t va = e.mmap(16);
+    const RegResult g = e.r().on_alloc(va, 16 * kPage, us(10));
+    REQUIRE(g.ok);
+    CHECK(g.done == us(10) + pin_cost(16, 16));   // one pin of the whole buffer, every page faulted in
+    CHECK(e.pins(va, 16) == all(1, 16));
+    CHECK(e.counter("registrations") == 1);
+    for (int k = 0; k < 4; ++k) {   // four messages in it: no registration
+        const RegResult a = e.r().acquire(va + k * 4 * kPage, 4 * kPage, false, us(1000 + k));
+        REQUIRE(a.ok);
+        CHECK(a.done == us(1000 + k));
+        const RegResult r = e.r().release(va + k * 4 * kPage, 4 * kPage, us(2000 + k));
+        REQUIRE(r.ok);
+        CHECK(r.done == us(2000 + k));
+    }
+    CHECK(e.counter("registrations") == 1);
+    CHECK(e.counter("deregistrations") == 0);
+    CHECK(e.pins(va, 16) == all(1, 16));
+    // A range outside every allocated buffer is a library bug.
+    const std::uint64_t other = e.mmap(4);
+    CHECK_THROWS_AS(e.r().acquire(other, kPage, false, us(3000)), std::logic_error);
+    CHECK_FALSE(e.r().release(other, kPage, us(3000)).ok);
+    const RegResult z = e.r().release_all(us(5000));
+    CHECK(z.done == us(5000) + unpin_cost(16));
+    CHECK(e.counter("deregistrations") == 1);
+    CHECK(e.vm->pinned_bytes(e.pid) == 0);
+    CHECK(e.scalar("deferred_wait") == 0.0);
+}
+
+TEST_CASE("userlib: pin-static beyond RLIMIT_MEMLOCK: the refusal is remembered for every message", "[userlib]") {
+    Env e("pin-static", {{"vm.memlock-limit", "64KiB"}});
+    const std::uint64_t va = e.mmap(17);
+    const RegResult g = e.r().on_alloc(va, 17 * kPage, us(10));
+    CHECK_FALSE(g.ok);
+    CHECK(g.error == VmError::MemlockLimit);
+    CHECK(g.done == us(10) + us(20));   // the refused pin call is charged
+    CHECK(e.counter("registration_failures") == 1);
+    const RegResult a = e.r().acquire(va, kPage, false, us(100));
+    CHECK_FALSE(a.ok);
+    CHECK(a.error == VmError::MemlockLimit);
+    CHECK(a.done == us(100));   // no new pin attempt
+    CHECK(e.counter("registration_failures") == 2);
+    CHECK(e.vm->pinned_bytes(e.pid) == 0);
+    CHECK(e.r().release_all(us(200)).done == us(200));   // nothing pinned, nothing to unpin
+}
+
+TEST_CASE("userlib: pin-deferred: the thread pins chunks in order, a post pins or waits only for what is left",
+          "[userlib]") {
+    Env e("pin-deferred", {{"rdma.pipeline-chunk", "16KiB"}});   // 4 pages a chunk
+    const std::uint64_t va = e.mmap(16);
+    const RegResult g = e.r().on_alloc(va, 16 * kPage, us(10));
+    REQUIRE(g.ok);
+    CHECK(g.done == us(10));   // queued only
+    CHECK(e.pins(va, 16) == all(0, 16));
+    REQUIRE(e.r().background_pending());
+    // The thread, woken earlier than the allocation, starts no sooner than it.
+    const sc_time c0 = e.r().background_step(us(0));
+    CHECK(c0 == us(10) + pin_cost(4, 4));
+    CHECK(e.pins(va, 4) == all(1, 4));
+    // A post in chunk 0 while the thread pins it waits for that pin to end.
+    const RegResult a = e.r().acquire(va, 2 * kPage, false, us(12));
+    REQUIRE(a.ok);
+    CHECK(a.done == c0);
+    // A post in chunk 2, not reached by the thread: pins it itself.
+    const RegResult b = e.r().acquire(va + 8 * kPage, 4 * kPage, false, us(100));
+    REQUIRE(b.ok);
+    CHECK(b.done == us(100) + pin_cost(4, 4));
+    CHECK(e.counter("foreground_pins") == 1);
+    // The thread goes on with chunk 1, then chunk 3 (chunk 2 is done).
+    const sc_time c1 = e.r().background_step(c0);
+    CHECK(c1 == c0 + pin_cost(4, 4));
+    const sc_time c3 = e.r().background_step(c1);
+    CHECK(c3 == c1 + pin_cost(4, 4));
+    CHECK(e.pins(va, 16) == all(1, 16));   // every page pinned once
+    CHECK_FALSE(e.r().background_pending());
+    CHECK(e.counter("background_pins") == 3);
+    CHECK(e.counter("registrations") == 4);
+    // Everything pinned: a post costs nothing.
+    CHECK(e.r().acquire(va, 16 * kPage, false, us(1000)).done == us(1000));
+    CHECK(e.scalar("deferred_wait") == Approx(to_us(c0 - us(12)) + to_us(pin_cost(4, 4))).epsilon(1e-12));
+    CHECK(e.scalar("background_pin_time") == Approx(3 * to_us(pin_cost(4, 4))).epsilon(1e-12));
+    const RegResult z = e.r().release_all(us(5000));
+    CHECK(z.done == us(5000) + times(unpin_cost(4), 4));
+    CHECK(e.counter("deregistrations") == 4);
+    CHECK(e.vm->pinned_bytes(e.pid) == 0);
 }
