@@ -31,11 +31,15 @@ bool ChannelRegisters::implemented(DescOp op) {
     }
 }
 
-bool ChannelRegisters::acceptable(const Descriptor& d) {
+bool ChannelRegisters::acceptable(const Descriptor& d, unsigned counters) {
     if (!implemented(d.op)) return false;
     // A read's DESC_FLAGS bits mean nothing yet (no notification of the
     // responder is built): refused rather than silently ignored.
     if (d.op == DescOp::Read && d.flags != 0) return false;
+    // An event counter is named by writes only, and must exist at the receiver
+    // (every engine has dma.event-counters per channel); a zero-length
+    // write sends no packet to carry it.
+    if ((d.flags & kFlagCounter) && (d.op != DescOp::Write || d.counter >= counters || d.len == 0)) return false;
     return true;
 }
 
@@ -97,6 +101,15 @@ void ChannelRegisters::control_word(tlm::tlm_generic_payload& gp, std::uint64_t 
 bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c, std::uint64_t off, bool w,
                                         std::uint64_t& v, sc_time at, sc_time delay) {
     Channel& ch = channels_[c];
+    if (off >= kEventCounterBase && off < kEventCounterBase + 8ull * params_.event_counters) {
+        // EVENT_COUNTER[i]: rw (software resets it), each increment visible from its own time.
+        const auto i = static_cast<std::uint32_t>((off - kEventCounterBase) / 8);
+        if (w)
+            ch.counters[i].write_at(v, at);
+        else
+            v = ch.counters.value_at(i, at);
+        return true;
+    }
     auto reg64 = [&](std::uint64_t& r) {
         if (w) r = v; else v = r;
     };
@@ -124,6 +137,7 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
         break;
     }
     case kDescCmp: reg64(ch.staged.compare); break;
+    case kDescCounter: reg32(ch.staged.counter); break;
     case kDoorbell:
         if (w) ring_doorbell(c, at, delay); else v = 0;
         break;
@@ -147,7 +161,7 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     const bool atomic = is_atomic(ch.staged.op);
     const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !acceptable(ch.staged) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        !acceptable(ch.staged, params_.event_counters) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
         // (A read of this node's own memory is refused: the reply would
         // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;

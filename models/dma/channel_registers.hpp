@@ -11,6 +11,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "models/dma/event_counters.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/records.hpp"
 #include "models/dma/stats.hpp"
@@ -39,6 +40,10 @@ constexpr std::uint64_t kTxCompleted = 0x58;    // 64 read: completion records w
 constexpr std::uint64_t kEventCount = 0x60;     // 64 read: notifications delivered (with or without a ring)
 constexpr std::uint64_t kDescOp = 0x68;         // 32: the operation (DescOp); reset 0, a write
 constexpr std::uint64_t kDescCmp = 0x70;        // 64: compare value of a compare-and-swap
+constexpr std::uint64_t kDescCounter = 0x78;    // 32: event counter a kFlagCounter write increments at the receiver
+// 64 rw at kEventCounterBase + 8 i (i < dma.event-counters): EVENT_COUNTER[i],
+// incremented when a write naming counter i has fully landed here.
+constexpr std::uint64_t kEventCounterBase = 0x800;
 constexpr std::uint64_t kChannelStride = 0x1000;
 constexpr unsigned kMaxChannels = 1024;
 constexpr std::uint64_t kKernelBase = kChannelStride * kMaxChannels;   // 4 MiB
@@ -56,6 +61,7 @@ constexpr std::uint64_t kWindowSize = kKernelBase + 8 * kMaxChannels;
 // Descriptor flags.
 constexpr std::uint32_t kFlagNotify = 1u << 0;         // the last packet tells the receiver (footer)
 constexpr std::uint32_t kFlagNotifyPacket = 1u << 1;   // after the ACK, a notification packet (type 6)
+constexpr std::uint32_t kFlagCounter = 1u << 2;        // the receiver increments EVENT_COUNTER[DESC_COUNTER]
 
 // DESC_OP: what a descriptor asks of the engine. An operation the engine
 // does not implement is refused at the doorbell (STATUS bit 31,
@@ -73,6 +79,7 @@ struct Descriptor {
     std::uint64_t src = 0, dst = 0, len = 0, compl_addr = 0, tag = 0;
     std::uint64_t compare = 0;
     std::uint32_t dst_node = 0, flags = 0;
+    std::uint32_t counter = 0;  // DESC_COUNTER: with kFlagCounter, the receiver's counter to increment
     DescOp op = DescOp::Write;
     std::uint64_t id = 0;
     unsigned channel = 0;
@@ -118,6 +125,8 @@ struct Channel {
     std::uint64_t rx_written = 0;
     CompletionSignal tx, rx;
     CompletionSignal records;   // notification records written into the ring
+    EventCounters counters;     // EVENT_COUNTER[i] (event_counters.*)
+    CompletionSignal counted;   // one per counter increment: the rx interrupt line raised for counters
 };
 
 class ChannelRegisters {
@@ -148,8 +157,9 @@ private:
     // Whether the engine carries out `op` (a doorbell with any other DESC_OP is refused).
     static bool implemented(DescOp op);
     // Whether staged descriptor `d` is one the engine carries out: an
-    // implemented operation, and for a read no flags (none is defined).
-    static bool acceptable(const Descriptor& d);
+    // implemented operation, for a read no flags (none is defined), and an
+    // event counter (kFlagCounter) only on a write, below `counters`.
+    static bool acceptable(const Descriptor& d, unsigned counters);
 
     const PldmaConfig& params_;
     PldmaStats& stats_;

@@ -87,11 +87,13 @@ void ControlPackets::send_control(ControlOut& c) {
     case ControlKind::ErrorAck: word = kStatusError; break;
     case ControlKind::Ack:
         word = c.ok ? kStatusOk : kStatusError;
-        if (c.notify) receiver_.notify_channel(c.channel, c.id, c.node, c.bytes, c.dst, c.ok, c.at);
+        receiver_.deliver(c.channel, c.notify, c.counter, c.id, c.node, c.bytes, c.dst, c.ok, c.at);
         break;
     case ControlKind::Notification: type = PacketType::Completion; word = kStatusOk; break;
     }
-    const auto index32 = static_cast<std::uint32_t>(c.index);
+    // A notification packet's index word carries the event counter it names, plus one (0: none).
+    const auto index32 = c.kind == ControlKind::Notification ? static_cast<std::uint32_t>(c.counter + 1)
+                                                             : static_cast<std::uint32_t>(c.index);
     std::memset(ctl_payload_, 0, sizeof ctl_payload_);
     std::memcpy(ctl_payload_, &c.id, 8);
     std::memcpy(ctl_payload_ + 8, &word, 4);

@@ -35,6 +35,7 @@ struct ControlOut {             // a packet the control thread sends
     std::uint32_t coord = 0;
     bool ok = true, notify = false;     // Ack
     int channel = -1;                   // Ack: receiving channel for the notification
+    int counter = -1;                   // Ack, Notification: the event counter the write names (-1: none)
     sc_core::sc_time at;
 };
 

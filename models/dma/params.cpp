@@ -22,6 +22,8 @@ PldmaConfig read_pldma_config(const Config& config) {
     p.axi_id = static_cast<std::uint32_t>(config[params_of<PldmaParams>().axi_id]);
     p.stream_id = p.stream_of(p.axi_id);
     p.park_engine = config[params_of<PldmaParams>().park] == "engine";
+    p.event_counters = static_cast<unsigned>(config[params_of<PldmaParams>().event_counters]);
+    p.notify_window = static_cast<unsigned>(config[params_of<PldmaParams>().notify_window]);
     return p;
 }
 

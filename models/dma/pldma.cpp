@@ -80,7 +80,20 @@ PldmaParams::PldmaParams()
                       "channel parks, the scheduler serves the others (the thesis's scheduling change); engine: the "
                       "whole transmit engine waits, as an engine with one in-order descriptor pipeline does (the "
                       "behaviour the thesis changed, kept to show the difference; *estimate* of that design, which "
-                      "no published figure times)")) {}
+                      "no published figure times)")),
+      event_counters(set.integer("event-counters", "64",
+                                 "event counters per channel page (EVENT_COUNTER[i] at 0x800 + 8 i, 64 bit): a write "
+                                 "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
+                                 "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
+                                 "page has room for 256; NetVM's interface gives a process several)")
+                         .range("1", "256")),
+      notify_window(set.integer("notify-window", "0",
+                                "ordered notifications: entries of the receiver's sequence window per (sender node, "
+                                "protection domain); notification n is delivered only after n-1, later ones wait in "
+                                "the window, and a sender does not start a notifying write beyond the window. 0: "
+                                "unordered, delivered as each write lands (the ExaNeSt engine; *estimate* for the "
+                                "sizes, a design parameter)")
+                        .range("0", "4096")) {}
 
 void Pldma::declare_params(ParamRegistry& reg) {
     reg.add(params_of<PldmaParams>().set);
@@ -162,7 +175,7 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         // Notification packet: the transfer it names is complete.
         std::uint64_t bytes = 0;
         if (gp.get_data_length() >= 24) std::memcpy(&bytes, gp.get_data_ptr() + 16, 8);
-        receiver_.notification_packet(*p, id, bytes, word == kStatusOk, done);
+        receiver_.notification_packet(*p, id, bytes, word == kStatusOk, static_cast<int>(index) - 1, done);
         break;
     }
     default: stats_.rx_errors.inc(); break;

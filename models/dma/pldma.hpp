@@ -66,6 +66,8 @@ struct PldmaParams {
     IntParam axi_id;
     BoolParam fault_tolerant;
     EnumParam park;
+    IntParam event_counters;
+    IntParam notify_window;
 };
 
 class Pldma : public sc_core::sc_module {
@@ -94,6 +96,10 @@ public:
     // that sees the record earlier saw it before it happened.
     bool record_done_at(std::uint64_t addr, sc_core::sc_time& at) const { return records_.done_at(addr, at); }
     CompletionSignal& rx_signal(unsigned c) { return channels_.at(c).rx; }
+    // Channel c's rx interrupt line for its event counters: raised once per
+    // counter increment, at the time it becomes visible.
+    CompletionSignal& counter_signal(unsigned c) { return channels_.at(c).counted; }
+    unsigned event_counters() const { return params_.event_counters; }
 
     // The stream ID of a channel at reset (dma.smmu-tbu, dma.axi-id): every
     // channel's until the kernel writes another AXI ID into its control word.

@@ -133,6 +133,7 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
     in.last_seen = true;
     in.notify = p.footer.notify;
     in.last_seq = p.footer.seq;
+    in.counter = p.counter;
     if (in.buffered != 0) return;
     // The data is in memory: notify, then acknowledge so the sender can complete.
     const Inbound fin = in;
@@ -142,7 +143,7 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
         // and interrupt), then the responder hears it is done.
         if (fin.channel >= 0) reads_.reply_received(p.transfer, !fin.error, fin.bytes, done);
     } else {
-        notify_channel(fin.notify ? fin.channel : -1, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
+        deliver(fin.channel, fin.notify, fin.counter, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
     }
     control_.send_response(p, fin.error ? kStatusError : kStatusOk, 0, done);
 }
@@ -157,6 +158,7 @@ void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
     c.coord = in.src_coord;
     c.ok = !in.error;
     c.notify = in.notify && !in.reply;
+    c.counter = in.reply ? -1 : in.counter;
     if (in.reply && in.channel >= 0) reads_.reply_received(key.second, !in.error, in.bytes, at);
     c.channel = in.channel;
     c.bytes = in.bytes;
@@ -172,13 +174,36 @@ void Receiver::failed(const InboundKey& key, const Inbound& in, sc_time at) {
 }
 
 void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
-                                   sc_time& at) {
+                                   int counter, sc_time& at) {
     const int c = channels_.by_domain(p.header.pdid);
     if (c < 0) {
         stats_.pd_violations.inc();
         return;
     }
-    notify_channel(c, id, p.src_node, bytes, p.header.dst_va, ok, at);
+    deliver(c, true, counter, id, p.src_node, bytes, p.header.dst_va, ok, at);
+}
+
+void Receiver::deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node,
+                       std::uint64_t bytes, std::uint64_t dst, bool ok, sc_time& at) {
+    if (channel < 0) return;
+    if (record) notify_channel(channel, id, src_node, bytes, dst, ok, at);
+    // After the record (if any): a waiter woken by the counter finds it written.
+    if (counter >= 0) count_event(channel, counter, ok, at);
+}
+
+void Receiver::count_event(int channel, int counter, bool ok, sc_time at) {
+    if (!ok) {
+        stats_.counter_failed.inc();   // the write did not land: nothing to count
+        return;
+    }
+    if (static_cast<unsigned>(counter) >= params_.event_counters) {
+        stats_.rx_errors.inc();   // no such counter here (the sender's doorbell checks its own engine's count)
+        return;
+    }
+    Channel& ch = channels_[static_cast<unsigned>(channel)];
+    ch.counters[static_cast<std::uint32_t>(counter)].increment_at(at);
+    ch.counted.raise_at(at);
+    stats_.counter_increments.inc();
 }
 
 void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes,

@@ -50,6 +50,7 @@ struct Inbound {                // being received
     bool last_seen = false;         // the last packet arrived (ACK once buffered == 0)
     bool notify = false;
     std::uint16_t last_seq = 0;
+    int counter = -1;               // the event counter the last packet names (-1: none)
 };
 
 class Receiver {
@@ -64,13 +65,23 @@ public:
     // at the receiver is free again.
     sc_core::sc_time receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_core::sc_time tail);
     // A notification packet (type 6) naming transfer `id` of `p`'s sender.
-    void notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
+    // `counter`: the event counter it names (-1: none).
+    void notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok, int counter,
                              sc_core::sc_time& at);
     // Deliver a notification to receiving channel `channel` (none if < 0):
     // a record in its ring, or its event counter alone; `at` becomes the
     // time it is delivered.
     void notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes, std::uint64_t dst,
                         bool ok, sc_core::sc_time& at);
+    // A transfer's notifications to receiving channel `channel` (none if <
+    // 0): a record (`record`: notify_channel) and/or an increment of its
+    // event counter `counter` (>= 0: count_event); `at` becomes the time
+    // they are delivered.
+    void deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
+                 std::uint64_t dst, bool ok, sc_core::sc_time& at);
+    // Increment event counter `counter` of channel `channel` at `at` (a
+    // failed transfer increments nothing) and raise its counter line.
+    void count_event(int channel, int counter, bool ok, sc_core::sc_time at);
     // NetVM: the transfer's last buffered packet is in place; the control
     // thread writes its notification and sends its ACK. Erases the state.
     void finish_later(const InboundKey& key, Inbound& in, sc_core::sc_time at);

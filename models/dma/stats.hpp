@@ -42,6 +42,8 @@ struct PldmaStats {
     // Receive side.
     Counter& pd_violations;
     Counter& notifications;
+    Counter& counter_increments;
+    Counter& counter_failed;
     // Network atomics.
     Counter& atomics_posted;
     Counter& atomics_completed;

@@ -266,6 +266,11 @@ bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_
         p.footer.first = at == 0;
         p.footer.last = at + plen == d.len;
         p.footer.notify = p.footer.last && (d.flags & kFlagNotify);
+        // The counter rides in the last packet, unless a notification packet
+        // after the ACK carries it (kFlagNotifyPacket).
+        p.counter = p.footer.last && (d.flags & kFlagCounter) && !(d.flags & kFlagNotifyPacket)
+                        ? static_cast<std::int32_t>(d.counter)
+                        : -1;
         if (!send_packet(block_.data() + poff, plen, data_ready)) return false;
         stats_.packets_sent.inc();
         stats_.bytes_sent.inc(plen);
@@ -386,6 +391,7 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
         n.pd = d.pd;
         n.node = d.dst_node;
         n.coord = coord_of_.at(d.dst_node);
+        n.counter = (d.flags & kFlagCounter) ? static_cast<int>(d.counter) : -1;
         n.at = done;
         control_.queue(n);
     }

@@ -62,6 +62,10 @@ public:
     // Simulator bookkeeping, not bits on the wire (or, for transfer, carried
     // in the payload of control packets in hardware):
     std::uint64_t transfer = 0;   // sender's transfer id
+    // The event counter a write names (DESC_FLAGS kFlagCounter), in its last
+    // packet; -1: none. On the wire: 8 spare footer bits (models/dma/README.md
+    // "Event counters").
+    std::int32_t counter = -1;
     unsigned src_node = 0;        // node indices matching src/dst coordinates
     unsigned dst_node = 0;
     // Absolute time at which the packet's tail flit is available at the hop
