@@ -1574,3 +1574,203 @@ TEST_CASE("dma.park = engine: a source fault stops every channel until its outco
     CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
     CHECK(b.counter("dma0.parks") == 1);
 }
+
+// ---------------------------------------------------------------- event counters (README "Event counters")
+
+namespace {
+// Stage and post a write on c.base naming event counter `counter` (flags
+// besides kFlagCounter: `flags`); returns whether the doorbell was taken.
+bool post_counted(Cpu& c, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t tag,
+                  std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
+    c.w(c.base + reg::kDescSrc, src);
+    c.w(c.base + reg::kDescDst, dst);
+    c.w(c.base + reg::kDescLen, len);
+    c.w(c.base + reg::kDescDstNode, node, 4);
+    c.w(c.base + reg::kDescFlags, flags | kFlagCounter, 4);
+    c.w(c.base + reg::kDescCounter, counter, 4);
+    c.w(c.base + reg::kDescCompl, compl_addr);
+    c.w(c.base + reg::kDescTag, tag);
+    c.w(c.base + reg::kDoorbell, 1, 4);
+    return (c.r(c.base + reg::kStatus, 4) & 0x80000000u) == 0;
+}
+constexpr std::uint64_t counter_reg(unsigned i) { return reg::kEventCounterBase + 8ull * i; }
+// The first time (polling every 5 ns) counter `i` of channel page `base` reads at least `n`.
+sc_time first_seen(Cpu& c, std::uint64_t base, unsigned i, std::uint64_t n) {
+    for (int k = 0; k < 400000; ++k) {
+        if (c.r(base + counter_reg(i)) >= n) return sc_time_stamp();
+        wait(5, SC_NS);
+    }
+    FAIL("event counter " << i << " never reached " << n);
+    return SC_ZERO_TIME;
+}
+}  // namespace
+
+TEST_CASE("event counters: a write increments the counter it names once it has landed, several counters, rw",
+          "[dma][counter]") {
+    Bench b;
+    Bench::poke(*b.mem0, 0x10000, pattern(1024, 21));
+    sc_time seen3, seen7, before;
+    std::uint64_t after_reset = 99, early = 99;
+    b.cpu0->program = [&](Cpu& c) {
+        REQUIRE(post_counted(c, 0x10000, 1, 0x30000, 512, 1, 0x100, 0, 3));
+        REQUIRE(post_counted(c, 0x10000, 1, 0x31000, 256, 2, 0x120, 0, 3));
+        REQUIRE(post_counted(c, 0x10000, 1, 0x32000, 1024, 3, 0x140, kFlagNotify, 7));
+        c.wait_count(reg::kTxCompleted, 3);
+    };
+    b.cpu1->program = [&](Cpu& c) {
+        c.w(reg::kRxRingBase, 0x5000);
+        c.w(reg::kRxRingEntries, 4, 4);
+        early = c.r(counter_reg(3));
+        seen3 = first_seen(c, 0, 3, 2);
+        seen7 = first_seen(c, 0, 7, 1);
+        wait(20, SC_US);
+        before = sc_time_stamp();
+        c.w(counter_reg(3), 0);   // software resets it
+        after_reset = c.r(counter_reg(3));
+    };
+    sc_start();
+    CHECK(early == 0);
+    // Counter 3: two writes; counter 7: one (which also notified); nothing else.
+    const auto src = pattern(1024, 21);
+    CHECK(Bench::peek(*b.mem1, 0x30000, 512) == std::vector<unsigned char>(src.begin(), src.begin() + 512));
+    CHECK(Bench::peek(*b.mem1, 0x32000, 1024) == src);
+    CHECK(after_reset == 0);
+    CHECK(b.counter("dma1.counter_increments") == 3);
+    CHECK(b.counter("dma1.notifications") == 1);   // only the third asked for a record
+    CHECK(b.dma1->rx_signal(0).count_at(sc_time_stamp()) == 1);
+    CHECK(b.dma1->counter_signal(0).count_at(sc_time_stamp()) == 3);   // the counter line: one per increment
+    // Causality: seen only after the last packet of each write reached the
+    // receiver, and before the sender heard the ACK (which follows the landing).
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 2 + 1 + 4);
+    CHECK(seen3 >= out[2].head);
+    CHECK(seen7 >= out[6].head);
+    sc_time acked;
+    REQUIRE(b.dma0->record_done_at(0x120, acked));
+    CHECK(seen3 <= acked + sc_time(5, SC_NS));
+    // The write naming counter 7 wrote its ring record before the counter moved.
+    const CompletionRecord rx = Bench::record(*b.mem1, 0x5000);
+    CHECK(rx.status == kStatusOk);
+    CHECK(rx.addr == 0x32000);
+    CHECK(b.counter("dma0.doorbells_refused") == 0);
+}
+
+TEST_CASE("event counters: a counter beyond dma.event-counters, on a read or a zero-length write is refused",
+          "[dma][counter]") {
+    Bench b(Settings{{"dma.event-counters", "4"}});
+    bool beyond = true, last_ok = false, read_ok = true, empty_ok = true;
+    tlm::tlm_response_status no_such = tlm::TLM_OK_RESPONSE;
+    b.cpu0->program = [&](Cpu& c) {
+        beyond = post_counted(c, 0x10000, 1, 0x30000, 64, 1, 0x100, 0, 4);
+        last_ok = post_counted(c, 0x10000, 1, 0x30000, 64, 2, 0x120, 0, 3);
+        empty_ok = post_counted(c, 0x10000, 1, 0x30000, 0, 3, 0x140, 0, 0);
+        c.w(reg::kDescOp, static_cast<std::uint32_t>(DescOp::Read), 4);
+        read_ok = post_counted(c, 0x10000, 1, 0x30000, 64, 4, 0x160, 0, 0);
+        c.w(reg::kDescOp, 0, 4);
+        std::uint64_t v = 0;
+        no_such = c.access(false, counter_reg(4), v, 8);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK_FALSE(beyond);
+    CHECK(last_ok);
+    CHECK_FALSE(empty_ok);
+    CHECK_FALSE(read_ok);
+    CHECK(no_such == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(b.counter("dma0.doorbells_refused") == 3);
+    CHECK(b.counter("dma1.counter_increments") == 1);
+}
+
+TEST_CASE("event counters: with a notification packet the counter moves when that packet arrives",
+          "[dma][counter]") {
+    Bench b;
+    Bench::poke(*b.mem0, 0x10000, pattern(512, 22));
+    sc_time seen;
+    b.cpu0->program = [&](Cpu& c) {
+        REQUIRE(post_counted(c, 0x10000, 1, 0x30000, 512, 1, 0x100, kFlagNotifyPacket, 2));
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    b.cpu1->program = [&](Cpu& c) { seen = first_seen(c, 0, 2, 1); };
+    sc_start();
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 3);
+    CHECK(out[1].header.type == PacketType::RdmaWrite);
+    CHECK(out[2].header.type == PacketType::Completion);
+    std::uint32_t index = 0;
+    REQUIRE(out[2].payload.size() == 24);
+    std::memcpy(&index, out[2].payload.data() + 12, 4);
+    CHECK(index == 3);   // the counter, plus one
+    CHECK(seen >= out[2].head);
+    CHECK(b.counter("dma1.counter_increments") == 1);
+}
+
+TEST_CASE("event counters: a retransmitted write increments once, after the resent packets landed",
+          "[dma][counter][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 23);
+    Bench::poke(*b.mem0, 0x10000, src);
+    b.smmu1->faulting.insert({0x21, true});
+    sc_time seen;
+    std::uint64_t later = 0;
+    b.cpu0->program = [&](Cpu& c) {
+        wait(10, SC_NS);
+        REQUIRE(post_counted(c, 0x10000, 1, 0x20900, len, 4, 0x100, 0, 5));
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    b.cpu1->program = [&](Cpu& c) {
+        seen = first_seen(c, 0, 5, 1);
+        wait(50, SC_US);
+        later = c.r(counter_reg(5));
+    };
+    sc_start();
+    CHECK(Bench::peek(*b.mem1, 0x20900, len) == src);
+    CHECK(b.counter("dma0.retransmissions") == 1);
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 8 + 13);
+    CHECK(seen >= out.back().head);   // after the resent last packet, not the first attempt
+    CHECK(later == 1);
+    CHECK(b.counter("dma1.counter_increments") == 1);
+}
+
+TEST_CASE("event counters: NetVM, the counter moves once the kernel copied the buffered packets in",
+          "[dma][counter][netvm]") {
+    Bench b(kFt, true);
+    b.smmu1->service = sc_time(30, SC_US);
+    const std::size_t len = 8 * 1024;
+    const auto a = pattern(len, 24);
+    Bench::poke(*b.mem0, 0x10000, a);
+    for (std::uint64_t p = 0x40; p < 0x42; ++p) b.smmu1->faulting.insert({p, true});
+    sc_time last_copy;
+    b.dma1->enable_netvm([&](std::uint32_t, std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+        Bench::poke(*b.mem1, va, std::vector<unsigned char>(data, data + n));
+        last_copy = std::max(last_copy, at + sc_time(n, SC_NS));
+        return at + sc_time(n, SC_NS);
+    });
+    sc_time seen;
+    b.cpu0->program = [&](Cpu& c) {
+        REQUIRE(post_counted(c, 0x10000, 1, 0x40000, len, 1, 0x100, 0, 9));
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    b.cpu1->program = [&](Cpu& c) { seen = first_seen(c, 0, 9, 1); };
+    sc_start();
+    CHECK(Bench::peek(*b.mem1, 0x40000, len) == a);
+    CHECK(b.counter("dma1.kernel_copy_bytes") > 0);
+    CHECK(last_copy > sc_time(30, SC_US));
+    CHECK(seen >= last_copy);
+    CHECK(b.counter("dma1.counter_increments") == 1);
+}
+
+TEST_CASE("event counters: a failed write increments nothing", "[dma][counter]") {
+    Bench b;
+    Bench::poke(*b.mem0, 0x10000, pattern(1024, 25));
+    b.cpu0->program = [&](Cpu& c) {
+        REQUIRE(post_counted(c, 0x10000, 1, (64ull << 20) - 512, 1024, 6, 0x100, 0, 1));
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
+    CHECK(b.counter("dma1.counter_increments") == 0);
+    CHECK(b.counter("dma1.counter_failed") == 1);
+    CHECK(b.dma1->counter_signal(0).count_at(sc_time_stamp()) == 0);
+}
