@@ -19,15 +19,20 @@ AppParams::AppParams()
                                    "library time to handle a completion or notification once seen, besides reading its record "
                                    "(*calibrated* with rdma.post-overhead)")
                               .range("0ps", "1ms")),
-      completion(set.choice("completion", "poll", {"interrupt", "poll", "counter"},
+      completion(set.choice("completion", "poll", {"interrupt", "poll", "counter", "handler"},
                             "how a process learns that a transfer completed or a notification came (poll is how the "
                             "ExaNeSt latency figures are measured): interrupt (block "
                             "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
                             "(spin reading the completion record in memory: a core busy all along), counter (spin "
                             "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
                             "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
-                            "busy all along). Waiting for a number of completions or notifications reads the "
-                            "channel's counter registers (TX_COMPLETED, EVENT_COUNT) in poll and counter modes alike")),
+                            "busy all along), handler (a user-defined handler: the library's handler thread, woken by the "
+                            "interrupt of each completion, notification or event-counter increment after "
+                            "rdma.handler-dispatch, runs the handler for rdma.handler-cpu on a core; the program "
+                            "learns of it when its handler has run, without a wake-up of its own). Waiting for a number "
+                            "of completions or notifications reads the "
+                            "channel's counter registers (TX_COMPLETED, EVENT_COUNT, EVENT_COUNTER) in poll and counter "
+                            "modes alike")),
       store_issue(set.time("store-issue", "3ns",
                            "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
                            "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
@@ -40,6 +45,21 @@ AppParams::AppParams()
                           "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
                           "on Linux)")
                      .range("0ps", "10ms")),
+      handler_dispatch(set.time("handler-dispatch", "6us",
+                                "rdma.completion = handler: interrupt entry, waking the library's handler thread and "
+                                "the upcall into the user's handler, CPU time on a core per wake-up (*estimate*: "
+                                "rdma.irq-wakeup's 5 us plus about 1 us to deliver into user context, as a signal "
+                                "handler costs on Linux); notifications that arrive meanwhile share the wake-up")
+                           .range("0ps", "10ms")),
+      handler_cpu(set.time("handler-cpu", "200ns",
+                           "rdma.completion = handler: CPU time of the user's handler per notification (*estimate*: "
+                           "read the record or counter and set the program's flag, about 300 A53 cycles)")
+                      .range("0ps", "10ms")),
+      notify(set.choice("notify", "ring", {"ring", "counter"},
+                        "how the library's notifying writes are seen by the receiver: ring (EVENT_COUNT and the "
+                        "receive ring, the ExaNeSt library) or counter (each also names event counter 0 of the "
+                        "receiving process, DESC_FLAGS bit 2; waiting for notifications reads EVENT_COUNTER[0]; a "
+                        "failed write increments no counter)")),
       channels(set.integer("channels", "1",
                            "PLDMA channels the kernel gives each process (node.processes x rdma.channels <= "
                            "dma.channels); the library posts a process's transfers on them round robin, one "
@@ -66,6 +86,15 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
          Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size)
     : sc_module(name),
       cpu("cpu"),
+      handler_dispatch_(ctx.config[params_of<AppParams>().handler_dispatch]),
+      handler_cpu_(ctx.config[params_of<AppParams>().handler_cpu]),
+      wait_cpu_us_(ctx.stats.scalar(group + ".rdma.wait_cpu", "us",
+                                    "CPU time the completion and notification waits cost: spinning (poll, counter), "
+                                    "interrupt wake-ups (interrupt), handler wake-ups and runs (handler)")),
+      wait_us_(ctx.stats.histogram(group + ".rdma.wait_time", "us",
+                                   "time the program waited per completion or notification wait, from the call to "
+                                   "seeing it (rdma.completion-overhead excluded)")),
+      notify_counter_(ctx.config[params_of<AppParams>().notify] == "counter"),
       node_(node),
       group_(group),
       dma_(dma),
@@ -79,6 +108,7 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       pipeline_chunk_(ctx.config[params_of<RegistrarParams>().pipeline_chunk]),
       completion_(ctx.config[params_of<AppParams>().completion] == "poll"      ? Completion::Poll
                   : ctx.config[params_of<AppParams>().completion] == "counter" ? Completion::Counter
+                  : ctx.config[params_of<AppParams>().completion] == "handler" ? Completion::Handler
                                                                       : Completion::Interrupt),
       poll_interval_(ctx.config[params_of<AppParams>().poll_interval]),
       store_issue_(ctx.config[params_of<AppParams>().store_issue]),
@@ -99,6 +129,15 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
     SC_HAS_PROCESS(App);
     SC_THREAD(run);
     if (strategy_ == Strategy::PinDeferred) SC_THREAD(registration_thread);
+    if (completion_ == Completion::Handler) {
+        handler_runs_ = &ctx.stats.counter(group + ".rdma.handler_runs", "",
+                                           "user handler runs, one per completion, notification or counter increment "
+                                           "(rdma.completion = handler)");
+        handler_wakeups_ = &ctx.stats.counter(group + ".rdma.handler_wakeups", "",
+                                              "handler-thread wake-ups by the interrupt (rdma.completion = handler)");
+        SC_THREAD(handler_thread);
+        observe_signals();
+    }
 }
 
 void App::registration_thread() {
@@ -124,6 +163,7 @@ void App::set_channels(unsigned first, unsigned count) {
     last_post_ = first;
     posted_on_.assign(count, 0);
     staged_ops_.assign(count, DescOp::Write);   // what a channel's DESC_OP holds after reset
+    if (completion_ == Completion::Handler) observe_signals();
 }
 
 unsigned App::record_channel(std::uint64_t addr) const {
@@ -214,7 +254,9 @@ bool App::send(Message& m) {
             }
         }
         const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
-        const std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
+        std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
+        // rdma.notify = counter: a notifying write also counts on the receiver's counter 0.
+        if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket))) flags |= kFlagCounter;
         while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags)) {
             // The channel's queue is full: wait for one more completion on it.
             const unsigned c = last_post_;
@@ -399,7 +441,7 @@ void App::setup_rx_ring(std::uint32_t entries) {
 }
 
 bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
+                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
     using namespace pldma_reg;
     compute(post_overhead_);
     if (compl_addr) {
@@ -409,12 +451,12 @@ bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, st
                     sizeof blank, true))
             throw std::runtime_error(group_ + ": completion record not writable");
     }
-    return post_descriptor(DescOp::Write, src, dst_node, dst, len, flags, nullptr, compl_addr, tag);
+    return post_descriptor(DescOp::Write, src, dst_node, dst, len, flags, nullptr, compl_addr, tag, counter);
 }
 
 bool App::post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
                           std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
-                          std::uint64_t tag) {
+                          std::uint64_t tag, std::uint32_t counter) {
     using namespace pldma_reg;
     // Round robin over the process's channels: the next one, kept until it
     // takes the descriptor. DESC_OP is a register of each channel, so each
@@ -427,6 +469,7 @@ bool App::post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint
     mmio_write_on(c, kDescLen, len, 8);
     mmio_write_on(c, kDescDstNode, node, 4);
     mmio_write_on(c, kDescFlags, flags, 4);
+    if (flags & kFlagCounter) mmio_write_on(c, kDescCounter, counter, 4);
     if (compare) mmio_write_on(c, kDescCmp, *compare, 8);
     mmio_write_on(c, kDescCompl, compl_addr, 8);
     mmio_write_on(c, kDescTag, tag, 8);
@@ -522,12 +565,19 @@ void App::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, co
         if (now() > start + sc_time(1, sc_core::SC_NS) || polls > 1) {
             wakeups_.inc();
             run_on_core("irq-wakeup", irq_wakeup_);
+            wait_cpu_us_.add(to_us(irq_wakeup_));
         }
+    } else if (completion_ == Completion::Handler) {
+        // Seen once the handler has run for it (and for every record of the
+        // signal visible by then: the handler thread takes them in order).
+        wait_handled(sig, looked);
     } else {
         polls_.inc(polls);
         // The core was busy spinning the whole time.
         if (cores_ && now() > start) cores_->run("poll", start, now() - start, group_ + " poll");
+        wait_cpu_us_.add(to_us(now() - start));
     }
+    wait_us_.add(to_us(now() - start));
     compute(completion_overhead_);
     if (tracer_.enabled()) tracer_.span(track_, what, start, now());
 }
@@ -537,10 +587,14 @@ void App::wait_tx(std::uint64_t n) {
 }
 
 void App::wait_rx(std::uint64_t n) {
+    if (notify_counter_) {
+        wait_counter(0, n);
+        return;
+    }
     wait_for(dma_.rx_signal(channel_), [&] { return mmio_read(pldma_reg::kEventCount, 8) >= n; }, "wait rx");
 }
 
-std::uint64_t App::rx_events() { return mmio_read(pldma_reg::kEventCount, 8); }
+std::uint64_t App::rx_events() { return notify_counter_ ? read_counter(0) : mmio_read(pldma_reg::kEventCount, 8); }
 std::uint64_t App::tx_completions() { return mmio_read(pldma_reg::kTxCompleted, 8); }
 
 CompletionRecord App::wait_record(std::uint64_t addr) {

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -37,6 +39,9 @@ struct AppParams {
     TimeParam store_issue;
     TimeParam poll_interval;
     TimeParam irq_wakeup;
+    TimeParam handler_dispatch;
+    TimeParam handler_cpu;
+    EnumParam notify;
     IntParam channels;
 };
 
@@ -141,8 +146,10 @@ public:
     // Post an RDMA write on this process's channel; false if the engine
     // refused the descriptor. `flags`: kFlagNotify, kFlagNotifyPacket. The
     // completion record at `compl_addr` (if any) is cleared first.
+    // `counter`: with kFlagCounter in `flags`, the receiver's event counter
+    // the write increments once it has landed (DESC_COUNTER).
     bool post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags);
+                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter = 0);
     // RDMA read: `len` bytes at `remote_src` in the process of this job on
     // node `src_node` into `local_dst` here; the completion record (at
     // compl_addr, cleared first) is written once the data is in local memory.
@@ -164,6 +171,16 @@ public:
     // total (notifications: EVENT_COUNT, so no ring is needed).
     void wait_tx(std::uint64_t n);
     void wait_rx(std::uint64_t n);
+    // Event counters (dma.event-counters per channel; a write names one with
+    // post_write's `counter`): wait, in the way rdma.completion says, until
+    // EVENT_COUNTER[i] of this process's first channel (where its
+    // notifications come) reads at least `target`; read it; write it.
+    void wait_counter(unsigned i, std::uint64_t target);
+    std::uint64_t read_counter(unsigned i);
+    void reset_counter(unsigned i, std::uint64_t value = 0);
+    // rdma.notify = counter: the library's notifying writes also name event
+    // counter 0 of the receiver, and wait_rx / rx_events use it.
+    bool notify_by_counter() const { return notify_counter_; }
     // Notifications delivered to this channel so far (one read of its
     // EVENT_COUNT register, without waiting): to look at the ring while
     // doing something else.
@@ -266,7 +283,7 @@ private:
     // the channel refused it (the channel to wait on: last_post_).
     bool post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
                          std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
-                         std::uint64_t tag);
+                         std::uint64_t tag, std::uint32_t counter = 0);
     // Stage DESC_OP = `op` on channel `c` unless it holds it already (the
     // library keeps a shadow of each channel's register: a write-only
     // program never writes it).
@@ -280,7 +297,27 @@ private:
     // Registrar calls from now(); the process's clock moves to their end.
     RegResult reg_acquire(std::uint64_t va, std::uint64_t len, bool write);
     void reg_release(std::uint64_t va, std::uint64_t len);
-    enum class Completion { Interrupt, Poll, Counter };
+    enum class Completion { Interrupt, Poll, Counter, Handler };
+    // rdma.completion = handler (app_handler.cpp): the handler thread, woken
+    // by the interrupt of every record or counter increment on the
+    // process's signals, runs the user's handler for each on a core.
+    void handler_thread();
+    // Watch the signals of the process's channels (set_channels).
+    void observe_signals();
+    // Whether a record of `sig` visible by `t` has not been handled yet.
+    bool unhandled_by(CompletionSignal& sig, sc_core::sc_time t) const;
+    // The wait's end in handler mode: until the handler ran for every record
+    // of `sig` visible when the wait saw what it waited for (`looked`).
+    void wait_handled(CompletionSignal& sig, sc_core::sc_time looked);
+    std::multimap<sc_core::sc_time, CompletionSignal*> handler_queue_;    // notifications not handled yet
+    std::map<CompletionSignal*, std::multiset<sc_core::sc_time>> unhandled_;
+    sc_core::sc_event handler_ev_, handled_ev_;
+    sc_core::sc_time handler_dispatch_, handler_cpu_;
+    Counter* handler_runs_ = nullptr;
+    Counter* handler_wakeups_ = nullptr;
+    Scalar& wait_cpu_us_;         // CPU time the detection mechanism cost (spinning, wake-ups, handlers)
+    Histogram& wait_us_;          // time the program waited, per wait
+    bool notify_counter_ = false; // rdma.notify = counter
 
     const unsigned node_;
     const std::string group_;

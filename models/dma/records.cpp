@@ -17,6 +17,7 @@ void CompletionSignal::raise_at(sc_time at) {
     pending_.insert(it, at);
     const sc_time now = sc_core::sc_time_stamp();
     event_.notify(at > now ? at - now : sc_core::SC_ZERO_TIME);
+    if (observer_) observer_(at);
 }
 
 std::uint64_t CompletionSignal::count_at(sc_time at) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -46,12 +47,16 @@ public:
     // Records raised so far, whatever their time: a waiter that remembers
     // it when it looks can tell whether anything was raised since.
     std::uint64_t raised() const { return raised_; }
+    // Call `f(at)` for every record raised from now on (the user library's
+    // handler thread: rdma.completion = handler); one observer, replaced.
+    void observe(std::function<void(sc_core::sc_time)> f) { observer_ = std::move(f); }
 
 private:
     std::uint64_t raised_ = 0;
     std::deque<sc_core::sc_time> pending_;   // sorted
     std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
     sc_core::sc_event event_;
+    std::function<void(sc_core::sc_time)> observer_;
 };
 
 class RecordWriter {
