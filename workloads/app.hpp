@@ -21,6 +21,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "core/context.hpp"
+#include "core/metrics.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
@@ -73,6 +74,8 @@ public:
     tlm_utils::simple_initiator_socket<App> cpu;
 
     static void declare_params(ParamRegistry& reg);
+    // Summary columns of the library's waits and handlers.
+    static void declare_metrics(MetricRegistry& reg);
     App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
         Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size);
 

@@ -10,6 +10,25 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+void App::declare_metrics(MetricRegistry& reg) {
+    reg.sum_counters("counter_increments",
+                     "Event counters incremented by writes naming one that landed (sum of `*.dma.counter_increments`).",
+                     {"dma.counter_increments"});
+    reg.sum_scalars("wait_cpu_us", "us",
+                    "CPU time the library's completion and notification waits cost on every node: spinning (poll, "
+                    "counter), interrupt wake-ups (interrupt), handler wake-ups and runs (handler) (sum of "
+                    "`*.rdma.wait_cpu`).",
+                    "rdma.wait_cpu");
+    reg.quantile("wait_us_p50", "us",
+                 "Median time a program waited for a completion or notification (`*.rdma.wait_time`).",
+                 "rdma.wait_time", 0.5);
+    reg.sum_counters("handler_runs",
+                     "User handler runs of the library's handler thread (rdma.completion = handler; sum of "
+                     "`*.rdma.handler_runs`; 0 otherwise).",
+                     {"rdma.handler_runs"},
+                     [](const Config& c) { return c[params_of<AppParams>().completion] == "handler"; });
+}
+
 void App::wait_counter(unsigned i, std::uint64_t target) {
     if (i >= dma_.event_counters())
         throw std::invalid_argument(group_ + ": event counter " + std::to_string(i) + " beyond dma.event-counters (" +
