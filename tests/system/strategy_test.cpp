@@ -88,7 +88,13 @@ constexpr std::uint64_t kKiB = 1024;
 // reads node 0's buffers, so the data moves the same way and the same
 // faults happen at the same nodes (source faults at node 0, now the
 // responder; destination faults at node 1, now the initiator).
-void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool read = false) {
+//
+// `completion` (notification cases): a pingpong instead, of as many
+// messages (each side's buffer the one it sends from and receives into),
+// every message naming event counter 0 of its receiver (rdma.notify =
+// counter), which waits on it in the way `completion` says.
+void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool read = false,
+                   const char* completion = nullptr) {
     const bool netvm = strategy == "netvm";
     // pin-static and pin-deferred pin every buffer whole for the run (the
     // latter in the background, a post waiting for what is not pinned yet).
@@ -99,6 +105,16 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
     // buffers are whole 2 MiB ranges), window 2, fresh buffers each message.
     std::uint64_t total = 1024 * kKiB, msg = 128 * kKiB;
     if (sit == Situation::Thp) total = 2048 * kKiB, msg = 256 * kKiB;
+    // A pingpong reuses its one buffer per side (2 messages long) and sends
+    // one message at a time: more messages, so that the situation meets it
+    // while it runs, and larger ones where the buffer must hold a whole
+    // 2 MiB range (THP) or run over into a block without page tables
+    // (migration, as the stream's 1 MiB does).
+    if (completion) {
+        if (sit == Situation::Thp) msg = 2048 * kKiB, total = 16 * msg;
+        else if (sit == Situation::Migrate) msg = 512 * kKiB, total = 32 * msg;
+        else total = 64 * msg;
+    }
     const std::uint64_t count = total / msg;
     Settings set{{"rdma.strategy", strategy},
                  {"rdma.pipeline-chunk", "32KiB"},   // a quarter of a message (an eighth with THP)
@@ -112,6 +128,12 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                  {"dma.fault-tolerant", mode == Mode::Stall ? "false" : "true"},
                  {"sim.time-limit", "200ms"}};   // a healthy run takes a few ms
     if (read) set.push_back({"workload.operation", "read"});
+    if (completion) {
+        set.push_back({"workload.kind", "pingpong"});
+        set.push_back({"workload.iterations", std::to_string(count / 2)});
+        set.push_back({"rdma.notify", "counter"});
+        set.push_back({"rdma.completion", completion});
+    }
     if (sit == Situation::Cold) {
         set.push_back({"workload.populate", "false"});
         set.push_back({"workload.fill-source", "false"});
@@ -221,7 +243,18 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
     CHECK(s.log().mismatches.value() == 0);
     CHECK(s.log().bytes_delivered.value() == total);
     CHECK(s.log().bytes_verified.value() == total);
-    CHECK(s.counter("node1.dma.bytes_received") >= total);
+    if (completion) {
+        // Every message landed on its receiver's counter 0, once; in
+        // handler mode a handler ran for each notification and completion.
+        CHECK(s.counter("node0.dma.bytes_received") + s.counter("node1.dma.bytes_received") >= total);
+        CHECK(s.counter("node0.dma.counter_increments") == count / 2);
+        CHECK(s.counter("node1.dma.counter_increments") == count / 2);
+        CHECK(s.counter("node0.dma.counter_failed") + s.counter("node1.dma.counter_failed") == 0);
+        if (std::string(completion) == "handler")
+            CHECK(s.counter("node0.rdma.handler_runs") + s.counter("node1.rdma.handler_runs") == 2 * count);
+    } else {
+        CHECK(s.counter("node1.dma.bytes_received") >= total);
+    }
     if (read) {
         // Node 1 initiated every read and node 0 served each, with no record of its own.
         CHECK(s.counter("node1.dma.reads_posted") == count);
@@ -321,6 +354,26 @@ STRATEGY_CASE("netvm", Cold, Terminate)
 STRATEGY_CASE("netvm", Swap, Terminate)
 STRATEGY_CASE("netvm", Thp, Terminate)
 STRATEGY_CASE("netvm", Migrate, Terminate)
+
+// Notifications through event counters, each detection mechanism, in every
+// situation: a pingpong whose messages name the receiver's counter 0.
+#define NOTIFY_CASE(completion, sit, mode)                                                                  \
+    TEST_CASE("notify counter / " completion " / " #sit " / " #mode ": every byte arrives, counted once",   \
+              "[strategy][notify]") {                                                                      \
+        strategy_case("fault-tolerant", Situation::sit, Mode::mode, false, completion);                    \
+    }
+#define NOTIFY_ALL_SITUATIONS(completion)          \
+    NOTIFY_CASE(completion, Cold, Stall)           \
+    NOTIFY_CASE(completion, Cold, Terminate)       \
+    NOTIFY_CASE(completion, Swap, Stall)           \
+    NOTIFY_CASE(completion, Swap, Terminate)       \
+    NOTIFY_CASE(completion, Thp, Stall)            \
+    NOTIFY_CASE(completion, Thp, Terminate)        \
+    NOTIFY_CASE(completion, Migrate, Stall)        \
+    NOTIFY_CASE(completion, Migrate, Terminate)
+NOTIFY_ALL_SITUATIONS("counter")
+NOTIFY_ALL_SITUATIONS("interrupt")
+NOTIFY_ALL_SITUATIONS("handler")
 
 // The same matrix with RDMA reads (workload.operation = read).
 #define READ_CASE(strategy, sit, mode)                                                                        \
