@@ -132,6 +132,19 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                 std::to_string(atomics_ok) + " ok); " + std::to_string(executed) +
                                                 " executed at their targets"});
 
+    // Event counters: every write naming one that completed ok at its
+    // sender incremented its counter exactly once at the receiver (never
+    // for a failed one, never twice for a retransmitted one).
+    const std::uint64_t counted = stats.sum_counters("dma.counter_increments");
+    const std::uint64_t counter_writes = stats.sum_counters("dma.counter_writes");
+    const std::uint64_t counter_failed = stats.sum_counters("dma.counter_failed");
+    const std::uint64_t counter_writes_failed = stats.sum_counters("dma.counter_writes_failed");
+    if (counted != counter_writes || counter_failed > counter_writes_failed)
+        out.push_back({"counters-conserved", std::to_string(counter_writes) + " writes naming an event counter "
+                                             "completed ok but " + std::to_string(counted) + " increments were made; " +
+                                             std::to_string(counter_failed) + " failed at receivers, " +
+                                             std::to_string(counter_writes_failed) + " at senders"});
+
     // Links: utilisation, payload against wire time, credits.
     // A node takes payload in through its one NI link, fed by the links
     // into its router that carried anything (workloads never send to their

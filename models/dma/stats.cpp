@@ -45,6 +45,11 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                    "event counters incremented by writes naming one (DESC_FLAGS bit 2) that landed here")),
       counter_failed(s.counter(p + "counter_failed", "",
                                "writes naming an event counter that failed: their counter was not incremented")),
+      counter_writes(s.counter(p + "counter_writes", "",
+                               "writes naming an event counter that completed ok here (sender): each landed and "
+                               "incremented its counter once")),
+      counter_writes_failed(s.counter(p + "counter_writes_failed", "",
+                                      "writes naming an event counter that completed with an error here (sender)")),
       atomics_posted(s.counter(p + "atomics_posted", "", "network atomics queued (initiator)")),
       atomics_completed(s.counter(p + "atomics_completed", "",
                                   "network atomics completed successfully, the old value in the record (initiator)")),

@@ -44,6 +44,8 @@ struct PldmaStats {
     Counter& notifications;
     Counter& counter_increments;
     Counter& counter_failed;
+    Counter& counter_writes;
+    Counter& counter_writes_failed;
     // Network atomics.
     Counter& atomics_posted;
     Counter& atomics_completed;

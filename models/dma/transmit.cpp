@@ -355,6 +355,7 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
         return;
     }
     const bool atomic = is_atomic(d.op);
+    if (d.flags & kFlagCounter) (status == kStatusOk ? stats_.counter_writes : stats_.counter_writes_failed).inc();
     CompletionRecord r;
     r.tag = d.tag;
     r.status = status;
