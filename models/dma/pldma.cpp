@@ -86,14 +86,7 @@ PldmaParams::PldmaParams()
                                  "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
                                  "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
                                  "page has room for 256; NetVM's interface gives a process several)")
-                         .range("1", "256")),
-      notify_window(set.integer("notify-window", "0",
-                                "ordered notifications: entries of the receiver's sequence window per (sender node, "
-                                "protection domain); notification n is delivered only after n-1, later ones wait in "
-                                "the window, and a sender does not start a notifying write beyond the window. 0: "
-                                "unordered, delivered as each write lands (the ExaNeSt engine; *estimate* for the "
-                                "sizes, a design parameter)")
-                        .range("0", "4096")) {}
+                         .range("1", "256")) {}
 
 void Pldma::declare_params(ParamRegistry& reg) {
     reg.add(params_of<PldmaParams>().set);

@@ -67,7 +67,6 @@ struct PldmaParams {
     BoolParam fault_tolerant;
     EnumParam park;
     IntParam event_counters;
-    IntParam notify_window;
 };
 
 class Pldma : public sc_core::sc_module {

@@ -279,3 +279,23 @@ TEST_CASE("rdma.completion = handler: a handler run per notification, dearer tha
     CHECK(wakeups <= 200);
     CHECK(fig("handler", "wait_cpu_us") == Approx(6.0 * wakeups + 0.2 * 200).epsilon(1e-9));
 }
+
+TEST_CASE("configs/netvm/detection.ini figures: 64 B one-way latency and wait CPU per mechanism",
+          "[params][system][notify]") {
+    // The 64 B points of configs/netvm/detection.ini, as workloads/README.md
+    // "Notifications: event counters and detection" quotes them.
+    const Settings pp{{"workload.kind", "pingpong"}, {"workload.message-size", "64B"},
+                      {"workload.iterations", "1000"}, {"rdma.notify", "counter"}};
+    const std::map<std::string, std::pair<double, double>> quoted{
+        {"counter", {1.1994, 4525.32}}, {"poll", {1.1994, 4473.32}},
+        {"interrupt", {6.18144, 20000}}, {"handler", {7.36219, 24800}}};
+    for (const auto& [mode, fig] : quoted) {
+        const Outcome o = run_child(pp + Settings{{"rdma.completion", mode}});
+        INFO(mode << ": " << o.error);
+        REQUIRE(o.ran);
+        REQUIRE(o.clean);
+        CHECK(o.figures.at("latency_us") == Approx(fig.first).epsilon(1e-4));
+        CHECK(o.figures.at("wait_cpu_us") == Approx(fig.second).epsilon(1e-4));
+        CHECK(o.figures.at("counter_increments") == 2000);
+    }
+}
