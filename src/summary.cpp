@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "system.hpp"
+#include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/messaging/stats.hpp"
 
@@ -81,6 +82,7 @@ MetricRegistry build_summary_metrics() {
     Pldma::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
+    ClusterWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

@@ -615,6 +615,25 @@ void App::store(std::uint64_t addr, std::uint64_t value) {
         throw std::runtime_error(group_ + ": user store failed");
 }
 
+void App::busy_since(const char* activity, sc_time start) {
+    if (cores_ && now() > start) cores_->run(activity, start, now() - start, group_ + " " + activity);
+}
+
+void App::watch_polled(std::uint64_t va, std::uint64_t len) {
+    dma_.watch_writes(dma_.channel_stream_id(channel_), va, len);
+}
+
+std::uint64_t App::load_polled(std::uint64_t addr, sc_time* written) {
+    const sc_time issued = now();
+    const std::uint64_t in_memory = load(addr);
+    std::uint64_t v = 0;
+    // Payload writes come with the receiving channel's stream ID: the
+    // process's first channel.
+    if (!dma_.polled_value(dma_.channel_stream_id(channel_), addr, issued, in_memory, v, written))
+        throw std::logic_error(group_ + ": load_polled of a word never watched (App::watch_polled)");
+    return v;
+}
+
 bool App::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }
 bool App::populated(std::uint64_t addr) const {
     // A page being migrated was present and is again once the copy is done.
