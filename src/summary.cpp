@@ -4,6 +4,7 @@
 
 #include "system.hpp"
 #include "workloads/app.hpp"
+#include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/messaging/stats.hpp"
 
@@ -83,6 +84,7 @@ MetricRegistry build_summary_metrics() {
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);
+    ClusterWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

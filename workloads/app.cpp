@@ -256,8 +256,10 @@ bool App::send(Message& m) {
         const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
         std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
         // rdma.notify = counter: a notifying write also counts on the receiver's counter 0.
+        // A message naming its own counter (m.counter) counts there instead.
+        const std::uint32_t counter = (flags & kFlagCounter) ? m.counter : 0u;
         if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket))) flags |= kFlagCounter;
-        while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags)) {
+        while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags, counter)) {
             // The channel's queue is full: wait for one more completion on it.
             const unsigned c = last_post_;
             const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
@@ -667,6 +669,25 @@ std::uint64_t App::load(std::uint64_t addr) {
 void App::store(std::uint64_t addr, std::uint64_t value) {
     if (!access(tlm::TLM_WRITE_COMMAND, physical(addr, true), reinterpret_cast<unsigned char*>(&value), 8, true))
         throw std::runtime_error(group_ + ": user store failed");
+}
+
+void App::busy_since(const char* activity, sc_time start) {
+    if (cores_ && now() > start) cores_->run(activity, start, now() - start, group_ + " " + activity);
+}
+
+void App::watch_polled(std::uint64_t va, std::uint64_t len) {
+    dma_.watch_writes(dma_.channel_stream_id(channel_), va, len);
+}
+
+std::uint64_t App::load_polled(std::uint64_t addr, sc_time* written) {
+    const sc_time issued = now();
+    const std::uint64_t in_memory = load(addr);
+    std::uint64_t v = 0;
+    // Payload writes come with the receiving channel's stream ID: the
+    // process's first channel.
+    if (!dma_.polled_value(dma_.channel_stream_id(channel_), addr, issued, in_memory, v, written))
+        throw std::logic_error(group_ + ": load_polled of a word never watched (App::watch_polled)");
+    return v;
 }
 
 bool App::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }

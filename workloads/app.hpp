@@ -91,6 +91,9 @@ public:
     // Spend `t` of CPU time on work of `activity` (its own row of the CPU
     // track and of the node's CPU statistics), e.g. "msg-copy".
     void compute(const char* activity, sc_core::sc_time t) { run_on_core(activity, t); }
+    // The process's core was busy with `activity` from `start` to now (a
+    // spin loop whose loads moved the clock): its CPU track and statistics.
+    void busy_since(const char* activity, sc_core::sc_time start);
 
     // Run as process `pid` of `vm`: buffers are mmap()ed virtual memory and
     // the engine reaches them through the SMMU. Without it (smmu.enabled =
@@ -200,6 +203,18 @@ public:
     // process's memory (faulting the page in if needed).
     std::uint64_t load(std::uint64_t addr);
     void store(std::uint64_t addr, std::uint64_t value);
+    // Words the engine writes into this process's memory without a
+    // notification, which the program polls (per-peer completion flags):
+    // watch them once, zeroed, before any is written; then load_polled
+    // is a timed user load that sees a word's value as of the load's time
+    // (never a value the engine writes later in simulated time).
+    void watch_polled(std::uint64_t va, std::uint64_t len);
+    // `written`, when given: when the engine wrote the value seen (zero:
+    // it never wrote the word).
+    std::uint64_t load_polled(std::uint64_t addr, sc_core::sc_time* written = nullptr);
+    // Bring this process's clock back to the simulation's (a wait): after
+    // it, every write an engine does will be dated no earlier.
+    void sync_time() { qk_.sync(); }
     CompletionRecord read_rx_record(std::uint64_t index);
     // Give ring entry `index` back (a posted store of a blank record), so
     // that a record not written yet reads as status 0 on the next lap: the
@@ -222,6 +237,7 @@ public:
         std::uint64_t src = 0, dst = 0, len = 0, tag = 0, records = 0;
         unsigned dst_node = 0;
         std::uint32_t flags = 0;
+        std::uint32_t counter = 0;      // with kFlagCounter in flags: the receiver's event counter the last part increments
         // Filled by send():
         unsigned parts = 0;             // descriptors posted
         bool failed = false;            // a registration failed (parts not posted)

@@ -159,6 +159,35 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
     return nullptr;
 }
 
+void ClusterWorkload::declare_metrics(MetricRegistry& reg) {
+    // One-sided cluster runs: the statistics exist (job 0's) for those only.
+    auto one_sided_cluster = [](const Config& c) {
+        const std::string& k = c[params_of<WorkloadParams>().kind];
+        return (k == "alltoall" || k == "halo" || k == "incast" || k == "permutation") &&
+               !c[params_of<WorkloadParams>().two_sided];
+    };
+    reg.quantile("arrival_wait_us_p50", "us",
+                 "cluster kinds: median per receiving node and round of the time from the node's own writes completed to "
+                 "knowing that all the round's writes to it have landed (`workload.arrival_wait`, by "
+                 "workload.arrivals: ring, counter or per-peer flags).",
+                 "arrival_wait", 0.5, one_sided_cluster);
+    reg.quantile("arrival_wait_us_p99", "us", "cluster kinds: 99th percentile of the same.", "arrival_wait",
+                 0.99, one_sided_cluster);
+    reg.quantile("flag_detect_delay_us_p50", "us",
+                 "cluster kinds with workload.arrivals = flags: median per receiving node and round of the time "
+                 "from the last flag landing (or the node starting to look, if later) to the node having read them "
+                 "all (`workload.flag_detect_delay`): a sweep of loads over the flags, one per source.",
+                 "flag_detect_delay", 0.5, one_sided_cluster);
+    reg.sum_scalars("arrival_state_bytes", "B",
+                    "cluster kinds: the most memory any node keeps to detect arrivals: the receive ring's 32 B "
+                    "records (ring), two 8 B event counters (counter), 8 B per source (flags).",
+                    "arrival_state_bytes", 6, one_sided_cluster);
+    reg.sum_counters("flag_loads",
+                     "cluster kinds with workload.arrivals = flags: loads of the peers' flags while polling, all "
+                     "nodes (each a user load of the node's memory).",
+                     {"flag_loads"}, one_sided_cluster);
+}
+
 ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
                                  std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes,
                                  unsigned job)
@@ -170,7 +199,26 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
       rounds_(rounds),
       bytes_(bytes),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
-      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])) {
+      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
+      flags_of_(apps.size(), 0),
+      arrival_wait_(ctx.stats.histogram(stats_prefix(job) + "arrival_wait", "us",
+                                        "per receiving node and round: from the node's own writes of the round completed to "
+                                        "knowing that every write of the round addressed to it has landed "
+                                        "(workload.arrivals), the node's core busy polling or asleep in the meantime")),
+      flag_writes_(ctx.stats.counter(stats_prefix(job) + "flag_writes", "",
+                                     "workload.arrivals = flags: 8 B flag writes posted, one per destination and round")),
+      flag_loads_(ctx.stats.counter(stats_prefix(job) + "flag_loads", "",
+                                    "workload.arrivals = flags: loads of peers' flags while polling")),
+      flag_delay_(ctx.stats.histogram(stats_prefix(job) + "flag_detect_delay", "us",
+                                      "workload.arrivals = flags: per receiving node and round, from the landing of "
+                                      "the last of its sources' flags to the node having read them all (a sweep "
+                                      "of loads over the flags not seen yet)")),
+      arrival_state_(ctx.stats.scalar(stats_prefix(job) + "arrival_state_bytes", "B",
+                                      "the most any node keeps to detect arrivals: receive ring records (ring), the "
+                                      "event counter registers (counter, one per round parity), or an 8 B flag per source (flags)")),
+      early_arrivals_(ctx.stats.counter(stats_prefix(job) + "early_arrivals", "",
+                                        "workload.arrivals = flags: rounds a node saw complete before one of their "
+                                        "writes to it had completed at its sender (must be 0: a causality check)")) {
     if (msg_ == 0) throw ConfigError("workload.message-size = 0: " + kind_ + " needs messages of at least 1 B");
     writes_ = (bytes_ + msg_ - 1) / msg_;
     slots_ = std::max<std::uint64_t>(1, std::min(window_, writes_));
@@ -182,6 +230,17 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
     for (Peer& p : peers_)
         for (std::size_t k = 0; k < p.in.size(); ++k) p.slot[p.in[k]] = k;
     two_sided_ = ctx.config[params_of<WorkloadParams>().two_sided];
+    const std::string& arrivals = ctx.config[params_of<WorkloadParams>().arrivals];
+    arrivals_ = arrivals == "flags" ? Arrivals::Flags : arrivals == "counter" ? Arrivals::Counter : Arrivals::Ring;
+    if (two_sided_ && arrivals_ != Arrivals::Ring)
+        throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
+                                "is for one-sided writes: the two-sided library matches every message itself "
+                                "(workload.two-sided = true)");
+    if (arrivals_ == Arrivals::Counter && ctx.config[params_of<PldmaParams>().event_counters] < 2)
+        throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
+                                "counter needs two event counters per channel (one per round parity: a "
+                                "neighbour one round ahead counts in the other), but " +
+                                    ctx.config.describe(params_of<PldmaParams>().event_counters));
     if (two_sided_) {
             ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
@@ -201,9 +260,13 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         App& app = *apps_[i];
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
         const std::uint64_t sbufs = std::min(window_, sends);
-        check_fits(app, receive_bytes(i) + sbufs * msg_ + sbufs * app.records_for(msg_) * sizeof(CompletionRecord));
-        check_locked(app, {sbufs * app.records_for(msg_) * sizeof(CompletionRecord),
-                           ring_entries(i) * sizeof(CompletionRecord)});
+        const std::uint64_t flags = arrivals_ == Arrivals::Flags ? peers_[i].in.size() * 8 + sbufs * 8 : 0;
+        check_fits(app, receive_bytes(i) + sbufs * msg_ + sbufs * app.records_for(msg_) * sizeof(CompletionRecord) +
+                            flags);
+        std::vector<std::uint64_t> locked{sbufs * app.records_for(msg_) * sizeof(CompletionRecord)};
+        if (arrivals_ == Arrivals::Ring) locked.push_back(ring_entries(i) * sizeof(CompletionRecord));
+        check_locked(app, locked);
+        arrival_state_.set(std::max(arrival_state_.value(), static_cast<double>(arrival_state_bytes(i))));
         app.program = [this](App& a) { program(a); };
     }
 }
@@ -219,9 +282,27 @@ std::uint32_t ClusterWorkload::ring_entries(unsigned node) const {
     return static_cast<std::uint32_t>(std::min<std::uint64_t>(4096, std::max<std::uint64_t>(16, 2 * expected)));
 }
 
+std::uint64_t ClusterWorkload::arrival_state_bytes(unsigned node) const {
+    switch (arrivals_) {
+    case Arrivals::Ring: return std::uint64_t(ring_entries(node)) * sizeof(CompletionRecord);
+    case Arrivals::Counter: return 16;   // two event counter registers
+    case Arrivals::Flags: return peers_[node].in.size() * 8;
+    }
+    return 0;
+}
+
 std::uint64_t ClusterWorkload::receive_bytes(unsigned node) const {
     return peers_[node].in.size() * slots_ * msg_;
 }
+
+// A node's receive side: what it has learnt of its arrivals so far.
+struct ClusterWorkload::Arrival {
+    std::uint32_t ring = 0;             // ring: entries
+    std::vector<std::uint64_t> got;     // ring: writes seen per source (cumulative)
+    std::uint64_t consumed = 0;         // ring: records read
+    std::uint64_t flags = 0;            // flags: this node's flag array, one word per source
+    std::vector<std::uint64_t> round;   // flags: the last round each source's flag said was complete
+};
 
 void ClusterWorkload::program(App& app) {
     const unsigned me = app.node();
@@ -231,82 +312,115 @@ void ClusterWorkload::program(App& app) {
     const std::uint64_t sends = writes_ * out.size();  // per round
     const std::uint64_t sbufs = std::max<std::uint64_t>(1, std::min(window_, sends));
     // Receive area, registered once; source buffers and records for the
-    // writes in flight; the notification ring, for two rounds of arrivals
-    // (a neighbour can be one round ahead), at most 4096 records.
+    // writes in flight; the arrival detection's own memory: the
+    // notification ring (two rounds of arrivals, a neighbour can be one
+    // round ahead, at most 4096 records), or the flag array.
     const std::uint64_t rx_bytes = receive_bytes(me);
     if (rx_bytes) self.rx_base = app.alloc(rx_bytes, populate_, advice_);
     self.registered = app.register_receive(self.rx_base, rx_bytes);
     const std::uint64_t src_base = app.alloc(sbufs * msg_, populate_, advice_);
     const std::uint64_t records = app.alloc_locked(sbufs * per * sizeof(CompletionRecord));
-    const std::uint32_t ring = ring_entries(me);
-    app.setup_rx_ring(ring);
+    Arrival a;
+    a.got.assign(self.in.size(), 0);
+    std::uint64_t flag_src = 0;
+    if (arrivals_ == Arrivals::Ring) {
+        a.ring = ring_entries(me);
+        app.setup_rx_ring(a.ring);
+    } else if (arrivals_ == Arrivals::Flags) {
+        // The flags are data the peers write: mapped and registered as the
+        // receive area is; the sources of this node's own flag writes too.
+        a.round.assign(self.in.size(), 0);
+        if (!self.in.empty()) {
+            a.flags = app.alloc(self.in.size() * 8, true);
+            app.watch_polled(a.flags, self.in.size() * 8);
+            if (!app.register_receive(a.flags, self.in.size() * 8))
+                throw std::runtime_error(app.group() + ": could not register the flag array (rdma.strategy)");
+        }
+        flag_src = app.alloc(sbufs * 8, true);
+    }
+    flags_of_[me] = a.flags;
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
     if (!self.registered)
         throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
-
-    // Arrivals: cumulative per source, matched by the record's source node
-    // and destination address (any order: channels, retransmissions).
-    std::vector<std::uint64_t> got(self.in.size(), 0);
-    std::uint64_t consumed = 0;
-    auto take = [&](std::uint64_t upto) {
-        if (upto - consumed > ring)
-            throw std::runtime_error(app.group() + ": receive ring overflow (" + std::to_string(upto - consumed) +
-                                     " notifications unread, " + std::to_string(ring) + " entries)");
-        for (; consumed < upto; ++consumed) {
-            const CompletionRecord r = app.read_rx_record(consumed);
-            const auto it = self.slot.find(r.node);
-            const std::uint64_t lo = it == self.slot.end() ? 0 : self.rx_base + it->second * slots_ * msg_;
-            const bool known = it != self.slot.end() && r.addr >= lo && r.addr < lo + slots_ * msg_;
-            if (!known || got[it->second] >= rounds_ * writes_) {
-                std::ostringstream os;
-                os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x"
-                   << std::hex << r.addr << std::dec << (known ? " beyond what that node sends" : " it never expected");
-                std::cerr << "vrdmasim: " << os.str() << "\n";
-                log_.verified(0, false);
-                continue;
-            }
-            ++got[it->second];
-        }
-    };
-    auto round_in = [&](std::uint64_t r) {
-        for (std::uint64_t g : got)
-            if (g < (r + 1) * writes_) return false;
-        return true;
-    };
 
     struct InFlight {
         App::Message m;
         unsigned dst;
         std::uint64_t dst_addr, key;
         sc_time posted;
+        bool flag;   // flags: the round's flag write to dst
     };
     std::deque<InFlight> inflight;
+    std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
+    std::deque<unsigned> flag_due;               // destinations whose flag this round is due
+    const std::uint64_t n = apps_.size();
+    std::uint64_t posts = 0, round = 0;
     auto retire = [&]() {
         InFlight f = inflight.front();
         inflight.pop_front();
         const CompletionRecord rec = app.complete(f.m);
+        if (f.flag) {
+            // A lost flag would leave its node waiting for ever: stop loudly.
+            if (rec.status != kStatusOk || rec.tag != f.key)
+                throw std::runtime_error(app.group() + ": the flag write of round " + std::to_string(round) +
+                                         " to node " + std::to_string(f.dst) + " failed");
+            log_.traffic_done(app.now());
+            return;
+        }
         if (rec.status == kStatusOk && rec.tag != f.key) {
             std::cerr << "vrdmasim: completion record of transfer " << f.key << " carries tag " << rec.tag << "\n";
             log_.verified(f.m.len, false);
         }
         const sc_time latency = app.now() - f.posted;
         report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, &latency, static_cast<int>(me));
-        take(app.rx_events());   // look at the ring while sending: it never fills up
+        if (arrivals_ == Arrivals::Ring) take_ring(app, a, app.rx_events());   // the ring never fills up
+        if (arrivals_ == Arrivals::Flags && ++done_to[f.dst] == writes_) {
+            flag_due.push_back(f.dst);
+            completed_[{me, f.dst, round}] = app.now();
+        }
+    };
+    auto room = [&]() {
+        while (inflight.size() >= window_) retire();
+    };
+    auto post_flags = [&]() {
+        // Each destination's flag once its writes of the round have completed
+        // (completion: the data is in its memory, whatever the route taken).
+        while (!flag_due.empty()) {
+            room();
+            const unsigned d = flag_due.front();
+            flag_due.pop_front();
+            const std::uint64_t src = flag_src + (posts % sbufs) * 8;
+            app.store(src, round + 1);
+            App::Message m;
+            m.src = src;
+            m.dst = flags_of_.at(d) + peers_[d].slot.at(me) * 8;
+            m.len = 8;
+            m.tag = (std::uint64_t(1) << 62) | ((round * n + me) * n + d);
+            m.dst_node = d;
+            m.records = records + (posts % sbufs) * per * sizeof(CompletionRecord);
+            if (!app.send(m))
+                throw std::runtime_error(app.group() + ": could not register a flag write (rdma.strategy): " +
+                                         to_string(m.error));
+            flag_writes_.inc();
+            inflight.push_back({m, d, m.dst, m.tag, app.now(), true});
+            ++posts;
+        }
     };
 
-    const std::uint64_t n = apps_.size();
-    std::uint64_t posts = 0;
-    for (std::uint64_t r = 0; r < rounds_; ++r) {
+    for (round = 0; round < rounds_; ++round) {
+        done_to.clear();
         for (std::uint64_t k = 0; k < writes_; ++k) {
             for (unsigned d : out) {
                 // Slot k % slots_ of d's area for me was last written by write
                 // k - slots_ to d, at least `window` posts ago: retired.
-                if (inflight.size() >= window_) retire();
+                room();
+                post_flags();
+                room();
                 const Peer& to = peers_[d];
                 const std::uint64_t dst_addr = to.rx_base + (to.slot.at(me) * slots_ + k % slots_) * msg_;
                 const std::uint64_t src = src_base + (posts % sbufs) * msg_;
                 const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
-                const std::uint64_t key = ((r * n + me) * n + d) * writes_ + k;
+                const std::uint64_t key = ((round * n + me) * n + d) * writes_ + k;
                 prepare(app, src, *apps_[d], dst_addr, len, key);
                 const sc_time posted = app.now();
                 log_.posted(posted);
@@ -317,25 +431,124 @@ void ClusterWorkload::program(App& app) {
                 m.tag = key;
                 m.dst_node = d;
                 m.records = records + (posts % sbufs) * per * sizeof(CompletionRecord);
-                m.flags = kFlagNotify;   // the receiver counts it from its ring
+                // ring: the receiver reads its notification record; counter:
+                // the write counts on the receiver's event counter of the
+                // round's parity; flags: nothing (the flag says it later).
+                m.flags = arrivals_ == Arrivals::Ring ? kFlagNotify : arrivals_ == Arrivals::Counter ? kFlagCounter : 0;
+                m.counter = static_cast<std::uint32_t>(round % 2);
                 if (!app.send(m))
                     throw std::runtime_error(app.group() + ": could not register a message (rdma.strategy): " +
                                              to_string(m.error));
-                inflight.push_back({m, d, dst_addr, key, posted});
+                inflight.push_back({m, d, dst_addr, key, posted, false});
                 ++posts;
             }
         }
-        while (!inflight.empty()) retire();
-        // The round ends when everything addressed to this node has come.
-        take(app.rx_events());
-        while (!round_in(r)) {
-            app.wait_rx(consumed + 1);
-            take(app.rx_events());
+        while (!inflight.empty() || !flag_due.empty()) {
+            if (!flag_due.empty()) post_flags();
+            else retire();
         }
+        // The round ends when everything addressed to this node has come.
+        const sc_time waiting = app.now();
+        switch (arrivals_) {
+        case Arrivals::Ring: wait_ring(app, a, round); break;
+        case Arrivals::Counter: wait_counter(app, a, round); break;
+        case Arrivals::Flags: wait_flags(app, a, round); break;
+        }
+        if (!self.in.empty()) arrival_wait_.add(to_us(app.now() - waiting));
     }
     app.finish_registrations();
     ++ended_;
     program_ended();
+}
+
+void ClusterWorkload::take_ring(App& app, Arrival& a, std::uint64_t upto) {
+    // Arrivals: cumulative per source, matched by the record's source node
+    // and destination address (any order: channels, retransmissions).
+    const Peer& self = peers_[app.node()];
+    if (upto - a.consumed > a.ring)
+        throw std::runtime_error(app.group() + ": receive ring overflow (" + std::to_string(upto - a.consumed) +
+                                 " notifications unread, " + std::to_string(a.ring) + " entries)");
+    for (; a.consumed < upto; ++a.consumed) {
+        const CompletionRecord r = app.read_rx_record(a.consumed);
+        const auto it = self.slot.find(r.node);
+        const std::uint64_t lo = it == self.slot.end() ? 0 : self.rx_base + it->second * slots_ * msg_;
+        const bool known = it != self.slot.end() && r.addr >= lo && r.addr < lo + slots_ * msg_;
+        if (!known || a.got[it->second] >= rounds_ * writes_) {
+            std::ostringstream os;
+            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x"
+               << std::hex << r.addr << std::dec << (known ? " beyond what that node sends" : " it never expected");
+            std::cerr << "vrdmasim: " << os.str() << "\n";
+            log_.verified(0, false);
+            continue;
+        }
+        ++a.got[it->second];
+    }
+}
+
+void ClusterWorkload::wait_ring(App& app, Arrival& a, std::uint64_t r) {
+    auto round_in = [&]() {
+        for (std::uint64_t g : a.got)
+            if (g < (r + 1) * writes_) return false;
+        return true;
+    };
+    take_ring(app, a, app.rx_events());
+    while (!round_in()) {
+        app.wait_rx(a.consumed + 1);
+        take_ring(app, a, app.rx_events());
+    }
+}
+
+void ClusterWorkload::wait_counter(App& app, Arrival&, std::uint64_t r) {
+    // The writes of round r count on event counter r % 2 of the receiving
+    // channel (a neighbour may be one round ahead, never two: its writes of
+    // round r + 1 count on the other counter). The counter of parity r % 2
+    // has counted rounds r % 2, r % 2 + 2, ..., r: it reaches
+    // (r / 2 + 1) arrivals per round when round r is in.
+    app.wait_counter(static_cast<unsigned>(r % 2), (r / 2 + 1) * writes_ * peers_[app.node()].in.size());
+}
+
+void ClusterWorkload::wait_flags(App& app, Arrival& a, std::uint64_t r) {
+    // Spin over the peers' flags, each a timed load of this node's memory,
+    // until every one says round r is complete; a sweep reads only the flags
+    // not seen yet. Each sweep starts in step with the simulation (a wait),
+    // so that it sees every flag that landed before it began.
+    const Peer& self = peers_[app.node()];
+    const sc_time start = app.now();
+    sc_time landed = sc_core::SC_ZERO_TIME;   // the latest landing of a flag that completed the round
+    for (;;) {
+        bool all = true;
+        for (std::size_t s = 0; s < self.in.size(); ++s) {
+            if (a.round[s] > r) continue;
+            sc_time written;
+            const std::uint64_t v = app.load_polled(a.flags + s * 8, &written);
+            if (v > r) landed = std::max(landed, written);
+            flag_loads_.inc();
+            // A source is at most one round ahead: to complete round r + 1 it
+            // needs this node's writes of round r + 1, sent after round r.
+            if (v > r + 2 || v < a.round[s])
+                throw std::runtime_error(app.group() + ": flag of node " + std::to_string(self.in[s]) + " reads " +
+                                         std::to_string(v) + " in round " + std::to_string(r) +
+                                         ": a source is never more than one round ahead, nor goes back");
+            a.round[s] = v;
+            if (v <= r) all = false;
+        }
+        if (all) break;
+        app.sync_time();
+    }
+    // Each source's flag came after its writes of the round had completed.
+    for (unsigned src : self.in) {
+        const auto it = completed_.find({src, app.node(), r});
+        if (it == completed_.end() || it->second > app.now()) {
+            early_arrivals_.inc();
+            std::cerr << "vrdmasim: " << app.group() << " saw round " << r << " from node " << src
+                      << " complete before its writes had completed\n";
+        }
+        if (it != completed_.end()) completed_.erase(it);
+    }
+    app.busy_since("poll", start);   // the core spun all along
+    // A flag seen at the first look may have landed long before (the node
+    // was still sending): the delay counts from the later of the two.
+    if (!self.in.empty()) flag_delay_.add(to_us(app.now() - std::max(landed, start)));
 }
 
 }  // namespace vrdmasim

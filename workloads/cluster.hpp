@@ -20,8 +20,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "core/metrics.hpp"
 #include "workloads/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 
@@ -60,6 +62,8 @@ public:
     // Builds workload.kind = alltoall, halo, incast or permutation; throws
     // ConfigError for settings that do not fit the system.
     static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0);
+    // Summary columns of the arrival detection (workload.arrivals).
+    static void declare_metrics(MetricRegistry& reg);
 
     std::string kind() const override { return kind_; }
     bool finished() const override { return ended_ == apps_.size(); }
@@ -72,6 +76,12 @@ public:
     // Entries of node's notification ring: two rounds of arrivals (a
     // neighbour can be one round ahead), 16 to 4096.
     std::uint32_t ring_entries(unsigned node) const;
+    // How a node learns that a round's arrivals are in (workload.arrivals).
+    enum class Arrivals { Ring, Counter, Flags };
+    Arrivals arrivals() const { return arrivals_; }
+    // Bytes node i keeps for that: the ring's records, the event counter
+    // register (8 B), or one 8 B flag per source.
+    std::uint64_t arrival_state_bytes(unsigned node) const;
 
 private:
     struct Peer {
@@ -81,6 +91,12 @@ private:
         bool registered = true;
     };
     void program(App& app);
+    // Wait until every write of round r addressed to this node has landed.
+    struct Arrival;
+    void take_ring(App& app, Arrival& a, std::uint64_t upto);   // read the ring's records up to `upto`
+    void wait_ring(App& app, Arrival& a, std::uint64_t r);
+    void wait_counter(App& app, Arrival& a, std::uint64_t r);
+    void wait_flags(App& app, Arrival& a, std::uint64_t r);
     // workload.two-sided = true: the same plan through the two-sided
     // library (cluster_two_sided.cpp).
     void program_two_sided(App& app);
@@ -95,6 +111,18 @@ private:
     std::uint64_t slots_;    // receive slots per source
     std::size_t ended_ = 0;
     bool two_sided_ = false;
+    Arrivals arrivals_ = Arrivals::Ring;
+    std::vector<std::uint64_t> flags_of_;   // flags: each node's flag array (set before the start barrier)
+    Histogram& arrival_wait_;     // per node and round: own writes done to arrivals known, us
+    Counter& flag_writes_;
+    Counter& flag_loads_;
+    Histogram& flag_delay_;       // flags: last flag of a round landed to the node seeing them all, us
+    Scalar& arrival_state_;       // bytes, the most any node keeps
+    Counter& early_arrivals_;     // flags: a round seen complete before a write of it had completed (a bug)
+    // flags: (source, destination, round) -> when the source saw its last
+    // write of the round to the destination complete; checked and dropped
+    // when the destination sees the round complete.
+    std::map<std::tuple<unsigned, unsigned, std::uint64_t>, sc_core::sc_time> completed_;
     std::vector<std::unique_ptr<msg::Endpoint>> eps_;   // two-sided: by node
     std::vector<msg::Endpoint*> ep_by_node_;
     std::map<std::uint64_t, sc_core::sc_time> posted_at_;   // two-sided: key -> when its isend was posted

@@ -139,7 +139,17 @@ WorkloadParams::WorkloadParams()
                             "send them untouched (as workload.populate = false and workload.fill-source = false), "
                             "so their engine reads fault, while the other jobs run as configured: a faulting "
                             "process next to well-behaved neighbours (configs/neighbours.ini)")
-                    .range("0", "16")) {}
+                    .range("0", "16")),
+      arrivals(set.choice("arrivals", "ring", {"ring", "counter", "flags"},
+                          "alltoall, halo, incast, permutation (one-sided): how a node learns that every write "
+                          "of a round addressed to it has landed. ring: each write notifies and the engine writes a "
+                          "32 B record per write into the node's receive ring, which it reads; counter: each write "
+                          "notifies and the engine counts it in the receiving channel's event counter, one register "
+                          "the node polls whatever the number of peers; flags: the classic one-sided scheme, no "
+                          "notification: once its writes of a round to a node have completed, a sender writes the "
+                          "round number into its own 8 B flag in that node's flag array, and the node polls the "
+                          "flags of its peers one by one (memory and polling time grow with the peers). "
+                          "workloads/README.md \"Arrival detection\"")) {}
 
 std::string Workload::stats_prefix(unsigned job) {
     return job == 0 ? "workload." : "job" + std::to_string(job) + ".workload.";

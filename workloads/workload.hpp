@@ -2,6 +2,7 @@
 // nodes' Apps, and check every byte they move.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -38,6 +39,7 @@ struct WorkloadParams {
     EnumParam sendrecv_test;
     EnumParam operation;
     IntParam cold_jobs;
+    EnumParam arrivals;
 };
 
 // What the application saw: every transfer, its outcome and its data check.
@@ -65,6 +67,10 @@ public:
     const std::map<unsigned, Histogram*>& latency_by_hops() const { return by_hops_; }
     sc_core::sc_time first_post = sc_core::sc_max_time();
     sc_core::sc_time last_done = sc_core::SC_ZERO_TIME;
+    // The workload's engine traffic that is not one of its transfers (the
+    // per-peer flags of workload.arrivals = flags) ended at `at`: the span
+    // (first post to last completion) covers it.
+    void traffic_done(sc_core::sc_time at) { last_done = std::max(last_done, at); }
 
 private:
     StatRegistry& stats_;

@@ -42,7 +42,9 @@ sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_
     if (p->fault->type != FaultType::None) smmu_faults_.inc();
     if (fault) *fault = *p->fault;
     free_.push_back(p);
-    return sc_core::sc_time_stamp() + d;
+    const sc_time done = sc_core::sc_time_stamp() + d;
+    if (ok && cmd == tlm::TLM_WRITE_COMMAND && watch_.any()) watch_.wrote(sid, addr, data, len, done);
+    return done;
 }
 
 }  // namespace vrdmasim

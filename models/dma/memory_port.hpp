@@ -17,6 +17,7 @@
 #include "core/stats.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
+#include "models/dma/write_watch.hpp"
 
 namespace vrdmasim {
 
@@ -34,6 +35,9 @@ class MemoryPort {
 public:
     // `smmu_faults` counts the accesses the SMMU answered with a fault.
     MemoryPort(FwPort& socket, Counter& smmu_faults);
+    // Words software polls: every write that succeeds is recorded there.
+    WriteWatch& watch() { return watch_; }
+    const WriteWatch& watch() const { return watch_; }
 
     // Timed memory access with stream ID `sid` at absolute time `at`; returns completion time,
     // with `ok` false on an error response (an SMMU fault included).
@@ -58,6 +62,7 @@ private:
     Counter& smmu_faults_;
     std::vector<std::unique_ptr<MemPayload>> pool_;
     std::vector<MemPayload*> free_;
+    WriteWatch watch_;
 };
 
 }  // namespace vrdmasim

@@ -42,6 +42,7 @@ sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, s
         auto in = inbound.find(it->key);
         if (resolved && !by_engine) {
             t = copy_(it->sid, it->va, it->data.data(), it->data.size(), t);
+            memory_.watch().wrote(it->sid, it->va, it->data.data(), it->data.size(), t);
             stats_.netvm_bytes.inc(it->data.size());
             stats_.bytes_received.inc(it->data.size());
         } else if (by_engine) {

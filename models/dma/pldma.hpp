@@ -99,6 +99,16 @@ public:
     // counter increment, at the time it becomes visible.
     CompletionSignal& counter_signal(unsigned c) { return channels_.at(c).counted; }
     unsigned event_counters() const { return params_.event_counters; }
+    // Words software polls without a notification (README.md "Polled
+    // words"): watch the 8-byte words of [va, va + len) written with stream
+    // `sid` (zero until the engine first writes them), and read what a load
+    // at time `t` sees of one, given `now`, the value in memory at the call
+    // (false: not watched).
+    void watch_writes(std::uint32_t sid, std::uint64_t va, std::uint64_t len) { memory_.watch().watch(sid, va, len); }
+    bool polled_value(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t, std::uint64_t now,
+                      std::uint64_t& value, sc_core::sc_time* written = nullptr) const {
+        return memory_.watch().visible(sid, va, t, now, value, written);
+    }
 
     // The stream ID of a channel at reset (dma.smmu-tbu, dma.axi-id): every
     // channel's until the kernel writes another AXI ID into its control word.

@@ -170,6 +170,11 @@ const std::map<std::string, Settings>& scenarios() {
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},
+        // How a node of a cluster workload learns its arrivals are in: ring
+        // records, the event counter, or per-peer flags (one round: the
+        // counter takes one).
+        {"workload.arrivals", Settings{{"workload.kind", "incast"}, {"workload.dst-node", "0"},
+                                       {"workload.total-bytes", "32KiB"}, {"workload.message-size", "8KiB"}}},
     };
     return s;
 }
