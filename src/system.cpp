@@ -16,12 +16,18 @@ constexpr std::uint64_t kFirstJobDomain = 1;
 
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
+// router.link-order: auto is time order with adaptive routing, call order otherwise.
+bool time_ordered_links(const Config& c) {
+    const std::string o = c[params_of<RouterParams>().link_order];
+    return o == "time" || (o == "auto" && adaptive_routing(c));
+}
+
 // Links of a class; with adaptive routing every link reserves its wire in
 // time order, so that packets of one transfer that took different paths can
 // overtake each other where the paths meet (up to the receiving NI).
 LinkParams link_params(const Config& c, const LinkSection& section) {
     LinkParams p = Link::params_from(c, section);
-    p.time_order = adaptive_routing(c);
+    p.time_order = time_ordered_links(c);
     return p;
 }
 }
@@ -185,6 +191,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         const Topology::Hop h = topology.next_hop(idx, in_port, p.header.dst_coord, p.header.vc);
         return Router::Choice{h.port, static_cast<int>(h.vc)};
     });
+    if (time_ordered_links(ctx.config)) router.set_time_order();
     if (adaptive_routing(ctx.config)) {
         router.set_adaptive(topology, idx, static_cast<unsigned>(ctx.config[params_of<RouterParams>().vcs]));
         router.set_output_link(0, &eject);
@@ -379,6 +386,10 @@ Topology System::topology_from(const Config& c) {
             throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 "
                                            "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                                                c.describe(params_of<TopologyParams>().kind) + ")");
+        if (c[params_of<RouterParams>().link_order] == "call")
+            throw refuse("router.link-order", "with router.routing = adaptive the links must reserve in time "
+                                              "order (time or auto): in call order the links where the paths "
+                                              "meet would put every sender's packets back in send order");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs", "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
                                        "are the dimension-order escape channels (dateline), 2 and up adaptive");

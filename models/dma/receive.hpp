@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -50,6 +51,34 @@ struct Inbound {                // being received
     bool last_seen = false;         // the last packet arrived (ACK once buffered == 0)
     bool notify = false;
     std::uint16_t last_seq = 0;
+    // Acceptance in any order (an adaptive network delivers the packets of
+    // a transfer out of order in time; README.md "Out-of-order arrival"):
+    // which packet indices have landed (written, buffered or refused with
+    // an error), exactly once each; the index of the last packet once a
+    // packet flagged last came; the latest time a packet landed (the
+    // transfer completes then, not at the last-called packet's time); the
+    // latest arrival so far (a packet arriving before it came out of order);
+    // and, while faulted, the faulting packet's arrival (packets that
+    // arrived before it are still written).
+    std::vector<bool> landed;
+    std::uint64_t landed_count = 0;
+    std::uint64_t last_index = ~std::uint64_t{0};
+    sc_core::sc_time landed_at;
+    sc_core::sc_time newest;
+    sc_core::sc_time fault_at;
+    bool has_landed(std::uint64_t i) const { return i < landed.size() && landed[i]; }
+    void land(std::uint64_t i) {
+        if (landed.size() <= i) landed.resize(i + 1, false);
+        landed[i] = true;
+        ++landed_count;
+    }
+    // The first packet index not landed (where a resend starts).
+    std::uint64_t first_missing() const {
+        std::uint64_t i = 0;
+        while (i < landed.size() && landed[i]) ++i;
+        return i;
+    }
+    bool complete() const { return last_index != ~std::uint64_t{0} && landed_count == last_index + 1; }
 };
 
 class Receiver {
@@ -83,17 +112,24 @@ public:
     std::map<InboundKey, Inbound>& inbound() { return inbound_; }
 
 private:
-    enum class Placement { Written, Buffered, Error, Nacked };
+    enum class Placement { Written, Buffered, Error, Nacked, Dropped };
+    // The packet's untruncated index: its 14-bit sequence number taken
+    // nearest to the index expected next in call order.
+    static std::uint64_t index_of(const Inbound& in, const ExanetPacket& p);
+    // Statistics of a packet arriving before one that came earlier in call
+    // order (out of order in time).
+    void order(Inbound& in, sc_core::sc_time tail);
     // The transfer's state, fresh for its first packet.
     Inbound& arrival(const InboundKey& key, const ExanetPacket& p);
-    // Fault-tolerant: a resent packet already written.
-    static bool duplicate(const Inbound& in, const ExanetPacket& p);
+    // Fault-tolerant: a resent packet (index `i`) already landed.
+    static bool duplicate(const Inbound& in, std::uint64_t i);
     // Write the payload, or (NetVM) put it in the kernel buffer; `done`
     // becomes the time the packet's space is free again.
     Placement place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp, const ExanetPacket& p,
                     sc_core::sc_time tail, sc_core::sc_time& done);
-    // The transfer's last packet came: notify and acknowledge (unless
-    // packets still wait in the NetVM buffer).
+    // Every packet of the transfer has landed (the last at `done`, the
+    // latest landing time): notify and acknowledge (unless packets still
+    // wait in the NetVM buffer).
     void last_packet(const InboundKey& key, Inbound& in, const ExanetPacket& p, sc_core::sc_time& done);
 
     ChannelRegisters& channels_;

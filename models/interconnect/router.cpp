@@ -23,7 +23,13 @@ RouterParams::RouterParams()
                          "RTL); adaptive: minimal adaptive routing on the torus's F1 routers, any productive "
                          "dimension on an adaptive VC (2 and up), the dimension-order route on VCs 0/1 as escape "
                          "(Duato's protocol, *this simulator's option*: ExaNet routes by dimension order); needs "
-                         "topology.kind = torus and router.vcs >= 3")) {}
+                         "topology.kind = torus and router.vcs >= 3")),
+      link_order(set.choice("link-order", "auto", {"auto", "call", "time"},
+                            "how every link reserves its wire (*this simulator's modelling choice*): call = first "
+                            "come first served by b_transport call (the original model); time = the earliest idle "
+                            "interval at or after the packet's head, so packets that took different paths overtake "
+                            "where they meet; auto = call with dimension-order routing, time with adaptive (which "
+                            "refuses call)")) {}
 
 void Router::declare_params(ParamRegistry& reg) {
     reg.add(params_of<RouterParams>().set);
@@ -126,7 +132,7 @@ void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time
     Input& in = inputs_[port];
     if (in.vcs == 1) vc = 0;
     if (vc >= in.vcs) return;   // refused downstream anyway
-    if (topology_) {
+    if (timed_ || topology_) {
         occupy_timed(in, vc, flits, head, freed);
         return;
     }

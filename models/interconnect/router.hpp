@@ -31,6 +31,7 @@ struct RouterParams {
     TimeParam latency;
     IntParam vcs;
     EnumParam routing;
+    EnumParam link_order;
 };
 
 class ExanetPacket;
@@ -69,6 +70,9 @@ public:
     // VCs 0 and 1 escape, 2.. adaptive. Replaces the route function.
     void set_adaptive(const Topology& topology, unsigned node, unsigned vcs);
     void set_output_link(unsigned port, const Link* link);
+    // Its input links reserve in time order (router.link-order): heads may
+    // reach an input out of call order; occupancy is measured accordingly.
+    void set_time_order() { timed_ = true; }
     // The choice rule alone: which of `o`'s candidates a packet of `flits`
     // whose head reaches the outputs at `head` (tail at `tail`) takes.
     Choice choose(const Topology::Options& o, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail,
@@ -106,6 +110,7 @@ private:
     std::vector<int> routes_;
     RouteFunction route_fn_;
     const Topology* topology_ = nullptr;   // adaptive routing
+    bool timed_ = false;
     unsigned node_ = 0, vcs_ = 0;
     std::vector<const Link*> out_links_;
     Counter* adaptive_hops_ = nullptr;
