@@ -16,10 +16,11 @@ constexpr std::uint64_t kFirstJobDomain = 1;
 
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
-// router.link-order: auto is time order with adaptive routing, call order otherwise.
+// router.link-order: auto is time order with adaptive routing (in call order
+// the links where paths meet would put every sender's packets back in send
+// order), call order otherwise.
 bool time_ordered_links(const Config& c) {
-    const std::string o = c[params_of<RouterParams>().link_order];
-    return o == "time" || (o == "auto" && adaptive_routing(c));
+    return c[params_of<RouterParams>().link_order] == "time" || adaptive_routing(c);
 }
 
 // Links of a class; with adaptive routing every link reserves its wire in
@@ -374,6 +375,10 @@ Topology System::topology_from(const Config& c) {
     if (kind != "torus")
         for (const char* k : {"topology.x", "topology.y", "topology.z"})
             if (given(k)) throw refuse(k, "applies to topology.kind = torus only (topology.kind = " + kind + ")");
+    if (kind == "qfdb" && adaptive_routing(c))
+        throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 routers: it "
+                                       "needs topology.kind = torus with 2 or more QFDBs (" +
+                                           c.describe(params_of<TopologyParams>().kind) + ")");
     if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c[params_of<TopologyParams>().nodes]));
     Topology t = kind == "mezzanine" ? Topology::mezzanine()
                                      : Topology::torus(static_cast<unsigned>(c[params_of<TopologyParams>().x]),
@@ -386,10 +391,6 @@ Topology System::topology_from(const Config& c) {
             throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 "
                                            "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                                                c.describe(params_of<TopologyParams>().kind) + ")");
-        if (c[params_of<RouterParams>().link_order] == "call")
-            throw refuse("router.link-order", "with router.routing = adaptive the links must reserve in time "
-                                              "order (time or auto): in call order the links where the paths "
-                                              "meet would put every sender's packets back in send order");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs", "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
                                        "are the dimension-order escape channels (dateline), 2 and up adaptive");

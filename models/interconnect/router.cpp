@@ -24,12 +24,12 @@ RouterParams::RouterParams()
                          "dimension on an adaptive VC (2 and up), the dimension-order route on VCs 0/1 as escape "
                          "(Duato's protocol, *this simulator's option*: ExaNet routes by dimension order); needs "
                          "topology.kind = torus and router.vcs >= 3")),
-      link_order(set.choice("link-order", "auto", {"auto", "call", "time"},
-                            "how every link reserves its wire (*this simulator's modelling choice*): call = first "
-                            "come first served by b_transport call (the original model); time = the earliest idle "
-                            "interval at or after the packet's head, so packets that took different paths overtake "
-                            "where they meet; auto = call with dimension-order routing, time with adaptive (which "
-                            "refuses call)")) {}
+      link_order(set.choice("link-order", "auto", {"auto", "time"},
+                            "how every link reserves its wire (*this simulator's modelling choice*): auto = first "
+                            "come first served by b_transport call with dimension-order routing (the original "
+                            "model), in time order with adaptive routing; time = in time order whatever the "
+                            "routing: a packet takes the earliest idle interval at or after its head, so packets "
+                            "that took different paths overtake where they meet")) {}
 
 void Router::declare_params(ParamRegistry& reg) {
     reg.add(params_of<RouterParams>().set);
