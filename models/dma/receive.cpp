@@ -26,6 +26,10 @@ Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPacket
 sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time tail) {
     stats_.packets_received.inc();
     const InboundKey key{p.src_node, p.transfer};
+    if (params_.fault_tolerant && resent_done_.count(key)) {
+        stats_.duplicates.inc();   // a resend of a transfer complete already
+        return tail;
+    }
     Inbound& in = arrival(key, p);
     in.src_coord = p.footer.src_coord;
     // A sender's packets are called in its send order, but on an adaptive
@@ -54,6 +58,7 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
         const Placement placed = place(key, in, gp, p, tail, done);
         if (placed == Placement::Nacked) {
             in.fault_at = tail;
+            in.nacked = true;
             return done;
         }
         if (placed == Placement::Dropped) {
@@ -86,6 +91,7 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
     }
     if (!in.complete()) return done;
     // The transfer is complete when the packet that landed last in time has.
+    if (in.nacked) resent_done_.insert(key);
     sc_time fin = in.landed_at;
     last_packet(key, in, p, fin);
     // The packet's space in the receive buffer is free once its write is

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -66,6 +67,7 @@ struct Inbound {                // being received
     sc_core::sc_time landed_at;
     sc_core::sc_time newest;
     sc_core::sc_time fault_at;
+    bool nacked = false;            // a resend was asked for: it may come after the transfer completed
     bool has_landed(std::uint64_t i) const { return i < landed.size() && landed[i]; }
     void land(std::uint64_t i) {
         if (landed.size() <= i) landed.resize(i + 1, false);
@@ -142,6 +144,10 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     std::map<InboundKey, Inbound> inbound_;
+    // Transfers that completed while a resend was asked for: packets out of
+    // order may all have landed before the resend comes, whose packets are
+    // then duplicates of a finished transfer (dropped, never written again).
+    std::set<InboundKey> resent_done_;
 };
 
 }  // namespace vrdmasim
