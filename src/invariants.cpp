@@ -106,6 +106,16 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                       " completion record(s) seen by the application before the "
                                                       "engine had written them"});
 
+    // Receivers, in whatever order packets arrive (adaptive routing): every
+    // packet index of a transfer landed once, and no payload was written
+    // before its packet arrived.
+    const std::uint64_t twice = stats.sum_counters("dma.rx_double_landings");
+    const std::uint64_t before_arrival = stats.sum_counters("dma.rx_early_writes");
+    if (twice + before_arrival > 0)
+        out.push_back({"packets-land-once", std::to_string(twice) + " packet(s) landed on an index already landed, " +
+                                                std::to_string(before_arrival) +
+                                                " payload write(s) done before their packet arrived"});
+
     // RDMA reads: every read posted completed at its initiator (ok or
     // failed; its latency sample is taken at completion), and every read
     // request a responder took ended (served or failed): none left

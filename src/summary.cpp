@@ -81,6 +81,7 @@ MetricRegistry build_summary_metrics() {
     Registrar::declare_metrics(reg);
     MsgStats::declare_metrics(reg);
     Pldma::declare_metrics(reg);
+    Router::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);

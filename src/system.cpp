@@ -13,6 +13,24 @@ using sc_core::sc_time;
 namespace {
 // Process p of every node forms job p, in protection domain p + 1 on every node.
 constexpr std::uint64_t kFirstJobDomain = 1;
+
+bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
+
+// router.link-order: auto is time order with adaptive routing (in call order
+// the links where paths meet would put every sender's packets back in send
+// order), call order otherwise.
+bool time_ordered_links(const Config& c) {
+    return c[params_of<RouterParams>().link_order] == "time" || adaptive_routing(c);
+}
+
+// Links of a class; with adaptive routing every link reserves its wire in
+// time order, so that packets of one transfer that took different paths can
+// overtake each other where the paths meet (up to the receiving NI).
+LinkParams link_params(const Config& c, const LinkSection& section) {
+    LinkParams p = Link::params_from(c, section);
+    p.time_order = time_ordered_links(c);
+    return p;
+}
 }
 
 TopologyParams::TopologyParams()
@@ -63,8 +81,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
       dram("dram", ctx, group),
       dma("dma", ctx, group, idx, topology.coord_words()),
       router("router", ctx),
-      inject("inject", ctx, Link::params_from(ctx.config, params_of<LinkSections>().ni), group, "ni->router"),
-      eject("eject", ctx, Link::params_from(ctx.config, params_of<LinkSections>().ni), group, "router->ni"),
+      inject("inject", ctx, link_params(ctx.config, params_of<LinkSections>().ni), group, "ni->router"),
+      eject("eject", ctx, link_params(ctx.config, params_of<LinkSections>().ni), group, "router->ni"),
       app("app", ctx, group, idx, dma, address_map::kPldmaRegs, address_map::kHeapBase,
           std::min(dram.size(), address_map::kDdrLowSize) - address_map::kHeapBase),
       cpu(ctx, group + ".cpu", group),
@@ -174,6 +192,11 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         const Topology::Hop h = topology.next_hop(idx, in_port, p.header.dst_coord, p.header.vc);
         return Router::Choice{h.port, static_cast<int>(h.vc)};
     });
+    if (time_ordered_links(ctx.config)) router.set_time_order();
+    if (adaptive_routing(ctx.config)) {
+        router.set_adaptive(topology, idx, static_cast<unsigned>(ctx.config[params_of<RouterParams>().vcs]));
+        router.set_output_link(0, &eject);
+    }
     router.set_input_buffer(0, inject.params().buffer_flits, inject.params().vcs);
     SC_HAS_PROCESS(Node);
     SC_THREAD(boot);
@@ -352,6 +375,10 @@ Topology System::topology_from(const Config& c) {
     if (kind != "torus")
         for (const char* k : {"topology.x", "topology.y", "topology.z"})
             if (given(k)) throw refuse(k, "applies to topology.kind = torus only (topology.kind = " + kind + ")");
+    if (kind == "qfdb" && adaptive_routing(c))
+        throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 routers: it "
+                                       "needs topology.kind = torus with 2 or more QFDBs (" +
+                                           c.describe(params_of<TopologyParams>().kind) + ")");
     if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c[params_of<TopologyParams>().nodes]));
     Topology t = kind == "mezzanine" ? Topology::mezzanine()
                                      : Topology::torus(static_cast<unsigned>(c[params_of<TopologyParams>().x]),
@@ -359,6 +386,15 @@ Topology System::topology_from(const Config& c) {
                                                        static_cast<unsigned>(c[params_of<TopologyParams>().z]));
     bool rings = false;
     for (int d = Topology::X; d <= Topology::Z; ++d) rings = rings || t.extent(d) >= 3;
+    if (adaptive_routing(c)) {
+        if (kind != "torus" || !t.multi_board())
+            throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 "
+                                           "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
+                                               c.describe(params_of<TopologyParams>().kind) + ")");
+        if (c[params_of<RouterParams>().vcs] < 3)
+            throw refuse("router.vcs", "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
+                                       "are the dimension-order escape channels (dateline), 2 and up adaptive");
+    }
     if (rings && c[params_of<RouterParams>().vcs] < 2)
         throw refuse("router.vcs", "a " + kind + " with rings of 3 or more boards needs at least 2 virtual "
                                    "channels for its dateline (deadlock avoidance)");
@@ -385,9 +421,9 @@ System::System(const SimContext& ctx)
     // (`mezz-link` on a mezzanine, `board-link` on a torus). Every link's far
     // end has router.vcs buffers.
     const unsigned vcs = static_cast<unsigned>(c[params_of<RouterParams>().vcs]);
-    LinkParams board = Link::params_from(c, params_of<LinkSections>().link);
-    LinkParams ring = Link::params_from(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
-                                                                        : params_of<LinkSections>().board_link);
+    LinkParams board = link_params(c, params_of<LinkSections>().link);
+    LinkParams ring = link_params(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
+                                                                 : params_of<LinkSections>().board_link);
     board.vcs = ring.vcs = vcs;
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
     // port order, then to inputs so that input port k of node j comes from
@@ -406,6 +442,7 @@ System::System(const SimContext& ctx)
             link_to_.push_back(p.to);
             links_out[i][k] = links_.back().get();
             a.router.out.bind(links_out[i][k]->in);
+            a.router.set_output_link(k, links_out[i][k]);
         }
     }
     for (unsigned j = 0; j < n; ++j) {

@@ -126,13 +126,15 @@ void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t addre
     if (tracer.narrating()) {
         std::ostringstream os;
         os << "transfer " << p.transfer << " from node" << p.src_node << ": write fault at 0x" << std::hex
-           << address << std::dec << ", NACK at packet " << in.next_index;
+           << address << std::dec << ", NACK at packet " << in.first_missing();
         tracer.narrate(done, trace_.who, os.str());
     }
     if (tracer.enabled())
         tracer.instant(trace_.track, "NACK", done, {{"transfer", Tracer::json_number(p.transfer)},
-                                                    {"packet", Tracer::json_number(in.next_index)}});
-    control_.send_response(p, kStatusFault, in.next_index, done);
+                                                    {"packet", Tracer::json_number(in.first_missing())}});
+    // Resend from the first packet not landed (later ones that landed,
+    // out of order, are dropped as duplicates).
+    control_.send_response(p, kStatusFault, in.first_missing(), done);
     watch();
 }
 
@@ -140,7 +142,7 @@ void FaultRecovery::answer(ControlKind kind, const InboundKey& key, const Inboun
     ControlOut c;
     c.kind = kind;
     c.id = key.second;
-    c.index = in.next_index;
+    c.index = in.first_missing();
     c.node = key.first;
     c.coord = in.src_coord;
     c.at = at;

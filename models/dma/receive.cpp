@@ -26,37 +26,95 @@ Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPacket
 sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time tail) {
     stats_.packets_received.inc();
     const InboundKey key{p.src_node, p.transfer};
-    Inbound& in = arrival(key, p);
-    in.src_coord = p.footer.src_coord;
-    if (in.faulted || in.dead) {
-        stats_.fault_dropped.inc();   // waiting on a fault (the sender will resend from it) or failed on one
+    if (params_.fault_tolerant && resent_done_.count(key)) {
+        stats_.duplicates.inc();   // a resend of a transfer complete already
         return tail;
     }
-    if (params_.fault_tolerant && duplicate(in, p)) {
-        stats_.duplicates.inc();   // written already
+    Inbound& in = arrival(key, p);
+    in.src_coord = p.footer.src_coord;
+    // A sender's packets are called in its send order, but on an adaptive
+    // network their arrival times are not monotonic: every decision below
+    // is by index and by time, never by call order.
+    const std::uint64_t index = index_of(in, p);
+    const bool in_sequence = index == in.next_index;
+    in.next_index = index + 1;
+    in.next_seq = static_cast<std::uint16_t>(in.next_index & 0x3fff);
+    order(in, tail);
+    // A fault stops the transfer at the faulting packet's arrival: a packet
+    // that arrived before it was written; after it, dropped until the resend.
+    if (in.dead || (in.faulted && tail >= in.fault_at)) {
+        stats_.fault_dropped.inc();
+        return tail;
+    }
+    if (params_.fault_tolerant && duplicate(in, index)) {
+        stats_.duplicates.inc();   // landed already
         return tail;
     }
     const std::uint64_t len = gp.get_data_length();
-    bool ok = !in.error && p.footer.seq == in.next_seq;
+    // Without fault tolerance nothing is resent: the index must be the next.
+    bool ok = !in.error && (params_.fault_tolerant || in_sequence);
     sc_time done = tail;
     if (ok) {
         const Placement placed = place(key, in, gp, p, tail, done);
-        if (placed == Placement::Nacked) return done;
+        if (placed == Placement::Nacked) {
+            in.fault_at = tail;
+            in.nacked = true;
+            return done;
+        }
+        if (placed == Placement::Dropped) {
+            stats_.fault_dropped.inc();
+            return done;
+        }
         ok = placed != Placement::Error;
         if (ok) {
             in.bytes += len;
-            if (placed == Placement::Written) stats_.bytes_received.inc(len);
+            if (placed == Placement::Written) {
+                stats_.bytes_received.inc(len);
+                if (done < tail) stats_.rx_early_writes.inc();   // self-check: never before its arrival
+            }
         }
     }
     if (!ok) {
         in.error = true;
         stats_.rx_errors.inc();
     }
-    in.next_seq = static_cast<std::uint16_t>((in.next_seq + 1) & 0x3fff);
-    ++in.next_index;
-    if (p.footer.last) last_packet(key, in, p, done);
-    // The packet's space in the receive buffer is free once its write is done.
-    return done;
+    if (in.has_landed(index))
+        stats_.rx_double_landings.inc();   // self-check: every packet lands exactly once
+    else
+        in.land(index);
+    const bool latest = done >= in.landed_at;
+    in.landed_at = max_time(in.landed_at, done);
+    if (p.footer.last) {
+        in.last_index = index;
+        in.notify = p.footer.notify;
+        in.last_seq = p.footer.seq;
+        in.counter = p.counter;   // the event counter the last packet names
+    }
+    if (!in.complete()) return done;
+    // The transfer is complete when the packet that landed last in time has.
+    if (in.nacked) resent_done_.insert(key);
+    sc_time fin = in.landed_at;
+    last_packet(key, in, p, fin);
+    // The packet's space in the receive buffer is free once its write is
+    // done (the latest one's, once the notification and ACK are out).
+    return latest ? fin : done;
+}
+
+std::uint64_t Receiver::index_of(const Inbound& in, const ExanetPacket& p) {
+    const std::uint64_t expect = in.next_index;
+    const unsigned ahead = static_cast<unsigned>((p.footer.seq - (expect & 0x3fff)) & 0x3fff);
+    if (ahead < 0x2000) return expect + ahead;
+    const std::uint64_t behind = 0x4000 - ahead;
+    return behind <= expect ? expect - behind : expect + ahead;
+}
+
+void Receiver::order(Inbound& in, sc_time tail) {
+    if (tail < in.newest) {
+        stats_.rx_out_of_order.inc();
+        stats_.rx_ooo_early_ns.add(to_ns(in.newest - tail));
+    } else {
+        in.newest = tail;
+    }
 }
 
 Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
@@ -87,10 +145,7 @@ Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
     return f->second;
 }
 
-bool Receiver::duplicate(const Inbound& in, const ExanetPacket& p) {
-    const unsigned behind = static_cast<unsigned>((in.next_seq - p.footer.seq) & 0x3fff);
-    return behind != 0 && behind < 0x2000 && behind <= in.next_index;
-}
+bool Receiver::duplicate(const Inbound& in, std::uint64_t i) { return in.has_landed(i); }
 
 Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp,
                                     const ExanetPacket& p, sc_time tail, sc_time& done) {
@@ -108,6 +163,9 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
             if (done - tail > sc_time(1, sc_core::SC_US)) stats_.rx_stalled_us.add(to_us(done - tail));
             if (ok) return Placement::Written;
             if (!params_.fault_tolerant || fx.type == FaultType::None || !fx.write) return Placement::Error;
+            // Arrived before the transfer's fault (out of order in time) and
+            // faulted too: the NACK is out, the resend covers this packet.
+            if (in.faulted) return Placement::Dropped;
             if (!netvm_.enabled()) {
                 // Drop this packet and the rest of the transfer until the
                 // fault is resolved; tell the sender where to resume.
@@ -130,10 +188,7 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
 }
 
 void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacket& p, sc_time& done) {
-    in.last_seen = true;
-    in.notify = p.footer.notify;
-    in.last_seq = p.footer.seq;
-    in.counter = p.counter;
+    in.last_seen = true;   // NetVM: ACK once buffered == 0
     if (in.buffered != 0) return;
     // The data is in memory: notify, then acknowledge so the sender can complete.
     const Inbound fin = in;
@@ -151,6 +206,7 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
 void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
     // NetVM: the last buffered packet of a transfer whose last packet came
     // is in place; the control thread writes the notification and the ACK.
+    at = max_time(at, in.landed_at);   // never before the last packet landed in time
     ControlOut c;
     c.kind = ControlKind::Ack;
     c.id = key.second;

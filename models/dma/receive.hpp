@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -51,6 +53,35 @@ struct Inbound {                // being received
     bool notify = false;
     std::uint16_t last_seq = 0;
     int counter = -1;               // the event counter the last packet names (-1: none)
+    // Acceptance in any order (an adaptive network delivers the packets of
+    // a transfer out of order in time; README.md "Out-of-order arrival"):
+    // which packet indices have landed (written, buffered or refused with
+    // an error), exactly once each; the index of the last packet once a
+    // packet flagged last came; the latest time a packet landed (the
+    // transfer completes then, not at the last-called packet's time); the
+    // latest arrival so far (a packet arriving before it came out of order);
+    // and, while faulted, the faulting packet's arrival (packets that
+    // arrived before it are still written).
+    std::vector<bool> landed;
+    std::uint64_t landed_count = 0;
+    std::uint64_t last_index = ~std::uint64_t{0};
+    sc_core::sc_time landed_at;
+    sc_core::sc_time newest;
+    sc_core::sc_time fault_at;
+    bool nacked = false;            // a resend was asked for: it may come after the transfer completed
+    bool has_landed(std::uint64_t i) const { return i < landed.size() && landed[i]; }
+    void land(std::uint64_t i) {
+        if (landed.size() <= i) landed.resize(i + 1, false);
+        landed[i] = true;
+        ++landed_count;
+    }
+    // The first packet index not landed (where a resend starts).
+    std::uint64_t first_missing() const {
+        std::uint64_t i = 0;
+        while (i < landed.size() && landed[i]) ++i;
+        return i;
+    }
+    bool complete() const { return last_index != ~std::uint64_t{0} && landed_count == last_index + 1; }
 };
 
 class Receiver {
@@ -94,17 +125,24 @@ public:
     std::map<InboundKey, Inbound>& inbound() { return inbound_; }
 
 private:
-    enum class Placement { Written, Buffered, Error, Nacked };
+    enum class Placement { Written, Buffered, Error, Nacked, Dropped };
+    // The packet's untruncated index: its 14-bit sequence number taken
+    // nearest to the index expected next in call order.
+    static std::uint64_t index_of(const Inbound& in, const ExanetPacket& p);
+    // Statistics of a packet arriving before one that came earlier in call
+    // order (out of order in time).
+    void order(Inbound& in, sc_core::sc_time tail);
     // The transfer's state, fresh for its first packet.
     Inbound& arrival(const InboundKey& key, const ExanetPacket& p);
-    // Fault-tolerant: a resent packet already written.
-    static bool duplicate(const Inbound& in, const ExanetPacket& p);
+    // Fault-tolerant: a resent packet (index `i`) already landed.
+    static bool duplicate(const Inbound& in, std::uint64_t i);
     // Write the payload, or (NetVM) put it in the kernel buffer; `done`
     // becomes the time the packet's space is free again.
     Placement place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp, const ExanetPacket& p,
                     sc_core::sc_time tail, sc_core::sc_time& done);
-    // The transfer's last packet came: notify and acknowledge (unless
-    // packets still wait in the NetVM buffer).
+    // Every packet of the transfer has landed (the last at `done`, the
+    // latest landing time): notify and acknowledge (unless packets still
+    // wait in the NetVM buffer).
     void last_packet(const InboundKey& key, Inbound& in, const ExanetPacket& p, sc_core::sc_time& done);
 
     ChannelRegisters& channels_;
@@ -117,6 +155,10 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     std::map<InboundKey, Inbound> inbound_;
+    // Transfers that completed while a resend was asked for: packets out of
+    // order may all have landed before the resend comes, whose packets are
+    // then duplicates of a finished transfer (dropped, never written again).
+    std::set<InboundKey> resent_done_;
 };
 
 }  // namespace vrdmasim

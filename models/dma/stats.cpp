@@ -81,7 +81,18 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                      "read requests whose reply the initiator acknowledged as written (responder)")),
       read_replies_failed(s.counter(p + "read_replies_failed", "",
                                     "read requests that ended in an error: no channel of the domain, a source "
-                                    "fault not resolved, or the initiator's error ACK (responder)")) {}
+                                    "fault not resolved, or the initiator's error ACK (responder)")),
+      rx_out_of_order(s.counter(p + "rx_out_of_order", "",
+                                "data packets that arrived before a packet of their transfer sent earlier had "
+                                "(out of order in time; adaptive routing)")),
+      rx_ooo_early_ns(s.histogram(p + "rx_out_of_order_early", "ns",
+                                  "how much earlier an out-of-order packet arrived than the latest packet of its "
+                                  "transfer so far")),
+      rx_double_landings(s.counter(p + "rx_double_landings", "",
+                                   "packets that landed on an index of their transfer already landed (self-check: "
+                                   "must stay 0, every byte lands exactly once)")),
+      rx_early_writes(s.counter(p + "rx_early_writes", "",
+                                "payload writes done before their packet arrived (self-check: must stay 0)")) {}
 
 void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("packets",
@@ -123,6 +134,14 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("read_requests_served",
                      "RDMA read requests served and acknowledged (sum of `*.dma.read_requests_served`, responders).",
                      {"dma.read_requests_served"});
+    reg.sum_counters("rx_out_of_order",
+                     "Data packets that arrived at their receiver before a packet of their transfer sent earlier "
+                     "(adaptive routing; sum of `*.dma.rx_out_of_order`).",
+                     {"dma.rx_out_of_order"});
+    reg.quantile("rx_out_of_order_early_ns_p50", "ns",
+                 "Median of how much earlier an out-of-order packet arrived than the latest packet of its "
+                 "transfer so far (`*.dma.rx_out_of_order_early`; 0 without any).",
+                 "dma.rx_out_of_order_early", 0.5);
     reg.quantile("read_latency_us_p50", "us",
                  "Median RDMA read latency at the initiating engines (doorbell to completion record; "
                  "`*.dma.read_latency`).",

@@ -67,6 +67,11 @@ struct PldmaStats {
     Counter& read_requests;
     Counter& read_requests_served;
     Counter& read_replies_failed;
+    // Out-of-order arrival (receive.*, adaptive routing).
+    Counter& rx_out_of_order;
+    Histogram& rx_ooo_early_ns;
+    Counter& rx_double_landings;
+    Counter& rx_early_writes;
 };
 
 // The engine's trace track and its name in narrated events.

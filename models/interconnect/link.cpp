@@ -1,6 +1,8 @@
 #include "models/interconnect/link.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 #include "models/interconnect/exanet_packet.hpp"
@@ -95,6 +97,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     flit_time_ = sc_time::from_value(flit_ps_);
     if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
     vcs_.resize(p_.vcs);
+    timed_.resize(p_.vcs);
     for (unsigned v = 0; v < p_.vcs; ++v)
         vcs_[v].hwm_stat = &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm",
                                              "flits", "most flits held in this VC's far-end buffer (credit count)");
@@ -122,6 +125,10 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     if (vc >= p_.vcs) {
         vc_errors_.inc();
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    if (p_.time_order) {
+        transport_timed(gp, delay, *pkt, vc);
         return;
     }
     VcBuffer& buf = vcs_[vc];
@@ -174,6 +181,133 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     buf.held.emplace_back(now + d, flits);
     buf.held_flits += flits;
 
+    delay = end - now;
+}
+
+}  // namespace vrdmasim
+
+namespace vrdmasim {
+
+unsigned Link::held_from(const std::vector<Timed>& held, sc_time s) const {
+    // Most flits in the buffer at any time t >= s: a sweep over the packets
+    // still held after s (occupancy rises at an entry, falls when freed; at
+    // equal times the freed space counts first).
+    unsigned occ = 0;
+    std::vector<std::pair<sc_time, int>> ev;
+    for (const Timed& h : held) {
+        if (h.freed <= s) continue;
+        if (h.in <= s) {
+            occ += h.flits;
+        } else {
+            ev.emplace_back(h.in, static_cast<int>(h.flits));
+        }
+        ev.emplace_back(h.freed, -static_cast<int>(h.flits));
+    }
+    std::sort(ev.begin(), ev.end());   // at equal times the negative (freed) first
+    unsigned most = occ;
+    long cur = occ;
+    for (const auto& e : ev) {
+        cur += e.second;
+        if (cur > static_cast<long>(most)) most = static_cast<unsigned>(cur);
+    }
+    return most;
+}
+
+sc_time Link::credit_from(const std::vector<Timed>& held, unsigned flits, sc_time s) const {
+    // held_from(s) never grows with s: the earliest of s and the times space
+    // is freed after it at which the packet fits, by bisection.
+    if (held_from(held, s) + flits <= p_.buffer_flits) return s;
+    std::vector<sc_time> frees;
+    for (const Timed& h : held)
+        if (h.freed > s) frees.push_back(h.freed);
+    std::sort(frees.begin(), frees.end());
+    std::size_t lo = 0, hi = frees.size();   // answer in frees[lo..hi); the last always fits (nothing held)
+    while (hi - lo > 1) {
+        const std::size_t mid = lo + (hi - lo - 1) / 2;
+        if (held_from(held, frees[mid]) + flits <= p_.buffer_flits)
+            hi = mid + 1;
+        else
+            lo = mid + 1;
+    }
+    return frees.empty() ? s : frees[lo];
+}
+
+sc_time Link::gap_from(sc_time s, unsigned flits, sc_time tail) const {
+    const sc_time ser = serialise(flits);
+    auto it = busy_.upper_bound(s);
+    if (it != busy_.begin()) {
+        auto prev = std::prev(it);
+        if (prev->second > s) s = prev->second;
+    }
+    for (; it != busy_.end(); ++it) {
+        const sc_time end = max_time(s + ser, tail + flit_time_);
+        if (it->first >= end) break;   // fits before the next reservation
+        s = max_time(s, it->second);
+    }
+    return s;
+}
+
+sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time tail) const {
+    if (p_.vcs == 1) vc = 0;
+    if (vc >= p_.vcs || flits > p_.buffer_flits) return sc_core::sc_max_time();
+    if (!p_.time_order) {
+        // Call order: as b_transport would compute it.
+        const VcBuffer& buf = vcs_[vc];
+        sc_time credit_ok = head;
+        unsigned held = buf.held_flits;
+        for (const auto& h : buf.held) {
+            if (held + flits <= p_.buffer_flits) break;
+            credit_ok = max_time(credit_ok, h.first);
+            held -= h.second;
+        }
+        return max_time(max_time(head, busy_until_), credit_ok);
+    }
+    return gap_from(credit_from(timed_[vc], flits, head), flits, tail);
+}
+
+void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt, unsigned vc) {
+    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time head_in = now + delay;
+    const unsigned flits = pkt.flits();
+    // Every later call's head is at or after now: older state is gone.
+    while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+    auto& held = timed_[vc];
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < held.size(); ++i)
+        if (held[i].freed > now) held[kept++] = held[i];
+    held.resize(kept);
+
+    const sc_time credit_ok = credit_from(held, flits, head_in);
+    const sc_time start = gap_from(credit_ok, flits, pkt.tail);
+    const unsigned occ = held_from(held, start) + flits;
+    VcBuffer& buf = vcs_[vc];
+    if (occ > buf.hwm) {
+        buf.hwm = occ;
+        buf.hwm_stat->set(buf.hwm);
+    }
+    const sc_time end = max_time(start + serialise(flits), pkt.tail + flit_time_);
+    busy_.emplace(start, end);
+
+    // Credit stall: the wire was idle at the head's time but credits lacked.
+    const sc_time wire_ok = gap_from(head_in, flits, pkt.tail);
+    queue_ns_.add(to_ns(start - head_in));
+    if (credit_ok > wire_ok) credit_stall_us_.add(to_us(credit_ok - wire_ok));
+    busy_us_.add(to_us(end - start));
+    packets_.inc();
+    flits_.inc(flits);
+    payload_bytes_.inc(pkt.header.size);
+    if (tracer_.enabled()) {
+        tracer_.span(track_, pkt.header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end,
+                     {{"transfer", Tracer::json_number(pkt.transfer)},
+                      {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt.footer.seq))},
+                      {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))},
+                      {"vc", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.vc))}});
+    }
+    pkt.tail = end + p_.latency;
+    pkt.hops++;
+    sc_time d = (start + flit_time_ + p_.latency) - now;
+    out->b_transport(gp, d);
+    held.push_back(Timed{start, now + d, flits});
     delay = end - now;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct LinkParams {
     unsigned buffer_flits = 64;          // input buffer at the far end, per VC
     unsigned vcs = 1;                    // VC buffers at the far end (1: one buffer shared by every VC)
     unsigned lanes = 1;                  // informational: rate_bps already includes them
+    // Reserve the wire in time order (router.routing = adaptive): a packet
+    // takes the earliest idle interval at or after its head, even before
+    // packets reserved by earlier calls, so packets that took different
+    // paths can overtake; credits count every packet held at any time from
+    // the new one's start on. false: first come, first served by call order.
+    bool time_order = false;
 };
 
 // The parameters of one class of link (rate per lane, lanes, latency,
@@ -78,6 +85,11 @@ public:
     unsigned buffer_hwm(unsigned vc) const { return vc < vcs_.size() ? vcs_[vc].hwm : 0; }
     // Time spent serialising packets so far (the busy_time statistic), in us.
     double busy_us() const { return busy_us_.value(); }
+    // When a packet of `flits` on VC `vc` whose head is here at `head` (tail
+    // at `tail`, absolute) could start, given the wire's reservations and
+    // the VC's credits, without reserving anything (adaptive routing's
+    // choice). A VC the far end has no buffer for: sc_max_time().
+    sc_core::sc_time earliest_start(unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail) const;
     // Packets carried so far.
     std::uint64_t packets() const { return packets_.value(); }
 
@@ -99,6 +111,21 @@ private:
         Scalar* hwm_stat = nullptr;
     };
     std::vector<VcBuffer> vcs_;
+    // Time order: the wire's reservations (start -> end, disjoint) and, per
+    // VC, every packet in the far-end buffer as (start, freed, flits).
+    struct Timed {
+        sc_core::sc_time in, freed;
+        unsigned flits;
+    };
+    std::map<sc_core::sc_time, sc_core::sc_time> busy_;
+    std::vector<std::vector<Timed>> timed_;
+    // Most flits held at any time from `s` on (the packets already counted).
+    unsigned held_from(const std::vector<Timed>& held, sc_core::sc_time s) const;
+    // Earliest time >= s at which `flits` more fit for good (credits).
+    sc_core::sc_time credit_from(const std::vector<Timed>& held, unsigned flits, sc_core::sc_time s) const;
+    // Earliest time >= s at which the wire is idle for the whole packet.
+    sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const;
+    void transport_timed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
 
     Tracer& tracer_;
     Tracer::Track track_;

@@ -1,7 +1,9 @@
 #include "models/interconnect/router.hpp"
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/link.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -15,10 +17,34 @@ RouterParams::RouterParams()
       vcs(set.integer("vcs", "2",
                       "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "
                       "dateline needs 2 (ExaNet VC-based deadlock avoidance; the header's VC field is 5 bits)")
-              .range("1", "32")) {}
+              .range("1", "32")),
+      routing(set.choice("routing", "dimension-order", {"dimension-order", "adaptive"},
+                         "dimension-order: z, y, x, the shorter way round, VCs 0/1 by dateline (ExaNet switch "
+                         "RTL); adaptive: minimal adaptive routing on the torus's F1 routers, any productive "
+                         "dimension on an adaptive VC (2 and up), the dimension-order route on VCs 0/1 as escape "
+                         "(Duato's protocol, *this simulator's option*: ExaNet routes by dimension order); needs "
+                         "topology.kind = torus and router.vcs >= 3")),
+      link_order(set.choice("link-order", "auto", {"auto", "time"},
+                            "how every link reserves its wire (*this simulator's modelling choice*): auto = first "
+                            "come first served by b_transport call with dimension-order routing (the original "
+                            "model), in time order with adaptive routing; time = in time order whatever the "
+                            "routing: a packet takes the earliest idle interval at or after its head, so packets "
+                            "that took different paths overtake where they meet")) {}
 
 void Router::declare_params(ParamRegistry& reg) {
     reg.add(params_of<RouterParams>().set);
+}
+
+void Router::declare_metrics(MetricRegistry& reg) {
+    auto adaptive = [](const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; };
+    reg.sum_counters("adaptive_hops",
+                     "Torus hops packets took on an adaptive VC (router.routing = adaptive; sum of "
+                     "`*.router.adaptive_hops`).",
+                     {"router.adaptive_hops"}, adaptive);
+    reg.sum_counters("escape_hops",
+                     "Torus hops packets took on the dimension-order escape VC although adaptive ones were offered "
+                     "(router.routing = adaptive; sum of `*.router.escape_hops`).",
+                     {"router.escape_hops"}, adaptive);
 }
 
 Router::Router(sc_core::sc_module_name name, const SimContext& ctx)
@@ -54,11 +80,62 @@ void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {
     }
 }
 
+void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs) {
+    topology_ = &topology;
+    node_ = node;
+    vcs_ = vcs;
+    if (!adaptive_hops_) {
+        adaptive_hops_ = &ctx_.stats.counter(std::string(name()) + ".adaptive_hops", "",
+                                             "packets sent on an adaptive VC of a torus link (router.routing = adaptive)");
+        escape_hops_ = &ctx_.stats.counter(std::string(name()) + ".escape_hops", "",
+                                           "packets sent on a torus link's escape VC (0/1) although adaptive "
+                                           "candidates existed (router.routing = adaptive)");
+    }
+}
+
+void Router::set_output_link(unsigned port, const Link* link) {
+    if (out_links_.size() <= port) out_links_.resize(port + 1, nullptr);
+    out_links_[port] = link;
+}
+
+Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_core::sc_time head,
+                              sc_core::sc_time tail, bool& adaptive) const {
+    adaptive = false;
+    const Choice escape{o.escape.port, static_cast<int>(o.escape.vc)};
+    if (o.n_adaptive == 0 || o.escape.port < 0) return escape;
+    auto link = [&](int port) -> const Link& {
+        if (port < 0 || static_cast<std::size_t>(port) >= out_links_.size() || !out_links_[port])
+            throw std::logic_error(std::string(name()) + ": adaptive routing without the link of port " +
+                                   std::to_string(port));
+        return *out_links_[static_cast<std::size_t>(port)];
+    };
+    Choice best;
+    sc_core::sc_time best_start = sc_core::sc_max_time();
+    for (unsigned i = 0; i < o.n_adaptive; ++i) {
+        const Link& l = link(o.adaptive[i].port);
+        for (unsigned v = o.adaptive[i].vc; v < vcs_; ++v) {
+            const sc_core::sc_time s = l.earliest_start(v, flits, head, tail);
+            if (s < best_start) {   // strictly earlier: ties keep the first (z, y, x; lowest VC)
+                best_start = s;
+                best = Choice{o.adaptive[i].port, static_cast<int>(v)};
+            }
+        }
+    }
+    const sc_core::sc_time esc = link(escape.port).earliest_start(static_cast<unsigned>(escape.vc), flits, head, tail);
+    if (esc < best_start) return escape;
+    adaptive = true;
+    return best;
+}
+
 void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
     if (port >= inputs_.size() || inputs_[port].flits == 0) return;
     Input& in = inputs_[port];
     if (in.vcs == 1) vc = 0;
     if (vc >= in.vcs) return;   // refused downstream anyway
+    if (timed_ || topology_) {
+        occupy_timed(in, vc, flits, head, freed);
+        return;
+    }
     auto& held = in.vc[vc].held;
     // Heads reach one input in order (its link sends one packet after the
     // other), so what is freed by this head is freed for every later one.
@@ -79,6 +156,42 @@ void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time
     }
 }
 
+void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
+    if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
+    auto& held = in.timed[vc];
+    // Nothing can arrive before the current time: what is freed by then is gone.
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < held.size(); ++i)
+        if (std::get<1>(held[i]) > now) held[kept++] = held[i];
+    held.resize(kept);
+    // The most flits held at any time while this packet is (from its head
+    // to its freeing): a sweep over the packets held meanwhile.
+    long cur = flits;
+    std::vector<std::pair<sc_core::sc_time, long>> ev;
+    for (const auto& h : held) {
+        const sc_core::sc_time arrived = std::get<0>(h), gone = std::get<1>(h);
+        if (gone <= head || arrived >= freed) continue;
+        if (arrived <= head)
+            cur += std::get<2>(h);
+        else
+            ev.emplace_back(arrived, static_cast<long>(std::get<2>(h)));
+        if (gone < freed) ev.emplace_back(gone, -static_cast<long>(std::get<2>(h)));
+    }
+    std::sort(ev.begin(), ev.end());   // at equal times the freed space first
+    unsigned occ = static_cast<unsigned>(cur);
+    for (const auto& e : ev) {
+        cur += e.second;
+        occ = std::max(occ, static_cast<unsigned>(cur));
+    }
+    held.emplace_back(head, freed, flits);
+    if (occ > in.flits) overflows_.inc();
+    if (occ > occ_max_[vc]) {
+        occ_max_[vc] = occ;
+        occ_stats_[vc]->set(occ);
+    }
+}
+
 void Router::end_of_elaboration() {
     for (std::size_t dst = 0; dst < routes_.size(); ++dst) {
         if (routes_[dst] >= static_cast<int>(out.size()))
@@ -91,7 +204,15 @@ void Router::end_of_elaboration() {
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     auto* pkt = gp.get_extension<ExanetPacket>();
     Choice c;
-    if (pkt) {
+    bool adaptive = false, chose = false;
+    if (pkt && topology_) {
+        const Topology::Options o =
+            topology_->adaptive_hops(node_, static_cast<unsigned>(id), pkt->header.dst_coord, pkt->footer.src_coord,
+                                     pkt->header.vc);
+        const sc_core::sc_time head = sc_core::sc_time_stamp() + delay + pipeline_;
+        c = choose(o, pkt->flits(), head, pkt->tail + pipeline_, adaptive);
+        chose = o.n_adaptive > 0 && o.escape.port >= 0;
+    } else if (pkt) {
         if (route_fn_)
             c = route_fn_(static_cast<unsigned>(id), *pkt);
         else
@@ -103,6 +224,7 @@ void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time&
         return;
     }
     packets_.inc();
+    if (chose) (adaptive ? adaptive_hops_ : escape_hops_)->inc();
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time head = now + delay;
     const unsigned in_vc = pkt->header.vc;

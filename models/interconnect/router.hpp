@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <systemc>
@@ -18,6 +19,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "core/context.hpp"
+#include "models/interconnect/topology.hpp"
 
 namespace vrdmasim {
 
@@ -28,9 +30,12 @@ struct RouterParams {
     ParamSet set;
     TimeParam latency;
     IntParam vcs;
+    EnumParam routing;
+    EnumParam link_order;
 };
 
 class ExanetPacket;
+class Link;
 
 class Router : public sc_core::sc_module {
 public:
@@ -45,6 +50,8 @@ public:
     tlm_utils::multi_passthrough_initiator_socket<Router> out;
 
     static void declare_params(ParamRegistry& reg);
+    // Summary columns: adaptive and escape hops (router.routing = adaptive).
+    static void declare_metrics(MetricRegistry& reg);
     Router(sc_core::sc_module_name name, const SimContext& ctx);
 
     // Packets for node `dst` leave through out[port].
@@ -52,6 +59,26 @@ public:
     int route(unsigned dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
     // Routes by `f` instead of the table.
     void set_route_function(RouteFunction f) { route_fn_ = std::move(f); }
+    // Minimal adaptive routing with escape VCs (router.routing = adaptive;
+    // README.md "Adaptive routing"): router `node` of `topology` routes by
+    // Topology::adaptive_hops, choosing among the candidates by the state of
+    // its output links (set_output_link for every port it may choose):
+    // the adaptive (port, VC) on which the packet could start earliest
+    // (Link::earliest_start: wire and that VC's credits), ties to the first
+    // in dimension order (z, y, x) and the lowest VC; the escape hop only if
+    // it could start strictly earlier than every adaptive one. `vcs` >= 3:
+    // VCs 0 and 1 escape, 2.. adaptive. Replaces the route function.
+    void set_adaptive(const Topology& topology, unsigned node, unsigned vcs);
+    void set_output_link(unsigned port, const Link* link);
+    // Its input links reserve in time order (router.link-order): heads may
+    // reach an input out of call order; occupancy is measured accordingly.
+    void set_time_order() { timed_ = true; }
+    // The choice rule alone: which of `o`'s candidates a packet of `flits`
+    // whose head reaches the outputs at `head` (tail at `tail`) takes.
+    Choice choose(const Topology::Options& o, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail,
+                  bool& adaptive) const;
+    std::uint64_t adaptive_hops() const { return adaptive_hops_ ? adaptive_hops_->value() : 0; }
+    std::uint64_t escape_hops() const { return escape_hops_ ? escape_hops_->value() : 0; }
     // Input buffer of input port `port`: `vcs` buffers of `flits` each
     // (vcs = 1: one buffer whatever the VC). Its occupancy is measured on
     // every packet (head arrival to the time its space is freed), per VC,
@@ -71,13 +98,23 @@ private:
     struct Input {
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked
         std::vector<InputVc> vc;
+        std::vector<std::vector<std::tuple<sc_core::sc_time, sc_core::sc_time, unsigned>>> timed;   // (head, freed, flits)
     };
     void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
+    // Adaptive: heads may reach an input out of order (links reserve in
+    // time order): the most flits held at any time while this packet is.
+    void occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
 
     const SimContext& ctx_;
     sc_core::sc_time pipeline_;
     std::vector<int> routes_;
     RouteFunction route_fn_;
+    const Topology* topology_ = nullptr;   // adaptive routing
+    bool timed_ = false;
+    unsigned node_ = 0, vcs_ = 0;
+    std::vector<const Link*> out_links_;
+    Counter* adaptive_hops_ = nullptr;
+    Counter* escape_hops_ = nullptr;
     std::vector<Input> inputs_;
     std::vector<unsigned> occ_max_;
     std::vector<Scalar*> occ_stats_;

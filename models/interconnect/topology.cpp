@@ -132,6 +132,51 @@ Topology::Hop Topology::next_hop(unsigned node, unsigned in_port, std::uint32_t 
     return Hop{};   // unreachable: different boards differ in some dimension
 }
 
+int Topology::dor_dir(int dim, unsigned a, unsigned b) const {
+    const unsigned n = dims_[dim];
+    const unsigned delta = (b + n - a) % n;
+    return (n == 2 || delta <= n - delta) ? +1 : -1;   // shorter way; a tie goes +
+}
+
+unsigned Topology::escape_vc(int dim, int dir, unsigned at, std::uint32_t src_coord) const {
+    const unsigned n = dims_[dim];
+    if (n < 3) return 0;   // a ring of 2 has no wrap link
+    const Coord s = exanet_coord::unpack(src_coord);
+    const unsigned from = get(s, dim);
+    // Coordinates in `dim` change only by hops in `dim`, all in direction
+    // `dir` on a minimal route: the packet is past the wrap once it is on
+    // the far side of where it started.
+    const bool crossed = dir > 0 ? at < from : at > from;
+    const bool crosses = dir > 0 ? at == n - 1 : at == 0;
+    return crossed || crosses ? 1u : 0u;
+}
+
+Topology::Options Topology::adaptive_hops(unsigned node, unsigned in_port, std::uint32_t dst_coord,
+                                          std::uint32_t src_coord, unsigned in_vc) const {
+    Options o;
+    const Coord d = exanet_coord::unpack(dst_coord);
+    if ((dst_coord >> 20) != 0 || !contains(d) || node >= size()) return o;
+    const Coord c = coord(node);
+    if (c.f != kNetworkFpga || board_of(c) == board_of(d)) {
+        o.escape = next_hop(node, in_port, dst_coord, in_vc);   // inside a board: as dimension order
+        return o;
+    }
+    for (int dim : {Z, Y, X}) {
+        const unsigned a = get(c, dim), b = get(d, dim);
+        if (a == b) continue;
+        const int dir = dor_dir(dim, a, b);
+        Hop h;
+        h.port = ring_port(dim, dir);
+        if (o.escape.port < 0) {   // the first differing dimension: dimension order
+            o.escape.port = h.port;
+            o.escape.vc = escape_vc(dim, dir, a, src_coord);
+        }
+        h.vc = kEscapeVcs;
+        o.adaptive[o.n_adaptive++] = h;
+    }
+    return o;
+}
+
 std::vector<Topology::Step> Topology::route(unsigned src, unsigned dst) const {
     std::vector<Step> steps;
     const std::uint32_t to = coord_word(dst);

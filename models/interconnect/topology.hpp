@@ -103,6 +103,36 @@ public:
     // dimension; a packet crossing a wrap-around link moves to the next class
     // (dateline), kept while it stays in that dimension.
     Hop next_hop(unsigned node, unsigned in_port, std::uint32_t dst_coord, unsigned in_vc) const;
+    // Minimal adaptive routing with escape VCs (router.routing = adaptive,
+    // Duato's protocol; README.md "Adaptive routing"). On F1 of a torus, every
+    // *productive* dimension (its coordinate still differs) offers its port in
+    // that dimension's DOR direction (the shorter way round, a tie +, as
+    // next_hop), on an adaptive VC (kEscapeVcs .. vcs-1: the router picks);
+    // the escape hop is next_hop's dimension-order port on VC 0 or 1, the
+    // dateline class computed from the source coordinate `src_coord` (VC 1
+    // once the packet has crossed, or now crosses, that ring's wrap link), so
+    // a packet may drop into the escape network from an adaptive VC anywhere.
+    // Elsewhere (not F1, or on the destination board) only the escape hop,
+    // which is next_hop's.
+    static constexpr unsigned kEscapeVcs = 2;
+    struct Options {
+        Hop escape;                       // port -1: no route
+        std::array<Hop, 3> adaptive{};    // vc = kEscapeVcs: the first adaptive VC
+        unsigned n_adaptive = 0;
+    };
+    Options adaptive_hops(unsigned node, unsigned in_port, std::uint32_t dst_coord, std::uint32_t src_coord,
+                          unsigned in_vc) const;
+    // Escape VC of a hop in `dim` in direction `dir` from coordinate `at`
+    // for a packet from `src_coord`: 1 if it crossed or crosses the ring's
+    // wrap link, else 0.
+    unsigned escape_vc(int dim, int dir, unsigned at, std::uint32_t src_coord) const;
+    // DOR direction (+1/-1) in `dim` from `a` to `b` (a != b).
+    int dor_dir(int dim, unsigned a, unsigned b) const;
+    // The port of F1 for dimension `dim`, direction `dir`.
+    int ring_port(int dim, int dir) const {
+        return static_cast<int>(per_board_) + ring_port_[dim][dir < 0 ? 1 : 0];
+    }
+
     // The whole route from src's router to dst's, one Step per router.
     std::vector<Step> route(unsigned src, unsigned dst) const;
     // Router-to-router hops (links between routers) of the route.

@@ -108,6 +108,12 @@ const Settings kCold = kStream + Settings{{"workload.buffers", "8"}, {"workload.
                                           {"workload.fill-source", "false"}, {"vm.thp", "never"},
                                           {"vm.memlock-limit", "64MiB"}};
 
+// Every node of a 3x2 torus writes 64 KiB to its image, 3 VCs (adaptive needs them).
+const Settings kTorusPermutation{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "2"},
+                                 {"router.vcs", "3"}, {"dram.size", "1GiB"}, {"workload.kind", "permutation"},
+                                 {"workload.total-bytes", "64KiB"}, {"workload.message-size", "16KiB"},
+                                 {"sim.time-limit", "1s"}};
+
 // For each enumeration parameter, a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
 // some statistic against the parameter's default.
@@ -175,6 +181,11 @@ const std::map<std::string, Settings>& scenarios() {
         // counter takes one).
         {"workload.arrivals", Settings{{"workload.kind", "incast"}, {"workload.dst-node", "0"},
                                        {"workload.total-bytes", "32KiB"}, {"workload.message-size", "8KiB"}}},
+        // Congestion on a torus of 3x2 QFDBs: adaptive routes around it
+        // (router.routing); time-ordered links let packets that came first
+        // go first (router.link-order, with dimension order).
+        {"router.routing", kTorusPermutation},
+        {"router.link-order", kTorusPermutation},
     };
     return s;
 }

@@ -34,8 +34,9 @@ namespace {
 
 struct Sim : SystemSim {
     using SystemSim::SystemSim;
-    std::uint64_t smmu_faults(unsigned node) const {
-        const std::string p = "node" + std::to_string(node) + ".smmu.cb0.";
+    std::uint64_t smmu_faults(unsigned node) const { return smmu_faults("node" + std::to_string(node)); }
+    std::uint64_t smmu_faults(const std::string& node) const {
+        const std::string p = node + ".smmu.cb0.";
         return counter(p + "faults_read") + counter(p + "faults_write");
     }
     std::uint64_t pinned_bytes(unsigned node) {
@@ -63,8 +64,8 @@ bool wait_first_post(Sim& s) {
 // buffers). The library locks them itself (App::alloc_locked); this makes
 // sure, whatever the library does, that the swap situations put their
 // pressure on the buffers.
-void lock_records(Sim& s) {
-    Node& n = s.sys->node(0);
+void lock_records(Sim& s, unsigned sender = 0) {
+    Node& n = s.sys->node(sender);
     const auto& al = n.app.allocations();
     for (std::size_t i = 1; i < al.size(); ++i)
         REQUIRE(n.vm.mlock(n.app.pid(), al[i].first, al[i].second, sc_time_stamp()).ok());
@@ -80,6 +81,18 @@ void dump_stats(const Sim& s, const char* what) {
 
 
 enum class Situation { Cold, Swap, Thp, Migrate };
+
+// The network the stream crosses: by default node 0 to node 1 of one QFDB;
+// `settings` may build another (then the stream runs from node `a` to `b`).
+struct Net {
+    Settings settings;
+    unsigned a = 0, b = 1;
+};
+// A 3x3 torus with adaptive routing; the stream from x0y0 F0 to x1y1 F2
+// crosses two dimensions, so its packets have two minimal paths.
+const Net kAdaptiveNet{{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "3"},
+                        {"router.routing", "adaptive"}, {"router.vcs", "3"}, {"dram.size", "1GiB"}},
+                       0, 18};
 enum class Mode { Stall, Terminate };
 
 constexpr std::uint64_t kKiB = 1024;
@@ -94,7 +107,9 @@ constexpr std::uint64_t kKiB = 1024;
 // every message naming event counter 0 of its receiver (rdma.notify =
 // counter), which waits on it in the way `completion` says.
 void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool read = false,
-                   const char* completion = nullptr) {
+                   const char* completion = nullptr, const Net& net = {}) {
+    // The two nodes of the stream (sender, receiver) and their names.
+    const unsigned ids[2] = {net.a, net.b};
     const bool netvm = strategy == "netvm";
     // pin-static and pin-deferred pin every buffer whole for the run (the
     // latter in the background, a post waiting for what is not pinned yet).
@@ -134,11 +149,17 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
         set.push_back({"rdma.notify", "counter"});
         set.push_back({"rdma.completion", completion});
     }
+    for (const auto& kv : net.settings) set.push_back(kv);
+    if (net.a != 0 || net.b != 1) {
+        set.push_back({"workload.src-node", std::to_string(net.a)});
+        set.push_back({"workload.dst-node", std::to_string(net.b)});
+    }
     if (sit == Situation::Cold) {
         set.push_back({"workload.populate", "false"});
         set.push_back({"workload.fill-source", "false"});
     }
     Sim s(set);
+    const std::string n0 = s.sys->coord_name(net.a), n1 = s.sys->coord_name(net.b);
 
     std::unique_ptr<At> agent;
     std::uint64_t buffer_pages_moved = 0;
@@ -151,10 +172,10 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
             // cannot finish under the pressure still ends).
             agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
                 if (!wait_first_post(s)) return;
-                lock_records(s);
+                lock_records(s, ids[0]);
                 for (int round = 0; round < 20 && !s.finished(); ++round) {
                     for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
+                        Vm& vm = s.sys->node(ids[n]).vm;
                         wait_until(vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp()).done);
                     }
                     wait(100, SC_US);
@@ -171,7 +192,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 if (!wait_first_post(s)) return;
                 wait(50, SC_US);
                 for (unsigned n = 0; n < 2; ++n) {
-                    Node& node = s.sys->node(n);
+                    Node& node = s.sys->node(ids[n]);
                     for (const auto& a : node.app.allocations())
                         REQUIRE(node.vm.madvise(node.app.pid(), a.first, (a.second + 4095) / 4096 * 4096,
                                                 Advice::HugePage, sc_time_stamp())
@@ -179,7 +200,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 }
                 while (!s.finished()) {
                     for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
+                        Vm& vm = s.sys->node(ids[n]).vm;
                         for (;;) {
                             const VmResult r = vm.collapse_begin(sc_time_stamp());
                             wait_until(r.done);
@@ -202,7 +223,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
             // that changed frame under the transfer.
             agent = std::make_unique<At>("compactor", SC_ZERO_TIME, [&] {
                 for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
+                    Vm& vm = s.sys->node(ids[n]).vm;
                     const int filler = vm.create_process("filler");
                     REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
                 }
@@ -210,7 +231,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> frame;
                 auto look = [&] {
                     for (unsigned n = 0; n < 2; ++n) {
-                        Node& node = s.sys->node(n);
+                        Node& node = s.sys->node(ids[n]);
                         for (const auto& a : node.app.allocations())
                             for (std::uint64_t va = a.first; va < a.first + a.second; va += 4096) {
                                 std::uint64_t pa = 0;
@@ -224,7 +245,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 look();
                 while (!s.finished()) {
                     for (unsigned n = 0; n < 2; ++n) {   // each migration window open in simulated time
-                        Vm& vm = s.sys->node(n).vm;
+                        Vm& vm = s.sys->node(ids[n]).vm;
                         wait_until(vm.compact_begin(512, sc_time_stamp()).done);
                         if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
                     }
@@ -246,45 +267,56 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
     if (completion) {
         // Every message landed on its receiver's counter 0, once; in
         // handler mode a handler ran for each notification and completion.
-        CHECK(s.counter("node0.dma.bytes_received") + s.counter("node1.dma.bytes_received") >= total);
-        CHECK(s.counter("node0.dma.counter_increments") == count / 2);
-        CHECK(s.counter("node1.dma.counter_increments") == count / 2);
-        CHECK(s.counter("node0.dma.counter_failed") + s.counter("node1.dma.counter_failed") == 0);
+        CHECK(s.counter(n0 + ".dma.bytes_received") + s.counter(n1 + ".dma.bytes_received") >= total);
+        CHECK(s.counter(n0 + ".dma.counter_increments") == count / 2);
+        CHECK(s.counter(n1 + ".dma.counter_increments") == count / 2);
+        CHECK(s.counter(n0 + ".dma.counter_failed") + s.counter(n1 + ".dma.counter_failed") == 0);
         if (std::string(completion) == "handler")
-            CHECK(s.counter("node0.rdma.handler_runs") + s.counter("node1.rdma.handler_runs") == 2 * count);
+            CHECK(s.counter(n0 + ".rdma.handler_runs") + s.counter(n1 + ".rdma.handler_runs") == 2 * count);
     } else {
-        CHECK(s.counter("node1.dma.bytes_received") >= total);
+        CHECK(s.counter(n1 + ".dma.bytes_received") >= total);
     }
     if (read) {
         // Node 1 initiated every read and node 0 served each, with no record of its own.
-        CHECK(s.counter("node1.dma.reads_posted") == count);
-        CHECK(s.counter("node1.dma.read_bytes") == total);
-        CHECK(s.counter("node1.dma.reads_failed") == 0);
-        CHECK(s.counter("node0.dma.read_requests") == count);
-        CHECK(s.counter("node0.dma.read_requests_served") == count);
-        CHECK(s.counter("node0.dma.read_replies_failed") == 0);
-        CHECK(s.counter("node0.dma.transfers_posted") == 0);
-        CHECK(s.counter("node0.dma.transfers_completed") == 0);
+        CHECK(s.counter(n1 + ".dma.reads_posted") == count);
+        CHECK(s.counter(n1 + ".dma.read_bytes") == total);
+        CHECK(s.counter(n1 + ".dma.reads_failed") == 0);
+        CHECK(s.counter(n0 + ".dma.read_requests") == count);
+        CHECK(s.counter(n0 + ".dma.read_requests_served") == count);
+        CHECK(s.counter(n0 + ".dma.read_replies_failed") == 0);
+        CHECK(s.counter(n0 + ".dma.transfers_posted") == 0);
+        CHECK(s.counter(n0 + ".dma.transfers_completed") == 0);
     } else {
-        CHECK(s.counter("node0.dma.reads_posted") == 0);
-        CHECK(s.counter("node1.dma.read_requests") == 0);
+        CHECK(s.counter(n0 + ".dma.reads_posted") == 0);
+        CHECK(s.counter(n1 + ".dma.read_requests") == 0);
+    }
+
+    if (!net.settings.empty()) {
+        // Adaptive routing: the torus's F1s used adaptive VCs, and the
+        // receivers' self-checks held (every packet landed once, no write
+        // before its arrival).
+        CHECK(s.stats.sum_counters("router.adaptive_hops") > 0);
+        CHECK(s.stats.sum_counters("dma.rx_double_landings") == 0);
+        CHECK(s.stats.sum_counters("dma.rx_early_writes") == 0);
+        CHECK(s.counter(n0 + ".dma.rx_out_of_order") + s.counter(n1 + ".dma.rx_out_of_order") ==
+              s.stats.sum_counters("dma.rx_out_of_order"));
     }
 
     // The situation happened, and the strategy met it as it should.
-    const std::uint64_t faults = s.smmu_faults(0) + s.smmu_faults(1);
+    const std::uint64_t faults = s.smmu_faults(n0) + s.smmu_faults(n1);
     switch (sit) {
         case Situation::Cold:
             if (ft || netvm) {
-                CHECK(s.smmu_faults(0) > 0);   // the engine's reads of cold source pages
-                CHECK(s.smmu_faults(1) > 0);   // its writes to cold destination pages
-                if (mode == Mode::Terminate) CHECK(s.counter("node0.dma.parks") > 0);
-                if (ft && mode == Mode::Terminate) CHECK(s.counter("node1.dma.nacks_sent") > 0);
-                if (netvm) CHECK(s.counter("node1.dma.netvm_buffered") > 0);
+                CHECK(s.smmu_faults(n0) > 0);   // the engine's reads of cold source pages
+                CHECK(s.smmu_faults(n1) > 0);   // its writes to cold destination pages
+                if (mode == Mode::Terminate) CHECK(s.counter(n0 + ".dma.parks") > 0);
+                if (ft && mode == Mode::Terminate) CHECK(s.counter(n1 + ".dma.nacks_sent") > 0);
+                if (netvm) CHECK(s.counter(n1 + ".dma.netvm_buffered") > 0);
             } else {
                 // Registration made every page present beforehand: the engine never faults.
                 CHECK(faults == 0);
-                CHECK(s.counter("node0.rdma.registrations") > 0);
-                CHECK(s.counter("node1.rdma.registrations") > 0);
+                CHECK(s.counter(n0 + ".rdma.registrations") > 0);
+                CHECK(s.counter(n1 + ".rdma.registrations") > 0);
             }
             break;
         case Situation::Swap:
@@ -292,19 +324,19 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 // A read's areas are registered once for the run (both pinned
                 // whole before the first read): reclaim finds nothing of them
                 // to take and the engine never faults.
-                CHECK(s.scalar("node0.rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(s.scalar("node1.rdma.pinned_bytes_peak") >= static_cast<double>(total));
+                CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+                CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
                 CHECK(faults == 0);
                 break;
             }
-            CHECK(s.counter("node0.vm.swap_outs") + s.counter("node1.vm.swap_outs") > 0);
+            CHECK(s.counter(n0 + ".vm.swap_outs") + s.counter(n1 + ".vm.swap_outs") > 0);
             if (ft || netvm)
-                CHECK(s.counter("node0.vm.faults_major") + s.counter("node1.vm.faults_major") + faults > 0);
+                CHECK(s.counter(n0 + ".vm.faults_major") + s.counter(n1 + ".vm.faults_major") + faults > 0);
             break;
         case Situation::Thp: {
-            const std::uint64_t collapses = s.counter("node0.vm.collapses") + s.counter("node1.vm.collapses");
+            const std::uint64_t collapses = s.counter(n0 + ".vm.collapses") + s.counter(n1 + ".vm.collapses");
             const std::uint64_t blocked =
-                s.counter("node0.vm.collapse_skipped_pinned") + s.counter("node1.vm.collapse_skipped_pinned");
+                s.counter(n0 + ".vm.collapse_skipped_pinned") + s.counter(n1 + ".vm.collapse_skipped_pinned");
             if (pins)
                 CHECK(collapses + blocked > 0);   // pinned ranges are not collapsed (vm.pins-block-thp-collapse)
             else
@@ -316,12 +348,12 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                 // Pinned whole for the run: compaction cannot move them
                 // under a read (pin-cache unpins at the program's end, after
                 // which the compactor may still move them).
-                CHECK(s.scalar("node0.rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(s.scalar("node1.rdma.pinned_bytes_peak") >= static_cast<double>(total));
+                CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+                CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
                 CHECK(faults == 0);
                 break;
             }
-            CHECK(s.counter("node0.vm.pages_migrated") + s.counter("node1.vm.pages_migrated") > 0);
+            CHECK(s.counter(n0 + ".vm.pages_migrated") + s.counter(n1 + ".vm.pages_migrated") > 0);
             CHECK(buffer_pages_moved > 0);   // the transfers' own pages moved under them
             break;
     }
@@ -391,6 +423,28 @@ NOTIFY_ALL_SITUATIONS("handler")
 
 READ_ALL_SITUATIONS("fault-tolerant")
 READ_ALL_SITUATIONS("pin")
+
+// The matrix on a torus with adaptive routing (router.routing = adaptive):
+// packets of one transfer take different paths and may arrive out of order.
+#define ADAPTIVE_CASE(strategy, sit, mode, read)                                                          \
+    TEST_CASE("adaptive torus: " strategy " read=" #read " / " #sit " / " #mode                        \
+              ": every byte arrives right", "[strategy][adaptive]") {                                      \
+        strategy_case(strategy, Situation::sit, Mode::mode, read, nullptr, kAdaptiveNet);                           \
+    }
+#define ADAPTIVE_ALL(strategy, read)                  \
+    ADAPTIVE_CASE(strategy, Cold, Stall, read)        \
+    ADAPTIVE_CASE(strategy, Cold, Terminate, read)    \
+    ADAPTIVE_CASE(strategy, Swap, Stall, read)        \
+    ADAPTIVE_CASE(strategy, Swap, Terminate, read)    \
+    ADAPTIVE_CASE(strategy, Thp, Stall, read)         \
+    ADAPTIVE_CASE(strategy, Thp, Terminate, read)     \
+    ADAPTIVE_CASE(strategy, Migrate, Stall, read)     \
+    ADAPTIVE_CASE(strategy, Migrate, Terminate, read)
+
+ADAPTIVE_ALL("fault-tolerant", false)
+ADAPTIVE_ALL("fault-tolerant", true)
+ADAPTIVE_CASE("pin", Cold, Terminate, false)
+ADAPTIVE_CASE("pin", Swap, Stall, false)
 READ_ALL_SITUATIONS("pin-cache")
 READ_ALL_SITUATIONS("prefault")
 READ_ALL_SITUATIONS("pipeline")

@@ -290,6 +290,13 @@ TEST_CASE("topology keys that do not fit the kind are config errors naming the k
         {{{"topology.x", "3"}}, "topology.x"},
         {{{"topology.kind", "mezzanine"}, {"topology.z", "2"}}, "topology.z"},
         {{{"topology.kind", "torus"}, {"topology.x", "3"}, {"router.vcs", "1"}}, "router.vcs"},
+        {{{"topology.kind", "torus"}, {"topology.x", "3"}, {"router.routing", "adaptive"}, {"router.vcs", "2"}},
+         "router.vcs"},
+        {{{"topology.kind", "torus"}, {"topology.x", "2"}, {"router.routing", "adaptive"}, {"router.vcs", "2"}},
+         "router.vcs"},
+        {{{"router.routing", "adaptive"}, {"router.vcs", "3"}}, "router.routing"},
+        {{{"topology.kind", "mezzanine"}, {"router.routing", "adaptive"}, {"router.vcs", "3"}}, "router.routing"},
+        {{{"topology.kind", "torus"}, {"router.routing", "adaptive"}, {"router.vcs", "3"}}, "router.routing"},
         {{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.dst-node", "8"}}, "workload.dst-node"},
     };
     for (const auto& c : cases) {

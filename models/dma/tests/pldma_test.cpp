@@ -35,15 +35,70 @@ struct Tap : sc_module {
     };
     std::vector<Seen> seen;
     int duplicate = -1;   // deliver the packet with this index in `seen` twice
-    explicit Tap(sc_module_name n) : sc_module(n) { in.register_b_transport(this, &Tap::b_transport); }
+    // Out of order in time (an adaptive network): the extra delay of the
+    // data packet with this index in `seen`; `head` records the arrival.
+    std::function<sc_time(std::size_t)> retime;
+    // Deliver control and response packets (not data) at their time from a
+    // thread, as a network would, instead of within the sender's call: a
+    // NACK then reaches its sender only when it arrives, so packets sent
+    // meanwhile are on their way.
+    bool defer_control = false;
+    struct Deferred {
+        ExanetPacket pkt;
+        std::vector<unsigned char> payload;
+        std::uint64_t address;
+        sc_time at;
+    };
+    std::deque<Deferred> deferred;
+    sc_event deferred_ev;
+    explicit Tap(sc_module_name n) : sc_module(n) {
+        in.register_b_transport(this, &Tap::b_transport);
+        SC_HAS_PROCESS(Tap);
+        SC_THREAD(deliver);
+    }
+    void deliver() {
+        for (;;) {
+            while (deferred.empty()) wait(deferred_ev);
+            Deferred x = deferred.front();
+            deferred.pop_front();
+            if (x.at > sc_time_stamp()) wait(x.at - sc_time_stamp());
+            tlm::tlm_generic_payload gp;
+            gp.set_command(tlm::TLM_WRITE_COMMAND);
+            gp.set_address(x.address);
+            gp.set_data_ptr(x.payload.data());
+            gp.set_data_length(static_cast<unsigned>(x.payload.size()));
+            gp.set_streaming_width(static_cast<unsigned>(x.payload.size()));
+            x.pkt.tail = sc_time_stamp();
+            gp.set_extension(&x.pkt);
+            sc_time d = SC_ZERO_TIME;
+            out->b_transport(gp, d);
+            gp.clear_extension(&x.pkt);
+        }
+    }
     void b_transport(tlm::tlm_generic_payload& gp, sc_time& d) {
         auto* p = gp.get_extension<ExanetPacket>();
         REQUIRE(p);
+        // Retimed: the sender's credit comes back as the packet leaves it,
+        // not when the (delayed) receiver is done with it, as over a network.
+        const bool retimed = retime && p->header.type == PacketType::RdmaWrite;
+        const sc_time sent = d;
+        if (retimed) {
+            const sc_time extra = retime(seen.size());
+            d += extra;
+            p->tail += extra;
+        }
         seen.push_back({p->header, p->footer,
                         std::vector<unsigned char>(gp.get_data_ptr(), gp.get_data_ptr() + gp.get_data_length()),
                         sc_time_stamp() + d});
         const bool twice = static_cast<int>(seen.size()) - 1 == duplicate;
+        if (defer_control && p->header.type != PacketType::RdmaWrite) {
+            deferred.push_back({*p, seen.back().payload, gp.get_address(), max_time(p->tail, sc_time_stamp() + d)});
+            deferred_ev.notify(SC_ZERO_TIME);
+            gp.set_response_status(tlm::TLM_OK_RESPONSE);
+            return;
+        }
         out->b_transport(gp, d);
+        if (retimed) d = sent;
         if (twice) {
             gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
             out->b_transport(gp, d);
@@ -1773,4 +1828,196 @@ TEST_CASE("event counters: a failed write increments nothing", "[dma][counter]")
     CHECK(b.counter("dma1.counter_increments") == 0);
     CHECK(b.counter("dma1.counter_failed") == 1);
     CHECK(b.dma1->counter_signal(0).count_at(sc_time_stamp()) == 0);
+// ---------------------------------------------------------------- out-of-order arrival
+
+namespace {
+// Packets of the first pass (before the sender resent from `seq` 0 again).
+std::size_t first_pass(const std::vector<Tap::Seen>& seen) {
+    for (std::size_t i = 1; i < seen.size(); ++i)
+        if (seen[i].footer.seq == 0) return i;
+    return seen.size();
+}
+}  // namespace
+
+TEST_CASE("out of order: packets arriving with non-monotonic times land once each and complete at the latest",
+          "[dma][order]") {
+    Bench b(kNotFt, true);
+    const std::size_t len = 5000;   // 20 packets
+    const auto src = pattern(len, 41);
+    Bench::poke(*b.mem0, 0x10000, src);
+    // Every even packet takes a path 50 us longer (the engine sends one about
+    // every 1.6 us): the next odd one overtakes it.
+    b.tap01->retime = [](std::size_t i) { return i % 2 == 0 ? sc_time(50, SC_US) : SC_ZERO_TIME; };
+    b.cpu1->program = [&](Cpu& c) {
+        c.w(reg::kRxRingBase, 0x3000);
+        c.w(reg::kRxRingEntries, 4, 4);
+    };
+    b.cpu0->program = [&](Cpu& c) {
+        wait(10, SC_NS);
+        c.post(0x10000, 1, 0x20000, len, 4, 0x100, true);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const auto& out = b.tap01->seen;
+    REQUIRE(out.size() == 20);
+    // Called in send order, arriving out of order.
+    unsigned late = 0;
+    sc_time newest, latest;
+    for (const auto& s : out) {
+        if (s.head < newest) ++late; else newest = s.head;
+        latest = std::max(latest, s.head);
+    }
+    CHECK(late == 10);
+    CHECK(b.counter("dma1.rx_out_of_order") == late);
+    const Histogram* early = b.stats.find_histogram("dma1.rx_out_of_order_early");
+    REQUIRE(early);
+    CHECK(early->count() == late);
+    CHECK(early->max() <= 50000.0);
+    CHECK(early->min() > 0.0);
+    // Every byte once, in place.
+    CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
+    CHECK(b.smmu1->not_once(0x20000, len) == 0);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+    CHECK(b.counter("dma1.rx_double_landings") == 0);
+    CHECK(b.counter("dma1.rx_early_writes") == 0);
+    // Complete when the latest packet in time has landed, not the last called
+    // (packet 19 arrives before packet 18): the ACK leaves after the latest arrival.
+    CHECK(out[19].head < out[18].head);
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 1);
+    CHECK(reply(back[0]).word == kStatusOk);
+    CHECK(back[0].head >= latest);
+    const CompletionRecord rx = Bench::record(*b.mem1, 0x3000);
+    CHECK(rx.status == kStatusOk);
+    CHECK(rx.bytes == len);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+}
+
+TEST_CASE("out of order, in order in time: nothing counted, completion at the last packet", "[dma][order]") {
+    Bench b(kNotFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 42);
+    Bench::poke(*b.mem0, 0x10000, src);
+    // A constant extra delay keeps the order.
+    b.tap01->retime = [](std::size_t) { return sc_time(3, SC_US); };
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20000, len, 4, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    CHECK(b.counter("dma1.rx_out_of_order") == 0);
+    CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
+    CHECK(b.tap10->seen.at(0).head >= b.tap01->seen.back().head);
+}
+
+TEST_CASE("out of order, fault-tolerant: a fault in the middle in time: earlier arrivals written, later dropped, "
+          "every byte once",
+          "[dma][order][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 43);
+    Bench::poke(*b.mem0, 0x10000, src);
+    // Destination 0x20F00: packet 0 alone is on page 0x20, which faults;
+    // packet 0 takes a path 400 ns longer, so packets sent after it arrive
+    // before its fault (written) until the sender has caught up (dropped).
+    b.smmu1->faulting.insert({0x20, true});
+    b.tap01->retime = [](std::size_t i) { return i == 0 ? sc_time(400, SC_NS) : SC_ZERO_TIME; };
+    b.tap10->defer_control = true;   // the NACK reaches the sender at its time
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const auto& out = b.tap01->seen;
+    const std::size_t pass = first_pass(out);
+    REQUIRE(pass < out.size());   // resent from packet 0
+    const sc_time fault_arrival = out[0].head;
+    std::size_t before = 0, after = 0;
+    for (std::size_t i = 1; i < pass; ++i) (out[i].head < fault_arrival ? before : after)++;
+    REQUIRE(before > 0);
+    REQUIRE(after > 0);
+    CHECK(b.smmu1->faults.size() == 1);
+    CHECK(b.counter("dma1.nacks_sent") == 1);
+    // The NACK and the retransmit request name packet 0, the first not landed.
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 3);
+    CHECK(reply(back[0]).word == kStatusFault);
+    CHECK(reply(back[0]).index == 0);
+    CHECK(reply(back[1]).word == kControlRetransmit);
+    CHECK(reply(back[1]).index == 0);
+    CHECK(reply(back[2]).word == kStatusOk);
+    // The resend: packets that landed before the fault are duplicates now.
+    CHECK(out.size() - pass == 20);
+    CHECK(b.counter("dma1.duplicates_dropped") == before);
+    CHECK(b.counter("dma1.fault_dropped") == after);
+    CHECK(b.counter("dma1.rx_out_of_order") >= before);
+    // Every byte exactly once, in place.
+    CHECK(Bench::peek(*b.mem1, 0x20F00, len) == src);
+    CHECK(b.smmu1->not_once(0x20F00, len) == 0);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.counter("dma1.rx_double_landings") == 0);
+    CHECK(b.counter("dma1.rx_early_writes") == 0);
+    CHECK(b.counter("dma1.rx_errors") == 0);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+    CHECK(back[2].head >= out.back().head);
+}
+
+TEST_CASE("out of order, fault-tolerant: a resend after every other packet landed completes once, the rest dropped",
+          "[dma][order][fault]") {
+    Bench b(kFt, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 45);
+    Bench::poke(*b.mem0, 0x10000, src);
+    // Packet 0 (alone on faulting page 0x20) arrives 10 us late: all the
+    // others have landed by then. The resend's packet 0 completes the
+    // transfer; the resent packets behind it belong to a finished transfer.
+    b.smmu1->faulting.insert({0x20, true});
+    b.tap01->retime = [](std::size_t i) { return i == 0 ? sc_time(10, SC_US) : SC_ZERO_TIME; };
+    b.tap10->defer_control = true;
+    b.cpu0->program = [&](Cpu& c) {
+        c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+    };
+    sc_start();
+    const auto& out = b.tap01->seen;
+    const std::size_t pass = first_pass(out);
+    REQUIRE(pass == 20);
+    REQUIRE(out.size() > pass);
+    for (std::size_t i = 1; i < pass; ++i) CHECK(out[i].head < out[0].head);
+    CHECK(b.counter("dma1.duplicates_dropped") == out.size() - pass - 1);
+    CHECK(Bench::peek(*b.mem1, 0x20F00, len) == src);
+    CHECK(b.smmu1->not_once(0x20F00, len) == 0);
+    CHECK(b.counter("dma1.bytes_received") == len);
+    CHECK(b.counter("dma1.rx_double_landings") == 0);
+    const auto& back = b.tap10->seen;
+    REQUIRE(back.size() == 3);
+    CHECK(reply(back[2]).word == kStatusOk);
+    CHECK(back[2].head >= out[pass].head);   // the resent packet 0 completed it
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
+}
+
+TEST_CASE("out of order: an RDMA read's reply packets arriving out of order land once, the read completes at the "
+          "latest",
+          "[dma][order][read]") {
+    Bench b(Settings{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}}, true);
+    const std::size_t len = 5000;
+    const auto src = pattern(len, 44);
+    Bench::poke(*b.mem1, 0x40000, src);
+    b.tap10->retime = [](std::size_t i) { return i % 3 == 0 ? sc_time(50, SC_US) : SC_ZERO_TIME; };
+    sc_time completed;
+    b.cpu0->program = [&](Cpu& c) {
+        post_read(c, 1, 0x40000, 0x50000, len, 42, 0x100);
+        c.wait_count(reg::kTxCompleted, 1);
+        completed = sc_time_stamp();
+    };
+    sc_start();
+    CHECK(Bench::peek(*b.mem0, 0x50000, len) == src);
+    CHECK(b.smmu0->not_once(0x50000, len) == 0);
+    CHECK(b.counter("dma0.rx_out_of_order") > 0);
+    CHECK(b.counter("dma0.rx_double_landings") == 0);
+    sc_time latest;
+    for (const auto& s : b.tap10->seen) latest = std::max(latest, s.head);
+    CHECK(completed >= latest);
+    CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
 }
