@@ -20,6 +20,20 @@ sc_core::sc_time invalidate(Mm& m, Process& p, std::uint64_t va, std::uint64_t l
     return t;
 }
 
+bool leaf_of(Mm& m, int pid, std::uint64_t va, VmLeaf& l) {
+    auto p = m.procs.find(pid);
+    if (p == m.procs.end() || (va >> 48) != 0) return false;
+    int level = 0;
+    const std::uint64_t d = leaf(m, p->second, va, nullptr, &level);
+    if (!(d & aarch64::kValid)) return false;
+    l.pid = pid;
+    l.size = level == 2 ? kHuge : kPage;
+    l.va = align_down(va, l.size);
+    l.pa = d & aarch64::kAddrMask;
+    l.writable = !(d & aarch64::kApReadOnly);
+    return true;
+}
+
 sc_core::sc_time flush_mapped(Mm& m, sc_core::sc_time at) {
     if (!m.map_notifier || m.mapped.empty()) return at;
     std::vector<VmLeaf> leaves;
@@ -28,18 +42,8 @@ sc_core::sc_time flush_mapped(Mm& m, sc_core::sc_time at) {
     std::sort(keys.begin(), keys.end());
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     for (const Key& k : keys) {
-        auto p = m.procs.find(k.first);
-        if (p == m.procs.end()) continue;
-        int level = 0;
-        const std::uint64_t d = leaf(m, p->second, k.second, nullptr, &level);
-        if (!(d & aarch64::kValid)) continue;   // gone again before the call ended
         VmLeaf l;
-        l.pid = k.first;
-        l.size = level == 2 ? kHuge : kPage;
-        l.va = align_down(k.second, l.size);
-        l.pa = d & aarch64::kAddrMask;
-        l.writable = !(d & aarch64::kApReadOnly);
-        leaves.push_back(l);
+        if (leaf_of(m, k.first, k.second, l)) leaves.push_back(l);   // else gone again before the call ended
     }
     if (leaves.empty()) return at;
     return max_time(at, m.map_notifier(leaves, at));
@@ -53,6 +57,8 @@ bool device_locked(const Mm& m, int pid, std::uint64_t va, std::uint64_t len, sc
 }
 
 }  // namespace mm
+
+bool Vm::present_leaf(int pid, std::uint64_t va, VmLeaf& out) { return leaf_of(*mm_, pid, va, out); }
 
 void Vm::set_map_notifier(MapFn fn) { mm_->map_notifier = std::move(fn); }
 

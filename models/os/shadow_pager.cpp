@@ -61,6 +61,11 @@ ShadowPager::ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, co
       handled_(ctx.stats.counter(group + ".ni.misses_handled", "", "NI miss interrupts the kernel served")),
       unresolved_(ctx.stats.counter(group + ".ni.misses_unresolved", "",
                                     "NI misses whose pages could not be made present (the access fails)")),
+      coalesced_(ctx.stats.counter(group + ".ni.misses_coalesced", "",
+                                   "NI misses on a page whose miss was still waiting for service (not queued again)")),
+      refills_(ctx.stats.counter(group + ".ni.shadow_refills", "",
+                                 "entries a miss wrote again for a page still mapped (its entry cleared by an "
+                                 "invalidation that kept the mapping, e.g. reclaim's second chance)")),
       update_us_(ctx.stats.scalar(group + ".ni.shadow_update_time", "us",
                                   "host CPU time spent writing and clearing shadow-table entries")),
       service_us_(ctx.stats.histogram(group + ".ni.miss_service", "us",
@@ -99,6 +104,14 @@ sc_time ShadowPager::unmapped(int pid, std::uint64_t va, std::uint64_t len, sc_t
 }
 
 void ShadowPager::miss(std::uint32_t sid, int pid, std::uint64_t va, bool write, sc_time at) {
+    // A page already waiting for service is not queued again: its one
+    // outcome releases everything the engine holds on that page (the engine
+    // matches outcomes by stream and page). A retry after dma.fault-timeout
+    // would otherwise queue the same page behind itself.
+    if (!queued_.insert({pid, va / kPage * kPage}).second) {
+        coalesced_.inc();
+        return;
+    }
     misses_.push_back({sid, pid, va, write, at});
     miss_ev_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -118,12 +131,23 @@ void ShadowPager::miss_thread() {
         VmResult r = vm_.fault_in(m.pid, page, n * kPage, m.write, t);
         if (!r.ok() && n > 1) r = vm_.fault_in(m.pid, page, kPage, m.write, r.done);   // only the page matters
         if (!r.ok()) unresolved_.inc();
-        const sc_time done = max_time(r.done, t);
+        sc_time done = max_time(r.done, t);
+        // The page may have been present all along, its entry cleared by an
+        // invalidation that left it mapped (reclaim's second chance clears
+        // the access flag and invalidates: the NI's next access is how the
+        // OS sees the page used again). fault_in set its access flag; write
+        // its entry again.
+        VmLeaf l;
+        if (r.ok() && !table_.lookup(m.pid, m.va, done) && vm_.present_leaf(m.pid, m.va, l)) {
+            refills_.inc();
+            done = mapped({l}, done);
+        }
         service_us_.add(us(done - m.at));
         if (done > sc_core::sc_time_stamp()) sc_core::wait(done - sc_core::sc_time_stamp());
         if (ctx_.tracer.narrating())
             ctx_.tracer.narrate(done, group_ + ".ni", "shadow miss at va " + std::to_string(m.va) +
                                                           (r.ok() ? " paged in, entry written" : " not resolved"));
+        queued_.erase({m.pid, page});   // a miss from now on is served again
         if (outcome_) outcome_(m.sid, m.va, m.write, r.ok(), done);
     }
 }

@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <set>
+#include <utility>
 #include <string>
 
 #include <systemc>
@@ -88,9 +90,10 @@ private:
     bool ahead_;
     std::uint64_t ahead_pages_;
     std::deque<Miss> misses_;
+    std::set<std::pair<int, std::uint64_t>> queued_;   // (pid, page) of the misses in misses_
     sc_core::sc_event miss_ev_;
     ShadowOutcomeFn outcome_;
-    Counter &updates_, &installs_, &removals_, &handled_, &unresolved_;
+    Counter &updates_, &installs_, &removals_, &handled_, &unresolved_, &coalesced_, &refills_;
     Scalar& update_us_;
     Histogram& service_us_;
 };

@@ -180,6 +180,9 @@ public:
     // Physical address backing va, if present.
     bool translate(int pid, std::uint64_t va, std::uint64_t& pa) const;
     bool present(int pid, std::uint64_t va) const;
+    // The present leaf (4 KiB page or 2 MiB block) mapping va, as a map
+    // notifier is told it; false if none.
+    bool present_leaf(int pid, std::uint64_t va, VmLeaf& out);
     // Copy bytes to/from user memory by virtual address; pages not present
     // are faulted in first, untimed (the workload's CPU filling its buffers).
     // False for an address that is not mapped.

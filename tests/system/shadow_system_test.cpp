@@ -52,6 +52,16 @@ void lock_records(SystemSim& s) {
 
 enum class Situation { Cold, Swap, Thp, Migrate };
 
+// The run's invariants (src/invariants.cpp), with the run's own figures.
+std::vector<Violation> invariants(SystemSim& s) {
+    const TransferLog& l = s.log();
+    RunFigures f;
+    f.span_s = (l.last_done - l.first_post).to_seconds();
+    f.run_s = sc_time_stamp().to_seconds();
+    f.throughput_gbps = static_cast<double>(l.bytes_delivered.value()) * 8 / f.span_s / 1e9;
+    return check_invariants(*s.sys, s.stats, f);
+}
+
 // Every OS update of the table was charged: the table's own count of
 // entries written and cleared equals the pager's, and the cores spent
 // exactly updates x ni.shadow-update (250 ns) on them.
@@ -179,7 +189,7 @@ void shadow_case(const std::string& strategy, Situation sit) {
     CHECK(s.counter("node0.ni.shadow_lookups") > 0);
     check_updates_charged(s);
     const std::uint64_t misses = s.counter("node0.ni.shadow_misses") + s.counter("node1.ni.shadow_misses");
-    const auto violations = check_invariants(*s.sys, s.stats, RunFigures{});
+    const auto violations = invariants(s);
     INFO(describe(violations));
     CHECK(violations.empty());
     if (netvm) {
@@ -240,3 +250,104 @@ SHADOW_CASE("pin-static", Cold)
 SHADOW_CASE("pin-static", Swap)
 SHADOW_CASE("pin-static", Thp)
 SHADOW_CASE("pin-static", Migrate)
+
+// Credits never exceeded: with ni.credits = 1 KiB (four packets) a cold
+// NetVM stream makes senders wait for credit packets, the receiver's system
+// buffer never holds more than the credits it granted (2 senders x 1 KiB)
+// and is never full, and every credit spent came back or is owed.
+TEST_CASE("shadow netvm: a sender without credits waits; the system buffer never exceeds the credits granted",
+          "[shadow][credits]") {
+    SystemSim s({{"ni.translation", "shadow"},
+                 {"rdma.strategy", "netvm"},
+                 {"ni.credits", "1KiB"},
+                 {"dma.netvm-buffer", "16KiB"},
+                 {"workload.total-bytes", "512KiB"},
+                 {"workload.message-size", "64KiB"},
+                 {"workload.buffers", "8"},
+                 {"workload.populate", "false"},
+                 {"workload.fill-source", "false"},
+                 {"vm.thp", "never"},
+                 {"sim.time-limit", "200ms"}});
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().mismatches.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 512 * kKiB);
+    CHECK(s.counter("node1.dma.netvm_buffered") > 0);        // misses went to the system buffer
+    CHECK(s.counter("node0.dma.credit_waits") > 0);          // and the sender ran out of credit
+    CHECK(s.scalar("node0.dma.credit_wait") > 0);
+    CHECK(s.counter("node1.dma.credit_packets") > 0);
+    CHECK(s.counter("node1.dma.netvm_full") == 0);
+    CHECK(s.scalar("node1.dma.netvm_peak") <= 2.0 * 1024);
+    CHECK(s.counter("node0.dma.credits_spent") == 512 * kKiB);
+    CHECK(static_cast<double>(s.counter("node0.dma.credits_returned")) + s.scalar("node1.dma.credits_owed") ==
+          static_cast<double>(512 * kKiB));
+    const auto violations = invariants(s);
+    INFO(describe(violations));
+    CHECK(violations.empty());
+}
+
+// The page lock seen by reclaim through the whole System: an agent polls
+// the NI's table every 50 ns while the stream runs and, the first time the
+// NI holds one of the buffers' pages locked at that instant, asks the Vm to
+// reclaim more than there is: reclaim skips that page (it stays present)
+// although it evicts others.
+TEST_CASE("shadow netvm: reclaim skips the page the NI holds locked at that time", "[shadow][lock]") {
+    SystemSim s({{"ni.translation", "shadow"},
+                 {"rdma.strategy", "netvm"},
+                 {"workload.total-bytes", "2MiB"},
+                 {"workload.message-size", "256KiB"},
+                 {"workload.buffers", "2"},
+                 {"vm.thp", "never"},
+                 {"sim.time-limit", "200ms"}});
+    bool tried = false, kept = false;
+    std::uint64_t evicted = 0;
+    At agent("reclaimer", SC_ZERO_TIME, [&] {
+        if (!wait_first_post(s)) return;
+        lock_records(s);
+        while (!s.finished() && !tried) {
+            for (unsigned n = 0; n < 2 && !tried; ++n) {
+                Node& node = s.sys->node(n);
+                for (const auto& a : node.app.allocations())
+                    for (std::uint64_t va = a.first; va < a.first + a.second && !tried; va += 4096) {
+                        if (!node.shadow_table->locked(node.app.pid(), va, sc_time_stamp())) continue;
+                        tried = true;
+                        const VmResult r = node.vm.reclaim(node.vm.free_bytes() + 64 * 1024 * kKiB, sc_time_stamp());
+                        evicted = r.value;
+                        kept = node.vm.present(node.app.pid(), va);
+                        wait_until(r.done);
+                    }
+            }
+            wait(50, SC_NS);
+        }
+    });
+    s.run();
+    if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
+    REQUIRE(s.finished());
+    CHECK(s.log().errors.value() == 0);
+    CHECK(s.log().mismatches.value() == 0);
+    CHECK(s.log().bytes_verified.value() == 2048 * kKiB);
+    REQUIRE(tried);
+    CHECK(evicted > 0);   // reclaim evicted other pages
+    CHECK(kept);          // but not the one the NI was accessing
+    CHECK(s.counter("node0.vm.reclaim_skipped_locked") + s.counter("node1.vm.reclaim_skipped_locked") > 0);
+}
+
+TEST_CASE("shadow: configs the NI cannot run are refused and the keys named", "[shadow][config]") {
+    auto refused = [](const Settings& set, const std::string& key) {
+        Settings all{{"ni.translation", "shadow"}};
+        all.insert(all.end(), set.begin(), set.end());
+        try {
+            SystemSim s(all);
+        } catch (const ConfigError& e) {
+            INFO(e.what());
+            CHECK(std::string(e.what()).find(key) != std::string::npos);
+            return true;
+        }
+        return false;
+    };
+    CHECK(refused({{"rdma.strategy", "netvm"}, {"ni.credits", "256KiB"}}, "dma.netvm-buffer"));
+    CHECK(refused({{"rdma.strategy", "netvm"}, {"ni.credits", "512B"}, {"dma.packet-size", "512B"}}, "ni.credits"));
+    CHECK(refused({{"smmu.enabled", "false"}}, "smmu.enabled"));
+    CHECK(refused({{"smmu-driver.fault-mode", "stall"}, {"dma.fault-tolerant", "false"}}, "smmu-driver.fault-mode"));
+}
