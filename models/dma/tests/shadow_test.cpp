@@ -32,7 +32,7 @@ TEST_CASE("shadow table: a page hits from its update time, misses before and aft
     CHECK(t.entries() == 0);
 }
 
-TEST_CASE("shadow table: a 2 MiB block translates every page in it; clearing one page clears the block",
+TEST_CASE("shadow table: a 2 MiB block translates every page in it and clearing one page clears the block",
           "[shadow]") {
     ShadowTable t;
     t.set(3, 0x200000, ShadowTable::kBlock, 0x40000000, false, sc_time(0, SC_NS));

@@ -51,7 +51,7 @@ struct Env : vrdmasim_test::ModelEnv {
 
 }  // namespace
 
-TEST_CASE("shadow pager: a populated mapping's pages are written into the table, charged per entry; munmap "
+TEST_CASE("shadow pager: a populated mapping's pages are written into the table, charged per entry, and munmap "
           "clears them",
           "[shadow][os]") {
     Env e;
