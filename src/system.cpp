@@ -34,6 +34,9 @@ void System::declare_params(ParamRegistry& reg) {
     reg.add(params_of<SimParams>().set);
     reg.add(params_of<TopologyParams>().set);
     Link::declare_params(reg);
+    // Section [ni]'s translation keys, next to the link's (NetVM's NI).
+    ShadowTranslator::declare_params(reg);
+    ShadowPager::declare_params(reg);
 }
 
 void declare_all_params(ParamRegistry& reg) {
@@ -51,8 +54,6 @@ void declare_all_params(ParamRegistry& reg) {
     Ssd::declare_params(reg);
     Vm::declare_params(reg);
     SmmuDriver::declare_params(reg);
-    ShadowTranslator::declare_params(reg);
-    ShadowPager::declare_params(reg);
     FaultLibrary::declare_params(reg);
     MemoryHog::declare_params(reg);
 }
