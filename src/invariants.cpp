@@ -71,6 +71,45 @@ void check_link(const Link& link, const StatRegistry& stats, double run_us, std:
 
 }  // namespace
 
+// NetVM's network interface (ni.translation = shadow): every entry the OS
+// wrote or cleared in the NI's table was charged as CPU work (the table's
+// own count against the pager's statistic, and the CPU's busy time for the
+// activity against updates x ni.shadow-update); and with NetVM's credits,
+// no packet ever found the system buffer full (the credits bound it) and
+// every credit a sender spent came back or is still owed by its receiver.
+void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violation>& out) {
+    std::uint64_t spent = 0, returned = 0, full = 0;
+    double owed = 0;
+    bool credits = false;
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Node& n = sys.node(i);
+        if (!n.shadow_table) continue;
+        const std::uint64_t written = n.shadow_table->sets() + n.shadow_table->clears();
+        const std::uint64_t charged = counter(stats, n.group + ".ni.shadow_updates", out);
+        if (written != charged)
+            out.push_back({"shadow-updates-charged", n.group + ": " + std::to_string(written) +
+                                                         " shadow-table entries written or cleared, " +
+                                                         std::to_string(charged) + " charged to the CPU"});
+        if (n.dma.credits()) {
+            credits = true;
+            const std::string p = std::string(n.dma.name()) + ".";
+            spent += counter(stats, p + "credits_spent", out);
+            returned += counter(stats, p + "credits_returned", out);
+            full += counter(stats, p + "netvm_full", out);
+            const Scalar* o = stats.find_scalar(p + "credits_owed");
+            if (o) owed += o->value();
+        }
+    }
+    if (!credits) return;
+    if (full > 0)
+        out.push_back({"credits-bound-buffer", std::to_string(full) + " packet(s) found the NetVM system buffer "
+                                               "full although the senders' credits should bound it"});
+    if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().finished())
+        out.push_back({"credits-conserved", std::to_string(spent) + " B of credit spent, " +
+                                                std::to_string(returned) + " B returned and " + num(owed) +
+                                                " B still owed by the receivers"});
+}
+
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
     const double run_us = f.run_s * 1e6;
@@ -174,6 +213,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         if (counter(stats, std::string(n.dma.name()) + ".bytes_received", out) > 0)
             ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
+    check_shadow_ni(sys, stats, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

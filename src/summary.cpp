@@ -82,6 +82,8 @@ MetricRegistry build_summary_metrics() {
     MsgStats::declare_metrics(reg);
     Pldma::declare_metrics(reg);
     Router::declare_metrics(reg);
+    ShadowTranslator::declare_metrics(reg);
+    ShadowPager::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);

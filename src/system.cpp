@@ -52,6 +52,9 @@ void System::declare_params(ParamRegistry& reg) {
     reg.add(params_of<SimParams>().set);
     reg.add(params_of<TopologyParams>().set);
     Link::declare_params(reg);
+    // Section [ni]'s translation keys, next to the link's (NetVM's NI).
+    ShadowTranslator::declare_params(reg);
+    ShadowPager::declare_params(reg);
 }
 
 void declare_all_params(ParamRegistry& reg) {
@@ -113,7 +116,9 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     }
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
-    if (ctx.config[params_of<SmmuParams>().enabled]) {
+    if (ctx.config[params_of<SmmuParams>().enabled] && shadow_translation(ctx.config)) {
+        wire_shadow_ni(ctx, procs);   // NetVM's NI: the engine bypasses the SMMU
+    } else if (ctx.config[params_of<SmmuParams>().enabled]) {
         // PLDMA -> TBU -> (translated) -> bus; page-table walks -> bus;
         // registers on the bus at the ZynqMP's address.
         smmu = std::make_unique<Smmu500>("smmu", ctx, group);
@@ -202,6 +207,46 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     SC_THREAD(boot);
 }
 
+void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
+    // PLDMA -> shadow translation (the NI's table) -> bus, physical. No
+    // SMMU, no SMMU driver: the OS side (ShadowPager) is the Vm's map
+    // notifier, its MMU notifier and its page-lock check, and serves the
+    // NI's misses; their outcomes reach the engine as an SMMU fault's would.
+    shadow_table = std::make_unique<ShadowTable>();
+    shadow_ni = std::make_unique<ShadowTranslator>("shadow_ni", ctx, group, *shadow_table);
+    shadow_pager = std::make_unique<ShadowPager>("shadow_pager", ctx, group, vm, cpu, *shadow_table);
+    dma.mem.bind(shadow_ni->in);
+    shadow_ni->out.bind(bus.in);
+    shadow_ni->on_miss([this](std::uint32_t sid, int pid, std::uint64_t va, bool write, sc_core::sc_time at) {
+        shadow_pager->miss(sid, pid, va, write, at);
+    });
+    shadow_pager->on_outcome([this](std::uint32_t sid, std::uint64_t va, bool write, bool resolved,
+                                    sc_core::sc_time done) { dma.fault_resolved(sid, va, write, resolved, done); });
+    if (strategy_from(ctx.config) == Strategy::Netvm) {
+        if (!dma.fault_tolerant())   // System::resolve refuses this first
+            throw ConfigError("rdma.strategy = netvm needs dma.fault-tolerant = true");
+        const double copy_rate = ctx.config[params_of<VmParams>().copy_rate] / 8;   // bytes per second
+        dma.enable_netvm([this, copy_rate](std::uint32_t sid, std::uint64_t va, const unsigned char* data,
+                                           std::uint64_t len, sc_core::sc_time at) {
+            const auto owner = pid_of_stream_.find(sid);
+            if (owner == pid_of_stream_.end())
+                throw std::logic_error(group + ": NetVM copy for stream " + std::to_string(sid) +
+                                       ", which no process of this node owns");
+            if (!vm.write_user(owner->second, va, data, len))
+                throw std::logic_error(group + ": NetVM copy into an unmapped address of pid " +
+                                       std::to_string(owner->second));
+            const sc_core::sc_time t(static_cast<double>(len) / copy_rate, sc_core::SC_SEC);
+            return cpu.run("netvm-copy", at, t, group + " netvm copy").end;
+        });
+        dma.enable_credits(ctx.stats, ctx.config[params_of<NiTranslationParams>().credits]);
+    }
+    for (unsigned p = 0; p < procs; ++p)
+        process(p).set_capacity(frames.total_pages() * FrameAllocator::kPage +
+                                ctx.config[params_of<SsdParams>().swap_size]);
+    if (MemoryHog::wanted(ctx.config, index))
+        hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
+}
+
 std::uint32_t Node::stream_of(unsigned p) const { return dma.stream_id() + p; }
 
 void Node::boot() {
@@ -213,7 +258,7 @@ void Node::boot() {
     const unsigned per = app.channels_per_process();
     for (unsigned p = 0; p < processes(); ++p) {
         App& a = process(p);
-        const int pid = smmu ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
+        const int pid = smmu || shadow_ni ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
         const std::uint32_t sid = stream_of(p);
         for (unsigned k = 0; k < per; ++k) {
             const unsigned c = p * per + k;
@@ -238,6 +283,10 @@ void Node::boot() {
             const sc_core::sc_time done =
                 driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(), {sid}, sc_core::sc_time_stamp());
             sc_core::wait(done - sc_core::sc_time_stamp());
+            a.attach_process(vm, pid);
+        } else if (shadow_ni) {   // ni.translation = shadow: the NI knows the stream's process
+            pid_of_stream_[sid] = pid;
+            shadow_ni->bind_stream(sid, pid);
             a.attach_process(vm, pid);
         }
     }
@@ -410,6 +459,7 @@ System::System(const SimContext& ctx)
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
     check_processes(c);
+    check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 

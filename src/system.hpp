@@ -44,12 +44,14 @@
 #include "models/bus/bus.hpp"
 #include "models/bus/bus_port.hpp"
 #include "models/dma/pldma.hpp"
+#include "models/dma/shadow_translator.hpp"
 #include "models/interconnect/link.hpp"
 #include "models/interconnect/router.hpp"
 #include "models/interconnect/topology.hpp"
 #include "models/memory/dram.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
+#include "models/os/shadow_pager.hpp"
 #include "models/os/smmu_driver.hpp"
 #include "models/os/ssd.hpp"
 #include "models/os/vm.hpp"
@@ -123,6 +125,12 @@ public:
     std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
     std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
     std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled)
+    // NetVM's network interface (ni.translation = shadow; wire_shadow_ni):
+    // the NI's shadow page table, its translation unit on the engine's
+    // memory path instead of the SMMU, and the OS side that keeps the table.
+    std::unique_ptr<ShadowTable> shadow_table;
+    std::unique_ptr<ShadowTranslator> shadow_ni;
+    std::unique_ptr<ShadowPager> shadow_pager;
 
     // [base, size) of the page frames the VM manages on a node with this much DRAM.
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
@@ -133,6 +141,9 @@ private:
     // a process of the VM and have the driver attach it to a context bank
     // selected by its stream ID; then start the processes.
     void boot();
+    // ni.translation = shadow (instead of the SMMU branch): builds and wires
+    // the three shadow_* members above, the processes still in the Vm.
+    void wire_shadow_ni(const SimContext& ctx, unsigned procs);
     std::vector<std::unique_ptr<App>> more_apps_;   // processes 1..node.processes-1
     std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes)
 };

@@ -90,6 +90,7 @@ void ControlPackets::send_control(ControlOut& c) {
         receiver_.deliver(c.channel, c.notify, c.counter, c.id, c.node, c.bytes, c.dst, c.ok, c.at);
         break;
     case ControlKind::Notification: type = PacketType::Completion; word = kStatusOk; break;
+    case ControlKind::Credit: type = PacketType::Control; word = kControlCredit; break;
     }
     // A notification packet's index word carries the event counter it names, plus one (0: none).
     const auto index32 = c.kind == ControlKind::Notification ? static_cast<std::uint32_t>(c.counter + 1)
@@ -115,11 +116,13 @@ void ControlPackets::trace_control(const ControlOut& c) {
         case ControlKind::ErrorAck: os << " from node" << c.node << ": fault NOT resolved, error ACK"; break;
         case ControlKind::Ack: os << " from node" << c.node << ": every buffered packet copied in, ACK"; break;
         case ControlKind::Notification: os << ": notification packet to node" << c.node; break;
+        case ControlKind::Credit: os.str(""); os << c.index << " B of NetVM credit returned to node" << c.node; break;
         }
         tracer.narrate(c.at, trace_.who, os.str());
     }
     if (tracer.enabled()) {
-        static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet"};
+        static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet",
+                                            "credit return"};
         tracer.instant(trace_.track, names[static_cast<int>(c.kind)], c.at,
                        {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
     }

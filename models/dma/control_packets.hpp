@@ -21,10 +21,13 @@ namespace vrdmasim {
 
 // Control packet (ExaNet type 2) opcodes, fault-tolerant mode.
 constexpr std::uint32_t kControlRetransmit = 1;
+// NetVM sender credits returned (ni.translation = shadow, rdma.strategy =
+// netvm): the bytes in the index field (credits.hpp).
+constexpr std::uint32_t kControlCredit = 2;
 
 class Receiver;
 
-enum class ControlKind { Retransmit, ErrorAck, Ack, Notification };
+enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit };
 struct ControlOut {             // a packet the control thread sends
     ControlKind kind = ControlKind::Retransmit;
     std::uint64_t id = 0;

@@ -23,6 +23,7 @@ void NetvmBuffer::put(const InboundKey& key, std::uint32_t sid, std::uint64_t va
     bf.data.assign(data, data + len);
     buf_.push_back(std::move(bf));
     used_ += len;
+    ++puts_;
     stats_.netvm_peak.set(std::max(stats_.netvm_peak.value(), static_cast<double>(used_)));
     stats_.netvm_packets.inc();
 }
@@ -55,6 +56,7 @@ sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, s
             stats_.rx_errors.inc();
         }
         used_ -= it->data.size();
+        if (credits_) credits_->placed(it->key.first, it->data.size(), t);
         if (in != inbound.end() && --in->second.buffered == 0 && in->second.last_seen)
             receiver_.finish_later(in->first, in->second, t);
         it = buf_.erase(it);

@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "models/dma/credits.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/receive.hpp"
@@ -33,6 +34,10 @@ public:
     NetvmBuffer& operator=(const NetvmBuffer&) = delete;
 
     void enable(NetvmCopyFn copy) { copy_ = std::move(copy); }
+    // NetVM's sender credits: a buffered packet's come back when it leaves the buffer.
+    void set_credits(SenderCredits* credits) { credits_ = credits; }
+    // Packets put in the buffer so far.
+    std::uint64_t puts() const { return puts_; }
     bool enabled() const { return static_cast<bool>(copy_); }
 
     // A payload of `len` bytes at `va` of stream `sid` touches a page whose
@@ -70,6 +75,8 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     NetvmCopyFn copy_;
+    SenderCredits* credits_ = nullptr;
+    std::uint64_t puts_ = 0;
     std::uint64_t used_ = 0;
     std::deque<Buffered> buf_;
     std::map<SidPage, sc_core::sc_time> pages_;   // pending (stream, page) -> deadline

@@ -129,6 +129,21 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
     }
 }
 
+void Pldma::enable_credits(StatRegistry& stats, std::uint64_t per_destination) {
+    credits_.enable(stats, std::string(name()) + ".", static_cast<unsigned>(coord_of_.size()), per_destination,
+                    [this](unsigned to, std::uint64_t bytes, sc_time at) {
+                        ControlOut c;
+                        c.kind = ControlKind::Credit;
+                        c.node = to;
+                        c.coord = coord_of_.at(to);
+                        c.index = bytes;
+                        c.at = at;
+                        control_.queue(c);
+                    });
+    netvm_.set_credits(&credits_);
+    transmit_.set_credits(&credits_);
+}
+
 void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     stats_.transactions.inc();
     auto* p = gp.get_extension<ExanetPacket>();
@@ -149,10 +164,20 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         std::memcpy(&index, gp.get_data_ptr() + 12, 4);
     }
     switch (p->header.type) {
-    case PacketType::RdmaWrite: done = receiver_.receive(gp, *p, tail); break;
+    case PacketType::RdmaWrite: {
+        const std::uint64_t buffered = netvm_.puts();
+        done = receiver_.receive(gp, *p, tail);
+        // NetVM credits: a packet written (or dropped) is placed now; a
+        // buffered one when the kernel has copied it in (NetvmBuffer).
+        if (credits_.active() && netvm_.puts() == buffered) credits_.placed(p->src_node, gp.get_data_length(), done);
+        break;
+    }
     case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
     case PacketType::Response: transmit_.response(id, word, whole, tail); break;
-    case PacketType::Control: recovery_.control_received(id, word, index, tail); break;
+    case PacketType::Control:
+        if (word == kControlCredit && credits_.active()) credits_.returned(p->src_node, index, tail);
+        else recovery_.control_received(id, word, index, tail);
+        break;
     case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;
     case PacketType::AtomicReply: {
         AtomicReplyWire r;

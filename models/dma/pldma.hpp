@@ -126,6 +126,11 @@ public:
     // NACKed, and `copy` puts it in place once the fault is resolved. A full
     // buffer holds the next packet back (the link's credits back up).
     void enable_netvm(NetvmCopyFn copy) { netvm_.enable(std::move(copy)); }
+    // NetVM's sender credits (ni.translation = shadow with rdma.strategy =
+    // netvm; credits.hpp): `per_destination` bytes per destination node;
+    // statistics under this engine's name in `stats`.
+    void enable_credits(StatRegistry& stats, std::uint64_t per_destination);
+    bool credits() const { return credits_.active(); }
     bool netvm() const { return netvm_.enabled(); }
 
     // Terminate mode, fault-tolerant engine: the fault library finished with
@@ -163,6 +168,7 @@ private:
     const PldmaConfig params_;
     PldmaTrace trace_;
     PldmaStats stats_;
+    SenderCredits credits_;
     MemoryPort memory_;
     RecordWriter records_;
     ChannelRegisters channels_;

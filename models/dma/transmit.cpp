@@ -271,6 +271,7 @@ bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_
         p.counter = p.footer.last && (d.flags & kFlagCounter) && !(d.flags & kFlagNotifyPacket)
                         ? static_cast<std::int32_t>(d.counter)
                         : -1;
+        if (credits_ && credits_->active()) data_ready = spend_credits(d, plen, data_ready);
         if (!send_packet(block_.data() + poff, plen, data_ready)) return false;
         stats_.packets_sent.inc();
         stats_.bytes_sent.inc(plen);
@@ -278,6 +279,22 @@ bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_
         w.next = first + i + 1;   // w stays valid: the deque only grows at its ends meanwhile
     }
     return true;
+}
+
+sc_time Transmit::spend_credits(const Descriptor& d, std::uint32_t plen, sc_time data_ready) {
+    // NetVM: the packet leaves only with credits for its destination; the
+    // engine waits for a credit packet when it has none (credits.hpp).
+    const sc_time want = max_time(send_free_, data_ready);
+    const sc_time got = credits_->spend(d.dst_node, plen, want);
+    if (got > want) {
+        trace_.tracer.span(trace_.track, "credit wait", want, got,
+                           {{"node", Tracer::json_number(d.dst_node)}, {"bytes", Tracer::json_number(plen)}});
+        if (trace_.tracer.narrating())
+            trace_.tracer.narrate(got, trace_.who, "transfer " + std::to_string(d.id) + " waited " +
+                                                       std::to_string((got - want).to_seconds() * 1e6) +
+                                                       " us for NetVM credits to node" + std::to_string(d.dst_node));
+    }
+    return max_time(data_ready, got);
 }
 
 bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready) {

@@ -16,6 +16,7 @@
 
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
+#include "models/dma/credits.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/records.hpp"
@@ -39,6 +40,10 @@ public:
              RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, const PldmaConfig& params,
              PldmaStats& stats, PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of);
     Transmit(const Transmit&) = delete;
+
+    // NetVM's sender credits (credits.hpp): each data packet spends its
+    // payload's bytes for its destination before it leaves.
+    void set_credits(SenderCredits* credits) { credits_ = credits; }
     Transmit& operator=(const Transmit&) = delete;
 
     // The engine thread.
@@ -76,6 +81,8 @@ private:
     // Put the prepared data packet (`plen` bytes at `data`) on the network
     // port once it is free and the block is in; false: refused.
     bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
+    // NetVM credits for a data packet of `plen` bytes of `d`; when it may leave.
+    sc_core::sc_time spend_credits(const Descriptor& d, std::uint32_t plen, sc_core::sc_time data_ready);
     // RDMA read, initiator: send `w`'s read request (one small packet)
     // instead of data; the read completes when its reply is in (read.*).
     void send_read_request(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_core::sc_time now);
@@ -102,6 +109,7 @@ private:
     PldmaTrace& trace_;
     const unsigned node_;
     const std::vector<std::uint32_t>& coord_of_;
+    SenderCredits* credits_ = nullptr;
 
     unsigned rr_next_ = 0;
     std::map<std::uint64_t, Outstanding> outstanding_;   // by transfer id

@@ -37,7 +37,9 @@ void find_movable(Mm& m, std::map<std::uint64_t, std::vector<Movable>>& movable,
                 w.cpu += m.params.scan_pte;
                 if (!has_frame(d)) return;   // swap entries
                 const std::uint64_t pa = d & kAddrMask;
-                if (level == 3 && (d & kValid) && !p.pins.count(va))
+                const bool locked = level == 3 && (d & kValid) && device_locked(m, p.pid, va, kPage, w.at + w.cpu);
+                if (locked) m.locked_skips[1]->inc();   // the NI is accessing it (NetVM)
+                if (level == 3 && (d & kValid) && !p.pins.count(va) && !locked)
                     movable[align_down(pa, kHuge)].push_back({p.pid, va, slot, d});
                 else
                     mark(pa);

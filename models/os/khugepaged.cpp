@@ -36,7 +36,9 @@ void collapse_finish(Mm& m) {
     if (m.khugepaged.pass.active) ++m.khugepaged.pass.collapsed;
     m.stats.collapse_window.add(to_us(open.install - open.clear));
     m.ctx.tracer.span(m.track, "collapse-window", open.clear, open.install);
+    const sc_time install = open.install;
     open = OpenCollapse{};
+    flush_mapped(m, install);
 }
 
 namespace {
@@ -173,6 +175,10 @@ VmResult collapse_begin(Mm& m, sc_time at) {
         const bool pinned = any_pin(p, r.base, kHuge);
         if (pinned && m.params.pins_block_collapse) {
             m.stats.collapse_skipped_pinned.inc();
+            continue;
+        }
+        if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
+            m.locked_skips[2]->inc();
             continue;
         }
         auto h = m.frames.alloc(FrameAllocator::kMaxOrder);

@@ -1,6 +1,7 @@
 // Page migration (migrate.hpp; Linux's mm/migrate.c): the open migration's
 // pages, the new frame of a page being migrated, and remove_migration_ptes
 // at the end of its window; the Vm's inspection of it.
+#include "models/os/mmu_notifier.hpp"
 #include "models/os/migrate.hpp"
 
 #include "models/os/mm.hpp"
@@ -39,7 +40,9 @@ void migration_finish(Mm& m) {
     for (std::uint64_t pa : m.mig.reserved) m.frames.free(pa, 0);
     m.stats.migration_window.add(to_us(m.mig.install - m.mig.clear));
     m.ctx.tracer.span(m.track, "migration-window", m.mig.clear, m.mig.install);
+    const sc_core::sc_time install = m.mig.install;
     m.mig = Migration{};
+    flush_mapped(m, install);
 }
 
 }  // namespace mm

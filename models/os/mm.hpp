@@ -96,7 +96,8 @@ struct Mm {
           cpu(cores),
           params(read_vm_config(c.config)),
           track(c.tracer.track(group, "vm")),
-          stats(c.stats, prefix) {}
+          stats(c.stats, prefix),
+          prefix(prefix) {}
 
     const SimContext& ctx;
     tlm::tlm_fw_transport_if<>& mem;
@@ -105,9 +106,14 @@ struct Mm {
     const VmConfig params;
     Tracer::Track track;
     VmStats stats;
+    std::string prefix;   // of the statistics ("node0.vm")
 
     Ssd* ssd = nullptr;
     std::vector<InvalidateFn> notifiers;   // MMU notifiers, called in order (the first: set_invalidate)
+    MapFn map_notifier;                    // leaves made present (set_map_notifier)
+    std::vector<Key> mapped;               // leaves made present, not yet told to map_notifier
+    PageLockFn page_lock;                  // a device's page locks (set_page_lock)
+    Counter* locked_skips[3] = {};         // reclaim, compaction, khugepaged skips of locked pages
     std::function<void()> low_memory;
 
     std::map<int, Process> procs;

@@ -2,6 +2,7 @@
 #include "models/os/syscall.hpp"
 
 #include "models/os/mmap.hpp"
+#include "models/os/mmu_notifier.hpp"
 
 namespace vrdmasim {
 namespace mm {
@@ -29,6 +30,7 @@ VmResult call_return(Mm& m, const Call& c, VmError e, std::uint64_t value) {
     r.value = value;
     // w.at: after a collapse or migration wait
     r.done = m.cpu.run(c.activity, max_time(c.at, c.w.at), c.w.cpu).end + c.w.io;
+    r.done = flush_mapped(m, r.done);   // a device's copy of the new leaves (NetVM's shadow table)
     return r;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "models/os/mmu_notifier.hpp"
 #include "models/os/khugepaged.hpp"
 #include "models/os/memory.hpp"
 #include "models/os/migrate.hpp"
@@ -124,11 +125,15 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
 }  // namespace mm
 
 bool Vm::write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
-    return mm::user_copy(*mm_, pid, va, const_cast<unsigned char*>(data), len, true);
+    const bool ok = mm::user_copy(*mm_, pid, va, const_cast<unsigned char*>(data), len, true);
+    mm::flush_mapped(*mm_, sc_core::sc_time_stamp());   // untimed: the device is told now
+    return ok;
 }
 
 bool Vm::read_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t len) {
-    return mm::user_copy(*mm_, pid, va, data, len, false);
+    const bool ok = mm::user_copy(*mm_, pid, va, data, len, false);
+    mm::flush_mapped(*mm_, sc_core::sc_time_stamp());
+    return ok;
 }
 
 bool Vm::poke_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {

@@ -84,6 +84,22 @@ enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
 using InvalidateFn = std::function<sc_core::sc_time(int pid, std::uint16_t asid, std::uint64_t va,
                                                     std::uint64_t len, sc_core::sc_time at)>;
 
+// A leaf (a 4 KiB page or a 2 MiB block) a Vm call made present, for a map
+// notifier: a device that keeps its own copy of the translations (the NetVM
+// NI's shadow page table, models/os/shadow_pager.hpp).
+struct VmLeaf {
+    int pid = 0;
+    std::uint64_t va = 0, size = 0, pa = 0;
+    bool writable = false;
+};
+// Called with the leaves made present by one call (fault, populate,
+// swap-in, collapse, split, migration's new frames) when the call's work is
+// done at `at`; returns when the device is updated (the call returns then).
+using MapFn = std::function<sc_core::sc_time(const std::vector<VmLeaf>& leaves, sc_core::sc_time at)>;
+// Whether a device holds the page of `va` of `pid` locked at the Vm's time
+// `at` (NetVM: the NI while it accesses it): reclaim and migration skip it.
+using PageLockFn = std::function<bool(int pid, std::uint64_t va, sc_core::sc_time at)>;
+
 class Vm {
 public:
     // Section "vm": thp (always|madvise|never; transhuge.rst), memlock-limit
@@ -112,6 +128,10 @@ public:
     // returned, and the change is done when the last one returns.
     void set_invalidate(InvalidateFn fn);
     void add_invalidate(InvalidateFn fn);
+    // The map notifier (one; see MapFn) and the device's page locks (see
+    // PageLockFn): reclaim, compaction and khugepaged skip a locked page.
+    void set_map_notifier(MapFn fn);
+    void set_page_lock(PageLockFn fn);
     // The swap device. Without one, reclaim evicts nothing (anonymous pages
     // can only go to swap) and a failed allocation is NoMemory at once.
     void set_swap(Ssd& ssd);
@@ -160,6 +180,9 @@ public:
     // Physical address backing va, if present.
     bool translate(int pid, std::uint64_t va, std::uint64_t& pa) const;
     bool present(int pid, std::uint64_t va) const;
+    // The present leaf (4 KiB page or 2 MiB block) mapping va, as a map
+    // notifier is told it; false if none.
+    bool present_leaf(int pid, std::uint64_t va, VmLeaf& out);
     // Copy bytes to/from user memory by virtual address; pages not present
     // are faulted in first, untimed (the workload's CPU filling its buffers).
     // False for an address that is not mapped.

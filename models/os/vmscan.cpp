@@ -19,9 +19,10 @@ using namespace aarch64;
 using sc_core::sc_time;
 
 void res_set(Mm& m, int pid, std::uint64_t va, bool valid) {
-    if (valid)
+    if (valid) {
         m.resident.insert({pid, va});
-    else
+        if (m.map_notifier) m.mapped.push_back({pid, va});
+    } else
         m.resident.erase({pid, va});
 }
 
@@ -78,6 +79,10 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
     w.cpu += m.params.scan_pte;
     const std::uint64_t size = level == 2 ? kHuge : kPage;
     if (any_pin(p, x.second, size)) return true;
+    if (device_locked(m, p.pid, x.second, size, w.at + w.cpu)) {   // the NI is accessing it (NetVM)
+        m.locked_skips[0]->inc();
+        return true;
+    }
     if (d & kAf) {   // referenced: second chance
         wr(m, slot_addr, d & ~kAf);
         w.cpu += m.params.pte_update;

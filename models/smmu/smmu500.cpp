@@ -103,7 +103,12 @@ void Smmu500::declare_params(ParamRegistry& reg) {
     reg.add(params_of<SmmuParams>().set);
 }
 
-bool Smmu500::enabled_in(const Config& cfg) { return cfg[params_of<SmmuParams>().enabled]; }
+bool Smmu500::enabled_in(const Config& cfg) {
+    // ni.translation = shadow (NetVM's NI, models/dma) puts no SMMU on the
+    // engine's path: none is built although the processes live in a Vm.
+    const bool shadow = cfg.registry().find("ni.translation") && cfg.string("ni.translation") == "shadow";
+    return cfg[params_of<SmmuParams>().enabled] && !shadow;
+}
 
 void Smmu500::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("smmu_translations",

@@ -70,8 +70,8 @@ public:
     static void declare_params(ParamRegistry& reg);
     // Its columns of summary.csv, from the statistics it registers.
     static void declare_metrics(MetricRegistry& reg);
-    // Whether a run has SMMUs (smmu.enabled): their statistics, and those of
-    // the driver and the user library, are registered only then.
+    // Whether a run has SMMUs (smmu.enabled, and ni.translation not shadow):
+    // their statistics, and those of the driver, are registered only then.
     static bool enabled_in(const Config& cfg);
     Smmu500(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group);
     ~Smmu500() override;

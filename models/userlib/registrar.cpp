@@ -70,26 +70,30 @@ void Registrar::declare_params(ParamRegistry& reg) {
 }
 
 void Registrar::declare_metrics(MetricRegistry& reg) {
+    // The library's statistics exist when the processes live in a Vm
+    // (smmu.enabled), whether the engine translates through the SMMU or
+    // (ni.translation = shadow) the NI's own table.
+    const auto processes_in_vm = [](const Config& c) { return c[params_of<SmmuParams>().enabled]; };
     reg.sum_scalars("registration_us", "us",
                     "Time the user libraries spent in registration calls (acquire, release: sum of call "
                     "durations, `*.rdma.registration_time`).",
-                    "rdma.registration_time", 6, Smmu500::enabled_in);
+                    "rdma.registration_time", 6, processes_in_vm);
     reg.sum_scalars("pinned_peak_bytes", "B",
                     "Sum over nodes of each library's peak of pinned bytes.",
-                    "rdma.pinned_bytes_peak", 12, Smmu500::enabled_in);
+                    "rdma.pinned_bytes_peak", 12, processes_in_vm);
     reg.sum_counters("registration_failures",
                      "Registrations refused (RLIMIT_MEMLOCK).",
-                     {"rdma.registration_failures"}, Smmu500::enabled_in);
+                     {"rdma.registration_failures"}, processes_in_vm);
     reg.sum_scalars("deferred_pin_wait_us", "us",
                     "Time posts waited for pin-deferred registration (chunks of their range the registration "
                     "thread had not pinned yet, pinned by the post or waited for; `*.rdma.deferred_wait`).",
-                    "rdma.deferred_wait", 6, Smmu500::enabled_in);
+                    "rdma.deferred_wait", 6, processes_in_vm);
     reg.sum_counters("pin_cache_hits",
                      "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`).",
-                     {"rdma.cache_hits"}, Smmu500::enabled_in);
+                     {"rdma.cache_hits"}, processes_in_vm);
     reg.sum_counters("pin_cache_misses",
                      "Pin-down cache lookups that pinned a new entry.",
-                     {"rdma.cache_misses"}, Smmu500::enabled_in);
+                     {"rdma.cache_misses"}, processes_in_vm);
 }
 
 Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid, CpuCores& cpu)

@@ -154,6 +154,9 @@ const std::map<std::string, Settings>& scenarios() {
                                         {"fault-lib.policy", "touch-one"}}},
         // Faults recovered by the engine or stalled in the SMMU.
         {"smmu-driver.fault-mode", kCold},
+        // The engine translated by the SMMU or by the NI's shadow table:
+        // SMMU faults or NI misses, table updates on the CPU.
+        {"ni.translation", kCold},
         // Through a four-entry micro-TLB, two fresh source pages per
         // message and the record page after each: LRU keeps the record
         // page (used every third translation), round robin evicts it in turn.

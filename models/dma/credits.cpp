@@ -1,0 +1,90 @@
+// NetVM's sender credits (see credits.hpp).
+#include "models/dma/credits.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void SenderCredits::enable(StatRegistry& s, const std::string& p, unsigned nodes, std::uint64_t per_destination,
+                           ReturnFn send_return) {
+    spent_ = &s.counter(p + "credits_spent", "B", "NetVM credits spent by data packets sent (sender)");
+    returned_ = &s.counter(p + "credits_returned", "B", "NetVM credits returned to this sender by receivers");
+    waits_ = &s.counter(p + "credit_waits", "", "data packets that waited for NetVM credits (sender)");
+    packets_ = &s.counter(p + "credit_packets", "", "credit packets sent back to senders (receiver)");
+    wait_us_ = &s.scalar(p + "credit_wait", "us", "time data packets waited for NetVM credits (sender)");
+    owed_now_ = &s.scalar(p + "credits_owed", "B",
+                          "NetVM credits this receiver owes its senders, not yet returned (less than half of "
+                          "ni.credits per sender)");
+
+    per_dest_ = per_destination;
+    send_return_ = std::move(send_return);
+    avail_.assign(nodes, per_destination);
+    ready_.assign(nodes, sc_core::SC_ZERO_TIME);
+    incoming_.assign(nodes, {});
+    owed_.assign(nodes, 0);
+}
+
+sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
+    if (!active()) return at;
+    if (bytes > per_dest_) throw std::logic_error("NetVM credits: a packet larger than ni.credits");
+    const sc_time asked = at;
+    bool waited = false;
+    for (;;) {
+        // Returns visible by `at` join the credits; if the ones still on
+        // their way suffice, the packet goes when enough have arrived.
+        std::vector<Pending>& in = incoming_.at(dst);
+        std::sort(in.begin(), in.end(), [](const Pending& a, const Pending& b) { return a.at < b.at; });
+        std::uint64_t have = avail_[dst];
+        sc_time ready = ready_[dst];
+        std::size_t used = 0;
+        while (used < in.size() && (in[used].at <= at || have < bytes)) {
+            ready = std::max(ready, in[used].at);
+            have += in[used].bytes;
+            ++used;
+        }
+        if (have >= bytes) {
+            // Credits are usable from when the last of them arrived.
+            at = std::max(at, ready);
+            ready_[dst] = ready;
+            in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(used));
+            avail_[dst] = have - bytes;
+            spent_->inc(bytes);
+            if (at > asked) waited = true;
+            if (waited) {
+                waits_->inc();
+                wait_us_->add((at - asked).to_seconds() * 1e6);
+            }
+            return at;
+        }
+        // Not enough even with every return on its way: wait for more.
+        waited = true;
+        sc_core::wait(returned_ev_);
+        at = std::max(at, sc_core::sc_time_stamp());
+    }
+}
+
+void SenderCredits::returned(unsigned from, std::uint64_t bytes, sc_time at) {
+    if (!active()) return;
+    incoming_.at(from).push_back({bytes, at});
+    returned_->inc(bytes);
+    returned_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void SenderCredits::placed(unsigned src, std::uint64_t bytes, sc_time at) {
+    if (!active()) return;
+    std::uint64_t& owed = owed_.at(src);
+    owed += bytes;
+    owed_now_->add(static_cast<double>(bytes));
+    if (owed * 2 >= per_dest_) {
+        packets_->inc();
+        const std::uint64_t n = owed;
+        owed = 0;
+        owed_now_->add(-static_cast<double>(n));
+        send_return_(src, n, at);
+    }
+}
+
+}  // namespace vrdmasim
