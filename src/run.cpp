@@ -21,6 +21,7 @@
 #include "core/csv.hpp"
 #include "core/output_dir.hpp"
 #include "invariants.hpp"
+#include "physical_engine.hpp"
 #include "summary.hpp"
 #include "system.hpp"
 
@@ -342,6 +343,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     for (const auto& w : sys->workloads()) {
         mismatches += w->log().mismatches.value();
         if (w->job() != 0) job_errors += w->log().errors.value();
+    }
+    if (physical_mode(cfg)) {
+        // The physical-address experiment: wrong data and foreign writes
+        // are its result, reported loudly here, not a failure of the run.
+        print_physical_verdict(std::cerr, cfg, physical_findings(*sys, stats));
+        mismatches = 0;
     }
     if (mismatches > 0) {
         std::cerr << "vrdmasim: error: " << mismatches << " transfer(s) reported success but delivered wrong data\n";

@@ -79,6 +79,7 @@ MetricRegistry build_summary_metrics() {
     Registrar::declare_metrics(reg);
     MsgStats::declare_metrics(reg);
     Pldma::declare_metrics(reg);
+    FrameCheck::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
     declare_host_metrics(reg);

@@ -58,6 +58,7 @@
 #include "workloads/app.hpp"
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
+#include "frame_check.hpp"
 
 namespace vrdmasim {
 
@@ -122,7 +123,12 @@ public:
     VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
     std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
     std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
-    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled)
+    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled or physical)
+    // Physical-address mode (smmu.enabled = false with a registration
+    // strategy, src/physical_engine.cpp): the ownership check on the
+    // engine's memory path, bound by attach_physical.
+    std::unique_ptr<FrameCheck> frame_check;
+    void attach_physical(const SimContext& ctx, PhysicalKeys& keys);
 
     // [base, size) of the page frames the VM manages on a node with this much DRAM.
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
@@ -134,7 +140,8 @@ private:
     // selected by its stream ID; then start the processes.
     void boot();
     std::vector<std::unique_ptr<App>> more_apps_;   // processes 1..node.processes-1
-    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes)
+    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
+    bool physical_ = false;                         // physical-address mode (attach_physical)
 };
 
 class System {
@@ -181,6 +188,9 @@ private:
     // ConfigError unless node.processes x rdma.channels channels, context
     // banks and AXI IDs are there for every process.
     static void check_processes(const Config& c);
+    // ConfigError for what physical-address mode is not built for (src/physical_engine.cpp).
+    static void check_physical(const Config& c);
+    PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
