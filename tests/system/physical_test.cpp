@@ -55,7 +55,10 @@ struct Outcome {
     std::uint64_t reclaim_rounds = 0, collapse_tries = 0, compactions = 0;
 };
 
-Outcome physical_case(const std::string& strategy, Situation sit) {
+// `reuse` (Swap only): after each reclaim round, another process on each
+// node maps and populates 128 KiB, taking the lowest free frames: the ones
+// reclaim just freed.
+Outcome physical_case(const std::string& strategy, Situation sit, bool reuse = false) {
     std::uint64_t total = 1024 * kKiB, msg = 128 * kKiB;
     if (sit == Situation::Thp) total = 2048 * kKiB, msg = 256 * kKiB;
     const std::uint64_t count = total / msg;
@@ -84,11 +87,19 @@ Outcome physical_case(const std::string& strategy, Situation sit) {
             // Both nodes push 128 KiB of their pages out to swap every 100 us.
             agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
                 if (!wait_first_post(s)) return;
+                int thief[2] = {0, 0};
+                if (reuse)
+                    for (unsigned n = 0; n < 2; ++n) thief[n] = s.sys->node(n).vm.create_process("thief");
                 for (int round = 0; round < 20 && !s.finished(); ++round) {
                     ++out.reclaim_rounds;
                     for (unsigned n = 0; n < 2; ++n) {
                         Vm& vm = s.sys->node(n).vm;
                         wait_until(vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp()).done);
+                        if (reuse) {
+                            const VmResult r = vm.mmap(thief[n], 128 * kKiB, Prot::ReadWrite, true, sc_time_stamp());
+                            REQUIRE(r.ok());
+                            wait_until(r.done);
+                        }
                     }
                     wait(100, SC_US);
                 }
@@ -242,6 +253,18 @@ TEST_CASE("physical addresses - prefault / Swap: writes into freed frames and wr
     CHECK(o.f.foreign_bytes_free > 0);
     CHECK(o.f.stale_reads > 0);
     CHECK(o.verified < o.total);
+}
+TEST_CASE("physical addresses - prefault / Swap then another process takes the frames: its memory is written",
+          "[physical][unpinned]") {
+    const Outcome o = physical_case("prefault", Situation::Swap, true);
+    CHECK(o.swap_outs > 0);
+    CHECK(o.f.foreign_bytes_other_process > 0);
+    CHECK(o.f.wrong_bytes > 0);
+}
+TEST_CASE("physical addresses - pin / Swap then another process takes the frames: nothing found", "[physical]") {
+    const Outcome o = physical_case("pin", Situation::Swap, true);
+    CHECK_FALSE(o.f.corruption());
+    CHECK(o.verified == o.total);
 }
 TEST_CASE("physical addresses - prefault / Thp: writes into the kernel's old frames and wrong bytes detected",
           "[physical][unpinned]") {
