@@ -15,6 +15,8 @@
 //   Smmu500.walk (page-table reads) ------+      +-- out[1] --> Pldma.mmio        channel registers, 0xA0000000
 //                                                +-- out[2] --> Smmu500.regs      0xFD800000, with smmu.enabled
 //   Pldma.mem --> Smmu500.tbu[dma.smmu-tbu]      (smmu.enabled = false: Pldma.mem --> Bus.in, physical)
+//     (smmu.enabled = false with a registration strategy, the "why pinning exists" experiment:
+//      Pldma.mem --> FrameCheck --> Bus.in, physical addresses handed by the library, every frame checked)
 //     each access with the stream ID of its channel's process p: one context bank per process
 //   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in(pid of the bank) --> outcome
 //     --> Pldma.fault_resolved(stream, ...)

@@ -94,3 +94,16 @@ TEST_CASE("physical-address mode refuses a workload it is not built for", "[phys
     CHECK(r.err.find("workload.kind") != std::string::npos);
     CHECK(r.err.find("physical") != std::string::npos);
 }
+
+TEST_CASE("without the SMMU: netvm is refused and fault-tolerant keeps DMA memory with no ownership check",
+          "[physical][cli]") {
+    const Run netvm = run("--rdma.strategy=netvm");
+    CHECK(netvm.status == 2);
+    CHECK(netvm.err.find("smmu.enabled") != std::string::npos);
+    const Run ft = run("--rdma.strategy=fault-tolerant --hog.bytes=0 --workload.total-bytes=4MiB");
+    INFO(ft.err);
+    CHECK(ft.status == 0);
+    CHECK(ft.err.find("PHYSICAL-ADDRESS EXPERIMENT") == std::string::npos);
+    CHECK(num(ft, "foreign_frame_writes") == 0);
+    CHECK(num(ft, "bytes_verified") == 4ull << 20);
+}
