@@ -138,6 +138,18 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                          "process was attached with, " + std::to_string(missing) +
                                          " without a stream ID"});
     }
+    // Physical-address mode: the ownership check saw every byte the engine
+    // wrote (the payload it received at least).
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Node& n = sys.node(i);
+        if (!n.frame_check) continue;
+        const std::uint64_t checked = counter(stats, n.group + ".frame_check.write_bytes", out);
+        const std::uint64_t received = counter(stats, std::string(n.dma.name()) + ".bytes_received", out);
+        if (checked < received)
+            out.push_back({"frame-check-coverage", n.group + ": the engine received " + std::to_string(received) +
+                                                       " B but the ownership check saw only " +
+                                                       std::to_string(checked) + " B written"});
+    }
     // Causality: the library never saw a completion before the engine wrote it.
     const std::uint64_t early = stats.sum_counters("rdma.early_completions");
     if (early > 0)

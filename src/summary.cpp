@@ -84,6 +84,7 @@ MetricRegistry build_summary_metrics() {
     Router::declare_metrics(reg);
     ShadowTranslator::declare_metrics(reg);
     ShadowPager::declare_metrics(reg);
+    FrameCheck::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);

@@ -62,6 +62,7 @@ void declare_all_params(ParamRegistry& reg) {
     Workload::declare_params(reg);
     App::declare_params(reg);
     Registrar::declare_params(reg);
+    PhysicalKeys::declare_params(reg);
     MsgParams::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);
@@ -177,6 +178,10 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
                                     ctx.config[params_of<SsdParams>().swap_size]);
         if (MemoryHog::wanted(ctx.config, idx))
             hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
+    } else if (physical_mode(ctx.config)) {
+        // The "why pinning exists" experiment: the processes live in the VM
+        // and the engine gets physical addresses; System binds it through
+        // the ownership check (attach_physical, src/physical_engine.cpp).
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
             throw ConfigError(ctx.config.describe(params_of<RegistrarParams>().strategy) +
@@ -258,7 +263,7 @@ void Node::boot() {
     const unsigned per = app.channels_per_process();
     for (unsigned p = 0; p < processes(); ++p) {
         App& a = process(p);
-        const int pid = smmu || shadow_ni ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
+        const int pid = smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
         const std::uint32_t sid = stream_of(p);
         for (unsigned k = 0; k < per; ++k) {
             const unsigned c = p * per + k;
@@ -287,6 +292,9 @@ void Node::boot() {
         } else if (shadow_ni) {   // ni.translation = shadow: the NI knows the stream's process
             pid_of_stream_[sid] = pid;
             shadow_ni->bind_stream(sid, pid);
+            a.attach_process(vm, pid);
+        } else if (physical_) {   // no SMMU to attach it to: the engine gets physical addresses
+            pid_of_stream_[sid] = pid;
             a.attach_process(vm, pid);
         }
     }
@@ -460,11 +468,14 @@ System::System(const SimContext& ctx)
     check_packet_fits(c, topology_);
     check_processes(c);
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
+    check_physical(c);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
     for (unsigned i = 0; i < n; ++i)
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));
+    if (physical_mode(c))
+        for (auto& node : nodes_) node->attach_physical(ctx, keys_);
 
     // Router ports as topology.hpp numbers them: 0 the NI, then the other
     // FPGAs of the board (class `link`), then on F1 the off-board links

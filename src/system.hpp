@@ -15,6 +15,8 @@
 //   Smmu500.walk (page-table reads) ------+      +-- out[1] --> Pldma.mmio        channel registers, 0xA0000000
 //                                                +-- out[2] --> Smmu500.regs      0xFD800000, with smmu.enabled
 //   Pldma.mem --> Smmu500.tbu[dma.smmu-tbu]      (smmu.enabled = false: Pldma.mem --> Bus.in, physical)
+//     (smmu.enabled = false with a registration strategy, the "why pinning exists" experiment:
+//      Pldma.mem --> FrameCheck --> Bus.in, physical addresses handed by the library, every frame checked)
 //     each access with the stream ID of its channel's process p: one context bank per process
 //   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in(pid of the bank) --> outcome
 //     --> Pldma.fault_resolved(stream, ...)
@@ -60,6 +62,7 @@
 #include "workloads/app.hpp"
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
+#include "frame_check.hpp"
 
 namespace vrdmasim {
 
@@ -131,6 +134,12 @@ public:
     std::unique_ptr<ShadowTable> shadow_table;
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
+    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled or physical)
+    // Physical-address mode (smmu.enabled = false with a registration
+    // strategy, src/physical_engine.cpp): the ownership check on the
+    // engine's memory path, bound by attach_physical.
+    std::unique_ptr<FrameCheck> frame_check;
+    void attach_physical(const SimContext& ctx, PhysicalKeys& keys);
 
     // [base, size) of the page frames the VM manages on a node with this much DRAM.
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
@@ -145,7 +154,8 @@ private:
     // the three shadow_* members above, the processes still in the Vm.
     void wire_shadow_ni(const SimContext& ctx, unsigned procs);
     std::vector<std::unique_ptr<App>> more_apps_;   // processes 1..node.processes-1
-    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes)
+    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
+    bool physical_ = false;                         // physical-address mode (attach_physical)
 };
 
 class System {
@@ -192,6 +202,9 @@ private:
     // ConfigError unless node.processes x rdma.channels channels, context
     // banks and AXI IDs are there for every process.
     static void check_processes(const Config& c);
+    // ConfigError for what physical-address mode is not built for (src/physical_engine.cpp).
+    static void check_physical(const Config& c);
+    PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;

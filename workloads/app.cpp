@@ -106,6 +106,7 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       posted_on_(1, 0),
       strategy_(strategy_from(ctx.config)),
       pipeline_chunk_(ctx.config[params_of<RegistrarParams>().pipeline_chunk]),
+      physical_(physical_mode(ctx.config)),
       completion_(ctx.config[params_of<AppParams>().completion] == "poll"      ? Completion::Poll
                   : ctx.config[params_of<AppParams>().completion] == "counter" ? Completion::Counter
                   : ctx.config[params_of<AppParams>().completion] == "handler" ? Completion::Handler
@@ -232,12 +233,22 @@ void App::reg_release(std::uint64_t va, std::uint64_t len) {
     if (qk_.need_sync()) qk_.sync();
 }
 
-std::uint64_t App::records_for(std::uint64_t len) const {
+std::uint64_t App::chunks_for(std::uint64_t len) const {
     if (strategy_ != Strategy::Pipeline || len == 0) return 1;
     return (len + pipeline_chunk_ - 1) / pipeline_chunk_;
 }
 
+std::uint64_t App::records_for(std::uint64_t len) const {
+    if (!physical_) return chunks_for(len);
+    // Physical-address mode: one descriptor per physically contiguous run
+    // of each chunk. A chunk of L bytes breaks at most at each source and
+    // each destination page boundary inside it: 2 * ceil(L / 4 KiB) + 1
+    // runs; summed over the chunks, at most this.
+    return 2 * ((len + 4095) / 4096) + 3 * chunks_for(len);
+}
+
 bool App::send(Message& m) {
+    if (physical_) return send_physical(m);
     m.parts = 0;
     m.failed = false;
     const std::uint64_t n = records_for(m.len);
@@ -277,6 +288,23 @@ CompletionRecord App::complete(Message& m) {
     out.node = m.dst_node;
     out.addr = m.src;
     bool ok = !m.failed;
+    if (physical_) {
+        // Every run's record, then each chunk acquired is released.
+        for (unsigned k = 0; k < m.parts; ++k) {
+            const CompletionRecord r = wait_record(m.records + k * sizeof(CompletionRecord));
+            ok = ok && r.status == kStatusOk;
+            out.bytes += r.status == kStatusOk ? r.bytes : 0;
+        }
+        const std::uint64_t n = chunks_for(m.len);
+        const std::uint64_t chunk = n == 1 ? std::max<std::uint64_t>(m.len, 1) : pipeline_chunk_;
+        for (unsigned k = 0; k < m.chunks; ++k) {
+            const std::uint64_t off = k * chunk;
+            const std::uint64_t len = std::min(chunk, m.len - off);
+            if (len > 0) reg_release(m.src + off, len);
+        }
+        out.status = ok ? kStatusOk : kStatusError;
+        return out;
+    }
     const std::uint64_t chunk = m.parts <= 1 && records_for(m.len) == 1 ? std::max<std::uint64_t>(m.len, 1)
                                                                        : pipeline_chunk_;
     for (unsigned k = 0; k < m.parts; ++k) {
@@ -304,7 +332,14 @@ void App::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_d
 
 bool App::register_receive(std::uint64_t va, std::uint64_t len) {
     if (len == 0) return true;
-    return reg_acquire(va, len, true).ok;
+    if (!reg_acquire(va, len, true).ok) return false;
+    if (physical_) {
+        // The area's keys: the frame of each page now, published for the
+        // senders (a snapshot, never looked up again).
+        for (std::uint64_t page = va & ~std::uint64_t(4095); page < va + len; page += 4096)
+            keys_->publish(node_, pid_, page, lookup_frame(page, true));
+    }
+    return true;
 }
 
 bool App::register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error) {
@@ -394,6 +429,19 @@ std::uint64_t App::alloc_locked(std::uint64_t bytes) {
             throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) + " B of completion records failed: " +
                               to_string(r.error));
         if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (physical_) {
+            // The engine gets these frames once, when they are locked: they
+            // are pinned too (mlock keeps them in memory, but compaction may
+            // still move a locked page), as RDMA libraries register their
+            // completion queues.
+            const std::uint64_t span = (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095);
+            const VmResult p = vm_->pin(pid_, a, span, now());
+            if (!p.ok())
+                throw OutOfMemory(group_ + ": pinning " + std::to_string(bytes) + " B of completion records failed: " +
+                                  to_string(p.error));
+            if (p.done > now()) qk_.set(p.done - sc_core::sc_time_stamp());
+            for (std::uint64_t page = a; page < a + span; page += 4096) locked_frames_[page] = lookup_frame(page, true);
+        }
     }
     return a;
 }
@@ -438,7 +486,18 @@ void App::mmio_write_on(unsigned c, std::uint64_t off, std::uint64_t v, unsigned
 void App::setup_rx_ring(std::uint32_t entries) {
     rx_entries_ = entries;
     rx_ring_ = alloc_locked(std::uint64_t(entries) * sizeof(CompletionRecord));
-    mmio_write(pldma_reg::kRxRingBase, rx_ring_, 8);
+    std::uint64_t base = rx_ring_;
+    if (physical_) {
+        // The engine writes entry i at base + 32 i: the ring's frames must
+        // be contiguous (one page holds 128 entries).
+        base = locked_frame(rx_ring_);
+        for (std::uint64_t off = 4096; off < std::uint64_t(entries) * sizeof(CompletionRecord); off += 4096)
+            if (locked_frame(rx_ring_ + off) != base + off)
+                throw std::runtime_error(group_ + ": physical-address mode: a notification ring of " +
+                                         std::to_string(entries) + " entries spans frames that are not "
+                                         "contiguous; not built (rings of up to 128 entries fit one page)");
+    }
+    mmio_write(pldma_reg::kRxRingBase, base, 8);
     mmio_write(pldma_reg::kRxRingEntries, entries, 4);
 }
 
@@ -473,7 +532,7 @@ bool App::post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint
     mmio_write_on(c, kDescFlags, flags, 4);
     if (flags & kFlagCounter) mmio_write_on(c, kDescCounter, counter, 4);
     if (compare) mmio_write_on(c, kDescCmp, *compare, 8);
-    mmio_write_on(c, kDescCompl, compl_addr, 8);
+    mmio_write_on(c, kDescCompl, physical_ && compl_addr ? locked_frame(compl_addr) : compl_addr, 8);
     mmio_write_on(c, kDescTag, tag, 8);
     mmio_write_on(c, kDoorbell, 1, 4);
     const bool refused = (mmio_read_on(c, kStatus, 4) & 0x80000000u) != 0;
@@ -492,6 +551,9 @@ void App::stage_op(unsigned c, DescOp op) {
 bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
     using namespace pldma_reg;
+    if (physical_)
+        throw std::logic_error(group_ + ": RDMA reads and atomics are not built in physical-address mode "
+                                        "(System::check_physical refuses such configurations)");
     if (flags != 0)
         throw std::invalid_argument(group_ + ": post_read: no flag is defined for RDMA reads (flags " +
                                     std::to_string(flags) + ")");
@@ -512,6 +574,9 @@ bool App::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t l
 bool App::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
                       std::uint64_t tag, std::uint64_t compl_addr) {
     using namespace pldma_reg;
+    if (physical_)
+        throw std::logic_error(group_ + ": RDMA reads and atomics are not built in physical-address mode "
+                                        "(System::check_physical refuses such configurations)");
     compute(post_overhead_);
     if (compl_addr) {
         CompletionRecord blank;   // status 0 = not written yet
@@ -604,7 +669,7 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
     // Causality: the record cannot be seen before the engine wrote it.
     auto check_seen = [&] {
         sc_time written;
-        if (dma_.record_done_at(addr, written) && now() < written) early_.inc();
+        if (dma_.record_done_at(physical_ ? locked_frame(addr) : addr, written) && now() < written) early_.inc();
     };
     const unsigned c = record_channel(addr);   // the channel whose interrupt and counter announce it
     if (completion_ != Completion::Counter) {

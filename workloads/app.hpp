@@ -25,6 +25,7 @@
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
+#include "models/userlib/physical.hpp"
 #include "models/userlib/registrar.hpp"
 
 namespace vrdmasim {
@@ -127,6 +128,14 @@ public:
     // still catching up with its local time is not lost).
     void wait_until(const std::function<bool()>& done, sc_core::sc_event& ev);
     bool is_virtual() const { return vm_ != nullptr; }
+    // Physical-address mode (models/userlib/physical.hpp: smmu.enabled =
+    // false with a registration strategy): the process lives in the VM, and
+    // the library hands the engine physical addresses, looked up at post
+    // (sources, one descriptor per physically contiguous run), when the
+    // receiver registers its area (destinations, published in `keys`), and
+    // when its records and ring are locked. Set before the workload is built.
+    void set_physical(PhysicalKeys& keys);
+    bool hands_physical() const { return physical_; }
     int pid() const { return pid_; }
     Vm* vm() const { return vm_; }
 
@@ -241,6 +250,7 @@ public:
         // Filled by send():
         unsigned parts = 0;             // descriptors posted
         bool failed = false;            // a registration failed (parts not posted)
+        unsigned chunks = 0;            // physical-address mode: registration chunks acquired
         VmError error = VmError::Ok;
     };
     // Completion records a message of `len` bytes needs.
@@ -313,6 +323,17 @@ private:
     std::uint64_t physical(std::uint64_t addr, bool write);
     // `t` of work of `activity` on a core from now(); the process's clock moves to its end.
     void run_on_core(const char* activity, sc_core::sc_time t);
+    // Physical-address mode: the frame of va's page for the engine now
+    // (faulted in first if not present, as the library touching it would),
+    // noted in keys_ as handed to this node's engine; costs rdma.translate-page.
+    std::uint64_t lookup_frame(std::uint64_t va, bool write);
+    // The frame of a page of this process's locked memory (records, ring),
+    // looked up when it was locked.
+    std::uint64_t locked_frame(std::uint64_t va) const;
+    // send() in physical-address mode.
+    bool send_physical(Message& m);
+    // Registration chunks of a message of `len` bytes (pipeline: rdma.pipeline-chunk pieces).
+    std::uint64_t chunks_for(std::uint64_t len) const;
     // Registrar calls from now(); the process's clock moves to their end.
     RegResult reg_acquire(std::uint64_t va, std::uint64_t len, bool write);
     void reg_release(std::uint64_t va, std::uint64_t len);
@@ -364,6 +385,10 @@ private:
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
+    const bool physical_;                     // physical-address mode
+    PhysicalKeys* keys_ = nullptr;
+    sc_core::sc_time translate_page_;
+    std::unordered_map<std::uint64_t, std::uint64_t> locked_frames_;   // locked page -> its frame
     sc_core::sc_event background_ev_;        // pin-deferred: a buffer was allocated
     void registration_thread();
     bool allocating_locked_ = false;          // inside alloc_locked: no buffer registration

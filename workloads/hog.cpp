@@ -20,7 +20,8 @@ HogParams::HogParams()
     : set("hog", "memory pressure: a second process that keeps hog.bytes of memory hot"),
       bytes(set.size("bytes", "0B",
                      "memory the hog maps (MAP_POPULATE) and re-writes page by page every interval; "
-                     "0 = no hog. Needs smmu.enabled (processes in a Vm)")
+                     "0 = no hog. Needs processes in a Vm: smmu.enabled, or smmu.enabled = false with a registration "
+                     "strategy (the physical-address experiment); ignored otherwise")
                 .range("0B", "1TiB")),
       interval(set.time("interval", "1ms", "pause between the end of one re-touch pass and the start of the next")
                    .range("1ns", "100s")),

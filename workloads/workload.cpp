@@ -164,7 +164,12 @@ Workload::Workload(const SimContext& ctx, unsigned job)
       seed_(ctx.config[params_of<SimParams>().seed] + job),
       populate_(!cold_ && ctx.config[params_of<WorkloadParams>().populate]),
       advice_(buffer_advice(ctx.config[params_of<WorkloadParams>().madvise])),
-      fill_source_(!cold_ && ctx.config[params_of<WorkloadParams>().fill_source]) {}
+      fill_source_(!cold_ && ctx.config[params_of<WorkloadParams>().fill_source]),
+      wrong_bytes_(physical_mode(ctx.config)
+                       ? &ctx.stats.counter(stats_prefix(job) + "wrong_bytes", "B",
+                                            "physical-address mode: destination bytes that differ from the source "
+                                            "in transfers reported successful (the byte check's count)")
+                       : nullptr) {}
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
@@ -212,7 +217,7 @@ void Workload::check_fits(const App& app, std::uint64_t bytes) const {
 
 void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& regions) const {
     const Config& c = ctx_.config;
-    if (!c[params_of<SmmuParams>().enabled]) return;
+    if (!c[params_of<SmmuParams>().enabled] && !physical_mode(c)) return;
     std::uint64_t bytes = 0;
     for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
     if (bytes <= c[params_of<VmParams>().memlock_limit]) return;
@@ -272,6 +277,14 @@ bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
             written = written && dst.populated(a);
     const bool match = read && written && std::memcmp(scratch_.data(), expect_.data(), len) == 0;
     log_.verified(len, match);
+    if (!match && wrong_bytes_) {
+        std::uint64_t wrong = len;   // unreadable or never written: all of it
+        if (read && written) {
+            wrong = 0;
+            for (std::uint64_t i = 0; i < len; ++i) wrong += scratch_[i] != expect_[i];
+        }
+        wrong_bytes_->inc(wrong);
+    }
     if (!match) {
         std::uint64_t off = 0;
         while (read && written && off < len && scratch_[off] == expect_[off]) ++off;

@@ -119,4 +119,15 @@ bool FrameAllocator::can_alloc(unsigned order) const {
     return false;
 }
 
+bool FrameAllocator::allocated(std::uint64_t pa) const {
+    if (!contains(pa)) return false;
+    // The block holding pa, if allocated, starts at pa aligned down to its
+    // size and is recorded under that first page with its order.
+    for (unsigned o = 0; o <= kMaxOrder; ++o) {
+        const std::uint64_t block = (pa - base_) / (kPage << o) * (kPage << o);
+        if (held(block / kPage) == static_cast<int>(o)) return true;
+    }
+    return false;
+}
+
 }  // namespace vrdmasim

@@ -32,6 +32,9 @@ public:
     void split(std::uint64_t pa, unsigned order);
 
     bool contains(std::uint64_t pa) const { return pa >= base_ && pa < base_ + size_; }
+    // Whether the frame holding `pa` lies in an allocated block (false for a
+    // free frame, or one outside the managed range).
+    bool allocated(std::uint64_t pa) const;
     std::uint64_t free_pages() const { return free_pages_; }
     std::uint64_t total_pages() const { return size_ / kPage; }
     // Free blocks of exactly this order (for fragmentation statistics).

@@ -123,6 +123,16 @@ struct Mm {
     // from its hand, so its host work is proportional to the pages it looks
     // at, as Linux's LRU lists make it, not to every PTE of every VMA.
     std::set<Key> resident;
+    // Bumped whenever a leaf becomes valid or not (res_set, res_clear):
+    // frame_owner's reverse map, built at generation `rmap_generation`
+    // (pa of a leaf's frame -> its pid, va and size), is stale after it.
+    std::uint64_t leaf_generation = 0;
+    std::uint64_t rmap_generation = ~std::uint64_t{0};
+    struct RmapEntry {
+        int pid;
+        std::uint64_t va, size;
+    };
+    std::map<std::uint64_t, RmapEntry> rmap;
     Hand reclaim_hand, khugepaged_hand;
     Khugepaged khugepaged;
     Migration mig;

@@ -74,6 +74,23 @@ struct VmMigration {
     sc_core::sc_time clear, install;
 };
 
+// Who holds a physical frame now (Vm::frame_owner): what a physical-address
+// engine would be writing into (the ownership check of the "why pinning
+// exists" experiment, src/frame_check.hpp).
+struct FrameOwner {
+    enum class Kind {
+        Process,    // a leaf of process `pid` maps it, at `va` (the byte's own address)
+        StalePin,   // no longer mapped, but still pinned by process `pid` (a collapse over pins)
+        Kernel,     // allocated, mapped by no process: page tables, a block being filled by
+                    // khugepaged or compaction, or memory outside the page allocator
+        Free,       // in the page allocator's free lists
+    };
+    Kind kind = Kind::Free;
+    int pid = 0;
+    std::uint64_t va = 0;
+};
+const char* to_string(FrameOwner::Kind k);
+
 enum class Prot : unsigned { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
 
 enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
@@ -183,6 +200,12 @@ public:
     // The present leaf (4 KiB page or 2 MiB block) mapping va, as a map
     // notifier is told it; false if none.
     bool present_leaf(int pid, std::uint64_t va, VmLeaf& out);
+    // Who holds the frame of physical address `pa` now (frame_owner.cpp).
+    // Untimed inspection; a reverse map of every process's leaves, rebuilt
+    // only after a leaf changed.
+    FrameOwner frame_owner(std::uint64_t pa) const;
+    // Name of process `pid` (create_process), "" if none.
+    std::string process_name(int pid) const;
     // Copy bytes to/from user memory by virtual address; pages not present
     // are faulted in first, untimed (the workload's CPU filling its buffers).
     // False for an address that is not mapped.

@@ -19,6 +19,7 @@ using namespace aarch64;
 using sc_core::sc_time;
 
 void res_set(Mm& m, int pid, std::uint64_t va, bool valid) {
+    ++m.leaf_generation;
     if (valid) {
         m.resident.insert({pid, va});
         if (m.map_notifier) m.mapped.push_back({pid, va});
@@ -27,6 +28,7 @@ void res_set(Mm& m, int pid, std::uint64_t va, bool valid) {
 }
 
 void res_clear(Mm& m, int pid, std::uint64_t va, std::uint64_t end) {
+    ++m.leaf_generation;
     m.resident.erase(m.resident.lower_bound({pid, va}), m.resident.lower_bound({pid, end}));
 }
 

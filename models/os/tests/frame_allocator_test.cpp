@@ -389,3 +389,20 @@ TEST_CASE("frame allocator: randomized alloc/free/split against a bitmap referen
     CHECK(fa.free_pages() == kPages);
     CHECK(fa.free_blocks(9) == 8);
 }
+
+TEST_CASE("frame allocator: allocated() tells every frame of an allocated block from a free one", "[os][frames]") {
+    FrameAllocator fa(kBase, 4 * (2ull << 20));
+    const auto huge = fa.alloc(9);
+    const auto page = fa.alloc(0);
+    REQUIRE(huge);
+    REQUIRE(page);
+    CHECK(fa.allocated(*huge));
+    CHECK(fa.allocated(*huge + 511 * kPage + 17));   // any byte of any frame of the block
+    CHECK(fa.allocated(*page));
+    CHECK_FALSE(fa.allocated(*page + kPage));        // its buddy: free
+    CHECK_FALSE(fa.allocated(kBase - kPage));        // outside the range
+    fa.split(*huge, 9);                              // its halves stay allocated
+    CHECK(fa.allocated(*huge + 300 * kPage));
+    fa.free(*page, 0);
+    CHECK_FALSE(fa.allocated(*page));
+}
