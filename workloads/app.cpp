@@ -254,9 +254,7 @@ bool App::send(Message& m) {
             }
         }
         const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
-        std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
-        // rdma.notify = counter: a notifying write also counts on the receiver's counter 0.
-        if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket))) flags |= kFlagCounter;
+        const std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
         while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags)) {
             // The channel's queue is full: wait for one more completion on it.
             const unsigned c = last_post_;
@@ -443,6 +441,12 @@ void App::setup_rx_ring(std::uint32_t entries) {
 bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
                      std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
     using namespace pldma_reg;
+    // rdma.notify = counter: every notifying write (whichever part of the
+    // library posts it) also counts on the receiver's counter 0.
+    if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket)) && !(flags & kFlagCounter)) {
+        flags |= kFlagCounter;
+        counter = 0;
+    }
     compute(post_overhead_);
     if (compl_addr) {
         // Status 0 = not written yet: wait_record tells the new record from an old one.
