@@ -265,11 +265,11 @@ bool App::send(Message& m) {
             }
         }
         const std::uint64_t record = m.records + k * sizeof(CompletionRecord);
-        std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
-        // rdma.notify = counter: a notifying write also counts on the receiver's counter 0.
-        // A message naming its own counter (m.counter) counts there instead.
+        const std::uint32_t flags = k + 1 == n ? m.flags : 0u;   // the receiver hears of the last part
+        // A message naming its own counter (kFlagCounter, m.counter) counts
+        // there; post_write adds counter 0 to other notifying writes under
+        // rdma.notify = counter.
         const std::uint32_t counter = (flags & kFlagCounter) ? m.counter : 0u;
-        if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket))) flags |= kFlagCounter;
         while (!post_write(m.src + off, m.dst_node, m.dst + off, len, m.tag, record, flags, counter)) {
             // The channel's queue is full: wait for one more completion on it.
             const unsigned c = last_post_;
@@ -504,6 +504,12 @@ void App::setup_rx_ring(std::uint32_t entries) {
 bool App::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
                      std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
     using namespace pldma_reg;
+    // rdma.notify = counter: every notifying write (whichever part of the
+    // library posts it) also counts on the receiver's counter 0.
+    if (notify_counter_ && (flags & (kFlagNotify | kFlagNotifyPacket)) && !(flags & kFlagCounter)) {
+        flags |= kFlagCounter;
+        counter = 0;
+    }
     compute(post_overhead_);
     if (compl_addr) {
         // Status 0 = not written yet: wait_record tells the new record from an old one.
