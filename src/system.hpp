@@ -127,14 +127,13 @@ public:
     VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
     std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
     std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
-    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled)
     // NetVM's network interface (ni.translation = shadow; wire_shadow_ni):
     // the NI's shadow page table, its translation unit on the engine's
     // memory path instead of the SMMU, and the OS side that keeps the table.
     std::unique_ptr<ShadowTable> shadow_table;
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
-    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (and smmu.enabled or physical)
+    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (processes in the Vm)
     // Physical-address mode (smmu.enabled = false with a registration
     // strategy, src/physical_engine.cpp): the ownership check on the
     // engine's memory path, bound by attach_physical.

@@ -1828,6 +1828,8 @@ TEST_CASE("event counters: a failed write increments nothing", "[dma][counter]")
     CHECK(b.counter("dma1.counter_increments") == 0);
     CHECK(b.counter("dma1.counter_failed") == 1);
     CHECK(b.dma1->counter_signal(0).count_at(sc_time_stamp()) == 0);
+}
+
 // ---------------------------------------------------------------- out-of-order arrival
 
 namespace {
