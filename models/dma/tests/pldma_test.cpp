@@ -340,7 +340,10 @@ TEST_CASE("registers: staged descriptor reads back, bad accesses are refused", "
         CHECK(c.r(reg::kDescSrc) == 0x1234);
         CHECK(c.r(reg::kDescDstNode, 4) == 1);
         std::uint64_t v = 0;
-        CHECK(c.access(false, 0x800, v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);   // no register there
+        CHECK(c.access(false, 0x80, v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);   // no register there
+        // 0x800 is EVENT_COUNTER[0]; past the last counter (dma.event-counters = 64) nothing.
+        CHECK(c.access(false, reg::kEventCounterBase, v, 8) == tlm::TLM_OK_RESPONSE);
+        CHECK(c.access(false, reg::kEventCounterBase + 8 * 64, v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
         CHECK(c.access(false, reg::kDescSrc, v, 2) == tlm::TLM_BURST_ERROR_RESPONSE);   // 16-bit access
         CHECK(c.access(false, reg::kDescSrc + 4, v, 8) == tlm::TLM_BURST_ERROR_RESPONSE);   // misaligned
         v = 5;
