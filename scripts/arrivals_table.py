@@ -21,7 +21,7 @@ def main(argv):
     except OSError as e:
         print(f"arrivals_table: {e}", file=sys.stderr)
         return 2
-    need = ["label", "workload.kind", "workload.arrivals", "nodes", "arrival_state_bytes", "flag_loads",
+    need = ["label", "workload", "workload.arrivals", "nodes", "arrival_state_bytes", "flag_loads",
             "arrival_wait_us_p50", "flag_detect_delay_us_p50", "throughput_gbps", "status"]
     missing = [c for c in need if rows and c not in rows[0]]
     if not rows or missing:
@@ -33,15 +33,15 @@ def main(argv):
     print("|---|---|---|---|---|---|---|---|")
     order = {"ring": 0, "counter": 1, "flags": 2}
     failed = 0
-    for r in sorted(rows, key=lambda r: (int(r["nodes"] or 0), r["workload.kind"], order.get(r["workload.arrivals"], 9))):
+    for r in sorted(rows, key=lambda r: (int(r["nodes"] or 0), r["workload"], order.get(r["workload.arrivals"], 9))):
         if r["status"] != "ok":
             failed += 1
-            print(f"| {r['nodes']} | {r['workload.kind']} | {r['workload.arrivals']} | failed: {r['status']} | | | | |")
+            print(f"| {r['nodes']} | {r['workload']} | {r['workload.arrivals']} | failed: {r['status']} | | | | |")
             continue
         n = int(r["nodes"])
         loads = float(r["flag_loads"]) / n
         delay = f"{float(r['flag_detect_delay_us_p50']):.4g}" if r["workload.arrivals"] == "flags" else "-"
-        print(f"| {n} | {r['workload.kind']} | {r['workload.arrivals']} | {float(r['arrival_state_bytes']):g} | "
+        print(f"| {n} | {r['workload']} | {r['workload.arrivals']} | {float(r['arrival_state_bytes']):g} | "
               f"{loads:.4g} | {float(r['arrival_wait_us_p50']):.4g} | {delay} | {float(r['throughput_gbps']):.4g} |")
     return 1 if failed else 0
 
