@@ -116,6 +116,9 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       irq_wakeup_(ctx.config[params_of<AppParams>().irq_wakeup]),
       polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
       wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
+      rx_slot_waits_(ctx.stats.counter(group + ".rdma.rx_slot_waits", "",
+                                       "receive-ring slots read while their record was still to be written (the "
+                                       "engine filled a later slot first, out of order in time): the read waited")),
       early_(ctx.stats.counter(group + ".rdma.early_completions", "",
                                "completion records the library saw before the engine had written them "
                                "(must be 0: checked at the end of every run)")),
@@ -769,7 +772,18 @@ bool App::populated(std::uint64_t addr) const {
 
 CompletionRecord App::read_rx_record(std::uint64_t index) {
     if (rx_entries_ == 0) throw std::logic_error(group_ + ": no receive ring set up");
-    return read_record(rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord));
+    const std::uint64_t addr = rx_ring_ + (index % rx_entries_) * sizeof(CompletionRecord);
+    // The engine fills the ring's slots in the order it delivers
+    // notifications, which on an out-of-order network need not be the
+    // order of their times: EVENT_COUNT may say n while slot n - 1 is still
+    // to be written. Software polling that slot sees it only once written.
+    sc_time written;
+    if (dma_.record_done_at(physical_ ? locked_frame(addr) : addr, written) && now() < written) {
+        rx_slot_waits_.inc();
+        qk_.sync();
+        if (written > sc_core::sc_time_stamp()) sc_core::wait(written - sc_core::sc_time_stamp());
+    }
+    return read_record(addr);
 }
 
 void App::clear_rx_record(std::uint64_t index) {

@@ -396,6 +396,7 @@ private:
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;
     Counter& polls_;
     Counter& wakeups_;
+    Counter& rx_slot_waits_;
     Counter& early_;   // completion records seen before the engine had written them (a causality bug)
     Counter& counter_reads_;
     const sc_core::sc_time post_overhead_, completion_overhead_;

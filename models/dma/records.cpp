@@ -52,6 +52,21 @@ sc_time RecordWriter::write(std::uint32_t sid, std::uint64_t addr, const Complet
 
 sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_time at,
                            std::vector<CompletionSignal*> raise) {
+    if (params_.fault_tolerant && behind(raise)) {
+        // An earlier record of this channel waits for its page: this one
+        // follows it (else the channel's count would announce a later slot
+        // while an earlier one is still empty).
+        Retry rr;
+        rr.sid = sid;
+        rr.addr = addr;
+        rr.record = r;
+        rr.raise = std::move(raise);
+        rr.at = at;
+        rr.faulted = false;
+        retry_.push_back(std::move(rr));
+        ev_.notify(sc_core::SC_ZERO_TIME);
+        return at;
+    }
     bool ok = true;
     SmmuFaultExtension fx;
     const sc_time done = write(sid, addr, r, at, ok, fx);
@@ -78,6 +93,18 @@ sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const Completi
     return done;
 }
 
+bool RecordWriter::behind(const std::vector<CompletionSignal*>& raise) const {
+    auto shares = [&](const std::vector<CompletionSignal*>& other) {
+        for (CompletionSignal* s : raise)
+            if (std::find(other.begin(), other.end(), s) != other.end()) return true;
+        return false;
+    };
+    if (shares(busy_)) return true;
+    for (const Retry& rr : retry_)
+        if (shares(rr.raise)) return true;
+    return false;
+}
+
 void RecordWriter::wait_outcome(const Retry& rr) {
     wait_page_ = rr.addr >> 12;
     wait_sid_ = rr.sid;
@@ -95,22 +122,30 @@ void RecordWriter::run() {
         while (retry_.empty()) sc_core::wait(ev_);
         Retry rr = retry_.front();
         retry_.pop_front();
+        busy_ = rr.raise;
+        // A record queued behind a faulted one is tried first as it is.
+        bool tried = rr.faulted;
         for (;;) {
-            // Wait for the outcome of the page's fault (or the timeout), then write again.
-            wait_outcome(rr);
-            const sc_time t = max_time(sc_core::sc_time_stamp(), wait_at_);
-            stats_.record_retries.inc();
+            sc_time t = max_time(sc_core::sc_time_stamp(), rr.at);
+            if (tried) {
+                // Wait for the outcome of the page's fault (or the timeout), then write again.
+                wait_outcome(rr);
+                t = max_time(sc_core::sc_time_stamp(), wait_at_);
+                stats_.record_retries.inc();
+            }
             bool ok = true;
             SmmuFaultExtension fx;
             const sc_time done = write(rr.sid, rr.addr, rr.record, t, ok, fx);
-            if (ok || fx.type == FaultType::None || (wait_done_ && !wait_resolved_)) {
+            if (ok || fx.type == FaultType::None || (tried && wait_done_ && !wait_resolved_)) {
                 if (!ok) stats_.rx_errors.inc();   // lost: not a fault, or the page cannot be made present
                 if (ok) done_[rr.addr] = done;
                 for (CompletionSignal* sig : rr.raise) sig->raise_at(done);
                 break;
             }
             rr.at = done;
+            tried = true;
         }
+        busy_.clear();
     }
 }
 

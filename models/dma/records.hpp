@@ -85,7 +85,12 @@ private:
         CompletionRecord record;
         std::vector<CompletionSignal*> raise;
         sc_core::sc_time at;
+        bool faulted = true;   // false: queued behind a faulted record of the same signals, not tried yet
     };
+    // Whether a record raising `raise` must queue behind a record of the
+    // same channel that the record thread has not written yet: a channel's
+    // records are written, and counted, in the order they were posted.
+    bool behind(const std::vector<CompletionSignal*>& raise) const;
     // Write `r` at `at`; `fx` receives the fault extension.
     sc_core::sc_time write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
                            SmmuFaultExtension& fx);
@@ -97,6 +102,7 @@ private:
     PldmaStats& stats_;
     std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record address -> written by
     std::deque<Retry> retry_;
+    std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
     sc_core::sc_event ev_;
     bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;
     std::uint64_t wait_page_ = 0;
