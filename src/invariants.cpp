@@ -110,6 +110,38 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
                                                 " B still owed by the receivers"});
 }
 
+// Ordered notifications (dma.notify-window): every notification of a
+// sender and domain delivered in doorbell order, none twice or beyond the
+// window; at the end of a finished run none held and every number answered.
+void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Violation>& out) {
+    std::uint64_t reordered = 0, errors = 0, held = 0, unanswered = 0;
+    bool ordered = false;
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Pldma& dma = sys.node(i).dma;
+        const std::string p = std::string(dma.name()) + ".";
+        errors += counter(stats, p + "notify_seq_errors", out);
+        if (dma.notify_window() == 0) continue;
+        ordered = true;
+        reordered += counter(stats, p + "notify_reordered", out);
+        held += dma.notifications_held();
+        unanswered += dma.window_unanswered();
+    }
+    if (errors > 0)
+        out.push_back({"notifications-numbered", std::to_string(errors) + " notification number(s) delivered twice or "
+                                                 "beyond the sequence window"});
+    if (!ordered) return;
+    if (reordered > 0)
+        out.push_back({"notifications-in-order", std::to_string(reordered) + " notification(s) delivered after a "
+                                                 "later-posted one of the same sender and domain, with "
+                                                 "dma.notify-window > 0"});
+    bool finished = true;
+    for (const auto& w : sys.workloads()) finished = finished && w->finished();
+    if (finished && (held > 0 || unanswered > 0))
+        out.push_back({"notifications-released", std::to_string(held) + " notification(s) still held and " +
+                                                     std::to_string(unanswered) + " number(s) never answered at the "
+                                                     "end of a finished run"});
+}
+
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
     const double run_us = f.run_s * 1e6;
@@ -226,6 +258,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
             ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
     check_shadow_ni(sys, stats, out);
+    check_notify_order(sys, stats, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

@@ -7,6 +7,7 @@
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/messaging/stats.hpp"
+#include "workloads/stream.hpp"
 
 namespace vrdmasim {
 
@@ -89,6 +90,7 @@ MetricRegistry build_summary_metrics() {
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);
     ClusterWorkload::declare_metrics(reg);
+    StreamWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

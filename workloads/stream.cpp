@@ -1,7 +1,10 @@
 #include "workloads/stream.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 
 namespace vrdmasim {
 
@@ -15,7 +18,12 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsign
       total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
       window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
       buffers_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().buffers])),
-      read_(ctx.config[params_of<WorkloadParams>().operation] == "read") {
+      read_(ctx.config[params_of<WorkloadParams>().operation] == "read"),
+      notify_(ctx.config[params_of<WorkloadParams>().stream_notify] == "ring") {
+    if (notify_ && read_)
+        throw ConfigError("workload.stream-notify = ring (from " +
+                          ctx.config.origin(params_of<WorkloadParams>().stream_notify) +
+                          ") needs workload.operation = write: a read notifies nobody");
     if (msg_ == 0)
         throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin(params_of<WorkloadParams>().message_size) +
                           "): stream needs messages of at least 1 B");
@@ -33,7 +41,26 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsign
         return;
     }
     check_fits(src_, slots_ * msg_ + slots_ * src_.records_for(msg_) * sizeof(CompletionRecord));
-    check_fits(dst_, slots_ * msg_);
+    if (notify_) {
+        // The receive ring: enough for the records the receiver has not
+        // read yet (it reads as they come; an overflow stops the run).
+        ring_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), std::max<std::uint64_t>(256, 4 * slots_)));
+        check_fits(dst_, slots_ * msg_ + std::uint64_t(ring_) * sizeof(CompletionRecord));
+        check_locked(dst_, {std::uint64_t(ring_) * sizeof(CompletionRecord)});
+        posted_at_.resize(count);
+        const std::string p = stats_prefix(job);
+        notify_seen_ = &ctx.stats.counter(p + "notifications_seen", "",
+                                          "stream-notify = ring: notification records dst-node's program read");
+        notify_out_of_order_ = &ctx.stats.counter(
+            p + "notify_out_of_order", "",
+            "stream-notify = ring: records that named a message posted before one an earlier record named (the "
+            "program saw them out of post order)");
+        notify_latency_ = &ctx.stats.histogram(p + "notify_latency", "us",
+                                               "stream-notify = ring: the sender's post of a message to dst-node's "
+                                               "program reading its notification record");
+    } else {
+        check_fits(dst_, slots_ * msg_);
+    }
     check_locked(src_, {slots_ * src_.records_for(msg_) * sizeof(CompletionRecord)});
     src_.program = [this](App& a) { sender(a); };
     dst_.program = [this](App& a) { receiver(a); };
@@ -100,7 +127,60 @@ void StreamWorkload::reader(App& app) {
 void StreamWorkload::receiver(App& app) {
     dst_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
+    if (notify_) app.setup_rx_ring(ring_);
     ready_and_wait(app, 2);
+    if (notify_ && dst_registered_) take_notifications(app);
+    notified_ = true;
+    program_ended();
+}
+
+void StreamWorkload::take_notifications(App& app) {
+    // One record per message (the last part notifies). A record names its
+    // message by destination slot: the oldest message of that slot not seen
+    // yet (an older one of the same slot completed before this one was
+    // posted, and the engine delivered or held its notification before
+    // acknowledging it).
+    const std::uint64_t count = posted_at_.size();
+    std::vector<std::uint64_t> seen_in_slot(slots_, 0);
+    std::uint64_t newest = 0;
+    for (std::uint64_t k = 0; k < count; ++k) {
+        app.wait_rx(k + 1);
+        if (app.rx_events() - k > ring_)
+            throw std::runtime_error(app.group() + ": receive ring overflow (" + std::to_string(app.rx_events() - k) +
+                                     " notifications unread, " + std::to_string(ring_) + " entries)");
+        const CompletionRecord r = app.read_rx_record(k);
+        const std::uint64_t off = r.addr - dst_buf_;
+        const std::uint64_t slot = off / msg_;
+        const std::uint64_t index = slot < slots_ ? slot + seen_in_slot[slot] * slots_ : count;
+        if (r.addr < dst_buf_ || off % msg_ != 0 || index >= count || r.node != src_.node()) {
+            std::ostringstream os;
+            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x"
+               << std::hex << r.addr << std::dec << " that the stream never sent";
+            std::cerr << "vrdmasim: " << os.str() << "\n";
+            log_.verified(0, false);
+            continue;
+        }
+        ++seen_in_slot[slot];
+        notify_seen_->inc();
+        if (k > 0 && index < newest) notify_out_of_order_->inc();
+        newest = std::max(newest, index);
+        notify_latency_->add(to_us(app.now() - posted_at_[index]));
+    }
+}
+
+void StreamWorkload::declare_metrics(MetricRegistry& reg) {
+    auto notifying = [](const Config& c) { return c[params_of<WorkloadParams>().stream_notify] == "ring"; };
+    reg.sum_counters("notify_out_of_order",
+                     "stream with workload.stream-notify = ring: notification records the receiving program read "
+                     "after one naming a later-posted message (`workload.notify_out_of_order`; 0 with "
+                     "dma.notify-window > 0).",
+                     {"notify_out_of_order"}, notifying);
+    reg.quantile("notify_latency_us_p50", "us",
+                 "stream with workload.stream-notify = ring: median time from the sender posting a message to the "
+                 "receiving program reading its notification (`workload.notify_latency`).",
+                 "notify_latency", 0.5, notifying);
+    reg.quantile("notify_latency_us_p99", "us", "stream with workload.stream-notify = ring: 99th percentile of the same.",
+                 "notify_latency", 0.99, notifying);
 }
 
 void StreamWorkload::sender(App& app) {
@@ -145,6 +225,10 @@ void StreamWorkload::sender(App& app) {
         m.dst = dst_buf + slot * msg_;
         m.len = len;
         m.tag = i;
+        if (notify_) {
+            m.flags = kFlagNotify;   // the last part notifies dst-node's program
+            posted_at_[i] = posted;
+        }
         m.dst_node = dst_.node();
         m.records = records + slot * per * sizeof(CompletionRecord);
         if (!dst_registered_) {

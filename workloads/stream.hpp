@@ -6,6 +6,8 @@
 // completion record.
 #pragma once
 
+#include <vector>
+
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -13,12 +15,19 @@ namespace vrdmasim {
 class StreamWorkload : public Workload {
 public:
     StreamWorkload(const SimContext& ctx, App& src, App& dst, unsigned job = 0);
+    // Its columns of summary.csv (workload.stream-notify = ring).
+    static void declare_metrics(MetricRegistry& reg);
     std::string kind() const override { return "stream"; }
-    bool finished() const override { return finished_; }
+    // The sender's last completion, and (stream-notify = ring) the
+    // receiver's last notification read.
+    bool finished() const override { return finished_ && (!notify_ || notified_); }
 
 private:
     void sender(App& app);
     void receiver(App& app);
+    // workload.stream-notify = ring: dst-node's program reads one
+    // notification record per message, in ring order.
+    void take_notifications(App& app);
     // workload.operation = read: dst-node's program reads, src-node's
     // program maps and registers the source.
     void reader(App& app);
@@ -31,6 +40,14 @@ private:
     bool finished_ = false;
     bool dst_registered_ = true;
     bool src_registered_ = true;
+    // workload.stream-notify = ring.
+    bool notify_ = false;
+    bool notified_ = false;                   // dst-node's program has read every notification
+    std::uint32_t ring_ = 0;                  // receive ring entries
+    std::vector<sc_core::sc_time> posted_at_; // each message's post, by index
+    Counter* notify_seen_ = nullptr;
+    Counter* notify_out_of_order_ = nullptr;
+    Histogram* notify_latency_ = nullptr;
 };
 
 }  // namespace vrdmasim

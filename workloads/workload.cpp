@@ -149,7 +149,15 @@ WorkloadParams::WorkloadParams()
                           "notification: once its writes of a round to a node have completed, a sender writes the "
                           "round number into its own 8 B flag in that node's flag array, and the node polls the "
                           "flags of its peers one by one (memory and polling time grow with the peers). "
-                          "workloads/README.md \"Arrival detection\"")) {}
+                          "workloads/README.md \"Arrival detection\"")),
+      stream_notify(set.choice("stream-notify", "none", {"none", "ring"},
+                               "stream (write): how dst-node's program learns of each message. none: it does not "
+                               "(the sender's completions alone); ring: each write notifies, and dst-node's program "
+                               "reads one record per message from its receive ring, finds which message it names, "
+                               "and counts those it sees after a later-posted one (`workload.notify_out_of_order`) "
+                               "and the time from the sender's post to its seeing the record "
+                               "(`workload.notify_latency`). With dma.notify-window > 0 the engine delivers them in "
+                               "post order. workloads/README.md \"Ordered notifications\"")) {}
 
 std::string Workload::stats_prefix(unsigned job) {
     return job == 0 ? "workload." : "job" + std::to_string(job) + ".workload.";
@@ -181,6 +189,9 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
         throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
+    if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
+        throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
+                                                     kind + "; the cluster kinds have workload.arrivals)");
     if (auto cluster = ClusterWorkload::create(ctx, apps, job)) return cluster;   // alltoall, halo, incast, permutation
     if (c[params_of<WorkloadParams>().two_sided])
         throw c.refuse(params_of<WorkloadParams>().two_sided.name(),

@@ -40,6 +40,7 @@ struct WorkloadParams {
     EnumParam operation;
     IntParam cold_jobs;
     EnumParam arrivals;
+    EnumParam stream_notify;
 };
 
 // What the application saw: every transfer, its outcome and its data check.

@@ -12,8 +12,9 @@ namespace vrdmasim {
 using sc_core::sc_time;
 using namespace pldma_reg;
 
-ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes)
-    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels) {
+ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes,
+                                   SendWindows& windows)
+    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels), windows_(windows) {
     for (Channel& ch : channels_) {
         ch.axi_id = params.axi_id;
         ch.sid = params.stream_of(ch.axi_id);
@@ -31,7 +32,7 @@ bool ChannelRegisters::implemented(DescOp op) {
     }
 }
 
-bool ChannelRegisters::acceptable(const Descriptor& d, unsigned counters) {
+bool ChannelRegisters::acceptable(const Descriptor& d, unsigned counters, bool ordered) {
     if (!implemented(d.op)) return false;
     // A read's DESC_FLAGS bits mean nothing yet (no notification of the
     // responder is built): refused rather than silently ignored.
@@ -40,6 +41,9 @@ bool ChannelRegisters::acceptable(const Descriptor& d, unsigned counters) {
     // (every engine has dma.event-counters per channel); a zero-length
     // write sends no packet to carry it.
     if ((d.flags & kFlagCounter) && (d.op != DescOp::Write || d.counter >= counters || d.len == 0)) return false;
+    // Ordered notifications number the notifications a write's last packet
+    // carries; a notification packet after the ACK is not ordered (not built).
+    if (ordered && (d.flags & kFlagNotifyPacket)) return false;
     return true;
 }
 
@@ -161,7 +165,7 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     const bool atomic = is_atomic(ch.staged.op);
     const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !acceptable(ch.staged, params_.event_counters) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        !acceptable(ch.staged, params_.event_counters, windows_.enabled()) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
         // (A read of this node's own memory is refused: the reply would
         // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;
@@ -176,6 +180,10 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     wk.desc.pd = ch.pd;
     wk.desc.sid = ch.sid;
     wk.desc.posted = at;
+    // A notifying write takes its pair's next notification number now:
+    // notifications are delivered in doorbell order (dma.notify-window).
+    if (wk.desc.op == DescOp::Write && wk.desc.len > 0 && (wk.desc.flags & (kFlagNotify | kFlagCounter)))
+        wk.desc.nseq = windows_.assign(wk.desc.dst_node, wk.desc.pd);
     wk.id = wk.desc.id;
     wk.earliest = at;
     ch.work.push_back(wk);

@@ -14,6 +14,7 @@
 #include "models/dma/event_counters.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/records.hpp"
+#include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
 
 namespace vrdmasim {
@@ -80,6 +81,7 @@ struct Descriptor {
     std::uint64_t compare = 0;
     std::uint32_t dst_node = 0, flags = 0;
     std::uint32_t counter = 0;  // DESC_COUNTER: with kFlagCounter, the receiver's counter to increment
+    std::uint64_t nseq = 0;     // notification sequence number plus one (dma.notify-window; 0: none)
     DescOp op = DescOp::Write;
     std::uint64_t id = 0;
     unsigned channel = 0;
@@ -101,6 +103,9 @@ struct Work {
     bool resend = false;
     sc_core::sc_time earliest;
     Descriptor desc;            // new transfers: the descriptor until started
+    // A numbered write waiting for room in its sequence window, since when.
+    bool window_blocked = false;
+    sc_core::sc_time blocked_since;
 };
 
 struct Channel {
@@ -132,7 +137,9 @@ struct Channel {
 class ChannelRegisters {
 public:
     // `node` numbers transfer ids; `nodes` bounds DESC_DST_NODE.
-    ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes);
+    // `windows` numbers notifying writes at their doorbell (dma.notify-window).
+    ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes,
+                     SendWindows& windows);
 
     // The MMIO target: one register access.
     void transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -158,14 +165,16 @@ private:
     static bool implemented(DescOp op);
     // Whether staged descriptor `d` is one the engine carries out: an
     // implemented operation, for a read no flags (none is defined), and an
-    // event counter (kFlagCounter) only on a write, below `counters`.
-    static bool acceptable(const Descriptor& d, unsigned counters);
+    // event counter (kFlagCounter) only on a write, below `counters`; with
+    // ordered notifications (`ordered`) no notification packet (bit 1).
+    static bool acceptable(const Descriptor& d, unsigned counters, bool ordered);
 
     const PldmaConfig& params_;
     PldmaStats& stats_;
     const unsigned node_;
     const std::size_t nodes_;
     std::vector<Channel> channels_;
+    SendWindows& windows_;
     std::uint64_t next_id_ = 1;
     sc_core::sc_event doorbell_;
 };

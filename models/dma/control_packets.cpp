@@ -87,10 +87,11 @@ void ControlPackets::send_control(ControlOut& c) {
     case ControlKind::ErrorAck: word = kStatusError; break;
     case ControlKind::Ack:
         word = c.ok ? kStatusOk : kStatusError;
-        receiver_.deliver(c.channel, c.notify, c.counter, c.id, c.node, c.bytes, c.dst, c.ok, c.at);
+        receiver_.landed(c.channel, c.notify, c.counter, c.id, c.node, c.src_pd, c.bytes, c.dst, c.ok, c.nseq, c.at);
         break;
     case ControlKind::Notification: type = PacketType::Completion; word = kStatusOk; break;
     case ControlKind::Credit: type = PacketType::Control; word = kControlCredit; break;
+    case ControlKind::Skip: type = PacketType::Control; word = kControlSkip; break;
     }
     // A notification packet's index word carries the event counter it names, plus one (0: none).
     const auto index32 = c.kind == ControlKind::Notification ? static_cast<std::uint32_t>(c.counter + 1)
@@ -101,7 +102,7 @@ void ControlPackets::send_control(ControlOut& c) {
     std::memcpy(ctl_payload_ + 12, &index32, 4);
     std::memcpy(ctl_payload_ + 16, &c.bytes, 8);
     trace_control(c);
-    const unsigned len = c.kind == ControlKind::Notification ? 24u : 16u;
+    const unsigned len = c.kind == ControlKind::Notification || c.kind == ControlKind::Skip ? 24u : 16u;
     emit(ctl_gp_, ctl_pkt_, ctl_payload_, len, type, c.coord, c.node, c.id, static_cast<std::uint16_t>(c.index),
          c.pd, c.dst, c.at);
 }
@@ -117,12 +118,13 @@ void ControlPackets::trace_control(const ControlOut& c) {
         case ControlKind::Ack: os << " from node" << c.node << ": every buffered packet copied in, ACK"; break;
         case ControlKind::Notification: os << ": notification packet to node" << c.node; break;
         case ControlKind::Credit: os.str(""); os << c.index << " B of NetVM credit returned to node" << c.node; break;
+        case ControlKind::Skip: os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node; break;
         }
         tracer.narrate(c.at, trace_.who, os.str());
     }
     if (tracer.enabled()) {
         static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet",
-                                            "credit return"};
+                                            "credit return", "notification skip"};
         tracer.instant(trace_.track, names[static_cast<int>(c.kind)], c.at,
                        {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
     }

@@ -24,10 +24,14 @@ constexpr std::uint32_t kControlRetransmit = 1;
 // NetVM sender credits returned (ni.translation = shadow, rdma.strategy =
 // netvm): the bytes in the index field (credits.hpp).
 constexpr std::uint32_t kControlCredit = 2;
+// Ordered notifications (dma.notify-window): a numbered write failed at its
+// sender; the receiver releases its number (bytes field) and answers with
+// a response for the transfer id (sequence_window.hpp).
+constexpr std::uint32_t kControlSkip = 3;
 
 class Receiver;
 
-enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit };
+enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit, Skip };
 struct ControlOut {             // a packet the control thread sends
     ControlKind kind = ControlKind::Retransmit;
     std::uint64_t id = 0;
@@ -39,6 +43,8 @@ struct ControlOut {             // a packet the control thread sends
     bool ok = true, notify = false;     // Ack
     int channel = -1;                   // Ack: receiving channel for the notification
     int counter = -1;                   // Ack, Notification: the event counter the write names (-1: none)
+    std::uint64_t nseq = 0;             // Ack: the write's notification number plus one (0: none)
+    std::uint16_t src_pd = 0;           // Ack: the write's protection domain (its notification's pair)
     sc_core::sc_time at;
 };
 

@@ -23,6 +23,7 @@ PldmaConfig read_pldma_config(const Config& config) {
     p.stream_id = p.stream_of(p.axi_id);
     p.park_engine = config[params_of<PldmaParams>().park] == "engine";
     p.event_counters = static_cast<unsigned>(config[params_of<PldmaParams>().event_counters]);
+    p.notify_window = static_cast<unsigned>(config[params_of<PldmaParams>().notify_window]);
     return p;
 }
 

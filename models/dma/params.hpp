@@ -30,6 +30,7 @@ struct PldmaConfig {
     std::uint32_t axi_id = 0;              // dma.axi-id: a channel's AXI ID at reset
     bool park_engine = false;              // dma.park = engine: a parked channel stops the whole engine
     unsigned event_counters = 0;           // dma.event-counters: EVENT_COUNTER registers per channel
+    unsigned notify_window = 0;            // dma.notify-window: ordered notifications (0: unordered)
 
     // The stream ID of a channel whose control word holds AXI ID `axi`.
     std::uint32_t stream_of(std::uint32_t axi) const { return (tbu << 10) | (axi & 0x3f); }

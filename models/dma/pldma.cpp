@@ -86,7 +86,16 @@ PldmaParams::PldmaParams()
                                  "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
                                  "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
                                  "page has room for 256; NetVM's interface gives a process several)")
-                         .range("1", "256")) {}
+                         .range("1", "256")),
+      notify_window(set.integer("notify-window", "0",
+                                "ordered notifications: the notifying writes (DESC_FLAGS bit 0 or 2) of one sender "
+                                "node to one protection domain are delivered in doorbell order through a sequence "
+                                "window of this many; a write starts only while it is fewer than this many beyond "
+                                "the oldest one its receiver has not answered, and the receiver holds those that "
+                                "land early (at most this many - 1 per sender and domain). 0: unordered, each "
+                                "notification delivered when its write has landed (the ExaNeSt engine). "
+                                "(*estimate*: NetVM's sequence window, whose size is a design parameter)")
+                        .range("0", "4096")) {}
 
 void Pldma::declare_params(ParamRegistry& reg) {
     reg.add(params_of<PldmaParams>().set);
@@ -104,17 +113,20 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       params_(read_pldma_config(ctx.config)),
       trace_{ctx.tracer, ctx.tracer.track(group, "dma"), group + ".dma"},
       stats_(ctx.stats, std::string(this->name()) + "."),
+      send_windows_(params_.notify_window, stats_),
+      order_(params_.notify_window, stats_, trace_,
+             [this](const PendingNotification& n, sc_time& at) { receiver_.deliver(n, at); }),
       memory_(mem, stats_.smmu_faults),
       records_(memory_, params_, stats_),
-      channels_(params_, stats_, node_, coord_of_.size()),
+      channels_(params_, stats_, node_, coord_of_.size(), send_windows_),
       control_(net_out, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),
       atomics_(channels_, memory_, control_, params_, stats_, trace_),
       netvm_(memory_, receiver_, params_, stats_),
-      receiver_(channels_, memory_, control_, records_, recovery_, netvm_, reads_, params_, stats_),
+      receiver_(channels_, memory_, control_, records_, recovery_, netvm_, reads_, order_, params_, stats_, trace_),
       reads_(channels_, transmit_, receiver_, control_, stats_, trace_, node_, coord_of_),
       recovery_(channels_, transmit_, receiver_, records_, netvm_, control_, atomics_, params_, stats_, trace_),
-      transmit_(channels_, memory_, net_out, control_, records_, recovery_, reads_, params_, stats_, trace_, node_,
-                coord_of_) {
+      transmit_(channels_, memory_, net_out, control_, records_, recovery_, reads_, send_windows_, params_, stats_,
+                trace_, node_, coord_of_) {
     mmio.register_b_transport(this, &Pldma::mmio_transport);
     net_in.register_b_transport(this, &Pldma::net_transport);
     SC_HAS_PROCESS(Pldma);
@@ -175,8 +187,15 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
     case PacketType::Response: transmit_.response(id, word, whole, tail); break;
     case PacketType::Control:
-        if (word == kControlCredit && credits_.active()) credits_.returned(p->src_node, index, tail);
-        else recovery_.control_received(id, word, index, tail);
+        if (word == kControlCredit && credits_.active()) {
+            credits_.returned(p->src_node, index, tail);
+        } else if (word == kControlSkip && send_windows_.enabled() && gp.get_data_length() >= 24) {
+            std::uint64_t nseq = 0;
+            std::memcpy(&nseq, gp.get_data_ptr() + 16, 8);
+            receiver_.skip_received(*p, nseq, tail);
+        } else {
+            recovery_.control_received(id, word, index, tail);
+        }
         break;
     case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;
     case PacketType::AtomicReply: {

@@ -41,6 +41,7 @@
 #include "models/dma/read.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/records.hpp"
+#include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
 #include "models/dma/transmit.hpp"
 #include "models/interconnect/exanet_packet.hpp"
@@ -67,6 +68,7 @@ struct PldmaParams {
     BoolParam fault_tolerant;
     EnumParam park;
     IntParam event_counters;
+    IntParam notify_window;
 };
 
 class Pldma : public sc_core::sc_module {
@@ -99,6 +101,13 @@ public:
     // counter increment, at the time it becomes visible.
     CompletionSignal& counter_signal(unsigned c) { return channels_.at(c).counted; }
     unsigned event_counters() const { return params_.event_counters; }
+    // Ordered notifications (dma.notify-window; README.md "Ordered
+    // notifications"): numbers this engine assigned that its receivers have
+    // not answered yet, and notifications it holds for earlier ones. Both 0
+    // at the end of a run whose transfers all completed.
+    unsigned notify_window() const { return params_.notify_window; }
+    std::uint64_t window_unanswered() const { return send_windows_.unanswered(); }
+    std::uint64_t notifications_held() const { return order_.held(); }
     // Words software polls without a notification (README.md "Polled
     // words"): watch the 8-byte words of [va, va + len) written with stream
     // `sid` (zero until the engine first writes them), and read what a load
@@ -169,6 +178,8 @@ private:
     PldmaTrace trace_;
     PldmaStats stats_;
     SenderCredits credits_;
+    SendWindows send_windows_;
+    NotificationOrder order_;
     MemoryPort memory_;
     RecordWriter records_;
     ChannelRegisters channels_;

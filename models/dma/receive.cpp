@@ -11,8 +11,8 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
-                   FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, const PldmaConfig& params,
-                   PldmaStats& stats)
+                   FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, NotificationOrder& order,
+                   const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
     : channels_(channels),
       memory_(memory),
       control_(control),
@@ -20,8 +20,10 @@ Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPacket
       recovery_(recovery),
       netvm_(netvm),
       reads_(reads),
+      order_(order),
       params_(params),
-      stats_(stats) {}
+      stats_(stats),
+      trace_(trace) {}
 
 sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time tail) {
     stats_.packets_received.inc();
@@ -123,6 +125,8 @@ Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
     if (fresh) {
         Inbound in;
         in.dst = p.header.dst_va;
+        in.nseq = p.nseq;
+        in.pd = p.header.pdid;
         in.reply = p.footer.reply;
         if (in.reply) {
             // The reply to one of our reads: written for the read's channel,
@@ -198,7 +202,8 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
         // and interrupt), then the responder hears it is done.
         if (fin.channel >= 0) reads_.reply_received(p.transfer, !fin.error, fin.bytes, done);
     } else {
-        deliver(fin.channel, fin.notify, fin.counter, p.transfer, p.src_node, fin.bytes, fin.dst, !fin.error, done);
+        landed(fin.channel, fin.notify, fin.counter, p.transfer, p.src_node, fin.pd, fin.bytes, fin.dst, !fin.error,
+               fin.nseq, done);
     }
     control_.send_response(p, fin.error ? kStatusError : kStatusOk, 0, done);
 }
@@ -215,6 +220,8 @@ void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
     c.ok = !in.error;
     c.notify = in.notify && !in.reply;
     c.counter = in.reply ? -1 : in.counter;
+    c.nseq = in.reply ? 0 : in.nseq;
+    c.src_pd = in.pd;
     if (in.reply && in.channel >= 0) reads_.reply_received(key.second, !in.error, in.bytes, at);
     c.channel = in.channel;
     c.bytes = in.bytes;
@@ -227,6 +234,45 @@ void Receiver::finish_later(const InboundKey& key, Inbound& in, sc_time at) {
 
 void Receiver::failed(const InboundKey& key, const Inbound& in, sc_time at) {
     if (in.reply && in.channel >= 0) reads_.reply_received(key.second, false, 0, at);
+    // Its data never lands: no notification, but its number is released
+    // (the error ACK answers it at the sender).
+    if (!in.reply && in.nseq) {
+        PendingNotification n;
+        n.id = key.second;
+        n.src = key.first;
+        n.pd = in.pd;
+        n.nseq = in.nseq;
+        n.skip = true;
+        order_.arrive(n, at);
+    }
+}
+
+void Receiver::landed(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint16_t pd,
+                      std::uint64_t bytes, std::uint64_t dst, bool ok, std::uint64_t nseq, sc_time& at) {
+    if (!record && counter < 0 && nseq == 0) return;   // asked for no notification
+    PendingNotification n;
+    n.channel = channel;
+    n.record = record;
+    n.counter = counter;
+    n.id = id;
+    n.src = src_node;
+    n.pd = pd;
+    n.bytes = bytes;
+    n.dst = dst;
+    n.ok = ok;
+    n.nseq = nseq;
+    order_.arrive(n, at);
+}
+
+void Receiver::skip_received(const ExanetPacket& p, std::uint64_t nseq, sc_time at) {
+    PendingNotification n;
+    n.id = p.transfer;
+    n.src = p.src_node;
+    n.pd = p.header.pdid;
+    n.nseq = nseq;
+    n.skip = true;
+    order_.arrive(n, at);
+    control_.send_response(p, kStatusOk, 0, at);   // the sender retires the number
 }
 
 void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
@@ -236,7 +282,7 @@ void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std:
         stats_.pd_violations.inc();
         return;
     }
-    deliver(c, true, counter, id, p.src_node, bytes, p.header.dst_va, ok, at);
+    landed(c, true, counter, id, p.src_node, p.header.pdid, bytes, p.header.dst_va, ok, 0, at);
 }
 
 void Receiver::deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node,
@@ -260,6 +306,14 @@ void Receiver::count_event(int channel, int counter, bool ok, sc_time at) {
     ch.counters[static_cast<std::uint32_t>(counter)].increment_at(at);
     ch.counted.raise_at(at);
     stats_.counter_increments.inc();
+    Tracer& tracer = trace_.tracer;
+    if (tracer.enabled())
+        tracer.instant(trace_.track, "counter +1", at,
+                       {{"channel", Tracer::json_number(static_cast<std::uint64_t>(channel))},
+                        {"counter", Tracer::json_number(static_cast<std::uint64_t>(counter))}});
+    if (tracer.narrating())
+        tracer.narrate(at, trace_.who, "event counter " + std::to_string(counter) + " of channel " +
+                                           std::to_string(channel) + " incremented");
 }
 
 void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes,

@@ -20,6 +20,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/records.hpp"
+#include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 
@@ -53,6 +54,8 @@ struct Inbound {                // being received
     bool notify = false;
     std::uint16_t last_seq = 0;
     int counter = -1;               // the event counter the last packet names (-1: none)
+    std::uint64_t nseq = 0;         // its notification number plus one (dma.notify-window; 0: none)
+    std::uint16_t pd = 0;           // its protection domain
     // Acceptance in any order (an adaptive network delivers the packets of
     // a transfer out of order in time; README.md "Out-of-order arrival"):
     // which packet indices have landed (written, buffered or refused with
@@ -87,8 +90,8 @@ struct Inbound {                // being received
 class Receiver {
 public:
     Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPackets& control, RecordWriter& records,
-             FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, const PldmaConfig& params,
-             PldmaStats& stats);
+             FaultRecovery& recovery, NetvmBuffer& netvm, ReadProtocol& reads, NotificationOrder& order,
+             const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace);
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
 
@@ -110,6 +113,18 @@ public:
     // they are delivered.
     void deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
                  std::uint64_t dst, bool ok, sc_core::sc_time& at);
+    void deliver(const PendingNotification& n, sc_core::sc_time& at) {
+        deliver(n.channel, n.record, n.counter, n.id, n.src, n.bytes, n.dst, n.ok, at);
+    }
+    // Transfer `id` of node `src_node`, domain `pd`, has landed (ok or
+    // not) at `at`: its notifications, if it asked for any, go to the
+    // sequence window (sequence_window.hpp), which delivers them now (`at`
+    // becomes their delivery time) or holds them for earlier ones.
+    void landed(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint16_t pd,
+                std::uint64_t bytes, std::uint64_t dst, bool ok, std::uint64_t nseq, sc_core::sc_time& at);
+    // A skip (control packet `p`): the sender's write numbered `nseq` failed
+    // there; release the number and answer.
+    void skip_received(const ExanetPacket& p, std::uint64_t nseq, sc_core::sc_time at);
     // Increment event counter `counter` of channel `channel` at `at` (a
     // failed transfer increments nothing) and raise its counter line.
     void count_event(int channel, int counter, bool ok, sc_core::sc_time at);
@@ -152,8 +167,10 @@ private:
     FaultRecovery& recovery_;
     NetvmBuffer& netvm_;
     ReadProtocol& reads_;
+    NotificationOrder& order_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
+    PldmaTrace& trace_;
     std::map<InboundKey, Inbound> inbound_;
     // Transfers that completed while a resend was asked for: packets out of
     // order may all have landed before the resend comes, whose packets are

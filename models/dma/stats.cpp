@@ -92,7 +92,33 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                    "packets that landed on an index of their transfer already landed (self-check: "
                                    "must stay 0, every byte lands exactly once)")),
       rx_early_writes(s.counter(p + "rx_early_writes", "",
-                                "payload writes done before their packet arrived (self-check: must stay 0)")) {}
+                                "payload writes done before their packet arrived (self-check: must stay 0)")),
+      window_stalls(s.counter(p + "window_stalls", "",
+                              "notifying writes that waited to start because their destination's sequence window "
+                              "was full (dma.notify-window; sender)")),
+      window_wait_us(s.histogram(p + "window_wait", "us",
+                                 "how long a notifying write waited for room in its sequence window (sender)")),
+      notify_skips(s.counter(p + "notify_skips", "",
+                             "skips sent: numbered writes that failed here, whose number the receiver releases "
+                             "without a notification (sender)")),
+      notify_held(s.counter(p + "notify_held", "",
+                            "notifications held because an earlier-posted one of the same sender and domain had not "
+                            "been delivered yet (dma.notify-window; receiver)")),
+      notify_hold_us(s.histogram(p + "notify_hold", "us",
+                                 "how long a held notification waited, from its write landing to its delivery "
+                                 "(receiver)")),
+      notify_window_peak(s.scalar(p + "notify_window_peak", "",
+                                  "most notifications one sender and domain had held at once (receiver; at most "
+                                  "dma.notify-window - 1)")),
+      notify_skipped(s.counter(p + "notify_skipped", "",
+                               "sequence numbers released by a skip or a write that failed here for good, without "
+                               "a notification (receiver)")),
+      notify_reordered(s.counter(p + "notify_reordered", "",
+                                 "notifications delivered after a later-posted one of the same sender and domain "
+                                 "(receiver; with dma.notify-window > 0 a self-check: must stay 0)")),
+      notify_seq_errors(s.counter(p + "notify_seq_errors", "",
+                                  "notification numbers delivered twice or beyond the window (self-check: must "
+                                  "stay 0)")) {}
 
 void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("packets",
@@ -142,6 +168,24 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
                  "Median of how much earlier an out-of-order packet arrived than the latest packet of its "
                  "transfer so far (`*.dma.rx_out_of_order_early`; 0 without any).",
                  "dma.rx_out_of_order_early", 0.5);
+    reg.sum_counters("notify_reordered",
+                     "Notifications delivered to a receiving channel after a later-posted one of the same sender "
+                     "and protection domain (sum of `*.dma.notify_reordered`; 0 with `dma.notify-window` > 0).",
+                     {"dma.notify_reordered"});
+    reg.sum_counters("notify_held",
+                     "Notifications the sequence window held behind an earlier-posted one "
+                     "(sum of `*.dma.notify_held`; 0 without `dma.notify-window`).",
+                     {"dma.notify_held"});
+    reg.quantile("notify_hold_us_p50", "us",
+                 "Median time a held notification waited for its predecessors (`*.dma.notify_hold`; 0 without any).",
+                 "dma.notify_hold", 0.5);
+    reg.quantile("notify_hold_us_p99", "us",
+                 "99th percentile of the time a held notification waited (`*.dma.notify_hold`; 0 without any).",
+                 "dma.notify_hold", 0.99);
+    reg.sum_counters("window_stalls",
+                     "Notifying writes that waited for room in their sequence window before starting "
+                     "(sum of `*.dma.window_stalls`).",
+                     {"dma.window_stalls"});
     reg.quantile("read_latency_us_p50", "us",
                  "Median RDMA read latency at the initiating engines (doorbell to completion record; "
                  "`*.dma.read_latency`).",

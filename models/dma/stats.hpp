@@ -72,6 +72,16 @@ struct PldmaStats {
     Histogram& rx_ooo_early_ns;
     Counter& rx_double_landings;
     Counter& rx_early_writes;
+    // Ordered notifications (sequence_window.*, dma.notify-window).
+    Counter& window_stalls;
+    Histogram& window_wait_us;
+    Counter& notify_skips;
+    Counter& notify_held;
+    Histogram& notify_hold_us;
+    Scalar& notify_window_peak;
+    Counter& notify_skipped;
+    Counter& notify_reordered;
+    Counter& notify_seq_errors;
 };
 
 // The engine's trace track and its name in narrated events.

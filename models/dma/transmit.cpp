@@ -15,8 +15,9 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
-                   RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, const PldmaConfig& params,
-                   PldmaStats& stats, PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of)
+                   RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, SendWindows& windows,
+                   const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace, unsigned node,
+                   const std::vector<std::uint32_t>& coord_of)
     : channels_(channels),
       memory_(memory),
       net_out_(net_out),
@@ -24,6 +25,7 @@ Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_o
       records_(records),
       recovery_(recovery),
       reads_(reads),
+      windows_(windows),
       params_(params),
       stats_(stats),
       trace_(trace),
@@ -83,6 +85,7 @@ int Transmit::pick(sc_time now) {
                 fail(ch, ch.work.front(), resume);
                 if (ch.work.empty()) continue;
             }
+            if (!window_open(ch, now)) continue;
             rr_next_ = (c + 1) % n;
             return static_cast<int>(c);
         }
@@ -100,10 +103,73 @@ int Transmit::pick(sc_time now) {
                 if (ch.work.empty()) continue;
             }
         }
+        if (!window_open(ch, now)) continue;
         rr_next_ = (c + 1) % n;
         return static_cast<int>(c);
     }
     return -1;
+}
+
+bool Transmit::window_open(Channel& ch, sc_time now) {
+    Work& w = ch.work.front();
+    if (w.started || w.desc.nseq == 0) return true;
+    sc_time from;
+    const sc_time at = max_time(now, w.earliest);
+    const bool room = windows_.admit(w.desc.dst_node, w.desc.pd, w.desc.nseq, at, from);
+    if (!room || from > at) {
+        // Full (the answer that makes room will wake the engine: response),
+        // or the answer handled already lies ahead in time: serve the other
+        // channels meanwhile and look again then.
+        if (!w.window_blocked) {
+            w.window_blocked = true;
+            w.blocked_since = at;
+        }
+        if (room)
+            channels_.doorbell().notify(from_now(from));
+        else
+            window_waiting_ = true;   // the next answer wakes the engine
+        return false;
+    }
+    // It waited from when it could have started (the first look that found
+    // the window full, or now) to the answer that made room, which may
+    // already have been handled and yet lie ahead in time.
+    const sc_time since = w.window_blocked ? w.blocked_since : at;
+    w.window_blocked = false;
+    if (from > since) {
+        stats_.window_stalls.inc();
+        stats_.window_wait_us.add(to_us(from - since));
+        trace_.tracer.span(trace_.track, "window full", since, from,
+                           {{"dst_node", Tracer::json_number(w.desc.dst_node)},
+                            {"number", Tracer::json_number(w.desc.nseq - 1)}});
+        if (trace_.tracer.narrating())
+            trace_.tracer.narrate(from, trace_.who,
+                                  "transfer " + std::to_string(w.desc.id) + " waited " +
+                                      std::to_string(to_us(from - since)) + " us for its sequence window to node" +
+                                      std::to_string(w.desc.dst_node));
+    }
+    w.earliest = max_time(w.earliest, from);
+    return true;
+}
+
+void Transmit::room_in_window(sc_time at) {
+    if (!window_waiting_) return;   // nothing waits: the engine is not woken for nothing
+    window_waiting_ = false;
+    channels_.doorbell().notify(from_now(at));
+}
+
+void Transmit::skip(const Descriptor& d, sc_time at) {
+    // Without a notification its number would hold every later one of
+    // its pair at the receiver forever: tell the receiver to release it.
+    windows_.skipping(d.id, d.dst_node, d.pd, d.nseq);
+    ControlOut c;
+    c.kind = ControlKind::Skip;
+    c.id = d.id;
+    c.bytes = d.nseq;
+    c.pd = d.pd;
+    c.node = d.dst_node;
+    c.coord = coord_of_.at(d.dst_node);
+    c.at = at;
+    control_.queue(c);
 }
 
 void Transmit::drop(Channel& ch, const Work* w) {
@@ -119,9 +185,11 @@ void Transmit::fail(Channel& ch, Work& w, sc_time at) {
     if (it != outstanding_.end()) {
         const Descriptor d = it->second.desc;
         outstanding_.erase(it);
+        if (d.nseq) skip(d, at);
         complete(d, kStatusError, 0, at);
     } else if (!w.started) {
         if (!w.desc.reply) --ch.queued;   // a read's reply was never a queued descriptor
+        if (w.desc.nseq) skip(w.desc, at);
         complete(w.desc, kStatusError, 0, at);
     }
     drop(ch, &w);
@@ -132,6 +200,7 @@ void Transmit::serve(unsigned c) {
     for (unsigned k = 0; k < params_.channel_blocks && !ch.work.empty() && !ch.parked; ++k) {
         Work& w = ch.work.front();
         const sc_time now = sc_core::sc_time_stamp() + qk_.get_local_time();
+        if (!window_open(ch, now)) return;   // its sequence window is full: the channel's turn ends
         if (!w.started) start(ch, w, c, now);
         auto it = outstanding_.find(w.id);
         if (it == outstanding_.end() || it->second.epoch != w.epoch) {
@@ -234,6 +303,7 @@ void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) 
     p.transfer = d.id;
     p.src_node = node_;
     p.dst_node = d.dst_node;
+    p.nseq = d.nseq;
 }
 
 bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
@@ -341,7 +411,9 @@ bool Transmit::finish(std::uint64_t id, std::uint32_t status, std::uint64_t byte
 void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail) {
     // ACK (or, fault-tolerant, NACK) of one of our transfers.
     auto it = outstanding_.find(id);
-    if (it == outstanding_.end() || !whole) {
+    if (it == outstanding_.end() && whole && windows_.skip_answered(id, tail)) {
+        room_in_window(tail);
+    } else if (it == outstanding_.end() || !whole) {
         stats_.rx_errors.inc();   // for nothing we sent
     } else if (it->second.desc.op == DescOp::Read && !it->second.desc.reply) {
         // A read ends with its reply's data, or with the responder's error.
@@ -358,6 +430,12 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
     } else {
         const Descriptor d = it->second.desc;
         outstanding_.erase(it);
+        if (d.nseq) {
+            // The receiver has delivered or held its notification: room in
+            // the window for the write W numbers later.
+            windows_.answered(d.dst_node, d.pd, d.nseq, tail);
+            room_in_window(tail);
+        }
         if (d.reply)
             reads_.reply_finished(d, word == kStatusOk, false, tail);   // the initiator's ACK: no record here
         else

@@ -20,6 +20,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/records.hpp"
+#include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 
@@ -37,8 +38,9 @@ class Transmit {
 public:
     // `coord_of` maps node index to ExaNet coordinate; `node` is this one.
     Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
-             RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, const PldmaConfig& params,
-             PldmaStats& stats, PldmaTrace& trace, unsigned node, const std::vector<std::uint32_t>& coord_of);
+             RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, SendWindows& windows,
+             const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace, unsigned node,
+             const std::vector<std::uint32_t>& coord_of);
     Transmit(const Transmit&) = delete;
 
     // NetVM's sender credits (credits.hpp): each data packet spends its
@@ -63,6 +65,13 @@ private:
     // Round robin over the channels with work that are not parked (parked
     // ones whose outcome came are released first). -1: none.
     int pick(sc_core::sc_time now);
+    // Whether channel `ch`'s front work may start at `now`: a numbered write
+    // waits while its sequence window is full (dma.notify-window).
+    bool window_open(Channel& ch, sc_core::sc_time now);
+    // An answer came at `at`: wake the engine if a write waits for room.
+    void room_in_window(sc_core::sc_time at);
+    // A numbered write failed here: its receiver releases the number (skip).
+    void skip(const Descriptor& d, sc_core::sc_time at);
     // Serve up to dma.channel-blocks blocks of channel c's front work.
     void serve(unsigned c);
     // Take a new transfer (or a resend) at `now`: setup time.
@@ -104,6 +113,7 @@ private:
     RecordWriter& records_;
     FaultRecovery& recovery_;
     ReadProtocol& reads_;
+    SendWindows& windows_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
     PldmaTrace& trace_;
@@ -112,6 +122,7 @@ private:
     SenderCredits* credits_ = nullptr;
 
     unsigned rr_next_ = 0;
+    bool window_waiting_ = false;   // a write found its sequence window full
     std::map<std::uint64_t, Outstanding> outstanding_;   // by transfer id
     // The engine's datapath: its read port, its network port and its block buffers.
     sc_core::sc_time read_free_, send_free_;

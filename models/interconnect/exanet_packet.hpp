@@ -66,6 +66,10 @@ public:
     // packet; -1: none. On the wire: 8 spare footer bits (models/dma/README.md
     // "Event counters").
     std::int32_t counter = -1;
+    // The notification sequence number of a numbered write, plus one (0:
+    // none), in each of its packets (dma.notify-window; models/dma/README.md
+    // "Ordered notifications": on the wire, log2(2 W) spare header bits).
+    std::uint64_t nseq = 0;
     unsigned src_node = 0;        // node indices matching src/dst coordinates
     unsigned dst_node = 0;
     // Absolute time at which the packet's tail flit is available at the hop

@@ -176,6 +176,8 @@ const std::map<std::string, Settings>& scenarios() {
         // Writes posted by src-node or reads posted by dst-node: who posts,
         // who serves read requests.
         {"workload.operation", kStream},
+        // Each write notifies and the receiving program reads the records.
+        {"workload.stream-notify", kStream},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},

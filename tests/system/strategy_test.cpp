@@ -87,12 +87,20 @@ enum class Situation { Cold, Swap, Thp, Migrate };
 struct Net {
     Settings settings;
     unsigned a = 0, b = 1;
+    bool ordered = false;   // ordered notifications: the stream's receiver reads one per message
 };
 // A 3x3 torus with adaptive routing; the stream from x0y0 F0 to x1y1 F2
 // crosses two dimensions, so its packets have two minimal paths.
 const Net kAdaptiveNet{{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "3"},
                         {"router.routing", "adaptive"}, {"router.vcs", "3"}, {"dram.size", "1GiB"}},
                        0, 18};
+// The same with ordered notifications: every message notifies, the
+// receiving program reads each record (workload.stream-notify = ring), and
+// the engines deliver them in post order through a window of 2.
+const Net kOrderedNet{{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "3"},
+                       {"router.routing", "adaptive"}, {"router.vcs", "3"}, {"dram.size", "1GiB"},
+                       {"dma.notify-window", "2"}, {"workload.stream-notify", "ring"}},
+                      0, 18, true};
 enum class Mode { Stall, Terminate };
 
 constexpr std::uint64_t kKiB = 1024;
@@ -291,6 +299,17 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
         CHECK(s.counter(n1 + ".dma.read_requests") == 0);
     }
 
+    if (net.ordered) {
+        // Ordered notifications: the receiving program read one record per
+        // message, each after the one posted before it; the engines' own
+        // self-checks held, and nothing is left held or unanswered.
+        CHECK(s.counter("workload.notifications_seen") == count);
+        CHECK(s.counter("workload.notify_out_of_order") == 0);
+        CHECK(s.stats.sum_counters("dma.notify_reordered") == 0);
+        CHECK(s.stats.sum_counters("dma.notify_seq_errors") == 0);
+        CHECK(s.sys->node(net.b).dma.notifications_held() == 0);
+        CHECK(s.sys->node(net.a).dma.window_unanswered() == 0);
+    }
     if (!net.settings.empty()) {
         // Adaptive routing: the torus's F1s used adaptive VCs, and the
         // receivers' self-checks held (every packet landed once, no write
@@ -443,6 +462,24 @@ READ_ALL_SITUATIONS("pin")
 
 ADAPTIVE_ALL("fault-tolerant", false)
 ADAPTIVE_ALL("fault-tolerant", true)
+
+// Ordered notifications (dma.notify-window) on the adaptive torus, every
+// situation: the stream's receiver reads every notification in post order.
+#define ORDERED_CASE(strategy, sit, mode)                                                                \
+    TEST_CASE("ordered notifications, adaptive torus: " strategy " / " #sit " / " #mode                  \
+              ": every byte arrives, notified in order", "[strategy][adaptive][window]") {                 \
+        strategy_case(strategy, Situation::sit, Mode::mode, false, nullptr, kOrderedNet);                  \
+    }
+ORDERED_CASE("fault-tolerant", Cold, Stall)
+ORDERED_CASE("fault-tolerant", Cold, Terminate)
+ORDERED_CASE("fault-tolerant", Swap, Stall)
+ORDERED_CASE("fault-tolerant", Swap, Terminate)
+ORDERED_CASE("fault-tolerant", Thp, Stall)
+ORDERED_CASE("fault-tolerant", Thp, Terminate)
+ORDERED_CASE("fault-tolerant", Migrate, Stall)
+ORDERED_CASE("fault-tolerant", Migrate, Terminate)
+ORDERED_CASE("netvm", Cold, Terminate)
+ORDERED_CASE("pin", Swap, Terminate)
 ADAPTIVE_CASE("pin", Cold, Terminate, false)
 ADAPTIVE_CASE("pin", Swap, Stall, false)
 READ_ALL_SITUATIONS("pin-cache")
