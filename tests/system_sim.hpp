@@ -56,7 +56,48 @@ struct SystemSim {
         const Scalar* x = stats.find_scalar(name);
         return x ? x->value() : 0.0;
     }
+    // Every transfer finished (`transfers` of them), none failed, every
+    // byte delivered (`bytes`) and checked equal.
+    void check_all_verified(std::uint64_t transfers, std::uint64_t bytes) {
+        REQUIRE(finished());
+        CHECK(log().transfers.value() == transfers);
+        CHECK(log().errors.value() == 0);
+        CHECK(log().mismatches.value() == 0);
+        CHECK(log().bytes_delivered.value() == bytes);
+        CHECK(log().bytes_verified.value() == bytes);
+    }
+    // The SMMU faults (context bank 0, reads and writes) of node `node`
+    // ("node1", or a torus's coordinate name).
+    std::uint64_t smmu_faults(const std::string& node) const {
+        const std::string p = node + ".smmu.cb0.";
+        return counter(p + "faults_read") + counter(p + "faults_write");
+    }
+    std::uint64_t smmu_faults(unsigned node) const { return smmu_faults("node" + std::to_string(node)); }
+    // What node `node`'s application has pinned now.
+    std::uint64_t pinned_bytes(unsigned node) {
+        Node& n = sys->node(node);
+        return n.vm.pinned_bytes(n.app.pid());
+    }
 };
+
+// The message of the ConfigError that building the System with `set`
+// raises; empty if it builds. (System::resolve's own refusals propagate.)
+inline std::string config_refusal(const Settings& set) {
+    ParamRegistry reg;
+    declare_all_params(reg);
+    Config cfg(reg);
+    for (const auto& kv : set) cfg.set(kv.first, kv.second, "test");
+    System::resolve(cfg);
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx{cfg, stats, tracer};
+    try {
+        System sys(ctx);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
 
 // Runs `action` once at simulated time `at`, in its own thread (it may wait).
 struct At : sc_core::sc_module {

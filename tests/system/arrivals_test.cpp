@@ -23,14 +23,6 @@ struct Sim : SystemSim {
     // One QFDB of four nodes unless a test says otherwise.
     explicit Sim(const Settings& s) : SystemSim(Defaults{{{"topology.nodes", "4"}}}, s) {}
     ClusterWorkload& cluster() { return dynamic_cast<ClusterWorkload&>(sys->workload()); }
-    void check_all_verified(std::uint64_t transfers, std::uint64_t bytes) {
-        REQUIRE(sys->workload().finished());
-        CHECK(log().transfers.value() == transfers);
-        CHECK(log().errors.value() == 0);
-        CHECK(log().mismatches.value() == 0);
-        CHECK(log().bytes_delivered.value() == bytes);
-        CHECK(log().bytes_verified.value() == bytes);
-    }
     // No link busier than the workload's span (the flags' traffic is in it).
     void check_links_within_span() {
         const double span_us = (log().last_done - log().first_post).to_seconds() * 1e6;

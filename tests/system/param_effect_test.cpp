@@ -5,14 +5,12 @@
 // should. Each run is its own SystemC elaboration, in a child process.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
 
+#include "child_process.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
 
@@ -32,12 +30,7 @@ struct Outcome {
 
 // Builds and runs the system with `settings` in a child process.
 Outcome run_child(const Settings& settings) {
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
+    const std::string text = in_child_text([&settings] {
         std::ostringstream os;
         try {
             SystemSim s(settings);
@@ -59,22 +52,8 @@ Outcome run_child(const Settings& settings) {
             os.str("");
             os << "error " << e.what() << "\n--\n";
         }
-        const std::string text = os.str();
-        std::size_t off = 0;
-        while (off < text.size()) {
-            const ssize_t n = write(fd[1], text.data() + off, text.size() - off);
-            if (n <= 0) _exit(2);
-            off += static_cast<std::size_t>(n);
-        }
-        _exit(0);
-    }
-    close(fd[1]);
-    std::string text;
-    char buf[65536];
-    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+        return os.str();
+    });
     Outcome o;
     const std::size_t sep = text.find("--\n");
     if (sep == std::string::npos) return o;

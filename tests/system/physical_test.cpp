@@ -11,8 +11,8 @@
 // kernel, a free frame. (The kernel model has no page cache, so no frame is
 // ever the page cache's: that owner kind does not exist here.)
 //
-// The agents that push pages out, drive khugepaged and compact are adapted
-// from strategy_test.cpp. One simulation per TEST_CASE (SystemC allows one
+// The agents that push pages out, drive khugepaged and compact are
+// tests/fault_situations.hpp's. One simulation per TEST_CASE (SystemC allows one
 // elaboration per process).
 #include <catch2/catch.hpp>
 
@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "fault_situations.hpp"
 #include "physical_engine.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
@@ -32,19 +33,8 @@ namespace {
 
 constexpr std::uint64_t kKiB = 1024;
 
-void wait_until(sc_time t) {
-    if (t > sc_time_stamp()) wait(t - sc_time_stamp());
-}
-
-bool wait_first_post(SystemSim& s) {
-    while (s.log().first_post == sc_max_time()) {
-        if (s.finished()) return false;
-        wait(5, SC_US);
-    }
-    return true;
-}
-
-enum class Situation { Cold, Swap, Thp, Migrate };
+using situations::Situation;
+using situations::wait_until;
 
 struct Outcome {
     PhysicalFindings f;
@@ -59,122 +49,40 @@ struct Outcome {
 // node maps and populates 128 KiB, taking the lowest free frames: the ones
 // reclaim just freed.
 Outcome physical_case(const std::string& strategy, Situation sit, bool reuse = false) {
-    std::uint64_t total = 1024 * kKiB, msg = 128 * kKiB;
-    if (sit == Situation::Thp) total = 2048 * kKiB, msg = 256 * kKiB;
-    const std::uint64_t count = total / msg;
-    Settings set{{"smmu.enabled", "false"},
-                 {"rdma.strategy", strategy},
-                 {"rdma.pipeline-chunk", "32KiB"},
-                 {"workload.total-bytes", std::to_string(total)},
-                 {"workload.message-size", std::to_string(msg)},
-                 {"workload.window", "2"},
-                 {"workload.buffers", std::to_string(count)},
-                 {"vm.thp", sit == Situation::Thp ? "madvise" : "never"},
-                 {"vm.memlock-limit", "64MiB"},
-                 {"sim.time-limit", "200ms"}};
-    if (sit == Situation::Cold) {
-        set.push_back({"workload.populate", "false"});
-        set.push_back({"workload.fill-source", "false"});
-    }
-    SystemSim s(set);
+    // The matrix's stream (tests/fault_situations.hpp), physical addresses.
+    const situations::Stream st = situations::stream(strategy, sit);
+    const std::uint64_t total = st.total, count = st.count;
+    SystemSim s(SystemSim::Defaults{{{"smmu.enabled", "false"}, {"rdma.pipeline-chunk", "32KiB"}}}, st.settings);
     Outcome out;
     out.total = total;
-    std::unique_ptr<At> agent;
-    switch (sit) {
-        case Situation::Cold:
-            break;
-        case Situation::Swap:
-            // Both nodes push 128 KiB of their pages out to swap every 100 us.
-            agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                int thief[2] = {0, 0};
-                if (reuse)
-                    for (unsigned n = 0; n < 2; ++n) thief[n] = s.sys->node(n).vm.create_process("thief");
-                for (int round = 0; round < 20 && !s.finished(); ++round) {
-                    ++out.reclaim_rounds;
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp()).done);
-                        if (reuse) {
-                            const VmResult r = vm.mmap(thief[n], 128 * kKiB, Prot::ReadWrite, true, sc_time_stamp());
-                            REQUIRE(r.ok());
-                            wait_until(r.done);
-                        }
-                    }
-                    wait(100, SC_US);
-                }
-            });
-            break;
-        case Situation::Thp:
-            // 4 KiB buffers advised MADV_HUGEPAGE once transfers run, then
-            // khugepaged passes every 50 us, each collapse's window open in
-            // simulated time.
-            agent = std::make_unique<At>("khugepaged", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                wait(50, SC_US);
-                for (unsigned n = 0; n < 2; ++n) {
-                    Node& node = s.sys->node(n);
-                    for (const auto& a : node.app.allocations())
-                        REQUIRE(node.vm.madvise(node.app.pid(), a.first, (a.second + 4095) / 4096 * 4096,
-                                                Advice::HugePage, sc_time_stamp())
-                                    .ok());
-                }
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        for (;;) {
-                            const VmResult r = vm.collapse_begin(sc_time_stamp());
-                            wait_until(r.done);
-                            if (!vm.collapsing().open) break;
-                            wait_until(vm.collapse_end(sc_time_stamp()).done);
-                        }
-                    }
-                    wait(50, SC_US);
-                }
-            });
-            break;
-        case Situation::Migrate:
-            // A filler process first (so that the buffers' pages run over
-            // into a block holding none of their tables), then both nodes
-            // compact every 20 us; buffer pages that changed frame counted.
-            agent = std::make_unique<At>("compactor", SC_ZERO_TIME, [&] {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    const int filler = vm.create_process("filler");
-                    REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
-                }
-                if (!wait_first_post(s)) return;
-                std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> frame;
-                auto look = [&] {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Node& node = s.sys->node(n);
-                        for (const auto& a : node.app.allocations())
-                            for (std::uint64_t va = a.first; va < a.first + a.second; va += 4096) {
-                                std::uint64_t pa = 0;
-                                if (!node.vm.translate(node.app.pid(), va, pa)) continue;
-                                auto it = frame.find({n, va});
-                                if (it != frame.end() && it->second != pa) ++out.moved;
-                                frame[{n, va}] = pa;
-                            }
-                    }
-                };
-                look();
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.compact_begin(512, sc_time_stamp()).done);
-                        if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
-                    }
-                    look();
-                    wait(20, SC_US);
-                }
-            });
-            break;
+    // The situation's agent (tests/fault_situations.hpp) on both nodes: swap
+    // 128 KiB out every 100 us (20 rounds at most; with `reuse`, a thief
+    // process's 128 KiB after each node's reclaim); 4 KiB buffers advised
+    // MADV_HUGEPAGE 50 us after the first post, then khugepaged every 50 us;
+    // a filler first, then compaction every 20 us, buffer pages that changed
+    // frame counted.
+    situations::Effect effect;
+    situations::Options opt;
+    opt.swap_rounds = 20;
+    int thief[2] = {0, 0};
+    if (reuse) {
+        opt.before_swapping = [&s, &thief] {
+            for (unsigned n = 0; n < 2; ++n) thief[n] = s.sys->node(n).vm.create_process("thief");
+        };
+        opt.after_reclaim = [&thief](Vm& vm, std::size_t n) {
+            const VmResult r = vm.mmap(thief[n], 128 * kKiB, Prot::ReadWrite, true, sc_time_stamp());
+            REQUIRE(r.ok());
+            wait_until(r.done);
+        };
     }
+    opt.track_moves = true;
+    const auto agent = situations::start(s, sit, {0, 1}, effect, opt);
     s.run();
     if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
     REQUIRE(s.finished());
     out.f = physical_findings(*s.sys, s.stats);
+    out.reclaim_rounds = sit == Situation::Swap ? effect.rounds : 0;
+    out.moved = effect.pages_moved;
     out.transfers = s.log().transfers.value();
     out.errors = s.log().errors.value();
     out.verified = s.log().bytes_verified.value();

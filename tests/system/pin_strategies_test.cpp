@@ -7,13 +7,11 @@
 // comparison runs its two simulations in child processes.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <functional>
 #include <string>
 
+#include "child_process.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
 
@@ -24,42 +22,7 @@ namespace {
 
 constexpr std::uint64_t kKiB = 1024;
 
-struct Sim : SystemSim {
-    using SystemSim::SystemSim;
-    std::uint64_t pinned_bytes(unsigned node) {
-        Node& n = sys->node(node);
-        return n.vm.pinned_bytes(n.app.pid());
-    }
-    std::uint64_t smmu_faults(unsigned node) const {
-        const std::string p = "node" + std::to_string(node) + ".smmu.cb0.";
-        return counter(p + "faults_read") + counter(p + "faults_write");
-    }
-};
-
-// Runs `fn` in a child process (its own SystemC elaboration); NaN if it failed.
-double in_child(const std::function<double()>& fn) {
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        double v = std::nan("");
-        try {
-            v = fn();
-        } catch (...) {
-        }
-        if (write(fd[1], &v, sizeof v) != sizeof v) _exit(2);
-        _exit(0);
-    }
-    close(fd[1]);
-    double v = std::nan("");
-    if (read(fd[0], &v, sizeof v) != sizeof v) v = std::nan("");
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return v;
-}
+using Sim = SystemSim;
 
 // 1 MiB in 8 messages of 128 KiB, window 2, every message in a buffer of its
 // own, cold (never touched): registration has to fault every page in.
@@ -74,6 +37,17 @@ Settings cold_stream(const std::string& strategy) {
             {"workload.fill-source", "false"},
             {"vm.thp", "never"},
             {"vm.memlock-limit", "64MiB"}};
+}
+
+// Scalar `figure` of the cold stream under `strategy`, run in a child
+// process; NaN if the run did not finish cleanly.
+double cold_stream_figure(const std::string& strategy, const std::string& figure) {
+    return in_child([&] {
+        Sim s(cold_stream(strategy));
+        s.run();
+        if (!s.finished() || s.log().errors.value() != 0) return std::nan("");
+        return s.scalar(figure);
+    });
 }
 
 void check_memlock_refusal(const std::string& strategy) {
@@ -143,19 +117,10 @@ TEST_CASE("pin-deferred: posts wait less for registration than pin's on the same
           "[strategy][pin-deferred]") {
     // pin: each post waits for its whole pin (acquire's time); pin-deferred:
     // only for the chunks the thread had not pinned yet.
-    const double pin_wait = in_child([] {
-        Sim s(cold_stream("pin"));
-        s.run();
-        if (!s.finished() || s.log().errors.value() != 0) return std::nan("");
-        // acquire and release: the release (unpin) is on the critical path too.
-        return s.scalar("node0.rdma.registration_time");
-    });
-    const double deferred_wait = in_child([] {
-        Sim s(cold_stream("pin-deferred"));
-        s.run();
-        if (!s.finished() || s.log().errors.value() != 0) return std::nan("");
-        return s.scalar("node0.rdma.deferred_wait");
-    });
+    // pin's registration time: acquire and release (the unpin is on the
+    // critical path too).
+    const double pin_wait = cold_stream_figure("pin", "node0.rdma.registration_time");
+    const double deferred_wait = cold_stream_figure("pin-deferred", "node0.rdma.deferred_wait");
     INFO("pin registration " << pin_wait << " us, pin-deferred wait " << deferred_wait << " us");
     REQUIRE(pin_wait > 0);
     REQUIRE(deferred_wait >= 0);

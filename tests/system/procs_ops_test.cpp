@@ -188,32 +188,17 @@ TEST_CASE("procs ops: stream reads run per job, a cold job's faults neither lost
 
 TEST_CASE("procs ops: the one-job workloads refuse node.processes > 1 and two-sided refuses rdma.channels > 1",
           "[procs]") {
-    ParamRegistry reg;
-    declare_all_params(reg);
-    auto try_build = [&](const Settings& set) -> std::string {
-        Config cfg(reg);
-        for (const auto& kv : set) cfg.set(kv.first, kv.second, "test");
-        System::resolve(cfg);
-        StatRegistry stats;
-        Tracer tracer;
-        SimContext ctx{cfg, stats, tracer};
-        try {
-            System sys(ctx);
-        } catch (const ConfigError& e) {
-            return e.what();
-        }
-        return "";
-    };
     for (const char* kind : {"sendrecv", "lock"}) {
         INFO(kind);
-        const std::string e = try_build({{"node.processes", "2"}, {"workload.kind", kind}});
+        const std::string e = config_refusal({{"node.processes", "2"}, {"workload.kind", kind}});
         CHECK(e.find("node.processes") != std::string::npos);
         CHECK(e.find(std::string("workload.kind = ") + kind) != std::string::npos);
     }
-    const std::string two = try_build({{"node.processes", "2"}, {"workload.kind", "alltoall"}, {"workload.two-sided", "true"}});
+    const std::string two =
+        config_refusal({{"node.processes", "2"}, {"workload.kind", "alltoall"}, {"workload.two-sided", "true"}});
     CHECK(two.find("node.processes") != std::string::npos);
     CHECK(two.find("workload.two-sided") != std::string::npos);
-    const std::string ch = try_build({{"rdma.channels", "2"}, {"workload.kind", "sendrecv"}});
+    const std::string ch = config_refusal({{"rdma.channels", "2"}, {"workload.kind", "sendrecv"}});
     CHECK(ch.find("rdma.channels") != std::string::npos);
     CHECK(ch.find("workload.kind = sendrecv") != std::string::npos);
 }

@@ -8,16 +8,14 @@
 // the neighbour figure compares three runs, each in a child process.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
-#include <tuple>
 
+#include "child_process.hpp"
+#include "fault_situations.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
 
@@ -120,23 +118,8 @@ TEST_CASE("procs: the library spreads a process's transfers round robin over its
 }
 
 TEST_CASE("procs: more channels than the engine has is refused, naming the key", "[procs]") {
-    ParamRegistry reg;
-    declare_all_params(reg);
-    auto try_build = [&](const Settings& set) -> std::string {
-        Config cfg(reg);
-        for (const auto& kv : set) cfg.set(kv.first, kv.second, "test");
-        System::resolve(cfg);
-        StatRegistry stats;
-        Tracer tracer;
-        SimContext ctx{cfg, stats, tracer};
-        try {
-            System sys(ctx);
-        } catch (const ConfigError& e) {
-            return e.what();
-        }
-        return "";
-    };
-    const std::string too_many = try_build({{"node.processes", "4"}, {"rdma.channels", "8"}, {"dma.channels", "16"}});
+    const std::string too_many =
+        config_refusal({{"node.processes", "4"}, {"rdma.channels", "8"}, {"dma.channels", "16"}});
     CHECK(too_many.find("node.processes") != std::string::npos);
     CHECK(too_many.find("dma.channels") != std::string::npos);
 }
@@ -157,7 +140,7 @@ TEST_CASE("procs: more than one process needs the SMMU", "[procs]") {
 
 namespace {
 
-enum class Situation { Cold, Swap, Thp, Migrate };
+using situations::Situation;
 enum class Mode { Stall, Terminate };
 
 void two_process_case(Situation sit, Mode mode) {
@@ -175,114 +158,20 @@ void two_process_case(Situation sit, Mode mode) {
     }
     const std::uint64_t total = sit == Situation::Thp || sit == Situation::Migrate ? 2048 * kKiB : 512 * kKiB;
     SystemSim s(set);
-    auto all_done = [&] {
-        for (const auto& w : s.sys->workloads())
-            if (!w->finished()) return false;
-        return true;
-    };
-    auto first_post = [&] {
-        while (s.sys->workload().log().first_post == sc_max_time()) {
-            if (all_done()) return false;
-            wait(5, SC_US);
-        }
-        return true;
-    };
-    std::uint64_t moved = 0;
-    std::unique_ptr<At> agent;
-    if (sit == Situation::Thp) {
-        // Once transfers run, every process's buffers are advised
-        // MADV_HUGEPAGE and khugepaged passes run every 50 us.
-        agent = std::make_unique<At>("khugepaged", SC_ZERO_TIME, [&] {
-            if (!first_post()) return;
-            wait(50, SC_US);
-            for (unsigned n = 0; n < 2; ++n) {
-                Node& node = s.sys->node(n);
-                for (unsigned p = 0; p < node.processes(); ++p)
-                    for (const auto& a : node.process(p).allocations())
-                        REQUIRE(node.vm.madvise(node.process(p).pid(), a.first, (a.second + 4095) / 4096 * 4096,
-                                                Advice::HugePage, sc_time_stamp())
-                                    .ok());
-            }
-            while (!all_done()) {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    for (;;) {
-                        const VmResult r = vm.collapse_begin(sc_time_stamp());
-                        if (r.done > sc_time_stamp()) wait(r.done - sc_time_stamp());
-                        if (!vm.collapsing().open) break;
-                        const VmResult e = vm.collapse_end(sc_time_stamp());
-                        if (e.done > sc_time_stamp()) wait(e.done - sc_time_stamp());
-                    }
-                }
-                wait(50, SC_US);
-            }
-        });
-    }
-    if (sit == Situation::Migrate) {
-        // A filler process first (so that the buffers' pages run into a 2 MiB
-        // block without page tables, which compaction can empty), then both
-        // nodes compact every 20 us; count buffer pages of either process
-        // that changed frame under the transfers.
-        agent = std::make_unique<At>("compactor", SC_ZERO_TIME, [&] {
-            for (unsigned n = 0; n < 2; ++n) {
-                Vm& vm = s.sys->node(n).vm;
-                const int filler = vm.create_process("filler");
-                REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
-            }
-            if (!first_post()) return;
-            std::map<std::tuple<unsigned, unsigned, std::uint64_t>, std::uint64_t> frame;
-            auto look = [&] {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Node& node = s.sys->node(n);
-                    for (unsigned p = 0; p < node.processes(); ++p)
-                        for (const auto& a : node.process(p).allocations())
-                            for (std::uint64_t va = a.first; va < a.first + a.second; va += 4096) {
-                                std::uint64_t pa = 0;
-                                if (!node.vm.translate(node.process(p).pid(), va, pa)) continue;
-                                auto it = frame.find({n, p, va});
-                                if (it != frame.end() && it->second != pa) ++moved;
-                                frame[{n, p, va}] = pa;
-                            }
-                }
-            };
-            look();
-            while (!all_done()) {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    const VmResult r = vm.compact_begin(512, sc_time_stamp());
-                    if (r.done > sc_time_stamp()) wait(r.done - sc_time_stamp());
-                    if (vm.migrating().open) {
-                        const VmResult e = vm.compact_end(sc_time_stamp());
-                        if (e.done > sc_time_stamp()) wait(e.done - sc_time_stamp());
-                    }
-                }
-                look();
-                wait(20, SC_US);
-            }
-        });
-    }
-    if (sit == Situation::Swap) {
-        // Both nodes push 128 KiB of their pages (of either process) out to
-        // swap every 100 us while the jobs run.
-        agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
-            while (s.sys->workload().log().first_post == sc_max_time()) wait(5, SC_US);
-            for (int round = 0; round < 20; ++round) {
-                bool done = true;
-                for (const auto& w : s.sys->workloads()) done = done && w->finished();
-                if (done) break;
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    const VmResult r = vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp());
-                    if (r.done > sc_time_stamp()) wait(r.done - sc_time_stamp());
-                }
-                wait(100, SC_US);
-            }
-        });
-    }
+    // tests/fault_situations.hpp's agents on both nodes, acting on both
+    // processes of each: khugepaged every 50 us once every process's buffers
+    // are advised MADV_HUGEPAGE; a filler, then compaction every 20 us, the
+    // buffer pages of either process that changed frame counted; 128 KiB of
+    // either process's pages swapped out every 100 us (20 times at most).
+    situations::Effect effect;
+    situations::Options opt;
+    opt.swap_rounds = 20;
+    opt.track_moves = true;
+    const auto agent = situations::start(s, sit, {0, 1}, effect, opt);
     s.run();
     require_all_verified(s, total);
     if (sit == Situation::Thp) CHECK(s.counter("node0.vm.collapses") + s.counter("node1.vm.collapses") > 0);
-    if (sit == Situation::Migrate) CHECK(moved > 0);
+    if (sit == Situation::Migrate) CHECK(effect.pages_moved > 0);
     if (sit == Situation::Swap) CHECK(s.counter("node0.vm.swap_outs") + s.counter("node1.vm.swap_outs") > 0);
     std::uint64_t both = 0;
     for (unsigned n = 0; n < 2; ++n) both += faults(s, n, 0) > 0 && faults(s, n, 1) > 0;
@@ -332,12 +221,7 @@ using Figures = std::map<std::string, double>;
 // elaborates once per process); `figures` reads what the test compares.
 // "ok" = 1 when every job finished without a mismatch.
 Figures run_child(const Settings& settings, const std::function<void(SystemSim&, Figures&)>& figures) {
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
+    const std::string text = in_child_text([&] {
         std::ostringstream os;
         os.precision(17);
         try {
@@ -354,17 +238,8 @@ Figures run_child(const Settings& settings, const std::function<void(SystemSim&,
         } catch (const std::exception& e) {
             os << "ok 0\n";
         }
-        const std::string t = os.str();
-        if (write(fd[1], t.data(), t.size()) != static_cast<ssize_t>(t.size())) _exit(2);
-        _exit(0);
-    }
-    close(fd[1]);
-    std::string text;
-    char buf[4096];
-    for (ssize_t n; (n = read(fd[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+        return os.str();
+    });
     Figures f;
     std::istringstream is(text);
     std::string k;

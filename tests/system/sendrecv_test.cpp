@@ -7,19 +7,17 @@
 // elaboration per process).
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
+#include "fault_situations.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
 #include "workloads/sendrecv.hpp"
@@ -36,25 +34,11 @@ struct Sim : SystemSim {
     std::uint64_t both(const std::string& suffix) const {
         return counter("node0." + suffix) + counter("node1." + suffix);
     }
-    std::uint64_t smmu_faults(unsigned node) const {
-        const std::string p = "node" + std::to_string(node) + ".smmu.cb0.";
-        return counter(p + "faults_read") + counter(p + "faults_write");
-    }
     SendrecvWorkload& sendrecv() { return dynamic_cast<SendrecvWorkload&>(sys->workload()); }
 };
 
 void dump_stats(const Sim& s) {
     if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
-}
-
-// Every message finished, none failed, every byte checked equal.
-void all_verified(Sim& s, std::uint64_t messages, std::uint64_t bytes) {
-    REQUIRE(s.finished());
-    CHECK(s.log().transfers.value() == messages);
-    CHECK(s.log().errors.value() == 0);
-    CHECK(s.log().mismatches.value() == 0);
-    CHECK(s.log().bytes_delivered.value() == bytes);
-    CHECK(s.log().bytes_verified.value() == bytes);
 }
 
 }  // namespace
@@ -63,7 +47,7 @@ TEST_CASE("sendrecv latency / eager: every byte through the bounce slots", "[sen
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "1KiB"}, {"workload.iterations", "20"}});
     s.run();
     dump_stats(s);
-    all_verified(s, 40, 40 * kKiB);
+    s.check_all_verified(40, 40 * kKiB);
     CHECK(s.both("msg.eager_sends") == 40);
     CHECK(s.both("msg.rendezvous_sends") == 0);
     CHECK(s.both("msg.copy_bytes") == 2 * 40 * kKiB);   // into the bounce slot, out of the receiver's slot
@@ -77,7 +61,7 @@ TEST_CASE("sendrecv latency / rendezvous write: zero copy / two control messages
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "10"}});
     s.run();
     dump_stats(s);
-    all_verified(s, 20, 20 * 64 * kKiB);
+    s.check_all_verified(20, 20 * 64 * kKiB);
     CHECK(s.both("msg.rendezvous_sends") == 20);
     CHECK(s.both("msg.eager_sends") == 0);
     CHECK(s.both("msg.control_messages") == 40);   // ready-to-send and clear-to-send
@@ -89,7 +73,7 @@ TEST_CASE("sendrecv latency / rendezvous read: the receiver pulls / FIN back", "
            {"msg.rendezvous", "read"}});
     s.run();
     dump_stats(s);
-    all_verified(s, 20, 20 * 64 * kKiB);
+    s.check_all_verified(20, 20 * 64 * kKiB);
     CHECK(s.both("msg.rendezvous_sends") == 20);
     CHECK(s.both("msg.control_messages") == 40);   // ready-to-send and FIN
     CHECK(s.both("msg.copy_bytes") == 0);
@@ -97,32 +81,6 @@ TEST_CASE("sendrecv latency / rendezvous read: the receiver pulls / FIN back", "
 }
 
 namespace {
-
-// Runs `fn` in a child process (its own SystemC elaboration) and returns
-// what it returns; NaN if the child failed.
-double in_child(const std::function<double()>& fn) {
-    int fd[2];
-    REQUIRE(pipe(fd) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fd[0]);
-        double v = std::nan("");
-        try {
-            v = fn();
-        } catch (...) {
-        }
-        if (write(fd[1], &v, sizeof v) != sizeof v) _exit(2);
-        _exit(0);
-    }
-    close(fd[1]);
-    double v = std::nan("");
-    if (read(fd[0], &v, sizeof v) != sizeof v) v = std::nan("");
-    close(fd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return v;
-}
 
 // The one-way latency p50 of `size` sent eagerly or by rendezvous `mode`.
 double latency_p50(const std::string& size, bool eager, const std::string& mode) {
@@ -162,7 +120,7 @@ TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender / n
            {"msg.eager-slots", "2"}});
     s.run();
     dump_stats(s);
-    all_verified(s, 128, 256 * kKiB);
+    s.check_all_verified(128, 256 * kKiB);
     CHECK(s.counter("node0.msg.credit_stalls") > 0);
     // Credits came back by explicit writes (the receiver sends little the other way).
     CHECK(s.counter("node1.msg.credit_updates") > 0);
@@ -179,7 +137,7 @@ TEST_CASE("sendrecv bandwidth / rendezvous with the pipeline strategy: parts not
            {"rdma.pipeline-chunk", "32KiB"}});
     s.run();
     dump_stats(s);
-    all_verified(s, 8, 1024 * kKiB);
+    s.check_all_verified(8, 1024 * kKiB);
     CHECK(s.counter("node0.msg.rendezvous_sends") == 8);
     CHECK(s.counter("node0.rdma.registrations") > 0);
     CHECK(s.counter("node1.rdma.registrations") > 0);
@@ -278,24 +236,13 @@ TEST_CASE("sendrecv: a message longer than its receive is refused loudly", "[sen
 
 namespace {
 
-enum class Situation { Cold, Swap, Thp, Migrate };
+using situations::Situation;
 enum class Mode { Stall, Terminate };
 enum class Proto { Eager, Rendezvous, RendezvousRead };
 
-void wait_until(sc_time t) {
-    if (t > sc_time_stamp()) wait(t - sc_time_stamp());
-}
-
-bool wait_first_post(Sim& s) {
-    while (s.log().first_post == sc_max_time()) {
-        if (s.finished()) return false;
-        wait(5, SC_US);
-    }
-    return true;
-}
-
-// The agents of strategy_test.cpp, on the sendrecv workload: the
-// situations happen to the user buffers and to the library's slots alike.
+// The agents of strategy_test.cpp (tests/fault_situations.hpp), on the
+// sendrecv workload: the situations happen to the user buffers and to the
+// library's slots alike.
 void fault_case(Situation sit, Mode mode, Proto proto) {
     std::uint64_t total = 1024 * kKiB, msg = 128 * kKiB, window = 2;
     // Eager: 2 MiB of slots and of bounce buffers (256 slots of 8 KiB), so
@@ -312,100 +259,27 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
                  {"workload.total-bytes", std::to_string(total)},
                  {"workload.message-size", std::to_string(msg)},
                  {"workload.window", std::to_string(window)},
-                 {"vm.thp", sit == Situation::Thp ? "madvise" : "never"},
                  {"smmu-driver.fault-mode", mode == Mode::Stall ? "stall" : "terminate"},
                  {"dma.fault-tolerant", mode == Mode::Stall ? "false" : "true"},
                  {"sim.time-limit", "200ms"}};
-    if (sit == Situation::Cold) {
-        set.push_back({"workload.populate", "false"});
-        set.push_back({"workload.fill-source", "false"});
-    }
+    for (const auto& kv : situations::settings(sit)) set.push_back(kv);   // vm.thp; cold: nothing populated
     if (proto == Proto::RendezvousRead) set.push_back({"msg.rendezvous", "read"});
     if (proto == Proto::Eager) {
         set.push_back({"msg.eager-threshold", std::to_string(8192 - 64)});
         set.push_back({"msg.eager-slots", "256"});
     }
     Sim s(set);
-    std::unique_ptr<At> agent;
-    std::uint64_t pages_moved = 0;
-    switch (sit) {
-        case Situation::Cold:
-            break;
-        case Situation::Swap:
-            agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                for (int round = 0; round < 20 && !s.finished(); ++round) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp()).done);
-                    }
-                    wait(100, SC_US);
-                }
-            });
-            break;
-        case Situation::Thp:
-            agent = std::make_unique<At>("khugepaged", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                wait(20, SC_US);
-                for (unsigned n = 0; n < 2; ++n) {
-                    Node& node = s.sys->node(n);
-                    for (const auto& a : node.app.allocations())
-                        REQUIRE(node.vm.madvise(node.app.pid(), a.first, (a.second + 4095) / 4096 * 4096,
-                                                Advice::HugePage, sc_time_stamp())
-                                    .ok());
-                }
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        for (;;) {
-                            const VmResult r = vm.collapse_begin(sc_time_stamp());
-                            wait_until(r.done);
-                            if (!vm.collapsing().open) break;
-                            wait_until(vm.collapse_end(sc_time_stamp()).done);
-                        }
-                    }
-                    wait(50, SC_US);
-                }
-            });
-            break;
-        case Situation::Migrate:
-            agent = std::make_unique<At>("compactor", SC_ZERO_TIME, [&] {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    const int filler = vm.create_process("filler");
-                    REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
-                }
-                if (!wait_first_post(s)) return;
-                std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> frame;
-                auto look = [&] {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Node& node = s.sys->node(n);
-                        for (const auto& a : node.app.allocations())
-                            for (std::uint64_t va = a.first; va < a.first + a.second; va += 4096) {
-                                std::uint64_t pa = 0;
-                                if (!node.vm.translate(node.app.pid(), va, pa)) continue;
-                                auto it = frame.find({n, va});
-                                if (it != frame.end() && it->second != pa) ++pages_moved;
-                                frame[{n, va}] = pa;
-                            }
-                    }
-                };
-                look();
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.compact_begin(512, sc_time_stamp()).done);
-                        if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
-                    }
-                    look();
-                    wait(20, SC_US);
-                }
-            });
-            break;
-    }
+    // Swap: 20 rounds at most; Thp: the buffers advised 20 us after the
+    // first post; Migrate: the buffer pages that changed frame counted.
+    situations::Effect effect;
+    situations::Options opt;
+    opt.swap_rounds = 20;
+    opt.thp_advise_after = sc_time(20, SC_US);
+    opt.track_moves = true;
+    const auto agent = situations::start(s, sit, {0, 1}, effect, opt);
     s.run();
     dump_stats(s);
-    all_verified(s, count, total);
+    s.check_all_verified(count, total);
     CHECK(s.counter(proto == Proto::Eager ? "node0.msg.eager_sends" : "node0.msg.rendezvous_sends") == count);
     if (proto != Proto::Eager) {
         // A ready-to-send each from the sender; a clear-to-send (write) or a FIN (read) each from the receiver.
@@ -441,7 +315,7 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
             break;
         case Situation::Migrate:
             CHECK(s.both("vm.pages_migrated") > 0);
-            CHECK(pages_moved > 0);
+            CHECK(effect.pages_moved > 0);
             break;
     }
 }
@@ -476,7 +350,7 @@ void cluster_case(const std::string& kind, const std::string& size, std::uint64_
     Sim s(set);
     s.run();
     dump_stats(s);
-    all_verified(s, messages, bytes);
+    s.check_all_verified(messages, bytes);
     std::uint64_t e = 0, r = 0, recvs = 0;
     for (unsigned n = 0; n < 4; ++n) {
         e += s.counter("node" + std::to_string(n) + ".msg.eager_sends");

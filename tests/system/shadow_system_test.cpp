@@ -9,17 +9,17 @@
 // reclaim skipped a locked page, credits never exceeded, every OS update
 // charged, configs refused.
 //
-// The agents that push pages out, drive khugepaged and compact are copies of
-// strategy_test.cpp's (that file keeps them in its anonymous namespace).
+// The agents that push pages out, drive khugepaged and compact are
+// tests/fault_situations.hpp's, as strategy_test.cpp runs them.
 // One simulation per TEST_CASE (SystemC allows one elaboration per process).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <string>
 
+#include "fault_situations.hpp"
 #include "invariants.hpp"
 #include "system.hpp"
 #include "system_sim.hpp"
@@ -31,26 +31,10 @@ namespace {
 
 constexpr std::uint64_t kKiB = 1024;
 
-void wait_until(sc_time t) {
-    if (t > sc_time_stamp()) wait(t - sc_time_stamp());
-}
-
-bool wait_first_post(SystemSim& s) {
-    while (s.log().first_post == sc_max_time()) {
-        if (s.finished()) return false;
-        wait(5, SC_US);
-    }
-    return true;
-}
-
-void lock_records(SystemSim& s) {
-    Node& n = s.sys->node(0);
-    const auto& al = n.app.allocations();
-    for (std::size_t i = 1; i < al.size(); ++i)
-        REQUIRE(n.vm.mlock(n.app.pid(), al[i].first, al[i].second, sc_time_stamp()).ok());
-}
-
-enum class Situation { Cold, Swap, Thp, Migrate };
+using situations::lock_records;
+using situations::Situation;
+using situations::wait_first_post;
+using situations::wait_until;
 
 // The run's invariants (src/invariants.cpp), with the run's own figures.
 std::vector<Violation> invariants(SystemSim& s) {
@@ -81,109 +65,21 @@ void check_updates_charged(SystemSim& s) {
 
 void shadow_case(const std::string& strategy, Situation sit) {
     const bool netvm = strategy == "netvm";
-    std::uint64_t total = 1024 * kKiB, msg = 128 * kKiB;
-    if (sit == Situation::Thp) total = 2048 * kKiB, msg = 256 * kKiB;
-    const std::uint64_t count = total / msg;
-    Settings set{{"ni.translation", "shadow"},
-                 {"rdma.strategy", strategy},
-                 {"workload.total-bytes", std::to_string(total)},
-                 {"workload.message-size", std::to_string(msg)},
-                 {"workload.window", "2"},
-                 {"workload.buffers", std::to_string(count)},
-                 {"vm.thp", sit == Situation::Thp ? "madvise" : "never"},
-                 {"vm.memlock-limit", "64MiB"},
-                 {"sim.time-limit", "200ms"}};
-    if (sit == Situation::Cold) {
-        set.push_back({"workload.populate", "false"});
-        set.push_back({"workload.fill-source", "false"});
-    }
-    SystemSim s(set);
-    std::unique_ptr<At> agent;
-    std::uint64_t buffer_pages_moved = 0;
-    switch (sit) {
-        case Situation::Cold:
-            break;
-        case Situation::Swap:
-            agent = std::make_unique<At>("swapper", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                lock_records(s);
-                for (int round = 0; round < 20 && !s.finished(); ++round) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.reclaim(vm.free_bytes() + 128 * kKiB, sc_time_stamp()).done);
-                    }
-                    wait(100, SC_US);
-                }
-            });
-            break;
-        case Situation::Thp:
-            agent = std::make_unique<At>("khugepaged", SC_ZERO_TIME, [&] {
-                if (!wait_first_post(s)) return;
-                wait(50, SC_US);
-                for (unsigned n = 0; n < 2; ++n) {
-                    Node& node = s.sys->node(n);
-                    for (const auto& a : node.app.allocations())
-                        REQUIRE(node.vm.madvise(node.app.pid(), a.first, (a.second + 4095) / 4096 * 4096,
-                                                Advice::HugePage, sc_time_stamp())
-                                    .ok());
-                }
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        for (;;) {
-                            const VmResult r = vm.collapse_begin(sc_time_stamp());
-                            wait_until(r.done);
-                            if (!vm.collapsing().open) break;
-                            wait_until(vm.collapse_end(sc_time_stamp()).done);
-                        }
-                    }
-                    wait(50, SC_US);
-                }
-            });
-            break;
-        case Situation::Migrate:
-            agent = std::make_unique<At>("compactor", SC_ZERO_TIME, [&] {
-                for (unsigned n = 0; n < 2; ++n) {
-                    Vm& vm = s.sys->node(n).vm;
-                    const int filler = vm.create_process("filler");
-                    REQUIRE(vm.mmap(filler, 1536 * kKiB, Prot::ReadWrite, true, sc_time_stamp()).ok());
-                }
-                if (!wait_first_post(s)) return;
-                std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> frame;
-                auto look = [&] {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Node& node = s.sys->node(n);
-                        for (const auto& a : node.app.allocations())
-                            for (std::uint64_t va = a.first; va < a.first + a.second; va += 4096) {
-                                std::uint64_t pa = 0;
-                                if (!node.vm.translate(node.app.pid(), va, pa)) continue;
-                                auto it = frame.find({n, va});
-                                if (it != frame.end() && it->second != pa) ++buffer_pages_moved;
-                                frame[{n, va}] = pa;
-                            }
-                    }
-                };
-                look();
-                while (!s.finished()) {
-                    for (unsigned n = 0; n < 2; ++n) {
-                        Vm& vm = s.sys->node(n).vm;
-                        wait_until(vm.compact_begin(512, sc_time_stamp()).done);
-                        if (vm.migrating().open) wait_until(vm.compact_end(sc_time_stamp()).done);
-                    }
-                    look();
-                    wait(20, SC_US);
-                }
-            });
-            break;
-    }
+    // The matrix's stream (tests/fault_situations.hpp) through the shadow NI.
+    const situations::Stream st = situations::stream(strategy, sit);
+    const std::uint64_t total = st.total, count = st.count;
+    SystemSim s(SystemSim::Defaults{{{"ni.translation", "shadow"}}}, st.settings);
+    // strategy_test.cpp's agents: swap 20 rounds with the sender's records
+    // locked, the buffer pages that changed frame under compaction counted.
+    situations::Effect effect;
+    situations::Options opt;
+    opt.swap_rounds = 20;
+    opt.before_swapping = [&s] { lock_records(s); };
+    opt.track_moves = true;
+    const auto agent = situations::start(s, sit, {0, 1}, effect, opt);
     s.run();
     if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
-    REQUIRE(s.finished());
-    CHECK(s.log().transfers.value() == count);
-    CHECK(s.log().errors.value() == 0);
-    CHECK(s.log().mismatches.value() == 0);
-    CHECK(s.log().bytes_delivered.value() == total);
-    CHECK(s.log().bytes_verified.value() == total);
+    s.check_all_verified(count, total);
     // No SMMU on the engine's path.
     CHECK_FALSE(s.sys->node(0).smmu);
     CHECK(s.counter("node0.ni.shadow_lookups") > 0);
@@ -228,7 +124,7 @@ void shadow_case(const std::string& strategy, Situation sit) {
         case Situation::Migrate:
             if (netvm) {
                 CHECK(s.counter("node0.vm.pages_migrated") + s.counter("node1.vm.pages_migrated") > 0);
-                CHECK(buffer_pages_moved > 0);
+                CHECK(effect.pages_moved > 0);
             } else {
                 CHECK(misses == 0);
             }

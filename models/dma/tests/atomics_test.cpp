@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "mmio_cpu.hpp"
 #include "model_env.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/memory/dram.hpp"
@@ -134,55 +135,20 @@ struct FakeSmmu : sc_module {
     }
 };
 
-struct Cpu : sc_module {
-    tlm_utils::simple_initiator_socket<Cpu> mmio{"mmio"};
-    std::function<void(Cpu&)> program;
-    explicit Cpu(sc_module_name n) : sc_module(n) {
-        SC_HAS_PROCESS(Cpu);
-        SC_THREAD(run);
-    }
-    void run() {
-        if (program) program(*this);
-    }
-    tlm::tlm_response_status access(bool write, std::uint64_t off, std::uint64_t& v, unsigned len) {
-        tlm::tlm_generic_payload gp;
-        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        gp.set_address(off);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-        gp.set_data_length(len);
-        gp.set_streaming_width(len);
-        sc_time d = SC_ZERO_TIME;
-        mmio->b_transport(gp, d);
-        wait(d);
-        return gp.get_response_status();
-    }
-    void w(std::uint64_t off, std::uint64_t v, unsigned len = 8) {
-        REQUIRE(access(true, off, v, len) == tlm::TLM_OK_RESPONSE);
-    }
-    std::uint64_t r(std::uint64_t off, unsigned len = 8) {
-        std::uint64_t v = 0;
-        REQUIRE(access(false, off, v, len) == tlm::TLM_OK_RESPONSE);
-        return v;
-    }
+// A CPU on channel 0 (mmio_cpu.hpp) that posts atomics.
+struct Cpu : vrdmasim_test::MmioCpu<Cpu> {
+    using MmioCpu::MmioCpu;
     // Post an atomic; true unless the doorbell was refused.
     bool atomic(DescOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
                 std::uint64_t tag, std::uint64_t compl_addr, std::uint64_t len = 8) {
-        w(reg::kDescOp, static_cast<std::uint32_t>(op), 4);
-        w(reg::kDescSrc, operand);
-        w(reg::kDescCmp, compare);
-        w(reg::kDescDst, addr);
-        w(reg::kDescLen, len);
-        w(reg::kDescDstNode, node, 4);
-        w(reg::kDescFlags, 0, 4);
-        w(reg::kDescCompl, compl_addr);
-        w(reg::kDescTag, tag);
-        w(reg::kDoorbell, 1, 4);
-        return (r(reg::kStatus, 4) & 0x80000000u) == 0;
+        vrdmasim_test::Desc d;
+        d.op = op;
+        d.src = operand, d.cmp = compare, d.dst = addr, d.len = len, d.node = node;
+        d.compl_addr = compl_addr, d.tag = tag;
+        stage(d);
+        return doorbell_taken();
     }
-    void wait_completed(std::uint64_t n) {
-        for (int i = 0; i < 1000000 && r(reg::kTxCompleted) < n; ++i) wait(100, SC_NS);
-        REQUIRE(r(reg::kTxCompleted) >= n);
-    }
+    void wait_completed(std::uint64_t n) { wait_count(reg::kTxCompleted, n, 1000000); }
 };
 
 using vrdmasim_test::Settings;

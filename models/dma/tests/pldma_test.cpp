@@ -14,6 +14,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "model_env.hpp"
+#include "mmio_cpu.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/memory/dram.hpp"
 
@@ -208,54 +209,10 @@ struct FakeSmmu : sc_module {
 };
 
 // A CPU: runs a test program that pokes registers and reads memory.
-struct Cpu : sc_module {
-    tlm_utils::simple_initiator_socket<Cpu> mmio{"mmio"};
-    std::function<void(Cpu&)> program;
-    std::uint64_t base = 0;   // channel page posted on (post, wait_count)
-    explicit Cpu(sc_module_name n) : sc_module(n) {
-        SC_HAS_PROCESS(Cpu);
-        SC_THREAD(run);
-    }
-    void run() {
-        if (program) program(*this);
-    }
-    tlm::tlm_response_status access(bool write, std::uint64_t off, std::uint64_t& v, unsigned len) {
-        tlm::tlm_generic_payload gp;
-        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        gp.set_address(off);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-        gp.set_data_length(len);
-        gp.set_streaming_width(len);
-        sc_time d = SC_ZERO_TIME;
-        mmio->b_transport(gp, d);
-        wait(d);
-        return gp.get_response_status();
-    }
-    void w(std::uint64_t off, std::uint64_t v, unsigned len = 8) {
-        REQUIRE(access(true, off, v, len) == tlm::TLM_OK_RESPONSE);
-    }
-    std::uint64_t r(std::uint64_t off, unsigned len = 8) {
-        std::uint64_t v = 0;
-        REQUIRE(access(false, off, v, len) == tlm::TLM_OK_RESPONSE);
-        return v;
-    }
-    void post(std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t tag,
-              std::uint64_t compl_addr, bool notify) {
-        w(base + reg::kDescSrc, src);
-        w(base + reg::kDescDst, dst);
-        w(base + reg::kDescLen, len);
-        w(base + reg::kDescDstNode, node, 4);
-        w(base + reg::kDescFlags, notify ? kFlagNotify : 0, 4);
-        w(base + reg::kDescCompl, compl_addr);
-        w(base + reg::kDescTag, tag);
-        w(base + reg::kDoorbell, 1, 4);
-    }
-    void wait_count(std::uint64_t off, std::uint64_t n) {
-        for (int i = 0; i < 100000 && r(base + off) < n; ++i) wait(100, SC_NS);
-        REQUIRE(r(base + off) >= n);
-    }
+struct Cpu : vrdmasim_test::MmioCpu<Cpu> {
+    using MmioCpu::MmioCpu;
 };
-
+using vrdmasim_test::Desc;
 using vrdmasim_test::Settings;
 
 // Two engines (node 0 and node 1), each with its own DRAM, wired
@@ -296,6 +253,15 @@ struct Bench : vrdmasim_test::ModelEnv {
         tap10->out.bind(dma0->net_in);
         cpu0->mmio.bind(dma0->mmio);
         cpu1->mmio.bind(dma1->mmio);
+    }
+    // Runs the simulation: node 0's CPU posts one transfer (`post`) and
+    // waits until it completed.
+    void run_one(const std::function<void(Cpu&)>& post) {
+        cpu0->program = [post](Cpu& c) {
+            post(c);
+            c.wait_count(reg::kTxCompleted, 1);
+        };
+        sc_start();
     }
     static void poke(Dram& m, std::uint64_t addr, const std::vector<unsigned char>& bytes) {
         tlm::tlm_generic_payload gp;
@@ -527,11 +493,7 @@ TEST_CASE("a destination that cannot be written makes the sender's completion an
 
 TEST_CASE("a zero-length transfer completes at once and sends nothing", "[dma]") {
     Bench b;
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20000, 0, 8, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20000, 0, 8, 0x100, false); });
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.status == kStatusOk);
     CHECK(r.bytes == 0);
@@ -703,11 +665,7 @@ TEST_CASE("fault-tolerant: a packet delivered twice is recognised and dropped", 
     const auto src = pattern(len, 13);
     Bench::poke(*b.mem0, 0x10000, src);
     b.tap01->duplicate = 3;
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20000, len, 1, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20000, len, 1, 0x100, false); });
     CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
     CHECK(b.smmu1->not_once(0x20000, len) == 0);
     CHECK(b.smmu1->writes.size() == len);
@@ -723,11 +681,7 @@ TEST_CASE("fault-tolerant: an unresolved source fault completes with an error", 
     Bench::poke(*b.mem0, 0x10000, pattern(4096, 14));
     b.smmu0->faulting.insert({0x10, false});
     b.smmu0->resolve = false;
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false); });
     REQUIRE(b.smmu0->outcomes.size() == 1);
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.tag == 5);
@@ -748,11 +702,7 @@ TEST_CASE("fault-tolerant: an unresolved destination fault gives an error ACK an
     Bench::poke(*b.mem0, 0x10000, pattern(len, 15));
     b.smmu1->faulting.insert({0x21, true});
     b.smmu1->resolve = false;
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20900, len, 6, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20900, len, 6, 0x100, false); });
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.status == kStatusError);
     CHECK(r.bytes == 0);
@@ -776,11 +726,7 @@ TEST_CASE("not fault-tolerant: a source SMMU fault fails the transfer as before"
         Bench b(kNotFt, true);
         Bench::poke(*b.mem0, 0x10000, pattern(4096, 16));
         b.smmu0->faulting.insert({0x10, false});
-        b.cpu0->program = [&](Cpu& c) {
-            c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false);
-            c.wait_count(reg::kTxCompleted, 1);
-        };
-        sc_start();
+        b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20000, 4096, 5, 0x100, false); });
         CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
         CHECK(b.counter("dma0.transfers_failed") == 1);
         CHECK(b.counter("dma0.parks") == 0);
@@ -795,11 +741,7 @@ TEST_CASE("not fault-tolerant: a destination SMMU fault fails the transfer as be
         const std::size_t len = 5000;
         Bench::poke(*b.mem0, 0x10000, pattern(len, 17));
         b.smmu1->faulting.insert({0x21, true});
-        b.cpu0->program = [&](Cpu& c) {
-            c.post(0x10000, 1, 0x20900, len, 6, 0x100, false);
-            c.wait_count(reg::kTxCompleted, 1);
-        };
-        sc_start();
+        b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20900, len, 6, 0x100, false); });
         const CompletionRecord r = Bench::record(*b.mem0, 0x100);
         CHECK(r.status == kStatusError);
         CHECK(r.bytes == 0);
@@ -817,6 +759,38 @@ TEST_CASE("not fault-tolerant: a destination SMMU fault fails the transfer as be
 namespace {
 constexpr std::uint64_t page(unsigned c) { return c * reg::kChannelStride; }
 constexpr std::uint64_t ctrl(unsigned c) { return reg::kKernelBase + 8 * c + reg::kChannelCtrl; }
+
+// Channel 0 posts 4 KiB whose whole source page faults (outcome 50 us
+// later), channel 1 another 4 KiB 1 us after; runs them and returns when
+// each channel's transfer completed, both landed byte for byte.
+struct ParkedRun {
+    sc_time done0, done1;
+};
+ParkedRun run_channel_0_parked(Bench& b) {
+    b.smmu0->service = sc_time(50, SC_US);
+    const auto a = pattern(4096, 3), c2 = pattern(4096, 4);
+    Bench::poke(*b.mem0, 0x10000, a);
+    Bench::poke(*b.mem0, 0x20000, c2);
+    b.smmu0->faulting.insert({0x10, false});   // channel 0's whole source page
+    ParkedRun out;
+    b.cpu0->program = [&](Cpu& c) {
+        c.base = page(0);
+        c.post(0x10000, 1, 0x30000, 4096, 1, 0x100, false);
+        wait(1, SC_US);
+        c.base = page(1);
+        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        out.done1 = sc_time_stamp();
+        c.base = page(0);
+        c.wait_count(reg::kTxCompleted, 1);
+        out.done0 = sc_time_stamp();
+    };
+    sc_start();
+    REQUIRE(b.smmu0->outcomes.size() == 1);
+    CHECK(Bench::peek(*b.mem1, 0x30000, 4096) == a);
+    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
+    return out;
+}
 }  // namespace
 
 TEST_CASE("channels: each has its own register page; the kernel's page holds domain and enable", "[dma][channel]") {
@@ -881,30 +855,9 @@ TEST_CASE("channels: the scheduler shares the engine round robin, a turn of chan
 
 TEST_CASE("channels: a channel parked on a source fault does not hold the others back", "[dma][channel][fault]") {
     Bench b(kFt, true);
-    b.smmu0->service = sc_time(50, SC_US);
-    const auto a = pattern(4096, 3), c2 = pattern(4096, 4);
-    Bench::poke(*b.mem0, 0x10000, a);
-    Bench::poke(*b.mem0, 0x20000, c2);
-    b.smmu0->faulting.insert({0x10, false});   // channel 0's whole source page
-    sc_time done0, done1;
-    b.cpu0->program = [&](Cpu& c) {
-        c.base = page(0);
-        c.post(0x10000, 1, 0x30000, 4096, 1, 0x100, false);
-        wait(1, SC_US);
-        c.base = page(1);
-        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
-        c.wait_count(reg::kTxCompleted, 1);
-        done1 = sc_time_stamp();
-        c.base = page(0);
-        c.wait_count(reg::kTxCompleted, 1);
-        done0 = sc_time_stamp();
-    };
-    sc_start();
-    REQUIRE(b.smmu0->outcomes.size() == 1);
-    CHECK(done1 < b.smmu0->outcomes[0]);    // channel 1 finished while channel 0 waited
-    CHECK(done0 > b.smmu0->outcomes[0]);
-    CHECK(Bench::peek(*b.mem1, 0x30000, 4096) == a);
-    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
+    const ParkedRun r = run_channel_0_parked(b);
+    CHECK(r.done1 < b.smmu0->outcomes[0]);    // channel 1 finished while channel 0 waited
+    CHECK(r.done0 > b.smmu0->outcomes[0]);
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
     CHECK(Bench::record(*b.mem0, 0x200).status == kStatusOk);
     CHECK(b.counter("dma0.parks") == 1);
@@ -920,11 +873,7 @@ TEST_CASE("channels: an outcome that never comes is retried after dma.fault-time
     Bench::poke(*b.mem0, 0x10000, a);
     b.smmu0->faulting.insert({0x10, false});
     b.smmu1->faulting.insert({0x30, true});
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x30000, 2048, 1, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x30000, 2048, 1, 0x100, false); });
     CHECK(b.smmu0->outcomes.empty());
     CHECK(b.smmu1->outcomes.empty());
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
@@ -974,14 +923,10 @@ TEST_CASE("notifications: footer notify, notification packet and the event count
         c.wait_count(reg::kTxCompleted, 1);
         events_after_first = b.dma1->rx_signal(1).count_at(sc_time_stamp());
         // 2: a notification packet after the ACK.
-        c.w(page(2) + reg::kDescFlags, kFlagNotifyPacket, 4);
-        c.w(page(2) + reg::kDescSrc, 0x10000);
-        c.w(page(2) + reg::kDescDst, 0x31000);
-        c.w(page(2) + reg::kDescLen, 512);
-        c.w(page(2) + reg::kDescDstNode, 1, 4);
-        c.w(page(2) + reg::kDescCompl, 0x120);
-        c.w(page(2) + reg::kDescTag, 2);
-        c.w(page(2) + reg::kDoorbell, 1, 4);
+        Desc d;
+        d.src = 0x10000, d.dst = 0x31000, d.len = 512, d.tag = 2, d.compl_addr = 0x120, d.node = 1;
+        d.flags = kFlagNotifyPacket;
+        c.stage(d);
         c.wait_count(reg::kTxCompleted, 2);
     };
     sc_start();
@@ -1022,11 +967,7 @@ TEST_CASE("netvm: packets for a non-resident page wait in a bounded kernel buffe
         copied += n;
         return at + sc_time(n, SC_NS);
     });
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x40000, len, 1, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x40000, len, 1, 0x100, false); });
     const Scalar* peak = b.stats.find_scalar("dma1.netvm_peak");
     REQUIRE(peak);
     peak_seen = static_cast<std::uint64_t>(peak->value());
@@ -1081,15 +1022,11 @@ namespace {
 // `node` into `local_dst` here.
 void post_read(Cpu& c, unsigned node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
                std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags = 0) {
-    c.w(c.base + reg::kDescOp, static_cast<std::uint32_t>(DescOp::Read), 4);
-    c.w(c.base + reg::kDescSrc, remote_src);
-    c.w(c.base + reg::kDescDst, local_dst);
-    c.w(c.base + reg::kDescLen, len);
-    c.w(c.base + reg::kDescDstNode, node, 4);
-    c.w(c.base + reg::kDescFlags, flags, 4);
-    c.w(c.base + reg::kDescCompl, compl_addr);
-    c.w(c.base + reg::kDescTag, tag);
-    c.w(c.base + reg::kDoorbell, 1, 4);
+    Desc d;
+    d.src = remote_src, d.dst = local_dst, d.len = len, d.tag = tag, d.compl_addr = compl_addr, d.node = node;
+    d.flags = flags;
+    d.op = DescOp::Read;
+    c.stage(d);
 }
 // The read request's payload: id, length, initiator's destination.
 struct ReadRequestSeen {
@@ -1264,11 +1201,7 @@ TEST_CASE("read, fault-tolerant: a source fault at the responder parks its chann
     const auto src = pattern(len, 34);
     Bench::poke(*b.mem1, 0x40800, src);
     b.smmu1->faulting.insert({0x41, false});   // the source's second page (offsets 2048..)
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40800, 0x50000, len, 11, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40800, 0x50000, len, 11, 0x100); });
     REQUIRE(b.smmu1->faults.size() == 1);
     CHECK(b.smmu1->faults[0].address == 0x41000);
     CHECK_FALSE(b.smmu1->faults[0].write);
@@ -1299,11 +1232,7 @@ TEST_CASE("read, fault-tolerant: a destination fault at the initiator is NACKed 
     Bench::poke(*b.mem1, 0x40000, src);
     // Destination 0x50900: page 0x51000 starts at offset 0x700 = packet 7.
     b.smmu0->faulting.insert({0x51, true});
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50900, len, 12, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50900, len, 12, 0x100); });
     REQUIRE(b.smmu0->faults.size() == 1);
     CHECK(b.smmu0->faults[0].address == 0x51000);
     CHECK(b.smmu0->faults[0].write);
@@ -1351,11 +1280,7 @@ TEST_CASE("read, fault-tolerant: an unresolved source fault at the responder fai
     Bench::poke(*b.mem0, 0x50000, std::vector<unsigned char>(4096, 0xee));
     b.smmu1->faulting.insert({0x40, false});
     b.smmu1->resolve = false;
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50000, 4096, 13, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50000, 4096, 13, 0x100); });
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.tag == 13);
     CHECK(r.status == kStatusError);
@@ -1378,11 +1303,7 @@ TEST_CASE("read, fault-tolerant: an unresolved destination fault at the initiato
     Bench::poke(*b.mem1, 0x40000, pattern(len, 37));
     b.smmu0->faulting.insert({0x51, true});
     b.smmu0->resolve = false;
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50900, len, 14, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50900, len, 14, 0x100); });
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.status == kStatusError);
     CHECK(r.bytes == 0);
@@ -1402,11 +1323,7 @@ TEST_CASE("read, original engine: a source SMMU fault at the responder fails the
     Bench b(kNotFt, true);
     Bench::poke(*b.mem1, 0x40000, pattern(4096, 38));
     b.smmu1->faulting.insert({0x40, false});
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50000, 4096, 15, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50000, 4096, 15, 0x100); });
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusError);
     CHECK(b.counter("dma1.parks") == 0);
     CHECK(b.counter("dma1.packets_sent") == 0);
@@ -1420,11 +1337,7 @@ TEST_CASE("read, original engine: a destination SMMU fault at the initiator fail
     const std::size_t len = 5000;
     Bench::poke(*b.mem1, 0x40000, pattern(len, 39));
     b.smmu0->faulting.insert({0x51, true});
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50900, len, 16, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50900, len, 16, 0x100); });
     const CompletionRecord r = Bench::record(*b.mem0, 0x100);
     CHECK(r.status == kStatusError);
     CHECK(r.bytes == 0);
@@ -1453,11 +1366,7 @@ TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initia
         for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
         return at + sc_time(n, SC_NS);
     });
-    b.cpu0->program = [&](Cpu& c) {
-        post_read(c, 1, 0x40000, 0x50000, len, 17, 0x100);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50000, len, 17, 0x100); });
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
     CHECK(Bench::peek(*b.mem0, 0x50000, len) == a);
     std::size_t bad = 0;   // every byte exactly once: by the engine or by the kernel's copy
@@ -1480,6 +1389,32 @@ TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initia
 namespace {
 constexpr std::uint32_t sid_of(std::uint32_t axi) { return (3u << 10) | axi; }   // dma.smmu-tbu = 3
 constexpr std::uint64_t axi_field(std::uint32_t axi) { return std::uint64_t(axi) << reg::kCtrlAxiShift; }
+
+// Two processes on both nodes: channel 0 is process 1's (domain 1, AXI ID
+// 1), channel 1 process 2's (domain 2, AXI ID 2). Process 2 posts 4 KiB
+// from `src2` to `dst2` first, process 1 4 KiB from 0x10000 to 0x40000 1 us
+// later; `done1`, `done2`: when each saw its transfer complete.
+void two_processes(Bench& b, std::uint64_t src2, std::uint64_t dst2, sc_time& done1, sc_time& done2) {
+    auto domains = [](Cpu& c) {
+        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
+        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
+    };
+    b.cpu1->program = domains;
+    b.cpu0->program = [=, &done1, &done2](Cpu& c) {
+        domains(c);
+        wait(1, SC_US);
+        c.base = page(1);
+        c.post(src2, 1, dst2, 4096, 2, 0x200, false);
+        wait(1, SC_US);
+        c.base = page(0);
+        c.post(0x10000, 1, 0x40000, 4096, 1, 0x100, false);
+        c.wait_count(reg::kTxCompleted, 1);
+        done1 = sc_time_stamp();
+        c.base = page(1);
+        c.wait_count(reg::kTxCompleted, 1);
+        done2 = sc_time_stamp();
+    };
+}
 }  // namespace
 
 TEST_CASE("channels: every memory access carries the stream ID of the channel it serves", "[dma][channel][procs]") {
@@ -1525,26 +1460,8 @@ TEST_CASE("two processes, same source VA: an outcome releases only the stream th
     b.smmu0->faulting_sid.insert({sid_of(2), 0x10, false});
     b.smmu0->service_of[sid_of(1)] = sc_time(5, SC_US);
     b.smmu0->service_of[sid_of(2)] = sc_time(100, SC_US);   // below dma.fault-timeout (200 us)
-    b.cpu1->program = [&](Cpu& c) {
-        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
-        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
-    };
     sc_time done1, done2;
-    b.cpu0->program = [&](Cpu& c) {
-        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
-        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
-        wait(1, SC_US);
-        c.base = page(1);   // process 2 faults first
-        c.post(0x10000, 1, 0x50000, 4096, 2, 0x200, false);
-        wait(1, SC_US);
-        c.base = page(0);
-        c.post(0x10000, 1, 0x40000, 4096, 1, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-        done1 = sc_time_stamp();
-        c.base = page(1);
-        c.wait_count(reg::kTxCompleted, 1);
-        done2 = sc_time_stamp();
-    };
+    two_processes(b, 0x10000, 0x50000, done1, done2);   // process 2 faults first
     sc_start();
     REQUIRE(b.smmu0->outcomes.size() == 2);
     REQUIRE(b.smmu0->outcome_sids == std::vector<std::uint32_t>{sid_of(1), sid_of(2)});
@@ -1569,26 +1486,8 @@ TEST_CASE("two processes, same destination VA: a write fault's outcome answers o
     b.smmu1->faulting_sid.insert({sid_of(2), 0x40, true});
     b.smmu1->service_of[sid_of(1)] = sc_time(5, SC_US);
     b.smmu1->service_of[sid_of(2)] = sc_time(150, SC_US);
-    b.cpu1->program = [&](Cpu& c) {
-        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
-        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
-    };
     sc_time done1, done2;
-    b.cpu0->program = [&](Cpu& c) {
-        c.w(ctrl(0), reg::kCtrlEnable | axi_field(1) | 1, 4);
-        c.w(ctrl(1), reg::kCtrlEnable | axi_field(2) | 2, 4);
-        wait(1, SC_US);
-        c.base = page(1);
-        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
-        wait(1, SC_US);
-        c.base = page(0);
-        c.post(0x10000, 1, 0x40000, 4096, 1, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-        done1 = sc_time_stamp();
-        c.base = page(1);
-        c.wait_count(reg::kTxCompleted, 1);
-        done2 = sc_time_stamp();
-    };
+    two_processes(b, 0x20000, 0x40000, done1, done2);
     sc_start();
     REQUIRE(b.smmu1->outcomes.size() == 2);
     CHECK(b.smmu1->outcome_sids == std::vector<std::uint32_t>{sid_of(1), sid_of(2)});
@@ -1606,30 +1505,9 @@ TEST_CASE("dma.park = engine: a source fault stops every channel until its outco
     Settings s = kFt;
     s.push_back({"dma.park", "engine"});
     Bench b(s, true);
-    b.smmu0->service = sc_time(50, SC_US);
-    const auto a = pattern(4096, 3), c2 = pattern(4096, 4);
-    Bench::poke(*b.mem0, 0x10000, a);
-    Bench::poke(*b.mem0, 0x20000, c2);
-    b.smmu0->faulting.insert({0x10, false});
-    sc_time done0, done1;
-    b.cpu0->program = [&](Cpu& c) {
-        c.base = page(0);
-        c.post(0x10000, 1, 0x30000, 4096, 1, 0x100, false);
-        wait(1, SC_US);
-        c.base = page(1);
-        c.post(0x20000, 1, 0x40000, 4096, 2, 0x200, false);
-        c.wait_count(reg::kTxCompleted, 1);
-        done1 = sc_time_stamp();
-        c.base = page(0);
-        c.wait_count(reg::kTxCompleted, 1);
-        done0 = sc_time_stamp();
-    };
-    sc_start();
-    REQUIRE(b.smmu0->outcomes.size() == 1);
-    CHECK(done1 > b.smmu0->outcomes[0]);   // channel 1 waited for channel 0's fault (contrast: dma.park = channel)
-    CHECK(done0 > b.smmu0->outcomes[0]);
-    CHECK(Bench::peek(*b.mem1, 0x30000, 4096) == a);
-    CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
+    const ParkedRun r = run_channel_0_parked(b);
+    CHECK(r.done1 > b.smmu0->outcomes[0]);   // channel 1 waited for channel 0's fault (contrast: dma.park = channel)
+    CHECK(r.done0 > b.smmu0->outcomes[0]);
     CHECK(b.counter("dma0.parks") == 1);
 }
 
@@ -1640,16 +1518,12 @@ namespace {
 // besides kFlagCounter: `flags`); returns whether the doorbell was taken.
 bool post_counted(Cpu& c, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t tag,
                   std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
-    c.w(c.base + reg::kDescSrc, src);
-    c.w(c.base + reg::kDescDst, dst);
-    c.w(c.base + reg::kDescLen, len);
-    c.w(c.base + reg::kDescDstNode, node, 4);
-    c.w(c.base + reg::kDescFlags, flags | kFlagCounter, 4);
-    c.w(c.base + reg::kDescCounter, counter, 4);
-    c.w(c.base + reg::kDescCompl, compl_addr);
-    c.w(c.base + reg::kDescTag, tag);
-    c.w(c.base + reg::kDoorbell, 1, 4);
-    return (c.r(c.base + reg::kStatus, 4) & 0x80000000u) == 0;
+    Desc d;
+    d.src = src, d.dst = dst, d.len = len, d.tag = tag, d.compl_addr = compl_addr, d.node = node;
+    d.flags = flags | kFlagCounter;
+    d.counter = counter;
+    c.stage(d);
+    return c.doorbell_taken();
 }
 constexpr std::uint64_t counter_reg(unsigned i) { return reg::kEventCounterBase + 8ull * i; }
 // The first time (polling every 5 ns) counter `i` of channel page `base` reads at least `n`.
@@ -1906,11 +1780,7 @@ TEST_CASE("out of order, in order in time: nothing counted, completion at the la
     Bench::poke(*b.mem0, 0x10000, src);
     // A constant extra delay keeps the order.
     b.tap01->retime = [](std::size_t) { return sc_time(3, SC_US); };
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20000, len, 4, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20000, len, 4, 0x100, false); });
     CHECK(b.counter("dma1.rx_out_of_order") == 0);
     CHECK(Bench::peek(*b.mem1, 0x20000, len) == src);
     CHECK(b.tap10->seen.at(0).head >= b.tap01->seen.back().head);
@@ -1929,11 +1799,7 @@ TEST_CASE("out of order, fault-tolerant: a fault in the middle in time: earlier 
     b.smmu1->faulting.insert({0x20, true});
     b.tap01->retime = [](std::size_t i) { return i == 0 ? sc_time(400, SC_NS) : SC_ZERO_TIME; };
     b.tap10->defer_control = true;   // the NACK reaches the sender at its time
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false); });
     const auto& out = b.tap01->seen;
     const std::size_t pass = first_pass(out);
     REQUIRE(pass < out.size());   // resent from packet 0
@@ -1980,11 +1846,7 @@ TEST_CASE("out of order, fault-tolerant: a resend after every other packet lande
     b.smmu1->faulting.insert({0x20, true});
     b.tap01->retime = [](std::size_t i) { return i == 0 ? sc_time(10, SC_US) : SC_ZERO_TIME; };
     b.tap10->defer_control = true;
-    b.cpu0->program = [&](Cpu& c) {
-        c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false);
-        c.wait_count(reg::kTxCompleted, 1);
-    };
-    sc_start();
+    b.run_one([&](Cpu& c) { c.post(0x10000, 1, 0x20F00, len, 4, 0x100, false); });
     const auto& out = b.tap01->seen;
     const std::size_t pass = first_pass(out);
     REQUIRE(pass == 20);
