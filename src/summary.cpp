@@ -6,6 +6,7 @@
 #include "workloads/app.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/overlap.hpp"
 #include "workloads/messaging/stats.hpp"
 
 namespace vrdmasim {
@@ -89,6 +90,8 @@ MetricRegistry build_summary_metrics() {
     LockWorkload::declare_metrics(reg);
     App::declare_metrics(reg);
     ClusterWorkload::declare_metrics(reg);
+    BufferGuard::declare_metrics(reg);
+    OverlapWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }
