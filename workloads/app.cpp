@@ -719,18 +719,20 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
     // A user load or store: the CPU's own MMU translates a present page at
     // no software cost (the access itself is the bus transaction); a page
     // that is not present takes a fault first.
-    if (!vm_->present(pid_, addr)) {
-        const VmResult t = vm_->touch(pid_, addr, write, now());
-        if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
-                                              to_string(t.error));
-        if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
-    }
-    // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded page
-    // takes a permission fault (the library's handler waits for its transfer).
-    if (guard_ && !vm_->user_permits(pid_, addr, write)) {
+    for (int attempt = 0;; ++attempt) {
+        if (!vm_->present(pid_, addr)) {
+            const VmResult t = vm_->touch(pid_, addr, write, now());
+            if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
+                                                  to_string(t.error));
+            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+        }
+        // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded
+        // page takes a permission fault (the library's handler waits for its
+        // transfer and lifts the guard), and the access is retried (the page
+        // may have been reclaimed meanwhile: it faults in again).
+        if (!guard_ || vm_->user_permits(pid_, addr, write)) break;
+        if (attempt >= 3) throw std::runtime_error(group_ + ": user access still denied after its guard fault");
         guard_fault(addr, write);
-        if (!vm_->user_permits(pid_, addr, write))
-            throw std::runtime_error(group_ + ": user access still denied after its guard fault");
     }
     std::uint64_t pa = 0;
     if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": user page not present after a fault");

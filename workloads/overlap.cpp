@@ -4,6 +4,7 @@
 #include <cstring>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "models/userlib/buffer_guard.hpp"
 
@@ -135,8 +136,12 @@ void OverlapWorkload::initiator(App& app) {
             prepare(other, remote_buf_, app, buf, msg_, i);
         else
             prepare(app, buf, other, remote_buf_, msg_, i);
+        // What the transfer must deliver: the source as it is at the post
+        // (the pattern, or with workload.fill-source = false what earlier
+        // iterations' stores left in it).
         std::vector<unsigned char> expect(msg_, 0);
-        if (fill_source_) fill_pattern(expect.data(), msg_, seed_ ^ i);
+        if (!(read_ ? other.debug_read(remote_buf_, expect.data(), msg_) : app.debug_read(buf, expect.data(), msg_)))
+            throw std::logic_error("overlap: the source of transfer " + std::to_string(i) + " is unreadable");
         const sc_time t0 = app.now();
         first = std::min(first, t0);
         log_.posted(t0);
@@ -209,7 +214,7 @@ void OverlapWorkload::initiator(App& app) {
                       << " B delivered with success status\n";
             continue;
         }
-        check(read_ ? app : other, read_ ? buf : remote_buf_, msg_, i, touches, done);
+        check(read_ ? app : other, read_ ? buf : remote_buf_, expect, i, touches, done);
     }
     transfer_time_.set(sum_x);
     compute_time_.set(sum_c);
@@ -221,10 +226,10 @@ void OverlapWorkload::initiator(App& app) {
     program_ended();
 }
 
-void OverlapWorkload::check(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t i,
-                            const std::vector<Touch>& touches, sc_time done) {
-    std::vector<unsigned char> got(len), expect(len, 0);
-    if (fill_source_) fill_pattern(expect.data(), len, seed_ ^ i);
+void OverlapWorkload::check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect,
+                            std::uint64_t i, const std::vector<Touch>& touches, sc_time done) {
+    const std::uint64_t len = expect.size();
+    std::vector<unsigned char> got(len);
     bool bad = !dst.debug_read(dst_addr, got.data(), len);
     bool corrupted = false;
     std::uint64_t first_bad = len;

@@ -64,10 +64,12 @@ private:
     };
     void initiator(App& app);
     void target(App& app);
-    // The check of iteration `i` (destination `dst` of `len` B, transfer
-    // completed at `done`): true if the transfer is counted corrupted.
-    void check(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t i, const std::vector<Touch>& touches,
-               sc_core::sc_time done);
+    // The check of iteration `i`: the destination `dst_addr` of `dst` against
+    // `expect` (the source at the post) and the program's stores `touches`,
+    // the transfer completed at `done`; counts it verified, corrupted by the
+    // race, or a data mismatch.
+    void check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect, std::uint64_t i,
+               const std::vector<Touch>& touches, sc_core::sc_time done);
     double uniform();
 
     App& src_;

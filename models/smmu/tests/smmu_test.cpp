@@ -1626,7 +1626,7 @@ TEST_CASE("walks and faults appear on the SMMU's trace tracks", "[smmu]") {
 // unprivileged, accesses, and serves them once S2CR.PRIVCFG makes the
 // stream privileged; AP[2] still denies a privileged write; a TLB entry
 // filled by a privileged access does not serve an unprivileged one.
-TEST_CASE("S2CR.PRIVCFG: privileged transactions reach EL1-only pages, unprivileged ones fault", "[smmu]") {
+TEST_CASE("S2CR.PRIVCFG: privileged transactions reach EL1-only pages and unprivileged ones fault", "[smmu]") {
     Bench b;
     auto pt = b.tables();
     PageTableWriter::Attrs kernel_rw;

@@ -137,7 +137,7 @@ TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard
 }
 
 TEST_CASE("buffer guard: a huge page partly guarded is split; a whole one keeps its block", "[userlib][guard]") {
-    Env e({{"vm.thp", "always"}});
+    Env e(vrdmasim_test::Settings{{"vm.thp", "always"}});
     const std::uint64_t buf = e.mmap(4 * MiB, true);   // 2 MiB aligned: two blocks
     VmLeaf l;
     REQUIRE(e.vm->present_leaf(e.pid, buf, l));
