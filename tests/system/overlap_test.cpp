@@ -69,7 +69,7 @@ Run checked(SystemSim& s, std::uint64_t iterations, std::uint64_t msg = 64 * 102
 
 }  // namespace
 
-TEST_CASE("overlap unguarded: stores into the source in flight corrupt transfers, and the check catches them",
+TEST_CASE("overlap unguarded: stores into the source in flight corrupt transfers and the check catches them",
           "[overlap]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}});
     const Run r = checked(s, 12);
@@ -115,7 +115,7 @@ TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits
     CHECK(s.stats.find_scalar("node0.rdma.guard.mprotect_time")->value() > 0);
 }
 
-TEST_CASE("overlap blocking: no overlap, no race", "[overlap]") {
+TEST_CASE("overlap blocking: no overlap and no race", "[overlap]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"overlap.mode", "blocking"}});
     const Run r = checked(s, 12);
     CHECK(r.corrupted == 0);
@@ -195,3 +195,30 @@ OVERLAP_ALL(guarded, write)
 OVERLAP_ALL(guarded, read)
 OVERLAP_ALL(unguarded, write)
 OVERLAP_ALL(unguarded, read)
+
+// The figures workloads/README.md quotes for configs/overlap/base.ini (64 KiB,
+// touch probability 0.25, 200 iterations): unguarded and guarded.
+const Settings kReadmeBase{{"workload.kind", "overlap"},     {"workload.message-size", "64KiB"},
+                           {"workload.iterations", "200"},   {"overlap.touch-probability", "0.25"},
+                           {"overlap.phases", "4"},          {"overlap.compute", "5us"}};
+
+TEST_CASE("overlap README figures: 64 KiB unguarded at p = 0.25", "[overlap][readme]") {
+    SystemSim s(kReadmeBase);
+    const Run r = checked(s, 200);
+    CHECK(r.inflight == 175);
+    CHECK(r.corrupted == 85);
+    CHECK(r.end_to_end == Approx(8577.17).epsilon(1e-5));
+    CHECK(r.overlap == Approx(0.46389).epsilon(1e-4));
+}
+
+TEST_CASE("overlap README figures: 64 KiB guarded at p = 0.25", "[overlap][readme]") {
+    Settings st = kReadmeBase;
+    st.push_back({"rdma.buffer-guard", "mprotect"});
+    SystemSim s(st);
+    const Run r = checked(s, 200);
+    CHECK(r.faults == 118);
+    CHECK(r.corrupted == 0);
+    CHECK(r.end_to_end == Approx(12097).epsilon(1e-5));
+    CHECK(r.overlap == Approx(0.185135).epsilon(1e-4));
+    CHECK(s.stats.sum_scalars("rdma.guard.mprotect_time") == Approx(1923.2).epsilon(1e-4));
+}
