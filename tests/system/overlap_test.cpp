@@ -103,7 +103,7 @@ TEST_CASE("overlap unguarded with touch probability 0: nothing to catch", "[over
     CHECK(s.log().bytes_verified.value() == 12 * 64 * 1024);
 }
 
-TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits; nothing is corrupted", "[overlap]") {
+TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits and nothing is corrupted", "[overlap]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"rdma.buffer-guard", "mprotect"}});
     const Run r = checked(s, 12);
     CHECK(r.corrupted == 0);

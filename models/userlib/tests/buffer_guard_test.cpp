@@ -65,7 +65,7 @@ TEST_CASE("buffer guard: parameters", "[userlib][guard]") {
     CHECK_THROWS_AS(e.cfg.set("rdma.buffer-guard", "mlock", "test"), ConfigError);
 }
 
-TEST_CASE("buffer guard: a source is read-only and a destination no access for EL0; lifting restores", "[userlib][guard]") {
+TEST_CASE("buffer guard: a source is read-only and a destination no access for EL0 and lifting restores", "[userlib][guard]") {
     Env e;
     const std::uint64_t src = e.mmap(4 * kPage, true), dst = e.mmap(4 * kPage, true);
     for (std::uint64_t a : {src, dst}) {
@@ -114,7 +114,7 @@ TEST_CASE("buffer guard: a source is read-only and a destination no access for E
     CHECK_THROWS_AS(e.guard->lift(gs, done), std::logic_error);
 }
 
-TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard; absent pages still fault", "[userlib][guard]") {
+TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard and absent pages still fault", "[userlib][guard]") {
     Env e;
     const std::uint64_t dst = e.mmap(4 * kPage, false);   // cold
     sc_time done;
@@ -136,7 +136,7 @@ TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard
     CHECK(e.vm->user_permits(e.pid, dst + 3 * kPage, true));
 }
 
-TEST_CASE("buffer guard: a huge page partly guarded is split; a whole one keeps its block", "[userlib][guard]") {
+TEST_CASE("buffer guard: a huge page partly guarded is split and a whole one keeps its block", "[userlib][guard]") {
     Env e(vrdmasim_test::Settings{{"vm.thp", "always"}});
     const std::uint64_t buf = e.mmap(4 * MiB, true);   // 2 MiB aligned: two blocks
     VmLeaf l;
