@@ -4,7 +4,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "models/userlib/buffer_guard.hpp"
 #include "system.hpp"
+#include "workloads/overlap.hpp"
 
 namespace vrdmasim {
 
@@ -153,10 +155,29 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
             out.push_back({"transfers-conserved", job + std::to_string(log.posted_count.value()) + " transfers posted but " +
                                                       std::to_string(log.transfers.value()) + " finished (" +
                                                       std::to_string(log.errors.value()) + " of them failed)"});
-        // Every byte reported delivered was compared equal at its destination.
-        if (log.mismatches.value() == 0 && log.bytes_verified.value() != log.bytes_delivered.value())
+        // Every byte reported delivered was compared equal at its destination
+        // (or, overlap unguarded, found corrupted by the application's race).
+        if (log.mismatches.value() == 0 &&
+            log.bytes_verified.value() + w->raced_bytes() != log.bytes_delivered.value())
             out.push_back({"bytes-verified", job + std::to_string(log.bytes_delivered.value()) + " B delivered but " +
-                                                 std::to_string(log.bytes_verified.value()) + " B verified"});
+                                                 std::to_string(log.bytes_verified.value()) + " B verified" +
+                                                 (w->raced_bytes() ? " and " + std::to_string(w->raced_bytes()) +
+                                                                         " B found corrupted by the application"
+                                                                   : std::string())});
+        // The guard: a race only where nothing kept the program off the
+        // buffer (nonblocking, unguarded) and it did touch one in flight.
+        if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
+            const bool unguarded = o->unguarded();
+            if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))
+                out.push_back({"race-only-unguarded", job + std::to_string(o->corrupted()) +
+                                                          " transfer(s) found corrupted with " +
+                                                          std::to_string(o->inflight_touches()) +
+                                                          " store(s) made in flight" +
+                                                          (unguarded ? "" : " in a blocking or guarded run")});
+            if (!unguarded && o->inflight_touches() > 0)
+                out.push_back({"guard-keeps-off", job + std::to_string(o->inflight_touches()) +
+                                                      " store(s) reached a buffer in flight in a blocking or guarded run"});
+        }
     }
     // Stream IDs: every access of every engine carried the stream ID of a
     // process the node's kernel attached (node.processes: one per process,
@@ -182,6 +203,12 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                        " B but the ownership check saw only " +
                                                        std::to_string(checked) + " B written"});
     }
+    // The buffer guard: every guard installed was lifted.
+    const std::uint64_t guards = stats.sum_counters("rdma.guard.installed");
+    const std::uint64_t lifted = stats.sum_counters("rdma.guard.lifted");
+    if (guards != lifted)
+        out.push_back({"guards-lifted", std::to_string(guards) + " buffer guard(s) installed, " +
+                                            std::to_string(lifted) + " lifted"});
     // Causality: the library never saw a completion before the engine wrote it.
     const std::uint64_t early = stats.sum_counters("rdma.early_completions");
     if (early > 0)

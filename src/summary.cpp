@@ -6,6 +6,7 @@
 #include "workloads/app.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/overlap.hpp"
 #include "workloads/messaging/stats.hpp"
 #include "workloads/stream.hpp"
 
@@ -91,6 +92,8 @@ MetricRegistry build_summary_metrics() {
     App::declare_metrics(reg);
     ClusterWorkload::declare_metrics(reg);
     StreamWorkload::declare_metrics(reg);
+    BufferGuard::declare_metrics(reg);
+    OverlapWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

@@ -3,6 +3,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/userlib/buffer_guard.hpp"
 #include "workloads/messaging/params.hpp"
 
 
@@ -62,6 +63,7 @@ void declare_all_params(ParamRegistry& reg) {
     Workload::declare_params(reg);
     App::declare_params(reg);
     Registrar::declare_params(reg);
+    BufferGuard::declare_params(reg);
     PhysicalKeys::declare_params(reg);
     MsgParams::declare_params(reg);
     Pldma::declare_params(reg);
@@ -140,6 +142,10 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
                 return vm.fault_in(pid, va, len, write, at);
             });
         driver->mmio.bind(bus.in);
+        // rdma.buffer-guard = mprotect: the engine's transactions are made
+        // privileged, so that it keeps its access to the pages the guard
+        // takes from EL0 (models/smmu/README.md "Privileged transactions").
+        if (buffer_guard_on(ctx.config)) driver->set_privileged_streams(true);
         // Terminate mode: the fault library's outcomes for the engine's
         // stream let a fault-tolerant PLDMA re-read or ask for retransmission.
         if (!driver->stall_mode())
@@ -336,6 +342,28 @@ void System::resolve(Config& c) {
     }
 }
 
+namespace {
+// rdma.buffer-guard = mprotect needs what it is built on: processes in a Vm
+// whose engine translates through the SMMU (the privileged transactions),
+// and the one workload whose library paths guard (overlap: App::send, get).
+void check_buffer_guard(const Config& c) {
+    if (!buffer_guard_on(c)) return;
+    const std::string why = " (" + c.describe(params_of<BufferGuardParams>().mode) + ")";
+    if (!c[params_of<SmmuParams>().enabled])
+        throw c.refuse(params_of<BufferGuardParams>().mode,
+                       "needs smmu.enabled = true: the guard is an mprotect of the process's page tables that the "
+                       "SMMU walks with privileged transactions");
+    if (shadow_translation(c))
+        throw c.refuse(params_of<BufferGuardParams>().mode,
+                       "needs ni.translation = smmu: NetVM's shadow table has no access-permission bits for a "
+                       "privileged engine to keep" + why);
+    if (c[params_of<WorkloadParams>().kind] != "overlap")
+        throw c.refuse(params_of<BufferGuardParams>().mode,
+                       "is built for workload.kind = overlap only (its transfers go through the library's send and "
+                       "get, which guard and lift; the other workloads' paths do not)");
+}
+}  // namespace
+
 void System::check_processes(const Config& c) {
     const auto procs = static_cast<std::uint64_t>(c[params_of<NodeParams>().processes]);
     const auto per = static_cast<std::uint64_t>(c[params_of<AppParams>().channels]);
@@ -467,6 +495,7 @@ System::System(const SimContext& ctx)
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
     check_processes(c);
+    check_buffer_guard(c);
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     check_physical(c);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))

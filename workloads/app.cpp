@@ -219,6 +219,7 @@ void App::attach_process(Vm& vm, int pid) {
     vm.add_invalidate([r](int p, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_time at) {
         return r->invalidate(p, asid, va, len, at);
     });
+    if (buffer_guard_on(ctx_.config)) guard_ = std::make_unique<BufferGuard>(ctx_, group_ + ".rdma.guard", vm, pid);
 }
 
 RegResult App::reg_acquire(std::uint64_t va, std::uint64_t len, bool write) {
@@ -254,6 +255,7 @@ bool App::send(Message& m) {
     if (physical_) return send_physical(m);
     m.parts = 0;
     m.failed = false;
+    if (guard_ && m.len > 0) m.guard = guard_install(m.src, m.len, false, {});
     const std::uint64_t n = records_for(m.len);
     const std::uint64_t chunk = n == 1 ? std::max<std::uint64_t>(m.len, 1) : pipeline_chunk_;
     for (std::uint64_t k = 0; k < n; ++k) {
@@ -280,6 +282,7 @@ bool App::send(Message& m) {
             wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
                      "wait tx");
         }
+        if (m.guard) guard_->add_record(m.guard, record);
         ++m.parts;
     }
     return true;
@@ -318,12 +321,14 @@ CompletionRecord App::complete(Message& m) {
         const std::uint64_t len = std::min(chunk, m.len - off);
         if (len > 0) reg_release(m.src + off, len);   // pipeline: each chunk as it completes
     }
+    if (m.guard) guard_lift(m.guard);   // lifted already once every record was seen; or none was posted
     out.status = ok ? kStatusOk : kStatusError;
     return out;
 }
 
 void App::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
               std::uint64_t tag, std::uint64_t record) {
+    if (guard_ && len > 0) guard_install(local_dst, len, true, {record});   // lifted when the record is seen
     while (!post_read(src_node, remote_src, local_dst, len, tag, record)) {
         // The channel's queue is full: wait for one more completion on it.
         const unsigned c = last_post_;
@@ -688,6 +693,7 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
             return r.status != 0;
         }, "wait completion");
         check_seen();
+        guard_record_seen(addr);
         return r;
     }
     // counter: spin on the channel's TX_COMPLETED register (a device read
@@ -707,6 +713,7 @@ CompletionRecord App::wait_record(std::uint64_t addr) {
         return r.status != 0;
     }, "wait completion");
     check_seen();
+    guard_record_seen(addr);
     return r;
 }
 
@@ -715,11 +722,20 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
     // A user load or store: the CPU's own MMU translates a present page at
     // no software cost (the access itself is the bus transaction); a page
     // that is not present takes a fault first.
-    if (!vm_->present(pid_, addr)) {
-        const VmResult t = vm_->touch(pid_, addr, write, now());
-        if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
-                                              to_string(t.error));
-        if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+    for (int attempt = 0;; ++attempt) {
+        if (!vm_->present(pid_, addr)) {
+            const VmResult t = vm_->touch(pid_, addr, write, now());
+            if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
+                                                  to_string(t.error));
+            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+        }
+        // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded
+        // page takes a permission fault (the library's handler waits for its
+        // transfer and lifts the guard), and the access is retried (the page
+        // may have been reclaimed meanwhile: it faults in again).
+        if (!guard_ || vm_->user_permits(pid_, addr, write)) break;
+        if (attempt >= 3) throw std::runtime_error(group_ + ": user access still denied after its guard fault");
+        guard_fault(addr, write);
     }
     std::uint64_t pa = 0;
     if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": user page not present after a fault");

@@ -25,6 +25,7 @@
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
+#include "models/userlib/buffer_guard.hpp"
 #include "models/userlib/physical.hpp"
 #include "models/userlib/registrar.hpp"
 
@@ -251,6 +252,7 @@ public:
         unsigned parts = 0;             // descriptors posted
         bool failed = false;            // a registration failed (parts not posted)
         unsigned chunks = 0;            // physical-address mode: registration chunks acquired
+        std::uint64_t guard = 0;        // rdma.buffer-guard = mprotect: the source's guard (0: none)
         VmError error = VmError::Ok;
     };
     // Completion records a message of `len` bytes needs.
@@ -283,6 +285,18 @@ public:
     bool register_read_source(std::uint64_t va, std::uint64_t len);
     // End of the program: unpin what is still registered (pin-cache).
     void finish_registrations();
+
+    // --- rdma.buffer-guard = mprotect (app_guard.cpp; models/userlib/README.md
+    // "Buffer guard"): send() guards the source, get() the destination, and
+    // the access comes back once the transfer's records are seen (complete(),
+    // wait_record()). A user access to a guarded page faults and waits.
+    // The library's guard (nullptr without the guard or without a VM).
+    const BufferGuard* buffer_guard() const { return guard_.get(); }
+    // A user store (as store()) that returns when it was performed: after
+    // the guard fault's wait, if it took one.
+    sc_core::sc_time store_at(std::uint64_t addr, std::uint64_t value);
+    // When the engine wrote the completion record at `addr` (false if not yet).
+    bool record_written(std::uint64_t addr, sc_core::sc_time& at) const;
 
     // Untimed access to this process's memory (test harness: fill sources,
     // check destinations), by virtual address when attached to a process,
@@ -385,6 +399,12 @@ private:
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
+    std::unique_ptr<BufferGuard> guard_;     // with a VM and rdma.buffer-guard = mprotect
+    std::uint64_t guard_install(std::uint64_t va, std::uint64_t len, bool engine_writes,
+                                std::vector<std::uint64_t> records);
+    void guard_lift(std::uint64_t id);
+    void guard_record_seen(std::uint64_t record);
+    void guard_fault(std::uint64_t addr, bool write);
     const bool physical_;                     // physical-address mode
     PhysicalKeys* keys_ = nullptr;
     sc_core::sc_time translate_page_;

@@ -9,6 +9,7 @@
 #include "models/smmu/smmu500.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/overlap.hpp"
 #include "workloads/pingpong.hpp"
 #include "workloads/sendrecv.hpp"
 #include "workloads/stream.hpp"
@@ -77,14 +78,16 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
                       "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
                       "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
                       "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
                       "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
-                      "contends for one lock or semaphore at lock.home-node (section [lock])")),
+                      "contends for one lock or semaphore at lock.home-node (section [lock]); overlap: one process computes beside "
+                      "its transfers in flight and touches their buffers now and then (section [overlap], "
+                      "rdma.buffer-guard)")),
       src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)")
                    .range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
@@ -182,13 +185,14 @@ Workload::Workload(const SimContext& ctx, unsigned job)
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
     reg.add(params_of<LockParams>().set);
+    OverlapWorkload::declare_params(reg);
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
-    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream")
-        throw c.refuse("workload.operation", "only the stream workload has a read form (workload.kind = " + kind + ")");
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap")
+        throw c.refuse("workload.operation", "only the stream and overlap workloads have a read form (workload.kind = " + kind + ")");
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
                                                      kind + "; the cluster kinds have workload.arrivals)");
@@ -209,6 +213,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst], job);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst], job);
     if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst);
+    if (kind == "overlap") return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
 

@@ -101,6 +101,10 @@ public:
     virtual std::string kind() const = 0;
     // True once every program of the workload has run to its end.
     virtual bool finished() const = 0;
+    // Bytes of transfers reported successful whose destination the check
+    // found corrupted by the application's own race (overlap, unguarded):
+    // delivered, not verified equal, and not a simulator failure.
+    virtual std::uint64_t raced_bytes() const { return 0; }
     // Called once, by the last program to end (the system stops its
     // background daemons then, so the simulation can end).
     void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }

@@ -37,7 +37,7 @@ bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint
     low_check(m);
     zero(m, *pa, kHuge);
     try {
-        p.pt->map_block(base, *pa, attrs(v.prot));
+        p.pt->map_block(base, *pa, attrs(v));
     } catch (const OutOfFrames&) {
         free_frame(m, *pa, FrameAllocator::kMaxOrder);
         e = VmError::NoMemory;

@@ -8,6 +8,7 @@
 #include "models/os/gup.hpp"
 #include "models/os/huge_memory.hpp"
 #include "models/os/mm.hpp"
+#include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
 #include "models/os/page_alloc.hpp"
 #include "models/os/pgtable.hpp"
@@ -28,7 +29,11 @@ void collapse_finish(Mm& m) {
     OpenCollapse& open = m.khugepaged.open;
     if (!open.open) return;
     Process& p = m.procs.at(open.pid);
-    p.pt->map_block(open.base, open.block, attrs(open.prot));
+    // The block gets the VMA's user-access guard too (mprotect settles an
+    // open collapse before changing it, so it is the one of the scan).
+    PageTableWriter::Attrs a = attrs(open.prot);
+    if (const Vma* v = find_vma(p, open.base)) a = attrs(Vma{v->end, open.prot, v->advice, v->locked, v->user});
+    p.pt->map_block(open.base, open.block, a);
     res_set(m, open.pid, open.base, true);
     for (std::uint64_t pa : open.old) free_frame(m, pa, 0);
     free_frame(m, open.table, 0);

@@ -33,7 +33,7 @@ VmError swap_in(Mm& m, Process& p, const Vma& v, std::uint64_t page, std::uint64
     w.io += m.ssd->read_page(swap_slot(d), bytes.data(), issue) - issue;
     access(m, true, *pa, bytes.data(), kPage);
     try {
-        p.pt->map_page(page, *pa, attrs(v.prot));
+        p.pt->map_page(page, *pa, attrs(v));
     } catch (const OutOfFrames&) {
         free_frame(m, *pa, 0);
         return VmError::NoMemory;
@@ -54,7 +54,7 @@ VmError zero_fault(Mm& m, Process& p, const Vma& v, std::uint64_t page, Work& w)
     if (!pa) return VmError::NoMemory;
     zero(m, *pa, kPage);
     try {
-        p.pt->map_page(page, *pa, attrs(v.prot));
+        p.pt->map_page(page, *pa, attrs(v));
     } catch (const OutOfFrames&) {
         free_frame(m, *pa, 0);
         return VmError::NoMemory;

@@ -52,6 +52,7 @@ struct Vma {
     Prot prot;
     HugeAdvice advice = HugeAdvice::Default;
     bool locked = false;
+    UserAccess user = UserAccess::Full;   // the user-access guard (buffer_guard.cpp)
 };
 
 struct PinRec {

@@ -100,5 +100,20 @@ PageTableWriter::Attrs attrs(Prot prot) {
     return a;
 }
 
+PageTableWriter::Attrs attrs(const Vma& v) {
+    PageTableWriter::Attrs a = attrs(v.prot);
+    if (v.user == UserAccess::ReadOnly) a.write = false;
+    if (v.user == UserAccess::NoAccess) a.user = false;
+    return a;
+}
+
+std::uint64_t with_user_access(std::uint64_t d, const Vma& v) {
+    d |= kApUser;
+    d = can_write(v.prot) ? (d & ~kApReadOnly) : (d | kApReadOnly);
+    if (v.user == UserAccess::ReadOnly) d |= kApReadOnly;
+    if (v.user == UserAccess::NoAccess) d &= ~kApUser;
+    return d;
+}
+
 }  // namespace mm
 }  // namespace vrdmasim

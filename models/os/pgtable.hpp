@@ -56,6 +56,10 @@ std::uint64_t l2_slot(Mm& m, const Process& p, std::uint64_t va);
 bool translate(Mm& m, const Process& p, std::uint64_t va, std::uint64_t& pa);
 // The descriptor attributes of a user mapping with protection prot.
 PageTableWriter::Attrs attrs(Prot prot);
+// The same for a leaf of VMA v: its protection and its user-access guard.
+PageTableWriter::Attrs attrs(const Vma& v);
+// Descriptor d (with a frame) given the AP bits of VMA v's protection and guard.
+std::uint64_t with_user_access(std::uint64_t d, const Vma& v);
 
 // Visit every table frame and leaf of p.
 template <class TableFn, class LeafFn>

@@ -236,7 +236,8 @@ sc_time SmmuDriver::attach(int pid, std::uint16_t asid, std::uint64_t root, unsi
     return on_core("smmu-attach", at, SC_ZERO_TIME, "smmu attach", writes * reg_time_, [&](sc_time& t) {
         for (std::size_t i = 0; i < stream_ids.size(); ++i) {
             const unsigned idx = first_smr + static_cast<unsigned>(i);
-            write_reg(r::S2CR(idx), n, 4, t);   // TYPE 0: translate with bank n
+            // TYPE 0: translate with bank n; PRIVCFG privileged for a guarded library.
+            write_reg(r::S2CR(idx), n | (privileged_streams_ ? r::S2CR_PRIVCFG_PRIV : 0u), 4, t);
             write_reg(r::SMR(idx), r::SMR_VALID | (stream_ids[i] & 0x7fffu), 4, t);
         }
         write_reg(r::CBAR(n), 1u << 16, 4, t);    // stage 1 with stage 2 bypass

@@ -145,6 +145,10 @@ public:
     void on_outcome(std::function<void(const FaultOutcome&)> fn) { on_outcome_ = std::move(fn); }
 
     bool stall_mode() const { return stall_; }
+    // Streams attached from now on are made privileged (S2CR.PRIVCFG = 3):
+    // the engine keeps its access to pages whose descriptors deny EL0
+    // (rdma.buffer-guard = mprotect; README.md "Buffer guard").
+    void set_privileged_streams(bool on) { privileged_streams_ = on; }
     FaultLibrary* library(int pid);
 
     // Where the SMMU's register file appears on `mmio` (default
@@ -172,6 +176,7 @@ private:
     CpuCores& cpu_;
     FaultResolveFn resolve_;
     bool stall_;
+    bool privileged_streams_ = false;
     sc_core::sc_time irq_entry_, handler_, netlink_, tlbi_page_;
     std::uint64_t tlbi_asid_threshold_;
     struct Bank {

@@ -95,6 +95,12 @@ enum class Prot : unsigned { None = 0, Read = 1, Write = 2, ReadWrite = 3 };
 
 enum class Advice { HugePage, NoHugePage, PopulateWrite, DontNeed };
 
+// What the application's CPU (EL0) may do with a range beside its VMA's
+// protection (Vm::guard_user, buffer_guard.cpp): Full (AP[1] set, AP[2] as
+// the protection says), ReadOnly (AP[2:1] = 11: read-only for EL0 and EL1),
+// NoAccess (AP[1] clear: EL1 only, AP[2] as the protection says).
+enum class UserAccess { Full, ReadOnly, NoAccess };
+
 // A change of mappings that cached translations of (asid, [va, va+len)) must
 // forget before the old frames are reused (an MMU notifier). The callee (the
 // SMMU driver) returns when its invalidation is done, starting at `at`.
@@ -278,6 +284,18 @@ public:
     VmMigration migrating() const;
     // Whether va's page is being migrated (its PTE a migration entry).
     bool migrating(int pid, std::uint64_t va) const;
+
+    // ---- the user-access guard (buffer_guard.cpp; README.md "Buffer guard")
+    // An mprotect of [va, va+len) (va page aligned) that sets what EL0 may
+    // do (`access`) and leaves the privileged access of the VMA's protection:
+    // the VMA records it, so leaves created later get it too. Costs the
+    // syscall, a PTE update per leaf changed, `tlbi_page` per page (at most
+    // 512: then one ASID flush) and the MMU notifiers (the SMMU's TLBs).
+    VmResult guard_user(int pid, std::uint64_t va, std::uint64_t len, UserAccess access, sc_core::sc_time tlbi_page,
+                        sc_core::sc_time at);
+    // Whether the CPU at EL0 may load (or store, `write`) va: its leaf is
+    // present and its AP bits allow it. Untimed inspection.
+    bool user_permits(int pid, std::uint64_t va, bool write) const;
 
     std::uint64_t low_watermark() const;
     std::uint64_t high_watermark() const;

@@ -39,6 +39,12 @@ inline std::uint64_t SMR(unsigned n) { return 0x800 + 4 * n; }
 constexpr std::uint32_t SMR_VALID = 1u << 31;       // ID [14:0], MASK [30:16]
 inline std::uint64_t S2CR(unsigned n) { return 0xc00 + 4 * n; }
 // S2CR: CBNDX [7:0], TYPE [17:16]: 0 translate, 1 bypass, 2 fault.
+// PRIVCFG [25:24]: 0 default (the transaction's own attribute), 1 DIPAN,
+// 2 unprivileged, 3 privileged (ARM SMMUv2 architecture, S2CR; Linux
+// arm-smmu.h ARM_SMMU_S2CR_PRIVCFG, enum arm_smmu_s2cr_privcfg).
+constexpr unsigned S2CR_PRIVCFG_SHIFT = 24;
+constexpr std::uint32_t S2CR_PRIVCFG_UNPRIV = 2u << S2CR_PRIVCFG_SHIFT;
+constexpr std::uint32_t S2CR_PRIVCFG_PRIV = 3u << S2CR_PRIVCFG_SHIFT;
 
 // GR1
 inline std::uint64_t CBAR(unsigned n) { return kGr1 + 4 * n; }           // TYPE [17:16], IRPTNDX [31:24]

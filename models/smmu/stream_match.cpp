@@ -44,6 +44,7 @@ Route StreamMatcher::match(std::uint32_t sid) const {
             return rt;
         }
         rt.cb = s2cr_[i] & 0xff;
+        rt.privileged = ((s2cr_[i] >> r::S2CR_PRIVCFG_SHIFT) & 3u) == 3u;
         rt.kind = rt.cb < r::kContextBanks ? RouteKind::Translate : RouteKind::InvalidContext;
         return rt;
     }

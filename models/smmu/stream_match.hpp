@@ -16,6 +16,10 @@ enum class RouteKind : std::uint8_t { Bypass, UnmatchedBypass, Translate, Unmatc
 struct Route {
     RouteKind kind = RouteKind::Bypass;
     unsigned cb = 0;
+    // The transaction's privilege after S2CR.PRIVCFG: the PLDMA's own AXI
+    // accesses are unprivileged (AxPROT[0] = 0), so only PRIVCFG =
+    // privileged makes them privileged (README.md "Privileged transactions").
+    bool privileged = false;
 };
 
 // A TBU's stream-match result for the last stream ID it saw (valid while

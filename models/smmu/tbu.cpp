@@ -55,7 +55,8 @@ void Tbu::serve(tlm::tlm_generic_payload& gp, sc_time& delay) {
         const Translation& h = hot_;
         const std::uint64_t len = gp.get_data_length() ? gp.get_data_length() : 1;
         if ((c.sctlr & r::SCTLR_M) && !c.stalled && h.cb == route_.route.cb && (h.global || h.asid == c.asid()) &&
-            h.contains(va) && len <= h.va_base + h.size - va && h.valid_from <= t && (h.writable || !gp.is_write())) {
+            h.contains(va) && len <= h.va_base + h.size - va && h.valid_from <= t && (h.writable || !gp.is_write()) &&
+            (h.user || route_.route.privileged)) {
             micro_hits_.inc();
             c.translated.inc();
             forward(gp, h.pa_base + (va - h.va_base), t + s_.hit_lat, now, delay);
@@ -64,6 +65,7 @@ void Tbu::serve(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
 
     const Route rt = s_.streams.route(route_, sid);
+    privileged_ = rt.privileged;
     if (rt.kind == RouteKind::Translate && s_.cbs[rt.cb].translates())
         serve_translated(rt.cb, sid, gp, t, delay);
     else
@@ -242,7 +244,9 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
                 ready = w.done;
             }
         }
-        if (write && !x.t.writable) {
+        // Permission: a write to a read-only leaf (AP[2]); an unprivileged
+        // access to a leaf without EL0 access (AP[1] clear).
+        if ((write && !x.t.writable) || (!x.t.user && !privileged_)) {
             const int level = x.t.size == aarch64::kPageSize ? 3 : 2;
             if (fault(c, sid, va, write, FaultType::Permission, level, ready, x)) {
                 t = sc_core::sc_time_stamp();

@@ -88,6 +88,7 @@ private:
     Translation hot_;
     bool hot_valid_ = false;
     RouteCache route_;
+    bool privileged_ = false;   // the current transaction's privilege (its route's S2CR.PRIVCFG)
     Counter &accesses_, &micro_hits_, &micro_misses_, &bypassed_, &faults_, &walks_, &split_;
 };
 

@@ -1620,3 +1620,50 @@ TEST_CASE("walks and faults appear on the SMMU's trace tracks", "[smmu]") {
     std::remove(json.c_str());
     std::remove(log.c_str());
 }
+
+// rdma.buffer-guard (models/smmu/README.md "Privileged transactions"): a
+// leaf whose AP[1] is clear (EL1 only) faults for the engine's own,
+// unprivileged, accesses, and serves them once S2CR.PRIVCFG makes the
+// stream privileged; AP[2] still denies a privileged write; a TLB entry
+// filled by a privileged access does not serve an unprivileged one.
+TEST_CASE("S2CR.PRIVCFG: privileged transactions reach EL1-only pages and unprivileged ones fault", "[smmu]") {
+    Bench b;
+    auto pt = b.tables();
+    PageTableWriter::Attrs kernel_rw;
+    kernel_rw.user = false;   // AP[2:1] = 00: EL1 read/write, EL0 none
+    PageTableWriter::Attrs ro_both;
+    ro_both.write = false;    // AP[2:1] = 11: read-only for both
+    pt.map_page(kVa, kPa, kernel_rw);
+    pt.map_page(kVa + 0x1000, kPa + 0x1000, ro_both);
+    b.poke(kPa, pattern(64, 21));
+    Master::Result unpriv, priv_rd, priv_wr, priv_ro_wr, priv_ro_rd, back;
+    b.cpu->program = [&](Cpu& c) {
+        c.context(0, pt.root(), 1, 16, kTerm);
+        c.stream(0, kSid, 0, 0);                           // PRIVCFG 0: the master's own attribute
+        c.enable();
+        unpriv = b.master().read(kSid, kVa);               // walk: AP[1] clear, unprivileged
+        c.clear_fsr(0);
+        c.w32(reg::S2CR(0), reg::S2CR_PRIVCFG_PRIV | 0);   // privileged, bank 0
+        priv_rd = b.master().read(kSid, kVa);
+        priv_wr = b.master().write(kSid, kVa + 0x40, pattern(64, 22));
+        priv_ro_rd = b.master().read(kSid, kVa + 0x1000);
+        priv_ro_wr = b.master().write(kSid, kVa + 0x1000, pattern(64, 23));
+        c.clear_fsr(0);
+        c.w32(reg::S2CR(0), reg::S2CR_PRIVCFG_UNPRIV | 0); // unprivileged again: the TLB entry must not serve it
+        back = b.master().read(kSid, kVa);
+        c.clear_fsr(0);
+    };
+    b.run();
+    CHECK(unpriv.status == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(unpriv.fault.type == FaultType::Permission);
+    CHECK(priv_rd.status == tlm::TLM_OK_RESPONSE);
+    CHECK(priv_rd.data == pattern(64, 21));
+    CHECK(priv_wr.status == tlm::TLM_OK_RESPONSE);
+    CHECK(b.peek(kPa + 0x40, 64) == pattern(64, 22));
+    CHECK(priv_ro_rd.status == tlm::TLM_OK_RESPONSE);
+    CHECK(priv_ro_wr.status == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(priv_ro_wr.fault.type == FaultType::Permission);
+    CHECK(back.status == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(back.fault.type == FaultType::Permission);
+    CHECK(b.smmu_counter("cb0.faults_permission") == 3);
+}

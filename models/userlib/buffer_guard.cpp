@@ -1,0 +1,161 @@
+#include "models/userlib/buffer_guard.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+}  // namespace
+
+BufferGuardParams::BufferGuardParams()
+    : set("rdma", "RDMA user library (runs on the node's Cortex-A53)"),
+      mode(set.choice("buffer-guard", "none", {"none", "mprotect"},
+                      "what keeps the application from touching the buffers of its transfers in flight: none (a "
+                      "touch races with the engine); mprotect (the library protects each buffer when the transfer "
+                      "is posted, a source read-only and a destination no access for the CPU, while the engine's "
+                      "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
+                      "transfer; the access comes back at completion; models/userlib/README.md \"Buffer "
+                      "guard\"). Needs smmu.enabled and ni.translation = smmu; workload.kind = overlap")),
+      fault(set.time("guard-fault", "3us",
+                     "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
+                     "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
+                     "library's handler, its lookup of the guarded transfer and sigreturn (*estimate*: a few us on a "
+                     "1.5 GHz A53, the path lmbench's lat_sig prot measures)")
+                .range("0ps", "1ms")),
+      tlbi_page(set.time("guard-tlbi-page", "20ns",
+                         "rdma.buffer-guard = mprotect: CPU time per page of the CPU TLB invalidation each guard "
+                         "mprotect does (flush_tlb_range: one TLBI VALE1IS per page, at most 512, then one ASID "
+                         "flush; *estimate*: a broadcast TLBI and its DSB, tens of A53 cycles). The PTE writes and "
+                         "the SMMU's invalidation are the Vm's (vm.pte-update, the MMU notifier)")
+                    .range("0ps", "10us")) {}
+
+bool buffer_guard_on(const Config& c) { return c[params_of<BufferGuardParams>().mode] == "mprotect"; }
+
+void BufferGuard::declare_params(ParamRegistry& reg) { reg.add(params_of<BufferGuardParams>().set); }
+
+void BufferGuard::declare_metrics(MetricRegistry& reg) {
+    const auto guarded = [](const Config& c) { return buffer_guard_on(c); };
+    reg.sum_counters("guard_installs", "rdma.buffer-guard = mprotect: buffers the libraries protected when their "
+                                       "transfer was posted (`*.rdma.guard.installed`); 0 without the guard.",
+                     {"rdma.guard.installed"}, guarded);
+    reg.sum_counters("guard_faults", "rdma.buffer-guard = mprotect: CPU touches of a guarded buffer, each a "
+                                     "permission fault that waited for its transfer (`*.rdma.guard.faults`); 0 "
+                                     "without the guard.",
+                     {"rdma.guard.faults"}, guarded);
+    reg.sum_scalars("guard_fault_wait_us", "us",
+                    "rdma.buffer-guard = mprotect: time the programs spent in guard faults, fault to resumed "
+                    "(`*.rdma.guard.fault_wait` sums); 0 without the guard.",
+                    "rdma.guard.fault_wait_total", 6, guarded);
+    reg.sum_scalars("guard_mprotect_us", "us",
+                    "rdma.buffer-guard = mprotect: time the guard's mprotect calls took, installing and lifting "
+                    "(`*.rdma.guard.mprotect_time`); 0 without the guard.",
+                    "rdma.guard.mprotect_time", 6, guarded);
+}
+
+BufferGuard::BufferGuard(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid)
+    : vm_(vm),
+      pid_(pid),
+      fault_(ctx.config[params_of<BufferGuardParams>().fault]),
+      tlbi_page_(ctx.config[params_of<BufferGuardParams>().tlbi_page]),
+      installed_(ctx.stats.counter(prefix + ".installed", "", "buffers protected when their transfer was posted")),
+      lifted_(ctx.stats.counter(prefix + ".lifted", "",
+                                "guards lifted at completion (must equal installed at the end of a run)")),
+      faults_(ctx.stats.counter(prefix + ".faults", "",
+                                "CPU touches of a guarded page: a permission fault that waited for the transfer")),
+      mprotects_(ctx.stats.counter(prefix + ".mprotects", "", "mprotect calls of the guard (install and lift)")),
+      mprotect_time_(ctx.stats.scalar(prefix + ".mprotect_time", "us", "time the guard's mprotect calls took")),
+      fault_wait_(ctx.stats.histogram(prefix + ".fault_wait", "us",
+                                      "per guard fault: from the fault to the program resuming (the fault's CPU, "
+                                      "the wait for the transfer and the lift)")) {
+    // The sum of the waits as a scalar: the summary column adds them up.
+    fault_wait_total_ = &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait");
+}
+
+std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool engine_writes,
+                                   std::vector<std::uint64_t> records, sc_time at, sc_time& done) {
+    Guard g;
+    g.va = va / kPage * kPage;
+    g.end = (va + std::max<std::uint64_t>(len, 1) + kPage - 1) / kPage * kPage;
+    g.engine_writes = engine_writes;
+    for (std::uint64_t p = g.va; p < g.end; p += kPage)
+        if (by_page_.count(p))
+            throw std::logic_error("BufferGuard: page 0x" + std::to_string(p) +
+                                   " is already guarded for another transfer in flight (the guard protects whole "
+                                   "pages: buffers in flight at once may not share a page)");
+    const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, engine_writes ? UserAccess::NoAccess : UserAccess::ReadOnly,
+                                      tlbi_page_, at);
+    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the buffer at 0x" + std::to_string(va) +
+                                          " failed: " + to_string(r.error));
+    done = r.done;
+    mprotects_.inc();
+    mprotect_time_.add(to_us(r.done - at));
+    installed_.inc();
+    g.installed = r.done;
+    g.seen.assign(records.size(), false);
+    g.records = std::move(records);
+    const std::uint64_t id = next_id_++;
+    for (std::uint64_t p = g.va; p < g.end; p += kPage) by_page_[p] = id;
+    for (std::uint64_t rec : g.records) by_record_[rec] = id;
+    guards_.emplace(id, std::move(g));
+    return id;
+}
+
+void BufferGuard::add_record(std::uint64_t id, std::uint64_t record) {
+    Guard& g = guards_.at(id);
+    g.records.push_back(record);
+    g.seen.push_back(false);
+    by_record_[record] = id;
+}
+
+sc_time BufferGuard::lift(std::uint64_t id, sc_time at) {
+    auto it = guards_.find(id);
+    if (it == guards_.end()) throw std::logic_error("BufferGuard: lift of a guard not installed");
+    const Guard& g = it->second;
+    const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, UserAccess::Full, tlbi_page_, at);
+    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect lifting the guard at 0x" + std::to_string(g.va) +
+                                          " failed: " + to_string(r.error));
+    mprotects_.inc();
+    mprotect_time_.add(to_us(r.done - at));
+    lifted_.inc();
+    for (std::uint64_t p = g.va; p < g.end; p += kPage) by_page_.erase(p);
+    for (std::uint64_t rec : g.records) by_record_.erase(rec);
+    guards_.erase(it);
+    return r.done;
+}
+
+std::uint64_t BufferGuard::record_seen(std::uint64_t record) {
+    auto it = by_record_.find(record);
+    if (it == by_record_.end()) return 0;
+    Guard& g = guards_.at(it->second);
+    bool all = true;
+    for (std::size_t k = 0; k < g.records.size(); ++k) {
+        if (g.records[k] == record) g.seen[k] = true;
+        all = all && g.seen[k];
+    }
+    return all ? it->second : 0;
+}
+
+const BufferGuard::Guard* BufferGuard::covering(std::uint64_t va, std::uint64_t* id) const {
+    auto it = by_page_.find(va / kPage * kPage);
+    if (it == by_page_.end()) return nullptr;
+    if (id) *id = it->second;
+    return &guards_.at(it->second);
+}
+
+const BufferGuard::Guard* BufferGuard::find(std::uint64_t id) const {
+    auto it = guards_.find(id);
+    return it == guards_.end() ? nullptr : &it->second;
+}
+
+void BufferGuard::fault_taken(sc_time) { faults_.inc(); }
+
+void BufferGuard::fault_done(sc_time start, sc_time end) {
+    fault_wait_.add(to_us(end - start));
+    fault_wait_total_->add(to_us(end - start));
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,99 @@
+// BufferGuard: the RDMA user library's guard over the buffers of transfers
+// in flight (rdma.buffer-guard = mprotect; README.md "Buffer guard"). When a
+// transfer is posted, the library takes the application's CPU access to its
+// buffer away (a source read-only, a destination no access) with the Vm's
+// guard_user (an mprotect that leaves the engine's privileged SMMU
+// transactions their access); a CPU touch of a guarded page takes a
+// permission fault, and the library's handler waits until that transfer
+// has completed; on completion the library gives the access back.
+//
+// Bookkeeping and costs only, loosely timed like Vm (calls take `at` and
+// return when done, never wait()); the App does the waiting.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "core/context.hpp"
+#include "core/metrics.hpp"
+#include "models/os/vm.hpp"
+
+namespace vrdmasim {
+
+// The parameters of section [rdma] the guard reads, declared in
+// buffer_guard.cpp; read through params_of<BufferGuardParams>().
+struct BufferGuardParams {
+    BufferGuardParams();
+    ParamSet set;
+    EnumParam mode;
+    TimeParam fault;
+    TimeParam tlbi_page;
+};
+
+// rdma.buffer-guard: "none" | "mprotect".
+bool buffer_guard_on(const Config& c);
+
+class BufferGuard {
+public:
+    static void declare_params(ParamRegistry& reg);
+    static void declare_metrics(MetricRegistry& reg);
+    // Statistics under `prefix` (e.g. "node0.rdma.guard").
+    BufferGuard(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid);
+
+    // One guarded buffer: its page range, what the CPU may still do, and the
+    // completion records whose writing ends the transfer.
+    struct Guard {
+        std::uint64_t va = 0, end = 0;     // whole pages
+        bool engine_writes = false;        // a destination: no CPU access; a source: read-only
+        std::vector<std::uint64_t> records;
+        std::vector<bool> seen;
+        sc_core::sc_time installed;        // when the protection took effect
+    };
+    // Protect [va, va+len) (widened to whole pages) for a transfer whose
+    // records are `records` (more may be added before it completes). Returns
+    // the guard's id (>= 1); `done` when the mprotect call returned. Throws
+    // std::logic_error if a page of it is already guarded (the library
+    // guards whole pages: two buffers in flight may not share one).
+    std::uint64_t install(std::uint64_t va, std::uint64_t len, bool engine_writes,
+                          std::vector<std::uint64_t> records, sc_core::sc_time at, sc_core::sc_time& done);
+    void add_record(std::uint64_t id, std::uint64_t record);
+    // Give the access back (the transfer completed, or was never posted);
+    // returns when the mprotect call returned.
+    sc_core::sc_time lift(std::uint64_t id, sc_core::sc_time at);
+    // Completion record `record` has been seen written: the id of the guard
+    // all of whose records are now seen (to lift), or 0.
+    std::uint64_t record_seen(std::uint64_t record);
+    // The guard covering va's page (nullptr if none) and its id.
+    const Guard* covering(std::uint64_t va, std::uint64_t* id = nullptr) const;
+    const Guard* find(std::uint64_t id) const;
+    // A CPU access hit a guarded page at `at`: the fault's CPU cost
+    // (rdma.guard-fault) is counted; the caller charges it on a core and
+    // waits for the transfer, then calls fault_done with the time it resumed.
+    sc_core::sc_time fault_cost() const { return fault_; }
+    void fault_taken(sc_core::sc_time at);
+    void fault_done(sc_core::sc_time start, sc_core::sc_time end);
+    // Guards installed and not lifted (must be 0 at the end of a run).
+    std::uint64_t active() const { return guards_.size(); }
+    std::uint64_t installed() const { return installed_.value(); }
+    std::uint64_t lifted() const { return lifted_.value(); }
+    std::uint64_t faults() const { return faults_.value(); }
+
+private:
+    Vm& vm_;
+    const int pid_;
+    const sc_core::sc_time fault_, tlbi_page_;
+    std::uint64_t next_id_ = 1;
+    std::map<std::uint64_t, Guard> guards_;              // by id
+    std::map<std::uint64_t, std::uint64_t> by_page_;     // guarded page -> guard id
+    std::map<std::uint64_t, std::uint64_t> by_record_;   // record -> guard id
+    Counter &installed_, &lifted_, &faults_, &mprotects_;
+    Scalar& mprotect_time_;
+    Histogram& fault_wait_;
+    Scalar* fault_wait_total_ = nullptr;
+};
+
+}  // namespace vrdmasim

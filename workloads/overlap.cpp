@@ -1,0 +1,288 @@
+#include "workloads/overlap.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/userlib/buffer_guard.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+constexpr std::uint64_t kWorkBytes = 64 * 1024;   // the program's private working memory
+}  // namespace
+
+OverlapParams::OverlapParams()
+    : set("overlap", "the overlap workload: compute phases beside transfers in flight (workload.kind = overlap)"),
+      mode(set.choice("mode", "nonblocking", {"blocking", "nonblocking"},
+                      "blocking: wait for each transfer's completion before computing (no overlap, no race); "
+                      "nonblocking: compute while it is in flight (rdma.buffer-guard says whether the touches "
+                      "race or fault)")),
+      touch_probability(set.real("touch-probability", "0.25",
+                                 "probability that a compute phase's store goes into the buffer of the transfer in "
+                                 "flight (a write's source, a read's destination) instead of private memory")
+                            .range("0", "1")),
+      phases(set.integer("phases", "4", "compute phases per transfer, each ending with one 8-byte store")
+                 .range("1", "1000000")),
+      compute(set.time("compute", "10us", "CPU time of one compute phase (the store not included)")
+                  .range("0ps", "1s")) {}
+
+void OverlapWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<OverlapParams>().set); }
+
+void OverlapWorkload::declare_metrics(MetricRegistry& reg) {
+    const auto overlap_run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "overlap"; };
+    reg.sum_scalars("overlap_fraction", "fraction",
+                    "overlap workload: the share of the transfers' time hidden behind compute, (transfer + compute "
+                    "- iteration time) / transfer time summed over the iterations, clamped to [0, 1] "
+                    "(`workload.overlap.overlap`); 0 in other runs.",
+                    "overlap.overlap", 6, overlap_run);
+    reg.sum_scalars("overlap_end_to_end_us", "us",
+                    "overlap workload: first post to the last iteration's end, checks excluded "
+                    "(`workload.overlap.end_to_end`); 0 in other runs.",
+                    "overlap.end_to_end", 6, overlap_run);
+    reg.sum_counters("overlap_inflight_touches",
+                     "overlap workload: stores the program made into a buffer while its transfer was in flight "
+                     "(`workload.overlap.inflight_touches`; 0 when blocking or guarded); 0 in other runs.",
+                     {"overlap.inflight_touches"}, overlap_run);
+    reg.sum_counters("overlap_corrupted_transfers",
+                     "overlap workload: transfers whose destination the check found corrupted by the program's own "
+                     "stores while in flight: application races, caught and reported, not simulator failures "
+                     "(`workload.overlap.corrupted_transfers`); 0 in other runs.",
+                     {"overlap.corrupted_transfers"}, overlap_run);
+}
+
+OverlapWorkload::OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsigned job)
+    : Workload(ctx, job),
+      src_(src),
+      dst_(dst),
+      read_(ctx.config[params_of<WorkloadParams>().operation] == "read"),
+      blocking_(ctx.config[params_of<OverlapParams>().mode] == "blocking"),
+      guarded_(buffer_guard_on(ctx.config)),
+      touch_p_(ctx.config[params_of<OverlapParams>().touch_probability]),
+      phases_(static_cast<std::uint64_t>(ctx.config[params_of<OverlapParams>().phases])),
+      compute_(ctx.config[params_of<OverlapParams>().compute]),
+      msg_(ctx.config[params_of<WorkloadParams>().message_size]),
+      iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
+      rng_(seed_ ^ 0x6f7665726c6170ull),
+      iterations_done_(ctx.stats.counter(stats_prefix(job) + "overlap.iterations", "", "transfers with their compute")),
+      touches_(ctx.stats.counter(stats_prefix(job) + "overlap.touches", "",
+                                 "stores into the transfer's buffer (the others went to private memory)")),
+      inflight_touches_(ctx.stats.counter(stats_prefix(job) + "overlap.inflight_touches", "",
+                                          "stores into the buffer performed while its transfer was in flight")),
+      corrupted_(ctx.stats.counter(stats_prefix(job) + "overlap.corrupted_transfers", "",
+                                   "transfers the check found corrupted by the program's own stores in flight "
+                                   "(application races, caught)")),
+      raced_bytes_(ctx.stats.counter(stats_prefix(job) + "overlap.corrupted_bytes", "B",
+                                     "bytes of the corrupted transfers (delivered, not verified equal)")),
+      transfer_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.transfer_time", "us",
+                                      "sum over transfers of post to completion record written")),
+      compute_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.compute_time", "us",
+                                     "sum of the compute phases' CPU time")),
+      iteration_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.iteration_time", "us",
+                                       "sum over iterations of post to the program having both computed and seen "
+                                       "the completion")),
+      overlap_(ctx.stats.scalar(stats_prefix(job) + "overlap.overlap", "fraction",
+                                "share of the transfer time hidden behind compute: (transfer + compute - iteration) "
+                                "/ transfer, clamped to [0, 1]")),
+      end_to_end_(ctx.stats.scalar(stats_prefix(job) + "overlap.end_to_end", "us",
+                                   "first post to the end of the last iteration")) {
+    const Config& c = ctx.config;
+    if (msg_ < 8)
+        throw c.refuse(params_of<WorkloadParams>().message_size,
+                       "the overlap workload's stores are 8 bytes: messages of at least 8 B");
+    if (c[params_of<NodeParams>().processes] > 1)
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "the overlap workload runs one process per node (its figures are per run)");
+    span_ = (msg_ + kPage - 1) / kPage * kPage;
+    App& init = read_ ? dst_ : src_;
+    App& other = read_ ? src_ : dst_;
+    const std::uint64_t per = read_ ? 1 : init.records_for(msg_);
+    check_fits(init, span_ + kWorkBytes + per * sizeof(CompletionRecord));
+    check_fits(other, span_);
+    check_locked(init, {per * sizeof(CompletionRecord)});
+    init.program = [this](App& a) { initiator(a); };
+    other.program = [this](App& a) { target(a); };
+}
+
+double OverlapWorkload::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
+
+// The passive side: maps its buffer and registers it once for the run
+// (write: the destination; read: the source the reads fetch).
+void OverlapWorkload::target(App& app) {
+    remote_buf_ = app.alloc(span_, populate_, advice_);
+    remote_ok_ = read_ ? app.register_read_source(remote_buf_, msg_) : app.register_receive(remote_buf_, msg_);
+    ready_and_wait(app, 2);
+}
+
+void OverlapWorkload::initiator(App& app) {
+    const std::uint64_t per = read_ ? 1 : app.records_for(msg_);
+    const std::uint64_t buf = app.alloc(span_, populate_, advice_);   // the buffer in flight
+    const std::uint64_t work = app.alloc(kWorkBytes, true);
+    const std::uint64_t records = app.alloc_locked(per * sizeof(CompletionRecord));
+    bool local_ok = true;
+    if (read_) local_ok = app.register_receive(buf, msg_);
+    ready_and_wait(app, 2);
+    App& other = read_ ? src_ : dst_;
+    const std::uint64_t words = msg_ / 8;
+    sc_time first = sc_core::sc_max_time(), last;
+    double sum_x = 0, sum_c = 0, sum_i = 0;
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        if (read_)
+            prepare(other, remote_buf_, app, buf, msg_, i);
+        else
+            prepare(app, buf, other, remote_buf_, msg_, i);
+        // What the transfer must deliver: the source as it is at the post
+        // (the pattern, or with workload.fill-source = false what earlier
+        // iterations' stores left in it).
+        std::vector<unsigned char> expect(msg_, 0);
+        if (!(read_ ? other.debug_read(remote_buf_, expect.data(), msg_) : app.debug_read(buf, expect.data(), msg_)))
+            throw std::logic_error("overlap: the source of transfer " + std::to_string(i) + " is unreadable");
+        const sc_time t0 = app.now();
+        first = std::min(first, t0);
+        log_.posted(t0);
+        App::Message m;
+        bool posted = remote_ok_ && local_ok;
+        if (!read_) {
+            m.src = buf;
+            m.dst = remote_buf_;
+            m.len = msg_;
+            m.tag = i;
+            m.dst_node = other.node();
+            m.records = records;
+            if (posted)
+                app.send(m);
+            else
+                m.failed = true;
+        } else if (posted) {
+            app.get(other.node(), remote_buf_, buf, msg_, i, records);
+        }
+        bool completed = false;
+        CompletionRecord rec;
+        rec.status = kStatusError;
+        auto finish = [&] {
+            if (!read_) rec = app.complete(m);
+            else if (posted) rec = app.wait_record(records);
+            completed = true;
+        };
+        if (blocking_) finish();
+        std::vector<Touch> touches;
+        for (std::uint64_t k = 0; k < phases_; ++k) {
+            app.compute("compute", compute_);
+            sum_c += to_us(compute_);
+            // Both draws every phase, whatever the mode: the runs compared
+            // touch the same words at the same phases.
+            const bool touch = uniform() < touch_p_;
+            const std::uint64_t off = (rng_() % words) * 8;
+            if (touch) {
+                std::uint64_t e = 0;
+                std::memcpy(&e, expect.data() + off, 8);
+                const std::uint64_t value = ~e;
+                app.sync_time();   // the store happens at its simulated time among the engine's accesses
+                const sc_time at = app.store_at(buf + off, value);
+                touches.push_back({off, value, at});
+                touches_.inc();
+            } else {
+                app.store(work + off % kWorkBytes, k);
+            }
+        }
+        if (!completed) finish();
+        const sc_time t_end = app.now();
+        last = std::max(last, t_end);
+        // When the transfer completed: its last record as the engine wrote it.
+        sc_time done = t0;
+        for (std::uint64_t k = 0; k < (read_ ? 1 : m.parts); ++k) {
+            sc_time w;
+            if (app.record_written(records + k * sizeof(CompletionRecord), w)) done = std::max(done, w);
+        }
+        for (const Touch& t : touches)
+            if (t.at < done) inflight_touches_.inc();
+        sum_x += to_us(done - t0);
+        sum_i += to_us(t_end - t0);
+        iterations_done_.inc();
+        const bool ok = rec.status == kStatusOk;
+        const sc_time latency = done - t0;
+        log_.finished(t_end, ok, ok ? rec.bytes : 0, &latency);
+        if (!ok) continue;
+        if (rec.bytes != msg_) {
+            log_.verified(msg_, false);
+            std::cerr << "vrdmasim: DATA MISMATCH: transfer " << i << " reported " << rec.bytes << " of " << msg_
+                      << " B delivered with success status\n";
+            continue;
+        }
+        check(read_ ? app : other, read_ ? buf : remote_buf_, expect, i, touches, done);
+    }
+    transfer_time_.set(sum_x);
+    compute_time_.set(sum_c);
+    iteration_time_.set(sum_i);
+    overlap_.set(sum_x > 0 ? std::clamp((sum_x + sum_c - sum_i) / sum_x, 0.0, 1.0) : 0.0);
+    end_to_end_.set(iterations_ ? to_us(last - first) : 0.0);
+    app.finish_registrations();
+    finished_ = true;
+    program_ended();
+}
+
+void OverlapWorkload::check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect,
+                            std::uint64_t i, const std::vector<Touch>& touches, sc_time done) {
+    const std::uint64_t len = expect.size();
+    std::vector<unsigned char> got(len);
+    bool bad = !dst.debug_read(dst_addr, got.data(), len);
+    bool corrupted = false;
+    std::uint64_t first_bad = len;
+    for (std::uint64_t off = 0; !bad && off < len; off += 8) {
+        const std::uint64_t n = std::min<std::uint64_t>(8, len - off);
+        if (n < 8 || std::none_of(touches.begin(), touches.end(), [&](const Touch& t) { return t.offset == off; })) {
+            if (std::memcmp(got.data() + off, expect.data() + off, n) != 0) bad = true, first_bad = off;
+            continue;
+        }
+        std::uint64_t a = 0, e = 0;
+        std::memcpy(&a, got.data() + off, 8);
+        std::memcpy(&e, expect.data() + off, 8);
+        // The word's stores: before the completion each may have reached
+        // the destination (a source store read by the engine, a destination
+        // store not yet overwritten); after it, a destination store is the
+        // program's own later write and must be what the word holds (a
+        // source store can no longer reach the destination).
+        const Touch* last_after = nullptr;
+        bool allowed = a == e;
+        for (const Touch& t : touches) {
+            if (t.offset != off) continue;
+            if (t.at >= done) last_after = &t;
+            else allowed = allowed || a == t.value;
+        }
+        if (read_ && last_after) {
+            if (a != last_after->value) bad = true, first_bad = off;
+            continue;
+        }
+        if (!allowed) bad = true, first_bad = off;
+        else if (a != e) corrupted = true;
+    }
+    if (bad) {
+        log_.verified(len, false);
+        std::ostringstream os;
+        os << "DATA MISMATCH: overlap transfer " << i << " to " << dst.group() << " 0x" << std::hex << dst_addr
+           << std::dec << " (" << len << " B) holds at byte " << first_bad
+           << " neither its source's data nor a value the program stored";
+        std::cerr << "vrdmasim: " << os.str() << "\n";
+        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", os.str());
+        return;
+    }
+    if (corrupted) {
+        corrupted_.inc();
+        raced_bytes_.inc(len);
+        if (ctx_.tracer.narrating()) {
+            std::ostringstream os;
+            os << "application race caught: overlap transfer " << i << " delivered data the program overwrote in "
+               << "flight (" << (read_ ? "destination" : "source") << " touched before the completion)";
+            ctx_.tracer.narrate(done, "workload", os.str());
+        }
+        return;
+    }
+    log_.verified(len, true);
+}
+
+}  // namespace vrdmasim

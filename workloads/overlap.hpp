@@ -1,0 +1,93 @@
+// overlap: a process overlaps compute with its own transfers, one at a time,
+// and its compute phases touch memory, now and then the buffer of the
+// transfer in flight (README.md "Overlap and the buffer guard"). Per
+// iteration: post one transfer of workload.message-size (an RDMA write from
+// the initiator's source, or with workload.operation = read an RDMA read into
+// its destination), then overlap.phases phases of overlap.compute CPU time,
+// each ending with one 8-byte store: with probability
+// overlap.touch-probability into the in-flight buffer (a write's source, a
+// read's destination), else into the process's private working memory.
+//
+//   overlap.mode = blocking     wait for the completion before computing
+//   overlap.mode = nonblocking  compute while the transfer is in flight;
+//                               with rdma.buffer-guard = none the touches
+//                               race with the engine, with mprotect they
+//                               fault and wait for the transfer
+//
+// The check: every byte of the destination is either the source's pattern
+// or the value of a store the program made; a store's value may appear only
+// if the store's time allows it (a source store before the completion, a
+// destination store: the last one after the completion must be what the
+// destination holds). A byte that is neither is a simulator failure (a data
+// mismatch); a store's value in the destination where the pattern should be
+// is an application race, caught: the transfer is counted corrupted
+// (workload.overlap.corrupted_transfers) and the run goes on.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/metrics.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+struct OverlapParams {
+    OverlapParams();
+    ParamSet set;
+    EnumParam mode;
+    RealParam touch_probability;
+    IntParam phases;
+    TimeParam compute;
+};
+
+class OverlapWorkload : public Workload {
+public:
+    static void declare_params(ParamRegistry& reg);
+    static void declare_metrics(MetricRegistry& reg);
+    OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsigned job = 0);
+    std::string kind() const override { return "overlap"; }
+    bool finished() const override { return finished_; }
+    std::uint64_t raced_bytes() const override { return raced_bytes_.value(); }
+    std::uint64_t corrupted() const { return corrupted_.value(); }
+    std::uint64_t inflight_touches() const { return inflight_touches_.value(); }
+    // Nonblocking without the guard: the one mode whose stores may race.
+    bool unguarded() const { return !blocking_ && !guarded_; }
+
+private:
+    // One store of a compute phase into the transfer's buffer.
+    struct Touch {
+        std::uint64_t offset;   // byte offset in the buffer (8-aligned)
+        std::uint64_t value;
+        sc_core::sc_time at;    // when the store was performed
+    };
+    void initiator(App& app);
+    void target(App& app);
+    // The check of iteration `i`: the destination `dst_addr` of `dst` against
+    // `expect` (the source at the post) and the program's stores `touches`,
+    // the transfer completed at `done`; counts it verified, corrupted by the
+    // race, or a data mismatch.
+    void check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect, std::uint64_t i,
+               const std::vector<Touch>& touches, sc_core::sc_time done);
+    double uniform();
+
+    App& src_;
+    App& dst_;
+    const bool read_;
+    const bool blocking_;
+    const bool guarded_;
+    const double touch_p_;
+    const std::uint64_t phases_;
+    const sc_core::sc_time compute_;
+    const std::uint64_t msg_, iterations_;
+    std::uint64_t span_ = 0;                   // a buffer: the message rounded up to whole pages
+    std::uint64_t remote_buf_ = 0;             // the other node's buffer (write: destination; read: source)
+    bool remote_ok_ = true;
+    bool finished_ = false;
+    std::mt19937_64 rng_;
+    Counter &iterations_done_, &touches_, &inflight_touches_, &corrupted_, &raced_bytes_;
+    Scalar &transfer_time_, &compute_time_, &iteration_time_, &overlap_, &end_to_end_;
+};
+
+}  // namespace vrdmasim
