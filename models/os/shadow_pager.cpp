@@ -116,6 +116,42 @@ void ShadowPager::miss(std::uint32_t sid, int pid, std::uint64_t va, bool write,
     miss_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
+sc_time ShadowPager::resolve(int pid, std::uint64_t va, bool write, sc_time t, bool& ok) {
+    const std::uint64_t page = va / kPage * kPage;
+    std::uint64_t n = ahead_ ? ahead_pages_ : 1;
+    VmResult r = vm_.fault_in(pid, page, n * kPage, write, t);
+    if (!r.ok() && n > 1) {   // only the page matters
+        r = vm_.fault_in(pid, page, kPage, write, r.done);
+        n = 1;
+    }
+    ok = r.ok();
+    sc_time done = max_time(r.done, t);
+    if (!ok) return done;
+    // Pages of the range may have been present all along, their entries
+    // cleared by an invalidation that left them mapped (reclaim's second
+    // chance clears the access flag and invalidates: the NI's next access
+    // is how the OS sees the page used again). fault_in set their access
+    // flags (an access-flag fault makes nothing present, so no entry is
+    // written for it); write their entries again, every page the handler
+    // touched, not only the missed one: else the NI misses again on each
+    // of the others, one interrupt per page.
+    std::vector<VmLeaf> again;
+    for (std::uint64_t a = page; a < page + n * kPage;) {
+        VmLeaf l;
+        if (!vm_.present_leaf(pid, a, l)) {
+            a += kPage;
+            continue;
+        }
+        if (!table_.lookup(pid, a, done)) again.push_back(l);
+        a = l.va + l.size;
+    }
+    if (!again.empty()) {
+        refills_.inc(again.size());
+        done = mapped(again, done);
+    }
+    return done;
+}
+
 void ShadowPager::miss_thread() {
     for (;;) {
         if (misses_.empty()) sc_core::wait(miss_ev_);
@@ -126,29 +162,17 @@ void ShadowPager::miss_thread() {
         if (m.at > sc_core::sc_time_stamp()) sc_core::wait(m.at - sc_core::sc_time_stamp());
         handled_.inc();
         const sc_time t = cpu_.run("ni-miss", m.at, handler_, group_ + " NI miss").end;
+        bool ok = false;
+        const sc_time done = resolve(m.pid, m.va, m.write, t, ok);
+        if (!ok) unresolved_.inc();
         const std::uint64_t page = m.va / kPage * kPage;
-        const std::uint64_t n = ahead_ ? ahead_pages_ : 1;
-        VmResult r = vm_.fault_in(m.pid, page, n * kPage, m.write, t);
-        if (!r.ok() && n > 1) r = vm_.fault_in(m.pid, page, kPage, m.write, r.done);   // only the page matters
-        if (!r.ok()) unresolved_.inc();
-        sc_time done = max_time(r.done, t);
-        // The page may have been present all along, its entry cleared by an
-        // invalidation that left it mapped (reclaim's second chance clears
-        // the access flag and invalidates: the NI's next access is how the
-        // OS sees the page used again). fault_in set its access flag; write
-        // its entry again.
-        VmLeaf l;
-        if (r.ok() && !table_.lookup(m.pid, m.va, done) && vm_.present_leaf(m.pid, m.va, l)) {
-            refills_.inc();
-            done = mapped({l}, done);
-        }
         service_us_.add(us(done - m.at));
         if (done > sc_core::sc_time_stamp()) sc_core::wait(done - sc_core::sc_time_stamp());
         if (ctx_.tracer.narrating())
             ctx_.tracer.narrate(done, group_ + ".ni", "shadow miss at va " + std::to_string(m.va) +
-                                                          (r.ok() ? " paged in, entry written" : " not resolved"));
+                                                          (ok ? " paged in, entry written" : " not resolved"));
         queued_.erase({m.pid, page});   // a miss from now on is served again
-        if (outcome_) outcome_(m.sid, m.va, m.write, r.ok(), done);
+        if (outcome_) outcome_(m.sid, m.va, m.write, ok, done);
     }
 }
 

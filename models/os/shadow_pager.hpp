@@ -68,6 +68,12 @@ public:
     // The notifiers (public for the unit tests).
     sc_core::sc_time mapped(const std::vector<VmLeaf>& leaves, sc_core::sc_time at);
     sc_core::sc_time unmapped(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
+    // A miss's paging work from `t` (the handler done): makes the missed
+    // page present (touch-ahead: fault-lib.ahead-pages from it) and writes
+    // the entry of every page of that range that is mapped without one.
+    // Returns when done; `ok`: the missed page is present. (Public for the
+    // unit tests; the miss thread calls it.)
+    sc_core::sc_time resolve(int pid, std::uint64_t va, bool write, sc_core::sc_time t, bool& ok);
 
 private:
     struct Miss {

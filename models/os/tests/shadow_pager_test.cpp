@@ -116,3 +116,39 @@ TEST_CASE("shadow pager: without the pager's lock check a run keeps its statisti
     const int pid = vm.create_process("app");
     REQUIRE(vm.mmap(pid, 16 * KiB, Prot::ReadWrite, true, T0).ok());   // no map notifier: nothing pending
 }
+
+TEST_CASE("shadow pager: a miss writes the entries of every page its touch-ahead made accessed again, not only the "
+          "missed one",
+          "[shadow][os]") {
+    // Reclaim's second chance clears the access flag of a page that stays
+    // mapped and clears its entry (the NI's table has no access flag). A
+    // miss on the first page of such a range touches fault-lib.ahead-pages
+    // (16) pages: all of them present again with their access flags set, so
+    // all of them need their entries back, or the NI misses once per page.
+    Env e;   // fault-lib.policy = touch-ahead, ahead-pages = 16 (defaults)
+    const VmResult m = e.vm->mmap(e.pid, 64 * KiB, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    const std::uint64_t va = m.value;
+    // One page short: the clock's first lap clears every access flag (and
+    // entry), its second lap swaps out the first page only.
+    const VmResult r = e.vm->reclaim(e.vm->free_bytes() + 4096, m.done);
+    REQUIRE(r.value == 1);
+    REQUIRE(e.vm->swapped(e.pid, va));
+    for (std::uint64_t a = va + 4096; a < va + 64 * KiB; a += 4096) {
+        REQUIRE(e.vm->present(e.pid, a));
+        REQUIRE(e.table.lookup(e.pid, a, r.done) == nullptr);
+    }
+    bool ok = false;
+    const sc_time done = e.pager->resolve(e.pid, va, false, r.done, ok);
+    REQUIRE(ok);
+    CHECK(e.counter("node0.vm.swap_ins") == 1);   // the missed page came back from swap
+    CHECK(e.counter("node0.vm.faults_af") == 15);  // the others were only marked accessed
+    for (std::uint64_t a = va; a < va + 64 * KiB; a += 4096) {
+        std::uint64_t pa = 0;
+        REQUIRE(e.vm->translate(e.pid, a, pa));
+        const ShadowTable::Entry* x = e.table.lookup(e.pid, a, done);
+        REQUIRE(x);
+        CHECK(x->pa == pa);
+    }
+    CHECK(e.counter("node0.ni.shadow_refills") == 15);
+}
