@@ -31,7 +31,7 @@ FsParams::FsParams()
                    .range("4KiB", "16TB")),
       readahead(set.size("readahead", "128KiB",
                          "maximum readahead window (file_ra_state.ra_pages): Linux's default VM_READAHEAD_PAGES = "
-                         "128 KiB (include/linux/mm.h; /sys/block/<dev>/queue/read_ahead_kb)")
+                         "128 KiB (include/linux/mm.h; /sys/block/DEV/queue/read_ahead_kb)")
                     .range("4KiB", "64MiB")),
       page_lookup(set.time("page-lookup", "100ns",
                            "CPU per page looked up in the page cache by read() or a file fault (xarray walk, folio "
