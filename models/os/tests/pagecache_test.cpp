@@ -11,7 +11,11 @@
 
 #include <systemc>
 
+#include <fstream>
+#include <sstream>
+
 #include "debug_memory.hpp"
+#include "temp_dir.hpp"
 #include "model_env.hpp"
 #include "models/os/filesystem.hpp"
 #include "models/os/vm.hpp"
@@ -378,4 +382,31 @@ TEST_CASE("pagecache: under memory pressure a file read still returns the file's
     CHECK(e.vmc("direct_reclaims") > 0);
     CHECK(e.holds(buf.value, 0, 0, 1 * MiB));
     e.accounted();
+}
+
+TEST_CASE("pagecache: file reads are spans on the SSD's track; --log narrates readahead and major faults",
+          "[os][pagecache][trace]") {
+    vrdmasim_test::TempDir dir;
+    {
+        Env e;
+        e.tracer.open(dir / "trace.json", dir / "run.log");
+        const int fd = e.open(0);
+        const auto buf = e.vm->mmap(e.pid, P, Prot::ReadWrite, true, T0);
+        REQUIRE(e.vm->read(e.pid, fd, 0, P, buf.value, us(10)).ok());
+        const auto m = e.vm->mmap_file(e.pid, fd, 0, 1 * MiB, Prot::Read, false, us(100));
+        REQUIRE(e.vm->touch(e.pid, m.value + 100 * P, false, us(200)).ok());
+        e.tracer.close();
+    }
+    auto slurp = [](const std::string& path) {
+        std::ifstream in(path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    const std::string trace = slurp(dir / "trace.json"), log = slurp(dir / "run.log");
+    CHECK(trace.find("\"file read\"") != std::string::npos);
+    CHECK(trace.find("\"ssd\"") != std::string::npos);
+    CHECK(log.find("sync readahead file 0 at page 0: window [0, 4)") != std::string::npos);
+    CHECK(log.find("mmap read-around file 0 at page 100: [84, 116)") != std::string::npos);
+    CHECK(log.find("major fault on file 0 page 100") != std::string::npos);
 }
