@@ -74,7 +74,8 @@ FrameVerdict judge_frame(const Vm& vm, const PhysicalKeys& keys, unsigned node, 
             v.use = v.now.pid != pid ? FrameUse::OtherProcess : FrameUse::OwnOtherPage;
             break;
         case FrameOwner::Kind::StalePin: v.use = FrameUse::StalePin; break;
-        case FrameOwner::Kind::Kernel: v.use = FrameUse::Kernel; break;
+        case FrameOwner::Kind::Kernel:
+        case FrameOwner::Kind::PageCache: v.use = FrameUse::Kernel; break;   // the page cache is kernel memory
         case FrameOwner::Kind::Free: v.use = FrameUse::Free; break;
     }
     return v;
@@ -178,6 +179,8 @@ std::string FrameCheck::owner_text(const FrameOwner& o) const {
         case FrameOwner::Kind::StalePin:
             return "a stale pin of process " + std::to_string(o.pid) + " (old va " + hex(o.va) + ")";
         case FrameOwner::Kind::Kernel: return "the kernel";
+        case FrameOwner::Kind::PageCache:
+            return "the page cache (file " + std::to_string(o.file) + ", offset " + hex(o.offset) + ")";
         case FrameOwner::Kind::Free: return "nobody (free)";
     }
     return "?";

@@ -79,6 +79,7 @@ MetricRegistry build_summary_metrics() {
     declare_run_metrics(reg);
     Smmu500::declare_metrics(reg);
     Vm::declare_metrics(reg);
+    FileSystem::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
     MsgStats::declare_metrics(reg);

@@ -73,6 +73,7 @@ void declare_all_params(ParamRegistry& reg) {
     Smmu500::declare_params(reg);
     CpuCores::declare_params(reg);
     Ssd::declare_params(reg);
+    FileSystem::declare_params(reg);
     Vm::declare_params(reg);
     SmmuDriver::declare_params(reg);
     FaultLibrary::declare_params(reg);
@@ -96,7 +97,9 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
       frames(frame_range(dram.size()).first, frame_range(dram.size()).second),
       kernel_port("kernel_port"),
       vm(ctx, group + ".vm", group, kernel_port, frames, cpu),
-      daemons("vm_daemons", ctx, group + ".vmd", vm) {
+      daemons("vm_daemons", ctx, group + ".vmd", vm),
+      config_(ctx.config),
+      fpga_(topology.coord(idx).f) {
     using namespace address_map;
     const std::uint64_t size = dram.size();
     // Bus: out[0] DRAM, out[1] PLDMA registers.
@@ -119,6 +122,11 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     }
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
+    if (FileSystem::configured(ctx.config) &&
+        fpga_ == static_cast<unsigned>(ctx.config[params_of<FsParams>().ssd_fpga])) {
+        fs = std::make_unique<FileSystem>(ctx, ssd);   // the board's SSD is on this node's FPGA
+        vm.set_file_system(*fs);
+    }
     if (ctx.config[params_of<SmmuParams>().enabled] && shadow_translation(ctx.config)) {
         wire_shadow_ni(ctx, procs);   // NetVM's NI: the engine bypasses the SMMU
     } else if (ctx.config[params_of<SmmuParams>().enabled]) {
@@ -256,6 +264,16 @@ void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
                                 ctx.config[params_of<SsdParams>().swap_size]);
     if (MemoryHog::wanted(ctx.config, index))
         hog = std::make_unique<MemoryHog>("hog", ctx, group + ".hog", vm, app.capacity());
+}
+
+FileSystem& Node::file_system() {
+    const auto& P = params_of<FsParams>();
+    if (!FileSystem::configured(config_)) throw config_.refuse(P.files, "no files (0): this run has no file system");
+    if (!fs)
+        throw config_.refuse(P.ssd_fpga, group + " is on FPGA " + std::to_string(fpga_) + " and the SSD on FPGA " +
+                                             std::to_string(config_[P.ssd_fpga]) +
+                                             ": reaching it over the intra-board network is not modelled");
+    return *fs;
 }
 
 std::uint32_t Node::stream_of(unsigned p) const { return dma.stream_id() + p; }
@@ -498,6 +516,10 @@ System::System(const SimContext& ctx)
     check_buffer_guard(c);
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     check_physical(c);
+    if (FileSystem::configured(c) &&
+        static_cast<unsigned>(c[params_of<FsParams>().ssd_fpga]) >= topology_.fpgas_per_board())
+        throw c.refuse(params_of<FsParams>().ssd_fpga,
+                       "the board has " + std::to_string(topology_.fpgas_per_board()) + " FPGAs");
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 

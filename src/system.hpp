@@ -52,6 +52,7 @@
 #include "models/interconnect/topology.hpp"
 #include "models/memory/dram.hpp"
 #include "models/os/cpu.hpp"
+#include "models/os/filesystem.hpp"
 #include "models/os/frame_allocator.hpp"
 #include "models/os/shadow_pager.hpp"
 #include "models/os/smmu_driver.hpp"
@@ -134,6 +135,12 @@ public:
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
     std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (processes in the Vm)
+    // Files on the QFDB's SSD (fs.files > 0), on the node of FPGA
+    // fs.ssd-fpga only: its Vm has the page cache. file_system() on a node
+    // of another FPGA is a ConfigError naming fs.ssd-fpga: reaching the SSD
+    // over the intra-board network is not modelled (README.md "Files").
+    std::unique_ptr<FileSystem> fs;
+    FileSystem& file_system();
     // Physical-address mode (smmu.enabled = false with a registration
     // strategy, src/physical_engine.cpp): the ownership check on the
     // engine's memory path, bound by attach_physical.
@@ -144,6 +151,8 @@ public:
     static std::pair<std::uint64_t, std::uint64_t> frame_range(std::uint64_t dram_size);
 
 private:
+    const Config& config_;
+    unsigned fpga_;
     // At time 0: for each process, give it its channels (control words:
     // domain p + 1, enabled, AXI ID dma.axi-id + p); with the SMMU, make it
     // a process of the VM and have the driver attach it to a context bank

@@ -9,6 +9,7 @@
 #include "models/os/migrate.hpp"
 #include "models/os/mm.hpp"
 #include "models/os/mmu_notifier.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 #include "models/os/vmscan.hpp"
 
@@ -39,7 +40,7 @@ void find_movable(Mm& m, std::map<std::uint64_t, std::vector<Movable>>& movable,
                 const std::uint64_t pa = d & kAddrMask;
                 const bool locked = level == 3 && (d & kValid) && device_locked(m, p.pid, va, kPage, w.at + w.cpu);
                 if (locked) m.locked_skips[1]->inc();   // the NI is accessing it (NetVM)
-                if (level == 3 && (d & kValid) && !p.pins.count(va) && !locked)
+                if (level == 3 && (d & kValid) && !p.pins.count(va) && !locked && !cache_frame(m, pa))
                     movable[align_down(pa, kHuge)].push_back({p.pid, va, slot, d});
                 else
                     mark(pa);

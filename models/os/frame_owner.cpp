@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "models/os/mm.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 
 namespace vrdmasim {
@@ -16,6 +17,7 @@ const char* to_string(FrameOwner::Kind k) {
         case FrameOwner::Kind::StalePin: return "stale-pin";
         case FrameOwner::Kind::Kernel: return "kernel";
         case FrameOwner::Kind::Free: return "free";
+        case FrameOwner::Kind::PageCache: return "page-cache";
     }
     return "?";
 }
@@ -49,6 +51,15 @@ FrameOwner Vm::frame_owner(std::uint64_t pa) const {
     if (!frames_.allocated(pa)) {
         o.kind = FrameOwner::Kind::Free;
         return o;
+    }
+    if (m.cache) {   // a page-cache page (processes may map it as well: it is the cache's)
+        auto c = m.cache->by_pa.find(mm::align_down(pa, mm::kPage));
+        if (c != m.cache->by_pa.end()) {
+            o.kind = FrameOwner::Kind::PageCache;
+            o.file = c->second.first;
+            o.offset = c->second.second * mm::kPage + (pa & (mm::kPage - 1));
+            return o;
+        }
     }
     if (m.rmap_generation != m.leaf_generation) rebuild(m);
     auto it = m.rmap.upper_bound(pa);

@@ -14,6 +14,7 @@ namespace mm {
 using namespace aarch64;
 
 bool thp_allowed(const Mm& m, const Vma& v) {
+    if (v.file >= 0) return false;   // file mappings are 4 KiB pages of the page cache (no file THP)
     if (v.advice == HugeAdvice::NoHuge) return false;
     if (m.params.thp == "always") return true;
     if (m.params.thp == "madvise") return v.advice == HugeAdvice::Huge;

@@ -10,6 +10,7 @@
 #include "models/os/migrate.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/page_alloc.hpp"
 #include "models/os/pgtable.hpp"
 #include "models/os/syscall.hpp"
@@ -101,6 +102,7 @@ VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std
         return VmError::Ok;
     }
     w.fault_taken = true;
+    if (v->file >= 0) return file_fault(m, p, *v, va, w);   // a file mapping: the page cache's page (filemap.cpp)
     if (level == 3 && is_swap(d)) return swap_in(m, p, *v, page, d, w);
     // Not present: zero-fill fault. THP first.
     VmError e = VmError::Ok;
@@ -139,6 +141,7 @@ bool settle(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w) {
 void drop_range(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w,
                 std::vector<std::pair<std::uint64_t, unsigned>>& to_free) {
     auto drop_page = [&](std::uint64_t page, std::uint64_t pa) {
+        if (cache_unmap(m, pa)) return;   // a page-cache page: the cache keeps its frame
         auto it = p.pins.find(page);
         if (it != p.pins.end()) {
             p.orphans.emplace(page, it->second);

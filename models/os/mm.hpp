@@ -43,7 +43,8 @@ inline std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a 
 inline std::uint64_t align_down(std::uint64_t v, std::uint64_t a) { return v / a * a; }
 inline bool can_write(Prot p) { return static_cast<unsigned>(p) & static_cast<unsigned>(Prot::Write); }
 
-struct OutOfFrames {};   // a table frame could not be had
+struct OutOfFrames {};
+struct PageCache;   // the page cache (pagecache.hpp)   // a table frame could not be had
 
 enum class HugeAdvice { Default, Huge, NoHuge };
 
@@ -53,6 +54,12 @@ struct Vma {
     HugeAdvice advice = HugeAdvice::Default;
     bool locked = false;
     UserAccess user = UserAccess::Full;   // the user-access guard (buffer_guard.cpp)
+    // A shared file mapping (filemap.cpp): file >= 0, the open file `fd`
+    // whose readahead state it uses; byte va of the VMA is byte
+    // va - file_base of the file (so a split needs no change).
+    int file = -1;
+    int fd = -1;
+    std::uint64_t file_base = 0;
 };
 
 struct PinRec {
@@ -116,6 +123,7 @@ struct Mm {
     PageLockFn page_lock;                  // a device's page locks (set_page_lock)
     Counter* locked_skips[3] = {};         // reclaim, compaction, khugepaged skips of locked pages
     std::function<void()> low_memory;
+    std::shared_ptr<PageCache> cache;      // files and their page cache (set_file_system); none without files
 
     std::map<int, Process> procs;
     // Reclaim's LRU: every present leaf (a valid 4 KiB PTE or 2 MiB block

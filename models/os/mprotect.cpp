@@ -5,6 +5,7 @@
 #include "models/os/memory.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 #include "models/os/syscall.hpp"
 #include "models/os/vmscan.hpp"
@@ -62,6 +63,7 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
     Process* p = c.p;
     const std::uint64_t end = c.end;
     len = end - va;
+    if (can_write(prot) && maps_file(*p, va, end)) return call_return(m, c, VmError::Access);   // read-only files
     m.stats.mprotects.inc();
     settle(m, *p, va, end, c.w);   // a collapse in the range is completed first
     modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.prot = prot; });

@@ -47,7 +47,8 @@ Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& gr
       read_latency_us_(&ctx.stats.histogram(prefix + ".read_latency", "us",
                                             "read completion - issue (queueing included)")),
       write_latency_us_(&ctx.stats.histogram(prefix + ".write_latency", "us",
-                                             "write completion - issue (queueing included)")) {
+                                             "write completion - issue (queueing included)")),
+      prefix_(prefix) {
     if (ctx.config[params_of<SsdParams>().swap_size] % kPage != 0)
         throw ctx.config.refuse(params_of<SsdParams>().swap_size, "must be a whole number of 4 KiB pages");
 }
@@ -77,7 +78,8 @@ void Ssd::free_slot(std::uint64_t slot) {
 
 std::uint64_t Ssd::free_slots() const { return slots_ - next_fresh_ + free_list_.size(); }
 
-sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at) {
+sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at, bool file, unsigned file_id,
+                   std::uint64_t file_offset) {
     // The queue slot free first (ties: the lowest), then the shared channel.
     std::size_t q = 0;
     for (std::size_t k = 1; k < queue_free_.size(); ++k)
@@ -91,7 +93,11 @@ sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at) {
     queue_free_[q] = done;
 
     transactions_->inc();
-    if (write) {
+    if (file) {   // a file read (FileSystem): its own counters, not swap-ins
+        file_reads_->inc();
+        file_bytes_->inc(bytes);
+        file_read_latency_us_->add(to_us(done - at));
+    } else if (write) {
         writes_->inc();
         write_latency_us_->add(to_us(done - at));
     } else {
@@ -101,10 +107,16 @@ sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at) {
     if (ctx_.tracer.enabled()) {
         // Commands overlap (up to queue-depth of them): one async span each,
         // from issue to completion.
-        ctx_.tracer.async_span(track_, write ? "write" : "read", transactions_->value(), at, done,
-                               {{"bytes", Tracer::json_number(bytes)},
-                                {"queued_us", Tracer::json_number(to_us(start - at))},
-                                {"transfer_start_us", Tracer::json_number(to_us(xfer_start))}});
+        std::vector<std::pair<std::string, std::string>> args{
+            {"bytes", Tracer::json_number(bytes)},
+            {"queued_us", Tracer::json_number(to_us(start - at))},
+            {"transfer_start_us", Tracer::json_number(to_us(xfer_start))}};
+        if (file) {
+            args.emplace_back("file", Tracer::json_number(file_id));
+            args.emplace_back("offset", Tracer::json_number(file_offset));
+        }
+        ctx_.tracer.async_span(track_, file ? "file read" : write ? "write" : "read", transactions_->value(), at,
+                               done, args);
     }
     return done;
 }
@@ -132,6 +144,23 @@ void Ssd::peek_page(std::uint64_t slot, unsigned char* data) const {
     if (it == data_.end())
         throw std::logic_error("Ssd::peek_page: swap slot " + std::to_string(slot) + " holds no data");
     std::memcpy(data, it->second->data(), kPage);
+}
+
+void Ssd::enable_files() {
+    if (file_reads_) return;
+    file_reads_ = &ctx_.stats.counter(prefix_ + ".file_reads", "", "file read commands (page cache fills)");
+    file_bytes_ = &ctx_.stats.counter(prefix_ + ".file_bytes", "B", "bytes read from files");
+    file_read_latency_us_ = &ctx_.stats.histogram(prefix_ + ".file_read_latency", "us",
+                                                  "file read completion - issue (queueing included)");
+}
+
+sc_time Ssd::read_blocks(std::uint64_t addr, std::uint64_t bytes, sc_time at, unsigned file, std::uint64_t offset) {
+    if (!file_reads_) throw std::logic_error("Ssd::read_blocks: file reads not enabled (no FileSystem)");
+    if (addr < swap_bytes() || bytes == 0 || addr % kPage != 0 || bytes % kPage != 0)
+        throw std::logic_error("Ssd::read_blocks: [" + std::to_string(addr) + ", +" + std::to_string(bytes) +
+                               ") is not whole blocks of the file area (swap area ends at " +
+                               std::to_string(swap_bytes()) + ")");
+    return serve(false, bytes, at, true, file, offset);
 }
 
 }  // namespace vrdmasim

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -55,8 +56,25 @@ public:
     // (inspection). A slot never written is std::logic_error.
     void peek_page(std::uint64_t slot, unsigned char* data) const;
 
+    // ---- files (filesystem.hpp): blocks past the swap area
+    // Bytes of the device the swap area takes (swap-size): file extents
+    // start at or after it.
+    std::uint64_t swap_bytes() const { return slots_ * kPage; }
+    // Turn on the file statistics (`file_reads`, `file_bytes`,
+    // `file_read_latency`): the FileSystem does it when it is built, so a
+    // run without files keeps the swap device's statistics as they were.
+    void enable_files();
+    // One read command of `bytes` at device address `addr` (inside the
+    // file area, after the swap area; std::logic_error otherwise), issued
+    // at `at`, served by the same queue and channel as swap I/O; returns
+    // its completion. The data are the caller's (FileSystem knows them).
+    // `file` and `offset` label the trace span.
+    sc_core::sc_time read_blocks(std::uint64_t addr, std::uint64_t bytes, sc_core::sc_time at, unsigned file,
+                                 std::uint64_t offset);
+
 private:
-    sc_core::sc_time serve(bool write, std::uint64_t bytes, sc_core::sc_time at);
+    sc_core::sc_time serve(bool write, std::uint64_t bytes, sc_core::sc_time at, bool file = false,
+                           unsigned file_id = 0, std::uint64_t file_offset = 0);
     const SimContext& ctx_;
     sc_core::sc_time read_latency_, write_latency_;
     double ps_per_byte_;
@@ -70,6 +88,9 @@ private:
     Tracer::Track track_;
     Counter *reads_, *writes_, *transactions_;
     Histogram *read_latency_us_, *write_latency_us_;
+    std::string prefix_;
+    Counter *file_reads_ = nullptr, *file_bytes_ = nullptr;
+    Histogram* file_read_latency_us_ = nullptr;
 };
 
 }  // namespace vrdmasim

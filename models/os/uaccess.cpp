@@ -12,6 +12,7 @@
 #include "models/os/memory.hpp"
 #include "models/os/migrate.hpp"
 #include "models/os/mmap.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 
 namespace vrdmasim {
@@ -113,6 +114,8 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
             page.resize(kPage);
             m.ssd->peek_page(swap_slot(d), page.data());
             std::memcpy(data + done, page.data() + off, n);
+        } else if (vma->file >= 0) {   // a file page not mapped: the cache's or the file's bytes
+            peek_file(m, *vma, a, data + done, n);
         } else {
             std::memset(data + done, 0, n);
         }

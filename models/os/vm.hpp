@@ -35,6 +35,7 @@ namespace vrdmasim {
 namespace mm {
 struct Mm;   // the Vm's state (mm.hpp, private to models/os)
 }
+class FileSystem;   // filesystem.hpp
 
 // errno-like outcomes.
 enum class VmError {
@@ -84,10 +85,13 @@ struct FrameOwner {
         Kernel,     // allocated, mapped by no process: page tables, a block being filled by
                     // khugepaged or compaction, or memory outside the page allocator
         Free,       // in the page allocator's free lists
+        PageCache,  // a page-cache page: byte `offset` of file `file` (processes may map it too)
     };
     Kind kind = Kind::Free;
     int pid = 0;
     std::uint64_t va = 0;
+    unsigned file = 0;
+    std::uint64_t offset = 0;
 };
 const char* to_string(FrameOwner::Kind k);
 
@@ -296,6 +300,39 @@ public:
     // Whether the CPU at EL0 may load (or store, `write`) va: its leaf is
     // present and its AP bits allow it. Untimed inspection.
     bool user_permits(int pid, std::uint64_t va, bool write) const;
+    // ---- files and the page cache (filemap.cpp, pagecache.cpp, readahead.cpp;
+    // README.md "Files and the page cache"). Only on a node with a file
+    // system (set_file_system); elsewhere these are std::logic_error.
+    void set_file_system(FileSystem& fs);
+    bool has_files() const;
+    // open(2) of file `file` read-only: value = the fd (Invalid: no such file).
+    VmResult open(int pid, unsigned file, sc_core::sc_time at);
+    VmResult close(int pid, int fd, sc_core::sc_time at);
+    // read(2): up to len bytes from `offset` into the user buffer at `buf`
+    // (faulted in as the copy reaches it), through the page cache; misses
+    // read from the SSD with Linux's readahead (fs.readahead). Waits for
+    // pages under I/O. value = bytes copied (short at EOF; 0 past it);
+    // Fault for a bad buffer (unless some bytes were copied).
+    VmResult read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std::uint64_t buf,
+                  sc_core::sc_time at);
+    // mmap(2) of a file, shared and read-only (the files are read-only:
+    // Write is Access): the pages are the page cache's; a first touch of an
+    // uncached page is a major fault reading it (with read-around) from the
+    // SSD. value = the address. `populate`: MAP_POPULATE over the file's part.
+    VmResult mmap_file(int pid, int fd, std::uint64_t offset, std::uint64_t len, Prot prot, bool populate,
+                       sc_core::sc_time at);
+    // GUP pins of page-cache pages (a zero-copy send of the file, as
+    // sendfile/splice registering the cache's pages): [offset, offset+len)
+    // of fd's file read in if needed, pinned (never reclaimed while pinned),
+    // uptodate at done; their frames appended to `frames`. value = pages.
+    // Costs pin-call + pin-page per page; kernel pins, not RLIMIT_MEMLOCK.
+    VmResult pin_file(int pid, int fd, std::uint64_t offset, std::uint64_t len, sc_core::sc_time at,
+                      std::vector<std::uint64_t>* frames = nullptr);
+    VmResult unpin_file(int pid, int fd, std::uint64_t offset, std::uint64_t len, sc_core::sc_time at);
+    // Inspection (untimed): pages cached; whether a file's page is cached; its pins.
+    std::uint64_t cached_pages() const;
+    bool file_cached(unsigned file, std::uint64_t offset) const;
+    unsigned file_pins(unsigned file, std::uint64_t offset) const;
 
     std::uint64_t low_watermark() const;
     std::uint64_t high_watermark() const;

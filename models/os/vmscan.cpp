@@ -10,6 +10,7 @@
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
 #include "models/os/page_alloc.hpp"
+#include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 
 namespace vrdmasim {
@@ -76,6 +77,7 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
     int level = 0;
     const std::uint64_t d = leaf(m, p, x.second, &slot_addr, &level);
     if (!(d & kValid)) return true;
+    if (v->file >= 0) return visit_file(m, p, x.second, b, w);   // a file page: unmapped, dropped when clean
     if (level == 2 && x.second + kHuge > v->end) return true;   // a block across VMAs: left alone
     m.stats.pages_scanned.inc();
     w.cpu += m.params.scan_pte;
@@ -116,6 +118,7 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
 void scan(Mm& m, std::uint64_t target_pages, Batch& b, Work& w) {
     if (!m.ssd) return;
     m.stats.reclaim_scans.inc();
+    shrink_cache(m, target_pages, b, w);   // clean unmapped page-cache pages first (pagecache.cpp)
     auto enough = [&] { return m.frames.free_pages() + b.frees.size() >= target_pages; };
     if (enough() || m.resident.empty()) return;
     auto it = m.resident.lower_bound({m.reclaim_hand.pid, m.reclaim_hand.va});
