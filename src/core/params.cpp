@@ -1035,6 +1035,10 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
                                   clip_for_message(name) + "]");
             if (name.empty()) throw ConfigError(origin + ": empty section name []");
             if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+                if (name == "sweep")
+                    throw ConfigError(origin + ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
+                                               "or a single point of it with `vrdmasim run` on a copy without "
+                                               "[sweep] and with one value per key");
                 const std::string guess = closest_of(name, sections);
                 throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
                                   (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));

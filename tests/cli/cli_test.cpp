@@ -551,7 +551,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock}");
+    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {
@@ -1205,6 +1205,7 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
     spit(tmp.path() / "bad_enum.ini", "[workload]\nkind = pingpnog\n");
     spit(tmp.path() / "dst.ini", "[topology]\nnodes = 3\n[workload]\ndst-node = 3\n");
     spit(tmp.path() / "no_section.ini", "block-size = 4KiB\n");
+    spit(tmp.path() / "a_sweep.ini", "[sweep]\nlabel = x\n[dma]\nnotify-window = 0, 4\n");
 
     // An earlier run's output, which a failing run must leave alone.
     Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "earlier", "-q"})), tmp.path());
@@ -1215,6 +1216,7 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
     const std::vector<BadCase> cases{
         {"unknown key on the command line", {"--dma.blok-size=4KiB"},
          {"dma.blok-size", "command line", "did you mean 'dma.block-size'"}},
+        {"a sweep file given to run", {"@a_sweep.ini"}, {"a_sweep.ini:1", "[sweep]", "vrdmasim sweep"}},
         {"unknown key in a file", {"@unknown_key.ini"},
          {"unknown_key.ini:3", "dma.blok-size", "did you mean 'dma.block-size'"}},
         {"unknown section on the command line", {"--dam.latency=100ns"}, {"dam.latency", "dram.latency"}},

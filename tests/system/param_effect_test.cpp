@@ -93,6 +93,12 @@ const Settings kTorusPermutation{{"topology.kind", "torus"}, {"topology.x", "3"}
                                  {"workload.total-bytes", "64KiB"}, {"workload.message-size", "16KiB"},
                                  {"sim.time-limit", "1s"}};
 
+// The overlap workload, small: 16 transfers of 16 KiB, half the phases
+// touching a buffer in flight.
+const Settings kOverlap{{"workload.kind", "overlap"}, {"workload.message-size", "16KiB"},
+                        {"workload.iterations", "16"}, {"overlap.touch-probability", "0.5"},
+                        {"sim.time-limit", "1s"}};
+
 // For each enumeration parameter, a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
 // some statistic against the parameter's default.
@@ -157,6 +163,10 @@ const std::map<std::string, Settings>& scenarios() {
         {"workload.operation", kStream},
         // Each write notifies and the receiving program reads the records.
         {"workload.stream-notify", kStream},
+        // Compute phases touching buffers in flight: blocking waits first,
+        // the guard makes the touches fault instead of racing.
+        {"overlap.mode", kOverlap},
+        {"rdma.buffer-guard", kOverlap},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},
