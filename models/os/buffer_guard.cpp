@@ -13,6 +13,7 @@
 #include "models/os/memory.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
+#include "models/os/mprotect.hpp"
 #include "models/os/pgtable.hpp"
 #include "models/os/syscall.hpp"
 
@@ -26,35 +27,6 @@ namespace {
 // Flush by page up to this many pages, else the whole ASID (Linux arm64's
 // MAX_TLBI_OPS, asm/tlbflush.h: PTRS_PER_PTE).
 constexpr std::uint64_t kMaxTlbiOps = 512;
-
-// Every leaf with a frame in [va, end) given the AP bits of `a` over the
-// VMA's protection; a 2 MiB block only partly in the range is split first.
-void change_user_access(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w) {
-    std::uint64_t a = va;
-    while (a < end) {
-        std::uint64_t slot = 0;
-        int level = 0;
-        const std::uint64_t d = leaf(m, p, a, &slot, &level);
-        const std::uint64_t base = align_down(a, kHuge);
-        if (!slot || (level == 2 && !has_frame(d))) {
-            a = base + kHuge;
-            continue;
-        }
-        if (level == 2 && (a != base || end < base + kHuge)) {
-            split_block(m, p, base, w);
-            continue;
-        }
-        if (has_frame(d)) {
-            const Vma* v = find_vma(p, a);
-            const std::uint64_t nd = v ? with_user_access(d, *v) : d;
-            if (nd != d) {
-                wr(m, slot, nd);
-                w.cpu += m.params.pte_update;
-            }
-        }
-        a = level == 2 ? base + kHuge : align_down(a, kPage) + kPage;
-    }
-}
 
 }  // namespace
 
@@ -71,7 +43,15 @@ VmResult Vm::guard_user(int pid, std::uint64_t va, std::uint64_t len, UserAccess
     m.stats.mprotects.inc();
     settle(m, *p, va, end, c.w);   // a collapse or migration in the range is completed first
     modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.user = access; });
-    change_user_access(m, *p, va, end, c.w);
+    // mprotect's leaf walk; the AP bits of each leaf's VMA (just set), its
+    // presence unchanged (nothing for reclaim's LRU or the map notifier).
+    rewrite_leaves(
+        m, *p, va, end, c.w,
+        [p](std::uint64_t d, std::uint64_t a) {
+            const Vma* v = find_vma(*p, a);
+            return v ? with_user_access(d, *v) : d;
+        },
+        false);
     // The CPU's own TLB (flush_tlb_range): by page, or the whole ASID beyond MAX_TLBI_OPS.
     c.w.cpu += tlbi_page * static_cast<double>(std::min<std::uint64_t>(len / kPage, kMaxTlbiOps));
     VmResult r = call_return(m, c, VmError::Ok);

@@ -5,6 +5,7 @@
 #include "models/os/memory.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
+#include "models/os/mprotect.hpp"
 #include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
 #include "models/os/syscall.hpp"
@@ -24,8 +25,12 @@ std::uint64_t with_prot(std::uint64_t d, Prot prot) {
     return can_write(prot) ? (nd & ~kApReadOnly) : (nd | kApReadOnly);
 }
 
-// Every leaf with a frame in [va, end) given protection prot.
-void change_protection(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Prot prot, Work& w) {
+}  // namespace
+
+namespace mm {
+
+void rewrite_leaves(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w, const LeafRewrite& rewrite,
+                    bool track) {
     std::uint64_t a = va;
     while (a < end) {
         std::uint64_t slot = 0;
@@ -41,10 +46,10 @@ void change_protection(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, P
             continue;
         }
         if (has_frame(d)) {
-            const std::uint64_t nd = with_prot(d, prot);
+            const std::uint64_t nd = rewrite(d, a);
             if (nd != d) {
                 wr(m, slot, nd);
-                res_set(m, p.pid, level == 2 ? base : align_down(a, kPage), (nd & kValid) != 0);
+                if (track) res_set(m, p.pid, level == 2 ? base : align_down(a, kPage), (nd & kValid) != 0);
                 w.cpu += m.params.pte_update;
             }
         }
@@ -52,7 +57,7 @@ void change_protection(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, P
     }
 }
 
-}  // namespace
+}  // namespace mm
 
 VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_core::sc_time at) {
     Mm& m = *mm_;
@@ -67,7 +72,7 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
     m.stats.mprotects.inc();
     settle(m, *p, va, end, c.w);   // a collapse in the range is completed first
     modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.prot = prot; });
-    change_protection(m, *p, va, end, prot, c.w);
+    rewrite_leaves(m, *p, va, end, c.w, [prot](std::uint64_t d, std::uint64_t) { return with_prot(d, prot); }, true);
     VmResult r = call_return(m, c, VmError::Ok);
     r.done = invalidate(m, *p, va, len, r.done);
     return r;
