@@ -179,6 +179,18 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                       " store(s) reached a buffer in flight in a blocking or guarded run"});
         }
     }
+    // Causality of reads in flight: no timed access reached a frame an SSD
+    // read was still filling (a swapped-in or file page visible before its
+    // data; models/os/README.md "Reads in flight"). The physical-address
+    // experiment's stale addresses may land anywhere (frame_check): its
+    // result, not this.
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Node& n = sys.node(i);
+        if (n.frame_check || n.dram.early_accesses() == 0) continue;
+        out.push_back({"io-visibility", std::string(n.dram.name()) + ": " + std::to_string(n.dram.early_accesses()) +
+                                            " timed access(es) reached a frame before the SSD read filling it had "
+                                            "completed"});
+    }
     // Stream IDs: every access of every engine carried the stream ID of a
     // process the node's kernel attached (node.processes: one per process,
     // from the channel's control word); one the SMMU matched to no context

@@ -122,6 +122,13 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     }
     kernel_port.socket.bind(bus.in);
     vm.set_swap(ssd);
+    // A frame an SSD read is filling is not readable before the read ends
+    // (the DRAM counts any timed access that comes earlier: early_accesses).
+    vm.set_io_guard([this](std::uint64_t pa, sc_core::sc_time until) {
+        using namespace address_map;
+        const std::uint64_t off = pa >= kDdrHigh ? pa - kDdrHigh + kDdrLowSize : pa - kDdrLow;
+        dram.hold(off, Dram::kPageSize, until);
+    });
     if (FileSystem::configured(ctx.config) &&
         fpga_ == static_cast<unsigned>(ctx.config[params_of<FsParams>().ssd_fpga])) {
         fs = std::make_unique<FileSystem>(ctx, ssd);   // the board's SSD is on this node's FPGA

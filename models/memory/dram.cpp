@@ -33,6 +33,7 @@ Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::strin
       latency_(ctx.config[params_of<DramParams>().latency]),
       ps_per_byte_(8e12 / ctx.config[params_of<DramParams>().bandwidth]),
       burst_(ctx.config[params_of<DramParams>().burst]),
+      ctx_(ctx),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "dram")),
       reads_(ctx.stats.counter(std::string(this->name()) + ".reads", "", "read transactions")),
@@ -146,6 +147,30 @@ void Dram::overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, s
     }
 }
 
+void Dram::hold(std::uint64_t addr, std::uint64_t len, sc_time until) {
+    if (!early_)
+        early_ = &ctx_.stats.counter(std::string(name()) + ".early_accesses", "",
+                                     "timed accesses to a page before a device's write into it completed "
+                                     "(an SSD read: the page was visible before its data)");
+    for (std::uint64_t p = addr / kPageSize; p * kPageSize < addr + len; ++p) holds_[p] = until;
+}
+
+void Dram::check_holds(std::uint64_t addr, std::uint64_t len, sc_time start, sc_time now) {
+    for (std::uint64_t p = addr / kPageSize; len > 0 && p * kPageSize < addr + len; ++p) {
+        auto it = holds_.find(p);
+        if (it == holds_.end()) continue;
+        if (start < it->second) {
+            early_->inc();
+            if (tracer_.narrating())
+                tracer_.narrate(start, name(), "access to page " + std::to_string(p * kPageSize) +
+                                                   " before its device write completes at " +
+                                                   std::to_string(to_us(it->second)) + " us");
+        } else if (it->second <= now) {
+            holds_.erase(it);   // over for every access from now on
+        }
+    }
+}
+
 void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     transactions_.inc();
     if (!check(gp)) {
@@ -168,6 +193,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const sc_time done = end + latency_;
     delay = done - now;
 
+    if (!holds_.empty()) check_holds(gp.get_address(), len, start, now);
     // The bytes: a write is seen from the end of its data phase on, a read
     // sees what has been written by the start of its own.
     if (write) {

@@ -49,6 +49,15 @@ public:
 
     static constexpr std::uint64_t kPageSize = 4096;
 
+    // [addr, addr + len) is being filled by a device outside this model
+    // until `until` (an SSD read into a frame, told by the OS: Vm::
+    // set_io_guard). A timed access to it whose data phase starts before
+    // then reads (or writes) bytes that have not arrived: it is counted in
+    // `<name>.early_accesses`, registered at the first hold (the run's
+    // invariants require 0: a page made visible before its data).
+    void hold(std::uint64_t addr, std::uint64_t len, sc_core::sc_time until);
+    std::uint64_t early_accesses() const { return early_ ? early_->value() : 0; }
+
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned int transport_dbg(tlm::tlm_generic_payload& gp);
@@ -97,6 +106,12 @@ private:
     sc_core::sc_time burst_time_;   // one burst on the channel
     std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;
 
+    // hold(): pages (addr / kPageSize) under a device's write, until when.
+    std::unordered_map<std::uint64_t, sc_core::sc_time> holds_;
+    Counter* early_ = nullptr;
+    void check_holds(std::uint64_t addr, std::uint64_t len, sc_core::sc_time start, sc_core::sc_time now);
+
+    const SimContext& ctx_;
     Tracer& tracer_;
     Tracer::Track track_;
     Counter& reads_;

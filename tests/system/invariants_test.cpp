@@ -81,6 +81,15 @@ TEST_CASE("invariants: a completion seen before the engine wrote it is caught", 
     CHECK(fired(v, "completion-after-engine"));
 }
 
+TEST_CASE("invariants: an access to a frame before the SSD read filling it ended is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        Dram& d = s.sys->node(1).dram;
+        d.hold(0, Dram::kPageSize, sc_core::sc_max_time());   // registers early_accesses
+        counter(s, std::string(d.name()) + ".early_accesses").inc();
+    });
+    CHECK(fired(v, "io-visibility"));
+}
+
 TEST_CASE("invariants: a link busier than the run is caught", "[invariants]") {
     const auto v = check_after([](SystemSim& s, RunFigures& f) {
         scalar(s, std::string(s.sys->node(1).eject.name()) + ".busy_time").add(f.run_s * 2e6);

@@ -171,6 +171,29 @@ TEST_CASE("dram: a timed write is seen from the end of its data phase, not befor
     CHECK(dram.pending_writes() == 0);
 }
 
+TEST_CASE("dram: a held page counts timed accesses that start before its device write ends", "[dram][hold]") {
+    // The OS holds a frame an SSD read is filling until the read ends
+    // (Vm::set_io_guard): an access whose data phase starts earlier reads
+    // bytes that have not arrived, counted as an error of the model.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::vector<unsigned char> buf(64);
+    Initiator cpu("cpu", [&](Initiator& i) {
+        i.read(0x5000, buf, ns(10));                 // before any hold: nothing counted
+        dram.hold(0x5000, 4096, ns(1000));
+        i.read(0x6000, buf, ns(100));                // another page: fine
+        i.read(0x5fc0, buf, ns(100));                // the held page's last bytes, at 100 ns: early
+        i.write(0x5000, buf, ns(500));               // a write before the read's end: early too
+        i.read(0x4fe0, buf, ns(1000));               // straddling into it, starting as the read ends: fine
+        wait(ns(2000));
+        i.read(0x5000, buf);                         // long after: fine (the hold is gone)
+    });
+    cpu.socket.bind(dram.socket);
+    sc_start();
+    CHECK(dram.early_accesses() == 2);
+    CHECK(env.stats.find_counter("dram.early_accesses")->value() == 2);
+}
+
 TEST_CASE("dram: data written across page boundaries reads back byte for byte", "[dram]") {
     Env env;
     Dram dram("dram", env.ctx, "node0");
