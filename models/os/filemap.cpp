@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/os/inflight.hpp"
 #include "models/os/memory.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/pagecache.hpp"
@@ -97,16 +98,38 @@ VmError file_fault(Mm& m, Process& p, const Vma& v, std::uint64_t va, Work& w) {
         }
     }
     w.cpu += pc.fs.page_lookup();
-    wait_ready(*c, w);
-    verify_page(m, file, idx, *c);   // what the mapping shows is the file's content
-    try {
-        p.pt->map_page(page, c->pa, attrs(v.prot));
-    } catch (const OutOfFrames&) {
-        return VmError::NoMemory;
+    const sc_time now = w.at + w.cpu + w.io;
+    if (c->ready > now) {
+        // Not uptodate yet: the page table is allocated now (pte_alloc), the
+        // PTE written when the read completes (inflight.hpp), so no walker
+        // reaches the frame before its bytes are there.
+        try {
+            p.pt->map_page(page, c->pa, attrs(v.prot));
+        } catch (const OutOfFrames&) {
+            return VmError::NoMemory;
+        }
+        p.pt->unmap(page);
+        Inflight i;
+        i.kind = Inflight::Kind::File;
+        i.pa = c->pa;
+        i.file = file;
+        i.index = idx;
+        i.done = c->ready;
+        c->refs++;   // held until then: reclaim passes the page over
+        defer_map(m, p.pid, page, i);
+        wait_ready(*c, w);
+    } else {
+        check_uptodate(m, c->pa, now);
+        verify_page(m, file, idx, *c);   // what the mapping shows is the file's content
+        try {
+            p.pt->map_page(page, c->pa, attrs(v.prot));
+        } catch (const OutOfFrames&) {
+            return VmError::NoMemory;
+        }
+        res_set(m, p.pid, page, true);
+        c->mapcount++;
+        m.stats.pages_mapped.inc();
     }
-    res_set(m, p.pid, page, true);
-    c->mapcount++;
-    m.stats.pages_mapped.inc();
     w.cpu += m.params.pte_update;
     w.faulted += 1;
     return VmError::Ok;
@@ -203,7 +226,7 @@ VmResult Vm::read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std:
             const std::uint64_t k = std::min(n - done, kPage - (dst & (kPage - 1)));
             std::uint64_t next = 0, pa = 0;
             e = fault_page(m, *c.p, dst, true, c.w, next);
-            if (e == VmError::Ok && !mm::translate(m, *c.p, dst, pa)) e = VmError::NoMemory;
+            if (e == VmError::Ok && !resident_frame(m, *c.p, dst, pa)) e = VmError::NoMemory;
             if (e != VmError::Ok) break;
             access(m, true, pa, bytes.data() + done, k);
             done += k;

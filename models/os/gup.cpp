@@ -3,6 +3,7 @@
 #include "models/os/gup.hpp"
 
 #include "models/os/huge_memory.hpp"
+#include "models/os/inflight.hpp"
 #include "models/os/memory.hpp"
 #include "models/os/mlock.hpp"
 #include "models/os/page_alloc.hpp"
@@ -96,10 +97,10 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
         }
     };
     for (std::uint64_t a = start; a < end; a += kPage) {
-        std::uint64_t pa = 0;
-        if (!translate(pid, a, pa)) {
+        std::uint64_t pa = 0;   // present, or its read in flight (GUP returns the locked page's frame)
+        if (!resident_frame(m, *p, a, pa)) {
             const VmError again = fault_range(m, *p, a, a + kPage, true, c.w);
-            if (again != VmError::Ok || !translate(pid, a, pa)) {
+            if (again != VmError::Ok || !resident_frame(m, *p, a, pa)) {
                 drop(a);
                 m.stats.pin_no_memory.inc();
                 return call_return(m, c, again != VmError::Ok ? again : VmError::NoMemory);

@@ -7,6 +7,7 @@
 
 #include "models/os/gup.hpp"
 #include "models/os/huge_memory.hpp"
+#include "models/os/inflight.hpp"
 #include "models/os/mm.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
@@ -116,8 +117,10 @@ sc_time collapse_open(Mm& m, const HugeRange& r, std::uint64_t table, std::uint6
                 old.push_back(d & kAddrMask);
             }
         } else if (is_swap(d)) {   // __collapse_huge_page_swapin: read it back
-            ssd_end = max_time(ssd_end, m.ssd->read_page(swap_slot(d), bytes.data(), t));
+            const sc_time read_end = m.ssd->read_page(swap_slot(d), bytes.data(), t);
+            ssd_end = max_time(ssd_end, read_end);
             access(m, true, dst, bytes.data(), kPage);
+            if (m.io_guard) m.io_guard(dst, read_end);   // the block is installed after it anyway
             m.ssd->free_slot(swap_slot(d));
             m.stats.swap_ins.inc();
             copy += m.params.copy_page;
@@ -177,6 +180,8 @@ VmResult collapse_begin(Mm& m, sc_time at) {
         pass.scanned += 512;
         pass.pending += m.params.scan_pte * 512;
         if (!collapsible(m, table)) continue;
+        // A page under I/O (its read in flight, locked): SCAN_PAGE_LOCK, skipped.
+        if (any_inflight(m, p.pid, r.base, r.base + kHuge)) continue;
         const bool pinned = any_pin(p, r.base, kHuge);
         if (pinned && m.params.pins_block_collapse) {
             m.stats.collapse_skipped_pinned.inc();

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/os/huge_memory.hpp"
+#include "models/os/inflight.hpp"
 #include "models/os/khugepaged.hpp"
 #include "models/os/migrate.hpp"
 #include "models/os/mmap.hpp"
@@ -24,26 +25,27 @@ using sc_core::sc_time;
 
 namespace {
 
-// A major fault: read the page back from its slot, map it, free the slot.
-VmError swap_in(Mm& m, Process& p, const Vma& v, std::uint64_t page, std::uint64_t d, Work& w) {
+// A major fault (do_swap_page): a frame allocated, the slot read into it;
+// the PTE is written when the read completes (inflight.hpp), not before:
+// until then walkers see the swap entry, and a fault on the page waits for
+// this read. The slot is freed at the completion.
+VmError swap_in(Mm& m, Process& p, std::uint64_t page, std::uint64_t d, Work& w) {
     if (!m.ssd) throw std::logic_error("Vm: swap entry without a swap device");
     auto pa = alloc_page(m, w);
     if (!pa) return VmError::NoMemory;
     std::vector<unsigned char> bytes(kPage);
     const sc_time issue = w.at + w.cpu + w.io;
-    w.io += m.ssd->read_page(swap_slot(d), bytes.data(), issue) - issue;
-    access(m, true, *pa, bytes.data(), kPage);
-    try {
-        p.pt->map_page(page, *pa, attrs(v));
-    } catch (const OutOfFrames&) {
-        free_frame(m, *pa, 0);
-        return VmError::NoMemory;
-    }
-    res_set(m, p.pid, page, true);
-    m.ssd->free_slot(swap_slot(d));
+    const sc_time done = m.ssd->read_page(swap_slot(d), bytes.data(), issue);
+    w.io += done - issue;
+    access(m, true, *pa, bytes.data(), kPage);   // the frame is no one's until the PTE maps it
+    Inflight i;
+    i.kind = Inflight::Kind::SwapIn;
+    i.pa = *pa;
+    i.slot = swap_slot(d);
+    i.done = done;
+    defer_map(m, p.pid, page, i);
     m.stats.faults_major.inc();
     m.stats.swap_ins.inc();
-    m.stats.pages_mapped.inc();
     w.cpu += m.params.major_fault + m.params.pte_update;
     w.faulted += 1;
     return VmError::Ok;
@@ -102,8 +104,12 @@ VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std
         return VmError::Ok;
     }
     w.fault_taken = true;
+    if (Inflight* i = inflight_at(m, p.pid, page)) {   // under I/O: wait for the same read (lock_page)
+        wait_inflight(m, *i, w);
+        return VmError::Ok;
+    }
     if (v->file >= 0) return file_fault(m, p, *v, va, w);   // a file mapping: the page cache's page (filemap.cpp)
-    if (level == 3 && is_swap(d)) return swap_in(m, p, *v, page, d, w);
+    if (level == 3 && is_swap(d)) return swap_in(m, p, page, d, w);
     // Not present: zero-fill fault. THP first.
     VmError e = VmError::Ok;
     if (huge_fault(m, p, *v, vstart, va, at, level, w, next, e)) return e;
@@ -140,6 +146,7 @@ bool settle(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w) {
 
 void drop_range(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w,
                 std::vector<std::pair<std::uint64_t, unsigned>>& to_free) {
+    cancel_inflight(m, p, va, end);   // reads in flight there map nothing (their slots go at completion)
     auto drop_page = [&](std::uint64_t page, std::uint64_t pa) {
         if (cache_unmap(m, pa)) return;   // a page-cache page: the cache keeps its frame
         auto it = p.pins.find(page);
@@ -185,10 +192,10 @@ void drop_range(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w,
             res_set(m, p.pid, align_down(va, kPage), false);
             w.cpu += m.params.pte_update;
             drop_page(align_down(va, kPage), d & kAddrMask);
-        } else if (is_swap(d)) {   // the page is on swap: its slot goes
+        } else if (is_swap(d)) {   // the page is on swap: its slot goes (a cancelled read's at its completion)
             wr(m, at, 0);
             w.cpu += m.params.pte_update;
-            m.ssd->free_slot(swap_slot(d));
+            if (!reading_slot(m, swap_slot(d))) m.ssd->free_slot(swap_slot(d));
         }
         va = align_down(va, kPage) + kPage;
     }

@@ -86,6 +86,24 @@ struct Hand {
     std::uint64_t va = 0;
 };
 
+// A page whose read is in flight (Linux: a locked, not yet uptodate page in
+// the swap cache or the page cache): its frame is allocated and holds the
+// bytes, but its PTE is written only when the read completes (`done`), as
+// do_swap_page and filemap_fault map a page only once it is uptodate. Until
+// then walkers (the SMMU's, the CPU's) see the old entry: a swap entry, or
+// nothing for a file page. README.md "Reads in flight".
+struct Inflight {
+    enum class Kind { SwapIn, File };
+    Kind kind = Kind::SwapIn;
+    std::uint64_t pa = 0;          // the frame the PTE will map
+    std::uint64_t slot = 0;        // SwapIn: the swap slot read (freed at completion)
+    unsigned file = 0;             // File: the page-cache page (file, index) it maps
+    std::uint64_t index = 0;
+    sc_core::sc_time done;         // the read completes then: the PTE written
+    bool cancelled = false;        // unmapped meanwhile (munmap, MADV_DONTNEED): nothing is mapped
+    bool pinned = false;           // SwapIn cancelled while pinned: the pin keeps the frame
+};
+
 // Work accumulated by one call: CPU time and pages made present.
 struct Work {
     sc_core::sc_time cpu = sc_core::SC_ZERO_TIME;
@@ -142,6 +160,18 @@ struct Mm {
         std::uint64_t va, size;
     };
     std::map<std::uint64_t, RmapEntry> rmap;
+    // Reads in flight by (pid, page) (Inflight), and their completions in
+    // time order. io_wake (VmDaemons) is told of each new completion time
+    // so that it completes them at that simulated time (Vm::complete_io).
+    // Cancelled ones (their page unmapped meanwhile) wait in `zombies` for
+    // their completion to release the frame and slot. io_guard (System: the
+    // DRAM's early-access check) is told of each frame under I/O.
+    std::map<Key, Inflight> inflight;
+    std::multimap<sc_core::sc_time, Key> io_queue;
+    std::multimap<sc_core::sc_time, std::pair<Key, Inflight>> zombies;
+    std::function<void(sc_core::sc_time)> io_wake;
+    std::function<void(std::uint64_t pa, sc_core::sc_time until)> io_guard;
+    Counter* io_waits = nullptr;   // faults that waited for a read in flight (registered at the first)
     Hand reclaim_hand, khugepaged_hand;
     Khugepaged khugepaged;
     Migration mig;

@@ -81,6 +81,7 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
             CachePage& c = *added[i];
             access(m, true, c.pa, bytes.data() + i * kPage, kPage);
             c.ready = done;
+            if (m.io_guard) m.io_guard(c.pa, done);   // not readable by a device before (Dram::hold)
             if (run + i == mark) c.readahead = true;
             if (run + i != demand) pc.readahead_pages.inc();
         }

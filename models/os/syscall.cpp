@@ -1,6 +1,7 @@
 // The common entry and exit of the Vm's calls (syscall.hpp).
 #include "models/os/syscall.hpp"
 
+#include "models/os/inflight.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
 
@@ -13,6 +14,7 @@ VmError call_enter(Mm& m, Call& c, const char* activity, sc_core::sc_time cost, 
     c.at = at;
     c.w.at = at;
     c.w.cpu = cost;
+    complete_io(m, io_clock(at));   // reads done by now have their PTEs (inflight.hpp)
     c.p = proc(m, pid);
     if (!c.p) return VmError::Invalid;
     if (range == Range::None) return VmError::Ok;

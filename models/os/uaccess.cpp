@@ -7,8 +7,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "models/os/mmu_notifier.hpp"
+#include "models/os/inflight.hpp"
 #include "models/os/khugepaged.hpp"
+#include "models/os/mmu_notifier.hpp"
 #include "models/os/memory.hpp"
 #include "models/os/migrate.hpp"
 #include "models/os/mmap.hpp"
@@ -36,6 +37,7 @@ std::uint64_t chunk(std::uint64_t a, std::uint64_t left, const Vma& v, int level
 
 // Harness access to user memory, untimed; faults pages in (no CPU time).
 bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t len, bool write) {
+    complete_io(m, io_clock(sc_core::sc_time_stamp()));
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
     std::uint64_t done = 0;
@@ -46,12 +48,12 @@ bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint6
         int level = 0;
         const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
         const std::uint64_t n = chunk(a, len - done, *v, level, d);
-        std::uint64_t pa = 0;
-        if (!translate(m, *p, a, pa)) {
+        std::uint64_t pa = 0;   // a page whose read is in flight: its frame already holds the bytes
+        if (!resident_frame(m, *p, a, pa)) {
             Work w;
             w.at = sc_core::sc_time_stamp();
             std::uint64_t next = 0;
-            if (fault_page(m, *p, a, write, w, next) != VmError::Ok || !translate(m, *p, a, pa)) return false;
+            if (fault_page(m, *p, a, write, w, next) != VmError::Ok || !resident_frame(m, *p, a, pa)) return false;
         }
         access(m, write, pa, data + done, n);
         done += n;
@@ -75,7 +77,7 @@ bool poke(Mm& m, int pid, std::uint64_t va, const unsigned char* data, std::uint
         const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level);
         const std::uint64_t n = chunk(a, len - done, *v, level, d);
         std::uint64_t pa = 0;
-        if (!open_range && translate(m, *p, a, pa)) {
+        if (!open_range && resident_frame(m, *p, a, pa)) {
             access(m, true, pa, const_cast<unsigned char*>(data) + done, n);
         } else if (const std::uint64_t dst = migration_dst(m, pid, a)) {   // the bytes are in the new frame
             access(m, true, dst + (a & (kPage - 1)), const_cast<unsigned char*>(data) + done, n);
@@ -99,7 +101,10 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
         if (!vma) return false;
         int level = 0;
         const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
-        if (in_open(m, pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
+        std::uint64_t reading = 0;
+        if (!(d & kValid) && resident_frame(m, *p, a, reading)) {   // a read in flight: its frame holds the bytes
+            access(m, false, reading, data + done, n);
+        } else if (in_open(m, pid, a, a + 1)) {   // collapsing: the new block already holds the bytes
             const OpenCollapse& open = m.khugepaged.open;
             access(m, false, open.block + (a - open.base), data + done, n);
         } else if (has_frame(d)) {

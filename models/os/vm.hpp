@@ -334,6 +334,22 @@ public:
     bool file_cached(unsigned file, std::uint64_t offset) const;
     unsigned file_pins(unsigned file, std::uint64_t offset) const;
 
+    // ---- reads in flight (inflight.cpp; README.md "Reads in flight")
+    // A swap-in or a file fault whose SSD read is not done maps its page
+    // only when the read completes: complete_io(upto) writes the PTEs of
+    // every read done by `upto` (in time order, the map notifier told at
+    // each one's time) and returns next_io(). VmDaemons calls it at each
+    // completion time; every Vm call also completes those done by its
+    // start (the kernel's time when the simulation runs, else its `at`).
+    sc_core::sc_time complete_io(sc_core::sc_time upto);
+    // The earliest completion still to come (sc_max_time() if none).
+    sc_core::sc_time next_io() const;
+    // Told (synchronously) of each new completion time: VmDaemons' wake-up.
+    void set_io_wake(std::function<void(sc_core::sc_time)> fn);
+    // Told of each frame a read is filling and when it completes: the
+    // DRAM's check that no one reads it before (Dram::hold).
+    void set_io_guard(std::function<void(std::uint64_t pa, sc_core::sc_time until)> fn);
+
     std::uint64_t low_watermark() const;
     std::uint64_t high_watermark() const;
     // Whether va's PTE is a swap entry (the page is on the swap device).

@@ -18,10 +18,12 @@ VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const 
       khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
     vm_.set_low_memory([this] { kswapd_wake(); });
+    vm_.set_io_wake([this](sc_time) { io_wake(); });
     SC_HAS_PROCESS(VmDaemons);
     SC_THREAD(kswapd);
     SC_THREAD(khugepaged);
     SC_THREAD(kcompactd);
+    SC_THREAD(io_completion);
 }
 
 void VmDaemons::stop() {
@@ -31,6 +33,10 @@ void VmDaemons::stop() {
 
 void VmDaemons::kswapd_wake() {
     if (!stopped_ && sc_core::sc_is_running()) wake_ev_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void VmDaemons::io_wake() {
+    if (sc_core::sc_is_running()) io_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void VmDaemons::exited() {
@@ -80,6 +86,24 @@ void VmDaemons::kcompactd() {
         const VmResult r = vm_.compact_begin(compact_pages_, sc_core::sc_time_stamp());
         if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
         if (vm_.migrating().open) vm_.compact_end(sc_core::sc_time_stamp());
+    }
+    exited();
+}
+
+void VmDaemons::io_completion() {
+    // The bio completions: each read in flight completes at its time, when
+    // its page is mapped (Vm::complete_io). A new read wakes the thread
+    // (its completion may come before the one waited for).
+    for (;;) {
+        const sc_time next = vm_.next_io(), now = sc_core::sc_time_stamp();
+        if (next == sc_core::sc_max_time()) {
+            if (stopped_) break;   // nothing in flight: done
+            wait(io_ev_ | stop_ev_);
+        } else if (next > now) {
+            wait(next - now, io_ev_);
+        } else {
+            vm_.complete_io(now);
+        }
     }
     exited();
 }

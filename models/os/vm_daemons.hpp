@@ -3,7 +3,10 @@
 // below the low one), khugepaged (a collapse pass every scan-sleep; alloc-sleep
 // after a failed huge-page allocation) and kcompactd (a compaction run every
 // vm.compact-interval; 0 = off; each run's migration window open in simulated
-// time: compact_begin, then compact_end at its install time). Each is an SC_THREAD; the work itself runs on
+// time: compact_begin, then compact_end at its install time), and the I/O
+// completion of reads in flight (Vm::complete_io at each read's completion
+// time: a swapped-in or file page mapped then, not before; it drains the
+// reads still in flight after stop()). Each is an SC_THREAD; the work itself runs on
 // CpuCores as activity "kswapd" / "khugepaged" / "kcompactd" (charged by the
 // Vm) and the thread waits until the work's end before going on.
 //
@@ -34,13 +37,15 @@ public:
     // The threads exit at their next wake-up (now: their waits also end on stop).
     void stop();
     bool stopped() const { return stopped_; }
-    // Notified when all three threads have exited.
+    // Notified when all four threads have exited.
     sc_core::sc_event& idle() { return idle_; }
 
 private:
     void kswapd();
     void khugepaged();
     void kcompactd();
+    void io_completion();
+    void io_wake();
     void exited();
     void kswapd_wake();
 
@@ -48,8 +53,8 @@ private:
     sc_core::sc_time kswapd_interval_, scan_sleep_, alloc_sleep_, compact_interval_;
     std::uint64_t compact_pages_;
     bool stopped_ = false;
-    unsigned running_ = 3;
-    sc_core::sc_event stop_ev_, wake_ev_, idle_;
+    unsigned running_ = 4;
+    sc_core::sc_event stop_ev_, wake_ev_, idle_, io_ev_;
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };
 

@@ -19,6 +19,7 @@
 #include "model_env.hpp"
 #include "models/os/filesystem.hpp"
 #include "models/os/vm.hpp"
+#include "models/smmu/translation.hpp"
 
 using namespace vrdmasim;
 using sc_core::sc_time;
@@ -81,6 +82,25 @@ struct Env : vrdmasim_test::ModelEnv {
         CHECK(vm->cached_pages() == pc("pages_added") - pc("evictions"));
     }
 };
+
+// The SMMU's walker over the tables the Vm wrote (a read of page va).
+WalkResult smmu_walk(Env& e, std::uint64_t va) {
+    WalkCache cache(4);
+    PageTableWalker w(
+        [&e](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) {
+            v = e.mem.word(pa);
+            ok = true;
+            return at;
+        },
+        cache);
+    WalkRequest r;
+    r.ttbr = e.vm->root(e.pid);
+    r.asid = e.vm->asid(e.pid);
+    r.t0sz = e.vm->t0sz();
+    r.write = false;
+    r.va = va;
+    return w.walk(r, T0);
+}
 
 }  // namespace
 
@@ -238,6 +258,10 @@ TEST_CASE("pagecache: mmap of a file: a major fault reads around, later touches 
     // 32 x 0.5 us readahead CPU, read issued at +16 us, done +16 + 50 + 32;
     // major-fault 10 + lookup 0.1 + pte 0.02 of CPU besides.
     CHECK(t.done == us(100 + 16 + 50 + 32 + 0.02));
+    // Mapped when the read completes (198 us), not at the fault.
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 40 * P));
+    CHECK(e.vm->next_io() == us(198));
+    e.vm->complete_io(us(198));
     CHECK(e.vm->present(e.pid, m.value + 40 * P));
     VmLeaf leaf;
     REQUIRE(e.vm->present_leaf(e.pid, m.value + 40 * P, leaf));
@@ -271,6 +295,47 @@ TEST_CASE("pagecache: mmap of a file: a major fault reads around, later touches 
     CHECK(e.vm->cached_pages() == cached);
     CHECK(e.vmc("frames_freed") == freed);
     CHECK(e.vm->frame_owner(pa).kind == FrameOwner::Kind::PageCache);
+    e.accounted();
+}
+
+TEST_CASE("pagecache: a file page is mapped when its SSD read completes; a fault meanwhile waits for it",
+          "[os][pagecache][mmap][io]") {
+    // filemap_fault maps a page once it is uptodate: until the read-around
+    // is done, the SMMU's walker finds no PTE (a translation fault), and a
+    // fault on a page of the same read sleeps until it ends.
+    Env e;
+    const int fd = e.open(0);
+    const auto m = e.vm->mmap_file(e.pid, fd, 0, 1 * MiB, Prot::Read, false, T0);
+    REQUIRE(m.ok());
+    const auto t = e.vm->touch(e.pid, m.value + 40 * P, false, us(100));
+    REQUIRE(t.ok());
+    const sc_time ready = us(198);   // 16 us of readahead CPU, then 50 + 32 us on the SSD
+    CHECK(smmu_walk(e, m.value + 40 * P).fault == FaultType::Translation);
+    CHECK_FALSE(e.vm->present(e.pid, m.value + 40 * P));
+    CHECK(e.holds(m.value + 40 * P, 0, 40 * P, P));   // peek shows the bytes it will map
+    // Page 41 is cached but not uptodate: its fault at 150 us waits until 198 us.
+    const auto t2 = e.vm->touch(e.pid, m.value + 41 * P, false, us(150));
+    REQUIRE(t2.ok());
+    CHECK(t2.done == ready + us(0.02));   // minor + lookup before the wait, the PTE update after it
+    CHECK(e.pc("faults_minor") == 1);
+    CHECK(e.ssdc("file_reads") == 1);
+    CHECK(smmu_walk(e, m.value + 41 * P).fault == FaultType::Translation);
+    // A second fault on page 40 waits for the same read.
+    CHECK(e.vm->touch(e.pid, m.value + 40 * P, false, us(160)).done == ready + us(2));
+    CHECK(e.vmc("io_waits") == 1);
+    // Reclaim meanwhile passes the pages over (held for their mapping).
+    e.vm->reclaim(e.vm->free_bytes() + 64 * MiB, us(170));
+    CHECK(e.vm->file_cached(0, 40 * P));
+    CHECK(e.vm->file_cached(0, 41 * P));
+    e.vm->complete_io(ready - sc_time::from_value(1));
+    CHECK(smmu_walk(e, m.value + 40 * P).fault == FaultType::Translation);
+    e.vm->complete_io(ready);
+    for (std::uint64_t i : {40u, 41u}) {
+        const WalkResult w = smmu_walk(e, m.value + i * P);
+        CHECK(w.fault == FaultType::None);
+        CHECK(e.vm->present(e.pid, m.value + i * P));
+    }
+    CHECK(e.holds(m.value + 40 * P, 0, 40 * P, 2 * P));
     e.accounted();
 }
 

@@ -177,3 +177,53 @@ TEST_CASE("vm daemons: khugepaged opens the collapse window, then installs the b
     CHECK(b.counter("node0.vm.collapses") == 1);
     CHECK(b.counter("node0.vmd.khugepaged_runs") == 1);
 }
+
+TEST_CASE("vm daemons: a swapped-in page is mapped by the I/O completion at its read's end, not before",
+          "[os][vm-daemons][io]") {
+    Bench b({{"vm.thp", "never"},
+             {"vm.kswapd-interval", "1000s"},
+             {"ssd.read-latency", "50us"},
+             {"ssd.bandwidth", "4.096GB/s"},   // 4 KiB in 1 us
+             {"vm.major-fault", "10us"},
+             {"vm.pte-update", "20ns"}});
+    bool before = true, at_end = false, mapped_after = false, stopped_with_read = false;
+    sc_time done, next;
+    std::uint64_t slots_in_window = 0, slots_after = 0, slots0 = 0;
+    b.program.body = [&] {
+        const int pid = b.vm->create_process("app");
+        const auto m = b.vm->mmap(pid, 4096, Prot::ReadWrite, false, sc_core::SC_ZERO_TIME);
+        const unsigned char x = 's';
+        b.vm->write_user(pid, m.value, &x, 1);
+        slots0 = b.ssd->free_slots();
+        b.vm->reclaim(b.vm->free_bytes() + 4096, sc_core::SC_ZERO_TIME);
+        wait(ms(1));
+        done = b.vm->touch(pid, m.value, false, sc_core::sc_time_stamp()).done;   // the read: 1 ms to 1.051 ms
+        next = b.vm->next_io();
+        std::uint64_t pa = 0;
+        wait(next - sc_time(1, sc_core::SC_NS) - sc_core::sc_time_stamp());
+        before = b.vm->translate(pid, m.value, pa);   // 1 ns before the read's end: not mapped
+        slots_in_window = b.ssd->free_slots();
+        wait(sc_time(1, sc_core::SC_NS));
+        wait(sc_core::SC_ZERO_TIME);   // after the completion thread's run at this time
+        at_end = b.vm->translate(pid, m.value, pa);
+        slots_after = b.ssd->free_slots();
+        unsigned char back = 0;
+        mapped_after = b.vm->peek_user(pid, m.value, &back, 1) && back == 's';
+        // A read still in flight at stop() is completed all the same.
+        b.vm->reclaim(b.vm->free_bytes() + 4096, sc_core::sc_time_stamp());
+        b.vm->touch(pid, m.value, false, sc_core::sc_time_stamp());
+        b.daemons->stop();
+        stopped_with_read = b.vm->next_io() != sc_core::sc_max_time();
+    };
+    sc_core::sc_start();
+    CHECK(next == ms(1) + sc_time(51, sc_core::SC_US));
+    CHECK(done == next + sc_time(10020, sc_core::SC_NS));   // then major-fault + pte-update
+    CHECK_FALSE(before);
+    CHECK(slots_in_window == slots0 - 1);
+    CHECK(at_end);
+    CHECK(slots_after == slots0);
+    CHECK(mapped_after);
+    CHECK(stopped_with_read);
+    CHECK(b.vm->next_io() == sc_core::sc_max_time());   // drained before the thread exited
+    CHECK(b.counter("node0.vm.swap_ins") == 2);
+}

@@ -826,6 +826,79 @@ TEST_CASE("vm: a major fault costs the SSD read plus major-fault", "[os][vm][rec
     CHECK(walk(e.mem, e.vm->root(e.pid), m.value, level, pa) != 0);   // a valid PTE again
 }
 
+TEST_CASE("vm: a swapped-in page is mapped when its SSD read completes, not at the fault", "[os][vm][reclaim][io]") {
+    // do_swap_page maps a page once it is uptodate: until the read is done,
+    // the SMMU's walker (and every other reader of the tables) finds the
+    // swap entry; a second fault on the page waits for the same read.
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, P, Prot::ReadWrite, false, T0);
+    write_page(e, m.value, 7);
+    const std::uint64_t slots0 = e.ssd->free_slots();
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + P, T0).value == 1);
+    const std::uint64_t free_frames = e.frames.free_pages();
+    const auto r = e.vm->touch(e.pid, m.value, false, us(1000));
+    REQUIRE(r.ok());
+    CHECK(r.done == us(1000) + us(51) + us(10) + ns(20));   // the read ends at 1051 us, then major-fault + pte
+    const sc_time io_done = us(1051);
+    CHECK(e.vm->next_io() == io_done);
+    // In the window: no translation for anyone, the frame taken, the slot still read.
+    CHECK(smmu_walk(e, m.value, false).fault == FaultType::Translation);
+    CHECK_FALSE(e.vm->present(e.pid, m.value));
+    CHECK(e.vm->swapped(e.pid, m.value));
+    CHECK(e.frames.free_pages() == free_frames - 1);
+    CHECK(e.ssd->free_slots() == slots0 - 1);
+    unsigned char b[8];
+    REQUIRE(e.vm->peek_user(e.pid, m.value, b, sizeof b));   // the bytes the page will show
+    CHECK(b[0] == pattern(7)[0]);
+    // A second fault at 1020 us waits for the same read: no second read, no
+    // second frame; it wakes at 1051 us and finds the page (minor-fault).
+    const auto r2 = e.vm->touch(e.pid, m.value, true, us(1020));
+    REQUIRE(r2.ok());
+    CHECK(r2.done == us(1020) + us(2) + us(31));
+    CHECK(e.counter("swap_ins") == 1);
+    CHECK(e.counter("io_waits") == 1);
+    CHECK(e.frames.free_pages() == free_frames - 1);
+    CHECK(smmu_walk(e, m.value, false).fault == FaultType::Translation);   // still before 1051 us
+    // Completion: one picosecond early changes nothing; at 1051 us the PTE is written.
+    CHECK(e.vm->complete_io(io_done - sc_time::from_value(1)) == io_done);
+    CHECK_FALSE(e.vm->present(e.pid, m.value));
+    CHECK(e.vm->complete_io(io_done) == sc_core::sc_max_time());
+    const WalkResult w = smmu_walk(e, m.value, false);
+    CHECK(w.fault == FaultType::None);
+    CHECK(e.vm->present(e.pid, m.value));
+    CHECK_FALSE(e.vm->swapped(e.pid, m.value));
+    CHECK(e.ssd->free_slots() == slots0);
+    CHECK(read_page(e, m.value) == pattern(7));
+    CHECK(e.counter("pages_mapped") >= 2);
+}
+
+TEST_CASE("vm: a read in flight zapped by munmap maps nothing; its frame and slot go at completion",
+          "[os][vm][reclaim][io]") {
+    Env e(Settings{{"vm.thp", "never"}});
+    e.vm->set_swap(*e.ssd);
+    const auto m = e.vm->mmap(e.pid, 2 * P, Prot::ReadWrite, false, T0);
+    write_page(e, m.value, 1);
+    write_page(e, m.value + P, 2);
+    REQUIRE(e.vm->reclaim(e.vm->free_bytes() + 2 * P, T0).value == 2);
+    const std::uint64_t slots = e.ssd->free_slots(), frames = e.frames.free_pages();
+    REQUIRE(e.vm->touch(e.pid, m.value, false, us(1000)).ok());
+    // Pinning waits for the read and pins the frame the page will have.
+    const auto pin = e.vm->pin(e.pid, m.value + P, P, us(1000));
+    REQUIRE(pin.ok());
+    CHECK(pin.done > us(1051));
+    CHECK_FALSE(e.vm->present(e.pid, m.value + P));
+    CHECK(e.vm->munmap(e.pid, m.value, 2 * P, us(1010)).ok());   // both reads still in flight
+    CHECK(e.frames.free_pages() == frames - 2);
+    CHECK(e.ssd->free_slots() == slots);   // the slots are read until the reads end
+    e.vm->complete_io(us(2000));
+    CHECK(e.ssd->free_slots() == slots + 2);
+    CHECK(e.frames.free_pages() == frames - 1);   // the pinned page's frame stays until its unpin
+    CHECK(e.vm->pin_count(e.pid, m.value + P) == 1);
+    CHECK(e.vm->unpin(e.pid, m.value + P, P, us(2000)).ok());
+    CHECK(e.frames.free_pages() == frames);
+}
+
 TEST_CASE("vm: an allocation failure runs direct reclaim in the faulting call", "[os][vm][reclaim]") {
     Env e(Settings{{"vm.thp", "never"}}, 4 * MiB);   // 1024 frames
     e.vm->set_swap(*e.ssd);
