@@ -349,22 +349,6 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                   << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
         std::cout << "outputs in " << out << "\n";
     }
-    // The SMMU path in terminate mode retries a parked source read (or
-    // probes a page NetVM holds packets for) after dma.fault-timeout. The
-    // fault library's fault_in writes a page's descriptor when it is
-    // called, though a swapped-out page is in only at the outcome's time,
-    // so such a retry's table walk can find the page before it is there:
-    // its outcome then comes when nothing waits for it any more
-    // (fault_outcomes_unmatched). Not a failure (every byte is still
-    // right), but the figures are optimistic (models/dma/README.md,
-    // "Memory pressure: why the shadow NI swaps everything").
-    if (!shadow_translation(cfg) && stats.sum_counters("fault_outcomes_unmatched") > 0 &&
-        stats.sum_counters("swap_ins") > 0)
-        std::cerr << "vrdmasim: warning: " << stats.sum_counters("fault_outcomes_unmatched")
-                  << " SMMU fault outcomes came after the engine had gone on without them while pages were "
-                     "swapped in: retries after dma.fault-timeout read pages whose swap-in had not completed, "
-                     "so these figures are optimistic (models/dma/README.md, \"Memory pressure: why the shadow "
-                     "NI swaps everything\")\n";
     // Application races the overlap workload's check caught (unguarded):
     // its result, reported, not a failure of the simulator.
     if (const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers"))

@@ -108,23 +108,25 @@ TEST_CASE("without the SMMU: netvm is refused and fault-tolerant keeps DMA memor
     CHECK(num(ft, "bytes_verified") == 4ull << 20);
 }
 
-// Not this experiment's, but the same kind of verdict: under memory
-// pressure in terminate mode the SMMU path's engine retries after
-// dma.fault-timeout and reads pages the fault library mapped before their
-// swap-in completed (its outcomes then match nothing waiting:
-// fault_outcomes_unmatched), so its figures are optimistic and the run says
-// so on stderr (it still exits 0 and writes its outputs). The shadow NI's
-// entries are valid only once the page is in: its engine waits for every
-// source outcome and the run is silent (models/dma/README.md, "Memory
-// pressure: why the shadow NI swaps everything").
-TEST_CASE("terminate-mode SMMU under memory pressure warns that its retries read pages early; the shadow NI does not",
+// Not this experiment's, but the same kind of check: under memory pressure
+// in terminate mode the SMMU path's engine retries after dma.fault-timeout.
+// A swapped-in page is mapped only when its SSD read completes
+// (models/os/README.md "Reads in flight"), so such a retry faults again
+// instead of reading the page early, and the run is silent: no warning, and
+// the DRAM saw no access to a frame before its read ended (the
+// io-visibility self-check, which fails the run otherwise). The re-raised
+// faults' outcomes still come when nothing waits any more
+// (fault_outcomes_unmatched, one per timed-out retry): duplicates, not
+// early reads. The shadow NI's entries are valid only once the page is in.
+TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its swap-in completes, and is silent",
           "[shadow][cli]") {
     const std::string base = "--rdma.strategy=netvm --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
     const Run smmu = run(base, "configs/memory-pressure.ini");
     INFO(smmu.err);
     CHECK(smmu.status == 0);
     CHECK(num(smmu, "swap_ins") > 0);
-    CHECK(smmu.err.find("SMMU fault outcomes came after the engine had gone on") != std::string::npos);
+    CHECK(smmu.err.find("warning") == std::string::npos);
+    CHECK(smmu.err.find("io-visibility") == std::string::npos);
     const Run shadow = run(base + " --ni.translation=shadow", "configs/memory-pressure.ini");
     INFO(shadow.err);
     CHECK(shadow.status == 0);
@@ -132,6 +134,5 @@ TEST_CASE("terminate-mode SMMU under memory pressure warns that its retries read
     // engine, so every page of both 240 MiB buffers is swapped in exactly
     // once, 16 pages per miss, one after the other.
     CHECK(num(shadow, "swap_ins") == 2 * 61440);
-    CHECK(num(smmu, "swap_ins") < num(shadow, "swap_ins") / 4);
     CHECK(shadow.err.find("warning") == std::string::npos);
 }
