@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "models/os/inflight.hpp"
 #include "models/os/migrate.hpp"
 #include "models/os/mm.hpp"
 #include "models/os/mmu_notifier.hpp"
@@ -149,6 +150,7 @@ VmResult compact_end(Mm& m, sc_time at) {
 
 // Both phases in one call.
 VmResult Vm::compact(std::uint64_t max_pages, sc_core::sc_time at) {
+    mm::complete_io(*mm_, mm::io_clock(at));   // reads done by now have their PTEs (inflight.hpp)
     VmResult r = mm::compact_begin(*mm_, max_pages, at);
     if (!mm_->mig.open) return r;
     const VmResult e = mm::compact_end(*mm_, r.done);
@@ -157,6 +159,7 @@ VmResult Vm::compact(std::uint64_t max_pages, sc_core::sc_time at) {
 }
 
 VmResult Vm::compact_begin(std::uint64_t max_pages, sc_core::sc_time at) {
+    mm::complete_io(*mm_, mm::io_clock(at));
     return mm::compact_begin(*mm_, max_pages, at);
 }
 

@@ -154,6 +154,18 @@ void release(Mm& m, const Inflight& i) {
 
 }  // namespace
 
+void complete_now(Mm& m, int pid, std::uint64_t va, sc_time now) {
+    const Key k{pid, align_down(va, kPage)};
+    auto it = m.inflight.find(k);
+    if (it == m.inflight.end()) return;
+    Inflight i = it->second;
+    m.inflight.erase(it);   // its io_queue entry is skipped when reached
+    if (i.done > now) i.done = now;
+    if (m.io_guard) m.io_guard(i.pa, i.done);
+    install(m, k, i);
+    flush_mapped(m, i.done);
+}
+
 void complete_io(Mm& m, sc_time upto) {
     while (!m.zombies.empty() && m.zombies.begin()->first <= upto) {
         const Inflight i = m.zombies.begin()->second.second;

@@ -42,6 +42,11 @@ bool resident_frame(Mm& m, const Process& p, std::uint64_t va, std::uint64_t& pa
 // the VMA's protection of now, the slot freed, the map notifier told (at the
 // read's completion time).
 void complete_io(Mm& m, sc_core::sc_time upto);
+// An untimed harness copy (read_user, write_user, the NetVM kernel copy)
+// faulted page va in: the read it started completes now, `now` (the
+// harness waits for it outside simulated time, as it did for every fault
+// before reads in flight existed); the DRAM's hold on the frame ends now.
+void complete_now(Mm& m, int pid, std::uint64_t va, sc_core::sc_time now);
 // The time a call's prologue completes reads up to: the kernel's time in a
 // running simulation (VmDaemons completes them at their time), the call's
 // own `at` when nothing runs the kernel (plain model tests).

@@ -222,6 +222,7 @@ using namespace mm;
 // A whole pass in one call: every window opened and closed at its times.
 VmResult Vm::khugepaged_scan(sc_core::sc_time at) {
     Mm& m = *mm_;
+    mm::complete_io(m, io_clock(at));   // reads done by now have their PTEs (inflight.hpp)
     for (;;) {
         VmResult r = mm::collapse_begin(m, at);
         if (!m.khugepaged.open.open) return r;
@@ -230,7 +231,10 @@ VmResult Vm::khugepaged_scan(sc_core::sc_time at) {
     }
 }
 
-VmResult Vm::collapse_begin(sc_core::sc_time at) { return mm::collapse_begin(*mm_, at); }
+VmResult Vm::collapse_begin(sc_core::sc_time at) {
+    mm::complete_io(*mm_, mm::io_clock(at));
+    return mm::collapse_begin(*mm_, at);
+}
 
 VmResult Vm::collapse_end(sc_core::sc_time at) {
     Mm& m = *mm_;

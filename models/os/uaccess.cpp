@@ -48,12 +48,13 @@ bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint6
         int level = 0;
         const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
         const std::uint64_t n = chunk(a, len - done, *v, level, d);
-        std::uint64_t pa = 0;   // a page whose read is in flight: its frame already holds the bytes
+        std::uint64_t pa = 0;   // a page whose read is in flight (another's): its frame already holds the bytes
         if (!resident_frame(m, *p, a, pa)) {
             Work w;
             w.at = sc_core::sc_time_stamp();
             std::uint64_t next = 0;
             if (fault_page(m, *p, a, write, w, next) != VmError::Ok || !resident_frame(m, *p, a, pa)) return false;
+            complete_now(m, pid, a, w.at);   // untimed: a read this copy started is done for it
         }
         access(m, write, pa, data + done, n);
         done += n;

@@ -7,6 +7,7 @@
 
 #include "models/os/gup.hpp"
 #include "models/os/huge_memory.hpp"
+#include "models/os/inflight.hpp"
 #include "models/os/mmap.hpp"
 #include "models/os/mmu_notifier.hpp"
 #include "models/os/page_alloc.hpp"
@@ -152,6 +153,7 @@ bool Vm::swapped(int pid, std::uint64_t va) const {
 
 VmResult Vm::reclaim(std::uint64_t target_free_bytes, sc_core::sc_time at) {
     Mm& m = *mm_;
+    mm::complete_io(m, io_clock(at));   // pages whose reads are done are on the LRU (inflight.hpp)
     Work w;
     w.at = at;
     Batch b;

@@ -345,6 +345,7 @@ TEST_CASE("pagecache: a file mapping is never huge, and khugepaged leaves it alo
     const auto m = e.vm->mmap_file(e.pid, fd, 0, 1 * MiB, Prot::Read, true, T0);
     REQUIRE(m.ok());
     CHECK(e.vm->cached_pages() == 256);
+    e.vm->complete_io(m.done);   // pages read ahead are mapped when their reads end, by the populate's end
     for (std::uint64_t i = 0; i < 256; i += 37) {
         VmLeaf leaf;
         REQUIRE(e.vm->present_leaf(e.pid, m.value + i * P, leaf));

@@ -701,6 +701,7 @@ TEST_CASE("vm: a pin never holds a swapped-out page: short of frames it fails an
     const auto p1 = e.vm->pin(e.pid, m.value, 3 * MiB, T0);
     REQUIRE(p1.ok());
     CHECK(e.vm->pinned_bytes(e.pid) == 3 * MiB);
+    e.vm->complete_io(p1.done);   // pages reclaim took meanwhile come back by the pin's end
     for (std::uint64_t a = 0; a < 3 * MiB; a += P) {
         INFO("page " << a / P);
         CHECK(e.vm->present(e.pid, m.value + a));
@@ -819,6 +820,8 @@ TEST_CASE("vm: a major fault costs the SSD read plus major-fault", "[os][vm][rec
     CHECK(r.done == us(1000) + us(10) + ns(20) + us(50) + us(1));   // major-fault + pte + SSD read
     CHECK(e.counter("faults_major") == 1);
     CHECK(e.counter("swap_ins") == 1);
+    CHECK(e.ssd->free_slots() == slots0 - 1);   // read until 1051 us, mapped then (README "Reads in flight")
+    e.vm->complete_io(r.done);
     CHECK(e.ssd->free_slots() == slots0);
     CHECK(read_page(e, m.value) == pattern(42));
     std::uint64_t pa = 0;
