@@ -6,6 +6,7 @@
 
 #include "models/userlib/buffer_guard.hpp"
 #include "system.hpp"
+#include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 
 namespace vrdmasim {
@@ -166,6 +167,10 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                                    : std::string())});
         // The guard: a race only where nothing kept the program off the
         // buffer (nonblocking, unguarded) and it did touch one in flight.
+        // fileserve: every request answered once, bytes served verified,
+        // the SSD read at least what the cache missed, nothing left pinned.
+        if (const auto* fsw = dynamic_cast<const FileserveWorkload*>(w.get()))
+            for (const auto& [name, detail] : fsw->self_check()) out.push_back({name, job + detail});
         if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
             const bool unguarded = o->unguarded();
             if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))

@@ -571,10 +571,15 @@ System::System(const SimContext& ctx)
     smmu_enabled_ = c[params_of<SmmuParams>().enabled];
     // Job p: process p of every node, running its own copy of the workload.
     const unsigned jobs = static_cast<unsigned>(c[params_of<NodeParams>().processes]);
+    // Each node's file system for the fileserve workload (Node::file_system()
+    // on a node that has one; nullptr elsewhere).
+    std::vector<FileSystem*> files;
+    if (FileSystem::configured(c))
+        for (auto& node : nodes_) files.push_back(node->fs ? &node->file_system() : nullptr);
     for (unsigned p = 0; p < jobs; ++p) {
         std::vector<App*> apps;
         for (auto& node : nodes_) apps.push_back(&node->process(p));
-        workloads_.push_back(Workload::create(ctx, apps, p));
+        workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
     }
     // The kernel's daemons run until every job is done, so that the
