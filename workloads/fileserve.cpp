@@ -364,14 +364,18 @@ void FileserveWorkload::server(App& app) {
     ssd_bytes0_ = stat_now(g + ".ssd.file_bytes");
 
     const std::uint64_t total = clients_.size() * requests_;
-    std::vector<msg::Endpoint::Request> recvs(slots);
+    // The receives posted, each with its own inbox slot (`at`).
+    std::vector<msg::Endpoint::Request> recvs;
+    std::vector<std::uint64_t> at;
     std::uint64_t posted = 0;
-    for (std::uint64_t s = 0; s < slots && posted < total; ++s, ++posted)
-        recvs[s] = ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire));
-    recvs.resize(std::min<std::uint64_t>(slots, total));
+    for (std::uint64_t s = 0; s < slots && posted < total; ++s, ++posted) {
+        recvs.push_back(ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire)));
+        at.push_back(s);
+    }
     for (std::uint64_t handled = 0; handled < total; ++handled) {
-        const std::size_t s = ep.wait_any(recvs);
-        const msg::Status st = ep.wait(recvs[s]);
+        const std::size_t k = ep.wait_any(recvs);
+        const msg::Status st = ep.wait(recvs[k]);
+        const std::uint64_t s = at[k];
         Wire w;
         if (!st.ok || st.len != sizeof(Wire) || !app.debug_read(inbox + s * sizeof(Wire), reinterpret_cast<unsigned char*>(&w), sizeof(Wire)))
             throw std::runtime_error(app.group() + ": fileserve: a request message could not be received");
@@ -400,10 +404,11 @@ void FileserveWorkload::server(App& app) {
         app.debug_write(out, reinterpret_cast<const unsigned char*>(&rep), sizeof(Reply));
         ep.send(st.source, kReplyTag + w.slot, out, sizeof(Reply));
         if (posted < total) {
-            recvs[s] = ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire));
+            recvs[k] = ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire));
             ++posted;
         } else {
-            recvs.erase(recvs.begin() + static_cast<std::ptrdiff_t>(s));
+            recvs.erase(recvs.begin() + static_cast<std::ptrdiff_t>(k));
+            at.erase(at.begin() + static_cast<std::ptrdiff_t>(k));
         }
     }
     // The measured phase ends with the last reply sent.

@@ -199,7 +199,7 @@ VmResult Vm::read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std:
                                        std::to_string(of->file) + " is wrong in the page cache");
         // copy_to_user: the destination pages fault in as the copy reaches them
         for (std::uint64_t done = 0; done < n;) {
-            const std::uint64_t dst = buf + copied + done;
+            const std::uint64_t dst = buf + copied;   // `copied` already counts this page's `done` bytes
             const std::uint64_t k = std::min(n - done, kPage - (dst & (kPage - 1)));
             std::uint64_t next = 0, pa = 0;
             e = fault_page(m, *c.p, dst, true, c.w, next);
