@@ -329,15 +329,18 @@ void FileserveWorkload::server(App& app) {
     const std::uint64_t inbox = app.alloc(slots * sizeof(Wire), true);
     const std::uint64_t outbox = app.alloc(slots * sizeof(Reply), true);
     records_ = app.alloc_locked(std::max(nbuf_, window_) * sizeof(CompletionRecord));
-    const sc_time r0 = app.now();
+    sc_time r0 = app.now();   // registration: the bounce buffer's, or the file mappings the engine reads
     if (method_ == Method::ReadCopy) {
         bounce_ = app.alloc(span_, true);
+        r0 = app.now();
         if (!app.register_buffer(bounce_, span_, false))
             throw std::runtime_error(app.group() + ": fileserve: the bounce buffer cannot be registered");
     } else if (method_ == Method::Pipeline) {
-        bounce_ = app.alloc(nbuf_ * chunk_, true);
+        bounce_ = app.alloc(nbuf_ * chunk_, true);   // registered chunk by chunk
+        r0 = app.now();
     } else if (method_ == Method::KernelCopy) {
-        sockbuf_ = app.alloc_locked(window_ * packet_);
+        sockbuf_ = app.alloc_locked(window_ * packet_);   // kernel memory, locked: no registration
+        r0 = app.now();
     } else {
         for (unsigned f = 0; f < files_; ++f) {
             const VmResult r = vm.mmap_file(app.pid(), fds_[f], 0, file_size_, Prot::Read, false, app.now());
