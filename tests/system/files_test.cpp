@@ -16,7 +16,7 @@
 
 using namespace vrdmasim;
 
-TEST_CASE("files: every node of the board reads the SSD's files; off the SSD's FPGA over the board network",
+TEST_CASE("files: every node of the board reads the SSD's files, those off its FPGA over the board network",
           "[files]") {
     SystemSim sim({{"topology.nodes", "4"}, {"fs.files", "2"}, {"fs.file-size", "256KiB"}, {"fs.ssd-fpga", "2"}});
     Node& ssd_node = sim.sys->node(2);

@@ -9,11 +9,14 @@
 // One simulation per TEST_CASE.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "system.hpp"
 #include "system_sim.hpp"
+#include "temp_dir.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
@@ -80,8 +83,25 @@ TEST_CASE("remote files: one command's latency is request + server CPU + SSD + d
         FileSystem::content(1, 8 * 4 * KiB, want.data(), want.size());
         ok = r.ok() && r.value == 4 * KiB && got == want;
     });
+    vrdmasim_test::TempDir dir;
+    sim.tracer.open(dir / "trace.json", dir / "run.log");
     sim.run();
+    sim.tracer.close();
     REQUIRE(ok);
+    // The trace's spans on the nodes' ssd tracks, --log naming requester,
+    // SSD node and bytes.
+    auto slurp = [](const std::string& path) {
+        std::ifstream in(path);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    const std::string trace = slurp(dir / "trace.json"), log = slurp(dir / "run.log");
+    CHECK(trace.find("\"remote file read\"") != std::string::npos);
+    CHECK(trace.find("\"serve remote read\"") != std::string::npos);
+    CHECK(log.find("remote file read: node2 -> SSD on node3, file 1 [32768, +4096) 4096 bytes") != std::string::npos);
+    CHECK(log.find("served remote file read of node2: file 1 [32768, +4096) 4096 bytes") != std::string::npos);
+    CHECK(log.find("read from the SSD of node3 over the board network") != std::string::npos);
     CHECK(sim.counter("node2.remote_fs.reads") == 1);
     CHECK(sim.counter("node2.remote_fs.bytes_delivered") == 4 * KiB);
     CHECK(sim.counter("node2.remote_fs.packets_in") == 16);   // 4 KiB in packets of dma.packet-size = 256 B
