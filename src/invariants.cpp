@@ -145,6 +145,29 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
                                                      "end of a finished run"});
 }
 
+// Files read over the board network (models/os/remote_block.hpp): every
+// command a node sent was served once by its SSD node and answered with
+// every byte it asked for; none is left outstanding.
+void check_remote_files(System& sys, std::vector<Violation>& out) {
+    std::uint64_t reads = 0, served = 0, asked = 0, delivered = 0, sent = 0, outstanding = 0;
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        const Node& n = sys.node(i);
+        if (!n.remote_fs) continue;
+        reads += n.remote_fs->reads();
+        served += n.remote_fs->served();
+        asked += n.remote_fs->bytes_requested();
+        delivered += n.remote_fs->bytes_delivered();
+        sent += n.remote_fs->served_bytes();
+        outstanding += n.remote_fs->outstanding();
+    }
+    if (reads != served || asked != delivered || sent != delivered || outstanding > 0)
+        out.push_back({"remote-file-reads", std::to_string(reads) + " remote file reads sent, " +
+                                                std::to_string(served) + " served; " + std::to_string(asked) +
+                                                " B asked, " + std::to_string(sent) + " B sent, " +
+                                                std::to_string(delivered) + " B delivered; " +
+                                                std::to_string(outstanding) + " outstanding"});
+}
+
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
     const double run_us = f.run_s * 1e6;
@@ -291,6 +314,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     }
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
+    check_remote_files(sys, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

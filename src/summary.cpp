@@ -81,6 +81,7 @@ MetricRegistry build_summary_metrics() {
     Smmu500::declare_metrics(reg);
     Vm::declare_metrics(reg);
     FileSystem::declare_metrics(reg);
+    RemoteBlock::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
     MsgStats::declare_metrics(reg);

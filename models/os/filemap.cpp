@@ -129,11 +129,13 @@ void peek_file(Mm& m, const Vma& v, std::uint64_t va, unsigned char* out, std::u
 
 using namespace mm;
 
-void Vm::set_file_system(FileSystem& fs) {
+void Vm::set_file_system(FileSystem& fs) { set_file_system(fs, fs); }
+
+void Vm::set_file_system(FileSystem& fs, FileReader& reader) {
     Mm& m = *mm_;
     std::string prefix = m.prefix;
     if (prefix.size() > 3 && prefix.compare(prefix.size() - 3, 3, ".vm") == 0) prefix.resize(prefix.size() - 3);
-    m.cache = std::make_shared<PageCache>(fs, m.ctx.stats, prefix + ".pagecache");
+    m.cache = std::make_shared<PageCache>(fs, reader, m.ctx.stats, prefix + ".pagecache");
     m.cache->copy_bytes_per_s = m.ctx.config[params_of<VmParams>().copy_rate] / 8;
 }
 
