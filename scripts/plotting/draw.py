@@ -106,18 +106,25 @@ def draw_panel(ax, series, facet, xscale, yscale, title, legend=True):
         if not pts:
             continue
         xs = [categories.index(p.x.text) if xscale is None else p.x.number for p in pts]
-        ax.plot(xs, [p.y for p in pts], marker=MARKERS[n % len(MARKERS)],
+        # The same colour and marker for a line in every panel.
+        ax.plot(xs, [p.y for p in pts], marker=MARKERS[n % len(MARKERS)], color="C%d" % (n % 10),
                 label=g if series.groups else None)
         drawn = True
     if not drawn:
         ax.text(0.5, 0.5, "no point", ha="center", va="center", transform=ax.transAxes)
-    if xscale is None:
+        ax.set_xticks([])
+        ax.set_yticks([])
+    if xscale is None and drawn:
         ax.set_xticks(range(len(categories)))
         ax.set_xticklabels(categories, rotation=30 if max(len(c) for c in categories) > 6 else 0)
     elif drawn:
         _numeric_x(ax, series, xscale)
     if drawn:
         ax.set_yscale(yscale)
+        if yscale == "log":
+            from matplotlib.ticker import LogFormatter
+            ax.yaxis.set_major_formatter(LogFormatter())   # 40, not 4x10^1
+            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     ax.grid(True, which="both", alpha=0.3)
     if title:
         ax.set_title(title, fontsize="medium")
