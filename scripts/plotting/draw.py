@@ -191,6 +191,7 @@ def plot_one(plt, series, base, where, xmode, ymode, formats):
     paths = save(fig, base, formats)
     plt.close(fig)
     write_csv(base + ".csv", series)
+    print("%s: x %s, y %s" % (base, xscale or "categories", yscale))
     return paths + [base + ".csv"]
 
 
@@ -198,10 +199,13 @@ def plot_stacked(plt, all_series, base, where, xmode, ymode, formats):
     """One figure, one panel per metric (no facets), sharing x. Each
     metric's numbers still go to its own CSV (base.METRIC.csv)."""
     n = len(all_series)
+    scales = []
     fig, axes = plt.subplots(n, 1, squeeze=False, sharex=True, figsize=(6.4, 3.2 * n + 0.4))
     for i, s in enumerate(all_series):
         ax = axes[i][0]
-        draw_panel(ax, s, s.facet_values()[0], x_scale(s, xmode), y_scale(s, ymode), None, legend=(i == 0))
+        xscale, yscale = x_scale(s, xmode), y_scale(s, ymode)
+        scales.append("%s: y %s" % (s.metric, yscale))
+        draw_panel(ax, s, s.facet_values()[0], xscale, yscale, None, legend=(i == 0))
         ax.set_ylabel(y_label(s))
         if i == n - 1:
             ax.set_xlabel(x_label(s))
@@ -209,6 +213,7 @@ def plot_stacked(plt, all_series, base, where, xmode, ymode, formats):
     fig.tight_layout()
     paths = save(fig, base, formats)
     plt.close(fig)
+    print("%s: x %s, %s" % (base, x_scale(all_series[0], xmode) or "categories", ", ".join(scales)))
     for s in all_series:
         write_csv("%s.%s.csv" % (base, safe_name(s.metric)), s)
         paths.append("%s.%s.csv" % (base, safe_name(s.metric)))
