@@ -80,12 +80,13 @@ def list_columns(results, units):
         print("  %-32s %s" % (m, "[%s]" % (u or "count")))
 
 
-def default_x(results, where):
-    fixed = {k for k, _ in where}
+def default_x(results, where, named):
+    fixed = {k for k, _ in where} | set(named)
     varying = [k for k in results.swept_keys if k not in fixed and len(results.values(k)) > 1]
     if len(varying) != 1:
         raise res.InputError("say which key is on the x axis (--x KEY): %s" % (
-            "the swept keys that vary are " + ", ".join(varying) if varying else "no swept key varies"))
+            "the swept keys that vary (and are not grouped, faceted or fixed) are " + ", ".join(varying)
+            if varying else "no swept key is left to vary"))
     return varying[0]
 
 
@@ -99,8 +100,8 @@ def plan(args, results, units):
     if bad or not formats:
         raise res.InputError("--format %s: png, svg or pdf" % args.format)
     where = ser.parse_where(args.where, results)
-    x = args.x or default_x(results, where)
     groups, facets = split_keys(args.group), split_keys(args.facet)
+    x = args.x or default_x(results, where, groups + facets)
     if len(facets) > 2:
         raise res.InputError("--facet: at most two keys (panel rows, columns), got %s" % ", ".join(facets))
     if len(set(args.metrics)) != len(args.metrics):
