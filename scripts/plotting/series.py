@@ -123,7 +123,7 @@ def build(results, metric, x, groups, facets, where, units, check_keys=None):
             per_line.setdefault((_label(r, facets), _label(r, groups)), set()).add(r.get(k, ""))
         mixed = [vals for vals in per_line.values() if len(vals) > 1]
         if mixed:
-            vals = sorted(set().union(*mixed))
+            vals = [v for v in results.values(k, rows) if v in set().union(*mixed)]   # in sweep order
             raise InputError("swept key %s varies within a line (values %s): add --group %s or --facet %s, or fix "
                              "it with --where %s=%s" % (k, ", ".join(v or NOT_SET for v in vals), k, k, k,
                                                         vals[0] or "VALUE"))
