@@ -168,6 +168,18 @@ void check_remote_files(System& sys, std::vector<Violation>& out) {
                                                 std::to_string(outstanding) + " outstanding"});
 }
 
+// A workload that announces its total (the progress line's ETA divides by
+// it) finished exactly that many transfers.
+void check_planned_transfers(System& sys, std::vector<Violation>& out) {
+    for (const auto& w : sys.workloads()) {
+        const std::uint64_t planned = w->planned_transfers(), done = w->log().transfers.value();
+        if (planned > 0 && planned != done)
+            out.push_back({"planned-transfers", (w->job() == 0 ? "" : "job " + std::to_string(w->job()) + ": ") +
+                                                    w->kind() + " announced " + std::to_string(planned) +
+                                                    " transfers but finished " + std::to_string(done)});
+    }
+}
+
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
     const double run_us = f.run_s * 1e6;
@@ -315,6 +327,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);
+    check_planned_transfers(sys, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

@@ -110,6 +110,10 @@ public:
     // found corrupted by the application's own race (overlap, unguarded):
     // delivered, not verified equal, and not a simulator failure.
     virtual std::uint64_t raced_bytes() const { return 0; }
+    // Transfers the workload will have finished (log().transfers) when it
+    // ends, if it knows in advance; 0 if not. Only the progress line's
+    // ETA uses it (src/progress.hpp).
+    virtual std::uint64_t planned_transfers() const { return 0; }
     // Called once, by the last program to end (the system stops its
     // background daemons then, so the simulation can end).
     void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }

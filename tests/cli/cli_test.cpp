@@ -453,7 +453,7 @@ TEST_CASE("help prints the usage and exits 0", "[cli]") {
     const Result r = run_exe({"run", "--help"}, tmp.path());
     INFO(describe(r));
     CHECK(r.status == 0);
-    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "vrdmasim params"})
+    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "--no-progress", "vrdmasim params"})
         CHECK(contains(r.out, text));
     CHECK(listing(tmp.path()).empty());
 }
