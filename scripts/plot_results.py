@@ -13,6 +13,11 @@ RESULTS.csv is a `vrdmasim sweep` results.csv, or several merged with
   bandwidth.png, bandwidth.svg  throughput against message size, log-log
                               (panels: one row per state, one column per vm.thp;
                               one line per strategy, fault-tolerant per policy)
+  latency.csv, bandwidth.csv  the plotted numbers (state, THP, x, x_value,
+                              group, y, point)
+
+The figures are drawn by scripts/plot.py's library (scripts/plotting/), the
+general tool: any metric against any swept key (README "Plotting results").
 
 Columns used: `workload.message-size`, `latency_us_p50`, `throughput_gbps`, and
 the strategy: `strategy` (summary column) or else `rdma.strategy` (swept key).
@@ -112,6 +117,9 @@ class Point:
                 name += " %s=%s" % (k.split(".", 1)[-1], row[k])
         self.series = name
         self.size = parse_size(row.get(MESSAGE, ""))
+        self.size_text = row.get(MESSAGE, "")
+        self.latency_text, self.gbps_text = row.get(LATENCY, ""), row.get(THROUGHPUT, "")
+        self.point = row.get("point", "")
         self.ok = row.get("status", "ok") == "ok"
         self.latency = number(row.get(LATENCY)) if self.ok else None
         self.gbps = number(row.get(THROUGHPUT)) if self.ok else None
@@ -222,51 +230,37 @@ def write_table(path, source, states, thps, series, cells, failed, anonymous):
 
 
 def plot(out, states, thps, series, cells):
+    """The figures, drawn by scripts/plot.py's library: panels state x THP,
+    one line per series, against message size, log-log."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from plotting import draw, results as res, series as ser
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import FuncFormatter
-    except ImportError:
-        die("matplotlib is missing (scripts/setup.sh installs python3-matplotlib); table.md is written", 1)
-    markers = "osD^v<>phX*"
-    for metric, attr, ylabel in (("latency", "latency", "latency p50 (us)"),
-                                 ("bandwidth", "gbps", "throughput (Gb/s)")):
-        fig, axes = plt.subplots(len(states), len(thps), squeeze=False, sharex=True,
-                                 figsize=(4.8 * len(thps), 3.6 * len(states)))
-        for i, state in enumerate(states):
-            for j, thp in enumerate(thps):
-                ax = axes[i][j]
-                drawn = False
-                for n, s in enumerate(series):
-                    xs, ys = [], []
-                    for (st, se, th, size), p in sorted(cells.items(), key=lambda kv: kv[0][3]):
-                        v = getattr(p, attr)
-                        if st == state and se == s and th == thp and v is not None and v > 0:
-                            xs.append(size)
-                            ys.append(v)
-                    if xs:
-                        ax.plot(xs, ys, marker=markers[n % len(markers)], label=s)
-                        drawn = True
-                ax.set_title("%s, THP %s" % (state, thp))
-                if drawn:
-                    ax.set_xscale("log", base=2)
-                    ax.set_yscale("log")
-                    # Sizes as people write them: 4 KiB, 1 MiB, ...
-                    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: fmt_size(int(round(v)))))
-                    ax.legend(fontsize="small")
-                else:
-                    ax.text(0.5, 0.5, "no successful point", ha="center", va="center",
-                            transform=ax.transAxes)
-                ax.grid(True, which="both", alpha=0.3)
-                if i == len(states) - 1:
-                    ax.set_xlabel("message size")
-                if j == 0:
-                    ax.set_ylabel(ylabel)
-        fig.tight_layout()
-        for ext in ("png", "svg"):
-            fig.savefig(os.path.join(out, "%s.%s" % (metric, ext)))
-        plt.close(fig)
+        plt = draw.import_pyplot()
+    except RuntimeError as e:
+        die(str(e) + "; table.md is written", 1)
+    header = ["point", "status", "state", "THP", "series", MESSAGE, LATENCY, THROUGHPUT]
+    rows = []
+    for (state, name, thp, size), p in sorted(cells.items(), key=lambda kv: (
+            states.index(kv[0][0]), thps.index(kv[0][2]), series.index(kv[0][1]), kv[0][3])):
+        if not p.ok:
+            continue
+        # As results.csv writes them; none <= 0 (log axes).
+        positive = lambda v, text: "" if v is None or v <= 0 else text   # noqa: E731
+        rows.append({"point": p.point, "status": "ok", "state": state, "THP": thp, "series": name,
+                     MESSAGE: p.size_text, LATENCY: positive(p.latency, p.latency_text),
+                     THROUGHPUT: positive(p.gbps, p.gbps_text)})
+    if not rows:
+        print("plot_results: no successful point to plot", file=sys.stderr)
+        return
+    results = res.Results("results.csv", header, rows, swept_keys=[])
+    units = res.metric_units(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for name, metric in (("latency", LATENCY), ("bandwidth", THROUGHPUT)):
+        try:
+            s = ser.build(results, metric, MESSAGE, ["series"], ["state", "THP"], [], units, check_keys=[])
+        except res.InputError as e:
+            print("plot_results: %s not plotted: %s" % (name, e), file=sys.stderr)
+            continue
+        draw.plot_one(plt, s, os.path.join(out, name), [], "log", "log", ["png", "svg"])
 
 
 if __name__ == "__main__":

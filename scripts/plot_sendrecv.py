@@ -3,7 +3,8 @@
 (configs/sweeps/sendrecv-bandwidth.ini, whose runs have no latency samples)
 against message size by protocol, from a sweep's results.csv: writes
 OUTDIR/sendrecv.md (the table) and, with matplotlib, OUTDIR/sendrecv.png and
-.svg (the figure), and prints the table and the crossover sizes (the
+.svg (the figure, drawn by scripts/plot.py's library) and sendrecv.csv (its
+numbers), and prints the table and the crossover sizes (the
 smallest size from which each rendezvous stays better than eager).
 
     python3 scripts/plot_sendrecv.py vrdmasim-out/sendrecv/results.csv vrdmasim-out/sendrecv/plots
@@ -37,9 +38,11 @@ def main(argv):
     bandwidth = all(r["latency_us_p50"] in ("", "0") for r in rows)
     column, what = ("throughput_gbps", "Gb/s") if bandwidth else ("latency_us_p50", "p50 (us)")
     better = (lambda a, b: a > b) if bandwidth else (lambda a, b: a < b)
-    lat = {}
+    lat, raw = {}, {}
     for r in rows:
-        lat.setdefault(protocol(r), {})[size_bytes(r["workload.message-size"])] = float(r[column])
+        size = size_bytes(r["workload.message-size"])
+        lat.setdefault(protocol(r), {})[size] = float(r[column])
+        raw[(protocol(r), size)] = (r[column], r["point"])   # the figure's CSV: as results.csv has it
     sizes = sorted({s for v in lat.values() for s in v})
     protos = ["eager"] + sorted(p for p in lat if p != "eager")
     lines = ["| message | " + " | ".join(p + " " + what for p in protos) + " |",
@@ -59,27 +62,26 @@ def main(argv):
     os.makedirs(argv[2], exist_ok=True)
     open(os.path.join(argv[2], "sendrecv.md"), "w").write(text)
     print(text, end="")
+    plot(argv[2], protos, lat, raw, column)
+
+
+def plot(out, protos, lat, raw, column):
+    """The figure, by scripts/plot.py's library: one line per protocol
+    against message size, log-log; sendrecv.csv holds the plotted numbers."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from plotting import draw, results as res, series as ser
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+        plt = draw.import_pyplot()
+    except RuntimeError:
         print("(matplotlib not installed: table only)")
         return
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for p in protos:
-        xs = sorted(lat[p])
-        ax.plot(xs, [lat[p][x] for x in xs], marker="o", label=p)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (B)")
-    ax.set_ylabel("throughput (Gb/s)" if bandwidth else "one-way latency p50 (us)")
-    ax.set_title("two-sided send/receive: eager against rendezvous")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    for ext in ("png", "svg"):
-        fig.savefig(os.path.join(argv[2], "sendrecv." + ext))
+    size_key = "workload.message-size"
+    rows = [{"point": raw[(p, s)][1], "status": "ok", "protocol": p, size_key: "%dB" % s, column: raw[(p, s)][0]}
+            for p in protos for s in sorted(lat[p])]
+    results = res.Results("results.csv", ["point", "status", "protocol", size_key, column], rows, swept_keys=[])
+    units = res.metric_units(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    series = ser.build(results, column, size_key, ["protocol"], [], [], units, check_keys=[])
+    draw.plot_one(plt, series, os.path.join(out, "sendrecv"), [], "log", "log", ["png", "svg"])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # states x fault-tolerant / pin / prefault / pin-static / pin-deferred, and
 # the pin-down cache sweep),
 # two points at a time, merged into OUT/results.csv, then tables and plots
-# in OUT/plots (scripts/plot_results.py).
+# in OUT/plots (scripts/plot_results.py, whose figures scripts/plot.py's
+# library draws; any other metric: scripts/plot.py OUT/results.csv METRIC ...).
 #   scripts/thesis.sh [OUT]        (from anywhere; OUT defaults to vrdmasim-out/thesis)
 # Resumable: run it again on the same OUT and done points are skipped.
 # Exit status: 0 all points ok; 1 some point failed (the rest still ran, are

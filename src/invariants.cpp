@@ -6,6 +6,7 @@
 
 #include "models/userlib/buffer_guard.hpp"
 #include "system.hpp"
+#include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 
 namespace vrdmasim {
@@ -144,6 +145,41 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
                                                      "end of a finished run"});
 }
 
+// Files read over the board network (models/os/remote_block.hpp): every
+// command a node sent was served once by its SSD node and answered with
+// every byte it asked for; none is left outstanding.
+void check_remote_files(System& sys, std::vector<Violation>& out) {
+    std::uint64_t reads = 0, served = 0, asked = 0, delivered = 0, sent = 0, outstanding = 0;
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        const Node& n = sys.node(i);
+        if (!n.remote_fs) continue;
+        reads += n.remote_fs->reads();
+        served += n.remote_fs->served();
+        asked += n.remote_fs->bytes_requested();
+        delivered += n.remote_fs->bytes_delivered();
+        sent += n.remote_fs->served_bytes();
+        outstanding += n.remote_fs->outstanding();
+    }
+    if (reads != served || asked != delivered || sent != delivered || outstanding > 0)
+        out.push_back({"remote-file-reads", std::to_string(reads) + " remote file reads sent, " +
+                                                std::to_string(served) + " served; " + std::to_string(asked) +
+                                                " B asked, " + std::to_string(sent) + " B sent, " +
+                                                std::to_string(delivered) + " B delivered; " +
+                                                std::to_string(outstanding) + " outstanding"});
+}
+
+// A workload that announces its total (the progress line's ETA divides by
+// it) finished exactly that many transfers.
+void check_planned_transfers(System& sys, std::vector<Violation>& out) {
+    for (const auto& w : sys.workloads()) {
+        const std::uint64_t planned = w->planned_transfers(), done = w->log().transfers.value();
+        if (planned > 0 && planned != done)
+            out.push_back({"planned-transfers", (w->job() == 0 ? "" : "job " + std::to_string(w->job()) + ": ") +
+                                                    w->kind() + " announced " + std::to_string(planned) +
+                                                    " transfers but finished " + std::to_string(done)});
+    }
+}
+
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
     const double run_us = f.run_s * 1e6;
@@ -166,6 +202,10 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                                    : std::string())});
         // The guard: a race only where nothing kept the program off the
         // buffer (nonblocking, unguarded) and it did touch one in flight.
+        // fileserve: every request answered once, bytes served verified,
+        // the SSD read at least what the cache missed, nothing left pinned.
+        if (const auto* fsw = dynamic_cast<const FileserveWorkload*>(w.get()))
+            for (const auto& [name, detail] : fsw->self_check()) out.push_back({name, job + detail});
         if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
             const bool unguarded = o->unguarded();
             if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))
@@ -298,6 +338,8 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     }
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
+    check_remote_files(sys, out);
+    check_planned_transfers(sys, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

@@ -22,6 +22,7 @@
 #include "core/output_dir.hpp"
 #include "invariants.hpp"
 #include "physical_engine.hpp"
+#include "progress.hpp"
 #include "models/dma/shadow_translator.hpp"
 #include "summary.hpp"
 #include "system.hpp"
@@ -91,7 +92,31 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
 }
 
 void print_usage(std::ostream& os) {
-    os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n";
+    os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]"
+          " [--no-progress]\n";
+}
+
+// The simulation itself, to sim.time-limit or until no event is left. On a
+// terminal, with a progress line (src/progress.hpp): sliced, so that the
+// line can be drawn between slices, to the same events in the same order.
+void simulate(System& sys, bool progress) {
+    if (!progress) {
+        sc_core::sc_start(sys.time_limit(), sc_core::SC_EXIT_ON_STARVATION);
+        return;
+    }
+    auto counts = [&sys]() {
+        RunProgress::Counts c;
+        bool known = true;
+        for (const auto& w : sys.workloads()) {
+            c.done += w->log().transfers.value();
+            const std::uint64_t planned = w->planned_transfers();
+            known = known && planned > 0;
+            c.total += planned;
+        }
+        if (!known) c.total = 0;
+        return c;
+    };
+    RunProgress(std::cerr, counts, sys.time_limit()).simulate();
 }
 
 }  // namespace
@@ -105,13 +130,15 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         ("trace", "write trace.json (Chrome/Perfetto trace events)")
         ("log", "write events.log (narrated timeline)")
         ("quiet,q", "print nothing but errors")
+        ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
+         "second of host time)")
         ("config", po::value<std::vector<std::string>>(), "config files, applied in order");
     po::positional_options_description pos;
     pos.add("config", -1);
 
     Config cfg(reg);
     std::string out;
-    bool trace = false, narrate = false, quiet = false;
+    bool trace = false, narrate = false, quiet = false, progress = false;
     // "--section.key value" is the same as "--section.key=value" for declared
     // parameters (otherwise the value would be taken for a config file).
     std::vector<std::string> joined;
@@ -152,6 +179,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         trace = vm.count("trace") > 0;
         narrate = vm.count("log") > 0;
         quiet = vm.count("quiet") > 0;
+        progress = RunProgress::wanted(vm.count("no-progress") > 0, quiet);
         check_out_dir(out);
     } catch (const ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
@@ -210,7 +238,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const auto host_start = std::chrono::steady_clock::now();
     std::string sim_error;
     try {
-        sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION);
+        simulate(*sys, progress);
     } catch (const sc_core::sc_report& r) {
         // An exception thrown inside a process reaches here as SystemC's
         // report of it: its message alone, without SystemC's file and line.

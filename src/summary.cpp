@@ -6,6 +6,7 @@
 #include "workloads/app.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 #include "workloads/messaging/stats.hpp"
 #include "workloads/stream.hpp"
@@ -80,6 +81,7 @@ MetricRegistry build_summary_metrics() {
     Smmu500::declare_metrics(reg);
     Vm::declare_metrics(reg);
     FileSystem::declare_metrics(reg);
+    RemoteBlock::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
     MsgStats::declare_metrics(reg);
@@ -95,6 +97,7 @@ MetricRegistry build_summary_metrics() {
     StreamWorkload::declare_metrics(reg);
     BufferGuard::declare_metrics(reg);
     OverlapWorkload::declare_metrics(reg);
+    FileserveWorkload::declare_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }

@@ -133,6 +133,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         fpga_ == static_cast<unsigned>(ctx.config[params_of<FsParams>().ssd_fpga])) {
         fs = std::make_unique<FileSystem>(ctx, ssd);   // the board's SSD is on this node's FPGA
         vm.set_file_system(*fs);
+        board_fs_ = fs.get();
     }
     if (ctx.config[params_of<SmmuParams>().enabled] && shadow_translation(ctx.config)) {
         wire_shadow_ni(ctx, procs);   // NetVM's NI: the engine bypasses the SMMU
@@ -276,11 +277,28 @@ void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
 FileSystem& Node::file_system() {
     const auto& P = params_of<FsParams>();
     if (!FileSystem::configured(config_)) throw config_.refuse(P.files, "no files (0): this run has no file system");
-    if (!fs)
-        throw config_.refuse(P.ssd_fpga, group + " is on FPGA " + std::to_string(fpga_) + " and the SSD on FPGA " +
-                                             std::to_string(config_[P.ssd_fpga]) +
-                                             ": reaching it over the intra-board network is not modelled");
-    return *fs;
+    if (!board_fs_) throw std::logic_error(group + ": the board's file system was not shared (System::share_files)");
+    return *board_fs_;
+}
+
+void Node::share_files(const SimContext& ctx, Node& ssd_node, std::uint32_t coord) {
+    // The block agent shares the NI with the engine: its packets leave
+    // through net_out, and the engine hands arriving block packets to it.
+    remote_fs = std::make_unique<RemoteBlock>(
+        ctx, group, index, coord, dma.packet_size(), cpu,
+        [this](tlm::tlm_generic_payload& gp, sc_core::sc_time head) { return dma.send_block_packet(gp, head); });
+    dma.on_block_packet([this](tlm::tlm_generic_payload& gp, const ExanetPacket& p, sc_core::sc_time tail) {
+        return remote_fs->receive(gp, p, tail);
+    });
+    if (&ssd_node == this) {
+        if (!fs) throw std::logic_error(group + ": serving files without the SSD");
+        remote_fs->serve(*fs);
+        return;
+    }
+    if (!ssd_node.fs || !ssd_node.remote_fs) throw std::logic_error(group + ": the board's SSD node is not serving");
+    remote_fs->connect(*ssd_node.remote_fs, *ssd_node.fs);
+    board_fs_ = ssd_node.fs.get();
+    vm.set_file_system(*board_fs_, *remote_fs);   // its own page cache over the board's files
 }
 
 std::uint32_t Node::stream_of(unsigned p) const { return dma.stream_id() + p; }
@@ -470,6 +488,39 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
     }
 }
 
+void System::check_files(const Config& c) const {
+    if (!FileSystem::configured(c)) return;
+    if (static_cast<unsigned>(c[params_of<FsParams>().ssd_fpga]) >= topology_.fpgas_per_board())
+        throw c.refuse(params_of<FsParams>().ssd_fpga,
+                       "the board has " + std::to_string(topology_.fpgas_per_board()) + " FPGAs");
+    // The SSD's data go to the board's other nodes in packets of
+    // dma.packet-size through the NI links and the board's links.
+    const std::uint64_t need = (2 + (c[params_of<PldmaParams>().packet_size] + kFlitBytes - 1) / kFlitBytes) * kFlitBytes;
+    for (const std::string key : {"ni.buffer", "link.buffer"})
+        if (c.size(key) < need)
+            throw c.refuse(params_of<PldmaParams>().packet_size,
+                           "the SSD's data packets to the board's other nodes take " + std::to_string(need) +
+                               " B with header and footer, more than " + key + " = " + std::to_string(c.size(key)) +
+                               " B holds (fs.files > 0)");
+}
+
+void System::share_files(const SimContext& ctx) {
+    if (!FileSystem::configured(ctx.config)) return;
+    // The node of FPGA fs.ssd-fpga of each board serves first, then the
+    // board's other nodes connect to it.
+    const auto ssd_fpga = static_cast<unsigned>(ctx.config[params_of<FsParams>().ssd_fpga]);
+    auto server_of = [&](unsigned i) {
+        Coord at = topology_.coord(i);
+        at.f = ssd_fpga;
+        if (!topology_.contains(at)) throw std::logic_error("topology: no FPGA " + std::to_string(ssd_fpga) + " on the board of " + topology_.name(i));
+        return topology_.node_of(at);
+    };
+    for (unsigned i = 0; i < nodes_.size(); ++i)
+        if (server_of(i) == i) nodes_[i]->share_files(ctx, *nodes_[i], coord(i));
+    for (unsigned i = 0; i < nodes_.size(); ++i)
+        if (server_of(i) != i) nodes_[i]->share_files(ctx, *nodes_[server_of(i)], coord(i));
+}
+
 Topology System::topology_from(const Config& c) {
     const std::string kind = c[params_of<TopologyParams>().kind];
     auto refuse = [&](const std::string& key, const std::string& why) { return c.refuse(key, why); };
@@ -523,10 +574,7 @@ System::System(const SimContext& ctx)
     check_buffer_guard(c);
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     check_physical(c);
-    if (FileSystem::configured(c) &&
-        static_cast<unsigned>(c[params_of<FsParams>().ssd_fpga]) >= topology_.fpgas_per_board())
-        throw c.refuse(params_of<FsParams>().ssd_fpga,
-                       "the board has " + std::to_string(topology_.fpgas_per_board()) + " FPGAs");
+    check_files(c);
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
@@ -534,6 +582,7 @@ System::System(const SimContext& ctx)
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));
     if (physical_mode(c))
         for (auto& node : nodes_) node->attach_physical(ctx, keys_);
+    share_files(ctx);
 
     // Router ports as topology.hpp numbers them: 0 the NI, then the other
     // FPGAs of the board (class `link`), then on F1 the off-board links
@@ -578,10 +627,15 @@ System::System(const SimContext& ctx)
     smmu_enabled_ = c[params_of<SmmuParams>().enabled];
     // Job p: process p of every node, running its own copy of the workload.
     const unsigned jobs = static_cast<unsigned>(c[params_of<NodeParams>().processes]);
+    // Each node's file system for the fileserve workload (Node::file_system()
+    // on a node that has one; nullptr elsewhere).
+    std::vector<FileSystem*> files;
+    if (FileSystem::configured(c))
+        for (auto& node : nodes_) files.push_back(node->fs ? &node->file_system() : nullptr);
     for (unsigned p = 0; p < jobs; ++p) {
         std::vector<App*> apps;
         for (auto& node : nodes_) apps.push_back(&node->process(p));
-        workloads_.push_back(Workload::create(ctx, apps, p));
+        workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
     }
     // The kernel's daemons run until every job is done, so that the

@@ -54,6 +54,7 @@
 #include "models/os/cpu.hpp"
 #include "models/os/filesystem.hpp"
 #include "models/os/frame_allocator.hpp"
+#include "models/os/remote_block.hpp"
 #include "models/os/shadow_pager.hpp"
 #include "models/os/smmu_driver.hpp"
 #include "models/os/ssd.hpp"
@@ -135,12 +136,19 @@ public:
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
     std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (processes in the Vm)
-    // Files on the QFDB's SSD (fs.files > 0), on the node of FPGA
-    // fs.ssd-fpga only: its Vm has the page cache. file_system() on a node
-    // of another FPGA is a ConfigError naming fs.ssd-fpga: reaching the SSD
-    // over the intra-board network is not modelled (README.md "Files").
+    // Files on the QFDB's SSD (fs.files > 0): the board's FileSystem lives
+    // on the node of FPGA fs.ssd-fpga (`fs`, null elsewhere); every node of
+    // the board has its own page cache over those files, and `remote_fs`
+    // carries the file reads of the other nodes to the SSD's node and its
+    // data back over the intra-board network (models/os/README.md "The SSD
+    // from another FPGA"). file_system(): the board's FileSystem, on any
+    // node (a ConfigError naming fs.files when there are none).
     std::unique_ptr<FileSystem> fs;
+    std::unique_ptr<RemoteBlock> remote_fs;
     FileSystem& file_system();
+    // System, once every node exists: `ssd_node` is this board's node of
+    // FPGA fs.ssd-fpga (this node itself: it serves the others).
+    void share_files(const SimContext& ctx, Node& ssd_node, std::uint32_t coord);
     // Physical-address mode (smmu.enabled = false with a registration
     // strategy, src/physical_engine.cpp): the ownership check on the
     // engine's memory path, bound by attach_physical.
@@ -153,6 +161,7 @@ public:
 private:
     const Config& config_;
     unsigned fpga_;
+    FileSystem* board_fs_ = nullptr;   // the board's file system (share_files)
     // At time 0: for each process, give it its channels (control words:
     // domain p + 1, enabled, AXI ID dma.axi-id + p); with the SMMU, make it
     // a process of the VM and have the driver attach it to a context bank
@@ -212,6 +221,11 @@ private:
     static void check_processes(const Config& c);
     // ConfigError for what physical-address mode is not built for (src/physical_engine.cpp).
     static void check_physical(const Config& c);
+    // Files: fs.ssd-fpga on the board, and the SSD's data packets
+    // (dma.packet-size) fitting the buffers they cross.
+    void check_files(const Config& c) const;
+    // Every node of a board reaches the board's SSD (share_files).
+    void share_files(const SimContext& ctx);
     PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;

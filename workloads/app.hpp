@@ -225,6 +225,12 @@ public:
     // Bring this process's clock back to the simulation's (a wait): after
     // it, every write an engine does will be dated no earlier.
     void sync_time() { qk_.sync(); }
+    // Move this process's clock to `t` (a call it made, e.g. to its Vm,
+    // returned then); nothing if `t` is not later than now().
+    void advance_to(sc_core::sc_time t) {
+        if (t > now()) qk_.set(t - sc_core::sc_time_stamp());
+        if (qk_.need_sync()) qk_.sync();
+    }
     CompletionRecord read_rx_record(std::uint64_t index);
     // Give ring entry `index` back (a posted store of a blank record), so
     // that a record not written yet reads as status 0 on the next lap: the

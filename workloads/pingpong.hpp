@@ -13,6 +13,8 @@ public:
     PingpongWorkload(const SimContext& ctx, App& a, App& b, unsigned job = 0);
     std::string kind() const override { return "pingpong"; }
     bool finished() const override { return done_a_ && done_b_; }
+    // A ping and a pong per iteration.
+    std::uint64_t planned_transfers() const override { return 2 * iterations_; }
 
 private:
     void ping(App& app);

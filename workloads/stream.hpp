@@ -21,6 +21,8 @@ public:
     // The sender's last completion, and (stream-notify = ring) the
     // receiver's last notification read.
     bool finished() const override { return finished_ && (!notify_ || notified_); }
+    // One transfer per message of total-bytes.
+    std::uint64_t planned_transfers() const override { return msg_ ? (total_ + msg_ - 1) / msg_ : 0; }
 
 private:
     void sender(App& app);

@@ -9,6 +9,7 @@
 #include "models/smmu/smmu500.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 #include "workloads/pingpong.hpp"
 #include "workloads/sendrecv.hpp"
@@ -78,7 +79,7 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
                       "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
@@ -87,7 +88,8 @@ WorkloadParams::WorkloadParams()
                       "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
                       "contends for one lock or semaphore at lock.home-node (section [lock]); overlap: one process computes beside "
                       "its transfers in flight and touches their buffers now and then (section [overlap], "
-                      "rdma.buffer-guard)")),
+                      "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
+                      "clients on the other nodes (section [fileserve], fs.files)")),
       src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)")
                    .range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
@@ -186,9 +188,11 @@ void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
     reg.add(params_of<LockParams>().set);
     OverlapWorkload::declare_params(reg);
+    FileserveWorkload::declare_params(reg);
 }
 
-std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job) {
+std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+                                           const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap")
@@ -202,6 +206,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
                        "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant; "
                        "workload.kind = sendrecv measures two-sided latency and bandwidth between two nodes");
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps);
+    if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {

@@ -17,6 +17,8 @@
 
 namespace vrdmasim {
 
+class FileSystem;
+
 // The parameters of section [workload], declared in workload.cpp; read
 // through params_of<WorkloadParams>().
 struct WorkloadParams {
@@ -89,7 +91,10 @@ public:
     // for job `job` (process `job` of every node; its statistics under
     // stats_prefix(job)). Throws ConfigError for settings that do not fit
     // the system (a node that does not exist, a buffer larger than memory).
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0);
+    // `files`: each node's file system (nullptr where it has none; empty
+    // when the run has no files), for workload.kind = fileserve.
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0,
+                                            const std::vector<FileSystem*>& files = {});
     // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
     static std::string stats_prefix(unsigned job);
     unsigned job() const { return job_; }
@@ -105,6 +110,10 @@ public:
     // found corrupted by the application's own race (overlap, unguarded):
     // delivered, not verified equal, and not a simulator failure.
     virtual std::uint64_t raced_bytes() const { return 0; }
+    // Transfers the workload will have finished (log().transfers) when it
+    // ends, if it knows in advance; 0 if not. Only the progress line's
+    // ETA uses it (src/progress.hpp).
+    virtual std::uint64_t planned_transfers() const { return 0; }
     // Called once, by the last program to end (the system stops its
     // background daemons then, so the simulation can end).
     void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }

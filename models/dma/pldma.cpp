@@ -156,6 +156,21 @@ void Pldma::enable_credits(StatRegistry& stats, std::uint64_t per_destination) {
     transmit_.set_credits(&credits_);
 }
 
+sc_time Pldma::send_block_packet(tlm::tlm_generic_payload& gp, sc_time head) {
+    auto* p = gp.get_extension<ExanetPacket>();
+    if (!p || (p->header.type != PacketType::BlockRequest && p->header.type != PacketType::BlockData))
+        throw std::logic_error(std::string(name()) + ": send_block_packet of a packet that is not block I/O");
+    const sc_time t0 = sc_core::sc_time_stamp();
+    head = max_time(head, t0);
+    p->tail = max_time(p->tail, head);
+    sc_time d = head - t0;
+    net_out->b_transport(gp, d);
+    if (!gp.is_response_ok())
+        throw std::logic_error(std::string(name()) + ": the network refused a block I/O packet for node " +
+                               std::to_string(p->dst_node));
+    return t0 + d;
+}
+
 void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     stats_.transactions.inc();
     auto* p = gp.get_extension<ExanetPacket>();
@@ -198,6 +213,11 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         }
         break;
     case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;
+    case PacketType::BlockRequest:
+    case PacketType::BlockData:
+        if (block_fn_) done = block_fn_(gp, *p, tail);
+        else stats_.rx_errors.inc();
+        break;
     case PacketType::AtomicReply: {
         AtomicReplyWire r;
         if (gp.get_data_length() < sizeof r) {

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,18 @@ public:
     // NACKed, and `copy` puts it in place once the fault is resolved. A full
     // buffer holds the next packet back (the link's credits back up).
     void enable_netvm(NetvmCopyFn copy) { netvm_.enable(std::move(copy)); }
+    // Block I/O packets (PacketType::BlockRequest, BlockData; the OS's
+    // RemoteBlock, models/os/remote_block.hpp) share this NI with the
+    // engine: arriving ones go to `fn` (it returns when the packet has left
+    // the NI's buffer); without a handler they count in rx_errors.
+    using BlockPacketFn =
+        std::function<sc_core::sc_time(tlm::tlm_generic_payload&, const ExanetPacket&, sc_core::sc_time tail)>;
+    void on_block_packet(BlockPacketFn fn) { block_fn_ = std::move(fn); }
+    // Send a block I/O packet (header, footer and payload filled by the
+    // caller) out of net_out, its head ready at `head` (absolute, not
+    // before now); returns when its tail has left the NI (absolute).
+    // std::logic_error if the network refuses it (no route, too large).
+    sc_core::sc_time send_block_packet(tlm::tlm_generic_payload& gp, sc_core::sc_time head);
     // NetVM's sender credits (ni.translation = shadow with rdma.strategy =
     // netvm; credits.hpp): `per_destination` bytes per destination node;
     // statistics under this engine's name in `stats`.
@@ -186,6 +199,7 @@ private:
     ControlPackets control_;
     AtomicUnit atomics_;
     NetvmBuffer netvm_;
+    BlockPacketFn block_fn_;
     Receiver receiver_;
     ReadProtocol reads_;
     FaultRecovery recovery_;

@@ -28,6 +28,11 @@ enum class PacketType : std::uint8_t {
     AtomicReply = 4,     // its old value
     Completion = 6,
     Response = 10,   // ACK / NACK
+    // Block I/O between the FPGAs of a QFDB (models/os/remote_block.hpp): a
+    // file read command to the SSD's node, and its data coming back. Also
+    // numbers of this simulator's choosing.
+    BlockRequest = 12,
+    BlockData = 13,
 };
 
 constexpr unsigned kFlitBytes = 16;           // 128-bit flits

@@ -152,11 +152,13 @@ void peek_file(Mm& m, const Vma& v, std::uint64_t va, unsigned char* out, std::u
 
 using namespace mm;
 
-void Vm::set_file_system(FileSystem& fs) {
+void Vm::set_file_system(FileSystem& fs) { set_file_system(fs, fs); }
+
+void Vm::set_file_system(FileSystem& fs, FileReader& reader) {
     Mm& m = *mm_;
     std::string prefix = m.prefix;
     if (prefix.size() > 3 && prefix.compare(prefix.size() - 3, 3, ".vm") == 0) prefix.resize(prefix.size() - 3);
-    m.cache = std::make_shared<PageCache>(fs, m.ctx.stats, prefix + ".pagecache");
+    m.cache = std::make_shared<PageCache>(fs, reader, m.ctx.stats, prefix + ".pagecache");
     m.cache->copy_bytes_per_s = m.ctx.config[params_of<VmParams>().copy_rate] / 8;
 }
 
@@ -222,7 +224,7 @@ VmResult Vm::read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std:
                                        std::to_string(of->file) + " is wrong in the page cache");
         // copy_to_user: the destination pages fault in as the copy reaches them
         for (std::uint64_t done = 0; done < n;) {
-            const std::uint64_t dst = buf + copied + done;
+            const std::uint64_t dst = buf + copied;   // `copied` already counts this page's `done` bytes
             const std::uint64_t k = std::min(n - done, kPage - (dst & (kPage - 1)));
             std::uint64_t next = 0, pa = 0;
             e = fault_page(m, *c.p, dst, true, c.w, next);

@@ -22,9 +22,9 @@ FsParams::FsParams()
                                                "choice)")
                     .range("4KiB", "64GiB")),
       ssd_fpga(set.integer("ssd-fpga", "0",
-                           "FPGA of the QFDB (0-3) the M.2 SSD is attached to; nodes on other FPGAs have no file "
-                           "system (*estimate*: one M.2 SSD per QFDB, Chaix et al., H2RC 2019; which FPGA is not in "
-                           "our sources)")
+                           "FPGA of the QFDB (0-3) the M.2 SSD is attached to; nodes on the board's other FPGAs "
+                           "read its files over the intra-board network (one M.2 SSD per QFDB, Chaix et al., H2RC "
+                           "2019; *estimate*: which FPGA, and how the others reach it, is not in our sources)")
                    .range("0", "3")),
       ssd_size(set.size("ssd-size", "512GB",
                         "capacity of the QFDB's M.2 SSD: swap area plus files must fit (Chaix et al., H2RC 2019)")
@@ -40,7 +40,18 @@ FsParams::FsParams()
       readahead_page(set.time("readahead-page", "500ns",
                               "CPU per page read ahead: folio allocated, added to the page cache and to the bio "
                               "(*estimate* for a 1.5 GHz A53)")
-                         .range("0ps", "1ms")) {}
+                         .range("0ps", "1ms")),
+      remote_request(set.time("remote-request", "1us",
+                              "CPU of a node without the SSD per remote file read command: build the request, post "
+                              "it to the NI, take the completion (*estimate*: a block-layer submission and an "
+                              "interrupt on a 1.5 GHz A53; our sources do not say how the QFDB's other FPGAs reach "
+                              "the SSD)")
+                         .range("0ps", "1ms")),
+      remote_serve(set.time("remote-serve", "2us",
+                            "CPU of the SSD's node per remote command, before the SSD read: the request's "
+                            "interrupt, finding the extent, submitting the bio and setting up the reply's DMA "
+                            "(*estimate*, like an NBD/NVMe-oF target's per-command cost on a 1.5 GHz A53)")
+                       .range("0ps", "1ms")) {}
 
 void FileSystem::declare_params(ParamRegistry& reg) { reg.add(params_of<FsParams>().set); }
 

@@ -6,7 +6,9 @@
 // byte `offset` of file `f` is FileSystem::byte(f, offset), so every byte a
 // reader sees (read(), a file mapping, a DMA from page-cache pages) can be
 // checked. The page cache that serves the files is the Vm's (pagecache.hpp,
-// README.md "Files and the page cache").
+// README.md "Files and the page cache"). One FileSystem per QFDB, on the
+// node of FPGA fs.ssd-fpga; the board's other nodes cache the same files and
+// read them through a RemoteBlock (README.md "The SSD from another FPGA").
 #pragma once
 
 #include <cstdint>
@@ -32,9 +34,28 @@ struct FsParams {
     SizeParam readahead;
     TimeParam page_lookup;
     TimeParam readahead_page;
+    TimeParam remote_request;
+    TimeParam remote_serve;
 };
 
-class FileSystem {
+// Where a node's page cache reads file blocks from: the board's FileSystem
+// itself on the SSD's node, a RemoteBlock (remote_block.hpp) on the board's
+// other nodes.
+class FileReader {
+public:
+    virtual ~FileReader() = default;
+    // Read [offset, offset + len) of `file` (block aligned, inside the
+    // file) into `out` as one command issued at `at`; returns when the
+    // bytes are in this node's memory.
+    virtual sc_core::sc_time read(unsigned file, std::uint64_t offset, std::uint64_t len, unsigned char* out,
+                                  sc_core::sc_time at) = 0;
+    // Where the bytes come from, for --log ("the SSD").
+    virtual std::string source() const = 0;
+    // CPU of the reading node per command besides fs.readahead-page.
+    virtual sc_core::sc_time command_cpu() const { return sc_core::SC_ZERO_TIME; }
+};
+
+class FileSystem : public FileReader {
 public:
     static constexpr std::uint64_t kPage = 4096;
     static void declare_params(ParamRegistry& reg);
@@ -61,7 +82,8 @@ public:
     // file) into `out` as one SSD command issued at `at`; returns its
     // completion time. Out of range: std::logic_error.
     sc_core::sc_time read(unsigned file, std::uint64_t offset, std::uint64_t len, unsigned char* out,
-                          sc_core::sc_time at);
+                          sc_core::sc_time at) override;
+    std::string source() const override { return "the SSD"; }
 
     // The page cache's parameters (fs.readahead in pages, per-page costs).
     std::uint64_t readahead_pages() const { return ra_pages_; }

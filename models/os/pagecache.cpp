@@ -19,8 +19,9 @@ namespace mm {
 using namespace aarch64;
 using sc_core::sc_time;
 
-PageCache::PageCache(FileSystem& f, StatRegistry& s, const std::string& prefix)
+PageCache::PageCache(FileSystem& f, FileReader& r, StatRegistry& s, const std::string& prefix)
     : fs(f),
+      reader(r),
       hits(s.counter(prefix + ".hits", "", "pages found in the page cache (read, file fault, pin)")),
       misses(s.counter(prefix + ".misses", "", "pages not cached when wanted (read, file fault, pin)")),
       pages_added(s.counter(prefix + ".pages_added", "", "pages read from the SSD into the page cache")),

@@ -49,8 +49,11 @@ struct OpenFile {
 using PageKey = std::pair<unsigned, std::uint64_t>;   // (file, page index)
 
 struct PageCache {
-    PageCache(FileSystem& f, StatRegistry& s, const std::string& prefix);
+    // `r` reads the blocks: `f` itself on the SSD's node, a RemoteBlock on
+    // the board's other nodes.
+    PageCache(FileSystem& f, FileReader& r, StatRegistry& s, const std::string& prefix);
     FileSystem& fs;
+    FileReader& reader;
     std::map<PageKey, CachePage> pages;
     std::unordered_map<std::uint64_t, PageKey> by_pa;   // frame -> its page
     std::map<int, OpenFile> fds;                        // by fd, every process's (fds from 3)
@@ -84,7 +87,8 @@ void shrink_cache(Mm& m, std::uint64_t target_pages, Batch& b, Work& w);
 // it, dropped (clean: nothing written). Always true (never "swap full").
 bool visit_file(Mm& m, Process& p, std::uint64_t va, Batch& b, Work& w);
 // The pages [start, start + nr) of `file` not yet cached are read from the
-// SSD (one command per contiguous run), issued after their CPU at w's
+// SSD, locally or over the board network (the cache's reader; one command
+// per contiguous run), issued after their CPU at w's
 // time; PG_readahead set on page `mark` if this call read it. `demand`: the
 // index whose miss caused the read (not counted as readahead). Stops early
 // when no frame can be had. Returns the number of pages read.

@@ -75,20 +75,26 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
         if (added.empty()) break;
         const std::uint64_t n = added.size();
         std::vector<unsigned char> bytes(n * kPage);
+        const bool remote = &pc.reader != &pc.fs;   // over the board network (remote_block.hpp)
+        if (remote) w.cpu += pc.reader.command_cpu();
         const sc_time issue = w.at + w.cpu + w.io;
-        const sc_time done = pc.fs.read(file, run * kPage, n * kPage, bytes.data(), issue);
+        // Remote: done is when the last data packet has landed; the bytes
+        // are those the packets carried.
+        const sc_time done = pc.reader.read(file, run * kPage, n * kPage, bytes.data(), issue);
         for (std::uint64_t i = 0; i < n; ++i) {
             CachePage& c = *added[i];
             access(m, true, c.pa, bytes.data() + i * kPage, kPage);
             c.ready = done;
             if (m.io_guard) m.io_guard(c.pa, done);   // not readable by a device before (Dram::hold)
+            if (remote) verify_page(m, file, run + i, c);   // what the network delivered is the file's
             if (run + i == mark) c.readahead = true;
             if (run + i != demand) pc.readahead_pages.inc();
         }
         read += n;
         narrate(m, issue,
                 "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " +
-                    std::to_string(run + n) + ") read from the SSD, done at " + std::to_string(to_us(done)) + " us");
+                    std::to_string(run + n) + ") read from " + pc.reader.source() + ", done at " +
+                    std::to_string(to_us(done)) + " us");
     }
     return read;
 }

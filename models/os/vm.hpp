@@ -36,6 +36,7 @@ namespace mm {
 struct Mm;   // the Vm's state (mm.hpp, private to models/os)
 }
 class FileSystem;   // filesystem.hpp
+class FileReader;   // filesystem.hpp
 
 // errno-like outcomes.
 enum class VmError {
@@ -304,6 +305,9 @@ public:
     // README.md "Files and the page cache"). Only on a node with a file
     // system (set_file_system); elsewhere these are std::logic_error.
     void set_file_system(FileSystem& fs);
+    // A node without the SSD: the same files, its own page cache, the
+    // blocks read through `reader` (a RemoteBlock, remote_block.hpp).
+    void set_file_system(FileSystem& fs, FileReader& reader);
     bool has_files() const;
     // open(2) of file `file` read-only: value = the fd (Invalid: no such file).
     VmResult open(int pid, unsigned file, sc_core::sc_time at);

@@ -453,7 +453,7 @@ TEST_CASE("help prints the usage and exits 0", "[cli]") {
     const Result r = run_exe({"run", "--help"}, tmp.path());
     INFO(describe(r));
     CHECK(r.status == 0);
-    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "vrdmasim params"})
+    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "--no-progress", "vrdmasim params"})
         CHECK(contains(r.out, text));
     CHECK(listing(tmp.path()).empty());
 }
@@ -551,7 +551,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap}");
+    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {

@@ -99,6 +99,11 @@ const Settings kOverlap{{"workload.kind", "overlap"}, {"workload.message-size", 
                         {"workload.iterations", "16"}, {"overlap.touch-probability", "0.5"},
                         {"sim.time-limit", "1s"}};
 
+// The fileserve workload, small: 4 files of 64 KiB, one client asking for
+// 6 of them, a cold cache (so that which files are asked for shows).
+const Settings kFileserve{{"workload.kind", "fileserve"}, {"fs.files", "4"},   {"fs.file-size", "64KiB"},
+                          {"fileserve.requests", "6"},    {"fileserve.cache", "cold"}, {"sim.time-limit", "1s"}};
+
 // For each enumeration parameter, a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
 // some statistic against the parameter's default.
@@ -109,7 +114,7 @@ const std::map<std::string, Settings>& scenarios() {
         // Who sends to whom.
         {"workload.kind", Settings{{"topology.nodes", "4"}, {"workload.total-bytes", "128KiB"},
                                    {"workload.message-size", "16KiB"}, {"workload.iterations", "2"},
-                                   {"sim.time-limit", "1s"}}},
+                                   {"fs.files", "2"}, {"fs.file-size", "64KiB"}, {"sim.time-limit", "1s"}}},
         // Faults, pins, cache, populate, chunks, kernel copies.
         {"rdma.strategy", kCold + Settings{{"rdma.pipeline-chunk", "16KiB"}}},
         // Polls, wake-ups, counter reads, handler runs, and the latency they cost.
@@ -167,6 +172,12 @@ const std::map<std::string, Settings>& scenarios() {
         // the guard makes the touches fault instead of racing.
         {"overlap.mode", kOverlap},
         {"rdma.buffer-guard", kOverlap},
+        // The file server: how the data moves (copies, pins, faults,
+        // packets), which files the clients ask for, and whether the page
+        // cache starts warm (the cold cache reads the SSD).
+        {"fileserve.method", kFileserve},
+        {"fileserve.popularity", kFileserve},
+        {"fileserve.cache", kFileserve},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},

@@ -178,6 +178,27 @@ TEST_CASE("pagecache: a cold read() reads ahead, waits for the SSD and copies th
     e.accounted();
 }
 
+TEST_CASE("pagecache: read() into a buffer whose pages split the file's pages lands every byte in place",
+          "[os][pagecache]") {
+    // 1500 B from file offset 18000 (inside one file page) into the buffer
+    // at 3000: the destination crosses a page at 4096, inside the source's
+    // page, so the copy goes in two pieces (the kernel-copy of fileserve).
+    Env e;
+    const int fd = e.open(0);
+    const auto buf = e.vm->mmap(e.pid, 16 * KiB, Prot::ReadWrite, true, T0);
+    REQUIRE(buf.ok());
+    const auto r = e.vm->read(e.pid, fd, 18000, 1500, buf.value + 3000, us(10));
+    REQUIRE(r.ok());
+    CHECK(r.value == 1500);
+    std::vector<unsigned char> got(1500), want(1500);
+    REQUIRE(e.vm->peek_user(e.pid, buf.value + 3000, got.data(), 1500));
+    FileSystem::content(0, 18000, want.data(), 1500);
+    CHECK(got == want);
+    std::vector<unsigned char> after(100);
+    REQUIRE(e.vm->peek_user(e.pid, buf.value + 4500, after.data(), 100));
+    CHECK(after == std::vector<unsigned char>(100, 0));   // nothing written past the read
+}
+
 TEST_CASE("pagecache: sequential reads ramp the readahead window 4, 8, 16, 32 through async markers",
           "[os][pagecache][readahead]") {
     Env e;
