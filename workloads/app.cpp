@@ -728,6 +728,7 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
             if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
                                                   to_string(t.error));
             if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+            await_read(addr);
         }
         // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded
         // page takes a permission fault (the library's handler waits for its
@@ -740,6 +741,16 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
     std::uint64_t pa = 0;
     if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": user page not present after a fault");
     return pa;
+}
+
+void App::await_read(std::uint64_t addr) {
+    // A major fault's page is mapped when its SSD read completes (the read
+    // in flight, models/os/inflight.hpp), at the fault's `done`: the thread
+    // sleeps until then (global time reaches its own), and the completion
+    // due by now is written, so the access retries on the mapped page.
+    if (vm_->present(pid_, addr)) return;
+    qk_.sync();
+    vm_->complete_io(sc_core::sc_time_stamp());
 }
 
 CompletionRecord App::read_record(std::uint64_t addr) {

@@ -341,6 +341,9 @@ private:
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted = false);
     // A user load or store of one word of this process's memory (faults it in if needed).
     std::uint64_t physical(std::uint64_t addr, bool write);
+    // After a fault on addr: if its page waits for an SSD read, sleep until
+    // the read completes and the page is mapped (models/os/inflight.hpp).
+    void await_read(std::uint64_t addr);
     // `t` of work of `activity` on a core from now(); the process's clock moves to its end.
     void run_on_core(const char* activity, sc_core::sc_time t);
     // Physical-address mode: the frame of va's page for the engine now

@@ -34,16 +34,20 @@ std::uint64_t App::lookup_frame(std::uint64_t va, bool write) {
     const std::uint64_t page = va & ~(kPage - 1);
     run_on_core("translate", translate_page_);
     std::uint64_t pa = 0;
-    if (!vm_->translate(pid_, page, pa)) {
-        // Not present (a strategy that registered it makes it present: this
-        // is the library touching it first).
+    // Not present (a strategy that registered it makes it present: this is
+    // the library touching it first). A major fault's page is mapped when
+    // its read completes, and memory pressure may take it again before the
+    // library looks: it faults again, as the CPU would.
+    for (int attempt = 0; !vm_->translate(pid_, page, pa); ++attempt) {
+        if (attempt >= 4)
+            throw std::logic_error(group_ + ": page " + hex(page) + " not present after " +
+                                   std::to_string(attempt) + " faults");
         const VmResult r = vm_->fault_in(pid_, page, kPage, write, now());
         if (!r.ok())
             throw std::runtime_error(group_ + ": physical-address mode: page " + hex(page) +
                                      " cannot be faulted in: " + to_string(r.error));
         if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
-        if (!vm_->translate(pid_, page, pa))
-            throw std::logic_error(group_ + ": page " + hex(page) + " not present after a fault");
+        await_read(page);
     }
     keys_->handed(node_, pid_, page, pa);
     return pa;

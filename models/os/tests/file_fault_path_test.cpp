@@ -65,6 +65,26 @@ struct Program : sc_module {
     void run() { body(); }
 };
 
+// The bio completions of VmDaemons, alone: each read in flight maps its
+// page at its completion time (models/os/inflight.hpp), so the SMMU's
+// retried walk after RESUME finds it mapped, as in a full system.
+struct IoCompletion : sc_module {
+    Vm* vm = nullptr;
+    sc_event wake;
+    explicit IoCompletion(sc_module_name n) : sc_module(n) {
+        SC_HAS_PROCESS(IoCompletion);
+        SC_THREAD(run);
+    }
+    void run() {
+        for (;;) {
+            const sc_time next = vm->next_io(), now = sc_time_stamp();
+            if (next == sc_max_time()) wait(wake);   // nothing in flight: the run may end
+            else if (next > now) wait(next - now, wake);
+            else vm->complete_io(now);
+        }
+    }
+};
+
 using vrdmasim_test::Settings;
 
 const Settings kDefaults = {{"bus.latency", "0ps"},          {"smmu-driver.fault-mode", "stall"},
@@ -84,6 +104,7 @@ struct Bench : vrdmasim_test::ModelEnv {
     std::unique_ptr<SmmuDriver> drv;
     std::unique_ptr<Master> master;
     std::unique_ptr<Program> program;
+    std::unique_ptr<IoCompletion> io;
     std::vector<FaultOutcome> outcomes;
     int pid = 0;
 
@@ -114,6 +135,9 @@ struct Bench : vrdmasim_test::ModelEnv {
         });
         master = std::make_unique<Master>("master");
         program = std::make_unique<Program>("program");
+        io = std::make_unique<IoCompletion>("io");
+        io->vm = vm.get();
+        vm->set_io_wake([this](sc_time) { io->wake.notify(SC_ZERO_TIME); });
         bus->out.bind(mem->socket);
         bus->map(0, 64ull << 20, 0, 0, "ddr");
         smmu->out.bind(bus->in);
