@@ -25,6 +25,17 @@ def spans_decades(values):
     return bool(values) and min(values) > 0 and max(values) / min(values) >= DECADES
 
 
+def geometric(values):
+    """Three or more distinct positive values each at least twice the one
+    before by the same factor (a sweep of sizes 16 KiB, 64 KiB, 256 KiB,
+    ...): spaced evenly only on a log axis."""
+    v = sorted(set(values))
+    if len(v) < 3 or v[0] <= 0:
+        return False
+    r = [b / a for a, b in zip(v, v[1:])]
+    return min(r) >= 2 and max(r) / min(r) < 1.01
+
+
 def x_scale(series, mode):
     """"log" or "linear" for a numeric x; None for categories."""
     if series.x_kind == "text":
@@ -38,7 +49,7 @@ def x_scale(series, mode):
         return "log"
     if mode == "linear":
         return "linear"
-    return "log" if spans_decades(xs) else "linear"
+    return "log" if spans_decades(xs) or geometric(xs) else "linear"
 
 
 def y_scale(series, mode):

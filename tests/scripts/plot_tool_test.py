@@ -76,6 +76,13 @@ def check_svg(path, lines):
 
 def main():
     exe, script = sys.argv[1], sys.argv[2]
+    # Geometric sweeps under two decades (16 KiB..1 MiB by 4) are log too.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    from plotting.draw import geometric
+    for values, want in (([16384, 65536, 262144, 1048576], True), ([1, 2, 4], True), ([1, 2, 3], False),
+                         ([10, 20], False), ([2, 4, 8, 10], False), ([0, 1, 2, 4], False), ([5, 5, 5], False)):
+        if geometric(values) != want:
+            fail("geometric(%s) should be %s" % (values, want))
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as tmp:
         sweep_ini = os.path.join(tmp, "tiny.ini")
