@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <vector>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -360,6 +362,98 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
     return 0;
 }
 
+// The instructions of one run's simulation loop, counted by valgrind's
+// callgrind (src/run.cpp starts and stops the instrumentation around the
+// loop: elaboration and writing the outputs are not counted). Independent
+// of the host's load, unlike its time. Fills `m` with the run's summary.
+bool count_instructions(const std::string& exe, const std::string& dir, const std::string& args, double& ir,
+                        std::map<std::string, std::string>& m) {
+    const std::string out = dir + "/callgrind.out";
+    std::error_code ec;
+    std::filesystem::remove(out, ec);
+    int st = 0;
+    const std::string log =
+        capture("valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=" + shq(out) + " " + shq(exe) +
+                    " run " + args + " --out " + shq(dir + "/run") + " --quiet 2>&1",
+                st);
+    try {
+        const auto rows = read_csv_file(dir + "/run/summary.csv");
+        if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
+        for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: run " << args << " under callgrind failed (exit status " << st << "): " << e.what()
+                  << "\n" << log.substr(log.size() > 2000 ? log.size() - 2000 : 0) << "\n";
+        return false;
+    }
+    std::ifstream in(out);
+    std::string line;
+    ir = 0;
+    while (std::getline(in, line))
+        if (line.rfind("totals:", 0) == 0 || (ir == 0 && line.rfind("summary:", 0) == 0))
+            ir = std::atof(line.c_str() + line.find(':') + 1);
+    if (ir <= 0) {
+        std::cerr << "vrdmasim: error: callgrind counted no instruction in " << out
+                  << " (was the simulation loop instrumented?)\n";
+        return false;
+    }
+    return true;
+}
+
+// bench --instructions: instructions per simulated packet (the default
+// config's stream) and per packet-hop (the halo of --scale on 4, 64 and 256
+// nodes, up to --max-nodes).
+int bench_instructions(const std::string& exe, const std::string& dir, const std::string& volume, unsigned max_nodes,
+                       unsigned iterations) {
+#if !VRDMASIM_HAVE_CALLGRIND
+    (void)exe, (void)dir, (void)volume, (void)max_nodes, (void)iterations;
+    std::cerr << "vrdmasim: error: bench --instructions: this vrdmasim was built without valgrind/callgrind.h "
+                 "(Debian's valgrind; scripts/setup.sh installs it), so nothing would be counted\n";
+    return 2;
+#else
+    int st = 0;
+    capture("valgrind --version 2>&1", st);
+    if (st != 0) {
+        std::cerr << "vrdmasim: error: bench --instructions needs valgrind (scripts/setup.sh installs it)\n";
+        return 2;
+    }
+    std::cout << "instructions of the simulation loop (valgrind --tool=callgrind; elaboration and outputs not "
+                 "counted)\n";
+    std::ostringstream csv;
+    csv << "bench_instructions_csv";
+    double ir = 0;
+    std::map<std::string, std::string> m;
+    if (!count_instructions(exe, dir, "--workload.total-bytes=" + shq(volume), ir, m)) return 1;
+    const double packets = std::atof(m["packets"].c_str());
+    const double hops = std::atof(m["packet_hops"].c_str());
+    std::cout << std::setprecision(6) << "  stream, the default config, " << volume << ": " << static_cast<long>(packets)
+              << " packets, " << static_cast<long>(hops) << " packet-hops, " << ir << " instructions: "
+              << (packets > 0 ? ir / packets : 0) << " per packet, " << (hops > 0 ? ir / hops : 0) << " per packet-hop\n";
+    csv << ",stream_per_packet," << (packets > 0 ? ir / packets : 0) << ",stream_per_hop," << (hops > 0 ? ir / hops : 0);
+    struct Size {
+        unsigned nodes;
+        const char* dims;
+    };
+    for (const Size& sz : {Size{4, "1 1 1"}, Size{64, "4 2 2"}, Size{256, "4 4 4"}}) {
+        if (sz.nodes > max_nodes) break;
+        unsigned x = 1, y = 1, z = 1;
+        std::istringstream(sz.dims) >> x >> y >> z;
+        std::ostringstream args;
+        args << "--topology.kind=torus --topology.x=" << x << " --topology.y=" << y << " --topology.z=" << z
+             << " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" << iterations
+             << " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+        std::map<std::string, std::string> h;
+        if (!count_instructions(exe, dir, args.str(), ir, h)) return 1;
+        const double ph = std::atof(h["packet_hops"].c_str());
+        std::cout << "  halo, " << sz.nodes << " nodes, " << iterations << " iterations: "
+                  << static_cast<long>(std::atof(h["packets"].c_str())) << " packets, " << static_cast<long>(ph)
+                  << " packet-hops, " << ir << " instructions: " << (ph > 0 ? ir / ph : 0) << " per packet-hop\n";
+        csv << ",n" << sz.nodes << "_per_hop," << (ph > 0 ? ir / ph : 0);
+    }
+    std::cout << csv.str() << "\n";
+    return 0;
+#endif
+}
+
 }  // namespace
 
 int bench_command(const std::vector<std::string>& args) {
@@ -369,17 +463,29 @@ int bench_command(const std::vector<std::string>& args) {
         ("volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
          "bytes each stream run moves, e.g. 256MiB")
         ("scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")
+        ("instructions", "instead: instructions per packet (the default stream, --volume, default 16MiB here) and "
+                         "per packet-hop (halo on 4, 64, 256 nodes up to --max-nodes), counted by valgrind's "
+                         "callgrind on the simulation loop only: figures that do not depend on the host's load")
         ("max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
-         "--scale: the largest system (4, 16, 64, 256 or 1296 nodes are run up to it; >= 4)")
+         "--scale, --instructions: the largest system (--scale: 4, 16, 64, 256 or 1296 nodes; --instructions: 4, 64 "
+         "and 256; up to it; >= 4)")
         ("iterations", po::value<std::string>()->value_name("N")->default_value("4"),
-         "--scale: halo iterations per run (>= 1)");
+         "--scale, --instructions: halo iterations per run (>= 1)");
     po::variables_map vm;
     const int rc = parse_bench_options(
         "bench", args, opts,
-        "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n", vm);
+        "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n"
+        "       vrdmasim bench --instructions [--volume SIZE] [--max-nodes N] [--iterations N]\n",
+        vm);
     if (rc >= 0) return rc;
-    const std::string volume = vm["volume"].as<std::string>();
-    const bool scale = vm.count("scale") > 0;
+    const bool scale = vm.count("scale") > 0, instructions = vm.count("instructions") > 0;
+    if (scale && instructions) {
+        std::cerr << "vrdmasim: error: bench: --scale and --instructions are two different benches; give one\n";
+        return 2;
+    }
+    // Under callgrind a run is some 50 times slower: a smaller default volume.
+    const std::string volume =
+        instructions && vm["volume"].defaulted() ? std::string("16MiB") : vm["volume"].as<std::string>();
     unsigned max_nodes = 0, iterations = 0;
     try {
         max_nodes = static_cast<unsigned>(parse_whole("--max-nodes", vm["max-nodes"].as<std::string>(), 4, 1000000));
@@ -402,8 +508,9 @@ int bench_command(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string dir = tmpl;
-    if (scale) {
-        const int rc = bench_scale(exe, dir, max_nodes, iterations);
+    if (scale || instructions) {
+        const int rc = scale ? bench_scale(exe, dir, max_nodes, iterations)
+                             : bench_instructions(exe, dir, volume, std::min(max_nodes, 256u), iterations);
         std::filesystem::remove_all(dir);
         return rc;
     }
@@ -427,6 +534,9 @@ int bench_command(const std::vector<std::string>& args) {
     auto best = [](double& best_so_far, double v) {
         if (v > 0 && (best_so_far <= 0 || v < best_so_far)) best_so_far = v;
     };
+    // Every repeat's figures too, for the medians: host ns per packet over
+    // bare ns per round trip, each taken in the same repeat.
+    std::vector<double> rep_smmu, rep_phys;
     for (int rep = 0; rep < kRepeats; ++rep) {
         const auto bare = child_figures(shq(exe) + " bench-bare --iterations 2000000", st);
         if (st != 0 || !bare.count("bare_ns_per_iteration")) {
@@ -440,6 +550,9 @@ int bench_command(const std::vector<std::string>& args) {
             return 1;
         StreamFigures c;
         if (!run_stream(exe, dir + "/faults", volume, fault_args, c)) return 1;
+        const double rep_bare = bare.at("bare_ns_per_iteration");
+        rep_smmu.push_back(a.host * 1e9 / a.packets / rep_bare);
+        rep_phys.push_back(b.host * 1e9 / b.packets / rep_bare);
         if (rep == 0 || a.host < with_smmu.host) with_smmu = a;
         if (rep == 0 || b.host < physical.host) physical = b;
         if (rep == 0 || c.host < faulting.host) faulting = c;
@@ -469,6 +582,14 @@ int bench_command(const std::vector<std::string>& args) {
     };
     const double r_smmu = report("through the SMMU", with_smmu);
     const double r_phys = report("physical (smmu.enabled=false)", physical);
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    std::cout << "per repeat (bare loop and streams taken in turn, each ratio within one repeat): through the SMMU "
+              << "min " << *std::min_element(rep_smmu.begin(), rep_smmu.end()) << ", median " << median(rep_smmu)
+              << " bare round trips per packet; physical min " << *std::min_element(rep_phys.begin(), rep_phys.end())
+              << ", median " << median(rep_phys) << "\n";
     std::cout << "SMMU TLB-hit path: " << direct_ns << " ns for a bare b_transport call, " << smmu_ns
               << " ns through a TBU: a hit costs " << hit_cost << " bare calls (goal <= 2); "
               << 1e9 / smmu_ns << " translations per host second\n";
@@ -483,7 +604,8 @@ int bench_command(const std::vector<std::string>& args) {
     if (faulting.faults == 0)
         std::cout << "  (warning: no SMMU fault: the cold buffers were faulted in before the engine met them)\n";
     std::cout << "bench_csv,bare_ns," << bare_ns << ",ratio_smmu," << r_smmu << ",ratio_physical," << r_phys
-              << ",hit_cost_calls," << hit_cost << "\n";
+              << ",hit_cost_calls," << hit_cost << ",ratio_smmu_median," << median(rep_smmu)
+              << ",ratio_physical_median," << median(rep_phys) << "\n";
     return 0;
 }
 

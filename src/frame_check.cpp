@@ -1,5 +1,7 @@
 #include "frame_check.hpp"
 
+#include "core/format.hpp"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -11,11 +13,6 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-std::string hex(std::uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 const FrameUse kForeign[] = {FrameUse::OtherProcess, FrameUse::OwnOtherPage, FrameUse::StalePin, FrameUse::Kernel,
                              FrameUse::Free};

@@ -34,10 +34,12 @@ void usage(std::ostream& os) {
           "      tables: docs/parameters.md)\n"
           "  vrdmasim metrics [--markdown]\n"
           "      list the columns of summary.csv with unit and meaning (docs/metrics.md)\n"
-          "  vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n"
-          "      run the cartesian product of the listed values, one process per point\n"
-          "  vrdmasim merge OUT.csv IN.csv [IN.csv ...]\n"
-          "      merge the results.csv of several sweep shards into one\n"
+          "  vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR] | sweep SWEEP.ini --list-points\n"
+          "      run the cartesian product of the listed values, one process per point (a Slurm\n"
+          "      array task or an MPI rank runs its shard); or list the points\n"
+          "  vrdmasim merge [--allow-partial] OUT.csv IN.csv [IN.csv ...]\n"
+          "      merge the results.csv of sweep shards (or of whole sweeps) into one, checking that\n"
+          "      every point of each sweep is there exactly once\n"
           "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
           "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
           "      halo on 4 to 1296 nodes\n"
@@ -54,8 +56,10 @@ namespace po = boost::program_options;
 // guessing of abbreviated names: "--output" is not "--out".
 constexpr int kStrictStyle = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
 
-const char* const kSweepUsage = "usage: vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n";
-const char* const kMergeUsage = "usage: vrdmasim merge OUT.csv IN.csv [IN.csv ...]\n";
+const char* const kSweepUsage =
+    "usage: vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR]\n"
+    "       vrdmasim sweep SWEEP.ini --list-points\n";
+const char* const kMergeUsage = "usage: vrdmasim merge [--allow-partial] OUT.csv IN.csv [IN.csv ...]\n";
 
 // A whole number written with decimal digits only (no sign, no spaces), at
 // most max.
@@ -71,10 +75,13 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
         ("help,h", "show this help")
         ("jobs,j", po::value<std::string>()->value_name("N"), "points run at once (default: the number of cores)")
         ("shard", po::value<std::string>()->value_name("I/N"),
-         "run only the points whose index % N == I (0 <= I < N)")
+         "run only the points whose index % N == I (0 <= I < N); without it, a Slurm array task "
+         "(SLURM_ARRAY_TASK_ID with _MIN/_MAX or _COUNT) or an MPI rank (OMPI_COMM_WORLD_RANK/SIZE, "
+         "PMI_RANK/SIZE) takes its shard from the environment, and shards may share one --out")
+        ("list-points", "print the sweep's points (id and assignments, one per line) and their number, run nothing")
         ("out,o", po::value<std::string>()->value_name("DIR"),
          "output directory (default: vrdmasim-out/sweep-<sweep file name>); an existing one must be empty or an "
-         "earlier sweep's (resume); one sweep at a time per directory");
+         "earlier sweep's (resume); one sweep, or the shards of one, at a time per directory");
     po::options_description hidden;
     hidden.add_options()("sweep-file", po::value<std::vector<std::string>>(), "");
     po::options_description all;
@@ -82,6 +89,7 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
     po::positional_options_description pos;
     pos.add("sweep-file", -1);
     vrdmasim::SweepOptions o;
+    bool list_points = false, shard_given = false;
     try {
         po::variables_map vm;
         po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
@@ -94,7 +102,9 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
             o.jobs = static_cast<int>(parse_count(vm["jobs"].as<std::string>(), "--jobs", 100000));
             if (o.jobs < 1) throw vrdmasim::ConfigError("--jobs 0: expected a whole number >= 1");
         }
+        list_points = vm.count("list-points") != 0;
         if (vm.count("shard")) {
+            shard_given = true;
             const std::string v = vm["shard"].as<std::string>();
             const auto slash = v.find('/');
             if (slash == std::string::npos) throw vrdmasim::ConfigError("--shard " + v + ": expected I/N");
@@ -113,6 +123,25 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
         if (files.size() > 1)
             throw vrdmasim::ConfigError("only one sweep file may be given (got " + files[0] + " and " + files[1] + ")");
         o.sweep_file = files[0];
+        if (list_points) {
+            const vrdmasim::SweepPlan plan = vrdmasim::plan_sweep(reg, o.sweep_file);
+            for (const auto& p : plan.points) {
+                std::cout << p.id;
+                for (const auto& kv : p.assignment) std::cout << " " << kv.first << "=" << kv.second;
+                std::cout << "\n";
+            }
+            std::cerr << "sweep: " << plan.points.size() << " point" << (plan.points.size() == 1 ? "" : "s")
+                      << " (plan " << plan.fingerprint << ")\n";
+            return 0;
+        }
+        if (!shard_given) {
+            const vrdmasim::ShardFromEnv s = vrdmasim::shard_from_environment([](const char* n) { return std::getenv(n); });
+            if (!s.from.empty()) {
+                o.shard_index = s.index;
+                o.shard_count = s.count;
+                std::cerr << "sweep: shard " << s.index << "/" << s.count << " (from " << s.from << ")\n";
+            }
+        }
     } catch (const vrdmasim::ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n" << kSweepUsage;
         return vrdmasim::kExitBadConfig;
@@ -139,21 +168,27 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
 int merge_command(const std::vector<std::string>& args) {
     namespace fs = std::filesystem;
     po::options_description opts("merge options");
-    opts.add_options()("help,h", "show this help");
+    opts.add_options()("help,h", "show this help")(
+        "allow-partial", "merge even when points of a sweep are missing (listed on stderr) or an input has no plan");
     po::options_description all;
     all.add(opts).add_options()("file", po::value<std::vector<std::string>>(), "");
     po::positional_options_description pos;
     pos.add("file", -1);
     std::vector<std::string> files;
+    bool allow_partial = false;
     try {
         po::variables_map vm;
         po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << kMergeUsage << "Merges the results.csv of several sweep shards into OUT.csv.\n" << opts;
+            std::cout << kMergeUsage
+                      << "Merges the results.csv of sweep shards, or of whole sweeps, into OUT.csv; checks, by the\n"
+                         "plan beside each input, that every point of each sweep is in exactly one input.\n"
+                      << opts;
             return 0;
         }
         if (vm.count("file")) files = vm["file"].as<std::vector<std::string>>();
+        allow_partial = vm.count("allow-partial") != 0;
     } catch (const po::error& e) {
         std::cerr << "vrdmasim: error: merge: " << e.what() << "\n" << kMergeUsage;
         return vrdmasim::kExitBadConfig;
@@ -183,7 +218,7 @@ int merge_command(const std::vector<std::string>& args) {
     try {
         std::ofstream out(tmp);
         if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
-        vrdmasim::merge_results(inputs, out);
+        vrdmasim::merge_results(inputs, out, allow_partial, &std::cerr);
         out.close();
         if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
     } catch (const std::exception& e) {

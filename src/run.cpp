@@ -1,9 +1,15 @@
 #include "run.hpp"
 
+#if VRDMASIM_HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#endif
+
+#include <algorithm>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +29,7 @@
 #include "invariants.hpp"
 #include "physical_engine.hpp"
 #include "progress.hpp"
+#include "report.hpp"
 #include "models/dma/shadow_translator.hpp"
 #include "summary.hpp"
 #include "system.hpp"
@@ -91,9 +98,29 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
     return s;
 }
 
+// Steps of the models' stories the report's timeline keeps (Tracer::keep_story).
+constexpr std::size_t kReportStorySteps = 2000;
+
+// The command line as a shell would take it back: "vrdmasim run a.ini --out 'my dir'".
+std::string command_line(const std::vector<std::string>& args) {
+    std::string s = "vrdmasim run";
+    for (const auto& a : args) {
+        s += ' ';
+        if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                              std::string::npos) {
+            s += a;
+        } else {
+            s += '\'';
+            for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+            s += '\'';
+        }
+    }
+    return s;
+}
+
 void print_usage(std::ostream& os) {
     os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]"
-          " [--no-progress]\n";
+          " [--no-progress] [--report]\n";
 }
 
 // The simulation itself, to sim.time-limit or until no event is left. On a
@@ -121,6 +148,20 @@ void simulate(System& sys, bool progress) {
 
 }  // namespace
 
+// --log-filter's terms: node or model names, comma-separated, none empty.
+std::vector<std::string> parse_log_filter(const std::string& text, bool narrating) {
+    if (!narrating) throw ConfigError("--log-filter needs --log (it filters the narrated log)");
+    std::vector<std::string> terms;
+    std::stringstream ss(text);
+    for (std::string t; std::getline(ss, t, ',');) {
+        if (t.empty() || t.find_first_of(" .\t") != std::string::npos)
+            throw ConfigError("--log-filter: '" + text + "': give node and model names separated by commas (node1,smmu)");
+        terms.push_back(t);
+    }
+    if (terms.empty()) throw ConfigError("--log-filter: no node or model named");
+    return terms;
+}
+
 int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
     po::options_description opts("run options");
     opts.add_options()
@@ -129,6 +170,11 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
          "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")
         ("trace", "write trace.json (Chrome/Perfetto trace events)")
         ("log", "write events.log (narrated timeline)")
+        ("log-filter", po::value<std::string>(), "with --log: keep only the lines of these nodes and models, "
+         "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")
+        ("report", "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
+         "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
+         "faults the models noted; a failed run's report says so at the top")
         ("quiet,q", "print nothing but errors")
         ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
          "second of host time)")
@@ -138,7 +184,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     Config cfg(reg);
     std::string out;
-    bool trace = false, narrate = false, quiet = false, progress = false;
+    bool trace = false, narrate = false, quiet = false, progress = false, report = false;
+    std::vector<std::string> log_filter;
     // "--section.key value" is the same as "--section.key=value" for declared
     // parameters (otherwise the value would be taken for a config file).
     std::vector<std::string> joined;
@@ -178,6 +225,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         if (out.empty()) throw ConfigError("--out: the output directory name is empty");
         trace = vm.count("trace") > 0;
         narrate = vm.count("log") > 0;
+        report = vm.count("report") > 0;
+        if (vm.count("log-filter")) log_filter = parse_log_filter(vm["log-filter"].as<std::string>(), narrate);
         quiet = vm.count("quiet") > 0;
         progress = RunProgress::wanted(vm.count("no-progress") > 0, quiet);
         check_out_dir(out);
@@ -194,6 +243,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     Tracer tracer;
     SimContext ctx{cfg, stats, tracer};
     std::unique_ptr<System> sys;
+    const auto build_start = std::chrono::steady_clock::now();
     try {
         sys = std::make_unique<System>(ctx);
     } catch (const ConfigError& e) {
@@ -229,6 +279,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     try {
         if (trace || narrate)
             tracer.open(trace ? (tmp / "trace.json").string() : "", narrate ? (tmp / "events.log").string() : "");
+        tracer.set_log_filter(log_filter);
+        // The report's timeline: the first steps the models note, kept in
+        // memory whether or not a trace or log is written.
+        if (report) tracer.keep_story(kReportStorySteps);
     } catch (const std::exception& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         discard();
@@ -236,9 +290,20 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
 
     const auto host_start = std::chrono::steady_clock::now();
+    const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
     std::string sim_error;
     try {
+        // Under `valgrind --tool=callgrind --instr-atstart=no` (bench
+        // --instructions), only the simulation loop is counted: not
+        // elaboration, not writing the outputs. Outside valgrind these are
+        // a few instructions that do nothing.
+#if VRDMASIM_HAVE_CALLGRIND
+        CALLGRIND_START_INSTRUMENTATION;
+#endif
         simulate(*sys, progress);
+#if VRDMASIM_HAVE_CALLGRIND
+        CALLGRIND_STOP_INSTRUMENTATION;
+#endif
     } catch (const sc_core::sc_report& r) {
         // An exception thrown inside a process reaches here as SystemC's
         // report of it: its message alone, without SystemC's file and line.
@@ -246,9 +311,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     } catch (const std::exception& e) {
         sim_error = e.what();
     }
-    const double host_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+    const auto host_end = std::chrono::steady_clock::now();
+    const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
     tracer.close();
+    for (const auto& term : tracer.unmatched_filter_terms())
+        std::cerr << "vrdmasim: warning: --log-filter: '" << term
+                  << "' matched no line of the log (no such node or model, or it narrated nothing)\n";
 
     bool all_finished = true;
     for (const auto& w : sys->workloads()) all_finished = all_finished && w->finished();
@@ -282,7 +350,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     Summary summary;
     if (!failed) {
         try {
-            summary = make_summary(cfg, *sys, stats, host_seconds);
+            summary = make_summary(cfg, *sys, stats, host_seconds, build_seconds);
         } catch (const std::logic_error& e) {
             // A summary built from missing statistics has no result: the run
             // fails loudly (error.txt, no summary.csv, exit status 1).
@@ -319,6 +387,36 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         }
     }
     const bool invalid = !violations.empty();
+    // What the run's end says beyond failed/invalid, known before anything
+    // is written (the report states it): wrong data (exit 1), failed
+    // transfers (exit 3). Every job's transfers count (job 0's log is `log`).
+    const TransferLog& log = sys->workload().log();
+    std::uint64_t mismatches = 0, job_errors = 0;
+    for (const auto& w : sys->workloads()) {
+        mismatches += w->log().mismatches.value();
+        if (w->job() != 0) job_errors += w->log().errors.value();
+    }
+    // The physical-address experiment: wrong data and foreign writes are
+    // its result, reported loudly below, not a failure of the run.
+    std::string findings;   // the experiment's result, printed below: not a failure, not a plain success
+    if (physical_mode(cfg)) {
+        mismatches = 0;
+        std::ostringstream os;
+        print_physical_verdict(os, cfg, physical_findings(*sys, stats));
+        findings = os.str();
+    }
+    if (const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers"))
+        findings += "vrdmasim: " + std::to_string(raced) +
+                    " transfer(s) corrupted by the application's own stores into buffers in flight (an application "
+                    "race, caught by the byte check; not a simulator failure)\n";
+    const std::string mismatch_text =
+        std::to_string(mismatches) + " transfer(s) reported success but delivered wrong data";
+    std::string transfer_error_text;
+    if (job_errors > 0)
+        transfer_error_text = std::to_string(job_errors) + " transfer(s) of jobs 1.. failed" + transfer_error_causes(cfg, stats);
+    else if (log.errors.value() > 0)
+        transfer_error_text = std::to_string(log.errors.value()) + " of " + std::to_string(log.transfers.value()) +
+                              " transfer(s) failed" + transfer_error_causes(cfg, stats);
     try {
         std::ofstream ini(tmp / "config.ini");
         ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";
@@ -334,6 +432,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             written = written && err;
         } else {
             std::ofstream csv(tmp / "summary.csv");
+            // The outputs' time: from the simulation's end to here (the
+            // trace and log merged and closed, the statistics written).
+            const double output_seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - host_end).count();
+            for (auto& kv : summary)
+                if (kv.first == "host_output_seconds") kv.second = format_metric(output_seconds, 4);
             CsvRow head, row;
             for (const auto& kv : summary) {
                 head.push_back(kv.first);
@@ -342,6 +446,38 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             write_csv_row(csv, head);
             write_csv_row(csv, row);
             written = written && csv;
+        }
+        if (report) {
+            // Inside the temporary directory, renamed into place with the
+            // rest below: never half-written where the user looks.
+            ReportInputs in;
+            if (failed || invalid || mismatches > 0) {
+                in.verdict = ReportInputs::Verdict::Failed;
+                in.verdict_text = failed || invalid ? sim_error : mismatch_text;
+            } else if (!transfer_error_text.empty()) {
+                in.verdict = ReportInputs::Verdict::TransferErrors;
+                in.verdict_text = transfer_error_text;
+            }
+            in.findings = findings;
+            in.command = command_line(args);
+            in.out_dir = out;
+            in.version = PROJECT_VERSION;
+            in.sim_seconds = sc_core::sc_time_stamp().to_seconds();
+            in.summary = summary;
+            in.metrics = &summary_metrics();
+            in.config = &cfg;
+            in.stats = &stats;
+            in.story = &tracer.story();
+            in.story_dropped = tracer.story_dropped();
+            for (const auto& e : fs::directory_iterator(tmp)) {
+                const std::string f = e.path().filename().string();
+                if (f != kRunMarker) in.files.push_back(f);
+            }
+            std::sort(in.files.begin(), in.files.end());
+            std::ofstream html(tmp / kReportFile);
+            write_report(html, in);
+            html.close();
+            written = written && html;
         }
         if (!written) throw std::runtime_error("write failed (disk full?)");
     } catch (const std::exception& e) {
@@ -361,14 +497,18 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         return kExitFailed;
     }
     if (failed || invalid) {
-        if (!quiet) std::cout << "statistics of the failed run in " << out << " (error.txt, no summary.csv)\n";
+        if (!quiet)
+            std::cout << "statistics of the failed run in " << out << " (error.txt, no summary.csv"
+                      << (report ? "; report.html says why" : "") << ")\n";
         return kExitFailed;
     }
 
-    const TransferLog& log = sys->workload().log();
     if (!quiet) {
         std::cout << "\n";
-        for (const auto& kv : summary) std::cout << "  " << std::left << std::setw(24) << kv.first << kv.second << "\n";
+        std::size_t width = 0;   // the longest column name and a space: names never run into their values
+        for (const auto& kv : summary) width = std::max(width, kv.first.size() + 1);
+        for (const auto& kv : summary)
+            std::cout << "  " << std::left << std::setw(static_cast<int>(width)) << kv.first << kv.second << "\n";
         const double sim_s = sc_core::sc_time_stamp().to_seconds();
         const double events = static_cast<double>(stats.sum_counters("transactions"));
         std::cout << "\nsimulated " << format_metric(sim_s * 1e6, 6) << " us in " << format_metric(host_seconds, 3)
@@ -376,39 +516,21 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                   << " simulated us per host second, "
                   << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
         std::cout << "outputs in " << out << "\n";
+        if (report) std::cout << "report: " << (fs::path(out) / kReportFile).string() << " (open it in a browser)\n";
     }
-    // Application races the overlap workload's check caught (unguarded):
-    // its result, reported, not a failure of the simulator.
-    if (const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers"))
-        std::cerr << "vrdmasim: " << raced << " transfer(s) corrupted by the application's own stores into buffers "
-                  << "in flight (an application race, caught by the byte check; not a simulator failure)\n";
-    // Every job's transfers count (job 0's log is `log`).
-    std::uint64_t mismatches = 0, job_errors = 0;
-    for (const auto& w : sys->workloads()) {
-        mismatches += w->log().mismatches.value();
-        if (w->job() != 0) job_errors += w->log().errors.value();
-    }
-    if (physical_mode(cfg)) {
-        // The physical-address experiment: wrong data and foreign writes
-        // are its result, reported loudly here, not a failure of the run.
-        print_physical_verdict(std::cerr, cfg, physical_findings(*sys, stats));
-        mismatches = 0;
-    }
+    // Application races the overlap workload's check caught (unguarded),
+    // and the physical-address experiment's verdict: results, reported,
+    // not failures of the simulator.
+    std::cerr << findings;
     if (mismatches > 0) {
-        std::cerr << "vrdmasim: error: " << mismatches << " transfer(s) reported success but delivered wrong data\n";
+        std::cerr << "vrdmasim: error: " << mismatch_text << "\n";
         return kExitFailed;
     }
-    if (job_errors > 0) {
-        std::cerr << "vrdmasim: " << job_errors << " transfer(s) of jobs 1.. failed"
-                  << transfer_error_causes(cfg, stats) << "\n";
-        return kExitTransferErrors;
-    }
-    if (log.errors.value() > 0) {
-        // Simulated to the end and every check passed, but transfers failed:
-        // a result, not a success. Say how many and what the run counted
-        // that explains them.
-        std::cerr << "vrdmasim: " << log.errors.value() << " of " << log.transfers.value()
-                  << " transfer(s) failed" << transfer_error_causes(cfg, stats) << "\n";
+    // Simulated to the end and every check passed, but transfers failed: a
+    // result, not a success. Say how many and what the run counted that
+    // explains them.
+    if (!transfer_error_text.empty()) {
+        std::cerr << "vrdmasim: " << transfer_error_text << "\n";
         return kExitTransferErrors;
     }
     return kExitOk;

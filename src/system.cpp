@@ -167,7 +167,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         if (!driver->stall_mode())
             driver->on_outcome([this](const FaultOutcome& o) {
                 if (pid_of_stream_.count(o.fault.stream_id))
-                    dma.fault_resolved(o.fault.stream_id, o.fault.address, o.fault.write, o.resolved, o.done);
+                    dma.fault_resolved(o.fault.stream_id, o.fault.address, o.fault.write, o.resolved, o.done, o.story);
             });
         // NetVM: packets for non-resident destination pages wait in a kernel
         // buffer; once the page is in, the kernel copies them into place.

@@ -1,5 +1,7 @@
 #include "workloads/app.hpp"
 
+#include "core/format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -725,7 +727,7 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
     for (int attempt = 0;; ++attempt) {
         if (!vm_->present(pid_, addr)) {
             const VmResult t = vm_->touch(pid_, addr, write, now());
-            if (!t.ok()) throw std::runtime_error(group_ + ": user access to 0x" + std::to_string(addr) + " failed: " +
+            if (!t.ok()) throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " +
                                                   to_string(t.error));
             if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
             await_read(addr);

@@ -2,6 +2,8 @@
 // installing a guard when a transfer is posted, lifting it when its records
 // are seen, and the guard fault of a CPU access to a guarded page.
 #include <sstream>
+
+#include "core/format.hpp"
 #include <stdexcept>
 
 #include "workloads/app.hpp"
@@ -44,7 +46,7 @@ void App::guard_fault(std::uint64_t addr, bool write) {
     std::uint64_t id = 0;
     const BufferGuard::Guard* g = guard_ ? guard_->covering(addr, &id) : nullptr;
     if (!g)
-        throw std::runtime_error(group_ + ": user " + (write ? "store to" : "load from") + " 0x" + std::to_string(addr) +
+        throw std::runtime_error(group_ + ": user " + (write ? "store to" : "load from") + " " + hex(addr) +
                                  " took a permission fault no buffer guard explains");
     const sc_time start = now();
     guard_->fault_taken(start);

@@ -4,6 +4,8 @@
 // records, waiting) is app.cpp's.
 #include "workloads/app.hpp"
 
+#include "core/format.hpp"
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -15,11 +17,6 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-std::string hex(std::uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 }  // namespace
 

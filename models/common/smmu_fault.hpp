@@ -8,6 +8,8 @@
 
 #include <tlm>
 
+#include "core/trace.hpp"
+
 namespace vrdmasim {
 
 enum class FaultType { None, Translation, AccessFlag, Permission, External };
@@ -21,6 +23,7 @@ public:
     bool write = false;           // FSYNR0.WNR
     FaultType type = FaultType::None;
     int level = 0;
+    Tracer::Cause story;          // the fault's step in the narrated story (not hardware state)
     tlm::tlm_extension_base* clone() const override { return new SmmuFaultExtension(*this); }
     void copy_from(const tlm::tlm_extension_base& o) override { *this = static_cast<const SmmuFaultExtension&>(o); }
 };

@@ -195,7 +195,7 @@ void AtomicUnit::trace(const Request& r, bool ok, std::uint64_t old, sc_time sta
         tracer.async_span(trace_.track, ok ? "atomic exec" : "atomic exec (error)", r.wire.id, start, end,
                           {{"id", Tracer::json_number(r.wire.id)},
                            {"op", Tracer::json_string(name)},
-                           {"va", Tracer::json_number(r.va)},
+                           {"va", Tracer::json_hex(r.va)},
                            {"old", Tracer::json_number(old)},
                            {"src_node", Tracer::json_number(static_cast<std::uint64_t>(r.src_node))}});
     if (tracer.narrating()) {

@@ -106,6 +106,7 @@ struct Work {
     // A numbered write waiting for room in its sequence window, since when.
     bool window_blocked = false;
     sc_core::sc_time blocked_since;
+    Tracer::Cause story;        // the step it follows (a resend: the retransmit request)
 };
 
 struct Channel {
@@ -124,6 +125,7 @@ struct Channel {
     sc_core::sc_time park_since, park_deadline;
     bool park_done = false, park_resolved = false;
     sc_core::sc_time park_at;
+    Tracer::Cause park_story, park_outcome;   // the park's step, and the fault outcome's
     // Receive side.
     std::uint64_t rx_ring_base = 0;
     std::uint32_t rx_ring_entries = 0;

@@ -28,7 +28,7 @@ ControlPackets::ControlPackets(FwPort& net_out, unsigned node, std::uint32_t own
 
 void ControlPackets::emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
                           PacketType type, std::uint32_t coord, unsigned node, std::uint64_t id, std::uint16_t seq,
-                          std::uint16_t pd, std::uint64_t va, sc_time at) {
+                          std::uint16_t pd, std::uint64_t va, sc_time at, const Tracer::Cause& story) {
     k.header = ExanetHeader{};
     k.header.type = type;
     k.header.dst_coord = coord;
@@ -44,6 +44,7 @@ void ControlPackets::emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigne
     k.dst_node = node;
     k.hops = 0;
     k.tail = at;
+    k.story = story;
     gp.set_command(tlm::TLM_WRITE_COMMAND);
     gp.set_address(va);
     gp.set_data_ptr(payload);
@@ -101,15 +102,17 @@ void ControlPackets::send_control(ControlOut& c) {
     std::memcpy(ctl_payload_ + 8, &word, 4);
     std::memcpy(ctl_payload_ + 12, &index32, 4);
     std::memcpy(ctl_payload_ + 16, &c.bytes, 8);
-    trace_control(c);
+    const Tracer::Cause story = trace_control(c);
     const unsigned len = c.kind == ControlKind::Notification || c.kind == ControlKind::Skip ? 24u : 16u;
     emit(ctl_gp_, ctl_pkt_, ctl_payload_, len, type, c.coord, c.node, c.id, static_cast<std::uint16_t>(c.index),
-         c.pd, c.dst, c.at);
+         c.pd, c.dst, c.at, story);
 }
 
-void ControlPackets::trace_control(const ControlOut& c) {
+Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
     Tracer& tracer = trace_.tracer;
-    if (tracer.narrating()) {
+    static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet",
+                                        "credit return", "notification skip"};
+    if (tracer.noting()) {
         std::ostringstream os;
         os << "transfer " << c.id;
         switch (c.kind) {
@@ -120,14 +123,11 @@ void ControlPackets::trace_control(const ControlOut& c) {
         case ControlKind::Credit: os.str(""); os << c.index << " B of NetVM credit returned to node" << c.node; break;
         case ControlKind::Skip: os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node; break;
         }
-        tracer.narrate(c.at, trace_.who, os.str());
+        return tracer.note(trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who,
+                           os.str(), c.story,
+                           {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
     }
-    if (tracer.enabled()) {
-        static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet",
-                                            "credit return", "notification skip"};
-        tracer.instant(trace_.track, names[static_cast<int>(c.kind)], c.at,
-                       {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
-    }
+    return {};
 }
 
 }  // namespace vrdmasim

@@ -46,6 +46,7 @@ struct ControlOut {             // a packet the control thread sends
     std::uint64_t nseq = 0;             // Ack: the write's notification number plus one (0: none)
     std::uint16_t src_pd = 0;           // Ack: the write's protection domain (its notification's pair)
     sc_core::sc_time at;
+    Tracer::Cause story;                // the step it follows (Retransmit: the fault's outcome)
 };
 
 class ControlPackets {
@@ -68,11 +69,11 @@ public:
     // reply) through `gp` / `k`, which the caller owns (one pair per thread).
     void emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len, PacketType type,
               std::uint32_t coord, unsigned node, std::uint64_t id, std::uint16_t seq, std::uint16_t pd,
-              std::uint64_t va, sc_core::sc_time at);
+              std::uint64_t va, sc_core::sc_time at, const Tracer::Cause& story = {});
 
 private:
     void send_control(ControlOut& c);
-    void trace_control(const ControlOut& c);
+    Tracer::Cause trace_control(const ControlOut& c);
 
     FwPort& net_out_;
     const unsigned node_;

@@ -28,7 +28,7 @@ FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Rec
 // ---------------------------------------------------------------- sender
 
 void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_t sid, std::uint64_t address,
-                         sc_time since) {
+                         const Tracer::Cause& fault, sc_time since) {
     // Park this channel until the fault library's outcome for the
     // page (or the timeout); the others go on.
     stats_.parks.inc();
@@ -38,11 +38,15 @@ void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_
     ch.park_since = since;
     ch.park_deadline = since + params_.fault_timeout;
     ch.park_done = ch.park_resolved = false;
-    if (trace_.tracer.narrating()) {
-        std::ostringstream os;
-        os << "transfer " << id << " parked on channel " << c << ": source fault at 0x" << std::hex << address;
-        trace_.tracer.narrate(since, trace_.who, os.str());
-    }
+    ch.park_outcome = {};
+    ch.park_story = {};
+    if (trace_.tracer.noting())
+        ch.park_story = trace_.tracer.note(
+            trace_.track, "park", since, sc_core::SC_ZERO_TIME, trace_.who,
+            "transfer " + std::to_string(id) + " parked on channel " + std::to_string(c) +
+                ": its read of the source at " + Tracer::hex(address) +
+                " was terminated by the SMMU; the channel waits for the fault's outcome (other channels go on)",
+            fault, {{"transfer", Tracer::json_number(id)}, {"channel", Tracer::json_number(c)}});
 }
 
 FaultRecovery::Unpark FaultRecovery::unpark(Channel& ch, unsigned c, sc_time now, sc_time& resume) {
@@ -70,12 +74,15 @@ void FaultRecovery::trace_unpark(const Channel& ch, unsigned c, sc_time resume) 
     if (tracer.enabled())
         tracer.async_span(trace_.track, "parked", ch.work.front().id, ch.park_since, resume,
                           {{"channel", Tracer::json_number(static_cast<std::uint64_t>(c))}});
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
         os << "transfer " << ch.work.front().id << " on channel " << c
            << (ch.park_resolved ? " resumes: source page resolved, " : " fails: source page NOT resolved, ")
-           << "parked " << to_us(resume - ch.park_since) << " us";
-        tracer.narrate(resume, trace_.who, os.str());
+           << "parked " << to_us(resume - ch.park_since) << " us"
+           << (ch.park_resolved ? "; it re-reads the block that faulted" : "");
+        tracer.note(trace_.track, ch.park_resolved ? "resume" : "fail", resume, sc_core::SC_ZERO_TIME, trace_.who,
+                    os.str(), ch.park_outcome ? ch.park_outcome : ch.park_story,
+                    {{"transfer", Tracer::json_number(ch.work.front().id)}});
     }
 }
 
@@ -95,7 +102,8 @@ void FaultRecovery::nack_received(Outstanding& o) {
     stats_.nacks_received.inc();
 }
 
-void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_time tail) {
+void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_time tail,
+                                     const Tracer::Cause& story) {
     Outstanding* o = transmit_.outstanding(id);
     if (!params_.fault_tolerant || word != kControlRetransmit || !o) {
         stats_.rx_errors.inc();
@@ -110,28 +118,31 @@ void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::
     w.epoch = o->epoch;
     w.resend = true;
     w.earliest = tail;
+    w.story = story;
     channels_[o->desc.channel].work.push_front(w);
     channels_.doorbell().notify(from_now(tail));
 }
 
 // ---------------------------------------------------------------- receiver
 
-void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_time done) {
+void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_time done,
+                         const Tracer::Cause& fault) {
     in.faulted = true;
     in.fault_page = address >> 12;
     in.fault_sid = in.sid;
     in.fault_deadline = done + params_.fault_timeout;
     stats_.nacks_sent.inc();
     Tracer& tracer = trace_.tracer;
-    if (tracer.narrating()) {
-        std::ostringstream os;
-        os << "transfer " << p.transfer << " from node" << p.src_node << ": write fault at 0x" << std::hex
-           << address << std::dec << ", NACK at packet " << in.first_missing();
-        tracer.narrate(done, trace_.who, os.str());
-    }
-    if (tracer.enabled())
-        tracer.instant(trace_.track, "NACK", done, {{"transfer", Tracer::json_number(p.transfer)},
-                                                    {"packet", Tracer::json_number(in.first_missing())}});
+    in.fault_story = {};
+    if (tracer.noting())
+        in.fault_story = tracer.note(
+            trace_.track, "NACK", done, sc_core::SC_ZERO_TIME, trace_.who,
+            "transfer " + std::to_string(p.transfer) + " from node" + std::to_string(p.src_node) +
+                ": write fault at " + Tracer::hex(address) + ", NACK at packet " +
+                std::to_string(in.first_missing()) +
+                ": this packet and the rest of the transfer are dropped until the fault is resolved",
+            fault, {{"transfer", Tracer::json_number(p.transfer)},
+                    {"packet", Tracer::json_number(in.first_missing())}});
     // Resend from the first packet not landed (later ones that landed,
     // out of order, are dropped as duplicates).
     control_.send_response(p, kStatusFault, in.first_missing(), done);
@@ -146,13 +157,16 @@ void FaultRecovery::answer(ControlKind kind, const InboundKey& key, const Inboun
     c.node = key.first;
     c.coord = in.src_coord;
     c.at = at;
+    c.story = in.fault_story;
     control_.queue(c);
 }
 
 // ---------------------------------------------------------------- outcomes
 
-void FaultRecovery::fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_time at) {
+void FaultRecovery::fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_time at,
+                                   const Tracer::Cause& story) {
     if (!params_.fault_tolerant) return;
+    outcome_story_ = story;   // what resolve_parked / resolve_inbound name
     at = max_time(at, sc_core::sc_time_stamp());
     const std::uint64_t page = address >> 12;
     bool matched = false;
@@ -176,6 +190,7 @@ bool FaultRecovery::resolve_parked(std::uint32_t sid, std::uint64_t page, bool r
         ch.park_done = true;
         ch.park_resolved = resolved;
         ch.park_at = at;
+        ch.park_outcome = outcome_story_;
         matched = true;
     }
     if (matched) channels_.doorbell().notify(sc_core::SC_ZERO_TIME);
@@ -189,6 +204,7 @@ bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool 
         if (!in.faulted || in.fault_page != page || in.fault_sid != sid) continue;
         matched = true;
         in.faulted = false;
+        if (outcome_story_) in.fault_story = outcome_story_;
         if (resolved) {
             stats_.retx_requests.inc();
         } else {

@@ -40,6 +40,7 @@ public:
     // `address`; park it from `since` until the outcome for that stream's
     // page (or the timeout).
     void park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_t sid, std::uint64_t address,
+              const Tracer::Cause& fault,
               sc_core::sc_time since);
     // Sender, parked channel c at `now`: Wait (no outcome yet), Resume
     // (resolved, or timed out: read again) or Fail (not resolved: the
@@ -52,20 +53,25 @@ public:
     void nack_received(Outstanding& o);
     // Sender: a control packet (`word`: opcode) for transfer `id`; a
     // retransmit request resends from packet `index` at `tail`.
-    void control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_core::sc_time tail);
+    void control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_core::sc_time tail,
+                          const Tracer::Cause& story = {});
 
     // Receiver: the payload write of `p` faulted at `address` at `done`:
     // NACK it and drop the transfer's packets until the outcome.
-    void nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_core::sc_time done);
+    void nack(Inbound& in, const ExanetPacket& p, std::uint64_t address, sc_core::sc_time done,
+              const Tracer::Cause& fault = {});
     // A receiver-side fault deadline was set: the watchdog looks again.
     void watch() { watchdog_ev_.notify(sc_core::SC_ZERO_TIME); }
 
     // See Pldma::fault_resolved.
-    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at);
+    // `story`: the outcome's step in the narrated story (what the engine's reaction follows).
+    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at,
+                        const Tracer::Cause& story = {});
     // The watchdog thread: receiver-side faults whose outcome never came.
     void run_watchdog();
 
 private:
+    Tracer::Cause outcome_story_;   // the outcome fault_resolved is handing out
     void trace_unpark(const Channel& ch, unsigned c, sc_core::sc_time resume);
     // Source faults: release the channels parked on `page` of stream `sid`.
     bool resolve_parked(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);

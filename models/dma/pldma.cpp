@@ -209,7 +209,7 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
             std::memcpy(&nseq, gp.get_data_ptr() + 16, 8);
             receiver_.skip_received(*p, nseq, tail);
         } else {
-            recovery_.control_received(id, word, index, tail);
+            recovery_.control_received(id, word, index, tail, p->story);
         }
         break;
     case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;

@@ -169,8 +169,9 @@ public:
     // nothing are ignored (counted in `fault_outcomes_unmatched`). Ignored
     // when dma.fault-tolerant is false. Call from a thread or method at the
     // current simulated time (`at` may lie ahead of it); never blocks.
-    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at) {
-        recovery_.fault_resolved(sid, address, write, resolved, at);
+    void fault_resolved(std::uint32_t sid, std::uint64_t address, bool write, bool resolved, sc_core::sc_time at,
+                        const Tracer::Cause& story = {}) {
+        recovery_.fault_resolved(sid, address, write, resolved, at, story);
     }
 
 private:

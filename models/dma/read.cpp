@@ -26,8 +26,7 @@ ReadProtocol::ReadProtocol(ChannelRegisters& channels, Transmit& transmit, Recei
 
 // ---------------------------------------------------------------- initiator
 
-void ReadProtocol::request(ExanetPacket& p, unsigned char* payload, unsigned c, const Descriptor& d,
-                           sc_time at) const {
+void ReadProtocol::request(ExanetPacket& p, unsigned char* payload, unsigned c, const Descriptor& d) const {
     // Header: type 1, the responder's coordinate, the channel's protection
     // domain, the remote source VA where a write carries its destination;
     // footer: our coordinate. Payload: the transfer id, the length and our
@@ -48,12 +47,6 @@ void ReadProtocol::request(ExanetPacket& p, unsigned char* payload, unsigned c, 
     std::memcpy(payload, &d.id, 8);
     std::memcpy(payload + 8, &d.len, 8);
     std::memcpy(payload + 16, &d.dst, 8);
-    if (trace_.tracer.narrating()) {
-        std::ostringstream os;
-        os << "read " << d.id << " on channel " << c << ": request for " << d.len << " B at node" << d.dst_node
-           << " 0x" << std::hex << d.src << " into 0x" << d.dst;
-        trace_.tracer.narrate(at, trace_.who, os.str());
-    }
 }
 
 int ReadProtocol::reply_channel(const ExanetPacket& p) {
@@ -125,17 +118,18 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
     w.id = d.id;
     w.desc = d;
     w.earliest = tail;
+    if (trace_.tracer.noting()) {
+        std::ostringstream os;
+        os << "read " << d.id << " from node" << d.dst_node << ": the request arrives; the engine serves " << d.len
+           << " B at 0x" << std::hex << d.src << std::dec << " on channel " << c << ", no software involved";
+        w.story = trace_.tracer.note(trace_.track, "read request", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(), p.story,
+                                     {{"transfer", Tracer::json_number(d.id)}});
+    }
     channels_[d.channel].work.push_back(w);   // behind the channel's own work, in order
     channels_.doorbell().notify(from_now(tail));
-    if (trace_.tracer.narrating()) {
-        std::ostringstream os;
-        os << "read " << d.id << " from node" << d.dst_node << ": serving " << d.len << " B at 0x" << std::hex << d.src
-           << std::dec << " on channel " << c;
-        trace_.tracer.narrate(tail, trace_.who, os.str());
-    }
 }
 
-void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_time at) {
+void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_time at, const Tracer::Cause& story) {
     if (ok) stats_.read_requests_served.inc(); else stats_.read_replies_failed.inc();
     if (!ok && tell) error_response(d.id, d.dst_node, coord_of_.at(d.dst_node), d.pd, at);
     Tracer& tracer = trace_.tracer;
@@ -145,13 +139,14 @@ void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_ti
                            {"bytes", Tracer::json_number(d.len)},
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
                            {"initiator", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
         os << "read " << d.id << " for node" << d.dst_node
            << (ok ? ": reply acknowledged, " : tell ? ": reply FAILED here, error to the initiator, "
                                                    : ": reply FAILED at the initiator, ")
            << to_us(at - d.posted) << " us after the request";
-        tracer.narrate(at, trace_.who, os.str());
+        tracer.note(trace_.track, ok ? "reply acknowledged" : "reply failed", at, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
+                    story, {{"transfer", Tracer::json_number(d.id)}});
     }
 }
 

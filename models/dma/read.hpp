@@ -42,7 +42,7 @@ public:
     // Initiator: fill the read request of descriptor `d` (on channel `c`):
     // header and footer into `p`, kRequestBytes of payload into `payload`.
     // `at`: when it leaves (narration).
-    void request(ExanetPacket& p, unsigned char* payload, unsigned c, const Descriptor& d, sc_core::sc_time at) const;
+    void request(ExanetPacket& p, unsigned char* payload, unsigned c, const Descriptor& d) const;
 
     // Responder: a read request arrived, its tail at `tail`. Queued as reply
     // work on the channel of its protection domain; none (or a malformed
@@ -53,7 +53,7 @@ public:
     // read failed, the network refused a packet): the initiator hears of it
     // through an error response; otherwise the failure came from the
     // initiator, which knows.
-    void reply_finished(const Descriptor& d, bool ok, bool tell, sc_core::sc_time at);
+    void reply_finished(const Descriptor& d, bool ok, bool tell, sc_core::sc_time at, const Tracer::Cause& story);
 
     // Initiator: the channel of the outstanding read reply packet `p`
     // belongs to (same id, asked of p's sender, same protection domain);

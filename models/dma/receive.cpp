@@ -163,7 +163,12 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
         if (!netvm_.pending(in.sid, va, len)) {
             SmmuFaultExtension fx;
             bool ok = true;
-            done = memory_.access(in.sid, tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail), ok, &fx);
+            {
+                // The write's walks and faults follow the sender's transfer (its start or resend).
+                const Tracer::Scope writing(trace_.tracer, p.story);
+                done = memory_.access(in.sid, tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail),
+                                      ok, &fx);
+            }
             if (done - tail > sc_time(1, sc_core::SC_US)) stats_.rx_stalled_us.add(to_us(done - tail));
             if (ok) return Placement::Written;
             if (!params_.fault_tolerant || fx.type == FaultType::None || !fx.write) return Placement::Error;
@@ -173,7 +178,7 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
             if (!netvm_.enabled()) {
                 // Drop this packet and the rest of the transfer until the
                 // fault is resolved; tell the sender where to resume.
-                recovery_.nack(in, p, fx.address, done);
+                recovery_.nack(in, p, fx.address, done, fx.story);
                 return Placement::Nacked;
             }
             netvm_.hold(in.sid, fx.address >> 12, done + params_.fault_timeout);

@@ -47,6 +47,7 @@ struct Inbound {                // being received
     std::uint64_t fault_page = 0;   // page of the faulting address
     std::uint32_t fault_sid = 0;    // and its stream
     sc_core::sc_time fault_deadline;
+    Tracer::Cause fault_story;      // the NACK's step (then the fault outcome's)
     std::uint32_t src_coord = 0;
     // NetVM.
     unsigned buffered = 0;          // packets in the kernel buffer, not copied in yet

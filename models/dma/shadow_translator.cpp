@@ -107,7 +107,7 @@ void ShadowTranslator::miss(tlm::tlm_generic_payload& gp, std::uint32_t sid, int
         fx->level = 3;
     }
     gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-    ctx_.tracer.instant(track_, "shadow miss", at, {{"va", std::to_string(va)}, {"write", write ? "1" : "0"}});
+    ctx_.tracer.instant(track_, "shadow miss", at, {{"va", Tracer::json_hex(va)}, {"write", write ? "1" : "0"}});
     if (on_miss_) on_miss_(sid, pid, va, write, at);
 }
 

@@ -82,7 +82,7 @@ int Transmit::pick(sc_time now) {
             const FaultRecovery::Unpark u = recovery_.unpark(ch, c, now, resume);
             if (u == FaultRecovery::Unpark::Wait) return -1;
             if (u == FaultRecovery::Unpark::Fail) {
-                fail(ch, ch.work.front(), resume);
+                fail(ch, ch.work.front(), resume, ch.park_outcome ? ch.park_outcome : ch.park_story);
                 if (ch.work.empty()) continue;
             }
             if (!window_open(ch, now)) continue;
@@ -99,7 +99,7 @@ int Transmit::pick(sc_time now) {
             const FaultRecovery::Unpark u = recovery_.unpark(ch, c, now, resume);
             if (u == FaultRecovery::Unpark::Wait) continue;
             if (u == FaultRecovery::Unpark::Fail) {
-                fail(ch, ch.work.front(), resume);
+                fail(ch, ch.work.front(), resume, ch.park_outcome ? ch.park_outcome : ch.park_story);
                 if (ch.work.empty()) continue;
             }
         }
@@ -180,16 +180,18 @@ void Transmit::drop(Channel& ch, const Work* w) {
         }
 }
 
-void Transmit::fail(Channel& ch, Work& w, sc_time at) {
+void Transmit::fail(Channel& ch, Work& w, sc_time at, const Tracer::Cause& why) {
     auto it = outstanding_.find(w.id);
     if (it != outstanding_.end()) {
         const Descriptor d = it->second.desc;
+        finishing_ = why ? why : it->second.story;
         outstanding_.erase(it);
         if (d.nseq) skip(d, at);
         complete(d, kStatusError, 0, at);
     } else if (!w.started) {
         if (!w.desc.reply) --ch.queued;   // a read's reply was never a queued descriptor
         if (w.desc.nseq) skip(w.desc, at);
+        finishing_ = why ? why : w.story;
         complete(w.desc, kStatusError, 0, at);
     }
     drop(ch, &w);
@@ -237,10 +239,10 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
         stats_.retransmissions.inc();
     }
     w.earliest = max_time(now, w.earliest) + params_.setup_time;
-    if (trace_.tracer.narrating()) {
+    if (trace_.tracer.noting()) {
         std::ostringstream os;
         if (w.resend)
-            os << "transfer " << w.id << " resends from packet " << w.next;
+            os << "transfer " << w.id << " resends from packet " << w.next << ", ahead of the channel's other work";
         else if (is_atomic(w.desc.op))
             os << "atomic " << w.id << " starts on channel " << c << ": " << atomic_name(w.desc.op) << " at node"
                << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand " << w.desc.src
@@ -250,11 +252,15 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
                << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex
                << w.desc.dst;
         else if (w.desc.op == DescOp::Read)
-            os << "read " << w.id << " starts on channel " << c;
+            os << "read " << w.id << " starts on channel " << c << ": a request for " << w.desc.len << " B at node"
+               << w.desc.dst_node << " 0x" << std::hex << w.desc.src << " into 0x" << w.desc.dst;
         else
             os << "transfer " << w.id << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
                << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
-        trace_.tracer.narrate(w.earliest, trace_.who, os.str());
+        const Tracer::Cause step =
+            trace_.tracer.note(trace_.track, w.resend ? "resend" : "start", w.earliest, sc_core::SC_ZERO_TIME,
+                               trace_.who, os.str(), w.story, {{"transfer", Tracer::json_number(w.id)}});
+        if (Outstanding* o = outstanding(w.id)) o->story = step;   // its reads and packets follow it
     }
 }
 
@@ -266,17 +272,22 @@ bool Transmit::serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d
     const sc_time issue = max_time(max_time(read_free_, buffer_free_[slot]), max_time(now, w.earliest));
     SmmuFaultExtension fx;
     bool ok = true;
-    const sc_time data_ready =
-        memory_.access(d.sid, tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, ok, &fx);
+    sc_time data_ready;
+    {
+        // The read's walks and faults follow the transfer's start.
+        const Outstanding* o = outstanding(d.id);
+        const Tracer::Scope reading(trace_.tracer, o ? o->story : Tracer::Cause{});
+        data_ready = memory_.access(d.sid, tlm::TLM_READ_COMMAND, d.src + off, block_.data(), blen, issue, ok, &fx);
+    }
     ++blocks_read_;
     read_free_ = issue;
     if (!ok) {
         if (params_.fault_tolerant && fx.type != FaultType::None && !fx.write) {
-            recovery_.park(ch, c, d.id, d.sid, fx.address, data_ready);
+            recovery_.park(ch, c, d.id, d.sid, fx.address, fx.story, data_ready);
             w.earliest = data_ready;
             return false;
         }
-        fail(ch, w, data_ready);
+        fail(ch, w, data_ready, fx.story);
         return true;
     }
     bool stop = false;
@@ -304,6 +315,8 @@ void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) 
     p.src_node = node_;
     p.dst_node = d.dst_node;
     p.nseq = d.nseq;
+    const auto o = outstanding_.find(d.id);
+    p.story = o != outstanding_.end() ? o->second.story : Tracer::Cause{};   // the receiver's faults follow it
 }
 
 bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
@@ -387,8 +400,9 @@ bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data
 
 void Transmit::send_read_request(Channel& ch, unsigned c, Work& w, const Descriptor& d, sc_time now) {
     ExanetPacket& p = tx_pkt_;
-    const sc_time at = max_time(send_free_, max_time(now, w.earliest));
-    reads_.request(p, request_, c, d, at);
+    reads_.request(p, request_, c, d);
+    const Outstanding* o = outstanding(d.id);
+    p.story = o ? o->story : Tracer::Cause{};   // the responder's serving follows the read's start
     const bool sent = send_packet(request_, ReadProtocol::kRequestBytes, max_time(now, w.earliest));
     if (!sent) {
         fail(ch, w, send_free_);   // the network refused it: the read fails
@@ -403,6 +417,7 @@ bool Transmit::finish(std::uint64_t id, std::uint32_t status, std::uint64_t byte
     auto it = outstanding_.find(id);
     if (it == outstanding_.end()) return false;
     const Descriptor d = it->second.desc;
+    finishing_ = it->second.story;
     outstanding_.erase(it);
     complete(d, status, bytes, at);
     return true;
@@ -422,6 +437,7 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
             return;
         }
         const Descriptor d = it->second.desc;
+        finishing_ = it->second.story;
         outstanding_.erase(it);
         reads_.responder_failed(d);
         complete(d, kStatusError, 0, tail);
@@ -429,6 +445,7 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
         recovery_.nack_received(it->second);
     } else {
         const Descriptor d = it->second.desc;
+        finishing_ = it->second.story;
         outstanding_.erase(it);
         if (d.nseq) {
             // The receiver has delivered or held its notification: room in
@@ -436,8 +453,10 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
             windows_.answered(d.dst_node, d.pd, d.nseq, tail);
             room_in_window(tail);
         }
-        if (d.reply)
-            reads_.reply_finished(d, word == kStatusOk, false, tail);   // the initiator's ACK: no record here
+        if (d.reply) {
+            reads_.reply_finished(d, word == kStatusOk, false, tail, finishing_);   // the initiator's ACK: no record here
+            finishing_ = {};
+        }
         else
             complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
     }
@@ -446,7 +465,8 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
 void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at,
                         std::uint64_t old) {
     if (d.reply) {   // a read's reply failed here: no record, the initiator is told
-        reads_.reply_finished(d, status == kStatusOk, true, at);
+        reads_.reply_finished(d, status == kStatusOk, true, at, finishing_);
+        finishing_ = {};
         return;
     }
     const bool atomic = is_atomic(d.op);
@@ -464,8 +484,10 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
         stats_.completed.inc();
     else
         stats_.failed.inc();
-    if (d.compl_addr)
+    if (d.compl_addr) {
+        const Tracer::Scope recording(trace_.tracer, finishing_);   // the record's walk follows the transfer
         done = records_.post(d.sid, d.compl_addr, r, at, {&channels_[d.channel].tx});
+    }
     else
         channels_[d.channel].tx.raise_at(done);
     if (atomic) {
@@ -505,13 +527,15 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
                            {"dst_node", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
     }
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
         os << (d.op == DescOp::Read ? "read " : "transfer ") << d.id << (status == kStatusOk ? " complete: " : " FAILED: ")
            << bytes << (d.op == DescOp::Read ? " B read" : " B delivered") << ", latency " << to_us(done - d.posted)
            << " us";
-        tracer.narrate(done, trace_.who, os.str());
+        tracer.note(trace_.track, status == kStatusOk ? "complete" : "failed", done, sc_core::SC_ZERO_TIME,
+                    trace_.who, os.str(), finishing_, {{"transfer", Tracer::json_number(d.id)}});
     }
+    finishing_ = {};
 }
 
 }  // namespace vrdmasim

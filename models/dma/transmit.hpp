@@ -32,6 +32,7 @@ class ReadProtocol;
 struct Outstanding {            // started, waiting for the acknowledgement
     Descriptor desc;
     std::uint64_t epoch = 0;    // bumped by each NACK: work of an older epoch stops
+    Tracer::Cause story;        // its start's step: its reads' walks and faults follow it
 };
 
 class Transmit {
@@ -62,6 +63,7 @@ public:
     bool finish(std::uint64_t id, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at);
 
 private:
+    Tracer::Cause finishing_;   // the story step of the transfer being completed (its last start)
     // Round robin over the channels with work that are not parked (parked
     // ones whose outcome came are released first). -1: none.
     int pick(sc_core::sc_time now);
@@ -99,7 +101,9 @@ private:
     // grown at its front meanwhile).
     void drop(Channel& ch, const Work* w);
     // The transfer of `w` ends with an error completion at `at`.
-    void fail(Channel& ch, Work& w, sc_core::sc_time at);
+    // Completes `w` with an error record; the FAILED line of the story
+    // follows `why` (the fault that ended it), else the transfer's start.
+    void fail(Channel& ch, Work& w, sc_core::sc_time at, const Tracer::Cause& why = {});
     // The completion record of `d`; an atomic's carries `old` in its addr field.
     void complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at,
                   std::uint64_t old = 0);

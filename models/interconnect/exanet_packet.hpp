@@ -14,6 +14,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "core/trace.hpp"
+
 namespace vrdmasim {
 
 // The header's 5-bit type. 0, 2, 6 and 10 are the ones the ExaNeSt
@@ -81,6 +83,8 @@ public:
     // that currently holds it (a link may not finish sending before then).
     sc_core::sc_time tail;
     unsigned hops = 0;
+    // The narrated story's step that sent it (a retransmit request's), if noted.
+    Tracer::Cause story;
 
     // Header flit + payload flits + footer flit.
     unsigned flits() const { return 2u + (header.size + kFlitBytes - 1) / kFlitBytes; }

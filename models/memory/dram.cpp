@@ -219,7 +219,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         // The data phase, first burst to last (an access interleaved with
         // others' bursts may overlap their spans).
         tracer_.span(track_, write ? "write" : "read", start, end,
-                     {{"addr", Tracer::json_number(static_cast<std::uint64_t>(gp.get_address()))},
+                     {{"addr", Tracer::json_hex(static_cast<std::uint64_t>(gp.get_address()))},
                       {"bytes", Tracer::json_number(len)},
                       {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
     }

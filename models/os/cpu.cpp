@@ -51,6 +51,16 @@ CpuCores::Activity& CpuCores::activity(const std::string& name) {
 
 CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc_time duration,
                              const std::string& label) {
+    return run_on_core(activity_name, ready, duration, label, nullptr);
+}
+
+CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc_time duration,
+                             const std::string& label, const Story& story) {
+    return run_on_core(activity_name, ready, duration, label, &story);
+}
+
+CpuCores::Slot CpuCores::run_on_core(const std::string& activity_name, sc_time ready, sc_time duration,
+                                     const std::string& label, const Story* story) {
     if (activity_name.empty()) throw std::invalid_argument("CpuCores::run: empty activity name");
     // The core on which the work can start first; ties go to the lowest number
     // (so with idle cores, work lands on the lowest-numbered idle core).
@@ -73,13 +83,19 @@ CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc
     a.runs->inc();
     busy_[activity_name] += duration;
 
-    if (ctx_.tracer.enabled()) {
-        const std::string& name = label.empty() ? activity_name : label;
+    Tracer::Cause step;
+    const std::string& name = label.empty() ? activity_name : label;
+    if (story && ctx_.tracer.noting()) {
+        step = ctx_.tracer.note(tracks_[core], name.c_str(), start, duration, story->who, story->text,
+                                story->because,
+                                {{"activity", Tracer::json_string(activity_name)},
+                                 {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
+    } else if (ctx_.tracer.enabled()) {
         ctx_.tracer.span(tracks_[core], name.c_str(), start, end,
                          {{"activity", Tracer::json_string(activity_name)},
                           {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     }
-    return Slot{core, start, end};
+    return Slot{core, start, end, step};
 }
 
 sc_time CpuCores::cycles(double n) const {

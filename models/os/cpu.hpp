@@ -41,12 +41,24 @@ public:
     struct Slot {
         unsigned core;
         sc_core::sc_time start, end;   // absolute
+        Tracer::Cause step;            // the noted step (run with a Story), else empty
+    };
+    // A step of a story that a piece of work tells (Tracer::note): who, the
+    // log's text, and what it follows (empty: the current Tracer::Scope).
+    struct Story {
+        std::string who, text;
+        Tracer::Cause because;
     };
     // Run `duration` of work of `activity` no earlier than `ready` (absolute).
     // Returns where and when it ran. `label` names the trace span (defaults to
     // the activity).
     Slot run(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
              const std::string& label = "");
+    // The same, told as a step of a story: its slice on the core's track is
+    // the noted step (an arrow from `story.because`), and its log line says
+    // `story.text`. Build the Story only when ctx.tracer.noting().
+    Slot run(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+             const std::string& label, const Story& story);
 
     unsigned cores() const { return static_cast<unsigned>(free_at_.size()); }
     double frequency_hz() const { return hz_; }
@@ -62,6 +74,8 @@ private:
         Counter* runs;
     };
     Activity& activity(const std::string& name);
+    Slot run_on_core(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+                     const std::string& label, const Story* story);
     const SimContext& ctx_;
     std::string prefix_;
     double hz_;

@@ -1,5 +1,7 @@
 #include "models/os/frame_allocator.hpp"
 
+#include "core/format.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -10,15 +12,6 @@ namespace {
 
 constexpr std::uint64_t kHuge = FrameAllocator::kPage << FrameAllocator::kMaxOrder;   // 2 MiB
 
-std::string hex(std::uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    std::string s;
-    do {
-        s.insert(s.begin(), digits[v & 0xf]);
-        v >>= 4;
-    } while (v);
-    return "0x" + s;
-}
 
 void insert_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
     v.insert(std::lower_bound(v.begin(), v.end(), pa), pa);

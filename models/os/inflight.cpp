@@ -19,15 +19,6 @@ namespace mm {
 using namespace aarch64;
 using sc_core::sc_time;
 
-namespace {
-
-std::string hex(std::uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-    return b;
-}
-
-}  // namespace
 
 Inflight* inflight_at(Mm& m, int pid, std::uint64_t va) {
     if (m.inflight.empty()) return nullptr;
@@ -130,6 +121,15 @@ void install(Mm& m, const Key& k, const Inflight& i) {
         res_set(m, p.pid, va, true);
     }
     m.stats.pages_mapped.inc();
+    if (m.ctx.tracer.noting())
+        m.ctx.tracer.note(Tracer::Track{}, "read complete", i.done, sc_core::SC_ZERO_TIME, m.prefix,
+                          std::string(i.kind == Inflight::Kind::SwapIn ? "the SSD read of swap slot " +
+                                                                             std::to_string(i.slot)
+                                                                       : "the file read") +
+                              " completes: page " + hex(va) + " of pid " + std::to_string(k.first) +
+                              " is mapped to frame " + hex(i.pa) + (v->prot == Prot::None ? " (PROT_NONE)" : "") +
+                              ", the faults waiting for it go on",
+                          i.story);
     if (i.kind == Inflight::Kind::SwapIn) {
         m.ssd->free_slot(i.slot);
     } else {

@@ -39,6 +39,12 @@ void collapse_finish(Mm& m) {
     for (std::uint64_t pa : open.old) free_frame(m, pa, 0);
     free_frame(m, open.table, 0);
     m.stats.collapses.inc();
+    if (m.ctx.tracer.noting())
+        m.ctx.tracer.note(Tracer::Track{}, "collapse installed", open.install, sc_core::SC_ZERO_TIME, m.prefix,
+                          "khugepaged installs the 2 MiB block " + hex(open.block) + " at " + hex(open.base) +
+                              " of pid " + std::to_string(open.pid) + "; the " + std::to_string(open.old.size()) +
+                              " old frames are freed",
+                          open.story);
     if (m.khugepaged.pass.active) ++m.khugepaged.pass.collapsed;
     m.stats.collapse_window.add(to_us(open.install - open.clear));
     m.ctx.tracer.span(m.track, "collapse-window", open.clear, open.install);
@@ -185,6 +191,11 @@ VmResult collapse_begin(Mm& m, sc_time at) {
         const bool pinned = any_pin(p, r.base, kHuge);
         if (pinned && m.params.pins_block_collapse) {
             m.stats.collapse_skipped_pinned.inc();
+            if (m.ctx.tracer.noting())
+                m.ctx.tracer.note(Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME,
+                                  m.prefix,
+                                  "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
+                                      ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
             continue;
         }
         if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
@@ -197,10 +208,28 @@ VmResult collapse_begin(Mm& m, sc_time at) {
             failed = true;
             break;
         }
-        t = m.cpu.run("khugepaged", t, pass.pending).end;
+        Tracer::Cause step;
+        if (m.ctx.tracer.noting()) {
+            const CpuCores::Slot s = m.cpu.run(
+                "khugepaged", t, pass.pending, "",
+                {m.prefix,
+                 "khugepaged collapses " + hex(r.base) + "..+2 MiB of pid " + std::to_string(p.pid) +
+                     ": copies its pages into the huge frame " + hex(*h) +
+                     ", clears the old PTEs (the MMU notifier invalidates the SMMU's TLBs) and will install a block" +
+                     (pinned ? "; pinned pages do not stop it (vm.pins-block-thp-collapse = false, as older kernels): "
+                               "their pins now hold frames the process no longer maps"
+                             : ""),
+                 Tracer::Cause{}});
+            t = s.end;
+            step = s.step;
+        } else {
+            t = m.cpu.run("khugepaged", t, pass.pending).end;
+        }
         pass.pending = sc_core::SC_ZERO_TIME;
         VmResult res;
+        const Tracer::Scope collapsing(m.ctx.tracer, step);   // the invalidations follow it
         res.done = collapse_open(m, r, table, *h, t);
+        m.khugepaged.open.story = step;
         res.value = pass.collapsed;
         return res;
     }

@@ -34,6 +34,7 @@ struct OpenCollapse {
     Prot prot = Prot::None;
     std::vector<std::uint64_t> old;   // old frames to free at install
     sc_core::sc_time clear, install;
+    Tracer::Cause story;              // the collapse's step in the narrated story
 };
 
 struct Khugepaged {

@@ -102,6 +102,17 @@ struct Inflight {
     sc_core::sc_time done;         // the read completes then: the PTE written
     bool cancelled = false;        // unmapped meanwhile (munmap, MADV_DONTNEED): nothing is mapped
     bool pinned = false;           // SwapIn cancelled while pinned: the pin keeps the frame
+    Tracer::Cause story;           // the fault that started the read, in the narrated story
+};
+
+// A step of a call's story, told when the call's CPU work is placed
+// (call_return): what happened to one page and why. Collected only while
+// the tracer is noting.
+struct PageStep {
+    std::string text;
+    int pid = 0;
+    std::uint64_t page = 0;
+    bool read_in_flight = false;   // a read started for the page: its completion follows this step
 };
 
 // Work accumulated by one call: CPU time and pages made present.
@@ -111,7 +122,11 @@ struct Work {
     sc_core::sc_time io = sc_core::SC_ZERO_TIME;   // waits for devices (SSD, notifier) on top of the CPU time
     std::uint64_t faulted = 0;
     bool fault_taken = false;   // a fault (not a plain access) was taken
+    std::vector<PageStep> story;   // what happened, page by page (only while noting)
 };
+
+// Add a step to the call's story, if the run notes its stories.
+void tell(Mm& m, Work& w, int pid, std::uint64_t page, std::string text, bool read_in_flight = false);
 
 struct Mm {
     Mm(const SimContext& c, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& m,

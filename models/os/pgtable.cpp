@@ -2,6 +2,8 @@
 // leaf lookup and translation (pgtable.hpp).
 #include "models/os/pgtable.hpp"
 
+#include "core/format.hpp"
+
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +19,7 @@ void access(Mm& m, bool write, std::uint64_t pa, unsigned char* data, std::uint6
     gp.set_data_ptr(data);
     gp.set_data_length(static_cast<unsigned>(len));
     gp.set_streaming_width(static_cast<unsigned>(len));
-    if (m.mem.transport_dbg(gp) != len) throw std::runtime_error("Vm: cannot access DRAM at " + std::to_string(pa));
+    if (m.mem.transport_dbg(gp) != len) throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
 }
 
 std::uint64_t rd(Mm& m, std::uint64_t pa) {

@@ -1,6 +1,8 @@
 // The OS side of the NetVM NI's shadow page table (see shadow_pager.hpp).
 #include "models/os/shadow_pager.hpp"
 
+#include "core/format.hpp"
+
 #include "models/os/smmu_driver.hpp"
 
 namespace vrdmasim {
@@ -169,7 +171,7 @@ void ShadowPager::miss_thread() {
         service_us_.add(us(done - m.at));
         if (done > sc_core::sc_time_stamp()) sc_core::wait(done - sc_core::sc_time_stamp());
         if (ctx_.tracer.narrating())
-            ctx_.tracer.narrate(done, group_ + ".ni", "shadow miss at va " + std::to_string(m.va) +
+            ctx_.tracer.narrate(done, group_ + ".ni", "shadow miss at va " + hex(m.va) +
                                                           (ok ? " paged in, entry written" : " not resolved"));
         queued_.erase({m.pid, page});   // a miss from now on is served again
         if (outcome_) outcome_(m.sid, m.va, m.write, ok, done);

@@ -42,6 +42,7 @@ void FaultLibrary::declare_params(ParamRegistry& reg) {
 FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int pid, CpuCores& cpu,
                            FaultResolveFn resolve)
     : ctx_(ctx),
+      who_(prefix),
       pid_(pid),
       cpu_(cpu),
       resolve_(std::move(resolve)),
@@ -65,7 +66,18 @@ FaultOutcome FaultLibrary::handle(const SmmuFault& f, sc_time at) {
     const std::uint64_t page = f.address & ~(kPage - 1);
     const std::uint64_t n = ahead_ ? ahead_pages_ : 1;
     const std::string label = ahead_ ? "touch-ahead " + std::to_string(n) + " pages" : "touch-one";
-    const CpuCores::Slot s = cpu_.run("fault-library", at, wakeup_ + per_call_, label);
+    const bool noting = ctx_.tracer.noting();
+    const CpuCores::Slot s =
+        noting ? cpu_.run("fault-library", at, wakeup_ + per_call_, label,
+                          {who_,
+                           "the fault library's thread wakes on the Netlink message and " +
+                               (ahead_ ? "touches " + std::to_string(n) + " pages from " + Tracer::hex(page)
+                                       : "touches the page " + Tracer::hex(page)) +
+                               (f.write ? " for writing" : " for reading") + " (get_user_pages)",
+                           f.story})
+               : cpu_.run("fault-library", at, wakeup_ + per_call_, label);
+    // The VM's page faults are steps of this story.
+    const Tracer::Scope paging(ctx_.tracer, s.step);
     VmResult res = resolve_(pid_, page, n * kPage, f.write, s.end);
     o.pages = res.value;
     o.done = max_time(res.done, s.end);
@@ -81,6 +93,14 @@ FaultOutcome FaultLibrary::handle(const SmmuFault& f, sc_time at) {
     pages_->inc(o.pages);
     if (!o.resolved) unresolved_->inc();
     service_us_->add(to_us(o.done - at));
+    if (noting)
+        o.story = ctx_.tracer.note(Tracer::Track{}, "fault resolved", o.done, SC_ZERO_TIME, who_,
+                                   o.resolved ? "the fault at " + Tracer::hex(f.address) + " is resolved: " +
+                                                    std::to_string(o.pages) + " page" + (o.pages == 1 ? "" : "s") +
+                                                    " made present, the library reports to the driver"
+                                              : "the fault at " + Tracer::hex(f.address) + " is NOT resolved (" + std::string(
+                                                    to_string(o.error)) + "): the library reports the error",
+                                   s.step);
     return o;
 }
 
@@ -207,13 +227,16 @@ void SmmuDriver::write_reg(std::uint64_t off, std::uint64_t value, unsigned len,
 }
 
 sc_time SmmuDriver::on_core(const char* activity, sc_time ready, sc_time cost, const std::string& label,
-                            sc_time predicted, const std::function<void(sc_time&)>& ops) {
-    const CpuCores::Slot s = cpu_.run(activity, ready, cost + predicted, label);
+                            sc_time predicted, const std::function<void(sc_time&)>& ops,
+                            const CpuCores::Story* story, Tracer::Cause* step) {
+    const CpuCores::Slot s = story ? cpu_.run(activity, ready, cost + predicted, label, *story)
+                                   : cpu_.run(activity, ready, cost + predicted, label);
+    if (step) *step = s.step;
     sc_time t = s.start + cost;
     ops(t);
     // The core that ran `s` is free from s.end and nothing was reserved since,
     // so an extension starts exactly there.
-    if (t > s.end) cpu_.run(activity, s.end, t - s.end, label);
+    if (t > s.end) cpu_.run(activity, s.end, t - s.end, label + " (register accesses, continued)");
     return max_time(t, s.end);
 }
 
@@ -263,6 +286,20 @@ sc_time SmmuDriver::invalidate(int pid, std::uint16_t asid, std::uint64_t va, st
     const std::uint64_t cmds = by_asid ? 1 : pages;
     const std::uint64_t base = r::cb(static_cast<unsigned>(cb));
     const sc_time predicted = (reg_time_ + tlbi_extra_) * static_cast<double>(cmds) + 2 * reg_time_;
+    // The invalidation follows whatever changed the mapping (reclaim, a
+    // collapse, a migration, munmap) when that is being told.
+    CpuCores::Story story;
+    const bool noting = ctx_.tracer.noting();
+    if (noting)
+        story = {name(),
+                 "MMU notifier: pid " + std::to_string(pid) + "'s mapping of " + Tracer::hex(va) + "..+" +
+                     std::to_string(len) + " B changed; the driver invalidates the SMMU's TLBs in cb" +
+                     std::to_string(cb) +
+                     (by_asid ? " by ASID " + std::to_string(asid) + " (more than " +
+                                    std::to_string(tlbi_asid_threshold_) + " pages)"
+                              : " with " + std::to_string(pages) + " TLBIVA write" + (pages == 1 ? "" : "s")) +
+                     ", then TLBSYNC",
+                 Tracer::Cause{}};
     return on_core("tlbi", at, tlbi_page_ * static_cast<double>(cmds),
                    by_asid ? "tlbi asid" : "tlbi " + std::to_string(pages) + " pages", predicted, [&](sc_time& t) {
                        const std::uint64_t a = static_cast<std::uint64_t>(asid) << 48;
@@ -276,7 +313,8 @@ sc_time SmmuDriver::invalidate(int pid, std::uint16_t asid, std::uint64_t va, st
                        write_reg(base + r::TLBSYNC, 0, 4, t);
                        for (int i = 0; i < 1000 && (read_reg(base + r::TLBSTATUS, 4, t) & 1u); ++i) {
                        }
-                   });
+                   },
+                   noting ? &story : nullptr);
 }
 
 void SmmuDriver::irq_thread() {
@@ -311,6 +349,7 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
     unsigned owned = 0;
     for (const Bank& b : banks_) owned += b.pid != 0;
     sc_time start = SC_ZERO_TIME;
+    Tracer::Cause handler_step;   // the handler's slice in the story
     auto read_bank = [&](unsigned n, sc_time& t) {
         const std::uint32_t fsr = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSR, 4, t));
         if (!(fsr & r::FSR_FAULT)) return;
@@ -320,14 +359,35 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
         f.fsr = fsr;
         f.raised = raised;
         f.address = read_reg(r::cb(n) + r::FAR, 8, t);
-        f.write = (read_reg(r::cb(n) + r::FSYNR0, 4, t) & r::FSYNR0_WNR) != 0;
+        const std::uint32_t fsynr0 = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSYNR0, 4, t));
+        f.write = (fsynr0 & r::FSYNR0_WNR) != 0;
         f.stream_id = static_cast<std::uint32_t>(read_reg(r::CBFRSYNRA(n), 4, t)) & 0x7fffu;
         write_reg(r::cb(n) + r::FSR, fsr & r::FSR_FAULT, 4, t);   // write 1 to clear, not SS
+        if (ctx_.tracer.noting())
+            f.story = ctx_.tracer.note(
+                Tracer::Track{}, "handler reads cb", t, SC_ZERO_TIME, name(),
+                "the handler reads cb" + std::to_string(n) + ": FSR " + Tracer::hex(fsr) + ", FAR " +
+                    Tracer::hex(f.address) + ", FSYNR0 " + Tracer::hex(fsynr0) + " (" + (f.write ? "write" : "read") +
+                    "), CBFRSYNRA " + Tracer::hex(f.stream_id) + "; writes FSR to clear it" +
+                    (f.pid ? "; the bank belongs to pid " + std::to_string(f.pid) : "; no process owns the bank"),
+                smmu_.fault_story(n).id ? smmu_.fault_story(n) : handler_step);
         found.push_back({f});
     };
     // The global handler, then the handler of every bank a process owns
     // (all registered on the one shared line, as on the ZynqMP).
-    sc_time t = on_core("smmu-irq", t0, irq_entry_ + handler_, "smmu irq", reg_time_ * (1.0 + owned),
+    // The story: the handler follows the fault that raised the line (the
+    // lowest bank asserting it; each bank's reading follows its own fault).
+    CpuCores::Story story;
+    const bool noting = ctx_.tracer.noting();
+    if (noting) {
+        for (unsigned n = 0; n < banks_.size() && !story.because; ++n)
+            if (smmu_.context_irq(n)) story.because = smmu_.fault_story(n);
+        story.who = name();
+        story.text = "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
+                     "FSR of the " + std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") +
+                     " that processes own";
+    }
+    sc_time t = on_core("smmu-irq", t0, irq_entry_ + handler_, "smmu irq handler", reg_time_ * (1.0 + owned),
                         [&](sc_time& tt) {
                             start = tt - irq_entry_ - handler_;
                             const std::uint64_t gfsr = read_reg(r::sGFSR, 4, tt);
@@ -345,7 +405,8 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
                                 for (unsigned n = 0; n < banks_.size(); ++n)
                                     if (banks_[n].pid == 0) read_bank(n, tt);
                             }
-                        });
+                        },
+                        noting ? &story : nullptr, &handler_step);
     irq_wait_us_->add(to_us(start - raised));
     if (global) global_faults_->inc();
     if (found.empty() && !global) spurious_->inc();
@@ -357,13 +418,27 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
         FaultLibrary* lib = x.f.pid ? library(x.f.pid) : nullptr;
         if (!lib) {
             unowned_->inc();
+            p.outcome.story = x.f.story;
             p.outcome.resolved = false;
             p.outcome.error = VmError::Fault;
             p.outcome.done = t;
         } else {
             if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
-            t = cpu_.run("smmu-irq", t, netlink_, "netlink").end;
-            p.outcome = lib->handle(x.f, t);
+            SmmuFault f = x.f;
+            if (noting) {
+                const CpuCores::Slot s =
+                    cpu_.run("netlink", t, netlink_, "netlink send",
+                             {name(),
+                              "the handler sends a Netlink message to pid " + std::to_string(f.pid) +
+                                  "'s fault library: " + (f.write ? "write" : "read") + " fault at " +
+                                  Tracer::hex(f.address) + " in cb" + std::to_string(f.cb),
+                              f.story});
+                t = s.end;
+                f.story = s.step;
+            } else {
+                t = cpu_.run("netlink", t, netlink_, "netlink send").end;
+            }
+            p.outcome = lib->handle(f, t);
             library_us_->add(to_us(p.outcome.done - t));
         }
         pending_.emplace(p.outcome.done, p);
@@ -391,10 +466,25 @@ void SmmuDriver::resume_thread() {
         if (p.resume) {
             const bool retry = o.resolved;
             const std::uint64_t off = r::cb(o.fault.cb) + r::RESUME;
-            o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate",
-                             reg_time_, [&](sc_time& t) {
-                                 write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
-                             });
+            CpuCores::Story story;
+            const bool noting = ctx_.tracer.noting();
+            if (noting)
+                story = {name(),
+                         std::string("the driver writes RESUME of cb") + std::to_string(o.fault.cb) +
+                             (retry ? " with TnR = 0: the stalled transactions retry"
+                                    : " with TnR = 1: the stalled transactions are terminated"),
+                         o.story};
+            Tracer::Cause step;
+            {
+                // The SMMU's RESUME follows the driver's write.
+                o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate",
+                                 reg_time_, [&](sc_time& t) {
+                                     const Tracer::Scope s(ctx_.tracer, step);
+                                     write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
+                                 },
+                                 noting ? &story : nullptr, &step);
+            }
+            if (step) o.story = step;
             (retry ? resumes_retry_ : resumes_terminate_)->inc();
             if (o.done > sc_core::sc_time_stamp()) sc_core::wait(o.done - sc_core::sc_time_stamp());
         }

@@ -68,6 +68,7 @@ struct SmmuFault {
     bool write = false;          // FSYNR0.WNR
     std::uint32_t fsr = 0;       // as read, before clearing
     sc_core::sc_time raised;     // when the SMMU raised the interrupt
+    Tracer::Cause story;         // the handler's reading of it in the narrated story
 };
 
 // The outcome of handling one fault, as the PLDMA will be told in terminate
@@ -78,6 +79,7 @@ struct FaultOutcome {
     VmError error = VmError::Ok;
     std::uint64_t pages = 0;     // pages faulted in
     sc_core::sc_time done;       // when the library finished (stall: RESUME written)
+    Tracer::Cause story;         // the last step of its story (library result; stall: RESUME)
 };
 
 // How a library makes pages present: get_user_pages over [va, va+len).
@@ -101,6 +103,7 @@ public:
 
 private:
     const SimContext& ctx_;
+    std::string who_;
     int pid_;
     CpuCores& cpu_;
     FaultResolveFn resolve_;
@@ -163,9 +166,11 @@ private:
     // `cost` of CPU work and then register accesses (`ops`, from a time it
     // advances) on one core, from `ready`; `predicted` sizes the reservation
     // (extended when the accesses take longer). Returns the end.
+    // With `story`, the first slice is that noted step (returned in *step).
     sc_core::sc_time on_core(const char* activity, sc_core::sc_time ready, sc_core::sc_time cost,
                              const std::string& label, sc_core::sc_time predicted,
-                             const std::function<void(sc_core::sc_time&)>& ops);
+                             const std::function<void(sc_core::sc_time&)>& ops,
+                             const CpuCores::Story* story = nullptr, Tracer::Cause* step = nullptr);
     int bank_of(int pid) const;
     std::uint64_t read_reg(std::uint64_t off, unsigned len, sc_core::sc_time& t);
     void write_reg(std::uint64_t off, std::uint64_t value, unsigned len, sc_core::sc_time& t);

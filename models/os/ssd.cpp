@@ -1,5 +1,7 @@
 #include "models/os/ssd.hpp"
 
+#include "core/format.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -157,7 +159,7 @@ void Ssd::enable_files() {
 sc_time Ssd::read_blocks(std::uint64_t addr, std::uint64_t bytes, sc_time at, unsigned file, std::uint64_t offset) {
     if (!file_reads_) throw std::logic_error("Ssd::read_blocks: file reads not enabled (no FileSystem)");
     if (addr < swap_bytes() || bytes == 0 || addr % kPage != 0 || bytes % kPage != 0)
-        throw std::logic_error("Ssd::read_blocks: [" + std::to_string(addr) + ", +" + std::to_string(bytes) +
+        throw std::logic_error("Ssd::read_blocks: [" + hex(addr) + ", +" + std::to_string(bytes) +
                                ") is not whole blocks of the file area (swap area ends at " +
                                std::to_string(swap_bytes()) + ")");
     return serve(false, bytes, at, true, file, offset);

@@ -4,6 +4,9 @@
 // accumulated work charged on a core as the call's activity.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <cstdint>
 
 #include <systemc>
@@ -38,6 +41,19 @@ VmError call_enter(Mm& m, Call& c, const char* activity, sc_core::sc_time cost, 
 // The epilogue: the call's work run on a core from its start (after any
 // wait for a collapse or a migration), device waits on top.
 VmResult call_return(Mm& m, const Call& c, VmError e, std::uint64_t value = 0);
+
+// Run work `w` as `activity` on a core from `start`. When w has a story
+// (tell) and the run notes stories, the slice is a step saying what() (and
+// how many page events follow), and each page event follows it.
+CpuCores::Slot run_work(Mm& m, const char* activity, sc_core::sc_time start, const Work& w,
+                        const std::function<std::string()>& what);
+// The page events of w as log lines at `at`, after `after`; a read in
+// flight remembers its event for its completion's line. `at` is the work's
+// start: the model applies a call's page-table changes when its work
+// starts (devices can see them from then on; a read from the SSD maps its
+// page only at its completion), so the log says so, whatever the work's
+// CPU time.
+void tell_steps(Mm& m, const Work& w, sc_core::sc_time at, const Tracer::Cause& after);
 
 }  // namespace mm
 }  // namespace vrdmasim

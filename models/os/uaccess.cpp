@@ -15,6 +15,7 @@
 #include "models/os/mmap.hpp"
 #include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
+#include "models/os/syscall.hpp"
 
 namespace vrdmasim {
 namespace mm {
@@ -54,6 +55,18 @@ bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint6
             w.at = sc_core::sc_time_stamp();
             std::uint64_t next = 0;
             if (fault_page(m, *p, a, write, w, next) != VmError::Ok || !resident_frame(m, *p, a, pa)) return false;
+            if (!w.story.empty() && m.ctx.tracer.noting()) {
+                // Not a step of the simulated program: a workload's untimed
+                // fill or check of its buffers, said so.
+                const Tracer::Cause why = m.ctx.tracer.note(
+                    Tracer::Track{}, "untimed access", w.at, sc_core::SC_ZERO_TIME, m.prefix,
+                    "an untimed access to pid " + std::to_string(pid) + "'s page " + Tracer::hex(align_down(a, kPage)) +
+                        " (a workload filling or checking its buffers outside simulated time; no CPU, no wait): " +
+                        std::to_string(w.story.size()) + " page event" + (w.story.size() == 1 ? "" : "s") + " follow" +
+                        (w.story.size() == 1 ? "s" : ""),
+                    m.ctx.tracer.current());
+                tell_steps(m, w, w.at, why);
+            }
             complete_now(m, pid, a, w.at);   // untimed: a read this copy started is done for it
         }
         access(m, write, pa, data + done, n);

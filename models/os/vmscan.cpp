@@ -13,6 +13,7 @@
 #include "models/os/page_alloc.hpp"
 #include "models/os/pagecache.hpp"
 #include "models/os/pgtable.hpp"
+#include "models/os/syscall.hpp"
 
 namespace vrdmasim {
 namespace mm {
@@ -65,6 +66,11 @@ bool evict(Mm& m, Process& p, std::uint64_t va, Batch& b, Work& w) {
     b.frees.push_back(d & kAddrMask);
     b.evicted++;
     m.stats.swap_outs.inc();
+    tell(m, w, p.pid, va,
+         "swap-out of " + Tracer::hex(va) + " (pid " + std::to_string(p.pid) +
+             "): not referenced since the clock last passed (AF clear), its PTE becomes a swap entry for slot " +
+             std::to_string(*s) + "; frame " + Tracer::hex(d & kAddrMask) +
+             " is freed once the SMMU's TLBs are invalidated and the SSD write is issued");
     return true;
 }
 
@@ -95,6 +101,8 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
         return true;
     }
     if (level == 2) {   // an old huge page: split, then swap out its pages
+        tell(m, w, p.pid, x.second,
+             "reclaim splits the old 2 MiB huge page at " + Tracer::hex(x.second) + " to swap out its pages");
         try {
             split_block(m, p, x.second, w);
         } catch (const OutOfFrames&) {
@@ -159,7 +167,11 @@ VmResult Vm::reclaim(std::uint64_t target_free_bytes, sc_core::sc_time at) {
     Batch b;
     scan(m, round_up(target_free_bytes, kPage) / kPage, b, w);
     VmResult r;
-    r.done = complete(m, b, m.cpu.run("kswapd", at, w.cpu).end);
+    r.done = complete(m, b, run_work(m, "kswapd", at, w, [&] {
+                                 return "reclaim (kswapd) wants " + std::to_string(target_free_bytes) +
+                                        " B free: the clock scans from its hand, clearing AF on referenced pages "
+                                        "(a second chance) and swapping out the others";
+                             }).end);
     r.value = b.evicted;
     r.error = free_bytes() >= target_free_bytes ? VmError::Ok : VmError::NoMemory;
     return r;

@@ -37,6 +37,9 @@ struct ContextBank {
     bool resume_retry = true;
     sc_core::sc_time resume_at;
     sc_core::sc_event resume_ev;
+    // The last recorded fault's step in the narrated story: lets the driver's
+    // handler and the terminated master name it. Not a register.
+    Tracer::Cause fault_story;
 
     Counter &translated, &bypassed, &faults_translation, &faults_access_flag, &faults_permission,
         &faults_external, &faults_read, &faults_write, &faults_multi, &stalled_transactions, &held_behind_stall,

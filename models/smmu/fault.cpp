@@ -69,7 +69,7 @@ FaultUnit::FaultUnit(const SimContext& ctx, const std::string& group, const std:
 
 // ---------------------------------------------------------------- context faults
 
-void FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
+Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
                        sc_time at, bool stall) {
     switch (type) {
     case FaultType::Translation: c.faults_translation.inc(); break;
@@ -78,7 +78,8 @@ void FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool
     default: c.faults_external.inc(); break;
     }
     (write ? c.faults_write : c.faults_read).inc();
-    if (c.fsr & r::FSR_FAULT) {
+    const bool first = !(c.fsr & r::FSR_FAULT);
+    if (!first) {
         // A fault is already recorded: keep its syndrome, flag the loss.
         c.fsr |= r::FSR_MULTI;
         c.faults_multi.inc();
@@ -91,28 +92,32 @@ void FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool
     }
     if (stall) c.fsr |= r::FSR_SS;
     if (c.sctlr & r::SCTLR_CFIE) irq_.raise_at(at);
-    if (tracer_.enabled()) {
-        tracer_.instant(track_, stall ? "fault (stall)" : "fault",
-                        at, {{"cb", Tracer::json_number(c.index)},
-                             {"va", Tracer::json_number(va)},
-                             {"type", Tracer::json_string(fault_name(type))},
-                             {"write", Tracer::json_number(write ? 1 : 0)},
-                             {"level", Tracer::json_number(level)},
-                             {"sid", Tracer::json_number(sid)}});
-    }
-    if (tracer_.narrating()) {
+    if (tracer_.noting()) {
+        // A zero-length slice (a point that arrows can start from) on "smmu faults".
         std::ostringstream os;
-        os << fault_name(type) << " fault in cb" << c.index << " at 0x" << std::hex << va << std::dec << " ("
-           << (write ? "write" : "read") << ", level " << level << ", stream 0x" << std::hex << sid << std::dec
-           << ")" << (stall ? ", stalled" : ", terminated");
-        tracer_.narrate(at, who_, os.str());
+        os << fault_name(type) << " fault in cb" << c.index << " at " << Tracer::hex(va) << " ("
+           << (write ? "write" : "read") << ", level " << level << ", stream " << Tracer::hex(sid) << "): "
+           << (first ? "FSR, FAR, FSYNR0 and CBFRSYNRA recorded" : "FSR.MULTI set, the first fault's syndrome kept")
+           << ((c.sctlr & r::SCTLR_CFIE) ? ", interrupt raised" : ", interrupt disabled (CFIE clear)")
+           << (stall ? ", the transaction stalls" : ", the transaction is terminated");
+        const Tracer::Cause me = tracer_.note(track_, stall ? "fault (stall)" : "fault", at, SC_ZERO_TIME, who_, os.str(),
+                                     Tracer::Cause{},
+                                     {{"cb", Tracer::json_number(c.index)},
+                                      {"va", Tracer::json_hex(va)},
+                                      {"type", Tracer::json_string(fault_name(type))},
+                                      {"write", Tracer::json_number(write ? 1 : 0)},
+                                      {"level", Tracer::json_number(level)},
+                                      {"sid", Tracer::json_hex(sid)}});
+        if (first) c.fault_story = me;   // the fault the registers describe
+        return me;
     }
+    return {};
 }
 
 bool FaultUnit::context_fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type,
-                              int level, sc_time at, sc_time& answered) {
+                              int level, sc_time at, sc_time& answered, Tracer::Cause& story) {
     const bool stall_mode = (c.sctlr & r::SCTLR_CFCFG) != 0;
-    record(c, sid, va, write, type, level, at, stall_mode);
+    story = record(c, sid, va, write, type, level, at, stall_mode);
     answered = at;
     if (!stall_mode) return false;
     const bool retry = stall(c, at);
@@ -151,7 +156,10 @@ sc_time FaultUnit::hold(ContextBank& c, sc_time t) {
 void FaultUnit::resume(ContextBank& c, std::uint32_t v, sc_time at) {
     if (c.stalled == 0 || (c.fsr & r::FSR_FAULT)) {
         c.resumes_ignored.inc();
-        if (tracer_.narrating()) tracer_.narrate(at, who_, "RESUME of cb" + std::to_string(c.index) + " ignored");
+        if (tracer_.noting())
+            tracer_.note(track_, "RESUME ignored", at, SC_ZERO_TIME, who_,
+                         "RESUME of cb" + std::to_string(c.index) + " ignored: " +
+                             (c.stalled == 0 ? "no transaction is stalled" : "FSR not cleared yet"));
         return;
     }
     const bool retry = !(v & r::RESUME_TERMINATE);
@@ -163,9 +171,11 @@ void FaultUnit::resume(ContextBank& c, std::uint32_t v, sc_time at) {
     ++c.resume_gen;
     const sc_time now = sc_core::sc_time_stamp();
     c.resume_ev.notify(at > now ? at - now : SC_ZERO_TIME);
-    if (tracer_.narrating())
-        tracer_.narrate(at, who_,
-                        std::string("RESUME of cb") + std::to_string(c.index) + (retry ? ": retry" : ": terminate"));
+    if (tracer_.noting())
+        tracer_.note(track_, retry ? "RESUME (retry)" : "RESUME (terminate)", at, SC_ZERO_TIME, who_,
+                     "RESUME of cb" + std::to_string(c.index) +
+                         (retry ? ": the stalled transactions retry their translation"
+                                : ": the stalled transactions are terminated"));
 }
 
 // ---------------------------------------------------------------- global faults
@@ -185,15 +195,13 @@ void FaultUnit::global_fault(std::uint32_t bit, std::uint32_t sid, std::uint64_t
 }
 
 void FaultUnit::trace_global(std::uint32_t sid, std::uint64_t va, sc_time at) {
-    if (tracer_.enabled())
-        tracer_.instant(track_, "global fault", at,
-                        {{"sid", Tracer::json_number(sid)}, {"va", Tracer::json_number(va)},
-                         {"sgfsr", Tracer::json_number(g_.sgfsr)}});
-    if (tracer_.narrating()) {
-        std::ostringstream os;
-        os << "global fault (sGFSR 0x" << std::hex << g_.sgfsr << ") for stream 0x" << sid << " at 0x" << va;
-        tracer_.narrate(at, who_, os.str());
-    }
+    if (tracer_.noting())
+        tracer_.note(track_, "global fault", at, SC_ZERO_TIME, who_,
+                     "global fault (sGFSR " + Tracer::hex(g_.sgfsr) + ") for stream " + Tracer::hex(sid) + " at " +
+                         Tracer::hex(va) + ": no context bank translates this stream",
+                     Tracer::Cause{},
+                     {{"sid", Tracer::json_hex(sid)}, {"va", Tracer::json_hex(va)},
+                      {"sgfsr", Tracer::json_hex(g_.sgfsr)}});
 }
 
 // ---------------------------------------------------------------- interrupt and answer

@@ -36,9 +36,10 @@ public:
     // A fault of the translation of `va` in bank c at time `at`: record it,
     // then end it (returns false) or, in stall mode (SCTLR.CFCFG), wait for
     // RESUME (returns true for a retry). `answered` is when the fault was
-    // answered or the retry begins.
+    // answered or the retry begins; `story`, this fault's step in the
+    // narrated story (with FSR.MULTI not the one the registers describe).
     bool context_fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-                       sc_core::sc_time at, sc_core::sc_time& answered);
+                       sc_core::sc_time at, sc_core::sc_time& answered, Tracer::Cause& story);
     // Wait behind a stalled transaction of bank c; returns the time to go on from.
     sc_core::sc_time hold(ContextBank& c, sc_core::sc_time t);
     // A RESUME write (TnR in bit 0).
@@ -55,8 +56,8 @@ public:
                           FaultType type, int level, std::uint64_t from);
 
 private:
-    void record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-                sc_core::sc_time at, bool stall);
+    Tracer::Cause record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
+                         sc_core::sc_time at, bool stall);
     bool stall(ContextBank& c, sc_core::sc_time fault_at);
     void trace_global(std::uint32_t sid, std::uint64_t va, sc_core::sc_time at);
 

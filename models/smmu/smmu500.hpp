@@ -78,6 +78,10 @@ public:
 
     // Whether context bank n's interrupt is asserted (a fault bit set and CFIE).
     bool context_irq(unsigned n) const;
+    // The narrated story's step of the fault bank n's registers describe (empty
+    // when nothing is noted): lets the driver's handler name its cause. Not a
+    // register, no timing: narration only.
+    Tracer::Cause fault_story(unsigned n) const;
 
 private:
     struct Impl;

@@ -230,7 +230,7 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
                 const WalkResult w = s_.tcu.walk(slot_free_, c.walk_request(va, write), looked_up);
                 walks_.inc();
                 if (w.fault != FaultType::None) {
-                    if (fault(c, sid, va, write, w.fault, w.level, w.done, x)) {
+                    if (fault(c, sid, va, write, w.fault, w.level, w.done, x, w.story)) {
                         t = sc_core::sc_time_stamp();
                         continue;
                     }
@@ -266,12 +266,13 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
 // translation (returns false, x describes the fault) or, in stall mode,
 // wait for RESUME (returns true for a retry).
 bool Tbu::fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-                sc_time at, Xlate& x) {
+                sc_time at, Xlate& x, const Tracer::Cause& walk) {
+    const Tracer::Scope after_walk(s_.tcu.tracer(), walk);   // the fault follows the walk that found it
     x.ok = false;
     x.cb = c.index;
     x.type = type;
     x.level = level;
-    return s_.faults.context_fault(c, sid, va, write, type, level, at, x.ready);
+    return s_.faults.context_fault(c, sid, va, write, type, level, at, x.ready, x.story);
 }
 
 void Tbu::answer_fault(tlm::tlm_generic_payload& gp, const Xlate& x, std::uint64_t va, bool write, std::uint64_t from,
@@ -279,6 +280,7 @@ void Tbu::answer_fault(tlm::tlm_generic_payload& gp, const Xlate& x, std::uint64
     faults_.inc();
     const bool abort = (s_.cbs[x.cb].sctlr & r::SCTLR_CFRE) != 0;
     FaultUnit::terminate(gp, abort, static_cast<int>(x.cb), va, write, x.type, x.level, from);
+    if (auto* e = gp.get_extension<SmmuFaultExtension>()) e->story = x.story;
     const sc_time now = sc_core::sc_time_stamp();
     delay = x.ready > now ? x.ready - now : SC_ZERO_TIME;
 }

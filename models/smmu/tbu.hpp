@@ -56,6 +56,7 @@ private:
         unsigned cb = 0;
         FaultType type = FaultType::None;
         int level = 0;
+        Tracer::Cause story;      // the fault's step in the narrated story
     };
 
     void serve_translated(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload& gp, sc_core::sc_time t,
@@ -67,7 +68,7 @@ private:
     bool translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool write, sc_core::sc_time t, Xlate& x);
     const Translation* lookup_micro(unsigned cbi, std::uint16_t asid, std::uint64_t va);
     bool fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-               sc_core::sc_time at, Xlate& x);
+               sc_core::sc_time at, Xlate& x, const Tracer::Cause& walk = {});
     void answer_fault(tlm::tlm_generic_payload& gp, const Xlate& x, std::uint64_t va, bool write, std::uint64_t from,
                       sc_core::sc_time& delay);
     void forward(tlm::tlm_generic_payload& gp, std::uint64_t pa, sc_core::sc_time at, sc_core::sc_time now,

@@ -24,6 +24,7 @@ Tcu::Tcu(const SmmuConfig& p, const SimContext& ctx, const std::string& group, c
       }, debug_cache_),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "smmu tcu")),
+      who_(smmu_name),
       macro_hits_(ctx.stats.counter(smmu_name + ".tcu.macro_tlb_hits", "", "macro-TLB lookups that hit a ready entry")),
       macro_misses_(ctx.stats.counter(smmu_name + ".tcu.macro_tlb_misses", "",
                                       "macro-TLB lookups that missed (a walk followed)")),
@@ -72,7 +73,25 @@ WalkResult Tcu::walk(std::vector<sc_time>& slots, const WalkRequest& rq, sc_time
     walk_latency_.add(to_ns(w.done - start));
     if (w.fault != FaultType::None) walk_faults_.inc();
     if (tracer_.enabled()) trace_walk(rq, w, start);
+    if (tracer_.noting()) w.story = note_walk(rq, w, start);
     return w;
+}
+
+// The walk's line in the log (its slice is the async "walk" span): what it
+// read and what it found. Follows whatever the requester is telling.
+Tracer::Cause Tcu::note_walk(const WalkRequest& rq, const WalkResult& w, sc_time start) {
+    std::string text = "page-table walk in cb" + std::to_string(rq.cb) + " for " + Tracer::hex(rq.va) + " (" +
+                       (rq.write ? "write" : "read") + "): " + std::to_string(w.reads) + " descriptor read" +
+                       (w.reads == 1 ? "" : "s") + (w.cache_hits ? " (walk cache hit)" : "") + ", " +
+                       us_text((w.done - start).value()) + ", ";
+    if (w.fault == FaultType::None)
+        text += std::string(w.t.size == aarch64::kPageSize ? "page" : "2 MiB block") + " at level " +
+                std::to_string(w.level) + " -> PA " + Tracer::hex(w.t.pa_base + (rq.va - w.t.va_base)) +
+                (w.t.writable ? "" : " (read-only)");
+    else
+        text += std::string(fault_name(w.fault)) + " fault at level " + std::to_string(w.level) +
+                (w.fault == FaultType::Translation ? " (no valid descriptor)" : "");
+    return tracer_.note(Tracer::Track{}, "walk", w.done, sc_core::SC_ZERO_TIME, who_, text);
 }
 
 void Tcu::trace_walk(const WalkRequest& rq, const WalkResult& w, sc_time start) {
@@ -80,7 +99,7 @@ void Tcu::trace_walk(const WalkRequest& rq, const WalkResult& w, sc_time start) 
                        span_id(track_, ++walk_seq_), start,
                        w.done,
                        {{"cb", Tracer::json_number(rq.cb)},
-                        {"va", Tracer::json_number(rq.va)},
+                        {"va", Tracer::json_hex(rq.va)},
                         {"reads", Tracer::json_number(w.reads)},
                         {"level", Tracer::json_number(w.level)},
                         {"fault", Tracer::json_string(fault_name(w.fault))}});

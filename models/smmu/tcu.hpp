@@ -38,12 +38,14 @@ public:
     WalkResult debug_walk(const WalkRequest& rq) { return debug_walker_.walk(rq, sc_core::SC_ZERO_TIME); }
 
     Tlb& macro_tlb() { return macro_; }
+    Tracer& tracer() { return tracer_; }
     WalkCache& walk_cache() { return walk_cache_; }
 
 private:
     sc_core::sc_time walk_read(std::uint64_t pa, std::uint64_t& value, sc_core::sc_time at, bool& ok);
     sc_core::sc_time debug_read(std::uint64_t pa, std::uint64_t& value, sc_core::sc_time at, bool& ok);
     void trace_walk(const WalkRequest& rq, const WalkResult& w, sc_core::sc_time start);
+    Tracer::Cause note_walk(const WalkRequest& rq, const WalkResult& w, sc_core::sc_time start);
 
     tlm::tlm_initiator_socket<>& port_;
     Tlb macro_;
@@ -57,6 +59,7 @@ private:
 
     Tracer& tracer_;
     Tracer::Track track_;
+    std::string who_;
     Counter &macro_hits_, &macro_misses_, &walks_, &walk_reads_, &walk_cache_hits_, &walk_faults_, &walks_waited_,
         &walks_merged_;
     Histogram &walk_latency_, &slot_wait_;

@@ -12,6 +12,8 @@
 
 #include <systemc>
 
+#include "core/trace.hpp"
+
 #include "models/common/aarch64_descriptors.hpp"
 #include "models/common/smmu_fault.hpp"
 
@@ -119,6 +121,7 @@ struct WalkResult {
     unsigned reads = 0;          // descriptor reads made
     unsigned cache_hits = 0;     // 1 if the walk cache let it skip levels
     sc_core::sc_time done;       // absolute time the walk finished
+    Tracer::Cause story;         // the walk's line in the narrated log (Tracer::note), if noted
 };
 
 // Reads descriptors with `read(pa, at, ok) -> time the data is back`, a

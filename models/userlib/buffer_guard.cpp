@@ -1,5 +1,7 @@
 #include "models/userlib/buffer_guard.hpp"
 
+#include "core/format.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -83,12 +85,12 @@ std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool eng
     g.engine_writes = engine_writes;
     for (std::uint64_t p = g.va; p < g.end; p += kPage)
         if (by_page_.count(p))
-            throw std::logic_error("BufferGuard: page 0x" + std::to_string(p) +
+            throw std::logic_error("BufferGuard: page " + hex(p) +
                                    " is already guarded for another transfer in flight (the guard protects whole "
                                    "pages: buffers in flight at once may not share a page)");
     const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, engine_writes ? UserAccess::NoAccess : UserAccess::ReadOnly,
                                       tlbi_page_, at);
-    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the buffer at 0x" + std::to_string(va) +
+    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the buffer at " + hex(va) +
                                           " failed: " + to_string(r.error));
     done = r.done;
     mprotects_.inc();
@@ -116,7 +118,7 @@ sc_time BufferGuard::lift(std::uint64_t id, sc_time at) {
     if (it == guards_.end()) throw std::logic_error("BufferGuard: lift of a guard not installed");
     const Guard& g = it->second;
     const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, UserAccess::Full, tlbi_page_, at);
-    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect lifting the guard at 0x" + std::to_string(g.va) +
+    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect lifting the guard at " + hex(g.va) +
                                           " failed: " + to_string(r.error));
     mprotects_.inc();
     mprotect_time_.add(to_us(r.done - at));

@@ -1,5 +1,7 @@
 #include "models/userlib/registrar.hpp"
 
+#include "core/format.hpp"
+
 #include "models/smmu/smmu500.hpp"
 
 #include <algorithm>
@@ -428,7 +430,7 @@ RegResult Registrar::acquire_whole(std::uint64_t va, std::uint64_t len, sc_time 
     }
     if (covered != e - s)   // the library registers only what the application allocated
         throw std::logic_error(std::string("Registrar: rdma.strategy = ") + to_string(strategy_) + ": [" +
-                               std::to_string(va) + ", +" + std::to_string(len) +
+                               hex(va) + ", +" + std::to_string(len) +
                                ") is not inside buffers the application allocated");
     if (strategy_ == Strategy::PinDeferred) deferred_wait_.add(to_us(t - at));
     r.done = t;

@@ -16,6 +16,8 @@ namespace fs = std::filesystem;
 
 const char* const kRunMarker = ".vrdmasim-run";
 const char* const kSweepMarker = ".vrdmasim-sweep";
+const char* const kReportFile = "report.html";
+const char* const kReportMark = "<meta name=\"generator\" content=\"vrdmasim run --report\">";
 
 namespace {
 
@@ -36,14 +38,28 @@ void write_marker(const fs::path& dir, const char* name, const std::string& what
     if (!os) throw std::runtime_error("cannot write " + (dir / name).string());
 }
 
+bool is_our_report(const fs::path& file) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(file, ec))) return false;
+    std::ifstream in(file, std::ios::binary);
+    std::string head(1024, '\0');
+    in.read(&head[0], static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    return head.find(kReportMark) != std::string::npos;
+}
+
 bool is_run_output(const fs::path& dir) {
     static const std::set<std::string> kOutputs{kRunMarker,   "config.ini", "stats.json", "stats.txt",
-                                                "summary.csv", "error.txt",  "trace.json", "events.log"};
+                                                "summary.csv", "error.txt",  "trace.json", "events.log",
+                                                kReportFile};
     std::error_code ec;
     if (!fs::is_regular_file(dir / kRunMarker, ec)) return false;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        if (!kOutputs.count(it->path().filename().string())) return false;
+        const std::string name = it->path().filename().string();
+        if (!kOutputs.count(name)) return false;
         if (!it->is_regular_file(ec)) return false;
+        // A report.html of the user's own (not written by --report) is not ours to replace.
+        if (name == kReportFile && !is_our_report(it->path())) return false;
     }
     return !ec;
 }

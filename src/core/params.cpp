@@ -1161,6 +1161,26 @@ ConfigError Config::refuse(const std::string& name, const std::string& why) cons
     return ConfigError(describe(name) + ": " + why);
 }
 
+bool Config::is_default(const std::string& name) const {
+    const ParamDecl* d = reg_.find(name);
+    if (d == nullptr) throw std::logic_error("Config::is_default: undeclared parameter " + squote(name));
+    const Value& v = values_.at(name);
+    if (v.origin == "default") return true;
+    switch (d->type) {
+    case ParamType::String:
+    case ParamType::Enum: return v.text == d->default_text;
+    case ParamType::Bool: return v.flag == parse_value(*d, d->default_text).flag;
+    default: return v.number == parse_value(*d, d->default_text).number;
+    }
+}
+
+std::vector<const ParamDecl*> Config::non_defaults() const {
+    std::vector<const ParamDecl*> out;
+    for (const auto& d : reg_.all())
+        if (!is_default(d.name())) out.push_back(&d);
+    return out;
+}
+
 void Config::write_ini(std::ostream& os) const {
     os << "# vrdmasim configuration: every parameter; a value that is not the default\n"
           "# says where it came from.\n";

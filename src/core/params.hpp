@@ -298,6 +298,14 @@ public:
     const std::string& string(const std::string& name) const;   // String and Enum
     const std::string& text(const std::string& name) const;     // as written
     const std::string& origin(const std::string& name) const;   // "default", "x.ini:3", "command line"
+    // Whether a parameter's value is its declared default: the same value
+    // however written ("1us" is "1000ns", "on" is "true"), whether or not a
+    // file or the command line set it. An undeclared name is a
+    // std::logic_error.
+    bool is_default(const std::string& name) const;
+    // The parameters whose value is not their default, in declaration order
+    // (what a report lists as "the configuration that differs").
+    std::vector<const ParamDecl*> non_defaults() const;
 
     // The effective configuration as INI, every parameter, grouped by section,
     // re-runnable as is; the origin of non-default values as comments.

@@ -132,6 +132,22 @@ double Histogram::quantile(double q) const {
     return max_;
 }
 
+std::vector<Histogram::Bucket> Histogram::buckets() const {
+    std::vector<Bucket> out;
+    if (zeros_) out.push_back(Bucket{0, 0, zeros_});
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+        const std::uint64_t c = buckets_[i];
+        if (c == 0) continue;
+        const int idx = first_ + static_cast<int>(i);
+        const int e = floor_div(idx, kSub);
+        const int s = idx - e * kSub;
+        const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+        const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+        out.push_back(Bucket{std::max(lo, min_), std::min(hi, max_), c});
+    }
+    return out;
+}
+
 // ------------------------------------------------------------- StatRegistry
 
 void StatRegistry::claim(const std::string& name) {
@@ -176,6 +192,14 @@ const Scalar* StatRegistry::find_scalar(const std::string& name) const {
     auto it = names_.find(name);
     if (it == names_.end() || it->second != kScalar) return nullptr;
     return find_in(scalars_, name);
+}
+
+std::vector<const Histogram*> StatRegistry::histograms() const {
+    std::vector<const Histogram*> out;
+    for (const Histogram& h : histograms_) out.push_back(&h);
+    std::sort(out.begin(), out.end(),
+              [](const Histogram* a, const Histogram* b) { return a->info.name < b->info.name; });
+    return out;
 }
 
 const Histogram* StatRegistry::find_histogram(const std::string& name) const {

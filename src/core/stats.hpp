@@ -57,6 +57,15 @@ public:
     std::uint64_t clamped() const { return clamped_; }
     // Add every sample of `other` (as if each had been added here).
     void merge(const Histogram& other);
+    // The distribution as kept: one entry per non-empty bucket, in
+    // increasing order, its bounds clipped to [min, max] (the zeros, if
+    // any, first as [0, 0]). The counts add up to count(). For drawing a
+    // histogram at a coarser resolution (a run report's plots).
+    struct Bucket {
+        double lo = 0, hi = 0;
+        std::uint64_t count = 0;
+    };
+    std::vector<Bucket> buckets() const;
     StatInfo info;
 private:
     static constexpr int kSub = 128;
@@ -78,6 +87,8 @@ public:
     const Counter* find_counter(const std::string& name) const;
     const Scalar* find_scalar(const std::string& name) const;
     const Histogram* find_histogram(const std::string& name) const;
+    // Every histogram, sorted by name (for generic reports).
+    std::vector<const Histogram*> histograms() const;
 
     // Sum of every counter whose name ends with "." + suffix ("packets_sent").
     std::uint64_t sum_counters(const std::string& suffix) const;

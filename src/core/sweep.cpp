@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -119,6 +120,90 @@ std::string last_nonempty_line(const std::string& path) {
 }
 
 // ---------------------------------------------------------------------------
+// The plan file beside a sweep's results (OUT/.vrdmasim-plan)
+
+constexpr const char* kPlanFile = ".vrdmasim-plan";
+constexpr const char* kPlanMagic = "vrdmasim sweep plan 1";
+
+struct PlanFile {
+    std::string path, fingerprint, label;
+    std::vector<std::string> ids;   // every point of the sweep, by index
+};
+
+std::string plan_text(const SweepPlan& plan) {
+    std::string t = std::string(kPlanMagic) + "\nfingerprint " + plan.fingerprint + "\nlabel " + plan.label +
+                    "\npoints " + std::to_string(plan.points.size()) + "\n";
+    for (const auto& p : plan.points) t += p.id + "\n";
+    return t;
+}
+
+// Read a plan file; nullopt-like false when absent; ConfigError when it is
+// there but not a plan.
+bool read_plan_file(const fs::path& path, PlanFile& out) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return false;
+    std::ifstream in(path, std::ios::binary);
+    std::string line;
+    auto bad = [&](const std::string& why) {
+        return ConfigError(path.string() + ": not a sweep plan (" + why + ")");
+    };
+    if (!std::getline(in, line) || line != kPlanMagic) throw bad("first line is not '" + std::string(kPlanMagic) + "'");
+    out = PlanFile{};
+    out.path = path.string();
+    if (!std::getline(in, line) || line.rfind("fingerprint ", 0) != 0) throw bad("no fingerprint line");
+    out.fingerprint = line.substr(12);
+    if (!std::getline(in, line) || line.rfind("label ", 0) != 0) throw bad("no label line");
+    out.label = line.substr(6);
+    if (!std::getline(in, line) || line.rfind("points ", 0) != 0) throw bad("no points line");
+    const long n = std::atol(line.c_str() + 7);
+    while (std::getline(in, line))
+        if (!line.empty()) out.ids.push_back(line);
+    if (n < 0 || static_cast<std::size_t>(n) != out.ids.size())
+        throw bad(std::to_string(out.ids.size()) + " point ids for 'points " + std::to_string(n) + "'");
+    for (std::size_t i = 0; i < out.ids.size(); ++i)
+        if (point_index_of(out.ids[i]) != static_cast<long>(i)) throw bad("point " + out.ids[i] + " out of order");
+    return true;
+}
+
+// The plan that describes a results file: beside it, or, for a shard's file
+// in OUT/shards, in OUT.
+fs::path plan_path_for(const std::string& results) {
+    fs::path dir = fs::path(results).parent_path();
+    if (dir.empty()) dir = ".";
+    if (dir.filename() == "shards") return dir.parent_path() / kPlanFile;
+    return dir / kPlanFile;
+}
+
+// Write `text` to `path` through a unique temporary and a rename (several
+// shards may write the same plan at once).
+bool write_atomically(const fs::path& path, const std::string& text, std::string& err) {
+    const fs::path tmp = path.string() + ".tmp-" + std::to_string(getpid());
+    {
+        std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
+        os << text;
+        os.flush();
+        if (!os) {
+            err = "cannot write " + tmp.string();
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            return false;
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        err = "cannot rename " + tmp.string() + " to " + path.string() + ": " + ec.message();
+        fs::remove(tmp, ec);
+        return false;
+    }
+    return true;
+}
+
+std::string shard_name(int index, int count) {
+    return std::to_string(index) + "-of-" + std::to_string(count);
+}
+
+// ---------------------------------------------------------------------------
 // Running
 
 volatile sig_atomic_t g_interrupted = 0;
@@ -149,7 +234,7 @@ Assignments read_summary(const std::string& path) {
     return out;
 }
 
-void write_results(const std::string& out_dir, const SweepPlan& plan,
+void write_results(const fs::path& final_path, const SweepPlan& plan,
                    const std::map<int, const SweepPoint*>& shard_points,
                    const std::map<int, Record>& records) {
     CsvRow header{"point"};
@@ -174,8 +259,7 @@ void write_results(const std::string& out_dir, const SweepPlan& plan,
         }
     }
 
-    const fs::path final_path = fs::path(out_dir) / "results.csv";
-    const fs::path tmp_path = fs::path(out_dir) / "results.csv.tmp";
+    const fs::path tmp_path = final_path.string() + ".tmp";
     {
         std::ofstream os(tmp_path, std::ios::binary | std::ios::trunc);
         if (!os) {
@@ -400,7 +484,115 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
         p.id = make_point_id(p.index, std::move(all));
         plan.points.push_back(std::move(p));
     }
+    // The plan's fingerprint: what the points run (the base configs'
+    // contents, which their ids do not cover), the label and every id.
+    std::string text = "label=" + plan.label + "\n";
+    for (const auto& b : plan.base_configs) {
+        std::ifstream in(b, std::ios::binary);
+        text += "base=" + b + "\n" + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) +
+                "\n";
+    }
+    for (const auto& p : plan.points) text += p.id + "\n";
+    char fp[32];
+    std::snprintf(fp, sizeof fp, "%016" PRIx64, fnv1a64(text));
+    plan.fingerprint = fp;
     return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Running
+
+// results.csv of a directory that shards share: the merge of every
+// shards/results-<I>-of-<count>.csv there (defined with merging, below).
+// Returns the number of rows written.
+static std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
+
+// ---------------------------------------------------------------------------
+// The shard of a Slurm array task or an MPI rank
+
+ShardFromEnv shard_from_environment(const std::function<const char*(const char*)>& env) {
+    auto get = [&](const char* name) -> const char* {
+        const char* v = env(name);
+        return v && *v ? v : nullptr;
+    };
+    auto number = [&](const char* name) -> long {
+        const char* v = get(name);
+        const std::string s = v ? v : "";
+        if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+            throw ConfigError("environment: " + std::string(name) + "=" + clip_for_message(s) +
+                              ": expected a whole number (or give --shard I/N)");
+        return std::stol(s);
+    };
+    // A Slurm array task: its index in the range of the array's ids.
+    long task = -1, tasks = 0;
+    std::string from;
+    if (get("SLURM_ARRAY_TASK_ID")) {
+        const long id = number("SLURM_ARRAY_TASK_ID");
+        if (get("SLURM_ARRAY_TASK_MIN") && get("SLURM_ARRAY_TASK_MAX")) {
+            const long lo = number("SLURM_ARRAY_TASK_MIN"), hi = number("SLURM_ARRAY_TASK_MAX");
+            const long step = get("SLURM_ARRAY_TASK_STEP") ? number("SLURM_ARRAY_TASK_STEP") : 1;
+            if (step < 1 || hi < lo || id < lo || id > hi || (id - lo) % step != 0)
+                throw ConfigError("environment: SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " is not in the range " +
+                                  std::to_string(lo) + "-" + std::to_string(hi) + ":" + std::to_string(step) +
+                                  " of SLURM_ARRAY_TASK_MIN/MAX/STEP (give --shard I/N)");
+            task = (id - lo) / step;
+            tasks = (hi - lo) / step + 1;
+            if (get("SLURM_ARRAY_TASK_COUNT") && number("SLURM_ARRAY_TASK_COUNT") != tasks)
+                throw ConfigError("environment: the array's task ids are not the range " + std::to_string(lo) + "-" +
+                                  std::to_string(hi) + ":" + std::to_string(step) + " (SLURM_ARRAY_TASK_COUNT=" +
+                                  std::to_string(number("SLURM_ARRAY_TASK_COUNT")) +
+                                  "): a sweep needs tasks numbered as a range; give --shard I/N");
+            from = "SLURM_ARRAY_TASK_ID/MIN/MAX";
+        } else if (get("SLURM_ARRAY_TASK_COUNT")) {
+            tasks = number("SLURM_ARRAY_TASK_COUNT");
+            task = id - (get("SLURM_ARRAY_TASK_MIN") ? number("SLURM_ARRAY_TASK_MIN") : 0);
+            if (tasks < 1 || task < 0 || task >= tasks)
+                throw ConfigError("environment: SLURM_ARRAY_TASK_ID=" + std::to_string(id) +
+                                  " is not one of SLURM_ARRAY_TASK_COUNT=" + std::to_string(tasks) +
+                                  " tasks (give --shard I/N)");
+            from = "SLURM_ARRAY_TASK_ID/COUNT";
+        } else {
+            throw ConfigError("environment: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MIN/MAX nor "
+                              "SLURM_ARRAY_TASK_COUNT: cannot tell how many tasks share the sweep (give --shard I/N)");
+        }
+    }
+    // An MPI rank. (Not SLURM_PROCID/SLURM_NTASKS: a batch script that runs
+    // the sweep itself has them too, 0 of N, and would run one shard only;
+    // under srun, give --shard $SLURM_PROCID/$SLURM_NTASKS.)
+    long rank = -1, ranks = 0;
+    std::string rank_from;
+    for (const auto& [r, n] : {std::pair<const char*, const char*>{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                               {"PMI_RANK", "PMI_SIZE"}}) {
+        if (!get(r)) continue;
+        if (!get(n))
+            throw ConfigError("environment: " + std::string(r) + " is set but not " + n +
+                              ": cannot tell how many ranks share the sweep (give --shard I/N)");
+        rank = number(r);
+        ranks = number(n);
+        if (ranks < 1 || rank >= ranks)
+            throw ConfigError("environment: " + std::string(r) + "=" + std::to_string(rank) + " is not below " + n +
+                              "=" + std::to_string(ranks) + " (give --shard I/N)");
+        rank_from = std::string(r) + "/" + n;
+        break;
+    }
+    ShardFromEnv s;
+    if (task >= 0 && rank >= 0) {
+        s.index = static_cast<int>(task * ranks + rank);
+        s.count = static_cast<int>(tasks * ranks);
+        s.from = from + " and " + rank_from;
+    } else if (task >= 0) {
+        s.index = static_cast<int>(task);
+        s.count = static_cast<int>(tasks);
+        s.from = from;
+    } else if (rank >= 0) {
+        s.index = static_cast<int>(rank);
+        s.count = static_cast<int>(ranks);
+        s.from = rank_from;
+    }
+    if (s.count > 100000)
+        throw ConfigError("environment: " + std::to_string(s.count) + " shards (" + s.from +
+                          "): more than 100000; give --shard I/N");
+    return s;
 }
 
 // ---------------------------------------------------------------------------
@@ -428,7 +620,9 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     }
 
     const fs::path out(opts.out_dir);
-    const fs::path points_dir = out / "points", logs_dir = out / "logs";
+    const fs::path points_dir = out / "points", logs_dir = out / "logs", shards_dir = out / "shards";
+    const bool sharded = opts.shard_count > 1;
+    const std::string shard = shard_name(opts.shard_index, opts.shard_count);
     {
         // Never write into a directory that is not a sweep's: an existing,
         // non-empty --out must carry the sweep marker.
@@ -442,10 +636,13 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         }
         fs::create_directories(points_dir, ec);
         if (!ec) fs::create_directories(logs_dir, ec);
+        if (!ec && sharded) fs::create_directories(shards_dir, ec);
         if (ec) return fail("cannot create " + opts.out_dir + ": " + ec.message());
     }
-    // One sweep at a time per directory. The lock's file descriptor is
-    // inherited by every point's process (no close-on-exec), so it stays
+    // One sweep at a time per directory, or the shards of one sweep: an
+    // unsharded sweep holds the marker exclusively, a shard holds it shared
+    // and its own shard file exclusively. The locks' file descriptors are
+    // inherited by every point's process (no close-on-exec), so they stay
     // locked while points of a killed sweep still run: a resume refuses
     // instead of running them a second time beside the orphans.
     struct LockFd {
@@ -453,20 +650,86 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         ~LockFd() {
             if (fd >= 0) close(fd);
         }
-    } lock;
+    } lock, shard_lock;
     const std::string lock_path = (out / kSweepMarker).string();
     lock.fd = open(lock_path.c_str(), O_RDWR | O_CREAT, 0644);
     if (lock.fd < 0) return fail("cannot open " + lock_path + ": " + std::strerror(errno));
-    if (flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+    if (flock(lock.fd, (sharded ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
             return fail("--out " + opts.out_dir +
-                        ": another sweep, or points of a killed one, is still running there; wait until it ends");
+                        (sharded ? ": an unsharded sweep, or points of a killed one, is still running there; wait "
+                                   "until it ends"
+                                 : ": another sweep (or a shard of one), or points of a killed one, is still running "
+                                   "there; wait until it ends"));
         return fail("cannot lock " + lock_path + ": " + std::strerror(errno));
     }
     {
         static const char kText[] = "vrdmasim sweep output (this file is its lock)\n";
-        if (ftruncate(lock.fd, 0) != 0 || pwrite(lock.fd, kText, sizeof kText - 1, 0) != sizeof kText - 1)
-            return fail("cannot write " + lock_path + ": " + std::strerror(errno));
+        struct stat st {};
+        if (fstat(lock.fd, &st) != 0 || st.st_size != static_cast<off_t>(sizeof kText - 1))
+            if (ftruncate(lock.fd, 0) != 0 || pwrite(lock.fd, kText, sizeof kText - 1, 0) != sizeof kText - 1)
+                return fail("cannot write " + lock_path + ": " + std::strerror(errno));
+    }
+    if (sharded) {
+        // Shards of one directory split the same way: another split's rows,
+        // or a running shard of another split, refuse this one.
+        std::error_code ec;
+        const std::string tail = "-of-" + std::to_string(opts.shard_count);
+        for (fs::directory_iterator it(shards_dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string file = it->path().filename().string();
+            std::string name = file;
+            const bool is_lock = it->path().extension() == ".lock";
+            if (!is_lock && !(it->path().extension() == ".csv" && name.rfind("results-", 0) == 0)) continue;
+            name.resize(name.size() - it->path().extension().string().size());
+            const auto of = name.find("-of-");
+            if (of == std::string::npos || name.substr(of) == tail) continue;
+            if (is_lock) {
+                const int fd = open(it->path().c_str(), O_RDONLY | O_CLOEXEC);
+                const bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+                if (fd >= 0) close(fd);
+                if (!running) continue;   // a finished shard's lock
+            }
+            return fail("--out " + opts.out_dir + ": holds shards of a split in " + name.substr(of + 4) + " (" + file +
+                        (is_lock ? ", running" : "") + "), this is shard " + std::to_string(opts.shard_index) + "/" +
+                        std::to_string(opts.shard_count) + "; give every shard the same N, or use another --out");
+        }
+        const std::string shard_lock_path = (shards_dir / (shard + ".lock")).string();
+        shard_lock.fd = open(shard_lock_path.c_str(), O_RDWR | O_CREAT, 0644);
+        if (shard_lock.fd < 0) return fail("cannot open " + shard_lock_path + ": " + std::strerror(errno));
+        if (flock(shard_lock.fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno == EWOULDBLOCK)
+                return fail("--out " + opts.out_dir + ": shard " + std::to_string(opts.shard_index) + "/" +
+                            std::to_string(opts.shard_count) +
+                            " is already running there (or points of a killed run of it); two processes were "
+                            "given the same shard");
+            return fail("cannot lock " + shard_lock_path + ": " + std::strerror(errno));
+        }
+    }
+    // The plan beside the results: what `merge` checks inputs against.
+    {
+        PlanFile old_plan;
+        bool have = false;
+        try {
+            have = read_plan_file(out / kPlanFile, old_plan);
+        } catch (const ConfigError&) {
+            have = false;   // ours, damaged: rewritten below
+        }
+        if (!have || old_plan.fingerprint != plan.fingerprint) {
+            std::error_code ec;
+            std::vector<fs::path> old_shards;
+            for (fs::directory_iterator it(shards_dir, ec), end; !ec && it != end; it.increment(ec))
+                if (it->path().extension() == ".csv" && it->path().filename().string().rfind("results-", 0) == 0)
+                    old_shards.push_back(it->path());
+            if (have && !old_shards.empty()) {
+                if (sharded)
+                    return fail("--out " + opts.out_dir + ": holds shards of another sweep (plan " +
+                                old_plan.fingerprint + ", " + std::to_string(old_plan.ids.size()) +
+                                " points; this one is " + plan.fingerprint + "); use another --out");
+                for (const auto& f : old_shards) fs::remove(f, ec);   // another plan's, and none runs (locked)
+            }
+            std::string err;
+            if (!write_atomically(out / kPlanFile, plan_text(plan), err)) return fail(err);
+        }
     }
     // With the lock held no point of an earlier invocation runs any more:
     // what killed ones left behind goes.
@@ -478,7 +741,8 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
 
     // What earlier invocations did.
     const std::string results_path = (out / "results.csv").string();
-    std::map<std::string, Record> old = read_old_results(results_path);
+    const fs::path own_results = sharded ? shards_dir / ("results-" + shard + ".csv") : fs::path(results_path);
+    std::map<std::string, Record> old = read_old_results(own_results.string());
     std::map<int, Record> records;
     std::deque<const SweepPoint*> pending;
     std::size_t already_done = 0;
@@ -504,7 +768,14 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
             pending.push_back(p);
         }
     }
-    write_results(opts.out_dir, plan, shard_points, records);
+    // A shard writes its own rows, then results.csv as the merge of every
+    // shard's rows so far.
+    std::size_t in_results = 0;
+    auto publish = [&]() {
+        write_results(own_results, plan, shard_points, records);
+        if (sharded) in_results = compose_shards(out, shards_dir, opts.shard_count);
+    };
+    publish();
 
     unsigned jobs = opts.jobs > 0 ? static_cast<unsigned>(opts.jobs) : std::thread::hardware_concurrency();
     if (jobs == 0) jobs = 1;
@@ -558,7 +829,7 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         records[p.index] = std::move(r);
         ++finished_now;
         ++done;
-        write_results(opts.out_dir, plan, shard_points, records);
+        publish();
         draw();
     };
 
@@ -687,7 +958,13 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     if (mismatch) msg << ", " << mismatch << " mismatch";
     msg << ", " << failed << " failed";
     if (total - records.size() > 0) msg << ", " << (total - records.size()) << " not run";
-    msg << "; results in " << results_path;
+    if (sharded) {
+        msg << "; rows in " << own_results.string() << "; " << results_path << " holds " << in_results << " of the "
+            << plan.points.size() << " points of the sweep";
+        if (in_results < plan.points.size()) msg << " (other shards still running or not run)";
+    } else {
+        msg << "; results in " << results_path;
+    }
     std::cerr << msg.str() << "\n";
 
     return ok == total ? 0 : 1;
@@ -696,7 +973,11 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
 // ---------------------------------------------------------------------------
 // Merging
 
-void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
+namespace {
+
+// The merge behind merge_results and compose_shards; returns the rows written.
+std::size_t merge_into(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial,
+                       std::ostream* notes) {
     CsvRow header;
     std::map<std::string, std::size_t> col_of;
     struct Row {
@@ -704,7 +985,14 @@ void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
         std::map<std::string, std::string> cells;
     };
     std::vector<Row> rows;
-    std::set<std::string> seen_ids;
+    std::map<std::string, std::string> input_of_id;   // point id -> the input that holds it
+    struct Sweep {
+        PlanFile plan;
+        std::vector<std::string> inputs;
+        std::set<std::string> present;
+    };
+    std::vector<Sweep> sweeps;   // in order of first input
+    std::vector<std::string> unchecked;
 
     for (const auto& path : inputs) {
         std::error_code ec;
@@ -717,6 +1005,25 @@ void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
         }
         if (data.empty() || (data[0].size() == 1 && data[0][0].empty()))
             throw ConfigError(path + ": empty results file (no header)");
+        // Its sweep, by the plan beside it.
+        const fs::path plan_path = plan_path_for(path);
+        PlanFile plan;
+        Sweep* sweep = nullptr;
+        if (read_plan_file(plan_path, plan)) {
+            for (auto& s : sweeps)
+                if (s.plan.fingerprint == plan.fingerprint) sweep = &s;
+            if (!sweep) {
+                sweeps.push_back(Sweep{plan, {}, {}});
+                sweep = &sweeps.back();
+            }
+            sweep->inputs.push_back(path);
+        } else if (!allow_partial) {
+            throw ConfigError(path + ": no sweep plan beside it (" + plan_path.string() +
+                              "): not the results of a vrdmasim sweep, or of one from before sweeps wrote plans; "
+                              "merge --allow-partial takes it without checking that its sweep is complete");
+        } else {
+            unchecked.push_back(path);
+        }
         const CsvRow& h = data[0];
         auto pc = std::find(h.begin(), h.end(), "point");
         if (pc == h.end()) throw ConfigError(path + ": no 'point' column");
@@ -739,12 +1046,43 @@ void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
             long index = point_index_of(id);
             if (index < 0)
                 throw ConfigError(path + ": row " + std::to_string(i + 1) + ": bad point id '" + id + "'");
-            if (!seen_ids.insert(id).second) continue;   // first input's row wins
+            if (sweep && (static_cast<std::size_t>(index) >= sweep->plan.ids.size() || sweep->plan.ids[index] != id))
+                throw ConfigError(path + ": row " + std::to_string(i + 1) + ": point " + id +
+                                  " is not a point of the sweep whose plan is beside it (" + plan_path.string() + ")");
+            auto [it, fresh] = input_of_id.emplace(id, path);
+            if (!fresh)
+                throw ConfigError("point " + id + " is in " + it->second + " and in " + path +
+                                  (it->second == path ? " twice" : " (the same shard given twice?)"));
+            if (sweep) sweep->present.insert(id);
             Row row{index, {}};
             for (std::size_t c = 0; c < h.size(); ++c) row.cells[h[c]] = r[c];
             rows.push_back(std::move(row));
         }
     }
+    // Every sweep whole, or said what is missing.
+    for (const auto& s : sweeps) {
+        std::vector<std::string> missing;
+        for (const auto& id : s.plan.ids)
+            if (!s.present.count(id)) missing.push_back(id);
+        std::string name = "sweep " + (s.plan.label.empty() ? std::string("(no label)") : "'" + s.plan.label + "'") +
+                           " (plan " + s.plan.fingerprint + ")";
+        if (!missing.empty()) {
+            std::string list;
+            for (std::size_t k = 0; k < missing.size() && k < 8; ++k) list += (k ? ", " : "") + missing[k];
+            if (missing.size() > 8) list += ", ...";
+            const std::string msg = name + ": " + std::to_string(missing.size()) + " of its " +
+                                    std::to_string(s.plan.ids.size()) + " points are in none of its " +
+                                    std::to_string(s.inputs.size()) + " input(s): " + list;
+            if (!allow_partial)
+                throw ConfigError(msg + " (a shard missing or not finished; merge --allow-partial merges what is there)");
+            if (notes) *notes << "merge: " << msg << "\n";
+        } else if (notes) {
+            *notes << "merge: " << name << ": all " << s.plan.ids.size() << " points, from " << s.inputs.size()
+                   << " input(s)\n";
+        }
+    }
+    if (notes)
+        for (const auto& u : unchecked) *notes << "merge: " << u << ": no plan beside it, merged unchecked\n";
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.index < b.index; });
     write_csv_row(out, header);
     for (const auto& r : rows) {
@@ -752,6 +1090,55 @@ void merge_results(const std::vector<std::string>& inputs, std::ostream& out) {
         for (const auto& [name, value] : r.cells) line[col_of[name]] = value;
         write_csv_row(out, line);
     }
+    return rows.size();
+}
+
+}  // namespace
+
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial,
+                   std::ostream* notes) {
+    merge_into(inputs, out, allow_partial, notes);
+}
+
+static std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count) {
+    // One shard at a time rewrites results.csv (a short exclusive lock).
+    const std::string lock_path = (shards_dir / "compose.lock").string();
+    const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+        std::cerr << "vrdmasim: warning: cannot lock " << lock_path << ": " << std::strerror(errno) << "\n";
+        if (fd >= 0) close(fd);
+        return 0;
+    }
+    std::vector<std::pair<long, std::string>> files;
+    const std::string tail = "-of-" + std::to_string(count) + ".csv";
+    std::error_code ec;
+    for (fs::directory_iterator it(shards_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind("results-", 0) != 0 || name.size() <= tail.size() ||
+            name.compare(name.size() - tail.size(), std::string::npos, tail) != 0)
+            continue;
+        files.emplace_back(std::atol(name.c_str() + 8), it->path().string());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<std::string> inputs;
+    for (const auto& f : files) inputs.push_back(f.second);
+    std::size_t rows = 0;
+    const fs::path final_path = out / "results.csv";
+    const fs::path tmp = final_path.string() + ".tmp-" + std::to_string(getpid());
+    try {
+        std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
+        rows = merge_into(inputs, os, true, nullptr);
+        os.flush();
+        if (!os) throw ConfigError("cannot write " + tmp.string());
+        os.close();
+        fs::rename(tmp, final_path, ec);
+        if (ec) throw ConfigError("cannot rename " + tmp.string() + ": " + ec.message());
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: warning: " << final_path.string() << " not updated: " << e.what() << "\n";
+        fs::remove(tmp, ec);
+    }
+    close(fd);
+    return rows;
 }
 
 }  // namespace vrdmasim

@@ -37,11 +37,24 @@
 // data wrong) is status "mismatch" and keeps its metrics; any other non-zero
 // exit is "failed".
 //
-// Shards: --shard I/N runs only the points whose index % N == I (0 <= I < N).
-// Several shards' results.csv files merge with `vrdmasim merge OUT.csv IN.csv...`
-// (see merge_results).
+// Shards: --shard I/N runs only the points whose index % N == I (0 <= I < N);
+// without --shard, a Slurm array task or an MPI rank takes its shard from the
+// environment (shard_from_environment). A sharded sweep writes its rows to
+// OUT/shards/results-<I>-of-<N>.csv and then rewrites OUT/results.csv as the
+// merge of every shard file of that N in OUT: shards may share one OUT (the
+// ranks of one mpirun, the tasks of one array), each locking only its own
+// shard (OUT/shards/<I>-of-<N>.lock) and holding the sweep marker shared, so
+// an unsharded sweep on the same OUT, or the same shard twice, refuses. The
+// last shard to finish leaves the whole sweep in results.csv.
+//
+// The plan: every sweep writes OUT/.vrdmasim-plan, its fingerprint (a hash
+// of the base configs' contents, the label and every point id) and the ids
+// of all its points. `vrdmasim merge` reads the plan beside each input
+// (in its directory, or the one above a `shards` directory) and refuses what
+// does not add up (see merge_results).
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -72,7 +85,23 @@ struct SweepPlan {
     std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values)
     std::vector<std::string> swept_keys;         // in file order
     std::vector<SweepPoint> points;              // all points, all shards
+    std::string fingerprint;                     // 16 hex digits: bases' contents, label, point ids
 };
+
+// The shard a process of a Slurm array or an MPI job runs when --shard is not
+// given, from `env` (getenv): a Slurm array task from SLURM_ARRAY_TASK_ID
+// with SLURM_ARRAY_TASK_MIN/MAX (and _STEP) or SLURM_ARRAY_TASK_COUNT; an MPI
+// rank from OMPI_COMM_WORLD_RANK/SIZE (Open MPI) or PMI_RANK/PMI_SIZE (MPICH,
+// Intel MPI). An MPI
+// job inside an array task runs shard task * ranks + rank of tasks * ranks.
+// `from` names the variables used ("" and 0/1 when none is set). Throws
+// ConfigError naming the variable for a malformed or inconsistent value
+// (an array whose ids are a list rather than a range included).
+struct ShardFromEnv {
+    int index = 0, count = 1;
+    std::string from;
+};
+ShardFromEnv shard_from_environment(const std::function<const char*(const char*)>& env);
 
 // Parse and validate a sweep file against the registry: every key must be a
 // declared parameter and every value (each listed one) must parse and be in
@@ -86,10 +115,18 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file);
 // ran), 2 for a bad sweep file or options (nothing run, nothing written).
 int run_sweep(const ParamRegistry& reg, const SweepOptions& opts);
 
-// Merge several results.csv files (e.g. one per shard) into one, written to
-// `out`: columns are the union (first file's order, then new ones), rows
-// sorted by point index, a point present in several inputs kept once (the
-// first input's row). Throws ConfigError for a missing or malformed input.
-void merge_results(const std::vector<std::string>& inputs, std::ostream& out);
+// Merge several results.csv files (shards of one sweep, or whole sweeps, as
+// scripts/thesis.sh does) into one, written to `out`: columns are the union
+// (first file's order, then new ones), rows sorted by point index (inputs'
+// order among equal indexes). Each input's plan (OUT/.vrdmasim-plan beside it) says
+// which sweep its rows belong to; per sweep, every point of its plan must be
+// in exactly one input. Throws ConfigError for a missing or malformed input,
+// an input without a plan, a row that is not a point of its input's plan, a
+// point in two inputs (a shard given twice), or a sweep with points missing
+// (named, with the shards that would hold them) unless `allow_partial`.
+// Writes one line per sweep to `notes` (if given): its label, fingerprint,
+// inputs and points, and with allow_partial what is missing.
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial = false,
+                   std::ostream* notes = nullptr);
 
 }  // namespace vrdmasim

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <queue>
 #include <stdexcept>
 #include <system_error>
 
@@ -112,7 +111,10 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     log_ = std::move(log);
     json_path_ = json_path;
     first_ = true;
-    narration_.clear();
+    events_spool_.discard();
+    log_spool_.discard();
+    events_spool_.set_prefix(json_path);
+    log_spool_.set_prefix(log_path);
     if (!json_.is_open()) return;
     json_ << "{\"traceEvents\":[\n";
 
@@ -132,87 +134,30 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     }
 }
 
-void Tracer::spill() {
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const Pending& a, const Pending& b) { return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq; });
-    const std::string path = json_path_ + ".run" + std::to_string(runs_.size());
-    std::ofstream run(path, std::ios::binary | std::ios::trunc);
-    for (const Pending& p : pending_) {
-        const std::uint64_t len = p.text.size();
-        run.write(reinterpret_cast<const char*>(&p.ts), sizeof p.ts);
-        run.write(reinterpret_cast<const char*>(&p.seq), sizeof p.seq);
-        run.write(reinterpret_cast<const char*>(&len), sizeof len);
-        run.write(p.text.data(), static_cast<std::streamsize>(len));
-    }
-    if (!run) throw std::runtime_error("cannot write trace run file '" + path + "': " + std::strerror(errno));
-    runs_.push_back(path);
-    pending_.clear();
-    pending_bytes_ = 0;
-}
-
-void Tracer::merge_runs() {
-    auto less = [](const Pending& a, const Pending& b) { return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq; };
-    if (runs_.empty()) {
-        std::stable_sort(pending_.begin(), pending_.end(), less);
-        for (const Pending& p : pending_) {
-            begin_event(json_, first_);
-            json_ << p.text;
-        }
-        pending_.clear();
-        return;
-    }
-    if (!pending_.empty()) spill();
-    // k-way merge of the sorted runs.
-    std::vector<std::ifstream> in;
-    for (const auto& r : runs_) in.emplace_back(r, std::ios::binary);
-    auto next = [&](std::size_t i, Pending& p) {
-        std::uint64_t len = 0;
-        if (!in[i].read(reinterpret_cast<char*>(&p.ts), sizeof p.ts)) return false;
-        in[i].read(reinterpret_cast<char*>(&p.seq), sizeof p.seq);
-        in[i].read(reinterpret_cast<char*>(&len), sizeof len);
-        p.text.resize(len);
-        in[i].read(p.text.data(), static_cast<std::streamsize>(len));
-        return static_cast<bool>(in[i]);
-    };
-    using Head = std::pair<Pending, std::size_t>;
-    auto greater = [&](const Head& a, const Head& b) { return less(b.first, a.first); };
-    std::priority_queue<Head, std::vector<Head>, decltype(greater)> heap(greater);
-    for (std::size_t i = 0; i < in.size(); ++i) {
-        Pending p;
-        if (next(i, p)) heap.push({std::move(p), i});
-    }
-    while (!heap.empty()) {
-        Head h = heap.top();
-        heap.pop();
-        begin_event(json_, first_);
-        json_ << h.first.text;
-        Pending p;
-        if (next(h.second, p)) heap.push({std::move(p), h.second});
-    }
-    in.clear();
-    for (const auto& r : runs_) std::remove(r.c_str());
-    runs_.clear();
-}
-
 void Tracer::close() {
-    if (json_.is_open()) {
-        merge_runs();
-        json_ << "\n],\n\"displayTimeUnit\":\"ns\"}\n";
-        json_.close();
-    }
-    for (const auto& r : runs_) std::remove(r.c_str());   // a close after a failed merge
-    runs_.clear();
-    pending_.clear();
-    pending_bytes_ = 0;
-    if (log_.is_open()) {
+    try {
+        if (json_.is_open()) {
+            events_spool_.drain([this](const std::string& text) {
+                begin_event(json_, first_);
+                json_ << text;
+            });
+            json_ << "\n],\n\"displayTimeUnit\":\"ns\"}\n";
+            json_.close();
+        }
         // Processes run ahead of each other (temporal decoupling), so lines
-        // arrive slightly out of time order: sort them, stably, once.
-        std::stable_sort(narration_.begin(), narration_.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (const auto& line : narration_) log_ << line.second;
-        narration_.clear();
-        log_.close();
+        // arrive slightly out of time order: they come out sorted.
+        if (log_.is_open()) {
+            log_spool_.drain([this](const std::string& line) { log_ << line; });
+            log_.close();
+        }
+    } catch (...) {
+        events_spool_.discard();   // no run file left behind after a failed merge
+        log_spool_.discard();
+        first_ = true;
+        throw;
     }
+    events_spool_.discard();
+    log_spool_.discard();
     first_ = true;
 }
 
@@ -262,9 +207,7 @@ void Tracer::write_args(const std::vector<std::pair<std::string, std::string>>& 
 
 void Tracer::end_event() {
     ev_ += '}';
-    pending_bytes_ += ev_.size() + sizeof(Pending);
-    pending_.push_back(Pending{ev_ts_, seq_++, ev_});
-    if (pending_bytes_ >= spill_bytes_) spill();
+    events_spool_.add(ev_ts_, ev_);
 }
 
 void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc_time end,
@@ -302,10 +245,145 @@ void Tracer::instant(Track t, const char* name, sc_core::sc_time at,
 }
 
 void Tracer::narrate(sc_core::sc_time at, const std::string& who, const std::string& text) {
-    if (!narrating()) return;
+    if (!narrating() || !keep_line(who)) return;
     char buf[48];
     std::snprintf(buf, sizeof buf, "%12s us  ", us_fixed6(at).c_str());
-    narration_.emplace_back(at.value(), buf + who + "  " + text + "\n");
+    log_spool_.add(at.value(), buf + who + "  " + text + "\n");
 }
+
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
+                           const std::string& who, const std::string& text, const Cause& given,
+                           const std::vector<std::pair<std::string, std::string>>& args) {
+    if (!noting()) return {};
+    const Cause because = given ? given : current();
+    // A step without a slice (Track{}) is a line of the log only; arrows
+    // from it start at the slice of the nearest step before it that has one.
+    const bool sliced = t.pid != 0;
+    const Cause me{next_cause_++, sliced ? t : because.track, sliced ? at : because.at};
+    if (story_cap_ > 0) {
+        if (story_.size() < story_cap_)
+            story_.push_back(StoryStep{me.id, because.id, at, dur, who, name ? name : "", text});
+        else
+            ++story_dropped_;
+    }
+    if (enabled() && sliced) {
+        write_event_head('X', t, name, at);
+        // The slice has the flows' cat: the DevTools Performance panel binds
+        // a flow event only to a slice of its thread that starts at the same
+        // ts with the same cat (chrome://tracing and Perfetto bind to the
+        // enclosing slice, whatever its cat).
+        ev_ += ",\"cat\":\"cause\",\"dur\":" + us_trimmed(dur);
+        auto all = args;
+        all.emplace_back("event", json_string("#" + std::to_string(me.id)));
+        if (because) all.emplace_back("after", json_string("#" + std::to_string(because.id)));
+        write_args(all);
+        end_event();
+        ++events_;
+        if (because && because.track.pid != 0) flow(because, t, at);
+    }
+    narrate(at, who, "#" + std::to_string(me.id) + " " + text +
+                         (because ? " (after #" + std::to_string(because.id) + ")" : std::string()));
+    return me;
+}
+
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
+                           const std::string& who, const std::string& text) {
+    return note(t, name, at, dur, who, text, Cause{});
+}
+
+namespace {
+const void* current_process() {
+    // Outside any process (elaboration, sc_main) the handle is invalid: one key for all.
+    sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+    return h.valid() ? static_cast<const void*>(h.get_process_object()) : nullptr;
+}
+}  // namespace
+
+Tracer::Scope::Scope(Tracer& tr, const Cause& c) : tr_(tr), process_(nullptr), had_(false), active_(tr.noting()) {
+    if (!active_) return;   // nothing is told: free on hot paths
+    process_ = current_process();
+    auto it = tr_.scopes_.find(process_);
+    had_ = it != tr_.scopes_.end();
+    if (had_) saved_ = it->second;
+    tr_.scopes_[process_] = c;
+}
+
+Tracer::Scope::~Scope() {
+    if (!active_) return;
+    if (had_)
+        tr_.scopes_[process_] = saved_;
+    else
+        tr_.scopes_.erase(process_);
+}
+
+Tracer::Cause Tracer::current() const {
+    if (scopes_.empty()) return {};
+    auto it = scopes_.find(current_process());
+    return it == scopes_.end() ? Cause{} : it->second;
+}
+
+void Tracer::flow(const Cause& from, Track to, sc_core::sc_time at) {
+    // Trace-event flow: "s" inside the cause's slice, "f" bound to the
+    // enclosing slice of the effect ("bp":"e"); paired by cat and id.
+    // One arrow per effect: a cause with several effects starts several.
+    const std::string id = std::to_string(next_flow_++);
+    write_event_head('s', from.track, "cause", from.at);
+    ev_ += ",\"cat\":\"cause\",\"id\":" + id;
+    end_event();
+    write_event_head('f', to, "cause", at);
+    ev_ += ",\"cat\":\"cause\",\"bp\":\"e\",\"id\":" + id;
+    end_event();
+}
+
+void Tracer::set_log_filter(std::vector<std::string> terms) {
+    filter_ = std::move(terms);
+    filter_split_ = false;
+    term_hits_.clear();
+    for (const auto& t : filter_) term_hits_[t] = 0;
+}
+
+std::vector<std::string> Tracer::unmatched_filter_terms() const {
+    std::vector<std::string> out;
+    for (const auto& t : filter_)
+        if (term_hits_.at(t) == 0) out.push_back(t);
+    return out;
+}
+
+bool Tracer::keep_line(const std::string& who) {
+    if (filter_.empty()) return true;
+    if (!filter_split_) {   // groups are known once the models built their tracks
+        group_terms_.clear();
+        model_terms_.clear();
+        for (const auto& t : filter_) (groups_.count(t) ? group_terms_ : model_terms_).push_back(t);
+        filter_split_ = true;
+    }
+    auto component_matches = [&who](const std::string& term) {
+        std::size_t b = 0;
+        while (b <= who.size()) {
+            std::size_t e = who.find('.', b);
+            if (e == std::string::npos) e = who.size();
+            const std::string c = who.substr(b, e - b);
+            if (c == term || (c.size() > term.size() && c.compare(0, term.size(), term) == 0 &&
+                              (c[term.size()] == '_' || c[term.size()] == '-')))
+                return true;
+            b = e + 1;
+        }
+        return false;
+    };
+    auto any = [&](const std::vector<std::string>& terms) {
+        if (terms.empty()) return true;
+        bool hit = false;
+        for (const auto& t : terms)
+            if (component_matches(t)) {
+                ++term_hits_[t];
+                hit = true;
+            }
+        return hit;
+    };
+    const bool group_ok = any(group_terms_);
+    const bool model_ok = any(model_terms_);
+    return group_ok && model_ok;
+}
+
 
 }  // namespace vrdmasim

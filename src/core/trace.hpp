@@ -15,13 +15,25 @@
 
 #include <systemc>
 
+#include "core/format.hpp"
 #include "core/json.hpp"
+#include "core/time_sorted_spool.hpp"
 
 namespace vrdmasim {
 
 class Tracer {
 public:
     struct Track { int pid = 0; int tid = 0; };
+    // Where and when a noted event happened, so that a later event it
+    // causes can name it: `after #id` in the log, a flow arrow from it in
+    // the trace. Models keep it with whatever carries the story on (a
+    // fault, a transfer); an empty Cause (id 0) names nothing.
+    struct Cause {
+        std::uint64_t id = 0;
+        Track track;
+        sc_core::sc_time at;
+        explicit operator bool() const { return id != 0; }
+    };
 
     // Disabled until open() succeeds: every call is then a cheap no-op.
     Tracer() = default;
@@ -55,9 +67,73 @@ public:
     // A point event ("i" event, thread scope).
     void instant(Track t, const char* name, sc_core::sc_time at,
                  const std::vector<std::pair<std::string, std::string>>& args = {});
-    // One narrated line: "  12.345678 us  node1.dma  <text>". Lines are kept
-    // and written sorted by time at close() (narration is for small runs).
+    // One narrated line: "  12.345678 us  node1.dma  <text>". Lines are
+    // written sorted by time at close(), in bounded memory (sorted runs
+    // spill to disk beside the log, as the trace's events do).
     void narrate(sc_core::sc_time at, const std::string& who, const std::string& text);
+    // A step of a story: a slice `name` of `dur` on track `t` in the trace
+    // (with `args`), the line "#id <text> (after #cause)" in the log, and a
+    // flow arrow from `because` to this slice. An empty `because` means the
+    // current Scope's cause (below), if any. Track{} (pid 0): a line of the
+    // log only; arrows from it start at the nearest earlier step's slice.
+    // Slices of one track must nest: give a duration only on a track where
+    // the model never overlaps work (a core), zero elsewhere. Returns the
+    // Cause naming this step (an empty one when nothing is recorded).
+    Cause note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+               const std::string& text, const Cause& because,
+               const std::vector<std::pair<std::string, std::string>>& args = {});
+    // A step that follows whatever the calling process is doing for a story
+    // (the innermost Scope open in this SystemC process), or the first step
+    // of a story when none is open.
+    Cause note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+               const std::string& text);
+
+    // Whether note() records anything (a trace, a log or a kept story):
+    // models build their notes' text only then.
+    bool noting() const { return enabled() || narrating() || story_cap_ > 0; }
+
+    // "Everything this process does now follows `c`": while a Scope is alive,
+    // note() without an explicit cause, called from the same SystemC process,
+    // names `c`. Lets a story cross a call into another model (the fault
+    // library into the VM) without widening its interface. Scopes nest; a
+    // process that waits keeps its scope, other processes do not see it.
+    class Scope {
+    public:
+        Scope(Tracer& tr, const Cause& c);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+    private:
+        Tracer& tr_;
+        const void* process_;
+        Cause saved_;
+        bool had_;
+        bool active_;
+    };
+    // The cause of the innermost Scope open in the calling process (empty if none).
+    Cause current() const;
+
+    // One step of a story as kept in memory for a report (keep_story).
+    struct StoryStep {
+        std::uint64_t id = 0, after = 0;   // after: the cause's id, 0 if none
+        sc_core::sc_time at, dur;
+        std::string who, name, text;
+    };
+    // Keep the first `max_steps` noted steps in memory (0: none), whether or
+    // not a trace or log is written: the run report's timeline.
+    void keep_story(std::size_t max_steps) { story_cap_ = max_steps; }
+    const std::vector<StoryStep>& story() const { return story_; }
+    // Steps noted after the kept ones were full.
+    std::uint64_t story_dropped() const { return story_dropped_; }
+    // Only lines whose `who` matches are written: `terms` such as
+    // {"node1", "smmu"}; a term matches a dot-separated component of who
+    // that equals it or starts with it followed by '_' or '-' ("smmu"
+    // matches node0.smmu and node0.smmu_driver). Terms naming trace groups
+    // (nodes) and the others (models) are matched separately: a line must
+    // match one of each kind given. Empty: every line.
+    void set_log_filter(std::vector<std::string> terms);
+    // Filter terms that matched no line so far (a misspelt node or model).
+    std::vector<std::string> unmatched_filter_terms() const;
 
     // Spans and instants written so far (metadata events not counted).
     std::uint64_t events_written() const { return events_; }
@@ -66,40 +142,44 @@ public:
     static std::string json_string(const std::string& s) { return vrdmasim::json_string(s); }
     template <typename T>
     static std::string json_number(T v) { return vrdmasim::json_number(v); }
+    // Addresses are written in hex everywhere, trace and log alike: "0x7efffffff000".
+    static std::string hex(std::uint64_t v) { return vrdmasim::hex(v); }
+    static std::string json_hex(std::uint64_t v) { return json_string(hex(v)); }
 
-    // Events held in memory before a sorted run is spilled to a temporary
-    // file beside the trace (tests lower it to exercise the merge).
-    void set_spill_bytes(std::size_t bytes) { spill_bytes_ = bytes; }
+    // Events (and log lines) held in memory before a sorted run is spilled
+    // to a temporary file beside the trace (tests lower it to exercise the merge).
+    void set_spill_bytes(std::size_t bytes) {
+        events_spool_.set_spill_bytes(bytes);
+        log_spool_.set_spill_bytes(bytes);
+    }
 
 private:
     // Events come out in simulated-time order (models emit them out of
-    // order under temporal decoupling, and spans that started long ago):
-    // each is kept with its time, sorted in runs of bounded memory spilled
-    // to temporary files, and merged into the trace at close().
-    struct Pending {
-        sc_dt::uint64 ts;
-        std::uint64_t seq;
-        std::string text;
-    };
+    // order under temporal decoupling, and spans that started long ago).
     void write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts);
     void write_args(const std::vector<std::pair<std::string, std::string>>& args);
     void end_event();
-    void spill();
-    void merge_runs();
-    std::vector<Pending> pending_;
-    std::size_t pending_bytes_ = 0;
-    std::size_t spill_bytes_ = std::size_t(64) << 20;
-    std::uint64_t seq_ = 0;
+    void flow(const Cause& from, Track to, sc_core::sc_time at);
+    bool keep_line(const std::string& who);
+    TimeSortedSpool events_spool_, log_spool_;
+    std::vector<std::string> filter_;
+    std::vector<std::string> group_terms_, model_terms_;
+    std::map<std::string, std::uint64_t> term_hits_;
+    bool filter_split_ = false;
+    std::uint64_t next_cause_ = 1;
+    std::map<const void*, Cause> scopes_;   // SystemC process -> its innermost Scope's cause
+    std::size_t story_cap_ = 0;
+    std::vector<StoryStep> story_;
+    std::uint64_t story_dropped_ = 0;
+    std::uint64_t next_flow_ = 1;
     std::string ev_;                 // the event being written
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
-    std::vector<std::string> runs_;  // spilled run files, each sorted
     std::ofstream json_, log_;
     std::map<std::pair<std::string, std::string>, Track> tracks_;
     std::map<std::string, int> groups_;
     std::vector<int> next_tid_;
     std::uint64_t events_ = 0;
-    std::vector<std::pair<sc_dt::uint64, std::string>> narration_;
     bool first_ = true;
 };
 

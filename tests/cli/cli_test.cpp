@@ -273,7 +273,7 @@ std::string without_columns(const Table& t, const std::set<std::string>& drop) {
     return s;
 }
 
-const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib"};
+const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"};
 
 // Columns summary.csv must have, per the run contract.
 const std::vector<std::string> kSummaryColumns{
@@ -636,6 +636,9 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     CHECK(number(row, "transfers") == static_cast<double>(total / msg));
     CHECK(number(row, "sim_seconds") > 0);
     CHECK(number(row, "host_seconds") >= 0);
+    // Building the system and writing the outputs, apart from the simulation.
+    CHECK(number(row, "host_build_seconds") > 0);
+    CHECK(number(row, "host_output_seconds") > 0);
     CHECK(number(row, "sim_events") > 0);
     CHECK(number(row, "peak_rss_mib") > 0);
     // Cannot beat the 16 Gb/s link.
@@ -1492,7 +1495,7 @@ TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"cfg", "out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{".vrdmasim-sweep", "results.csv", "points", "logs"});
+    CHECK(listing(out) == std::set<std::string>{".vrdmasim-sweep", ".vrdmasim-plan", "results.csv", "points", "logs"});
 
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.header.size() > kLeading.size());
@@ -1650,6 +1653,26 @@ TEST_CASE("sweep shards merge into the full sweep's results", "[cli][sweep]") {
     CHECK(!fs::exists(tmp.path() / "bad.csv.partial"));
     r = run_exe({"merge", "a/results.csv", "a/results.csv"}, tmp.path());
     CHECK(r.status == 2);
+    // One shard alone: incomplete, its missing points named; --allow-partial takes it.
+    r = run_exe({"merge", "half.csv", "a/results.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "2 of its 4 points are in none of its 1 input(s)"));
+    CHECK(contains(r.err, tb.rows.at(0).at("point")));
+    CHECK(!fs::exists(tmp.path() / "half.csv"));
+    r = run_exe({"merge", "--allow-partial", "half.csv", "a/results.csv"}, tmp.path());
+    CHECK(r.status == 0);
+    CHECK(contains(r.err, "2 of its 4 points are in none"));
+    CHECK(read_table(tmp.path() / "half.csv").rows.size() == 2);
+    // A shard twice.
+    r = run_exe({"merge", "twice.csv", "a/results.csv", "b/results.csv", "a/shards/results-0-of-2.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "the same shard given twice?"));
+    // The points, without running them.
+    r = run_exe({"sweep", "s.ini", "--list-points"}, tmp.path());
+    CHECK(r.status == 0);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+    CHECK(contains(r.out, full.rows.at(3).at("point")));
+    CHECK(contains(r.err, "4 points (plan "));
     r = run_exe({"merge", "only.csv"}, tmp.path());
     CHECK(r.status == 2);
     CHECK(!fs::exists(tmp.path() / "only.csv"));
@@ -1810,6 +1833,72 @@ TEST_CASE("run replaces only a directory that provably holds an earlier run's ou
     CHECK(listing(tmp.path()) == std::set<std::string>{"mine", "out"});
 }
 
+TEST_CASE("run --report writes report.html beside the outputs; a bad configuration writes nothing", "[cli][run][report]") {
+    TempDir tmp;
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--report", "--out", "out", "-q"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(listing(tmp.path() / "out") == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt",
+                                                                "summary.csv", "report.html"});
+    const std::string html = slurp(tmp.path() / "out" / "report.html");
+    CHECK(contains(html, "<meta name=\"generator\" content=\"vrdmasim run --report\">"));
+    CHECK(contains(html, "The run succeeded"));
+    CHECK(contains(html, "<td class=\"key\">workload.total-bytes</td><td class=\"val\"><b>256KiB</b>"));
+    CHECK((contains(html, "No noted steps (this run noted none)") || contains(html, "id=\"story-1\"")));
+    CHECK_FALSE(contains(html, "<script"));
+    // An earlier run's report is the run's own: replaced like the rest.
+    r = run_exe(cat({"run"}, cat(kSmall, {"--report", "--out", "out", "-q"})), tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    // Without --report the next run's output has none.
+    r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    CHECK(r.status == 0);
+    CHECK_FALSE(fs::exists(tmp.path() / "out" / "report.html"));
+
+    // A configuration that cannot run: exit 2, no directory, no report.
+    const auto before = listing(tmp.path());
+    r = run_exe({"run", "--report", "--dma.block-size=banana", "--out", "bad", "-q"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(listing(tmp.path()) == before);
+}
+
+TEST_CASE("run --report of a failed run says at the top that it failed and why", "[cli][run][report]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--sim.time-limit=10us", "--report", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(fs::exists(tmp.path() / "out" / "error.txt"));
+    CHECK(contains(r.out, "report.html says why"));
+    const std::string html = slurp(tmp.path() / "out" / "report.html");
+    const auto banner = html.find("THIS RUN FAILED");
+    REQUIRE(banner != std::string::npos);
+    CHECK(banner < html.find("id=\"summary\""));
+    CHECK(contains(html, "sim.time-limit = 10us"));
+    CHECK(contains(html, "No summary: the run failed"));
+    CHECK_FALSE(contains(html, "The run succeeded"));
+}
+
+TEST_CASE("run never replaces a report.html that vrdmasim did not write", "[cli][run][report][errors]") {
+    TempDir tmp;
+    Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "out", "-q"})), tmp.path());
+    REQUIRE(r.status == 0);
+    // The student's own report, put into an earlier run's directory.
+    spit(tmp.path() / "out" / "report.html", "<html><body>my notes on run 1</body></html>\n");
+    const auto before = snapshot(tmp.path() / "out");
+    for (bool with_report : {true, false}) {
+        INFO("--report " << with_report);
+        std::vector<std::string> args = cat({"run"}, cat(kSmall, {"--out", "out", "-q"}));
+        if (with_report) args.push_back("--report");
+        r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "refusing"));
+        CHECK(snapshot(tmp.path() / "out") == before);
+    }
+    CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
+}
+
 TEST_CASE("run removes what killed runs left behind, and only that", "[cli][run]") {
     TempDir tmp;
     const pid_t dead = dead_pid();
@@ -1961,9 +2050,14 @@ TEST_CASE("merge refuses an output that is a directory or one of its inputs unde
         CHECK(r.status == 2);
         CHECK(snapshot(tmp.path()) == before);
     }
-    const Result r = run_exe({"merge", "all.csv", "a.csv", "b.csv"}, tmp.path());
+    // Files no sweep wrote (no plan beside them): refused, or taken unchecked.
+    Result r = run_exe({"merge", "all.csv", "a.csv", "b.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "no sweep plan beside it"));
+    r = run_exe({"merge", "--allow-partial", "all.csv", "a.csv", "b.csv"}, tmp.path());
     INFO(describe(r));
     CHECK(r.status == 0);
+    CHECK(contains(r.err, "a.csv: no plan beside it, merged unchecked"));
     CHECK(slurp(tmp.path() / "all.csv") == header + "p0000-00000000,ok\np0001-00000000,ok\n");
 }
 

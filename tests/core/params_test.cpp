@@ -901,6 +901,36 @@ TEST_CASE("add_options declares one string option per parameter", "[params][cli]
     CHECK_THAT(help.str(), Contains("--dma.block-size"));
 }
 
+TEST_CASE("is_default compares values, not spellings; non_defaults lists the others in declaration order",
+          "[params][defaults]") {
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    CHECK(cfg.non_defaults().empty());
+    for (const auto& d : reg.all()) CHECK(cfg.is_default(d.name()));
+    // Set, but to the default however written: still the default.
+    cfg.set("dma.setup", "0.08us", "test");
+    cfg.set("link.fec", "yes", "test");
+    cfg.set("link.rate", "2GB/s", "test");
+    cfg.set("dma.block-size", "4096", "test");
+    cfg.set("dma.mode", " eager ", "test");
+    CHECK(cfg.non_defaults().empty());
+    // Different values, listed in declaration order, not in the order set.
+    cfg.set("dram.latency", "90ns", "test");
+    cfg.set("link.fec", "off", "test");
+    cfg.set("link.name", "x", "test");
+    cfg.set("dma.mode", "lazy", "test");
+    cfg.set("link.ber", "1e-9", "test");
+    std::vector<std::string> names;
+    for (const ParamDecl* d : cfg.non_defaults()) names.push_back(d->name());
+    CHECK(names == std::vector<std::string>{"dma.mode", "link.fec", "link.ber", "link.name", "dram.latency"});
+    CHECK_FALSE(cfg.is_default("dram.latency"));
+    CHECK(cfg.is_default("dram.size"));
+    // Back to the default: no longer listed.
+    cfg.set("dram.latency", "100ns", "test");
+    CHECK(cfg.is_default("dram.latency"));
+    CHECK_THROWS_AS(cfg.is_default("dram.nope"), std::logic_error);
+}
+
 // ---------------------------------------------------------------------------
 // write_ini and print
 

@@ -198,6 +198,47 @@ TEST_CASE("histogram quantiles on whole numbers", "[stats][histogram]") {
     CHECK(h.quantile(2) == 1000);
 }
 
+TEST_CASE("histogram buckets add up to the count, in order, within [min, max]", "[stats][histogram]") {
+    Histogram empty;
+    CHECK(empty.buckets().empty());
+    Histogram h;
+    h.add(0);
+    h.add(0);
+    for (int i = 1; i <= 1000; ++i) h.add(i * 0.37);
+    const auto b = h.buckets();
+    REQUIRE(!b.empty());
+    CHECK(b[0].lo == 0);
+    CHECK(b[0].hi == 0);
+    CHECK(b[0].count == 2);
+    std::uint64_t total = 0;
+    double prev_hi = 0;
+    for (const auto& k : b) {
+        total += k.count;
+        CHECK(k.count > 0);
+        CHECK(k.lo >= h.min());
+        CHECK(k.hi <= h.max());
+        CHECK(k.lo <= k.hi);
+        CHECK(k.lo >= prev_hi);
+        // At most 1/128 of the value wide.
+        CHECK(k.hi - k.lo <= k.hi / 128 + 1e-12);
+        prev_hi = k.hi;
+    }
+    CHECK(total == h.count());
+    CHECK(b.back().hi == h.max());
+}
+
+TEST_CASE("registry lists its histograms sorted by name", "[stats][registry]") {
+    StatRegistry r;
+    r.counter("a.count", "", "a counter");
+    Histogram& z = r.histogram("node1.dma.latency", "us", "latency");
+    Histogram& a = r.histogram("node0.smmu.walk", "ns", "walk");
+    const auto all = r.histograms();
+    REQUIRE(all.size() == 2);
+    CHECK(all[0] == &a);
+    CHECK(all[1] == &z);
+    CHECK(StatRegistry().histograms().empty());
+}
+
 TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
     StatRegistry r;
     Counter& c = r.counter("node1.dma.bytes", "B", "bytes moved");

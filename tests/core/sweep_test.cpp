@@ -6,7 +6,10 @@
 #include "core/params.hpp"
 #include "core/sweep.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -459,26 +462,176 @@ TEST_CASE("run_sweep: progress on stderr updates one line", "[sweep]") {
     CHECK_THAT(s, Contains("\nsweep: 3 points, 3 ok, 0 failed"));
 }
 
-TEST_CASE("merge_results: union of columns by name, rows by point index, duplicates once", "[sweep]") {
+TEST_CASE("merge_results: union of columns by name, rows by point index; a point twice is an error", "[sweep]") {
+    // Files without a plan beside them: only with allow_partial, said so.
     TempDir dir;
     write_file(dir / "a.csv", "point,x,status,m1\np0002-aaaaaaaa,2,ok,20\np0000-bbbbbbbb,0,ok,0\n");
-    write_file(dir / "b.csv", "point,status,x,m2\np0001-cccccccc,failed,1,\"a,b\"\np0002-aaaaaaaa,ok,9,99\n");
-    std::ostringstream out;
-    merge_results({dir / "a.csv", dir / "b.csv"}, out);
+    write_file(dir / "b.csv", "point,status,x,m2\np0001-cccccccc,failed,1,\"a,b\"\n");
+    std::ostringstream out, notes;
+    merge_results({dir / "a.csv", dir / "b.csv"}, out, true, &notes);
     CHECK(out.str() ==
           "point,x,status,m1,m2\n"
           "p0000-bbbbbbbb,0,ok,0,\n"
           "p0001-cccccccc,1,failed,,\"a,b\"\n"
           "p0002-aaaaaaaa,2,ok,20,\n");
+    CHECK_THAT(notes.str(), Contains("a.csv: no plan beside it, merged unchecked"));
 
     std::ostringstream sink;
-    CHECK_THROWS_AS(merge_results({dir / "a.csv", dir / "missing.csv"}, sink), ConfigError);
+    CHECK_THROWS_WITH(merge_results({dir / "a.csv", dir / "b.csv"}, sink), Contains("no sweep plan beside it") &&
+                                                                             Contains("--allow-partial"));
+    write_file(dir / "dup.csv", "point,status,x\np0002-aaaaaaaa,ok,9\n");
+    CHECK_THROWS_WITH(merge_results({dir / "a.csv", dir / "dup.csv"}, sink, true),
+                      Contains("p0002-aaaaaaaa is in") && Contains("the same shard given twice?"));
+    CHECK_THROWS_AS(merge_results({dir / "a.csv", dir / "missing.csv"}, sink, true), ConfigError);
     write_file(dir / "nopoint.csv", "id,x\n1,2\n");
-    CHECK_THROWS_AS(merge_results({dir / "nopoint.csv"}, sink), ConfigError);
+    CHECK_THROWS_AS(merge_results({dir / "nopoint.csv"}, sink, true), ConfigError);
     write_file(dir / "ragged.csv", "point,x\np0000-bbbbbbbb,1,2\n");
-    CHECK_THROWS_WITH(merge_results({dir / "ragged.csv"}, sink), Contains("ragged.csv"));
+    CHECK_THROWS_WITH(merge_results({dir / "ragged.csv"}, sink, true), Contains("ragged.csv"));
     write_file(dir / "badid.csv", "point,x\nzzz,1\n");
-    CHECK_THROWS_AS(merge_results({dir / "badid.csv"}, sink), ConfigError);
+    CHECK_THROWS_AS(merge_results({dir / "badid.csv"}, sink, true), ConfigError);
+}
+
+TEST_CASE("merge_results checks every sweep is whole: a shard missing, twice, or of another sweep", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    write_file(dir / "t.ini", std::string(kSweep) + "[sweep]\nlabel = other\n");
+    CerrCapture err;
+    for (int i = 0; i < 2; ++i) {
+        SweepOptions o = options(dir / "s.ini", dir / ("s" + std::to_string(i)));
+        o.shard_index = i;
+        o.shard_count = 2;
+        REQUIRE(run_sweep(reg, o) == 0);
+        o.sweep_file = dir / "t.ini";
+        o.out_dir = dir / ("t" + std::to_string(i));
+        REQUIRE(run_sweep(reg, o) == 0);
+    }
+    const SweepPlan s = plan_sweep(reg, dir / "s.ini");
+    std::ostringstream sink, notes;
+    // Both shards: whole.
+    merge_results({dir / "s0/results.csv", dir / "s1/results.csv"}, sink, false, &notes);
+    CHECK_THAT(notes.str(), Contains("sweep (no label) (plan " + s.fingerprint + "): all 6 points, from 2 input(s)"));
+    // One shard alone: the other's points named.
+    CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv"}, sink),
+                      Contains("3 of its 6 points are in none of its 1 input(s)") &&
+                          Contains(s.points[1].id) && Contains(s.points[5].id) && Contains("--allow-partial"));
+    std::ostringstream partial, said;
+    merge_results({dir / "s0/results.csv"}, partial, true, &said);
+    CHECK_THAT(said.str(), Contains("3 of its 6 points are in none") && Contains(s.points[3].id));
+    const std::string part = partial.str();
+    CHECK(std::count(part.begin(), part.end(), '\n') == 4);
+    // The same shard twice (another copy of it included).
+    CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv", dir / "s0/results.csv"}, sink), Contains("twice"));
+    CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv", dir / "s0/shards/results-0-of-2.csv"}, sink),
+                      Contains("the same shard given twice?"));
+    // Shards of two different sweeps: neither is whole.
+    CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv", dir / "t1/results.csv"}, sink),
+                      Contains("3 of its 6 points are in none"));
+    // Two whole sweeps: merged, each said whole.
+    std::ostringstream both, both_notes;
+    merge_results({dir / "s0/results.csv", dir / "s1/results.csv", dir / "t0/results.csv", dir / "t1/results.csv"},
+                  both, false, &both_notes);
+    const std::string all = both.str();
+    CHECK(std::count(all.begin(), all.end(), '\n') == 13);
+    CHECK_THAT(both_notes.str(), Contains("sweep 'other'") && Contains("sweep (no label)"));
+    // A row that is not a point of the plan beside it.
+    std::string rows = read_file(dir / "s1/shards/results-1-of-2.csv");
+    const std::string t_id = plan_sweep(reg, dir / "t.ini").points[1].id;
+    rows.replace(rows.find(s.points[1].id), s.points[1].id.size(), t_id);
+    write_file(dir / "s1/shards/results-1-of-2.csv", rows);
+    CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv", dir / "s1/shards/results-1-of-2.csv"}, sink),
+                      Contains("is not a point of the sweep whose plan is beside it"));
+}
+
+TEST_CASE("run_sweep: shards share one output directory and leave the whole sweep in results.csv", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", dir / "full")) == 0);
+    SweepOptions o = options(dir / "s.ini", dir / "shared");
+    o.shard_count = 3;
+    for (int i : {2, 0}) {
+        o.shard_index = i;
+        REQUIRE(run_sweep(reg, o) == 0);
+    }
+    CHECK_THAT(err.str(), Contains("results.csv holds 4 of the 6 points of the sweep (other shards still running"));
+    // While shard 1 runs (its locks held as a running shard holds them), the
+    // same shard refuses, and so does an unsharded sweep.
+    {
+        const std::string lock = (dir / "shared/shards/1-of-3.lock"), marker = (dir / "shared/.vrdmasim-sweep");
+        const int fd = open(lock.c_str(), O_RDWR | O_CREAT, 0644);
+        const int mfd = open(marker.c_str(), O_RDWR);
+        REQUIRE(flock(fd, LOCK_EX) == 0);
+        REQUIRE(flock(mfd, LOCK_SH) == 0);
+        o.shard_index = 1;
+        CHECK(run_sweep(reg, o) == 2);
+        CHECK_THAT(err.str(), Contains("shard 1/3 is already running there"));
+        // An unsharded sweep refuses while a shard runs.
+        CHECK(run_sweep(reg, options(dir / "s.ini", dir / "shared")) == 2);
+        CHECK_THAT(err.str(), Contains("another sweep (or a shard of one)"));
+        close(mfd);
+        close(fd);
+    }
+    // Another split in the same directory refuses.
+    SweepOptions other = o;
+    other.shard_count = 2;
+    other.shard_index = 1;
+    CHECK(run_sweep(reg, other) == 2);
+    CHECK_THAT(err.str(), Contains("holds shards of a split in 3") && Contains("give every shard the same N"));
+    o.shard_index = 1;
+    REQUIRE(run_sweep(reg, o) == 0);
+    CHECK_THAT(err.str(), Contains("results.csv holds 6 of the 6 points of the sweep"));
+    CHECK(read_file(dir / "shared/results.csv") == read_file(dir / "full/results.csv"));
+    // What merge sees: the shard files and the plan, whole.
+    std::ostringstream merged;
+    merge_results({dir / "shared/shards/results-0-of-3.csv", dir / "shared/shards/results-1-of-3.csv",
+                   dir / "shared/shards/results-2-of-3.csv"},
+                  merged);
+    CHECK(merged.str() == read_file(dir / "full/results.csv"));
+}
+
+TEST_CASE("shard_from_environment: Slurm array tasks and MPI ranks", "[sweep]") {
+    using Env = std::map<std::string, std::string>;
+    auto shard = [](const Env& e) {
+        return shard_from_environment([&e](const char* n) -> const char* {
+            auto it = e.find(n);
+            return it == e.end() ? nullptr : it->second.c_str();
+        });
+    };
+    auto is = [](const ShardFromEnv& s, int i, int n) { return s.index == i && s.count == n; };
+    CHECK(shard({}).from.empty());
+    CHECK(is(shard({}), 0, 1));
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_MAX", "15"},
+                    {"SLURM_ARRAY_TASK_COUNT", "16"}}),
+             3, 16));
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_MIN", "5"}, {"SLURM_ARRAY_TASK_MAX", "9"}}), 2,
+             5));
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "9"},
+                    {"SLURM_ARRAY_TASK_STEP", "2"}}),
+             2, 5));
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}), 2, 4));
+    CHECK(is(shard({{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}), 1, 2));
+    CHECK(is(shard({{"PMI_RANK", "0"}, {"PMI_SIZE", "3"}}), 0, 3));
+    CHECK(shard({{"PMI_RANK", "0"}, {"PMI_SIZE", "3"}}).from == "PMI_RANK/PMI_SIZE");
+    // A batch step's own task variables say nothing about shards.
+    CHECK(shard({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}).from.empty());
+    // mpirun inside an array task: task * ranks + rank.
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "3"}, {"OMPI_COMM_WORLD_RANK", "1"},
+                    {"OMPI_COMM_WORLD_SIZE", "2"}}),
+             3, 6));
+    // Malformed or inconsistent: an error naming the variable.
+    CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "3"}}), Contains("SLURM_ARRAY_TASK_COUNT"));
+    CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}),
+                      Contains("SLURM_ARRAY_TASK_ID=x"));
+    CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "7"},
+                             {"SLURM_ARRAY_TASK_COUNT", "3"}}),
+                      Contains("not the range"));
+    CHECK_THROWS_WITH(shard({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
+                      Contains("OMPI_COMM_WORLD_RANK=2 is not below OMPI_COMM_WORLD_SIZE=2"));
+    CHECK_THROWS_WITH(shard({{"PMI_RANK", "1"}}), Contains("PMI_SIZE"));
 }
 
 TEST_CASE("sweep label: a `label` column tells merged sweeps apart", "[sweep]") {

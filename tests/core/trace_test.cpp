@@ -415,3 +415,157 @@ TEST_CASE("a log without a trace narrates but writes no JSON", "[trace]") {
     CHECK(lines[0] == "    0.001000 us  a  first");
     CHECK(lines[1] == "    0.002000 us  a  second");
 }
+
+TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {log};
+    Tracer t;
+    t.set_spill_bytes(16 * 1024);
+    t.open("", log);
+    for (int i = 0; i < 5000; ++i) {
+        t.narrate(sc_time(10000 - i, SC_NS), "node0.dma", "down " + std::to_string(i));
+        t.narrate(sc_time(i, SC_NS), "node1.dma", "up " + std::to_string(i));
+    }
+    // Lines are on disk before close(), not in memory.
+    CHECK(fs::exists(log + ".run0"));
+    t.close();
+    CHECK_FALSE(fs::exists(log + ".run0"));
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 10000);
+    double last = -1;
+    bool ordered = true;
+    for (const auto& l : lines) {
+        const double us = std::stod(l);
+        ordered = ordered && us >= last;
+        last = us;
+    }
+    CHECK(ordered);
+    CHECK(lines.front() == "    0.000000 us  node1.dma  up 0");
+    CHECK(lines.back() == "   10.000000 us  node0.dma  down 0");
+}
+
+TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {log};
+    Tracer t;
+    t.track("node0", "dma");   // the groups (nodes) the models made tracks for
+    t.track("node1", "dma");
+    t.open("", log);
+    t.set_log_filter({"node1", "smmu"});
+    t.narrate(sc_time(1, SC_NS), "node1.smmu", "kept: node and model");
+    t.narrate(sc_time(2, SC_NS), "node1.smmu_driver", "kept: smmu_ is smmu's family");
+    t.narrate(sc_time(3, SC_NS), "node0.smmu", "dropped: another node");
+    t.narrate(sc_time(4, SC_NS), "node1.dma", "dropped: another model");
+    t.narrate(sc_time(5, SC_NS), "node1.smmuX", "dropped: not a component match");
+    t.close();
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0].find("kept: node and model") != std::string::npos);
+    CHECK(lines[1].find("kept: smmu_") != std::string::npos);
+
+    Tracer only_nodes;
+    only_nodes.track("node0", "dma");
+    only_nodes.track("node1", "dma");
+    only_nodes.open("", log);
+    only_nodes.set_log_filter({"node0"});
+    only_nodes.narrate(sc_time(1, SC_NS), "node0.dma", "kept");
+    only_nodes.narrate(sc_time(1, SC_NS), "node0.smmu", "kept too");
+    only_nodes.narrate(sc_time(1, SC_NS), "node1.dma", "dropped");
+    only_nodes.close();
+    CHECK(lines_of(slurp(log)).size() == 2);
+}
+
+TEST_CASE("noted steps name their cause: ids in the log, flow arrows in the trace", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string json = cl.dir + "/t.json";
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {json, log};
+    Tracer t;
+    const auto smmu = t.track("node1", "smmu faults");
+    const auto cpu = t.track("node1", "cpu0");
+    t.open(json, log);
+    const auto fault = t.note(smmu, "fault", sc_time(1, SC_US), sc_core::SC_ZERO_TIME, "node1.smmu",
+                              "translation fault at " + Tracer::hex(0x7efffffff000ull), Tracer::Cause{},
+                              {{"va", Tracer::json_hex(0x7efffffff000ull)}});
+    const auto irq = t.note(cpu, "smmu irq handler", sc_time(2, SC_US), sc_time(3, SC_US), "node1.smmu_driver",
+                            "the handler reads FSR", fault);
+    const auto lib = t.note(cpu, "fault library", sc_time(6, SC_US), sc_time(4, SC_US), "node1.fault_lib",
+                            "makes the page present", irq);
+    CHECK(fault.id != 0);
+    CHECK(irq.id != fault.id);
+    CHECK(lib.track.tid == cpu.tid);
+    t.close();
+
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].find("node1.smmu  #" + std::to_string(fault.id) + " translation fault at 0x7efffffff000") !=
+          std::string::npos);
+    CHECK(lines[1].find("the handler reads FSR (after #" + std::to_string(fault.id) + ")") != std::string::npos);
+    CHECK(lines[2].find("(after #" + std::to_string(irq.id) + ")") != std::string::npos);
+
+    const auto evs = trace_events(json);
+    const auto slices = with_ph(evs, "X");
+    REQUIRE(slices.size() == 3);
+    CHECK(slices[0]->get("args")->get("va")->text == "0x7efffffff000");
+    CHECK(slices[1]->get("args")->get("after")->text == "#" + std::to_string(fault.id));
+    const auto starts = with_ph(evs, "s");
+    const auto finishes = with_ph(evs, "f");
+    REQUIRE(starts.size() == 2);
+    REQUIRE(finishes.size() == 2);
+    // Arrow 1: from the fault (on its track, at its time) to the handler.
+    CHECK(starts[0]->get("tid")->num == smmu.tid);
+    CHECK(starts[0]->get("ts")->text == "1");
+    CHECK(finishes[0]->get("tid")->num == cpu.tid);
+    CHECK(finishes[0]->get("ts")->text == "2");
+    CHECK(finishes[0]->get("bp")->text == "e");
+    CHECK(starts[0]->get("id")->num == finishes[0]->get("id")->num);
+    CHECK(starts[1]->get("id")->num != starts[0]->get("id")->num);
+    CHECK(starts[0]->get("cat")->text == finishes[0]->get("cat")->text);
+    // Each end of an arrow is at the start of a slice of its cat on its
+    // thread (what the DevTools Performance panel binds a flow event to).
+    for (const JVal* x : slices) CHECK(x->get("cat")->text == starts[0]->get("cat")->text);
+
+    // Neither output on: nothing noted, no id handed out.
+    Tracer off;
+    CHECK_FALSE(off.note(off.track("a", "b"), "x", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "a", "x"));
+}
+
+TEST_CASE("a Scope makes notes follow its cause; kept stories need no output file", "[trace]") {
+    Tracer t;
+    t.keep_story(3);
+    CHECK(t.noting());
+    const auto tr = t.track("node0", "cpu0");
+    const auto fault = t.note(tr, "fault", sc_time(1, SC_US), sc_time(0, SC_US), "node0.smmu", "fault");
+    REQUIRE(fault);
+    CHECK_FALSE(t.current());
+    Tracer::Cause inner;
+    {
+        Tracer::Scope s(t, fault);
+        CHECK(t.current().id == fault.id);
+        const auto lib = t.note(tr, "lib", sc_time(2, SC_US), sc_time(1, SC_US), "node0.lib", "library");
+        {
+            Tracer::Scope s2(t, lib);
+            inner = t.note(tr, "page", sc_time(3, SC_US), sc_time(1, SC_US), "node0.vm", "page in");
+        }
+        CHECK(t.current().id == fault.id);   // the outer scope is back
+        REQUIRE(t.story().size() == 3);
+        CHECK(t.story()[1].after == fault.id);
+        CHECK(t.story()[2].after == lib.id);
+    }
+    CHECK_FALSE(t.current());
+    // An explicit cause wins over the scope; past the cap, steps are counted, not kept.
+    t.note(tr, "x", sc_time(4, SC_US), sc_time(0, SC_US), "node0.dma", "dropped");
+    CHECK(t.story().size() == 3);
+    CHECK(t.story_dropped() == 1);
+    CHECK(t.story()[0].text == "fault");
+    CHECK(t.story()[2].id == inner.id);
+}
+
+TEST_CASE("hex writes addresses as 0x and lower-case digits", "[trace]") {
+    CHECK(Tracer::hex(0) == "0x0");
+    CHECK(Tracer::hex(0x7efffffff000ull) == "0x7efffffff000");
+    CHECK(Tracer::json_hex(255) == "\"0xff\"");
+    CHECK(Tracer::hex(~0ull) == "0xffffffffffffffff");
+}

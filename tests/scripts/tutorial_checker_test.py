@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""scripts/tutorial.py must catch a lesson that lies: a quoted number that
+differs from the run, a statistic that does not exist, a command that exits
+with another status than the lesson says, a check before its run, a quoted
+log excerpt the run did not print (or not in that order); and must accept a
+lesson whose numbers and excerpts are right."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKER = os.path.join(ROOT, "scripts", "tutorial.py")
+
+RUN = """<!-- run -->
+```sh
+build/vrdmasim run configs/tutorial/01-one-write.ini --out out/t
+```
+"""
+
+
+def check(exe, lesson):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "lesson.md")
+        with open(path, "w") as f:
+            f.write(lesson)
+        p = subprocess.run([sys.executable, CHECKER, "--exe", exe, path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        return p.returncode, p.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    exe = os.path.abspath(ap.parse_args().exe)
+    cases = [
+        ("right numbers, rounded as written", 0,
+         RUN + "16<!-- check: out/t stats node0.dma.packets_sent --> packets, "
+               "4.6<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us, "
+               "1,024 is not checked, 4,608<!-- check: out/t expr stats['node0_to_node1.flits'] * 16 --> B\n"),
+        ("a wrong number", 1, RUN + "17<!-- check: out/t stats node0.dma.packets_sent --> packets\n"),
+        ("a number written with more precision than the run agrees to", 1,
+         RUN + "4.7<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us\n"),
+        ("a statistic that does not exist", 1, RUN + "0<!-- check: out/t stats node0.dma.no_such_thing -->\n"),
+        ("a check before any run", 1, "16<!-- check: out/t stats node0.dma.packets_sent -->\n" + RUN),
+        ("a command that fails", 1,
+         "<!-- run -->\n```sh\nbuild/vrdmasim run configs/tutorial/01-one-write.ini --workload.window=0 --out out/t\n```\n"
+         "0<!-- check: out/t stats node0.dma.packets_sent -->\n"),
+        ("a failing command the lesson expects", 0,
+         "<!-- run exit=2 -->\n```sh\nbuild/vrdmasim run configs/tutorial/01-one-write.ini --workload.window=0 --out out/t\n```\n"
+         "A bad config exits 2<!-- check: out/t expr status --> and writes 0<!-- check: out/t expr int(exists('stats.json')) --> files.\n"),
+        ("a lesson that checks nothing", 1, RUN + "No figures.\n"),
+        ("no number before the marker", 1, RUN + "packets<!-- check: out/t stats node0.dma.packets_sent -->\n"),
+    ]
+    # Log excerpts: lines of a real run's log, in order, reversed, or altered.
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([exe, "run", os.path.join(ROOT, "configs", "tutorial", "01-one-write.ini"), "--out",
+                        os.path.join(d, "o"), "--log", "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(d, "o", "events.log")) as f:
+            lines = [line.rstrip("\n") for line in f if line.strip()]
+    if len(lines) < 3:
+        print(f"FAIL lesson 1's log has {len(lines)} lines: too few to quote")
+        return 1
+    run_log = RUN.replace("--out out/t", "--out out/t --log")
+    excerpt = lambda body: run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n" \
+        "<!-- log excerpt: out/t -->\n```\n" + body + "\n```\n"
+    cases += [
+        ("a log excerpt of lines the run printed, with a gap", 0, excerpt(lines[0] + "\n...\n" + lines[2])),
+        ("a log excerpt out of order", 1, excerpt(lines[2] + "\n" + lines[0])),
+        ("a log excerpt with a line the run did not print", 1, excerpt(lines[0] + " (changed)")),
+        ("a log excerpt indented in a list item", 0,
+         run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n1. the log:\n\n   <!-- log excerpt: out/t -->\n"
+         "   ```\n   " + lines[0] + "\n   ```\n"),
+        ("an indented log excerpt with a line the run did not print", 1,
+         run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n   <!-- log excerpt: out/t -->\n"
+         "   ```\n   " + lines[0] + " (changed)" + "\n   ```\n"),
+        ("a log excerpt marker without its code block", 1,
+         run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n<!-- log excerpt: out/t -->\ntext\n"),
+        ("a log excerpt before its run", 1, "<!-- log excerpt: out/t -->\n```\n" + lines[0] + "\n```\n" + run_log),
+    ]
+    failures = 0
+    for name, expected, lesson in cases:
+        status, output = check(exe, lesson)
+        if status != expected:
+            print(f"FAIL {name}: exit {status}, expected {expected}\n{output}")
+            failures += 1
+        else:
+            print(f"ok   {name}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
