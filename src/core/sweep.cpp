@@ -634,6 +634,15 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
                 return fail("--out " + opts.out_dir + ": directory is not empty and is not a vrdmasim sweep's output (no " +
                             kSweepMarker + " marker); refusing to write into it");
         }
+        // The marker before anything else in it: shards of one sweep start
+        // at once into one --out, and one that looks while another has
+        // made the directory must find it empty or marked, never holding
+        // points/ without the marker.
+        fs::create_directories(out, ec);
+        if (ec) return fail("cannot create " + opts.out_dir + ": " + ec.message());
+        const int mfd = open((out / kSweepMarker).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (mfd < 0) return fail("cannot create " + (out / kSweepMarker).string() + ": " + std::strerror(errno));
+        close(mfd);
         fs::create_directories(points_dir, ec);
         if (!ec) fs::create_directories(logs_dir, ec);
         if (!ec && sharded) fs::create_directories(shards_dir, ec);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -591,6 +592,57 @@ TEST_CASE("run_sweep: shards share one output directory and leave the whole swee
                    dir / "shared/shards/results-2-of-3.csv"},
                   merged);
     CHECK(merged.str() == read_file(dir / "full/results.csv"));
+}
+
+TEST_CASE("run_sweep: shards started at the same instant into a new --out all run", "[sweep]") {
+    // mpirun and Slurm start every shard at once: one that looks at --out
+    // while another has just made it must take it for a sweep's, never for
+    // a foreign directory (the marker is made first). Many rounds, each
+    // releasing all shards through one pipe, make the overlap likely.
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", kSweep);
+    constexpr int kShards = 6, kRounds = 25;
+    int refused = 0;
+    std::string first_error;
+    for (int round = 0; round < kRounds; ++round) {
+        const std::string out = dir / ("out" + std::to_string(round));
+        int gate[2];
+        REQUIRE(pipe(gate) == 0);
+        std::vector<pid_t> pids;
+        for (int i = 0; i < kShards; ++i) {
+            const pid_t pid = fork();
+            REQUIRE(pid >= 0);
+            if (pid == 0) {
+                close(gate[1]);
+                char c;
+                while (read(gate[0], &c, 1) > 0) {
+                }
+                const std::string log = out + "-" + std::to_string(i) + ".err";
+                const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (fd >= 0) dup2(fd, 2);
+                SweepOptions o = options(dir / "s.ini", out, 1);
+                o.shard_index = i;
+                o.shard_count = kShards;
+                _exit(run_sweep(reg, o));
+            }
+            pids.push_back(pid);
+        }
+        close(gate[0]);
+        close(gate[1]);   // all go
+        for (int i = 0; i < kShards; ++i) {
+            int status = 0;
+            REQUIRE(waitpid(pids[i], &status, 0) == pids[i]);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                ++refused;
+                if (first_error.empty()) first_error = read_file(out + "-" + std::to_string(i) + ".err");
+            }
+        }
+        REQUIRE(fs::exists(out + "/results.csv"));
+    }
+    INFO(first_error);
+    CHECK(refused == 0);
 }
 
 TEST_CASE("shard_from_environment: Slurm array tasks and MPI ranks", "[sweep]") {
