@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Do two vrdmasim builds simulate the same? For work on the simulator's speed
+or memory, whose simulated results must not move.
+
+    scripts/same_results.py --base OLD_EXE --new NEW_EXE [CONFIG.ini ...]
+
+Runs every given config (default: every run config under configs/, sweep
+files left out) with both executables and compares what they write:
+stats.json exactly, summary.csv apart from the host's own figures (time and
+memory). Prints one line per config and the differing statistics; exit
+status 1 if any differ or a run fails, 0 if all agree.
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_configs():
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "configs", "**", "*.ini"), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        if "[sweep]" in text:
+            continue   # a sweep: its points are run configs too, but many
+        out.append(path)
+    return out
+
+
+def run(exe, config, out):
+    t = time.time()
+    p = subprocess.run([exe, "run", config, "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    return p, time.time() - t
+
+
+def summary(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [{k: v for k, v in r.items() if k not in HOST_COLUMNS} for r in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", required=True, help="the executable before the change")
+    ap.add_argument("--new", required=True, help="the executable after it")
+    ap.add_argument("configs", nargs="*")
+    args = ap.parse_args()
+    configs = args.configs or run_configs()
+    differing = 0
+    with tempfile.TemporaryDirectory(prefix="vrdmasim_same_") as d:
+        for i, config in enumerate(configs):
+            outs = [os.path.join(d, "%d-%s" % (i, side)) for side in ("base", "new")]
+            (pb, tb), (pn, tn) = run(args.base, config, outs[0]), run(args.new, config, outs[1])
+            name = os.path.relpath(config, ROOT)
+            if pb.returncode != pn.returncode:
+                print("DIFFER  %s: exit %d before, %d after\n%s" % (name, pb.returncode, pn.returncode,
+                                                                   pn.stdout[-2000:]))
+                differing += 1
+                continue
+            if pb.returncode == 2 and pb.stdout == pn.stdout.replace(outs[1], outs[0]):
+                print("same    %s (both refuse it: %s)" % (name, pb.stdout.strip().splitlines()[-1][:100]))
+                continue
+            if not os.path.exists(os.path.join(outs[0], "stats.json")):
+                print("FAIL    %s: no output (exit %d)\n%s" % (name, pb.returncode, pb.stdout[-2000:]))
+                differing += 1
+                continue
+            with open(os.path.join(outs[0], "stats.json")) as f:
+                sb = json.load(f)
+            with open(os.path.join(outs[1], "stats.json")) as f:
+                sn = json.load(f)
+            diffs = sorted(k for k in set(sb) | set(sn) if sb.get(k) != sn.get(k))
+            same_summary = summary(os.path.join(outs[0], "summary.csv")) == summary(os.path.join(outs[1], "summary.csv"))
+            if diffs or not same_summary:
+                differing += 1
+                print("DIFFER  %s: %d statistics%s" % (name, len(diffs), "" if same_summary else ", summary.csv"))
+                for k in diffs[:20]:
+                    print("        %s: %s -> %s" % (k, sb.get(k), sn.get(k)))
+            else:
+                print("same    %s (%.1f s before, %.1f s after)" % (name, tb, tn))
+            sys.stdout.flush()
+    print("%d of %d configs differ" % (differing, len(configs)))
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
