@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
+#include <unordered_set>
 
 namespace vrdmasim {
 
@@ -39,15 +41,8 @@ struct Entry {
     const std::string* name;
     Kind kind;
     const void* stat;
-    const std::string* unit;
+    const std::string* unit;   // in the pool of SharedText
 };
-
-template <class T>
-const T* find_in(const std::deque<T>& d, const std::string& name) {
-    for (const T& s : d)
-        if (s.info.name == name) return &s;
-    return nullptr;
-}
 
 }  // namespace
 
@@ -148,6 +143,25 @@ std::vector<Histogram::Bucket> Histogram::buckets() const {
     return out;
 }
 
+// --------------------------------------------------------------- SharedText
+
+namespace {
+
+// The pool of SharedText: never freed (statistics may be read until exit,
+// and a pool destroyed before a static registry would leave it dangling).
+const std::string& intern(const std::string& s) {
+    static std::mutex lock;   // sweeps may build registries in several threads
+    static auto* pool = new std::unordered_set<std::string>;
+    const std::lock_guard<std::mutex> g(lock);
+    return *pool->insert(s).first;
+}
+
+}  // namespace
+
+SharedText::SharedText() : s_(&intern(std::string())) {}
+SharedText::SharedText(const std::string& s) : s_(&intern(s)) {}
+SharedText::SharedText(const char* s) : s_(&intern(s)) {}
+
 // ------------------------------------------------------------- StatRegistry
 
 void StatRegistry::claim(const std::string& name) {
@@ -155,43 +169,46 @@ void StatRegistry::claim(const std::string& name) {
         throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
     if (names_.count(name))
         throw std::logic_error("statistic '" + name + "' registered twice");
-    names_.emplace(name, -1);
+}
+
+void StatRegistry::index(const StatInfo& info, int kind, const void* stat) {
+    names_.emplace(std::string_view(info.name), Slot{kind, stat});
 }
 
 Counter& StatRegistry::counter(const std::string& name, const std::string& unit, const std::string& help) {
     claim(name);
-    names_[name] = kCounter;
     counters_.emplace_back();
     counters_.back().info = StatInfo{name, unit, help};
+    index(counters_.back().info, kCounter, &counters_.back());
     return counters_.back();
 }
 
 Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help) {
     claim(name);
-    names_[name] = kScalar;
     scalars_.emplace_back();
     scalars_.back().info = StatInfo{name, unit, help};
+    index(scalars_.back().info, kScalar, &scalars_.back());
     return scalars_.back();
 }
 
 Histogram& StatRegistry::histogram(const std::string& name, const std::string& unit, const std::string& help) {
     claim(name);
-    names_[name] = kHistogram;
     histograms_.emplace_back();
     histograms_.back().info = StatInfo{name, unit, help};
+    index(histograms_.back().info, kHistogram, &histograms_.back());
     return histograms_.back();
 }
 
 const Counter* StatRegistry::find_counter(const std::string& name) const {
     auto it = names_.find(name);
-    if (it == names_.end() || it->second != kCounter) return nullptr;
-    return find_in(counters_, name);
+    if (it == names_.end() || it->second.kind != kCounter) return nullptr;
+    return static_cast<const Counter*>(it->second.stat);
 }
 
 const Scalar* StatRegistry::find_scalar(const std::string& name) const {
     auto it = names_.find(name);
-    if (it == names_.end() || it->second != kScalar) return nullptr;
-    return find_in(scalars_, name);
+    if (it == names_.end() || it->second.kind != kScalar) return nullptr;
+    return static_cast<const Scalar*>(it->second.stat);
 }
 
 std::vector<const Histogram*> StatRegistry::histograms() const {
@@ -204,8 +221,8 @@ std::vector<const Histogram*> StatRegistry::histograms() const {
 
 const Histogram* StatRegistry::find_histogram(const std::string& name) const {
     auto it = names_.find(name);
-    if (it == names_.end() || it->second != kHistogram) return nullptr;
-    return find_in(histograms_, name);
+    if (it == names_.end() || it->second.kind != kHistogram) return nullptr;
+    return static_cast<const Histogram*>(it->second.stat);
 }
 
 void Histogram::merge(const Histogram& o) {
@@ -245,33 +262,54 @@ Histogram StatRegistry::merge_histograms(const std::string& suffix) const {
 }
 
 namespace {
-template <typename T, typename Sum>
-Sum sum_by_suffix(const std::deque<T>& stats, const std::string& suffix, Sum total) {
-    const std::string tail = "." + suffix;
-    for (const T& c : stats) {
-        const std::string& n = c.info.name;
-        if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0)
-            total += c.value();
-    }
-    return total;
+std::string_view leaf_of(std::string_view name) {
+    const std::size_t dot = name.rfind('.');
+    return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+bool has_tail(const std::string& name, const std::string& tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
 }
 }  // namespace
 
-std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
-    return sum_by_suffix(counters_, suffix, std::uint64_t{0});
+template <class T>
+const std::vector<const T*>& StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all, const std::string& suffix) {
+    for (; indexed < all.size(); ++indexed) {
+        const T& s = all[indexed];
+        by_leaf[leaf_of(s.info.name)].push_back(&s);
+    }
+    static const std::vector<const T*> none;
+    auto it = by_leaf.find(leaf_of(suffix));
+    return it == by_leaf.end() ? none : it->second;
 }
 
-double StatRegistry::sum_scalars(const std::string& suffix) const { return sum_by_suffix(scalars_, suffix, 0.0); }
-
 namespace {
+// The statistics whose name ends with "." + suffix all have the suffix's
+// last component as their own: only those are compared, in registration
+// order (the order of a sum of doubles stays that of a scan of them all).
+template <typename T, typename Sum>
+Sum sum_by_suffix(const std::vector<const T*>& candidates, const std::string& suffix, Sum total) {
+    const std::string tail = "." + suffix;
+    for (const T* c : candidates)
+        if (has_tail(c->info.name, tail)) total += c->value();
+    return total;
+}
+
+template <typename T>
+std::size_t count_by_suffix(const std::vector<const T*>& candidates, const std::string& suffix) {
+    const std::string tail = "." + suffix;
+    std::size_t n = 0;
+    for (const T* c : candidates)
+        if (has_tail(c->info.name, tail)) ++n;
+    return n;
+}
+
 template <typename T>
 std::size_t count_by_suffix(const std::deque<T>& stats, const std::string& suffix) {
     const std::string tail = "." + suffix;
     std::size_t n = 0;
-    for (const T& c : stats) {
-        const std::string& name = c.info.name;
-        if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0) ++n;
-    }
+    for (const T& c : stats)
+        if (has_tail(c.info.name, tail)) ++n;
     return n;
 }
 
@@ -281,8 +319,20 @@ std::logic_error missing(const char* kind, const std::string& suffix) {
 }
 }  // namespace
 
-std::size_t StatRegistry::count_counters(const std::string& suffix) const { return count_by_suffix(counters_, suffix); }
-std::size_t StatRegistry::count_scalars(const std::string& suffix) const { return count_by_suffix(scalars_, suffix); }
+std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
+    return sum_by_suffix(counter_leaves_.with_leaf(counters_, suffix), suffix, std::uint64_t{0});
+}
+
+double StatRegistry::sum_scalars(const std::string& suffix) const {
+    return sum_by_suffix(scalar_leaves_.with_leaf(scalars_, suffix), suffix, 0.0);
+}
+
+std::size_t StatRegistry::count_counters(const std::string& suffix) const {
+    return count_by_suffix(counter_leaves_.with_leaf(counters_, suffix), suffix);
+}
+std::size_t StatRegistry::count_scalars(const std::string& suffix) const {
+    return count_by_suffix(scalar_leaves_.with_leaf(scalars_, suffix), suffix);
+}
 std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
     return count_by_suffix(histograms_, suffix);
 }
@@ -308,9 +358,9 @@ std::vector<Entry> sorted_entries(const std::deque<Counter>& cs, const std::dequ
                                   const std::deque<Histogram>& hs) {
     std::vector<Entry> v;
     v.reserve(cs.size() + ss.size() + hs.size());
-    for (const Counter& c : cs) v.push_back({&c.info.name, kCounter, &c, &c.info.unit});
-    for (const Scalar& s : ss) v.push_back({&s.info.name, kScalar, &s, &s.info.unit});
-    for (const Histogram& h : hs) v.push_back({&h.info.name, kHistogram, &h, &h.info.unit});
+    for (const Counter& c : cs) v.push_back({&c.info.name, kCounter, &c, &c.info.unit.str()});
+    for (const Scalar& s : ss) v.push_back({&s.info.name, kScalar, &s, &s.info.unit.str()});
+    for (const Histogram& h : hs) v.push_back({&h.info.name, kHistogram, &h, &h.info.unit.str()});
     std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return *a.name < *b.name; });
     return v;
 }

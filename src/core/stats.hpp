@@ -9,14 +9,41 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace vrdmasim {
 
+// A unit or help line, shared by every statistic that gives the same text:
+// each model registers the same statistics on every node, so a torus of
+// 16,384 nodes would otherwise hold 16,384 copies of each help line (about
+// a third of a node's statistics memory). Reads as the string; the texts
+// live, interned, until the process exits.
+class SharedText {
+public:
+    SharedText();
+    SharedText(const std::string& s);   // NOLINT: implicit, reads and assigns as a string
+    SharedText(const char* s);          // NOLINT
+    const std::string& str() const { return *s_; }
+    operator const std::string&() const { return *s_; }   // NOLINT
+    bool empty() const { return s_->empty(); }
+    friend bool operator==(const SharedText& a, const SharedText& b) { return a.s_ == b.s_; }
+    friend bool operator==(const SharedText& a, const std::string& b) { return *a.s_ == b; }
+    friend bool operator==(const SharedText& a, const char* b) { return *a.s_ == b; }
+    friend bool operator!=(const SharedText& a, const SharedText& b) { return a.s_ != b.s_; }
+    friend bool operator!=(const SharedText& a, const std::string& b) { return *a.s_ != b; }
+    friend bool operator!=(const SharedText& a, const char* b) { return *a.s_ != b; }
+    friend std::ostream& operator<<(std::ostream& os, const SharedText& t) { return os << *t.s_; }
+
+private:
+    const std::string* s_;   // in the process-wide pool of texts
+};
+
 struct StatInfo {
     std::string name;   // hierarchical: "node1.dram.read_bytes"
-    std::string unit;   // "B", "us", "" ...
-    std::string help;   // one line
+    SharedText unit;    // "B", "us", "" ...
+    SharedText help;    // one line
 };
 
 class Counter {
@@ -80,6 +107,13 @@ private:
 // name twice is a programming error (std::logic_error).
 class StatRegistry {
 public:
+    StatRegistry() = default;
+    // Its indexes hold views of the statistics' own names: not copyable
+    // (a move keeps the deques' elements where they are).
+    StatRegistry(const StatRegistry&) = delete;
+    StatRegistry& operator=(const StatRegistry&) = delete;
+    StatRegistry(StatRegistry&&) = default;
+    StatRegistry& operator=(StatRegistry&&) = default;
     Counter& counter(const std::string& name, const std::string& unit, const std::string& help);
     Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help);
     Histogram& histogram(const std::string& name, const std::string& unit, const std::string& help);
@@ -123,10 +157,34 @@ public:
 
 private:
     void claim(const std::string& name);
+    // A statistic by name: its kind and where it is (for the find_* calls,
+    // which the run's end makes for every node: a scan would cost
+    // statistics x nodes there).
+    struct Slot {
+        int kind;
+        const void* stat;
+    };
+    // Called once the statistic is in its deque: the key is a view of its
+    // own name there (a deque never moves its elements), not a second copy.
+    void index(const StatInfo& info, int kind, const void* stat);
     std::deque<Counter> counters_;
     std::deque<Scalar> scalars_;
     std::deque<Histogram> histograms_;
-    std::map<std::string, int> names_;   // name -> kind, to refuse duplicates
+    std::unordered_map<std::string_view, Slot> names_;   // refuses duplicates, finds by name
+    // Counters and scalars by the last component of their name
+    // ("packets_sent"), in registration order, for the sums by suffix: the
+    // run's end makes one per summary figure and invariant, and a scan of
+    // every statistic each time cost more than the simulation on big tori.
+    // Built when a sum asks, brought up to date with the statistics
+    // registered since (so nothing is kept while the simulation runs).
+    template <class T>
+    struct LeafIndex {
+        std::unordered_map<std::string_view, std::vector<const T*>> by_leaf;
+        std::size_t indexed = 0;   // statistics of the deque already in by_leaf
+        const std::vector<const T*>& with_leaf(const std::deque<T>& all, const std::string& suffix);
+    };
+    mutable LeafIndex<Counter> counter_leaves_;
+    mutable LeafIndex<Scalar> scalar_leaves_;
 };
 
 }  // namespace vrdmasim
