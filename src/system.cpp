@@ -5,6 +5,7 @@
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/userlib/buffer_guard.hpp"
 #include "workloads/messaging/params.hpp"
+#include "thread_budget.hpp"
 
 
 namespace vrdmasim {
@@ -578,8 +579,14 @@ System::System(const SimContext& ctx)
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
-    for (unsigned i = 0; i < n; ++i)
+    for (unsigned i = 0; i < n; ++i) {
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));
+        // Every node has the threads of the first: a system whose stacks the
+        // host cannot map is refused now, not after minutes (thread_budget.hpp).
+        if (i == 0)
+            check_thread_budget(thread_processes_under(*nodes_[0]), n,
+                                "a system of " + std::to_string(n) + " nodes");
+    }
     if (physical_mode(c))
         for (auto& node : nodes_) node->attach_physical(ctx, keys_);
     share_files(ctx);

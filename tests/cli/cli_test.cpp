@@ -1247,6 +1247,11 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
          {"topology.nodes", "command line", "qfdb"}},
         {"a torus dimension of 0", {"--topology.kind=torus", "--topology.x=0"},
          {"topology.x", "'0'", "command line", "range"}},
+        // More SystemC threads than the host's memory mappings can hold
+        // stacks for: refused after the first node, not after minutes.
+        {"a torus whose thread stacks exceed vm.max_map_count",
+         {"--topology.kind=torus", "--topology.x=64", "--topology.y=64", "--topology.z=64"},
+         {"1048576 nodes", "vm.max_map_count", "sysctl vm.max_map_count="}},
         {"one VC on a torus with rings", {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
          {"router.vcs", "command line", "dateline"}},
         {"adaptive routing with two VCs", {"--topology.kind=torus", "--topology.x=3", "--router.routing=adaptive",
