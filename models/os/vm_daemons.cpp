@@ -22,7 +22,13 @@ VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const 
     SC_HAS_PROCESS(VmDaemons);
     SC_THREAD(kswapd);
     SC_THREAD(khugepaged);
-    SC_THREAD(kcompactd);
+    // kcompactd only when it has work (vm.compact-interval > 0; 0, the
+    // default, is off): an idle thread still costs its stack and two of the
+    // host's memory mappings on every node (src/thread_budget.hpp).
+    if (compact_interval_ > sc_core::SC_ZERO_TIME) {
+        SC_THREAD(kcompactd);
+        ++running_;
+    }
     SC_THREAD(io_completion);
 }
 
@@ -77,7 +83,7 @@ void VmDaemons::khugepaged() {
 }
 
 void VmDaemons::kcompactd() {
-    while (!stopped_ && compact_interval_ > sc_core::SC_ZERO_TIME) {
+    while (!stopped_) {
         wait(compact_interval_, stop_ev_);
         if (stopped_) break;
         kcompactd_runs_->inc();

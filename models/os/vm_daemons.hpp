@@ -2,7 +2,7 @@
 // simulated time: kswapd (reclaim to the high watermark when free memory is
 // below the low one), khugepaged (a collapse pass every scan-sleep; alloc-sleep
 // after a failed huge-page allocation) and kcompactd (a compaction run every
-// vm.compact-interval; 0 = off; each run's migration window open in simulated
+// vm.compact-interval; 0 = off, and then no thread at all; each run's migration window open in simulated
 // time: compact_begin, then compact_end at its install time), and the I/O
 // completion of reads in flight (Vm::complete_io at each read's completion
 // time: a swapped-in or file page mapped then, not before; it drains the
@@ -37,7 +37,7 @@ public:
     // The threads exit at their next wake-up (now: their waits also end on stop).
     void stop();
     bool stopped() const { return stopped_; }
-    // Notified when all four threads have exited.
+    // Notified when all its threads have exited.
     sc_core::sc_event& idle() { return idle_; }
 
 private:
@@ -53,7 +53,7 @@ private:
     sc_core::sc_time kswapd_interval_, scan_sleep_, alloc_sleep_, compact_interval_;
     std::uint64_t compact_pages_;
     bool stopped_ = false;
-    unsigned running_ = 4;
+    unsigned running_ = 3;   // threads not exited yet (kcompactd adds one when it exists)
     sc_core::sc_event stop_ev_, wake_ev_, idle_, io_ev_;
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };
