@@ -42,7 +42,7 @@ void usage(std::ostream& os) {
           "      every point of each sweep is there exactly once\n"
           "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
           "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
-          "      halo on 4 to 1296 nodes\n"
+          "      halo on 4 to --max-nodes nodes (1296 by default, up to 16384)\n"
           "  vrdmasim --help | --version\n"
           "Each command takes --help. Options are spelled out in full (no abbreviations).\n\n"
           "Exit status: 0 success; 1 run failed (data mismatch, unfinished workload, simulation error, or a\n"
