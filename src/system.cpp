@@ -221,10 +221,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     inject.out.bind(router.in);
     router.out.bind(eject.in);
     eject.out.bind(dma.net_in);
-    router.set_route_function([&topology, idx](unsigned in_port, const ExanetPacket& p) {
-        const Topology::Hop h = topology.next_hop(idx, in_port, p.header.dst_coord, p.header.vc);
-        return Router::Choice{h.port, static_cast<int>(h.vc)};
-    });
+    router.set_dimension_order(topology, idx);
     if (time_ordered_links(ctx.config)) router.set_time_order();
     if (adaptive_routing(ctx.config)) {
         router.set_adaptive(topology, idx, static_cast<unsigned>(ctx.config[params_of<RouterParams>().vcs]));

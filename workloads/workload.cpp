@@ -60,20 +60,21 @@ void TransferLog::verified(std::uint64_t bytes, bool match) {
 void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
     // A Weyl sequence through one multiply and xor-shift per 8 bytes: cheap,
     // and every word depends on the key and its position, so misplaced,
-    // stale or duplicated data never matches.
-    std::uint64_t x = (key + 1) * 0x9E3779B97F4A7C15ull;
+    // stale or duplicated data never matches. Word i is z ^ (z >> 31) with
+    // z = x_i * M, x_i = (key + 1) * C + (i + 1) * C (mod 2^64): z itself
+    // steps by C * M, so it is kept by one addition per word.
+    constexpr std::uint64_t C = 0x9E3779B97F4A7C15ull, M = 0xBF58476D1CE4E5B9ull;
+    std::uint64_t z = (key + 1) * C * M;
     std::uint64_t i = 0;
     for (; i + 8 <= len; i += 8) {
-        x += 0x9E3779B97F4A7C15ull;
-        std::uint64_t z = x * 0xBF58476D1CE4E5B9ull;
-        z ^= z >> 31;
-        std::memcpy(buf + i, &z, 8);
+        z += C * M;
+        const std::uint64_t w = z ^ (z >> 31);
+        std::memcpy(buf + i, &w, 8);
     }
     if (i < len) {
-        x += 0x9E3779B97F4A7C15ull;
-        std::uint64_t z = x * 0xBF58476D1CE4E5B9ull;
-        z ^= z >> 31;
-        std::memcpy(buf + i, &z, len - i);
+        z += C * M;
+        const std::uint64_t w = z ^ (z >> 31);
+        std::memcpy(buf + i, &w, len - i);
     }
 }
 

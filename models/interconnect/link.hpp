@@ -95,9 +95,10 @@ public:
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
-    sc_core::sc_time serialise(unsigned flits) const {
-        return sc_core::sc_time::from_value(flit_ps_ * flits);
-    }
+    // flit_time_ x flits, computed inline (sc_time::from_value is a call
+    // into the SystemC library on every packet): exact, as the product is
+    // far below 2^53 ps.
+    sc_core::sc_time serialise(unsigned flits) const { return flit_time_ * static_cast<double>(flits); }
 
     LinkParams p_;
     sc_core::sc_time flit_time_;

@@ -66,6 +66,41 @@ void Router::set_route(unsigned dst, unsigned port) {
     routes_[dst] = static_cast<int>(port);
 }
 
+void Router::set_dimension_order(const Topology& topology, unsigned node) {
+    route_fn_ = nullptr;
+    dor_ = true;
+    dor_extent_ = {topology.extent(Topology::X), topology.extent(Topology::Y), topology.extent(Topology::Z),
+                   topology.fpgas_per_board()};
+    const unsigned ports = topology.port_count(node);
+    in_dim_.assign(ports, Topology::kLocal);
+    for (unsigned k = 1; k < ports; ++k) in_dim_[k] = topology.port(node, k).dim;
+    // next_hop's VC is (in_dim == dim ? in_vc : 0) + wrap on a ring port,
+    // 0 elsewhere: from a local input on VC 0 it is the wrap bit alone.
+    dor_hops_.assign(topology.size(), DorHop{});
+    for (unsigned dst = 0; dst < topology.size(); ++dst) {
+        const Topology::Hop h = topology.next_hop(node, 0, topology.coord_word(dst), 0);
+        DorHop& e = dor_hops_[dst];
+        e.port = static_cast<std::int16_t>(h.port);
+        if (h.port > 0) {
+            e.dim = static_cast<std::int8_t>(topology.port(node, static_cast<unsigned>(h.port)).dim);
+            e.wrap = static_cast<std::uint8_t>(h.vc);
+        }
+    }
+}
+
+Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
+    // Topology::contains and node_of, on the extents kept here.
+    const std::uint32_t w = pkt.header.dst_coord;
+    const Coord d = exanet_coord::unpack(w);
+    if ((w >> 20) != 0 || d.f >= dor_extent_[3] || d.x >= dor_extent_[0] || d.y >= dor_extent_[1] ||
+        d.z >= dor_extent_[2])
+        return Choice{-1, 0};
+    const DorHop& e = dor_hops_[((d.z * dor_extent_[1] + d.y) * dor_extent_[0] + d.x) * dor_extent_[3] + d.f];
+    if (e.dim == Topology::kLocal) return Choice{e.port, 0};
+    const int in_dim = in_port < in_dim_.size() ? in_dim_[in_port] : Topology::kLocal;
+    return Choice{e.port, static_cast<int>((in_dim == e.dim ? pkt.header.vc : 0u) + e.wrap)};
+}
+
 void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {
     if (inputs_.size() <= port) inputs_.resize(port + 1);
     Input& in = inputs_[port];
@@ -203,17 +238,20 @@ void Router::end_of_elaboration() {
 
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     auto* pkt = gp.get_extension<ExanetPacket>();
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
     Choice c;
     bool adaptive = false, chose = false;
     if (pkt && topology_) {
         const Topology::Options o =
             topology_->adaptive_hops(node_, static_cast<unsigned>(id), pkt->header.dst_coord, pkt->footer.src_coord,
                                      pkt->header.vc);
-        const sc_core::sc_time head = sc_core::sc_time_stamp() + delay + pipeline_;
+        const sc_core::sc_time head = now + delay + pipeline_;
         c = choose(o, pkt->flits(), head, pkt->tail + pipeline_, adaptive);
         chose = o.n_adaptive > 0 && o.escape.port >= 0;
     } else if (pkt) {
-        if (route_fn_)
+        if (dor_)
+            c = dimension_order(static_cast<unsigned>(id), *pkt);
+        else if (route_fn_)
             c = route_fn_(static_cast<unsigned>(id), *pkt);
         else
             c.port = route(pkt->dst_node);
@@ -225,7 +263,6 @@ void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time&
     }
     packets_.inc();
     if (chose) (adaptive ? adaptive_hops_ : escape_hops_)->inc();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time head = now + delay;
     const unsigned in_vc = pkt->header.vc;
     if (c.vc >= 0) pkt->header.vc = static_cast<std::uint8_t>(c.vc);

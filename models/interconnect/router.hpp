@@ -7,6 +7,8 @@
 // its credit time, see link.hpp).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <string>
@@ -59,6 +61,11 @@ public:
     int route(unsigned dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
     // Routes by `f` instead of the table.
     void set_route_function(RouteFunction f) { route_fn_ = std::move(f); }
+    // Routes as Topology::next_hop for router `node` of `topology`, from a
+    // table of its hops built here, 4 bytes per destination node: a packet
+    // costs a lookup, not next_hop's coordinate arithmetic at every hop.
+    // Replaces the route function.
+    void set_dimension_order(const Topology& topology, unsigned node);
     // Minimal adaptive routing with escape VCs (router.routing = adaptive;
     // README.md "Adaptive routing"): router `node` of `topology` routes by
     // Topology::adaptive_hops, choosing among the candidates by the state of
@@ -109,6 +116,19 @@ private:
     sc_core::sc_time pipeline_;
     std::vector<int> routes_;
     RouteFunction route_fn_;
+    // set_dimension_order: per destination node, the output port (-1: none)
+    // and, for a ring port, its dimension and whether it is the wrap link;
+    // per input port, the dimension it comes from (Topology::kLocal: none).
+    struct DorHop {
+        std::int16_t port = -1;
+        std::int8_t dim = Topology::kLocal;
+        std::uint8_t wrap = 0;
+    };
+    bool dor_ = false;
+    std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
+    std::vector<DorHop> dor_hops_;
+    std::vector<int> in_dim_;
+    Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;
     const Topology* topology_ = nullptr;   // adaptive routing
     bool timed_ = false;
     unsigned node_ = 0, vcs_ = 0;

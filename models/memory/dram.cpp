@@ -71,22 +71,25 @@ bool Dram::check(tlm::tlm_generic_payload& gp) {
     return true;
 }
 
+Dram::Page& Dram::page(std::uint64_t index) {
+    if (Page* p = find_page(index)) return *p;
+    Page& p = pages_[index];
+    p.bytes = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
+    last_index_ = index;
+    last_page_ = &p;
+    return p;
+}
+
 void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write) {
     while (len > 0) {
-        const std::uint64_t page = addr / kPageSize;
         const std::uint64_t off = addr % kPageSize;
         const std::uint64_t n = std::min(len, kPageSize - off);
-        auto it = pages_.find(page);
         if (write) {
-            if (it == pages_.end()) {
-                auto fresh = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
-                it = pages_.emplace(page, std::move(fresh)).first;
-            }
-            std::memcpy(it->second.get() + off, data, n);
-        } else if (it == pages_.end()) {
-            std::memset(data, 0, n);
+            std::memcpy(page(addr / kPageSize).bytes.get() + off, data, n);
+        } else if (const Page* p = find_page(addr / kPageSize)) {
+            std::memcpy(data, p->bytes.get() + off, n);
         } else {
-            std::memcpy(data, it->second.get() + off, n);
+            std::memset(data, 0, n);
         }
         addr += n;
         data += n;
@@ -94,10 +97,21 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
     }
 }
 
+bool Dram::any_pending(std::uint64_t addr, std::uint64_t len) {
+    if (len == 0 || pending_.empty() || addr >= pending_hi_ || addr + len <= pending_lo_) return false;
+    for (std::uint64_t p = addr / kPageSize; p <= (addr + len - 1) / kPageSize; ++p) {
+        const Page* page = find_page(p);
+        if (page && page->pending) return true;
+    }
+    return false;
+}
+
 void Dram::commit(sc_time upto) {
     while (!pending_.empty() && pending_.front().at <= upto) {
         PendingWrite& w = pending_.front();
         copy(w.addr, w.data.data(), w.data.size(), true);
+        for (std::uint64_t p = w.addr / kPageSize; p <= (w.addr + w.data.size() - 1) / kPageSize; ++p)
+            --page(p).pending;
         spare_.push_back(std::move(w.data));
         pending_.pop_front();
     }
@@ -114,8 +128,7 @@ void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data
     w.data.assign(data, data + len);
     // The pages are allocated now (host memory follows what was written),
     // their bytes written at `at`.
-    for (std::uint64_t page = addr / kPageSize; page <= (addr + len - 1) / kPageSize; ++page)
-        if (pages_.find(page) == pages_.end()) pages_.emplace(page, std::make_unique<unsigned char[]>(kPageSize));
+    for (std::uint64_t p = addr / kPageSize; p <= (addr + len - 1) / kPageSize; ++p) ++page(p).pending;
     if (pending_.empty()) {
         pending_lo_ = addr;
         pending_hi_ = addr + len;
@@ -134,7 +147,7 @@ void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data
 }
 
 void Dram::overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_time upto, bool patch) {
-    if (pending_.empty() || addr >= pending_hi_ || addr + len <= pending_lo_) return;
+    if (!any_pending(addr, len)) return;
     for (PendingWrite& w : pending_) {
         if (w.at > upto) break;
         const std::uint64_t lo = std::max(addr, w.addr);

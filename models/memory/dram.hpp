@@ -104,7 +104,29 @@ private:
     // when the last one is over.
     sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy, sc_core::sc_time& end);
     sc_core::sc_time burst_time_;   // one burst on the channel
-    std::unordered_map<std::uint64_t, std::unique_ptr<unsigned char[]>> pages_;
+    // The store: one entry per page ever written. `pending` counts the
+    // pending writes (pending_) that touch the page, so that an access to a
+    // page with none skips the overlay's scan of every pending write.
+    struct Page {
+        std::unique_ptr<unsigned char[]> bytes;
+        std::uint32_t pending = 0;
+    };
+    std::unordered_map<std::uint64_t, Page> pages_;
+    // The page found last (nodes of an unordered_map never move, and pages
+    // are never dropped): accesses come in runs on one page.
+    std::uint64_t last_index_ = ~std::uint64_t{0};
+    Page* last_page_ = nullptr;
+    Page* find_page(std::uint64_t index) {
+        if (index == last_index_) return last_page_;
+        auto it = pages_.find(index);
+        if (it == pages_.end()) return nullptr;
+        last_index_ = index;
+        last_page_ = &it->second;
+        return last_page_;
+    }
+    Page& page(std::uint64_t index);   // allocated (zeroed) if new
+    // Whether any pending write touches [addr, addr + len).
+    bool any_pending(std::uint64_t addr, std::uint64_t len);
 
     // hold(): pages (addr / kPageSize) under a device's write, until when.
     std::unordered_map<std::uint64_t, sc_core::sc_time> holds_;

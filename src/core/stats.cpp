@@ -53,8 +53,9 @@ struct Entry {
 // [(0.5 + s/(2 kSub)) 2^e, (0.5 + (s+1)/(2 kSub)) 2^e) with e = floor(i/kSub),
 // s = i - e kSub: a relative width of at most 1/kSub. Zeros are counted apart.
 // NaN is clamped to 0 like a negative sample; +inf is clamped to the largest
-// finite double (both counted in clamped()).
-void Histogram::add(double v) {
+// finite double (both counted in clamped()). add() takes the usual positive
+// finite samples; the rest come here.
+void Histogram::add_rare(double v) {
     if (!(v >= 0)) {   // negative or NaN
         v = 0;
         ++clamped_;
@@ -74,22 +75,35 @@ void Histogram::add(double v) {
         ++zeros_;
         return;
     }
+    ++slot(key_of(v));
+}
+
+std::uint32_t Histogram::subnormal_key(double v) {
     int e = 0;
-    double m = std::frexp(v, &e);   // m in [0.5, 1)
+    const double m = std::frexp(v, &e);   // m in [0.5, 1)
     int sub = static_cast<int>((m - 0.5) * 2 * kSub);
     sub = std::clamp(sub, 0, kSub - 1);
-    const int idx = e * kSub + sub;
-    // Dense buckets from first_ on: adding is an index, not a tree search.
-    if (buckets_.empty()) {
-        first_ = idx;
-        buckets_.assign(1, 0);
-    } else if (idx < first_) {
-        buckets_.insert(buckets_.begin(), static_cast<std::size_t>(first_ - idx), 0);
-        first_ = idx;
-    } else if (idx - first_ >= static_cast<int>(buckets_.size())) {
-        buckets_.resize(static_cast<std::size_t>(idx - first_) + 1, 0);
+    return static_cast<std::uint32_t>(e * kSub + sub + kKeyBias);
+}
+
+std::uint64_t& Histogram::new_slot(std::uint32_t key) {
+    const std::uint32_t c = key / kChunk;
+    if (dir_.empty()) {
+        first_chunk_ = c;
+        dir_.assign(1, 0);
+    } else if (c < first_chunk_) {
+        dir_.insert(dir_.begin(), first_chunk_ - c, 0);
+        first_chunk_ = c;
+    } else if (c - first_chunk_ >= dir_.size()) {
+        dir_.resize(c - first_chunk_ + 1, 0);
     }
-    ++buckets_[static_cast<std::size_t>(idx - first_)];
+    std::uint32_t& at = dir_[c - first_chunk_];
+    if (at == 0) {
+        chunks_.emplace_back();
+        chunks_.back().fill(0);
+        at = static_cast<std::uint32_t>(chunks_.size());
+    }
+    return chunks_[at - 1][key % kChunk];
 }
 
 // The q-th sample is the one of rank ceil(q * count) (nearest rank). Ranks 1
@@ -107,22 +121,26 @@ double Histogram::quantile(double q) const {
     if (rank == count_) return max_;
     if (rank <= zeros_) return 0.0;
     std::uint64_t cum = zeros_;
-    for (std::size_t i = 0; i < buckets_.size(); ++i) {
-        const std::uint64_t c = buckets_[i];
-        if (c == 0) continue;
-        const int idx = first_ + static_cast<int>(i);
-        if (cum + c >= rank) {
-            const int e = floor_div(idx, kSub);
-            const int s = idx - e * kSub;
-            double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
-            double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
-            lo = std::max(lo, min_);
-            hi = std::min(hi, max_);
-            const double k = static_cast<double>(rank - cum);   // 1..c within bucket
-            double v = lo + (k - 0.5) / static_cast<double>(c) * (hi - lo);
-            return std::clamp(v, min_, max_);
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (dir_[d] == 0) continue;
+        const auto& chunk = chunks_[dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
+            if (c == 0) continue;
+            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            if (cum + c >= rank) {
+                const int e = floor_div(idx, kSub);
+                const int s = idx - e * kSub;
+                double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+                double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+                lo = std::max(lo, min_);
+                hi = std::min(hi, max_);
+                const double k = static_cast<double>(rank - cum);   // 1..c within bucket
+                double v = lo + (k - 0.5) / static_cast<double>(c) * (hi - lo);
+                return std::clamp(v, min_, max_);
+            }
+            cum += c;
         }
-        cum += c;
     }
     return max_;
 }
@@ -130,15 +148,19 @@ double Histogram::quantile(double q) const {
 std::vector<Histogram::Bucket> Histogram::buckets() const {
     std::vector<Bucket> out;
     if (zeros_) out.push_back(Bucket{0, 0, zeros_});
-    for (std::size_t i = 0; i < buckets_.size(); ++i) {
-        const std::uint64_t c = buckets_[i];
-        if (c == 0) continue;
-        const int idx = first_ + static_cast<int>(i);
-        const int e = floor_div(idx, kSub);
-        const int s = idx - e * kSub;
-        const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
-        const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
-        out.push_back(Bucket{std::max(lo, min_), std::min(hi, max_), c});
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (dir_[d] == 0) continue;
+        const auto& chunk = chunks_[dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
+            if (c == 0) continue;
+            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            const int e = floor_div(idx, kSub);
+            const int s = idx - e * kSub;
+            const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+            const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+            out.push_back(Bucket{std::max(lo, min_), std::min(hi, max_), c});
+        }
     }
     return out;
 }
@@ -238,17 +260,14 @@ void Histogram::merge(const Histogram& o) {
     sum_ += o.sum_;
     zeros_ += o.zeros_;
     clamped_ += o.clamped_;
-    if (o.buckets_.empty()) return;
-    const int lo = buckets_.empty() ? o.first_ : std::min(first_, o.first_);
-    const int hi = buckets_.empty() ? o.first_ + static_cast<int>(o.buckets_.size())
-                                    : std::max(first_ + static_cast<int>(buckets_.size()),
-                                               o.first_ + static_cast<int>(o.buckets_.size()));
-    std::vector<std::uint64_t> merged(static_cast<std::size_t>(hi - lo), 0);
-    for (std::size_t i = 0; i < buckets_.size(); ++i) merged[static_cast<std::size_t>(first_ - lo) + i] += buckets_[i];
-    for (std::size_t i = 0; i < o.buckets_.size(); ++i)
-        merged[static_cast<std::size_t>(o.first_ - lo) + i] += o.buckets_[i];
-    buckets_ = std::move(merged);
-    first_ = lo;
+    for (std::size_t d = 0; d < o.dir_.size(); ++d) {
+        if (o.dir_[d] == 0) continue;
+        const auto& chunk = o.chunks_[o.dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j)
+            if (chunk[static_cast<std::size_t>(j)])
+                slot((o.first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j)) +=
+                    chunk[static_cast<std::size_t>(j)];
+    }
 }
 
 Histogram StatRegistry::merge_histograms(const std::string& suffix) const {

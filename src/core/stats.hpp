@@ -4,7 +4,9 @@
 // Part of the simulator core; knows nothing about models.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <ostream>
@@ -67,13 +69,39 @@ private:
 
 // Exact count, sum, min and max; quantiles from log-linear buckets (each
 // power of two split into 128 sub-buckets, so a quantile is within 0.8 % of
-// the true sample value). Memory grows with the range of values (128 counts
-// per power of two spanned), not with the number of samples.
-// Samples must be >= 0 (negative samples are clamped to 0 and counted in
-// clamped()).
+// the true sample value). Samples must be >= 0 (negative samples are clamped
+// to 0 and counted in clamped()).
+//
+// Memory: nothing until the first nonzero sample; then the buckets are kept
+// in chunks of kChunk counts, allocated as samples first reach them, behind
+// a directory of one 4-byte entry per chunk spanned (min to max). A model
+// registers histograms per link, DRAM and engine, most of which see few
+// distinct values: they cost a few chunks, not 128 counts per power of two
+// spanned. Adding a sample is a few integer operations on its bits.
 class Histogram {
 public:
-    void add(double v);
+    void add(double v) {
+        if (v > 0 && v < kLargeFinite) {   // the usual case; not NaN, not a clamp
+            if (count_ == 0) {
+                min_ = max_ = v;
+            } else {
+                if (v < min_) min_ = v;
+                if (v > max_) max_ = v;
+            }
+            ++count_;
+            sum_ += v;
+            ++slot(key_of(v));
+            return;
+        }
+        if (v == 0 && count_ != 0) {   // a queue without wait: common too
+            if (v < min_) min_ = v;
+            ++count_;
+            sum_ += v;
+            ++zeros_;
+            return;
+        }
+        add_rare(v);
+    }
     std::uint64_t count() const { return count_; }
     double sum() const { return sum_; }
     double mean() const { return count_ ? sum_ / count_ : 0.0; }
@@ -94,10 +122,42 @@ public:
     };
     std::vector<Bucket> buckets() const;
     StatInfo info;
+
 private:
     static constexpr int kSub = 128;
-    std::vector<std::uint64_t> buckets_;   // dense: count of bucket first_ + i
-    int first_ = 0;
+    static constexpr int kChunk = 16;   // bucket counts allocated together
+    // The largest finite double is the clamp of +inf: it (and larger) goes
+    // through add_rare().
+    static constexpr double kLargeFinite = 1.7976931348623157e308;
+    // Bucket keys are >= 0: key = idx + kKeyBias, idx = e * kSub + s as in
+    // stats.cpp (e >= -1073 for the smallest subnormal).
+    static constexpr int kKeyBias = 1074 * kSub;
+    // The bucket of a positive finite sample: for a normal double its
+    // biased exponent (frexp's e + 1022) and the top 7 bits of its
+    // mantissa (floor((m - 0.5) * 2 * kSub), exactly).
+    static std::uint32_t key_of(double v) {
+        std::uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        if ((bits >> 52) == 0) return subnormal_key(v);
+        return static_cast<std::uint32_t>(bits >> 45) - 1022 * kSub + kKeyBias;
+    }
+    static std::uint32_t subnormal_key(double v);
+    static int idx_of_key(std::uint32_t key) { return static_cast<int>(key) - kKeyBias; }
+    void add_rare(double v);   // zero, negative, NaN, inf, the largest double
+    std::uint64_t& slot(std::uint32_t key) {
+        const std::uint32_t c = key / kChunk;
+        if (c >= first_chunk_ && c - first_chunk_ < dir_.size()) {
+            const std::uint32_t at = dir_[c - first_chunk_];
+            if (at) return chunks_[at - 1][key % kChunk];
+        }
+        return new_slot(key);
+    }
+    std::uint64_t& new_slot(std::uint32_t key);   // allocates its chunk
+    // chunks_[dir_[c - first_chunk_] - 1] holds the counts of keys
+    // c * kChunk .. c * kChunk + kChunk - 1; 0: none of them seen yet.
+    std::vector<std::uint32_t> dir_;
+    std::vector<std::array<std::uint64_t, kChunk>> chunks_;
+    std::uint32_t first_chunk_ = 0;
     std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
 };
