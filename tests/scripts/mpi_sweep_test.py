@@ -13,30 +13,14 @@ points, and `vrdmasim merge` of the ranks' shard files must say the sweep is
 whole, and refuse when one is left out.
 """
 import argparse
-import csv
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"}
-
-SWEEP = """[sweep]
-base = {base}
-[workload]
-message-size = 1KiB, 4KiB, 16KiB
-window = 1, 4
-total-bytes = 64KiB
-"""
-
-
-def table(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    header = rows[0]
-    keep = [i for i, h in enumerate(header) if h not in HOST_COLUMNS]
-    return [[r[i] for i in keep] for r in rows]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep_runs import SWEEP, table  # noqa: E402
 
 
 def main():

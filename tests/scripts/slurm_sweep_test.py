@@ -14,7 +14,6 @@ whole, and OUT/results.csv equals the same sweep run locally with --jobs 2
 happens.
 """
 import argparse
-import csv
 import os
 import shutil
 import signal
@@ -25,21 +24,8 @@ import tempfile
 import time
 
 SKIP = 77
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"}
-SWEEP = """[sweep]
-base = {base}
-[workload]
-message-size = 1KiB, 4KiB, 16KiB
-window = 1, 4
-total-bytes = 64KiB
-"""
-
-
-def table(path):
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    keep = [i for i, h in enumerate(rows[0]) if h not in HOST_COLUMNS]
-    return [[r[i] for i in keep] for r in rows]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sweep_runs import SWEEP, table  # noqa: E402
 
 
 def free_port():
