@@ -29,6 +29,7 @@
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -102,7 +103,7 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     PldmaTrace& trace_;
-    std::deque<Request> queue_;
+    LazyDeque<Request> queue_;
     sc_core::sc_event queued_, outcome_;
     sc_core::sc_time free_;   // the unit finishes its current atomic
     // The page of the atomic being executed, watched for its fault's outcome

@@ -16,6 +16,7 @@
 #include "models/dma/records.hpp"
 #include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -116,7 +117,7 @@ struct Channel {
     std::uint32_t sid = 0;      // stream ID of its memory traffic: dma.smmu-tbu << 10 | axi_id
     Descriptor staged;
     bool last_refused = false;
-    std::deque<Work> work;      // front first; retransmissions go to the front
+    LazyDeque<Work> work;      // front first; retransmissions go to the front
     unsigned queued = 0;        // descriptors not started yet
     // Parked on a source fault (fault-tolerant; fault_recovery.*).
     bool parked = false;

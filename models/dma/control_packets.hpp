@@ -16,6 +16,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -81,7 +82,7 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     Receiver& receiver_;
-    std::deque<ControlOut> control_;
+    LazyDeque<ControlOut> control_;
     sc_core::sc_event control_ev_;
     tlm::tlm_generic_payload ack_gp_, ctl_gp_;
     ExanetPacket& ack_pkt_;   // owned by ack_gp_ (a payload frees its extensions)

@@ -11,6 +11,7 @@
 #include <map>
 
 #include <systemc>
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -31,7 +32,7 @@ private:
     void fold(sc_core::sc_time at);
     std::uint64_t value_ = 0;                 // the value with every increment folded in so far
     std::uint64_t increments_ = 0;
-    std::deque<sc_core::sc_time> pending_;    // sorted: increments not visible yet at the last look
+    LazyDeque<sc_core::sc_time> pending_;    // sorted: increments not visible yet at the last look
 };
 
 // A channel's counters, created on first use (most channels never name one:

@@ -18,6 +18,7 @@
 #include "models/dma/params.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/stats.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -78,7 +79,7 @@ private:
     SenderCredits* credits_ = nullptr;
     std::uint64_t puts_ = 0;
     std::uint64_t used_ = 0;
-    std::deque<Buffered> buf_;
+    LazyDeque<Buffered> buf_;
     std::map<SidPage, sc_core::sc_time> pages_;   // pending (stream, page) -> deadline
     sc_core::sc_event space_ev_;
 };

@@ -16,6 +16,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -53,7 +54,7 @@ public:
 
 private:
     std::uint64_t raised_ = 0;
-    std::deque<sc_core::sc_time> pending_;   // sorted
+    LazyDeque<sc_core::sc_time> pending_;   // sorted
     std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
     sc_core::sc_event event_;
     std::function<void(sc_core::sc_time)> observer_;
@@ -101,7 +102,7 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record address -> written by
-    std::deque<Retry> retry_;
+    LazyDeque<Retry> retry_;
     std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
     sc_core::sc_event ev_;
     bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;

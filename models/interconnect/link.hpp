@@ -23,6 +23,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "core/context.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -106,7 +107,7 @@ private:
     sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order
     // Per VC: packets in its far-end buffer, (time its space is freed, flits), FIFO.
     struct VcBuffer {
-        std::deque<std::pair<sc_core::sc_time, unsigned>> held;
+        LazyDeque<std::pair<sc_core::sc_time, unsigned>> held;
         unsigned held_flits = 0;
         unsigned hwm = 0;
         Scalar* hwm_stat = nullptr;

@@ -18,6 +18,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "core/context.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -75,7 +76,7 @@ private:
         std::uint64_t addr = 0;
         std::vector<unsigned char> data;
     };
-    std::deque<PendingWrite> pending_;   // sorted by `at`, ties in call order
+    LazyDeque<PendingWrite> pending_;   // sorted by `at`, ties in call order
     std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers
     std::uint64_t pending_lo_ = 0, pending_hi_ = 0;   // bounds of pending_'s bytes
     // Writes every pending write visible by `upto` into the store.

@@ -35,6 +35,7 @@
 #include "models/common/shadow_table.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -95,7 +96,7 @@ private:
     sc_core::sc_time update_, handler_;
     bool ahead_;
     std::uint64_t ahead_pages_;
-    std::deque<Miss> misses_;
+    LazyDeque<Miss> misses_;
     std::set<std::pair<int, std::uint64_t>> queued_;   // (pid, page) of the misses in misses_
     sc_core::sc_event miss_ev_;
     ShadowOutcomeFn outcome_;

@@ -36,6 +36,7 @@
 #include "workloads/messaging/matching.hpp"
 #include "workloads/messaging/stats.hpp"
 #include "workloads/messaging/wire.hpp"
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {
@@ -134,7 +135,7 @@ private:
         std::vector<bool> arrived;                 // my slots for it: written, not yet handled
         std::vector<bool> bounce_busy;             // my bounce slots: write not yet reaped
         std::uint64_t next_seq = 0;                // the next of its messages to handle
-        std::deque<Outgoing> queue;                // waiting for a credit, in order
+        LazyDeque<Outgoing> queue;                // waiting for a credit, in order
         bool credit_busy = false;                  // a credit write in flight
         std::vector<Request> rndv_in;              // write-mode receives from it, data coming
         Peer(std::uint64_t slots) : out(slots), in(slots) {}

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include "core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {
@@ -40,7 +41,7 @@ private:
     static bool accepts(const Entry& recv, unsigned src, std::uint64_t tag) {
         return (recv.src == kAnySource || recv.src == src) && (recv.tag == kAnyTag || recv.tag == tag);
     }
-    std::deque<Entry> posted_, unexpected_;
+    LazyDeque<Entry> posted_, unexpected_;
     std::size_t searched_ = 0;
 };
 
