@@ -152,7 +152,7 @@ std::vector<KeyHistogram> key_histograms(const StatRegistry& stats, std::size_t 
     std::vector<std::string> order;
     for (const Histogram* h : stats.histograms()) {
         if (h->count() == 0) continue;
-        const std::string f = family_of(h->info.name);
+        const std::string f = family_of(h->info.name.str());
         if (!families.count(f)) order.push_back(f);
         families[f].push_back(h);
     }
@@ -166,11 +166,11 @@ std::vector<KeyHistogram> key_histograms(const StatRegistry& stats, std::size_t 
         const auto last = f.rfind('.');
         k.statistic = last == std::string::npos ? f : f.substr(last + 1);
         if (members.size() == 1) {
-            k.title = members.front()->info.name;
+            k.title = members.front()->info.name.str();
         } else if (members.size() <= 4) {
             std::string owners;
             for (const Histogram* h : members)
-                owners += (owners.empty() ? "" : " + ") + h->info.name.substr(0, h->info.name.find('.'));
+                owners += (owners.empty() ? "" : " + ") + h->info.name.str().substr(0, h->info.name.str().find('.'));
             k.title = f + " (" + owners + ")";
         } else {
             k.title = f + " (" + std::to_string(members.size()) + " merged)";

@@ -37,12 +37,15 @@ std::string readable(double v) {
 
 enum Kind { kCounter = 0, kScalar = 1, kHistogram = 2 };
 
-struct Entry {
-    const std::string* name;
-    Kind kind;
-    const void* stat;
-    const std::string* unit;   // in the pool of SharedText
-};
+// FNV-1a: the statistics index's hash of a name.
+std::uint32_t name_hash(std::string_view s) {
+    std::uint32_t h = 2166136261u;
+    for (const char c : s) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 16777619u;
+    }
+    return h;
+}
 
 }  // namespace
 
@@ -184,53 +187,174 @@ SharedText::SharedText() : s_(&intern(std::string())) {}
 SharedText::SharedText(const std::string& s) : s_(&intern(s)) {}
 SharedText::SharedText(const char* s) : s_(&intern(s)) {}
 
-// ------------------------------------------------------------- StatRegistry
+// ----------------------------------------------------------------- StatName
 
-void StatRegistry::claim(const std::string& name) {
-    if (name == "units")
-        throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
-    if (names_.count(name))
-        throw std::logic_error("statistic '" + name + "' registered twice");
+StatName::StatName() : prefix_(nullptr), leaf_(&intern(std::string())) {}
+
+StatName::StatName(const std::string& full) {
+    const std::size_t dot = full.rfind('.');
+    if (dot == std::string::npos) {
+        prefix_ = nullptr;
+        leaf_ = &intern(full);
+    } else {
+        prefix_ = &intern(full.substr(0, dot));
+        leaf_ = &intern(full.substr(dot + 1));
+    }
 }
 
-void StatRegistry::index(const StatInfo& info, int kind, const void* stat) {
-    names_.emplace(std::string_view(info.name), Slot{kind, stat});
+StatName::StatName(const char* full) : StatName(std::string(full)) {}
+
+std::string StatName::str() const {
+    if (!prefix_) return *leaf_;
+    std::string s;
+    s.reserve(prefix_->size() + 1 + leaf_->size());
+    s += *prefix_;
+    s += '.';
+    s += *leaf_;
+    return s;
+}
+
+std::size_t StatName::size() const { return prefix_ ? prefix_->size() + 1 + leaf_->size() : leaf_->size(); }
+
+bool StatName::ends_with(std::string_view tail) const {
+    const std::string_view l = *leaf_;
+    if (tail.size() <= l.size()) return l.substr(l.size() - tail.size()) == tail;
+    if (!prefix_) return false;
+    std::size_t rest = tail.size() - l.size();
+    if (tail.substr(rest) != l) return false;
+    if (tail[--rest] != '.') return false;
+    const std::string_view p = *prefix_;
+    return rest <= p.size() && p.substr(p.size() - rest) == tail.substr(0, rest);
+}
+
+bool StatName::equals(std::string_view full) const { return full.size() == size() && ends_with(full); }
+
+int StatName::compare(const StatName& a, const StatName& b) {
+    if (a.prefix_ == b.prefix_) return a.leaf_->compare(*b.leaf_);
+    // Different prefixes: the names' strings, assembled on the stack (as
+    // std::string's operator< compares: bytes as unsigned char).
+    char ba[192], bb[192];
+    const std::size_t na = a.size(), nb = b.size();
+    if (na > sizeof ba || nb > sizeof bb) return a.str().compare(b.str());
+    auto put = [](const StatName& n, char* out) {
+        std::size_t k = 0;
+        if (n.prefix_) {
+            std::memcpy(out, n.prefix_->data(), n.prefix_->size());
+            k = n.prefix_->size();
+            out[k++] = '.';
+        }
+        std::memcpy(out + k, n.leaf_->data(), n.leaf_->size());
+    };
+    put(a, ba);
+    put(b, bb);
+    return std::string_view(ba, na).compare(std::string_view(bb, nb));
+}
+
+std::ostream& operator<<(std::ostream& os, const StatName& n) {
+    if (n.prefix_) os << *n.prefix_ << '.';
+    return os << *n.leaf_;
+}
+
+// ------------------------------------------------------------- StatRegistry
+
+namespace {
+constexpr std::uint32_t kIndexBits = 30;   // a reference: kind << 30 | (index + 1)
+constexpr std::uint32_t kIndexMask = (1u << kIndexBits) - 1;
+}  // namespace
+
+const StatInfo& StatRegistry::info_of(std::uint32_t ref) const {
+    const std::size_t i = (ref & kIndexMask) - 1;
+    switch (ref >> kIndexBits) {
+    case kCounter: return counters_[i].info;
+    case kScalar: return scalars_[i].info;
+    default: return histograms_[i].info;
+    }
+}
+
+const void* StatRegistry::stat_of(std::uint32_t ref) const {
+    const std::size_t i = (ref & kIndexMask) - 1;
+    switch (ref >> kIndexBits) {
+    case kCounter: return &counters_[i];
+    case kScalar: return &scalars_[i];
+    default: return &histograms_[i];
+    }
+}
+
+std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) const {
+    if (names_.empty()) return 0;
+    const std::size_t mask = names_.size() - 1;
+    for (std::size_t i = (h ^ (h >> 15)) & mask;; i = (i + 1) & mask) {
+        const std::uint64_t slot = names_[i];
+        if (slot == 0) return 0;
+        const auto ref = static_cast<std::uint32_t>(slot);
+        if (static_cast<std::uint32_t>(slot >> 32) == h && info_of(ref).name.equals(name)) return ref;
+    }
+}
+
+std::uint32_t StatRegistry::claim(const std::string& name) const {
+    if (name == "units")
+        throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
+    const std::uint32_t h = name_hash(name);
+    if (lookup(name, h) != 0) throw std::logic_error("statistic '" + name + "' registered twice");
+    return h;
+}
+
+void StatRegistry::index(std::uint32_t h, int kind, std::size_t i) {
+    if (i + 1 > kIndexMask) throw std::length_error("more than 2^30 statistics of one kind");
+    if ((named_ + 1) * 4 > names_.size() * 3) {
+        std::vector<std::uint64_t> old(std::max<std::size_t>(names_.size() * 2, 1024), 0);
+        old.swap(names_);
+        const std::size_t mask = names_.size() - 1;
+        for (const std::uint64_t slot : old) {
+            if (slot == 0) continue;
+            const auto oh = static_cast<std::uint32_t>(slot >> 32);
+            std::size_t j = (oh ^ (oh >> 15)) & mask;
+            while (names_[j] != 0) j = (j + 1) & mask;
+            names_[j] = slot;
+        }
+    }
+    const std::size_t mask = names_.size() - 1;
+    std::size_t j = (h ^ (h >> 15)) & mask;
+    while (names_[j] != 0) j = (j + 1) & mask;
+    names_[j] = (std::uint64_t{h} << 32) | (static_cast<std::uint32_t>(kind) << kIndexBits) |
+                static_cast<std::uint32_t>(i + 1);
+    ++named_;
 }
 
 Counter& StatRegistry::counter(const std::string& name, const std::string& unit, const std::string& help) {
-    claim(name);
+    const std::uint32_t h = claim(name);
     counters_.emplace_back();
     counters_.back().info = StatInfo{name, unit, help};
-    index(counters_.back().info, kCounter, &counters_.back());
+    index(h, kCounter, counters_.size() - 1);
     return counters_.back();
 }
 
 Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help) {
-    claim(name);
+    const std::uint32_t h = claim(name);
     scalars_.emplace_back();
     scalars_.back().info = StatInfo{name, unit, help};
-    index(scalars_.back().info, kScalar, &scalars_.back());
+    index(h, kScalar, scalars_.size() - 1);
     return scalars_.back();
 }
 
 Histogram& StatRegistry::histogram(const std::string& name, const std::string& unit, const std::string& help) {
-    claim(name);
+    const std::uint32_t h = claim(name);
     histograms_.emplace_back();
     histograms_.back().info = StatInfo{name, unit, help};
-    index(histograms_.back().info, kHistogram, &histograms_.back());
+    index(h, kHistogram, histograms_.size() - 1);
     return histograms_.back();
 }
 
 const Counter* StatRegistry::find_counter(const std::string& name) const {
-    auto it = names_.find(name);
-    if (it == names_.end() || it->second.kind != kCounter) return nullptr;
-    return static_cast<const Counter*>(it->second.stat);
+    const std::uint32_t ref = lookup(name, name_hash(name));
+    if (ref == 0 || ref >> kIndexBits != kCounter) return nullptr;
+    return static_cast<const Counter*>(stat_of(ref));
 }
 
 const Scalar* StatRegistry::find_scalar(const std::string& name) const {
-    auto it = names_.find(name);
-    if (it == names_.end() || it->second.kind != kScalar) return nullptr;
-    return static_cast<const Scalar*>(it->second.stat);
+    const std::uint32_t ref = lookup(name, name_hash(name));
+    if (ref == 0 || ref >> kIndexBits != kScalar) return nullptr;
+    return static_cast<const Scalar*>(stat_of(ref));
 }
 
 std::vector<const Histogram*> StatRegistry::histograms() const {
@@ -242,9 +366,9 @@ std::vector<const Histogram*> StatRegistry::histograms() const {
 }
 
 const Histogram* StatRegistry::find_histogram(const std::string& name) const {
-    auto it = names_.find(name);
-    if (it == names_.end() || it->second.kind != kHistogram) return nullptr;
-    return static_cast<const Histogram*>(it->second.stat);
+    const std::uint32_t ref = lookup(name, name_hash(name));
+    if (ref == 0 || ref >> kIndexBits != kHistogram) return nullptr;
+    return static_cast<const Histogram*>(stat_of(ref));
 }
 
 void Histogram::merge(const Histogram& o) {
@@ -273,10 +397,8 @@ void Histogram::merge(const Histogram& o) {
 Histogram StatRegistry::merge_histograms(const std::string& suffix) const {
     const std::string tail = "." + suffix;
     Histogram all;
-    for (const Histogram& h : histograms_) {
-        const std::string& n = h.info.name;
-        if (n.size() >= tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0) all.merge(h);
-    }
+    for (const Histogram& h : histograms_)
+        if (h.info.name.ends_with(tail)) all.merge(h);
     return all;
 }
 
@@ -285,17 +407,13 @@ std::string_view leaf_of(std::string_view name) {
     const std::size_t dot = name.rfind('.');
     return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
-
-bool has_tail(const std::string& name, const std::string& tail) {
-    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
-}
 }  // namespace
 
 template <class T>
 const std::vector<const T*>& StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all, const std::string& suffix) {
     for (; indexed < all.size(); ++indexed) {
         const T& s = all[indexed];
-        by_leaf[leaf_of(s.info.name)].push_back(&s);
+        by_leaf[s.info.name.leaf()].push_back(&s);
     }
     static const std::vector<const T*> none;
     auto it = by_leaf.find(leaf_of(suffix));
@@ -310,7 +428,7 @@ template <typename T, typename Sum>
 Sum sum_by_suffix(const std::vector<const T*>& candidates, const std::string& suffix, Sum total) {
     const std::string tail = "." + suffix;
     for (const T* c : candidates)
-        if (has_tail(c->info.name, tail)) total += c->value();
+        if (c->info.name.ends_with(tail)) total += c->value();
     return total;
 }
 
@@ -319,7 +437,7 @@ std::size_t count_by_suffix(const std::vector<const T*>& candidates, const std::
     const std::string tail = "." + suffix;
     std::size_t n = 0;
     for (const T* c : candidates)
-        if (has_tail(c->info.name, tail)) ++n;
+        if (c->info.name.ends_with(tail)) ++n;
     return n;
 }
 
@@ -328,7 +446,7 @@ std::size_t count_by_suffix(const std::deque<T>& stats, const std::string& suffi
     const std::string tail = "." + suffix;
     std::size_t n = 0;
     for (const T& c : stats)
-        if (has_tail(c.info.name, tail)) ++n;
+        if (c.info.name.ends_with(tail)) ++n;
     return n;
 }
 
@@ -371,26 +489,32 @@ Histogram StatRegistry::require_merge_histograms(const std::string& suffix) cons
     return merge_histograms(suffix);
 }
 
-namespace {
-
-std::vector<Entry> sorted_entries(const std::deque<Counter>& cs, const std::deque<Scalar>& ss,
-                                  const std::deque<Histogram>& hs) {
-    std::vector<Entry> v;
-    v.reserve(cs.size() + ss.size() + hs.size());
-    for (const Counter& c : cs) v.push_back({&c.info.name, kCounter, &c, &c.info.unit.str()});
-    for (const Scalar& s : ss) v.push_back({&s.info.name, kScalar, &s, &s.info.unit.str()});
-    for (const Histogram& h : hs) v.push_back({&h.info.name, kHistogram, &h, &h.info.unit.str()});
-    std::sort(v.begin(), v.end(), [](const Entry& a, const Entry& b) { return *a.name < *b.name; });
+std::vector<std::uint32_t> StatRegistry::sorted_refs() const {
+    // References (4 bytes each), not copies of the entries: on a big torus
+    // this list sets the peak memory of writing the outputs.
+    std::vector<std::uint32_t> v;
+    v.reserve(counters_.size() + scalars_.size() + histograms_.size());
+    for (std::size_t i = 0; i < counters_.size(); ++i) v.push_back((kCounter << kIndexBits) | std::uint32_t(i + 1));
+    for (std::size_t i = 0; i < scalars_.size(); ++i) v.push_back((kScalar << kIndexBits) | std::uint32_t(i + 1));
+    for (std::size_t i = 0; i < histograms_.size(); ++i)
+        v.push_back((kHistogram << kIndexBits) | std::uint32_t(i + 1));
+    std::sort(v.begin(), v.end(), [this](std::uint32_t a, std::uint32_t b) {
+        return StatName::compare(info_of(a).name, info_of(b).name) < 0;
+    });
     return v;
 }
 
-}  // namespace
+StatRegistry::Entry StatRegistry::entry(std::uint32_t ref) const {
+    const StatInfo& info = info_of(ref);
+    return Entry{&info.name, static_cast<int>(ref >> kIndexBits), stat_of(ref), &info.unit.str()};
+}
 
 void StatRegistry::write_json(std::ostream& os) const {
-    const auto entries = sorted_entries(counters_, scalars_, histograms_);
+    const auto refs = sorted_refs();
     os << "{\n";
-    for (const Entry& e : entries) {
-        os << "  " << json_string(*e.name) << ": ";
+    for (const std::uint32_t ref : refs) {
+        const Entry e = entry(ref);
+        os << "  " << json_string(e.name->str()) << ": ";
         switch (e.kind) {
         case kCounter:
             os << json_number(static_cast<const Counter*>(e.stat)->value());
@@ -414,46 +538,47 @@ void StatRegistry::write_json(std::ostream& os) const {
     }
     os << "  \"units\": {";
     bool first = true;
-    for (const Entry& e : entries) {
-        os << (first ? "\n" : ",\n") << "    " << json_string(*e.name) << ": " << json_string(*e.unit);
+    for (const std::uint32_t ref : refs) {
+        const Entry e = entry(ref);
+        os << (first ? "\n" : ",\n") << "    " << json_string(e.name->str()) << ": " << json_string(*e.unit);
         first = false;
     }
     os << (first ? "}\n" : "\n  }\n") << "}\n";
 }
 
 void StatRegistry::write_text(std::ostream& os) const {
-    const auto entries = sorted_entries(counters_, scalars_, histograms_);
-    std::vector<std::string> values;
-    values.reserve(entries.size());
-    std::size_t name_w = 0, value_w = 0;
-    for (const Entry& e : entries) {
-        std::string v;
+    const auto refs = sorted_refs();
+    // Each value is formatted twice, to measure the columns and to write
+    // them, rather than kept: on a big torus the kept strings set the run's
+    // peak memory.
+    auto value_of = [](const Entry& e) {
         switch (e.kind) {
-        case kCounter:
-            v = json_number(static_cast<const Counter*>(e.stat)->value());
-            break;
-        case kScalar:
-            v = readable(static_cast<const Scalar*>(e.stat)->value());
-            break;
+        case kCounter: return json_number(static_cast<const Counter*>(e.stat)->value());
+        case kScalar: return readable(static_cast<const Scalar*>(e.stat)->value());
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
-            v = "count=" + json_number(h->count()) + " mean=" + readable(h->mean()) +
-                " min=" + readable(h->min()) + " max=" + readable(h->max()) +
-                " p50=" + readable(h->quantile(0.5)) + " p99=" + readable(h->quantile(0.99));
-            break;
+            return "count=" + json_number(h->count()) + " mean=" + readable(h->mean()) + " min=" + readable(h->min()) +
+                   " max=" + readable(h->max()) + " p50=" + readable(h->quantile(0.5)) +
+                   " p99=" + readable(h->quantile(0.99));
         }
         }
+        return std::string();
+    };
+    std::size_t name_w = 0, value_w = 0;
+    for (const std::uint32_t ref : refs) {
+        const Entry e = entry(ref);
         name_w = std::max(name_w, e.name->size());
-        value_w = std::max(value_w, v.size());
-        values.push_back(std::move(v));
+        value_w = std::max(value_w, value_of(e).size());
     }
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const Entry& e = entries[i];
-        std::string line = *e.name;
-        line.append(name_w - e.name->size() + 2, ' ');
-        line += values[i];
+    std::string line;
+    for (const std::uint32_t ref : refs) {
+        const Entry e = entry(ref);
+        const std::string v = value_of(e);
+        line = e.name->str();
+        line.append(name_w - line.size() + 2, ' ');
+        line += v;
         if (!e.unit->empty()) {
-            line.append(value_w - values[i].size() + 2, ' ');
+            line.append(value_w - v.size() + 2, ' ');
             line += *e.unit;
         }
         os << line << '\n';

@@ -42,8 +42,41 @@ private:
     const std::string* s_;   // in the process-wide pool of texts
 };
 
+// A statistic's hierarchical name ("node1.dram.read_bytes"), kept as its
+// prefix ("node1.dram") and its last component ("read_bytes"), each interned
+// like SharedText: a model registers many statistics under one prefix, and
+// the same last components on every node, so a name costs two pointers
+// instead of a string of its own (on a torus of thousands of nodes, names
+// were the largest part of the statistics' memory). A name without a dot
+// has no prefix.
+class StatName {
+public:
+    StatName();
+    StatName(const std::string& full);   // NOLINT: implicit, assigns as a string
+    StatName(const char* full);          // NOLINT
+    std::string str() const;
+    operator std::string() const { return str(); }   // NOLINT
+    std::string_view prefix() const { return prefix_ ? std::string_view(*prefix_) : std::string_view(); }
+    std::string_view leaf() const { return *leaf_; }
+    std::size_t size() const;
+    // Whether the name ends with `tail` (as its string would).
+    bool ends_with(std::string_view tail) const;
+    // Whether the name is `full`.
+    bool equals(std::string_view full) const;
+    // <0, 0, >0 as the two names' strings compare.
+    static int compare(const StatName& a, const StatName& b);
+    friend bool operator==(const StatName& a, const std::string& b) { return a.equals(b); }
+    friend bool operator==(const StatName& a, const char* b) { return a.equals(b); }
+    friend bool operator<(const StatName& a, const StatName& b) { return compare(a, b) < 0; }
+    friend std::ostream& operator<<(std::ostream& os, const StatName& n);
+
+private:
+    const std::string* prefix_;   // in the pool of SharedText; null: no dot in the name
+    const std::string* leaf_;
+};
+
 struct StatInfo {
-    std::string name;   // hierarchical: "node1.dram.read_bytes"
+    StatName name;      // hierarchical: "node1.dram.read_bytes"
     SharedText unit;    // "B", "us", "" ...
     SharedText help;    // one line
 };
@@ -216,21 +249,36 @@ public:
     void write_text(std::ostream& os) const;
 
 private:
-    void claim(const std::string& name);
-    // A statistic by name: its kind and where it is (for the find_* calls,
-    // which the run's end makes for every node: a scan would cost
-    // statistics x nodes there).
-    struct Slot {
-        int kind;
-        const void* stat;
-    };
-    // Called once the statistic is in its deque: the key is a view of its
-    // own name there (a deque never moves its elements), not a second copy.
-    void index(const StatInfo& info, int kind, const void* stat);
+    // Throws std::logic_error for a reserved name or one already registered;
+    // returns the name's hash.
+    std::uint32_t claim(const std::string& name) const;
+    // The statistic named `name` (hash `h`), as a reference (see names_),
+    // 0 if none.
+    std::uint32_t lookup(const std::string& name, std::uint32_t h) const;
+    const StatInfo& info_of(std::uint32_t ref) const;
+    const void* stat_of(std::uint32_t ref) const;
+    // Adds the statistic just registered (kind, index in its deque).
+    void index(std::uint32_t h, int kind, std::size_t i);
     std::deque<Counter> counters_;
     std::deque<Scalar> scalars_;
     std::deque<Histogram> histograms_;
-    std::unordered_map<std::string_view, Slot> names_;   // refuses duplicates, finds by name
+    // Every statistic by name, to refuse duplicates and for the find_*
+    // calls (which the run's end makes for every node: a scan would cost
+    // statistics x nodes there). Open addressing, at most 3/4 full: each
+    // slot is the name's 32-bit hash (high half) and a reference, kind << 30
+    // | (index in its deque + 1) (low half); 0 is an empty slot. Eight bytes
+    // per slot, where a node-based hash map cost some 60 per statistic.
+    std::vector<std::uint64_t> names_;
+    std::size_t named_ = 0;
+    // Every statistic's reference, sorted by name (the outputs' order).
+    std::vector<std::uint32_t> sorted_refs() const;
+    struct Entry {
+        const StatName* name;
+        int kind;
+        const void* stat;
+        const std::string* unit;   // in the pool of SharedText
+    };
+    Entry entry(std::uint32_t ref) const;
     // Counters and scalars by the last component of their name
     // ("packets_sent"), in registration order, for the sums by suffix: the
     // run's end makes one per summary figure and invariant, and a scan of

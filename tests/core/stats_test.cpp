@@ -260,6 +260,54 @@ TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
     CHECK(r.find_counter("nope") == nullptr);
 }
 
+TEST_CASE("a statistic's name kept as prefix and last component reads, compares and matches as its string",
+          "[stats][registry]") {
+    // Names with no dot, a leading or trailing dot, two dots in a row, a
+    // long one: each must come back exactly, and compare, end with and
+    // equal exactly as its std::string would.
+    const std::vector<std::string> names = {
+        "packets_sent", ".x", "x.", "a..b", "a.b", "a.b.c", "a.bc", "ab.c", "a", "", ".", "node10.dma.ch3.bytes",
+        "node1.dma.ch3.bytes", "node1.dma.ch3.byte", "node1.dma", "node1.dma.", "\xff.z",
+        std::string(300, 'q') + ".tail", std::string(250, 'q') + "." + std::string(60, 'r')};
+    for (const auto& a : names) {
+        const StatName na(a);
+        CHECK(na.str() == a);
+        CHECK(na.size() == a.size());
+        CHECK(na.equals(a));
+        for (const auto& b : names) {
+            const StatName nb(b);
+            const int want = a.compare(b);
+            const int got = StatName::compare(na, nb);
+            CHECK((want < 0) == (got < 0));
+            CHECK((want == 0) == (got == 0));
+            CHECK(na.equals(b) == (a == b));
+            const bool tail = a.size() >= b.size() && a.compare(a.size() - b.size(), b.size(), b) == 0;
+            CHECK(na.ends_with(b) == tail);
+        }
+    }
+}
+
+TEST_CASE("registry finds every one of many statistics by name and no other", "[stats][registry]") {
+    // Enough names to grow the index several times, under many prefixes
+    // sharing last components, as nodes do.
+    StatRegistry r;
+    std::vector<Counter*> cs;
+    for (int n = 0; n < 300; ++n)
+        for (const char* leaf : {"bytes", "packets", "faults"})
+            cs.push_back(&r.counter("node" + std::to_string(n) + ".dma." + leaf, "", ""));
+    std::size_t i = 0;
+    for (int n = 0; n < 300; ++n)
+        for (const char* leaf : {"bytes", "packets", "faults"}) {
+            const std::string name = "node" + std::to_string(n) + ".dma." + leaf;
+            CHECK(r.find_counter(name) == cs[i++]);
+            CHECK(r.find_counter(name + "x") == nullptr);
+            CHECK(r.find_counter("x" + name) == nullptr);
+            CHECK_THROWS_AS(r.scalar(name, "", ""), std::logic_error);
+        }
+    CHECK(r.find_counter("node300.dma.bytes") == nullptr);
+    CHECK(r.count_counters("dma.bytes") == 300);
+}
+
 TEST_CASE("registry refuses duplicate names", "[stats][registry]") {
     StatRegistry r;
     r.counter("a.b", "", "");
