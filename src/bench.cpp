@@ -309,32 +309,43 @@ bool run_child(const std::string& exe, const std::string& dir, const std::string
     return true;
 }
 
+// Tori of QFDBs the scale benches use: nodes and x y z boards.
+struct TorusSize {
+    unsigned nodes;
+    unsigned x, y, z;
+};
+constexpr TorusSize kTorusSizes[] = {{4, 1, 1, 1},    {16, 2, 2, 1},    {64, 4, 2, 2},     {256, 4, 4, 4},
+                                     {1296, 9, 6, 6}, {4096, 16, 8, 8}, {16384, 16, 16, 16}};
+
+std::string torus_args(const TorusSize& sz) {
+    std::ostringstream args;
+    args << "--topology.kind=torus --topology.x=" << sz.x << " --topology.y=" << sz.y << " --topology.z=" << sz.z;
+    return args.str();
+}
+
+// The halo of --scale and --instructions: cold buffers, terminate-mode faults
+// recovered by the fault-tolerant engine.
+std::string halo_args(const TorusSize& sz, unsigned iterations) {
+    return torus_args(sz) + " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" +
+           std::to_string(iterations) +
+           " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+}
+
 // Scale: the same per-node load (halo, cold buffers, faults recovered by the
 // fault-tolerant engine) on tori of 1 to 4,096 QFDBs (4 to 16,384 nodes, up
 // to --max-nodes, 1,296 by default so that the default run stays short);
 // host time per simulated packet-hop should stay within 1.5x from 4 to
 // 1,296 nodes.
 int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nodes, unsigned iterations) {
-    struct Size {
-        unsigned nodes;
-        const char* dims;   // x y z QFDBs
-    };
-    const Size sizes[] = {{4, "1 1 1"},    {16, "2 2 1"},     {64, "4 2 2"},      {256, "4 4 4"},
-                          {1296, "9 6 6"}, {4096, "16 8 8"}, {16384, "16 16 16"}};
     std::cout << "scale: halo, 16 KiB messages, " << iterations
               << " iterations, cold buffers, terminate-mode faults recovered (dma.fault-tolerant)\n";
-    std::cout << "  nodes  host s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
-    double first = 0, worst = 0, lowest = 0, highest = 0;
+    std::cout << "  nodes  host s  build s  output s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
+    double first = 0, worst = 0, lowest = 0, highest = 0, worst_overhead = 0;
     std::ostringstream csv;
     csv << "bench_scale_csv";
-    for (const Size& sz : sizes) {
+    for (const TorusSize& sz : kTorusSizes) {
         if (sz.nodes > max_nodes) break;
-        unsigned x = 1, y = 1, z = 1;
-        std::istringstream(sz.dims) >> x >> y >> z;
-        std::ostringstream args;
-        args << "--topology.kind=torus --topology.x=" << x << " --topology.y=" << y << " --topology.z=" << z
-             << " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" << iterations
-             << " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+        const std::string args = halo_args(sz, iterations);
         // Small systems run for milliseconds: the best of a few runs, so
         // that a slow spell of the host does not set the reference.
         std::map<std::string, std::string> m;
@@ -342,7 +353,7 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
         const int runs = sz.nodes <= 64 ? 5 : 1;
         for (int r = 0; r < runs; ++r) {
             std::map<std::string, std::string> one;
-            if (!run_child(exe, dir + "/scale" + std::to_string(sz.nodes), args.str(), one)) return 1;
+            if (!run_child(exe, dir + "/scale" + std::to_string(sz.nodes), args, one)) return 1;
             const double h = std::atof(one["host_seconds"].c_str());
             if (r == 0 || h < host) {
                 host = h;
@@ -355,16 +366,75 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
         worst = std::max(worst, per_hop_ns / first);
         lowest = lowest == 0 ? per_hop_ns : std::min(lowest, per_hop_ns);
         highest = std::max(highest, per_hop_ns);
-        std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(6) << host << "  " << std::setw(8)
-                  << m["peak_rss_mib"] << "  " << std::setw(7) << m["packets"] << "  " << std::setw(11)
+        // Elaboration and writing the outputs, which host_seconds (the
+        // simulation loop) leaves out, against the simulation.
+        const double build = std::atof(m["host_build_seconds"].c_str()),
+                     output = std::atof(m["host_output_seconds"].c_str());
+        if (host > 0) worst_overhead = std::max(worst_overhead, (build + output) / host);
+        std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(6) << host << "  " << std::setw(7) << build
+                  << "  " << std::setw(8) << output << "  " << std::setw(8) << m["peak_rss_mib"] << "  "
+                  << std::setw(7) << m["packets"] << "  " << std::setw(11)
                   << static_cast<long>(hops) << "  " << std::setw(6) << m["smmu_faults"] << "  " << std::setw(6)
                   << m["transfer_errors"] << "  " << per_hop_ns << "\n";
-        csv << ",n" << sz.nodes << "_host_s," << host << ",n" << sz.nodes << "_peak_mib," << m["peak_rss_mib"]
-            << ",n" << sz.nodes << "_ns_per_hop," << per_hop_ns;
+        csv << ",n" << sz.nodes << "_host_s," << host << ",n" << sz.nodes << "_build_s," << build << ",n" << sz.nodes
+            << "_output_s," << output << ",n" << sz.nodes << "_peak_mib," << m["peak_rss_mib"] << ",n" << sz.nodes
+            << "_ns_per_hop," << per_hop_ns;
     }
     std::cout << "  largest cost per packet-hop against 4 nodes: " << worst << "x (goal <= 1.5)\n"
-              << "  spread, most against least expensive size: " << (lowest > 0 ? highest / lowest : 0) << "x\n";
-    std::cout << csv.str() << ",worst_ratio," << worst << ",spread," << (lowest > 0 ? highest / lowest : 0) << "\n";
+              << "  spread, most against least expensive size: " << (lowest > 0 ? highest / lowest : 0) << "x\n"
+              << "  largest (build + output) / simulation: " << worst_overhead << " (goal <= 0.1)\n";
+    std::cout << csv.str() << ",worst_ratio," << worst << ",spread," << (lowest > 0 ? highest / lowest : 0)
+              << ",worst_overhead," << worst_overhead << "\n";
+    return 0;
+}
+
+// Memory per idle node: tori of 64 to --max-nodes nodes (at least two
+// sizes) with one small stream between nodes 0 and 1, every other node idle;
+// each run's peak resident memory (elaboration, simulation and writing the
+// outputs) and the host memory each added node costs, fitted by least
+// squares over the sizes run.
+int bench_memory(const std::string& exe, const std::string& dir, unsigned max_nodes) {
+    if (max_nodes < 256) {
+        std::cerr << "vrdmasim: error: bench --memory fits two sizes at least (64 and 256 nodes): --max-nodes 256 or "
+                     "more\n";
+        return 2;
+    }
+    std::cout << "memory: tori of idle nodes (one 64 KiB stream between nodes 0 and 1), peak resident memory of "
+                 "the whole run\n";
+    std::cout << "  nodes  peak MiB  KiB per node (from the previous size)  build s  output s\n";
+    std::vector<double> xs, ys;
+    std::ostringstream csv;
+    csv << "bench_memory_csv";
+    double prev_nodes = 0, prev_mib = 0;
+    for (const TorusSize& sz : kTorusSizes) {
+        if (sz.nodes > max_nodes) break;
+        if (sz.nodes < 64) continue;
+        std::map<std::string, std::string> m;
+        const std::string args = torus_args(sz) +
+                                 " --workload.kind=stream --workload.src-node=0 --workload.dst-node=1"
+                                 " --workload.message-size=64KiB --workload.total-bytes=64KiB";
+        if (!run_child(exe, dir + "/memory" + std::to_string(sz.nodes), args, m)) return 1;
+        const double mib = std::atof(m["peak_rss_mib"].c_str());
+        xs.push_back(sz.nodes);
+        ys.push_back(mib);
+        std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(8) << mib << "  " << std::setw(37);
+        if (prev_nodes > 0)
+            std::cout << (mib - prev_mib) * 1024 / (sz.nodes - prev_nodes);
+        else
+            std::cout << "-";
+        std::cout << "  " << std::setw(7) << m["host_build_seconds"] << "  " << std::setw(8)
+                  << m["host_output_seconds"] << "\n";
+        csv << ",n" << sz.nodes << "_peak_mib," << mib;
+        prev_nodes = sz.nodes;
+        prev_mib = mib;
+    }
+    double mx = 0, my = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) mx += xs[i] / xs.size(), my += ys[i] / xs.size();
+    double sxy = 0, sxx = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) sxy += (xs[i] - mx) * (ys[i] - my), sxx += (xs[i] - mx) * (xs[i] - mx);
+    const double slope = sxy / sxx, fixed = my - slope * mx;
+    std::cout << "  fit: " << fixed << " MiB + " << slope * 1024 << " KiB per idle node (goal <= 100)\n";
+    std::cout << csv.str() << ",fixed_mib," << fixed << ",kib_per_node," << slope * 1024 << "\n";
     return 0;
 }
 
@@ -435,20 +505,11 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
               << " packets, " << static_cast<long>(hops) << " packet-hops, " << ir << " instructions: "
               << (packets > 0 ? ir / packets : 0) << " per packet, " << (hops > 0 ? ir / hops : 0) << " per packet-hop\n";
     csv << ",stream_per_packet," << (packets > 0 ? ir / packets : 0) << ",stream_per_hop," << (hops > 0 ? ir / hops : 0);
-    struct Size {
-        unsigned nodes;
-        const char* dims;
-    };
-    for (const Size& sz : {Size{4, "1 1 1"}, Size{64, "4 2 2"}, Size{256, "4 4 4"}}) {
+    for (const TorusSize& sz : kTorusSizes) {
         if (sz.nodes > max_nodes) break;
-        unsigned x = 1, y = 1, z = 1;
-        std::istringstream(sz.dims) >> x >> y >> z;
-        std::ostringstream args;
-        args << "--topology.kind=torus --topology.x=" << x << " --topology.y=" << y << " --topology.z=" << z
-             << " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" << iterations
-             << " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+        if (sz.nodes != 4 && sz.nodes != 64 && sz.nodes != 256) continue;
         std::map<std::string, std::string> h;
-        if (!count_instructions(exe, dir, args.str(), ir, h)) return 1;
+        if (!count_instructions(exe, dir, halo_args(sz, iterations), ir, h)) return 1;
         const double ph = std::atof(h["packet_hops"].c_str());
         std::cout << "  halo, " << sz.nodes << " nodes, " << iterations << " iterations: "
                   << static_cast<long>(std::atof(h["packets"].c_str())) << " packets, " << static_cast<long>(ph)
@@ -469,24 +530,28 @@ int bench_command(const std::vector<std::string>& args) {
         ("volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
          "bytes each stream run moves, e.g. 256MiB")
         ("scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")
+        ("memory", "instead: host memory per idle node, from the peak resident memory of tori of 64 to "
+                   "--max-nodes nodes (64, 256, 1296, 4096, 16384) with one small stream")
         ("instructions", "instead: instructions per packet (the default stream, --volume, default 16MiB here) and "
                          "per packet-hop (halo on 4, 64, 256 nodes up to --max-nodes), counted by valgrind's "
                          "callgrind on the simulation loop only: figures that do not depend on the host's load")
         ("max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
-         "--scale, --instructions: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or 16384 nodes; "
-         "--instructions: 4, 64 and 256; up to it; >= 4)")
+         "--scale, --memory, --instructions: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or 16384 "
+         "nodes; --memory: from 64; --instructions: 4, 64 and 256; up to it; >= 4)")
         ("iterations", po::value<std::string>()->value_name("N")->default_value("4"),
          "--scale, --instructions: halo iterations per run (>= 1)");
     po::variables_map vm;
     const int rc = parse_bench_options(
         "bench", args, opts,
         "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n"
+        "       vrdmasim bench --memory [--max-nodes N]\n"
         "       vrdmasim bench --instructions [--volume SIZE] [--max-nodes N] [--iterations N]\n",
         vm);
     if (rc >= 0) return rc;
-    const bool scale = vm.count("scale") > 0, instructions = vm.count("instructions") > 0;
-    if (scale && instructions) {
-        std::cerr << "vrdmasim: error: bench: --scale and --instructions are two different benches; give one\n";
+    const bool scale = vm.count("scale") > 0, instructions = vm.count("instructions") > 0,
+               memory = vm.count("memory") > 0;
+    if (int(scale) + int(instructions) + int(memory) > 1) {
+        std::cerr << "vrdmasim: error: bench: --scale, --memory and --instructions are different benches; give one\n";
         return 2;
     }
     // Under callgrind a run is some 50 times slower: a smaller default volume.
@@ -514,9 +579,10 @@ int bench_command(const std::vector<std::string>& args) {
         return 1;
     }
     const std::string dir = tmpl;
-    if (scale || instructions) {
-        const int rc = scale ? bench_scale(exe, dir, max_nodes, iterations)
-                             : bench_instructions(exe, dir, volume, std::min(max_nodes, 256u), iterations);
+    if (scale || instructions || memory) {
+        const int rc = scale    ? bench_scale(exe, dir, max_nodes, iterations)
+                       : memory ? bench_memory(exe, dir, max_nodes)
+                                : bench_instructions(exe, dir, volume, std::min(max_nodes, 256u), iterations);
         std::filesystem::remove_all(dir);
         return rc;
     }

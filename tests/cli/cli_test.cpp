@@ -2082,6 +2082,8 @@ TEST_CASE("every subcommand rejects abbreviated, unknown or extra options", "[cl
         {"bench", "--iterations", "-1", "--scale", "--max-nodes", "4"},
         {"bench", "--iterations", "4x", "--scale", "--max-nodes", "4"},
         {"bench", "--max-nodes", "-1", "--scale"},
+        {"bench", "--memory", "--scale"},
+        {"bench", "--memory", "--max-nodes", "64"},
         {"bench", "--vol", "1MiB"},
         {"bench", "--volume", "1 parsec"},
         {"bench-bare", "--iterations", "-1"},
