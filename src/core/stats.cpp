@@ -109,6 +109,24 @@ std::uint64_t& Histogram::new_slot(std::uint32_t key) {
     return chunks_[at - 1][key % kChunk];
 }
 
+template <class F>
+void Histogram::for_each_bucket(F f) const {
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (dir_[d] == 0) continue;
+        const auto& chunk = chunks_[dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
+            if (c == 0) continue;
+            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            const int e = floor_div(idx, kSub);
+            const int s = idx - e * kSub;
+            const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+            const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+            if (!f(std::max(lo, min_), std::min(hi, max_), c)) return;
+        }
+    }
+}
+
 // The q-th sample is the one of rank ceil(q * count) (nearest rank). Ranks 1
 // and count are the exact min and max; otherwise the value is interpolated
 // linearly inside the sample's bucket (bounds clipped to [min, max]).
@@ -124,47 +142,26 @@ double Histogram::quantile(double q) const {
     if (rank == count_) return max_;
     if (rank <= zeros_) return 0.0;
     std::uint64_t cum = zeros_;
-    for (std::size_t d = 0; d < dir_.size(); ++d) {
-        if (dir_[d] == 0) continue;
-        const auto& chunk = chunks_[dir_[d] - 1];
-        for (int j = 0; j < kChunk; ++j) {
-            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
-            if (c == 0) continue;
-            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
-            if (cum + c >= rank) {
-                const int e = floor_div(idx, kSub);
-                const int s = idx - e * kSub;
-                double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
-                double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
-                lo = std::max(lo, min_);
-                hi = std::min(hi, max_);
-                const double k = static_cast<double>(rank - cum);   // 1..c within bucket
-                double v = lo + (k - 0.5) / static_cast<double>(c) * (hi - lo);
-                return std::clamp(v, min_, max_);
-            }
+    double v = max_;
+    for_each_bucket([&](double lo, double hi, std::uint64_t c) {
+        if (cum + c < rank) {
             cum += c;
+            return true;
         }
-    }
-    return max_;
+        const double k = static_cast<double>(rank - cum);   // 1..c within bucket
+        v = std::clamp(lo + (k - 0.5) / static_cast<double>(c) * (hi - lo), min_, max_);
+        return false;
+    });
+    return v;
 }
 
 std::vector<Histogram::Bucket> Histogram::buckets() const {
     std::vector<Bucket> out;
     if (zeros_) out.push_back(Bucket{0, 0, zeros_});
-    for (std::size_t d = 0; d < dir_.size(); ++d) {
-        if (dir_[d] == 0) continue;
-        const auto& chunk = chunks_[dir_[d] - 1];
-        for (int j = 0; j < kChunk; ++j) {
-            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
-            if (c == 0) continue;
-            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
-            const int e = floor_div(idx, kSub);
-            const int s = idx - e * kSub;
-            const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
-            const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
-            out.push_back(Bucket{std::max(lo, min_), std::min(hi, max_), c});
-        }
-    }
+    for_each_bucket([&](double lo, double hi, std::uint64_t c) {
+        out.push_back(Bucket{lo, hi, c});
+        return true;
+    });
     return out;
 }
 

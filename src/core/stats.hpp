@@ -186,6 +186,10 @@ private:
         return new_slot(key);
     }
     std::uint64_t& new_slot(std::uint32_t key);   // allocates its chunk
+    // f(lo, hi, count) for each non-empty bucket above zero, in increasing
+    // order, its bounds clipped to [min, max]; f returns false to stop.
+    template <class F>
+    void for_each_bucket(F f) const;
     // chunks_[dir_[c - first_chunk_] - 1] holds the counts of keys
     // c * kChunk .. c * kChunk + kChunk - 1; 0: none of them seen yet.
     std::vector<std::uint32_t> dir_;
