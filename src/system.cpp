@@ -229,7 +229,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     }
     router.set_input_buffer(0, inject.params().buffer_flits, inject.params().vcs);
     SC_HAS_PROCESS(Node);
-    SC_THREAD(boot);
+    SC_METHOD(boot);
 }
 
 void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
@@ -307,43 +307,61 @@ void Node::boot() {
     // protection domain p + 1 (job p's: the same on every node), with AXI ID
     // dma.axi-id + p in their control words, so that its channels' memory
     // traffic carries its own stream ID; the kernel maps their register pages.
+    // An SC_METHOD (no stack of its own): where a thread would wait for a
+    // register write or the driver's attach, it sets its next trigger and
+    // resumes at boot_ (process, channel, step).
     const unsigned per = app.channels_per_process();
-    for (unsigned p = 0; p < processes(); ++p) {
+    while (boot_.process < processes()) {
+        const unsigned p = boot_.process;
         App& a = process(p);
-        const int pid = smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
         const std::uint32_t sid = stream_of(p);
-        for (unsigned k = 0; k < per; ++k) {
-            const unsigned c = p * per + k;
-            std::uint32_t ctrl = pldma_reg::kCtrlEnable | static_cast<std::uint32_t>(kFirstJobDomain + p) |
-                                 ((sid & 0x3fu) << pldma_reg::kCtrlAxiShift);
-            tlm::tlm_generic_payload gp;
-            gp.set_command(tlm::TLM_WRITE_COMMAND);
-            gp.set_address(address_map::kPldmaRegs + pldma_reg::kKernelBase + 8 * c + pldma_reg::kChannelCtrl);
-            gp.set_data_ptr(reinterpret_cast<unsigned char*>(&ctrl));
-            gp.set_data_length(4);
-            gp.set_streaming_width(4);
-            gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-            sc_core::sc_time d = sc_core::SC_ZERO_TIME;
-            kernel_port.b_transport(gp, d);
-            if (!gp.is_response_ok()) throw std::logic_error(group + ": PLDMA channel set-up failed");
-            sc_core::wait(d);
-            if (dma.channel_stream_id(c) != sid) throw std::logic_error(group + ": channel stream ID not set");
+        if (boot_.step == BootStep::Create) {
+            boot_.pid = smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
+            boot_.channel = 0;
+            boot_.step = BootStep::Channels;
         }
-        a.set_channels(p * per, per);
-        if (smmu) {
-            pid_of_stream_[sid] = pid;
-            const sc_core::sc_time done =
-                driver->attach(pid, vm.asid(pid), vm.root(pid), vm.t0sz(), {sid}, sc_core::sc_time_stamp());
-            sc_core::wait(done - sc_core::sc_time_stamp());
-            a.attach_process(vm, pid);
-        } else if (shadow_ni) {   // ni.translation = shadow: the NI knows the stream's process
-            pid_of_stream_[sid] = pid;
-            shadow_ni->bind_stream(sid, pid);
-            a.attach_process(vm, pid);
-        } else if (physical_) {   // no SMMU to attach it to: the engine gets physical addresses
-            pid_of_stream_[sid] = pid;
-            a.attach_process(vm, pid);
+        if (boot_.step == BootStep::Channels) {
+            if (boot_.channel > 0 && dma.channel_stream_id(p * per + boot_.channel - 1) != sid)
+                throw std::logic_error(group + ": channel stream ID not set");
+            if (boot_.channel < per) {
+                const unsigned c = p * per + boot_.channel++;
+                std::uint32_t ctrl = pldma_reg::kCtrlEnable | static_cast<std::uint32_t>(kFirstJobDomain + p) |
+                                     ((sid & 0x3fu) << pldma_reg::kCtrlAxiShift);
+                tlm::tlm_generic_payload gp;
+                gp.set_command(tlm::TLM_WRITE_COMMAND);
+                gp.set_address(address_map::kPldmaRegs + pldma_reg::kKernelBase + 8 * c + pldma_reg::kChannelCtrl);
+                gp.set_data_ptr(reinterpret_cast<unsigned char*>(&ctrl));
+                gp.set_data_length(4);
+                gp.set_streaming_width(4);
+                gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+                sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+                kernel_port.b_transport(gp, d);
+                if (!gp.is_response_ok()) throw std::logic_error(group + ": PLDMA channel set-up failed");
+                sc_core::next_trigger(d);   // the write's time; the ID is checked after it
+                return;
+            }
+            a.set_channels(p * per, per);
+            if (smmu) {
+                pid_of_stream_[sid] = boot_.pid;
+                const sc_core::sc_time done = driver->attach(boot_.pid, vm.asid(boot_.pid), vm.root(boot_.pid),
+                                                             vm.t0sz(), {sid}, sc_core::sc_time_stamp());
+                boot_.step = BootStep::Attached;
+                sc_core::next_trigger(done - sc_core::sc_time_stamp());
+                return;
+            }
+            if (shadow_ni) {   // ni.translation = shadow: the NI knows the stream's process
+                pid_of_stream_[sid] = boot_.pid;
+                shadow_ni->bind_stream(sid, boot_.pid);
+                a.attach_process(vm, boot_.pid);
+            } else if (physical_) {   // no SMMU to attach it to: the engine gets physical addresses
+                pid_of_stream_[sid] = boot_.pid;
+                a.attach_process(vm, boot_.pid);
+            }
+        } else {   // BootStep::Attached: the driver's attach is done
+            a.attach_process(vm, boot_.pid);
         }
+        ++boot_.process;
+        boot_.step = BootStep::Create;
     }
     for (unsigned p = 0; p < processes(); ++p) process(p).start();
 }

@@ -167,6 +167,12 @@ private:
     // a process of the VM and have the driver attach it to a context bank
     // selected by its stream ID; then start the processes.
     void boot();
+    enum class BootStep { Create, Channels, Attached };
+    struct {
+        unsigned process = 0, channel = 0;
+        BootStep step = BootStep::Create;
+        int pid = 0;
+    } boot_;
     // ni.translation = shadow (instead of the SMMU branch): builds and wires
     // the three shadow_* members above, the processes still in the Vm.
     void wire_shadow_ni(const SimContext& ctx, unsigned procs);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/lazy_thread.hpp"
 #include "core/params.hpp"
 
 namespace vrdmasim {
@@ -33,6 +34,9 @@ std::size_t mappings_now() {
 }  // namespace
 
 std::size_t thread_processes_under(const sc_core::sc_object& root) {
+    // A LazyThread's method stands for the thread it can become (its only
+    // child, once spawned).
+    if (root.get_attribute(LazyThread::kAttribute)) return 1;
     const std::string kind = root.kind();
     std::size_t n = kind == "sc_thread_process" || kind == "sc_cthread_process" ? 1 : 0;
     for (const sc_core::sc_object* child : root.get_child_objects()) n += thread_processes_under(*child);

@@ -18,7 +18,9 @@
 
 namespace vrdmasim {
 
-// SC_THREADs (and SC_CTHREADs) in the object tree under `root`, itself included.
+// SC_THREADs (and SC_CTHREADs) in the object tree under `root`, itself
+// included, and the LazyThreads that may spawn one (core/lazy_thread.hpp):
+// the worst case, every lazy thread spawned.
 std::size_t thread_processes_under(const sc_core::sc_object& root);
 
 // Throws ConfigError naming vm.max_map_count (and how to raise it) when

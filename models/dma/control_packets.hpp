@@ -65,6 +65,8 @@ public:
     void queue(const ControlOut& c);
     // The control thread: sends the queued packets in order.
     void run();
+    // Notified when a control packet is queued: the sender thread's wake-up.
+    const sc_core::sc_event& queued() const { return control_ev_; }
 
     // Send one small packet (response, control, notification, atomic
     // reply) through `gp` / `k`, which the caller owns (one pair per thread).

@@ -129,15 +129,22 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
                 trace_, node_, coord_of_) {
     mmio.register_b_transport(this, &Pldma::mmio_transport);
     net_in.register_b_transport(this, &Pldma::net_transport);
+    // The engine's threads, each spawned when it first has work
+    // (core/lazy_thread.hpp): most nodes of a large torus never need some
+    // of them, and each costs a stack.
     SC_HAS_PROCESS(Pldma);
-    SC_THREAD(engine);
-    SC_THREAD(control_thread);
-    SC_THREAD(atomic_thread);   // first runs when a request comes: no activation otherwise
-    sensitive << atomics_.queued();
-    dont_initialize();
+    threads_.emplace_back(std::make_unique<LazyThread>("engine", channels_.doorbell(), [this] { transmit_.run(); }));
+    threads_.emplace_back(
+        std::make_unique<LazyThread>("control_thread", control_.queued(), [this] { control_.run(); }));
+    threads_.emplace_back(
+        std::make_unique<LazyThread>("atomic_thread", atomics_.queued(), [this] { atomics_.run(); }));
     if (params_.fault_tolerant) {
+        // The watchdog stays a thread from the start: spawned later, its
+        // timeouts would join the kernel's queue in another order among
+        // others due at the same instant, and some halos' results would move.
         SC_THREAD(watchdog_thread);
-        SC_THREAD(record_thread);
+        threads_.emplace_back(
+            std::make_unique<LazyThread>("record_thread", records_.event(), [this] { records_.run(); }));
     }
 }
 

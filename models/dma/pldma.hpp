@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "core/context.hpp"
+#include "core/lazy_thread.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
 #include "models/dma/atomics.hpp"
@@ -179,12 +181,7 @@ private:
     // control packets to the sender, notification packets to a channel.
     void net_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { channels_.transport(gp, delay); }
-    // The engine's threads, each run by the part it belongs to.
-    void engine() { transmit_.run(); }
-    void control_thread() { control_.run(); }
     void watchdog_thread() { recovery_.run_watchdog(); }
-    void record_thread() { records_.run(); }
-    void atomic_thread() { atomics_.run(); }
 
     const unsigned node_;
     const std::vector<std::uint32_t> coord_of_;
@@ -205,6 +202,7 @@ private:
     ReadProtocol reads_;
     FaultRecovery recovery_;
     Transmit transmit_;
+    std::vector<std::unique_ptr<LazyThread>> threads_;   // engine, control, atomic (+ records)
 };
 
 }  // namespace vrdmasim

@@ -73,6 +73,8 @@ public:
     // The record thread (fault-tolerant): records whose write faulted,
     // written again in order.
     void run();
+    // The writer thread's wake-up (a record queued, or a fault's outcome).
+    const sc_core::sc_event& event() const { return ev_; }
     // The fault library's outcome for a write fault on `page` of stream
     // `sid`: true if the record thread was waiting on it.
     bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);

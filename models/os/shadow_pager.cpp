@@ -77,8 +77,8 @@ ShadowPager::ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, co
         return unmapped(pid, va, len, at);
     });
     vm_.set_page_lock([this](int pid, std::uint64_t va, sc_time at) { return table_.locked(pid, va, at); });
-    SC_HAS_PROCESS(ShadowPager);
-    SC_THREAD(miss_thread);
+    // Spawned at the first miss (core/lazy_thread.hpp).
+    miss_thread_ = std::make_unique<LazyThread>("miss_thread", miss_ev_, [this] { miss_thread(); });
 }
 
 sc_time ShadowPager::charge(std::uint64_t n, sc_time at, const char* what) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <set>
 #include <utility>
 #include <string>
@@ -36,6 +37,7 @@
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
 #include "core/lazy_deque.hpp"
+#include "core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -103,6 +105,7 @@ private:
     Counter &updates_, &installs_, &removals_, &handled_, &unresolved_, &coalesced_, &refills_;
     Scalar& update_us_;
     Histogram& service_us_;
+    std::unique_ptr<LazyThread> miss_thread_;
 };
 
 }  // namespace vrdmasim

@@ -176,8 +176,10 @@ SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, cons
     irq_wait_us_ = &s.histogram(p + "irq_wait", "us", "interrupt raised to handler start (core busy)");
     library_us_ = &s.histogram(p + "library_time", "us", "Netlink sent to library done");
     SC_HAS_PROCESS(SmmuDriver);
-    SC_THREAD(irq_thread);
-    SC_THREAD(resume_thread);
+    // The interrupt handler's thread is spawned at the first interrupt
+    // (core/lazy_thread.hpp): a node that never faults has none.
+    irq_thread_ = std::make_unique<LazyThread>("irq_thread", smmu_.irq.event(), [this] { irq_thread(); });
+    SC_METHOD(resume);
 }
 
 FaultLibrary* SmmuDriver::library(int pid) {
@@ -448,50 +450,67 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
     return t;
 }
 
-void SmmuDriver::resume_thread() {
+void SmmuDriver::resume() {
+    // A method: it does what a thread looping over the outcomes would, and
+    // where that thread would wait (for the next outcome, or for the end of
+    // a RESUME write) it sets its next trigger instead.
     for (;;) {
-        if (pending_.empty()) {
-            sc_core::wait(pending_ev_);
+        const sc_time now = sc_core::sc_time_stamp();
+        if (delivering_) {
+            if (resuming_.outcome.done > now) {
+                sc_core::next_trigger(resuming_.outcome.done - now);
+                return;
+            }
+            delivering_ = false;
+            deliver(resuming_.outcome);
             continue;
         }
-        const sc_time now = sc_core::sc_time_stamp();
+        if (pending_.empty()) {
+            sc_core::next_trigger(pending_ev_);
+            return;
+        }
         auto it = pending_.begin();
         if (it->first > now) {
-            sc_core::wait(it->first - now, pending_ev_);
-            continue;
+            sc_core::next_trigger(it->first - now, pending_ev_);
+            return;
         }
         Pending p = it->second;
         pending_.erase(it);
         FaultOutcome& o = p.outcome;
-        if (p.resume) {
-            const bool retry = o.resolved;
-            const std::uint64_t off = r::cb(o.fault.cb) + r::RESUME;
-            CpuCores::Story story;
-            const bool noting = ctx_.tracer.noting();
-            if (noting)
-                story = {name(),
-                         std::string("the driver writes RESUME of cb") + std::to_string(o.fault.cb) +
-                             (retry ? " with TnR = 0: the stalled transactions retry"
-                                    : " with TnR = 1: the stalled transactions are terminated"),
-                         o.story};
-            Tracer::Cause step;
-            {
-                // The SMMU's RESUME follows the driver's write.
-                o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate",
-                                 reg_time_, [&](sc_time& t) {
-                                     const Tracer::Scope s(ctx_.tracer, step);
-                                     write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
-                                 },
-                                 noting ? &story : nullptr, &step);
-            }
-            if (step) o.story = step;
-            (retry ? resumes_retry_ : resumes_terminate_)->inc();
-            if (o.done > sc_core::sc_time_stamp()) sc_core::wait(o.done - sc_core::sc_time_stamp());
+        if (!p.resume) {
+            deliver(o);
+            continue;
         }
-        if (!o.resolved) unresolved_->inc();
-        service_us_->add(to_us(o.done - o.fault.raised));
-        if (on_outcome_) on_outcome_(o);
+        const bool retry = o.resolved;
+        const std::uint64_t off = r::cb(o.fault.cb) + r::RESUME;
+        CpuCores::Story story;
+        const bool noting = ctx_.tracer.noting();
+        if (noting)
+            story = {name(),
+                     std::string("the driver writes RESUME of cb") + std::to_string(o.fault.cb) +
+                         (retry ? " with TnR = 0: the stalled transactions retry"
+                                : " with TnR = 1: the stalled transactions are terminated"),
+                     o.story};
+        Tracer::Cause step;
+        // The SMMU's RESUME follows the driver's write.
+        o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate", reg_time_,
+                         [&](sc_time& t) {
+                             const Tracer::Scope s(ctx_.tracer, step);
+                             write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
+                         },
+                         noting ? &story : nullptr, &step);
+        if (step) o.story = step;
+        (retry ? resumes_retry_ : resumes_terminate_)->inc();
+        // The outcome is delivered once the write is done.
+        resuming_ = p;
+        delivering_ = true;
     }
+}
+
+void SmmuDriver::deliver(const FaultOutcome& o) {
+    if (!o.resolved) unresolved_->inc();
+    service_us_->add(to_us(o.done - o.fault.raised));
+    if (on_outcome_) on_outcome_(o);
 }
 
 }  // namespace vrdmasim

@@ -29,6 +29,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "core/context.hpp"
+#include "core/lazy_thread.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
 #include "models/smmu/smmu500.hpp"
@@ -160,7 +161,9 @@ public:
 
 private:
     void irq_thread();
-    void resume_thread();
+    // Writes RESUME (stall mode) and delivers each outcome at its time: an
+    // SC_METHOD (no stack of its own).
+    void resume();
     // One pass of the handler from `t0`; returns when its work ends.
     sc_core::sc_time handle_interrupt(sc_core::sc_time t0);
     // `cost` of CPU work and then register accesses (`ops`, from a time it
@@ -204,6 +207,10 @@ private:
     };
     std::multimap<sc_core::sc_time, Pending> pending_;
     sc_core::sc_event pending_ev_;
+    Pending resuming_;           // RESUME written, outcome delivered at its done
+    bool delivering_ = false;
+    void deliver(const FaultOutcome& o);
+    std::unique_ptr<LazyThread> irq_thread_;
     Counter *interrupts_, *faults_, *resumes_retry_, *resumes_terminate_, *invalidations_, *tlbi_writes_;
     Counter *unresolved_, *unowned_, *global_faults_, *spurious_;
     Histogram *handler_us_, *service_us_, *irq_wait_us_, *library_us_;

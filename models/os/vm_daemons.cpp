@@ -17,19 +17,19 @@ VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const 
       kswapd_runs_(&ctx.stats.counter(prefix + ".kswapd_runs", "", "kswapd reclaim runs")),
       khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
+    khugepaged_sleep_ = scan_sleep_;
     vm_.set_low_memory([this] { kswapd_wake(); });
     vm_.set_io_wake([this](sc_time) { io_wake(); });
     SC_HAS_PROCESS(VmDaemons);
-    SC_THREAD(kswapd);
-    SC_THREAD(khugepaged);
+    SC_METHOD(kswapd);
+    SC_METHOD(khugepaged);
     // kcompactd only when it has work (vm.compact-interval > 0; 0, the
-    // default, is off): an idle thread still costs its stack and two of the
-    // host's memory mappings on every node (src/thread_budget.hpp).
+    // default, is off).
     if (compact_interval_ > sc_core::SC_ZERO_TIME) {
-        SC_THREAD(kcompactd);
+        SC_METHOD(kcompactd);
         ++running_;
     }
-    SC_THREAD(io_completion);
+    SC_METHOD(io_completion);
 }
 
 void VmDaemons::stop() {
@@ -49,69 +49,109 @@ void VmDaemons::exited() {
     if (--running_ == 0) idle_.notify(sc_core::SC_ZERO_TIME);
 }
 
+// Each daemon is an SC_METHOD that does what a kernel thread's loop would:
+// where the thread would wait (its sleep, or the end of work it started), the
+// method sets its next trigger and returns; `step` says where it resumes.
+// After exited() it sets none and never runs again.
+
 void VmDaemons::kswapd() {
-    while (!stopped_) {
-        wait(kswapd_interval_, wake_ev_ | stop_ev_);
-        if (stopped_) break;
-        if (vm_.free_bytes() >= vm_.low_watermark()) continue;
+    const sc_time now = sc_core::sc_time_stamp();
+    if (kswapd_step_ == Step::Sleeping && !stopped_ && vm_.free_bytes() < vm_.low_watermark()) {
         kswapd_runs_->inc();
-        const VmResult r = vm_.reclaim(vm_.high_watermark(), sc_core::sc_time_stamp());
-        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
+        const VmResult r = vm_.reclaim(vm_.high_watermark(), now);
+        if (r.done > now) {
+            kswapd_step_ = Step::Working;
+            sc_core::next_trigger(r.done - now);
+            return;
+        }
     }
-    exited();
+    // Started, woken with nothing to do, or the reclaim is over: sleep.
+    if (stopped_) return exited();
+    kswapd_step_ = Step::Sleeping;
+    sc_core::next_trigger(kswapd_interval_, wake_ev_ | stop_ev_);
 }
 
 void VmDaemons::khugepaged() {
-    sc_time sleep = scan_sleep_;
-    while (!stopped_) {
-        wait(sleep, stop_ev_);
-        if (stopped_) break;
+    const sc_time now = sc_core::sc_time_stamp();
+    switch (khugepaged_step_) {
+    case Step::Start: break;
+    case Step::Sleeping:
+        if (stopped_) return exited();
         khugepaged_runs_->inc();
-        // The pass, one collapse at a time: phase 1 now, the block installed
-        // at the end of its window (waited out even if stop() comes meanwhile).
-        VmResult r;
-        for (;;) {
-            r = vm_.collapse_begin(sc_core::sc_time_stamp());
-            if (!vm_.collapsing().open) break;
-            if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
-            vm_.collapse_end(sc_core::sc_time_stamp());
-        }
-        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
-        sleep = r.error == VmError::NoMemory ? alloc_sleep_ : scan_sleep_;
+        if (collapse_next(now)) return;
+        break;
+    case Step::Working:   // a collapse window ended: install its block, then the next
+        vm_.collapse_end(now);
+        if (collapse_next(now)) return;
+        break;
+    case Step::Resting:   // the pass's last work is done
+        break;
     }
-    exited();
+    if (khugepaged_step_ != Step::Start)
+        khugepaged_sleep_ = khugepaged_last_.error == VmError::NoMemory ? alloc_sleep_ : scan_sleep_;
+    if (stopped_) return exited();
+    khugepaged_step_ = Step::Sleeping;
+    sc_core::next_trigger(khugepaged_sleep_, stop_ev_);
+}
+
+bool VmDaemons::collapse_next(sc_time now) {
+    // The pass, one collapse at a time: phase 1 now, the block installed at
+    // the end of its window (waited out even if stop() comes meanwhile).
+    for (;;) {
+        khugepaged_last_ = vm_.collapse_begin(now);
+        if (!vm_.collapsing().open) break;
+        if (khugepaged_last_.done > now) {
+            khugepaged_step_ = Step::Working;
+            sc_core::next_trigger(khugepaged_last_.done - now);
+            return true;
+        }
+        vm_.collapse_end(now);
+    }
+    if (khugepaged_last_.done > now) {
+        khugepaged_step_ = Step::Resting;
+        sc_core::next_trigger(khugepaged_last_.done - now);
+        return true;
+    }
+    return false;
 }
 
 void VmDaemons::kcompactd() {
-    while (!stopped_) {
-        wait(compact_interval_, stop_ev_);
-        if (stopped_) break;
+    const sc_time now = sc_core::sc_time_stamp();
+    if (kcompactd_step_ == Step::Sleeping) {
+        if (stopped_) return exited();
         kcompactd_runs_->inc();
         // Phase 1 now; the pages remapped at the end of the migration window
         // (waited out even if stop() comes meanwhile).
-        const VmResult r = vm_.compact_begin(compact_pages_, sc_core::sc_time_stamp());
-        if (r.done > sc_core::sc_time_stamp()) wait(r.done - sc_core::sc_time_stamp());
-        if (vm_.migrating().open) vm_.compact_end(sc_core::sc_time_stamp());
+        const VmResult r = vm_.compact_begin(compact_pages_, now);
+        if (r.done > now) {
+            kcompactd_step_ = Step::Working;
+            sc_core::next_trigger(r.done - now);
+            return;
+        }
     }
-    exited();
+    if (kcompactd_step_ != Step::Start && vm_.migrating().open) vm_.compact_end(now);
+    if (stopped_) return exited();
+    kcompactd_step_ = Step::Sleeping;
+    sc_core::next_trigger(compact_interval_, stop_ev_);
 }
 
 void VmDaemons::io_completion() {
     // The bio completions: each read in flight completes at its time, when
-    // its page is mapped (Vm::complete_io). A new read wakes the thread
-    // (its completion may come before the one waited for).
+    // its page is mapped (Vm::complete_io). A new read wakes it (its
+    // completion may come before the one waited for).
     for (;;) {
         const sc_time next = vm_.next_io(), now = sc_core::sc_time_stamp();
         if (next == sc_core::sc_max_time()) {
-            if (stopped_) break;   // nothing in flight: done
-            wait(io_ev_ | stop_ev_);
-        } else if (next > now) {
-            wait(next - now, io_ev_);
-        } else {
-            vm_.complete_io(now);
+            if (stopped_) return exited();   // nothing in flight: done
+            sc_core::next_trigger(io_ev_ | stop_ev_);
+            return;
         }
+        if (next > now) {
+            sc_core::next_trigger(next - now, io_ev_);
+            return;
+        }
+        vm_.complete_io(now);
     }
-    exited();
 }
 
 }  // namespace vrdmasim

@@ -6,7 +6,9 @@
 // time: compact_begin, then compact_end at its install time), and the I/O
 // completion of reads in flight (Vm::complete_io at each read's completion
 // time: a swapped-in or file page mapped then, not before; it drains the
-// reads still in flight after stop()). Each is an SC_THREAD; the work itself runs on
+// reads still in flight after stop()). Each is an SC_METHOD (no stack of its
+// own: a large torus has thousands of them) that does what the kernel
+// thread's loop does, its waits turned into next triggers; the work itself runs on
 // CpuCores as activity "kswapd" / "khugepaged" / "kcompactd" (charged by the
 // Vm) and the thread waits until the work's end before going on.
 //
@@ -47,6 +49,8 @@ private:
     void io_completion();
     void io_wake();
     void exited();
+    // khugepaged's pass from `now`: true when it waits for a collapse window.
+    bool collapse_next(sc_core::sc_time now);
     void kswapd_wake();
 
     Vm& vm_;
@@ -55,6 +59,12 @@ private:
     bool stopped_ = false;
     unsigned running_ = 3;   // threads not exited yet (kcompactd adds one when it exists)
     sc_core::sc_event stop_ev_, wake_ev_, idle_, io_ev_;
+    // Where each daemon resumes: started, asleep, waiting for the end of its
+    // work (khugepaged: a collapse window; Resting: the pass's last work).
+    enum class Step { Start, Sleeping, Working, Resting };
+    Step kswapd_step_ = Step::Start, khugepaged_step_ = Step::Start, kcompactd_step_ = Step::Start;
+    sc_core::sc_time khugepaged_sleep_;
+    VmResult khugepaged_last_;
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };
 

@@ -2,10 +2,14 @@
 // the data check that every run relies on.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "system.hpp"
+#include "thread_budget.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -281,6 +285,53 @@ TEST_CASE("torus: 1,296 MPSoCs (9x6x6 QFDBs) are built, named and routed", "[sys
     s.run();
     REQUIRE(s.sys->workload().finished());
     CHECK(s.log().bytes_verified.value() == 64u << 10);
+}
+
+namespace {
+// The names of the SC_THREADs alive under `o`, itself included, sorted.
+void live_threads(const sc_object& o, std::vector<std::string>& out) {
+    if (std::string(o.kind()) == "sc_thread_process") out.push_back(o.name());
+    for (const sc_object* c : o.get_child_objects()) live_threads(*c, out);
+}
+std::vector<std::string> live_threads(const sc_object& o) {
+    std::vector<std::string> out;
+    live_threads(o, out);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+}  // namespace
+
+TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most seven",
+          "[system][topology]") {
+    // The host's memory mappings bound the threads a run may have
+    // (src/thread_budget.hpp): the kernel daemons, the boot, the SMMU
+    // driver's RESUME are methods, and the engine's threads, the SMMU
+    // interrupt handler's, are spawned when they first have work.
+    Sim s({{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.src-node", "0"},
+           {"workload.dst-node", "1"}, {"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"},
+           {"workload.populate", "false"}, {"smmu-driver.fault-mode", "terminate"},
+           {"dma.fault-tolerant", "true"}});
+    REQUIRE(s.sys->size() == 8);
+    for (std::size_t i = 0; i < s.sys->size(); ++i) {
+        INFO("node " << i);
+        // The application's and the fault-tolerant engine's watchdog.
+        CHECK(live_threads(s.sys->node(i)).size() == 2);
+        // Those, the engine, control, atomic and record threads and the
+        // interrupt handler, once each has had work.
+        CHECK(thread_processes_under(s.sys->node(i)) == 7);
+    }
+    s.run();
+    s.check_all_verified(4, 256u << 10);
+    // What each node has now (the applications' threads have ended): the
+    // sender's engine; the receiver's control thread (its ACKs) and
+    // interrupt handler (its destination pages faulted); an idle node
+    // nothing it did not have at the start.
+    CHECK(s.smmu_faults(s.sys->coord_name(1)) > 0);
+    using Names = std::vector<std::string>;
+    CHECK(live_threads(s.sys->node(0)) == Names{"x0y0z0f0.dma.engine.run", "x0y0z0f0.dma.watchdog_thread"});
+    CHECK(live_threads(s.sys->node(1)) == Names{"x0y0z0f1.dma.control_thread.run", "x0y0z0f1.dma.watchdog_thread",
+                                                "x0y0z0f1.smmu_driver.irq_thread.run"});
+    CHECK(live_threads(s.sys->node(5)) == Names{"x1y0z0f1.dma.watchdog_thread"});
 }
 
 TEST_CASE("topology keys that do not fit the kind are config errors naming the key", "[system][topology]") {
