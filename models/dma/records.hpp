@@ -17,6 +17,7 @@
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
 #include "core/lazy_deque.hpp"
+#include "core/lazy_event.hpp"
 
 namespace vrdmasim {
 
@@ -44,7 +45,7 @@ public:
     std::uint64_t count_at(sc_core::sc_time at);
     // Earliest pending record time after `at`, or SC_ZERO_TIME if none.
     bool next_after(sc_core::sc_time at, sc_core::sc_time& next) const;
-    sc_core::sc_event& event() { return event_; }
+    sc_core::sc_event& event() { return event_.get(); }
     // Records raised so far, whatever their time: a waiter that remembers
     // it when it looks can tell whether anything was raised since.
     std::uint64_t raised() const { return raised_; }
@@ -56,7 +57,7 @@ private:
     std::uint64_t raised_ = 0;
     LazyDeque<sc_core::sc_time> pending_;   // sorted
     std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
-    sc_core::sc_event event_;
+    LazyEvent event_;   // made when first waited for or notified: most lines of a large torus never are
     std::function<void(sc_core::sc_time)> observer_;
 };
 

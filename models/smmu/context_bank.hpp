@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "core/lazy_event.hpp"
 #include "core/stats.hpp"
 #include "models/smmu/register_map.hpp"
 #include "models/smmu/translation.hpp"
@@ -36,7 +37,7 @@ struct ContextBank {
     std::uint64_t resume_gen = 0;
     bool resume_retry = true;
     sc_core::sc_time resume_at;
-    sc_core::sc_event resume_ev;
+    LazyEvent resume_ev;   // made at the bank's first stall: most banks never stall
     // The last recorded fault's step in the narrated story: lets the driver's
     // handler and the terminated master name it. Not a register.
     Tracer::Cause fault_story;

@@ -134,7 +134,7 @@ bool FaultUnit::stall(ContextBank& c, sc_time fault_at) {
     c.stalled_transactions.inc();
     const std::uint64_t gen = c.resume_gen;
     sync_to(fault_at);
-    while (c.resume_gen == gen) sc_core::wait(c.resume_ev);
+    while (c.resume_gen == gen) sc_core::wait(c.resume_ev.get());
     sync_to(c.resume_at);
     const sc_time now = sc_core::sc_time_stamp();
     c.stall_time.add(to_us(now - fault_at));
@@ -148,7 +148,7 @@ bool FaultUnit::stall(ContextBank& c, sc_time fault_at) {
 sc_time FaultUnit::hold(ContextBank& c, sc_time t) {
     c.held_behind_stall.inc();
     sync_to(t);
-    while (c.stalled) sc_core::wait(c.resume_ev);
+    while (c.stalled) sc_core::wait(c.resume_ev.get());
     sync_to(c.resume_at);
     return sc_core::sc_time_stamp();
 }

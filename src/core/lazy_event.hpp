@@ -1,0 +1,42 @@
+// LazyEvent: an sc_event made on its first use.
+//
+// An sc_event made during elaboration is entered in the kernel's object
+// tables with a generated name (about 300 bytes in all); a large torus has
+// thousands of events per node that only a node with traffic ever notifies
+// or waits for (each DMA channel's four interrupt lines, each SMMU context
+// bank's RESUME). A LazyEvent is two pointers until someone notifies it or
+// waits for it: `get()` makes it then. Made during the simulation, an event
+// is not entered in the tables; its parent is the module under construction
+// when the LazyEvent was (`owner`), so that it is never left pointing at a
+// process that ended or a module destroyed before it.
+//
+// A notification is never lost: notify() makes the event, and a process
+// that waits must get() it first. Whoever owns it must outlive its waiters,
+// as with an sc_event member.
+#pragma once
+
+#include <memory>
+
+#include <systemc>
+
+namespace vrdmasim {
+
+class LazyEvent {
+public:
+    LazyEvent() : owner_(sc_core::sc_get_curr_simcontext()->hierarchy_curr()) {}
+    LazyEvent(const LazyEvent&) = delete;
+    LazyEvent& operator=(const LazyEvent&) = delete;
+
+    sc_core::sc_event& get() { return ev_ ? *ev_ : make(); }
+    void notify(const sc_core::sc_time& t) { get().notify(t); }
+    // Whether the event exists yet (it was used).
+    bool made() const { return ev_ != nullptr; }
+
+private:
+    sc_core::sc_event& make();
+
+    sc_core::sc_module* owner_;
+    std::unique_ptr<sc_core::sc_event> ev_;
+};
+
+}  // namespace vrdmasim
