@@ -81,13 +81,14 @@ void declare_all_params(ParamRegistry& reg) {
     MemoryHog::declare_params(reg);
 }
 
-Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology)
+Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology,
+           std::shared_ptr<const std::vector<std::uint32_t>> coords)
     : sc_module(name),
       index(idx),
       group(std::string(basename())),
       bus("bus", ctx),
       dram("dram", ctx, group),
-      dma("dma", ctx, group, idx, topology.coord_words()),
+      dma("dma", ctx, group, idx, std::move(coords)),
       router("router", ctx),
       inject("inject", ctx, link_params(ctx.config, params_of<LinkSections>().ni), group, "ni->router"),
       eject("eject", ctx, link_params(ctx.config, params_of<LinkSections>().ni), group, "router->ni"),
@@ -594,8 +595,11 @@ System::System(const SimContext& ctx)
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
 
+    // One node index -> coordinate table for every PLDMA (an entry per node:
+    // a copy each would cost nodes² words).
+    const auto coords = std::make_shared<const std::vector<std::uint32_t>>(topology_.coord_words());
     for (unsigned i = 0; i < n; ++i) {
-        nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_));
+        nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_, coords));
         // Every node has the threads of the first: a system whose stacks the
         // host cannot map is refused now, not after minutes (thread_budget.hpp).
         if (i == 0)

@@ -101,8 +101,10 @@ constexpr std::uint64_t kHeapBase = 0x10000000ull;
 
 class Node : public sc_core::sc_module {
 public:
-    // `topology` routes the node's router (and must outlive the node).
-    Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned index, const Topology& topology);
+    // `topology` routes the node's router (and must outlive the node);
+    // `coords` is its coord_words(), one table shared by every node's PLDMA.
+    Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned index, const Topology& topology,
+         std::shared_ptr<const std::vector<std::uint32_t>> coords);
     unsigned index;
     std::string group;   // trace group / stat prefix: "node0" on one QFDB, "x1y0z2f3" in a cluster
     Bus bus;

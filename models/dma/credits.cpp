@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace vrdmasim {
 
@@ -20,11 +21,27 @@ void SenderCredits::enable(StatRegistry& s, const std::string& p, unsigned nodes
                           "ni.credits per sender)");
 
     per_dest_ = per_destination;
+    nodes_ = nodes;
     send_return_ = std::move(send_return);
-    avail_.assign(nodes, per_destination);
-    ready_.assign(nodes, sc_core::SC_ZERO_TIME);
-    incoming_.assign(nodes, {});
-    owed_.assign(nodes, 0);
+    peers_.clear();
+}
+
+SenderCredits::Peer& SenderCredits::peer(unsigned node) {
+    if (node >= nodes_)
+        throw std::out_of_range("NetVM credits: node " + std::to_string(node) + " beyond " + std::to_string(nodes_) +
+                                " nodes");
+    return peers_.try_emplace(node, Peer{per_dest_, sc_core::SC_ZERO_TIME, {}, 0}).first->second;
+}
+
+std::uint64_t SenderCredits::available(unsigned dst) const {
+    if (dst >= nodes_)
+        throw std::out_of_range("NetVM credits: node " + std::to_string(dst) + " beyond " + std::to_string(nodes_) +
+                                " nodes");
+    const auto it = peers_.find(dst);
+    if (it == peers_.end()) return per_dest_;
+    std::uint64_t n = it->second.avail;
+    for (const Pending& p : it->second.incoming) n += p.bytes;
+    return n;
 }
 
 sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
@@ -35,10 +52,11 @@ sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
     for (;;) {
         // Returns visible by `at` join the credits; if the ones still on
         // their way suffice, the packet goes when enough have arrived.
-        std::vector<Pending>& in = incoming_.at(dst);
+        Peer& to = peer(dst);
+        std::vector<Pending>& in = to.incoming;
         std::sort(in.begin(), in.end(), [](const Pending& a, const Pending& b) { return a.at < b.at; });
-        std::uint64_t have = avail_[dst];
-        sc_time ready = ready_[dst];
+        std::uint64_t have = to.avail;
+        sc_time ready = to.ready;
         std::size_t used = 0;
         while (used < in.size() && (in[used].at <= at || have < bytes)) {
             ready = std::max(ready, in[used].at);
@@ -48,9 +66,9 @@ sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
         if (have >= bytes) {
             // Credits are usable from when the last of them arrived.
             at = std::max(at, ready);
-            ready_[dst] = ready;
+            to.ready = ready;
             in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(used));
-            avail_[dst] = have - bytes;
+            to.avail = have - bytes;
             spent_->inc(bytes);
             if (at > asked) waited = true;
             if (waited) {
@@ -68,14 +86,14 @@ sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
 
 void SenderCredits::returned(unsigned from, std::uint64_t bytes, sc_time at) {
     if (!active()) return;
-    incoming_.at(from).push_back({bytes, at});
+    peer(from).incoming.push_back({bytes, at});
     returned_->inc(bytes);
     returned_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void SenderCredits::placed(unsigned src, std::uint64_t bytes, sc_time at) {
     if (!active()) return;
-    std::uint64_t& owed = owed_.at(src);
+    std::uint64_t& owed = peer(src).owed;
     owed += bytes;
     owed_now_->add(static_cast<double>(bytes));
     if (owed * 2 >= per_dest_) {

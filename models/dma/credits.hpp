@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -59,23 +60,31 @@ public:
     void placed(unsigned src, std::uint64_t bytes, sc_core::sc_time at);
 
     // Credits for node `dst`, those on their way back included (for the tests).
-    std::uint64_t available(unsigned dst) const {
-        std::uint64_t n = avail_.at(dst);
-        for (const Pending& p : incoming_.at(dst)) n += p.bytes;
-        return n;
-    }
+    std::uint64_t available(unsigned dst) const;
 
 private:
     struct Pending {
         std::uint64_t bytes;
         sc_core::sc_time at;
     };
+    // What this node keeps for one other node: as sender, the credits it
+    // holds for it, when the latest of them arrived, and returns not yet
+    // visible; as receiver, the bytes it owes it. Made when that node is
+    // first sent to or heard from, in the state every node starts in (all
+    // per_dest_ credits, nothing pending or owed): a node keeps state for the
+    // nodes it talks to, not nodes x nodes over the system. Entries never
+    // move (references stay valid while a sender waits).
+    struct Peer {
+        std::uint64_t avail;
+        sc_core::sc_time ready;
+        std::vector<Pending> incoming;
+        std::uint64_t owed = 0;
+    };
+    Peer& peer(unsigned node);   // std::out_of_range beyond the nodes given to enable
     std::uint64_t per_dest_ = 0;
+    unsigned nodes_ = 0;
     ReturnFn send_return_;
-    std::vector<std::uint64_t> avail_;              // sender: credits per destination
-    std::vector<sc_core::sc_time> ready_;           // sender: when the latest of them arrived
-    std::vector<std::vector<Pending>> incoming_;    // sender: returns not yet visible
-    std::vector<std::uint64_t> owed_;               // receiver: bytes owed per source
+    std::unordered_map<unsigned, Peer> peers_;
     sc_core::sc_event returned_ev_;
     Counter *spent_ = nullptr, *returned_ = nullptr, *waits_ = nullptr, *packets_ = nullptr;
     Scalar *wait_us_ = nullptr, *owed_now_ = nullptr;

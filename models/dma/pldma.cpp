@@ -102,14 +102,16 @@ void Pldma::declare_params(ParamRegistry& reg) {
 }
 
 Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-             unsigned node, std::vector<std::uint32_t> coord_of)
+             unsigned node, std::shared_ptr<const std::vector<std::uint32_t>> coord_of)
     : sc_module(name),
       mmio("mmio"),
       mem("mem"),
       net_out("net_out"),
       net_in("net_in"),
       node_(node),
-      coord_of_(std::move(coord_of)),
+      coord_table_(coord_of ? std::move(coord_of)
+                            : throw std::invalid_argument("Pldma: no table of node coordinates")),
+      coord_of_(*coord_table_),
       params_(read_pldma_config(ctx.config)),
       trace_{ctx.tracer, ctx.tracer.track(group, "dma"), group + ".dma"},
       stats_(ctx.stats, std::string(this->name()) + "."),

@@ -84,10 +84,11 @@ public:
     static void declare_params(ParamRegistry& reg);
     // Its columns of summary.csv (stats.cpp, next to its statistics).
     static void declare_metrics(MetricRegistry& reg);
-    // `node` is this engine's node index, `coord` its ExaNet coordinate;
-    // `coord_of` maps node index to coordinate for packet headers.
+    // `node` is this engine's node index; `coord_of` maps node index to
+    // ExaNet coordinate for packet headers (one table shared by every
+    // engine of a system: it has an entry per node).
     Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-          unsigned node, std::vector<std::uint32_t> coord_of);
+          unsigned node, std::shared_ptr<const std::vector<std::uint32_t>> coord_of);
 
     unsigned channels() const { return static_cast<unsigned>(channels_.size()); }
     // Completion records written for channel c (its sender-side interrupt),
@@ -184,7 +185,8 @@ private:
     void watchdog_thread() { recovery_.run_watchdog(); }
 
     const unsigned node_;
-    const std::vector<std::uint32_t> coord_of_;
+    const std::shared_ptr<const std::vector<std::uint32_t>> coord_table_;
+    const std::vector<std::uint32_t>& coord_of_;   // *coord_table_
     const PldmaConfig params_;
     PldmaTrace trace_;
     PldmaStats stats_;

@@ -32,7 +32,6 @@ Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_o
       node_(node),
       coord_of_(coord_of),
       buffer_free_(params.block_buffers),
-      block_(params.block_size),
       tx_pkt_(*new ExanetPacket) {
     tx_gp_.set_extension(&tx_pkt_);
 }
@@ -273,6 +272,7 @@ bool Transmit::serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d
     SmmuFaultExtension fx;
     bool ok = true;
     sc_time data_ready;
+    if (block_.empty()) block_.resize(params_.block_size);   // zeroed, as it was when allocated with the engine
     {
         // The read's walks and faults follow the transfer's start.
         const Outstanding* o = outstanding(d.id);

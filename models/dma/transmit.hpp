@@ -132,7 +132,7 @@ private:
     sc_core::sc_time read_free_, send_free_;
     std::vector<sc_core::sc_time> buffer_free_;
     std::uint64_t blocks_read_ = 0;
-    std::vector<unsigned char> block_;
+    std::vector<unsigned char> block_;   // dma.block-size bytes, allocated at the first block read
     unsigned char atomic_buf_[32] = {};   // an AtomicRequest's payload
     unsigned char request_[24] = {};   // a read request's payload (ReadProtocol::kRequestBytes)
     tlm_utils::tlm_quantumkeeper qk_;

@@ -71,34 +71,65 @@ void Router::set_dimension_order(const Topology& topology, unsigned node) {
     dor_ = true;
     dor_extent_ = {topology.extent(Topology::X), topology.extent(Topology::Y), topology.extent(Topology::Z),
                    topology.fpgas_per_board()};
+    const Coord at = topology.coord(node);
+    dor_at_ = {at.x, at.y, at.z};
     const unsigned ports = topology.port_count(node);
     in_dim_.assign(ports, Topology::kLocal);
     for (unsigned k = 1; k < ports; ++k) in_dim_[k] = topology.port(node, k).dim;
+    dor_base_[Topology::X] = 0;
+    dor_base_[Topology::Y] = dor_extent_[0];
+    dor_base_[Topology::Z] = dor_extent_[0] + dor_extent_[1];
+    dor_base_[3] = dor_extent_[0] + dor_extent_[1] + dor_extent_[2];
+    dor_hops_.assign(dor_base_[3] + dor_extent_[3], DorHop{});
+    // Each entry is next_hop's answer for a representative destination: this
+    // board's coordinates but b in dimension d (FPGA 0: next_hop's route to
+    // another board depends only on the first dimension, z, y, x, in which the
+    // boards differ, and the coordinate there), or FPGA f of this board.
     // next_hop's VC is (in_dim == dim ? in_vc : 0) + wrap on a ring port,
     // 0 elsewhere: from a local input on VC 0 it is the wrap bit alone.
-    dor_hops_.assign(topology.size(), DorHop{});
-    for (unsigned dst = 0; dst < topology.size(); ++dst) {
-        const Topology::Hop h = topology.next_hop(node, 0, topology.coord_word(dst), 0);
-        DorHop& e = dor_hops_[dst];
+    auto fill = [&](DorHop& e, const Coord& dst) {
+        const Topology::Hop h = topology.next_hop(node, 0, exanet_coord::pack(dst), 0);
         e.port = static_cast<std::int16_t>(h.port);
         if (h.port > 0) {
             e.dim = static_cast<std::int8_t>(topology.port(node, static_cast<unsigned>(h.port)).dim);
             e.wrap = static_cast<std::uint8_t>(h.vc);
         }
-    }
+    };
+    for (int d : {Topology::X, Topology::Y, Topology::Z})
+        for (unsigned b = 0; b < dor_extent_[d]; ++b) {
+            if (b == dor_at_[d]) continue;   // not a dimension the destination differs in: never looked up
+            Coord dst{at.x, at.y, at.z, 0};
+            (d == Topology::X ? dst.x : d == Topology::Y ? dst.y : dst.z) = b;
+            fill(dor_hops_[dor_base_[d] + b], dst);
+        }
+    for (unsigned f = 0; f < dor_extent_[3]; ++f) fill(dor_hops_[dor_base_[3] + f], Coord{at.x, at.y, at.z, f});
 }
 
-Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
-    // Topology::contains and node_of, on the extents kept here.
-    const std::uint32_t w = pkt.header.dst_coord;
+Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w, unsigned in_vc) const {
+    if (!dor_) return Choice{-1, 0};
+    // Topology::contains, on the extents kept here.
     const Coord d = exanet_coord::unpack(w);
     if ((w >> 20) != 0 || d.f >= dor_extent_[3] || d.x >= dor_extent_[0] || d.y >= dor_extent_[1] ||
         d.z >= dor_extent_[2])
         return Choice{-1, 0};
-    const DorHop& e = dor_hops_[((d.z * dor_extent_[1] + d.y) * dor_extent_[0] + d.x) * dor_extent_[3] + d.f];
-    if (e.dim == Topology::kLocal) return Choice{e.port, 0};
+    // The first dimension, z, y, x, in which the destination's board differs
+    // from this one; none: this board.
+    const DorHop* e;
+    if (d.z != dor_at_[Topology::Z])
+        e = &dor_hops_[dor_base_[Topology::Z] + d.z];
+    else if (d.y != dor_at_[Topology::Y])
+        e = &dor_hops_[dor_base_[Topology::Y] + d.y];
+    else if (d.x != dor_at_[Topology::X])
+        e = &dor_hops_[dor_base_[Topology::X] + d.x];
+    else
+        e = &dor_hops_[dor_base_[3] + d.f];
+    if (e->dim == Topology::kLocal) return Choice{e->port, 0};
     const int in_dim = in_port < in_dim_.size() ? in_dim_[in_port] : Topology::kLocal;
-    return Choice{e.port, static_cast<int>((in_dim == e.dim ? pkt.header.vc : 0u) + e.wrap)};
+    return Choice{e->port, static_cast<int>((in_dim == e->dim ? in_vc : 0u) + e->wrap)};
+}
+
+Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
+    return dimension_order_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
 }
 
 void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {

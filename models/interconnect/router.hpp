@@ -61,11 +61,16 @@ public:
     int route(unsigned dst) const { return dst < routes_.size() ? routes_[dst] : -1; }
     // Routes by `f` instead of the table.
     void set_route_function(RouteFunction f) { route_fn_ = std::move(f); }
-    // Routes as Topology::next_hop for router `node` of `topology`, from a
-    // table of its hops built here, 4 bytes per destination node: a packet
-    // costs a lookup, not next_hop's coordinate arithmetic at every hop.
-    // Replaces the route function.
+    // Routes as Topology::next_hop for router `node` of `topology`, from
+    // tables of its hops built here, one per dimension (an entry per board
+    // coordinate in x, y and z) and one for its own board (an entry per
+    // FPGA): a packet costs a few compares and a lookup, not next_hop's
+    // coordinate arithmetic at every hop, and a router's tables stay under
+    // a kilobyte whatever the number of nodes. Replaces the route function.
     void set_dimension_order(const Topology& topology, unsigned node);
+    // The hop of set_dimension_order's tables for a packet to `dst_coord`
+    // that came in on `in_port` on VC `in_vc` (what next_hop gives).
+    Choice dimension_order_hop(unsigned in_port, std::uint32_t dst_coord, unsigned in_vc) const;
     // Minimal adaptive routing with escape VCs (router.routing = adaptive;
     // README.md "Adaptive routing"): router `node` of `topology` routes by
     // Topology::adaptive_hops, choosing among the candidates by the state of
@@ -116,9 +121,12 @@ private:
     sc_core::sc_time pipeline_;
     std::vector<int> routes_;
     RouteFunction route_fn_;
-    // set_dimension_order: per destination node, the output port (-1: none)
-    // and, for a ring port, its dimension and whether it is the wrap link;
-    // per input port, the dimension it comes from (Topology::kLocal: none).
+    // set_dimension_order: the output port (-1: none) and, for a ring port,
+    // its dimension and whether it is the wrap link, of a destination that
+    // first differs from this router in dimension d (z, then y, then x) at
+    // coordinate b: dor_hops_[dor_base_[d] + b]; of one on this board, FPGA
+    // f: dor_hops_[dor_base_[3] + f]. Next_hop's route depends on nothing
+    // else. Per input port, the dimension it comes from (Topology::kLocal: none).
     struct DorHop {
         std::int16_t port = -1;
         std::int8_t dim = Topology::kLocal;
@@ -126,6 +134,8 @@ private:
     };
     bool dor_ = false;
     std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
+    std::array<unsigned, 3> dor_at_{};       // this router's board coordinate in x, y, z
+    std::array<unsigned, 4> dor_base_{};     // first entry of each table in dor_hops_
     std::vector<DorHop> dor_hops_;
     std::vector<int> in_dim_;
     Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;

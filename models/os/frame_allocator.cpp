@@ -28,14 +28,48 @@ bool erase_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
 }  // namespace
 
 FrameAllocator::FrameAllocator(std::uint64_t base, std::uint64_t size)
-    : base_(base), size_(size), free_(kMaxOrder + 1) {
+    : base_(base), size_(size) {
     if (size == 0 || base % kHuge != 0 || size % kHuge != 0 || base + size < base)
         throw std::invalid_argument("FrameAllocator: base " + hex(base) + " and size " + hex(size) +
                                     " must be non-zero multiples of 2 MiB (size > 0)");
-    auto& top = free_[kMaxOrder];
-    top.reserve(size / kHuge);
-    for (std::uint64_t pa = base; pa < base + size; pa += kHuge) top.push_back(pa);
+    huge_.push_back(Run{base, size / kHuge});
+    huge_blocks_ = size / kHuge;
     free_pages_ = size / kPage;
+}
+
+std::uint64_t FrameAllocator::take_huge() {
+    Run& r = huge_.front();
+    const std::uint64_t pa = r.first;
+    r.first += kHuge;
+    if (--r.blocks == 0) huge_.erase(huge_.begin());
+    --huge_blocks_;
+    return pa;
+}
+
+void FrameAllocator::put_huge(std::uint64_t pa) {
+    // The first run starting above pa, and the one before it.
+    auto next = std::upper_bound(huge_.begin(), huge_.end(), pa,
+                                 [](std::uint64_t a, const Run& r) { return a < r.first; });
+    const bool joins_next = next != huge_.end() && next->first == pa + kHuge;
+    if (next != huge_.begin()) {
+        Run& prev = *(next - 1);
+        if (prev.first + prev.blocks * kHuge == pa) {   // extends the run below ...
+            ++prev.blocks;
+            if (joins_next) {                            // ... and closes the gap to the one above
+                prev.blocks += next->blocks;
+                huge_.erase(next);
+            }
+            ++huge_blocks_;
+            return;
+        }
+    }
+    if (joins_next) {
+        next->first = pa;
+        ++next->blocks;
+    } else {
+        huge_.insert(next, Run{pa, 1});
+    }
+    ++huge_blocks_;
 }
 
 std::optional<std::uint64_t> FrameAllocator::alloc(unsigned order) {
@@ -43,13 +77,18 @@ std::optional<std::uint64_t> FrameAllocator::alloc(unsigned order) {
         throw std::invalid_argument("FrameAllocator::alloc: order " + std::to_string(order) +
                                     " exceeds the largest order " + std::to_string(kMaxOrder));
     unsigned o = order;
-    while (o <= kMaxOrder && free_[o].empty()) ++o;
+    while (o <= kMaxOrder && free_empty(o)) ++o;
     if (o > kMaxOrder) return std::nullopt;
 
     // The lowest free block of the smallest sufficient order; split it down,
     // keeping the lower half and freeing the upper one at each step.
-    const std::uint64_t pa = free_[o].front();
-    free_[o].erase(free_[o].begin());
+    std::uint64_t pa;
+    if (o == kMaxOrder) {
+        pa = take_huge();
+    } else {
+        pa = free_[o].front();
+        free_[o].erase(free_[o].begin());
+    }
     while (o > order) {
         --o;
         insert_sorted(free_[o], pa + (kPage << o));
@@ -84,7 +123,10 @@ void FrameAllocator::free(std::uint64_t pa, unsigned order) {
         off = std::min(off, buddy);
         ++o;
     }
-    insert_sorted(free_[o], base_ + off);
+    if (o == kMaxOrder)
+        put_huge(base_ + off);
+    else
+        insert_sorted(free_[o], base_ + off);
 }
 
 void FrameAllocator::split(std::uint64_t pa, unsigned order) {
@@ -103,12 +145,13 @@ void FrameAllocator::split(std::uint64_t pa, unsigned order) {
 }
 
 std::uint64_t FrameAllocator::free_blocks(unsigned order) const {
-    return order <= kMaxOrder ? free_[order].size() : 0;
+    if (order == kMaxOrder) return huge_blocks_;
+    return order < kMaxOrder ? free_[order].size() : 0;
 }
 
 bool FrameAllocator::can_alloc(unsigned order) const {
     for (unsigned o = order; o <= kMaxOrder; ++o)
-        if (!free_[o].empty()) return true;
+        if (!free_empty(o)) return true;
     return false;
 }
 

@@ -5,6 +5,7 @@
 // are free. Pure bookkeeping: no simulated time, no memory contents.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -44,11 +45,24 @@ public:
 
 private:
     std::uint64_t base_, size_, free_pages_ = 0;
-    // Per order: sorted free block addresses; for each allocated block, by
-    // its first page's index, its order (to check frees). Memory grows with
-    // what is allocated, not with the size managed.
-    std::vector<std::vector<std::uint64_t>> free_;   // kept sorted
+    // Orders 0..8: sorted free block addresses. Order 9: the free 2 MiB
+    // blocks as runs of consecutive blocks (sorted, never adjacent: a block
+    // freed between two runs joins them), so a mostly free DRAM is a few
+    // runs, not one entry per 2 MiB. For each allocated block, by its first
+    // page's index, its order (to check frees). Memory grows with what is
+    // allocated and how fragmented the free space is, not with the size
+    // managed.
+    struct Run {
+        std::uint64_t first;   // address of the run's first block
+        std::uint64_t blocks;  // consecutive free 2 MiB blocks from there
+    };
+    std::array<std::vector<std::uint64_t>, kMaxOrder> free_;   // kept sorted
+    std::vector<Run> huge_;                                     // kept sorted
+    std::uint64_t huge_blocks_ = 0;                             // blocks in huge_
     std::unordered_map<std::uint64_t, std::int8_t> allocated_order_;
+    bool free_empty(unsigned order) const { return order < kMaxOrder ? free_[order].empty() : huge_.empty(); }
+    std::uint64_t take_huge();              // the lowest free 2 MiB block, removed
+    void put_huge(std::uint64_t pa);        // a 2 MiB block becomes free
     int held(std::uint64_t page) const {
         auto it = allocated_order_.find(page);
         return it == allocated_order_.end() ? -1 : it->second;

@@ -23,8 +23,6 @@ Tlb::Tlb(unsigned entries, unsigned ways, TlbReplacement policy) : sets_(0), way
     if (entries == 0 || ways == 0 || entries % ways != 0)
         throw std::invalid_argument("Tlb: entries must be a non-zero multiple of ways");
     sets_ = entries / ways;
-    slots_.resize(entries);
-    rr_.assign(sets_, 0);
 }
 
 namespace {
@@ -37,6 +35,7 @@ bool same_tag(const Translation& a, const Translation& b) {
 }  // namespace
 
 const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va) {
+    if (slots_.empty()) return nullptr;   // never filled
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
@@ -60,6 +59,10 @@ void Tlb::insert(const Translation& t) {
         set = block_set(t.va_base);
     else
         throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
+    if (slots_.empty()) {   // the first fill: every slot invalid, every pointer at way 0
+        slots_.resize(static_cast<std::size_t>(sets_) * ways_);
+        rr_.assign(sets_, 0);
+    }
     Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
     Slot* target = nullptr;
     for (unsigned w = 0; w < ways_ && !target; ++w)
@@ -83,6 +86,7 @@ void Tlb::insert(const Translation& t) {
 
 unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     unsigned n = 0;
+    if (slots_.empty()) return n;
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
@@ -126,7 +130,7 @@ unsigned Tlb::occupied() const {
 // An entry at level l holds the table address found in the level-l table
 // descriptor for VA bits [47:index_shift(l)] (the prefix), under one root.
 
-WalkCache::WalkCache(unsigned entries) : e_(entries, Entry{0, 0, 0, 0, 0, 0, false}) {}
+WalkCache::WalkCache(unsigned entries) : capacity_(entries) {}
 
 int WalkCache::lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::uint64_t& table) {
     Entry* best = nullptr;
@@ -141,8 +145,9 @@ int WalkCache::lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::ui
 }
 
 void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int level, std::uint64_t table) {
-    if (e_.empty()) return;
+    if (capacity_ == 0) return;
     if (level < 0 || level > 2) throw std::logic_error("WalkCache: only level 0..2 table descriptors are cached");
+    if (e_.empty()) e_.assign(capacity_, Entry{0, 0, 0, 0, 0, 0, false});   // the first insert
     const std::uint64_t prefix = va >> index_shift(level);
     Entry* target = nullptr;
     for (Entry& e : e_)

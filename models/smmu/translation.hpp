@@ -39,7 +39,9 @@ TlbReplacement parse_replacement(const std::string& s);   // "lru" | "round-robi
 
 // A set-associative TLB of Translations (fully associative when ways ==
 // entries). Block entries are looked up like pages: an entry matches a VA
-// that lies inside it. Lookups and fills are O(ways).
+// that lies inside it. Lookups and fills are O(ways). Its slots are
+// allocated on the first fill: an SMMU that never translates (an idle node's)
+// costs no storage for them.
 class Tlb {
 public:
     Tlb(unsigned entries, unsigned ways, TlbReplacement policy);
@@ -54,7 +56,7 @@ public:
     unsigned invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va);
     unsigned invalidate_asid(unsigned cb, std::uint16_t asid);
     unsigned invalidate_all(unsigned cb);
-    unsigned entries() const { return static_cast<unsigned>(slots_.size()); }
+    unsigned entries() const { return sets_ * ways_; }
     unsigned occupied() const;
 
 private:
@@ -70,14 +72,15 @@ private:
     unsigned block_set(std::uint64_t va) const { return static_cast<unsigned>((va >> 21) % sets_); }
     unsigned sets_, ways_;
     TlbReplacement policy_;
-    std::vector<Slot> slots_;
-    std::vector<unsigned> rr_;   // round-robin pointer per set
+    std::vector<Slot> slots_;    // empty until the first insert, then sets_ * ways_
+    std::vector<unsigned> rr_;   // round-robin pointer per set (allocated with slots_)
     std::uint64_t clock_ = 0;
 };
 
 // Caches the table descriptors read on the way down (level 0..2 table
 // entries), keyed by context bank, ASID/TTBR and the VA bits above that
-// level, so a walk can start below the root. LRU, fully associative.
+// level, so a walk can start below the root. LRU, fully associative. Its
+// entries are allocated on the first insert.
 class WalkCache {
 public:
     explicit WalkCache(unsigned entries);
@@ -100,7 +103,8 @@ private:
         std::uint64_t stamp;
         bool valid;
     };
-    std::vector<Entry> e_;
+    unsigned capacity_;
+    std::vector<Entry> e_;   // empty until the first insert, then capacity_
     std::uint64_t clock_ = 0;
 };
 

@@ -164,8 +164,8 @@ struct Bench : vrdmasim_test::ModelEnv {
 
     explicit Bench(unsigned nodes, const Settings& settings = {})
         : ModelEnv({Pldma::declare_params, Dram::declare_params}, {{"dram.size", "64MiB"}}, settings) {
-        std::vector<std::uint32_t> coords;
-        for (unsigned i = 0; i < nodes; ++i) coords.push_back(i);
+        auto coords = std::make_shared<std::vector<std::uint32_t>>();
+        for (unsigned i = 0; i < nodes; ++i) coords->push_back(i);
         net = std::make_unique<Crossbar>("net", nodes);
         for (unsigned i = 0; i < nodes; ++i) {
             const std::string n = std::to_string(i);

@@ -228,8 +228,9 @@ struct Bench : vrdmasim_test::ModelEnv {
         : ModelEnv({Pldma::declare_params, Dram::declare_params}, {{"dram.size", "64MiB"}}, settings) {
         mem0 = std::make_unique<Dram>("mem0", ctx, "node0");
         mem1 = std::make_unique<Dram>("mem1", ctx, "node1");
-        dma0 = std::make_unique<Pldma>("dma0", ctx, "node0", 0, std::vector<std::uint32_t>{0, 1});
-        dma1 = std::make_unique<Pldma>("dma1", ctx, "node1", 1, std::vector<std::uint32_t>{0, 1});
+        const auto coords = std::make_shared<const std::vector<std::uint32_t>>(std::vector<std::uint32_t>{0, 1});
+        dma0 = std::make_unique<Pldma>("dma0", ctx, "node0", 0, coords);
+        dma1 = std::make_unique<Pldma>("dma1", ctx, "node1", 1, coords);
         tap01 = std::make_unique<Tap>("tap01");
         tap10 = std::make_unique<Tap>("tap10");
         cpu0 = std::make_unique<Cpu>("cpu0");

@@ -3,6 +3,8 @@
 // update, lock; credits spent, waited for, returned at half, conserved.
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
+
 #include <systemc>
 
 #include "core/stats.hpp"
@@ -129,4 +131,10 @@ TEST_CASE("credits: spent per packet, returned at half, a sender without credits
     CHECK(stats.find_scalar("n1.credits_owed")->value() == 0);
     // Conserved: what the sender spent came back, is owed, or its packets are not placed yet (2 x 256 B).
     CHECK(tx.available(1) == 1024 + 1024 - 6 * 256);
+    // A node keeps state only for the nodes it talks to; every other one
+    // still has its whole ni.credits, and a node beyond the system is an error.
+    CHECK(tx.available(0) == 1024);
+    CHECK(rx.available(1) == 1024);
+    CHECK_THROWS_AS(tx.available(2), std::out_of_range);
+    CHECK_THROWS_AS(rx.placed(2, 256, sc_core::sc_time_stamp()), std::out_of_range);
 }

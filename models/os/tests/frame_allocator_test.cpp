@@ -406,3 +406,42 @@ TEST_CASE("frame allocator: allocated() tells every frame of an allocated block 
     fa.free(*page, 0);
     CHECK_FALSE(fa.allocated(*page));
 }
+
+TEST_CASE("frame allocator: 2 MiB blocks freed in any order come back lowest first", "[os][frames]") {
+    // The free 2 MiB blocks are kept as runs of consecutive blocks: freeing
+    // them in a random order joins, extends and splits runs; the count and
+    // the order of allocation must not depend on that.
+    constexpr std::uint64_t kBlocks = 64;
+    FrameAllocator fa(kBase, kBlocks * 2 * MiB);
+    std::vector<std::uint64_t> blocks;
+    while (auto pa = fa.alloc(9)) blocks.push_back(*pa);
+    REQUIRE(blocks.size() == kBlocks);
+    for (std::uint64_t i = 0; i < kBlocks; ++i) CHECK(blocks[i] == kBase + i * 2 * MiB);
+    CHECK(fa.free_blocks(9) == 0);
+
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 4; ++round) {
+        std::vector<std::uint64_t> order = blocks;
+        std::shuffle(order.begin(), order.end(), rng);
+        const std::size_t keep = static_cast<std::size_t>(round) * 5;   // some stay allocated
+        std::vector<std::uint64_t> freed(order.begin() + keep, order.end());
+        for (std::size_t i = 0; i < freed.size(); ++i) {
+            fa.free(freed[i], 9);
+            CHECK(fa.free_blocks(9) == i + 1);
+        }
+        std::sort(freed.begin(), freed.end());
+        for (std::uint64_t pa : freed) CHECK(fa.alloc(9) == pa);
+        CHECK(fa.alloc(9) == std::nullopt);
+        for (std::size_t i = 0; i < keep; ++i) fa.free(order[i], 9);
+        for (std::size_t i = 0; i < keep; ++i) REQUIRE(fa.alloc(9));
+    }
+    // A page out of the first run's lowest block; freed, the block rejoins the run.
+    for (std::uint64_t pa : blocks) fa.free(pa, 9);
+    CHECK(fa.free_blocks(9) == kBlocks);
+    const auto page = fa.alloc(0);
+    REQUIRE(page == kBase);
+    CHECK(fa.free_blocks(9) == kBlocks - 1);
+    fa.free(*page, 0);
+    CHECK(fa.free_blocks(9) == kBlocks);
+    for (std::uint64_t i = 0; i < kBlocks; ++i) CHECK(fa.alloc(9) == kBase + i * 2 * MiB);
+}

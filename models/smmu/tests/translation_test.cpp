@@ -830,6 +830,38 @@ TEST_CASE("TLB: geometry", "[tlb]") {
     REQUIRE_THROWS_AS(t.insert(entry(0, 0, GiB1, 0, 0)), std::logic_error);
 }
 
+TEST_CASE("TLB and walk cache: before their first fill they miss and invalidate nothing", "[tlb][walkcache]") {
+    // Their storage is allocated on the first insert (an idle node's SMMU
+    // never translates); until then every operation sees an empty cache.
+    for (auto policy : {TlbReplacement::Lru, TlbReplacement::RoundRobin}) {
+        Tlb tlb(512, 4, policy);
+        REQUIRE(tlb.entries() == 512);
+        REQUIRE(tlb.occupied() == 0);
+        REQUIRE(tlb.lookup(0, 1, 0x5000) == nullptr);
+        REQUIRE(tlb.invalidate_va(0, 1, 0x5000) == 0);
+        REQUIRE(tlb.invalidate_asid(0, 1) == 0);
+        REQUIRE(tlb.invalidate_all(0) == 0);
+        tlb.insert(entry(0x5000, 0x9000, KiB4, 0, 1));
+        REQUIRE(tlb.entries() == 512);
+        REQUIRE(tlb.occupied() == 1);
+        REQUIRE(tlb.lookup(0, 1, 0x5000)->pa_base == 0x9000);
+        REQUIRE(tlb.invalidate_all(0) == 1);
+        REQUIRE(tlb.occupied() == 0);
+    }
+    WalkCache wc(4);
+    std::uint64_t table = 0;
+    REQUIRE(wc.lookup(0, kTableBase, 0x5000, table) == -1);
+    REQUIRE(wc.invalidate_va(0, 0x5000) == 0);
+    REQUIRE(wc.invalidate_cb(0) == 0);
+    REQUIRE(wc.invalidate_all() == 0);
+    wc.insert(0, kTableBase, 0x5000, 1, 0x81000000);
+    REQUIRE(wc.lookup(0, kTableBase, 0x5000, table) == 1);
+    REQUIRE(table == 0x81000000);
+    WalkCache none(0);   // no entries: inserts are dropped
+    none.insert(0, kTableBase, 0x5000, 1, 0x81000000);
+    REQUIRE(none.lookup(0, kTableBase, 0x5000, table) == -1);
+}
+
 TEST_CASE("TLB: hits and misses by page, context bank and ASID", "[tlb]") {
     Tlb tlb(32, 32, TlbReplacement::Lru);
     REQUIRE(tlb.occupied() == 0);
