@@ -23,7 +23,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 
 #include "core/context.hpp"
 #include "core/metrics.hpp"
@@ -55,7 +55,7 @@ FrameVerdict judge_frame(const Vm& vm, const PhysicalKeys& keys, unsigned node, 
 
 class FrameCheck : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<FrameCheck> in;       // from Pldma.mem
+    tlm_utils::passthrough_target_socket<FrameCheck> in;       // from Pldma.mem
     tlm_utils::simple_initiator_socket<FrameCheck> out;   // to the bus
 
     // Its columns of summary.csv (present in physical-address mode only).

@@ -28,7 +28,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 
 #include "core/context.hpp"
 #include "core/lazy_thread.hpp"
@@ -76,10 +76,10 @@ struct PldmaParams {
 
 class Pldma : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<Pldma> mmio;         // registers
+    tlm_utils::passthrough_target_socket<Pldma> mmio;         // registers
     tlm_utils::simple_initiator_socket<Pldma> mem;       // source reads, payload and record writes
     tlm_utils::simple_initiator_socket<Pldma> net_out;   // packets to the router
-    tlm_utils::simple_target_socket<Pldma> net_in;       // packets from the router
+    tlm_utils::passthrough_target_socket<Pldma> net_in;       // packets from the router
 
     static void declare_params(ParamRegistry& reg);
     // Its columns of summary.csv (stats.cpp, next to its statistics).

@@ -20,7 +20,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 
 #include "core/context.hpp"
 #include "core/metrics.hpp"
@@ -54,7 +54,7 @@ using ShadowMissFn = std::function<void(std::uint32_t sid, int pid, std::uint64_
 
 class ShadowTranslator : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<ShadowTranslator> in;      // from the engine's memory port
+    tlm_utils::passthrough_target_socket<ShadowTranslator> in;      // from the engine's memory port
     tlm_utils::simple_initiator_socket<ShadowTranslator> out;  // to the node bus (physical)
 
     static void declare_params(ParamRegistry& reg);

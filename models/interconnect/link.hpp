@@ -20,7 +20,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 
 #include "core/context.hpp"
 #include "core/lazy_deque.hpp"
@@ -68,7 +68,10 @@ struct LinkSections {
 
 class Link : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<Link> in;
+    // A passthrough socket, as every b_transport target of the node: a
+    // simple_target_socket also makes three sc_events and a payload event
+    // queue per socket for nb/b conversions nothing here uses.
+    tlm_utils::passthrough_target_socket<Link> in;
     tlm_utils::simple_initiator_socket<Link> out;
 
     // Declares the sections of LinkSections.

@@ -15,7 +15,7 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/passthrough_target_socket.h>
 
 #include "core/context.hpp"
 #include "core/lazy_deque.hpp"
@@ -35,7 +35,7 @@ struct DramParams {
 
 class Dram : public sc_core::sc_module {
 public:
-    tlm_utils::simple_target_socket<Dram> socket;
+    tlm_utils::passthrough_target_socket<Dram> socket;
 
     static void declare_params(ParamRegistry& reg);
 

@@ -20,7 +20,6 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "core/context.hpp"
 #include "models/common/irq_line.hpp"
@@ -63,7 +62,7 @@ public:
     tlm_utils::simple_initiator_socket<Smmu500> walk;   // page-table reads, to memory
     // Register file (offsets from kBase). Optional: a bench may program the
     // SMMU through transport_dbg alone.
-    tlm_utils::simple_target_socket_optional<Smmu500> regs;
+    tlm_utils::passthrough_target_socket_optional<Smmu500> regs;
 
     IrqLine irq;   // all context and global fault interrupts on one line (zynqmp.dtsi)
 
