@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -300,6 +301,11 @@ int metrics_command(const std::vector<std::string>& args) {
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
+    // stderr line-buffered: each message leaves in one write(), so the
+    // lines of processes that share one stderr (the ranks of an mpirun, the
+    // tasks of a Slurm array) never interleave mid-line, as they did when
+    // every `<<` of unbuffered std::cerr was its own write.
+    std::setvbuf(stderr, nullptr, _IOLBF, BUFSIZ);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         usage(std::cerr);
