@@ -1,5 +1,6 @@
 // The engine's memory port (see memory_port.hpp).
 #include "models/dma/memory_port.hpp"
+#include "core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -42,7 +43,7 @@ sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_
     if (p->fault->type != FaultType::None) smmu_faults_.inc();
     if (fault) *fault = *p->fault;
     free_.push_back(p);
-    const sc_time done = sc_core::sc_time_stamp() + d;
+    const sc_time done = sim_now() + d;
     if (ok && cmd == tlm::TLM_WRITE_COMMAND && watch_.any()) watch_.wrote(sid, addr, data, len, done);
     return done;
 }

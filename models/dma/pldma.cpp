@@ -2,6 +2,7 @@
 // transmit scheduler, receiver, fault recovery, NetVM buffer; see
 // pldma.hpp) and the decode of packets arriving from the network.
 #include "models/dma/pldma.hpp"
+#include "core/sim_now.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -169,7 +170,7 @@ sc_time Pldma::send_block_packet(tlm::tlm_generic_payload& gp, sc_time head) {
     auto* p = gp.get_extension<ExanetPacket>();
     if (!p || (p->header.type != PacketType::BlockRequest && p->header.type != PacketType::BlockData))
         throw std::logic_error(std::string(name()) + ": send_block_packet of a packet that is not block I/O");
-    const sc_time t0 = sc_core::sc_time_stamp();
+    const sc_time t0 = sim_now();
     head = max_time(head, t0);
     p->tail = max_time(p->tail, head);
     sc_time d = head - t0;
@@ -187,7 +188,7 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
-    const sc_time tail = max_time(p->tail, sc_core::sc_time_stamp() + delay);
+    const sc_time tail = max_time(p->tail, sim_now() + delay);
     sc_time done = tail;
     // Responses, control and notification packets: transfer id, status or
     // opcode word, packet index (and, notification, bytes).

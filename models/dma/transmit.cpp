@@ -9,6 +9,7 @@
 #include "models/dma/atomics.hpp"
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/read.hpp"
+#include "core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -43,7 +44,7 @@ Outstanding* Transmit::outstanding(std::uint64_t id) {
 
 void Transmit::run() {
     for (;;) {
-        const sc_time now = sc_core::sc_time_stamp() + qk_.get_local_time();
+        const sc_time now = sim_now() + qk_.get_local_time();
         const int c = pick(now);
         if (c >= 0) {
             serve(static_cast<unsigned>(c));
@@ -61,7 +62,7 @@ void Transmit::run() {
         // earliest deadline of a parked channel; nothing can happen between
         // the look above and this wait.
         const sc_time deadline = recovery_.park_deadline();
-        const sc_time t = sc_core::sc_time_stamp();
+        const sc_time t = sim_now();
         if (deadline == sc_core::sc_max_time())
             sc_core::wait(channels_.doorbell());
         else if (deadline > t)
@@ -200,7 +201,7 @@ void Transmit::serve(unsigned c) {
     Channel& ch = channels_[c];
     for (unsigned k = 0; k < params_.channel_blocks && !ch.work.empty() && !ch.parked; ++k) {
         Work& w = ch.work.front();
-        const sc_time now = sc_core::sc_time_stamp() + qk_.get_local_time();
+        const sc_time now = sim_now() + qk_.get_local_time();
         if (!window_open(ch, now)) return;   // its sequence window is full: the channel's turn ends
         if (!w.started) start(ch, w, c, now);
         auto it = outstanding_.find(w.id);
@@ -391,7 +392,7 @@ bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data
     tx_gp_.set_data_length(plen);
     tx_gp_.set_streaming_width(plen);
     tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const sc_time t0 = sc_core::sc_time_stamp();
+    const sc_time t0 = sim_now();
     sc_time dl = from_now(head);
     net_out_->b_transport(tx_gp_, dl);
     send_free_ = t0 + dl;

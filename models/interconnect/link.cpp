@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -111,7 +112,7 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         return;
     }
     transactions_.inc();
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     const sc_time head_in = now + delay;
     const unsigned flits = pkt->flits();
     if (flits > p_.buffer_flits) {
@@ -266,7 +267,7 @@ sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time 
 }
 
 void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt, unsigned vc) {
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     const sc_time head_in = now + delay;
     const unsigned flits = pkt.flits();
     // Every later call's head is at or after now: older state is gone.

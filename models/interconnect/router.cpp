@@ -2,6 +2,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/link.hpp"
+#include "core/sim_now.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -226,7 +227,7 @@ void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_ti
     if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
     auto& held = in.timed[vc];
     // Nothing can arrive before the current time: what is freed by then is gone.
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     std::size_t kept = 0;
     for (std::size_t i = 0; i < held.size(); ++i)
         if (std::get<1>(held[i]) > now) held[kept++] = held[i];
@@ -269,7 +270,7 @@ void Router::end_of_elaboration() {
 
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     auto* pkt = gp.get_extension<ExanetPacket>();
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     Choice c;
     bool adaptive = false, chose = false;
     if (pkt && topology_) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/common/stream_id.hpp"
+#include "core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -44,7 +45,7 @@ void Tbu::serve(tlm::tlm_generic_payload& gp, sc_time& delay) {
     }
     const std::uint32_t sid = sx->sid & 0x7fff;
     const std::uint64_t va = gp.get_address();
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     const sc_time t = now + delay;
 
     // Fast path: the same stream as last time, hitting the TBU's last
@@ -83,7 +84,7 @@ void Tbu::serve_translated(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_pay
     const std::uint64_t len = std::max<std::uint64_t>(gp.get_data_length(), 1);
     if (len <= x.t.va_base + x.t.size - va) {
         // translate() may have waited (a stall): time has moved on.
-        forward(gp, x.t.pa_base + (va - x.t.va_base), x.ready, sc_core::sc_time_stamp(), delay);
+        forward(gp, x.t.pa_base + (va - x.t.va_base), x.ready, sim_now(), delay);
         return;
     }
     serve_split(cbi, sid, gp, x, t, delay);
@@ -150,10 +151,10 @@ void Tbu::serve_split(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload&
         gp.set_data_ptr(data + off);
         gp.set_data_length(chunk);
         gp.set_streaming_width(chunk);
-        const sc_time now = sc_core::sc_time_stamp();
+        const sc_time now = sim_now();
         sc_time d = x.ready > now ? x.ready - now : SC_ZERO_TIME;
         s_.out->b_transport(gp, d);
-        done = std::max(done, sc_core::sc_time_stamp() + d);
+        done = std::max(done, sim_now() + d);
         off += chunk;
         if (!gp.is_response_ok() || off >= len) break;
         if (!translate(cbi, sid, va + off, write, t, x)) {
@@ -171,7 +172,7 @@ void Tbu::serve_split(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload&
         return;
     }
 
-    delay = done - sc_core::sc_time_stamp();
+    delay = done - sim_now();
 }
 
 void Tbu::forward(tlm::tlm_generic_payload& gp, std::uint64_t pa, sc_time at, sc_time now, sc_time& delay) {
@@ -231,7 +232,7 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
                 walks_.inc();
                 if (w.fault != FaultType::None) {
                     if (fault(c, sid, va, write, w.fault, w.level, w.done, x, w.story)) {
-                        t = sc_core::sc_time_stamp();
+                        t = sim_now();
                         continue;
                     }
                     return false;
@@ -249,7 +250,7 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
         if ((write && !x.t.writable) || (!x.t.user && !privileged_)) {
             const int level = x.t.size == aarch64::kPageSize ? 3 : 2;
             if (fault(c, sid, va, write, FaultType::Permission, level, ready, x)) {
-                t = sc_core::sc_time_stamp();
+                t = sim_now();
                 continue;
             }
             return false;
@@ -281,7 +282,7 @@ void Tbu::answer_fault(tlm::tlm_generic_payload& gp, const Xlate& x, std::uint64
     const bool abort = (s_.cbs[x.cb].sctlr & r::SCTLR_CFRE) != 0;
     FaultUnit::terminate(gp, abort, static_cast<int>(x.cb), va, write, x.type, x.level, from);
     if (auto* e = gp.get_extension<SmmuFaultExtension>()) e->story = x.story;
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     delay = x.ready > now ? x.ready - now : SC_ZERO_TIME;
 }
 
