@@ -1,4 +1,5 @@
 #include "models/memory/dram.hpp"
+#include "core/sim_now.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -80,14 +81,33 @@ Dram::Page& Dram::page(std::uint64_t index) {
     return p;
 }
 
+namespace {
+
+// The store's copies call the C library's memcpy. Inlined into copy(),
+// where the compiler knows a copy is at most a page, they became `rep
+// movsq`, one counted instruction per 8 bytes and a slow start for the
+// short copies of packets; the library copies 32 bytes per instruction.
+// noipa: otherwise GCC propagates the page bound into this function and
+// inlines the same loop again.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((noipa))
+#else
+__attribute__((noinline))
+#endif
+void copy_bytes(unsigned char* to, const unsigned char* from, std::uint64_t n) {
+    std::memcpy(to, from, n);
+}
+
+}  // namespace
+
 void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write) {
     while (len > 0) {
         const std::uint64_t off = addr % kPageSize;
         const std::uint64_t n = std::min(len, kPageSize - off);
         if (write) {
-            std::memcpy(page(addr / kPageSize).bytes.get() + off, data, n);
+            copy_bytes(page(addr / kPageSize).bytes.get() + off, data, n);
         } else if (const Page* p = find_page(addr / kPageSize)) {
-            std::memcpy(data, p->bytes.get() + off, n);
+            copy_bytes(data, p->bytes.get() + off, n);
         } else {
             std::memset(data, 0, n);
         }
@@ -195,7 +215,7 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 
     // One channel: the data phase starts when the request has arrived and the
     // channel is free; the response is back `latency` after the data phase.
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     commit(now);   // no access can arrive before now
     const sc_time arrive = now + delay;
     const std::uint64_t bursts = (len + burst_ - 1) / burst_;
@@ -243,7 +263,7 @@ sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
     // booked_: disjoint phases [start, end), sorted, from first_ on; a few
     // dozen at most (what lies within a quantum). Phases over before now can
     // no longer meet a request (none arrives before now).
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     while (first_ < booked_.size() && booked_[first_].second <= now) ++first_;
     if (first_ > 64 && first_ * 2 > booked_.size()) {
         booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(first_));
@@ -319,7 +339,7 @@ unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {
     if (!check(gp)) return 0;
     // Debug accesses see and change the latest state: a read sees every
     // pending write, a write lands after them (it patches their bytes).
-    commit(sc_core::sc_time_stamp());
+    commit(sim_now());
     const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
     copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), write);
     overlay(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), sc_core::sc_max_time(), write);
