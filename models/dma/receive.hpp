@@ -6,6 +6,7 @@
 // NetVM, to the kernel buffer. README.md "Protocol".
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -75,7 +76,9 @@ struct Inbound {                // being received
     bool nacked = false;            // a resend was asked for: it may come after the transfer completed
     bool has_landed(std::uint64_t i) const { return i < landed.size() && landed[i]; }
     void land(std::uint64_t i) {
-        if (landed.size() <= i) landed.resize(i + 1, false);
+        // Grown geometrically: by one bit per packet, every packet paid a
+        // vector<bool> insert.
+        if (landed.size() <= i) landed.resize(std::max<std::size_t>(i + 1, 2 * landed.size()), false);
         landed[i] = true;
         ++landed_count;
     }
