@@ -278,9 +278,19 @@ void Workload::poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
     // pages in memory only (writing would make a cold page present; a page
     // never touched or swapped out cannot hold this transfer's data, and
     // verify() finds one the engine never wrote).
-    scratch_.resize(len);
-    std::memset(scratch_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, len);
-    dst.debug_write_resident(dst_addr, scratch_.data(), len);
+    // One page of the poison byte, written page by page: the same bytes as
+    // one write of `len`, without filling a buffer of `len` first (poke
+    // goes page by page anyway, and stops where a page is outside every
+    // VMA, as this loop does).
+    constexpr std::uint64_t kChunk = 4096;
+    // Its own buffer: resizing scratch_ down and up again would zero it.
+    poison_page_.resize(kChunk);
+    std::memset(poison_page_.data(), static_cast<int>((key * 0x9Du) ^ 0xA5u) & 0xff, std::min(len, kChunk));
+    for (std::uint64_t off = 0; off < len;) {
+        const std::uint64_t n = std::min(len - off, kChunk - (dst_addr + off) % kChunk);
+        if (!dst.debug_write_resident(dst_addr + off, poison_page_.data(), n)) break;
+        off += n;
+    }
 }
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {

@@ -173,6 +173,7 @@ protected:
     BufferAdvice advice_;   // madvise() of the message buffers (workload.madvise)
     bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
+    std::vector<unsigned char> poison_page_;   // one page of poison (poison())
     Counter* wrong_bytes_;   // physical-address mode only ("wrong_bytes")
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
 };
