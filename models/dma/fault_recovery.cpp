@@ -251,11 +251,11 @@ void FaultRecovery::run_watchdog() {
         const sc_time deadline = std::min(inbound_deadline(), netvm_.deadline());
         const sc_time now = sc_core::sc_time_stamp();
         if (deadline == sc_core::sc_max_time()) {
-            sc_core::wait(watchdog_ev_);
+            sc_core::wait(watchdog_ev_.get());
             continue;
         }
         if (deadline > now) {
-            sc_core::wait(deadline - now, watchdog_ev_);
+            sc_core::wait(deadline - now, watchdog_ev_.get());
             continue;
         }
         expire_inbound(now);
