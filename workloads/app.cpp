@@ -152,7 +152,7 @@ void App::registration_thread() {
     // chunk by chunk on the node's cores (Vm::pin charges them) until none
     // is left, then sleeps until the next allocation.
     for (;;) {
-        while (!registrar_ || !registrar_->background_pending()) sc_core::wait(background_ev_);
+        while (!registrar_ || !registrar_->background_pending()) sc_core::wait(background_ev_.get());
         const sc_time t = sc_core::sc_time_stamp();
         const sc_time done = registrar_->background_step(t);
         if (done > t) sc_core::wait(done - t);
@@ -188,7 +188,7 @@ void App::wait_until(const std::function<bool()>& done, sc_core::sc_event& ev) {
 }
 
 void App::run() {
-    if (!started_) sc_core::wait(start_ev_);
+    if (!started_) sc_core::wait(start_ev_.get());
     if (program) program(*this);
     qk_.sync();
 }

@@ -21,6 +21,7 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "core/context.hpp"
+#include "core/lazy_event.hpp"
 #include "core/metrics.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
@@ -374,7 +375,7 @@ private:
     void wait_handled(CompletionSignal& sig, sc_core::sc_time looked);
     std::multimap<sc_core::sc_time, CompletionSignal*> handler_queue_;    // notifications not handled yet
     std::map<CompletionSignal*, std::multiset<sc_core::sc_time>> unhandled_;
-    sc_core::sc_event handler_ev_, handled_ev_;
+    LazyEvent handler_ev_, handled_ev_;   // made when first waited for or notified
     sc_core::sc_time handler_dispatch_, handler_cpu_;
     Counter* handler_runs_ = nullptr;
     Counter* handler_wakeups_ = nullptr;
@@ -387,7 +388,7 @@ private:
     Vm* vm_ = nullptr;
     int pid_ = 0;
     bool started_ = false;
-    sc_core::sc_event start_ev_;
+    LazyEvent start_ev_;   // made when first waited for or notified
     std::uint64_t capacity_ = 0;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> allocations_;
     Pldma& dma_;
@@ -418,7 +419,7 @@ private:
     PhysicalKeys* keys_ = nullptr;
     sc_core::sc_time translate_page_;
     std::unordered_map<std::uint64_t, std::uint64_t> locked_frames_;   // locked page -> its frame
-    sc_core::sc_event background_ev_;        // pin-deferred: a buffer was allocated
+    LazyEvent background_ev_;                // made when first used; pin-deferred: a buffer was allocated
     void registration_thread();
     bool allocating_locked_ = false;          // inside alloc_locked: no buffer registration
     Completion completion_;

@@ -70,11 +70,11 @@ void App::handler_thread() {
     // the user's handler runs (rdma.handler-cpu on a core) for every
     // notification visible by then, in order of their times.
     for (;;) {
-        while (handler_queue_.empty()) sc_core::wait(handler_ev_);
+        while (handler_queue_.empty()) sc_core::wait(handler_ev_.get());
         const sc_time due = handler_queue_.begin()->first;
         sc_time t = sc_core::sc_time_stamp();
         if (due > t) {
-            sc_core::wait(due - t, handler_ev_);   // an earlier one may be raised meanwhile
+            sc_core::wait(due - t, handler_ev_.get());   // an earlier one may be raised meanwhile
             continue;
         }
         handler_wakeups_->inc();
@@ -110,7 +110,7 @@ bool App::unhandled_by(CompletionSignal& sig, sc_time t) const {
 
 void App::wait_handled(CompletionSignal& sig, sc_time looked) {
     qk_.sync();
-    while (unhandled_by(sig, looked)) sc_core::wait(handled_ev_);
+    while (unhandled_by(sig, looked)) sc_core::wait(handled_ev_.get());
 }
 
 }  // namespace vrdmasim

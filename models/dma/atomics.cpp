@@ -171,7 +171,7 @@ bool AtomicUnit::wait_outcome(std::uint64_t page, sc_time& at) {
             at = max_time(at, now);
             return true;
         }
-        sc_core::wait(deadline - now, outcome_);
+        sc_core::wait(deadline - now, outcome_.get());
     }
     watching_ = false;
     at = max_time(max_time(at, outcome_at_), sc_core::sc_time_stamp());

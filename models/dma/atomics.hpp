@@ -23,6 +23,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "core/lazy_event.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/memory_port.hpp"
@@ -104,7 +105,8 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     LazyDeque<Request> queue_;
-    sc_core::sc_event queued_, outcome_;
+    sc_core::sc_event queued_;   // the atomic thread's wake: a LazyThread needs it from the start
+    LazyEvent outcome_;          // made when first waited for or notified
     sc_core::sc_time free_;   // the unit finishes its current atomic
     // The page of the atomic being executed, watched for its fault's outcome
     // from its first access until the outcome is taken.

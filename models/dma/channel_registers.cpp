@@ -14,11 +14,24 @@ using namespace pldma_reg;
 
 ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats, unsigned node, std::size_t nodes,
                                    SendWindows& windows)
-    : params_(params), stats_(stats), node_(node), nodes_(nodes), channels_(params.channels), windows_(windows) {
-    for (Channel& ch : channels_) {
-        ch.axi_id = params.axi_id;
-        ch.sid = params.stream_of(ch.axi_id);
-    }
+    : params_(params),
+      stats_(stats),
+      node_(node),
+      nodes_(nodes),
+      owner_(sc_core::sc_get_curr_simcontext()->hierarchy_curr()),
+      channels_(params.channels),
+      windows_(windows) {}
+
+Channel& ChannelRegisters::make(std::size_t c) const {
+    sc_core::sc_simcontext* sim = sc_core::sc_get_curr_simcontext();
+    const bool push = owner_ && sim->hierarchy_curr() != owner_;
+    if (push) sim->hierarchy_push(owner_);
+    channels_[c] = std::make_unique<Channel>();
+    if (push) sim->hierarchy_pop();
+    Channel& ch = *channels_[c];
+    ch.axi_id = params_.axi_id;
+    ch.sid = params_.stream_of(ch.axi_id);
+    return ch;
 }
 
 bool ChannelRegisters::implemented(DescOp op) {
@@ -48,8 +61,10 @@ bool ChannelRegisters::acceptable(const Descriptor& d, unsigned counters, bool o
 }
 
 int ChannelRegisters::by_domain(std::uint16_t pd) const {
-    for (unsigned c = 0; c < channels_.size(); ++c)
-        if (channels_[c].enabled && channels_[c].pd == pd) return static_cast<int>(c);
+    for (unsigned c = 0; c < channels_.size(); ++c) {
+        const Channel* ch = channels_[c].get();
+        if (ch ? ch->enabled && ch->pd == pd : pd == 0) return static_cast<int>(c);   // reset: enabled, domain 0
+    }
     return -1;
 }
 
@@ -89,7 +104,7 @@ void ChannelRegisters::control_word(tlm::tlm_generic_payload& gp, std::uint64_t 
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    Channel& ch = channels_[c];
+    Channel& ch = (*this)[c];
     if (w) {
         ch.pd = static_cast<std::uint16_t>(v & 0xffff);
         ch.enabled = (v & kCtrlEnable) != 0;
@@ -104,7 +119,7 @@ void ChannelRegisters::control_word(tlm::tlm_generic_payload& gp, std::uint64_t 
 
 bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c, std::uint64_t off, bool w,
                                         std::uint64_t& v, sc_time at, sc_time delay) {
-    Channel& ch = channels_[c];
+    Channel& ch = (*this)[c];
     if (off >= kEventCounterBase && off < kEventCounterBase + 8ull * params_.event_counters) {
         // EVENT_COUNTER[i]: rw (software resets it), each increment visible from its own time.
         const auto i = static_cast<std::uint32_t>((off - kEventCounterBase) / 8);
@@ -160,7 +175,7 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
 }
 
 void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
-    Channel& ch = channels_[c];
+    Channel& ch = (*this)[c];
     // An atomic works on 8 aligned bytes: DESC_LEN 8, DESC_DST a multiple of 8.
     const bool atomic = is_atomic(ch.staged.op);
     const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);

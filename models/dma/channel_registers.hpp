@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -147,11 +148,18 @@ public:
     // The MMIO target: one register access.
     void transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
+    // A channel's state is made at its first access (a register access, a
+    // packet for it, ...): most of a large torus' channels are never used,
+    // and one costs some 600 bytes. Made, it is as it was at reset.
     std::size_t size() const { return channels_.size(); }
-    Channel& operator[](std::size_t c) { return channels_[c]; }
-    const Channel& operator[](std::size_t c) const { return channels_[c]; }
-    Channel& at(std::size_t c) { return channels_.at(c); }
-    std::vector<Channel>& all() { return channels_; }
+    Channel& operator[](std::size_t c) const { return channels_[c] ? *channels_[c] : make(c); }
+    Channel& at(std::size_t c) const {
+        (void)channels_.at(c);   // std::out_of_range past the last channel
+        return (*this)[c];
+    }
+    // Channel c if it was ever accessed, else null (a channel never accessed
+    // is at reset: no work, not parked).
+    Channel* made(std::size_t c) const { return channels_[c].get(); }
     // The enabled channel of protection domain `pd` (the receiving channel); -1: none.
     int by_domain(std::uint16_t pd) const;
     // Notified when a channel may have work: a doorbell, an outcome, a retransmit request.
@@ -176,7 +184,11 @@ private:
     PldmaStats& stats_;
     const unsigned node_;
     const std::size_t nodes_;
-    std::vector<Channel> channels_;
+    Channel& make(std::size_t c) const;
+    // The module under construction when the registers were: a channel made
+    // later is made under it (its completion signals' events' parent).
+    sc_core::sc_module* const owner_;
+    mutable std::vector<std::unique_ptr<Channel>> channels_;
     SendWindows& windows_;
     std::uint64_t next_id_ = 1;
     sc_core::sc_event doorbell_;

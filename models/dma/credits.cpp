@@ -79,7 +79,7 @@ sc_time SenderCredits::spend(unsigned dst, std::uint64_t bytes, sc_time at) {
         }
         // Not enough even with every return on its way: wait for more.
         waited = true;
-        sc_core::wait(returned_ev_);
+        sc_core::wait(returned_ev_.get());
         at = std::max(at, sc_core::sc_time_stamp());
     }
 }

@@ -27,6 +27,7 @@
 
 #include <systemc>
 
+#include "core/lazy_event.hpp"
 #include "core/context.hpp"
 #include "core/stats.hpp"
 
@@ -85,7 +86,7 @@ private:
     unsigned nodes_ = 0;
     ReturnFn send_return_;
     std::unordered_map<unsigned, Peer> peers_;
-    sc_core::sc_event returned_ev_;
+    LazyEvent returned_ev_;   // made when first waited for or notified (with credits only)
     Counter *spent_ = nullptr, *returned_ = nullptr, *waits_ = nullptr, *packets_ = nullptr;
     Scalar *wait_us_ = nullptr, *owed_now_ = nullptr;
 };

@@ -89,7 +89,9 @@ void FaultRecovery::trace_unpark(const Channel& ch, unsigned c, sc_time resume) 
 sc_time FaultRecovery::park_deadline() const {
     sc_time deadline = sc_core::sc_max_time();
     for (std::size_t c = 0; c < channels_.size(); ++c) {
-        const Channel& ch = channels_[c];
+        const Channel* made = channels_.made(c);   // a channel never accessed is not parked
+        if (!made) continue;
+        const Channel& ch = *made;
         if (ch.parked && !ch.park_done) deadline = std::min(deadline, ch.park_deadline);
     }
     return deadline;
@@ -185,7 +187,10 @@ void FaultRecovery::fault_resolved(std::uint32_t sid, std::uint64_t address, boo
 
 bool FaultRecovery::resolve_parked(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
     bool matched = false;
-    for (Channel& ch : channels_.all()) {
+    for (std::size_t c = 0; c < channels_.size(); ++c) {
+        Channel* made = channels_.made(c);   // a channel never accessed is not parked
+        if (!made) continue;
+        Channel& ch = *made;
         if (!ch.parked || ch.park_done || ch.park_page != page || ch.park_sid != sid) continue;
         ch.park_done = true;
         ch.park_resolved = resolved;
@@ -246,11 +251,11 @@ void FaultRecovery::run_watchdog() {
         const sc_time deadline = std::min(inbound_deadline(), netvm_.deadline());
         const sc_time now = sc_core::sc_time_stamp();
         if (deadline == sc_core::sc_max_time()) {
-            sc_core::wait(watchdog_ev_);
+            sc_core::wait(watchdog_ev_.get());
             continue;
         }
         if (deadline > now) {
-            sc_core::wait(deadline - now, watchdog_ev_);
+            sc_core::wait(deadline - now, watchdog_ev_.get());
             continue;
         }
         expire_inbound(now);

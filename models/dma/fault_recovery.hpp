@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
@@ -94,7 +95,7 @@ private:
     const PldmaConfig& params_;
     PldmaStats& stats_;
     PldmaTrace& trace_;
-    sc_core::sc_event watchdog_ev_;
+    LazyEvent watchdog_ev_;   // made when first waited for or notified (fault-tolerant engines only)
 };
 
 }  // namespace vrdmasim

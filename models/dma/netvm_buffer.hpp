@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "core/lazy_event.hpp"
 #include "models/dma/credits.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
@@ -48,7 +49,7 @@ public:
     void hold(std::uint32_t sid, std::uint64_t page, sc_core::sc_time deadline) { pages_[{sid, page}] = deadline; }
     bool fits(std::uint64_t len) const { return used_ + len <= params_.netvm_capacity; }
     // Notified when buffer space is freed.
-    sc_core::sc_event& space() { return space_ev_; }
+    sc_core::sc_event& space() { return space_ev_.get(); }
     // Keep a payload of transfer `key` for `va`.
     void put(const InboundKey& key, std::uint32_t sid, std::uint64_t va, const unsigned char* data, std::uint64_t len);
 
@@ -81,7 +82,7 @@ private:
     std::uint64_t used_ = 0;
     LazyDeque<Buffered> buf_;
     std::map<SidPage, sc_core::sc_time> pages_;   // pending (stream, page) -> deadline
-    sc_core::sc_event space_ev_;
+    LazyEvent space_ev_;   // made when first waited for or notified (NetVM only)
 };
 
 }  // namespace vrdmasim

@@ -76,7 +76,9 @@ int Transmit::pick(sc_time now) {
         // dma.park = engine: while any channel waits on a source fault, the
         // whole engine waits; the parked channel resumes (or fails) first.
         for (unsigned c = 0; c < n; ++c) {
-            Channel& ch = channels_[c];
+            Channel* made = channels_.made(c);   // a channel never accessed has no work
+            if (!made) continue;
+            Channel& ch = *made;
             if (!ch.parked || ch.work.empty()) continue;
             sc_time resume;
             const FaultRecovery::Unpark u = recovery_.unpark(ch, c, now, resume);
@@ -92,7 +94,9 @@ int Transmit::pick(sc_time now) {
     }
     for (unsigned i = 0; i < n; ++i) {
         const unsigned c = (rr_next_ + i) % n;
-        Channel& ch = channels_[c];
+        Channel* made = channels_.made(c);   // a channel never accessed has no work
+        if (!made) continue;
+        Channel& ch = *made;
         if (ch.work.empty()) continue;
         if (ch.parked) {
             sc_time resume;

@@ -466,12 +466,12 @@ void SmmuDriver::resume() {
             continue;
         }
         if (pending_.empty()) {
-            sc_core::next_trigger(pending_ev_);
+            sc_core::next_trigger(pending_ev_.get());
             return;
         }
         auto it = pending_.begin();
         if (it->first > now) {
-            sc_core::next_trigger(it->first - now, pending_ev_);
+            sc_core::next_trigger(it->first - now, pending_ev_.get());
             return;
         }
         Pending p = it->second;

@@ -28,6 +28,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "core/lazy_event.hpp"
 #include "core/context.hpp"
 #include "core/lazy_thread.hpp"
 #include "models/os/cpu.hpp"
@@ -206,7 +207,7 @@ private:
         bool resume = false;   // stall mode: write RESUME
     };
     std::multimap<sc_core::sc_time, Pending> pending_;
-    sc_core::sc_event pending_ev_;
+    LazyEvent pending_ev_;   // made when first waited for or notified
     Pending resuming_;           // RESUME written, outcome delivered at its done
     bool delivering_ = false;
     void deliver(const FaultOutcome& o);

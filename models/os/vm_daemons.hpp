@@ -25,6 +25,7 @@
 
 #include <systemc>
 
+#include "core/lazy_event.hpp"
 #include "core/context.hpp"
 #include "models/os/vm.hpp"
 
@@ -40,7 +41,7 @@ public:
     void stop();
     bool stopped() const { return stopped_; }
     // Notified when all its threads have exited.
-    sc_core::sc_event& idle() { return idle_; }
+    sc_core::sc_event& idle() { return idle_.get(); }
 
 private:
     void kswapd();
@@ -58,7 +59,8 @@ private:
     std::uint64_t compact_pages_;
     bool stopped_ = false;
     unsigned running_ = 3;   // threads not exited yet (kcompactd adds one when it exists)
-    sc_core::sc_event stop_ev_, wake_ev_, idle_, io_ev_;
+    sc_core::sc_event stop_ev_, wake_ev_, io_ev_;
+    LazyEvent idle_;   // made when first waited for or notified
     // Where each daemon resumes: started, asleep, waiting for the end of its
     // work (khugepaged: a collapse window; Resting: the pass's last work).
     enum class Step { Start, Sleeping, Working, Resting };
