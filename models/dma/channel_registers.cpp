@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 
 namespace vrdmasim {
@@ -23,11 +24,10 @@ ChannelRegisters::ChannelRegisters(const PldmaConfig& params, PldmaStats& stats,
       windows_(windows) {}
 
 Channel& ChannelRegisters::make(std::size_t c) const {
-    sc_core::sc_simcontext* sim = sc_core::sc_get_curr_simcontext();
-    const bool push = owner_ && sim->hierarchy_curr() != owner_;
-    if (push) sim->hierarchy_push(owner_);
-    channels_[c] = std::make_unique<Channel>();
-    if (push) sim->hierarchy_pop();
+    {
+        const UnderModule under(owner_);
+        channels_[c] = std::make_unique<Channel>();
+    }
     Channel& ch = *channels_[c];
     ch.axi_id = params_.axi_id;
     ch.sid = params_.stream_of(ch.axi_id);

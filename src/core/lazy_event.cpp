@@ -2,15 +2,18 @@
 
 namespace vrdmasim {
 
+UnderModule::UnderModule(sc_core::sc_module* owner)
+    : sim_(sc_core::sc_get_curr_simcontext()), pushed_(owner && sim_->hierarchy_curr() != owner) {
+    if (pushed_) sim_->hierarchy_push(owner);
+}
+
+UnderModule::~UnderModule() {
+    if (pushed_) sim_->hierarchy_pop();
+}
+
 sc_core::sc_event& LazyEvent::make() {
-    sc_core::sc_simcontext* sim = sc_core::sc_get_curr_simcontext();
-    if (owner_ && sim->hierarchy_curr() != owner_) {
-        sim->hierarchy_push(owner_);
-        ev_ = std::make_unique<sc_core::sc_event>();
-        sim->hierarchy_pop();
-    } else {
-        ev_ = std::make_unique<sc_core::sc_event>();
-    }
+    const UnderModule under(owner_);
+    ev_ = std::make_unique<sc_core::sc_event>();
     return *ev_;
 }
 

@@ -21,6 +21,23 @@
 
 namespace vrdmasim {
 
+// Makes the objects and events created in its scope children of `owner`:
+// a part made lazily, during the simulation, is made under the module that
+// was under construction when its holder was (never under the process that
+// happens to run then, which may end first). Nothing to do when `owner` is
+// null or already the current module.
+class UnderModule {
+public:
+    explicit UnderModule(sc_core::sc_module* owner);
+    ~UnderModule();
+    UnderModule(const UnderModule&) = delete;
+    UnderModule& operator=(const UnderModule&) = delete;
+
+private:
+    sc_core::sc_simcontext* sim_;
+    bool pushed_;
+};
+
 class LazyEvent {
 public:
     LazyEvent() : owner_(sc_core::sc_get_curr_simcontext()->hierarchy_curr()) {}
