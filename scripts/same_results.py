@@ -9,6 +9,12 @@ files left out) with both executables and compares what they write:
 stats.json exactly, summary.csv apart from the host's own figures (time and
 memory). Prints one line per config and the differing statistics; exit
 status 1 if any differ or a run fails, 0 if all agree.
+
+--absent-is-zero: a statistic the base prints at zero (a histogram with no
+sample) and the new build does not print at all counts as the same, and is
+counted in the line of its config. For a change that makes a model register
+a part's statistics only once the part is used; the summary must still agree
+exactly, and a statistic the new build prints must agree with the base.
 """
 import argparse
 import csv
@@ -48,10 +54,18 @@ def summary(path):
     return [{k: v for k, v in r.items() if k not in HOST_COLUMNS} for r in rows]
 
 
+def is_zero(v):
+    if isinstance(v, dict):
+        return v.get("count") == 0
+    return v == 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True, help="the executable before the change")
     ap.add_argument("--new", required=True, help="the executable after it")
+    ap.add_argument("--absent-is-zero", action="store_true",
+                    help="a statistic at zero before and not printed after counts as the same")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs()
@@ -77,6 +91,13 @@ def main():
                 sb = json.load(f)
             with open(os.path.join(outs[1], "stats.json")) as f:
                 sn = json.load(f)
+            dropped = 0
+            if args.absent_is_zero:
+                ub, un = sb.get("units", {}), sn.get("units", {})
+                for k in [k for k in sb if k != "units" and k not in sn and is_zero(sb[k])]:
+                    del sb[k]
+                    ub.pop(k, None)
+                    dropped += 1
             diffs = sorted(k for k in set(sb) | set(sn) if sb.get(k) != sn.get(k))
             same_summary = summary(os.path.join(outs[0], "summary.csv")) == summary(os.path.join(outs[1], "summary.csv"))
             if diffs or not same_summary:
@@ -85,7 +106,8 @@ def main():
                 for k in diffs[:20]:
                     print("        %s: %s -> %s" % (k, sb.get(k), sn.get(k)))
             else:
-                print("same    %s (%.1f s before, %.1f s after)" % (name, tb, tn))
+                print("same    %s (%.1f s before, %.1f s after%s)" %
+                      (name, tb, tn, ", %d zero statistics no longer printed" % dropped if dropped else ""))
             sys.stdout.flush()
     print("%d of %d configs differ" % (differing, len(configs)))
     return 1 if differing else 0

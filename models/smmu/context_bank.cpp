@@ -52,9 +52,35 @@ void ContextBank::note_asid(std::uint16_t a) {
     if (std::find(asids.begin(), asids.end(), a) == asids.end()) asids.push_back(a);
 }
 
-ContextBanks::ContextBanks(StatRegistry& s, const std::string& smmu_name) {
-    for (unsigned i = 0; i < r::kContextBanks; ++i)
-        banks_.push_back(std::make_unique<ContextBank>(i, s, smmu_name + ".cb" + std::to_string(i)));
+ContextBanks::ContextBanks(StatRegistry& s, const std::string& smmu_name)
+    : stats_(s),
+      prefix_(smmu_name + ".cb"),
+      owner_(sc_core::sc_get_curr_simcontext()->hierarchy_curr()),
+      banks_(r::kContextBanks) {
+    // Sums by suffix over the banks (smmu_faults, ...) must read 0, not a
+    // missing statistic, on a run where no bank was made.
+    static const char* const kCounters[] = {
+        "translated",        "bypassed",          "faults_translation",   "faults_access_flag",
+        "faults_permission", "faults_external",   "faults_read",          "faults_write",
+        "faults_multi",      "stalled_transactions", "held_behind_stall", "resumes_retry",
+        "resumes_terminate", "resumes_ignored",   "invalidations",        "entries_invalidated"};
+    for (const char* c : kCounters) s.declare_counter(std::string("smmu.cbN.") + c);
+    s.declare_histogram("smmu.cbN.stall_time");
+}
+
+ContextBank& ContextBanks::make(unsigned n) {
+    const UnderModule under(owner_);
+    banks_.at(n) = std::make_unique<ContextBank>(n, stats_, prefix_ + std::to_string(n));
+    return *banks_[n];
+}
+
+const ContextBank& ContextBanks::reset() {
+    // Never written, its statistics never read: a registry of its own.
+    static const auto* bank = [] {
+        static auto* sink = new StatRegistry;
+        return new ContextBank(0, *sink, "reset");
+    }();
+    return *bank;
 }
 
 }  // namespace vrdmasim

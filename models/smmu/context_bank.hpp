@@ -58,16 +58,35 @@ struct ContextBank {
     void note_asid(std::uint16_t asid);
 };
 
-// The 16 banks. Each holds references to statistics and an event, so the
-// banks never move; indexing is one load more than a plain array.
+// The 16 banks, each made at its first use: when software writes one of
+// its registers (its page, or its CBAR, CBFRSYNRA, CBA2R in GR1), or a
+// transaction or an invalidation reaches it. Its statistics are registered
+// then: most nodes program one bank of 16, and the other 15 banks'
+// statistics were a seventh of an idle node's host memory. A bank never
+// made reads as at reset and holds nothing (no TLB entry is tagged with
+// it), so TLBIALLNSNH has nothing to do there. Each bank holds references
+// to statistics and an event, so banks never move; indexing is one load
+// and a test more than a plain array.
 class ContextBanks {
 public:
     ContextBanks(StatRegistry& s, const std::string& smmu_name);
-    ContextBank& operator[](unsigned n) { return *banks_[n]; }
-    const ContextBank& operator[](unsigned n) const { return *banks_[n]; }
+    // The bank, made if it was not.
+    ContextBank& operator[](unsigned n) { return banks_[n] ? *banks_[n] : make(n); }
+    // For reads that change nothing (register reads, the interrupt line,
+    // debug accesses): the bank, or one at reset if it was never made.
+    const ContextBank& peek(unsigned n) const { return banks_[n] ? *banks_[n] : reset(); }
+    // The bank if it was made, else null.
+    ContextBank* made(unsigned n) { return banks_[n].get(); }
     unsigned size() const { return static_cast<unsigned>(banks_.size()); }
 
 private:
+    ContextBank& make(unsigned n);
+    static const ContextBank& reset();
+    StatRegistry& stats_;
+    std::string prefix_;   // "<smmu>.cb"
+    // The module under construction when the banks were (the SMMU): a bank
+    // made later is made under it (its RESUME event's parent).
+    sc_core::sc_module* const owner_;
     std::vector<std::unique_ptr<ContextBank>> banks_;
 };
 

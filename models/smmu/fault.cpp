@@ -208,7 +208,7 @@ void FaultUnit::trace_global(std::uint32_t sid, std::uint64_t va, sc_time at) {
 
 void FaultUnit::update_irq(sc_time at) {
     bool any = g_.sgfsr != 0 && (streams_.scr0() & r::sCR0_GFIE);
-    for (unsigned n = 0; n < cbs_.size() && !any; ++n) any = cbs_[n].irq_asserted();
+    for (unsigned n = 0; n < cbs_.size() && !any; ++n) any = cbs_.peek(n).irq_asserted();
     if (any)
         irq_.raise_at(at);
     else if (irq_.high())

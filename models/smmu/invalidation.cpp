@@ -49,7 +49,9 @@ unsigned Invalidator::invalidate(unsigned cbi, Tlbi kind, std::uint64_t value) {
 
 void Invalidator::invalidate_all_banks() {
     global_tlbi_.inc();
-    for (unsigned n = 0; n < cbs_.size(); ++n) invalidate(n, Tlbi::All, 0);
+    // A bank never made holds nothing (and has no statistics to count in).
+    for (unsigned n = 0; n < cbs_.size(); ++n)
+        if (cbs_.made(n)) invalidate(n, Tlbi::All, 0);
     tcu_.walk_cache().invalidate_all();
 }
 

@@ -150,7 +150,7 @@ void RegisterFile::write(std::uint64_t off, unsigned len, std::uint64_t v, sc_ti
 // 64-bit registers (offset 8-aligned, is64).
 std::uint64_t RegisterFile::read64(std::uint64_t off) const {
     if (off == r::sGFAR) return faults_.global().sgfar;
-    const ContextBank& c = cbs_[cb_index(off)];
+    const ContextBank& c = cbs_.peek(cb_index(off));
     switch (off % r::kPage) {
     case r::TTBR0: return c.ttbr0;
     case kCbTtbr1: return c.ttbr1;
@@ -268,9 +268,9 @@ bool RegisterFile::write_gr0(std::uint64_t off, std::uint32_t v, sc_time at, sc_
 // ---------------------------------------------------------------- GR1
 
 std::uint32_t RegisterFile::read_gr1(std::uint64_t off, bool& known) const {
-    if (const int i = array_index(off, r::CBAR(0), r::kContextBanks); i >= 0) return cbs_[i].cbar;
-    if (const int i = array_index(off, r::CBFRSYNRA(0), r::kContextBanks); i >= 0) return cbs_[i].cbfrsynra;
-    if (const int i = array_index(off, r::CBA2R(0), r::kContextBanks); i >= 0) return cbs_[i].cba2r;
+    if (const int i = array_index(off, r::CBAR(0), r::kContextBanks); i >= 0) return cbs_.peek(i).cbar;
+    if (const int i = array_index(off, r::CBFRSYNRA(0), r::kContextBanks); i >= 0) return cbs_.peek(i).cbfrsynra;
+    if (const int i = array_index(off, r::CBA2R(0), r::kContextBanks); i >= 0) return cbs_.peek(i).cba2r;
     known = false;
     return 0;
 }
@@ -294,7 +294,7 @@ bool RegisterFile::write_gr1(std::uint64_t off, std::uint32_t v) {
 // ---------------------------------------------------------------- context bank pages
 
 std::uint32_t RegisterFile::read_cb(std::uint64_t off, bool& known) const {
-    const ContextBank& c = cbs_[cb_index(off)];
+    const ContextBank& c = cbs_.peek(cb_index(off));
     switch (off % r::kPage) {
     case r::SCTLR: return c.sctlr;
     case kCbActlr: return c.actlr;

@@ -294,10 +294,10 @@ unsigned Tbu::debug(tlm::tlm_generic_payload& gp) {
     if (!sx) return 0;
     const Route rt = s_.streams.match(sx->sid & 0x7fff);
     if (rt.kind == RouteKind::Bypass || rt.kind == RouteKind::UnmatchedBypass ||
-        (rt.kind == RouteKind::Translate && !s_.cbs[rt.cb].translates()))
+        (rt.kind == RouteKind::Translate && !s_.cbs.peek(rt.cb).translates()))
         return s_.out->transport_dbg(gp);
     if (rt.kind != RouteKind::Translate) return 0;
-    const ContextBank& c = s_.cbs[rt.cb];
+    const ContextBank& c = s_.cbs.peek(rt.cb);
     const std::uint64_t va = gp.get_address();
     unsigned char* const data = gp.get_data_ptr();
     const unsigned len = gp.get_data_length();

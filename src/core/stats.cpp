@@ -471,8 +471,26 @@ std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
     return count_by_suffix(histograms_, suffix);
 }
 
+void StatRegistry::declare_counter(const std::string& path) {
+    if (std::find(declared_counters_.begin(), declared_counters_.end(), path) == declared_counters_.end())
+        declared_counters_.push_back(path);
+}
+
+void StatRegistry::declare_histogram(const std::string& path) {
+    if (std::find(declared_histograms_.begin(), declared_histograms_.end(), path) == declared_histograms_.end())
+        declared_histograms_.push_back(path);
+}
+
+bool StatRegistry::declares(const std::vector<std::string>& paths, const std::string& suffix) {
+    const std::string tail = "." + suffix;
+    for (const std::string& p : paths)
+        if (p == suffix || (p.size() > tail.size() && p.compare(p.size() - tail.size(), tail.size(), tail) == 0))
+            return true;
+    return false;
+}
+
 std::uint64_t StatRegistry::require_sum_counters(const std::string& suffix) const {
-    if (count_counters(suffix) == 0) throw missing("counter", suffix);
+    if (count_counters(suffix) == 0 && !declares(declared_counters_, suffix)) throw missing("counter", suffix);
     return sum_counters(suffix);
 }
 
@@ -482,7 +500,7 @@ double StatRegistry::require_sum_scalars(const std::string& suffix) const {
 }
 
 Histogram StatRegistry::require_merge_histograms(const std::string& suffix) const {
-    if (count_histograms(suffix) == 0) throw missing("histogram", suffix);
+    if (count_histograms(suffix) == 0 && !declares(declared_histograms_, suffix)) throw missing("histogram", suffix);
     return merge_histograms(suffix);
 }
 

@@ -215,6 +215,15 @@ public:
     Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help);
     Histogram& histogram(const std::string& name, const std::string& unit, const std::string& help);
 
+    // Statistics a model registers only once a part is first used (an SMMU
+    // context bank no software programs has none): their names, given
+    // without the part's own prefix ("smmu.cbN.translated"), so that the
+    // require_* sums below read an honest 0 while none has been made, and
+    // still refuse a suffix nothing declares. Declaring a name again does
+    // nothing.
+    void declare_counter(const std::string& path);
+    void declare_histogram(const std::string& path);
+
     const Counter* find_counter(const std::string& name) const;
     const Scalar* find_scalar(const std::string& name) const;
     const Histogram* find_histogram(const std::string& name) const;
@@ -263,6 +272,10 @@ private:
     const void* stat_of(std::uint32_t ref) const;
     // Adds the statistic just registered (kind, index in its deque).
     void index(std::uint32_t h, int kind, std::size_t i);
+    // Whether a declared path (declare_*) of that kind ends with
+    // "." + suffix or is the suffix.
+    static bool declares(const std::vector<std::string>& paths, const std::string& suffix);
+    std::vector<std::string> declared_counters_, declared_histograms_;
     std::deque<Counter> counters_;
     std::deque<Scalar> scalars_;
     std::deque<Histogram> histograms_;

@@ -505,6 +505,28 @@ TEST_CASE("merging histograms gives the distribution of all their samples", "[st
     CHECK(r.max() == 3.0);
 }
 
+TEST_CASE("statistics declared for parts made later sum to 0 until made, then to their values", "[stats]") {
+    StatRegistry reg;
+    reg.declare_counter("smmu.cbN.translated");
+    reg.declare_counter("smmu.cbN.translated");   // again: nothing more
+    reg.declare_histogram("smmu.cbN.stall_time");
+    CHECK(reg.require_sum_counters("translated") == 0);
+    CHECK(reg.require_sum_counters("cbN.translated") == 0);
+    CHECK(reg.require_merge_histograms("stall_time").count() == 0);
+    // Only whole components of a declared name, and only of its kind.
+    CHECK_THROWS_AS(reg.require_sum_counters("lated"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_sum_counters("stall_time"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_merge_histograms("translated"), std::logic_error);
+    CHECK_THROWS_AS(reg.require_sum_scalars("translated"), std::logic_error);
+    // A declared name is not a statistic: nothing to find or to print.
+    CHECK(reg.find_counter("smmu.cbN.translated") == nullptr);
+    std::ostringstream text;
+    reg.write_text(text);
+    CHECK(text.str().find("cbN") == std::string::npos);
+    reg.counter("node0.smmu.cb2.translated", "", "t").inc(5);
+    CHECK(reg.require_sum_counters("translated") == 5);
+}
+
 TEST_CASE("require_* sums refuse a suffix that matches no statistic instead of reading 0", "[stats]") {
     StatRegistry reg;
     reg.counter("node0.dma.parks", "", "parks").inc(3);

@@ -47,8 +47,11 @@ double throughput_gbps(const TransferLog& l) {
     return span > 0 ? static_cast<double>(l.bytes_delivered.value()) * 8.0 / span / 1e9 : 0.0;
 }
 
+// Faults in context bank `cb` of `node`: 0 for a bank no process used (a
+// bank's statistics are made at its first use).
 std::uint64_t faults(const SystemSim& s, unsigned node, unsigned cb) {
     const std::string p = "node" + std::to_string(node) + ".smmu.cb" + std::to_string(cb) + ".";
+    if (!s.stats.find_counter(p + "translated")) return 0;
     return s.counter(p + "faults_read") + s.counter(p + "faults_write");
 }
 

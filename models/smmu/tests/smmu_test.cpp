@@ -739,6 +739,45 @@ TEST_CASE("CFRE=0: a terminated fault answers OKAY and reads as zero and drops w
     CHECK(b.smmu_counter("cb0.faults_translation") == 2);
 }
 
+TEST_CASE("a context bank is made, with its statistics, when it is first used", "[smmu]") {
+    Bench b;
+    // Nothing made at construction; the sums over banks read 0, not a
+    // missing statistic.
+    CHECK(b.stats.find_counter("smmu.cb0.translated") == nullptr);
+    CHECK(b.stats.require_sum_counters("faults_translation") == 0);
+    CHECK(b.stats.require_merge_histograms("stall_time").count() == 0);
+    CHECK_THROWS_AS(b.stats.require_sum_counters("no_such_statistic"), std::logic_error);
+    auto pt = b.tables();
+    pt.map_page(kVa, kPa);
+    bool after_reads = true, after_tlbi = true, cb0_made = false;
+    b.cpu->program = [&](Cpu& c) {
+        // Reads of a bank never used give its reset values and make nothing.
+        CHECK(c.r32(reg::cb(3) + reg::SCTLR) == 0);
+        CHECK(c.r32(reg::cb(3) + reg::FSR) == 0);
+        CHECK(c.r64(reg::cb(3) + reg::TTBR0) == 0);
+        CHECK(c.r32(reg::CBAR(3)) == 0);
+        after_reads = b.stats.find_counter("smmu.cb3.translated") != nullptr;
+        c.context(0, pt.root(), 1, 16, kTerm);
+        c.stream(0, kSid, 0, 0);
+        c.enable();
+        cb0_made = b.stats.find_counter("smmu.cb0.translated") != nullptr;
+        c.w32(reg::TLBIALLNSNH, 0);   // every bank made so far, no other
+        after_tlbi = b.stats.find_counter("smmu.cb1.invalidations") != nullptr;
+        c.w32(reg::cb(5) + reg::MAIR0, 0x44);   // any register write makes a bank
+        CHECK(b.master().read(kSid, kVa).status == tlm::TLM_OK_RESPONSE);
+    };
+    b.run();
+    CHECK_FALSE(after_reads);
+    CHECK(cb0_made);
+    CHECK_FALSE(after_tlbi);
+    CHECK(b.smmu_counter("global_invalidations") == 1);
+    CHECK(b.smmu_counter("cb0.invalidations") == 1);
+    CHECK(b.smmu_counter("cb0.translated") == 1);
+    CHECK(b.smmu_counter("cb5.translated") == 0);   // made by its MAIR0 write
+    CHECK(b.stats.find_counter("smmu.cb3.translated") == nullptr);
+    CHECK(b.stats.require_sum_counters("translated") == 1);
+}
+
 TEST_CASE("the shared interrupt follows FSR and CFIE of every bank", "[smmu]") {
     Bench b;
     auto pt = b.tables();
