@@ -228,23 +228,40 @@ bool StatName::equals(std::string_view full) const { return full.size() == size(
 
 int StatName::compare(const StatName& a, const StatName& b) {
     if (a.prefix_ == b.prefix_) return a.leaf_->compare(*b.leaf_);
-    // Different prefixes: the names' strings, assembled on the stack (as
-    // std::string's operator< compares: bytes as unsigned char).
-    char ba[192], bb[192];
-    const std::size_t na = a.size(), nb = b.size();
-    if (na > sizeof ba || nb > sizeof bb) return a.str().compare(b.str());
-    auto put = [](const StatName& n, char* out) {
-        std::size_t k = 0;
-        if (n.prefix_) {
-            std::memcpy(out, n.prefix_->data(), n.prefix_->size());
-            k = n.prefix_->size();
-            out[k++] = '.';
+    // Different prefixes: the names' strings compared as std::string
+    // compares them (bytes as unsigned char), without assembling them: each
+    // name is up to three pieces (prefix, ".", leaf), compared a common run
+    // at a time with memcmp. Sorting the outputs of a big torus makes
+    // millions of these.
+    struct Pieces {
+        std::string_view p[3];
+        int n = 0;
+        explicit Pieces(const StatName& x) {
+            if (x.prefix_) {
+                p[n++] = *x.prefix_;
+                p[n++] = std::string_view(".", 1);
+            }
+            p[n++] = *x.leaf_;
         }
-        std::memcpy(out + k, n.leaf_->data(), n.leaf_->size());
     };
-    put(a, ba);
-    put(b, bb);
-    return std::string_view(ba, na).compare(std::string_view(bb, nb));
+    const Pieces pa(a), pb(b);
+    int ia = 0, ib = 0;
+    std::size_t oa = 0, ob = 0;   // offsets into the current pieces
+    while (ia < pa.n && ib < pb.n) {
+        const std::string_view& sa = pa.p[ia];
+        const std::string_view& sb = pb.p[ib];
+        const std::size_t k = std::min(sa.size() - oa, sb.size() - ob);
+        if (k) {
+            if (const int c = std::memcmp(sa.data() + oa, sb.data() + ob, k)) return c;
+        }
+        oa += k;
+        ob += k;
+        if (oa == sa.size()) ++ia, oa = 0;
+        if (ob == sb.size()) ++ib, ob = 0;
+    }
+    // Every byte of the shorter equal: the shorter sorts first.
+    const bool a_left = ia < pa.n, b_left = ib < pb.n;
+    return a_left == b_left ? 0 : (a_left ? 1 : -1);
 }
 
 std::ostream& operator<<(std::ostream& os, const StatName& n) {
