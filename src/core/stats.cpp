@@ -521,10 +521,45 @@ Histogram StatRegistry::require_merge_histograms(const std::string& suffix) cons
     return merge_histograms(suffix);
 }
 
-std::vector<std::uint32_t> StatRegistry::sorted_refs() const {
+namespace {
+// `s` escaped as inside a JSON string (as json_string escapes it), written
+// straight to `os`: most names need no escape and go out in one write.
+void put_json_escaped(std::ostream& os, std::string_view s) {
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c != '"' && c != '\\' && c >= 0x20) continue;
+        os.write(s.data() + from, static_cast<std::streamsize>(i - from));
+        if (c == '"' || c == '\\') {
+            os << '\\' << s[i];
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+            os << buf;
+        }
+        from = i + 1;
+    }
+    os.write(s.data() + from, static_cast<std::streamsize>(s.size() - from));
+}
+
+// A statistic's name as a JSON string, without assembling it.
+void put_json_name(std::ostream& os, const StatName& n) {
+    os << '"';
+    if (n.prefix().data()) {   // a name with a dot (an empty prefix is ".leaf")
+        put_json_escaped(os, n.prefix());
+        os << '.';
+    }
+    put_json_escaped(os, n.leaf());
+    os << '"';
+}
+}  // namespace
+
+const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     // References (4 bytes each), not copies of the entries: on a big torus
     // this list sets the peak memory of writing the outputs.
-    std::vector<std::uint32_t> v;
+    if (sorted_.size() == counters_.size() + scalars_.size() + histograms_.size()) return sorted_;
+    std::vector<std::uint32_t>& v = sorted_;
+    v.clear();
     v.reserve(counters_.size() + scalars_.size() + histograms_.size());
     for (std::size_t i = 0; i < counters_.size(); ++i) v.push_back((kCounter << kIndexBits) | std::uint32_t(i + 1));
     for (std::size_t i = 0; i < scalars_.size(); ++i) v.push_back((kScalar << kIndexBits) | std::uint32_t(i + 1));
@@ -542,11 +577,13 @@ StatRegistry::Entry StatRegistry::entry(std::uint32_t ref) const {
 }
 
 void StatRegistry::write_json(std::ostream& os) const {
-    const auto refs = sorted_refs();
+    const auto& refs = sorted_refs();
     os << "{\n";
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
-        os << "  " << json_string(e.name->str()) << ": ";
+        os << "  ";
+        put_json_name(os, *e.name);
+        os << ": ";
         switch (e.kind) {
         case kCounter:
             os << json_number(static_cast<const Counter*>(e.stat)->value());
@@ -572,14 +609,16 @@ void StatRegistry::write_json(std::ostream& os) const {
     bool first = true;
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
-        os << (first ? "\n" : ",\n") << "    " << json_string(e.name->str()) << ": " << json_string(*e.unit);
+        os << (first ? "\n" : ",\n") << "    ";
+        put_json_name(os, *e.name);
+        os << ": " << json_string(*e.unit);
         first = false;
     }
     os << (first ? "}\n" : "\n  }\n") << "}\n";
 }
 
 void StatRegistry::write_text(std::ostream& os) const {
-    const auto refs = sorted_refs();
+    const auto& refs = sorted_refs();
     // Each value is formatted twice, to measure the columns and to write
     // them, rather than kept: on a big torus the kept strings set the run's
     // peak memory.

@@ -288,7 +288,10 @@ private:
     std::vector<std::uint64_t> names_;
     std::size_t named_ = 0;
     // Every statistic's reference, sorted by name (the outputs' order).
-    std::vector<std::uint32_t> sorted_refs() const;
+    // Sorted once for both outputs (a big torus has millions of names to
+    // sort) and again only if statistics were registered since.
+    const std::vector<std::uint32_t>& sorted_refs() const;
+    mutable std::vector<std::uint32_t> sorted_;
     struct Entry {
         const StatName* name;
         int kind;

@@ -3,6 +3,7 @@
 
 #include "json_check.hpp"
 
+#include "core/json.hpp"
 #include "core/stats.hpp"
 
 #include <algorithm>
@@ -553,4 +554,31 @@ TEST_CASE("require_* sums refuse a suffix that matches no statistic instead of r
     } catch (const std::logic_error& e) {
         CHECK(std::string(e.what()).find("dma.nacks_sent") != std::string::npos);
     }
+}
+
+TEST_CASE("stats.json writes every name escaped as json_string would, odd names included", "[stats]") {
+    StatRegistry r;
+    const std::vector<std::string> names = {"plain",       "node0.dma.sent", ".leading",  "trailing.",
+                                            "a..b",        "q\"uote.x",      "back\\slash.y", "ctl\x01.z",
+                                            "pre.fix\ttab"};
+    for (const std::string& n : names) r.counter(n, "B", "h").inc(3);
+    const std::string js = json_of(r);
+    for (const std::string& n : names) {
+        INFO(n);
+        CHECK(js.find("  " + vrdmasim::json_string(n) + ": 3,\n") != std::string::npos);
+        CHECK(js.find("    " + vrdmasim::json_string(n) + ": \"B\"") != std::string::npos);
+    }
+    // Written twice (once per output): the same order each time.
+    std::ostringstream a, b;
+    r.write_text(a);
+    r.write_text(b);
+    CHECK(a.str() == b.str());
+    r.counter("aaa.first", "", "h");   // registered after: sorted in
+    std::ostringstream c;
+    r.write_text(c);
+    // After ".leading" ('.' sorts before 'a'), before "back\\slash.y".
+    const std::size_t at = c.str().find("aaa.first");
+    REQUIRE(at != std::string::npos);
+    CHECK(c.str().find(".leading") < at);
+    CHECK(at < c.str().find("back\\slash.y"));
 }
