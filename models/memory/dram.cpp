@@ -98,6 +98,19 @@ void copy_bytes(unsigned char* to, const unsigned char* from, std::uint64_t n) {
     std::memcpy(to, from, n);
 }
 
+// Whether the n bytes at p are all zero (a word at a time).
+bool all_zero(const unsigned char* p, std::uint64_t n) {
+    std::uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        if (w) return false;
+    }
+    for (; i < n; ++i)
+        if (p[i]) return false;
+    return true;
+}
+
 }  // namespace
 
 void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write) {
@@ -105,7 +118,10 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
         const std::uint64_t off = addr % kPageSize;
         const std::uint64_t n = std::min(len, kPageSize - off);
         if (write) {
-            copy_bytes(page(addr / kPageSize).bytes.get() + off, data, n);
+            if (Page* p = find_page(addr / kPageSize))
+                copy_bytes(p->bytes.get() + off, data, n);
+            else if (!all_zero(data, n))   // zeros into an untouched page: it reads as zeros already
+                copy_bytes(page(addr / kPageSize).bytes.get() + off, data, n);
         } else if (const Page* p = find_page(addr / kPageSize)) {
             copy_bytes(data, p->bytes.get() + off, n);
         } else {

@@ -243,6 +243,45 @@ TEST_CASE("dram: unwritten memory reads as zeros, and reads allocate nothing", "
     CHECK(dram.touched_pages() == 1);
 }
 
+TEST_CASE("dram: debug writes of zeros into untouched memory allocate nothing, over written bytes they overwrite",
+          "[dram]") {
+    // The software's writes at boot (a kernel clearing its first page-table
+    // page) are debug transactions: zeros into an untouched page leave it
+    // untouched, as it reads zeros already.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::size_t pages_after_zeros = 99, pages_after_mixed = 99, pages_after_clear = 99;
+    std::vector<unsigned char> back(2 * kPage, 0xAA), cleared(16, 0xAA);
+    unsigned written = 0;
+    Initiator cpu("cpu", [&](Initiator& i) {
+        std::vector<unsigned char> zeros(3 * kPage + 5, 0);   // three untouched pages and a bit
+        written += i.dbg(tlm::TLM_WRITE_COMMAND, 3 * kGiB + 100, zeros.data(), static_cast<unsigned>(zeros.size()));
+        pages_after_zeros = dram.touched_pages();
+        // Zeros on the first page, one nonzero byte on the second: only the
+        // second is allocated.
+        std::vector<unsigned char> mixed(2 * kPage, 0);
+        mixed[kPage + 7] = 0x42;
+        written += i.dbg(tlm::TLM_WRITE_COMMAND, 4 * kGiB, mixed.data(), static_cast<unsigned>(mixed.size()));
+        pages_after_mixed = dram.touched_pages();
+        i.dbg(tlm::TLM_READ_COMMAND, 4 * kGiB, back.data(), static_cast<unsigned>(back.size()));
+        // Zeros over bytes already written are a write like any other.
+        std::vector<unsigned char> ones(16, 0x11), sixteen_zeros(16, 0);
+        i.dbg(tlm::TLM_WRITE_COMMAND, 5 * kGiB, ones.data(), 16);
+        i.dbg(tlm::TLM_WRITE_COMMAND, 5 * kGiB, sixteen_zeros.data(), 16);
+        pages_after_clear = dram.touched_pages();
+        i.dbg(tlm::TLM_READ_COMMAND, 5 * kGiB, cleared.data(), 16);
+    });
+    cpu.socket.bind(dram.socket);
+    sc_start();
+
+    CHECK(written == 3 * kPage + 5 + 2 * kPage);   // every byte written, allocated or not
+    CHECK(pages_after_zeros == 0);
+    CHECK(pages_after_mixed == 1);
+    for (std::size_t k = 0; k < back.size(); ++k) CHECK(back[k] == (k == kPage + 7 ? 0x42 : 0));
+    CHECK(pages_after_clear == 2);
+    CHECK(std::all_of(cleared.begin(), cleared.end(), [](unsigned char b) { return b == 0; }));
+}
+
 TEST_CASE("dram: a 16 GiB DRAM holds only the pages touched", "[dram]") {
     Env env(Settings{{"dram.size", "16GiB"}});
     Dram dram("dram", env.ctx, "node0");
