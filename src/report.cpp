@@ -198,7 +198,7 @@ std::vector<KeyHistogram> key_histograms(const StatRegistry& stats, std::size_t 
 
 std::string render_histogram_svg(const KeyHistogram& k) {
     const Histogram& h = k.merged;
-    const std::string unit = display_unit(h.info.unit);
+    const std::string unit = display_unit(h.info.unit());
     constexpr double W = 560, H = 270, L = 62, R = 18, T = 28, B = 48;
     const double pw = W - L - R, ph = H - T - B;
     const double mn = h.min(), mx = h.max();
@@ -650,10 +650,10 @@ void write_plots(std::ostream& os, const ReportInputs& in) {
           "Every histogram is in stats.txt.</p>\n<div class=\"plots\">\n";
     for (const auto& k : keys) {
         const Histogram& h = k.merged;
-        const std::string unit = display_unit(h.info.unit);
+        const std::string unit = display_unit(h.info.unit());
         const std::string u = unit.empty() ? "" : " " + html_escape(unit);
         os << "<figure class=\"dist\"><h3>" << html_escape(k.title) << "</h3>\n" << render_histogram_svg(k)
-           << "\n<figcaption>" << with_code(h.info.help) << ". " << h.count() << " sample" << (h.count() == 1 ? "" : "s")
+           << "\n<figcaption>" << with_code(h.info.help()) << ". " << h.count() << " sample" << (h.count() == 1 ? "" : "s")
            << "; mean " << num(h.mean()) << u << ", min " << num(h.min()) << u << ", p50 " << num(h.quantile(0.5)) << u
            << ", p99 " << num(h.quantile(0.99)) << u << ", max " << num(h.max()) << u << ".</figcaption></figure>\n";
     }

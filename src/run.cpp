@@ -435,6 +435,9 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     else if (log.errors.value() > 0)
         transfer_error_text = std::to_string(log.errors.value()) + " of " + std::to_string(log.transfers.value()) +
                               " transfer(s) failed" + transfer_error_causes(cfg, stats);
+    // The sums are done: their index goes before the outputs sort every
+    // name (the run's peak memory on a big torus); a later sum builds it again.
+    stats.release_sum_indexes();
     try {
         std::ofstream ini(tmp / "config.ini");
         ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";

@@ -182,7 +182,7 @@ TEST_CASE("key distributions: histograms with samples, latencies first, nodes me
     CHECK(keys[0].merged.count() == 6);
     CHECK(keys[0].title == "dma.transfer_latency (node0 + node1)");
     CHECK(keys[0].family == "dma.transfer_latency");
-    CHECK(keys[0].merged.info.unit == "us");
+    CHECK(keys[0].merged.info.unit() == "us");
     CHECK(keys[1].title == "node0.dram.queue_delay");   // then by samples: 50
     CHECK(keys[2].title == "workload.wait");            // 20
     // The service time of faults before other latencies, whatever their samples.
@@ -204,7 +204,7 @@ TEST_CASE("a distribution is an SVG bar chart with axis labels, units and percen
     KeyHistogram k;
     k.title = "node0.dma.transfer_latency";
     k.statistic = "transfer_latency";
-    k.merged.info.unit = "us";
+    k.merged.info.set_unit("us");
     for (int i = 1; i <= 200; ++i) k.merged.add(1 + (i % 20) * 0.1);
     std::string svg = render_histogram_svg(k);
     CHECK(contains(svg, "<svg"));
@@ -221,7 +221,7 @@ TEST_CASE("a distribution is an SVG bar chart with axis labels, units and percen
     // One value: one visible bar.
     KeyHistogram one;
     one.statistic = "service_time";
-    one.merged.info.unit = "us";
+    one.merged.info.set_unit("us");
     one.merged.add(7.5);
     svg = render_histogram_svg(one);
     CHECK(count_of(svg, "<rect class=\"bar\"") == 1);
@@ -231,7 +231,7 @@ TEST_CASE("a distribution is an SVG bar chart with axis labels, units and percen
     // Four decades: a log axis.
     KeyHistogram wide;
     wide.statistic = "queue_delay";
-    wide.merged.info.unit = "ns";
+    wide.merged.info.set_unit("ns");
     for (double v : {0.5, 3.0, 40.0, 900.0, 5000.0}) wide.merged.add(v);
     svg = render_histogram_svg(wide);
     CHECK(contains(svg, "queue_delay (ns), log scale"));

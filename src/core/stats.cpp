@@ -169,7 +169,7 @@ std::vector<Histogram::Bucket> Histogram::buckets() const {
 
 namespace {
 
-// The pool of SharedText: never freed (statistics may be read until exit,
+// The pool of interned texts (the pieces of statistics' names): never freed (statistics may be read until exit,
 // and a pool destroyed before a static registry would leave it dangling).
 const std::string& intern(const std::string& s) {
     static std::mutex lock;   // sweeps may build registries in several threads
@@ -180,9 +180,33 @@ const std::string& intern(const std::string& s) {
 
 }  // namespace
 
-SharedText::SharedText() : s_(&intern(std::string())) {}
-SharedText::SharedText(const std::string& s) : s_(&intern(s)) {}
-SharedText::SharedText(const char* s) : s_(&intern(s)) {}
+namespace {
+
+// The pool of (unit, help) pairs, as intern() keeps texts: never freed.
+const StatInfo::Texts& intern_texts(const std::string& unit, const std::string& help) {
+    struct Hash {
+        std::size_t operator()(const StatInfo::Texts& t) const {
+            return std::hash<std::string>()(t.unit) * 31 + std::hash<std::string>()(t.help);
+        }
+    };
+    struct Equal {
+        bool operator()(const StatInfo::Texts& a, const StatInfo::Texts& b) const {
+            return a.unit == b.unit && a.help == b.help;
+        }
+    };
+    static std::mutex lock;
+    static auto* pool = new std::unordered_set<StatInfo::Texts, Hash, Equal>;
+    const std::lock_guard<std::mutex> g(lock);
+    return *pool->insert(StatInfo::Texts{unit, help}).first;
+}
+
+}  // namespace
+
+StatInfo::StatInfo() : texts_(&intern_texts(std::string(), std::string())) {}
+StatInfo::StatInfo(const StatName& n, const std::string& unit, const std::string& help)
+    : name(n), texts_(&intern_texts(unit, help)) {}
+void StatInfo::set_unit(const std::string& unit) { texts_ = &intern_texts(unit, texts_->help); }
+void StatInfo::set_help(const std::string& help) { texts_ = &intern_texts(texts_->unit, help); }
 
 // ----------------------------------------------------------------- StatName
 
@@ -294,14 +318,34 @@ const void* StatRegistry::stat_of(std::uint32_t ref) const {
     }
 }
 
+namespace {
+// name_hash of a StatName's string, from its pieces (FNV-1a runs byte by
+// byte, so hashing the pieces in turn is hashing the whole).
+std::uint32_t stat_name_hash(const StatName& n) {
+    std::uint32_t h = 2166136261u;
+    auto add = [&h](std::string_view s) {
+        for (const char c : s) {
+            h ^= static_cast<unsigned char>(c);
+            h *= 16777619u;
+        }
+    };
+    if (n.size() > n.leaf().size()) {   // a prefix, even an empty one
+        add(n.prefix());
+        add(".");
+    }
+    add(n.leaf());
+    return h;
+}
+std::size_t home_slot(std::uint32_t h, std::size_t mask) { return (h ^ (h >> 15)) & mask; }
+}  // namespace
+
 std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) const {
     if (names_.empty()) return 0;
     const std::size_t mask = names_.size() - 1;
-    for (std::size_t i = (h ^ (h >> 15)) & mask;; i = (i + 1) & mask) {
-        const std::uint64_t slot = names_[i];
-        if (slot == 0) return 0;
-        const auto ref = static_cast<std::uint32_t>(slot);
-        if (static_cast<std::uint32_t>(slot >> 32) == h && info_of(ref).name.equals(name)) return ref;
+    for (std::size_t i = home_slot(h, mask);; i = (i + 1) & mask) {
+        const std::uint32_t ref = names_[i];
+        if (ref == 0) return 0;
+        if (info_of(ref).name.equals(name)) return ref;
     }
 }
 
@@ -316,22 +360,20 @@ std::uint32_t StatRegistry::claim(const std::string& name) const {
 void StatRegistry::index(std::uint32_t h, int kind, std::size_t i) {
     if (i + 1 > kIndexMask) throw std::length_error("more than 2^30 statistics of one kind");
     if ((named_ + 1) * 4 > names_.size() * 3) {
-        std::vector<std::uint64_t> old(std::max<std::size_t>(names_.size() * 2, 1024), 0);
+        std::vector<std::uint32_t> old(std::max<std::size_t>(names_.size() * 2, 1024), 0);
         old.swap(names_);
         const std::size_t mask = names_.size() - 1;
-        for (const std::uint64_t slot : old) {
-            if (slot == 0) continue;
-            const auto oh = static_cast<std::uint32_t>(slot >> 32);
-            std::size_t j = (oh ^ (oh >> 15)) & mask;
+        for (const std::uint32_t ref : old) {
+            if (ref == 0) continue;
+            std::size_t j = home_slot(stat_name_hash(info_of(ref).name), mask);
             while (names_[j] != 0) j = (j + 1) & mask;
-            names_[j] = slot;
+            names_[j] = ref;
         }
     }
     const std::size_t mask = names_.size() - 1;
-    std::size_t j = (h ^ (h >> 15)) & mask;
+    std::size_t j = home_slot(h, mask);
     while (names_[j] != 0) j = (j + 1) & mask;
-    names_[j] = (std::uint64_t{h} << 32) | (static_cast<std::uint32_t>(kind) << kIndexBits) |
-                static_cast<std::uint32_t>(i + 1);
+    names_[j] = (static_cast<std::uint32_t>(kind) << kIndexBits) | static_cast<std::uint32_t>(i + 1);
     ++named_;
 }
 
@@ -424,14 +466,28 @@ std::string_view leaf_of(std::string_view name) {
 }  // namespace
 
 template <class T>
-const std::vector<const T*>& StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all, const std::string& suffix) {
-    for (; indexed < all.size(); ++indexed) {
-        const T& s = all[indexed];
-        by_leaf[s.info.name.leaf()].push_back(&s);
+std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(
+    const std::deque<T>& all, const std::string& suffix) {
+    if (!built || indexed != all.size()) {
+        // Counted, then placed: each last component's statistics together,
+        // in registration order.
+        by_leaf.clear();
+        for (const T& s : all) ++by_leaf[s.info.name.leaf()].end;
+        std::uint32_t at = 0;
+        for (auto& [leaf, r] : by_leaf) {
+            const std::uint32_t n = r.end;
+            r.begin = r.end = at;
+            at += n;
+        }
+        order.assign(all.size(), 0);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            order[by_leaf[all[i].info.name.leaf()].end++] = static_cast<std::uint32_t>(i);
+        indexed = all.size();
+        built = true;
     }
-    static const std::vector<const T*> none;
     auto it = by_leaf.find(leaf_of(suffix));
-    return it == by_leaf.end() ? none : it->second;
+    if (it == by_leaf.end()) return {nullptr, nullptr};
+    return {order.data() + it->second.begin, order.data() + it->second.end};
 }
 
 namespace {
@@ -439,19 +495,21 @@ namespace {
 // last component as their own: only those are compared, in registration
 // order (the order of a sum of doubles stays that of a scan of them all).
 template <typename T, typename Sum>
-Sum sum_by_suffix(const std::vector<const T*>& candidates, const std::string& suffix, Sum total) {
+Sum sum_by_suffix(const std::deque<T>& all, std::pair<const std::uint32_t*, const std::uint32_t*> candidates,
+                  const std::string& suffix, Sum total) {
     const std::string tail = "." + suffix;
-    for (const T* c : candidates)
-        if (c->info.name.ends_with(tail)) total += c->value();
+    for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
+        if (all[*i].info.name.ends_with(tail)) total += all[*i].value();
     return total;
 }
 
 template <typename T>
-std::size_t count_by_suffix(const std::vector<const T*>& candidates, const std::string& suffix) {
+std::size_t count_by_suffix(const std::deque<T>& all, std::pair<const std::uint32_t*, const std::uint32_t*> candidates,
+                            const std::string& suffix) {
     const std::string tail = "." + suffix;
     std::size_t n = 0;
-    for (const T* c : candidates)
-        if (c->info.name.ends_with(tail)) ++n;
+    for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
+        if (all[*i].info.name.ends_with(tail)) ++n;
     return n;
 }
 
@@ -470,19 +528,24 @@ std::logic_error missing(const char* kind, const std::string& suffix) {
 }
 }  // namespace
 
+void StatRegistry::release_sum_indexes() const {
+    counter_leaves_.release();
+    scalar_leaves_.release();
+}
+
 std::uint64_t StatRegistry::sum_counters(const std::string& suffix) const {
-    return sum_by_suffix(counter_leaves_.with_leaf(counters_, suffix), suffix, std::uint64_t{0});
+    return sum_by_suffix(counters_, counter_leaves_.with_leaf(counters_, suffix), suffix, std::uint64_t{0});
 }
 
 double StatRegistry::sum_scalars(const std::string& suffix) const {
-    return sum_by_suffix(scalar_leaves_.with_leaf(scalars_, suffix), suffix, 0.0);
+    return sum_by_suffix(scalars_, scalar_leaves_.with_leaf(scalars_, suffix), suffix, 0.0);
 }
 
 std::size_t StatRegistry::count_counters(const std::string& suffix) const {
-    return count_by_suffix(counter_leaves_.with_leaf(counters_, suffix), suffix);
+    return count_by_suffix(counters_, counter_leaves_.with_leaf(counters_, suffix), suffix);
 }
 std::size_t StatRegistry::count_scalars(const std::string& suffix) const {
-    return count_by_suffix(scalar_leaves_.with_leaf(scalars_, suffix), suffix);
+    return count_by_suffix(scalars_, scalar_leaves_.with_leaf(scalars_, suffix), suffix);
 }
 std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
     return count_by_suffix(histograms_, suffix);
@@ -573,7 +636,7 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
 
 StatRegistry::Entry StatRegistry::entry(std::uint32_t ref) const {
     const StatInfo& info = info_of(ref);
-    return Entry{&info.name, static_cast<int>(ref >> kIndexBits), stat_of(ref), &info.unit.str()};
+    return Entry{&info.name, static_cast<int>(ref >> kIndexBits), stat_of(ref), &info.unit()};
 }
 
 void StatRegistry::write_json(std::ostream& os) const {

@@ -17,34 +17,9 @@
 
 namespace vrdmasim {
 
-// A unit or help line, shared by every statistic that gives the same text:
-// each model registers the same statistics on every node, so a torus of
-// 16,384 nodes would otherwise hold 16,384 copies of each help line (about
-// a third of a node's statistics memory). Reads as the string; the texts
-// live, interned, until the process exits.
-class SharedText {
-public:
-    SharedText();
-    SharedText(const std::string& s);   // NOLINT: implicit, reads and assigns as a string
-    SharedText(const char* s);          // NOLINT
-    const std::string& str() const { return *s_; }
-    operator const std::string&() const { return *s_; }   // NOLINT
-    bool empty() const { return s_->empty(); }
-    friend bool operator==(const SharedText& a, const SharedText& b) { return a.s_ == b.s_; }
-    friend bool operator==(const SharedText& a, const std::string& b) { return *a.s_ == b; }
-    friend bool operator==(const SharedText& a, const char* b) { return *a.s_ == b; }
-    friend bool operator!=(const SharedText& a, const SharedText& b) { return a.s_ != b.s_; }
-    friend bool operator!=(const SharedText& a, const std::string& b) { return *a.s_ != b; }
-    friend bool operator!=(const SharedText& a, const char* b) { return *a.s_ != b; }
-    friend std::ostream& operator<<(std::ostream& os, const SharedText& t) { return os << *t.s_; }
-
-private:
-    const std::string* s_;   // in the process-wide pool of texts
-};
-
 // A statistic's hierarchical name ("node1.dram.read_bytes"), kept as its
 // prefix ("node1.dram") and its last component ("read_bytes"), each interned
-// like SharedText: a model registers many statistics under one prefix, and
+// (kept once for the whole process, until it exits): a model registers many statistics under one prefix, and
 // the same last components on every node, so a name costs two pointers
 // instead of a string of its own (on a torus of thousands of nodes, names
 // were the largest part of the statistics' memory). A name without a dot
@@ -71,14 +46,31 @@ public:
     friend std::ostream& operator<<(std::ostream& os, const StatName& n);
 
 private:
-    const std::string* prefix_;   // in the pool of SharedText; null: no dot in the name
+    const std::string* prefix_;   // in the pool of interned texts; null: no dot in the name
     const std::string* leaf_;
 };
 
-struct StatInfo {
-    StatName name;      // hierarchical: "node1.dram.read_bytes"
-    SharedText unit;    // "B", "us", "" ...
-    SharedText help;    // one line
+// A statistic's name, unit ("B", "us", "" ...) and one line of help. Each
+// model registers the same statistics on every node, so the (unit, help)
+// pair is interned like the name's pieces: one pointer per statistic
+// instead of a copy of each text (on a torus of 16,384 nodes, texts were a
+// third of the statistics' memory). The texts live until the process exits.
+class StatInfo {
+public:
+    StatInfo();
+    StatInfo(const StatName& name, const std::string& unit, const std::string& help);
+    StatName name;   // hierarchical: "node1.dram.read_bytes"
+    const std::string& unit() const { return texts_->unit; }
+    const std::string& help() const { return texts_->help; }
+    void set_unit(const std::string& unit);   // keeps the help
+    void set_help(const std::string& help);   // keeps the unit
+
+    struct Texts {
+        std::string unit, help;
+    };
+
+private:
+    const Texts* texts_;   // in the process-wide pool
 };
 
 class Counter {
@@ -250,6 +242,10 @@ public:
     double require_sum_scalars(const std::string& suffix) const;
     Histogram require_merge_histograms(const std::string& suffix) const;
 
+    // Frees the index the sums by suffix keep (built again by the next sum):
+    // for a caller done with sums, before the outputs.
+    void release_sum_indexes() const;
+
     // Every statistic, sorted by name. Histograms as objects with count,
     // mean, min, max, p50, p99.
     // One JSON object: {"<name>": value, ..., "units": {"<name>": "<unit>", ...}}
@@ -282,10 +278,11 @@ private:
     // Every statistic by name, to refuse duplicates and for the find_*
     // calls (which the run's end makes for every node: a scan would cost
     // statistics x nodes there). Open addressing, at most 3/4 full: each
-    // slot is the name's 32-bit hash (high half) and a reference, kind << 30
-    // | (index in its deque + 1) (low half); 0 is an empty slot. Eight bytes
-    // per slot, where a node-based hash map cost some 60 per statistic.
-    std::vector<std::uint64_t> names_;
+    // slot is a reference, kind << 30 | (index in its deque + 1), 0 an
+    // empty slot; a slot's name is compared through its statistic (the
+    // hash is computed again when the table grows). Four bytes per slot,
+    // where a node-based hash map cost some 60 per statistic.
+    std::vector<std::uint32_t> names_;
     std::size_t named_ = 0;
     // Every statistic's reference, sorted by name (the outputs' order).
     // Sorted once for both outputs (a big torus has millions of names to
@@ -296,20 +293,36 @@ private:
         const StatName* name;
         int kind;
         const void* stat;
-        const std::string* unit;   // in the pool of SharedText
+        const std::string* unit;   // in the pool of interned texts
     };
     Entry entry(std::uint32_t ref) const;
     // Counters and scalars by the last component of their name
     // ("packets_sent"), in registration order, for the sums by suffix: the
     // run's end makes one per summary figure and invariant, and a scan of
     // every statistic each time cost more than the simulation on big tori.
-    // Built when a sum asks, brought up to date with the statistics
-    // registered since (so nothing is kept while the simulation runs).
+    // Built when a sum asks, built again if statistics were registered
+    // since (so nothing is kept while the simulation runs): one array of
+    // deque indexes grouped by last component (four bytes per statistic)
+    // and, per distinct last component, its range in that array.
     template <class T>
     struct LeafIndex {
-        std::unordered_map<std::string_view, std::vector<const T*>> by_leaf;
-        std::size_t indexed = 0;   // statistics of the deque already in by_leaf
-        const std::vector<const T*>& with_leaf(const std::deque<T>& all, const std::string& suffix);
+        struct Range {
+            std::uint32_t begin = 0, end = 0;
+        };
+        std::unordered_map<std::string_view, Range> by_leaf;
+        std::vector<std::uint32_t> order;
+        std::size_t indexed = 0;   // statistics of the deque in `order`
+        bool built = false;
+        void release() {
+            std::unordered_map<std::string_view, Range>().swap(by_leaf);
+            std::vector<std::uint32_t>().swap(order);
+            indexed = 0;
+            built = false;
+        }
+        // The indexes (into `all`) of the statistics whose last component
+        // is the suffix's, in registration order.
+        std::pair<const std::uint32_t*, const std::uint32_t*> with_leaf(const std::deque<T>& all,
+                                                                        const std::string& suffix);
     };
     mutable LeafIndex<Counter> counter_leaves_;
     mutable LeafIndex<Scalar> scalar_leaves_;

@@ -246,9 +246,9 @@ TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
     Scalar& s = r.scalar("node1.link.util", "", "utilisation");
     Histogram& h = r.histogram("node1.dma.latency", "us", "latency");
     CHECK(c.info.name == "node1.dma.bytes");
-    CHECK(c.info.unit == "B");
-    CHECK(c.info.help == "bytes moved");
-    CHECK(h.info.unit == "us");
+    CHECK(c.info.unit() == "B");
+    CHECK(c.info.help() == "bytes moved");
+    CHECK(h.info.unit() == "us");
     c.inc(5);
     CHECK(r.find_counter("node1.dma.bytes") == &c);
     CHECK(r.find_counter("node1.dma.bytes")->value() == 5);
@@ -307,6 +307,41 @@ TEST_CASE("registry finds every one of many statistics by name and no other", "[
         }
     CHECK(r.find_counter("node300.dma.bytes") == nullptr);
     CHECK(r.count_counters("dma.bytes") == 300);
+}
+
+TEST_CASE("registry finds odd names after its index grows, and sums see statistics registered late",
+          "[stats][registry]") {
+    // The index keeps only references and hashes names again when it grows:
+    // a name's hash from its pieces must be its string's (".x" has an empty
+    // prefix, "x" none, "x." an empty last component).
+    StatRegistry r;
+    const std::vector<std::string> odd = {".x", "x", "x.", "a..b", "", ".", "\xff.z"};
+    std::vector<Counter*> cs;
+    for (const auto& n : odd) cs.push_back(&r.counter(n, "", ""));
+    for (std::size_t k = 0; k < cs.size(); ++k) cs[k]->inc(std::uint64_t{1} << k);
+    for (int i = 0; i < 3000; ++i) r.scalar("grow" + std::to_string(i) + ".s", "", "");   // several growths
+    for (std::size_t k = 0; k < odd.size(); ++k) CHECK(r.find_counter(odd[k]) == cs[k]);
+    CHECK(r.find_counter("..x") == nullptr);
+    // Sums of scalars in registration order, then one registered after a
+    // sum: the next sum includes it.
+    double want = 0;
+    for (int i = 0; i < 50; ++i) {
+        const double v = 1.0 / (i + 3);
+        r.scalar("node" + std::to_string(i) + ".link.util", "", "").set(v);
+        want += v;
+    }
+    CHECK(r.sum_scalars("link.util") == want);   // exact: the same order
+    CHECK(r.count_scalars("util") == 50);
+    r.scalar("late.link.util", "", "").set(0.25);
+    CHECK(r.sum_scalars("link.util") == want + 0.25);
+    CHECK(r.count_scalars("link.util") == 51);
+    CHECK(r.sum_counters("x") == 1);   // ".x" only: "x" alone has no "." before it
+    // Released, the index is built again by the next sum.
+    r.release_sum_indexes();
+    r.scalar("later.link.util", "", "").set(0.5);
+    CHECK(r.sum_scalars("link.util") == want + 0.25 + 0.5);
+    r.release_sum_indexes();
+    CHECK(r.count_scalars("link.util") == 52);
 }
 
 TEST_CASE("registry refuses duplicate names", "[stats][registry]") {

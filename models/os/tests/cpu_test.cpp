@@ -166,12 +166,12 @@ TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
     REQUIRE(kh);
     REQUIRE(fh);
     CHECK(kh->value() == Approx(7.0005).epsilon(1e-12));
-    CHECK(kh->info.unit == "us");
+    CHECK(kh->info.unit() == "us");
     CHECK(fh->value() == Approx(2.0).epsilon(1e-12));
     REQUIRE(env.stats.find_counter("node1.cpu.khugepaged.runs"));
     CHECK(env.stats.find_counter("node1.cpu.khugepaged.runs")->value() == 2);
     CHECK(env.stats.find_counter("node1.cpu.fault-handler.runs")->value() == 2);
-    CHECK(env.stats.find_histogram("node1.cpu.fault-handler.wait_time")->info.unit == "ns");
+    CHECK(env.stats.find_histogram("node1.cpu.fault-handler.wait_time")->info.unit() == "ns");
     CHECK(env.stats.find_scalar("node1.cpu.kswapd.busy_time") == nullptr);
     CHECK(env.stats.sum_counters("transactions") == 0);   // CPU work is not a transaction
 

@@ -187,7 +187,7 @@ TEST_CASE("ssd: pages round-trip byte for byte through swap slots", "[os][ssd]")
     CHECK(env.stats.sum_counters("transactions") == 37);
     CHECK(env.histogram("node0.ssd.write_latency").count() == 18);
     CHECK(env.histogram("node0.ssd.read_latency").count() == 19);
-    CHECK(env.histogram("node0.ssd.read_latency").info.unit == "us");
+    CHECK(env.histogram("node0.ssd.read_latency").info.unit() == "us");
 }
 
 TEST_CASE("ssd: slots: lowest fresh first, then most recently freed; exhaustion", "[os][ssd]") {
