@@ -119,18 +119,14 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     json_ << "{\"traceEvents\":[\n";
 
     // Metadata of tracks created before open(), in creation order.
-    std::vector<std::pair<Track, const std::pair<std::string, std::string>*>> known;
-    for (const auto& [key, t] : tracks_) known.push_back({t, &key});
-    std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) {
-        return a.first.pid != b.first.pid ? a.first.pid < b.first.pid : a.first.tid < b.first.tid;
-    });
-    int last_pid = 0;
-    for (const auto& [t, key] : known) {
-        if (t.pid != last_pid) {
-            write_process_meta(json_, first_, t.pid, key->first);
-            last_pid = t.pid;
-        }
-        write_thread_meta(json_, first_, t, key->second);
+    std::vector<const std::string*> group_of(track_names_.size());
+    for (const auto& [name, pid] : groups_) group_of[static_cast<std::size_t>(pid - 1)] = &name;
+    for (std::size_t g = 0; g < track_names_.size(); ++g) {
+        if (track_names_[g].empty()) continue;
+        const int pid = static_cast<int>(g) + 1;
+        write_process_meta(json_, first_, pid, *group_of[g]);
+        for (std::size_t k = 0; k < track_names_[g].size(); ++k)
+            write_thread_meta(json_, first_, Track{pid, static_cast<int>(k) + 1}, track_names_[g][k]);
     }
 }
 
@@ -162,21 +158,20 @@ void Tracer::close() {
 }
 
 Tracer::Track Tracer::track(const std::string& group, const std::string& name) {
-    auto key = std::make_pair(group, name);
-    auto it = tracks_.find(key);
-    if (it != tracks_.end()) return it->second;
-
     bool new_group = false;
     auto g = groups_.find(group);
     if (g == groups_.end()) {
         g = groups_.emplace(group, static_cast<int>(groups_.size()) + 1).first;
-        next_tid_.push_back(1);
+        track_names_.emplace_back();
         new_group = true;
     }
     Track t;
     t.pid = g->second;
-    t.tid = next_tid_[static_cast<std::size_t>(t.pid - 1)]++;
-    tracks_.emplace(std::move(key), t);
+    std::vector<std::string>& names = track_names_[static_cast<std::size_t>(t.pid - 1)];
+    for (std::size_t k = 0; k < names.size(); ++k)
+        if (names[k] == name) return Track{t.pid, static_cast<int>(k) + 1};
+    names.push_back(name);
+    t.tid = static_cast<int>(names.size());
     if (enabled()) {
         if (new_group) write_process_meta(json_, first_, t.pid, group);
         write_thread_meta(json_, first_, t, name);

@@ -176,9 +176,11 @@ private:
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
     std::ofstream json_, log_;
-    std::map<std::pair<std::string, std::string>, Track> tracks_;
+    // Each group's id (pid) by name, and per pid its tracks' names in
+    // creation order (tid = position + 1): a group (a node) has a few
+    // tracks, found by a scan; a torus has thousands of groups.
     std::map<std::string, int> groups_;
-    std::vector<int> next_tid_;
+    std::vector<std::vector<std::string>> track_names_;
     std::uint64_t events_ = 0;
     bool first_ = true;
 };
