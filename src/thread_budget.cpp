@@ -34,11 +34,17 @@ std::size_t mappings_now() {
 }  // namespace
 
 std::size_t thread_processes_under(const sc_core::sc_object& root) {
-    // A LazyThread's method stands for the thread it can become (its only
-    // child, once spawned).
-    if (root.get_attribute(LazyThread::kAttribute)) return 1;
     const std::string kind = root.kind();
     std::size_t n = kind == "sc_thread_process" || kind == "sc_cthread_process" ? 1 : 0;
+    // The LazyThreads the object owns that have not spawned their thread yet
+    // (a spawned one is its thread, counted as such).
+    // (num_attributes first: attr_cltn() allocates a collection for an
+    // object that has none.)
+    if (root.num_attributes() > 0) {
+        const std::string lazy = LazyThread::kAttribute;
+        for (const sc_core::sc_attr_base* a : root.attr_cltn())
+            if (a->name().compare(0, lazy.size(), lazy) == 0) ++n;
+    }
     for (const sc_core::sc_object* child : root.get_child_objects()) n += thread_processes_under(*child);
     return n;
 }

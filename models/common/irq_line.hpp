@@ -6,6 +6,8 @@
 
 #include <systemc>
 
+#include "core/lazy_thread.hpp"
+
 namespace vrdmasim {
 
 class IrqLine {
@@ -25,14 +27,17 @@ public:
     bool level(sc_core::sc_time at) const { return high_ && since_ <= at; }
     bool high() const { return high_; }
     sc_core::sc_time since() const { return since_; }
-    sc_core::sc_event& event() { return event_; }
+    // For waiters (made at first use).
+    const sc_core::sc_event& event() { return event_.get(); }
+    // The interrupt handler thread's wake-up (the same event).
+    WakeEvent& wake() { return event_; }
     unsigned long raises() const { return raises_; }
 
 private:
     bool high_ = false;
     sc_core::sc_time since_;
     unsigned long raises_ = 0;
-    sc_core::sc_event event_;
+    WakeEvent event_;   // made at the first raise, or when first waited for
 };
 
 }  // namespace vrdmasim

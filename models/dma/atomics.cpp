@@ -78,7 +78,7 @@ bool AtomicUnit::fault_resolved(std::uint32_t sid, std::uint64_t page, bool reso
 
 void AtomicUnit::run() {
     for (;;) {
-        while (queue_.empty()) sc_core::wait(queued_);
+        while (queue_.empty()) sc_core::wait(queued_.get());
         const Request r = queue_.front();
         queue_.pop_front();
         // In order: the unit starts an atomic once it has arrived and the

@@ -24,6 +24,7 @@
 #include <tlm>
 
 #include "core/lazy_event.hpp"
+#include "core/lazy_thread.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/memory_port.hpp"
@@ -74,7 +75,7 @@ public:
     // The atomic thread: executes the queued atomics one after the other.
     void run();
     // Notified when a request is queued (the thread's first activation).
-    sc_core::sc_event& queued() { return queued_; }
+    WakeEvent& queued() { return queued_; }
 
 private:
     struct Request {
@@ -105,7 +106,7 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     LazyDeque<Request> queue_;
-    sc_core::sc_event queued_;   // the atomic thread's wake: a LazyThread needs it from the start
+    WakeEvent queued_;           // the atomic thread's wake-up, made when the first request is queued
     LazyEvent outcome_;          // made when first waited for or notified
     sc_core::sc_time free_;   // the unit finishes its current atomic
     // The page of the atomic being executed, watched for its fault's outcome

@@ -18,6 +18,7 @@
 #include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
 #include "core/lazy_deque.hpp"
+#include "core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -162,8 +163,9 @@ public:
     Channel* made(std::size_t c) const { return channels_[c].get(); }
     // The enabled channel of protection domain `pd` (the receiving channel); -1: none.
     int by_domain(std::uint16_t pd) const;
-    // Notified when a channel may have work: a doorbell, an outcome, a retransmit request.
-    sc_core::sc_event& doorbell() { return doorbell_; }
+    // Notified when a channel may have work: a doorbell, an outcome, a
+    // retransmit request (the engine thread's wake-up).
+    WakeEvent& doorbell() { return doorbell_; }
 
 private:
     // The kernel's page: channel c's control word.
@@ -191,7 +193,7 @@ private:
     mutable std::vector<std::unique_ptr<Channel>> channels_;
     SendWindows& windows_;
     std::uint64_t next_id_ = 1;
-    sc_core::sc_event doorbell_;
+    WakeEvent doorbell_;   // made at the first doorbell: most engines of a large torus never send
 };
 
 }  // namespace vrdmasim

@@ -73,7 +73,7 @@ void ControlPackets::queue(const ControlOut& c) {
 
 void ControlPackets::run() {
     for (;;) {
-        while (control_.empty()) sc_core::wait(control_ev_);
+        while (control_.empty()) sc_core::wait(control_ev_.get());
         ControlOut c = control_.front();
         control_.pop_front();
         send_control(c);

@@ -17,6 +17,7 @@
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 #include "core/lazy_deque.hpp"
+#include "core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -66,7 +67,7 @@ public:
     // The control thread: sends the queued packets in order.
     void run();
     // Notified when a control packet is queued: the sender thread's wake-up.
-    const sc_core::sc_event& queued() const { return control_ev_; }
+    WakeEvent& queued() { return control_ev_; }
 
     // Send one small packet (response, control, notification, atomic
     // reply) through `gp` / `k`, which the caller owns (one pair per thread).
@@ -85,7 +86,7 @@ private:
     PldmaTrace& trace_;
     Receiver& receiver_;
     LazyDeque<ControlOut> control_;
-    sc_core::sc_event control_ev_;
+    WakeEvent control_ev_;   // made when the first control packet is queued
     tlm::tlm_generic_payload ack_gp_, ctl_gp_;
     ExanetPacket& ack_pkt_;   // owned by ack_gp_ (a payload frees its extensions)
     ExanetPacket& ctl_pkt_;   // owned by ctl_gp_

@@ -112,14 +112,14 @@ void RecordWriter::wait_outcome(const Retry& rr) {
     wait_done_ = false;
     const sc_time deadline = rr.at + params_.fault_timeout;
     while (!wait_done_ && sc_core::sc_time_stamp() < deadline)
-        sc_core::wait(deadline - sc_core::sc_time_stamp(), ev_);
+        sc_core::wait(deadline - sc_core::sc_time_stamp(), ev_.get());
     waiting_ = false;
     if (!wait_done_) stats_.fault_timeouts.inc();
 }
 
 void RecordWriter::run() {
     for (;;) {
-        while (retry_.empty()) sc_core::wait(ev_);
+        while (retry_.empty()) sc_core::wait(ev_.get());
         Retry rr = retry_.front();
         retry_.pop_front();
         busy_ = rr.raise;

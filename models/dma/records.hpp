@@ -18,6 +18,7 @@
 #include "models/dma/stats.hpp"
 #include "core/lazy_deque.hpp"
 #include "core/lazy_event.hpp"
+#include "core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -75,7 +76,7 @@ public:
     // written again in order.
     void run();
     // The writer thread's wake-up (a record queued, or a fault's outcome).
-    const sc_core::sc_event& event() const { return ev_; }
+    WakeEvent& event() { return ev_; }
     // The fault library's outcome for a write fault on `page` of stream
     // `sid`: true if the record thread was waiting on it.
     bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
@@ -107,7 +108,7 @@ private:
     std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record address -> written by
     LazyDeque<Retry> retry_;
     std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
-    sc_core::sc_event ev_;
+    WakeEvent ev_;   // made when a record is first queued or waited for
     bool waiting_ = false, wait_done_ = false, wait_resolved_ = false;
     std::uint64_t wait_page_ = 0;
     std::uint32_t wait_sid_ = 0;

@@ -64,9 +64,9 @@ void Transmit::run() {
         const sc_time deadline = recovery_.park_deadline();
         const sc_time t = sim_now();
         if (deadline == sc_core::sc_max_time())
-            sc_core::wait(channels_.doorbell());
+            sc_core::wait(channels_.doorbell().get());
         else if (deadline > t)
-            sc_core::wait(deadline - t, channels_.doorbell());
+            sc_core::wait(deadline - t, channels_.doorbell().get());
     }
 }
 

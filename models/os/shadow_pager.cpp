@@ -156,7 +156,7 @@ sc_time ShadowPager::resolve(int pid, std::uint64_t va, bool write, sc_time t, b
 
 void ShadowPager::miss_thread() {
     for (;;) {
-        if (misses_.empty()) sc_core::wait(miss_ev_);
+        if (misses_.empty()) sc_core::wait(miss_ev_.get());
         if (misses_.empty()) continue;
         const Miss m = misses_.front();
         misses_.pop_front();

@@ -100,7 +100,7 @@ private:
     std::uint64_t ahead_pages_;
     LazyDeque<Miss> misses_;
     std::set<std::pair<int, std::uint64_t>> queued_;   // (pid, page) of the misses in misses_
-    sc_core::sc_event miss_ev_;
+    WakeEvent miss_ev_;
     ShadowOutcomeFn outcome_;
     Counter &updates_, &installs_, &removals_, &handled_, &unresolved_, &coalesced_, &refills_;
     Scalar& update_us_;

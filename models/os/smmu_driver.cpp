@@ -178,7 +178,7 @@ SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, cons
     SC_HAS_PROCESS(SmmuDriver);
     // The interrupt handler's thread is spawned at the first interrupt
     // (core/lazy_thread.hpp): a node that never faults has none.
-    irq_thread_ = std::make_unique<LazyThread>("irq_thread", smmu_.irq.event(), [this] { irq_thread(); });
+    irq_thread_ = std::make_unique<LazyThread>("irq_thread", smmu_.irq.wake(), [this] { irq_thread(); });
     SC_METHOD(resume);
 }
 

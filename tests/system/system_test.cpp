@@ -332,6 +332,13 @@ TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at
     CHECK(live_threads(s.sys->node(1)) == Names{"x0y0z0f1.dma.control_thread.run", "x0y0z0f1.dma.watchdog_thread",
                                                 "x0y0z0f1.smmu_driver.irq_thread.run"});
     CHECK(live_threads(s.sys->node(5)) == Names{"x1y0z0f1.dma.watchdog_thread"});
+    // The budget still counts a thread for each lazy one not spawned, and
+    // once for each spawned (its thread, no longer its owner's attribute):
+    // the watchdog and the five lazy threads, whatever each node did.
+    for (std::size_t i = 0; i < s.sys->size(); ++i) {
+        INFO("node " << i);
+        CHECK(thread_processes_under(s.sys->node(i)) == 6);
+    }
 }
 
 TEST_CASE("topology keys that do not fit the kind are config errors naming the key", "[system][topology]") {
