@@ -140,7 +140,11 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
             if (!s.from.empty()) {
                 o.shard_index = s.index;
                 o.shard_count = s.count;
-                std::cerr << "sweep: shard " << s.index << "/" << s.count << " (from " << s.from << ")\n";
+                // One write: std::cerr is unbuffered, and the ranks of one
+                // mpirun share its stderr (a line written in pieces comes
+                // out cut by another rank's).
+                std::cerr << ("sweep: shard " + std::to_string(s.index) + "/" + std::to_string(s.count) + " (from " +
+                              s.from + ")\n");
             }
         }
     } catch (const vrdmasim::ConfigError& e) {
