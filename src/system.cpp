@@ -598,13 +598,18 @@ System::System(const SimContext& ctx)
     // One node index -> coordinate table for every PLDMA (an entry per node:
     // a copy each would cost nodes² words).
     const auto coords = std::make_shared<const std::vector<std::uint32_t>>(topology_.coord_words());
+    const std::size_t stats_before = ctx.stats.registered();
     for (unsigned i = 0; i < n; ++i) {
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_, coords));
         // Every node has the threads of the first: a system whose stacks the
         // host cannot map is refused now, not after minutes (thread_budget.hpp).
-        if (i == 0)
+        // And the statistics of the first: the name index is sized once for
+        // all nodes (rehashing it as it grows was a tenth of elaboration).
+        if (i == 0) {
             check_thread_budget(thread_processes_under(*nodes_[0]), n,
                                 "a system of " + std::to_string(n) + " nodes");
+            ctx.stats.reserve(stats_before + (ctx.stats.registered() - stats_before) * n);
+        }
     }
     if (physical_mode(c))
         for (auto& node : nodes_) node->attach_physical(ctx, keys_);

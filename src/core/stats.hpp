@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -134,6 +135,9 @@ public:
     double max() const { return count_ ? max_ : 0.0; }
     // q in [0,1]; 0 with no samples. Returns a value within [min, max].
     double quantile(double q) const;
+    // quantile(qa) and quantile(qb) in one pass over the buckets (the
+    // outputs' p50 and p99 of every histogram).
+    std::pair<double, double> quantile_pair(double qa, double qb) const;
     std::uint64_t clamped() const { return clamped_; }
     // Add every sample of `other` (as if each had been added here).
     void merge(const Histogram& other);
@@ -246,6 +250,14 @@ public:
     // for a caller done with sums, before the outputs.
     void release_sum_indexes() const;
 
+    // Statistics registered so far (of all kinds).
+    std::size_t registered() const { return named_; }
+    // Sizes the name index for `n` statistics in all, as registering them
+    // one by one would end (the same memory), without the rehashes on the
+    // way: the system builder calls it once the first node shows how many
+    // a node registers.
+    void reserve(std::size_t n);
+
     // Every statistic, sorted by name. Histograms as objects with count,
     // mean, min, max, p50, p99.
     // One JSON object: {"<name>": value, ..., "units": {"<name>": "<unit>", ...}}
@@ -278,10 +290,11 @@ private:
     // Every statistic by name, to refuse duplicates and for the find_*
     // calls (which the run's end makes for every node: a scan would cost
     // statistics x nodes there). Open addressing, at most 3/4 full: each
-    // slot is a reference, kind << 30 | (index in its deque + 1), 0 an
-    // empty slot; a slot's name is compared through its statistic (the
-    // hash is computed again when the table grows). Four bytes per slot,
-    // where a node-based hash map cost some 60 per statistic.
+    // slot is the name hash's top 6 bits, the kind and (index in its deque
+    // + 1), 0 an empty slot; a slot whose bits match has its name compared
+    // through its statistic (the hash is computed again when the table
+    // grows). Four bytes per slot, where a node-based hash map cost some 60
+    // per statistic.
     std::vector<std::uint32_t> names_;
     std::size_t named_ = 0;
     // Every statistic's reference, sorted by name (the outputs' order).

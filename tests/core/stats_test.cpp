@@ -199,6 +199,33 @@ TEST_CASE("histogram quantiles on whole numbers", "[stats][histogram]") {
     CHECK(h.quantile(2) == 1000);
 }
 
+TEST_CASE("histogram quantile pairs, found in one pass, are the two quantiles", "[stats][histogram]") {
+    // Samples spread over many buckets, with zeros, a single sample, none.
+    std::mt19937 rng(11);
+    std::lognormal_distribution<double> dist(3.0, 2.0);
+    const std::vector<double> qs = {0, 0.001, 0.25, 0.5, 0.9, 0.99, 0.999, 1};
+    for (int n : {0, 1, 2, 7, 100, 5000}) {
+        for (int zeros : {0, 3}) {
+            Histogram h;
+            for (int i = 0; i < zeros; ++i) h.add(0);
+            for (int i = 0; i < n; ++i) h.add(dist(rng));
+            for (double a : qs)
+                for (double b : qs) {
+                    INFO("n " << n << " zeros " << zeros << " qa " << a << " qb " << b);
+                    const auto [va, vb] = h.quantile_pair(a, b);
+                    CHECK(va == h.quantile(a));
+                    CHECK(vb == h.quantile(b));
+                }
+        }
+    }
+    // And quantile() itself, against a histogram's exact ranks on whole numbers.
+    Histogram h;
+    for (int i = 1; i <= 1000; ++i) h.add(i);
+    const auto [p50, p99] = h.quantile_pair(0.5, 0.99);
+    CHECK(p50 == Approx(500).epsilon(0.008));
+    CHECK(p99 == Approx(990).epsilon(0.008));
+}
+
 TEST_CASE("histogram buckets add up to the count, in order, within [min, max]", "[stats][histogram]") {
     Histogram empty;
     CHECK(empty.buckets().empty());
@@ -238,6 +265,37 @@ TEST_CASE("registry lists its histograms sorted by name", "[stats][registry]") {
     CHECK(all[0] == &a);
     CHECK(all[1] == &z);
     CHECK(StatRegistry().histograms().empty());
+}
+
+TEST_CASE("registry outputs list every name in the order of its string, whatever its dots", "[stats][registry]") {
+    // The outputs' order is sorted a first component at a time
+    // (StatRegistry::sorted_refs): names with characters below '.', names
+    // without a dot, names that begin others, empty components, registered
+    // in a random order of kinds, must come out as std::sort orders their
+    // strings.
+    std::vector<std::string> names = {"a", "a.x", "a-b.y", "ab", "a.b", "a.b.c", "a.b-c", "a.b.c.d", "a.b0",
+                                      ".lead", "..two", "a..b", "a.", "b.a", "b", "b!.z", "b.a.a", "b-", "x1y0z0f0.dma.ch0.bytes",
+                                      "x1y0z0f0.dma.bytes", "x1y0z0f0.dma-x.bytes", "x1y0z0f0.dmb", "x1y0z0f0", "x10y0z0f0.dma.bytes",
+                                      "x1y0z0f0.dma.ch0", "x1y0z0f0.dma.ch", "x1y0z0f0.dma.ch0.a.b", "z", "\x7f.a", "\xc3\xa9.b"};
+    for (int n = 0; n < 300; ++n) names.push_back("n" + std::to_string(n % 37) + ".m" + std::to_string(n % 5) + "." + std::to_string(n));
+    std::mt19937 rng(7);
+    std::shuffle(names.begin(), names.end(), rng);
+    StatRegistry r;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (i % 3 == 0) r.counter(names[i], "", "");
+        else if (i % 3 == 1) r.scalar(names[i], "", "");
+        else r.histogram(names[i], "", "");
+    }
+    std::vector<std::string> want = names;
+    std::sort(want.begin(), want.end());
+    std::vector<std::string> got;
+    std::istringstream text([&] {
+        std::ostringstream os;
+        r.write_text(os);
+        return os.str();
+    }());
+    for (std::string line; std::getline(text, line);) got.push_back(line.substr(0, line.find(' ')));
+    CHECK(got == want);
 }
 
 TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
