@@ -716,7 +716,19 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
         for (std::size_t i = 0; i < histograms_.size(); ++i) f((kHistogram << kIndexBits) | std::uint32_t(i + 1));
     };
     std::unordered_map<Key, std::size_t, KeyHash> group;   // key -> statistics, then -> its first slot
-    for_each_ref([&](std::uint32_t ref) { ++group[key_of(info_of(ref).name)]; });
+    // Statistics come in registration order, a node's together: the group
+    // of the one before is looked up again only when the key changes.
+    Key last_key{};
+    std::size_t* last = nullptr;
+    auto group_of = [&](std::uint32_t ref) -> std::size_t& {
+        const Key k = key_of(info_of(ref).name);
+        if (!last || !(k == last_key)) {
+            last_key = k;
+            last = &group[k];
+        }
+        return *last;
+    };
+    for_each_ref([&](std::uint32_t ref) { ++group_of(ref); });
     std::vector<std::pair<Key, std::size_t>> keys(group.begin(), group.end());
     std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return compare_keys(a.first, b.first) < 0; });
     std::vector<std::size_t> starts;
@@ -730,7 +742,8 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     starts.push_back(at);
     std::vector<std::uint32_t>& v = sorted_;
     v.assign(total, 0);
-    for_each_ref([&](std::uint32_t ref) { v[group[key_of(info_of(ref).name)]++] = ref; });
+    last = nullptr;
+    for_each_ref([&](std::uint32_t ref) { v[group_of(ref)++] = ref; });
     for (std::size_t g = 0; g + 1 < starts.size(); ++g)
         std::sort(v.begin() + static_cast<std::ptrdiff_t>(starts[g]), v.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]),
                   [this](std::uint32_t a, std::uint32_t b) {
@@ -805,8 +818,10 @@ void StatRegistry::write_text(std::ostream& os) const {
     const auto& refs = sorted_refs();
     // Each value is formatted twice, to measure the columns and to write
     // them, rather than kept: on a big torus the kept strings set the run's
-    // peak memory.
-    auto append_value = [](std::string& out, const Entry& e) {
+    // peak memory. Only each histogram's p50 and p99 are kept from the first
+    // pass (`quantiles`, in the order written): finding them is the costly part.
+    std::vector<std::pair<double, double>> quantiles;
+    auto append_value = [](std::string& out, const Entry& e, const std::pair<double, double>& q) {
         switch (e.kind) {
         case kCounter:
             append_json_number(out, static_cast<const Counter*>(e.stat)->value());
@@ -816,7 +831,7 @@ void StatRegistry::write_text(std::ostream& os) const {
             break;
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
-            const auto [p50, p99] = h->quantile_pair(0.5, 0.99);
+            const auto [p50, p99] = q;
             out += "count=";
             append_json_number(out, h->count());
             out += " mean=";
@@ -838,12 +853,15 @@ void StatRegistry::write_text(std::ostream& os) const {
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
         name_w = std::max(name_w, e.name->size());
+        if (e.kind == kHistogram)
+            quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
         v.clear();
-        append_value(v, e);
+        append_value(v, e, e.kind == kHistogram ? quantiles.back() : std::pair<double, double>());
         value_w = std::max(value_w, v.size());
     }
     BlockWriter w(os);
     std::string& out = w.buf();
+    std::size_t next_quantiles = 0;
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
         const std::string_view prefix = e.name->prefix();
@@ -854,7 +872,7 @@ void StatRegistry::write_text(std::ostream& os) const {
         out += e.name->leaf();
         out.append(name_w - e.name->size() + 2, ' ');
         const std::size_t at = out.size();
-        append_value(out, e);
+        append_value(out, e, e.kind == kHistogram ? quantiles[next_quantiles++] : std::pair<double, double>());
         if (!e.unit->empty()) {
             out.append(value_w - (out.size() - at) + 2, ' ');
             out += *e.unit;
