@@ -724,8 +724,13 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
     // A user load or store: the CPU's own MMU translates a present page at
     // no software cost (the access itself is the bus transaction); a page
     // that is not present takes a fault first.
+    // One walk when the page is present and allowed (the usual case): its
+    // translation is the answer; after a fault, the page is walked again.
+    std::uint64_t pa = 0;
+    bool translated = false;
     for (int attempt = 0;; ++attempt) {
-        if (!vm_->present(pid_, addr)) {
+        translated = vm_->translate(pid_, addr, pa);   // Vm::present is this walk
+        if (!translated) {
             const VmResult t = vm_->touch(pid_, addr, write, now());
             if (!t.ok()) throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " +
                                                   to_string(t.error));
@@ -740,8 +745,8 @@ std::uint64_t App::physical(std::uint64_t addr, bool write) {
         if (attempt >= 3) throw std::runtime_error(group_ + ": user access still denied after its guard fault");
         guard_fault(addr, write);
     }
-    std::uint64_t pa = 0;
-    if (!vm_->translate(pid_, addr, pa)) throw std::runtime_error(group_ + ": user page not present after a fault");
+    if (!translated && !vm_->translate(pid_, addr, pa))
+        throw std::runtime_error(group_ + ": user page not present after a fault");
     return pa;
 }
 

@@ -66,6 +66,25 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
     constexpr std::uint64_t C = 0x9E3779B97F4A7C15ull, M = 0xBF58476D1CE4E5B9ull;
     std::uint64_t z = (key + 1) * C * M;
     std::uint64_t i = 0;
+#if defined(__GNUC__)
+    // Four words at a time in two 16-byte vectors (GCC's and Clang's vector
+    // extension: SSE2 on plain x86-64): lane k of `a` holds word i + k's z,
+    // of `b` word i + 2 + k's, each stepping by 4 C M. The same words as
+    // the loop below (tests: "fill_pattern ...").
+    typedef std::uint64_t Words __attribute__((vector_size(16)));
+    if (len >= 32) {
+        Words a = {z + C * M, z + 2 * C * M}, b = {z + 3 * C * M, z + 4 * C * M};
+        const Words step = {4 * C * M, 4 * C * M};
+        for (; i + 32 <= len; i += 32) {
+            const Words wa = a ^ (a >> 31), wb = b ^ (b >> 31);
+            std::memcpy(buf + i, &wa, 16);
+            std::memcpy(buf + i + 16, &wb, 16);
+            a += step;
+            b += step;
+        }
+        z += (i / 8) * (C * M);
+    }
+#endif
     for (; i + 8 <= len; i += 8) {
         z += C * M;
         const std::uint64_t w = z ^ (z >> 31);

@@ -17,6 +17,7 @@
 #include "core/stats.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
+#include "core/sim_now.hpp"
 #include "models/dma/write_watch.hpp"
 
 namespace vrdmasim {
@@ -27,7 +28,7 @@ using FwPort = sc_core::sc_port_b<tlm::tlm_fw_transport_if<>>;
 // `at` as a delay from now. A memory access may have wait()ed (a translation
 // stalled in the SMMU), so "now" is always read afresh.
 inline sc_core::sc_time from_now(sc_core::sc_time at) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_now();
     return at > now ? at - now : sc_core::SC_ZERO_TIME;
 }
 

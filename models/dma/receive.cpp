@@ -169,7 +169,8 @@ Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm
                 done = memory_.access(in.sid, tlm::TLM_WRITE_COMMAND, va, gp.get_data_ptr(), len, max_time(done, tail),
                                       ok, &fx);
             }
-            if (done - tail > sc_time(1, sc_core::SC_US)) stats_.rx_stalled_us.add(to_us(done - tail));
+            static const sc_time kStalled(1, sc_core::SC_US);   // built once: a library call
+            if (done - tail > kStalled) stats_.rx_stalled_us.add(to_us(done - tail));
             if (ok) return Placement::Written;
             if (!params_.fault_tolerant || fx.type == FaultType::None || !fx.write) return Placement::Error;
             // Arrived before the transfer's fault (out of order in time) and

@@ -250,7 +250,7 @@ sc_time Link::gap_from(sc_time s, unsigned flits, sc_time tail) const {
 
 sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time tail) const {
     if (p_.vcs == 1) vc = 0;
-    if (vc >= p_.vcs || flits > p_.buffer_flits) return sc_core::sc_max_time();
+    if (vc >= p_.vcs || flits > p_.buffer_flits) return max_sim_time();
     if (!p_.time_order) {
         // Call order: as b_transport would compute it.
         const VcBuffer& buf = vcs_[vc];

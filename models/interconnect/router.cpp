@@ -177,7 +177,7 @@ Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_cor
         return *out_links_[static_cast<std::size_t>(port)];
     };
     Choice best;
-    sc_core::sc_time best_start = sc_core::sc_max_time();
+    sc_core::sc_time best_start = max_sim_time();
     for (unsigned i = 0; i < o.n_adaptive; ++i) {
         const Link& l = link(o.adaptive[i].port);
         for (unsigned v = o.adaptive[i].vc; v < vcs_; ++v) {
@@ -203,19 +203,25 @@ void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time
         occupy_timed(in, vc, flits, head, freed);
         return;
     }
-    auto& held = in.vc[vc].held;
+    InputVc& buf = in.vc[vc];
+    auto& held = buf.held;
     // Heads reach one input in order (its link sends one packet after the
-    // other), so what is freed by this head is freed for every later one.
-    unsigned occ = flits;
-    std::size_t kept = 0;   // one pass: keep what is still held, in order
-    for (std::size_t i = 0; i < held.size(); ++i) {
-        if (held[i].first > head) {
-            occ += held[i].second;
-            held[kept++] = held[i];
-        }
+    // other), so what is freed by this head is freed for every later one:
+    // the packets held are those freed after it, counted by their sum.
+    while (buf.first < held.size() && held[buf.first].first <= head) buf.held_flits -= held[buf.first++].second;
+    if (buf.first == held.size()) {
+        held.clear();
+        buf.first = 0;
+    } else if (buf.first >= 32 && buf.first * 2 >= held.size()) {
+        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(buf.first));
+        buf.first = 0;
     }
-    held.resize(kept);
-    held.emplace_back(freed, flits);
+    const unsigned occ = buf.held_flits + flits;
+    // Sorted insertion from the back: usually the latest to be freed.
+    std::size_t at = held.size();
+    while (at > buf.first && held[at - 1].first > freed) --at;
+    held.insert(held.begin() + static_cast<std::ptrdiff_t>(at), {freed, flits});
+    buf.held_flits += flits;
     if (occ > in.flits) overflows_.inc();
     if (occ > occ_max_[vc]) {
         occ_max_[vc] = occ;

@@ -105,7 +105,14 @@ private:
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
 
     struct InputVc {
-        std::vector<std::pair<sc_core::sc_time, unsigned>> held;   // (space freed at, flits), by head arrival
+        // (space freed at, flits) of the packets still held, from `first`
+        // on, sorted by the time (ties in arrival order), and their flits:
+        // space is usually freed in arrival order, so a packet appends at
+        // the end and the freed ones leave at the front, without a scan
+        // of every packet held (a saturated input holds dozens).
+        std::vector<std::pair<sc_core::sc_time, unsigned>> held;
+        std::size_t first = 0;
+        unsigned held_flits = 0;
     };
     struct Input {
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked

@@ -76,8 +76,7 @@ Dram::Page& Dram::page(std::uint64_t index) {
     if (Page* p = find_page(index)) return *p;
     Page& p = pages_[index];
     p.bytes = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
-    last_index_ = index;
-    last_page_ = &p;
+    cached_[index % kCachedPages] = CachedPage{index, &p};
     return p;
 }
 
@@ -142,7 +141,7 @@ bool Dram::any_pending(std::uint64_t addr, std::uint64_t len) {
     return false;
 }
 
-void Dram::commit(sc_time upto) {
+void Dram::commit_due(sc_time upto) {
     while (!pending_.empty() && pending_.front().at <= upto) {
         PendingWrite& w = pending_.front();
         copy(w.addr, w.data.data(), w.data.size(), true);
@@ -182,7 +181,7 @@ void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data
     }
 }
 
-void Dram::overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_time upto, bool patch) {
+void Dram::overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_time upto, bool patch) {
     if (!any_pending(addr, len)) return;
     for (PendingWrite& w : pending_) {
         if (w.at > upto) break;
@@ -235,8 +234,8 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     commit(now);   // no access can arrive before now
     const sc_time arrive = now + delay;
     const std::uint64_t bursts = (len + burst_ - 1) / burst_;
-    const sc_time occupy = sc_time::from_value(
-        static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
+    const sc_time occupy =
+        time_from_value(static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
     sc_time end;
     const sc_time start = book(arrive, occupy, end);
     const sc_time done = end + latency_;
@@ -307,13 +306,13 @@ sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
         booked_.begin());
     sc_time t = arrive;
     if (i > first_ && booked_[i - 1].second > t) t = booked_[i - 1].second;   // inside a phase: after it
-    sc_time left = occupy, start = sc_core::sc_max_time();
+    sc_time left = occupy, start = max_sim_time();
     while (left > sc_core::SC_ZERO_TIME) {
-        const sc_time gap_end = i < booked_.size() ? booked_[i].first : sc_core::sc_max_time();
+        const sc_time gap_end = i < booked_.size() ? booked_[i].first : max_sim_time();
         const sc_time gap = gap_end > t ? gap_end - t : sc_core::SC_ZERO_TIME;
         if (gap >= burst_time_ || gap >= left) {
             const sc_time take = gap < left ? gap : left;
-            if (start == sc_core::sc_max_time()) start = t;
+            if (start == max_sim_time()) start = t;
             // Book [t, t + take), merged with the phase before and after it.
             const sc_time e = t + take;
             const bool joins_prev = i > first_ && booked_[i - 1].second == t;
@@ -358,7 +357,7 @@ unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {
     commit(sim_now());
     const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
     copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), write);
-    overlay(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), sc_core::sc_max_time(), write);
+    overlay(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), max_sim_time(), write);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
     return gp.get_data_length();
 }

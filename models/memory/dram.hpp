@@ -5,6 +5,7 @@
 // See models/memory/README.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -79,13 +80,24 @@ private:
     LazyDeque<PendingWrite> pending_;   // sorted by `at`, ties in call order
     std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers
     std::uint64_t pending_lo_ = 0, pending_hi_ = 0;   // bounds of pending_'s bytes
-    // Writes every pending write visible by `upto` into the store.
-    void commit(sc_core::sc_time upto);
+    // Writes every pending write visible by `upto` into the store (inline:
+    // every access asks, and most find nothing due).
+    void commit(sc_core::sc_time upto) {
+        if (!pending_.empty() && pending_.front().at <= upto) commit_due(upto);
+    }
+    void commit_due(sc_core::sc_time upto);
     void defer_write(sc_core::sc_time at, std::uint64_t addr, const unsigned char* data, std::uint64_t len);
     // Overlays on `data` (read from the store at `addr`) the pending writes
     // visible by `upto`; with `patch`, writes `data` into them instead
     // (a debug write: it lands after each of them).
-    void overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto, bool patch);
+    // Inline, the test of the bounds of every pending write's bytes: most
+    // accesses (a page-table read, a packet's source) are outside them.
+    void overlay(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto, bool patch) {
+        if (len == 0 || pending_.empty() || addr >= pending_hi_ || addr + len <= pending_lo_) return;
+        overlay_pending(addr, data, len, upto, patch);
+    }
+    void overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto,
+                         bool patch);
     bool check(tlm::tlm_generic_payload& gp);
 
     std::uint64_t size_;
@@ -113,17 +125,25 @@ private:
         std::uint32_t pending = 0;
     };
     std::unordered_map<std::uint64_t, Page> pages_;
-    // The page found last (nodes of an unordered_map never move, and pages
-    // are never dropped): accesses come in runs on one page.
-    std::uint64_t last_index_ = ~std::uint64_t{0};
-    Page* last_page_ = nullptr;
+    // The pages found last, direct-mapped by their index's low bits (nodes
+    // of an unordered_map never move, and pages are never dropped):
+    // accesses come in runs on a few pages at once (a packet's destination,
+    // the page-table pages a walk reads, a completion record), and a hash
+    // lookup costs several times a compare.
+    struct CachedPage {
+        std::uint64_t index = ~std::uint64_t{0};
+        Page* page = nullptr;
+    };
+    static constexpr std::size_t kCachedPages = 8;
+    std::array<CachedPage, kCachedPages> cached_{};
     Page* find_page(std::uint64_t index) {
-        if (index == last_index_) return last_page_;
+        CachedPage& c = cached_[index % kCachedPages];
+        if (c.index == index) return c.page;
         auto it = pages_.find(index);
         if (it == pages_.end()) return nullptr;
-        last_index_ = index;
-        last_page_ = &it->second;
-        return last_page_;
+        c.index = index;
+        c.page = &it->second;
+        return c.page;
     }
     Page& page(std::uint64_t index);   // allocated (zeroed) if new
     // Whether any pending write touches [addr, addr + len).

@@ -109,6 +109,8 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     }
     json_ = std::move(json);
     log_ = std::move(log);
+    json_open_ = json_.is_open();
+    log_open_ = log_.is_open();
     json_path_ = json_path;
     first_ = true;
     events_spool_.discard();
@@ -139,12 +141,14 @@ void Tracer::close() {
             });
             json_ << "\n],\n\"displayTimeUnit\":\"ns\"}\n";
             json_.close();
+            json_open_ = false;
         }
         // Processes run ahead of each other (temporal decoupling), so lines
         // arrive slightly out of time order: they come out sorted.
         if (log_.is_open()) {
             log_spool_.drain([this](const std::string& line) { log_ << line; });
             log_.close();
+            log_open_ = false;
         }
     } catch (...) {
         events_spool_.discard();   // no run file left behind after a failed merge

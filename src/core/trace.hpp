@@ -48,8 +48,10 @@ public:
     // Finish the JSON (closing brackets) and flush. Idempotent.
     void close();
 
-    bool enabled() const { return json_.is_open(); }
-    bool narrating() const { return log_.is_open(); }
+    // Plain flags, set by open() and close(): asked on every packet, and
+    // std::ofstream::is_open() is a call into the C++ library.
+    bool enabled() const { return json_open_; }
+    bool narrating() const { return log_open_; }
 
     // Get (or create) the track for group/name; cheap to call once per model
     // at construction. Valid also while disabled (then it records nothing).
@@ -176,6 +178,7 @@ private:
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
     std::ofstream json_, log_;
+    bool json_open_ = false, log_open_ = false;   // json_.is_open(), log_.is_open()
     // Each group's id (pid) by name, and per pid its tracks' names in
     // creation order (tid = position + 1): a group (a node) has a few
     // tracks, found by a scan; a torus has thousands of groups.
