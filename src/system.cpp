@@ -107,8 +107,8 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     // Bus: out[0] DRAM, out[1] PLDMA registers.
     bus.out.bind(dram.socket);
     bus.out.bind(dma.mmio);
-    bus.map(kDdrLow, std::min(size, kDdrLowSize), 0, 0, "ddr-low");
-    if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high");
+    bus.map(kDdrLow, std::min(size, kDdrLowSize), 0, 0, "ddr-low", &dram);
+    if (size > kDdrLowSize) bus.map(kDdrHigh, size - kDdrLowSize, 0, kDdrLowSize, "ddr-high", &dram);
     bus.map(kPldmaRegs, pldma_reg::kWindowSize, 1, 0, "pldma");
     const unsigned procs = static_cast<unsigned>(ctx.config[params_of<NodeParams>().processes]);
     for (unsigned p = 1; p < procs; ++p) {
@@ -122,7 +122,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         process(p).cpu.bind(bus.in);
         process(p).set_cpu(cpu);
     }
-    kernel_port.socket.bind(bus.in);
+    kernel_port.connect(bus);
     vm.set_swap(ssd);
     // A frame an SSD read is filling is not readable before the read ends
     // (the DRAM counts any timed access that comes earlier: early_accesses).
@@ -219,15 +219,14 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     }
     // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.
     dma.net_out.bind(inject.in);
-    inject.out.bind(router.in);
+    inject.connect(router);
     router.out.bind(eject.in);
     eject.out.bind(dma.net_in);
     router.set_dimension_order(topology, idx);
     if (time_ordered_links(ctx.config)) router.set_time_order();
-    if (adaptive_routing(ctx.config)) {
+    router.set_output_link(0, &eject);
+    if (adaptive_routing(ctx.config))
         router.set_adaptive(topology, idx, static_cast<unsigned>(ctx.config[params_of<RouterParams>().vcs]));
-        router.set_output_link(0, &eject);
-    }
     router.set_input_buffer(0, inject.params().buffer_flits, inject.params().vcs);
     SC_HAS_PROCESS(Node);
     SC_METHOD(boot);
@@ -651,7 +650,7 @@ System::System(const SimContext& ctx)
             const int back = topology_.port_to(i, j);
             if (back < 0) throw std::logic_error("topology: no link back from " + topology_.name(i));
             Link& l = *links_out[i][static_cast<unsigned>(back)];
-            l.out.bind(b.router.in);
+            l.connect(b.router);
             b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
         }
     }

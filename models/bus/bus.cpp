@@ -28,13 +28,14 @@ Bus::Bus(sc_core::sc_module_name name, const SimContext& ctx)
 }
 
 void Bus::map(std::uint64_t base, std::uint64_t size, unsigned port, std::uint64_t target_offset,
-              const std::string& name) {
+              const std::string& name, DebugAccess* debug) {
     if (size == 0 || base + size < base) throw std::logic_error("bus: bad window " + name);
     for (const auto& w : windows_) {
         if (base < w.base + w.size && w.base < base + size)
             throw std::logic_error("bus: window " + name + " overlaps " + w.name);
     }
-    windows_.push_back({base, size, port, target_offset, name});
+    windows_.push_back({base, size, port, target_offset, name, debug});
+    last_ = nullptr;   // the vector moved
     std::sort(windows_.begin(), windows_.end(),
               [](const Window& a, const Window& b) { return a.base < b.base; });
 }
@@ -48,12 +49,16 @@ void Bus::end_of_elaboration() {
 }
 
 const Bus::Window* Bus::decode(std::uint64_t addr, std::uint64_t len) const {
+    // Accesses come in runs to one window (the DRAM, mostly): the last one
+    // found is tried first.
+    if (last_ && addr - last_->base < last_->size && len <= last_->size - (addr - last_->base)) return last_;
     auto it = std::upper_bound(windows_.begin(), windows_.end(), addr,
                                [](std::uint64_t a, const Window& w) { return a < w.base; });
     if (it == windows_.begin()) return nullptr;
     --it;
     if (addr - it->base >= it->size || len > it->size - (addr - it->base)) return nullptr;
-    return &*it;
+    last_ = &*it;
+    return last_;
 }
 
 void Bus::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -78,10 +83,35 @@ unsigned int Bus::transport_dbg(int, tlm::tlm_generic_payload& gp) {
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return 0;
     }
+    if (w->debug && !gp.get_byte_enable_ptr() && gp.get_command() != tlm::TLM_IGNORE_COMMAND) {
+        // The same access without the payload's trip through out[port]
+        // (byte enables and ignore commands go the target's own way).
+        const unsigned int len = gp.get_data_length();
+        if (!w->debug->debug_access(gp.get_command() == tlm::TLM_WRITE_COMMAND, addr - w->base + w->target_offset,
+                                    gp.get_data_ptr(), len)) {
+            gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            return 0;
+        }
+        gp.set_response_status(tlm::TLM_OK_RESPONSE);
+        return len;
+    }
     gp.set_address(addr - w->base + w->target_offset);
     const unsigned int n = out[w->port]->transport_dbg(gp);
     gp.set_address(addr);
     return n;
+}
+
+bool Bus::debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) {
+    const Window* w = decode(addr, len);
+    if (!w) return false;
+    if (w->debug) return w->debug->debug_access(write, addr - w->base + w->target_offset, data, len);
+    tlm::tlm_generic_payload gp;
+    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(addr - w->base + w->target_offset);
+    gp.set_data_ptr(data);
+    gp.set_data_length(static_cast<unsigned>(len));
+    gp.set_streaming_width(static_cast<unsigned>(len));
+    return out[w->port]->transport_dbg(gp) == len;
 }
 
 }  // namespace vrdmasim

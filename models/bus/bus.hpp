@@ -14,6 +14,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "core/context.hpp"
+#include "models/common/debug_access.hpp"
 
 namespace vrdmasim {
 
@@ -24,7 +25,7 @@ struct BusParams {
     TimeParam latency;
 };
 
-class Bus : public sc_core::sc_module {
+class Bus : public sc_core::sc_module, public DebugAccess {
 public:
     tlm_utils::multi_passthrough_target_socket<Bus> in;
     tlm_utils::multi_passthrough_initiator_socket<Bus> out;
@@ -37,11 +38,19 @@ public:
         unsigned port;                // index of the `out` binding
         std::uint64_t target_offset;  // address seen by the target = addr - base + offset
         std::string name;
+        DebugAccess* debug = nullptr; // the target behind out[port], for debug accesses without a payload
     };
     // Map [base, base+size) to out port `port`. Overlapping windows are a
-    // programming error (std::logic_error).
+    // programming error (std::logic_error). `debug`, if given, must be the
+    // target bound to out[port] (the builder knows it): debug accesses to
+    // the window then call it directly (README, "Debug accesses").
     void map(std::uint64_t base, std::uint64_t size, unsigned port, std::uint64_t target_offset,
-             const std::string& name);
+             const std::string& name, DebugAccess* debug = nullptr);
+
+    // A debug access as transport_dbg through `in` would make it: decoded,
+    // then passed to the window's DebugAccess or, without one, to its port
+    // as a payload. false: unmapped, or the target served less than `len`.
+    bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override;
     const std::vector<Window>& windows() const { return windows_; }
 
     // The window holding [addr, addr+len), or nullptr.
@@ -53,6 +62,7 @@ private:
     unsigned int transport_dbg(int id, tlm::tlm_generic_payload& gp);
 
     std::vector<Window> windows_;   // sorted by base
+    mutable const Window* last_ = nullptr;   // decode()'s last answer
     sc_core::sc_time latency_;
     Counter& transactions_;
     Counter& decode_errors_;

@@ -7,12 +7,21 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "models/bus/bus.hpp"
+#include "models/common/debug_access.hpp"
+
 namespace vrdmasim {
 
-class BusPort : public sc_core::sc_module, public tlm::tlm_fw_transport_if<> {
+class BusPort : public sc_core::sc_module, public tlm::tlm_fw_transport_if<>, public DebugAccess {
 public:
     tlm_utils::simple_initiator_socket<BusPort> socket;
     explicit BusPort(sc_core::sc_module_name name) : sc_module(name), socket("socket") {}
+
+    // Binds `socket` to the bus's `in` and keeps the bus for debug_access.
+    void connect(Bus& bus) {
+        socket.bind(bus.in);
+        bus_ = &bus;
+    }
 
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) override {
         socket->b_transport(gp, delay);
@@ -23,6 +32,22 @@ public:
     }
     bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
     unsigned int transport_dbg(tlm::tlm_generic_payload& gp) override { return socket->transport_dbg(gp); }
+
+    // The debug transport without a payload: straight to the bus (connect()),
+    // else as transport_dbg through the socket.
+    bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override {
+        if (bus_) return bus_->debug_access(write, addr, data, len);
+        tlm::tlm_generic_payload gp;
+        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        gp.set_address(addr);
+        gp.set_data_ptr(data);
+        gp.set_data_length(static_cast<unsigned>(len));
+        gp.set_streaming_width(static_cast<unsigned>(len));
+        return socket->transport_dbg(gp) == len;
+    }
+
+private:
+    Bus* bus_ = nullptr;
 };
 
 }  // namespace vrdmasim

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/router.hpp"
 #include "core/sim_now.hpp"
 
 namespace vrdmasim {
@@ -105,6 +106,15 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     in.register_b_transport(this, &Link::b_transport);
 }
 
+void Link::connect(Router& router) {
+    out.bind(router.in);
+    // The binding just made is the router's last input: the size counts
+    // the binder made when the router registered its callback, which the
+    // first binding takes.
+    far_ = &router;
+    far_port_ = static_cast<int>(router.in.size()) - 1;
+}
+
 void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     auto* pkt = gp.get_extension<ExanetPacket>();
     if (!pkt) {
@@ -177,7 +187,10 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     pkt->tail = end + p_.latency;
     pkt->hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
-    out->b_transport(gp, d);
+    if (far_)
+        far_->b_transport(far_port_, gp, d);
+    else
+        out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
     buf.held.emplace_back(now + d, flits);
     buf.held_flits += flits;
@@ -307,7 +320,10 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     pkt.tail = end + p_.latency;
     pkt.hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
-    out->b_transport(gp, d);
+    if (far_)
+        far_->b_transport(far_port_, gp, d);
+    else
+        out->b_transport(gp, d);
     held.push_back(Timed{start, now + d, flits});
     delay = end - now;
 }

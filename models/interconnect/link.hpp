@@ -27,6 +27,8 @@
 
 namespace vrdmasim {
 
+class Router;
+
 struct LinkParams {
     double rate_bps = 16e9;              // per direction, all lanes together (rate per lane x lanes)
     sc_core::sc_time latency;            // head in at one end -> head out at the other
@@ -82,6 +84,14 @@ public:
     Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
          const std::string& group, const std::string& track);
 
+    // Binds `out` to the router's input and calls the router directly (the
+    // same call as through the socket, without its indirections) on the
+    // input index this binding gets.
+    void connect(Router& router);
+
+    // The target of `in` (public for a router's direct call, set_output_link).
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
     sc_core::sc_time flit_time() const { return flit_time_; }
     const LinkParams& params() const { return p_; }
     // Most flits the link has counted in VC `vc`'s far-end buffer (the new
@@ -98,13 +108,14 @@ public:
     std::uint64_t packets() const { return packets_.value(); }
 
 private:
-    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // flit_time_ x flits, computed inline (sc_time::from_value is a call
     // into the SystemC library on every packet): exact, as the product is
     // far below 2^53 ps.
     sc_core::sc_time serialise(unsigned flits) const { return flit_time_ * static_cast<double>(flits); }
 
     LinkParams p_;
+    Router* far_ = nullptr;   // connect(): the router at the far end, its input far_port_
+    int far_port_ = 0;
     sc_core::sc_time flit_time_;
     sc_dt::uint64 flit_ps_;
     sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order

@@ -160,7 +160,7 @@ void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs)
     }
 }
 
-void Router::set_output_link(unsigned port, const Link* link) {
+void Router::set_output_link(unsigned port, Link* link) {
     if (out_links_.size() <= port) out_links_.resize(port + 1, nullptr);
     out_links_[port] = link;
 }
@@ -272,6 +272,10 @@ void Router::end_of_elaboration() {
                                    std::to_string(routes_[dst]) + ", but only " + std::to_string(out.size()) +
                                    " are bound");
     }
+    direct_out_.assign(out.size(), nullptr);
+    for (std::size_t p = 0; p < out.size() && p < out_links_.size(); ++p)
+        if (out_links_[p] && out[static_cast<int>(p)] == &out_links_[p]->in.get_base_interface())
+            direct_out_[p] = out_links_[p];
 }
 
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
@@ -306,7 +310,10 @@ void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time&
     if (c.vc >= 0) pkt->header.vc = static_cast<std::uint8_t>(c.vc);
     delay += pipeline_;
     pkt->tail += pipeline_;
-    out[c.port]->b_transport(gp, delay);
+    if (Link* l = direct_out_[static_cast<std::size_t>(c.port)])
+        l->b_transport(gp, delay);
+    else
+        out[c.port]->b_transport(gp, delay);
     occupy(static_cast<unsigned>(id), in_vc, pkt->flits(), head, now + delay);
 }
 

@@ -81,7 +81,10 @@ public:
     // it could start strictly earlier than every adaptive one. `vcs` >= 3:
     // VCs 0 and 1 escape, 2.. adaptive. Replaces the route function.
     void set_adaptive(const Topology& topology, unsigned node, unsigned vcs);
-    void set_output_link(unsigned port, const Link* link);
+    // The link bound to out[port]: adaptive routing reads its state, and a
+    // packet for that port calls it directly (checked at the end of
+    // elaboration: out[port] must lead to its input).
+    void set_output_link(unsigned port, Link* link);
     // Its input links reserve in time order (router.link-order): heads may
     // reach an input out of call order; occupancy is measured accordingly.
     void set_time_order() { timed_ = true; }
@@ -100,9 +103,13 @@ public:
     unsigned occupancy_max(unsigned vc) const { return vc < occ_max_.size() ? occ_max_[vc] : 0; }
     std::uint64_t overflows() const { return overflows_.value(); }
 
-private:
-    void end_of_elaboration() override;   // every route leads to a bound port
+    // The target of input `id` (in's binding order). Public for an input
+    // Link's direct call (Link::connect); the same as a call through `in`.
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+
+private:
+    // Every route leads to a bound port; the output links called directly.
+    void end_of_elaboration() override;
 
     struct InputVc {
         // (space freed at, flits) of the packets still held, from `first`
@@ -149,7 +156,11 @@ private:
     const Topology* topology_ = nullptr;   // adaptive routing
     bool timed_ = false;
     unsigned node_ = 0, vcs_ = 0;
-    std::vector<const Link*> out_links_;
+    std::vector<Link*> out_links_;
+    // Per output port: its Link when out[port] is that link's input, called
+    // without the socket's indirections (an output bound to anything else,
+    // a test's tap, goes through the socket).
+    std::vector<Link*> direct_out_;
     Counter* adaptive_hops_ = nullptr;
     Counter* escape_hops_ = nullptr;
     std::vector<Input> inputs_;

@@ -97,6 +97,15 @@ void copy_bytes(unsigned char* to, const unsigned char* from, std::uint64_t n) {
     std::memcpy(to, from, n);
 }
 
+// A word (a descriptor the OS or the SMMU's table writer reads or writes)
+// is one move inline; the rest goes to the library.
+inline void copy_n(unsigned char* to, const unsigned char* from, std::uint64_t n) {
+    if (n == 8)
+        std::memcpy(to, from, 8);
+    else
+        copy_bytes(to, from, n);
+}
+
 // Whether the n bytes at p are all zero (a word at a time).
 bool all_zero(const unsigned char* p, std::uint64_t n) {
     std::uint64_t i = 0;
@@ -118,11 +127,11 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
         const std::uint64_t n = std::min(len, kPageSize - off);
         if (write) {
             if (Page* p = find_page(addr / kPageSize))
-                copy_bytes(p->bytes.get() + off, data, n);
+                copy_n(p->bytes.get() + off, data, n);
             else if (!all_zero(data, n))   // zeros into an untouched page: it reads as zeros already
-                copy_bytes(page(addr / kPageSize).bytes.get() + off, data, n);
+                copy_n(page(addr / kPageSize).bytes.get() + off, data, n);
         } else if (const Page* p = find_page(addr / kPageSize)) {
-            copy_bytes(data, p->bytes.get() + off, n);
+            copy_n(data, p->bytes.get() + off, n);
         } else {
             std::memset(data, 0, n);
         }
@@ -352,14 +361,23 @@ sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
 
 unsigned int Dram::transport_dbg(tlm::tlm_generic_payload& gp) {
     if (!check(gp)) return 0;
+    debug_copy(gp.get_command() == tlm::TLM_WRITE_COMMAND, gp.get_address(), gp.get_data_ptr(), gp.get_data_length());
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    return gp.get_data_length();
+}
+
+bool Dram::debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) {
+    if (addr >= size_ || len > size_ - addr) return false;   // as check(): an address error
+    debug_copy(write, addr, data, len);
+    return true;
+}
+
+void Dram::debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) {
     // Debug accesses see and change the latest state: a read sees every
     // pending write, a write lands after them (it patches their bytes).
     commit(sim_now());
-    const bool write = gp.get_command() == tlm::TLM_WRITE_COMMAND;
-    copy(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), write);
-    overlay(gp.get_address(), gp.get_data_ptr(), gp.get_data_length(), max_sim_time(), write);
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
-    return gp.get_data_length();
+    copy(addr, data, len, write);
+    overlay(addr, data, len, max_sim_time(), write);
 }
 
 }  // namespace vrdmasim

@@ -20,6 +20,7 @@
 
 #include "core/context.hpp"
 #include "core/lazy_deque.hpp"
+#include "models/common/debug_access.hpp"
 
 namespace vrdmasim {
 
@@ -34,7 +35,7 @@ struct DramParams {
     DramParams();
 };
 
-class Dram : public sc_core::sc_module {
+class Dram : public sc_core::sc_module, public DebugAccess {
 public:
     tlm_utils::passthrough_target_socket<Dram> socket;
 
@@ -59,6 +60,10 @@ public:
     // invariants require 0: a page made visible before its data).
     void hold(std::uint64_t addr, std::uint64_t len, sc_core::sc_time until);
     std::uint64_t early_accesses() const { return early_ ? early_->value() : 0; }
+
+    // The debug transport without a payload (models/common/debug_access.hpp):
+    // what transport_dbg does for a read or write of [addr, addr + len).
+    bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override;
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -99,6 +104,9 @@ private:
     void overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto,
                          bool patch);
     bool check(tlm::tlm_generic_payload& gp);
+    // A debug read or write of a range inside the DRAM (transport_dbg and
+    // debug_access).
+    void debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len);
 
     std::uint64_t size_;
     sc_core::sc_time latency_;

@@ -21,6 +21,7 @@
 
 #include "core/context.hpp"
 #include "models/common/aarch64_descriptors.hpp"
+#include "models/common/debug_access.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
 #include "models/os/khugepaged.hpp"
@@ -133,6 +134,7 @@ struct Mm {
        FrameAllocator& f, CpuCores& cores)
         : ctx(c),
           mem(m),
+          direct(dynamic_cast<DebugAccess*>(&m)),
           frames(f),
           cpu(cores),
           params(read_vm_config(c.config)),
@@ -142,6 +144,9 @@ struct Mm {
 
     const SimContext& ctx;
     tlm::tlm_fw_transport_if<>& mem;
+    // `mem`'s debug transport without a payload, if it offers one (a BusPort
+    // does): mm::access's fast path, the same bytes and effect.
+    DebugAccess* direct;
     FrameAllocator& frames;
     CpuCores& cpu;
     const VmConfig params;

@@ -13,6 +13,11 @@ namespace mm {
 using namespace aarch64;
 
 void access(Mm& m, bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len) {
+    if (m.direct) {
+        if (!m.direct->debug_access(write, pa, data, len))
+            throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
+        return;
+    }
     tlm::tlm_generic_payload& gp = m.dbg_gp;
     gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     gp.set_address(pa);

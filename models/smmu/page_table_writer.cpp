@@ -1,5 +1,7 @@
 #include "models/smmu/page_table_writer.hpp"
 
+#include "models/common/debug_access.hpp"
+
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -13,7 +15,15 @@ PageTableWriter::PageTableWriter(ReadFn read, WriteFn write, AllocFn alloc, unsi
 }
 
 PageTableWriter PageTableWriter::over(tlm::tlm_fw_transport_if<>& mem, AllocFn alloc, unsigned t0sz) {
-    auto access = [&mem](bool write, std::uint64_t pa, std::uint64_t& v) {
+    // A memory with a debug transport without a payload (a BusPort) is
+    // reached through it: the same bytes, without a payload per descriptor.
+    DebugAccess* direct = dynamic_cast<DebugAccess*>(&mem);
+    auto access = [&mem, direct](bool write, std::uint64_t pa, std::uint64_t& v) {
+        if (direct) {
+            if (!direct->debug_access(write, pa, reinterpret_cast<unsigned char*>(&v), 8))
+                throw std::runtime_error("PageTableWriter: cannot access table memory");
+            return;
+        }
         tlm::tlm_generic_payload gp;
         gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
         gp.set_address(pa);

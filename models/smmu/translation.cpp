@@ -64,16 +64,27 @@ void Tlb::insert(const Translation& t) {
         rr_.assign(sets_, 0);
     }
     Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
+    // One pass over the set: the first entry with the same tag, else the
+    // first free slot, else the victim (LRU: the least recently used, the
+    // first of equals).
     Slot* target = nullptr;
-    for (unsigned w = 0; w < ways_ && !target; ++w)
-        if (s[w].valid && same_tag(s[w].t, t)) target = &s[w];
-    for (unsigned w = 0; w < ways_ && !target; ++w)
-        if (!s[w].valid) target = &s[w];
+    Slot* free_slot = nullptr;
+    Slot* oldest = &s[0];
+    for (unsigned w = 0; w < ways_; ++w) {
+        Slot& x = s[w];
+        if (!x.valid) {
+            if (!free_slot) free_slot = &x;
+        } else if (same_tag(x.t, t)) {
+            target = &x;
+            break;
+        } else if (x.stamp < oldest->stamp) {
+            oldest = &x;
+        }
+    }
+    if (!target) target = free_slot;
     if (!target) {
         if (policy_ == TlbReplacement::Lru) {
-            target = &s[0];
-            for (unsigned w = 1; w < ways_; ++w)
-                if (s[w].stamp < target->stamp) target = &s[w];
+            target = oldest;
         } else {
             target = &s[rr_[set]];
             rr_[set] = (rr_[set] + 1) % ways_;

@@ -23,6 +23,7 @@
 
 #include "model_env.hpp"
 #include "models/bus/bus.hpp"
+#include "models/bus/bus_port.hpp"
 #include "models/memory/dram.hpp"
 
 using namespace vrdmasim;
@@ -140,13 +141,14 @@ struct Bench {
     Bus bus;
     Dram dram;
     Recorder regs, alt;
-    explicit Bench(const Env& env)
+    // direct: the DRAM windows name the Dram as their DebugAccess (as a node's do).
+    explicit Bench(const Env& env, bool direct = false)
         : bus("bus", env.ctx), dram("dram", env.ctx, "node0"), regs("regs", ns(5)), alt("alt", ns(7)) {
         bus.out.bind(dram.socket);
         bus.out.bind(regs.socket);
         bus.out.bind(alt.socket);
-        bus.map(0, 2 * kGiB, 0, 0, "ddr-low");
-        bus.map(kDdrHigh, 14 * kGiB, 0, 2 * kGiB, "ddr-high");
+        bus.map(0, 2 * kGiB, 0, 0, "ddr-low", direct ? &dram : nullptr);
+        bus.map(kDdrHigh, 14 * kGiB, 0, 2 * kGiB, "ddr-high", direct ? &dram : nullptr);
         bus.map(kRegs, 0x1000, 1, 0, "regs");
         bus.map(kRegsAlt, 0x100, 2, 0x40, "regs-alt");
     }
@@ -352,6 +354,93 @@ TEST_CASE("bus: debug transport is forwarded with the same decode, without time"
     CHECK(env.counter("bus.transactions") == 1);
     CHECK(env.counter("bus.decode_errors") == 0);
     CHECK(env.counter("dram.transactions") == 1);
+}
+
+namespace {
+
+// What the debug paths saw in debug_script.
+struct DebugSeen {
+    std::vector<unsigned char> dbg_read, bus_read, port_read, timed_after;
+    bool ok_bus = false, ok_port = false, unmapped = true, past_end = true, port_unmapped = true;
+    tlm::tlm_response_status byte_enable_status = tlm::TLM_OK_RESPONSE;
+    unsigned byte_enable_n = 1;
+};
+
+// Debug accesses by every path (a payload through the bus, Bus::debug_access,
+// a connected BusPort) around a timed write still pending, on a bench whose
+// DRAM windows name the Dram as their DebugAccess (direct) or not.
+DebugSeen debug_script(bool direct) {
+    Env env;
+    Bench b(env, direct);
+    BusPort port("kernel_port");
+    port.connect(b.bus);
+    DebugSeen seen;
+    Initiator cpu("cpu", [&](Initiator& i) {
+        std::vector<unsigned char> src(32);
+        for (unsigned k = 0; k < 32; ++k) src[k] = static_cast<unsigned char>(0x40 + k);
+        // A timed write whose data phase ends in the future: still pending.
+        i.write(kDdrHigh + 0x100, src);
+        seen.dbg_read.assign(32, 0);
+        i.dbg(tlm::TLM_READ_COMMAND, kDdrHigh + 0x100, seen.dbg_read.data(), 32);
+        seen.bus_read.assign(32, 0);
+        seen.ok_bus = b.bus.debug_access(false, kDdrHigh + 0x100, seen.bus_read.data(), 32);
+        // A debug write over part of it lands after the pending write.
+        unsigned char patch[4] = {1, 2, 3, 4};
+        seen.ok_port = port.debug_access(true, kDdrHigh + 0x108, patch, 4);
+        seen.port_read.assign(32, 0);
+        port.debug_access(false, kDdrHigh + 0x100, seen.port_read.data(), 32);
+        unsigned char w[8] = {0};
+        seen.unmapped = b.bus.debug_access(false, 0x90000000ull, w, 8);
+        seen.past_end = b.bus.debug_access(false, 2 * kGiB - 4, w, 8);
+        seen.port_unmapped = port.debug_access(false, 0x90000000ull, w, 8);
+        // Byte enables are the target's own business: refused as before.
+        tlm::tlm_generic_payload gp;
+        unsigned char be[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(kDdrHigh + 0x100);
+        gp.set_data_ptr(w);
+        gp.set_data_length(8);
+        gp.set_streaming_width(8);
+        gp.set_byte_enable_ptr(be);
+        gp.set_byte_enable_length(8);
+        seen.byte_enable_n = i.socket->transport_dbg(gp);
+        seen.byte_enable_status = gp.get_response_status();
+        wait(sc_time(1, SC_US));
+        seen.timed_after.assign(32, 0);
+        i.read(kDdrHigh + 0x100, seen.timed_after);
+    });
+    cpu.socket.bind(b.bus.in);
+    sc_start();
+    return seen;
+}
+
+void check_debug_script(const DebugSeen& seen) {
+    std::vector<unsigned char> src(32), patched;
+    for (unsigned k = 0; k < 32; ++k) src[k] = static_cast<unsigned char>(0x40 + k);
+    patched = src;
+    for (unsigned k = 0; k < 4; ++k) patched[8 + k] = static_cast<unsigned char>(1 + k);
+    CHECK(seen.dbg_read == src);   // debug reads see the pending write
+    CHECK(seen.ok_bus);
+    CHECK(seen.bus_read == src);
+    CHECK(seen.ok_port);
+    CHECK(seen.port_read == patched);
+    CHECK(seen.timed_after == patched);   // the debug write landed after the timed one
+    CHECK_FALSE(seen.unmapped);
+    CHECK_FALSE(seen.past_end);
+    CHECK_FALSE(seen.port_unmapped);
+    CHECK(seen.byte_enable_n == 0);
+    CHECK(seen.byte_enable_status == tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+}
+
+}  // namespace
+
+TEST_CASE("bus: debug accesses by every path on windows without a DebugAccess", "[bus]") {
+    check_debug_script(debug_script(false));
+}
+
+TEST_CASE("bus: debug accesses by every path on windows naming the Dram as DebugAccess", "[bus]") {
+    // The same bytes and answers as without: the direct call is only faster.
+    check_debug_script(debug_script(true));
 }
 
 TEST_CASE("bus: a window leading to an unbound port is found at the end of elaboration", "[bus]") {

@@ -172,6 +172,52 @@ TEST_CASE("router: one hop through link, router and link adds up exactly", "[rou
     CHECK(env.histogram("out.queue_delay").sum() == Approx(270.4 - 241.6));
 }
 
+TEST_CASE("router: links connected directly reach the input they were bound to and time as through sockets",
+          "[router][link][timing]") {
+    // As the test above, but the input link is the router's second input,
+    // both inputs are connected with Link::connect and the output link is
+    // the router's set_output_link (direct calls both ways).
+    NetEnv env;
+    Link first("first", env.ctx, link_params(20e9, ns(20), 64), "node0", "a->router");
+    Link in("in", env.ctx, link_params(20e9, ns(20), 64), "node0", "ni->router");
+    Router router("router", env.ctx);
+    Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
+    PacketSink sink("sink");
+    PacketSource idle("idle", [](PacketSource&) {});
+    PacketSource src("src", [](PacketSource& s) {
+        PacketSpec p;
+        const Sent first_sent = s.send(p);
+        p.seq = 1;
+        p.head_delay = first_sent.credit - sc_core::sc_time_stamp();
+        s.send(p);
+    });
+    idle.out.bind(first.in);
+    src.out.bind(in.in);
+    first.connect(router);   // input 0
+    in.connect(router);      // input 1
+    router.out.bind(out.in);
+    router.set_output_link(0, &out);
+    out.out.bind(sink.in);
+    router.set_route(1, 0);
+    // Input 1's buffer is declared smaller than a packet: each packet that
+    // reaches it counts as an overflow; input 0's never would.
+    router.set_input_buffer(0, 64, 1);
+    router.set_input_buffer(1, 4, 1);
+    sc_start();
+
+    REQUIRE(sink.arrivals.size() == 2);
+    CHECK(router.overflows() == 2);
+    CHECK(src.sent[0].credit == ns(115.2));
+    CHECK(sink.arrivals[0].head == ns(126.4 + 8 + 150));
+    CHECK(sink.arrivals[0].tail == ns(270.4 + 150));
+    CHECK(sink.arrivals[0].hops == 2);
+    CHECK(src.sent[1].credit == ns(230.4));
+    CHECK(sink.arrivals[1].head == ns(270.4 + 8 + 150));
+    CHECK(sink.arrivals[1].tail == ns(414.4 + 150));
+    CHECK(env.counter("router.packets") == 2);
+    CHECK(env.counter("out.packets") == 2);
+}
+
 namespace {
 
 // A source that keeps its link saturated with 256 B packets from `from` to
