@@ -57,44 +57,100 @@ void TransferLog::verified(std::uint64_t bytes, bool match) {
     if (match) bytes_verified.inc(bytes); else mismatches.inc();
 }
 
-void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
-    // A Weyl sequence through one multiply and xor-shift per 8 bytes: cheap,
-    // and every word depends on the key and its position, so misplaced,
-    // stale or duplicated data never matches. Word i is z ^ (z >> 31) with
-    // z = x_i * M, x_i = (key + 1) * C + (i + 1) * C (mod 2^64): z itself
-    // steps by C * M, so it is kept by one addition per word.
-    constexpr std::uint64_t C = 0x9E3779B97F4A7C15ull, M = 0xBF58476D1CE4E5B9ull;
-    std::uint64_t z = (key + 1) * C * M;
-    std::uint64_t i = 0;
+namespace {
+
+// fill_pattern's words: a Weyl sequence through one multiply and xor-shift
+// per 8 bytes: cheap, and every word depends on the key and its position,
+// so misplaced, stale or duplicated data never matches. Word i is
+// z ^ (z >> 31) with z = x_i * M, x_i = (key + 1) * C + (i + 1) * C
+// (mod 2^64): z itself steps by C * M, so it is kept by one addition per word.
+constexpr std::uint64_t kPatC = 0x9E3779B97F4A7C15ull, kPatM = 0xBF58476D1CE4E5B9ull;
+
 #if defined(__GNUC__)
-    // Four words at a time in two 16-byte vectors (GCC's and Clang's vector
-    // extension: SSE2 on plain x86-64): lane k of `a` holds word i + k's z,
-    // of `b` word i + 2 + k's, each stepping by 4 C M. The same words as
-    // the loop below (tests: "fill_pattern ...").
-    typedef std::uint64_t Words __attribute__((vector_size(16)));
-    if (len >= 32) {
-        Words a = {z + C * M, z + 2 * C * M}, b = {z + 3 * C * M, z + 4 * C * M};
-        const Words step = {4 * C * M, 4 * C * M};
-        for (; i + 32 <= len; i += 32) {
-            const Words wa = a ^ (a >> 31), wb = b ^ (b >> 31);
-            std::memcpy(buf + i, &wa, 16);
-            std::memcpy(buf + i + 16, &wb, 16);
-            a += step;
-            b += step;
-        }
-        z += (i / 8) * (C * M);
+// Two vectors of L words per iteration (GCC's and Clang's vector extension):
+// lane k of `a` holds word i + k's z, of `b` word i + L + k's, each stepping
+// by 2 L C M. Advances i and z past the words written.
+template <class V, unsigned L>
+inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std::uint64_t len, std::uint64_t& z,
+                                                        std::uint64_t& i) {
+    constexpr std::uint64_t kBytes = 2 * L * 8;
+    if (len < kBytes) return;
+    V a, b, step;
+    for (unsigned k = 0; k < L; ++k) {
+        a[k] = z + (k + 1) * kPatC * kPatM;
+        b[k] = z + (L + k + 1) * kPatC * kPatM;
+        step[k] = 2 * L * kPatC * kPatM;
     }
+    for (; i + kBytes <= len; i += kBytes) {
+        const V wa = a ^ (a >> 31), wb = b ^ (b >> 31);
+        std::memcpy(buf + i, &wa, sizeof wa);
+        std::memcpy(buf + i + sizeof wa, &wb, sizeof wb);
+        a += step;
+        b += step;
+    }
+    z += (i / 8) * (kPatC * kPatM);
+}
 #endif
+
+// The words from i on, one at a time (the last one cut at len).
+inline void fill_rest(unsigned char* buf, std::uint64_t len, std::uint64_t z, std::uint64_t i) {
     for (; i + 8 <= len; i += 8) {
-        z += C * M;
+        z += kPatC * kPatM;
         const std::uint64_t w = z ^ (z >> 31);
         std::memcpy(buf + i, &w, 8);
     }
     if (i < len) {
-        z += C * M;
+        z += kPatC * kPatM;
         const std::uint64_t w = z ^ (z >> 31);
         std::memcpy(buf + i, &w, len - i);
     }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define VRDMASIM_PATTERN_AVX2 1
+bool cpu_has_avx2() {
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has;
+}
+#endif
+
+}  // namespace
+
+void fill_pattern_portable(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+    std::uint64_t z = (key + 1) * kPatC * kPatM;
+    std::uint64_t i = 0;
+#if defined(__GNUC__)
+    typedef std::uint64_t Words2 __attribute__((vector_size(16)));   // SSE2 on plain x86-64
+    fill_vectors<Words2, 2>(buf, len, z, i);
+#endif
+    fill_rest(buf, len, z, i);
+}
+
+#ifdef VRDMASIM_PATTERN_AVX2
+// The same words eight at a time in 32-byte vectors, for a CPU with AVX2
+// (chosen at run time: the build targets plain x86-64).
+__attribute__((target("avx2"))) void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+    std::uint64_t z = (key + 1) * kPatC * kPatM;
+    std::uint64_t i = 0;
+    typedef std::uint64_t Words4 __attribute__((vector_size(32)));
+    fill_vectors<Words4, 4>(buf, len, z, i);
+    fill_rest(buf, len, z, i);
+}
+
+bool fill_pattern_has_avx2() { return cpu_has_avx2(); }
+#else
+void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key) { fill_pattern_portable(buf, len, key); }
+bool fill_pattern_has_avx2() { return false; }
+#endif
+
+void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+#ifdef VRDMASIM_PATTERN_AVX2
+    if (cpu_has_avx2()) {
+        fill_pattern_avx2(buf, len, key);
+        return;
+    }
+#endif
+    fill_pattern_portable(buf, len, key);
 }
 
 WorkloadParams::WorkloadParams()

@@ -79,6 +79,14 @@ bool reading_slot(const Mm& m, std::uint64_t slot) {
 
 bool resident_frame(Mm& m, const Process& p, std::uint64_t va, std::uint64_t& pa) {
     if (translate(m, p, va, pa)) return true;
+    return resident_frame(m, p, va, 0, 0, pa);
+}
+
+bool resident_frame(Mm& m, const Process& p, std::uint64_t va, std::uint64_t d, int level, std::uint64_t& pa) {
+    if (d & kValid) {
+        pa = leaf_pa(d, level, va);
+        return true;
+    }
     auto it = m.inflight.find({p.pid, align_down(va, kPage)});
     if (it == m.inflight.end()) return false;
     pa = it->second.pa + (va & (kPage - 1));

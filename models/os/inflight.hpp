@@ -38,6 +38,9 @@ bool reading_slot(const Mm& m, std::uint64_t slot);
 // The frame holding va's page: its present leaf's, or that of a read in
 // flight for it (the page's bytes are already in that frame).
 bool resident_frame(Mm& m, const Process& p, std::uint64_t va, std::uint64_t& pa);
+// The same, given va's leaf descriptor d at `level` as leaf() just read it
+// (no second walk).
+bool resident_frame(Mm& m, const Process& p, std::uint64_t va, std::uint64_t d, int level, std::uint64_t& pa);
 // Complete, in time order, every read done by `upto`: the PTE written with
 // the VMA's protection of now, the slot freed, the map notifier told (at the
 // read's completion time).

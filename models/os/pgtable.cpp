@@ -48,12 +48,17 @@ std::uint64_t alloc_table(Mm& m) {
     return *pa;
 }
 
-std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level) {
+std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level, WalkHint* hint) {
+    if (hint && hint->p == &p && hint->region == (va >> 21)) {
+        level = 3;
+        return hint->table + 8ull * index_of(va, 3);
+    }
     std::uint64_t table = p.pt->root();
     for (int l = start_level(16); l <= 3; ++l) {
         const std::uint64_t at = table + 8ull * index_of(va, l);
         if (l == 3) {
             level = 3;
+            if (hint) *hint = WalkHint{&p, va >> 21, table};
             return at;
         }
         const std::uint64_t d = rd(m, at);
@@ -70,9 +75,9 @@ std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level) {
     return 0;
 }
 
-std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot, int* level) {
+std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot, int* level, WalkHint* hint) {
     int l = 0;
-    const std::uint64_t at = leaf_slot(m, p, va, l);
+    const std::uint64_t at = leaf_slot(m, p, va, l, hint);
     if (slot) *slot = at;
     if (level) *level = l;
     return at ? rd(m, at) : 0;
@@ -93,8 +98,7 @@ bool translate(Mm& m, const Process& p, std::uint64_t va, std::uint64_t& pa) {
     int level = 0;
     const std::uint64_t d = leaf(m, p, va, nullptr, &level);
     if (!(d & kValid)) return false;
-    const std::uint64_t size = level == 2 ? kHuge : kPage;
-    pa = (d & kAddrMask & ~(size - 1)) + (va & (size - 1));
+    pa = leaf_pa(d, level, va);
     return true;
 }
 

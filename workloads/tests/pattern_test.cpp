@@ -28,12 +28,14 @@ std::vector<unsigned char> reference(std::uint64_t len, std::uint64_t key) {
 
 }  // namespace
 
-TEST_CASE("fill_pattern: the words of its definition at every length and alignment", "[pattern]") {
+namespace {
+
+void check_definition(void (*fill)(unsigned char*, std::uint64_t, std::uint64_t)) {
     for (std::uint64_t key : {0ull, 1ull, 0x1234ull, ~0ull}) {
         for (std::uint64_t len = 0; len <= 300; ++len) {
             for (std::size_t shift = 0; shift < 8; shift += 3) {
                 std::vector<unsigned char> buf(len + shift + 1, 0xEE);
-                fill_pattern(buf.data() + shift, len, key);
+                fill(buf.data() + shift, len, key);
                 const std::vector<unsigned char> want = reference(len, key);
                 INFO("key " << key << " len " << len << " shift " << shift);
                 REQUIRE(std::memcmp(buf.data() + shift, want.data(), len) == 0);
@@ -43,6 +45,20 @@ TEST_CASE("fill_pattern: the words of its definition at every length and alignme
     }
     // A long buffer too (a 16 KiB message).
     std::vector<unsigned char> big(16384 + 5);
-    fill_pattern(big.data(), big.size(), 77);
+    fill(big.data(), big.size(), 77);
     CHECK(big == reference(big.size(), 77));
+}
+
+}  // namespace
+
+TEST_CASE("fill_pattern: the words of its definition at every length and alignment", "[pattern]") {
+    check_definition(fill_pattern);
+}
+
+TEST_CASE("fill_pattern: the portable and the AVX2 loops write the same words", "[pattern]") {
+    check_definition(fill_pattern_portable);
+    if (fill_pattern_has_avx2())
+        check_definition(fill_pattern_avx2);
+    else
+        WARN("this CPU has no AVX2: only the portable loop checked");
 }

@@ -1409,6 +1409,62 @@ TEST_CASE("vm: pinning part of a huge page splits it; pinning all of it does not
     CHECK(level == 2);
 }
 
+TEST_CASE("vm: a copy page after page walks the tables above the leaf once per 2 MiB region", "[os][vm]") {
+    // 500 present pages from 4 pages before a 2 MiB boundary: a write and
+    // a read of all of them walk from the root once per region (four
+    // descriptor reads), then read one leaf per page, and copy each page
+    // once. Walking from the root at every page (and once more to find
+    // the frame) would take several times as many debug transactions.
+    Env e(Settings{{"vm.thp", "never"}}, 64 * MiB);
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, true, T0);
+    REQUIRE(m.ok());
+    const std::uint64_t va = (m.value / (2 * MiB) + 1) * (2 * MiB) - 4 * P;   // 4 pages before the next boundary
+    REQUIRE(va >= m.value);
+    const std::uint64_t pages = 500, len = pages * P;
+    std::vector<unsigned char> data(len);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 13 + i / 4096);
+    std::uint64_t tx0 = e.mem.transactions;
+    REQUIRE(e.vm->write_user(e.pid, va, data.data(), len));
+    INFO("write: " << e.mem.transactions - tx0 << " debug transactions");
+    CHECK(e.mem.transactions - tx0 <= 2 * 4 + pages - 2 + pages);   // two walks, a leaf and a copy per page
+    std::vector<unsigned char> back(len);
+    tx0 = e.mem.transactions;
+    REQUIRE(e.vm->read_user(e.pid, va, back.data(), len));
+    CHECK(e.mem.transactions - tx0 <= 2 * 4 + pages - 2 + pages);
+    CHECK(back == data);
+    std::vector<unsigned char> peeked(len);
+    REQUIRE(e.vm->peek_user(e.pid, va, peeked.data(), len));
+    CHECK(peeked == data);
+    // Each page's bytes are in its own frame, as a fresh walk finds it.
+    for (std::uint64_t k = 0; k < pages; k += 97) {
+        std::uint64_t pa = 0;
+        REQUIRE(e.vm->translate(e.pid, va + k * P, pa));
+        CHECK(e.mem.byte(pa) == data[k * P]);
+    }
+}
+
+TEST_CASE("vm: a copy that faults page after page lands every page in its own frame", "[os][vm]") {
+    // Nothing present: each page of the copy faults (a new level-3 table at
+    // the first page of each region), and the walk after a fault starts
+    // from the root again.
+    Env e(Settings{{"vm.thp", "never"}}, 64 * MiB);
+    const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, false, T0);
+    REQUIRE(m.ok());
+    const std::uint64_t va = (m.value / (2 * MiB) + 1) * (2 * MiB) - 3 * P;
+    const std::uint64_t len = 8 * P;
+    std::vector<unsigned char> data(len);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<unsigned char>(i * 5 + i / 4096 + 1);
+    REQUIRE(e.vm->write_user(e.pid, va, data.data(), len));
+    for (std::uint64_t k = 0; k < 8; ++k) {
+        std::uint64_t pa = 0;
+        REQUIRE(e.vm->translate(e.pid, va + k * P, pa));
+        for (std::uint64_t b = 0; b < P; b += 1021) CHECK(e.mem.byte(pa + b) == data[k * P + b]);
+    }
+    std::vector<unsigned char> back(len);
+    REQUIRE(e.vm->peek_user(e.pid, va, back.data(), len));
+    CHECK(back == data);
+}
+
 TEST_CASE("vm: reclaim's host work follows the pages it looks at, not the size of memory", "[os][vm][reclaim]") {
     // 12288 present pages (48 MiB). Once the clock has aged them all, each
     // reclaim of 32 pages looks at 32 pages: its work (debug transactions
