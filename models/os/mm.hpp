@@ -76,6 +76,13 @@ struct Process {
     std::map<std::uint64_t, Vma> vmas;             // by start, non-overlapping
     std::map<std::uint64_t, PinRec> pins;          // by VA page: pins of the page mapped there
     std::multimap<std::uint64_t, PinRec> orphans;  // pinned pages no longer mapped (by old VA)
+    // The level-3 table the last walk of this process reached and its 2 MiB
+    // region (va >> 21), valid while Mm::descriptor_writes is still
+    // walk_gen: a walk in that region reads only its leaf (leaf_slot), as
+    // the CPU's walk cache would let it. Host work only: the same answer.
+    mutable std::uint64_t walk_region = ~std::uint64_t{0};
+    mutable std::uint64_t walk_table = 0;
+    mutable std::uint64_t walk_gen = ~std::uint64_t{0};
 };
 
 // A leaf of the LRU: (pid, va).
@@ -196,6 +203,11 @@ struct Mm {
     Khugepaged khugepaged;
     Migration mig;
     std::uint64_t mig_blocks_before = 0;   // free 2 MiB blocks when the compaction run began
+
+    // Descriptor writes so far (mm::wr, mm::zero, the page-table writer's):
+    // a process's remembered walk (Process::walk_*) is good only while this
+    // has not moved.
+    std::uint64_t descriptor_writes = 0;
 
     // One payload for all debug accesses (constructing one costs an
     // allocation, and descriptors are read a word at a time).

@@ -33,9 +33,13 @@ std::uint64_t rd(Mm& m, std::uint64_t pa) {
     return v;
 }
 
-void wr(Mm& m, std::uint64_t pa, std::uint64_t v) { access(m, true, pa, reinterpret_cast<unsigned char*>(&v), 8); }
+void wr(Mm& m, std::uint64_t pa, std::uint64_t v) {
+    ++m.descriptor_writes;   // every process's last walk may have changed
+    access(m, true, pa, reinterpret_cast<unsigned char*>(&v), 8);
+}
 
 void zero(Mm& m, std::uint64_t pa, std::uint64_t len) {
+    ++m.descriptor_writes;   // a table frame's descriptors
     static const std::vector<unsigned char> zeros(kPage, 0);
     for (std::uint64_t off = 0; off < len; off += kPage)
         access(m, true, pa + off, const_cast<unsigned char*>(zeros.data()), kPage);
@@ -48,17 +52,19 @@ std::uint64_t alloc_table(Mm& m) {
     return *pa;
 }
 
-std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level, WalkHint* hint) {
-    if (hint && hint->p == &p && hint->region == (va >> 21)) {
+std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level) {
+    if (p.walk_gen == m.descriptor_writes && p.walk_region == (va >> 21)) {
         level = 3;
-        return hint->table + 8ull * index_of(va, 3);
+        return p.walk_table + 8ull * index_of(va, 3);
     }
     std::uint64_t table = p.pt->root();
     for (int l = start_level(16); l <= 3; ++l) {
         const std::uint64_t at = table + 8ull * index_of(va, l);
         if (l == 3) {
             level = 3;
-            if (hint) *hint = WalkHint{&p, va >> 21, table};
+            p.walk_region = va >> 21;
+            p.walk_table = table;
+            p.walk_gen = m.descriptor_writes;
             return at;
         }
         const std::uint64_t d = rd(m, at);
@@ -75,9 +81,9 @@ std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level, W
     return 0;
 }
 
-std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot, int* level, WalkHint* hint) {
+std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot, int* level) {
     int l = 0;
-    const std::uint64_t at = leaf_slot(m, p, va, l, hint);
+    const std::uint64_t at = leaf_slot(m, p, va, l);
     if (slot) *slot = at;
     if (level) *level = l;
     return at ? rd(m, at) : 0;

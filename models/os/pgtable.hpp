@@ -44,25 +44,14 @@ void zero(Mm& m, std::uint64_t pa, std::uint64_t len);
 // A zeroed frame for a page table (pte_alloc); OutOfFrames if none.
 std::uint64_t alloc_table(Mm& m);
 
-// The level-3 table a walk of process p found for one 2 MiB region, for the
-// next walk in that region to start there (as a walk cache would). Valid
-// only while no table descriptor above a leaf changes: a caller that walks
-// page after page keeps one across pages and drops it (WalkHint{}) after
-// anything that may change the tables (a fault, an I/O completion).
-struct WalkHint {
-    const Process* p = nullptr;
-    std::uint64_t region = ~std::uint64_t{0};   // va >> 21
-    std::uint64_t table = 0;                    // its level-3 table
-};
 // Address of the descriptor that is (or would be) the leaf for va: the
 // level-2 entry when it is not a table (empty, block, PROT_NONE block),
-// else the level-3 entry; 0 when no level-2 table exists. With a hint,
-// a walk in the hint's region reads no table above the leaf, and a walk
-// that reaches a level-3 table leaves it in the hint.
-std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level, WalkHint* hint = nullptr);
+// else the level-3 entry; 0 when no level-2 table exists. A walk in the
+// region of p's last walk that reached a level-3 table, with no descriptor
+// written since (Process::walk_*), reads only the leaf's slot.
+std::uint64_t leaf_slot(Mm& m, const Process& p, std::uint64_t va, int& level);
 // The leaf descriptor for va (0 if none) and its slot/level.
-std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot = nullptr, int* level = nullptr,
-                   WalkHint* hint = nullptr);
+std::uint64_t leaf(Mm& m, const Process& p, std::uint64_t va, std::uint64_t* slot = nullptr, int* level = nullptr);
 // The physical address of va under valid leaf d found at `level`.
 inline std::uint64_t leaf_pa(std::uint64_t d, int level, std::uint64_t va) {
     const std::uint64_t size = level == 2 ? kHuge : kPage;

@@ -42,18 +42,16 @@ bool user_copy(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint6
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
     std::uint64_t done = 0;
-    WalkHint hint;   // dropped after a fault: nothing else here changes a table
     while (done < len) {
         const std::uint64_t a = va + done;
         Vma* v = find_vma(*p, a);
         if (!v || v->prot == Prot::None || (write && !can_write(v->prot))) return false;
         int level = 0;
         const bool open_range = in_open(m, pid, a, a + 1);
-        const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level, &hint);
+        const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level);
         const std::uint64_t n = chunk(a, len - done, *v, level, d);
         std::uint64_t pa = 0;   // a page whose read is in flight (another's): its frame already holds the bytes
         if (!(open_range ? resident_frame(m, *p, a, pa) : resident_frame(m, *p, a, d, level, pa))) {
-            hint = WalkHint{};
             Work w;
             w.at = sc_core::sc_time_stamp();
             std::uint64_t next = 0;
@@ -85,14 +83,13 @@ bool poke(Mm& m, int pid, std::uint64_t va, const unsigned char* data, std::uint
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
     std::uint64_t done = 0;
-    WalkHint hint;   // nothing here changes a table
     while (done < len) {
         const std::uint64_t a = va + done;
         const Vma* v = find_vma(*p, a);
         if (!v) return false;
         int level = 0;
         const bool open_range = in_open(m, pid, a, a + 1);
-        const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level, &hint);
+        const std::uint64_t d = open_range ? 0 : leaf(m, *p, a, nullptr, &level);
         const std::uint64_t n = chunk(a, len - done, *v, level, d);
         std::uint64_t pa = 0;
         if (!open_range && resident_frame(m, *p, a, d, level, pa)) {
@@ -111,7 +108,6 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
     Process* p = nullptr;
     if (!user_range(m, pid, va, len, p)) return false;
     std::vector<unsigned char> page;
-    WalkHint hint;   // nothing here changes a table
     for (std::uint64_t done = 0; done < len;) {
         const std::uint64_t a = va + done;
         const std::uint64_t off = a & (kPage - 1);
@@ -119,7 +115,7 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
         const Vma* vma = find_vma(*p, a);
         if (!vma) return false;
         int level = 0;
-        const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level, &hint);
+        const std::uint64_t d = in_open(m, pid, a, a + 1) ? 0 : leaf(m, *p, a, nullptr, &level);
         std::uint64_t reading = 0;
         if (!(d & kValid) && resident_frame(m, *p, a, reading)) {   // a read in flight: its frame holds the bytes
             access(m, false, reading, data + done, n);

@@ -39,7 +39,10 @@ int Vm::create_process(const std::string& name) {
     p.asid = static_cast<std::uint16_t>(pid);
     Mm* mp = mm_.get();
     try {
-        p.pt = std::make_unique<PageTableWriter>(PageTableWriter::over(m.mem, [mp] { return alloc_table(*mp); }, 16));
+        // Through rd and wr: every descriptor write is counted (descriptor_writes).
+        p.pt = std::make_unique<PageTableWriter>([mp](std::uint64_t pa) { return rd(*mp, pa); },
+                                                 [mp](std::uint64_t pa, std::uint64_t v) { wr(*mp, pa, v); },
+                                                 [mp] { return alloc_table(*mp); }, 16);
     } catch (const OutOfFrames&) {
         throw std::runtime_error("Vm: no frame for the page-table root of process '" + name + "'");
     }
