@@ -48,17 +48,17 @@ void Bus::end_of_elaboration() {
     }
 }
 
-const Bus::Window* Bus::decode(std::uint64_t addr, std::uint64_t len) const {
-    // Accesses come in runs to one window (the DRAM, mostly): the last one
-    // found is tried first.
-    if (last_ && addr - last_->base < last_->size && len <= last_->size - (addr - last_->base)) return last_;
-    auto it = std::upper_bound(windows_.begin(), windows_.end(), addr,
-                               [](std::uint64_t a, const Window& w) { return a < w.base; });
-    if (it == windows_.begin()) return nullptr;
-    --it;
-    if (addr - it->base >= it->size || len > it->size - (addr - it->base)) return nullptr;
-    last_ = &*it;
-    return last_;
+const Bus::Window* Bus::decode_search(std::uint64_t addr, std::uint64_t len) const {
+    // A node maps a handful of windows: a scan costs less than a search.
+    for (const Window& w : windows_) {
+        if (addr < w.base) break;   // sorted by base: no later window holds it
+        if (addr - w.base < w.size) {
+            if (len > w.size - (addr - w.base)) return nullptr;   // runs past its window's end
+            last_ = &w;
+            return last_;
+        }
+    }
+    return nullptr;
 }
 
 void Bus::b_transport(int, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

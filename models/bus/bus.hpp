@@ -54,7 +54,12 @@ public:
     const std::vector<Window>& windows() const { return windows_; }
 
     // The window holding [addr, addr+len), or nullptr.
-    const Window* decode(std::uint64_t addr, std::uint64_t len) const;
+    // The last window found is tried first, inline: accesses come in runs
+    // to one window (the DRAM, mostly).
+    const Window* decode(std::uint64_t addr, std::uint64_t len) const {
+        if (last_ && addr - last_->base < last_->size && len <= last_->size - (addr - last_->base)) return last_;
+        return decode_search(addr, len);
+    }
 
 private:
     void end_of_elaboration() override;   // every window leads to a bound port
@@ -63,6 +68,7 @@ private:
 
     std::vector<Window> windows_;   // sorted by base
     mutable const Window* last_ = nullptr;   // decode()'s last answer
+    const Window* decode_search(std::uint64_t addr, std::uint64_t len) const;
     sc_core::sc_time latency_;
     Counter& transactions_;
     Counter& decode_errors_;

@@ -106,6 +106,15 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     in.register_b_transport(this, &Link::b_transport);
 }
 
+void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool with_vc) {
+    std::vector<std::pair<std::string, std::string>> args = {
+        {"transfer", Tracer::json_number(pkt.transfer)},
+        {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt.footer.seq))},
+        {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))}};
+    if (with_vc) args.emplace_back("vc", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.vc)));
+    tracer_.span(track_, pkt.header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end, args);
+}
+
 void Link::connect(Router& router) {
     out.bind(router.in);
     // The binding just made is the router's last input: the size counts
@@ -176,12 +185,7 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     flits_.inc(flits);
     payload_bytes_.inc(pkt->header.size);
 
-    if (tracer_.enabled()) {
-        tracer_.span(track_, pkt->header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end,
-                     {{"transfer", Tracer::json_number(pkt->transfer)},
-                      {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt->footer.seq))},
-                      {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt->header.size))}});
-    }
+    if (tracer_.enabled()) trace_span(*pkt, start, end, false);
 
     // Hand the packet to the far end: head after one flit and the wire.
     pkt->tail = end + p_.latency;
@@ -310,13 +314,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     packets_.inc();
     flits_.inc(flits);
     payload_bytes_.inc(pkt.header.size);
-    if (tracer_.enabled()) {
-        tracer_.span(track_, pkt.header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end,
-                     {{"transfer", Tracer::json_number(pkt.transfer)},
-                      {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt.footer.seq))},
-                      {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))},
-                      {"vc", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.vc))}});
-    }
+    if (tracer_.enabled()) trace_span(pkt, start, end, true);
     pkt.tail = end + p_.latency;
     pkt.hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;

@@ -142,6 +142,9 @@ private:
     // Earliest time >= s at which the wire is idle for the whole packet.
     sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const;
     void transport_timed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
+    // The packet's span on the link's track (tracing on), out of the hot
+    // path's frame; with_vc: time order's span names the VC too.
+    void trace_span(const class ExanetPacket& pkt, sc_core::sc_time start, sc_core::sc_time end, bool with_vc);
 
     Tracer& tracer_;
     Tracer::Track track_;

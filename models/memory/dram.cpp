@@ -268,15 +268,17 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         reads_.inc();
         read_bytes_.inc(len);
     }
-    if (tracer_.enabled()) {
-        // The data phase, first burst to last (an access interleaved with
-        // others' bursts may overlap their spans).
-        tracer_.span(track_, write ? "write" : "read", start, end,
-                     {{"addr", Tracer::json_hex(static_cast<std::uint64_t>(gp.get_address()))},
-                      {"bytes", Tracer::json_number(len)},
-                      {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
-    }
+    if (tracer_.enabled()) trace_span(write, gp.get_address(), len, arrive, start, end);
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Dram::trace_span(bool write, std::uint64_t addr, std::uint64_t len, sc_time arrive, sc_time start, sc_time end) {
+    // The data phase, first burst to last (an access interleaved with
+    // others' bursts may overlap their spans).
+    tracer_.span(track_, write ? "write" : "read", start, end,
+                 {{"addr", Tracer::json_hex(addr)},
+                  {"bytes", Tracer::json_number(len)},
+                  {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
 }
 
 sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {

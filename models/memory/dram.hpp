@@ -104,6 +104,10 @@ private:
     void overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto,
                          bool patch);
     bool check(tlm::tlm_generic_payload& gp);
+    // A timed access's span on the DRAM's track (tracing on), out of
+    // b_transport's frame.
+    void trace_span(bool write, std::uint64_t addr, std::uint64_t len, sc_core::sc_time arrive, sc_core::sc_time start,
+                    sc_core::sc_time end);
     // A debug read or write of a range inside the DRAM (transport_dbg and
     // debug_access).
     void debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len);

@@ -298,8 +298,7 @@ const void* current_process() {
 }
 }  // namespace
 
-Tracer::Scope::Scope(Tracer& tr, const Cause& c) : tr_(tr), process_(nullptr), had_(false), active_(tr.noting()) {
-    if (!active_) return;   // nothing is told: free on hot paths
+void Tracer::Scope::open(const Cause& c) {
     process_ = current_process();
     auto it = tr_.scopes_.find(process_);
     had_ = it != tr_.scopes_.end();
@@ -307,8 +306,7 @@ Tracer::Scope::Scope(Tracer& tr, const Cause& c) : tr_(tr), process_(nullptr), h
     tr_.scopes_[process_] = c;
 }
 
-Tracer::Scope::~Scope() {
-    if (!active_) return;
+void Tracer::Scope::close() {
     if (had_)
         tr_.scopes_[process_] = saved_;
     else

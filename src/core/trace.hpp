@@ -99,17 +99,25 @@ public:
     // names `c`. Lets a story cross a call into another model (the fault
     // library into the VM) without widening its interface. Scopes nest; a
     // process that waits keeps its scope, other processes do not see it.
+    // Inline test, out-of-line work: a run that notes nothing pays a compare
+    // (scopes sit on every packet's path).
     class Scope {
     public:
-        Scope(Tracer& tr, const Cause& c);
-        ~Scope();
+        Scope(Tracer& tr, const Cause& c) : tr_(tr), active_(tr.noting()) {
+            if (active_) open(c);
+        }
+        ~Scope() {
+            if (active_) close();
+        }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
     private:
+        void open(const Cause& c);
+        void close();
         Tracer& tr_;
-        const void* process_;
+        const void* process_ = nullptr;
         Cause saved_;
-        bool had_;
+        bool had_ = false;
         bool active_;
     };
     // The cause of the innermost Scope open in the calling process (empty if none).
