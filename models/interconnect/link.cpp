@@ -130,6 +130,10 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    carry(gp, pkt, delay);
+}
+
+void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
     transactions_.inc();
     const sc_time now = sim_now();
     const sc_time head_in = now + delay;
@@ -192,7 +196,7 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     pkt->hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
     if (far_)
-        far_->b_transport(far_port_, gp, d);
+        far_->forward(far_port_, gp, pkt, d);
     else
         out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
@@ -319,7 +323,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     pkt.hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
     if (far_)
-        far_->b_transport(far_port_, gp, d);
+        far_->forward(far_port_, gp, &pkt, d);
     else
         out->b_transport(gp, d);
     held.push_back(Timed{start, now + d, flits});

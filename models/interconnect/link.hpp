@@ -89,8 +89,12 @@ public:
     // input index this binding gets.
     void connect(Router& router);
 
-    // The target of `in` (public for a router's direct call, set_output_link).
+    // The target of `in`.
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    // b_transport for a payload whose ExanetPacket the caller has already
+    // found (a router's direct call, set_output_link): the extension is
+    // not looked up again.
+    void carry(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay);
 
     sc_core::sc_time flit_time() const { return flit_time_; }
     const LinkParams& params() const { return p_; }

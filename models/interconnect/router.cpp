@@ -279,7 +279,10 @@ void Router::end_of_elaboration() {
 }
 
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
-    auto* pkt = gp.get_extension<ExanetPacket>();
+    forward(id, gp, gp.get_extension<ExanetPacket>(), delay);
+}
+
+void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_core::sc_time& delay) {
     const sc_core::sc_time now = sim_now();
     Choice c;
     bool adaptive = false, chose = false;
@@ -311,7 +314,7 @@ void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time&
     delay += pipeline_;
     pkt->tail += pipeline_;
     if (Link* l = direct_out_[static_cast<std::size_t>(c.port)])
-        l->b_transport(gp, delay);
+        l->carry(gp, pkt, delay);
     else
         out[c.port]->b_transport(gp, delay);
     occupy(static_cast<unsigned>(id), in_vc, pkt->flits(), head, now + delay);

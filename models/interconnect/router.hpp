@@ -103,9 +103,11 @@ public:
     unsigned occupancy_max(unsigned vc) const { return vc < occ_max_.size() ? occ_max_[vc] : 0; }
     std::uint64_t overflows() const { return overflows_.value(); }
 
-    // The target of input `id` (in's binding order). Public for an input
-    // Link's direct call (Link::connect); the same as a call through `in`.
+    // The target of input `id` (in's binding order).
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    // b_transport for a payload whose ExanetPacket (or nullptr: none) the
+    // caller has already found: an input Link's direct call (Link::connect).
+    void forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_core::sc_time& delay);
 
 private:
     // Every route leads to a bound port; the output links called directly.
