@@ -134,6 +134,29 @@ TEST_CASE("router: a packet with no route is refused with an address error and c
     CHECK(env.counter("router.packets") == 1);
 }
 
+namespace {
+
+// The two packets of the one-hop benches below: in-link 20 Gb/s and 20 ns,
+// router 100 ns, out-link 16 Gb/s and 150 ns, the second packet right
+// behind the first.
+void check_one_hop(const PacketSource& src, const PacketSink& sink) {
+    REQUIRE(sink.arrivals.size() == 2);
+    // p0: in-link 0..115.2; at the router head 26.4, tail 135.2; after the
+    // pipeline head 126.4, tail 235.2; out-link 126.4..270.4 (its own
+    // serialisation dominates).
+    CHECK(src.sent[0].credit == ns(115.2));
+    CHECK(sink.arrivals[0].head == ns(126.4 + 8 + 150));
+    CHECK(sink.arrivals[0].tail == ns(270.4 + 150));
+    CHECK(sink.arrivals[0].hops == 2);
+    // p1: in-link 115.2..230.4; at the out-link head 241.6, which is busy
+    // until 270.4; then 270.4..414.4.
+    CHECK(src.sent[1].credit == ns(230.4));
+    CHECK(sink.arrivals[1].head == ns(270.4 + 8 + 150));
+    CHECK(sink.arrivals[1].tail == ns(414.4 + 150));
+}
+
+}  // namespace
+
 TEST_CASE("router: one hop through link, router and link adds up exactly", "[router][link][timing]") {
     NetEnv env;   // router 100 ns
     // In: 20 Gb/s (6.4 ns per flit, 256 B = 115.2 ns), 20 ns. Out: 16 Gb/s
@@ -156,19 +179,7 @@ TEST_CASE("router: one hop through link, router and link adds up exactly", "[rou
     router.set_route(1, 0);
     sc_start();
 
-    REQUIRE(sink.arrivals.size() == 2);
-    // p0: in-link 0..115.2; at the router head 26.4, tail 135.2; after the
-    // pipeline head 126.4, tail 235.2; out-link 126.4..270.4 (its own
-    // serialisation dominates).
-    CHECK(src.sent[0].credit == ns(115.2));
-    CHECK(sink.arrivals[0].head == ns(126.4 + 8 + 150));
-    CHECK(sink.arrivals[0].tail == ns(270.4 + 150));
-    CHECK(sink.arrivals[0].hops == 2);
-    // p1: in-link 115.2..230.4; at the out-link head 241.6, which is busy
-    // until 270.4; then 270.4..414.4.
-    CHECK(src.sent[1].credit == ns(230.4));
-    CHECK(sink.arrivals[1].head == ns(270.4 + 8 + 150));
-    CHECK(sink.arrivals[1].tail == ns(414.4 + 150));
+    check_one_hop(src, sink);
     CHECK(env.histogram("out.queue_delay").sum() == Approx(270.4 - 241.6));
 }
 
@@ -205,15 +216,8 @@ TEST_CASE("router: links connected directly reach the input they were bound to a
     router.set_input_buffer(1, 4, 1);
     sc_start();
 
-    REQUIRE(sink.arrivals.size() == 2);
+    check_one_hop(src, sink);
     CHECK(router.overflows() == 2);
-    CHECK(src.sent[0].credit == ns(115.2));
-    CHECK(sink.arrivals[0].head == ns(126.4 + 8 + 150));
-    CHECK(sink.arrivals[0].tail == ns(270.4 + 150));
-    CHECK(sink.arrivals[0].hops == 2);
-    CHECK(src.sent[1].credit == ns(230.4));
-    CHECK(sink.arrivals[1].head == ns(270.4 + 8 + 150));
-    CHECK(sink.arrivals[1].tail == ns(414.4 + 150));
     CHECK(env.counter("router.packets") == 2);
     CHECK(env.counter("out.packets") == 2);
 }
