@@ -104,14 +104,7 @@ unsigned int Bus::transport_dbg(int, tlm::tlm_generic_payload& gp) {
 bool Bus::debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) {
     const Window* w = decode(addr, len);
     if (!w) return false;
-    if (w->debug) return w->debug->debug_access(write, addr - w->base + w->target_offset, data, len);
-    tlm::tlm_generic_payload gp;
-    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gp.set_address(addr - w->base + w->target_offset);
-    gp.set_data_ptr(data);
-    gp.set_data_length(static_cast<unsigned>(len));
-    gp.set_streaming_width(static_cast<unsigned>(len));
-    return out[w->port]->transport_dbg(gp) == len;
+    return debug_access_to(*out[w->port], w->debug, write, addr - w->base + w->target_offset, data, len);
 }
 
 }  // namespace vrdmasim

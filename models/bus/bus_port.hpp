@@ -37,13 +37,7 @@ public:
     // else as transport_dbg through the socket.
     bool debug_access(bool write, std::uint64_t addr, unsigned char* data, std::uint64_t len) override {
         if (bus_) return bus_->debug_access(write, addr, data, len);
-        tlm::tlm_generic_payload gp;
-        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        gp.set_address(addr);
-        gp.set_data_ptr(data);
-        gp.set_data_length(static_cast<unsigned>(len));
-        gp.set_streaming_width(static_cast<unsigned>(len));
-        return socket->transport_dbg(gp) == len;
+        return debug_access_to(*socket.operator->(), nullptr, write, addr, data, len);
     }
 
 private:

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include <tlm>
+
 namespace vrdmasim {
 
 class DebugAccess {
@@ -23,5 +25,20 @@ public:
 protected:
     ~DebugAccess() = default;
 };
+
+// A debug access to target `t`: through `direct` (t's DebugAccess, found
+// once by the caller) when given, else as a payload through t's
+// transport_dbg. True when all `len` bytes were served.
+inline bool debug_access_to(tlm::tlm_fw_transport_if<>& t, DebugAccess* direct, bool write, std::uint64_t addr,
+                            unsigned char* data, std::uint64_t len) {
+    if (direct) return direct->debug_access(write, addr, data, len);
+    tlm::tlm_generic_payload gp;
+    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(static_cast<unsigned>(len));
+    gp.set_streaming_width(static_cast<unsigned>(len));
+    return t.transport_dbg(gp) == len;
+}
 
 }  // namespace vrdmasim

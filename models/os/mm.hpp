@@ -208,10 +208,6 @@ struct Mm {
     // a process's remembered walk (Process::walk_*) is good only while this
     // has not moved.
     std::uint64_t descriptor_writes = 0;
-
-    // One payload for all debug accesses (constructing one costs an
-    // allocation, and descriptors are read a word at a time).
-    tlm::tlm_generic_payload dbg_gp;
 };
 
 }  // namespace mm

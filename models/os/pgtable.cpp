@@ -13,18 +13,8 @@ namespace mm {
 using namespace aarch64;
 
 void access(Mm& m, bool write, std::uint64_t pa, unsigned char* data, std::uint64_t len) {
-    if (m.direct) {
-        if (!m.direct->debug_access(write, pa, data, len))
-            throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
-        return;
-    }
-    tlm::tlm_generic_payload& gp = m.dbg_gp;
-    gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gp.set_address(pa);
-    gp.set_data_ptr(data);
-    gp.set_data_length(static_cast<unsigned>(len));
-    gp.set_streaming_width(static_cast<unsigned>(len));
-    if (m.mem.transport_dbg(gp) != len) throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
+    if (!debug_access_to(m.mem, m.direct, write, pa, data, len))
+        throw std::runtime_error("Vm: cannot access DRAM at " + hex(pa));
 }
 
 std::uint64_t rd(Mm& m, std::uint64_t pa) {

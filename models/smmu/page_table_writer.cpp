@@ -19,18 +19,8 @@ PageTableWriter PageTableWriter::over(tlm::tlm_fw_transport_if<>& mem, AllocFn a
     // reached through it: the same bytes, without a payload per descriptor.
     DebugAccess* direct = dynamic_cast<DebugAccess*>(&mem);
     auto access = [&mem, direct](bool write, std::uint64_t pa, std::uint64_t& v) {
-        if (direct) {
-            if (!direct->debug_access(write, pa, reinterpret_cast<unsigned char*>(&v), 8))
-                throw std::runtime_error("PageTableWriter: cannot access table memory");
-            return;
-        }
-        tlm::tlm_generic_payload gp;
-        gp.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        gp.set_address(pa);
-        gp.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-        gp.set_data_length(8);
-        gp.set_streaming_width(8);
-        if (mem.transport_dbg(gp) != 8) throw std::runtime_error("PageTableWriter: cannot access table memory");
+        if (!debug_access_to(mem, direct, write, pa, reinterpret_cast<unsigned char*>(&v), 8))
+            throw std::runtime_error("PageTableWriter: cannot access table memory");
     };
     return PageTableWriter(
         [access](std::uint64_t pa) {
