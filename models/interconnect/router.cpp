@@ -208,20 +208,30 @@ void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time
     // Heads reach one input in order (its link sends one packet after the
     // other), so what is freed by this head is freed for every later one:
     // the packets held are those freed after it, counted by their sum.
-    while (buf.first < held.size() && held[buf.first].first <= head) buf.held_flits -= held[buf.first++].second;
-    if (buf.first == held.size()) {
+    // (Worked on locals: the vector's stores would otherwise make the
+    // compiler write them back at every step.)
+    std::size_t first = buf.first;
+    const std::size_t n = held.size();
+    unsigned held_flits = buf.held_flits;
+    while (first < n && held[first].first <= head) held_flits -= held[first++].second;
+    if (first == n) {
         held.clear();
-        buf.first = 0;
-    } else if (buf.first >= 32 && buf.first * 2 >= held.size()) {
-        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(buf.first));
-        buf.first = 0;
+        first = 0;
+    } else if (first >= 32 && first * 2 >= n) {
+        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(first));
+        first = 0;
     }
-    const unsigned occ = buf.held_flits + flits;
+    const unsigned occ = held_flits + flits;
     // Sorted insertion from the back: usually the latest to be freed.
-    std::size_t at = held.size();
-    while (at > buf.first && held[at - 1].first > freed) --at;
-    held.insert(held.begin() + static_cast<std::ptrdiff_t>(at), {freed, flits});
-    buf.held_flits += flits;
+    if (held.size() == first || held.back().first <= freed) {
+        held.emplace_back(freed, flits);
+    } else {
+        std::size_t at = held.size() - 1;
+        while (at > first && held[at - 1].first > freed) --at;
+        held.insert(held.begin() + static_cast<std::ptrdiff_t>(at), {freed, flits});
+    }
+    buf.first = first;
+    buf.held_flits = held_flits + flits;
     if (occ > in.flits) overflows_.inc();
     if (occ > occ_max_[vc]) {
         occ_max_[vc] = occ;
@@ -301,7 +311,9 @@ void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc
         else
             c.port = route(pkt->dst_node);
     }
-    if (c.port < 0 || c.port >= static_cast<int>(out.size())) {
+    // direct_out_ has an entry per bound output (end_of_elaboration): its
+    // size, not the socket's size() call.
+    if (c.port < 0 || c.port >= static_cast<int>(direct_out_.size())) {
         unroutable_.inc();
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
