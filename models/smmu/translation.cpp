@@ -36,6 +36,7 @@ bool same_tag(const Translation& a, const Translation& b) {
 
 const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     if (slots_.empty()) return nullptr;   // never filled
+    if (tags_[page_bucket(va)] == 0 && tags_[block_bucket(va)] == 0) return nullptr;   // nothing can match
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
@@ -62,6 +63,7 @@ void Tlb::insert(const Translation& t) {
     if (slots_.empty()) {   // the first fill: every slot invalid, every pointer at way 0
         slots_.resize(static_cast<std::size_t>(sets_) * ways_);
         rr_.assign(sets_, 0);
+        tags_.assign(2 * kBuckets, 0);
     }
     Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
     // One pass over the set: the first entry with the same tag, else the
@@ -70,11 +72,12 @@ void Tlb::insert(const Translation& t) {
     Slot* target = nullptr;
     Slot* free_slot = nullptr;
     Slot* oldest = &s[0];
+    const bool tagged = tags_[bucket(t)] != 0;   // else no entry can have its tag
     for (unsigned w = 0; w < ways_; ++w) {
         Slot& x = s[w];
         if (!x.valid) {
             if (!free_slot) free_slot = &x;
-        } else if (same_tag(x.t, t)) {
+        } else if (tagged && same_tag(x.t, t)) {
             target = &x;
             break;
         } else if (x.stamp < oldest->stamp) {
@@ -90,9 +93,20 @@ void Tlb::insert(const Translation& t) {
             rr_[set] = (rr_[set] + 1) % ways_;
         }
     }
-    target->t = t;
-    target->valid = true;
+    fill(*target, t);
     target->stamp = ++clock_;
+}
+
+void Tlb::fill(Slot& slot, const Translation& t) {
+    if (slot.valid) --tags_[bucket(slot.t)];
+    slot.t = t;
+    slot.valid = true;
+    ++tags_[bucket(t)];
+}
+
+void Tlb::drop(Slot& slot) {
+    --tags_[bucket(slot.t)];
+    slot.valid = false;
 }
 
 unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
@@ -105,7 +119,7 @@ unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
         for (unsigned w = 0; w < ways_; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
-                slot.valid = false;
+                drop(slot);
                 ++n;
             }
         }
@@ -117,7 +131,7 @@ unsigned Tlb::invalidate_asid(unsigned cb, std::uint16_t asid) {
     unsigned n = 0;
     for (Slot& slot : slots_)
         if (slot.valid && slot.t.cb == cb && !slot.t.global && slot.t.asid == asid) {
-            slot.valid = false;
+            drop(slot);
             ++n;
         }
     return n;
@@ -127,7 +141,7 @@ unsigned Tlb::invalidate_all(unsigned cb) {
     unsigned n = 0;
     for (Slot& slot : slots_)
         if (slot.valid && slot.t.cb == cb) {
-            slot.valid = false;
+            drop(slot);
             ++n;
         }
     return n;

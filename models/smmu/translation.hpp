@@ -39,9 +39,12 @@ TlbReplacement parse_replacement(const std::string& s);   // "lru" | "round-robi
 
 // A set-associative TLB of Translations (fully associative when ways ==
 // entries). Block entries are looked up like pages: an entry matches a VA
-// that lies inside it. Lookups and fills are O(ways). Its slots are
-// allocated on the first fill: an SMMU that never translates (an idle node's)
-// costs no storage for them.
+// that lies inside it. Lookups and fills are O(ways), but a lookup that
+// cannot hit (no valid entry's page or block number falls in the buckets of
+// the VA's, counted per bucket) is answered without looking at a slot: the
+// TBUs' hot entry catches the repeated hits, so most lookups that reach a
+// TLB are misses. Its slots are allocated on the first fill: an SMMU that
+// never translates (an idle node's) costs no storage for them.
 class Tlb {
 public:
     Tlb(unsigned entries, unsigned ways, TlbReplacement policy);
@@ -70,9 +73,25 @@ private:
     // one block entry covers all its 512 pages.
     unsigned page_set(std::uint64_t va) const { return static_cast<unsigned>((va >> 12) % sets_); }
     unsigned block_set(std::uint64_t va) const { return static_cast<unsigned>((va >> 21) % sets_); }
+    // Valid entries per bucket: pages by their page number, blocks by their
+    // block number (low bits), in tags_[page bucket] and
+    // tags_[kBuckets + block bucket]. An entry that matches a VA has the
+    // VA's page number (a page) or block number (a block).
+    static constexpr unsigned kBuckets = 64;
+    static unsigned page_bucket(std::uint64_t va) { return static_cast<unsigned>(va >> 12) & (kBuckets - 1); }
+    static unsigned block_bucket(std::uint64_t va) {
+        return kBuckets + (static_cast<unsigned>(va >> 21) & (kBuckets - 1));
+    }
+    static unsigned bucket(const Translation& t) {
+        return t.size == aarch64::kPageSize ? page_bucket(t.va_base) : block_bucket(t.va_base);
+    }
+    // Every change of a slot's validity or entry goes through these two.
+    void fill(Slot& slot, const Translation& t);
+    void drop(Slot& slot);
     unsigned sets_, ways_;
     TlbReplacement policy_;
     std::vector<Slot> slots_;    // empty until the first insert, then sets_ * ways_
+    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with slots_)
     std::vector<unsigned> rr_;   // round-robin pointer per set (allocated with slots_)
     std::uint64_t clock_ = 0;
 };
