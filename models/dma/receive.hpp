@@ -67,26 +67,27 @@ struct Inbound {                // being received
     // latest arrival so far (a packet arriving before it came out of order);
     // and, while faulted, the faulting packet's arrival (packets that
     // arrived before it are still written).
-    std::vector<bool> landed;
+    std::vector<std::uint64_t> landed;   // bit i % 64 of word i / 64
     std::uint64_t landed_count = 0;
     std::uint64_t last_index = ~std::uint64_t{0};
     sc_core::sc_time landed_at;
     sc_core::sc_time newest;
     sc_core::sc_time fault_at;
     bool nacked = false;            // a resend was asked for: it may come after the transfer completed
-    bool has_landed(std::uint64_t i) const { return i < landed.size() && landed[i]; }
+    bool has_landed(std::uint64_t i) const { return (i >> 6) < landed.size() && (landed[i >> 6] >> (i & 63) & 1); }
     void land(std::uint64_t i) {
-        // Grown geometrically: by one bit per packet, every packet paid a
-        // vector<bool> insert.
-        if (landed.size() <= i) landed.resize(std::max<std::size_t>(i + 1, 2 * landed.size()), false);
-        landed[i] = true;
+        // Words of 64 packets, grown geometrically (vector<bool>'s bit
+        // iterators cost several times these shifts per packet).
+        if (landed.size() <= (i >> 6)) landed.resize(std::max<std::size_t>((i >> 6) + 1, 2 * landed.size()), 0);
+        landed[i >> 6] |= std::uint64_t{1} << (i & 63);
         ++landed_count;
     }
     // The first packet index not landed (where a resend starts).
     std::uint64_t first_missing() const {
-        std::uint64_t i = 0;
-        while (i < landed.size() && landed[i]) ++i;
-        return i;
+        std::uint64_t w = 0;
+        while (w < landed.size() && landed[w] == ~std::uint64_t{0}) ++w;
+        if (w == landed.size()) return w * 64;
+        return w * 64 + static_cast<std::uint64_t>(__builtin_ctzll(~landed[w]));
     }
     bool complete() const { return last_index != ~std::uint64_t{0} && landed_count == last_index + 1; }
 };
