@@ -206,7 +206,9 @@ void App::run_on_core(const char* activity, sc_time t) {
     if (!cores_) {
         qk_.inc(t);
     } else {
-        const CpuCores::Slot s = cores_->run(activity, now(), t, group_ + " " + activity);
+        // The label names the span on the core's track: built only for a trace.
+        const CpuCores::Slot s =
+            cores_->run(activity, now(), t, tracer_.enabled() ? group_ + " " + activity : std::string());
         qk_.set(s.end - sc_core::sc_time_stamp());
     }
     if (qk_.need_sync()) qk_.sync();

@@ -38,28 +38,34 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
         tracks_.push_back(ctx.tracer.track(group, "cpu" + std::to_string(k)));
 }
 
-CpuCores::Activity& CpuCores::activity(const std::string& name) {
+CpuCores::Activity& CpuCores::activity(std::string_view name) {
+    if (last_ && *last_name_ == name) return *last_;
     auto it = activities_.find(name);
-    if (it != activities_.end()) return it->second;
-    const std::string base = prefix_ + "." + name;
-    Activity a{&ctx_.stats.scalar(base + ".busy_time", "us", "CPU time spent in " + name),
-               &ctx_.stats.histogram(base + ".wait_time", "ns",
-                                     "time " + name + " work waited for a free core (start - ready)"),
-               &ctx_.stats.counter(base + ".runs", "", "pieces of " + name + " work run")};
-    return activities_.emplace(name, a).first->second;
+    if (it == activities_.end()) {
+        const std::string n(name);
+        const std::string base = prefix_ + "." + n;
+        Activity a{&ctx_.stats.scalar(base + ".busy_time", "us", "CPU time spent in " + n),
+                   &ctx_.stats.histogram(base + ".wait_time", "ns",
+                                         "time " + n + " work waited for a free core (start - ready)"),
+                   &ctx_.stats.counter(base + ".runs", "", "pieces of " + n + " work run"), sc_core::SC_ZERO_TIME};
+        it = activities_.emplace(n, a).first;
+    }
+    last_name_ = &it->first;
+    last_ = &it->second;
+    return it->second;
 }
 
-CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc_time duration,
+CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_time duration,
                              const std::string& label) {
     return run_on_core(activity_name, ready, duration, label, nullptr);
 }
 
-CpuCores::Slot CpuCores::run(const std::string& activity_name, sc_time ready, sc_time duration,
+CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_time duration,
                              const std::string& label, const Story& story) {
     return run_on_core(activity_name, ready, duration, label, &story);
 }
 
-CpuCores::Slot CpuCores::run_on_core(const std::string& activity_name, sc_time ready, sc_time duration,
+CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time ready, sc_time duration,
                                      const std::string& label, const Story* story) {
     if (activity_name.empty()) throw std::invalid_argument("CpuCores::run: empty activity name");
     // The core on which the work can start first; ties go to the lowest number
@@ -81,18 +87,19 @@ CpuCores::Slot CpuCores::run_on_core(const std::string& activity_name, sc_time r
     total_busy_us_.add(to_us(duration));
     a.wait_ns->add(to_ns(start - ready));
     a.runs->inc();
-    busy_[activity_name] += duration;
+    a.busy += duration;
 
     Tracer::Cause step;
-    const std::string& name = label.empty() ? activity_name : label;
     if (story && ctx_.tracer.noting()) {
+        const std::string name = label.empty() ? std::string(activity_name) : label;
         step = ctx_.tracer.note(tracks_[core], name.c_str(), start, duration, story->who, story->text,
                                 story->because,
-                                {{"activity", Tracer::json_string(activity_name)},
+                                {{"activity", Tracer::json_string(std::string(activity_name))},
                                  {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     } else if (ctx_.tracer.enabled()) {
+        const std::string name = label.empty() ? std::string(activity_name) : label;
         ctx_.tracer.span(tracks_[core], name.c_str(), start, end,
-                         {{"activity", Tracer::json_string(activity_name)},
+                         {{"activity", Tracer::json_string(std::string(activity_name))},
                           {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     }
     return Slot{core, start, end, step};
@@ -103,9 +110,9 @@ sc_time CpuCores::cycles(double n) const {
     return sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(n * 1e12 / hz_)));
 }
 
-sc_time CpuCores::busy(const std::string& activity_name) const {
-    auto it = busy_.find(activity_name);
-    return it == busy_.end() ? sc_core::SC_ZERO_TIME : it->second;
+sc_time CpuCores::busy(std::string_view activity_name) const {
+    auto it = activities_.find(activity_name);
+    return it == activities_.end() ? sc_core::SC_ZERO_TIME : it->second.busy;
 }
 
 }  // namespace vrdmasim

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <systemc>
@@ -52,12 +53,12 @@ public:
     // Run `duration` of work of `activity` no earlier than `ready` (absolute).
     // Returns where and when it ran. `label` names the trace span (defaults to
     // the activity).
-    Slot run(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+    Slot run(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration,
              const std::string& label = "");
     // The same, told as a step of a story: its slice on the core's track is
     // the noted step (an arrow from `story.because`), and its log line says
     // `story.text`. Build the Story only when ctx.tracer.noting().
-    Slot run(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+    Slot run(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration,
              const std::string& label, const Story& story);
 
     unsigned cores() const { return static_cast<unsigned>(free_at_.size()); }
@@ -65,16 +66,20 @@ public:
     // `cycles` at the configured clock.
     sc_core::sc_time cycles(double n) const;
     // CPU time spent per activity so far.
-    sc_core::sc_time busy(const std::string& activity) const;
+    sc_core::sc_time busy(std::string_view activity) const;
 
 private:
     struct Activity {
         Scalar* busy_us;
         Histogram* wait_ns;
         Counter* runs;
+        sc_core::sc_time busy;
     };
-    Activity& activity(const std::string& name);
-    Slot run_on_core(const std::string& activity, sc_core::sc_time ready, sc_core::sc_time duration,
+    // The activity of that name, registered on its first run. The one
+    // found last is remembered (work comes in runs of one activity): a
+    // compare of its name instead of the map's.
+    Activity& activity(std::string_view name);
+    Slot run_on_core(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration,
                      const std::string& label, const Story* story);
     const SimContext& ctx_;
     std::string prefix_;
@@ -82,8 +87,9 @@ private:
     Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
     std::vector<sc_core::sc_time> free_at_;
     std::vector<Tracer::Track> tracks_;
-    std::map<std::string, Activity> activities_;
-    std::map<std::string, sc_core::sc_time> busy_;
+    std::map<std::string, Activity, std::less<>> activities_;
+    const std::string* last_name_ = nullptr;   // activities_'s key of last_ (map nodes do not move)
+    Activity* last_ = nullptr;
 };
 
 }  // namespace vrdmasim
