@@ -217,11 +217,12 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
                               "with no mapping to advise");
         dma.mem.bind(bus.in);
     }
-    // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA.
+    // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA
+    // (the links call the router and the PLDMA directly).
     dma.net_out.bind(inject.in);
     inject.connect(router);
     router.out.bind(eject.in);
-    eject.out.bind(dma.net_in);
+    eject.connect(dma.net_in, dma);
     router.set_dimension_order(topology, idx);
     if (time_ordered_links(ctx.config)) router.set_time_order();
     router.set_output_link(0, &eject);

@@ -182,12 +182,18 @@ sc_time Pldma::send_block_packet(tlm::tlm_generic_payload& gp, sc_time head) {
 }
 
 void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
-    stats_.transactions.inc();
     auto* p = gp.get_extension<ExanetPacket>();
     if (!p) {
+        stats_.transactions.inc();
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    accept(gp, *p, delay);
+}
+
+void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
+    stats_.transactions.inc();
+    ExanetPacket* const p = &pkt;
     const sc_time tail = max_time(p->tail, sim_now() + delay);
     sc_time done = tail;
     // Responses, control and notification packets: transfer id, status or

@@ -48,6 +48,7 @@
 #include "models/dma/stats.hpp"
 #include "models/dma/transmit.hpp"
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {
 
@@ -74,7 +75,7 @@ struct PldmaParams {
     IntParam notify_window;
 };
 
-class Pldma : public sc_core::sc_module {
+class Pldma : public sc_core::sc_module, public PacketTarget {
 public:
     tlm_utils::passthrough_target_socket<Pldma> mmio;         // registers
     tlm_utils::simple_initiator_socket<Pldma> mem;       // source reads, payload and record writes
@@ -181,6 +182,9 @@ private:
     // The network target: data packets to the receiver, responses and
     // control packets to the sender, notification packets to a channel.
     void net_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
+    // net_transport of a packet whose extension is found (PacketTarget: the
+    // ejection link's direct call).
+    void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override;
     void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { channels_.transport(gp, delay); }
     void watchdog_thread() { recovery_.run_watchdog(); }
 

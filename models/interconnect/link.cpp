@@ -124,6 +124,11 @@ void Link::connect(Router& router) {
     far_port_ = static_cast<int>(router.in.size()) - 1;
 }
 
+void Link::connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink) {
+    out.bind(socket);
+    sink_ = &sink;
+}
+
 void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     auto* pkt = gp.get_extension<ExanetPacket>();
     if (!pkt) {
@@ -177,7 +182,7 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
         buf.hwm_stat->set(buf.hwm);
     }
 
-    const sc_time ser = serialise(flits);
+    const sc_time ser = serialise_last(flits);
     // The link cannot send the tail before it has arrived from upstream.
     const sc_time end = max_time(start + ser, pkt->tail + flit_time_);
     busy_until_ = end;
@@ -197,6 +202,8 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
     sc_time d = (start + flit_time_ + p_.latency) - now;
     if (far_)
         far_->forward(far_port_, gp, pkt, d);
+    else if (sink_)
+        sink_->accept(gp, *pkt, d);
     else
         out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
@@ -307,7 +314,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
         buf.hwm = occ;
         buf.hwm_stat->set(buf.hwm);
     }
-    const sc_time end = max_time(start + serialise(flits), pkt.tail + flit_time_);
+    const sc_time end = max_time(start + serialise_last(flits), pkt.tail + flit_time_);
     busy_.emplace(start, end);
 
     // Credit stall: the wire was idle at the head's time but credits lacked.
@@ -324,6 +331,8 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     sc_time d = (start + flit_time_ + p_.latency) - now;
     if (far_)
         far_->forward(far_port_, gp, &pkt, d);
+    else if (sink_)
+        sink_->accept(gp, pkt, d);
     else
         out->b_transport(gp, d);
     held.push_back(Timed{start, now + d, flits});

@@ -24,6 +24,7 @@
 
 #include "core/context.hpp"
 #include "core/lazy_deque.hpp"
+#include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {
 
@@ -88,6 +89,9 @@ public:
     // same call as through the socket, without its indirections) on the
     // input index this binding gets.
     void connect(Router& router);
+    // Binds `out` to a network interface's packet input `socket` and calls
+    // `sink` (its owner) directly.
+    void connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink);
 
     // The target of `in`.
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -116,9 +120,21 @@ private:
     // into the SystemC library on every packet): exact, as the product is
     // far below 2^53 ps.
     sc_core::sc_time serialise(unsigned flits) const { return flit_time_ * static_cast<double>(flits); }
+    // The same, remembered for the last packet's length (packets come in
+    // runs of one size): a compare instead of the floating-point multiply.
+    sc_core::sc_time serialise_last(unsigned flits) {
+        if (flits != ser_flits_) {
+            ser_time_ = serialise(flits);
+            ser_flits_ = flits;
+        }
+        return ser_time_;
+    }
+    unsigned ser_flits_ = 0;   // serialise_last's packet length (0: none yet)
+    sc_core::sc_time ser_time_;
 
     LinkParams p_;
     Router* far_ = nullptr;   // connect(): the router at the far end, its input far_port_
+    PacketTarget* sink_ = nullptr;   // connect(): the network interface at the far end
     int far_port_ = 0;
     sc_core::sc_time flit_time_;
     sc_dt::uint64 flit_ps_;

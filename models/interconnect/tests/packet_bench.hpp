@@ -129,7 +129,9 @@ private:
 // when its buffer space is free again (`free_at`, default: as its tail
 // arrives). With `capacity_flits` set it checks, at every head arrival, that
 // the packets still held plus the new one fit in that many flits.
-class PacketSink : public sc_core::sc_module {
+// A PacketTarget too: a Link connected to it (Link::connect(in, sink))
+// calls accept() directly, counted in direct_calls.
+class PacketSink : public sc_core::sc_module, public PacketTarget {
 public:
     tlm_utils::simple_target_socket<PacketSink> in;
 
@@ -144,9 +146,15 @@ public:
     unsigned capacity_flits = 0;    // 0: no check
     unsigned max_occupancy = 0;     // flits held, the new packet included
     unsigned violations = 0;
+    unsigned direct_calls = 0;      // packets that came by accept(), not the socket
 
     explicit PacketSink(sc_core::sc_module_name n) : sc_module(n), in("in") {
         in.register_b_transport(this, &PacketSink::b_transport);
+    }
+
+    void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) override {
+        ++direct_calls;
+        arrive(gp, &pkt, delay);
     }
 
 private:
@@ -156,6 +164,9 @@ private:
             gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
             return;
         }
+        arrive(gp, p, delay);
+    }
+    void arrive(tlm::tlm_generic_payload& gp, ExanetPacket* p, sc_time& delay) {
         const sc_time now = sc_core::sc_time_stamp();
         Arrival a{p->src_node, p->dst_node, p->header.size, p->footer.seq, p->flits(), p->hops,
                   now + delay,  p->tail,     sc_time(),      false};

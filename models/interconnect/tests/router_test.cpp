@@ -217,9 +217,40 @@ TEST_CASE("router: links connected directly reach the input they were bound to a
     sc_start();
 
     check_one_hop(src, sink);
+    CHECK(sink.direct_calls == 0);   // through out's socket
     CHECK(router.overflows() == 2);
     CHECK(env.counter("router.packets") == 2);
     CHECK(env.counter("out.packets") == 2);
+}
+
+TEST_CASE("router: a link connected to a network interface calls it directly and times as through its socket",
+          "[router][link][timing]") {
+    // The one-hop bench again, the output link connected to the sink as
+    // the node's ejection link is to its PLDMA (Link::connect(socket,
+    // target)): every packet comes by PacketTarget::accept, at the same times.
+    NetEnv env;
+    Link in("in", env.ctx, link_params(20e9, ns(20), 64), "node0", "ni->router");
+    Router router("router", env.ctx);
+    Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "router->ni");
+    PacketSink sink("sink");
+    PacketSource src("src", [](PacketSource& s) {
+        PacketSpec p;
+        const Sent first = s.send(p);
+        p.seq = 1;
+        p.head_delay = first.credit - sc_core::sc_time_stamp();
+        s.send(p);
+    });
+    src.out.bind(in.in);
+    in.connect(router);
+    router.out.bind(out.in);
+    router.set_output_link(0, &out);
+    out.connect(sink.in, sink);
+    router.set_route(1, 0);
+    sc_start();
+
+    check_one_hop(src, sink);
+    CHECK(sink.direct_calls == 2);
+    for (const auto& a : sink.arrivals) CHECK(a.data_ok);
 }
 
 namespace {
