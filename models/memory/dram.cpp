@@ -238,11 +238,15 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     const sc_time now = sim_now();
     commit(now);   // no access can arrive before now
     const sc_time arrive = now + delay;
-    const std::uint64_t bursts = (len + burst_ - 1) / burst_;
-    const sc_time occupy =
-        time_from_value(static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
+    if (len != occupy_len_) {
+        const std::uint64_t bursts = (len + burst_ - 1) / burst_;
+        occupy_time_ =
+            time_from_value(static_cast<sc_dt::uint64>(static_cast<double>(bursts * burst_) * ps_per_byte_ + 0.5));
+        occupy_len_ = len;
+    }
+    const sc_time occupy = occupy_time_;
     sc_time end;
-    const sc_time start = book(arrive, occupy, end);
+    const sc_time start = book(now, arrive, occupy, end);
     const sc_time done = end + latency_;
     delay = done - now;
 
@@ -281,11 +285,10 @@ void Dram::trace_span(bool write, std::uint64_t addr, std::uint64_t len, sc_time
                   {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
 }
 
-sc_time Dram::book(sc_time arrive, sc_time occupy, sc_time& end) {
+sc_time Dram::book(sc_time now, sc_time arrive, sc_time occupy, sc_time& end) {
     // booked_: disjoint phases [start, end), sorted, from first_ on; a few
     // dozen at most (what lies within a quantum). Phases over before now can
     // no longer meet a request (none arrives before now).
-    const sc_time now = sim_now();
     while (first_ < booked_.size() && booked_[first_].second <= now) ++first_;
     if (first_ > 64 && first_ * 2 > booked_.size()) {
         booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(first_));

@@ -127,8 +127,14 @@ private:
     // Book `occupy` of the channel at or after `arrive`: its bursts fill
     // the free gaps in order. Returns the first burst's start; `end` is
     // when the last one is over.
-    sc_core::sc_time book(sc_core::sc_time arrive, sc_core::sc_time occupy, sc_core::sc_time& end);
+    // `now`: the current time (phases over by then are dropped).
+    sc_core::sc_time book(sc_core::sc_time now, sc_core::sc_time arrive, sc_core::sc_time occupy,
+                          sc_core::sc_time& end);
     sc_core::sc_time burst_time_;   // one burst on the channel
+    // The data phase of the last access's length (accesses come in runs of
+    // one size: packets, descriptors), not recomputed in floating point.
+    std::uint64_t occupy_len_ = ~std::uint64_t{0};
+    sc_core::sc_time occupy_time_;
     // The store: one entry per page ever written. `pending` counts the
     // pending writes (pending_) that touch the page, so that an access to a
     // page with none skips the overlay's scan of every pending write.
