@@ -155,6 +155,16 @@ void check_one_hop(const PacketSource& src, const PacketSink& sink) {
     CHECK(sink.arrivals[1].tail == ns(414.4 + 150));
 }
 
+// The one-hop benches' source: two default packets, the second right
+// behind the first (its head when the first's credit returns).
+void send_back_to_back(PacketSource& s) {
+    PacketSpec p;
+    const Sent first = s.send(p);
+    p.seq = 1;
+    p.head_delay = first.credit - sc_core::sc_time_stamp();
+    s.send(p);
+}
+
 }  // namespace
 
 TEST_CASE("router: one hop through link, router and link adds up exactly", "[router][link][timing]") {
@@ -165,13 +175,7 @@ TEST_CASE("router: one hop through link, router and link adds up exactly", "[rou
     Router router("router", env.ctx);
     Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
     PacketSink sink("sink");
-    PacketSource src("src", [](PacketSource& s) {
-        PacketSpec p;
-        const Sent first = s.send(p);
-        p.seq = 1;
-        p.head_delay = first.credit - sc_core::sc_time_stamp();   // right behind
-        s.send(p);
-    });
+    PacketSource src("src", send_back_to_back);
     src.out.bind(in.in);
     in.out.bind(router.in);
     router.out.bind(out.in);
@@ -195,13 +199,7 @@ TEST_CASE("router: links connected directly reach the input they were bound to a
     Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
     PacketSink sink("sink");
     PacketSource idle("idle", [](PacketSource&) {});
-    PacketSource src("src", [](PacketSource& s) {
-        PacketSpec p;
-        const Sent first_sent = s.send(p);
-        p.seq = 1;
-        p.head_delay = first_sent.credit - sc_core::sc_time_stamp();
-        s.send(p);
-    });
+    PacketSource src("src", send_back_to_back);
     idle.out.bind(first.in);
     src.out.bind(in.in);
     first.connect(router);   // input 0
@@ -233,13 +231,7 @@ TEST_CASE("router: a link connected to a network interface calls it directly and
     Router router("router", env.ctx);
     Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "router->ni");
     PacketSink sink("sink");
-    PacketSource src("src", [](PacketSource& s) {
-        PacketSpec p;
-        const Sent first = s.send(p);
-        p.seq = 1;
-        p.head_delay = first.credit - sc_core::sc_time_stamp();
-        s.send(p);
-    });
+    PacketSource src("src", send_back_to_back);
     src.out.bind(in.in);
     in.connect(router);
     router.out.bind(out.in);
