@@ -58,7 +58,7 @@ void ClusterWorkload::program_two_sided(App& app) {
             const unsigned from = self.in[si];
             const std::uint64_t key = key_of(r, from, me, k);
             const std::uint64_t buf = self.rx_base + (si * slots_ + k % slots_) * msg_;
-            poison(app, buf, len_of(k), key);
+            guard_destination(app, buf, len_of(k), key);
             reqs.push_back(ep.irecv(from, key, buf, msg_));
             what.push_back({false, from, k, key, buf});
         };

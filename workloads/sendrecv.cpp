@@ -103,7 +103,7 @@ void SendrecvWorkload::latency_a(App& app, msg::Endpoint& ep) {
     const std::uint64_t sbuf = a_buf_, rbuf = a_buf_ + n;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         fill_source(app, sbuf, msg_, 2 * i);
-        poison(app, rbuf, msg_, 2 * i + 1);
+        guard_destination(app, rbuf, msg_, 2 * i + 1);
         const sc_time t0 = app.now();
         log_.posted(t0);
         ep.send(b_.node(), i, sbuf, msg_);
@@ -117,7 +117,7 @@ void SendrecvWorkload::latency_b(App& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t sbuf = b_buf_, rbuf = b_buf_ + n;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        poison(app, rbuf, msg_, 2 * i);
+        guard_destination(app, rbuf, msg_, 2 * i);
         // Any source, any tag: the ping is the only message that can come.
         const msg::Status s = checked(ep.recv(msg::kAnySource, msg::kAnyTag, rbuf, msg_), app, 2 * i, msg_, a_.node());
         if (s.tag != i) {
@@ -158,7 +158,7 @@ void SendrecvWorkload::bandwidth_b(App& app, msg::Endpoint& ep) {
         reqs.clear();
         for (std::uint64_t w = 0; w < window_ && k < count; ++w, ++k) {
             const std::uint64_t len = std::min(msg_, total_ - std::min(total_, k * msg_));
-            poison(app, b_buf_ + w * n, len, k);
+            guard_destination(app, b_buf_ + w * n, len, k);
             reqs.push_back(ep.irecv(a_.node(), k, b_buf_ + w * n, n));
         }
         for (std::size_t w = 0; w < reqs.size(); ++w) {

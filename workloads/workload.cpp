@@ -69,18 +69,25 @@ constexpr std::uint64_t kPatC = 0x9E3779B97F4A7C15ull, kPatM = 0xBF58476D1CE4E5B
 #if defined(__GNUC__)
 // Two vectors of L words per iteration (GCC's and Clang's vector extension):
 // lane k of `a` holds word i + k's z, of `b` word i + L + k's, each stepping
-// by 2 L C M. Advances i and z past the words written.
+// by `step` = 2 L C M.
+template <class V, unsigned L>
+inline __attribute__((always_inline)) void start_vectors(std::uint64_t z, V& a, V& b, V& step) {
+    for (unsigned k = 0; k < L; ++k) {
+        a[k] = z + (k + 1) * kPatC * kPatM;
+        b[k] = z + (L + k + 1) * kPatC * kPatM;
+        step[k] = 2 * L * kPatC * kPatM;
+    }
+}
+
+// Writes the words from i on, two vectors at a time; advances i and z past
+// the words written.
 template <class V, unsigned L>
 inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std::uint64_t len, std::uint64_t& z,
                                                         std::uint64_t& i) {
     constexpr std::uint64_t kBytes = 2 * L * 8;
     if (len < kBytes) return;
     V a, b, step;
-    for (unsigned k = 0; k < L; ++k) {
-        a[k] = z + (k + 1) * kPatC * kPatM;
-        b[k] = z + (L + k + 1) * kPatC * kPatM;
-        step[k] = 2 * L * kPatC * kPatM;
-    }
+    start_vectors<V, L>(z, a, b, step);
     for (; i + kBytes <= len; i += kBytes) {
         const V wa = a ^ (a >> 31), wb = b ^ (b >> 31);
         std::memcpy(buf + i, &wa, sizeof wa);
@@ -89,6 +96,30 @@ inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std:
         b += step;
     }
     z += (i / 8) * (kPatC * kPatM);
+}
+
+// Compares the words from i on with the pattern the same way (no buffer of
+// expected bytes); advances i and z past the words compared. False if any
+// differs.
+template <class V, unsigned L>
+inline __attribute__((always_inline)) bool same_vectors(const unsigned char* buf, std::uint64_t len,
+                                                        std::uint64_t& z, std::uint64_t& i) {
+    constexpr std::uint64_t kBytes = 2 * L * 8;
+    if (len < kBytes) return true;
+    V a, b, step, diff = {};
+    start_vectors<V, L>(z, a, b, step);
+    for (; i + kBytes <= len; i += kBytes) {
+        V ga, gb;
+        std::memcpy(&ga, buf + i, sizeof ga);
+        std::memcpy(&gb, buf + i + sizeof ga, sizeof gb);
+        diff |= (ga ^ a ^ (a >> 31)) | (gb ^ b ^ (b >> 31));
+        a += step;
+        b += step;
+    }
+    z += (i / 8) * (kPatC * kPatM);
+    std::uint64_t any = 0;
+    for (unsigned k = 0; k < L; ++k) any |= diff[k];
+    return any == 0;
 }
 #endif
 
@@ -104,6 +135,22 @@ inline void fill_rest(unsigned char* buf, std::uint64_t len, std::uint64_t z, st
         const std::uint64_t w = z ^ (z >> 31);
         std::memcpy(buf + i, &w, len - i);
     }
+}
+
+// The first byte from i on that differs from the pattern (z as fill_rest
+// takes it), len if none: word by word.
+std::uint64_t mismatch_rest(const unsigned char* buf, std::uint64_t len, std::uint64_t z, std::uint64_t i) {
+    for (; i < len; i += 8) {
+        z += kPatC * kPatM;
+        const std::uint64_t w = z ^ (z >> 31);
+        unsigned char want[8];
+        std::memcpy(want, &w, 8);
+        const std::uint64_t n = std::min<std::uint64_t>(8, len - i);
+        if (std::memcmp(buf + i, want, n) == 0) continue;
+        for (std::uint64_t k = 0;; ++k)
+            if (buf[i + k] != want[k]) return i + k;
+    }
+    return len;
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
@@ -151,6 +198,38 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
     }
 #endif
     fill_pattern_portable(buf, len, key);
+}
+
+std::uint64_t pattern_mismatch_portable(const unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+    const std::uint64_t z0 = (key + 1) * kPatC * kPatM;
+    std::uint64_t z = z0, i = 0;
+#if defined(__GNUC__)
+    typedef std::uint64_t Words2 __attribute__((vector_size(16)));
+    if (!same_vectors<Words2, 2>(buf, len, z, i)) return mismatch_rest(buf, len, z0, 0);
+#endif
+    return mismatch_rest(buf, len, z, i);
+}
+
+#ifdef VRDMASIM_PATTERN_AVX2
+__attribute__((target("avx2"))) std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len,
+                                                                    std::uint64_t key) {
+    const std::uint64_t z0 = (key + 1) * kPatC * kPatM;
+    std::uint64_t z = z0, i = 0;
+    typedef std::uint64_t Words4 __attribute__((vector_size(32)));
+    if (!same_vectors<Words4, 4>(buf, len, z, i)) return mismatch_rest(buf, len, z0, 0);
+    return mismatch_rest(buf, len, z, i);
+}
+#else
+std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+    return pattern_mismatch_portable(buf, len, key);
+}
+#endif
+
+std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+#ifdef VRDMASIM_PATTERN_AVX2
+    if (cpu_has_avx2()) return pattern_mismatch_avx2(buf, len, key);
+#endif
+    return pattern_mismatch_portable(buf, len, key);
 }
 
 WorkloadParams::WorkloadParams()
@@ -330,6 +409,11 @@ void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& re
 void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                        std::uint64_t key) {
     fill_source(src, src_addr, len, key);
+    guard_destination(dst, dst_addr, len, key);
+}
+
+void Workload::guard_destination(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
+    if (fill_source_ && !wrong_bytes_) return;
     poison(dst, dst_addr, len, key);
 }
 
@@ -370,11 +454,6 @@ void Workload::poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
 
 bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     scratch_.resize(len);
-    expect_.resize(len);
-    if (fill_source_)
-        fill_pattern(expect_.data(), len, seed_ ^ key);
-    else
-        std::fill(expect_.begin(), expect_.end(), 0);   // a source never written holds zeros
     const bool read = dst.debug_read(dst_addr, scratch_.data(), len);
     // With a source of zeros, every destination page must hold data: a page
     // still never touched reads as zeros too. (A pattern never reads so.)
@@ -382,26 +461,39 @@ bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
     if (!fill_source_)
         for (std::uint64_t a = dst_addr & ~std::uint64_t(4095); len && a < dst_addr + len; a += 4096)
             written = written && dst.populated(a);
-    const bool match = read && written && std::memcmp(scratch_.data(), expect_.data(), len) == 0;
+    // The first byte that differs from what was sent (len: none).
+    std::uint64_t off = len;
+    if (read && written) {
+        if (fill_source_)
+            off = pattern_mismatch(scratch_.data(), len, seed_ ^ key);
+        else   // a source never written holds zeros
+            off = static_cast<std::uint64_t>(
+                std::find_if(scratch_.begin(), scratch_.end(), [](unsigned char c) { return c != 0; }) -
+                scratch_.begin());
+    }
+    const bool match = read && written && off == len;
     log_.verified(len, match);
-    if (!match && wrong_bytes_) {
+    if (match) return true;
+    if (!read || !written) off = 0;
+    if (wrong_bytes_) {
         std::uint64_t wrong = len;   // unreadable or never written: all of it
         if (read && written) {
+            expect_.resize(len);
+            if (fill_source_)
+                fill_pattern(expect_.data(), len, seed_ ^ key);
+            else
+                std::fill(expect_.begin(), expect_.end(), 0);
             wrong = 0;
-            for (std::uint64_t i = 0; i < len; ++i) wrong += scratch_[i] != expect_[i];
+            for (std::uint64_t i = off; i < len; ++i) wrong += scratch_[i] != expect_[i];
         }
         wrong_bytes_->inc(wrong);
     }
-    if (!match) {
-        std::uint64_t off = 0;
-        while (read && written && off < len && scratch_[off] == expect_[off]) ++off;
-        std::ostringstream os;
-        os << "DATA MISMATCH: transfer " << key << " to " << dst.group() << " 0x" << std::hex << dst_addr
-           << std::dec << " (" << len << " B) differs from its source first at byte " << off;
-        std::cerr << "vrdmasim: " << os.str() << "\n";
-        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", os.str());
-    }
-    return match;
+    std::ostringstream os;
+    os << "DATA MISMATCH: transfer " << key << " to " << dst.group() << " 0x" << std::hex << dst_addr << std::dec
+       << " (" << len << " B) differs from its source first at byte " << off;
+    std::cerr << "vrdmasim: " << os.str() << "\n";
+    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", os.str());
+    return false;
 }
 
 void Workload::report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,

@@ -90,6 +90,13 @@ void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 void fill_pattern_portable(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 bool fill_pattern_has_avx2();
+// The offset of the first byte of buf[0, len) that differs from
+// fill_pattern(key)'s, len if none: compared word by word against the
+// pattern as it is generated (no buffer of expected bytes). Its portable
+// and AVX2 implementations likewise (tests).
+std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
+std::uint64_t pattern_mismatch_portable(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
+std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 
 class Workload {
 public:
@@ -155,12 +162,24 @@ protected:
     void check_locked(const App& app, const std::vector<std::uint64_t>& regions) const;
     unsigned ready_ = 0;
     sc_core::sc_event all_ready_;
-    // Fill the source buffer for transfer `key` and poison the destination.
+    // Fill the source buffer for transfer `key` and guard the destination.
     void prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
                  std::uint64_t key);
     // The two halves of prepare(), for two-sided workloads, where the
-    // receiver chooses the destination (it poisons it when it posts the receive).
+    // receiver chooses the destination (it guards it when it posts the receive).
     void fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
+    // Makes sure stale bytes in the destination of transfer `key` cannot
+    // pass verify(). With a filled source they cannot already: the pattern
+    // of a key differs in every 8-byte word from that of any other key at
+    // the same offset, and from zeros (a short last word can match by
+    // chance, as it can match the poison byte), and a destination range
+    // only receives transfers that start where it starts (keys are unique
+    // per workload; a freed frame is zeroed before reuse). Otherwise (a
+    // source of zeros, or wrong bytes counted in physical mode, a count
+    // defined against the poison) it poisons.
+    void guard_destination(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
+    // Writes a poison byte over the destination's resident pages (for a
+    // check that compares against something else than the pattern: a file).
     void poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // Compare the destination with the pattern of transfer `key`; record it.
     bool verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);

@@ -62,3 +62,56 @@ TEST_CASE("fill_pattern: the portable and the AVX2 loops write the same words", 
     else
         WARN("this CPU has no AVX2: only the portable loop checked");
 }
+
+namespace {
+
+// pattern_mismatch against the definition: len for the pattern itself, and
+// the first changed byte wherever one or two bytes are changed.
+void check_mismatch(std::uint64_t (*mismatch)(const unsigned char*, std::uint64_t, std::uint64_t)) {
+    for (std::uint64_t key : {0ull, 5ull, ~0ull}) {
+        for (std::uint64_t len = 0; len <= 200; ++len) {
+            for (std::size_t shift = 0; shift < 8; shift += 5) {
+                const std::vector<unsigned char> want = reference(len, key);
+                std::vector<unsigned char> buf(len + shift);
+                std::memcpy(buf.data() + shift, want.data(), len);
+                INFO("key " << key << " len " << len << " shift " << shift);
+                REQUIRE(mismatch(buf.data() + shift, len, key) == len);
+                for (std::uint64_t at = 0; at < len; ++at) {
+                    buf[shift + at] ^= 0x10;
+                    REQUIRE(mismatch(buf.data() + shift, len, key) == at);
+                    if (at + 9 < len) {   // a second change further on: still the first
+                        buf[shift + at + 9] ^= 0x01;
+                        REQUIRE(mismatch(buf.data() + shift, len, key) == at);
+                        buf[shift + at + 9] ^= 0x01;
+                    }
+                    buf[shift + at] ^= 0x10;
+                }
+                // Another key's pattern differs in the first byte that differs.
+                if (len > 0) {
+                    const std::vector<unsigned char> other = reference(len, key + 1);
+                    std::uint64_t first = 0;
+                    while (first < len && other[first] == want[first]) ++first;
+                    REQUIRE(mismatch(other.data(), len, key) == first);
+                }
+            }
+        }
+    }
+    // A 16 KiB message changed in its last byte, and zeros.
+    std::vector<unsigned char> big = reference(16384, 77);
+    CHECK(mismatch(big.data(), big.size(), 77) == big.size());
+    big.back() ^= 1;
+    CHECK(mismatch(big.data(), big.size(), 77) == big.size() - 1);
+    const std::vector<unsigned char> zeros(16384, 0);
+    CHECK(mismatch(zeros.data(), zeros.size(), 77) < 8);
+}
+
+}  // namespace
+
+TEST_CASE("pattern_mismatch: the first byte that differs from the pattern", "[pattern]") {
+    check_mismatch(pattern_mismatch);
+    check_mismatch(pattern_mismatch_portable);
+    if (fill_pattern_has_avx2())
+        check_mismatch(pattern_mismatch_avx2);
+    else
+        WARN("this CPU has no AVX2: only the portable loop checked");
+}
