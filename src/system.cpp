@@ -218,8 +218,9 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         dma.mem.bind(bus.in);
     }
     // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject -> PLDMA
-    // (the links call the router and the PLDMA directly).
-    dma.net_out.bind(inject.in);
+    // (the PLDMA calls the injection link, and the links call the router and
+    // the PLDMA, directly).
+    dma.connect(inject.in, inject);
     inject.connect(router);
     router.out.bind(eject.in);
     eject.connect(dma.net_in, dma);

@@ -12,7 +12,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-ControlPackets::ControlPackets(FwPort& net_out, unsigned node, std::uint32_t own_coord, PldmaStats& stats,
+ControlPackets::ControlPackets(PacketOut& net_out, unsigned node, std::uint32_t own_coord, PldmaStats& stats,
                                PldmaTrace& trace, Receiver& receiver)
     : net_out_(net_out),
       node_(node),
@@ -52,7 +52,7 @@ void ControlPackets::emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigne
     gp.set_streaming_width(len);
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time d = from_now(at);
-    net_out_->b_transport(gp, d);
+    net_out_.send(gp, k, d);
     if (!gp.is_response_ok()) stats_.rx_errors.inc();
 }
 

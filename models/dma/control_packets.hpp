@@ -16,6 +16,7 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/packet_target.hpp"
 #include "core/lazy_deque.hpp"
 #include "core/lazy_thread.hpp"
 
@@ -55,7 +56,7 @@ class ControlPackets {
 public:
     // `own_coord` is this node's ExaNet coordinate (the footer's source);
     // `receiver` notifies the receiving channel before a NetVM ACK.
-    ControlPackets(FwPort& net_out, unsigned node, std::uint32_t own_coord, PldmaStats& stats, PldmaTrace& trace,
+    ControlPackets(PacketOut& net_out, unsigned node, std::uint32_t own_coord, PldmaStats& stats, PldmaTrace& trace,
                    Receiver& receiver);
     ControlPackets(const ControlPackets&) = delete;
     ControlPackets& operator=(const ControlPackets&) = delete;
@@ -79,7 +80,7 @@ private:
     void send_control(ControlOut& c);
     Tracer::Cause trace_control(const ControlOut& c);
 
-    FwPort& net_out_;
+    PacketOut& net_out_;
     const unsigned node_;
     const std::uint32_t own_coord_;
     PldmaStats& stats_;

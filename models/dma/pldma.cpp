@@ -116,19 +116,20 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
       params_(read_pldma_config(ctx.config)),
       trace_{ctx.tracer, ctx.tracer.track(group, "dma"), group + ".dma"},
       stats_(ctx.stats, std::string(this->name()) + "."),
+      net_path_(net_out),
       send_windows_(params_.notify_window, stats_),
       order_(params_.notify_window, stats_, trace_,
              [this](const PendingNotification& n, sc_time& at) { receiver_.deliver(n, at); }),
       memory_(mem, stats_.smmu_faults),
       records_(memory_, params_, stats_),
       channels_(params_, stats_, node_, coord_of_.size(), send_windows_),
-      control_(net_out, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),
+      control_(net_path_, node_, own_coord(coord_of_, node_), stats_, trace_, receiver_),
       atomics_(channels_, memory_, control_, params_, stats_, trace_),
       netvm_(memory_, receiver_, params_, stats_),
       receiver_(channels_, memory_, control_, records_, recovery_, netvm_, reads_, order_, params_, stats_, trace_),
       reads_(channels_, transmit_, receiver_, control_, stats_, trace_, node_, coord_of_),
       recovery_(channels_, transmit_, receiver_, records_, netvm_, control_, atomics_, params_, stats_, trace_),
-      transmit_(channels_, memory_, net_out, control_, records_, recovery_, reads_, send_windows_, params_, stats_,
+      transmit_(channels_, memory_, net_path_, control_, records_, recovery_, reads_, send_windows_, params_, stats_,
                 trace_, node_, coord_of_) {
     mmio.register_b_transport(this, &Pldma::mmio_transport);
     net_in.register_b_transport(this, &Pldma::net_transport);
@@ -166,6 +167,11 @@ void Pldma::enable_credits(StatRegistry& stats, std::uint64_t per_destination) {
     transmit_.set_credits(&credits_);
 }
 
+void Pldma::connect(tlm::tlm_target_socket<>& socket, PacketTarget& target) {
+    net_out.bind(socket);
+    net_path_.direct(&target);
+}
+
 sc_time Pldma::send_block_packet(tlm::tlm_generic_payload& gp, sc_time head) {
     auto* p = gp.get_extension<ExanetPacket>();
     if (!p || (p->header.type != PacketType::BlockRequest && p->header.type != PacketType::BlockData))
@@ -174,7 +180,7 @@ sc_time Pldma::send_block_packet(tlm::tlm_generic_payload& gp, sc_time head) {
     head = max_time(head, t0);
     p->tail = max_time(p->tail, head);
     sc_time d = head - t0;
-    net_out->b_transport(gp, d);
+    net_path_.send(gp, *p, d);
     if (!gp.is_response_ok())
         throw std::logic_error(std::string(name()) + ": the network refused a block I/O packet for node " +
                                std::to_string(p->dst_node));

@@ -82,6 +82,10 @@ public:
     tlm_utils::simple_initiator_socket<Pldma> net_out;   // packets to the router
     tlm_utils::passthrough_target_socket<Pldma> net_in;       // packets from the router
 
+    // Binds net_out to `socket` and sends through `target`, its owner, directly
+    // (a Link: PacketTarget).
+    void connect(tlm::tlm_target_socket<>& socket, PacketTarget& target);
+
     static void declare_params(ParamRegistry& reg);
     // Its columns of summary.csv (stats.cpp, next to its statistics).
     static void declare_metrics(MetricRegistry& reg);
@@ -194,6 +198,7 @@ private:
     const PldmaConfig params_;
     PldmaTrace trace_;
     PldmaStats stats_;
+    PacketOut net_path_;   // net_out, or the Link behind it directly (connect())
     SenderCredits credits_;
     SendWindows send_windows_;
     NotificationOrder order_;

@@ -15,7 +15,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
+Transmit::Transmit(ChannelRegisters& channels, MemoryPort& memory, PacketOut& net_out, ControlPackets& control,
                    RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, SendWindows& windows,
                    const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace, unsigned node,
                    const std::vector<std::uint32_t>& coord_of)
@@ -398,7 +398,7 @@ bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data
     tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     const sc_time t0 = sim_now();
     sc_time dl = from_now(head);
-    net_out_->b_transport(tx_gp_, dl);
+    net_out_.send(tx_gp_, p, dl);
     send_free_ = t0 + dl;
     return tx_gp_.is_response_ok();   // false: the network refused it (no route, too large)
 }

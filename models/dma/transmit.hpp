@@ -38,7 +38,7 @@ struct Outstanding {            // started, waiting for the acknowledgement
 class Transmit {
 public:
     // `coord_of` maps node index to ExaNet coordinate; `node` is this one.
-    Transmit(ChannelRegisters& channels, MemoryPort& memory, FwPort& net_out, ControlPackets& control,
+    Transmit(ChannelRegisters& channels, MemoryPort& memory, PacketOut& net_out, ControlPackets& control,
              RecordWriter& records, FaultRecovery& recovery, ReadProtocol& reads, SendWindows& windows,
              const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace, unsigned node,
              const std::vector<std::uint32_t>& coord_of);
@@ -112,7 +112,7 @@ private:
 
     ChannelRegisters& channels_;
     MemoryPort& memory_;
-    FwPort& net_out_;
+    PacketOut& net_out_;
     ControlPackets& control_;
     RecordWriter& records_;
     FaultRecovery& recovery_;

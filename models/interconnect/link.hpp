@@ -69,7 +69,7 @@ struct LinkSections {
     LinkSection ni;          // [ni]: the PLDMA's path to its router
 };
 
-class Link : public sc_core::sc_module {
+class Link : public sc_core::sc_module, public PacketTarget {
 public:
     // A passthrough socket, as every b_transport target of the node: a
     // simple_target_socket also makes three sc_events and a payload event
@@ -99,6 +99,11 @@ public:
     // found (a router's direct call, set_output_link): the extension is
     // not looked up again.
     void carry(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay);
+    // PacketTarget: carry(), for the network interface behind `in`
+    // (Pldma::connect).
+    void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override {
+        carry(gp, &pkt, delay);
+    }
 
     sc_core::sc_time flit_time() const { return flit_time_; }
     const LinkParams& params() const { return p_; }

@@ -81,6 +81,9 @@ struct Sent {
 class PacketSource : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<PacketSource> out;
+    // Packets leave by `path`: through `out`, or (path.direct) straight to
+    // the link `out` is bound to, as a PLDMA sends them.
+    PacketOut path{out};
     std::function<void(PacketSource&)> script;
     std::vector<Sent> sent;
 
@@ -114,7 +117,10 @@ public:
         gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
         if (s.with_extension) gp.set_extension(&pkt);
         sc_time d = s.head_delay;
-        out->b_transport(gp, d);
+        if (s.with_extension)
+            path.send(gp, pkt, d);
+        else
+            out->b_transport(gp, d);
         if (s.with_extension) gp.clear_extension(&pkt);
         Sent r{gp.get_response_status(), now + s.head_delay, now + d};
         sent.push_back(r);

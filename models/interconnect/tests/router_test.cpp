@@ -247,6 +247,46 @@ TEST_CASE("router: a link connected to a network interface calls it directly and
 
 namespace {
 
+// A Link's PacketTarget side, counted: what a network interface's PacketOut
+// calls when told to send directly.
+struct CountedLink : PacketTarget {
+    explicit CountedLink(Link& l) : link(l) {}
+    void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) override {
+        ++calls;
+        link.accept(gp, pkt, delay);
+    }
+    Link& link;
+    unsigned calls = 0;
+};
+
+}  // namespace
+
+TEST_CASE("router: a network interface sending to its link directly times as through the socket",
+          "[router][link][timing]") {
+    // The one-hop bench, the source's packets given to the input link by
+    // PacketOut as a PLDMA's are to its injection link (Pldma::connect).
+    NetEnv env;
+    Link in("in", env.ctx, link_params(20e9, ns(20), 64), "node0", "ni->router");
+    Router router("router", env.ctx);
+    Link out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
+    PacketSink sink("sink");
+    PacketSource src("src", send_back_to_back);
+    CountedLink direct(in);
+    src.out.bind(in.in);
+    src.path.direct(&direct);
+    in.connect(router);
+    router.out.bind(out.in);
+    out.out.bind(sink.in);
+    router.set_route(1, 0);
+    sc_start();
+
+    check_one_hop(src, sink);
+    CHECK(direct.calls == 2);
+    CHECK(env.counter("in.packets") == 2);
+}
+
+namespace {
+
 // A source that keeps its link saturated with 256 B packets from `from` to
 // `until`, decoupled in time by a quantum keeper, as a DMA engine would.
 std::function<void(PacketSource&)> saturating(unsigned src, sc_time from, sc_time until) {
