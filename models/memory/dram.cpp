@@ -149,9 +149,14 @@ bool Dram::any_pending(std::uint64_t addr, std::uint64_t len) {
 void Dram::commit_due(sc_time upto) {
     while (!pending_.empty() && pending_.front().at <= upto) {
         PendingWrite& w = pending_.front();
-        copy(w.addr, w.data.data(), w.data.size(), true);
-        for (std::uint64_t p = w.addr / kPageSize; p <= (w.addr + w.data.size() - 1) / kPageSize; ++p)
-            --page(p).pending;
+        if (w.page) {   // within one page, allocated by defer_write
+            copy_n(w.page->bytes.get() + w.addr % kPageSize, w.data.data(), w.data.size());
+            --w.page->pending;
+        } else {
+            copy(w.addr, w.data.data(), w.data.size(), true);
+            for (std::uint64_t p = w.addr / kPageSize; p <= (w.addr + w.data.size() - 1) / kPageSize; ++p)
+                --page(p).pending;
+        }
         spare_.push_back(std::move(w.data));
         pending_.pop_front();
     }
@@ -168,7 +173,13 @@ void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data
     w.data.assign(data, data + len);
     // The pages are allocated now (host memory follows what was written),
     // their bytes written at `at`.
-    for (std::uint64_t p = addr / kPageSize; p <= (addr + len - 1) / kPageSize; ++p) ++page(p).pending;
+    const std::uint64_t first = addr / kPageSize, last = (addr + len - 1) / kPageSize;
+    if (first == last) {
+        w.page = &page(first);
+        ++w.page->pending;
+    } else {
+        for (std::uint64_t p = first; p <= last; ++p) ++page(p).pending;
+    }
     if (pending_.empty()) {
         pending_lo_ = addr;
         pending_hi_ = addr + len;

@@ -77,10 +77,12 @@ private:
     // the store plus the pending writes visible by their own data phase;
     // debug reads see the latest state (every pending write), debug writes
     // act after every pending write.
+    struct Page;
     struct PendingWrite {
         sc_core::sc_time at;
         std::uint64_t addr = 0;
         std::vector<unsigned char> data;
+        Page* page = nullptr;   // the page it lies in, if only one (as a packet's payload)
     };
     LazyDeque<PendingWrite> pending_;   // sorted by `at`, ties in call order
     std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers
