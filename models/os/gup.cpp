@@ -39,8 +39,8 @@ bool split_pinned_edges(Mm& m, Process& p, std::uint64_t start, std::uint64_t en
         const std::uint64_t d = leaf(m, p, edge == end ? end - 1 : edge, &slot, &level);
         if (slot && level == 2 && has_frame(d)) {
             tell(m, w, p.pid, base,
-                 "the pin covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
-                     ": it is split into 4 KiB pages, so that the unpinned ones stay movable");
+                 [&] { return "the pin covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
+                     ": it is split into 4 KiB pages, so that the unpinned ones stay movable"; });
             try {
                 split_block(m, p, base, w);
             } catch (const OutOfFrames&) {
@@ -80,10 +80,10 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
     const std::uint64_t pages = (end - start) / kPage;
     if (!memlock_allows(m, *p, pages * kPage)) {
         tell(m, c.w, p->pid, start,
-             "pin of " + std::to_string(pages) + " pages at " + Tracer::hex(start) +
+             [&] { return "pin of " + std::to_string(pages) + " pages at " + Tracer::hex(start) +
                  " refused: locked and pinned memory would pass RLIMIT_MEMLOCK (" +
                  std::to_string(m.params.memlock_limit) + " B; already " +
-                 std::to_string(locked_bytes(*p) + pinned(*p)) + " B)");
+                 std::to_string(locked_bytes(*p) + pinned(*p)) + " B)"; });
         return call_return(m, c, VmError::MemlockLimit);
     }
     const VmError e = fault_range(m, *p, start, end, true, c.w);
@@ -123,9 +123,9 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
     m.stats.pages_pinned.inc(pages);
     c.w.cpu += m.params.pin_page * static_cast<double>(pages);
     tell(m, c.w, p->pid, start,
-         "pins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
+         [&] { return "pins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
              " (pin_user_pages): reclaim, migration and khugepaged leave them; pinned now " +
-             std::to_string(pinned(*p)) + " B of RLIMIT_MEMLOCK " + std::to_string(m.params.memlock_limit) + " B");
+             std::to_string(pinned(*p)) + " B of RLIMIT_MEMLOCK " + std::to_string(m.params.memlock_limit) + " B"; });
     return call_return(m, c, VmError::Ok, pages);
 }
 
@@ -154,8 +154,8 @@ VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_tim
     }
     c.w.cpu += m.params.pin_page * static_cast<double>(pages);
     tell(m, c.w, p->pid, start,
-         "unpins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
-             ": movable and reclaimable again; pinned now " + std::to_string(pinned(*p)) + " B");
+         [&] { return "unpins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
+             ": movable and reclaimable again; pinned now " + std::to_string(pinned(*p)) + " B"; });
     return call_return(m, c, VmError::Ok, pages);
 }
 

@@ -52,8 +52,8 @@ bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint
     w.cpu += m.params.minor_fault + m.params.huge_zero_fill + m.params.pte_update;
     w.faulted += 512;
     tell(m, w, p.pid, base,
-         "huge-page fault at " + Tracer::hex(va) + ": transparent huge pages allowed, a zero-filled 2 MiB block " +
-             Tracer::hex(*pa) + " is mapped at " + Tracer::hex(base));
+         [&] { return "huge-page fault at " + Tracer::hex(va) + ": transparent huge pages allowed, a zero-filled 2 MiB block " +
+             Tracer::hex(*pa) + " is mapped at " + Tracer::hex(base); });
     next = base + kHuge;
     e = VmError::Ok;
     return true;

@@ -133,8 +133,13 @@ struct Work {
     std::vector<PageStep> story;   // what happened, page by page (only while noting)
 };
 
-// Add a step to the call's story, if the run notes its stories.
-void tell(Mm& m, Work& w, int pid, std::uint64_t page, std::string text, bool read_in_flight = false);
+// Add a step to the call's story, if the run notes its stories: `text()`
+// says it (called only then; a fault is common, its sentence is not).
+bool noting(const Mm& m);
+template <class Text>
+void tell(Mm& m, Work& w, int pid, std::uint64_t page, Text&& text, bool read_in_flight = false) {
+    if (noting(m)) w.story.push_back(PageStep{text(), pid, page, read_in_flight});
+}
 
 struct Mm {
     Mm(const SimContext& c, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& m,

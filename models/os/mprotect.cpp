@@ -43,8 +43,8 @@ void rewrite_leaves(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work
         }
         if (level == 2 && (a != base || end < base + kHuge)) {
             tell(m, w, p.pid, base,
-                 "the range covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
-                     ": it is split into 4 KiB pages first");
+                 [&] { return "the range covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
+                     ": it is split into 4 KiB pages first"; });
             split_block(m, p, base, w);
             continue;
         }

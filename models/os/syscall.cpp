@@ -26,10 +26,7 @@ VmError call_enter(Mm& m, Call& c, const char* activity, sc_core::sc_time cost, 
     return VmError::Ok;
 }
 
-void tell(Mm& m, Work& w, int pid, std::uint64_t page, std::string text, bool read_in_flight) {
-    if (!m.ctx.tracer.noting()) return;
-    w.story.push_back(PageStep{std::move(text), pid, page, read_in_flight});
-}
+bool noting(const Mm& m) { return m.ctx.tracer.noting(); }
 
 void tell_steps(Mm& m, const Work& w, sc_core::sc_time at, const Tracer::Cause& after) {
     Tracer& tr = m.ctx.tracer;

@@ -67,10 +67,10 @@ bool evict(Mm& m, Process& p, std::uint64_t va, Batch& b, Work& w) {
     b.evicted++;
     m.stats.swap_outs.inc();
     tell(m, w, p.pid, va,
-         "swap-out of " + Tracer::hex(va) + " (pid " + std::to_string(p.pid) +
+         [&] { return "swap-out of " + Tracer::hex(va) + " (pid " + std::to_string(p.pid) +
              "): not referenced since the clock last passed (AF clear), its PTE becomes a swap entry for slot " +
              std::to_string(*s) + "; frame " + Tracer::hex(d & kAddrMask) +
-             " is freed once the SMMU's TLBs are invalidated and the SSD write is issued");
+             " is freed once the SMMU's TLBs are invalidated and the SSD write is issued"; });
     return true;
 }
 
@@ -102,7 +102,7 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
     }
     if (level == 2) {   // an old huge page: split, then swap out its pages
         tell(m, w, p.pid, x.second,
-             "reclaim splits the old 2 MiB huge page at " + Tracer::hex(x.second) + " to swap out its pages");
+             [&] { return "reclaim splits the old 2 MiB huge page at " + Tracer::hex(x.second) + " to swap out its pages"; });
         try {
             split_block(m, p, x.second, w);
         } catch (const OutOfFrames&) {
