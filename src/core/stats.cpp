@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -195,40 +196,71 @@ std::vector<Histogram::Bucket> Histogram::buckets() const {
 
 namespace {
 
-// The pool of interned texts (the pieces of statistics' names): never freed (statistics may be read until exit,
-// and a pool destroyed before a static registry would leave it dangling).
-const std::string& intern(const std::string& s) {
-    static std::mutex lock;   // sweeps may build registries in several threads
-    static auto* pool = new std::unordered_set<std::string>;
-    const std::lock_guard<std::mutex> g(lock);
-    return *pool->insert(s).first;
+// The pools of interned texts (the pieces of statistics' names) and of
+// (unit, help) pairs: never freed (statistics may be read until exit, and a
+// pool destroyed before a static registry would leave it dangling). Each
+// text is kept once in a deque (its elements never move) and found by a
+// view of it, so that looking up a text already kept builds no string:
+// every node registers the same pieces, most registrations find them.
+struct TextPools {
+    std::mutex lock;   // sweeps may build registries in several threads
+    std::deque<std::string> texts;
+    std::unordered_map<std::string_view, const std::string*> by_text;
+    std::deque<StatInfo::Texts> pairs;
+    struct PairHash {
+        std::size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
+            return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+        }
+    };
+    std::unordered_map<std::pair<std::string_view, std::string_view>, const StatInfo::Texts*, PairHash> by_pair;
+
+    // Callers hold `lock`.
+    const std::string& intern(std::string_view s) {
+        const auto it = by_text.find(s);
+        if (it != by_text.end()) return *it->second;
+        const std::string& kept = texts.emplace_back(s);
+        by_text.emplace(std::string_view(kept), &kept);
+        return kept;
+    }
+    const StatInfo::Texts& intern_pair(std::string_view unit, std::string_view help) {
+        const auto it = by_pair.find({unit, help});
+        if (it != by_pair.end()) return *it->second;
+        const StatInfo::Texts& kept = pairs.emplace_back(StatInfo::Texts{std::string(unit), std::string(help)});
+        by_pair.emplace(std::make_pair(std::string_view(kept.unit), std::string_view(kept.help)), &kept);
+        return kept;
+    }
+};
+
+TextPools& pools() {
+    static auto* p = new TextPools;
+    return *p;
+}
+
+const StatInfo::Texts& intern_texts(std::string_view unit, std::string_view help) {
+    TextPools& p = pools();
+    const std::lock_guard<std::mutex> g(p.lock);
+    return p.intern_pair(unit, help);
+}
+
+// The empty texts every statistic starts with (before its registry names
+// it), interned once.
+const StatInfo::Texts& no_texts() {
+    static const StatInfo::Texts& t = intern_texts({}, {});
+    return t;
+}
+
+const std::string& no_text() {
+    static const std::string* t = [] {
+        TextPools& p = pools();
+        const std::lock_guard<std::mutex> g(p.lock);
+        return &p.intern({});
+    }();
+    return *t;
 }
 
 }  // namespace
 
-namespace {
-
-// The pool of (unit, help) pairs, as intern() keeps texts: never freed.
-const StatInfo::Texts& intern_texts(const std::string& unit, const std::string& help) {
-    struct Hash {
-        std::size_t operator()(const StatInfo::Texts& t) const {
-            return std::hash<std::string>()(t.unit) * 31 + std::hash<std::string>()(t.help);
-        }
-    };
-    struct Equal {
-        bool operator()(const StatInfo::Texts& a, const StatInfo::Texts& b) const {
-            return a.unit == b.unit && a.help == b.help;
-        }
-    };
-    static std::mutex lock;
-    static auto* pool = new std::unordered_set<StatInfo::Texts, Hash, Equal>;
-    const std::lock_guard<std::mutex> g(lock);
-    return *pool->insert(StatInfo::Texts{unit, help}).first;
-}
-
-}  // namespace
-
-StatInfo::StatInfo() : texts_(&intern_texts(std::string(), std::string())) {}
+StatInfo::StatInfo() : texts_(&no_texts()) {}
 StatInfo::StatInfo(const StatName& n, const std::string& unit, const std::string& help)
     : name(n), texts_(&intern_texts(unit, help)) {}
 void StatInfo::set_unit(const std::string& unit) { texts_ = &intern_texts(unit, texts_->help); }
@@ -236,16 +268,19 @@ void StatInfo::set_help(const std::string& help) { texts_ = &intern_texts(texts_
 
 // ----------------------------------------------------------------- StatName
 
-StatName::StatName() : prefix_(nullptr), leaf_(&intern(std::string())) {}
+StatName::StatName() : prefix_(nullptr), leaf_(&no_text()) {}
 
 StatName::StatName(const std::string& full) {
-    const std::size_t dot = full.rfind('.');
-    if (dot == std::string::npos) {
+    const std::string_view s(full);
+    const std::size_t dot = s.rfind('.');
+    TextPools& p = pools();
+    const std::lock_guard<std::mutex> g(p.lock);
+    if (dot == std::string_view::npos) {
         prefix_ = nullptr;
-        leaf_ = &intern(full);
+        leaf_ = &p.intern(s);
     } else {
-        prefix_ = &intern(full.substr(0, dot));
-        leaf_ = &intern(full.substr(dot + 1));
+        prefix_ = &p.intern(s.substr(0, dot));
+        leaf_ = &p.intern(s.substr(dot + 1));
     }
 }
 
