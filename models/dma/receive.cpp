@@ -1,6 +1,7 @@
 // The receiver: data packets in, payload writes, notification and ACK at
 // the end of a transfer (see receive.hpp; README.md "Protocol").
 #include "models/dma/receive.hpp"
+#include "core/force_inline.hpp"
 
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/netvm_buffer.hpp"
@@ -119,7 +120,7 @@ void Receiver::order(Inbound& in, sc_time tail) {
     }
 }
 
-Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
+VRDMASIM_FORCE_INLINE Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
     auto f = inbound_.find(key);
     const bool fresh = f == inbound_.end() || (!params_.fault_tolerant && p.footer.first);
     if (fresh) {
@@ -151,7 +152,7 @@ Inbound& Receiver::arrival(const InboundKey& key, const ExanetPacket& p) {
 
 bool Receiver::duplicate(const Inbound& in, std::uint64_t i) { return in.has_landed(i); }
 
-Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp,
+VRDMASIM_FORCE_INLINE Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp,
                                     const ExanetPacket& p, sc_time tail, sc_time& done) {
     const std::uint64_t len = gp.get_data_length();
     const std::uint64_t va = p.header.dst_va;

@@ -2,6 +2,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/link.hpp"
+#include "core/force_inline.hpp"
 #include "core/sim_now.hpp"
 
 #include <algorithm>
@@ -194,7 +195,8 @@ Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_cor
     return best;
 }
 
-void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
+// Inlined into forward(), its only caller (core/force_inline.hpp).
+VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
     if (port >= inputs_.size() || inputs_[port].flits == 0) return;
     Input& in = inputs_[port];
     if (in.vcs == 1) vc = 0;
