@@ -204,9 +204,8 @@ bool FaultRecovery::resolve_parked(std::uint32_t sid, std::uint64_t page, bool r
 
 bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool resolved, sc_time at) {
     bool matched = false;
-    for (auto& kv : receiver_.inbound()) {
-        Inbound& in = kv.second;
-        if (!in.faulted || in.fault_page != page || in.fault_sid != sid) continue;
+    receiver_.each_inbound([&](const InboundKey& key, Inbound& in) {
+        if (!in.faulted || in.fault_page != page || in.fault_sid != sid) return;
         matched = true;
         in.faulted = false;
         if (outcome_story_) in.fault_story = outcome_story_;
@@ -215,10 +214,10 @@ bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool 
         } else {
             in.dead = true;   // kept so that packets still in flight are dropped
             stats_.rx_errors.inc();
-            receiver_.failed(kv.first, in, at);   // a read's reply: the read fails
+            receiver_.failed(key, in, at);   // a read's reply: the read fails
         }
-        answer(resolved ? ControlKind::Retransmit : ControlKind::ErrorAck, kv.first, in, at);
-    }
+        answer(resolved ? ControlKind::Retransmit : ControlKind::ErrorAck, key, in, at);
+    });
     return matched;
 }
 
@@ -226,20 +225,20 @@ bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool 
 
 sc_time FaultRecovery::inbound_deadline() const {
     sc_time deadline = sc_core::sc_max_time();
-    for (const auto& kv : receiver_.inbound())
-        if (kv.second.faulted && !kv.second.dead) deadline = std::min(deadline, kv.second.fault_deadline);
+    static_cast<const Receiver&>(receiver_).each_inbound([&](const InboundKey&, const Inbound& in) {
+        if (in.faulted && !in.dead) deadline = std::min(deadline, in.fault_deadline);
+    });
     return deadline;
 }
 
 void FaultRecovery::expire_inbound(sc_time now) {
-    for (auto& kv : receiver_.inbound()) {
-        Inbound& in = kv.second;
-        if (!in.faulted || in.dead || in.fault_deadline > now) continue;
+    receiver_.each_inbound([&](const InboundKey& key, Inbound& in) {
+        if (!in.faulted || in.dead || in.fault_deadline > now) return;
         in.faulted = false;
         stats_.fault_timeouts.inc();
         stats_.retx_requests.inc();
-        answer(ControlKind::Retransmit, kv.first, in, now);
-    }
+        answer(ControlKind::Retransmit, key, in, now);
+    });
 }
 
 void FaultRecovery::run_watchdog() {

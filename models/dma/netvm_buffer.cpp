@@ -32,7 +32,6 @@ sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, s
     // Buffered packets of `page`, oldest first: copied in by the kernel
     // (resolved), written by the engine itself (by_engine: the page turned
     // out present), or dropped (not resolved: their transfers fail).
-    std::map<InboundKey, Inbound>& inbound = receiver_.inbound();
     sc_time t = at;
     for (auto it = buf_.begin(); it != buf_.end();) {
         const std::uint64_t first = it->va >> 12, last = (it->va + it->data.size() - 1) >> 12;
@@ -40,7 +39,7 @@ sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, s
             ++it;
             continue;
         }
-        auto in = inbound.find(it->key);
+        Inbound* in = receiver_.find_inbound(it->key);
         if (resolved && !by_engine) {
             t = copy_(it->sid, it->va, it->data.data(), it->data.size(), t);
             memory_.watch().wrote(it->sid, it->va, it->data.data(), it->data.size(), t);
@@ -50,15 +49,14 @@ sc_time NetvmBuffer::flush(const SidPage& page, bool resolved, bool by_engine, s
             bool ok = true;
             t = memory_.access(it->sid, tlm::TLM_WRITE_COMMAND, it->va, it->data.data(), it->data.size(), t, ok);
             if (ok) stats_.bytes_received.inc(it->data.size());
-            else if (in != inbound.end()) in->second.error = true;
-        } else if (in != inbound.end()) {
-            in->second.error = true;
+            else if (in) in->error = true;
+        } else if (in) {
+            in->error = true;
             stats_.rx_errors.inc();
         }
         used_ -= it->data.size();
         if (credits_) credits_->placed(it->key.first, it->data.size(), t);
-        if (in != inbound.end() && --in->second.buffered == 0 && in->second.last_seen)
-            receiver_.finish_later(in->first, in->second, t);
+        if (in && --in->buffered == 0 && in->last_seen) receiver_.finish_later(it->key, *in, t);
         it = buf_.erase(it);
     }
     space_ev_.notify(from_now(t));

@@ -64,7 +64,7 @@ void ReadProtocol::reply_received(std::uint64_t id, bool ok, std::uint64_t bytes
 }
 
 void ReadProtocol::responder_failed(const Descriptor& d) {
-    receiver_.inbound().erase(InboundKey{d.dst_node, d.id});
+    receiver_.forget(InboundKey{d.dst_node, d.id});
 }
 
 // ---------------------------------------------------------------- responder

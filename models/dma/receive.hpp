@@ -141,8 +141,22 @@ public:
     // one of our reads, that read completes with an error.
     void failed(const InboundKey& key, const Inbound& in, sc_core::sc_time at);
 
-    // Transfers being received (fault recovery and the NetVM buffer look them up).
-    std::map<InboundKey, Inbound>& inbound() { return inbound_; }
+    // Transfers being received, for fault recovery and the NetVM buffer:
+    // one by key (null: none), each in turn (`f(key, inbound)`, which must
+    // not end any), and one dropped (a read's responder that failed).
+    Inbound* find_inbound(const InboundKey& key) {
+        const auto it = inbound_.find(key);
+        return it == inbound_.end() ? nullptr : &it->second;
+    }
+    template <class F>
+    void each_inbound(F&& f) {
+        for (auto& kv : inbound_) f(kv.first, kv.second);
+    }
+    template <class F>
+    void each_inbound(F&& f) const {
+        for (const auto& kv : inbound_) f(kv.first, kv.second);
+    }
+    void forget(const InboundKey& key) { erase_inbound(key); }
 
 private:
     enum class Placement { Written, Buffered, Error, Nacked, Dropped };
@@ -177,6 +191,15 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     std::map<InboundKey, Inbound> inbound_;
+    // The transfer the last packet was for (consecutive packets mostly
+    // are for the same one): arrival() finds it without a lookup. Entries
+    // leave inbound_ only through erase_inbound, which forgets it.
+    InboundKey last_key_{};
+    Inbound* last_ = nullptr;
+    void erase_inbound(const InboundKey& key) {
+        if (last_ && key == last_key_) last_ = nullptr;
+        inbound_.erase(key);
+    }
     // Transfers that completed while a resend was asked for: packets out of
     // order may all have landed before the resend comes, whose packets are
     // then duplicates of a finished transfer (dropped, never written again).
