@@ -1,5 +1,6 @@
 // The engine's memory port (see memory_port.hpp).
 #include "models/dma/memory_port.hpp"
+#include "core/force_inline.hpp"
 #include "core/sim_now.hpp"
 
 namespace vrdmasim {
@@ -8,7 +9,8 @@ using sc_core::sc_time;
 
 MemoryPort::MemoryPort(FwPort& socket, Counter& smmu_faults) : socket_(socket), smmu_faults_(smmu_faults) {}
 
-MemoryPort::MemPayload* MemoryPort::take() {
+// Inlined into access, its one caller (core/force_inline.hpp).
+VRDMASIM_FORCE_INLINE MemoryPort::MemPayload* MemoryPort::take() {
     if (free_.empty()) {
         auto p = std::make_unique<MemPayload>();
         p->sid = new StreamIdExtension;

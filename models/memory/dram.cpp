@@ -1,4 +1,5 @@
 #include "models/memory/dram.hpp"
+#include "core/force_inline.hpp"
 #include "core/sim_now.hpp"
 
 #include <algorithm>
@@ -296,7 +297,8 @@ void Dram::trace_span(bool write, std::uint64_t addr, std::uint64_t len, sc_time
                   {"queued_ns", Tracer::json_number(to_ns(start - arrive))}});
 }
 
-sc_time Dram::book(sc_time now, sc_time arrive, sc_time occupy, sc_time& end) {
+// Inlined into b_transport, its one caller (core/force_inline.hpp).
+VRDMASIM_FORCE_INLINE sc_time Dram::book(sc_time now, sc_time arrive, sc_time occupy, sc_time& end) {
     // booked_: disjoint phases [start, end), sorted, from first_ on; a few
     // dozen at most (what lies within a quantum). Phases over before now can
     // no longer meet a request (none arrives before now).

@@ -2,6 +2,7 @@
 // to the forwarded (or faulted) transaction. See tbu.hpp and
 // models/smmu/README.md ("What happens to a transaction").
 #include "models/smmu/tbu.hpp"
+#include "core/force_inline.hpp"
 
 #include <algorithm>
 
@@ -175,7 +176,9 @@ void Tbu::serve_split(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload&
     delay = done - sim_now();
 }
 
-void Tbu::forward(tlm::tlm_generic_payload& gp, std::uint64_t pa, sc_time at, sc_time now, sc_time& delay) {
+// Inlined where it is called (core/force_inline.hpp): a hit is little else.
+VRDMASIM_FORCE_INLINE void Tbu::forward(tlm::tlm_generic_payload& gp, std::uint64_t pa, sc_time at, sc_time now,
+                                        sc_time& delay) {
     const std::uint64_t va = gp.get_address();
     delay = at > now ? at - now : SC_ZERO_TIME;
     gp.set_address(pa);
