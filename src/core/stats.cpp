@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -198,36 +197,41 @@ namespace {
 
 // The pools of interned texts (the pieces of statistics' names) and of
 // (unit, help) pairs: never freed (statistics may be read until exit, and a
-// pool destroyed before a static registry would leave it dangling). Each
-// text is kept once in a deque (its elements never move) and found by a
-// view of it, so that looking up a text already kept builds no string:
-// every node registers the same pieces, most registrations find them.
+// pool destroyed before a static registry would leave it dangling). A
+// lookup copies its text into a probe kept for the purpose, so that finding
+// a text already kept allocates nothing (every node registers the same
+// pieces: most registrations find them), and a text is kept once, in the
+// set itself (a big torus interns a prefix per model of every node).
 struct TextPools {
     std::mutex lock;   // sweeps may build registries in several threads
-    std::deque<std::string> texts;
-    std::unordered_map<std::string_view, const std::string*> by_text;
-    std::deque<StatInfo::Texts> pairs;
+    std::unordered_set<std::string> texts;
     struct PairHash {
-        std::size_t operator()(const std::pair<std::string_view, std::string_view>& p) const {
-            return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+        std::size_t operator()(const StatInfo::Texts& t) const {
+            return std::hash<std::string>()(t.unit) * 31 + std::hash<std::string>()(t.help);
         }
     };
-    std::unordered_map<std::pair<std::string_view, std::string_view>, const StatInfo::Texts*, PairHash> by_pair;
+    struct PairEqual {
+        bool operator()(const StatInfo::Texts& a, const StatInfo::Texts& b) const {
+            return a.unit == b.unit && a.help == b.help;
+        }
+    };
+    std::unordered_set<StatInfo::Texts, PairHash, PairEqual> pairs;
+    std::string probe;
+    StatInfo::Texts probe_pair;
 
     // Callers hold `lock`.
     const std::string& intern(std::string_view s) {
-        const auto it = by_text.find(s);
-        if (it != by_text.end()) return *it->second;
-        const std::string& kept = texts.emplace_back(s);
-        by_text.emplace(std::string_view(kept), &kept);
-        return kept;
+        probe.assign(s.data(), s.size());
+        const auto it = texts.find(probe);
+        if (it != texts.end()) return *it;
+        return *texts.insert(probe).first;
     }
     const StatInfo::Texts& intern_pair(std::string_view unit, std::string_view help) {
-        const auto it = by_pair.find({unit, help});
-        if (it != by_pair.end()) return *it->second;
-        const StatInfo::Texts& kept = pairs.emplace_back(StatInfo::Texts{std::string(unit), std::string(help)});
-        by_pair.emplace(std::make_pair(std::string_view(kept.unit), std::string_view(kept.help)), &kept);
-        return kept;
+        probe_pair.unit.assign(unit.data(), unit.size());
+        probe_pair.help.assign(help.data(), help.size());
+        const auto it = pairs.find(probe_pair);
+        if (it != pairs.end()) return *it;
+        return *pairs.insert(probe_pair).first;
     }
 };
 
