@@ -225,7 +225,7 @@ bool FaultRecovery::resolve_inbound(std::uint32_t sid, std::uint64_t page, bool 
 
 sc_time FaultRecovery::inbound_deadline() const {
     sc_time deadline = sc_core::sc_max_time();
-    static_cast<const Receiver&>(receiver_).each_inbound([&](const InboundKey&, const Inbound& in) {
+    receiver_.each_inbound([&](const InboundKey&, const Inbound& in) {
         if (in.faulted && !in.dead) deadline = std::min(deadline, in.fault_deadline);
     });
     return deadline;

@@ -152,10 +152,6 @@ public:
     void each_inbound(F&& f) {
         for (auto& kv : inbound_) f(kv.first, kv.second);
     }
-    template <class F>
-    void each_inbound(F&& f) const {
-        for (const auto& kv : inbound_) f(kv.first, kv.second);
-    }
     void forget(const InboundKey& key) { erase_inbound(key); }
 
 private:
