@@ -1,5 +1,6 @@
 #include "bench.hpp"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,7 +8,9 @@
 #include <vector>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -64,7 +67,7 @@ int parse_bench_options(const std::string& cmd, const std::vector<std::string>& 
         po::store(po::command_line_parser(args).options(opts).positional(none).style(style).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: " << cmd << ": " << e.what() << "\n" << usage << opts;
+        std::cerr << "vrdmasim: error: " << cmd << ": " << vrdmasim::printable(e.what()) << "\n" << usage << opts;
         return 2;
     }
     if (vm.count("help")) {
@@ -191,7 +194,10 @@ std::string capture(const std::string& cmd, int& status) {
     char buf[4096];
     std::size_t n;
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    status = pclose(p);
+    // The child's exit status (128 + signal if killed), not the raw wait
+    // status ("exit status 512" for 2).
+    const int ws = pclose(p);
+    status = ws < 0 ? -1 : WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : ws;
     return out;
 }
 
@@ -580,26 +586,6 @@ int bench_command(const std::vector<std::string>& args) {
         std::cerr << "vrdmasim: error: bench --volume " << volume << ": " << e.what() << "\n";
         return 2;
     }
-    const std::string exe = self_exe();
-    char tmpl[] = "/tmp/vrdmasim-bench-XXXXXX";
-    if (!mkdtemp(tmpl)) {
-        std::cerr << "vrdmasim: error: cannot create a temporary directory\n";
-        return 1;
-    }
-    const std::string dir = tmpl;
-    if (scale || instructions || memory) {
-        const int rc = scale    ? bench_scale(exe, dir, max_nodes, iterations)
-                       : memory ? bench_memory(exe, dir, max_nodes)
-                                : bench_instructions(exe, dir, volume, std::min(max_nodes, 256u), iterations);
-        std::filesystem::remove_all(dir);
-        return rc;
-    }
-    // Shared machines are noisy: every figure is the best of `kRepeats`
-    // runs, the measurements interleaved so that a slow spell hits all alike.
-    constexpr int kRepeats = 3;
-    int st = 0;
-    double bare_ns = 0, direct_ns = 0, smmu_ns = 0;
-    StreamFigures with_smmu, physical, faulting;
     // The fault-tolerant stream with faults: the SMMU case (64 KiB messages,
     // four in flight) on cold buffers — every message in buffers never
     // touched (workload.buffers = the message count), the source not written
@@ -611,6 +597,60 @@ int bench_command(const std::vector<std::string>& args) {
                                    std::to_string(std::max<std::uint64_t>(volume_bytes / (64 * 1024), 1)) +
                                    " --workload.populate=false --workload.fill-source=false --vm.thp=never"
                                    " --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
+    // The runs' configurations, checked before any runs: a --volume the
+    // simulator refuses is this command's bad input (exit 2), said once.
+    if (!scale && !memory) {
+        ParamRegistry reg;
+        declare_all_params(reg);
+        std::vector<std::vector<std::string>> configs{{"--workload.total-bytes=" + volume}};
+        if (!instructions)
+            configs.push_back({"--workload.kind=stream", "--workload.total-bytes=" + volume,
+                               "--workload.message-size=1MiB"});
+        if (!instructions) {
+            std::vector<std::string> f{"--workload.kind=stream", "--workload.total-bytes=" + volume};
+            std::istringstream words(fault_args);
+            for (std::string w; words >> w;) f.push_back(w);
+            configs.push_back(f);
+        }
+        for (const auto& c : configs) {
+            try {
+                Config cfg(reg);
+                cfg.apply_command_line(c);
+                System::resolve(cfg);
+            } catch (const ConfigError& e) {
+                std::cerr << "vrdmasim: error: bench --volume " << printable(volume) << ": " << e.what() << "\n";
+                return 2;
+            }
+        }
+    }
+    const std::string exe = self_exe();
+    // In $TMPDIR (else /tmp), removed on every way out.
+    const char* tmp_root = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp_root && *tmp_root ? tmp_root : "/tmp") + "/vrdmasim-bench-XXXXXX";
+    if (!mkdtemp(tmpl.data())) {
+        std::cerr << "vrdmasim: error: cannot create a temporary directory " << tmpl << ": " << std::strerror(errno)
+                  << "\n";
+        return 1;
+    }
+    const std::string dir = tmpl;
+    struct RemoveOnExit {
+        std::string dir;
+        ~RemoveOnExit() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } remove_on_exit{dir};
+    if (scale || instructions || memory) {
+        return scale    ? bench_scale(exe, dir, max_nodes, iterations)
+               : memory ? bench_memory(exe, dir, max_nodes)
+                        : bench_instructions(exe, dir, volume, std::min(max_nodes, 256u), iterations);
+    }
+    // Shared machines are noisy: every figure is the best of `kRepeats`
+    // runs, the measurements interleaved so that a slow spell hits all alike.
+    constexpr int kRepeats = 3;
+    int st = 0;
+    double bare_ns = 0, direct_ns = 0, smmu_ns = 0;
+    StreamFigures with_smmu, physical, faulting;
     auto best = [](double& best_so_far, double v) {
         if (v > 0 && (best_so_far <= 0 || v < best_so_far)) best_so_far = v;
     };
@@ -644,8 +684,6 @@ int bench_command(const std::vector<std::string>& args) {
         best(direct_ns, hit.at("direct_ns_per_call"));
         best(smmu_ns, hit.at("smmu_ns_per_call"));
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
     const double hit_cost = (smmu_ns - direct_ns) / direct_ns;
 
     std::cout << std::setprecision(4) << "best of " << kRepeats << " runs each\n"

@@ -21,11 +21,17 @@ struct Violation {
 // The figures the invariants are checked on, as the summary reports them
 // (so that what is checked is what is printed).
 struct RunFigures {
-    double span_s = 0;            // workload span: first post to last completion
+    double span_s = 0;            // workload span: first post to last completion (all jobs)
     double run_s = 0;             // simulated time of the whole run
-    double throughput_gbps = 0;   // payload over the span
+    double throughput_gbps = 0;   // the headline: payload over the end-to-end span (first action on)
+    double post_window_gbps = 0;  // payload over the post window (first post on)
     double link_util_max = 0;     // busiest inter-router link over the span
 };
+
+// The figures of a finished run from its workloads' logs, computed as the
+// summary computes them (every job's spans: the links carried them all);
+// link_util_max is left 0 (the summary's, from the links).
+RunFigures run_figures(System& sys);
 
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f);
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include <systemc>
 
 #include "bench.hpp"
+#include "core/output_dir.hpp"
 #include "core/params.hpp"
 #include "core/sweep.hpp"
 #include "run.hpp"
@@ -151,7 +153,7 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
         std::cerr << "vrdmasim: error: " << e.what() << "\n" << kSweepUsage;
         return vrdmasim::kExitBadConfig;
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: sweep: " << e.what() << "\n" << kSweepUsage;
+        std::cerr << "vrdmasim: error: sweep: " << vrdmasim::printable(e.what()) << "\n" << kSweepUsage;
         return vrdmasim::kExitBadConfig;
     }
     if (o.out_dir.empty()) {
@@ -195,7 +197,7 @@ int merge_command(const std::vector<std::string>& args) {
         if (vm.count("file")) files = vm["file"].as<std::vector<std::string>>();
         allow_partial = vm.count("allow-partial") != 0;
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: merge: " << e.what() << "\n" << kMergeUsage;
+        std::cerr << "vrdmasim: error: merge: " << vrdmasim::printable(e.what()) << "\n" << kMergeUsage;
         return vrdmasim::kExitBadConfig;
     }
     if (files.size() < 2) {
@@ -218,23 +220,39 @@ int merge_command(const std::vector<std::string>& args) {
             return vrdmasim::kExitBadConfig;
         }
     }
-    fs::path target(out_name);
-    const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
+    // Only a file this command wrote (its mark beside it, matching) is
+    // replaced: `merge a/results.csv b/results.csv` must not destroy a's.
+    // Nor a sweep's own results.csv, unless rebuilt from that sweep's own
+    // shards (scripts/slurm-sweep.sh's merge job): OUT/results.csv of a
+    // directory a sweep made, every input in OUT/shards/.
+    auto own_shards = [&]() {
+        const fs::path dir = fs::path(out_name).parent_path();
+        std::error_code e;
+        if (fs::path(out_name).filename() != "results.csv" ||
+            !fs::is_regular_file((dir.empty() ? fs::path(".") : dir) / vrdmasim::kSweepMarker, e))
+            return false;
+        const fs::path shards = fs::weakly_canonical(dir.empty() ? fs::path("shards") : dir / "shards", e);
+        for (const auto& in : inputs)
+            if (fs::weakly_canonical(fs::path(in), e).parent_path() != shards) return false;
+        return true;
+    };
+    if (fs::exists(st) && !vrdmasim::is_merge_output(out_name) && !own_shards()) {
+        std::cerr << "vrdmasim: error: merge: the output " << out_name
+                  << " exists and is not an earlier vrdmasim merge output (merge marks what it writes, and this file "
+                     "has no mark or changed since); refusing to replace it: name a new file, or remove it yourself\n";
+        return vrdmasim::kExitBadConfig;
+    }
+    std::ostringstream merged;
     try {
-        std::ofstream out(tmp);
-        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
-        vrdmasim::merge_results(inputs, out, allow_partial, &std::cerr);
-        out.close();
-        if (!out) throw vrdmasim::ConfigError("cannot write " + tmp.string());
+        vrdmasim::merge_results(inputs, merged, allow_partial, &std::cerr);
     } catch (const std::exception& e) {
-        fs::remove(tmp, ec);
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return vrdmasim::kExitBadConfig;
     }
-    if (std::rename(tmp.c_str(), out_name.c_str()) != 0) {
-        const int err = errno;
-        fs::remove(tmp, ec);
-        std::cerr << "vrdmasim: error: cannot write " << out_name << ": " << std::strerror(err) << "\n";
+    std::string err = vrdmasim::write_file_atomically(out_name, merged.str());
+    if (err.empty()) err = vrdmasim::write_merge_mark(out_name);
+    if (!err.empty()) {
+        std::cerr << "vrdmasim: error: merge: " << err << "\n";
         return vrdmasim::kExitFailed;
     }
     return 0;
@@ -259,7 +277,7 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
         if (vm.count("section") && !vm.count("markdown"))
             throw po::error("sections are listed only with --markdown");
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: params: " << e.what() << "\n" << usage_line;
+        std::cerr << "vrdmasim: error: params: " << vrdmasim::printable(e.what()) << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
     }
     if (!vm.count("markdown")) {
@@ -286,7 +304,7 @@ int metrics_command(const std::vector<std::string>& args) {
         po::store(po::command_line_parser(args).options(opts).positional(none).style(kStrictStyle).run(), vm);
         po::notify(vm);
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: metrics: " << e.what() << "\n" << usage_line;
+        std::cerr << "vrdmasim: error: metrics: " << vrdmasim::printable(e.what()) << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
     }
     if (vm.count("help")) {

@@ -560,14 +560,17 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
     }
     // The figures a reader looks for first.
     os << "<div class=\"cards\">\n";
-    for (const char* key : {"transfers", "transfer_errors", "throughput_gbps", "latency_us_p50", "latency_us_p99",
-                            "smmu_faults"}) {
+    for (const char* key : {"transfers", "transfer_errors", "throughput_gbps", "end_to_end_us", "setup_us",
+                            "latency_us_p50", "latency_us_p99", "smmu_faults"}) {
         for (const auto& kv : in.summary) {
             if (kv.first != key) continue;
             const Metric* m = metric_of(in, kv.first);
             const std::string unit = m ? display_unit(m->unit) : "";
+            // An empty figure (no sample: a latency with no transfer posted) says so.
             os << "<div class=\"card\" data-metric=\"" << html_escape(kv.first) << "\"><div class=\"v\">"
-               << html_escape(kv.second) << (unit.empty() ? "" : " <small>" + html_escape(unit) + "</small>")
+               << (kv.second.empty() ? std::string("none")
+                                     : html_escape(kv.second) +
+                                           (unit.empty() ? "" : " <small>" + html_escape(unit) + "</small>"))
                << "</div><div class=\"k\">" << html_escape(kv.first) << "</div></div>\n";
         }
     }

@@ -240,7 +240,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return kExitBadConfig;
     } catch (const po::error& e) {
-        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        std::cerr << "vrdmasim: error: " << printable(e.what()) << "\n";
         print_usage(std::cerr);
         return kExitBadConfig;
     }
@@ -284,7 +284,19 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::cerr << "vrdmasim: error: cannot create output directory " << tmp << ": " << ec.message() << "\n";
         return kExitBadConfig;
     }
-    auto discard = [&]() { fs::remove_all(tmp, ec); };
+    // The output path is claimed now, not only checked: a directory made at
+    // it, or a file put into it, while the run simulates is never deleted.
+    bool claimed_fresh = false;
+    const std::string claim = claim_run_output(target, claimed_fresh);
+    if (!claim.empty()) {
+        std::cerr << "vrdmasim: error: --out " << out << ": " << claim << "\n";
+        fs::remove_all(tmp, ec);
+        return kExitBadConfig;
+    }
+    auto discard = [&]() {
+        fs::remove_all(tmp, ec);
+        release_run_claim(target, claimed_fresh);
+    };
     try {
         // First, so that a killed run's leftover is recognisably ours.
         write_marker(tmp, kRunMarker, "vrdmasim run output");
@@ -338,20 +350,27 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     bool all_finished = true;
     for (const auto& w : sys->workloads()) all_finished = all_finished && w->finished();
+    sc_core::sc_time failed_at = sc_core::sc_time_stamp();
     if (sim_error.empty() && !all_finished) {
         // With SC_EXIT_ON_STARVATION, sc_start returns at the last event before
         // the limit, not at the limit: events still pending mean the limit
-        // stopped the run, none left means starvation.
-        sim_error = sc_core::sc_time_stamp() >= sys->time_limit() || sc_core::sc_pending_activity()
-                        ? "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit)
-                        : "the simulation ran out of events before the workload finished (deadlock)";
+        // stopped the run (simulated up to it: that is when it failed), none
+        // left means starvation.
+        if (sc_core::sc_time_stamp() >= sys->time_limit() || sc_core::sc_pending_activity()) {
+            failed_at = sys->time_limit();
+            sim_error = "the workload did not finish within sim.time-limit = " +
+                        cfg.text(params_of<SimParams>().time_limit);
+        } else {
+            sim_error = "the simulation ran out of events before the workload finished (deadlock)";
+        }
     }
     // A run that failed still leaves what helps find out why (configuration,
     // statistics, trace, error.txt), but no summary.csv: it has no result.
     bool failed = !sim_error.empty();
     if (failed) {
         std::ostringstream os;
-        os << "simulation failed at " << sc_core::sc_time_stamp() << ": " << sim_error;
+        os << "simulation failed at " << format_time_ps(std::llround(failed_at.to_seconds() * 1e12)) << ": "
+           << sim_error;
         if (physical_mode(cfg)) {
             // The experiment may have wrecked the simulated kernel itself.
             const PhysicalFindings f = physical_findings(*sys, stats);
@@ -386,16 +405,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                 if (kv.first == k) return std::stod(kv.second);
             throw std::logic_error(std::string("summary metric ") + k + " missing");
         };
-        const TransferLog& l = sys->workload().log();
-        RunFigures f;
-        sc_core::sc_time first = l.first_post, last = l.last_done;   // of all jobs
-        for (const auto& w : sys->workloads()) {
-            first = std::min(first, w->log().first_post);
-            last = std::max(last, w->log().last_done);
-        }
-        f.span_s = last > first ? (last - first).to_seconds() : 0.0;
-        f.run_s = sc_core::sc_time_stamp().to_seconds();
+        RunFigures f = run_figures(*sys);
+        // What is checked is what is printed.
         f.throughput_gbps = metric("throughput_gbps");
+        f.post_window_gbps = metric("post_window_throughput_gbps");
         f.link_util_max = metric("link_util_max");
         violations = check_invariants(*sys, stats, f);
         if (!violations.empty()) {
@@ -506,15 +519,9 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         discard();
         return kExitFailed;
     }
-    if (fs::exists(target)) {
-        const fs::path old = target.parent_path() / ("." + target.filename().string() + ".old-" + std::to_string(getpid()));
-        fs::rename(target, old, ec);
-        if (!ec) fs::remove_all(old, ec);
-    }
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        std::cerr << "vrdmasim: error: cannot move outputs into " << target << ": " << ec.message() << "\n";
-        discard();
+    const std::string unpublished = publish_run_output(tmp, target);
+    if (!unpublished.empty()) {
+        std::cerr << "vrdmasim: error: --out " << out << ": " << unpublished << "\n";
         return kExitFailed;
     }
     if (failed || invalid) {

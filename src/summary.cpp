@@ -43,18 +43,31 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "Transfers reported successful whose destination bytes differ from the source (any makes "
                      "the run fail, exit status 1).");
     reg.add_supplied("throughput_gbps", "Gb/s",
-                     "Delivered bytes × 8 over the workload's span, first post to last completion.");
+                     "Delivered bytes × 8 over the workload's whole span, end to end: from its first action "
+                     "(allocation, registration, pre-faulting: everything a program does before its first post) "
+                     "to its last completion. The headline figure: a strategy's up-front cost is in it.");
+    reg.add_supplied("post_window_throughput_gbps", "Gb/s",
+                     "Delivered bytes × 8 over the post window only, first post to last completion: what the "
+                     "transfers achieve once set up, without the up-front cost (`throughput_gbps` has it).");
+    reg.add_supplied("end_to_end_us", "us",
+                     "The workload's whole span: first action to last completion (the `throughput_gbps` span).");
+    reg.add_supplied("setup_us", "us",
+                     "The workload's first action to its first post: allocation, up-front registration "
+                     "(pin-static, pin-deferred waits, receive areas) and pre-faulting.");
     reg.add_supplied("job_throughput_gbps", "text",
-                     "Throughput of each job (node.processes: process p of every node is job p), `job:Gb/s` "
+                     "End-to-end throughput of each job (node.processes: process p of every node is job p), "
+                     "`job:Gb/s` "
                      "pairs separated by `;` (`0:12.7;1:6.9`); the columns above are job 0's, the other jobs' "
                      "statistics are `jobP.workload.*` (`workloads/README.md` \"Many processes and channels\").");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
-                     "the application; pingpong, half the round trip (`workloads/README.md`).");
+                     "the application; pingpong, half the round trip (`workloads/README.md`). Only transfers "
+                     "that rang a doorbell count (one refused at registration has no latency); empty when "
+                     "none did.");
     reg.add_supplied("latency_us_p50", "us",
-                     "Median transfer latency.");
+                     "Median transfer latency (empty when no transfer rang a doorbell).");
     reg.add_supplied("latency_us_p99", "us",
-                     "99th-percentile transfer latency.");
+                     "99th-percentile transfer latency (empty when no transfer rang a doorbell).");
     reg.add_supplied("latency_us_p50_by_hops", "text",
                      "Median latency per number of router-to-router hops, `hops:us` pairs separated by `;` "
                      "(`1:2.1;2:3.0`); histograms `workload.latency_hops<h>` in stats.json.");
@@ -130,8 +143,11 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
                                                               double build_seconds) {
     TransferLog& log = sys.workload().log();
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
-    const double span_s = log.last_done > log.first_post ? (log.last_done - log.first_post).to_seconds() : 0.0;
-    const double gbps = span_s > 0 ? static_cast<double>(log.bytes_delivered.value()) * 8.0 / span_s / 1e9 : 0.0;
+    const auto gbps_over = [](const TransferLog& l, sc_core::sc_time span) {
+        const double s = span.to_seconds();
+        return s > 0 ? static_cast<double>(l.bytes_delivered.value()) * 8.0 / s / 1e9 : 0.0;
+    };
+    const double gbps = gbps_over(log, log.end_to_end());
     std::vector<std::pair<std::string, std::string>> v;
     v.emplace_back("workload", sys.workload().kind());
     v.emplace_back("strategy", cfg.text(params_of<RegistrarParams>().strategy));
@@ -144,23 +160,30 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
     v.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
     v.emplace_back("throughput_gbps", format_metric(gbps));
+    v.emplace_back("post_window_throughput_gbps", format_metric(gbps_over(log, log.post_window())));
+    v.emplace_back("end_to_end_us", format_metric(log.end_to_end().to_seconds() * 1e6));
+    v.emplace_back("setup_us", format_metric(log.first_post != sc_core::sc_max_time() &&
+                                                     log.first_action != sc_core::sc_max_time() &&
+                                                     log.first_post > log.first_action
+                                                 ? (log.first_post - log.first_action).to_seconds() * 1e6
+                                                 : 0.0));
     // Every job's throughput (node.processes), and the span of them all:
     // the links carried every job's packets.
     std::string by_job;
     sc_core::sc_time first = log.first_post, last = log.last_done;
     for (const auto& w : sys.workloads()) {
         const TransferLog& l = w->log();
-        const double s = l.last_done > l.first_post ? (l.last_done - l.first_post).to_seconds() : 0.0;
         if (!by_job.empty()) by_job += ";";
-        by_job += std::to_string(w->job()) + ":" +
-                  format_metric(s > 0 ? static_cast<double>(l.bytes_delivered.value()) * 8.0 / s / 1e9 : 0.0);
+        by_job += std::to_string(w->job()) + ":" + format_metric(gbps_over(l, l.end_to_end()));
         first = std::min(first, l.first_post);
         last = std::max(last, l.last_done);
     }
     v.emplace_back("job_throughput_gbps", by_job);
-    v.emplace_back("latency_us_mean", format_metric(log.latency_us.mean()));
-    v.emplace_back("latency_us_p50", format_metric(log.latency_us.quantile(0.5)));
-    v.emplace_back("latency_us_p99", format_metric(log.latency_us.quantile(0.99)));
+    // No sample, no figure: an empty cell, not a latency of 0 us.
+    const bool sampled = log.latency_us.count() > 0;
+    v.emplace_back("latency_us_mean", sampled ? format_metric(log.latency_us.mean()) : "");
+    v.emplace_back("latency_us_p50", sampled ? format_metric(log.latency_us.quantile(0.5)) : "");
+    v.emplace_back("latency_us_p99", sampled ? format_metric(log.latency_us.quantile(0.99)) : "");
     // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
     // links between routers (not the NI links): the busiest one's busy time
     // over the workload's span (first post to last completion), the mean

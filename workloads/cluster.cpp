@@ -372,7 +372,9 @@ void ClusterWorkload::program(App& app) {
             log_.verified(f.m.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, &latency, static_cast<int>(me));
+        // A transfer refused at registration rang no doorbell: no latency.
+        report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr,
+               static_cast<int>(me));
         if (arrivals_ == Arrivals::Ring) take_ring(app, a, app.rx_events());   // the ring never fills up
         if (arrivals_ == Arrivals::Flags && ++done_to[f.dst] == writes_) {
             flag_due.push_back(f.dst);

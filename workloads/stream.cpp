@@ -210,7 +210,9 @@ void StreamWorkload::sender(App& app) {
             log_.verified(f.m.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, dst_, dst_buf + slot * msg_, f.m.len, f.index, rec, &latency, static_cast<int>(src_.node()));
+        // A transfer refused at registration rang no doorbell: no latency.
+        report(app, dst_, dst_buf + slot * msg_, f.m.len, f.index, rec, f.m.parts > 0 ? &latency : nullptr,
+               static_cast<int>(src_.node()));
     };
 
     for (std::uint64_t i = 0; i < count; ++i) {

@@ -348,6 +348,23 @@ void Workload::declare_params(ParamRegistry& reg) {
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
                                            const std::vector<FileSystem*>& files) {
+    std::unique_ptr<Workload> w = create_kind(ctx, apps, job, files);
+    // Every program notes when it starts: the end-to-end span (the headline
+    // throughput) begins at the workload's first action, so allocation,
+    // registration and pre-faulting before the first post are inside it.
+    TransferLog* log = &w->log();
+    for (App* a : apps) {
+        if (!a || !a->program) continue;
+        a->program = [log, program = std::move(a->program)](App& app) {
+            log->began(app.now());
+            program(app);
+        };
+    }
+    return w;
+}
+
+std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+                                                const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap")

@@ -68,14 +68,39 @@ public:
     // "workload.latency_hops<h>", registered at the first sample of h.
     Histogram& latency_hops(unsigned h);
     const std::map<unsigned, Histogram*>& latency_by_hops() const { return by_hops_; }
+    // A program of the workload took its first action (allocation,
+    // registration, pre-faulting: whatever it does before its first post).
+    void began(sc_core::sc_time at) {
+        if (!measured_from_set_) first_action = std::min(first_action, at);
+    }
+    // The measured phase starts at `at`, whatever the programs did before:
+    // a preparation that stands for the system's earlier state (fileserve's
+    // warm page cache) is not the workload's cost.
+    void measured_from(sc_core::sc_time at) {
+        first_action = at;
+        measured_from_set_ = true;
+    }
+    sc_core::sc_time first_action = sc_core::sc_max_time();
     sc_core::sc_time first_post = sc_core::sc_max_time();
     sc_core::sc_time last_done = sc_core::SC_ZERO_TIME;
+    // The spans of the summary: end to end (first action to last
+    // completion: the headline throughput) and the post window (first post
+    // to last completion); zero before anything completed.
+    sc_core::sc_time end_to_end() const {
+        return last_done > first_action && first_action != sc_core::sc_max_time() ? last_done - first_action
+                                                                                   : sc_core::SC_ZERO_TIME;
+    }
+    sc_core::sc_time post_window() const {
+        return last_done > first_post && first_post != sc_core::sc_max_time() ? last_done - first_post
+                                                                               : sc_core::SC_ZERO_TIME;
+    }
     // The workload's engine traffic that is not one of its transfers (the
     // per-peer flags of workload.arrivals = flags) ended at `at`: the span
     // (first post to last completion) covers it.
     void traffic_done(sc_core::sc_time at) { last_done = std::max(last_done, at); }
 
 private:
+    bool measured_from_set_ = false;
     StatRegistry& stats_;
     std::string prefix_;
     std::map<unsigned, Histogram*> by_hops_;
@@ -109,6 +134,10 @@ public:
     // when the run has no files), for workload.kind = fileserve.
     static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0,
                                             const std::vector<FileSystem*>& files = {});
+    // The workload whose programs these apps run, by kind (create() adds
+    // what every workload has: its programs' start in its log).
+    static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+                                                 const std::vector<FileSystem*>& files);
     // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
     static std::string stats_prefix(unsigned job);
     unsigned job() const { return job_; }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <stdexcept>
 
@@ -67,6 +68,21 @@ LinkParams Link::params_from(const Config& cfg, const LinkSection& section) {
     LinkParams p;
     p.lanes = static_cast<unsigned>(cfg[section.lanes]);
     p.rate_bps = cfg[section.rate] * p.lanes;
+    // Simulated time has a resolution of 1 ps: a flit time that rounds by
+    // more than 1 % would make every figure of the link wrong (at 320 Tb/s a
+    // flit took 0 ps). Refused up front, naming the rate.
+    const double flit_ps = kFlitBytes * 8 * 1e12 / p.rate_bps;
+    const double rounded = static_cast<double>(std::llround(flit_ps));
+    if (std::abs(rounded - flit_ps) > 0.01 * flit_ps) {
+        char buf[320];
+        std::snprintf(buf, sizeof buf,
+                      "%s = %g Gb/s (%s x %u lanes): a 128-bit flit takes %.3g ps there, which simulated time "
+                      "(1 ps resolution) would round to %.0f ps, %.0f %% off; rates up to 2.56 Tb/s per direction "
+                      "(or whose flit time is a whole number of picoseconds, such as 64 Tb/s) are modelled exactly",
+                      section.rate.name().c_str(), p.rate_bps / 1e9, section.rate.name().c_str(), p.lanes, flit_ps,
+                      rounded, std::abs(rounded - flit_ps) / flit_ps * 100);
+        throw ConfigError(buf);
+    }
     p.latency = cfg[section.latency];
     p.buffer_flits = static_cast<unsigned>(cfg[section.buffer] / kFlitBytes);
     return p;

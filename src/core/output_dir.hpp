@@ -34,6 +34,45 @@ void write_marker(const std::filesystem::path& dir, const char* name, const std:
 // output, safe to replace.
 bool is_run_output(const std::filesystem::path& dir);
 
+// A run claims its output directory when it starts and publishes into it
+// when it ends, replacing only what it can prove is a run's output: a
+// directory made at that path, or a file put into it, while the run
+// simulates is never deleted.
+//
+// claim_run_output: `target` absent (created here, holding only the run
+// marker; `created` set), empty (the marker written into it) or an earlier
+// run's output (is_run_output). Returns "" or why the path cannot be used.
+std::string claim_run_output(const std::filesystem::path& target, bool& created);
+
+// publish_run_output: move the finished outputs in `tmp` to `target`. What is
+// at `target` then is moved aside and removed only if it is still a run's
+// output (our claim, or an earlier run's); anything else is put back
+// untouched and the outputs stay in `tmp`. Returns "" or why it did not
+// publish (the message names where the outputs are).
+std::string publish_run_output(const std::filesystem::path& tmp, const std::filesystem::path& target);
+
+// release_run_claim: undo claim_run_output for a run that ends before it has
+// outputs: removes `target` only if this run created it and it still holds
+// nothing but the run marker.
+void release_run_claim(const std::filesystem::path& target, bool created);
+
+// rename(2) that never replaces what is at `to` (renameat2 RENAME_NOREPLACE;
+// where the file system lacks it, a check and a rename). Returns 0 or errno.
+int rename_noreplace(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// `vrdmasim merge` replaces an existing OUT.csv only if it wrote it: beside
+// each output it writes a mark, ".<name>.vrdmasim-merge", holding a hash of
+// the output's bytes. A file without the mark, or changed since (edited,
+// or another file renamed over it), is somebody else's.
+bool is_merge_output(const std::filesystem::path& file);
+// Write the mark for `file` as it is now. Returns "" or why not.
+std::string write_merge_mark(const std::filesystem::path& file);
+
+// Write `text` to `path` whole: a temporary beside it (write(2), fsync),
+// renamed over it. Returns "" or why not, with the system's reason (a full
+// disk says so). Nothing half-written is left behind.
+std::string write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
 // Remove the leftovers of killed runs in dir: ".<name>.partial-<pid>" and
 // ".<name>.old-<pid>" directories that hold the run marker written on this
 // host and whose process no longer exists. Anything else is left alone.

@@ -549,6 +549,22 @@ void write_comment(std::ostream& os, const std::string& text) {
 
 }  // namespace
 
+std::string printable(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
 std::string clip_for_message(const std::string& s) {
     constexpr std::size_t kMax = 120;
     if (s.size() <= kMax) return s;
@@ -1192,7 +1208,10 @@ void Config::write_ini(std::ostream& os) const {
             const Value& v = values_.at(d.name());
             os << "\n";
             if (!d.help.empty()) write_comment(os, d.help);
-            if (v.origin != "default") os << "# from " << comment_text(v.origin) << "\n";
+            // A default value names no origin, wherever it came from: a
+            // run's config.ini lists every key, and running it again must
+            // not make all of them look set.
+            if (!is_default(d.name())) os << "# from " << comment_text(v.origin) << "\n";
             os << d.key << " = " << ini_value(v.text) << "\n";
         }
     }

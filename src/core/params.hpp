@@ -19,9 +19,14 @@ namespace vrdmasim {
 
 // A bad configuration: unknown key, malformed value, value out of range,
 // missing or unreadable file. The runner turns it into exit status 2.
+//
+// Its message is printable: a control byte from a value (an escape
+// sequence in a config file) is shown as \xHH, never sent to the terminal.
+std::string printable(const std::string& s);
 class ConfigError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit ConfigError(const std::string& what) : std::runtime_error(printable(what)) {}
+    explicit ConfigError(const char* what) : ConfigError(std::string(what)) {}
 };
 
 enum class ParamType { Time, Rate, Size, Frequency, Bool, Enum, Int, Real, String };

@@ -210,7 +210,7 @@ volatile sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 struct Record {
-    std::string status;      // ok, transfer-errors, failed, mismatch
+    std::string status;      // ok, transfer-errors, failed, mismatch, interrupted
     std::string exit_code;
     std::string error;
     Assignments metrics;     // summary.csv columns, in its order
@@ -938,6 +938,15 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         } else {
             continue;   // stopped/continued: not finished
         }
+        // Ctrl-C reaches the points too (one process group): a point it
+        // stopped did not fail, it was interrupted; a resume runs it again.
+        const bool stopped_by_sigint = (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGINT) ||
+                                       (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 128 + SIGINT);
+        if (r.status == "failed" && g_interrupted && stopped_by_sigint) {
+            r.status = "interrupted";
+            r.error = "interrupted (Ctrl-C) while it ran; running the sweep again runs it";
+            fs::remove_all(pdir, ec);   // its unfinished output: the rerun starts afresh
+        }
         if (r.status == "failed") {
             // Keep whatever it wrote for inspection, but out of the way of resume.
             if (fs::exists(pdir, ec)) {
@@ -958,7 +967,7 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     }
 
     const std::size_t ok = count_status("ok"), mismatch = count_status("mismatch"),
-                      failed = count_status("failed");
+                      failed = count_status("failed"), stopped = count_status("interrupted");
     std::ostringstream msg;
     msg << "sweep: " << total << " point" << (total == 1 ? "" : "s");
     if (opts.shard_count > 1) msg << " in shard " << opts.shard_index << "/" << opts.shard_count;
@@ -966,7 +975,9 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     msg << ", " << ok << " ok";
     if (mismatch) msg << ", " << mismatch << " mismatch";
     msg << ", " << failed << " failed";
+    if (stopped) msg << ", " << stopped << " interrupted";
     if (total - records.size() > 0) msg << ", " << (total - records.size()) << " not run";
+    if (interrupted) msg << " (interrupted: the same command again resumes, running what is not done)";
     if (sharded) {
         msg << "; rows in " << own_results.string() << "; " << results_path << " holds " << in_results << " of the "
             << plan.points.size() << " points of the sweep";
@@ -976,6 +987,7 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     }
     std::cerr << msg.str() << "\n";
 
+    if (interrupted) return 128 + SIGINT;   // as a shell reports a Ctrl-C'd command
     return ok == total ? 0 : 1;
 }
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -33,6 +34,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -125,7 +127,9 @@ const fs::path& capture_dir() {
 // Runs VRDMASIM_EXE with `args` in directory `cwd`, stdin from /dev/null.
 // No shell: every argument reaches the program as is. A child that runs for
 // more than two minutes is killed (SIGALRM survives exec).
-Result run_exe(const std::vector<std::string>& args, const fs::path& cwd) {
+// A positive `file_size_limit` (bytes, RLIMIT_FSIZE) makes a write past it
+// fail as on a full disk (EFBIG; SIGXFSZ ignored).
+Result run_exe(const std::vector<std::string>& args, const fs::path& cwd, long file_size_limit = 0) {
     static int counter = 0;
     ++counter;
     const std::string out_path = (capture_dir() / ("stdout-" + std::to_string(counter))).string();
@@ -150,6 +154,12 @@ Result run_exe(const std::vector<std::string>& args, const fs::path& cwd) {
         if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(125);
         if (chdir(dir.c_str()) != 0) _exit(126);
         alarm(120);
+        if (file_size_limit > 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit lim {};
+            lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(file_size_limit);
+            if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(125);
+        }
         execv(exe.c_str(), argv.data());
         _exit(127);
     }
@@ -424,6 +434,8 @@ std::string project_version() {
 
 // A small stream run's command line (256 KiB in 64 KiB writes: 4 transfers).
 const std::vector<std::string> kSmall{"--workload.total-bytes=256KiB"};
+// A run that simulates for a few host seconds (the file-safety tests act while it runs).
+const char* const kLongRunBytes = "4GiB";
 
 std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
@@ -1105,11 +1117,22 @@ TEST_CASE("re-running a run's config.ini reproduces its simulated results exactl
     CHECK(values_of(i1) == values_of(i2));
     CHECK(i1.entries.at("sim.seed").value == "7");
     CHECK(i1.entries.at("dram.bandwidth").value == "12.8GB/s");
-    // Every value of the re-run came from the config file, from the line it is on.
+    // Every value of the re-run that is not the default came from the config
+    // file, from the line it is on; the defaults name no origin, as in the
+    // first run (once, all 193 keys said they came from the file).
+    std::size_t set1 = 0, set2 = 0;
+    for (const auto& kv : i1.entries) set1 += !kv.second.origin.empty();
     for (const auto& kv : i2.entries) {
         INFO(kv.first);
-        CHECK(kv.second.origin == "first/config.ini:" + std::to_string(i1.line_of(kv.first)));
+        if (i1.entries.at(kv.first).origin.empty()) {
+            CHECK(kv.second.origin.empty());
+        } else {
+            CHECK(kv.second.origin == "first/config.ini:" + std::to_string(i1.line_of(kv.first)));
+            ++set2;
+        }
     }
+    CHECK(set1 == kUnusual.size());
+    CHECK(set2 == set1);
 
     CHECK(slurp(first / "stats.json") == slurp(again / "stats.json"));
     CHECK(slurp(first / "stats.txt") == slurp(again / "stats.txt"));
@@ -1186,6 +1209,36 @@ TEST_CASE("a run that does not finish within sim.time-limit exits 1 and leaves d
     CHECK(fs::exists(tmp.path() / "out" / "stats.txt"));
     CHECK(contains(slurp(tmp.path() / "out" / "error.txt"), "sim.time-limit"));
     CHECK(!fs::exists(tmp.path() / "out" / "summary.csv"));
+}
+
+TEST_CASE("a time-limit failure says when it failed: at the limit, in units", "[cli][run]") {
+    // Once: "failed at 260 ns" for a 100 us limit (the last event before
+    // it), and "failed at 1997492791 ps" for 2 ms.
+    TempDir tmp;
+    for (const auto& [limit, shown] : {std::pair<std::string, std::string>{"100us", "failed at 100us:"},
+                                       {"2ms", "failed at 2ms:"}}) {
+        const Result r = run_exe({"run", "--sim.time-limit=" + limit, "--workload.total-bytes=1GiB", "--out", "out",
+                                  "-q"},
+                                 tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 1);
+        CHECK(contains(r.err, shown));
+        CHECK(!contains(r.err, " ps:"));
+    }
+}
+
+TEST_CASE("error messages show control bytes from a value escaped, never raw", "[cli][errors]") {
+    TempDir tmp;
+    spit(tmp.path() / "esc.ini", "[dma]\nblock-size = \033[2J 4KiB\n");
+    for (const auto& args : {std::vector<std::string>{"run", "esc.ini", "--out", "o"},
+                             std::vector<std::string>{"run", "--dma.block-size=\033[2J", "--out", "o"},
+                             std::vector<std::string>{"run", "--no-such\033[2J=1", "--out", "o"}}) {
+        const Result r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "\\x1b[2J"));
+        CHECK(!contains(r.err, "\033"));
+    }
 }
 
 // ===========================================================================
@@ -1455,6 +1508,39 @@ TEST_CASE("run refuses an output directory that does not hold vrdmasim output", 
     CHECK(fs::exists(tmp.path() / "empty" / "summary.csv"));
 }
 
+TEST_CASE("a run never deletes what appears at its --out path while it simulates", "[cli][errors]") {
+    // The user makes the directory and writes into it while the run is
+    // under way (`vrdmasim run --out o & mkdir o; echo x > o/thesis.tex`):
+    // once, the run deleted it and exited 0. It now claims the path when it
+    // starts, and at the end finds something that is not a run's output.
+    TempDir tmp;
+    const fs::path o = tmp.path() / "o";
+    Result r;
+    std::thread run([&] {
+        r = run_exe({"run", "--workload.total-bytes=" + std::string(kLongRunBytes), "--out", "o", "-q"}, tmp.path());
+    });
+    // Claimed at once; if not within 1.5 s (the old behaviour), the user
+    // makes the directory.
+    const auto start = std::chrono::steady_clock::now();
+    while (!fs::exists(o) && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500))
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::error_code ec;
+    fs::create_directory(o, ec);
+    spit(o / "thesis.tex", "x\n");
+    run.join();
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "no longer a vrdmasim run's output"));
+    CHECK(slurp(o / "thesis.tex") == "x\n");
+    // The run's outputs are kept beside it, named in the message.
+    std::string kept;
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        if (e.path().filename().string().rfind("o.run-", 0) == 0) kept = e.path().filename().string();
+    REQUIRE(!kept.empty());
+    CHECK(contains(r.err, kept));
+    CHECK(fs::exists(tmp.path() / kept / "summary.csv"));
+}
+
 // ===========================================================================
 // sweep and merge
 
@@ -1658,6 +1744,18 @@ TEST_CASE("sweep shards merge into the full sweep's results", "[cli][sweep]") {
     CHECK(!fs::exists(tmp.path() / "bad.csv.partial"));
     r = run_exe({"merge", "a/results.csv", "a/results.csv"}, tmp.path());
     CHECK(r.status == 2);
+    // Another sweep's results are not a merge output: `merge a/results.csv
+    // b/results.csv` once replaced a's. A sweep's own results.csv rebuilt
+    // from its own shards (the Slurm merge job) is fine.
+    const std::string a_results = slurp(tmp.path() / "a" / "results.csv");
+    r = run_exe({"merge", "--allow-partial", "a/results.csv", "b/results.csv"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "is not an earlier vrdmasim merge output"));
+    CHECK(slurp(tmp.path() / "a" / "results.csv") == a_results);
+    r = run_exe({"merge", "--allow-partial", "a/results.csv", "a/shards/results-0-of-2.csv"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    CHECK(read_table(tmp.path() / "a" / "results.csv").rows.size() == 2);
     // One shard alone: incomplete, its missing points named; --allow-partial takes it.
     r = run_exe({"merge", "half.csv", "a/results.csv"}, tmp.path());
     CHECK(r.status == 2);
@@ -1681,6 +1779,58 @@ TEST_CASE("sweep shards merge into the full sweep's results", "[cli][sweep]") {
     r = run_exe({"merge", "only.csv"}, tmp.path());
     CHECK(r.status == 2);
     CHECK(!fs::exists(tmp.path() / "only.csv"));
+}
+
+TEST_CASE("Ctrl-C during a sweep records the running points as interrupted, and a resume runs them",
+          "[cli][sweep]") {
+    // A terminal's Ctrl-C goes to the whole process group: the sweep and its
+    // running points. Once, those points were recorded as failed.
+    TempDir tmp;
+    spit(tmp.path() / "long.ini", std::string("[workload]\nmessage-size = 64KiB, 1MiB\ntotal-bytes = ") +
+                                      kLongRunBytes + "\n");
+    const std::string exe = VRDMASIM_EXE, dir = tmp.path().string(), log = (tmp.path() / "sweep.log").string();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);   // its own group, as a shell's foreground job
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
+        execl(exe.c_str(), exe.c_str(), "sweep", "long.ini", "--jobs", "2", "--out", "s", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    // Both points running (their logs exist), then Ctrl-C to the group.
+    const auto start = std::chrono::steady_clock::now();
+    auto logs = [&]() {
+        std::size_t n = 0;
+        std::error_code ec;
+        for (fs::directory_iterator it(tmp.path() / "s" / "logs", ec), end; !ec && it != end; it.increment(ec)) ++n;
+        return n;
+    };
+    while (logs() < 2 && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    kill(-pid, SIGINT);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    INFO(slurp(log));
+    REQUIRE(WIFEXITED(ws));
+    CHECK(WEXITSTATUS(ws) == 130);
+    CHECK(contains(slurp(log), "2 interrupted"));
+    const Table t = read_table(tmp.path() / "s" / "results.csv");
+    REQUIRE(t.rows.size() == 2);
+    for (const auto& row : t.rows) {
+        CHECK(row.at("status") == "interrupted");
+        CHECK(!fs::exists(tmp.path() / "s" / "points" / (row.at("point") + ".failed")));
+    }
+    // The resume runs them.
+    const Result r = run_exe({"sweep", "long.ini", "--jobs", "2", "--out", "s"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 0);
+    const Table after = read_table(tmp.path() / "s" / "results.csv");
+    REQUIRE(after.rows.size() == 2);
+    for (const auto& row : after.rows) CHECK(row.at("status") == "ok");
 }
 
 TEST_CASE("bad sweep files and options exit 2 and create nothing", "[cli][sweep][errors]") {
@@ -2064,6 +2214,41 @@ TEST_CASE("merge refuses an output that is a directory or one of its inputs unde
     CHECK(r.status == 0);
     CHECK(contains(r.err, "a.csv: no plan beside it, merged unchecked"));
     CHECK(slurp(tmp.path() / "all.csv") == header + "p0000-00000000,ok\np0001-00000000,ok\n");
+    // Its own earlier output is replaced; anybody else's file is not: not a
+    // sweep's results (`merge a/results.csv b/results.csv` once destroyed
+    // a's), not its output once edited by hand.
+    r = run_exe({"merge", "--allow-partial", "all.csv", "b.csv", "a.csv"}, tmp.path());
+    CHECK(r.status == 0);
+    const std::string edited = header + "p0000-00000000,mine\n";
+    for (const char* victim : {"a.csv", "all.csv"}) {
+        if (std::string(victim) == "all.csv") spit(tmp.path() / "all.csv", edited);
+        const std::string kept = slurp(tmp.path() / victim);
+        r = run_exe({"merge", "--allow-partial", victim, "b.csv"}, tmp.path());
+        INFO(victim << ": " << describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "is not an earlier vrdmasim merge output"));
+        CHECK(slurp(tmp.path() / victim) == kept);
+    }
+}
+
+TEST_CASE("merge onto a full disk says why, and leaves nothing half-written", "[cli][merge][errors]") {
+    TempDir tmp;
+    std::string rows = "point,status,note\n";
+    for (int i = 0; i < 200; ++i) {
+        char id[32];
+        std::snprintf(id, sizeof id, "p%04d-00000000", i);
+        rows += std::string(id) + ",ok,a note long enough to make the merged file grow\n";
+    }
+    spit(tmp.path() / "a.csv", rows);
+    // Writes past 4 KiB fail as on a full disk: the merge is 12 KiB.
+    const Result r = run_exe({"merge", "--allow-partial", "all.csv", "a.csv"}, tmp.path(), 4096);
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "cannot write"));
+    CHECK(contains(r.err, std::strerror(EFBIG)));
+    CHECK(!fs::exists(tmp.path() / "all.csv"));
+    for (const auto& e : fs::directory_iterator(tmp.path()))
+        CHECK(e.path().filename().string().find("partial") == std::string::npos);
 }
 
 TEST_CASE("every subcommand rejects abbreviated, unknown or extra options", "[cli][errors]") {
@@ -2105,6 +2290,31 @@ TEST_CASE("every subcommand rejects abbreviated, unknown or extra options", "[cl
     const Result s = run_exe({"sweep", "--help"}, tmp.path());
     CHECK(s.status == 0);
     CHECK(contains(s.out, "--jobs"));
+}
+
+TEST_CASE("bench --volume is range-checked up front, and bench keeps its temporary files in $TMPDIR",
+          "[cli][bench][errors]") {
+    TempDir tmp;
+    const fs::path scratch = tmp.path() / "scratch";
+    fs::create_directory(scratch);
+    capture_dir();   // the test's own captures stay where they are
+    REQUIRE(setenv("TMPDIR", scratch.c_str(), 1) == 0);
+    // Once: no range check, "exit status 512", exit 1, the temporary
+    // directory left behind in /tmp.
+    Result r = run_exe({"bench", "--volume", "100GiB"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "bench --volume 100GiB"));
+    CHECK(contains(r.err, "workload.total-bytes"));
+    CHECK(!contains(r.err, "exit status 512"));
+    CHECK(fs::is_empty(scratch));
+    // $TMPDIR is where it makes its directory.
+    REQUIRE(setenv("TMPDIR", (tmp.path() / "no-such-dir").c_str(), 1) == 0);
+    r = run_exe({"bench", "--scale", "--max-nodes", "4", "--iterations", "1"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, (tmp.path() / "no-such-dir" / "vrdmasim-bench-").string()));
+    unsetenv("TMPDIR");
 }
 
 TEST_CASE("bench passes a size with a space to its child runs as one argument", "[cli][bench]") {

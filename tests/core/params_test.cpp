@@ -979,9 +979,16 @@ TEST_CASE("write_ini writes every parameter with help and origins and reads back
         return -1;
     }()));
 
-    // Writing the re-read configuration gives the same values again.
+    // Writing the re-read configuration gives the same values again, and
+    // names an origin only for the values that are not the default (once,
+    // every key of the file was marked as set by it).
     std::ostringstream again;
     back.write_ini(again);
+    std::size_t origins = 0;
+    for (std::size_t at = 0; (at = again.str().find("# from ", at)) != std::string::npos; ++at) ++origins;
+    CHECK(origins == back.non_defaults().size());
+    CHECK(origins == cfg.non_defaults().size());
+    CHECK_THAT(again.str(), Contains("# bytes moved per DMA block\nblock-size = 4KiB\n"));
     const std::string copy2 = dir.write("copy2.ini", again.str());
     Config third(reg);
     third.apply_file(copy2);

@@ -69,10 +69,7 @@ Run checked(SystemSim& s, std::uint64_t requests = kRequests, std::uint64_t byte
     // Nothing of the server's left pinned (page-cache pins and its buffers').
     for (unsigned f = 0; f < 4; ++f)
         for (std::uint64_t o = 0; o < kFile; o += 4096) CHECK(s.sys->node(0).vm.file_pins(f, o) == 0);
-    RunFigures f;
-    f.span_s = (s.log().last_done - s.log().first_post).to_seconds();
-    f.run_s = sc_core::sc_time_stamp().to_seconds();
-    f.throughput_gbps = static_cast<double>(s.log().bytes_delivered.value()) * 8 / f.span_s / 1e9;
+    RunFigures f = run_figures(*s.sys);   // as the runner computes them
     f.link_util_max = 0.5;
     const auto v = check_invariants(*s.sys, s.stats, f);
     INFO(describe(v));

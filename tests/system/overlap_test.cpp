@@ -56,10 +56,7 @@ Run checked(SystemSim& s, std::uint64_t iterations, std::uint64_t msg = 64 * 102
     CHECK(s.log().bytes_verified.value() + o->raced_bytes() == s.log().bytes_delivered.value());
     CHECK(o->raced_bytes() == r.corrupted * msg);
     CHECK(r.installs == r.lifted);
-    RunFigures f;   // as the runner computes them (tests/system/invariants_test.cpp)
-    f.span_s = (s.log().last_done - s.log().first_post).to_seconds();
-    f.run_s = sc_core::sc_time_stamp().to_seconds();
-    f.throughput_gbps = static_cast<double>(s.log().bytes_delivered.value()) * 8 / f.span_s / 1e9;
+    RunFigures f = run_figures(*s.sys);   // as the runner computes them
     f.link_util_max = 0.5;
     const auto v = check_invariants(*s.sys, s.stats, f);
     INFO(describe(v));

@@ -38,12 +38,7 @@ using situations::wait_until;
 
 // The run's invariants (src/invariants.cpp), with the run's own figures.
 std::vector<Violation> invariants(SystemSim& s) {
-    const TransferLog& l = s.log();
-    RunFigures f;
-    f.span_s = (l.last_done - l.first_post).to_seconds();
-    f.run_s = sc_time_stamp().to_seconds();
-    f.throughput_gbps = static_cast<double>(l.bytes_delivered.value()) * 8 / f.span_s / 1e9;
-    return check_invariants(*s.sys, s.stats, f);
+    return check_invariants(*s.sys, s.stats, run_figures(*s.sys));
 }
 
 // Every OS update of the table was charged: the table's own count of

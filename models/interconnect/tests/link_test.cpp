@@ -342,6 +342,33 @@ TEST_CASE("link classes: rate per lane times lanes, each class in its own sectio
     CHECK_THROWS_AS(env.cfg.set("mezz-link.lanes", "0", "test"), ConfigError);
 }
 
+TEST_CASE("link rates whose flit time 1 ps cannot represent are refused up front, naming the rate",
+          "[link][params]") {
+    NetEnv env;
+    const LinkSection& ni = params_of<LinkSections>().ni;
+    // 10 Tb/s x 32 lanes: a flit takes 0.4 ps, which rounded to 0 (the link
+    // self-check then failed after the run).
+    env.cfg.set("ni.rate", "10Tbps", "test");
+    env.cfg.set("ni.lanes", "32", "test");
+    try {
+        Link::params_from(env.cfg, ni);
+        FAIL("320 Tb/s accepted");
+    } catch (const ConfigError& e) {
+        const std::string what = e.what();
+        CHECK(what.find("ni.rate") != std::string::npos);
+        CHECK(what.find("320000 Gb/s") != std::string::npos);
+    }
+    env.cfg.set("ni.lanes", "10", "test");   // 100 Tb/s: 1.28 ps, 22 % off
+    CHECK_THROWS_AS(Link::params_from(env.cfg, ni), ConfigError);
+    // Exactly representable (64 Tb/s: 2 ps), or within 1 % (3 Tb/s: 42.7 ps as 43).
+    env.cfg.set("ni.rate", "1Tbps", "test");
+    env.cfg.set("ni.lanes", "64", "test");
+    CHECK(Link::params_from(env.cfg, ni).rate_bps == Approx(64e12));
+    env.cfg.set("ni.rate", "3Tbps", "test");
+    env.cfg.set("ni.lanes", "1", "test");
+    CHECK(Link::params_from(env.cfg, ni).rate_bps == Approx(3e12));
+}
+
 TEST_CASE("link: each VC has its own far-end buffer and credits, a full VC does not hold another's packet",
           "[link][vc][credits]") {
     NetEnv env;
