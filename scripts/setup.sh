@@ -10,6 +10,11 @@ packages=(build-essential cmake pkg-config libsystemc-dev
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium)   # the report and trace-viewer browser tests
 
+# scripts/fuzz.sh's clang and libFuzzer runtime: only with --fuzz.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

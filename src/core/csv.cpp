@@ -5,7 +5,8 @@
 // blank lines are skipped (so a trailing newline or an empty line never yields
 // a row); a quote inside an unquoted field is kept literally; text after a
 // closing quote is appended to the field. Writing emits a row holding one
-// empty field as `""` so that it reads back as that row, not a blank line.
+// empty field as `""` so that it reads back as that row, not a blank line,
+// and quotes a field that starts with a byte-order mark.
 #include "core/csv.hpp"
 
 #include <cerrno>
@@ -19,7 +20,11 @@
 namespace vrdmasim {
 
 std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    // A field that starts with a UTF-8 byte-order mark is quoted too: as
+    // the file's first field it would read back without it (a reader skips
+    // a mark at the start of a file). Found by tests/fuzz/fuzz_csv.
+    const bool bom = s.compare(0, 3, "\xEF\xBB\xBF") == 0;
+    if (!bom && s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string out;
     out.reserve(s.size() + 2);
     out += '"';
