@@ -355,6 +355,12 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         if (counter(stats, std::string(n.dma.name()) + ".bytes_received", out) > 0)
             ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
+    // Routers: no input buffer ever held more flits than it has (the
+    // upstream link's credits must keep it from overflowing).
+    if (const std::uint64_t o = stats.sum_counters("router.buffer_overflows"))
+        out.push_back({"router-buffer", std::to_string(o) + " packet(s) found a router's input buffer fuller than it "
+                                                           "is (`*.router.buffer_overflows`): the upstream link's "
+                                                           "credits and the router's buffer disagree"});
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);

@@ -372,7 +372,7 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
                     Tracer::hex(f.address) + ", FSYNR0 " + Tracer::hex(fsynr0) + " (" + (f.write ? "write" : "read") +
                     "), CBFRSYNRA " + Tracer::hex(f.stream_id) + "; writes FSR to clear it" +
                     (f.pid ? "; the bank belongs to pid " + std::to_string(f.pid) : "; no process owns the bank"),
-                smmu_.fault_story(n).id ? smmu_.fault_story(n) : handler_step);
+                smmu_.fault_story(n, t).id ? smmu_.fault_story(n, t) : handler_step);
         found.push_back({f});
     };
     // The global handler, then the handler of every bank a process owns
@@ -383,7 +383,7 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
     const bool noting = ctx_.tracer.noting();
     if (noting) {
         for (unsigned n = 0; n < banks_.size() && !story.because; ++n)
-            if (smmu_.context_irq(n)) story.because = smmu_.fault_story(n);
+            if (smmu_.context_irq(n, t0)) story.because = smmu_.fault_story(n, t0);
         story.who = name();
         story.text = "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
                      "FSR of the " + std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") +

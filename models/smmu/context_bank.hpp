@@ -41,6 +41,18 @@ struct ContextBank {
     // The last recorded fault's step in the narrated story: lets the driver's
     // handler and the terminated master name it. Not a register.
     Tracer::Cause fault_story;
+    // Faults recorded by transactions whose (loosely timed) time is still
+    // ahead of whoever may look: their syndrome reaches FSR, FAR, FSYNR0 and
+    // CBFRSYNRA at their own time, in time order (FaultUnit::settle), never
+    // before. Sorted by time; empty almost always.
+    struct PendingFault {
+        sc_core::sc_time at;
+        std::uint32_t fsr_bit = 0, fsynr0 = 0, sid = 0;
+        std::uint64_t va = 0;
+        bool stall = false;
+        Tracer::Cause story;
+    };
+    std::vector<PendingFault> pending;
 
     Counter &translated, &bypassed, &faults_translation, &faults_access_flag, &faults_permission,
         &faults_external, &faults_read, &faults_write, &faults_multi, &stalled_transactions, &held_behind_stall,
@@ -53,6 +65,17 @@ struct ContextBank {
     bool translates() const { return (sctlr & smmu_reg::SCTLR_M) != 0; }
     // Its interrupt: a fault bit set in FSR and SCTLR.CFIE on.
     bool irq_asserted() const { return (fsr & smmu_reg::FSR_FAULT) && (sctlr & smmu_reg::SCTLR_CFIE); }
+    // The same as seen at `at`: with the pending faults due by then.
+    bool irq_asserted(sc_core::sc_time at) const {
+        return irq_asserted() ||
+               ((sctlr & smmu_reg::SCTLR_CFIE) && !pending.empty() && pending.front().at <= at);
+    }
+    // The story of the fault the registers describe at `at`.
+    Tracer::Cause fault_story_at(sc_core::sc_time at) const {
+        if (!(fsr & smmu_reg::FSR_FAULT) && !pending.empty() && pending.front().at <= at)
+            return pending.front().story;   // due by `at`, not settled yet: it fills the registers
+        return fault_story;
+    }
     // The walk of `va` with this bank's TTBR0, TCR.T0SZ and SCTLR.AFE.
     WalkRequest walk_request(std::uint64_t va, bool write) const;
     void note_asid(std::uint16_t asid);

@@ -78,40 +78,70 @@ Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t
     default: c.faults_external.inc(); break;
     }
     (write ? c.faults_write : c.faults_read).inc();
-    const bool first = !(c.fsr & r::FSR_FAULT);
-    if (!first) {
-        // A fault is already recorded: keep its syndrome, flag the loss.
-        c.fsr |= r::FSR_MULTI;
-        c.faults_multi.inc();
-    } else {
-        c.fsr |= fsr_bit(type);
-        c.far = va;
-        c.fsynr0 = (static_cast<std::uint32_t>(level) & 3u) | (write ? r::FSYNR0_WNR : 0u) |
-                   (type == FaultType::External ? kFsynr0Ptwf : 0u);
-        c.cbfrsynra = sid;
-    }
-    if (stall) c.fsr |= r::FSR_SS;
+    // The syndrome reaches the registers at the fault's own time, not now:
+    // another master's earlier-timed fault, recorded later, must find the
+    // registers as they were at its time (settle()).
+    ContextBank::PendingFault pf;
+    pf.at = at;
+    pf.fsr_bit = fsr_bit(type);
+    pf.fsynr0 = (static_cast<std::uint32_t>(level) & 3u) | (write ? r::FSYNR0_WNR : 0u) |
+                (type == FaultType::External ? kFsynr0Ptwf : 0u);
+    pf.sid = sid;
+    pf.va = va;
+    pf.stall = stall;
     if (c.sctlr & r::SCTLR_CFIE) irq_.raise_at(at);
     if (tracer_.noting()) {
         // A zero-length slice (a point that arrows can start from) on "smmu faults".
+        // Whether it will be the first the registers describe, as far as the
+        // faults recorded so far say (narration only: settle() decides).
+        const bool first = !(c.fsr & r::FSR_FAULT) && (c.pending.empty() || c.pending.front().at > at);
         std::ostringstream os;
         os << fault_name(type) << " fault in cb" << c.index << " at " << Tracer::hex(va) << " ("
            << (write ? "write" : "read") << ", level " << level << ", stream " << Tracer::hex(sid) << "): "
            << (first ? "FSR, FAR, FSYNR0 and CBFRSYNRA recorded" : "FSR.MULTI set, the first fault's syndrome kept")
            << ((c.sctlr & r::SCTLR_CFIE) ? ", interrupt raised" : ", interrupt disabled (CFIE clear)")
            << (stall ? ", the transaction stalls" : ", the transaction is terminated");
-        const Tracer::Cause me = tracer_.note(track_, stall ? "fault (stall)" : "fault", at, SC_ZERO_TIME, who_, os.str(),
-                                     Tracer::Cause{},
-                                     {{"cb", Tracer::json_number(c.index)},
-                                      {"va", Tracer::json_hex(va)},
-                                      {"type", Tracer::json_string(fault_name(type))},
-                                      {"write", Tracer::json_number(write ? 1 : 0)},
-                                      {"level", Tracer::json_number(level)},
-                                      {"sid", Tracer::json_hex(sid)}});
-        if (first) c.fault_story = me;   // the fault the registers describe
-        return me;
+        pf.story = tracer_.note(track_, stall ? "fault (stall)" : "fault", at, SC_ZERO_TIME, who_, os.str(),
+                                Tracer::Cause{},
+                                {{"cb", Tracer::json_number(c.index)},
+                                 {"va", Tracer::json_hex(va)},
+                                 {"type", Tracer::json_string(fault_name(type))},
+                                 {"write", Tracer::json_number(write ? 1 : 0)},
+                                 {"level", Tracer::json_number(level)},
+                                 {"sid", Tracer::json_hex(sid)}});
     }
-    return {};
+    const Tracer::Cause me = pf.story;
+    auto pos = c.pending.end();
+    while (pos != c.pending.begin() && (pos - 1)->at > at) --pos;   // after equal times: record order
+    c.pending.insert(pos, pf);
+    // Whoever runs at `at` or later already sees it.
+    settle(c, sc_core::sc_time_stamp());
+    return me;
+}
+
+void FaultUnit::settle(ContextBank& c, sc_time at) {
+    std::size_t n = 0;
+    for (; n < c.pending.size() && c.pending[n].at <= at; ++n) {
+        const ContextBank::PendingFault& pf = c.pending[n];
+        if (c.fsr & r::FSR_FAULT) {
+            // A fault is already recorded: keep its syndrome, flag the loss.
+            c.fsr |= r::FSR_MULTI;
+            c.faults_multi.inc();
+        } else {
+            c.fsr |= pf.fsr_bit;
+            c.far = pf.va;
+            c.fsynr0 = pf.fsynr0;
+            c.cbfrsynra = pf.sid;
+            c.fault_story = pf.story;   // the fault the registers describe
+        }
+        if (pf.stall) c.fsr |= r::FSR_SS;
+    }
+    if (n) c.pending.erase(c.pending.begin(), c.pending.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void FaultUnit::settle(sc_time at) {
+    for (unsigned n = 0; n < cbs_.size(); ++n)
+        if (!cbs_.peek(n).pending.empty()) settle(cbs_[n], at);
 }
 
 bool FaultUnit::context_fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type,
@@ -154,6 +184,7 @@ sc_time FaultUnit::hold(ContextBank& c, sc_time t) {
 }
 
 void FaultUnit::resume(ContextBank& c, std::uint32_t v, sc_time at) {
+    settle(c, at);
     if (c.stalled == 0 || (c.fsr & r::FSR_FAULT)) {
         c.resumes_ignored.inc();
         if (tracer_.noting())
@@ -207,12 +238,19 @@ void FaultUnit::trace_global(std::uint32_t sid, std::uint64_t va, sc_time at) {
 // ---------------------------------------------------------------- interrupt and answer
 
 void FaultUnit::update_irq(sc_time at) {
+    settle(at);
     bool any = g_.sgfsr != 0 && (streams_.scr0() & r::sCR0_GFIE);
     for (unsigned n = 0; n < cbs_.size() && !any; ++n) any = cbs_.peek(n).irq_asserted();
-    if (any)
+    if (any) {
         irq_.raise_at(at);
-    else if (irq_.high())
-        irq_.lower();
+        return;
+    }
+    if (irq_.high()) irq_.lower();
+    // A fault still ahead of `at` raises the line at its own time.
+    for (unsigned n = 0; n < cbs_.size(); ++n) {
+        const ContextBank& c = cbs_.peek(n);
+        if (!c.pending.empty() && (c.sctlr & r::SCTLR_CFIE)) irq_.raise_at(c.pending.front().at);
+    }
 }
 
 void FaultUnit::terminate(tlm::tlm_generic_payload& gp, bool abort, int cb, std::uint64_t va, bool write,

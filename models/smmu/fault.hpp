@@ -48,6 +48,11 @@ public:
     void global_fault(std::uint32_t bit, std::uint32_t sid, std::uint64_t va, bool write, sc_core::sc_time at);
     // Re-evaluate the shared line after software changed a status or enable bit.
     void update_irq(sc_core::sc_time at);
+    // Bring every bank's syndrome registers to time `at`: the faults
+    // recorded for times up to `at` reach them, in time order (the first
+    // fills the syndrome, later ones set FSR.MULTI). Called before any
+    // register access at `at`: a fault is never seen before its time.
+    void settle(sc_core::sc_time at);
 
     // Answer a terminated transaction: abort (error response and a
     // SmmuFaultExtension for bank cb, -1 for a global fault) or RAZ/WI.
@@ -59,6 +64,7 @@ private:
     Tracer::Cause record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
                          sc_core::sc_time at, bool stall);
     bool stall(ContextBank& c, sc_core::sc_time fault_at);
+    void settle(ContextBank& c, sc_core::sc_time at);
     void trace_global(std::uint32_t sid, std::uint64_t va, sc_core::sc_time at);
 
     const std::string who_;

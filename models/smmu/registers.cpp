@@ -100,6 +100,7 @@ bool RegisterFile::access(tlm::tlm_generic_payload& gp, sc_time at, sc_time& ext
     }
     unsigned char* data = gp.get_data_ptr();
     bool known = true;
+    faults_.settle(at);   // the syndrome registers as they are at `at`
     if (gp.is_read()) {
         const std::uint64_t v = read(off, len, known);
         std::memcpy(data, &v, len);

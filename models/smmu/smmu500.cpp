@@ -187,10 +187,12 @@ Smmu500::Smmu500(sc_core::sc_module_name name, const SimContext& ctx, const std:
 
 Smmu500::~Smmu500() = default;
 
-bool Smmu500::context_irq(unsigned n) const { return n < kContextBanks && impl_->cbs.peek(n).irq_asserted(); }
+bool Smmu500::context_irq(unsigned n, sc_core::sc_time at) const {
+    return n < kContextBanks && impl_->cbs.peek(n).irq_asserted(at);
+}
 
-Tracer::Cause Smmu500::fault_story(unsigned n) const {
-    return n < kContextBanks ? impl_->cbs.peek(n).fault_story : Tracer::Cause{};
+Tracer::Cause Smmu500::fault_story(unsigned n, sc_core::sc_time at) const {
+    return n < kContextBanks ? impl_->cbs.peek(n).fault_story_at(at) : Tracer::Cause{};
 }
 
 void Smmu500::tbu_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -75,12 +75,13 @@ public:
     Smmu500(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group);
     ~Smmu500() override;
 
-    // Whether context bank n's interrupt is asserted (a fault bit set and CFIE).
-    bool context_irq(unsigned n) const;
-    // The narrated story's step of the fault bank n's registers describe (empty
-    // when nothing is noted): lets the driver's handler name its cause. Not a
-    // register, no timing: narration only.
-    Tracer::Cause fault_story(unsigned n) const;
+    // Whether context bank n's interrupt is asserted at time `at` (a fault
+    // bit set, by a fault of `at` or before, and CFIE).
+    bool context_irq(unsigned n, sc_core::sc_time at) const;
+    // The narrated story's step of the fault bank n's registers describe at
+    // `at` (empty when nothing is noted): lets the driver's handler name its
+    // cause. Not a register, no timing: narration only.
+    Tracer::Cause fault_story(unsigned n, sc_core::sc_time at) const;
 
 private:
     struct Impl;

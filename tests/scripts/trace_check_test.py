@@ -141,7 +141,11 @@ def main():
     args = ap.parse_args()
     script = os.path.join(args.source, "scripts", "check_trace.py")
     with tempfile.TemporaryDirectory(prefix="vrdmasim_trace_check_") as tmp:
-        traces = trace_runs.make_traces(args.exe, args.fixture, args.source, tmp)
+        # Also a run whose faults are recorded out of simulated-time order
+        # (THP collapse, terminate mode): once, an arrow from a fault to the
+        # handler ended before it started (the handler saw a later fault).
+        traces = trace_runs.make_traces(args.exe, args.fixture, args.source, tmp,
+                                        extra=["configs/thp-collapse.ini"])
         for label, path in traces:
             rc, out = check(script, path)
             print("$ check_trace.py %s\n%s" % (label, out))

@@ -27,10 +27,10 @@ def run_config(exe, source, config, out):
     return path
 
 
-def make_traces(exe, fixture, source, tmp):
-    """[(label, path)] of the real runs' traces and the fixture's."""
+def make_traces(exe, fixture, source, tmp, extra=()):
+    """[(label, path)] of the real runs' traces (CONFIGS, then `extra`) and the fixture's."""
     out = []
-    for config in CONFIGS:
+    for config in list(CONFIGS) + list(extra):
         label = os.path.splitext(os.path.basename(config))[0]
         out.append((label, run_config(exe, source, config, os.path.join(tmp, label))))
     for label, spill in (("fixture", None), ("fixture-spilled", "64")):

@@ -711,6 +711,61 @@ TEST_CASE("MULTI: a second fault before FSR is cleared keeps the first syndrome"
     CHECK(b.smmu_counter("cb0.faults_translation") == 2);
 }
 
+TEST_CASE("fault registers follow simulated time: a fault recorded early for a later time is not seen before it",
+          "[smmu][causality]") {
+    // Master 0 runs ahead (loosely timed): at 1 us it issues a faulting read
+    // annotated 5 us later, so its fault is recorded first, for 6 us. Master
+    // 1's fault comes at 2 us, recorded second. The handler reading at 3 us
+    // must see master 1's fault alone; master 0's reaches the registers at
+    // 6 us. (Once, FAR showed master 0's fault at 3 us, with FSR.MULTI: a
+    // fault seen 3 us before it happened.)
+    Bench b({}, false, 2);
+    auto pt = b.tables();
+    pt.map_page(kVa, kPa);
+    std::uint32_t fsr_early = 0, fsr_late = 0, fsr_cleared = 1;
+    std::uint64_t far_early = 0, far_late = 0;
+    b.cpu->program = [&](Cpu& c) {
+        c.context(0, pt.root(), 1, 16, kTerm);
+        c.stream(0, 0x20, 0x1, 0);   // streams 0x20 and 0x21
+        c.enable();
+        wait(sc_time(3, SC_US) - sc_time_stamp());
+        fsr_early = c.fsr(0);
+        far_early = c.r64(reg::cb(0) + reg::FAR);
+        c.clear_fsr(0);
+        fsr_cleared = c.fsr(0);
+        wait(sc_time(8, SC_US) - sc_time_stamp());
+        fsr_late = c.fsr(0);
+        far_late = c.r64(reg::cb(0) + reg::FAR);
+    };
+    b.master(0).program = [&](Master& m) {
+        wait(sc_time(1, SC_US));
+        tlm::tlm_generic_payload gp;
+        auto* sx = new StreamIdExtension;
+        sx->sid = 0x20;
+        gp.set_extension(sx);
+        unsigned char data[64] = {};
+        gp.set_command(tlm::TLM_READ_COMMAND);
+        gp.set_address(kVa + 0x5000);
+        gp.set_data_ptr(data);
+        gp.set_data_length(64);
+        gp.set_streaming_width(64);
+        sc_time d(5, SC_US);   // this master's local time is 5 us ahead
+        m.socket->b_transport(gp, d);
+        CHECK(gp.get_response_status() == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    };
+    b.master(1).program = [&](Master& m) {
+        wait(sc_time(2, SC_US));
+        m.read(0x21, kVa + 0x1000);
+    };
+    b.run();
+    CHECK(fsr_early == reg::FSR_TF);            // one fault, no MULTI
+    CHECK(far_early == kVa + 0x1000);           // master 1's
+    CHECK(fsr_cleared == 0);
+    CHECK(fsr_late == reg::FSR_TF);             // master 0's, at its own time
+    CHECK(far_late == kVa + 0x5000);
+    CHECK(b.smmu_counter("cb0.faults_multi") == 0);
+}
+
 TEST_CASE("CFRE=0: a terminated fault answers OKAY and reads as zero and drops writes", "[smmu]") {
     Bench b;
     auto pt = b.tables();
@@ -795,9 +850,9 @@ TEST_CASE("the shared interrupt follows FSR and CFIE of every bank", "[smmu]") {
         f0_done = b.master().read(kSid, kVa + 0x1000).done;
         high_after_f0 = b.smmu->irq.high();
         since_f0 = b.smmu->irq.since();
-        cb0_irq = b.smmu->context_irq(0);
+        cb0_irq = b.smmu->context_irq(0, sc_core::sc_max_time());
         b.master().read(kSid + 2, kVa + 0x1000);   // cb2: CFIE off
-        cb2_irq_off = b.smmu->context_irq(2);
+        cb2_irq_off = b.smmu->context_irq(2, sc_core::sc_max_time());
         b.master().read(kSid + 1, kVa + 0x1000);   // cb1
         c.clear_fsr(0);
         still_high = b.smmu->irq.high();
@@ -807,7 +862,7 @@ TEST_CASE("the shared interrupt follows FSR and CFIE of every bank", "[smmu]") {
         c.w32(reg::cb(2) + reg::SCTLR, kTerm);     // CFIE on with TF pending
         high_on_cfie = b.smmu->irq.high();
         since_cfie = b.smmu->irq.since();
-        cb2_irq_on = b.smmu->context_irq(2);
+        cb2_irq_on = b.smmu->context_irq(2, sc_core::sc_max_time());
         c.clear_fsr(2);
         low_end = b.smmu->irq.high();
     };
