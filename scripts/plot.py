@@ -4,9 +4,12 @@
     scripts/plot.py SWEEP METRIC [METRIC ...] --x KEY [--group KEY[,KEY]]
                     [--facet KEY[,KEY]] [--where KEY=VALUE ...] [--out DIR]
     scripts/plot.py SWEEP --list
+    scripts/plot.py RUN METRIC [METRIC ...]      (a run's timeseries.csv, against time_us)
 
 SWEEP is the directory `vrdmasim sweep --out DIR` wrote (its results.csv) or a
-results.csv (e.g. from `vrdmasim merge`). METRIC is a summary column
+results.csv (e.g. from `vrdmasim merge`); RUN, a run's directory written with
+`vrdmasim run --sample-interval` (its timeseries.csv, one point per sample,
+time_us the x axis; figures go beside it, RUN-plots). METRIC is a summary column
 (`vrdmasim metrics`, docs/metrics.md); KEY a swept parameter (section.key),
 `label`, or a text column such as `strategy`. One line per value of the
 --group keys, one panel per value of the --facet keys (rows, columns). Every
@@ -134,7 +137,15 @@ def main(argv):
     except RuntimeError as e:
         print("plot: error: %s" % e, file=sys.stderr)
         return 1
-    out = args.out or os.path.join(os.path.dirname(results.path), "plots")
+    # A sweep's plots go into it (SWEEP/plots); a run's time series beside the
+    # run (RUN-plots), so the run directory stays a run's output that a
+    # later run may replace.
+    if args.out:
+        out = args.out
+    elif os.path.basename(results.path) == "timeseries.csv":
+        out = os.path.dirname(os.path.abspath(results.path)) + "-plots"
+    else:
+        out = os.path.join(os.path.dirname(results.path), "plots")
     os.makedirs(out, exist_ok=True)
     for s in all_series:
         for note in s.notes:

@@ -22,6 +22,7 @@
 #include "run.hpp"
 #include "summary.hpp"
 #include "system.hpp"
+#include "timeseries.hpp"
 
 namespace {
 
@@ -313,6 +314,15 @@ int metrics_command(const std::vector<std::string>& args) {
     }
     if (vm.count("markdown")) {
         vrdmasim::summary_metrics().write_markdown(std::cout);
+        std::cout << "\n## Time series (timeseries.csv)\n\n"
+                     "`vrdmasim run --sample-interval TIME` also writes `timeseries.csv`: one row every TIME of "
+                     "simulated time and one when every workload has finished (or where a failed run stopped), with these columns (`scripts/plot.py RUN_DIR METRIC` plots "
+                     "them against `time_us`; `--report` draws them). A row at time t counts what the models did "
+                     "by t, give or take `sim.quantum` (processes run up to it ahead), which is why TIME must be at "
+                     "least the quantum. Sampling changes no other output of the run.\n\n"
+                     "| column | unit | meaning |\n|---|---|---|\n";
+        for (const auto& c : vrdmasim::TimeSeries::columns())
+            std::cout << "| `" << c.name << "` | " << c.unit << " | " << c.meaning << " |\n";
         return 0;
     }
     for (const auto& m : vrdmasim::summary_metrics().all())

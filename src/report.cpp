@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/output_dir.hpp"
+#include "timeseries.hpp"
 
 namespace vrdmasim {
 
@@ -306,6 +307,70 @@ std::string render_histogram_svg(const KeyHistogram& k) {
     return s.str();
 }
 
+// A line over time (the time series): y against x, both linear.
+std::string render_line_svg(const std::string& title, const std::vector<double>& xs, const std::vector<double>& ys,
+                            const std::string& xlabel, const std::string& ylabel) {
+    constexpr double W = 560, H = 240, L = 62, R = 18, T = 20, B = 44;
+    const double pw = W - L - R, ph = H - T - B;
+    const auto [xmin, xmax] = std::minmax_element(xs.begin(), xs.end());
+    const auto [ymin, ymax] = std::minmax_element(ys.begin(), ys.end());
+    const Axis x = linear_axis(std::min(0.0, *xmin), *xmax, 6, false);
+    const Axis y = linear_axis(std::min(0.0, *ymin), *ymax, 4, false);
+    auto px = [&](double v) { return L + pw * x.frac(v); };
+    auto py = [&](double v) { return T + ph * (1 - y.frac(v)); };
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << ' ' << H
+      << "\" width=\"" << W << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(title)
+      << "\"><title>" << html_escape(title) << "</title>\n";
+    for (double t : y.ticks)
+        s << "<line class=\"grid\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << py(t) << "\" y2=\"" << py(t)
+          << "\"/><text class=\"tick\" x=\"" << L - 6 << "\" y=\"" << py(t) + 4 << "\" text-anchor=\"end\">"
+          << num(t, 6) << "</text>\n";
+    s << "<polyline class=\"series\" fill=\"none\" points=\"";
+    for (std::size_t i = 0; i < xs.size() && i < ys.size(); ++i) s << (i ? " " : "") << px(xs[i]) << ',' << py(ys[i]);
+    s << "\"/>\n";
+    s << "<line class=\"axis\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << T + ph << "\" y2=\"" << T + ph
+      << "\"/><line class=\"axis\" x1=\"" << L << "\" x2=\"" << L << "\" y1=\"" << T << "\" y2=\"" << T + ph << "\"/>\n";
+    for (double t : x.ticks)
+        s << "<line class=\"axis\" x1=\"" << px(t) << "\" x2=\"" << px(t) << "\" y1=\"" << T + ph << "\" y2=\""
+          << T + ph + 4 << "\"/><text class=\"tick\" x=\"" << px(t) << "\" y=\"" << T + ph + 16
+          << "\" text-anchor=\"middle\">" << num(t, 6) << "</text>\n";
+    s << "<text class=\"label\" x=\"" << L + pw / 2 << "\" y=\"" << H - 8 << "\" text-anchor=\"middle\">"
+      << html_escape(xlabel) << "</text>\n<text class=\"label\" transform=\"translate(14 " << T + ph / 2
+      << ") rotate(-90)\" text-anchor=\"middle\">" << html_escape(ylabel) << "</text>\n</svg>";
+    return s.str();
+}
+
+// The time series (--sample-interval): the figures that move, as lines.
+void write_timeseries(std::ostream& os, const ReportInputs& in) {
+    if (!in.timeseries) return;
+    os << "<section id=\"timeseries\"><h2>Over time</h2>\n";
+    const TimeSeries& ts = *in.timeseries;
+    const std::vector<double> t = ts.column("time_us");
+    if (t.size() < 2) {
+        os << "<p class=\"empty\">The run ended before a second sample (timeseries.csv has " << t.size()
+           << " row" << (t.size() == 1 ? "" : "s") << "): a shorter --sample-interval shows more.</p></section>\n";
+        return;
+    }
+    os << "<p class=\"muted\">From timeseries.csv, one sample every <code>--sample-interval</code> of simulated time "
+          "and one at the end; each point is the figure over the interval that ends there, or at that time.</p>\n"
+          "<div class=\"plots\">\n";
+    for (const auto& c : TimeSeries::columns()) {
+        const std::string name = c.name;
+        if (name == "time_us" || name == "bytes_delivered" || name == "transfers" || name == "link_util_mean")
+            continue;
+        const std::vector<double> v = ts.column(name);
+        const std::string unit = display_unit(c.unit);
+        os << "<figure class=\"series\"><h3>" << html_escape(name) << "</h3>\n"
+           << render_line_svg(name + " over time", t, v, "simulated time (\xC2\xB5s)",
+                              name + (unit.empty() ? "" : " (" + unit + ")"))
+           << "\n<figcaption>" << html_escape(c.meaning) << ".</figcaption></figure>\n";
+    }
+    os << "</div></section>\n";
+}
+
 // ------------------------------------------------------------ timeline
 
 std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::uint64_t dropped,
@@ -492,6 +557,7 @@ figure h3 { margin:2px 0 0; font-size:14px; font-family: ui-monospace, "DejaVu S
 figcaption { font-size:12.5px; color:var(--muted); }
 svg.plot { display:block; max-width:100%; height:auto; font-family: system-ui, "DejaVu Sans", sans-serif; }
 svg .bar { fill:#4a7fb5; }
+svg .series { stroke:#4a7fb5; stroke-width:1.6; }
 svg .bar:hover { fill:#1f4f85; }
 svg .grid { stroke:#e6e9ee; stroke-width:1; }
 svg .axis { stroke:#56606c; stroke-width:1; }
@@ -683,12 +749,14 @@ void write_report(std::ostream& os, const ReportInputs& in) {
        << "</div><div class=\"meta\">outputs in " << html_escape(in.out_dir) << " \xC2\xB7 simulated "
        << num(in.sim_seconds * 1e6, 6) << " \xC2\xB5s \xC2\xB7 vrdmasim " << html_escape(in.version) << " \xC2\xB7 written "
        << today() << "</div>\n<nav><a href=\"#summary\">Summary</a><a href=\"#config\">Configuration</a>"
-       << "<a href=\"#plots\">Distributions</a><a href=\"#timeline\">Fault timeline</a><a href=\"#files\">Files</a></nav>"
+       << "<a href=\"#plots\">Distributions</a>" << (in.timeseries ? "<a href=\"#timeseries\">Over time</a>" : "")
+       << "<a href=\"#timeline\">Fault timeline</a><a href=\"#files\">Files</a></nav>"
        << "</div></header>\n<main>\n";
     write_verdict(os, in);
     write_summary(os, in);
     write_config(os, in);
     write_plots(os, in);
+    write_timeseries(os, in);
     os << "<section id=\"timeline\"><h2>Fault timeline</h2>\n" << render_timeline(*in.story, in.story_dropped)
        << "</section>\n";
     os << "<section id=\"files\"><h2>Files</h2><p class=\"muted\">Beside this page in " << html_escape(in.out_dir)

@@ -21,6 +21,8 @@
 
 namespace vrdmasim {
 
+class TimeSeries;
+
 struct ReportInputs {
     enum class Verdict {
         Success,          // exit status 0
@@ -47,6 +49,8 @@ struct ReportInputs {
     std::uint64_t story_dropped = 0;
     // The other files of the output directory, linked from the page.
     std::vector<std::string> files;
+    // The run's time series (--sample-interval), drawn when given.
+    const TimeSeries* timeseries = nullptr;
 };
 
 // The whole page. Throws std::logic_error if a required input is missing.

@@ -32,6 +32,7 @@
 #include "report.hpp"
 #include "models/dma/shadow_translator.hpp"
 #include "summary.hpp"
+#include "timeseries.hpp"
 #include "system.hpp"
 
 namespace po = boost::program_options;
@@ -181,6 +182,9 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         ("report", "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
          "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
          "faults the models noted; a failed run's report says so at the top")
+        ("sample-interval", po::value<std::string>()->value_name("TIME"),
+         "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
+         "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")
         ("quiet,q", "print nothing but errors")
         ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
          "second of host time)")
@@ -191,6 +195,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     Config cfg(reg);
     std::string out;
     bool trace = false, narrate = false, quiet = false, progress = false, report = false;
+    std::int64_t sample_ps = 0;   // --sample-interval, 0: no time series
     std::vector<std::string> log_filter;
     // "--section.key value" is the same as "--section.key=value" for declared
     // parameters (otherwise the value would be taken for a config file).
@@ -234,6 +239,23 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         report = vm.count("report") > 0;
         if (vm.count("log-filter")) log_filter = parse_log_filter(vm["log-filter"].as<std::string>(), narrate);
         quiet = vm.count("quiet") > 0;
+        if (vm.count("sample-interval")) {
+            const std::string text = vm["sample-interval"].as<std::string>();
+            try {
+                sample_ps = parse_time_ps(text);
+            } catch (const std::invalid_argument& e) {
+                throw ConfigError("--sample-interval " + text + ": " + e.what());
+            }
+            // A sample reads statistics that processes running ahead (up to
+            // sim.quantum) have already moved: a shorter interval would
+            // draw that jitter, not the system.
+            const std::int64_t quantum = cfg.ps(params_of<SimParams>().quantum);
+            if (sample_ps < quantum || sample_ps <= 0)
+                throw ConfigError("--sample-interval " + text + ": shorter than sim.quantum = " +
+                                  cfg.text(params_of<SimParams>().quantum) +
+                                  " (a sample can only be trusted to within the quantum: processes run up to it "
+                                  "ahead of the sampler)");
+        }
         progress = RunProgress::wanted(vm.count("no-progress") > 0, quiet);
         check_out_dir(out);
     } catch (const ConfigError& e) {
@@ -319,6 +341,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         return kExitFailed;
     }
 
+    std::unique_ptr<TimeSeries> series;
+    if (sample_ps > 0) {
+        series = std::make_unique<TimeSeries>(*sys, stats, sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(sample_ps)));
+        series->start();
+    }
+
     const auto host_start = std::chrono::steady_clock::now();
     const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
     std::string sim_error;
@@ -343,6 +371,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
     const auto host_end = std::chrono::steady_clock::now();
     const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
+    if (series) series->finish();
     tracer.close();
     for (const auto& term : tracer.unmatched_filter_terms())
         std::cerr << "vrdmasim: warning: --log-filter: '" << term
@@ -460,6 +489,11 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::ofstream txt(tmp / "stats.txt");
         stats.write_text(txt);
         bool written = ini && js && txt;
+        if (series) {
+            std::ofstream ts(tmp / "timeseries.csv");
+            series->write_csv(ts);
+            written = written && ts;
+        }
         if (failed || invalid) {
             std::ofstream err(tmp / "error.txt");
             err << sim_error << "\n";
@@ -498,6 +532,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             in.version = PROJECT_VERSION;
             in.sim_seconds = sc_core::sc_time_stamp().to_seconds();
             in.summary = summary;
+            in.timeseries = series.get();
             in.metrics = &summary_metrics();
             in.config = &cfg;
             in.stats = &stats;

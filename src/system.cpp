@@ -680,6 +680,9 @@ System::System(const SimContext& ctx)
                 node->daemons.stop();
                 if (node->hog) node->hog->stop();
             }
+            if (all_finished_fired_) return;
+            all_finished_fired_ = true;
+            for (auto& fn : all_finished_) fn();
         });
 }
 

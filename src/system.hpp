@@ -36,6 +36,7 @@
 #pragma once
 
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -219,8 +220,14 @@ public:
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
     // The node whose router links()[i] leads into.
     unsigned link_to(std::size_t i) const { return link_to_.at(i); }
+    // Called once, when every job's workload has finished (after the kernel's
+    // daemons are told to stop): observers that must not keep the simulation
+    // going (the time-series sampler) stop then.
+    void on_all_finished(std::function<void()> fn) { all_finished_.push_back(std::move(fn)); }
 
 private:
+    std::vector<std::function<void()>> all_finished_;
+    bool all_finished_fired_ = false;
     static Topology topology_from(const Config& c);
     // ConfigError unless the largest packet fits in every buffer it crosses.
     static void check_packet_fits(const Config& c, const Topology& t);

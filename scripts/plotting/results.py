@@ -105,11 +105,30 @@ class Results:
         return list(dict.fromkeys(r.get(key, "") for r in (self.rows if rows is None else rows)))
 
 
+def load_timeseries(path, header, rows):
+    """A run's timeseries.csv (`vrdmasim run --sample-interval`): each
+    sample a point, `time_us` its one key (the x axis by default)."""
+    if len(set(header)) != len(header):
+        raise InputError("%s: a column name appears twice in the header" % path)
+    data = []
+    for i, r in enumerate(rows, start=2):
+        if len(r) != len(header):
+            raise InputError("%s: row %d has %d fields, the header has %d" % (path, i, len(r), len(header)))
+        row = dict(zip(header, r))
+        row["point"], row["status"] = "t%d" % (i - 2), "ok"
+        data.append(row)
+    if not data:
+        raise InputError("%s has a header but no samples" % path)
+    return Results(path, ["point", "status"] + header, data, ["time_us"])
+
+
 def load(source):
     """A sweep output directory or a results.csv (e.g. one `vrdmasim merge`
     wrote). Raises InputError for anything else, naming what is wrong."""
     if os.path.isdir(source):
         path = os.path.join(source, "results.csv")
+        if not os.path.isfile(path) and os.path.isfile(os.path.join(source, "timeseries.csv")):
+            path = os.path.join(source, "timeseries.csv")   # a run with --sample-interval
         if not os.path.isfile(path):
             if os.path.isfile(os.path.join(source, "summary.csv")):
                 raise InputError("%s is a single run's output (summary.csv), not a sweep's: plot a directory "
@@ -125,6 +144,8 @@ def load(source):
     if not rows:
         raise InputError("%s is empty: no header, no rows (did the sweep run any point?)" % path)
     header = rows[0]
+    if "time_us" in header and "point" not in header:
+        return load_timeseries(path, header, rows[1:])
     missing = [c for c in ("point", "status") if c not in header]
     if missing:
         raise InputError("%s is not a sweep's results.csv: no %s column (it has: %s)"

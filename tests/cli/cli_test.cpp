@@ -740,21 +740,25 @@ TEST_CASE("metrics lists exactly the columns of summary.csv, in order, each with
     const Result m = run_exe({"metrics", "--markdown"}, tmp.path());
     INFO(describe(m));
     REQUIRE(m.status == 0);
-    std::vector<std::string> documented;
+    // The summary's table, then the time series' (timeseries.csv).
+    std::vector<std::string> documented, series;
     std::istringstream in(m.out);
     std::string l;
     const std::regex row(R"(^\| `([a-z0-9_]+)` \| [^|]* \| (.+) \|$)");
+    bool in_series = false;
     while (std::getline(in, l)) {
+        if (l.rfind("## Time series", 0) == 0) in_series = true;
         std::smatch g;
         if (std::regex_match(l, g, row)) {
-            documented.push_back(g[1]);
+            (in_series ? series : documented).push_back(g[1]);
             CHECK(g[2].length() > 10);
         }
     }
-    const Result r = run_exe(cat({"run", "--out", "out", "-q"}, kSmall), tmp.path());
+    const Result r = run_exe(cat({"run", "--out", "out", "--sample-interval=100us", "-q"}, kSmall), tmp.path());
     REQUIRE(r.status == 0);
     const Table s = read_table(tmp.path() / "out" / "summary.csv");
     CHECK(documented == s.header);
+    CHECK(series == read_table(tmp.path() / "out" / "timeseries.csv").header);
     CHECK(run_exe({"metrics", "--bogus"}, tmp.path()).status == 2);
 }
 
@@ -1209,6 +1213,62 @@ TEST_CASE("a run that does not finish within sim.time-limit exits 1 and leaves d
     CHECK(fs::exists(tmp.path() / "out" / "stats.txt"));
     CHECK(contains(slurp(tmp.path() / "out" / "error.txt"), "sim.time-limit"));
     CHECK(!fs::exists(tmp.path() / "out" / "summary.csv"));
+}
+
+TEST_CASE("sampling over time (--sample-interval) writes timeseries.csv and changes nothing else the run writes", "[cli][run][timeseries]") {
+    TempDir tmp;
+    Result r = run_exe({"run", "--out", "plain", "-q"}, tmp.path());
+    REQUIRE(r.status == 0);
+    r = run_exe({"run", "--sample-interval=1ms", "--report", "--out", "sampled", "-q"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    // The same simulation: statistics and summary (host time aside).
+    CHECK(slurp(tmp.path() / "plain" / "stats.json") == slurp(tmp.path() / "sampled" / "stats.json"));
+    const Table s1 = read_table(tmp.path() / "plain" / "summary.csv");
+    const Table s2 = read_table(tmp.path() / "sampled" / "summary.csv");
+    CHECK(without_columns(s1, kHostColumns) == without_columns(s2, kHostColumns));
+    // A row every millisecond, and one where the workload finished.
+    const Table ts = read_table(tmp.path() / "sampled" / "timeseries.csv");
+    REQUIRE(ts.rows.size() == 11);
+    CHECK(ts.header.front() == "time_us");
+    double t_prev = 0, integral_bits = 0;
+    for (std::size_t i = 0; i < ts.rows.size(); ++i) {
+        const double t = number(ts.rows[i], "time_us");
+        if (i < 10) CHECK(t == Approx(1000.0 * (i + 1)));
+        CHECK(t > t_prev);
+        integral_bits += number(ts.rows[i], "throughput_gbps") * 1e9 * (t - t_prev) * 1e-6;
+        CHECK(number(ts.rows[i], "link_util_max") <= 1.0);
+        t_prev = t;
+    }
+    const double bytes = number(s2.rows[0], "bytes_delivered");
+    CHECK(number(ts.rows.back(), "bytes_delivered") == bytes);
+    CHECK(integral_bits == Approx(bytes * 8).epsilon(1e-3));   // the intervals' throughputs add up
+    CHECK(t_prev <= number(s2.rows[0], "sim_seconds") * 1e6 + 1e-6);
+    // The report draws it.
+    const std::string html = slurp(tmp.path() / "sampled" / "report.html");
+    CHECK(contains(html, "<section id=\"timeseries\">"));
+    CHECK(contains(html, "polyline"));
+    // The directory is still a run's output: a later run may replace it.
+    r = run_exe({"run", "--workload.total-bytes=64KiB", "--out", "sampled", "-q"}, tmp.path());
+    CHECK(r.status == 0);
+    CHECK(!fs::exists(tmp.path() / "sampled" / "timeseries.csv"));
+}
+
+TEST_CASE("a sample interval shorter than the quantum, or malformed, is refused", "[cli][errors][timeseries]") {
+    TempDir tmp;
+    for (const char* bad : {"--sample-interval=100ns", "--sample-interval=fast", "--sample-interval=0us"}) {
+        const Result r = run_exe({"run", bad, "--out", "o"}, tmp.path());
+        INFO(bad << ": " << describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "--sample-interval"));
+        CHECK(!fs::exists(tmp.path() / "o"));
+    }
+    // A run that fails still has its samples, the last where it stopped.
+    const Result r = run_exe({"run", "--sim.time-limit=5ms", "--sample-interval=1ms", "--out", "o", "-q"}, tmp.path());
+    CHECK(r.status == 1);
+    const Table ts = read_table(tmp.path() / "o" / "timeseries.csv");
+    REQUIRE(!ts.rows.empty());
+    CHECK(number(ts.rows.back(), "time_us") <= 5000);
 }
 
 TEST_CASE("a time-limit failure says when it failed: at the limit, in units", "[cli][run]") {

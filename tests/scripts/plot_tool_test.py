@@ -170,6 +170,23 @@ def main():
               "--logx", "--logy", "--where", "workload.window=1", "--facet", "workload.window"),
              "named more than once"),
         ]
+        # A run's time series (--sample-interval): its columns against
+        # time_us, the plots beside the run (the run stays a run's output).
+        run = os.path.join(tmp, "sampled")
+        r = subprocess.run([exe, "run", "--sample-interval=1ms", "--out", run, "-q"], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("run --sample-interval exited %d: %s" % (r.returncode, r.stderr))
+        p = plot(script, run, "throughput_gbps", "free_mib")
+        if p.returncode != 0:
+            fail("plot of a time series exited %d: %s" % (p.returncode, p.stderr))
+        series_csv = os.path.join(run + "-plots", "throughput_gbps_vs_time_us.csv")
+        rows = read_csv(series_csv)
+        samples = read_csv(os.path.join(run, "timeseries.csv"))
+        if [float(x["y"]) for x in rows] != [float(x["throughput_gbps"]) for x in samples]:
+            fail("the plotted time series is not timeseries.csv's throughput_gbps")
+        check_png(os.path.join(run + "-plots", "throughput_gbps_vs_time_us.png"))
+        if os.path.exists(os.path.join(run, "plots")):
+            fail("plotting a run's time series wrote into the run's directory")
         for args, message in cases:
             p = plot(script, *(list(args) + ["--out", bad_out]))
             if p.returncode != 2:
