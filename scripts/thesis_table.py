@@ -9,7 +9,10 @@ table is the block between `<!-- BEGIN THESIS TABLE -->` and `<!-- END THESIS
 TABLE -->` in README.md: one row per buffer state and strategy, one column
 per message size, each cell the end-to-end throughput (`throughput_gbps`, the
 headline) and, in parentheses, the throughput from the first post
-(`post_window_throughput_gbps`), in Gb/s to three significant digits. The
+(`post_window_throughput_gbps`), in Gb/s to three significant digits; and
+the block between `<!-- BEGIN THESIS ENERGY TABLE -->` and its END: the
+energy per byte delivered at 64 KiB (`energy_nj_per_byte`, and in
+parentheses the cores' share, `energy_cpu_nj_per_byte`). The
 simulation is deterministic, so a table that differs from a fresh run is out
 of date: the ctest `thesis_table` runs the experiment and --check.
 """
@@ -68,6 +71,32 @@ def table(rows):
     return "\n".join(lines) + "\n"
 
 
+ENERGY_BLOCK = re.compile(r"(<!-- BEGIN THESIS ENERGY TABLE -->\n)(.*?)(<!-- END THESIS ENERGY TABLE -->)", re.S)
+ENERGY_SIZE = "64KiB"
+# (row label, sweep label) x strategies: nJ per byte delivered, in all and of the cores.
+ENERGY_ROWS = [("cold", "cold"), ("warm", "warm"), ("pressure", "pressure")]
+ENERGY_STRATEGIES = [("fault-tolerant", "touch-ahead"), ("pin", None), ("pin-static", None),
+                     ("pin-deferred", None), ("prefault", None)]
+
+
+def energy_table(rows):
+    head = ("| nJ per byte, 64 KiB messages, THP never: all (cores) | " +
+            " | ".join(s if p is None else f"{s} {p}" for s, p in ENERGY_STRATEGIES) + " |")
+    lines = [head, "|---|" + "---:|" * len(ENERGY_STRATEGIES)]
+    for label, sweep in ENERGY_ROWS:
+        cells = []
+        for strategy, policy in ENERGY_STRATEGIES:
+            hit = [r for r in rows if r.get("label") == sweep and r.get("strategy") == strategy
+                   and r.get("vm.thp") == "never" and r.get("workload.message-size") == ENERGY_SIZE
+                   and (policy is None or r.get("fault-lib.policy") in (policy, ""))]
+            if len(hit) != 1:
+                sys.exit(f"thesis_table: {len(hit)} rows for {label}, {strategy} (expected 1)")
+            r = hit[0]
+            cells.append(f"{sig3(r['energy_nj_per_byte'])} ({sig3(r['energy_cpu_nj_per_byte'])})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results")
@@ -81,17 +110,27 @@ def main():
     m = BLOCK.search(text)
     if not m:
         sys.exit(f"thesis_table: no <!-- BEGIN THESIS TABLE --> block in {args.readme}")
-    fresh = table(rows)
+    e = ENERGY_BLOCK.search(text)
+    if not e:
+        sys.exit(f"thesis_table: no <!-- BEGIN THESIS ENERGY TABLE --> block in {args.readme}")
+    blocks = sorted([(m, table(rows)), (e, energy_table(rows))], key=lambda b: b[0].start(2))
     if args.check:
-        if m.group(2) != fresh:
-            print(f"thesis_table: {args.readme}'s table differs from {args.results}:\n--- quoted\n{m.group(2)}"
-                  f"--- measured\n{fresh}", file=sys.stderr)
+        stale = [fresh for block, fresh in blocks if block.group(2) != fresh]
+        for block, fresh in blocks:
+            if block.group(2) != fresh:
+                print(f"thesis_table: a table in {args.readme} differs from {args.results}:\n--- quoted\n"
+                      f"{block.group(2)}--- measured\n{fresh}", file=sys.stderr)
+        if stale:
             return 1
-        print("thesis_table: the README's table is what the experiment prints")
+        print("thesis_table: the README's tables are what the experiment prints")
         return 0
+    out, at = [], 0
+    for block, fresh in blocks:
+        out += [text[at:block.start(2)], fresh]
+        at = block.end(2)
     with open(args.readme, "w") as f:
-        f.write(text[:m.start(2)] + fresh + text[m.end(2):])
-    print(f"thesis_table: rewrote the table in {args.readme}")
+        f.write("".join(out) + text[at:])
+    print(f"thesis_table: rewrote the tables in {args.readme}")
     return 0
 
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "models/userlib/buffer_guard.hpp"
+#include "energy.hpp"
 #include "system.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
@@ -355,6 +356,9 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         if (counter(stats, std::string(n.dma.name()) + ".bytes_received", out) > 0)
             ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
+    // Energy: no component below its static power over the run, no core
+    // busier than the run was long (src/energy.cpp).
+    for (const auto& d : energy_violations(energy_of(sys.config(), sys, stats))) out.push_back({"energy", d});
     // Routers: no input buffer ever held more flits than it has (the
     // upstream link's credits must keep it from overflowing).
     if (const std::uint64_t o = stats.sum_counters("router.buffer_overflows"))

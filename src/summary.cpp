@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include "energy.hpp"
 #include "system.hpp"
 #include "workloads/app.hpp"
 #include "workloads/cluster.hpp"
@@ -117,6 +118,7 @@ MetricRegistry build_summary_metrics() {
     BufferGuard::declare_metrics(reg);
     OverlapWorkload::declare_metrics(reg);
     FileserveWorkload::declare_metrics(reg);
+    declare_energy_metrics(reg);
     declare_host_metrics(reg);
     return reg;
 }
@@ -213,6 +215,10 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("link_util_mean", format_metric(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
     v.emplace_back("busiest_link", busiest);
     v.emplace_back("packet_hops", std::to_string(packet_hops));
+    // The whole system's energy, per byte every job delivered.
+    double all_bytes = 0;
+    for (const auto& w : sys.workloads()) all_bytes += static_cast<double>(w->log().bytes_delivered.value());
+    for (auto& kv : energy_columns(energy_of(cfg, sys, stats), all_bytes)) v.push_back(std::move(kv));
     v.emplace_back("peak_rss_mib", format_metric(peak_rss_mib(), 4));
     v.emplace_back("host_build_seconds", format_metric(build_seconds, 4));
     v.emplace_back("host_output_seconds", "");   // set when the outputs are written (run.cpp)

@@ -1,5 +1,7 @@
 #include "system.hpp"
 
+#include "models/power/power.hpp"
+
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "models/interconnect/exanet_packet.hpp"
@@ -79,6 +81,7 @@ void declare_all_params(ParamRegistry& reg) {
     SmmuDriver::declare_params(reg);
     FaultLibrary::declare_params(reg);
     MemoryHog::declare_params(reg);
+    PowerModel::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology,
@@ -581,7 +584,7 @@ Topology System::topology_from(const Config& c) {
 }
 
 System::System(const SimContext& ctx)
-    : topology_(topology_from(ctx.config)), time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
+    : config_(&ctx.config), topology_(topology_from(ctx.config)), time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);

@@ -200,6 +200,8 @@ public:
     explicit System(const SimContext& ctx);
 
     std::size_t size() const { return nodes_.size(); }
+    // The configuration the system was built from.
+    const Config& config() const { return *config_; }
     const Topology& topology() const { return topology_; }
     // Node i's name (its statistics' and trace group's prefix): "node2" on
     // one QFDB, "x1y0z2f3" on a mezzanine or torus.
@@ -241,6 +243,7 @@ private:
     void check_files(const Config& c) const;
     // Every node of a board reaches the board's SSD (share_files).
     void share_files(const SimContext& ctx);
+    const Config* config_;
     PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
     Topology topology_;
     std::vector<std::unique_ptr<Node>> nodes_;

@@ -113,6 +113,17 @@ TEST_CASE("invariants: a credit buffer holding more than it has is caught", "[in
     CHECK(fired(v, "credit-overflow"));
 }
 
+TEST_CASE("invariants: cores busier than the run was long are caught by the energy check", "[invariants]") {
+    SystemSim s(kSmall);
+    s.run();
+    REQUIRE(s.finished());
+    const RunFigures f = figures(s);
+    CHECK_FALSE(fired(check_invariants(*s.sys, s.stats, f), "energy"));
+    // The two nodes' eight cores had 8 x the run; claim ten times the run busy.
+    scalar(s, "node0.cpu.cores_busy_time").set(10 * sc_core::sc_time_stamp().to_seconds() * 1e6);
+    CHECK(fired(check_invariants(*s.sys, s.stats, f), "energy"));
+}
+
 TEST_CASE("invariants: throughput above the receivers' payload ceiling is caught", "[invariants]") {
     SystemSim s(kSmall);
     s.run();
