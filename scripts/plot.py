@@ -14,8 +14,11 @@ time_us the x axis; figures go beside it, RUN-plots). METRIC is a summary column
 `label`, or a text column such as `strategy`. One line per value of the
 --group keys, one panel per value of the --facet keys (rows, columns). Every
 other swept key must take one value per line: fix it with --where or group by
-it; two points on one (panel, line, x) are refused, never averaged. Points
-whose status is not ok are left out (said on stderr).
+it; two points on one (panel, line, x) are refused, never averaged, except
+replications (`[sweep] replications`: points that differ only in sim.seed),
+whose mean is drawn with its 95 % confidence interval as an error bar (the
+same figures as the sweep's aggregate.csv). Points whose status is not ok are
+left out (said on stderr).
 
 Writes, for each metric, DIR/METRIC_vs_KEY.png, .svg and .csv (the plotted
 numbers: facet keys, x, x_value, group, y, point); with --subplots, one figure

@@ -19,6 +19,7 @@
 #include "core/output_dir.hpp"
 #include "core/params.hpp"
 #include "core/sweep.hpp"
+#include "models/common/noise.hpp"
 #include "run.hpp"
 #include "summary.hpp"
 #include "system.hpp"
@@ -93,6 +94,8 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
     po::positional_options_description pos;
     pos.add("sweep-file", -1);
     vrdmasim::SweepOptions o;
+    // Replications need a variation source (models/common/noise.hpp).
+    o.varies = [](const vrdmasim::Config& c) { return vrdmasim::NoiseParams::any(c); };
     bool list_points = false, shard_given = false;
     try {
         po::variables_map vm;
@@ -128,7 +131,7 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
             throw vrdmasim::ConfigError("only one sweep file may be given (got " + files[0] + " and " + files[1] + ")");
         o.sweep_file = files[0];
         if (list_points) {
-            const vrdmasim::SweepPlan plan = vrdmasim::plan_sweep(reg, o.sweep_file);
+            const vrdmasim::SweepPlan plan = vrdmasim::plan_sweep(reg, o.sweep_file, o.varies);
             for (const auto& p : plan.points) {
                 std::cout << p.id;
                 for (const auto& kv : p.assignment) std::cout << " " << kv.first << "=" << kv.second;

@@ -82,6 +82,7 @@ void declare_all_params(ParamRegistry& reg) {
     FaultLibrary::declare_params(reg);
     MemoryHog::declare_params(reg);
     PowerModel::declare_params(reg);
+    NoiseParams::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology,

@@ -1,5 +1,8 @@
 #include "workloads/app.hpp"
 
+#include "core/sim_params.hpp"
+#include "models/common/noise.hpp"
+
 #include "core/format.hpp"
 
 #include <algorithm>
@@ -80,8 +83,9 @@ NodeParams::NodeParams()
                     .range("1", "16")) {}
 
 void App::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<NodeParams>().set);   // first: section rdma continues with the Registrar's
-    reg.add(params_of<AppParams>().set);
+    NoiseParams::declare_params(reg);       // before rdma: nothing may come between its two halves
+    reg.add(params_of<NodeParams>().set);
+    reg.add(params_of<AppParams>().set);    // last: section rdma continues with the Registrar's
 }
 
 App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
@@ -189,6 +193,13 @@ void App::wait_until(const std::function<bool()>& done, sc_core::sc_event& ev) {
 
 void App::run() {
     if (!started_) sc_core::wait(start_ev_.get());
+    // noise.start-skew: this process's launch comes a little after the others'.
+    const sc_time skew = ctx_.config[params_of<NoiseParams>().start_skew];
+    if (skew > sc_core::SC_ZERO_TIME) {
+        NoiseStream draw(static_cast<std::uint64_t>(ctx_.config[params_of<SimParams>().seed]), "start-skew:" + group_, 0);
+        const sc_time delay = skew * draw.uniform();
+        if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+    }
     if (program) program(*this);
     qk_.sync();
 }

@@ -1,5 +1,7 @@
 #include "models/os/cpu.hpp"
 
+#include "core/sim_params.hpp"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -16,6 +18,7 @@ CpuParams::CpuParams()
 
 void CpuCores::declare_params(ParamRegistry& reg) {
     reg.add(params_of<CpuParams>().set);
+    NoiseParams::declare_params(reg);
 }
 
 void CpuCores::declare_metrics(MetricRegistry& reg) {
@@ -30,6 +33,10 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
     : ctx_(ctx),
       prefix_(prefix),
       hz_(ctx.config[params_of<CpuParams>().clock]),
+      jitter_(ctx.config[params_of<NoiseParams>().cpu_jitter]),
+      // sim.seed read only when there is noise to draw (model tests declare no sim section).
+      noise_(jitter_ > 0 ? static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]) : 0,
+             "cpu-jitter:" + prefix, 0),
       total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
                                       "CPU time spent on all cores, every activity (sum of <activity>.busy_time)")),
       free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME) {
@@ -79,6 +86,8 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
             core = k;
         }
     }
+    // OS noise (noise.cpu-jitter): the core is not all this work's.
+    if (jitter_ > 0) duration = duration * (1.0 + 2.0 * jitter_ * noise_.uniform());
     const sc_time end = start + duration;
     free_at_[core] = end;
 

@@ -15,6 +15,7 @@
 #include <systemc>
 
 #include "core/context.hpp"
+#include "models/common/noise.hpp"
 
 namespace vrdmasim {
 
@@ -84,6 +85,8 @@ private:
     const SimContext& ctx_;
     std::string prefix_;
     double hz_;
+    double jitter_;        // noise.cpu-jitter (0: none)
+    NoiseStream noise_;    // its draws, this node's own stream
     Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
     std::vector<sc_core::sc_time> free_at_;
     std::vector<Tracer::Track> tracks_;

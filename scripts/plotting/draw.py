@@ -91,11 +91,12 @@ def write_csv(path, series):
     has it, and the point id."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(series.facets + ["x", "x_value", "group", "y", "point"])
+        replicated = any(p.yerr is not None for p in series.points)
+        w.writerow(series.facets + ["x", "x_value", "group", "y", "point"] + (["ci95", "n"] if replicated else []))
         for p in sorted(series.points, key=lambda p: _order(series, p)):
             facet = p.facet.split(", ") if series.facets else []
             w.writerow(facet + [p.x.text, "" if p.x.number is None else "%.17g" % p.x.number,
-                                p.group, p.y_text, p.point])
+                                p.group, p.y_text, p.point] + (["%.9g" % p.yerr, p.n] if replicated else []))
 
 
 def _order(series, p):
@@ -117,9 +118,14 @@ def draw_panel(ax, series, facet, xscale, yscale, title, legend=True):
         if not pts:
             continue
         xs = [categories.index(p.x.text) if xscale is None else p.x.number for p in pts]
-        # The same colour and marker for a line in every panel.
-        ax.plot(xs, [p.y for p in pts], marker=MARKERS[n % len(MARKERS)], color="C%d" % (n % 10),
-                label=g if series.groups else None)
+        # The same colour and marker for a line in every panel; replications
+        # averaged carry their 95 % confidence interval as an error bar.
+        if any(p.yerr is not None for p in pts):
+            ax.errorbar(xs, [p.y for p in pts], yerr=[p.yerr or 0 for p in pts], marker=MARKERS[n % len(MARKERS)],
+                        color="C%d" % (n % 10), capsize=3, label=g if series.groups else None)
+        else:
+            ax.plot(xs, [p.y for p in pts], marker=MARKERS[n % len(MARKERS)], color="C%d" % (n % 10),
+                    label=g if series.groups else None)
         drawn = True
     if not drawn:
         ax.text(0.5, 0.5, "no point", ha="center", va="center", transform=ax.transAxes)

@@ -11,11 +11,28 @@ from .results import BOOKKEEPING, InputError, Value, axis_kind, number, unit_of
 NOT_SET = "(not set)"   # a key column left empty: a merged file whose sweep fixed that key
 
 
-class Point:
-    __slots__ = ("facet", "group", "x", "y", "y_text", "point")
+REPLICATION_KEY = "sim.seed"   # [sweep] replications sweeps it: its points are replications, averaged
+T95 = [0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+       2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+       2.042]
 
-    def __init__(self, facet, group, x, y, y_text, point):
+
+class Point:
+    __slots__ = ("facet", "group", "x", "y", "y_text", "point", "yerr", "n")
+
+    def __init__(self, facet, group, x, y, y_text, point, yerr=None, n=1):
         self.facet, self.group, self.x, self.y, self.y_text, self.point = facet, group, x, y, y_text, point
+        self.yerr, self.n = yerr, n   # replications: the 95 % confidence half-width of the mean, and how many
+
+
+def mean_ci95(values):
+    """Mean and the half-width of its 95 % confidence interval (Student's t)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    sd = (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5
+    return mean, (T95[n - 1] if n - 1 < len(T95) else 1.96) * sd / n ** 0.5
 
 
 class Series:
@@ -115,6 +132,11 @@ def build(results, metric, x, groups, facets, where, units, check_keys=None):
     # Keys not on an axis, not a line, not a panel, not fixed: each must be
     # one value per line, or the line would join points that differ in it.
     used = set(named)
+    # Replications ([sweep] replications: sim.seed swept) are averaged: the
+    # mean with its 95 % confidence interval, drawn as an error bar.
+    replicated = REPLICATION_KEY in results.swept_keys and REPLICATION_KEY not in used
+    if replicated:
+        used.add(REPLICATION_KEY)
     for k in (results.swept_keys if check_keys is None else check_keys):
         if k in used:
             continue
@@ -140,6 +162,13 @@ def build(results, metric, x, groups, facets, where, units, check_keys=None):
             raise InputError("metric %s of point %s is %r, not a number" % (metric, r.get("point", "?"), text))
         p = Point(_label(r, facets), _label(r, groups), Value(r.get(x, "")), y, text, r.get("point", ""))
         where_at = (p.facet, p.group, p.x.number if x_kind != "text" else p.x.text)
+        if replicated and where_at in seen:
+            seen[where_at].append(p)
+            continue
+        if replicated:
+            seen[where_at] = [p]
+            points.append(p)
+            continue
         if where_at in seen:
             other = seen[where_at]
             differ = [c for c in results.header if c not in BOOKKEEPING and c not in results.metrics
@@ -151,6 +180,17 @@ def build(results, metric, x, groups, facets, where, units, check_keys=None):
                 else "they do not differ in any key (the same point twice?)"))
         seen[where_at] = r
         points.append(p)
+    if replicated:
+        merged = []
+        for p in points:
+            reps = seen[(p.facet, p.group, p.x.number if x_kind != "text" else p.x.text)]
+            mean, half = mean_ci95([q.y for q in reps])
+            merged.append(Point(p.facet, p.group, p.x, mean, "%.9g" % mean, "+".join(q.point for q in reps),
+                                half, len(reps)))
+        points = merged
+        counts = sorted({p.n for p in points})
+        notes.append("replications averaged (%s per point): error bars are 95 %% confidence intervals of the mean"
+                     % "/".join(str(c) for c in counts))
     if empty:
         notes.append("%d ok point(s) without a value of %s left out (%s)" % (
             len(empty), metric, ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")))

@@ -3,6 +3,7 @@
 #include "core/sweep.hpp"
 
 #include "core/csv.hpp"
+#include "core/metrics.hpp"
 #include "core/output_dir.hpp"
 #include "core/params.hpp"
 
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdlib>
@@ -355,7 +357,8 @@ pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
 // ---------------------------------------------------------------------------
 // Planning
 
-SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
+SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
+                     const std::function<bool(const Config&)>& varies) {
     struct Entry {
         std::string name;
         std::vector<std::string> values;
@@ -369,6 +372,7 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
     std::vector<Entry> entries;
     std::vector<Base> bases;
     std::string label;
+    int replications = 1, replications_line = 0;
     const fs::path dir = fs::path(sweep_file).parent_path();
     auto where = [&](int l) { return sweep_file + ":" + std::to_string(l); };
 
@@ -389,9 +393,18 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
                 label = value;
                 continue;
             }
+            if (key == "replications") {
+                if (value.empty() || value.size() > 4 || value.find_first_not_of("0123456789") != std::string::npos ||
+                    std::stoi(value) < 1 || std::stoi(value) > 1000)
+                    throw ConfigError(where(lineno) + ": sweep.replications = '" + clip_for_message(value) +
+                                      "': a whole number from 1 to 1000");
+                replications = std::stoi(value);
+                replications_line = lineno;
+                continue;
+            }
             if (key != "base")
                 throw ConfigError(where(lineno) + ": unknown key '" + clip_for_message(name) +
-                                  "' in [sweep] (the keys allowed there are 'base' and 'label')");
+                                  "' in [sweep] (the keys allowed there are 'base', 'label' and 'replications')");
             std::istringstream ss(value);
             std::string p;
             while (ss >> p) {
@@ -453,6 +466,22 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
             cfg.set(e.name, e.values[0], where(e.line));
             plan.fixed.emplace_back(e.name, e.values[0]);
         }
+    // Replications: sim.seed swept last, from the seed the points would have.
+    if (replications > 1) {
+        for (const auto& e : entries)
+            if (e.name == "sim.seed")
+                throw ConfigError(where(e.line) + ": sim.seed is set here and sweep.replications (line " +
+                                  std::to_string(replications_line) +
+                                  ") gives each replication its own seed: set one of them");
+        Entry seeds;
+        seeds.name = "sim.seed";
+        seeds.list = true;
+        seeds.line = replications_line;
+        const long long base = cfg.integer("sim.seed");
+        for (int k = 0; k < replications; ++k) seeds.values.push_back(std::to_string(base + k));
+        entries.push_back(std::move(seeds));
+    }
+    plan.replications = replications;
     std::vector<const Entry*> swept;
     std::size_t total = 1;
     for (const auto& e : entries)
@@ -484,9 +513,31 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file) {
         p.id = make_point_id(p.index, std::move(all));
         plan.points.push_back(std::move(p));
     }
+    // Replications of a point that nothing varies would be copies: refuse,
+    // naming the first such point (every point's own configuration).
+    if (replications > 1) {
+        for (const auto& p : plan.points) {
+            Config c(reg);
+            for (const auto& b : plan.base_configs) c.apply_file(b);
+            for (const auto& kv : plan.fixed) c.set(kv.first, kv.second, "sweep");
+            for (const auto& kv : p.assignment) c.set(kv.first, kv.second, "sweep");
+            if (!varies || !varies(c)) {
+                std::string what;
+                for (const auto& kv : p.assignment)
+                    if (kv.first != "sim.seed") what += (what.empty() ? "" : ", ") + kv.first + " = " + kv.second;
+                throw ConfigError(where(replications_line) + ": sweep.replications = " +
+                                  std::to_string(replications) + ", but no variation source is on" +
+                                  (what.empty() ? std::string() : " at the point " + what) +
+                                  ": the simulation is deterministic, so every seed would give the same figures "
+                                  "and a confidence interval of width 0. Turn one on (noise.start-skew, "
+                                  "noise.cpu-jitter: `vrdmasim params noise`)");
+            }
+        }
+    }
     // The plan's fingerprint: what the points run (the base configs'
     // contents, which their ids do not cover), the label and every id.
     std::string text = "label=" + plan.label + "\n";
+    if (plan.replications > 1) text += "replications=" + std::to_string(plan.replications) + "\n";
     for (const auto& b : plan.base_configs) {
         std::ifstream in(b, std::ios::binary);
         text += "base=" + b + "\n" + std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) +
@@ -614,7 +665,7 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
 
     SweepPlan plan;
     try {
-        plan = plan_sweep(reg, opts.sweep_file);
+        plan = plan_sweep(reg, opts.sweep_file, opts.varies);
     } catch (const ConfigError& e) {
         return fail(e.what());
     }
@@ -783,6 +834,16 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     auto publish = [&]() {
         write_results(own_results, plan, shard_points, records);
         if (sharded) in_results = compose_shards(out, shards_dir, opts.shard_count);
+        if (plan.replications > 1) {
+            // Each point's replications: mean, sd, 95 % CI (aggregate.csv).
+            try {
+                const std::string text = aggregate_replications(plan, read_csv_file(results_path));
+                const std::string err = write_file_atomically(out / "aggregate.csv", text);
+                if (!err.empty()) std::cerr << "vrdmasim: warning: " << err << "\n";
+            } catch (const std::exception& e) {
+                std::cerr << "vrdmasim: warning: aggregate.csv not updated: " << e.what() << "\n";
+            }
+        }
     };
     publish();
 
@@ -989,6 +1050,112 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
 
     if (interrupted) return 128 + SIGINT;   // as a shell reports a Ctrl-C'd command
     return ok == total ? 0 : 1;
+}
+
+// ---------------------------------------------------------------------------
+// Replications
+
+namespace {
+
+// Student's t, two-sided 95 %, for df degrees of freedom (1.96 past 30).
+double t95(std::size_t df) {
+    static const double t[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                               2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    return df < sizeof t / sizeof t[0] ? t[df] : 1.960;
+}
+
+bool parse_number(const std::string& s, double& v) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    v = std::strtod(s.c_str(), &end);
+    return end && *end == '\0' && std::isfinite(v);
+}
+
+}  // namespace
+
+std::string aggregate_replications(const SweepPlan& plan, const std::vector<std::vector<std::string>>& results) {
+    if (results.empty()) throw ConfigError("results.csv is empty");
+    const CsvRow& h = results[0];
+    auto col = [&](const std::string& name) -> long {
+        const auto it = std::find(h.begin(), h.end(), name);
+        return it == h.end() ? -1 : static_cast<long>(it - h.begin());
+    };
+    const long c_status = col("status"), c_seed = col("sim.seed");
+    if (c_status < 0 || c_seed < 0) throw ConfigError("results.csv has no status or sim.seed column");
+    // The point's keys (all swept keys but the seed), and the metrics: every
+    // column after error.
+    std::vector<long> keys;
+    if (col("label") >= 0) keys.push_back(col("label"));
+    for (const auto& k : plan.swept_keys)
+        if (k != "sim.seed" && col(k) >= 0) keys.push_back(col(k));
+    const long c_error = col("error");
+    std::vector<long> metrics;
+    for (long c = c_error + 1; c < static_cast<long>(h.size()); ++c) metrics.push_back(c);
+    struct Group {
+        std::vector<std::string> key;
+        std::size_t runs = 0;
+        std::vector<const CsvRow*> ok;
+    };
+    std::vector<Group> groups;
+    std::map<std::vector<std::string>, std::size_t> at;
+    for (std::size_t i = 1; i < results.size(); ++i) {
+        const CsvRow& r = results[i];
+        if (r.size() != h.size()) continue;
+        std::vector<std::string> key;
+        for (long c : keys) key.push_back(r[static_cast<std::size_t>(c)]);
+        auto [it, fresh] = at.emplace(key, groups.size());
+        if (fresh) groups.push_back({key, 0, {}});
+        Group& g = groups[it->second];
+        ++g.runs;
+        if (r[static_cast<std::size_t>(c_status)] == "ok") g.ok.push_back(&r);
+    }
+    std::ostringstream os;
+    CsvRow head;
+    for (long c : keys) head.push_back(h[static_cast<std::size_t>(c)]);
+    head.push_back("replications");
+    head.push_back("replications_ok");
+    for (long c : metrics) {
+        head.push_back(h[static_cast<std::size_t>(c)]);
+        head.push_back(h[static_cast<std::size_t>(c)] + "_sd");
+        head.push_back(h[static_cast<std::size_t>(c)] + "_ci95");
+    }
+    write_csv_row(os, head);
+    for (const Group& g : groups) {
+        CsvRow row = g.key;
+        row.push_back(std::to_string(g.runs));
+        row.push_back(std::to_string(g.ok.size()));
+        for (long c : metrics) {
+            std::vector<double> v;
+            bool numeric = !g.ok.empty();
+            for (const CsvRow* r : g.ok) {
+                double x = 0;
+                if (parse_number((*r)[static_cast<std::size_t>(c)], x)) v.push_back(x);
+                else numeric = false;
+            }
+            if (!numeric) {
+                // Text (or a figure some replication lacks): its value when
+                // every replication agrees, else nothing.
+                std::string same = g.ok.empty() ? "" : (*g.ok[0])[static_cast<std::size_t>(c)];
+                for (const CsvRow* r : g.ok)
+                    if ((*r)[static_cast<std::size_t>(c)] != same) same.clear();
+                row.insert(row.end(), {same, "", ""});
+                continue;
+            }
+            const double n = static_cast<double>(v.size());
+            double mean = 0;
+            for (double x : v) mean += x;
+            mean /= n;
+            double ss = 0;
+            for (double x : v) ss += (x - mean) * (x - mean);
+            const double sd = v.size() > 1 ? std::sqrt(ss / (n - 1)) : 0.0;
+            row.push_back(format_metric(mean, 9));
+            row.push_back(v.size() > 1 ? format_metric(sd, 6) : "");
+            row.push_back(v.size() > 1 ? format_metric(t95(v.size() - 1) * sd / std::sqrt(n), 6) : "");
+        }
+        write_csv_row(os, row);
+    }
+    return os.str();
 }
 
 // ---------------------------------------------------------------------------

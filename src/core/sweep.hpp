@@ -61,6 +61,7 @@
 
 namespace vrdmasim {
 
+class Config;
 class ParamRegistry;
 
 struct SweepOptions {
@@ -71,6 +72,10 @@ struct SweepOptions {
     int shard_index = 0;            // I of --shard I/N
     int shard_count = 1;            // N of --shard I/N
     bool progress = false;          // print done/total, elapsed, ETA on stderr ('\r' updates)
+    // Whether a point's configuration has a variation source on (so that
+    // its replications differ): given by the caller, who knows the models
+    // (`[sweep] replications` is refused without it).
+    std::function<bool(const Config&)> varies;
 };
 
 struct SweepPoint {
@@ -86,6 +91,9 @@ struct SweepPlan {
     std::vector<std::string> swept_keys;         // in file order
     std::vector<SweepPoint> points;              // all points, all shards
     std::string fingerprint;                     // 16 hex digits: bases' contents, label, point ids
+    // [sweep] replications = N: each point of the other keys run with N
+    // seeds, sim.seed the last swept key (base seed, base + 1, ...).
+    int replications = 1;
 };
 
 // The shard a process of a Slurm array or an MPI job runs when --shard is not
@@ -108,7 +116,21 @@ ShardFromEnv shard_from_environment(const std::function<const char*(const char*)
 // range; base configs must exist and be valid. Throws ConfigError naming the
 // file, line, key and value. "sweep.base" and "sweep.label" (one value, no
 // commas) are the only keys allowed in [sweep].
-SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file);
+//
+// [sweep] replications = N (1 to 1000) runs every point with N seeds: it
+// adds sim.seed as the last swept key. With N > 1 every point must have a
+// variation source on (`varies`, see SweepOptions): a deterministic
+// simulation gives the same figures for every seed, and a confidence
+// interval of zero width would be a lie. Setting sim.seed too is refused.
+SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
+                     const std::function<bool(const Config&)>& varies = nullptr);
+
+// With replications: one row per point of the other keys (aggregate.csv),
+// each metric of the ok replications as its mean, `<metric>_sd` (sample
+// standard deviation) and `<metric>_ci95` (half-width of the 95 %
+// confidence interval of the mean, Student's t); `replications` and
+// `replications_ok` count them. Returns the text of the CSV.
+std::string aggregate_replications(const SweepPlan& plan, const std::vector<std::vector<std::string>>& results);
 
 // Run the sweep. Returns the process exit status: 0 if every point of the
 // shard is done and ok, 1 if any point failed or mismatched (others still

@@ -1893,6 +1893,62 @@ TEST_CASE("Ctrl-C during a sweep records the running points as interrupted, and 
     for (const auto& row : after.rows) CHECK(row.at("status") == "ok");
 }
 
+TEST_CASE("replications: each point with several seeds, aggregate.csv with mean, sd and 95 % CI",
+          "[cli][sweep][replications]") {
+    TempDir tmp;
+    // A variation source on: OS noise on the cores, a launcher's skew.
+    spit(tmp.path() / "r.ini",
+         "[sweep]\nreplications = 3\n[noise]\ncpu-jitter = 0.05\nstart-skew = 20us\n"
+         "[workload]\nmessage-size = 4KiB, 64KiB\ntotal-bytes = 256KiB\n");
+    Result r = run_exe({"sweep", "r.ini", "--jobs", "2", "--out", "s"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table res = read_table(tmp.path() / "s" / "results.csv");
+    REQUIRE(res.rows.size() == 6);
+    const Table agg = read_table(tmp.path() / "s" / "aggregate.csv");
+    REQUIRE(agg.rows.size() == 2);
+    for (const auto& row : agg.rows) {
+        CHECK(row.at("replications") == "3");
+        CHECK(row.at("replications_ok") == "3");
+        CHECK(number(row, "throughput_gbps_ci95") > 0);   // the seeds differ
+        CHECK(number(row, "throughput_gbps_sd") > 0);
+    }
+    // The mean is the replications' mean.
+    double sum = 0;
+    for (const auto& row : res.rows)
+        if (row.at("workload.message-size") == "4KiB") sum += number(row, "throughput_gbps");
+    CHECK(number(agg.rows[0], "throughput_gbps") == Approx(sum / 3).epsilon(1e-6));
+    // Without a variation source: refused, saying why, nothing written.
+    spit(tmp.path() / "q.ini", "[sweep]\nreplications = 3\n[workload]\ntotal-bytes = 256KiB\n");
+    r = run_exe({"sweep", "q.ini", "--out", "q"}, tmp.path());
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "no variation source is on"));
+    CHECK(!fs::exists(tmp.path() / "q"));
+}
+
+TEST_CASE("variation sources: the same seed gives the same figures, another seed others, and off by default no seed moves a figure",
+          "[cli][run][replications]") {
+    TempDir tmp;
+    const std::vector<std::string> noisy{"--noise.cpu-jitter=0.05", "--noise.start-skew=20us",
+                                         "--workload.total-bytes=256KiB"};
+    auto summary_of = [&](const std::vector<std::string>& extra, const std::string& out) {
+        const Result r = run_exe(cat(cat({"run", "--out", out, "-q"}, noisy), extra), tmp.path());
+        REQUIRE(r.status == 0);
+        return read_table(tmp.path() / out / "summary.csv");
+    };
+    const Table a = summary_of({"--sim.seed=1"}, "a"), b = summary_of({"--sim.seed=1"}, "b"),
+                c = summary_of({"--sim.seed=2"}, "c");
+    CHECK(without_columns(a, kHostColumns) == without_columns(b, kHostColumns));
+    CHECK(number(a.rows[0], "end_to_end_us") != number(c.rows[0], "end_to_end_us"));
+    // Off: another seed changes no timing.
+    const Result d1 = run_exe({"run", "--out", "d1", "-q", "--sim.seed=1", "--workload.total-bytes=256KiB"}, tmp.path());
+    const Result d2 = run_exe({"run", "--out", "d2", "-q", "--sim.seed=2", "--workload.total-bytes=256KiB"}, tmp.path());
+    REQUIRE(d1.status == 0);
+    REQUIRE(d2.status == 0);
+    CHECK(number(read_table(tmp.path() / "d1" / "summary.csv").rows[0], "end_to_end_us") ==
+          number(read_table(tmp.path() / "d2" / "summary.csv").rows[0], "end_to_end_us"));
+}
+
 TEST_CASE("bad sweep files and options exit 2 and create nothing", "[cli][sweep][errors]") {
     TempDir tmp;
     spit(tmp.path() / "unknown.ini", "[workload]\nmessage-size = 4KiB, 16KiB\nwindw = 1, 2\n");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -755,4 +756,82 @@ TEST_CASE("sweep label: one value, set once", "[sweep]") {
         write_file(f, "[sweep]\nlabel = a\nlabel = b\n");
         REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("line 2"));
     }
+}
+
+// ---------------------------------------------------------------------------
+// Replications
+
+namespace {
+
+void declare_with_seed(ParamRegistry& reg) {
+    declare(reg);
+    ParamSet sim("sim", "the run");
+    sim.integer("seed", "1", "seed");
+    sim.real("noise", "0", "a variation source, for the test");
+    reg.add(sim);
+}
+
+bool noisy(const Config& c) { return c.real("sim.noise") > 0; }
+
+}  // namespace
+
+TEST_CASE("plan_sweep: replications sweep sim.seed last, and need a variation source", "[sweep][replications]") {
+    ParamRegistry reg;
+    declare_with_seed(reg);
+    TempDir dir;
+    write_file(dir / "r.ini", "[sweep]\nreplications = 3\n[sim]\nnoise = 0.1\nseed = 7\n[workload]\nwindow = 1, 2\n");
+    // sim.seed given as well: refused (it is the replications' key).
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "r.ini", noisy), Contains("set one of them"));
+    write_file(dir / "r.ini", "[sweep]\nreplications = 3\n[sim]\nnoise = 0.1\n[workload]\nwindow = 1, 2\n");
+    const SweepPlan plan = plan_sweep(reg, dir / "r.ini", noisy);
+    CHECK(plan.replications == 3);
+    CHECK(plan.swept_keys == std::vector<std::string>{"workload.window", "sim.seed"});
+    REQUIRE(plan.points.size() == 6);
+    CHECK(plan.points[0].assignment[1].second == "1");
+    CHECK(plan.points[2].assignment[1].second == "3");
+    CHECK(plan.points[3].assignment[0].second == "2");
+    // Without a variation source every seed gives the same figures: refused.
+    write_file(dir / "q.ini", "[sweep]\nreplications = 3\n[workload]\nwindow = 1, 2\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "q.ini", noisy), Contains("no variation source is on"));
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "q.ini"), Contains("no variation source is on"));
+    // On at one point only: the other is named.
+    write_file(dir / "h.ini", "[sweep]\nreplications = 2\n[sim]\nnoise = 0, 0.1\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "h.ini", noisy), Contains("at the point sim.noise = 0"));
+    for (const char* bad : {"0", "1001", "two", "-1"}) {
+        write_file(dir / "b.ini", std::string("[sweep]\nreplications = ") + bad + "\n[sim]\nnoise = 0.1\n");
+        REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "b.ini", noisy), Contains("a whole number from 1 to 1000"));
+    }
+}
+
+TEST_CASE("aggregate_replications: mean, sample sd and Student's t 95 % interval per metric", "[sweep][replications]") {
+    SweepPlan plan;
+    plan.swept_keys = {"workload.window", "sim.seed"};
+    plan.replications = 3;
+    const std::vector<std::vector<std::string>> results{
+        {"point", "workload.window", "sim.seed", "status", "exit_code", "error", "strategy", "gbps"},
+        {"p0", "1", "1", "ok", "0", "", "pin", "10"},
+        {"p1", "1", "2", "ok", "0", "", "pin", "12"},
+        {"p2", "1", "3", "ok", "0", "", "pin", "14"},
+        {"p3", "2", "1", "ok", "0", "", "pin", "5"},
+        {"p4", "2", "2", "failed", "1", "x", "", ""},
+        {"p5", "2", "3", "ok", "0", "", "pin", "7"},
+    };
+    std::istringstream in(aggregate_replications(plan, results));
+    const auto rows = read_csv(in);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0] == std::vector<std::string>{"workload.window", "replications", "replications_ok", "strategy",
+                                              "strategy_sd", "strategy_ci95", "gbps", "gbps_sd", "gbps_ci95"});
+    // 10, 12, 14: mean 12, sd 2, half-width t(0.975, 2) x 2 / sqrt(3) = 4.303 x 1.1547 = 4.96869.
+    CHECK(rows[1][0] == "1");
+    CHECK(rows[1][1] == "3");
+    CHECK(rows[1][2] == "3");
+    CHECK(rows[1][3] == "pin");
+    CHECK(std::stod(rows[1][6]) == Approx(12));
+    CHECK(std::stod(rows[1][7]) == Approx(2));
+    CHECK(std::stod(rows[1][8]) == Approx(4.303 * 2 / std::sqrt(3.0)).epsilon(1e-5));
+    // The failed replication is counted, not averaged: 5 and 7.
+    CHECK(rows[2][1] == "3");
+    CHECK(rows[2][2] == "2");
+    CHECK(std::stod(rows[2][6]) == Approx(6));
+    CHECK(std::stod(rows[2][8]) == Approx(12.706 * std::sqrt(2.0) / std::sqrt(2.0)).epsilon(1e-5));
 }

@@ -170,6 +170,24 @@ def main():
               "--logx", "--logy", "--where", "workload.window=1", "--facet", "workload.window"),
              "named more than once"),
         ]
+        # Replications: averaged, the error bar the 95 % CI aggregate.csv gives.
+        rep_ini = os.path.join(tmp, "rep.ini")
+        with open(rep_ini, "w") as f:
+            f.write("[sweep]\nreplications = 3\n[noise]\ncpu-jitter = 0.05\nstart-skew = 20us\n"
+                    "[workload]\nmessage-size = 4KiB, 64KiB\ntotal-bytes = 256KiB\n")
+        rep = os.path.join(tmp, "rep")
+        r = subprocess.run([exe, "sweep", rep_ini, "--out", rep, "--jobs", "2"], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail("replicated sweep exited %d: %s" % (r.returncode, r.stderr))
+        p = plot(script, rep, "throughput_gbps", "--x", "workload.message-size")
+        if p.returncode != 0 or "95 % confidence intervals" not in p.stderr:
+            fail("plot of replications: exit %d, stderr %s" % (p.returncode, p.stderr))
+        plotted = read_csv(os.path.join(rep, "plots", "throughput_gbps_vs_workload.message-size.csv"))
+        agg = read_csv(os.path.join(rep, "aggregate.csv"))
+        if len(plotted) != 2 or any(abs(float(a["ci95"]) - float(b["throughput_gbps_ci95"])) > 1e-6 * float(b["throughput_gbps"])
+                                    or abs(float(a["y"]) - float(b["throughput_gbps"])) > 1e-6 * float(b["throughput_gbps"])
+                                    for a, b in zip(plotted, agg)):
+            fail("the plotted means and error bars are not aggregate.csv's")
         # A run's time series (--sample-interval): its columns against
         # time_us, the plots beside the run (the run stays a run's output).
         run = os.path.join(tmp, "sampled")
