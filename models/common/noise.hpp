@@ -37,10 +37,15 @@ struct NoiseParams {
                               "every piece of software work on a core takes (1 + x) times as long, x uniform in "
                               "[0, 2 cpu-jitter] (mean cpu-jitter): OS noise (Hoefler et al., SC10: 0.1 % to a "
                               "few %); 0: none")
-                         .range("0", "1")) {}
+                         .range("0", "1")),
+          daemon_phase(set.boolean("daemon-phase", "false",
+                                   "the kernel's periodic daemons (khugepaged, kcompactd) start their first sleep at "
+                                   "a phase drawn uniformly from their period, as timers that began long before "
+                                   "the workload would; false: all at the start")) {}
     ParamSet set;
     TimeParam start_skew;
     RealParam cpu_jitter;
+    BoolParam daemon_phase;
     // Declared by every model that draws noise (once: a second call does nothing).
     static void declare_params(ParamRegistry& reg) {
         if (!reg.find(params_of<NoiseParams>().cpu_jitter.name())) reg.add(params_of<NoiseParams>().set);
@@ -49,7 +54,7 @@ struct NoiseParams {
     // same timing (the simulation is deterministic).
     static bool any(const Config& c) {
         const NoiseParams& p = params_of<NoiseParams>();
-        return c[p.start_skew] > sc_core::SC_ZERO_TIME || c[p.cpu_jitter] > 0;
+        return c[p.start_skew] > sc_core::SC_ZERO_TIME || c[p.cpu_jitter] > 0 || c[p.daemon_phase];
     }
 };
 

@@ -1,6 +1,8 @@
 #include "models/os/vm_daemons.hpp"
 
 #include "models/os/vm_params.hpp"
+#include "core/sim_params.hpp"
+#include "models/common/noise.hpp"
 
 namespace vrdmasim {
 
@@ -18,6 +20,11 @@ VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const 
       khugepaged_runs_(&ctx.stats.counter(prefix + ".khugepaged_runs", "", "khugepaged scan passes")),
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
     khugepaged_sleep_ = scan_sleep_;
+    if (ctx.config[params_of<NoiseParams>().daemon_phase]) {
+        NoiseStream phase(static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]), "daemon-phase:" + prefix, 0);
+        khugepaged_phase_ = phase.uniform();
+        kcompactd_phase_ = phase.uniform();
+    }
     vm_.set_low_memory([this] { kswapd_wake(); });
     vm_.set_io_wake([this](sc_time) { io_wake(); });
     SC_HAS_PROCESS(VmDaemons);
@@ -90,8 +97,10 @@ void VmDaemons::khugepaged() {
     if (khugepaged_step_ != Step::Start)
         khugepaged_sleep_ = khugepaged_last_.error == VmError::NoMemory ? alloc_sleep_ : scan_sleep_;
     if (stopped_) return exited();
+    // The first sleep may begin mid-period (noise.daemon-phase).
+    const sc_time sleep = khugepaged_step_ == Step::Start ? khugepaged_sleep_ * khugepaged_phase_ : khugepaged_sleep_;
     khugepaged_step_ = Step::Sleeping;
-    sc_core::next_trigger(khugepaged_sleep_, stop_ev_);
+    sc_core::next_trigger(sleep, stop_ev_);
 }
 
 bool VmDaemons::collapse_next(sc_time now) {
@@ -131,8 +140,9 @@ void VmDaemons::kcompactd() {
     }
     if (kcompactd_step_ != Step::Start && vm_.migrating().open) vm_.compact_end(now);
     if (stopped_) return exited();
+    const sc_time sleep = kcompactd_step_ == Step::Start ? compact_interval_ * kcompactd_phase_ : compact_interval_;
     kcompactd_step_ = Step::Sleeping;
-    sc_core::next_trigger(compact_interval_, stop_ev_);
+    sc_core::next_trigger(sleep, stop_ev_);
 }
 
 void VmDaemons::io_completion() {

@@ -66,6 +66,9 @@ private:
     enum class Step { Start, Sleeping, Working, Resting };
     Step kswapd_step_ = Step::Start, khugepaged_step_ = Step::Start, kcompactd_step_ = Step::Start;
     sc_core::sc_time khugepaged_sleep_;
+    // noise.daemon-phase: the fraction of its period each daemon's first
+    // sleep lasts (1: a whole period, the default).
+    double khugepaged_phase_ = 1, kcompactd_phase_ = 1;
     VmResult khugepaged_last_;
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };

@@ -2,6 +2,8 @@
 // and "khugepaged", each with its source) and their one read (read_vm_config).
 #include "models/os/vm_params.hpp"
 
+#include "models/common/noise.hpp"
+
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {
@@ -137,6 +139,7 @@ KhugepagedParams::KhugepagedParams()
 void Vm::declare_params(ParamRegistry& reg) {
     reg.add(params_of<VmParams>().set);
     reg.add(params_of<KhugepagedParams>().set);
+    NoiseParams::declare_params(reg);   // noise.daemon-phase (VmDaemons)
 }
 
 }  // namespace vrdmasim
