@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -38,7 +39,8 @@ void check_definition(void (*fill)(unsigned char*, std::uint64_t, std::uint64_t)
                 fill(buf.data() + shift, len, key);
                 const std::vector<unsigned char> want = reference(len, key);
                 INFO("key " << key << " len " << len << " shift " << shift);
-                REQUIRE(std::memcmp(buf.data() + shift, want.data(), len) == 0);
+                // std::equal, not memcmp: an empty `want` has a null data() (UB for memcmp, found by UBSan).
+                REQUIRE(std::equal(want.begin(), want.end(), buf.begin() + static_cast<std::ptrdiff_t>(shift)));
                 CHECK(buf[shift + len] == 0xEE);   // nothing written past the end
             }
         }
@@ -73,7 +75,7 @@ void check_mismatch(std::uint64_t (*mismatch)(const unsigned char*, std::uint64_
             for (std::size_t shift = 0; shift < 8; shift += 5) {
                 const std::vector<unsigned char> want = reference(len, key);
                 std::vector<unsigned char> buf(len + shift);
-                std::memcpy(buf.data() + shift, want.data(), len);
+                std::copy(want.begin(), want.end(), buf.begin() + static_cast<std::ptrdiff_t>(shift));
                 INFO("key " << key << " len " << len << " shift " << shift);
                 REQUIRE(mismatch(buf.data() + shift, len, key) == len);
                 for (std::uint64_t at = 0; at < len; ++at) {
