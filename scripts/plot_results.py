@@ -17,7 +17,7 @@ RESULTS.csv is a `vrdmasim sweep` results.csv, or several merged with
                               group, y, point)
 
 The figures are drawn by scripts/plot.py's library (scripts/plotting/), the
-general tool: any metric against any swept key (README "Plotting results").
+general tool: any metric against any swept key (docs/plotting.md).
 
 Columns used: `workload.message-size`, `latency_us_p50`, `throughput_gbps`, and
 the strategy: `strategy` (summary column) or else `rdma.strategy` (swept key).
