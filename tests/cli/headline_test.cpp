@@ -16,7 +16,7 @@
 #include <sstream>
 #include <string>
 
-#include "temp_dir.hpp"
+#include "run_binary.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"
@@ -27,47 +27,11 @@
 
 namespace {
 
-struct Run {
-    int status = -1;
-    std::string err;
-    std::map<std::string, std::string> summary;
-};
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
-// Splits one CSV line (summary.csv quotes no field these tests read, but a
-// quoted one with commas is kept whole).
-std::vector<std::string> fields(const std::string& line) {
-    std::vector<std::string> out{""};
-    bool quoted = false;
-    for (const char c : line) {
-        if (c == '"') quoted = !quoted;
-        else if (c == ',' && !quoted) out.emplace_back();
-        else out.back() += c;
-    }
-    return out;
-}
+using Run = vrdmasim_test::BinaryRun;
 
 Run run(const std::string& args) {
-    vrdmasim_test::TempDir dir("vrdmasim-headline");
-    const std::string cmd = std::string(VRDMASIM_EXE) + " run " + VRDMASIM_SOURCE_DIR + "/configs/thesis/base.ini " +
-                            args + " -o " + (dir / "out") + " -q >" + (dir / "stdout") + " 2>" + (dir / "stderr");
-    Run r;
-    const int s = std::system(cmd.c_str());
-    r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
-    r.err = slurp(dir / "stderr");
-    std::istringstream csv(slurp(dir / "out/summary.csv"));
-    std::string head, row;
-    std::getline(csv, head);
-    std::getline(csv, row);
-    const auto h = fields(head), v = fields(row);
-    for (std::size_t i = 0; i < h.size() && i < v.size(); ++i) r.summary[h[i]] = v[i];
-    return r;
+    return vrdmasim_test::run_binary(
+        VRDMASIM_EXE, std::string(VRDMASIM_SOURCE_DIR) + "/configs/thesis/base.ini " + args + " -q", "vrdmasim-headline");
 }
 
 double num(const Run& r, const std::string& k) {

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "temp_dir.hpp"
+#include "run_binary.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"
@@ -23,35 +23,11 @@
 
 namespace {
 
-struct Run {
-    int status = -1;
-    std::string err;
-    std::map<std::string, std::string> summary;
-};
-
-std::string slurp(const std::string& p) {
-    std::ifstream in(p);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
+using Run = vrdmasim_test::BinaryRun;
 
 Run run(const std::string& args, const std::string& config = "configs/why-pinning.ini") {
-    vrdmasim_test::TempDir dir("vrdmasim-why-pinning");
-    const std::string cmd = std::string(VRDMASIM_EXE) + " run " + VRDMASIM_SOURCE_DIR + "/" + config + " -o " +
-                            (dir / "out") + " " + args + " >" + (dir / "stdout") + " 2>" + (dir / "stderr");
-    Run r;
-    const int s = std::system(cmd.c_str());
-    r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
-    r.err = slurp(dir / "stderr");
-    std::istringstream csv(slurp(dir / "out/summary.csv"));
-    std::string head, row;
-    std::getline(csv, head);
-    std::getline(csv, row);
-    std::istringstream h(head), v(row);
-    std::string k, x;
-    while (std::getline(h, k, ',') && std::getline(v, x, ',')) r.summary[k] = x;
-    return r;
+    return vrdmasim_test::run_binary(VRDMASIM_EXE, std::string(VRDMASIM_SOURCE_DIR) + "/" + config + " " + args,
+                                     "vrdmasim-why-pinning");
 }
 
 std::uint64_t num(const Run& r, const std::string& k) {
