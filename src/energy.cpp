@@ -28,10 +28,10 @@ const char* const kPartText[] = {
 
 }  // namespace
 
-RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats) {
+RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats, double seconds) {
     RunEnergy r;
     RunActivity& a = r.activity;
-    a.seconds = sc_core::sc_time_stamp().to_seconds();
+    a.seconds = seconds;
     a.nodes = static_cast<unsigned>(sys.size());
     a.cores_per_node = static_cast<unsigned>(cfg[params_of<CpuParams>().cores]);
     a.core_busy_seconds = stats.sum_scalars("cores_busy_time") * 1e-6;

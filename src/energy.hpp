@@ -22,8 +22,9 @@ struct RunEnergy {
     Energy energy;
 };
 
-// At the end of the simulation (sc_time_stamp() is the run's length).
-RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats);
+// At the end of the simulation, from `stats` gathered over `seconds` of
+// simulated time (the whole run's: sc_time_stamp(); a region's).
+RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats, double seconds);
 
 // The summary's energy columns (declared in summary_metrics()).
 void declare_energy_metrics(MetricRegistry& reg);

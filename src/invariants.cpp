@@ -181,6 +181,26 @@ void check_planned_transfers(System& sys, std::vector<Violation>& out) {
     }
 }
 
+// What the receivers can take in as payload: a node takes payload in
+// through its one NI link, fed by the links into its router that carried
+// anything (workloads never send to their own node): the lesser of the two
+// rates bounds what it can receive, times the payload share of a packet.
+static double payload_ceiling_bps(System& sys, const StatRegistry& stats) {
+    std::vector<double> feed_bps(sys.size(), 0.0);
+    for (std::size_t i = 0; i < sys.links().size(); ++i) {
+        const Link& l = *sys.links()[i];
+        if (l.packets() > 0) feed_bps[sys.link_to(i)] += l.params().rate_bps;
+    }
+    double ceiling_bps = 0;
+    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        Node& n = sys.node(i);
+        const Counter* received = stats.find_counter(std::string(n.dma.name()) + ".bytes_received");
+        if (received && received->value() > 0) ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
+    }
+    return ceiling_bps;
+}
+
 RunFigures run_figures(System& sys) {
     RunFigures f;
     const TransferLog& l = sys.workload().log();
@@ -341,24 +361,16 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     // A node takes payload in through its one NI link, fed by the links
     // into its router that carried anything (workloads never send to their
     // own node): the lesser of the two rates bounds what it can receive.
-    std::vector<double> feed_bps(sys.size(), 0.0);
-    for (std::size_t i = 0; i < sys.links().size(); ++i) {
-        const Link& l = *sys.links()[i];
-        check_link(l, stats, run_us, out);
-        if (l.packets() > 0) feed_bps[sys.link_to(i)] += l.params().rate_bps;
-    }
-    double ceiling_bps = 0;
-    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    for (const auto& l : sys.links()) check_link(*l, stats, run_us, out);
     for (std::size_t i = 0; i < sys.size(); ++i) {
-        Node& n = sys.node(i);
-        check_link(n.inject, stats, run_us, out);
-        check_link(n.eject, stats, run_us, out);
-        if (counter(stats, std::string(n.dma.name()) + ".bytes_received", out) > 0)
-            ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
+        check_link(sys.node(i).inject, stats, run_us, out);
+        check_link(sys.node(i).eject, stats, run_us, out);
     }
+    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    const double ceiling_bps = payload_ceiling_bps(sys, stats);
     // Energy: no component below its static power over the run, no core
     // busier than the run was long (src/energy.cpp).
-    for (const auto& d : energy_violations(energy_of(sys.config(), sys, stats))) out.push_back({"energy", d});
+    for (const auto& d : energy_violations(energy_of(sys.config(), sys, stats, sc_core::sc_time_stamp().to_seconds()))) out.push_back({"energy", d});
     // Routers: no input buffer ever held more flits than it has (the
     // upstream link's credits must keep it from overflowing).
     if (const std::uint64_t o = stats.sum_counters("router.buffer_overflows"))
@@ -393,6 +405,39 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
                                                  " Gb/s is above the receivers' payload ceiling of " +
                                                  num(ceiling_bps / 1e9) + " Gb/s (the links into them x " +
                                                  num(fraction) + " payload per wire byte)"});
+    return out;
+}
+
+std::vector<Violation> check_region(System& sys, const StatRegistry& whole, const StatRegistry& region,
+                                    const RegionFigures& f) {
+    std::vector<Violation> out;
+    const double run_s = sc_core::sc_time_stamp().to_seconds();
+    // The region lies within the run, in order.
+    if (!(f.begin_s >= 0 && f.begin_s <= f.end_s && f.end_s <= run_s * (1 + kSlack)))
+        out.push_back({"region-span", "the region of interest runs from " + num(f.begin_s * 1e6) + " us to " +
+                                          num(f.end_s * 1e6) + " us, outside the run's 0 to " + num(run_s * 1e6) +
+                                          " us or backwards"});
+    // A part of the run did no more than the whole run: a region's
+    // statistics are differences, and a wrong one shows here first.
+    for (const char* suffix : {"transfers", "bytes_delivered", "packets", "flits", "transactions"}) {
+        const std::uint64_t in_region = region.sum_counters(suffix), in_run = whole.sum_counters(suffix);
+        if (in_region > in_run)
+            out.push_back({"region-within-run", std::string("*.") + suffix + ": " + std::to_string(in_region) +
+                                                    " in the region of interest, above the whole run's " +
+                                                    std::to_string(in_run)});
+    }
+    if (f.link_util_max > 1 + kSlack)
+        out.push_back({"region-link-utilisation", "link_util_max = " + num(f.link_util_max) +
+                                                      " over the region of interest: a link was busier than it was long"});
+    const double ceiling_bps = payload_ceiling_bps(sys, whole);
+    if (f.throughput_gbps * 1e9 > ceiling_bps * (1 + kSlack))
+        out.push_back({"region-throughput-ceiling", "throughput " + num(f.throughput_gbps) +
+                                                        " Gb/s over the region of interest is above the receivers' "
+                                                        "payload ceiling of " + num(ceiling_bps / 1e9) + " Gb/s"});
+    // Energy over the region: every component at least its static power
+    // for the region's time, no core busier than the region was long.
+    for (const auto& d : energy_violations(energy_of(sys.config(), sys, region, f.stats_s)))
+        out.push_back({"region-energy", d});
     return out;
 }
 

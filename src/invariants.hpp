@@ -35,6 +35,21 @@ RunFigures run_figures(System& sys);
 
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f);
 
+// The figures of a region of interest (src/roi.hpp), as its summary reports them.
+struct RegionFigures {
+    double begin_s = 0, end_s = 0;   // the region's span (region_start_us, region_end_us)
+    double stats_s = 0;              // between its statistics' two readings
+    double throughput_gbps = 0;      // its throughput_gbps
+    double link_util_max = 0;        // its link_util_max
+};
+
+// The region's own checks, on its statistics (`region`, StatRegistry::
+// window()) against the whole run's (`whole`): within the run, no counter
+// above the run's, links and throughput within their limits over it, its
+// energy at least the static power for its time.
+std::vector<Violation> check_region(System& sys, const StatRegistry& whole, const StatRegistry& region,
+                                    const RegionFigures& f);
+
 // One line per violation, "invariant: detail".
 std::string describe(const std::vector<Violation>& v);
 

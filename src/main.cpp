@@ -326,6 +326,30 @@ int metrics_command(const std::vector<std::string>& args) {
                      "| column | unit | meaning |\n|---|---|---|\n";
         for (const auto& c : vrdmasim::TimeSeries::columns())
             std::cout << "| `" << c.name << "` | " << c.unit << " | " << c.meaning << " |\n";
+        std::cout
+            << "\n## Region of interest\n\n"
+               "A warm-up can be left out of the figures, or one part of a run studied alone (gem5's warm-up and "
+               "statistics reset): `roi.warmup-transfers = N` begins the region when the workload's N-th transfer "
+               "finishes (every job's count), `roi.transfers = M` ends it when M more have (0: at the run's end). "
+               "A stream whose 16 buffers are reused has a cold first pass (every page faults) and warm ones: "
+               "`--roi.warmup-transfers=16` leaves the cold pass out, `--roi.transfers=16` studies it alone.\n\n"
+               "With a region, `summary.csv` (and a sweep's `results.csv`) describe the region alone: "
+               "`region_start_us` and `region_end_us` say where it lies, throughput is its bytes over its span, "
+               "latencies are its transfers', counters what happened in it, energy over its time. "
+               "`whole-run-summary.csv` is the whole run's summary, `roi-stats.json` the region's statistics; "
+               "`stats.json` keeps the whole run's, and the run's self-checks run on them, with the region's own "
+               "(`region-span`, `region-within-run`, `region-link-utilisation`, `region-throughput-ceiling`, "
+               "`region-energy`). Marking a region changes nothing in the run itself: `whole-run-summary.csv` is "
+               "the `summary.csv` of the same run without one.\n\n"
+               "A counter's or a time sum's value over the region is its growth there, and a distribution holds "
+               "exactly the samples taken in it. A peak, a gauge or a ratio a workload computes at its end has "
+               "no value over a part of the run: its column is empty and its statistic `null` in "
+               "`roi-stats.json` (`pinned_peak_bytes`, `overlap_fraction`, `lock_fairness`, ...); so are "
+               "`post_window_throughput_gbps` and `setup_us`, which a region does not have. The region's ends "
+               "are the completions' simulated times; its statistics are read when the simulation reaches them, "
+               "so, like a time-series sample, they may include what processes running ahead did up to "
+               "`sim.quantum` past an end. A region the run cannot reach is refused (exit 2) when the workload "
+               "knows how many transfers it will finish, and otherwise fails the run (exit 1, no summary).\n";
         return 0;
     }
     for (const auto& m : vrdmasim::summary_metrics().all())

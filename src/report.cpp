@@ -624,6 +624,8 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
               "it gathered until then are in stats.txt and in the plots below.</p></section>\n";
         return;
     }
+    if (!in.region.empty())
+        os << "<p class=\"region\"><strong>Region of interest.</strong> " << html_escape(in.region) << "</p>\n";
     // The figures a reader looks for first.
     os << "<div class=\"cards\">\n";
     for (const char* key : {"transfers", "transfer_errors", "throughput_gbps", "end_to_end_us", "setup_us",

@@ -41,6 +41,9 @@ struct ReportInputs {
     double sim_seconds = 0;
     // summary.csv's row (empty when the run has no result), and the
     // declarations of its columns (units and meanings).
+    // With a region of interest (src/roi.hpp): which part of the run the
+    // summary describes, in words; empty for the whole run.
+    std::string region;
     std::vector<std::pair<std::string, std::string>> summary;
     const MetricRegistry* metrics = nullptr;
     const Config* config = nullptr;

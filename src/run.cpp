@@ -30,6 +30,7 @@
 #include "physical_engine.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "roi.hpp"
 #include "models/dma/shadow_translator.hpp"
 #include "summary.hpp"
 #include "timeseries.hpp"
@@ -272,8 +273,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     SimContext ctx{cfg, stats, tracer};
     std::unique_ptr<System> sys;
     const auto build_start = std::chrono::steady_clock::now();
+    std::unique_ptr<RegionOfInterest> roi;
     try {
         sys = std::make_unique<System>(ctx);
+        if (RoiParams::on(cfg)) roi = std::make_unique<RegionOfInterest>(*sys, stats);
     } catch (const ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return kExitBadConfig;
@@ -346,6 +349,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         series = std::make_unique<TimeSeries>(*sys, stats, sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(sample_ps)));
         series->start();
     }
+    if (roi) roi->start();
 
     const auto host_start = std::chrono::steady_clock::now();
     const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
@@ -372,6 +376,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const auto host_end = std::chrono::steady_clock::now();
     const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
     if (series) series->finish();
+    if (roi) roi->finish();
     tracer.close();
     for (const auto& term : tracer.unmatched_filter_terms())
         std::cerr << "vrdmasim: warning: --log-filter: '" << term
@@ -393,6 +398,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             sim_error = "the simulation ran out of events before the workload finished (deadlock)";
         }
     }
+    // A region of interest the run never completed: it has no result.
+    if (sim_error.empty() && roi && !roi->incomplete().empty()) sim_error = roi->incomplete();
     // A run that failed still leaves what helps find out why (configuration,
     // statistics, trace, error.txt), but no summary.csv: it has no result.
     bool failed = !sim_error.empty();
@@ -413,10 +420,20 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         sim_error = os.str();
         std::cerr << "vrdmasim: error: " << sim_error << "\n";
     }
-    Summary summary;
+    // With a region of interest, summary.csv is the region's (from its own
+    // statistics) and whole_summary the whole run's; the whole run's
+    // self-checks run on the whole run's figures, the region's on its own.
+    Summary summary, whole_summary;
+    StatRegistry region_stats;
     if (!failed) {
         try {
-            summary = make_summary(cfg, *sys, stats, host_seconds, build_seconds);
+            whole_summary = make_summary(cfg, *sys, stats, host_seconds, build_seconds);
+            if (roi) {
+                region_stats = stats.window();
+                summary = make_summary(cfg, *sys, region_stats, host_seconds, build_seconds, roi.get());
+            } else {
+                summary = whole_summary;
+            }
         } catch (const std::logic_error& e) {
             // A summary built from missing statistics has no result: the run
             // fails loudly (error.txt, no summary.csv, exit status 1).
@@ -429,21 +446,31 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     // cannot be trusted, so the run fails loudly and writes no summary.
     std::vector<Violation> violations;
     if (!failed) {
-        auto metric = [&](const char* k) {
-            for (const auto& kv : summary)
+        auto metric = [&](const Summary& from, const char* k) {
+            for (const auto& kv : from)
                 if (kv.first == k) return std::stod(kv.second);
             throw std::logic_error(std::string("summary metric ") + k + " missing");
         };
         RunFigures f = run_figures(*sys);
         // What is checked is what is printed.
-        f.throughput_gbps = metric("throughput_gbps");
-        f.post_window_gbps = metric("post_window_throughput_gbps");
-        f.link_util_max = metric("link_util_max");
+        f.throughput_gbps = metric(whole_summary, "throughput_gbps");
+        f.post_window_gbps = metric(whole_summary, "post_window_throughput_gbps");
+        f.link_util_max = metric(whole_summary, "link_util_max");
         violations = check_invariants(*sys, stats, f);
+        if (roi) {
+            RegionFigures r;
+            r.begin_s = metric(summary, "region_start_us") * 1e-6;
+            r.end_s = metric(summary, "region_end_us") * 1e-6;
+            r.stats_s = roi->stats_seconds();
+            r.throughput_gbps = metric(summary, "throughput_gbps");
+            r.link_util_max = metric(summary, "link_util_max");
+            for (auto& v : check_region(*sys, stats, region_stats, r)) violations.push_back(std::move(v));
+        }
         if (!violations.empty()) {
             sim_error = "run invariants violated (its figures cannot be trusted):\n" + describe(violations);
             std::cerr << "vrdmasim: error: " << sim_error;
             summary.clear();
+            whole_summary.clear();
         }
     }
     const bool invalid = !violations.empty();
@@ -489,6 +516,11 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::ofstream txt(tmp / "stats.txt");
         stats.write_text(txt);
         bool written = ini && js && txt;
+        if (roi && region_stats.registered() > 0) {
+            std::ofstream rjs(tmp / "roi-stats.json");
+            region_stats.write_json(rjs);
+            written = written && rjs;
+        }
         if (series) {
             std::ofstream ts(tmp / "timeseries.csv");
             series->write_csv(ts);
@@ -506,14 +538,24 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - host_end).count();
             for (auto& kv : summary)
                 if (kv.first == "host_output_seconds") kv.second = format_metric(output_seconds, 4);
-            CsvRow head, row;
-            for (const auto& kv : summary) {
-                head.push_back(kv.first);
-                row.push_back(kv.second);
-            }
-            write_csv_row(csv, head);
-            write_csv_row(csv, row);
+            for (auto& kv : whole_summary)
+                if (kv.first == "host_output_seconds") kv.second = format_metric(output_seconds, 4);
+            const auto write_summary = [](std::ostream& os, const Summary& sum) {
+                CsvRow head, row;
+                for (const auto& kv : sum) {
+                    head.push_back(kv.first);
+                    row.push_back(kv.second);
+                }
+                write_csv_row(os, head);
+                write_csv_row(os, row);
+            };
+            write_summary(csv, summary);
             written = written && csv;
+            if (roi) {
+                std::ofstream whole(tmp / "whole-run-summary.csv");
+                write_summary(whole, whole_summary);
+                written = written && whole;
+            }
         }
         if (report) {
             // Inside the temporary directory, renamed into place with the
@@ -532,6 +574,22 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             in.version = PROJECT_VERSION;
             in.sim_seconds = sc_core::sc_time_stamp().to_seconds();
             in.summary = summary;
+            if (roi && !summary.empty()) {
+                std::string begin, end;
+                for (const auto& kv : summary) {
+                    if (kv.first == "region_start_us") begin = kv.second;
+                    if (kv.first == "region_end_us") end = kv.second;
+                }
+                in.region = "These figures describe only the part of the run from " + begin + " us to " + end +
+                            " us: " +
+                            (roi->warmup() ? "after a warm-up of " + std::to_string(roi->warmup()) + " transfer(s), "
+                                           : std::string("from the start, ")) +
+                            (roi->length() ? std::to_string(roi->length()) + " transfer(s)"
+                                           : std::string("to the end")) +
+                            " (roi.warmup-transfers, roi.transfers). The whole run's summary is in "
+                            "whole-run-summary.csv, the region's statistics in roi-stats.json; figures that have no "
+                            "value over a part of the run (peaks, gauges, ratios computed at the end) are empty.";
+            }
             in.timeseries = series.get();
             in.metrics = &summary_metrics();
             in.config = &cfg;

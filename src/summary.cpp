@@ -2,7 +2,11 @@
 
 #include <sys/resource.h>
 
+#include <limits>
+#include <stdexcept>
+
 #include "energy.hpp"
+#include "roi.hpp"
 #include "system.hpp"
 #include "workloads/app.hpp"
 #include "workloads/cluster.hpp"
@@ -28,6 +32,12 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "Simulated time at the end of the run.");
     reg.add_supplied("host_seconds", "s",
                      "Wall-clock time the simulation took on the host.");
+    reg.add_supplied("region_start_us", "us",
+                     "Where the part of the run this summary describes begins: the workload's first action, or "
+                     "with a region of interest (`roi.*`, docs/metrics.md \"Region of interest\") the "
+                     "completion of its warm-up's last transfer. Every figure below is of this part alone.");
+    reg.add_supplied("region_end_us", "us",
+                     "Where it ends: the workload's last completion, or the region of interest's last transfer's.");
     reg.sum_counters("sim_events",
                      "Transactions served by the models (sum of every `*.transactions` counter: bus, DRAM, "
                      "links, PLDMA registers and packets, SSD).",
@@ -46,15 +56,17 @@ void declare_run_metrics(MetricRegistry& reg) {
     reg.add_supplied("throughput_gbps", "Gb/s",
                      "Delivered bytes × 8 over the workload's whole span, end to end: from its first action "
                      "(allocation, registration, pre-faulting: everything a program does before its first post) "
-                     "to its last completion. The headline figure: a strategy's up-front cost is in it.");
+                     "to its last completion. The headline figure: a strategy's up-front cost is in it. With a region of interest, "
+                     "over the region (`region_start_us` to `region_end_us`).");
     reg.add_supplied("post_window_throughput_gbps", "Gb/s",
                      "Delivered bytes × 8 over the post window only, first post to last completion: what the "
-                     "transfers achieve once set up, without the up-front cost (`throughput_gbps` has it).");
+                     "transfers achieve once set up, without the up-front cost (`throughput_gbps` has it). Empty with a region of interest (it has no "
+                     "post window of its own).");
     reg.add_supplied("end_to_end_us", "us",
                      "The workload's whole span: first action to last completion (the `throughput_gbps` span).");
     reg.add_supplied("setup_us", "us",
                      "The workload's first action to its first post: allocation, up-front registration "
-                     "(pin-static, pin-deferred waits, receive areas) and pre-faulting.");
+                     "(pin-static, pin-deferred waits, receive areas) and pre-faulting. Empty with a region of interest.");
     reg.add_supplied("job_throughput_gbps", "text",
                      "End-to-end throughput of each job (node.processes: process p of every node is job p), "
                      "`job:Gb/s` "
@@ -140,85 +152,151 @@ double peak_rss_mib() {
 
 }  // namespace
 
+namespace {
+
+const Counter& counter_of(const StatRegistry& stats, const std::string& name) {
+    const Counter* c = stats.find_counter(name);
+    if (!c) throw std::logic_error("statistic " + name + " missing");
+    return *c;
+}
+
+const Histogram& histogram_of(const StatRegistry& stats, const std::string& name) {
+    const Histogram* h = stats.find_histogram(name);
+    if (!h) throw std::logic_error("statistic " + name + " missing");
+    return *h;
+}
+
+// What the summary says of one job, read from `stats` (the whole run's or
+// a region's) under the job's prefix, over [begin, end] (its span).
+struct JobFigures {
+    std::uint64_t transfers = 0, errors = 0, bytes = 0, verified = 0, mismatches = 0;
+    const Histogram* latency = nullptr;
+    double gbps(sc_core::sc_time begin, sc_core::sc_time end) const {
+        const double s = end > begin && begin != sc_core::sc_max_time() ? (end - begin).to_seconds() : 0.0;
+        return s > 0 ? static_cast<double>(bytes) * 8.0 / s / 1e9 : 0.0;
+    }
+};
+
+JobFigures job_figures(const StatRegistry& stats, const Workload& w) {
+    const std::string p = Workload::stats_prefix(w.job());
+    JobFigures f;
+    f.transfers = counter_of(stats, p + "transfers").value();
+    f.errors = counter_of(stats, p + "transfer_errors").value();
+    f.bytes = counter_of(stats, p + "bytes_delivered").value();
+    f.verified = counter_of(stats, p + "bytes_verified").value();
+    f.mismatches = counter_of(stats, p + "data_mismatches").value();
+    f.latency = &histogram_of(stats, p + "latency");
+    return f;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
                                                               const StatRegistry& stats, double host_seconds,
-                                                              double build_seconds) {
-    TransferLog& log = sys.workload().log();
+                                                              double build_seconds, const RegionOfInterest* region) {
+    const TransferLog& log = sys.workload().log();
+    const JobFigures job0 = job_figures(stats, sys.workload());
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
-    const auto gbps_over = [](const TransferLog& l, sc_core::sc_time span) {
-        const double s = span.to_seconds();
-        return s > 0 ? static_cast<double>(l.bytes_delivered.value()) * 8.0 / s / 1e9 : 0.0;
-    };
-    const double gbps = gbps_over(log, log.end_to_end());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // The spans: the whole run's are each job's own (first action, first
+    // post, last completion); a region's are the region's, for every job.
+    const sc_core::sc_time r_begin = region ? region->span_begin() : sc_core::SC_ZERO_TIME;
+    const sc_core::sc_time r_end = region ? region->span_end() : sc_core::SC_ZERO_TIME;
+    auto e2e_begin = [&](const TransferLog& l) { return region ? r_begin : l.first_action; };
+    auto e2e_end = [&](const TransferLog& l) { return region ? r_end : l.last_done; };
+    const double e2e_s = e2e_end(log) > e2e_begin(log) && e2e_begin(log) != sc_core::sc_max_time()
+                             ? (e2e_end(log) - e2e_begin(log)).to_seconds()
+                             : 0.0;
     std::vector<std::pair<std::string, std::string>> v;
     v.emplace_back("workload", sys.workload().kind());
     v.emplace_back("strategy", cfg.text(params_of<RegistrarParams>().strategy));
     v.emplace_back("nodes", std::to_string(sys.size()));
     v.emplace_back("sim_seconds", format_metric(sim_s, 9));
     v.emplace_back("host_seconds", format_metric(host_seconds, 4));
-    v.emplace_back("transfers", std::to_string(log.transfers.value()));
-    v.emplace_back("transfer_errors", std::to_string(log.errors.value()));
-    v.emplace_back("bytes_delivered", std::to_string(log.bytes_delivered.value()));
-    v.emplace_back("bytes_verified", std::to_string(log.bytes_verified.value()));
-    v.emplace_back("data_mismatches", std::to_string(log.mismatches.value()));
-    v.emplace_back("throughput_gbps", format_metric(gbps));
-    v.emplace_back("post_window_throughput_gbps", format_metric(gbps_over(log, log.post_window())));
-    v.emplace_back("end_to_end_us", format_metric(log.end_to_end().to_seconds() * 1e6));
-    v.emplace_back("setup_us", format_metric(log.first_post != sc_core::sc_max_time() &&
-                                                     log.first_action != sc_core::sc_max_time() &&
-                                                     log.first_post > log.first_action
-                                                 ? (log.first_post - log.first_action).to_seconds() * 1e6
-                                                 : 0.0));
+    v.emplace_back("region_start_us", format_metric((region ? r_begin : log.first_action == sc_core::sc_max_time()
+                                                                            ? sc_core::SC_ZERO_TIME
+                                                                            : log.first_action)
+                                                            .to_seconds() *
+                                                        1e6,
+                                                    9));
+    v.emplace_back("region_end_us", format_metric((region ? r_end : log.last_done).to_seconds() * 1e6, 9));
+    v.emplace_back("transfers", std::to_string(job0.transfers));
+    v.emplace_back("transfer_errors", std::to_string(job0.errors));
+    v.emplace_back("bytes_delivered", std::to_string(job0.bytes));
+    v.emplace_back("bytes_verified", std::to_string(job0.verified));
+    v.emplace_back("data_mismatches", std::to_string(job0.mismatches));
+    v.emplace_back("throughput_gbps", format_metric(job0.gbps(e2e_begin(log), e2e_end(log))));
+    // A region has no post window and no setup of its own: it begins
+    // wherever its warm-up left the transfers.
+    v.emplace_back("post_window_throughput_gbps",
+                   format_metric(region ? nan : job0.gbps(log.first_post, log.last_done)));
+    v.emplace_back("end_to_end_us", format_metric(e2e_s * 1e6));
+    v.emplace_back("setup_us", format_metric(region ? nan
+                                                    : log.first_post != sc_core::sc_max_time() &&
+                                                              log.first_action != sc_core::sc_max_time() &&
+                                                              log.first_post > log.first_action
+                                                          ? (log.first_post - log.first_action).to_seconds() * 1e6
+                                                          : 0.0));
     // Every job's throughput (node.processes), and the span of them all:
     // the links carried every job's packets.
     std::string by_job;
-    sc_core::sc_time first = log.first_post, last = log.last_done;
+    sc_core::sc_time first = region ? r_begin : log.first_post, last = region ? r_end : log.last_done;
+    double all_bytes = 0;   // every job's, for the energy per byte
     for (const auto& w : sys.workloads()) {
         const TransferLog& l = w->log();
+        const JobFigures f = job_figures(stats, *w);
+        all_bytes += static_cast<double>(f.bytes);
         if (!by_job.empty()) by_job += ";";
-        by_job += std::to_string(w->job()) + ":" + format_metric(gbps_over(l, l.end_to_end()));
-        first = std::min(first, l.first_post);
-        last = std::max(last, l.last_done);
+        by_job += std::to_string(w->job()) + ":" + format_metric(f.gbps(e2e_begin(l), e2e_end(l)));
+        if (!region) {
+            first = std::min(first, l.first_post);
+            last = std::max(last, l.last_done);
+        }
     }
     v.emplace_back("job_throughput_gbps", by_job);
     // No sample, no figure: an empty cell, not a latency of 0 us.
-    const bool sampled = log.latency_us.count() > 0;
-    v.emplace_back("latency_us_mean", sampled ? format_metric(log.latency_us.mean()) : "");
-    v.emplace_back("latency_us_p50", sampled ? format_metric(log.latency_us.quantile(0.5)) : "");
-    v.emplace_back("latency_us_p99", sampled ? format_metric(log.latency_us.quantile(0.99)) : "");
+    const Histogram& lat = *job0.latency;
+    const bool sampled = lat.count() > 0;
+    v.emplace_back("latency_us_mean", sampled ? format_metric(lat.mean()) : "");
+    v.emplace_back("latency_us_p50", sampled ? format_metric(lat.quantile(0.5)) : "");
+    v.emplace_back("latency_us_p99", sampled ? format_metric(lat.quantile(0.99)) : "");
     // The network: the median latency by hop count ("1:2.1;2:3.0"), and the
     // links between routers (not the NI links): the busiest one's busy time
     // over the workload's span (first post to last completion), the mean
     // over all of them, and the busiest one's name.
     std::string by_hops;
     for (const auto& kv : log.latency_by_hops()) {
-        if (kv.second->count() == 0) continue;
+        const Histogram& h = histogram_of(stats, kv.second->info.name.str());
+        if (h.count() == 0) continue;
         if (!by_hops.empty()) by_hops += ";";
-        by_hops += std::to_string(kv.first) + ":" + format_metric(kv.second->quantile(0.5), 4);
+        by_hops += std::to_string(kv.first) + ":" + format_metric(h.quantile(0.5), 4);
     }
     v.emplace_back("latency_us_p50_by_hops", by_hops);
     double busy_max = 0, busy_sum = 0;
     std::string busiest;
     std::uint64_t packet_hops = 0;
     for (const auto& link : sys.links()) {
-        packet_hops += link->packets();
-        const double b = link->busy_us();
+        const std::string n = link->name();
+        packet_hops += counter_of(stats, n + ".packets").value();
+        const Scalar* busy = stats.find_scalar(n + ".busy_time");
+        if (!busy) throw std::logic_error("statistic " + n + ".busy_time missing");
+        const double b = busy->value();
         busy_sum += b;
         if (busiest.empty() || b > busy_max) {
             busy_max = b;
-            busiest = link->name();
+            busiest = n;
         }
     }
-    const double span_us = last > first ? (last - first).to_seconds() * 1e6 : 0.0;   // all jobs
+    const double span_us = last > first && first != sc_core::sc_max_time() ? (last - first).to_seconds() * 1e6 : 0.0;   // all jobs
     const double n_links = static_cast<double>(sys.links().size());
     v.emplace_back("link_util_max", format_metric(span_us > 0 ? busy_max / span_us : 0.0));
     v.emplace_back("link_util_mean", format_metric(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
     v.emplace_back("busiest_link", busiest);
     v.emplace_back("packet_hops", std::to_string(packet_hops));
-    // The whole system's energy, per byte every job delivered.
-    double all_bytes = 0;
-    for (const auto& w : sys.workloads()) all_bytes += static_cast<double>(w->log().bytes_delivered.value());
-    for (auto& kv : energy_columns(energy_of(cfg, sys, stats), all_bytes)) v.push_back(std::move(kv));
+    // The whole system's energy (over the region's statistics' time with a
+    // region), per byte every job delivered.
+    const double energy_s = region ? region->stats_seconds() : sim_s;
+    for (auto& kv : energy_columns(energy_of(cfg, sys, stats, energy_s), all_bytes)) v.push_back(std::move(kv));
     v.emplace_back("peak_rss_mib", format_metric(peak_rss_mib(), 4));
     v.emplace_back("host_build_seconds", format_metric(build_seconds, 4));
     v.emplace_back("host_output_seconds", "");   // set when the outputs are written (run.cpp)

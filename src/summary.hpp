@@ -14,17 +14,20 @@
 
 namespace vrdmasim {
 
+class RegionOfInterest;
 class System;
 
 // Every summary metric, in the order summary.csv has them (built on first use).
 const MetricRegistry& summary_metrics();
 
-// One row: the value of every metric. Every value is built from statistics
+// One row: the value of every metric, of the whole run, or with `region`
+// of that region alone (`stats` then its statistics: StatRegistry::window()). Every value is built from statistics
 // that must exist: a missing one (a renamed or unregistered statistic) is a
 // std::logic_error, never a 0. `host_output_seconds` is known only when the
 // outputs are written: the caller sets it then (its value here is empty).
 std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
                                                               const StatRegistry& stats, double host_seconds,
-                                                              double build_seconds);
+                                                              double build_seconds,
+                                                              const RegionOfInterest* region = nullptr);
 
 }  // namespace vrdmasim

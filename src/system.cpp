@@ -1,5 +1,7 @@
 #include "system.hpp"
 
+#include "roi.hpp"
+
 #include "models/power/power.hpp"
 
 #include <tlm_utils/tlm_quantumkeeper.h>
@@ -83,6 +85,7 @@ void declare_all_params(ParamRegistry& reg) {
     MemoryHog::declare_params(reg);
     PowerModel::declare_params(reg);
     NoiseParams::declare_params(reg);
+    RoiParams::declare_params(reg);
 }
 
 Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, const Topology& topology,

@@ -20,6 +20,8 @@ struct BinaryRun {
     int status = -1;
     std::string err;
     std::map<std::string, std::string> summary;   // summary.csv's columns
+    std::map<std::string, std::string> whole;     // whole-run-summary.csv's (a region of interest only)
+    std::string roi_stats;                         // roi-stats.json (a region of interest only)
 };
 
 inline std::string slurp_file(const std::string& p) {
@@ -51,12 +53,17 @@ inline BinaryRun run_binary(const std::string& exe, const std::string& args, con
     const int s = std::system(cmd.c_str());
     r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
     r.err = slurp_file(dir / "stderr");
-    std::istringstream csv(slurp_file(dir / "out/summary.csv"));
-    std::string head, row;
-    std::getline(csv, head);
-    std::getline(csv, row);
-    const auto h = csv_fields(head), v = csv_fields(row);
-    for (std::size_t i = 0; i < h.size() && i < v.size(); ++i) r.summary[h[i]] = v[i];
+    auto read_row = [&](const std::string& file, std::map<std::string, std::string>& into) {
+        std::istringstream csv(slurp_file(dir / ("out/" + file)));
+        std::string head, row;
+        std::getline(csv, head);
+        std::getline(csv, row);
+        const auto h = csv_fields(head), v = csv_fields(row);
+        for (std::size_t i = 0; i < h.size() && i < v.size(); ++i) into[h[i]] = v[i];
+    };
+    read_row("summary.csv", r.summary);
+    read_row("whole-run-summary.csv", r.whole);
+    r.roi_stats = slurp_file(dir / "out/roi-stats.json");
     return r;
 }
 

@@ -96,7 +96,7 @@ App::App(sc_core::sc_module_name name, const SimContext& ctx, const std::string&
       handler_cpu_(ctx.config[params_of<AppParams>().handler_cpu]),
       wait_cpu_us_(ctx.stats.scalar(group + ".rdma.wait_cpu", "us",
                                     "CPU time the completion and notification waits cost: spinning (poll, counter), "
-                                    "interrupt wake-ups (interrupt), handler wake-ups and runs (handler)")),
+                                    "interrupt wake-ups (interrupt), handler wake-ups and runs (handler)", Scalar::Kind::Sum)),
       wait_us_(ctx.stats.histogram(group + ".rdma.wait_time", "us",
                                    "time the program waited per completion or notification wait, from the call to "
                                    "seeing it (rdma.completion-overhead excluded)")),

@@ -215,7 +215,7 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
                                       "of loads over the flags not seen yet)")),
       arrival_state_(ctx.stats.scalar(stats_prefix(job) + "arrival_state_bytes", "B",
                                       "the most any node keeps to detect arrivals: receive ring records (ring), the "
-                                      "event counter registers (counter, one per round parity), or an 8 B flag per source (flags)")),
+                                      "event counter registers (counter, one per round parity), or an 8 B flag per source (flags)", Scalar::Kind::Level)),
       early_arrivals_(ctx.stats.counter(stats_prefix(job) + "early_arrivals", "",
                                         "workload.arrivals = flags: rounds a node saw complete before one of their "
                                         "writes to it had completed at its sender (must be 0: a causality check)")) {

@@ -155,10 +155,10 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
       packets_(ctx.stats.counter("workload.fileserve.packets", "", "kernel-copy: packets sent")),
       duplicates_(ctx.stats.counter("workload.fileserve.duplicate_replies", "",
                                     "replies naming a request not outstanding (a self-check, always 0)")),
-      reg_time_(ctx.stats.scalar("workload.fileserve.registration_time", "us", "server time spent registering")),
+      reg_time_(ctx.stats.scalar("workload.fileserve.registration_time", "us", "server time spent registering", Scalar::Kind::Sum)),
       server_cpu_(ctx.stats.scalar("workload.fileserve.server_cpu", "us",
-                                   "server node CPU in the measured phase, poll spinning excluded")),
-      cpu_per_byte_(ctx.stats.scalar("workload.fileserve.cpu_ns_per_byte", "ns/B", "server_cpu per byte served")) {
+                                   "server node CPU in the measured phase, poll spinning excluded", Scalar::Kind::Level)),
+      cpu_per_byte_(ctx.stats.scalar("workload.fileserve.cpu_ns_per_byte", "ns/B", "server_cpu per byte served", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto& P = params_of<FileserveParams>();
     if (c[params_of<NodeParams>().processes] > 1)

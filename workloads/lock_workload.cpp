@@ -71,13 +71,13 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<App*>& apps)
       violations_(ctx.stats.counter("workload.lock.violations", "",
                                     "failed checks: counter, holders at once, lock left held, operation count")),
       ops_per_acquire_(ctx.stats.scalar("workload.lock.ops_per_acquire", "",
-                                        "lock_operations / acquisitions")),
+                                        "lock_operations / acquisitions", Scalar::Kind::Level)),
       fairness_(ctx.stats.scalar("workload.lock.fairness", "fraction",
-                                 "Jain's index of the processes' mean acquire latencies")),
+                                 "Jain's index of the processes' mean acquire latencies", Scalar::Kind::Level)),
       max_holders_(ctx.stats.scalar("workload.lock.max_holders", "",
-                                    "most processes holding the lock at once (simulated time)")),
+                                    "most processes holding the lock at once (simulated time)", Scalar::Kind::Level)),
       final_counter_(ctx.stats.scalar("workload.lock.counter", "",
-                                      "the shared counter at the end (= acquisitions for a lock)")) {
+                                      "the shared counter at the end (= acquisitions for a lock)", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
     const auto home = static_cast<std::uint64_t>(c[params_of<LockParams>().home_node]);

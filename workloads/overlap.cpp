@@ -80,17 +80,17 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsi
       raced_bytes_(ctx.stats.counter(stats_prefix(job) + "overlap.corrupted_bytes", "B",
                                      "bytes of the corrupted transfers (delivered, not verified equal)")),
       transfer_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.transfer_time", "us",
-                                      "sum over transfers of post to completion record written")),
+                                      "sum over transfers of post to completion record written", Scalar::Kind::Level)),
       compute_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.compute_time", "us",
-                                     "sum of the compute phases' CPU time")),
+                                     "sum of the compute phases' CPU time", Scalar::Kind::Level)),
       iteration_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.iteration_time", "us",
                                        "sum over iterations of post to the program having both computed and seen "
-                                       "the completion")),
+                                       "the completion", Scalar::Kind::Level)),
       overlap_(ctx.stats.scalar(stats_prefix(job) + "overlap.overlap", "fraction",
                                 "share of the transfer time hidden behind compute: (transfer + compute - iteration) "
-                                "/ transfer, clamped to [0, 1]")),
+                                "/ transfer, clamped to [0, 1]", Scalar::Kind::Level)),
       end_to_end_(ctx.stats.scalar(stats_prefix(job) + "overlap.end_to_end", "us",
-                                   "first post to the end of the last iteration")) {
+                                   "first post to the end of the last iteration", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     if (msg_ < 8)
         throw c.refuse(params_of<WorkloadParams>().message_size,

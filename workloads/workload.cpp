@@ -51,6 +51,7 @@ void TransferLog::finished(sc_time at, bool ok, std::uint64_t bytes, const sc_ti
     if (ok) bytes_delivered.inc(bytes); else errors.inc();
     if (latency) latency_us.add(latency->to_seconds() * 1e6);
     last_done = std::max(last_done, at);
+    for (const auto& fn : observers_) fn(at);
 }
 
 void TransferLog::verified(std::uint64_t bytes, bool match) {

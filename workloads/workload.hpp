@@ -98,8 +98,12 @@ public:
     // per-peer flags of workload.arrivals = flags) ended at `at`: the span
     // (first post to last completion) covers it.
     void traffic_done(sc_core::sc_time at) { last_done = std::max(last_done, at); }
+    // `fn(at)` after each transfer finishes (finished() above), at the
+    // application's time `at` (src/roi.hpp counts them).
+    void observe(std::function<void(sc_core::sc_time)> fn) { observers_.push_back(std::move(fn)); }
 
 private:
+    std::vector<std::function<void(sc_core::sc_time)>> observers_;
     bool measured_from_set_ = false;
     StatRegistry& stats_;
     std::string prefix_;

@@ -90,7 +90,7 @@ ShadowTranslator::ShadowTranslator(sc_core::sc_module_name name, const SimContex
       locks_(ctx.stats.counter(group + ".ni.page_locks", "", "page locks the NI took while accessing a page")),
       unknown_streams_(ctx.stats.counter(group + ".ni.unknown_streams", "",
                                          "accesses with a stream ID no process was given (refused)")),
-      lookup_us_(ctx.stats.scalar(group + ".ni.shadow_lookup_time", "us", "NI time spent in shadow-table lookups")) {
+      lookup_us_(ctx.stats.scalar(group + ".ni.shadow_lookup_time", "us", "NI time spent in shadow-table lookups", Scalar::Kind::Sum)) {
     in.register_b_transport(this, &ShadowTranslator::b_transport);
 }
 

@@ -64,10 +64,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                               "packets put in the NetVM kernel buffer (destination page not resident)")),
       netvm_bytes(s.counter(p + "kernel_copy_bytes", "B", "bytes the kernel copied from the NetVM buffer into place")),
       netvm_full(s.counter(p + "netvm_full", "", "packets held back because the NetVM buffer was full")),
-      netvm_peak(s.scalar(p + "netvm_peak", "B", "NetVM buffer bytes in use at peak")),
+      netvm_peak(s.scalar(p + "netvm_peak", "B", "NetVM buffer bytes in use at peak", Scalar::Kind::Level)),
       rx_stalled_us(s.scalar(p + "rx_stalled", "us",
                              "time payload writes were held beyond 1 us (stalled translations: the "
-                             "packets behind wait in the link buffers)")),
+                             "packets behind wait in the link buffers)", Scalar::Kind::Sum)),
       reads_posted(s.counter(p + "reads_posted", "", "RDMA read descriptors queued (initiator; also in transfers_posted)")),
       reads_failed(s.counter(p + "reads_failed", "",
                              "RDMA reads completed with an error status (initiator; also in transfers_failed)")),
@@ -109,7 +109,7 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "(receiver)")),
       notify_window_peak(s.scalar(p + "notify_window_peak", "",
                                   "most notifications one sender and domain had held at once (receiver; at most "
-                                  "dma.notify-window - 1)")),
+                                  "dma.notify-window - 1)", Scalar::Kind::Level)),
       notify_skipped(s.counter(p + "notify_skipped", "",
                                "sequence numbers released by a skip or a write that failed here for good, without "
                                "a notification (receiver)")),

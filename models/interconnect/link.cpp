@@ -105,9 +105,9 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
       transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
                                       "packet hops served")),
       busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
-                                "time spent serialising flits")),
+                                "time spent serialising flits", Scalar::Kind::Sum)),
       credit_stall_us_(ctx.stats.scalar(std::string(this->name()) + ".credit_stall_time", "us",
-                                        "time packets waited for space in the far-end buffer")),
+                                        "time packets waited for space in the far-end buffer", Scalar::Kind::Sum)),
       queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
                                     "head ready to first flit sent")),
       vc_errors_(ctx.stats.counter(std::string(this->name()) + ".vc_errors", "",
@@ -118,7 +118,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     timed_.resize(p_.vcs);
     for (unsigned v = 0; v < p_.vcs; ++v)
         vcs_[v].hwm_stat = &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm",
-                                             "flits", "most flits held in this VC's far-end buffer (credit count)");
+                                             "flits", "most flits held in this VC's far-end buffer (credit count)", Scalar::Kind::Level);
     in.register_b_transport(this, &Link::b_transport);
 }
 

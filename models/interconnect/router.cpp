@@ -144,7 +144,7 @@ void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {
         const unsigned v = static_cast<unsigned>(occ_max_.size());
         occ_max_.push_back(0);
         occ_stats_.push_back(&ctx_.stats.scalar(std::string(name()) + ".vc" + std::to_string(v) + ".occupancy_max",
-                                                "flits", "most flits measured in one input buffer of this VC"));
+                                                "flits", "most flits measured in one input buffer of this VC", Scalar::Kind::Level));
     }
 }
 

@@ -47,7 +47,7 @@ Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::strin
       errors_(ctx.stats.counter(std::string(this->name()) + ".errors", "",
                                 "transactions answered with an error response")),
       busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
-                                "time the data channel was occupied")),
+                                "time the data channel was occupied", Scalar::Kind::Sum)),
       queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
                                     "time an access waited for the channel")) {
     socket.register_b_transport(this, &Dram::b_transport);

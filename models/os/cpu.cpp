@@ -38,7 +38,7 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
       noise_(jitter_ > 0 ? static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]) : 0,
              "cpu-jitter:" + prefix, 0),
       total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
-                                      "CPU time spent on all cores, every activity (sum of <activity>.busy_time)")),
+                                      "CPU time spent on all cores, every activity (sum of <activity>.busy_time)", Scalar::Kind::Sum)),
       free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME) {
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
@@ -51,7 +51,7 @@ CpuCores::Activity& CpuCores::activity(std::string_view name) {
     if (it == activities_.end()) {
         const std::string n(name);
         const std::string base = prefix_ + "." + n;
-        Activity a{&ctx_.stats.scalar(base + ".busy_time", "us", "CPU time spent in " + n),
+        Activity a{&ctx_.stats.scalar(base + ".busy_time", "us", "CPU time spent in " + n, Scalar::Kind::Sum),
                    &ctx_.stats.histogram(base + ".wait_time", "ns",
                                          "time " + n + " work waited for a free core (start - ready)"),
                    &ctx_.stats.counter(base + ".runs", "", "pieces of " + n + " work run"), sc_core::SC_ZERO_TIME};

@@ -69,7 +69,7 @@ ShadowPager::ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, co
                                  "entries a miss wrote again for a page still mapped (its entry cleared by an "
                                  "invalidation that kept the mapping, e.g. reclaim's second chance)")),
       update_us_(ctx.stats.scalar(group + ".ni.shadow_update_time", "us",
-                                  "host CPU time spent writing and clearing shadow-table entries")),
+                                  "host CPU time spent writing and clearing shadow-table entries", Scalar::Kind::Sum)),
       service_us_(ctx.stats.histogram(group + ".ni.miss_service", "us",
                                       "NI miss: interrupt to the outcome sent to the engine")) {
     vm_.set_map_notifier([this](const std::vector<VmLeaf>& leaves, sc_time at) { return mapped(leaves, at); });

@@ -69,12 +69,12 @@ BufferGuard::BufferGuard(const SimContext& ctx, const std::string& prefix, Vm& v
       faults_(ctx.stats.counter(prefix + ".faults", "",
                                 "CPU touches of a guarded page: a permission fault that waited for the transfer")),
       mprotects_(ctx.stats.counter(prefix + ".mprotects", "", "mprotect calls of the guard (install and lift)")),
-      mprotect_time_(ctx.stats.scalar(prefix + ".mprotect_time", "us", "time the guard's mprotect calls took")),
+      mprotect_time_(ctx.stats.scalar(prefix + ".mprotect_time", "us", "time the guard's mprotect calls took", Scalar::Kind::Sum)),
       fault_wait_(ctx.stats.histogram(prefix + ".fault_wait", "us",
                                       "per guard fault: from the fault to the program resuming (the fault's CPU, "
                                       "the wait for the transfer and the lift)")) {
     // The sum of the waits as a scalar: the summary column adds them up.
-    fault_wait_total_ = &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait");
+    fault_wait_total_ = &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait", Scalar::Kind::Sum);
 }
 
 std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool engine_writes,

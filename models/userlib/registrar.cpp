@@ -126,15 +126,15 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
                                          "pin-deferred: chunks a post pinned itself (not reached by the "
                                          "registration thread yet)")),
       registration_time_(ctx.stats.scalar(prefix + ".registration_time", "us",
-                                          "time in acquire/release/release_all (sum of done - at)")),
+                                          "time in acquire/release/release_all (sum of done - at)", Scalar::Kind::Sum)),
       pinned_peak_(ctx.stats.scalar(prefix + ".pinned_bytes_peak", "B",
-                                    "largest pinned bytes of the process seen after a call")),
+                                    "largest pinned bytes of the process seen after a call", Scalar::Kind::Level)),
       deferred_wait_(ctx.stats.scalar(prefix + ".deferred_wait", "us",
                                       "pin-deferred: time acquire calls waited for chunks not pinned yet (pinned "
-                                      "by the call, or being pinned by the registration thread)")),
+                                      "by the call, or being pinned by the registration thread)", Scalar::Kind::Sum)),
       background_time_(ctx.stats.scalar(prefix + ".background_pin_time", "us",
                                         "pin-deferred: time the registration thread spent pinning (off the "
-                                        "critical path; its CPU time is charged to the cores as `pin`)")) {}
+                                        "critical path; its CPU time is charged to the cores as `pin`)", Scalar::Kind::Sum)) {}
 
 RegResult Registrar::finish(RegResult r, sc_time at) {
     registration_time_.add(to_us(r.done - at));

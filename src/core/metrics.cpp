@@ -1,6 +1,7 @@
 // Summary metrics and their registry.
 #include "core/metrics.hpp"
 
+#include <cmath>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -9,6 +10,7 @@
 namespace vrdmasim {
 
 std::string format_metric(double v, int digits) {
+    if (std::isnan(v)) return "";   // no value (a Level statistic over a region): an empty cell, not a number
     std::ostringstream os;
     os << std::setprecision(digits) << v;
     return os.str();

@@ -32,7 +32,8 @@ struct Metric {
 };
 
 // Numbers as the summary writes them: shortest form with `digits`
-// significant digits, as std::ostream writes it ("0.125", "1.5e+09").
+// significant digits, as std::ostream writes it ("0.125", "1.5e+09"); NaN
+// (no value) as an empty cell.
 std::string format_metric(double v, int digits = 6);
 
 // Every metric, in declaration order (the order of the CSV columns).

@@ -56,7 +56,7 @@ bool is_our_report(const fs::path& file) {
 bool is_run_output(const fs::path& dir) {
     static const std::set<std::string> kOutputs{kRunMarker,   "config.ini", "stats.json", "stats.txt",
                                                 "summary.csv", "error.txt",  "trace.json", "events.log", "timeseries.csv",
-                                                kReportFile};
+                                                "roi-stats.json", "whole-run-summary.csv", kReportFile};
     std::error_code ec;
     if (!fs::is_regular_file(dir / kRunMarker, ec)) return false;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -473,9 +473,11 @@ Counter& StatRegistry::counter(const std::string& name, const std::string& unit,
     return counters_.back();
 }
 
-Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help) {
+Scalar& StatRegistry::scalar(const std::string& name, const std::string& unit, const std::string& help,
+                             Scalar::Kind kind) {
     const std::uint32_t h = claim(name);
     scalars_.emplace_back();
+    scalar_level_.push_back(kind == Scalar::Kind::Level);
     scalars_.back().info = StatInfo{name, unit, help};
     index(h, kScalar, scalars_.size() - 1);
     return scalars_.back();
@@ -487,6 +489,74 @@ Histogram& StatRegistry::histogram(const std::string& name, const std::string& u
     histograms_.back().info = StatInfo{name, unit, help};
     index(h, kHistogram, histograms_.size() - 1);
     return histograms_.back();
+}
+
+// ---------------------------------------------------------------- Regions
+
+void StatRegistry::begin_window() {
+    if (window_begun_) throw std::logic_error("statistics: the region began twice");
+    window_begun_ = true;
+    counters_at_begin_.reserve(counters_.size());
+    for (const Counter& c : counters_) counters_at_begin_.push_back(c.value());
+    scalars_at_begin_.reserve(scalars_.size());
+    for (const Scalar& s : scalars_) scalars_at_begin_.push_back(s.value());
+    histograms_before_.reserve(histograms_.size());
+    for (Histogram& h : histograms_) {
+        histograms_before_.push_back(std::move(h));
+        Histogram empty;
+        empty.info = histograms_before_.back().info;
+        h = std::move(empty);
+    }
+}
+
+void StatRegistry::end_window() {
+    if (!window_begun_ || window_ended_)
+        throw std::logic_error(window_begun_ ? "statistics: the region ended twice"
+                                             : "statistics: the region ended before it began");
+    window_ended_ = true;
+    counters_at_end_.reserve(counters_.size());
+    for (const Counter& c : counters_) counters_at_end_.push_back(c.value());
+    scalars_at_end_.reserve(scalars_.size());
+    for (const Scalar& s : scalars_) scalars_at_end_.push_back(s.value());
+    histograms_in_window_.reserve(histograms_.size());
+    for (std::size_t i = 0; i < histograms_.size(); ++i) {
+        histograms_in_window_.push_back(histograms_[i]);
+        if (i < histograms_before_.size()) histograms_[i].merge(histograms_before_[i]);
+    }
+    std::vector<Histogram>().swap(histograms_before_);
+}
+
+StatRegistry StatRegistry::window() const {
+    if (!window_ended_) throw std::logic_error("statistics: window() before the region ended");
+    StatRegistry w;
+    w.declared_counters_ = declared_counters_;
+    w.declared_histograms_ = declared_histograms_;
+    w.reserve(named_);
+    // A statistic's reading at an end of the region: 0 if it did not exist yet.
+    auto at = [](const auto& v, std::size_t i) { return i < v.size() ? v[i] : 0; };
+    for (std::size_t i = 0; i < counters_.size(); ++i) {
+        const Counter& c = counters_[i];
+        const std::uint64_t end = at(counters_at_end_, i), begin = at(counters_at_begin_, i);
+        w.counter(c.info.name.str(), c.info.unit(), c.info.help()).inc(end - begin);
+    }
+    for (std::size_t i = 0; i < scalars_.size(); ++i) {
+        const Scalar& s = scalars_[i];
+        const bool level = scalar_level_[i];
+        Scalar& v = w.scalar(s.info.name.str(), s.info.unit(), s.info.help(),
+                             level ? Scalar::Kind::Level : Scalar::Kind::Sum);
+        if (level) v.set(std::numeric_limits<double>::quiet_NaN());
+        else if (i < scalars_at_end_.size()) v.set(at(scalars_at_end_, i) - at(scalars_at_begin_, i));
+    }
+    for (std::size_t i = 0; i < histograms_.size(); ++i) {
+        Histogram& h = w.histogram(histograms_[i].info.name.str(), histograms_[i].info.unit(),
+                                   histograms_[i].info.help());
+        if (i < histograms_in_window_.size()) {
+            const StatInfo info = h.info;
+            h = histograms_in_window_[i];
+            h.info = info;
+        }
+    }
+    return w;
 }
 
 const Counter* StatRegistry::find_counter(const std::string& name) const {
@@ -810,9 +880,13 @@ void StatRegistry::write_json(std::ostream& os) const {
         case kCounter:
             append_json_number(out, static_cast<const Counter*>(e.stat)->value());
             break;
-        case kScalar:
-            append_json_number(out, static_cast<const Scalar*>(e.stat)->value());
+        case kScalar: {
+            // NaN: no value (a Level scalar over a region), not a 0.
+            const double v = static_cast<const Scalar*>(e.stat)->value();
+            if (std::isnan(v)) out += "null";
+            else append_json_number(out, v);
             break;
+        }
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
             const auto [p50, p99] = h->quantile_pair(0.5, 0.99);
@@ -865,9 +939,12 @@ void StatRegistry::write_text(std::ostream& os) const {
         case kCounter:
             append_json_number(out, static_cast<const Counter*>(e.stat)->value());
             break;
-        case kScalar:
-            append_readable(out, static_cast<const Scalar*>(e.stat)->value());
+        case kScalar: {
+            const double v = static_cast<const Scalar*>(e.stat)->value();
+            if (std::isnan(v)) out += "none";   // a Level scalar over a region
+            else append_readable(out, v);
             break;
+        }
         case kHistogram: {
             const auto* h = static_cast<const Histogram*>(e.stat);
             const auto [p50, p99] = q;

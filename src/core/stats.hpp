@@ -85,6 +85,14 @@ private:
 
 class Scalar {
 public:
+    // How a scalar reads over a part of the run (a region of interest:
+    // StatRegistry::window()). A Sum grows with the activity it measures
+    // (busy time, time waited): its value over a region is its growth
+    // there. A Level is a state or a figure of the whole run (a peak, a
+    // gauge, a ratio computed at the end): no difference of two readings
+    // gives it over a region, so a region has none (NaN; stats.json null,
+    // an empty summary cell). Every registration says which.
+    enum class Kind : std::uint8_t { Sum, Level };
     void set(double v) { value_ = v; }
     void add(double v) { value_ += v; }
     double value() const { return value_; }
@@ -208,7 +216,7 @@ public:
     StatRegistry(StatRegistry&&) = default;
     StatRegistry& operator=(StatRegistry&&) = default;
     Counter& counter(const std::string& name, const std::string& unit, const std::string& help);
-    Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help);
+    Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help, Scalar::Kind kind);
     Histogram& histogram(const std::string& name, const std::string& unit, const std::string& help);
 
     // Statistics a model registers only once a part is first used (an SMMU
@@ -245,6 +253,25 @@ public:
     std::uint64_t require_sum_counters(const std::string& suffix) const;
     double require_sum_scalars(const std::string& suffix) const;
     Histogram require_merge_histograms(const std::string& suffix) const;
+
+    // A region of the run (a region of interest, src/roi.hpp).
+    // begin_window() and end_window() mark its two ends, once each and in
+    // that order; window() is then what happened between them, as a
+    // registry of its own with the same statistics: each counter and Sum
+    // scalar its growth over the region, each Level scalar NaN (it has no
+    // value over a part of the run), each histogram exactly the samples
+    // added in between (min and max included). A statistic registered
+    // during the region starts it at zero; one registered after it is
+    // zero in it. This registry keeps the whole run's values: at
+    // begin_window() each histogram sets its samples so far aside and
+    // starts empty, end_window() merges them back (read in between, a
+    // histogram holds the region's samples only; the outputs read them
+    // after the run). std::logic_error when called out of order.
+    void begin_window();
+    void end_window();
+    bool window_begun() const { return window_begun_; }
+    bool window_ended() const { return window_ended_; }
+    StatRegistry window() const;
 
     // Frees the index the sums by suffix keep (built again by the next sum):
     // for a caller done with sums, before the outputs.
@@ -286,7 +313,15 @@ private:
     std::vector<std::string> declared_counters_, declared_histograms_;
     std::deque<Counter> counters_;
     std::deque<Scalar> scalars_;
+    std::vector<bool> scalar_level_;   // per scalar: Scalar::Kind::Level
     std::deque<Histogram> histograms_;
+    // The region (begin_window()/end_window()): counters and scalars as
+    // they were at its two ends, histograms' samples from before it (until
+    // its end) and of it (from its end).
+    bool window_begun_ = false, window_ended_ = false;
+    std::vector<std::uint64_t> counters_at_begin_, counters_at_end_;
+    std::vector<double> scalars_at_begin_, scalars_at_end_;
+    std::vector<Histogram> histograms_before_, histograms_in_window_;
     // Every statistic by name, to refuse duplicates and for the find_*
     // calls (which the run's end makes for every node: a scan would cost
     // statistics x nodes there). Open addressing, at most 3/4 full: each

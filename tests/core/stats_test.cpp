@@ -283,7 +283,7 @@ TEST_CASE("registry outputs list every name in the order of its string, whatever
     StatRegistry r;
     for (std::size_t i = 0; i < names.size(); ++i) {
         if (i % 3 == 0) r.counter(names[i], "", "");
-        else if (i % 3 == 1) r.scalar(names[i], "", "");
+        else if (i % 3 == 1) r.scalar(names[i], "", "", Scalar::Kind::Sum);
         else r.histogram(names[i], "", "");
     }
     std::vector<std::string> want = names;
@@ -301,7 +301,7 @@ TEST_CASE("registry outputs list every name in the order of its string, whatever
 TEST_CASE("registry registers and finds statistics", "[stats][registry]") {
     StatRegistry r;
     Counter& c = r.counter("node1.dma.bytes", "B", "bytes moved");
-    Scalar& s = r.scalar("node1.link.util", "", "utilisation");
+    Scalar& s = r.scalar("node1.link.util", "", "utilisation", Scalar::Kind::Sum);
     Histogram& h = r.histogram("node1.dma.latency", "us", "latency");
     CHECK(c.info.name == "node1.dma.bytes");
     CHECK(c.info.unit() == "B");
@@ -361,7 +361,7 @@ TEST_CASE("registry finds every one of many statistics by name and no other", "[
             CHECK(r.find_counter(name) == cs[i++]);
             CHECK(r.find_counter(name + "x") == nullptr);
             CHECK(r.find_counter("x" + name) == nullptr);
-            CHECK_THROWS_AS(r.scalar(name, "", ""), std::logic_error);
+            CHECK_THROWS_AS(r.scalar(name, "", "", Scalar::Kind::Sum), std::logic_error);
         }
     CHECK(r.find_counter("node300.dma.bytes") == nullptr);
     CHECK(r.count_counters("dma.bytes") == 300);
@@ -377,7 +377,7 @@ TEST_CASE("registry finds odd names after its index grows, and sums see statisti
     std::vector<Counter*> cs;
     for (const auto& n : odd) cs.push_back(&r.counter(n, "", ""));
     for (std::size_t k = 0; k < cs.size(); ++k) cs[k]->inc(std::uint64_t{1} << k);
-    for (int i = 0; i < 3000; ++i) r.scalar("grow" + std::to_string(i) + ".s", "", "");   // several growths
+    for (int i = 0; i < 3000; ++i) r.scalar("grow" + std::to_string(i) + ".s", "", "", Scalar::Kind::Sum);   // several growths
     for (std::size_t k = 0; k < odd.size(); ++k) CHECK(r.find_counter(odd[k]) == cs[k]);
     CHECK(r.find_counter("..x") == nullptr);
     // Sums of scalars in registration order, then one registered after a
@@ -385,18 +385,18 @@ TEST_CASE("registry finds odd names after its index grows, and sums see statisti
     double want = 0;
     for (int i = 0; i < 50; ++i) {
         const double v = 1.0 / (i + 3);
-        r.scalar("node" + std::to_string(i) + ".link.util", "", "").set(v);
+        r.scalar("node" + std::to_string(i) + ".link.util", "", "", Scalar::Kind::Sum).set(v);
         want += v;
     }
     CHECK(r.sum_scalars("link.util") == want);   // exact: the same order
     CHECK(r.count_scalars("util") == 50);
-    r.scalar("late.link.util", "", "").set(0.25);
+    r.scalar("late.link.util", "", "", Scalar::Kind::Sum).set(0.25);
     CHECK(r.sum_scalars("link.util") == want + 0.25);
     CHECK(r.count_scalars("link.util") == 51);
     CHECK(r.sum_counters("x") == 1);   // ".x" only: "x" alone has no "." before it
     // Released, the index is built again by the next sum.
     r.release_sum_indexes();
-    r.scalar("later.link.util", "", "").set(0.5);
+    r.scalar("later.link.util", "", "", Scalar::Kind::Sum).set(0.5);
     CHECK(r.sum_scalars("link.util") == want + 0.25 + 0.5);
     r.release_sum_indexes();
     CHECK(r.count_scalars("link.util") == 52);
@@ -406,11 +406,11 @@ TEST_CASE("registry refuses duplicate names", "[stats][registry]") {
     StatRegistry r;
     r.counter("a.b", "", "");
     CHECK_THROWS_AS(r.counter("a.b", "", ""), std::logic_error);
-    CHECK_THROWS_AS(r.scalar("a.b", "", ""), std::logic_error);
+    CHECK_THROWS_AS(r.scalar("a.b", "", "", Scalar::Kind::Sum), std::logic_error);
     CHECK_THROWS_AS(r.histogram("a.b", "", ""), std::logic_error);
     r.histogram("a.h", "", "");
     CHECK_THROWS_AS(r.counter("a.h", "", ""), std::logic_error);
-    CHECK_THROWS_AS(r.scalar("units", "", ""), std::logic_error);   // reserved for write_json
+    CHECK_THROWS_AS(r.scalar("units", "", "", Scalar::Kind::Sum), std::logic_error);   // reserved for write_json
     CHECK(r.find_counter("a.b") != nullptr);
 }
 
@@ -437,7 +437,7 @@ TEST_CASE("registry sums counters by suffix", "[stats][registry]") {
     r.counter("node1.nic.xpackets_sent", "", "").inc(100);   // not a "." + suffix match
     r.counter("packets_sent", "", "").inc(1000);              // no leading dot
     r.counter("node1.nic.packets_sent_total", "", "").inc(10000);
-    r.scalar("node2.packets_sent", "", "").set(1e6);          // not a counter
+    r.scalar("node2.packets_sent", "", "", Scalar::Kind::Sum).set(1e6);          // not a counter
     CHECK(r.sum_counters("packets_sent") == 7);
     CHECK(r.sum_counters("nic.packets_sent") == 7);
     CHECK(r.sum_counters("nothing") == 0);
@@ -446,11 +446,11 @@ TEST_CASE("registry sums counters by suffix", "[stats][registry]") {
 TEST_CASE("registry JSON is valid, sorted and complete", "[stats][registry][json]") {
     StatRegistry r;
     r.counter("b.count", "pkt", "").inc(18446744073709551615ull);
-    r.scalar("a.ratio", "", "").set(0.1);
-    r.scalar("c.bad", "x", "").set(std::numeric_limits<double>::quiet_NaN());
-    r.scalar("c.inf", "", "").set(std::numeric_limits<double>::infinity());
-    r.scalar("d.big", "B/s", "").set(1.2345678901234567e300);
-    r.scalar("e.third", "", "").set(1.0 / 3);
+    r.scalar("a.ratio", "", "", Scalar::Kind::Sum).set(0.1);
+    r.scalar("c.bad", "x", "", Scalar::Kind::Sum).set(std::numeric_limits<double>::quiet_NaN());
+    r.scalar("c.inf", "", "", Scalar::Kind::Sum).set(std::numeric_limits<double>::infinity());
+    r.scalar("d.big", "B/s", "", Scalar::Kind::Sum).set(1.2345678901234567e300);
+    r.scalar("e.third", "", "", Scalar::Kind::Sum).set(1.0 / 3);
     Histogram& h = r.histogram("f.lat", "us", "");
     for (int i = 1; i <= 100; ++i) h.add(i);
     r.histogram("g.empty", "ns", "");
@@ -471,7 +471,9 @@ TEST_CASE("registry JSON is valid, sorted and complete", "[stats][registry][json
 
     CHECK(doc.get("b.count")->text == "18446744073709551615");
     CHECK(doc.get("a.ratio")->text == "0.1");
-    CHECK(doc.get("c.bad")->text == "0");
+    // NaN is no value (a Level scalar over a region): null, never a 0
+    // that reads as a figure; infinity has no JSON number either.
+    CHECK(doc.get("c.bad")->type == JVal::Null);
     CHECK(doc.get("c.inf")->text == "0");
     CHECK(doc.get("d.big")->num == 1.2345678901234567e300);
     CHECK(doc.get("e.third")->num == 1.0 / 3);   // round-trips exactly
@@ -530,7 +532,7 @@ TEST_CASE("json test parser rejects invalid JSON", "[stats][json]") {
 TEST_CASE("registry text table", "[stats][registry][text]") {
     StatRegistry r;
     r.counter("node1.dma.bytes", "B", "").inc(4096);
-    r.scalar("node1.util", "", "").set(0.25);
+    r.scalar("node1.util", "", "", Scalar::Kind::Sum).set(0.25);
     Histogram& h = r.histogram("node1.dma.latency", "us", "");
     h.add(1);
     h.add(2);
@@ -625,8 +627,8 @@ TEST_CASE("require_* sums refuse a suffix that matches no statistic instead of r
     StatRegistry reg;
     reg.counter("node0.dma.parks", "", "parks").inc(3);
     reg.counter("node1.dma.parks", "", "parks").inc(4);
-    reg.scalar("node0.cpu.cores_busy_time", "us", "cpu").add(2.5);
-    reg.scalar("node0.dram.busy_time", "us", "dram").add(7.0);
+    reg.scalar("node0.cpu.cores_busy_time", "us", "cpu", Scalar::Kind::Sum).add(2.5);
+    reg.scalar("node0.dram.busy_time", "us", "dram", Scalar::Kind::Sum).add(7.0);
     reg.histogram("node0.smmu_driver.service_time", "us", "service").add(1.0);
 
     CHECK(reg.count_counters("dma.parks") == 2);
@@ -674,4 +676,79 @@ TEST_CASE("stats.json writes every name escaped as json_string would, odd names 
     REQUIRE(at != std::string::npos);
     CHECK(c.str().find(".leading") < at);
     CHECK(at < c.str().find("back\\slash.y"));
+}
+
+// ---------------------------------------------------------------- Regions
+
+TEST_CASE("a region's statistics are what happened between its two ends", "[stats][window]") {
+    StatRegistry r;
+    Counter& c = r.counter("node0.dma.packets", "", "packets");
+    Scalar& busy = r.scalar("node0.link.busy_time", "us", "busy", Scalar::Kind::Sum);
+    Scalar& peak = r.scalar("node0.rdma.pinned_bytes_peak", "B", "peak", Scalar::Kind::Level);
+    Histogram& h = r.histogram("workload.latency", "us", "latency");
+    c.inc(10);
+    busy.add(5);
+    peak.set(4096);
+    h.add(100);   // a cold sample, before the region
+    h.add(0.5);
+    r.begin_window();
+    CHECK(r.window_begun());
+    CHECK_FALSE(r.window_ended());
+    c.inc(3);
+    busy.add(2.5);
+    peak.set(8192);
+    h.add(2);
+    h.add(3);
+    // Registered during the region: it starts at zero.
+    Counter& late = r.counter("node1.dma.packets", "", "packets");
+    late.inc(7);
+    Histogram& late_h = r.histogram("workload.latency_hops2", "us", "by hops");
+    late_h.add(9);
+    r.end_window();
+    // After the region: not in it.
+    c.inc(1000);
+    busy.add(1000);
+    h.add(5000);
+    Counter& after = r.counter("node2.dma.packets", "", "packets");
+    after.inc(5);
+
+    const StatRegistry w = r.window();
+    CHECK(w.find_counter("node0.dma.packets")->value() == 3);
+    CHECK(w.find_counter("node1.dma.packets")->value() == 7);
+    CHECK(w.find_counter("node2.dma.packets")->value() == 0);
+    CHECK(w.find_scalar("node0.link.busy_time")->value() == 2.5);
+    CHECK(std::isnan(w.find_scalar("node0.rdma.pinned_bytes_peak")->value()));
+    const Histogram& wh = *w.find_histogram("workload.latency");
+    CHECK(wh.count() == 2);
+    CHECK(wh.min() == 2);   // exact, not a bucket's bound
+    CHECK(wh.max() == 3);
+    CHECK(wh.sum() == 5);
+    CHECK(w.find_histogram("workload.latency_hops2")->count() == 1);
+    CHECK(w.sum_counters("packets") == 10);
+    // The registry itself still holds the whole run.
+    CHECK(c.value() == 1013);
+    CHECK(h.count() == 5);
+    CHECK(h.min() == 0.5);
+    CHECK(h.max() == 5000);
+    CHECK(h.sum() == Approx(100 + 0.5 + 2 + 3 + 5000));
+    CHECK(late_h.count() == 1);
+    // Units and help carry over; a Level's missing value is null in JSON.
+    CHECK(w.find_scalar("node0.link.busy_time")->info.unit() == "us");
+    std::ostringstream js;
+    w.write_json(js);
+    CHECK(js.str().find("\"node0.rdma.pinned_bytes_peak\": null") != std::string::npos);
+    CHECK(js.str().find("\"node0.link.busy_time\": 2.5") != std::string::npos);
+}
+
+TEST_CASE("a region's ends come once each, in order", "[stats][window]") {
+    StatRegistry r;
+    r.counter("a.b", "", "");
+    CHECK_THROWS_AS(r.end_window(), std::logic_error);
+    CHECK_THROWS_AS(r.window(), std::logic_error);
+    r.begin_window();
+    CHECK_THROWS_AS(r.begin_window(), std::logic_error);
+    CHECK_THROWS_AS(r.window(), std::logic_error);
+    r.end_window();
+    CHECK_THROWS_AS(r.end_window(), std::logic_error);
+    CHECK(r.window().find_counter("a.b")->value() == 0);
 }

@@ -206,3 +206,58 @@ TEST_CASE("invariants: an atomic executed twice at its target is caught", "[inva
                                small_locks());
     CHECK(fired(v, "atomics-conserved"));
 }
+
+namespace {
+
+// Runs the small stream with a region over its whole run (begun before,
+// ended after), plants `lie` in the region's statistics or figures, and
+// returns what the region's checks say.
+std::vector<Violation> check_region_after(const std::function<void(StatRegistry&, RegionFigures&)>& lie) {
+    SystemSim s(kSmall);
+    s.stats.begin_window();
+    s.run();
+    REQUIRE(s.finished());
+    s.stats.end_window();
+    StatRegistry region = s.stats.window();
+    RegionFigures f;
+    f.end_s = sc_core::sc_time_stamp().to_seconds();
+    f.stats_s = f.end_s;
+    f.throughput_gbps = 1.0;
+    f.link_util_max = 0.5;
+    lie(region, f);
+    return check_region(*s.sys, s.stats, region, f);
+}
+
+}  // namespace
+
+TEST_CASE("invariants: a clean region passes its checks", "[invariants][roi]") {
+    const auto v = check_region_after([](StatRegistry&, RegionFigures&) {});
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: a region that counted more than the whole run is caught", "[invariants][roi]") {
+    const auto v = check_region_after([](StatRegistry& r, RegionFigures&) {
+        const_cast<Counter*>(r.find_counter("workload.bytes_delivered"))->inc(1);
+    });
+    CHECK(fired(v, "region-within-run"));
+}
+
+TEST_CASE("invariants: a region outside the run is caught", "[invariants][roi]") {
+    CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.begin_s = f.end_s * 2; }), "region-span"));
+}
+
+TEST_CASE("invariants: a link busier than the region is caught", "[invariants][roi]") {
+    CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.link_util_max = 1.5; }),
+                "region-link-utilisation"));
+}
+
+TEST_CASE("invariants: a region's throughput above the payload ceiling is caught", "[invariants][roi]") {
+    CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.throughput_gbps = 1e6; }),
+                "region-throughput-ceiling"));
+}
+
+TEST_CASE("invariants: a region's cores busier than it was long are caught by its energy check",
+          "[invariants][roi]") {
+    CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.stats_s = 1e-9; }), "region-energy"));
+}

@@ -1,0 +1,119 @@
+// The region of interest (src/roi.hpp): a warm-up excluded from the
+// summary, or a first pass studied alone, with the built binary on the
+// thesis's stream (16 buffers of 64 KiB reused: the first pass over them
+// is cold, faulting every page; the three after are warm).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "run_binary.hpp"
+
+#ifndef VRDMASIM_EXE
+#error "VRDMASIM_EXE must name the vrdmasim binary under test"
+#endif
+#ifndef VRDMASIM_SOURCE_DIR
+#error "VRDMASIM_SOURCE_DIR must name the source tree"
+#endif
+
+namespace {
+
+using Run = vrdmasim_test::BinaryRun;
+
+const std::string kStream =
+    "--workload.total-bytes=4MiB --workload.message-size=64KiB --workload.populate=false "
+    "--workload.fill-source=false --workload.buffers=16 --vm.thp=never --fault-lib.policy=touch-ahead";
+
+Run run(const std::string& args) {
+    return vrdmasim_test::run_binary(
+        VRDMASIM_EXE, std::string(VRDMASIM_SOURCE_DIR) + "/configs/thesis/base.ini " + kStream + " " + args + " -q",
+        "vrdmasim-roi");
+}
+
+double num(const std::map<std::string, std::string>& s, const std::string& k) {
+    INFO("summary column " << k);
+    REQUIRE(s.count(k));
+    REQUIRE(!s.at(k).empty());
+    return std::stod(s.at(k));
+}
+
+bool host_column(const std::string& k) { return k.rfind("host_", 0) == 0 || k == "peak_rss_mib"; }
+
+}  // namespace
+
+TEST_CASE("a warm-up is left out of the summary, and the run is the same", "[cli][roi]") {
+    const Run plain = run("");
+    const Run warm = run("--roi.warmup-transfers=16");
+    INFO(warm.err);
+    REQUIRE(plain.status == 0);
+    REQUIRE(warm.status == 0);
+    // Marking a region changes no figure of the run itself.
+    REQUIRE(!warm.whole.empty());
+    for (const auto& kv : plain.summary) {
+        if (host_column(kv.first)) continue;
+        INFO(kv.first);
+        CHECK(warm.whole.at(kv.first) == kv.second);
+    }
+    // The region: the 48 warm transfers, none of the first pass's faults.
+    const auto& r = warm.summary;
+    CHECK(num(r, "transfers") == 48);
+    CHECK(num(r, "bytes_delivered") == 48.0 * 64 * 1024);
+    CHECK(num(r, "bytes_verified") == 48.0 * 64 * 1024);
+    CHECK(num(r, "smmu_faults") == 0);
+    CHECK(num(r, "faults_minor") == 0);
+    CHECK(num(plain.summary, "smmu_faults") > 0);
+    // It begins where the 16th transfer finished and ends with the run's last.
+    CHECK(num(r, "region_start_us") > num(plain.summary, "region_start_us"));
+    CHECK(num(r, "region_end_us") == num(plain.summary, "region_end_us"));
+    const double span_us = num(r, "region_end_us") - num(r, "region_start_us");
+    CHECK(num(r, "end_to_end_us") == Approx(span_us).epsilon(1e-4));
+    CHECK(num(r, "throughput_gbps") == Approx(48.0 * 64 * 1024 * 8 / (span_us * 1e3)).epsilon(1e-3));
+    // Warm, it is faster than the whole run with its cold pass.
+    CHECK(num(r, "throughput_gbps") > 1.5 * num(plain.summary, "throughput_gbps"));
+    // Latencies of the region's transfers only: the cold ones' tail is gone.
+    CHECK(num(r, "latency_us_p99") < num(plain.summary, "latency_us_p99"));
+    // No post window or setup of its own; a peak has no value over a part
+    // of the run: empty cells, and null in roi-stats.json.
+    CHECK(r.at("post_window_throughput_gbps").empty());
+    CHECK(r.at("setup_us").empty());
+    CHECK(r.at("pinned_peak_bytes").empty());
+    CHECK(warm.roi_stats.find("\"node0.rdma.pinned_bytes_peak\": null") != std::string::npos);
+    CHECK(warm.roi_stats.find("\"workload.transfers\": 48") != std::string::npos);
+    // Energy over the region's time only.
+    CHECK(num(r, "energy_j") < num(plain.summary, "energy_j"));
+}
+
+TEST_CASE("a first pass studied alone, and the two parts add up to the run", "[cli][roi]") {
+    const Run plain = run("");
+    const Run cold = run("--roi.transfers=16");
+    const Run warm = run("--roi.warmup-transfers=16");
+    INFO(cold.err);
+    REQUIRE(cold.status == 0);
+    const auto& c = cold.summary;
+    CHECK(num(c, "transfers") == 16);
+    // Every fault of the run is in its first pass.
+    CHECK(num(c, "smmu_faults") == num(plain.summary, "smmu_faults"));
+    CHECK(num(c, "region_start_us") == num(plain.summary, "region_start_us"));
+    CHECK(num(c, "region_end_us") == num(warm.summary, "region_start_us"));
+    // Counters split exactly between the two parts.
+    for (const char* k : {"transfers", "bytes_delivered", "packets", "smmu_translations", "packet_hops"}) {
+        INFO(k);
+        CHECK(num(c, k) + num(warm.summary, k) == num(plain.summary, k));
+    }
+    CHECK(num(c, "throughput_gbps") < num(warm.summary, "throughput_gbps"));
+}
+
+TEST_CASE("a region the run cannot reach is refused, or fails the run", "[cli][roi]") {
+    // The stream knows it finishes 64 transfers: refused up front.
+    const Run over = run("--roi.warmup-transfers=60 --roi.transfers=5");
+    CHECK(over.status == 2);
+    CHECK(over.err.find("roi.transfers") != std::string::npos);
+    CHECK(over.err.find("finishes 64") != std::string::npos);
+    // sendrecv does not say in advance: the run fails at its end, saying why.
+    const Run never = vrdmasim_test::run_binary(VRDMASIM_EXE, "--workload.kind=sendrecv --roi.warmup-transfers=100000 -q",
+                                                "vrdmasim-roi");
+    CHECK(never.status == 1);
+    CHECK(never.err.find("the region of interest never began") != std::string::npos);
+    CHECK(never.summary.count("throughput_gbps") == 0);   // no summary.csv
+}
