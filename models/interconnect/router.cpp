@@ -14,7 +14,8 @@ RouterParams::RouterParams()
     : set("router", "ExaNet switch inside each FPGA"),
       latency(set.time("latency", "100ns",
                        "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
-                       "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz)")
+                       "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz; fitted to the prototype's "
+                       "published five-hop latency it would be 10 ns: configs/exanest-calibrated.ini, docs/validation.md)")
                   .range("0ps", "100us")),
       vcs(set.integer("vcs", "2",
                       "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "
