@@ -695,12 +695,14 @@ std::uint64_t App::tx_completions() { return mmio_read(pldma_reg::kTxCompleted, 
 
 CompletionRecord App::wait_record(std::uint64_t addr) {
     CompletionRecord r;
+    const unsigned c = record_channel(addr);   // the channel whose interrupt and counter announce it
     // Causality: the record cannot be seen before the engine wrote it.
     auto check_seen = [&] {
         sc_time written;
-        if (dma_.record_done_at(physical_ ? locked_frame(addr) : addr, written) && now() < written) early_.inc();
+        if (dma_.record_done_at(dma_.channel_stream_id(c), physical_ ? locked_frame(addr) : addr, written) &&
+            now() < written)
+            early_.inc();
     };
-    const unsigned c = record_channel(addr);   // the channel whose interrupt and counter announce it
     if (completion_ != Completion::Counter) {
         // poll: spin on the record in memory; interrupt: look at it after each wake-up.
         wait_for(dma_.tx_signal(c), [&] {
@@ -825,7 +827,8 @@ CompletionRecord App::read_rx_record(std::uint64_t index) {
     // order of their times: EVENT_COUNT may say n while slot n - 1 is still
     // to be written. Software polling that slot sees it only once written.
     sc_time written;
-    if (dma_.record_done_at(physical_ ? locked_frame(addr) : addr, written) && now() < written) {
+    if (dma_.record_done_at(dma_.channel_stream_id(channel_), physical_ ? locked_frame(addr) : addr, written) &&
+        now() < written) {
         rx_slot_waits_.inc();
         qk_.sync();
         if (written > sc_core::sc_time_stamp()) sc_core::wait(written - sc_core::sc_time_stamp());

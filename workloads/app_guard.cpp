@@ -76,7 +76,8 @@ sc_time App::store_at(std::uint64_t addr, std::uint64_t value) {
 }
 
 bool App::record_written(std::uint64_t addr, sc_time& at) const {
-    return dma_.record_done_at(physical_ ? locked_frame(addr) : addr, at);
+    return dma_.record_done_at(dma_.channel_stream_id(record_channel(addr)), physical_ ? locked_frame(addr) : addr,
+                               at);
 }
 
 }  // namespace vrdmasim

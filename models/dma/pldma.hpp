@@ -104,7 +104,9 @@ public:
     // When the engine's latest completion record at virtual address `addr`
     // is complete in memory (false if it never wrote one there): software
     // that sees the record earlier saw it before it happened.
-    bool record_done_at(std::uint64_t addr, sc_core::sc_time& at) const { return records_.done_at(addr, at); }
+    bool record_done_at(std::uint32_t sid, std::uint64_t addr, sc_core::sc_time& at) const {
+        return records_.done_at(sid, addr, at);
+    }
     CompletionSignal& rx_signal(unsigned c) { return channels_.at(c).rx; }
     // Channel c's rx interrupt line for its event counters: raised once per
     // counter increment, at the time it becomes visible.

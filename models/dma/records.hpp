@@ -80,8 +80,10 @@ public:
     // The fault library's outcome for a write fault on `page` of stream
     // `sid`: true if the record thread was waiting on it.
     bool fault_resolved(std::uint32_t sid, std::uint64_t page, bool resolved, sc_core::sc_time at);
-    // When the latest record at `addr` was complete in memory (false: none).
-    bool done_at(std::uint64_t addr, sc_core::sc_time& at) const;
+    // When the latest record at `addr` of stream `sid` was complete in
+    // memory (false: none). The processes of a node share virtual
+    // addresses: a record is known by its stream and its address.
+    bool done_at(std::uint32_t sid, std::uint64_t addr, sc_core::sc_time& at) const;
 
 private:
     struct Retry {
@@ -105,7 +107,17 @@ private:
     MemoryPort& memory_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
-    std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record address -> written by
+    struct RecordKey {
+        std::uint32_t sid;
+        std::uint64_t addr;
+        bool operator==(const RecordKey& o) const { return sid == o.sid && addr == o.addr; }
+    };
+    struct RecordKeyHash {
+        std::size_t operator()(const RecordKey& k) const {
+            return std::hash<std::uint64_t>()(k.addr ^ (static_cast<std::uint64_t>(k.sid) * 0x9e3779b97f4a7c15ull));
+        }
+    };
+    std::unordered_map<RecordKey, sc_core::sc_time, RecordKeyHash> done_;   // (stream, address) -> written by
     LazyDeque<Retry> retry_;
     std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
     WakeEvent ev_;   // made when a record is first queued or waited for

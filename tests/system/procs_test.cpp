@@ -104,6 +104,19 @@ TEST_CASE("procs: each process has its own pid, ASID, context bank and stream ID
     CHECK(s.counter("workload.transfers") == 8);
 }
 
+// The processes of a node share virtual addresses (each maps its buffers and
+// records at the same heap addresses): a record must be known by its stream
+// as well as its address. Once, with four processes the engine's note of
+// when a record was written at an address was another process's, and a
+// legal run failed its completion-after-engine self-check.
+TEST_CASE("procs: four processes' completion records at the same addresses are never confused", "[procs]") {
+    // The defaults' stream (`vrdmasim run --node.processes=4 --workload.total-bytes=4MiB`).
+    SystemSim s({{"node.processes", "4"}, {"workload.total-bytes", "4MiB"}});
+    s.run();
+    REQUIRE(s.sys->workloads().size() == 4);
+    require_all_verified(s, 4096 * kKiB);   // early_completions == 0 on every process
+}
+
 TEST_CASE("procs: the library spreads a process's transfers round robin over its channels", "[procs]") {
     SystemSim s({{"rdma.channels", "4"},
                  {"workload.kind", "stream"},

@@ -1579,7 +1579,7 @@ TEST_CASE("event counters: a write increments the counter it names once it has l
     CHECK(seen3 >= out[2].head);
     CHECK(seen7 >= out[6].head);
     sc_time acked;
-    REQUIRE(b.dma0->record_done_at(0x120, acked));
+    REQUIRE(b.dma0->record_done_at(b.dma0->channel_stream_id(0), 0x120, acked));
     CHECK(seen3 <= acked + sc_time(5, SC_NS));
     // The write naming counter 7 wrote its ring record before the counter moved.
     const CompletionRecord rx = Bench::record(*b.mem1, 0x5000);
@@ -1942,8 +1942,8 @@ void early_landing(const char* window) {
             CHECK(r[0].tag < r[1].tag);
             CHECK(r[0].addr == 0x20000);
             sc_time first, second;
-            REQUIRE(b.dma1->record_done_at(0x3000, first));
-            REQUIRE(b.dma1->record_done_at(0x3000 + sizeof(CompletionRecord), second));
+            REQUIRE(b.dma1->record_done_at(b.dma1->channel_stream_id(0), 0x3000, first));
+            REQUIRE(b.dma1->record_done_at(b.dma1->channel_stream_id(0), 0x3000 + sizeof(CompletionRecord), second));
             CHECK((second >= first) == in_order);
             CHECK(b.counter("dma1.notify_reordered") == (in_order ? 0u : 1u));
             CHECK(b.counter("dma1.notify_held") == (in_order ? 1u : 0u));
