@@ -162,7 +162,8 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
     const Config& c = ctx.config;
     const auto& P = params_of<FileserveParams>();
     if (c[params_of<NodeParams>().processes] > 1)
-        throw c.refuse(params_of<NodeParams>().processes, "the fileserve workload runs one process per node");
+        throw c.refuse(params_of<NodeParams>().processes,
+                       "more than one process per node is not built yet for the fileserve workload");
     if (c[params_of<AppParams>().channels] > 1)
         throw c.refuse(params_of<AppParams>().channels,
                        "the fileserve workload's requests go through the two-sided library, which counts one channel");
@@ -173,7 +174,9 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
     if (c.string("ni.translation") != "smmu")
         throw c.refuse("ni.translation", "the fileserve workload is built for the SMMU's translation only");
     if (c[params_of<RegistrarParams>().strategy] == "netvm")
-        throw c.refuse(params_of<RegistrarParams>().strategy, "the fileserve workload does not run with netvm");
+        throw c.refuse(params_of<RegistrarParams>().strategy,
+                       "the fileserve workload is not built yet for netvm (its server's methods register through "
+                       "the SMMU's paths: sendfile and kernel-copy send from the kernel's page cache)");
     if (c[params_of<MsgParams>().eager_threshold] < sizeof(Wire))
         throw c.refuse(params_of<MsgParams>().eager_threshold,
                        "fileserve's requests are " + std::to_string(sizeof(Wire)) + " B eager messages");

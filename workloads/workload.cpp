@@ -368,8 +368,19 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                                                 const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
-    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap")
-        throw c.refuse("workload.operation", "only the stream and overlap workloads have a read form (workload.kind = " + kind + ")");
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap") {
+        // docs/composition.md, the refusal table.
+        if (kind == "lock")
+            throw c.refuse("workload.operation",
+                           "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
+                           "and loads on the lock's words, not messages a write or a read could move");
+        if (kind == "sendrecv")
+            throw c.refuse("workload.operation",
+                           "has nothing to choose in workload.kind = sendrecv: two-sided messages move as the "
+                           "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
+        throw c.refuse("workload.operation", "the read form is not built yet for workload.kind = " + kind +
+                                                 " (only stream and overlap have one)");
+    }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
                                                      kind + "; the cluster kinds have workload.arrivals)");

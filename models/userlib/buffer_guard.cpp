@@ -21,7 +21,7 @@ BufferGuardParams::BufferGuardParams()
                       "is posted, a source read-only and a destination no access for the CPU, while the engine's "
                       "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
                       "transfer; the access comes back at completion; models/userlib/README.md \"Buffer "
-                      "guard\"). Needs smmu.enabled and ni.translation = smmu; workload.kind = overlap")),
+                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload whose transfers go through the library's send and get (stream, pingpong, the cluster kinds, overlap: docs/composition.md)")),
       fault(set.time("guard-fault", "3us",
                      "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
                      "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "

@@ -112,6 +112,35 @@ TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits
     CHECK(s.stats.find_scalar("node0.rdma.guard.mprotect_time")->value() > 0);
 }
 
+// Two processes per node, each its own overlap job, racing its own buffers:
+// every job's figures are its own (jobP.workload.overlap.*), each fraction
+// in [0, 1] (the summary shows job 0's: a fraction does not add up).
+TEST_CASE("overlap with two processes per node: each job races, is checked and measured on its own", "[overlap][procs]") {
+    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"node.processes", "2"}});
+    s.run();
+    REQUIRE(s.finished());
+    REQUIRE(s.sys->workloads().size() == 2);
+    for (const auto& w : s.sys->workloads()) {
+        const std::string p = Workload::stats_prefix(w->job());
+        INFO(p);
+        const auto* o = dynamic_cast<const OverlapWorkload*>(w.get());
+        REQUIRE(o);
+        const TransferLog& l = w->log();
+        CHECK(l.errors.value() == 0);
+        CHECK(l.mismatches.value() == 0);
+        CHECK(l.bytes_verified.value() + o->raced_bytes() == l.bytes_delivered.value());
+        CHECK(s.counter(p + "overlap.corrupted_transfers") > 0);
+        const double f = s.stats.find_scalar(p + "overlap.overlap")->value();
+        CHECK(f >= 0);
+        CHECK(f <= 1);
+    }
+    RunFigures f = run_figures(*s.sys);
+    f.link_util_max = 0.5;
+    const auto v = check_invariants(*s.sys, s.stats, f);
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
 TEST_CASE("overlap blocking: no overlap and no race", "[overlap]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"overlap.mode", "blocking"}});
     const Run r = checked(s, 12);
@@ -121,7 +150,8 @@ TEST_CASE("overlap blocking: no overlap and no race", "[overlap]") {
 }
 
 TEST_CASE("overlap: bad settings are refused before simulation", "[overlap]") {
-    CHECK_THROWS_AS(SystemSim(kBase, {{"rdma.buffer-guard", "mprotect"}, {"workload.kind", "stream"}}), ConfigError);
+    // The lock workload has no application buffer in flight to guard.
+    CHECK_THROWS_AS(SystemSim(kBase, {{"rdma.buffer-guard", "mprotect"}, {"workload.kind", "lock"}}), ConfigError);
     CHECK_THROWS_AS(SystemSim(kBase, {{"rdma.buffer-guard", "mprotect"}, {"smmu.enabled", "false"}}), ConfigError);
     CHECK_THROWS_AS(SystemSim(kBase, {{"overlap.touch-probability", "1.5"}}), ConfigError);
 }

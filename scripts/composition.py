@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The composition matrix: every mechanism with every workload.
+
+    scripts/composition.py [--exe build/vrdmasim] [--jobs N] [--list] [--only KIND]
+
+Runs every combination of the axes below, each read from the parameter
+registry (`vrdmasim params`), so a new workload, strategy, guard, operation
+or completion mode joins the matrix without editing this script:
+
+    workload.kind × rdma.strategy × rdma.buffer-guard × workload.operation
+        × node.processes (1, 2) × rdma.completion
+
+in the cold situation (message buffers mapped without MAP_POPULATE and the
+source never written: every page the engine touches faults), and a sample of
+the same combinations warm. Each run must either finish (exit 0: every byte
+verified, every self-check passed) or be refused with exit status 2 by a
+rule of the refusal table in docs/composition.md, whose message pattern its
+error matches; the table gives each refusal's physical reason. Anything else
+(exit 1 or 3, a crash, a refusal no rule explains) is a hole in the matrix,
+and so is a rule no combination needs any more (the table must not keep
+refusals that are gone). Exit status 1 when there is one; the ctest
+`composition` runs this.
+"""
+import argparse
+import concurrent.futures
+import itertools
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "composition.md")
+
+# The axes: enum parameters whose every choice is a mechanism, and the
+# process counts.
+ENUM_AXES = ["workload.kind", "rdma.strategy", "rdma.buffer-guard", "workload.operation", "rdma.completion"]
+PROCESSES = ["1", "2"]
+
+# Small runs: every workload moves a few messages.
+SMALL = ["--workload.total-bytes=32KiB", "--workload.message-size=8KiB", "--workload.iterations=2",
+         "--sim.time-limit=2s"]
+COLD = ["--workload.populate=false", "--workload.fill-source=false"]
+WARM = ["--workload.populate=true", "--workload.fill-source=true"]
+# What a workload needs to run at all, beyond the defaults (a workload not
+# listed needs nothing).
+NEEDS = {
+    "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
+}
+# One combination in this many is also run warm.
+WARM_SAMPLE = 7
+
+
+def enum_choices(exe):
+    out = subprocess.run([exe, "params"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    axes = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0] in ENUM_AXES and f[1] == "enum":
+            m = re.search(r"\{([^}]*)\}", line)
+            axes[f[0]] = [c.strip() for c in m.group(1).split(",")]
+    missing = [a for a in ENUM_AXES if a not in axes]
+    if missing:
+        sys.exit(f"composition: `vrdmasim params` has no enum {', '.join(missing)}")
+    return axes
+
+
+def refusal_rules():
+    """The table of docs/composition.md: (id, compiled pattern)."""
+    rules = []
+    with open(DOC) as f:
+        text = f.read()
+    m = re.search(r"<!-- BEGIN REFUSALS -->\n(.*?)<!-- END REFUSALS -->", text, re.S)
+    if not m:
+        sys.exit(f"composition: {DOC} has no refusal table")
+    for line in m.group(1).splitlines():
+        # Cells split on unescaped pipes; "\\|" in a cell is a pipe (Markdown).
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        if len(cells) < 4 or not cells[0].startswith("R"):
+            continue
+        pattern = cells[3].strip("`")
+        rules.append((cells[0], re.compile(pattern)))
+    return rules
+
+
+def combinations(axes):
+    names = ENUM_AXES + ["node.processes"]
+    values = [axes[a] for a in ENUM_AXES] + [PROCESSES]
+    for n, combo in enumerate(itertools.product(*values)):
+        settings = dict(zip(names, combo))
+        yield "cold", settings
+        if n % WARM_SAMPLE == 0:
+            yield "warm", settings
+
+
+def run_one(exe, scratch, n, situation, settings):
+    out = os.path.join(scratch, f"run{n}")
+    args = [exe, "run", "-q", "--out", out] + SMALL + (COLD if situation == "cold" else WARM)
+    args += NEEDS.get(settings["workload.kind"], [])
+    args += [f"--{k}={v}" for k, v in settings.items()]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    subprocess.run(["rm", "-rf", out])
+    return situation, settings, p.returncode, p.stdout
+
+
+def describe(situation, settings):
+    return situation + " " + " ".join(f"--{k}={v}" for k, v in settings.items())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--exe", default=os.path.join(ROOT, "build", "vrdmasim"))
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--only", help="one workload.kind")
+    ap.add_argument("--list", action="store_true", help="print every combination's outcome")
+    args = ap.parse_args()
+    exe = os.path.abspath(args.exe)
+    axes = enum_choices(exe)
+    if args.only:
+        axes["workload.kind"] = [args.only]
+    rules = refusal_rules()
+    combos = list(combinations(axes))
+    ok, refused, holes = 0, {}, []
+    with tempfile.TemporaryDirectory(prefix="vrdmasim-composition-") as scratch:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(run_one, exe, scratch, n, s, c) for n, (s, c) in enumerate(combos)]
+            for fut in futures:
+                situation, settings, rc, text = fut.result()
+                what = describe(situation, settings)
+                if rc == 0:
+                    ok += 1
+                    if args.list:
+                        print(f"ok       {what}")
+                    continue
+                if rc == 2:
+                    hit = [rid for rid, pat in rules if pat.search(text)]
+                    if len(hit) == 1:
+                        refused.setdefault(hit[0], []).append(what)
+                        if args.list:
+                            print(f"{hit[0]:8s} {what}")
+                        continue
+                    why = "matches no rule" if not hit else "matches several rules: " + ", ".join(hit)
+                    holes.append(f"refused, {why}: {what}\n    {text.strip()[-400:]}")
+                    continue
+                holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
+    unused = [rid for rid, _ in rules if rid not in refused and not args.only]
+    total = len(combos)
+    print(f"composition: {total} runs ({', '.join(f'{len(v)} {k}' for k, v in axes.items())}, "
+          f"{len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm): {ok} finished verified, "
+          f"{sum(len(v) for v in refused.values())} refused by a rule, {len(holes)} holes")
+    for rid, _ in rules:
+        if rid in refused:
+            print(f"  {rid}: {len(refused[rid])} refused")
+    # The counts the doc quotes are this run's (full matrix only).
+    if not args.only:
+        quoted = (f"Today {ok:,} of the {total:,} runs finish verified; the other "
+                  f"{sum(len(v) for v in refused.values()):,} are refused")
+        with open(DOC) as f:
+            if quoted not in " ".join(f.read().split()):
+                holes.append(f"docs/composition.md does not say: {quoted}")
+    for u in unused:
+        holes.append(f"rule {u} refuses nothing any more: remove it from docs/composition.md")
+    for h in holes:
+        print("HOLE " + h)
+    return 1 if holes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
