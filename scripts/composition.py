@@ -12,7 +12,8 @@ or completion mode joins the matrix without editing this script:
 
 in the cold situation (message buffers mapped without MAP_POPULATE and the
 source never written: every page the engine touches faults), and a sample of
-the same combinations warm. Each run must either finish (exit 0: every byte
+the same combinations warm, and another with 64 B messages (buffers in
+flight sharing pages). Each run must either finish (exit 0: every byte
 verified, every self-check passed) or be refused with exit status 2 by a
 rule of the refusal table in docs/composition.md, whose message pattern its
 error matches; the table gives each refusal's physical reason. Anything else
@@ -43,12 +44,16 @@ SMALL = ["--workload.total-bytes=32KiB", "--workload.message-size=8KiB", "--work
          "--sim.time-limit=2s"]
 COLD = ["--workload.populate=false", "--workload.fill-source=false"]
 WARM = ["--workload.populate=true", "--workload.fill-source=true"]
+# Messages smaller than a page: several buffers in flight share pages
+# (the guard protects whole pages; an engine write lands beside a source).
+SMALL_MSG = COLD + ["--workload.message-size=64B", "--workload.total-bytes=1KiB"]
 # What a workload needs to run at all, beyond the defaults (a workload not
 # listed needs nothing).
 NEEDS = {
     "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
 }
-# One combination in this many is also run warm.
+# One combination in this many is also run warm, and one (another) with
+# messages of 64 B.
 WARM_SAMPLE = 7
 
 
@@ -92,11 +97,13 @@ def combinations(axes):
         yield "cold", settings
         if n % WARM_SAMPLE == 0:
             yield "warm", settings
+        if n % WARM_SAMPLE == 3:
+            yield "small", settings
 
 
 def run_one(exe, scratch, n, situation, settings):
     out = os.path.join(scratch, f"run{n}")
-    args = [exe, "run", "-q", "--out", out] + SMALL + (COLD if situation == "cold" else WARM)
+    args = [exe, "run", "-q", "--out", out] + SMALL + {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
     args += NEEDS.get(settings["workload.kind"], [])
     args += [f"--{k}={v}" for k, v in settings.items()]
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -147,7 +154,8 @@ def main():
     unused = [rid for rid, _ in rules if rid not in refused and not args.only]
     total = len(combos)
     print(f"composition: {total} runs ({', '.join(f'{len(v)} {k}' for k, v in axes.items())}, "
-          f"{len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm): {ok} finished verified, "
+          f"{len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, 1 in {WARM_SAMPLE} with 64 B "
+          f"messages): {ok} finished verified, "
           f"{sum(len(v) for v in refused.values())} refused by a rule, {len(holes)} holes")
     for rid, _ in rules:
         if rid in refused:

@@ -22,7 +22,7 @@ std::uint64_t App::guard_install(std::uint64_t va, std::uint64_t len, bool engin
     if (tracer_.narrating()) {
         std::ostringstream os;
         os << "guards " << (engine_writes ? "destination" : "source") << " 0x" << std::hex << va << std::dec << " ("
-           << len << " B): " << (engine_writes ? "no CPU access" : "CPU read-only") << " until the transfer completes";
+           << len << " B): no CPU access until the transfer completes";
         tracer_.narrate(start, group_, os.str());
     }
     return id;
@@ -57,12 +57,15 @@ void App::guard_fault(std::uint64_t addr, bool write) {
         tracer_.narrate(start, group_, os.str());
     }
     run_on_core("guard-fault", guard_->fault_cost());
-    // The handler waits for the transfer's records (each seen lifts the
-    // guard once all are), then retries the access.
-    const std::vector<std::uint64_t> records = g->records;
-    for (std::uint64_t r : records)
-        if (guard_->find(id)) wait_record(r);
-    guard_lift(id);   // a transfer none of whose parts was posted
+    // The handler waits for the transfers in flight on the page (buffers
+    // may share one): each guard's records (each seen lifts the guard once
+    // all are), then retries the access.
+    for (; g; g = guard_->covering(addr, &id)) {
+        const std::vector<std::uint64_t> records = g->records;
+        for (std::uint64_t r : records)
+            if (guard_->find(id)) wait_record(r);
+        guard_lift(id);   // a transfer none of whose parts was posted
+    }
     guard_->fault_done(start, now());
     if (tracer_.enabled()) tracer_.span(track_, "guard fault wait", start, now());
 }

@@ -18,7 +18,7 @@ BufferGuardParams::BufferGuardParams()
       mode(set.choice("buffer-guard", "none", {"none", "mprotect"},
                       "what keeps the application from touching the buffers of its transfers in flight: none (a "
                       "touch races with the engine); mprotect (the library protects each buffer when the transfer "
-                      "is posted, a source read-only and a destination no access for the CPU, while the engine's "
+                      "is posted, source and destination no access for the CPU (AP[2:1] = 00), while the engine's "
                       "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
                       "transfer; the access comes back at completion; models/userlib/README.md \"Buffer "
                       "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload whose transfers go through the library's send and get (stream, pingpong, the cluster kinds, overlap: docs/composition.md)")),
@@ -77,30 +77,56 @@ BufferGuard::BufferGuard(const SimContext& ctx, const std::string& prefix, Vm& v
     fault_wait_total_ = &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait", Scalar::Kind::Sum);
 }
 
+// Every guard takes EL0's access and leaves EL1's (AP[2:1] = 00): the
+// engine's privileged transactions keep reading and writing the page. A
+// read-only EL0 mapping (AP = 11) would be read-only at EL1 too (ARMv8 has
+// no encoding for EL1 read-write, EL0 read-only): an engine write into
+// another buffer sharing a source's page would fault, and no fault library
+// could resolve it. So a source is no access for the CPU as a destination
+// is; a CPU load of a source in flight waits like a store.
+sc_time BufferGuard::protect(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, UserAccess access,
+                             sc_time at) {
+    for (const auto& run : runs) {
+        const VmResult r = vm_.guard_user(pid_, run.first, run.second - run.first, access, tlbi_page_, at);
+        if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the pages at " + hex(run.first) +
+                                              " failed: " + to_string(r.error));
+        mprotects_.inc();
+        mprotect_time_.add(to_us(r.done - at));
+        at = r.done;
+    }
+    return at;
+}
+
+namespace {
+// Contiguous runs [begin, end) of the pages `pred` holds for, over [va, end).
+template <class Pred>
+std::vector<std::pair<std::uint64_t, std::uint64_t>> page_runs(std::uint64_t va, std::uint64_t end, Pred pred) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    for (std::uint64_t p = va; p < end; p += kPage) {
+        if (!pred(p)) continue;
+        if (!runs.empty() && runs.back().second == p) runs.back().second = p + kPage;
+        else runs.emplace_back(p, p + kPage);
+    }
+    return runs;
+}
+}  // namespace
+
 std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool engine_writes,
                                    std::vector<std::uint64_t> records, sc_time at, sc_time& done) {
     Guard g;
     g.va = va / kPage * kPage;
     g.end = (va + std::max<std::uint64_t>(len, 1) + kPage - 1) / kPage * kPage;
     g.engine_writes = engine_writes;
-    for (std::uint64_t p = g.va; p < g.end; p += kPage)
-        if (by_page_.count(p))
-            throw std::logic_error("BufferGuard: page " + hex(p) +
-                                   " is already guarded for another transfer in flight (the guard protects whole "
-                                   "pages: buffers in flight at once may not share a page)");
-    const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, engine_writes ? UserAccess::NoAccess : UserAccess::ReadOnly,
-                                      tlbi_page_, at);
-    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the buffer at " + hex(va) +
-                                          " failed: " + to_string(r.error));
-    done = r.done;
-    mprotects_.inc();
-    mprotect_time_.add(to_us(r.done - at));
+    // Buffers in flight may share a page (the guard protects whole pages):
+    // only the pages no other guard holds yet need the mprotect.
+    done = protect(page_runs(g.va, g.end, [&](std::uint64_t p) { return by_page_.count(p) == 0; }),
+                   UserAccess::NoAccess, at);
     installed_.inc();
-    g.installed = r.done;
+    g.installed = done;
     g.seen.assign(records.size(), false);
     g.records = std::move(records);
     const std::uint64_t id = next_id_++;
-    for (std::uint64_t p = g.va; p < g.end; p += kPage) by_page_[p] = id;
+    for (std::uint64_t p = g.va; p < g.end; p += kPage) by_page_.emplace(p, id);
     for (std::uint64_t rec : g.records) by_record_[rec] = id;
     guards_.emplace(id, std::move(g));
     return id;
@@ -117,16 +143,21 @@ sc_time BufferGuard::lift(std::uint64_t id, sc_time at) {
     auto it = guards_.find(id);
     if (it == guards_.end()) throw std::logic_error("BufferGuard: lift of a guard not installed");
     const Guard& g = it->second;
-    const VmResult r = vm_.guard_user(pid_, g.va, g.end - g.va, UserAccess::Full, tlbi_page_, at);
-    if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect lifting the guard at " + hex(g.va) +
-                                          " failed: " + to_string(r.error));
-    mprotects_.inc();
-    mprotect_time_.add(to_us(r.done - at));
+    for (std::uint64_t p = g.va; p < g.end; p += kPage) {
+        auto range = by_page_.equal_range(p);
+        for (auto j = range.first; j != range.second; ++j)
+            if (j->second == id) {
+                by_page_.erase(j);
+                break;
+            }
+    }
+    // The access comes back on the pages no other guard still holds.
+    const sc_time done =
+        protect(page_runs(g.va, g.end, [&](std::uint64_t p) { return by_page_.count(p) == 0; }), UserAccess::Full, at);
     lifted_.inc();
-    for (std::uint64_t p = g.va; p < g.end; p += kPage) by_page_.erase(p);
     for (std::uint64_t rec : g.records) by_record_.erase(rec);
     guards_.erase(it);
-    return r.done;
+    return done;
 }
 
 std::uint64_t BufferGuard::record_seen(std::uint64_t record) {
@@ -142,7 +173,7 @@ std::uint64_t BufferGuard::record_seen(std::uint64_t record) {
 }
 
 const BufferGuard::Guard* BufferGuard::covering(std::uint64_t va, std::uint64_t* id) const {
-    auto it = by_page_.find(va / kPage * kPage);
+    auto it = by_page_.find(va / kPage * kPage);   // the page's oldest guard
     if (it == by_page_.end()) return nullptr;
     if (id) *id = it->second;
     return &guards_.at(it->second);

@@ -1,7 +1,7 @@
 // BufferGuard: the RDMA user library's guard over the buffers of transfers
 // in flight (rdma.buffer-guard = mprotect; README.md "Buffer guard"). When a
 // transfer is posted, the library takes the application's CPU access to its
-// buffer away (a source read-only, a destination no access) with the Vm's
+// buffer away (no access, source and destination alike) with the Vm's
 // guard_user (an mprotect that leaves the engine's privileged SMMU
 // transactions their access); a CPU touch of a guarded page takes a
 // permission fault, and the library's handler waits until that transfer
@@ -48,16 +48,18 @@ public:
     // completion records whose writing ends the transfer.
     struct Guard {
         std::uint64_t va = 0, end = 0;     // whole pages
-        bool engine_writes = false;        // a destination: no CPU access; a source: read-only
+        bool engine_writes = false;        // a destination (the engine writes it) or a source (it reads it)
         std::vector<std::uint64_t> records;
         std::vector<bool> seen;
         sc_core::sc_time installed;        // when the protection took effect
     };
     // Protect [va, va+len) (widened to whole pages) for a transfer whose
     // records are `records` (more may be added before it completes). Returns
-    // the guard's id (>= 1); `done` when the mprotect call returned. Throws
-    // std::logic_error if a page of it is already guarded (the library
-    // guards whole pages: two buffers in flight may not share one).
+    // the guard's id (>= 1); `done` when the mprotect call returned. Every
+    // guard makes its pages no access for EL0 and keeps EL1's read and
+    // write (the engine's privileged transactions): buffers in flight may
+    // share a page, which stays guarded until its last guard is lifted
+    // (only pages no guard held yet are mprotected).
     std::uint64_t install(std::uint64_t va, std::uint64_t len, bool engine_writes,
                           std::vector<std::uint64_t> records, sc_core::sc_time at, sc_core::sc_time& done);
     void add_record(std::uint64_t id, std::uint64_t record);
@@ -88,7 +90,11 @@ private:
     const sc_core::sc_time fault_, tlbi_page_;
     std::uint64_t next_id_ = 1;
     std::map<std::uint64_t, Guard> guards_;              // by id
-    std::map<std::uint64_t, std::uint64_t> by_page_;     // guarded page -> guard id
+    std::multimap<std::uint64_t, std::uint64_t> by_page_;   // guarded page -> the ids of its guards
+    // mprotect `runs` of pages to `access` from `at`, one call per run;
+    // returns when the last returned.
+    sc_core::sc_time protect(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, UserAccess access,
+                             sc_core::sc_time at);
     std::map<std::uint64_t, std::uint64_t> by_record_;   // record -> guard id
     Counter &installed_, &lifted_, &faults_, &mprotects_;
     Scalar& mprotect_time_;
