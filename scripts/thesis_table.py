@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The README's table of the thesis experiment, from its results, or a check of it.
+"""docs/experiments.md's table of the thesis experiment, from its results, or a check of it.
 
-    scripts/thesis_table.py RESULTS.csv            # rewrite the table in README.md
-    scripts/thesis_table.py RESULTS.csv --check    # exit 1 if README.md's table differs
+    scripts/thesis_table.py RESULTS.csv            # rewrite the table in docs/experiments.md
+    scripts/thesis_table.py RESULTS.csv --check    # exit 1 if the table differs
 
 RESULTS.csv is what `scripts/thesis.sh OUT` merges into OUT/results.csv. The
 table is the block between `<!-- BEGIN THESIS TABLE -->` and `<!-- END THESIS
-TABLE -->` in README.md: one row per buffer state and strategy, one column
+TABLE -->` in docs/experiments.md: one row per buffer state and strategy, one column
 per message size, each cell the end-to-end throughput (`throughput_gbps`, the
 headline) and, in parentheses, the throughput from the first post
 (`post_window_throughput_gbps`), in Gb/s to three significant digits; and
@@ -101,7 +101,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results")
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--readme", default=os.path.join(ROOT, "docs", "experiments.md"))
     args = ap.parse_args()
     with open(args.results, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -122,7 +122,7 @@ def main():
                       f"{block.group(2)}--- measured\n{fresh}", file=sys.stderr)
         if stale:
             return 1
-        print("thesis_table: the README's tables are what the experiment prints")
+        print("thesis_table: docs/experiments.md's tables are what the experiment prints")
         return 0
     out, at = [], 0
     for block, fresh in blocks:

@@ -81,7 +81,7 @@ FrameVerdict judge_frame(const Vm& vm, const PhysicalKeys& keys, unsigned node, 
 void FrameCheck::declare_metrics(MetricRegistry& reg) {
     const auto present = [](const Config& c) { return physical_mode(c); };
     reg.sum_counters("wrong_bytes_delivered",
-                     "Physical-address mode (`smmu.enabled = false` with a registration strategy; README \"Why "
+                     "Physical-address mode (`smmu.enabled = false` with a registration strategy; docs/experiments.md \"Why "
                      "pinning exists\"): destination bytes that differ from the source in transfers reported "
                      "successful, as the workload's byte check counts them (`workload.wrong_bytes`). Such a "
                      "run reports them as the experiment's result (exit status 0); in any other run one wrong "

@@ -87,7 +87,7 @@ void print_physical_verdict(std::ostream& os, const Config& cfg, const PhysicalF
            << f.foreign_bytes_free << " B into free frames\n"
            << "vrdmasim:   " << f.stale_reads << " engine read(s) of " << f.stale_read_bytes
            << " B from source frames no longer the sender's (freed or reused)\n"
-           << "vrdmasim:   this is the failure pinning prevents (README \"Why pinning exists\"); the run exits 0\n";
+           << "vrdmasim:   this is the failure pinning prevents (docs/experiments.md \"Why pinning exists\"); the run exits 0\n";
     }
     os << "vrdmasim: ================================================================\n";
 }

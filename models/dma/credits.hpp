@@ -1,5 +1,5 @@
 // NetVM's end-to-end sender credits (ni.translation = shadow with
-// rdma.strategy = netvm; README.md "NetVM's network interface"): a data
+// rdma.strategy = netvm; docs/experiments.md "NetVM's network interface"): a data
 // packet may have to go into the receiver's system buffer (NetvmBuffer),
 // so a sender sends one only with credits for it. Each node holds
 // ni.credits bytes of credit per destination node (itself included); a data

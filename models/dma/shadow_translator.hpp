@@ -1,5 +1,5 @@
 // The NetVM network interface's translation unit (ni.translation = shadow;
-// README.md "NetVM's network interface"): the engine's memory port goes
+// docs/experiments.md "NetVM's network interface"): the engine's memory port goes
 // through it instead of through the SMMU. Each access is translated by the
 // NI's shadow page table (models/common/shadow_table.hpp), page by page, at
 // ni.shadow-lookup per page, and then goes to the bus at its physical

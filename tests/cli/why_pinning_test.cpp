@@ -1,4 +1,4 @@
-// The "why pinning exists" figures as README.md quotes them: the built
+// The "why pinning exists" figures as docs/experiments.md quotes them: the built
 // binary runs configs/why-pinning.ini with prefault (corruption found, exit
 // 0, the verdict printed) and with pin (nothing found, exit 0); a workload
 // physical-address mode is not built for is refused (exit 2).
@@ -47,7 +47,7 @@ TEST_CASE("why-pinning.ini with prefault: corruption found and reported, exit 0"
     CHECK(num(r, "foreign_frame_writes") > 0);
     CHECK(num(r, "foreign_bytes_free") > 0);
     CHECK(num(r, "stale_source_reads") > 0);
-    CHECK(num(r, "data_mismatches") == 256);   // README "Why pinning exists": all 256 transfers
+    CHECK(num(r, "data_mismatches") == 256);   // docs/experiments.md "Why pinning exists": all 256 transfers
     CHECK(num(r, "foreign_bytes_process") > 0);
     CHECK(num(r, "swap_outs") > 0);
 }

@@ -1,4 +1,4 @@
-// The physical-address experiment ("why pinning exists", README.md):
+// The physical-address experiment ("why pinning exists", docs/experiments.md):
 // smmu.enabled = false with a registration strategy, the library handing the
 // engine physical addresses. In each fault situation of
 // tests/system/strategy_test.cpp (cold buffers, swap-out, THP collapse,
