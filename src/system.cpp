@@ -426,8 +426,9 @@ void check_buffer_guard(const Config& c) {
                        "needs ni.translation = smmu: NetVM's shadow table has no access-permission bits for a "
                        "privileged engine to keep" + why);
     // Every one-sided transfer goes through the library's send and get,
-    // which guard and lift. The two-sided library and the file server post
-    // through their own paths, which do not guard yet; the lock workload's
+    // which guard and lift; the two-sided library guards a request's user
+    // buffer from isend or irecv to completion. The file server posts its
+    // data through its own paths, which do not guard yet; the lock workload's
     // engine operations are atomics on words the library owns: no buffer of
     // the application is in flight for a guard to keep it off.
     const std::string& kind = c[params_of<WorkloadParams>().kind];
@@ -435,13 +436,10 @@ void check_buffer_guard(const Config& c) {
         throw c.refuse(params_of<BufferGuardParams>().mode,
                        "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock words "
                        "the library owns, not application buffers in flight");
-    if (kind == "sendrecv" || kind == "fileserve" || c[params_of<WorkloadParams>().two_sided])
+    if (kind == "fileserve")
         throw c.refuse(params_of<BufferGuardParams>().mode,
-                       "is not built yet for " +
-                           (kind == "sendrecv" || kind == "fileserve"
-                                ? c.describe(params_of<WorkloadParams>().kind)
-                                : c.describe(params_of<WorkloadParams>().two_sided)) +
-                           ": the two-sided library and the file server post through paths that do not guard yet");
+                       "is not built yet for " + c.describe(params_of<WorkloadParams>().kind) +
+                           ": the file server posts its data through paths that do not guard yet");
 }
 }  // namespace
 

@@ -304,6 +304,14 @@ public:
     sc_core::sc_time store_at(std::uint64_t addr, std::uint64_t value);
     // When the engine wrote the completion record at `addr` (false if not yet).
     bool record_written(std::uint64_t addr, sc_core::sc_time& at) const;
+    // A guard a library above this one installs itself (the two-sided
+    // library: a send buffer from isend, a receive buffer from irecv, until
+    // the request completes), 0 without the guard: `wait` is how a touch of
+    // it waits (the library's progress until the request completes, which
+    // calls unguard). Pages shared with other guards stay guarded until
+    // the last is lifted.
+    std::uint64_t guard(std::uint64_t va, std::uint64_t len, bool engine_writes, std::function<void()> wait);
+    void unguard(std::uint64_t id) { guard_lift(id); }
 
     // Untimed access to this process's memory (test harness: fill sources,
     // check destinations), by virtual address when attached to a process,
@@ -411,7 +419,7 @@ private:
     std::unique_ptr<Registrar> registrar_;   // with a VM
     std::unique_ptr<BufferGuard> guard_;     // with a VM and rdma.buffer-guard = mprotect
     std::uint64_t guard_install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                                std::vector<std::uint64_t> records);
+                                std::vector<std::uint64_t> records, std::function<void()> wait = {});
     void guard_lift(std::uint64_t id);
     void guard_record_seen(std::uint64_t record);
     void guard_fault(std::uint64_t addr, bool write);

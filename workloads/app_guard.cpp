@@ -12,11 +12,16 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+std::uint64_t App::guard(std::uint64_t va, std::uint64_t len, bool engine_writes, std::function<void()> wait) {
+    if (!guard_ || len == 0) return 0;
+    return guard_install(va, len, engine_writes, {}, std::move(wait));
+}
+
 std::uint64_t App::guard_install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                                 std::vector<std::uint64_t> records) {
+                                 std::vector<std::uint64_t> records, std::function<void()> wait) {
     const sc_time start = now();
     sc_time done;
-    const std::uint64_t id = guard_->install(va, len, engine_writes, std::move(records), start, done);
+    const std::uint64_t id = guard_->install(va, len, engine_writes, std::move(records), start, done, std::move(wait));
     if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
     if (tracer_.enabled()) tracer_.span(track_, engine_writes ? "mprotect guard dst" : "mprotect guard src", start, now());
     if (tracer_.narrating()) {
@@ -61,6 +66,15 @@ void App::guard_fault(std::uint64_t addr, bool write) {
     // may share one): each guard's records (each seen lifts the guard once
     // all are), then retries the access.
     for (; g; g = guard_->covering(addr, &id)) {
+        if (g->wait) {
+            // A library's request: its progress until the request completes
+            // (which lifts the guard).
+            const std::function<void()> wait = g->wait;
+            wait();
+            if (guard_->find(id))
+                throw std::logic_error(group_ + ": a guarded request completed without lifting its guard");
+            continue;
+        }
         const std::vector<std::uint64_t> records = g->records;
         for (std::uint64_t r : records)
             if (guard_->find(id)) wait_record(r);

@@ -21,7 +21,7 @@ BufferGuardParams::BufferGuardParams()
                       "is posted, source and destination no access for the CPU (AP[2:1] = 00), while the engine's "
                       "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
                       "transfer; the access comes back at completion; models/userlib/README.md \"Buffer "
-                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload whose transfers go through the library's send and get (stream, pingpong, the cluster kinds, overlap: docs/composition.md)")),
+                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but fileserve (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion")),
       fault(set.time("guard-fault", "3us",
                      "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
                      "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
@@ -112,8 +112,10 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> page_runs(std::uint64_t va,
 }  // namespace
 
 std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                                   std::vector<std::uint64_t> records, sc_time at, sc_time& done) {
+                                   std::vector<std::uint64_t> records, sc_time at, sc_time& done,
+                                   std::function<void()> wait) {
     Guard g;
+    g.wait = std::move(wait);
     g.va = va / kPage * kPage;
     g.end = (va + std::max<std::uint64_t>(len, 1) + kPage - 1) / kPage * kPage;
     g.engine_writes = engine_writes;

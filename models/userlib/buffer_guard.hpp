@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ public:
         bool engine_writes = false;        // a destination (the engine writes it) or a source (it reads it)
         std::vector<std::uint64_t> records;
         std::vector<bool> seen;
+        // A guard whose transfer has no records of its own (a two-sided
+        // request: its data moves later, in parts the library posts as the
+        // protocol goes): a touch waits by running this (the library's
+        // progress until the request completes, which lifts the guard).
+        std::function<void()> wait;
         sc_core::sc_time installed;        // when the protection took effect
     };
     // Protect [va, va+len) (widened to whole pages) for a transfer whose
@@ -61,7 +67,8 @@ public:
     // share a page, which stays guarded until its last guard is lifted
     // (only pages no guard held yet are mprotected).
     std::uint64_t install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                          std::vector<std::uint64_t> records, sc_core::sc_time at, sc_core::sc_time& done);
+                          std::vector<std::uint64_t> records, sc_core::sc_time at, sc_core::sc_time& done,
+                          std::function<void()> wait = {});
     void add_record(std::uint64_t id, std::uint64_t record);
     // Give the access back (the transfer completed, or was never posted);
     // returns when the mprotect call returned.

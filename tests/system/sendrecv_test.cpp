@@ -232,6 +232,69 @@ TEST_CASE("sendrecv: a message longer than its receive is refused loudly", "[sen
     CHECK(threw);
 }
 
+namespace {
+
+// rdma.buffer-guard = mprotect in the two-sided library: a send buffer is
+// the program's no more from isend to the send's completion, a receive
+// buffer from irecv to the receive's; a touch in between waits (the
+// library's progress) until the request completes, so the message is what
+// the buffer held at isend and the receiver reads what was sent. Without the
+// guard the same store would race with the engine's read.
+// An eager send is complete when isend returns (its bytes copied into a
+// bounce slot, with a credit free): its buffer is free again and the store
+// takes no fault (`send_faults` 0).
+void guarded_touches(const std::string& threshold, std::uint64_t len, std::uint64_t send_faults) {
+    Sim s({{"workload.kind", "sendrecv"}, {"workload.iterations", "1"}, {"rdma.buffer-guard", "mprotect"},
+           {"msg.eager-threshold", threshold}});
+    sc_time store_done, send_done, load_done, recv_done;
+    std::uint64_t loaded = 0;
+    s.sendrecv().replace_bodies(
+        [&](App& app, msg::Endpoint& ep, unsigned peer) {
+            const std::uint64_t buf = app.alloc(len);
+            const std::vector<unsigned char> d(len, 0x5a);
+            REQUIRE(app.debug_write(buf, d.data(), d.size()));
+            const auto r = ep.isend(peer, 1, buf, len);
+            app.store(buf, 0x1111111111111111ull);   // in flight: waits for the send
+            store_done = app.now();
+            CHECK(ep.test(r));   // complete already: the touch waited for it
+            CHECK(ep.wait(r).ok);
+            send_done = app.now();
+        },
+        [&](App& app, msg::Endpoint& ep, unsigned peer) {
+            const std::uint64_t buf = app.alloc(len);
+            const auto r = ep.irecv(peer, 1, buf, len);
+            loaded = app.load(buf + 8);   // in flight: waits for the receive
+            load_done = app.now();
+            CHECK(ep.wait(r).len == len);
+            recv_done = app.now();
+            std::vector<unsigned char> d(len);
+            REQUIRE(app.debug_read(buf, d.data(), d.size()));
+            for (unsigned char c : d) REQUIRE(c == 0x5a);   // the bytes of isend time, not the store's
+        });
+    s.run();
+    dump_stats(s);
+    REQUIRE(s.finished());
+    CHECK(loaded == 0x5a5a5a5a5a5a5a5aull);
+    CHECK(store_done <= send_done);
+    CHECK(load_done <= recv_done);
+    CHECK(s.counter("node0.rdma.guard.faults") == send_faults);
+    CHECK(s.counter("node1.rdma.guard.faults") == 1);
+    CHECK(s.both("rdma.guard.installed") == s.both("rdma.guard.lifted"));
+    CHECK(s.both("rdma.guard.installed") >= 2);
+}
+
+}  // namespace
+
+
+
+TEST_CASE("sendrecv guarded / rendezvous: a touch of a buffer in flight waits for its request", "[sendrecv][guard]") {
+    guarded_touches("4KiB", 64 * 1024, 1);
+}
+
+TEST_CASE("sendrecv guarded / eager: a touch of a buffer in flight waits for its request", "[sendrecv][guard]") {
+    guarded_touches("4KiB", 1024, 0);
+}
+
 // ------------------------------------------------------------ fault situations
 
 namespace {

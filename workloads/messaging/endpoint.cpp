@@ -154,6 +154,7 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
     r.len = len;
     r.start = app_.now();
     r.status = Status{true, app_.node(), tag, len};
+    guard(id, r);   // read by the library's copy or the engine until the send completes
     if (len <= threshold_)
         eager_send(r, id);
     else
@@ -171,6 +172,7 @@ Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t
     r.buf = buf;
     r.len = len;
     r.start = app_.now();
+    guard(id, r);   // written by the library's copy or the engine until the receive completes
     std::uint64_t uid = 0;
     const bool hit = match_.post_receive(src, tag, id, uid);
     stats_.match_searched.inc(match_.searched());
@@ -213,8 +215,23 @@ std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
     }
 }
 
+void Endpoint::guard(Request id, Req& r) {
+    r.guard = app_.guard(r.buf, r.len, !r.send, [this, id] {
+        for (;;) {
+            progress();
+            const auto it = reqs_.find(id);
+            if (it == reqs_.end() || it->second.done) return;
+            block();
+        }
+    });
+}
+
 void Endpoint::complete(Request id, Req& r) {
     r.done = true;
+    if (r.guard) {
+        app_.unguard(r.guard);
+        r.guard = 0;
+    }
     if (!r.send) stats_.receives.inc();
     const char* what = r.send ? (r.proto == Proto::Eager ? "send eager" : "send rendezvous")
                               : (r.proto == Proto::Eager ? "recv eager" : "recv rendezvous");

@@ -113,6 +113,7 @@ private:
         std::vector<Part> parts;       // the data transfers: writes at the sender (write mode), reads at the receiver (read mode)
         std::uint64_t peer_req = 0;    // receiver, read mode: the sender's request (its FIN)
         bool registered = false;       // the user buffer registered by this request
+        std::uint64_t guard = 0;       // rdma.buffer-guard = mprotect: the user buffer's guard until completion
     };
     struct Outgoing {
         Header h;
@@ -159,6 +160,10 @@ private:
     void copy(std::uint64_t from, std::uint64_t to, std::uint64_t len);   // CPU copy in this process
     void charge_copy(std::uint64_t bytes);
     void complete(Request id, Req& r);
+    // rdma.buffer-guard = mprotect: the user buffer of `r` is the program's
+    // no more from the post (isend, irecv) until the request completes: a
+    // touch waits for the request (the library progresses until it is).
+    void guard(Request id, Req& r);
     void narrate(const std::string& text);
 
     // eager.cpp
