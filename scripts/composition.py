@@ -8,7 +8,7 @@ registry (`vrdmasim params`), so a new workload, strategy, guard, operation
 or completion mode joins the matrix without editing this script:
 
     workload.kind × rdma.strategy × rdma.buffer-guard × workload.operation
-        × node.processes (1, 2) × rdma.completion
+        × rdma.completion × workload.two-sided × node.processes (1, 2)
 
 in the cold situation (message buffers mapped without MAP_POPULATE and the
 source never written: every page the engine touches faults), and a sample of
@@ -37,6 +37,8 @@ DOC = os.path.join(ROOT, "docs", "composition.md")
 # The axes: enum parameters whose every choice is a mechanism, and the
 # process counts.
 ENUM_AXES = ["workload.kind", "rdma.strategy", "rdma.buffer-guard", "workload.operation", "rdma.completion"]
+# Boolean parameters that switch a mechanism on (false, true).
+BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
 
 # Small runs: every workload moves a few messages.
@@ -65,9 +67,11 @@ def enum_choices(exe):
         if len(f) >= 4 and f[0] in ENUM_AXES and f[1] == "enum":
             m = re.search(r"\{([^}]*)\}", line)
             axes[f[0]] = [c.strip() for c in m.group(1).split(",")]
-    missing = [a for a in ENUM_AXES if a not in axes]
+        if len(f) >= 4 and f[0] in BOOL_AXES and f[1] == "bool":
+            axes[f[0]] = ["false", "true"]
+    missing = [a for a in ENUM_AXES + BOOL_AXES if a not in axes]
     if missing:
-        sys.exit(f"composition: `vrdmasim params` has no enum {', '.join(missing)}")
+        sys.exit(f"composition: `vrdmasim params` has no enum or bool {', '.join(missing)}")
     return axes
 
 
@@ -90,8 +94,8 @@ def refusal_rules():
 
 
 def combinations(axes):
-    names = ENUM_AXES + ["node.processes"]
-    values = [axes[a] for a in ENUM_AXES] + [PROCESSES]
+    names = ENUM_AXES + BOOL_AXES + ["node.processes"]
+    values = [axes[a] for a in ENUM_AXES + BOOL_AXES] + [PROCESSES]
     for n, combo in enumerate(itertools.product(*values)):
         settings = dict(zip(names, combo))
         yield "cold", settings

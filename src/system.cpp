@@ -463,20 +463,17 @@ void System::check_processes(const Config& c) {
     if (static_cast<std::uint64_t>(c[params_of<WorkloadParams>().cold_jobs]) > procs)
         throw c.refuse(params_of<WorkloadParams>().cold_jobs,
                        "names more jobs than there are (" + c.describe(params_of<NodeParams>().processes) + ")");
-    // The two-sided library and the lock workload keep one instance for the
-    // whole system (their statistics and shared structures are not per
-    // job), and the two-sided library watches one channel's completion
-    // count: they run with one process per node, and two-sided with one
-    // channel per process.
+    // The lock workload keeps one instance for the whole system (its lock
+    // words, statistics and checks are not per job): one process per node.
+    // The two-sided library (an endpoint per process, statistics under the
+    // process's group) watches one channel's completion count: one channel
+    // per process.
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool two_sided = c[params_of<WorkloadParams>().two_sided];
-    if (procs > 1 && (kind == "sendrecv" || kind == "lock" || two_sided))
+    if (procs > 1 && kind == "lock")
         throw c.refuse(params_of<NodeParams>().processes,
                        "more than one process per node is not built for " +
-                           (two_sided && kind != "sendrecv" && kind != "lock"
-                                ? c.describe(params_of<WorkloadParams>().two_sided)
-                                : c.describe(params_of<WorkloadParams>().kind)) +
-                           " (one job only); set node.processes = 1");
+                           c.describe(params_of<WorkloadParams>().kind) + " (one job only); set node.processes = 1");
     if (per > 1 && (kind == "sendrecv" || two_sided))
         throw c.refuse(params_of<AppParams>().channels,
                        "the two-sided library posts on and counts the completions of one channel, so " +

@@ -15,8 +15,8 @@ constexpr std::uint64_t kAckTag = ~std::uint64_t(0) - 1;   // bandwidth: the win
 }
 
 SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src,
-                                   std::uint64_t dst)
-    : Workload(ctx),
+                                   std::uint64_t dst, unsigned job)
+    : Workload(ctx, job),
       a_(*apps[src]),
       b_(*apps[dst]),
       eps_(apps.size(), nullptr),

@@ -22,7 +22,8 @@ namespace vrdmasim {
 
 class SendrecvWorkload : public Workload {
 public:
-    SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src, std::uint64_t dst);
+    SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src, std::uint64_t dst,
+                     unsigned job = 0);
     ~SendrecvWorkload() override;
     std::string kind() const override { return "sendrecv"; }
     bool finished() const override { return done_ == 2; }

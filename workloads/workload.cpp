@@ -385,10 +385,22 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
                                                      kind + "; the cluster kinds have workload.arrivals)");
     if (auto cluster = ClusterWorkload::create(ctx, apps, job)) return cluster;   // alltoall, halo, incast, permutation
-    if (c[params_of<WorkloadParams>().two_sided])
-        throw c.refuse(params_of<WorkloadParams>().two_sided.name(),
-                       "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant; "
-                       "workload.kind = sendrecv measures two-sided latency and bandwidth between two nodes");
+    if (c[params_of<WorkloadParams>().two_sided]) {
+        // docs/composition.md, the refusal table.
+        const std::string n = params_of<WorkloadParams>().two_sided.name();
+        if (kind == "overlap")
+            throw c.refuse(n, "is not built yet for workload.kind = overlap (its transfers are one-sided; the "
+                              "two-sided library guards isend and irecv, but no overlap program uses them)");
+        std::string why = kind == "stream" || kind == "pingpong"
+                              ? "the two-sided form of stream and pingpong is workload.kind = sendrecv "
+                                "(workload.sendrecv-test = bandwidth, latency)"
+                          : kind == "sendrecv" ? "sendrecv is two-sided already"
+                          : kind == "lock"     ? "the lock workload moves no messages (remote atomics and loads)"
+                          : kind == "fileserve"
+                              ? "the file server's requests go through the two-sided library already"
+                              : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
+        throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
+    }
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
@@ -401,7 +413,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
     if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst], job);
     if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst], job);
-    if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst);
+    if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst, job);
     if (kind == "overlap") return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
