@@ -241,6 +241,28 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
                                 "counter needs two event counters per channel (one per round parity: a "
                                 "neighbour one round ahead counts in the other), but " +
                                     ctx.config.describe(params_of<PldmaParams>().event_counters));
+    read_ = ctx.config[params_of<WorkloadParams>().operation] == "read";
+    if (read_ && two_sided_)
+        throw ctx.config.refuse(params_of<WorkloadParams>().operation,
+                                "has nothing to choose with workload.two-sided = true: two-sided messages move as "
+                                "the messaging protocol decides (an eager copy written, a rendezvous buffer read: "
+                                "msg.*)");
+    if (read_ && arrivals_ != Arrivals::Ring)
+        throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
+                                "has nothing to detect with workload.operation = read: a node that reads its "
+                                "messages learns of each from its own read's completion record");
+    if (read_) {
+        read_src_of_.assign(apps_.size(), 0);
+        for (unsigned i = 0; i < apps_.size(); ++i) {
+            App& app = *apps_[i];
+            const std::uint64_t reads = std::max<std::uint64_t>(1, writes_ * peers_[i].in.size());
+            const std::uint64_t rbufs = std::min(window_, reads);
+            check_fits(app, receive_bytes(i) + source_bytes_read(i) + rbufs * sizeof(CompletionRecord));
+            check_locked(app, {rbufs * sizeof(CompletionRecord)});
+            app.program = [this](App& a) { program_read(a); };
+        }
+        return;
+    }
     if (two_sided_) {
             ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {

@@ -101,6 +101,10 @@ private:
     // library (cluster_two_sided.cpp).
     void program_two_sided(App& app);
     std::vector<unsigned> msg_peers(unsigned node) const;
+    // workload.operation = read: each node pulls the messages addressed to
+    // it from its in-neighbours' source areas with RDMA reads (cluster_read.cpp).
+    void program_read(App& app);
+    std::uint64_t source_bytes_read(unsigned node) const { return out_[node].size() * slots_ * msg_; }
 
     std::vector<App*> apps_;
     std::string kind_;
@@ -111,6 +115,8 @@ private:
     std::uint64_t slots_;    // receive slots per source
     std::size_t ended_ = 0;
     bool two_sided_ = false;
+    bool read_ = false;   // workload.operation = read
+    std::vector<std::uint64_t> read_src_of_;   // read: each node's source area (set before the start barrier)
     Arrivals arrivals_ = Arrivals::Ring;
     std::vector<std::uint64_t> flags_of_;   // flags: each node's flag array (set before the start barrier)
     Histogram& arrival_wait_;     // per node and round: own writes done to arrivals known, us

@@ -294,7 +294,10 @@ WorkloadParams::WorkloadParams()
                            "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
                            "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
                            "(the data moves the same way; the initiator, its completion records and the latency are "
-                           "dst-node's). Other workloads: write only")),
+                           "dst-node's). overlap likewise. alltoall, halo, incast, permutation: read: each node pulls "
+                           "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
+                           "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
+                           "docs/composition.md")),
       cold_jobs(set.integer("cold-jobs", "0",
                             "with node.processes > 1: the last this many jobs map their message buffers cold and "
                             "send them untouched (as workload.populate = false and workload.fill-source = false), "
@@ -368,7 +371,8 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                                                 const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
-    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap") {
+    const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" && !cluster_kind) {
         // docs/composition.md, the refusal table.
         if (kind == "lock")
             throw c.refuse("workload.operation",
@@ -379,7 +383,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                            "has nothing to choose in workload.kind = sendrecv: two-sided messages move as the "
                            "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
         throw c.refuse("workload.operation", "the read form is not built yet for workload.kind = " + kind +
-                                                 " (only stream and overlap have one)");
+                                                 " (stream, overlap and the cluster kinds have one)");
     }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +

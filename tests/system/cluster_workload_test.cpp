@@ -149,6 +149,34 @@ TEST_CASE("alltoall: N times N-1 transfers per iteration - every byte verified",
     for (const auto& l : s.sys->links()) CHECK(l->busy_us() == Approx(s.busiest().busy_us()).epsilon(0.05));
 }
 
+// The read form: every node pulls what is addressed to it with RDMA reads;
+// the same plan, the same transfers and keys, every byte verified at the
+// reader; no notification (the reader's own record says the data is in),
+// and the data crosses the same links as the write form's.
+TEST_CASE("alltoall read: every node pulls its messages with RDMA reads - every byte verified", "[cluster][read]") {
+    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "3"},
+           {"workload.window", "2"}, {"workload.operation", "read"}, {"workload.populate", "false"},
+           {"dma.fault-tolerant", "true"}});
+    s.run();
+    SystemSim& base = s;
+    base.check_all_verified(4 * 3 * 3, 4 * 3 * 3 * 16 * 1024);
+    CHECK(s.stats.sum_counters("dma.reads_posted") == 4 * 3 * 3);
+    CHECK(s.stats.sum_counters("dma.notifications") == 0);
+    const Histogram* h1 = s.stats.find_histogram("workload.latency_hops1");
+    REQUIRE(h1 != nullptr);
+    CHECK(h1->count() == 4 * 3 * 3);
+    CHECK(s.sys->links().size() == 12);
+    for (const auto& l : s.sys->links()) CHECK(l->busy_us() > 0);
+}
+
+TEST_CASE("cluster read: arrival detection and the two-sided variant have nothing to do and are refused",
+          "[cluster][read]") {
+    CHECK_THROWS_AS(Sim({{"workload.kind", "halo"}, {"workload.operation", "read"}, {"workload.arrivals", "counter"}}),
+                    ConfigError);
+    CHECK_THROWS_AS(Sim({{"workload.kind", "halo"}, {"workload.operation", "read"}, {"workload.two-sided", "true"}}),
+                    ConfigError);
+}
+
 TEST_CASE("alltoall: cold buffers fault in a fault-tolerant engine and still deliver every byte",
           "[cluster][alltoall][faults]") {
     Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "32KiB"}, {"workload.iterations", "2"},
