@@ -21,8 +21,44 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b, unsign
     check_fits(b_, 2 * msg_ + 4096);
     check_locked(a_, {a_.records_for(msg_) * sizeof(CompletionRecord), kRing * sizeof(CompletionRecord)});
     check_locked(b_, {b_.records_for(msg_) * sizeof(CompletionRecord), kRing * sizeof(CompletionRecord)});
+    read_ = ctx.config[params_of<WorkloadParams>().operation] == "read";
+    if (read_) {
+        a_.program = [this](App& app) { reader(app); };
+        b_.program = [this](App& app) { target(app); };
+        return;
+    }
     a_.program = [this](App& app) { ping(app); };
     b_.program = [this](App& app) { pong(app); };
+}
+
+void PingpongWorkload::reader(App& app) {
+    a_buf_ = app.alloc(msg_, populate_, advice_);
+    a_rec_ = app.alloc_locked(sizeof(CompletionRecord));
+    const bool registered = app.register_receive(a_buf_, msg_);
+    ready_and_wait(app, 2);
+    if (!registered) throw std::runtime_error(app.group() + ": could not register the read destination (rdma.strategy)");
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        prepare(b_, b_buf_, app, a_buf_, msg_, i);
+        const sc_time start = app.now();
+        log_.posted(start);
+        app.get(b_.node(), b_buf_, a_buf_, msg_, i, a_rec_);
+        const CompletionRecord rec = app.wait_record(a_rec_);
+        const sc_time latency = app.now() - start;
+        report(app, app, a_buf_, msg_, i, rec, &latency, static_cast<int>(b_.node()));
+    }
+    app.finish_registrations();
+    done_a_ = true;
+    program_ended();
+}
+
+void PingpongWorkload::target(App& app) {
+    b_buf_ = app.alloc(msg_, populate_, advice_);
+    const bool registered = app.register_read_source(b_buf_, msg_);
+    ready_and_wait(app, 2);
+    if (!registered) throw std::runtime_error(app.group() + ": could not register the read source (rdma.strategy)");
+    app.finish_registrations();
+    done_b_ = true;
+    program_ended();
 }
 
 App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,

@@ -1,6 +1,9 @@
 // pingpong: src-node writes message-size bytes to dst-node with a receiver
 // notification; dst-node, woken by it, writes the same amount back; repeated
 // `iterations` times. Latency = half the round trip (one-way, user to user).
+// workload.operation = read: src-node reads message-size bytes of
+// dst-node's buffer `iterations` times, one at a time (as osu_get_latency);
+// the latency is each read's, doorbell to its completion record.
 #pragma once
 
 #include "workloads/workload.hpp"
@@ -14,11 +17,14 @@ public:
     std::string kind() const override { return "pingpong"; }
     bool finished() const override { return done_a_ && done_b_; }
     // A ping and a pong per iteration.
-    std::uint64_t planned_transfers() const override { return 2 * iterations_; }
+    // (read: one read per iteration).
+    std::uint64_t planned_transfers() const override { return read_ ? iterations_ : 2 * iterations_; }
 
 private:
     void ping(App& app);
     void pong(App& app);
+    void reader(App& app);   // read: src-node's program
+    void target(App& app);   // read: dst-node's, which only maps and registers the source
     // One message of msg_ bytes from `src` into `dst` of `to`, with notification.
     App::Message message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,
                          std::uint64_t records) const;
@@ -27,6 +33,7 @@ private:
     std::uint64_t msg_, iterations_;
     std::uint64_t a_buf_ = 0, b_buf_ = 0, a_rec_ = 0, b_rec_ = 0;
     bool done_a_ = false, done_b_ = false;
+    bool read_ = false;
 };
 
 }  // namespace vrdmasim

@@ -294,7 +294,8 @@ WorkloadParams::WorkloadParams()
                            "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
                            "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
                            "(the data moves the same way; the initiator, its completion records and the latency are "
-                           "dst-node's). overlap likewise. alltoall, halo, incast, permutation: read: each node pulls "
+                           "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
+                           "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
                            "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
                            "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
                            "docs/composition.md")),
@@ -372,7 +373,8 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
-    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" && !cluster_kind) {
+    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" &&
+        kind != "pingpong" && !cluster_kind) {
         // docs/composition.md, the refusal table.
         if (kind == "lock")
             throw c.refuse("workload.operation",
@@ -383,7 +385,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                            "has nothing to choose in workload.kind = sendrecv: two-sided messages move as the "
                            "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
         throw c.refuse("workload.operation", "the read form is not built yet for workload.kind = " + kind +
-                                                 " (stream, overlap and the cluster kinds have one)");
+                                                 " (stream, pingpong, overlap and the cluster kinds have one)");
     }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +

@@ -2,6 +2,8 @@
 // (see records.hpp; README.md "Protocol" and "Fault tolerance").
 #include "models/dma/records.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cstring>
 
@@ -83,7 +85,7 @@ sc_time RecordWriter::post(std::uint32_t sid, std::uint64_t addr, const Completi
         ev_.notify(sc_core::SC_ZERO_TIME);
         return done;
     }
-    if (ok) done_[RecordKey{sid, addr}] = done;
+    if (ok) done_[record_key(sid, addr)] = done;
     if (!ok) {
         // The record could not be written: software will never see it.
         // Count it loudly; the interrupt still fires so software can notice.
@@ -138,7 +140,7 @@ void RecordWriter::run() {
             const sc_time done = write(rr.sid, rr.addr, rr.record, t, ok, fx);
             if (ok || fx.type == FaultType::None || (tried && wait_done_ && !wait_resolved_)) {
                 if (!ok) stats_.rx_errors.inc();   // lost: not a fault, or the page cannot be made present
-                if (ok) done_[RecordKey{rr.sid, rr.addr}] = done;
+                if (ok) done_[record_key(rr.sid, rr.addr)] = done;
                 for (CompletionSignal* sig : rr.raise) sig->raise_at(done);
                 break;
             }
@@ -158,8 +160,13 @@ bool RecordWriter::fault_resolved(std::uint32_t sid, std::uint64_t page, bool re
     return true;
 }
 
+std::uint64_t RecordWriter::record_key(std::uint32_t sid, std::uint64_t addr) {
+    if (addr >> 48 || sid >> 16) throw std::logic_error("RecordWriter: a record address above 2^48 or a stream ID above 16 bits");
+    return static_cast<std::uint64_t>(sid) << 48 | addr;
+}
+
 bool RecordWriter::done_at(std::uint32_t sid, std::uint64_t addr, sc_time& at) const {
-    auto it = done_.find(RecordKey{sid, addr});
+    auto it = done_.find(record_key(sid, addr));
     if (it == done_.end()) return false;
     at = it->second;
     return true;

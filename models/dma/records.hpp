@@ -107,17 +107,11 @@ private:
     MemoryPort& memory_;
     const PldmaConfig& params_;
     PldmaStats& stats_;
-    struct RecordKey {
-        std::uint32_t sid;
-        std::uint64_t addr;
-        bool operator==(const RecordKey& o) const { return sid == o.sid && addr == o.addr; }
-    };
-    struct RecordKeyHash {
-        std::size_t operator()(const RecordKey& k) const {
-            return std::hash<std::uint64_t>()(k.addr ^ (static_cast<std::uint64_t>(k.sid) * 0x9e3779b97f4a7c15ull));
-        }
-    };
-    std::unordered_map<RecordKey, sc_core::sc_time, RecordKeyHash> done_;   // (stream, address) -> written by
+    // A record's key: its stream ID (16 bits, the MMU-500's) above its
+    // address (virtual and physical addresses are below 2^48; both
+    // checked): one word, as cheap to hash as the address alone was.
+    static std::uint64_t record_key(std::uint32_t sid, std::uint64_t addr);
+    std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record_key(stream, address) -> written by
     LazyDeque<Retry> retry_;
     std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
     WakeEvent ev_;   // made when a record is first queued or waited for
