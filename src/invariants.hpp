@@ -2,7 +2,7 @@
 // satisfy, checked at the end of every `vrdmasim run` (cheap: a pass over
 // the links and a few statistics). A violation means a figure of the run
 // cannot be trusted: the run exits 1 naming the invariant and its numbers.
-// The list, with what each one catches, is in README.md, "Self-checks".
+// The list, with what each one catches, is in docs/running.md, "Self-checks".
 #pragma once
 
 #include <string>
