@@ -125,6 +125,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--only", help="one workload.kind")
     ap.add_argument("--list", action="store_true", help="print every combination's outcome")
+    ap.add_argument("--write", action="store_true",
+                    help="rewrite docs/composition.md's table of outcomes by workload (otherwise it is checked)")
     args = ap.parse_args()
     exe = os.path.abspath(args.exe)
     axes = enum_choices(exe)
@@ -133,14 +135,17 @@ def main():
     rules = refusal_rules()
     combos = list(combinations(axes))
     ok, refused, holes = 0, {}, []
+    by_kind = {}   # workload.kind -> [finished, {rule: refused}]
     with tempfile.TemporaryDirectory(prefix="vrdmasim-composition-") as scratch:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = [pool.submit(run_one, exe, scratch, n, s, c) for n, (s, c) in enumerate(combos)]
             for fut in futures:
                 situation, settings, rc, text = fut.result()
                 what = describe(situation, settings)
+                row = by_kind.setdefault(settings["workload.kind"], [0, {}])
                 if rc == 0:
                     ok += 1
+                    row[0] += 1
                     if args.list:
                         print(f"ok       {what}")
                     continue
@@ -148,6 +153,7 @@ def main():
                     hit = [rid for rid, pat in rules if pat.search(text)]
                     if len(hit) == 1:
                         refused.setdefault(hit[0], []).append(what)
+                        row[1][hit[0]] = row[1].get(hit[0], 0) + 1
                         if args.list:
                             print(f"{hit[0]:8s} {what}")
                         continue
@@ -164,6 +170,27 @@ def main():
     for rid, _ in rules:
         if rid in refused:
             print(f"  {rid}: {len(refused[rid])} refused")
+    # The counts the doc quotes are this run's (full matrix only), and its
+    # table of outcomes by workload.
+    if not args.only:
+        table = ["| workload | runs | finished verified | refused, by rule |", "|---|---:|---:|---|"]
+        for kind in axes["workload.kind"]:
+            fin, rules_hit = by_kind.get(kind, [0, {}])
+            runs = fin + sum(rules_hit.values())
+            refusals = ", ".join(f"{r} {n}" for r, n in sorted(rules_hit.items(), key=lambda x: int(x[0][1:])))
+            table.append(f"| `{kind}` | {runs:,} | {fin:,} | {refusals or 'none'} |")
+        block = "\n".join(table) + "\n"
+        with open(DOC) as f:
+            text = f.read()
+        m = re.search(r"(<!-- BEGIN OUTCOMES -->\n)(.*?)(<!-- END OUTCOMES -->)", text, re.S)
+        if not m:
+            holes.append("docs/composition.md has no <!-- BEGIN OUTCOMES --> block")
+        elif args.write:
+            with open(DOC, "w") as f:
+                f.write(text[:m.start(2)] + block + text[m.end(2):])
+            print("composition: rewrote the table of outcomes in docs/composition.md")
+        elif m.group(2) != block:
+            holes.append("docs/composition.md's table of outcomes differs from this run (scripts/composition.py --write)")
     # The counts the doc quotes are this run's (full matrix only).
     if not args.only:
         quoted = (f"Today {ok:,} of the {total:,} runs finish verified; the other "
