@@ -160,9 +160,8 @@ bool RecordWriter::fault_resolved(std::uint32_t sid, std::uint64_t page, bool re
     return true;
 }
 
-std::uint64_t RecordWriter::record_key(std::uint32_t sid, std::uint64_t addr) {
-    if (addr >> 48 || sid >> 16) throw std::logic_error("RecordWriter: a record address above 2^48 or a stream ID above 16 bits");
-    return static_cast<std::uint64_t>(sid) << 48 | addr;
+void RecordWriter::bad_record_key() {
+    throw std::logic_error("RecordWriter: a record address above 2^48 or a stream ID above 16 bits");
 }
 
 bool RecordWriter::done_at(std::uint32_t sid, std::uint64_t addr, sc_time& at) const {

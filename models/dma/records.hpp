@@ -110,7 +110,11 @@ private:
     // A record's key: its stream ID (16 bits, the MMU-500's) above its
     // address (virtual and physical addresses are below 2^48; both
     // checked): one word, as cheap to hash as the address alone was.
-    static std::uint64_t record_key(std::uint32_t sid, std::uint64_t addr);
+    static std::uint64_t record_key(std::uint32_t sid, std::uint64_t addr) {
+        if (addr >> 48 || sid >> 16) bad_record_key();
+        return static_cast<std::uint64_t>(sid) << 48 | addr;
+    }
+    [[noreturn]] static void bad_record_key();
     std::unordered_map<std::uint64_t, sc_core::sc_time> done_;   // record_key(stream, address) -> written by
     LazyDeque<Retry> retry_;
     std::vector<CompletionSignal*> busy_;   // the signals of the record the thread is writing
