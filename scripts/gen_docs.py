@@ -10,7 +10,7 @@ Generated:
   the blocks between
       <!-- BEGIN GENERATED: vrdmasim params --markdown SECTION ... -->
       <!-- END GENERATED -->
-  in README.md, models/*/README.md and workloads/README.md: the parameter
+  in README.md, models/*/README.md, library/*/README.md and workloads/README.md: the parameter
   table of those sections.
 
 The parameters' defaults, ranges and help (with their sources) are declared
@@ -62,6 +62,7 @@ def wanted(exe):
     }
     readmes = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "workloads", "README.md")]
     readmes += sorted(glob.glob(os.path.join(ROOT, "models", "*", "README.md")))
+    readmes += sorted(glob.glob(os.path.join(ROOT, "library", "*", "README.md")))
     for path in readmes:
         with open(path, encoding="utf-8") as f:
             text = f.read()

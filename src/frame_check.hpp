@@ -1,5 +1,5 @@
 // FrameCheck: the ownership check of the physical-address experiment
-// ("why pinning exists", README.md; models/userlib/physical.hpp). In
+// ("why pinning exists", README.md; library/rdma/physical.hpp). In
 // physical-address mode it sits on the engine's memory path, between
 // Pldma.mem and the bus, where the SMMU would be, and looks at every access
 // the engine makes before passing it on unchanged: for each 4 KiB frame it
@@ -28,7 +28,7 @@
 #include "core/context.hpp"
 #include "core/metrics.hpp"
 #include "models/os/vm.hpp"
-#include "models/userlib/physical.hpp"
+#include "library/rdma/physical.hpp"
 
 namespace vrdmasim {
 

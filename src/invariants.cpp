@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "models/userlib/buffer_guard.hpp"
+#include "library/rdma/buffer_guard.hpp"
 #include "energy.hpp"
 #include "system.hpp"
 #include "workloads/fileserve.hpp"

@@ -1,5 +1,5 @@
 // The physical-address engine of the "why pinning exists" experiment
-// (README.md; models/userlib/physical.hpp): what System and Node do when
+// (README.md; library/rdma/physical.hpp): what System and Node do when
 // smmu.enabled = false comes with a registration strategy. Kept apart from
 // system.cpp so that the SMMU and DMA-memory paths read as before.
 #include "system.hpp"
@@ -12,14 +12,14 @@ namespace vrdmasim {
 
 void System::check_physical(const Config& c) {
     if (!physical_mode(c)) return;
-    const std::string mode = c.describe(params_of<RegistrarParams>().strategy) + " with " +
+    const std::string mode = c.describe(params_of<RdmaParams>().strategy) + " with " +
                              c.describe(params_of<SmmuParams>().enabled) +
                              " (the physical-address experiment: the library hands the engine physical addresses)";
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind != "stream")
         throw c.refuse(params_of<WorkloadParams>().kind,
                        "is not built for " + mode + ": only the stream workload is (RDMA writes through "
-                       "App::send, one descriptor per physically contiguous run, each with its own completion "
+                       "RdmaProcess::send, one descriptor per physically contiguous run, each with its own completion "
                        "record; a notification would tell the receiver of the last run only)");
     if (c[params_of<WorkloadParams>().operation] != "write")
         throw c.refuse(params_of<WorkloadParams>().operation,
@@ -71,7 +71,7 @@ PhysicalFindings physical_findings(System& sys, const StatRegistry& stats) {
 }
 
 void print_physical_verdict(std::ostream& os, const Config& cfg, const PhysicalFindings& f) {
-    const std::string strategy = cfg.text(params_of<RegistrarParams>().strategy);
+    const std::string strategy = cfg.text(params_of<RdmaParams>().strategy);
     os << "vrdmasim: ================================================================\n"
        << "vrdmasim: PHYSICAL-ADDRESS EXPERIMENT (smmu.enabled = false, rdma.strategy = " << strategy << "):\n";
     if (!f.corruption()) {

@@ -83,7 +83,7 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
                             "every pinned page resident)";
         if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
         why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " +
-                      cfg.text(params_of<RegistrarParams>().strategy) + ": " + cause + ")");
+                      cfg.text(params_of<RdmaParams>().strategy) + ": " + cause + ")");
     }
     const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");

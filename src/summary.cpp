@@ -8,12 +8,12 @@
 #include "energy.hpp"
 #include "roi.hpp"
 #include "system.hpp"
-#include "workloads/app.hpp"
+#include "library/rdma/process.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
-#include "workloads/messaging/stats.hpp"
+#include "library/messaging/stats.hpp"
 #include "workloads/stream.hpp"
 
 namespace vrdmasim {
@@ -71,7 +71,7 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "End-to-end throughput of each job (node.processes: process p of every node is job p), "
                      "`job:Gb/s` "
                      "pairs separated by `;` (`0:12.7;1:6.9`); the columns above are job 0's, the other jobs' "
-                     "statistics are `jobP.workload.*` (`workloads/README.md` \"Many processes and channels\").");
+                     "statistics are `jobP.workload.*` (`library/rdma/README.md` \"Many processes and channels\").");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
                      "the application; pingpong, half the round trip (`workloads/README.md`). Only transfers "
@@ -116,7 +116,7 @@ MetricRegistry build_summary_metrics() {
     RemoteBlock::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
-    MsgStats::declare_metrics(reg);
+    MsgStats::declare_metrics(reg, Workload::uses_two_sided_library);
     Pldma::declare_metrics(reg);
     Router::declare_metrics(reg);
     ShadowTranslator::declare_metrics(reg);
@@ -124,7 +124,7 @@ MetricRegistry build_summary_metrics() {
     FrameCheck::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
     LockWorkload::declare_metrics(reg);
-    App::declare_metrics(reg);
+    RdmaProcess::declare_metrics(reg);
     ClusterWorkload::declare_metrics(reg);
     StreamWorkload::declare_metrics(reg);
     BufferGuard::declare_metrics(reg);
@@ -209,7 +209,7 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
                              : 0.0;
     std::vector<std::pair<std::string, std::string>> v;
     v.emplace_back("workload", sys.workload().kind());
-    v.emplace_back("strategy", cfg.text(params_of<RegistrarParams>().strategy));
+    v.emplace_back("strategy", cfg.text(params_of<RdmaParams>().strategy));
     v.emplace_back("nodes", std::to_string(sys.size()));
     v.emplace_back("sim_seconds", format_metric(sim_s, 9));
     v.emplace_back("host_seconds", format_metric(host_seconds, 4));

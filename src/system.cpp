@@ -7,8 +7,8 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "models/interconnect/exanet_packet.hpp"
-#include "models/userlib/buffer_guard.hpp"
-#include "workloads/messaging/params.hpp"
+#include "library/rdma/buffer_guard.hpp"
+#include "library/messaging/params.hpp"
 #include "thread_budget.hpp"
 
 
@@ -66,10 +66,7 @@ void System::declare_params(ParamRegistry& reg) {
 void declare_all_params(ParamRegistry& reg) {
     System::declare_params(reg);
     Workload::declare_params(reg);
-    App::declare_params(reg);
-    Registrar::declare_params(reg);
-    BufferGuard::declare_params(reg);
-    PhysicalKeys::declare_params(reg);
+    RdmaParams::declare_params(reg);
     MsgParams::declare_params(reg);
     Pldma::declare_params(reg);
     Router::declare_params(reg);
@@ -120,7 +117,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     const unsigned procs = static_cast<unsigned>(ctx.config[params_of<NodeParams>().processes]);
     for (unsigned p = 1; p < procs; ++p) {
         const std::string name = "app" + std::to_string(p);
-        more_apps_.push_back(std::make_unique<App>(name.c_str(), ctx, group + ".proc" + std::to_string(p), idx, dma,
+        more_apps_.push_back(std::make_unique<RdmaProcess>(name.c_str(), ctx, group + ".proc" + std::to_string(p), idx, dma,
                                                    address_map::kPldmaRegs, address_map::kHeapBase,
                                                    std::min(dram.size(), address_map::kDdrLowSize) -
                                                        address_map::kHeapBase));
@@ -182,7 +179,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         // buffer; once the page is in, the kernel copies them into place.
         if (strategy_from(ctx.config) == Strategy::Netvm) {
             if (driver->stall_mode() || !dma.fault_tolerant())   // System::resolve refuses this first
-                throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin(params_of<RegistrarParams>().strategy) +
+                throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin(params_of<RdmaParams>().strategy) +
                                   ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
                                   "the receiver must see the fault to redirect the packet");
             const double copy_rate = ctx.config[params_of<VmParams>().copy_rate] / 8;   // bytes per second
@@ -215,7 +212,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         // the ownership check (attach_physical, src/physical_engine.cpp).
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
-            throw ConfigError(ctx.config.describe(params_of<RegistrarParams>().strategy) +
+            throw ConfigError(ctx.config.describe(params_of<RdmaParams>().strategy) +
                               " needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
                               "that nothing registers, pins or pages");
         if (ctx.config[params_of<WorkloadParams>().madvise] != "none")
@@ -322,7 +319,7 @@ void Node::boot() {
     const unsigned per = app.channels_per_process();
     while (boot_.process < processes()) {
         const unsigned p = boot_.process;
-        App& a = process(p);
+        RdmaProcess& a = process(p);
         const std::uint32_t sid = stream_of(p);
         if (boot_.step == BootStep::Create) {
             boot_.pid = smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
@@ -394,7 +391,7 @@ void System::resolve(Config& c) {
         why = "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
               "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
     }
-    const std::string strategy = "rdma.strategy = " + c.text(params_of<RegistrarParams>().strategy);
+    const std::string strategy = "rdma.strategy = " + c.text(params_of<RdmaParams>().strategy);
     for (const Need& n : needs) {
         const ParamDecl* d = c.registry().find(n.key);
         const bool holds = d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value)
@@ -404,7 +401,7 @@ void System::resolve(Config& c) {
             c.set(n.key, n.value, "implied by " + strategy);
             continue;
         }
-        throw ConfigError(strategy + " (from " + c.origin(params_of<RegistrarParams>().strategy) + ") needs " + n.key + " = " + n.value +
+        throw ConfigError(strategy + " (from " + c.origin(params_of<RdmaParams>().strategy) + ") needs " + n.key + " = " + n.value +
                           ", but " + c.describe(n.key) + ": " + why +
                           ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
     }
@@ -413,16 +410,16 @@ void System::resolve(Config& c) {
 namespace {
 // rdma.buffer-guard = mprotect needs what it is built on: processes in a Vm
 // whose engine translates through the SMMU (the privileged transactions),
-// and the one workload whose library paths guard (overlap: App::send, get).
+// and the one workload whose library paths guard (overlap: RdmaProcess::send, get).
 void check_buffer_guard(const Config& c) {
     if (!buffer_guard_on(c)) return;
-    const std::string why = " (" + c.describe(params_of<BufferGuardParams>().mode) + ")";
+    const std::string why = " (" + c.describe(params_of<RdmaParams>().buffer_guard) + ")";
     if (!c[params_of<SmmuParams>().enabled])
-        throw c.refuse(params_of<BufferGuardParams>().mode,
+        throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "needs smmu.enabled = true: the guard is an mprotect of the process's page tables that the "
                        "SMMU walks with privileged transactions");
     if (shadow_translation(c))
-        throw c.refuse(params_of<BufferGuardParams>().mode,
+        throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "needs ni.translation = smmu: NetVM's shadow table has no access-permission bits for a "
                        "privileged engine to keep" + why);
     // Every one-sided transfer goes through the library's send and get,
@@ -433,11 +430,11 @@ void check_buffer_guard(const Config& c) {
     // the application is in flight for a guard to keep it off.
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind == "lock")
-        throw c.refuse(params_of<BufferGuardParams>().mode,
+        throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock words "
                        "the library owns, not application buffers in flight");
     if (kind == "fileserve")
-        throw c.refuse(params_of<BufferGuardParams>().mode,
+        throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "is not built yet for " + c.describe(params_of<WorkloadParams>().kind) +
                            ": the file server posts its data through paths that do not guard yet");
 }
@@ -445,10 +442,10 @@ void check_buffer_guard(const Config& c) {
 
 void System::check_processes(const Config& c) {
     const auto procs = static_cast<std::uint64_t>(c[params_of<NodeParams>().processes]);
-    const auto per = static_cast<std::uint64_t>(c[params_of<AppParams>().channels]);
+    const auto per = static_cast<std::uint64_t>(c[params_of<RdmaParams>().channels]);
     const auto channels = static_cast<std::uint64_t>(c[params_of<PldmaParams>().channels]);
     if (procs * per > channels)
-        throw c.refuse(procs > 1 ? params_of<NodeParams>().processes : params_of<AppParams>().channels,
+        throw c.refuse(procs > 1 ? params_of<NodeParams>().processes : params_of<RdmaParams>().channels,
                        "node.processes x rdma.channels = " + std::to_string(procs * per) + " channels per node, but " +
                            c.describe(params_of<PldmaParams>().channels) +
                            ": each process needs channels of its own. Raise dma.channels or lower the others");
@@ -475,7 +472,7 @@ void System::check_processes(const Config& c) {
                        "more than one process per node is not built for " +
                            c.describe(params_of<WorkloadParams>().kind) + " (one job only); set node.processes = 1");
     if (per > 1 && (kind == "sendrecv" || two_sided))
-        throw c.refuse(params_of<AppParams>().channels,
+        throw c.refuse(params_of<RdmaParams>().channels,
                        "the two-sided library posts on and counts the completions of one channel, so " +
                            (kind == "sendrecv" ? c.describe(params_of<WorkloadParams>().kind)
                                                : c.describe(params_of<WorkloadParams>().two_sided)) +
@@ -680,7 +677,7 @@ System::System(const SimContext& ctx)
     if (FileSystem::configured(c))
         for (auto& node : nodes_) files.push_back(node->fs ? &node->file_system() : nullptr);
     for (unsigned p = 0; p < jobs; ++p) {
-        std::vector<App*> apps;
+        std::vector<RdmaProcess*> apps;
         for (auto& node : nodes_) apps.push_back(&node->process(p));
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });

@@ -8,7 +8,7 @@
 //
 //   memory path (AXI, b_transport)
 //   ------------------------------
-//   App.cpu ------------------------------+
+//   RdmaProcess.cpu ------------------------------+
 //   Node.kernel_port (Vm: page tables) ---+--> Bus.in
 //   SmmuDriver.mmio ----------------------+      |
 //   Smmu500.out (translated DMA) ---------+      +-- out[0] --> Dram.socket       DDR4, 0x0.. and 0x8_0000_0000..
@@ -20,7 +20,7 @@
 //     each access with the stream ID of its channel's process p: one context bank per process
 //   Smmu500 context interrupt --> SmmuDriver --> FaultLibrary --> Vm.fault_in(pid of the bank) --> outcome
 //     --> Pldma.fault_resolved(stream, ...)
-//   App (process 0), App1.. (node.processes): each on its own channels of the Pldma
+//   RdmaProcess (process 0), App1.. (node.processes): each on its own channels of the Pldma
 //
 //   packet path (ExaNet, b_transport of ExanetPacket)
 //   -------------------------------------------------
@@ -62,7 +62,7 @@
 #include "models/os/vm.hpp"
 #include "models/os/vm_daemons.hpp"
 #include "models/smmu/smmu500.hpp"
-#include "workloads/app.hpp"
+#include "library/rdma/process.hpp"
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
 #include "frame_check.hpp"
@@ -114,11 +114,11 @@ public:
     Router router;
     Link inject;   // PLDMA -> router
     Link eject;    // router -> PLDMA
-    App app;       // process 0 (job 0); node.processes > 1 adds the others
+    RdmaProcess app;       // process 0 (job 0); node.processes > 1 adds the others
     // Process p of this node (p < processes()): `app` for p = 0. Each is its
     // own address space (Vm pid), ASID, context bank and stream ID, with
     // rdma.channels channels of the PLDMA in protection domain p + 1.
-    App& process(unsigned p) { return p == 0 ? app : *more_apps_.at(p - 1); }
+    RdmaProcess& process(unsigned p) { return p == 0 ? app : *more_apps_.at(p - 1); }
     unsigned processes() const { return static_cast<unsigned>(more_apps_.size()) + 1; }
     // The stream ID of process p's channels: dma.smmu-tbu << 10 | (dma.axi-id + p).
     std::uint32_t stream_of(unsigned p) const;
@@ -179,7 +179,7 @@ private:
     // ni.translation = shadow (instead of the SMMU branch): builds and wires
     // the three shadow_* members above, the processes still in the Vm.
     void wire_shadow_ni(const SimContext& ctx, unsigned procs);
-    std::vector<std::unique_ptr<App>> more_apps_;   // processes 1..node.processes-1
+    std::vector<std::unique_ptr<RdmaProcess>> more_apps_;   // processes 1..node.processes-1
     std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
     bool physical_ = false;                         // physical-address mode (attach_physical)
 };

@@ -58,7 +58,7 @@ inline bool wait_first_post(SystemSim& sim) {
 }
 
 // mlock the sender's completion records (its allocations after the source
-// buffers). The library locks them itself (App::alloc_locked); this makes
+// buffers). The library locks them itself (RdmaProcess::alloc_locked); this makes
 // sure, whatever the library does, that the swap situations put their
 // pressure on the buffers.
 inline void lock_records(SystemSim& sim, unsigned sender = 0) {

@@ -1,6 +1,6 @@
 #include "workloads/cluster.hpp"
 
-#include "workloads/messaging/params.hpp"
+#include "library/messaging/params.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -111,7 +111,7 @@ std::vector<unsigned> derangement(unsigned n, std::uint64_t seed) {
 
 }  // namespace cluster
 
-std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job) {
+std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
     auto bad = [&](const std::string& key, const std::string& why) {
@@ -188,7 +188,7 @@ void ClusterWorkload::declare_metrics(MetricRegistry& reg) {
                      {"flag_loads"}, one_sided_cluster);
 }
 
-ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
+ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::string kind,
                                  std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes,
                                  unsigned job)
     : Workload(ctx, job),
@@ -236,11 +236,11 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
                                 "is for one-sided writes: the two-sided library matches every message itself "
                                 "(workload.two-sided = true)");
-    if (arrivals_ == Arrivals::Counter && ctx.config[params_of<PldmaParams>().event_counters] < 2)
+    if (arrivals_ == Arrivals::Counter && ctx.config.integer("dma.event-counters") < 2)
         throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
                                 "counter needs two event counters per channel (one per round parity: a "
                                 "neighbour one round ahead counts in the other), but " +
-                                    ctx.config.describe(params_of<PldmaParams>().event_counters));
+                                    ctx.config.describe("dma.event-counters"));
     read_ = ctx.config[params_of<WorkloadParams>().operation] == "read";
     if (read_ && two_sided_)
         throw ctx.config.refuse(params_of<WorkloadParams>().operation,
@@ -254,19 +254,19 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
     if (read_) {
         read_src_of_.assign(apps_.size(), 0);
         for (unsigned i = 0; i < apps_.size(); ++i) {
-            App& app = *apps_[i];
+            RdmaProcess& app = *apps_[i];
             const std::uint64_t reads = std::max<std::uint64_t>(1, writes_ * peers_[i].in.size());
             const std::uint64_t rbufs = std::min(window_, reads);
             check_fits(app, receive_bytes(i) + source_bytes_read(i) + rbufs * sizeof(CompletionRecord));
             check_locked(app, {rbufs * sizeof(CompletionRecord)});
-            app.program = [this](App& a) { program_read(a); };
+            app.program = [this](RdmaProcess& a) { program_read(a); };
         }
         return;
     }
     if (two_sided_) {
             ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
-            App& app = *apps_[i];
+            RdmaProcess& app = *apps_[i];
             const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
             const std::uint64_t sbufs = std::min(window_, sends);
             const std::vector<unsigned> peers = msg_peers(i);
@@ -274,12 +274,12 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
             check_locked(app, msg::Endpoint::locked_regions(ctx.config, peers.size()));
             eps_.push_back(std::make_unique<msg::Endpoint>(ctx, app, peers));
             ep_by_node_[i] = eps_.back().get();
-            app.program = [this](App& a) { program_two_sided(a); };
+            app.program = [this](RdmaProcess& a) { program_two_sided(a); };
         }
         return;
     }
     for (unsigned i = 0; i < apps_.size(); ++i) {
-        App& app = *apps_[i];
+        RdmaProcess& app = *apps_[i];
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
         const std::uint64_t sbufs = std::min(window_, sends);
         const std::uint64_t flags = arrivals_ == Arrivals::Flags ? peers_[i].in.size() * 8 + sbufs * 8 : 0;
@@ -289,7 +289,7 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<App*>&
         if (arrivals_ == Arrivals::Ring) locked.push_back(ring_entries(i) * sizeof(CompletionRecord));
         check_locked(app, locked);
         arrival_state_.set(std::max(arrival_state_.value(), static_cast<double>(arrival_state_bytes(i))));
-        app.program = [this](App& a) { program(a); };
+        app.program = [this](RdmaProcess& a) { program(a); };
     }
 }
 
@@ -326,7 +326,7 @@ struct ClusterWorkload::Arrival {
     std::vector<std::uint64_t> round;   // flags: the last round each source's flag said was complete
 };
 
-void ClusterWorkload::program(App& app) {
+void ClusterWorkload::program(RdmaProcess& app) {
     const unsigned me = app.node();
     Peer& self = peers_[me];
     const std::vector<unsigned>& out = out_[me];
@@ -366,7 +366,7 @@ void ClusterWorkload::program(App& app) {
         throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
 
     struct InFlight {
-        App::Message m;
+        RdmaProcess::Message m;
         unsigned dst;
         std::uint64_t dst_addr, key;
         sc_time posted;
@@ -415,7 +415,7 @@ void ClusterWorkload::program(App& app) {
             flag_due.pop_front();
             const std::uint64_t src = flag_src + (posts % sbufs) * 8;
             app.store(src, round + 1);
-            App::Message m;
+            RdmaProcess::Message m;
             m.src = src;
             m.dst = flags_of_.at(d) + peers_[d].slot.at(me) * 8;
             m.len = 8;
@@ -448,7 +448,7 @@ void ClusterWorkload::program(App& app) {
                 prepare(app, src, *apps_[d], dst_addr, len, key);
                 const sc_time posted = app.now();
                 log_.posted(posted);
-                App::Message m;
+                RdmaProcess::Message m;
                 m.src = src;
                 m.dst = dst_addr;
                 m.len = len;
@@ -485,7 +485,7 @@ void ClusterWorkload::program(App& app) {
     program_ended();
 }
 
-void ClusterWorkload::take_ring(App& app, Arrival& a, std::uint64_t upto) {
+void ClusterWorkload::take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto) {
     // Arrivals: cumulative per source, matched by the record's source node
     // and destination address (any order: channels, retransmissions).
     const Peer& self = peers_[app.node()];
@@ -509,7 +509,7 @@ void ClusterWorkload::take_ring(App& app, Arrival& a, std::uint64_t upto) {
     }
 }
 
-void ClusterWorkload::wait_ring(App& app, Arrival& a, std::uint64_t r) {
+void ClusterWorkload::wait_ring(RdmaProcess& app, Arrival& a, std::uint64_t r) {
     auto round_in = [&]() {
         for (std::uint64_t g : a.got)
             if (g < (r + 1) * writes_) return false;
@@ -522,7 +522,7 @@ void ClusterWorkload::wait_ring(App& app, Arrival& a, std::uint64_t r) {
     }
 }
 
-void ClusterWorkload::wait_counter(App& app, Arrival&, std::uint64_t r) {
+void ClusterWorkload::wait_counter(RdmaProcess& app, Arrival&, std::uint64_t r) {
     // The writes of round r count on event counter r % 2 of the receiving
     // channel (a neighbour may be one round ahead, never two: its writes of
     // round r + 1 count on the other counter). The counter of parity r % 2
@@ -531,7 +531,7 @@ void ClusterWorkload::wait_counter(App& app, Arrival&, std::uint64_t r) {
     app.wait_counter(static_cast<unsigned>(r % 2), (r / 2 + 1) * writes_ * peers_[app.node()].in.size());
 }
 
-void ClusterWorkload::wait_flags(App& app, Arrival& a, std::uint64_t r) {
+void ClusterWorkload::wait_flags(RdmaProcess& app, Arrival& a, std::uint64_t r) {
     // Spin over the peers' flags, each a timed load of this node's memory,
     // until every one says round r is complete; a sweep reads only the flags
     // not seen yet. Each sweep starts in step with the simulation (a wait),

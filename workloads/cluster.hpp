@@ -1,4 +1,4 @@
-// Cluster workloads: every node's App both sends and receives.
+// Cluster workloads: every node's RdmaProcess both sends and receives.
 //
 //   alltoall     every node sends message-size to every other node, `iterations` rounds
 //   halo         3-D periodic nearest-neighbour exchange on a workload.grid, `iterations` rounds
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
-#include "workloads/messaging/endpoint.hpp"
+#include "library/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -56,12 +56,12 @@ class ClusterWorkload : public Workload {
 public:
     // out[i]: the distinct nodes node i sends to (each round);
     // bytes: per destination per round, in writes of workload.message-size.
-    ClusterWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::string kind,
+    ClusterWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::string kind,
                     std::vector<std::vector<unsigned>> out, std::uint64_t rounds, std::uint64_t bytes,
                     unsigned job = 0);
     // Builds workload.kind = alltoall, halo, incast or permutation; throws
     // ConfigError for settings that do not fit the system.
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0);
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     // Summary columns of the arrival detection (workload.arrivals).
     static void declare_metrics(MetricRegistry& reg);
 
@@ -90,23 +90,23 @@ private:
         std::uint64_t rx_base = 0;             // receive area (slots of message-size per source)
         bool registered = true;
     };
-    void program(App& app);
+    void program(RdmaProcess& app);
     // Wait until every write of round r addressed to this node has landed.
     struct Arrival;
-    void take_ring(App& app, Arrival& a, std::uint64_t upto);   // read the ring's records up to `upto`
-    void wait_ring(App& app, Arrival& a, std::uint64_t r);
-    void wait_counter(App& app, Arrival& a, std::uint64_t r);
-    void wait_flags(App& app, Arrival& a, std::uint64_t r);
+    void take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto);   // read the ring's records up to `upto`
+    void wait_ring(RdmaProcess& app, Arrival& a, std::uint64_t r);
+    void wait_counter(RdmaProcess& app, Arrival& a, std::uint64_t r);
+    void wait_flags(RdmaProcess& app, Arrival& a, std::uint64_t r);
     // workload.two-sided = true: the same plan through the two-sided
     // library (cluster_two_sided.cpp).
-    void program_two_sided(App& app);
+    void program_two_sided(RdmaProcess& app);
     std::vector<unsigned> msg_peers(unsigned node) const;
     // workload.operation = read: each node pulls the messages addressed to
     // it from its in-neighbours' source areas with RDMA reads (cluster_read.cpp).
-    void program_read(App& app);
+    void program_read(RdmaProcess& app);
     std::uint64_t source_bytes_read(unsigned node) const { return out_[node].size() * slots_ * msg_; }
 
-    std::vector<App*> apps_;
+    std::vector<RdmaProcess*> apps_;
     std::string kind_;
     std::vector<std::vector<unsigned>> out_;
     std::vector<Peer> peers_;

@@ -19,7 +19,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-void ClusterWorkload::program_read(App& app) {
+void ClusterWorkload::program_read(RdmaProcess& app) {
     const unsigned me = app.node();
     Peer& self = peers_[me];
     const std::uint64_t reads = writes_ * self.in.size();   // per round

@@ -22,7 +22,7 @@ std::vector<unsigned> ClusterWorkload::msg_peers(unsigned node) const {
     return v;
 }
 
-void ClusterWorkload::program_two_sided(App& app) {
+void ClusterWorkload::program_two_sided(RdmaProcess& app) {
     const unsigned me = app.node();
     Peer& self = peers_[me];
     msg::Endpoint& ep = *ep_by_node_[me];

@@ -7,13 +7,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "models/dma/pldma.hpp"
 #include "models/os/filesystem.hpp"
 #include "models/os/vm_params.hpp"
-#include "models/smmu/smmu500.hpp"
-#include "workloads/messaging/endpoint.hpp"
-#include "workloads/messaging/matching.hpp"
-#include "workloads/messaging/params.hpp"
+#include "library/messaging/endpoint.hpp"
+#include "library/messaging/matching.hpp"
+#include "library/messaging/params.hpp"
 
 namespace vrdmasim {
 
@@ -138,7 +136,7 @@ void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
                      {"fileserve.packets"}, run);
 }
 
-FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<App*>& apps,
+FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
                                      const std::vector<FileSystem*>& files)
     : Workload(ctx),
       method_(method_of(ctx.config[params_of<FileserveParams>().method])),
@@ -164,17 +162,17 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
     if (c[params_of<NodeParams>().processes] > 1)
         throw c.refuse(params_of<NodeParams>().processes,
                        "more than one process per node is not built yet for the fileserve workload");
-    if (c[params_of<AppParams>().channels] > 1)
-        throw c.refuse(params_of<AppParams>().channels,
+    if (c[params_of<RdmaParams>().channels] > 1)
+        throw c.refuse(params_of<RdmaParams>().channels,
                        "the fileserve workload's requests go through the two-sided library, which counts one channel");
-    if (!c[params_of<SmmuParams>().enabled])
-        throw c.refuse(params_of<SmmuParams>().enabled,
+    if (!c.boolean("smmu.enabled"))
+        throw c.refuse("smmu.enabled",
                        "the fileserve workload needs processes in the Vm with the page cache and the engine "
                        "reaching them through the SMMU (smmu.enabled = true)");
     if (c.string("ni.translation") != "smmu")
         throw c.refuse("ni.translation", "the fileserve workload is built for the SMMU's translation only");
-    if (c[params_of<RegistrarParams>().strategy] == "netvm")
-        throw c.refuse(params_of<RegistrarParams>().strategy,
+    if (c[params_of<RdmaParams>().strategy] == "netvm")
+        throw c.refuse(params_of<RdmaParams>().strategy,
                        "the fileserve workload is not built yet for netvm (its server's methods register through "
                        "the SMMU's paths: sendfile and kernel-copy send from the kernel's page cache)");
     if (c[params_of<MsgParams>().eager_threshold] < sizeof(Wire))
@@ -188,7 +186,7 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
         throw c.refuse(params_of<FsParams>().files, "the fileserve workload needs files (fs.files > 0) on a node");
     server_group_ = server_->group();
     const std::uint64_t want = static_cast<std::uint64_t>(c[P.clients]);
-    for (App* a : apps)
+    for (RdmaProcess* a : apps)
         if (a != server_ && clients_.size() < want) clients_.push_back(a), client_nodes_.push_back(a->node());
     if (clients_.size() < want)
         throw c.refuse(P.clients, "the system has " + std::to_string(apps.size() - 1) + " node(s) besides the server's");
@@ -215,17 +213,17 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
     if (sendfile_cache_ && method_ != Method::Sendfile)
         throw c.refuse(P.sendfile_cache, "is for fileserve.method = sendfile only");
     if (method_ == Method::MmapFault) {
-        if (c[params_of<RegistrarParams>().strategy] != "fault-tolerant")
-            throw c.refuse(params_of<RegistrarParams>().strategy,
+        if (c[params_of<RdmaParams>().strategy] != "fault-tolerant")
+            throw c.refuse(params_of<RdmaParams>().strategy,
                            "fileserve.method = mmap-fault posts the unpopulated file mapping to the engine and needs "
                            "its faults resolved: rdma.strategy = fault-tolerant");
-        if (c.string("smmu-driver.fault-mode") == "terminate" && !c[params_of<PldmaParams>().fault_tolerant])
-            throw c.refuse(params_of<PldmaParams>().fault_tolerant,
+        if (c.string("smmu-driver.fault-mode") == "terminate" && !c.boolean("dma.fault-tolerant"))
+            throw c.refuse("dma.fault-tolerant",
                            "fileserve.method = mmap-fault in terminate mode needs the fault-tolerant engine "
                            "(dma.fault-tolerant = true): the original engine fails the transfer at the first fault");
     }
-    if (method_ == Method::KernelCopy && outstanding_ + 1 > static_cast<std::uint64_t>(c[params_of<PldmaParams>().event_counters]))
-        throw c.refuse(params_of<PldmaParams>().event_counters,
+    if (method_ == Method::KernelCopy && outstanding_ + 1 > static_cast<std::uint64_t>(c.integer("dma.event-counters")))
+        throw c.refuse("dma.event-counters",
                        "fileserve.method = kernel-copy counts each receive slot's packets on its own event counter "
                        "(1 + fileserve.outstanding needed)");
     if (zipf_) {
@@ -247,7 +245,7 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
         if (method_ == Method::KernelCopy) r.push_back(window_ * packet_);
         return r;
     }());
-    for (App* a : clients_) {
+    for (RdmaProcess* a : clients_) {
         check_fits(*a, msg::Endpoint::mapped_bytes(c, 1) + outstanding_ * span_ * (method_ == Method::KernelCopy ? 2 : 1) +
                            outstanding_ * kPage * 2);
         auto r = msg::Endpoint::locked_regions(c, 1);
@@ -260,13 +258,13 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Ap
     eps_.assign(apps.size(), nullptr);
     owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *server_, client_nodes_));
     eps_[server_->node()] = owned_.back().get();
-    for (App* a : clients_) {
+    for (RdmaProcess* a : clients_) {
         owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a, std::vector<unsigned>{server_->node()}));
         eps_[a->node()] = owned_.back().get();
     }
-    server_->program = [this](App& a) { server(a); };
+    server_->program = [this](RdmaProcess& a) { server(a); };
     for (std::size_t i = 0; i < clients_.size(); ++i)
-        clients_[i]->program = [this, i](App& a) { client(a, static_cast<unsigned>(i)); };
+        clients_[i]->program = [this, i](RdmaProcess& a) { client(a, static_cast<unsigned>(i)); };
 }
 
 FileserveWorkload::~FileserveWorkload() = default;
@@ -293,13 +291,13 @@ std::uint64_t FileserveWorkload::stat_now(const std::string& name) const {
     return k->value();
 }
 
-void FileserveWorkload::slice(App& app, const char* name, sc_time start, const std::string& args) {
+void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start, const std::string& args) {
     if (ctx_.tracer.enabled())
         ctx_.tracer.span(ctx_.tracer.track(app.group(), "app"), name, start, app.now(),
                          {{"request", Tracer::json_string(args)}});
 }
 
-void FileserveWorkload::vm_done(App& app, const VmResult& r, const char* what) {
+void FileserveWorkload::vm_done(RdmaProcess& app, const VmResult& r, const char* what) {
     if (!r.ok())
         throw std::runtime_error(app.group() + ": fileserve: " + what + " failed: " + to_string(r.error));
     app.advance_to(r.done);
@@ -307,7 +305,7 @@ void FileserveWorkload::vm_done(App& app, const VmResult& r, const char* what) {
 
 // The warm pass: every file read once through the page cache into a
 // scratch buffer, before the measured phase (its cost is not measured).
-void FileserveWorkload::warm(App& app) {
+void FileserveWorkload::warm(RdmaProcess& app) {
     const std::uint64_t piece = 256 * 1024;
     const std::uint64_t buf = app.alloc(piece, true);
     Vm& vm = *app.vm();
@@ -316,7 +314,7 @@ void FileserveWorkload::warm(App& app) {
             vm_done(app, vm.read(app.pid(), fds_[f], o, std::min(piece, file_size_ - o), buf, app.now()), "warm read()");
 }
 
-void FileserveWorkload::server(App& app) {
+void FileserveWorkload::server(RdmaProcess& app) {
     Vm& vm = *app.vm();
     msg::Endpoint& ep = *eps_[app.node()];
     const std::string g = app.group();
@@ -442,7 +440,7 @@ void FileserveWorkload::server(App& app) {
     program_ended();
 }
 
-bool FileserveWorkload::verify(App& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes) {
+bool FileserveWorkload::verify(RdmaProcess& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes) {
     std::vector<unsigned char> got(w.len), want(w.len);
     bool ok = bytes == w.len && app.debug_read(addr, got.data(), w.len);
     FileSystem::content(w.file, w.offset, want.data(), w.len);
@@ -469,7 +467,7 @@ bool FileserveWorkload::verify(App& app, std::uint64_t addr, const Wire& w, std:
     return ok;
 }
 
-void FileserveWorkload::client(App& app, unsigned index) {
+void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
     msg::Endpoint& ep = *eps_[app.node()];
     const unsigned srv = server_->node();
     rx_area_[index] = app.alloc(outstanding_ * span_, populate_, advice_);
@@ -569,7 +567,7 @@ void FileserveWorkload::client(App& app, unsigned index) {
     program_ended();
 }
 
-void FileserveWorkload::unpin_all(App& app) {
+void FileserveWorkload::unpin_all(RdmaProcess& app) {
     Vm& vm = *app.vm();
     for (const auto& [f, o] : cached_pins_) vm_done(app, vm.unpin_file(app.pid(), fds_[f], o, kPage, app.now()), "unpin");
     cached_pins_.clear();

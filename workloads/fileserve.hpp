@@ -69,7 +69,7 @@ public:
     static void declare_metrics(MetricRegistry& reg);
     // `files[n]`: node n's file system (nullptr on a node without one); the
     // server runs on the first node that has one.
-    FileserveWorkload(const SimContext& ctx, const std::vector<App*>& apps, const std::vector<FileSystem*>& files);
+    FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, const std::vector<FileSystem*>& files);
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
     bool finished() const override { return done_ == clients_.size() + 1; }
@@ -93,33 +93,33 @@ private:
         bool ok = false;
         std::uint64_t bytes = 0;
     };
-    void server(App& app);
-    void client(App& app, unsigned index);
-    void warm(App& app);
+    void server(RdmaProcess& app);
+    void client(RdmaProcess& app, unsigned index);
+    void warm(RdmaProcess& app);
     // The methods (fileserve_methods.cpp): data of `w` to `dst` of `node`.
-    Served read_copy(App& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served pipeline(App& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served sendfile(App& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served mmap_fault(App& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served kernel_copy(App& app, const Wire& w, unsigned node, std::uint64_t dst);
+    Served read_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
+    Served pipeline(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
+    Served sendfile(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
+    Served mmap_fault(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
+    Served kernel_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
     // One RDMA write of the server, posted again while the queue is full
     // (waiting for `oldest`'s record); false if the engine refused it for
     // another reason.
-    bool post(App& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t record,
+    bool post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t record,
               std::uint32_t flags = 0, std::uint32_t counter = 0);
     // A Vm call's end: the server's clock moves to it.
-    void vm_done(App& app, const VmResult& r, const char* what);
+    void vm_done(RdmaProcess& app, const VmResult& r, const char* what);
     // Slice on the server's app track.
-    void slice(App& app, const char* name, sc_core::sc_time start, const std::string& args);
+    void slice(RdmaProcess& app, const char* name, sc_core::sc_time start, const std::string& args);
     Wire draw(unsigned client, std::uint64_t k, std::mt19937_64& rng) const;
-    bool verify(App& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes);
-    void unpin_all(App& app);
+    bool verify(RdmaProcess& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes);
+    void unpin_all(RdmaProcess& app);
     std::uint64_t stat_now(const std::string& name) const;
 
     const Method method_;
-    App* server_ = nullptr;
+    RdmaProcess* server_ = nullptr;
     FileSystem* fs_ = nullptr;
-    std::vector<App*> clients_;
+    std::vector<RdmaProcess*> clients_;
     std::vector<unsigned> client_nodes_;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;   // by node

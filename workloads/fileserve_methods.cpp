@@ -22,7 +22,7 @@ std::string range(const FileserveWorkload::Wire& w, std::uint64_t off, std::uint
 }
 }  // namespace
 
-bool FileserveWorkload::post(App& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
+bool FileserveWorkload::post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
                              std::uint64_t record, std::uint32_t flags, std::uint32_t counter) {
     const sc_time t0 = app.now();
     for (unsigned tries = 0; !app.post_write(src, node, dst, len, 0, record, flags, counter); ++tries) {
@@ -35,7 +35,7 @@ bool FileserveWorkload::post(App& app, std::uint64_t src, unsigned node, std::ui
     return true;
 }
 
-FileserveWorkload::Served FileserveWorkload::read_copy(App& app, const Wire& w, unsigned node, std::uint64_t dst) {
+FileserveWorkload::Served FileserveWorkload::read_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
     Vm& vm = *app.vm();
     const sc_time t0 = app.now();
     const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset, w.len, bounce_, app.now());
@@ -48,7 +48,7 @@ FileserveWorkload::Served FileserveWorkload::read_copy(App& app, const Wire& w, 
     return {rec.status == kStatusOk, rec.status == kStatusOk ? rec.bytes : 0};
 }
 
-FileserveWorkload::Served FileserveWorkload::pipeline(App& app, const Wire& w, unsigned node, std::uint64_t dst) {
+FileserveWorkload::Served FileserveWorkload::pipeline(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
     Vm& vm = *app.vm();
     std::vector<std::uint64_t> busy(nbuf_, 0);   // bytes of the chunk in flight from each buffer (0: free)
     Served out{true, 0};
@@ -94,7 +94,7 @@ FileserveWorkload::Served FileserveWorkload::pipeline(App& app, const Wire& w, u
     return out;
 }
 
-FileserveWorkload::Served FileserveWorkload::sendfile(App& app, const Wire& w, unsigned node, std::uint64_t dst) {
+FileserveWorkload::Served FileserveWorkload::sendfile(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
     Vm& vm = *app.vm();
     const int fd = fds_[w.file];
     const std::uint64_t va = maps_[w.file] + w.offset;
@@ -155,7 +155,7 @@ FileserveWorkload::Served FileserveWorkload::sendfile(App& app, const Wire& w, u
     return out;
 }
 
-FileserveWorkload::Served FileserveWorkload::mmap_fault(App& app, const Wire& w, unsigned node, std::uint64_t dst) {
+FileserveWorkload::Served FileserveWorkload::mmap_fault(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
     // The file mapping as it is: pages not present fault in the SMMU and
     // the fault library brings them in (from the SSD when not cached).
     if (!post(app, maps_[w.file] + w.offset, node, dst, w.len, records_)) return {};
@@ -163,7 +163,7 @@ FileserveWorkload::Served FileserveWorkload::mmap_fault(App& app, const Wire& w,
     return {rec.status == kStatusOk, rec.status == kStatusOk ? rec.bytes : 0};
 }
 
-FileserveWorkload::Served FileserveWorkload::kernel_copy(App& app, const Wire& w, unsigned node, std::uint64_t dst) {
+FileserveWorkload::Served FileserveWorkload::kernel_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
     Vm& vm = *app.vm();
     std::vector<bool> busy(window_, false);
     Served out{true, 0};

@@ -1,4 +1,4 @@
-// The lock workload (see lock_workload.hpp; workloads/README.md "lock").
+// The lock workload (see lock_workload.hpp; workloads/README.md "The lock workload").
 #include "workloads/lock_workload.hpp"
 
 #include <algorithm>
@@ -54,7 +54,7 @@ void LockWorkload::declare_metrics(MetricRegistry& reg) {
                     "lock.fairness", 6, lock_run);
 }
 
-LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<App*>& apps)
+LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps)
     : Workload(ctx),
       apps_(apps),
       lock_kind_(ctx.config[params_of<LockParams>().kind]),
@@ -97,15 +97,15 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<App*>& apps)
     const auto probe = make_lock(lock_kind_, site_);
     initial_ = probe->initial_words();
     check_fits(*apps[site_.home], 8 * (initial_.size() + 1));
-    for (App* a : apps) {
+    for (RdmaProcess* a : apps) {
         check_locked(*a, {sizeof(CompletionRecord) + 8, RemoteMemory::kRing * sizeof(CompletionRecord),
                           8 * std::max(1u, probe->local_words())});
-        a->program = [this](App& app) { program(app); };
+        a->program = [this](RdmaProcess& app) { program(app); };
     }
     latency_sum_us_.assign(n, 0.0);
 }
 
-void LockWorkload::program(App& app) {
+void LockWorkload::program(RdmaProcess& app) {
     const unsigned me = app.node();
     RemoteMemory rm(app);
     rm.setup();
@@ -162,7 +162,7 @@ void LockWorkload::fail(const std::string& what) {
     if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", "LOCK MISMATCH: " + what);
 }
 
-void LockWorkload::conclude(App& home) {
+void LockWorkload::conclude(RdmaProcess& home) {
     const std::uint64_t total = acquisitions_ * apps_.size();
     // The shared counter: every increment under the lock, none lost.
     std::uint64_t counter = 0;

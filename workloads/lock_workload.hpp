@@ -10,7 +10,7 @@
 // operations the library posted must equal the engines' own counts. Any
 // failure is a mismatch (exit status 1). Reports acquire latency, engine
 // operations per acquisition and fairness (Jain's index of the processes'
-// mean acquire latencies). workloads/README.md "lock".
+// mean acquire latencies). workloads/README.md "The lock workload".
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
-#include "workloads/locks/lock.hpp"
+#include "library/locks/lock.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -41,17 +41,17 @@ struct LockParams {
 class LockWorkload : public Workload {
 public:
     static void declare_metrics(MetricRegistry& reg);
-    LockWorkload(const SimContext& ctx, const std::vector<App*>& apps);
+    LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps);
     std::string kind() const override { return "lock"; }
     bool finished() const override { return ended_ == apps_.size(); }
 
 private:
-    void program(App& app);
+    void program(RdmaProcess& app);
     // The last program's checks and figures.
-    void conclude(App& home);
+    void conclude(RdmaProcess& home);
     void fail(const std::string& what);
 
-    std::vector<App*> apps_;
+    std::vector<RdmaProcess*> apps_;
     const std::string lock_kind_;
     const std::uint64_t acquisitions_;
     const sc_core::sc_time critical_, think_;

@@ -6,7 +6,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "models/userlib/buffer_guard.hpp"
 
 namespace vrdmasim {
 
@@ -67,13 +66,13 @@ void OverlapWorkload::declare_metrics(MetricRegistry& reg) {
                      {"overlap.corrupted_transfers"}, overlap_run);
 }
 
-OverlapWorkload::OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsigned job)
+OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job)
     : Workload(ctx, job),
       src_(src),
       dst_(dst),
       read_(ctx.config[params_of<WorkloadParams>().operation] == "read"),
       blocking_(ctx.config[params_of<OverlapParams>().mode] == "blocking"),
-      guarded_(buffer_guard_on(ctx.config)),
+      guarded_(src.guards_buffers()),
       touch_p_(ctx.config[params_of<OverlapParams>().touch_probability]),
       phases_(static_cast<std::uint64_t>(ctx.config[params_of<OverlapParams>().phases])),
       compute_(ctx.config[params_of<OverlapParams>().compute]),
@@ -107,27 +106,27 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsi
         throw c.refuse(params_of<WorkloadParams>().message_size,
                        "the overlap workload's stores are 8 bytes: messages of at least 8 B");
     span_ = (msg_ + kPage - 1) / kPage * kPage;
-    App& init = read_ ? dst_ : src_;
-    App& other = read_ ? src_ : dst_;
+    RdmaProcess& init = read_ ? dst_ : src_;
+    RdmaProcess& other = read_ ? src_ : dst_;
     const std::uint64_t per = read_ ? 1 : init.records_for(msg_);
     check_fits(init, span_ + kWorkBytes + per * sizeof(CompletionRecord));
     check_fits(other, span_);
     check_locked(init, {per * sizeof(CompletionRecord)});
-    init.program = [this](App& a) { initiator(a); };
-    other.program = [this](App& a) { target(a); };
+    init.program = [this](RdmaProcess& a) { initiator(a); };
+    other.program = [this](RdmaProcess& a) { target(a); };
 }
 
 double OverlapWorkload::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
 
 // The passive side: maps its buffer and registers it once for the run
 // (write: the destination; read: the source the reads fetch).
-void OverlapWorkload::target(App& app) {
+void OverlapWorkload::target(RdmaProcess& app) {
     remote_buf_ = app.alloc(span_, populate_, advice_);
     remote_ok_ = read_ ? app.register_read_source(remote_buf_, msg_) : app.register_receive(remote_buf_, msg_);
     ready_and_wait(app, 2);
 }
 
-void OverlapWorkload::initiator(App& app) {
+void OverlapWorkload::initiator(RdmaProcess& app) {
     const std::uint64_t per = read_ ? 1 : app.records_for(msg_);
     const std::uint64_t buf = app.alloc(span_, populate_, advice_);   // the buffer in flight
     const std::uint64_t work = app.alloc(kWorkBytes, true);
@@ -135,7 +134,7 @@ void OverlapWorkload::initiator(App& app) {
     bool local_ok = true;
     if (read_) local_ok = app.register_receive(buf, msg_);
     ready_and_wait(app, 2);
-    App& other = read_ ? src_ : dst_;
+    RdmaProcess& other = read_ ? src_ : dst_;
     const std::uint64_t words = msg_ / 8;
     sc_time first = sc_core::sc_max_time(), last;
     double sum_x = 0, sum_c = 0, sum_i = 0;
@@ -153,7 +152,7 @@ void OverlapWorkload::initiator(App& app) {
         const sc_time t0 = app.now();
         first = std::min(first, t0);
         log_.posted(t0);
-        App::Message m;
+        RdmaProcess::Message m;
         bool posted = remote_ok_ && local_ok;
         if (!read_) {
             m.src = buf;
@@ -234,7 +233,7 @@ void OverlapWorkload::initiator(App& app) {
     program_ended();
 }
 
-void OverlapWorkload::check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect,
+void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect,
                             std::uint64_t i, const std::vector<Touch>& touches, sc_time done) {
     const std::uint64_t len = expect.size();
     std::vector<unsigned char> got(len);

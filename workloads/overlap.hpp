@@ -46,7 +46,7 @@ class OverlapWorkload : public Workload {
 public:
     static void declare_params(ParamRegistry& reg);
     static void declare_metrics(MetricRegistry& reg);
-    OverlapWorkload(const SimContext& ctx, App& src, App& dst, unsigned job = 0);
+    OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job = 0);
     std::string kind() const override { return "overlap"; }
     bool finished() const override { return finished_; }
     std::uint64_t raced_bytes() const override { return raced_bytes_.value(); }
@@ -62,18 +62,18 @@ private:
         std::uint64_t value;
         sc_core::sc_time at;    // when the store was performed
     };
-    void initiator(App& app);
-    void target(App& app);
+    void initiator(RdmaProcess& app);
+    void target(RdmaProcess& app);
     // The check of iteration `i`: the destination `dst_addr` of `dst` against
     // `expect` (the source at the post) and the program's stores `touches`,
     // the transfer completed at `done`; counts it verified, corrupted by the
     // race, or a data mismatch.
-    void check(App& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect, std::uint64_t i,
+    void check(RdmaProcess& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect, std::uint64_t i,
                const std::vector<Touch>& touches, sc_core::sc_time done);
     double uniform();
 
-    App& src_;
-    App& dst_;
+    RdmaProcess& src_;
+    RdmaProcess& dst_;
     const bool read_;
     const bool blocking_;
     const bool guarded_;

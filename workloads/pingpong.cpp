@@ -6,7 +6,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b, unsigned job)
+PingpongWorkload::PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaProcess& b, unsigned job)
     : Workload(ctx, job),
       a_(a),
       b_(b),
@@ -23,15 +23,15 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, App& a, App& b, unsign
     check_locked(b_, {b_.records_for(msg_) * sizeof(CompletionRecord), kRing * sizeof(CompletionRecord)});
     read_ = ctx.config[params_of<WorkloadParams>().operation] == "read";
     if (read_) {
-        a_.program = [this](App& app) { reader(app); };
-        b_.program = [this](App& app) { target(app); };
+        a_.program = [this](RdmaProcess& app) { reader(app); };
+        b_.program = [this](RdmaProcess& app) { target(app); };
         return;
     }
-    a_.program = [this](App& app) { ping(app); };
-    b_.program = [this](App& app) { pong(app); };
+    a_.program = [this](RdmaProcess& app) { ping(app); };
+    b_.program = [this](RdmaProcess& app) { pong(app); };
 }
 
-void PingpongWorkload::reader(App& app) {
+void PingpongWorkload::reader(RdmaProcess& app) {
     a_buf_ = app.alloc(msg_, populate_, advice_);
     a_rec_ = app.alloc_locked(sizeof(CompletionRecord));
     const bool registered = app.register_receive(a_buf_, msg_);
@@ -51,7 +51,7 @@ void PingpongWorkload::reader(App& app) {
     program_ended();
 }
 
-void PingpongWorkload::target(App& app) {
+void PingpongWorkload::target(RdmaProcess& app) {
     b_buf_ = app.alloc(msg_, populate_, advice_);
     const bool registered = app.register_read_source(b_buf_, msg_);
     ready_and_wait(app, 2);
@@ -61,9 +61,9 @@ void PingpongWorkload::target(App& app) {
     program_ended();
 }
 
-App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,
+RdmaProcess::Message PingpongWorkload::message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst, std::uint64_t key,
                                        std::uint64_t records) const {
-    App::Message m;
+    RdmaProcess::Message m;
     m.src = src;
     m.dst = dst;
     m.len = msg_;
@@ -75,7 +75,7 @@ App::Message PingpongWorkload::message(std::uint64_t src, const App& to, std::ui
 }
 
 // Keys: ping i uses 2i, pong i uses 2i+1, so each message has its own bytes.
-void PingpongWorkload::ping(App& app) {
+void PingpongWorkload::ping(RdmaProcess& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     a_buf_ = app.alloc(2 * n, populate_, advice_);   // [0, n): source of pings; [n, 2n): destination of pongs
     a_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
@@ -87,7 +87,7 @@ void PingpongWorkload::ping(App& app) {
         prepare(app, a_buf_, b_, b_buf_ + n, msg_, 2 * i);
         const sc_time start = app.now();
         log_.posted(start);
-        App::Message m = message(a_buf_, b_, b_buf_ + n, 2 * i, a_rec_);
+        RdmaProcess::Message m = message(a_buf_, b_, b_buf_ + n, 2 * i, a_rec_);
         if (!app.send(m))
             throw std::runtime_error(app.group() + ": could not register a ping (rdma.strategy): " + to_string(m.error));
         app.wait_rx(i + 1);   // the pong has landed
@@ -100,7 +100,7 @@ void PingpongWorkload::ping(App& app) {
     program_ended();
 }
 
-void PingpongWorkload::pong(App& app) {
+void PingpongWorkload::pong(RdmaProcess& app) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     b_buf_ = app.alloc(2 * n, populate_, advice_);
     b_rec_ = app.alloc_locked(app.records_for(msg_) * sizeof(CompletionRecord));
@@ -114,7 +114,7 @@ void PingpongWorkload::pong(App& app) {
         report(app, app, b_buf_ + n, msg_, 2 * i, rx, nullptr);
         prepare(app, b_buf_, a_, a_buf_ + n, msg_, 2 * i + 1);
         log_.posted(app.now());
-        App::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
+        RdmaProcess::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
         if (!app.send(m))
             throw std::runtime_error(app.group() + ": could not register a pong (rdma.strategy): " + to_string(m.error));
         app.complete(m);

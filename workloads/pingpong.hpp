@@ -13,7 +13,7 @@ namespace vrdmasim {
 class PingpongWorkload : public Workload {
 public:
     static constexpr std::uint32_t kRing = 16;   // notification ring entries per side
-    PingpongWorkload(const SimContext& ctx, App& a, App& b, unsigned job = 0);
+    PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaProcess& b, unsigned job = 0);
     std::string kind() const override { return "pingpong"; }
     bool finished() const override { return done_a_ && done_b_; }
     // A ping and a pong per iteration.
@@ -21,15 +21,15 @@ public:
     std::uint64_t planned_transfers() const override { return read_ ? iterations_ : 2 * iterations_; }
 
 private:
-    void ping(App& app);
-    void pong(App& app);
-    void reader(App& app);   // read: src-node's program
-    void target(App& app);   // read: dst-node's, which only maps and registers the source
+    void ping(RdmaProcess& app);
+    void pong(RdmaProcess& app);
+    void reader(RdmaProcess& app);   // read: src-node's program
+    void target(RdmaProcess& app);   // read: dst-node's, which only maps and registers the source
     // One message of msg_ bytes from `src` into `dst` of `to`, with notification.
-    App::Message message(std::uint64_t src, const App& to, std::uint64_t dst, std::uint64_t key,
+    RdmaProcess::Message message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst, std::uint64_t key,
                          std::uint64_t records) const;
-    App& a_;
-    App& b_;
+    RdmaProcess& a_;
+    RdmaProcess& b_;
     std::uint64_t msg_, iterations_;
     std::uint64_t a_buf_ = 0, b_buf_ = 0, a_rec_ = 0, b_rec_ = 0;
     bool done_a_ = false, done_b_ = false;

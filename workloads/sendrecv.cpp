@@ -4,7 +4,7 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "workloads/messaging/params.hpp"
+#include "library/messaging/params.hpp"
 
 namespace vrdmasim {
 
@@ -14,7 +14,7 @@ namespace {
 constexpr std::uint64_t kAckTag = ~std::uint64_t(0) - 1;   // bandwidth: the window's acknowledgement
 }
 
-SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src,
+SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::uint64_t src,
                                    std::uint64_t dst, unsigned job)
     : Workload(ctx, job),
       a_(*apps[src]),
@@ -28,7 +28,7 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     // latency: a send and a receive buffer each; bandwidth: `window` of them.
     const std::uint64_t bufs = latency_ ? 2 * n : window_ * n;
-    for (App* app : {&a_, &b_}) {
+    for (RdmaProcess* app : {&a_, &b_}) {
         check_fits(*app, bufs + msg::Endpoint::mapped_bytes(ctx.config, 1));
         check_locked(*app, msg::Endpoint::locked_regions(ctx.config, 1));
     }
@@ -36,7 +36,7 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*
     owned_.push_back(std::make_unique<msg::Endpoint>(ctx, b_, std::vector<unsigned>{a_.node()}));
     eps_[a_.node()] = owned_[0].get();
     eps_[b_.node()] = owned_[1].get();
-    a_.program = [this](App& app) {
+    a_.program = [this](RdmaProcess& app) {
         msg::Endpoint& ep = *eps_[app.node()];
         start(app, ep);
         if (body_a_) body_a_(app, ep, b_.node());
@@ -44,7 +44,7 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<App*
         else bandwidth_a(app, ep);
         end(app, ep);
     };
-    b_.program = [this](App& app) {
+    b_.program = [this](RdmaProcess& app) {
         msg::Endpoint& ep = *eps_[app.node()];
         start(app, ep);
         if (body_b_) body_b_(app, ep, a_.node());
@@ -61,7 +61,7 @@ void SendrecvWorkload::replace_bodies(Body a, Body b) {
     body_b_ = std::move(b);
 }
 
-void SendrecvWorkload::start(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::start(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t buf = app.alloc(latency_ ? 2 * n : window_ * n, populate_, advice_);
     (&app == &a_ ? a_buf_ : b_buf_) = buf;
@@ -70,14 +70,14 @@ void SendrecvWorkload::start(App& app, msg::Endpoint& ep) {
     ep.connect(eps_);
 }
 
-void SendrecvWorkload::end(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::end(RdmaProcess& app, msg::Endpoint& ep) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
     program_ended();
 }
 
-msg::Status SendrecvWorkload::checked(const msg::Status& s, App& app, std::uint64_t key, std::uint64_t len,
+msg::Status SendrecvWorkload::checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len,
                                       unsigned from) {
     if (s.ok && (s.source != from || s.len != len)) {
         std::cerr << "vrdmasim: DATA MISMATCH: " << app.group() << " received " << s.len << " B from node" << s.source
@@ -98,7 +98,7 @@ CompletionRecord as_record(const msg::Status& s) {
 }
 }  // namespace
 
-void SendrecvWorkload::latency_a(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::latency_a(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t sbuf = a_buf_, rbuf = a_buf_ + n;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
@@ -113,7 +113,7 @@ void SendrecvWorkload::latency_a(App& app, msg::Endpoint& ep) {
     }
 }
 
-void SendrecvWorkload::latency_b(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::latency_b(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t sbuf = b_buf_, rbuf = b_buf_ + n;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
@@ -131,7 +131,7 @@ void SendrecvWorkload::latency_b(App& app, msg::Endpoint& ep) {
     }
 }
 
-void SendrecvWorkload::bandwidth_a(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::bandwidth_a(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t count = std::max<std::uint64_t>(1, (total_ + n - 1) / n);
     std::vector<msg::Endpoint::Request> reqs;
@@ -149,7 +149,7 @@ void SendrecvWorkload::bandwidth_a(App& app, msg::Endpoint& ep) {
     }
 }
 
-void SendrecvWorkload::bandwidth_b(App& app, msg::Endpoint& ep) {
+void SendrecvWorkload::bandwidth_b(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t count = std::max<std::uint64_t>(1, (total_ + n - 1) / n);
     std::vector<msg::Endpoint::Request> reqs;

@@ -1,5 +1,5 @@
 // sendrecv: two-sided send/receive between workload.src-node (A) and
-// workload.dst-node (B) through the two-sided library (workloads/messaging):
+// workload.dst-node (B) through the two-sided library (library/messaging):
 //
 //   latency    A sends message-size to B, B sends it back, `iterations`
 //              times; each sample is half the round trip (osu_latency).
@@ -15,14 +15,14 @@
 #include <memory>
 #include <vector>
 
-#include "workloads/messaging/endpoint.hpp"
+#include "library/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
 
 class SendrecvWorkload : public Workload {
 public:
-    SendrecvWorkload(const SimContext& ctx, const std::vector<App*>& apps, std::uint64_t src, std::uint64_t dst,
+    SendrecvWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::uint64_t src, std::uint64_t dst,
                      unsigned job = 0);
     ~SendrecvWorkload() override;
     std::string kind() const override { return "sendrecv"; }
@@ -31,20 +31,20 @@ public:
     // Tests: run these bodies on src-node and dst-node instead of the
     // latency or bandwidth test (between the endpoints' set-up and their
     // finalize; each is given its app, its endpoint and the other's node).
-    using Body = std::function<void(App&, msg::Endpoint&, unsigned)>;
+    using Body = std::function<void(RdmaProcess&, msg::Endpoint&, unsigned)>;
     void replace_bodies(Body a, Body b);
 
 private:
-    void start(App& app, msg::Endpoint& ep);
-    void end(App& app, msg::Endpoint& ep);
-    void latency_a(App& app, msg::Endpoint& ep);
-    void latency_b(App& app, msg::Endpoint& ep);
-    void bandwidth_a(App& app, msg::Endpoint& ep);
-    void bandwidth_b(App& app, msg::Endpoint& ep);
-    msg::Status checked(const msg::Status& s, App& app, std::uint64_t key, std::uint64_t len, unsigned from);
+    void start(RdmaProcess& app, msg::Endpoint& ep);
+    void end(RdmaProcess& app, msg::Endpoint& ep);
+    void latency_a(RdmaProcess& app, msg::Endpoint& ep);
+    void latency_b(RdmaProcess& app, msg::Endpoint& ep);
+    void bandwidth_a(RdmaProcess& app, msg::Endpoint& ep);
+    void bandwidth_b(RdmaProcess& app, msg::Endpoint& ep);
+    msg::Status checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len, unsigned from);
 
-    App& a_;
-    App& b_;
+    RdmaProcess& a_;
+    RdmaProcess& b_;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;   // by node
     const std::uint64_t msg_, total_, window_, iterations_;

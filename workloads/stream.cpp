@@ -10,7 +10,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsigned job)
+StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job)
     : Workload(ctx, job),
       src_(src),
       dst_(dst),
@@ -36,8 +36,8 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsign
         check_fits(src_, slots_ * msg_);
         check_fits(dst_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
         check_locked(dst_, {slots_ * sizeof(CompletionRecord)});
-        src_.program = [this](App& a) { source(a); };
-        dst_.program = [this](App& a) { reader(a); };
+        src_.program = [this](RdmaProcess& a) { source(a); };
+        dst_.program = [this](RdmaProcess& a) { reader(a); };
         return;
     }
     check_fits(src_, slots_ * msg_ + slots_ * src_.records_for(msg_) * sizeof(CompletionRecord));
@@ -62,14 +62,14 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, App& src, App& dst, unsign
         check_fits(dst_, slots_ * msg_);
     }
     check_locked(src_, {slots_ * src_.records_for(msg_) * sizeof(CompletionRecord)});
-    src_.program = [this](App& a) { sender(a); };
-    dst_.program = [this](App& a) { receiver(a); };
+    src_.program = [this](RdmaProcess& a) { sender(a); };
+    dst_.program = [this](RdmaProcess& a) { receiver(a); };
 }
 
 // Read: the source process maps its buffers and registers them once for the
 // whole run (rdma.strategy), as a receive area: the engine reads them when
 // dst-node's reads come.
-void StreamWorkload::source(App& app) {
+void StreamWorkload::source(RdmaProcess& app) {
     src_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     src_registered_ = app.register_read_source(src_buf_, slots_ * msg_);
     ready_and_wait(app, 2);
@@ -77,7 +77,7 @@ void StreamWorkload::source(App& app) {
 
 // Read: dst-node maps and registers its destination buffers once, then
 // reads every message of src-node's into them, `window` at a time.
-void StreamWorkload::reader(App& app) {
+void StreamWorkload::reader(RdmaProcess& app) {
     dst_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     records_ = app.alloc_locked(slots_ * sizeof(CompletionRecord));
@@ -124,7 +124,7 @@ void StreamWorkload::reader(App& app) {
 
 // The receiving process maps the destination buffers and registers them
 // once for the whole run (rdma.strategy).
-void StreamWorkload::receiver(App& app) {
+void StreamWorkload::receiver(RdmaProcess& app) {
     dst_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     if (notify_) app.setup_rx_ring(ring_);
@@ -134,7 +134,7 @@ void StreamWorkload::receiver(App& app) {
     program_ended();
 }
 
-void StreamWorkload::take_notifications(App& app) {
+void StreamWorkload::take_notifications(RdmaProcess& app) {
     // One record per message (the last part notifies). A record names its
     // message by destination slot: the oldest message of that slot not seen
     // yet (an older one of the same slot completed before this one was
@@ -183,7 +183,7 @@ void StreamWorkload::declare_metrics(MetricRegistry& reg) {
                  "notify_latency", 0.99, notifying);
 }
 
-void StreamWorkload::sender(App& app) {
+void StreamWorkload::sender(RdmaProcess& app) {
     const std::uint64_t per = app.records_for(msg_);   // records per message
     src_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     records_ = app.alloc_locked(slots_ * per * sizeof(CompletionRecord));
@@ -192,7 +192,7 @@ void StreamWorkload::sender(App& app) {
     const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
 
     struct InFlight {
-        App::Message m;
+        RdmaProcess::Message m;
         std::uint64_t index;
         sc_time posted;
     };
@@ -222,7 +222,7 @@ void StreamWorkload::sender(App& app) {
         prepare(app, src_buf + slot * msg_, dst_, dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
-        App::Message m;
+        RdmaProcess::Message m;
         m.src = src_buf + slot * msg_;
         m.dst = dst_buf + slot * msg_;
         m.len = len;

@@ -14,7 +14,7 @@ namespace vrdmasim {
 
 class StreamWorkload : public Workload {
 public:
-    StreamWorkload(const SimContext& ctx, App& src, App& dst, unsigned job = 0);
+    StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job = 0);
     // Its columns of summary.csv (workload.stream-notify = ring).
     static void declare_metrics(MetricRegistry& reg);
     std::string kind() const override { return "stream"; }
@@ -25,17 +25,17 @@ public:
     std::uint64_t planned_transfers() const override { return msg_ ? (total_ + msg_ - 1) / msg_ : 0; }
 
 private:
-    void sender(App& app);
-    void receiver(App& app);
+    void sender(RdmaProcess& app);
+    void receiver(RdmaProcess& app);
     // workload.stream-notify = ring: dst-node's program reads one
     // notification record per message, in ring order.
-    void take_notifications(App& app);
+    void take_notifications(RdmaProcess& app);
     // workload.operation = read: dst-node's program reads, src-node's
     // program maps and registers the source.
-    void reader(App& app);
-    void source(App& app);
-    App& src_;
-    App& dst_;
+    void reader(RdmaProcess& app);
+    void source(RdmaProcess& app);
+    RdmaProcess& src_;
+    RdmaProcess& dst_;
     std::uint64_t msg_, total_, window_, buffers_;
     bool read_ = false;
     std::uint64_t slots_ = 0, src_buf_ = 0, dst_buf_ = 0, records_ = 0;

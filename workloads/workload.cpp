@@ -5,8 +5,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "models/memory/dram.hpp"
-#include "models/smmu/smmu500.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/fileserve.hpp"
@@ -351,16 +349,21 @@ void Workload::declare_params(ParamRegistry& reg) {
     FileserveWorkload::declare_params(reg);
 }
 
-std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+bool Workload::uses_two_sided_library(const Config& c) {
+    const WorkloadParams& w = params_of<WorkloadParams>();
+    return c[w.kind] == "sendrecv" || c[w.kind] == "fileserve" || c[w.two_sided];
+}
+
+std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
                                            const std::vector<FileSystem*>& files) {
     std::unique_ptr<Workload> w = create_kind(ctx, apps, job, files);
     // Every program notes when it starts: the end-to-end span (the headline
     // throughput) begins at the workload's first action, so allocation,
     // registration and pre-faulting before the first post are inside it.
     TransferLog* log = &w->log();
-    for (App* a : apps) {
+    for (RdmaProcess* a : apps) {
         if (!a || !a->program) continue;
-        a->program = [log, program = std::move(a->program)](App& app) {
+        a->program = [log, program = std::move(a->program)](RdmaProcess& app) {
             log->began(app.now());
             program(app);
         };
@@ -368,7 +371,7 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     return w;
 }
 
-std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
                                                 const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
@@ -424,47 +427,47 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
 
-void Workload::ready_and_wait(App& app, unsigned parties) {
+void Workload::ready_and_wait(RdmaProcess& app, unsigned parties) {
     if (++ready_ >= parties) all_ready_.notify(app.now() - sc_core::sc_time_stamp());
     app.wait_until([this, parties] { return ready_ >= parties; }, all_ready_);
 }
 
-void Workload::check_fits(const App& app, std::uint64_t bytes) const {
+void Workload::check_fits(const RdmaProcess& app, std::uint64_t bytes) const {
     if (bytes <= app.capacity()) return;
     const Config& c = ctx_.config;
     throw ConfigError("the workload's buffers do not fit on " + app.group() + ": " + std::to_string(bytes) +
                       " B asked, at most " + std::to_string(app.capacity()) + " B can be mapped (workload.message-size = " +
                       c.text(params_of<WorkloadParams>().message_size) + ", workload.window = " + c.text(params_of<WorkloadParams>().window) +
-                      ", dram.size = " + c.text(params_of<DramParams>().size) + ")");
+                      ", dram.size = " + c.text("dram.size") + ")");
 }
 
-void Workload::check_locked(const App& app, const std::vector<std::uint64_t>& regions) const {
+void Workload::check_locked(const RdmaProcess& app, const std::vector<std::uint64_t>& regions) const {
     const Config& c = ctx_.config;
-    if (!c[params_of<SmmuParams>().enabled] && !physical_mode(c)) return;
+    if (!c.boolean("smmu.enabled") && !physical_mode(c)) return;
     std::uint64_t bytes = 0;
     for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
     if (bytes <= c[params_of<VmParams>().memlock_limit]) return;
     throw ConfigError(c.describe(params_of<VmParams>().memlock_limit) + " is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
                       " locks for its own completion records and notification ring (mlock, as libraries keep "
                       "their completion queues): raise vm.memlock-limit to at least " + format_size_bytes(bytes) +
-                      (c[params_of<RegistrarParams>().strategy] == "pin" || c[params_of<RegistrarParams>().strategy] == "pin-cache" ||
-                               c[params_of<RegistrarParams>().strategy] == "pipeline"
-                           ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RegistrarParams>().strategy) + " pins"
+                      (c[params_of<RdmaParams>().strategy] == "pin" || c[params_of<RdmaParams>().strategy] == "pin-cache" ||
+                               c[params_of<RdmaParams>().strategy] == "pipeline"
+                           ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RdmaParams>().strategy) + " pins"
                            : std::string()));
 }
 
-void Workload::prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
+void Workload::prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
                        std::uint64_t key) {
     fill_source(src, src_addr, len, key);
     guard_destination(dst, dst_addr, len, key);
 }
 
-void Workload::guard_destination(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
+void Workload::guard_destination(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     if (fill_source_ && !wrong_bytes_) return;
     poison(dst, dst_addr, len, key);
 }
 
-void Workload::fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key) {
+void Workload::fill_source(RdmaProcess& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key) {
     if (!fill_source_) return;
     scratch_.resize(len);
     fill_pattern(scratch_.data(), len, seed_ ^ key);
@@ -479,7 +482,7 @@ void Workload::fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, 
     }
 }
 
-void Workload::poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
+void Workload::poison(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     // Poison the destination so that stale bytes never pass the check: its
     // pages in memory only (writing would make a cold page present; a page
     // never touched or swapped out cannot hold this transfer's data, and
@@ -499,7 +502,7 @@ void Workload::poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
     }
 }
 
-bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
+bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
     scratch_.resize(len);
     const bool read = dst.debug_read(dst_addr, scratch_.data(), len);
     // With a source of zeros, every destination page must hold data: a page
@@ -543,7 +546,7 @@ bool Workload::verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::
     return false;
 }
 
-void Workload::report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
+void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
                       const CompletionRecord& rec, const sc_time* latency, int src_node) {
     const bool ok = rec.status == kStatusOk;
     log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency);

@@ -13,7 +13,7 @@
 #include <systemc>
 
 #include "core/context.hpp"
-#include "workloads/app.hpp"
+#include "library/rdma/process.hpp"
 
 namespace vrdmasim {
 
@@ -130,17 +130,20 @@ std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len,
 class Workload {
 public:
     static void declare_params(ParamRegistry& reg);
+    // Whether a run of this configuration uses the two-sided library
+    // (library/messaging): sendrecv, fileserve's requests, workload.two-sided.
+    static bool uses_two_sided_library(const Config& c);
     // Build the workload named by workload.kind on these apps (index = node)
     // for job `job` (process `job` of every node; its statistics under
     // stats_prefix(job)). Throws ConfigError for settings that do not fit
     // the system (a node that does not exist, a buffer larger than memory).
     // `files`: each node's file system (nullptr where it has none; empty
     // when the run has no files), for workload.kind = fileserve.
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<App*>& apps, unsigned job = 0,
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0,
                                             const std::vector<FileSystem*>& files = {});
     // The workload whose programs these apps run, by kind (create() adds
     // what every workload has: its programs' start in its log).
-    static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<App*>& apps, unsigned job,
+    static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
                                                  const std::vector<FileSystem*>& files);
     // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
     static std::string stats_prefix(unsigned job);
@@ -185,22 +188,22 @@ protected:
     std::function<void()> on_finished_;
     // Each of `parties` programs calls this once its buffers are mapped; it
     // returns when all have (so that none sends into memory not yet mapped).
-    void ready_and_wait(App& app, unsigned parties);
+    void ready_and_wait(RdmaProcess& app, unsigned parties);
     // ConfigError unless `bytes` fit in what `app` can map.
-    void check_fits(const App& app, std::uint64_t bytes) const;
+    void check_fits(const RdmaProcess& app, std::uint64_t bytes) const;
     // ConfigError unless the library's locked memory (`regions`: the sizes
     // of its alloc_locked calls, completion records and notification ring,
     // each locked in whole 4 KiB pages) fits under vm.memlock-limit. Only
     // with the SMMU: without it nothing is locked.
-    void check_locked(const App& app, const std::vector<std::uint64_t>& regions) const;
+    void check_locked(const RdmaProcess& app, const std::vector<std::uint64_t>& regions) const;
     unsigned ready_ = 0;
     sc_core::sc_event all_ready_;
     // Fill the source buffer for transfer `key` and guard the destination.
-    void prepare(App& src, std::uint64_t src_addr, App& dst, std::uint64_t dst_addr, std::uint64_t len,
+    void prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
                  std::uint64_t key);
     // The two halves of prepare(), for two-sided workloads, where the
     // receiver chooses the destination (it guards it when it posts the receive).
-    void fill_source(App& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
+    void fill_source(RdmaProcess& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
     // Makes sure stale bytes in the destination of transfer `key` cannot
     // pass verify(). With a filled source they cannot already: the pattern
     // of a key differs in every 8-byte word from that of any other key at
@@ -210,17 +213,17 @@ protected:
     // per workload; a freed frame is zeroed before reuse). Otherwise (a
     // source of zeros, or wrong bytes counted in physical mode, a count
     // defined against the poison) it poisons.
-    void guard_destination(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
+    void guard_destination(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // Writes a poison byte over the destination's resident pages (for a
     // check that compares against something else than the pattern: a file).
-    void poison(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
+    void poison(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // Compare the destination with the pattern of transfer `key`; record it.
-    bool verify(App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
+    bool verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // One transfer's end as `observer` sees it from its record: count it,
     // check the destination, and add `latency` to the distribution if given
     // (and, with the transfer's source node `src_node` >= 0, to that of its
     // hop count).
-    void report(App& observer, App& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
+    void report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
                 const CompletionRecord& rec, const sc_core::sc_time* latency, int src_node = -1);
 
     const SimContext& ctx_;

@@ -8,7 +8,7 @@ Three sets of track names are compared:
     and <!-- END TRACK TABLE --> in docs/trace.md (patterns: `cpu<N>`,
     `link-><node>`);
   - declared: the names the sources give Tracer::track(group, name) in
-    models/, workloads/ and src/ (tests aside): a string literal, a literal
+    models/, library/, workloads/ and src/ (tests aside): a string literal, a literal
     plus a number (`"cpu" + std::to_string(k)` -> cpu<N>) or plus a node's
     name (`"link->" + b.group` -> link-><node>), or a constructor parameter
     passed on, followed to the places that construct the class (Link's
@@ -45,7 +45,7 @@ RUNS = [
 ]
 NODE = r"(?:node\d+|x\d+y\d+z\d+f\d+)"
 PROCESS = re.compile(r"^%s(?:\.proc\d+)?$" % NODE)
-SOURCE_DIRS = ["models", "workloads", "src"]
+SOURCE_DIRS = ["models", "library", "workloads", "src"]
 
 
 def fail(msg):

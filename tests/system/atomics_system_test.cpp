@@ -1,4 +1,4 @@
-// Network atomics through the whole System (App::post_atomic, the engines,
+// Network atomics through the whole System (RdmaProcess::post_atomic, the engines,
 // the SMMU, the VM and the fault library) in every fault situation the
 // strategy tests use: cold memory, swap-out, THP collapse and migration by
 // compaction, in stall and in terminate mode. Node 0 and node 1 (the home,
@@ -52,7 +52,7 @@ struct Shared {
 
 // One contender's program: kRounds rounds of a fetch-and-add, a CAS
 // increment (retried until it succeeds) and a swap.
-void contend(App& app, Shared& sh) {
+void contend(RdmaProcess& app, Shared& sh) {
     if (app.node() == kHome) {
         sh.area = app.alloc(sh.bytes, sh.populate);
         sh.base = sh.huge_aligned ? (sh.area + kHuge - 1) / kHuge * kHuge : sh.area + sh.offset;
@@ -109,7 +109,7 @@ void atomics_case(Situation sit, Mode mode) {
                  {"sim.time-limit", "200ms"}};
     SystemSim s(set);
     Shared sh;
-    for (unsigned n = 0; n < 2; ++n) s.sys->node(n).app.program = [&](App& app) { contend(app, sh); };
+    for (unsigned n = 0; n < 2; ++n) s.sys->node(n).app.program = [&](RdmaProcess& app) { contend(app, sh); };
     Node& home = s.sys->node(kHome);
     Vm& vm = home.vm;
     // Cold: the area is never touched before the engine's first atomic.

@@ -78,7 +78,7 @@ TEST_CASE("lock: an update of the shared counter lost behind the lock's back is 
     SystemSim s(lock_run("mcs"));
     // Halfway through, something outside the lock resets the counter.
     At saboteur("saboteur", sc_time(60, SC_US), [&] {
-        App& home = s.sys->node(0).app;
+        RdmaProcess& home = s.sys->node(0).app;
         const std::uint64_t zero = 0;
         // The home process maps the counter (then the lock's words) last.
         REQUIRE(!home.allocations().empty());

@@ -46,7 +46,7 @@ std::vector<unsigned char> pattern_of(unsigned p) {
 
 // Node 0, process p: its read source (warm, filled with its own pattern),
 // a warm atomic word holding kWord * (p + 1) and a cold one (never touched).
-void target(App& app, unsigned p, Shared& sh) {
+void target(RdmaProcess& app, unsigned p, Shared& sh) {
     sh.src[p] = app.alloc(kLen);
     const std::vector<unsigned char> data = pattern_of(p);
     REQUIRE(app.debug_write(sh.src[p], data.data(), kLen));
@@ -60,7 +60,7 @@ void target(App& app, unsigned p, Shared& sh) {
 
 // Node 1, process p: reads its peer process's source into a cold buffer,
 // then fetch-and-adds p + 1 to both words of its peer process.
-void initiator(App& app, unsigned p, Shared& sh) {
+void initiator(RdmaProcess& app, unsigned p, Shared& sh) {
     sh.dst[p] = app.alloc(kLen, false);
     const std::uint64_t rec = app.alloc_locked(3 * sizeof(CompletionRecord));
     app.wait_until([&] { return sh.mapped == kProcs; }, sh.ev);
@@ -79,7 +79,7 @@ void initiator(App& app, unsigned p, Shared& sh) {
     sh.done[p] = true;
 }
 
-std::uint64_t word_at(App& app, std::uint64_t va) {
+std::uint64_t word_at(RdmaProcess& app, std::uint64_t va) {
     std::uint64_t v = 0;
     REQUIRE(app.debug_read(va, reinterpret_cast<unsigned char*>(&v), 8));
     return v;
@@ -95,8 +95,8 @@ void ops_case(const std::string& mode) {
                  {"sim.time-limit", "50ms"}});
     Shared sh;
     for (unsigned p = 0; p < kProcs; ++p) {
-        s.sys->node(0).process(p).program = [&sh, p](App& app) { target(app, p, sh); };
-        s.sys->node(1).process(p).program = [&sh, p](App& app) { initiator(app, p, sh); };
+        s.sys->node(0).process(p).program = [&sh, p](RdmaProcess& app) { target(app, p, sh); };
+        s.sys->node(1).process(p).program = [&sh, p](RdmaProcess& app) { initiator(app, p, sh); };
     }
     s.run();
     for (unsigned p = 0; p < kProcs; ++p) {

@@ -126,7 +126,7 @@ TEST_CASE("procs: the library spreads a process's transfers round robin over its
                  {"sim.time-limit", "200ms"}});
     s.run();
     require_all_verified(s, 1024 * kKiB);
-    App& a = s.sys->node(0).app;
+    RdmaProcess& a = s.sys->node(0).app;
     REQUIRE(a.channel_count() == 4);
     for (unsigned k = 0; k < 4; ++k) CHECK(a.posted_on(k) == 4);   // 16 messages, one descriptor each
     // Every channel of the process carries its stream ID and its domain's.
@@ -300,7 +300,7 @@ TEST_CASE("procs: a faulting process does not slow its neighbour with per-channe
                             << channel.at("job0_gbps") << " Gb/s, engine parking " << engine.at("job0_gbps")
                             << " Gb/s (faulting process " << channel.at("job1_gbps") << " / " << engine.at("job1_gbps")
                             << ")");
-    // The figure of workloads/README.md "Many processes and channels", as ratios.
+    // The figure of library/rdma/README.md "Many processes and channels", as ratios.
     // Measured: alone 12.1 Gb/s, per-channel parking 10.9 (0.90 of alone),
     // engine parking 6.1 (0.56 of per-channel).
     CHECK(channel.at("job0_gbps") > 0.75 * alone.at("job0_gbps"));

@@ -1,5 +1,5 @@
 // RDMA read through the whole system (workload.operation = read): the
-// figures workloads/README.md "RDMA read" quotes, against the same stream as
+// figures library/rdma/README.md "RDMA read" quotes, against the same stream as
 // writes, and the configurations it refuses. The fault situations are in
 // strategy_test.cpp (the read matrix).
 #include <catch2/catch.hpp>
@@ -104,8 +104,8 @@ TEST_CASE("read: a program mixing reads and writes gets each operation it posts"
     // The library writes DESC_OP only when the operation changes: a write
     // after a read must be staged as a write again, or it would run as a read.
     Sim s({{"workload.total-bytes", "4KiB"}, {"workload.message-size", "4KiB"}, {"sim.time-limit", "5ms"}});
-    App& a0 = s.sys->node(0).app;
-    App& a1 = s.sys->node(1).app;
+    RdmaProcess& a0 = s.sys->node(0).app;
+    RdmaProcess& a1 = s.sys->node(1).app;
     const std::uint64_t len = 4096;
     std::vector<unsigned char> p1(len), p2(len), p3(len);
     fill_pattern(p1.data(), len, 101);
@@ -114,7 +114,7 @@ TEST_CASE("read: a program mixing reads and writes gets each operation it posts"
     std::uint64_t src0 = 0, dst0 = 0, src0b = 0;
     bool mapped = false, done = false;
     sc_event mapped_ev;
-    a0.program = [&](App& app) {
+    a0.program = [&](RdmaProcess& app) {
         src0 = app.alloc(len);
         dst0 = app.alloc(len);
         src0b = app.alloc(len);
@@ -123,7 +123,7 @@ TEST_CASE("read: a program mixing reads and writes gets each operation it posts"
         mapped = true;
         mapped_ev.notify(app.now() - sc_time_stamp());
     };
-    a1.program = [&](App& app) {
+    a1.program = [&](RdmaProcess& app) {
         const std::uint64_t buf = app.alloc(len), buf2 = app.alloc(len), rec = app.alloc_locked(3 * 32);
         REQUIRE(app.debug_write(buf2, p2.data(), len));
         app.wait_until([&] { return mapped; }, mapped_ev);

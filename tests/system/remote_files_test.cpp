@@ -194,19 +194,19 @@ void mmap_fault_case(const Settings& extra, bool pressure) {
                  {"sim.time-limit", "20ms"}};
     set.insert(set.end(), extra.begin(), extra.end());
     SystemSim sim(set);
-    App& a0 = sim.sys->node(0).app;
-    App& a1 = sim.sys->node(1).app;
+    RdmaProcess& a0 = sim.sys->node(0).app;
+    RdmaProcess& a1 = sim.sys->node(1).app;
     const std::uint64_t len = 64 * KiB, off = 16 * KiB;
     std::uint64_t dst = 0, dst2 = 0, faults_first = 0, reads_first = 0, evicted = 0;
     bool mapped = false, done = false;
     sc_event mapped_ev;
-    a0.program = [&](App& app) {
+    a0.program = [&](RdmaProcess& app) {
         dst = app.alloc(len);
         dst2 = app.alloc(len);
         mapped = true;
         mapped_ev.notify(app.now() - sc_time_stamp());
     };
-    a1.program = [&](App& app) {
+    a1.program = [&](RdmaProcess& app) {
         Vm& vm = *app.vm();
         const std::uint64_t rec = app.alloc_locked(64);
         app.sync_time();

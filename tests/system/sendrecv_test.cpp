@@ -1,4 +1,4 @@
-// The two-sided library (workloads/messaging) through the whole System:
+// The two-sided library (library/messaging) through the whole System:
 // eager and rendezvous byte for byte, credits under a small slot count,
 // matching order with wildcards and the unexpected queue, the two-sided
 // cluster workloads, and runs in the fault situations of strategy_test.cpp
@@ -157,7 +157,7 @@ TEST_CASE("sendrecv: matching order / wildcards and the unexpected queue", "[sen
     const std::vector<M> ms{{5, 1024}, {5, 1024}, {6, 1024}, {5, 16384}, {7, 1024}, {8, 16384}};
     std::vector<int> order;   // the index of the message each receive got
     std::uint64_t unexpected_at_post = 0;
-    auto body_a = [&](App& app, msg::Endpoint& ep, unsigned peer) {
+    auto body_a = [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
         const std::uint64_t buf = app.alloc(ms.size() * 16384);
         std::vector<msg::Endpoint::Request> rs;
         for (std::size_t i = 0; i < ms.size(); ++i) {
@@ -167,7 +167,7 @@ TEST_CASE("sendrecv: matching order / wildcards and the unexpected queue", "[sen
         }
         for (auto r : rs) CHECK(ep.wait(r).ok);
     };
-    auto body_b = [&](App& app, msg::Endpoint& ep, unsigned peer) {
+    auto body_b = [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
         const std::uint64_t buf = app.alloc(ms.size() * 16384);
         app.compute(sc_time(200, SC_US));   // everything eager has arrived, unexpected
         auto got = [&](std::uint64_t at, const msg::Status& st) {
@@ -215,11 +215,11 @@ TEST_CASE("sendrecv: a message longer than its receive is refused loudly", "[sen
     Sim s({{"workload.kind", "sendrecv"}, {"workload.iterations", "1"}, {"sim.time-limit", "5ms"}});
     bool threw = false;
     s.sendrecv().replace_bodies(
-        [](App& app, msg::Endpoint& ep, unsigned peer) {
+        [](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
             const std::uint64_t buf = app.alloc(4096);
             ep.send(peer, 1, buf, 2048);
         },
-        [&](App& app, msg::Endpoint& ep, unsigned peer) {
+        [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
             const std::uint64_t buf = app.alloc(4096);
             try {
                 ep.recv(peer, 1, buf, 1024);
@@ -249,7 +249,7 @@ void guarded_touches(const std::string& threshold, std::uint64_t len, std::uint6
     sc_time store_done, send_done, load_done, recv_done;
     std::uint64_t loaded = 0;
     s.sendrecv().replace_bodies(
-        [&](App& app, msg::Endpoint& ep, unsigned peer) {
+        [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
             const std::uint64_t buf = app.alloc(len);
             const std::vector<unsigned char> d(len, 0x5a);
             REQUIRE(app.debug_write(buf, d.data(), d.size()));
@@ -260,7 +260,7 @@ void guarded_touches(const std::string& threshold, std::uint64_t len, std::uint6
             CHECK(ep.wait(r).ok);
             send_done = app.now();
         },
-        [&](App& app, msg::Endpoint& ep, unsigned peer) {
+        [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
             const std::uint64_t buf = app.alloc(len);
             const auto r = ep.irecv(peer, 1, buf, len);
             loaded = app.load(buf + 8);   // in flight: waits for the receive

@@ -54,7 +54,7 @@ TEST_CASE("stream: data corrupted in flight is caught as a mismatch, never passe
     // read them (every 7 us for a while, so some land in that gap): the
     // destination then differs from what was meant to be sent.
     At saboteur("saboteur", sc_time(100, SC_US), [&] {
-        App& a = s.sys->node(0).app;
+        RdmaProcess& a = s.sys->node(0).app;
         std::vector<unsigned char> junk(2 * 64 * 1024, 0x5a);
         REQUIRE(!a.allocations().empty());
         for (int i = 0; i < 40; ++i) {
@@ -148,7 +148,7 @@ TEST_CASE("smmu: transfers run on the processes' own page tables through the SMM
     CHECK(s.log().bytes_verified.value() == 1u << 20);
     CHECK(s.log().errors.value() == 0);
     // Buffers are mmap()ed virtual memory of each node's process.
-    App& a = s.sys->node(0).app;
+    RdmaProcess& a = s.sys->node(0).app;
     REQUIRE(a.is_virtual());
     REQUIRE(!a.allocations().empty());
     CHECK(a.allocations()[0].first >= 0x100000000000ull);   // a user address, far from any physical one
@@ -193,7 +193,7 @@ TEST_CASE("smmu: an unmapped source page faults and the transfer fails loudly, n
            {"vm.thp", "never"}, {"dma.fault-tolerant", "false"}});
     // Once the buffers are mapped, take the second page of node 0's source out.
     At saboteur("saboteur", sc_time(50, SC_US), [&] {
-        App& a = s.sys->node(0).app;
+        RdmaProcess& a = s.sys->node(0).app;
         REQUIRE(!a.allocations().empty());
         const VmResult r = s.sys->node(0).vm.munmap(a.pid(), a.allocations()[0].first + 4096, 4096, sc_time_stamp());
         REQUIRE(r.ok());
@@ -213,7 +213,7 @@ TEST_CASE("smmu: a read-only destination page fails the transfer at the receiver
     Sim s({{"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
            {"vm.thp", "never"}, {"dma.fault-tolerant", "false"}});
     At saboteur("saboteur", sc_time(50, SC_US), [&] {
-        App& b = s.sys->node(1).app;
+        RdmaProcess& b = s.sys->node(1).app;
         REQUIRE(!b.allocations().empty());
         const VmResult r =
             s.sys->node(1).vm.mprotect(b.pid(), b.allocations()[0].first + 8 * 4096, 4096, Prot::Read, sc_time_stamp());

@@ -1,0 +1,39 @@
+#include "library/messaging/matching.hpp"
+
+#include <stdexcept>
+
+namespace vrdmasim {
+namespace msg {
+
+bool MatchQueues::post_receive(unsigned src, std::uint64_t tag, std::uint64_t id, std::uint64_t& matched) {
+    const Entry recv{src, tag, id};
+    searched_ = 0;
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+        ++searched_;
+        if (accepts(recv, it->src, it->tag)) {
+            matched = it->id;
+            unexpected_.erase(it);
+            return true;
+        }
+    }
+    posted_.push_back(recv);
+    return false;
+}
+
+bool MatchQueues::arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std::uint64_t& matched) {
+    if (src == kAnySource || tag == kAnyTag) throw std::logic_error("a message with a wildcard source or tag");
+    searched_ = 0;
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        ++searched_;
+        if (accepts(*it, src, tag)) {
+            matched = it->id;
+            posted_.erase(it);
+            return true;
+        }
+    }
+    unexpected_.push_back({src, tag, id});
+    return false;
+}
+
+}  // namespace msg
+}  // namespace vrdmasim

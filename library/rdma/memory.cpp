@@ -1,0 +1,187 @@
+// RdmaProcess: the process's memory: mmap, mlock, timed user loads and
+// stores (faulting pages in), polled words.
+#include "library/rdma/process.hpp"
+
+#include "core/sim_params.hpp"
+#include "models/common/noise.hpp"
+
+#include "core/format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+BufferAdvice buffer_advice(const std::string& name) {
+    if (name == "none") return BufferAdvice::None;
+    if (name == "hugepage") return BufferAdvice::HugePage;
+    if (name == "nohugepage") return BufferAdvice::NoHugePage;
+    throw std::invalid_argument("buffer advice '" + name + "': none, hugepage or nohugepage");
+}
+
+std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvice advice) {
+    if (vm_) {
+        const std::uint64_t len = std::max<std::uint64_t>(bytes, 1);
+        const bool advise = advice != BufferAdvice::None;
+        // With advice, the mapping is populated only after madvise(): pages
+        // faulted in by MAP_POPULATE would already be 4 KiB ones.
+        const VmResult r = vm_->mmap(pid_, len, Prot::ReadWrite, populate && !advise, now());
+        if (!r.ok())
+            throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B failed: " + to_string(r.error));
+        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (advise) {
+            const std::uint64_t span = (len + 4095) & ~std::uint64_t(4095);
+            const VmResult a = vm_->madvise(
+                pid_, r.value, span, advice == BufferAdvice::HugePage ? Advice::HugePage : Advice::NoHugePage, now());
+            if (!a.ok())
+                throw OutOfMemory(group_ + ": madvise of " + std::to_string(bytes) + " B failed: " + to_string(a.error));
+            if (a.done > now()) qk_.set(a.done - sc_core::sc_time_stamp());
+            if (populate) {   // best effort, as MAP_POPULATE: a page left out faults later
+                const VmResult f = vm_->madvise(pid_, r.value, span, Advice::PopulateWrite, now());
+                if (f.done > now()) qk_.set(f.done - sc_core::sc_time_stamp());
+            }
+        }
+        allocations_.emplace_back(r.value, bytes);
+        if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
+            const RegResult g = registrar_->on_alloc(r.value, len, now());
+            if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
+            if (strategy_ == Strategy::PinDeferred) background_ev_.notify(now() - sc_core::sc_time_stamp());
+        }
+        return r.value;
+    }
+    const std::uint64_t page = 4096;
+    const std::uint64_t size = (bytes + page - 1) / page * page;
+    if (size > heap_end_ - heap_next_)
+        throw OutOfMemory(group_ + ": out of memory for buffers (" + std::to_string(bytes) + " B asked, " +
+                                 std::to_string(heap_end_ - heap_next_) + " B left)");
+    const std::uint64_t a = heap_next_;
+    heap_next_ += size;
+    allocations_.emplace_back(a, bytes);
+    return a;
+}
+
+std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
+    // Records are mlocked, not registered as buffers (pin-static, pin-deferred).
+    allocating_locked_ = true;
+    std::uint64_t a = 0;
+    try {
+        a = alloc(bytes, true);
+    } catch (...) {
+        allocating_locked_ = false;
+        throw;
+    }
+    allocating_locked_ = false;
+    if (vm_) {
+        const VmResult r = vm_->mlock(pid_, a, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095), now());
+        if (!r.ok())
+            throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) + " B of completion records failed: " +
+                              to_string(r.error));
+        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (physical_) {
+            // The engine gets these frames once, when they are locked: they
+            // are pinned too (mlock keeps them in memory, but compaction may
+            // still move a locked page), as RDMA libraries register their
+            // completion queues.
+            const std::uint64_t span = (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095);
+            const VmResult p = vm_->pin(pid_, a, span, now());
+            if (!p.ok())
+                throw OutOfMemory(group_ + ": pinning " + std::to_string(bytes) + " B of completion records failed: " +
+                                  to_string(p.error));
+            if (p.done > now()) qk_.set(p.done - sc_core::sc_time_stamp());
+            for (std::uint64_t page = a; page < a + span; page += 4096) locked_frames_[page] = lookup_frame(page, true);
+        }
+    }
+    return a;
+}
+
+bool RdmaProcess::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted) {
+    gp_.set_command(cmd);
+    gp_.set_address(addr);
+    gp_.set_data_ptr(data);
+    gp_.set_data_length(len);
+    gp_.set_streaming_width(len);
+    gp_.set_byte_enable_ptr(nullptr);
+    gp_.set_dmi_allowed(false);
+    gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_time issued = qk_.get_local_time();
+    sc_time d = issued;
+    cpu->b_transport(gp_, d);
+    // A posted store (Device-nGnRE registers, or normal memory through the
+    // write buffer) lets the CPU go on once issued; loads wait for the data.
+    qk_.set(posted && cmd == tlm::TLM_WRITE_COMMAND ? issued + store_issue_ : d);
+    if (qk_.need_sync()) qk_.sync();
+    return gp_.is_response_ok();
+}
+
+std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
+    if (!vm_) return addr;
+    // A user load or store: the CPU's own MMU translates a present page at
+    // no software cost (the access itself is the bus transaction); a page
+    // that is not present takes a fault first.
+    // One walk when the page is present and allowed (the usual case): its
+    // translation is the answer; after a fault, the page is walked again.
+    std::uint64_t pa = 0;
+    bool translated = false;
+    for (int attempt = 0;; ++attempt) {
+        translated = vm_->translate(pid_, addr, pa);   // Vm::present is this walk
+        if (!translated) {
+            const VmResult t = vm_->touch(pid_, addr, write, now());
+            if (!t.ok()) throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " +
+                                                  to_string(t.error));
+            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+            await_read(addr);
+        }
+        // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded
+        // page takes a permission fault (the library's handler waits for its
+        // transfer and lifts the guard), and the access is retried (the page
+        // may have been reclaimed meanwhile: it faults in again).
+        if (!guard_ || vm_->user_permits(pid_, addr, write)) break;
+        if (attempt >= 3) throw std::runtime_error(group_ + ": user access still denied after its guard fault");
+        guard_fault(addr, write);
+    }
+    if (!translated && !vm_->translate(pid_, addr, pa))
+        throw std::runtime_error(group_ + ": user page not present after a fault");
+    return pa;
+}
+
+void RdmaProcess::await_read(std::uint64_t addr) {
+    // A major fault's page is mapped when its SSD read completes (the read
+    // in flight, models/os/inflight.hpp), at the fault's `done`: the thread
+    // sleeps until then (global time reaches its own), and the completion
+    // due by now is written, so the access retries on the mapped page.
+    if (vm_->present(pid_, addr)) return;
+    qk_.sync();
+    vm_->complete_io(sc_core::sc_time_stamp());
+}
+
+std::uint64_t RdmaProcess::load(std::uint64_t addr) {
+    std::uint64_t v = 0;
+    if (!access(tlm::TLM_READ_COMMAND, physical(addr, false), reinterpret_cast<unsigned char*>(&v), 8))
+        throw std::runtime_error(group_ + ": user load failed");
+    return v;
+}
+
+void RdmaProcess::store(std::uint64_t addr, std::uint64_t value) {
+    if (!access(tlm::TLM_WRITE_COMMAND, physical(addr, true), reinterpret_cast<unsigned char*>(&value), 8, true))
+        throw std::runtime_error(group_ + ": user store failed");
+}
+
+void RdmaProcess::watch_polled(std::uint64_t va, std::uint64_t len) {
+    dma_.watch_writes(dma_.channel_stream_id(channel_), va, len);
+}
+
+std::uint64_t RdmaProcess::load_polled(std::uint64_t addr, sc_time* written) {
+    const sc_time issued = now();
+    const std::uint64_t in_memory = load(addr);
+    std::uint64_t v = 0;
+    // Payload writes come with the receiving channel's stream ID: the
+    // process's first channel.
+    if (!dma_.polled_value(dma_.channel_stream_id(channel_), addr, issued, in_memory, v, written))
+        throw std::logic_error(group_ + ": load_polled of a word never watched (RdmaProcess::watch_polled)");
+    return v;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,46 @@
+// The parameters of the RDMA user library: section [rdma], declared in
+// params.cpp and nowhere else (every part of the library reads them through
+// params_of<RdmaParams>()), and section [node] (node.processes).
+#pragma once
+
+#include "core/params.hpp"
+
+namespace vrdmasim {
+
+struct RdmaParams {
+    RdmaParams();
+    // Sections noise, node and rdma.
+    static void declare_params(ParamRegistry& reg);
+    ParamSet set;
+    // The process API: posting and completion (process.hpp).
+    TimeParam post_overhead;
+    TimeParam completion_overhead;
+    EnumParam completion;
+    TimeParam store_issue;
+    TimeParam poll_interval;
+    TimeParam irq_wakeup;
+    TimeParam handler_dispatch;
+    TimeParam handler_cpu;
+    EnumParam notify;
+    IntParam channels;
+    // Registration strategies (registrar.hpp).
+    EnumParam strategy;
+    IntParam pin_cache_pages;
+    TimeParam pin_cache_lookup;
+    SizeParam pipeline_chunk;
+    // The buffer guard (buffer_guard.hpp).
+    EnumParam buffer_guard;
+    TimeParam guard_fault;
+    TimeParam guard_tlbi_page;
+    // Physical-address mode (physical.hpp).
+    TimeParam translate_page;
+};
+
+// Section [node]: the processes the kernel of each node starts.
+struct NodeParams {
+    NodeParams();
+    ParamSet set;
+    IntParam processes;
+};
+
+}  // namespace vrdmasim
