@@ -91,7 +91,8 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<App*>& apps,
       critical_(ctx.config[params_of<LockParams>().critical_section]),
       think_(ctx.config[params_of<LockParams>().think_time]),
       exclusive_(!is_semaphore(lock_kind_) || ctx.config[params_of<LockParams>().semaphore_count] == 1),
-      acquired_(ctx.stats.counter(stats_prefix(job) + "lock.acquisitions", "", "lock acquisitions, all processes of the job")),
+      acquired_(ctx.stats.counter(stats_prefix(job) + "lock.acquisitions", "",
+                                  "lock acquisitions, all processes of the job")),
       acquire_us_(ctx.stats.histogram(stats_prefix(job) + "lock.acquire_latency", "us", "acquire called to lock held")),
       lock_ops_(ctx.stats.counter(stats_prefix(job) + "lock.lock_operations", "",
                                   "engine operations posted by acquire and release (atomics, reads, writes)")),
@@ -224,7 +225,8 @@ void LockWorkload::conclude(App& home) {
     // operation of another job's counted here, breaks it). The sum over
     // jobs against the engines' posted counts is a run invariant
     // (src/invariants.cpp, "lock-operations").
-    if (!engine_completions_) throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
+    if (!engine_completions_)
+        throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
     const std::uint64_t engine_ops = engine_completions_();
     if (engine_ops != library_ops_)
         fail("the library posted " + std::to_string(library_ops_) + " engine operations, the engines completed " +

@@ -322,7 +322,8 @@ TEST_CASE("lock: a completion the engine counts on another job's channel is caug
 
 TEST_CASE("lock: a lost update in job 1 is charged to job 1 alone", "[lock][procs]") {
     SystemSim s(lock_procs("spin", 2));
-    At saboteur("saboteur", sc_time(60, SC_US), [&] { write_word(s.sys->node(0).process(1), counter_address(s, 1), 0); });
+    At saboteur("saboteur", sc_time(60, SC_US),
+                [&] { write_word(s.sys->node(0).process(1), counter_address(s, 1), 0); });
     s.run();
     REQUIRE(s.sys->workloads()[1]->finished());
     CHECK(s.counter(job_stat(0, "violations")) == 0);
