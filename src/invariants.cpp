@@ -8,6 +8,7 @@
 #include "energy.hpp"
 #include "system.hpp"
 #include "workloads/fileserve.hpp"
+#include "workloads/lock_workload.hpp"
 #include "workloads/overlap.hpp"
 
 namespace vrdmasim {
@@ -167,6 +168,26 @@ void check_remote_files(System& sys, std::vector<Violation>& out) {
                                                 " B asked, " + std::to_string(sent) + " B sent, " +
                                                 std::to_string(delivered) + " B delivered; " +
                                                 std::to_string(outstanding) + " outstanding"});
+}
+
+// The lock workload: the engine operations every job's library posted, summed
+// over the jobs, are what the engines counted posted (each job's own against
+// the completions on its channels is the workload's check at its end). Only
+// where every job is a lock workload: no other engine traffic then.
+void check_lock_operations(System& sys, const StatRegistry& stats, std::vector<Violation>& out) {
+    std::uint64_t library = 0;
+    for (const auto& w : sys.workloads()) {
+        const auto* lock = dynamic_cast<const LockWorkload*>(w.get());
+        if (!lock) return;
+        library += lock->library_operations();
+    }
+    // (reads count in transfers_posted too; atomics only in atomics_posted)
+    const std::uint64_t engines = stats.sum_counters("dma.atomics_posted") + stats.sum_counters("dma.transfers_posted");
+    if (library != engines)
+        out.push_back({"lock-operations", std::to_string(sys.workloads().size()) + " lock job(s) posted " +
+                                              std::to_string(library) + " engine operations, the engines counted " +
+                                              std::to_string(engines) + " posted (`*.dma.atomics_posted` + "
+                                              "`transfers_posted`)"});
 }
 
 // A workload that announces its total (the progress line's ETA divides by
@@ -381,6 +402,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);
     check_planned_transfers(sys, out);
+    check_lock_operations(sys, stats, out);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
                                                ": a link was busier than the workload's span"});

@@ -8,6 +8,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "library/rdma/buffer_guard.hpp"
+#include "workloads/lock_workload.hpp"
 #include "library/messaging/params.hpp"
 #include "thread_budget.hpp"
 
@@ -460,17 +461,11 @@ void System::check_processes(const Config& c) {
     if (static_cast<std::uint64_t>(c[params_of<WorkloadParams>().cold_jobs]) > procs)
         throw c.refuse(params_of<WorkloadParams>().cold_jobs,
                        "names more jobs than there are (" + c.describe(params_of<NodeParams>().processes) + ")");
-    // The lock workload keeps one instance for the whole system (its lock
-    // words, statistics and checks are not per job): one process per node.
     // The two-sided library (an endpoint per process, statistics under the
     // process's group) watches one channel's completion count: one channel
     // per process.
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool two_sided = c[params_of<WorkloadParams>().two_sided];
-    if (procs > 1 && kind == "lock")
-        throw c.refuse(params_of<NodeParams>().processes,
-                       "more than one process per node is not built for " +
-                           c.describe(params_of<WorkloadParams>().kind) + " (one job only); set node.processes = 1");
     if (per > 1 && (kind == "sendrecv" || two_sided))
         throw c.refuse(params_of<RdmaParams>().channels,
                        "the two-sided library posts on and counts the completions of one channel, so " +
@@ -681,6 +676,17 @@ System::System(const SimContext& ctx)
         for (auto& node : nodes_) apps.push_back(&node->process(p));
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
+        // The lock workload checks each job's operations against the
+        // completions the engines counted on that job's channels alone.
+        if (auto* lock = dynamic_cast<LockWorkload*>(workloads_.back().get()))
+            lock->count_engine_completions([this, p] {
+                std::uint64_t n = 0;
+                for (auto& node : nodes_) {
+                    const RdmaProcess& a = node->process(p);
+                    for (unsigned k = 0; k < a.channel_count(); ++k) n += node->dma.tx_signal(a.channel() + k).raised();
+                }
+                return n;
+            });
     }
     // The kernel's daemons run until every job is done, so that the
     // simulation ends when nothing is left to do.

@@ -2,15 +2,19 @@
 #include "workloads/lock_workload.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
 
 LockParams::LockParams()
-    : set("lock", "the lock workload (workload.kind = lock): one lock or semaphore, every node contending"),
+    : set("lock", "the lock workload (workload.kind = lock): one lock or semaphore per job, every node's process "
+                  "of the job contending"),
       kind(set.choice("kind", "spin", {"spin", "mcs", "semaphore", "wait-queue", "bakery", "plain-semaphore"},
                       "spin: test-and-set by swap with back-off; mcs: MCS queue lock (swap on the tail, "
                       "compare-and-swap to release, hand-over by a notifying RDMA write); semaphore: counting "
@@ -40,43 +44,69 @@ LockParams::LockParams()
 void LockWorkload::declare_metrics(MetricRegistry& reg) {
     auto lock_run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "lock"; };
     reg.quantile("lock_acquire_us_p50", "us",
-                 "lock workload: median acquire latency, acquire called to lock held (`workload.lock.acquire_latency`).",
+                 "lock workload: median acquire latency, acquire called to lock held (`workload.lock.acquire_latency`; "
+                 "with node.processes > 1, over every job's acquisitions).",
                  "lock.acquire_latency", 0.5, lock_run);
     reg.quantile("lock_acquire_us_p99", "us", "lock workload: 99th percentile of the same.",
                  "lock.acquire_latency", 0.99, lock_run);
-    reg.sum_scalars("lock_ops_per_acquire", "",
-                    "lock workload: engine operations (network atomics, RDMA reads and writes) that acquiring and "
-                    "releasing cost per acquisition, the critical section's counter update not included.",
-                    "lock.ops_per_acquire", 6, lock_run);
-    reg.sum_scalars("lock_fairness", "fraction",
-                    "lock workload: Jain's fairness index of the processes' mean acquire latencies (1: all wait "
-                    "alike; 1/n: one process does all the waiting).",
-                    "lock.fairness", 6, lock_run);
+    // Over every job: all acquire and release operations over all
+    // acquisitions (one job: its `lock.ops_per_acquire`).
+    reg.add("lock_ops_per_acquire", "",
+            "lock workload: engine operations (network atomics, RDMA reads and writes) that acquiring and "
+            "releasing cost per acquisition, the critical section's counter update not included (every job's "
+            "`lock.lock_operations` over every job's `lock.acquisitions`).",
+            [lock_run](const MetricInputs& in) {
+                if (!lock_run(in.config)) return format_metric(0.0);
+                const std::uint64_t ops = in.stats.require_sum_counters("lock.lock_operations");
+                const std::uint64_t acquired = in.stats.require_sum_counters("lock.acquisitions");
+                return format_metric(acquired ? static_cast<double>(ops) / static_cast<double>(acquired) : 0.0);
+            });
+    // Each job's index is over its own processes (they contend for its
+    // lock); the column is the least fair job's, never an average that a
+    // fair job could lift.
+    reg.add("lock_fairness", "fraction",
+            "lock workload: Jain's fairness index of the processes' mean acquire latencies (1: all wait alike; "
+            "1/n: one process does all the waiting); with node.processes > 1, each job's index is over its own "
+            "processes (`jobP.workload.lock.fairness`) and this is the lowest of them.",
+            [lock_run](const MetricInputs& in) {
+                if (!lock_run(in.config)) return format_metric(0.0);
+                const auto jobs = static_cast<unsigned>(in.config[params_of<NodeParams>().processes]);
+                double least = std::numeric_limits<double>::infinity();
+                for (unsigned j = 0; j < jobs; ++j) {
+                    const std::string name = Workload::stats_prefix(j) + "lock.fairness";
+                    const Scalar* f = in.stats.find_scalar(name);
+                    if (!f) throw std::logic_error("summary metric lock_fairness: no statistic " + name);
+                    if (std::isnan(f->value())) return format_metric(f->value());   // no value over a region
+                    least = std::min(least, f->value());
+                }
+                return format_metric(least);
+            });
 }
 
-LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps)
-    : Workload(ctx),
+LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job)
+    : Workload(ctx, job),
       apps_(apps),
       lock_kind_(ctx.config[params_of<LockParams>().kind]),
       acquisitions_(static_cast<std::uint64_t>(ctx.config[params_of<LockParams>().acquisitions])),
       critical_(ctx.config[params_of<LockParams>().critical_section]),
       think_(ctx.config[params_of<LockParams>().think_time]),
       exclusive_(!is_semaphore(lock_kind_) || ctx.config[params_of<LockParams>().semaphore_count] == 1),
-      acquired_(ctx.stats.counter("workload.lock.acquisitions", "", "lock acquisitions, all processes")),
-      acquire_us_(ctx.stats.histogram("workload.lock.acquire_latency", "us", "acquire called to lock held")),
-      lock_ops_(ctx.stats.counter("workload.lock.lock_operations", "",
+      acquired_(ctx.stats.counter(stats_prefix(job) + "lock.acquisitions", "",
+                                  "lock acquisitions, all processes of the job")),
+      acquire_us_(ctx.stats.histogram(stats_prefix(job) + "lock.acquire_latency", "us", "acquire called to lock held")),
+      lock_ops_(ctx.stats.counter(stats_prefix(job) + "lock.lock_operations", "",
                                   "engine operations posted by acquire and release (atomics, reads, writes)")),
-      cs_ops_(ctx.stats.counter("workload.lock.cs_operations", "",
+      cs_ops_(ctx.stats.counter(stats_prefix(job) + "lock.cs_operations", "",
                                 "engine operations of the critical sections (the shared counter's read and write)")),
-      violations_(ctx.stats.counter("workload.lock.violations", "",
+      violations_(ctx.stats.counter(stats_prefix(job) + "lock.violations", "",
                                     "failed checks: counter, holders at once, lock left held, operation count")),
-      ops_per_acquire_(ctx.stats.scalar("workload.lock.ops_per_acquire", "",
+      ops_per_acquire_(ctx.stats.scalar(stats_prefix(job) + "lock.ops_per_acquire", "",
                                         "lock_operations / acquisitions", Scalar::Kind::Level)),
-      fairness_(ctx.stats.scalar("workload.lock.fairness", "fraction",
+      fairness_(ctx.stats.scalar(stats_prefix(job) + "lock.fairness", "fraction",
                                  "Jain's index of the processes' mean acquire latencies", Scalar::Kind::Level)),
-      max_holders_(ctx.stats.scalar("workload.lock.max_holders", "",
+      max_holders_(ctx.stats.scalar(stats_prefix(job) + "lock.max_holders", "",
                                     "most processes holding the lock at once (simulated time)", Scalar::Kind::Level)),
-      final_counter_(ctx.stats.scalar("workload.lock.counter", "",
+      final_counter_(ctx.stats.scalar(stats_prefix(job) + "lock.counter", "",
                                       "the shared counter at the end (= acquisitions for a lock)", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
@@ -158,8 +188,10 @@ void LockWorkload::program(RdmaProcess& app) {
 void LockWorkload::fail(const std::string& what) {
     violations_.inc();
     log_.verified(8, false);   // a mismatch: the run fails (exit status 1)
-    std::cerr << "vrdmasim: LOCK MISMATCH (" << lock_kind_ << "): " << what << "\n";
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", "LOCK MISMATCH: " + what);
+    const std::string job = job_ == 0 ? "" : ", job " + std::to_string(job_);
+    std::cerr << "vrdmasim: LOCK MISMATCH (" << lock_kind_ << job << "): " << what << "\n";
+    if (ctx_.tracer.narrating())
+        ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", "LOCK MISMATCH" + job + ": " + what);
 }
 
 void LockWorkload::conclude(RdmaProcess& home) {
@@ -187,14 +219,18 @@ void LockWorkload::conclude(RdmaProcess& home) {
     home.debug_read(site_.base, reinterpret_cast<unsigned char*>(words.data()), 8 * words.size());
     const std::string idle = make_lock(lock_kind_, site_)->check_idle(words);
     if (!idle.empty()) fail("left held: " + idle);
-    // The library's operation count against the engines' own.
-    const StatRegistry& s = ctx_.stats;
-    // (reads count in transfers_posted too; atomics only in atomics_posted)
-    const std::uint64_t engine_ops =
-        s.require_sum_counters("dma.atomics_posted") + s.require_sum_counters("dma.transfers_posted");
+    // The job's operation count against the engines' own: every operation
+    // one of its processes posted completed on one of that process's
+    // channels (a completion counted on another job's channel, or an
+    // operation of another job's counted here, breaks it). The sum over
+    // jobs against the engines' posted counts is a run invariant
+    // (src/invariants.cpp, "lock-operations").
+    if (!engine_completions_)
+        throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
+    const std::uint64_t engine_ops = engine_completions_();
     if (engine_ops != library_ops_)
-        fail("the library posted " + std::to_string(library_ops_) + " engine operations, the engines counted " +
-             std::to_string(engine_ops));
+        fail("the library posted " + std::to_string(library_ops_) + " engine operations, the engines completed " +
+             std::to_string(engine_ops) + " on the job's channels");
     ops_per_acquire_.set(total ? static_cast<double>(lock_ops_.value()) / static_cast<double>(total) : 0.0);
     // Jain's index of the per-process mean acquire latencies.
     double sum = 0, sq = 0;

@@ -1,19 +1,29 @@
-// lock: every node runs one process, and all contend for one lock or
-// semaphore held in the memory of lock.home-node (its own process takes it
-// through its own engine: loopback). Each takes it lock.acquisitions times,
-// spends lock.critical-section of CPU inside and, for a lock, increments a
-// shared counter in the home node's memory by a plain RDMA read and write;
-// then lock.think-time outside. Mutual exclusion is checked three ways: the
-// counter must equal the acquisitions, the holding intervals (grant seen to
-// release posted, in simulated time) may overlap at most semaphore-count
-// deep, and the lock's words must say "free" at the end; the engine
-// operations the library posted must equal the engines' own counts. Any
-// failure is a mismatch (exit status 1). Reports acquire latency, engine
-// operations per acquisition and fairness (Jain's index of the processes'
-// mean acquire latencies). workloads/README.md "The lock workload".
+// lock: every node runs one process per job, and the processes of a job
+// contend for one lock or semaphore held in the memory of lock.home-node
+// (its own process takes it through its own engine: loopback). With
+// node.processes = P there are P jobs (process p of every node forms job p)
+// and P locks, one per job, all at the home node: a process's engine
+// operations reach only the processes of its own job (its protection
+// domain), so the jobs do not share a lock; they share the engines, the
+// home's atomic unit, the cores and the links. Each process takes its job's
+// lock lock.acquisitions times, spends lock.critical-section of CPU inside
+// and, for a lock, increments its job's shared counter in the home node's
+// memory by a plain RDMA read and write; then lock.think-time outside.
+// Mutual exclusion is checked per job, three ways: the counter must equal
+// the job's acquisitions, the holding intervals (grant seen to release
+// posted, in simulated time) may overlap at most semaphore-count deep, and
+// the lock's words must say "free" at the end; and the engine operations
+// the job's library posted must equal the completions the engines counted
+// on the job's own channels (the sum over jobs is checked against the
+// engines' posted counts by the run's invariants). Any failure is a
+// mismatch (exit status 1) of that job. Reports acquire latency, engine
+// operations per acquisition and fairness (Jain's index of the job's
+// processes' mean acquire latencies), each job under its own statistics
+// (Workload::stats_prefix). workloads/README.md "The lock workload".
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,9 +51,17 @@ struct LockParams {
 class LockWorkload : public Workload {
 public:
     static void declare_metrics(MetricRegistry& reg);
-    LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps);
+    // Job `job`: process `job` of every node (apps, index = node).
+    LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     std::string kind() const override { return "lock"; }
     bool finished() const override { return ended_ == apps_.size(); }
+    // How many descriptors of this job the engines completed: the sum, over
+    // every node, of the completions counted on this job's process's
+    // channels (the engines' own count, TX_COMPLETED). Set by System
+    // before simulation; the job's end compares it with library_operations().
+    void count_engine_completions(std::function<std::uint64_t()> fn) { engine_completions_ = std::move(fn); }
+    // Engine operations this job's processes posted (once they have ended).
+    std::uint64_t library_operations() const { return library_ops_; }
 
 private:
     void program(RdmaProcess& app);
@@ -65,7 +83,8 @@ private:
     };
     std::vector<Held> held_;
     std::vector<double> latency_sum_us_;   // per process
-    std::uint64_t library_ops_ = 0;        // engine operations all processes posted
+    std::uint64_t library_ops_ = 0;        // engine operations this job's processes posted
+    std::function<std::uint64_t()> engine_completions_;
 
     Counter& acquired_;
     Histogram& acquire_us_;

@@ -240,7 +240,8 @@ WorkloadParams::WorkloadParams()
                       "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
                       "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
                       "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
-                      "contends for one lock or semaphore at lock.home-node (section [lock]); overlap: one process computes beside "
+                      "contends for one lock or semaphore at lock.home-node, each job its own (section [lock]); overlap: one "
+                      "process computes beside "
                       "its transfers in flight and touches their buffers now and then (section [overlap], "
                       "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
                       "clients on the other nodes (section [fileserve], fs.files)")),
@@ -410,7 +411,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                               : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
         throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
     }
-    if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps);
+    if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);

@@ -201,6 +201,21 @@ TEST_CASE("invariants: an atomic posted and never completed is caught", "[invari
     CHECK(fired(v, "atomics-conserved"));
 }
 
+TEST_CASE("invariants: a clean lock run of two jobs passes every check", "[invariants][atomic]") {
+    Settings two = small_locks();
+    two.push_back({"node.processes", "2"});
+    const auto v = check_after([](SystemSim&, RunFigures&) {}, two);
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: an engine operation no lock job posted is caught over the jobs", "[invariants][atomic]") {
+    Settings two = small_locks();
+    two.push_back({"node.processes", "2"});
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node1.dma.transfers_posted").inc(); }, two);
+    CHECK(fired(v, "lock-operations"));
+}
+
 TEST_CASE("invariants: an atomic executed twice at its target is caught", "[invariants][atomic]") {
     const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.atomics_executed").inc(); },
                                small_locks());
