@@ -10,6 +10,8 @@ or completion mode joins the matrix without editing this script:
     workload.kind × rdma.strategy × rdma.buffer-guard × workload.operation
         × rdma.completion × workload.two-sided × node.processes (1, 2)
 
+with, on one combination in four, each other choice of rdma.prefetch,
+
 in the cold situation (message buffers mapped without MAP_POPULATE and the
 source never written: every page the engine touches faults), and a sample of
 the same combinations warm, and another with 64 B messages (buffers in
@@ -37,6 +39,11 @@ DOC = os.path.join(ROOT, "docs", "composition.md")
 # The axes: enum parameters whose every choice is a mechanism, and the
 # process counts.
 ENUM_AXES = ["workload.kind", "rdma.strategy", "rdma.buffer-guard", "workload.operation", "rdma.completion"]
+# Enum parameters whose other choices are mechanisms too, each run on a
+# sample of the combinations above (cold): one in SAMPLE_OTHERS with every
+# choice but the default.
+SAMPLED_AXES = ["rdma.prefetch"]
+SAMPLE_OTHERS = 4
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -64,12 +71,15 @@ def enum_choices(exe):
     axes = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 4 and f[0] in ENUM_AXES and f[1] == "enum":
+        if len(f) >= 4 and f[0] in ENUM_AXES + SAMPLED_AXES and f[1] == "enum":
             m = re.search(r"\{([^}]*)\}", line)
-            axes[f[0]] = [c.strip() for c in m.group(1).split(",")]
+            choices = [c.strip() for c in m.group(1).split(",")]
+            if f[0] in SAMPLED_AXES:   # the default first: the other choices are the sample's
+                choices = [f[2]] + [c for c in choices if c != f[2]]
+            axes[f[0]] = choices
         if len(f) >= 4 and f[0] in BOOL_AXES and f[1] == "bool":
             axes[f[0]] = ["false", "true"]
-    missing = [a for a in ENUM_AXES + BOOL_AXES if a not in axes]
+    missing = [a for a in ENUM_AXES + SAMPLED_AXES + BOOL_AXES if a not in axes]
     if missing:
         sys.exit(f"composition: `vrdmasim params` has no enum or bool {', '.join(missing)}")
     return axes
@@ -103,6 +113,10 @@ def combinations(axes):
             yield "warm", settings
         if n % WARM_SAMPLE == 3:
             yield "small", settings
+        if n % SAMPLE_OTHERS == 1:
+            for axis in SAMPLED_AXES:
+                for choice in axes[axis][1:]:   # every choice but the default
+                    yield "cold", dict(settings, **{axis: choice})
 
 
 def run_one(exe, scratch, n, situation, settings):
@@ -163,9 +177,10 @@ def main():
                 holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
     unused = [rid for rid, _ in rules if rid not in refused and not args.only]
     total = len(combos)
-    print(f"composition: {total} runs ({', '.join(f'{len(v)} {k}' for k, v in axes.items())}, "
-          f"{len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, 1 in {WARM_SAMPLE} with 64 B "
-          f"messages): {ok} finished verified, "
+    full = ', '.join(f'{len(v)} {k}' for k, v in axes.items() if k not in SAMPLED_AXES)
+    sampled = ', '.join(f'{len(axes[k]) - 1} other {k}' for k in SAMPLED_AXES)
+    print(f"composition: {total} runs ({full}, {len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, "
+          f"1 in {WARM_SAMPLE} with 64 B messages, 1 in {SAMPLE_OTHERS} cold with {sampled}): {ok} finished verified, "
           f"{sum(len(v) for v in refused.values())} refused by a rule, {len(holes)} holes")
     for rid, _ in rules:
         if rid in refused:

@@ -9,7 +9,7 @@ A table is the block between
     <!-- BEGIN SWEEP TABLE: CONFIG | COLUMN COLUMN ... -->
     <!-- END SWEEP TABLE -->
 
-in README.md, workloads/README.md, models/*/README.md or docs/*.md: the
+in README.md, workloads/README.md, models/*/README.md, library/*/README.md or docs/*.md: the
 script runs `vrdmasim sweep CONFIG` (once per config) and writes one row per
 point of its results.csv, in order, with the named columns (swept keys or
 summary columns) exactly as results.csv holds them. The simulation is
@@ -34,6 +34,7 @@ BLOCK = re.compile(r"(<!-- BEGIN SWEEP TABLE: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(
 def documents():
     paths = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "workloads", "README.md")]
     paths += sorted(glob.glob(os.path.join(ROOT, "models", "*", "README.md")))
+    paths += sorted(glob.glob(os.path.join(ROOT, "library", "*", "README.md")))
     paths += sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
     return paths
 

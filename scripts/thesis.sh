@@ -23,6 +23,7 @@ fi
 sweeps=(cold-fault-tolerant cold-pin-prefault
         warm-fault-tolerant warm-pin-prefault
         pressure-fault-tolerant pressure-pin-prefault
+        cold-prefetch pressure-prefetch
         pin-cache)
 mkdir -p "$out"
 status=0

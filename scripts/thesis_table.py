@@ -34,6 +34,8 @@ ROWS = [
     ("cold, pin-static, THP never", "cold", "pin-static", None, "never"),
     ("cold, pin-deferred, THP never", "cold", "pin-deferred", None, "never"),
     ("cold, prefault, THP never", "cold", "prefault", None, "never"),
+    ("cold, fault-tolerant touch-ahead + prefetch advice, THP never", "cold-prefetch", "fault-tolerant", "touch-ahead",
+     "never"),
     ("warm, fault-tolerant", "warm", "fault-tolerant", "touch-ahead", "never"),
     ("warm, pin", "warm", "pin", None, "never"),
     ("warm, pin-static", "warm", "pin-static", None, "never"),
@@ -43,6 +45,8 @@ ROWS = [
     ("pressure, pin", "pressure", "pin", None, "never"),
     ("pressure, pin-static", "pressure", "pin-static", None, "never"),
     ("pressure, prefault", "pressure", "prefault", None, "never"),
+    ("pressure, fault-tolerant touch-ahead + prefetch advice", "pressure-prefetch", "fault-tolerant", "touch-ahead",
+     "never"),
 ]
 
 
@@ -59,7 +63,7 @@ def table(rows):
         cells = []
         for size in SIZES:
             hit = [r for r in rows if r.get("label") == sweep and r.get("strategy") == strategy
-                   and r.get("vm.thp") == thp and r.get("workload.message-size") == size
+                   and r.get("vm.thp") in (thp, "") and r.get("workload.message-size") == size
                    and (policy is None or r.get("fault-lib.policy") in (policy, ""))]
             if len(hit) != 1:
                 sys.exit(f"thesis_table: {len(hit)} rows for {label}, {size} (expected 1)")

@@ -170,6 +170,26 @@ void check_remote_files(System& sys, std::vector<Violation>& out) {
                                                 std::to_string(outstanding) + " outstanding"});
 }
 
+// Prefetch advice (library/rdma/prefetch.hpp): each process's worker made
+// present only pages its library advised, and the library advised only
+// pages of the process's own mappings.
+void check_prefetch(System& sys, std::vector<Violation>& out) {
+    const auto procs = static_cast<unsigned>(sys.config()[params_of<NodeParams>().processes]);
+    for (std::size_t i = 0; i < sys.size(); ++i)
+        for (unsigned p = 0; p < procs; ++p) {
+            const RdmaProcess& a = sys.node(i).process(p);
+            const Prefetcher* pf = a.prefetcher();
+            if (!pf) continue;
+            std::uint64_t mapped = 0;
+            for (const auto& [va, bytes] : a.allocations()) mapped += (bytes + 4095) / 4096;
+            if (pf->populated_pages() > pf->advised_pages() || pf->advised_pages() > mapped)
+                out.push_back({"prefetch-advised-only", a.group() + ": the prefetch worker made " +
+                                                            std::to_string(pf->populated_pages()) +
+                                                            " page(s) present, " + std::to_string(pf->advised_pages()) +
+                                                            " advised, of " + std::to_string(mapped) + " mapped"});
+        }
+}
+
 // The lock workload: the engine operations every job's library posted, summed
 // over the jobs, are what the engines counted posted (each job's own against
 // the completions on its channels is the workload's check at its end). Only
@@ -243,6 +263,7 @@ RunFigures run_figures(System& sys) {
 
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
     std::vector<Violation> out;
+    check_prefetch(sys, out);
     const double run_us = f.run_s * 1e6;
     for (const auto& w : sys.workloads()) {
         TransferLog& log = w->log();

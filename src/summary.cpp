@@ -116,6 +116,7 @@ MetricRegistry build_summary_metrics() {
     RemoteBlock::declare_metrics(reg);
     SmmuDriver::declare_metrics(reg);
     Registrar::declare_metrics(reg);
+    Prefetcher::declare_metrics(reg);
     MsgStats::declare_metrics(reg, Workload::uses_two_sided_library);
     Pldma::declare_metrics(reg);
     Router::declare_metrics(reg);

@@ -439,6 +439,15 @@ void check_buffer_guard(const Config& c) {
                        "is not built yet for " + c.describe(params_of<WorkloadParams>().kind) +
                            ": the file server posts its data through paths that do not guard yet");
 }
+
+// rdma.prefetch = advise makes pages of the processes' mappings present:
+// it needs processes in the VM (the SMMU, or physical-address mode).
+void check_prefetch(const Config& c) {
+    if (!prefetch_on(c) || c[params_of<SmmuParams>().enabled] || physical_mode(c)) return;
+    throw c.refuse(params_of<RdmaParams>().prefetch,
+                   "has nothing to prefetch with smmu.enabled = false and rdma.strategy = fault-tolerant: buffers are "
+                   "physically contiguous DMA memory, always present");
+}
 }  // namespace
 
 void System::check_processes(const Config& c) {
@@ -597,6 +606,7 @@ System::System(const SimContext& ctx)
     check_packet_fits(c, topology_);
     check_processes(c);
     check_buffer_guard(c);
+    check_prefetch(c);
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     check_physical(c);
     check_files(c);

@@ -113,7 +113,24 @@ RdmaParams::RdmaParams()
                               "pinning exists\" experiment): one 8 B entry of /proc/self/pagemap read in a batched "
                               "pread, charged per source page at each post and per destination page when the "
                               "receiver registers its area (*estimate* for a 1.5 GHz A53)")
-                         .range("0ps", "1ms")) {}
+                         .range("0ps", "1ms")),
+      prefetch(set.choice("prefetch", "none", {"none", "advise"},
+                          "prefetch advice, as an on-demand-paging RDMA library offers it (ibv_advise_mr with "
+                          "IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, asynchronous): none; advise (each post advises the "
+                          "buffer from its message to rdma.prefetch-distance beyond it, a receive area is advised "
+                          "whole when registered; a worker on the node's cores makes the advised pages present in "
+                          "order, racing the engine's faults; library/rdma/README.md \"Prefetch advice\"). Needs "
+                          "processes in the VM (smmu.enabled)")),
+      prefetch_distance(set.size("prefetch-distance", "256KiB",
+                                 "rdma.prefetch = advise: how far beyond the message being posted the library "
+                                 "advises (*estimate*: a few messages of the default 64 KiB ahead, as a streaming "
+                                 "prefetcher's distance)")
+                            .range("0B", "1TiB")),
+      prefetch_call(set.time("prefetch-call", "1us",
+                             "rdma.prefetch = advise: CPU time of one advice call that queues pages (the verbs "
+                             "call's ioctl into the driver and queueing its work item; *estimate*: a system call "
+                             "and a work-queue insertion on a 1.5 GHz A53)")
+                        .range("0ps", "1ms")) {}
 
 NodeParams::NodeParams()
     : set("node", "what the kernel of each node runs"),

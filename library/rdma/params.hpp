@@ -34,6 +34,10 @@ struct RdmaParams {
     TimeParam guard_tlbi_page;
     // Physical-address mode (physical.hpp).
     TimeParam translate_page;
+    // Prefetch advice (prefetch.hpp).
+    EnumParam prefetch;
+    SizeParam prefetch_distance;
+    TimeParam prefetch_call;
 };
 
 // Section [node]: the processes the kernel of each node starts.

@@ -40,6 +40,7 @@ RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, co
       strategy_(strategy_from(ctx.config)),
       pipeline_chunk_(ctx.config[params_of<RdmaParams>().pipeline_chunk]),
       physical_(physical_mode(ctx.config)),
+      prefetch_call_(ctx.config[params_of<RdmaParams>().prefetch_call]),
       completion_(ctx.config[params_of<RdmaParams>().completion] == "poll"      ? Completion::Poll
                   : ctx.config[params_of<RdmaParams>().completion] == "counter" ? Completion::Counter
                   : ctx.config[params_of<RdmaParams>().completion] == "handler" ? Completion::Handler
@@ -66,6 +67,7 @@ RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, co
     SC_HAS_PROCESS(RdmaProcess);
     SC_THREAD(run);
     if (strategy_ == Strategy::PinDeferred) SC_THREAD(registration_thread);
+    if (prefetch_on(ctx.config)) SC_THREAD(prefetch_thread);
     if (completion_ == Completion::Handler) {
         handler_runs_ = &ctx.stats.counter(group + ".rdma.handler_runs", "",
                                            "user handler runs, one per completion, notification or counter increment "
@@ -144,6 +146,7 @@ void RdmaProcess::attach_process(Vm& vm, int pid) {
         return r->invalidate(p, asid, va, len, at);
     });
     if (buffer_guard_on(ctx_.config)) guard_ = std::make_unique<BufferGuard>(ctx_, group_ + ".rdma.guard", vm, pid);
+    if (prefetch_on(ctx_.config)) prefetch_ = std::make_unique<Prefetcher>(ctx_, group_ + ".rdma.prefetch", vm, pid);
 }
 
 void RdmaProcess::busy_since(const char* activity, sc_time start) {

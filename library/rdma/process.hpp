@@ -29,6 +29,7 @@
 #include "library/rdma/buffer_guard.hpp"
 #include "library/rdma/params.hpp"
 #include "library/rdma/physical.hpp"
+#include "library/rdma/prefetch.hpp"
 #include "library/rdma/registrar.hpp"
 
 namespace vrdmasim {
@@ -274,6 +275,8 @@ public:
     // wait_record()). A user access to a guarded page faults and waits.
     // The library's guard (nullptr without the guard or without a VM).
     const BufferGuard* buffer_guard() const { return guard_.get(); }
+    // The library's prefetch advice (nullptr without it or without a VM).
+    const Prefetcher* prefetcher() const { return prefetch_.get(); }
     // Whether the library guards the buffers of transfers in flight (known
     // once the process is attached).
     bool guards_buffers() const { return guard_ != nullptr; }
@@ -407,6 +410,14 @@ private:
     std::unordered_map<std::uint64_t, std::uint64_t> locked_frames_;   // locked page -> its frame
     LazyEvent background_ev_;                // made when first used; pin-deferred: a buffer was allocated
     void registration_thread();
+    // rdma.prefetch = advise (prefetch.cpp): the advice for [va, va + len)
+    // and, `ahead`, rdma.prefetch-distance beyond it within its buffer;
+    // the worker thread populates what was advised.
+    std::unique_ptr<Prefetcher> prefetch_;   // with a VM and rdma.prefetch = advise
+    LazyEvent prefetch_ev_;                  // made when first used: pages were advised
+    void prefetch_advise(std::uint64_t va, std::uint64_t len, bool ahead);
+    void prefetch_thread();
+    const sc_core::sc_time prefetch_call_;
     bool allocating_locked_ = false;          // inside alloc_locked: no buffer registration
     Completion completion_;
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;

@@ -15,6 +15,35 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+void RdmaProcess::prefetch_advise(std::uint64_t va, std::uint64_t len, bool ahead) {
+    if (!prefetch_ || len == 0) return;
+    std::uint64_t end = va + len;
+    if (ahead) {
+        // rdma.prefetch-distance beyond the message, within the buffer's mapping.
+        for (const auto& [a, bytes] : allocations_)
+            if (va >= a && va < a + bytes) {
+                end = std::max(end, std::min(a + bytes, va + len + prefetch_->distance()));
+                break;
+            }
+    }
+    if (prefetch_->advise(va, end - va) == 0) return;
+    run_on_core("prefetch-advise", prefetch_call_);
+    prefetch_ev_.notify(now() - sc_core::sc_time_stamp());
+}
+
+void RdmaProcess::prefetch_thread() {
+    // rdma.prefetch = advise: the worker the advice is handed to (the
+    // kernel's work queue). Woken by an advice (at its time), it populates
+    // the advised pages in order, a batch at a time, then sleeps until the
+    // next advice.
+    for (;;) {
+        while (!prefetch_ || !prefetch_->pending()) sc_core::wait(prefetch_ev_.get());
+        const sc_time t = sc_core::sc_time_stamp();
+        const sc_time done = prefetch_->step(t);
+        if (done > t) sc_core::wait(done - t);
+    }
+}
+
 void RdmaProcess::registration_thread() {
     // pin-deferred: the library's registration thread. Woken when a buffer
     // is allocated (at the allocation's time), it pins the queued buffers
@@ -58,6 +87,7 @@ std::uint64_t RdmaProcess::records_for(std::uint64_t len) const {
 }
 
 bool RdmaProcess::send(Message& m) {
+    prefetch_advise(m.src, m.len, true);
     if (physical_) return send_physical(m);
     m.parts = 0;
     m.failed = false;
@@ -134,6 +164,7 @@ CompletionRecord RdmaProcess::complete(Message& m) {
 
 void RdmaProcess::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
               std::uint64_t tag, std::uint64_t record) {
+    prefetch_advise(local_dst, len, true);
     if (guard_ && len > 0) guard_install(local_dst, len, true, {record});   // lifted when the record is seen
     while (!post_read(src_node, remote_src, local_dst, len, tag, record)) {
         // The channel's queue is full: wait for one more completion on it.
@@ -146,6 +177,7 @@ void RdmaProcess::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t
 
 bool RdmaProcess::register_receive(std::uint64_t va, std::uint64_t len) {
     if (len == 0) return true;
+    prefetch_advise(va, len, false);
     if (!reg_acquire(va, len, true).ok) return false;
     if (physical_) {
         // The area's keys: the frame of each page now, published for the
@@ -158,6 +190,7 @@ bool RdmaProcess::register_receive(std::uint64_t va, std::uint64_t len) {
 
 bool RdmaProcess::register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error) {
     if (len == 0) return true;
+    prefetch_advise(va, len, true);
     const RegResult r = reg_acquire(va, len, write);
     if (error) *error = r.error;
     return r.ok;

@@ -276,3 +276,28 @@ TEST_CASE("invariants: a region's cores busier than it was long are caught by it
           "[invariants][roi]") {
     CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.stats_s = 1e-9; }), "region-energy"));
 }
+
+namespace {
+Settings cold_prefetch() {
+    Settings cold = kSmall;
+    cold.push_back({"rdma.prefetch", "advise"});
+    cold.push_back({"workload.populate", "false"});
+    cold.push_back({"workload.fill-source", "false"});
+    return cold;
+}
+}  // namespace
+
+TEST_CASE("invariants: a clean run with prefetch advice passes every check", "[invariants][prefetch]") {
+    const auto v = check_after([](SystemSim&, RunFigures&) {}, cold_prefetch());
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+
+TEST_CASE("invariants: a prefetch worker making present more pages than were advised is caught",
+          "[invariants][prefetch]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        Counter& advised = counter(s, "node1.rdma.prefetch.advised_pages");
+        counter(s, "node1.rdma.prefetch.populated_pages").inc(advised.value() + 1);
+    }, cold_prefetch());
+    CHECK(fired(v, "prefetch-advised-only"));
+}
