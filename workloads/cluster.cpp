@@ -242,11 +242,7 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
                                 "neighbour one round ahead counts in the other), but " +
                                     ctx.config.describe("dma.event-counters"));
     read_ = ctx.config[params_of<WorkloadParams>().operation] == "read";
-    if (read_ && two_sided_)
-        throw ctx.config.refuse(params_of<WorkloadParams>().operation,
-                                "has nothing to choose with workload.two-sided = true: two-sided messages move as "
-                                "the messaging protocol decides (an eager copy written, a rendezvous buffer read: "
-                                "msg.*)");
+    // read with workload.two-sided: refused by Workload::create.
     if (read_ && arrivals_ != Arrivals::Ring)
         throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
                                 "has nothing to detect with workload.operation = read: a node that reads its "

@@ -1,5 +1,7 @@
 #include "workloads/overlap.hpp"
 
+#include "library/messaging/endpoint.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -71,6 +73,7 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaPr
       src_(src),
       dst_(dst),
       read_(ctx.config[params_of<WorkloadParams>().operation] == "read"),
+      two_sided_(ctx.config[params_of<WorkloadParams>().two_sided]),
       blocking_(ctx.config[params_of<OverlapParams>().mode] == "blocking"),
       guarded_(src.guards_buffers()),
       touch_p_(ctx.config[params_of<OverlapParams>().touch_probability]),
@@ -109,12 +112,29 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaPr
     RdmaProcess& init = read_ ? dst_ : src_;
     RdmaProcess& other = read_ ? src_ : dst_;
     const std::uint64_t per = read_ ? 1 : init.records_for(msg_);
+    if (two_sided_) {
+        // The two-sided library's endpoints, one per process (read has no
+        // two-sided form: refused before, docs/composition.md R3).
+        check_fits(src_, span_ + kWorkBytes + msg::Endpoint::mapped_bytes(c, 1));
+        check_fits(dst_, span_ + msg::Endpoint::mapped_bytes(c, 1));
+        for (RdmaProcess* a : {&src_, &dst_}) check_locked(*a, msg::Endpoint::locked_regions(c, 1));
+        eps_.assign(std::max(src_.node(), dst_.node()) + 1, nullptr);
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, src_, std::vector<unsigned>{dst_.node()}));
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, dst_, std::vector<unsigned>{src_.node()}));
+        eps_[src_.node()] = owned_[0].get();
+        eps_[dst_.node()] = owned_[1].get();
+        src_.program = [this](RdmaProcess& a) { initiator_two_sided(a); };
+        dst_.program = [this](RdmaProcess& a) { target_two_sided(a); };
+        return;
+    }
     check_fits(init, span_ + kWorkBytes + per * sizeof(CompletionRecord));
     check_fits(other, span_);
     check_locked(init, {per * sizeof(CompletionRecord)});
     init.program = [this](RdmaProcess& a) { initiator(a); };
     other.program = [this](RdmaProcess& a) { target(a); };
 }
+
+OverlapWorkload::~OverlapWorkload() = default;
 
 double OverlapWorkload::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
 
@@ -233,11 +253,127 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     program_ended();
 }
 
+// workload.two-sided: the target posts a receive per iteration into its
+// buffer; the bytes it received are kept until the sender's half is in.
+void OverlapWorkload::target_two_sided(RdmaProcess& app) {
+    msg::Endpoint& ep = *eps_[app.node()];
+    remote_buf_ = app.alloc(span_, populate_, advice_);
+    ep.setup();
+    ready_and_wait(app, 2);
+    ep.connect(eps_);
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        guard_destination(app, remote_buf_, msg_, i);
+        const msg::Status st = ep.wait(ep.irecv(src_.node(), i, remote_buf_, msg_));
+        Pending& p = pending_[i];
+        p.got.assign(msg_, 0);
+        p.received_ok = st.ok && st.len == msg_ && st.source == src_.node() &&
+                        app.debug_read(remote_buf_, p.got.data(), msg_);
+        p.received = true;
+        settle(i);
+    }
+    ep.finalize();
+    app.finish_registrations();
+    target_done_ = true;
+    program_ended();
+}
+
+// workload.two-sided: the initiator's program with isend in place of the
+// library's one-sided send; the two-sided library guards the buffer from
+// isend to the request's completion (rdma.buffer-guard = mprotect), and a
+// touch of it meanwhile waits for that completion.
+void OverlapWorkload::initiator_two_sided(RdmaProcess& app) {
+    msg::Endpoint& ep = *eps_[app.node()];
+    const std::uint64_t buf = app.alloc(span_, populate_, advice_);
+    const std::uint64_t work = app.alloc(kWorkBytes, true);
+    ep.setup();
+    ready_and_wait(app, 2);
+    ep.connect(eps_);
+    const std::uint64_t words = msg_ / 8;
+    sc_time first = sc_core::sc_max_time(), last;
+    double sum_x = 0, sum_c = 0, sum_i = 0;
+    for (std::uint64_t i = 0; i < iterations_; ++i) {
+        fill_source(app, buf, msg_, i);
+        Pending& p = pending_[i];
+        p.expect.assign(msg_, 0);
+        if (!app.debug_read(buf, p.expect.data(), msg_))
+            throw std::logic_error("overlap: the source of transfer " + std::to_string(i) + " is unreadable");
+        const sc_time t0 = app.now();
+        first = std::min(first, t0);
+        log_.posted(t0);
+        const msg::Endpoint::Request req = ep.isend(dst_.node(), i, buf, msg_);
+        msg::Status st;
+        bool completed = false;
+        if (blocking_) st = ep.wait(req), completed = true;
+        for (std::uint64_t k = 0; k < phases_; ++k) {
+            app.compute("compute", compute_);
+            sum_c += to_us(compute_);
+            const bool touch = uniform() < touch_p_;
+            const std::uint64_t off = (rng_() % words) * 8;
+            if (touch) {
+                std::uint64_t e = 0;
+                std::memcpy(&e, p.expect.data() + off, 8);
+                const std::uint64_t value = ~e;
+                app.sync_time();
+                const sc_time at = app.store_at(buf + off, value);
+                p.touches.push_back({off, value, at});
+                touches_.inc();
+            } else {
+                app.store(work + off % kWorkBytes, k);
+            }
+        }
+        if (!completed) st = ep.wait(req);
+        const sc_time t_end = app.now();
+        last = std::max(last, t_end);
+        // The send completed when the library completed it: the buffer is
+        // the program's again from then (an eager copy taken, a rendezvous
+        // read done).
+        p.done = std::max(t0, st.completed);
+        for (const Touch& t : p.touches)
+            if (t.at < p.done) inflight_touches_.inc();
+        sum_x += to_us(p.done - t0);
+        sum_i += to_us(t_end - t0);
+        iterations_done_.inc();
+        const sc_time latency = p.done - t0;
+        log_.finished(t_end, st.ok, st.ok ? st.len : 0, &latency);
+        if (!st.ok) {
+            pending_.erase(i);   // failed: nothing delivered to check
+            continue;
+        }
+        p.sent = true;
+        settle(i);
+    }
+    transfer_time_.set(sum_x);
+    compute_time_.set(sum_c);
+    iteration_time_.set(sum_i);
+    overlap_.set(sum_x > 0 ? std::clamp((sum_x + sum_c - sum_i) / sum_x, 0.0, 1.0) : 0.0);
+    end_to_end_.set(iterations_ ? to_us(last - first) : 0.0);
+    ep.finalize();
+    app.finish_registrations();
+    finished_ = true;
+    program_ended();
+}
+
+void OverlapWorkload::settle(std::uint64_t i) {
+    auto it = pending_.find(i);
+    if (it == pending_.end() || !it->second.sent || !it->second.received) return;
+    Pending& p = it->second;
+    if (!p.received_ok) {
+        log_.verified(msg_, false);
+        std::cerr << "vrdmasim: DATA MISMATCH: overlap message " << i << " to " << dst_.group()
+                  << " was not received whole from " << src_.group() << "\n";
+    } else {
+        check(dst_, remote_buf_, p.expect, i, p.touches, p.done, &p.got);
+    }
+    pending_.erase(it);
+}
+
 void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect,
-                            std::uint64_t i, const std::vector<Touch>& touches, sc_time done) {
+                            std::uint64_t i, const std::vector<Touch>& touches, sc_time done,
+                            const std::vector<unsigned char>* given) {
     const std::uint64_t len = expect.size();
     std::vector<unsigned char> got(len);
-    bool bad = !dst.debug_read(dst_addr, got.data(), len);
+    bool bad = given ? given->size() != len : !dst.debug_read(dst_addr, got.data(), len);
+    if (given && !bad) got = *given;
     bool corrupted = false;
     std::uint64_t first_bad = len;
     for (std::uint64_t off = 0; !bad && off < len; off += 8) {

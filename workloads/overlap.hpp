@@ -25,11 +25,17 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "core/metrics.hpp"
 #include "workloads/workload.hpp"
+
+namespace vrdmasim::msg {
+class Endpoint;
+}
 
 namespace vrdmasim {
 
@@ -48,7 +54,8 @@ public:
     static void declare_metrics(MetricRegistry& reg);
     OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job = 0);
     std::string kind() const override { return "overlap"; }
-    bool finished() const override { return finished_; }
+    ~OverlapWorkload() override;
+    bool finished() const override { return finished_ && (!two_sided_ || target_done_); }
     std::uint64_t raced_bytes() const override { return raced_bytes_.value(); }
     std::uint64_t corrupted() const { return corrupted_.value(); }
     std::uint64_t inflight_touches() const { return inflight_touches_.value(); }
@@ -64,17 +71,35 @@ private:
     };
     void initiator(RdmaProcess& app);
     void target(RdmaProcess& app);
+    // workload.two-sided: the same program with isend, the target's irecv
+    // (the two-sided library; its guard covers the request's buffer).
+    void initiator_two_sided(RdmaProcess& app);
+    void target_two_sided(RdmaProcess& app);
+    // One two-sided iteration's halves: the sender's (source at the post,
+    // stores, when the send completed) and the receiver's (the bytes it
+    // received); checked when both are in, by whichever side is later.
+    struct Pending {
+        std::vector<unsigned char> expect, got;
+        std::vector<Touch> touches;
+        sc_core::sc_time done;
+        bool sent = false, received = false, received_ok = false;
+    };
+    void settle(std::uint64_t i);
     // The check of iteration `i`: the destination `dst_addr` of `dst` against
     // `expect` (the source at the post) and the program's stores `touches`,
     // the transfer completed at `done`; counts it verified, corrupted by the
     // race, or a data mismatch.
+    // `got`, when given: the bytes the destination held (taken by the
+    // receiver when its receive completed) instead of reading them now.
     void check(RdmaProcess& dst, std::uint64_t dst_addr, const std::vector<unsigned char>& expect, std::uint64_t i,
-               const std::vector<Touch>& touches, sc_core::sc_time done);
+               const std::vector<Touch>& touches, sc_core::sc_time done,
+               const std::vector<unsigned char>* got = nullptr);
     double uniform();
 
     RdmaProcess& src_;
     RdmaProcess& dst_;
     const bool read_;
+    const bool two_sided_;
     const bool blocking_;
     const bool guarded_;
     const double touch_p_;
@@ -85,6 +110,10 @@ private:
     std::uint64_t remote_buf_ = 0;             // the other node's buffer (write: destination; read: source)
     bool remote_ok_ = true;
     bool finished_ = false;
+    bool target_done_ = false;
+    std::vector<std::unique_ptr<msg::Endpoint>> owned_;   // workload.two-sided: both processes' endpoints
+    std::vector<msg::Endpoint*> eps_;                      // by node
+    std::map<std::uint64_t, Pending> pending_;
     std::mt19937_64 rng_;
     Counter &iterations_done_, &touches_, &inflight_touches_, &corrupted_, &raced_bytes_;
     Scalar &transfer_time_, &compute_time_, &iteration_time_, &overlap_, &end_to_end_;

@@ -281,9 +281,10 @@ WorkloadParams::WorkloadParams()
                               "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
                               "cold source pages fault in the engine")),
       two_sided(set.boolean("two-sided", "false",
-                            "alltoall, halo, incast, permutation: move the data with the two-sided library "
+                            "alltoall, halo, incast, permutation, overlap: move the data with the two-sided library "
                             "(isend/irecv matched by source and tag, eager or rendezvous by msg.eager-threshold; the "
-                            "receiver posts its receives and checks every byte) instead of one-sided RDMA writes")),
+                            "receiver posts its receives and checks every byte) instead of one-sided RDMA writes "
+                            "(overlap: the program computes beside its isend, the guard covering the request)")),
       sendrecv_test(set.choice("sendrecv-test", "latency", {"latency", "bandwidth"},
                                "sendrecv: latency (src-node sends message-size to dst-node, which sends it back, "
                                "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
@@ -394,13 +395,16 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
                                                      kind + "; the cluster kinds have workload.arrivals)");
+    if ((cluster_kind || kind == "overlap") && c[params_of<WorkloadParams>().two_sided] &&
+        c[params_of<WorkloadParams>().operation] == "read")
+        // docs/composition.md, the refusal table.
+        throw c.refuse(params_of<WorkloadParams>().operation,
+                       "has nothing to choose with workload.two-sided = true: two-sided messages move as the "
+                       "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
     if (auto cluster = ClusterWorkload::create(ctx, apps, job)) return cluster;   // alltoall, halo, incast, permutation
-    if (c[params_of<WorkloadParams>().two_sided]) {
+    if (c[params_of<WorkloadParams>().two_sided] && kind != "overlap") {   // overlap: isend and irecv
         // docs/composition.md, the refusal table.
         const std::string n = params_of<WorkloadParams>().two_sided.name();
-        if (kind == "overlap")
-            throw c.refuse(n, "is not built yet for workload.kind = overlap (its transfers are one-sided; the "
-                              "two-sided library guards isend and irecv, but no overlap program uses them)");
         std::string why = kind == "stream" || kind == "pingpong"
                               ? "the two-sided form of stream and pingpong is workload.kind = sendrecv "
                                 "(workload.sendrecv-test = bandwidth, latency)"

@@ -46,7 +46,7 @@ void Endpoint::eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr) 
         copy(slot_addr + sizeof(Header), r.buf, h.len);   // straight into the user buffer
         stats_.copy_bytes.inc(h.len);
         r.proto = Proto::Eager;
-        r.status = Status{true, p.node, h.tag, h.len};
+        r.status = Status{true, p.node, h.tag, h.len, {}};
         complete(rid, r);
         return;
     }
@@ -69,7 +69,7 @@ void Endpoint::deliver_unexpected_eager(Req& r, Request id, Unexpected& u) {
     charge_copy(u.h.len);
     stats_.copy_bytes.inc(u.h.len);
     r.proto = Proto::Eager;
-    r.status = Status{true, u.h.src, u.h.tag, u.h.len};
+    r.status = Status{true, u.h.src, u.h.tag, u.h.len, {}};
     complete(id, r);
 }
 

@@ -153,7 +153,7 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
     r.buf = buf;
     r.len = len;
     r.start = app_.now();
-    r.status = Status{true, app_.node(), tag, len};
+    r.status = Status{true, app_.node(), tag, len, {}};
     guard(id, r);   // read by the library's copy or the engine until the send completes
     if (len <= threshold_)
         eager_send(r, id);
@@ -228,6 +228,7 @@ void Endpoint::guard(Request id, Req& r) {
 
 void Endpoint::complete(Request id, Req& r) {
     r.done = true;
+    r.status.completed = app_.now();
     if (r.guard) {
         app_.unguard(r.guard);
         r.guard = 0;

@@ -45,6 +45,9 @@ struct Status {
     bool ok = false;
     unsigned source = 0;
     std::uint64_t tag = 0, len = 0;
+    // When the library completed the request (its process's time): a send's
+    // buffer is the program's again from then, a receive's data is there.
+    sc_core::sc_time completed;
 };
 
 class Endpoint {

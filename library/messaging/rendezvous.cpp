@@ -45,7 +45,7 @@ void Endpoint::rts_matched(Peer& p, const Header& h, Request id, Req& r) {
         throw std::runtime_error(os.str());
     }
     r.proto = Proto::Rendezvous;
-    r.status = Status{true, p.node, h.tag, h.len};
+    r.status = Status{true, p.node, h.tag, h.len, {}};
     // The engine will write the buffer: registered as rdma.strategy says
     // until the data is in.
     VmError err = VmError::Ok;

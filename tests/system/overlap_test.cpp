@@ -112,6 +112,40 @@ TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits
     CHECK(s.stats.find_scalar("node0.rdma.guard.mprotect_time")->value() > 0);
 }
 
+// workload.two-sided: the same program with isend and the target's irecv
+// (64 KiB: rendezvous). Unguarded, the stores race the library's transfer
+// of the send buffer and the receiver's copy is checked against them;
+// guarded, the two-sided library protects the buffer from isend to the
+// request's completion and a touch waits for it.
+TEST_CASE("overlap two-sided unguarded: stores into the send buffer in flight are caught", "[overlap][two-sided]") {
+    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"}});
+    const Run r = checked(s, 12);
+    CHECK(r.touches == 12 * 4);
+    CHECK(r.inflight > 0);
+    CHECK(r.corrupted > 0);
+    CHECK(r.installs == 0);
+    CHECK(s.stats.sum_counters("msg.rendezvous_sends") == 12);
+}
+
+TEST_CASE("overlap two-sided guarded: the isend buffer is protected until the request completes", "[overlap][two-sided]") {
+    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"},
+                        {"rdma.buffer-guard", "mprotect"}});
+    const Run r = checked(s, 12);
+    CHECK(r.corrupted == 0);
+    CHECK(r.inflight == 0);
+    CHECK(r.faults > 0);
+    CHECK(r.faults <= 12);
+    CHECK(s.log().bytes_verified.value() == 12 * 64 * 1024);
+}
+
+TEST_CASE("overlap two-sided eager: small messages copied at isend, checked", "[overlap][two-sided]") {
+    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"},
+                        {"workload.message-size", "1KiB"}});
+    const Run r = checked(s, 12, 1024);
+    CHECK(s.stats.sum_counters("msg.eager_sends") == 12);
+    CHECK(r.touches == 12 * 4);
+}
+
 // Two processes per node, each its own overlap job, racing its own buffers:
 // every job's figures are its own (jobP.workload.overlap.*), each fraction
 // in [0, 1] (the summary shows job 0's: a fraction does not add up).
