@@ -172,6 +172,10 @@ const std::map<std::string, Settings>& scenarios() {
         // the guard makes the touches fault instead of racing.
         {"overlap.mode", kOverlap},
         {"rdma.buffer-guard", kOverlap},
+        // Prefetch advice on a cold stream: the workers populate, the
+        // engines fault less.
+        {"rdma.prefetch", Settings{{"workload.total-bytes", "256KiB"}, {"workload.populate", "false"},
+                                   {"workload.fill-source", "false"}, {"workload.buffers", "16"}}},
         // The file server: how the data moves (copies, pins, faults,
         // packets), which files the clients ask for, and whether the page
         // cache starts warm (the cold cache reads the SSD).
