@@ -215,6 +215,13 @@ std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
     }
 }
 
+std::size_t Endpoint::test_any(const std::vector<Request>& rs) {
+    progress();
+    for (std::size_t i = 0; i < rs.size(); ++i)
+        if (reqs_.at(rs[i]).done) return i;
+    return rs.size();
+}
+
 void Endpoint::guard(Request id, Req& r) {
     r.guard = app_.guard(r.buf, r.len, !r.send, [this, id] {
         for (;;) {

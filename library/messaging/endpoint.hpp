@@ -82,6 +82,9 @@ public:
     // Progress until one of `rs` completes; its index (wait() on it then
     // returns at once). MPI_Waitany.
     std::size_t wait_any(const std::vector<Request>& rs);
+    // Progress once; the index of one of `rs` that is complete (wait() on
+    // it then returns at once), or rs.size() if none is. MPI_Testany.
+    std::size_t test_any(const std::vector<Request>& rs);
     Status send(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
         return wait(isend(dst, tag, buf, len));
     }

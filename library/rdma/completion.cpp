@@ -33,7 +33,60 @@ void RdmaProcess::setup_rx_ring(std::uint32_t entries) {
     mmio_write(pldma_reg::kRxRingEntries, entries, 4);
 }
 
+namespace {
+// The signals one wait looks at: one (the channel a record or a count is
+// announced on) or several (an event loop's: any record of the process's
+// channels, any notification).
+struct OneSignal {
+    CompletionSignal& sig;
+    std::uint64_t raised() const { return sig.raised(); }
+    bool next_after(sc_time at, sc_time& next) const { return sig.next_after(at, next); }
+    void sleep() { sc_core::wait(sig.event()); }
+    template <class F> void each(F&& f) { f(sig); }
+};
+struct AnySignal {
+    const std::vector<CompletionSignal*>& sigs;
+    std::uint64_t raised() const {
+        std::uint64_t n = 0;
+        for (const CompletionSignal* s : sigs) n += s->raised();
+        return n;
+    }
+    bool next_after(sc_time at, sc_time& next) const {
+        bool any = false;
+        for (const CompletionSignal* s : sigs) {
+            sc_time t;
+            if (s->next_after(at, t) && (!any || t < next)) next = t, any = true;
+        }
+        return any;
+    }
+    void sleep() {
+        sc_core::sc_event_or_list any;
+        for (CompletionSignal* s : sigs) any |= s->event();
+        sc_core::wait(any);
+    }
+    template <class F> void each(F&& f) {
+        for (CompletionSignal* s : sigs) f(*s);
+    }
+};
+}  // namespace
+
 void RdmaProcess::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
+    OneSignal one{sig};
+    wait_on(one, ready, what);
+}
+
+void RdmaProcess::wait_event(const std::function<bool()>& ready, const char* what) {
+    if (event_signals_.empty()) {
+        for (unsigned k = 0; k < channel_count_; ++k) event_signals_.push_back(&dma_.tx_signal(channel_ + k));
+        event_signals_.push_back(&dma_.rx_signal(channel_));
+        event_signals_.push_back(&dma_.counter_signal(channel_));
+    }
+    AnySignal any{event_signals_};
+    wait_on(any, ready, what);
+}
+
+template <class Signals>
+void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, const char* what) {
     const sc_time start = now();
     std::uint64_t polls = 1;
     // Each look remembers when it was made and how many records had been
@@ -55,7 +108,7 @@ void RdmaProcess::wait_for(CompletionSignal& sig, const std::function<bool()>& r
         } else {
             // Nothing raised, nothing due: sleep until the next record (the
             // interrupt, or for a poller the record its next read will see).
-            sc_core::wait(sig.event());
+            sig.sleep();
             continue;   // its time may lie ahead: the branches above wait for it
         }
         if (completion_ != Completion::Interrupt) {
@@ -79,7 +132,7 @@ void RdmaProcess::wait_for(CompletionSignal& sig, const std::function<bool()>& r
     } else if (completion_ == Completion::Handler) {
         // Seen once the handler has run for it (and for every record of the
         // signal visible by then: the handler thread takes them in order).
-        wait_handled(sig, looked);
+        sig.each([&](CompletionSignal& s) { wait_handled(s, looked); });
     } else {
         polls_.inc(polls);
         // The core was busy spinning the whole time.

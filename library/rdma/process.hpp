@@ -186,6 +186,14 @@ public:
     // return it.
     CompletionRecord wait_record(std::uint64_t addr);
     CompletionRecord read_record(std::uint64_t addr);
+    // An event loop's wait (select): until `ready()` holds, looked at first
+    // and again at each completion record of the process's channels and at
+    // each notification or counted write it receives, the way
+    // rdma.completion says (a spinning core, an interrupt's wake-up, the
+    // handler). For a program that waits for whichever of several things
+    // comes first: its transfers' records (record_written) and the
+    // messages it expects (msg::Endpoint::test).
+    void wait_event(const std::function<bool()>& ready, const char* what);
     // A timed user load / (posted) store of the 8 bytes at `addr` of this
     // process's memory (faulting the page in if needed).
     std::uint64_t load(std::uint64_t addr);
@@ -263,6 +271,8 @@ public:
     // two-sided library's rendezvous buffers). False on failure.
     bool register_buffer(std::uint64_t va, std::uint64_t len, bool write, VmError* error = nullptr);
     void deregister(std::uint64_t va, std::uint64_t len);
+    // 4 KiB pages this process's registrations pinned so far (0 without a VM).
+    std::uint64_t pages_pinned() const { return registrar_ ? registrar_->pages_pinned() : 0; }
     // The same for an area the engine will read for the whole run: the
     // source other nodes' RDMA reads fetch (registered for reading).
     bool register_read_source(std::uint64_t va, std::uint64_t len);
@@ -293,6 +303,13 @@ public:
     // the last is lifted.
     std::uint64_t guard(std::uint64_t va, std::uint64_t len, bool engine_writes, std::function<void()> wait);
     void unguard(std::uint64_t id) { guard_lift(id); }
+    // A guard over a transfer the program posted itself (post_write,
+    // post_read): lifted when wait_record sees `record` (0 without the
+    // guard); a touch waits for that record.
+    std::uint64_t guard_until(std::uint64_t va, std::uint64_t len, bool engine_writes, std::uint64_t record) {
+        if (!guard_ || len == 0) return 0;
+        return guard_install(va, len, engine_writes, {record});
+    }
 
     // Untimed access to this process's memory (test harness: fill sources,
     // check destinations), by virtual address when attached to a process,
@@ -310,6 +327,10 @@ private:
     // Wait for `ready()` (checked first, then at each of the signal's
     // records), the way rdma.completion says; charges the CPU it costs.
     void wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what);
+    // wait_for over one signal or several (completion.cpp).
+    template <class Signals>
+    void wait_on(Signals& sigs, const std::function<bool()>& ready, const char* what);
+    std::vector<CompletionSignal*> event_signals_;   // wait_event's: made at its first call
     // Register access on channel `c` (default: the first).
     std::uint64_t mmio_read(std::uint64_t off, unsigned len) { return mmio_read_on(channel_, off, len); }
     void mmio_write(std::uint64_t off, std::uint64_t v, unsigned len) { mmio_write_on(channel_, off, v, len); }

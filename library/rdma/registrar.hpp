@@ -62,6 +62,9 @@ public:
     Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid, CpuCores& cpu);
 
     Strategy strategy() const { return strategy_; }
+    // 4 KiB pages this process's registrations pinned so far (every pin
+    // call's pages, counted again when pinned again).
+    std::uint64_t pages_pinned() const { return pages_pinned_.value(); }
 
     // Make [va, va+len) usable by the engine from `at`; `write`: the engine
     // will write it.
@@ -145,7 +148,7 @@ private:
     std::uint64_t peak_ = 0;
 
     Counter &registrations_, &deregistrations_, &hits_, &misses_, &evictions_, &invalidations_, &over_capacity_,
-        &failures_, &background_pins_, &foreground_pins_;
+        &failures_, &background_pins_, &foreground_pins_, &pages_pinned_;
     Scalar &registration_time_, &pinned_peak_, &deferred_wait_, &background_time_;
 };
 
