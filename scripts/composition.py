@@ -10,7 +10,10 @@ or completion mode joins the matrix without editing this script:
     workload.kind × rdma.strategy × rdma.buffer-guard × workload.operation
         × rdma.completion × workload.two-sided × node.processes (1, 2)
 
-with, on one combination in four, each other choice of rdma.prefetch,
+with, on one combination in four, each other choice of rdma.prefetch, and
+on another one of a workload's combinations in four, each other choice of
+that workload's own mechanisms (WORKLOAD_AXES: the file server's methods
+and its direct access),
 
 in the cold situation (message buffers mapped without MAP_POPULATE and the
 source never written: every page the engine touches faults), and a sample of
@@ -32,6 +35,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "composition.md")
@@ -44,6 +48,10 @@ ENUM_AXES = ["workload.kind", "rdma.strategy", "rdma.buffer-guard", "workload.op
 # choice but the default.
 SAMPLED_AXES = ["rdma.prefetch"]
 SAMPLE_OTHERS = 4
+# Enum parameters of one workload whose choices are that workload's
+# mechanisms: each other choice on one of its combinations in
+# SAMPLE_OTHERS (another than the sampled axes').
+WORKLOAD_AXES = {"fileserve": ["fileserve.method", "fileserve.access"]}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -69,17 +77,18 @@ WARM_SAMPLE = 7
 def enum_choices(exe):
     out = subprocess.run([exe, "params"], stdout=subprocess.PIPE, text=True, check=True).stdout
     axes = {}
+    own = [a for names in WORKLOAD_AXES.values() for a in names]
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 4 and f[0] in ENUM_AXES + SAMPLED_AXES and f[1] == "enum":
+        if len(f) >= 4 and f[0] in ENUM_AXES + SAMPLED_AXES + own and f[1] == "enum":
             m = re.search(r"\{([^}]*)\}", line)
             choices = [c.strip() for c in m.group(1).split(",")]
-            if f[0] in SAMPLED_AXES:   # the default first: the other choices are the sample's
+            if f[0] in SAMPLED_AXES + own:   # the default first: the other choices are the sample's
                 choices = [f[2]] + [c for c in choices if c != f[2]]
             axes[f[0]] = choices
         if len(f) >= 4 and f[0] in BOOL_AXES and f[1] == "bool":
             axes[f[0]] = ["false", "true"]
-    missing = [a for a in ENUM_AXES + SAMPLED_AXES + BOOL_AXES if a not in axes]
+    missing = [a for a in ENUM_AXES + SAMPLED_AXES + own + BOOL_AXES if a not in axes]
     if missing:
         sys.exit(f"composition: `vrdmasim params` has no enum or bool {', '.join(missing)}")
     return axes
@@ -113,9 +122,17 @@ def combinations(axes):
             yield "warm", settings
         if n % WARM_SAMPLE == 3:
             yield "small", settings
-        if n % SAMPLE_OTHERS == 1:
+        # Which combinations the samples take: by a hash of the settings,
+        # not by position (a period of 4 would fall on the same values of
+        # the innermost axes every time).
+        pick = zlib.crc32(" ".join(f"{k}={v}" for k, v in settings.items()).encode()) % SAMPLE_OTHERS
+        if pick == 1:
             for axis in SAMPLED_AXES:
                 for choice in axes[axis][1:]:   # every choice but the default
+                    yield "cold", dict(settings, **{axis: choice})
+        if pick == 2:
+            for axis in WORKLOAD_AXES.get(settings["workload.kind"], []):
+                for choice in axes[axis][1:]:
                     yield "cold", dict(settings, **{axis: choice})
 
 
@@ -177,8 +194,9 @@ def main():
                 holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
     unused = [rid for rid, _ in rules if rid not in refused and not args.only]
     total = len(combos)
-    full = ', '.join(f'{len(v)} {k}' for k, v in axes.items() if k not in SAMPLED_AXES)
-    sampled = ', '.join(f'{len(axes[k]) - 1} other {k}' for k in SAMPLED_AXES)
+    own = [a for names in WORKLOAD_AXES.values() for a in names]
+    full = ', '.join(f'{len(v)} {k}' for k, v in axes.items() if k not in SAMPLED_AXES + own)
+    sampled = ', '.join(f'{len(axes[k]) - 1} other {k}' for k in SAMPLED_AXES + own)
     print(f"composition: {total} runs ({full}, {len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, "
           f"1 in {WARM_SAMPLE} with 64 B messages, 1 in {SAMPLE_OTHERS} cold with {sampled}): {ok} finished verified, "
           f"{sum(len(v) for v in refused.values())} refused by a rule, {len(holes)} holes")

@@ -239,6 +239,8 @@ static double payload_ceiling_bps(System& sys, const StatRegistry& stats) {
         const Counter* received = stats.find_counter(std::string(n.dma.name()) + ".bytes_received");
         if (received && received->value() > 0) ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
+    // What the workloads deliver without the network (their own bound).
+    for (const auto& w : sys.workloads()) ceiling_bps += w->local_ceiling_bps();
     return ceiling_bps;
 }
 
@@ -447,7 +449,8 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         out.push_back({"throughput-ceiling", "throughput " + num(f.post_window_gbps) +
                                                  " Gb/s is above the receivers' payload ceiling of " +
                                                  num(ceiling_bps / 1e9) + " Gb/s (the links into them x " +
-                                                 num(fraction) + " payload per wire byte)"});
+                                                 num(fraction) + " payload per wire byte, and what the workloads "
+                                                 "deliver without the network)"});
     return out;
 }
 

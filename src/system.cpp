@@ -8,6 +8,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "library/rdma/buffer_guard.hpp"
+#include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
 #include "library/messaging/params.hpp"
 #include "thread_budget.hpp"
@@ -425,19 +426,26 @@ void check_buffer_guard(const Config& c) {
                        "privileged engine to keep" + why);
     // Every one-sided transfer goes through the library's send and get,
     // which guard and lift; the two-sided library guards a request's user
-    // buffer from isend or irecv to completion. The file server posts its
-    // data through its own paths, which do not guard yet; the lock workload's
-    // engine operations are atomics on words the library owns: no buffer of
-    // the application is in flight for a guard to keep it off.
+    // buffer from isend or irecv to completion; the file server guards each
+    // source it posts until its record, a client its slot until the reply.
+    // The lock workload's engine operations are atomics on words the
+    // library owns; the file server's kernel-copy moves kernel socket
+    // buffers, and direct access moves nothing through the engine: no
+    // buffer of the application is in flight for a guard to keep it off.
+    // (docs/composition.md, the refusal table.)
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind == "lock")
         throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock words "
                        "the library owns, not application buffers in flight");
-    if (kind == "fileserve")
+    if (kind == "fileserve" && c.string("fileserve.access") == "direct")
         throw c.refuse(params_of<RdmaParams>().buffer_guard,
-                       "is not built yet for " + c.describe(params_of<WorkloadParams>().kind) +
-                           ": the file server posts its data through paths that do not guard yet");
+                       "has nothing to guard with fileserve.access = direct: the clients read() the files through "
+                       "their own kernels, no engine moves the data");
+    if (kind == "fileserve" && c.string("fileserve.method") == "kernel-copy")
+        throw c.refuse(params_of<RdmaParams>().buffer_guard,
+                       "has nothing to guard with fileserve.method = kernel-copy: the engine moves the kernels' "
+                       "socket buffers, the CPUs copy the application's");
 }
 
 // rdma.prefetch = advise makes pages of the processes' mappings present:
@@ -686,6 +694,9 @@ System::System(const SimContext& ctx)
         for (auto& node : nodes_) apps.push_back(&node->process(p));
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
+        // The file server's node-wide figures are measured once for every job.
+        if (auto* fs = dynamic_cast<FileserveWorkload*>(workloads_.back().get()))
+            fs->join(dynamic_cast<FileserveWorkload&>(*workloads_.front()));
         // The lock workload checks each job's operations against the
         // completions the engines counted on that job's channels alone.
         if (auto* lock = dynamic_cast<LockWorkload*>(workloads_.back().get()))

@@ -19,8 +19,6 @@ using sc_core::sc_time;
 
 namespace {
 constexpr std::uint64_t kPage = 4096;
-constexpr std::uint64_t kRequestTag = 1;   // client -> server; replies are tagged kReplyTag + slot
-constexpr std::uint64_t kReplyTag = 16;
 
 FileserveWorkload::Method method_of(const std::string& s) {
     if (s == "read-copy") return FileserveWorkload::Method::ReadCopy;
@@ -96,7 +94,19 @@ FileserveParams::FileserveParams()
                              "kernel-copy: the server's socket send buffer (pinned kernel memory the engine sends "
                              "from; its packets are the ones in flight): Linux's default net.ipv4.tcp_wmem of "
                              "16 KiB (Documentation/networking/ip-sysctl.rst)")
-                        .range("1KiB", "64MiB")) {}
+                        .range("1KiB", "64MiB")),
+      server_depth(set.integer("server-depth", "1",
+                               "requests the server serves at once (an event loop, as an epoll server's: it takes a "
+                               "new request while the data of others is on the wire, each with its own bounce "
+                               "buffers, socket buffer and completion records); 1: one request at a time (an "
+                               "experiment's choice)")
+                       .range("1", "64")),
+      access(set.choice("access", "server", {"server", "direct"},
+                        "how the clients get the files: server (they ask the file server over the network, "
+                        "which sends the data by RDMA as fileserve.method says), or direct (no server: each "
+                        "client read()s the files through its own kernel, whose page cache fills over the board "
+                        "network from the SSD's FPGA when its own FPGA has no SSD: models/os/README.md \"The SSD "
+                        "from another FPGA\"; the clients must be on the SSD's board)")) {}
 
 void FileserveWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<FileserveParams>().set); }
 
@@ -108,9 +118,10 @@ void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
                      "(`workload.fileserve.served_bytes`); 0 in other runs.",
                      {"fileserve.served_bytes"}, run);
     reg.sum_scalars("fileserve_cpu_ns_per_byte", "ns/B",
-                    "fileserve: CPU time of the server node's cores in the measured phase, spinning for "
-                    "completions (`poll`) excluded, per byte served (`workload.fileserve.cpu_ns_per_byte`); 0 in "
-                    "other runs.",
+                    "fileserve: CPU time of the server node's cores (fileserve.access = direct: the clients' "
+                    "nodes') in the measured phase, spinning for completions (`poll`) excluded, per byte served "
+                    "(`workload.fileserve.cpu_ns_per_byte`; with node.processes > 1 measured once over every job's "
+                    "bytes); 0 in other runs.",
                     "fileserve.cpu_ns_per_byte", 6, run);
     reg.sum_counters("fileserve_copy_bytes", "fileserve: bytes copied by CPUs (server read() and kernel copies, the "
                      "client kernel's copies; `workload.fileserve.copy_bytes`); 0 in other runs.",
@@ -119,17 +130,20 @@ void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
                     "fileserve: server time spent registering (pins, file-page pins and mappings, per-chunk "
                     "registrations; `workload.fileserve.registration_time`); 0 in other runs.",
                     "fileserve.registration_time", 6, run);
-    reg.sum_counters("fileserve_pins", "fileserve: pages the server pinned (page-cache pins of sendfile, the "
-                     "Registrar's pins of its buffers; `workload.fileserve.pins`); 0 in other runs.",
+    reg.sum_counters("fileserve_pins", "fileserve: pages the server pinned for the data (page-cache pins of "
+                     "sendfile, its registrations' pins of its buffers, not the messaging library's; "
+                     "`workload.fileserve.pins`); 0 in other runs.",
                      {"fileserve.pins"}, run);
     reg.sum_counters("fileserve_ssd_reads", "fileserve: SSD file reads in the measured phase "
-                     "(`workload.fileserve.ssd_reads`, from `ssd.file_reads`); 0 in other runs.",
+                     "(`workload.fileserve.ssd_reads`, from `ssd.file_reads` of the nodes with an SSD, commands "
+                     "other FPGAs sent over the board network included); 0 in other runs.",
                      {"fileserve.ssd_reads"}, run);
     reg.sum_counters("fileserve_ssd_bytes", "fileserve: bytes read from the SSD for files in the measured phase "
                      "(`workload.fileserve.ssd_bytes`); 0 in other runs.",
                      {"fileserve.ssd_bytes"}, run);
-    reg.sum_counters("fileserve_major_faults", "fileserve: major file faults in the measured phase (the SMMU "
-                     "fault path of mmap-fault; `workload.fileserve.major_faults`); 0 in other runs.",
+    reg.sum_counters("fileserve_major_faults", "fileserve: major file faults in the measured phase on the nodes "
+                     "whose page caches serve the data (the SMMU fault path of mmap-fault; "
+                     "`workload.fileserve.major_faults`); 0 in other runs.",
                      {"fileserve.major_faults"}, run);
     reg.sum_counters("fileserve_packets", "fileserve, kernel-copy: packets sent (`workload.fileserve.packets`); 0 "
                      "in other runs.",
@@ -137,31 +151,37 @@ void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
 }
 
 FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
-                                     const std::vector<FileSystem*>& files)
-    : Workload(ctx),
+                                     const std::vector<FileSystem*>& files, unsigned job)
+    : Workload(ctx, job),
       method_(method_of(ctx.config[params_of<FileserveParams>().method])),
-      requests_c_(ctx.stats.counter("workload.fileserve.requests", "", "requests the clients sent")),
-      answered_(ctx.stats.counter("workload.fileserve.answered", "", "requests answered (replies the clients took)")),
-      served_bytes_(ctx.stats.counter("workload.fileserve.served_bytes", "B", "bytes the server wrote and reported sent")),
-      copy_bytes_(ctx.stats.counter("workload.fileserve.copy_bytes", "B", "bytes copied by CPUs for the data")),
-      pins_(ctx.stats.counter("workload.fileserve.pins", "", "pages the server pinned")),
-      ssd_reads_(ctx.stats.counter("workload.fileserve.ssd_reads", "", "SSD file reads in the measured phase")),
-      ssd_bytes_(ctx.stats.counter("workload.fileserve.ssd_bytes", "B", "SSD file bytes in the measured phase")),
-      major_(ctx.stats.counter("workload.fileserve.major_faults", "", "major file faults in the measured phase")),
-      missed_bytes_(ctx.stats.counter("workload.fileserve.missed_bytes", "B",
+      read_(ctx.config[params_of<WorkloadParams>().operation] == "read"),
+      direct_(ctx.config[params_of<FileserveParams>().access] == "direct"),
+      guard_(ctx.config[params_of<RdmaParams>().buffer_guard] == "mprotect"),
+      requests_c_(ctx.stats.counter(stats_prefix(job) + "fileserve.requests", "", "requests the clients sent")),
+      answered_(ctx.stats.counter(stats_prefix(job) + "fileserve.answered", "", "requests answered (replies the clients took)")),
+      served_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.served_bytes", "B",
+                                      "bytes the server sent (or the clients read) and reported sent")),
+      copy_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.copy_bytes", "B", "bytes copied by CPUs for the data")),
+      pins_(ctx.stats.counter(stats_prefix(job) + "fileserve.pins", "", "pages the server pinned for the data")),
+      ssd_reads_(ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_reads", "", "SSD file reads in the measured phase")),
+      ssd_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_bytes", "B", "SSD file bytes in the measured phase")),
+      major_(ctx.stats.counter(stats_prefix(job) + "fileserve.major_faults", "", "major file faults in the measured phase")),
+      missed_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.missed_bytes", "B",
                                       "page-cache misses in the measured phase x 4 KiB")),
-      packets_(ctx.stats.counter("workload.fileserve.packets", "", "kernel-copy: packets sent")),
-      duplicates_(ctx.stats.counter("workload.fileserve.duplicate_replies", "",
+      packets_(ctx.stats.counter(stats_prefix(job) + "fileserve.packets", "", "kernel-copy: packets sent")),
+      duplicates_(ctx.stats.counter(stats_prefix(job) + "fileserve.duplicate_replies", "",
                                     "replies naming a request not outstanding (a self-check, always 0)")),
-      reg_time_(ctx.stats.scalar("workload.fileserve.registration_time", "us", "server time spent registering", Scalar::Kind::Sum)),
-      server_cpu_(ctx.stats.scalar("workload.fileserve.server_cpu", "us",
-                                   "server node CPU in the measured phase, poll spinning excluded", Scalar::Kind::Level)),
-      cpu_per_byte_(ctx.stats.scalar("workload.fileserve.cpu_ns_per_byte", "ns/B", "server_cpu per byte served", Scalar::Kind::Level)) {
+      reg_time_(ctx.stats.scalar(stats_prefix(job) + "fileserve.registration_time", "us", "server time spent registering",
+                                 Scalar::Kind::Sum)),
+      server_cpu_(ctx.stats.scalar(stats_prefix(job) + "fileserve.server_cpu", "us",
+                                   "server node CPU (direct: the clients' nodes') in the measured phase, poll "
+                                   "spinning excluded", Scalar::Kind::Level)),
+      cpu_per_byte_(ctx.stats.scalar(stats_prefix(job) + "fileserve.cpu_ns_per_byte", "ns/B", "server_cpu per byte served",
+                                     Scalar::Kind::Level)),
+      concurrent_peak_(ctx.stats.scalar(stats_prefix(job) + "fileserve.concurrent_peak", "",
+                                        "requests the server served at once, at most", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto& P = params_of<FileserveParams>();
-    if (c[params_of<NodeParams>().processes] > 1)
-        throw c.refuse(params_of<NodeParams>().processes,
-                       "more than one process per node is not built yet for the fileserve workload");
     if (c[params_of<RdmaParams>().channels] > 1)
         throw c.refuse(params_of<RdmaParams>().channels,
                        "the fileserve workload's requests go through the two-sided library, which counts one channel");
@@ -171,17 +191,39 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
                        "reaching them through the SMMU (smmu.enabled = true)");
     if (c.string("ni.translation") != "smmu")
         throw c.refuse("ni.translation", "the fileserve workload is built for the SMMU's translation only");
-    if (c[params_of<RdmaParams>().strategy] == "netvm")
-        throw c.refuse(params_of<RdmaParams>().strategy,
-                       "the fileserve workload is not built yet for netvm (its server's methods register through "
-                       "the SMMU's paths: sendfile and kernel-copy send from the kernel's page cache)");
-    if (c[params_of<MsgParams>().eager_threshold] < sizeof(Wire))
+    if (c[params_of<MsgParams>().eager_threshold] < std::max(sizeof(Wire), sizeof(ReadReply)))
         throw c.refuse(params_of<MsgParams>().eager_threshold,
-                       "fileserve's requests are " + std::to_string(sizeof(Wire)) + " B eager messages");
-    // The server: the first node with a file system (Node::file_system()
-    // refused the others when System built `files`).
-    for (std::size_t n = 0; n < files.size() && !server_; ++n)
-        if (files[n]) server_ = apps.at(n), fs_ = files[n];
+                       "fileserve's requests and replies are " + std::to_string(sizeof(Wire)) + " B eager messages");
+    // docs/composition.md, the refusal table.
+    if (direct_ && read_)
+        throw c.refuse(params_of<WorkloadParams>().operation,
+                       "has nothing to choose with fileserve.access = direct: the clients read() the files through "
+                       "their own kernels, no engine moves the data");
+    if (read_ && method_ == Method::KernelCopy)
+        throw c.refuse(params_of<WorkloadParams>().operation,
+                       "has nothing to choose with fileserve.method = kernel-copy: a socket pushes its packets, the "
+                       "client cannot read the server's socket buffer");
+    if (read_ && method_ == Method::Pipeline)
+        throw c.refuse(params_of<WorkloadParams>().operation,
+                       "the read form is not built yet for fileserve.method = pipeline (read-copy, sendfile and "
+                       "mmap-fault have one: the client reads the prepared range)");
+    if (direct_) {
+        if (c[P.outstanding] > 1)
+            throw c.refuse(P.outstanding, "with fileserve.access = direct each client read()s, one request at a time");
+        if (c[P.server_depth] > 1)
+            throw c.refuse(P.server_depth, "with fileserve.access = direct there is no server");
+        if (method_ != Method::ReadCopy)
+            throw c.refuse(P.method, "is how the server moves the data; with fileserve.access = direct there is no "
+                                     "server (the clients read() the files)");
+    }
+    // The server: process `job` of the first node with a file system
+    // (Node::file_system() refused the others when System built `files`).
+    std::vector<std::string> ssd_groups;
+    for (std::size_t n = 0; n < files.size(); ++n)
+        if (files[n]) {
+            ssd_groups.push_back(node_group(*apps.at(n)));
+            if (!server_) server_ = apps.at(n), fs_ = files[n];
+        }
     if (!server_)
         throw c.refuse(params_of<FsParams>().files, "the fileserve workload needs files (fs.files > 0) on a node");
     server_group_ = server_->group();
@@ -199,6 +241,7 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
     span_ = (req_ + kPage - 1) / kPage * kPage;
     requests_ = static_cast<std::uint64_t>(c[P.requests]);
     outstanding_ = static_cast<std::uint64_t>(c[P.outstanding]);
+    depth_ = static_cast<std::uint64_t>(c[P.server_depth]);
     zipf_ = c[P.popularity] == "zipf";
     zipf_s_ = c[P.zipf_exponent];
     warm_ = c[P.cache] == "warm";
@@ -209,14 +252,17 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
     tx_cost_ = c[P.kernel_tx_cost];
     rx_cost_ = c[P.kernel_rx_cost];
     window_ = std::max<std::uint64_t>(1, c[P.socket_buffer] / packet_);
+    per_job_ = std::max(nbuf_, window_);
     seed_fs_ = static_cast<std::uint64_t>(c[P.seed]);
     if (sendfile_cache_ && method_ != Method::Sendfile)
         throw c.refuse(P.sendfile_cache, "is for fileserve.method = sendfile only");
-    if (method_ == Method::MmapFault) {
-        if (c[params_of<RdmaParams>().strategy] != "fault-tolerant")
+    if (method_ == Method::MmapFault && !direct_) {
+        const std::string& strategy = c[params_of<RdmaParams>().strategy];
+        if (strategy != "fault-tolerant" && strategy != "netvm")
+            // docs/composition.md, the refusal table.
             throw c.refuse(params_of<RdmaParams>().strategy,
                            "fileserve.method = mmap-fault posts the unpopulated file mapping to the engine and needs "
-                           "its faults resolved: rdma.strategy = fault-tolerant");
+                           "its faults resolved: rdma.strategy = fault-tolerant or netvm");
         if (c.string("smmu-driver.fault-mode") == "terminate" && !c.boolean("dma.fault-tolerant"))
             throw c.refuse("dma.fault-tolerant",
                            "fileserve.method = mmap-fault in terminate mode needs the fault-tolerant engine "
@@ -232,42 +278,136 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
         for (double& v : zipf_cdf_) v /= sum;
     }
     // Fits: the server's buffers, the clients' receive areas.
-    const std::uint64_t ep_server = msg::Endpoint::mapped_bytes(c, clients_.size());
     const std::uint64_t slots = clients_.size() * outstanding_;
-    std::uint64_t server_bytes = ep_server + slots * kPage * 2;
-    if (method_ == Method::ReadCopy) server_bytes += span_;
-    if (method_ == Method::Pipeline) server_bytes += nbuf_ * chunk_;
-    if (method_ == Method::KernelCopy) server_bytes += window_ * packet_;
-    check_fits(*server_, server_bytes);
-    check_locked(*server_, [&] {
-        auto r = msg::Endpoint::locked_regions(c, clients_.size());
-        r.push_back(std::max(nbuf_, window_) * sizeof(CompletionRecord));
-        if (method_ == Method::KernelCopy) r.push_back(window_ * packet_);
-        return r;
-    }());
+    if (!direct_) {
+        const std::uint64_t ep_server = msg::Endpoint::mapped_bytes(c, clients_.size());
+        std::uint64_t server_bytes = ep_server + slots * kPage * 3;
+        if (method_ == Method::ReadCopy) server_bytes += depth_ * span_;
+        if (method_ == Method::Pipeline) server_bytes += depth_ * nbuf_ * chunk_;
+        if (method_ == Method::KernelCopy) server_bytes += depth_ * window_ * packet_;
+        check_fits(*server_, server_bytes);
+        check_locked(*server_, [&] {
+            auto r = msg::Endpoint::locked_regions(c, clients_.size());
+            r.push_back(depth_ * per_job_ * sizeof(CompletionRecord));
+            if (method_ == Method::KernelCopy) r.push_back(depth_ * window_ * packet_);
+            return r;
+        }());
+    }
     for (RdmaProcess* a : clients_) {
+        if (direct_) {
+            check_fits(*a, outstanding_ * span_ + 256 * 1024);
+            continue;
+        }
         check_fits(*a, msg::Endpoint::mapped_bytes(c, 1) + outstanding_ * span_ * (method_ == Method::KernelCopy ? 2 : 1) +
                            outstanding_ * kPage * 2);
         auto r = msg::Endpoint::locked_regions(c, 1);
         if (method_ == Method::KernelCopy) r.push_back(outstanding_ * span_);
+        if (read_) r.push_back(outstanding_ * sizeof(CompletionRecord));
         check_locked(*a, r);
     }
     answers_.assign(clients_.size() * requests_, 0);
     rx_area_.assign(clients_.size(), 0);
     kbuf_.assign(clients_.size(), 0);
     eps_.assign(apps.size(), nullptr);
-    owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *server_, client_nodes_));
-    eps_[server_->node()] = owned_.back().get();
-    for (RdmaProcess* a : clients_) {
-        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a, std::vector<unsigned>{server_->node()}));
-        eps_[a->node()] = owned_.back().get();
+    if (!direct_) {
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *server_, client_nodes_));
+        eps_[server_->node()] = owned_.back().get();
+        for (RdmaProcess* a : clients_) {
+            owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a, std::vector<unsigned>{server_->node()}));
+            eps_[a->node()] = owned_.back().get();
+        }
+    }
+    // The node-wide figures: the server's node, or (direct) the clients'
+    // nodes and the SSDs that fill their page caches.
+    meter_ = std::make_shared<Meter>();
+    meter_->owner = this;
+    meter_->parties = direct_ ? static_cast<unsigned>(clients_.size()) : 1;
+    if (direct_) {
+        for (RdmaProcess* a : clients_) meter_->cpu_groups.push_back(node_group(*a));
+        meter_->ssd_groups = ssd_groups;
+    } else {
+        meter_->cpu_groups = {node_group(*server_)};
+        meter_->ssd_groups = {node_group(*server_)};
+        meter_->pin_vm = server_->vm();
     }
     server_->program = [this](RdmaProcess& a) { server(a); };
     for (std::size_t i = 0; i < clients_.size(); ++i)
-        clients_[i]->program = [this, i](RdmaProcess& a) { client(a, static_cast<unsigned>(i)); };
+        clients_[i]->program = [this, i](RdmaProcess& a) {
+            if (direct_) direct_client(a, static_cast<unsigned>(i));
+            else client(a, static_cast<unsigned>(i));
+        };
 }
 
 FileserveWorkload::~FileserveWorkload() = default;
+
+double FileserveWorkload::local_ceiling_bps() const {
+    return direct_ ? static_cast<double>(clients_.size()) * ctx_.config[params_of<VmParams>().copy_rate] : 0.0;
+}
+
+std::string FileserveWorkload::node_group(const RdmaProcess& app) {
+    // Process 0 of a node is named as its node; process p > 0 "<node>.proc<p>".
+    const std::string& g = app.group();
+    const auto at = g.rfind(".proc");
+    return at == std::string::npos ? g : g.substr(0, at);
+}
+
+void FileserveWorkload::join(FileserveWorkload& first) {
+    if (&first == this) return;
+    first.meter_->parties += meter_->parties;
+    meter_ = first.meter_;
+}
+
+void FileserveWorkload::meter_begin() {
+    Meter& m = *meter_;
+    if (m.begun++ > 0) return;
+    for (const std::string& g : m.cpu_groups) {
+        m.cpu0 += scalar_now(g + ".cpu.cores_busy_time");
+        m.poll0 += scalar_now(g + ".cpu.poll.busy_time");
+    }
+    for (const std::string& g : m.cpu_groups) {
+        m.misses0 += stat_now(g + ".pagecache.misses");
+        m.major0 += stat_now(g + ".pagecache.faults_major");
+    }
+    for (const std::string& g : m.ssd_groups) {
+        m.ssd_reads0 += stat_now(g + ".ssd.file_reads");
+        m.ssd_bytes0 += stat_now(g + ".ssd.file_bytes");
+    }
+}
+
+void FileserveWorkload::meter_end(std::uint64_t served) {
+    Meter& m = *meter_;
+    m.served += served;
+    if (++m.ended < m.parties) return;
+    // The last of every job's parties: the measured phase ends.
+    FileserveWorkload& o = *m.owner;
+    double cpu = 0, poll = 0;
+    std::uint64_t misses = 0, major = 0, reads = 0, bytes = 0;
+    for (const std::string& g : m.cpu_groups) {
+        cpu += scalar_now(g + ".cpu.cores_busy_time");
+        poll += scalar_now(g + ".cpu.poll.busy_time");
+        misses += stat_now(g + ".pagecache.misses");
+        major += stat_now(g + ".pagecache.faults_major");
+    }
+    for (const std::string& g : m.ssd_groups) {
+        reads += stat_now(g + ".ssd.file_reads");
+        bytes += stat_now(g + ".ssd.file_bytes");
+    }
+    o.server_cpu_.set((cpu - m.cpu0) - (poll - m.poll0));
+    o.cpu_per_byte_.set(m.served ? o.server_cpu_.value() * 1000.0 / static_cast<double>(m.served) : 0.0);
+    o.missed_bytes_.inc((misses - m.misses0) * kPage);
+    o.major_.inc(major - m.major0);
+    o.ssd_reads_.inc(reads - m.ssd_reads0);
+    o.ssd_bytes_.inc(bytes - m.ssd_bytes0);
+}
+
+void FileserveWorkload::meter_released() {
+    Meter& m = *meter_;
+    if (++m.released < m.parties) return;
+    FileserveWorkload& o = *m.owner;
+    if (m.pin_vm)
+        for (unsigned f = 0; f < files_; ++f)
+            for (std::uint64_t off = 0; off < file_size_; off += kPage) o.pinned_left_ += m.pin_vm->file_pins(f, off);
+}
 
 FileserveWorkload::Wire FileserveWorkload::draw(unsigned client, std::uint64_t k, std::mt19937_64& rng) const {
     Wire w;
@@ -291,10 +431,23 @@ std::uint64_t FileserveWorkload::stat_now(const std::string& name) const {
     return k->value();
 }
 
-void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start, const std::string& args) {
-    if (ctx_.tracer.enabled())
-        ctx_.tracer.span(ctx_.tracer.track(app.group(), "app"), name, start, app.now(),
-                         {{"request", Tracer::json_string(args)}});
+double FileserveWorkload::scalar_now(const std::string& name) const {
+    const Scalar* s = ctx_.stats.find_scalar(name);   // a CPU activity never run has none yet
+    return s ? s->value() : 0.0;
+}
+
+std::string FileserveWorkload::describe(const Wire& w, unsigned node) const {
+    std::ostringstream os;
+    os << "request " << w.id << ": file " << w.file << " [" << w.offset << ", +" << w.len << ") to node" << node;
+    return os.str();
+}
+
+void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start, const std::string& args, unsigned lane) {
+    if (!ctx_.tracer.enabled()) return;
+    // A request served beside others (job slot `lane` > 0) on its own track.
+    const auto track = lane == 0 ? ctx_.tracer.track(app.group(), "app")
+                                 : ctx_.tracer.track(app.group(), "app.serve" + std::to_string(lane));
+    ctx_.tracer.span(track, name, start, app.now(), {{"request", Tracer::json_string(args)}});
 }
 
 void FileserveWorkload::vm_done(RdmaProcess& app, const VmResult& r, const char* what) {
@@ -305,139 +458,13 @@ void FileserveWorkload::vm_done(RdmaProcess& app, const VmResult& r, const char*
 
 // The warm pass: every file read once through the page cache into a
 // scratch buffer, before the measured phase (its cost is not measured).
-void FileserveWorkload::warm(RdmaProcess& app) {
+void FileserveWorkload::warm(RdmaProcess& app, const std::vector<int>& fds) {
     const std::uint64_t piece = 256 * 1024;
     const std::uint64_t buf = app.alloc(piece, true);
     Vm& vm = *app.vm();
     for (unsigned f = 0; f < files_; ++f)
         for (std::uint64_t o = 0; o < file_size_; o += piece)
-            vm_done(app, vm.read(app.pid(), fds_[f], o, std::min(piece, file_size_ - o), buf, app.now()), "warm read()");
-}
-
-void FileserveWorkload::server(RdmaProcess& app) {
-    Vm& vm = *app.vm();
-    msg::Endpoint& ep = *eps_[app.node()];
-    const std::string g = app.group();
-    const auto pins_now = [&] { return stat_now(g + ".vm.pages_pinned") + stat_now(g + ".pagecache.pins"); };
-    for (unsigned f = 0; f < files_; ++f) {
-        const VmResult r = vm.open(app.pid(), f, app.now());
-        vm_done(app, r, "open()");
-        fds_.push_back(static_cast<int>(r.value));
-    }
-    if (warm_) {
-        warm(app);
-        // The end-to-end span starts after it: a warm cache is the state
-        // the measured phase starts from, not its cost.
-        log_.measured_from(app.now());
-    }
-    const std::uint64_t pins0 = pins_now();   // the server's data pins from its setup on (the warm pass pins nothing)
-    const std::uint64_t slots = clients_.size() * outstanding_;
-    const std::uint64_t inbox = app.alloc(slots * sizeof(Wire), true);
-    const std::uint64_t outbox = app.alloc(slots * sizeof(Reply), true);
-    records_ = app.alloc_locked(std::max(nbuf_, window_) * sizeof(CompletionRecord));
-    sc_time r0 = app.now();   // registration: the bounce buffer's, or the file mappings the engine reads
-    if (method_ == Method::ReadCopy) {
-        bounce_ = app.alloc(span_, true);
-        r0 = app.now();
-        if (!app.register_buffer(bounce_, span_, false))
-            throw std::runtime_error(app.group() + ": fileserve: the bounce buffer cannot be registered");
-    } else if (method_ == Method::Pipeline) {
-        bounce_ = app.alloc(nbuf_ * chunk_, true);   // registered chunk by chunk
-        r0 = app.now();
-    } else if (method_ == Method::KernelCopy) {
-        sockbuf_ = app.alloc_locked(window_ * packet_);   // kernel memory, locked: no registration
-        r0 = app.now();
-    } else {
-        for (unsigned f = 0; f < files_; ++f) {
-            const VmResult r = vm.mmap_file(app.pid(), fds_[f], 0, file_size_, Prot::Read, false, app.now());
-            vm_done(app, r, "mmap() of a file");
-            maps_.push_back(r.value);
-        }
-    }
-    reg_time_.add(to_us(app.now() - r0));
-    const std::uint64_t pins_ep = pins_now();
-    ep.setup();
-    const std::uint64_t ep_pins = pins_now() - pins_ep;   // the library's own slots: not the data's
-    ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
-    ep.connect(eps_);
-    // The measured phase starts: snapshot what it is measured against.
-    const auto cpu_busy = [&] {
-        const Scalar* s = ctx_.stats.find_scalar(g + ".cpu.cores_busy_time");
-        const Scalar* p = ctx_.stats.find_scalar(g + ".cpu.poll.busy_time");
-        return std::make_pair(s ? s->value() : 0.0, p ? p->value() : 0.0);
-    };
-    std::tie(cpu0_, poll0_) = cpu_busy();
-    misses0_ = stat_now(g + ".pagecache.misses");
-    major0_ = stat_now(g + ".pagecache.faults_major");
-    ssd_reads0_ = stat_now(g + ".ssd.file_reads");
-    ssd_bytes0_ = stat_now(g + ".ssd.file_bytes");
-
-    const std::uint64_t total = clients_.size() * requests_;
-    // The receives posted, each with its own inbox slot (`at`).
-    std::vector<msg::Endpoint::Request> recvs;
-    std::vector<std::uint64_t> at;
-    std::uint64_t posted = 0;
-    for (std::uint64_t s = 0; s < slots && posted < total; ++s, ++posted) {
-        recvs.push_back(ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire)));
-        at.push_back(s);
-    }
-    for (std::uint64_t handled = 0; handled < total; ++handled) {
-        const std::size_t k = ep.wait_any(recvs);
-        const msg::Status st = ep.wait(recvs[k]);
-        const std::uint64_t s = at[k];
-        Wire w;
-        if (!st.ok || st.len != sizeof(Wire) || !app.debug_read(inbox + s * sizeof(Wire), reinterpret_cast<unsigned char*>(&w), sizeof(Wire)))
-            throw std::runtime_error(app.group() + ": fileserve: a request message could not be received");
-        const auto ci = std::find(client_nodes_.begin(), client_nodes_.end(), st.source) - client_nodes_.begin();
-        if (static_cast<std::size_t>(ci) >= clients_.size() || w.file >= files_ || w.slot >= outstanding_ ||
-            w.offset + w.len > file_size_)
-            throw std::logic_error(app.group() + ": fileserve: a malformed request from node" + std::to_string(st.source));
-        const std::uint64_t dst = rx_area_[ci] + w.slot * span_;
-        const sc_time t0 = app.now();
-        Served sv;
-        switch (method_) {
-        case Method::ReadCopy: sv = read_copy(app, w, st.source, dst); break;
-        case Method::Pipeline: sv = pipeline(app, w, st.source, dst); break;
-        case Method::Sendfile: sv = sendfile(app, w, st.source, dst); break;
-        case Method::MmapFault: sv = mmap_fault(app, w, st.source, dst); break;
-        case Method::KernelCopy: sv = kernel_copy(app, w, st.source, kbuf_[ci] + w.slot * span_); break;
-        }
-        if (sv.ok) served_bytes_.inc(sv.bytes);
-        std::ostringstream os;
-        os << "request " << w.id << ": file " << w.file << " [" << w.offset << ", +" << w.len << ") to node"
-           << st.source << (sv.ok ? "" : " FAILED");
-        slice(app, "serve", t0, os.str());
-        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), g + ".fileserve", "served " + os.str());
-        Reply rep{w.id, sv.ok ? kStatusOk : kStatusError, sv.bytes};
-        const std::uint64_t out = outbox + s * sizeof(Reply);
-        app.debug_write(out, reinterpret_cast<const unsigned char*>(&rep), sizeof(Reply));
-        ep.send(st.source, kReplyTag + w.slot, out, sizeof(Reply));
-        if (posted < total) {
-            recvs[k] = ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire));
-            ++posted;
-        } else {
-            recvs.erase(recvs.begin() + static_cast<std::ptrdiff_t>(k));
-            at.erase(at.begin() + static_cast<std::ptrdiff_t>(k));
-        }
-    }
-    // The measured phase ends with the last reply sent.
-    const auto [cpu1, poll1] = cpu_busy();
-    server_cpu_.set((cpu1 - cpu0_) - (poll1 - poll0_));
-    const std::uint64_t served = served_bytes_.value();
-    cpu_per_byte_.set(served ? server_cpu_.value() * 1000.0 / static_cast<double>(served) : 0.0);
-    missed_bytes_.inc((stat_now(g + ".pagecache.misses") - misses0_) * kPage);
-    major_.inc(stat_now(g + ".pagecache.faults_major") - major0_);
-    ssd_reads_.inc(stat_now(g + ".ssd.file_reads") - ssd_reads0_);
-    ssd_bytes_.inc(stat_now(g + ".ssd.file_bytes") - ssd_bytes0_);
-    unpin_all(app);
-    if (method_ == Method::ReadCopy) app.deregister(bounce_, span_);
-    pins_.inc(pins_now() - pins0 - ep_pins);
-    for (unsigned f = 0; f < files_; ++f)
-        for (std::uint64_t o = 0; o < file_size_; o += kPage) pinned_left_ += vm.file_pins(f, o);
-    ep.finalize();
-    app.finish_registrations();
-    ++done_;
-    program_ended();
+            vm_done(app, vm.read(app.pid(), fds[f], o, std::min(piece, file_size_ - o), buf, app.now()), "warm read()");
 }
 
 bool FileserveWorkload::verify(RdmaProcess& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes) {
@@ -478,7 +505,11 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
     } else if (!app.register_receive(rx_area_[index], outstanding_ * span_)) {
         throw std::runtime_error(app.group() + ": fileserve: the receive area cannot be registered");
     }
-    const std::uint64_t reqbuf = app.alloc(outstanding_ * (sizeof(Wire) + sizeof(Reply)), true);
+    // Per slot: the request, the reply (a ReadReply in the read form) and
+    // the read form's Done, in one small buffer each.
+    constexpr std::uint64_t kMsgs = sizeof(Wire) + sizeof(ReadReply) + sizeof(Done);
+    const std::uint64_t reqbuf = app.alloc(outstanding_ * kMsgs, true);
+    const std::uint64_t reads = read_ ? app.alloc_locked(outstanding_ * sizeof(CompletionRecord)) : 0;
     ep.setup();
     ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
     ep.connect(eps_);
@@ -489,9 +520,11 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         msg::Endpoint::Request send = 0, recv = 0;
         sc_time start;
         std::uint64_t copied = 0;   // kernel-copy: packets copied to the user buffer
+        std::uint64_t guard = 0;    // rdma.buffer-guard: the slot from request to reply (write form)
     };
     std::vector<Slot> slots(outstanding_);
     std::uint64_t next = 0, answered = 0;
+    const std::uint64_t reply_len = read_ ? sizeof(ReadReply) : sizeof(Reply);
     auto issue = [&](std::uint32_t s) {
         Slot& sl = slots[s];
         sl.w = draw(index, next++, rng);
@@ -501,22 +534,41 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         const std::uint64_t slot_addr = user + s * span_;
         poison(app, slot_addr, sl.w.len, sl.w.id);
         if (kernel) app.reset_counter(1 + s, 0);
-        const std::uint64_t wa = reqbuf + s * (sizeof(Wire) + sizeof(Reply));
+        const std::uint64_t wa = reqbuf + s * kMsgs;
         app.debug_write(wa, reinterpret_cast<const unsigned char*>(&sl.w), sizeof(Wire));
         sl.start = app.now();
         log_.posted(sl.start);
         requests_c_.inc();
-        sl.recv = ep.irecv(srv, kReplyTag + s, wa + sizeof(Wire), sizeof(Reply));
+        sl.recv = ep.irecv(srv, kReplyTag + s, wa + sizeof(Wire), reply_len);
+        // The write form: the engine writes the slot from now until the
+        // reply (kernel-copy: the client's kernel does, no guard); a touch
+        // waits for the reply. The read form guards it in get().
+        if (!read_ && !kernel)
+            sl.guard = app.guard(slot_addr, sl.w.len, true, [this, &app, &ep, &slots, s] {
+                ep.wait_any({slots[s].recv});
+                app.unguard(slots[s].guard);
+            });
         sl.send = ep.isend(srv, kRequestTag, wa, sizeof(Wire));
     };
     for (std::uint32_t s = 0; s < outstanding_ && next < requests_; ++s) issue(s);
     const double copy_rate = ctx_.config[params_of<VmParams>().copy_rate] / 8;
     std::vector<unsigned char> pkt;
     while (answered < requests_) {
-        // The oldest outstanding request (the server answers each client's in order).
+        // The oldest outstanding request (the server answers each client's
+        // in order when it serves one at a time).
         std::uint32_t s = 0;
         for (std::uint32_t k = 0; k < outstanding_; ++k)
             if (slots[k].busy && (!slots[s].busy || slots[k].w.id < slots[s].w.id)) s = k;
+        if (read_) {
+            // The read form: whichever reply comes first (the server holds
+            // each prepared range until its Done, and may have taken a
+            // later request of this client first).
+            std::vector<msg::Endpoint::Request> waiting;
+            std::vector<std::uint32_t> of;
+            for (std::uint32_t k = 0; k < outstanding_; ++k)
+                if (slots[k].busy) waiting.push_back(slots[k].recv), of.push_back(k);
+            s = of[ep.wait_any(waiting)];
+        }
         Slot& sl = slots[s];
         if (kernel) {
             // The client kernel's receive path: each packet, once it has
@@ -542,27 +594,92 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         }
         const msg::Status st = ep.wait(sl.recv);
         ep.wait(sl.send);
-        Reply rep;
-        app.debug_read(reqbuf + s * (sizeof(Wire) + sizeof(Reply)) + sizeof(Wire), reinterpret_cast<unsigned char*>(&rep),
-                       sizeof(Reply));
+        app.unguard(sl.guard);   // lifted already if a touch waited for the reply
+        sl.guard = 0;
+        const std::uint64_t wa = reqbuf + s * kMsgs;
+        ReadReply rep;
+        app.debug_read(wa + sizeof(Wire), reinterpret_cast<unsigned char*>(&rep), reply_len);
         if (!st.ok || rep.id != sl.w.id || rep.id >= answers_.size()) {
             duplicates_.inc();
             throw std::logic_error(app.group() + ": fileserve: reply for request " + std::to_string(rep.id) + " where " +
                                    std::to_string(sl.w.id) + " was outstanding in slot " + std::to_string(s));
         }
+        bool ok = rep.status == kStatusOk;
+        std::uint64_t bytes = rep.bytes;
+        if (read_) {
+            // The read form: the data waits at rep.src on the server; the
+            // client pulls it into its slot, then tells the server it may
+            // release the range.
+            // (An error reply: the server prepared nothing and awaits no Done.)
+            if (ok) {
+                const std::uint64_t rec = reads + s * sizeof(CompletionRecord);
+                app.get(srv, rep.src, user + s * span_, sl.w.len, rep.id, rec);
+                const CompletionRecord r = app.wait_record(rec);
+                ok = r.status == kStatusOk;
+                bytes = ok ? r.bytes : 0;
+                const Done d{rep.id, bytes};
+                app.debug_write(wa + sizeof(Wire) + sizeof(ReadReply), reinterpret_cast<const unsigned char*>(&d),
+                                sizeof(Done));
+                ep.send(srv, kDoneTag + s, wa + sizeof(Wire) + sizeof(ReadReply), sizeof(Done));
+            }
+        }
         ++answers_[rep.id];
         answered_.inc();
         ++answered;
         sl.busy = false;
-        const bool ok = rep.status == kStatusOk;
-        if (ok) verify(app, user + s * span_, sl.w, rep.bytes);
+        if (ok) verify(app, user + s * span_, sl.w, bytes);
         const sc_time latency = app.now() - sl.start;
-        log_.finished(app.now(), ok, ok ? rep.bytes : 0, &latency);
+        log_.finished(app.now(), ok, ok ? bytes : 0, &latency);
         log_.latency_hops(hops(srv, app.node())).add(to_us(latency));
         if (next < requests_) issue(s);
     }
     ep.finalize();
     app.finish_registrations();
+    ++done_;
+    program_ended();
+}
+
+// fileserve.access = direct: the client read()s each request's range
+// through its own kernel into its user buffer; on an FPGA without the SSD
+// its page cache fills over the board network (RemoteBlock).
+void FileserveWorkload::direct_client(RdmaProcess& app, unsigned index) {
+    Vm& vm = *app.vm();
+    std::vector<int> fds;
+    for (unsigned f = 0; f < files_; ++f) {
+        const VmResult r = vm.open(app.pid(), f, app.now());
+        vm_done(app, r, "open()");
+        fds.push_back(static_cast<int>(r.value));
+    }
+    if (warm_) warm(app, fds);
+    const std::uint64_t user = rx_area_[index] = app.alloc(span_, populate_, advice_);
+    ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
+    if (warm_ && index == 0) log_.measured_from(app.now());
+    meter_begin();
+    std::mt19937_64 rng(seed_fs_ * 0x9e3779b97f4a7c15ull + index + 1);
+    std::uint64_t served = 0;
+    for (std::uint64_t k = 0; k < requests_; ++k) {
+        const Wire w = draw(index, k, rng);
+        poison(app, user, w.len, w.id);
+        const sc_time t0 = app.now();
+        log_.posted(t0);
+        requests_c_.inc();
+        const VmResult r = vm.read(app.pid(), fds[w.file], w.offset, w.len, user, app.now());
+        vm_done(app, r, "read()");
+        copy_bytes_.inc(r.value);
+        slice(app, "read()", t0, describe(w, app.node()));
+        ++answers_[w.id];
+        answered_.inc();
+        const bool ok = r.value == w.len;
+        if (ok) {
+            served_bytes_.inc(r.value);
+            served += r.value;
+            verify(app, user, w, r.value);
+        }
+        const sc_time latency = app.now() - t0;
+        log_.finished(app.now(), ok, ok ? r.value : 0, &latency);
+    }
+    meter_end(served);
+    meter_released();
     ++done_;
     program_ended();
 }
@@ -589,6 +706,13 @@ std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check()
                                                           std::to_string(missed_bytes_.value()) + " B missed in the page cache"});
     if (pinned_left_ || !cached_pins_.empty())
         out.push_back({"fileserve-nothing-pinned", std::to_string(pinned_left_) + " page-cache pin(s) left at the end"});
+    if (concurrent_peak_.value() > static_cast<double>(depth_))
+        out.push_back({"fileserve-server-depth", "the server served " + std::to_string(concurrent_peak_.value()) +
+                                                     " requests at once, more than fileserve.server-depth = " +
+                                                     std::to_string(depth_)});
+    if (meter_->owner == this && (meter_->ended != meter_->parties || meter_->released != meter_->parties))
+        out.push_back({"fileserve-measured-phase", std::to_string(meter_->ended) + " of " +
+                                                       std::to_string(meter_->parties) + " programs ended their measured phase"});
     return out;
 }
 

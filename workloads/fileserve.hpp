@@ -2,12 +2,14 @@
 // answers requests from clients on the other nodes (README.md "File
 // serving"). Each client sends requests (a whole file or a range, files
 // drawn uniform or Zipf) as small two-sided messages (msg::Endpoint, eager);
-// the server answers each by RDMA-writing the data into the client's
-// registered receive area, then a small reply message; the client checks
-// every byte against FileSystem::byte. How the server moves the data is
-// `fileserve.method`:
+// the server serves up to fileserve.server-depth of them at once (an event
+// loop over its requests and its transfers' records), RDMA-writing the data
+// into the client's registered receive area (workload.operation = write) or
+// preparing it for the client's RDMA read (read), then a small reply
+// message; the client checks every byte against FileSystem::byte. How the
+// server moves the data is `fileserve.method`:
 //
-//   read-copy    read() into one bounce buffer registered once, then write it
+//   read-copy    read() into a bounce buffer registered once, then write it
 //   pipeline     read() and register chunk k+1 into the next of
 //                fileserve.buffers bounce buffers while chunk k is on the wire
 //   sendfile     no copy: the page-cache pages are pinned (Vm::pin_file) and
@@ -20,9 +22,15 @@
 //                the page cache into a pinned socket buffer, the engine sends
 //                it, the client's kernel copies each packet to the user
 //                buffer (two copies, per-packet protocol costs)
+//
+// fileserve.access = direct: no server; each client read()s the files
+// through its own kernel, whose page cache fills over the board network
+// from the SSD's FPGA (models/os RemoteBlock) when the client's FPGA has no
+// SSD.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <random>
@@ -39,6 +47,7 @@ namespace vrdmasim {
 class FileSystem;
 namespace msg {
 class Endpoint;
+struct Status;
 }
 
 struct FileserveParams {
@@ -60,6 +69,8 @@ struct FileserveParams {
     TimeParam kernel_tx_cost;
     TimeParam kernel_rx_cost;
     SizeParam socket_buffer;
+    IntParam server_depth;
+    EnumParam access;
 };
 
 class FileserveWorkload : public Workload {
@@ -68,13 +79,21 @@ public:
     static void declare_params(ParamRegistry& reg);
     static void declare_metrics(MetricRegistry& reg);
     // `files[n]`: node n's file system (nullptr on a node without one); the
-    // server runs on the first node that has one.
-    FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, const std::vector<FileSystem*>& files);
+    // server is process `job` of the first node that has one.
+    FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, const std::vector<FileSystem*>& files,
+                      unsigned job = 0);
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
     bool finished() const override { return done_ == clients_.size() + 1; }
+    // direct: every byte is one client's read() copy, at vm.copy-rate.
+    double local_ceiling_bps() const override;
     // The self-checks (src/invariants.cpp): (invariant, detail) per violation.
     std::vector<std::pair<std::string, std::string>> self_check() const;
+    // With node.processes > 1 every job's workload joins the first job's
+    // (System): the node-wide figures (the cores' CPU, page-cache misses,
+    // SSD reads, pins left) are measured once, from the first job's start
+    // to the last job's end, into the first job's statistics.
+    void join(FileserveWorkload& first);
 
     // One request as it travels (the eager message's payload).
     struct Wire {
@@ -87,36 +106,103 @@ public:
         std::uint64_t status = 0;   // kStatusOk / kStatusError
         std::uint64_t bytes = 0;
     };
+    // workload.operation = read: the reply names where the client reads.
+    struct ReadReply {
+        std::uint64_t id = 0, status = 0, bytes = 0, src = 0;
+    };
+    // workload.operation = read: the client's word that its read is done.
+    struct Done {
+        std::uint64_t id = 0, bytes = 0;
+    };
 
 private:
-    struct Served {
-        bool ok = false;
+    // Message tags: requests (client -> server), replies (+ the client's
+    // slot), the read form's Done (client -> server, + slot).
+    static constexpr std::uint64_t kRequestTag = 1, kReplyTag = 16, kDoneTag = 128;
+    // One request the server is serving (a job slot: its bounce buffers,
+    // socket buffer and completion records are the slot's).
+    struct Part {
+        std::uint64_t record = 0, buf = 0, len = 0;
+        std::uint64_t index = 0;   // the buffer (pipeline) or socket-buffer packet (kernel-copy) of the slot
+        sc_core::sc_time posted;   // its record is this post's once written later than this
+    };
+    struct Job {
+        bool active = false;
+        unsigned slot = 0;             // its job slot
+        Wire w;
+        unsigned node = 0;             // the client's node
+        std::size_t client = 0;
+        std::size_t recv = 0;          // its receive among the server's (inbox slot at[recv])
+        std::uint64_t dst = 0;         // where the data goes at the client
+        std::uint64_t src = 0;         // one-part methods: where it comes from
+        std::uint64_t parts = 0, next = 0;
+        std::deque<Part> flight;       // posted, record not seen yet (oldest first)
+        std::vector<bool> busy;        // pipeline: buffers; kernel-copy: socket-buffer packets
+        bool ok = true, pinned = false;
         std::uint64_t bytes = 0;
+        sc_core::sc_time t0;
+        // workload.operation = read: the reply sent with the data's place,
+        // then the client's Done awaited.
+        bool replied = false, awaiting = false;
+        std::uint64_t done_req = 0, guard = 0;
+    };
+    // The node-wide figures of the measured phase (join()).
+    struct Meter {
+        FileserveWorkload* owner = nullptr;   // the first job's: its statistics
+        unsigned parties = 0, begun = 0, ended = 0, released = 0;
+        std::vector<std::string> cpu_groups;   // nodes whose cores and page caches serve the data
+        std::vector<std::string> ssd_groups;   // nodes whose SSDs fill those page caches
+        Vm* pin_vm = nullptr;                  // whose file pins must be gone at the end (server access)
+        double cpu0 = 0, poll0 = 0;
+        std::uint64_t misses0 = 0, major0 = 0, ssd_reads0 = 0, ssd_bytes0 = 0;
+        std::uint64_t served = 0;              // every job's bytes
     };
     void server(RdmaProcess& app);
     void client(RdmaProcess& app, unsigned index);
-    void warm(RdmaProcess& app);
-    // The methods (fileserve_methods.cpp): data of `w` to `dst` of `node`.
-    Served read_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served pipeline(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served sendfile(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served mmap_fault(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
-    Served kernel_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst);
+    void direct_client(RdmaProcess& app, unsigned index);
+    void warm(RdmaProcess& app, const std::vector<int>& fds);
+    // The measured phase of one of the meter's parties begins / ends.
+    void meter_begin();
+    void meter_end(std::uint64_t served);
+    // ... and it has let go of what it pinned: after the last, no pin may be left.
+    void meter_released();
+    // The server's event loop (fileserve_server.cpp).
+    void start_job(RdmaProcess& app, Job& j, const msg::Status& st, const Wire& w, std::size_t recv);
+    void pump(RdmaProcess& app, Job& j);
+    bool reap_written(RdmaProcess& app, Job& j);
+    bool written(RdmaProcess& app, const Part& p) const;
+    void reap(RdmaProcess& app, Job& j);
+    bool job_done(const Job& j) const;
+    void finish_job(RdmaProcess& app, Job& j);
+    void send_reply(RdmaProcess& app, const Job& j, bool ok, std::uint64_t bytes, std::uint64_t src);
+    std::uint64_t record_of(const Job& j, std::uint64_t index) const;
+    std::uint64_t part_buffer(const Job& j, std::uint64_t index) const;
+    // The methods (fileserve_methods.cpp): the request's CPU work before
+    // its data moves, each part's, and the end of a part and of the request.
+    void prepare(RdmaProcess& app, Job& j);
+    bool post_part(RdmaProcess& app, Job& j);
+    void part_done(RdmaProcess& app, Job& j, const Part& p, const CompletionRecord& rec);
+    void release(RdmaProcess& app, Job& j);
     // One RDMA write of the server, posted again while the queue is full
-    // (waiting for `oldest`'s record); false if the engine refused it for
+    // (waiting for a completion); false if the engine refused it for
     // another reason.
     bool post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t record,
               std::uint32_t flags = 0, std::uint32_t counter = 0);
     // A Vm call's end: the server's clock moves to it.
     void vm_done(RdmaProcess& app, const VmResult& r, const char* what);
-    // Slice on the server's app track.
-    void slice(RdmaProcess& app, const char* name, sc_core::sc_time start, const std::string& args);
+    // Slice on the server's app track (`lane` > 0: a job slot's own track).
+    void slice(RdmaProcess& app, const char* name, sc_core::sc_time start, const std::string& args, unsigned lane = 0);
     Wire draw(unsigned client, std::uint64_t k, std::mt19937_64& rng) const;
     bool verify(RdmaProcess& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes);
     void unpin_all(RdmaProcess& app);
     std::uint64_t stat_now(const std::string& name) const;
+    double scalar_now(const std::string& name) const;
+    std::string describe(const Wire& w, unsigned node) const;
+    // The node's statistics group of a process ("node1" for "node1.proc1").
+    static std::string node_group(const RdmaProcess& app);
 
     const Method method_;
+    const bool read_, direct_, guard_;
     RdmaProcess* server_ = nullptr;
     FileSystem* fs_ = nullptr;
     std::vector<RdmaProcess*> clients_;
@@ -125,28 +211,28 @@ private:
     std::vector<msg::Endpoint*> eps_;   // by node
     unsigned files_ = 0;
     std::uint64_t file_size_ = 0, req_ = 0, span_ = 0, chunk_ = 0, packet_ = 0, window_ = 0;
-    std::uint64_t requests_ = 0, outstanding_ = 0, nbuf_ = 0;
+    std::uint64_t requests_ = 0, outstanding_ = 0, nbuf_ = 0, depth_ = 1, per_job_ = 1;
     bool zipf_ = false, warm_ = true, sendfile_cache_ = false;
     double zipf_s_ = 0;
     std::vector<double> zipf_cdf_;
     std::uint64_t seed_fs_ = 0;
     sc_core::sc_time tx_cost_, rx_cost_;
     unsigned done_ = 0;
+    std::shared_ptr<Meter> meter_;
     // Server state
     std::vector<int> fds_;
     std::vector<std::uint64_t> maps_;                    // file mapping per file (sendfile, mmap-fault)
-    std::uint64_t bounce_ = 0, records_ = 0, sockbuf_ = 0;
+    std::uint64_t bounce_ = 0, records_ = 0, sockbuf_ = 0, donebox_ = 0, outbox_ = 0;
+    std::uint64_t file_pins_ = 0;                        // pages pin_file pinned (sendfile)
     std::set<std::pair<unsigned, std::uint64_t>> cached_pins_;   // sendfile-cache: pages kept pinned
     std::vector<std::uint64_t> rx_area_;                 // per client: its receive area (slots of span_)
     std::vector<std::uint64_t> kbuf_;                    // per client (kernel-copy): its kernel receive buffer
     std::vector<std::uint64_t> answers_;                 // per request id: replies the client took
-    std::uint64_t pinned_left_ = 0;                      // cache pages still pinned at the server's end
+    std::uint64_t pinned_left_ = 0;                      // cache pages still pinned at the last server's end
     std::string server_group_;
-    double cpu0_ = 0, poll0_ = 0;
-    std::uint64_t misses0_ = 0, ssd_bytes0_ = 0, ssd_reads0_ = 0, major0_ = 0;
     Counter &requests_c_, &answered_, &served_bytes_, &copy_bytes_, &pins_, &ssd_reads_, &ssd_bytes_, &major_,
         &missed_bytes_, &packets_, &duplicates_;
-    Scalar &reg_time_, &server_cpu_, &cpu_per_byte_;
+    Scalar &reg_time_, &server_cpu_, &cpu_per_byte_, &concurrent_peak_;
 };
 
 }  // namespace vrdmasim

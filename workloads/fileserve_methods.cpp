@@ -1,5 +1,8 @@
 // The five ways the fileserve server moves a request's data
-// (fileserve.hpp, README.md "File serving").
+// (fileserve.hpp, README.md "File serving"): the CPU work before the data
+// moves (prepare), each part's (post_part), a part's completion
+// (part_done) and the request's end (release). The event loop that calls
+// them is fileserve_server.cpp.
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -13,7 +16,6 @@ using sc_core::sc_time;
 
 namespace {
 constexpr std::uint64_t kPage = 4096;
-constexpr std::uint64_t kRec = sizeof(CompletionRecord);
 
 std::string range(const FileserveWorkload::Wire& w, std::uint64_t off, std::uint64_t len) {
     std::ostringstream os;
@@ -35,174 +37,177 @@ bool FileserveWorkload::post(RdmaProcess& app, std::uint64_t src, unsigned node,
     return true;
 }
 
-FileserveWorkload::Served FileserveWorkload::read_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
-    Vm& vm = *app.vm();
-    const sc_time t0 = app.now();
-    const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset, w.len, bounce_, app.now());
-    vm_done(app, r, "read()");
-    copy_bytes_.inc(r.value);
-    slice(app, "read() copy", t0, range(w, 0, w.len));
-    if (r.value != w.len) return {};
-    if (!post(app, bounce_, node, dst, w.len, records_)) return {};
-    const CompletionRecord rec = app.wait_record(records_);
-    return {rec.status == kStatusOk, rec.status == kStatusOk ? rec.bytes : 0};
+std::uint64_t FileserveWorkload::part_buffer(const Job& j, std::uint64_t index) const {
+    switch (method_) {
+    case Method::ReadCopy: return bounce_ + j.slot * span_;
+    case Method::Pipeline: return bounce_ + (j.slot * nbuf_ + index) * chunk_;
+    case Method::KernelCopy: return sockbuf_ + (j.slot * window_ + index) * packet_;
+    default: return maps_[j.w.file] + j.w.offset;   // sendfile, mmap-fault: the file mapping
+    }
 }
 
-FileserveWorkload::Served FileserveWorkload::pipeline(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
+void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
     Vm& vm = *app.vm();
-    std::vector<std::uint64_t> busy(nbuf_, 0);   // bytes of the chunk in flight from each buffer (0: free)
-    Served out{true, 0};
-    auto reap = [&](std::uint64_t b) {
-        const CompletionRecord rec = app.wait_record(records_ + b * kRec);
-        out.ok = out.ok && rec.status == kStatusOk;
-        out.bytes += rec.status == kStatusOk ? rec.bytes : 0;
-        app.deregister(bounce_ + b * chunk_, busy[b]);
-        busy[b] = 0;
-    };
-    const std::uint64_t n = (w.len + chunk_ - 1) / chunk_;
-    for (std::uint64_t k = 0; k < n && out.ok; ++k) {
-        const std::uint64_t b = k % nbuf_, buf = bounce_ + b * chunk_;
-        if (busy[b]) reap(b);   // the buffer is reused only after its chunk's completion
-        const std::uint64_t off = k * chunk_, len = std::min(chunk_, w.len - off);
+    const Wire& w = j.w;
+    j.src = part_buffer(j, 0);
+    j.parts = 1;
+    switch (method_) {
+    case Method::ReadCopy: {
+        // read() the whole range into the job's bounce buffer.
         const sc_time t0 = app.now();
-        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset + off, len, buf, app.now());
+        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset, w.len, j.src, app.now());
         vm_done(app, r, "read()");
         copy_bytes_.inc(r.value);
-        slice(app, "read() copy", t0, range(w, off, len));
-        if (r.value != len) {
-            out.ok = false;
-            break;
-        }
-        const sc_time t1 = app.now();
-        if (!app.register_buffer(buf, len, false)) {
-            out.ok = false;
-            break;
-        }
-        reg_time_.add(to_us(app.now() - t1));
-        slice(app, "register", t1, range(w, off, len));
-        busy[b] = len;
-        if (!post(app, buf, node, dst + off, len, records_ + b * kRec)) {
-            app.deregister(buf, len);
-            busy[b] = 0;
-            out.ok = false;
-        }
+        slice(app, "read() copy", t0, range(w, 0, w.len), j.slot);
+        j.ok = r.value == w.len;
+        break;
     }
-    // The chunks still in flight, oldest first.
-    for (std::uint64_t k = 0; k < nbuf_; ++k)
-        if (busy[(n + k) % nbuf_]) reap((n + k) % nbuf_);
-    if (out.bytes != w.len) out.ok = false;
-    return out;
+    case Method::Pipeline:
+        j.parts = (w.len + chunk_ - 1) / chunk_;
+        j.busy.assign(nbuf_, false);
+        break;
+    case Method::KernelCopy:
+        j.parts = (w.len + packet_ - 1) / packet_;
+        j.busy.assign(window_, false);
+        break;
+    case Method::MmapFault:
+        // The file mapping as it is: pages not present fault in the SMMU
+        // and the fault library brings them in (from the SSD when not cached).
+        break;
+    case Method::Sendfile: {
+        const int fd = fds_[w.file];
+        const std::uint64_t span = (w.len + kPage - 1) / kPage * kPage;
+        const sc_time t0 = app.now();
+        // GUP of the page-cache pages: read in if needed, pinned (reclaim
+        // never drops a pinned page).
+        auto pin = [&](std::uint64_t off, std::uint64_t len) {
+            VmResult r = vm.pin_file(app.pid(), fd, off, len, app.now());
+            if (r.error == VmError::NoMemory && !cached_pins_.empty()) {
+                // The pin-down cache holds the frames reclaim would need: flush it, retry once.
+                unpin_all(app);
+                r = vm.pin_file(app.pid(), fd, off, len, app.now());
+            }
+            if (!r.ok()) return false;
+            file_pins_ += r.value;
+            app.advance_to(r.done);
+            return true;
+        };
+        bool ok = true;
+        if (sendfile_cache_) {
+            // Pin only the pages the cache does not hold yet, run by run.
+            for (std::uint64_t o = w.offset; o < w.offset + span && ok;) {
+                if (cached_pins_.count({w.file, o})) {
+                    o += kPage;
+                    continue;
+                }
+                std::uint64_t e = o;
+                while (e < w.offset + span && !cached_pins_.count({w.file, e})) e += kPage;
+                ok = pin(o, e - o);
+                if (ok)
+                    for (std::uint64_t p = o; p < e; p += kPage) cached_pins_.insert({w.file, p});
+                o = e;
+            }
+        } else {
+            ok = pin(w.offset, span);
+            j.pinned = ok;
+        }
+        // The engine reaches the pinned pages through the server's file
+        // mapping: its PTEs made present (the GUP of the mapping; reclaim
+        // may clear them again, the pinned frames stay, and the engine's
+        // fault is then minor).
+        if (ok) {
+            const VmResult m = vm.fault_in(app.pid(), j.src, span, false, app.now());
+            ok = m.ok();
+            if (ok) app.advance_to(m.done);
+        }
+        reg_time_.add(to_us(app.now() - t0));
+        slice(app, sendfile_cache_ ? "pin (cached)" : "pin", t0, range(w, 0, w.len), j.slot);
+        j.ok = ok;
+        break;
+    }
+    }
 }
 
-FileserveWorkload::Served FileserveWorkload::sendfile(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
-    Vm& vm = *app.vm();
-    const int fd = fds_[w.file];
-    const std::uint64_t va = maps_[w.file] + w.offset;
-    const std::uint64_t span = (w.len + kPage - 1) / kPage * kPage;
-    const sc_time t0 = app.now();
-    // GUP of the page-cache pages: read in if needed, pinned (reclaim never
-    // drops a pinned page).
-    auto pin = [&](std::uint64_t off, std::uint64_t len) {
-        VmResult r = vm.pin_file(app.pid(), fd, off, len, app.now());
-        if (r.error == VmError::NoMemory && !cached_pins_.empty()) {
-            // The pin-down cache holds the frames reclaim would need: flush it, retry once.
-            unpin_all(app);
-            r = vm.pin_file(app.pid(), fd, off, len, app.now());
+bool FileserveWorkload::post_part(RdmaProcess& app, Job& j) {
+    const Wire& w = j.w;
+    Part p;
+    p.index = j.next;
+    p.record = record_of(j, 0);
+    std::uint64_t off = 0, len = w.len;
+    std::uint32_t flags = 0, counter = 0;
+    if (method_ == Method::Pipeline || method_ == Method::KernelCopy) {
+        const bool kernel = method_ == Method::KernelCopy;
+        const std::uint64_t piece = kernel ? packet_ : chunk_;
+        p.index = j.next % j.busy.size();
+        if (j.busy[p.index]) return false;   // the buffer is reused only after its part's completion
+        p.record = record_of(j, p.index);
+        off = j.next * piece;
+        len = std::min(piece, w.len - off);
+        p.buf = part_buffer(j, p.index);
+        Vm& vm = *app.vm();
+        const sc_time t0 = app.now();
+        // pipeline: read() chunk k into its buffer; kernel-copy: the kernel
+        // copies the packet's bytes from the page cache into the socket
+        // buffer (the read path: lookups, misses, the copy), then the
+        // protocol stack's per-packet work.
+        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset + off, len, p.buf, app.now());
+        vm_done(app, r, kernel ? "kernel copy from the page cache" : "read()");
+        copy_bytes_.inc(r.value);
+        if (kernel) app.compute("kernel-tx", tx_cost_);
+        slice(app, kernel ? "kernel-copy packet" : "read() copy", t0, range(w, off, len), j.slot);
+        if (r.value != len) {
+            j.ok = false;
+            return false;
         }
-        if (!r.ok()) return false;
-        app.advance_to(r.done);
-        return true;
-    };
-    bool ok = true;
-    if (sendfile_cache_) {
-        // Pin only the pages the cache does not hold yet, run by run.
-        for (std::uint64_t o = w.offset; o < w.offset + span && ok;) {
-            if (cached_pins_.count({w.file, o})) {
-                o += kPage;
-                continue;
+        if (kernel) {
+            // Each packet counts on the client's event counter of its slot.
+            flags = kFlagCounter;
+            counter = 1 + w.slot;
+        } else {
+            const sc_time t1 = app.now();
+            if (!app.register_buffer(p.buf, len, false)) {
+                j.ok = false;
+                return false;
             }
-            std::uint64_t e = o;
-            while (e < w.offset + span && !cached_pins_.count({w.file, e})) e += kPage;
-            ok = pin(o, e - o);
-            if (ok)
-                for (std::uint64_t p = o; p < e; p += kPage) cached_pins_.insert({w.file, p});
-            o = e;
+            reg_time_.add(to_us(app.now() - t1));
+            slice(app, "register", t1, range(w, off, len), j.slot);
         }
     } else {
-        ok = pin(w.offset, span);
+        p.buf = j.src;   // read-copy: the bounce buffer; sendfile, mmap-fault: the file mapping
     }
-    // The engine reaches the pinned pages through the server's file mapping:
-    // its PTEs made present (the GUP of the mapping; reclaim may clear them
-    // again, the pinned frames stay, and the engine's fault is then minor).
-    if (ok) {
-        const VmResult m = vm.fault_in(app.pid(), va, span, false, app.now());
-        ok = m.ok();
-        if (ok) app.advance_to(m.done);
+    p.len = len;
+    p.posted = app.now();
+    if (!post(app, p.buf, j.node, j.dst + off, len, p.record, flags, counter)) {
+        if (method_ == Method::Pipeline) app.deregister(p.buf, len);
+        j.ok = false;
+        return false;
     }
-    reg_time_.add(to_us(app.now() - t0));
-    slice(app, sendfile_cache_ ? "pin (cached)" : "pin", t0, range(w, 0, w.len));
-    Served out;
-    if (ok && post(app, va, node, dst, w.len, records_)) {
-        const CompletionRecord rec = app.wait_record(records_);
-        out = {rec.status == kStatusOk, rec.status == kStatusOk ? rec.bytes : 0};
-    }
-    if (!sendfile_cache_ && ok) {
-        const sc_time t1 = app.now();
-        vm_done(app, vm.unpin_file(app.pid(), fd, w.offset, span, app.now()), "unpin of file pages");
-        reg_time_.add(to_us(app.now() - t1));
-        slice(app, "unpin", t1, range(w, 0, w.len));
-    }
-    return out;
+    // The source is the engine's until the record is seen (the guard).
+    if (method_ != Method::KernelCopy) app.guard_until(p.buf, len, false, p.record);
+    if (method_ == Method::KernelCopy) packets_.inc();
+    if (!j.busy.empty()) j.busy[p.index] = true;
+    j.flight.push_back(p);
+    ++j.next;
+    return true;
 }
 
-FileserveWorkload::Served FileserveWorkload::mmap_fault(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
-    // The file mapping as it is: pages not present fault in the SMMU and
-    // the fault library brings them in (from the SSD when not cached).
-    if (!post(app, maps_[w.file] + w.offset, node, dst, w.len, records_)) return {};
-    const CompletionRecord rec = app.wait_record(records_);
-    return {rec.status == kStatusOk, rec.status == kStatusOk ? rec.bytes : 0};
+void FileserveWorkload::part_done(RdmaProcess& app, Job& j, const Part& p, const CompletionRecord& rec) {
+    const bool ok = rec.status == kStatusOk;
+    j.ok = j.ok && ok;
+    j.bytes += ok ? rec.bytes : 0;
+    if (method_ == Method::Pipeline) app.deregister(p.buf, p.len);
+    if (!j.busy.empty()) j.busy[p.index] = false;
 }
 
-FileserveWorkload::Served FileserveWorkload::kernel_copy(RdmaProcess& app, const Wire& w, unsigned node, std::uint64_t dst) {
+void FileserveWorkload::release(RdmaProcess& app, Job& j) {
+    if (method_ != Method::Sendfile || !j.pinned) return;
     Vm& vm = *app.vm();
-    std::vector<bool> busy(window_, false);
-    Served out{true, 0};
-    auto reap = [&](std::uint64_t s) {
-        const CompletionRecord rec = app.wait_record(records_ + s * kRec);
-        out.ok = out.ok && rec.status == kStatusOk;
-        out.bytes += rec.status == kStatusOk ? rec.bytes : 0;
-        busy[s] = false;
-    };
-    const std::uint64_t n = (w.len + packet_ - 1) / packet_;
-    for (std::uint64_t p = 0; p < n && out.ok; ++p) {
-        const std::uint64_t s = p % window_, buf = sockbuf_ + s * packet_;
-        if (busy[s]) reap(s);   // the socket buffer's space comes back with the packet's completion
-        const std::uint64_t off = p * packet_, len = std::min(packet_, w.len - off);
-        const sc_time t0 = app.now();
-        // The kernel copies the packet's bytes from the page cache into the
-        // socket buffer (the read path: lookups, misses, the copy), then
-        // the protocol stack's per-packet work.
-        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset + off, len, buf, app.now());
-        vm_done(app, r, "kernel copy from the page cache");
-        copy_bytes_.inc(r.value);
-        app.compute("kernel-tx", tx_cost_);
-        slice(app, "kernel-copy packet", t0, range(w, off, len));
-        if (r.value != len) {
-            out.ok = false;
-            break;
-        }
-        // Each packet counts on the client's event counter of its slot.
-        if (!post(app, buf, node, dst + off, len, records_ + s * kRec, kFlagCounter, 1 + w.slot)) {
-            out.ok = false;
-            break;
-        }
-        busy[s] = true;
-        packets_.inc();
-    }
-    for (std::uint64_t k = 0; k < window_; ++k)
-        if (busy[(n + k) % window_]) reap((n + k) % window_);
-    if (out.bytes != w.len) out.ok = false;
-    return out;
+    const std::uint64_t span = (j.w.len + kPage - 1) / kPage * kPage;
+    const sc_time t1 = app.now();
+    vm_done(app, vm.unpin_file(app.pid(), fds_[j.w.file], j.w.offset, span, app.now()), "unpin of file pages");
+    reg_time_.add(to_us(app.now() - t1));
+    slice(app, "unpin", t1, range(j.w, 0, j.w.len), j.slot);
+    j.pinned = false;
 }
 
 }  // namespace vrdmasim

@@ -353,7 +353,9 @@ void Workload::declare_params(ParamRegistry& reg) {
 
 bool Workload::uses_two_sided_library(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();
-    return c[w.kind] == "sendrecv" || c[w.kind] == "fileserve" || c[w.two_sided];
+    // (fileserve's requests; with fileserve.access = direct there are none.)
+    return c[w.kind] == "sendrecv" || (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") ||
+           c[w.two_sided];
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
@@ -379,7 +381,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" &&
-        kind != "pingpong" && !cluster_kind) {
+        kind != "pingpong" && kind != "fileserve" && !cluster_kind) {
         // docs/composition.md, the refusal table.
         if (kind == "lock")
             throw c.refuse("workload.operation",
@@ -389,8 +391,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = sendrecv: two-sided messages move as the "
                            "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
-        throw c.refuse("workload.operation", "the read form is not built yet for workload.kind = " + kind +
-                                                 " (stream, pingpong, overlap and the cluster kinds have one)");
+        throw std::logic_error("workload.operation: no rule for workload.kind = " + kind);
     }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
         throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
@@ -416,7 +417,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
         throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
     }
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
-    if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files);
+    if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {

@@ -164,6 +164,11 @@ public:
     // ends, if it knows in advance; 0 if not. Only the progress line's
     // ETA uses it (src/progress.hpp).
     virtual std::uint64_t planned_transfers() const { return 0; }
+    // The most it can deliver without the network, in bits per second
+    // (fileserve.access = direct: each client's read() copies); 0 when every
+    // byte it counts crosses a receiver's network link. The throughput
+    // self-check's ceiling adds it to the links'.
+    virtual double local_ceiling_bps() const { return 0; }
     // Called once, by the last program to end (the system stops its
     // background daemons then, so the simulation can end).
     void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }

@@ -94,7 +94,7 @@ RdmaParams::RdmaParams()
                       "is posted, source and destination no access for the CPU (AP[2:1] = 00), while the engine's "
                       "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
                       "transfer; the access comes back at completion; library/rdma/README.md \"Buffer "
-                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but fileserve (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion")),
+                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but lock (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion, the file server each source it posts and its clients' receive slots")),
       guard_fault(set.time("guard-fault", "3us",
                      "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
                      "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "

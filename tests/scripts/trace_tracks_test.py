@@ -15,7 +15,7 @@ Three sets of track names are compared:
     `track`);
   - produced: the thread_name metadata of the traces of shipped
     configurations covering the features (faults, several processes, swap
-    under memory pressure, file serving, messaging, NetVM's shadow table,
+    under memory pressure, file serving (two requests at once), messaging, NetVM's shadow table,
     atomics and locks, a torus), shortened where long.
 Every declared or produced track must be documented, every documented one
 declared and produced; each miss fails with the track's name. Process names
@@ -37,6 +37,7 @@ RUNS = [
     ("memory pressure and swap", ["configs/tutorial/08-pressure.ini", "--workload.total-bytes=8MiB"]),
     ("memory-pressure.ini", ["configs/memory-pressure.ini", "--workload.total-bytes=16MiB", "--workload.window=2"]),
     ("file serving", ["configs/tutorial/14-fileserve.ini"]),
+    ("file server, two requests at once", ["configs/fileserve/base.ini", "--fileserve.server-depth=2"]),
     ("messaging", ["configs/pingpong.ini", "--workload.kind=sendrecv", "--workload.iterations=10"]),
     ("NetVM shadow table", ["configs/pingpong.ini", "--ni.translation=shadow", "--rdma.strategy=netvm",
                             "--workload.iterations=10"]),

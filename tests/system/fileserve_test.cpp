@@ -5,12 +5,19 @@
 // terminate mode; every byte verified against FileSystem::byte, the run's
 // invariants (each request answered once, bytes served = verified, the SSD
 // read at least what the cache missed, nothing left pinned); and each
-// refused combination. One simulation per TEST_CASE.
+// refused combination; several requests served at once, the read form, the
+// buffer guard, several processes per node, NetVM, and direct access from
+// the board's other FPGAs over the board network. One simulation per
+// TEST_CASE.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <sstream>
 #include <string>
+
+#include "child_process.hpp"
 
 #include "fault_situations.hpp"
 #include "invariants.hpp"
@@ -256,4 +263,227 @@ TEST_CASE("fileserve: combinations that cannot work are refused before simulatio
     CHECK_THAT(refusal({{"fileserve.method", "kernel-copy"}, {"dma.event-counters", "2"}}),
                Catch::Contains("dma.event-counters"));
     CHECK_THAT(refusal({{"rdma.channels", "2"}}), Catch::Contains("rdma.channels"));
+    // The rules of docs/composition.md (R11-R14) and direct access's own.
+    CHECK_THAT(refusal({{"fileserve.method", "kernel-copy"}, {"rdma.buffer-guard", "mprotect"}}),
+               Catch::Contains("has nothing to guard with fileserve.method = kernel-copy"));
+    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"rdma.buffer-guard", "mprotect"}}),
+               Catch::Contains("has nothing to guard with fileserve.access = direct"));
+    CHECK_THAT(refusal({{"fileserve.method", "kernel-copy"}, {"workload.operation", "read"}}),
+               Catch::Contains("has nothing to choose with fileserve.method = kernel-copy"));
+    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"workload.operation", "read"}}),
+               Catch::Contains("has nothing to choose with fileserve.access = direct"));
+    CHECK_THAT(refusal({{"fileserve.method", "pipeline"}, {"workload.operation", "read"}}),
+               Catch::Contains("the read form is not built yet for fileserve.method = pipeline"));
+    CHECK_THAT(refusal({{"fileserve.access", "direct"}}), Catch::Contains("fileserve.outstanding"));
+    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.server-depth", "2"}}),
+               Catch::Contains("fileserve.server-depth"));
+    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.method", "sendfile"}}),
+               Catch::Contains("fileserve.method"));
+}
+
+// ---- several requests at once (fileserve.server-depth), the read form,
+// the guard, NetVM, direct access: each run in a child process (SystemC
+// elaborates once per process), which reports its outcome as figures.
+
+namespace {
+
+using Figures = std::map<std::string, double>;
+
+// One run of kBase + `extra` in a child: whether it finished with every
+// request answered and every byte verified, no self-check violated and no
+// page-cache page left pinned; then its figures.
+Figures child_run(const Settings& extra) {
+    const std::string text = in_child_text([&extra] {
+        std::ostringstream os;
+        SystemSim s(kBase, extra);
+        s.run();
+        const TransferLog& l = s.log();
+        RunFigures f = run_figures(*s.sys);
+        f.link_util_max = 0.5;
+        const auto v = check_invariants(*s.sys, s.stats, f);
+        std::uint64_t pinned = 0;
+        for (unsigned file = 0; file < 4; ++file)
+            for (std::uint64_t o = 0; o < kFile; o += 4096) pinned += s.sys->node(0).vm.file_pins(file, o);
+        const bool clean = s.finished() && v.empty() && pinned == 0 && l.transfers.value() == kRequests &&
+                           l.errors.value() == 0 && l.mismatches.value() == 0 &&
+                           l.bytes_verified.value() == kRequests * kFile &&
+                           s.counter("workload.fileserve.answered") == kRequests;
+        os << "clean " << clean << "\n";
+        os << "gbps " << static_cast<double>(l.bytes_delivered.value()) * 8 / (l.last_done - l.first_post).to_seconds() / 1e9
+           << "\n";
+        os << "peak " << s.scalar("workload.fileserve.concurrent_peak") << "\n";
+        os << "ssd_bytes " << s.counter("workload.fileserve.ssd_bytes") << "\n";
+        os << "copies " << s.counter("workload.fileserve.copy_bytes") << "\n";
+        os << "cpu_ns_per_byte " << s.scalar("workload.fileserve.cpu_ns_per_byte") << "\n";
+        os << "guards " << s.stats.sum_counters("rdma.guard.installed") << "\n";
+        os << "guard_faults " << s.stats.sum_counters("rdma.guard.faults") << "\n";
+        os << "read_requests " << s.stats.sum_counters("dma.read_requests") << "\n";
+        os << "remote_bytes " << s.stats.sum_counters("remote_fs.bytes_delivered") << "\n";
+        os << "remote_reads " << s.stats.sum_counters("remote_fs.reads") << "\n";
+        os << "remote_served " << s.stats.sum_counters("remote_fs.served") << "\n";
+        os << "netvm_copies " << s.stats.sum_counters("dma.kernel_copy_bytes") << "\n";
+        if (!v.empty()) std::cerr << describe(v) << "\n";
+        return os.str();
+    });
+    Figures f;
+    std::istringstream in(text);
+    std::string k;
+    double x = 0;
+    while (in >> k >> x) f[k] = x;
+    return f;
+}
+
+// A child's run finished clean (every byte verified, no self-check violated).
+void clean(const Figures& f) {
+    REQUIRE(f.count("clean"));
+    CHECK(f.at("clean") == 1);
+}
+
+void at_depths(const char* m) {
+    const Figures one = child_run(method(m, "warm") + Settings{{"fileserve.server-depth", "1"}});
+    const Figures two = child_run(method(m, "warm") + Settings{{"fileserve.server-depth", "2"}});
+    clean(one);
+    clean(two);
+    // It served as many at once as it could, never more than its depth.
+    CHECK(one.at("peak") == 1);
+    CHECK(two.at("peak") == 2);
+    INFO(m << ": depth 1 " << one.at("gbps") << " Gb/s, depth 2 " << two.at("gbps") << " Gb/s");
+    // A second request's CPU work or transfer overlaps the first's.
+    CHECK(two.at("gbps") > one.at("gbps") * 1.05);
+}
+
+}  // namespace
+
+TEST_CASE("fileserve server-depth 2, read-copy: a second request's read() overlaps the first's transfer",
+          "[fileserve][depth]") {
+    at_depths("read-copy");
+}
+TEST_CASE("fileserve server-depth 2, sendfile", "[fileserve][depth]") { at_depths("sendfile"); }
+TEST_CASE("fileserve server-depth 2, pipeline", "[fileserve][depth]") { at_depths("pipeline"); }
+
+TEST_CASE("fileserve server-depth 4, mmap-fault and kernel-copy, cold: every byte verified", "[fileserve][depth]") {
+    for (const char* m : {"mmap-fault", "kernel-copy"}) {
+        INFO(m);
+        const Figures f = child_run(method(m, "cold") + Settings{{"fileserve.server-depth", "4"}});
+        clean(f);
+        CHECK(f.at("ssd_bytes") > 0);
+        CHECK(f.at("peak") >= 2);
+        CHECK(f.at("peak") <= 4);
+    }
+}
+
+// ---- the read form: the client reads the range the server prepared
+
+TEST_CASE("fileserve read form: read-copy, sendfile and mmap-fault, one and two requests at once",
+          "[fileserve][read]") {
+    for (const char* m : {"read-copy", "sendfile", "mmap-fault"})
+        for (const char* depth : {"1", "2"}) {
+            INFO(m << ", depth " << depth);
+            const Figures f = child_run(method(m, "cold") + Settings{{"workload.operation", "read"},
+                                                                     {"fileserve.server-depth", depth}});
+            clean(f);
+            CHECK(f.at("ssd_bytes") > 0);
+            // The clients' engines read: the server's engine served a read
+            // request per request.
+            CHECK(f.at("read_requests") == kRequests);
+        }
+}
+
+// ---- the buffer guard
+
+TEST_CASE("fileserve with the buffer guard: sources guarded until their records, slots until the reply",
+          "[fileserve][guard]") {
+    for (const char* m : {"read-copy", "pipeline", "sendfile", "mmap-fault"})
+        for (const char* op : {"write", "read"}) {
+            if (std::string(m) == "pipeline" && std::string(op) == "read") continue;   // R13
+            INFO(m << ", " << op);
+            const Figures f = child_run(method(m, "cold") + Settings{{"rdma.buffer-guard", "mprotect"},
+                                                                     {"workload.operation", op},
+                                                                     {"fileserve.server-depth", "2"}});
+            clean(f);
+            // A guard per request at each client (write: the slot; read:
+            // get's destination) and at least one per request at the server.
+            CHECK(f.at("guards") >= 2 * kRequests);
+            CHECK(f.at("guard_faults") == 0);   // nothing touches a buffer in flight
+        }
+}
+
+// ---- NetVM
+
+TEST_CASE("fileserve with rdma.strategy = netvm into cold receive areas", "[fileserve][netvm]") {
+    for (const char* m : {"read-copy", "mmap-fault", "sendfile"}) {
+        INFO(m);
+        const Figures f = child_run(method(m, "cold") + Settings{{"rdma.strategy", "netvm"},
+                                                                 {"smmu-driver.fault-mode", "terminate"},
+                                                                 {"workload.populate", "false"}});
+        clean(f);
+        // The receive slots were never touched: NetVM's kernel copied the
+        // packets that found their pages absent.
+        CHECK(f.at("netvm_copies") > 0);
+    }
+}
+
+// ---- direct access from the board's FPGAs without the SSD
+
+TEST_CASE("fileserve direct access: the clients' page caches fill over the board network", "[fileserve][direct]") {
+    const Settings direct{{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}};
+    const Figures cold = child_run(direct + Settings{{"fileserve.cache", "cold"}});
+    const Figures warm = child_run(direct + Settings{{"fileserve.cache", "warm"}});
+    clean(cold);
+    clean(warm);
+    // Every byte a client read came over the board links from node 0's SSD
+    // (both clients are FPGAs of node 0's board without the SSD).
+    CHECK(cold.at("remote_bytes") > 0);
+    CHECK(cold.at("ssd_bytes") == cold.at("remote_bytes"));
+    CHECK(cold.at("remote_served") == cold.at("remote_reads"));
+    CHECK(cold.at("copies") == kRequests * kFile);   // one read() copy per byte
+    CHECK(warm.at("ssd_bytes") == 0);                // the warm pass filled each client's cache
+    CHECK(warm.at("cpu_ns_per_byte") < cold.at("cpu_ns_per_byte"));
+    INFO("direct: cold " << cold.at("gbps") << " Gb/s, warm " << warm.at("gbps") << " Gb/s");
+    CHECK(warm.at("gbps") > cold.at("gbps"));
+}
+
+// ---- several processes per node (one simulation each)
+
+namespace {
+void two_processes(const char* m) {
+    SystemSim s(kBase, method(m, "cold") + Settings{{"node.processes", "2"}});
+    s.run();
+    REQUIRE(s.finished());
+    s.check_all_verified(kRequests, kRequests * kFile);
+    for (const char* job : {"workload.", "job1.workload."}) {
+        INFO(job);
+        CHECK(s.counter(std::string(job) + "fileserve.answered") == kRequests);
+        CHECK(s.counter(std::string(job) + "fileserve.served_bytes") == kRequests * kFile);
+        CHECK(s.counter(std::string(job) + "bytes_verified") == kRequests * kFile);
+        CHECK(s.counter(std::string(job) + "data_mismatches") == 0);
+    }
+    // The node-wide figures are measured once, into job 0's: the SSD read
+    // each file's pages once for both servers (nothing reclaimed).
+    CHECK(s.counter("workload.fileserve.ssd_bytes") > 0);
+    CHECK(s.counter("workload.fileserve.ssd_bytes") <= 4 * kFile);
+    CHECK(s.counter("job1.workload.fileserve.ssd_bytes") == 0);
+    CHECK(s.scalar("workload.fileserve.cpu_ns_per_byte") > 0);
+    CHECK(s.scalar("job1.workload.fileserve.cpu_ns_per_byte") == 0);
+    // Each server's own pins (sendfile: its requests' pages).
+    if (std::string(m) == "sendfile") {
+        CHECK(s.counter("workload.fileserve.pins") == kRequests * kFile / 4096);
+        CHECK(s.counter("job1.workload.fileserve.pins") == kRequests * kFile / 4096);
+    }
+    for (unsigned f = 0; f < 4; ++f)
+        for (std::uint64_t o = 0; o < kFile; o += 4096) CHECK(s.sys->node(0).vm.file_pins(f, o) == 0);
+    RunFigures fig = run_figures(*s.sys);
+    fig.link_util_max = 0.5;
+    const auto v = check_invariants(*s.sys, s.stats, fig);
+    INFO(describe(v));
+    CHECK(v.empty());
+}
+}  // namespace
+
+TEST_CASE("fileserve with two processes per node, read-copy: two servers share the node's page cache and SSD",
+          "[fileserve][procs]") {
+    two_processes("read-copy");
+}
+TEST_CASE("fileserve with two processes per node, sendfile: each server's own pins", "[fileserve][procs]") {
+    two_processes("sendfile");
 }

@@ -182,6 +182,8 @@ const std::map<std::string, Settings>& scenarios() {
         {"fileserve.method", kFileserve},
         {"fileserve.popularity", kFileserve},
         {"fileserve.cache", kFileserve},
+        // Ask the server, or read() the files directly over the board network.
+        {"fileserve.access", kFileserve},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},
