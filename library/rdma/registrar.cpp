@@ -95,7 +95,6 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
       foreground_pins_(ctx.stats.counter(prefix + ".foreground_pins", "",
                                          "pin-deferred: chunks a post pinned itself (not reached by the "
                                          "registration thread yet)")),
-      pages_pinned_(ctx.stats.counter(prefix + ".registered_pages", "", "4 KiB pages its pin calls pinned (every pin call's pages)")),
       registration_time_(ctx.stats.scalar(prefix + ".registration_time", "us",
                                           "time in acquire/release/release_all (sum of done - at)", Scalar::Kind::Sum)),
       pinned_peak_(ctx.stats.scalar(prefix + ".pinned_bytes_peak", "B",
@@ -165,7 +164,7 @@ RegResult Registrar::acquire(std::uint64_t va, std::uint64_t len, bool write, sc
                 failures_.inc();
             } else {
                 registrations_.inc();
-                pages_pinned_.inc(p.value);
+                pages_pinned_ += p.value;
             }
             return finish(r, at);
         }
@@ -215,7 +214,7 @@ RegResult Registrar::acquire(std::uint64_t va, std::uint64_t len, bool write, sc
         return finish(r, at);
     }
     registrations_.inc();
-    pages_pinned_.inc(p.value);
+    pages_pinned_ += p.value;
     cache_.push_front(Entry{s, e, 1});
     cached_pages_ += (e - s) / kPage;
     r.done = evict_while([this] { return cached_pages_ > capacity_pages_; }, p.done);
@@ -318,7 +317,7 @@ bool Registrar::pin_chunk(Chunk& c, sc_time t) {
     c.state = ChunkState::Pinning;
     c.done = p.done;
     registrations_.inc();
-    pages_pinned_.inc(p.value);
+    pages_pinned_ += p.value;
     peak_ = std::max(peak_, vm_.pinned_bytes(pid_));
     pinned_peak_.set(static_cast<double>(peak_));
     return true;

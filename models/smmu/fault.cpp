@@ -2,6 +2,8 @@
 // models/smmu/README.md ("Faults").
 #include "models/smmu/fault.hpp"
 
+#include <algorithm>
+
 #include <cstring>
 #include <sstream>
 
@@ -111,6 +113,9 @@ Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t
                                  {"sid", Tracer::json_hex(sid)}});
     }
     const Tracer::Cause me = pf.story;
+    // (In bank order: update_irq raises the line for them in that order.)
+    const auto in = std::lower_bound(pending_banks_.begin(), pending_banks_.end(), c.index);
+    if (in == pending_banks_.end() || *in != c.index) pending_banks_.insert(in, c.index);
     auto pos = c.pending.end();
     while (pos != c.pending.begin() && (pos - 1)->at > at) --pos;   // after equal times: record order
     c.pending.insert(pos, pf);
@@ -140,8 +145,12 @@ void FaultUnit::settle(ContextBank& c, sc_time at) {
 }
 
 void FaultUnit::settle(sc_time at) {
-    for (unsigned n = 0; n < cbs_.size(); ++n)
-        if (!cbs_.peek(n).pending.empty()) settle(cbs_[n], at);
+    for (std::size_t i = 0; i < pending_banks_.size();) {
+        ContextBank& c = cbs_[pending_banks_[i]];
+        settle(c, at);
+        if (c.pending.empty()) pending_banks_.erase(pending_banks_.begin() + static_cast<std::ptrdiff_t>(i));
+        else ++i;
+    }
 }
 
 bool FaultUnit::context_fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type,
@@ -247,7 +256,7 @@ void FaultUnit::update_irq(sc_time at) {
     }
     if (irq_.high()) irq_.lower();
     // A fault still ahead of `at` raises the line at its own time.
-    for (unsigned n = 0; n < cbs_.size(); ++n) {
+    for (const unsigned n : pending_banks_) {
         const ContextBank& c = cbs_.peek(n);
         if (!c.pending.empty() && (c.sctlr & r::SCTLR_CFIE)) irq_.raise_at(c.pending.front().at);
     }

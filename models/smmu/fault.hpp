@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 #include <string>
 
 #include <systemc>
@@ -76,6 +77,12 @@ private:
     Counter& global_faults_;
     GlobalFaultRegisters g_;
     std::uint64_t stall_seq_ = 0;
+    // The banks that may hold faults recorded for a later time, in bank
+    // order (each once; one whose pending list emptied leaves at the next
+    // settle): settle()
+    // and update_irq() visit these, not every bank, at every register
+    // access.
+    std::vector<unsigned> pending_banks_;
 };
 
 }  // namespace vrdmasim
