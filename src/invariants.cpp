@@ -7,6 +7,7 @@
 #include "library/rdma/buffer_guard.hpp"
 #include "energy.hpp"
 #include "system.hpp"
+#include "workloads/collective.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/overlap.hpp"
@@ -290,6 +291,9 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         // the SSD read at least what the cache missed, nothing left pinned.
         if (const auto* fsw = dynamic_cast<const FileserveWorkload*>(w.get()))
             for (const auto& [name, detail] : fsw->self_check()) out.push_back({name, job + detail});
+        // collective: no rank leaves a barrier before the last entered it.
+        if (const auto* cw = dynamic_cast<const CollectiveWorkload*>(w.get()))
+            for (const auto& [name, detail] : cw->self_check()) out.push_back({name, job + detail});
         if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
             const bool unguarded = o->unguarded();
             if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))

@@ -11,6 +11,7 @@
 #include "library/rdma/process.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/collective.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 #include "library/messaging/stats.hpp"
@@ -131,6 +132,7 @@ MetricRegistry build_summary_metrics() {
     BufferGuard::declare_metrics(reg);
     OverlapWorkload::declare_metrics(reg);
     FileserveWorkload::declare_metrics(reg);
+    CollectiveWorkload::declare_metrics(reg);
     declare_energy_metrics(reg);
     declare_host_metrics(reg);
     return reg;

@@ -1,5 +1,7 @@
 #include "workloads/workload.hpp"
 
+#include "workloads/collective.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -233,7 +235,7 @@ std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std:
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve", "collective"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
                       "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
@@ -349,13 +351,14 @@ void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<LockParams>().set);
     OverlapWorkload::declare_params(reg);
     FileserveWorkload::declare_params(reg);
+    CollectiveWorkload::declare_params(reg);
 }
 
 bool Workload::uses_two_sided_library(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();
     // (fileserve's requests; with fileserve.access = direct there are none.)
-    return c[w.kind] == "sendrecv" || (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") ||
-           c[w.two_sided];
+    return c[w.kind] == "sendrecv" || c[w.kind] == "collective" ||
+           (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") || c[w.two_sided];
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
@@ -387,9 +390,9 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
                            "and loads on the lock's words, not messages a write or a read could move");
-        if (kind == "sendrecv")
+        if (kind == "sendrecv" || kind == "collective")
             throw c.refuse("workload.operation",
-                           "has nothing to choose in workload.kind = sendrecv: two-sided messages move as the "
+                           "has nothing to choose in workload.kind = " + kind + ": two-sided messages move as the "
                            "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
         throw std::logic_error("workload.operation: no rule for workload.kind = " + kind);
     }
@@ -410,6 +413,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                               ? "the two-sided form of stream and pingpong is workload.kind = sendrecv "
                                 "(workload.sendrecv-test = bandwidth, latency)"
                           : kind == "sendrecv" ? "sendrecv is two-sided already"
+                          : kind == "collective" ? "the collectives are built on the two-sided library already"
                           : kind == "lock"     ? "the lock workload moves no messages (remote atomics and loads)"
                           : kind == "fileserve"
                               ? "the file server's requests go through the two-sided library already"
@@ -418,6 +422,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     }
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
+    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {

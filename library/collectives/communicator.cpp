@@ -1,0 +1,247 @@
+// coll::Communicator: names, the choice of algorithm, the point-to-point
+// steps and local work, barrier, bcast and reduce (README.md).
+#include "library/collectives/communicator.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "library/collectives/params.hpp"
+#include "models/os/vm_params.hpp"
+
+namespace vrdmasim::coll {
+
+namespace {
+// Collectives' messages: one tag per call (every rank makes the same
+// calls in the same order; between two ranks messages never overtake).
+constexpr std::uint64_t kCollTag = std::uint64_t(1) << 40;
+
+bool power_of_two(unsigned n) { return n && !(n & (n - 1)); }
+}  // namespace
+
+Op op_of(const std::string& s) {
+    if (s == "barrier") return Op::Barrier;
+    if (s == "bcast") return Op::Bcast;
+    if (s == "reduce") return Op::Reduce;
+    if (s == "allreduce") return Op::Allreduce;
+    if (s == "allgather") return Op::Allgather;
+    if (s == "alltoall") return Op::Alltoall;
+    throw std::logic_error("collective.op: unknown collective '" + s + "'");
+}
+
+Algorithm algorithm_of(const std::string& s) {
+    if (s == "auto") return Algorithm::Auto;
+    if (s == "dissemination") return Algorithm::Dissemination;
+    if (s == "binomial") return Algorithm::Binomial;
+    if (s == "recursive-doubling") return Algorithm::RecursiveDoubling;
+    if (s == "ring") return Algorithm::Ring;
+    if (s == "rabenseifner") return Algorithm::Rabenseifner;
+    if (s == "pairwise") return Algorithm::Pairwise;
+    if (s == "bruck") return Algorithm::Bruck;
+    throw std::logic_error("collective: unknown algorithm '" + s + "'");
+}
+
+const char* name_of(Op op) {
+    switch (op) {
+    case Op::Barrier: return "barrier";
+    case Op::Bcast: return "bcast";
+    case Op::Reduce: return "reduce";
+    case Op::Allreduce: return "allreduce";
+    case Op::Allgather: return "allgather";
+    case Op::Alltoall: return "alltoall";
+    }
+    return "?";
+}
+
+const char* name_of(Algorithm a) {
+    switch (a) {
+    case Algorithm::Auto: return "auto";
+    case Algorithm::Dissemination: return "dissemination";
+    case Algorithm::Binomial: return "binomial";
+    case Algorithm::RecursiveDoubling: return "recursive-doubling";
+    case Algorithm::Ring: return "ring";
+    case Algorithm::Rabenseifner: return "rabenseifner";
+    case Algorithm::Pairwise: return "pairwise";
+    case Algorithm::Bruck: return "bruck";
+    }
+    return "?";
+}
+
+bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm& chosen, std::string& why) {
+    if (a == Algorithm::Auto) {
+        // MPICH's defaults (MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE 2048,
+        // MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE 81920 in all,
+        // MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE 256).
+        switch (op) {
+        case Op::Barrier: a = Algorithm::Dissemination; break;
+        case Op::Bcast:
+        case Op::Reduce: a = Algorithm::Binomial; break;
+        case Op::Allreduce: a = bytes <= 2048 ? Algorithm::RecursiveDoubling : Algorithm::Rabenseifner; break;
+        case Op::Allgather:
+            a = power_of_two(ranks) && bytes * ranks <= 81920 ? Algorithm::RecursiveDoubling : Algorithm::Ring;
+            break;
+        case Op::Alltoall: a = bytes <= 256 ? Algorithm::Bruck : Algorithm::Pairwise; break;
+        }
+    }
+    const std::vector<Algorithm> fits = [op] {
+        switch (op) {
+        case Op::Barrier: return std::vector<Algorithm>{Algorithm::Dissemination};
+        case Op::Bcast:
+        case Op::Reduce: return std::vector<Algorithm>{Algorithm::Binomial};
+        case Op::Allreduce:
+            return std::vector<Algorithm>{Algorithm::RecursiveDoubling, Algorithm::Ring, Algorithm::Rabenseifner};
+        case Op::Allgather: return std::vector<Algorithm>{Algorithm::Ring, Algorithm::RecursiveDoubling};
+        case Op::Alltoall: return std::vector<Algorithm>{Algorithm::Pairwise, Algorithm::Bruck};
+        }
+        return std::vector<Algorithm>{};
+    }();
+    if (std::find(fits.begin(), fits.end(), a) == fits.end()) {
+        why = std::string(name_of(a)) + " is not an algorithm of " + name_of(op) + " (it has:";
+        for (Algorithm f : fits) why += std::string(" ") + name_of(f);
+        why += ")";
+        return false;
+    }
+    if (op == Op::Allgather && a == Algorithm::RecursiveDoubling && !power_of_two(ranks)) {
+        why = "recursive-doubling allgather exchanges whole halves and needs a power-of-two number of ranks (" +
+              std::to_string(ranks) + " here; MPICH takes ring or Bruck then)";
+        return false;
+    }
+    chosen = a;
+    return true;
+}
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes,
+                           unsigned rank)
+    : ctx_(ctx),
+      app_(app),
+      ep_(ep),
+      nodes_(std::move(nodes)),
+      rank_(rank),
+      reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
+      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
+    if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
+}
+
+std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t bytes) {
+    switch (op) {
+    case Op::Barrier:
+    case Op::Bcast: return 0;
+    case Op::Reduce:
+    case Op::Allreduce: return 2 * bytes;   // a received vector, and the accumulator of a non-root
+    case Op::Allgather: return 0;
+    case Op::Alltoall: return 2 * bytes * ranks;   // Bruck's rotated blocks and its packing buffer
+    }
+    return 0;
+}
+
+std::uint64_t Communicator::scratch(std::uint64_t bytes) {
+    if (bytes > scratch_len_) {
+        scratch_ = app_.alloc(bytes, true);   // the library's own buffer, mapped once at its largest
+        scratch_len_ = bytes;
+    }
+    return scratch_;
+}
+
+std::uint64_t Communicator::next_tag() { return kCollTag + call_++; }
+
+void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
+                            std::uint64_t rlen) {
+    const std::uint64_t tag = kCollTag + call_ - 1;   // the current call's
+    msg::Endpoint::Request r = 0, s = 0;
+    if (from >= 0) r = ep_.irecv(nodes_.at(static_cast<unsigned>(from)), tag, rbuf, rlen);
+    if (to >= 0) {
+        s = ep_.isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);
+        ++messages_;
+        sent_bytes_ += slen;
+    }
+    if (from >= 0) {
+        const msg::Status st = ep_.wait(r);
+        if (!st.ok || st.len != rlen)
+            throw std::runtime_error(app_.group() + ": collective: a message from rank " + std::to_string(from) +
+                                     " came " + (st.ok ? "with " + std::to_string(st.len) + " B where " +
+                                                             std::to_string(rlen) + " B were expected"
+                                                       : std::string("failed")));
+    }
+    if (to >= 0) ep_.wait(s);
+}
+
+void Communicator::combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count) {
+    if (count == 0) return;
+    const std::uint64_t len = count * 8;
+    a_.resize(len);
+    b_.resize(len);
+    if (!app_.debug_read(dst, a_.data(), len) || !app_.debug_read(src, b_.data(), len))
+        throw std::runtime_error(app_.group() + ": collective: a reduction's buffer is unreadable");
+    for (std::uint64_t i = 0; i < count; ++i) {
+        std::uint64_t x, y;
+        std::copy_n(a_.data() + 8 * i, 8, reinterpret_cast<unsigned char*>(&x));
+        std::copy_n(b_.data() + 8 * i, 8, reinterpret_cast<unsigned char*>(&y));
+        x += y;
+        std::copy_n(reinterpret_cast<const unsigned char*>(&x), 8, a_.data() + 8 * i);
+    }
+    app_.compute("reduce", sc_core::sc_time(static_cast<double>(len) / reduce_rate_, sc_core::SC_SEC));
+    if (!app_.debug_write(dst, a_.data(), len))
+        throw std::runtime_error(app_.group() + ": collective: a reduction's buffer is not writable");
+    reduced_bytes_ += len;
+}
+
+void Communicator::copy(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes) {
+    if (bytes == 0 || dst == src) return;
+    a_.resize(bytes);
+    if (!app_.debug_read(src, a_.data(), bytes))
+        throw std::runtime_error(app_.group() + ": collective: a buffer is unreadable");
+    app_.compute("coll-copy", sc_core::sc_time(static_cast<double>(bytes) / copy_rate_, sc_core::SC_SEC));
+    if (!app_.debug_write(dst, a_.data(), bytes))
+        throw std::runtime_error(app_.group() + ": collective: a buffer is not writable");
+}
+
+// Dissemination (Hensgen, Finkel and Manber 1988): in round k each rank
+// tells rank + 2^k and hears from rank - 2^k; after ceil(log2 n) rounds
+// every rank has heard, through some chain, from every other.
+void Communicator::barrier(Algorithm) {
+    next_tag();
+    const unsigned n = size();
+    for (unsigned k = 1; k < n; k <<= 1)
+        exchange(static_cast<int>((rank_ + k) % n), 0, 0, static_cast<int>((rank_ + n - k) % n), 0, 0);
+}
+
+// Binomial tree from `root` (MPICH's MPIR_Bcast_intra_binomial).
+void Communicator::bcast(std::uint64_t buf, std::uint64_t bytes, unsigned root, Algorithm) {
+    next_tag();
+    const unsigned n = size();
+    const unsigned vr = (rank_ + n - root) % n;
+    unsigned mask = 1;
+    for (; mask < n; mask <<= 1)
+        if (vr & mask) {
+            recv((vr - mask + root) % n, buf, bytes);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n) send((vr + mask + root) % n, buf, bytes);
+}
+
+// Binomial tree to `root` (MPICH's MPIR_Reduce_intra_binomial, a
+// commutative sum): each rank adds its children's vectors into its own and
+// passes the sum up.
+void Communicator::reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm) {
+    next_tag();
+    const unsigned n = size();
+    const std::uint64_t len = count * 8;
+    const std::uint64_t tmp = scratch(2 * len);
+    const std::uint64_t acc = rank_ == root ? rbuf : tmp + len;
+    copy(acc, sbuf, len);
+    const unsigned vr = (rank_ + n - root) % n;
+    for (unsigned mask = 1; mask < n; mask <<= 1) {
+        if ((vr & mask) == 0) {
+            const unsigned src = vr | mask;
+            if (src < n) {
+                recv((src + root) % n, tmp, len);
+                combine(acc, tmp, count);
+            }
+        } else {
+            send(((vr & ~mask) + root) % n, acc, len);
+            break;
+        }
+    }
+}
+
+}  // namespace vrdmasim::coll

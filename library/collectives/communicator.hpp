@@ -1,0 +1,97 @@
+// coll::Communicator: MPI-style collectives over the two-sided library
+// (msg::Endpoint), on buffers of the simulated process (README.md). Ranks
+// are a job's processes, one per node, in the order given; every rank
+// calls the same collective with the same arguments, as in MPI. Data move
+// as messages of the endpoint (eager or rendezvous as msg.* says, through
+// the registration strategy, the guard and the completion mode of the RDMA
+// library); a reduction sums 64-bit unsigned elements on the rank's core
+// (collective.reduce-rate), a local copy runs at vm.copy-rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "library/messaging/endpoint.hpp"
+#include "library/rdma/process.hpp"
+
+namespace vrdmasim::coll {
+
+enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall };
+enum class Algorithm { Auto, Dissemination, Binomial, RecursiveDoubling, Ring, Rabenseifner, Pairwise, Bruck };
+
+Op op_of(const std::string& name);
+Algorithm algorithm_of(const std::string& name);
+const char* name_of(Op op);
+const char* name_of(Algorithm a);
+// The algorithm `a` stands for (Auto: chosen by size as MPICH does) for
+// `op` among `ranks` ranks contributing `bytes` each; empty with `why` set
+// when `a` does not do `op` (or not for this many ranks).
+bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm& chosen, std::string& why);
+
+class Communicator {
+public:
+    // `nodes[i]`: the node of rank i; this process is rank `rank`.
+    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes, unsigned rank);
+
+    unsigned size() const { return static_cast<unsigned>(nodes_.size()); }
+    unsigned rank() const { return rank_; }
+    // Scratch memory a collective needs (mapped at the first call that
+    // needs it, then kept): for the workloads' fit checks.
+    static std::uint64_t scratch_bytes(Op op, unsigned ranks, std::uint64_t bytes);
+
+    void barrier(Algorithm a);
+    // `bytes` at `buf` of `root` to every rank's `buf`.
+    void bcast(std::uint64_t buf, std::uint64_t bytes, unsigned root, Algorithm a);
+    // The sums of `count` 64-bit elements of every rank's `sbuf` into
+    // `rbuf` of `root` (reduce) or of every rank (allreduce). `sbuf` is not
+    // written.
+    void reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm a);
+    void allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a);
+    // Every rank's `bytes` at `sbuf` into block r (of `bytes`) of every
+    // rank's `rbuf`.
+    void allgather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);
+    // Block j of rank r's `sbuf` to block r of rank j's `rbuf`.
+    void alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);
+
+    // Messages and bytes this rank sent, sums it did (statistics of the
+    // caller's choosing read these).
+    std::uint64_t messages() const { return messages_; }
+    std::uint64_t sent_bytes() const { return sent_bytes_; }
+    std::uint64_t reduced_bytes() const { return reduced_bytes_; }
+
+private:
+    // One exchange: send [sbuf, +slen) to rank `to`, receive [rbuf, +rlen)
+    // from rank `from` (MPI_Sendrecv); either side may be absent (-1).
+    void exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
+    void send(unsigned to, std::uint64_t buf, std::uint64_t len) { exchange(static_cast<int>(to), buf, len, -1, 0, 0); }
+    void recv(unsigned from, std::uint64_t buf, std::uint64_t len) { exchange(-1, 0, 0, static_cast<int>(from), buf, len); }
+    // dst[i] += src[i] for `count` elements, on this rank's core.
+    void combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count);
+    // A local copy on this rank's core.
+    void copy(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes);
+    std::uint64_t scratch(std::uint64_t bytes);
+    std::uint64_t next_tag();
+    // The parts of allreduce.
+    void allreduce_doubling(std::uint64_t acc, std::uint64_t count);
+    void allreduce_ring(std::uint64_t acc, std::uint64_t count);
+    void allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count);
+    // Non-power-of-two ranks (MPICH): the first 2 * rem ranks fold pairwise
+    // into rem, so pof2 ranks remain; new_rank is -1 for those that sit out.
+    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
+    void unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
+    unsigned real_rank(unsigned new_rank, unsigned pof2) const;
+
+    const SimContext& ctx_;
+    RdmaProcess& app_;
+    msg::Endpoint& ep_;
+    const std::vector<unsigned> nodes_;
+    const unsigned rank_;
+    const double reduce_rate_, copy_rate_;   // bytes per second
+    std::uint64_t scratch_ = 0, scratch_len_ = 0;
+    std::uint64_t call_ = 0, step_ = 0;
+    std::uint64_t messages_ = 0, sent_bytes_ = 0, reduced_bytes_ = 0;
+    std::vector<unsigned char> a_, b_;   // host copies for sums and copies
+};
+
+}  // namespace vrdmasim::coll

@@ -1,0 +1,68 @@
+// Allgather and alltoall (README.md): ring and recursive doubling;
+// pairwise exchange and Bruck's.
+#include <stdexcept>
+
+#include "library/collectives/communicator.hpp"
+
+namespace vrdmasim::coll {
+
+void Communicator::allgather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a) {
+    next_tag();
+    const unsigned n = size();
+    copy(rbuf + rank_ * bytes, sbuf, bytes);
+    if (a == Algorithm::RecursiveDoubling) {
+        // Each step swaps the aligned group of blocks this rank holds with
+        // its partner's (a power-of-two number of ranks: resolve()).
+        for (unsigned mask = 1; mask < n; mask <<= 1) {
+            const unsigned partner = rank_ ^ mask;
+            const unsigned mine = rank_ / mask * mask, theirs = partner / mask * mask;
+            exchange(static_cast<int>(partner), rbuf + mine * bytes, mask * bytes, static_cast<int>(partner),
+                     rbuf + theirs * bytes, mask * bytes);
+        }
+        return;
+    }
+    // Ring: n - 1 steps, each passing on the block received the step before.
+    const int right = static_cast<int>((rank_ + 1) % n), left = static_cast<int>((rank_ + n - 1) % n);
+    for (unsigned s = 0; s + 1 < n; ++s) {
+        const unsigned out = (rank_ + n - s) % n, in = (rank_ + 2 * n - s - 1) % n;
+        exchange(right, rbuf + out * bytes, bytes, left, rbuf + in * bytes, bytes);
+    }
+}
+
+void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a) {
+    next_tag();
+    const unsigned n = size();
+    if (a != Algorithm::Bruck) {
+        // Pairwise: in step i send to rank + i what is theirs, receive from
+        // rank - i what is ours.
+        copy(rbuf + rank_ * bytes, sbuf + rank_ * bytes, bytes);
+        for (unsigned i = 1; i < n; ++i) {
+            const unsigned to = (rank_ + i) % n, from = (rank_ + n - i) % n;
+            exchange(static_cast<int>(to), sbuf + to * bytes, bytes, static_cast<int>(from), rbuf + from * bytes, bytes);
+        }
+        return;
+    }
+    // Bruck et al. (1997): rotate the blocks so that block i is for rank +
+    // i; in round k send every block whose index has bit k to rank + 2^k
+    // (packed into one message) and take those of rank - 2^k in their
+    // place; after ceil(log2 n) rounds block i came from rank - i: rotate
+    // back.
+    const std::uint64_t tmp = scratch(2 * n * bytes), pack = tmp + n * bytes;
+    for (unsigned i = 0; i < n; ++i) copy(tmp + i * bytes, sbuf + ((rank_ + i) % n) * bytes, bytes);
+    for (unsigned k = 1; k < n; k <<= 1) {
+        std::uint64_t packed = 0;
+        for (unsigned i = 0; i < n; ++i)
+            if (i & k) copy(pack + packed++ * bytes, tmp + i * bytes, bytes);
+        // The partner's blocks arrive beside the packed ones (at most n / 2
+        // blocks each way) and are unpacked into the places just sent.
+        const std::uint64_t in = pack + packed * bytes;
+        exchange(static_cast<int>((rank_ + k) % n), pack, packed * bytes, static_cast<int>((rank_ + n - k) % n), in,
+                 packed * bytes);
+        std::uint64_t j = 0;
+        for (unsigned i = 0; i < n; ++i)
+            if (i & k) copy(tmp + i * bytes, in + j++ * bytes, bytes);
+    }
+    for (unsigned i = 0; i < n; ++i) copy(rbuf + ((rank_ + n - i) % n) * bytes, tmp + i * bytes, bytes);
+}
+
+}  // namespace vrdmasim::coll

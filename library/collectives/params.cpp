@@ -1,0 +1,37 @@
+#include "library/collectives/params.hpp"
+
+namespace vrdmasim {
+
+CollParams::CollParams()
+    : set("collective", "MPI-style collectives on the two-sided library (library/collectives; workload.kind = "
+                        "collective)"),
+      op(set.choice("op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"},
+                    "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
+                    "osu_allreduce, osu_allgather, osu_alltoall): each rank contributes workload.message-size "
+                    "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
+      allreduce_algorithm(set.choice("allreduce-algorithm", "auto", {"auto", "recursive-doubling", "ring", "rabenseifner"},
+                                     "how allreduce is done (library/collectives/README.md): recursive-doubling "
+                                     "(log2 n exchanges of the whole vector), ring (reduce-scatter then allgather "
+                                     "around the ring), rabenseifner (recursive halving then doubling); auto as "
+                                     "MPICH: recursive-doubling up to 2 KiB, rabenseifner above "
+                                     "(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). Barrier is always dissemination, bcast "
+                                     "and reduce binomial")),
+      allgather_algorithm(set.choice("allgather-algorithm", "auto", {"auto", "ring", "recursive-doubling"},
+                                     "how allgather is done: ring (n - 1 steps) or recursive-doubling (log2 n "
+                                     "steps, a power-of-two number of ranks); auto as MPICH: recursive-doubling on "
+                                     "a power of two up to 80 KiB in all (MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE), ring "
+                                     "otherwise")),
+      alltoall_algorithm(set.choice("alltoall-algorithm", "auto", {"auto", "pairwise", "bruck"},
+                                    "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
+                                    "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
+                                    "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
+      root(set.integer("root", "0", "the root rank of bcast and reduce (ranks are the job's nodes in order)")
+               .range("0", "65535")),
+      reduce_rate(set.rate("reduce-rate", "10.6Gbps",
+                           "rate a core sums a received vector into its own (two arrays read, one written): "
+                           "*estimate*, two thirds of vm.copy-rate's 2 GB/s memcpy (one read and one write a byte)")
+                      .range("1Mbps", "1Tbps")) {}
+
+void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
+
+}  // namespace vrdmasim

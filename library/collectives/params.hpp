@@ -1,0 +1,22 @@
+// The parameters of section [collective]: the collectives library
+// (README.md) and the collective workload. Read through
+// params_of<CollParams>().
+#pragma once
+
+#include "core/context.hpp"
+
+namespace vrdmasim {
+
+struct CollParams {
+    CollParams();
+    ParamSet set;
+    EnumParam op;
+    EnumParam allreduce_algorithm;
+    EnumParam allgather_algorithm;
+    EnumParam alltoall_algorithm;
+    IntParam root;
+    RateParam reduce_rate;
+    static void declare_params(ParamRegistry& reg);
+};
+
+}  // namespace vrdmasim

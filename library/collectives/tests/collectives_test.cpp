@@ -1,0 +1,51 @@
+// The collectives library's choice of algorithm (coll::resolve): auto as
+// MPICH chooses by size, and the refusals of algorithms that do not do a
+// collective. The algorithms themselves run in the whole system:
+// tests/system/collective_test.cpp.
+#include <catch2/catch.hpp>
+
+#include "library/collectives/communicator.hpp"
+
+using namespace vrdmasim::coll;
+
+namespace {
+Algorithm chosen(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes) {
+    Algorithm c = Algorithm::Auto;
+    std::string why;
+    REQUIRE(resolve(op, a, ranks, bytes, c, why));
+    return c;
+}
+std::string refused(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes) {
+    Algorithm c = Algorithm::Auto;
+    std::string why;
+    CHECK_FALSE(resolve(op, a, ranks, bytes, c, why));
+    return why;
+}
+}  // namespace
+
+TEST_CASE("collectives: auto chooses as MPICH does by size", "[collectives]") {
+    CHECK(chosen(Op::Barrier, Algorithm::Auto, 5, 0) == Algorithm::Dissemination);
+    CHECK(chosen(Op::Bcast, Algorithm::Auto, 5, 1 << 20) == Algorithm::Binomial);
+    CHECK(chosen(Op::Reduce, Algorithm::Auto, 5, 8) == Algorithm::Binomial);
+    CHECK(chosen(Op::Allreduce, Algorithm::Auto, 8, 2048) == Algorithm::RecursiveDoubling);
+    CHECK(chosen(Op::Allreduce, Algorithm::Auto, 8, 2056) == Algorithm::Rabenseifner);
+    CHECK(chosen(Op::Allgather, Algorithm::Auto, 8, 10240) == Algorithm::RecursiveDoubling);   // 80 KiB in all
+    CHECK(chosen(Op::Allgather, Algorithm::Auto, 8, 10248) == Algorithm::Ring);
+    CHECK(chosen(Op::Allgather, Algorithm::Auto, 6, 8) == Algorithm::Ring);   // not a power of two
+    CHECK(chosen(Op::Alltoall, Algorithm::Auto, 6, 256) == Algorithm::Bruck);
+    CHECK(chosen(Op::Alltoall, Algorithm::Auto, 6, 264) == Algorithm::Pairwise);
+}
+
+TEST_CASE("collectives: an algorithm is refused for a collective it does not do", "[collectives]") {
+    CHECK(chosen(Op::Allreduce, Algorithm::Ring, 3, 8) == Algorithm::Ring);
+    CHECK(chosen(Op::Allreduce, Algorithm::Rabenseifner, 6, 64) == Algorithm::Rabenseifner);
+    CHECK_THAT(refused(Op::Bcast, Algorithm::Ring, 4, 8), Catch::Contains("ring is not an algorithm of bcast"));
+    CHECK_THAT(refused(Op::Alltoall, Algorithm::Rabenseifner, 4, 8), Catch::Contains("pairwise bruck"));
+    CHECK_THAT(refused(Op::Allgather, Algorithm::RecursiveDoubling, 6, 8), Catch::Contains("power-of-two"));
+    CHECK(chosen(Op::Allgather, Algorithm::RecursiveDoubling, 8, 8) == Algorithm::RecursiveDoubling);
+    for (const char* name : {"auto", "dissemination", "binomial", "recursive-doubling", "ring", "rabenseifner", "pairwise",
+                             "bruck"})
+        CHECK(std::string(name_of(algorithm_of(name))) == name);
+    for (const char* name : {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"})
+        CHECK(std::string(name_of(op_of(name))) == name);
+}

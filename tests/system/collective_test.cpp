@@ -1,0 +1,170 @@
+// The collective workload and the collectives library (library/collectives)
+// in the whole system: every collective with each of its algorithms on a
+// power-of-two (8) and another (12, 3) number of ranks, eager and
+// rendezvous sizes, every byte of every rank's result verified and every
+// self-check passed; the messages each algorithm sends (its definition);
+// the figures library/collectives/README.md quotes; and what the workload
+// refuses. Each run in a child process (SystemC elaborates once per
+// process).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "child_process.hpp"
+#include "invariants.hpp"
+#include "system_sim.hpp"
+
+using namespace vrdmasim;
+
+namespace {
+
+using Figures = std::map<std::string, double>;
+
+Settings ranks(unsigned n) {
+    if (n <= 4) return {{"topology.kind", "qfdb"}, {"topology.nodes", std::to_string(n)}};
+    return {{"topology.kind", "torus"}, {"topology.x", std::to_string(n / 4)}};
+}
+
+// One run: clean (finished, every byte verified, no self-check violated)
+// and its figures.
+Figures run(unsigned n, const std::string& op, const std::string& algorithm, const std::string& size,
+            unsigned iterations = 2, const Settings& extra = {}) {
+    Settings s = ranks(n);
+    s.insert(s.end(), {{"workload.kind", "collective"},
+                       {"collective.op", op},
+                       {"collective.root", n > 2 ? "1" : "0"},
+                       {"workload.message-size", size},
+                       {"workload.iterations", std::to_string(iterations)},
+                       {"sim.time-limit", "1s"}});
+    if (op == "allreduce" || op == "allgather" || op == "alltoall")
+        s.push_back({"collective." + op + "-algorithm", algorithm});
+    s.insert(s.end(), extra.begin(), extra.end());
+    const std::string text = in_child_text([&s] {
+        std::ostringstream os;
+        SystemSim sim(s);
+        sim.run();
+        const TransferLog& l = sim.log();
+        RunFigures f = run_figures(*sim.sys);
+        f.link_util_max = 0.5;
+        const auto v = check_invariants(*sim.sys, sim.stats, f);
+        if (!v.empty()) std::cerr << describe(v) << "\n";
+        os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
+                           l.bytes_verified.value() == l.bytes_delivered.value())
+           << "\n";
+        os << "transfers " << l.transfers.value() << "\n";
+        os << "verified " << l.bytes_verified.value() << "\n";
+        os << "messages " << sim.counter("workload.collective.messages") << "\n";
+        os << "reduced " << sim.counter("workload.collective.reduced_bytes") << "\n";
+        os << "p50 " << sim.stats.find_histogram("workload.collective.latency")->quantile(0.5) << "\n";
+        return os.str();
+    });
+    Figures f;
+    std::istringstream in(text);
+    std::string k;
+    double x = 0;
+    while (in >> k >> x) f[k] = x;
+    return f;
+}
+
+void clean(const Figures& f) {
+    REQUIRE(f.count("clean"));
+    CHECK(f.at("clean") == 1);
+}
+
+unsigned log2_ceil(unsigned n) {
+    unsigned k = 0;
+    while ((1u << k) < n) ++k;
+    return k;
+}
+
+}  // namespace
+
+TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous sizes, every byte verified",
+          "[collective]") {
+    const std::pair<const char*, const char*> specs[] = {
+        {"barrier", "dissemination"}, {"bcast", "binomial"},       {"reduce", "binomial"},
+        {"allreduce", "recursive-doubling"}, {"allreduce", "ring"}, {"allreduce", "rabenseifner"},
+        {"allgather", "ring"},        {"allgather", "recursive-doubling"},
+        {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
+    for (unsigned n : {8u, 12u, 3u})
+        for (const auto& [op, alg] : specs)
+            for (const char* size : {"8B", "24KiB"}) {
+                if (std::string(alg) == "recursive-doubling" && std::string(op) == "allgather" && n != 8) continue;
+                INFO(op << " " << alg << ", " << n << " ranks, " << size);
+                const Figures f = run(n, op, alg, size);
+                clean(f);
+                CHECK(f.at("transfers") == 2.0 * n);   // each rank's result, each iteration
+            }
+}
+
+TEST_CASE("collectives: each algorithm sends the messages its definition says", "[collective]") {
+    // Per call, over all ranks (two iterations here).
+    const unsigned n = 8, odd = 12, pof2 = 8, rem = odd - pof2;
+    auto messages = [](unsigned ranks, const char* op, const char* alg) {
+        const Figures f = run(ranks, op, alg, "64B");
+        clean(f);
+        return f.at("messages") / 2;
+    };
+    CHECK(messages(n, "barrier", "dissemination") == n * log2_ceil(n));
+    CHECK(messages(odd, "barrier", "dissemination") == odd * log2_ceil(odd));
+    CHECK(messages(odd, "bcast", "binomial") == odd - 1);
+    CHECK(messages(odd, "reduce", "binomial") == odd - 1);
+    CHECK(messages(n, "allreduce", "recursive-doubling") == n * log2_ceil(n));
+    // Not a power of two: rem ranks hand in and get back their vectors.
+    CHECK(messages(odd, "allreduce", "recursive-doubling") == pof2 * 3 + 2 * rem);
+    CHECK(messages(n, "allreduce", "ring") == 2 * n * (n - 1));
+    CHECK(messages(n, "allreduce", "rabenseifner") == 2 * n * log2_ceil(n));
+    CHECK(messages(odd, "allreduce", "rabenseifner") == 2 * pof2 * 3 + 2 * rem);
+    CHECK(messages(odd, "allgather", "ring") == odd * (odd - 1));
+    CHECK(messages(n, "allgather", "recursive-doubling") == n * log2_ceil(n));
+    CHECK(messages(odd, "alltoall", "pairwise") == odd * (odd - 1));
+    CHECK(messages(odd, "alltoall", "bruck") == odd * log2_ceil(odd));
+}
+
+TEST_CASE("collectives: allreduce on 8 ranks, as library/collectives/README.md quotes", "[collective]") {
+    // Small vectors: fewest steps wins; large ones: least data per rank.
+    const Figures rd_small = run(8, "allreduce", "recursive-doubling", "8B", 4);
+    const Figures ring_small = run(8, "allreduce", "ring", "8B", 4);
+    const Figures rd_large = run(8, "allreduce", "recursive-doubling", "1MiB", 4);
+    const Figures rab_large = run(8, "allreduce", "rabenseifner", "1MiB", 4);
+    const Figures ring_large = run(8, "allreduce", "ring", "1MiB", 4);
+    for (const Figures* f : {&rd_small, &ring_small, &rd_large, &rab_large, &ring_large}) clean(*f);
+    INFO("8 B: recursive doubling " << rd_small.at("p50") << " us, ring " << ring_small.at("p50") << " us; 1 MiB: "
+                                    << rd_large.at("p50") << ", " << rab_large.at("p50") << ", " << ring_large.at("p50"));
+    CHECK(rd_small.at("p50") < ring_small.at("p50") / 2);
+    CHECK(rab_large.at("p50") < rd_large.at("p50") / 2);
+    CHECK(ring_large.at("p50") < rd_large.at("p50") / 2);
+    // Each rank sums log2 8 = 3 whole vectors by recursive doubling, 7/8 of
+    // one by the other two.
+    CHECK(rd_large.at("reduced") == 4.0 * 8 * 3 * (1 << 20));
+    CHECK(rab_large.at("reduced") == 4.0 * 8 * 7 * (1 << 17));
+    CHECK(ring_large.at("reduced") == rab_large.at("reduced"));
+}
+
+TEST_CASE("collectives: with every registration strategy and two processes a node", "[collective]") {
+    for (const char* strategy : {"pin", "pin-cache", "netvm", "pin-static"}) {
+        INFO(strategy);
+        clean(run(4, "allreduce", "auto", "24KiB", 2,
+                  {{"rdma.strategy", strategy}, {"node.processes", "2"}, {"workload.populate", "false"}}));
+    }
+    clean(run(4, "alltoall", "bruck", "64B", 2, {{"rdma.buffer-guard", "mprotect"}, {"rdma.completion", "poll"}}));
+}
+
+TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
+    auto refusal = [](const Settings& extra) {
+        Settings all = {{"workload.kind", "collective"}};
+        all.insert(all.end(), extra.begin(), extra.end());
+        return config_refusal(all);
+    };
+    CHECK_THAT(refusal({{"collective.alltoall-algorithm", "bruck"}}),
+               Catch::Contains("chooses the algorithm of another collective than collective.op = allreduce"));
+    CHECK_THAT(refusal({{"collective.op", "allreduce"}, {"workload.message-size", "12B"}}),
+               Catch::Contains("multiple of 8 B"));
+    CHECK_THAT(refusal({{"collective.root", "2"}}), Catch::Contains("collective.root"));
+    CHECK_THAT(refusal({{"workload.operation", "read"}}), Catch::Contains("has nothing to choose"));
+    CHECK_THAT(refusal({{"topology.kind", "qfdb"}, {"topology.nodes", "3"}, {"collective.op", "allgather"},
+                        {"collective.allgather-algorithm", "recursive-doubling"}}),
+               Catch::Contains("power-of-two"));
+}

@@ -1,0 +1,251 @@
+#include "workloads/collective.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "library/collectives/params.hpp"
+#include "library/messaging/params.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+}  // namespace
+
+void CollectiveWorkload::declare_params(ParamRegistry& reg) { CollParams::declare_params(reg); }
+
+void CollectiveWorkload::declare_metrics(MetricRegistry& reg) {
+    const auto run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "collective"; };
+    reg.quantile("collective_latency_us_p50", "us",
+                 "collective workload: median time of one collective at one rank, from its start (after the "
+                 "iteration's barrier) to its end there (`workload.collective.latency`; OSU reports the mean over "
+                 "ranks of this); 0 in other runs.",
+                 "collective.latency", 0.5, run);
+    reg.quantile("collective_latency_us_max", "us",
+                 "collective workload: the longest time of one collective at one rank "
+                 "(`workload.collective.latency`); 0 in other runs.",
+                 "collective.latency", 1.0, run);
+    reg.sum_counters("collective_messages", "collective workload: messages the ranks sent for the measured "
+                     "collectives (`workload.collective.messages`); 0 in other runs.",
+                     {"collective.messages"}, run);
+    reg.sum_counters("collective_reduced_bytes", "collective workload: bytes the ranks' cores summed "
+                     "(`workload.collective.reduced_bytes`); 0 in other runs.",
+                     {"collective.reduced_bytes"}, run);
+}
+
+CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job)
+    : Workload(ctx, job),
+      apps_(apps),
+      eps_(apps.size(), nullptr),
+      op_(coll::op_of(ctx.config[params_of<CollParams>().op])),
+      bytes_(ctx.config[params_of<WorkloadParams>().message_size]),
+      iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
+      root_(static_cast<unsigned>(ctx.config[params_of<CollParams>().root])),
+      messages_(ctx.stats.counter(stats_prefix(job) + "collective.messages", "",
+                                  "messages the ranks sent for the measured collectives")),
+      sent_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.sent_bytes", "B",
+                                    "bytes of those messages")),
+      reduced_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.reduced_bytes", "B",
+                                       "bytes the ranks' cores summed")),
+      latency_(ctx.stats.histogram(stats_prefix(job) + "collective.latency", "us",
+                                   "one collective at one rank, start to end")) {
+    const Config& c = ctx.config;
+    const auto& P = params_of<CollParams>();
+    const unsigned n = static_cast<unsigned>(apps.size());
+    if (n < 2) throw c.refuse(params_of<WorkloadParams>().kind, "a collective needs two ranks (nodes) or more");
+    if (root_ >= n) throw c.refuse(P.root, "the system has " + std::to_string(n) + " ranks (nodes)");
+    const bool reduction = op_ == coll::Op::Reduce || op_ == coll::Op::Allreduce;
+    if (reduction && bytes_ % 8 != 0)
+        throw c.refuse(params_of<WorkloadParams>().message_size,
+                       "a reduction sums 64-bit elements: a multiple of 8 B per rank");
+    // The algorithm parameter of this collective (barrier, bcast and
+    // reduce have one algorithm each).
+    const EnumParam* which = op_ == coll::Op::Allreduce   ? &P.allreduce_algorithm
+                             : op_ == coll::Op::Allgather ? &P.allgather_algorithm
+                             : op_ == coll::Op::Alltoall  ? &P.alltoall_algorithm
+                                                          : nullptr;
+    // Another collective's algorithm set to other than its default is a
+    // mistake (this workload measures one collective).
+    for (const EnumParam* other : {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm})
+        if (other != which && c[*other] != c.registry().find(other->name())->default_text)
+            throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
+                                       coll::name_of(op_));
+    std::string why;
+    if (!coll::resolve(op_, which ? coll::algorithm_of(c[*which]) : coll::Algorithm::Auto, n, bytes_, algorithm_, why))
+        throw c.refuse(*which, why);
+    for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r]->node());
+    // Each rank's send and receive buffers and the library's scratch.
+    const bool blocks = op_ == coll::Op::Allgather || op_ == coll::Op::Alltoall;
+    const std::uint64_t sbuf = op_ == coll::Op::Alltoall ? n * bytes_ : bytes_;
+    const std::uint64_t rbuf = blocks ? n * bytes_ : bytes_;
+    for (unsigned r = 0; r < n; ++r) {
+        check_fits(*apps[r], sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
+                                 msg::Endpoint::mapped_bytes(c, n - 1));
+        check_locked(*apps[r], msg::Endpoint::locked_regions(c, n - 1));
+    }
+    for (unsigned r = 0; r < n; ++r) {
+        std::vector<unsigned> peers;
+        for (unsigned q = 0; q < n; ++q)
+            if (q != r) peers.push_back(nodes_[q]);
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps[r], peers));
+        eps_[nodes_[r]] = owned_.back().get();
+        apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
+    }
+    entered_.assign(iterations_, std::vector<sc_time>(n));
+    left_.assign(iterations_, std::vector<sc_time>(n));
+}
+
+CollectiveWorkload::~CollectiveWorkload() = default;
+
+std::uint64_t CollectiveWorkload::element(unsigned from, unsigned to, std::uint64_t it, std::uint64_t index) const {
+    return mix((std::uint64_t(from) << 48) ^ (std::uint64_t(to) << 32) ^ (it << 24) ^ index);
+}
+
+void CollectiveWorkload::fill(RdmaProcess& app, std::uint64_t buf, unsigned from, unsigned to, std::uint64_t it,
+                              std::uint64_t bytes) {
+    std::vector<unsigned char> data(bytes);
+    for (std::uint64_t b = 0; b < bytes; ++b) data[b] = static_cast<unsigned char>(element(from, to, it, b / 8) >> (8 * (b % 8)));
+    if (!app.debug_write(buf, data.data(), bytes))
+        throw std::runtime_error(app.group() + ": collective: a send buffer is not writable");
+}
+
+std::uint64_t CollectiveWorkload::result_bytes(unsigned rank) const {
+    const unsigned n = static_cast<unsigned>(apps_.size());
+    switch (op_) {
+    case coll::Op::Barrier: return 0;
+    case coll::Op::Bcast:
+    case coll::Op::Allreduce: return bytes_;
+    case coll::Op::Reduce: return rank == root_ ? bytes_ : 0;
+    case coll::Op::Allgather:
+    case coll::Op::Alltoall: return n * bytes_;
+    }
+    return 0;
+}
+
+std::vector<unsigned char> CollectiveWorkload::expected(unsigned rank, std::uint64_t it) const {
+    const unsigned n = static_cast<unsigned>(apps_.size());
+    std::vector<unsigned char> want(result_bytes(rank));
+    auto put = [&](std::uint64_t at, unsigned from, unsigned to, std::uint64_t len) {
+        for (std::uint64_t b = 0; b < len; ++b)
+            want[at + b] = static_cast<unsigned char>(element(from, to, it, b / 8) >> (8 * (b % 8)));
+    };
+    switch (op_) {
+    case coll::Op::Barrier: break;
+    case coll::Op::Bcast: put(0, root_, root_, bytes_); break;
+    case coll::Op::Reduce:
+    case coll::Op::Allreduce:
+        for (std::uint64_t i = 0; i < want.size() / 8; ++i) {
+            std::uint64_t sum = 0;
+            for (unsigned r = 0; r < n; ++r) sum += element(r, r, it, i);
+            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
+        }
+        break;
+    case coll::Op::Allgather:
+        for (unsigned r = 0; r < n; ++r) put(r * bytes_, r, r, bytes_);
+        break;
+    case coll::Op::Alltoall:
+        for (unsigned r = 0; r < n; ++r) put(r * bytes_, r, rank, bytes_);
+        break;
+    }
+    return want;
+}
+
+bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes,
+                               const std::vector<unsigned char>& want, unsigned rank, std::uint64_t it,
+                               const char* what) {
+    std::vector<unsigned char> got(bytes);
+    bool ok = bytes == 0 || app.debug_read(buf, got.data(), bytes);
+    std::uint64_t bad = bytes;
+    for (std::uint64_t b = 0; ok && b < bytes; ++b)
+        if (got[b] != want[b]) bad = b, ok = false;
+    log_.verified(bytes, ok);
+    if (!ok) {
+        std::ostringstream os;
+        os << "DATA MISMATCH: " << what << " (" << coll::name_of(algorithm_) << ") iteration " << it << " at rank "
+           << rank << " (" << app.group() << ")";
+        if (bad < bytes) os << ": byte " << bad << " is " << int(got[bad]) << ", " << int(want[bad]) << " expected";
+        else os << ": the result buffer is unreadable";
+        std::cerr << "vrdmasim: " << os.str() << "\n";
+        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), app.group(), os.str());
+    }
+    return ok;
+}
+
+void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
+    const unsigned n = static_cast<unsigned>(apps_.size());
+    msg::Endpoint& ep = *eps_[app.node()];
+    const bool blocks = op_ == coll::Op::Allgather || op_ == coll::Op::Alltoall;
+    const std::uint64_t slen = op_ == coll::Op::Alltoall ? n * bytes_ : bytes_;
+    const std::uint64_t rlen = blocks ? n * bytes_ : bytes_;
+    const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
+    const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
+    ep.setup();
+    ready_and_wait(app, n);
+    ep.connect(eps_);
+    coll::Communicator comm(ctx_, app, ep, nodes_, rank);
+    const std::uint64_t count = bytes_ / 8;
+    for (std::uint64_t it = 0; it < iterations_; ++it) {
+        // The program's data for this iteration (as the application wrote it).
+        if (op_ == coll::Op::Alltoall)
+            for (unsigned to = 0; to < n; ++to) fill(app, sbuf + to * bytes_, rank, to, it, bytes_);
+        else if (op_ == coll::Op::Bcast && rank == root_) fill(app, rbuf, rank, rank, it, bytes_);
+        else if (op_ != coll::Op::Barrier && op_ != coll::Op::Bcast) fill(app, sbuf, rank, rank, it, bytes_);
+        if (op_ != coll::Op::Bcast || rank != root_) poison(app, rbuf, rlen, it * n + rank);
+        // osu_*: the ranks meet, then each times its own call.
+        comm.barrier(coll::Algorithm::Dissemination);
+        const std::uint64_t m0 = comm.messages(), b0 = comm.sent_bytes(), s0 = comm.reduced_bytes();
+        const sc_time t0 = app.now();
+        log_.posted(t0);
+        switch (op_) {
+        case coll::Op::Barrier:
+            entered_[it][rank] = t0;
+            comm.barrier(algorithm_);
+            left_[it][rank] = app.now();
+            break;
+        case coll::Op::Bcast: comm.bcast(rbuf, bytes_, root_, algorithm_); break;
+        case coll::Op::Reduce: comm.reduce(sbuf, rbuf, count, root_, algorithm_); break;
+        case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, count, algorithm_); break;
+        case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes_, algorithm_); break;
+        case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes_, algorithm_); break;
+        }
+        const sc_time latency = app.now() - t0;
+        latency_.add(to_us(latency));
+        messages_.inc(comm.messages() - m0);
+        sent_bytes_.inc(comm.sent_bytes() - b0);
+        reduced_bytes_.inc(comm.reduced_bytes() - s0);
+        const std::uint64_t got = result_bytes(rank);
+        const bool ok = check(app, rbuf, got, expected(rank, it), rank, it, coll::name_of(op_));
+        log_.finished(app.now(), true, got, &latency);
+        (void)ok;
+    }
+    ep.finalize();
+    app.finish_registrations();
+    ++done_;
+    program_ended();
+}
+
+std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (op_ != coll::Op::Barrier || !finished()) return out;
+    // No rank leaves a barrier before the last has entered it.
+    std::uint64_t early = 0;
+    for (std::uint64_t it = 0; it < iterations_; ++it) {
+        const sc_time last_in = *std::max_element(entered_[it].begin(), entered_[it].end());
+        for (const sc_time& t : left_[it]) early += t < last_in;
+    }
+    if (early)
+        out.push_back({"collective-barrier", std::to_string(early) + " rank-iteration(s) left the barrier before its "
+                                                                     "last rank entered it"});
+    return out;
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,60 @@
+// collective: MPI-style collectives measured as OSU's collective benchmarks
+// do (osu_allreduce, ...): every node's process of the job is a rank; each
+// iteration the ranks meet at a barrier, then time collective.op on
+// workload.message-size bytes per rank with its algorithm (collective.*-algorithm)
+// (library/collectives), and check the result: every byte of every rank's
+// result against what the ranks' contributions make it (sums of 64-bit
+// elements for reductions), a barrier by its ranks' entry and exit times.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "library/collectives/communicator.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+class CollectiveWorkload : public Workload {
+public:
+    static void declare_params(ParamRegistry& reg);
+    static void declare_metrics(MetricRegistry& reg);
+    CollectiveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
+    ~CollectiveWorkload() override;
+    std::string kind() const override { return "collective"; }
+    bool finished() const override { return done_ == apps_.size(); }
+    std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
+    // The self-checks (src/invariants.cpp): (invariant, detail) per violation.
+    std::vector<std::pair<std::string, std::string>> self_check() const;
+
+private:
+    void program(RdmaProcess& app, unsigned rank);
+    // The byte at `offset` of rank `from`'s data for rank `to` (bcast,
+    // allgather: to = from) in iteration `it`; a reduction's element.
+    std::uint64_t element(unsigned from, unsigned to, std::uint64_t it, std::uint64_t index) const;
+    void fill(RdmaProcess& app, std::uint64_t buf, unsigned from, unsigned to, std::uint64_t it, std::uint64_t bytes);
+    // Whether `bytes` at `buf` hold what `expect(offset)` says; logs it.
+    bool check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes, const std::vector<unsigned char>& want,
+               unsigned rank, std::uint64_t it, const char* what);
+    // What rank `rank` must hold after iteration `it`.
+    std::vector<unsigned char> expected(unsigned rank, std::uint64_t it) const;
+    std::uint64_t result_bytes(unsigned rank) const;
+
+    std::vector<RdmaProcess*> apps_;
+    std::vector<unsigned> nodes_;
+    std::vector<std::unique_ptr<msg::Endpoint>> owned_;
+    std::vector<msg::Endpoint*> eps_;   // by node
+    const coll::Op op_;
+    coll::Algorithm algorithm_ = coll::Algorithm::Auto;
+    const std::uint64_t bytes_, iterations_;
+    const unsigned root_;
+    unsigned done_ = 0;
+    // Barrier: each rank's entry and exit of each iteration's barrier.
+    std::vector<std::vector<sc_core::sc_time>> entered_, left_;
+    Counter &messages_, &sent_bytes_, &reduced_bytes_;
+    Histogram& latency_;
+};
+
+}  // namespace vrdmasim
