@@ -8,7 +8,8 @@ packages=(build-essential cmake pkg-config libsystemc-dev
           libgoogle-perftools-dev   # tcmalloc, the vrdmasim executable's allocator
           python3-matplotlib openmpi-bin valgrind
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
-          chromium chromium-driver python3-selenium)   # the report and trace-viewer browser tests
+          chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
+          python3-otf2 otf2-tools)   # the OTF2 test traces (scripts/make_traces.py, otf2-print)
 
 # scripts/fuzz.sh's clang and libFuzzer runtime: only with --fuzz.
 if [ "${1:-}" = "--fuzz" ]; then
