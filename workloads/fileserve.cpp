@@ -684,10 +684,16 @@ void FileserveWorkload::direct_client(RdmaProcess& app, unsigned index) {
     program_ended();
 }
 
-void FileserveWorkload::unpin_all(RdmaProcess& app) {
+void FileserveWorkload::unpin_all(RdmaProcess& app, bool spare_in_use) {
     Vm& vm = *app.vm();
-    for (const auto& [f, o] : cached_pins_) vm_done(app, vm.unpin_file(app.pid(), fds_[f], o, kPage, app.now()), "unpin");
-    cached_pins_.clear();
+    for (auto it = cached_pins_.begin(); it != cached_pins_.end();) {
+        if (spare_in_use && in_use_.count(*it)) {
+            ++it;
+            continue;
+        }
+        vm_done(app, vm.unpin_file(app.pid(), fds_[it->first], it->second, kPage, app.now()), "unpin");
+        it = cached_pins_.erase(it);
+    }
 }
 
 std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check() const {
@@ -704,8 +710,9 @@ std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check()
     if (ssd_bytes_.value() < missed_bytes_.value())
         out.push_back({"fileserve-ssd-covers-misses", std::to_string(ssd_bytes_.value()) + " B read from the SSD for " +
                                                           std::to_string(missed_bytes_.value()) + " B missed in the page cache"});
-    if (pinned_left_ || !cached_pins_.empty())
-        out.push_back({"fileserve-nothing-pinned", std::to_string(pinned_left_) + " page-cache pin(s) left at the end"});
+    if (pinned_left_ || !cached_pins_.empty() || !in_use_.empty())
+        out.push_back({"fileserve-nothing-pinned", std::to_string(pinned_left_) + " page-cache pin(s) left at the end" +
+                                                       (in_use_.empty() ? "" : ", pages still counted in use")});
     if (concurrent_peak_.value() > static_cast<double>(depth_))
         out.push_back({"fileserve-server-depth", "the server served " + std::to_string(concurrent_peak_.value()) +
                                                      " requests at once, more than fileserve.server-depth = " +

@@ -139,6 +139,7 @@ private:
         std::deque<Part> flight;       // posted, record not seen yet (oldest first)
         std::vector<bool> busy;        // pipeline: buffers; kernel-copy: socket-buffer packets
         bool ok = true, pinned = false;
+        bool held = false;             // sendfile-cache: its pages counted in use (in_use_)
         std::uint64_t bytes = 0;
         sc_core::sc_time t0;
         // workload.operation = read: the reply sent with the data's place,
@@ -194,7 +195,9 @@ private:
     void slice(RdmaProcess& app, const char* name, sc_core::sc_time start, const std::string& args, unsigned lane = 0);
     Wire draw(unsigned client, std::uint64_t k, std::mt19937_64& rng) const;
     bool verify(RdmaProcess& app, std::uint64_t addr, const Wire& w, std::uint64_t bytes);
-    void unpin_all(RdmaProcess& app);
+    // Unpin the pin-down cache's pages; `spare_in_use`: not those a request
+    // being served is sending (in_use_).
+    void unpin_all(RdmaProcess& app, bool spare_in_use = false);
     std::uint64_t stat_now(const std::string& name) const;
     double scalar_now(const std::string& name) const;
     std::string describe(const Wire& w, unsigned node) const;
@@ -225,6 +228,7 @@ private:
     std::uint64_t bounce_ = 0, records_ = 0, sockbuf_ = 0, donebox_ = 0, outbox_ = 0;
     std::uint64_t file_pins_ = 0;                        // pages pin_file pinned (sendfile)
     std::set<std::pair<unsigned, std::uint64_t>> cached_pins_;   // sendfile-cache: pages kept pinned
+    std::map<std::pair<unsigned, std::uint64_t>, unsigned> in_use_;   // of those, pages requests being served send
     std::vector<std::uint64_t> rx_area_;                 // per client: its receive area (slots of span_)
     std::vector<std::uint64_t> kbuf_;                    // per client (kernel-copy): its kernel receive buffer
     std::vector<std::uint64_t> answers_;                 // per request id: replies the client took

@@ -83,8 +83,9 @@ void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
         auto pin = [&](std::uint64_t off, std::uint64_t len) {
             VmResult r = vm.pin_file(app.pid(), fd, off, len, app.now());
             if (r.error == VmError::NoMemory && !cached_pins_.empty()) {
-                // The pin-down cache holds the frames reclaim would need: flush it, retry once.
-                unpin_all(app);
+                // The pin-down cache holds the frames reclaim would need:
+                // flush it (but the pages requests being served send), retry once.
+                unpin_all(app, true);
                 r = vm.pin_file(app.pid(), fd, off, len, app.now());
             }
             if (!r.ok()) return false;
@@ -94,6 +95,10 @@ void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
         };
         bool ok = true;
         if (sendfile_cache_) {
+            // The request's pages are in use until its release: a flush of
+            // the cache (another request's pin short of memory) spares them.
+            for (std::uint64_t o = w.offset; o < w.offset + span; o += kPage) ++in_use_[{w.file, o}];
+            j.held = true;
             // Pin only the pages the cache does not hold yet, run by run.
             for (std::uint64_t o = w.offset; o < w.offset + span && ok;) {
                 if (cached_pins_.count({w.file, o})) {
@@ -200,6 +205,14 @@ void FileserveWorkload::part_done(RdmaProcess& app, Job& j, const Part& p, const
 }
 
 void FileserveWorkload::release(RdmaProcess& app, Job& j) {
+    if (j.held) {
+        const std::uint64_t span = (j.w.len + kPage - 1) / kPage * kPage;
+        for (std::uint64_t o = j.w.offset; o < j.w.offset + span; o += kPage) {
+            const auto it = in_use_.find({j.w.file, o});
+            if (--it->second == 0) in_use_.erase(it);
+        }
+        j.held = false;
+    }
     if (method_ != Method::Sendfile || !j.pinned) return;
     Vm& vm = *app.vm();
     const std::uint64_t span = (j.w.len + kPage - 1) / kPage * kPage;

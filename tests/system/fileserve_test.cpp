@@ -211,6 +211,12 @@ TEST_CASE("fileserve pipeline under memory pressure", "[fileserve][pressure]") {
     under_pressure("pipeline", {{"fileserve.chunk", "16KiB"}});
 }
 TEST_CASE("fileserve sendfile under memory pressure", "[fileserve][pressure]") { under_pressure("sendfile"); }
+TEST_CASE("fileserve sendfile with its pin-down cache under memory pressure, two requests at once",
+          "[fileserve][pressure][depth]") {
+    // A flush of the cache (a pin short of memory) spares the pages the
+    // other request being served is sending.
+    under_pressure("sendfile", {{"fileserve.sendfile-cache", "true"}, {"fileserve.server-depth", "2"}});
+}
 TEST_CASE("fileserve sendfile with its pin-down cache under memory pressure", "[fileserve][pressure]") {
     under_pressure("sendfile", {{"fileserve.sendfile-cache", "true"}});
 }
