@@ -12,15 +12,6 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-namespace {
-std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-}  // namespace
-
 void CollectiveWorkload::declare_params(ParamRegistry& reg) { CollParams::declare_params(reg); }
 
 void CollectiveWorkload::declare_metrics(MetricRegistry& reg) {
@@ -84,9 +75,8 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         throw c.refuse(*which, why);
     for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r]->node());
     // Each rank's send and receive buffers and the library's scratch.
-    const bool blocks = op_ == coll::Op::Allgather || op_ == coll::Op::Alltoall;
-    const std::uint64_t sbuf = op_ == coll::Op::Alltoall ? n * bytes_ : bytes_;
-    const std::uint64_t rbuf = blocks ? n * bytes_ : bytes_;
+    const CollectiveData sizes{op_, n, root_, bytes_};
+    const std::uint64_t sbuf = sizes.send_bytes(), rbuf = sizes.receive_bytes();
     for (unsigned r = 0; r < n; ++r) {
         check_fits(*apps[r], sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
                                  msg::Endpoint::mapped_bytes(c, n - 1));
@@ -101,63 +91,11 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
     entered_.assign(iterations_, std::vector<sc_time>(n));
+    data_ = CollectiveData{op_, n, root_, bytes_};
     left_.assign(iterations_, std::vector<sc_time>(n));
 }
 
 CollectiveWorkload::~CollectiveWorkload() = default;
-
-std::uint64_t CollectiveWorkload::element(unsigned from, unsigned to, std::uint64_t it, std::uint64_t index) const {
-    return mix((std::uint64_t(from) << 48) ^ (std::uint64_t(to) << 32) ^ (it << 24) ^ index);
-}
-
-void CollectiveWorkload::fill(RdmaProcess& app, std::uint64_t buf, unsigned from, unsigned to, std::uint64_t it,
-                              std::uint64_t bytes) {
-    std::vector<unsigned char> data(bytes);
-    for (std::uint64_t b = 0; b < bytes; ++b) data[b] = static_cast<unsigned char>(element(from, to, it, b / 8) >> (8 * (b % 8)));
-    if (!app.debug_write(buf, data.data(), bytes))
-        throw std::runtime_error(app.group() + ": collective: a send buffer is not writable");
-}
-
-std::uint64_t CollectiveWorkload::result_bytes(unsigned rank) const {
-    const unsigned n = static_cast<unsigned>(apps_.size());
-    switch (op_) {
-    case coll::Op::Barrier: return 0;
-    case coll::Op::Bcast:
-    case coll::Op::Allreduce: return bytes_;
-    case coll::Op::Reduce: return rank == root_ ? bytes_ : 0;
-    case coll::Op::Allgather:
-    case coll::Op::Alltoall: return n * bytes_;
-    }
-    return 0;
-}
-
-std::vector<unsigned char> CollectiveWorkload::expected(unsigned rank, std::uint64_t it) const {
-    const unsigned n = static_cast<unsigned>(apps_.size());
-    std::vector<unsigned char> want(result_bytes(rank));
-    auto put = [&](std::uint64_t at, unsigned from, unsigned to, std::uint64_t len) {
-        for (std::uint64_t b = 0; b < len; ++b)
-            want[at + b] = static_cast<unsigned char>(element(from, to, it, b / 8) >> (8 * (b % 8)));
-    };
-    switch (op_) {
-    case coll::Op::Barrier: break;
-    case coll::Op::Bcast: put(0, root_, root_, bytes_); break;
-    case coll::Op::Reduce:
-    case coll::Op::Allreduce:
-        for (std::uint64_t i = 0; i < want.size() / 8; ++i) {
-            std::uint64_t sum = 0;
-            for (unsigned r = 0; r < n; ++r) sum += element(r, r, it, i);
-            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
-        }
-        break;
-    case coll::Op::Allgather:
-        for (unsigned r = 0; r < n; ++r) put(r * bytes_, r, r, bytes_);
-        break;
-    case coll::Op::Alltoall:
-        for (unsigned r = 0; r < n; ++r) put(r * bytes_, r, rank, bytes_);
-        break;
-    }
-    return want;
-}
 
 bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes,
                                const std::vector<unsigned char>& want, unsigned rank, std::uint64_t it,
@@ -183,9 +121,7 @@ bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_
 void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     const unsigned n = static_cast<unsigned>(apps_.size());
     msg::Endpoint& ep = *eps_[app.node()];
-    const bool blocks = op_ == coll::Op::Allgather || op_ == coll::Op::Alltoall;
-    const std::uint64_t slen = op_ == coll::Op::Alltoall ? n * bytes_ : bytes_;
-    const std::uint64_t rlen = blocks ? n * bytes_ : bytes_;
+    const std::uint64_t slen = data_.send_bytes(), rlen = data_.receive_bytes();
     const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
     const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
     ep.setup();
@@ -195,10 +131,11 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     const std::uint64_t count = bytes_ / 8;
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
-        if (op_ == coll::Op::Alltoall)
-            for (unsigned to = 0; to < n; ++to) fill(app, sbuf + to * bytes_, rank, to, it, bytes_);
-        else if (op_ == coll::Op::Bcast && rank == root_) fill(app, rbuf, rank, rank, it, bytes_);
-        else if (op_ != coll::Op::Barrier && op_ != coll::Op::Bcast) fill(app, sbuf, rank, rank, it, bytes_);
+        const std::vector<unsigned char> mine = data_.send(rank, it);
+        const bool root_bcast = op_ == coll::Op::Bcast && rank == root_;
+        if (!mine.empty() && (root_bcast || op_ != coll::Op::Bcast) &&
+            !app.debug_write(root_bcast ? rbuf : sbuf, mine.data(), mine.size()))
+            throw std::runtime_error(app.group() + ": collective: a send buffer is not writable");
         if (op_ != coll::Op::Bcast || rank != root_) poison(app, rbuf, rlen, it * n + rank);
         // osu_*: the ranks meet, then each times its own call.
         comm.barrier(coll::Algorithm::Dissemination);
@@ -222,8 +159,8 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         messages_.inc(comm.messages() - m0);
         sent_bytes_.inc(comm.sent_bytes() - b0);
         reduced_bytes_.inc(comm.reduced_bytes() - s0);
-        const std::uint64_t got = result_bytes(rank);
-        const bool ok = check(app, rbuf, got, expected(rank, it), rank, it, coll::name_of(op_));
+        const std::uint64_t got = data_.result_bytes(rank);
+        const bool ok = check(app, rbuf, got, data_.expected(rank, it), rank, it, coll::name_of(op_));
         log_.finished(app.now(), true, got, &latency);
         (void)ok;
     }

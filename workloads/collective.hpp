@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "workloads/collective_data.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -31,16 +32,9 @@ public:
 
 private:
     void program(RdmaProcess& app, unsigned rank);
-    // The byte at `offset` of rank `from`'s data for rank `to` (bcast,
-    // allgather: to = from) in iteration `it`; a reduction's element.
-    std::uint64_t element(unsigned from, unsigned to, std::uint64_t it, std::uint64_t index) const;
-    void fill(RdmaProcess& app, std::uint64_t buf, unsigned from, unsigned to, std::uint64_t it, std::uint64_t bytes);
-    // Whether `bytes` at `buf` hold what `expect(offset)` says; logs it.
+    // Whether `bytes` at `buf` hold `want`; logs it.
     bool check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes, const std::vector<unsigned char>& want,
                unsigned rank, std::uint64_t it, const char* what);
-    // What rank `rank` must hold after iteration `it`.
-    std::vector<unsigned char> expected(unsigned rank, std::uint64_t it) const;
-    std::uint64_t result_bytes(unsigned rank) const;
 
     std::vector<RdmaProcess*> apps_;
     std::vector<unsigned> nodes_;
@@ -50,6 +44,7 @@ private:
     coll::Algorithm algorithm_ = coll::Algorithm::Auto;
     const std::uint64_t bytes_, iterations_;
     const unsigned root_;
+    CollectiveData data_;
     unsigned done_ = 0;
     // Barrier: each rank's entry and exit of each iteration's barrier.
     std::vector<std::vector<sc_core::sc_time>> entered_, left_;

@@ -1,0 +1,82 @@
+#include "workloads/collective_data.hpp"
+
+namespace vrdmasim {
+
+namespace {
+std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+}  // namespace
+
+std::uint64_t CollectiveData::element(unsigned from, unsigned to, std::uint64_t call, std::uint64_t index) {
+    return mix((std::uint64_t(from) << 48) ^ (std::uint64_t(to) << 32) ^ (call << 24) ^ index);
+}
+
+std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, std::uint64_t call, std::uint64_t len) {
+    std::vector<unsigned char> v(len);
+    for (std::uint64_t b = 0; b < len; ++b) v[b] = static_cast<unsigned char>(element(from, to, call, b / 8) >> (8 * (b % 8)));
+    return v;
+}
+
+std::uint64_t CollectiveData::send_bytes() const { return op == coll::Op::Alltoall ? ranks * bytes : bytes; }
+
+std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t call) const {
+    if (op != coll::Op::Alltoall) return bytes_of(rank, rank, call, op == coll::Op::Barrier ? 0 : bytes);
+    std::vector<unsigned char> v;
+    for (unsigned to = 0; to < ranks; ++to) {
+        const auto b = bytes_of(rank, to, call, bytes);
+        v.insert(v.end(), b.begin(), b.end());
+    }
+    return v;
+}
+
+std::uint64_t CollectiveData::receive_bytes() const {
+    return op == coll::Op::Allgather || op == coll::Op::Alltoall ? ranks * bytes : bytes;
+}
+
+std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
+    switch (op) {
+    case coll::Op::Barrier: return 0;
+    case coll::Op::Bcast:
+    case coll::Op::Allreduce: return bytes;
+    case coll::Op::Reduce: return rank == root ? bytes : 0;
+    case coll::Op::Allgather:
+    case coll::Op::Alltoall: return ranks * bytes;
+    }
+    return 0;
+}
+
+std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t call) const {
+    std::vector<unsigned char> want;
+    switch (op) {
+    case coll::Op::Barrier: break;
+    case coll::Op::Bcast: want = bytes_of(root, root, call, bytes); break;
+    case coll::Op::Reduce:
+    case coll::Op::Allreduce:
+        want.assign(result_bytes(rank), 0);
+        for (std::uint64_t i = 0; i < want.size() / 8; ++i) {
+            std::uint64_t sum = 0;
+            for (unsigned r = 0; r < ranks; ++r) sum += element(r, r, call, i);
+            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
+        }
+        break;
+    case coll::Op::Allgather:
+        for (unsigned r = 0; r < ranks; ++r) {
+            const auto b = bytes_of(r, r, call, bytes);
+            want.insert(want.end(), b.begin(), b.end());
+        }
+        break;
+    case coll::Op::Alltoall:
+        for (unsigned r = 0; r < ranks; ++r) {
+            const auto b = bytes_of(r, rank, call, bytes);
+            want.insert(want.end(), b.begin(), b.end());
+        }
+        break;
+    }
+    return want;
+}
+
+}  // namespace vrdmasim
