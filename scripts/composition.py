@@ -68,6 +68,8 @@ SMALL_MSG = COLD + ["--workload.message-size=64B", "--workload.total-bytes=1KiB"
 # listed needs nothing).
 NEEDS = {
     "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
+    "trace": ["--trace.file=" + os.path.join(ROOT, "configs", "traces", "farm", "farm.otf2"), "--topology.kind=qfdb",
+              "--topology.nodes=4"],
 }
 # One combination in this many is also run warm, and one (another) with
 # messages of 64 B.

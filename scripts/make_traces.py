@@ -19,8 +19,8 @@ calls in a region of its own. Time is in nanoseconds (timer resolution
              residual (MPI_Allreduce of 8 B)
   transpose  an FFT's transposes on 8 ranks: each of 5 iterations computes
              500 us and exchanges 4 KiB with every other rank (MPI_Alltoall)
-  farm       master and workers on 5 ranks: rank 0 hands 16 tasks of 1 KiB
-             to 4 workers (MPI_Send), takes each 4 KiB result from whoever
+  farm       master and workers on 4 ranks: rank 0 hands 16 tasks of 1 KiB
+             to 3 workers (MPI_Send), takes each 4 KiB result from whoever
              ends first (MPI_Recv from MPI_ANY_SOURCE, the sender recorded)
              and gives that worker the next task, then a stop message of
              0 B to each; a worker's task takes 100 us + 30 us x its number
@@ -136,7 +136,7 @@ def transpose(app, ranks=8, iterations=5):
                      duration_ns=60_000)
 
 
-def farm(app, ranks=5, tasks=16):
+def farm(app, ranks=4, tasks=16):
     task, result = 1024, 4096
     workers = list(range(1, ranks))
     # Who finishes when: worker w takes 100 + 30 w us a task. The master
@@ -177,7 +177,7 @@ def farm(app, ranks=5, tasks=16):
         app.call(w, "MPI_Recv", [lambda wr, t: wr.mpi_recv(t, 0, app.comm, 3, 0)])
 
 
-TRACES = {"solver": (solver, 8), "transpose": (transpose, 8), "farm": (farm, 5)}
+TRACES = {"solver": (solver, 8), "transpose": (transpose, 8), "farm": (farm, 4)}
 
 
 def write(out, name):

@@ -9,6 +9,7 @@ packages=(build-essential cmake pkg-config libsystemc-dev
           python3-matplotlib openmpi-bin valgrind
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
+          libopen-trace-format2-dev    # trace replay reads OTF2 (workloads/trace_reader.cpp)
           python3-otf2 otf2-tools)   # the OTF2 test traces (scripts/make_traces.py, otf2-print)
 
 # scripts/fuzz.sh's clang and libFuzzer runtime: only with --fuzz.

@@ -43,8 +43,10 @@ def sweep(exe, config, jobs, cache, scratch):
     """The rows of results.csv of `config` (run once per config)."""
     if config not in cache:
         out = os.path.join(scratch, f"sweep{len(cache)}")
+        # From the repository, as a table's command is typed (a config may
+        # name a file relative to it: trace.file).
         subprocess.run([exe, "sweep", os.path.join(ROOT, config), "--jobs", str(jobs), "--out", out],
-                       check=True, stdout=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
         with open(os.path.join(out, "results.csv"), newline="") as f:
             cache[config] = list(csv.DictReader(f))
     return cache[config]

@@ -12,6 +12,7 @@
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/collective.hpp"
+#include "workloads/trace.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/overlap.hpp"
 #include "library/messaging/stats.hpp"
@@ -133,6 +134,7 @@ MetricRegistry build_summary_metrics() {
     OverlapWorkload::declare_metrics(reg);
     FileserveWorkload::declare_metrics(reg);
     CollectiveWorkload::declare_metrics(reg);
+    TraceWorkload::declare_metrics(reg);
     declare_energy_metrics(reg);
     declare_host_metrics(reg);
     return reg;

@@ -1,6 +1,7 @@
 #include "workloads/workload.hpp"
 
 #include "workloads/collective.hpp"
+#include "workloads/trace.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -235,7 +236,7 @@ std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std:
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve", "collective"},
+      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve", "collective", "trace"},
                       "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
                       "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
                       "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
@@ -352,12 +353,13 @@ void Workload::declare_params(ParamRegistry& reg) {
     OverlapWorkload::declare_params(reg);
     FileserveWorkload::declare_params(reg);
     CollectiveWorkload::declare_params(reg);
+    TraceWorkload::declare_params(reg);
 }
 
 bool Workload::uses_two_sided_library(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();
     // (fileserve's requests; with fileserve.access = direct there are none.)
-    return c[w.kind] == "sendrecv" || c[w.kind] == "collective" ||
+    return c[w.kind] == "sendrecv" || c[w.kind] == "collective" || c[w.kind] == "trace" ||
            (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") || c[w.two_sided];
 }
 
@@ -390,7 +392,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
                            "and loads on the lock's words, not messages a write or a read could move");
-        if (kind == "sendrecv" || kind == "collective")
+        if (kind == "sendrecv" || kind == "collective" || kind == "trace")
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = " + kind + ": two-sided messages move as the "
                            "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
@@ -414,6 +416,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                                 "(workload.sendrecv-test = bandwidth, latency)"
                           : kind == "sendrecv" ? "sendrecv is two-sided already"
                           : kind == "collective" ? "the collectives are built on the two-sided library already"
+                          : kind == "trace" ? "a trace's messages and collectives go through the two-sided library already"
                           : kind == "lock"     ? "the lock workload moves no messages (remote atomics and loads)"
                           : kind == "fileserve"
                               ? "the file server's requests go through the two-sided library already"
@@ -423,6 +426,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
     if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);
+    if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) {

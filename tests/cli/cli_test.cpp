@@ -563,7 +563,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective}");
+    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {

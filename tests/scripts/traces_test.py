@@ -54,8 +54,8 @@ def main():
             ("solver", "MPI_IRECV", 8 * 10 * 2),
             ("solver", "MPI_ISEND_COMPLETE", 8 * 10 * 2),
             ("transpose", "MPI_COLLECTIVE_END", 8 * 5),
-            ("farm", "MPI_SEND", 16 * 2 + 4),              # tasks, results, the stop messages
-            ("farm", "MPI_RECV", 16 * 2 + 4),
+            ("farm", "MPI_SEND", 16 * 2 + 3),              # tasks, results, the stop messages
+            ("farm", "MPI_RECV", 16 * 2 + 3),
         ]
         for name, kind, n in expect:
             got = count(events[name], kind)

@@ -118,7 +118,9 @@ const std::map<std::string, Settings>& scenarios() {
         // Who sends to whom.
         {"workload.kind", Settings{{"topology.nodes", "4"}, {"workload.total-bytes", "128KiB"},
                                    {"workload.message-size", "16KiB"}, {"workload.iterations", "2"},
-                                   {"fs.files", "2"}, {"fs.file-size", "64KiB"}, {"sim.time-limit", "1s"}}},
+                                   {"fs.files", "2"}, {"fs.file-size", "64KiB"}, {"sim.time-limit", "1s"},
+                                   // (trace: the 4-rank test trace)
+                                   {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/farm/farm.otf2"}}},
         // Faults, pins, cache, populate, chunks, kernel copies.
         {"rdma.strategy", kCold + Settings{{"rdma.pipeline-chunk", "16KiB"}}},
         // Polls, wake-ups, counter reads, handler runs, and the latency they cost.

@@ -1,0 +1,83 @@
+// trace: an MPI application's communication replayed from its OTF2 trace
+// (trace.file; workloads/README.md "Trace replay"). MPI rank r runs as
+// process `job` of node r; between its MPI calls it computes as long as the
+// trace says (times trace.compute-scale); its point-to-point calls go
+// through the two-sided library (msg::Endpoint) with the trace's peers,
+// tags and lengths, blocking or not as recorded, its collectives through
+// library/collectives. Every message and every collective's result is
+// checked byte for byte. The headline is the application's time to
+// solution.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "library/collectives/communicator.hpp"
+#include "workloads/trace_reader.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+struct TraceParams {
+    TraceParams();
+    ParamSet set;
+    StringParam file;
+    RealParam compute_scale;
+};
+
+class TraceWorkload : public Workload {
+public:
+    static void declare_params(ParamRegistry& reg);
+    static void declare_metrics(MetricRegistry& reg);
+    TraceWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
+    ~TraceWorkload() override;
+    std::string kind() const override { return "trace"; }
+    bool finished() const override { return done_ == ranks_; }
+
+private:
+    // One rank's buffers and counts.
+    struct Rank {
+        // A buffer per (direction, peer, tag): the application's message
+        // buffers, reused as its calls reuse them (the documented rule).
+        std::map<std::tuple<bool, unsigned, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> buffers;
+        // Messages so far per (peer, tag), each direction: a message's key.
+        std::map<std::pair<unsigned, std::uint32_t>, std::uint64_t> sent, received;
+        struct Pending {
+            msg::Endpoint::Request request = 0;
+            bool recv = false;
+            unsigned peer = 0;
+            std::uint32_t tag = 0;
+            std::uint64_t length = 0, buf = 0, key = 0;
+        };
+        std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
+        std::uint64_t collective = 0;                // collectives so far
+        std::pair<std::uint64_t, std::uint64_t> coll_buffers{0, 0};   // send, receive: at their largest
+        std::uint64_t coll_len = 0;
+    };
+    void program(RdmaProcess& app, unsigned rank);
+    std::uint64_t buffer(RdmaProcess& app, Rank& r, bool send, unsigned peer, std::uint32_t tag, std::uint64_t len);
+    void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
+    void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
+    void collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm, const TraceEvent& end);
+    std::uint64_t message_key(unsigned from, unsigned to, std::uint32_t tag, std::uint64_t seq) const;
+
+    std::unique_ptr<TraceReader> reader_;
+    unsigned ranks_ = 0;
+    double scale_ = 1;
+    std::vector<RdmaProcess*> apps_;
+    std::vector<unsigned> nodes_;
+    std::vector<std::unique_ptr<msg::Endpoint>> owned_;
+    std::vector<msg::Endpoint*> eps_;
+    std::vector<Rank> state_;
+    unsigned done_ = 0;
+    sc_core::sc_time first_, last_;
+    Counter &messages_, &collectives_, &events_;
+    Scalar &compute_us_, &mpi_us_, &app_us_;
+    std::vector<Scalar*> rank_compute_, rank_mpi_;
+};
+
+}  // namespace vrdmasim

@@ -1,0 +1,480 @@
+#include "workloads/trace_reader.hpp"
+
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/params.hpp"
+
+namespace vrdmasim {
+
+namespace {
+constexpr std::uint64_t kChunk = 256;   // events read from a rank's file at a time
+
+// Collectives the replay does (library/collectives): OTF2_CollectiveOp.
+bool replayable(OTF2_CollectiveOp op) {
+    return op == OTF2_COLLECTIVE_OP_BARRIER || op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
+           op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
+           op == OTF2_COLLECTIVE_OP_ALLTOALL;
+}
+}  // namespace
+
+// The archive open, its definitions read.
+struct TraceReader::Impl {
+    OTF2_Reader* reader = nullptr;
+    std::map<std::uint64_t, std::string> strings;
+    std::map<std::uint64_t, bool> region_mpi;
+    std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
+    std::map<std::uint64_t, unsigned> threads;               // location group -> locations in it
+    std::vector<std::uint64_t> mpi_locations;                // COMM_LOCATIONS of MPI, rank order
+    std::map<std::uint64_t, std::vector<std::uint64_t>> comm_groups;   // COMM_GROUP: members (rank indices)
+    std::map<std::uint64_t, std::uint64_t> comms;                      // comm -> its group
+    std::map<std::uint64_t, std::string> comm_names;
+    std::uint64_t world = OTF2_UNDEFINED_COMM;
+    std::uint64_t resolution = 1;
+    std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
+
+    ~Impl() {
+        if (reader) OTF2_Reader_Close(reader);
+    }
+};
+
+namespace {
+
+using Impl = TraceReader::Impl;
+
+OTF2_CallbackCode on_clock(void* u, uint64_t resolution, uint64_t, uint64_t, uint64_t) {
+    static_cast<Impl*>(u)->resolution = resolution;
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_string(void* u, OTF2_StringRef self, const char* s) {
+    static_cast<Impl*>(u)->strings[self] = s;
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef, OTF2_StringRef, OTF2_StringRef,
+                            OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t,
+                            uint32_t) {
+    static_cast<Impl*>(u)->region_mpi[self] = paradigm == OTF2_PARADIGM_MPI;
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t,
+                              OTF2_LocationGroupRef group) {
+    Impl& m = *static_cast<Impl*>(u);
+    m.location_group[self] = group;
+    ++m.threads[group];
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_group(void* u, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type, OTF2_Paradigm paradigm,
+                           OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
+    Impl& m = *static_cast<Impl*>(u);
+    if (paradigm != OTF2_PARADIGM_MPI) return OTF2_CALLBACK_SUCCESS;
+    if (type == OTF2_GROUP_TYPE_COMM_LOCATIONS) m.mpi_locations.assign(members, members + n);
+    if (type == OTF2_GROUP_TYPE_COMM_GROUP) m.comm_groups[self].assign(members, members + n);
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group, OTF2_CommRef,
+                          OTF2_CommFlag) {
+    Impl& m = *static_cast<Impl*>(u);
+    m.comms[self] = group;
+    m.comm_names[self] = m.strings.count(name) ? m.strings[name] : "comm " + std::to_string(self);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+// Where one rank's events go while its file is read.
+struct Sink {
+    const Impl* impl = nullptr;
+    unsigned rank = 0;
+    std::deque<TraceEvent>* out = nullptr;
+    // check(): the first event the replay cannot do, if any.
+    std::string* problem = nullptr;
+};
+
+std::string where(const Sink& s, OTF2_TimeStamp t) {
+    std::ostringstream os;
+    os << "rank " << s.rank << " at tick " << t;
+    return os.str();
+}
+
+bool refuse(Sink& s, const std::string& what) {
+    if (s.problem && s.problem->empty()) *s.problem = what;
+    return false;
+}
+
+// A communicator must be MPI_COMM_WORLD (others are not built yet).
+bool world_only(Sink& s, OTF2_CommRef c, OTF2_TimeStamp t, const char* event) {
+    if (c == s.impl->world) return true;
+    const auto it = s.impl->comm_names.find(c);
+    return refuse(s, std::string(event) + " on communicator " + (it != s.impl->comm_names.end() ? it->second : "?") +
+                         " (" + where(s, t) + "): only MPI_COMM_WORLD is built");
+}
+
+bool peer_ok(Sink& s, std::uint32_t peer, OTF2_TimeStamp t, const char* event) {
+    if (peer < s.impl->mpi_locations.size()) return true;
+    return refuse(s, std::string(event) + " with peer rank " + std::to_string(peer) + " (" + where(s, t) +
+                         "): the trace has " + std::to_string(s.impl->mpi_locations.size()) + " ranks");
+}
+
+OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
+    if (s.out) s.out->push_back(e);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                           OTF2_RegionRef r) {
+    Sink& s = *static_cast<Sink*>(u);
+    TraceEvent e;
+    e.kind = TraceEvent::Kind::Enter;
+    e.time = t;
+    const auto it = s.impl->region_mpi.find(r);
+    e.mpi = it != s.impl->region_mpi.end() && it->second;
+    return push(s, e);
+}
+OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, uint64_t p, void* u, OTF2_AttributeList* a,
+                           OTF2_RegionRef r) {
+    Sink& s = *static_cast<Sink*>(u);
+    TraceEvent e;
+    e.kind = TraceEvent::Kind::Leave;
+    e.time = t;
+    const auto it = s.impl->region_mpi.find(r);
+    e.mpi = it != s.impl->region_mpi.end() && it->second;
+    (void)l, (void)p, (void)a;
+    return push(s, e);
+}
+TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std::uint32_t tag, std::uint64_t len,
+                   std::uint64_t req = 0) {
+    TraceEvent e;
+    e.kind = k;
+    e.time = t;
+    e.peer = peer;
+    e.tag = tag;
+    e.length = len;
+    e.request = req;
+    return e;
+}
+OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!world_only(s, c, t, "MPI send") || !peer_ok(s, peer, t, "MPI send")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len));
+}
+OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+                           OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!world_only(s, c, t, "MPI isend") || !peer_ok(s, peer, t, "MPI isend")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req));
+}
+OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                                    uint64_t req) {
+    return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IsendComplete, t, 0, 0, 0, req));
+}
+OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                                   uint64_t req) {
+    return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IrecvRequest, t, 0, 0, 0, req));
+}
+OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+                          OTF2_CommRef c, uint32_t tag, uint64_t len) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!world_only(s, c, t, "MPI recv") || !peer_ok(s, peer, t, "MPI recv")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len));
+}
+OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+                           OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!world_only(s, c, t, "MPI irecv") || !peer_ok(s, peer, t, "MPI irecv")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req));
+}
+OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*) {
+    TraceEvent e;
+    e.kind = TraceEvent::Kind::CollectiveBegin;
+    e.time = t;
+    return push(*static_cast<Sink*>(u), e);
+}
+OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!world_only(s, c, t, "MPI collective")) return OTF2_CALLBACK_INTERRUPT;
+    if (!replayable(op)) {
+        refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
+                      where(s, t) + "): the replay does barrier, bcast, reduce, allreduce, allgather and alltoall");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    TraceEvent e;
+    e.kind = TraceEvent::Kind::CollectiveEnd;
+    e.time = t;
+    e.op = static_cast<int>(op);
+    e.root = root;
+    e.sent = sent;
+    e.received = received;
+    return push(s, e);
+}
+// Events a replay has nothing to do for: the tracer's own (buffer flushes,
+// measurement switched on and off, program begin and end), annotations
+// (metrics, parameters) and an MPI_Test that did not complete.
+template <class... Rest>
+OTF2_CallbackCode ev_ignored(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...) {
+    return OTF2_CALLBACK_SUCCESS;
+}
+// Every other event: not built; check() names it.
+template <class F>
+struct Unsupported;
+template <class... Rest>
+struct Unsupported<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...)> {
+    template <class Name>
+    static OTF2_CallbackCode fn(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, Rest...) {
+        Sink& s = *static_cast<Sink*>(u);
+        refuse(s, std::string("event ") + Name::value() + " (" + where(s, t) + "): the replay does MPI point-to-point "
+                  "(blocking and non-blocking), the collectives barrier, bcast, reduce, allreduce, allgather and "
+                  "alltoall, and regions; not this event");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+};
+template <class F>
+struct Ignored;
+template <class... Rest>
+struct Ignored<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...)> {
+    static constexpr auto fn = &ev_ignored<Rest...>;
+};
+
+#define VRDMASIM_UNSUPPORTED(Event)                                                                               \
+    do {                                                                                                        \
+        struct Name {                                                                                           \
+            static const char* value() { return #Event; }                                                     \
+        };                                                                                                      \
+        OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, &Unsupported<OTF2_EvtReaderCallback_##Event>::fn<Name>); \
+    } while (0)
+#define VRDMASIM_IGNORED(Event) OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, Ignored<OTF2_EvtReaderCallback_##Event>::fn)
+
+OTF2_EvtReaderCallbacks* callbacks() {
+    OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cb, ev_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, ev_leave);
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, ev_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, ev_isend);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cb, ev_isend_complete);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, ev_irecv_request);
+    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, ev_recv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
+    OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, ev_coll_begin);
+    OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+    VRDMASIM_IGNORED(BufferFlush);
+    VRDMASIM_IGNORED(MeasurementOnOff);
+    VRDMASIM_IGNORED(ProgramBegin);
+    VRDMASIM_IGNORED(ProgramEnd);
+    VRDMASIM_IGNORED(Metric);
+    VRDMASIM_IGNORED(ParameterInt);
+    VRDMASIM_IGNORED(ParameterString);
+    VRDMASIM_IGNORED(ParameterUnsignedInt);
+    VRDMASIM_IGNORED(MpiRequestTest);
+    VRDMASIM_UNSUPPORTED(Unknown);
+    VRDMASIM_UNSUPPORTED(CallingContextEnter);
+    VRDMASIM_UNSUPPORTED(CallingContextLeave);
+    VRDMASIM_UNSUPPORTED(CallingContextSample);
+    VRDMASIM_UNSUPPORTED(CommCreate);
+    VRDMASIM_UNSUPPORTED(CommDestroy);
+    VRDMASIM_UNSUPPORTED(IoAcquireLock);
+    VRDMASIM_UNSUPPORTED(IoChangeStatusFlags);
+    VRDMASIM_UNSUPPORTED(IoCreateHandle);
+    VRDMASIM_UNSUPPORTED(IoDeleteFile);
+    VRDMASIM_UNSUPPORTED(IoDestroyHandle);
+    VRDMASIM_UNSUPPORTED(IoDuplicateHandle);
+    VRDMASIM_UNSUPPORTED(IoOperationBegin);
+    VRDMASIM_UNSUPPORTED(IoOperationCancelled);
+    VRDMASIM_UNSUPPORTED(IoOperationComplete);
+    VRDMASIM_UNSUPPORTED(IoOperationIssued);
+    VRDMASIM_UNSUPPORTED(IoOperationTest);
+    VRDMASIM_UNSUPPORTED(IoReleaseLock);
+    VRDMASIM_UNSUPPORTED(IoSeek);
+    VRDMASIM_UNSUPPORTED(IoTryLock);
+    VRDMASIM_UNSUPPORTED(MpiRequestCancelled);
+    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveComplete);
+    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveRequest);
+    VRDMASIM_UNSUPPORTED(OmpAcquireLock);
+    VRDMASIM_UNSUPPORTED(OmpFork);
+    VRDMASIM_UNSUPPORTED(OmpJoin);
+    VRDMASIM_UNSUPPORTED(OmpReleaseLock);
+    VRDMASIM_UNSUPPORTED(OmpTaskComplete);
+    VRDMASIM_UNSUPPORTED(OmpTaskCreate);
+    VRDMASIM_UNSUPPORTED(OmpTaskSwitch);
+    VRDMASIM_UNSUPPORTED(RmaAcquireLock);
+    VRDMASIM_UNSUPPORTED(RmaAtomic);
+    VRDMASIM_UNSUPPORTED(RmaCollectiveBegin);
+    VRDMASIM_UNSUPPORTED(RmaCollectiveEnd);
+    VRDMASIM_UNSUPPORTED(RmaGet);
+    VRDMASIM_UNSUPPORTED(RmaGroupSync);
+    VRDMASIM_UNSUPPORTED(RmaOpCompleteBlocking);
+    VRDMASIM_UNSUPPORTED(RmaOpCompleteNonBlocking);
+    VRDMASIM_UNSUPPORTED(RmaOpCompleteRemote);
+    VRDMASIM_UNSUPPORTED(RmaOpTest);
+    VRDMASIM_UNSUPPORTED(RmaPut);
+    VRDMASIM_UNSUPPORTED(RmaReleaseLock);
+    VRDMASIM_UNSUPPORTED(RmaRequestLock);
+    VRDMASIM_UNSUPPORTED(RmaSync);
+    VRDMASIM_UNSUPPORTED(RmaTryLock);
+    VRDMASIM_UNSUPPORTED(RmaWaitChange);
+    VRDMASIM_UNSUPPORTED(RmaWinCreate);
+    VRDMASIM_UNSUPPORTED(RmaWinDestroy);
+    VRDMASIM_UNSUPPORTED(ThreadAcquireLock);
+    VRDMASIM_UNSUPPORTED(ThreadBegin);
+    VRDMASIM_UNSUPPORTED(ThreadCreate);
+    VRDMASIM_UNSUPPORTED(ThreadEnd);
+    VRDMASIM_UNSUPPORTED(ThreadFork);
+    VRDMASIM_UNSUPPORTED(ThreadJoin);
+    VRDMASIM_UNSUPPORTED(ThreadReleaseLock);
+    VRDMASIM_UNSUPPORTED(ThreadTaskComplete);
+    VRDMASIM_UNSUPPORTED(ThreadTaskCreate);
+    VRDMASIM_UNSUPPORTED(ThreadTaskSwitch);
+    VRDMASIM_UNSUPPORTED(ThreadTeamBegin);
+    VRDMASIM_UNSUPPORTED(ThreadTeamEnd);
+    VRDMASIM_UNSUPPORTED(ThreadWait);
+    return cb;
+}
+
+// Opens `anchor`, reads its global definitions into `m` and opens the
+// event files of the ranks' locations; `error` says why not.
+bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
+    m.reader = OTF2_Reader_Open(anchor.c_str());
+    if (!m.reader) {
+        error = "cannot open the OTF2 archive " + anchor;
+        return false;
+    }
+    OTF2_Reader_SetSerialCollectiveCallbacks(m.reader);
+    OTF2_GlobalDefReader* defs = OTF2_Reader_GetGlobalDefReader(m.reader);
+    if (!defs) {
+        error = anchor + " has no global definitions (not an OTF2 anchor file?)";
+        return false;
+    }
+    OTF2_GlobalDefReaderCallbacks* cb = OTF2_GlobalDefReaderCallbacks_New();
+    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, on_clock);
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, on_string);
+    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, on_region);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, on_location);
+    OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
+    OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
+    OTF2_Reader_RegisterGlobalDefCallbacks(m.reader, defs, cb, &m);
+    OTF2_GlobalDefReaderCallbacks_Delete(cb);
+    uint64_t read = 0;
+    if (OTF2_Reader_ReadAllGlobalDefinitions(m.reader, defs, &read) != OTF2_SUCCESS) {
+        error = "cannot read the definitions of " + anchor;
+        return false;
+    }
+    if (m.mpi_locations.empty()) {
+        error = anchor + " has no MPI ranks (no MPI location group)";
+        return false;
+    }
+    for (std::size_t r = 0; r < m.mpi_locations.size(); ++r) {
+        const std::uint64_t loc = m.mpi_locations[r];
+        const auto g = m.location_group.find(loc);
+        if (g == m.location_group.end()) {
+            error = anchor + ": MPI rank " + std::to_string(r) + " names a location it does not define";
+            return false;
+        }
+        if (m.threads[g->second] > 1) {
+            error = anchor + ": MPI rank " + std::to_string(r) + " has " + std::to_string(m.threads[g->second]) +
+                    " threads; replaying threads (OpenMP, pthreads) is not built";
+            return false;
+        }
+        m.rank_of[loc] = static_cast<unsigned>(r);
+    }
+    // MPI_COMM_WORLD: the communicator over every rank.
+    for (const auto& [comm, group] : m.comms) {
+        const auto it = m.comm_groups.find(group);
+        if (it != m.comm_groups.end() && it->second.size() == m.mpi_locations.size()) {
+            m.world = comm;
+            break;
+        }
+    }
+    if (m.world == OTF2_UNDEFINED_COMM) {
+        error = anchor + " defines no communicator over every rank (MPI_COMM_WORLD)";
+        return false;
+    }
+    for (std::uint64_t loc : m.mpi_locations) OTF2_Reader_SelectLocation(m.reader, loc);
+    const bool local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
+    OTF2_Reader_OpenEvtFiles(m.reader);
+    for (std::uint64_t loc : m.mpi_locations) {
+        if (local_defs) {
+            if (OTF2_DefReader* d = OTF2_Reader_GetDefReader(m.reader, loc)) {
+                uint64_t n = 0;
+                OTF2_Reader_ReadAllLocalDefinitions(m.reader, d, &n);   // the mapping tables
+                OTF2_Reader_CloseDefReader(m.reader, d);
+            }
+        }
+        OTF2_Reader_GetEvtReader(m.reader, loc);
+    }
+    if (local_defs) OTF2_Reader_CloseDefFiles(m.reader);
+    return true;
+}
+
+}  // namespace
+
+TraceReader::TraceReader(const Config& c, const std::string& key, const std::string& anchor)
+    : config_(c), key_(key), anchor_(anchor), impl_(std::make_unique<Impl>()) {
+    std::string error;
+    if (!open_archive(anchor, *impl_, error)) throw c.refuse(key, error);
+    resolution_ = impl_->resolution;
+    locations_ = impl_->mpi_locations;
+    events_.assign(locations_.size(), 0);
+}
+
+TraceReader::~TraceReader() = default;
+
+void TraceReader::check() const {
+    // A second reader of its own: the replay's streams stay at their start.
+    Impl m;
+    std::string error;
+    if (!open_archive(anchor_, m, error)) throw config_.refuse(key_, error);
+    OTF2_EvtReaderCallbacks* cb = callbacks();
+    std::string problem;
+    for (unsigned r = 0; r < m.mpi_locations.size() && problem.empty(); ++r) {
+        OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(m.reader, m.mpi_locations[r]);
+        Sink sink{&m, r, nullptr, &problem};
+        OTF2_Reader_RegisterEvtCallbacks(m.reader, er, cb, &sink);
+        // (Reading past a location's last event is an error in OTF2: a
+        // read that returns fewer than asked was the last.)
+        for (uint64_t got = 4096; got == 4096 && problem.empty();) {
+            got = 0;
+            if (OTF2_Reader_ReadLocalEvents(m.reader, er, 4096, &got) != OTF2_SUCCESS && problem.empty())
+                problem = "the events of rank " + std::to_string(r) + " cannot be read";
+        }
+    }
+    OTF2_EvtReaderCallbacks_Delete(cb);
+    if (!problem.empty()) throw config_.refuse(key_, anchor_ + ": " + problem);
+}
+
+TraceReader::Stream& TraceReader::stream(unsigned rank) {
+    Stream& s = streams_[rank];
+    if (!s.reader) {
+        OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(impl_->reader, locations_.at(rank));
+        if (!er) throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
+        s.reader = er;
+    }
+    return s;
+}
+
+bool TraceReader::fill(unsigned rank) {
+    Stream& s = stream(rank);
+    if (s.ended) return false;
+    static OTF2_EvtReaderCallbacks* cb = callbacks();
+    Sink sink{impl_.get(), rank, &s.buffered, nullptr};
+    auto* er = static_cast<OTF2_EvtReader*>(s.reader);
+    OTF2_Reader_RegisterEvtCallbacks(impl_->reader, er, cb, &sink);
+    uint64_t got = 0;
+    const std::size_t before = s.buffered.size();
+    if (OTF2_Reader_ReadLocalEvents(impl_->reader, er, kChunk, &got) != OTF2_SUCCESS)
+        throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
+    events_[rank] += got;
+    if (got < kChunk) s.ended = true;   // the last: OTF2 must not be read past it
+    return s.buffered.size() > before || (!s.ended && fill(rank));
+}
+
+bool TraceReader::next(unsigned rank, TraceEvent& e) {
+    Stream& s = stream(rank);
+    while (s.buffered.empty())
+        if (!fill(rank)) return false;
+    e = s.buffered.front();
+    s.buffered.pop_front();
+    return true;
+}
+
+}  // namespace vrdmasim

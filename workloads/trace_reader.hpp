@@ -1,0 +1,92 @@
+// TraceReader: an OTF2 archive (the format Score-P writes) read for replay
+// (trace.hpp): the global definitions once (ranks, MPI_COMM_WORLD, regions,
+// the clock), then each rank's events as a stream, a chunk at a time, so
+// that a trace of thousands of ranks is read in bounded memory. Only the
+// events a replay needs are delivered; check() walks every event once
+// before simulation and refuses (ConfigError, exit 2) any the replayer
+// does not support, naming it, its rank and its time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vrdmasim {
+
+class Config;
+
+// One event of a rank, as the replay needs it.
+struct TraceEvent {
+    enum class Kind { Enter, Leave, Send, Isend, IsendComplete, IrecvRequest, Recv, Irecv, CollectiveBegin, CollectiveEnd };
+    Kind kind = Kind::Enter;
+    std::uint64_t time = 0;      // ticks
+    bool mpi = false;            // Enter, Leave: of an MPI region
+    std::uint32_t peer = 0;      // rank in MPI_COMM_WORLD
+    std::uint32_t tag = 0;
+    std::uint64_t length = 0;    // bytes
+    std::uint64_t request = 0;
+    int op = 0;                  // OTF2_CollectiveOp
+    std::uint32_t root = 0;
+    std::uint64_t sent = 0, received = 0;
+};
+
+class TraceReader {
+public:
+    // Opens the archive whose anchor file is `anchor` and reads its
+    // definitions; ConfigError (naming `key`) for an archive that cannot
+    // be read or that the replayer cannot map (threads, no MPI).
+    TraceReader(const Config& c, const std::string& key, const std::string& anchor);
+    ~TraceReader();
+    TraceReader(const TraceReader&) = delete;
+    TraceReader& operator=(const TraceReader&) = delete;
+
+    unsigned ranks() const { return static_cast<unsigned>(locations_.size()); }
+    std::uint64_t ticks_per_second() const { return resolution_; }
+    std::uint64_t events(unsigned rank) const { return events_.at(rank); }
+    // Every event of every rank once: a ConfigError for the first the
+    // replay does not support (its kind, rank and time), a communicator
+    // other than MPI_COMM_WORLD, a collective not built.
+    void check() const;
+
+    // The next event of `rank` (false at its end). Events are read a chunk
+    // at a time.
+    bool next(unsigned rank, TraceEvent& e);
+    // The first event after the ones next() has given that `match` accepts
+    // (it stays in the stream); false if the stream ends first.
+    template <class Match>
+    bool peek(unsigned rank, Match match, TraceEvent& e) {
+        Stream& s = stream(rank);
+        for (std::size_t i = 0;; ++i) {
+            while (i >= s.buffered.size())
+                if (!fill(rank)) return false;
+            if (match(s.buffered[i])) {
+                e = s.buffered[i];
+                return true;
+            }
+        }
+    }
+
+    struct Impl;
+
+private:
+    struct Stream {
+        void* reader = nullptr;   // OTF2_EvtReader*
+        std::deque<TraceEvent> buffered;
+        bool ended = false;
+    };
+    Stream& stream(unsigned rank);
+    bool fill(unsigned rank);
+
+    const Config& config_;
+    const std::string key_, anchor_;
+    std::unique_ptr<Impl> impl_;
+    std::vector<std::uint64_t> locations_;   // by rank
+    std::vector<std::uint64_t> events_;      // by rank
+    std::uint64_t resolution_ = 1;
+    std::map<unsigned, Stream> streams_;
+};
+
+}  // namespace vrdmasim
