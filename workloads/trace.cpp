@@ -104,16 +104,22 @@ std::uint64_t TraceWorkload::message_key(unsigned from, unsigned to, std::uint32
     return ((std::uint64_t(from) * ranks_ + to) << 40) ^ (std::uint64_t(tag) << 24) ^ seq;
 }
 
-std::uint64_t TraceWorkload::buffer(RdmaProcess& app, Rank& r, bool send, unsigned peer, std::uint32_t tag,
-                                    std::uint64_t len) {
-    auto& b = r.buffers[{send, peer, tag}];
-    if (b.second < std::max<std::uint64_t>(len, 1)) {
-        // A larger message than this buffer held so far: the application's
-        // buffer for it is (at least) this large.
-        b.second = std::max<std::uint64_t>(len, 1);
-        b.first = app.alloc(b.second, populate_, advice_);
-    }
-    return b.first;
+std::uint64_t TraceWorkload::acquire(RdmaProcess& app, Rank& r, const Rank::Key& key) {
+    auto& pool = r.buffers[key];
+    for (Rank::Buffer& b : pool)
+        if (!b.busy) {
+            b.busy = true;
+            return b.addr;
+        }
+    // None free: the application's next buffer for such messages (mapped
+    // when its first message comes).
+    pool.push_back({app.alloc(std::max<std::uint64_t>(std::get<2>(key), 1), populate_, advice_), true});
+    return pool.back().addr;
+}
+
+void TraceWorkload::release(Rank& r, const Rank::Key& key, std::uint64_t addr) {
+    for (Rank::Buffer& b : r.buffers[key])
+        if (b.addr == addr) b.busy = false;
 }
 
 void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm,
@@ -209,16 +215,20 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             break;
         case TraceEvent::Kind::Send:
         case TraceEvent::Kind::Isend: {
-            const std::uint64_t buf = buffer(app, r, true, e.peer, e.tag, e.length);
+            const Rank::Key owner{true, e.peer, e.length};
+            const std::uint64_t buf = acquire(app, r, owner);
             const std::uint64_t key = message_key(rank, e.peer, e.tag, r.sent[{e.peer, e.tag}]++);
             fill_source(app, buf, e.length, key);
             log_.posted(app.now());
             messages_.inc();
             if (e.kind == TraceEvent::Kind::Send) {
                 ep.send(nodes_[e.peer], e.tag, buf, e.length);
+                release(r, owner, buf);
             } else {
                 Rank::Pending p;
                 p.request = ep.isend(nodes_[e.peer], e.tag, buf, e.length);
+                p.buf = buf;
+                p.owner = owner;
                 r.requests[e.request] = p;
             }
             break;
@@ -229,6 +239,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                 throw std::runtime_error("trace: rank " + std::to_string(rank) + " completes send request " +
                                          std::to_string(e.request) + " it never started");
             ep.wait(it->second.request);
+            release(r, it->second.owner, it->second.buf);
             r.requests.erase(it);
             break;
         }
@@ -247,7 +258,8 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             p.peer = done.peer;
             p.tag = done.tag;
             p.length = done.length;
-            p.buf = buffer(app, r, false, done.peer, done.tag, done.length);
+            p.owner = Rank::Key{false, done.peer, done.length};
+            p.buf = acquire(app, r, p.owner);
             p.key = message_key(done.peer, rank, done.tag, r.received[{done.peer, done.tag}]++);
             poison(app, p.buf, p.length, p.key);
             p.request = ep.irecv(nodes_[done.peer], done.tag, p.buf, std::max<std::uint64_t>(done.length, 1));
@@ -268,7 +280,8 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                 p.peer = e.peer;
                 p.tag = e.tag;
                 p.length = e.length;
-                p.buf = buffer(app, r, false, e.peer, e.tag, e.length);
+                p.owner = Rank::Key{false, e.peer, e.length};
+                p.buf = acquire(app, r, p.owner);
                 p.key = message_key(e.peer, rank, e.tag, r.received[{e.peer, e.tag}]++);
                 poison(app, p.buf, p.length, p.key);
                 p.request = ep.irecv(nodes_[e.peer], e.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
@@ -279,6 +292,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                           << p.peer << " (tag " << p.tag << ") where the trace has " << p.length << " B\n";
             const bool ok = st.ok && st.len == p.length && verify(app, p.buf, p.length, p.key);
             if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
+            release(r, p.owner, p.buf);
             const sc_time latency = app.now() - t0;
             log_.finished(app.now(), ok || st.ok, p.length, &latency);
             break;

@@ -41,9 +41,16 @@ public:
 private:
     // One rank's buffers and counts.
     struct Rank {
-        // A buffer per (direction, peer, tag): the application's message
-        // buffers, reused as its calls reuse them (the documented rule).
-        std::map<std::tuple<bool, unsigned, std::uint32_t>, std::pair<std::uint64_t, std::uint64_t>> buffers;
+        // The application's message buffers (the documented rule): by
+        // direction, peer and length, each reused by the next message of
+        // its key once the one before has completed; another of the same
+        // key when it is still in flight.
+        struct Buffer {
+            std::uint64_t addr = 0;
+            bool busy = false;
+        };
+        using Key = std::tuple<bool, unsigned, std::uint64_t>;
+        std::map<Key, std::vector<Buffer>> buffers;
         // Messages so far per (peer, tag), each direction: a message's key.
         std::map<std::pair<unsigned, std::uint32_t>, std::uint64_t> sent, received;
         struct Pending {
@@ -52,6 +59,7 @@ private:
             unsigned peer = 0;
             std::uint32_t tag = 0;
             std::uint64_t length = 0, buf = 0, key = 0;
+            Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
         std::uint64_t collective = 0;                // collectives so far
@@ -59,7 +67,9 @@ private:
         std::uint64_t coll_len = 0;
     };
     void program(RdmaProcess& app, unsigned rank);
-    std::uint64_t buffer(RdmaProcess& app, Rank& r, bool send, unsigned peer, std::uint32_t tag, std::uint64_t len);
+    // A free buffer of the key (mapped if none is), marked in flight.
+    std::uint64_t acquire(RdmaProcess& app, Rank& r, const Rank::Key& key);
+    void release(Rank& r, const Rank::Key& key, std::uint64_t addr);
     void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
     void collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm, const TraceEvent& end);
