@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -63,6 +65,17 @@ inline double in_child(const std::function<double()>& fn) {
     double v = std::nan("");
     if (text.size() == sizeof v) std::memcpy(&v, text.data(), sizeof v);
     return v;
+}
+
+// Runs `fn` in a child process, which writes its figures as "name value"
+// lines; returns them by name (none if the child failed).
+inline std::map<std::string, double> in_child_figures(const std::function<std::string()>& fn) {
+    std::map<std::string, double> figures;
+    std::istringstream in(in_child_text(fn));
+    std::string name;
+    double value = 0;
+    while (in >> name >> value) figures[name] = value;
+    return figures;
 }
 
 }  // namespace vrdmasim

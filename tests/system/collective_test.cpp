@@ -41,7 +41,7 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
     if (op == "allreduce" || op == "allgather" || op == "alltoall")
         s.push_back({"collective." + op + "-algorithm", algorithm});
     s.insert(s.end(), extra.begin(), extra.end());
-    const std::string text = in_child_text([&s] {
+    return in_child_figures([&s] {
         std::ostringstream os;
         SystemSim sim(s);
         sim.run();
@@ -60,12 +60,6 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
         os << "p50 " << sim.stats.find_histogram("workload.collective.latency")->quantile(0.5) << "\n";
         return os.str();
     });
-    Figures f;
-    std::istringstream in(text);
-    std::string k;
-    double x = 0;
-    while (in >> k >> x) f[k] = x;
-    return f;
 }
 
 void clean(const Figures& f) {

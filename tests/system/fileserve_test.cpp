@@ -299,7 +299,7 @@ using Figures = std::map<std::string, double>;
 // request answered and every byte verified, no self-check violated and no
 // page-cache page left pinned; then its figures.
 Figures child_run(const Settings& extra) {
-    const std::string text = in_child_text([&extra] {
+    return in_child_figures([&extra] {
         std::ostringstream os;
         SystemSim s(kBase, extra);
         s.run();
@@ -331,12 +331,6 @@ Figures child_run(const Settings& extra) {
         if (!v.empty()) std::cerr << describe(v) << "\n";
         return os.str();
     });
-    Figures f;
-    std::istringstream in(text);
-    std::string k;
-    double x = 0;
-    while (in >> k >> x) f[k] = x;
-    return f;
 }
 
 // A child's run finished clean (every byte verified, no self-check violated).

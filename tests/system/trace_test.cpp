@@ -31,7 +31,7 @@ Figures replay(const char* name, const Settings& extra = {}) {
     Settings s{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
                {"trace.file", trace(name)}, {"sim.time-limit", "1s"}};
     s.insert(s.end(), extra.begin(), extra.end());
-    const std::string text = in_child_text([&s] {
+    return in_child_figures([&s] {
         std::ostringstream os;
         SystemSim sim(s);
         sim.run();
@@ -49,12 +49,6 @@ Figures replay(const char* name, const Settings& extra = {}) {
         os << "app " << sim.scalar("workload.trace.app_time") << "\n";
         return os.str();
     });
-    Figures f;
-    std::istringstream in(text);
-    std::string k;
-    double x = 0;
-    while (in >> k >> x) f[k] = x;
-    return f;
 }
 
 void clean(const Figures& f) {
