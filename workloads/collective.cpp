@@ -128,32 +128,17 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     ready_and_wait(app, n);
     ep.connect(eps_);
     coll::Communicator comm(ctx_, app, ep, nodes_, rank);
-    const std::uint64_t count = bytes_ / 8;
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
-        const std::vector<unsigned char> mine = data_.send(rank, it);
-        const bool root_bcast = op_ == coll::Op::Bcast && rank == root_;
-        if (!mine.empty() && (root_bcast || op_ != coll::Op::Bcast) &&
-            !app.debug_write(root_bcast ? rbuf : sbuf, mine.data(), mine.size()))
-            throw std::runtime_error(app.group() + ": collective: a send buffer is not writable");
-        if (op_ != coll::Op::Bcast || rank != root_) poison(app, rbuf, rlen, it * n + rank);
+        if (data_.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
         // osu_*: the ranks meet, then each times its own call.
         comm.barrier(coll::Algorithm::Dissemination);
         const std::uint64_t m0 = comm.messages(), b0 = comm.sent_bytes(), s0 = comm.reduced_bytes();
         const sc_time t0 = app.now();
         log_.posted(t0);
-        switch (op_) {
-        case coll::Op::Barrier:
-            entered_[it][rank] = t0;
-            comm.barrier(algorithm_);
-            left_[it][rank] = app.now();
-            break;
-        case coll::Op::Bcast: comm.bcast(rbuf, bytes_, root_, algorithm_); break;
-        case coll::Op::Reduce: comm.reduce(sbuf, rbuf, count, root_, algorithm_); break;
-        case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, count, algorithm_); break;
-        case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes_, algorithm_); break;
-        case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes_, algorithm_); break;
-        }
+        entered_[it][rank] = t0;
+        data_.run(comm, algorithm_, sbuf, rbuf);
+        left_[it][rank] = app.now();
         const sc_time latency = app.now() - t0;
         latency_.add(to_us(latency));
         messages_.inc(comm.messages() - m0);

@@ -1,5 +1,7 @@
 #include "workloads/collective_data.hpp"
 
+#include <stdexcept>
+
 namespace vrdmasim {
 
 namespace {
@@ -77,6 +79,27 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
         break;
     }
     return want;
+}
+
+bool CollectiveData::prepare(RdmaProcess& app, std::uint64_t sbuf, std::uint64_t rbuf, unsigned rank,
+                             std::uint64_t call) const {
+    const bool root_bcast = op == coll::Op::Bcast && rank == root;
+    const std::vector<unsigned char> mine = send(rank, call);
+    if (!mine.empty() && (root_bcast || op != coll::Op::Bcast) &&
+        !app.debug_write(root_bcast ? rbuf : sbuf, mine.data(), mine.size()))
+        throw std::runtime_error(app.group() + ": collective: a send buffer is not writable");
+    return !root_bcast;
+}
+
+void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint64_t sbuf, std::uint64_t rbuf) const {
+    switch (op) {
+    case coll::Op::Barrier: comm.barrier(a); break;
+    case coll::Op::Bcast: comm.bcast(rbuf, bytes, root, a); break;
+    case coll::Op::Reduce: comm.reduce(sbuf, rbuf, bytes / 8, root, a); break;
+    case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, bytes / 8, a); break;
+    case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes, a); break;
+    case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes, a); break;
+    }
 }
 
 }  // namespace vrdmasim

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "library/rdma/process.hpp"
 
 namespace vrdmasim {
 
@@ -28,6 +29,13 @@ struct CollectiveData {
     std::uint64_t receive_bytes() const;
     std::uint64_t result_bytes(unsigned rank) const;
     std::vector<unsigned char> expected(unsigned rank, std::uint64_t call) const;
+
+    // Write `rank`'s data for call `call` as the application would (into
+    // `sbuf`; bcast's root into `rbuf`); true if `rbuf` is the result's
+    // to fill (the caller poisons it), false for bcast's root.
+    bool prepare(RdmaProcess& app, std::uint64_t sbuf, std::uint64_t rbuf, unsigned rank, std::uint64_t call) const;
+    // The collective itself on `comm` with algorithm `a`.
+    void run(coll::Communicator& comm, coll::Algorithm a, std::uint64_t sbuf, std::uint64_t rbuf) const;
 };
 
 }  // namespace vrdmasim

@@ -147,25 +147,13 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
         r.coll_buffers = {app.alloc(r.coll_len, populate_, advice_), app.alloc(r.coll_len, populate_, advice_)};
     }
     const auto [sbuf, rbuf] = r.coll_buffers;
-    const std::vector<unsigned char> mine = d.send(rank, call);
-    const bool root_bcast = d.op == coll::Op::Bcast && rank == d.root;
-    if (!mine.empty() && (root_bcast || d.op != coll::Op::Bcast) &&
-        !app.debug_write(root_bcast ? rbuf : sbuf, mine.data(), mine.size()))
-        throw std::runtime_error(app.group() + ": trace: a collective's send buffer is not writable");
-    if (!root_bcast) poison(app, rbuf, d.receive_bytes(), call);
+    if (d.prepare(app, sbuf, rbuf, rank, call)) poison(app, rbuf, d.receive_bytes(), call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     std::string why;
     coll::Algorithm a = coll::Algorithm::Auto;
     if (!coll::resolve(d.op, coll::Algorithm::Auto, n, d.bytes, a, why)) throw std::logic_error("trace: " + why);
-    switch (d.op) {
-    case coll::Op::Barrier: comm.barrier(a); break;
-    case coll::Op::Bcast: comm.bcast(rbuf, d.bytes, d.root, a); break;
-    case coll::Op::Reduce: comm.reduce(sbuf, rbuf, d.bytes / 8, d.root, a); break;
-    case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, d.bytes / 8, a); break;
-    case coll::Op::Allgather: comm.allgather(sbuf, rbuf, d.bytes, a); break;
-    case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, d.bytes, a); break;
-    }
+    d.run(comm, a, sbuf, rbuf);
     collectives_.inc();
     const std::uint64_t got = d.result_bytes(rank);
     const std::vector<unsigned char> want = d.expected(rank, call);

@@ -131,7 +131,7 @@ OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     e.mpi = it != s.impl->region_mpi.end() && it->second;
     return push(s, e);
 }
-OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, uint64_t p, void* u, OTF2_AttributeList* a,
+OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
                            OTF2_RegionRef r) {
     Sink& s = *static_cast<Sink*>(u);
     TraceEvent e;
@@ -139,7 +139,6 @@ OTF2_CallbackCode ev_leave(OTF2_LocationRef l, OTF2_TimeStamp t, uint64_t p, voi
     e.time = t;
     const auto it = s.impl->region_mpi.find(r);
     e.mpi = it != s.impl->region_mpi.end() && it->second;
-    (void)l, (void)p, (void)a;
     return push(s, e);
 }
 TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std::uint32_t tag, std::uint64_t len,
