@@ -99,12 +99,13 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
         qk_.sync();
         const sc_time t = sc_core::sc_time_stamp();
         sc_time next;
-        if (sig.raised() != seen) {
-            // Raised since the look: look again at its time (now, if past).
-            if (sig.next_after(looked, next) && next > t) sc_core::wait(next - t);
-        } else if (sig.next_after(t, next)) {
-            // Raised before the look, visible later: sleep until then.
-            sc_core::wait(next - t);
+        // A record visible after the look (raised before it or since) may
+        // not have been seen by it: look again at its time (now, if past;
+        // the look itself, a timed load, may have carried this process's
+        // clock beyond it).
+        const bool pending = sig.next_after(looked, next);
+        if (sig.raised() != seen || pending) {
+            if (pending && next > t) sc_core::wait(next - t);
         } else {
             // Nothing raised, nothing due: sleep until the next record (the
             // interrupt, or for a poller the record its next read will see).
