@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,6 +29,10 @@ void CollectiveWorkload::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("collective_messages", "collective workload: messages the ranks sent for the measured "
                      "collectives (`workload.collective.messages`); 0 in other runs.",
                      {"collective.messages"}, run);
+    reg.sum_counters("collective_control_writes", "collective workload, collective.transport = one-sided: the "
+                     "ready, offer and token writes the ranks posted for the measured collectives "
+                     "(`workload.collective.control_writes`); 0 in other runs.",
+                     {"collective.control_writes"}, run);
     reg.sum_counters("collective_reduced_bytes", "collective workload: bytes the ranks' cores summed "
                      "(`workload.collective.reduced_bytes`); 0 in other runs.",
                      {"collective.reduced_bytes"}, run);
@@ -47,6 +52,9 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
                                     "bytes of those messages")),
       reduced_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.reduced_bytes", "B",
                                        "bytes the ranks' cores summed")),
+      control_writes_(ctx.stats.counter(stats_prefix(job) + "collective.control_writes", "",
+                                        "collective.transport = one-sided: the ready, offer and token writes the "
+                                        "ranks posted for the measured collectives")),
       latency_(ctx.stats.histogram(stats_prefix(job) + "collective.latency", "us",
                                    "one collective at one rank, start to end")) {
     const Config& c = ctx.config;
@@ -60,10 +68,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
                        "a reduction sums 64-bit elements: a multiple of 8 B per rank");
     // The algorithm parameter of this collective (barrier, bcast and
     // reduce have one algorithm each).
-    const EnumParam* which = op_ == coll::Op::Allreduce   ? &P.allreduce_algorithm
-                             : op_ == coll::Op::Allgather ? &P.allgather_algorithm
-                             : op_ == coll::Op::Alltoall  ? &P.alltoall_algorithm
-                                                          : nullptr;
+    const EnumParam* which = coll::algorithm_param(op_);
     // Another collective's algorithm set to other than its default is a
     // mistake (this workload measures one collective).
     for (const EnumParam* other : {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm})
@@ -71,23 +76,37 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
             throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
                                        coll::name_of(op_));
     std::string why;
-    if (!coll::resolve(op_, which ? coll::algorithm_of(c[*which]) : coll::Algorithm::Auto, n, bytes_, algorithm_, why))
+    if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, bytes_, algorithm_, why))
         throw c.refuse(*which, why);
     for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r]->node());
     // Each rank's send and receive buffers and the library's scratch.
     const CollectiveData sizes{op_, n, root_, bytes_};
     const std::uint64_t sbuf = sizes.send_bytes(), rbuf = sizes.receive_bytes();
+    const bool one_sided = c[P.transport] == "one-sided";
     for (unsigned r = 0; r < n; ++r) {
+        // Two-sided: the endpoint's peers are the partners of the
+        // collective's algorithm and of the barrier (a message elsewhere
+        // would be an error of the endpoint's).
+        std::set<unsigned> partners = coll::Communicator::partners(op_, algorithm_, n, r);
+        const std::set<unsigned> barrier = coll::Communicator::partners(coll::Op::Barrier, coll::Algorithm::Auto, n, r);
+        partners.insert(barrier.begin(), barrier.end());
         check_fits(*apps[r], sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
-                                 msg::Endpoint::mapped_bytes(c, n - 1));
-        check_locked(*apps[r], msg::Endpoint::locked_regions(c, n - 1));
-    }
-    for (unsigned r = 0; r < n; ++r) {
-        std::vector<unsigned> peers;
-        for (unsigned q = 0; q < n; ++q)
-            if (q != r) peers.push_back(nodes_[q]);
-        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps[r], peers));
-        eps_[nodes_[r]] = owned_.back().get();
+                                 (one_sided ? coll::OneSided::mapped_bytes(n)
+                                            : msg::Endpoint::mapped_bytes(c, partners.size())));
+        check_locked(*apps[r], one_sided ? coll::OneSided::locked_regions()
+                                         : msg::Endpoint::locked_regions(c, partners.size()));
+        if (one_sided) {
+            one_sided_.push_back(std::make_unique<coll::OneSided>(
+                c, *apps[r], nodes_, r,
+                c[params_of<WorkloadParams>().operation] == "read" ? coll::OneSided::Mode::Read
+                                                                   : coll::OneSided::Mode::Write));
+            os_.push_back(one_sided_.back().get());
+        } else {
+            std::vector<unsigned> peers;
+            for (unsigned q : partners) peers.push_back(nodes_[q]);
+            owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps[r], peers));
+            eps_[nodes_[r]] = owned_.back().get();
+        }
         apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
     entered_.assign(iterations_, std::vector<sc_time>(n));
@@ -120,20 +139,24 @@ bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_
 
 void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     const unsigned n = static_cast<unsigned>(apps_.size());
-    msg::Endpoint& ep = *eps_[app.node()];
+    msg::Endpoint* ep = eps_[app.node()];
     const std::uint64_t slen = data_.send_bytes(), rlen = data_.receive_bytes();
     const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
     const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
-    ep.setup();
+    if (ep) ep->setup();
+    else os_[rank]->setup();
     ready_and_wait(app, n);
-    ep.connect(eps_);
-    coll::Communicator comm(ctx_, app, ep, nodes_, rank);
+    if (ep) ep->connect(eps_);
+    else os_[rank]->connect(os_);
+    coll::Communicator comm = ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank)
+                                 : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
         if (data_.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
         // osu_*: the ranks meet, then each times its own call.
         comm.barrier(coll::Algorithm::Dissemination);
         const std::uint64_t m0 = comm.messages(), b0 = comm.sent_bytes(), s0 = comm.reduced_bytes();
+        const std::uint64_t w0 = ep ? 0 : os_[rank]->control_writes();
         const sc_time t0 = app.now();
         log_.posted(t0);
         entered_[it][rank] = t0;
@@ -144,12 +167,13 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         messages_.inc(comm.messages() - m0);
         sent_bytes_.inc(comm.sent_bytes() - b0);
         reduced_bytes_.inc(comm.reduced_bytes() - s0);
+        if (!ep) control_writes_.inc(os_[rank]->control_writes() - w0);
         const std::uint64_t got = data_.result_bytes(rank);
         const bool ok = check(app, rbuf, got, data_.expected(rank, it), rank, it, coll::name_of(op_));
         log_.finished(app.now(), true, got, &latency);
         (void)ok;
     }
-    ep.finalize();
+    if (ep) ep->finalize();
     app.finish_registrations();
     ++done_;
     program_ended();

@@ -39,7 +39,9 @@ private:
     std::vector<RdmaProcess*> apps_;
     std::vector<unsigned> nodes_;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
-    std::vector<msg::Endpoint*> eps_;   // by node
+    std::vector<msg::Endpoint*> eps_;   // by node (collective.transport = two-sided)
+    std::vector<std::unique_ptr<coll::OneSided>> one_sided_;   // by rank (one-sided)
+    std::vector<coll::OneSided*> os_;
     const coll::Op op_;
     coll::Algorithm algorithm_ = coll::Algorithm::Auto;
     const std::uint64_t bytes_, iterations_;
@@ -48,7 +50,7 @@ private:
     unsigned done_ = 0;
     // Barrier: each rank's entry and exit of each iteration's barrier.
     std::vector<std::vector<sc_core::sc_time>> entered_, left_;
-    Counter &messages_, &sent_bytes_, &reduced_bytes_;
+    Counter &messages_, &sent_bytes_, &reduced_bytes_, &control_writes_;
     Histogram& latency_;
 };
 

@@ -359,7 +359,9 @@ void Workload::declare_params(ParamRegistry& reg) {
 bool Workload::uses_two_sided_library(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();
     // (fileserve's requests; with fileserve.access = direct there are none.)
-    return c[w.kind] == "sendrecv" || c[w.kind] == "collective" || c[w.kind] == "trace" ||
+    // (a collective's steps go as RDMA writes with collective.transport = one-sided.)
+    return c[w.kind] == "sendrecv" || c[w.kind] == "trace" ||
+           (c[w.kind] == "collective" && c.string("collective.transport") != "one-sided") ||
            (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") || c[w.two_sided];
 }
 
@@ -386,16 +388,23 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
     if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" &&
-        kind != "pingpong" && kind != "fileserve" && !cluster_kind) {
+        kind != "pingpong" && kind != "fileserve" && !cluster_kind &&
+        !(kind == "collective" && c.string("collective.transport") == "one-sided")) {
         // docs/composition.md, the refusal table.
         if (kind == "lock")
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
                            "and loads on the lock's words, not messages a write or a read could move");
-        if (kind == "sendrecv" || kind == "collective" || kind == "trace")
+        if (kind == "sendrecv" || kind == "trace" ||
+            (kind == "collective" && c.string("collective.transport") == "two-sided"))
             throw c.refuse("workload.operation",
-                           "has nothing to choose in workload.kind = " + kind + ": two-sided messages move as the "
-                           "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
+                           "has nothing to choose in workload.kind = " + kind +
+                               (kind == "collective" ? " with collective.transport = two-sided" : "") +
+                               ": two-sided messages move as the messaging protocol decides (an eager copy written, "
+                               "a rendezvous buffer read: msg.*)" +
+                               (kind == "trace" ? "; a trace's point-to-point calls are two-sided whatever "
+                                                  "collective.transport says"
+                                                : ""));
         throw std::logic_error("workload.operation: no rule for workload.kind = " + kind);
     }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")

@@ -109,16 +109,92 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
     return true;
 }
 
+const EnumParam* algorithm_param(Op op) {
+    const auto& P = params_of<CollParams>();
+    switch (op) {
+    case Op::Allreduce: return &P.allreduce_algorithm;
+    case Op::Allgather: return &P.allgather_algorithm;
+    case Op::Alltoall: return &P.alltoall_algorithm;
+    default: return nullptr;
+    }
+}
+
+Algorithm configured_algorithm(const Config& c, Op op) {
+    const EnumParam* p = algorithm_param(op);
+    return p ? algorithm_of(c[*p]) : Algorithm::Auto;
+}
+
 Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes,
                            unsigned rank)
+    : Communicator(ctx, app, &ep, nullptr, std::move(nodes), rank) {}
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, std::vector<unsigned> nodes,
+                           unsigned rank)
+    : Communicator(ctx, app, nullptr, &os, std::move(nodes), rank) {}
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint* ep, OneSided* os,
+                           std::vector<unsigned> nodes, unsigned rank)
     : ctx_(ctx),
       app_(app),
       ep_(ep),
+      os_(os),
       nodes_(std::move(nodes)),
       rank_(rank),
       reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
       copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
     if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
+}
+
+std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsigned r) {
+    std::set<unsigned> out;
+    auto add = [&](std::uint64_t q) {
+        if (q % n != r) out.insert(static_cast<unsigned>(q % n));
+    };
+    // rank +- 2^k: dissemination, binomial trees from any root, Bruck.
+    auto powers = [&] {
+        for (std::uint64_t k = 1; k < n; k <<= 1) add(r + k), add(r + n - k);
+    };
+    auto ring = [&] { add(r + 1), add(r + n - 1); };
+    // Recursive doubling and Rabenseifner with MPICH's fold: the folding
+    // neighbour, then rank XOR 2^k among the pof2 that remain.
+    auto doubling = [&] {
+        unsigned pof2 = 1;
+        while (pof2 * 2 <= n) pof2 *= 2;
+        const unsigned rem = n - pof2;
+        int nr = static_cast<int>(r) - static_cast<int>(rem);
+        if (r < 2 * rem) {
+            add(r % 2 ? r - 1 : r + 1);
+            nr = r % 2 ? static_cast<int>(r / 2) : -1;
+        }
+        if (nr < 0) return;
+        for (unsigned mask = 1; mask < pof2; mask <<= 1) {
+            const unsigned p = static_cast<unsigned>(nr) ^ mask;
+            add(p < rem ? p * 2 + 1 : p + rem);
+        }
+    };
+    auto all = [&] {
+        for (unsigned q = 0; q < n; ++q) add(q);
+    };
+    const bool any = a == Algorithm::Auto;
+    switch (op) {
+    case Op::Barrier:
+    case Op::Bcast:
+    case Op::Reduce: powers(); break;
+    case Op::Allreduce:
+        if (any || a == Algorithm::RecursiveDoubling || a == Algorithm::Rabenseifner) doubling();
+        if (a == Algorithm::Ring) ring();
+        break;
+    case Op::Allgather:
+        if (any || a == Algorithm::Ring) ring();
+        if ((any || a == Algorithm::RecursiveDoubling) && power_of_two(n))
+            for (unsigned mask = 1; mask < n; mask <<= 1) add(r ^ mask);
+        break;
+    case Op::Alltoall:
+        if (any || a == Algorithm::Bruck) powers();
+        if (any || a == Algorithm::Pairwise) all();
+        break;
+    }
+    return out;
 }
 
 std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t bytes) {
@@ -145,23 +221,27 @@ std::uint64_t Communicator::next_tag() { return kCollTag + call_++; }
 
 void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
                             std::uint64_t rlen) {
-    const std::uint64_t tag = kCollTag + call_ - 1;   // the current call's
-    msg::Endpoint::Request r = 0, s = 0;
-    if (from >= 0) r = ep_.irecv(nodes_.at(static_cast<unsigned>(from)), tag, rbuf, rlen);
     if (to >= 0) {
-        s = ep_.isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);
         ++messages_;
         sent_bytes_ += slen;
     }
+    if (os_) {
+        os_->exchange(to, sbuf, slen, from, rbuf, rlen);
+        return;
+    }
+    const std::uint64_t tag = kCollTag + call_ - 1;   // the current call's
+    msg::Endpoint::Request r = 0, s = 0;
+    if (from >= 0) r = ep_->irecv(nodes_.at(static_cast<unsigned>(from)), tag, rbuf, rlen);
+    if (to >= 0) s = ep_->isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);
     if (from >= 0) {
-        const msg::Status st = ep_.wait(r);
+        const msg::Status st = ep_->wait(r);
         if (!st.ok || st.len != rlen)
             throw std::runtime_error(app_.group() + ": collective: a message from rank " + std::to_string(from) +
                                      " came " + (st.ok ? "with " + std::to_string(st.len) + " B where " +
                                                              std::to_string(rlen) + " B were expected"
                                                        : std::string("failed")));
     }
-    if (to >= 0) ep_.wait(s);
+    if (to >= 0) ep_->wait(s);
 }
 
 void Communicator::combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count) {

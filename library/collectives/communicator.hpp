@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "library/collectives/one_sided.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "library/rdma/process.hpp"
 
@@ -28,14 +30,26 @@ const char* name_of(Algorithm a);
 // `op` among `ranks` ranks contributing `bytes` each; empty with `why` set
 // when `a` does not do `op` (or not for this many ranks).
 bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm& chosen, std::string& why);
+// The parameter that chooses `op`'s algorithm (collective.allreduce-,
+// allgather-, alltoall-algorithm; nullptr for a collective with one), and
+// the algorithm it chooses in `c` (Auto for those).
+const EnumParam* algorithm_param(Op op);
+Algorithm configured_algorithm(const Config& c, Op op);
 
 class Communicator {
 public:
-    // `nodes[i]`: the node of rank i; this process is rank `rank`.
+    // `nodes[i]`: the node of rank i; this process is rank `rank`. Its
+    // steps go as messages of `ep` (collective.transport = two-sided) or
+    // as writes of `os` (one-sided), set up and connected by the caller.
     Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes, unsigned rank);
+    Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, std::vector<unsigned> nodes, unsigned rank);
 
     unsigned size() const { return static_cast<unsigned>(nodes_.size()); }
     unsigned rank() const { return rank_; }
+    // The ranks rank `rank` of `ranks` exchanges messages with in `op` by
+    // algorithm `a` (Auto: by any algorithm auto may choose), whatever the
+    // root: for an endpoint that sets up only the peers it needs.
+    static std::set<unsigned> partners(Op op, Algorithm a, unsigned ranks, unsigned rank);
     // Scratch memory a collective needs (mapped at the first call that
     // needs it, then kept): for the workloads' fit checks.
     static std::uint64_t scratch_bytes(Op op, unsigned ranks, std::uint64_t bytes);
@@ -61,6 +75,8 @@ public:
     std::uint64_t reduced_bytes() const { return reduced_bytes_; }
 
 private:
+    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint* ep, OneSided* os, std::vector<unsigned> nodes,
+                 unsigned rank);
     // One exchange: send [sbuf, +slen) to rank `to`, receive [rbuf, +rlen)
     // from rank `from` (MPI_Sendrecv); either side may be absent (-1).
     void exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
@@ -84,7 +100,8 @@ private:
 
     const SimContext& ctx_;
     RdmaProcess& app_;
-    msg::Endpoint& ep_;
+    msg::Endpoint* const ep_;   // two-sided
+    OneSided* const os_;        // one-sided
     const std::vector<unsigned> nodes_;
     const unsigned rank_;
     const double reduce_rate_, copy_rate_;   // bytes per second

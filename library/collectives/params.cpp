@@ -3,12 +3,18 @@
 namespace vrdmasim {
 
 CollParams::CollParams()
-    : set("collective", "MPI-style collectives on the two-sided library (library/collectives; workload.kind = "
-                        "collective)"),
+    : set("collective", "MPI-style collectives on the two-sided library or on one-sided RDMA "
+                        "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
       op(set.choice("op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"},
                     "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
                     "osu_allreduce, osu_allgather, osu_alltoall): each rank contributes workload.message-size "
                     "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
+      transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
+                           "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
+                           "of the two-sided library, msg.*: eager copies or rendezvous, matched by tag) or "
+                           "one-sided (the receiver writes where its buffer is into the sender's mailbox, the sender "
+                           "RDMA-writes straight into it, counted on the receiver's event counter 3; empty messages "
+                           "are counted token writes: no copy, no matching, no eager slot)")),
       allreduce_algorithm(set.choice("allreduce-algorithm", "auto", {"auto", "recursive-doubling", "ring", "rabenseifner"},
                                      "how allreduce is done (library/collectives/README.md): recursive-doubling "
                                      "(log2 n exchanges of the whole vector), ring (reduce-scatter then allgather "

@@ -11,6 +11,7 @@ struct CollParams {
     CollParams();
     ParamSet set;
     EnumParam op;
+    EnumParam transport;
     EnumParam allreduce_algorithm;
     EnumParam allgather_algorithm;
     EnumParam alltoall_algorithm;

@@ -113,4 +113,6 @@ void RdmaProcess::wait_handled(CompletionSignal& sig, sc_time looked) {
     while (unhandled_by(sig, looked)) sc_core::wait(handled_ev_.get());
 }
 
+unsigned RdmaProcess::event_counters() const { return dma_.event_counters(); }
+
 }  // namespace vrdmasim

@@ -170,6 +170,8 @@ public:
     // notifications come) reads at least `target`; read it; write it.
     void wait_counter(unsigned i, std::uint64_t target);
     std::uint64_t read_counter(unsigned i);
+    // How many event counters a channel has (dma.event-counters).
+    unsigned event_counters() const;
     void reset_counter(unsigned i, std::uint64_t value = 0);
     // rdma.notify = counter: the library's notifying writes also name event
     // counter 0 of the receiver, and wait_rx / rx_events use it.

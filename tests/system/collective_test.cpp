@@ -57,6 +57,9 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
         os << "verified " << l.bytes_verified.value() << "\n";
         os << "messages " << sim.counter("workload.collective.messages") << "\n";
         os << "reduced " << sim.counter("workload.collective.reduced_bytes") << "\n";
+        os << "control " << sim.counter("workload.collective.control_writes") << "\n";
+        os << "msg_sends " << sim.stats.sum_counters("msg.eager_sends") + sim.stats.sum_counters("msg.rendezvous_sends")
+           << "\n";
         os << "p50 " << sim.stats.find_histogram("workload.collective.latency")->quantile(0.5) << "\n";
         return os.str();
     });
@@ -66,6 +69,13 @@ void clean(const Figures& f) {
     REQUIRE(f.count("clean"));
     CHECK(f.at("clean") == 1);
 }
+
+// Every collective with each of its algorithms.
+const std::pair<const char*, const char*> kSpecs[] = {
+    {"barrier", "dissemination"}, {"bcast", "binomial"},       {"reduce", "binomial"},
+    {"allreduce", "recursive-doubling"}, {"allreduce", "ring"}, {"allreduce", "rabenseifner"},
+    {"allgather", "ring"},        {"allgather", "recursive-doubling"},
+    {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
 
 unsigned log2_ceil(unsigned n) {
     unsigned k = 0;
@@ -77,13 +87,8 @@ unsigned log2_ceil(unsigned n) {
 
 TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous sizes, every byte verified",
           "[collective]") {
-    const std::pair<const char*, const char*> specs[] = {
-        {"barrier", "dissemination"}, {"bcast", "binomial"},       {"reduce", "binomial"},
-        {"allreduce", "recursive-doubling"}, {"allreduce", "ring"}, {"allreduce", "rabenseifner"},
-        {"allgather", "ring"},        {"allgather", "recursive-doubling"},
-        {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
     for (unsigned n : {8u, 12u, 3u})
-        for (const auto& [op, alg] : specs)
+        for (const auto& [op, alg] : kSpecs)
             for (const char* size : {"8B", "24KiB"}) {
                 if (std::string(alg) == "recursive-doubling" && std::string(op) == "allgather" && n != 8) continue;
                 INFO(op << " " << alg << ", " << n << " ranks, " << size);
@@ -146,6 +151,70 @@ TEST_CASE("collectives: with every registration strategy and two processes a nod
     clean(run(4, "alltoall", "bruck", "64B", 2, {{"rdma.buffer-guard", "mprotect"}, {"rdma.completion", "poll"}}));
 }
 
+TEST_CASE("collectives on one-sided RDMA: every algorithm, writes and reads, every byte verified",
+          "[collective]") {
+    for (const char* operation : {"write", "read"})
+        for (unsigned n : {8u, 3u})
+            for (const auto& [op, alg] : kSpecs)
+                for (const char* size : {"8B", "24KiB"}) {
+                    if (std::string(alg) == "recursive-doubling" && std::string(op) == "allgather" && n != 8) continue;
+                    INFO(operation << ": " << op << " " << alg << ", " << n << " ranks, " << size);
+                    const Figures f = run(n, op, alg, size, 2,
+                                          {{"collective.transport", "one-sided"}, {"workload.operation", operation}});
+                    clean(f);
+                    CHECK(f.at("transfers") == 2.0 * n);
+                    // No message of the two-sided library; a ready per
+                    // message written (an offer and a token per message
+                    // read); an empty message (a barrier's) is one token.
+                    // (8 B split n ways leaves some ranks' parts empty.)
+                    CHECK(f.at("msg_sends") == 0);
+                    const bool empty = std::string(op) == "barrier";
+                    if (empty || std::string(size) != "8B")
+                        CHECK(f.at("control") ==
+                              f.at("messages") * (empty ? 1 : std::string(operation) == "read" ? 2 : 1));
+                }
+}
+
+TEST_CASE("collectives on one-sided RDMA: each algorithm's messages, as two-sided", "[collective]") {
+    for (const char* alg : {"recursive-doubling", "ring", "rabenseifner"}) {
+        INFO(alg);
+        const Figures two = run(12, "allreduce", alg, "64B");
+        const Figures one = run(12, "allreduce", alg, "64B", 2, {{"collective.transport", "one-sided"}});
+        clean(two);
+        clean(one);
+        CHECK(one.at("messages") == two.at("messages"));
+        CHECK(one.at("reduced") == two.at("reduced"));
+    }
+}
+
+TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, the guard, two processes",
+          "[collective]") {
+    // Cold buffers: every page the engine writes or reads faults first.
+    for (const char* operation : {"write", "read"})
+        for (const char* strategy : {"fault-tolerant", "pin", "pin-cache", "netvm", "prefault", "pin-deferred"}) {
+            INFO(operation << " " << strategy);
+            clean(run(8, "allreduce", "rabenseifner", "24KiB", 2,
+                      {{"collective.transport", "one-sided"}, {"workload.operation", operation},
+                       {"rdma.strategy", strategy}, {"workload.populate", "false"}}));
+        }
+    // Each way of waiting; a barrier is token writes only (its waits look
+    // at polled words between counter increments).
+    for (const char* completion : {"poll", "interrupt", "counter", "handler"}) {
+        INFO(completion);
+        clean(run(8, "barrier", "dissemination", "8B", 4,
+                  {{"collective.transport", "one-sided"}, {"rdma.completion", completion}}));
+        clean(run(8, "alltoall", "bruck", "64B", 2,
+                  {{"collective.transport", "one-sided"}, {"rdma.completion", completion},
+                   {"rdma.buffer-guard", "mprotect"}}));
+    }
+    for (const char* operation : {"write", "read"}) {
+        INFO(operation);
+        clean(run(4, "allgather", "ring", "24KiB", 2,
+                  {{"collective.transport", "one-sided"}, {"workload.operation", operation},
+                   {"rdma.buffer-guard", "mprotect"}, {"node.processes", "2"}, {"workload.populate", "false"}}));
+    }
+}
+
 TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
     auto refusal = [](const Settings& extra) {
         Settings all = {{"workload.kind", "collective"}};
@@ -157,7 +226,9 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
     CHECK_THAT(refusal({{"collective.op", "allreduce"}, {"workload.message-size", "12B"}}),
                Catch::Contains("multiple of 8 B"));
     CHECK_THAT(refusal({{"collective.root", "2"}}), Catch::Contains("collective.root"));
-    CHECK_THAT(refusal({{"workload.operation", "read"}}), Catch::Contains("has nothing to choose"));
+    CHECK_THAT(refusal({{"workload.operation", "read"}}),
+               Catch::Contains("has nothing to choose in workload.kind = collective with collective.transport = "
+                               "two-sided"));
     CHECK_THAT(refusal({{"topology.kind", "qfdb"}, {"topology.nodes", "3"}, {"collective.op", "allgather"},
                         {"collective.allgather-algorithm", "recursive-doubling"}}),
                Catch::Contains("power-of-two"));
