@@ -65,7 +65,8 @@ def main():
     ap.add_argument("--base", required=True, help="the executable before the change")
     ap.add_argument("--new", required=True, help="the executable after it")
     ap.add_argument("--absent-is-zero", action="store_true",
-                    help="a statistic at zero before and not printed after counts as the same")
+                    help="a statistic or summary column at zero on one side and absent on the other "
+                         "counts as the same")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs()
@@ -99,7 +100,15 @@ def main():
                     ub.pop(k, None)
                     dropped += 1
             diffs = sorted(k for k in set(sb) | set(sn) if sb.get(k) != sn.get(k))
-            same_summary = summary(os.path.join(outs[0], "summary.csv")) == summary(os.path.join(outs[1], "summary.csv"))
+            before, after = summary(os.path.join(outs[0], "summary.csv")), summary(os.path.join(outs[1], "summary.csv"))
+            if args.absent_is_zero:
+                # A column one side has and the other lacks counts as the
+                # same when it reads 0 (a new or removed figure).
+                for a, b in zip(before, after):
+                    for one, other in ((a, b), (b, a)):
+                        for k in [k for k in one if k not in other and one[k] in ("0", "")]:
+                            del one[k]
+            same_summary = before == after
             if diffs or not same_summary:
                 differing += 1
                 print("DIFFER  %s: %d statistics%s" % (name, len(diffs), "" if same_summary else ", summary.csv"))
