@@ -51,7 +51,8 @@ SAMPLE_OTHERS = 4
 # Enum parameters of one workload whose choices are that workload's
 # mechanisms: each other choice on one of its combinations in
 # SAMPLE_OTHERS (another than the sampled axes').
-WORKLOAD_AXES = {"fileserve": ["fileserve.method", "fileserve.access"]}
+WORKLOAD_AXES = {"fileserve": ["fileserve.method", "fileserve.access"], "collective": ["collective.transport"],
+                 "trace": ["collective.transport"]}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -79,7 +80,7 @@ WARM_SAMPLE = 7
 def enum_choices(exe):
     out = subprocess.run([exe, "params"], stdout=subprocess.PIPE, text=True, check=True).stdout
     axes = {}
-    own = [a for names in WORKLOAD_AXES.values() for a in names]
+    own = list(dict.fromkeys(a for names in WORKLOAD_AXES.values() for a in names))
     for line in out.splitlines():
         f = line.split()
         if len(f) >= 4 and f[0] in ENUM_AXES + SAMPLED_AXES + own and f[1] == "enum":
@@ -196,7 +197,7 @@ def main():
                 holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
     unused = [rid for rid, _ in rules if rid not in refused and not args.only]
     total = len(combos)
-    own = [a for names in WORKLOAD_AXES.values() for a in names]
+    own = list(dict.fromkeys(a for names in WORKLOAD_AXES.values() for a in names))
     full = ', '.join(f'{len(v)} {k}' for k, v in axes.items() if k not in SAMPLED_AXES + own)
     sampled = ', '.join(f'{len(axes[k]) - 1} other {k}' for k in SAMPLED_AXES + own)
     print(f"composition: {total} runs ({full}, {len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, "

@@ -27,6 +27,11 @@ calls in a region of its own. Time is in nanoseconds (timer resolution
 
 The files are deterministic: the same script writes the same bytes, and the
 ctest `traces` checks that configs/traces/ holds what it writes.
+
+    /usr/bin/python3 scripts/make_traces.py --only solver --ranks 1024 --iterations 40 --out DIR
+
+writes a larger solver (not shipped): the ctest `trace_scale` replays one of
+1,024 ranks to show that the replay reads a trace in bounded memory.
 """
 import argparse
 import os
@@ -180,14 +185,18 @@ def farm(app, ranks=4, tasks=16):
 TRACES = {"solver": (solver, 8), "transpose": (transpose, 8), "farm": (farm, 4)}
 
 
-def write(out, name):
-    fn, ranks = TRACES[name]
+def write(out, name, ranks=None, iterations=None):
+    fn, default_ranks = TRACES[name]
+    ranks = ranks or default_ranks
     path = os.path.join(out, name)
     if os.path.exists(path):
         shutil.rmtree(path)
     with otf2.writer.open(path, timer_resolution=NS, archive_name=name) as trace:
         app = App(trace, ranks)
-        fn(app)
+        if iterations:
+            fn(app, ranks=ranks, iterations=iterations)
+        else:
+            fn(app, ranks=ranks) if ranks != default_ranks else fn(app)
         # The clock's wall-clock date (OTF2 ClockProperties): fixed, so the
         # same script writes the same bytes (the bindings would take the
         # time of the first event's writing).
@@ -199,10 +208,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "configs", "traces"))
     ap.add_argument("--only", choices=sorted(TRACES))
+    ap.add_argument("--ranks", type=int, help="with --only: this many ranks instead of the shipped trace's")
+    ap.add_argument("--iterations", type=int, help="with --only solver or transpose: this many iterations")
     args = ap.parse_args()
+    if (args.ranks or args.iterations) and not args.only:
+        sys.exit("make_traces: --ranks and --iterations need --only")
+    if args.iterations and args.only == "farm":
+        sys.exit("make_traces: the farm has tasks, not iterations")
+    if args.ranks is not None and args.ranks < 2:
+        sys.exit("make_traces: --ranks must be 2 or more")
     os.makedirs(args.out, exist_ok=True)
     for name in ([args.only] if args.only else sorted(TRACES)):
-        print("make_traces: wrote", os.path.relpath(write(args.out, name), os.getcwd()))
+        print("make_traces: wrote", os.path.relpath(write(args.out, name, args.ranks, args.iterations), os.getcwd()))
 
 
 if __name__ == "__main__":

@@ -3,16 +3,33 @@
 #include <otf2/OTF2_Events.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
+#include "library/collectives/params.hpp"
 #include "library/messaging/params.hpp"
 #include "workloads/collective_data.hpp"
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
+
+namespace {
+coll::Op collective_op(int op) {
+    switch (op) {
+    case OTF2_COLLECTIVE_OP_BARRIER: return coll::Op::Barrier;
+    case OTF2_COLLECTIVE_OP_BCAST: return coll::Op::Bcast;
+    case OTF2_COLLECTIVE_OP_REDUCE: return coll::Op::Reduce;
+    case OTF2_COLLECTIVE_OP_ALLREDUCE: return coll::Op::Allreduce;
+    case OTF2_COLLECTIVE_OP_ALLGATHER: return coll::Op::Allgather;
+    case OTF2_COLLECTIVE_OP_ALLTOALL: return coll::Op::Alltoall;
+    default: throw std::logic_error("trace: a collective check() lets through");
+    }
+}
+}  // namespace
 
 TraceParams::TraceParams()
     : set("trace", "trace replay (workload.kind = trace): an MPI application's OTF2 trace"),
@@ -24,16 +41,36 @@ TraceParams::TraceParams()
                              "the recorded compute time between two MPI calls of a rank is replayed times this "
                              "(a trace from a faster CPU than the simulated Cortex-A53s: above 1; an experiment's "
                              "choice)")
-                        .range("0", "1000")) {}
+                        .range("0", "1000")),
+      mapping(set.choice("mapping", "linear", {"linear", "round-robin", "file"},
+                         "which node each MPI rank runs on (one rank a node; with node.processes, job p's process "
+                         "of that node): linear (rank r on node r), round-robin (ranks dealt across the QFDBs in "
+                         "turn, rank r on the (r / boards)-th FPGA of QFDB r mod boards, as mpirun --map-by node "
+                         "deals them across hosts), file (trace.mapping-file)")),
+      mapping_file(set.string("mapping-file", "",
+                              "with trace.mapping = file: one node index per line, rank 0's first (# starts a "
+                              "comment); the node of x, y, z, FPGA f is ((z * y-size + y) * x-size + x) * 4 + f, "
+                              "as in the run's node names; relative to the directory vrdmasim runs in")) {}
 
 void TraceWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<TraceParams>().set); }
 
 void TraceWorkload::declare_metrics(MetricRegistry& reg) {
     const auto run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "trace"; };
-    reg.sum_scalars("trace_app_time_us", "us",
-                    "trace replay: the application's time to solution, from the first rank's start to the last "
-                    "rank's end (`workload.trace.app_time`); 0 in other runs.",
-                    "trace.app_time", 6, run);
+    reg.add("trace_app_time_us", "us",
+            "trace replay: the application's time to solution, from the first rank's start to the last rank's end "
+            "(`workload.trace.app_time`); with node.processes, each job replays its own copy and this is the "
+            "longest job's (`jobP.workload.trace.app_time`); 0 in other runs.",
+            [run](const MetricInputs& in) {
+                double longest = 0;
+                if (run(in.config))
+                    for (unsigned p = 0; p < in.config[params_of<NodeParams>().processes]; ++p) {
+                        const Scalar* s = in.stats.find_scalar(stats_prefix(p) + "trace.app_time");
+                        if (!s) throw std::logic_error("trace_app_time_us: no statistic " + stats_prefix(p) +
+                                                       "trace.app_time");
+                        longest = std::max(longest, s->value());
+                    }
+                return format_metric(longest);
+            });
     reg.sum_scalars("trace_compute_us", "us",
                     "trace replay: compute time replayed, over every rank (`workload.trace.compute_time`); 0 in other "
                     "runs.",
@@ -64,39 +101,132 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     const auto& P = params_of<TraceParams>();
     const std::string file = c[P.file];
     if (file.empty()) throw c.refuse(P.file, "workload.kind = trace replays a trace: name its OTF2 anchor file");
-    if (c[params_of<NodeParams>().processes] > 1)
-        throw c.refuse(params_of<NodeParams>().processes,
-                       "trace replay puts rank r on node r: several processes per node are not built yet for it");
     reader_ = std::make_unique<TraceReader>(c, P.file.name(), file);
     ranks_ = reader_->ranks();
     if (ranks_ > apps.size())
         throw c.refuse(P.file, file + " has " + std::to_string(ranks_) + " ranks, the system " +
                                    std::to_string(apps.size()) + " nodes (one rank a node)");
-    reader_->check();   // every event: one the replay cannot do is refused now (exit 2)
+    // Every event: one the replay cannot do is refused now (exit 2).
+    const TraceSummary summary = reader_->check();
     scale_ = c[P.compute_scale];
+    const std::vector<unsigned> where = map_ranks(c, static_cast<unsigned>(apps.size()));
     for (unsigned r = 0; r < ranks_; ++r) {
-        apps_.push_back(apps[r]);
-        nodes_.push_back(apps[r]->node());
+        apps_.push_back(apps[where[r]]);
+        nodes_.push_back(apps[where[r]]->node());
         rank_compute_.push_back(&ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".compute_time",
                                                   "us", "rank r's compute replayed", Scalar::Kind::Sum));
         rank_mpi_.push_back(&ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".mpi_time", "us",
                                               "rank r's time in MPI calls", Scalar::Kind::Sum));
     }
+    // The collectives' algorithms (collective.*-algorithm), each checked
+    // against the trace's number of ranks now.
+    const bool one_sided = c[params_of<CollParams>().transport] == "one-sided";
+    std::vector<std::pair<int, coll::Op>> ops;
+    for (int op : summary.collectives) {
+        const coll::Op o = collective_op(op);
+        coll::Algorithm chosen;
+        std::string why;
+        if (!coll::resolve(o, coll::configured_algorithm(c, o), ranks_, 8, chosen, why))
+            throw c.refuse(*coll::algorithm_param(o), why + " (" + file + " calls " + coll::name_of(o) + ")");
+        ops.push_back({op, o});
+    }
+    // Each rank's endpoint has the peers it needs: its point-to-point
+    // peers in the trace and, with two-sided collectives, the partners of
+    // the collectives it calls (so that a trace of thousands of ranks does
+    // not keep eager slots for every pair).
     eps_.assign(apps.size(), nullptr);
     for (unsigned r = 0; r < ranks_; ++r) {
+        std::set<unsigned> peer_ranks(summary.peers[r].begin(), summary.peers[r].end());
+        if (!one_sided)
+            for (const auto& [op, o] : ops) {
+                const std::set<unsigned> more = coll::Communicator::partners(o, coll::configured_algorithm(c, o), ranks_, r);
+                peer_ranks.insert(more.begin(), more.end());
+            }
+        peer_ranks.erase(r);
         std::vector<unsigned> peers;
-        for (unsigned q = 0; q < ranks_; ++q)
-            if (q != r) peers.push_back(nodes_[q]);
-        check_locked(*apps[r], msg::Endpoint::locked_regions(c, ranks_ - 1));
-        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps[r], peers));
+        for (unsigned q : peer_ranks) peers.push_back(nodes_[q]);
+        check_fits(*apps_[r], msg::Endpoint::mapped_bytes(c, peers.size()) +
+                                  (one_sided ? coll::OneSided::mapped_bytes(ranks_) : 0));
+        check_locked(*apps_[r], msg::Endpoint::locked_regions(c, peers.size()));
+        if (one_sided) {
+            check_locked(*apps_[r], coll::OneSided::locked_regions());
+            one_sided_.push_back(std::make_unique<coll::OneSided>(c, *apps_[r], nodes_, r));
+            os_.push_back(one_sided_.back().get());
+        }
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps_[r], peers));
         eps_[nodes_[r]] = owned_.back().get();
-        apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
+        apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
     state_.resize(ranks_);
     first_ = sc_core::sc_max_time();
 }
 
 TraceWorkload::~TraceWorkload() = default;
+
+std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) const {
+    const auto& P = params_of<TraceParams>();
+    std::vector<unsigned> where;
+    const std::string& how = c[P.mapping];
+    if (!c[P.mapping_file].empty() && how != "file")
+        throw c.refuse(P.mapping_file, "names a mapping file, but trace.mapping = " + how);
+    if (how == "linear") {
+        for (unsigned r = 0; r < ranks_; ++r) where.push_back(r);
+    } else if (how == "round-robin") {
+        // The QFDB of node i is i / 4 (models/interconnect/topology.hpp).
+        const unsigned boards = (nodes + 3) / 4;
+        std::vector<unsigned> used(boards, 0);
+        for (unsigned r = 0, b = 0; r < ranks_; ++r) {
+            // The next QFDB in turn with an FPGA left.
+            while (b * 4 + used[b] >= nodes || used[b] >= 4) b = (b + 1) % boards;
+            where.push_back(b * 4 + used[b]++);
+            b = (b + 1) % boards;
+        }
+    } else {
+        const std::string path = c[P.mapping_file];
+        if (path.empty()) throw c.refuse(P.mapping_file, "trace.mapping = file needs a mapping file");
+        std::ifstream in(path);
+        if (!in) throw c.refuse(P.mapping_file, "cannot read " + path);
+        std::string line;
+        for (unsigned n = 1; std::getline(in, line); ++n) {
+            line = line.substr(0, line.find('#'));
+            std::istringstream is(line);
+            std::string word, extra;
+            if (!(is >> word)) continue;
+            std::size_t used = 0;
+            unsigned long v = 0;
+            try {
+                v = std::stoul(word, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != word.size() || (is >> extra))
+                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": '" + line +
+                                                   "' is not a node index (one a line, rank 0's first)");
+            if (v >= nodes)
+                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": node " + word + " of " +
+                                                   std::to_string(nodes) + " (0 to " + std::to_string(nodes - 1) + ")");
+            if (where.size() == ranks_)
+                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": more lines than the trace's " +
+                                                   std::to_string(ranks_) + " ranks");
+            where.push_back(static_cast<unsigned>(v));
+        }
+        if (where.size() < ranks_)
+            throw c.refuse(P.mapping_file, path + " places " + std::to_string(where.size()) + " ranks, the trace has " +
+                                               std::to_string(ranks_));
+    }
+    std::vector<int> rank_of(nodes, -1);
+    for (unsigned r = 0; r < ranks_; ++r) {
+        if (rank_of[where[r]] >= 0)
+            throw c.refuse(how == "file" ? P.mapping_file.name() : P.mapping.name(),
+                           "places ranks " + std::to_string(rank_of[where[r]]) + " and " + std::to_string(r) +
+                               " on node " + std::to_string(where[r]) +
+                               ": an engine delivers a job's writes to its one receiving channel on a node (the "
+                               "protection domain's), so one rank a node a job (ranks sharing an MPSoC would talk "
+                               "through shared memory, which is not modelled)");
+        rank_of[where[r]] = static_cast<int>(r);
+    }
+    return where;
+}
 
 std::uint64_t TraceWorkload::message_key(unsigned from, unsigned to, std::uint32_t tag, std::uint64_t seq) const {
     // Unique per message of the run (the pattern of a key differs from any
@@ -122,23 +252,21 @@ void TraceWorkload::release(Rank& r, const Rank::Key& key, std::uint64_t addr) {
         if (b.addr == addr) b.busy = false;
 }
 
+
 void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm,
                                const TraceEvent& end) {
     const unsigned n = ranks_;
     CollectiveData d;
     d.ranks = n;
     d.root = end.root < n ? end.root : 0;
-    switch (end.op) {
-    case OTF2_COLLECTIVE_OP_BARRIER: d.op = coll::Op::Barrier; break;
-    case OTF2_COLLECTIVE_OP_BCAST:
-        d.op = coll::Op::Bcast;
-        d.bytes = rank == d.root ? end.sent : end.received;
-        break;
-    case OTF2_COLLECTIVE_OP_REDUCE: d.op = coll::Op::Reduce; d.bytes = (end.sent + 7) / 8 * 8; break;
-    case OTF2_COLLECTIVE_OP_ALLREDUCE: d.op = coll::Op::Allreduce; d.bytes = (end.sent + 7) / 8 * 8; break;
-    case OTF2_COLLECTIVE_OP_ALLGATHER: d.op = coll::Op::Allgather; d.bytes = end.sent; break;
-    case OTF2_COLLECTIVE_OP_ALLTOALL: d.op = coll::Op::Alltoall; d.bytes = end.sent / n; break;
-    default: throw std::logic_error("trace: a collective check() lets through");
+    d.op = collective_op(end.op);
+    switch (d.op) {
+    case coll::Op::Barrier: break;
+    case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
+    case coll::Op::Reduce:
+    case coll::Op::Allreduce: d.bytes = (end.sent + 7) / 8 * 8; break;
+    case coll::Op::Allgather: d.bytes = end.sent; break;
+    case coll::Op::Alltoall: d.bytes = end.sent / n; break;
     }
     const std::uint64_t call = r.collective++;
     const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1), rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
@@ -152,7 +280,8 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
     log_.posted(t0);
     std::string why;
     coll::Algorithm a = coll::Algorithm::Auto;
-    if (!coll::resolve(d.op, coll::Algorithm::Auto, n, d.bytes, a, why)) throw std::logic_error("trace: " + why);
+    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), n, d.bytes, a, why))
+        throw std::logic_error("trace: " + why);   // (checked at construction)
     d.run(comm, a, sbuf, rbuf);
     collectives_.inc();
     const std::uint64_t got = d.result_bytes(rank);
@@ -171,9 +300,12 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     msg::Endpoint& ep = *eps_[app.node()];
     Rank& r = state_[rank];
     ep.setup();
+    if (!os_.empty()) os_[rank]->setup();
     ready_and_wait(app, ranks_);
     ep.connect(eps_);
-    coll::Communicator comm(ctx_, app, ep, nodes_, rank);
+    if (!os_.empty()) os_[rank]->connect(os_);
+    coll::Communicator comm = os_.empty() ? coll::Communicator(ctx_, app, ep, nodes_, rank)
+                                          : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     first_ = std::min(first_, app.now());
     const double tick = 1.0 / static_cast<double>(reader_->ticks_per_second());
     bool started = false;

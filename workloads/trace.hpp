@@ -27,6 +27,8 @@ struct TraceParams {
     ParamSet set;
     StringParam file;
     RealParam compute_scale;
+    EnumParam mapping;
+    StringParam mapping_file;
 };
 
 class TraceWorkload : public Workload {
@@ -74,6 +76,8 @@ private:
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
     void collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm, const TraceEvent& end);
     std::uint64_t message_key(unsigned from, unsigned to, std::uint32_t tag, std::uint64_t seq) const;
+    // The node index of each rank (trace.mapping), among `nodes` nodes.
+    std::vector<unsigned> map_ranks(const Config& c, unsigned nodes) const;
 
     std::unique_ptr<TraceReader> reader_;
     unsigned ranks_ = 0;
@@ -82,6 +86,8 @@ private:
     std::vector<unsigned> nodes_;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;
+    std::vector<std::unique_ptr<coll::OneSided>> one_sided_;   // by rank (collective.transport = one-sided)
+    std::vector<coll::OneSided*> os_;
     std::vector<Rank> state_;
     unsigned done_ = 0;
     sc_core::sc_time first_, last_;

@@ -11,7 +11,6 @@
 namespace vrdmasim {
 
 namespace {
-constexpr std::uint64_t kChunk = 256;   // events read from a rank's file at a time
 
 // Collectives the replay does (library/collectives): OTF2_CollectiveOp.
 bool replayable(OTF2_CollectiveOp op) {
@@ -35,6 +34,7 @@ struct TraceReader::Impl {
     std::uint64_t world = OTF2_UNDEFINED_COMM;
     std::uint64_t resolution = 1;
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
+    bool local_defs = false;                     // the archive has local definitions (mapping tables)
 
     ~Impl() {
         if (reader) OTF2_Reader_Close(reader);
@@ -87,8 +87,10 @@ struct Sink {
     const Impl* impl = nullptr;
     unsigned rank = 0;
     std::deque<TraceEvent>* out = nullptr;
-    // check(): the first event the replay cannot do, if any.
+    // check(): the first event the replay cannot do, if any; what the
+    // trace does.
     std::string* problem = nullptr;
+    TraceSummary* summary = nullptr;
 };
 
 std::string where(const Sink& s, OTF2_TimeStamp t) {
@@ -118,6 +120,12 @@ bool peer_ok(Sink& s, std::uint32_t peer, OTF2_TimeStamp t, const char* event) {
 
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
+    if (s.summary) {
+        using K = TraceEvent::Kind;
+        if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)
+            s.summary->peers.at(s.rank).insert(e.peer);
+        if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op);
+    }
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -389,20 +397,26 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
         return false;
     }
     for (std::uint64_t loc : m.mpi_locations) OTF2_Reader_SelectLocation(m.reader, loc);
-    const bool local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
+    m.local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
     OTF2_Reader_OpenEvtFiles(m.reader);
-    for (std::uint64_t loc : m.mpi_locations) {
-        if (local_defs) {
-            if (OTF2_DefReader* d = OTF2_Reader_GetDefReader(m.reader, loc)) {
-                uint64_t n = 0;
-                OTF2_Reader_ReadAllLocalDefinitions(m.reader, d, &n);   // the mapping tables
-                OTF2_Reader_CloseDefReader(m.reader, d);
-            }
-        }
-        OTF2_Reader_GetEvtReader(m.reader, loc);
-    }
-    if (local_defs) OTF2_Reader_CloseDefFiles(m.reader);
+    // (No event reader yet: each holds a buffer of the archive's chunk,
+    // 1 MiB from Score-P; open_location() makes them one at a time.)
     return true;
+}
+
+// The event reader of location `loc`, with its mapping tables (the
+// location's local definitions, read after the reader is made, as OTF2
+// applies them to it); nullptr if it cannot be made.
+OTF2_EvtReader* open_location(Impl& m, std::uint64_t loc) {
+    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(m.reader, loc);
+    if (er && m.local_defs) {
+        if (OTF2_DefReader* d = OTF2_Reader_GetDefReader(m.reader, loc)) {
+            uint64_t n = 0;
+            OTF2_Reader_ReadAllLocalDefinitions(m.reader, d, &n);
+            OTF2_Reader_CloseDefReader(m.reader, d);
+        }
+    }
+    return er;
 }
 
 }  // namespace
@@ -418,16 +432,22 @@ TraceReader::TraceReader(const Config& c, const std::string& key, const std::str
 
 TraceReader::~TraceReader() = default;
 
-void TraceReader::check() const {
+TraceSummary TraceReader::check() const {
     // A second reader of its own: the replay's streams stay at their start.
     Impl m;
     std::string error;
     if (!open_archive(anchor_, m, error)) throw config_.refuse(key_, error);
     OTF2_EvtReaderCallbacks* cb = callbacks();
     std::string problem;
+    TraceSummary summary;
+    summary.peers.resize(m.mpi_locations.size());
     for (unsigned r = 0; r < m.mpi_locations.size() && problem.empty(); ++r) {
-        OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(m.reader, m.mpi_locations[r]);
-        Sink sink{&m, r, nullptr, &problem};
+        OTF2_EvtReader* er = open_location(m, m.mpi_locations[r]);
+        if (!er) {
+            problem = "the events of rank " + std::to_string(r) + " cannot be read";
+            break;
+        }
+        Sink sink{&m, r, nullptr, &problem, &summary};
         OTF2_Reader_RegisterEvtCallbacks(m.reader, er, cb, &sink);
         // (Reading past a location's last event is an error in OTF2: a
         // read that returns fewer than asked was the last.)
@@ -436,24 +456,49 @@ void TraceReader::check() const {
             if (OTF2_Reader_ReadLocalEvents(m.reader, er, 4096, &got) != OTF2_SUCCESS && problem.empty())
                 problem = "the events of rank " + std::to_string(r) + " cannot be read";
         }
+        // Its chunk buffer goes with it: one rank's at a time.
+        OTF2_Reader_CloseEvtReader(m.reader, er);
     }
     OTF2_EvtReaderCallbacks_Delete(cb);
     if (!problem.empty()) throw config_.refuse(key_, anchor_ + ": " + problem);
+    return summary;
 }
 
-TraceReader::Stream& TraceReader::stream(unsigned rank) {
-    Stream& s = streams_[rank];
-    if (!s.reader) {
-        OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(impl_->reader, locations_.at(rank));
-        if (!er) throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
-        s.reader = er;
+TraceReader::Stream& TraceReader::stream(unsigned rank) { return streams_[rank]; }
+
+void TraceReader::open(unsigned rank, Stream& s) {
+    if (open_.size() >= kOpenReaders) {
+        // Close the reader read least recently (its buffer goes with it).
+        const auto lru = open_.begin();
+        Stream& old = streams_.at(lru->second);
+        OTF2_Reader_CloseEvtReader(impl_->reader, static_cast<OTF2_EvtReader*>(old.reader));
+        old.reader = nullptr;
+        open_.erase(lru);
     }
-    return s;
+    OTF2_EvtReader* er = open_location(*impl_, locations_.at(rank));
+    if (!er) throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
+    // Where it stopped: at the last event read (positions count from 1;
+    // the one after may not exist), read again and passed over.
+    if (s.read > 0) {
+        static OTF2_EvtReaderCallbacks* cb = callbacks();
+        Sink skip{impl_.get(), rank, nullptr, nullptr};
+        OTF2_Reader_RegisterEvtCallbacks(impl_->reader, er, cb, &skip);
+        uint64_t got = 0;
+        if (OTF2_EvtReader_Seek(er, s.read) != OTF2_SUCCESS ||
+            OTF2_Reader_ReadLocalEvents(impl_->reader, er, 1, &got) != OTF2_SUCCESS || got != 1)
+            throw std::runtime_error(anchor_ + ": cannot go back to event " + std::to_string(s.read) + " of rank " +
+                                     std::to_string(rank));
+    }
+    s.reader = er;
 }
 
 bool TraceReader::fill(unsigned rank) {
     Stream& s = stream(rank);
     if (s.ended) return false;
+    if (!s.reader) open(rank, s);
+    else open_.erase(s.used);
+    s.used = ++clock_;
+    open_[s.used] = rank;
     static OTF2_EvtReaderCallbacks* cb = callbacks();
     Sink sink{impl_.get(), rank, &s.buffered, nullptr};
     auto* er = static_cast<OTF2_EvtReader*>(s.reader);
@@ -463,7 +508,15 @@ bool TraceReader::fill(unsigned rank) {
     if (OTF2_Reader_ReadLocalEvents(impl_->reader, er, kChunk, &got) != OTF2_SUCCESS)
         throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
     events_[rank] += got;
-    if (got < kChunk) s.ended = true;   // the last: OTF2 must not be read past it
+    s.read += got;
+    if (got < kChunk) {
+        // The last (OTF2 must not be read past it): the rank's reader and
+        // its chunk buffer go.
+        s.ended = true;
+        OTF2_Reader_CloseEvtReader(impl_->reader, er);
+        s.reader = nullptr;
+        open_.erase(s.used);
+    }
     return s.buffered.size() > before || (!s.ended && fill(rank));
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ struct TraceEvent {
     std::uint64_t sent = 0, received = 0;
 };
 
+// What check() found in the whole trace: the collectives it calls and each
+// rank's point-to-point peers.
+struct TraceSummary {
+    std::set<int> collectives;                    // OTF2_CollectiveOp
+    std::vector<std::set<std::uint32_t>> peers;   // by rank
+};
+
 class TraceReader {
 public:
     // Opens the archive whose anchor file is `anchor` and reads its
@@ -48,11 +56,13 @@ public:
     std::uint64_t events(unsigned rank) const { return events_.at(rank); }
     // Every event of every rank once: a ConfigError for the first the
     // replay does not support (its kind, rank and time), a communicator
-    // other than MPI_COMM_WORLD, a collective not built.
-    void check() const;
+    // other than MPI_COMM_WORLD, a collective not built. One rank's
+    // events at a time, a chunk at a time: memory bounded whatever the
+    // trace's size.
+    TraceSummary check() const;
 
     // The next event of `rank` (false at its end). Events are read a chunk
-    // at a time.
+    // at a time (kChunk), with at most kOpenReaders ranks' files open.
     bool next(unsigned rank, TraceEvent& e);
     // The first event after the ones next() has given that `match` accepts
     // (it stays in the stream); false if the stream ends first.
@@ -70,15 +80,24 @@ public:
     }
 
     struct Impl;
+    static constexpr std::uint64_t kChunk = 256;         // events read from a rank's file at a time
+    static constexpr std::size_t kOpenReaders = 32;      // OTF2 event readers open at once
 
 private:
     struct Stream {
-        void* reader = nullptr;   // OTF2_EvtReader*
+        void* reader = nullptr;   // OTF2_EvtReader*, while open
         std::deque<TraceEvent> buffered;
+        std::uint64_t read = 0;   // events read from the rank's file so far
+        std::uint64_t used = 0;   // when its reader was last read (LRU)
         bool ended = false;
     };
     Stream& stream(unsigned rank);
     bool fill(unsigned rank);
+    // An OTF2 event reader holds a buffer of the archive's chunk (1 MiB
+    // from Score-P): at most kOpenReaders are open at once; another rank's
+    // reader, least recently read, is closed for a new one, and opened
+    // again later at the event it stopped at (OTF2_EvtReader_Seek).
+    void open(unsigned rank, Stream& s);
 
     const Config& config_;
     const std::string key_, anchor_;
@@ -87,6 +106,8 @@ private:
     std::vector<std::uint64_t> events_;      // by rank
     std::uint64_t resolution_ = 1;
     std::map<unsigned, Stream> streams_;
+    std::map<std::uint64_t, unsigned> open_;   // open readers: last read -> rank
+    std::uint64_t clock_ = 0;
 };
 
 }  // namespace vrdmasim

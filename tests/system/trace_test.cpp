@@ -2,13 +2,17 @@
 // in the whole system: the project's three OTF2 test traces
 // (configs/traces/, scripts/make_traces.py) replayed with every message
 // and collective result verified, their compute replayed as recorded and
-// scaled, under several registration strategies; and the refusals: an
-// event the replay does not do (named, with its rank), more ranks than
-// nodes, several processes per node, no file. Each run in a child process.
+// scaled, under several registration strategies, the collectives on
+// one-sided RDMA and by each algorithm, ranks mapped linearly, round robin
+// and by a file, a copy of the application per process; and the refusals:
+// an event the replay does not do (named, with its rank), more ranks than
+// nodes, two ranks on a node, a bad mapping file, no file. Each run in a
+// child process.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -47,6 +51,13 @@ Figures replay(const char* name, const Settings& extra = {}) {
         os << "collectives " << sim.counter("workload.trace.collectives") << "\n";
         os << "compute " << sim.scalar("workload.trace.compute_time") << "\n";
         os << "app " << sim.scalar("workload.trace.app_time") << "\n";
+        os << "coll_messages " << sim.stats.sum_counters("msg.eager_sends") + sim.stats.sum_counters("msg.rendezvous_sends")
+           << "\n";
+        if (const Scalar* j1 = sim.stats.find_scalar("job1.workload.trace.app_time")) os << "app1 " << j1->value() << "\n";
+        if (const Counter* v1 = sim.stats.find_counter("job1.workload.bytes_verified"))
+            os << "verified1 " << v1->value() << "\n";
+        os << "verified " << l.bytes_verified.value() << "\n";
+
         return os.str();
     });
 }
@@ -89,6 +100,50 @@ TEST_CASE("trace replay: compute scaled, and every registration strategy", "[tra
     clean(replay("transpose", {{"rdma.buffer-guard", "mprotect"}}));
 }
 
+TEST_CASE("trace replay: collectives one-sided and by each algorithm, ranks mapped, a copy per process",
+          "[trace]") {
+    const Figures base = replay("solver");
+    clean(base);
+    // The allreduces on one-sided RDMA: only the halo messages go through
+    // the two-sided library.
+    const Figures one = replay("solver", {{"collective.transport", "one-sided"}});
+    clean(one);
+    CHECK(one.at("coll_messages") == 8 * 10 * 2);
+    CHECK(base.at("coll_messages") > 8 * 10 * 2);
+    // The algorithm parameters reach the trace's collectives: the ring
+    // sends 2 (n - 1) messages a rank where recursive doubling sends 3.
+    const Figures ring = replay("solver", {{"collective.allreduce-algorithm", "ring"}});
+    clean(ring);
+    CHECK(ring.at("coll_messages") - 8 * 10 * 2 == 10 * 8 * 2 * 7);
+    CHECK(base.at("coll_messages") - 8 * 10 * 2 == 10 * 8 * 3);
+    const Figures rab = replay("transpose", {{"collective.alltoall-algorithm", "bruck"}});
+    clean(rab);
+    // Round robin across the two QFDBs: neighbours in rank order on other
+    // boards, so the halo crosses the board link and takes longer.
+    const Figures rr = replay("solver", {{"trace.mapping", "round-robin"}});
+    clean(rr);
+    CHECK(rr.at("app") > base.at("app"));
+    // A mapping file: the ranks in reverse.
+    const std::string map = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-map-" + std::to_string(::getpid());
+    {
+        std::ofstream out(map);
+        out << "# rank 0 on node 7, ...\n";
+        for (int n = 7; n >= 0; --n) out << n << "\n";
+    }
+    const Figures rev = replay("solver", {{"trace.mapping", "file"}, {"trace.mapping-file", map}});
+    clean(rev);
+    CHECK(rev.at("messages") == base.at("messages"));
+    std::remove(map.c_str());
+    // Two processes a node: each job replays its own copy, every byte of
+    // each verified.
+    const Figures two = replay("farm", {{"node.processes", "2"}});
+    clean(two);
+    REQUIRE(two.count("app1"));
+    CHECK(two.at("verified1") == two.at("verified"));
+    CHECK(two.at("app1") > 0);
+}
+
 TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     auto refusal = [](const Settings& extra, bool torus = true) {
         Settings all{{"workload.kind", "trace"}};
@@ -100,7 +155,48 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     CHECK_THAT(refusal({{"trace.file", "/nonexistent.otf2"}}), Catch::Contains("cannot"));
     CHECK_THAT(refusal({{"trace.file", trace("solver")}, {"topology.kind", "qfdb"}, {"topology.nodes", "4"}}, false),
                Catch::Contains("8 ranks"));
-    CHECK_THAT(refusal({{"trace.file", trace("farm")}, {"node.processes", "2"}}), Catch::Contains("node.processes"));
+    const std::string map = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-badmap-" + std::to_string(::getpid());
+    auto with_map = [&](const std::string& text) {
+        std::ofstream(map) << text;
+        return refusal({{"trace.file", trace("farm")}, {"trace.mapping", "file"}, {"trace.mapping-file", map}});
+    };
+    CHECK_THAT(with_map("0\n1\n1\n2\n"), Catch::Contains("places ranks 1 and 2 on node 1") &&
+                                             Catch::Contains("protection domain"));
+    CHECK_THAT(with_map("0\n1\n"), Catch::Contains("places 2 ranks, the trace has 4"));
+    CHECK_THAT(with_map("0\n1\nnode3\n2\n"), Catch::Contains(":3: 'node3' is not a node index"));
+    CHECK_THAT(with_map("0\n1\n8\n2\n"), Catch::Contains("node 8 of 8"));
+    std::remove(map.c_str());
+    CHECK_THAT(refusal({{"trace.file", trace("farm")}, {"trace.mapping", "file"}}),
+               Catch::Contains("needs a mapping file"));
+    CHECK_THAT(refusal({{"trace.file", trace("farm")}, {"trace.mapping-file", "x"}}),
+               Catch::Contains("but trace.mapping = linear"));
+    CHECK_THAT(refusal({{"trace.file", trace("farm")}, {"workload.operation", "read"}}),
+               Catch::Contains("point-to-point calls are two-sided"));
+    // An allgather among 3 ranks cannot go by recursive doubling (whole
+    // halves): refused before the run, naming the parameter and the trace.
+    const std::string dir3 = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                             "/vrdmasim-trace-allgather-" + std::to_string(::getpid());
+    const std::string gather =
+        "import otf2\n"
+        "from otf2.enums import *\n"
+        "with otf2.writer.open('" + dir3 + "', timer_resolution=1000000000) as t:\n"
+        "    d = t.definitions\n"
+        "    n = d.system_tree_node('m')\n"
+        "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+        "system_tree_parent=n)) for r in range(3)]\n"
+        "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+        "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+        "    c = d.comm('MPI_COMM_WORLD', g)\n"
+        "    for l in locs:\n"
+        "        e = t.event_writer_from_location(l)\n"
+        "        e.mpi_collective_begin(100)\n"
+        "        e.mpi_collective_end(200, CollectiveOp.ALLGATHER, c, 0, 64, 192)\n";
+    REQUIRE(std::system(("/usr/bin/python3 -c \"" + gather + "\"").c_str()) == 0);
+    CHECK_THAT(refusal({{"trace.file", dir3 + "/traces.otf2"}, {"collective.allgather-algorithm", "recursive-doubling"}}),
+               Catch::Contains("collective.allgather-algorithm") && Catch::Contains("power-of-two") &&
+                   Catch::Contains("calls allgather"));
+    std::system(("rm -rf '" + dir3 + "'").c_str());
     // A trace with an event the replay does not do: an RMA put, written by
     // the OTF2 writer here.
     const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/vrdmasim-trace-test-" +
