@@ -124,10 +124,16 @@ std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
     // One walk when the page is present and allowed (the usual case): its
     // translation is the answer; after a fault, the page is walked again.
     std::uint64_t pa = 0;
-    bool translated = false;
+    int faults = 0;
     for (int attempt = 0;; ++attempt) {
-        translated = vm_->translate(pid_, addr, pa);   // Vm::present is this walk
-        if (!translated) {
+        // The access is retried after each fault, as the faulting
+        // instruction is: reclaim may take the page again between the fault
+        // handler's return and the retry (the page is then faulted in
+        // again).
+        while (!vm_->translate(pid_, addr, pa)) {   // Vm::present is this walk
+            if (++faults > 8)
+                throw std::runtime_error(group_ + ": user page at " + hex(addr) +
+                                         " not present after 8 faults (reclaimed each time before the access)");
             const VmResult t = vm_->touch(pid_, addr, write, now());
             if (!t.ok()) throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " +
                                                   to_string(t.error));
@@ -142,8 +148,6 @@ std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
         if (attempt >= 3) throw std::runtime_error(group_ + ": user access still denied after its guard fault");
         guard_fault(addr, write);
     }
-    if (!translated && !vm_->translate(pid_, addr, pa))
-        throw std::runtime_error(group_ + ": user page not present after a fault");
     return pa;
 }
 
