@@ -30,8 +30,10 @@ ctest `traces` checks that configs/traces/ holds what it writes.
 
     /usr/bin/python3 scripts/make_traces.py --only solver --ranks 1024 --iterations 40 --out DIR
 
-writes a larger solver (not shipped): the ctest `trace_scale` replays one of
-1,024 ranks to show that the replay reads a trace in bounded memory.
+writes a larger solver (not shipped; workloads/tests/trace_reader_test.cpp
+reads ones of 2,048 ranks to show that the reader's memory is bounded), and
+`--only transpose --block 262144` a transpose of 256 KiB blocks (the fault
+situations of tests/system/trace_test.cpp need 2 MiB buffers).
 """
 import argparse
 import os
@@ -129,8 +131,7 @@ def solver(app, ranks=8, iterations=10):
                      duration_ns=15_000)
 
 
-def transpose(app, ranks=8, iterations=5):
-    block = 4096
+def transpose(app, ranks=8, iterations=5, block=4096):
     for _ in range(iterations):
         for r in range(ranks):
             app.compute(r, 500)
@@ -185,7 +186,7 @@ def farm(app, ranks=4, tasks=16):
 TRACES = {"solver": (solver, 8), "transpose": (transpose, 8), "farm": (farm, 4)}
 
 
-def write(out, name, ranks=None, iterations=None):
+def write(out, name, ranks=None, iterations=None, block=None):
     fn, default_ranks = TRACES[name]
     ranks = ranks or default_ranks
     path = os.path.join(out, name)
@@ -193,10 +194,12 @@ def write(out, name, ranks=None, iterations=None):
         shutil.rmtree(path)
     with otf2.writer.open(path, timer_resolution=NS, archive_name=name) as trace:
         app = App(trace, ranks)
+        kwargs = {"ranks": ranks}
         if iterations:
-            fn(app, ranks=ranks, iterations=iterations)
-        else:
-            fn(app, ranks=ranks) if ranks != default_ranks else fn(app)
+            kwargs["iterations"] = iterations
+        if block:
+            kwargs["block"] = block
+        fn(app, **kwargs)
         # The clock's wall-clock date (OTF2 ClockProperties): fixed, so the
         # same script writes the same bytes (the bindings would take the
         # time of the first event's writing).
@@ -210,16 +213,20 @@ def main():
     ap.add_argument("--only", choices=sorted(TRACES))
     ap.add_argument("--ranks", type=int, help="with --only: this many ranks instead of the shipped trace's")
     ap.add_argument("--iterations", type=int, help="with --only solver or transpose: this many iterations")
+    ap.add_argument("--block", type=int, help="with --only transpose: bytes each rank sends each other rank")
     args = ap.parse_args()
-    if (args.ranks or args.iterations) and not args.only:
-        sys.exit("make_traces: --ranks and --iterations need --only")
+    if (args.ranks or args.iterations or args.block) and not args.only:
+        sys.exit("make_traces: --ranks, --iterations and --block need --only")
+    if args.block is not None and (args.only != "transpose" or args.block < 1):
+        sys.exit("make_traces: --block is the transpose's, 1 byte or more")
     if args.iterations and args.only == "farm":
         sys.exit("make_traces: the farm has tasks, not iterations")
     if args.ranks is not None and args.ranks < 2:
         sys.exit("make_traces: --ranks must be 2 or more")
     os.makedirs(args.out, exist_ok=True)
     for name in ([args.only] if args.only else sorted(TRACES)):
-        print("make_traces: wrote", os.path.relpath(write(args.out, name, args.ranks, args.iterations), os.getcwd()))
+        print("make_traces: wrote",
+              os.path.relpath(write(args.out, name, args.ranks, args.iterations, args.block), os.getcwd()))
 
 
 if __name__ == "__main__":

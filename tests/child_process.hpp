@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -30,6 +31,11 @@ inline std::string in_child_text(const std::function<std::string()>& fn) {
         std::string text;
         try {
             text = fn();
+        } catch (const std::exception& e) {
+            // Said, so that a failing case shows why (the parent only sees
+            // that the child returned nothing).
+            std::cerr << "child process: " << e.what() << std::endl;
+            _exit(2);
         } catch (...) {
             _exit(2);
         }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "fault_situations.hpp"
 #include "invariants.hpp"
 #include "system_sim.hpp"
 
@@ -69,6 +70,11 @@ void clean(const Figures& f) {
     REQUIRE(f.count("clean"));
     CHECK(f.at("clean") == 1);
 }
+
+// Migration: blocks of 64 KiB (results of 512 KiB), so that the buffers run
+// over from the compactor's filler block into one that holds no page
+// table (tests/fault_situations.hpp) on both transports' layouts.
+const char* const kMigrateBlock = "64KiB";
 
 // Every collective with each of its algorithms.
 const std::pair<const char*, const char*> kSpecs[] = {
@@ -215,6 +221,64 @@ TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, 
     }
 }
 
+// The fault situations of strategy_test.cpp (tests/fault_situations.hpp)
+// on every node while an alltoall of 256 KiB blocks runs on 8 ranks (each
+// rank's result 2 MiB, so that THP collapse finds whole blocks; migration:
+// kMigrateBlock), in both SMMU fault modes, on both transports: every byte
+// of every result verified, and the situation happened.
+TEST_CASE("collectives in the fault situations: cold, swap, THP collapse, migration; stall and terminate; "
+          "two-sided and one-sided",
+          "[collective][strategy]") {
+    using situations::Situation;
+    for (Situation sit : {Situation::Cold, Situation::Swap, Situation::Thp, Situation::Migrate})
+        for (const char* mode : {"stall", "terminate"})
+            for (const char* transport : {"two-sided", "one-sided"}) {
+                INFO(situations::name(sit) << ", " << mode << ", " << transport);
+                const std::string block = sit == Situation::Migrate ? kMigrateBlock : "256KiB";
+                const Figures f = in_child_figures([&] {
+                    Settings set = ranks(8);
+                    set.insert(set.end(), {{"workload.kind", "collective"},
+                                           {"collective.op", "alltoall"},
+                                           {"collective.transport", transport},
+                                           {"workload.message-size", block},
+                                           {"workload.iterations", "2"},
+                                           {"smmu-driver.fault-mode", mode},
+                                           {"dma.fault-tolerant", std::string(mode) == "terminate" ? "true" : "false"},
+                                           {"sim.time-limit", "2s"}});
+                    for (const auto& kv : situations::settings(sit)) set.push_back(kv);
+                    SystemSim sim(set);
+                    situations::Effect effect;
+                    situations::Options opt;
+                    opt.swap_rounds = 20;
+                    opt.thp_advise_after = sc_core::sc_time(20, sc_core::SC_US);
+                    const auto agent = situations::start(sim, sit, {0, 1, 2, 3, 4, 5, 6, 7}, effect, opt);
+                    sim.run();
+                    const TransferLog& l = sim.log();
+                    RunFigures rf = run_figures(*sim.sys);
+                    rf.link_util_max = 0.5;
+                    const auto v = check_invariants(*sim.sys, sim.stats, rf);
+                    if (!v.empty()) std::cerr << describe(v) << "\n";
+                    std::ostringstream os;
+                    os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 &&
+                                       l.mismatches.value() == 0 && l.bytes_verified.value() == 2.0 * 8 * 8 * parse_size_bytes(block))
+                       << "\n";
+                    os << "swap_outs " << sim.stats.sum_counters("vm.swap_outs") << "\n";
+                    os << "collapses " << sim.stats.sum_counters("vm.collapses") << "\n";
+                    os << "migrated " << sim.stats.sum_counters("vm.pages_migrated") << "\n";
+                    os << "faults " << sim.stats.sum_counters("smmu.tbu0.faults") + sim.stats.sum_counters("vm.faults_minor")
+                       << "\n";
+                    return os.str();
+                });
+                clean(f);
+                switch (sit) {
+                case Situation::Cold: CHECK(f.at("faults") > 0); break;
+                case Situation::Swap: CHECK(f.at("swap_outs") > 0); break;
+                case Situation::Thp: CHECK(f.at("collapses") > 0); break;
+                case Situation::Migrate: CHECK(f.at("migrated") > 0); break;
+                }
+            }
+}
+
 TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
     auto refusal = [](const Settings& extra) {
         Settings all = {{"workload.kind", "collective"}};
@@ -226,6 +290,8 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
     CHECK_THAT(refusal({{"collective.op", "allreduce"}, {"workload.message-size", "12B"}}),
                Catch::Contains("multiple of 8 B"));
     CHECK_THAT(refusal({{"collective.root", "2"}}), Catch::Contains("collective.root"));
+    CHECK_THAT(refusal({{"collective.transport", "one-sided"}, {"dma.event-counters", "3"}}),
+               Catch::Contains("dma.event-counters") && Catch::Contains("4 or more"));
     CHECK_THAT(refusal({{"workload.operation", "read"}}),
                Catch::Contains("has nothing to choose in workload.kind = collective with collective.transport = "
                                "two-sided"));

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "child_process.hpp"
+#include "fault_situations.hpp"
 #include "invariants.hpp"
 #include "system_sim.hpp"
 
@@ -142,6 +143,79 @@ TEST_CASE("trace replay: collectives one-sided and by each algorithm, ranks mapp
     REQUIRE(two.count("app1"));
     CHECK(two.at("verified1") == two.at("verified"));
     CHECK(two.at("app1") > 0);
+}
+
+// The fault situations of strategy_test.cpp (tests/fault_situations.hpp)
+// on every node while the solver and the transpose replay (cold, swap),
+// and a transpose of larger blocks (THP collapse needs whole 2 MiB
+// buffers: 256 KiB blocks; migration, buffers that run over from the
+// compactor's filler block: 64 KiB), in both SMMU fault modes, the
+// collectives on both transports: every message and result verified, and
+// the situation happened.
+TEST_CASE("trace replay in the fault situations: cold, swap, THP collapse, migration; stall and terminate",
+          "[trace][strategy]") {
+    using situations::Situation;
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-situations-" + std::to_string(::getpid());
+    auto transpose_of = [&](const std::string& block) {
+        const std::string out = dir + "/" + block;
+        REQUIRE(std::system(("/usr/bin/python3 " + std::string(VRDMASIM_SOURCE_DIR) +
+                             "/scripts/make_traces.py --only transpose --block " + block + " --out '" + out +
+                             "' > /dev/null")
+                                .c_str()) == 0);
+        return out + "/transpose/transpose.otf2";
+    };
+    const std::string huge = transpose_of("262144"), migrating = transpose_of("65536");
+    for (const char* app : {"solver", "transpose"})
+        for (Situation sit : {Situation::Cold, Situation::Swap, Situation::Thp, Situation::Migrate})
+            for (const char* mode : {"stall", "terminate"})
+                for (const char* transport : {"two-sided", "one-sided"}) {
+                    if ((sit == Situation::Thp || sit == Situation::Migrate) && std::string(app) == "solver") continue;
+                    const std::string file = sit == Situation::Thp       ? huge
+                                             : sit == Situation::Migrate ? migrating
+                                                                         : trace(app);
+                    INFO(file << ", " << situations::name(sit) << ", " << mode << ", " << transport);
+                    const Figures f = in_child_figures([&] {
+                        Settings set{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
+                                     {"trace.file", file}, {"collective.transport", transport},
+                                     {"smmu-driver.fault-mode", mode},
+                                     {"dma.fault-tolerant", std::string(mode) == "terminate" ? "true" : "false"},
+                                     {"sim.time-limit", "2s"}};
+                        for (const auto& kv : situations::settings(sit)) set.push_back(kv);
+                        SystemSim sim(set);
+                        situations::Effect effect;
+                        situations::Options opt;
+                        opt.swap_rounds = 20;
+                        opt.thp_advise_after = sc_core::sc_time(20, sc_core::SC_US);
+                        const auto agent = situations::start(sim, sit, {0, 1, 2, 3, 4, 5, 6, 7}, effect, opt);
+                        sim.run();
+                        const TransferLog& l = sim.log();
+                        RunFigures rf = run_figures(*sim.sys);
+                        rf.link_util_max = 0.5;
+                        const auto v = check_invariants(*sim.sys, sim.stats, rf);
+                        if (!v.empty()) std::cerr << describe(v) << "\n";
+                        std::ostringstream os;
+                        os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 &&
+                                           l.mismatches.value() == 0 &&
+                                           l.bytes_verified.value() == l.bytes_delivered.value() &&
+                                           l.bytes_verified.value() > 0)
+                           << "\n";
+                        os << "swap_outs " << sim.stats.sum_counters("vm.swap_outs") << "\n";
+                        os << "collapses " << sim.stats.sum_counters("vm.collapses") << "\n";
+                        os << "migrated " << sim.stats.sum_counters("vm.pages_migrated") << "\n";
+                        os << "faults " << sim.stats.sum_counters("smmu.tbu0.faults") + sim.stats.sum_counters("vm.faults_minor")
+                           << "\n";
+                        return os.str();
+                    });
+                    clean(f);
+                    switch (sit) {
+                    case Situation::Cold: CHECK(f.at("faults") > 0); break;
+                    case Situation::Swap: CHECK(f.at("swap_outs") > 0); break;
+                    case Situation::Thp: CHECK(f.at("collapses") > 0); break;
+                    case Situation::Migrate: CHECK(f.at("migrated") > 0); break;
+                    }
+                }
+    std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
