@@ -220,9 +220,10 @@ std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) 
             throw c.refuse(how == "file" ? P.mapping_file.name() : P.mapping.name(),
                            "places ranks " + std::to_string(rank_of[where[r]]) + " and " + std::to_string(r) +
                                " on node " + std::to_string(where[r]) +
-                               ": an engine delivers a job's writes to its one receiving channel on a node (the "
-                               "protection domain's), so one rank a node a job (ranks sharing an MPSoC would talk "
-                               "through shared memory, which is not modelled)");
+                               ": the engine delivers a job's writes to the one receiving channel of its "
+                               "protection domain on a node, so a second rank of the job there could not receive "
+                               "from the network (one rank a node; node.processes runs a copy of the application "
+                               "per process)");
         rank_of[where[r]] = static_cast<int>(r);
     }
     return where;

@@ -34,6 +34,7 @@ struct TraceReader::Impl {
     std::uint64_t world = OTF2_UNDEFINED_COMM;
     std::uint64_t resolution = 1;
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
+    std::map<std::uint64_t, std::uint64_t> attribute_names;   // attribute -> its name (a string)
     bool local_defs = false;                     // the archive has local definitions (mapping tables)
 
     ~Impl() {
@@ -51,6 +52,10 @@ OTF2_CallbackCode on_clock(void* u, uint64_t resolution, uint64_t, uint64_t, uin
 }
 OTF2_CallbackCode on_string(void* u, OTF2_StringRef self, const char* s) {
     static_cast<Impl*>(u)->strings[self] = s;
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_attribute(void* u, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_Type) {
+    static_cast<Impl*>(u)->attribute_names[self] = name;
     return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef, OTF2_StringRef, OTF2_StringRef,
@@ -118,6 +123,25 @@ bool peer_ok(Sink& s, std::uint32_t peer, OTF2_TimeStamp t, const char* event) {
                          "): the trace has " + std::to_string(s.impl->mpi_locations.size()) + " ranks");
 }
 
+// An event the replay acts on must carry no attribute: what one says
+// (Score-P's, a tool's) the replay would not know how to honour.
+bool plain(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event) {
+    if (!a || OTF2_AttributeList_GetNumberOfElements(a) == 0) return true;
+    OTF2_AttributeRef ref = 0;
+    OTF2_Type type;
+    OTF2_AttributeValue value;
+    std::string name = "?";
+    if (OTF2_AttributeList_GetAttributeByIndex(a, 0, &ref, &type, &value) == OTF2_SUCCESS) {
+        const auto it = s.impl->attribute_names.find(ref);
+        if (it != s.impl->attribute_names.end()) {
+            const auto str = s.impl->strings.find(it->second);
+            name = str != s.impl->strings.end() ? str->second : "attribute " + std::to_string(ref);
+        }
+    }
+    return refuse(s, std::string(event) + " with attribute '" + name + "' (" + where(s, t) +
+                         "): the replay does not interpret attributes; not replayed rather than replayed without it");
+}
+
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
     if (s.summary) {
@@ -129,8 +153,9 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     return OTF2_CALLBACK_SUCCESS;
 }
 
-OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                            OTF2_RegionRef r) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "Enter")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     TraceEvent e;
     e.kind = TraceEvent::Kind::Enter;
@@ -139,8 +164,9 @@ OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     e.mpi = it != s.impl->region_mpi.end() && it->second;
     return push(s, e);
 }
-OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                            OTF2_RegionRef r) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "Leave")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     TraceEvent e;
     e.kind = TraceEvent::Kind::Leave;
@@ -160,46 +186,54 @@ TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std
     e.request = req;
     return e;
 }
-OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiSend")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     if (!world_only(s, c, t, "MPI send") || !peer_ok(s, peer, t, "MPI send")) return OTF2_CALLBACK_INTERRUPT;
     return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len));
 }
-OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsend")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     if (!world_only(s, c, t, "MPI isend") || !peer_ok(s, peer, t, "MPI isend")) return OTF2_CALLBACK_INTERRUPT;
     return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req));
 }
-OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                     uint64_t req) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsendComplete")) return OTF2_CALLBACK_INTERRUPT;
     return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IsendComplete, t, 0, 0, 0, req));
 }
-OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                    uint64_t req) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecvRequest")) return OTF2_CALLBACK_INTERRUPT;
     return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IrecvRequest, t, 0, 0, 0, req));
 }
-OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiRecv")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     if (!world_only(s, c, t, "MPI recv") || !peer_ok(s, peer, t, "MPI recv")) return OTF2_CALLBACK_INTERRUPT;
     return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len));
 }
-OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, uint32_t peer,
+OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecv")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     if (!world_only(s, c, t, "MPI irecv") || !peer_ok(s, peer, t, "MPI irecv")) return OTF2_CALLBACK_INTERRUPT;
     return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req));
 }
-OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*) {
+OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveBegin")) return OTF2_CALLBACK_INTERRUPT;
     TraceEvent e;
     e.kind = TraceEvent::Kind::CollectiveBegin;
     e.time = t;
     return push(*static_cast<Sink*>(u), e);
 }
-OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*,
+OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     if (!world_only(s, c, t, "MPI collective")) return OTF2_CALLBACK_INTERRUPT;
     if (!replayable(op)) {
@@ -359,6 +393,7 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
+    OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, on_attribute);
     OTF2_Reader_RegisterGlobalDefCallbacks(m.reader, defs, cb, &m);
     OTF2_GlobalDefReaderCallbacks_Delete(cb);
     uint64_t read = 0;

@@ -236,7 +236,7 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
         return refusal({{"trace.file", trace("farm")}, {"trace.mapping", "file"}, {"trace.mapping-file", map}});
     };
     CHECK_THAT(with_map("0\n1\n1\n2\n"), Catch::Contains("places ranks 1 and 2 on node 1") &&
-                                             Catch::Contains("protection domain"));
+                                             Catch::Contains("could not receive from the network"));
     CHECK_THAT(with_map("0\n1\n"), Catch::Contains("places 2 ranks, the trace has 4"));
     CHECK_THAT(with_map("0\n1\nnode3\n2\n"), Catch::Contains(":3: 'node3' is not a node index"));
     CHECK_THAT(with_map("0\n1\n8\n2\n"), Catch::Contains("node 8 of 8"));
@@ -293,5 +293,24 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     REQUIRE(std::system(("/usr/bin/python3 -c \"" + script + "\"").c_str()) == 0);
     const std::string msg = refusal({{"trace.file", dir + "/traces.otf2"}});
     CHECK_THAT(msg, Catch::Contains("event RmaPut (rank 1 at tick 5000)"));
+    std::system(("rm -rf '" + dir + "'").c_str());
+    // An event the replay does with an attribute it would not honour.
+    const std::string attributed =
+        "import otf2\n"
+        "from otf2.enums import *\n"
+        "with otf2.writer.open('" + dir + "', timer_resolution=1000000000) as t:\n"
+        "    d = t.definitions\n"
+        "    n = d.system_tree_node('m')\n"
+        "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+        "system_tree_parent=n)) for r in range(2)]\n"
+        "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+        "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+        "    c = d.comm('MPI_COMM_WORLD', g)\n"
+        "    a = d.attribute('buffer_address', 'the send buffer', Type.UINT64)\n"
+        "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8, attributes={a: 4096})\n"
+        "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, 8)\n";
+    REQUIRE(std::system(("/usr/bin/python3 -c \"" + attributed + "\"").c_str()) == 0);
+    CHECK_THAT(refusal({{"trace.file", dir + "/traces.otf2"}}),
+               Catch::Contains("MpiSend with attribute 'buffer_address' (rank 0 at tick 100)"));
     std::system(("rm -rf '" + dir + "'").c_str());
 }
