@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "core/output_dir.hpp"
+#include "summary.hpp"
 #include "timeseries.hpp"
 
 namespace vrdmasim {
@@ -628,8 +629,8 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
         os << "<p class=\"region\"><strong>Region of interest.</strong> " << html_escape(in.region) << "</p>\n";
     // The figures a reader looks for first.
     os << "<div class=\"cards\">\n";
-    for (const char* key : {"transfers", "transfer_errors", "throughput_gbps", "end_to_end_us", "setup_us",
-                            "latency_us_p50", "latency_us_p99", "smmu_faults"}) {
+    for (const std::string& key : headline_metrics()) {
+        if (key == "workload" || key == "strategy" || key == "nodes") continue;   // the configuration says them
         for (const auto& kv : in.summary) {
             if (kv.first != key) continue;
             const Metric* m = metric_of(in, kv.first);
@@ -646,7 +647,7 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
           "from the metric's declaration (<code>vrdmasim metrics</code>).</p>\n";
     // The figures this run has; the many that are 0 here (features the run
     // did not use) in one compact list below, each still with its meaning.
-    auto zero = [](const std::string& v) { return v == "0"; };
+    auto zero = zero_figure;
     auto row = [&](const std::pair<std::string, std::string>& kv) {
         const Metric* m = metric_of(in, kv.first);
         os << "<tr><td class=\"key\">" << html_escape(kv.first) << "</td><td class=\"val\">" << html_escape(kv.second)

@@ -121,7 +121,7 @@ std::string command_line(const std::vector<std::string>& args) {
 }
 
 void print_usage(std::ostream& os) {
-    os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]"
+    os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet] [--all]"
           " [--no-progress] [--report]\n";
 }
 
@@ -187,6 +187,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
          "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
          "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")
         ("quiet,q", "print nothing but errors")
+        ("all", "print every figure of the summary, those at 0 or without a value too (by default: the headline "
+                "and the figures this run has; summary.csv always has every one)")
         ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
          "second of host time)")
         ("config", po::value<std::vector<std::string>>(), "config files, applied in order");
@@ -195,7 +197,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     Config cfg(reg);
     std::string out;
-    bool trace = false, narrate = false, quiet = false, progress = false, report = false;
+    bool trace = false, narrate = false, quiet = false, progress = false, report = false, all = false;
     std::int64_t sample_ps = 0;   // --sample-interval, 0: no time series
     std::vector<std::string> log_filter;
     // "--section.key value" is the same as "--section.key=value" for declared
@@ -240,6 +242,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         report = vm.count("report") > 0;
         if (vm.count("log-filter")) log_filter = parse_log_filter(vm["log-filter"].as<std::string>(), narrate);
         quiet = vm.count("quiet") > 0;
+        all = vm.count("all") > 0;
         if (vm.count("sample-interval")) {
             const std::string text = vm["sample-interval"].as<std::string>();
             try {
@@ -625,11 +628,28 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
 
     if (!quiet) {
+        // The headline, then every figure this run has (not 0, not empty);
+        // --all: every one, as summary.csv.
+        const auto& head = headline_metrics();
+        auto headline = [&head](const std::string& k) { return std::find(head.begin(), head.end(), k) != head.end(); };
+        Summary shown;
+        for (const std::string& k : head)
+            for (const auto& kv : summary)
+                if (kv.first == k) shown.push_back(kv);
+        std::size_t hidden = 0;
+        for (const auto& kv : summary) {
+            if (headline(kv.first)) continue;
+            if (all || (!zero_figure(kv.second) && !kv.second.empty())) shown.push_back(kv);
+            else ++hidden;
+        }
         std::cout << "\n";
         std::size_t width = 0;   // the longest column name and a space: names never run into their values
-        for (const auto& kv : summary) width = std::max(width, kv.first.size() + 1);
-        for (const auto& kv : summary)
+        for (const auto& kv : shown) width = std::max(width, kv.first.size() + 1);
+        for (const auto& kv : shown)
             std::cout << "  " << std::left << std::setw(static_cast<int>(width)) << kv.first << kv.second << "\n";
+        if (hidden)
+            std::cout << "  (" << hidden << " more figures are 0 or have no value in this run: --all prints them; "
+                      << "summary.csv has every one)\n";
         const double sim_s = sc_core::sc_time_stamp().to_seconds();
         const double events = static_cast<double>(stats.sum_counters("transactions"));
         std::cout << "\nsimulated " << format_metric(sim_s * 1e6, 6) << " us in " << format_metric(host_seconds, 3)

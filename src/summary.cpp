@@ -142,6 +142,13 @@ MetricRegistry build_summary_metrics() {
 
 }  // namespace
 
+const std::vector<std::string>& headline_metrics() {
+    static const std::vector<std::string> keys{"workload",        "strategy",       "nodes",          "transfers",
+                                               "transfer_errors", "throughput_gbps", "end_to_end_us", "setup_us",
+                                               "latency_us_p50",  "latency_us_p99",  "smmu_faults"};
+    return keys;
+}
+
 const MetricRegistry& summary_metrics() {
     static const MetricRegistry reg = build_summary_metrics();
     return reg;

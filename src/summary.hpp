@@ -30,4 +30,11 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
                                                               double build_seconds,
                                                               const RegionOfInterest* region = nullptr);
 
+// The figures a reader looks for first, in this order (the report's cards,
+// the terminal's first lines): shown whatever their value.
+const std::vector<std::string>& headline_metrics();
+// A figure that says the run did not use what it measures: "0". (An empty
+// figure, one with no sample, is not 0: it says so.)
+inline bool zero_figure(const std::string& value) { return value == "0"; }
+
 }  // namespace vrdmasim

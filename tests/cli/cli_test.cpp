@@ -703,6 +703,52 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     CHECK(txt_stats == json_stats);
 }
 
+TEST_CASE("the terminal summary: the headline and the figures the run has; --all every figure", "[cli][run][summary]") {
+    TempDir tmp;
+    const Result r = run_exe({"run", "--out", "a", "--workload.total-bytes=1MiB"}, tmp.path());
+    const Result all = run_exe({"run", "--out", "b", "--workload.total-bytes=1MiB", "--all"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    REQUIRE(all.status == 0);
+    const Table s = read_table(tmp.path() / "a" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    // The figure lines ("  name value"), by name.
+    auto figures = [](const std::string& out) {
+        std::map<std::string, std::string> f;
+        std::istringstream in(out);
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("  ", 0) != 0 || line.rfind("  (", 0) == 0) continue;
+            std::istringstream ls(line);
+            std::string name, value;
+            ls >> name;
+            std::getline(ls >> std::ws, value);
+            f[name] = value;
+        }
+        return f;
+    };
+    const auto shown = figures(r.out), every = figures(all.out);
+    std::size_t hidden = 0;
+    for (const auto& [name, value] : s.rows[0]) {
+        INFO(name << " = '" << value << "'");
+        // --all: every column, as summary.csv has it (host figures aside).
+        CHECK(every.count(name) == 1);
+        const bool head = name == "transfers" || name == "transfer_errors" || name == "throughput_gbps" ||
+                          name == "smmu_faults";
+        if (head || (value != "0" && !value.empty())) {
+            CHECK(shown.count(name) == 1);
+        } else {
+            CHECK(shown.count(name) == 0);
+            ++hidden;
+        }
+    }
+    // The default run of this stream takes no SMMU fault: the headline
+    // shows it anyway, the rest of the zeros are counted.
+    CHECK(shown.at("smmu_faults") == "0");
+    CHECK(hidden > 50);
+    CHECK(contains(r.out, "(" + std::to_string(hidden) + " more figures are 0 or have no value in this run: --all"));
+    CHECK_FALSE(contains(all.out, "more figures are 0"));
+}
+
 TEST_CASE("cpu_busy_us counts the application cores only, not DRAM, link or NI busy time", "[cli][run][summary]") {
     TempDir tmp;
     const Result r = run_exe(cat({"run", "--out", "out", "-q"}, kSmall), tmp.path());
