@@ -34,7 +34,7 @@ void usage(std::ostream& os) {
           "  vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n"
           "      run one simulation (no config: the built-in default, two nodes of one QFDB,\n"
           "      node 0 streaming RDMA writes to node 1)\n"
-          "  vrdmasim params [--markdown [SECTION ...]]\n"
+          "  vrdmasim params [--markdown [SECTION ...] | --json]\n"
           "      list every parameter: name, type, default with unit, range, help (as Markdown\n"
           "      tables: docs/parameters.md)\n"
           "  vrdmasim metrics [--markdown]\n"
@@ -266,10 +266,12 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
     po::options_description opts("params options");
     opts.add_options()("help,h", "show this help")(
         "markdown", "print Markdown tables (the generated docs), of the SECTIONs given or of all")(
+        "json", "print the whole schema as JSON (keys, types, defaults, canonical units, ranges, choices, help, "
+                "whether the default is an estimate): for tools and scripts")(
         "section", po::value<std::vector<std::string>>(), "sections to print (with --markdown)");
     po::positional_options_description pos;
     pos.add("section", -1);
-    const char* usage_line = "usage: vrdmasim params [--markdown [SECTION ...]]\n";
+    const char* usage_line = "usage: vrdmasim params [--markdown [SECTION ...] | --json]\n";
     po::variables_map vm;
     try {
         po::store(po::command_line_parser(args).options(opts).positional(pos).style(kStrictStyle).run(), vm);
@@ -280,9 +282,14 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
         }
         if (vm.count("section") && !vm.count("markdown"))
             throw po::error("sections are listed only with --markdown");
+        if (vm.count("json") && vm.count("markdown")) throw po::error("--json and --markdown are two formats: one of them");
     } catch (const po::error& e) {
         std::cerr << "vrdmasim: error: params: " << vrdmasim::printable(e.what()) << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
+    }
+    if (vm.count("json")) {
+        reg.print_json(std::cout);
+        return 0;
     }
     if (!vm.count("markdown")) {
         reg.print(std::cout);

@@ -1,6 +1,8 @@
 // Parameters: declaration, unit parsing and formatting, INI files, command line.
 #include "core/params.hpp"
 
+#include "core/json.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -927,6 +929,58 @@ void ParamRegistry::print(std::ostream& os) const {
             os << text << "\n";
         }
     }
+}
+
+namespace {
+// The unit a type's values are held in (ParamValue), for --json.
+const char* canonical_unit(ParamType t) {
+    switch (t) {
+    case ParamType::Time: return "ps";
+    case ParamType::Rate: return "bit/s";
+    case ParamType::Size: return "B";
+    case ParamType::Frequency: return "Hz";
+    default: return "";
+    }
+}
+}  // namespace
+
+void ParamRegistry::print_json(std::ostream& os) const {
+    os << "{\n  \"sections\": [";
+    bool first_section = true;
+    for (const auto& s : sections_) {
+        os << (first_section ? "\n" : ",\n") << "    {\"name\": " << json_string(s.first)
+           << ", \"description\": " << json_string(s.second) << ", \"parameters\": [";
+        first_section = false;
+        bool first = true;
+        for (const auto& d : decls_) {
+            if (d.section != s.first) continue;
+            os << (first ? "\n" : ",\n") << "      {\"name\": " << json_string(d.name())
+               << ", \"section\": " << json_string(d.section) << ", \"key\": " << json_string(d.key)
+               << ", \"type\": " << json_string(d.unit()) << ", \"default\": " << json_string(d.default_text);
+            first = false;
+            // Values in the canonical unit; integers exactly (a double
+            // would round the largest).
+            auto value = [&d](const std::string& text, double number) {
+                return d.type == ParamType::Int ? json_number(parse_int(text)) : json_number(number);
+            };
+            if (*canonical_unit(d.type)) os << ", \"canonical_unit\": " << json_string(canonical_unit(d.type));
+            if (d.type == ParamType::Bool)
+                os << ", \"default_value\": " << (parse_value(d, d.default_text).flag ? "true" : "false");
+            else if (d.type != ParamType::String && d.type != ParamType::Enum)
+                os << ", \"default_value\": " << value(d.default_text, parse_value(d, d.default_text).number);
+            if (d.has_min) os << ", \"min\": " << value(d.min_text, d.min) << ", \"min_text\": " << json_string(d.min_text);
+            if (d.has_max) os << ", \"max\": " << value(d.max_text, d.max) << ", \"max_text\": " << json_string(d.max_text);
+            if (d.type == ParamType::Enum) {
+                os << ", \"choices\": [";
+                for (std::size_t i = 0; i < d.choices.size(); ++i) os << (i ? ", " : "") << json_string(d.choices[i]);
+                os << "]";
+            }
+            os << ", \"help\": " << json_string(d.help)
+               << ", \"estimate\": " << (d.help.find("*estimate*") != std::string::npos ? "true" : "false") << "}";
+        }
+        os << (first ? "]}" : "\n    ]}");
+    }
+    os << "\n  ]\n}\n";
 }
 
 namespace {

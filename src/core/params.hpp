@@ -206,6 +206,12 @@ public:
     // `vrdmasim params`: every parameter grouped by section, with type,
     // default (with unit), range or choices, and help.
     void print(std::ostream& os) const;
+    // The whole schema as one JSON object, for tools and scripts (`vrdmasim
+    // params --json`): {"sections": [{"name", "description", "parameters":
+    // [{"name", "section", "key", "type", "default", "canonical_unit",
+    // "default_value", "min", "max", "min_text", "max_text", "choices",
+    // "help", "estimate"}, ...]}, ...]}; docs/parameters.md says what each is.
+    void print_json(std::ostream& os) const;
     // The same as Markdown tables, one per section (name, type, default,
     // range, help with the value's source), for docs/parameters.md and the
     // generated tables in the models' READMEs. `sections` empty: every

@@ -780,6 +780,65 @@ TEST_CASE("cpu_busy_us counts the application cores only, not DRAM, link or NI b
     CHECK(cpu_busy < 0.999 * every_busy_time);
 }
 
+TEST_CASE("params --json: the whole schema, as params lists it, valid JSON", "[cli][params]") {
+    TempDir tmp;
+    const Result j = run_exe({"params", "--json"}, tmp.path());
+    const Result text = run_exe({"params"}, tmp.path());
+    INFO(describe(j));
+    REQUIRE(j.status == 0);
+    REQUIRE(text.status == 0);
+    const JVal doc = vrdmasim_test::JParser(j.out).document();
+    const JVal* sections = doc.get("sections");
+    REQUIRE(sections);
+    std::size_t params = 0, estimates = 0;
+    for (const JVal& sec : sections->arr) {
+        const std::string section = sec.get("name")->text;
+        // The same sections, in order, as the text listing's [section] lines.
+        CHECK(contains(text.out, "[" + section + "]"));
+        for (const JVal& p : sec.get("parameters")->arr) {
+            ++params;
+            const std::string name = p.get("name")->text, type = p.get("type")->text, dflt = p.get("default")->text;
+            INFO(name);
+            CHECK(p.get("section")->text == section);
+            CHECK(name == section + "." + p.get("key")->text);
+            // Its line in `params`: name, type, default as written.
+            std::istringstream in(text.out);
+            bool found = false;
+            for (std::string line; std::getline(in, line);) {
+                std::istringstream ls(line);
+                std::string n, t, d;
+                ls >> n >> t >> d;
+                if (n != name) continue;
+                found = true;
+                CHECK(t == type);
+                if (!dflt.empty()) CHECK(d == dflt);
+            }
+            CHECK(found);
+            if (type == "enum") {
+                REQUIRE(p.get("choices"));
+                bool listed = false;
+                for (const JVal& c : p.get("choices")->arr) listed = listed || c.text == dflt;
+                CHECK(listed);
+            }
+            if (type == "time") {
+                CHECK(p.get("canonical_unit")->text == "ps");
+                CHECK(p.get("default_value")->num == static_cast<double>(vrdmasim::parse_time_ps(dflt)));
+            }
+            if (type == "size") CHECK(p.get("default_value")->num == static_cast<double>(vrdmasim::parse_size_bytes(dflt)));
+            if (p.get("min") && p.get("default_value")) CHECK(p.get("min")->num <= p.get("default_value")->num);
+            if (p.get("max") && p.get("default_value")) CHECK(p.get("default_value")->num <= p.get("max")->num);
+            const bool estimate = p.get("help")->text.find("*estimate*") != std::string::npos;
+            CHECK(p.get("estimate")->b == estimate);
+            estimates += estimate;
+        }
+    }
+    CHECK(params > 200);
+    CHECK(estimates > 0);
+    // An integer's bounds exactly (a double would round 2^63 - 1).
+    CHECK_THAT(j.out, Catch::Contains("\"max\": 9223372036854775807"));
+    CHECK(run_exe({"params", "--json", "--markdown"}, tmp.path()).status == 2);
+}
+
 TEST_CASE("metrics lists exactly the columns of summary.csv, in order, each with a unit column and a meaning",
           "[cli][metrics]") {
     TempDir tmp;
