@@ -413,6 +413,15 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
             caused_by_fault = caused_by_fault || says_fault(p);
         if (!caused_by_fault) starts.push_back(st);
     }
+    // The engine's faults (those the SMMU reports) first, then the CPU's (a
+    // program populating its buffers, a guard): the engine's are what a
+    // reader of this simulator looks for, and a run's first faults are
+    // often its setup's.
+    auto engine = [](const Tracer::StoryStep* st) {
+        const std::string who = "." + st->who + ".";
+        return who.find(".smmu.") != std::string::npos;
+    };
+    std::stable_partition(starts.begin(), starts.end(), engine);
     const bool faults = !starts.empty();
     if (!faults)
         for (const auto* st : ordered)
@@ -425,7 +434,8 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
           << (starts.size() == 1 ? std::string("it is shown")
                                  : (starts.size() > max_chains ? "the first " + std::to_string(max_chains) : std::string("all"))
                                        + " are shown, each")
-          << " with the steps that caused it (shaded) and those that followed from it.";
+          << " with the steps that caused it (shaded) and those that followed from it (the SMMU's faults first, "
+             "then the CPU's).";
     else
         s << "; no step mentions a fault. The first " << std::min(max_chains, starts.size()) << " of "
           << starts.size() << " stories are shown.";

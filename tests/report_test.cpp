@@ -106,6 +106,26 @@ TEST_CASE("the timeline shows a fault with its cause and what followed, linked b
     check_links(html);
 }
 
+TEST_CASE("the timeline shows the SMMU's faults first, then the CPU's", "[report][timeline]") {
+    Tracer t;
+    t.keep_story(100);
+    const auto vm = t.track("node0", "vm");
+    // The program populating its buffers faults first, on the CPU.
+    t.note(vm, "fault", sc_time(0.2, SC_US), sc_time(1, SC_US), "node0.vm", "page fault at 0x7f0000a000 (CPU write)",
+           Tracer::Cause{});
+    fault_story(t, 1, 1);
+    const std::string html = render_timeline(t.story(), t.story_dropped());
+    INFO(html);
+    CHECK(contains(html, "2 stories start at a fault"));
+    const std::size_t first = html.find("id=\"story-1\""), second = html.find("id=\"story-2\"");
+    REQUIRE(first != std::string::npos);
+    REQUIRE(second != std::string::npos);
+    // Fault 1 is the SMMU's (its rows before story 2's), Fault 2 the CPU's.
+    CHECK(html.find("translation fault at 0x7f00001000") < second);
+    CHECK(html.find("page fault at 0x7f0000a000 (CPU write)") > second);
+    check_links(html);
+}
+
 TEST_CASE("the timeline shows the first five fault stories, each once", "[report][timeline]") {
     Tracer t;
     t.keep_story(100);
