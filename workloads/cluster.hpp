@@ -83,6 +83,15 @@ public:
     // register (8 B), or one 8 B flag per source.
     std::uint64_t arrival_state_bytes(unsigned node) const;
 
+    // The progress line's total (the self-check planned-transfers holds
+    // it to it): every message of every round to every out-neighbour, one
+    // transfer each whether written, read or sent two-sided.
+    std::uint64_t planned_transfers() const override {
+        std::uint64_t edges = 0;
+        for (const auto& o : out_) edges += o.size();
+        return rounds_ * writes_ * edges;
+    }
+
 private:
     struct Peer {
         std::vector<unsigned> in;              // sources, increasing

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,13 @@ public:
     // finalize; each is given its app, its endpoint and the other's node).
     using Body = std::function<void(RdmaProcess&, msg::Endpoint&, unsigned)>;
     void replace_bodies(Body a, Body b);
+
+    // The progress line's total (the self-check planned-transfers holds
+    // it to it): each message received, both ways in the latency test.
+    std::uint64_t planned_transfers() const override {
+        const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
+        return latency_ ? 2 * iterations_ : std::max<std::uint64_t>(1, (total_ + n - 1) / n);
+    }
 
 private:
     void start(RdmaProcess& app, msg::Endpoint& ep);

@@ -108,6 +108,7 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
                                    std::to_string(apps.size()) + " nodes (one rank a node)");
     // Every event: one the replay cannot do is refused now (exit 2).
     const TraceSummary summary = reader_->check();
+    planned_ = summary.receives + summary.collective_calls;
     scale_ = c[P.compute_scale];
     const std::vector<unsigned> where = map_ranks(c, static_cast<unsigned>(apps.size()));
     for (unsigned r = 0; r < ranks_; ++r) {

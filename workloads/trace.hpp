@@ -39,6 +39,9 @@ public:
     ~TraceWorkload() override;
     std::string kind() const override { return "trace"; }
     bool finished() const override { return done_ == ranks_; }
+    // The progress line's total (the self-check planned-transfers holds it
+    // to it): every receive and every rank's part of every collective.
+    std::uint64_t planned_transfers() const override { return planned_; }
 
 private:
     // One rank's buffers and counts.
@@ -90,6 +93,7 @@ private:
     std::vector<coll::OneSided*> os_;
     std::vector<Rank> state_;
     unsigned done_ = 0;
+    std::uint64_t planned_ = 0;
     sc_core::sc_time first_, last_;
     Counter &messages_, &collectives_, &events_;
     Scalar &compute_us_, &mpi_us_, &app_us_;

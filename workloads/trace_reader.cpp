@@ -148,7 +148,8 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
         using K = TraceEvent::Kind;
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)
             s.summary->peers.at(s.rank).insert(e.peer);
-        if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op);
+        if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op), ++s.summary->collective_calls;
+        if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
     }
     return OTF2_CALLBACK_SUCCESS;
 }

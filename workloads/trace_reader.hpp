@@ -39,6 +39,7 @@ struct TraceEvent {
 struct TraceSummary {
     std::set<int> collectives;                    // OTF2_CollectiveOp
     std::vector<std::set<std::uint32_t>> peers;   // by rank
+    std::uint64_t receives = 0, collective_calls = 0;   // over every rank
 };
 
 class TraceReader {

@@ -110,8 +110,14 @@ TEST_CASE("a region the run cannot reach is refused, or fails the run", "[cli][r
     CHECK(over.status == 2);
     CHECK(over.err.find("roi.transfers") != std::string::npos);
     CHECK(over.err.find("finishes 64") != std::string::npos);
-    // sendrecv does not say in advance: the run fails at its end, saying why.
-    const Run never = vrdmasim_test::run_binary(VRDMASIM_EXE, "--workload.kind=sendrecv --roi.warmup-transfers=100000 -q",
+    // So does sendrecv (200 messages in its latency test).
+    const Run two_sided = vrdmasim_test::run_binary(
+        VRDMASIM_EXE, "--workload.kind=sendrecv --roi.warmup-transfers=100000 -q", "vrdmasim-roi");
+    CHECK(two_sided.status == 2);
+    CHECK(two_sided.err.find("finishes 200") != std::string::npos);
+    // The lock workload does not say in advance: the run fails at its end,
+    // saying why.
+    const Run never = vrdmasim_test::run_binary(VRDMASIM_EXE, "--workload.kind=lock --roi.warmup-transfers=100000 -q",
                                                 "vrdmasim-roi");
     CHECK(never.status == 1);
     CHECK(never.err.find("the region of interest never began") != std::string::npos);
