@@ -55,6 +55,9 @@ public:
     LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     std::string kind() const override { return "lock"; }
     bool finished() const override { return ended_ == apps_.size(); }
+    // The progress line's total (the self-check planned-transfers holds it
+    // to it): every process's acquisitions.
+    std::uint64_t planned_transfers() const override { return apps_.size() * acquisitions_; }
     // How many descriptors of this job the engines completed: the sum, over
     // every node, of the completions counted on this job's process's
     // channels (the engines' own count, TX_COMPLETED). Set by System
