@@ -56,6 +56,9 @@ public:
     std::string kind() const override { return "overlap"; }
     ~OverlapWorkload() override;
     bool finished() const override { return finished_ && (!two_sided_ || target_done_); }
+    // The progress line's total (the self-check planned-transfers holds it
+    // to it): the initiator's transfers, one an iteration.
+    std::uint64_t planned_transfers() const override { return iterations_; }
     std::uint64_t raced_bytes() const override { return raced_bytes_.value(); }
     std::uint64_t corrupted() const { return corrupted_.value(); }
     std::uint64_t inflight_touches() const { return inflight_touches_.value(); }

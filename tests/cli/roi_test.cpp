@@ -115,10 +115,11 @@ TEST_CASE("a region the run cannot reach is refused, or fails the run", "[cli][r
         VRDMASIM_EXE, "--workload.kind=sendrecv --roi.warmup-transfers=100000 -q", "vrdmasim-roi");
     CHECK(two_sided.status == 2);
     CHECK(two_sided.err.find("finishes 200") != std::string::npos);
-    // The overlap workload does not say in advance: the run fails at its
-    // end, saying why.
-    const Run never = vrdmasim_test::run_binary(VRDMASIM_EXE, "--workload.kind=overlap --roi.warmup-transfers=100000 -q",
-                                                "vrdmasim-roi");
+    // The file server does not say in advance: the run fails at its end,
+    // saying why.
+    const Run never = vrdmasim_test::run_binary(
+        VRDMASIM_EXE, std::string(VRDMASIM_SOURCE_DIR) + "/configs/fileserve/base.ini --roi.warmup-transfers=100000 -q",
+        "vrdmasim-roi");
     CHECK(never.status == 1);
     CHECK(never.err.find("the region of interest never began") != std::string::npos);
     CHECK(never.summary.count("throughput_gbps") == 0);   // no summary.csv
