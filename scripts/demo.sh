@@ -7,7 +7,7 @@ scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j2 --target vrdmasim
 # The default experiment: the thesis comparison, small (configs/thesis/quick.ini,
-# 36 short runs): fault-tolerant RDMA (touch-one, touch-ahead) against pinning
+# 60 short runs): fault-tolerant RDMA (touch-one, touch-ahead) against pinning
 # and pre-faulting, THP never and always, cold buffers; then its table and plots.
 rm -rf vrdmasim-out/quick
 build/vrdmasim sweep configs/thesis/quick.ini --jobs 2 --out vrdmasim-out/quick
