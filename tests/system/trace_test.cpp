@@ -18,7 +18,7 @@
 #include <string>
 
 #include "child_process.hpp"
-#include "fault_situations.hpp"
+#include "situation_run.hpp"
 #include "invariants.hpp"
 #include "system_sim.hpp"
 
@@ -175,45 +175,18 @@ TEST_CASE("trace replay in the fault situations: cold, swap, THP collapse, migra
                                              : sit == Situation::Migrate ? migrating
                                                                          : trace(app);
                     INFO(file << ", " << situations::name(sit) << ", " << mode << ", " << transport);
-                    const Figures f = in_child_figures([&] {
-                        Settings set{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
-                                     {"trace.file", file}, {"collective.transport", transport},
-                                     {"smmu-driver.fault-mode", mode},
-                                     {"dma.fault-tolerant", std::string(mode) == "terminate" ? "true" : "false"},
-                                     {"sim.time-limit", "2s"}};
-                        for (const auto& kv : situations::settings(sit)) set.push_back(kv);
-                        SystemSim sim(set);
-                        situations::Effect effect;
-                        situations::Options opt;
-                        opt.swap_rounds = 20;
-                        opt.thp_advise_after = sc_core::sc_time(20, sc_core::SC_US);
-                        const auto agent = situations::start(sim, sit, {0, 1, 2, 3, 4, 5, 6, 7}, effect, opt);
-                        sim.run();
-                        const TransferLog& l = sim.log();
-                        RunFigures rf = run_figures(*sim.sys);
-                        rf.link_util_max = 0.5;
-                        const auto v = check_invariants(*sim.sys, sim.stats, rf);
-                        if (!v.empty()) std::cerr << describe(v) << "\n";
-                        std::ostringstream os;
-                        os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 &&
-                                           l.mismatches.value() == 0 &&
-                                           l.bytes_verified.value() == l.bytes_delivered.value() &&
-                                           l.bytes_verified.value() > 0)
-                           << "\n";
-                        os << "swap_outs " << sim.stats.sum_counters("vm.swap_outs") << "\n";
-                        os << "collapses " << sim.stats.sum_counters("vm.collapses") << "\n";
-                        os << "migrated " << sim.stats.sum_counters("vm.pages_migrated") << "\n";
-                        os << "faults " << sim.stats.sum_counters("smmu.tbu0.faults") + sim.stats.sum_counters("vm.faults_minor")
-                           << "\n";
-                        return os.str();
-                    });
-                    clean(f);
-                    switch (sit) {
-                    case Situation::Cold: CHECK(f.at("faults") > 0); break;
-                    case Situation::Swap: CHECK(f.at("swap_outs") > 0); break;
-                    case Situation::Thp: CHECK(f.at("collapses") > 0); break;
-                    case Situation::Migrate: CHECK(f.at("migrated") > 0); break;
-                    }
+                    const Settings set{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
+                                       {"trace.file", file}, {"collective.transport", transport},
+                                       {"smmu-driver.fault-mode", mode},
+                                       {"dma.fault-tolerant", std::string(mode) == "terminate" ? "true" : "false"},
+                                       {"sim.time-limit", "2s"}};
+                    situations::check_clean_run(
+                        situations::run_in(set, sit, {0, 1, 2, 3, 4, 5, 6, 7},
+                                           [](const TransferLog& l) {
+                                               return l.bytes_verified.value() == l.bytes_delivered.value() &&
+                                                      l.bytes_verified.value() > 0;
+                                           }),
+                        sit);
                 }
     std::system(("rm -rf '" + dir + "'").c_str());
 }
