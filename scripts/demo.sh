@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2 --target vrdmasim
 # The default experiment: the thesis comparison, small (configs/thesis/quick.ini,
 # 60 short runs): fault-tolerant RDMA (touch-one, touch-ahead) against pinning

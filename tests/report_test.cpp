@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/output_dir.hpp"
-#include "report.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/tools/report.hpp"
 
 using namespace vrdmasim;
 using sc_core::SC_NS;

@@ -13,7 +13,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 
 namespace vrdmasim {
 namespace situations {

@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim {
 

@@ -23,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 

@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {

@@ -23,7 +23,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {

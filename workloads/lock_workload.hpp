@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "library/locks/lock.hpp"
 #include "workloads/workload.hpp"
 

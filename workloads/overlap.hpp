@@ -30,7 +30,7 @@
 #include <random>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim::msg {

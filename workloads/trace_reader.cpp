@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 

@@ -12,7 +12,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 
 namespace vrdmasim {

@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 
 namespace vrdmasim::coll {

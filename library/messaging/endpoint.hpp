@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 #include "library/messaging/credits.hpp"
 #include "library/messaging/matching.hpp"
 #include "library/messaging/stats.hpp"
 #include "library/messaging/wire.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {

@@ -3,7 +3,7 @@
 // params_of<MsgParams>().
 #pragma once
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 

@@ -1,6 +1,6 @@
 #include "library/rdma/buffer_guard.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <stdexcept>

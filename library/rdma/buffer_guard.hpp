@@ -19,9 +19,9 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {

@@ -2,10 +2,10 @@
 // rdma.completion says: records, counters, the receive ring.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>

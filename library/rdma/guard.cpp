@@ -3,7 +3,7 @@
 // are seen, and the guard fault of a CPU access to a guarded page.
 #include <sstream>
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 #include <stdexcept>
 
 #include "library/rdma/process.hpp"

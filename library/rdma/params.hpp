@@ -3,7 +3,7 @@
 // params_of<RdmaParams>()), and section [node] (node.processes).
 #pragma once
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 

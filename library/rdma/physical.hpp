@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
 
 namespace vrdmasim {

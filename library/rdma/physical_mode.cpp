@@ -4,7 +4,7 @@
 // records, waiting) is app.cpp's.
 #include "library/rdma/process.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <map>

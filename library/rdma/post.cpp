@@ -2,10 +2,10 @@
 // writes, reads and network atomics.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <vector>
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 namespace vrdmasim {
 

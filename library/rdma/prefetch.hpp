@@ -24,8 +24,8 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
 #include "library/rdma/params.hpp"
 #include "models/os/vm.hpp"
 

@@ -20,9 +20,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "core/context.hpp"
-#include "core/lazy_event.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/metrics.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"

@@ -1,6 +1,6 @@
 #include "library/rdma/registrar.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include "models/smmu/smmu500.hpp"
 

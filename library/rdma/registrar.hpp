@@ -29,7 +29,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"

@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 

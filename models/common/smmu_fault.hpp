@@ -8,7 +8,7 @@
 
 #include <tlm>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 

@@ -23,15 +23,15 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/lazy_event.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 
 namespace vrdmasim {

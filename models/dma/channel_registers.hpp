@@ -17,8 +17,8 @@
 #include "models/dma/records.hpp"
 #include "models/dma/sequence_window.hpp"
 #include "models/dma/stats.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 

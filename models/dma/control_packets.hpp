@@ -17,8 +17,8 @@
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/packet_target.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 

@@ -27,9 +27,9 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
-#include "core/context.hpp"
-#include "core/stats.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/context.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 

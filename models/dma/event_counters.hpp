@@ -11,7 +11,7 @@
 #include <map>
 
 #include <systemc>
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 

@@ -13,7 +13,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"

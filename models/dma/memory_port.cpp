@@ -1,7 +1,7 @@
 // The engine's memory port (see memory_port.hpp).
 #include "models/dma/memory_port.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 

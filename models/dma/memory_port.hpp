@@ -14,10 +14,10 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 #include "models/dma/write_watch.hpp"
 
 namespace vrdmasim {

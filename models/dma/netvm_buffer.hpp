@@ -13,13 +13,13 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/credits.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/stats.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 

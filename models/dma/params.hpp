@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 

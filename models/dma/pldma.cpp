@@ -2,7 +2,7 @@
 // transmit scheduler, receiver, fault recovery, NetVM buffer; see
 // pldma.hpp) and the decode of packets arriving from the network.
 #include "models/dma/pldma.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <cstring>
 #include <stdexcept>

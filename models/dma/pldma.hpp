@@ -30,8 +30,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
 #include "models/dma/atomics.hpp"

@@ -1,7 +1,7 @@
 // The receiver: data packets in, payload writes, notification and ACK at
 // the end of a transfer (see receive.hpp; README.md "Protocol").
 #include "models/dma/receive.hpp"
-#include "core/force_inline.hpp"
+#include "src/core/force_inline.hpp"
 
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/netvm_buffer.hpp"

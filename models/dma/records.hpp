@@ -16,9 +16,9 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_event.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 

@@ -22,9 +22,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
-#include "core/params.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
 #include "models/common/shadow_table.hpp"
 
 namespace vrdmasim {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 

@@ -9,7 +9,7 @@
 #include "models/dma/atomics.hpp"
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/read.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 

@@ -14,7 +14,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 

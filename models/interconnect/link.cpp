@@ -8,7 +8,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 

@@ -22,8 +22,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_deque.hpp"
 #include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {

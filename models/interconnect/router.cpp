@@ -2,8 +2,8 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/link.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <algorithm>
 #include <stdexcept>

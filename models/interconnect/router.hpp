@@ -20,7 +20,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/interconnect/topology.hpp"
 
 namespace vrdmasim {

@@ -1,6 +1,6 @@
 #include "models/memory/dram.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <algorithm>
 #include <cstring>

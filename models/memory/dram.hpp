@@ -18,8 +18,8 @@
 #include <tlm>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_deque.hpp"
 #include "models/common/debug_access.hpp"
 
 namespace vrdmasim {

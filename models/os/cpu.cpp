@@ -1,6 +1,6 @@
 #include "models/os/cpu.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 
 #include <cmath>
 #include <stdexcept>

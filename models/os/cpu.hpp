@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/noise.hpp"
 
 namespace vrdmasim {

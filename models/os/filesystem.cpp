@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 

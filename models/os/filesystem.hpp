@@ -17,7 +17,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/ssd.hpp"
 
 namespace vrdmasim {

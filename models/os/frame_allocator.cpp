@@ -1,6 +1,6 @@
 #include "models/os/frame_allocator.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <stdexcept>

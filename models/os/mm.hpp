@@ -19,7 +19,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/aarch64_descriptors.hpp"
 #include "models/common/debug_access.hpp"
 #include "models/os/cpu.hpp"

@@ -2,7 +2,7 @@
 // leaf lookup and translation (pgtable.hpp).
 #include "models/os/pgtable.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <stdexcept>
 #include <string>

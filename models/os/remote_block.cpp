@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 

@@ -30,7 +30,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/filesystem.hpp"

@@ -1,7 +1,7 @@
 // The OS side of the NetVM NI's shadow page table (see shadow_pager.hpp).
 #include "models/os/shadow_pager.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include "models/os/smmu_driver.hpp"
 

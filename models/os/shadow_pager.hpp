@@ -30,14 +30,14 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
-#include "core/params.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
 #include "models/common/shadow_table.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 

@@ -28,9 +28,9 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "core/lazy_event.hpp"
-#include "core/context.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
 #include "models/smmu/smmu500.hpp"

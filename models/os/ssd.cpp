@@ -1,6 +1,6 @@
 #include "models/os/ssd.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <cmath>
 #include <cstring>

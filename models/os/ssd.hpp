@@ -16,7 +16,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 

@@ -23,7 +23,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
 #include "models/os/ssd.hpp"

@@ -1,7 +1,7 @@
 #include "models/os/vm_daemons.hpp"
 
 #include "models/os/vm_params.hpp"
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
 namespace vrdmasim {

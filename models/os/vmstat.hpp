@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 

@@ -13,8 +13,8 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
-#include "core/stats.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/stats.hpp"
 #include "models/smmu/register_map.hpp"
 #include "models/smmu/translation.hpp"
 

@@ -13,7 +13,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/irq_line.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/smmu/context_bank.hpp"

@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/smmu/translation.hpp"
 
 namespace vrdmasim {

@@ -21,7 +21,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/irq_line.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 #include "models/common/smmu_fault.hpp"
 
 namespace vrdmasim {

@@ -2,12 +2,12 @@
 // to the forwarded (or faulted) transaction. See tbu.hpp and
 // models/smmu/README.md ("What happens to a transaction").
 #include "models/smmu/tbu.hpp"
-#include "core/force_inline.hpp"
+#include "src/core/force_inline.hpp"
 
 #include <algorithm>
 
 #include "models/common/stream_id.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 

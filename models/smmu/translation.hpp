@@ -12,7 +12,7 @@
 
 #include <systemc>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include "models/common/aarch64_descriptors.hpp"
 #include "models/common/smmu_fault.hpp"

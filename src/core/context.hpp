@@ -2,11 +2,11 @@
 // statistics registry and the tracer. Passed to model constructors.
 #pragma once
 
-#include "core/metrics.hpp"
-#include "core/params.hpp"
-#include "core/sim_params.hpp"
-#include "core/stats.hpp"
-#include "core/trace.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
+#include "src/core/sim_params.hpp"
+#include "src/core/stats.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 

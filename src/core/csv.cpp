@@ -7,7 +7,7 @@
 // closing quote is appended to the field. Writing emits a row holding one
 // empty field as `""` so that it reads back as that row, not a blank line,
 // and quotes a field that starts with a byte-order mark.
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #include <cerrno>
 #include <cstring>

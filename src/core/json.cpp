@@ -1,4 +1,4 @@
-#include "core/json.hpp"
+#include "src/core/json.hpp"
 
 #include <charconv>
 #include <cmath>

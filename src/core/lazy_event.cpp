@@ -1,4 +1,4 @@
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 namespace vrdmasim {
 

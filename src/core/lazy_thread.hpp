@@ -30,7 +30,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 namespace vrdmasim {
 

@@ -1,5 +1,5 @@
 // Summary metrics and their registry.
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 #include <cmath>
 #include <iomanip>

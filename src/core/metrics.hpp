@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
-#include "core/stats.hpp"
+#include "src/core/params.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 

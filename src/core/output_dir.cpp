@@ -1,4 +1,4 @@
-#include "core/output_dir.hpp"
+#include "src/core/output_dir.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 
 namespace vrdmasim {
 

@@ -1,5 +1,5 @@
 // Time-sorted records in bounded memory: sorted runs spilled and merged.
-#include "core/time_sorted_spool.hpp"
+#include "src/core/time_sorted_spool.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,5 @@
 // Chrome trace-event JSON writer and narrated event log.
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include <algorithm>
 #include <cerrno>

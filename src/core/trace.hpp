@@ -15,9 +15,9 @@
 
 #include <systemc>
 
-#include "core/format.hpp"
-#include "core/json.hpp"
-#include "core/time_sorted_spool.hpp"
+#include "src/core/format.hpp"
+#include "src/core/json.hpp"
+#include "src/core/time_sorted_spool.hpp"
 
 namespace vrdmasim {
 

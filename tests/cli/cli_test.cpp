@@ -38,9 +38,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 #include "json_check.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"

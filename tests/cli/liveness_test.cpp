@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"

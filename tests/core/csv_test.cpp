@@ -1,7 +1,7 @@
 // Tests of RFC 4180 CSV reading and writing.
 #include <catch2/catch.hpp>
 
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #include <cstdio>
 #include <cstdlib>

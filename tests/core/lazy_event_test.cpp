@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;

@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_thread.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;

@@ -16,7 +16,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 using namespace vrdmasim;
 using Catch::Matchers::Contains;

@@ -3,8 +3,8 @@
 
 #include "json_check.hpp"
 
-#include "core/json.hpp"
-#include "core/stats.hpp"
+#include "src/core/json.hpp"
+#include "src/core/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,9 +2,9 @@
 // standing in for `vrdmasim run`), failures, resume, shards, merging.
 #include <catch2/catch.hpp>
 
-#include "core/csv.hpp"
-#include "core/params.hpp"
-#include "core/sweep.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/params.hpp"
+#include "src/tools/sweep.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 using sc_core::SC_NS;
 using sc_core::SC_US;

@@ -6,7 +6,7 @@ namespace fs = std::filesystem;
 
 #include "json_check.hpp"
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/params.hpp"
-#include "system.hpp"
+#include "src/core/params.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim_fuzz {
 

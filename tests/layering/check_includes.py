@@ -38,19 +38,15 @@ def folder_of(path, layers):
 
 
 def resolve(include, including_dir):
-    """The repository path an #include names: core/x is src/core/x (the
-    core's include root), a bare name is the simulator's src/ header or one
-    beside the including file, a test helper is tests/."""
-    if include.startswith('core/'):
-        return 'src/' + include
-    if '/' not in include:
-        for cand in (os.path.join(including_dir, include), os.path.join('src', include),
-                     os.path.join('tests', include)):
+    """The repository path an #include names. Every source names one
+    ("src/core/params.hpp", "models/os/vm.hpp"); only a test may name a
+    helper of its own folder or of tests/ by its bare name."""
+    if os.path.exists(os.path.join(ROOT, include)) and '/' in include:
+        return include
+    if '/' not in include and '/tests' in '/' + including_dir:
+        for cand in (os.path.join(including_dir, include), os.path.join('tests', include)):
             if os.path.exists(os.path.join(ROOT, cand)):
                 return os.path.normpath(cand)
-        return None
-    if os.path.exists(os.path.join(ROOT, include)):
-        return include
     return None
 
 
@@ -87,7 +83,8 @@ def main():
                         continue
                     target = resolve(m.group(1), rel_dir)
                     if target is None:
-                        errors.append(f'{rel}:{n}: #include "{m.group(1)}" names no file of the repository')
+                        errors.append(f'{rel}:{n}: #include "{m.group(1)}" names no file of the repository '
+                                      '(give its path from the repository root)')
                         continue
                     if target.startswith('tests/') and '/tests/' in '/' + rel:
                         continue   # a model's or library's tests use the shared test helpers

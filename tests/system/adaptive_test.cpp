@@ -6,7 +6,7 @@
 // (no packet out of order, same hops). One simulation per TEST_CASE.
 #include <catch2/catch.hpp>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/cluster.hpp"
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

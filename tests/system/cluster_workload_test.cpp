@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/cluster.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

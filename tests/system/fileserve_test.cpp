@@ -20,7 +20,7 @@
 #include "child_process.hpp"
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 #include "workloads/fileserve.hpp"
 

@@ -7,8 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "invariants.hpp"
-#include "run.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

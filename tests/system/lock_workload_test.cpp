@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "invariants.hpp"
-#include "system.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/lock_workload.hpp"
 

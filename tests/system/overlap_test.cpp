@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 #include "workloads/overlap.hpp"
 

@@ -22,8 +22,8 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "physical_engine.hpp"
-#include "system.hpp"
+#include "src/sim/physical_engine.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "child_process.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

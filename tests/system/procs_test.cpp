@@ -16,7 +16,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -4,7 +4,7 @@
 // strategy_test.cpp (the read matrix).
 #include <catch2/catch.hpp>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 #include <stdexcept>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "temp_dir.hpp"
 

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
-#include "system.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
-#include "thread_budget.hpp"
+#include "src/sim/system.hpp"
+#include "src/sim/thread_budget.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

@@ -19,7 +19,7 @@
 
 #include "child_process.hpp"
 #include "situation_run.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

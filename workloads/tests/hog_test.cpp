@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;

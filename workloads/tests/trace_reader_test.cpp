@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
-#include "system.hpp"
+#include "src/core/params.hpp"
+#include "src/sim/system.hpp"
 #include "workloads/trace_reader.hpp"
 
 using namespace vrdmasim;

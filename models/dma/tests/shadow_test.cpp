@@ -7,7 +7,7 @@
 
 #include <systemc>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/common/shadow_table.hpp"
 #include "models/dma/credits.hpp"
 

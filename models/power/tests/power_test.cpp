@@ -2,7 +2,7 @@
 // and its energy per unit of work, from the declared coefficients.
 #include <catch2/catch.hpp>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 #include "models/power/power.hpp"
 
 using namespace vrdmasim;

@@ -1,0 +1,194 @@
+// Histograms: log-linear buckets, quantiles, merging (stats.hpp).
+#include "src/core/stats.hpp"
+
+#include "src/core/json.hpp"
+#include "src/core/stats_detail.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vrdmasim {
+
+namespace {
+
+// Floor division for a possibly negative bucket index.
+int floor_div(int a, int b) {
+    int q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Histogram
+
+// A positive sample v = m * 2^e with m in [0.5, 1) lands in bucket
+// e * kSub + floor((m - 0.5) * 2 * kSub); bucket i spans
+// [(0.5 + s/(2 kSub)) 2^e, (0.5 + (s+1)/(2 kSub)) 2^e) with e = floor(i/kSub),
+// s = i - e kSub: a relative width of at most 1/kSub. Zeros are counted apart.
+// NaN is clamped to 0 like a negative sample; +inf is clamped to the largest
+// finite double (both counted in clamped()). add() takes the usual positive
+// finite samples; the rest come here.
+void Histogram::add_rare(double v) {
+    if (!(v >= 0)) {   // negative or NaN
+        v = 0;
+        ++clamped_;
+    } else if (std::isinf(v)) {
+        v = std::numeric_limits<double>::max();
+        ++clamped_;
+    }
+    if (count_ == 0) {
+        min_ = max_ = v;
+    } else {
+        min_ = std::min(min_, v);
+        max_ = std::max(max_, v);
+    }
+    ++count_;
+    sum_ += v;
+    if (v == 0) {
+        ++zeros_;
+        return;
+    }
+    ++slot(key_of(v));
+}
+
+std::uint32_t Histogram::subnormal_key(double v) {
+    int e = 0;
+    const double m = std::frexp(v, &e);   // m in [0.5, 1)
+    int sub = static_cast<int>((m - 0.5) * 2 * kSub);
+    sub = std::clamp(sub, 0, kSub - 1);
+    return static_cast<std::uint32_t>(e * kSub + sub + kKeyBias);
+}
+
+std::uint64_t& Histogram::new_slot(std::uint32_t key) {
+    const std::uint32_t c = key / kChunk;
+    if (dir_.empty()) {
+        first_chunk_ = c;
+        dir_.assign(1, 0);
+    } else if (c < first_chunk_) {
+        dir_.insert(dir_.begin(), first_chunk_ - c, 0);
+        first_chunk_ = c;
+    } else if (c - first_chunk_ >= dir_.size()) {
+        dir_.resize(c - first_chunk_ + 1, 0);
+    }
+    std::uint32_t& at = dir_[c - first_chunk_];
+    if (at == 0) {
+        chunks_.emplace_back();
+        chunks_.back().fill(0);
+        at = static_cast<std::uint32_t>(chunks_.size());
+    }
+    return chunks_[at - 1][key % kChunk];
+}
+
+template <class F>
+void Histogram::for_each_bucket(F f) const {
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (dir_[d] == 0) continue;
+        const auto& chunk = chunks_[dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
+            if (c == 0) continue;
+            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            const int e = floor_div(idx, kSub);
+            const int s = idx - e * kSub;
+            const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
+            const double hi = std::ldexp(0.5 + (s + 1) / (2.0 * kSub), e);
+            if (!f(std::max(lo, min_), std::min(hi, max_), c)) return;
+        }
+    }
+}
+
+// The q-th sample is the one of rank ceil(q * count) (nearest rank). Ranks 1
+// and count are the exact min and max; otherwise the value is interpolated
+// linearly inside the sample's bucket (bounds clipped to [min, max]).
+double Histogram::quantile(double q) const { return quantile_pair(q, q).first; }
+
+std::pair<double, double> Histogram::quantile_pair(double qa, double qb) const {
+    if (count_ == 0) return {0.0, 0.0};
+    // Each quantile's rank among the samples (1..count), and the value where
+    // that needs no bucket: the least, the greatest, a zero.
+    struct Want {
+        std::uint64_t rank;
+        double v;
+        bool found;
+    };
+    auto want = [this](double q) {
+        if (!(q > 0)) q = 0;   // also NaN
+        if (q > 1) q = 1;
+        const double n = static_cast<double>(count_);
+        const double r = std::ceil(q * n - 1e-9 * n);
+        std::uint64_t rank = r < 1 ? 1 : static_cast<std::uint64_t>(r);
+        if (rank > count_) rank = count_;
+        if (rank == 1) return Want{rank, min_, true};
+        if (rank == count_) return Want{rank, max_, true};
+        if (rank <= zeros_) return Want{rank, 0.0, true};
+        return Want{rank, max_, false};
+    };
+    Want w[2] = {want(qa), want(qb)};
+    const bool swapped = w[0].rank > w[1].rank;
+    if (swapped) std::swap(w[0], w[1]);
+    // The buckets once, in increasing order: each rank still to find falls
+    // in the first bucket whose cumulative count reaches it.
+    int next = 0;   // the first quantile still to find (2: none)
+    auto skip_found = [&] {
+        while (next < 2 && w[next].found) ++next;
+    };
+    skip_found();
+    if (next < 2) {
+        std::uint64_t cum = zeros_;
+        for_each_bucket([&](double lo, double hi, std::uint64_t c) {
+            while (next < 2 && cum + c >= w[next].rank) {
+                const double k = static_cast<double>(w[next].rank - cum);   // 1..c within bucket
+                w[next].v = std::clamp(lo + (k - 0.5) / static_cast<double>(c) * (hi - lo), min_, max_);
+                w[next].found = true;
+                skip_found();
+            }
+            cum += c;
+            return next < 2;
+        });
+    }
+    return swapped ? std::make_pair(w[1].v, w[0].v) : std::make_pair(w[0].v, w[1].v);
+}
+
+std::vector<Histogram::Bucket> Histogram::buckets() const {
+    std::vector<Bucket> out;
+    if (zeros_) out.push_back(Bucket{0, 0, zeros_});
+    for_each_bucket([&](double lo, double hi, std::uint64_t c) {
+        out.push_back(Bucket{lo, hi, c});
+        return true;
+    });
+    return out;
+}
+
+void Histogram::merge(const Histogram& o) {
+    if (o.count_ == 0) return;
+    if (count_ == 0) {
+        min_ = o.min_;
+        max_ = o.max_;
+    } else {
+        min_ = std::min(min_, o.min_);
+        max_ = std::max(max_, o.max_);
+    }
+    count_ += o.count_;
+    sum_ += o.sum_;
+    zeros_ += o.zeros_;
+    clamped_ += o.clamped_;
+    for (std::size_t d = 0; d < o.dir_.size(); ++d) {
+        if (o.dir_[d] == 0) continue;
+        const auto& chunk = o.chunks_[o.dir_[d] - 1];
+        for (int j = 0; j < kChunk; ++j)
+            if (chunk[static_cast<std::size_t>(j)])
+                slot((o.first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j)) +=
+                    chunk[static_cast<std::size_t>(j)];
+    }
+}
+
+}  // namespace vrdmasim

@@ -1,0 +1,184 @@
+// The one INI grammar of config files and sweep files (params.hpp,
+// read_ini_file), and how a value and a comment are written so that it
+// reads them back.
+#include "src/core/params.hpp"
+
+#include "src/core/params_detail.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace vrdmasim {
+
+namespace params_detail {
+
+// An INI value as it must be written so that the INI reader gives back s.
+std::string ini_value(const std::string& s) {
+    bool quote = s.empty() || s != trim(s) || s[0] == '"';
+    for (char c : s)
+        if (c == '#' || c == ';' || c == '\n' || c == '\r' || c == '\t' || c == '\\') quote = true;
+    if (!quote) return s;
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+// The value part of an INI "key = value" line (everything after '='):
+// surrounding spaces removed, a trailing comment ('#' or ';' at the start or
+// after whitespace) removed; or a double-quoted string with \" \\ \n \t \r.
+std::string ini_read_value(const std::string& raw, const std::string& origin) {
+    std::string v = trim(raw);
+    if (!v.empty() && v[0] == '"') {
+        std::string out;
+        std::size_t i = 1;
+        bool closed = false;
+        for (; i < v.size(); ++i) {
+            const char c = v[i];
+            if (c == '\\' && i + 1 < v.size()) {
+                const char e = v[++i];
+                out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+            } else if (c == '"') {
+                closed = true;
+                ++i;
+                break;
+            } else {
+                out += c;
+            }
+        }
+        if (!closed) throw ConfigError(origin + ": missing closing '\"' in value " + v);
+        const std::string rest = trim(v.substr(i));
+        if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
+            throw ConfigError(origin + ": unexpected " + squote(rest) + " after the quoted value " +
+                              v.substr(0, i));
+        return out;
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if ((v[i] == '#' || v[i] == ';') && (i == 0 || is_space(v[i - 1]))) {
+            v.erase(i);
+            break;
+        }
+    }
+    return trim(v);
+}
+
+// Text for one comment line: backslash, control characters (a newline in a
+// file name) escaped, so that the comment cannot end early.
+std::string comment_text(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\\') out += "\\\\";
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+void write_comment(std::ostream& os, const std::string& text) {
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) os << "# " << line << "\n";
+}
+
+}  // namespace params_detail
+
+using namespace params_detail;
+
+std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
+                                    const std::string& what) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw ConfigError("cannot open " + what + " " + squote(path) + ": " + std::strerror(EISDIR));
+    errno = 0;
+    std::ifstream in(path);
+    if (!in) {
+        const int err = errno;
+        throw ConfigError("cannot open " + what + " " + squote(path) + ": " +
+                          (err != 0 ? std::strerror(err) : "cannot be read"));
+    }
+    std::vector<IniEntry> entries;
+    std::map<std::string, int> seen;   // section.key -> line
+    std::string section;
+    std::string line;
+    int lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);   // UTF-8 BOM
+        const std::string origin = path + ":" + std::to_string(lineno);
+        const std::string t = trim(line);
+        if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+        if (t[0] == '[') {
+            const auto close = t.find(']');
+            if (close == std::string::npos)
+                throw ConfigError(origin + ": malformed section header " + squote(t) + ": missing ']'");
+            const std::string name = trim(t.substr(1, close - 1));
+            const std::string rest = trim(t.substr(close + 1));
+            if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
+                throw ConfigError(origin + ": unexpected " + squote(rest) + " after section header [" +
+                                  clip_for_message(name) + "]");
+            if (name.empty()) throw ConfigError(origin + ": empty section name []");
+            if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+                if (name == "sweep")
+                    throw ConfigError(origin + ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
+                                               "or a single point of it with `vrdmasim run` on a copy without "
+                                               "[sweep] and with one value per key");
+                const std::string guess = closest_of(name, sections);
+                throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
+                                  (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
+            }
+            section = name;
+            continue;
+        }
+        const auto eq = t.find('=');
+        const std::string key = eq == std::string::npos ? "" : trim(t.substr(0, eq));
+        if (key.empty())
+            throw ConfigError(origin + ": expected '[section]', 'key = value', a comment or a blank line, got " +
+                              squote(t));
+        if (section.empty())
+            throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
+        IniEntry e;
+        e.section = section;
+        e.key = key;
+        e.line = lineno;
+        e.origin = origin;
+        const std::string raw = trim(t.substr(eq + 1));
+        e.quoted = !raw.empty() && raw[0] == '"';
+        e.value = ini_read_value(raw, origin);
+        const auto s = seen.find(e.name());
+        if (s != seen.end())
+            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " + std::to_string(s->second) +
+                              " of this file");
+        seen.emplace(e.name(), lineno);
+        entries.push_back(std::move(e));
+    }
+    if (in.bad()) throw ConfigError("cannot read " + what + " " + squote(path) + ": " + std::strerror(errno));
+    return entries;
+}
+
+}  // namespace vrdmasim

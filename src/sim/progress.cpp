@@ -1,0 +1,135 @@
+#include "src/sim/progress.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+namespace vrdmasim {
+
+namespace {
+
+constexpr double kSliceSeconds = 0.1;   // host time one slice aims at
+constexpr double kFirstDraw = 1.0;      // host seconds before the first line: short runs show nothing
+constexpr double kRedraw = 0.25;        // at most four lines a second
+
+double since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
+}
+
+// Simulated time in the unit that suits it: "812 ns", "3.25 us", "1.5 ms".
+std::string sim_time(double s) {
+    if (s < 1e-6) return fixed(s * 1e9, 4) + " ns";
+    if (s < 1e-3) return fixed(s * 1e6, 4) + " us";
+    if (s < 1) return fixed(s * 1e3, 4) + " ms";
+    return fixed(s, 4) + " s";
+}
+
+// Host time: "4.2 s", "3m07s", "1h05m".
+std::string host_time(double s) {
+    char buf[64];
+    if (s < 60) {
+        std::snprintf(buf, sizeof buf, "%.1f s", s);
+    } else if (s < 3600) {
+        const long t = static_cast<long>(s + 0.5);
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+    } else {
+        const long t = static_cast<long>(s / 60 + 0.5);
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 60, t % 60);
+    }
+    return buf;
+}
+
+}  // namespace
+
+RunProgress::RunProgress(std::ostream& os, std::function<Counts()> counts, sc_core::sc_time limit)
+    : os_(os), counts_(std::move(counts)), limit_(limit) {}
+
+bool RunProgress::wanted(bool no_progress, bool quiet) {
+    return !no_progress && !quiet && isatty(STDERR_FILENO);
+}
+
+std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds) {
+    std::string s = "vrdmasim: sim " + sim_time(sim_seconds) + " (limit " + sim_time(limit_seconds) + ")";
+    if (c.total > 0) {
+        s += " | " + std::to_string(c.done) + " of " + std::to_string(c.total) + " transfers (" +
+             std::to_string(c.done * 100 / c.total) + "%)";
+    } else {
+        s += " | " + std::to_string(c.done) + " transfers";
+    }
+    s += " | host " + host_time(host_seconds);
+    // The host time per transfer so far, times the transfers left: known
+    // only when the workload says how many it will do.
+    if (c.total > 0 && c.done > 0 && c.done < c.total)
+        s += " | ETA " + host_time(host_seconds * static_cast<double>(c.total - c.done) / static_cast<double>(c.done));
+    return s;
+}
+
+void RunProgress::draw(bool force) {
+    const double host = since(start_);
+    if (!force && (host < kFirstDraw || (shown_ > 0 && since(last_draw_) < kRedraw))) return;
+    last_draw_ = std::chrono::steady_clock::now();
+    const std::string l = line(sc_core::sc_time_stamp().to_seconds(), counts_(), host, limit_.to_seconds());
+    os_ << '\r' << l;
+    if (l.size() < shown_) os_ << std::string(shown_ - l.size(), ' ');
+    os_.flush();
+    shown_ = std::max(shown_, l.size());
+}
+
+void RunProgress::clear() {
+    if (shown_ == 0) return;
+    os_ << '\r' << std::string(shown_, ' ') << '\r';
+    os_.flush();
+    shown_ = 0;
+}
+
+std::uint64_t RunProgress::simulate() {
+    struct Clear {
+        RunProgress& p;
+        ~Clear() { p.clear(); }
+    } guard{*this};
+    start_ = last_draw_ = std::chrono::steady_clock::now();
+    // Successive sc_start(dt) calls run the same events in the same order
+    // as one sc_start to the limit: a slice ends after the last event at or
+    // before its end, and with SC_EXIT_ON_STARVATION the time stays at the
+    // last event when none is left, as it would.
+    // A slice reaches at least the next event, so that none is empty (an
+    // sc_start that neither runs a process nor moves time warns, W571); the
+    // last one, to the limit, may be: its warning is an artefact of slicing
+    // (one sc_start would have run events in the same call), so W571 is
+    // silenced while slicing.
+    const char* const kNoActivity = "no activity or clock movement for sc_start() invocation";
+    const sc_core::sc_actions before = sc_core::sc_report_handler::set_actions(kNoActivity, sc_core::SC_DO_NOTHING);
+    struct Restore {
+        const char* id;
+        sc_core::sc_actions actions;
+        ~Restore() { sc_core::sc_report_handler::set_actions(id, actions); }
+    } restore{kNoActivity, before};
+    double dt = 1e-5;   // seconds of simulated time in the first slice
+    std::uint64_t slices = 0;
+    do {
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        sc_core::sc_time step = sc_core::sc_time(dt, sc_core::SC_SEC);
+        if (slices > 0) step = std::max(step, sc_core::sc_time_to_pending_activity());
+        step = std::min(step, limit_ - now);
+        const auto t0 = std::chrono::steady_clock::now();
+        sc_core::sc_start(step, sc_core::SC_EXIT_ON_STARVATION);
+        ++slices;
+        const double took = since(t0);
+        if (sc_core::sc_get_status() != sc_core::SC_PAUSED || !sc_core::sc_pending_activity()) break;
+        // Aim at kSliceSeconds of host time per slice, changing by at most 8x.
+        dt *= took > 0 ? std::clamp(kSliceSeconds / took, 0.25, 8.0) : 8.0;
+        dt = std::max(dt, 1e-9);
+        draw(false);
+    } while (sc_core::sc_time_stamp() < limit_);
+    return slices;
+}
+
+}  // namespace vrdmasim

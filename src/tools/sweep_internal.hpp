@@ -1,0 +1,46 @@
+// What the files of the sweep tool share (src/tools/sweep.hpp is its API):
+// point ids, the plan file beside a sweep's results, shard names.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/tools/sweep.hpp"
+
+namespace vrdmasim::sweep_detail {
+
+namespace fs = std::filesystem;
+
+using Assignments = std::vector<std::pair<std::string, std::string>>;
+
+std::string trim(const std::string& s);
+std::uint64_t fnv1a64(const std::string& s);
+// The index encoded in a point id ("p0003-..." -> 3), or -1.
+long point_index_of(const std::string& id);
+
+// The plan file beside a sweep's results (OUT/.vrdmasim-plan).
+constexpr const char* kPlanFile = ".vrdmasim-plan";
+struct PlanFile {
+    std::string path, fingerprint, label;
+    std::vector<std::string> ids;   // every point of the sweep, by index
+};
+std::string plan_text(const SweepPlan& plan);
+// Read a plan file; false when absent; ConfigError when it is there but not a plan.
+bool read_plan_file(const fs::path& path, PlanFile& out);
+// The plan that describes a results file: beside it, or, for a shard's file
+// in OUT/shards, in OUT.
+fs::path plan_path_for(const std::string& results);
+// Write `text` to `path` through a unique temporary and a rename (several
+// shards may write the same plan at once).
+bool write_atomically(const fs::path& path, const std::string& text, std::string& err);
+
+// "I-of-N"
+std::string shard_name(int index, int count);
+// results.csv of a directory that shards share: the merge of every
+// shards/results-<I>-of-<count>.csv there. Returns the number of rows written.
+std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
+
+}  // namespace vrdmasim::sweep_detail
