@@ -322,13 +322,68 @@ struct ClusterWorkload::Arrival {
     std::vector<std::uint64_t> round;   // flags: the last round each source's flag said was complete
 };
 
+// A node's send side in program(): its source buffers and completion
+// records, the writes in flight (at most `window`, completed in post
+// order) and, with flags, the destinations whose flag is due this round.
+struct ClusterWorkload::Sender {
+    struct InFlight {
+        RdmaProcess::Message m;
+        unsigned dst;
+        std::uint64_t dst_addr, key;
+        sc_time posted;
+        bool flag;   // flags: the round's flag write to dst
+    };
+    Sender(RdmaProcess& a, Arrival& arr) : app(a), arrival(arr) {}
+    RdmaProcess& app;
+    Arrival& arrival;           // completing a write reads the ring too (it never fills up)
+    std::uint64_t per = 0;      // records per write
+    std::uint64_t sbufs = 0;    // source buffers, each with its records: one per write in flight
+    std::uint64_t src_base = 0, records = 0;
+    std::uint64_t flag_src = 0;   // flags: the sources of this node's flag writes, one per buffer
+    std::deque<InFlight> inflight;
+    std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
+    std::deque<unsigned> flag_due;               // destinations whose flag this round is due
+    std::uint64_t posts = 0, round = 0;
+};
+
 void ClusterWorkload::program(RdmaProcess& app) {
     const unsigned me = app.node();
+    const Peer& self = peers_[me];
+    Arrival a;
+    Sender s(app, a);
+    map_buffers(s);
+    flags_of_[me] = a.flags;
+    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
+    if (!self.registered)
+        throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
+    for (s.round = 0; s.round < rounds_; ++s.round) {
+        s.done_to.clear();
+        for (std::uint64_t k = 0; k < writes_; ++k) {
+            for (unsigned d : out_[me]) {
+                // Slot k % slots_ of d's area for me was last written by write
+                // k - slots_ to d, at least `window` posts ago: retired.
+                make_room(s);
+                post_flags(s);
+                make_room(s);
+                post_write(s, d, k);
+            }
+        }
+        finish_sends(s);
+        wait_arrivals(app, a, s.round);
+    }
+    app.finish_registrations();
+    ++ended_;
+    program_ended();
+}
+
+void ClusterWorkload::map_buffers(Sender& s) {
+    RdmaProcess& app = s.app;
+    const unsigned me = app.node();
     Peer& self = peers_[me];
-    const std::vector<unsigned>& out = out_[me];
-    const std::uint64_t per = app.records_for(msg_);   // records per write
-    const std::uint64_t sends = writes_ * out.size();  // per round
-    const std::uint64_t sbufs = std::max<std::uint64_t>(1, std::min(window_, sends));
+    Arrival& a = s.arrival;
+    s.per = app.records_for(msg_);
+    const std::uint64_t sends = writes_ * out_[me].size();   // per round
+    s.sbufs = std::max<std::uint64_t>(1, std::min(window_, sends));
     // Receive area, registered once; source buffers and records for the
     // writes in flight; the arrival detection's own memory: the
     // notification ring (two rounds of arrivals, a neighbour can be one
@@ -336,11 +391,9 @@ void ClusterWorkload::program(RdmaProcess& app) {
     const std::uint64_t rx_bytes = receive_bytes(me);
     if (rx_bytes) self.rx_base = app.alloc(rx_bytes, populate_, advice_);
     self.registered = app.register_receive(self.rx_base, rx_bytes);
-    const std::uint64_t src_base = app.alloc(sbufs * msg_, populate_, advice_);
-    const std::uint64_t records = app.alloc_locked(sbufs * per * sizeof(CompletionRecord));
-    Arrival a;
+    s.src_base = app.alloc(s.sbufs * msg_, populate_, advice_);
+    s.records = app.alloc_locked(s.sbufs * s.per * sizeof(CompletionRecord));
     a.got.assign(self.in.size(), 0);
-    std::uint64_t flag_src = 0;
     if (arrivals_ == Arrivals::Ring) {
         a.ring = ring_entries(me);
         app.setup_rx_ring(a.ring);
@@ -354,131 +407,118 @@ void ClusterWorkload::program(RdmaProcess& app) {
             if (!app.register_receive(a.flags, self.in.size() * 8))
                 throw std::runtime_error(app.group() + ": could not register the flag array (rdma.strategy)");
         }
-        flag_src = app.alloc(sbufs * 8, true);
+        s.flag_src = app.alloc(s.sbufs * 8, true);
     }
-    flags_of_[me] = a.flags;
-    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
-    if (!self.registered)
-        throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
+}
 
-    struct InFlight {
-        RdmaProcess::Message m;
-        unsigned dst;
-        std::uint64_t dst_addr, key;
-        sc_time posted;
-        bool flag;   // flags: the round's flag write to dst
-    };
-    std::deque<InFlight> inflight;
-    std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
-    std::deque<unsigned> flag_due;               // destinations whose flag this round is due
+void ClusterWorkload::retire(Sender& s) {
+    RdmaProcess& app = s.app;
+    const unsigned me = app.node();
+    Sender::InFlight f = s.inflight.front();
+    s.inflight.pop_front();
+    const CompletionRecord rec = app.complete(f.m);
+    if (f.flag) {
+        // A lost flag would leave its node waiting for ever: stop loudly.
+        if (rec.status != kStatusOk || rec.tag != f.key)
+            throw std::runtime_error(app.group() + ": the flag write of round " + std::to_string(s.round) +
+                                     " to node " + std::to_string(f.dst) + " failed");
+        log_.traffic_done(app.now());
+        return;
+    }
+    if (rec.status == kStatusOk && rec.tag != f.key) {
+        std::cerr << "vrdmasim: completion record of transfer " << f.key << " carries tag " << rec.tag << "\n";
+        log_.verified(f.m.len, false);
+    }
+    const sc_time latency = app.now() - f.posted;
+    // A transfer refused at registration rang no doorbell: no latency.
+    report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr,
+           static_cast<int>(me));
+    if (arrivals_ == Arrivals::Ring) take_ring(app, s.arrival, app.rx_events());   // the ring never fills up
+    if (arrivals_ == Arrivals::Flags && ++s.done_to[f.dst] == writes_) {
+        s.flag_due.push_back(f.dst);
+        completed_[{me, f.dst, s.round}] = app.now();
+    }
+}
+
+void ClusterWorkload::make_room(Sender& s) {
+    while (s.inflight.size() >= window_) retire(s);
+}
+
+void ClusterWorkload::post_flags(Sender& s) {
+    RdmaProcess& app = s.app;
+    const unsigned me = app.node();
     const std::uint64_t n = apps_.size();
-    std::uint64_t posts = 0, round = 0;
-    auto retire = [&]() {
-        InFlight f = inflight.front();
-        inflight.pop_front();
-        const CompletionRecord rec = app.complete(f.m);
-        if (f.flag) {
-            // A lost flag would leave its node waiting for ever: stop loudly.
-            if (rec.status != kStatusOk || rec.tag != f.key)
-                throw std::runtime_error(app.group() + ": the flag write of round " + std::to_string(round) +
-                                         " to node " + std::to_string(f.dst) + " failed");
-            log_.traffic_done(app.now());
-            return;
-        }
-        if (rec.status == kStatusOk && rec.tag != f.key) {
-            std::cerr << "vrdmasim: completion record of transfer " << f.key << " carries tag " << rec.tag << "\n";
-            log_.verified(f.m.len, false);
-        }
-        const sc_time latency = app.now() - f.posted;
-        // A transfer refused at registration rang no doorbell: no latency.
-        report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr,
-               static_cast<int>(me));
-        if (arrivals_ == Arrivals::Ring) take_ring(app, a, app.rx_events());   // the ring never fills up
-        if (arrivals_ == Arrivals::Flags && ++done_to[f.dst] == writes_) {
-            flag_due.push_back(f.dst);
-            completed_[{me, f.dst, round}] = app.now();
-        }
-    };
-    auto room = [&]() {
-        while (inflight.size() >= window_) retire();
-    };
-    auto post_flags = [&]() {
-        // Each destination's flag once its writes of the round have completed
-        // (completion: the data is in its memory, whatever the route taken).
-        while (!flag_due.empty()) {
-            room();
-            const unsigned d = flag_due.front();
-            flag_due.pop_front();
-            const std::uint64_t src = flag_src + (posts % sbufs) * 8;
-            app.store(src, round + 1);
-            RdmaProcess::Message m;
-            m.src = src;
-            m.dst = flags_of_.at(d) + peers_[d].slot.at(me) * 8;
-            m.len = 8;
-            m.tag = (std::uint64_t(1) << 62) | ((round * n + me) * n + d);
-            m.dst_node = d;
-            m.records = records + (posts % sbufs) * per * sizeof(CompletionRecord);
-            if (!app.send(m))
-                throw std::runtime_error(app.group() + ": could not register a flag write (rdma.strategy): " +
-                                         to_string(m.error));
-            flag_writes_.inc();
-            inflight.push_back({m, d, m.dst, m.tag, app.now(), true});
-            ++posts;
-        }
-    };
-
-    for (round = 0; round < rounds_; ++round) {
-        done_to.clear();
-        for (std::uint64_t k = 0; k < writes_; ++k) {
-            for (unsigned d : out) {
-                // Slot k % slots_ of d's area for me was last written by write
-                // k - slots_ to d, at least `window` posts ago: retired.
-                room();
-                post_flags();
-                room();
-                const Peer& to = peers_[d];
-                const std::uint64_t dst_addr = to.rx_base + (to.slot.at(me) * slots_ + k % slots_) * msg_;
-                const std::uint64_t src = src_base + (posts % sbufs) * msg_;
-                const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
-                const std::uint64_t key = ((round * n + me) * n + d) * writes_ + k;
-                prepare(app, src, *apps_[d], dst_addr, len, key);
-                const sc_time posted = app.now();
-                log_.posted(posted);
-                RdmaProcess::Message m;
-                m.src = src;
-                m.dst = dst_addr;
-                m.len = len;
-                m.tag = key;
-                m.dst_node = d;
-                m.records = records + (posts % sbufs) * per * sizeof(CompletionRecord);
-                // ring: the receiver reads its notification record; counter:
-                // the write counts on the receiver's event counter of the
-                // round's parity; flags: nothing (the flag says it later).
-                m.flags = arrivals_ == Arrivals::Ring ? kFlagNotify : arrivals_ == Arrivals::Counter ? kFlagCounter : 0;
-                m.counter = static_cast<std::uint32_t>(round % 2);
-                if (!app.send(m))
-                    throw std::runtime_error(app.group() + ": could not register a message (rdma.strategy): " +
-                                             to_string(m.error));
-                inflight.push_back({m, d, dst_addr, key, posted, false});
-                ++posts;
-            }
-        }
-        while (!inflight.empty() || !flag_due.empty()) {
-            if (!flag_due.empty()) post_flags();
-            else retire();
-        }
-        // The round ends when everything addressed to this node has come.
-        const sc_time waiting = app.now();
-        switch (arrivals_) {
-        case Arrivals::Ring: wait_ring(app, a, round); break;
-        case Arrivals::Counter: wait_counter(app, a, round); break;
-        case Arrivals::Flags: wait_flags(app, a, round); break;
-        }
-        if (!self.in.empty()) arrival_wait_.add(to_us(app.now() - waiting));
+    // Each destination's flag once its writes of the round have completed
+    // (completion: the data is in its memory, whatever the route taken).
+    while (!s.flag_due.empty()) {
+        make_room(s);
+        const unsigned d = s.flag_due.front();
+        s.flag_due.pop_front();
+        const std::uint64_t src = s.flag_src + (s.posts % s.sbufs) * 8;
+        app.store(src, s.round + 1);
+        RdmaProcess::Message m;
+        m.src = src;
+        m.dst = flags_of_.at(d) + peers_[d].slot.at(me) * 8;
+        m.len = 8;
+        m.tag = (std::uint64_t(1) << 62) | ((s.round * n + me) * n + d);
+        m.dst_node = d;
+        m.records = s.records + (s.posts % s.sbufs) * s.per * sizeof(CompletionRecord);
+        if (!app.send(m))
+            throw std::runtime_error(app.group() + ": could not register a flag write (rdma.strategy): " +
+                                     to_string(m.error));
+        flag_writes_.inc();
+        s.inflight.push_back({m, d, m.dst, m.tag, app.now(), true});
+        ++s.posts;
     }
-    app.finish_registrations();
-    ++ended_;
-    program_ended();
+}
+
+void ClusterWorkload::post_write(Sender& s, unsigned d, std::uint64_t k) {
+    RdmaProcess& app = s.app;
+    const unsigned me = app.node();
+    const std::uint64_t n = apps_.size();
+    const Peer& to = peers_[d];
+    const std::uint64_t dst_addr = to.rx_base + (to.slot.at(me) * slots_ + k % slots_) * msg_;
+    const std::uint64_t src = s.src_base + (s.posts % s.sbufs) * msg_;
+    const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
+    const std::uint64_t key = ((s.round * n + me) * n + d) * writes_ + k;
+    prepare(app, src, *apps_[d], dst_addr, len, key);
+    const sc_time posted = app.now();
+    log_.posted(posted);
+    RdmaProcess::Message m;
+    m.src = src;
+    m.dst = dst_addr;
+    m.len = len;
+    m.tag = key;
+    m.dst_node = d;
+    m.records = s.records + (s.posts % s.sbufs) * s.per * sizeof(CompletionRecord);
+    // ring: the receiver reads its notification record; counter:
+    // the write counts on the receiver's event counter of the
+    // round's parity; flags: nothing (the flag says it later).
+    m.flags = arrivals_ == Arrivals::Ring ? kFlagNotify : arrivals_ == Arrivals::Counter ? kFlagCounter : 0;
+    m.counter = static_cast<std::uint32_t>(s.round % 2);
+    if (!app.send(m))
+        throw std::runtime_error(app.group() + ": could not register a message (rdma.strategy): " +
+                                 to_string(m.error));
+    s.inflight.push_back({m, d, dst_addr, key, posted, false});
+    ++s.posts;
+}
+
+void ClusterWorkload::finish_sends(Sender& s) {
+    while (!s.inflight.empty() || !s.flag_due.empty()) {
+        if (!s.flag_due.empty()) post_flags(s);
+        else retire(s);
+    }
+}
+
+void ClusterWorkload::wait_arrivals(RdmaProcess& app, Arrival& a, std::uint64_t r) {
+    // The round ends when everything addressed to this node has come.
+    const sc_time waiting = app.now();
+    switch (arrivals_) {
+    case Arrivals::Ring: wait_ring(app, a, r); break;
+    case Arrivals::Counter: wait_counter(app, a, r); break;
+    case Arrivals::Flags: wait_flags(app, a, r); break;
+    }
+    if (!peers_[app.node()].in.empty()) arrival_wait_.add(to_us(app.now() - waiting));
 }
 
 void ClusterWorkload::take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto) {

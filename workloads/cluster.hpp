@@ -99,9 +99,25 @@ private:
         std::uint64_t rx_base = 0;             // receive area (slots of message-size per source)
         bool registered = true;
     };
+    // Every round: post the writes to each out-neighbour in turn (window
+    // outstanding), complete them and post the flags due, wait for the
+    // round's arrivals.
     void program(RdmaProcess& app);
-    // Wait until every write of round r addressed to this node has landed.
     struct Arrival;
+    struct Sender;
+    // Map (and register) the receive area, the source buffers and records,
+    // and the ring or the flag array.
+    void map_buffers(Sender& s);
+    // Complete the oldest write in flight: check and report it, read the
+    // ring; flags: a destination whose round is complete has its flag due.
+    void retire(Sender& s);
+    void make_room(Sender& s);   // retire until fewer than `window` are in flight
+    void post_flags(Sender& s);   // flags: write the due destinations' flags
+    void post_write(Sender& s, unsigned d, std::uint64_t k);   // write k of the round to d
+    void finish_sends(Sender& s);   // complete every write and flag of the round
+    // Wait until every write of round r addressed to this node has landed
+    // (by workload.arrivals), and count the wait.
+    void wait_arrivals(RdmaProcess& app, Arrival& a, std::uint64_t r);
     void take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto);   // read the ring's records up to `upto`
     void wait_ring(RdmaProcess& app, Arrival& a, std::uint64_t r);
     void wait_counter(RdmaProcess& app, Arrival& a, std::uint64_t r);
@@ -109,6 +125,16 @@ private:
     // workload.two-sided = true: the same plan through the two-sided
     // library (cluster_two_sided.cpp).
     void program_two_sided(RdmaProcess& app);
+    struct TwoSided;
+    // The tag of message k of round r from `from` to `to` (unique in the run).
+    std::uint64_t two_sided_key(std::uint64_t r, unsigned from, unsigned to, std::uint64_t k) const;
+    std::uint64_t message_len(std::uint64_t k) const;   // message k of a destination's round
+    // Post the receive of the next message from source si into its slot
+    // (the slot's buffer guarded first).
+    void post_receive(TwoSided& ts, std::size_t si);
+    // Wait for one request: a send frees its source slot; a receive is
+    // checked, reported, and its slot posted again for the source's next.
+    void complete_one(TwoSided& ts);
     std::vector<unsigned> msg_peers(unsigned node) const;
     // workload.operation = read: each node pulls the messages addressed to
     // it from its in-neighbours' source areas with RDMA reads (cluster_read.cpp).

@@ -181,6 +181,32 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
       concurrent_peak_(ctx.stats.scalar(stats_prefix(job) + "fileserve.concurrent_peak", "",
                                         "requests the server served at once, at most", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
+    refuse_compositions(c);
+    const std::vector<std::string> ssd_groups = choose_server_and_clients(c, apps, files);
+    read_settings(c);
+    check_memory(c);
+    answers_.assign(clients_.size() * requests_, 0);
+    rx_area_.assign(clients_.size(), 0);
+    kbuf_.assign(clients_.size(), 0);
+    eps_.assign(apps.size(), nullptr);
+    if (!direct_) {
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *server_, client_nodes_));
+        eps_[server_->node()] = owned_.back().get();
+        for (RdmaProcess* a : clients_) {
+            owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a, std::vector<unsigned>{server_->node()}));
+            eps_[a->node()] = owned_.back().get();
+        }
+    }
+    make_meter(ssd_groups);
+    server_->program = [this](RdmaProcess& a) { server(a); };
+    for (std::size_t i = 0; i < clients_.size(); ++i)
+        clients_[i]->program = [this, i](RdmaProcess& a) {
+            if (direct_) direct_client(a, static_cast<unsigned>(i));
+            else client(a, static_cast<unsigned>(i));
+        };
+}
+
+void FileserveWorkload::refuse_compositions(const Config& c) const {
     const auto& P = params_of<FileserveParams>();
     if (c[params_of<RdmaParams>().channels] > 1)
         throw c.refuse(params_of<RdmaParams>().channels,
@@ -216,6 +242,12 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
             throw c.refuse(P.method, "is how the server moves the data; with fileserve.access = direct there is no "
                                      "server (the clients read() the files)");
     }
+}
+
+std::vector<std::string> FileserveWorkload::choose_server_and_clients(const Config& c,
+                                                                      const std::vector<RdmaProcess*>& apps,
+                                                                      const std::vector<FileSystem*>& files) {
+    const auto& P = params_of<FileserveParams>();
     // The server: process `job` of the first node with a file system
     // (Node::file_system() refused the others when System built `files`).
     std::vector<std::string> ssd_groups;
@@ -232,6 +264,11 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
         if (a != server_ && clients_.size() < want) clients_.push_back(a), client_nodes_.push_back(a->node());
     if (clients_.size() < want)
         throw c.refuse(P.clients, "the system has " + std::to_string(apps.size() - 1) + " node(s) besides the server's");
+    return ssd_groups;
+}
+
+void FileserveWorkload::read_settings(const Config& c) {
+    const auto& P = params_of<FileserveParams>();
     files_ = fs_->files();
     file_size_ = fs_->size(0);
     const std::uint64_t rq = c[P.request_size];
@@ -277,6 +314,9 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
         for (unsigned f = 0; f < files_; ++f) zipf_cdf_.push_back(sum += 1.0 / std::pow(f + 1.0, zipf_s_));
         for (double& v : zipf_cdf_) v /= sum;
     }
+}
+
+void FileserveWorkload::check_memory(const Config& c) {
     // Fits: the server's buffers, the clients' receive areas.
     const std::uint64_t slots = clients_.size() * outstanding_;
     if (!direct_) {
@@ -305,18 +345,9 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
         if (read_) r.push_back(outstanding_ * sizeof(CompletionRecord));
         check_locked(*a, r);
     }
-    answers_.assign(clients_.size() * requests_, 0);
-    rx_area_.assign(clients_.size(), 0);
-    kbuf_.assign(clients_.size(), 0);
-    eps_.assign(apps.size(), nullptr);
-    if (!direct_) {
-        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *server_, client_nodes_));
-        eps_[server_->node()] = owned_.back().get();
-        for (RdmaProcess* a : clients_) {
-            owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a, std::vector<unsigned>{server_->node()}));
-            eps_[a->node()] = owned_.back().get();
-        }
-    }
+}
+
+void FileserveWorkload::make_meter(const std::vector<std::string>& ssd_groups) {
     // The node-wide figures: the server's node, or (direct) the clients'
     // nodes and the SSDs that fill their page caches.
     meter_ = std::make_shared<Meter>();
@@ -330,12 +361,6 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
         meter_->ssd_groups = {node_group(*server_)};
         meter_->pin_vm = server_->vm();
     }
-    server_->program = [this](RdmaProcess& a) { server(a); };
-    for (std::size_t i = 0; i < clients_.size(); ++i)
-        clients_[i]->program = [this, i](RdmaProcess& a) {
-            if (direct_) direct_client(a, static_cast<unsigned>(i));
-            else client(a, static_cast<unsigned>(i));
-        };
 }
 
 FileserveWorkload::~FileserveWorkload() = default;

@@ -158,6 +158,16 @@ private:
         std::uint64_t misses0 = 0, major0 = 0, ssd_reads0 = 0, ssd_bytes0 = 0;
         std::uint64_t served = 0;              // every job's bytes
     };
+    // The constructor's parts: refuse what is not built (the settings alone),
+    // take the server (first node with files) and the clients, read the
+    // request and method settings (refusing those that do not fit), check
+    // that the buffers fit in the processes' memory, and make the meter.
+    void refuse_compositions(const Config& c) const;
+    std::vector<std::string> choose_server_and_clients(const Config& c, const std::vector<RdmaProcess*>& apps,
+                                                       const std::vector<FileSystem*>& files);   // the SSDs' nodes
+    void read_settings(const Config& c);
+    void check_memory(const Config& c);
+    void make_meter(const std::vector<std::string>& ssd_groups);
     void server(RdmaProcess& app);
     void client(RdmaProcess& app, unsigned index);
     void direct_client(RdmaProcess& app, unsigned index);

@@ -336,89 +336,11 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             rank_mpi_[rank]->add(to_us(app.now() - mpi_start));
             break;
         case TraceEvent::Kind::Send:
-        case TraceEvent::Kind::Isend: {
-            const Rank::Key owner{true, e.peer, e.length};
-            const std::uint64_t buf = acquire(app, r, owner);
-            const std::uint64_t key = message_key(rank, e.peer, e.tag, r.sent[{e.peer, e.tag}]++);
-            fill_source(app, buf, e.length, key);
-            log_.posted(app.now());
-            messages_.inc();
-            if (e.kind == TraceEvent::Kind::Send) {
-                ep.send(nodes_[e.peer], e.tag, buf, e.length);
-                release(r, owner, buf);
-            } else {
-                Rank::Pending p;
-                p.request = ep.isend(nodes_[e.peer], e.tag, buf, e.length);
-                p.buf = buf;
-                p.owner = owner;
-                r.requests[e.request] = p;
-            }
-            break;
-        }
-        case TraceEvent::Kind::IsendComplete: {
-            const auto it = r.requests.find(e.request);
-            if (it == r.requests.end() || it->second.recv)
-                throw std::runtime_error("trace: rank " + std::to_string(rank) + " completes send request " +
-                                         std::to_string(e.request) + " it never started");
-            ep.wait(it->second.request);
-            release(r, it->second.owner, it->second.buf);
-            r.requests.erase(it);
-            break;
-        }
-        case TraceEvent::Kind::IrecvRequest: {
-            // What it receives is in its completion (MPI_Irecv's event):
-            // read ahead in the rank's stream for it.
-            TraceEvent done;
-            const std::uint64_t id = e.request;
-            if (!reader_->peek(rank, [id](const TraceEvent& x) {
-                    return x.kind == TraceEvent::Kind::Irecv && x.request == id;
-                }, done))
-                throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s receive request " +
-                                         std::to_string(id) + " never completes in the trace");
-            Rank::Pending p;
-            p.recv = true;
-            p.peer = done.peer;
-            p.tag = done.tag;
-            p.length = done.length;
-            p.owner = Rank::Key{false, done.peer, done.length};
-            p.buf = acquire(app, r, p.owner);
-            p.key = message_key(done.peer, rank, done.tag, r.received[{done.peer, done.tag}]++);
-            poison(app, p.buf, p.length, p.key);
-            p.request = ep.irecv(nodes_[done.peer], done.tag, p.buf, std::max<std::uint64_t>(done.length, 1));
-            r.requests[id] = p;
-            break;
-        }
+        case TraceEvent::Kind::Isend: send_message(app, rank, ep, e); break;
+        case TraceEvent::Kind::IsendComplete: complete_isend(rank, ep, e); break;
+        case TraceEvent::Kind::IrecvRequest: post_irecv(app, rank, ep, e); break;
         case TraceEvent::Kind::Irecv:
-        case TraceEvent::Kind::Recv: {
-            Rank::Pending p;
-            sc_time t0 = app.now();
-            if (e.kind == TraceEvent::Kind::Irecv) {
-                const auto it = r.requests.find(e.request);
-                if (it == r.requests.end() || !it->second.recv)
-                    throw std::logic_error("trace: a receive completes that was never posted");
-                p = it->second;
-                r.requests.erase(it);
-            } else {
-                p.peer = e.peer;
-                p.tag = e.tag;
-                p.length = e.length;
-                p.owner = Rank::Key{false, e.peer, e.length};
-                p.buf = acquire(app, r, p.owner);
-                p.key = message_key(e.peer, rank, e.tag, r.received[{e.peer, e.tag}]++);
-                poison(app, p.buf, p.length, p.key);
-                p.request = ep.irecv(nodes_[e.peer], e.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
-            }
-            const msg::Status st = ep.wait(p.request);
-            if (!st.ok || st.len != p.length)
-                std::cerr << "vrdmasim: DATA MISMATCH: trace rank " << rank << " received " << st.len << " B from rank "
-                          << p.peer << " (tag " << p.tag << ") where the trace has " << p.length << " B\n";
-            const bool ok = st.ok && st.len == p.length && verify(app, p.buf, p.length, p.key);
-            if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
-            release(r, p.owner, p.buf);
-            const sc_time latency = app.now() - t0;
-            log_.finished(app.now(), ok || st.ok, p.length, &latency);
-            break;
-        }
+        case TraceEvent::Kind::Recv: receive_message(app, rank, ep, e); break;
         case TraceEvent::Kind::CollectiveBegin: {
             TraceEvent end;
             if (!reader_->peek(rank, [](const TraceEvent& x) { return x.kind == TraceEvent::Kind::CollectiveEnd; }, end))
@@ -437,6 +359,92 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     last_ = std::max(last_, app.now());
     if (++done_ == ranks_) app_us_.set(to_us(last_ - first_));
     program_ended();
+}
+
+void TraceWorkload::send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const Rank::Key owner{true, e.peer, e.length};
+    const std::uint64_t buf = acquire(app, r, owner);
+    const std::uint64_t key = message_key(rank, e.peer, e.tag, r.sent[{e.peer, e.tag}]++);
+    fill_source(app, buf, e.length, key);
+    log_.posted(app.now());
+    messages_.inc();
+    if (e.kind == TraceEvent::Kind::Send) {
+        ep.send(nodes_[e.peer], e.tag, buf, e.length);
+        release(r, owner, buf);
+    } else {
+        Rank::Pending p;
+        p.request = ep.isend(nodes_[e.peer], e.tag, buf, e.length);
+        p.buf = buf;
+        p.owner = owner;
+        r.requests[e.request] = p;
+    }
+}
+
+void TraceWorkload::complete_isend(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.requests.find(e.request);
+    if (it == r.requests.end() || it->second.recv)
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + " completes send request " +
+                                 std::to_string(e.request) + " it never started");
+    ep.wait(it->second.request);
+    release(r, it->second.owner, it->second.buf);
+    r.requests.erase(it);
+}
+
+void TraceWorkload::post_irecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    // What it receives is in its completion (MPI_Irecv's event):
+    // read ahead in the rank's stream for it.
+    TraceEvent done;
+    const std::uint64_t id = e.request;
+    if (!reader_->peek(rank, [id](const TraceEvent& x) {
+            return x.kind == TraceEvent::Kind::Irecv && x.request == id;
+        }, done))
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s receive request " +
+                                 std::to_string(id) + " never completes in the trace");
+    Rank::Pending p;
+    p.recv = true;
+    p.peer = done.peer;
+    p.tag = done.tag;
+    p.length = done.length;
+    p.owner = Rank::Key{false, done.peer, done.length};
+    p.buf = acquire(app, r, p.owner);
+    p.key = message_key(done.peer, rank, done.tag, r.received[{done.peer, done.tag}]++);
+    poison(app, p.buf, p.length, p.key);
+    p.request = ep.irecv(nodes_[done.peer], done.tag, p.buf, std::max<std::uint64_t>(done.length, 1));
+    r.requests[id] = p;
+}
+
+void TraceWorkload::receive_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    Rank::Pending p;
+    sc_time t0 = app.now();
+    if (e.kind == TraceEvent::Kind::Irecv) {
+        const auto it = r.requests.find(e.request);
+        if (it == r.requests.end() || !it->second.recv)
+            throw std::logic_error("trace: a receive completes that was never posted");
+        p = it->second;
+        r.requests.erase(it);
+    } else {
+        p.peer = e.peer;
+        p.tag = e.tag;
+        p.length = e.length;
+        p.owner = Rank::Key{false, e.peer, e.length};
+        p.buf = acquire(app, r, p.owner);
+        p.key = message_key(e.peer, rank, e.tag, r.received[{e.peer, e.tag}]++);
+        poison(app, p.buf, p.length, p.key);
+        p.request = ep.irecv(nodes_[e.peer], e.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
+    }
+    const msg::Status st = ep.wait(p.request);
+    if (!st.ok || st.len != p.length)
+        std::cerr << "vrdmasim: DATA MISMATCH: trace rank " << rank << " received " << st.len << " B from rank "
+                  << p.peer << " (tag " << p.tag << ") where the trace has " << p.length << " B\n";
+    const bool ok = st.ok && st.len == p.length && verify(app, p.buf, p.length, p.key);
+    if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
+    release(r, p.owner, p.buf);
+    const sc_time latency = app.now() - t0;
+    log_.finished(app.now(), ok || st.ok, p.length, &latency);
 }
 
 }  // namespace vrdmasim

@@ -71,7 +71,17 @@ private:
         std::pair<std::uint64_t, std::uint64_t> coll_buffers{0, 0};   // send, receive: at their largest
         std::uint64_t coll_len = 0;
     };
+    // Replays the rank's events in order: computes the gaps between its MPI
+    // calls, and does each call's message or collective.
     void program(RdmaProcess& app, unsigned rank);
+    // MPI_Send / MPI_Isend: fill a buffer of the key and send it (Isend:
+    // the request kept until its MpiIsendComplete).
+    void send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    void complete_isend(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);   // MpiIsendComplete: wait
+    // MpiIrecvRequest: post the receive its completion (read ahead) describes.
+    void post_irecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // MPI_Recv, or MPI_Irecv's completion: wait for the message and check it.
+    void receive_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
     // A free buffer of the key (mapped if none is), marked in flight.
     std::uint64_t acquire(RdmaProcess& app, Rank& r, const Rank::Key& key);
     void release(Rank& r, const Rank::Key& key, std::uint64_t addr);

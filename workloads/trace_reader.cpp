@@ -288,8 +288,10 @@ struct Ignored<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t,
     } while (0)
 #define VRDMASIM_IGNORED(Event) OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, Ignored<OTF2_EvtReaderCallback_##Event>::fn)
 
-OTF2_EvtReaderCallbacks* callbacks() {
-    OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+// The events the replay does: MPI point-to-point (blocking and
+// non-blocking), collectives, and the regions that time the computation
+// between MPI calls.
+void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetEnterCallback(cb, ev_enter);
     OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, ev_leave);
     OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, ev_send);
@@ -300,6 +302,10 @@ OTF2_EvtReaderCallbacks* callbacks() {
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, ev_coll_begin);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+}
+
+// Events a replay has nothing to do for (ev_ignored).
+void set_ignored(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_IGNORED(BufferFlush);
     VRDMASIM_IGNORED(MeasurementOnOff);
     VRDMASIM_IGNORED(ProgramBegin);
@@ -309,12 +315,25 @@ OTF2_EvtReaderCallbacks* callbacks() {
     VRDMASIM_IGNORED(ParameterString);
     VRDMASIM_IGNORED(ParameterUnsignedInt);
     VRDMASIM_IGNORED(MpiRequestTest);
+}
+
+// Events the replay does not do (Unsupported refuses the trace, naming the
+// event): an unknown event, calling contexts (sampling), communicator
+// creation and destruction, cancelled requests, non-blocking collectives.
+void set_unsupported_mpi(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(Unknown);
     VRDMASIM_UNSUPPORTED(CallingContextEnter);
     VRDMASIM_UNSUPPORTED(CallingContextLeave);
     VRDMASIM_UNSUPPORTED(CallingContextSample);
     VRDMASIM_UNSUPPORTED(CommCreate);
     VRDMASIM_UNSUPPORTED(CommDestroy);
+    VRDMASIM_UNSUPPORTED(MpiRequestCancelled);
+    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveComplete);
+    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveRequest);
+}
+
+// I/O events (ISO C, POSIX, MPI-IO): not replayed.
+void set_unsupported_io(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(IoAcquireLock);
     VRDMASIM_UNSUPPORTED(IoChangeStatusFlags);
     VRDMASIM_UNSUPPORTED(IoCreateHandle);
@@ -329,16 +348,10 @@ OTF2_EvtReaderCallbacks* callbacks() {
     VRDMASIM_UNSUPPORTED(IoReleaseLock);
     VRDMASIM_UNSUPPORTED(IoSeek);
     VRDMASIM_UNSUPPORTED(IoTryLock);
-    VRDMASIM_UNSUPPORTED(MpiRequestCancelled);
-    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveComplete);
-    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveRequest);
-    VRDMASIM_UNSUPPORTED(OmpAcquireLock);
-    VRDMASIM_UNSUPPORTED(OmpFork);
-    VRDMASIM_UNSUPPORTED(OmpJoin);
-    VRDMASIM_UNSUPPORTED(OmpReleaseLock);
-    VRDMASIM_UNSUPPORTED(OmpTaskComplete);
-    VRDMASIM_UNSUPPORTED(OmpTaskCreate);
-    VRDMASIM_UNSUPPORTED(OmpTaskSwitch);
+}
+
+// One-sided MPI (RMA windows, puts, gets, atomics, locks): not replayed.
+void set_unsupported_rma(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(RmaAcquireLock);
     VRDMASIM_UNSUPPORTED(RmaAtomic);
     VRDMASIM_UNSUPPORTED(RmaCollectiveBegin);
@@ -357,6 +370,18 @@ OTF2_EvtReaderCallbacks* callbacks() {
     VRDMASIM_UNSUPPORTED(RmaWaitChange);
     VRDMASIM_UNSUPPORTED(RmaWinCreate);
     VRDMASIM_UNSUPPORTED(RmaWinDestroy);
+}
+
+// Threading (OpenMP and the generic thread events): the replay is of
+// single-threaded MPI processes.
+void set_unsupported_threads(OTF2_EvtReaderCallbacks* cb) {
+    VRDMASIM_UNSUPPORTED(OmpAcquireLock);
+    VRDMASIM_UNSUPPORTED(OmpFork);
+    VRDMASIM_UNSUPPORTED(OmpJoin);
+    VRDMASIM_UNSUPPORTED(OmpReleaseLock);
+    VRDMASIM_UNSUPPORTED(OmpTaskComplete);
+    VRDMASIM_UNSUPPORTED(OmpTaskCreate);
+    VRDMASIM_UNSUPPORTED(OmpTaskSwitch);
     VRDMASIM_UNSUPPORTED(ThreadAcquireLock);
     VRDMASIM_UNSUPPORTED(ThreadBegin);
     VRDMASIM_UNSUPPORTED(ThreadCreate);
@@ -370,6 +395,16 @@ OTF2_EvtReaderCallbacks* callbacks() {
     VRDMASIM_UNSUPPORTED(ThreadTeamBegin);
     VRDMASIM_UNSUPPORTED(ThreadTeamEnd);
     VRDMASIM_UNSUPPORTED(ThreadWait);
+}
+
+OTF2_EvtReaderCallbacks* callbacks() {
+    OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+    set_replayed(cb);
+    set_ignored(cb);
+    set_unsupported_mpi(cb);
+    set_unsupported_io(cb);
+    set_unsupported_rma(cb);
+    set_unsupported_threads(cb);
     return cb;
 }
 

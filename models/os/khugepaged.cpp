@@ -149,6 +149,79 @@ sc_time collapse_open(Mm& m, const HugeRange& r, std::uint64_t table, std::uint6
     return t_install;
 }
 
+// Where the scan resumes: the first range at or after the hand (the process
+// and address khugepaged got to), or the first range when none is.
+std::size_t hand_index(const Mm& m, const std::vector<HugeRange>& ranges) {
+    const std::size_t n = ranges.size();
+    std::size_t start = 0;
+    const Hand& hand = m.khugepaged_hand;
+    while (start < n && (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
+        ++start;
+    if (start == n) start = 0;
+    return start;
+}
+
+// The scan of one range (hpage_collapse_scan_pmd), its CPU added to the
+// pass's pending time: the page table to collapse (`pinned`: some of its
+// pages are pinned), or 0 when the range is skipped: nothing mapped or a
+// block already, not collapsible, a page under I/O, pinned pages with
+// vm.pins-block-thp-collapse, or a page the NI is accessing (NetVM).
+std::uint64_t scan_range(Mm& m, CollapsePass& pass, const HugeRange& r, sc_time t, bool& pinned) {
+    Process& p = m.procs.at(r.pid);
+    int level = 0;
+    const std::uint64_t table = leaf_slot(m, p, r.base, level);   // entry 0 of the page table
+    if (!table || level == 2) {   // nothing mapped, or a block already
+        pass.scanned += 1;
+        pass.pending += m.params.scan_pte;
+        return 0;
+    }
+    pass.scanned += 512;
+    pass.pending += m.params.scan_pte * 512;
+    if (!collapsible(m, table)) return 0;
+    // A page under I/O (its read in flight, locked): SCAN_PAGE_LOCK, skipped.
+    if (any_inflight(m, p.pid, r.base, r.base + kHuge)) return 0;
+    pinned = any_pin(p, r.base, kHuge);
+    if (pinned && m.params.pins_block_collapse) {
+        m.stats.collapse_skipped_pinned.inc();
+        if (m.ctx.tracer.noting())
+            m.ctx.tracer.note(Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME,
+                              m.prefix,
+                              "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
+                                  ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
+        return 0;
+    }
+    if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
+        m.locked_skips[2]->inc();
+        return 0;
+    }
+    return table;
+}
+
+// khugepaged's CPU from t: the scan so far (the pass's pending time, then
+// none) up to the collapse of r into the huge frame `block`; its end, and
+// in `step` that slice's step in the story.
+sc_time run_scan(Mm& m, CollapsePass& pass, const HugeRange& r, std::uint64_t block, bool pinned, sc_time t,
+                 Tracer::Cause& step) {
+    if (m.ctx.tracer.noting()) {
+        const CpuCores::Slot s = m.cpu.run(
+            "khugepaged", t, pass.pending, "",
+            {m.prefix,
+             "khugepaged collapses " + hex(r.base) + "..+2 MiB of pid " + std::to_string(r.pid) +
+                 ": copies its pages into the huge frame " + hex(block) +
+                 ", clears the old PTEs (the MMU notifier invalidates the SMMU's TLBs) and will install a block" +
+                 (pinned ? "; pinned pages do not stop it (vm.pins-block-thp-collapse = false, as older kernels): "
+                           "their pins now hold frames the process no longer maps"
+                         : ""),
+             Tracer::Cause{}});
+        t = s.end;
+        step = s.step;
+    } else {
+        t = m.cpu.run("khugepaged", t, pass.pending).end;
+    }
+    pass.pending = sc_core::SC_ZERO_TIME;
+    return t;
+}
+
 // Phase 1: scan from the hand (starting a pass, or continuing the one in
 // progress) up to the next collapse and open its window; or end the pass.
 VmResult collapse_begin(Mm& m, sc_time at) {
@@ -166,42 +239,14 @@ VmResult collapse_begin(Mm& m, sc_time at) {
     }
     sc_time t = at;
     bool failed = false;
-    std::size_t start = 0;
-    const Hand& hand = m.khugepaged_hand;
-    while (start < n && (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
-        ++start;
-    if (start == n) start = 0;
+    const std::size_t start = hand_index(m, ranges);
     for (std::size_t k = 0; k < n && pass.left > 0 && pass.scanned < m.params.pages_to_scan; ++k) {
         const HugeRange& r = ranges[(start + k) % n];
         --pass.left;
         m.khugepaged_hand = {r.pid, r.base + kHuge};
-        Process& p = m.procs.at(r.pid);
-        int level = 0;
-        const std::uint64_t table = leaf_slot(m, p, r.base, level);   // entry 0 of the page table
-        if (!table || level == 2) {   // nothing mapped, or a block already
-            pass.scanned += 1;
-            pass.pending += m.params.scan_pte;
-            continue;
-        }
-        pass.scanned += 512;
-        pass.pending += m.params.scan_pte * 512;
-        if (!collapsible(m, table)) continue;
-        // A page under I/O (its read in flight, locked): SCAN_PAGE_LOCK, skipped.
-        if (any_inflight(m, p.pid, r.base, r.base + kHuge)) continue;
-        const bool pinned = any_pin(p, r.base, kHuge);
-        if (pinned && m.params.pins_block_collapse) {
-            m.stats.collapse_skipped_pinned.inc();
-            if (m.ctx.tracer.noting())
-                m.ctx.tracer.note(Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME,
-                                  m.prefix,
-                                  "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
-                                      ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
-            continue;
-        }
-        if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
-            m.locked_skips[2]->inc();
-            continue;
-        }
+        bool pinned = false;
+        const std::uint64_t table = scan_range(m, pass, r, t, pinned);
+        if (!table) continue;
         auto h = m.frames.alloc(FrameAllocator::kMaxOrder);
         if (!h) {
             m.stats.collapse_failed_alloc.inc();
@@ -209,23 +254,7 @@ VmResult collapse_begin(Mm& m, sc_time at) {
             break;
         }
         Tracer::Cause step;
-        if (m.ctx.tracer.noting()) {
-            const CpuCores::Slot s = m.cpu.run(
-                "khugepaged", t, pass.pending, "",
-                {m.prefix,
-                 "khugepaged collapses " + hex(r.base) + "..+2 MiB of pid " + std::to_string(p.pid) +
-                     ": copies its pages into the huge frame " + hex(*h) +
-                     ", clears the old PTEs (the MMU notifier invalidates the SMMU's TLBs) and will install a block" +
-                     (pinned ? "; pinned pages do not stop it (vm.pins-block-thp-collapse = false, as older kernels): "
-                               "their pins now hold frames the process no longer maps"
-                             : ""),
-                 Tracer::Cause{}});
-            t = s.end;
-            step = s.step;
-        } else {
-            t = m.cpu.run("khugepaged", t, pass.pending).end;
-        }
-        pass.pending = sc_core::SC_ZERO_TIME;
+        t = run_scan(m, pass, r, *h, pinned, t, step);
         VmResult res;
         const Tracer::Scope collapsing(m.ctx.tracer, step);   // the invalidations follow it
         res.done = collapse_open(m, r, table, *h, t);

@@ -343,111 +343,118 @@ void SmmuDriver::irq_thread() {
 sc_time SmmuDriver::handle_interrupt(sc_time t0) {
     interrupts_->inc();
     const sc_time raised = t0;
-    struct Found {
-        SmmuFault f;
-    };
-    std::vector<Found> found;
+    std::vector<SmmuFault> found;
     bool global = false;
     unsigned owned = 0;
     for (const Bank& b : banks_) owned += b.pid != 0;
     sc_time start = SC_ZERO_TIME;
     Tracer::Cause handler_step;   // the handler's slice in the story
-    auto read_bank = [&](unsigned n, sc_time& t) {
-        const std::uint32_t fsr = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSR, 4, t));
-        if (!(fsr & r::FSR_FAULT)) return;
-        SmmuFault f;
-        f.pid = banks_[n].pid;
-        f.cb = n;
-        f.fsr = fsr;
-        f.raised = raised;
-        f.address = read_reg(r::cb(n) + r::FAR, 8, t);
-        const std::uint32_t fsynr0 = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSYNR0, 4, t));
-        f.write = (fsynr0 & r::FSYNR0_WNR) != 0;
-        f.stream_id = static_cast<std::uint32_t>(read_reg(r::CBFRSYNRA(n), 4, t)) & 0x7fffu;
-        write_reg(r::cb(n) + r::FSR, fsr & r::FSR_FAULT, 4, t);   // write 1 to clear, not SS
-        if (ctx_.tracer.noting())
-            f.story = ctx_.tracer.note(
-                Tracer::Track{}, "handler reads cb", t, SC_ZERO_TIME, name(),
-                "the handler reads cb" + std::to_string(n) + ": FSR " + Tracer::hex(fsr) + ", FAR " +
-                    Tracer::hex(f.address) + ", FSYNR0 " + Tracer::hex(fsynr0) + " (" + (f.write ? "write" : "read") +
-                    "), CBFRSYNRA " + Tracer::hex(f.stream_id) + "; writes FSR to clear it" +
-                    (f.pid ? "; the bank belongs to pid " + std::to_string(f.pid) : "; no process owns the bank"),
-                smmu_.fault_story(n, t).id ? smmu_.fault_story(n, t) : handler_step);
-        found.push_back({f});
-    };
     // The global handler, then the handler of every bank a process owns
     // (all registered on the one shared line, as on the ZynqMP).
-    // The story: the handler follows the fault that raised the line (the
-    // lowest bank asserting it; each bank's reading follows its own fault).
-    CpuCores::Story story;
     const bool noting = ctx_.tracer.noting();
-    if (noting) {
-        for (unsigned n = 0; n < banks_.size() && !story.because; ++n)
-            if (smmu_.context_irq(n, t0)) story.because = smmu_.fault_story(n, t0);
-        story.who = name();
-        story.text = "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
-                     "FSR of the " + std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") +
-                     " that processes own";
-    }
+    const CpuCores::Story story = noting ? interrupt_story(t0, owned) : CpuCores::Story{};
     sc_time t = on_core("smmu-irq", t0, irq_entry_ + handler_, "smmu irq handler", reg_time_ * (1.0 + owned),
                         [&](sc_time& tt) {
                             start = tt - irq_entry_ - handler_;
-                            const std::uint64_t gfsr = read_reg(r::sGFSR, 4, tt);
-                            if (gfsr) {
-                                global = true;
-                                read_reg(r::sGFAR, 8, tt);
-                                read_reg(r::sGFSYNR0, 4, tt);
-                                read_reg(r::sGFSYNR0 + 4, 4, tt);
-                                write_reg(r::sGFSR, gfsr, 4, tt);
-                            }
+                            global = read_global_fault(tt);
                             for (unsigned n = 0; n < banks_.size(); ++n)
-                                if (banks_[n].pid != 0) read_bank(n, tt);
+                                if (banks_[n].pid != 0) read_context_fault(n, raised, handler_step, tt, found);
                             if (found.empty() && !global) {
                                 // No owner's bank faulted: look at the others.
                                 for (unsigned n = 0; n < banks_.size(); ++n)
-                                    if (banks_[n].pid == 0) read_bank(n, tt);
+                                    if (banks_[n].pid == 0) read_context_fault(n, raised, handler_step, tt, found);
                             }
                         },
                         noting ? &story : nullptr, &handler_step);
     irq_wait_us_->add(to_us(start - raised));
     if (global) global_faults_->inc();
     if (found.empty() && !global) spurious_->inc();
-    for (const Found& x : found) {
-        faults_->inc();
-        Pending p;
-        p.resume = stall_ && (x.f.fsr & r::FSR_SS);
-        p.outcome.fault = x.f;
-        FaultLibrary* lib = x.f.pid ? library(x.f.pid) : nullptr;
-        if (!lib) {
-            unowned_->inc();
-            p.outcome.story = x.f.story;
-            p.outcome.resolved = false;
-            p.outcome.error = VmError::Fault;
-            p.outcome.done = t;
-        } else {
-            if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
-            SmmuFault f = x.f;
-            if (noting) {
-                const CpuCores::Slot s =
-                    cpu_.run("netlink", t, netlink_, "netlink send",
-                             {name(),
-                              "the handler sends a Netlink message to pid " + std::to_string(f.pid) +
-                                  "'s fault library: " + (f.write ? "write" : "read") + " fault at " +
-                                  Tracer::hex(f.address) + " in cb" + std::to_string(f.cb),
-                              f.story});
-                t = s.end;
-                f.story = s.step;
-            } else {
-                t = cpu_.run("netlink", t, netlink_, "netlink send").end;
-            }
-            p.outcome = lib->handle(f, t);
-            library_us_->add(to_us(p.outcome.done - t));
-        }
-        pending_.emplace(p.outcome.done, p);
-        pending_ev_.notify(SC_ZERO_TIME);
-    }
+    for (const SmmuFault& f : found) hand_to_library(f, noting, t);
     handler_us_->add(to_us(t - start));
     return t;
+}
+
+CpuCores::Story SmmuDriver::interrupt_story(sc_time t0, unsigned owned) const {
+    // The story: the handler follows the fault that raised the line (the
+    // lowest bank asserting it; each bank's reading follows its own fault).
+    CpuCores::Story story;
+    for (unsigned n = 0; n < banks_.size() && !story.because; ++n)
+        if (smmu_.context_irq(n, t0)) story.because = smmu_.fault_story(n, t0);
+    story.who = name();
+    story.text = "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
+                 "FSR of the " + std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") +
+                 " that processes own";
+    return story;
+}
+
+bool SmmuDriver::read_global_fault(sc_time& t) {
+    const std::uint64_t gfsr = read_reg(r::sGFSR, 4, t);
+    if (!gfsr) return false;
+    read_reg(r::sGFAR, 8, t);
+    read_reg(r::sGFSYNR0, 4, t);
+    read_reg(r::sGFSYNR0 + 4, 4, t);
+    write_reg(r::sGFSR, gfsr, 4, t);
+    return true;
+}
+
+void SmmuDriver::read_context_fault(unsigned n, sc_time raised, const Tracer::Cause& handler_step, sc_time& t,
+                                    std::vector<SmmuFault>& found) {
+    const std::uint32_t fsr = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSR, 4, t));
+    if (!(fsr & r::FSR_FAULT)) return;
+    SmmuFault f;
+    f.pid = banks_[n].pid;
+    f.cb = n;
+    f.fsr = fsr;
+    f.raised = raised;
+    f.address = read_reg(r::cb(n) + r::FAR, 8, t);
+    const std::uint32_t fsynr0 = static_cast<std::uint32_t>(read_reg(r::cb(n) + r::FSYNR0, 4, t));
+    f.write = (fsynr0 & r::FSYNR0_WNR) != 0;
+    f.stream_id = static_cast<std::uint32_t>(read_reg(r::CBFRSYNRA(n), 4, t)) & 0x7fffu;
+    write_reg(r::cb(n) + r::FSR, fsr & r::FSR_FAULT, 4, t);   // write 1 to clear, not SS
+    if (ctx_.tracer.noting())
+        f.story = ctx_.tracer.note(
+            Tracer::Track{}, "handler reads cb", t, SC_ZERO_TIME, name(),
+            "the handler reads cb" + std::to_string(n) + ": FSR " + Tracer::hex(fsr) + ", FAR " +
+                Tracer::hex(f.address) + ", FSYNR0 " + Tracer::hex(fsynr0) + " (" + (f.write ? "write" : "read") +
+                "), CBFRSYNRA " + Tracer::hex(f.stream_id) + "; writes FSR to clear it" +
+                (f.pid ? "; the bank belongs to pid " + std::to_string(f.pid) : "; no process owns the bank"),
+            smmu_.fault_story(n, t).id ? smmu_.fault_story(n, t) : handler_step);
+    found.push_back(f);
+}
+
+void SmmuDriver::hand_to_library(const SmmuFault& fault, bool noting, sc_time& t) {
+    faults_->inc();
+    Pending p;
+    p.resume = stall_ && (fault.fsr & r::FSR_SS);
+    p.outcome.fault = fault;
+    FaultLibrary* lib = fault.pid ? library(fault.pid) : nullptr;
+    if (!lib) {
+        unowned_->inc();
+        p.outcome.story = fault.story;
+        p.outcome.resolved = false;
+        p.outcome.error = VmError::Fault;
+        p.outcome.done = t;
+    } else {
+        if (t > sc_core::sc_time_stamp()) sc_core::wait(t - sc_core::sc_time_stamp());
+        SmmuFault f = fault;
+        if (noting) {
+            const CpuCores::Slot s =
+                cpu_.run("netlink", t, netlink_, "netlink send",
+                         {name(),
+                          "the handler sends a Netlink message to pid " + std::to_string(f.pid) +
+                              "'s fault library: " + (f.write ? "write" : "read") + " fault at " +
+                              Tracer::hex(f.address) + " in cb" + std::to_string(f.cb),
+                          f.story});
+            t = s.end;
+            f.story = s.step;
+        } else {
+            t = cpu_.run("netlink", t, netlink_, "netlink send").end;
+        }
+        p.outcome = lib->handle(f, t);
+        library_us_->add(to_us(p.outcome.done - t));
+    }
+    pending_.emplace(p.outcome.done, p);
+    pending_ev_.notify(SC_ZERO_TIME);
 }
 
 void SmmuDriver::resume() {

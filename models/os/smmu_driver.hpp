@@ -167,6 +167,19 @@ private:
     void resume();
     // One pass of the handler from `t0`; returns when its work ends.
     sc_core::sc_time handle_interrupt(sc_core::sc_time t0);
+    // The handler's step in the story: it follows the fault that raised the line.
+    CpuCores::Story interrupt_story(sc_core::sc_time t0, unsigned owned) const;
+    // arm_smmu_global_fault: read sGFSR, and if it is set the syndrome, and
+    // clear it; whether it was.
+    bool read_global_fault(sc_core::sc_time& t);
+    // arm_smmu_context_fault for bank n: read its FSR, and if it says a
+    // fault FAR, FSYNR0 and CBFRSYNRA, clear it and add it to `found`.
+    void read_context_fault(unsigned n, sc_core::sc_time raised, const Tracer::Cause& handler_step,
+                            sc_core::sc_time& t, std::vector<SmmuFault>& found);
+    // Send the fault to its process's fault library (a Netlink message, from
+    // t, which it advances; noted in the story when `noting`) and queue the
+    // outcome; a bank no process owns: an unresolved outcome at once.
+    void hand_to_library(const SmmuFault& fault, bool noting, sc_core::sc_time& t);
     // `cost` of CPU work and then register accesses (`ops`, from a time it
     // advances) on one core, from `ready`; `predicted` sizes the reservation
     // (extended when the accesses take longer). Returns the end.
