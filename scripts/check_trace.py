@@ -19,7 +19,10 @@ import; a [viewer] rule is what a viewer needs beyond the text):
   - "B"/"E": each E closes the innermost open B of its thread (and has its
     name, when named), no B left open; B/E and X slices of one thread nest
     (a slice starting inside another ends inside it) [viewer: chrome://tracing
-    warns, Perfetto and DevTools drop or misdraw the overlapping one];
+    warns, Perfetto and DevTools drop or misdraw the overlapping one], also
+    in double precision: a slice that starts where another ends must not
+    start before that one's ts + dur as a viewer adds them [viewer: the
+    DevTools panel drops one of the two];
   - "i"/"I": "s" (scope), when given, is "g", "p" or "t";
   - "b"/"n"/"e" (nestable async): "cat" and "id" given; an "e" closes an open
     "b" of the same cat, id and name, no earlier than it began; no "b" left open;
@@ -249,6 +252,12 @@ class Checker:
                 # pop the slices that ended before s starts (a zero-length
                 # slice at an end is still inside)
                 while stack and s[0] >= stack[-1][1] - EPS and s[1] > stack[-1][1] + EPS:
+                    if stack[-1][1] > s[0]:
+                        p = stack[-1]
+                        self.err(s[3], good_event(good, s[3]),
+                                 "[viewer] starts where slice event %d ends, but that one's ts + dur is %r in "
+                                 "double precision, past this start: the DevTools Performance panel drops one "
+                                 "of the two (write dur so that ts + dur does not pass the end)" % (p[3], p[1]))
                     stack.pop()
                 if stack and s[1] > stack[-1][1] + EPS:
                     p = stack[-1]

@@ -146,7 +146,7 @@ const done = arguments[arguments.length - 1];
     let entries = 0;
     for (let k = 0; k < data.entryLevels.length; k++)
       if (data.entryLevels[k] >= start && data.entryLevels[k] < end) entries++;
-    return {name: g.name, entries};
+    return {name: g.name, level: g.style.nestingLevel || 0, entries};
   });
   return {groups: shown, window: TraceBounds.TraceBounds.BoundsManager.instance().state().micro.timelineTraceWindow};
 })().then(done, e => done({error: String(e) + '\n' + (e && e.stack)}));
@@ -198,8 +198,8 @@ class Viewer:
         """Load the file into the Performance panel as a user does: the file
         is put into the panel's "Load profile" file input, and the panel's
         own loader reads it (a .gz file is decompressed by the panel).
-        Returns the groups (a process, then its threads) the flame chart
-        shows, each with its number of entries."""
+        Returns the groups (a process at level 0, then its threads at
+        level 1) the flame chart shows, each with its number of entries."""
         self.driver.set_window_size(*size)
         chooser = self.driver.execute_async_script(PANEL_OPEN_JS)
         if isinstance(chooser, dict) and "error" in chooser:

@@ -53,6 +53,35 @@ std::string us_trimmed(sc_core::sc_time t) {
     return fr.empty() ? ip : ip + "." + fr;
 }
 
+// A slice's duration as written: exact, unless a viewer adding it to the
+// start in double precision would land past the exact end, where the next
+// slice of the track may start (the DevTools panel then drops one of the
+// two: 9.490322 + 0.144 is 9.634322000000001). Then it is written a few
+// femtoseconds short, far below any model's resolution, so that every
+// viewer sees slices that touch as touching.
+std::string dur_text(sc_core::sc_time start, sc_core::sc_time dur) {
+    std::string exact = us_trimmed(dur);
+    const int k = resolution_exp_fs();
+    if (dur == sc_core::SC_ZERO_TIME || k > 9) return exact;
+    // value() / 10^(9-k) is the microseconds, correctly rounded, as a
+    // viewer parses the decimal text (both integers exact in a double).
+    const double per_us = std::pow(10.0, 9 - k);
+    const double s = static_cast<double>(start.value()) / per_us;
+    const double e = static_cast<double>((start + dur).value()) / per_us;
+    if (s + static_cast<double>(dur.value()) / per_us <= e) return exact;
+    std::uint64_t fs = dur.value();
+    for (int i = 0; i < k; ++i) fs *= 10;
+    for (std::uint64_t n = 1; n < 1000 && n < fs; ++n) {
+        const std::uint64_t v = fs - n;
+        if (s + static_cast<double>(v) / 1e9 > e) continue;
+        std::string frac = std::to_string(v % 1000000000);
+        frac.insert(0, 9 - frac.size(), '0');
+        while (!frac.empty() && frac.back() == '0') frac.pop_back();
+        return std::to_string(v / 1000000000) + (frac.empty() ? "" : "." + frac);
+    }
+    return exact;
+}
+
 // Microseconds with exactly 6 decimals (finer digits dropped).
 std::string us_fixed6(sc_core::sc_time t) {
     std::string ip, fr;
@@ -245,10 +274,10 @@ void Tracer::write_lane_slice(const std::string& record) {
     std::memcpy(&end, record.data() + 1 + 2 * sizeof pid + sizeof start, sizeof end);
     // The spool hands records out in start order (whatever order the spans
     // were recorded in). Each lane holds the end of its last slice; the
-    // lowest lane free at this start
-    // takes the slice (greedy interval partitioning: as few lanes as spans
-    // ever overlap). Lane 0, the track itself, only when no other slice is
-    // drawn there (those would have to nest with the spans).
+    // lowest lane free at this start takes the slice (greedy interval
+    // partitioning: as few lanes as spans ever overlap). Lane 0, the track
+    // itself, only when no other slice is drawn there (those would have to
+    // nest with the spans).
     Lanes& lanes = lanes_[{pid, tid}];
     const auto g = static_cast<std::size_t>(pid - 1);
     if (lanes.ends.empty()) {
@@ -371,7 +400,7 @@ void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc
     if (!in_window(start.value(), (start + dur).value()) || !keep_track(t)) return;
     mark_sliced(t);
     write_event_head('X', t, name, start);
-    ev_ += ",\"dur\":" + us_trimmed(dur);
+    ev_ += ",\"dur\":" + dur_text(start, dur);
     write_args(args);
     end_event();
     ++events_;
@@ -393,7 +422,7 @@ void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc
     std::memcpy(&ev_[1 + 2 * sizeof pid + sizeof start_value], &end_value, sizeof end_value);
     ev_ts_ = start.value();
     ev_ += ",\"name\":" + json_string(name ? name : "") + ",\"ts\":" + us_trimmed(start) + ",\"dur\":" +
-           us_trimmed(dur) + ",\"cat\":\"async\"";
+           dur_text(start, dur) + ",\"cat\":\"async\"";
     write_args(args);
     end_event();
     ++events_;
@@ -440,7 +469,7 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
         // a flow event only to a slice of its thread that starts at the same
         // ts with the same cat (chrome://tracing and Perfetto bind to the
         // enclosing slice, whatever its cat).
-        ev_ += ",\"cat\":\"cause\",\"dur\":" + us_trimmed(dur);
+        ev_ += ",\"cat\":\"cause\",\"dur\":" + dur_text(at, dur);
         auto all = args;
         all.emplace_back("event", json_string("#" + std::to_string(me.id)));
         if (because) all.emplace_back("after", json_string("#" + std::to_string(because.id)));

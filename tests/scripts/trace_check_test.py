@@ -95,6 +95,15 @@ def lane_overlap(doc):
     lane[1]["dur"] = lane[0]["dur"]
 
 
+def touching_in_doubles(doc):
+    # Back-to-back slices whose first ends past the second's start when a
+    # viewer adds ts and dur in double precision (9.490322 + 0.144).
+    pid, tid = thread_of(doc, "vm")
+    doc["traceEvents"] += [{"ph": "X", "pid": pid, "tid": tid, "name": "a", "ts": 9.490322, "dur": 0.144},
+                           {"ph": "X", "pid": pid, "tid": tid, "name": "b", "ts": 9.634322, "dur": 0.1}]
+    doc["traceEvents"].sort(key=lambda e: (e.get("ph") != "M", e.get("ts", 0)))
+
+
 def lane_named_late(doc):
     # A lane's name after its first slice.
     evs = doc["traceEvents"]
@@ -153,6 +162,7 @@ BROKEN = [
     ("async events, which DevTools does not draw", async_pair, "[viewer] an async event"),
     ("slices of a lane that overlap", lane_overlap, "without nesting"),
     ("a lane named after its first slice", lane_named_late, "thread_name after its thread's first event"),
+    ("slices that touch but overlap in double precision", touching_in_doubles, "in double precision, past this start"),
     ("a flow's slice without the flow's cat", note_without_cat, "[viewer] no slice of cat 'cause'"),
     ("a thread without a name", no_thread_name, "has no thread_name"),
     ("events out of time order", out_of_order, "out of time order"),

@@ -148,11 +148,17 @@ def main():
             # decompresses it: every thread's slices are entries of its track.
             gz = trace_runs.run_config(args.exe, args.source, trace_runs.CONFIGS[1], os.path.join(tmp, "gz"),
                                        ["--trace-gzip"])
-            _, threads, slices, _ = expected_of(trace_runs.load(gz))
-            shown = {g["name"]: g["entries"] for g in viewer.load_in_panel(gz)["groups"]}
+            procs, threads, slices, _ = expected_of(trace_runs.load(gz))
+            shown, process = {}, None
+            for g in viewer.load_in_panel(gz)["groups"]:   # a process, then its threads
+                if g["level"] == 0:
+                    process = g["name"]
+                else:
+                    shown["%s/%s" % (process, g["name"])] = g["entries"]
             for key, names in sorted(slices.items()):
-                # The panel names a thread's track "<name> (<tid>)".
-                label = "%s (%s)" % (threads[key], key.split("/")[1])
+                # The panel names a process "<name> (<pid>)" and a thread "<name> (<tid>)".
+                pid, tid = key.split("/")
+                label = "%s (%s)/%s (%s)" % (procs[pid], pid, threads[key], tid)
                 if shown.get(label) != sum(names.values()):
                     failures.append("trace.json.gz in the panel: track %r has %s entries, the file %d slices "
                                     "(the panel shows %s)" % (label, shown.get(label), sum(names.values()), shown))
