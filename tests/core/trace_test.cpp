@@ -664,7 +664,8 @@ TEST_CASE("slices that touch still touch when a viewer adds start and duration i
     for (int i = 0; i < 200; ++i)
         t.span(link, "data", sc_time(8914322 + 144000 * i, SC_PS), sc_time(8914322 + 144000 * (i + 1), SC_PS));
     t.close();
-    const auto xs = with_ph(trace_events(json), "X");
+    const auto evs = trace_events(json);
+    const auto xs = with_ph(evs, "X");
     REQUIRE(xs.size() == 200);
     int shortened = 0;
     for (std::size_t i = 0; i + 1 < xs.size(); ++i) {
