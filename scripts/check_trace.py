@@ -2,7 +2,7 @@
 """Check a Chrome trace-event JSON file (vrdmasim's trace.json) against the
 Trace Event Format, and against what the viewers need to draw it.
 
-    scripts/check_trace.py TRACE.json [TRACE.json ...] [--quiet]
+    scripts/check_trace.py TRACE.json [TRACE.json.gz ...] [--quiet]
 
 Exit status 0 when every file passes, 1 when one has errors (each printed as
 "FILE: event N (ph, name, pid/tid, ts): what is wrong"), 2 on a bad command line.
@@ -19,7 +19,10 @@ import; a [viewer] rule is what a viewer needs beyond the text):
   - "B"/"E": each E closes the innermost open B of its thread (and has its
     name, when named), no B left open; B/E and X slices of one thread nest
     (a slice starting inside another ends inside it) [viewer: chrome://tracing
-    warns, Perfetto and DevTools drop or misdraw the overlapping one];
+    warns, Perfetto and DevTools drop or misdraw the overlapping one], also
+    in double precision: a slice that starts where another ends must not
+    start before that one's ts + dur as a viewer adds them [viewer: the
+    DevTools panel drops one of the two];
   - "i"/"I": "s" (scope), when given, is "g", "p" or "t";
   - "b"/"n"/"e" (nestable async): "cat" and "id" given; an "e" closes an open
     "b" of the same cat, id and name, no earlier than it began; no "b" left open;
@@ -36,11 +39,17 @@ import; a [viewer] rule is what a viewer needs beyond the text):
     string, sort_index an integer); thread_* ones have a tid; one name per
     process or thread;
   - vrdmasim's own promises: every thread that has events has a thread_name
-    and its process a process_name (a viewer shows "Thread 5" otherwise);
-    events come in non-decreasing ts order (metadata first).
+    and its process a process_name (a viewer shows "Thread 5" otherwise),
+    given before the thread's (process's) first timed event; timed events
+    come in non-decreasing ts order; no async events (b/n/e) [viewer: the
+    DevTools Performance panel draws none; vrdmasim writes spans that
+    overlap as slices on lane threads, "<track> lane <N>", whose slices
+    nest like any thread's].
+A file whose name ends in .gz is read gzip-compressed (--trace-gzip).
 """
 import argparse
 import bisect
+import gzip
 import json
 import math
 import sys
@@ -166,13 +175,22 @@ class Checker:
 
     # --- across events -------------------------------------------------------
     def check_order(self, good):
-        last, seen_data = None, False
+        last = None
+        seen_process, seen_thread = set(), set()   # with timed events so far
         for i, ev in good:
             if ev["ph"] == "M":
-                if seen_data:
-                    self.err(i, ev, "metadata after timed events (vrdmasim writes them first)")
+                if ev["name"].startswith("process_") and ev["pid"] in seen_process:
+                    self.err(i, ev, "%s after its process's first event (vrdmasim names a process before it)"
+                             % ev["name"])
+                elif ev["name"].startswith("thread_") and (ev["pid"], ev["tid"]) in seen_thread:
+                    self.err(i, ev, "%s after its thread's first event (vrdmasim names a thread, a lane "
+                             "too, before it)" % ev["name"])
                 continue
-            seen_data = True
+            seen_process.add(ev["pid"])
+            seen_thread.add((ev["pid"], ev["tid"]))
+            if ev["ph"] in "bne":
+                self.err(i, ev, "[viewer] an async event (%s): the DevTools Performance panel does not draw "
+                         "async events (vrdmasim writes spans that overlap as slices on lanes)" % ev["ph"])
             if last is not None and ev["ts"] < last - EPS:
                 self.err(i, ev, "out of time order: ts %s after %s" % (ev["ts"], last))
             last = ev["ts"]
@@ -234,6 +252,12 @@ class Checker:
                 # pop the slices that ended before s starts (a zero-length
                 # slice at an end is still inside)
                 while stack and s[0] >= stack[-1][1] - EPS and s[1] > stack[-1][1] + EPS:
+                    if stack[-1][1] > s[0]:
+                        p = stack[-1]
+                        self.err(s[3], good_event(good, s[3]),
+                                 "[viewer] starts where slice event %d ends, but that one's ts + dur is %r in "
+                                 "double precision, past this start: the DevTools Performance panel drops one "
+                                 "of the two (write dur so that ts + dur does not pass the end)" % (p[3], p[1]))
                     stack.pop()
                 if stack and s[1] > stack[-1][1] + EPS:
                     p = stack[-1]
@@ -324,9 +348,9 @@ def good_event(good, index):
 def check_file(path):
     c = Checker(path)
     try:
-        with open(path) as f:
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
             doc = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError) as e:
         c.errors.append("%s: not readable JSON: %s" % (path, e))
         return c
     c.run(doc)

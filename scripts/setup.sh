@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libsystemc-dev
           libboost-program-options-dev catch2 python3
+          zlib1g-dev   # trace.json.gz (vrdmasim run --trace-gzip)
           libgoogle-perftools-dev   # tcmalloc, the vrdmasim executable's allocator
           python3-matplotlib openmpi-bin valgrind
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <sstream>
@@ -120,9 +121,60 @@ std::string command_line(const std::vector<std::string>& args) {
     return s;
 }
 
+// A trace or log this big gets a warning while the run simulates (and
+// again at each factor of 4; --trace-warn-size): files this size take many
+// seconds to write at the end and more to open in a viewer.
+constexpr std::uint64_t kBigOutputBytes = std::uint64_t(256) << 20;
+
+// 1.5 KiB, 12.3 MiB, 1.2 GiB.
+std::string size_text(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        ++u;
+    }
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(u == 0 ? 0 : 1) << bytes << " " << units[u];
+    return os.str();
+}
+
+// A time for a message: to the microsecond past a millisecond, to the
+// millisecond past a second (285.204ms, 1.276s).
+std::int64_t rounded_ps(sc_core::sc_time t) {
+    const std::int64_t ps = std::llround(t.to_seconds() * 1e12);
+    const std::int64_t unit = ps >= 1000000000000 ? 1000000000 : ps >= 1000000000 ? 1000000 : 1000;
+    return (ps + unit / 2) / unit * unit;
+}
+
+// "trace.json has reached 256 MiB ...": what it is likely to come to, from
+// the transfers done of those planned (when every workload knows), and how
+// to record less.
+void warn_output_size(std::ostream& os, const std::string& file, std::uint64_t bytes, System& sys, bool progress) {
+    std::uint64_t done = 0, total = 0;
+    bool known = true;
+    for (const auto& w : sys.workloads()) {
+        done += w->log().transfers.value();
+        const std::uint64_t planned = w->planned_transfers();
+        known = known && planned > 0;
+        total += planned;
+    }
+    if (progress) os << "\r\033[K";   // over the progress line, redrawn after
+    os << "vrdmasim: warning: " << file << " has reached " << size_text(double(bytes))
+       << (file == "trace.json.gz" ? " of JSON before compression" : "") << " at "
+       << format_time_ps(rounded_ps(sc_core::sc_time_stamp())) << " of simulated time";
+    if (known && total > 0) {
+        os << ", " << done << " of " << total << " transfers done";
+        if (done > 0 && done < total)
+            os << ": at this rate about " << size_text(double(bytes) * double(total) / double(done)) << " in all";
+    }
+    os << "; it is written when the run ends (a second or more per 100 MiB). --trace-window FROM,TO or "
+          "--trace-filter/--log-filter NODE,MODEL record less, --trace-gzip compresses it (docs/trace.md)\n";
+}
+
 void print_usage(std::ostream& os) {
     os << "usage: vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet] [--all]"
-          " [--no-progress] [--report]\n";
+          " [--no-progress] [--report] [--trace-window FROM,TO] [--trace-filter NODE,MODEL] [--trace-gzip]\n";
 }
 
 // The simulation itself, to sim.time-limit or until no event is left. On a
@@ -150,18 +202,43 @@ void simulate(System& sys, bool progress) {
 
 }  // namespace
 
-// --log-filter's terms: node or model names, comma-separated, none empty.
-std::vector<std::string> parse_log_filter(const std::string& text, bool narrating) {
-    if (!narrating) throw ConfigError("--log-filter needs --log (it filters the narrated log)");
+// --log-filter's and --trace-filter's terms: node or model names,
+// comma-separated, none empty (Tracer's NameFilter matches them).
+std::vector<std::string> parse_filter_terms(const std::string& option, const std::string& text) {
     std::vector<std::string> terms;
     std::stringstream ss(text);
     for (std::string t; std::getline(ss, t, ',');) {
         if (t.empty() || t.find_first_of(" .\t") != std::string::npos)
-            throw ConfigError("--log-filter: '" + text + "': give node and model names separated by commas (node1,smmu)");
+            throw ConfigError(option + ": '" + text + "': give node and model names separated by commas (node1,smmu)");
         terms.push_back(t);
     }
-    if (terms.empty()) throw ConfigError("--log-filter: no node or model named");
+    if (terms.empty()) throw ConfigError(option + ": no node or model named");
     return terms;
+}
+
+// --trace-window FROM,TO: simulated times with units (as sim.time-limit);
+// FROM left out is 0, TO left out the end of the run. In picoseconds.
+std::pair<std::int64_t, std::int64_t> parse_trace_window(const std::string& text) {
+    const std::string usage = "--trace-window '" + text +
+                              "': give FROM,TO in simulated time with units (100us,200us; 5ms, for 5 ms to the end)";
+    const auto comma = text.find(',');
+    if (comma == std::string::npos || text.find(',', comma + 1) != std::string::npos) throw ConfigError(usage);
+    auto blank = [](const std::string& s) { return s.find_first_not_of(" \t") == std::string::npos; };
+    const std::string from_text = text.substr(0, comma), to_text = text.substr(comma + 1);
+    if (blank(from_text) && blank(to_text)) throw ConfigError(usage);
+    std::int64_t from = 0, to = std::numeric_limits<std::int64_t>::max();
+    try {
+        if (!blank(from_text)) from = parse_time_ps(from_text);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(usage + ": FROM '" + from_text + "': " + e.what());
+    }
+    try {
+        if (!blank(to_text)) to = parse_time_ps(to_text);
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(usage + ": TO '" + to_text + "': " + e.what());
+    }
+    if (to <= from) throw ConfigError(usage + ": TO must be later than FROM");
+    return {from, to};
 }
 
 namespace {
@@ -177,7 +254,10 @@ struct RunOptions {
     std::string out;
     bool trace = false, narrate = false, quiet = false, progress = false, report = false, all = false;
     std::int64_t sample_ps = 0;   // --sample-interval, 0: no time series
-    std::vector<std::string> log_filter;
+    std::vector<std::string> log_filter, trace_filter;
+    bool trace_gzip = false;
+    std::uint64_t trace_warn_bytes = kBigOutputBytes;
+    std::pair<std::int64_t, std::int64_t> trace_window{0, std::numeric_limits<std::int64_t>::max()};
 };
 
 po::options_description run_options() {
@@ -187,6 +267,16 @@ po::options_description run_options() {
         ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
          "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")
         ("trace", "write trace.json (Chrome/Perfetto trace events)")
+        ("trace-gzip", "with --trace: write trace.json.gz instead, gzip-compressed (Perfetto and the DevTools "
+         "Performance panel open it as it is)")
+        ("trace-window", po::value<std::string>()->value_name("FROM,TO"),
+         "with --trace or --log: record only what happens between these simulated times (100us,200us; 5ms, "
+         "from 5 ms to the end): slices that overlap the window, instants, arrows and log lines within it")
+        ("trace-filter", po::value<std::string>(), "with --trace: keep only the tracks of these nodes and models, "
+         "comma-separated, as --log-filter (--trace-filter node1,dma: node 1's engine)")
+        ("trace-warn-size", po::value<std::string>()->value_name("SIZE"),
+         "warn on stderr while the run simulates when trace.json or events.log reaches SIZE, and at each 4 times "
+         "more, with the size to expect (default 256MiB; 0: never)")
         ("log", "write events.log (narrated timeline)")
         ("log-filter", po::value<std::string>(), "with --log: keep only the lines of these nodes and models, "
          "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")
@@ -241,6 +331,32 @@ std::int64_t parse_sample_interval(const std::string& text, const Config& cfg) {
     return ps;
 }
 
+// --log-filter, --trace-filter, --trace-gzip, --trace-warn-size, --trace-window.
+void parse_trace_options(const po::variables_map& vm, RunOptions& o) {
+    if (vm.count("log-filter")) {
+        if (!o.narrate) throw ConfigError("--log-filter needs --log (it filters the narrated log)");
+        o.log_filter = parse_filter_terms("--log-filter", vm["log-filter"].as<std::string>());
+    }
+    if (vm.count("trace-filter")) {
+        if (!o.trace) throw ConfigError("--trace-filter needs --trace (it filters the trace's tracks)");
+        o.trace_filter = parse_filter_terms("--trace-filter", vm["trace-filter"].as<std::string>());
+    }
+    o.trace_gzip = vm.count("trace-gzip") > 0;
+    if (o.trace_gzip && !o.trace) throw ConfigError("--trace-gzip needs --trace");
+    if (vm.count("trace-warn-size")) {
+        const std::string text = vm["trace-warn-size"].as<std::string>();
+        try {
+            o.trace_warn_bytes = parse_size_bytes(text);
+        } catch (const std::invalid_argument& e) {
+            throw ConfigError("--trace-warn-size " + text + ": " + e.what());
+        }
+    }
+    if (vm.count("trace-window")) {
+        if (!o.trace && !o.narrate) throw ConfigError("--trace-window needs --trace or --log (it bounds what they record)");
+        o.trace_window = parse_trace_window(vm["trace-window"].as<std::string>());
+    }
+}
+
 void print_help(const po::options_description& opts) {
     print_usage(std::cout);
     std::cout << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n"
@@ -279,7 +395,7 @@ int parse_run_command(const ParamRegistry& reg, const std::vector<std::string>& 
         o.trace = vm.count("trace") > 0;
         o.narrate = vm.count("log") > 0;
         o.report = vm.count("report") > 0;
-        if (vm.count("log-filter")) o.log_filter = parse_log_filter(vm["log-filter"].as<std::string>(), o.narrate);
+        parse_trace_options(vm, o);
         o.quiet = vm.count("quiet") > 0;
         o.all = vm.count("all") > 0;
         if (vm.count("sample-interval")) o.sample_ps = parse_sample_interval(vm["sample-interval"].as<std::string>(), cfg);
@@ -625,11 +741,26 @@ void write_outputs(const fs::path& dir, const RunOutputs& o, std::chrono::steady
 
 // The trace and the log into the staging directory, as asked; false when
 // one cannot be opened (reported).
-bool open_tracer(Tracer& tracer, const RunOptions& opts, const fs::path& dir) {
+bool open_tracer(Tracer& tracer, const RunOptions& opts, const fs::path& dir, System& sys) {
     try {
         if (opts.trace || opts.narrate)
-            tracer.open(opts.trace ? (dir / "trace.json").string() : "", opts.narrate ? (dir / "events.log").string() : "");
+            tracer.open(opts.trace ? (dir / (opts.trace_gzip ? "trace.json.gz" : "trace.json")).string() : "",
+                        opts.narrate ? (dir / "events.log").string() : "");
         tracer.set_log_filter(opts.log_filter);
+        tracer.set_trace_filter(opts.trace_filter);
+        tracer.set_window(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.first)),
+                          sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.second)));
+        // A trace or log that grows big says so while the run simulates
+        // (the files are written at the end, in time order), with what it
+        // is likely to come to: the size so far scaled by the transfers
+        // still to do, when the workloads know how many they plan.
+        if (opts.trace || opts.narrate)
+            tracer.watch_size(opts.trace_warn_bytes, [&sys, &opts](const char* file, std::uint64_t bytes) {
+                warn_output_size(std::cerr,
+                                 std::string(file) == "trace" ? (opts.trace_gzip ? "trace.json.gz" : "trace.json")
+                                                              : "events.log",
+                                 bytes, sys, opts.progress);
+            });
         // The report's timeline: the first steps the models note, kept in
         // memory whether or not a trace or log is written.
         if (opts.report) tracer.keep_story(kReportStorySteps);
@@ -638,6 +769,15 @@ bool open_tracer(Tracer& tracer, const RunOptions& opts, const fs::path& dir) {
         return false;
     }
     return true;
+}
+
+void warn_unmatched_filters(const Tracer& tracer) {
+    for (const auto& term : tracer.unmatched_filter_terms())
+        std::cerr << "vrdmasim: warning: --log-filter: '" << term
+                  << "' matched no line of the log (no such node or model, or it narrated nothing)\n";
+    for (const auto& term : tracer.unmatched_trace_filter_terms())
+        std::cerr << "vrdmasim: warning: --trace-filter: '" << term
+                  << "' matched no track of the trace (no such node or model, or it recorded nothing)\n";
 }
 
 // The terminal summary: the headline, then every figure this run has (not
@@ -765,7 +905,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     OutputStaging staging(opts.out);
     if (const int status = staging.start(); status >= 0) return status;
-    if (!open_tracer(tracer, opts, staging.dir())) {
+    if (!open_tracer(tracer, opts, staging.dir(), *sys)) {
         staging.discard();
         return kExitFailed;
     }
@@ -787,9 +927,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     if (series) series->finish();
     if (roi) roi->finish();
     tracer.close();
-    for (const auto& term : tracer.unmatched_filter_terms())
-        std::cerr << "vrdmasim: warning: --log-filter: '" << term
-                  << "' matched no line of the log (no such node or model, or it narrated nothing)\n";
+    warn_unmatched_filters(tracer);
 
     judge_end(cfg, *sys, stats, roi.get(), result);
     if (!result.failed) summarise(cfg, *sys, stats, roi.get(), host_seconds, build_seconds, result);

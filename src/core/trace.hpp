@@ -1,13 +1,17 @@
 // Timeline tracing in Chrome trace-event JSON (opens in ui.perfetto.dev and
-// chrome://tracing), plus an optional narrated event log in plain text.
+// Chromium's DevTools Performance panel), plus an optional narrated event
+// log in plain text.
 //
 // One track per (group, model): a group is a process in the viewer (a node,
-// "node1"), a track a thread in it ("dma", "link->node0", "dram").
+// "node1"), a track a thread in it ("dma", "link->node0", "dram"). Spans
+// that overlap on a track (transfers in flight at once) are drawn on lanes,
+// extra threads "dma lane 2", "dma lane 3", ... (async_span).
 // Part of the simulator core; knows nothing about models.
 #pragma once
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -19,7 +23,32 @@
 #include "src/core/json.hpp"
 #include "src/core/time_sorted_spool.hpp"
 
+struct gzFile_s;
+
 namespace vrdmasim {
+
+// Which lines of the log, or tracks of the trace, to keep, by the names of
+// nodes and models: the terms of --log-filter and --trace-filter. A term
+// matches a dot-separated component of a name ("node1.smmu_driver",
+// "node1.smmu tcu") that equals it or starts with it followed by '_', '-'
+// or ' ' ("smmu" matches node0.smmu, node0.smmu_driver and node0.smmu tcu);
+// a model term also matches the component followed by digits only ("cpu"
+// matches cpu0..cpu3). Terms naming groups (nodes) and the others (models)
+// are matched separately: a name must match one of each kind given.
+class NameFilter {
+public:
+    void set(std::vector<std::string> terms);
+    bool empty() const { return terms_.empty(); }
+    // `groups`: the groups (nodes) known, to tell node terms from model terms;
+    // read at the first call after set().
+    bool keep(const std::string& name, const std::map<std::string, int>& groups);
+    // Terms that matched no name so far (a misspelt node or model).
+    std::vector<std::string> unmatched() const;
+private:
+    std::vector<std::string> terms_, group_terms_, model_terms_;
+    std::map<std::string, std::uint64_t> hits_;
+    bool split_ = false;
+};
 
 class Tracer {
 public:
@@ -41,9 +70,10 @@ public:
     Tracer(const Tracer&) = delete;
     Tracer& operator=(const Tracer&) = delete;
 
-    // Start writing trace events to `json_path` (if not empty) and narrated
-    // lines to `log_path` (if not empty). Throws std::runtime_error if a
-    // file cannot be opened.
+    // Start writing trace events to `json_path` (if not empty; a path that
+    // ends in ".gz" is written gzip-compressed, as Perfetto and the DevTools
+    // panel open it) and narrated lines to `log_path` (if not empty). Throws
+    // std::runtime_error if a file cannot be opened.
     void open(const std::string& json_path, const std::string& log_path = "");
     // Finish the JSON (closing brackets) and flush. Idempotent.
     void close();
@@ -62,8 +92,16 @@ public:
     // (use json_number / json_string).
     void span(Track t, const char* name, sc_core::sc_time start, sc_core::sc_time end,
               const std::vector<std::pair<std::string, std::string>>& args = {});
-    // A span that may overlap others on its track (async "b"/"e" pair with
-    // `id`): transfers in flight at once, each drawn on its own row.
+    // A span that may overlap others on its track: transfers in flight at
+    // once, page-table walks, SSD reads. Written as a slice ("X", cat
+    // "async") on a lane of the track: the track itself when nothing else
+    // draws slices there, then "<track> lane 2", "lane 3", ... (extra
+    // threads of the group, named when first used), the lowest lane free
+    // at the span's start, so that the slices of one lane never overlap,
+    // in any viewer (the DevTools Performance panel draws no async events).
+    // Lanes are chosen while the time-sorted file is written, in start
+    // order, whatever order the spans were recorded in. `id` names the span
+    // for the caller (args carry what the viewer shows).
     void async_span(Track t, const char* name, std::uint64_t id, sc_core::sc_time start, sc_core::sc_time end,
                     const std::vector<std::pair<std::string, std::string>>& args = {});
     // A point event ("i" event, thread scope).
@@ -136,17 +174,40 @@ public:
     // Steps noted after the kept ones were full.
     std::uint64_t story_dropped() const { return story_dropped_; }
     // Only lines whose `who` matches are written: `terms` such as
-    // {"node1", "smmu"}; a term matches a dot-separated component of who
-    // that equals it or starts with it followed by '_' or '-' ("smmu"
-    // matches node0.smmu and node0.smmu_driver). Terms naming trace groups
-    // (nodes) and the others (models) are matched separately: a line must
-    // match one of each kind given. Empty: every line.
+    // {"node1", "smmu"} (NameFilter: "smmu" matches node0.smmu and
+    // node0.smmu_driver; a line must match a node term and a model term
+    // when both kinds are given). Empty: every line.
     void set_log_filter(std::vector<std::string> terms);
     // Filter terms that matched no line so far (a misspelt node or model).
-    std::vector<std::string> unmatched_filter_terms() const;
+    std::vector<std::string> unmatched_filter_terms() const { return log_filter_.unmatched(); }
+    // Only the trace's tracks whose "group.name" matches are written, with
+    // the same terms and rules as the log's (NameFilter). An arrow is kept
+    // when both its ends are.
+    void set_trace_filter(std::vector<std::string> terms);
+    std::vector<std::string> unmatched_trace_filter_terms() const { return trace_filter_.unmatched(); }
+    // Only what happens within [from, to] of simulated time is written, to
+    // the trace and the log alike: slices that overlap it (whole, not
+    // clipped), instants and log lines within it, arrows whose both ends
+    // are within it. Kept stories (keep_story) are not windowed.
+    void set_window(sc_core::sc_time from, sc_core::sc_time to) {
+        window_from_ = from.value();
+        window_to_ = to.value();
+    }
 
     // Spans and instants written so far (metadata events not counted).
     std::uint64_t events_written() const { return events_; }
+    // Bytes of trace events and of log lines recorded so far: about the
+    // sizes of trace.json (uncompressed) and events.log once written.
+    std::uint64_t trace_bytes() const { return json_bytes_; }
+    std::uint64_t log_bytes() const { return log_bytes_; }
+    // Call `warn(file, bytes)` when the trace's ("trace") or the log's
+    // ("log") recorded bytes first reach `first_bytes`, and again at each
+    // further factor of 4: a run can say how big its outputs are growing
+    // while it simulates. 0: never.
+    void watch_size(std::uint64_t first_bytes, std::function<void(const char* file, std::uint64_t bytes)> warn) {
+        json_warn_at_ = log_warn_at_ = first_bytes;
+        size_warn_ = std::move(warn);
+    }
 
     // JSON value text for args (core/json.hpp).
     static std::string json_string(const std::string& s) { return vrdmasim::json_string(s); }
@@ -171,11 +232,41 @@ private:
     void end_event();
     void flow(const Cause& from, Track to, sc_core::sc_time at);
     bool keep_line(const std::string& who);
+    // Whether a slice [start, end] or a point is within the window.
+    bool in_window(sc_dt::uint64 start, sc_dt::uint64 end) const {
+        return end >= window_from_ && start <= window_to_;
+    }
+    // Whether events of track `t` are written (the trace filter), cached per track.
+    bool keep_track(Track t);
+    bool keep_track_slow(Track t);
+    // A slice other than an async span is on track `t`: its spans take lanes beside it.
+    void mark_sliced(Track t);
+    void grew(std::uint64_t& bytes, std::uint64_t& warn_at, std::size_t more, const char* file);
+    // The JSON file, plain or gzip, written through a buffer.
+    void out(const std::string& text);
+    void flush_out();
+    void begin_event();
+    void write_process_meta(int pid, const std::string& group);
+    void write_thread_meta(Track t, const std::string& name, int sort_index);
+    // A span of async_span as the time-sorted file is written: its lane chosen.
+    void write_lane_slice(const std::string& record);
     TimeSortedSpool events_spool_, log_spool_;
-    std::vector<std::string> filter_;
-    std::vector<std::string> group_terms_, model_terms_;
-    std::map<std::string, std::uint64_t> term_hits_;
-    bool filter_split_ = false;
+    NameFilter log_filter_, trace_filter_;
+    // Per group (pid - 1), per track (tid - 1): 0 not decided yet, 1 kept, 2 dropped.
+    std::vector<std::vector<char>> track_kept_;
+    // Per group, per track: whether slices other than async spans were written there.
+    std::vector<std::vector<char>> track_sliced_;
+    // Lanes while the file is written: per base track, the end of each lane's
+    // last slice (lane 0 is the track itself) and each extra lane's tid.
+    struct Lanes {
+        std::vector<sc_dt::uint64> ends;
+        std::vector<int> tids;
+    };
+    std::map<std::pair<int, int>, Lanes> lanes_;
+    std::vector<int> next_tid_;   // per group: the tid the next lane gets
+    sc_dt::uint64 window_from_ = 0, window_to_ = ~sc_dt::uint64{0};
+    std::uint64_t json_bytes_ = 0, log_bytes_ = 0, json_warn_at_ = 0, log_warn_at_ = 0;
+    std::function<void(const char*, std::uint64_t)> size_warn_;
     std::uint64_t next_cause_ = 1;
     std::map<const void*, Cause> scopes_;   // SystemC process -> its innermost Scope's cause
     std::size_t story_cap_ = 0;
@@ -186,7 +277,9 @@ private:
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
     std::ofstream json_, log_;
-    bool json_open_ = false, log_open_ = false;   // json_.is_open(), log_.is_open()
+    gzFile_s* gz_ = nullptr;   // the trace when written gzip-compressed (json_ closed)
+    std::string out_buf_;
+    bool json_open_ = false, log_open_ = false;   // the trace (json_ or gz_) and log_ open
     // Each group's id (pid) by name, and per pid its tracks' names in
     // creation order (tid = position + 1): a group (a node) has a few
     // tracks, found by a scan; a torus has thousands of groups.

@@ -42,9 +42,15 @@ int sc_main(int argc, char* argv[]) {
         tr.span(dram, "read", sc_time(3, SC_US), sc_time(3200, SC_NS));
         tr.span(dram, "write", sc_time(3200, SC_NS), sc_time(3300, SC_NS), {{"addr", Tracer::json_hex(0x1000)}});
         tr.span(link, "data", sc_time(1, SC_US), sc_time(1, SC_US));   // zero length
-        // Overlapping transfers: async pairs.
+        // Overlapping transfers: slices on lanes beside dma ("dma lane 2",
+        // "dma lane 3"; dma has slices of its own), recorded out of order.
+        tr.async_span(dma0, "write", 3, sc_time(9500, SC_NS), sc_time(10, SC_US));
         tr.async_span(dma0, "write", 1, sc_time(1, SC_US), sc_time(9, SC_US), {{"bytes", Tracer::json_number(4096)}});
         tr.async_span(dma0, "write", 2, sc_time(2, SC_US), sc_time(5, SC_US));
+        // Overlapping walks on a track of nothing else: the track itself, then a lane.
+        const auto tcu = tr.track("node1", "smmu tcu");
+        tr.async_span(tcu, "walk", 1, sc_time(1, SC_US), sc_time(1400, SC_NS));
+        tr.async_span(tcu, "walk", 2, sc_time(1200, SC_NS), sc_time(1500, SC_NS));
         tr.instant(dma0, "NACK", sc_time(4, SC_US), {{"transfer", Tracer::json_number(2)}});
 
         // A story, noted out of time order: a fault, its handler inside the

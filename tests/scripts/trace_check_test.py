@@ -3,9 +3,10 @@
 
     trace_check_test.py --exe VRDMASIM --fixture TRACE_FIXTURE --source SOURCE_DIR
 
-The traces of real runs (two page faults, one write, a multi-board system)
-and the fixture's trace with flow arrows (written whole and through spilled
-sorted runs) must pass; broken copies of the fixture's trace (an unpaired
+The traces of real runs (two page faults, one write, a multi-board system;
+the faults' run also through --trace-window, --trace-filter and
+--trace-gzip) and the fixture's trace with flow arrows (written whole and
+through spilled sorted runs) must pass; broken copies of the fixture's trace (an unpaired
 flow, a flow end outside any slice, an unknown phase, an E without a B, ...)
 must each fail with the message that names the fault.
 """
@@ -13,6 +14,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,8 +75,42 @@ def overlap(doc):
 
 
 def async_unpaired(doc):
-    i, _ = first(doc, lambda e: e.get("ph") == "b")
-    del doc["traceEvents"][i]
+    pid, tid = thread_of(doc, "vm")
+    doc["traceEvents"].append({"ph": "e", "pid": pid, "tid": tid, "name": "io", "cat": "async", "id": 1, "ts": 30})
+
+
+def async_pair(doc):
+    pid, tid = thread_of(doc, "vm")
+    doc["traceEvents"] += [{"ph": "b", "pid": pid, "tid": tid, "name": "io", "cat": "async", "id": 1, "ts": 30},
+                           {"ph": "e", "pid": pid, "tid": tid, "name": "io", "cat": "async", "id": 1, "ts": 31}]
+
+
+def lane_overlap(doc):
+    # The second slice of a lane moved to start inside the first one.
+    pid, tid = thread_of(doc, "dma lane 2")
+    lane = [e for e in doc["traceEvents"] if e.get("ph") == "X" and (e["pid"], e["tid"]) == (pid, tid)]
+    if len(lane) < 2:
+        fail("the fixture's lane 'dma lane 2' has fewer than two slices")
+    lane[1]["ts"] = lane[0]["ts"] + lane[0]["dur"] / 2
+    lane[1]["dur"] = lane[0]["dur"]
+
+
+def touching_in_doubles(doc):
+    # Back-to-back slices whose first ends past the second's start when a
+    # viewer adds ts and dur in double precision (9.490322 + 0.144).
+    pid, tid = thread_of(doc, "vm")
+    doc["traceEvents"] += [{"ph": "X", "pid": pid, "tid": tid, "name": "a", "ts": 9.490322, "dur": 0.144},
+                           {"ph": "X", "pid": pid, "tid": tid, "name": "b", "ts": 9.634322, "dur": 0.1}]
+    doc["traceEvents"].sort(key=lambda e: (e.get("ph") != "M", e.get("ts", 0)))
+
+
+def lane_named_late(doc):
+    # A lane's name after its first slice.
+    evs = doc["traceEvents"]
+    i, meta = first(doc, lambda e: e.get("ph") == "M" and e.get("name") == "thread_name"
+                    and e["args"]["name"] == "dma lane 2")
+    del evs[i]
+    evs.append(meta)
 
 
 def note_without_cat(doc):
@@ -123,6 +159,10 @@ BROKEN = [
     ("a B never closed", b_never_closed, "B never closed"),
     ("slices that overlap without nesting", overlap, "without nesting"),
     ("an async end without a begin", async_unpaired, "async end (e) without an open begin"),
+    ("async events, which DevTools does not draw", async_pair, "[viewer] an async event"),
+    ("slices of a lane that overlap", lane_overlap, "without nesting"),
+    ("a lane named after its first slice", lane_named_late, "thread_name after its thread's first event"),
+    ("slices that touch but overlap in double precision", touching_in_doubles, "in double precision, past this start"),
     ("a flow's slice without the flow's cat", note_without_cat, "[viewer] no slice of cat 'cause'"),
     ("a thread without a name", no_thread_name, "has no thread_name"),
     ("events out of time order", out_of_order, "out of time order"),
@@ -151,6 +191,30 @@ def main():
             print("$ check_trace.py %s\n%s" % (label, out))
             if rc != 0:
                 fail("%s's trace does not pass the Trace Event Format check:\n%s" % (label, out))
+        # Bounded traces of a real run pass too: a window, a filter, gzip.
+        for label, extra, keep in (
+                ("window", ["--trace-window", "10us,30us"],
+                 lambda e, names: e["ts"] <= 30 and e["ts"] + e.get("dur", 0) >= 10),
+                ("filter", ["--trace-filter", "node1,smmu,cpu"],
+                 lambda e, names: names[e["pid"]] == "node1" and re.match(r"(smmu |cpu\d)", names[e["pid"], e["tid"]])),
+                ("gzip", ["--trace-gzip"], lambda e, names: True)):
+            path = trace_runs.run_config(args.exe, args.source, trace_runs.CONFIGS[0], os.path.join(tmp, label), extra)
+            rc, out = check(script, path)
+            print("$ check_trace.py %s (%s)\n%s" % (os.path.basename(path), " ".join(extra), out))
+            if rc != 0:
+                fail("the trace of %s does not pass the Trace Event Format check:\n%s" % (" ".join(extra), out))
+            doc = trace_runs.load(path)
+            names = {}
+            for e in doc["traceEvents"]:
+                if e.get("ph") == "M" and e["name"] == "process_name":
+                    names[e["pid"]] = e["args"]["name"]
+                elif e.get("ph") == "M" and e["name"] == "thread_name":
+                    names[e["pid"], e["tid"]] = e["args"]["name"]
+            timed = [e for e in doc["traceEvents"] if e.get("ph") != "M"]
+            stray = [e for e in timed if not keep(e, names)]
+            if not timed or stray:
+                fail("%s: %d events, %d outside what it keeps: %s" % (" ".join(extra), len(timed), len(stray), stray[:3]))
+
         fixture = trace_runs.load(dict(traces)["fixture"])
         flows = trace_runs.flow_pairs(fixture)
         if len(flows) != trace_runs.FIXTURE_FLOWS:

@@ -1,5 +1,6 @@
 """Traces for the trace checks (trace_check_test.py, trace_viewer_test.py):
 real runs of shipped configurations and the fixture's trace with flows."""
+import gzip
 import json
 import os
 import subprocess
@@ -16,12 +17,13 @@ def fail(msg):
     sys.exit(1)
 
 
-def run_config(exe, source, config, out):
-    cmd = [exe, "run", os.path.join(source, config), "--trace", "--quiet", "--no-progress", "--out", out]
+def run_config(exe, source, config, out, extra=()):
+    """The trace of a run of `config` (trace.json, or trace.json.gz with --trace-gzip in `extra`)."""
+    cmd = [exe, "run", os.path.join(source, config), "--trace", "--quiet", "--no-progress", "--out", out] + list(extra)
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 3):   # 3: transfers failed by design (a terminated fault)
         fail("%s exited %d\n%s%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
-    path = os.path.join(out, "trace.json")
+    path = os.path.join(out, "trace.json.gz" if "--trace-gzip" in extra else "trace.json")
     if not os.path.exists(path):
         fail("%s wrote no trace.json" % " ".join(cmd))
     return path
@@ -43,7 +45,7 @@ def make_traces(exe, fixture, source, tmp, extra=()):
 
 
 def load(path):
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         return json.load(f)
 
 

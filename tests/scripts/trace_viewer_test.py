@@ -8,8 +8,13 @@ loaded from Debian's chromium by scripts/view_trace.py. (chrome://tracing is
 gone from current Chromium.) For the traces of real runs (two page faults, one
 write, a multi-board system) and the fixture's trace with flow arrows, the
 panel must import with no warnings, name every process and thread the
-metadata names, place every slice (X) on its thread's track, and bind every
-flow (s/f, cat "cause") into an arrow from the cause's slice to the effect's.
+metadata names, place every slice (X) on its thread's track (as many of
+each name as the file has: the transfers, walks and SSD reads, which are
+slices on lanes, "dma lane 2", ..., because the panel draws no async
+events), and bind every flow (s/f, cat "cause") into an arrow from the
+cause's slice to the effect's. One write's transfer and walk must be among
+them. A run's trace.json.gz (--trace-gzip) must open in the panel itself,
+through its "Load profile" file input, with every thread's slices drawn.
 Broken copies of the fixture's trace (a step slice without the flows' cat, a
 flow end away from any slice) must lose their arrows, and the check must say
 so: it can fail.
@@ -41,8 +46,8 @@ def expected_of(doc):
         elif ph == "M" and e["name"] == "thread_name":
             threads["%d/%d" % (e["pid"], e["tid"])] = e["args"]["name"]
         elif ph == "X":
-            key = "%d/%d" % (e["pid"], e["tid"])
-            slices[key] = slices.get(key, 0) + 1
+            names = slices.setdefault("%d/%d" % (e["pid"], e["tid"]), {})
+            names[e["name"]] = names.get(e["name"], 0) + 1
     flows = []
     for (cat, fid), evs in trace_runs.flow_pairs(doc).items():
         s = [e for e in evs if e["ph"] == "s"]
@@ -68,12 +73,15 @@ def problems_of(doc, seen):
     for key, name in sorted(threads.items()):
         if seen["threadNames"].get(key) != name:
             out.append("thread %s is %r in the metadata, %r in the viewer" % (key, name, seen["threadNames"].get(key)))
-    for key, n in sorted(slices.items()):
-        track = seen["tracks"].get(key, {"name": None, "phases": {}})
+    for key, names in sorted(slices.items()):
+        track = seen["tracks"].get(key, {"name": None, "phases": {}, "names": {}})
         got = track["phases"].get("X", 0)
-        if got != n:
+        if got != sum(names.values()):
             out.append("thread %s (%s) has %d slices in the file, %d on its track in the viewer"
-                       % (key, threads.get(key), n, got))
+                       % (key, threads.get(key), sum(names.values()), got))
+        elif track["names"] != names:
+            out.append("thread %s (%s) has slices %s in the file, %s on its track in the viewer"
+                       % (key, threads.get(key), names, track["names"]))
     arrows = [((a[0]["pid"], a[0]["tid"], a[0]["ts"]), (a[-1]["pid"], a[-1]["tid"], a[-1]["ts"]))
               for a in seen["flows"]]
     # DevTools' FlowsHandler places a flow's events by their time
@@ -124,6 +132,40 @@ def main():
                 print(view_trace.summary(label, seen).splitlines()[0])
                 for p in problems_of(doc, seen):
                     failures.append("%s: %s" % (label, p))
+            # A transfer and a walk of a real run are slices the panel draws
+            # (they were async events once, which it does not draw).
+            one = viewer.parse(dict(traces)["01-one-write"])
+            for track, name in (("dma", "transfer"), ("smmu tcu", "walk")):
+                drawn = [t for t in one["tracks"].values()
+                         if (t["name"] == track or t["name"].startswith(track + " lane ")) and t["names"].get(name)]
+                if not drawn:
+                    failures.append("01-one-write: no %r slice on a %r track in the viewer: %s"
+                                    % (name, track, {t["name"]: t["names"] for t in one["tracks"].values()}))
+                else:
+                    print("01-one-write: the viewer draws %r on %s" % (name, ", ".join(t["name"] for t in drawn)))
+
+            # trace.json.gz opens in the panel itself ("Load profile"), which
+            # decompresses it: every thread's slices are entries of its track.
+            gz = trace_runs.run_config(args.exe, args.source, trace_runs.CONFIGS[1], os.path.join(tmp, "gz"),
+                                       ["--trace-gzip"])
+            procs, threads, slices, _ = expected_of(trace_runs.load(gz))
+            shown, process = {}, None
+            for g in viewer.load_in_panel(gz)["groups"]:   # a process, then its threads
+                if g["level"] == 0:
+                    process = g["name"]
+                else:
+                    shown["%s/%s" % (process, g["name"])] = g["entries"]
+            for key, names in sorted(slices.items()):
+                # The panel names a process "<name> (<pid>)" and a thread "<name> (<tid>)".
+                pid, tid = key.split("/")
+                label = "%s (%s)/%s (%s)" % (procs[pid], pid, threads[key], tid)
+                if shown.get(label) != sum(names.values()):
+                    failures.append("trace.json.gz in the panel: track %r has %s entries, the file %d slices "
+                                    "(the panel shows %s)" % (label, shown.get(label), sum(names.values()), shown))
+            png = os.path.abspath("trace-viewer-screenshot.png")   # ctest runs in the build directory
+            viewer.screenshot(png)
+            print("trace.json.gz: the panel's own loader draws %d tracks (screenshot: %s)" % (len(shown), png))
+
             fixture = trace_runs.load(dict(traces)["fixture"])
             seen = viewer.parse(dict(traces)["fixture"])
             if len(seen["flows"]) != trace_runs.FIXTURE_FLOWS:
