@@ -11,7 +11,9 @@ packages=(build-essential cmake pkg-config libsystemc-dev
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
           libopen-trace-format2-dev    # trace replay reads OTF2 (workloads/trace_reader.cpp)
-          python3-otf2 otf2-tools)   # the OTF2 test traces (scripts/make_traces.py, otf2-print)
+          python3-otf2 otf2-tools   # the OTF2 test traces (scripts/make_traces.py, otf2-print)
+          nlohmann-json3-dev   # JSON in the tests (tests/json_check.hpp)
+          clang-format)   # the sources' style (.clang-format; the ctest format)
 
 # scripts/fuzz.sh's clang and libFuzzer runtime: only with --fuzz.
 if [ "${1:-}" = "--fuzz" ]; then

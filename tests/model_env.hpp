@@ -65,4 +65,4 @@ struct ModelEnv {
     }
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

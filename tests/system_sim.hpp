@@ -114,4 +114,4 @@ struct At : sc_core::sc_module {
     }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

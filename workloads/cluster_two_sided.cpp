@@ -45,9 +45,7 @@ std::uint64_t ClusterWorkload::two_sided_key(std::uint64_t r, unsigned from, uns
     return ((r * n + from) * n + to) * writes_ + k;
 }
 
-std::uint64_t ClusterWorkload::message_len(std::uint64_t k) const {
-    return std::min(msg_, bytes_ - k * msg_);
-}
+std::uint64_t ClusterWorkload::message_len(std::uint64_t k) const { return std::min(msg_, bytes_ - k * msg_); }
 
 void ClusterWorkload::program_two_sided(RdmaProcess& app) {
     const unsigned me = app.node();
@@ -120,8 +118,8 @@ void ClusterWorkload::complete_one(TwoSided& ts) {
     }
     const std::uint64_t len = message_len(a.k);
     if (s.ok && (s.source != a.peer || s.tag != a.key || s.len != len)) {
-        std::cerr << "vrdmasim: DATA MISMATCH: " << app.group() << " received message " << s.tag << " ("
-                  << s.len << " B from node" << s.source << ") for message " << a.key << "\n";
+        std::cerr << "vrdmasim: DATA MISMATCH: " << app.group() << " received message " << s.tag << " (" << s.len
+                  << " B from node" << s.source << ") for message " << a.key << "\n";
         log_.verified(len, false);
     }
     CompletionRecord rec;
@@ -136,4 +134,4 @@ void ClusterWorkload::complete_one(TwoSided& ts) {
     if (ts.next_recv[si] < writes_) post_receive(ts, si);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

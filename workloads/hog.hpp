@@ -71,4 +71,4 @@ private:
     Counter *passes_, *pages_touched_, *pages_refaulted_, *mmap_failures_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

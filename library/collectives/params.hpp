@@ -20,4 +20,4 @@ struct CollParams {
     static void declare_params(ParamRegistry& reg);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

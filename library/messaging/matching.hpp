@@ -45,5 +45,5 @@ private:
     std::size_t searched_ = 0;
 };
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

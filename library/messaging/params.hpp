@@ -17,4 +17,4 @@ struct MsgParams {
     static void declare_params(ParamRegistry& reg);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -47,4 +47,4 @@ struct NodeParams {
     IntParam processes;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

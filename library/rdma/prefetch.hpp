@@ -68,4 +68,4 @@ private:
     Scalar& worker_time_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -40,4 +40,4 @@ private:
     WakeEvent event_;   // made at the first raise, or when first waited for
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

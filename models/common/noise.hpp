@@ -81,4 +81,4 @@ private:
     std::uint64_t state_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -16,7 +16,7 @@
 // Because the senders together hold at most nodes x ni.credits bytes of
 // credit for one receiver, and System refuses a config where that exceeds
 // dma.netvm-buffer, the system buffer can never be full when a packet
-// comes: src/invariants.cpp checks netvm_full == 0 and that every credit
+// comes: src/sim/invariants.cpp checks netvm_full == 0 and that every credit
 // spent came back.
 #pragma once
 
@@ -91,4 +91,4 @@ private:
     Scalar *wait_us_ = nullptr, *owed_now_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

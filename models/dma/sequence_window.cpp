@@ -105,10 +105,8 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
     // Its turn: delivered, then the held ones that follow, each no earlier
     // than the one before (in number order, in time).
     ++p.next;
-    if (n.skip)
-        stats_.notify_skipped.inc();
-    else
-        deliver(p, n, at, at);
+    if (n.skip) stats_.notify_skipped.inc();
+    else deliver(p, n, at, at);
     for (auto it = p.held.find(p.next); it != p.held.end(); it = p.held.find(p.next)) {
         const Held h = it->second;
         p.held.erase(it);
@@ -172,4 +170,4 @@ std::uint64_t NotificationOrder::held() const {
     return n;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -91,4 +91,4 @@ struct PldmaTrace {
     std::string who;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

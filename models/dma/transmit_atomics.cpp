@@ -24,10 +24,8 @@ void Transmit::send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d
     std::memcpy(atomic_buf_, &req, sizeof req);
     p.header.size = sizeof req;
     p.footer.first = p.footer.last = true;
-    if (send_packet(atomic_buf_, sizeof req, w.earliest))
-        drop(ch, &w);   // the reply completes it
-    else
-        fail(ch, w, send_free_);
+    if (send_packet(atomic_buf_, sizeof req, w.earliest)) drop(ch, &w);   // the reply completes it
+    else fail(ch, w, send_free_);
     qk_.set(from_now(send_free_));
     if (qk_.need_sync()) qk_.sync();
 }
@@ -57,13 +55,11 @@ void Transmit::trace_atomic(const Descriptor& d, std::uint32_t status, std::uint
     if (tracer.narrating()) {
         std::ostringstream os;
         os << "atomic " << d.id << " " << atomic_name(d.op);
-        if (status == kStatusOk)
-            os << " complete: old value " << old;
-        else
-            os << " FAILED";
+        if (status == kStatusOk) os << " complete: old value " << old;
+        else os << " FAILED";
         os << ", latency " << to_us(done - d.posted) << " us";
         tracer.narrate(done, trace_.who, os.str());
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

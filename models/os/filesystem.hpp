@@ -100,4 +100,4 @@ private:
     sc_core::sc_time page_lookup_, readahead_page_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

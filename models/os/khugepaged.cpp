@@ -155,7 +155,8 @@ std::size_t hand_index(const Mm& m, const std::vector<HugeRange>& ranges) {
     const std::size_t n = ranges.size();
     std::size_t start = 0;
     const Hand& hand = m.khugepaged_hand;
-    while (start < n && (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
+    while (start < n &&
+           (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
         ++start;
     if (start == n) start = 0;
     return start;
@@ -184,10 +185,10 @@ std::uint64_t scan_range(Mm& m, CollapsePass& pass, const HugeRange& r, sc_time 
     if (pinned && m.params.pins_block_collapse) {
         m.stats.collapse_skipped_pinned.inc();
         if (m.ctx.tracer.noting())
-            m.ctx.tracer.note(Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME,
-                              m.prefix,
-                              "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
-                                  ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
+            m.ctx.tracer.note(
+                Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME, m.prefix,
+                "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
+                    ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
         return 0;
     }
     if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
@@ -271,9 +272,9 @@ VmResult collapse_begin(Mm& m, sc_time at) {
     return res;
 }
 
-}  // namespace
+}   // namespace
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -317,4 +318,4 @@ VmCollapse Vm::collapsing() const {
     return c;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

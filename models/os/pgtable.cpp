@@ -122,5 +122,5 @@ std::uint64_t with_user_access(std::uint64_t d, const Vma& v) {
     return d;
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -38,7 +38,7 @@ void narrate(Mm& m, sc_time at, const std::string& text) {
     if (m.ctx.tracer.narrating()) m.ctx.tracer.narrate(at, m.prefix, text);
 }
 
-}  // namespace
+}   // namespace
 
 std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_t nr, std::uint64_t mark,
                          std::uint64_t demand, Work& w) {
@@ -92,9 +92,8 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
         }
         read += n;
         narrate(m, issue,
-                "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " +
-                    std::to_string(run + n) + ") read from " + pc.reader.source() + ", done at " +
-                    std::to_string(to_us(done)) + " us");
+                "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " + std::to_string(run + n) +
+                    ") read from " + pc.reader.source() + ", done at " + std::to_string(to_us(done)) + " us");
     }
     return read;
 }
@@ -144,7 +143,8 @@ void ondemand_readahead(Mm& m, OpenFile& of, std::uint64_t index, std::uint64_t 
     narrate(m, w.at + w.cpu + w.io,
             std::string(marker ? "async" : "sync") + " readahead file " + std::to_string(of.file) + " at page " +
                 std::to_string(index) + ": window [" + std::to_string(ra.start) + ", " +
-                std::to_string(ra.start + ra.size) + "), marker at " + std::to_string(ra.start + ra.size - ra.async_size));
+                std::to_string(ra.start + ra.size) + "), marker at " +
+                std::to_string(ra.start + ra.size - ra.async_size));
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, marker ? ~std::uint64_t{0} : index,
                w);
 }
@@ -163,5 +163,5 @@ void mmap_readaround(Mm& m, OpenFile& of, std::uint64_t index, Work& w) {
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, index, w);
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -113,8 +113,8 @@ private:
     // blocks, the data packets go back. Returns when the last has left.
     sc_core::sc_time serve_request(unsigned from, std::uint64_t id);
     sc_core::sc_time send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
-                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id,
-                          std::uint64_t index, std::uint64_t va, sc_core::sc_time head);
+                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id, std::uint64_t index,
+                          std::uint64_t va, sc_core::sc_time head);
     void narrate(sc_core::sc_time at, const std::string& text) const;
 
     const SimContext& ctx_;
@@ -138,4 +138,4 @@ private:
     Histogram* serve_us_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -60,8 +60,8 @@ public:
 
     // Binds itself to `vm` as its map notifier, its first MMU notifier
     // (set_invalidate) and its page-lock check.
-    ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, Vm& vm,
-                CpuCores& cpu, ShadowTable& table);
+    ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, Vm& vm, CpuCores& cpu,
+                ShadowTable& table);
 
     // The NI's miss interrupt (any thread, any time): handled by the
     // pager's thread at `at`.
@@ -108,4 +108,4 @@ private:
     std::unique_ptr<LazyThread> miss_thread_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -73,4 +73,4 @@ private:
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

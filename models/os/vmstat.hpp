@@ -24,4 +24,4 @@ struct VmStats {
     Histogram& fault_time;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

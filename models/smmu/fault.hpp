@@ -85,4 +85,4 @@ private:
     std::vector<unsigned> pending_banks_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

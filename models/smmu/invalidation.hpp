@@ -38,4 +38,4 @@ private:
     Counter& global_tlbi_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

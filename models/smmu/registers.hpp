@@ -58,4 +58,4 @@ private:
     Counter &accesses_, &unknown_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

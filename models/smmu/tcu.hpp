@@ -65,4 +65,4 @@ private:
     Histogram &walk_latency_, &slot_wait_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

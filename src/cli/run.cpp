@@ -77,11 +77,13 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
         const std::uint64_t memlock = stats.sum_counters("vm.memlock_refusals");
         const std::uint64_t nomem = stats.sum_counters("vm.pin_no_memory");
         std::string cause;
-        if (memlock) cause += std::to_string(memlock) + " pin(s) beyond vm.memlock-limit = " +
-                              cfg.text(params_of<VmParams>().memlock_limit);
-        if (nomem) cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
-                            " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
-                            "every pinned page resident)";
+        if (memlock)
+            cause += std::to_string(memlock) +
+                     " pin(s) beyond vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
+        if (nomem)
+            cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
+                     " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
+                     "every pinned page resident)";
         if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
         why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " +
                       cfg.text(params_of<RdmaParams>().strategy) + ": " + cause + ")");
@@ -89,10 +91,10 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
     const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
     if (faults && !cfg[params_of<PldmaParams>().fault_tolerant])
-        why.push_back(std::to_string(faults) + " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
+        why.push_back(std::to_string(faults) +
+                      " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
                       "cannot survive");
-    else if (faults)
-        why.push_back(std::to_string(faults) + " SMMU fault(s)");
+    else if (faults) why.push_back(std::to_string(faults) + " SMMU fault(s)");
     const std::uint64_t unresolved = stats.sum_counters("unresolved");
     if (unresolved) why.push_back(std::to_string(unresolved) + " fault(s) the fault library could not resolve");
     if (why.empty()) return "  (see stats.txt: *.dma.transfers_failed, *.dma.rx_errors)";
@@ -109,8 +111,9 @@ std::string command_line(const std::vector<std::string>& args) {
     std::string s = "vrdmasim run";
     for (const auto& a : args) {
         s += ' ';
-        if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
-                              std::string::npos) {
+        if (!a.empty() &&
+            a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                std::string::npos) {
             s += a;
         } else {
             s += '\'';
@@ -200,7 +203,7 @@ void simulate(System& sys, bool progress) {
     RunProgress(std::cerr, counts, sys.time_limit()).simulate();
 }
 
-}  // namespace
+}   // namespace
 
 // --log-filter's and --trace-filter's terms: node or model names,
 // comma-separated, none empty (Tracer's NameFilter matches them).
@@ -245,7 +248,7 @@ namespace {
 // The System of the run, kept (not destroyed) until the process exits: see
 // run_command. A plain pointer: nothing at exit frees or forgets it.
 System* g_system_kept_to_exit = nullptr;
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -262,36 +265,40 @@ struct RunOptions {
 
 po::options_description run_options() {
     po::options_description opts("run options");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
-         "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")
-        ("trace", "write trace.json (Chrome/Perfetto trace events)")
-        ("trace-gzip", "with --trace: write trace.json.gz instead, gzip-compressed (Perfetto and the DevTools "
-         "Performance panel open it as it is)")
-        ("trace-window", po::value<std::string>()->value_name("FROM,TO"),
-         "with --trace or --log: record only what happens between these simulated times (100us,200us; 5ms, "
-         "from 5 ms to the end): slices that overlap the window, instants, arrows and log lines within it")
-        ("trace-filter", po::value<std::string>(), "with --trace: keep only the tracks of these nodes and models, "
-         "comma-separated, as --log-filter (--trace-filter node1,dma: node 1's engine)")
-        ("trace-warn-size", po::value<std::string>()->value_name("SIZE"),
-         "warn on stderr while the run simulates when trace.json or events.log reaches SIZE, and at each 4 times "
-         "more, with the size to expect (default 256MiB; 0: never)")
-        ("log", "write events.log (narrated timeline)")
-        ("log-filter", po::value<std::string>(), "with --log: keep only the lines of these nodes and models, "
-         "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")
-        ("report", "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
-         "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
-         "faults the models noted; a failed run's report says so at the top")
-        ("sample-interval", po::value<std::string>()->value_name("TIME"),
-         "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
-         "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")
-        ("quiet,q", "print nothing but errors")
-        ("all", "print every figure of the summary, those at 0 or without a value too (by default: the headline "
-                "and the figures this run has; summary.csv always has every one)")
-        ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
-         "second of host time)")
-        ("config", po::value<std::vector<std::string>>(), "config files, applied in order");
+    opts.add_options()("help,h", "show this help")(
+        "out,o", po::value<std::string>(),
+        "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
+        "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")(
+        "trace", "write trace.json (Chrome/Perfetto trace events)")(
+        "trace-gzip",
+        "with --trace: write trace.json.gz instead, gzip-compressed (Perfetto and the DevTools "
+        "Performance panel open it as it is)")(
+        "trace-window", po::value<std::string>()->value_name("FROM,TO"),
+        "with --trace or --log: record only what happens between these simulated times (100us,200us; 5ms, "
+        "from 5 ms to the end): slices that overlap the window, instants, arrows and log lines within it")(
+        "trace-filter", po::value<std::string>(),
+        "with --trace: keep only the tracks of these nodes and models, "
+        "comma-separated, as --log-filter (--trace-filter node1,dma: node 1's engine)")(
+        "trace-warn-size", po::value<std::string>()->value_name("SIZE"),
+        "warn on stderr while the run simulates when trace.json or events.log reaches SIZE, and at each 4 times "
+        "more, with the size to expect (default 256MiB; 0: never)")("log", "write events.log (narrated timeline)")(
+        "log-filter", po::value<std::string>(),
+        "with --log: keep only the lines of these nodes and models, "
+        "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")(
+        "report",
+        "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
+        "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
+        "faults the models noted; a failed run's report says so at the top")(
+        "sample-interval", po::value<std::string>()->value_name("TIME"),
+        "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
+        "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")("quiet,q",
+                                                                                        "print nothing but errors")(
+        "all",
+        "print every figure of the summary, those at 0 or without a value too (by default: the headline "
+        "and the figures this run has; summary.csv always has every one)")(
+        "no-progress",
+        "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
+        "second of host time)")("config", po::value<std::vector<std::string>>(), "config files, applied in order");
     return opts;
 }
 
@@ -301,8 +308,8 @@ std::vector<std::string> join_parameter_values(const ParamRegistry& reg, const s
     std::vector<std::string> joined;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos &&
-            reg.find(a.substr(2)) && i + 1 < args.size() && args[i + 1].compare(0, 1, "-") != 0) {
+        if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos && reg.find(a.substr(2)) &&
+            i + 1 < args.size() && args[i + 1].compare(0, 1, "-") != 0) {
             joined.push_back(a + "=" + args[++i]);
         } else {
             joined.push_back(a);
@@ -324,8 +331,8 @@ std::int64_t parse_sample_interval(const std::string& text, const Config& cfg) {
     // jitter, not the system.
     const std::int64_t quantum = cfg.ps(params_of<SimParams>().quantum);
     if (ps < quantum || ps <= 0)
-        throw ConfigError("--sample-interval " + text + ": shorter than sim.quantum = " +
-                          cfg.text(params_of<SimParams>().quantum) +
+        throw ConfigError("--sample-interval " + text +
+                          ": shorter than sim.quantum = " + cfg.text(params_of<SimParams>().quantum) +
                           " (a sample can only be trusted to within the quantum: processes run up to it "
                           "ahead of the sampler)");
     return ps;
@@ -352,7 +359,8 @@ void parse_trace_options(const po::variables_map& vm, RunOptions& o) {
         }
     }
     if (vm.count("trace-window")) {
-        if (!o.trace && !o.narrate) throw ConfigError("--trace-window needs --trace or --log (it bounds what they record)");
+        if (!o.trace && !o.narrate)
+            throw ConfigError("--trace-window needs --trace or --log (it bounds what they record)");
         o.trace_window = parse_trace_window(vm["trace-window"].as<std::string>());
     }
 }
@@ -398,7 +406,8 @@ int parse_run_command(const ParamRegistry& reg, const std::vector<std::string>& 
         parse_trace_options(vm, o);
         o.quiet = vm.count("quiet") > 0;
         o.all = vm.count("all") > 0;
-        if (vm.count("sample-interval")) o.sample_ps = parse_sample_interval(vm["sample-interval"].as<std::string>(), cfg);
+        if (vm.count("sample-interval"))
+            o.sample_ps = parse_sample_interval(vm["sample-interval"].as<std::string>(), cfg);
         o.progress = RunProgress::wanted(vm.count("no-progress") > 0, o.quiet);
         check_out_dir(o.out);
     } catch (const ConfigError& e) {
@@ -502,9 +511,9 @@ std::string failure_text(const Config& cfg, System& sys, const StatRegistry& sta
 
 // What a simulated run came to: its summaries, or why it has none.
 struct RunResult {
-    std::string error;             // why the run failed or cannot be trusted ("" if neither)
-    bool failed = false;           // no result: error.txt, no summary
-    bool invalid = false;          // a self-check was violated
+    std::string error;   // why the run failed or cannot be trusted ("" if neither)
+    bool failed = false;   // no result: error.txt, no summary
+    bool invalid = false;   // a self-check was violated
     // With a region of interest, summary is the region's (from its own
     // statistics) and whole_summary the whole run's.
     Summary summary, whole_summary;
@@ -723,7 +732,8 @@ void write_outputs(const fs::path& dir, const RunOutputs& o, std::chrono::steady
         std::ofstream csv(dir / "summary.csv");
         // The outputs' time: from the simulation's end to here (the trace
         // and log merged and closed, the statistics written).
-        const double output_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_end).count();
+        const double output_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - host_end).count();
         for (Summary* sum : {&r.summary, &r.whole_summary})
             for (auto& kv : *sum)
                 if (kv.first == "host_output_seconds") kv.second = format_metric(output_seconds, 4);
@@ -756,10 +766,10 @@ bool open_tracer(Tracer& tracer, const RunOptions& opts, const fs::path& dir, Sy
         // still to do, when the workloads know how many they plan.
         if (opts.trace || opts.narrate)
             tracer.watch_size(opts.trace_warn_bytes, [&sys, &opts](const char* file, std::uint64_t bytes) {
-                warn_output_size(std::cerr,
-                                 std::string(file) == "trace" ? (opts.trace_gzip ? "trace.json.gz" : "trace.json")
-                                                              : "events.log",
-                                 bytes, sys, opts.progress);
+                warn_output_size(
+                    std::cerr,
+                    std::string(file) == "trace" ? (opts.trace_gzip ? "trace.json.gz" : "trace.json") : "events.log",
+                    bytes, sys, opts.progress);
             });
         // The report's timeline: the first steps the models note, kept in
         // memory whether or not a trace or log is written.
@@ -861,7 +871,8 @@ int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, c
         print_summary(r.summary, opts.all);
         print_speed(stats, host_seconds);
         std::cout << "outputs in " << opts.out << "\n";
-        if (opts.report) std::cout << "report: " << (fs::path(opts.out) / kReportFile).string() << " (open it in a browser)\n";
+        if (opts.report)
+            std::cout << "report: " << (fs::path(opts.out) / kReportFile).string() << " (open it in a browser)\n";
     }
     // Application races the overlap workload's check caught (unguarded),
     // and the physical-address experiment's verdict: results, reported, not
@@ -881,7 +892,7 @@ int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, c
     return kExitOk;
 }
 
-}  // namespace
+}   // namespace
 
 int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
     Config cfg(reg);
@@ -937,8 +948,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     // name (the run's peak memory on a big torus); a later sum builds it again.
     stats.release_sum_indexes();
     try {
-        write_outputs(staging.dir(), RunOutputs{cfg, stats, tracer, opts, args, result, outcome, roi.get(), series.get()},
-                      host_end);
+        write_outputs(staging.dir(),
+                      RunOutputs{cfg, stats, tracer, opts, args, result, outcome, roi.get(), series.get()}, host_end);
     } catch (const std::exception& e) {
         std::cerr << "vrdmasim: error: writing outputs: " << e.what() << "\n";
         staging.discard();
@@ -952,4 +963,4 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     return finish(opts, result, outcome, stats, host_seconds);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -40,8 +40,7 @@ void Config::set(const std::string& full_name, const std::string& value, const s
     try {
         p = parse_value(*d, text);
     } catch (const std::invalid_argument& e) {
-        throw ConfigError(origin + ": invalid value " + squote(value) + " for " + squote(full_name) + ": " +
-                          e.what());
+        throw ConfigError(origin + ": invalid value " + squote(value) + " for " + squote(full_name) + ": " + e.what());
     }
     const std::string violation = range_violation(*d, p.number);
     if (!violation.empty())
@@ -98,8 +97,8 @@ const Config::Value& Config::get(const std::string& name, ParamType t1, ParamTyp
     const ParamDecl* d = reg_.find(name);
     if (d == nullptr) throw std::logic_error("Config: no parameter " + squote(name) + " is declared");
     if (d->type != t1 && d->type != t2)
-        throw std::logic_error("Config: parameter " + squote(name) + " is a " + to_string(d->type) +
-                               ", not a " + to_string(t1));
+        throw std::logic_error("Config: parameter " + squote(name) + " is a " + to_string(d->type) + ", not a " +
+                               to_string(t1));
     return values_.at(name);
 }
 
@@ -109,9 +108,7 @@ sc_core::sc_time Config::time(const std::string& name) const {
 std::int64_t Config::time_ps(const std::string& name) const {
     return parse_time_ps(get(name, ParamType::Time, ParamType::Time).text);   // exact beyond 2^53
 }
-double Config::rate_bps(const std::string& name) const {
-    return get(name, ParamType::Rate, ParamType::Rate).number;
-}
+double Config::rate_bps(const std::string& name) const { return get(name, ParamType::Rate, ParamType::Rate).number; }
 std::uint64_t Config::size(const std::string& name) const {
     return parse_size_bytes(get(name, ParamType::Size, ParamType::Size).text);   // exact beyond 2^53
 }
@@ -183,4 +180,4 @@ void Config::write_ini(std::ostream& os) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -26,7 +26,7 @@ int floor_div(int a, int b) {
     return q;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------- Histogram
 
@@ -96,7 +96,8 @@ void Histogram::for_each_bucket(F f) const {
         for (int j = 0; j < kChunk; ++j) {
             const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
             if (c == 0) continue;
-            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            const int idx =
+                idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
             const int e = floor_div(idx, kSub);
             const int s = idx - e * kSub;
             const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
@@ -191,4 +192,4 @@ void Histogram::merge(const Histogram& o) {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -66,8 +66,7 @@ std::string ini_read_value(const std::string& raw, const std::string& origin) {
         if (!closed) throw ConfigError(origin + ": missing closing '\"' in value " + v);
         const std::string rest = trim(v.substr(i));
         if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
-            throw ConfigError(origin + ": unexpected " + squote(rest) + " after the quoted value " +
-                              v.substr(0, i));
+            throw ConfigError(origin + ": unexpected " + squote(rest) + " after the quoted value " + v.substr(0, i));
         return out;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -106,7 +105,7 @@ void write_comment(std::ostream& os, const std::string& text) {
     while (std::getline(in, line)) os << "# " << line << "\n";
 }
 
-}  // namespace params_detail
+}   // namespace params_detail
 
 using namespace params_detail;
 
@@ -145,9 +144,10 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
             if (name.empty()) throw ConfigError(origin + ": empty section name []");
             if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
                 if (name == "sweep")
-                    throw ConfigError(origin + ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
-                                               "or a single point of it with `vrdmasim run` on a copy without "
-                                               "[sweep] and with one value per key");
+                    throw ConfigError(origin +
+                                      ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
+                                      "or a single point of it with `vrdmasim run` on a copy without "
+                                      "[sweep] and with one value per key");
                 const std::string guess = closest_of(name, sections);
                 throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
                                   (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
@@ -160,8 +160,7 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         if (key.empty())
             throw ConfigError(origin + ": expected '[section]', 'key = value', a comment or a blank line, got " +
                               squote(t));
-        if (section.empty())
-            throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
+        if (section.empty()) throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
         IniEntry e;
         e.section = section;
         e.key = key;
@@ -172,8 +171,8 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         e.value = ini_read_value(raw, origin);
         const auto s = seen.find(e.name());
         if (s != seen.end())
-            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " + std::to_string(s->second) +
-                              " of this file");
+            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " +
+                              std::to_string(s->second) + " of this file");
         seen.emplace(e.name(), lineno);
         entries.push_back(std::move(e));
     }
@@ -181,4 +180,4 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
     return entries;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -65,4 +65,4 @@ std::string json_number(double v) {
 std::string json_number(std::uint64_t v) { return std::to_string(v); }
 std::string json_number(std::int64_t v) { return std::to_string(v); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -17,4 +17,4 @@ sc_core::sc_event& LazyEvent::make() {
     return *ev_;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -48,4 +48,4 @@ void LazyThread::trigger() {
     sc_core::sc_spawn(body_, "run");
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -38,7 +38,6 @@ std::string trim(const std::string& s) {
     return s.substr(b, e - b + 1);
 }
 
-
 std::string lower(std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return s;
@@ -50,7 +49,6 @@ std::string squote(const std::string& s) { return "'" + clip_for_message(s) + "'
 // ---------------------------------------------------------------------------
 // Parameter values
 
-
 // Parse text as a value of d (type and, for enums, choices; not the range).
 // Throws std::invalid_argument.
 Parsed parse_value(const ParamDecl& d, const std::string& text) {
@@ -60,7 +58,10 @@ Parsed parse_value(const ParamDecl& d, const std::string& text) {
     case ParamType::Rate: p.number = parse_rate_bps(text); break;
     case ParamType::Size: p.number = static_cast<double>(parse_size_bytes(text)); break;
     case ParamType::Frequency: p.number = parse_frequency_hz(text); break;
-    case ParamType::Bool: p.flag = parse_bool(text); p.number = p.flag ? 1 : 0; break;
+    case ParamType::Bool:
+        p.flag = parse_bool(text);
+        p.number = p.flag ? 1 : 0;
+        break;
     case ParamType::Int: p.number = static_cast<double>(parse_int(text)); break;
     case ParamType::Real: p.number = parse_real(text); break;
     case ParamType::String: break;
@@ -77,9 +78,7 @@ Parsed parse_value(const ParamDecl& d, const std::string& text) {
     return p;
 }
 
-bool has_range(ParamType t) {
-    return t != ParamType::Bool && t != ParamType::Enum && t != ParamType::String;
-}
+bool has_range(ParamType t) { return t != ParamType::Bool && t != ParamType::Enum && t != ParamType::String; }
 
 // "" if number is within d's range, otherwise what the range is.
 std::string range_violation(const ParamDecl& d, double number) {
@@ -193,7 +192,7 @@ bool valid_name(const std::string& s, bool allow_dot) {
     return true;
 }
 
-}  // namespace params_detail
+}   // namespace params_detail
 
 using namespace params_detail;
 
@@ -327,8 +326,7 @@ void ParamSet::set_min(std::size_t index, const std::string& min_text) {
 }
 
 void ParamRegistry::add(const ParamSet& set) {
-    auto it = std::find_if(sections_.begin(), sections_.end(),
-                           [&](const auto& s) { return s.first == set.section(); });
+    auto it = std::find_if(sections_.begin(), sections_.end(), [&](const auto& s) { return s.first == set.section(); });
     if (it == sections_.end()) {
         sections_.emplace_back(set.section(), set.description());
     } else if (it->second.empty()) {
@@ -397,8 +395,8 @@ void ParamRegistry::print(std::ostream& os) const {
         for (const auto& r : groups[g].second) {
             std::ostringstream line;
             line << "  " << std::left << std::setw(static_cast<int>(wn)) << r.name << "  "
-                 << std::setw(static_cast<int>(wt)) << r.type << "  " << std::setw(static_cast<int>(wd))
-                 << r.dflt << "  ";
+                 << std::setw(static_cast<int>(wt)) << r.type << "  " << std::setw(static_cast<int>(wd)) << r.dflt
+                 << "  ";
             if (wr > 0) line << std::setw(static_cast<int>(wr)) << r.range << "  ";
             line << r.help;
             std::string text = line.str();
@@ -419,7 +417,7 @@ const char* canonical_unit(ParamType t) {
     default: return "";
     }
 }
-}  // namespace
+}   // namespace
 
 void ParamRegistry::print_json(std::ostream& os) const {
     os << "{\n  \"sections\": [";
@@ -445,8 +443,10 @@ void ParamRegistry::print_json(std::ostream& os) const {
                 os << ", \"default_value\": " << (parse_value(d, d.default_text).flag ? "true" : "false");
             else if (d.type != ParamType::String && d.type != ParamType::Enum)
                 os << ", \"default_value\": " << value(d.default_text, parse_value(d, d.default_text).number);
-            if (d.has_min) os << ", \"min\": " << value(d.min_text, d.min) << ", \"min_text\": " << json_string(d.min_text);
-            if (d.has_max) os << ", \"max\": " << value(d.max_text, d.max) << ", \"max_text\": " << json_string(d.max_text);
+            if (d.has_min)
+                os << ", \"min\": " << value(d.min_text, d.min) << ", \"min_text\": " << json_string(d.min_text);
+            if (d.has_max)
+                os << ", \"max\": " << value(d.max_text, d.max) << ", \"max_text\": " << json_string(d.max_text);
             if (d.type == ParamType::Enum) {
                 os << ", \"choices\": [";
                 for (std::size_t i = 0; i < d.choices.size(); ++i) os << (i ? ", " : "") << json_string(d.choices[i]);
@@ -470,7 +470,7 @@ std::string md_cell(const std::string& text) {
     }
     return out;
 }
-}  // namespace
+}   // namespace
 
 void ParamRegistry::print_markdown(std::ostream& os, const std::vector<std::string>& sections) const {
     auto table = [&](const std::vector<std::string>& names) {
@@ -510,4 +510,4 @@ void ParamRegistry::add_options(po::options_description& desc) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

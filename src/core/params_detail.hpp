@@ -51,4 +51,4 @@ std::string ini_read_value(const std::string& raw, const std::string& origin);
 std::string comment_text(const std::string& s);
 void write_comment(std::ostream& os, const std::string& text);
 
-}  // namespace vrdmasim::params_detail
+}   // namespace vrdmasim::params_detail

@@ -17,4 +17,4 @@ struct SimParams {
     TimeParam time_limit;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -88,7 +88,7 @@ const std::string& no_text() {
     return *t;
 }
 
-}  // namespace
+}   // namespace
 
 StatInfo::StatInfo() : texts_(&no_texts()) {}
 StatInfo::StatInfo(const StatName& n, const std::string& unit, const std::string& help)
@@ -184,4 +184,4 @@ std::ostream& operator<<(std::ostream& os, const StatName& n) {
     return os << *n.leaf_;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

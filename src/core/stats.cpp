@@ -31,12 +31,11 @@ std::uint32_t name_hash(std::string_view s) {
     return h;
 }
 
-}  // namespace stats_detail
+}   // namespace stats_detail
 
 using namespace stats_detail;
 
 // ------------------------------------------------------------- StatRegistry
-
 
 const StatInfo& StatRegistry::info_of(std::uint32_t ref) const {
     const std::size_t i = (ref & kIndexMask) - 1;
@@ -87,7 +86,7 @@ std::uint32_t slot_tag(std::uint32_t h) { return h >> kSlotTagShift; }
 std::uint32_t ref_of_slot(std::uint32_t slot) {
     return ((slot >> kSlotIndexBits) & 3u) << kIndexBits | (slot & kSlotIndexMask);
 }
-}  // namespace
+}   // namespace
 
 std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) const {
     if (names_.empty()) return 0;
@@ -103,8 +102,7 @@ std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) con
 }
 
 std::uint32_t StatRegistry::claim(const std::string& name) const {
-    if (name == "units")
-        throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
+    if (name == "units") throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
     const std::uint32_t h = name_hash(name);
     if (lookup(name, h) != 0) throw std::logic_error("statistic '" + name + "' registered twice");
     return h;
@@ -215,14 +213,14 @@ StatRegistry StatRegistry::window() const {
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
         const Scalar& s = scalars_[i];
         const bool level = scalar_level_[i];
-        Scalar& v = w.scalar(s.info.name.str(), s.info.unit(), s.info.help(),
-                             level ? Scalar::Kind::Level : Scalar::Kind::Sum);
+        Scalar& v =
+            w.scalar(s.info.name.str(), s.info.unit(), s.info.help(), level ? Scalar::Kind::Level : Scalar::Kind::Sum);
         if (level) v.set(std::numeric_limits<double>::quiet_NaN());
         else if (i < scalars_at_end_.size()) v.set(at(scalars_at_end_, i) - at(scalars_at_begin_, i));
     }
     for (std::size_t i = 0; i < histograms_.size(); ++i) {
-        Histogram& h = w.histogram(histograms_[i].info.name.str(), histograms_[i].info.unit(),
-                                   histograms_[i].info.help());
+        Histogram& h =
+            w.histogram(histograms_[i].info.name.str(), histograms_[i].info.unit(), histograms_[i].info.help());
         if (i < histograms_in_window_.size()) {
             const StatInfo info = h.info;
             h = histograms_in_window_[i];
@@ -271,11 +269,11 @@ std::string_view leaf_of(std::string_view name) {
     const std::size_t dot = name.rfind('.');
     return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
-}  // namespace
+}   // namespace
 
 template <class T>
-std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(
-    const std::deque<T>& all, const std::string& suffix) {
+std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all,
+                                                                                            const std::string& suffix) {
     if (!built || indexed != all.size()) {
         // Counted, then placed: each last component's statistics together,
         // in registration order.
@@ -334,7 +332,7 @@ std::logic_error missing(const char* kind, const std::string& suffix) {
     return std::logic_error("no " + std::string(kind) + " named *." + suffix +
                             " is registered: a figure built from it would read 0 without cause");
 }
-}  // namespace
+}   // namespace
 
 void StatRegistry::release_sum_indexes() const {
     counter_leaves_.release();
@@ -392,4 +390,4 @@ Histogram StatRegistry::require_merge_histograms(const std::string& suffix) cons
     return merge_histograms(suffix);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -15,4 +15,4 @@ constexpr std::uint32_t kIndexMask = (1u << kIndexBits) - 1;
 // FNV-1a: the statistics index's hash of a name.
 std::uint32_t name_hash(std::string_view s);
 
-}  // namespace vrdmasim::stats_detail
+}   // namespace vrdmasim::stats_detail

@@ -26,14 +26,12 @@ namespace {
 void append_readable(std::string& out, double v) {
     char buf[64];
     int n;
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-        n = std::snprintf(buf, sizeof buf, "%.0f", v);
-    else
-        n = std::snprintf(buf, sizeof buf, "%.6g", v);
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) n = std::snprintf(buf, sizeof buf, "%.0f", v);
+    else n = std::snprintf(buf, sizeof buf, "%.6g", v);
     out.append(buf, static_cast<std::size_t>(n));
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 // A statistic's name as a JSON string, without assembling it.
@@ -71,7 +69,7 @@ private:
     std::ostream& os_;
     std::string buf_;
 };
-}  // namespace
+}   // namespace
 
 const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     // References (4 bytes each), not copies of the entries: on a big torus
@@ -107,7 +105,9 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
         if (const int c = a.text.substr(0, k).compare(b.text.substr(0, k))) return c;
         // One text begins the other: the next character ('.' or none) decides.
         auto at = [](const Key& x, std::size_t i) {
-            return i < x.text.size() ? int(static_cast<unsigned char>(x.text[i])) : i == x.text.size() && x.dotted ? '.' : -1;
+            return i < x.text.size()                ? int(static_cast<unsigned char>(x.text[i]))
+                   : i == x.text.size() && x.dotted ? '.'
+                                                    : -1;
         };
         return at(a, k) - at(b, k);
     };
@@ -132,7 +132,8 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     };
     for_each_ref([&](std::uint32_t ref) { ++group_of(ref); });
     std::vector<std::pair<Key, std::size_t>> keys(group.begin(), group.end());
-    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return compare_keys(a.first, b.first) < 0; });
+    std::sort(keys.begin(), keys.end(),
+              [&](const auto& a, const auto& b) { return compare_keys(a.first, b.first) < 0; });
     std::vector<std::size_t> starts;
     starts.reserve(keys.size() + 1);
     std::size_t at = 0;
@@ -147,8 +148,8 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     last = nullptr;
     for_each_ref([&](std::uint32_t ref) { v[group_of(ref)++] = ref; });
     for (std::size_t g = 0; g + 1 < starts.size(); ++g)
-        std::sort(v.begin() + static_cast<std::ptrdiff_t>(starts[g]), v.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]),
-                  [this](std::uint32_t a, std::uint32_t b) {
+        std::sort(v.begin() + static_cast<std::ptrdiff_t>(starts[g]),
+                  v.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]), [this](std::uint32_t a, std::uint32_t b) {
                       return StatName::compare(info_of(a).name, info_of(b).name) < 0;
                   });
     return v;
@@ -170,9 +171,7 @@ void StatRegistry::write_json(std::ostream& os) const {
         append_json_name(out, *e.name);
         out += ": ";
         switch (e.kind) {
-        case kCounter:
-            append_json_number(out, static_cast<const Counter*>(e.stat)->value());
-            break;
+        case kCounter: append_json_number(out, static_cast<const Counter*>(e.stat)->value()); break;
         case kScalar: {
             // NaN: no value (a Level scalar over a region), not a 0.
             const double v = static_cast<const Scalar*>(e.stat)->value();
@@ -229,9 +228,7 @@ void StatRegistry::write_text(std::ostream& os) const {
     std::vector<std::pair<double, double>> quantiles;
     auto append_value = [](std::string& out, const Entry& e, const std::pair<double, double>& q) {
         switch (e.kind) {
-        case kCounter:
-            append_json_number(out, static_cast<const Counter*>(e.stat)->value());
-            break;
+        case kCounter: append_json_number(out, static_cast<const Counter*>(e.stat)->value()); break;
         case kScalar: {
             const double v = static_cast<const Scalar*>(e.stat)->value();
             if (std::isnan(v)) out += "none";   // a Level scalar over a region
@@ -262,8 +259,7 @@ void StatRegistry::write_text(std::ostream& os) const {
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
         name_w = std::max(name_w, e.name->size());
-        if (e.kind == kHistogram)
-            quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
+        if (e.kind == kHistogram) quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
         v.clear();
         append_value(v, e, e.kind == kHistogram ? quantiles.back() : std::pair<double, double>());
         value_w = std::max(value_w, v.size());
@@ -291,4 +287,4 @@ void StatRegistry::write_text(std::ostream& os) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

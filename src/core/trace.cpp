@@ -89,7 +89,7 @@ std::string us_fixed6(sc_core::sc_time t) {
     return ip + "." + fr.substr(0, 6);
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -106,7 +106,7 @@ constexpr std::size_t kLaneHeader = 1 + sizeof(std::int32_t) * 2 + sizeof(sc_dt:
 
 constexpr std::size_t kOutBuffer = std::size_t(1) << 20;
 
-}  // namespace
+}   // namespace
 
 Tracer::~Tracer() {
     try {
@@ -128,11 +128,12 @@ void Tracer::out(const std::string& text) {
 void Tracer::flush_out() {
     if (out_buf_.empty()) return;
     if (gz_ != nullptr) {
-        if (gzwrite(gz_, out_buf_.data(), static_cast<unsigned>(out_buf_.size())) != static_cast<int>(out_buf_.size())) {
+        if (gzwrite(gz_, out_buf_.data(), static_cast<unsigned>(out_buf_.size())) !=
+            static_cast<int>(out_buf_.size())) {
             int err = 0;
             const char* what = gzerror(gz_, &err);
-            throw std::runtime_error("cannot write trace file '" + json_path_ + "': " +
-                                     (err == Z_ERRNO ? std::strerror(errno) : what));
+            throw std::runtime_error("cannot write trace file '" + json_path_ +
+                                     "': " + (err == Z_ERRNO ? std::strerror(errno) : what));
         }
     } else {
         json_.write(out_buf_.data(), static_cast<std::streamsize>(out_buf_.size()));
@@ -169,8 +170,7 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
         gzbuffer(gz, 256 * 1024);
     } else if (!json_path.empty()) {
         json.open(json_path, std::ios::out | std::ios::trunc | std::ios::binary);
-        if (!json)
-            throw std::runtime_error("cannot open trace file '" + json_path + "': " + std::strerror(errno));
+        if (!json) throw std::runtime_error("cannot open trace file '" + json_path + "': " + std::strerror(errno));
     }
     std::ofstream log;
     if (!log_path.empty()) {
@@ -406,8 +406,8 @@ void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc
     ++events_;
 }
 
-void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc_time start,
-                        sc_core::sc_time end, const std::vector<std::pair<std::string, std::string>>& args) {
+void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc_time start, sc_core::sc_time end,
+                        const std::vector<std::pair<std::string, std::string>>& args) {
     if (!enabled()) return;
     const sc_core::sc_time dur = end > start ? end - start : sc_core::SC_ZERO_TIME;
     if (!in_window(start.value(), (start + dur).value()) || !keep_track(t)) return;
@@ -421,8 +421,8 @@ void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc
     std::memcpy(&ev_[1 + 2 * sizeof pid], &start_value, sizeof start_value);
     std::memcpy(&ev_[1 + 2 * sizeof pid + sizeof start_value], &end_value, sizeof end_value);
     ev_ts_ = start.value();
-    ev_ += ",\"name\":" + json_string(name ? name : "") + ",\"ts\":" + us_trimmed(start) + ",\"dur\":" +
-           dur_text(start, dur) + ",\"cat\":\"async\"";
+    ev_ += ",\"name\":" + json_string(name ? name : "") + ",\"ts\":" + us_trimmed(start) +
+           ",\"dur\":" + dur_text(start, dur) + ",\"cat\":\"async\"";
     write_args(args);
     end_event();
     ++events_;
@@ -447,8 +447,8 @@ void Tracer::narrate(sc_core::sc_time at, const std::string& who, const std::str
     log_spool_.add(at.value(), std::move(line));
 }
 
-Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
-                           const std::string& who, const std::string& text, const Cause& given,
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+                           const std::string& text, const Cause& given,
                            const std::vector<std::pair<std::string, std::string>>& args) {
     if (!noting()) return {};
     const Cause because = given ? given : current();
@@ -459,8 +459,7 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
     if (story_cap_ > 0) {
         if (story_.size() < story_cap_)
             story_.push_back(StoryStep{me.id, because.id, at, dur, who, name ? name : "", text});
-        else
-            ++story_dropped_;
+        else ++story_dropped_;
     }
     if (enabled() && sliced && in_window(at.value(), (at + dur).value()) && keep_track(t)) {
         mark_sliced(t);
@@ -482,13 +481,14 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
             in_window(because.at.value(), because.at.value()) && keep_track(because.track))
             flow(because, t, at);
     }
-    narrate(at, who, "#" + std::to_string(me.id) + " " + text +
-                         (because ? " (after #" + std::to_string(because.id) + ")" : std::string()));
+    narrate(at, who,
+            "#" + std::to_string(me.id) + " " + text +
+                (because ? " (after #" + std::to_string(because.id) + ")" : std::string()));
     return me;
 }
 
-Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
-                           const std::string& who, const std::string& text) {
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+                           const std::string& text) {
     return note(t, name, at, dur, who, text, Cause{});
 }
 
@@ -498,7 +498,7 @@ const void* current_process() {
     sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
     return h.valid() ? static_cast<const void*>(h.get_process_object()) : nullptr;
 }
-}  // namespace
+}   // namespace
 
 void Tracer::Scope::open(const Cause& c) {
     process_ = current_process();
@@ -509,10 +509,8 @@ void Tracer::Scope::open(const Cause& c) {
 }
 
 void Tracer::Scope::close() {
-    if (had_)
-        tr_.scopes_[process_] = saved_;
-    else
-        tr_.scopes_.erase(process_);
+    if (had_) tr_.scopes_[process_] = saved_;
+    else tr_.scopes_.erase(process_);
 }
 
 Tracer::Cause Tracer::current() const {
@@ -597,5 +595,4 @@ void Tracer::set_trace_filter(std::vector<std::string> terms) {
 
 bool Tracer::keep_line(const std::string& who) { return log_filter_.keep(who, groups_); }
 
-
-}  // namespace vrdmasim
+}   // namespace vrdmasim

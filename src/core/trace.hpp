@@ -44,6 +44,7 @@ public:
     bool keep(const std::string& name, const std::map<std::string, int>& groups);
     // Terms that matched no name so far (a misspelt node or model).
     std::vector<std::string> unmatched() const;
+
 private:
     std::vector<std::string> terms_, group_terms_, model_terms_;
     std::map<std::string, std::uint64_t> hits_;
@@ -52,7 +53,10 @@ private:
 
 class Tracer {
 public:
-    struct Track { int pid = 0; int tid = 0; };
+    struct Track {
+        int pid = 0;
+        int tid = 0;
+    };
     // Where and when a noted event happened, so that a later event it
     // causes can name it: `after #id` in the log, a flow arrow from it in
     // the trace. Models keep it with whatever carries the story on (a
@@ -149,6 +153,7 @@ public:
         }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
+
     private:
         void open(const Cause& c);
         void close();
@@ -212,7 +217,9 @@ public:
     // JSON value text for args (core/json.hpp).
     static std::string json_string(const std::string& s) { return vrdmasim::json_string(s); }
     template <typename T>
-    static std::string json_number(T v) { return vrdmasim::json_number(v); }
+    static std::string json_number(T v) {
+        return vrdmasim::json_number(v);
+    }
     // Addresses are written in hex everywhere, trace and log alike: "0x7efffffff000".
     static std::string hex(std::uint64_t v) { return vrdmasim::hex(v); }
     static std::string json_hex(std::uint64_t v) { return json_string(hex(v)); }
@@ -233,9 +240,7 @@ private:
     void flow(const Cause& from, Track to, sc_core::sc_time at);
     bool keep_line(const std::string& who);
     // Whether a slice [start, end] or a point is within the window.
-    bool in_window(sc_dt::uint64 start, sc_dt::uint64 end) const {
-        return end >= window_from_ && start <= window_to_;
-    }
+    bool in_window(sc_dt::uint64 start, sc_dt::uint64 end) const { return end >= window_from_ && start <= window_to_; }
     // Whether events of track `t` are written (the trace filter), cached per track.
     bool keep_track(Track t);
     bool keep_track_slow(Track t);
@@ -273,7 +278,7 @@ private:
     std::vector<StoryStep> story_;
     std::uint64_t story_dropped_ = 0;
     std::uint64_t next_flow_ = 1;
-    std::string ev_;                 // the event being written
+    std::string ev_;   // the event being written
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
     std::ofstream json_, log_;
@@ -289,4 +294,4 @@ private:
     bool first_ = true;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

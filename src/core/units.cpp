@@ -21,7 +21,6 @@ using namespace params_detail;
 
 namespace {
 
-
 // ---------------------------------------------------------------------------
 // What each kind of value looks like, for error messages.
 
@@ -32,8 +31,7 @@ const char* const kRateExpected =
 const char* const kSizeExpected =
     "expected a size such as 4KiB (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB; "
     "a bare whole number is bytes)";
-const char* const kFrequencyExpected =
-    "expected a frequency such as 1.5GHz (units: Hz, kHz, MHz, GHz)";
+const char* const kFrequencyExpected = "expected a frequency such as 1.5GHz (units: Hz, kHz, MHz, GHz)";
 const char* const kBoolExpected = "expected a boolean (true/false, yes/no, on/off, 1/0)";
 const char* const kIntExpected = "expected a whole number such as 42, -3 or 0x2a";
 const char* const kRealExpected = "expected a number such as 0.25 or 1e-3";
@@ -152,15 +150,14 @@ Whole to_whole(const Decimal& d, std::uint64_t factor, std::uint64_t limit, std:
 // then an exact multiplication by a power of two).
 double to_double(const Decimal& d, long dec_exp, double pow2) {
     if (d.digits.empty()) return d.negative ? -0.0 : 0.0;
-    const std::string s =
-        (d.negative ? "-" : "") + d.digits + "e" + std::to_string(d.exp10 + dec_exp);
+    const std::string s = (d.negative ? "-" : "") + d.digits + "e" + std::to_string(d.exp10 + dec_exp);
     return std::strtod(s.c_str(), nullptr) * pow2;
 }
 
 struct DecUnit {
     const char* name;
     long dec_exp;   // power of ten
-    double pow2;    // times this power of two
+    double pow2;   // times this power of two
 };
 
 const DecUnit* find_unit(const DecUnit* units, std::size_t count, const std::string& name) {
@@ -170,11 +167,20 @@ const DecUnit* find_unit(const DecUnit* units, std::size_t count, const std::str
 }
 
 const DecUnit kRateUnits[] = {
-    {"bps", 0, 1},          {"Kbps", 3, 1},          {"Mbps", 6, 1},
-    {"Gbps", 9, 1},         {"Tbps", 12, 1},         {"B/s", 0, 8},
-    {"KB/s", 3, 8},         {"MB/s", 6, 8},          {"GB/s", 9, 8},
-    {"TB/s", 12, 8},        {"KiB/s", 0, 8.0 * 1024}, {"MiB/s", 0, 8.0 * 1024 * 1024},
-    {"GiB/s", 0, 8.0 * 1024 * 1024 * 1024}, {"TiB/s", 0, 8.0 * 1024 * 1024 * 1024 * 1024},
+    {"bps", 0, 1},
+    {"Kbps", 3, 1},
+    {"Mbps", 6, 1},
+    {"Gbps", 9, 1},
+    {"Tbps", 12, 1},
+    {"B/s", 0, 8},
+    {"KB/s", 3, 8},
+    {"MB/s", 6, 8},
+    {"GB/s", 9, 8},
+    {"TB/s", 12, 8},
+    {"KiB/s", 0, 8.0 * 1024},
+    {"MiB/s", 0, 8.0 * 1024 * 1024},
+    {"GiB/s", 0, 8.0 * 1024 * 1024 * 1024},
+    {"TiB/s", 0, 8.0 * 1024 * 1024 * 1024 * 1024},
 };
 const DecUnit kFrequencyUnits[] = {
     {"Hz", 0, 1}, {"kHz", 3, 1}, {"KHz", 3, 1}, {"MHz", 6, 1}, {"GHz", 9, 1},
@@ -203,9 +209,9 @@ const IntUnit kSizeUnits[] = {
     {"", 1},
     {"B", 1},
     {"KiB", KiB},
-    {"MiB", KiB * KiB},
-    {"GiB", KiB * KiB * KiB},
-    {"TiB", KiB * KiB * KiB * KiB},
+    {"MiB", KiB* KiB},
+    {"GiB", KiB* KiB* KiB},
+    {"TiB", KiB* KiB* KiB* KiB},
     {"KB", 1000},
     {"MB", 1000000},
     {"GB", 1000000000},
@@ -242,8 +248,7 @@ std::string place_point(const std::string& digits, int exp10, long shift) {
     }
     if (point <= 0) return "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
     if (point >= n) return digits + std::string(static_cast<std::size_t>(point - n), '0');
-    return digits.substr(0, static_cast<std::size_t>(point)) + "." +
-           digits.substr(static_cast<std::size_t>(point));
+    return digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
 }
 
 // Format a non-negative power-of-ten-unit quantity in the largest unit in
@@ -285,7 +290,7 @@ std::string exact_quotient(std::uint64_t value, std::uint64_t divisor, std::size
     return frac.empty() ? s : s + "." + frac;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------------------
 // Unit parsing and formatting
@@ -386,9 +391,8 @@ std::int64_t parse_int(const std::string& text) {
         i += 2;
     }
     if (i == t.size()) bad("", kIntExpected);
-    const std::uint64_t limit =
-        negative ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1
-                 : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const std::uint64_t limit = negative ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1
+                                         : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::uint64_t v = 0;
     bool too_large = false;
     for (; i < t.size(); ++i) {
@@ -419,10 +423,8 @@ double parse_real(const std::string& text) {
 }
 
 std::string format_time_ps(std::int64_t ps) {
-    static const IntUnit units[] = {
-        {"s", 1000000000000}, {"ms", 1000000000}, {"us", 1000000}, {"ns", 1000}, {"ps", 1}};
-    const std::uint64_t mag =
-        ps < 0 ? static_cast<std::uint64_t>(-(ps + 1)) + 1 : static_cast<std::uint64_t>(ps);
+    static const IntUnit units[] = {{"s", 1000000000000}, {"ms", 1000000000}, {"us", 1000000}, {"ns", 1000}, {"ps", 1}};
+    const std::uint64_t mag = ps < 0 ? static_cast<std::uint64_t>(-(ps + 1)) + 1 : static_cast<std::uint64_t>(ps);
     const IntUnit* u = &units[4];
     for (const auto& c : units) {
         if (mag >= c.factor) {
@@ -433,19 +435,14 @@ std::string format_time_ps(std::int64_t ps) {
     return (ps < 0 ? "-" : "") + exact_quotient(mag, u->factor, 40) + u->name;
 }
 
-std::string format_rate_bps(double bps) {
-    return format_decimal_units(bps, kRateOut, std::size(kRateOut));
-}
+std::string format_rate_bps(double bps) { return format_decimal_units(bps, kRateOut, std::size(kRateOut)); }
 
-std::string format_frequency_hz(double hz) {
-    return format_decimal_units(hz, kFrequencyOut, std::size(kFrequencyOut));
-}
+std::string format_frequency_hz(double hz) { return format_decimal_units(hz, kFrequencyOut, std::size(kFrequencyOut)); }
 
 std::string format_size_bytes(std::uint64_t bytes) {
     static const IntUnit binary[] = {
         {"TiB", KiB * KiB * KiB * KiB}, {"GiB", KiB * KiB * KiB}, {"MiB", KiB * KiB}, {"KiB", KiB}};
-    static const IntUnit decimal[] = {
-        {"TB", 1000000000000}, {"GB", 1000000000}, {"MB", 1000000}, {"KB", 1000}};
+    static const IntUnit decimal[] = {{"TB", 1000000000000}, {"GB", 1000000000}, {"MB", 1000000}, {"KB", 1000}};
     for (const auto* family : {binary, decimal}) {
         for (std::size_t i = 0; i < 4; ++i) {
             if (bytes < family[i].factor) continue;
@@ -456,4 +453,4 @@ std::string format_size_bytes(std::uint64_t bytes) {
     return std::to_string(bytes) + "B";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

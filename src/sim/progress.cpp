@@ -11,8 +11,8 @@ namespace vrdmasim {
 namespace {
 
 constexpr double kSliceSeconds = 0.1;   // host time one slice aims at
-constexpr double kFirstDraw = 1.0;      // host seconds before the first line: short runs show nothing
-constexpr double kRedraw = 0.25;        // at most four lines a second
+constexpr double kFirstDraw = 1.0;   // host seconds before the first line: short runs show nothing
+constexpr double kRedraw = 0.25;   // at most four lines a second
 
 double since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -47,14 +47,12 @@ std::string host_time(double s) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 RunProgress::RunProgress(std::ostream& os, std::function<Counts()> counts, sc_core::sc_time limit)
     : os_(os), counts_(std::move(counts)), limit_(limit) {}
 
-bool RunProgress::wanted(bool no_progress, bool quiet) {
-    return !no_progress && !quiet && isatty(STDERR_FILENO);
-}
+bool RunProgress::wanted(bool no_progress, bool quiet) { return !no_progress && !quiet && isatty(STDERR_FILENO); }
 
 std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds) {
     std::string s = "vrdmasim: sim " + sim_time(sim_seconds) + " (limit " + sim_time(limit_seconds) + ")";
@@ -132,4 +130,4 @@ std::uint64_t RunProgress::simulate() {
     return slices;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -26,7 +26,7 @@ namespace vrdmasim {
 class RunProgress {
 public:
     struct Counts {
-        std::uint64_t done = 0;    // transfers finished (every job)
+        std::uint64_t done = 0;   // transfers finished (every job)
         std::uint64_t total = 0;   // transfers the workloads will do; 0: unknown
     };
     // `counts` is read between slices only. `limit`: sim.time-limit.
@@ -55,4 +55,4 @@ private:
     std::size_t shown_ = 0;   // characters of the line on screen, 0: none
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

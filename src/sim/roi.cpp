@@ -47,7 +47,8 @@ RegionOfInterest::RegionOfInterest(System& sys, StatRegistry& stats)
         throw sys.config().refuse(length_ > 0 ? p.transfers.name() : p.warmup_transfers.name(),
                                   "the region of interest needs " + std::to_string(warmup_ + length_) +
                                       " transfers to finish (roi.warmup-transfers + roi.transfers), but the "
-                                      "workload finishes " + std::to_string(planned));
+                                      "workload finishes " +
+                                      std::to_string(planned));
 }
 
 void RegionOfInterest::start() {
@@ -123,4 +124,4 @@ sc_time RegionOfInterest::span_end() const {
     return last;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -91,4 +91,4 @@ private:
     sc_core::sc_time stats_begin_, stats_end_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -69,7 +69,6 @@
 
 namespace vrdmasim {
 
-
 // The parameters of section [topology], declared in system.cpp; read
 // through params_of<TopologyParams>().
 struct TopologyParams {
@@ -98,7 +97,7 @@ constexpr std::uint64_t kPldmaRegs = 0xA0000000ull;
 // the VM's page frames are DDR high (all of DDR low above 256 MiB when the
 // node has no more than 2 GiB).
 constexpr std::uint64_t kHeapBase = 0x10000000ull;
-}  // namespace address_map
+}   // namespace address_map
 
 class Node : public sc_core::sc_module {
 public:
@@ -113,8 +112,8 @@ public:
     Pldma dma;
     Router router;
     Link inject;   // PLDMA -> router
-    Link eject;    // router -> PLDMA
-    RdmaProcess app;       // process 0 (job 0); node.processes > 1 adds the others
+    Link eject;   // router -> PLDMA
+    RdmaProcess app;   // process 0 (job 0); node.processes > 1 adds the others
     // Process p of this node (p < processes()): `app` for p = 0. Each is its
     // own address space (Vm pid), ASID, context bank and stream ID, with
     // rdma.channels channels of the PLDMA in protection domain p + 1.
@@ -129,16 +128,16 @@ public:
     FrameAllocator frames;
     BusPort kernel_port;
     Vm vm;
-    VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
-    std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
-    std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
+    VmDaemons daemons;   // kswapd, khugepaged, kcompactd
+    std::unique_ptr<Smmu500> smmu;   // in the PLDMA's memory path when smmu.enabled
+    std::unique_ptr<SmmuDriver> driver;   // its driver, when smmu.enabled
     // NetVM's network interface (ni.translation = shadow; wire_shadow_ni):
     // the NI's shadow page table, its translation unit on the engine's
     // memory path instead of the SMMU, and the OS side that keeps the table.
     std::unique_ptr<ShadowTable> shadow_table;
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
-    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (processes in the Vm)
+    std::unique_ptr<MemoryHog> hog;   // memory pressure, when hog.bytes > 0 (processes in the Vm)
     // Files on the QFDB's SSD (fs.files > 0): the board's FileSystem lives
     // on the node of FPGA fs.ssd-fpga (`fs`, null elsewhere); every node of
     // the board has its own page cache over those files, and `remote_fs`
@@ -189,8 +188,8 @@ private:
     void wire_without_smmu(const SimContext& ctx);
     void wire_network(const SimContext& ctx, const Topology& topology);
     std::vector<std::unique_ptr<RdmaProcess>> more_apps_;   // processes 1..node.processes-1
-    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
-    bool physical_ = false;                         // physical-address mode (attach_physical)
+    std::map<std::uint32_t, int> pid_of_stream_;   // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
+    bool physical_ = false;   // physical-address mode (attach_physical)
 };
 
 class System {
@@ -270,4 +269,4 @@ private:
     bool smmu_enabled_ = false;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -43,4 +43,4 @@ std::string shard_name(int index, int count);
 // shards/results-<I>-of-<count>.csv there. Returns the number of rows written.
 std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
 
-}  // namespace vrdmasim::sweep_detail
+}   // namespace vrdmasim::sweep_detail

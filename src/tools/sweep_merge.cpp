@@ -32,9 +32,9 @@ namespace {
 
 // Student's t, two-sided 95 %, for df degrees of freedom (1.96 past 30).
 double t95(std::size_t df) {
-    static const double t[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                               2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                               2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
     return df < sizeof t / sizeof t[0] ? t[df] : 1.960;
 }
 
@@ -53,7 +53,8 @@ struct Group {
     std::vector<const CsvRow*> ok;
 };
 
-std::vector<Group> group_replications(const std::vector<CsvRow>& results, const std::vector<long>& keys, long c_status) {
+std::vector<Group> group_replications(const std::vector<CsvRow>& results, const std::vector<long>& keys,
+                                      long c_status) {
     const CsvRow& h = results[0];
     std::vector<Group> groups;
     std::map<std::vector<std::string>, std::size_t> at;
@@ -101,7 +102,7 @@ void append_metric(const Group& g, std::size_t c, CsvRow& row) {
     row.push_back(v.size() > 1 ? format_metric(t95(v.size() - 1) * sd / std::sqrt(n), 6) : "");
 }
 
-}  // namespace
+}   // namespace
 
 std::string aggregate_replications(const SweepPlan& plan, const std::vector<std::vector<std::string>>& results) {
     if (results.empty()) throw ConfigError("results.csv is empty");
@@ -178,7 +179,7 @@ private:
     std::map<std::string, std::size_t> col_of_;
     std::vector<Row> rows_;
     std::map<std::string, std::string> input_of_id_;   // point id -> the input that holds it
-    std::vector<Sweep> sweeps_;                        // in order of first input
+    std::vector<Sweep> sweeps_;   // in order of first input
     std::vector<std::string> unchecked_;
 };
 
@@ -276,7 +277,8 @@ void Merge::check_complete() const {
                                     std::to_string(s.plan.ids.size()) + " points are in none of its " +
                                     std::to_string(s.inputs.size()) + " input(s): " + list;
             if (!allow_partial_)
-                throw ConfigError(msg + " (a shard missing or not finished; merge --allow-partial merges what is there)");
+                throw ConfigError(msg +
+                                  " (a shard missing or not finished; merge --allow-partial merges what is there)");
             if (notes_) *notes_ << "merge: " << msg << "\n";
         } else if (notes_) {
             *notes_ << "merge: " << name << ": all " << s.plan.ids.size() << " points, from " << s.inputs.size()
@@ -306,10 +308,9 @@ std::size_t merge_into(const std::vector<std::string>& inputs, std::ostream& out
     return m.write(out);
 }
 
-}  // namespace
+}   // namespace
 
-void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial,
-                   std::ostream* notes) {
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial, std::ostream* notes) {
     merge_into(inputs, out, allow_partial, notes);
 }
 
@@ -356,6 +357,6 @@ std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int 
     return rows;
 }
 
-}  // namespace sweep_detail
+}   // namespace sweep_detail
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

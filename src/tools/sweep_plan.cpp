@@ -34,7 +34,7 @@ std::uint64_t fnv1a64(const std::string& s) {
     return h;
 }
 
-}  // namespace sweep_detail
+}   // namespace sweep_detail
 
 namespace {
 
@@ -53,7 +53,7 @@ std::string make_point_id(int index, Assignments all) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 namespace sweep_detail {
 
@@ -70,10 +70,9 @@ long point_index_of(const std::string& id) {
     return v;
 }
 
-
 namespace {
 constexpr const char* kPlanMagic = "vrdmasim sweep plan 1";
-}  // namespace
+}   // namespace
 
 std::string plan_text(const SweepPlan& plan) {
     std::string t = std::string(kPlanMagic) + "\nfingerprint " + plan.fingerprint + "\nlabel " + plan.label +
@@ -87,9 +86,7 @@ bool read_plan_file(const fs::path& path, PlanFile& out) {
     if (!fs::is_regular_file(path, ec)) return false;
     std::ifstream in(path, std::ios::binary);
     std::string line;
-    auto bad = [&](const std::string& why) {
-        return ConfigError(path.string() + ": not a sweep plan (" + why + ")");
-    };
+    auto bad = [&](const std::string& why) { return ConfigError(path.string() + ": not a sweep plan (" + why + ")"); };
     if (!std::getline(in, line) || line != kPlanMagic) throw bad("first line is not '" + std::string(kPlanMagic) + "'");
     out = PlanFile{};
     out.path = path.string();
@@ -138,11 +135,9 @@ bool write_atomically(const fs::path& path, const std::string& text, std::string
     return true;
 }
 
-std::string shard_name(int index, int count) {
-    return std::to_string(index) + "-of-" + std::to_string(count);
-}
+std::string shard_name(int index, int count) { return std::to_string(index) + "-of-" + std::to_string(count); }
 
-}  // namespace sweep_detail
+}   // namespace sweep_detail
 
 namespace {
 
@@ -262,7 +257,8 @@ void apply_bases_and_fixed(const SweepFile& f, const Where& where, Config& cfg, 
     for (const auto& b : f.bases) {
         std::error_code ec;
         if (!fs::exists(b.path, ec))
-            throw ConfigError(where(b.line) + ": base config '" + b.given + "' not found (looked for '" + b.path + "')");
+            throw ConfigError(where(b.line) + ": base config '" + b.given + "' not found (looked for '" + b.path +
+                              "')");
         try {
             cfg.apply_file(b.path);
         } catch (const ConfigError& e) {
@@ -353,7 +349,7 @@ std::string fingerprint(const SweepPlan& plan) {
     return fp;
 }
 
-}  // namespace
+}   // namespace
 
 SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
                      const std::function<bool(const Config&)>& varies) {
@@ -385,4 +381,4 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
     return plan;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -41,10 +41,8 @@ std::string fmt_duration(double seconds) {
     if (seconds < 0) seconds = 0;
     long s = static_cast<long>(seconds + 0.5);
     char buf[32];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
     return buf;
 }
 
@@ -71,10 +69,10 @@ volatile sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 struct Record {
-    std::string status;      // ok, transfer-errors, failed, mismatch, interrupted
+    std::string status;   // ok, transfer-errors, failed, mismatch, interrupted
     std::string exit_code;
     std::string error;
-    Assignments metrics;     // summary.csv columns, in its order
+    Assignments metrics;   // summary.csv columns, in its order
 };
 
 // The first data row of summary.csv as (column, value) pairs.
@@ -96,8 +94,7 @@ Assignments read_summary(const std::string& path) {
 }
 
 void write_results(const fs::path& final_path, const SweepPlan& plan,
-                   const std::map<int, const SweepPoint*>& shard_points,
-                   const std::map<int, Record>& records) {
+                   const std::map<int, const SweepPoint*>& shard_points, const std::map<int, Record>& records) {
     CsvRow header{"point"};
     const bool labelled = !plan.label.empty();
     if (labelled) header.push_back("label");
@@ -154,8 +151,8 @@ void write_results(const fs::path& final_path, const SweepPlan& plan,
     std::error_code ec;
     fs::rename(tmp_path, final_path, ec);
     if (ec)
-        std::cerr << "vrdmasim: warning: cannot rename " << tmp_path.string() << " to "
-                  << final_path.string() << ": " << ec.message() << "\n";
+        std::cerr << "vrdmasim: warning: cannot rename " << tmp_path.string() << " to " << final_path.string() << ": "
+                  << ec.message() << "\n";
 }
 
 // Rows of an earlier invocation's results.csv, by point id: status,
@@ -191,8 +188,8 @@ std::map<std::string, Record> read_old_results(const std::string& path) {
     return out;
 }
 
-pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
-                  const std::string& log_path, std::string& error) {
+pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args, const std::string& log_path,
+                  std::string& error) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -211,7 +208,6 @@ pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
     return pid;
 }
 
-
 // A file descriptor that closes with its owner.
 struct LockFd {
     int fd = -1;
@@ -228,9 +224,15 @@ struct LockFd {
 class SweepRun {
 public:
     SweepRun(const ParamRegistry& reg, const SweepOptions& opts)
-        : reg_(reg), opts_(opts), out_(opts.out_dir), points_dir_(out_ / "points"), logs_dir_(out_ / "logs"),
-          shards_dir_(out_ / "shards"), sharded_(opts.shard_count > 1),
-          shard_(shard_name(opts.shard_index, opts.shard_count)), results_path_((out_ / "results.csv").string()),
+        : reg_(reg),
+          opts_(opts),
+          out_(opts.out_dir),
+          points_dir_(out_ / "points"),
+          logs_dir_(out_ / "logs"),
+          shards_dir_(out_ / "shards"),
+          sharded_(opts.shard_count > 1),
+          shard_(shard_name(opts.shard_index, opts.shard_count)),
+          results_path_((out_ / "results.csv").string()),
           own_results_(sharded_ ? shards_dir_ / ("results-" + shard_ + ".csv") : fs::path(results_path_)) {}
     int run();
 
@@ -305,8 +307,9 @@ int SweepRun::make_directory() const {
     if (fs::exists(fs::symlink_status(out_, ec))) {
         if (!fs::is_directory(out_, ec)) return fail("--out " + opts_.out_dir + ": exists and is not a directory");
         if (!fs::is_empty(out_, ec) && !fs::is_regular_file(out_ / kSweepMarker, ec))
-            return fail("--out " + opts_.out_dir + ": directory is not empty and is not a vrdmasim sweep's output (no " +
-                        kSweepMarker + " marker); refusing to write into it");
+            return fail("--out " + opts_.out_dir +
+                        ": directory is not empty and is not a vrdmasim sweep's output (no " + kSweepMarker +
+                        " marker); refusing to write into it");
     }
     fs::create_directories(out_, ec);
     if (ec) return fail("cannot create " + opts_.out_dir + ": " + ec.message());
@@ -468,8 +471,7 @@ void SweepRun::draw() {
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::string eta = "--";
     std::size_t remaining = total - done_;
-    if (remaining == 0)
-        eta = "0:00";
+    if (remaining == 0) eta = "0:00";
     else if (finished_now_ > 0)
         eta = fmt_duration(elapsed / static_cast<double>(finished_now_) * static_cast<double>(remaining));
     std::size_t failed = 0;
@@ -540,7 +542,8 @@ Record SweepRun::outcome(const SweepPoint& p, int wstatus, bool& ended) const {
             r.status = "failed";
             r.error = last_nonempty_line((logs_dir_ / (p.id + ".log")).string());
             if (r.error.empty())
-                r.error = code == 0 ? "exited 0 without writing summary.csv" : "exited with status " + std::to_string(code);
+                r.error =
+                    code == 0 ? "exited 0 without writing summary.csv" : "exited with status " + std::to_string(code);
         }
     } else if (WIFSIGNALED(wstatus)) {
         r.status = "failed";
@@ -639,8 +642,8 @@ int SweepRun::report() const {
     if (total - records_.size() > 0) msg << ", " << (total - records_.size()) << " not run";
     if (interrupted_) msg << " (interrupted: the same command again resumes, running what is not done)";
     if (sharded_) {
-        msg << "; rows in " << own_results_.string() << "; " << results_path_ << " holds " << in_results_
-            << " of the " << plan_.points.size() << " points of the sweep";
+        msg << "; rows in " << own_results_.string() << "; " << results_path_ << " holds " << in_results_ << " of the "
+            << plan_.points.size() << " points of the sweep";
         if (in_results_ < plan_.points.size()) msg << " (other shards still running or not run)";
     } else {
         msg << "; results in " << results_path_;
@@ -694,11 +697,11 @@ int SweepRun::run() {
     return report();
 }
 
-}  // namespace
+}   // namespace
 
 int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
     SweepRun run(reg, opts);
     return run.run();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

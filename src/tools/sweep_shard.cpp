@@ -54,8 +54,8 @@ Split slurm_task(const Environment& e) {
         s.count = (hi - lo) / step + 1;
         if (e.get("SLURM_ARRAY_TASK_COUNT") && e.number("SLURM_ARRAY_TASK_COUNT") != s.count)
             throw ConfigError("environment: the array's task ids are not the range " + std::to_string(lo) + "-" +
-                              std::to_string(hi) + ":" + std::to_string(step) + " (SLURM_ARRAY_TASK_COUNT=" +
-                              std::to_string(e.number("SLURM_ARRAY_TASK_COUNT")) +
+                              std::to_string(hi) + ":" + std::to_string(step) +
+                              " (SLURM_ARRAY_TASK_COUNT=" + std::to_string(e.number("SLURM_ARRAY_TASK_COUNT")) +
                               "): a sweep needs tasks numbered as a range; give --shard I/N");
         s.from = "SLURM_ARRAY_TASK_ID/MIN/MAX";
     } else if (e.get("SLURM_ARRAY_TASK_COUNT")) {
@@ -67,8 +67,9 @@ Split slurm_task(const Environment& e) {
                               " tasks (give --shard I/N)");
         s.from = "SLURM_ARRAY_TASK_ID/COUNT";
     } else {
-        throw ConfigError("environment: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MIN/MAX nor "
-                          "SLURM_ARRAY_TASK_COUNT: cannot tell how many tasks share the sweep (give --shard I/N)");
+        throw ConfigError(
+            "environment: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MIN/MAX nor "
+            "SLURM_ARRAY_TASK_COUNT: cannot tell how many tasks share the sweep (give --shard I/N)");
     }
     return s;
 }
@@ -95,7 +96,7 @@ Split mpi_rank(const Environment& e) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 ShardFromEnv shard_from_environment(const std::function<const char*(const char*)>& env) {
     const Environment e(env);
@@ -121,4 +122,4 @@ ShardFromEnv shard_from_environment(const std::function<const char*(const char*)
     return s;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

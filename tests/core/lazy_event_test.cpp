@@ -46,7 +46,7 @@ struct User : sc_module {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("lazy event: nothing made until used, and made in simulation its parent is its owner", "[lazy_event]") {
     auto owner = std::make_unique<Owner>("owner");

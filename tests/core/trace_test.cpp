@@ -23,17 +23,16 @@ namespace fs = std::filesystem;
 #include <unistd.h>
 
 using namespace vrdmasim;
-using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_PS;
 using sc_core::SC_SEC;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 namespace {
 
 using vrdmasim_test::JVal;
 using vrdmasim_test::parse_json;
-
 
 std::string make_temp_dir() {
     char tmpl[] = "/tmp/vrdmasim_trace_XXXXXX";
@@ -96,7 +95,7 @@ struct Cleanup {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("json_string escapes quotes, backslashes and control characters", "[trace]") {
     CHECK(Tracer::json_string("") == "\"\"");
@@ -161,12 +160,12 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     cl.files = {json, log};
 
     Tracer t;
-    auto dma = t.track("node1", "dma");          // before open(): metadata at open()
+    auto dma = t.track("node1", "dma");   // before open(): metadata at open()
     auto dram = t.track("node1", "dram");
     t.open(json, log);
     CHECK(t.enabled());
     CHECK(t.narrating());
-    auto link = t.track("node0", "link->node1");  // after open(): metadata at once
+    auto link = t.track("node0", "link->node1");   // after open(): metadata at once
     auto dma2 = t.track("node1", "dma");
     CHECK(dma2.tid == dma.tid);
     CHECK(link.pid == 2);
@@ -223,8 +222,7 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     std::size_t meta_link = 0, first_link_event = 0;
     for (std::size_t i = 0; i < evs.size(); ++i) {
         if (&evs[i] == t21) meta_link = i;
-        if (evs[i].get("ph")->text != "M" && evs[i].get("pid")->num == 2 && !first_link_event)
-            first_link_event = i;
+        if (evs[i].get("ph")->text != "M" && evs[i].get("pid")->num == 2 && !first_link_event) first_link_event = i;
     }
     CHECK(meta_link < first_link_event);
 
@@ -383,10 +381,11 @@ TEST_CASE("overlapping spans are slices on lanes: the track, then '<track> lane 
     t.open(json);
     // Recorded out of start order, as models do: 8 ends before 7 does.
     t.async_span(tr, "transfer", 8, sc_time(2, SC_US), sc_time(3, SC_US));
-    t.async_span(tr, "transfer", 7, sc_time(1, SC_US), sc_time(5, SC_US), {{"bytes", Tracer::json_number(std::uint64_t(64))}});
+    t.async_span(tr, "transfer", 7, sc_time(1, SC_US), sc_time(5, SC_US),
+                 {{"bytes", Tracer::json_number(std::uint64_t(64))}});
     t.async_span(tr, "transfer", 9, sc_time(3, SC_US), sc_time(4, SC_US));   // lane 2 is free again at 3
-    t.span(tr, "credit wait", sc_time(6, SC_US), sc_time(7, SC_US));         // dma draws slices of its own
-    t.async_span(walks, "walk", 1, sc_time(1, SC_US), sc_time(2, SC_US));     // smmu tcu draws none
+    t.span(tr, "credit wait", sc_time(6, SC_US), sc_time(7, SC_US));   // dma draws slices of its own
+    t.async_span(walks, "walk", 1, sc_time(1, SC_US), sc_time(2, SC_US));   // smmu tcu draws none
     t.async_span(walks, "walk", 2, sc_time(1500, SC_NS), sc_time(2, SC_US));
     t.close();
     CHECK(t.events_written() == 6);
@@ -396,8 +395,8 @@ TEST_CASE("overlapping spans are slices on lanes: the track, then '<track> lane 
     const auto xs = with_ph(evs, "X");
     REQUIRE(xs.size() == 6);
     auto lane_of = [&](const JVal* x) {
-        const JVal* m = find_meta(evs, "thread_name", static_cast<int>(x->get("pid")->num),
-                                  static_cast<int>(x->get("tid")->num));
+        const JVal* m =
+            find_meta(evs, "thread_name", static_cast<int>(x->get("pid")->num), static_cast<int>(x->get("tid")->num));
         REQUIRE(m);
         return m->get("args")->get("name")->text;
     };
@@ -447,7 +446,8 @@ TEST_CASE("lanes never overlap, whatever the order spans are recorded in, throug
         const int s = rnd(100000);
         spans.emplace_back(s, s + rnd(400));
     }
-    for (std::size_t i = spans.size(); i > 1; --i) std::swap(spans[i - 1], spans[static_cast<std::size_t>(rnd(static_cast<int>(i)))]);
+    for (std::size_t i = spans.size(); i > 1; --i)
+        std::swap(spans[i - 1], spans[static_cast<std::size_t>(rnd(static_cast<int>(i)))]);
     for (std::size_t i = 0; i < spans.size(); ++i)
         t.async_span(tr, "read", i, sc_time(spans[i].first, SC_NS), sc_time(spans[i].second, SC_NS),
                      {{"i", Tracer::json_number(static_cast<std::uint64_t>(i))}});
@@ -483,7 +483,8 @@ TEST_CASE("lanes never overlap, whatever the order spans are recorded in, throug
     for (const auto& [tid, end] : lane_end) {
         const JVal* m = find_meta(evs, "thread_name", tr.pid, tid);
         REQUIRE(m);
-        CHECK(m->get("args")->get("name")->text == (tid == tr.tid ? "ssd" : "ssd lane " + std::to_string(tid - tr.tid + 1)));
+        CHECK(m->get("args")->get("name")->text ==
+              (tid == tr.tid ? "ssd" : "ssd lane " + std::to_string(tid - tr.tid + 1)));
     }
 }
 
@@ -725,7 +726,8 @@ TEST_CASE("a window keeps what overlaps it, in the trace and the log alike", "[t
     CHECK(lines[2] == "   20.000000 us  node0.dma  in");
 }
 
-TEST_CASE("the trace filter keeps the tracks of the named nodes and models, and arrows between kept tracks", "[trace]") {
+TEST_CASE("the trace filter keeps the tracks of the named nodes and models, and arrows between kept tracks",
+          "[trace]") {
     Cleanup cl{make_temp_dir(), {}};
     const std::string json = cl.dir + "/f.json";
     cl.files = {json};
@@ -740,9 +742,9 @@ TEST_CASE("the trace filter keeps the tracks of the named nodes and models, and 
     t.set_trace_filter({"node1", "smmu", "cpu", "nosuchmodel"});
     t.span(dma0, "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
     t.span(dma1, "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
-    t.async_span(tcu1, "walk", 1, sc_time(1, SC_NS), sc_time(2, SC_NS));        // "smmu" matches "smmu tcu"
+    t.async_span(tcu1, "walk", 1, sc_time(1, SC_NS), sc_time(2, SC_NS));   // "smmu" matches "smmu tcu"
     t.instant(faults1, "fault", sc_time(1, SC_NS));
-    t.span(cpu1, "handler", sc_time(3, SC_NS), sc_time(4, SC_NS));            // "cpu" matches cpu2
+    t.span(cpu1, "handler", sc_time(3, SC_NS), sc_time(4, SC_NS));   // "cpu" matches cpu2
     t.span(dram1, "read", sc_time(1, SC_NS), sc_time(2, SC_NS));
     const auto f = t.note(faults1, "fault", sc_time(5, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu", "fault");
     const auto h = t.note(cpu1, "handler", sc_time(6, SC_NS), sc_time(1, SC_NS), "node1.drv", "handler", f);
@@ -774,7 +776,8 @@ TEST_CASE("a trace path ending in .gz is written gzip-compressed", "[trace]") {
         for (int i = 0; i < 3000; ++i) {
             // Two at a time at most: lanes 2 and 3 (dma draws slices of its own).
             t.async_span(tr, "transfer", static_cast<std::uint64_t>(i), sc_time((3000 - i) * 100, SC_NS),
-                         sc_time((3000 - i) * 100 + 150, SC_NS), {{"i", Tracer::json_number(static_cast<std::uint64_t>(i))}});
+                         sc_time((3000 - i) * 100 + 150, SC_NS),
+                         {{"i", Tracer::json_number(static_cast<std::uint64_t>(i))}});
             t.span(tr, "credit wait", sc_time(i * 10, SC_US), sc_time(i * 10 + 1, SC_US));
         }
         t.close();
