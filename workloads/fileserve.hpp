@@ -85,6 +85,11 @@ public:
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
     bool finished() const override { return done_ == clients_.size() + 1; }
+    // The progress line's total (the self-check planned-transfers holds it
+    // to what the run finished), known from the start: each client finishes
+    // fileserve.requests requests, whatever the method, the access (direct:
+    // its read()s) or the operation; an error reply counts as finished too.
+    std::uint64_t planned_transfers() const override { return clients_.size() * requests_; }
     // direct: every byte is one client's read() copy, at vm.copy-rate.
     double local_ceiling_bps() const override;
     // The self-checks (src/invariants.cpp): (invariant, detail) per violation.
