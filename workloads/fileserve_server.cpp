@@ -285,7 +285,8 @@ void FileserveWorkload::finish_job(RdmaProcess& app, Job& j) {
     if (ok) served_bytes_.inc(j.bytes);
     const std::string what = describe(j.w, j.node) + (ok ? "" : " FAILED");
     slice(app, "serve", j.t0, what, j.slot);
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), app.group() + ".fileserve", "served " + what);
+    if (ctx_.tracer.noting())
+        ctx_.tracer.note(Tracer::Track{}, "served", app.now(), sc_core::SC_ZERO_TIME, app.group() + ".fileserve", "served " + what);
     if (!j.replied) send_reply(app, j, ok, ok ? j.bytes : 0, 0);
     j.active = false;
 }

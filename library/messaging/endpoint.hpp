@@ -170,7 +170,9 @@ private:
     // no more from the post (isend, irecv) until the request completes: a
     // touch waits for the request (the library progresses until it is).
     void guard(Request id, Req& r);
-    void narrate(const std::string& text);
+    // A numbered step of the narrated story (a line of the log), following
+    // what this process is telling, if anything.
+    void step(const char* name, const std::string& text);
 
     // eager.cpp
     void eager_send(Req& r, Request id);

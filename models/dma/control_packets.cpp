@@ -114,7 +114,7 @@ Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
                                         "credit return", "notification skip"};
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "transfer " << c.id;
+        os << "transfer " << transfer_name(c.id);
         switch (c.kind) {
         case ControlKind::Retransmit: os << " from node" << c.node << ": retransmit request from packet " << c.index; break;
         case ControlKind::ErrorAck: os << " from node" << c.node << ": fault NOT resolved, error ACK"; break;
@@ -125,7 +125,7 @@ Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
         }
         return tracer.note(trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who,
                            os.str(), c.story,
-                           {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
+                           {{"transfer", Tracer::json_string(transfer_name(c.id))}, {"packet", Tracer::json_number(c.index)}});
     }
     return {};
 }
