@@ -134,6 +134,7 @@ private:
     struct Job {
         bool active = false;
         unsigned slot = 0;             // its job slot
+        Tracer::Cause story;           // the request's arrival (its receive's step): serving it follows
         Wire w;
         unsigned node = 0;             // the client's node
         std::size_t client = 0;

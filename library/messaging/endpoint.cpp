@@ -125,9 +125,9 @@ std::uint64_t Endpoint::take_record() {
 
 void Endpoint::give_record(std::uint64_t r) { free_records_.push_back(r); }
 
-void Endpoint::step(const char* name, const std::string& text) {
-    if (ctx_.tracer.noting())
-        ctx_.tracer.note(Tracer::Track{}, name, app_.now(), sc_core::SC_ZERO_TIME, app_.group() + ".msg", text);
+Tracer::Cause Endpoint::step(const char* name, const std::string& text) {
+    if (!ctx_.tracer.noting()) return {};
+    return ctx_.tracer.note(Tracer::Track{}, name, app_.now(), sc_core::SC_ZERO_TIME, app_.group() + ".msg", text);
 }
 
 void Endpoint::charge_copy(std::uint64_t bytes) {
@@ -251,7 +251,7 @@ void Endpoint::complete(Request id, Req& r) {
         std::ostringstream os;
         os << what << " done: " << r.status.len << " B, tag " << r.status.tag << (r.send ? " to node" : " from node")
            << (r.send ? r.peer : r.status.source);
-        step(what, os.str());
+        r.status.story = step(what, os.str());
     }
 }
 
