@@ -14,7 +14,7 @@ Generated:
   table of those sections.
 
 The parameters' defaults, ranges and help (with their sources) are declared
-once, in each model's declare_params; the summary columns in src/summary.cpp.
+once, in each model's declare_params; the summary columns in src/sim/summary.cpp.
 Edit those, then run this script. The ctest `generated_docs` runs --check.
 """
 import argparse

@@ -1,4 +1,4 @@
-#include "bench.hpp"
+#include "src/tools/bench.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,13 +22,13 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "core/csv.hpp"
-#include "core/params.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/params.hpp"
 #include "models/memory/dram.hpp"
 #include "models/smmu/context_setup.hpp"
 #include "models/smmu/page_table_writer.hpp"
 #include "models/smmu/smmu500.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 #include <boost/program_options.hpp>
 
@@ -50,8 +50,8 @@ std::string shq(const std::string& s) {
 
 // A whole number of decimal digits (no sign) between lo and hi.
 long parse_whole(const std::string& what, const std::string& v, long lo, long hi) {
-    if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos ||
-        std::stol(v) < lo || std::stol(v) > hi)
+    if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) < lo ||
+        std::stol(v) > hi)
         throw std::invalid_argument(what + " " + v + ": expected a whole number between " + std::to_string(lo) +
                                     " and " + std::to_string(hi));
     return std::stol(v);
@@ -80,8 +80,8 @@ int parse_bench_options(const std::string& cmd, const std::vector<std::string>& 
 // --iterations of bench-bare and bench-smmu.
 int iterations_option(const std::string& cmd, const std::vector<std::string>& args, long dflt, long& iterations) {
     po::options_description opts(cmd + " options");
-    opts.add_options()("help,h", "show this help")(
-        "iterations", po::value<std::string>()->value_name("N"), "calls to time (>= 1)");
+    opts.add_options()("help,h", "show this help")("iterations", po::value<std::string>()->value_name("N"),
+                                                   "calls to time (>= 1)");
     po::variables_map vm;
     const int rc = parse_bench_options(cmd, args, opts, "usage: vrdmasim " + cmd + " [--iterations N]\n", vm);
     if (rc >= 0) return rc;
@@ -201,7 +201,7 @@ std::string capture(const std::string& cmd, int& status) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 int bench_bare_command(const std::vector<std::string>& args) {
     long iterations = 0;
@@ -263,8 +263,8 @@ struct StreamFigures {
 };
 
 // One `vrdmasim run` of a stream in a child process; its summary's figures.
-bool run_stream(const std::string& exe, const std::string& dir, const std::string& volume,
-                const std::string& extra, StreamFigures& f) {
+bool run_stream(const std::string& exe, const std::string& dir, const std::string& volume, const std::string& extra,
+                StreamFigures& f) {
     int st = 0;
     capture(shq(exe) + " run --workload.kind=stream --workload.total-bytes=" + shq(volume) +
                 " --workload.message-size=1MiB " + extra + " --out " + shq(dir) + " --quiet 2>&1",
@@ -320,7 +320,7 @@ struct TorusSize {
     unsigned nodes;
     unsigned x, y, z;
 };
-constexpr TorusSize kTorusSizes[] = {{4, 1, 1, 1},    {16, 2, 2, 1},    {64, 4, 2, 2},     {256, 4, 4, 4},
+constexpr TorusSize kTorusSizes[] = {{4, 1, 1, 1},    {16, 2, 2, 1},    {64, 4, 2, 2},      {256, 4, 4, 4},
                                      {1296, 9, 6, 6}, {4096, 16, 8, 8}, {16384, 16, 16, 16}};
 
 std::string torus_args(const TorusSize& sz) {
@@ -332,8 +332,8 @@ std::string torus_args(const TorusSize& sz) {
 // The halo of --scale and --instructions: cold buffers, terminate-mode faults
 // recovered by the fault-tolerant engine.
 std::string halo_args(const TorusSize& sz, unsigned iterations) {
-    return torus_args(sz) + " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" +
-           std::to_string(iterations) +
+    return torus_args(sz) +
+           " --workload.kind=halo --workload.message-size=16KiB --workload.iterations=" + std::to_string(iterations) +
            " --workload.populate=false --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
 }
 
@@ -345,7 +345,8 @@ std::string halo_args(const TorusSize& sz, unsigned iterations) {
 int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nodes, unsigned iterations) {
     std::cout << "scale: halo, 16 KiB messages, " << iterations
               << " iterations, cold buffers, terminate-mode faults recovered (dma.fault-tolerant)\n";
-    std::cout << "  nodes  host s  build s  output s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
+    std::cout
+        << "  nodes  host s  build s  output s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
     double first = 0, worst = 0, lowest = 0, highest = 0, worst_overhead = 0, last_overhead = 0;
     unsigned last_nodes = 0;
     std::ostringstream csv;
@@ -383,10 +384,9 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
             last_nodes = sz.nodes;
         }
         std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(6) << host << "  " << std::setw(7) << build
-                  << "  " << std::setw(8) << output << "  " << std::setw(8) << m["peak_rss_mib"] << "  "
-                  << std::setw(7) << m["packets"] << "  " << std::setw(11)
-                  << static_cast<long>(hops) << "  " << std::setw(6) << m["smmu_faults"] << "  " << std::setw(6)
-                  << m["transfer_errors"] << "  " << per_hop_ns << "\n";
+                  << "  " << std::setw(8) << output << "  " << std::setw(8) << m["peak_rss_mib"] << "  " << std::setw(7)
+                  << m["packets"] << "  " << std::setw(11) << static_cast<long>(hops) << "  " << std::setw(6)
+                  << m["smmu_faults"] << "  " << std::setw(6) << m["transfer_errors"] << "  " << per_hop_ns << "\n";
         csv << ",n" << sz.nodes << "_host_s," << host << ",n" << sz.nodes << "_build_s," << build << ",n" << sz.nodes
             << "_output_s," << output << ",n" << sz.nodes << "_peak_mib," << m["peak_rss_mib"] << ",n" << sz.nodes
             << "_ns_per_hop," << per_hop_ns;
@@ -432,12 +432,10 @@ int bench_memory(const std::string& exe, const std::string& dir, unsigned max_no
         xs.push_back(sz.nodes);
         ys.push_back(mib);
         std::cout << "  " << std::setw(5) << sz.nodes << "  " << std::setw(8) << mib << "  " << std::setw(37);
-        if (prev_nodes > 0)
-            std::cout << (mib - prev_mib) * 1024 / (sz.nodes - prev_nodes);
-        else
-            std::cout << "-";
-        std::cout << "  " << std::setw(7) << m["host_build_seconds"] << "  " << std::setw(8)
-                  << m["host_output_seconds"] << "\n";
+        if (prev_nodes > 0) std::cout << (mib - prev_mib) * 1024 / (sz.nodes - prev_nodes);
+        else std::cout << "-";
+        std::cout << "  " << std::setw(7) << m["host_build_seconds"] << "  " << std::setw(8) << m["host_output_seconds"]
+                  << "\n";
         csv << ",n" << sz.nodes << "_peak_mib," << mib;
         prev_nodes = sz.nodes;
         prev_mib = mib;
@@ -453,7 +451,7 @@ int bench_memory(const std::string& exe, const std::string& dir, unsigned max_no
 }
 
 // The instructions of one run's simulation loop, counted by valgrind's
-// callgrind (src/run.cpp starts and stops the instrumentation around the
+// callgrind (src/cli/run.cpp starts and stops the instrumentation around the
 // loop: elaboration and writing the outputs are not counted). Independent
 // of the host's load, unlike its time. Fills `m` with the run's summary.
 bool count_instructions(const std::string& exe, const std::string& dir, const std::string& args, double& ir,
@@ -471,8 +469,9 @@ bool count_instructions(const std::string& exe, const std::string& dir, const st
         if (rows.size() < 2) throw std::runtime_error("summary.csv has no data row");
         for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
     } catch (const std::exception& e) {
-        std::cerr << "vrdmasim: error: run " << args << " under callgrind failed (exit status " << st << "): " << e.what()
-                  << "\n" << log.substr(log.size() > 2000 ? log.size() - 2000 : 0) << "\n";
+        std::cerr << "vrdmasim: error: run " << args << " under callgrind failed (exit status " << st
+                  << "): " << e.what() << "\n"
+                  << log.substr(log.size() > 2000 ? log.size() - 2000 : 0) << "\n";
         return false;
     }
     std::ifstream in(out);
@@ -515,19 +514,22 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
     if (!count_instructions(exe, dir, "--workload.total-bytes=" + shq(volume), ir, m)) return 1;
     const double packets = std::atof(m["packets"].c_str());
     const double hops = std::atof(m["packet_hops"].c_str());
-    std::cout << std::setprecision(6) << "  stream, the default config, " << volume << ": " << static_cast<long>(packets)
-              << " packets, " << static_cast<long>(hops) << " packet-hops, " << ir << " instructions: "
-              << (packets > 0 ? ir / packets : 0) << " per packet, " << (hops > 0 ? ir / hops : 0) << " per packet-hop\n";
-    csv << ",stream_per_packet," << (packets > 0 ? ir / packets : 0) << ",stream_per_hop," << (hops > 0 ? ir / hops : 0);
+    std::cout << std::setprecision(6) << "  stream, the default config, " << volume << ": "
+              << static_cast<long>(packets) << " packets, " << static_cast<long>(hops) << " packet-hops, " << ir
+              << " instructions: " << (packets > 0 ? ir / packets : 0) << " per packet, " << (hops > 0 ? ir / hops : 0)
+              << " per packet-hop\n";
+    csv << ",stream_per_packet," << (packets > 0 ? ir / packets : 0) << ",stream_per_hop,"
+        << (hops > 0 ? ir / hops : 0);
     for (const TorusSize& sz : kTorusSizes) {
         if (sz.nodes > max_nodes) break;
         if (sz.nodes != 4 && sz.nodes != 64 && sz.nodes != 256) continue;
         std::map<std::string, std::string> h;
         if (!count_instructions(exe, dir, halo_args(sz, iterations), ir, h)) return 1;
         const double ph = std::atof(h["packet_hops"].c_str());
-        std::cout << "  halo, " << sz.nodes << " nodes, " << iterations << " iterations: "
-                  << static_cast<long>(std::atof(h["packets"].c_str())) << " packets, " << static_cast<long>(ph)
-                  << " packet-hops, " << ir << " instructions: " << (ph > 0 ? ir / ph : 0) << " per packet-hop\n";
+        std::cout << "  halo, " << sz.nodes << " nodes, " << iterations
+                  << " iterations: " << static_cast<long>(std::atof(h["packets"].c_str())) << " packets, "
+                  << static_cast<long>(ph) << " packet-hops, " << ir << " instructions: " << (ph > 0 ? ir / ph : 0)
+                  << " per packet-hop\n";
         csv << ",n" << sz.nodes << "_per_hop," << (ph > 0 ? ir / ph : 0);
     }
     std::cout << csv.str() << "\n";
@@ -535,25 +537,26 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
 #endif
 }
 
-}  // namespace
+}   // namespace
 
 int bench_command(const std::vector<std::string>& args) {
     po::options_description opts("bench options");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
-         "bytes each stream run moves, e.g. 256MiB")
-        ("scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")
-        ("memory", "instead: host memory per idle node, from the peak resident memory of tori of 64 to "
-                   "--max-nodes nodes (64, 256, 1296, 4096, 16384) with one small stream")
-        ("instructions", "instead: instructions per packet (the default stream, --volume, default 16MiB here) and "
-                         "per packet-hop (halo on 4, 64, 256 nodes up to --max-nodes), counted by valgrind's "
-                         "callgrind on the simulation loop only: figures that do not depend on the host's load")
-        ("max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
-         "--scale, --memory, --instructions: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or 16384 "
-         "nodes; --memory: from 64; --instructions: 4, 64 and 256; up to it; >= 4)")
-        ("iterations", po::value<std::string>()->value_name("N")->default_value("4"),
-         "--scale, --instructions: halo iterations per run (>= 1)");
+    opts.add_options()("help,h", "show this help")(
+        "volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
+        "bytes each stream run moves, e.g. 256MiB")(
+        "scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")(
+        "memory",
+        "instead: host memory per idle node, from the peak resident memory of tori of 64 to "
+        "--max-nodes nodes (64, 256, 1296, 4096, 16384) with one small stream")(
+        "instructions",
+        "instead: instructions per packet (the default stream, --volume, default 16MiB here) and "
+        "per packet-hop (halo on 4, 64, 256 nodes up to --max-nodes), counted by valgrind's "
+        "callgrind on the simulation loop only: figures that do not depend on the host's load")(
+        "max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
+        "--scale, --memory, --instructions: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or 16384 "
+        "nodes; --memory: from 64; --instructions: 4, 64 and 256; up to it; >= 4)")(
+        "iterations", po::value<std::string>()->value_name("N")->default_value("4"),
+        "--scale, --instructions: halo iterations per run (>= 1)");
     po::variables_map vm;
     const int rc = parse_bench_options(
         "bench", args, opts,
@@ -604,8 +607,8 @@ int bench_command(const std::vector<std::string>& args) {
         declare_all_params(reg);
         std::vector<std::vector<std::string>> configs{{"--workload.total-bytes=" + volume}};
         if (!instructions)
-            configs.push_back({"--workload.kind=stream", "--workload.total-bytes=" + volume,
-                               "--workload.message-size=1MiB"});
+            configs.push_back(
+                {"--workload.kind=stream", "--workload.total-bytes=" + volume, "--workload.message-size=1MiB"});
         if (!instructions) {
             std::vector<std::string> f{"--workload.kind=stream", "--workload.total-bytes=" + volume};
             std::istringstream words(fault_args);
@@ -690,9 +693,8 @@ int bench_command(const std::vector<std::string>& args) {
               << "bare SystemC b_transport+wait():   " << bare_ns << " ns per round trip\n";
     auto report = [&](const char* what, const StreamFigures& f) {
         const double ns = f.host * 1e9 / f.packets;
-        std::cout << "stream, " << volume << " in 1 MiB messages, " << what << ": "
-                  << static_cast<long>(f.packets) << " packets, " << f.events << " model transactions, " << f.host
-                  << " host s\n"
+        std::cout << "stream, " << volume << " in 1 MiB messages, " << what << ": " << static_cast<long>(f.packets)
+                  << " packets, " << f.events << " model transactions, " << f.host << " host s\n"
                   << "  simulated packets per host second: " << f.packets / f.host << "\n"
                   << "  host time per packet:              " << ns << " ns = " << ns / bare_ns
                   << " bare round trips (goal <= 5)\n";
@@ -709,15 +711,17 @@ int bench_command(const std::vector<std::string>& args) {
               << " bare round trips per packet; physical min " << *std::min_element(rep_phys.begin(), rep_phys.end())
               << ", median " << median(rep_phys) << "\n";
     std::cout << "SMMU TLB-hit path: " << direct_ns << " ns for a bare b_transport call, " << smmu_ns
-              << " ns through a TBU: a hit costs " << hit_cost << " bare calls (goal <= 2); "
-              << 1e9 / smmu_ns << " translations per host second\n";
+              << " ns through a TBU: a hit costs " << hit_cost << " bare calls (goal <= 2); " << 1e9 / smmu_ns
+              << " translations per host second\n";
     std::cout << "stream, " << volume << " in " << fault_message
               << " messages, fault-tolerant with faults (cold source and destination, THP never, "
-                 "terminate + dma.fault-tolerant): " << static_cast<long>(faulting.packets)
-              << " packets, " << faulting.faults << " SMMU faults, " << faulting.host << " host s\n"
+                 "terminate + dma.fault-tolerant): "
+              << static_cast<long>(faulting.packets) << " packets, " << faulting.faults << " SMMU faults, "
+              << faulting.host << " host s\n"
               << "  simulated packets per host second: " << faulting.packets / faulting.host << " ("
-              << with_smmu.packets / with_smmu.host << " without faults: "
-              << (faulting.packets / faulting.host) / (with_smmu.packets / with_smmu.host) << "x)\n"
+              << with_smmu.packets / with_smmu.host
+              << " without faults: " << (faulting.packets / faulting.host) / (with_smmu.packets / with_smmu.host)
+              << "x)\n"
               << "  SMMU faults per host second:       " << faulting.faults / faulting.host << "\n";
     if (faulting.faults == 0)
         std::cout << "  (warning: no SMMU fault: the cold buffers were faulted in before the engine met them)\n";
@@ -727,4 +731,4 @@ int bench_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -15,4 +15,4 @@ int bench_bare_command(const std::vector<std::string>& args);
 // Prints "direct_ns_per_call <x>" and "smmu_ns_per_call <y>".
 int bench_smmu_command(const std::vector<std::string>& args);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

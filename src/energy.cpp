@@ -1,12 +1,12 @@
-#include "energy.hpp"
+#include "src/sim/energy.hpp"
 
 #include <cmath>
 
 #include <systemc>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/os/cpu.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim {
 
@@ -26,7 +26,7 @@ const char* const kPartText[] = {
     "the RDMA logic in the fabric (PLDMA, SMMU path, NI, router: static power, energy per packet and per table "
     "walk)"};
 
-}  // namespace
+}   // namespace
 
 RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats, double seconds) {
     RunEnergy r;
@@ -60,8 +60,7 @@ void declare_energy_metrics(MetricRegistry& reg) {
     reg.add_supplied("energy_j", "J",
                      "Energy of the whole system over the run (every node, link and SSD; models/power: every "
                      "coefficient an *estimate*): the sum of the energy_<part>_j columns.");
-    reg.add_supplied("energy_nj_per_byte", "nJ/B",
-                     "energy_j over the bytes delivered (empty when none was).");
+    reg.add_supplied("energy_nj_per_byte", "nJ/B", "energy_j over the bytes delivered (empty when none was).");
     for (std::size_t k = 0; k < 5; ++k) {
         reg.add_supplied(std::string("energy_") + kParts[k] + "_j", "J",
                          std::string("Energy of ") + kPartText[k] + ", over the run.");
@@ -99,4 +98,4 @@ std::vector<std::string> energy_violations(const RunEnergy& e) {
     return out;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

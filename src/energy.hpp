@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "models/power/power.hpp"
 
 namespace vrdmasim {
@@ -36,4 +36,4 @@ std::vector<std::pair<std::string, std::string>> energy_columns(const RunEnergy&
 // more core time busy than the cores had.
 std::vector<std::string> energy_violations(const RunEnergy& e);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,6 +1,6 @@
-#include "frame_check.hpp"
+#include "src/sim/frame_check.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <sstream>
 #include <stdexcept>
@@ -13,33 +13,32 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-
 const FrameUse kForeign[] = {FrameUse::OtherProcess, FrameUse::OwnOtherPage, FrameUse::StalePin, FrameUse::Kernel,
                              FrameUse::Free};
 
 // Statistic name of a kind.
 const char* stat_name(FrameUse u) {
     switch (u) {
-        case FrameUse::Own: return "own";
-        case FrameUse::OtherProcess: return "other_process";
-        case FrameUse::OwnOtherPage: return "own_other_page";
-        case FrameUse::StalePin: return "stale_pin";
-        case FrameUse::Kernel: return "kernel";
-        case FrameUse::Free: return "free";
+    case FrameUse::Own: return "own";
+    case FrameUse::OtherProcess: return "other_process";
+    case FrameUse::OwnOtherPage: return "own_other_page";
+    case FrameUse::StalePin: return "stale_pin";
+    case FrameUse::Kernel: return "kernel";
+    case FrameUse::Free: return "free";
     }
     return "?";
 }
 
-}  // namespace
+}   // namespace
 
 const char* to_string(FrameUse u) {
     switch (u) {
-        case FrameUse::Own: return "own";
-        case FrameUse::OtherProcess: return "another process";
-        case FrameUse::OwnOtherPage: return "another page of the same process";
-        case FrameUse::StalePin: return "a stale pin";
-        case FrameUse::Kernel: return "the kernel";
-        case FrameUse::Free: return "free";
+    case FrameUse::Own: return "own";
+    case FrameUse::OtherProcess: return "another process";
+    case FrameUse::OwnOtherPage: return "another page of the same process";
+    case FrameUse::StalePin: return "a stale pin";
+    case FrameUse::Kernel: return "the kernel";
+    case FrameUse::Free: return "free";
     }
     return "?";
 }
@@ -67,26 +66,25 @@ FrameVerdict judge_frame(const Vm& vm, const PhysicalKeys& keys, unsigned node, 
         }
     v.now = vm.frame_owner(page);
     switch (v.now.kind) {
-        case FrameOwner::Kind::Process:
-            v.use = v.now.pid != pid ? FrameUse::OtherProcess : FrameUse::OwnOtherPage;
-            break;
-        case FrameOwner::Kind::StalePin: v.use = FrameUse::StalePin; break;
-        case FrameOwner::Kind::Kernel:
-        case FrameOwner::Kind::PageCache: v.use = FrameUse::Kernel; break;   // the page cache is kernel memory
-        case FrameOwner::Kind::Free: v.use = FrameUse::Free; break;
+    case FrameOwner::Kind::Process: v.use = v.now.pid != pid ? FrameUse::OtherProcess : FrameUse::OwnOtherPage; break;
+    case FrameOwner::Kind::StalePin: v.use = FrameUse::StalePin; break;
+    case FrameOwner::Kind::Kernel:
+    case FrameOwner::Kind::PageCache: v.use = FrameUse::Kernel; break;   // the page cache is kernel memory
+    case FrameOwner::Kind::Free: v.use = FrameUse::Free; break;
     }
     return v;
 }
 
 void FrameCheck::declare_metrics(MetricRegistry& reg) {
     const auto present = [](const Config& c) { return physical_mode(c); };
-    reg.sum_counters("wrong_bytes_delivered",
-                     "Physical-address mode (`smmu.enabled = false` with a registration strategy; docs/experiments.md \"Why "
-                     "pinning exists\"): destination bytes that differ from the source in transfers reported "
-                     "successful, as the workload's byte check counts them (`workload.wrong_bytes`). Such a "
-                     "run reports them as the experiment's result (exit status 0); in any other run one wrong "
-                     "byte is a data mismatch and fails the run. 0 in other runs.",
-                     {"wrong_bytes"}, present);
+    reg.sum_counters(
+        "wrong_bytes_delivered",
+        "Physical-address mode (`smmu.enabled = false` with a registration strategy; docs/experiments.md \"Why "
+        "pinning exists\"): destination bytes that differ from the source in transfers reported "
+        "successful, as the workload's byte check counts them (`workload.wrong_bytes`). Such a "
+        "run reports them as the experiment's result (exit status 0); in any other run one wrong "
+        "byte is a data mismatch and fails the run. 0 in other runs.",
+        {"wrong_bytes"}, present);
     reg.sum_counters("foreign_frame_writes",
                      "Physical-address mode: engine writes (payload or record) that touched a frame no longer the "
                      "receiving process's at a page its library handed the engine: another process's, another "
@@ -97,14 +95,12 @@ void FrameCheck::declare_metrics(MetricRegistry& reg) {
                      "Bytes of those writes that landed in frames another process maps now (e.g. the hog's, "
                      "after reclaim freed the frame and the hog faulted it in).",
                      {"frame_check.foreign_write_bytes.other_process"}, present);
-    reg.sum_counters("foreign_bytes_own_page",
-                     "Bytes of those writes that landed in another page of the same process.",
+    reg.sum_counters("foreign_bytes_own_page", "Bytes of those writes that landed in another page of the same process.",
                      {"frame_check.foreign_write_bytes.own_other_page"}, present);
     reg.sum_counters("foreign_bytes_kernel",
                      "Bytes of those writes that landed in frames the kernel holds (page tables, a block "
                      "khugepaged or compaction is filling, a stale pin's frame).",
-                     {"frame_check.foreign_write_bytes.kernel", "frame_check.foreign_write_bytes.stale_pin"},
-                     present);
+                     {"frame_check.foreign_write_bytes.kernel", "frame_check.foreign_write_bytes.stale_pin"}, present);
     reg.sum_counters("foreign_bytes_free",
                      "Bytes of those writes that landed in free frames (the data is lost: the process's page "
                      "is elsewhere now).",
@@ -171,14 +167,14 @@ unsigned FrameCheck::inspect(bool write, std::uint64_t pa, std::uint64_t len, st
 
 std::string FrameCheck::owner_text(const FrameOwner& o) const {
     switch (o.kind) {
-        case FrameOwner::Kind::Process:
-            return "process " + std::to_string(o.pid) + " (" + vm_.process_name(o.pid) + ") at va " + hex(o.va);
-        case FrameOwner::Kind::StalePin:
-            return "a stale pin of process " + std::to_string(o.pid) + " (old va " + hex(o.va) + ")";
-        case FrameOwner::Kind::Kernel: return "the kernel";
-        case FrameOwner::Kind::PageCache:
-            return "the page cache (file " + std::to_string(o.file) + ", offset " + hex(o.offset) + ")";
-        case FrameOwner::Kind::Free: return "nobody (free)";
+    case FrameOwner::Kind::Process:
+        return "process " + std::to_string(o.pid) + " (" + vm_.process_name(o.pid) + ") at va " + hex(o.va);
+    case FrameOwner::Kind::StalePin:
+        return "a stale pin of process " + std::to_string(o.pid) + " (old va " + hex(o.va) + ")";
+    case FrameOwner::Kind::Kernel: return "the kernel";
+    case FrameOwner::Kind::PageCache:
+        return "the page cache (file " + std::to_string(o.file) + ", offset " + hex(o.offset) + ")";
+    case FrameOwner::Kind::Free: return "nobody (free)";
     }
     return "?";
 }
@@ -195,10 +191,8 @@ void FrameCheck::report(bool write, std::uint64_t pa, std::uint64_t bytes, int p
     std::ostringstream os;
     os << (write ? "wrote " : "read ") << bytes << " B " << (write ? "into" : "from") << " frame "
        << hex(pa & ~(kPage - 1)) << " for process " << pid << " (" << vm_.process_name(pid) << "): ";
-    if (v.handed)
-        os << "handed as its page " << hex(v.handed_va) << ", ";
-    else
-        os << "a frame never handed for it, ";
+    if (v.handed) os << "handed as its page " << hex(v.handed_va) << ", ";
+    else os << "a frame never handed for it, ";
     os << "now held by " << owner_text(v.now) << " [" << to_string(v.use) << "]";
     // A step of the story the access belongs to (the transfer's, in its Scope).
     tracer_.note(Tracer::Track{}, what, at, sc_core::SC_ZERO_TIME, group_ + ".frame_check", os.str());
@@ -215,4 +209,4 @@ void FrameCheck::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
 
 unsigned FrameCheck::transport_dbg(tlm::tlm_generic_payload& gp) { return out->transport_dbg(gp); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -25,8 +25,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
 #include "models/os/vm.hpp"
 #include "library/rdma/physical.hpp"
 
@@ -34,20 +34,20 @@ namespace vrdmasim {
 
 // How a frame the engine touches stands now against the process the access is for.
 enum class FrameUse {
-    Own,            // a page the library handed the engine, still mapped there
+    Own,   // a page the library handed the engine, still mapped there
     OtherProcess,   // mapped by another process
     OwnOtherPage,   // mapped by the same process at a page never handed for it
-    StalePin,       // unmapped, held by a stale pin
-    Kernel,         // the kernel's (page tables, a block being filled, memory outside the allocator)
-    Free,           // free in the page allocator
+    StalePin,   // unmapped, held by a stale pin
+    Kernel,   // the kernel's (page tables, a block being filled, memory outside the allocator)
+    Free,   // free in the page allocator
 };
 const char* to_string(FrameUse u);
 
 struct FrameVerdict {
     FrameUse use = FrameUse::Own;
-    FrameOwner now;                  // who holds the frame now
-    bool handed = false;             // the library handed this frame for the process ...
-    std::uint64_t handed_va = 0;     // ... at this page (the first such)
+    FrameOwner now;   // who holds the frame now
+    bool handed = false;   // the library handed this frame for the process ...
+    std::uint64_t handed_va = 0;   // ... at this page (the first such)
 };
 
 // The check of one frame (untimed): `pa` touched by `node`'s engine for process `pid`.
@@ -55,7 +55,7 @@ FrameVerdict judge_frame(const Vm& vm, const PhysicalKeys& keys, unsigned node, 
 
 class FrameCheck : public sc_core::sc_module {
 public:
-    tlm_utils::passthrough_target_socket<FrameCheck> in;       // from Pldma.mem
+    tlm_utils::passthrough_target_socket<FrameCheck> in;   // from Pldma.mem
     tlm_utils::simple_initiator_socket<FrameCheck> out;   // to the bus
 
     // Its columns of summary.csv (present in physical-address mode only).
@@ -75,8 +75,7 @@ public:
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     unsigned transport_dbg(tlm::tlm_generic_payload& gp);
-    void report(bool write, std::uint64_t pa, std::uint64_t bytes, int pid, const FrameVerdict& v,
-                sc_core::sc_time at);
+    void report(bool write, std::uint64_t pa, std::uint64_t bytes, int pid, const FrameVerdict& v, sc_core::sc_time at);
     std::string owner_text(const FrameOwner& o) const;
 
     const std::string group_;
@@ -90,4 +89,4 @@ private:
     std::map<FrameUse, Counter*> foreign_bytes_, stale_bytes_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,12 +1,12 @@
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "library/rdma/buffer_guard.hpp"
-#include "energy.hpp"
-#include "system.hpp"
+#include "src/sim/energy.hpp"
+#include "src/sim/system.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
@@ -71,11 +71,12 @@ void check_link(const Link& link, const StatRegistry& stats, double run_us, std:
         }
         if (hwm->value() > link.params().buffer_flits)
             out.push_back({"credit-overflow", name + " VC " + std::to_string(vc) + " held " + num(hwm->value()) +
-                                                  " flits in a buffer of " + std::to_string(link.params().buffer_flits)});
+                                                  " flits in a buffer of " +
+                                                  std::to_string(link.params().buffer_flits)});
     }
 }
 
-}  // namespace
+}   // namespace
 
 // NetVM's network interface (ni.translation = shadow): every entry the OS
 // wrote or cleared in the NI's table was charged as CPU work (the table's
@@ -108,12 +109,12 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
     }
     if (!credits) return;
     if (full > 0)
-        out.push_back({"credits-bound-buffer", std::to_string(full) + " packet(s) found the NetVM system buffer "
-                                               "full although the senders' credits should bound it"});
+        out.push_back({"credits-bound-buffer", std::to_string(full) +
+                                                   " packet(s) found the NetVM system buffer "
+                                                   "full although the senders' credits should bound it"});
     if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().finished())
-        out.push_back({"credits-conserved", std::to_string(spent) + " B of credit spent, " +
-                                                std::to_string(returned) + " B returned and " + num(owed) +
-                                                " B still owed by the receivers"});
+        out.push_back({"credits-conserved", std::to_string(spent) + " B of credit spent, " + std::to_string(returned) +
+                                                " B returned and " + num(owed) + " B still owed by the receivers"});
 }
 
 // Ordered notifications (dma.notify-window): every notification of a
@@ -134,17 +135,19 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
     }
     if (errors > 0)
         out.push_back({"notifications-numbered", std::to_string(errors) + " notification number(s) delivered twice or "
-                                                 "beyond the sequence window"});
+                                                                          "beyond the sequence window"});
     if (!ordered) return;
     if (reordered > 0)
-        out.push_back({"notifications-in-order", std::to_string(reordered) + " notification(s) delivered after a "
-                                                 "later-posted one of the same sender and domain, with "
-                                                 "dma.notify-window > 0"});
+        out.push_back({"notifications-in-order", std::to_string(reordered) +
+                                                     " notification(s) delivered after a "
+                                                     "later-posted one of the same sender and domain, with "
+                                                     "dma.notify-window > 0"});
     bool finished = true;
     for (const auto& w : sys.workloads()) finished = finished && w->finished();
     if (finished && (held > 0 || unanswered > 0))
         out.push_back({"notifications-released", std::to_string(held) + " notification(s) still held and " +
-                                                     std::to_string(unanswered) + " number(s) never answered at the "
+                                                     std::to_string(unanswered) +
+                                                     " number(s) never answered at the "
                                                      "end of a finished run"});
 }
 
@@ -207,7 +210,8 @@ void check_lock_operations(System& sys, const StatRegistry& stats, std::vector<V
     if (library != engines)
         out.push_back({"lock-operations", std::to_string(sys.workloads().size()) + " lock job(s) posted " +
                                               std::to_string(library) + " engine operations, the engines counted " +
-                                              std::to_string(engines) + " posted (`*.dma.atomics_posted` + "
+                                              std::to_string(engines) +
+                                              " posted (`*.dma.atomics_posted` + "
                                               "`transfers_posted`)"});
 }
 
@@ -238,7 +242,8 @@ static double payload_ceiling_bps(System& sys, const StatRegistry& stats) {
     for (std::size_t i = 0; i < sys.size(); ++i) {
         Node& n = sys.node(i);
         const Counter* received = stats.find_counter(std::string(n.dma.name()) + ".bytes_received");
-        if (received && received->value() > 0) ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
+        if (received && received->value() > 0)
+            ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
     // What the workloads deliver without the network (their own bound).
     for (const auto& w : sys.workloads()) ceiling_bps += w->local_ceiling_bps();
@@ -256,8 +261,9 @@ RunFigures run_figures(System& sys) {
     f.span_s = last > first ? (last - first).to_seconds() : 0.0;
     f.run_s = sc_core::sc_time_stamp().to_seconds();
     const auto gbps = [&l](sc_core::sc_time span) {
-        return span > sc_core::SC_ZERO_TIME ? static_cast<double>(l.bytes_delivered.value()) * 8 / span.to_seconds() / 1e9
-                                            : 0.0;
+        return span > sc_core::SC_ZERO_TIME
+                   ? static_cast<double>(l.bytes_delivered.value()) * 8 / span.to_seconds() / 1e9
+                   : 0.0;
     };
     f.throughput_gbps = gbps(l.end_to_end());
     f.post_window_gbps = gbps(l.post_window());
@@ -273,13 +279,13 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         const std::string job = w->job() == 0 ? "" : "job " + std::to_string(w->job()) + ": ";
         // Conservation: every posted transfer finished, ok or failed.
         if (log.posted_count.value() != log.transfers.value())
-            out.push_back({"transfers-conserved", job + std::to_string(log.posted_count.value()) + " transfers posted but " +
-                                                      std::to_string(log.transfers.value()) + " finished (" +
-                                                      std::to_string(log.errors.value()) + " of them failed)"});
+            out.push_back({"transfers-conserved", job + std::to_string(log.posted_count.value()) +
+                                                      " transfers posted but " + std::to_string(log.transfers.value()) +
+                                                      " finished (" + std::to_string(log.errors.value()) +
+                                                      " of them failed)"});
         // Every byte reported delivered was compared equal at its destination
         // (or, overlap unguarded, found corrupted by the application's race).
-        if (log.mismatches.value() == 0 &&
-            log.bytes_verified.value() + w->raced_bytes() != log.bytes_delivered.value())
+        if (log.mismatches.value() == 0 && log.bytes_verified.value() + w->raced_bytes() != log.bytes_delivered.value())
             out.push_back({"bytes-verified", job + std::to_string(log.bytes_delivered.value()) + " B delivered but " +
                                                  std::to_string(log.bytes_verified.value()) + " B verified" +
                                                  (w->raced_bytes() ? " and " + std::to_string(w->raced_bytes()) +
@@ -297,14 +303,14 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
             const bool unguarded = o->unguarded();
             if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))
-                out.push_back({"race-only-unguarded", job + std::to_string(o->corrupted()) +
-                                                          " transfer(s) found corrupted with " +
-                                                          std::to_string(o->inflight_touches()) +
-                                                          " store(s) made in flight" +
-                                                          (unguarded ? "" : " in a blocking or guarded run")});
+                out.push_back({"race-only-unguarded",
+                               job + std::to_string(o->corrupted()) + " transfer(s) found corrupted with " +
+                                   std::to_string(o->inflight_touches()) + " store(s) made in flight" +
+                                   (unguarded ? "" : " in a blocking or guarded run")});
             if (!unguarded && o->inflight_touches() > 0)
-                out.push_back({"guard-keeps-off", job + std::to_string(o->inflight_touches()) +
-                                                      " store(s) reached a buffer in flight in a blocking or guarded run"});
+                out.push_back(
+                    {"guard-keeps-off", job + std::to_string(o->inflight_touches()) +
+                                            " store(s) reached a buffer in flight in a blocking or guarded run"});
         }
     }
     // Causality of reads in flight: no timed access reached a frame an SSD
@@ -327,9 +333,10 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
         const std::uint64_t unmatched = stats.sum_counters("unmatched_streams");
         const std::uint64_t missing = stats.sum_counters("missing_stream_id");
         if (unmatched + missing > 0)
-            out.push_back({"stream-ids", std::to_string(unmatched) + " SMMU transaction(s) with a stream ID no "
-                                         "process was attached with, " + std::to_string(missing) +
-                                         " without a stream ID"});
+            out.push_back({"stream-ids", std::to_string(unmatched) +
+                                             " SMMU transaction(s) with a stream ID no "
+                                             "process was attached with, " +
+                                             std::to_string(missing) + " without a stream ID"});
     }
     // Physical-address mode: the ownership check saw every byte the engine
     // wrote (the payload it received at least).
@@ -347,8 +354,8 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     const std::uint64_t guards = stats.sum_counters("rdma.guard.installed");
     const std::uint64_t lifted = stats.sum_counters("rdma.guard.lifted");
     if (guards != lifted)
-        out.push_back({"guards-lifted", std::to_string(guards) + " buffer guard(s) installed, " +
-                                            std::to_string(lifted) + " lifted"});
+        out.push_back({"guards-lifted",
+                       std::to_string(guards) + " buffer guard(s) installed, " + std::to_string(lifted) + " lifted"});
     // Causality: the library never saw a completion before the engine wrote it.
     const std::uint64_t early = stats.sum_counters("rdma.early_completions");
     if (early > 0)
@@ -373,8 +380,8 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     const std::uint64_t reads = stats.sum_counters("dma.reads_posted");
     const std::uint64_t reads_done = stats.merge_histograms("dma.read_latency").count();
     const std::uint64_t requests = stats.sum_counters("dma.read_requests");
-    const std::uint64_t replies = stats.sum_counters("dma.read_requests_served") +
-                                  stats.sum_counters("dma.read_replies_failed");
+    const std::uint64_t replies =
+        stats.sum_counters("dma.read_requests_served") + stats.sum_counters("dma.read_replies_failed");
     if (reads != reads_done || requests != replies || requests > reads)
         out.push_back({"reads-conserved", std::to_string(reads) + " reads posted, " + std::to_string(reads_done) +
                                               " completed; " + std::to_string(requests) + " read requests served, " +
@@ -400,10 +407,12 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     const std::uint64_t counter_failed = stats.sum_counters("dma.counter_failed");
     const std::uint64_t counter_writes_failed = stats.sum_counters("dma.counter_writes_failed");
     if (counted != counter_writes || counter_failed > counter_writes_failed)
-        out.push_back({"counters-conserved", std::to_string(counter_writes) + " writes naming an event counter "
-                                             "completed ok but " + std::to_string(counted) + " increments were made; " +
-                                             std::to_string(counter_failed) + " failed at receivers, " +
-                                             std::to_string(counter_writes_failed) + " at senders"});
+        out.push_back({"counters-conserved", std::to_string(counter_writes) +
+                                                 " writes naming an event counter "
+                                                 "completed ok but " +
+                                                 std::to_string(counted) + " increments were made; " +
+                                                 std::to_string(counter_failed) + " failed at receivers, " +
+                                                 std::to_string(counter_writes_failed) + " at senders"});
 
     // Links: utilisation, payload against wire time, credits.
     // A node takes payload in through its one NI link, fed by the links
@@ -417,22 +426,23 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
     const double ceiling_bps = payload_ceiling_bps(sys, stats);
     // Energy: no component below its static power over the run, no core
-    // busier than the run was long (src/energy.cpp).
-    for (const auto& d : energy_violations(energy_of(sys.config(), sys, stats, sc_core::sc_time_stamp().to_seconds()))) out.push_back({"energy", d});
+    // busier than the run was long (src/sim/energy.cpp).
+    for (const auto& d : energy_violations(energy_of(sys.config(), sys, stats, sc_core::sc_time_stamp().to_seconds())))
+        out.push_back({"energy", d});
     // Routers: no input buffer ever held more flits than it has (the
     // upstream link's credits must keep it from overflowing).
     if (const std::uint64_t o = stats.sum_counters("router.buffer_overflows"))
         out.push_back({"router-buffer", std::to_string(o) + " packet(s) found a router's input buffer fuller than it "
-                                                           "is (`*.router.buffer_overflows`): the upstream link's "
-                                                           "credits and the router's buffer disagree"});
+                                                            "is (`*.router.buffer_overflows`): the upstream link's "
+                                                            "credits and the router's buffer disagree"});
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);
     check_planned_transfers(sys, out);
     check_lock_operations(sys, stats, out);
     if (f.link_util_max > 1 + kSlack)
-        out.push_back({"link-utilisation", "link_util_max = " + num(f.link_util_max) +
-                                               ": a link was busier than the workload's span"});
+        out.push_back({"link-utilisation",
+                       "link_util_max = " + num(f.link_util_max) + ": a link was busier than the workload's span"});
     // The end-to-end span holds the post window: its throughput can only be
     // lower (a workload whose first action came after its first post, or a
     // span that lost its start, would be reported too fast).
@@ -450,11 +460,11 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     // Throughput: never above what the receivers' links can carry as payload
     // (the post window's: the higher of the two).
     if (f.post_window_gbps * 1e9 > ceiling_bps * (1 + kSlack))
-        out.push_back({"throughput-ceiling", "throughput " + num(f.post_window_gbps) +
-                                                 " Gb/s is above the receivers' payload ceiling of " +
-                                                 num(ceiling_bps / 1e9) + " Gb/s (the links into them x " +
-                                                 num(fraction) + " payload per wire byte, and what the workloads "
-                                                 "deliver without the network)"});
+        out.push_back({"throughput-ceiling",
+                       "throughput " + num(f.post_window_gbps) + " Gb/s is above the receivers' payload ceiling of " +
+                           num(ceiling_bps / 1e9) + " Gb/s (the links into them x " + num(fraction) +
+                           " payload per wire byte, and what the workloads "
+                           "deliver without the network)"});
     return out;
 }
 
@@ -477,13 +487,15 @@ std::vector<Violation> check_region(System& sys, const StatRegistry& whole, cons
                                                     std::to_string(in_run)});
     }
     if (f.link_util_max > 1 + kSlack)
-        out.push_back({"region-link-utilisation", "link_util_max = " + num(f.link_util_max) +
-                                                      " over the region of interest: a link was busier than it was long"});
+        out.push_back(
+            {"region-link-utilisation", "link_util_max = " + num(f.link_util_max) +
+                                            " over the region of interest: a link was busier than it was long"});
     const double ceiling_bps = payload_ceiling_bps(sys, whole);
     if (f.throughput_gbps * 1e9 > ceiling_bps * (1 + kSlack))
         out.push_back({"region-throughput-ceiling", "throughput " + num(f.throughput_gbps) +
                                                         " Gb/s over the region of interest is above the receivers' "
-                                                        "payload ceiling of " + num(ceiling_bps / 1e9) + " Gb/s"});
+                                                        "payload ceiling of " +
+                                                        num(ceiling_bps / 1e9) + " Gb/s"});
     // Energy over the region: every component at least its static power
     // for the region's time, no core busier than the region was long.
     for (const auto& d : energy_violations(energy_of(sys.config(), sys, region, f.stats_s)))
@@ -497,4 +509,4 @@ std::string describe(const std::vector<Violation>& v) {
     return s;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

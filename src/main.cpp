@@ -15,15 +15,15 @@
 #include <boost/program_options.hpp>
 #include <systemc>
 
-#include "bench.hpp"
-#include "core/output_dir.hpp"
-#include "core/params.hpp"
-#include "core/sweep.hpp"
+#include "src/tools/bench.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/core/params.hpp"
+#include "src/tools/sweep.hpp"
 #include "models/common/noise.hpp"
-#include "run.hpp"
-#include "summary.hpp"
-#include "system.hpp"
-#include "timeseries.hpp"
+#include "src/cli/run.hpp"
+#include "src/sim/summary.hpp"
+#include "src/sim/system.hpp"
+#include "src/sim/timeseries.hpp"
 
 namespace {
 
@@ -76,17 +76,16 @@ long parse_count(const std::string& v, const std::string& what, long max) {
 
 int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::string>& args) {
     po::options_description opts("sweep options");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("jobs,j", po::value<std::string>()->value_name("N"), "points run at once (default: the number of cores)")
-        ("shard", po::value<std::string>()->value_name("I/N"),
-         "run only the points whose index % N == I (0 <= I < N); without it, a Slurm array task "
-         "(SLURM_ARRAY_TASK_ID with _MIN/_MAX or _COUNT) or an MPI rank (OMPI_COMM_WORLD_RANK/SIZE, "
-         "PMI_RANK/SIZE) takes its shard from the environment, and shards may share one --out")
-        ("list-points", "print the sweep's points (id and assignments, one per line) and their number, run nothing")
-        ("out,o", po::value<std::string>()->value_name("DIR"),
-         "output directory (default: vrdmasim-out/sweep-<sweep file name>); an existing one must be empty or an "
-         "earlier sweep's (resume); one sweep, or the shards of one, at a time per directory");
+    opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>()->value_name("N"),
+                                                   "points run at once (default: the number of cores)")(
+        "shard", po::value<std::string>()->value_name("I/N"),
+        "run only the points whose index % N == I (0 <= I < N); without it, a Slurm array task "
+        "(SLURM_ARRAY_TASK_ID with _MIN/_MAX or _COUNT) or an MPI rank (OMPI_COMM_WORLD_RANK/SIZE, "
+        "PMI_RANK/SIZE) takes its shard from the environment, and shards may share one --out")(
+        "list-points", "print the sweep's points (id and assignments, one per line) and their number, run nothing")(
+        "out,o", po::value<std::string>()->value_name("DIR"),
+        "output directory (default: vrdmasim-out/sweep-<sweep file name>); an existing one must be empty or an "
+        "earlier sweep's (resume); one sweep, or the shards of one, at a time per directory");
     po::options_description hidden;
     hidden.add_options()("sweep-file", po::value<std::vector<std::string>>(), "");
     po::options_description all;
@@ -124,8 +123,8 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
             o.out_dir = vm["out"].as<std::string>();
             if (o.out_dir.empty()) throw vrdmasim::ConfigError("--out: the output directory name is empty");
         }
-        const auto files = vm.count("sweep-file") ? vm["sweep-file"].as<std::vector<std::string>>()
-                                                  : std::vector<std::string>{};
+        const auto files =
+            vm.count("sweep-file") ? vm["sweep-file"].as<std::vector<std::string>>() : std::vector<std::string>{};
         if (files.empty()) throw vrdmasim::ConfigError("sweep needs a sweep file");
         if (files.size() > 1)
             throw vrdmasim::ConfigError("only one sweep file may be given (got " + files[0] + " and " + files[1] + ")");
@@ -142,7 +141,8 @@ int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::str
             return 0;
         }
         if (!shard_given) {
-            const vrdmasim::ShardFromEnv s = vrdmasim::shard_from_environment([](const char* n) { return std::getenv(n); });
+            const vrdmasim::ShardFromEnv s =
+                vrdmasim::shard_from_environment([](const char* n) { return std::getenv(n); });
             if (!s.from.empty()) {
                 o.shard_index = s.index;
                 o.shard_count = s.count;
@@ -266,9 +266,10 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
     po::options_description opts("params options");
     opts.add_options()("help,h", "show this help")(
         "markdown", "print Markdown tables (the generated docs), of the SECTIONs given or of all")(
-        "json", "print the whole schema as JSON (keys, types, defaults, canonical units, ranges, choices, help, "
-                "whether the default is an estimate): for tools and scripts")(
-        "section", po::value<std::vector<std::string>>(), "sections to print (with --markdown)");
+        "json",
+        "print the whole schema as JSON (keys, types, defaults, canonical units, ranges, choices, help, "
+        "whether the default is an estimate): for tools and scripts")("section", po::value<std::vector<std::string>>(),
+                                                                      "sections to print (with --markdown)");
     po::positional_options_description pos;
     pos.add("section", -1);
     const char* usage_line = "usage: vrdmasim params [--markdown [SECTION ...] | --json]\n";
@@ -280,9 +281,9 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
             std::cout << usage_line << "Lists every parameter: name, type, default with unit, range, help.\n" << opts;
             return 0;
         }
-        if (vm.count("section") && !vm.count("markdown"))
-            throw po::error("sections are listed only with --markdown");
-        if (vm.count("json") && vm.count("markdown")) throw po::error("--json and --markdown are two formats: one of them");
+        if (vm.count("section") && !vm.count("markdown")) throw po::error("sections are listed only with --markdown");
+        if (vm.count("json") && vm.count("markdown"))
+            throw po::error("--json and --markdown are two formats: one of them");
     } catch (const po::error& e) {
         std::cerr << "vrdmasim: error: params: " << vrdmasim::printable(e.what()) << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
@@ -296,8 +297,8 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
         return 0;
     }
     try {
-        reg.print_markdown(std::cout, vm.count("section") ? vm["section"].as<std::vector<std::string>>()
-                                                          : std::vector<std::string>{});
+        reg.print_markdown(
+            std::cout, vm.count("section") ? vm["section"].as<std::vector<std::string>>() : std::vector<std::string>{});
     } catch (const vrdmasim::ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return vrdmasim::kExitBadConfig;
@@ -324,13 +325,14 @@ int metrics_command(const std::vector<std::string>& args) {
     }
     if (vm.count("markdown")) {
         vrdmasim::summary_metrics().write_markdown(std::cout);
-        std::cout << "\n## Time series (timeseries.csv)\n\n"
-                     "`vrdmasim run --sample-interval TIME` also writes `timeseries.csv`: one row every TIME of "
-                     "simulated time and one when every workload has finished (or where a failed run stopped), with these columns (`scripts/plot.py RUN_DIR METRIC` plots "
-                     "them against `time_us`; `--report` draws them). A row at time t counts what the models did "
-                     "by t, give or take `sim.quantum` (processes run up to it ahead), which is why TIME must be at "
-                     "least the quantum. Sampling changes no other output of the run.\n\n"
-                     "| column | unit | meaning |\n|---|---|---|\n";
+        std::cout
+            << "\n## Time series (timeseries.csv)\n\n"
+               "`vrdmasim run --sample-interval TIME` also writes `timeseries.csv`: one row every TIME of "
+               "simulated time and one when every workload has finished (or where a failed run stopped), with these columns (`scripts/plot.py RUN_DIR METRIC` plots "
+               "them against `time_us`; `--report` draws them). A row at time t counts what the models did "
+               "by t, give or take `sim.quantum` (processes run up to it ahead), which is why TIME must be at "
+               "least the quantum. Sampling changes no other output of the run.\n\n"
+               "| column | unit | meaning |\n|---|---|---|\n";
         for (const auto& c : vrdmasim::TimeSeries::columns())
             std::cout << "| `" << c.name << "` | " << c.unit << " | " << c.meaning << " |\n";
         std::cout
@@ -364,7 +366,7 @@ int metrics_command(const std::vector<std::string>& args) {
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int sc_main(int argc, char* argv[]) {
     // stderr line-buffered: each message leaves in one write(), so the
@@ -407,4 +409,4 @@ namespace {
 struct QuietBanner {
     QuietBanner() { setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); }
 } quiet_banner;
-}  // namespace
+}   // namespace

@@ -2,11 +2,11 @@
 // (README.md; library/rdma/physical.hpp): what System and Node do when
 // smmu.enabled = false comes with a registration strategy. Kept apart from
 // system.cpp so that the SMMU and DMA-memory paths read as before.
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 #include <string>
 
-#include "physical_engine.hpp"
+#include "src/sim/physical_engine.hpp"
 
 namespace vrdmasim {
 
@@ -17,14 +17,16 @@ void System::check_physical(const Config& c) {
                              " (the physical-address experiment: the library hands the engine physical addresses)";
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind != "stream")
-        throw c.refuse(params_of<WorkloadParams>().kind,
-                       "is not built for " + mode + ": only the stream workload is (RDMA writes through "
-                       "RdmaProcess::send, one descriptor per physically contiguous run, each with its own completion "
-                       "record; a notification would tell the receiver of the last run only)");
+        throw c.refuse(
+            params_of<WorkloadParams>().kind,
+            "is not built for " + mode +
+                ": only the stream workload is (RDMA writes through "
+                "RdmaProcess::send, one descriptor per physically contiguous run, each with its own completion "
+                "record; a notification would tell the receiver of the last run only)");
     if (c[params_of<WorkloadParams>().operation] != "write")
-        throw c.refuse(params_of<WorkloadParams>().operation,
-                       "is not built for " + mode + ": RDMA reads would need the source node's physical "
-                       "addresses published too; only writes are");
+        throw c.refuse(params_of<WorkloadParams>().operation, "is not built for " + mode +
+                                                                  ": RDMA reads would need the source node's physical "
+                                                                  "addresses published too; only writes are");
     if (c[params_of<WorkloadParams>().two_sided])
         throw c.refuse(params_of<WorkloadParams>().two_sided, "is not built for " + mode);
 }
@@ -34,10 +36,11 @@ void Node::attach_physical(const SimContext& ctx, PhysicalKeys& keys) {
     // live in the VM (boot() creates and attaches them) and hand the engine
     // physical addresses; the check looks at every frame the engine touches.
     physical_ = true;
-    frame_check = std::make_unique<FrameCheck>((group + "_frame_check").c_str(), ctx, group, index, vm, keys, [this](std::uint32_t sid) {
-        auto it = pid_of_stream_.find(sid);
-        return it == pid_of_stream_.end() ? -1 : it->second;
-    });
+    frame_check = std::make_unique<FrameCheck>((group + "_frame_check").c_str(), ctx, group, index, vm, keys,
+                                               [this](std::uint32_t sid) {
+                                                   auto it = pid_of_stream_.find(sid);
+                                                   return it == pid_of_stream_.end() ? -1 : it->second;
+                                               });
     dma.mem.bind(frame_check->in);
     frame_check->out.bind(bus.in);
     for (unsigned p = 0; p < processes(); ++p) {
@@ -49,7 +52,7 @@ void Node::attach_physical(const SimContext& ctx, PhysicalKeys& keys) {
         hog = std::make_unique<MemoryHog>((group + "_hog").c_str(), ctx, group + ".hog", vm, app.capacity());
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim
 
 namespace vrdmasim {
 
@@ -61,8 +64,8 @@ PhysicalFindings physical_findings(System& sys, const StatRegistry& stats) {
     f.foreign_writes = sum("frame_check.foreign_writes");
     f.foreign_bytes_other_process = sum("frame_check.foreign_write_bytes.other_process");
     f.foreign_bytes_own_other_page = sum("frame_check.foreign_write_bytes.own_other_page");
-    f.foreign_bytes_kernel = sum("frame_check.foreign_write_bytes.kernel") +
-                             sum("frame_check.foreign_write_bytes.stale_pin");
+    f.foreign_bytes_kernel =
+        sum("frame_check.foreign_write_bytes.kernel") + sum("frame_check.foreign_write_bytes.stale_pin");
     f.foreign_bytes_free = sum("frame_check.foreign_write_bytes.free");
     f.stale_reads = sum("frame_check.stale_reads");
     for (const char* k : {"other_process", "own_other_page", "stale_pin", "kernel", "free"})
@@ -81,8 +84,9 @@ void print_physical_verdict(std::ostream& os, const Config& cfg, const PhysicalF
         os << "vrdmasim:   CORRUPTION FOUND (the expected result of running unpinned without an SMMU):\n"
            << "vrdmasim:   " << f.wrong_transfers << " transfer(s) reported success but delivered wrong data ("
            << f.wrong_bytes << " B wrong)\n"
-           << "vrdmasim:   " << f.foreign_writes << " engine write(s) into frames of other owners: "
-           << f.foreign_bytes_other_process << " B into another process's memory, " << f.foreign_bytes_own_other_page
+           << "vrdmasim:   " << f.foreign_writes
+           << " engine write(s) into frames of other owners: " << f.foreign_bytes_other_process
+           << " B into another process's memory, " << f.foreign_bytes_own_other_page
            << " B into another page of the same process, " << f.foreign_bytes_kernel << " B into the kernel's, "
            << f.foreign_bytes_free << " B into free frames\n"
            << "vrdmasim:   " << f.stale_reads << " engine read(s) of " << f.stale_read_bytes
@@ -92,4 +96,4 @@ void print_physical_verdict(std::ostream& os, const Config& cfg, const PhysicalF
     os << "vrdmasim: ================================================================\n";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "src/sim/progress.hpp"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@ namespace vrdmasim {
 namespace {
 
 constexpr double kSliceSeconds = 0.1;   // host time one slice aims at
-constexpr double kFirstDraw = 1.0;      // host seconds before the first line: short runs show nothing
-constexpr double kRedraw = 0.25;        // at most four lines a second
+constexpr double kFirstDraw = 1.0;   // host seconds before the first line: short runs show nothing
+constexpr double kRedraw = 0.25;   // at most four lines a second
 constexpr std::size_t kMaxSamples = 4096;   // of the rate, for the ETA
 
 double since(std::chrono::steady_clock::time_point t) {
@@ -48,14 +48,12 @@ std::string host_time(double s) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 RunProgress::RunProgress(std::ostream& os, std::function<Counts()> counts, sc_core::sc_time limit)
     : os_(os), counts_(std::move(counts)), limit_(limit) {}
 
-bool RunProgress::wanted(bool no_progress, bool quiet) {
-    return !no_progress && !quiet && isatty(STDERR_FILENO);
-}
+bool RunProgress::wanted(bool no_progress, bool quiet) { return !no_progress && !quiet && isatty(STDERR_FILENO); }
 
 std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds,
                               const Eta& eta) {
@@ -108,8 +106,7 @@ void RunProgress::draw(bool force) {
     const Counts c = counts_();
     if (samples_.size() >= 2 && samples_.back().done == c.done && samples_[samples_.size() - 2].done == c.done)
         samples_.back().host = host;   // the same count: keep its first time and now only
-    else
-        samples_.push_back({host, c.done});
+    else samples_.push_back({host, c.done});
     if (samples_.size() > kMaxSamples) {
         // Bounded memory on a run of millions of transfers: every other
         // sample goes (the first and the last stay).
@@ -120,8 +117,8 @@ void RunProgress::draw(bool force) {
     }
     if (!force && (host < kFirstDraw || (shown_ > 0 && since(last_draw_) < kRedraw))) return;
     last_draw_ = std::chrono::steady_clock::now();
-    const std::string l = line(sc_core::sc_time_stamp().to_seconds(), c, host, limit_.to_seconds(),
-                               estimate(samples_, c.total));
+    const std::string l =
+        line(sc_core::sc_time_stamp().to_seconds(), c, host, limit_.to_seconds(), estimate(samples_, c.total));
     os_ << '\r' << l;
     if (l.size() < shown_) os_ << std::string(shown_ - l.size(), ' ');
     os_.flush();
@@ -177,4 +174,4 @@ std::uint64_t RunProgress::simulate() {
     return slices;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -36,7 +36,7 @@ namespace vrdmasim {
 class RunProgress {
 public:
     struct Counts {
-        std::uint64_t done = 0;    // transfers finished (every job)
+        std::uint64_t done = 0;   // transfers finished (every job)
         std::uint64_t total = 0;   // transfers the workloads will do; 0: unknown
     };
     // The transfers done by a host time (seconds from the start).
@@ -84,4 +84,4 @@ private:
     std::vector<Sample> samples_;   // one per transfer count seen (its first time), and now
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

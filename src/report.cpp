@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "src/tools/report.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,9 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/output_dir.hpp"
-#include "summary.hpp"
-#include "timeseries.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/sim/summary.hpp"
+#include "src/sim/timeseries.hpp"
 
 namespace vrdmasim {
 
@@ -68,9 +68,9 @@ std::string micros(sc_core::sc_time t) {
 
 struct Axis {
     bool log = false;
-    double lo = 0, hi = 1;            // domain (values, not logs)
+    double lo = 0, hi = 1;   // domain (values, not logs)
     std::vector<double> ticks;
-    double frac(double v) const {     // 0..1 along the axis
+    double frac(double v) const {   // 0..1 along the axis
         if (log) {
             const double a = std::log10(lo), b = std::log10(hi);
             return (std::log10(std::max(v, lo)) - a) / (b - a);
@@ -120,7 +120,7 @@ Axis log_axis(double lo, double hi) {
     return a;
 }
 
-}  // namespace
+}   // namespace
 
 std::string html_escape(const std::string& s) {
     std::string out;
@@ -183,7 +183,8 @@ std::vector<KeyHistogram> key_histograms(const StatRegistry& stats, std::size_t 
     // What a reader of this simulator looks at first: how long a transfer
     // took (the engine's view, then the application's) and how long a fault
     // took to serve; then any other latency; then the most sampled.
-    static const std::vector<std::string> kFirst{"dma.transfer_latency", "workload.latency", "smmu_driver.service_time"};
+    static const std::vector<std::string> kFirst{"dma.transfer_latency", "workload.latency",
+                                                 "smmu_driver.service_time"};
     auto rank = [&](const KeyHistogram& k) {
         const auto it = std::find(kFirst.begin(), kFirst.end(), k.family);
         if (it != kFirst.end()) return static_cast<int>(it - kFirst.begin());
@@ -230,8 +231,9 @@ std::string render_histogram_svg(const KeyHistogram& k) {
         const double mid = (bk.lo + bk.hi) / 2;
         int i = 0;
         if (nbins > 1) {
-            const double f = use_log ? (std::log10(std::max(mid, mn)) - std::log10(mn)) / (std::log10(mx) - std::log10(mn))
-                                     : (mid - mn) / (mx - mn);
+            const double f = use_log
+                                 ? (std::log10(std::max(mid, mn)) - std::log10(mn)) / (std::log10(mx) - std::log10(mn))
+                                 : (mid - mn) / (mx - mn);
             i = std::clamp(static_cast<int>(f * nbins), 0, nbins - 1);
         }
         bins[static_cast<std::size_t>(i)] += bk.count;
@@ -244,14 +246,14 @@ std::string render_histogram_svg(const KeyHistogram& k) {
     std::ostringstream s;
     s.setf(std::ios::fixed);
     s.precision(1);
-    s << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << ' ' << H
-      << "\" width=\"" << W << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(k.title)
-      << "\"><title>" << html_escape(k.title) << "</title>\n";
+    s << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << ' ' << H << "\" width=\""
+      << W << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(k.title) << "\"><title>"
+      << html_escape(k.title) << "</title>\n";
     // Grid and y ticks.
     for (double t : y.ticks) {
         s << "<line class=\"grid\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << py(t) << "\" y2=\"" << py(t)
-          << "\"/><text class=\"tick\" x=\"" << L - 6 << "\" y=\"" << py(t) + 4 << "\" text-anchor=\"end\">" << num(t, 6)
-          << "</text>\n";
+          << "\"/><text class=\"tick\" x=\"" << L - 6 << "\" y=\"" << py(t) + 4 << "\" text-anchor=\"end\">"
+          << num(t, 6) << "</text>\n";
     }
     // Bars.
     for (int i = 0; i < nbins; ++i) {
@@ -266,8 +268,9 @@ std::string render_histogram_svg(const KeyHistogram& k) {
         }
         s << "<rect class=\"bar\" x=\"" << x0 << "\" y=\"" << py(static_cast<double>(c)) << "\" width=\""
           << std::max(1.0, x1 - x0 - 0.6) << "\" height=\"" << py(0) - py(static_cast<double>(c)) << "\"><title>"
-          << num(edges[static_cast<std::size_t>(i)].first) << "\xE2\x80\x93" << num(edges[static_cast<std::size_t>(i)].second)
-          << ' ' << html_escape(unit) << ": " << c << " sample" << (c == 1 ? "" : "s") << "</title></rect>\n";
+          << num(edges[static_cast<std::size_t>(i)].first) << "\xE2\x80\x93"
+          << num(edges[static_cast<std::size_t>(i)].second) << ' ' << html_escape(unit) << ": " << c << " sample"
+          << (c == 1 ? "" : "s") << "</title></rect>\n";
     }
     // Percentile markers.
     const double p50 = h.quantile(0.5), p99 = h.quantile(0.99);
@@ -290,7 +293,8 @@ std::string render_histogram_svg(const KeyHistogram& k) {
     }
     // Axes, x ticks and labels.
     s << "<line class=\"axis\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << T + ph << "\" y2=\"" << T + ph
-      << "\"/><line class=\"axis\" x1=\"" << L << "\" x2=\"" << L << "\" y1=\"" << T << "\" y2=\"" << T + ph << "\"/>\n";
+      << "\"/><line class=\"axis\" x1=\"" << L << "\" x2=\"" << L << "\" y1=\"" << T << "\" y2=\"" << T + ph
+      << "\"/>\n";
     for (double t : x.ticks) {
         const double xv = px(t);
         if (xv < L - 0.5 || xv > L + pw + 0.5) continue;
@@ -322,9 +326,9 @@ std::string render_line_svg(const std::string& title, const std::vector<double>&
     std::ostringstream s;
     s.setf(std::ios::fixed);
     s.precision(1);
-    s << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << ' ' << H
-      << "\" width=\"" << W << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(title)
-      << "\"><title>" << html_escape(title) << "</title>\n";
+    s << "<svg class=\"plot\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << W << ' ' << H << "\" width=\""
+      << W << "\" height=\"" << H << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\"><title>"
+      << html_escape(title) << "</title>\n";
     for (double t : y.ticks)
         s << "<line class=\"grid\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << py(t) << "\" y2=\"" << py(t)
           << "\"/><text class=\"tick\" x=\"" << L - 6 << "\" y=\"" << py(t) + 4 << "\" text-anchor=\"end\">"
@@ -333,7 +337,8 @@ std::string render_line_svg(const std::string& title, const std::vector<double>&
     for (std::size_t i = 0; i < xs.size() && i < ys.size(); ++i) s << (i ? " " : "") << px(xs[i]) << ',' << py(ys[i]);
     s << "\"/>\n";
     s << "<line class=\"axis\" x1=\"" << L << "\" x2=\"" << L + pw << "\" y1=\"" << T + ph << "\" y2=\"" << T + ph
-      << "\"/><line class=\"axis\" x1=\"" << L << "\" x2=\"" << L << "\" y1=\"" << T << "\" y2=\"" << T + ph << "\"/>\n";
+      << "\"/><line class=\"axis\" x1=\"" << L << "\" x2=\"" << L << "\" y1=\"" << T << "\" y2=\"" << T + ph
+      << "\"/>\n";
     for (double t : x.ticks)
         s << "<line class=\"axis\" x1=\"" << px(t) << "\" x2=\"" << px(t) << "\" y1=\"" << T + ph << "\" y2=\""
           << T + ph + 4 << "\"/><text class=\"tick\" x=\"" << px(t) << "\" y=\"" << T + ph + 16
@@ -351,8 +356,8 @@ void write_timeseries(std::ostream& os, const ReportInputs& in) {
     const TimeSeries& ts = *in.timeseries;
     const std::vector<double> t = ts.column("time_us");
     if (t.size() < 2) {
-        os << "<p class=\"empty\">The run ended before a second sample (timeseries.csv has " << t.size()
-           << " row" << (t.size() == 1 ? "" : "s") << "): a shorter --sample-interval shows more.</p></section>\n";
+        os << "<p class=\"empty\">The run ended before a second sample (timeseries.csv has " << t.size() << " row"
+           << (t.size() == 1 ? "" : "s") << "): a shorter --sample-interval shows more.</p></section>\n";
         return;
     }
     os << "<p class=\"muted\">From timeseries.csv, one sample every <code>--sample-interval</code> of simulated time "
@@ -360,8 +365,7 @@ void write_timeseries(std::ostream& os, const ReportInputs& in) {
           "<div class=\"plots\">\n";
     for (const auto& c : TimeSeries::columns()) {
         const std::string name = c.name;
-        if (name == "time_us" || name == "bytes_delivered" || name == "transfers" || name == "link_util_mean")
-            continue;
+        if (name == "time_us" || name == "bytes_delivered" || name == "transfers" || name == "link_util_mean") continue;
         const std::vector<double> v = ts.column(name);
         const std::string unit = display_unit(c.unit);
         os << "<figure class=\"series\"><h3>" << html_escape(name) << "</h3>\n"
@@ -431,14 +435,15 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
     if (dropped) s << " (and " << dropped << " later step" << (dropped == 1 ? "" : "s") << " not kept)";
     if (faults)
         s << "; " << starts.size() << " " << (starts.size() == 1 ? "story starts" : "stories start") << " at a fault; "
-          << (starts.size() == 1 ? std::string("it is shown")
-                                 : (starts.size() > max_chains ? "the first " + std::to_string(max_chains) : std::string("all"))
-                                       + " are shown, each")
+          << (starts.size() == 1
+                  ? std::string("it is shown")
+                  : (starts.size() > max_chains ? "the first " + std::to_string(max_chains) : std::string("all")) +
+                        " are shown, each")
           << " with the steps that caused it (shaded) and those that followed from it (the SMMU's faults first, "
              "then the CPU's).";
     else
-        s << "; no step mentions a fault. The first " << std::min(max_chains, starts.size()) << " of "
-          << starts.size() << " stories are shown.";
+        s << "; no step mentions a fault. The first " << std::min(max_chains, starts.size()) << " of " << starts.size()
+          << " stories are shown.";
     s << " <em>after #N</em> links to the step that caused a row.</p>\n";
 
     // A colour per who, so that a lane reads at a glance.
@@ -461,7 +466,8 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
     for (std::size_t c = 0; c < starts.size() && c < max_chains; ++c) {
         Chain ch{starts[c], {}, 0, 0, starts[c]->at};
         std::set<std::uint64_t> seen{ch.start->id};
-        for (const auto* p = parent(ch.start); p && seen.insert(p->id).second; p = parent(p)) ch.rows.push_back({p, -1});
+        for (const auto* p = parent(ch.start); p && seen.insert(p->id).second; p = parent(p))
+            ch.rows.push_back({p, -1});
         std::vector<std::pair<const Tracer::StoryStep*, int>> todo{{ch.start, 0}};
         while (!todo.empty()) {
             auto [st, depth] = todo.back();
@@ -497,10 +503,11 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
         for (const auto& [st, depth] : ch.rows) {
             s << "<tr class=\"" << (depth < 0 ? "cause" : st == ch.start ? "start" : "step") << "\"";
             if (anchored.insert(st->id).second) s << " id=\"step-" << st->id << "\"";
-            s << "><td class=\"id\">#" << st->id << "</td><td class=\"num\">" << micros(st->at) << "</td><td class=\"num\">"
-              << (st->dur > sc_core::SC_ZERO_TIME ? "+" + micros(st->dur) : std::string()) << "</td><td><span class=\"lane l"
-              << lane[st->who] << "\">" << html_escape(st->who) << "</span></td><td class=\"text\" style=\"padding-left:"
-              << 0.4 + 1.1 * std::max(depth, 0) << "em\">" << (depth > 0 ? "\xE2\x86\xB3 " : "") << html_escape(st->text);
+            s << "><td class=\"id\">#" << st->id << "</td><td class=\"num\">" << micros(st->at)
+              << "</td><td class=\"num\">" << (st->dur > sc_core::SC_ZERO_TIME ? "+" + micros(st->dur) : std::string())
+              << "</td><td><span class=\"lane l" << lane[st->who] << "\">" << html_escape(st->who)
+              << "</span></td><td class=\"text\" style=\"padding-left:" << 0.4 + 1.1 * std::max(depth, 0) << "em\">"
+              << (depth > 0 ? "\xE2\x86\xB3 " : "") << html_escape(st->text);
             if (!st->name.empty() && lower(st->name) != lower(st->text))
                 s << " <span class=\"name\">" << html_escape(st->name) << "</span>";
             s << "</td><td>";
@@ -508,8 +515,9 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
                 if (on_page.count(st->after))
                     s << "<a href=\"#step-" << st->after << "\">after #" << st->after << "</a>";
                 else
-                    s << "<span title=\"" << (by_id.count(st->after) ? "not shown on this page" : "this step was not kept")
-                      << "\">after #" << st->after << "</span>";
+                    s << "<span title=\""
+                      << (by_id.count(st->after) ? "not shown on this page" : "this step was not kept") << "\">after #"
+                      << st->after << "</span>";
             }
             s << "</td></tr>\n";
         }
@@ -647,9 +655,9 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
             const std::string unit = m ? display_unit(m->unit) : "";
             // An empty figure (no sample: a latency with no transfer posted) says so.
             os << "<div class=\"card\" data-metric=\"" << html_escape(kv.first) << "\"><div class=\"v\">"
-               << (kv.second.empty() ? std::string("none")
-                                     : html_escape(kv.second) +
-                                           (unit.empty() ? "" : " <small>" + html_escape(unit) + "</small>"))
+               << (kv.second.empty()
+                       ? std::string("none")
+                       : html_escape(kv.second) + (unit.empty() ? "" : " <small>" + html_escape(unit) + "</small>"))
                << "</div><div class=\"k\">" << html_escape(kv.first) << "</div></div>\n";
         }
     }
@@ -668,10 +676,8 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
     os << "<table id=\"summary-table\">" << head;
     std::size_t zeros = 0;
     for (const auto& kv : in.summary) {
-        if (zero(kv.second))
-            ++zeros;
-        else
-            row(kv);
+        if (zero(kv.second)) ++zeros;
+        else row(kv);
     }
     os << "</tbody></table>\n";
     if (zeros) {
@@ -680,8 +686,8 @@ void write_summary(std::ostream& os, const ReportInputs& in) {
         for (const auto& kv : in.summary) {
             if (!zero(kv.second)) continue;
             const Metric* m = metric_of(in, kv.first);
-            os << (first ? "" : ", ") << "<span class=\"zero\" title=\"" << html_escape(m ? m->description : "") << "\">"
-               << html_escape(kv.first) << "</span>";
+            os << (first ? "" : ", ") << "<span class=\"zero\" title=\"" << html_escape(m ? m->description : "")
+               << "\">" << html_escape(kv.first) << "</span>";
             first = false;
         }
         os << ".</p>\n<details><summary>their meanings</summary><table id=\"summary-zeros\">" << head;
@@ -708,8 +714,9 @@ void write_config(std::ostream& os, const ReportInputs& in) {
             const std::string& dflt = d->default_text;
             os << "<tr><td class=\"key\">" << html_escape(d->name()) << "</td><td class=\"val\"><b>"
                << html_escape(cfg.text(d->name())) << "</b></td><td class=\"val\">"
-               << (dflt.empty() ? "<span class=\"muted\">(empty)</span>" : html_escape(dflt)) << "</td><td class=\"help\">"
-               << html_escape(cfg.origin(d->name())) << "</td><td class=\"help\">" << with_code(d->help) << "</td></tr>\n";
+               << (dflt.empty() ? "<span class=\"muted\">(empty)</span>" : html_escape(dflt))
+               << "</td><td class=\"help\">" << html_escape(cfg.origin(d->name())) << "</td><td class=\"help\">"
+               << with_code(d->help) << "</td></tr>\n";
         }
         os << "</tbody></table>";
     }
@@ -734,10 +741,11 @@ void write_plots(std::ostream& os, const ReportInputs& in) {
         const Histogram& h = k.merged;
         const std::string unit = display_unit(h.info.unit());
         const std::string u = unit.empty() ? "" : " " + html_escape(unit);
-        os << "<figure class=\"dist\"><h3>" << html_escape(k.title) << "</h3>\n" << render_histogram_svg(k)
-           << "\n<figcaption>" << with_code(h.info.help()) << ". " << h.count() << " sample" << (h.count() == 1 ? "" : "s")
-           << "; mean " << num(h.mean()) << u << ", min " << num(h.min()) << u << ", p50 " << num(h.quantile(0.5)) << u
-           << ", p99 " << num(h.quantile(0.99)) << u << ", max " << num(h.max()) << u << ".</figcaption></figure>\n";
+        os << "<figure class=\"dist\"><h3>" << html_escape(k.title) << "</h3>\n"
+           << render_histogram_svg(k) << "\n<figcaption>" << with_code(h.info.help()) << ". " << h.count() << " sample"
+           << (h.count() == 1 ? "" : "s") << "; mean " << num(h.mean()) << u << ", min " << num(h.min()) << u
+           << ", p50 " << num(h.quantile(0.5)) << u << ", p99 " << num(h.quantile(0.99)) << u << ", max "
+           << num(h.max()) << u << ".</figcaption></figure>\n";
     }
     os << "</div></section>\n";
 }
@@ -749,19 +757,22 @@ std::string today() {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 void write_report(std::ostream& os, const ReportInputs& in) {
-    if (!in.config || !in.stats || !in.story) throw std::logic_error("write_report: config, stats and story are required");
+    if (!in.config || !in.stats || !in.story)
+        throw std::logic_error("write_report: config, stats and story are required");
     const bool failed = in.verdict == ReportInputs::Verdict::Failed;
-    os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n" << kReportMark << "\n"
+    os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+       << kReportMark << "\n"
        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>"
-       << (failed ? "FAILED \xE2\x80\x94 " : "") << "vrdmasim run report: " << html_escape(in.out_dir) << "</title>\n<style>"
-       << kStyle << "</style></head>\n<body>\n";
+       << (failed ? "FAILED \xE2\x80\x94 " : "") << "vrdmasim run report: " << html_escape(in.out_dir)
+       << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n";
     os << "<header><div class=\"inner\"><h1>vrdmasim run report</h1><div class=\"cmd\">" << html_escape(in.command)
        << "</div><div class=\"meta\">outputs in " << html_escape(in.out_dir) << " \xC2\xB7 simulated "
-       << num(in.sim_seconds * 1e6, 6) << " \xC2\xB5s \xC2\xB7 vrdmasim " << html_escape(in.version) << " \xC2\xB7 written "
-       << today() << "</div>\n<nav><a href=\"#summary\">Summary</a><a href=\"#config\">Configuration</a>"
+       << num(in.sim_seconds * 1e6, 6) << " \xC2\xB5s \xC2\xB7 vrdmasim " << html_escape(in.version)
+       << " \xC2\xB7 written " << today()
+       << "</div>\n<nav><a href=\"#summary\">Summary</a><a href=\"#config\">Configuration</a>"
        << "<a href=\"#plots\">Distributions</a>" << (in.timeseries ? "<a href=\"#timeseries\">Over time</a>" : "")
        << "<a href=\"#timeline\">Fault timeline</a><a href=\"#files\">Files</a></nav>"
        << "</div></header>\n<main>\n";
@@ -770,15 +781,14 @@ void write_report(std::ostream& os, const ReportInputs& in) {
     write_config(os, in);
     write_plots(os, in);
     write_timeseries(os, in);
-    os << "<section id=\"timeline\"><h2>Fault timeline</h2>\n" << render_timeline(*in.story, in.story_dropped)
-       << "</section>\n";
+    os << "<section id=\"timeline\"><h2>Fault timeline</h2>\n"
+       << render_timeline(*in.story, in.story_dropped) << "</section>\n";
     os << "<section id=\"files\"><h2>Files</h2><p class=\"muted\">Beside this page in " << html_escape(in.out_dir)
        << ":</p><ul class=\"files\">\n";
-    for (const auto& f : in.files)
-        os << "<li><a href=\"" << html_escape(f) << "\">" << html_escape(f) << "</a></li>\n";
+    for (const auto& f : in.files) os << "<li><a href=\"" << html_escape(f) << "\">" << html_escape(f) << "</a></li>\n";
     os << "</ul><p class=\"muted\">trace.json opens in <code>ui.perfetto.dev</code>; events.log is the narrated timeline "
           "(<code>--trace</code>, <code>--log</code>).</p></section>\n</main>\n<footer>Written by <code>vrdmasim run "
           "--report</code>: one self-contained page, no script, nothing fetched.</footer>\n</body></html>\n";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -14,10 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics.hpp"
-#include "core/params.hpp"
-#include "core/stats.hpp"
-#include "core/trace.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
+#include "src/core/stats.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 
@@ -25,9 +25,9 @@ class TimeSeries;
 
 struct ReportInputs {
     enum class Verdict {
-        Success,          // exit status 0
+        Success,   // exit status 0
         TransferErrors,   // exit status 3: simulated to the end, but transfers failed
-        Failed            // exit status 1: no result (error.txt)
+        Failed   // exit status 1: no result (error.txt)
     };
     Verdict verdict = Verdict::Success;
     std::string verdict_text;   // why it failed, or which transfers failed and why
@@ -35,13 +35,13 @@ struct ReportInputs {
     // physical-address experiment's verdict, application races), as the
     // run printed it on stderr; shown beside the verdict.
     std::string findings;
-    std::string command;        // the command line as typed
-    std::string out_dir;        // as given to --out
+    std::string command;   // the command line as typed
+    std::string out_dir;   // as given to --out
     std::string version;
     double sim_seconds = 0;
     // summary.csv's row (empty when the run has no result), and the
     // declarations of its columns (units and meanings).
-    // With a region of interest (src/roi.hpp): which part of the run the
+    // With a region of interest (src/sim/roi.hpp): which part of the run the
     // summary describes, in words; empty for the whole run.
     std::string region;
     std::vector<std::pair<std::string, std::string>> summary;
@@ -75,9 +75,9 @@ std::string render_timeline(const std::vector<Tracer::StoryStep>& steps, std::ui
 // A distribution to plot: one histogram, or the same statistic of several
 // nodes (node0.dma.transfer_latency, node1.dma.transfer_latency) merged.
 struct KeyHistogram {
-    std::string title;        // "node0.dma.transfer_latency" or "dma.transfer_latency (node0 + node1)"
-    std::string family;       // the name without its node ("dma.transfer_latency")
-    std::string statistic;    // the last name component ("transfer_latency")
+    std::string title;   // "node0.dma.transfer_latency" or "dma.transfer_latency (node0 + node1)"
+    std::string family;   // the name without its node ("dma.transfer_latency")
+    std::string statistic;   // the last name component ("transfer_latency")
     Histogram merged;
 };
 // The histograms with samples worth a plot, at most `max`: the transfer
@@ -89,4 +89,4 @@ std::vector<KeyHistogram> key_histograms(const StatRegistry& stats, std::size_t 
 // samples span more than two decades), with p50 and p99 marked.
 std::string render_histogram_svg(const KeyHistogram& k);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

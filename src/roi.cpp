@@ -1,17 +1,17 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES   // sc_spawn
-#include "roi.hpp"
+#include "src/sim/roi.hpp"
 
 #include <algorithm>
 
-#include "core/stats.hpp"
-#include "system.hpp"
+#include "src/core/stats.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
 
 RoiParams::RoiParams()
-    : set("roi", "region of interest: the part of the run summary.csv describes (src/roi.hpp)"),
+    : set("roi", "region of interest: the part of the run summary.csv describes (src/sim/roi.hpp)"),
       warmup_transfers(set.integer("warmup-transfers", "0",
                                    "transfers (every job's) that finish before the region of interest begins: a "
                                    "warm-up left out of summary.csv, which then describes the region only "
@@ -47,7 +47,8 @@ RegionOfInterest::RegionOfInterest(System& sys, StatRegistry& stats)
         throw sys.config().refuse(length_ > 0 ? p.transfers.name() : p.warmup_transfers.name(),
                                   "the region of interest needs " + std::to_string(warmup_ + length_) +
                                       " transfers to finish (roi.warmup-transfers + roi.transfers), but the "
-                                      "workload finishes " + std::to_string(planned));
+                                      "workload finishes " +
+                                      std::to_string(planned));
 }
 
 void RegionOfInterest::start() {
@@ -123,4 +124,4 @@ sc_time RegionOfInterest::span_end() const {
     return last;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

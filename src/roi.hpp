@@ -22,7 +22,7 @@
 // Timing: the region's ends are the simulated times of the transfers'
 // completions as the application saw them; the statistics are read when
 // the simulation reaches that time, so like a time-series sample
-// (src/timeseries.hpp) they may include what processes running ahead have
+// (src/sim/timeseries.hpp) they may include what processes running ahead have
 // done up to sim.quantum past it.
 #pragma once
 
@@ -31,7 +31,7 @@
 
 #include <systemc>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -91,4 +91,4 @@ private:
     sc_core::sc_time stats_begin_, stats_end_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

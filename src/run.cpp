@@ -1,4 +1,4 @@
-#include "run.hpp"
+#include "src/cli/run.hpp"
 
 #if VRDMASIM_HAVE_CALLGRIND
 #include <valgrind/callgrind.h>
@@ -24,17 +24,17 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/csv.hpp"
-#include "core/output_dir.hpp"
-#include "invariants.hpp"
-#include "physical_engine.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "roi.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/sim/physical_engine.hpp"
+#include "src/sim/progress.hpp"
+#include "src/tools/report.hpp"
+#include "src/sim/roi.hpp"
 #include "models/dma/shadow_translator.hpp"
-#include "summary.hpp"
-#include "timeseries.hpp"
-#include "system.hpp"
+#include "src/sim/summary.hpp"
+#include "src/sim/timeseries.hpp"
+#include "src/sim/system.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -76,11 +76,13 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
         const std::uint64_t memlock = stats.sum_counters("vm.memlock_refusals");
         const std::uint64_t nomem = stats.sum_counters("vm.pin_no_memory");
         std::string cause;
-        if (memlock) cause += std::to_string(memlock) + " pin(s) beyond vm.memlock-limit = " +
-                              cfg.text(params_of<VmParams>().memlock_limit);
-        if (nomem) cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
-                            " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
-                            "every pinned page resident)";
+        if (memlock)
+            cause += std::to_string(memlock) +
+                     " pin(s) beyond vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
+        if (nomem)
+            cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
+                     " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
+                     "every pinned page resident)";
         if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
         why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " +
                       cfg.text(params_of<RdmaParams>().strategy) + ": " + cause + ")");
@@ -88,10 +90,10 @@ std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) 
     const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
                                  stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
     if (faults && !cfg[params_of<PldmaParams>().fault_tolerant])
-        why.push_back(std::to_string(faults) + " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
+        why.push_back(std::to_string(faults) +
+                      " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
                       "cannot survive");
-    else if (faults)
-        why.push_back(std::to_string(faults) + " SMMU fault(s)");
+    else if (faults) why.push_back(std::to_string(faults) + " SMMU fault(s)");
     const std::uint64_t unresolved = stats.sum_counters("unresolved");
     if (unresolved) why.push_back(std::to_string(unresolved) + " fault(s) the fault library could not resolve");
     if (why.empty()) return "  (see stats.txt: *.dma.transfers_failed, *.dma.rx_errors)";
@@ -108,8 +110,9 @@ std::string command_line(const std::vector<std::string>& args) {
     std::string s = "vrdmasim run";
     for (const auto& a : args) {
         s += ' ';
-        if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
-                              std::string::npos) {
+        if (!a.empty() &&
+            a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+                std::string::npos) {
             s += a;
         } else {
             s += '\'';
@@ -126,7 +129,7 @@ void print_usage(std::ostream& os) {
 }
 
 // The simulation itself, to sim.time-limit or until no event is left. On a
-// terminal, with a progress line (src/progress.hpp): sliced, so that the
+// terminal, with a progress line (src/sim/progress.hpp): sliced, so that the
 // line can be drawn between slices, to the same events in the same order.
 void simulate(System& sys, bool progress) {
     if (!progress) {
@@ -148,7 +151,7 @@ void simulate(System& sys, bool progress) {
     RunProgress(std::cerr, counts, sys.time_limit()).simulate();
 }
 
-}  // namespace
+}   // namespace
 
 // --log-filter's terms: node or model names, comma-separated, none empty.
 std::vector<std::string> parse_log_filter(const std::string& text, bool narrating) {
@@ -157,7 +160,8 @@ std::vector<std::string> parse_log_filter(const std::string& text, bool narratin
     std::stringstream ss(text);
     for (std::string t; std::getline(ss, t, ',');) {
         if (t.empty() || t.find_first_of(" .\t") != std::string::npos)
-            throw ConfigError("--log-filter: '" + text + "': give node and model names separated by commas (node1,smmu)");
+            throw ConfigError("--log-filter: '" + text +
+                              "': give node and model names separated by commas (node1,smmu)");
         terms.push_back(t);
     }
     if (terms.empty()) throw ConfigError("--log-filter: no node or model named");
@@ -168,30 +172,32 @@ namespace {
 // The System of the run, kept (not destroyed) until the process exits: see
 // run_command. A plain pointer: nothing at exit frees or forgets it.
 System* g_system_kept_to_exit = nullptr;
-}  // namespace
+}   // namespace
 
 int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
     po::options_description opts("run options");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("out,o", po::value<std::string>(), "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
-         "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")
-        ("trace", "write trace.json (Chrome/Perfetto trace events)")
-        ("log", "write events.log (narrated timeline)")
-        ("log-filter", po::value<std::string>(), "with --log: keep only the lines of these nodes and models, "
-         "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")
-        ("report", "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
-         "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
-         "faults the models noted; a failed run's report says so at the top")
-        ("sample-interval", po::value<std::string>()->value_name("TIME"),
-         "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
-         "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")
-        ("quiet,q", "print nothing but errors")
-        ("all", "print every figure of the summary, those at 0 or without a value too (by default: the headline "
-                "and the figures this run has; summary.csv always has every one)")
-        ("no-progress", "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
-         "second of host time)")
-        ("config", po::value<std::vector<std::string>>(), "config files, applied in order");
+    opts.add_options()("help,h", "show this help")(
+        "out,o", po::value<std::string>(),
+        "output directory (default: vrdmasim-out/run-DATE-TIME); an existing one is replaced only if "
+        "empty or an earlier run's output (it holds .vrdmasim-run and nothing but a run's files)")(
+        "trace", "write trace.json (Chrome/Perfetto trace events)")("log", "write events.log (narrated timeline)")(
+        "log-filter", po::value<std::string>(),
+        "with --log: keep only the lines of these nodes and models, "
+        "comma-separated (--log-filter node1,smmu: node 1's SMMU and SMMU driver)")(
+        "report",
+        "write report.html: one self-contained page (open it in a browser) with the verdict, the summary, "
+        "the parameters that differ from the defaults, plots of the key distributions and a timeline of the first "
+        "faults the models noted; a failed run's report says so at the top")(
+        "sample-interval", po::value<std::string>()->value_name("TIME"),
+        "write timeseries.csv: throughput, faults, swap, free memory and link utilisation every TIME of simulated "
+        "time and at the end (at least sim.quantum; e.g. 100us); drawn in report.html")("quiet,q",
+                                                                                        "print nothing but errors")(
+        "all",
+        "print every figure of the summary, those at 0 or without a value too (by default: the headline "
+        "and the figures this run has; summary.csv always has every one)")(
+        "no-progress",
+        "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
+        "second of host time)")("config", po::value<std::vector<std::string>>(), "config files, applied in order");
     po::positional_options_description pos;
     pos.add("config", -1);
 
@@ -205,8 +211,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     std::vector<std::string> joined;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos &&
-            reg.find(a.substr(2)) && i + 1 < args.size() && args[i + 1].compare(0, 1, "-") != 0) {
+        if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos && reg.find(a.substr(2)) &&
+            i + 1 < args.size() && args[i + 1].compare(0, 1, "-") != 0) {
             joined.push_back(a + "=" + args[++i]);
         } else {
             joined.push_back(a);
@@ -225,10 +231,11 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         po::notify(vm);
         if (vm.count("help")) {
             print_usage(std::cout);
-            std::cout << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n"
-                      << "Exit status: 0 success; 1 failed (data mismatch, unfinished workload, simulation error, or a\n"
-                         "violated self-check: its figures cannot be trusted); 2 bad command line or configuration;\n"
-                         "3 simulated to the end, but transfers failed.\n";
+            std::cout
+                << opts << "\nEvery parameter is also an option: see `vrdmasim params`.\n"
+                << "Exit status: 0 success; 1 failed (data mismatch, unfinished workload, simulation error, or a\n"
+                   "violated self-check: its figures cannot be trusted); 2 bad command line or configuration;\n"
+                   "3 simulated to the end, but transfers failed.\n";
             return kExitOk;
         }
         if (vm.count("config"))
@@ -255,8 +262,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             // draw that jitter, not the system.
             const std::int64_t quantum = cfg.ps(params_of<SimParams>().quantum);
             if (sample_ps < quantum || sample_ps <= 0)
-                throw ConfigError("--sample-interval " + text + ": shorter than sim.quantum = " +
-                                  cfg.text(params_of<SimParams>().quantum) +
+                throw ConfigError("--sample-interval " + text +
+                                  ": shorter than sim.quantum = " + cfg.text(params_of<SimParams>().quantum) +
                                   " (a sample can only be trusted to within the quantum: processes run up to it "
                                   "ahead of the sampler)");
         }
@@ -292,9 +299,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     // reachable from a static, it is not reported as a leak either.
     struct KeepToExit {
         std::unique_ptr<System>& sys;
-        ~KeepToExit() {
-            g_system_kept_to_exit = sys.release();
-        }
+        ~KeepToExit() { g_system_kept_to_exit = sys.release(); }
     } keep_to_exit{sys};
 
     // Everything is written into a fresh directory beside the target and
@@ -306,7 +311,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     remove_stale_partials(target.parent_path());   // left by killed runs
-    const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
+    const fs::path tmp =
+        target.parent_path() / ("." + target.filename().string() + ".partial-" + std::to_string(getpid()));
     fs::remove_all(tmp, ec);
     if (!fs::create_directory(tmp, ec)) {
         std::cerr << "vrdmasim: error: cannot create output directory " << tmp << ": " << ec.message() << "\n";
@@ -349,7 +355,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
 
     std::unique_ptr<TimeSeries> series;
     if (sample_ps > 0) {
-        series = std::make_unique<TimeSeries>(*sys, stats, sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(sample_ps)));
+        series = std::make_unique<TimeSeries>(*sys, stats,
+                                              sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(sample_ps)));
         series->start();
     }
     if (roi) roi->start();
@@ -395,8 +402,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         // left means starvation.
         if (sc_core::sc_time_stamp() >= sys->time_limit() || sc_core::sc_pending_activity()) {
             failed_at = sys->time_limit();
-            sim_error = "the workload did not finish within sim.time-limit = " +
-                        cfg.text(params_of<SimParams>().time_limit);
+            sim_error =
+                "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit);
         } else {
             sim_error = "the simulation ran out of events before the workload finished (deadlock)";
         }
@@ -503,7 +510,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         std::to_string(mismatches) + " transfer(s) reported success but delivered wrong data";
     std::string transfer_error_text;
     if (job_errors > 0)
-        transfer_error_text = std::to_string(job_errors) + " transfer(s) of jobs 1.. failed" + transfer_error_causes(cfg, stats);
+        transfer_error_text =
+            std::to_string(job_errors) + " transfer(s) of jobs 1.. failed" + transfer_error_causes(cfg, stats);
     else if (log.errors.value() > 0)
         transfer_error_text = std::to_string(log.errors.value()) + " of " + std::to_string(log.transfers.value()) +
                               " transfer(s) failed" + transfer_error_causes(cfg, stats);
@@ -583,15 +591,14 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                     if (kv.first == "region_start_us") begin = kv.second;
                     if (kv.first == "region_end_us") end = kv.second;
                 }
-                in.region = "These figures describe only the part of the run from " + begin + " us to " + end +
-                            " us: " +
-                            (roi->warmup() ? "after a warm-up of " + std::to_string(roi->warmup()) + " transfer(s), "
-                                           : std::string("from the start, ")) +
-                            (roi->length() ? std::to_string(roi->length()) + " transfer(s)"
-                                           : std::string("to the end")) +
-                            " (roi.warmup-transfers, roi.transfers). The whole run's summary is in "
-                            "whole-run-summary.csv, the region's statistics in roi-stats.json; figures that have no "
-                            "value over a part of the run (peaks, gauges, ratios computed at the end) are empty.";
+                in.region =
+                    "These figures describe only the part of the run from " + begin + " us to " + end + " us: " +
+                    (roi->warmup() ? "after a warm-up of " + std::to_string(roi->warmup()) + " transfer(s), "
+                                   : std::string("from the start, ")) +
+                    (roi->length() ? std::to_string(roi->length()) + " transfer(s)" : std::string("to the end")) +
+                    " (roi.warmup-transfers, roi.transfers). The whole run's summary is in "
+                    "whole-run-summary.csv, the region's statistics in roi-stats.json; figures that have no "
+                    "value over a part of the run (peaks, gauges, ratios computed at the end) are empty.";
             }
             in.timeseries = series.get();
             in.metrics = &summary_metrics();
@@ -654,8 +661,8 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         const double events = static_cast<double>(stats.sum_counters("transactions"));
         std::cout << "\nsimulated " << format_metric(sim_s * 1e6, 6) << " us in " << format_metric(host_seconds, 3)
                   << " s of host time: " << format_metric(host_seconds > 0 ? sim_s * 1e6 / host_seconds : 0, 4)
-                  << " simulated us per host second, "
-                  << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4) << " events per host second\n";
+                  << " simulated us per host second, " << format_metric(host_seconds > 0 ? events / host_seconds : 0, 4)
+                  << " events per host second\n";
         std::cout << "outputs in " << out << "\n";
         if (report) std::cout << "report: " << (fs::path(out) / kReportFile).string() << " (open it in a browser)\n";
     }
@@ -677,4 +684,4 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     return kExitOk;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

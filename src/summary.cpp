@@ -1,13 +1,13 @@
-#include "summary.hpp"
+#include "src/sim/summary.hpp"
 
 #include <sys/resource.h>
 
 #include <limits>
 #include <stdexcept>
 
-#include "energy.hpp"
-#include "roi.hpp"
-#include "system.hpp"
+#include "src/sim/energy.hpp"
+#include "src/sim/roi.hpp"
+#include "src/sim/system.hpp"
 #include "library/rdma/process.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
@@ -24,16 +24,11 @@ namespace {
 
 // The run-level metrics that open the table: what ran, for how long.
 void declare_run_metrics(MetricRegistry& reg) {
-    reg.add_supplied("workload", "text",
-                     "`workload.kind` of the run.");
-    reg.add_supplied("strategy", "text",
-                     "`rdma.strategy` of the run.");
-    reg.add_supplied("nodes", "",
-                     "MPSoCs simulated.");
-    reg.add_supplied("sim_seconds", "s",
-                     "Simulated time at the end of the run.");
-    reg.add_supplied("host_seconds", "s",
-                     "Wall-clock time the simulation took on the host.");
+    reg.add_supplied("workload", "text", "`workload.kind` of the run.");
+    reg.add_supplied("strategy", "text", "`rdma.strategy` of the run.");
+    reg.add_supplied("nodes", "", "MPSoCs simulated.");
+    reg.add_supplied("sim_seconds", "s", "Simulated time at the end of the run.");
+    reg.add_supplied("host_seconds", "s", "Wall-clock time the simulation took on the host.");
     reg.add_supplied("region_start_us", "us",
                      "Where the part of the run this summary describes begins: the workload's first action, or "
                      "with a region of interest (`roi.*`, docs/metrics.md \"Region of interest\") the "
@@ -44,31 +39,30 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "Transactions served by the models (sum of every `*.transactions` counter: bus, DRAM, "
                      "links, PLDMA registers and packets, SSD).",
                      {"transactions"});
-    reg.add_supplied("transfers", "",
-                     "RDMA transfers that finished, successfully or not.");
-    reg.add_supplied("transfer_errors", "",
-                     "Transfers that completed with an error status.");
-    reg.add_supplied("bytes_delivered", "B",
-                     "Payload bytes of the transfers that reported success.");
-    reg.add_supplied("bytes_verified", "B",
-                     "Delivered bytes compared with the source at the destination.");
+    reg.add_supplied("transfers", "", "RDMA transfers that finished, successfully or not.");
+    reg.add_supplied("transfer_errors", "", "Transfers that completed with an error status.");
+    reg.add_supplied("bytes_delivered", "B", "Payload bytes of the transfers that reported success.");
+    reg.add_supplied("bytes_verified", "B", "Delivered bytes compared with the source at the destination.");
     reg.add_supplied("data_mismatches", "",
                      "Transfers reported successful whose destination bytes differ from the source (any makes "
                      "the run fail, exit status 1).");
-    reg.add_supplied("throughput_gbps", "Gb/s",
-                     "Delivered bytes × 8 over the workload's whole span, end to end: from its first action "
-                     "(allocation, registration, pre-faulting: everything a program does before its first post) "
-                     "to its last completion. The headline figure: a strategy's up-front cost is in it. With a region of interest, "
-                     "over the region (`region_start_us` to `region_end_us`).");
-    reg.add_supplied("post_window_throughput_gbps", "Gb/s",
-                     "Delivered bytes × 8 over the post window only, first post to last completion: what the "
-                     "transfers achieve once set up, without the up-front cost (`throughput_gbps` has it). Empty with a region of interest (it has no "
-                     "post window of its own).");
+    reg.add_supplied(
+        "throughput_gbps", "Gb/s",
+        "Delivered bytes × 8 over the workload's whole span, end to end: from its first action "
+        "(allocation, registration, pre-faulting: everything a program does before its first post) "
+        "to its last completion. The headline figure: a strategy's up-front cost is in it. With a region of interest, "
+        "over the region (`region_start_us` to `region_end_us`).");
+    reg.add_supplied(
+        "post_window_throughput_gbps", "Gb/s",
+        "Delivered bytes × 8 over the post window only, first post to last completion: what the "
+        "transfers achieve once set up, without the up-front cost (`throughput_gbps` has it). Empty with a region of interest (it has no "
+        "post window of its own).");
     reg.add_supplied("end_to_end_us", "us",
                      "The workload's whole span: first action to last completion (the `throughput_gbps` span).");
-    reg.add_supplied("setup_us", "us",
-                     "The workload's first action to its first post: allocation, up-front registration "
-                     "(pin-static, pin-deferred waits, receive areas) and pre-faulting. Empty with a region of interest.");
+    reg.add_supplied(
+        "setup_us", "us",
+        "The workload's first action to its first post: allocation, up-front registration "
+        "(pin-static, pin-deferred waits, receive areas) and pre-faulting. Empty with a region of interest.");
     reg.add_supplied("job_throughput_gbps", "text",
                      "End-to-end throughput of each job (node.processes: process p of every node is job p), "
                      "`job:Gb/s` "
@@ -79,8 +73,7 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "the application; pingpong, half the round trip (`workloads/README.md`). Only transfers "
                      "that rang a doorbell count (one refused at registration has no latency); empty when "
                      "none did.");
-    reg.add_supplied("latency_us_p50", "us",
-                     "Median transfer latency (empty when no transfer rang a doorbell).");
+    reg.add_supplied("latency_us_p50", "us", "Median transfer latency (empty when no transfer rang a doorbell).");
     reg.add_supplied("latency_us_p99", "us",
                      "99th-percentile transfer latency (empty when no transfer rang a doorbell).");
     reg.add_supplied("latency_us_p50_by_hops", "text",
@@ -89,18 +82,15 @@ void declare_run_metrics(MetricRegistry& reg) {
     reg.add_supplied("link_util_max", "fraction",
                      "Busy time of the busiest link between routers (not the NI links) over the workload's "
                      "span (of all jobs together: first post to last completion of any).");
-    reg.add_supplied("link_util_mean", "fraction",
-                     "Mean over all links between routers of busy time over the span.");
-    reg.add_supplied("busiest_link", "text",
-                     "Name of the link of `link_util_max`.");
+    reg.add_supplied("link_util_mean", "fraction", "Mean over all links between routers of busy time over the span.");
+    reg.add_supplied("busiest_link", "text", "Name of the link of `link_util_max`.");
     reg.add_supplied("packet_hops", "",
                      "Packets (data, responses, control) times the router-to-router links they crossed.");
 }
 
 // The host's own figure, at the end of the table.
 void declare_host_metrics(MetricRegistry& reg) {
-    reg.add_supplied("peak_rss_mib", "MiB",
-                     "Peak resident memory of the simulator process on the host.");
+    reg.add_supplied("peak_rss_mib", "MiB", "Peak resident memory of the simulator process on the host.");
     reg.add_supplied("host_build_seconds", "s",
                      "Wall-clock time building the simulated system (elaboration: models, sockets, processes), "
                      "before the simulation; not in `host_seconds`.");
@@ -140,10 +130,10 @@ MetricRegistry build_summary_metrics() {
     return reg;
 }
 
-}  // namespace
+}   // namespace
 
 const std::vector<std::string>& headline_metrics() {
-    static const std::vector<std::string> keys{"workload",        "strategy",       "nodes",          "transfers",
+    static const std::vector<std::string> keys{"workload",        "strategy",        "nodes",         "transfers",
                                                "transfer_errors", "throughput_gbps", "end_to_end_us", "setup_us",
                                                "latency_us_p50",  "latency_us_p99",  "smmu_faults"};
     return keys;
@@ -162,7 +152,7 @@ double peak_rss_mib() {
     return static_cast<double>(ru.ru_maxrss) / 1024.0;   // ru_maxrss is in KiB on Linux
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -201,11 +191,11 @@ JobFigures job_figures(const StatRegistry& stats, const Workload& w) {
     return f;
 }
 
-}  // namespace
+}   // namespace
 
-std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
-                                                              const StatRegistry& stats, double host_seconds,
-                                                              double build_seconds, const RegionOfInterest* region) {
+std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys, const StatRegistry& stats,
+                                                              double host_seconds, double build_seconds,
+                                                              const RegionOfInterest* region) {
     const TransferLog& log = sys.workload().log();
     const JobFigures job0 = job_figures(stats, sys.workload());
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
@@ -225,12 +215,13 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("nodes", std::to_string(sys.size()));
     v.emplace_back("sim_seconds", format_metric(sim_s, 9));
     v.emplace_back("host_seconds", format_metric(host_seconds, 4));
-    v.emplace_back("region_start_us", format_metric((region ? r_begin : log.first_action == sc_core::sc_max_time()
-                                                                            ? sc_core::SC_ZERO_TIME
-                                                                            : log.first_action)
-                                                            .to_seconds() *
-                                                        1e6,
-                                                    9));
+    v.emplace_back("region_start_us",
+                   format_metric((region                                       ? r_begin
+                                  : log.first_action == sc_core::sc_max_time() ? sc_core::SC_ZERO_TIME
+                                                                               : log.first_action)
+                                         .to_seconds() *
+                                     1e6,
+                                 9));
     v.emplace_back("region_end_us", format_metric((region ? r_end : log.last_done).to_seconds() * 1e6, 9));
     v.emplace_back("transfers", std::to_string(job0.transfers));
     v.emplace_back("transfer_errors", std::to_string(job0.errors));
@@ -243,12 +234,12 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("post_window_throughput_gbps",
                    format_metric(region ? nan : job0.gbps(log.first_post, log.last_done)));
     v.emplace_back("end_to_end_us", format_metric(e2e_s * 1e6));
-    v.emplace_back("setup_us", format_metric(region ? nan
-                                                    : log.first_post != sc_core::sc_max_time() &&
-                                                              log.first_action != sc_core::sc_max_time() &&
-                                                              log.first_post > log.first_action
-                                                          ? (log.first_post - log.first_action).to_seconds() * 1e6
-                                                          : 0.0));
+    v.emplace_back("setup_us",
+                   format_metric(region ? nan
+                                 : log.first_post != sc_core::sc_max_time() &&
+                                         log.first_action != sc_core::sc_max_time() && log.first_post > log.first_action
+                                     ? (log.first_post - log.first_action).to_seconds() * 1e6
+                                     : 0.0));
     // Every job's throughput (node.processes), and the span of them all:
     // the links carried every job's packets.
     std::string by_job;
@@ -299,7 +290,8 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
             busiest = n;
         }
     }
-    const double span_us = last > first && first != sc_core::sc_max_time() ? (last - first).to_seconds() * 1e6 : 0.0;   // all jobs
+    const double span_us =
+        last > first && first != sc_core::sc_max_time() ? (last - first).to_seconds() * 1e6 : 0.0;   // all jobs
     const double n_links = static_cast<double>(sys.links().size());
     v.emplace_back("link_util_max", format_metric(span_us > 0 ? busy_max / span_us : 0.0));
     v.emplace_back("link_util_mean", format_metric(span_us > 0 && n_links > 0 ? busy_sum / n_links / span_us : 0.0));
@@ -315,4 +307,4 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     return summary_metrics().compute(MetricInputs{cfg, stats}, v);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 
@@ -25,9 +25,8 @@ const MetricRegistry& summary_metrics();
 // that must exist: a missing one (a renamed or unregistered statistic) is a
 // std::logic_error, never a 0. `host_output_seconds` is known only when the
 // outputs are written: the caller sets it then (its value here is empty).
-std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys,
-                                                              const StatRegistry& stats, double host_seconds,
-                                                              double build_seconds,
+std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg, System& sys, const StatRegistry& stats,
+                                                              double host_seconds, double build_seconds,
                                                               const RegionOfInterest* region = nullptr);
 
 // The figures a reader looks for first, in this order (the report's cards,
@@ -37,4 +36,4 @@ const std::vector<std::string>& headline_metrics();
 // figure, one with no sample, is not 0: it says so.)
 inline bool zero_figure(const std::string& value) { return value == "0"; }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,6 +1,6 @@
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
-#include "roi.hpp"
+#include "src/sim/roi.hpp"
 
 #include "models/power/power.hpp"
 
@@ -11,8 +11,7 @@
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
 #include "library/messaging/params.hpp"
-#include "thread_budget.hpp"
-
+#include "src/sim/thread_budget.hpp"
 
 namespace vrdmasim {
 
@@ -47,14 +46,10 @@ TopologyParams::TopologyParams()
                       "qfdb: the FPGAs of one Quad-FPGA Daughter Board, fully connected (QFDB paper); "
                       "mezzanine: 4 QFDBs in a ring, 16 MPSoCs (INFN ExaNeSt page); torus: x*y*z QFDBs "
                       "in a 3-D torus, F1 of each board holding its links (arXiv 2307.09371)")),
-      nodes(set.integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part (kind = qfdb only)")
-                .range("2", "4")),
-      x(set.integer("x", "1", "QFDBs along x (kind = torus only; a dimension of 1 has no links)")
-            .range("1", "64")),
-      y(set.integer("y", "1", "QFDBs along y (kind = torus only)")
-            .range("1", "64")),
-      z(set.integer("z", "1", "QFDBs along z (kind = torus only)")
-            .range("1", "64")) {}
+      nodes(set.integer("nodes", "2", "MPSoCs (FPGAs) of the QFDB that take part (kind = qfdb only)").range("2", "4")),
+      x(set.integer("x", "1", "QFDBs along x (kind = torus only; a dimension of 1 has no links)").range("1", "64")),
+      y(set.integer("y", "1", "QFDBs along y (kind = torus only)").range("1", "64")),
+      z(set.integer("z", "1", "QFDBs along z (kind = torus only)").range("1", "64")) {}
 
 void System::declare_params(ParamRegistry& reg) {
     reg.add(params_of<SimParams>().set);
@@ -119,10 +114,9 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     const unsigned procs = static_cast<unsigned>(ctx.config[params_of<NodeParams>().processes]);
     for (unsigned p = 1; p < procs; ++p) {
         const std::string name = "app" + std::to_string(p);
-        more_apps_.push_back(std::make_unique<RdmaProcess>(name.c_str(), ctx, group + ".proc" + std::to_string(p), idx, dma,
-                                                   address_map::kPldmaRegs, address_map::kHeapBase,
-                                                   std::min(dram.size(), address_map::kDdrLowSize) -
-                                                       address_map::kHeapBase));
+        more_apps_.push_back(std::make_unique<RdmaProcess>(
+            name.c_str(), ctx, group + ".proc" + std::to_string(p), idx, dma, address_map::kPldmaRegs,
+            address_map::kHeapBase, std::min(dram.size(), address_map::kDdrLowSize) - address_map::kHeapBase));
     }
     for (unsigned p = 0; p < procs; ++p) {
         process(p).cpu.bind(bus.in);
@@ -160,11 +154,10 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
         bus.map(smmu_reg::kBase, smmu_reg::kSize, 2, 0, "smmu");
         // The driver reaches the registers over the bus, resolves faults
         // through the VM, and is the VM's MMU notifier.
-        driver = std::make_unique<SmmuDriver>(
-            "smmu_driver", ctx, group, *smmu, cpu,
-            [this](int pid, std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at) {
-                return vm.fault_in(pid, va, len, write, at);
-            });
+        driver =
+            std::make_unique<SmmuDriver>("smmu_driver", ctx, group, *smmu, cpu,
+                                         [this](int pid, std::uint64_t va, std::uint64_t len, bool write,
+                                                sc_core::sc_time at) { return vm.fault_in(pid, va, len, write, at); });
         driver->mmio.bind(bus.in);
         // rdma.buffer-guard = mprotect: the engine's transactions are made
         // privileged, so that it keeps its access to the pages the guard
@@ -211,7 +204,7 @@ Node::Node(sc_core::sc_module_name name, const SimContext& ctx, unsigned idx, co
     } else if (physical_mode(ctx.config)) {
         // The "why pinning exists" experiment: the processes live in the VM
         // and the engine gets physical addresses; System binds it through
-        // the ownership check (attach_physical, src/physical_engine.cpp).
+        // the ownership check (attach_physical, src/sim/physical_engine.cpp).
     } else {
         if (strategy_from(ctx.config) != Strategy::FaultTolerant)
             throw ConfigError(ctx.config.describe(params_of<RdmaParams>().strategy) +
@@ -324,7 +317,8 @@ void Node::boot() {
         RdmaProcess& a = process(p);
         const std::uint32_t sid = stream_of(p);
         if (boot_.step == BootStep::Create) {
-            boot_.pid = smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
+            boot_.pid =
+                smmu || shadow_ni || physical_ ? vm.create_process(p == 0 ? "app" : "app" + std::to_string(p)) : 0;
             boot_.channel = 0;
             boot_.step = BootStep::Channels;
         }
@@ -390,22 +384,23 @@ void System::resolve(Config& c) {
     std::string why;
     if (strategy_from(c) == Strategy::Netvm) {
         needs = {{"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"}};
-        why = "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
-              "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
+        why =
+            "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
+            "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
     }
     const std::string strategy = "rdma.strategy = " + c.text(params_of<RdmaParams>().strategy);
     for (const Need& n : needs) {
         const ParamDecl* d = c.registry().find(n.key);
-        const bool holds = d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value)
-                                                      : c.string(n.key) == n.value;
+        const bool holds =
+            d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value) : c.string(n.key) == n.value;
         if (holds) continue;
         if (c.origin(n.key) == "default") {
             c.set(n.key, n.value, "implied by " + strategy);
             continue;
         }
-        throw ConfigError(strategy + " (from " + c.origin(params_of<RdmaParams>().strategy) + ") needs " + n.key + " = " + n.value +
-                          ", but " + c.describe(n.key) + ": " + why +
-                          ". Set " + n.key + " = " + n.value + " (or leave it out), or choose another rdma.strategy");
+        throw ConfigError(strategy + " (from " + c.origin(params_of<RdmaParams>().strategy) + ") needs " + n.key +
+                          " = " + n.value + ", but " + c.describe(n.key) + ": " + why + ". Set " + n.key + " = " +
+                          n.value + " (or leave it out), or choose another rdma.strategy");
     }
 }
 
@@ -423,7 +418,8 @@ void check_buffer_guard(const Config& c) {
     if (shadow_translation(c))
         throw c.refuse(params_of<RdmaParams>().buffer_guard,
                        "needs ni.translation = smmu: NetVM's shadow table has no access-permission bits for a "
-                       "privileged engine to keep" + why);
+                       "privileged engine to keep" +
+                           why);
     // Every one-sided transfer goes through the library's send and get,
     // which guard and lift; the two-sided library guards a request's user
     // buffer from isend or irecv to completion; the file server guards each
@@ -456,7 +452,7 @@ void check_prefetch(const Config& c) {
                    "has nothing to prefetch with smmu.enabled = false and rdma.strategy = fault-tolerant: buffers are "
                    "physically contiguous DMA memory, always present");
 }
-}  // namespace
+}   // namespace
 
 void System::check_processes(const Config& c) {
     const auto procs = static_cast<std::uint64_t>(c[params_of<NodeParams>().processes]);
@@ -469,8 +465,7 @@ void System::check_processes(const Config& c) {
                            ": each process needs channels of its own. Raise dma.channels or lower the others");
     if (procs > Smmu500::kContextBanks)
         throw c.refuse(params_of<NodeParams>().processes,
-                       "the SMMU has " + std::to_string(Smmu500::kContextBanks) +
-                           " context banks, one per process");
+                       "the SMMU has " + std::to_string(Smmu500::kContextBanks) + " context banks, one per process");
     if (procs > 1 && !c[params_of<SmmuParams>().enabled])
         throw c.refuse(params_of<NodeParams>().processes,
                        "needs smmu.enabled = true: without the SMMU the engine has no stream IDs to tell the "
@@ -505,7 +500,8 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
     auto named = [&](const std::string& key) { return c.describe(key); };
     std::uint64_t payload = c[params_of<PldmaParams>().packet_size];
     std::string by = "dma.packet-size";
-    if (c[params_of<PldmaParams>().block_size] < payload) payload = c[params_of<PldmaParams>().block_size], by = "dma.block-size";
+    if (c[params_of<PldmaParams>().block_size] < payload)
+        payload = c[params_of<PldmaParams>().block_size], by = "dma.block-size";
     const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
     if (msg > 0 && msg < payload) payload = msg, by = "workload.message-size";
     const std::uint64_t flits = std::max<std::uint64_t>(2 + (payload + kFlitBytes - 1) / kFlitBytes, 4);
@@ -537,7 +533,8 @@ void System::check_files(const Config& c) const {
                        "the board has " + std::to_string(topology_.fpgas_per_board()) + " FPGAs");
     // The SSD's data go to the board's other nodes in packets of
     // dma.packet-size through the NI links and the board's links.
-    const std::uint64_t need = (2 + (c[params_of<PldmaParams>().packet_size] + kFlitBytes - 1) / kFlitBytes) * kFlitBytes;
+    const std::uint64_t need =
+        (2 + (c[params_of<PldmaParams>().packet_size] + kFlitBytes - 1) / kFlitBytes) * kFlitBytes;
     for (const std::string key : {"ni.buffer", "link.buffer"})
         if (c.size(key) < need)
             throw c.refuse(params_of<PldmaParams>().packet_size,
@@ -554,7 +551,9 @@ void System::share_files(const SimContext& ctx) {
     auto server_of = [&](unsigned i) {
         Coord at = topology_.coord(i);
         at.f = ssd_fpga;
-        if (!topology_.contains(at)) throw std::logic_error("topology: no FPGA " + std::to_string(ssd_fpga) + " on the board of " + topology_.name(i));
+        if (!topology_.contains(at))
+            throw std::logic_error("topology: no FPGA " + std::to_string(ssd_fpga) + " on the board of " +
+                                   topology_.name(i));
         return topology_.node_of(at);
     };
     for (unsigned i = 0; i < nodes_.size(); ++i)
@@ -569,19 +568,19 @@ Topology System::topology_from(const Config& c) {
     // A key of another kind may keep its default (a run's config.ini lists
     // every key), but any other value is a mistake.
     const auto given = [&](const char* key) {
-        return c.origin(key) != "default" &&
-               c.integer(key) != std::stoll(c.registry().find(key)->default_text);
+        return c.origin(key) != "default" && c.integer(key) != std::stoll(c.registry().find(key)->default_text);
     };
     if (kind != "qfdb" && given("topology.nodes"))
-        throw refuse("topology.nodes", "applies to topology.kind = qfdb only; a " + kind +
-                                           " has 4 MPSoCs on each of its QFDBs");
+        throw refuse("topology.nodes",
+                     "applies to topology.kind = qfdb only; a " + kind + " has 4 MPSoCs on each of its QFDBs");
     if (kind != "torus")
         for (const char* k : {"topology.x", "topology.y", "topology.z"})
             if (given(k)) throw refuse(k, "applies to topology.kind = torus only (topology.kind = " + kind + ")");
     if (kind == "qfdb" && adaptive_routing(c))
-        throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 routers: it "
-                                       "needs topology.kind = torus with 2 or more QFDBs (" +
-                                           c.describe(params_of<TopologyParams>().kind) + ")");
+        throw refuse("router.routing",
+                     "adaptive routing chooses among the torus dimensions of the F1 routers: it "
+                     "needs topology.kind = torus with 2 or more QFDBs (" +
+                         c.describe(params_of<TopologyParams>().kind) + ")");
     if (kind == "qfdb") return Topology::qfdb(static_cast<unsigned>(c[params_of<TopologyParams>().nodes]));
     Topology t = kind == "mezzanine" ? Topology::mezzanine()
                                      : Topology::torus(static_cast<unsigned>(c[params_of<TopologyParams>().x]),
@@ -591,21 +590,26 @@ Topology System::topology_from(const Config& c) {
     for (int d = Topology::X; d <= Topology::Z; ++d) rings = rings || t.extent(d) >= 3;
     if (adaptive_routing(c)) {
         if (kind != "torus" || !t.multi_board())
-            throw refuse("router.routing", "adaptive routing chooses among the torus dimensions of the F1 "
-                                           "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
-                                               c.describe(params_of<TopologyParams>().kind) + ")");
+            throw refuse("router.routing",
+                         "adaptive routing chooses among the torus dimensions of the F1 "
+                         "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
+                             c.describe(params_of<TopologyParams>().kind) + ")");
         if (c[params_of<RouterParams>().vcs] < 3)
-            throw refuse("router.vcs", "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
-                                       "are the dimension-order escape channels (dateline), 2 and up adaptive");
+            throw refuse("router.vcs",
+                         "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
+                         "are the dimension-order escape channels (dateline), 2 and up adaptive");
     }
     if (rings && c[params_of<RouterParams>().vcs] < 2)
-        throw refuse("router.vcs", "a " + kind + " with rings of 3 or more boards needs at least 2 virtual "
-                                   "channels for its dateline (deadlock avoidance)");
+        throw refuse("router.vcs", "a " + kind +
+                                       " with rings of 3 or more boards needs at least 2 virtual "
+                                       "channels for its dateline (deadlock avoidance)");
     return t;
 }
 
 System::System(const SimContext& ctx)
-    : config_(&ctx.config), topology_(topology_from(ctx.config)), time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
+    : config_(&ctx.config),
+      topology_(topology_from(ctx.config)),
+      time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);
@@ -632,8 +636,7 @@ System::System(const SimContext& ctx)
         // And the statistics of the first: the name index is sized once for
         // all nodes (rehashing it as it grows was a tenth of elaboration).
         if (i == 0) {
-            check_thread_budget(thread_processes_under(*nodes_[0]), n,
-                                "a system of " + std::to_string(n) + " nodes");
+            check_thread_budget(thread_processes_under(*nodes_[0]), n, "a system of " + std::to_string(n) + " nodes");
             ctx.stats.reserve(stats_before + (ctx.stats.registered() - stats_before) * n);
         }
     }
@@ -647,8 +650,9 @@ System::System(const SimContext& ctx)
     // end has router.vcs buffers.
     const unsigned vcs = static_cast<unsigned>(c[params_of<RouterParams>().vcs]);
     LinkParams board = link_params(c, params_of<LinkSections>().link);
-    LinkParams ring = link_params(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
-                                                                 : params_of<LinkSections>().board_link);
+    LinkParams ring =
+        link_params(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
+                                                                   : params_of<LinkSections>().board_link);
     board.vcs = ring.vcs = vcs;
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
     // port order, then to inputs so that input port k of node j comes from
@@ -725,4 +729,4 @@ System::System(const SimContext& ctx)
         });
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

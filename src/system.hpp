@@ -43,7 +43,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/bus/bus.hpp"
 #include "models/bus/bus_port.hpp"
 #include "models/dma/pldma.hpp"
@@ -65,10 +65,9 @@
 #include "library/rdma/process.hpp"
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
-#include "frame_check.hpp"
+#include "src/sim/frame_check.hpp"
 
 namespace vrdmasim {
-
 
 // The parameters of section [topology], declared in system.cpp; read
 // through params_of<TopologyParams>().
@@ -98,7 +97,7 @@ constexpr std::uint64_t kPldmaRegs = 0xA0000000ull;
 // the VM's page frames are DDR high (all of DDR low above 256 MiB when the
 // node has no more than 2 GiB).
 constexpr std::uint64_t kHeapBase = 0x10000000ull;
-}  // namespace address_map
+}   // namespace address_map
 
 class Node : public sc_core::sc_module {
 public:
@@ -113,8 +112,8 @@ public:
     Pldma dma;
     Router router;
     Link inject;   // PLDMA -> router
-    Link eject;    // router -> PLDMA
-    RdmaProcess app;       // process 0 (job 0); node.processes > 1 adds the others
+    Link eject;   // router -> PLDMA
+    RdmaProcess app;   // process 0 (job 0); node.processes > 1 adds the others
     // Process p of this node (p < processes()): `app` for p = 0. Each is its
     // own address space (Vm pid), ASID, context bank and stream ID, with
     // rdma.channels channels of the PLDMA in protection domain p + 1.
@@ -129,16 +128,16 @@ public:
     FrameAllocator frames;
     BusPort kernel_port;
     Vm vm;
-    VmDaemons daemons;                      // kswapd, khugepaged, kcompactd
-    std::unique_ptr<Smmu500> smmu;          // in the PLDMA's memory path when smmu.enabled
-    std::unique_ptr<SmmuDriver> driver;     // its driver, when smmu.enabled
+    VmDaemons daemons;   // kswapd, khugepaged, kcompactd
+    std::unique_ptr<Smmu500> smmu;   // in the PLDMA's memory path when smmu.enabled
+    std::unique_ptr<SmmuDriver> driver;   // its driver, when smmu.enabled
     // NetVM's network interface (ni.translation = shadow; wire_shadow_ni):
     // the NI's shadow page table, its translation unit on the engine's
     // memory path instead of the SMMU, and the OS side that keeps the table.
     std::unique_ptr<ShadowTable> shadow_table;
     std::unique_ptr<ShadowTranslator> shadow_ni;
     std::unique_ptr<ShadowPager> shadow_pager;
-    std::unique_ptr<MemoryHog> hog;         // memory pressure, when hog.bytes > 0 (processes in the Vm)
+    std::unique_ptr<MemoryHog> hog;   // memory pressure, when hog.bytes > 0 (processes in the Vm)
     // Files on the QFDB's SSD (fs.files > 0): the board's FileSystem lives
     // on the node of FPGA fs.ssd-fpga (`fs`, null elsewhere); every node of
     // the board has its own page cache over those files, and `remote_fs`
@@ -153,7 +152,7 @@ public:
     // FPGA fs.ssd-fpga (this node itself: it serves the others).
     void share_files(const SimContext& ctx, Node& ssd_node, std::uint32_t coord);
     // Physical-address mode (smmu.enabled = false with a registration
-    // strategy, src/physical_engine.cpp): the ownership check on the
+    // strategy, src/sim/physical_engine.cpp): the ownership check on the
     // engine's memory path, bound by attach_physical.
     std::unique_ptr<FrameCheck> frame_check;
     void attach_physical(const SimContext& ctx, PhysicalKeys& keys);
@@ -180,8 +179,8 @@ private:
     // the three shadow_* members above, the processes still in the Vm.
     void wire_shadow_ni(const SimContext& ctx, unsigned procs);
     std::vector<std::unique_ptr<RdmaProcess>> more_apps_;   // processes 1..node.processes-1
-    std::map<std::uint32_t, int> pid_of_stream_;    // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
-    bool physical_ = false;                         // physical-address mode (attach_physical)
+    std::map<std::uint32_t, int> pid_of_stream_;   // stream ID -> Vm pid (NetVM copies, fault outcomes, FrameCheck)
+    bool physical_ = false;   // physical-address mode (attach_physical)
 };
 
 class System {
@@ -236,7 +235,7 @@ private:
     // ConfigError unless node.processes x rdma.channels channels, context
     // banks and AXI IDs are there for every process.
     static void check_processes(const Config& c);
-    // ConfigError for what physical-address mode is not built for (src/physical_engine.cpp).
+    // ConfigError for what physical-address mode is not built for (src/sim/physical_engine.cpp).
     static void check_physical(const Config& c);
     // Files: fs.ssd-fpga on the board, and the SSD's data packets
     // (dma.packet-size) fitting the buffers they cross.
@@ -254,4 +253,4 @@ private:
     bool smmu_enabled_ = false;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,10 +1,10 @@
-#include "thread_budget.hpp"
+#include "src/sim/thread_budget.hpp"
 
 #include <fstream>
 #include <string>
 
-#include "core/lazy_thread.hpp"
-#include "core/params.hpp"
+#include "src/core/lazy_thread.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -31,7 +31,7 @@ std::size_t mappings_now() {
     return n;
 }
 
-}  // namespace
+}   // namespace
 
 std::size_t thread_processes_under(const sc_core::sc_object& root) {
     const std::string kind = root.kind();
@@ -57,11 +57,12 @@ void check_thread_budget(std::size_t threads_per_node, std::size_t nodes, const 
     if (need <= limit) return;
     // Rounded up to a multiple of 65,536 (and at least the need) for the advice.
     const std::size_t advise = (need + 65535) / 65536 * 65536;
-    throw ConfigError(what + " needs about " + std::to_string(need) + " memory mappings: " +
-                      std::to_string(threads_per_node) + " SystemC threads per node, each a stack and a guard page (" +
-                      std::to_string(stacks) + " mappings), more than the host allows one process (vm.max_map_count = " +
-                      std::to_string(limit) + "); raise the limit, e.g. `sudo sysctl vm.max_map_count=" +
-                      std::to_string(advise) + "`, or simulate fewer nodes");
+    throw ConfigError(what + " needs about " + std::to_string(need) +
+                      " memory mappings: " + std::to_string(threads_per_node) +
+                      " SystemC threads per node, each a stack and a guard page (" + std::to_string(stacks) +
+                      " mappings), more than the host allows one process (vm.max_map_count = " + std::to_string(limit) +
+                      "); raise the limit, e.g. `sudo sysctl vm.max_map_count=" + std::to_string(advise) +
+                      "`, or simulate fewer nodes");
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

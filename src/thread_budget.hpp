@@ -31,4 +31,4 @@ std::size_t thread_processes_under(const sc_core::sc_object& root);
 // Linux), checks nothing.
 void check_thread_budget(std::size_t threads_per_node, std::size_t nodes, const std::string& what);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

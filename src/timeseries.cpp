@@ -1,13 +1,13 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES   // sc_spawn
-#include "timeseries.hpp"
+#include "src/sim/timeseries.hpp"
 
 #include <algorithm>
 #include <sstream>
 
-#include "core/csv.hpp"
-#include "core/metrics.hpp"
-#include "core/stats.hpp"
-#include "system.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/stats.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim {
 
@@ -20,12 +20,13 @@ std::uint64_t sum_of(const StatRegistry& s, std::initializer_list<const char*> s
     return n;
 }
 
-}  // namespace
+}   // namespace
 
 const std::vector<TimeSeries::Column>& TimeSeries::columns() {
     static const std::vector<Column> c{
         {"time_us", "us", "simulated time of the sample (the end of its interval)"},
-        {"throughput_gbps", "Gb/s", "payload delivered by every job's transfers in the interval, x 8, over the interval"},
+        {"throughput_gbps", "Gb/s",
+         "payload delivered by every job's transfers in the interval, x 8, over the interval"},
         {"bytes_delivered", "B", "payload delivered so far (every job)"},
         {"transfers", "", "transfers finished so far, ok or not (every job)"},
         {"smmu_faults", "", "SMMU faults recorded so far (as the summary's smmu_faults)"},
@@ -51,7 +52,8 @@ TimeSeries::Totals TimeSeries::totals() const {
         t.bytes += w->log().bytes_delivered.value();
         t.transfers += w->log().transfers.value();
     }
-    t.smmu_faults = sum_of(stats_, {"faults_translation", "faults_access_flag", "faults_permission", "faults_external"});
+    t.smmu_faults =
+        sum_of(stats_, {"faults_translation", "faults_access_flag", "faults_permission", "faults_external"});
     t.faults_major = sum_of(stats_, {"faults_major"});
     t.swap_outs = sum_of(stats_, {"swap_outs"});
     t.swap_ins = sum_of(stats_, {"swap_ins"});
@@ -99,12 +101,8 @@ void TimeSeries::sample() {
     const double n_links = static_cast<double>(sys_.links().size());
     rows_.push_back({format_metric(now.t_s * 1e6, 9),
                      format_metric(dt > 0 ? static_cast<double>(now.bytes - last_.bytes) * 8.0 / dt / 1e9 : 0.0),
-                     std::to_string(now.bytes),
-                     std::to_string(now.transfers),
-                     std::to_string(now.smmu_faults),
-                     std::to_string(now.faults_major),
-                     std::to_string(now.swap_outs),
-                     std::to_string(now.swap_ins),
+                     std::to_string(now.bytes), std::to_string(now.transfers), std::to_string(now.smmu_faults),
+                     std::to_string(now.faults_major), std::to_string(now.swap_outs), std::to_string(now.swap_ins),
                      format_metric(static_cast<double>(now.free_bytes) / (1024.0 * 1024.0)),
                      format_metric(dt_us > 0 ? busy_max / dt_us : 0.0),
                      format_metric(dt_us > 0 && n_links > 0 ? busy_sum / n_links / dt_us : 0.0)});
@@ -127,4 +125,4 @@ void TimeSeries::write_csv(std::ostream& os) const {
     for (const auto& r : rows_) write_csv_row(os, r);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

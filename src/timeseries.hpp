@@ -69,4 +69,4 @@ private:
     std::vector<std::vector<std::string>> rows_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -84,4 +84,4 @@ inline std::map<std::string, double> in_child_figures(const std::function<std::s
     return figures;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -51,4 +51,4 @@ public:
     std::uint64_t transactions = 0;   // debug transactions served (host work of the caller)
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

@@ -104,7 +104,7 @@ inline Stream stream(const std::string& strategy, Situation s) {
 
 // What the agent did, for the test to check the situation happened.
 struct Effect {
-    std::uint64_t rounds = 0;        // swap / THP / compaction passes made
+    std::uint64_t rounds = 0;   // swap / THP / compaction passes made
     std::uint64_t pages_moved = 0;   // Migrate with Options::track_moves
 };
 
@@ -136,8 +136,7 @@ inline std::unique_ptr<At> start(SystemSim& sim, Situation s, std::vector<unsign
     auto first_post = [&sim]() { return wait_first_post(sim); };
     auto finished = [&sim]() { return all_finished(sim); };
     switch (s) {
-    case Situation::Cold:
-        return nullptr;
+    case Situation::Cold: return nullptr;
     case Situation::Swap:
         // Every node pushes 128 KiB of its pages out every 100 us
         // (opt.swap_rounds times at most).
@@ -167,8 +166,9 @@ inline std::unique_ptr<At> start(SystemSim& sim, Situation s, std::vector<unsign
                 Node& node = sim.sys->node(n);
                 for (unsigned p = 0; p < node.processes(); ++p)
                     for (const auto& a : node.process(p).allocations())
-                        REQUIRE(node.vm.madvise(node.process(p).pid(), a.first, (a.second + 4095) / 4096 * 4096,
-                                                Advice::HugePage, sc_time_stamp())
+                        REQUIRE(node.vm
+                                    .madvise(node.process(p).pid(), a.first, (a.second + 4095) / 4096 * 4096,
+                                             Advice::HugePage, sc_time_stamp())
                                     .ok());
             }
             while (!finished()) {
@@ -234,5 +234,5 @@ inline std::unique_ptr<At> start(SystemSim& sim, Situation s, std::vector<unsign
     return nullptr;
 }
 
-}  // namespace situations
-}  // namespace vrdmasim
+}   // namespace situations
+}   // namespace vrdmasim

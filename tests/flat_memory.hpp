@@ -33,7 +33,8 @@ struct FlatMemory : sc_core::sc_module {
             auto& p = pages[(a + i) >> 12];
             if (p.empty()) p.assign(4096, 0);
             unsigned char& b = p[(a + i) & 4095];
-            if (gp.is_write()) b = gp.get_data_ptr()[i]; else gp.get_data_ptr()[i] = b;
+            if (gp.is_write()) b = gp.get_data_ptr()[i];
+            else gp.get_data_ptr()[i] = b;
         }
         gp.set_response_status(tlm::TLM_OK_RESPONSE);
         return true;
@@ -44,4 +45,4 @@ struct FlatMemory : sc_core::sc_module {
     unsigned transport_dbg(tlm::tlm_generic_payload& gp) { return copy(gp) ? gp.get_data_length() : 0; }
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

@@ -94,7 +94,8 @@ private:
             if (s_[i_] == '-') ++i_;
             if (!digit()) fail("bad number");
             if (s_[i_] == '0') ++i_;
-            else while (digit()) ++i_;
+            else
+                while (digit()) ++i_;
             if (i_ < s_.size() && s_[i_] == '.') {
                 ++i_;
                 if (!digit()) fail("bad fraction");
@@ -156,4 +157,4 @@ private:
 
 inline JVal parse_json(const std::string& s) { return JParser(s).document(); }
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

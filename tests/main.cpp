@@ -11,6 +11,6 @@ namespace {
 struct QuietBanner {
     QuietBanner() { setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0); }
 } quiet_banner;
-}  // namespace
+}   // namespace
 
 int sc_main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }

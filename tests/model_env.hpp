@@ -13,7 +13,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim_test {
 
@@ -65,4 +65,4 @@ struct ModelEnv {
     }
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

@@ -1,4 +1,4 @@
-// The run report's parts (src/report.hpp): the fault timeline from a Tracer
+// The run report's parts (src/tools/report.hpp): the fault timeline from a Tracer
 // fed with notes directly, the choice and drawing of the key distributions,
 // and the page's verdict. The page as a whole, in a real browser:
 // tests/scripts/report_browser_test.py.
@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "core/output_dir.hpp"
-#include "report.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/tools/report.hpp"
 
 using namespace vrdmasim;
 using sc_core::SC_NS;
-using sc_core::SC_US;
 using sc_core::sc_time;
+using sc_core::SC_US;
 
 namespace {
 
@@ -68,7 +68,7 @@ Tracer::Cause fault_story(Tracer& t, double at_us, int i) {
     return fault;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a run that noted nothing says so instead of drawing an empty timeline", "[report][timeline]") {
     const std::string html = render_timeline({}, 0);
@@ -93,7 +93,8 @@ TEST_CASE("the timeline shows a fault with its cause and what followed, linked b
     CHECK(count_of(html, "<tr class=\"start\"") == 1);
     CHECK(count_of(html, "<tr class=\"step\"") == 3);
     CHECK(contains(html, "id=\"step-" + std::to_string(fault.id) + "\""));
-    CHECK(contains(html, "<a href=\"#step-" + std::to_string(fault.id) + "\">after #" + std::to_string(fault.id) + "</a>"));
+    CHECK(contains(html,
+                   "<a href=\"#step-" + std::to_string(fault.id) + "\">after #" + std::to_string(fault.id) + "</a>"));
     CHECK_FALSE(contains(html, "packet 1 sent"));
     // Time-ordered: the read, then the fault, the handler, the page-in, the resume.
     const auto pos = [&](const std::string& s) { return html.find(s, html.find("<tbody>")); };
@@ -102,7 +103,7 @@ TEST_CASE("the timeline shows a fault with its cause and what followed, linked b
     CHECK(pos("interrupt handler") < pos("touch-one: page in"));
     CHECK(pos("touch-one: page in") < pos("re-read block 1"));
     CHECK(contains(html, "1.050"));   // the fault's time in us
-    CHECK(contains(html, "+2.000"));  // the page-in's duration
+    CHECK(contains(html, "+2.000"));   // the page-in's duration
     check_links(html);
 }
 
@@ -204,7 +205,7 @@ TEST_CASE("key distributions: histograms with samples, latencies first, nodes me
     CHECK(keys[0].family == "dma.transfer_latency");
     CHECK(keys[0].merged.info.unit() == "us");
     CHECK(keys[1].title == "node0.dram.queue_delay");   // then by samples: 50
-    CHECK(keys[2].title == "workload.wait");            // 20
+    CHECK(keys[2].title == "workload.wait");   // 20
     // The service time of faults before other latencies, whatever their samples.
     Histogram& svc = stats.histogram("node1.smmu_driver.service_time", "us", "fault service");
     svc.add(3);
@@ -285,7 +286,7 @@ std::string page(const PageFixture& f, const Config& cfg, ReportInputs in) {
     return os.str();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("the page carries the summary, the changed parameters and vrdmasim's mark", "[report][page]") {
     PageFixture f;
@@ -373,8 +374,7 @@ TEST_CASE("a long story is cut to its first rows, and links only to rows on the 
     Tracer t;
     t.keep_story(200);
     const auto tr = t.track("node0", "smmu");
-    auto prev = t.note(tr, "fault", sc_time(1, SC_US), sc_time(0, SC_US), "node0.smmu", "stall fault",
-                       Tracer::Cause{});
+    auto prev = t.note(tr, "fault", sc_time(1, SC_US), sc_time(0, SC_US), "node0.smmu", "stall fault", Tracer::Cause{});
     for (int i = 0; i < 60; ++i)   // a chain of 60 retries, each after the one before
         prev = t.note(tr, "retry", sc_time(2 + i, SC_US), sc_time(0, SC_US), "node0.smmu", "retry " + std::to_string(i),
                       prev);

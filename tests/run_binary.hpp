@@ -20,8 +20,8 @@ struct BinaryRun {
     int status = -1;
     std::string err;
     std::map<std::string, std::string> summary;   // summary.csv's columns
-    std::map<std::string, std::string> whole;     // whole-run-summary.csv's (a region of interest only)
-    std::string roi_stats;                         // roi-stats.json (a region of interest only)
+    std::map<std::string, std::string> whole;   // whole-run-summary.csv's (a region of interest only)
+    std::string roi_stats;   // roi-stats.json (a region of interest only)
 };
 
 inline std::string slurp_file(const std::string& p) {
@@ -47,8 +47,8 @@ inline std::vector<std::string> csv_fields(const std::string& line) {
 // status, stderr and summary row.
 inline BinaryRun run_binary(const std::string& exe, const std::string& args, const std::string& tmp_name) {
     TempDir dir(tmp_name);
-    const std::string cmd = exe + " run " + args + " -o " + (dir / "out") + " >" + (dir / "stdout") + " 2>" +
-                            (dir / "stderr");
+    const std::string cmd =
+        exe + " run " + args + " -o " + (dir / "out") + " >" + (dir / "stdout") + " 2>" + (dir / "stderr");
     BinaryRun r;
     const int s = std::system(cmd.c_str());
     r.status = WIFEXITED(s) ? WEXITSTATUS(s) : -1;
@@ -67,4 +67,4 @@ inline BinaryRun run_binary(const std::string& exe, const std::string& args, con
     return r;
 }
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

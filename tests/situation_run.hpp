@@ -13,7 +13,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 
 namespace vrdmasim {
 namespace situations {
@@ -40,7 +40,8 @@ inline std::map<std::string, double> run_in(Settings set, Situation sit, std::ve
         if (!v.empty()) std::cerr << describe(v) << "\n";
         std::ostringstream os;
         os << "clean "
-           << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 && verified(l)) << "\n";
+           << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 && verified(l))
+           << "\n";
         os << "swap_outs " << sim.stats.sum_counters("vm.swap_outs") << "\n";
         os << "collapses " << sim.stats.sum_counters("vm.collapses") << "\n";
         os << "migrated " << sim.stats.sum_counters("vm.pages_migrated") << "\n";
@@ -62,5 +63,5 @@ inline void check_clean_run(const std::map<std::string, double>& f, Situation si
     }
 }
 
-}  // namespace situations
-}  // namespace vrdmasim
+}   // namespace situations
+}   // namespace vrdmasim

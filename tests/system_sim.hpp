@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim {
 
@@ -114,4 +114,4 @@ struct At : sc_core::sc_module {
     }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -22,8 +22,7 @@ public:
         std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
         std::vector<char> buf(tmpl.begin(), tmpl.end());
         buf.push_back('\0');
-        if (mkdtemp(buf.data()) == nullptr)
-            throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
+        if (mkdtemp(buf.data()) == nullptr) throw std::runtime_error("mkdtemp " + tmpl + ": " + std::strerror(errno));
         path_ = std::filesystem::path(buf.data());
     }
     ~TempDir() {
@@ -41,4 +40,4 @@ private:
     std::filesystem::path path_;
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

@@ -66,8 +66,7 @@ std::string parse_grid(const std::string& text, unsigned n, Grid& out) {
     }
     if (pos != text.size()) return "expected 'auto' or three factors AxBxC";
     const unsigned long long product = 1ull * g[0] * g[1] * g[2];
-    if (product != n)
-        return "a grid of " + std::to_string(product) + " nodes, but the system has " + std::to_string(n);
+    if (product != n) return "a grid of " + std::to_string(product) + " nodes, but the system has " + std::to_string(n);
     out = g;
     return "";
 }
@@ -95,7 +94,8 @@ std::vector<unsigned> derangement(unsigned n, std::uint64_t seed) {
     auto below = [&next](std::uint64_t k) {   // uniform in [0, k), by rejection
         const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() / k * k;
         std::uint64_t r;
-        do r = next(); while (r >= limit);
+        do r = next();
+        while (r >= limit);
         return r % k;
     };
     std::vector<unsigned> p(n);
@@ -109,14 +109,13 @@ std::vector<unsigned> derangement(unsigned n, std::uint64_t seed) {
     }
 }
 
-}  // namespace cluster
+}   // namespace cluster
 
-std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job) {
+std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                                  unsigned job) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
-    auto bad = [&](const std::string& key, const std::string& why) {
-        return c.refuse("workload." + key, why);
-    };
+    auto bad = [&](const std::string& key, const std::string& why) { return c.refuse("workload." + key, why); };
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     if (kind != "alltoall" && kind != "halo" && kind != "incast" && kind != "permutation") return nullptr;
     const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
@@ -152,7 +151,8 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
         return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
     }
     if (kind == "permutation") {
-        const std::vector<unsigned> p = cluster::derangement(n, static_cast<std::uint64_t>(c[params_of<SimParams>().seed]));
+        const std::vector<unsigned> p =
+            cluster::derangement(n, static_cast<std::uint64_t>(c[params_of<SimParams>().seed]));
         for (unsigned i = 0; i < n; ++i) out[i].push_back(p[i]);
         return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
     }
@@ -166,13 +166,14 @@ void ClusterWorkload::declare_metrics(MetricRegistry& reg) {
         return (k == "alltoall" || k == "halo" || k == "incast" || k == "permutation") &&
                !c[params_of<WorkloadParams>().two_sided];
     };
-    reg.quantile("arrival_wait_us_p50", "us",
-                 "cluster kinds: median per receiving node and round of the time from the node's own writes completed to "
-                 "knowing that all the round's writes to it have landed (`workload.arrival_wait`, by "
-                 "workload.arrivals: ring, counter or per-peer flags).",
-                 "arrival_wait", 0.5, one_sided_cluster);
-    reg.quantile("arrival_wait_us_p99", "us", "cluster kinds: 99th percentile of the same.", "arrival_wait",
-                 0.99, one_sided_cluster);
+    reg.quantile(
+        "arrival_wait_us_p50", "us",
+        "cluster kinds: median per receiving node and round of the time from the node's own writes completed to "
+        "knowing that all the round's writes to it have landed (`workload.arrival_wait`, by "
+        "workload.arrivals: ring, counter or per-peer flags).",
+        "arrival_wait", 0.5, one_sided_cluster);
+    reg.quantile("arrival_wait_us_p99", "us", "cluster kinds: 99th percentile of the same.", "arrival_wait", 0.99,
+                 one_sided_cluster);
     reg.quantile("flag_detect_delay_us_p50", "us",
                  "cluster kinds with workload.arrivals = flags: median per receiving node and round of the time "
                  "from the last flag landing (or the node starting to look, if later) to the node having read them "
@@ -201,21 +202,25 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
       window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
       flags_of_(apps.size(), 0),
-      arrival_wait_(ctx.stats.histogram(stats_prefix(job) + "arrival_wait", "us",
-                                        "per receiving node and round: from the node's own writes of the round completed to "
-                                        "knowing that every write of the round addressed to it has landed "
-                                        "(workload.arrivals), the node's core busy polling or asleep in the meantime")),
-      flag_writes_(ctx.stats.counter(stats_prefix(job) + "flag_writes", "",
-                                     "workload.arrivals = flags: 8 B flag writes posted, one per destination and round")),
+      arrival_wait_(
+          ctx.stats.histogram(stats_prefix(job) + "arrival_wait", "us",
+                              "per receiving node and round: from the node's own writes of the round completed to "
+                              "knowing that every write of the round addressed to it has landed "
+                              "(workload.arrivals), the node's core busy polling or asleep in the meantime")),
+      flag_writes_(
+          ctx.stats.counter(stats_prefix(job) + "flag_writes", "",
+                            "workload.arrivals = flags: 8 B flag writes posted, one per destination and round")),
       flag_loads_(ctx.stats.counter(stats_prefix(job) + "flag_loads", "",
                                     "workload.arrivals = flags: loads of peers' flags while polling")),
       flag_delay_(ctx.stats.histogram(stats_prefix(job) + "flag_detect_delay", "us",
                                       "workload.arrivals = flags: per receiving node and round, from the landing of "
                                       "the last of its sources' flags to the node having read them all (a sweep "
                                       "of loads over the flags not seen yet)")),
-      arrival_state_(ctx.stats.scalar(stats_prefix(job) + "arrival_state_bytes", "B",
-                                      "the most any node keeps to detect arrivals: receive ring records (ring), the "
-                                      "event counter registers (counter, one per round parity), or an 8 B flag per source (flags)", Scalar::Kind::Level)),
+      arrival_state_(
+          ctx.stats.scalar(stats_prefix(job) + "arrival_state_bytes", "B",
+                           "the most any node keeps to detect arrivals: receive ring records (ring), the "
+                           "event counter registers (counter, one per round parity), or an 8 B flag per source (flags)",
+                           Scalar::Kind::Level)),
       early_arrivals_(ctx.stats.counter(stats_prefix(job) + "early_arrivals", "",
                                         "workload.arrivals = flags: rounds a node saw complete before one of their "
                                         "writes to it had completed at its sender (must be 0: a causality check)")) {
@@ -260,7 +265,7 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         return;
     }
     if (two_sided_) {
-            ep_by_node_.assign(apps_.size(), nullptr);
+        ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
             RdmaProcess& app = *apps_[i];
             const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
@@ -279,8 +284,8 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
         const std::uint64_t sbufs = std::min(window_, sends);
         const std::uint64_t flags = arrivals_ == Arrivals::Flags ? peers_[i].in.size() * 8 + sbufs * 8 : 0;
-        check_fits(app, receive_bytes(i) + sbufs * msg_ + sbufs * app.records_for(msg_) * sizeof(CompletionRecord) +
-                            flags);
+        check_fits(app,
+                   receive_bytes(i) + sbufs * msg_ + sbufs * app.records_for(msg_) * sizeof(CompletionRecord) + flags);
         std::vector<std::uint64_t> locked{sbufs * app.records_for(msg_) * sizeof(CompletionRecord)};
         if (arrivals_ == Arrivals::Ring) locked.push_back(ring_entries(i) * sizeof(CompletionRecord));
         check_locked(app, locked);
@@ -309,16 +314,14 @@ std::uint64_t ClusterWorkload::arrival_state_bytes(unsigned node) const {
     return 0;
 }
 
-std::uint64_t ClusterWorkload::receive_bytes(unsigned node) const {
-    return peers_[node].in.size() * slots_ * msg_;
-}
+std::uint64_t ClusterWorkload::receive_bytes(unsigned node) const { return peers_[node].in.size() * slots_ * msg_; }
 
 // A node's receive side: what it has learnt of its arrivals so far.
 struct ClusterWorkload::Arrival {
-    std::uint32_t ring = 0;             // ring: entries
-    std::vector<std::uint64_t> got;     // ring: writes seen per source (cumulative)
-    std::uint64_t consumed = 0;         // ring: records read
-    std::uint64_t flags = 0;            // flags: this node's flag array, one word per source
+    std::uint32_t ring = 0;   // ring: entries
+    std::vector<std::uint64_t> got;   // ring: writes seen per source (cumulative)
+    std::uint64_t consumed = 0;   // ring: records read
+    std::uint64_t flags = 0;   // flags: this node's flag array, one word per source
     std::vector<std::uint64_t> round;   // flags: the last round each source's flag said was complete
 };
 
@@ -327,7 +330,7 @@ void ClusterWorkload::program(RdmaProcess& app) {
     Peer& self = peers_[me];
     const std::vector<unsigned>& out = out_[me];
     const std::uint64_t per = app.records_for(msg_);   // records per write
-    const std::uint64_t sends = writes_ * out.size();  // per round
+    const std::uint64_t sends = writes_ * out.size();   // per round
     const std::uint64_t sbufs = std::max<std::uint64_t>(1, std::min(window_, sends));
     // Receive area, registered once; source buffers and records for the
     // writes in flight; the arrival detection's own memory: the
@@ -370,7 +373,7 @@ void ClusterWorkload::program(RdmaProcess& app) {
     };
     std::deque<InFlight> inflight;
     std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
-    std::deque<unsigned> flag_due;               // destinations whose flag this round is due
+    std::deque<unsigned> flag_due;   // destinations whose flag this round is due
     const std::uint64_t n = apps_.size();
     std::uint64_t posts = 0, round = 0;
     auto retire = [&]() {
@@ -419,8 +422,8 @@ void ClusterWorkload::program(RdmaProcess& app) {
             m.dst_node = d;
             m.records = records + (posts % sbufs) * per * sizeof(CompletionRecord);
             if (!app.send(m))
-                throw std::runtime_error(app.group() + ": could not register a flag write (rdma.strategy): " +
-                                         to_string(m.error));
+                throw std::runtime_error(app.group() +
+                                         ": could not register a flag write (rdma.strategy): " + to_string(m.error));
             flag_writes_.inc();
             inflight.push_back({m, d, m.dst, m.tag, app.now(), true});
             ++posts;
@@ -457,8 +460,8 @@ void ClusterWorkload::program(RdmaProcess& app) {
                 m.flags = arrivals_ == Arrivals::Ring ? kFlagNotify : arrivals_ == Arrivals::Counter ? kFlagCounter : 0;
                 m.counter = static_cast<std::uint32_t>(round % 2);
                 if (!app.send(m))
-                    throw std::runtime_error(app.group() + ": could not register a message (rdma.strategy): " +
-                                             to_string(m.error));
+                    throw std::runtime_error(app.group() +
+                                             ": could not register a message (rdma.strategy): " + to_string(m.error));
                 inflight.push_back({m, d, dst_addr, key, posted, false});
                 ++posts;
             }
@@ -495,8 +498,8 @@ void ClusterWorkload::take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto
         const bool known = it != self.slot.end() && r.addr >= lo && r.addr < lo + slots_ * msg_;
         if (!known || a.got[it->second] >= rounds_ * writes_) {
             std::ostringstream os;
-            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x"
-               << std::hex << r.addr << std::dec << (known ? " beyond what that node sends" : " it never expected");
+            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x" << std::hex
+               << r.addr << std::dec << (known ? " beyond what that node sends" : " it never expected");
             std::cerr << "vrdmasim: " << os.str() << "\n";
             log_.verified(0, false);
             continue;
@@ -571,4 +574,4 @@ void ClusterWorkload::wait_flags(RdmaProcess& app, Arrival& a, std::uint64_t r) 
     if (!self.in.empty()) flag_delay_.add(to_us(app.now() - std::max(landed, start)));
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

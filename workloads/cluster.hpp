@@ -23,7 +23,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/workload.hpp"
 
@@ -50,7 +50,7 @@ std::vector<unsigned> halo_neighbours(unsigned rank, const Grid& g);
 // splitmix64 generator, redrawn until it has no fixed point.
 std::vector<unsigned> derangement(unsigned n, std::uint64_t seed);
 
-}  // namespace cluster
+}   // namespace cluster
 
 class ClusterWorkload : public Workload {
 public:
@@ -61,7 +61,8 @@ public:
                     unsigned job = 0);
     // Builds workload.kind = alltoall, halo, incast or permutation; throws
     // ConfigError for settings that do not fit the system.
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                            unsigned job = 0);
     // Summary columns of the arrival detection (workload.arrivals).
     static void declare_metrics(MetricRegistry& reg);
 
@@ -94,9 +95,9 @@ public:
 
 private:
     struct Peer {
-        std::vector<unsigned> in;              // sources, increasing
-        std::map<unsigned, std::size_t> slot;  // source -> its index in `in`
-        std::uint64_t rx_base = 0;             // receive area (slots of message-size per source)
+        std::vector<unsigned> in;   // sources, increasing
+        std::map<unsigned, std::size_t> slot;   // source -> its index in `in`
+        std::uint64_t rx_base = 0;   // receive area (slots of message-size per source)
         bool registered = true;
     };
     void program(RdmaProcess& app);
@@ -121,19 +122,19 @@ private:
     std::vector<Peer> peers_;
     std::uint64_t rounds_, bytes_, msg_, window_;
     std::uint64_t writes_;   // per destination per round
-    std::uint64_t slots_;    // receive slots per source
+    std::uint64_t slots_;   // receive slots per source
     std::size_t ended_ = 0;
     bool two_sided_ = false;
     bool read_ = false;   // workload.operation = read
     std::vector<std::uint64_t> read_src_of_;   // read: each node's source area (set before the start barrier)
     Arrivals arrivals_ = Arrivals::Ring;
     std::vector<std::uint64_t> flags_of_;   // flags: each node's flag array (set before the start barrier)
-    Histogram& arrival_wait_;     // per node and round: own writes done to arrivals known, us
+    Histogram& arrival_wait_;   // per node and round: own writes done to arrivals known, us
     Counter& flag_writes_;
     Counter& flag_loads_;
-    Histogram& flag_delay_;       // flags: last flag of a round landed to the node seeing them all, us
-    Scalar& arrival_state_;       // bytes, the most any node keeps
-    Counter& early_arrivals_;     // flags: a round seen complete before a write of it had completed (a bug)
+    Histogram& flag_delay_;   // flags: last flag of a round landed to the node seeing them all, us
+    Scalar& arrival_state_;   // bytes, the most any node keeps
+    Counter& early_arrivals_;   // flags: a round seen complete before a write of it had completed (a bug)
     // flags: (source, destination, round) -> when the source saw its last
     // write of the round to the destination complete; checked and dropped
     // when the destination sees the round complete.
@@ -143,4 +144,4 @@ private:
     std::map<std::uint64_t, sc_core::sc_time> posted_at_;   // two-sided: key -> when its isend was posted
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -92,4 +92,4 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
     program_ended();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

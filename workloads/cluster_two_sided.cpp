@@ -119,4 +119,4 @@ void ClusterWorkload::program_two_sided(RdmaProcess& app) {
     program_ended();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

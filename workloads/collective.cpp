@@ -26,14 +26,17 @@ void CollectiveWorkload::declare_metrics(MetricRegistry& reg) {
                  "collective workload: the longest time of one collective at one rank "
                  "(`workload.collective.latency`); 0 in other runs.",
                  "collective.latency", 1.0, run);
-    reg.sum_counters("collective_messages", "collective workload: messages the ranks sent for the measured "
+    reg.sum_counters("collective_messages",
+                     "collective workload: messages the ranks sent for the measured "
                      "collectives (`workload.collective.messages`); 0 in other runs.",
                      {"collective.messages"}, run);
-    reg.sum_counters("collective_control_writes", "collective workload, collective.transport = one-sided: the "
+    reg.sum_counters("collective_control_writes",
+                     "collective workload, collective.transport = one-sided: the "
                      "ready, offer and token writes the ranks posted for the measured collectives "
                      "(`workload.collective.control_writes`); 0 in other runs.",
                      {"collective.control_writes"}, run);
-    reg.sum_counters("collective_reduced_bytes", "collective workload: bytes the ranks' cores summed "
+    reg.sum_counters("collective_reduced_bytes",
+                     "collective workload: bytes the ranks' cores summed "
                      "(`workload.collective.reduced_bytes`); 0 in other runs.",
                      {"collective.reduced_bytes"}, run);
 }
@@ -48,10 +51,9 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
       root_(static_cast<unsigned>(ctx.config[params_of<CollParams>().root])),
       messages_(ctx.stats.counter(stats_prefix(job) + "collective.messages", "",
                                   "messages the ranks sent for the measured collectives")),
-      sent_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.sent_bytes", "B",
-                                    "bytes of those messages")),
-      reduced_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.reduced_bytes", "B",
-                                       "bytes the ranks' cores summed")),
+      sent_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.sent_bytes", "B", "bytes of those messages")),
+      reduced_bytes_(
+          ctx.stats.counter(stats_prefix(job) + "collective.reduced_bytes", "B", "bytes the ranks' cores summed")),
       control_writes_(ctx.stats.counter(stats_prefix(job) + "collective.control_writes", "",
                                         "collective.transport = one-sided: the ready, offer and token writes the "
                                         "ranks posted for the measured collectives")),
@@ -90,16 +92,16 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         std::set<unsigned> partners = coll::Communicator::partners(op_, algorithm_, n, r);
         const std::set<unsigned> barrier = coll::Communicator::partners(coll::Op::Barrier, coll::Algorithm::Auto, n, r);
         partners.insert(barrier.begin(), barrier.end());
-        check_fits(*apps[r], sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
-                                 (one_sided ? coll::OneSided::mapped_bytes(n)
-                                            : msg::Endpoint::mapped_bytes(c, partners.size())));
-        check_locked(*apps[r], one_sided ? coll::OneSided::locked_regions()
-                                         : msg::Endpoint::locked_regions(c, partners.size()));
+        check_fits(*apps[r],
+                   sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
+                       (one_sided ? coll::OneSided::mapped_bytes(n) : msg::Endpoint::mapped_bytes(c, partners.size())));
+        check_locked(*apps[r],
+                     one_sided ? coll::OneSided::locked_regions() : msg::Endpoint::locked_regions(c, partners.size()));
         if (one_sided) {
-            one_sided_.push_back(std::make_unique<coll::OneSided>(
-                c, *apps[r], nodes_, r,
-                c[params_of<WorkloadParams>().operation] == "read" ? coll::OneSided::Mode::Read
-                                                                   : coll::OneSided::Mode::Write));
+            one_sided_.push_back(std::make_unique<coll::OneSided>(c, *apps[r], nodes_, r,
+                                                                  c[params_of<WorkloadParams>().operation] == "read"
+                                                                      ? coll::OneSided::Mode::Read
+                                                                      : coll::OneSided::Mode::Write));
             os_.push_back(one_sided_.back().get());
         } else {
             std::vector<unsigned> peers;
@@ -149,8 +151,8 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     ready_and_wait(app, n);
     if (ep) ep->connect(eps_);
     else os_[rank]->connect(os_);
-    coll::Communicator comm = ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank)
-                                 : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
+    coll::Communicator comm =
+        ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank) : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
         if (data_.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
@@ -195,4 +197,4 @@ std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check(
     return out;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

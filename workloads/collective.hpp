@@ -27,7 +27,7 @@ public:
     std::string kind() const override { return "collective"; }
     bool finished() const override { return done_ == apps_.size(); }
     std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
-    // The self-checks (src/invariants.cpp): (invariant, detail) per violation.
+    // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
     std::vector<std::pair<std::string, std::string>> self_check() const;
 
 private:
@@ -54,4 +54,4 @@ private:
     Histogram& latency_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

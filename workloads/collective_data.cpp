@@ -11,7 +11,7 @@ std::uint64_t mix(std::uint64_t x) {   // splitmix64's finaliser
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
-}  // namespace
+}   // namespace
 
 std::uint64_t CollectiveData::element(unsigned from, unsigned to, std::uint64_t call, std::uint64_t index) {
     return mix((std::uint64_t(from) << 48) ^ (std::uint64_t(to) << 32) ^ (call << 24) ^ index);
@@ -19,7 +19,8 @@ std::uint64_t CollectiveData::element(unsigned from, unsigned to, std::uint64_t 
 
 std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, std::uint64_t call, std::uint64_t len) {
     std::vector<unsigned char> v(len);
-    for (std::uint64_t b = 0; b < len; ++b) v[b] = static_cast<unsigned char>(element(from, to, call, b / 8) >> (8 * (b % 8)));
+    for (std::uint64_t b = 0; b < len; ++b)
+        v[b] = static_cast<unsigned char>(element(from, to, call, b / 8) >> (8 * (b % 8)));
     return v;
 }
 
@@ -102,4 +103,4 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -38,4 +38,4 @@ struct CollectiveData {
     void run(coll::Communicator& comm, coll::Algorithm a, std::uint64_t sbuf, std::uint64_t rbuf) const;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

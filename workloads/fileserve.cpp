@@ -28,7 +28,7 @@ FileserveWorkload::Method method_of(const std::string& s) {
     if (s == "kernel-copy") return FileserveWorkload::Method::KernelCopy;
     throw std::logic_error("fileserve.method: unknown method '" + s + "'");
 }
-}  // namespace
+}   // namespace
 
 FileserveParams::FileserveParams()
     : set("fileserve", "the file server workload (workload.kind = fileserve; workloads/README.md \"File serving\")"),
@@ -51,8 +51,8 @@ FileserveParams::FileserveParams()
                         .range("0", "10")),
       seed(set.integer("seed", "1", "seed of the clients' request draws (files, offsets); each client its own stream")
                .range("0", "4294967295")),
-      requests(set.integer("requests", "8", "requests each client sends (an experiment's choice)")
-                   .range("1", "1000000")),
+      requests(
+          set.integer("requests", "8", "requests each client sends (an experiment's choice)").range("1", "1000000")),
       outstanding(set.integer("outstanding", "1",
                               "requests each client has outstanding at once (each with its own receive slot)")
                       .range("1", "64")),
@@ -71,8 +71,8 @@ FileserveParams::FileserveParams()
       chunk(set.size("chunk", "64KiB",
                      "pipeline: bytes per chunk read, registered and written (*estimate*: as rdma.pipeline-chunk)")
                 .range("4KiB", "64MiB")),
-      buffers(set.integer("buffers", "2", "pipeline: bounce buffers in rotation (2: double buffering)")
-                  .range("2", "64")),
+      buffers(
+          set.integer("buffers", "2", "pipeline: bounce buffers in rotation (2: double buffering)").range("2", "64")),
       sendfile_cache(set.boolean("sendfile-cache", "false",
                                  "sendfile: keep the page-cache pages pinned and mapped across requests (a pin-down "
                                  "cache: a page is pinned once for the run); false: pinned per request and "
@@ -112,9 +112,11 @@ void FileserveWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<F
 
 void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
     const auto run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "fileserve"; };
-    reg.sum_counters("fileserve_requests", "fileserve: requests answered (`workload.fileserve.answered`); 0 in other runs.",
+    reg.sum_counters("fileserve_requests",
+                     "fileserve: requests answered (`workload.fileserve.answered`); 0 in other runs.",
                      {"fileserve.answered"}, run);
-    reg.sum_counters("fileserve_bytes", "fileserve: bytes the server sent and the clients verified "
+    reg.sum_counters("fileserve_bytes",
+                     "fileserve: bytes the server sent and the clients verified "
                      "(`workload.fileserve.served_bytes`); 0 in other runs.",
                      {"fileserve.served_bytes"}, run);
     reg.sum_scalars("fileserve_cpu_ns_per_byte", "ns/B",
@@ -123,29 +125,35 @@ void FileserveWorkload::declare_metrics(MetricRegistry& reg) {
                     "(`workload.fileserve.cpu_ns_per_byte`; with node.processes > 1 measured once over every job's "
                     "bytes); 0 in other runs.",
                     "fileserve.cpu_ns_per_byte", 6, run);
-    reg.sum_counters("fileserve_copy_bytes", "fileserve: bytes copied by CPUs (server read() and kernel copies, the "
+    reg.sum_counters("fileserve_copy_bytes",
+                     "fileserve: bytes copied by CPUs (server read() and kernel copies, the "
                      "client kernel's copies; `workload.fileserve.copy_bytes`); 0 in other runs.",
                      {"fileserve.copy_bytes"}, run);
     reg.sum_scalars("fileserve_registration_us", "us",
                     "fileserve: server time spent registering (pins, file-page pins and mappings, per-chunk "
                     "registrations; `workload.fileserve.registration_time`); 0 in other runs.",
                     "fileserve.registration_time", 6, run);
-    reg.sum_counters("fileserve_pins", "fileserve: pages the server pinned for the data (page-cache pins of "
+    reg.sum_counters("fileserve_pins",
+                     "fileserve: pages the server pinned for the data (page-cache pins of "
                      "sendfile, its registrations' pins of its buffers, not the messaging library's; "
                      "`workload.fileserve.pins`); 0 in other runs.",
                      {"fileserve.pins"}, run);
-    reg.sum_counters("fileserve_ssd_reads", "fileserve: SSD file reads in the measured phase "
+    reg.sum_counters("fileserve_ssd_reads",
+                     "fileserve: SSD file reads in the measured phase "
                      "(`workload.fileserve.ssd_reads`, from `ssd.file_reads` of the nodes with an SSD, commands "
                      "other FPGAs sent over the board network included); 0 in other runs.",
                      {"fileserve.ssd_reads"}, run);
-    reg.sum_counters("fileserve_ssd_bytes", "fileserve: bytes read from the SSD for files in the measured phase "
+    reg.sum_counters("fileserve_ssd_bytes",
+                     "fileserve: bytes read from the SSD for files in the measured phase "
                      "(`workload.fileserve.ssd_bytes`); 0 in other runs.",
                      {"fileserve.ssd_bytes"}, run);
-    reg.sum_counters("fileserve_major_faults", "fileserve: major file faults in the measured phase on the nodes "
+    reg.sum_counters("fileserve_major_faults",
+                     "fileserve: major file faults in the measured phase on the nodes "
                      "whose page caches serve the data (the SMMU fault path of mmap-fault; "
                      "`workload.fileserve.major_faults`); 0 in other runs.",
                      {"fileserve.major_faults"}, run);
-    reg.sum_counters("fileserve_packets", "fileserve, kernel-copy: packets sent (`workload.fileserve.packets`); 0 "
+    reg.sum_counters("fileserve_packets",
+                     "fileserve, kernel-copy: packets sent (`workload.fileserve.packets`); 0 "
                      "in other runs.",
                      {"fileserve.packets"}, run);
 }
@@ -158,26 +166,32 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
       direct_(ctx.config[params_of<FileserveParams>().access] == "direct"),
       guard_(ctx.config[params_of<RdmaParams>().buffer_guard] == "mprotect"),
       requests_c_(ctx.stats.counter(stats_prefix(job) + "fileserve.requests", "", "requests the clients sent")),
-      answered_(ctx.stats.counter(stats_prefix(job) + "fileserve.answered", "", "requests answered (replies the clients took)")),
+      answered_(ctx.stats.counter(stats_prefix(job) + "fileserve.answered", "",
+                                  "requests answered (replies the clients took)")),
       served_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.served_bytes", "B",
                                       "bytes the server sent (or the clients read) and reported sent")),
-      copy_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.copy_bytes", "B", "bytes copied by CPUs for the data")),
+      copy_bytes_(
+          ctx.stats.counter(stats_prefix(job) + "fileserve.copy_bytes", "B", "bytes copied by CPUs for the data")),
       pins_(ctx.stats.counter(stats_prefix(job) + "fileserve.pins", "", "pages the server pinned for the data")),
-      ssd_reads_(ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_reads", "", "SSD file reads in the measured phase")),
-      ssd_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_bytes", "B", "SSD file bytes in the measured phase")),
-      major_(ctx.stats.counter(stats_prefix(job) + "fileserve.major_faults", "", "major file faults in the measured phase")),
+      ssd_reads_(
+          ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_reads", "", "SSD file reads in the measured phase")),
+      ssd_bytes_(
+          ctx.stats.counter(stats_prefix(job) + "fileserve.ssd_bytes", "B", "SSD file bytes in the measured phase")),
+      major_(ctx.stats.counter(stats_prefix(job) + "fileserve.major_faults", "",
+                               "major file faults in the measured phase")),
       missed_bytes_(ctx.stats.counter(stats_prefix(job) + "fileserve.missed_bytes", "B",
                                       "page-cache misses in the measured phase x 4 KiB")),
       packets_(ctx.stats.counter(stats_prefix(job) + "fileserve.packets", "", "kernel-copy: packets sent")),
       duplicates_(ctx.stats.counter(stats_prefix(job) + "fileserve.duplicate_replies", "",
                                     "replies naming a request not outstanding (a self-check, always 0)")),
-      reg_time_(ctx.stats.scalar(stats_prefix(job) + "fileserve.registration_time", "us", "server time spent registering",
-                                 Scalar::Kind::Sum)),
+      reg_time_(ctx.stats.scalar(stats_prefix(job) + "fileserve.registration_time", "us",
+                                 "server time spent registering", Scalar::Kind::Sum)),
       server_cpu_(ctx.stats.scalar(stats_prefix(job) + "fileserve.server_cpu", "us",
                                    "server node CPU (direct: the clients' nodes') in the measured phase, poll "
-                                   "spinning excluded", Scalar::Kind::Level)),
-      cpu_per_byte_(ctx.stats.scalar(stats_prefix(job) + "fileserve.cpu_ns_per_byte", "ns/B", "server_cpu per byte served",
-                                     Scalar::Kind::Level)),
+                                   "spinning excluded",
+                                   Scalar::Kind::Level)),
+      cpu_per_byte_(ctx.stats.scalar(stats_prefix(job) + "fileserve.cpu_ns_per_byte", "ns/B",
+                                     "server_cpu per byte served", Scalar::Kind::Level)),
       concurrent_peak_(ctx.stats.scalar(stats_prefix(job) + "fileserve.concurrent_peak", "",
                                         "requests the server served at once, at most", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
@@ -210,11 +224,11 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
     if (direct_) {
         if (c[P.outstanding] > 1)
             throw c.refuse(P.outstanding, "with fileserve.access = direct each client read()s, one request at a time");
-        if (c[P.server_depth] > 1)
-            throw c.refuse(P.server_depth, "with fileserve.access = direct there is no server");
+        if (c[P.server_depth] > 1) throw c.refuse(P.server_depth, "with fileserve.access = direct there is no server");
         if (method_ != Method::ReadCopy)
-            throw c.refuse(P.method, "is how the server moves the data; with fileserve.access = direct there is no "
-                                     "server (the clients read() the files)");
+            throw c.refuse(P.method,
+                           "is how the server moves the data; with fileserve.access = direct there is no "
+                           "server (the clients read() the files)");
     }
     // The server: process `job` of the first node with a file system
     // (Node::file_system() refused the others when System built `files`).
@@ -231,7 +245,8 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
     for (RdmaProcess* a : apps)
         if (a != server_ && clients_.size() < want) clients_.push_back(a), client_nodes_.push_back(a->node());
     if (clients_.size() < want)
-        throw c.refuse(P.clients, "the system has " + std::to_string(apps.size() - 1) + " node(s) besides the server's");
+        throw c.refuse(P.clients,
+                       "the system has " + std::to_string(apps.size() - 1) + " node(s) besides the server's");
     files_ = fs_->files();
     file_size_ = fs_->size(0);
     const std::uint64_t rq = c[P.request_size];
@@ -298,8 +313,8 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
             check_fits(*a, outstanding_ * span_ + 256 * 1024);
             continue;
         }
-        check_fits(*a, msg::Endpoint::mapped_bytes(c, 1) + outstanding_ * span_ * (method_ == Method::KernelCopy ? 2 : 1) +
-                           outstanding_ * kPage * 2);
+        check_fits(*a, msg::Endpoint::mapped_bytes(c, 1) +
+                           outstanding_ * span_ * (method_ == Method::KernelCopy ? 2 : 1) + outstanding_ * kPage * 2);
         auto r = msg::Endpoint::locked_regions(c, 1);
         if (method_ == Method::KernelCopy) r.push_back(outstanding_ * span_);
         if (read_) r.push_back(outstanding_ * sizeof(CompletionRecord));
@@ -414,7 +429,8 @@ FileserveWorkload::Wire FileserveWorkload::draw(unsigned client, std::uint64_t k
     w.id = static_cast<std::uint64_t>(client) * requests_ + k;
     if (zipf_) {
         const double u = static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
-        w.file = static_cast<std::uint32_t>(std::lower_bound(zipf_cdf_.begin(), zipf_cdf_.end(), u) - zipf_cdf_.begin());
+        w.file =
+            static_cast<std::uint32_t>(std::lower_bound(zipf_cdf_.begin(), zipf_cdf_.end(), u) - zipf_cdf_.begin());
         w.file = std::min<std::uint32_t>(w.file, files_ - 1);
     } else {
         w.file = static_cast<std::uint32_t>(rng() % files_);
@@ -442,7 +458,8 @@ std::string FileserveWorkload::describe(const Wire& w, unsigned node) const {
     return os.str();
 }
 
-void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start, const std::string& args, unsigned lane) {
+void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start, const std::string& args,
+                              unsigned lane) {
     if (!ctx_.tracer.enabled()) return;
     // A request served beside others (job slot `lane` > 0) on its own track.
     const auto track = lane == 0 ? ctx_.tracer.track(app.group(), "app")
@@ -451,8 +468,7 @@ void FileserveWorkload::slice(RdmaProcess& app, const char* name, sc_time start,
 }
 
 void FileserveWorkload::vm_done(RdmaProcess& app, const VmResult& r, const char* what) {
-    if (!r.ok())
-        throw std::runtime_error(app.group() + ": fileserve: " + what + " failed: " + to_string(r.error));
+    if (!r.ok()) throw std::runtime_error(app.group() + ": fileserve: " + what + " failed: " + to_string(r.error));
     app.advance_to(r.done);
 }
 
@@ -482,8 +498,8 @@ bool FileserveWorkload::verify(RdmaProcess& app, std::uint64_t addr, const Wire&
     log_.verified(w.len, ok);
     if (!ok) {
         std::ostringstream os;
-        os << "DATA MISMATCH: fileserve request " << w.id << " (file " << w.file << " [" << w.offset << ", +"
-           << w.len << ")) at " << app.group();
+        os << "DATA MISMATCH: fileserve request " << w.id << " (file " << w.file << " [" << w.offset << ", +" << w.len
+           << ")) at " << app.group();
         if (bytes != w.len) os << ": " << bytes << " B reported sent";
         else if (bad < w.len)
             os << ": byte " << bad << " is " << int(got[bad]) << ", the file holds " << int(want[bad]);
@@ -521,7 +537,7 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         msg::Endpoint::Request send = 0, recv = 0;
         sc_time start;
         std::uint64_t copied = 0;   // kernel-copy: packets copied to the user buffer
-        std::uint64_t guard = 0;    // rdma.buffer-guard: the slot from request to reply (write form)
+        std::uint64_t guard = 0;   // rdma.buffer-guard: the slot from request to reply (write form)
     };
     std::vector<Slot> slots(outstanding_);
     std::uint64_t next = 0, answered = 0;
@@ -585,7 +601,8 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
                     const sc_time c0 = app.now();
                     if (!app.debug_read(kbuf_[index] + s * span_ + off, pkt.data(), n) ||
                         !app.debug_write(user + s * span_ + off, pkt.data(), n))
-                        throw std::runtime_error(app.group() + ": fileserve: kernel receive copy touched unmapped memory");
+                        throw std::runtime_error(app.group() +
+                                                 ": fileserve: kernel receive copy touched unmapped memory");
                     app.compute("kernel-rx", rx_cost_);
                     app.compute("kernel-copy", sc_time(static_cast<double>(n) / copy_rate, sc_core::SC_SEC));
                     copy_bytes_.inc(n);
@@ -602,8 +619,9 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         app.debug_read(wa + sizeof(Wire), reinterpret_cast<unsigned char*>(&rep), reply_len);
         if (!st.ok || rep.id != sl.w.id || rep.id >= answers_.size()) {
             duplicates_.inc();
-            throw std::logic_error(app.group() + ": fileserve: reply for request " + std::to_string(rep.id) + " where " +
-                                   std::to_string(sl.w.id) + " was outstanding in slot " + std::to_string(s));
+            throw std::logic_error(app.group() + ": fileserve: reply for request " + std::to_string(rep.id) +
+                                   " where " + std::to_string(sl.w.id) + " was outstanding in slot " +
+                                   std::to_string(s));
         }
         bool ok = rep.status == kStatusOk;
         std::uint64_t bytes = rep.bytes;
@@ -710,18 +728,20 @@ std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check()
                                                        std::to_string(log_.bytes_verified.value()) + " B verified"});
     if (ssd_bytes_.value() < missed_bytes_.value())
         out.push_back({"fileserve-ssd-covers-misses", std::to_string(ssd_bytes_.value()) + " B read from the SSD for " +
-                                                          std::to_string(missed_bytes_.value()) + " B missed in the page cache"});
+                                                          std::to_string(missed_bytes_.value()) +
+                                                          " B missed in the page cache"});
     if (pinned_left_ || !cached_pins_.empty() || !in_use_.empty())
         out.push_back({"fileserve-nothing-pinned", std::to_string(pinned_left_) + " page-cache pin(s) left at the end" +
                                                        (in_use_.empty() ? "" : ", pages still counted in use")});
     if (concurrent_peak_.value() > static_cast<double>(depth_))
-        out.push_back({"fileserve-server-depth", "the server served " + std::to_string(concurrent_peak_.value()) +
-                                                     " requests at once, more than fileserve.server-depth = " +
-                                                     std::to_string(depth_)});
+        out.push_back({"fileserve-server-depth",
+                       "the server served " + std::to_string(concurrent_peak_.value()) +
+                           " requests at once, more than fileserve.server-depth = " + std::to_string(depth_)});
     if (meter_->owner == this && (meter_->ended != meter_->parties || meter_->released != meter_->parties))
         out.push_back({"fileserve-measured-phase", std::to_string(meter_->ended) + " of " +
-                                                       std::to_string(meter_->parties) + " programs ended their measured phase"});
+                                                       std::to_string(meter_->parties) +
+                                                       " programs ended their measured phase"});
     return out;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

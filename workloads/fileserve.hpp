@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -80,8 +80,8 @@ public:
     static void declare_metrics(MetricRegistry& reg);
     // `files[n]`: node n's file system (nullptr on a node without one); the
     // server is process `job` of the first node that has one.
-    FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, const std::vector<FileSystem*>& files,
-                      unsigned job = 0);
+    FileserveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                      const std::vector<FileSystem*>& files, unsigned job = 0);
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
     bool finished() const override { return done_ == clients_.size() + 1; }
@@ -92,7 +92,7 @@ public:
     std::uint64_t planned_transfers() const override { return clients_.size() * requests_; }
     // direct: every byte is one client's read() copy, at vm.copy-rate.
     double local_ceiling_bps() const override;
-    // The self-checks (src/invariants.cpp): (invariant, detail) per violation.
+    // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
     std::vector<std::pair<std::string, std::string>> self_check() const;
     // With node.processes > 1 every job's workload joins the first job's
     // (System): the node-wide figures (the cores' CPU, page-cache misses,
@@ -133,19 +133,19 @@ private:
     };
     struct Job {
         bool active = false;
-        unsigned slot = 0;             // its job slot
-        Tracer::Cause story;           // the request's arrival (its receive's step): serving it follows
+        unsigned slot = 0;   // its job slot
+        Tracer::Cause story;   // the request's arrival (its receive's step): serving it follows
         Wire w;
-        unsigned node = 0;             // the client's node
+        unsigned node = 0;   // the client's node
         std::size_t client = 0;
-        std::size_t recv = 0;          // its receive among the server's (inbox slot at[recv])
-        std::uint64_t dst = 0;         // where the data goes at the client
-        std::uint64_t src = 0;         // one-part methods: where it comes from
+        std::size_t recv = 0;   // its receive among the server's (inbox slot at[recv])
+        std::uint64_t dst = 0;   // where the data goes at the client
+        std::uint64_t src = 0;   // one-part methods: where it comes from
         std::uint64_t parts = 0, next = 0;
-        std::deque<Part> flight;       // posted, record not seen yet (oldest first)
-        std::vector<bool> busy;        // pipeline: buffers; kernel-copy: socket-buffer packets
+        std::deque<Part> flight;   // posted, record not seen yet (oldest first)
+        std::vector<bool> busy;   // pipeline: buffers; kernel-copy: socket-buffer packets
         bool ok = true, pinned = false;
-        bool held = false;             // sendfile-cache: its pages counted in use (in_use_)
+        bool held = false;   // sendfile-cache: its pages counted in use (in_use_)
         std::uint64_t bytes = 0;
         sc_core::sc_time t0;
         // workload.operation = read: the reply sent with the data's place,
@@ -159,10 +159,10 @@ private:
         unsigned parties = 0, begun = 0, ended = 0, released = 0;
         std::vector<std::string> cpu_groups;   // nodes whose cores and page caches serve the data
         std::vector<std::string> ssd_groups;   // nodes whose SSDs fill those page caches
-        Vm* pin_vm = nullptr;                  // whose file pins must be gone at the end (server access)
+        Vm* pin_vm = nullptr;   // whose file pins must be gone at the end (server access)
         double cpu0 = 0, poll0 = 0;
         std::uint64_t misses0 = 0, major0 = 0, ssd_reads0 = 0, ssd_bytes0 = 0;
-        std::uint64_t served = 0;              // every job's bytes
+        std::uint64_t served = 0;   // every job's bytes
     };
     void server(RdmaProcess& app);
     void client(RdmaProcess& app, unsigned index);
@@ -193,8 +193,8 @@ private:
     // One RDMA write of the server, posted again while the queue is full
     // (waiting for a completion); false if the engine refused it for
     // another reason.
-    bool post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len, std::uint64_t record,
-              std::uint32_t flags = 0, std::uint32_t counter = 0);
+    bool post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
+              std::uint64_t record, std::uint32_t flags = 0, std::uint32_t counter = 0);
     // A Vm call's end: the server's clock moves to it.
     void vm_done(RdmaProcess& app, const VmResult& r, const char* what);
     // Slice on the server's app track (`lane` > 0: a job slot's own track).
@@ -230,19 +230,19 @@ private:
     std::shared_ptr<Meter> meter_;
     // Server state
     std::vector<int> fds_;
-    std::vector<std::uint64_t> maps_;                    // file mapping per file (sendfile, mmap-fault)
+    std::vector<std::uint64_t> maps_;   // file mapping per file (sendfile, mmap-fault)
     std::uint64_t bounce_ = 0, records_ = 0, sockbuf_ = 0, donebox_ = 0, outbox_ = 0;
-    std::uint64_t file_pins_ = 0;                        // pages pin_file pinned (sendfile)
+    std::uint64_t file_pins_ = 0;   // pages pin_file pinned (sendfile)
     std::set<std::pair<unsigned, std::uint64_t>> cached_pins_;   // sendfile-cache: pages kept pinned
     std::map<std::pair<unsigned, std::uint64_t>, unsigned> in_use_;   // of those, pages requests being served send
-    std::vector<std::uint64_t> rx_area_;                 // per client: its receive area (slots of span_)
-    std::vector<std::uint64_t> kbuf_;                    // per client (kernel-copy): its kernel receive buffer
-    std::vector<std::uint64_t> answers_;                 // per request id: replies the client took
-    std::uint64_t pinned_left_ = 0;                      // cache pages still pinned at the last server's end
+    std::vector<std::uint64_t> rx_area_;   // per client: its receive area (slots of span_)
+    std::vector<std::uint64_t> kbuf_;   // per client (kernel-copy): its kernel receive buffer
+    std::vector<std::uint64_t> answers_;   // per request id: replies the client took
+    std::uint64_t pinned_left_ = 0;   // cache pages still pinned at the last server's end
     std::string server_group_;
     Counter &requests_c_, &answered_, &served_bytes_, &copy_bytes_, &pins_, &ssd_reads_, &ssd_bytes_, &major_,
         &missed_bytes_, &packets_, &duplicates_;
     Scalar &reg_time_, &server_cpu_, &cpu_per_byte_, &concurrent_peak_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

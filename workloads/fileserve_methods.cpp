@@ -22,7 +22,7 @@ std::string range(const FileserveWorkload::Wire& w, std::uint64_t off, std::uint
     os << "request " << w.id << " file " << w.file << " [" << w.offset + off << ", +" << len << ")";
     return os.str();
 }
-}  // namespace
+}   // namespace
 
 bool FileserveWorkload::post(RdmaProcess& app, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
                              std::uint64_t record, std::uint32_t flags, std::uint32_t counter) {
@@ -223,4 +223,4 @@ void FileserveWorkload::release(RdmaProcess& app, Job& j) {
     j.pinned = false;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -154,19 +154,21 @@ void FileserveWorkload::server(RdmaProcess& app) {
         }
         // Several: whichever comes first, a record, a client's Done, a new
         // request while a slot is free.
-        app.wait_event([&] {
-            for (const Job& j : jobs) {
-                if (!j.active) continue;
-                for (const Part& p : j.flight)
-                    if (written(app, p)) return true;
-                if (j.awaiting && ep.test(j.done_req)) return true;
-            }
-            if (active < depth_) {
-                gather();
-                return !open.empty() && ep.test_any(open) < open.size();
-            }
-            return false;
-        }, "serve wait");
+        app.wait_event(
+            [&] {
+                for (const Job& j : jobs) {
+                    if (!j.active) continue;
+                    for (const Part& p : j.flight)
+                        if (written(app, p)) return true;
+                    if (j.awaiting && ep.test(j.done_req)) return true;
+                }
+                if (active < depth_) {
+                    gather();
+                    return !open.empty() && ep.test_any(open) < open.size();
+                }
+                return false;
+            },
+            "serve wait");
     }
     // The measured phase ends with the last reply sent.
     meter_end(served_bytes_.value());
@@ -294,4 +296,4 @@ void FileserveWorkload::finish_job(RdmaProcess& app, Job& j) {
     j.active = false;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

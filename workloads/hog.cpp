@@ -14,7 +14,7 @@ constexpr std::uint64_t kPage = 4096;
 // this often within a pass, so that reclaim and the engine see its touches
 // roughly when they happen.
 const sc_time kSync(10, sc_core::SC_US);
-}  // namespace
+}   // namespace
 
 HogParams::HogParams()
     : set("hog", "memory pressure: a second process that keeps hog.bytes of memory hot"),
@@ -29,9 +29,7 @@ HogParams::HogParams()
                        "which nodes get a hog: all, or only workload.src-node (sender) or workload.dst-node "
                        "(receiver)")) {}
 
-void MemoryHog::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<HogParams>().set);
-}
+void MemoryHog::declare_params(ParamRegistry& reg) { reg.add(params_of<HogParams>().set); }
 
 bool MemoryHog::wanted(const Config& cfg, unsigned node) {
     if (cfg[params_of<HogParams>().bytes] == 0) return false;
@@ -100,4 +98,4 @@ void MemoryHog::run() {
     exited_ = true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

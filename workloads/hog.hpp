@@ -23,7 +23,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {
@@ -71,4 +71,4 @@ private:
     Counter *passes_, *pages_touched_, *pages_refaulted_, *mmap_failures_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,16 +13,17 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 LockParams::LockParams()
-    : set("lock", "the lock workload (workload.kind = lock): one lock or semaphore per job, every node's process "
-                  "of the job contending"),
+    : set("lock",
+          "the lock workload (workload.kind = lock): one lock or semaphore per job, every node's process "
+          "of the job contending"),
       kind(set.choice("kind", "spin", {"spin", "mcs", "semaphore", "wait-queue", "bakery", "plain-semaphore"},
                       "spin: test-and-set by swap with back-off; mcs: MCS queue lock (swap on the tail, "
                       "compare-and-swap to release, hand-over by a notifying RDMA write); semaphore: counting "
                       "semaphore by fetch-and-add; wait-queue: sleeping lock, waiters queue up and are woken by a "
                       "notification; bakery: Lamport's bakery lock from plain RDMA reads and writes; "
                       "plain-semaphore: counting semaphore whose count is guarded by a bakery lock")),
-      home_node(set.integer("home-node", "0", "node whose memory holds the lock and the shared counter")
-                    .range("0", "65535")),
+      home_node(
+          set.integer("home-node", "0", "node whose memory holds the lock and the shared counter").range("0", "65535")),
       acquisitions(set.integer("acquisitions", "20", "times each process takes the lock (a workload choice)")
                        .range("1", "1000000")),
       critical_section(set.time("critical-section", "1us",
@@ -47,8 +48,8 @@ void LockWorkload::declare_metrics(MetricRegistry& reg) {
                  "lock workload: median acquire latency, acquire called to lock held (`workload.lock.acquire_latency`; "
                  "with node.processes > 1, over every job's acquisitions).",
                  "lock.acquire_latency", 0.5, lock_run);
-    reg.quantile("lock_acquire_us_p99", "us", "lock workload: 99th percentile of the same.",
-                 "lock.acquire_latency", 0.99, lock_run);
+    reg.quantile("lock_acquire_us_p99", "us", "lock workload: 99th percentile of the same.", "lock.acquire_latency",
+                 0.99, lock_run);
     // Over every job: all acquire and release operations over all
     // acquisitions (one job: its `lock.ops_per_acquire`).
     reg.add("lock_ops_per_acquire", "",
@@ -107,7 +108,8 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*
       max_holders_(ctx.stats.scalar(stats_prefix(job) + "lock.max_holders", "",
                                     "most processes holding the lock at once (simulated time)", Scalar::Kind::Level)),
       final_counter_(ctx.stats.scalar(stats_prefix(job) + "lock.counter", "",
-                                      "the shared counter at the end (= acquisitions for a lock)", Scalar::Kind::Level)) {
+                                      "the shared counter at the end (= acquisitions for a lock)",
+                                      Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto n = static_cast<unsigned>(apps.size());
     const auto home = static_cast<std::uint64_t>(c[params_of<LockParams>().home_node]);
@@ -148,8 +150,9 @@ void LockWorkload::program(RdmaProcess& app) {
         counter_ = app.alloc(bytes, populate_, advice_);
         site_.base = counter_ + 8;
         for (std::size_t k = 0; k < initial_.size(); ++k)
-            if (initial_[k] != 0) app.debug_write(site_.word(static_cast<unsigned>(k)),
-                                                  reinterpret_cast<const unsigned char*>(&initial_[k]), 8);
+            if (initial_[k] != 0)
+                app.debug_write(site_.word(static_cast<unsigned>(k)),
+                                reinterpret_cast<const unsigned char*>(&initial_[k]), 8);
         if (!app.register_receive(counter_, bytes))
             throw std::runtime_error(app.group() + ": could not register the lock's memory (rdma.strategy)");
     }
@@ -225,9 +228,8 @@ void LockWorkload::conclude(RdmaProcess& home) {
     // channels (a completion counted on another job's channel, or an
     // operation of another job's counted here, breaks it). The sum over
     // jobs against the engines' posted counts is a run invariant
-    // (src/invariants.cpp, "lock-operations").
-    if (!engine_completions_)
-        throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
+    // (src/sim/invariants.cpp, "lock-operations").
+    if (!engine_completions_) throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
     const std::uint64_t engine_ops = engine_completions_();
     if (engine_ops != library_ops_)
         fail("the library posted " + std::to_string(library_ops_) + " engine operations, the engines completed " +
@@ -243,4 +245,4 @@ void LockWorkload::conclude(RdmaProcess& home) {
     fairness_.set(sq > 0 ? sum * sum / (static_cast<double>(latency_sum_us_.size()) * sq) : 1.0);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "library/locks/lock.hpp"
 #include "workloads/workload.hpp"
 
@@ -76,7 +76,7 @@ private:
     const std::string lock_kind_;
     const std::uint64_t acquisitions_;
     const sc_core::sc_time critical_, think_;
-    const bool exclusive_;      // a lock, or a semaphore of count 1: the counter is checked
+    const bool exclusive_;   // a lock, or a semaphore of count 1: the counter is checked
     LockSite site_;
     std::uint64_t counter_ = 0;   // the shared counter's address in the home process
     std::vector<std::uint64_t> initial_;
@@ -86,7 +86,7 @@ private:
     };
     std::vector<Held> held_;
     std::vector<double> latency_sum_us_;   // per process
-    std::uint64_t library_ops_ = 0;        // engine operations this job's processes posted
+    std::uint64_t library_ops_ = 0;   // engine operations this job's processes posted
     std::function<std::uint64_t()> engine_completions_;
 
     Counter& acquired_;
@@ -100,4 +100,4 @@ private:
     Scalar& final_counter_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -8,7 +8,6 @@
 #include <sstream>
 #include <stdexcept>
 
-
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -16,7 +15,7 @@ using sc_core::sc_time;
 namespace {
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kWorkBytes = 64 * 1024;   // the program's private working memory
-}  // namespace
+}   // namespace
 
 OverlapParams::OverlapParams()
     : set("overlap", "the overlap workload: compute phases beside transfers in flight (workload.kind = overlap)"),
@@ -30,8 +29,8 @@ OverlapParams::OverlapParams()
                             .range("0", "1")),
       phases(set.integer("phases", "4", "compute phases per transfer, each ending with one 8-byte store")
                  .range("1", "1000000")),
-      compute(set.time("compute", "10us", "CPU time of one compute phase (the store not included)")
-                  .range("0ps", "1s")) {}
+      compute(
+          set.time("compute", "10us", "CPU time of one compute phase (the store not included)").range("0ps", "1s")) {}
 
 void OverlapWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<OverlapParams>().set); }
 
@@ -98,10 +97,12 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaPr
                                      "sum of the compute phases' CPU time", Scalar::Kind::Level)),
       iteration_time_(ctx.stats.scalar(stats_prefix(job) + "overlap.iteration_time", "us",
                                        "sum over iterations of post to the program having both computed and seen "
-                                       "the completion", Scalar::Kind::Level)),
+                                       "the completion",
+                                       Scalar::Kind::Level)),
       overlap_(ctx.stats.scalar(stats_prefix(job) + "overlap.overlap", "fraction",
                                 "share of the transfer time hidden behind compute: (transfer + compute - iteration) "
-                                "/ transfer, clamped to [0, 1]", Scalar::Kind::Level)),
+                                "/ transfer, clamped to [0, 1]",
+                                Scalar::Kind::Level)),
       end_to_end_(ctx.stats.scalar(stats_prefix(job) + "overlap.end_to_end", "us",
                                    "first post to the end of the last iteration", Scalar::Kind::Level)) {
     const Config& c = ctx.config;
@@ -159,10 +160,8 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     sc_time first = sc_core::sc_max_time(), last;
     double sum_x = 0, sum_c = 0, sum_i = 0;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        if (read_)
-            prepare(other, remote_buf_, app, buf, msg_, i);
-        else
-            prepare(app, buf, other, remote_buf_, msg_, i);
+        if (read_) prepare(other, remote_buf_, app, buf, msg_, i);
+        else prepare(app, buf, other, remote_buf_, msg_, i);
         // What the transfer must deliver: the source as it is at the post
         // (the pattern, or with workload.fill-source = false what earlier
         // iterations' stores left in it).
@@ -181,10 +180,8 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
             m.tag = i;
             m.dst_node = other.node();
             m.records = records;
-            if (posted)
-                app.send(m);
-            else
-                m.failed = true;
+            if (posted) app.send(m);
+            else m.failed = true;
         } else if (posted) {
             app.get(other.node(), remote_buf_, buf, msg_, i, records);
         }
@@ -266,8 +263,8 @@ void OverlapWorkload::target_two_sided(RdmaProcess& app) {
         const msg::Status st = ep.wait(ep.irecv(src_.node(), i, remote_buf_, msg_));
         Pending& p = pending_[i];
         p.got.assign(msg_, 0);
-        p.received_ok = st.ok && st.len == msg_ && st.source == src_.node() &&
-                        app.debug_read(remote_buf_, p.got.data(), msg_);
+        p.received_ok =
+            st.ok && st.len == msg_ && st.source == src_.node() && app.debug_read(remote_buf_, p.got.data(), msg_);
         p.received = true;
         settle(i);
     }
@@ -412,7 +409,8 @@ void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std:
            << " neither its source's data nor a value the program stored";
         std::cerr << "vrdmasim: " << os.str() << "\n";
         if (ctx_.tracer.noting())
-            ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME, "workload", os.str());
+            ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME,
+                             "workload", os.str());
         return;
     }
     if (corrupted) {
@@ -429,4 +427,4 @@ void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std:
     log_.verified(len, true);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

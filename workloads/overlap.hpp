@@ -30,7 +30,7 @@
 #include <random>
 #include <vector>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim::msg {
@@ -70,7 +70,7 @@ private:
     struct Touch {
         std::uint64_t offset;   // byte offset in the buffer (8-aligned)
         std::uint64_t value;
-        sc_core::sc_time at;    // when the store was performed
+        sc_core::sc_time at;   // when the store was performed
     };
     void initiator(RdmaProcess& app);
     void target(RdmaProcess& app);
@@ -109,17 +109,17 @@ private:
     const std::uint64_t phases_;
     const sc_core::sc_time compute_;
     const std::uint64_t msg_, iterations_;
-    std::uint64_t span_ = 0;                   // a buffer: the message rounded up to whole pages
-    std::uint64_t remote_buf_ = 0;             // the other node's buffer (write: destination; read: source)
+    std::uint64_t span_ = 0;   // a buffer: the message rounded up to whole pages
+    std::uint64_t remote_buf_ = 0;   // the other node's buffer (write: destination; read: source)
     bool remote_ok_ = true;
     bool finished_ = false;
     bool target_done_ = false;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;   // workload.two-sided: both processes' endpoints
-    std::vector<msg::Endpoint*> eps_;                      // by node
+    std::vector<msg::Endpoint*> eps_;   // by node
     std::map<std::uint64_t, Pending> pending_;
     std::mt19937_64 rng_;
     Counter &iterations_done_, &touches_, &inflight_touches_, &corrupted_, &raced_bytes_;
     Scalar &transfer_time_, &compute_time_, &iteration_time_, &overlap_, &end_to_end_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,7 +13,8 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaPr
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
       iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])) {
     if (msg_ == 0)
-        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin(params_of<WorkloadParams>().message_size) +
+        throw ConfigError("workload.message-size = 0 (from " +
+                          ctx.config.origin(params_of<WorkloadParams>().message_size) +
                           "): pingpong needs messages of at least 1 B");
     // Each side sends from its buffer into the other's: the ping lands in
     // b_buf_, the pong in a_buf_. Each program maps its own at its start.
@@ -36,7 +37,8 @@ void PingpongWorkload::reader(RdmaProcess& app) {
     a_rec_ = app.alloc_locked(sizeof(CompletionRecord));
     const bool registered = app.register_receive(a_buf_, msg_);
     ready_and_wait(app, 2);
-    if (!registered) throw std::runtime_error(app.group() + ": could not register the read destination (rdma.strategy)");
+    if (!registered)
+        throw std::runtime_error(app.group() + ": could not register the read destination (rdma.strategy)");
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         prepare(b_, b_buf_, app, a_buf_, msg_, i);
         const sc_time start = app.now();
@@ -61,8 +63,8 @@ void PingpongWorkload::target(RdmaProcess& app) {
     program_ended();
 }
 
-RdmaProcess::Message PingpongWorkload::message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst, std::uint64_t key,
-                                       std::uint64_t records) const {
+RdmaProcess::Message PingpongWorkload::message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst,
+                                               std::uint64_t key, std::uint64_t records) const {
     RdmaProcess::Message m;
     m.src = src;
     m.dst = dst;
@@ -89,7 +91,8 @@ void PingpongWorkload::ping(RdmaProcess& app) {
         log_.posted(start);
         RdmaProcess::Message m = message(a_buf_, b_, b_buf_ + n, 2 * i, a_rec_);
         if (!app.send(m))
-            throw std::runtime_error(app.group() + ": could not register a ping (rdma.strategy): " + to_string(m.error));
+            throw std::runtime_error(app.group() +
+                                     ": could not register a ping (rdma.strategy): " + to_string(m.error));
         app.wait_rx(i + 1);   // the pong has landed
         const CompletionRecord rx = app.read_rx_record(i);
         const sc_time one_way = (app.now() - start) / 2;
@@ -116,11 +119,12 @@ void PingpongWorkload::pong(RdmaProcess& app) {
         log_.posted(app.now());
         RdmaProcess::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
         if (!app.send(m))
-            throw std::runtime_error(app.group() + ": could not register a pong (rdma.strategy): " + to_string(m.error));
+            throw std::runtime_error(app.group() +
+                                     ": could not register a pong (rdma.strategy): " + to_string(m.error));
         app.complete(m);
     }
     done_b_ = true;
     program_ended();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -27,7 +27,7 @@ private:
     void target(RdmaProcess& app);   // read: dst-node's, which only maps and registers the source
     // One message of msg_ bytes from `src` into `dst` of `to`, with notification.
     RdmaProcess::Message message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst, std::uint64_t key,
-                         std::uint64_t records) const;
+                                 std::uint64_t records) const;
     RdmaProcess& a_;
     RdmaProcess& b_;
     std::uint64_t msg_, iterations_;
@@ -36,4 +36,4 @@ private:
     bool read_ = false;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -96,7 +96,7 @@ CompletionRecord as_record(const msg::Status& s) {
     r.tag = s.tag;
     return r;
 }
-}  // namespace
+}   // namespace
 
 void SendrecvWorkload::latency_a(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
@@ -171,4 +171,4 @@ void SendrecvWorkload::bandwidth_b(RdmaProcess& app, msg::Endpoint& ep) {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

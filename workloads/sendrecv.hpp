@@ -62,4 +62,4 @@ private:
     Body body_a_, body_b_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -25,7 +25,8 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProc
                           ctx.config.origin(params_of<WorkloadParams>().stream_notify) +
                           ") needs workload.operation = write: a read notifies nobody");
     if (msg_ == 0)
-        throw ConfigError("workload.message-size = 0 (from " + ctx.config.origin(params_of<WorkloadParams>().message_size) +
+        throw ConfigError("workload.message-size = 0 (from " +
+                          ctx.config.origin(params_of<WorkloadParams>().message_size) +
                           "): stream needs messages of at least 1 B");
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
     // Buffer slots: at least the window (each outstanding transfer has its
@@ -44,7 +45,8 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProc
     if (notify_) {
         // The receive ring: enough for the records the receiver has not
         // read yet (it reads as they come; an overflow stops the run).
-        ring_ = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), std::max<std::uint64_t>(256, 4 * slots_)));
+        ring_ = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), std::max<std::uint64_t>(256, 4 * slots_)));
         check_fits(dst_, slots_ * msg_ + std::uint64_t(ring_) * sizeof(CompletionRecord));
         check_locked(dst_, {std::uint64_t(ring_) * sizeof(CompletionRecord)});
         posted_at_.resize(count);
@@ -112,8 +114,9 @@ void StreamWorkload::reader(RdmaProcess& app) {
         const sc_time posted = app.now();
         log_.posted(posted);
         const bool ok = src_registered_ && dst_registered_;
-        if (ok) app.get(src_.node(), src_buf + slot * msg_, dst_buf + slot * msg_, len, i,
-                        records + slot * sizeof(CompletionRecord));
+        if (ok)
+            app.get(src_.node(), src_buf + slot * msg_, dst_buf + slot * msg_, len, i,
+                    records + slot * sizeof(CompletionRecord));
         inflight.push_back({i, len, ok, posted});
     }
     while (!inflight.empty()) retire();
@@ -154,8 +157,8 @@ void StreamWorkload::take_notifications(RdmaProcess& app) {
         const std::uint64_t index = slot < slots_ ? slot + seen_in_slot[slot] * slots_ : count;
         if (r.addr < dst_buf_ || off % msg_ != 0 || index >= count || r.node != src_.node()) {
             std::ostringstream os;
-            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x"
-               << std::hex << r.addr << std::dec << " that the stream never sent";
+            os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x" << std::hex
+               << r.addr << std::dec << " that the stream never sent";
             std::cerr << "vrdmasim: " << os.str() << "\n";
             log_.verified(0, false);
             continue;
@@ -179,8 +182,9 @@ void StreamWorkload::declare_metrics(MetricRegistry& reg) {
                  "stream with workload.stream-notify = ring: median time from the sender posting a message to the "
                  "receiving program reading its notification (`workload.notify_latency`).",
                  "notify_latency", 0.5, notifying);
-    reg.quantile("notify_latency_us_p99", "us", "stream with workload.stream-notify = ring: 99th percentile of the same.",
-                 "notify_latency", 0.99, notifying);
+    reg.quantile("notify_latency_us_p99", "us",
+                 "stream with workload.stream-notify = ring: 99th percentile of the same.", "notify_latency", 0.99,
+                 notifying);
 }
 
 void StreamWorkload::sender(RdmaProcess& app) {
@@ -247,4 +251,4 @@ void StreamWorkload::sender(RdmaProcess& app) {
     program_ended();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

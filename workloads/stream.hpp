@@ -44,12 +44,12 @@ private:
     bool src_registered_ = true;
     // workload.stream-notify = ring.
     bool notify_ = false;
-    bool notified_ = false;                   // dst-node's program has read every notification
-    std::uint32_t ring_ = 0;                  // receive ring entries
-    std::vector<sc_core::sc_time> posted_at_; // each message's post, by index
+    bool notified_ = false;   // dst-node's program has read every notification
+    std::uint32_t ring_ = 0;   // receive ring entries
+    std::vector<sc_core::sc_time> posted_at_;   // each message's post, by index
     Counter* notify_seen_ = nullptr;
     Counter* notify_out_of_order_ = nullptr;
     Histogram* notify_latency_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -29,7 +29,7 @@ coll::Op collective_op(int op) {
     default: throw std::logic_error("trace: a collective check() lets through");
     }
 }
-}  // namespace
+}   // namespace
 
 TraceParams::TraceParams()
     : set("trace", "trace replay (workload.kind = trace): an MPI application's OTF2 trace"),
@@ -56,21 +56,22 @@ void TraceWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<Trace
 
 void TraceWorkload::declare_metrics(MetricRegistry& reg) {
     const auto run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "trace"; };
-    reg.add("trace_app_time_us", "us",
-            "trace replay: the application's time to solution, from the first rank's start to the last rank's end "
-            "(`workload.trace.app_time`); with node.processes, each job replays its own copy and this is the "
-            "longest job's (`jobP.workload.trace.app_time`); 0 in other runs.",
-            [run](const MetricInputs& in) {
-                double longest = 0;
-                if (run(in.config))
-                    for (unsigned p = 0; p < in.config[params_of<NodeParams>().processes]; ++p) {
-                        const Scalar* s = in.stats.find_scalar(stats_prefix(p) + "trace.app_time");
-                        if (!s) throw std::logic_error("trace_app_time_us: no statistic " + stats_prefix(p) +
-                                                       "trace.app_time");
-                        longest = std::max(longest, s->value());
-                    }
-                return format_metric(longest);
-            });
+    reg.add(
+        "trace_app_time_us", "us",
+        "trace replay: the application's time to solution, from the first rank's start to the last rank's end "
+        "(`workload.trace.app_time`); with node.processes, each job replays its own copy and this is the "
+        "longest job's (`jobP.workload.trace.app_time`); 0 in other runs.",
+        [run](const MetricInputs& in) {
+            double longest = 0;
+            if (run(in.config))
+                for (unsigned p = 0; p < in.config[params_of<NodeParams>().processes]; ++p) {
+                    const Scalar* s = in.stats.find_scalar(stats_prefix(p) + "trace.app_time");
+                    if (!s)
+                        throw std::logic_error("trace_app_time_us: no statistic " + stats_prefix(p) + "trace.app_time");
+                    longest = std::max(longest, s->value());
+                }
+            return format_metric(longest);
+        });
     reg.sum_scalars("trace_compute_us", "us",
                     "trace replay: compute time replayed, over every rank (`workload.trace.compute_time`); 0 in other "
                     "runs.",
@@ -78,10 +79,12 @@ void TraceWorkload::declare_metrics(MetricRegistry& reg) {
     reg.sum_scalars("trace_mpi_us", "us",
                     "trace replay: time in MPI calls, over every rank (`workload.trace.mpi_time`); 0 in other runs.",
                     "trace.mpi_time", 6, run);
-    reg.sum_counters("trace_messages", "trace replay: point-to-point messages sent (`workload.trace.messages`); 0 in "
+    reg.sum_counters("trace_messages",
+                     "trace replay: point-to-point messages sent (`workload.trace.messages`); 0 in "
                      "other runs.",
                      {"trace.messages"}, run);
-    reg.sum_counters("trace_collectives", "trace replay: collective calls, each rank's counted "
+    reg.sum_counters("trace_collectives",
+                     "trace replay: collective calls, each rank's counted "
                      "(`workload.trace.collectives`); 0 in other runs.",
                      {"trace.collectives"}, run);
 }
@@ -95,8 +98,8 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
                                    Scalar::Kind::Sum)),
       mpi_us_(ctx.stats.scalar(stats_prefix(job) + "trace.mpi_time", "us", "time in MPI calls, every rank",
                                Scalar::Kind::Sum)),
-      app_us_(ctx.stats.scalar(stats_prefix(job) + "trace.app_time", "us",
-                               "first rank's start to last rank's end", Scalar::Kind::Level)) {
+      app_us_(ctx.stats.scalar(stats_prefix(job) + "trace.app_time", "us", "first rank's start to last rank's end",
+                               Scalar::Kind::Level)) {
     const Config& c = ctx.config;
     const auto& P = params_of<TraceParams>();
     const std::string file = c[P.file];
@@ -114,8 +117,9 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     for (unsigned r = 0; r < ranks_; ++r) {
         apps_.push_back(apps[where[r]]);
         nodes_.push_back(apps[where[r]]->node());
-        rank_compute_.push_back(&ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".compute_time",
-                                                  "us", "rank r's compute replayed", Scalar::Kind::Sum));
+        rank_compute_.push_back(
+            &ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".compute_time", "us",
+                              "rank r's compute replayed", Scalar::Kind::Sum));
         rank_mpi_.push_back(&ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".mpi_time", "us",
                                               "rank r's time in MPI calls", Scalar::Kind::Sum));
     }
@@ -140,7 +144,8 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
         std::set<unsigned> peer_ranks(summary.peers[r].begin(), summary.peers[r].end());
         if (!one_sided)
             for (const auto& [op, o] : ops) {
-                const std::set<unsigned> more = coll::Communicator::partners(o, coll::configured_algorithm(c, o), ranks_, r);
+                const std::set<unsigned> more =
+                    coll::Communicator::partners(o, coll::configured_algorithm(c, o), ranks_, r);
                 peer_ranks.insert(more.begin(), more.end());
             }
         peer_ranks.erase(r);
@@ -254,7 +259,6 @@ void TraceWorkload::release(Rank& r, const Rank::Key& key, std::uint64_t addr) {
         if (b.addr == addr) b.busy = false;
 }
 
-
 void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm,
                                const TraceEvent& end) {
     const unsigned n = ranks_;
@@ -271,7 +275,8 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
     }
     const std::uint64_t call = r.collective++;
-    const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1), rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
+    const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1),
+                        rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
     if (std::max(slen, rlen) > r.coll_len) {
         r.coll_len = std::max(slen, rlen);
         r.coll_buffers = {app.alloc(r.coll_len, populate_, advice_), app.alloc(r.coll_len, populate_, advice_)};
@@ -292,8 +297,9 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
     bool ok = got == 0 || app.debug_read(rbuf, have.data(), got);
     ok = ok && have == want;
     log_.verified(got, ok);
-    if (!ok) std::cerr << "vrdmasim: DATA MISMATCH: trace collective " << call << " (" << coll::name_of(d.op)
-                       << ") at rank " << rank << "\n";
+    if (!ok)
+        std::cerr << "vrdmasim: DATA MISMATCH: trace collective " << call << " (" << coll::name_of(d.op) << ") at rank "
+                  << rank << "\n";
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), true, got, &latency);
 }
@@ -370,9 +376,9 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             // read ahead in the rank's stream for it.
             TraceEvent done;
             const std::uint64_t id = e.request;
-            if (!reader_->peek(rank, [id](const TraceEvent& x) {
-                    return x.kind == TraceEvent::Kind::Irecv && x.request == id;
-                }, done))
+            if (!reader_->peek(
+                    rank, [id](const TraceEvent& x) { return x.kind == TraceEvent::Kind::Irecv && x.request == id; },
+                    done))
                 throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s receive request " +
                                          std::to_string(id) + " never completes in the trace");
             Rank::Pending p;
@@ -421,8 +427,10 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
         }
         case TraceEvent::Kind::CollectiveBegin: {
             TraceEvent end;
-            if (!reader_->peek(rank, [](const TraceEvent& x) { return x.kind == TraceEvent::Kind::CollectiveEnd; }, end))
-                throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s collective never ends in the trace");
+            if (!reader_->peek(
+                    rank, [](const TraceEvent& x) { return x.kind == TraceEvent::Kind::CollectiveEnd; }, end))
+                throw std::runtime_error("trace: rank " + std::to_string(rank) +
+                                         "'s collective never ends in the trace");
             collective(app, rank, r, comm, end);
             break;
         }
@@ -439,4 +447,4 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     program_ended();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -67,7 +67,7 @@ private:
             Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
-        std::uint64_t collective = 0;                // collectives so far
+        std::uint64_t collective = 0;   // collectives so far
         std::pair<std::uint64_t, std::uint64_t> coll_buffers{0, 0};   // send, receive: at their largest
         std::uint64_t coll_len = 0;
     };
@@ -100,4 +100,4 @@ private:
     std::vector<Scalar*> rank_compute_, rank_mpi_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -18,7 +18,7 @@ bool replayable(OTF2_CollectiveOp op) {
            op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
            op == OTF2_COLLECTIVE_OP_ALLTOALL;
 }
-}  // namespace
+}   // namespace
 
 // The archive open, its definitions read.
 struct TraceReader::Impl {
@@ -26,16 +26,16 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, std::string> strings;
     std::map<std::uint64_t, bool> region_mpi;
     std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
-    std::map<std::uint64_t, unsigned> threads;               // location group -> locations in it
-    std::vector<std::uint64_t> mpi_locations;                // COMM_LOCATIONS of MPI, rank order
+    std::map<std::uint64_t, unsigned> threads;   // location group -> locations in it
+    std::vector<std::uint64_t> mpi_locations;   // COMM_LOCATIONS of MPI, rank order
     std::map<std::uint64_t, std::vector<std::uint64_t>> comm_groups;   // COMM_GROUP: members (rank indices)
-    std::map<std::uint64_t, std::uint64_t> comms;                      // comm -> its group
+    std::map<std::uint64_t, std::uint64_t> comms;   // comm -> its group
     std::map<std::uint64_t, std::string> comm_names;
     std::uint64_t world = OTF2_UNDEFINED_COMM;
     std::uint64_t resolution = 1;
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
     std::map<std::uint64_t, std::uint64_t> attribute_names;   // attribute -> its name (a string)
-    bool local_defs = false;                     // the archive has local definitions (mapping tables)
+    bool local_defs = false;   // the archive has local definitions (mapping tables)
 
     ~Impl() {
         if (reader) OTF2_Reader_Close(reader);
@@ -262,13 +262,15 @@ OTF2_CallbackCode ev_ignored(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, 
 template <class F>
 struct Unsupported;
 template <class... Rest>
-struct Unsupported<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...)> {
+struct Unsupported<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*,
+                                         Rest...)> {
     template <class Name>
     static OTF2_CallbackCode fn(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList*, Rest...) {
         Sink& s = *static_cast<Sink*>(u);
-        refuse(s, std::string("event ") + Name::value() + " (" + where(s, t) + "): the replay does MPI point-to-point "
-                  "(blocking and non-blocking), the collectives barrier, bcast, reduce, allreduce, allgather and "
-                  "alltoall, and regions; not this event");
+        refuse(s, std::string("event ") + Name::value() + " (" + where(s, t) +
+                      "): the replay does MPI point-to-point "
+                      "(blocking and non-blocking), the collectives barrier, bcast, reduce, allreduce, allgather and "
+                      "alltoall, and regions; not this event");
         return OTF2_CALLBACK_INTERRUPT;
     }
 };
@@ -280,13 +282,14 @@ struct Ignored<OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t,
 };
 
 #define VRDMASIM_UNSUPPORTED(Event)                                                                               \
-    do {                                                                                                        \
-        struct Name {                                                                                           \
-            static const char* value() { return #Event; }                                                     \
-        };                                                                                                      \
+    do {                                                                                                          \
+        struct Name {                                                                                             \
+            static const char* value() { return #Event; }                                                         \
+        };                                                                                                        \
         OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, &Unsupported<OTF2_EvtReaderCallback_##Event>::fn<Name>); \
     } while (0)
-#define VRDMASIM_IGNORED(Event) OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, Ignored<OTF2_EvtReaderCallback_##Event>::fn)
+#define VRDMASIM_IGNORED(Event) \
+    OTF2_EvtReaderCallbacks_Set##Event##Callback(cb, Ignored<OTF2_EvtReaderCallback_##Event>::fn)
 
 OTF2_EvtReaderCallbacks* callbacks() {
     OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
@@ -455,7 +458,7 @@ OTF2_EvtReader* open_location(Impl& m, std::uint64_t loc) {
     return er;
 }
 
-}  // namespace
+}   // namespace
 
 TraceReader::TraceReader(const Config& c, const std::string& key, const std::string& anchor)
     : config_(c), key_(key), anchor_(anchor), impl_(std::make_unique<Impl>()) {
@@ -565,4 +568,4 @@ bool TraceReader::next(unsigned rank, TraceEvent& e) {
     return true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

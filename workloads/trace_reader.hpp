@@ -21,15 +21,26 @@ class Config;
 
 // One event of a rank, as the replay needs it.
 struct TraceEvent {
-    enum class Kind { Enter, Leave, Send, Isend, IsendComplete, IrecvRequest, Recv, Irecv, CollectiveBegin, CollectiveEnd };
+    enum class Kind {
+        Enter,
+        Leave,
+        Send,
+        Isend,
+        IsendComplete,
+        IrecvRequest,
+        Recv,
+        Irecv,
+        CollectiveBegin,
+        CollectiveEnd
+    };
     Kind kind = Kind::Enter;
-    std::uint64_t time = 0;      // ticks
-    bool mpi = false;            // Enter, Leave: of an MPI region
-    std::uint32_t peer = 0;      // rank in MPI_COMM_WORLD
+    std::uint64_t time = 0;   // ticks
+    bool mpi = false;   // Enter, Leave: of an MPI region
+    std::uint32_t peer = 0;   // rank in MPI_COMM_WORLD
     std::uint32_t tag = 0;
-    std::uint64_t length = 0;    // bytes
+    std::uint64_t length = 0;   // bytes
     std::uint64_t request = 0;
-    int op = 0;                  // OTF2_CollectiveOp
+    int op = 0;   // OTF2_CollectiveOp
     std::uint32_t root = 0;
     std::uint64_t sent = 0, received = 0;
 };
@@ -37,7 +48,7 @@ struct TraceEvent {
 // What check() found in the whole trace: the collectives it calls and each
 // rank's point-to-point peers.
 struct TraceSummary {
-    std::set<int> collectives;                    // OTF2_CollectiveOp
+    std::set<int> collectives;   // OTF2_CollectiveOp
     std::vector<std::set<std::uint32_t>> peers;   // by rank
     std::uint64_t receives = 0, collective_calls = 0;   // over every rank
 };
@@ -81,8 +92,8 @@ public:
     }
 
     struct Impl;
-    static constexpr std::uint64_t kChunk = 256;         // events read from a rank's file at a time
-    static constexpr std::size_t kOpenReaders = 32;      // OTF2 event readers open at once
+    static constexpr std::uint64_t kChunk = 256;   // events read from a rank's file at a time
+    static constexpr std::size_t kOpenReaders = 32;   // OTF2 event readers open at once
 
 private:
     struct Stream {
@@ -104,11 +115,11 @@ private:
     const std::string key_, anchor_;
     std::unique_ptr<Impl> impl_;
     std::vector<std::uint64_t> locations_;   // by rank
-    std::vector<std::uint64_t> events_;      // by rank
+    std::vector<std::uint64_t> events_;   // by rank
     std::uint64_t resolution_ = 1;
     std::map<unsigned, Stream> streams_;
     std::map<std::uint64_t, unsigned> open_;   // open readers: last read -> rank
     std::uint64_t clock_ = 0;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

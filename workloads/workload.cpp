@@ -35,9 +35,9 @@ TransferLog::TransferLog(StatRegistry& s, const std::string& p)
 Histogram& TransferLog::latency_hops(unsigned h) {
     auto it = by_hops_.find(h);
     if (it != by_hops_.end()) return *it->second;
-    Histogram& hist = stats_.histogram(prefix_ + "latency_hops" + std::to_string(h), "us",
-                                       "per-transfer latency of transfers " + std::to_string(h) +
-                                           " router-to-router hops long");
+    Histogram& hist =
+        stats_.histogram(prefix_ + "latency_hops" + std::to_string(h), "us",
+                         "per-transfer latency of transfers " + std::to_string(h) + " router-to-router hops long");
     by_hops_.emplace(h, &hist);
     return hist;
 }
@@ -49,14 +49,16 @@ void TransferLog::posted(sc_time at) {
 
 void TransferLog::finished(sc_time at, bool ok, std::uint64_t bytes, const sc_time* latency) {
     transfers.inc();
-    if (ok) bytes_delivered.inc(bytes); else errors.inc();
+    if (ok) bytes_delivered.inc(bytes);
+    else errors.inc();
     if (latency) latency_us.add(latency->to_seconds() * 1e6);
     last_done = std::max(last_done, at);
     for (const auto& fn : observers_) fn(at);
 }
 
 void TransferLog::verified(std::uint64_t bytes, bool match) {
-    if (match) bytes_verified.inc(bytes); else mismatches.inc();
+    if (match) bytes_verified.inc(bytes);
+    else mismatches.inc();
 }
 
 namespace {
@@ -104,8 +106,8 @@ inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std:
 // expected bytes); advances i and z past the words compared. False if any
 // differs.
 template <class V, unsigned L>
-inline __attribute__((always_inline)) bool same_vectors(const unsigned char* buf, std::uint64_t len,
-                                                        std::uint64_t& z, std::uint64_t& i) {
+inline __attribute__((always_inline)) bool same_vectors(const unsigned char* buf, std::uint64_t len, std::uint64_t& z,
+                                                        std::uint64_t& i) {
     constexpr std::uint64_t kBytes = 2 * L * 8;
     if (len < kBytes) return true;
     V a, b, step, diff = {};
@@ -163,7 +165,7 @@ bool cpu_has_avx2() {
 }
 #endif
 
-}  // namespace
+}   // namespace
 
 void fill_pattern_portable(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
     std::uint64_t z = (key + 1) * kPatC * kPatM;
@@ -188,7 +190,9 @@ __attribute__((target("avx2"))) void fill_pattern_avx2(unsigned char* buf, std::
 
 bool fill_pattern_has_avx2() { return cpu_has_avx2(); }
 #else
-void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key) { fill_pattern_portable(buf, len, key); }
+void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key) {
+    fill_pattern_portable(buf, len, key);
+}
 bool fill_pattern_has_avx2() { return false; }
 #endif
 
@@ -236,31 +240,34 @@ std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std:
 
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap", "fileserve", "collective", "trace"},
-                      "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
-                      "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
-                      "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
-                      "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
-                      "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
-                      "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
-                      "contends for one lock or semaphore at lock.home-node, each job its own (section [lock]); overlap: one "
-                      "process computes beside "
-                      "its transfers in flight and touches their buffers now and then (section [overlap], "
-                      "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
-                      "clients on the other nodes (section [fileserve], fs.files)")),
-      src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)")
-                   .range("0", "65535")),
+      kind(set.choice(
+          "kind", "stream",
+          {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap",
+           "fileserve", "collective", "trace"},
+          "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
+          "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
+          "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
+          "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
+          "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
+          "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
+          "contends for one lock or semaphore at lock.home-node, each job its own (section [lock]); overlap: one "
+          "process computes beside "
+          "its transfers in flight and touches their buffers now and then (section [overlap], "
+          "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
+          "clients on the other nodes (section [fileserve], fs.files)")),
+      src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
                    .range("0", "65535")),
-      message_size(set.size("message-size", "64KiB", "bytes per RDMA write")
-                       .range("0B", "1GiB")),
-      total_bytes(set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
-                      .range("1B", "64GiB")),
-      window(set.integer("window", "4", "stream, cluster kinds: transfers outstanding at once per sending node (each "
+      message_size(set.size("message-size", "64KiB", "bytes per RDMA write").range("0B", "1GiB")),
+      total_bytes(
+          set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
+              .range("1B", "64GiB")),
+      window(set.integer("window", "4",
+                         "stream, cluster kinds: transfers outstanding at once per sending node (each "
                          "with its own buffers)")
                  .range("1", "4096")),
-      iterations(set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds")
-                     .range("1", "100000000")),
+      iterations(
+          set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000")),
       grid(set.string("grid", "auto",
                       "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
                       "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)")),
@@ -293,15 +300,16 @@ WorkloadParams::WorkloadParams()
                                "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
                                "bandwidth (total-bytes in message-size isends, `window` outstanding, the receiver "
                                "acknowledging each window with an empty message, as osu_bw)")),
-      operation(set.choice("operation", "write", {"write", "read"},
-                           "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
-                           "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
-                           "(the data moves the same way; the initiator, its completion records and the latency are "
-                           "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
-                           "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
-                           "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
-                           "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
-                           "docs/composition.md")),
+      operation(set.choice(
+          "operation", "write", {"write", "read"},
+          "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
+          "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
+          "(the data moves the same way; the initiator, its completion records and the latency are "
+          "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
+          "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
+          "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
+          "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
+          "docs/composition.md")),
       cold_jobs(set.integer("cold-jobs", "0",
                             "with node.processes > 1: the last this many jobs map their message buffers cold and "
                             "send them untouched (as workload.populate = false and workload.fill-source = false), "
@@ -382,8 +390,8 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     return w;
 }
 
-std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
-                                                const std::vector<FileSystem*>& files) {
+std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                                unsigned job, const std::vector<FileSystem*>& files) {
     const Config& c = ctx.config;
     const std::string& kind = c[params_of<WorkloadParams>().kind];
     const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
@@ -408,8 +416,9 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
         throw std::logic_error("workload.operation: no rule for workload.kind = " + kind);
     }
     if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
-        throw c.refuse("workload.stream-notify", "only the stream workload reads notifications this way (workload.kind = " +
-                                                     kind + "; the cluster kinds have workload.arrivals)");
+        throw c.refuse("workload.stream-notify",
+                       "only the stream workload reads notifications this way (workload.kind = " + kind +
+                           "; the cluster kinds have workload.arrivals)");
     if ((cluster_kind || kind == "overlap") && c[params_of<WorkloadParams>().two_sided] &&
         c[params_of<WorkloadParams>().operation] == "read")
         // docs/composition.md, the refusal table.
@@ -423,10 +432,11 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
         std::string why = kind == "stream" || kind == "pingpong"
                               ? "the two-sided form of stream and pingpong is workload.kind = sendrecv "
                                 "(workload.sendrecv-test = bandwidth, latency)"
-                          : kind == "sendrecv" ? "sendrecv is two-sided already"
+                          : kind == "sendrecv"   ? "sendrecv is two-sided already"
                           : kind == "collective" ? "the collectives are built on the two-sided library already"
-                          : kind == "trace" ? "a trace's messages and collectives go through the two-sided library already"
-                          : kind == "lock"     ? "the lock workload moves no messages (remote atomics and loads)"
+                          : kind == "trace"
+                              ? "a trace's messages and collectives go through the two-sided library already"
+                          : kind == "lock" ? "the lock workload moves no messages (remote atomics and loads)"
                           : kind == "fileserve"
                               ? "the file server's requests go through the two-sided library already"
                               : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
@@ -438,9 +448,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
-    auto bad = [&](const std::string& key, const std::string& why) {
-        return c.refuse("workload." + key, why);
-    };
+    auto bad = [&](const std::string& key, const std::string& why) { return c.refuse("workload." + key, why); };
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
@@ -460,8 +468,9 @@ void Workload::check_fits(const RdmaProcess& app, std::uint64_t bytes) const {
     if (bytes <= app.capacity()) return;
     const Config& c = ctx_.config;
     throw ConfigError("the workload's buffers do not fit on " + app.group() + ": " + std::to_string(bytes) +
-                      " B asked, at most " + std::to_string(app.capacity()) + " B can be mapped (workload.message-size = " +
-                      c.text(params_of<WorkloadParams>().message_size) + ", workload.window = " + c.text(params_of<WorkloadParams>().window) +
+                      " B asked, at most " + std::to_string(app.capacity()) +
+                      " B can be mapped (workload.message-size = " + c.text(params_of<WorkloadParams>().message_size) +
+                      ", workload.window = " + c.text(params_of<WorkloadParams>().window) +
                       ", dram.size = " + c.text("dram.size") + ")");
 }
 
@@ -471,17 +480,20 @@ void Workload::check_locked(const RdmaProcess& app, const std::vector<std::uint6
     std::uint64_t bytes = 0;
     for (std::uint64_t r : regions) bytes += (std::max<std::uint64_t>(r, 1) + 4095) / 4096 * 4096;
     if (bytes <= c[params_of<VmParams>().memlock_limit]) return;
-    throw ConfigError(c.describe(params_of<VmParams>().memlock_limit) + " is below the " + format_size_bytes(bytes) + " the RDMA library of " + app.group() +
-                      " locks for its own completion records and notification ring (mlock, as libraries keep "
-                      "their completion queues): raise vm.memlock-limit to at least " + format_size_bytes(bytes) +
-                      (c[params_of<RdmaParams>().strategy] == "pin" || c[params_of<RdmaParams>().strategy] == "pin-cache" ||
-                               c[params_of<RdmaParams>().strategy] == "pipeline"
-                           ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RdmaParams>().strategy) + " pins"
-                           : std::string()));
+    throw ConfigError(
+        c.describe(params_of<VmParams>().memlock_limit) + " is below the " + format_size_bytes(bytes) +
+        " the RDMA library of " + app.group() +
+        " locks for its own completion records and notification ring (mlock, as libraries keep "
+        "their completion queues): raise vm.memlock-limit to at least " +
+        format_size_bytes(bytes) +
+        (c[params_of<RdmaParams>().strategy] == "pin" || c[params_of<RdmaParams>().strategy] == "pin-cache" ||
+                 c[params_of<RdmaParams>().strategy] == "pipeline"
+             ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RdmaParams>().strategy) + " pins"
+             : std::string()));
 }
 
-void Workload::prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
-                       std::uint64_t key) {
+void Workload::prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr,
+                       std::uint64_t len, std::uint64_t key) {
     fill_source(src, src_addr, len, key);
     guard_destination(dst, dst_addr, len, key);
 }
@@ -538,8 +550,7 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
     // The first byte that differs from what was sent (len: none).
     std::uint64_t off = len;
     if (read && written) {
-        if (fill_source_)
-            off = pattern_mismatch(scratch_.data(), len, seed_ ^ key);
+        if (fill_source_) off = pattern_mismatch(scratch_.data(), len, seed_ ^ key);
         else   // a source never written holds zeros
             off = static_cast<std::uint64_t>(
                 std::find_if(scratch_.begin(), scratch_.end(), [](unsigned char c) { return c != 0; }) -
@@ -553,10 +564,8 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
         std::uint64_t wrong = len;   // unreadable or never written: all of it
         if (read && written) {
             expect_.resize(len);
-            if (fill_source_)
-                fill_pattern(expect_.data(), len, seed_ ^ key);
-            else
-                std::fill(expect_.begin(), expect_.end(), 0);
+            if (fill_source_) fill_pattern(expect_.data(), len, seed_ ^ key);
+            else std::fill(expect_.begin(), expect_.end(), 0);
             wrong = 0;
             for (std::uint64_t i = off; i < len; ++i) wrong += scratch_[i] != expect_[i];
         }
@@ -567,12 +576,13 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
        << " (" << len << " B) differs from its source first at byte " << off;
     std::cerr << "vrdmasim: " << os.str() << "\n";
     if (ctx_.tracer.noting())
-        ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME, "workload", os.str());
+        ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME, "workload",
+                         os.str());
     return false;
 }
 
-void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
-                      const CompletionRecord& rec, const sc_time* latency, int src_node) {
+void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
+                      std::uint64_t key, const CompletionRecord& rec, const sc_time* latency, int src_node) {
     const bool ok = rec.status == kStatusOk;
     log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency);
     if (latency && src_node >= 0)
@@ -588,4 +598,4 @@ void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst
     verify(dst, dst_addr, len, key);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -12,7 +12,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 
 namespace vrdmasim {
@@ -57,12 +57,12 @@ public:
     // The destination was compared with what the source held.
     void verified(std::uint64_t bytes, bool match);
 
-    Counter& posted_count;     // transfers posted
-    Counter& transfers;        // finished transfers, ok or not
-    Counter& errors;           // finished with an error status
-    Counter& bytes_delivered;  // bytes of transfers that reported success
+    Counter& posted_count;   // transfers posted
+    Counter& transfers;   // finished transfers, ok or not
+    Counter& errors;   // finished with an error status
+    Counter& bytes_delivered;   // bytes of transfers that reported success
     Counter& bytes_verified;   // bytes compared equal at the destination
-    Counter& mismatches;       // transfers reported ok whose destination differs
+    Counter& mismatches;   // transfers reported ok whose destination differs
     Histogram& latency_us;
     // The same samples by the hop count between source and destination:
     // "workload.latency_hops<h>", registered at the first sample of h.
@@ -88,18 +88,18 @@ public:
     // to last completion); zero before anything completed.
     sc_core::sc_time end_to_end() const {
         return last_done > first_action && first_action != sc_core::sc_max_time() ? last_done - first_action
-                                                                                   : sc_core::SC_ZERO_TIME;
+                                                                                  : sc_core::SC_ZERO_TIME;
     }
     sc_core::sc_time post_window() const {
         return last_done > first_post && first_post != sc_core::sc_max_time() ? last_done - first_post
-                                                                               : sc_core::SC_ZERO_TIME;
+                                                                              : sc_core::SC_ZERO_TIME;
     }
     // The workload's engine traffic that is not one of its transfers (the
     // per-peer flags of workload.arrivals = flags) ended at `at`: the span
     // (first post to last completion) covers it.
     void traffic_done(sc_core::sc_time at) { last_done = std::max(last_done, at); }
     // `fn(at)` after each transfer finishes (finished() above), at the
-    // application's time `at` (src/roi.hpp counts them).
+    // application's time `at` (src/sim/roi.hpp counts them).
     void observe(std::function<void(sc_core::sc_time)> fn) { observers_.push_back(std::move(fn)); }
 
 private:
@@ -139,12 +139,12 @@ public:
     // the system (a node that does not exist, a buffer larger than memory).
     // `files`: each node's file system (nullptr where it has none; empty
     // when the run has no files), for workload.kind = fileserve.
-    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0,
-                                            const std::vector<FileSystem*>& files = {});
+    static std::unique_ptr<Workload> create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                            unsigned job = 0, const std::vector<FileSystem*>& files = {});
     // The workload whose programs these apps run, by kind (create() adds
     // what every workload has: its programs' start in its log).
-    static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
-                                                 const std::vector<FileSystem*>& files);
+    static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                                 unsigned job, const std::vector<FileSystem*>& files);
     // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
     static std::string stats_prefix(unsigned job);
     unsigned job() const { return job_; }
@@ -162,7 +162,7 @@ public:
     virtual std::uint64_t raced_bytes() const { return 0; }
     // Transfers the workload will have finished (log().transfers) when it
     // ends, if it knows in advance; 0 if not. Only the progress line's
-    // ETA uses it (src/progress.hpp).
+    // ETA uses it (src/sim/progress.hpp).
     virtual std::uint64_t planned_transfers() const { return 0; }
     // The most it can deliver without the network, in bits per second
     // (fileserve.access = direct: each client's read() copies); 0 when every
@@ -236,7 +236,7 @@ protected:
     bool cold_;
     TransferLog log_;
     std::uint64_t seed_;
-    bool populate_;      // message buffers mapped with MAP_POPULATE
+    bool populate_;   // message buffers mapped with MAP_POPULATE
     BufferAdvice advice_;   // madvise() of the message buffers (workload.madvise)
     bool fill_source_;   // the program writes each message's data before posting
     std::vector<unsigned char> scratch_, expect_;
@@ -245,4 +245,4 @@ protected:
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

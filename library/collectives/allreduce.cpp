@@ -14,7 +14,7 @@ unsigned floor_pof2(unsigned n) {
     while (p * 2 <= n) p *= 2;
     return p;
 }
-}  // namespace
+}   // namespace
 
 void Communicator::allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a) {
     next_tag();
@@ -155,4 +155,4 @@ void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count
     unfold(acc, count, pof2);
 }
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

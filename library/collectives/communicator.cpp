@@ -16,7 +16,7 @@ namespace {
 constexpr std::uint64_t kCollTag = std::uint64_t(1) << 40;
 
 bool power_of_two(unsigned n) { return n && !(n & (n - 1)); }
-}  // namespace
+}   // namespace
 
 Op op_of(const std::string& s) {
     if (s == "barrier") return Op::Barrier;
@@ -236,10 +236,10 @@ void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int 
     if (from >= 0) {
         const msg::Status st = ep_->wait(r);
         if (!st.ok || st.len != rlen)
-            throw std::runtime_error(app_.group() + ": collective: a message from rank " + std::to_string(from) +
-                                     " came " + (st.ok ? "with " + std::to_string(st.len) + " B where " +
-                                                             std::to_string(rlen) + " B were expected"
-                                                       : std::string("failed")));
+            throw std::runtime_error(
+                app_.group() + ": collective: a message from rank " + std::to_string(from) + " came " +
+                (st.ok ? "with " + std::to_string(st.len) + " B where " + std::to_string(rlen) + " B were expected"
+                       : std::string("failed")));
     }
     if (to >= 0) ep_->wait(s);
 }
@@ -324,4 +324,4 @@ void Communicator::reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t 
     }
 }
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

@@ -41,7 +41,8 @@ public:
     // `nodes[i]`: the node of rank i; this process is rank `rank`. Its
     // steps go as messages of `ep` (collective.transport = two-sided) or
     // as writes of `os` (one-sided), set up and connected by the caller.
-    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes, unsigned rank);
+    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes,
+                 unsigned rank);
     Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, std::vector<unsigned> nodes, unsigned rank);
 
     unsigned size() const { return static_cast<unsigned>(nodes_.size()); }
@@ -81,7 +82,9 @@ private:
     // from rank `from` (MPI_Sendrecv); either side may be absent (-1).
     void exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
     void send(unsigned to, std::uint64_t buf, std::uint64_t len) { exchange(static_cast<int>(to), buf, len, -1, 0, 0); }
-    void recv(unsigned from, std::uint64_t buf, std::uint64_t len) { exchange(-1, 0, 0, static_cast<int>(from), buf, len); }
+    void recv(unsigned from, std::uint64_t buf, std::uint64_t len) {
+        exchange(-1, 0, 0, static_cast<int>(from), buf, len);
+    }
     // dst[i] += src[i] for `count` elements, on this rank's core.
     void combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count);
     // A local copy on this rank's core.
@@ -101,7 +104,7 @@ private:
     const SimContext& ctx_;
     RdmaProcess& app_;
     msg::Endpoint* const ep_;   // two-sided
-    OneSided* const os_;        // one-sided
+    OneSided* const os_;   // one-sided
     const std::vector<unsigned> nodes_;
     const unsigned rank_;
     const double reduce_rate_, copy_rate_;   // bytes per second
@@ -111,4 +114,4 @@ private:
     std::vector<unsigned char> a_, b_;   // host copies for sums and copies
 };
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

@@ -38,7 +38,8 @@ void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_
         copy(rbuf + rank_ * bytes, sbuf + rank_ * bytes, bytes);
         for (unsigned i = 1; i < n; ++i) {
             const unsigned to = (rank_ + i) % n, from = (rank_ + n - i) % n;
-            exchange(static_cast<int>(to), sbuf + to * bytes, bytes, static_cast<int>(from), rbuf + from * bytes, bytes);
+            exchange(static_cast<int>(to), sbuf + to * bytes, bytes, static_cast<int>(from), rbuf + from * bytes,
+                     bytes);
         }
         return;
     }
@@ -65,4 +66,4 @@ void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_
     for (unsigned i = 0; i < n; ++i) copy(rbuf + ((rank_ + n - i) % n) * bytes, tmp + i * bytes, bytes);
 }
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

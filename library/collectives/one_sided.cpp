@@ -18,10 +18,10 @@ OneSided::OneSided(const Config& c, RdmaProcess& app, std::vector<unsigned> node
       tokens_seen_(nodes_.size(), 0) {
     if (rank_ >= nodes_.size()) throw std::logic_error("coll::OneSided: rank beyond the ranks");
     if (app_.event_counters() <= kDataCounter)
-        throw c.refuse("dma.event-counters", "collective.transport = one-sided counts on event counters " +
-                                                 std::to_string(kMailboxCounter) + " and " +
-                                                 std::to_string(kDataCounter) + " of the receiving channel: " +
-                                                 std::to_string(kDataCounter + 1) + " or more are needed");
+        throw c.refuse("dma.event-counters",
+                       "collective.transport = one-sided counts on event counters " + std::to_string(kMailboxCounter) +
+                           " and " + std::to_string(kDataCounter) +
+                           " of the receiving channel: " + std::to_string(kDataCounter + 1) + " or more are needed");
 }
 
 std::uint64_t OneSided::mapped_bytes(unsigned ranks) {
@@ -44,7 +44,8 @@ void OneSided::setup() {
     app_.watch_polled(mailbox_, box);
     staging_ = app_.alloc(kReadyBytes + kTokenBytes, true);
     if (!app_.register_receive(mailbox_, box) || !app_.register_buffer(staging_, kReadyBytes + kTokenBytes, false))
-        throw std::runtime_error(app_.group() + ": could not register the one-sided collectives' mailbox (rdma.strategy)");
+        throw std::runtime_error(app_.group() +
+                                 ": could not register the one-sided collectives' mailbox (rdma.strategy)");
     records_ = app_.alloc_locked(2 * sizeof(CompletionRecord));
 }
 
@@ -78,8 +79,8 @@ std::uint64_t OneSided::data_records(std::uint64_t len) {
 void OneSided::register_buffer(std::uint64_t buf, std::uint64_t len, bool write) {
     VmError err = VmError::Ok;
     if (!app_.register_buffer(buf, len, write, &err))
-        throw std::runtime_error(app_.group() + ": could not register a collective's " +
-                                 (write ? "receive" : "send") + " buffer (rdma.strategy): " + to_string(err));
+        throw std::runtime_error(app_.group() + ": could not register a collective's " + (write ? "receive" : "send") +
+                                 " buffer (rdma.strategy): " + to_string(err));
 }
 
 void OneSided::offer_slot(unsigned to, std::uint64_t addr, std::uint64_t len, std::uint64_t record) {
@@ -93,7 +94,8 @@ std::pair<std::uint64_t, std::uint64_t> OneSided::take_slot(unsigned peer, std::
     const std::uint64_t want = ++ready_seen_[peer];
     const std::uint64_t slot = ready_slot(mailbox_, peer);
     app_.wait_event([&] { return app_.load_polled(slot) >= want; }, what);
-    const std::uint64_t seq = app_.load_polled(slot), addr = app_.load_polled(slot + 8), len = app_.load_polled(slot + 16);
+    const std::uint64_t seq = app_.load_polled(slot), addr = app_.load_polled(slot + 8),
+                        len = app_.load_polled(slot + 16);
     if (seq != want || len != length)
         throw std::runtime_error(app_.group() + ": one-sided collective: rank " + std::to_string(peer) + " offers " +
                                  std::to_string(len) + " B (step " + std::to_string(seq) + ") where this rank has " +
@@ -151,8 +153,9 @@ void OneSided::exchange_write(int to, std::uint64_t sbuf, std::uint64_t slen, in
         m.flags = kFlagCounter;
         m.counter = kDataCounter;
         if (!app_.send(m))
-            throw std::runtime_error(app_.group() + ": could not register a collective's send buffer (rdma.strategy): " +
-                                     to_string(m.error));
+            throw std::runtime_error(
+                app_.group() +
+                ": could not register a collective's send buffer (rdma.strategy): " + to_string(m.error));
         ++data_writes_;
         data_sent = true;
     } else if (to >= 0) {
@@ -216,8 +219,8 @@ void OneSided::exchange_read(int to, std::uint64_t sbuf, std::uint64_t slen, int
         app_.get(nodes_.at(src), addr, rbuf, len, ready_seen_[src], rec);
         const CompletionRecord r = app_.wait_record(rec);
         if (r.status != kStatusOk)
-            throw std::runtime_error(app_.group() + ": a one-sided collective's read from rank " + std::to_string(from) +
-                                     " failed");
+            throw std::runtime_error(app_.group() + ": a one-sided collective's read from rank " +
+                                     std::to_string(from) + " failed");
         app_.deregister(rbuf, rlen);
         if (token_posted && app_.wait_record(token_rec).status != kStatusOk)
             throw std::runtime_error(app_.group() + ": a one-sided collective's control write failed");
@@ -237,4 +240,4 @@ void OneSided::exchange_read(int to, std::uint64_t sbuf, std::uint64_t slen, int
             throw std::runtime_error(app_.group() + ": a one-sided collective's control write failed");
 }
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

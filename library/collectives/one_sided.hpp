@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 
 namespace vrdmasim::coll {
@@ -77,8 +77,10 @@ private:
     void post_control(unsigned to, std::uint64_t src, std::uint64_t dst, std::uint64_t len, std::uint64_t record);
     std::uint64_t data_records(std::uint64_t len);
     // The two forms of exchange().
-    void exchange_write(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
-    void exchange_read(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
+    void exchange_write(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
+                        std::uint64_t rlen);
+    void exchange_read(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
+                       std::uint64_t rlen);
     // Wait until the slot of rank `peer` in this rank's mailbox holds the
     // next sequence; its {address, length}.
     std::pair<std::uint64_t, std::uint64_t> take_slot(unsigned peer, std::uint64_t slen, const char* what);
@@ -95,15 +97,15 @@ private:
     const std::vector<unsigned> nodes_;
     const unsigned rank_;
     const Mode mode_;
-    std::uint64_t mailbox_ = 0;              // ready slots, then token words, one each per rank
-    std::uint64_t staging_ = 0;              // the ready record and the token count sent
-    std::uint64_t records_ = 0;              // the ready's and the token's completion records
+    std::uint64_t mailbox_ = 0;   // ready slots, then token words, one each per rank
+    std::uint64_t staging_ = 0;   // the ready record and the token count sent
+    std::uint64_t records_ = 0;   // the ready's and the token's completion records
     std::uint64_t data_records_ = 0, data_records_len_ = 0;
-    std::vector<std::uint64_t> remote_;      // by rank: its mailbox
-    std::vector<std::uint64_t> ready_sent_, ready_seen_;    // by peer: slots written at it, taken from it
-    std::vector<std::uint64_t> tokens_sent_, tokens_seen_;  // by peer
-    std::uint64_t data_in_ = 0;              // data writes this rank waited for
+    std::vector<std::uint64_t> remote_;   // by rank: its mailbox
+    std::vector<std::uint64_t> ready_sent_, ready_seen_;   // by peer: slots written at it, taken from it
+    std::vector<std::uint64_t> tokens_sent_, tokens_seen_;   // by peer
+    std::uint64_t data_in_ = 0;   // data writes this rank waited for
     std::uint64_t data_writes_ = 0, control_writes_ = 0;
 };
 
-}  // namespace vrdmasim::coll
+}   // namespace vrdmasim::coll

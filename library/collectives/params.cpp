@@ -3,8 +3,9 @@
 namespace vrdmasim {
 
 CollParams::CollParams()
-    : set("collective", "MPI-style collectives on the two-sided library or on one-sided RDMA "
-                        "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
+    : set("collective",
+          "MPI-style collectives on the two-sided library or on one-sided RDMA "
+          "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
       op(set.choice("op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"},
                     "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
                     "osu_allreduce, osu_allgather, osu_alltoall): each rank contributes workload.message-size "
@@ -15,7 +16,8 @@ CollParams::CollParams()
                            "one-sided (the receiver writes where its buffer is into the sender's mailbox, the sender "
                            "RDMA-writes straight into it, counted on the receiver's event counter 3; empty messages "
                            "are counted token writes: no copy, no matching, no eager slot)")),
-      allreduce_algorithm(set.choice("allreduce-algorithm", "auto", {"auto", "recursive-doubling", "ring", "rabenseifner"},
+      allreduce_algorithm(set.choice("allreduce-algorithm", "auto",
+                                     {"auto", "recursive-doubling", "ring", "rabenseifner"},
                                      "how allreduce is done (library/collectives/README.md): recursive-doubling "
                                      "(log2 n exchanges of the whole vector), ring (reduce-scatter then allgather "
                                      "around the ring), rabenseifner (recursive halving then doubling); auto as "
@@ -40,4 +42,4 @@ CollParams::CollParams()
 
 void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

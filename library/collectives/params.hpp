@@ -3,7 +3,7 @@
 // params_of<CollParams>().
 #pragma once
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 
@@ -20,4 +20,4 @@ struct CollParams {
     static void declare_params(ParamRegistry& reg);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

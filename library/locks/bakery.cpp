@@ -39,4 +39,4 @@ std::string BakeryLock::check_idle(const std::vector<std::uint64_t>& w) const {
     return {};
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -26,4 +26,4 @@ private:
     const unsigned first_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

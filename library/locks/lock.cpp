@@ -31,4 +31,4 @@ std::unique_ptr<DistributedLock> make_lock(const std::string& kind, const LockSi
     throw std::invalid_argument("no lock kind '" + kind + "'");
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

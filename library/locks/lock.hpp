@@ -19,11 +19,11 @@
 namespace vrdmasim {
 
 struct LockSite {
-    unsigned home = 0;                  // the node whose memory holds the lock's words
-    std::uint64_t base = 0;             // their address in the home process
-    unsigned processes = 0;             // contenders, one per node: ids 0..processes-1 (= node)
+    unsigned home = 0;   // the node whose memory holds the lock's words
+    std::uint64_t base = 0;   // their address in the home process
+    unsigned processes = 0;   // contenders, one per node: ids 0..processes-1 (= node)
     std::vector<std::uint64_t> local;   // per process: the address of its own words (local_words() of them)
-    unsigned count = 1;                 // semaphores: holders at once
+    unsigned count = 1;   // semaphores: holders at once
     sc_core::sc_time backoff, backoff_max;   // polling back-off: first wait, and the longest
     std::uint64_t word(unsigned k) const { return base + 8 * k; }
 };
@@ -57,4 +57,4 @@ std::unique_ptr<DistributedLock> make_lock(const std::string& kind, const LockSi
 // Semaphores (holders up to site.count) rather than locks.
 bool is_semaphore(const std::string& kind);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

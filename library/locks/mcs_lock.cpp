@@ -28,7 +28,7 @@ void McsLock::release(RemoteMemory& rm, unsigned me) {
     if (successor_ == 0) {
         const std::uint64_t old = rm.atomic(AtomicOp::CompareSwap, site_.home, site_.word(0), 0, me + 1);
         if (old == me + 1) return;   // no one behind: the lock is free
-        while (successor_ == 0)      // someone swapped in behind us: wait for its link
+        while (successor_ == 0)   // someone swapped in behind us: wait for its link
             if (note(rm, me)) throw std::runtime_error(rm.app().group() + ": MCS lock: handed over while holding");
     }
     const unsigned s = successor_ - 1;
@@ -40,4 +40,4 @@ std::string McsLock::check_idle(const std::vector<std::uint64_t>& w) const {
     return w.at(0) == 0 ? std::string() : "MCS tail is " + std::to_string(w[0]) + ", not 0";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -29,4 +29,4 @@ private:
     unsigned successor_ = 0;   // id + 1 of the process queued behind this one; 0: none known
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

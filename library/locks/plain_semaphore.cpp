@@ -31,9 +31,8 @@ void PlainSemaphore::release(RemoteMemory& rm, unsigned me) {
 }
 
 std::string PlainSemaphore::check_idle(const std::vector<std::uint64_t>& w) const {
-    if (w.at(0) != site_.count)
-        return "semaphore is " + std::to_string(w[0]) + ", not " + std::to_string(site_.count);
+    if (w.at(0) != site_.count) return "semaphore is " + std::to_string(w[0]) + ", not " + std::to_string(site_.count);
     return guard_.check_idle(w);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -20,4 +20,4 @@ private:
     BakeryLock guard_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -67,4 +67,4 @@ RemoteMemory::Note RemoteMemory::next_note() {
     return n;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

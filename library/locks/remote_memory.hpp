@@ -41,7 +41,7 @@ public:
     // The next notification delivered to this process (waits for it).
     struct Note {
         std::uint64_t addr = 0;   // the address written here
-        unsigned from = 0;        // the writing node
+        unsigned from = 0;   // the writing node
     };
     Note next_note();
 
@@ -59,4 +59,4 @@ private:
     std::uint64_t ops_ = 0, local_ = 0, notes_ = 0;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -30,4 +30,4 @@ std::string AtomicSemaphore::check_idle(const std::vector<std::uint64_t>& w) con
                                         std::to_string(site_.count);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

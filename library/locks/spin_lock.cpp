@@ -21,4 +21,4 @@ std::string SpinLock::check_idle(const std::vector<std::uint64_t>& w) const {
     return w.at(0) == 0 ? std::string() : "spin lock word is " + std::to_string(w[0]) + ", not 0";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

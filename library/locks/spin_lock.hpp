@@ -16,4 +16,4 @@ public:
     std::string check_idle(const std::vector<std::uint64_t>& words) const override;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

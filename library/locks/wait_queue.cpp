@@ -7,7 +7,7 @@ namespace vrdmasim {
 namespace {
 constexpr unsigned kCount = 0, kHead = 1, kTail = 2, kSlots = 3;
 constexpr std::uint64_t kMinusOne = ~std::uint64_t(0);
-}  // namespace
+}   // namespace
 
 std::vector<std::uint64_t> WaitQueueLock::initial_words() const {
     return std::vector<std::uint64_t>(kSlots + site_.processes, 0);
@@ -46,4 +46,4 @@ std::string WaitQueueLock::check_idle(const std::vector<std::uint64_t>& w) const
     return {};
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

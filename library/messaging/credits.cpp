@@ -16,8 +16,8 @@ std::uint64_t SendCredits::take() {
 
 void SendCredits::update(std::uint64_t freed) {
     if (freed > sent_)
-        throw std::logic_error("two-sided library: the receiver freed " + std::to_string(freed) +
-                               " slots but only " + std::to_string(sent_) + " were sent");
+        throw std::logic_error("two-sided library: the receiver freed " + std::to_string(freed) + " slots but only " +
+                               std::to_string(sent_) + " were sent");
     if (freed > freed_) freed_ = freed;
 }
 
@@ -26,5 +26,5 @@ bool RecvCredits::due() const {
     return freed_ - returned_ >= half;
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -48,5 +48,5 @@ private:
     std::uint64_t slots_, freed_ = 0, returned_ = 0;
 };
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

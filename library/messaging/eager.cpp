@@ -32,7 +32,7 @@ void truncated(const std::string& who, std::uint64_t len, std::uint64_t room, un
        << room << " B (truncation: MPI_ERR_TRUNCATE)";
     throw std::runtime_error(os.str());
 }
-}  // namespace
+}   // namespace
 
 void Endpoint::eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr) {
     std::uint64_t rid = 0;
@@ -73,5 +73,5 @@ void Endpoint::deliver_unexpected_eager(Req& r, Request id, Unexpected& u) {
     complete(id, r);
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

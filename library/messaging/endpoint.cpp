@@ -14,10 +14,10 @@ using sc_core::sc_time;
 
 const char* to_string(Kind k) {
     switch (k) {
-        case Kind::Eager: return "eager";
-        case Kind::Rts: return "ready-to-send";
-        case Kind::Cts: return "clear-to-send";
-        case Kind::Fin: return "FIN";
+    case Kind::Eager: return "eager";
+    case Kind::Rts: return "ready-to-send";
+    case Kind::Cts: return "clear-to-send";
+    case Kind::Fin: return "FIN";
     }
     return "?";
 }
@@ -31,7 +31,7 @@ std::uint32_t ring_for(const Config& c, std::size_t peers) {
     // rendezvous data notifications: the ring is drained at every call.
     return static_cast<std::uint32_t>(std::min<std::uint64_t>(65536, 2 * peers * (slots_of(c) + 2) + 256));
 }
-}  // namespace
+}   // namespace
 
 std::vector<std::uint64_t> Endpoint::locked_regions(const Config& c, std::size_t peers) {
     return {peers * (slots_of(c) + 1) * sizeof(CompletionRecord), kPoolRecords * sizeof(CompletionRecord),
@@ -83,7 +83,8 @@ void Endpoint::setup() {
     const std::uint64_t words = app_.alloc(2 * 8 * std::max<std::size_t>(n, 1));
     bool ok = app_.register_receive(rx, n * area) && app_.register_buffer(bounce, n * area, false) &&
               app_.register_receive(words, 2 * 8 * n);
-    if (!ok) throw std::runtime_error(app_.group() + ": could not register the two-sided library's slots (rdma.strategy)");
+    if (!ok)
+        throw std::runtime_error(app_.group() + ": could not register the two-sided library's slots (rdma.strategy)");
     fixed_records_ = app_.alloc_locked(std::max<std::size_t>(n, 1) * (slots_ + 1) * sizeof(CompletionRecord));
     for (std::size_t i = 0; i < n; ++i) {
         Peer& p = peers_[i];
@@ -156,10 +157,8 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
     r.start = app_.now();
     r.status = Status{true, app_.node(), tag, len, {}};
     guard(id, r);   // read by the library's copy or the engine until the send completes
-    if (len <= threshold_)
-        eager_send(r, id);
-    else
-        rndv_send(r, id);
+    if (len <= threshold_) eager_send(r, id);
+    else rndv_send(r, id);
     return id;
 }
 
@@ -182,10 +181,8 @@ Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t
         stats_.unexpected_hits.inc();
         Unexpected u = std::move(unexpected_.at(uid));
         unexpected_.erase(uid);
-        if (u.h.kind == Kind::Eager)
-            deliver_unexpected_eager(r, id, u);
-        else
-            rts_matched(peer(u.h.src), u.h, id, r);
+        if (u.h.kind == Kind::Eager) deliver_unexpected_eager(r, id, u);
+        else rts_matched(peer(u.h.src), u.h, id, r);
     }
     return id;
 }
@@ -283,5 +280,5 @@ void Endpoint::finalize() {
     }
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -30,13 +30,13 @@
 #include <string>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/process.hpp"
 #include "library/messaging/credits.hpp"
 #include "library/messaging/matching.hpp"
 #include "library/messaging/stats.hpp"
 #include "library/messaging/wire.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {
@@ -118,17 +118,18 @@ private:
         Status status;
         sc_core::sc_time start;
         // rendezvous
-        std::uint64_t bytes_in = 0;    // receiver, write mode: bytes notified so far
-        std::vector<Part> parts;       // the data transfers: writes at the sender (write mode), reads at the receiver (read mode)
-        std::uint64_t peer_req = 0;    // receiver, read mode: the sender's request (its FIN)
-        bool registered = false;       // the user buffer registered by this request
-        std::uint64_t guard = 0;       // rdma.buffer-guard = mprotect: the user buffer's guard until completion
+        std::uint64_t bytes_in = 0;   // receiver, write mode: bytes notified so far
+        std::vector<Part>
+            parts;   // the data transfers: writes at the sender (write mode), reads at the receiver (read mode)
+        std::uint64_t peer_req = 0;   // receiver, read mode: the sender's request (its FIN)
+        bool registered = false;   // the user buffer registered by this request
+        std::uint64_t guard = 0;   // rdma.buffer-guard = mprotect: the user buffer's guard until completion
     };
     struct Outgoing {
         Header h;
         std::uint64_t payload = 0;   // eager: the user buffer to copy from
-        Request req = 0;             // eager: completes once copied
-        bool stalled = false;        // counted as a credit stall
+        Request req = 0;   // eager: completes once copied
+        bool stalled = false;   // counted as a credit stall
     };
     struct Unexpected {
         Header h;
@@ -136,18 +137,18 @@ private:
     };
     struct Peer {
         unsigned node = 0;
-        std::uint64_t rx = 0, bounce = 0;          // my slots for it; my bounce slots to it
-        std::uint64_t credit_word = 0;             // where it writes the slots it freed of mine
-        std::uint64_t credit_src = 0;              // the word I write to it
+        std::uint64_t rx = 0, bounce = 0;   // my slots for it; my bounce slots to it
+        std::uint64_t credit_word = 0;   // where it writes the slots it freed of mine
+        std::uint64_t credit_src = 0;   // the word I write to it
         std::uint64_t remote_rx = 0, remote_credit = 0;   // its slots for me, its word for me
         SendCredits out;
         RecvCredits in;
-        std::vector<bool> arrived;                 // my slots for it: written, not yet handled
-        std::vector<bool> bounce_busy;             // my bounce slots: write not yet reaped
-        std::uint64_t next_seq = 0;                // the next of its messages to handle
-        LazyDeque<Outgoing> queue;                // waiting for a credit, in order
-        bool credit_busy = false;                  // a credit write in flight
-        std::vector<Request> rndv_in;              // write-mode receives from it, data coming
+        std::vector<bool> arrived;   // my slots for it: written, not yet handled
+        std::vector<bool> bounce_busy;   // my bounce slots: write not yet reaped
+        std::uint64_t next_seq = 0;   // the next of its messages to handle
+        LazyDeque<Outgoing> queue;   // waiting for a credit, in order
+        bool credit_busy = false;   // a credit write in flight
+        std::vector<Request> rndv_in;   // write-mode receives from it, data coming
         Peer(std::uint64_t slots) : out(slots), in(slots) {}
     };
 
@@ -202,11 +203,11 @@ private:
     const sc_core::sc_time match_cost_;
     const double copy_rate_;   // bytes per second
     std::uint32_t ring_ = 0;
-    std::uint64_t consumed_ = 0;      // ring entries handled
+    std::uint64_t consumed_ = 0;   // ring entries handled
     std::uint64_t events_seen_ = 0;   // EVENT_COUNT at the last look
     std::uint64_t tx_seen_ = ~std::uint64_t(0);   // TX_COMPLETED at the last look for rendezvous writes
-    std::uint64_t fixed_records_ = 0;          // per peer: slots bounce records + 1 credit record
-    std::vector<std::uint64_t> free_records_;  // for rendezvous writes
+    std::uint64_t fixed_records_ = 0;   // per peer: slots bounce records + 1 credit record
+    std::vector<std::uint64_t> free_records_;   // for rendezvous writes
     std::map<Request, Req> reqs_;
     Request next_req_ = 1;
     MatchQueues match_;
@@ -217,5 +218,5 @@ private:
     std::vector<unsigned char> buf_;
 };
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -35,5 +35,5 @@ bool MatchQueues::arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std:
     return false;
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 namespace msg {
@@ -45,5 +45,5 @@ private:
     std::size_t searched_ = 0;
 };
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

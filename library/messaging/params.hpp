@@ -3,7 +3,7 @@
 // params_of<MsgParams>().
 #pragma once
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 
@@ -17,4 +17,4 @@ struct MsgParams {
     static void declare_params(ParamRegistry& reg);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,7 +13,8 @@ void Endpoint::progress() {
     const std::uint64_t events = app_.rx_events();
     if (events - consumed_ > ring_)
         throw std::runtime_error(app_.group() + ": two-sided library's notification ring overflowed (" +
-                                 std::to_string(events - consumed_) + " unread, " + std::to_string(ring_) + " entries)");
+                                 std::to_string(events - consumed_) + " unread, " + std::to_string(ring_) +
+                                 " entries)");
     events_seen_ = events;
     // In ring order; an entry not written yet (its record's page faulted and
     // the engine writes it later, raising the count again) stops the walk.
@@ -101,31 +102,24 @@ void Endpoint::handle_slots(Peer& p) {
         p.arrived[slot] = false;
         p.out.update(h.credits);
         switch (h.kind) {
-            case Kind::Eager:
-                eager_arrived(p, h, addr);
-                break;
-            case Kind::Rts: {
-                std::uint64_t rid = 0;
-                const std::uint64_t uid = next_unexpected_++;
-                const bool hit = match_.arrive(p.node, h.tag, uid, rid);
-                stats_.match_searched.inc(match_.searched());
-                app_.compute("msg-match", match_cost_ * static_cast<double>(std::max<std::size_t>(match_.searched(), 1)));
-                if (hit) {
-                    rts_matched(p, h, rid, reqs_.at(rid));
-                } else {
-                    stats_.unexpected.inc();
-                    unexpected_[uid].h = h;
-                }
-                break;
+        case Kind::Eager: eager_arrived(p, h, addr); break;
+        case Kind::Rts: {
+            std::uint64_t rid = 0;
+            const std::uint64_t uid = next_unexpected_++;
+            const bool hit = match_.arrive(p.node, h.tag, uid, rid);
+            stats_.match_searched.inc(match_.searched());
+            app_.compute("msg-match", match_cost_ * static_cast<double>(std::max<std::size_t>(match_.searched(), 1)));
+            if (hit) {
+                rts_matched(p, h, rid, reqs_.at(rid));
+            } else {
+                stats_.unexpected.inc();
+                unexpected_[uid].h = h;
             }
-            case Kind::Cts:
-                cts_arrived(p, h);
-                break;
-            case Kind::Fin:
-                fin_arrived(p, h);
-                break;
-            default:
-                throw std::logic_error(app_.group() + ": eager slot holds an unknown message kind");
+            break;
+        }
+        case Kind::Cts: cts_arrived(p, h); break;
+        case Kind::Fin: fin_arrived(p, h); break;
+        default: throw std::logic_error(app_.group() + ": eager slot holds an unknown message kind");
         }
         p.in.free_one();
         ++p.next_seq;
@@ -176,7 +170,7 @@ void Endpoint::launch(Peer& p, Outgoing& o) {
     if (h.kind != Kind::Eager) {
         stats_.control.inc();
         step(to_string(h.kind), std::string(to_string(h.kind)) + " to node" + std::to_string(p.node) + ": tag " +
-                std::to_string(h.tag) + ", " + std::to_string(h.len) + " B");
+                                    std::to_string(h.tag) + ", " + std::to_string(h.len) + " B");
     }
     post(at, p.node, p.remote_rx + slot * slot_size(), sizeof h + payload,
          record(static_cast<unsigned>(index_.at(p.node)), slot));
@@ -208,5 +202,5 @@ void Endpoint::return_credits(Peer& p) {
     step("credit return", "credit return to node" + std::to_string(p.node) + ": " + std::to_string(v) + " slots freed");
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -28,8 +28,8 @@ void Endpoint::rndv_send(Req& r, Request id) {
         // The peer's engine will read the buffer until the FIN.
         VmError err = VmError::Ok;
         if (!app_.register_buffer(r.buf, r.len, false, &err))
-            throw std::runtime_error(app_.group() + ": could not register a rendezvous send buffer (rdma.strategy): " +
-                                     to_string(err));
+            throw std::runtime_error(
+                app_.group() + ": could not register a rendezvous send buffer (rdma.strategy): " + to_string(err));
         r.registered = true;
     }
     Peer& p = peer(r.peer);
@@ -50,8 +50,8 @@ void Endpoint::rts_matched(Peer& p, const Header& h, Request id, Req& r) {
     // until the data is in.
     VmError err = VmError::Ok;
     if (!app_.register_buffer(r.buf, h.len, true, &err))
-        throw std::runtime_error(app_.group() + ": could not register a rendezvous receive buffer (rdma.strategy): " +
-                                 to_string(err));
+        throw std::runtime_error(app_.group() +
+                                 ": could not register a rendezvous receive buffer (rdma.strategy): " + to_string(err));
     r.registered = true;
     r.bytes_in = 0;
     if (!write_mode_) {
@@ -126,7 +126,8 @@ bool Endpoint::finish_parts(Request id, Req& r, bool wait) {
         // source's registration; a read: its record says the data is here.
         const CompletionRecord c = r.send ? app_.complete(pt.m) : app_.wait_record(pt.m.records);
         if (c.status != kStatusOk)
-            throw std::runtime_error(app_.group() + (r.send ? ": a rendezvous write to node" : ": a rendezvous read from node") +
+            throw std::runtime_error(app_.group() +
+                                     (r.send ? ": a rendezvous write to node" : ": a rendezvous read from node") +
                                      std::to_string(r.send ? r.peer : r.status.source) +
                                      " failed in the engine (the library does not retransmit)");
         give_record(pt.m.records);
@@ -186,5 +187,5 @@ void Endpoint::data_notified(Peer& p, const CompletionRecord& rec) {
     throw std::logic_error(os.str());
 }
 
-}  // namespace msg
-}  // namespace vrdmasim
+}   // namespace msg
+}   // namespace vrdmasim

@@ -1,12 +1,13 @@
 #include "library/messaging/stats.hpp"
 
-
 namespace vrdmasim {
 
 MsgStats::MsgStats(StatRegistry& s, const std::string& p)
-    : eager_sends(s.counter(p + "eager_sends", "", "messages sent by the eager protocol (copied through a bounce slot)")),
+    : eager_sends(
+          s.counter(p + "eager_sends", "", "messages sent by the eager protocol (copied through a bounce slot)")),
       eager_bytes(s.counter(p + "eager_bytes", "B", "payload bytes of eager messages")),
-      rendezvous_sends(s.counter(p + "rendezvous_sends", "", "messages sent by the rendezvous protocol (msg.rendezvous)")),
+      rendezvous_sends(
+          s.counter(p + "rendezvous_sends", "", "messages sent by the rendezvous protocol (msg.rendezvous)")),
       rendezvous_bytes(s.counter(p + "rendezvous_bytes", "B", "payload bytes of rendezvous messages (zero copy)")),
       receives(s.counter(p + "receives", "", "receives completed")),
       unexpected(s.counter(p + "unexpected", "",
@@ -16,7 +17,8 @@ MsgStats::MsgStats(StatRegistry& s, const std::string& p)
       copy_bytes(s.counter(p + "copy_bytes", "B",
                            "payload bytes the CPU copied (into a bounce slot, out of a slot, out of the unexpected "
                            "queue), each at vm.copy-rate as activity msg-copy")),
-      control(s.counter(p + "control_messages", "", "protocol control messages sent: ready-to-send, clear-to-send, FIN")),
+      control(
+          s.counter(p + "control_messages", "", "protocol control messages sent: ready-to-send, clear-to-send, FIN")),
       credit_updates(s.counter(p + "credit_updates", "",
                                "explicit credit returns: RDMA writes of the count of freed eager slots")),
       credit_stalls(s.counter(p + "credit_stalls", "", "messages that had to wait for an eager-slot credit")),
@@ -26,8 +28,8 @@ MsgStats::MsgStats(StatRegistry& s, const std::string& p)
                           "record's page faulted; the engine writes it later), so the walk stopped there")) {}
 
 void MsgStats::declare_metrics(MetricRegistry& reg, const std::function<bool(const Config&)>& used_in) {
-    reg.sum_counters("msg_eager", "Two-sided messages sent eagerly (sum of `*.msg.eager_sends`).",
-                     {"msg.eager_sends"}, used_in);
+    reg.sum_counters("msg_eager", "Two-sided messages sent eagerly (sum of `*.msg.eager_sends`).", {"msg.eager_sends"},
+                     used_in);
     reg.sum_counters("msg_rendezvous", "Two-sided messages sent by rendezvous (sum of `*.msg.rendezvous_sends`).",
                      {"msg.rendezvous_sends"}, used_in);
     reg.sum_counters("msg_unexpected", "Two-sided messages that arrived before their receive was posted.",
@@ -40,4 +42,4 @@ void MsgStats::declare_metrics(MetricRegistry& reg, const std::function<bool(con
                      {"msg.credit_stalls"}, used_in);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 
@@ -16,19 +16,19 @@ struct MsgStats {
     // workloads say which use the two-sided library): 0 in the others.
     static void declare_metrics(MetricRegistry& reg, const std::function<bool(const Config&)>& used);
 
-    Counter& eager_sends;        // messages sent eagerly
+    Counter& eager_sends;   // messages sent eagerly
     Counter& eager_bytes;
     Counter& rendezvous_sends;   // messages sent by rendezvous
     Counter& rendezvous_bytes;
-    Counter& receives;           // receives completed
-    Counter& unexpected;         // messages that arrived before a receive matched them
-    Counter& unexpected_hits;    // receives matched from the unexpected queue when posted
-    Counter& copy_bytes;         // payload bytes copied by the CPU (bounce in, slot out, unexpected out)
-    Counter& control;            // RTS, CTS and FIN messages sent
-    Counter& credit_updates;     // explicit credit returns (RDMA writes of the freed count)
-    Counter& credit_stalls;      // messages that waited for an eager credit
-    Counter& match_searched;     // queue entries looked at while matching
-    Counter& ring_gaps;          // ring entries counted but not written yet when looked at
+    Counter& receives;   // receives completed
+    Counter& unexpected;   // messages that arrived before a receive matched them
+    Counter& unexpected_hits;   // receives matched from the unexpected queue when posted
+    Counter& copy_bytes;   // payload bytes copied by the CPU (bounce in, slot out, unexpected out)
+    Counter& control;   // RTS, CTS and FIN messages sent
+    Counter& credit_updates;   // explicit credit returns (RDMA writes of the freed count)
+    Counter& credit_stalls;   // messages that waited for an eager credit
+    Counter& match_searched;   // queue entries looked at while matching
+    Counter& ring_gaps;   // ring entries counted but not written yet when looked at
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

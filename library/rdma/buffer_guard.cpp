@@ -1,6 +1,6 @@
 #include "library/rdma/buffer_guard.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,18 +11,20 @@ using sc_core::sc_time;
 
 namespace {
 constexpr std::uint64_t kPage = 4096;
-}  // namespace
+}   // namespace
 
 bool buffer_guard_on(const Config& c) { return c[params_of<RdmaParams>().buffer_guard] == "mprotect"; }
 
 void BufferGuard::declare_metrics(MetricRegistry& reg) {
     const auto guarded = [](const Config& c) { return buffer_guard_on(c); };
-    reg.sum_counters("guard_installs", "rdma.buffer-guard = mprotect: buffers the libraries protected when their "
-                                       "transfer was posted (`*.rdma.guard.installed`); 0 without the guard.",
+    reg.sum_counters("guard_installs",
+                     "rdma.buffer-guard = mprotect: buffers the libraries protected when their "
+                     "transfer was posted (`*.rdma.guard.installed`); 0 without the guard.",
                      {"rdma.guard.installed"}, guarded);
-    reg.sum_counters("guard_faults", "rdma.buffer-guard = mprotect: CPU touches of a guarded buffer, each a "
-                                     "permission fault that waited for its transfer (`*.rdma.guard.faults`); 0 "
-                                     "without the guard.",
+    reg.sum_counters("guard_faults",
+                     "rdma.buffer-guard = mprotect: CPU touches of a guarded buffer, each a "
+                     "permission fault that waited for its transfer (`*.rdma.guard.faults`); 0 "
+                     "without the guard.",
                      {"rdma.guard.faults"}, guarded);
     reg.sum_scalars("guard_fault_wait_us", "us",
                     "rdma.buffer-guard = mprotect: time the programs spent in guard faults, fault to resumed "
@@ -45,12 +47,14 @@ BufferGuard::BufferGuard(const SimContext& ctx, const std::string& prefix, Vm& v
       faults_(ctx.stats.counter(prefix + ".faults", "",
                                 "CPU touches of a guarded page: a permission fault that waited for the transfer")),
       mprotects_(ctx.stats.counter(prefix + ".mprotects", "", "mprotect calls of the guard (install and lift)")),
-      mprotect_time_(ctx.stats.scalar(prefix + ".mprotect_time", "us", "time the guard's mprotect calls took", Scalar::Kind::Sum)),
+      mprotect_time_(
+          ctx.stats.scalar(prefix + ".mprotect_time", "us", "time the guard's mprotect calls took", Scalar::Kind::Sum)),
       fault_wait_(ctx.stats.histogram(prefix + ".fault_wait", "us",
                                       "per guard fault: from the fault to the program resuming (the fault's CPU, "
                                       "the wait for the transfer and the lift)")) {
     // The sum of the waits as a scalar: the summary column adds them up.
-    fault_wait_total_ = &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait", Scalar::Kind::Sum);
+    fault_wait_total_ =
+        &ctx.stats.scalar(prefix + ".fault_wait_total", "us", "sum of rdma.guard.fault_wait", Scalar::Kind::Sum);
 }
 
 // Every guard takes EL0's access and leaves EL1's (AP[2:1] = 00): the
@@ -64,8 +68,9 @@ sc_time BufferGuard::protect(const std::vector<std::pair<std::uint64_t, std::uin
                              sc_time at) {
     for (const auto& run : runs) {
         const VmResult r = vm_.guard_user(pid_, run.first, run.second - run.first, access, tlbi_page_, at);
-        if (!r.ok()) throw std::runtime_error("BufferGuard: mprotect of the pages at " + hex(run.first) +
-                                              " failed: " + to_string(r.error));
+        if (!r.ok())
+            throw std::runtime_error("BufferGuard: mprotect of the pages at " + hex(run.first) +
+                                     " failed: " + to_string(r.error));
         mprotects_.inc();
         mprotect_time_.add(to_us(r.done - at));
         at = r.done;
@@ -85,7 +90,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> page_runs(std::uint64_t va,
     }
     return runs;
 }
-}  // namespace
+}   // namespace
 
 std::uint64_t BufferGuard::install(std::uint64_t va, std::uint64_t len, bool engine_writes,
                                    std::vector<std::uint64_t> records, sc_time at, sc_time& done,
@@ -169,4 +174,4 @@ void BufferGuard::fault_done(sc_time start, sc_time end) {
     fault_wait_total_->add(to_us(end - start));
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -19,9 +19,9 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {
@@ -38,8 +38,8 @@ public:
     // One guarded buffer: its page range, what the CPU may still do, and the
     // completion records whose writing ends the transfer.
     struct Guard {
-        std::uint64_t va = 0, end = 0;     // whole pages
-        bool engine_writes = false;        // a destination (the engine writes it) or a source (it reads it)
+        std::uint64_t va = 0, end = 0;   // whole pages
+        bool engine_writes = false;   // a destination (the engine writes it) or a source (it reads it)
         std::vector<std::uint64_t> records;
         std::vector<bool> seen;
         // A guard whose transfer has no records of its own (a two-sided
@@ -47,7 +47,7 @@ public:
         // protocol goes): a touch waits by running this (the library's
         // progress until the request completes, which lifts the guard).
         std::function<void()> wait;
-        sc_core::sc_time installed;        // when the protection took effect
+        sc_core::sc_time installed;   // when the protection took effect
     };
     // Protect [va, va+len) (widened to whole pages) for a transfer whose
     // records are `records` (more may be added before it completes). Returns
@@ -56,9 +56,8 @@ public:
     // write (the engine's privileged transactions): buffers in flight may
     // share a page, which stays guarded until its last guard is lifted
     // (only pages no guard held yet are mprotected).
-    std::uint64_t install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                          std::vector<std::uint64_t> records, sc_core::sc_time at, sc_core::sc_time& done,
-                          std::function<void()> wait = {});
+    std::uint64_t install(std::uint64_t va, std::uint64_t len, bool engine_writes, std::vector<std::uint64_t> records,
+                          sc_core::sc_time at, sc_core::sc_time& done, std::function<void()> wait = {});
     void add_record(std::uint64_t id, std::uint64_t record);
     // Give the access back (the transfer completed, or was never posted);
     // returns when the mprotect call returned.
@@ -86,7 +85,7 @@ private:
     const int pid_;
     const sc_core::sc_time fault_, tlbi_page_;
     std::uint64_t next_id_ = 1;
-    std::map<std::uint64_t, Guard> guards_;              // by id
+    std::map<std::uint64_t, Guard> guards_;   // by id
     std::multimap<std::uint64_t, std::uint64_t> by_page_;   // guarded page -> the ids of its guards
     // mprotect `runs` of pages to `access` from `at`, one call per run;
     // returns when the last returned.
@@ -99,4 +98,4 @@ private:
     Scalar* fault_wait_total_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -2,10 +2,10 @@
 // rdma.completion says: records, counters, the receive ring.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +26,8 @@ void RdmaProcess::setup_rx_ring(std::uint32_t entries) {
         for (std::uint64_t off = 4096; off < std::uint64_t(entries) * sizeof(CompletionRecord); off += 4096)
             if (locked_frame(rx_ring_ + off) != base + off)
                 throw std::runtime_error(group_ + ": physical-address mode: a notification ring of " +
-                                         std::to_string(entries) + " entries spans frames that are not "
+                                         std::to_string(entries) +
+                                         " entries spans frames that are not "
                                          "contiguous; not built (rings of up to 128 entries fit one page)");
     }
     mmio_write(pldma_reg::kRxRingBase, base, 8);
@@ -42,7 +43,10 @@ struct OneSignal {
     std::uint64_t raised() const { return sig.raised(); }
     bool next_after(sc_time at, sc_time& next) const { return sig.next_after(at, next); }
     void sleep() { sc_core::wait(sig.event()); }
-    template <class F> void each(F&& f) { f(sig); }
+    template <class F>
+    void each(F&& f) {
+        f(sig);
+    }
 };
 struct AnySignal {
     const std::vector<CompletionSignal*>& sigs;
@@ -64,11 +68,12 @@ struct AnySignal {
         for (CompletionSignal* s : sigs) any |= s->event();
         sc_core::wait(any);
     }
-    template <class F> void each(F&& f) {
+    template <class F>
+    void each(F&& f) {
         for (CompletionSignal* s : sigs) f(*s);
     }
 };
-}  // namespace
+}   // namespace
 
 void RdmaProcess::wait_for(CompletionSignal& sig, const std::function<bool()>& ready, const char* what) {
     OneSignal one{sig};
@@ -115,7 +120,8 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
         if (completion_ != Completion::Interrupt) {
             // A spinning reader sees it at its first read after the record.
             const sc_time since = sc_core::sc_time_stamp() - start;
-            const auto k = static_cast<std::uint64_t>(std::ceil(static_cast<double>(since.value()) / static_cast<double>(poll_interval_.value())));
+            const auto k = static_cast<std::uint64_t>(
+                std::ceil(static_cast<double>(since.value()) / static_cast<double>(poll_interval_.value())));
             const sc_time seen_at = start + poll_interval_ * static_cast<double>(k);
             if (seen_at > sc_core::sc_time_stamp()) sc_core::wait(seen_at - sc_core::sc_time_stamp());
             polls = std::max<std::uint64_t>(polls, k + 1);
@@ -146,7 +152,8 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
 }
 
 void RdmaProcess::wait_tx(std::uint64_t n) {
-    wait_for(dma_.tx_signal(channel_), [&] { return mmio_read(pldma_reg::kTxCompleted, 8) >= n; }, "wait tx");
+    wait_for(
+        dma_.tx_signal(channel_), [&] { return mmio_read(pldma_reg::kTxCompleted, 8) >= n; }, "wait tx");
 }
 
 void RdmaProcess::wait_rx(std::uint64_t n) {
@@ -154,10 +161,13 @@ void RdmaProcess::wait_rx(std::uint64_t n) {
         wait_counter(0, n);
         return;
     }
-    wait_for(dma_.rx_signal(channel_), [&] { return mmio_read(pldma_reg::kEventCount, 8) >= n; }, "wait rx");
+    wait_for(
+        dma_.rx_signal(channel_), [&] { return mmio_read(pldma_reg::kEventCount, 8) >= n; }, "wait rx");
 }
 
-std::uint64_t RdmaProcess::rx_events() { return notify_counter_ ? read_counter(0) : mmio_read(pldma_reg::kEventCount, 8); }
+std::uint64_t RdmaProcess::rx_events() {
+    return notify_counter_ ? read_counter(0) : mmio_read(pldma_reg::kEventCount, 8);
+}
 std::uint64_t RdmaProcess::tx_completions() { return mmio_read(pldma_reg::kTxCompleted, 8); }
 
 CompletionRecord RdmaProcess::wait_record(std::uint64_t addr) {
@@ -172,10 +182,13 @@ CompletionRecord RdmaProcess::wait_record(std::uint64_t addr) {
     };
     if (completion_ != Completion::Counter) {
         // poll: spin on the record in memory; interrupt: look at it after each wake-up.
-        wait_for(dma_.tx_signal(c), [&] {
-            r = read_record(addr);
-            return r.status != 0;
-        }, "wait completion");
+        wait_for(
+            dma_.tx_signal(c),
+            [&] {
+                r = read_record(addr);
+                return r.status != 0;
+            },
+            "wait completion");
         check_seen();
         guard_record_seen(addr);
         return r;
@@ -187,15 +200,18 @@ CompletionRecord RdmaProcess::wait_record(std::uint64_t addr) {
     // not which one.
     bool first = true;
     std::uint64_t seen = 0;
-    wait_for(dma_.tx_signal(c), [&] {
-        const std::uint64_t n = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
-        counter_reads_.inc();
-        if (!first && n == seen) return false;
-        first = false;
-        seen = n;
-        r = read_record(addr);
-        return r.status != 0;
-    }, "wait completion");
+    wait_for(
+        dma_.tx_signal(c),
+        [&] {
+            const std::uint64_t n = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
+            counter_reads_.inc();
+            if (!first && n == seen) return false;
+            first = false;
+            seen = n;
+            r = read_record(addr);
+            return r.status != 0;
+        },
+        "wait completion");
     check_seen();
     guard_record_seen(addr);
     return r;
@@ -233,4 +249,4 @@ void RdmaProcess::clear_rx_record(std::uint64_t index) {
         throw std::runtime_error(group_ + ": receive ring not writable");
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

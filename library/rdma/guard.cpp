@@ -3,7 +3,7 @@
 // are seen, and the guard fault of a CPU access to a guarded page.
 #include <sstream>
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 #include <stdexcept>
 
 #include "library/rdma/process.hpp"
@@ -18,12 +18,13 @@ std::uint64_t RdmaProcess::guard(std::uint64_t va, std::uint64_t len, bool engin
 }
 
 std::uint64_t RdmaProcess::guard_install(std::uint64_t va, std::uint64_t len, bool engine_writes,
-                                 std::vector<std::uint64_t> records, std::function<void()> wait) {
+                                         std::vector<std::uint64_t> records, std::function<void()> wait) {
     const sc_time start = now();
     sc_time done;
     const std::uint64_t id = guard_->install(va, len, engine_writes, std::move(records), start, done, std::move(wait));
     if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
-    if (tracer_.enabled()) tracer_.span(track_, engine_writes ? "mprotect guard dst" : "mprotect guard src", start, now());
+    if (tracer_.enabled())
+        tracer_.span(track_, engine_writes ? "mprotect guard dst" : "mprotect guard src", start, now());
     if (tracer_.noting()) {
         std::ostringstream os;
         os << "guards " << (engine_writes ? "destination" : "source") << " 0x" << std::hex << va << std::dec << " ("
@@ -97,8 +98,7 @@ sc_time RdmaProcess::store_at(std::uint64_t addr, std::uint64_t value) {
 }
 
 bool RdmaProcess::record_written(std::uint64_t addr, sc_time& at) const {
-    return dma_.record_done_at(dma_.channel_stream_id(record_channel(addr)), physical_ ? locked_frame(addr) : addr,
-                               at);
+    return dma_.record_done_at(dma_.channel_stream_id(record_channel(addr)), physical_ ? locked_frame(addr) : addr, at);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -36,7 +36,8 @@ void RdmaProcess::wait_counter(unsigned i, std::uint64_t target) {
     // poll and counter: spin reading the register (a device read, dma.mmio-latency
     // besides the bus); interrupt: sleep until the counter line; handler: the
     // handler runs for the increment.
-    wait_for(dma_.counter_signal(channel_), [&] { return read_counter(i) >= target; }, "wait counter");
+    wait_for(
+        dma_.counter_signal(channel_), [&] { return read_counter(i) >= target; }, "wait counter");
 }
 
 std::uint64_t RdmaProcess::read_counter(unsigned i) { return mmio_read(pldma_reg::kEventCounterBase + 8ull * i, 8); }
@@ -115,4 +116,4 @@ void RdmaProcess::wait_handled(CompletionSignal& sig, sc_time looked) {
 
 unsigned RdmaProcess::event_counters() const { return dma_.event_counters(); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

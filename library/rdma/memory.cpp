@@ -2,10 +2,10 @@
 // stores (faulting pages in), polled words.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +37,8 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
             const VmResult a = vm_->madvise(
                 pid_, r.value, span, advice == BufferAdvice::HugePage ? Advice::HugePage : Advice::NoHugePage, now());
             if (!a.ok())
-                throw OutOfMemory(group_ + ": madvise of " + std::to_string(bytes) + " B failed: " + to_string(a.error));
+                throw OutOfMemory(group_ + ": madvise of " + std::to_string(bytes) +
+                                  " B failed: " + to_string(a.error));
             if (a.done > now()) qk_.set(a.done - sc_core::sc_time_stamp());
             if (populate) {   // best effort, as MAP_POPULATE: a page left out faults later
                 const VmResult f = vm_->madvise(pid_, r.value, span, Advice::PopulateWrite, now());
@@ -56,7 +57,7 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
     const std::uint64_t size = (bytes + page - 1) / page * page;
     if (size > heap_end_ - heap_next_)
         throw OutOfMemory(group_ + ": out of memory for buffers (" + std::to_string(bytes) + " B asked, " +
-                                 std::to_string(heap_end_ - heap_next_) + " B left)");
+                          std::to_string(heap_end_ - heap_next_) + " B left)");
     const std::uint64_t a = heap_next_;
     heap_next_ += size;
     allocations_.emplace_back(a, bytes);
@@ -75,10 +76,11 @@ std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
     }
     allocating_locked_ = false;
     if (vm_) {
-        const VmResult r = vm_->mlock(pid_, a, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095), now());
+        const VmResult r =
+            vm_->mlock(pid_, a, (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095), now());
         if (!r.ok())
-            throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) + " B of completion records failed: " +
-                              to_string(r.error));
+            throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) +
+                              " B of completion records failed: " + to_string(r.error));
         if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
         if (physical_) {
             // The engine gets these frames once, when they are locked: they
@@ -88,8 +90,8 @@ std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
             const std::uint64_t span = (std::max<std::uint64_t>(bytes, 1) + 4095) & ~std::uint64_t(4095);
             const VmResult p = vm_->pin(pid_, a, span, now());
             if (!p.ok())
-                throw OutOfMemory(group_ + ": pinning " + std::to_string(bytes) + " B of completion records failed: " +
-                                  to_string(p.error));
+                throw OutOfMemory(group_ + ": pinning " + std::to_string(bytes) +
+                                  " B of completion records failed: " + to_string(p.error));
             if (p.done > now()) qk_.set(p.done - sc_core::sc_time_stamp());
             for (std::uint64_t page = a; page < a + span; page += 4096) locked_frames_[page] = lookup_frame(page, true);
         }
@@ -135,8 +137,8 @@ std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
                 throw std::runtime_error(group_ + ": user page at " + hex(addr) +
                                          " not present after 8 faults (reclaimed each time before the access)");
             const VmResult t = vm_->touch(pid_, addr, write, now());
-            if (!t.ok()) throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " +
-                                                  to_string(t.error));
+            if (!t.ok())
+                throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " + to_string(t.error));
             if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
             await_read(addr);
         }
@@ -188,4 +190,4 @@ std::uint64_t RdmaProcess::load_polled(std::uint64_t addr, sc_time* written) {
     return v;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -9,41 +9,46 @@ namespace vrdmasim {
 
 RdmaParams::RdmaParams()
     : set("rdma", "RDMA user library (runs on the node's Cortex-A53)"),
-      post_overhead(set.time("post-overhead", "50ns",
-                             "library time to build and post one descriptor, besides its register stores (*calibrated*: "
-                             "about 75 A53 cycles; with the other defaults the 64 B one-hop pingpong gives the prototype's "
-                             "1.3 us, arXiv 2307.09371; configs/exanest-prototype.ini)")
-                        .range("0ps", "1ms")),
-      completion_overhead(set.time("completion-overhead", "50ns",
-                                   "library time to handle a completion or notification once seen, besides reading its record "
-                                   "(*calibrated* with rdma.post-overhead)")
-                              .range("0ps", "1ms")),
-      completion(set.choice("completion", "poll", {"interrupt", "poll", "counter", "handler"},
-                            "how a process learns that a transfer completed or a notification came (poll is how the "
-                            "ExaNeSt latency figures are measured): interrupt (block "
-                            "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
-                            "(spin reading the completion record in memory: a core busy all along), counter (spin "
-                            "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
-                            "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
-                            "busy all along), handler (a user-defined handler: the library's handler thread, woken by the "
-                            "interrupt of each completion, notification or event-counter increment after "
-                            "rdma.handler-dispatch, runs the handler for rdma.handler-cpu on a core; the program "
-                            "learns of it when its handler has run, without a wake-up of its own). Waiting for a number "
-                            "of completions or notifications reads the "
-                            "channel's counter registers (TX_COMPLETED, EVENT_COUNT, EVENT_COUNTER) in poll and counter "
-                            "modes alike")),
+      post_overhead(
+          set.time("post-overhead", "50ns",
+                   "library time to build and post one descriptor, besides its register stores (*calibrated*: "
+                   "about 75 A53 cycles; with the other defaults the 64 B one-hop pingpong gives the prototype's "
+                   "1.3 us, arXiv 2307.09371; configs/exanest-prototype.ini)")
+              .range("0ps", "1ms")),
+      completion_overhead(
+          set.time("completion-overhead", "50ns",
+                   "library time to handle a completion or notification once seen, besides reading its record "
+                   "(*calibrated* with rdma.post-overhead)")
+              .range("0ps", "1ms")),
+      completion(
+          set.choice("completion", "poll", {"interrupt", "poll", "counter", "handler"},
+                     "how a process learns that a transfer completed or a notification came (poll is how the "
+                     "ExaNeSt latency figures are measured): interrupt (block "
+                     "on the engine's interrupt: no CPU while waiting, rdma.irq-wakeup when it comes), poll "
+                     "(spin reading the completion record in memory: a core busy all along), counter (spin "
+                     "reading the channel's completion counter register, TX_COMPLETED, a device read that costs "
+                     "dma.mmio-latency besides the bus, and read the record only when the count moves: a core "
+                     "busy all along), handler (a user-defined handler: the library's handler thread, woken by the "
+                     "interrupt of each completion, notification or event-counter increment after "
+                     "rdma.handler-dispatch, runs the handler for rdma.handler-cpu on a core; the program "
+                     "learns of it when its handler has run, without a wake-up of its own). Waiting for a number "
+                     "of completions or notifications reads the "
+                     "channel's counter registers (TX_COMPLETED, EVENT_COUNT, EVENT_COUNTER) in poll and counter "
+                     "modes alike")),
       store_issue(set.time("store-issue", "3ns",
                            "CPU time to issue a posted store (descriptor registers are Device-nGnRE, early write "
                            "acknowledgement; record clearing goes through the write buffer): a few cycles (*estimate*)")
                       .range("0ps", "1us")),
-      poll_interval(set.time("poll-interval", "50ns",
-                             "period of one polling read (record or counter) while spinning (*estimate*: a load that misses "
-                             "to the interconnect, issued back to back)")
-                        .range("1ns", "1ms")),
-      irq_wakeup(set.time("irq-wakeup", "5us",
-                          "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
-                          "on Linux)")
-                     .range("0ps", "10ms")),
+      poll_interval(
+          set.time("poll-interval", "50ns",
+                   "period of one polling read (record or counter) while spinning (*estimate*: a load that misses "
+                   "to the interconnect, issued back to back)")
+              .range("1ns", "1ms")),
+      irq_wakeup(
+          set.time("irq-wakeup", "5us",
+                   "interrupt entry, handler and waking the blocked thread on a 1.5 GHz A53 (*estimate*: a few us "
+                   "on Linux)")
+              .range("0ps", "10ms")),
       handler_dispatch(set.time("handler-dispatch", "6us",
                                 "rdma.completion = handler: interrupt entry, waking the library's handler thread and "
                                 "the upcall into the user's handler, CPU time on a core per wake-up (*estimate*: "
@@ -64,49 +69,55 @@ RdmaParams::RdmaParams()
                            "dma.channels); the library posts a process's transfers on them round robin, one "
                            "descriptor each, so a channel parked on a source fault holds only its own transfers. "
                            "One channel is what the ExaNeSt library gives a process (*estimate* beyond that)")
-                       .range("1", "1024")),
-      strategy(set.choice("strategy", "fault-tolerant", {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
-                                                         "pin-static", "pin-deferred"},
-                          "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
-                          "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
-                          "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
-                          "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
-                          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself; "
-                          "pin-static: every buffer pinned whole once when allocated, unpinned at the end (what "
-                          "most RDMA applications and NetVM's pinning baseline do: registration at setup, MPI/"
-                          "verbs ibv_reg_mr); pin-deferred: every buffer queued when allocated and pinned in "
-                          "rdma.pipeline-chunk pieces by the library's registration thread on the node's cores "
-                          "while the application computes; a post pins itself, or waits for, only the chunks of "
-                          "its range not pinned yet; unpinned at the end")),
+                   .range("1", "1024")),
+      strategy(set.choice(
+          "strategy", "fault-tolerant",
+          {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"},
+          "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
+          "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
+          "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
+          "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
+          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself; "
+          "pin-static: every buffer pinned whole once when allocated, unpinned at the end (what "
+          "most RDMA applications and NetVM's pinning baseline do: registration at setup, MPI/"
+          "verbs ibv_reg_mr); pin-deferred: every buffer queued when allocated and pinned in "
+          "rdma.pipeline-chunk pieces by the library's registration thread on the node's cores "
+          "while the application computes; a post pins itself, or waits for, only the chunks of "
+          "its range not pinned yet; unpinned at the end")),
       pin_cache_pages(set.integer("pin-cache-pages", "16384",
                                   "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
                                   "library's cache limit, bounded in practice by vm.memlock-limit)")
                           .range("1", "1099511627776")),
       pin_cache_lookup(set.time("pin-cache-lookup", "100ns", "CPU time of one pin-down cache lookup (*estimate*)")
                            .range("0ps", "1ms")),
-      pipeline_chunk(set.size("pipeline-chunk", "256KiB",
-                              "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
-                              "(*estimate*; used by the RdmaProcess). Also the unit the pin-deferred registration thread pins at a time")
-                         .range("4KiB", "1GiB")),
-      buffer_guard(set.choice("buffer-guard", "none", {"none", "mprotect"},
-                      "what keeps the application from touching the buffers of its transfers in flight: none (a "
-                      "touch races with the engine); mprotect (the library protects each buffer when the transfer "
-                      "is posted, source and destination no access for the CPU (AP[2:1] = 00), while the engine's "
-                      "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
-                      "transfer; the access comes back at completion; library/rdma/README.md \"Buffer "
-                      "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but lock (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion, the file server each source it posts and its clients' receive slots")),
-      guard_fault(set.time("guard-fault", "3us",
-                     "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
-                     "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
-                     "library's handler, its lookup of the guarded transfer and sigreturn (*estimate*: a few us on a "
-                     "1.5 GHz A53, the path lmbench's lat_sig prot measures)")
-                .range("0ps", "1ms")),
-      guard_tlbi_page(set.time("guard-tlbi-page", "20ns",
-                         "rdma.buffer-guard = mprotect: CPU time per page of the CPU TLB invalidation each guard "
-                         "mprotect does (flush_tlb_range: one TLBI VALE1IS per page, at most 512, then one ASID "
-                         "flush; *estimate*: a broadcast TLBI and its DSB, tens of A53 cycles). The PTE writes and "
-                         "the SMMU's invalidation are the Vm's (vm.pte-update, the MMU notifier)")
-                    .range("0ps", "10us")),
+      pipeline_chunk(
+          set.size(
+                 "pipeline-chunk", "256KiB",
+                 "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
+                 "(*estimate*; used by the RdmaProcess). Also the unit the pin-deferred registration thread pins at a time")
+              .range("4KiB", "1GiB")),
+      buffer_guard(set.choice(
+          "buffer-guard", "none", {"none", "mprotect"},
+          "what keeps the application from touching the buffers of its transfers in flight: none (a "
+          "touch races with the engine); mprotect (the library protects each buffer when the transfer "
+          "is posted, source and destination no access for the CPU (AP[2:1] = 00), while the engine's "
+          "privileged SMMU transactions keep their access; a CPU touch faults and waits for the "
+          "transfer; the access comes back at completion; library/rdma/README.md \"Buffer "
+          "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but lock (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion, the file server each source it posts and its clients' receive slots")),
+      guard_fault(
+          set.time("guard-fault", "3us",
+                   "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
+                   "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
+                   "library's handler, its lookup of the guarded transfer and sigreturn (*estimate*: a few us on a "
+                   "1.5 GHz A53, the path lmbench's lat_sig prot measures)")
+              .range("0ps", "1ms")),
+      guard_tlbi_page(
+          set.time("guard-tlbi-page", "20ns",
+                   "rdma.buffer-guard = mprotect: CPU time per page of the CPU TLB invalidation each guard "
+                   "mprotect does (flush_tlb_range: one TLBI VALE1IS per page, at most 512, then one ASID "
+                   "flush; *estimate*: a broadcast TLBI and its DSB, tens of A53 cycles). The PTE writes and "
+                   "the SMMU's invalidation are the Vm's (vm.pte-update, the MMU notifier)")
+              .range("0ps", "10us")),
       translate_page(set.time("translate-page", "100ns",
                               "library time to look up the physical address of one page when it hands the engine "
                               "physical addresses (smmu.enabled = false with a registration strategy: the \"why "
@@ -148,4 +159,4 @@ void RdmaParams::declare_params(ParamRegistry& reg) {
     reg.add(params_of<RdmaParams>().set);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -3,7 +3,7 @@
 // params_of<RdmaParams>()), and section [node] (node.processes).
 #pragma once
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -47,4 +47,4 @@ struct NodeParams {
     IntParam processes;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

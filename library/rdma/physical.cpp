@@ -10,14 +10,14 @@ namespace vrdmasim {
 bool physical_mode(const Config& c) {
     if (c[params_of<SmmuParams>().enabled]) return false;
     switch (strategy_from(c)) {
-        case Strategy::Pin:
-        case Strategy::PinStatic:
-        case Strategy::PinCache:
-        case Strategy::PinDeferred:
-        case Strategy::Pipeline:
-        case Strategy::Prefault: return true;
-        case Strategy::FaultTolerant:
-        case Strategy::Netvm: return false;
+    case Strategy::Pin:
+    case Strategy::PinStatic:
+    case Strategy::PinCache:
+    case Strategy::PinDeferred:
+    case Strategy::Pipeline:
+    case Strategy::Prefault: return true;
+    case Strategy::FaultTolerant:
+    case Strategy::Netvm: return false;
     }
     return false;
 }
@@ -54,4 +54,4 @@ std::uint64_t PhysicalKeys::published(unsigned node) const {
     return it == published_.end() ? 0 : it->second;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

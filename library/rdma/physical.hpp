@@ -11,7 +11,7 @@
 //
 // PhysicalKeys is the system's record of every translation the libraries
 // handed an engine (the published destination keys included), which the
-// engine-side ownership check (src/frame_check.hpp) consults to tell a
+// engine-side ownership check (src/sim/frame_check.hpp) consults to tell a
 // frame still the process's from one that moved.
 #pragma once
 
@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
 
 namespace vrdmasim {
@@ -34,7 +34,6 @@ bool physical_mode(const Config& c);
 
 class PhysicalKeys {
 public:
-
     // The receiver of `node` (process `pid`) registered the page at
     // `va_page` and found it in the frame at `pa_page`: published for the
     // senders (and noted as handed to the engine).
@@ -57,4 +56,4 @@ private:
     std::vector<std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::uint64_t>>>> handed_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

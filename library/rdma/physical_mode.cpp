@@ -4,7 +4,7 @@
 // records, waiting) is app.cpp's.
 #include "library/rdma/process.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <map>
@@ -17,8 +17,7 @@ namespace {
 
 constexpr std::uint64_t kPage = 4096;
 
-
-}  // namespace
+}   // namespace
 
 void RdmaProcess::set_physical(PhysicalKeys& keys) {
     if (!physical_) throw std::logic_error(group_ + ": set_physical outside physical-address mode");
@@ -37,8 +36,8 @@ std::uint64_t RdmaProcess::lookup_frame(std::uint64_t va, bool write) {
     // library looks: it faults again, as the CPU would.
     for (int attempt = 0; !vm_->translate(pid_, page, pa); ++attempt) {
         if (attempt >= 4)
-            throw std::logic_error(group_ + ": page " + hex(page) + " not present after " +
-                                   std::to_string(attempt) + " faults");
+            throw std::logic_error(group_ + ": page " + hex(page) + " not present after " + std::to_string(attempt) +
+                                   " faults");
         const VmResult r = vm_->fault_in(pid_, page, kPage, write, now());
         if (!r.ok())
             throw std::runtime_error(group_ + ": physical-address mode: page " + hex(page) +
@@ -99,8 +98,8 @@ bool RdmaProcess::send_physical(Message& m) {
             std::uint64_t run = 0;
             for (;;) {
                 const std::uint64_t at = pos + run;
-                const std::uint64_t step = std::min({end - at, kPage - ((m.src + at) & (kPage - 1)),
-                                                     kPage - ((m.dst + at) & (kPage - 1))});
+                const std::uint64_t step =
+                    std::min({end - at, kPage - ((m.src + at) & (kPage - 1)), kPage - ((m.dst + at) & (kPage - 1))});
                 run += step;
                 if (pos + run >= end) break;
                 if (src_at(pos + run) != src + run || dst_at(pos + run) != dst + run) break;
@@ -114,8 +113,9 @@ bool RdmaProcess::send_physical(Message& m) {
                 // The channel's queue is full: wait for one more completion on it.
                 const unsigned c = last_post_;
                 const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
-                wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
-                         "wait tx");
+                wait_for(
+                    dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
+                    "wait tx");
             }
             ++m.parts;
             pos += run;
@@ -124,4 +124,4 @@ bool RdmaProcess::send_physical(Message& m) {
     return true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

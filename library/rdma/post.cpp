@@ -2,10 +2,10 @@
 // writes, reads and network atomics.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +39,7 @@ void RdmaProcess::mmio_write_on(unsigned c, std::uint64_t off, std::uint64_t v, 
 }
 
 bool RdmaProcess::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                     std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
+                             std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter) {
     using namespace pldma_reg;
     // rdma.notify = counter: every notifying write (whichever part of the
     // library posts it) also counts on the receiver's counter 0.
@@ -59,8 +59,8 @@ bool RdmaProcess::post_write(std::uint64_t src, unsigned dst_node, std::uint64_t
 }
 
 bool RdmaProcess::post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
-                          std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
-                          std::uint64_t tag, std::uint32_t counter) {
+                                  std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
+                                  std::uint64_t tag, std::uint32_t counter) {
     using namespace pldma_reg;
     // Round robin over the process's channels: the next one, kept until it
     // takes the descriptor. DESC_OP is a register of each channel, so each
@@ -92,11 +92,12 @@ void RdmaProcess::stage_op(unsigned c, DescOp op) {
 }
 
 bool RdmaProcess::post_read(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
-                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
+                            std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags) {
     using namespace pldma_reg;
     if (physical_)
-        throw std::logic_error(group_ + ": RDMA reads and atomics are not built in physical-address mode "
-                                        "(System::check_physical refuses such configurations)");
+        throw std::logic_error(group_ +
+                               ": RDMA reads and atomics are not built in physical-address mode "
+                               "(System::check_physical refuses such configurations)");
     if (flags != 0)
         throw std::invalid_argument(group_ + ": post_read: no flag is defined for RDMA reads (flags " +
                                     std::to_string(flags) + ")");
@@ -114,12 +115,13 @@ bool RdmaProcess::post_read(unsigned src_node, std::uint64_t remote_src, std::ui
     return post_descriptor(DescOp::Read, remote_src, src_node, local_dst, len, 0, nullptr, compl_addr, tag);
 }
 
-bool RdmaProcess::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand, std::uint64_t compare,
-                      std::uint64_t tag, std::uint64_t compl_addr) {
+bool RdmaProcess::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, std::uint64_t operand,
+                              std::uint64_t compare, std::uint64_t tag, std::uint64_t compl_addr) {
     using namespace pldma_reg;
     if (physical_)
-        throw std::logic_error(group_ + ": RDMA reads and atomics are not built in physical-address mode "
-                                        "(System::check_physical refuses such configurations)");
+        throw std::logic_error(group_ +
+                               ": RDMA reads and atomics are not built in physical-address mode "
+                               "(System::check_physical refuses such configurations)");
     compute(post_overhead_);
     if (compl_addr) {
         CompletionRecord blank;   // status 0 = not written yet
@@ -130,8 +132,8 @@ bool RdmaProcess::post_atomic(AtomicOp op, unsigned node, std::uint64_t addr, st
     const DescOp d = op == AtomicOp::FetchAdd ? DescOp::FetchAdd
                      : op == AtomicOp::Swap   ? DescOp::Swap
                                               : DescOp::CompareSwap;
-    return post_descriptor(d, operand, node, addr, 8, 0, op == AtomicOp::CompareSwap ? &compare : nullptr,
-                           compl_addr, tag);
+    return post_descriptor(d, operand, node, addr, 8, 0, op == AtomicOp::CompareSwap ? &compare : nullptr, compl_addr,
+                           tag);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

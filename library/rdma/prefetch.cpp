@@ -4,29 +4,31 @@
 #include <iterator>
 #include <vector>
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 namespace vrdmasim {
 
 namespace {
 constexpr std::uint64_t kPage = 4096;
-}  // namespace
+}   // namespace
 
 bool prefetch_on(const Config& c) { return c[params_of<RdmaParams>().prefetch] == "advise"; }
 
 void Prefetcher::declare_metrics(MetricRegistry& reg) {
-    reg.sum_counters("prefetch_advised_pages",
-                     "rdma.prefetch = advise: pages the libraries advised (each once; `*.rdma.prefetch.advised_pages`); "
-                     "0 without prefetch.",
-                     {"rdma.prefetch.advised_pages"}, prefetch_on);
+    reg.sum_counters(
+        "prefetch_advised_pages",
+        "rdma.prefetch = advise: pages the libraries advised (each once; `*.rdma.prefetch.advised_pages`); "
+        "0 without prefetch.",
+        {"rdma.prefetch.advised_pages"}, prefetch_on);
     reg.sum_counters("prefetch_populated_pages",
                      "rdma.prefetch = advise: pages the prefetch workers made present (advised pages not present "
                      "yet when their batch ran; `*.rdma.prefetch.populated_pages`); 0 without prefetch.",
                      {"rdma.prefetch.populated_pages"}, prefetch_on);
-    reg.sum_scalars("prefetch_worker_us", "us",
-                    "rdma.prefetch = advise: time the prefetch workers spent populating (`*.rdma.prefetch.worker_time`); "
-                    "0 without prefetch.",
-                    "rdma.prefetch.worker_time", 6, prefetch_on);
+    reg.sum_scalars(
+        "prefetch_worker_us", "us",
+        "rdma.prefetch = advise: time the prefetch workers spent populating (`*.rdma.prefetch.worker_time`); "
+        "0 without prefetch.",
+        "rdma.prefetch.worker_time", 6, prefetch_on);
 }
 
 Prefetcher::Prefetcher(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid)
@@ -85,10 +87,8 @@ sc_core::sc_time Prefetcher::step(sc_core::sc_time at) {
     auto& [s, e] = queue_.front();
     const std::uint64_t n = std::min((e - s) / kPage, kBatchPages);
     const VmResult r = vm_.madvise(pid_, s, n * kPage, Advice::PopulateWrite, at);
-    if (r.ok())
-        populated_.inc(r.value);
-    else
-        failed_.inc();
+    if (r.ok()) populated_.inc(r.value);
+    else failed_.inc();
     s += n * kPage;
     if (s >= e) queue_.pop_front();
     const sc_core::sc_time done = std::max(r.done, at);
@@ -96,4 +96,4 @@ sc_core::sc_time Prefetcher::step(sc_core::sc_time at) {
     return done;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -24,8 +24,8 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
 #include "library/rdma/params.hpp"
 #include "models/os/vm.hpp"
 
@@ -68,4 +68,4 @@ private:
     Scalar& worker_time_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

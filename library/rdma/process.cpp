@@ -2,10 +2,10 @@
 // untimed (debug) access to its memory.
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,14 +16,15 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
-         Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size)
+                         Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size)
     : sc_module(name),
       cpu("cpu"),
       handler_dispatch_(ctx.config[params_of<RdmaParams>().handler_dispatch]),
       handler_cpu_(ctx.config[params_of<RdmaParams>().handler_cpu]),
       wait_cpu_us_(ctx.stats.scalar(group + ".rdma.wait_cpu", "us",
                                     "CPU time the completion and notification waits cost: spinning (poll, counter), "
-                                    "interrupt wake-ups (interrupt), handler wake-ups and runs (handler)", Scalar::Kind::Sum)),
+                                    "interrupt wake-ups (interrupt), handler wake-ups and runs (handler)",
+                                    Scalar::Kind::Sum)),
       wait_us_(ctx.stats.histogram(group + ".rdma.wait_time", "us",
                                    "time the program waited per completion or notification wait, from the call to "
                                    "seeing it (rdma.completion-overhead excluded)")),
@@ -44,12 +45,14 @@ RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, co
       completion_(ctx.config[params_of<RdmaParams>().completion] == "poll"      ? Completion::Poll
                   : ctx.config[params_of<RdmaParams>().completion] == "counter" ? Completion::Counter
                   : ctx.config[params_of<RdmaParams>().completion] == "handler" ? Completion::Handler
-                                                                      : Completion::Interrupt),
+                                                                                : Completion::Interrupt),
       poll_interval_(ctx.config[params_of<RdmaParams>().poll_interval]),
       store_issue_(ctx.config[params_of<RdmaParams>().store_issue]),
       irq_wakeup_(ctx.config[params_of<RdmaParams>().irq_wakeup]),
-      polls_(ctx.stats.counter(group + ".rdma.polls", "", "polling reads while waiting (rdma.completion = poll or counter)")),
-      wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "", "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
+      polls_(ctx.stats.counter(group + ".rdma.polls", "",
+                               "polling reads while waiting (rdma.completion = poll or counter)")),
+      wakeups_(ctx.stats.counter(group + ".rdma.wakeups", "",
+                                 "interrupt wake-ups while waiting (rdma.completion = interrupt)")),
       rx_slot_waits_(ctx.stats.counter(group + ".rdma.rx_slot_waits", "",
                                        "receive-ring slots read while their record was still to be written (the "
                                        "engine filled a later slot first, out of order in time): the read waited")),
@@ -107,7 +110,8 @@ void RdmaProcess::run() {
     // noise.start-skew: this process's launch comes a little after the others'.
     const sc_time skew = ctx_.config[params_of<NoiseParams>().start_skew];
     if (skew > sc_core::SC_ZERO_TIME) {
-        NoiseStream draw(static_cast<std::uint64_t>(ctx_.config[params_of<SimParams>().seed]), "start-skew:" + group_, 0);
+        NoiseStream draw(static_cast<std::uint64_t>(ctx_.config[params_of<SimParams>().seed]), "start-skew:" + group_,
+                         0);
         const sc_time delay = skew * draw.uniform();
         if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
     }
@@ -185,4 +189,4 @@ bool RdmaProcess::debug_read(std::uint64_t addr, unsigned char* data, std::uint6
     return cpu->transport_dbg(gp) == len;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -20,9 +20,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "core/context.hpp"
-#include "core/lazy_event.hpp"
-#include "core/metrics.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/metrics.hpp"
 #include "models/dma/pldma.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
@@ -56,7 +56,7 @@ public:
     // Summary columns of the library's waits and handlers.
     static void declare_metrics(MetricRegistry& reg);
     RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
-        Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size);
+                Pldma& dma, std::uint64_t mmio_base, std::uint64_t heap_base, std::uint64_t heap_size);
 
     // The program this process runs; set before simulation starts.
     std::function<void(RdmaProcess&)> program;
@@ -141,8 +141,8 @@ public:
     // completion record at `compl_addr` (if any) is cleared first.
     // `counter`: with kFlagCounter in `flags`, the receiver's event counter
     // the write increments once it has landed (DESC_COUNTER).
-    bool post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len,
-                    std::uint64_t tag, std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter = 0);
+    bool post_write(std::uint64_t src, unsigned dst_node, std::uint64_t dst, std::uint64_t len, std::uint64_t tag,
+                    std::uint64_t compl_addr, std::uint32_t flags, std::uint32_t counter = 0);
     // RDMA read: `len` bytes at `remote_src` in the process of this job on
     // node `src_node` into `local_dst` here; the completion record (at
     // compl_addr, cleared first) is written once the data is in local memory.
@@ -240,12 +240,13 @@ public:
         std::uint64_t src = 0, dst = 0, len = 0, tag = 0, records = 0;
         unsigned dst_node = 0;
         std::uint32_t flags = 0;
-        std::uint32_t counter = 0;      // with kFlagCounter in flags: the receiver's event counter the last part increments
+        std::uint32_t counter =
+            0;   // with kFlagCounter in flags: the receiver's event counter the last part increments
         // Filled by send():
-        unsigned parts = 0;             // descriptors posted
-        bool failed = false;            // a registration failed (parts not posted)
-        unsigned chunks = 0;            // physical-address mode: registration chunks acquired
-        std::uint64_t guard = 0;        // rdma.buffer-guard = mprotect: the source's guard (0: none)
+        unsigned parts = 0;   // descriptors posted
+        bool failed = false;   // a registration failed (parts not posted)
+        unsigned chunks = 0;   // physical-address mode: registration chunks acquired
+        std::uint64_t guard = 0;   // rdma.buffer-guard = mprotect: the source's guard (0: none)
         VmError error = VmError::Ok;
     };
     // Completion records a message of `len` bytes needs.
@@ -262,8 +263,8 @@ public:
     // the next completion while the channel's queue is full. No registration
     // per message: a read's areas are registered once for the run
     // (register_receive here, register_read_source at the source node).
-    void get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
-             std::uint64_t tag, std::uint64_t record);
+    void get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len, std::uint64_t tag,
+             std::uint64_t record);
     // A receive area the engine will write for the whole run: registered
     // once (pin, pin-cache, pipeline: pinned; prefault: populated). False
     // on failure (e.g. beyond RLIMIT_MEMLOCK).
@@ -344,8 +345,8 @@ private:
     // (round robin; `compare`: DESC_CMP, for a compare-and-swap). False if
     // the channel refused it (the channel to wait on: last_post_).
     bool post_descriptor(DescOp op, std::uint64_t src, unsigned node, std::uint64_t dst, std::uint64_t len,
-                         std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
-                         std::uint64_t tag, std::uint32_t counter = 0);
+                         std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr, std::uint64_t tag,
+                         std::uint32_t counter = 0);
     // Stage DESC_OP = `op` on channel `c` unless it holds it already (the
     // library keeps a shadow of each channel's register: a write-only
     // program never writes it).
@@ -385,15 +386,15 @@ private:
     // The wait's end in handler mode: until the handler ran for every record
     // of `sig` visible when the wait saw what it waited for (`looked`).
     void wait_handled(CompletionSignal& sig, sc_core::sc_time looked);
-    std::multimap<sc_core::sc_time, CompletionSignal*> handler_queue_;    // notifications not handled yet
+    std::multimap<sc_core::sc_time, CompletionSignal*> handler_queue_;   // notifications not handled yet
     std::map<CompletionSignal*, std::multiset<sc_core::sc_time>> unhandled_;
     LazyEvent handler_ev_, handled_ev_;   // made when first waited for or notified
     sc_core::sc_time handler_dispatch_, handler_cpu_;
     Counter* handler_runs_ = nullptr;
     Counter* handler_wakeups_ = nullptr;
-    Scalar& wait_cpu_us_;         // CPU time the detection mechanism cost (spinning, wake-ups, handlers)
-    Histogram& wait_us_;          // time the program waited, per wait
-    bool notify_counter_ = false; // rdma.notify = counter
+    Scalar& wait_cpu_us_;   // CPU time the detection mechanism cost (spinning, wake-ups, handlers)
+    Histogram& wait_us_;   // time the program waited, per wait
+    bool notify_counter_ = false;   // rdma.notify = counter
 
     const unsigned node_;
     const std::string group_;
@@ -409,10 +410,10 @@ private:
     std::uint64_t rx_ring_ = 0;
     std::uint32_t rx_entries_ = 0;
     const SimContext& ctx_;
-    unsigned channel_ = 0;         // the first of its channels
+    unsigned channel_ = 0;   // the first of its channels
     unsigned channel_count_ = 1;
-    unsigned next_post_ = 0;       // round robin over its channels: index of the next one posted on
-    unsigned last_post_ = 0;       // channel of the last post (refused: the one to wait on)
+    unsigned next_post_ = 0;   // round robin over its channels: index of the next one posted on
+    unsigned last_post_ = 0;   // channel of the last post (refused: the one to wait on)
     const unsigned channels_per_process_;
     std::vector<std::uint64_t> posted_on_;
     std::unordered_map<std::uint64_t, unsigned> record_channel_;   // completion record -> channel
@@ -421,27 +422,27 @@ private:
     const Strategy strategy_;
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
-    std::unique_ptr<BufferGuard> guard_;     // with a VM and rdma.buffer-guard = mprotect
+    std::unique_ptr<BufferGuard> guard_;   // with a VM and rdma.buffer-guard = mprotect
     std::uint64_t guard_install(std::uint64_t va, std::uint64_t len, bool engine_writes,
                                 std::vector<std::uint64_t> records, std::function<void()> wait = {});
     void guard_lift(std::uint64_t id);
     void guard_record_seen(std::uint64_t record);
     void guard_fault(std::uint64_t addr, bool write);
-    const bool physical_;                     // physical-address mode
+    const bool physical_;   // physical-address mode
     PhysicalKeys* keys_ = nullptr;
     sc_core::sc_time translate_page_;
     std::unordered_map<std::uint64_t, std::uint64_t> locked_frames_;   // locked page -> its frame
-    LazyEvent background_ev_;                // made when first used; pin-deferred: a buffer was allocated
+    LazyEvent background_ev_;   // made when first used; pin-deferred: a buffer was allocated
     void registration_thread();
     // rdma.prefetch = advise (prefetch.cpp): the advice for [va, va + len)
     // and, `ahead`, rdma.prefetch-distance beyond it within its buffer;
     // the worker thread populates what was advised.
     std::unique_ptr<Prefetcher> prefetch_;   // with a VM and rdma.prefetch = advise
-    LazyEvent prefetch_ev_;                  // made when first used: pages were advised
+    LazyEvent prefetch_ev_;   // made when first used: pages were advised
     void prefetch_advise(std::uint64_t va, std::uint64_t len, bool ahead);
     void prefetch_thread();
     const sc_core::sc_time prefetch_call_;
-    bool allocating_locked_ = false;          // inside alloc_locked: no buffer registration
+    bool allocating_locked_ = false;   // inside alloc_locked: no buffer registration
     Completion completion_;
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;
     Counter& polls_;
@@ -456,4 +457,4 @@ private:
     Tracer::Track track_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

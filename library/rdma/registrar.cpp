@@ -1,6 +1,6 @@
 #include "library/rdma/registrar.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include "models/smmu/smmu500.hpp"
 
@@ -17,18 +17,18 @@ constexpr std::uint64_t kPage = 4096;
 std::uint64_t page_down(std::uint64_t a) { return a & ~(kPage - 1); }
 std::uint64_t page_up(std::uint64_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 
-}  // namespace
+}   // namespace
 
 const char* to_string(Strategy s) {
     switch (s) {
-        case Strategy::FaultTolerant: return "fault-tolerant";
-        case Strategy::Pin: return "pin";
-        case Strategy::PinCache: return "pin-cache";
-        case Strategy::Prefault: return "prefault";
-        case Strategy::Pipeline: return "pipeline";
-        case Strategy::Netvm: return "netvm";
-        case Strategy::PinStatic: return "pin-static";
-        case Strategy::PinDeferred: return "pin-deferred";
+    case Strategy::FaultTolerant: return "fault-tolerant";
+    case Strategy::Pin: return "pin";
+    case Strategy::PinCache: return "pin-cache";
+    case Strategy::Prefault: return "prefault";
+    case Strategy::Pipeline: return "pipeline";
+    case Strategy::Netvm: return "netvm";
+    case Strategy::PinStatic: return "pin-static";
+    case Strategy::PinDeferred: return "pin-deferred";
     }
     return "?";
 }
@@ -50,22 +50,18 @@ void Registrar::declare_metrics(MetricRegistry& reg) {
                     "Time the user libraries spent in registration calls (acquire, release: sum of call "
                     "durations, `*.rdma.registration_time`).",
                     "rdma.registration_time", 6, processes_in_vm);
-    reg.sum_scalars("pinned_peak_bytes", "B",
-                    "Sum over nodes of each library's peak of pinned bytes.",
+    reg.sum_scalars("pinned_peak_bytes", "B", "Sum over nodes of each library's peak of pinned bytes.",
                     "rdma.pinned_bytes_peak", 12, processes_in_vm);
-    reg.sum_counters("registration_failures",
-                     "Registrations refused (RLIMIT_MEMLOCK).",
-                     {"rdma.registration_failures"}, processes_in_vm);
+    reg.sum_counters("registration_failures", "Registrations refused (RLIMIT_MEMLOCK).", {"rdma.registration_failures"},
+                     processes_in_vm);
     reg.sum_scalars("deferred_pin_wait_us", "us",
                     "Time posts waited for pin-deferred registration (chunks of their range the registration "
                     "thread had not pinned yet, pinned by the post or waited for; `*.rdma.deferred_wait`).",
                     "rdma.deferred_wait", 6, processes_in_vm);
-    reg.sum_counters("pin_cache_hits",
-                     "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`).",
+    reg.sum_counters("pin_cache_hits", "Pin-down cache lookups covered by one entry (`rdma.strategy = pin-cache`).",
                      {"rdma.cache_hits"}, processes_in_vm);
-    reg.sum_counters("pin_cache_misses",
-                     "Pin-down cache lookups that pinned a new entry.",
-                     {"rdma.cache_misses"}, processes_in_vm);
+    reg.sum_counters("pin_cache_misses", "Pin-down cache lookups that pinned a new entry.", {"rdma.cache_misses"},
+                     processes_in_vm);
 }
 
 Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, int pid, CpuCores& cpu)
@@ -76,22 +72,22 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
       capacity_pages_(static_cast<std::uint64_t>(ctx.config[params_of<RdmaParams>().pin_cache_pages])),
       deferred_chunk_(ctx.config[params_of<RdmaParams>().pipeline_chunk]),
       lookup_(ctx.config[params_of<RdmaParams>().pin_cache_lookup]),
-      registrations_(ctx.stats.counter(prefix + ".registrations", "",
-                                       "acquire calls that pinned or populated a range")),
+      registrations_(
+          ctx.stats.counter(prefix + ".registrations", "", "acquire calls that pinned or populated a range")),
       deregistrations_(ctx.stats.counter(prefix + ".deregistrations", "", "unpin calls (Vm::unpin)")),
       hits_(ctx.stats.counter(prefix + ".cache_hits", "", "pin-down cache lookups covered by one entry")),
       misses_(ctx.stats.counter(prefix + ".cache_misses", "", "pin-down cache lookups that pinned a new entry")),
       evictions_(ctx.stats.counter(prefix + ".cache_evictions", "",
                                    "pin-down cache entries evicted (LRU, or to make room under memlock)")),
-      invalidations_(ctx.stats.counter(prefix + ".cache_invalidations", "",
-                                       "pin-down cache entries dropped by the MMU notifier")),
+      invalidations_(
+          ctx.stats.counter(prefix + ".cache_invalidations", "", "pin-down cache entries dropped by the MMU notifier")),
       over_capacity_(ctx.stats.counter(prefix + ".cache_over_capacity", "",
                                        "misses after which entries in use kept the cache above its capacity")),
       failures_(ctx.stats.counter(prefix + ".registration_failures", "",
                                   "registrations refused: acquire calls that failed (memlock limit, unmapped, "
                                   "read-only), and pin-static/pin-deferred buffers whose pin was refused")),
-      background_pins_(ctx.stats.counter(prefix + ".background_pins", "",
-                                         "pin-deferred: chunks pinned by the registration thread")),
+      background_pins_(
+          ctx.stats.counter(prefix + ".background_pins", "", "pin-deferred: chunks pinned by the registration thread")),
       foreground_pins_(ctx.stats.counter(prefix + ".foreground_pins", "",
                                          "pin-deferred: chunks a post pinned itself (not reached by the "
                                          "registration thread yet)")),
@@ -101,10 +97,12 @@ Registrar::Registrar(const SimContext& ctx, const std::string& prefix, Vm& vm, i
                                     "largest pinned bytes of the process seen after a call", Scalar::Kind::Level)),
       deferred_wait_(ctx.stats.scalar(prefix + ".deferred_wait", "us",
                                       "pin-deferred: time acquire calls waited for chunks not pinned yet (pinned "
-                                      "by the call, or being pinned by the registration thread)", Scalar::Kind::Sum)),
+                                      "by the call, or being pinned by the registration thread)",
+                                      Scalar::Kind::Sum)),
       background_time_(ctx.stats.scalar(prefix + ".background_pin_time", "us",
                                         "pin-deferred: time the registration thread spent pinning (off the "
-                                        "critical path; its CPU time is charged to the cores as `pin`)", Scalar::Kind::Sum)) {}
+                                        "critical path; its CPU time is charged to the cores as `pin`)",
+                                        Scalar::Kind::Sum)) {}
 
 RegResult Registrar::finish(RegResult r, sc_time at) {
     registration_time_.add(to_us(r.done - at));
@@ -151,41 +149,38 @@ RegResult Registrar::acquire(std::uint64_t va, std::uint64_t len, bool write, sc
     RegResult r;
     r.done = at;
     switch (strategy_) {
-        case Strategy::FaultTolerant:
-        case Strategy::Netvm:
-            return finish(r, at);
-        case Strategy::Pin:
-        case Strategy::Pipeline: {
-            const VmResult p = vm_.pin(pid_, va, len, at);
-            r.done = p.done;
-            if (!p.ok()) {
-                r.ok = false;
-                r.error = p.error;
-                failures_.inc();
-            } else {
-                registrations_.inc();
-                pages_pinned_ += p.value;
-            }
-            return finish(r, at);
+    case Strategy::FaultTolerant:
+    case Strategy::Netvm: return finish(r, at);
+    case Strategy::Pin:
+    case Strategy::Pipeline: {
+        const VmResult p = vm_.pin(pid_, va, len, at);
+        r.done = p.done;
+        if (!p.ok()) {
+            r.ok = false;
+            r.error = p.error;
+            failures_.inc();
+        } else {
+            registrations_.inc();
+            pages_pinned_ += p.value;
         }
-        case Strategy::Prefault: {
-            const std::uint64_t s = page_down(va), e = page_up(va + len);
-            const VmResult p = vm_.madvise(pid_, s, e - s, Advice::PopulateWrite, at);
-            r.done = p.done;
-            if (!p.ok()) {
-                r.ok = false;
-                r.error = p.error;
-                failures_.inc();
-            } else {
-                registrations_.inc();
-            }
-            return finish(r, at);
+        return finish(r, at);
+    }
+    case Strategy::Prefault: {
+        const std::uint64_t s = page_down(va), e = page_up(va + len);
+        const VmResult p = vm_.madvise(pid_, s, e - s, Advice::PopulateWrite, at);
+        r.done = p.done;
+        if (!p.ok()) {
+            r.ok = false;
+            r.error = p.error;
+            failures_.inc();
+        } else {
+            registrations_.inc();
         }
-        case Strategy::PinStatic:
-        case Strategy::PinDeferred:
-            return acquire_whole(va, len, at);
-        case Strategy::PinCache:
-            break;
+        return finish(r, at);
+    }
+    case Strategy::PinStatic:
+    case Strategy::PinDeferred: return acquire_whole(va, len, at);
+    case Strategy::PinCache: break;
     }
     // pin-cache
     sc_time t = drain_dropped(at);
@@ -226,27 +221,24 @@ RegResult Registrar::release(std::uint64_t va, std::uint64_t len, sc_time at) {
     RegResult r;
     r.done = at;
     switch (strategy_) {
-        case Strategy::FaultTolerant:
-        case Strategy::Netvm:
-        case Strategy::Prefault:
-            return finish(r, at);
-        case Strategy::Pin:
-        case Strategy::Pipeline: {
-            const VmResult u = vm_.unpin(pid_, va, len, at);
-            r.done = u.done;
-            if (!u.ok()) {
-                r.ok = false;
-                r.error = u.error;
-            } else {
-                deregistrations_.inc();
-            }
-            return finish(r, at);
+    case Strategy::FaultTolerant:
+    case Strategy::Netvm:
+    case Strategy::Prefault: return finish(r, at);
+    case Strategy::Pin:
+    case Strategy::Pipeline: {
+        const VmResult u = vm_.unpin(pid_, va, len, at);
+        r.done = u.done;
+        if (!u.ok()) {
+            r.ok = false;
+            r.error = u.error;
+        } else {
+            deregistrations_.inc();
         }
-        case Strategy::PinStatic:
-        case Strategy::PinDeferred:
-            return release_whole(va, len, at);
-        case Strategy::PinCache:
-            break;
+        return finish(r, at);
+    }
+    case Strategy::PinStatic:
+    case Strategy::PinDeferred: return release_whole(va, len, at);
+    case Strategy::PinCache: break;
     }
     // pin-cache: lazy deregistration. The entry released is the most
     // recently used one in use that covers the range; an entry dropped by
@@ -281,7 +273,7 @@ RegResult Registrar::release_all(sc_time at) {
         for (Buffer& b : buffers_)
             for (Chunk& c : b.chunks) {
                 if (c.state != ChunkState::Pinning) continue;   // never pinned, or refused
-                t = std::max(t, c.done);                        // the thread may still be at it
+                t = std::max(t, c.done);   // the thread may still be at it
                 const VmResult u = vm_.unpin(pid_, c.start, c.end - c.start, t);
                 if (!u.ok())
                     throw std::logic_error(std::string("Registrar: unpin of a buffer chunk failed: ") +
@@ -382,29 +374,28 @@ RegResult Registrar::acquire_whole(std::uint64_t va, std::uint64_t len, sc_time 
         for (Chunk& c : b.chunks) {
             if (c.end <= s || e <= c.start) continue;
             switch (c.state) {
-                case ChunkState::Pinning:   // pinned by then, or the thread is at it: wait for it
-                    t = std::max(t, c.done);
-                    break;
-                case ChunkState::Pending:   // not reached by the thread: the post pins it itself
-                    if (pin_chunk(c, t)) foreground_pins_.inc();
-                    t = c.done;
-                    if (c.state == ChunkState::Failed) {
-                        r.ok = false;
-                        r.error = c.error;
-                    }
-                    break;
-                case ChunkState::Failed:   // refused (memlock, memory): every post in it fails
-                    if (r.ok) failures_.inc();
+            case ChunkState::Pinning:   // pinned by then, or the thread is at it: wait for it
+                t = std::max(t, c.done);
+                break;
+            case ChunkState::Pending:   // not reached by the thread: the post pins it itself
+                if (pin_chunk(c, t)) foreground_pins_.inc();
+                t = c.done;
+                if (c.state == ChunkState::Failed) {
                     r.ok = false;
                     r.error = c.error;
-                    break;
+                }
+                break;
+            case ChunkState::Failed:   // refused (memlock, memory): every post in it fails
+                if (r.ok) failures_.inc();
+                r.ok = false;
+                r.error = c.error;
+                break;
             }
         }
     }
     if (covered != e - s)   // the library registers only what the application allocated
-        throw std::logic_error(std::string("Registrar: rdma.strategy = ") + to_string(strategy_) + ": [" +
-                               hex(va) + ", +" + std::to_string(len) +
-                               ") is not inside buffers the application allocated");
+        throw std::logic_error(std::string("Registrar: rdma.strategy = ") + to_string(strategy_) + ": [" + hex(va) +
+                               ", +" + std::to_string(len) + ") is not inside buffers the application allocated");
     if (strategy_ == Strategy::PinDeferred) deferred_wait_.add(to_us(t - at));
     r.done = t;
     return finish(r, at);
@@ -442,4 +433,4 @@ sc_time Registrar::invalidate(int pid, std::uint16_t, std::uint64_t va, std::uin
     return at;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

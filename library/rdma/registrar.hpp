@@ -29,7 +29,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "library/rdma/params.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
@@ -90,8 +90,7 @@ public:
     // The MMU notifier (bind with Vm::add_invalidate): entries of this pid
     // overlapping [va, va+len) leave the cache; their pins are released at
     // the start of the next acquire/release/release_all. Returns `at`.
-    sc_core::sc_time invalidate(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
-                                sc_core::sc_time at);
+    sc_core::sc_time invalidate(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
 
     // 4 KiB pages held by the entries now in the cache (not those dropped
     // and waiting for their unpin).
@@ -103,7 +102,7 @@ public:
 private:
     struct Entry {
         std::uint64_t start = 0, end = 0;   // page-aligned
-        unsigned users = 0;                  // acquires not yet released
+        unsigned users = 0;   // acquires not yet released
         std::uint64_t pages() const { return (end - start) / 4096; }
     };
     using List = std::list<Entry>;
@@ -113,12 +112,12 @@ private:
     struct Chunk {
         std::uint64_t start = 0, end = 0;   // page-aligned
         ChunkState state = ChunkState::Pending;
-        sc_core::sc_time done;              // Pinning: pinned from then on
-        VmError error = VmError::Ok;        // Failed
+        sc_core::sc_time done;   // Pinning: pinned from then on
+        VmError error = VmError::Ok;   // Failed
     };
     struct Buffer {
         std::uint64_t start = 0, end = 0;   // page-aligned
-        sc_core::sc_time queued;            // allocated at
+        sc_core::sc_time queued;   // allocated at
         std::vector<Chunk> chunks;
     };
     RegResult acquire_whole(std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
@@ -144,7 +143,7 @@ private:
     std::uint64_t capacity_pages_;
     std::uint64_t deferred_chunk_;
     sc_core::sc_time lookup_;
-    List cache_;     // most recently used first
+    List cache_;   // most recently used first
     List dropped_;   // invalidated, pins not yet released
     std::uint64_t cached_pages_ = 0;
     std::uint64_t peak_ = 0;
@@ -155,4 +154,4 @@ private:
     Scalar &registration_time_, &pinned_peak_, &deferred_wait_, &background_time_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

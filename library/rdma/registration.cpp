@@ -2,10 +2,10 @@
 // get, receive areas, the pin-deferred registration thread).
 #include "library/rdma/process.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -115,8 +115,8 @@ bool RdmaProcess::send(Message& m) {
             // The channel's queue is full: wait for one more completion on it.
             const unsigned c = last_post_;
             const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
-            wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
-                     "wait tx");
+            wait_for(
+                dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; }, "wait tx");
         }
         if (m.guard) guard_->add_record(m.guard, record);
         ++m.parts;
@@ -147,8 +147,8 @@ CompletionRecord RdmaProcess::complete(Message& m) {
         out.status = ok ? kStatusOk : kStatusError;
         return out;
     }
-    const std::uint64_t chunk = m.parts <= 1 && records_for(m.len) == 1 ? std::max<std::uint64_t>(m.len, 1)
-                                                                       : pipeline_chunk_;
+    const std::uint64_t chunk =
+        m.parts <= 1 && records_for(m.len) == 1 ? std::max<std::uint64_t>(m.len, 1) : pipeline_chunk_;
     for (unsigned k = 0; k < m.parts; ++k) {
         const CompletionRecord r = wait_record(m.records + k * sizeof(CompletionRecord));
         ok = ok && r.status == kStatusOk;
@@ -163,15 +163,15 @@ CompletionRecord RdmaProcess::complete(Message& m) {
 }
 
 void RdmaProcess::get(unsigned src_node, std::uint64_t remote_src, std::uint64_t local_dst, std::uint64_t len,
-              std::uint64_t tag, std::uint64_t record) {
+                      std::uint64_t tag, std::uint64_t record) {
     prefetch_advise(local_dst, len, true);
     if (guard_ && len > 0) guard_install(local_dst, len, true, {record});   // lifted when the record is seen
     while (!post_read(src_node, remote_src, local_dst, len, tag, record)) {
         // The channel's queue is full: wait for one more completion on it.
         const unsigned c = last_post_;
         const std::uint64_t done = mmio_read_on(c, pldma_reg::kTxCompleted, 8);
-        wait_for(dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; },
-                 "wait tx");
+        wait_for(
+            dma_.tx_signal(c), [&] { return mmio_read_on(c, pldma_reg::kTxCompleted, 8) >= done + 1; }, "wait tx");
     }
 }
 
@@ -211,4 +211,4 @@ void RdmaProcess::finish_registrations() {
     if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

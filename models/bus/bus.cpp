@@ -19,10 +19,9 @@ Bus::Bus(sc_core::sc_module_name name, const SimContext& ctx)
       in("in"),
       out("out"),
       latency_(ctx.config[params_of<BusParams>().latency]),
-      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
-                                      "transactions routed")),
-      decode_errors_(ctx.stats.counter(std::string(this->name()) + ".decode_errors", "",
-                                       "transactions to an unmapped address")) {
+      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "", "transactions routed")),
+      decode_errors_(
+          ctx.stats.counter(std::string(this->name()) + ".decode_errors", "", "transactions to an unmapped address")) {
     in.register_b_transport(this, &Bus::b_transport);
     in.register_transport_dbg(this, &Bus::transport_dbg);
 }
@@ -36,8 +35,7 @@ void Bus::map(std::uint64_t base, std::uint64_t size, unsigned port, std::uint64
     }
     windows_.push_back({base, size, port, target_offset, name, debug});
     last_ = nullptr;   // the vector moved
-    std::sort(windows_.begin(), windows_.end(),
-              [](const Window& a, const Window& b) { return a.base < b.base; });
+    std::sort(windows_.begin(), windows_.end(), [](const Window& a, const Window& b) { return a.base < b.base; });
 }
 
 void Bus::end_of_elaboration() {
@@ -107,4 +105,4 @@ bool Bus::debug_access(bool write, std::uint64_t addr, unsigned char* data, std:
     return debug_access_to(*out[w->port], w->debug, write, addr - w->base + w->target_offset, data, len);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,7 +13,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/debug_access.hpp"
 
 namespace vrdmasim {
@@ -35,10 +35,10 @@ public:
 
     struct Window {
         std::uint64_t base, size;
-        unsigned port;                // index of the `out` binding
-        std::uint64_t target_offset;  // address seen by the target = addr - base + offset
+        unsigned port;   // index of the `out` binding
+        std::uint64_t target_offset;   // address seen by the target = addr - base + offset
         std::string name;
-        DebugAccess* debug = nullptr; // the target behind out[port], for debug accesses without a payload
+        DebugAccess* debug = nullptr;   // the target behind out[port], for debug accesses without a payload
     };
     // Map [base, base+size) to out port `port`. Overlapping windows are a
     // programming error (std::logic_error). `debug`, if given, must be the
@@ -74,4 +74,4 @@ private:
     Counter& decode_errors_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -23,9 +23,7 @@ public:
         bus_ = &bus;
     }
 
-    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) override {
-        socket->b_transport(gp, delay);
-    }
+    void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) override { socket->b_transport(gp, delay); }
     tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& gp, tlm::tlm_phase& phase,
                                        sc_core::sc_time& delay) override {
         return socket->nb_transport_fw(gp, phase, delay);
@@ -44,4 +42,4 @@ private:
     Bus* bus_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -41,4 +41,4 @@ inline bool debug_access_to(tlm::tlm_fw_transport_if<>& t, DebugAccess* direct, 
     return t.transport_dbg(gp) == len;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

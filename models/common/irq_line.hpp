@@ -6,7 +6,7 @@
 
 #include <systemc>
 
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -40,4 +40,4 @@ private:
     WakeEvent event_;   // made at the first raise, or when first waited for
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

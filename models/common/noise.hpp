@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -81,4 +81,4 @@ private:
     std::uint64_t state_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

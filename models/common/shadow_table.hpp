@@ -34,10 +34,10 @@ public:
     static constexpr std::uint64_t kBlock = 2ull << 20;
 
     struct Entry {
-        std::uint64_t pa = 0;       // physical address of the leaf
-        std::uint64_t size = kPage; // kPage or kBlock
+        std::uint64_t pa = 0;   // physical address of the leaf
+        std::uint64_t size = kPage;   // kPage or kBlock
         bool writable = false;
-        sc_core::sc_time from;      // valid from (the OS's update done)
+        sc_core::sc_time from;   // valid from (the OS's update done)
     };
 
     // ---- the OS side (entries written by PIO; the caller charges the time)
@@ -51,8 +51,8 @@ public:
     std::uint64_t clear(int pid, std::uint64_t va, std::uint64_t len) {
         const std::uint64_t start = va / kBlock * kBlock;   // a block entry may cover va
         std::uint64_t n = 0;
-        for (auto it = map_.lower_bound({pid, start}); it != map_.end() && it->first.first == pid &&
-                                                        it->first.second < va + len;) {
+        for (auto it = map_.lower_bound({pid, start});
+             it != map_.end() && it->first.first == pid && it->first.second < va + len;) {
             if (it->first.second + it->second.size > va) {
                 it = map_.erase(it);
                 ++n;
@@ -109,4 +109,4 @@ private:
     std::uint64_t sets_ = 0, clears_ = 0, locks_taken_ = 0;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -8,7 +8,7 @@
 
 #include <tlm>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 
@@ -18,14 +18,14 @@ enum class FaultType { None, Translation, AccessFlag, Permission, External };
 // (terminate model, or a stalled transaction resumed with terminate).
 class SmmuFaultExtension : public tlm::tlm_extension<SmmuFaultExtension> {
 public:
-    int cb = -1;                  // context bank, -1 for an unmatched stream
-    std::uint64_t address = 0;    // faulting input (virtual) address
-    bool write = false;           // FSYNR0.WNR
+    int cb = -1;   // context bank, -1 for an unmatched stream
+    std::uint64_t address = 0;   // faulting input (virtual) address
+    bool write = false;   // FSYNR0.WNR
     FaultType type = FaultType::None;
     int level = 0;
-    Tracer::Cause story;          // the fault's step in the narrated story (not hardware state)
+    Tracer::Cause story;   // the fault's step in the narrated story (not hardware state)
     tlm::tlm_extension_base* clone() const override { return new SmmuFaultExtension(*this); }
     void copy_from(const tlm::tlm_extension_base& o) override { *this = static_cast<const SmmuFaultExtension&>(o); }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

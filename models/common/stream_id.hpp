@@ -14,9 +14,7 @@ class StreamIdExtension : public tlm::tlm_extension<StreamIdExtension> {
 public:
     std::uint32_t sid = 0;
     tlm::tlm_extension_base* clone() const override { return new StreamIdExtension(*this); }
-    void copy_from(const tlm::tlm_extension_base& o) override {
-        sid = static_cast<const StreamIdExtension&>(o).sid;
-    }
+    void copy_from(const tlm::tlm_extension_base& o) override { sid = static_cast<const StreamIdExtension&>(o).sid; }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -8,9 +8,7 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-bool is_atomic(DescOp op) {
-    return op == DescOp::FetchAdd || op == DescOp::CompareSwap || op == DescOp::Swap;
-}
+bool is_atomic(DescOp op) { return op == DescOp::FetchAdd || op == DescOp::CompareSwap || op == DescOp::Swap; }
 
 const char* atomic_name(DescOp op) {
     switch (op) {
@@ -21,15 +19,12 @@ const char* atomic_name(DescOp op) {
     }
 }
 
-std::uint64_t atomic_result(DescOp op, std::uint64_t old, std::uint64_t operand, std::uint64_t compare,
-                            bool& write) {
+std::uint64_t atomic_result(DescOp op, std::uint64_t old, std::uint64_t operand, std::uint64_t compare, bool& write) {
     write = true;
     switch (op) {
     case DescOp::FetchAdd: return old + operand;   // modulo 2^64
     case DescOp::Swap: return operand;
-    case DescOp::CompareSwap:
-        write = old == compare;
-        return write ? operand : old;
+    case DescOp::CompareSwap: write = old == compare; return write ? operand : old;
     default: break;
     }
     write = false;
@@ -94,7 +89,7 @@ void AtomicUnit::run() {
         if (r.channel < 0) {
             stats_.pd_violations.inc();   // no channel of the request's domain here: nothing touched
         } else if (!is_atomic(op) || r.va % 8 != 0) {
-            stats_.rx_errors.inc();       // the initiator's doorbell refuses these: a malformed packet
+            stats_.rx_errors.inc();   // the initiator's doorbell refuses these: a malformed packet
         } else {
             for (;;) {
                 std::uint64_t page = 0;
@@ -113,8 +108,7 @@ void AtomicUnit::run() {
     }
 }
 
-AtomicUnit::Outcome AtomicUnit::attempt(const Request& r, sc_time& at, std::uint64_t& old,
-                                        std::uint64_t& fault_page) {
+AtomicUnit::Outcome AtomicUnit::attempt(const Request& r, sc_time& at, std::uint64_t& old, std::uint64_t& fault_page) {
     const auto op = static_cast<DescOp>(r.wire.op);
     // The receiving channel's access (r.channel): its stream ID, so the
     // target process's address space and context bank.
@@ -201,16 +195,14 @@ void AtomicUnit::trace(const Request& r, bool ok, std::uint64_t old, sc_time sta
                            {"src_node", Tracer::json_number(static_cast<std::uint64_t>(r.src_node))}});
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "atomic " << transfer_name(r.wire.id) << " from node" << r.src_node << ": " << name << " at 0x" << std::hex << r.va
-           << std::dec;
-        if (ok)
-            os << " executed, old value " << old;
-        else
-            os << " FAILED (" << (r.channel < 0 ? "no channel of its domain" : "fault or error") << ")";
+        os << "atomic " << transfer_name(r.wire.id) << " from node" << r.src_node << ": " << name << " at 0x"
+           << std::hex << r.va << std::dec;
+        if (ok) os << " executed, old value " << old;
+        else os << " FAILED (" << (r.channel < 0 ? "no channel of its domain" : "fault or error") << ")";
         os << ", " << to_us(end - start) << " us in the unit";
         tracer.note(Tracer::Track{}, ok ? "atomic executed" : "atomic failed", end, sc_core::SC_ZERO_TIME, trace_.who,
                     os.str(), r.story);
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

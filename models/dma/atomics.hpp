@@ -23,15 +23,15 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/lazy_event.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -39,13 +39,12 @@ bool is_atomic(DescOp op);
 const char* atomic_name(DescOp op);
 // The value an atomic writes, given the old one (nullopt-like: `write` false
 // for a compare-and-swap whose compare failed: nothing is written).
-std::uint64_t atomic_result(DescOp op, std::uint64_t old, std::uint64_t operand, std::uint64_t compare,
-                            bool& write);
+std::uint64_t atomic_result(DescOp op, std::uint64_t old, std::uint64_t operand, std::uint64_t compare, bool& write);
 
 // The payloads on the wire (little-endian): request 32 B, reply 24 B.
 struct AtomicRequestWire {
-    std::uint64_t id = 0;        // the initiator's transfer id
-    std::uint32_t op = 0;        // DescOp
+    std::uint64_t id = 0;   // the initiator's transfer id
+    std::uint32_t op = 0;   // DescOp
     std::uint32_t pad = 0;
     std::uint64_t operand = 0;   // addend, new value (swap, compare-and-swap)
     std::uint64_t compare = 0;   // compare-and-swap
@@ -53,9 +52,9 @@ struct AtomicRequestWire {
 static_assert(sizeof(AtomicRequestWire) == 32, "atomic request layout");
 struct AtomicReplyWire {
     std::uint64_t id = 0;
-    std::uint32_t status = 0;    // kStatusOk / kStatusError
+    std::uint32_t status = 0;   // kStatusOk / kStatusError
     std::uint32_t pad = 0;
-    std::uint64_t old = 0;       // the value before the operation
+    std::uint64_t old = 0;   // the value before the operation
 };
 static_assert(sizeof(AtomicReplyWire) == 24, "atomic reply layout");
 
@@ -82,12 +81,12 @@ private:
         AtomicRequestWire wire;
         std::uint64_t va = 0;
         std::uint16_t pd = 0;
-        int channel = -1;                    // receiving channel (by protection domain); -1: none
-        std::uint32_t sid = 0;               // its stream ID: the read-modify-write's
+        int channel = -1;   // receiving channel (by protection domain); -1: none
+        std::uint32_t sid = 0;   // its stream ID: the read-modify-write's
         unsigned src_node = 0;
         std::uint32_t src_coord = 0;
         sc_core::sc_time arrived;
-        Tracer::Cause story;                 // the atomic's start at its initiator (narrated story)
+        Tracer::Cause story;   // the atomic's start at its initiator (narrated story)
     };
     enum class Outcome { Done, Fault, Error };
     // One attempt of the read-modify-write from `at`; `at` becomes its end.
@@ -107,8 +106,8 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     LazyDeque<Request> queue_;
-    WakeEvent queued_;           // the atomic thread's wake-up, made when the first request is queued
-    LazyEvent outcome_;          // made when first waited for or notified
+    WakeEvent queued_;   // the atomic thread's wake-up, made when the first request is queued
+    LazyEvent outcome_;   // made when first waited for or notified
     sc_core::sc_time free_;   // the unit finishes its current atomic
     // The page of the atomic being executed, watched for its fault's outcome
     // from its first access until the outcome is taken.
@@ -121,4 +120,4 @@ private:
     AtomicReplyWire reply_wire_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

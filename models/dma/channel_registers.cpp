@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 
 namespace vrdmasim {
@@ -123,17 +123,17 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
     if (off >= kEventCounterBase && off < kEventCounterBase + 8ull * params_.event_counters) {
         // EVENT_COUNTER[i]: rw (software resets it), each increment visible from its own time.
         const auto i = static_cast<std::uint32_t>((off - kEventCounterBase) / 8);
-        if (w)
-            ch.counters[i].write_at(v, at);
-        else
-            v = ch.counters.value_at(i, at);
+        if (w) ch.counters[i].write_at(v, at);
+        else v = ch.counters.value_at(i, at);
         return true;
     }
     auto reg64 = [&](std::uint64_t& r) {
-        if (w) r = v; else v = r;
+        if (w) r = v;
+        else v = r;
     };
     auto reg32 = [&](std::uint32_t& r) {
-        if (w) r = static_cast<std::uint32_t>(v); else v = r;
+        if (w) r = static_cast<std::uint32_t>(v);
+        else v = r;
     };
     auto read_only = [&](std::uint64_t value) {
         if (w) return false;
@@ -158,7 +158,8 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
     case kDescCmp: reg64(ch.staged.compare); break;
     case kDescCounter: reg32(ch.staged.counter); break;
     case kDoorbell:
-        if (w) ring_doorbell(c, at, delay); else v = 0;
+        if (w) ring_doorbell(c, at, delay);
+        else v = 0;
         break;
     case kStatus: ok = read_only((ch.queued & 0xffff) | (ch.last_refused ? 0x80000000u : 0u)); break;
     case kRxRingBase: reg64(ch.rx_ring_base); break;
@@ -166,9 +167,7 @@ bool ChannelRegisters::channel_register(tlm::tlm_generic_payload& gp, unsigned c
     case kRxProduced: ok = read_only(ch.records.count_at(at)); break;
     case kTxCompleted: ok = read_only(ch.tx.count_at(at)); break;
     case kEventCount: ok = read_only(ch.rx.count_at(at)); break;
-    default:
-        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-        return false;
+    default: gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); return false;
     }
     if (!ok) gp.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return ok;
@@ -180,7 +179,8 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     const bool atomic = is_atomic(ch.staged.op);
     const bool bad_atomic = atomic && (ch.staged.len != 8 || ch.staged.dst % 8 != 0);
     if (!ch.enabled || ch.queued >= params_.queue_depth || ch.staged.dst_node >= nodes_ ||
-        !acceptable(ch.staged, params_.event_counters, windows_.enabled()) || bad_atomic || (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
+        !acceptable(ch.staged, params_.event_counters, windows_.enabled()) || bad_atomic ||
+        (ch.staged.op == DescOp::Read && ch.staged.dst_node == node_)) {
         // (A read of this node's own memory is refused: the reply would
         // share the read's transfer id in this engine's tables.)
         ch.last_refused = true;
@@ -203,12 +203,10 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     wk.earliest = at;
     ch.work.push_back(wk);
     ++ch.queued;
-    if (atomic)
-        stats_.atomics_posted.inc();   // not a transfer: atomics have their own statistics
-    else
-        stats_.posted.inc();
+    if (atomic) stats_.atomics_posted.inc();   // not a transfer: atomics have their own statistics
+    else stats_.posted.inc();
     if (wk.desc.op == DescOp::Read) stats_.reads_posted.inc();
     doorbell_.notify(delay);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

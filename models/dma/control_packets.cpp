@@ -84,15 +84,27 @@ void ControlPackets::send_control(ControlOut& c) {
     std::uint32_t word = 0;
     PacketType type = PacketType::Response;
     switch (c.kind) {
-    case ControlKind::Retransmit: type = PacketType::Control; word = kControlRetransmit; break;
+    case ControlKind::Retransmit:
+        type = PacketType::Control;
+        word = kControlRetransmit;
+        break;
     case ControlKind::ErrorAck: word = kStatusError; break;
     case ControlKind::Ack:
         word = c.ok ? kStatusOk : kStatusError;
         receiver_.landed(c.channel, c.notify, c.counter, c.id, c.node, c.src_pd, c.bytes, c.dst, c.ok, c.nseq, c.at);
         break;
-    case ControlKind::Notification: type = PacketType::Completion; word = kStatusOk; break;
-    case ControlKind::Credit: type = PacketType::Control; word = kControlCredit; break;
-    case ControlKind::Skip: type = PacketType::Control; word = kControlSkip; break;
+    case ControlKind::Notification:
+        type = PacketType::Completion;
+        word = kStatusOk;
+        break;
+    case ControlKind::Credit:
+        type = PacketType::Control;
+        word = kControlCredit;
+        break;
+    case ControlKind::Skip:
+        type = PacketType::Control;
+        word = kControlSkip;
+        break;
     }
     // A notification packet's index word carries the event counter it names, plus one (0: none).
     const auto index32 = c.kind == ControlKind::Notification ? static_cast<std::uint32_t>(c.counter + 1)
@@ -104,30 +116,37 @@ void ControlPackets::send_control(ControlOut& c) {
     std::memcpy(ctl_payload_ + 16, &c.bytes, 8);
     const Tracer::Cause story = trace_control(c);
     const unsigned len = c.kind == ControlKind::Notification || c.kind == ControlKind::Skip ? 24u : 16u;
-    emit(ctl_gp_, ctl_pkt_, ctl_payload_, len, type, c.coord, c.node, c.id, static_cast<std::uint16_t>(c.index),
-         c.pd, c.dst, c.at, story);
+    emit(ctl_gp_, ctl_pkt_, ctl_payload_, len, type, c.coord, c.node, c.id, static_cast<std::uint16_t>(c.index), c.pd,
+         c.dst, c.at, story);
 }
 
 Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
     Tracer& tracer = trace_.tracer;
-    static const char* const names[] = {"retransmit request", "error ACK", "ACK (NetVM)", "notification packet",
-                                        "credit return", "notification skip"};
+    static const char* const names[] = {"retransmit request",  "error ACK",     "ACK (NetVM)",
+                                        "notification packet", "credit return", "notification skip"};
     if (tracer.noting()) {
         std::ostringstream os;
         os << "transfer " << transfer_name(c.id);
         switch (c.kind) {
-        case ControlKind::Retransmit: os << " from node" << c.node << ": retransmit request from packet " << c.index; break;
+        case ControlKind::Retransmit:
+            os << " from node" << c.node << ": retransmit request from packet " << c.index;
+            break;
         case ControlKind::ErrorAck: os << " from node" << c.node << ": fault NOT resolved, error ACK"; break;
         case ControlKind::Ack: os << " from node" << c.node << ": every buffered packet copied in, ACK"; break;
         case ControlKind::Notification: os << ": notification packet to node" << c.node; break;
-        case ControlKind::Credit: os.str(""); os << c.index << " B of NetVM credit returned to node" << c.node; break;
-        case ControlKind::Skip: os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node; break;
+        case ControlKind::Credit:
+            os.str("");
+            os << c.index << " B of NetVM credit returned to node" << c.node;
+            break;
+        case ControlKind::Skip:
+            os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node;
+            break;
         }
-        return tracer.note(trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who,
-                           os.str(), c.story,
-                           {{"transfer", Tracer::json_string(transfer_name(c.id))}, {"packet", Tracer::json_number(c.index)}});
+        return tracer.note(
+            trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who, os.str(), c.story,
+            {{"transfer", Tracer::json_string(transfer_name(c.id))}, {"packet", Tracer::json_number(c.index)}});
     }
     return {};
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

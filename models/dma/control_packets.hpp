@@ -17,8 +17,8 @@
 #include "models/dma/stats.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/packet_target.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -35,7 +35,7 @@ constexpr std::uint32_t kControlSkip = 3;
 class Receiver;
 
 enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit, Skip };
-struct ControlOut {             // a packet the control thread sends
+struct ControlOut {   // a packet the control thread sends
     ControlKind kind = ControlKind::Retransmit;
     std::uint64_t id = 0;
     std::uint64_t index = 0;
@@ -43,13 +43,13 @@ struct ControlOut {             // a packet the control thread sends
     std::uint16_t pd = 0;
     unsigned node = 0;
     std::uint32_t coord = 0;
-    bool ok = true, notify = false;     // Ack
-    int channel = -1;                   // Ack: receiving channel for the notification
-    int counter = -1;                   // Ack, Notification: the event counter the write names (-1: none)
-    std::uint64_t nseq = 0;             // Ack: the write's notification number plus one (0: none)
-    std::uint16_t src_pd = 0;           // Ack: the write's protection domain (its notification's pair)
+    bool ok = true, notify = false;   // Ack
+    int channel = -1;   // Ack: receiving channel for the notification
+    int counter = -1;   // Ack, Notification: the event counter the write names (-1: none)
+    std::uint64_t nseq = 0;   // Ack: the write's notification number plus one (0: none)
+    std::uint16_t src_pd = 0;   // Ack: the write's protection domain (its notification's pair)
     sc_core::sc_time at;
-    Tracer::Cause story;                // the step it follows (Retransmit: the fault's outcome)
+    Tracer::Cause story;   // the step it follows (Retransmit: the fault's outcome)
 };
 
 class ControlPackets {
@@ -95,4 +95,4 @@ private:
     unsigned char ctl_payload_[24] = {};
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

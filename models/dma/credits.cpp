@@ -15,10 +15,12 @@ void SenderCredits::enable(StatRegistry& s, const std::string& p, unsigned nodes
     returned_ = &s.counter(p + "credits_returned", "B", "NetVM credits returned to this sender by receivers");
     waits_ = &s.counter(p + "credit_waits", "", "data packets that waited for NetVM credits (sender)");
     packets_ = &s.counter(p + "credit_packets", "", "credit packets sent back to senders (receiver)");
-    wait_us_ = &s.scalar(p + "credit_wait", "us", "time data packets waited for NetVM credits (sender)", Scalar::Kind::Sum);
+    wait_us_ =
+        &s.scalar(p + "credit_wait", "us", "time data packets waited for NetVM credits (sender)", Scalar::Kind::Sum);
     owed_now_ = &s.scalar(p + "credits_owed", "B",
                           "NetVM credits this receiver owes its senders, not yet returned (less than half of "
-                          "ni.credits per sender)", Scalar::Kind::Level);
+                          "ni.credits per sender)",
+                          Scalar::Kind::Level);
 
     per_dest_ = per_destination;
     nodes_ = nodes;
@@ -105,4 +107,4 @@ void SenderCredits::placed(unsigned src, std::uint64_t bytes, sc_time at) {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -16,7 +16,7 @@
 // Because the senders together hold at most nodes x ni.credits bytes of
 // credit for one receiver, and System refuses a config where that exceeds
 // dma.netvm-buffer, the system buffer can never be full when a packet
-// comes: src/invariants.cpp checks netvm_full == 0 and that every credit
+// comes: src/sim/invariants.cpp checks netvm_full == 0 and that every credit
 // spent came back.
 #pragma once
 
@@ -27,9 +27,9 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
-#include "core/context.hpp"
-#include "core/stats.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/context.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 
@@ -91,4 +91,4 @@ private:
     Scalar *wait_us_ = nullptr, *owed_now_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -40,4 +40,4 @@ std::uint64_t EventCounters::increments() const {
     return n;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -11,7 +11,7 @@
 #include <map>
 
 #include <systemc>
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -30,9 +30,9 @@ public:
 
 private:
     void fold(sc_core::sc_time at);
-    std::uint64_t value_ = 0;                 // the value with every increment folded in so far
+    std::uint64_t value_ = 0;   // the value with every increment folded in so far
     std::uint64_t increments_ = 0;
-    LazyDeque<sc_core::sc_time> pending_;    // sorted: increments not visible yet at the last look
+    LazyDeque<sc_core::sc_time> pending_;   // sorted: increments not visible yet at the last look
 };
 
 // A channel's counters, created on first use (most channels never name one:
@@ -48,4 +48,4 @@ private:
     std::map<std::uint32_t, EventCounter> counters_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

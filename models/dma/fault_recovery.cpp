@@ -11,9 +11,9 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver,
-                             RecordWriter& records, NetvmBuffer& netvm, ControlPackets& control,
-                             AtomicUnit& atomics, const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
+FaultRecovery::FaultRecovery(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver, RecordWriter& records,
+                             NetvmBuffer& netvm, ControlPackets& control, AtomicUnit& atomics,
+                             const PldmaConfig& params, PldmaStats& stats, PldmaTrace& trace)
     : channels_(channels),
       transmit_(transmit),
       receiver_(receiver),
@@ -139,12 +139,12 @@ void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t addre
     if (tracer.noting())
         in.fault_story = tracer.note(
             trace_.track, "NACK", done, sc_core::SC_ZERO_TIME, trace_.who,
-            "transfer " + transfer_name(p.transfer) + " from node" + std::to_string(p.src_node) +
-                ": write fault at " + Tracer::hex(address) + ", NACK at packet " +
-                std::to_string(in.first_missing()) +
+            "transfer " + transfer_name(p.transfer) + " from node" + std::to_string(p.src_node) + ": write fault at " +
+                Tracer::hex(address) + ", NACK at packet " + std::to_string(in.first_missing()) +
                 ": this packet and the rest of the transfer are dropped until the fault is resolved",
-            fault, {{"transfer", Tracer::json_string(transfer_name(p.transfer))},
-                    {"packet", Tracer::json_number(in.first_missing())}});
+            fault,
+            {{"transfer", Tracer::json_string(transfer_name(p.transfer))},
+             {"packet", Tracer::json_number(in.first_missing())}});
     // Resend from the first packet not landed (later ones that landed,
     // out of order, are dropped as duplicates).
     control_.send_response(p, kStatusFault, in.first_missing(), done);
@@ -262,4 +262,4 @@ void FaultRecovery::run_watchdog() {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,7 +13,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/atomics.hpp"
 #include "models/dma/channel_registers.hpp"
 #include "models/dma/control_packets.hpp"
@@ -41,8 +41,7 @@ public:
     // `address`; park it from `since` until the outcome for that stream's
     // page (or the timeout).
     void park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_t sid, std::uint64_t address,
-              const Tracer::Cause& fault,
-              sc_core::sc_time since);
+              const Tracer::Cause& fault, sc_core::sc_time since);
     // Sender, parked channel c at `now`: Wait (no outcome yet), Resume
     // (resolved, or timed out: read again) or Fail (not resolved: the
     // caller fails the front transfer at `resume`).
@@ -98,4 +97,4 @@ private:
     LazyEvent watchdog_ev_;   // made when first waited for or notified (fault-tolerant engines only)
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,7 +1,7 @@
 // The engine's memory port (see memory_port.hpp).
 #include "models/dma/memory_port.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -15,7 +15,7 @@ VRDMASIM_FORCE_INLINE MemoryPort::MemPayload* MemoryPort::take() {
         auto p = std::make_unique<MemPayload>();
         p->sid = new StreamIdExtension;
         p->fault = new SmmuFaultExtension;
-        p->gp.set_extension(p->sid);     // owned by the payload
+        p->gp.set_extension(p->sid);   // owned by the payload
         p->gp.set_extension(p->fault);
         free_.push_back(p.get());
         pool_.push_back(std::move(p));
@@ -25,8 +25,8 @@ VRDMASIM_FORCE_INLINE MemoryPort::MemPayload* MemoryPort::take() {
     return p;
 }
 
-sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
-                           sc_time at, bool& ok, SmmuFaultExtension* fault) {
+sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
+                           std::uint64_t len, sc_time at, bool& ok, SmmuFaultExtension* fault) {
     MemPayload* p = take();
     tlm::tlm_generic_payload& gp = p->gp;
     p->fault->type = FaultType::None;
@@ -50,4 +50,4 @@ sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_
     return done;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

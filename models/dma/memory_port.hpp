@@ -14,10 +14,10 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 #include "models/dma/write_watch.hpp"
 
 namespace vrdmasim {
@@ -44,8 +44,8 @@ public:
     // with `ok` false on an error response (an SMMU fault included).
     // `fault`, when given, receives the SMMU's fault extension (type None
     // when there was no fault).
-    sc_core::sc_time access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
-                            sc_core::sc_time at, bool& ok, SmmuFaultExtension* fault = nullptr);
+    sc_core::sc_time access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
+                            std::uint64_t len, sc_core::sc_time at, bool& ok, SmmuFaultExtension* fault = nullptr);
 
 private:
     // The engine's reads and the receive path's writes may be in flight at
@@ -66,4 +66,4 @@ private:
     WriteWatch watch_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -100,4 +100,4 @@ void NetvmBuffer::expire(sc_time now) {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,13 +13,13 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 #include "models/dma/credits.hpp"
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/receive.hpp"
 #include "models/dma/stats.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 namespace vrdmasim {
 
@@ -62,7 +62,7 @@ public:
     void expire(sc_core::sc_time now);
 
 private:
-    struct Buffered {               // a payload in the kernel buffer
+    struct Buffered {   // a payload in the kernel buffer
         InboundKey key;
         std::uint32_t sid = 0;
         std::uint64_t va = 0;
@@ -85,4 +85,4 @@ private:
     LazyEvent space_ev_;   // made when first waited for or notified (NetVM only)
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -33,4 +33,4 @@ std::uint64_t PldmaConfig::packets_of(std::uint64_t len) const {
     return full * packets_per_block + (rest + packet_size - 1) / packet_size;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

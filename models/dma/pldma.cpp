@@ -2,7 +2,7 @@
 // transmit scheduler, receiver, fault recovery, NetVM buffer; see
 // pldma.hpp) and the decode of packets arriving from the network.
 #include "models/dma/pldma.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -17,7 +17,7 @@ std::uint32_t own_coord(const std::vector<std::uint32_t>& coord_of, unsigned nod
     if (coord_of.size() <= node) throw std::logic_error("pldma: node has no coordinate");
     return coord_of[node];
 }
-}  // namespace
+}   // namespace
 
 PldmaParams::PldmaParams()
     : set("dma", "PLDMA RDMA engine (ExaNeSt), one per node"),
@@ -34,60 +34,64 @@ PldmaParams::PldmaParams()
       block_buffers(set.integer("block-buffers", "2",
                                 "blocks the engine can hold: the read of block k+n waits until block k is sent")
                         .range("1", "64")),
-      queue_depth(set.integer("queue-depth", "64",
-                              "descriptors one channel queues; a doorbell beyond it is refused")
+      queue_depth(set.integer("queue-depth", "64", "descriptors one channel queues; a doorbell beyond it is refused")
                       .range("1", "65536")),
       channels(set.integer("channels", "16",
                            "virtual channels, each a 4 KiB register page a process posts on without a system call "
                            "(the ExaNeSt controller offers 1024)")
                    .range("1", "1024")),
-      channel_blocks(set.integer("channel-blocks", "2",
-                                 "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
-                                 "moves on to the next channel with work")
-                         .range("1", "1024")),
-      fault_timeout(set.time("fault-timeout", "200us",
-                             "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
-                             "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
-                        .range("1us", "1s")),
-      netvm_buffer(set.size("netvm-buffer", "256KiB",
-                            "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
-                            "not resident; a full buffer holds further packets back through the link credits")
-                       .range("16KiB", "1GiB")),
+      channel_blocks(
+          set.integer("channel-blocks", "2",
+                      "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
+                      "moves on to the next channel with work")
+              .range("1", "1024")),
+      fault_timeout(
+          set.time("fault-timeout", "200us",
+                   "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
+                   "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
+              .range("1us", "1s")),
+      netvm_buffer(
+          set.size("netvm-buffer", "256KiB",
+                   "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
+                   "not resident; a full buffer holds further packets back through the link credits")
+              .range("16KiB", "1GiB")),
       setup_time(set.time("setup-time", "20ns",
                           "engine time to start a transfer after taking its descriptor (*calibrated*: three cycles of "
                           "the engine's 156.25 MHz clock; with the other defaults the 64 B one-hop pingpong gives the "
                           "prototype's 1.3 us, configs/exanest-prototype.ini)")
                      .range("0ps", "100us")),
-      mmio_latency(set.time("mmio-latency", "20ns",
-                            "register access latency inside the engine (*estimate*)")
+      mmio_latency(set.time("mmio-latency", "20ns", "register access latency inside the engine (*estimate*)")
                        .range("0ps", "10us")),
       smmu_tbu(set.integer("smmu-tbu", "3",
                            "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
                            "(Xilinx UG1085); also bits [14:10] of its stream ID")
                    .range("0", "31")),
-      axi_id(set.integer("axi-id", "0", "AXI ID of a channel's memory transactions at reset (and of the first "
+      axi_id(set.integer("axi-id", "0",
+                         "AXI ID of a channel's memory transactions at reset (and of the first "
                          "process's channels): bits [5:0] of the stream ID (Xilinx AR#69447; the master field [9:6] "
                          "is 0 for a PL port). Each channel's control word holds its own AXI ID; the kernel gives "
                          "process p's channels dma.axi-id + p")
                  .range("0", "63")),
-      fault_tolerant(set.boolean("fault-tolerant", "true",
-                                 "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
-                                 "source read parks the transfer until the fault library's outcome (fault_resolved) and "
-                                 "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
-                                 "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
-                                 "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")),
+      fault_tolerant(
+          set.boolean("fault-tolerant", "true",
+                      "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
+                      "source read parks the transfer until the fault library's outcome (fault_resolved) and "
+                      "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
+                      "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
+                      "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")),
       park(set.choice("park", "channel", {"channel", "engine"},
                       "fault-tolerant: what a source-read fault stops until its outcome. channel: only the faulting "
                       "channel parks, the scheduler serves the others (the thesis's scheduling change); engine: the "
                       "whole transmit engine waits, as an engine with one in-order descriptor pipeline does (the "
                       "behaviour the thesis changed, kept to show the difference; *estimate* of that design, which "
                       "no published figure times)")),
-      event_counters(set.integer("event-counters", "64",
-                                 "event counters per channel page (EVENT_COUNTER[i] at 0x800 + 8 i, 64 bit): a write "
-                                 "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
-                                 "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
-                                 "page has room for 256; NetVM's interface gives a process several)")
-                         .range("1", "256")),
+      event_counters(
+          set.integer("event-counters", "64",
+                      "event counters per channel page (EVENT_COUNTER[i] at 0x800 + 8 i, 64 bit): a write "
+                      "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
+                      "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
+                      "page has room for 256; NetVM's interface gives a process several)")
+              .range("1", "256")),
       notify_window(set.integer("notify-window", "0",
                                 "ordered notifications: the notifying writes (DESC_FLAGS bit 0 or 2) of one sender "
                                 "node to one protection domain are delivered in doorbell order through a sequence "
@@ -98,20 +102,17 @@ PldmaParams::PldmaParams()
                                 "(*estimate*: NetVM's sequence window, whose size is a design parameter)")
                         .range("0", "4096")) {}
 
-void Pldma::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<PldmaParams>().set);
-}
+void Pldma::declare_params(ParamRegistry& reg) { reg.add(params_of<PldmaParams>().set); }
 
-Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-             unsigned node, std::shared_ptr<const std::vector<std::uint32_t>> coord_of)
+Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
+             std::shared_ptr<const std::vector<std::uint32_t>> coord_of)
     : sc_module(name),
       mmio("mmio"),
       mem("mem"),
       net_out("net_out"),
       net_in("net_in"),
       node_(node),
-      coord_table_(coord_of ? std::move(coord_of)
-                            : throw std::invalid_argument("Pldma: no table of node coordinates")),
+      coord_table_(coord_of ? std::move(coord_of) : throw std::invalid_argument("Pldma: no table of node coordinates")),
       coord_of_(*coord_table_),
       params_(read_pldma_config(ctx.config)),
       trace_{ctx.tracer, ctx.tracer.track(group, "dma"), group + ".dma"},
@@ -140,8 +141,7 @@ Pldma::Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::str
     threads_.emplace_back(std::make_unique<LazyThread>("engine", channels_.doorbell(), [this] { transmit_.run(); }));
     threads_.emplace_back(
         std::make_unique<LazyThread>("control_thread", control_.queued(), [this] { control_.run(); }));
-    threads_.emplace_back(
-        std::make_unique<LazyThread>("atomic_thread", atomics_.queued(), [this] { atomics_.run(); }));
+    threads_.emplace_back(std::make_unique<LazyThread>("atomic_thread", atomics_.queued(), [this] { atomics_.run(); }));
     if (params_.fault_tolerant) {
         // The watchdog stays a thread from the start: spawned later, its
         // timeouts would join the kernel's queue in another order among
@@ -263,4 +263,4 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -30,8 +30,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
 #include "models/dma/atomics.hpp"
@@ -77,10 +77,10 @@ struct PldmaParams {
 
 class Pldma : public sc_core::sc_module, public PacketTarget {
 public:
-    tlm_utils::passthrough_target_socket<Pldma> mmio;         // registers
-    tlm_utils::simple_initiator_socket<Pldma> mem;       // source reads, payload and record writes
+    tlm_utils::passthrough_target_socket<Pldma> mmio;   // registers
+    tlm_utils::simple_initiator_socket<Pldma> mem;   // source reads, payload and record writes
     tlm_utils::simple_initiator_socket<Pldma> net_out;   // packets to the router
-    tlm_utils::passthrough_target_socket<Pldma> net_in;       // packets from the router
+    tlm_utils::passthrough_target_socket<Pldma> net_in;   // packets from the router
 
     // Binds net_out to `socket` and sends through `target`, its owner, directly
     // (a Link: PacketTarget).
@@ -92,8 +92,8 @@ public:
     // `node` is this engine's node index; `coord_of` maps node index to
     // ExaNet coordinate for packet headers (one table shared by every
     // engine of a system: it has an entry per node).
-    Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-          unsigned node, std::shared_ptr<const std::vector<std::uint32_t>> coord_of);
+    Pldma(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, unsigned node,
+          std::shared_ptr<const std::vector<std::uint32_t>> coord_of);
 
     unsigned channels() const { return static_cast<unsigned>(channels_.size()); }
     // Completion records written for channel c (its sender-side interrupt),
@@ -125,8 +125,8 @@ public:
     // at time `t` sees of one, given `now`, the value in memory at the call
     // (false: not watched).
     void watch_writes(std::uint32_t sid, std::uint64_t va, std::uint64_t len) { memory_.watch().watch(sid, va, len); }
-    bool polled_value(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t, std::uint64_t now,
-                      std::uint64_t& value, sc_core::sc_time* written = nullptr) const {
+    bool polled_value(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t, std::uint64_t now, std::uint64_t& value,
+                      sc_core::sc_time* written = nullptr) const {
         return memory_.watch().visible(sid, va, t, now, value, written);
     }
 
@@ -218,4 +218,4 @@ private:
     std::vector<std::unique_ptr<LazyThread>> threads_;   // engine, control, atomic (+ records)
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -12,8 +12,8 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-ReadProtocol::ReadProtocol(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver,
-                           ControlPackets& control, PldmaStats& stats, PldmaTrace& trace, unsigned node,
+ReadProtocol::ReadProtocol(ChannelRegisters& channels, Transmit& transmit, Receiver& receiver, ControlPackets& control,
+                           PldmaStats& stats, PldmaTrace& trace, unsigned node,
                            const std::vector<std::uint32_t>& coord_of)
     : channels_(channels),
       transmit_(transmit),
@@ -63,14 +63,11 @@ void ReadProtocol::reply_received(std::uint64_t id, bool ok, std::uint64_t bytes
     transmit_.finish(id, ok ? kStatusOk : kStatusError, ok ? bytes : 0, at);
 }
 
-void ReadProtocol::responder_failed(const Descriptor& d) {
-    receiver_.forget(InboundKey{d.dst_node, d.id});
-}
+void ReadProtocol::responder_failed(const Descriptor& d) { receiver_.forget(InboundKey{d.dst_node, d.id}); }
 
 // ---------------------------------------------------------------- responder
 
-void ReadProtocol::error_response(std::uint64_t id, unsigned node, std::uint32_t coord, std::uint16_t pd,
-                                  sc_time at) {
+void ReadProtocol::error_response(std::uint64_t id, unsigned node, std::uint32_t coord, std::uint16_t pd, sc_time at) {
     ControlOut e;
     e.kind = ControlKind::ErrorAck;
     e.id = id;
@@ -98,13 +95,15 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
     if (c < 0 || len < kRequestBytes || d.len == 0 || d.id != p.transfer) {
         // No channel of that domain here (or a request no initiator sends):
         // nothing is read; the initiator completes with an error.
-        if (c < 0) stats_.pd_violations.inc(); else stats_.rx_errors.inc();
+        if (c < 0) stats_.pd_violations.inc();
+        else stats_.rx_errors.inc();
         stats_.read_replies_failed.inc();
         error_response(p.transfer, p.src_node, p.footer.src_coord, d.pd, tail);
         if (trace_.tracer.noting()) {
             std::ostringstream os;
             os << "read " << transfer_name(p.transfer) << " from node" << p.src_node << " REFUSED: "
-               << (c < 0 ? "no channel of protection domain " + std::to_string(d.pd) : std::string("malformed request"));
+               << (c < 0 ? "no channel of protection domain " + std::to_string(d.pd)
+                         : std::string("malformed request"));
             trace_.tracer.note(Tracer::Track{}, "read refused", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
                                p.story);
         }
@@ -121,17 +120,19 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
     w.earliest = tail;
     if (trace_.tracer.noting()) {
         std::ostringstream os;
-        os << "read " << transfer_name(d.id) << " from node" << d.dst_node << ": the request arrives; the engine serves " << d.len
-           << " B at 0x" << std::hex << d.src << std::dec << " on channel " << c << ", no software involved";
-        w.story = trace_.tracer.note(trace_.track, "read request", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(), p.story,
-                                     {{"transfer", Tracer::json_string(transfer_name(d.id))}});
+        os << "read " << transfer_name(d.id) << " from node" << d.dst_node
+           << ": the request arrives; the engine serves " << d.len << " B at 0x" << std::hex << d.src << std::dec
+           << " on channel " << c << ", no software involved";
+        w.story = trace_.tracer.note(trace_.track, "read request", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
+                                     p.story, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
     channels_[d.channel].work.push_back(w);   // behind the channel's own work, in order
     channels_.doorbell().notify(from_now(tail));
 }
 
 void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_time at, const Tracer::Cause& story) {
-    if (ok) stats_.read_requests_served.inc(); else stats_.read_replies_failed.inc();
+    if (ok) stats_.read_requests_served.inc();
+    else stats_.read_replies_failed.inc();
     if (!ok && tell) error_response(d.id, d.dst_node, coord_of_.at(d.dst_node), d.pd, at);
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled())
@@ -143,12 +144,13 @@ void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_ti
     if (tracer.noting()) {
         std::ostringstream os;
         os << "read " << transfer_name(d.id) << " for node" << d.dst_node
-           << (ok ? ": reply acknowledged, " : tell ? ": reply FAILED here, error to the initiator, "
-                                                   : ": reply FAILED at the initiator, ")
+           << (ok     ? ": reply acknowledged, "
+               : tell ? ": reply FAILED here, error to the initiator, "
+                      : ": reply FAILED at the initiator, ")
            << to_us(at - d.posted) << " us after the request";
-        tracer.note(trace_.track, ok ? "reply acknowledged" : "reply failed", at, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
-                    story, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
+        tracer.note(trace_.track, ok ? "reply acknowledged" : "reply failed", at, sc_core::SC_ZERO_TIME, trace_.who,
+                    os.str(), story, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

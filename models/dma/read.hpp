@@ -79,4 +79,4 @@ private:
     const std::vector<std::uint32_t>& coord_of_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,7 +1,7 @@
 // The receiver: data packets in, payload writes, notification and ACK at
 // the end of a transfer (see receive.hpp; README.md "Protocol").
 #include "models/dma/receive.hpp"
-#include "core/force_inline.hpp"
+#include "src/core/force_inline.hpp"
 
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/netvm_buffer.hpp"
@@ -81,10 +81,8 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
         in.error = true;
         stats_.rx_errors.inc();
     }
-    if (in.has_landed(index))
-        stats_.rx_double_landings.inc();   // self-check: every packet lands exactly once
-    else
-        in.land(index);
+    if (in.has_landed(index)) stats_.rx_double_landings.inc();   // self-check: every packet lands exactly once
+    else in.land(index);
     const bool latest = done >= in.landed_at;
     in.landed_at = max_time(in.landed_at, done);
     if (p.footer.last) {
@@ -157,8 +155,9 @@ VRDMASIM_FORCE_INLINE Inbound& Receiver::arrival(const InboundKey& key, const Ex
 
 bool Receiver::duplicate(const Inbound& in, std::uint64_t i) { return in.has_landed(i); }
 
-VRDMASIM_FORCE_INLINE Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in, tlm::tlm_generic_payload& gp,
-                                    const ExanetPacket& p, sc_time tail, sc_time& done) {
+VRDMASIM_FORCE_INLINE Receiver::Placement Receiver::place(const InboundKey& key, Inbound& in,
+                                                          tlm::tlm_generic_payload& gp, const ExanetPacket& p,
+                                                          sc_time tail, sc_time& done) {
     const std::uint64_t len = gp.get_data_length();
     const std::uint64_t va = p.header.dst_va;
     // Write it, or (NetVM) put it in the kernel buffer while its page is
@@ -290,8 +289,8 @@ void Receiver::skip_received(const ExanetPacket& p, std::uint64_t nseq, sc_time 
     control_.send_response(p, kStatusOk, 0, at);   // the sender retires the number
 }
 
-void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok,
-                                   int counter, sc_time& at) {
+void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std::uint64_t bytes, bool ok, int counter,
+                                   sc_time& at) {
     const int c = channels_.by_domain(p.header.pdid);
     if (c < 0) {
         stats_.pd_violations.inc();
@@ -301,8 +300,8 @@ void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std:
     landed(c, true, counter, id, p.src_node, p.header.pdid, bytes, p.header.dst_va, ok, 0, at);
 }
 
-void Receiver::deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node,
-                       std::uint64_t bytes, std::uint64_t dst, bool ok, sc_time& at) {
+void Receiver::deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
+                       std::uint64_t dst, bool ok, sc_time& at) {
     if (channel < 0) return;
     if (record) notify_channel(channel, id, src_node, bytes, dst, ok, at);
     // After the record (if any): a waiter woken by the counter finds it written.
@@ -328,13 +327,13 @@ void Receiver::count_event(int channel, int counter, bool ok, sc_time at) {
                        {{"channel", Tracer::json_number(static_cast<std::uint64_t>(channel))},
                         {"counter", Tracer::json_number(static_cast<std::uint64_t>(counter))}});
     if (tracer.noting())
-        tracer.note(Tracer::Track{}, "counter +1", at, sc_core::SC_ZERO_TIME, trace_.who,
-                    "event counter " + std::to_string(counter) + " of channel " + std::to_string(channel) +
-                        " incremented");
+        tracer.note(
+            Tracer::Track{}, "counter +1", at, sc_core::SC_ZERO_TIME, trace_.who,
+            "event counter " + std::to_string(counter) + " of channel " + std::to_string(channel) + " incremented");
 }
 
-void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
-                              std::uint64_t dst, bool ok, sc_time& at) {
+void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, std::uint64_t bytes, std::uint64_t dst,
+                              bool ok, sc_time& at) {
     if (channel < 0) return;
     Channel& ch = channels_[static_cast<unsigned>(channel)];
     stats_.notifications.inc();
@@ -353,4 +352,4 @@ void Receiver::notify_channel(int channel, std::uint64_t id, unsigned src_node, 
     ch.rx.raise_at(at);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -33,31 +33,31 @@ class ReadProtocol;
 
 using InboundKey = std::pair<unsigned, std::uint64_t>;   // (source node, transfer id)
 
-struct Inbound {                // being received
+struct Inbound {   // being received
     std::uint64_t bytes = 0;
     std::uint64_t dst = 0;
     std::uint16_t next_seq = 0;
     bool error = false;
-    int channel = -1;               // receiving channel (by protection domain); -1: none
-    bool reply = false;             // the reply to one of this engine's reads (channel: the read's)
-    std::uint32_t sid = 0;          // its stream ID: the payload writes' and the notification's
+    int channel = -1;   // receiving channel (by protection domain); -1: none
+    bool reply = false;   // the reply to one of this engine's reads (channel: the read's)
+    std::uint32_t sid = 0;   // its stream ID: the payload writes' and the notification's
     std::uint64_t next_index = 0;   // packets accepted so far (the untruncated sequence number)
     // Fault-tolerant receive.
-    bool faulted = false;           // a payload write faulted: dropping until the fault is resolved
-    bool dead = false;              // fault not resolved: error ACK sent, drop everything
+    bool faulted = false;   // a payload write faulted: dropping until the fault is resolved
+    bool dead = false;   // fault not resolved: error ACK sent, drop everything
     std::uint64_t fault_page = 0;   // page of the faulting address
-    std::uint32_t fault_sid = 0;    // and its stream
+    std::uint32_t fault_sid = 0;   // and its stream
     sc_core::sc_time fault_deadline;
-    Tracer::Cause fault_story;      // the NACK's step (then the fault outcome's)
+    Tracer::Cause fault_story;   // the NACK's step (then the fault outcome's)
     std::uint32_t src_coord = 0;
     // NetVM.
-    unsigned buffered = 0;          // packets in the kernel buffer, not copied in yet
-    bool last_seen = false;         // the last packet arrived (ACK once buffered == 0)
+    unsigned buffered = 0;   // packets in the kernel buffer, not copied in yet
+    bool last_seen = false;   // the last packet arrived (ACK once buffered == 0)
     bool notify = false;
     std::uint16_t last_seq = 0;
-    int counter = -1;               // the event counter the last packet names (-1: none)
-    std::uint64_t nseq = 0;         // its notification number plus one (dma.notify-window; 0: none)
-    std::uint16_t pd = 0;           // its protection domain
+    int counter = -1;   // the event counter the last packet names (-1: none)
+    std::uint64_t nseq = 0;   // its notification number plus one (dma.notify-window; 0: none)
+    std::uint16_t pd = 0;   // its protection domain
     // Acceptance in any order (an adaptive network delivers the packets of
     // a transfer out of order in time; README.md "Out-of-order arrival"):
     // which packet indices have landed (written, buffered or refused with
@@ -73,7 +73,7 @@ struct Inbound {                // being received
     sc_core::sc_time landed_at;
     sc_core::sc_time newest;
     sc_core::sc_time fault_at;
-    bool nacked = false;            // a resend was asked for: it may come after the transfer completed
+    bool nacked = false;   // a resend was asked for: it may come after the transfer completed
     bool has_landed(std::uint64_t i) const { return (i >> 6) < landed.size() && (landed[i >> 6] >> (i & 63) & 1); }
     void land(std::uint64_t i) {
         // Words of 64 packets, grown geometrically (vector<bool>'s bit
@@ -203,4 +203,4 @@ private:
     std::set<InboundKey> resent_done_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -171,4 +171,4 @@ bool RecordWriter::done_at(std::uint32_t sid, std::uint64_t addr, sc_time& at) c
     return true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

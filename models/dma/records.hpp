@@ -16,19 +16,19 @@
 #include "models/dma/memory_port.hpp"
 #include "models/dma/params.hpp"
 #include "models/dma/stats.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_event.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
 // 32-byte records written by the engine into memory (little-endian).
 struct CompletionRecord {
-    std::uint64_t tag = 0;          // tx: descriptor tag; rx: transfer id
-    std::uint32_t status = 0;       // kStatusOk / kStatusError (0: not written yet)
-    std::uint32_t node = 0;         // tx: destination node; rx: source node
-    std::uint64_t bytes = 0;        // bytes delivered
-    std::uint64_t addr = 0;         // tx: source address; rx: destination address
+    std::uint64_t tag = 0;   // tx: descriptor tag; rx: transfer id
+    std::uint32_t status = 0;   // kStatusOk / kStatusError (0: not written yet)
+    std::uint32_t node = 0;   // tx: destination node; rx: source node
+    std::uint64_t bytes = 0;   // bytes delivered
+    std::uint64_t addr = 0;   // tx: source address; rx: destination address
 };
 static_assert(sizeof(CompletionRecord) == 32, "record layout");
 constexpr std::uint32_t kStatusOk = 1;
@@ -57,7 +57,7 @@ public:
 private:
     std::uint64_t raised_ = 0;
     LazyDeque<sc_core::sc_time> pending_;   // sorted
-    std::uint64_t done_ = 0;                 // records already visible and dropped from pending_
+    std::uint64_t done_ = 0;   // records already visible and dropped from pending_
     LazyEvent event_;   // made when first waited for or notified: most lines of a large torus never are
     std::function<void(sc_core::sc_time)> observer_;
 };
@@ -99,8 +99,8 @@ private:
     // records are written, and counted, in the order they were posted.
     bool behind(const std::vector<CompletionSignal*>& raise) const;
     // Write `r` at `at`; `fx` receives the fault extension.
-    sc_core::sc_time write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at, bool& ok,
-                           SmmuFaultExtension& fx);
+    sc_core::sc_time write(std::uint32_t sid, std::uint64_t addr, const CompletionRecord& r, sc_core::sc_time at,
+                           bool& ok, SmmuFaultExtension& fx);
     // Wait for the outcome of the page's fault (or the timeout).
     void wait_outcome(const Retry& rr);
 
@@ -125,4 +125,4 @@ private:
     sc_core::sc_time wait_at_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -96,8 +96,9 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
         if (size > stats_.notify_window_peak.value()) stats_.notify_window_peak.set(size);
         if (trace_.tracer.noting()) {
             std::ostringstream os;
-            os << (n.skip ? "skip of transfer " : "notification of transfer ") << transfer_name(n.id) << " from node" << n.src
-               << " (domain " << n.pd << ", number " << k << ") held: number " << p.next << " not delivered yet";
+            os << (n.skip ? "skip of transfer " : "notification of transfer ") << transfer_name(n.id) << " from node"
+               << n.src << " (domain " << n.pd << ", number " << k << ") held: number " << p.next
+               << " not delivered yet";
             trace_.tracer.note(Tracer::Track{}, "notification held", at, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
                                n.story);
         }
@@ -106,10 +107,8 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
     // Its turn: delivered, then the held ones that follow, each no earlier
     // than the one before (in number order, in time).
     ++p.next;
-    if (n.skip)
-        stats_.notify_skipped.inc();
-    else
-        deliver(p, n, at, at);
+    if (n.skip) stats_.notify_skipped.inc();
+    else deliver(p, n, at, at);
     for (auto it = p.held.find(p.next); it != p.held.end(); it = p.held.find(p.next)) {
         const Held h = it->second;
         p.held.erase(it);
@@ -161,8 +160,8 @@ void NotificationOrder::trace_held(const PendingNotification& n, sc_time landed,
                            {"number", Tracer::json_number(n.nseq - 1)}});
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "notification of transfer " << transfer_name(n.id) << " from node" << n.src << " delivered in order after "
-           << to_us(delivered - landed) << " us held";
+        os << "notification of transfer " << transfer_name(n.id) << " from node" << n.src
+           << " delivered in order after " << to_us(delivered - landed) << " us held";
         tracer.note(Tracer::Track{}, "notification delivered", delivered, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
                     n.story);
     }
@@ -174,4 +173,4 @@ std::uint64_t NotificationOrder::held() const {
     return n;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

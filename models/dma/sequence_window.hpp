@@ -64,9 +64,9 @@ public:
 
 private:
     struct Pair {
-        std::uint64_t next = 0;    // the next number to assign
-        std::uint64_t base = 0;    // every number below is answered
-        sc_core::sc_time base_at;  // when the last of them was
+        std::uint64_t next = 0;   // the next number to assign
+        std::uint64_t base = 0;   // every number below is answered
+        sc_core::sc_time base_at;   // when the last of them was
         std::map<std::uint64_t, sc_core::sc_time> ahead;   // answered beyond base, and when
         // The time every number up to n was answered, for n < base (kept
         // from the oldest number that may still ask: see `trim`).
@@ -85,17 +85,17 @@ private:
 // A notification of a write that has landed (or failed), waiting for its
 // turn at the receiver.
 struct PendingNotification {
-    int channel = -1;         // receiving channel (-1: none, nothing is written)
-    bool record = false;      // a ring record (DESC_FLAGS bit 0)
-    int counter = -1;         // the event counter it increments (-1: none)
-    std::uint64_t id = 0;     // the sender's transfer id
-    unsigned src = 0;         // source node
-    std::uint16_t pd = 0;     // protection domain
+    int channel = -1;   // receiving channel (-1: none, nothing is written)
+    bool record = false;   // a ring record (DESC_FLAGS bit 0)
+    int counter = -1;   // the event counter it increments (-1: none)
+    std::uint64_t id = 0;   // the sender's transfer id
+    unsigned src = 0;   // source node
+    std::uint16_t pd = 0;   // protection domain
     std::uint64_t bytes = 0, dst = 0;
     bool ok = true;
     std::uint64_t nseq = 0;   // notification sequence number plus one (0: unordered)
-    bool skip = false;        // the sender's skip: no notification, the number is released
-    Tracer::Cause story;      // the step its delivery follows (the transfer's start at its sender)
+    bool skip = false;   // the sender's skip: no notification, the number is released
+    Tracer::Cause story;   // the step its delivery follows (the transfer's start at its sender)
 };
 
 class NotificationOrder {
@@ -121,9 +121,9 @@ private:
         sc_core::sc_time landed;
     };
     struct Pair {
-        std::uint64_t next = 0;              // the number delivered next
-        std::map<std::uint64_t, Held> held;  // landed early (in call order), by number
-        sc_core::sc_time last_at;            // when the pair's latest notification was delivered
+        std::uint64_t next = 0;   // the number delivered next
+        std::map<std::uint64_t, Held> held;   // landed early (in call order), by number
+        sc_core::sc_time last_at;   // when the pair's latest notification was delivered
         // The pair's latest deliveries (kRecent), by transfer id: when, and
         // whether already counted as reordered.
         std::map<std::uint64_t, std::pair<sc_core::sc_time, bool>> recent;
@@ -145,4 +145,4 @@ private:
     std::map<WindowKey, Pair> pairs_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

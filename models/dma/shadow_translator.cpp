@@ -39,31 +39,39 @@ void check_shadow_config(const Config& c, unsigned nodes, bool netvm) {
     if (!shadow_translation(c)) return;
     const std::string why = c.describe("ni.translation");
     if (!c.boolean("smmu.enabled"))
-        throw c.refuse("smmu.enabled", why + " translates the virtual addresses of processes that live in the "
-                                             "node's virtual memory, which smmu.enabled = false does not build "
-                                             "(physical DMA memory). Leave smmu.enabled = true (the SMMU itself "
-                                             "is then not on the engine's path) or set ni.translation = smmu");
+        throw c.refuse("smmu.enabled", why +
+                                           " translates the virtual addresses of processes that live in the "
+                                           "node's virtual memory, which smmu.enabled = false does not build "
+                                           "(physical DMA memory). Leave smmu.enabled = true (the SMMU itself "
+                                           "is then not on the engine's path) or set ni.translation = smmu");
     if (c.string("smmu-driver.fault-mode") == "stall")
-        throw c.refuse("smmu-driver.fault-mode", why + " has no stall mode: a shadow-table miss always ends the "
-                                                       "access (terminate semantics) and the OS's outcome reaches the "
-                                                       "engine through fault_resolved. Set "
-                                                       "smmu-driver.fault-mode = terminate (or leave it out)");
+        throw c.refuse("smmu-driver.fault-mode", why +
+                                                     " has no stall mode: a shadow-table miss always ends the "
+                                                     "access (terminate semantics) and the OS's outcome reaches the "
+                                                     "engine through fault_resolved. Set "
+                                                     "smmu-driver.fault-mode = terminate (or leave it out)");
     if (!netvm) return;
     const std::uint64_t credits = c.size("ni.credits"), buffer = c.size("dma.netvm-buffer");
     const std::uint64_t packet = std::min(c.size("dma.packet-size"), c.size("dma.block-size"));
     if (credits < 2 * packet)
         throw c.refuse("ni.credits", "must hold at least two of the largest data packets (" +
-                                         c.describe("dma.packet-size") + "): a receiver returns credits once it "
+                                         c.describe("dma.packet-size") +
+                                         "): a receiver returns credits once it "
                                          "owes half of them, so a sender must be able to have one packet out "
                                          "while the other half comes back. Raise ni.credits to at least " +
                                          std::to_string(2 * packet) + "B");
     if (credits * nodes > buffer)
-        throw c.refuse("ni.credits", "x " + std::to_string(nodes) + " nodes (each a sender to every node, itself "
-                                     "included) = " + std::to_string(credits * nodes) + " B of credit a receiver "
-                                     "grants, but " + c.describe("dma.netvm-buffer") + " cannot hold that much: "
-                                     "the system buffer could overflow. Lower ni.credits to at most " +
-                                     std::to_string(buffer / nodes) + "B or raise dma.netvm-buffer to at least " +
-                                     std::to_string(credits * nodes) + "B");
+        throw c.refuse("ni.credits", "x " + std::to_string(nodes) +
+                                         " nodes (each a sender to every node, itself "
+                                         "included) = " +
+                                         std::to_string(credits * nodes) +
+                                         " B of credit a receiver "
+                                         "grants, but " +
+                                         c.describe("dma.netvm-buffer") +
+                                         " cannot hold that much: "
+                                         "the system buffer could overflow. Lower ni.credits to at most " +
+                                         std::to_string(buffer / nodes) + "B or raise dma.netvm-buffer to at least " +
+                                         std::to_string(credits * nodes) + "B");
 }
 
 void ShadowTranslator::declare_params(ParamRegistry& reg) { reg.add(params_of<NiTranslationParams>().set); }
@@ -90,7 +98,8 @@ ShadowTranslator::ShadowTranslator(sc_core::sc_module_name name, const SimContex
       locks_(ctx.stats.counter(group + ".ni.page_locks", "", "page locks the NI took while accessing a page")),
       unknown_streams_(ctx.stats.counter(group + ".ni.unknown_streams", "",
                                          "accesses with a stream ID no process was given (refused)")),
-      lookup_us_(ctx.stats.scalar(group + ".ni.shadow_lookup_time", "us", "NI time spent in shadow-table lookups", Scalar::Kind::Sum)) {
+      lookup_us_(ctx.stats.scalar(group + ".ni.shadow_lookup_time", "us", "NI time spent in shadow-table lookups",
+                                  Scalar::Kind::Sum)) {
     in.register_b_transport(this, &ShadowTranslator::b_transport);
 }
 
@@ -182,4 +191,4 @@ void ShadowTranslator::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay)
     if (ok) gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -22,9 +22,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
-#include "core/params.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
 #include "models/common/shadow_table.hpp"
 
 namespace vrdmasim {
@@ -54,14 +54,13 @@ using ShadowMissFn = std::function<void(std::uint32_t sid, int pid, std::uint64_
 
 class ShadowTranslator : public sc_core::sc_module {
 public:
-    tlm_utils::passthrough_target_socket<ShadowTranslator> in;      // from the engine's memory port
-    tlm_utils::simple_initiator_socket<ShadowTranslator> out;  // to the node bus (physical)
+    tlm_utils::passthrough_target_socket<ShadowTranslator> in;   // from the engine's memory port
+    tlm_utils::simple_initiator_socket<ShadowTranslator> out;   // to the node bus (physical)
 
     static void declare_params(ParamRegistry& reg);
     static void declare_metrics(MetricRegistry& reg);
 
-    ShadowTranslator(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-                     ShadowTable& table);
+    ShadowTranslator(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, ShadowTable& table);
 
     // The kernel gave stream `sid` (a process's channels) to process `pid`.
     void bind_stream(std::uint32_t sid, int pid) { pid_of_[sid] = pid; }
@@ -73,8 +72,8 @@ public:
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // Fail `gp` as a terminate-mode fault on `va` and report the miss.
-    void miss(tlm::tlm_generic_payload& gp, std::uint32_t sid, int pid, std::uint64_t va, bool write,
-              bool permission, sc_core::sc_time at);
+    void miss(tlm::tlm_generic_payload& gp, std::uint32_t sid, int pid, std::uint64_t va, bool write, bool permission,
+              sc_core::sc_time at);
 
     const SimContext& ctx_;
     ShadowTable& table_;
@@ -86,4 +85,4 @@ private:
     Scalar& lookup_us_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -31,18 +31,21 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
       retx_bytes(s.counter(p + "retransmitted_bytes", "B", "payload bytes sent again on a retransmit request")),
       duplicates(s.counter(p + "duplicates_dropped", "",
                            "received packets already written (sequence behind), dropped (receiver)")),
-      fault_dropped(s.counter(p + "fault_dropped", "",
-                              "received packets dropped while their transfer waits on a fault or after it failed on one")),
+      fault_dropped(
+          s.counter(p + "fault_dropped", "",
+                    "received packets dropped while their transfer waits on a fault or after it failed on one")),
       unmatched(s.counter(p + "fault_outcomes_unmatched", "", "fault outcomes for which nothing was waiting")),
-      fault_timeouts(s.counter(p + "fault_timeouts", "",
-                               "parked channels and faulted receives retried after dma.fault-timeout without an outcome")),
+      fault_timeouts(
+          s.counter(p + "fault_timeouts", "",
+                    "parked channels and faulted receives retried after dma.fault-timeout without an outcome")),
       record_retries(s.counter(p + "record_retries", "",
                                "completion or notification records written again after their page faulted")),
       pd_violations(s.counter(p + "pd_violations", "",
                               "transfers received for a protection domain no channel of this node has (dropped)")),
       notifications(s.counter(p + "notifications", "", "notifications delivered to a receiving channel")),
-      counter_increments(s.counter(p + "counter_increments", "",
-                                   "event counters incremented by writes naming one (DESC_FLAGS bit 2) that landed here")),
+      counter_increments(
+          s.counter(p + "counter_increments", "",
+                    "event counters incremented by writes naming one (DESC_FLAGS bit 2) that landed here")),
       counter_failed(s.counter(p + "counter_failed", "",
                                "writes naming an event counter that failed: their counter was not incremented")),
       counter_writes(s.counter(p + "counter_writes", "",
@@ -58,8 +61,8 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "read-modify-writes this engine's atomic unit carried out on its memory (target)")),
       atomic_faults(s.counter(p + "atomic_faults", "",
                               "atomic unit accesses the SMMU answered with a fault (target; each retry counts)")),
-      atomic_latency_us(s.histogram(p + "atomic_latency", "us",
-                                    "network atomic: doorbell to completion record written (initiator)")),
+      atomic_latency_us(
+          s.histogram(p + "atomic_latency", "us", "network atomic: doorbell to completion record written (initiator)")),
       netvm_packets(s.counter(p + "netvm_buffered", "",
                               "packets put in the NetVM kernel buffer (destination page not resident)")),
       netvm_bytes(s.counter(p + "kernel_copy_bytes", "B", "bytes the kernel copied from the NetVM buffer into place")),
@@ -67,8 +70,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
       netvm_peak(s.scalar(p + "netvm_peak", "B", "NetVM buffer bytes in use at peak", Scalar::Kind::Level)),
       rx_stalled_us(s.scalar(p + "rx_stalled", "us",
                              "time payload writes were held beyond 1 us (stalled translations: the "
-                             "packets behind wait in the link buffers)", Scalar::Kind::Sum)),
-      reads_posted(s.counter(p + "reads_posted", "", "RDMA read descriptors queued (initiator; also in transfers_posted)")),
+                             "packets behind wait in the link buffers)",
+                             Scalar::Kind::Sum)),
+      reads_posted(
+          s.counter(p + "reads_posted", "", "RDMA read descriptors queued (initiator; also in transfers_posted)")),
       reads_failed(s.counter(p + "reads_failed", "",
                              "RDMA reads completed with an error status (initiator; also in transfers_failed)")),
       read_bytes(s.counter(p + "read_bytes", "B",
@@ -109,7 +114,8 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "(receiver)")),
       notify_window_peak(s.scalar(p + "notify_window_peak", "",
                                   "most notifications one sender and domain had held at once (receiver; at most "
-                                  "dma.notify-window - 1)", Scalar::Kind::Level)),
+                                  "dma.notify-window - 1)",
+                                  Scalar::Kind::Level)),
       notify_skipped(s.counter(p + "notify_skipped", "",
                                "sequence numbers released by a skip or a write that failed here for good, without "
                                "a notification (receiver)")),
@@ -121,23 +127,14 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                   "stay 0)")) {}
 
 void Pldma::declare_metrics(MetricRegistry& reg) {
-    reg.sum_counters("packets",
-                     "Data packets sent by all PLDMAs (sum of `*.packets_sent`).",
-                     {"packets_sent"});
-    reg.sum_counters("parks",
-                     "PLDMA channels parked on a source-read fault (fault-tolerant engine).",
-                     {"dma.parks"});
-    reg.sum_counters("nacks",
-                     "NACKs sent by receiving PLDMAs for payload writes that faulted.",
-                     {"dma.nacks_sent"});
-    reg.sum_counters("retransmitted_bytes",
-                     "Payload bytes sent again on retransmit requests.",
+    reg.sum_counters("packets", "Data packets sent by all PLDMAs (sum of `*.packets_sent`).", {"packets_sent"});
+    reg.sum_counters("parks", "PLDMA channels parked on a source-read fault (fault-tolerant engine).", {"dma.parks"});
+    reg.sum_counters("nacks", "NACKs sent by receiving PLDMAs for payload writes that faulted.", {"dma.nacks_sent"});
+    reg.sum_counters("retransmitted_bytes", "Payload bytes sent again on retransmit requests.",
                      {"dma.retransmitted_bytes"});
-    reg.sum_counters("fault_timeouts",
-                     "Faults whose outcome did not come within `dma.fault-timeout`.",
+    reg.sum_counters("fault_timeouts", "Faults whose outcome did not come within `dma.fault-timeout`.",
                      {"dma.fault_timeouts"});
-    reg.sum_counters("kernel_copy_bytes",
-                     "Bytes redirected into the NetVM kernel buffer and copied in by the kernel.",
+    reg.sum_counters("kernel_copy_bytes", "Bytes redirected into the NetVM kernel buffer and copied in by the kernel.",
                      {"dma.kernel_copy_bytes"});
     reg.sum_counters("atomics",
                      "Network atomics (fetch-and-add, compare-and-swap, swap) executed by the engines' atomic units "
@@ -192,4 +189,4 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
                  "dma.read_latency", 0.5);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

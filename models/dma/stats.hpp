@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/interconnect/transfer_id.hpp"
 
 namespace vrdmasim {
@@ -92,4 +92,4 @@ struct PldmaTrace {
     std::string who;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

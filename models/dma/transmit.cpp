@@ -9,7 +9,7 @@
 #include "models/dma/atomics.hpp"
 #include "models/dma/fault_recovery.hpp"
 #include "models/dma/read.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -63,10 +63,8 @@ void Transmit::run() {
         // the look above and this wait.
         const sc_time deadline = recovery_.park_deadline();
         const sc_time t = sim_now();
-        if (deadline == sc_core::sc_max_time())
-            sc_core::wait(channels_.doorbell().get());
-        else if (deadline > t)
-            sc_core::wait(deadline - t, channels_.doorbell().get());
+        if (deadline == sc_core::sc_max_time()) sc_core::wait(channels_.doorbell().get());
+        else if (deadline > t) sc_core::wait(deadline - t, channels_.doorbell().get());
     }
 }
 
@@ -128,10 +126,8 @@ bool Transmit::window_open(Channel& ch, sc_time now) {
             w.window_blocked = true;
             w.blocked_since = at;
         }
-        if (room)
-            channels_.doorbell().notify(from_now(from));
-        else
-            window_waiting_ = true;   // the next answer wakes the engine
+        if (room) channels_.doorbell().notify(from_now(from));
+        else window_waiting_ = true;   // the next answer wakes the engine
         return false;
     }
     // It waited from when it could have started (the first look that found
@@ -142,9 +138,9 @@ bool Transmit::window_open(Channel& ch, sc_time now) {
     if (from > since) {
         stats_.window_stalls.inc();
         stats_.window_wait_us.add(to_us(from - since));
-        trace_.tracer.span(trace_.track, "window full", since, from,
-                           {{"dst_node", Tracer::json_number(w.desc.dst_node)},
-                            {"number", Tracer::json_number(w.desc.nseq - 1)}});
+        trace_.tracer.span(
+            trace_.track, "window full", since, from,
+            {{"dst_node", Tracer::json_number(w.desc.dst_node)}, {"number", Tracer::json_number(w.desc.nseq - 1)}});
         if (trace_.tracer.noting())
             trace_.tracer.note(Tracer::Track{}, "window wait", from, sc_core::SC_ZERO_TIME, trace_.who,
                                "transfer " + transfer_name(w.desc.id) + " waited " +
@@ -247,21 +243,24 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
     if (trace_.tracer.noting()) {
         std::ostringstream os;
         if (w.resend)
-            os << "transfer " << transfer_name(w.id) << " resends from packet " << w.next << ", ahead of the channel's other work";
+            os << "transfer " << transfer_name(w.id) << " resends from packet " << w.next
+               << ", ahead of the channel's other work";
         else if (is_atomic(w.desc.op))
-            os << "atomic " << transfer_name(w.id) << " starts on channel " << c << ": " << atomic_name(w.desc.op) << " at node"
-               << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand " << w.desc.src
+            os << "atomic " << transfer_name(w.id) << " starts on channel " << c << ": " << atomic_name(w.desc.op)
+               << " at node" << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand "
+               << w.desc.src
                << (w.desc.op == DescOp::CompareSwap ? ", compare " + std::to_string(w.desc.compare) : std::string());
         else if (w.desc.reply)
-            os << "read " << transfer_name(w.id) << " reply starts on channel " << c << ": " << w.desc.len << " B from 0x"
+            os << "read " << transfer_name(w.id) << " reply starts on channel " << c << ": " << w.desc.len
+               << " B from 0x" << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x"
+               << std::hex << w.desc.dst;
+        else if (w.desc.op == DescOp::Read)
+            os << "read " << transfer_name(w.id) << " starts on channel " << c << ": a request for " << w.desc.len
+               << " B at node" << w.desc.dst_node << " 0x" << std::hex << w.desc.src << " into 0x" << w.desc.dst;
+        else
+            os << "transfer " << transfer_name(w.id) << " starts on channel " << c << ": " << w.desc.len << " B from 0x"
                << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex
                << w.desc.dst;
-        else if (w.desc.op == DescOp::Read)
-            os << "read " << transfer_name(w.id) << " starts on channel " << c << ": a request for " << w.desc.len << " B at node"
-               << w.desc.dst_node << " 0x" << std::hex << w.desc.src << " into 0x" << w.desc.dst;
-        else
-            os << "transfer " << transfer_name(w.id) << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
-               << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
         const Tracer::Cause step =
             trace_.tracer.note(trace_.track, w.resend ? "resend" : "start", w.earliest, sc_core::SC_ZERO_TIME,
                                trace_.who, os.str(), w.story, {{"transfer", Tracer::json_string(transfer_name(w.id))}});
@@ -299,10 +298,8 @@ bool Transmit::serve_block(Channel& ch, unsigned c, Work& w, const Descriptor& d
     bool stop = false;
     const bool sent = send_block(c, w, d, b, blen, data_ready, stop);
     buffer_free_[slot] = send_free_;
-    if (!sent)
-        fail(ch, w, send_free_);
-    else if (stop || w.next >= params_.packets_of(d.len))
-        drop(ch, &w);   // all sent: the ACK completes it
+    if (!sent) fail(ch, w, send_free_);
+    else if (stop || w.next >= params_.packets_of(d.len)) drop(ch, &w);   // all sent: the ACK completes it
     qk_.set(from_now(max_time(send_free_, read_free_)));
     if (qk_.need_sync()) qk_.sync();
     return true;
@@ -464,16 +461,14 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
             room_in_window(tail);
         }
         if (d.reply) {
-            reads_.reply_finished(d, word == kStatusOk, false, tail, finishing_);   // the initiator's ACK: no record here
+            reads_.reply_finished(d, word == kStatusOk, false, tail,
+                                  finishing_);   // the initiator's ACK: no record here
             finishing_ = {};
-        }
-        else
-            complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
+        } else complete(d, word == kStatusOk ? kStatusOk : kStatusError, word == kStatusOk ? d.len : 0, tail);
     }
 }
 
-void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at,
-                        std::uint64_t old) {
+void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t bytes, sc_time at, std::uint64_t old) {
     if (d.reply) {   // a read's reply failed here: no record, the initiator is told
         reads_.reply_finished(d, status == kStatusOk, true, at, finishing_);
         finishing_ = {};
@@ -488,18 +483,13 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
     r.bytes = bytes;
     r.addr = atomic ? old : d.src;   // an atomic's record carries the old value
     sc_time done = at;
-    if (atomic)
-        (status == kStatusOk ? stats_.atomics_completed : stats_.atomics_failed).inc();
-    else if (status == kStatusOk)
-        stats_.completed.inc();
-    else
-        stats_.failed.inc();
+    if (atomic) (status == kStatusOk ? stats_.atomics_completed : stats_.atomics_failed).inc();
+    else if (status == kStatusOk) stats_.completed.inc();
+    else stats_.failed.inc();
     if (d.compl_addr) {
         const Tracer::Scope recording(trace_.tracer, finishing_);   // the record's walk follows the transfer
         done = records_.post(d.sid, d.compl_addr, r, at, {&channels_[d.channel].tx});
-    }
-    else
-        channels_[d.channel].tx.raise_at(done);
+    } else channels_[d.channel].tx.raise_at(done);
     if (atomic) {
         stats_.atomic_latency_us.add(to_us(done - d.posted));
         trace_atomic(d, status, old, done);
@@ -508,7 +498,8 @@ void Transmit::complete(const Descriptor& d, std::uint32_t status, std::uint64_t
     stats_.latency_us.add(to_us(done - d.posted));
     if (d.op == DescOp::Read) {
         stats_.read_latency_us.add(to_us(done - d.posted));
-        if (status == kStatusOk) stats_.read_bytes.inc(bytes); else stats_.reads_failed.inc();
+        if (status == kStatusOk) stats_.read_bytes.inc(bytes);
+        else stats_.reads_failed.inc();
     }
     if (status == kStatusOk && (d.flags & kFlagNotifyPacket)) {
         ControlOut n;
@@ -530,7 +521,8 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled()) {
         const bool read = d.op == DescOp::Read;
-        const char* name = status == kStatusOk ? (read ? "read" : "transfer") : (read ? "read (error)" : "transfer (error)");
+        const char* name =
+            status == kStatusOk ? (read ? "read" : "transfer") : (read ? "read (error)" : "transfer (error)");
         tracer.async_span(trace_.track, name, d.id, d.posted, done,
                           {{"id", Tracer::json_string(transfer_name(d.id))},
                            {"bytes", Tracer::json_number(d.len)},
@@ -539,14 +531,13 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
     }
     if (tracer.noting()) {
         std::ostringstream os;
-        os << (d.op == DescOp::Read ? "read " : "transfer ") << transfer_name(d.id) << (status == kStatusOk ? " complete: " : " FAILED: ")
-           << bytes << (d.op == DescOp::Read ? " B read" : " B delivered") << ", latency " << to_us(done - d.posted)
-           << " us";
-        tracer.note(trace_.track, status == kStatusOk ? "complete" : "failed", done, sc_core::SC_ZERO_TIME,
-                    trace_.who, os.str(), finishing_, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
+        os << (d.op == DescOp::Read ? "read " : "transfer ") << transfer_name(d.id)
+           << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
+           << (d.op == DescOp::Read ? " B read" : " B delivered") << ", latency " << to_us(done - d.posted) << " us";
+        tracer.note(trace_.track, status == kStatusOk ? "complete" : "failed", done, sc_core::SC_ZERO_TIME, trace_.who,
+                    os.str(), finishing_, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
     finishing_ = {};
 }
 
-}  // namespace vrdmasim
-
+}   // namespace vrdmasim

@@ -29,10 +29,10 @@ namespace vrdmasim {
 class FaultRecovery;
 class ReadProtocol;
 
-struct Outstanding {            // started, waiting for the acknowledgement
+struct Outstanding {   // started, waiting for the acknowledgement
     Descriptor desc;
-    std::uint64_t epoch = 0;    // bumped by each NACK: work of an older epoch stops
-    Tracer::Cause story;        // its start's step: its reads' walks and faults follow it
+    std::uint64_t epoch = 0;   // bumped by each NACK: work of an older epoch stops
+    Tracer::Cause story;   // its start's step: its reads' walks and faults follow it
 };
 
 class Transmit {
@@ -137,7 +137,7 @@ private:
     unsigned char request_[24] = {};   // a read request's payload (ReadProtocol::kRequestBytes)
     tlm_utils::tlm_quantumkeeper qk_;
     tlm::tlm_generic_payload tx_gp_;
-    ExanetPacket& tx_pkt_;    // owned by tx_gp_ (a payload frees its extensions)
+    ExanetPacket& tx_pkt_;   // owned by tx_gp_ (a payload frees its extensions)
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -26,10 +26,8 @@ void Transmit::send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d
     p.footer.first = p.footer.last = true;
     const Outstanding* o = outstanding(d.id);
     p.story = o ? o->story : Tracer::Cause{};   // the target's execution follows the atomic's start
-    if (send_packet(atomic_buf_, sizeof req, w.earliest))
-        drop(ch, &w);   // the reply completes it
-    else
-        fail(ch, w, send_free_);
+    if (send_packet(atomic_buf_, sizeof req, w.earliest)) drop(ch, &w);   // the reply completes it
+    else fail(ch, w, send_free_);
     qk_.set(from_now(send_free_));
     if (qk_.need_sync()) qk_.sync();
 }
@@ -60,10 +58,8 @@ void Transmit::trace_atomic(const Descriptor& d, std::uint32_t status, std::uint
     if (tracer.noting()) {
         std::ostringstream os;
         os << "atomic " << transfer_name(d.id) << " " << atomic_name(d.op);
-        if (status == kStatusOk)
-            os << " complete: old value " << old;
-        else
-            os << " FAILED";
+        if (status == kStatusOk) os << " complete: old value " << old;
+        else os << " FAILED";
         os << ", latency " << to_us(done - d.posted) << " us";
         tracer.note(Tracer::Track{}, status == kStatusOk ? "atomic complete" : "atomic failed", done,
                     sc_core::SC_ZERO_TIME, trace_.who, os.str(), finishing_);
@@ -71,4 +67,4 @@ void Transmit::trace_atomic(const Descriptor& d, std::uint32_t status, std::uint
     finishing_ = {};
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

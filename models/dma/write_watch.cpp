@@ -50,4 +50,4 @@ bool WriteWatch::visible(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t
     return true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

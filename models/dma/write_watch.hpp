@@ -34,8 +34,8 @@ public:
     // before. False if `va` is not watched.
     // `written`, when given, receives when the engine wrote the value seen
     // (zero: the engine has not written it).
-    bool visible(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t, std::uint64_t now,
-                 std::uint64_t& value, sc_core::sc_time* written = nullptr) const;
+    bool visible(std::uint32_t sid, std::uint64_t va, sc_core::sc_time t, std::uint64_t now, std::uint64_t& value,
+                 sc_core::sc_time* written = nullptr) const;
 
 private:
     struct Write {
@@ -47,4 +47,4 @@ private:
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::deque<Write>> words_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

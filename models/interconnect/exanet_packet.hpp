@@ -14,7 +14,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 #include "models/interconnect/transfer_id.hpp"
 
 namespace vrdmasim {
@@ -25,10 +25,10 @@ namespace vrdmasim {
 // we have do not give theirs).
 enum class PacketType : std::uint8_t {
     RdmaWrite = 0,
-    ReadRequest = 1,     // RDMA read: the responder sends the region back as writes
+    ReadRequest = 1,   // RDMA read: the responder sends the region back as writes
     Control = 2,
     AtomicRequest = 3,   // network atomic: executed by the target's engine
-    AtomicReply = 4,     // its old value
+    AtomicReply = 4,   // its old value
     Completion = 6,
     Response = 10,   // ACK / NACK
     // Block I/O between the FPGAs of a QFDB (models/os/remote_block.hpp): a
@@ -38,20 +38,20 @@ enum class PacketType : std::uint8_t {
     BlockData = 13,
 };
 
-constexpr unsigned kFlitBytes = 16;           // 128-bit flits
+constexpr unsigned kFlitBytes = 16;   // 128-bit flits
 constexpr std::uint32_t kMaxPacketPayload = (1u << 14) - 1;   // 14-bit size field
 
 struct ExanetHeader {
-    std::uint8_t vc = 0;              // 5 bits
-    std::uint16_t pdid = 0;           // protection domain
-    std::uint32_t dst_coord = 0;      // 22 bits
+    std::uint8_t vc = 0;   // 5 bits
+    std::uint16_t pdid = 0;   // protection domain
+    std::uint32_t dst_coord = 0;   // 22 bits
     PacketType type = PacketType::RdmaWrite;
-    std::uint16_t size = 0;           // payload bytes, 14 bits
-    std::uint64_t dst_va = 0;         // destination (virtual) address, 44 bits
+    std::uint16_t size = 0;   // payload bytes, 14 bits
+    std::uint64_t dst_va = 0;   // destination (virtual) address, 44 bits
 };
 
 struct ExanetFooter {
-    std::uint16_t seq = 0;            // 14 bits, per transfer
+    std::uint16_t seq = 0;   // 14 bits, per transfer
     bool first = false;
     bool last = false;
     bool notify = false;
@@ -59,7 +59,7 @@ struct ExanetFooter {
     // of the receiving node (its transfer id is the initiator's). A spare
     // footer bit of this simulator's choosing, like the read request's type.
     bool reply = false;
-    std::uint32_t src_coord = 0;      // 22 bits
+    std::uint32_t src_coord = 0;   // 22 bits
 };
 
 class ExanetPacket : public tlm::tlm_extension<ExanetPacket> {
@@ -78,7 +78,7 @@ public:
     // none), in each of its packets (dma.notify-window; models/dma/README.md
     // "Ordered notifications": on the wire, log2(2 W) spare header bits).
     std::uint64_t nseq = 0;
-    unsigned src_node = 0;        // node indices matching src/dst coordinates
+    unsigned src_node = 0;   // node indices matching src/dst coordinates
     unsigned dst_node = 0;
     // Absolute time at which the packet's tail flit is available at the hop
     // that currently holds it (a link may not finish sending before then).
@@ -91,9 +91,7 @@ public:
     unsigned flits() const { return 2u + (header.size + kFlitBytes - 1) / kFlitBytes; }
 
     tlm::tlm_extension_base* clone() const override { return new ExanetPacket(*this); }
-    void copy_from(const tlm::tlm_extension_base& other) override {
-        *this = static_cast<const ExanetPacket&>(other);
-    }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const ExanetPacket&>(other); }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

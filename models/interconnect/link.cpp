@@ -8,7 +8,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -28,36 +28,42 @@ LinkSection::LinkSection(const std::string& section, const std::string& descript
 // line rate / 66.
 LinkSections::LinkSections()
     : link("link", "a link between two FPGAs of one QFDB, one direction",
-           {"16Gbps", "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
-                      "mezzanine's edges; INFN ExaNeSt page)",
-            "227ns", "head in to head out: 55 cycles of a 64B/66B link layer on GTH transceivers "
-                     "at 16 Gb/s (user_clk 242.4 MHz; AMD PG074), board traces (< 2 ns) neglected",
-            "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                    "(*estimate*: the ExaNet switch's own input FIFO holds 40 flits, ExaNet switch "
-                    "RTL; the link controller's receive buffering is unpublished; 2 KiB covers the "
-                    "credit round trip at the link rate, docs/references.md)"}),
+           {"16Gbps",
+            "link rate per direction (*estimate*: one 16 Gb/s lane, as on the "
+            "mezzanine's edges; INFN ExaNeSt page)",
+            "227ns",
+            "head in to head out: 55 cycles of a 64B/66B link layer on GTH transceivers "
+            "at 16 Gb/s (user_clk 242.4 MHz; AMD PG074), board traces (< 2 ns) neglected",
+            "2KiB",
+            "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+            "(*estimate*: the ExaNet switch's own input FIFO holds 40 flits, ExaNet switch "
+            "RTL; the link controller's receive buffering is unpublished; 2 KiB covers the "
+            "credit round trip at the link rate, docs/references.md)"}),
       mezz_link("mezz-link", "a ring edge between the F1s of two QFDBs of a mezzanine, one direction",
-                {"16Gbps", "rate per lane (INFN ExaNeSt page: 16 Gb/s links)",
-                 "227ns", "head in to head out: as link.latency, 55 cycles of a 64B/66B link layer at "
-                          "16 Gb/s (AMD PG074)",
-                 "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                         "(*estimate*, as link.buffer)",
+                {"16Gbps", "rate per lane (INFN ExaNeSt page: 16 Gb/s links)", "227ns",
+                 "head in to head out: as link.latency, 55 cycles of a 64B/66B link layer at "
+                 "16 Gb/s (AMD PG074)",
+                 "2KiB",
+                 "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+                 "(*estimate*, as link.buffer)",
                  "2", "lanes per edge and direction (INFN ExaNeSt page: 2 links of 16 Gb/s per edge)"}),
       board_link("board-link", "an inter-board torus link between the F1s of two QFDBs, one direction",
-                 {"10Gbps", "rate per lane (arXiv 2307.09371: 10 Gb/s links in the built prototype)",
-                  "357ns", "head in to head out: 55 cycles of a 64B/66B link layer at 10.3125 Gb/s "
-                           "(user_clk 156.25 MHz: 352 ns; AMD PG074) plus 5 ns of cable (*estimate*: 1 m "
-                           "at about 5 ns/m)",
-                  "2KiB", "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
-                          "(*estimate*, as link.buffer)",
+                 {"10Gbps", "rate per lane (arXiv 2307.09371: 10 Gb/s links in the built prototype)", "357ns",
+                  "head in to head out: 55 cycles of a 64B/66B link layer at 10.3125 Gb/s "
+                  "(user_clk 156.25 MHz: 352 ns; AMD PG074) plus 5 ns of cable (*estimate*: 1 m "
+                  "at about 5 ns/m)",
+                  "2KiB",
+                  "input buffer at the receiving side, per VC, in bytes of 128-bit flits "
+                  "(*estimate*, as link.buffer)",
                   "1", "lanes per direction (arXiv 2307.09371: one 10 Gb/s link)"}),
       ni("ni", "the network interface path between the PLDMA and its router, one direction",
-         {"20Gbps", "on-chip datapath: 128 bits at 156.25 MHz (*estimate*: the 64B/66B user clock "
-                    "at 10 Gb/s, AMD PG074)",
-          "20ns", "head in to head out (*estimate*)",
-          "640B", "buffer at the receiving side, in bytes of 128-bit flits: 40 flits, the ExaNet "
-                  "switch's input FIFO per VC, sized for two packets of the largest size, 18 flits "
-                  "(ExaNet switch RTL)"}) {}
+         {"20Gbps",
+          "on-chip datapath: 128 bits at 156.25 MHz (*estimate*: the 64B/66B user clock "
+          "at 10 Gb/s, AMD PG074)",
+          "20ns", "head in to head out (*estimate*)", "640B",
+          "buffer at the receiving side, in bytes of 128-bit flits: 40 flits, the ExaNet "
+          "switch's input FIFO per VC, sized for two packets of the largest size, 18 flits "
+          "(ExaNet switch RTL)"}) {}
 
 void Link::declare_params(ParamRegistry& reg) {
     const LinkSections& s = params_of<LinkSections>();
@@ -88,8 +94,8 @@ LinkParams Link::params_from(const Config& cfg, const LinkSection& section) {
     return p;
 }
 
-Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
-           const std::string& group, const std::string& track)
+Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p, const std::string& group,
+           const std::string& track)
     : sc_module(name),
       in("in"),
       out("out"),
@@ -98,18 +104,14 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, track)),
       packets_(ctx.stats.counter(std::string(this->name()) + ".packets", "", "packets carried")),
-      flits_(ctx.stats.counter(std::string(this->name()) + ".flits", "",
-                               "flits carried (header, payload and footer)")),
-      payload_bytes_(ctx.stats.counter(std::string(this->name()) + ".payload_bytes", "B",
-                                       "payload bytes carried")),
-      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
-                                      "packet hops served")),
-      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
-                                "time spent serialising flits", Scalar::Kind::Sum)),
+      flits_(ctx.stats.counter(std::string(this->name()) + ".flits", "", "flits carried (header, payload and footer)")),
+      payload_bytes_(ctx.stats.counter(std::string(this->name()) + ".payload_bytes", "B", "payload bytes carried")),
+      transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "", "packet hops served")),
+      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us", "time spent serialising flits",
+                                Scalar::Kind::Sum)),
       credit_stall_us_(ctx.stats.scalar(std::string(this->name()) + ".credit_stall_time", "us",
                                         "time packets waited for space in the far-end buffer", Scalar::Kind::Sum)),
-      queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
-                                    "head ready to first flit sent")),
+      queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns", "head ready to first flit sent")),
       vc_errors_(ctx.stats.counter(std::string(this->name()) + ".vc_errors", "",
                                    "packets refused for a VC the far end has no buffer for")) {
     flit_time_ = sc_time::from_value(flit_ps_);
@@ -117,8 +119,9 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     vcs_.resize(p_.vcs);
     timed_.resize(p_.vcs);
     for (unsigned v = 0; v < p_.vcs; ++v)
-        vcs_[v].hwm_stat = &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm",
-                                             "flits", "most flits held in this VC's far-end buffer (credit count)", Scalar::Kind::Level);
+        vcs_[v].hwm_stat =
+            &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm", "flits",
+                              "most flits held in this VC's far-end buffer (credit count)", Scalar::Kind::Level);
     in.register_b_transport(this, &Link::b_transport);
 }
 
@@ -219,12 +222,9 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
     pkt->tail = end + p_.latency;
     pkt->hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
-    if (far_)
-        far_->forward(far_port_, gp, pkt, d);
-    else if (sink_)
-        sink_->accept(gp, *pkt, d);
-    else
-        out->b_transport(gp, d);
+    if (far_) far_->forward(far_port_, gp, pkt, d);
+    else if (sink_) sink_->accept(gp, *pkt, d);
+    else out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
     buf.held.emplace_back(now + d, flits);
     buf.held_flits += flits;
@@ -232,7 +232,7 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
     delay = end - now;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim
 
 namespace vrdmasim {
 
@@ -272,10 +272,8 @@ sc_time Link::credit_from(const std::vector<Timed>& held, unsigned flits, sc_tim
     std::size_t lo = 0, hi = frees.size();   // answer in frees[lo..hi); the last always fits (nothing held)
     while (hi - lo > 1) {
         const std::size_t mid = lo + (hi - lo - 1) / 2;
-        if (held_from(held, frees[mid]) + flits <= p_.buffer_flits)
-            hi = mid + 1;
-        else
-            lo = mid + 1;
+        if (held_from(held, frees[mid]) + flits <= p_.buffer_flits) hi = mid + 1;
+        else lo = mid + 1;
     }
     return frees.empty() ? s : frees[lo];
 }
@@ -348,14 +346,11 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     pkt.tail = end + p_.latency;
     pkt.hops++;
     sc_time d = (start + flit_time_ + p_.latency) - now;
-    if (far_)
-        far_->forward(far_port_, gp, &pkt, d);
-    else if (sink_)
-        sink_->accept(gp, pkt, d);
-    else
-        out->b_transport(gp, d);
+    if (far_) far_->forward(far_port_, gp, &pkt, d);
+    else if (sink_) sink_->accept(gp, pkt, d);
+    else out->b_transport(gp, d);
     held.push_back(Timed{start, now + d, flits});
     delay = end - now;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

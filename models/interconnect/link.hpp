@@ -22,8 +22,8 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_deque.hpp"
 #include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {
@@ -31,11 +31,11 @@ namespace vrdmasim {
 class Router;
 
 struct LinkParams {
-    double rate_bps = 16e9;              // per direction, all lanes together (rate per lane x lanes)
-    sc_core::sc_time latency;            // head in at one end -> head out at the other
-    unsigned buffer_flits = 64;          // input buffer at the far end, per VC
-    unsigned vcs = 1;                    // VC buffers at the far end (1: one buffer shared by every VC)
-    unsigned lanes = 1;                  // informational: rate_bps already includes them
+    double rate_bps = 16e9;   // per direction, all lanes together (rate per lane x lanes)
+    sc_core::sc_time latency;   // head in at one end -> head out at the other
+    unsigned buffer_flits = 64;   // input buffer at the far end, per VC
+    unsigned vcs = 1;   // VC buffers at the far end (1: one buffer shared by every VC)
+    unsigned lanes = 1;   // informational: rate_bps already includes them
     // Reserve the wire in time order (router.routing = adaptive): a packet
     // takes the earliest idle interval at or after its head, even before
     // packets reserved by earlier calls, so packets that took different
@@ -63,10 +63,10 @@ struct LinkSection {
 // through params_of<LinkSections>().
 struct LinkSections {
     LinkSections();
-    LinkSection link;        // [link]: between two FPGAs of one QFDB
+    LinkSection link;   // [link]: between two FPGAs of one QFDB
     LinkSection mezz_link;   // [mezz-link]: a mezzanine ring edge
-    LinkSection board_link;  // [board-link]: an inter-board torus link
-    LinkSection ni;          // [ni]: the PLDMA's path to its router
+    LinkSection board_link;   // [board-link]: an inter-board torus link
+    LinkSection ni;   // [ni]: the PLDMA's path to its router
 };
 
 class Link : public sc_core::sc_module, public PacketTarget {
@@ -82,8 +82,8 @@ public:
     // rate_bps = rate x lanes; vcs = 1 (the builder sets the router's VCs).
     static LinkParams params_from(const Config& cfg, const LinkSection& section);
 
-    Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p,
-         const std::string& group, const std::string& track);
+    Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p, const std::string& group,
+         const std::string& track);
 
     // Binds `out` to the router's input and calls the router directly (the
     // same call as through the socket, without its indirections) on the
@@ -183,4 +183,4 @@ private:
     Counter& vc_errors_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

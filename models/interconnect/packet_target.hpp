@@ -32,10 +32,8 @@ public:
     void direct(PacketTarget* target) { direct_ = target; }
     // The port's b_transport of `gp`, whose ExanetPacket is `pkt`.
     void send(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) {
-        if (direct_)
-            direct_->accept(gp, pkt, delay);
-        else
-            port_->b_transport(gp, delay);
+        if (direct_) direct_->accept(gp, pkt, delay);
+        else port_->b_transport(gp, delay);
     }
 
 private:
@@ -43,4 +41,4 @@ private:
     PacketTarget* direct_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

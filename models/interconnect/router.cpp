@@ -2,8 +2,8 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/link.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -12,11 +12,12 @@ namespace vrdmasim {
 
 RouterParams::RouterParams()
     : set("router", "ExaNet switch inside each FPGA"),
-      latency(set.time("latency", "100ns",
-                       "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
-                       "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz; fitted to the prototype's "
-                       "published five-hop latency it would be 10 ns: configs/exanest-calibrated.ini, docs/validation.md)")
-                  .range("0ps", "100us")),
+      latency(
+          set.time("latency", "100ns",
+                   "pipeline latency from head in to head out (*estimate*: the ExaNet router's pipeline "
+                   "depth and clock are unpublished; 100 ns is 16 cycles of 156.25 MHz; fitted to the prototype's "
+                   "published five-hop latency it would be 10 ns: configs/exanest-calibrated.ini, docs/validation.md)")
+              .range("0ps", "100us")),
       vcs(set.integer("vcs", "2",
                       "virtual channels: each input has one buffer of the link's `buffer` per VC; the torus "
                       "dateline needs 2 (ExaNet VC-based deadlock avoidance; the header's VC field is 5 bits)")
@@ -34,9 +35,7 @@ RouterParams::RouterParams()
                             "routing: a packet takes the earliest idle interval at or after its head, so packets "
                             "that took different paths overtake where they meet")) {}
 
-void Router::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<RouterParams>().set);
-}
+void Router::declare_params(ParamRegistry& reg) { reg.add(params_of<RouterParams>().set); }
 
 void Router::declare_metrics(MetricRegistry& reg) {
     auto adaptive = [](const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; };
@@ -118,14 +117,10 @@ Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w, un
     // The first dimension, z, y, x, in which the destination's board differs
     // from this one; none: this board.
     const DorHop* e;
-    if (d.z != dor_at_[Topology::Z])
-        e = &dor_hops_[dor_base_[Topology::Z] + d.z];
-    else if (d.y != dor_at_[Topology::Y])
-        e = &dor_hops_[dor_base_[Topology::Y] + d.y];
-    else if (d.x != dor_at_[Topology::X])
-        e = &dor_hops_[dor_base_[Topology::X] + d.x];
-    else
-        e = &dor_hops_[dor_base_[3] + d.f];
+    if (d.z != dor_at_[Topology::Z]) e = &dor_hops_[dor_base_[Topology::Z] + d.z];
+    else if (d.y != dor_at_[Topology::Y]) e = &dor_hops_[dor_base_[Topology::Y] + d.y];
+    else if (d.x != dor_at_[Topology::X]) e = &dor_hops_[dor_base_[Topology::X] + d.x];
+    else e = &dor_hops_[dor_base_[3] + d.f];
     if (e->dim == Topology::kLocal) return Choice{e->port, 0};
     const int in_dim = in_port < in_dim_.size() ? in_dim_[in_port] : Topology::kLocal;
     return Choice{e->port, static_cast<int>((in_dim == e->dim ? in_vc : 0u) + e->wrap)};
@@ -145,7 +140,8 @@ void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {
         const unsigned v = static_cast<unsigned>(occ_max_.size());
         occ_max_.push_back(0);
         occ_stats_.push_back(&ctx_.stats.scalar(std::string(name()) + ".vc" + std::to_string(v) + ".occupancy_max",
-                                                "flits", "most flits measured in one input buffer of this VC", Scalar::Kind::Level));
+                                                "flits", "most flits measured in one input buffer of this VC",
+                                                Scalar::Kind::Level));
     }
 }
 
@@ -154,8 +150,9 @@ void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs)
     node_ = node;
     vcs_ = vcs;
     if (!adaptive_hops_) {
-        adaptive_hops_ = &ctx_.stats.counter(std::string(name()) + ".adaptive_hops", "",
-                                             "packets sent on an adaptive VC of a torus link (router.routing = adaptive)");
+        adaptive_hops_ =
+            &ctx_.stats.counter(std::string(name()) + ".adaptive_hops", "",
+                                "packets sent on an adaptive VC of a torus link (router.routing = adaptive)");
         escape_hops_ = &ctx_.stats.counter(std::string(name()) + ".escape_hops", "",
                                            "packets sent on a torus link's escape VC (0/1) although adaptive "
                                            "candidates existed (router.routing = adaptive)");
@@ -167,8 +164,8 @@ void Router::set_output_link(unsigned port, Link* link) {
     out_links_[port] = link;
 }
 
-Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_core::sc_time head,
-                              sc_core::sc_time tail, bool& adaptive) const {
+Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail,
+                              bool& adaptive) const {
     adaptive = false;
     const Choice escape{o.escape.port, static_cast<int>(o.escape.vc)};
     if (o.n_adaptive == 0 || o.escape.port < 0) return escape;
@@ -197,7 +194,8 @@ Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_cor
 }
 
 // Inlined into forward(), its only caller (core/force_inline.hpp).
-VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
+VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head,
+                                          sc_core::sc_time freed) {
     if (port >= inputs_.size() || inputs_[port].flits == 0) return;
     Input& in = inputs_[port];
     if (in.vcs == 1) vc = 0;
@@ -258,10 +256,8 @@ void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_ti
     for (const auto& h : held) {
         const sc_core::sc_time arrived = std::get<0>(h), gone = std::get<1>(h);
         if (gone <= head || arrived >= freed) continue;
-        if (arrived <= head)
-            cur += std::get<2>(h);
-        else
-            ev.emplace_back(arrived, static_cast<long>(std::get<2>(h)));
+        if (arrived <= head) cur += std::get<2>(h);
+        else ev.emplace_back(arrived, static_cast<long>(std::get<2>(h)));
         if (gone < freed) ev.emplace_back(gone, -static_cast<long>(std::get<2>(h)));
     }
     std::sort(ev.begin(), ev.end());   // at equal times the freed space first
@@ -300,19 +296,15 @@ void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc
     Choice c;
     bool adaptive = false, chose = false;
     if (pkt && topology_) {
-        const Topology::Options o =
-            topology_->adaptive_hops(node_, static_cast<unsigned>(id), pkt->header.dst_coord, pkt->footer.src_coord,
-                                     pkt->header.vc);
+        const Topology::Options o = topology_->adaptive_hops(node_, static_cast<unsigned>(id), pkt->header.dst_coord,
+                                                             pkt->footer.src_coord, pkt->header.vc);
         const sc_core::sc_time head = now + delay + pipeline_;
         c = choose(o, pkt->flits(), head, pkt->tail + pipeline_, adaptive);
         chose = o.n_adaptive > 0 && o.escape.port >= 0;
     } else if (pkt) {
-        if (dor_)
-            c = dimension_order(static_cast<unsigned>(id), *pkt);
-        else if (route_fn_)
-            c = route_fn_(static_cast<unsigned>(id), *pkt);
-        else
-            c.port = route(pkt->dst_node);
+        if (dor_) c = dimension_order(static_cast<unsigned>(id), *pkt);
+        else if (route_fn_) c = route_fn_(static_cast<unsigned>(id), *pkt);
+        else c.port = route(pkt->dst_node);
     }
     // direct_out_ has an entry per bound output (end_of_elaboration): its
     // size, not the socket's size() call.
@@ -328,11 +320,9 @@ void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc
     if (c.vc >= 0) pkt->header.vc = static_cast<std::uint8_t>(c.vc);
     delay += pipeline_;
     pkt->tail += pipeline_;
-    if (Link* l = direct_out_[static_cast<std::size_t>(c.port)])
-        l->carry(gp, pkt, delay);
-    else
-        out[c.port]->b_transport(gp, delay);
+    if (Link* l = direct_out_[static_cast<std::size_t>(c.port)]) l->carry(gp, pkt, delay);
+    else out[c.port]->b_transport(gp, delay);
     occupy(static_cast<unsigned>(id), in_vc, pkt->flits(), head, now + delay);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -20,7 +20,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/interconnect/topology.hpp"
 
 namespace vrdmasim {
@@ -43,7 +43,7 @@ class Router : public sc_core::sc_module {
 public:
     struct Choice {
         int port = -1;   // -1: no route
-        int vc = -1;     // VC on the output link; -1 keeps the header's
+        int vc = -1;   // VC on the output link; -1 keeps the header's
     };
     // (input port, packet) -> output port and VC.
     using RouteFunction = std::function<Choice(unsigned in_port, const ExanetPacket&)>;
@@ -126,7 +126,8 @@ private:
     struct Input {
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked
         std::vector<InputVc> vc;
-        std::vector<std::vector<std::tuple<sc_core::sc_time, sc_core::sc_time, unsigned>>> timed;   // (head, freed, flits)
+        std::vector<std::vector<std::tuple<sc_core::sc_time, sc_core::sc_time, unsigned>>>
+            timed;   // (head, freed, flits)
     };
     void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
     // Adaptive: heads may reach an input out of order (links reserve in
@@ -150,8 +151,8 @@ private:
     };
     bool dor_ = false;
     std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
-    std::array<unsigned, 3> dor_at_{};       // this router's board coordinate in x, y, z
-    std::array<unsigned, 4> dor_base_{};     // first entry of each table in dor_hops_
+    std::array<unsigned, 3> dor_at_{};   // this router's board coordinate in x, y, z
+    std::array<unsigned, 4> dor_base_{};   // first entry of each table in dor_hops_
     std::vector<DorHop> dor_hops_;
     std::vector<int> in_dim_;
     Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;
@@ -173,4 +174,4 @@ private:
     Counter& overflows_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -7,7 +7,7 @@ namespace vrdmasim {
 namespace {
 unsigned get(const Coord& c, int dim) { return dim == Topology::X ? c.x : dim == Topology::Y ? c.y : c.z; }
 void put(Coord& c, int dim, unsigned v) { (dim == Topology::X ? c.x : dim == Topology::Y ? c.y : c.z) = v; }
-}  // namespace
+}   // namespace
 
 Topology::Topology(TopologyKind k, unsigned per_board, unsigned x, unsigned y, unsigned z)
     : kind_(k), per_board_(per_board), dims_{x, y, z} {
@@ -32,8 +32,9 @@ Topology Topology::mezzanine() { return Topology(TopologyKind::Mezzanine, 4, 4, 
 Topology Topology::torus(unsigned x, unsigned y, unsigned z) { return Topology(TopologyKind::Torus, 4, x, y, z); }
 
 Coord Topology::coord(unsigned node) const {
-    if (node >= size()) throw std::out_of_range("topology: node " + std::to_string(node) + " beyond " +
-                                                std::to_string(size()) + " nodes");
+    if (node >= size())
+        throw std::out_of_range("topology: node " + std::to_string(node) + " beyond " + std::to_string(size()) +
+                                " nodes");
     Coord c;
     c.f = node % per_board_;
     unsigned b = node / per_board_;
@@ -114,7 +115,7 @@ Topology::Hop Topology::next_hop(unsigned node, unsigned in_port, std::uint32_t 
         h.port = static_cast<int>(d.f < c.f ? d.f + 1 : d.f);
         return h;
     }
-    if (c.f != kNetworkFpga) {          // to the board's network FPGA first
+    if (c.f != kNetworkFpga) {   // to the board's network FPGA first
         h.port = static_cast<int>(kNetworkFpga < c.f ? kNetworkFpga + 1 : kNetworkFpga);
         return h;
     }
@@ -194,4 +195,4 @@ std::vector<Topology::Step> Topology::route(unsigned src, unsigned dst) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

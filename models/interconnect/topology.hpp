@@ -1,6 +1,6 @@
 // Topology: which FPGAs (nodes) exist, their ExaNet coordinates and names,
 // the ports of each node's router, and dimension-order routing computed from
-// coordinates (no tables). Pure arithmetic, no SystemC: src/system.cpp builds
+// coordinates (no tables). Pure arithmetic, no SystemC: src/sim/system.cpp builds
 // links and routers from it, and each Router asks it for the next hop.
 //
 // Clusters are QFDBs (four FPGAs, fully connected; F1 = offset 1 is the
@@ -38,15 +38,13 @@ constexpr unsigned kMaxDim = 1u << kDimBits;   // 64 boards per dimension
 constexpr std::uint32_t pack(const Coord& c) {
     return (c.f & 3u) | (c.x & 63u) << 2 | (c.y & 63u) << 8 | (c.z & 63u) << 14;
 }
-constexpr Coord unpack(std::uint32_t w) {
-    return Coord{(w >> 2) & 63u, (w >> 8) & 63u, (w >> 14) & 63u, w & 3u};
-}
-}  // namespace exanet_coord
+constexpr Coord unpack(std::uint32_t w) { return Coord{(w >> 2) & 63u, (w >> 8) & 63u, (w >> 14) & 63u, w & 3u}; }
+}   // namespace exanet_coord
 
 class Topology {
 public:
     static constexpr unsigned kNetworkFpga = 1;   // F1
-    static constexpr int kLocal = -1;             // not a dimension: NI or intra-board link
+    static constexpr int kLocal = -1;   // not a dimension: NI or intra-board link
     enum Dim { X = 0, Y = 1, Z = 2 };
 
     // One router port: port 0 is the local network interface; then the links
@@ -57,23 +55,23 @@ public:
     // Input port k of a router comes from the router that output port k
     // leads to (the builder binds them so).
     struct Port {
-        int dim = kLocal;     // X, Y, Z, or kLocal
-        int dir = 0;          // +1 / -1 on a ring
-        bool wrap = false;    // the ring's wrap-around link (k-1 -> 0 or 0 -> k-1), rings of 3 or more
-        unsigned to = 0;      // neighbour node (the node itself for port 0)
+        int dim = kLocal;   // X, Y, Z, or kLocal
+        int dir = 0;   // +1 / -1 on a ring
+        bool wrap = false;   // the ring's wrap-around link (k-1 -> 0 or 0 -> k-1), rings of 3 or more
+        unsigned to = 0;   // neighbour node (the node itself for port 0)
     };
     struct Hop {
-        int port = -1;        // -1: no route (coordinate outside the topology)
-        unsigned vc = 0;      // VC class of the packet on the output link
+        int port = -1;   // -1: no route (coordinate outside the topology)
+        unsigned vc = 0;   // VC class of the packet on the output link
     };
     struct Step {
-        unsigned node;        // router the packet is in
-        int port;             // output port it leaves by (0 at the destination)
-        unsigned vc;          // VC on that output link
+        unsigned node;   // router the packet is in
+        int port;   // output port it leaves by (0 at the destination)
+        unsigned vc;   // VC on that output link
     };
 
-    static Topology qfdb(unsigned nodes);                  // 1 board, 2..4 FPGAs
-    static Topology mezzanine();                           // ring of 4 QFDBs
+    static Topology qfdb(unsigned nodes);   // 1 board, 2..4 FPGAs
+    static Topology mezzanine();   // ring of 4 QFDBs
     static Topology torus(unsigned x, unsigned y, unsigned z);
 
     TopologyKind kind() const { return kind_; }
@@ -85,9 +83,9 @@ public:
 
     Coord coord(unsigned node) const;
     bool contains(const Coord& c) const;
-    unsigned node_of(const Coord& c) const;                // c must be contained
+    unsigned node_of(const Coord& c) const;   // c must be contained
     std::uint32_t coord_word(unsigned node) const { return exanet_coord::pack(coord(node)); }
-    std::vector<std::uint32_t> coord_words() const;        // for the PLDMAs' headers
+    std::vector<std::uint32_t> coord_words() const;   // for the PLDMAs' headers
     // "node3" on one QFDB, "x1y0z2f3" otherwise.
     std::string name(unsigned node) const;
 
@@ -116,8 +114,8 @@ public:
     // which is next_hop's.
     static constexpr unsigned kEscapeVcs = 2;
     struct Options {
-        Hop escape;                       // port -1: no route
-        std::array<Hop, 3> adaptive{};    // vc = kEscapeVcs: the first adaptive VC
+        Hop escape;   // port -1: no route
+        std::array<Hop, 3> adaptive{};   // vc = kEscapeVcs: the first adaptive VC
         unsigned n_adaptive = 0;
     };
     Options adaptive_hops(unsigned node, unsigned in_port, std::uint32_t dst_coord, std::uint32_t src_coord,
@@ -129,9 +127,7 @@ public:
     // DOR direction (+1/-1) in `dim` from `a` to `b` (a != b).
     int dor_dir(int dim, unsigned a, unsigned b) const;
     // The port of F1 for dimension `dim`, direction `dir`.
-    int ring_port(int dim, int dir) const {
-        return static_cast<int>(per_board_) + ring_port_[dim][dir < 0 ? 1 : 0];
-    }
+    int ring_port(int dim, int dir) const { return static_cast<int>(per_board_) + ring_port_[dim][dir < 0 ? 1 : 0]; }
 
     // The whole route from src's router to dst's, one Step per router.
     std::vector<Step> route(unsigned src, unsigned dst) const;
@@ -151,4 +147,4 @@ private:
     std::array<std::array<int, 2>, 3> ring_port_{};   // [dim][dir<0] -> offset into ring_, -1 none
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -24,4 +24,4 @@ inline std::string transfer_name(std::uint64_t id) {
            std::to_string(id & ((std::uint64_t{1} << kTransferNodeShift) - 1));
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,6 +1,6 @@
 #include "models/memory/dram.hpp"
-#include "core/force_inline.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -44,10 +44,10 @@ Dram::Dram(sc_core::sc_module_name name, const SimContext& ctx, const std::strin
       write_bytes_(ctx.stats.counter(std::string(this->name()) + ".write_bytes", "B", "bytes written")),
       transactions_(ctx.stats.counter(std::string(this->name()) + ".transactions", "",
                                       "timed transactions served (reads + writes + errors)")),
-      errors_(ctx.stats.counter(std::string(this->name()) + ".errors", "",
-                                "transactions answered with an error response")),
-      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us",
-                                "time the data channel was occupied", Scalar::Kind::Sum)),
+      errors_(
+          ctx.stats.counter(std::string(this->name()) + ".errors", "", "transactions answered with an error response")),
+      busy_us_(ctx.stats.scalar(std::string(this->name()) + ".busy_time", "us", "time the data channel was occupied",
+                                Scalar::Kind::Sum)),
       queue_ns_(ctx.stats.histogram(std::string(this->name()) + ".queue_delay", "ns",
                                     "time an access waited for the channel")) {
     socket.register_b_transport(this, &Dram::b_transport);
@@ -101,10 +101,8 @@ void copy_bytes(unsigned char* to, const unsigned char* from, std::uint64_t n) {
 // A word (a descriptor the OS or the SMMU's table writer reads or writes)
 // is one move inline; the rest goes to the library.
 inline void copy_n(unsigned char* to, const unsigned char* from, std::uint64_t n) {
-    if (n == 8)
-        std::memcpy(to, from, 8);
-    else
-        copy_bytes(to, from, n);
+    if (n == 8) std::memcpy(to, from, 8);
+    else copy_bytes(to, from, n);
 }
 
 // Whether the n bytes at p (n at most a page) are all zero: compared with a
@@ -116,15 +114,14 @@ bool all_zero(const unsigned char* p, std::uint64_t n) {
     return std::memcmp(p, zeros.data(), n) == 0;
 }
 
-}  // namespace
+}   // namespace
 
 void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool write) {
     while (len > 0) {
         const std::uint64_t off = addr % kPageSize;
         const std::uint64_t n = std::min(len, kPageSize - off);
         if (write) {
-            if (Page* p = find_page(addr / kPageSize))
-                copy_n(p->bytes.get() + off, data, n);
+            if (Page* p = find_page(addr / kPageSize)) copy_n(p->bytes.get() + off, data, n);
             else if (!all_zero(data, n))   // zeros into an untouched page: it reads as zeros already
                 copy_n(page(addr / kPageSize).bytes.get() + off, data, n);
         } else if (const Page* p = find_page(addr / kPageSize)) {
@@ -205,10 +202,8 @@ void Dram::overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_
         const std::uint64_t lo = std::max(addr, w.addr);
         const std::uint64_t hi = std::min(addr + len, w.addr + w.data.size());
         if (lo >= hi) continue;
-        if (patch)
-            std::memcpy(w.data.data() + (lo - w.addr), data + (lo - addr), hi - lo);
-        else
-            std::memcpy(data + (lo - addr), w.data.data() + (lo - w.addr), hi - lo);
+        if (patch) std::memcpy(w.data.data() + (lo - w.addr), data + (lo - addr), hi - lo);
+        else std::memcpy(data + (lo - addr), w.data.data() + (lo - w.addr), hi - lo);
     }
 }
 
@@ -267,10 +262,8 @@ void Dram::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     // The bytes: a write is seen from the end of its data phase on, a read
     // sees what has been written by the start of its own.
     if (write) {
-        if (end > now && len > 0)
-            defer_write(end, gp.get_address(), gp.get_data_ptr(), len);
-        else
-            copy(gp.get_address(), gp.get_data_ptr(), len, true);
+        if (end > now && len > 0) defer_write(end, gp.get_address(), gp.get_data_ptr(), len);
+        else copy(gp.get_address(), gp.get_data_ptr(), len, true);
     } else {
         copy(gp.get_address(), gp.get_data_ptr(), len, false);
         overlay(gp.get_address(), gp.get_data_ptr(), len, start, false);
@@ -313,10 +306,8 @@ VRDMASIM_FORCE_INLINE sc_time Dram::book(sc_time now, sc_time arrive, sc_time oc
     if (first_ == booked_.size() || arrive >= booked_.back().second) {
         end = arrive + occupy;
         if (occupy > sc_core::SC_ZERO_TIME) {
-            if (first_ < booked_.size() && booked_.back().second == arrive)
-                booked_.back().second = end;
-            else
-                booked_.emplace_back(arrive, end);
+            if (first_ < booked_.size() && booked_.back().second == arrive) booked_.back().second = end;
+            else booked_.emplace_back(arrive, end);
         }
         return arrive;
     }
@@ -395,4 +386,4 @@ void Dram::debug_copy(bool write, std::uint64_t addr, unsigned char* data, std::
     overlay(addr, data, len, max_sim_time(), write);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -18,8 +18,8 @@
 #include <tlm>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
-#include "core/lazy_deque.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_deque.hpp"
 #include "models/common/debug_access.hpp"
 
 namespace vrdmasim {
@@ -103,8 +103,7 @@ private:
         if (len == 0 || pending_.empty() || addr >= pending_hi_ || addr + len <= pending_lo_) return;
         overlay_pending(addr, data, len, upto, patch);
     }
-    void overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto,
-                         bool patch);
+    void overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_t len, sc_core::sc_time upto, bool patch);
     bool check(tlm::tlm_generic_payload& gp);
     // A timed access's span on the DRAM's track (tracing on), out of
     // b_transport's frame.
@@ -187,4 +186,4 @@ private:
     Histogram& queue_ns_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

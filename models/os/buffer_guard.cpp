@@ -28,7 +28,7 @@ namespace {
 // MAX_TLBI_OPS, asm/tlbflush.h: PTRS_PER_PTE).
 constexpr std::uint64_t kMaxTlbiOps = 512;
 
-}  // namespace
+}   // namespace
 
 VmResult Vm::guard_user(int pid, std::uint64_t va, std::uint64_t len, UserAccess access, sc_core::sc_time tlbi_page,
                         sc_core::sc_time at) {
@@ -65,8 +65,8 @@ bool Vm::user_permits(int pid, std::uint64_t va, bool write) const {
     if (it == m.procs.end() || (va >> 48) != 0) return false;
     const std::uint64_t d = leaf(m, it->second, va);
     if (!(d & kValid)) return false;
-    if (!(d & kApUser)) return false;          // AP[1] clear: EL1 only
-    return !write || !(d & kApReadOnly);       // AP[2] set: read-only at both levels
+    if (!(d & kApUser)) return false;   // AP[1] clear: EL1 only
+    return !write || !(d & kApReadOnly);   // AP[2] set: read-only at both levels
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -34,18 +34,16 @@ void find_movable(Mm& m, std::map<std::uint64_t, std::vector<Movable>>& movable,
     auto mark = [&](std::uint64_t pa) { unmovable[align_down(pa, kHuge)] = true; };
     for (auto& pp : m.procs) {
         Process& p = pp.second;
-        walk_all(
-            m, p, mark, [&](std::uint64_t va, std::uint64_t slot, std::uint64_t d, int level) {
-                w.cpu += m.params.scan_pte;
-                if (!has_frame(d)) return;   // swap entries
-                const std::uint64_t pa = d & kAddrMask;
-                const bool locked = level == 3 && (d & kValid) && device_locked(m, p.pid, va, kPage, w.at + w.cpu);
-                if (locked) m.locked_skips[1]->inc();   // the NI is accessing it (NetVM)
-                if (level == 3 && (d & kValid) && !p.pins.count(va) && !locked && !cache_frame(m, pa))
-                    movable[align_down(pa, kHuge)].push_back({p.pid, va, slot, d});
-                else
-                    mark(pa);
-            });
+        walk_all(m, p, mark, [&](std::uint64_t va, std::uint64_t slot, std::uint64_t d, int level) {
+            w.cpu += m.params.scan_pte;
+            if (!has_frame(d)) return;   // swap entries
+            const std::uint64_t pa = d & kAddrMask;
+            const bool locked = level == 3 && (d & kValid) && device_locked(m, p.pid, va, kPage, w.at + w.cpu);
+            if (locked) m.locked_skips[1]->inc();   // the NI is accessing it (NetVM)
+            if (level == 3 && (d & kValid) && !p.pins.count(va) && !locked && !cache_frame(m, pa))
+                movable[align_down(pa, kHuge)].push_back({p.pid, va, slot, d});
+            else mark(pa);
+        });
         for (const auto& o : p.orphans) mark(o.second.pa);
     }
     const OpenCollapse& open = m.khugepaged.open;
@@ -114,10 +112,9 @@ VmResult compact_begin(Mm& m, std::uint64_t max_pages, sc_time at) {
         access(m, false, pg.d & kAddrMask, bytes.data(), kPage);
         access(m, true, pg.dst, bytes.data(), kPage);
     }
-    const sc_time t_install = m.cpu.run("kcompactd", t,
-                                        (m.params.copy_page + m.params.pte_update) *
-                                            static_cast<double>(mg.pages.size()))
-                                  .end;
+    const sc_time t_install =
+        m.cpu.run("kcompactd", t, (m.params.copy_page + m.params.pte_update) * static_cast<double>(mg.pages.size()))
+            .end;
     m.stats.pages_migrated.inc(mg.pages.size());
     res.value = mg.pages.size();
     res.done = t_install;
@@ -138,15 +135,13 @@ VmResult compact_end(Mm& m, sc_time at) {
     r.done = max_time(at, m.mig.install);
     r.value = m.mig.pages.size();
     migration_finish(m);
-    if (m.frames.free_blocks(FrameAllocator::kMaxOrder) > m.mig_blocks_before)
-        r.error = VmError::Ok;
-    else
-        m.stats.compactions_failed.inc();
+    if (m.frames.free_blocks(FrameAllocator::kMaxOrder) > m.mig_blocks_before) r.error = VmError::Ok;
+    else m.stats.compactions_failed.inc();
     return r;
 }
 
-}  // namespace
-}  // namespace mm
+}   // namespace
+}   // namespace mm
 
 // Both phases in one call.
 VmResult Vm::compact(std::uint64_t max_pages, sc_core::sc_time at) {
@@ -165,4 +160,4 @@ VmResult Vm::compact_begin(std::uint64_t max_pages, sc_core::sc_time at) {
 
 VmResult Vm::compact_end(sc_core::sc_time at) { return mm::compact_end(*mm_, at); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

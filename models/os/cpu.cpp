@@ -1,6 +1,6 @@
 #include "models/os/cpu.hpp"
 
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -11,8 +11,7 @@ using sc_core::sc_time;
 
 CpuParams::CpuParams()
     : set("cpu", "application cores of one MPSoC, reserved by the kernel's software paths"),
-      cores(set.integer("cores", "4", "4 x Cortex-A53 (ZU9EG; arXiv 2307.09371)")
-                .range("1", "64")),
+      cores(set.integer("cores", "4", "4 x Cortex-A53 (ZU9EG; arXiv 2307.09371)").range("1", "64")),
       clock(set.frequency("clock", "1.5GHz", "Cortex-A53 clock, 1.5 GHz (ZU9EG; arXiv 2307.09371)")
                 .range("1MHz", "10GHz")) {}
 
@@ -38,7 +37,8 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
       noise_(jitter_ > 0 ? static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]) : 0,
              "cpu-jitter:" + prefix, 0),
       total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
-                                      "CPU time spent on all cores, every activity (sum of <activity>.busy_time)", Scalar::Kind::Sum)),
+                                      "CPU time spent on all cores, every activity (sum of <activity>.busy_time)",
+                                      Scalar::Kind::Sum)),
       free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME) {
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
@@ -67,8 +67,8 @@ CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_t
     return run_on_core(activity_name, ready, duration, label, nullptr);
 }
 
-CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_time duration,
-                             const std::string& label, const Story& story) {
+CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_time duration, const std::string& label,
+                             const Story& story) {
     return run_on_core(activity_name, ready, duration, label, &story);
 }
 
@@ -101,8 +101,7 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
     Tracer::Cause step;
     if (story && ctx_.tracer.noting()) {
         const std::string name = label.empty() ? std::string(activity_name) : label;
-        step = ctx_.tracer.note(tracks_[core], name.c_str(), start, duration, story->who, story->text,
-                                story->because,
+        step = ctx_.tracer.note(tracks_[core], name.c_str(), start, duration, story->who, story->text, story->because,
                                 {{"activity", Tracer::json_string(std::string(activity_name))},
                                  {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     } else if (ctx_.tracer.enabled()) {
@@ -124,4 +123,4 @@ sc_time CpuCores::busy(std::string_view activity_name) const {
     return it == activities_.end() ? sc_core::SC_ZERO_TIME : it->second.busy;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/noise.hpp"
 
 namespace vrdmasim {
@@ -43,7 +43,7 @@ public:
     struct Slot {
         unsigned core;
         sc_core::sc_time start, end;   // absolute
-        Tracer::Cause step;            // the noted step (run with a Story), else empty
+        Tracer::Cause step;   // the noted step (run with a Story), else empty
     };
     // A step of a story that a piece of work tells (Tracer::note): who, the
     // log's text, and what it follows (empty: the current Tracer::Scope).
@@ -59,8 +59,8 @@ public:
     // The same, told as a step of a story: its slice on the core's track is
     // the noted step (an arrow from `story.because`), and its log line says
     // `story.text`. Build the Story only when ctx.tracer.noting().
-    Slot run(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration,
-             const std::string& label, const Story& story);
+    Slot run(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration, const std::string& label,
+             const Story& story);
 
     unsigned cores() const { return static_cast<unsigned>(free_at_.size()); }
     double frequency_hz() const { return hz_; }
@@ -85,8 +85,8 @@ private:
     const SimContext& ctx_;
     std::string prefix_;
     double hz_;
-    double jitter_;        // noise.cpu-jitter (0: none)
-    NoiseStream noise_;    // its draws, this node's own stream
+    double jitter_;   // noise.cpu-jitter (0: none)
+    NoiseStream noise_;   // its draws, this node's own stream
     Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
     std::vector<sc_core::sc_time> free_at_;
     std::vector<Tracer::Track> tracks_;
@@ -95,4 +95,4 @@ private:
     Activity* last_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -63,7 +63,7 @@ CachePage* get_page(Mm& m, OpenFile& of, std::uint64_t idx, std::uint64_t last, 
     return c;
 }
 
-}  // namespace
+}   // namespace
 
 VmError file_fault(Mm& m, Process& p, const Vma& v, std::uint64_t va, Work& w) {
     PageCache& pc = cache_of(m);
@@ -148,7 +148,7 @@ void peek_file(Mm& m, const Vma& v, std::uint64_t va, unsigned char* out, std::u
     for (std::uint64_t i = 0; i < len; ++i) out[i] = off + i < size ? FileSystem::byte(file, off + i) : 0;
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -338,4 +338,4 @@ unsigned Vm::file_pins(unsigned file, std::uint64_t offset) const {
     return c ? c->pins : 0;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

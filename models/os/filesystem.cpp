@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 
@@ -18,8 +18,9 @@ FsParams::FsParams()
                         "files created at start on the SSD (0: no file system, the page cache stays empty); an "
                         "experiment's choice")
                 .range("0", "65536")),
-      file_size(set.size("file-size", "1MiB", "size of each file, a whole number of 4 KiB blocks (an experiment's "
-                                               "choice)")
+      file_size(set.size("file-size", "1MiB",
+                         "size of each file, a whole number of 4 KiB blocks (an experiment's "
+                         "choice)")
                     .range("4KiB", "64GiB")),
       ssd_fpga(set.integer("ssd-fpga", "0",
                            "FPGA of the QFDB (0-3) the M.2 SSD is attached to; nodes on the board's other FPGAs "
@@ -69,8 +70,8 @@ void FileSystem::declare_metrics(MetricRegistry& reg) {
                      {"pagecache.evictions"}, present);
     reg.sum_counters("file_faults_major", "Faults on file mappings whose page had to be read from the SSD.",
                      {"pagecache.faults_major"}, present);
-    reg.sum_counters("ssd_file_reads", "Read commands the SSD served for files (page-cache fills).",
-                     {"ssd.file_reads"}, present);
+    reg.sum_counters("ssd_file_reads", "Read commands the SSD served for files (page-cache fills).", {"ssd.file_reads"},
+                     present);
     reg.sum_counters("ssd_file_bytes", "Bytes the SSD read for files.", {"ssd.file_bytes"}, present);
 }
 
@@ -83,15 +84,15 @@ FileSystem::FileSystem(const SimContext& ctx, Ssd& ssd)
       readahead_page_(ctx.config[params_of<FsParams>().readahead_page]) {
     const auto& P = params_of<FsParams>();
     if (file_size_ % kPage != 0) throw ctx.config.refuse(P.file_size, "must be a whole number of 4 KiB blocks");
-    if (ctx.config[P.readahead] % kPage != 0) throw ctx.config.refuse(P.readahead, "must be a whole number of 4 KiB pages");
+    if (ctx.config[P.readahead] % kPage != 0)
+        throw ctx.config.refuse(P.readahead, "must be a whole number of 4 KiB pages");
     const auto n = static_cast<std::uint64_t>(ctx.config[P.files]);
     const std::uint64_t capacity = ctx.config[P.ssd_size];
     std::uint64_t addr = ssd.swap_bytes();   // the file area starts after the swap area
     for (std::uint64_t f = 0; f < n; ++f) {
         if (addr + file_size_ > capacity || addr + file_size_ < addr)
             throw ctx.config.refuse(P.file_size, std::to_string(n) + " files of " + std::to_string(file_size_) +
-                                                     " bytes after a swap area of " +
-                                                     std::to_string(ssd.swap_bytes()) +
+                                                     " bytes after a swap area of " + std::to_string(ssd.swap_bytes()) +
                                                      " bytes do not fit in fs.ssd-size");
         extents_.push_back(addr);
         addr += file_size_;
@@ -117,7 +118,7 @@ std::uint64_t mix(std::uint64_t x) {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
-}  // namespace
+}   // namespace
 
 unsigned char FileSystem::byte(unsigned file, std::uint64_t offset) {
     const std::uint64_t w = mix((static_cast<std::uint64_t>(file) << 40) ^ (offset >> 3));
@@ -136,4 +137,4 @@ sc_time FileSystem::read(unsigned file, std::uint64_t offset, std::uint64_t len,
     return ssd_.read_blocks(extent(file) + offset, len, at, file, offset);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -17,7 +17,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/ssd.hpp"
 
 namespace vrdmasim {
@@ -100,4 +100,4 @@ private:
     sc_core::sc_time page_lookup_, readahead_page_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

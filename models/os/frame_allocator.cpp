@@ -1,6 +1,6 @@
 #include "models/os/frame_allocator.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,7 +11,6 @@ namespace vrdmasim {
 namespace {
 
 constexpr std::uint64_t kHuge = FrameAllocator::kPage << FrameAllocator::kMaxOrder;   // 2 MiB
-
 
 void insert_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
     v.insert(std::lower_bound(v.begin(), v.end(), pa), pa);
@@ -25,10 +24,9 @@ bool erase_sorted(std::vector<std::uint64_t>& v, std::uint64_t pa) {
     return true;
 }
 
-}  // namespace
+}   // namespace
 
-FrameAllocator::FrameAllocator(std::uint64_t base, std::uint64_t size)
-    : base_(base), size_(size) {
+FrameAllocator::FrameAllocator(std::uint64_t base, std::uint64_t size) : base_(base), size_(size) {
     if (size == 0 || base % kHuge != 0 || size % kHuge != 0 || base + size < base)
         throw std::invalid_argument("FrameAllocator: base " + hex(base) + " and size " + hex(size) +
                                     " must be non-zero multiples of 2 MiB (size > 0)");
@@ -48,14 +46,14 @@ std::uint64_t FrameAllocator::take_huge() {
 
 void FrameAllocator::put_huge(std::uint64_t pa) {
     // The first run starting above pa, and the one before it.
-    auto next = std::upper_bound(huge_.begin(), huge_.end(), pa,
-                                 [](std::uint64_t a, const Run& r) { return a < r.first; });
+    auto next =
+        std::upper_bound(huge_.begin(), huge_.end(), pa, [](std::uint64_t a, const Run& r) { return a < r.first; });
     const bool joins_next = next != huge_.end() && next->first == pa + kHuge;
     if (next != huge_.begin()) {
         Run& prev = *(next - 1);
         if (prev.first + prev.blocks * kHuge == pa) {   // extends the run below ...
             ++prev.blocks;
-            if (joins_next) {                            // ... and closes the gap to the one above
+            if (joins_next) {   // ... and closes the gap to the one above
                 prev.blocks += next->blocks;
                 huge_.erase(next);
             }
@@ -100,10 +98,9 @@ std::optional<std::uint64_t> FrameAllocator::alloc(unsigned order) {
 
 void FrameAllocator::free(std::uint64_t pa, unsigned order) {
     if (!contains(pa))
-        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is outside the managed range [" +
-                               hex(base_) + ", " + hex(base_ + size_) + ")");
-    if (pa % kPage != 0)
-        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is not page aligned");
+        throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is outside the managed range [" + hex(base_) +
+                               ", " + hex(base_ + size_) + ")");
+    if (pa % kPage != 0) throw std::logic_error("FrameAllocator::free: " + hex(pa) + " is not page aligned");
     auto it = allocated_order_.find((pa - base_) / kPage);
     if (it == allocated_order_.end())
         throw std::logic_error("FrameAllocator::free: " + hex(pa) +
@@ -123,10 +120,8 @@ void FrameAllocator::free(std::uint64_t pa, unsigned order) {
         off = std::min(off, buddy);
         ++o;
     }
-    if (o == kMaxOrder)
-        put_huge(base_ + off);
-    else
-        insert_sorted(free_[o], base_ + off);
+    if (o == kMaxOrder) put_huge(base_ + off);
+    else insert_sorted(free_[o], base_ + off);
 }
 
 void FrameAllocator::split(std::uint64_t pa, unsigned order) {
@@ -166,4 +161,4 @@ bool FrameAllocator::allocated(std::uint64_t pa) const {
     return false;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -54,19 +54,19 @@ private:
     // managed.
     struct Run {
         std::uint64_t first;   // address of the run's first block
-        std::uint64_t blocks;  // consecutive free 2 MiB blocks from there
+        std::uint64_t blocks;   // consecutive free 2 MiB blocks from there
     };
     std::array<std::vector<std::uint64_t>, kMaxOrder> free_;   // kept sorted
-    std::vector<Run> huge_;                                     // kept sorted
-    std::uint64_t huge_blocks_ = 0;                             // blocks in huge_
+    std::vector<Run> huge_;   // kept sorted
+    std::uint64_t huge_blocks_ = 0;   // blocks in huge_
     std::unordered_map<std::uint64_t, std::int8_t> allocated_order_;
     bool free_empty(unsigned order) const { return order < kMaxOrder ? free_[order].empty() : huge_.empty(); }
-    std::uint64_t take_huge();              // the lowest free 2 MiB block, removed
-    void put_huge(std::uint64_t pa);        // a 2 MiB block becomes free
+    std::uint64_t take_huge();   // the lowest free 2 MiB block, removed
+    void put_huge(std::uint64_t pa);   // a 2 MiB block becomes free
     int held(std::uint64_t page) const {
         auto it = allocated_order_.find(page);
         return it == allocated_order_.end() ? -1 : it->second;
     }
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,11 +13,11 @@ namespace vrdmasim {
 
 const char* to_string(FrameOwner::Kind k) {
     switch (k) {
-        case FrameOwner::Kind::Process: return "process";
-        case FrameOwner::Kind::StalePin: return "stale-pin";
-        case FrameOwner::Kind::Kernel: return "kernel";
-        case FrameOwner::Kind::Free: return "free";
-        case FrameOwner::Kind::PageCache: return "page-cache";
+    case FrameOwner::Kind::Process: return "process";
+    case FrameOwner::Kind::StalePin: return "stale-pin";
+    case FrameOwner::Kind::Kernel: return "kernel";
+    case FrameOwner::Kind::Free: return "free";
+    case FrameOwner::Kind::PageCache: return "page-cache";
     }
     return "?";
 }
@@ -39,7 +39,7 @@ void rebuild(mm::Mm& m) {
     m.rmap_generation = m.leaf_generation;
 }
 
-}  // namespace
+}   // namespace
 
 FrameOwner Vm::frame_owner(std::uint64_t pa) const {
     mm::Mm& m = *mm_;
@@ -90,4 +90,4 @@ std::string Vm::process_name(int pid) const {
     return it == mm_->procs.end() ? std::string() : it->second.name;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -38,9 +38,10 @@ bool split_pinned_edges(Mm& m, Process& p, std::uint64_t start, std::uint64_t en
         int level = 0;
         const std::uint64_t d = leaf(m, p, edge == end ? end - 1 : edge, &slot, &level);
         if (slot && level == 2 && has_frame(d)) {
-            tell(m, w, p.pid, base,
-                 [&] { return "the pin covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
-                     ": it is split into 4 KiB pages, so that the unpinned ones stay movable"; });
+            tell(m, w, p.pid, base, [&] {
+                return "the pin covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
+                       ": it is split into 4 KiB pages, so that the unpinned ones stay movable";
+            });
             try {
                 split_block(m, p, base, w);
             } catch (const OutOfFrames&) {
@@ -51,9 +52,9 @@ bool split_pinned_edges(Mm& m, Process& p, std::uint64_t start, std::uint64_t en
     return true;
 }
 
-}  // namespace
+}   // namespace
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -79,11 +80,12 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
     const std::uint64_t start = c.va, end = c.end;
     const std::uint64_t pages = (end - start) / kPage;
     if (!memlock_allows(m, *p, pages * kPage)) {
-        tell(m, c.w, p->pid, start,
-             [&] { return "pin of " + std::to_string(pages) + " pages at " + Tracer::hex(start) +
-                 " refused: locked and pinned memory would pass RLIMIT_MEMLOCK (" +
-                 std::to_string(m.params.memlock_limit) + " B; already " +
-                 std::to_string(locked_bytes(*p) + pinned(*p)) + " B)"; });
+        tell(m, c.w, p->pid, start, [&] {
+            return "pin of " + std::to_string(pages) + " pages at " + Tracer::hex(start) +
+                   " refused: locked and pinned memory would pass RLIMIT_MEMLOCK (" +
+                   std::to_string(m.params.memlock_limit) + " B; already " +
+                   std::to_string(locked_bytes(*p) + pinned(*p)) + " B)";
+        });
         return call_return(m, c, VmError::MemlockLimit);
     }
     const VmError e = fault_range(m, *p, start, end, true, c.w);
@@ -122,10 +124,11 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
     }
     m.stats.pages_pinned.inc(pages);
     c.w.cpu += m.params.pin_page * static_cast<double>(pages);
-    tell(m, c.w, p->pid, start,
-         [&] { return "pins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
-             " (pin_user_pages): reclaim, migration and khugepaged leave them; pinned now " +
-             std::to_string(pinned(*p)) + " B of RLIMIT_MEMLOCK " + std::to_string(m.params.memlock_limit) + " B"; });
+    tell(m, c.w, p->pid, start, [&] {
+        return "pins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
+               " (pin_user_pages): reclaim, migration and khugepaged leave them; pinned now " +
+               std::to_string(pinned(*p)) + " B of RLIMIT_MEMLOCK " + std::to_string(m.params.memlock_limit) + " B";
+    });
     return call_return(m, c, VmError::Ok, pages);
 }
 
@@ -153,9 +156,10 @@ VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_tim
         }
     }
     c.w.cpu += m.params.pin_page * static_cast<double>(pages);
-    tell(m, c.w, p->pid, start,
-         [&] { return "unpins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
-             ": movable and reclaimable again; pinned now " + std::to_string(pinned(*p)) + " B"; });
+    tell(m, c.w, p->pid, start, [&] {
+        return "unpins " + std::to_string(pages) + " page" + (pages == 1 ? "" : "s") + " at " + Tracer::hex(start) +
+               ": movable and reclaimable again; pinned now " + std::to_string(pinned(*p)) + " B";
+    });
     return call_return(m, c, VmError::Ok, pages);
 }
 
@@ -176,4 +180,4 @@ std::uint64_t Vm::pinned_bytes(int pid) const {
     return it == mm_->procs.end() ? 0 : pinned(it->second);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

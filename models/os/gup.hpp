@@ -15,5 +15,5 @@ std::uint64_t pinned(const Process& p);
 // Whether some page of [va, va+len) is pinned where it is mapped.
 bool any_pin(const Process& p, std::uint64_t va, std::uint64_t len);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -21,8 +21,8 @@ bool thp_allowed(const Mm& m, const Vma& v) {
     return false;
 }
 
-bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint64_t va, std::uint64_t at,
-                int level, Work& w, std::uint64_t& next, VmError& e) {
+bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint64_t va, std::uint64_t at, int level,
+                Work& w, std::uint64_t& next, VmError& e) {
     const std::uint64_t base = align_down(va, kHuge);
     if (!(thp_allowed(m, v) && base >= vstart && base + kHuge <= v.end)) return false;
     bool empty = true;
@@ -32,8 +32,7 @@ bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint
         for (unsigned i = 0; i < 512 && empty; ++i) empty = rd(m, old_table + 8ull * i) == 0;
     }
     if (!empty) return false;
-    auto pa = m.frames.free_pages() >= 512 + kTableReserve ? m.frames.alloc(FrameAllocator::kMaxOrder)
-                                                           : std::nullopt;
+    auto pa = m.frames.free_pages() >= 512 + kTableReserve ? m.frames.alloc(FrameAllocator::kMaxOrder) : std::nullopt;
     if (!pa) return false;
     low_check(m);
     zero(m, *pa, kHuge);
@@ -51,9 +50,11 @@ bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint
     m.stats.pages_mapped.inc(512);
     w.cpu += m.params.minor_fault + m.params.huge_zero_fill + m.params.pte_update;
     w.faulted += 512;
-    tell(m, w, p.pid, base,
-         [&] { return "huge-page fault at " + Tracer::hex(va) + ": transparent huge pages allowed, a zero-filled 2 MiB block " +
-             Tracer::hex(*pa) + " is mapped at " + Tracer::hex(base); });
+    tell(m, w, p.pid, base, [&] {
+        return "huge-page fault at " + Tracer::hex(va) +
+               ": transparent huge pages allowed, a zero-filled 2 MiB block " + Tracer::hex(*pa) + " is mapped at " +
+               Tracer::hex(base);
+    });
     next = base + kHuge;
     e = VmError::Ok;
     return true;
@@ -77,5 +78,5 @@ void split_block(Mm& m, Process& p, std::uint64_t base, Work& w) {
     w.cpu += m.params.pte_update * 512;
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -17,12 +17,12 @@ bool thp_allowed(const Mm& m, const Vma& v);
 // the VMA, no page of it is mapped and a 2 MiB frame is free. True when it
 // answered (e: Ok, next = the block's end, or NoMemory); false: the caller
 // falls back to a 4 KiB page.
-bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint64_t va, std::uint64_t at,
-                int level, Work& w, std::uint64_t& next, VmError& e);
+bool huge_fault(Mm& m, Process& p, const Vma& v, std::uint64_t vstart, std::uint64_t va, std::uint64_t at, int level,
+                Work& w, std::uint64_t& next, VmError& e);
 // Replace the 2 MiB block mapping at `base` (present or PROT_NONE) by 512
 // page descriptors with the same attributes and frames; the frame is split
 // into order-0 frames. Charges 512 PTE writes. OutOfFrames if no table frame.
 void split_block(Mm& m, Process& p, std::uint64_t base, Work& w);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -19,7 +19,6 @@ namespace mm {
 using namespace aarch64;
 using sc_core::sc_time;
 
-
 Inflight* inflight_at(Mm& m, int pid, std::uint64_t va) {
     if (m.inflight.empty()) return nullptr;
     auto it = m.inflight.find({pid, align_down(va, kPage)});
@@ -130,14 +129,13 @@ void install(Mm& m, const Key& k, const Inflight& i) {
     }
     m.stats.pages_mapped.inc();
     if (m.ctx.tracer.noting())
-        m.ctx.tracer.note(Tracer::Track{}, "read complete", i.done, sc_core::SC_ZERO_TIME, m.prefix,
-                          std::string(i.kind == Inflight::Kind::SwapIn ? "the SSD read of swap slot " +
-                                                                             std::to_string(i.slot)
-                                                                       : "the file read") +
-                              " completes: page " + hex(va) + " of pid " + std::to_string(k.first) +
-                              " is mapped to frame " + hex(i.pa) + (v->prot == Prot::None ? " (PROT_NONE)" : "") +
-                              ", the faults waiting for it go on",
-                          i.story);
+        m.ctx.tracer.note(
+            Tracer::Track{}, "read complete", i.done, sc_core::SC_ZERO_TIME, m.prefix,
+            std::string(i.kind == Inflight::Kind::SwapIn ? "the SSD read of swap slot " + std::to_string(i.slot)
+                                                         : "the file read") +
+                " completes: page " + hex(va) + " of pid " + std::to_string(k.first) + " is mapped to frame " +
+                hex(i.pa) + (v->prot == Prot::None ? " (PROT_NONE)" : "") + ", the faults waiting for it go on",
+            i.story);
     if (i.kind == Inflight::Kind::SwapIn) {
         m.ssd->free_slot(i.slot);
     } else {
@@ -160,7 +158,7 @@ void release(Mm& m, const Inflight& i) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 void complete_now(Mm& m, int pid, std::uint64_t va, sc_time now) {
     const Key k{pid, align_down(va, kPage)};
@@ -193,7 +191,7 @@ void complete_io(Mm& m, sc_time upto) {
     }
 }
 
-}  // namespace mm
+}   // namespace mm
 
 sc_core::sc_time Vm::complete_io(sc_core::sc_time upto) {
     mm::complete_io(*mm_, upto);
@@ -211,4 +209,4 @@ void Vm::set_io_wake(std::function<void(sc_core::sc_time)> fn) { mm_->io_wake = 
 
 void Vm::set_io_guard(std::function<void(std::uint64_t, sc_core::sc_time)> fn) { mm_->io_guard = std::move(fn); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -58,5 +58,5 @@ sc_core::sc_time io_clock(sc_core::sc_time at);
 // into it not done by t is a std::logic_error (a PTE visible before its data).
 void check_uptodate(const Mm& m, std::uint64_t pa, sc_core::sc_time t);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -168,7 +168,8 @@ VmResult collapse_begin(Mm& m, sc_time at) {
     bool failed = false;
     std::size_t start = 0;
     const Hand& hand = m.khugepaged_hand;
-    while (start < n && (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
+    while (start < n &&
+           (ranges[start].pid < hand.pid || (ranges[start].pid == hand.pid && ranges[start].base < hand.va)))
         ++start;
     if (start == n) start = 0;
     for (std::size_t k = 0; k < n && pass.left > 0 && pass.scanned < m.params.pages_to_scan; ++k) {
@@ -192,10 +193,10 @@ VmResult collapse_begin(Mm& m, sc_time at) {
         if (pinned && m.params.pins_block_collapse) {
             m.stats.collapse_skipped_pinned.inc();
             if (m.ctx.tracer.noting())
-                m.ctx.tracer.note(Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME,
-                                  m.prefix,
-                                  "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
-                                      ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
+                m.ctx.tracer.note(
+                    Tracer::Track{}, "collapse skipped", t + pass.pending, sc_core::SC_ZERO_TIME, m.prefix,
+                    "khugepaged skips " + hex(r.base) + " of pid " + std::to_string(p.pid) +
+                        ": pages in it are pinned (vm.pins-block-thp-collapse: FOLL_LONGTERM pins, modern kernels)");
             continue;
         }
         if (device_locked(m, p.pid, r.base, kHuge, t + pass.pending)) {   // the NI is accessing a page (NetVM)
@@ -242,9 +243,9 @@ VmResult collapse_begin(Mm& m, sc_time at) {
     return res;
 }
 
-}  // namespace
+}   // namespace
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -288,4 +289,4 @@ VmCollapse Vm::collapsing() const {
     return c;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

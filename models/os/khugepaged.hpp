@@ -20,9 +20,9 @@ struct Mm;
 // that a pass interrupted by a collapse window goes on after it).
 struct CollapsePass {
     bool active = false;
-    std::size_t left = 0;         // ranges still to visit
-    std::uint64_t scanned = 0;    // PTEs examined
-    std::uint64_t collapsed = 0;  // collapses completed
+    std::size_t left = 0;   // ranges still to visit
+    std::uint64_t scanned = 0;   // PTEs examined
+    std::uint64_t collapsed = 0;   // collapses completed
     sc_core::sc_time pending = sc_core::SC_ZERO_TIME;   // scan CPU not yet charged
 };
 
@@ -34,7 +34,7 @@ struct OpenCollapse {
     Prot prot = Prot::None;
     std::vector<std::uint64_t> old;   // old frames to free at install
     sc_core::sc_time clear, install;
-    Tracer::Cause story;              // the collapse's step in the narrated story
+    Tracer::Cause story;   // the collapse's step in the narrated story
 };
 
 struct Khugepaged {
@@ -47,5 +47,5 @@ bool in_open(const Mm& m, int pid, std::uint64_t va, std::uint64_t end);
 // Phase 2: install the block, free the old frames and the page table.
 void collapse_finish(Mm& m);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -20,26 +20,26 @@ VmResult Vm::madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice
     m.stats.madvises.inc();
     settle(m, *p, va, end, c.w);   // a collapse in the range is completed first
     switch (advice) {
-        case Advice::HugePage:
-        case Advice::NoHugePage: {
-            const HugeAdvice h = advice == Advice::HugePage ? HugeAdvice::Huge : HugeAdvice::NoHuge;
-            modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.advice = h; });
-            return call_return(m, c, VmError::Ok);
+    case Advice::HugePage:
+    case Advice::NoHugePage: {
+        const HugeAdvice h = advice == Advice::HugePage ? HugeAdvice::Huge : HugeAdvice::NoHuge;
+        modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.advice = h; });
+        return call_return(m, c, VmError::Ok);
+    }
+    case Advice::PopulateWrite: {
+        const VmError e = fault_range(m, *p, va, end, true, c.w);
+        return call_return(m, c, e, c.w.faulted);
+    }
+    case Advice::DontNeed: {
+        for (std::uint64_t a = va; a < end;) {   // MADV_DONTNEED on VM_LOCKED: EINVAL
+            Vma* v = find_vma(*p, a);
+            if (v->locked) return call_return(m, c, VmError::Invalid);
+            a = v->end;
         }
-        case Advice::PopulateWrite: {
-            const VmError e = fault_range(m, *p, va, end, true, c.w);
-            return call_return(m, c, e, c.w.faulted);
-        }
-        case Advice::DontNeed: {
-            for (std::uint64_t a = va; a < end;) {   // MADV_DONTNEED on VM_LOCKED: EINVAL
-                Vma* v = find_vma(*p, a);
-                if (v->locked) return call_return(m, c, VmError::Invalid);
-                a = v->end;
-            }
-            return unmap_and_free(m, c);
-        }
+        return unmap_and_free(m, c);
+    }
     }
     return call_return(m, c, VmError::Invalid);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

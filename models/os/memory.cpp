@@ -48,11 +48,14 @@ VmError swap_in(Mm& m, Process& p, std::uint64_t page, std::uint64_t d, Work& w)
     m.stats.swap_ins.inc();
     w.cpu += m.params.major_fault + m.params.pte_update;
     w.faulted += 1;
-    tell(m, w, p.pid, page,
-         [&] { return "major fault at " + Tracer::hex(page) + ": a swap entry; swap slot " + std::to_string(swap_slot(d)) +
-             " is read from the SSD into frame " + Tracer::hex(*pa) + " (the read completes at " +
-             us_text(done.value()) + ", behind the device's earlier requests); the PTE is written then"; },
-         true);
+    tell(
+        m, w, p.pid, page,
+        [&] {
+            return "major fault at " + Tracer::hex(page) + ": a swap entry; swap slot " + std::to_string(swap_slot(d)) +
+                   " is read from the SSD into frame " + Tracer::hex(*pa) + " (the read completes at " +
+                   us_text(done.value()) + ", behind the device's earlier requests); the PTE is written then";
+        },
+        true);
     return VmError::Ok;
 }
 
@@ -73,13 +76,14 @@ VmError zero_fault(Mm& m, Process& p, const Vma& v, std::uint64_t page, Work& w)
     m.stats.pages_mapped.inc();
     w.cpu += m.params.minor_fault + m.params.zero_fill_page + m.params.pte_update;
     w.faulted += 1;
-    tell(m, w, p.pid, page,
-         [&] { return "minor fault at " + Tracer::hex(page) + ": never touched, a zero-filled frame " + Tracer::hex(*pa) +
-             " is mapped"; });
+    tell(m, w, p.pid, page, [&] {
+        return "minor fault at " + Tracer::hex(page) + ": never touched, a zero-filled frame " + Tracer::hex(*pa) +
+               " is mapped";
+    });
     return VmError::Ok;
 }
 
-}  // namespace
+}   // namespace
 
 VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std::uint64_t& next) {
     const std::uint64_t page = align_down(va, kPage);
@@ -94,9 +98,10 @@ VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std
     if (v->prot == Prot::None || (write && !can_write(v->prot))) {
         w.fault_taken = true;
         w.cpu += m.params.minor_fault;   // the fault is taken, then refused
-        tell(m, w, p.pid, page,
-             [&] { return "fault at " + Tracer::hex(page) + " refused: the mapping does not allow " +
-                 (write ? "writing" : "access") + " (EFAULT)"; });
+        tell(m, w, p.pid, page, [&] {
+            return "fault at " + Tracer::hex(page) + " refused: the mapping does not allow " +
+                   (write ? "writing" : "access") + " (EFAULT)";
+        });
         return VmError::Access;
     }
     std::uint64_t at = 0;
@@ -109,9 +114,10 @@ VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std
             m.stats.faults_af.inc();
             w.fault_taken = true;
             w.cpu += m.params.minor_fault + m.params.pte_update;
-            tell(m, w, p.pid, page,
-                 [&] { return "access-flag fault at " + Tracer::hex(page) +
-                     ": the page is present but not young (reclaim cleared AF); the kernel sets AF"; });
+            tell(m, w, p.pid, page, [&] {
+                return "access-flag fault at " + Tracer::hex(page) +
+                       ": the page is present but not young (reclaim cleared AF); the kernel sets AF";
+            });
         } else {
             w.cpu += m.params.user_access;
         }
@@ -120,9 +126,10 @@ VmError fault_page(Mm& m, Process& p, std::uint64_t va, bool write, Work& w, std
     w.fault_taken = true;
     if (Inflight* i = inflight_at(m, p.pid, page)) {   // under I/O: wait for the same read (lock_page)
         wait_inflight(m, *i, w);
-        tell(m, w, p.pid, page,
-             [&] { return "fault at " + Tracer::hex(page) + ": its read is already in flight; it waits for it (until " +
-                 us_text(i->done.value()) + ")"; });
+        tell(m, w, p.pid, page, [&] {
+            return "fault at " + Tracer::hex(page) + ": its read is already in flight; it waits for it (until " +
+                   us_text(i->done.value()) + ")";
+        });
         return VmError::Ok;
     }
     if (v->file >= 0) return file_fault(m, p, *v, va, w);   // a file mapping: the page cache's page (filemap.cpp)
@@ -185,9 +192,10 @@ void drop_range(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w,
         }
         if (level == 2) {
             if (va != base || end < base + kHuge) {   // partly in range: split first
-                tell(m, w, p.pid, base,
-                     [&] { return "the range unmapped covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
-                         ": it is split into 4 KiB pages first"; });
+                tell(m, w, p.pid, base, [&] {
+                    return "the range unmapped covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
+                           ": it is split into 4 KiB pages first";
+                });
                 split_block(m, p, base, w);
                 continue;
             }
@@ -230,7 +238,7 @@ VmResult unmap_and_free(Mm& m, Call& c) {
     return r;
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -247,4 +255,4 @@ VmResult Vm::touch(int pid, std::uint64_t va, bool write, sc_core::sc_time at) {
     return r;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -37,5 +37,5 @@ void drop_range(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w,
 // invalidation, so that no cached translation reaches a reused frame).
 VmResult unmap_and_free(Mm& m, Call& c);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

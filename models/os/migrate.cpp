@@ -45,7 +45,7 @@ void migration_finish(Mm& m) {
     flush_mapped(m, install);
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -64,4 +64,4 @@ VmMigration Vm::migrating() const {
     return r;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

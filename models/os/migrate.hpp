@@ -25,7 +25,7 @@ struct Migration {
     };
     std::vector<Page> pages;
     std::set<std::pair<int, std::uint64_t>> keys;   // (pid, va) of the pages, for the fault path
-    std::vector<std::uint64_t> reserved;            // free frames of the block held during the window
+    std::vector<std::uint64_t> reserved;   // free frames of the block held during the window
     sc_core::sc_time clear, install;
 };
 
@@ -35,5 +35,5 @@ std::uint64_t migration_dst(const Mm& m, int pid, std::uint64_t va);
 // remove_migration_ptes: the pages remapped to their new frames.
 void migration_finish(Mm& m);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -25,7 +25,7 @@ bool memlock_allows(Mm& m, const Process& p, std::uint64_t more) {
     return false;
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -65,4 +65,4 @@ VmResult Vm::munlock(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_t
     return call_return(m, c, VmError::Ok);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

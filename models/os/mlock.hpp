@@ -13,5 +13,5 @@ std::uint64_t locked_bytes(const Process& p);
 // Whether `more` bytes may be locked or pinned by p; counts a refusal when not.
 bool memlock_allows(Mm& m, const Process& p, std::uint64_t more);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

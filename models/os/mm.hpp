@@ -19,7 +19,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/aarch64_descriptors.hpp"
 #include "models/common/debug_access.hpp"
 #include "models/os/cpu.hpp"
@@ -73,9 +73,9 @@ struct Process {
     int pid;
     std::uint16_t asid;
     std::unique_ptr<PageTableWriter> pt;
-    std::map<std::uint64_t, Vma> vmas;             // by start, non-overlapping
-    std::map<std::uint64_t, PinRec> pins;          // by VA page: pins of the page mapped there
-    std::multimap<std::uint64_t, PinRec> orphans;  // pinned pages no longer mapped (by old VA)
+    std::map<std::uint64_t, Vma> vmas;   // by start, non-overlapping
+    std::map<std::uint64_t, PinRec> pins;   // by VA page: pins of the page mapped there
+    std::multimap<std::uint64_t, PinRec> orphans;   // pinned pages no longer mapped (by old VA)
     // The level-3 table the last walk of this process reached and its 2 MiB
     // region (va >> 21), valid while Mm::descriptor_writes is still
     // walk_gen: a walk in that region reads only its leaf (leaf_slot), as
@@ -103,14 +103,14 @@ struct Hand {
 struct Inflight {
     enum class Kind { SwapIn, File };
     Kind kind = Kind::SwapIn;
-    std::uint64_t pa = 0;          // the frame the PTE will map
-    std::uint64_t slot = 0;        // SwapIn: the swap slot read (freed at completion)
-    unsigned file = 0;             // File: the page-cache page (file, index) it maps
+    std::uint64_t pa = 0;   // the frame the PTE will map
+    std::uint64_t slot = 0;   // SwapIn: the swap slot read (freed at completion)
+    unsigned file = 0;   // File: the page-cache page (file, index) it maps
     std::uint64_t index = 0;
-    sc_core::sc_time done;         // the read completes then: the PTE written
-    bool cancelled = false;        // unmapped meanwhile (munmap, MADV_DONTNEED): nothing is mapped
-    bool pinned = false;           // SwapIn cancelled while pinned: the pin keeps the frame
-    Tracer::Cause story;           // the fault that started the read, in the narrated story
+    sc_core::sc_time done;   // the read completes then: the PTE written
+    bool cancelled = false;   // unmapped meanwhile (munmap, MADV_DONTNEED): nothing is mapped
+    bool pinned = false;   // SwapIn cancelled while pinned: the pin keeps the frame
+    Tracer::Cause story;   // the fault that started the read, in the narrated story
 };
 
 // A step of a call's story, told when the call's CPU work is placed
@@ -168,12 +168,12 @@ struct Mm {
 
     Ssd* ssd = nullptr;
     std::vector<InvalidateFn> notifiers;   // MMU notifiers, called in order (the first: set_invalidate)
-    MapFn map_notifier;                    // leaves made present (set_map_notifier)
-    std::vector<Key> mapped;               // leaves made present, not yet told to map_notifier
-    PageLockFn page_lock;                  // a device's page locks (set_page_lock)
-    Counter* locked_skips[3] = {};         // reclaim, compaction, khugepaged skips of locked pages
+    MapFn map_notifier;   // leaves made present (set_map_notifier)
+    std::vector<Key> mapped;   // leaves made present, not yet told to map_notifier
+    PageLockFn page_lock;   // a device's page locks (set_page_lock)
+    Counter* locked_skips[3] = {};   // reclaim, compaction, khugepaged skips of locked pages
     std::function<void()> low_memory;
-    std::shared_ptr<PageCache> cache;      // files and their page cache (set_file_system); none without files
+    std::shared_ptr<PageCache> cache;   // files and their page cache (set_file_system); none without files
 
     std::map<int, Process> procs;
     // Reclaim's LRU: every present leaf (a valid 4 KiB PTE or 2 MiB block
@@ -215,5 +215,5 @@ struct Mm {
     std::uint64_t descriptor_writes = 0;
 };
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

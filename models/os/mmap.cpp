@@ -45,7 +45,7 @@ bool covered(Process& p, std::uint64_t va, std::uint64_t end) {
     return true;
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -101,4 +101,4 @@ VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_ti
     return unmap_and_free(m, c);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -11,7 +11,7 @@ namespace vrdmasim {
 namespace mm {
 
 constexpr std::uint64_t kMmapBase = 0x7f0000000000ull;   // top of the mmap area (top-down)
-constexpr std::uint64_t kMmapMin = 0x10000ull;           // vm.mmap_min_addr default (64 KiB)
+constexpr std::uint64_t kMmapMin = 0x10000ull;   // vm.mmap_min_addr default (64 KiB)
 
 // The process pid, or nullptr.
 Process* proc(Mm& m, int pid);
@@ -31,5 +31,5 @@ void modify_vmas(Process& p, std::uint64_t va, std::uint64_t end, F f) {
     for (auto it = p.vmas.lower_bound(va); it != p.vmas.end() && it->first < end; ++it) f(it->first, it->second);
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -56,7 +56,7 @@ bool device_locked(const Mm& m, int pid, std::uint64_t va, std::uint64_t len, sc
     return false;
 }
 
-}  // namespace mm
+}   // namespace mm
 
 bool Vm::present_leaf(int pid, std::uint64_t va, VmLeaf& out) { return leaf_of(*mm_, pid, va, out); }
 
@@ -80,10 +80,8 @@ void Vm::set_page_lock(PageLockFn fn) {
 }
 
 void Vm::set_invalidate(InvalidateFn fn) {
-    if (mm_->notifiers.empty())
-        mm_->notifiers.push_back(std::move(fn));
-    else
-        mm_->notifiers.front() = std::move(fn);
+    if (mm_->notifiers.empty()) mm_->notifiers.push_back(std::move(fn));
+    else mm_->notifiers.front() = std::move(fn);
 }
 
 void Vm::add_invalidate(InvalidateFn fn) {
@@ -91,4 +89,4 @@ void Vm::add_invalidate(InvalidateFn fn) {
     mm_->notifiers.push_back(std::move(fn));
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

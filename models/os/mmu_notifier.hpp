@@ -26,5 +26,5 @@ sc_core::sc_time flush_mapped(Mm& m, sc_core::sc_time at);
 // Whether a device holds a 4 KiB page of [va, va+len) of `pid` locked at `at`.
 bool device_locked(const Mm& m, int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -25,7 +25,7 @@ std::uint64_t with_prot(std::uint64_t d, Prot prot) {
     return can_write(prot) ? (nd & ~kApReadOnly) : (nd | kApReadOnly);
 }
 
-}  // namespace
+}   // namespace
 
 namespace mm {
 
@@ -42,9 +42,10 @@ void rewrite_leaves(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work
             continue;
         }
         if (level == 2 && (a != base || end < base + kHuge)) {
-            tell(m, w, p.pid, base,
-                 [&] { return "the range covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
-                     ": it is split into 4 KiB pages first"; });
+            tell(m, w, p.pid, base, [&] {
+                return "the range covers only part of the 2 MiB huge page at " + Tracer::hex(base) +
+                       ": it is split into 4 KiB pages first";
+            });
             split_block(m, p, base, w);
             continue;
         }
@@ -60,7 +61,7 @@ void rewrite_leaves(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work
     }
 }
 
-}  // namespace mm
+}   // namespace mm
 
 VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_core::sc_time at) {
     Mm& m = *mm_;
@@ -75,10 +76,11 @@ VmResult Vm::mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, s
     m.stats.mprotects.inc();
     settle(m, *p, va, end, c.w);   // a collapse in the range is completed first
     modify_vmas(*p, va, end, [&](std::uint64_t, Vma& v) { v.prot = prot; });
-    rewrite_leaves(m, *p, va, end, c.w, [prot](std::uint64_t d, std::uint64_t) { return with_prot(d, prot); }, true);
+    rewrite_leaves(
+        m, *p, va, end, c.w, [prot](std::uint64_t d, std::uint64_t) { return with_prot(d, prot); }, true);
     VmResult r = call_return(m, c, VmError::Ok);
     r.done = invalidate(m, *p, va, len, r.done);
     return r;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

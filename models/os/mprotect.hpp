@@ -22,5 +22,5 @@ using LeafRewrite = std::function<std::uint64_t(std::uint64_t d, std::uint64_t v
 void rewrite_leaves(Mm& m, Process& p, std::uint64_t va, std::uint64_t end, Work& w, const LeafRewrite& rewrite,
                     bool track);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -38,10 +38,10 @@ void split_frame(Mm& m, std::uint64_t pa) {
         for (std::uint64_t b = pa; b < pa + kHuge; b += kPage << o) m.frames.split(b, o);
 }
 
-}  // namespace mm
+}   // namespace mm
 
 void Vm::set_low_memory(std::function<void()> fn) { mm_->low_memory = std::move(fn); }
 std::uint64_t Vm::low_watermark() const { return mm_->params.low_wm; }
 std::uint64_t Vm::high_watermark() const { return mm_->params.high_wm; }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -20,5 +20,5 @@ void free_frame(Mm& m, std::uint64_t pa, unsigned order);
 // An order-9 frame split into 512 allocated order-0 frames.
 void split_frame(Mm& m, std::uint64_t pa);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

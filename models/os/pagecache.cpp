@@ -27,8 +27,8 @@ PageCache::PageCache(FileSystem& f, FileReader& r, StatRegistry& s, const std::s
       pages_added(s.counter(prefix + ".pages_added", "", "pages read from the SSD into the page cache")),
       readahead_pages(s.counter(prefix + ".readahead_pages", "",
                                 "pages read into the cache beyond the page whose miss caused the read")),
-      async_readaheads(s.counter(prefix + ".async_readaheads", "",
-                                 "readaheads started by reaching a PG_readahead page")),
+      async_readaheads(
+          s.counter(prefix + ".async_readaheads", "", "readaheads started by reaching a PG_readahead page")),
       evictions(s.counter(prefix + ".evictions", "", "clean pages dropped from the cache by reclaim")),
       unmaps(s.counter(prefix + ".unmaps", "", "file PTEs cleared by reclaim (try_to_unmap)")),
       faults_major(s.counter(prefix + ".faults_major", "", "file faults that read the page from the SSD")),
@@ -154,5 +154,5 @@ void verify_page(Mm& m, unsigned file, std::uint64_t index, const CachePage& c) 
                                    std::to_string(FileSystem::byte(file, index * kPage + i)));
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

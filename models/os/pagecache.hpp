@@ -24,12 +24,12 @@ struct Batch;
 // One cached page (a folio of one 4 KiB page).
 struct CachePage {
     std::uint64_t pa = 0;
-    sc_core::sc_time ready;        // its read from the SSD completes then (uptodate from then on)
-    unsigned mapcount = 0;         // PTEs of processes mapping it
-    unsigned pins = 0;             // GUP pins (pin_file): never reclaimed while pinned
-    unsigned refs = 0;             // transient references of a call in progress (a copy out of it)
-    bool referenced = false;       // PG_referenced: second chance in reclaim
-    bool readahead = false;        // PG_readahead: reaching it starts the next async readahead
+    sc_core::sc_time ready;   // its read from the SSD completes then (uptodate from then on)
+    unsigned mapcount = 0;   // PTEs of processes mapping it
+    unsigned pins = 0;   // GUP pins (pin_file): never reclaimed while pinned
+    unsigned refs = 0;   // transient references of a call in progress (a copy out of it)
+    bool referenced = false;   // PG_referenced: second chance in reclaim
+    bool readahead = false;   // PG_readahead: reaching it starts the next async readahead
 };
 
 // file_ra_state (include/linux/fs.h): the readahead window of one open file.
@@ -56,11 +56,11 @@ struct PageCache {
     FileReader& reader;
     std::map<PageKey, CachePage> pages;
     std::unordered_map<std::uint64_t, PageKey> by_pa;   // frame -> its page
-    std::map<int, OpenFile> fds;                        // by fd, every process's (fds from 3)
+    std::map<int, OpenFile> fds;   // by fd, every process's (fds from 3)
     int next_fd = 3;
-    PageKey hand{0, 0};                                 // reclaim's clock over unmapped pages
-    std::uint64_t added = 0, evicted = 0;               // cached pages = added - evicted (checked)
-    double copy_bytes_per_s = 0;                         // vm.copy-rate: read()'s copy to user
+    PageKey hand{0, 0};   // reclaim's clock over unmapped pages
+    std::uint64_t added = 0, evicted = 0;   // cached pages = added - evicted (checked)
+    double copy_bytes_per_s = 0;   // vm.copy-rate: read()'s copy to user
     Counter &hits, &misses, &pages_added, &readahead_pages, &async_readaheads, &evictions, &unmaps, &faults_major,
         &faults_minor, &reads, &bytes_read, &pins_taken;
 };
@@ -117,5 +117,5 @@ VmError file_fault(Mm& m, Process& p, const Vma& v, std::uint64_t va, Work& w);
 // bytes, else the file's (what a fault would bring); zeros past the end.
 void peek_file(Mm& m, const Vma& v, std::uint64_t va, unsigned char* out, std::uint64_t len);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -2,7 +2,7 @@
 // leaf lookup and translation (pgtable.hpp).
 #include "models/os/pgtable.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -122,5 +122,5 @@ std::uint64_t with_user_access(std::uint64_t d, const Vma& v) {
     return d;
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -96,5 +96,5 @@ void walk_all(Mm& m, const Process& p, TableFn on_table, LeafFn on_leaf) {
     }
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -41,7 +41,7 @@ Tracer::Cause step(Mm& m, sc_time at, const char* name, const std::string& text)
                                  : Tracer::Cause{};
 }
 
-}  // namespace
+}   // namespace
 
 std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_t nr, std::uint64_t mark,
                          std::uint64_t demand, Work& w) {
@@ -95,9 +95,8 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
         }
         read += n;
         step(m, issue, "file read",
-                "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " +
-                    std::to_string(run + n) + ") read from " + pc.reader.source() + ", done at " +
-                    std::to_string(to_us(done)) + " us");
+             "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " + std::to_string(run + n) +
+                 ") read from " + pc.reader.source() + ", done at " + std::to_string(to_us(done)) + " us");
     }
     return read;
 }
@@ -145,9 +144,10 @@ void ondemand_readahead(Mm& m, OpenFile& of, std::uint64_t index, std::uint64_t 
     }
     ra.valid = true;
     const Tracer::Cause window = step(m, w.at + w.cpu + w.io, "readahead",
-            std::string(marker ? "async" : "sync") + " readahead file " + std::to_string(of.file) + " at page " +
-                std::to_string(index) + ": window [" + std::to_string(ra.start) + ", " +
-                std::to_string(ra.start + ra.size) + "), marker at " + std::to_string(ra.start + ra.size - ra.async_size));
+                                      std::string(marker ? "async" : "sync") + " readahead file " +
+                                          std::to_string(of.file) + " at page " + std::to_string(index) + ": window [" +
+                                          std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) +
+                                          "), marker at " + std::to_string(ra.start + ra.size - ra.async_size));
     const Tracer::Scope reading(m.ctx.tracer, window);   // the window's reads follow it
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, marker ? ~std::uint64_t{0} : index,
                w);
@@ -161,12 +161,13 @@ void mmap_readaround(Mm& m, OpenFile& of, std::uint64_t index, Work& w) {
     ra.size = max;
     ra.async_size = max / 4;
     ra.valid = true;
-    const Tracer::Cause around = step(m, w.at + w.cpu + w.io, "read-around",
-            "mmap read-around file " + std::to_string(of.file) + " at page " + std::to_string(index) + ": [" +
-                std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) + ")");
+    const Tracer::Cause around =
+        step(m, w.at + w.cpu + w.io, "read-around",
+             "mmap read-around file " + std::to_string(of.file) + " at page " + std::to_string(index) + ": [" +
+                 std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) + ")");
     const Tracer::Scope reading(m.ctx.tracer, around);   // the reads follow it
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, index, w);
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

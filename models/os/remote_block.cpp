@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 namespace vrdmasim {
 
@@ -16,7 +16,7 @@ using sc_core::sc_time;
 
 namespace {
 std::string us(sc_time t) { return std::to_string(to_us(t)); }
-}  // namespace
+}   // namespace
 
 void RemoteBlock::declare_metrics(MetricRegistry& reg) {
     const auto present = [](const Config& c) { return FileSystem::configured(c); };
@@ -87,8 +87,8 @@ void RemoteBlock::step(sc_time at, const char* name, const std::string& text) co
 }
 
 sc_time RemoteBlock::send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
-                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id,
-                          std::uint64_t index, std::uint64_t va, sc_time head) {
+                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id, std::uint64_t index,
+                          std::uint64_t va, sc_time head) {
     k.header = ExanetHeader{};
     k.header.type = type;
     k.header.dst_coord = to_coord;
@@ -113,8 +113,8 @@ sc_time RemoteBlock::send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigne
 
 sc_time RemoteBlock::read(unsigned file, std::uint64_t offset, std::uint64_t len, unsigned char* out, sc_time at) {
     if (!server_) throw std::logic_error("RemoteBlock::read: " + group_ + " is not connected to an SSD node");
-    if (len == 0 || offset % FileSystem::kPage != 0 || len % FileSystem::kPage != 0 ||
-        offset + len > fs_->size(file) || offset + len < offset)
+    if (len == 0 || offset % FileSystem::kPage != 0 || len % FileSystem::kPage != 0 || offset + len > fs_->size(file) ||
+        offset + len < offset)
         throw std::logic_error("RemoteBlock::read: [" + std::to_string(offset) + ", +" + std::to_string(len) +
                                ") is not whole blocks of file " + std::to_string(file));
     // The request cannot leave before the present.
@@ -138,7 +138,8 @@ sc_time RemoteBlock::read(unsigned file, std::uint64_t offset, std::uint64_t len
         send(gp, *k, req, kRequestBytes, PacketType::BlockRequest, server_->node_, server_->coord_, id, 0, 0, issue);
     }
     const auto key = std::make_pair(node_, id);
-    const sc_time landed_at_server = server_->arrived_.count(key) ? server_->arrived_.at(key).at : sc_core::sc_max_time();
+    const sc_time landed_at_server =
+        server_->arrived_.count(key) ? server_->arrived_.at(key).at : sc_core::sc_max_time();
     server_->serve_request(node_, id);
 
     // Every byte asked for came back, once; the pages are ready when the
@@ -160,10 +161,10 @@ sc_time RemoteBlock::read(unsigned file, std::uint64_t offset, std::uint64_t len
                                 {"offset", Tracer::json_number(offset)},
                                 {"bytes", Tracer::json_number(len)},
                                 {"request_landed_us", Tracer::json_number(to_us(landed_at_server))}});
-    step(issue, "remote file read", "remote file read: " + group_ + " -> SSD on " + server_->group_ + ", file " +
-                       std::to_string(file) + " [" + std::to_string(offset) + ", +" + std::to_string(len) + ") " +
-                       std::to_string(len) + " bytes; request landed at " + us(landed_at_server) +
-                       " us, last data packet at " + us(done) + " us");
+    step(issue, "remote file read",
+         "remote file read: " + group_ + " -> SSD on " + server_->group_ + ", file " + std::to_string(file) + " [" +
+             std::to_string(offset) + ", +" + std::to_string(len) + ") " + std::to_string(len) +
+             " bytes; request landed at " + us(landed_at_server) + " us, last data packet at " + us(done) + " us");
     return done;
 }
 
@@ -204,10 +205,11 @@ sc_time RemoteBlock::serve_request(unsigned from, std::uint64_t id) {
                                 {"file", Tracer::json_number(r.file)},
                                 {"bytes", Tracer::json_number(r.bytes)},
                                 {"ssd_done_us", Tracer::json_number(to_us(ssd_done))}});
-    step(r.at, "serve remote read", "served remote file read of node" + std::to_string(from) + ": file " + std::to_string(r.file) +
-                      " [" + std::to_string(r.offset) + ", +" + std::to_string(r.bytes) + ") " +
-                      std::to_string(r.bytes) + " bytes, SSD done at " + us(ssd_done) + " us, " +
-                      std::to_string(index) + " data packets sent by " + us(head) + " us");
+    step(r.at, "serve remote read",
+         "served remote file read of node" + std::to_string(from) + ": file " + std::to_string(r.file) + " [" +
+             std::to_string(r.offset) + ", +" + std::to_string(r.bytes) + ") " + std::to_string(r.bytes) +
+             " bytes, SSD done at " + us(ssd_done) + " us, " + std::to_string(index) + " data packets sent by " +
+             us(head) + " us");
     return head;
 }
 
@@ -215,8 +217,7 @@ sc_time RemoteBlock::receive(tlm::tlm_generic_payload& gp, const ExanetPacket& p
     if (p.header.type == PacketType::BlockRequest) {
         if (!serving_)
             throw std::logic_error("RemoteBlock: " + group_ + " received a file read request but holds no SSD");
-        if (gp.get_data_length() < kRequestBytes)
-            throw std::logic_error("RemoteBlock: a short file read request");
+        if (gp.get_data_length() < kRequestBytes) throw std::logic_error("RemoteBlock: a short file read request");
         std::uint64_t words[4];
         std::memcpy(words, gp.get_data_ptr(), sizeof words);
         if (words[0] != p.transfer) throw std::logic_error("RemoteBlock: request id and transfer differ");
@@ -252,4 +253,4 @@ sc_time RemoteBlock::receive(tlm::tlm_generic_payload& gp, const ExanetPacket& p
     return tail;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -30,7 +30,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/filesystem.hpp"
@@ -113,8 +113,8 @@ private:
     // blocks, the data packets go back. Returns when the last has left.
     sc_core::sc_time serve_request(unsigned from, std::uint64_t id);
     sc_core::sc_time send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
-                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id,
-                          std::uint64_t index, std::uint64_t va, sc_core::sc_time head);
+                          PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id, std::uint64_t index,
+                          std::uint64_t va, sc_core::sc_time head);
     // A numbered step of the narrated story, following what the calling
     // process is telling (the readahead that asked for the blocks).
     void step(sc_core::sc_time at, const char* name, const std::string& text) const;
@@ -140,4 +140,4 @@ private:
     Histogram* serve_us_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

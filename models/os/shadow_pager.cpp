@@ -1,7 +1,7 @@
 // The OS side of the NetVM NI's shadow page table (see shadow_pager.hpp).
 #include "models/os/shadow_pager.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include "models/os/smmu_driver.hpp"
 
@@ -12,7 +12,7 @@ using sc_core::sc_time;
 namespace {
 constexpr std::uint64_t kPage = ShadowTable::kPage;
 double us(sc_time t) { return t.to_seconds() * 1e6; }
-}  // namespace
+}   // namespace
 
 ShadowPagerParams::ShadowPagerParams()
     : set("ni", ""),
@@ -30,9 +30,7 @@ ShadowPagerParams::ShadowPagerParams()
 void ShadowPager::declare_params(ParamRegistry& reg) { reg.add(params_of<ShadowPagerParams>().set); }
 
 void ShadowPager::declare_metrics(MetricRegistry& reg) {
-    const auto shadow = [](const Config& c) {
-        return c.string("ni.translation") == "shadow";
-    };
+    const auto shadow = [](const Config& c) { return c.string("ni.translation") == "shadow"; };
     reg.sum_counters("shadow_updates",
                      "Entries of the NI's shadow page table the host OS wrote or cleared (`ni.shadow_updates`; "
                      "ni.translation = shadow), each ni.shadow-update of CPU time.",
@@ -51,7 +49,8 @@ ShadowPager::ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, co
       cpu_(cpu),
       table_(table),
       update_(ctx.config[params_of<ShadowPagerParams>().update]),
-      handler_(ctx.config[params_of<SmmuDriverParams>().irq_entry] + ctx.config[params_of<ShadowPagerParams>().miss_handler]),
+      handler_(ctx.config[params_of<SmmuDriverParams>().irq_entry] +
+               ctx.config[params_of<ShadowPagerParams>().miss_handler]),
       ahead_(ctx.config[params_of<FaultLibParams>().policy] == "touch-ahead"),
       ahead_pages_(static_cast<std::uint64_t>(ctx.config[params_of<FaultLibParams>().ahead_pages])),
       updates_(ctx.stats.counter(group + ".ni.shadow_updates", "",
@@ -179,4 +178,4 @@ void ShadowPager::miss_thread() {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

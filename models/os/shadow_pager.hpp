@@ -30,14 +30,14 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
-#include "core/metrics.hpp"
-#include "core/params.hpp"
+#include "src/core/context.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/params.hpp"
 #include "models/common/shadow_table.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
-#include "core/lazy_deque.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_deque.hpp"
+#include "src/core/lazy_thread.hpp"
 
 namespace vrdmasim {
 
@@ -60,8 +60,8 @@ public:
 
     // Binds itself to `vm` as its map notifier, its first MMU notifier
     // (set_invalidate) and its page-lock check.
-    ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, Vm& vm,
-                CpuCores& cpu, ShadowTable& table);
+    ShadowPager(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, Vm& vm, CpuCores& cpu,
+                ShadowTable& table);
 
     // The NI's miss interrupt (any thread, any time): handled by the
     // pager's thread at `at`.
@@ -109,4 +109,4 @@ private:
     std::unique_ptr<LazyThread> miss_thread_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

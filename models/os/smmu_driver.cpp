@@ -16,7 +16,7 @@ bool is_tlbi(std::uint64_t off) {
     const std::uint64_t o = off & (r::kPage - 1);
     return o == r::TLBIVA || o == r::TLBIVAA || o == r::TLBIASID || o == r::TLBIALL;
 }
-}  // namespace
+}   // namespace
 
 // ------------------------------------------------------------ FaultLibrary
 
@@ -35,9 +35,7 @@ FaultLibParams::FaultLibParams()
                         "library overhead per fault besides the paging work (*estimate* for a 1.5 GHz A53)")
                    .range("0ps", "1ms")) {}
 
-void FaultLibrary::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<FaultLibParams>().set);
-}
+void FaultLibrary::declare_params(ParamRegistry& reg) { reg.add(params_of<FaultLibParams>().set); }
 
 FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int pid, CpuCores& cpu,
                            FaultResolveFn resolve)
@@ -52,10 +50,9 @@ FaultLibrary::FaultLibrary(const SimContext& ctx, const std::string& prefix, int
       per_call_(ctx.config[params_of<FaultLibParams>().per_call]),
       faults_(&ctx.stats.counter(prefix + ".faults", "", "faults delivered to the library")),
       pages_(&ctx.stats.counter(prefix + ".pages", "", "pages the library faulted in")),
-      unresolved_(&ctx.stats.counter(prefix + ".unresolved", "",
-                                     "faults whose faulting page could not be made present")),
-      service_us_(&ctx.stats.histogram(prefix + ".service_time", "us",
-                                       "delivery to pages present (or error known)")) {
+      unresolved_(
+          &ctx.stats.counter(prefix + ".unresolved", "", "faults whose faulting page could not be made present")),
+      service_us_(&ctx.stats.histogram(prefix + ".service_time", "us", "delivery to pages present (or error known)")) {
     if (!resolve_) throw std::invalid_argument("FaultLibrary: no resolve function");
 }
 
@@ -94,13 +91,13 @@ FaultOutcome FaultLibrary::handle(const SmmuFault& f, sc_time at) {
     if (!o.resolved) unresolved_->inc();
     service_us_->add(to_us(o.done - at));
     if (noting)
-        o.story = ctx_.tracer.note(Tracer::Track{}, "fault resolved", o.done, SC_ZERO_TIME, who_,
-                                   o.resolved ? "the fault at " + Tracer::hex(f.address) + " is resolved: " +
-                                                    std::to_string(o.pages) + " page" + (o.pages == 1 ? "" : "s") +
-                                                    " made present, the library reports to the driver"
-                                              : "the fault at " + Tracer::hex(f.address) + " is NOT resolved (" + std::string(
-                                                    to_string(o.error)) + "): the library reports the error",
-                                   s.step);
+        o.story = ctx_.tracer.note(
+            Tracer::Track{}, "fault resolved", o.done, SC_ZERO_TIME, who_,
+            o.resolved ? "the fault at " + Tracer::hex(f.address) + " is resolved: " + std::to_string(o.pages) +
+                             " page" + (o.pages == 1 ? "" : "s") + " made present, the library reports to the driver"
+                       : "the fault at " + Tracer::hex(f.address) + " is NOT resolved (" +
+                             std::string(to_string(o.error)) + "): the library reports the error",
+            s.step);
     return o;
 }
 
@@ -114,22 +111,20 @@ SmmuDriverParams::SmmuDriverParams()
                          "exception entry and GIC acknowledge (*estimate* for a 1.5 GHz A53: no ExaNeSt stage "
                          "latency is published)")
                     .range("0ps", "1ms")),
-      handler(set.time("handler", "2us",
-                       "the handler's own work besides its register accesses (*estimate*, 1.5 GHz A53)")
-                  .range("0ps", "1ms")),
+      handler(
+          set.time("handler", "2us", "the handler's own work besides its register accesses (*estimate*, 1.5 GHz A53)")
+              .range("0ps", "1ms")),
       netlink(set.time("netlink", "3us", "building and sending the Netlink message (*estimate*, 1.5 GHz A53)")
                   .range("0ps", "1ms")),
-      tlbi_page(set.time("tlbi-page", "100ns",
-                         "CPU time per TLBIVA issued by the MMU notifier (*estimate*, 1.5 GHz A53)")
-                    .range("0ps", "1ms")),
+      tlbi_page(
+          set.time("tlbi-page", "100ns", "CPU time per TLBIVA issued by the MMU notifier (*estimate*, 1.5 GHz A53)")
+              .range("0ps", "1ms")),
       tlbi_asid_threshold(set.integer("tlbi-asid-threshold", "512",
                                       "ranges of more pages are invalidated by ASID (*estimate*, after arm64's "
                                       "MAX_TLBI_OPS = PTRS_PER_PTE)")
                               .range("1", "1000000000")) {}
 
-void SmmuDriver::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<SmmuDriverParams>().set);
-}
+void SmmuDriver::declare_params(ParamRegistry& reg) { reg.add(params_of<SmmuDriverParams>().set); }
 
 void SmmuDriver::declare_metrics(MetricRegistry& reg) {
     reg.quantile("fault_service_us_p50", "us",
@@ -137,13 +132,12 @@ void SmmuDriver::declare_metrics(MetricRegistry& reg) {
                  "outcome (the fault library done; in stall mode, RESUME written) (histograms "
                  "`*.smmu_driver.service_time`).",
                  "smmu_driver.service_time", 0.5, Smmu500::enabled_in);
-    reg.quantile("fault_service_us_p99", "us",
-                 "99th percentile of the same.",
-                 "smmu_driver.service_time", 0.99, Smmu500::enabled_in);
+    reg.quantile("fault_service_us_p99", "us", "99th percentile of the same.", "smmu_driver.service_time", 0.99,
+                 Smmu500::enabled_in);
 }
 
-SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group,
-                       Smmu500& smmu, CpuCores& cpu, FaultResolveFn resolve)
+SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, const std::string& group, Smmu500& smmu,
+                       CpuCores& cpu, FaultResolveFn resolve)
     : sc_module(name),
       mmio("mmio"),
       ctx_(ctx),
@@ -171,8 +165,8 @@ SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, cons
     global_faults_ = &s.counter(p + "global_faults", "", "global faults (sGFSR) cleared");
     spurious_ = &s.counter(p + "spurious_interrupts", "", "handler runs that found no fault");
     handler_us_ = &s.histogram(p + "handler_time", "us", "handler start to its last Netlink message");
-    service_us_ = &s.histogram(p + "service_time", "us",
-                               "interrupt raised to outcome (library done; stall: RESUME written)");
+    service_us_ =
+        &s.histogram(p + "service_time", "us", "interrupt raised to outcome (library done; stall: RESUME written)");
     irq_wait_us_ = &s.histogram(p + "irq_wait", "us", "interrupt raised to handler start (core busy)");
     library_us_ = &s.histogram(p + "library_time", "us", "Netlink sent to library done");
     SC_HAS_PROCESS(SmmuDriver);
@@ -229,8 +223,8 @@ void SmmuDriver::write_reg(std::uint64_t off, std::uint64_t value, unsigned len,
 }
 
 sc_time SmmuDriver::on_core(const char* activity, sc_time ready, sc_time cost, const std::string& label,
-                            sc_time predicted, const std::function<void(sc_time&)>& ops,
-                            const CpuCores::Story* story, Tracer::Cause* step) {
+                            sc_time predicted, const std::function<void(sc_time&)>& ops, const CpuCores::Story* story,
+                            Tracer::Cause* step) {
     const CpuCores::Slot s = story ? cpu_.run(activity, ready, cost + predicted, label, *story)
                                    : cpu_.run(activity, ready, cost + predicted, label);
     if (step) *step = s.step;
@@ -253,8 +247,8 @@ sc_time SmmuDriver::attach(int pid, std::uint16_t asid, std::uint64_t root, unsi
     const unsigned n = static_cast<unsigned>(cb);
     banks_[n].pid = pid;
     banks_[n].asid = asid;
-    libraries_[pid] = std::make_unique<FaultLibrary>(ctx_, std::string(name()) + ".pid" + std::to_string(pid),
-                                                     pid, cpu_, resolve_);
+    libraries_[pid] =
+        std::make_unique<FaultLibrary>(ctx_, std::string(name()) + ".pid" + std::to_string(pid), pid, cpu_, resolve_);
     const unsigned first_smr = next_smr_;
     next_smr_ += static_cast<unsigned>(stream_ids.size());
     const unsigned writes = 2 * static_cast<unsigned>(stream_ids.size()) + 7;
@@ -265,13 +259,12 @@ sc_time SmmuDriver::attach(int pid, std::uint16_t asid, std::uint64_t root, unsi
             write_reg(r::S2CR(idx), n | (privileged_streams_ ? r::S2CR_PRIVCFG_PRIV : 0u), 4, t);
             write_reg(r::SMR(idx), r::SMR_VALID | (stream_ids[i] & 0x7fffu), 4, t);
         }
-        write_reg(r::CBAR(n), 1u << 16, 4, t);    // stage 1 with stage 2 bypass
-        write_reg(r::CBA2R(n), 1, 4, t);          // VA64
+        write_reg(r::CBAR(n), 1u << 16, 4, t);   // stage 1 with stage 2 bypass
+        write_reg(r::CBA2R(n), 1, 4, t);   // VA64
         // T0SZ, TG0 = 4 KiB, inner/outer WBWA, inner shareable (io-pgtable-arm)
         write_reg(r::cb(n) + r::TCR, (t0sz & 0x3fu) | (1u << 8) | (1u << 10) | (3u << 12), 4, t);
         write_reg(r::cb(n) + r::MAIR0, 0x0004ff44u, 4, t);   // NC, WBRWA, device (io-pgtable-arm)
-        write_reg(r::cb(n) + r::TTBR0, (root & 0x0000fffffffff000ull) | (static_cast<std::uint64_t>(asid) << 48), 8,
-                  t);
+        write_reg(r::cb(n) + r::TTBR0, (root & 0x0000fffffffff000ull) | (static_cast<std::uint64_t>(asid) << 48), 8, t);
         write_reg(r::cb(n) + r::SCTLR,
                   r::SCTLR_M | r::SCTLR_AFE | r::SCTLR_CFRE | r::SCTLR_CFIE | (stall_ ? r::SCTLR_CFCFG : 0u), 4, t);
         write_reg(r::sCR0, r::sCR0_GFRE | r::sCR0_GFIE | r::sCR0_USFCFG, 4, t);   // CLIENTPD clear
@@ -302,21 +295,23 @@ sc_time SmmuDriver::invalidate(int pid, std::uint16_t asid, std::uint64_t va, st
                               : " with " + std::to_string(pages) + " TLBIVA write" + (pages == 1 ? "" : "s")) +
                      ", then TLBSYNC",
                  Tracer::Cause{}};
-    return on_core("tlbi", at, tlbi_page_ * static_cast<double>(cmds),
-                   by_asid ? "tlbi asid" : "tlbi " + std::to_string(pages) + " pages", predicted, [&](sc_time& t) {
-                       const std::uint64_t a = static_cast<std::uint64_t>(asid) << 48;
-                       if (by_asid) {
-                           write_reg(base + r::TLBIASID, asid, 4, t);
-                       } else {
-                           for (std::uint64_t p = first; p <= last; ++p)
-                               write_reg(base + r::TLBIVA, (p & 0xfffffffffffull) | a, 8, t);
-                       }
-                       tlbi_writes_->inc(cmds);
-                       write_reg(base + r::TLBSYNC, 0, 4, t);
-                       for (int i = 0; i < 1000 && (read_reg(base + r::TLBSTATUS, 4, t) & 1u); ++i) {
-                       }
-                   },
-                   noting ? &story : nullptr);
+    return on_core(
+        "tlbi", at, tlbi_page_ * static_cast<double>(cmds),
+        by_asid ? "tlbi asid" : "tlbi " + std::to_string(pages) + " pages", predicted,
+        [&](sc_time& t) {
+            const std::uint64_t a = static_cast<std::uint64_t>(asid) << 48;
+            if (by_asid) {
+                write_reg(base + r::TLBIASID, asid, 4, t);
+            } else {
+                for (std::uint64_t p = first; p <= last; ++p)
+                    write_reg(base + r::TLBIVA, (p & 0xfffffffffffull) | a, 8, t);
+            }
+            tlbi_writes_->inc(cmds);
+            write_reg(base + r::TLBSYNC, 0, 4, t);
+            for (int i = 0; i < 1000 && (read_reg(base + r::TLBSTATUS, 4, t) & 1u); ++i) {
+            }
+        },
+        noting ? &story : nullptr);
 }
 
 void SmmuDriver::irq_thread() {
@@ -385,30 +380,32 @@ sc_time SmmuDriver::handle_interrupt(sc_time t0) {
         for (unsigned n = 0; n < banks_.size() && !story.because; ++n)
             if (smmu_.context_irq(n, t0)) story.because = smmu_.fault_story(n, t0);
         story.who = name();
-        story.text = "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
-                     "FSR of the " + std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") +
-                     " that processes own";
+        story.text =
+            "SMMU interrupt taken (exception entry, GIC acknowledge): the handler reads sGFSR and the "
+            "FSR of the " +
+            std::to_string(owned) + " bank" + (owned == 1 ? "" : "s") + " that processes own";
     }
-    sc_time t = on_core("smmu-irq", t0, irq_entry_ + handler_, "smmu irq handler", reg_time_ * (1.0 + owned),
-                        [&](sc_time& tt) {
-                            start = tt - irq_entry_ - handler_;
-                            const std::uint64_t gfsr = read_reg(r::sGFSR, 4, tt);
-                            if (gfsr) {
-                                global = true;
-                                read_reg(r::sGFAR, 8, tt);
-                                read_reg(r::sGFSYNR0, 4, tt);
-                                read_reg(r::sGFSYNR0 + 4, 4, tt);
-                                write_reg(r::sGFSR, gfsr, 4, tt);
-                            }
-                            for (unsigned n = 0; n < banks_.size(); ++n)
-                                if (banks_[n].pid != 0) read_bank(n, tt);
-                            if (found.empty() && !global) {
-                                // No owner's bank faulted: look at the others.
-                                for (unsigned n = 0; n < banks_.size(); ++n)
-                                    if (banks_[n].pid == 0) read_bank(n, tt);
-                            }
-                        },
-                        noting ? &story : nullptr, &handler_step);
+    sc_time t = on_core(
+        "smmu-irq", t0, irq_entry_ + handler_, "smmu irq handler", reg_time_ * (1.0 + owned),
+        [&](sc_time& tt) {
+            start = tt - irq_entry_ - handler_;
+            const std::uint64_t gfsr = read_reg(r::sGFSR, 4, tt);
+            if (gfsr) {
+                global = true;
+                read_reg(r::sGFAR, 8, tt);
+                read_reg(r::sGFSYNR0, 4, tt);
+                read_reg(r::sGFSYNR0 + 4, 4, tt);
+                write_reg(r::sGFSR, gfsr, 4, tt);
+            }
+            for (unsigned n = 0; n < banks_.size(); ++n)
+                if (banks_[n].pid != 0) read_bank(n, tt);
+            if (found.empty() && !global) {
+                // No owner's bank faulted: look at the others.
+                for (unsigned n = 0; n < banks_.size(); ++n)
+                    if (banks_[n].pid == 0) read_bank(n, tt);
+            }
+        },
+        noting ? &story : nullptr, &handler_step);
     irq_wait_us_->add(to_us(start - raised));
     if (global) global_faults_->inc();
     if (found.empty() && !global) spurious_->inc();
@@ -493,12 +490,13 @@ void SmmuDriver::resume() {
                      o.story};
         Tracer::Cause step;
         // The SMMU's RESUME follows the driver's write.
-        o.done = on_core("fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate", reg_time_,
-                         [&](sc_time& t) {
-                             const Tracer::Scope s(ctx_.tracer, step);
-                             write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
-                         },
-                         noting ? &story : nullptr, &step);
+        o.done = on_core(
+            "fault-library", o.done, SC_ZERO_TIME, retry ? "resume retry" : "resume terminate", reg_time_,
+            [&](sc_time& t) {
+                const Tracer::Scope s(ctx_.tracer, step);
+                write_reg(off, retry ? 0u : r::RESUME_TERMINATE, 4, t);
+            },
+            noting ? &story : nullptr, &step);
         if (step) o.story = step;
         (retry ? resumes_retry_ : resumes_terminate_)->inc();
         // The outcome is delivered once the write is done.
@@ -513,4 +511,4 @@ void SmmuDriver::deliver(const FaultOutcome& o) {
     if (on_outcome_) on_outcome_(o);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -28,9 +28,9 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "core/lazy_event.hpp"
-#include "core/context.hpp"
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/context.hpp"
+#include "src/core/lazy_thread.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/vm.hpp"
 #include "models/smmu/smmu500.hpp"
@@ -63,31 +63,31 @@ struct SmmuDriverParams {
 
 // What the driver learned from the registers about one fault.
 struct SmmuFault {
-    int pid = 0;                 // owning process (0: no process owns the bank)
+    int pid = 0;   // owning process (0: no process owns the bank)
     unsigned cb = 0;
-    std::uint32_t stream_id = 0; // CBFRSYNRA: which engine/channel it came from
+    std::uint32_t stream_id = 0;   // CBFRSYNRA: which engine/channel it came from
     std::uint64_t address = 0;   // FAR
-    bool write = false;          // FSYNR0.WNR
-    std::uint32_t fsr = 0;       // as read, before clearing
-    sc_core::sc_time raised;     // when the SMMU raised the interrupt
-    Tracer::Cause story;         // the handler's reading of it in the narrated story
+    bool write = false;   // FSYNR0.WNR
+    std::uint32_t fsr = 0;   // as read, before clearing
+    sc_core::sc_time raised;   // when the SMMU raised the interrupt
+    Tracer::Cause story;   // the handler's reading of it in the narrated story
 };
 
 // The outcome of handling one fault, as the PLDMA will be told in terminate
 // mode (and as statistics see it in both modes).
 struct FaultOutcome {
     SmmuFault fault;
-    bool resolved = false;       // pages made present (false: bad address, read-only)
+    bool resolved = false;   // pages made present (false: bad address, read-only)
     VmError error = VmError::Ok;
-    std::uint64_t pages = 0;     // pages faulted in
-    sc_core::sc_time done;       // when the library finished (stall: RESUME written)
-    Tracer::Cause story;         // the last step of its story (library result; stall: RESUME)
+    std::uint64_t pages = 0;   // pages faulted in
+    sc_core::sc_time done;   // when the library finished (stall: RESUME written)
+    Tracer::Cause story;   // the last step of its story (library result; stall: RESUME)
 };
 
 // How a library makes pages present: get_user_pages over [va, va+len).
 // The system binds it to Vm::fault_in; tests may bind anything.
-using FaultResolveFn = std::function<VmResult(int pid, std::uint64_t va, std::uint64_t len, bool write,
-                                              sc_core::sc_time at)>;
+using FaultResolveFn =
+    std::function<VmResult(int pid, std::uint64_t va, std::uint64_t len, bool write, sc_core::sc_time at)>;
 
 class FaultLibrary {
 public:
@@ -142,8 +142,7 @@ public:
                             const std::vector<std::uint32_t>& stream_ids, sc_core::sc_time at);
     // The MMU notifier (bind it with Vm::set_invalidate): TLBIVA per page (or
     // TLBIASID beyond the threshold) then TLBSYNC, polling TLBSTATUS.
-    sc_core::sc_time invalidate(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
-                                sc_core::sc_time at);
+    sc_core::sc_time invalidate(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
 
     // Terminate mode: called with each outcome (the PLDMA issue resumes or
     // retransmits from it). Stall mode calls it too, after RESUME.
@@ -173,8 +172,8 @@ private:
     // With `story`, the first slice is that noted step (returned in *step).
     sc_core::sc_time on_core(const char* activity, sc_core::sc_time ready, sc_core::sc_time cost,
                              const std::string& label, sc_core::sc_time predicted,
-                             const std::function<void(sc_core::sc_time&)>& ops,
-                             const CpuCores::Story* story = nullptr, Tracer::Cause* step = nullptr);
+                             const std::function<void(sc_core::sc_time&)>& ops, const CpuCores::Story* story = nullptr,
+                             Tracer::Cause* step = nullptr);
     int bank_of(int pid) const;
     std::uint64_t read_reg(std::uint64_t off, unsigned len, sc_core::sc_time& t);
     void write_reg(std::uint64_t off, std::uint64_t value, unsigned len, sc_core::sc_time& t);
@@ -192,7 +191,7 @@ private:
         int pid = 0;
         std::uint16_t asid = 0;
     };
-    std::vector<Bank> banks_;                                   // 16
+    std::vector<Bank> banks_;   // 16
     unsigned next_smr_ = 0;
     std::map<int, std::unique_ptr<FaultLibrary>> libraries_;
     std::function<void(const FaultOutcome&)> on_outcome_;
@@ -208,7 +207,7 @@ private:
     };
     std::multimap<sc_core::sc_time, Pending> pending_;
     LazyEvent pending_ev_;   // made when first waited for or notified
-    Pending resuming_;           // RESUME written, outcome delivered at its done
+    Pending resuming_;   // RESUME written, outcome delivered at its done
     bool delivering_ = false;
     void deliver(const FaultOutcome& o);
     std::unique_ptr<LazyThread> irq_thread_;
@@ -217,4 +216,4 @@ private:
     Histogram *handler_us_, *service_us_, *irq_wait_us_, *library_us_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,6 +1,6 @@
 #include "models/os/ssd.hpp"
 
-#include "core/format.hpp"
+#include "src/core/format.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -17,22 +17,19 @@ SsdParams::SsdParams()
                             "access latency of a 4 KiB read (*estimate*: with the kernel's own costs a major fault "
                             "from SSD is ~60 us, NP-RDMA paper)")
                        .range("0ps", "100ms")),
-      write_latency(set.time("write-latency", "20us", "access latency of a 4 KiB write (*estimate*)")
-                        .range("0ps", "100ms")),
+      write_latency(
+          set.time("write-latency", "20us", "access latency of a 4 KiB write (*estimate*)").range("0ps", "100ms")),
       bandwidth(set.rate("bandwidth", "1.5GB/s",
                          "data rate shared by all commands (*estimate* for the QFDB's M.2 SSD; one M.2 SSD per "
                          "QFDB: Chaix et al., H2RC 2019)")
                     .range("1MB/s", "100GB/s")),
-      queue_depth(set.integer("queue-depth", "32", "commands served in parallel (*estimate*)")
-                      .range("1", "65536")),
+      queue_depth(set.integer("queue-depth", "32", "commands served in parallel (*estimate*)").range("1", "65536")),
       swap_size(set.size("swap-size", "4GiB",
                          "swap space of one node, in 4 KiB slots (*estimate*: a share of the QFDB's 512 GB SSD, "
                          "Chaix et al., H2RC 2019)")
                     .range("4KiB", "512GB")) {}
 
-void Ssd::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<SsdParams>().set);
-}
+void Ssd::declare_params(ParamRegistry& reg) { reg.add(params_of<SsdParams>().set); }
 
 Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& group)
     : ctx_(ctx),
@@ -46,10 +43,10 @@ Ssd::Ssd(const SimContext& ctx, const std::string& prefix, const std::string& gr
       reads_(&ctx.stats.counter(prefix + ".reads", "", "page reads (swap-ins)")),
       writes_(&ctx.stats.counter(prefix + ".writes", "", "page writes (swap-outs)")),
       transactions_(&ctx.stats.counter(prefix + ".transactions", "", "commands served (reads + writes)")),
-      read_latency_us_(&ctx.stats.histogram(prefix + ".read_latency", "us",
-                                            "read completion - issue (queueing included)")),
-      write_latency_us_(&ctx.stats.histogram(prefix + ".write_latency", "us",
-                                             "write completion - issue (queueing included)")),
+      read_latency_us_(
+          &ctx.stats.histogram(prefix + ".read_latency", "us", "read completion - issue (queueing included)")),
+      write_latency_us_(
+          &ctx.stats.histogram(prefix + ".write_latency", "us", "write completion - issue (queueing included)")),
       prefix_(prefix) {
     if (ctx.config[params_of<SsdParams>().swap_size] % kPage != 0)
         throw ctx.config.refuse(params_of<SsdParams>().swap_size, "must be a whole number of 4 KiB pages");
@@ -88,8 +85,8 @@ sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at, bool file, unsig
         if (queue_free_[k] < queue_free_[q]) q = k;
     const sc_time start = max_time(at, queue_free_[q]);
     const sc_time xfer_start = max_time(start + (write ? write_latency_ : read_latency_), channel_free_);
-    const sc_time xfer = sc_time::from_value(
-        static_cast<sc_dt::uint64>(std::llround(static_cast<double>(bytes) * ps_per_byte_)));
+    const sc_time xfer =
+        sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(static_cast<double>(bytes) * ps_per_byte_)));
     const sc_time done = xfer_start + xfer;
     channel_free_ = done;
     queue_free_[q] = done;
@@ -117,8 +114,11 @@ sc_time Ssd::serve(bool write, std::uint64_t bytes, sc_time at, bool file, unsig
             args.emplace_back("file", Tracer::json_number(file_id));
             args.emplace_back("offset", Tracer::json_number(file_offset));
         }
-        ctx_.tracer.async_span(track_, file ? "file read" : write ? "write" : "read", transactions_->value(), at,
-                               done, args);
+        ctx_.tracer.async_span(track_,
+                               file    ? "file read"
+                               : write ? "write"
+                                       : "read",
+                               transactions_->value(), at, done, args);
     }
     return done;
 }
@@ -152,8 +152,8 @@ void Ssd::enable_files() {
     if (file_reads_) return;
     file_reads_ = &ctx_.stats.counter(prefix_ + ".file_reads", "", "file read commands (page cache fills)");
     file_bytes_ = &ctx_.stats.counter(prefix_ + ".file_bytes", "B", "bytes read from files");
-    file_read_latency_us_ = &ctx_.stats.histogram(prefix_ + ".file_read_latency", "us",
-                                                  "file read completion - issue (queueing included)");
+    file_read_latency_us_ =
+        &ctx_.stats.histogram(prefix_ + ".file_read_latency", "us", "file read completion - issue (queueing included)");
 }
 
 sc_time Ssd::read_blocks(std::uint64_t addr, std::uint64_t bytes, sc_time at, unsigned file, std::uint64_t offset) {
@@ -165,4 +165,4 @@ sc_time Ssd::read_blocks(std::uint64_t addr, std::uint64_t bytes, sc_time at, un
     return serve(false, bytes, at, true, file, offset);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -16,7 +16,7 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 
 namespace vrdmasim {
 
@@ -81,9 +81,9 @@ private:
     std::vector<sc_core::sc_time> queue_free_;   // one entry per queue slot
     sc_core::sc_time channel_free_;
     std::uint64_t slots_;
-    std::vector<std::uint64_t> free_list_;       // LIFO of free slots
+    std::vector<std::uint64_t> free_list_;   // LIFO of free slots
     std::uint64_t next_fresh_ = 0;
-    std::vector<bool> in_use_;                   // per slot below next_fresh_: allocated now
+    std::vector<bool> in_use_;   // per slot below next_fresh_: allocated now
     std::unordered_map<std::uint64_t, std::unique_ptr<std::array<unsigned char, kPage>>> data_;
     Tracer::Track track_;
     Counter *reads_, *writes_, *transactions_;
@@ -93,4 +93,4 @@ private:
     Histogram* file_read_latency_us_ = nullptr;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

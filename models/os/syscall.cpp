@@ -31,7 +31,8 @@ bool noting(const Mm& m) { return m.ctx.tracer.noting(); }
 void tell_steps(Mm& m, const Work& w, sc_core::sc_time at, const Tracer::Cause& after) {
     Tracer& tr = m.ctx.tracer;
     for (const PageStep& st : w.story) {
-        const Tracer::Cause step = tr.note(Tracer::Track{}, "page", at, sc_core::SC_ZERO_TIME, m.prefix, st.text, after);
+        const Tracer::Cause step =
+            tr.note(Tracer::Track{}, "page", at, sc_core::SC_ZERO_TIME, m.prefix, st.text, after);
         if (st.read_in_flight)
             if (Inflight* i = inflight_at(m, st.pid, st.page)) i->story = step;
     }
@@ -43,11 +44,11 @@ CpuCores::Slot run_work(Mm& m, const char* activity, sc_core::sc_time start, con
     // The work is the step (following whatever the caller is telling, e.g.
     // the fault library); each page's step follows it.
     const std::size_t n = w.story.size();
-    const CpuCores::Slot s =
-        m.cpu.run(activity, start, w.cpu, "",
-                  {m.prefix, what() + "; " + std::to_string(n) + " page event" + (n == 1 ? "" : "s") + " follow" +
-                                 (n == 1 ? "s" : ""),
-                   m.ctx.tracer.current()});
+    const CpuCores::Slot s = m.cpu.run(
+        activity, start, w.cpu, "",
+        {m.prefix,
+         what() + "; " + std::to_string(n) + " page event" + (n == 1 ? "" : "s") + " follow" + (n == 1 ? "s" : ""),
+         m.ctx.tracer.current()});
     tell_steps(m, w, s.start, s.step);
     return s;
 }
@@ -57,16 +58,19 @@ VmResult call_return(Mm& m, const Call& c, VmError e, std::uint64_t value) {
     r.error = e;
     r.value = value;
     // w.at: after a collapse or migration wait
-    r.done = run_work(m, c.activity, max_time(c.at, c.w.at), c.w, [&] {
-                 return "the kernel's " + std::string(c.activity) + " work" +
-                        (c.p ? " for pid " + std::to_string(c.p->pid) : std::string()) +
-                        (c.end > c.va ? " over " + Tracer::hex(c.va) + ".." + Tracer::hex(c.end) : std::string()) +
-                        (e == VmError::Ok ? "" : " fails: " + std::string(to_string(e)));
-             }).end +
-             c.w.io;
+    r.done =
+        run_work(m, c.activity, max_time(c.at, c.w.at), c.w,
+                 [&] {
+                     return "the kernel's " + std::string(c.activity) + " work" +
+                            (c.p ? " for pid " + std::to_string(c.p->pid) : std::string()) +
+                            (c.end > c.va ? " over " + Tracer::hex(c.va) + ".." + Tracer::hex(c.end) : std::string()) +
+                            (e == VmError::Ok ? "" : " fails: " + std::string(to_string(e)));
+                 })
+            .end +
+        c.w.io;
     r.done = flush_mapped(m, r.done);   // a device's copy of the new leaves (NetVM's shadow table)
     return r;
 }
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

@@ -19,7 +19,7 @@ namespace mm {
 // How a call's [va, va + len) is checked and rounded; with a range, a zero
 // or wrapping length is EINVAL.
 enum class Range {
-    None,      // no range checked (mmap checks its length itself, touch has none)
+    None,   // no range checked (mmap checks its length itself, touch has none)
     Aligned,   // va must be page aligned, the length is rounded up (munmap, mprotect, madvise)
     Widened,   // widened to whole pages (mlock, munlock, pins, get_user_pages)
 };
@@ -27,10 +27,10 @@ enum class Range {
 // One call in progress.
 struct Call {
     const char* activity = "syscall";   // CpuCores activity charged at the end
-    sc_core::sc_time at;                // when the caller asked
+    sc_core::sc_time at;   // when the caller asked
     Work w;
     Process* p = nullptr;
-    std::uint64_t va = 0, end = 0;      // the checked, rounded range
+    std::uint64_t va = 0, end = 0;   // the checked, rounded range
 };
 
 // The prologue: c charged `cost`, its process and range set. Returns the
@@ -55,5 +55,5 @@ CpuCores::Slot run_work(Mm& m, const char* activity, sc_core::sc_time start, con
 // CPU time.
 void tell_steps(Mm& m, const Work& w, sc_core::sc_time at, const Tracer::Cause& after);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

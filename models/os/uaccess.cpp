@@ -144,8 +144,8 @@ bool peek(Mm& m, int pid, std::uint64_t va, unsigned char* data, std::uint64_t l
     return true;
 }
 
-}  // namespace
-}  // namespace mm
+}   // namespace
+}   // namespace mm
 
 bool Vm::write_user(int pid, std::uint64_t va, const unsigned char* data, std::uint64_t len) {
     const bool ok = mm::user_copy(*mm_, pid, va, const_cast<unsigned char*>(data), len, true);
@@ -167,4 +167,4 @@ bool Vm::peek_user(int pid, std::uint64_t va, unsigned char* data, std::uint64_t
     return mm::peek(*mm_, pid, va, data, len);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

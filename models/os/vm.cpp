@@ -15,18 +15,18 @@ using namespace mm;
 
 const char* to_string(VmError e) {
     switch (e) {
-        case VmError::Ok: return "ok";
-        case VmError::NoMemory: return "no memory (ENOMEM)";
-        case VmError::Fault: return "bad address (EFAULT)";
-        case VmError::Access: return "access denied (EACCES)";
-        case VmError::Invalid: return "invalid argument (EINVAL)";
-        case VmError::MemlockLimit: return "RLIMIT_MEMLOCK exceeded (ENOMEM)";
+    case VmError::Ok: return "ok";
+    case VmError::NoMemory: return "no memory (ENOMEM)";
+    case VmError::Fault: return "bad address (EFAULT)";
+    case VmError::Access: return "access denied (EACCES)";
+    case VmError::Invalid: return "invalid argument (EINVAL)";
+    case VmError::MemlockLimit: return "RLIMIT_MEMLOCK exceeded (ENOMEM)";
     }
     return "?";
 }
 
-Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
-       tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu)
+Vm::Vm(const SimContext& ctx, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& memory,
+       FrameAllocator& frames, CpuCores& cpu)
     : mm_(std::make_shared<Mm>(ctx, prefix, group, memory, frames, cpu)), frames_(frames) {}
 
 int Vm::create_process(const std::string& name) {
@@ -72,4 +72,4 @@ bool Vm::present(int pid, std::uint64_t va) const {
     return translate(pid, va, pa);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

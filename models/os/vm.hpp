@@ -23,7 +23,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/os/cpu.hpp"
 #include "models/os/frame_allocator.hpp"
 #include "models/os/ssd.hpp"
@@ -41,18 +41,18 @@ class FileReader;   // filesystem.hpp
 // errno-like outcomes.
 enum class VmError {
     Ok,
-    NoMemory,        // ENOMEM: no frame, or no such mapping for mlock/pin
-    Fault,           // EFAULT: address not mapped (a user access or get_user_pages)
-    Access,          // EACCES: write to a read-only mapping
-    Invalid,         // EINVAL: unaligned or zero length, bad process
-    MemlockLimit,    // ENOMEM from RLIMIT_MEMLOCK
+    NoMemory,   // ENOMEM: no frame, or no such mapping for mlock/pin
+    Fault,   // EFAULT: address not mapped (a user access or get_user_pages)
+    Access,   // EACCES: write to a read-only mapping
+    Invalid,   // EINVAL: unaligned or zero length, bad process
+    MemlockLimit,   // ENOMEM from RLIMIT_MEMLOCK
 };
 const char* to_string(VmError e);
 
 struct VmResult {
     VmError error = VmError::Ok;
-    sc_core::sc_time done;         // absolute time the call returned
-    std::uint64_t value = 0;       // mmap: the address; faults: pages made present
+    sc_core::sc_time done;   // absolute time the call returned
+    std::uint64_t value = 0;   // mmap: the address; faults: pages made present
     bool ok() const { return error == VmError::Ok; }
 };
 
@@ -78,15 +78,15 @@ struct VmMigration {
 
 // Who holds a physical frame now (Vm::frame_owner): what a physical-address
 // engine would be writing into (the ownership check of the "why pinning
-// exists" experiment, src/frame_check.hpp).
+// exists" experiment, src/sim/frame_check.hpp).
 struct FrameOwner {
     enum class Kind {
-        Process,    // a leaf of process `pid` maps it, at `va` (the byte's own address)
+        Process,   // a leaf of process `pid` maps it, at `va` (the byte's own address)
         StalePin,   // no longer mapped, but still pinned by process `pid` (a collapse over pins)
-        Kernel,     // allocated, mapped by no process: page tables, a block being filled by
-                    // khugepaged or compaction, or memory outside the page allocator
-        Free,       // in the page allocator's free lists
-        PageCache,  // a page-cache page: byte `offset` of file `file` (processes may map it too)
+        Kernel,   // allocated, mapped by no process: page tables, a block being filled by
+        // khugepaged or compaction, or memory outside the page allocator
+        Free,   // in the page allocator's free lists
+        PageCache,   // a page-cache page: byte `offset` of file `file` (processes may map it too)
     };
     Kind kind = Kind::Free;
     int pid = 0;
@@ -109,8 +109,8 @@ enum class UserAccess { Full, ReadOnly, NoAccess };
 // A change of mappings that cached translations of (asid, [va, va+len)) must
 // forget before the old frames are reused (an MMU notifier). The callee (the
 // SMMU driver) returns when its invalidation is done, starting at `at`.
-using InvalidateFn = std::function<sc_core::sc_time(int pid, std::uint16_t asid, std::uint64_t va,
-                                                    std::uint64_t len, sc_core::sc_time at)>;
+using InvalidateFn = std::function<sc_core::sc_time(int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len,
+                                                    sc_core::sc_time at)>;
 
 // A leaf (a 4 KiB page or a 2 MiB block) a Vm call made present, for a map
 // notifier: a device that keeps its own copy of the translations (the NetVM
@@ -144,8 +144,8 @@ public:
     // `memory` is the node's DRAM target (debug transport: page tables and
     // page contents, untimed — the time is charged as CPU work). Frames come
     // from `frames` (the kernel's free memory); page tables too.
-    Vm(const SimContext& ctx, const std::string& prefix, const std::string& group,
-       tlm::tlm_fw_transport_if<>& memory, FrameAllocator& frames, CpuCores& cpu);
+    Vm(const SimContext& ctx, const std::string& prefix, const std::string& group, tlm::tlm_fw_transport_if<>& memory,
+       FrameAllocator& frames, CpuCores& cpu);
 
     // Called on every mapping change of a process (unmap, protection change,
     // and later swap-out, collapse, split, migration) before the frames are
@@ -169,10 +169,10 @@ public:
     void set_low_memory(std::function<void()> fn);
 
     // ---- processes
-    int create_process(const std::string& name);          // pid >= 1; ASID = pid
-    std::uint64_t root(int pid) const;                    // page-table root (TTBR0)
+    int create_process(const std::string& name);   // pid >= 1; ASID = pid
+    std::uint64_t root(int pid) const;   // page-table root (TTBR0)
     std::uint16_t asid(int pid) const;
-    unsigned t0sz() const { return 16; }                  // 48-bit user addresses
+    unsigned t0sz() const { return 16; }   // 48-bit user addresses
 
     // ---- system calls (each charges `syscall` plus its work on a core)
     // Anonymous private mapping of `len` bytes (rounded up to 4 KiB), placed
@@ -317,8 +317,7 @@ public:
     // read from the SSD with Linux's readahead (fs.readahead). Waits for
     // pages under I/O. value = bytes copied (short at EOF; 0 past it);
     // Fault for a bad buffer (unless some bytes were copied).
-    VmResult read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std::uint64_t buf,
-                  sc_core::sc_time at);
+    VmResult read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std::uint64_t buf, sc_core::sc_time at);
     // mmap(2) of a file, shared and read-only (the files are read-only:
     // Write is Access): the pages are the page cache's; a first touch of an
     // uncached page is a major fault reading it (with read-around) from the
@@ -364,4 +363,4 @@ private:
     FrameAllocator& frames_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,7 +1,7 @@
 #include "models/os/vm_daemons.hpp"
 
 #include "models/os/vm_params.hpp"
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
 
 namespace vrdmasim {
@@ -21,7 +21,8 @@ VmDaemons::VmDaemons(sc_core::sc_module_name name, const SimContext& ctx, const 
       kcompactd_runs_(&ctx.stats.counter(prefix + ".kcompactd_runs", "", "background compaction runs")) {
     khugepaged_sleep_ = scan_sleep_;
     if (ctx.config[params_of<NoiseParams>().daemon_phase]) {
-        NoiseStream phase(static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]), "daemon-phase:" + prefix, 0);
+        NoiseStream phase(static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]), "daemon-phase:" + prefix,
+                          0);
         khugepaged_phase_ = phase.uniform();
         kcompactd_phase_ = phase.uniform();
     }
@@ -164,4 +165,4 @@ void VmDaemons::io_completion() {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -25,8 +25,8 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
-#include "core/context.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/context.hpp"
 #include "models/os/vm.hpp"
 
 namespace vrdmasim {
@@ -73,4 +73,4 @@ private:
     Counter *kswapd_runs_, *khugepaged_runs_, *kcompactd_runs_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -56,8 +56,7 @@ struct KhugepagedParams {
 struct VmConfig {
     std::string thp;   // always | madvise | never
     std::uint64_t memlock_limit;
-    sc_core::sc_time minor_fault, zero_fill_page, huge_zero_fill, syscall, pte_update, pin_call, pin_page,
-        user_access;
+    sc_core::sc_time minor_fault, zero_fill_page, huge_zero_fill, syscall, pte_update, pin_call, pin_page, user_access;
     // reclaim, khugepaged, compaction
     std::uint64_t low_wm, high_wm, direct_reclaim_pages, pages_to_scan, max_ptes_none, max_ptes_swap;
     bool pins_block_collapse;
@@ -68,4 +67,4 @@ struct VmConfig {
 // below low-watermark.
 VmConfig read_vm_config(const Config& config);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

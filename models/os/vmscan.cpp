@@ -26,8 +26,7 @@ void res_set(Mm& m, int pid, std::uint64_t va, bool valid) {
     if (valid) {
         m.resident.insert({pid, va});
         if (m.map_notifier) m.mapped.push_back({pid, va});
-    } else
-        m.resident.erase({pid, va});
+    } else m.resident.erase({pid, va});
 }
 
 void res_clear(Mm& m, int pid, std::uint64_t va, std::uint64_t end) {
@@ -66,11 +65,12 @@ bool evict(Mm& m, Process& p, std::uint64_t va, Batch& b, Work& w) {
     b.frees.push_back(d & kAddrMask);
     b.evicted++;
     m.stats.swap_outs.inc();
-    tell(m, w, p.pid, va,
-         [&] { return "swap-out of " + Tracer::hex(va) + " (pid " + std::to_string(p.pid) +
-             "): not referenced since the clock last passed (AF clear), its PTE becomes a swap entry for slot " +
-             std::to_string(*s) + "; frame " + Tracer::hex(d & kAddrMask) +
-             " is freed once the SMMU's TLBs are invalidated and the SSD write is issued"; });
+    tell(m, w, p.pid, va, [&] {
+        return "swap-out of " + Tracer::hex(va) + " (pid " + std::to_string(p.pid) +
+               "): not referenced since the clock last passed (AF clear), its PTE becomes a swap entry for slot " +
+               std::to_string(*s) + "; frame " + Tracer::hex(d & kAddrMask) +
+               " is freed once the SMMU's TLBs are invalidated and the SSD write is issued";
+    });
     return true;
 }
 
@@ -101,8 +101,9 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
         return true;
     }
     if (level == 2) {   // an old huge page: split, then swap out its pages
-        tell(m, w, p.pid, x.second,
-             [&] { return "reclaim splits the old 2 MiB huge page at " + Tracer::hex(x.second) + " to swap out its pages"; });
+        tell(m, w, p.pid, x.second, [&] {
+            return "reclaim splits the old 2 MiB huge page at " + Tracer::hex(x.second) + " to swap out its pages";
+        });
         try {
             split_block(m, p, x.second, w);
         } catch (const OutOfFrames&) {
@@ -116,7 +117,7 @@ bool visit(Mm& m, const Key& x, std::uint64_t target_pages, Batch& b, Work& w) {
     return evict(m, p, x.second, b, w);
 }
 
-}  // namespace
+}   // namespace
 
 // The clock: at most two sweeps over the reclaimable present leaves
 // (`resident` in unlocked, accessible VMAs; a 2 MiB block only when it
@@ -146,7 +147,7 @@ void scan(Mm& m, std::uint64_t target_pages, Batch& b, Work& w) {
     }
 }
 
-}  // namespace mm
+}   // namespace mm
 
 using namespace mm;
 
@@ -168,13 +169,13 @@ VmResult Vm::reclaim(std::uint64_t target_free_bytes, sc_core::sc_time at) {
     scan(m, round_up(target_free_bytes, kPage) / kPage, b, w);
     VmResult r;
     r.done = complete(m, b, run_work(m, "kswapd", at, w, [&] {
-                                 return "reclaim (kswapd) wants " + std::to_string(target_free_bytes) +
-                                        " B free: the clock scans from its hand, clearing AF on referenced pages "
-                                        "(a second chance) and swapping out the others";
-                             }).end);
+                                return "reclaim (kswapd) wants " + std::to_string(target_free_bytes) +
+                                       " B free: the clock scans from its hand, clearing AF on referenced pages "
+                                       "(a second chance) and swapping out the others";
+                            }).end);
     r.value = b.evicted;
     r.error = free_bytes() >= target_free_bytes ? VmError::Ok : VmError::NoMemory;
     return r;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -28,13 +28,11 @@ struct Batch {
     };
     std::vector<Inv> invs;
     std::vector<std::pair<std::uint64_t, std::vector<unsigned char>>> writes;   // slot, bytes
-    std::vector<std::uint64_t> frees;                                           // order-0 frames
+    std::vector<std::uint64_t> frees;   // order-0 frames
     std::uint64_t evicted = 0;
     void inv(int pid, std::uint64_t va, std::uint64_t len) {
-        if (!invs.empty() && invs.back().pid == pid && invs.back().va + invs.back().len == va)
-            invs.back().len += len;
-        else
-            invs.push_back({pid, va, len});
+        if (!invs.empty() && invs.back().pid == pid && invs.back().va + invs.back().len == va) invs.back().len += len;
+        else invs.push_back({pid, va, len});
     }
 };
 
@@ -43,5 +41,5 @@ sc_core::sc_time complete(Mm& m, Batch& b, sc_core::sc_time t);
 // The clock: evict until free + pending frees >= target_pages (see vmscan.cpp).
 void scan(Mm& m, std::uint64_t target_pages, Batch& b, Work& w);
 
-}  // namespace mm
-}  // namespace vrdmasim
+}   // namespace mm
+}   // namespace vrdmasim

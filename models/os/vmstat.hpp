@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 
@@ -24,4 +24,4 @@ struct VmStats {
     Histogram& fault_time;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

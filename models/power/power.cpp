@@ -1,6 +1,5 @@
 #include "models/power/power.hpp"
 
-
 namespace vrdmasim {
 
 PowerParams::PowerParams()
@@ -10,9 +9,9 @@ PowerParams::PowerParams()
                               "the 1.4 W the Xilinx Power Estimator method, UG440, gives the ZynqMP's busy quad-core "
                               "APU at 1.5 GHz; not measured on the QFDB)")
                          .range("0", "100000")),
-      core_idle_mw(set.real("core-idle-mw", "20",
-                            "power of one core while idle (WFI, clock-gated: leakage), mW (*estimate*)")
-                       .range("0", "100000")),
+      core_idle_mw(
+          set.real("core-idle-mw", "20", "power of one core while idle (WFI, clock-gated: leakage), mW (*estimate*)")
+              .range("0", "100000")),
       dram_pj_per_bit(set.real("dram-pj-per-bit", "20",
                                "energy per bit read or written in DRAM, I/O included, pJ (*estimate* of the order "
                                "Micron TN-40-07's DDR4 power calculation gives at DDR4-2400)")
@@ -86,4 +85,4 @@ double Energy::total() const {
     return t;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -5,7 +5,7 @@
 // link bits, SSD bytes, packets, table walks). models/power/README.md gives
 // each coefficient's source or says it is an *estimate*.
 //
-// The model is pure arithmetic over the activity a run reports (src/energy.cpp
+// The model is pure arithmetic over the activity a run reports (src/sim/energy.cpp
 // gathers it from the statistics): nothing here runs during the simulation,
 // so energy changes no other figure.
 #pragma once
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -29,22 +29,22 @@ struct PowerParams {
 
 // What a run did, summed over every node (the inputs of the model).
 struct RunActivity {
-    double seconds = 0;             // simulated time of the run
+    double seconds = 0;   // simulated time of the run
     unsigned nodes = 0;
     unsigned cores_per_node = 0;
     double core_busy_seconds = 0;   // every core of every node
-    double dram_bytes = 0;          // read + written
-    double link_bits = 0;           // carried by the links between routers (flits x 128)
-    double lane_seconds = 0;        // serial lanes between routers x the run (each direction a lane set)
+    double dram_bytes = 0;   // read + written
+    double link_bits = 0;   // carried by the links between routers (flits x 128)
+    double lane_seconds = 0;   // serial lanes between routers x the run (each direction a lane set)
     unsigned ssds = 0;
-    double ssd_bytes = 0;           // read + written
-    double packets = 0;             // data packets the engines sent
-    double walks = 0;               // SMMU table walks
+    double ssd_bytes = 0;   // read + written
+    double packets = 0;   // data packets the engines sent
+    double walks = 0;   // SMMU table walks
 };
 
 struct Energy {
     struct Part {
-        std::string name;    // "cpu", "dram", "links", "ssd", "engine"
+        std::string name;   // "cpu", "dram", "links", "ssd", "engine"
         double static_j = 0, dynamic_j = 0;
         double total() const { return static_j + dynamic_j; }
     };
@@ -63,4 +63,4 @@ private:
         ssd_j_per_byte_, ssd_idle_w_, engine_static_w_, engine_j_per_packet_, engine_j_per_walk_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

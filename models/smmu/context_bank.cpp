@@ -18,21 +18,20 @@ ContextBank::ContextBank(unsigned n, StatRegistry& s, const std::string& p)
       faults_external(s.counter(p + ".faults_external", "", "external faults on walk reads (FSR.EF)")),
       faults_read(s.counter(p + ".faults_read", "", "faults of reads (FSYNR0.WNR = 0)")),
       faults_write(s.counter(p + ".faults_write", "", "faults of writes (FSYNR0.WNR = 1)")),
-      faults_multi(s.counter(p + ".faults_multi", "",
-                             "faults that found FSR already set (FSR.MULTI; syndrome not recorded)")),
-      stalled_transactions(s.counter(p + ".stalled_transactions", "",
-                                     "transactions stalled on a fault (SCTLR.CFCFG = 1)")),
-      held_behind_stall(s.counter(p + ".held_behind_stall", "",
-                                  "transactions that waited behind a stalled one (HUPCF)")),
+      faults_multi(
+          s.counter(p + ".faults_multi", "", "faults that found FSR already set (FSR.MULTI; syndrome not recorded)")),
+      stalled_transactions(
+          s.counter(p + ".stalled_transactions", "", "transactions stalled on a fault (SCTLR.CFCFG = 1)")),
+      held_behind_stall(
+          s.counter(p + ".held_behind_stall", "", "transactions that waited behind a stalled one (HUPCF)")),
       resumes_retry(s.counter(p + ".resumes_retry", "", "effective RESUME writes with TnR = 0 (retry)")),
-      resumes_terminate(s.counter(p + ".resumes_terminate", "",
-                                  "effective RESUME writes with TnR = 1 (terminate)")),
-      resumes_ignored(s.counter(p + ".resumes_ignored", "",
-                                "RESUME writes ignored: nothing stalled, or FSR fault bits still set")),
+      resumes_terminate(s.counter(p + ".resumes_terminate", "", "effective RESUME writes with TnR = 1 (terminate)")),
+      resumes_ignored(
+          s.counter(p + ".resumes_ignored", "", "RESUME writes ignored: nothing stalled, or FSR fault bits still set")),
       invalidations(s.counter(p + ".invalidations", "",
                               "TLB invalidation commands (TLBIVA, TLBIVAA, TLBIASID, TLBIALL, TLBIALLNSNH)")),
-      entries_invalidated(s.counter(p + ".entries_invalidated", "",
-                                    "TLB and walk-cache entries those commands removed")),
+      entries_invalidated(
+          s.counter(p + ".entries_invalidated", "", "TLB and walk-cache entries those commands removed")),
       stall_time(s.histogram(p + ".stall_time", "us", "time a stalled transaction waited for RESUME")) {}
 
 WalkRequest ContextBank::walk_request(std::uint64_t va, bool write) const {
@@ -60,10 +59,10 @@ ContextBanks::ContextBanks(StatRegistry& s, const std::string& smmu_name)
     // Sums by suffix over the banks (smmu_faults, ...) must read 0, not a
     // missing statistic, on a run where no bank was made.
     static const char* const kCounters[] = {
-        "translated",        "bypassed",          "faults_translation",   "faults_access_flag",
-        "faults_permission", "faults_external",   "faults_read",          "faults_write",
-        "faults_multi",      "stalled_transactions", "held_behind_stall", "resumes_retry",
-        "resumes_terminate", "resumes_ignored",   "invalidations",        "entries_invalidated"};
+        "translated",         "bypassed",      "faults_translation", "faults_access_flag", "faults_permission",
+        "faults_external",    "faults_read",   "faults_write",       "faults_multi",       "stalled_transactions",
+        "held_behind_stall",  "resumes_retry", "resumes_terminate",  "resumes_ignored",    "invalidations",
+        "entries_invalidated"};
     for (const char* c : kCounters) s.declare_counter(std::string("smmu.cbN.") + c);
     s.declare_histogram("smmu.cbN.stall_time");
 }
@@ -83,4 +82,4 @@ const ContextBank& ContextBanks::reset() {
     return *bank;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,8 +13,8 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
-#include "core/stats.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/stats.hpp"
 #include "models/smmu/register_map.hpp"
 #include "models/smmu/translation.hpp"
 
@@ -54,9 +54,9 @@ struct ContextBank {
     };
     std::vector<PendingFault> pending;
 
-    Counter &translated, &bypassed, &faults_translation, &faults_access_flag, &faults_permission,
-        &faults_external, &faults_read, &faults_write, &faults_multi, &stalled_transactions, &held_behind_stall,
-        &resumes_retry, &resumes_terminate, &resumes_ignored, &invalidations, &entries_invalidated;
+    Counter &translated, &bypassed, &faults_translation, &faults_access_flag, &faults_permission, &faults_external,
+        &faults_read, &faults_write, &faults_multi, &stalled_transactions, &held_behind_stall, &resumes_retry,
+        &resumes_terminate, &resumes_ignored, &invalidations, &entries_invalidated;
     Histogram& stall_time;
 
     ContextBank(unsigned index, StatRegistry& s, const std::string& p);
@@ -67,8 +67,7 @@ struct ContextBank {
     bool irq_asserted() const { return (fsr & smmu_reg::FSR_FAULT) && (sctlr & smmu_reg::SCTLR_CFIE); }
     // The same as seen at `at`: with the pending faults due by then.
     bool irq_asserted(sc_core::sc_time at) const {
-        return irq_asserted() ||
-               ((sctlr & smmu_reg::SCTLR_CFIE) && !pending.empty() && pending.front().at <= at);
+        return irq_asserted() || ((sctlr & smmu_reg::SCTLR_CFIE) && !pending.empty() && pending.front().at <= at);
     }
     // The story of the fault the registers describe at `at`.
     Tracer::Cause fault_story_at(sc_core::sc_time at) const {
@@ -113,4 +112,4 @@ private:
     std::vector<std::unique_ptr<ContextBank>> banks_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

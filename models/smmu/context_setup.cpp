@@ -24,14 +24,14 @@ void program_context(tlm::tlm_fw_transport_if<>& regs, const ContextSetup& s) {
     if (s.stall) sctlr |= SCTLR_CFCFG;
     if (s.hupcf) sctlr |= SCTLR_HUPCF;
     write(SMR(s.smr), SMR_VALID | ((s.sid_mask & 0x7fff) << 16) | (s.sid & 0x7fff), 4);
-    write(S2CR(s.smr), s.cb & 0xff, 4);                 // type 0: translate in bank cb
-    write(CBAR(s.cb), 1u << 16, 4);                     // stage 1 with stage 2 bypass
-    write(CBA2R(s.cb), 1, 4);                           // AArch64 descriptors
-    write(base + TCR, s.t0sz & 0x3f, 4);                // T0SZ, TG0 = 4 KiB
-    write(base + MAIR0, 0xff, 4);                       // attribute 0: normal, write-back
+    write(S2CR(s.smr), s.cb & 0xff, 4);   // type 0: translate in bank cb
+    write(CBAR(s.cb), 1u << 16, 4);   // stage 1 with stage 2 bypass
+    write(CBA2R(s.cb), 1, 4);   // AArch64 descriptors
+    write(base + TCR, s.t0sz & 0x3f, 4);   // T0SZ, TG0 = 4 KiB
+    write(base + MAIR0, 0xff, 4);   // attribute 0: normal, write-back
     write(base + TTBR0, (s.root & aarch64::kAddrMask) | (static_cast<std::uint64_t>(s.asid) << 48), 8);
     write(base + SCTLR, sctlr, 4);
     write(sCR0, (s.unmatched_fault ? sCR0_USFCFG : 0u) | sCR0_GFRE | sCR0_GFIE, 4);   // CLIENTPD clear
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -19,7 +19,7 @@ namespace {
 
 // Register bits the public header does not name (SMMUv2 architecture; Linux
 // arm-smmu.h).
-constexpr std::uint32_t kFsynr0Ptwf = 1u << 10;      // fault on a page-table walk read
+constexpr std::uint32_t kFsynr0Ptwf = 1u << 10;   // fault on a page-table walk read
 constexpr std::uint32_t kGfsrMulti = 1u << 31;
 constexpr std::uint32_t kGfsynr0Wnr = 1u << 1;
 
@@ -44,10 +44,8 @@ void set_fault_extension(tlm::tlm_generic_payload& gp, int cb, std::uint64_t va,
     auto* e = gp.get_extension<SmmuFaultExtension>();
     if (!e) {
         e = new SmmuFaultExtension;
-        if (gp.has_mm())
-            gp.set_auto_extension(e);   // freed when the payload is released
-        else
-            gp.set_extension(e);        // stays with the payload; its destructor frees it
+        if (gp.has_mm()) gp.set_auto_extension(e);   // freed when the payload is released
+        else gp.set_extension(e);   // stays with the payload; its destructor frees it
     }
     e->cb = cb;
     e->address = va;
@@ -56,7 +54,7 @@ void set_fault_extension(tlm::tlm_generic_payload& gp, int cb, std::uint64_t va,
     e->level = level;
 }
 
-}  // namespace
+}   // namespace
 
 FaultUnit::FaultUnit(const SimContext& ctx, const std::string& group, const std::string& smmu_name, IrqLine& irq,
                      ContextBanks& cbs, const StreamMatcher& streams)
@@ -71,8 +69,8 @@ FaultUnit::FaultUnit(const SimContext& ctx, const std::string& group, const std:
 
 // ---------------------------------------------------------------- context faults
 
-Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-                       sc_time at, bool stall) {
+Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type,
+                                int level, sc_time at, bool stall) {
     switch (type) {
     case FaultType::Translation: c.faults_translation.inc(); break;
     case FaultType::AccessFlag: c.faults_access_flag.inc(); break;
@@ -103,14 +101,14 @@ Tracer::Cause FaultUnit::record(ContextBank& c, std::uint32_t sid, std::uint64_t
            << (first ? "FSR, FAR, FSYNR0 and CBFRSYNRA recorded" : "FSR.MULTI set, the first fault's syndrome kept")
            << ((c.sctlr & r::SCTLR_CFIE) ? ", interrupt raised" : ", interrupt disabled (CFIE clear)")
            << (stall ? ", the transaction stalls" : ", the transaction is terminated");
-        pf.story = tracer_.note(track_, stall ? "fault (stall)" : "fault", at, SC_ZERO_TIME, who_, os.str(),
-                                Tracer::Cause{},
-                                {{"cb", Tracer::json_number(c.index)},
-                                 {"va", Tracer::json_hex(va)},
-                                 {"type", Tracer::json_string(fault_name(type))},
-                                 {"write", Tracer::json_number(write ? 1 : 0)},
-                                 {"level", Tracer::json_number(level)},
-                                 {"sid", Tracer::json_hex(sid)}});
+        pf.story =
+            tracer_.note(track_, stall ? "fault (stall)" : "fault", at, SC_ZERO_TIME, who_, os.str(), Tracer::Cause{},
+                         {{"cb", Tracer::json_number(c.index)},
+                          {"va", Tracer::json_hex(va)},
+                          {"type", Tracer::json_string(fault_name(type))},
+                          {"write", Tracer::json_number(write ? 1 : 0)},
+                          {"level", Tracer::json_number(level)},
+                          {"sid", Tracer::json_hex(sid)}});
     }
     const Tracer::Cause me = pf.story;
     // (In bank order: update_irq raises the line for them in that order.)
@@ -179,8 +177,7 @@ bool FaultUnit::stall(ContextBank& c, sc_time fault_at) {
     c.stall_time.add(to_us(now - fault_at));
     if (tracer_.enabled())
         tracer_.async_span(track_, c.resume_retry ? "stalled (retry)" : "stalled (terminate)",
-                           span_id(track_, ++stall_seq_),
-                           fault_at, now, {{"cb", Tracer::json_number(c.index)}});
+                           span_id(track_, ++stall_seq_), fault_at, now, {{"cb", Tracer::json_number(c.index)}});
     return c.resume_retry;
 }
 
@@ -198,8 +195,8 @@ void FaultUnit::resume(ContextBank& c, std::uint32_t v, sc_time at) {
         c.resumes_ignored.inc();
         if (tracer_.noting())
             tracer_.note(track_, "RESUME ignored", at, SC_ZERO_TIME, who_,
-                         "RESUME of cb" + std::to_string(c.index) + " ignored: " +
-                             (c.stalled == 0 ? "no transaction is stalled" : "FSR not cleared yet"));
+                         "RESUME of cb" + std::to_string(c.index) +
+                             " ignored: " + (c.stalled == 0 ? "no transaction is stalled" : "FSR not cleared yet"));
         return;
     }
     const bool retry = !(v & r::RESUME_TERMINATE);
@@ -236,12 +233,12 @@ void FaultUnit::global_fault(std::uint32_t bit, std::uint32_t sid, std::uint64_t
 
 void FaultUnit::trace_global(std::uint32_t sid, std::uint64_t va, sc_time at) {
     if (tracer_.noting())
-        tracer_.note(track_, "global fault", at, SC_ZERO_TIME, who_,
-                     "global fault (sGFSR " + Tracer::hex(g_.sgfsr) + ") for stream " + Tracer::hex(sid) + " at " +
-                         Tracer::hex(va) + ": no context bank translates this stream",
-                     Tracer::Cause{},
-                     {{"sid", Tracer::json_hex(sid)}, {"va", Tracer::json_hex(va)},
-                      {"sgfsr", Tracer::json_hex(g_.sgfsr)}});
+        tracer_.note(
+            track_, "global fault", at, SC_ZERO_TIME, who_,
+            "global fault (sGFSR " + Tracer::hex(g_.sgfsr) + ") for stream " + Tracer::hex(sid) + " at " +
+                Tracer::hex(va) + ": no context bank translates this stream",
+            Tracer::Cause{},
+            {{"sid", Tracer::json_hex(sid)}, {"va", Tracer::json_hex(va)}, {"sgfsr", Tracer::json_hex(g_.sgfsr)}});
 }
 
 // ---------------------------------------------------------------- interrupt and answer
@@ -275,4 +272,4 @@ void FaultUnit::terminate(tlm::tlm_generic_payload& gp, bool abort, int cb, std:
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

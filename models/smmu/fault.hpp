@@ -13,7 +13,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/irq_line.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/smmu/context_bank.hpp"
@@ -85,4 +85,4 @@ private:
     std::vector<unsigned> pending_banks_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -11,8 +11,7 @@ Invalidator::Invalidator(ContextBanks& cbs, std::vector<std::unique_ptr<Tbu>>& t
       tcu_(tcu),
       global_tlbi_(s.counter(smmu_name + ".global_invalidations", "", "TLBIALLNSNH commands")) {}
 
-unsigned Invalidator::invalidate_tlb(Tlb& tlb, const ContextBank& c, Tlbi kind, std::uint16_t asid,
-                                     std::uint64_t va) {
+unsigned Invalidator::invalidate_tlb(Tlb& tlb, const ContextBank& c, Tlbi kind, std::uint16_t asid, std::uint64_t va) {
     switch (kind) {
     case Tlbi::Va: return tlb.invalidate_va(c.index, asid, va);
     case Tlbi::Vaa: {
@@ -38,10 +37,8 @@ unsigned Invalidator::invalidate(unsigned cbi, Tlbi kind, std::uint64_t value) {
     n += invalidate_tlb(tcu_.macro_tlb(), c, kind, asid, va);
     // The walk cache has no ASID tag: by-ASID and all drop the bank's
     // walk entries (over-invalidation is allowed), by-VA those on the VA's path.
-    if (kind == Tlbi::Va || kind == Tlbi::Vaa)
-        n += tcu_.walk_cache().invalidate_va(cbi, va);
-    else
-        n += tcu_.walk_cache().invalidate_cb(cbi);
+    if (kind == Tlbi::Va || kind == Tlbi::Vaa) n += tcu_.walk_cache().invalidate_va(cbi, va);
+    else n += tcu_.walk_cache().invalidate_cb(cbi);
     c.invalidations.inc();
     c.entries_invalidated.inc(n);
     return n;
@@ -55,4 +52,4 @@ void Invalidator::invalidate_all_banks() {
     tcu_.walk_cache().invalidate_all();
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

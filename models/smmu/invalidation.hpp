@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/smmu/context_bank.hpp"
 #include "models/smmu/tbu.hpp"
 #include "models/smmu/tcu.hpp"
@@ -38,4 +38,4 @@ private:
     Counter& global_tlbi_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

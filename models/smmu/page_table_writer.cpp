@@ -104,9 +104,11 @@ std::uint64_t find_leaf(const PageTableWriter::ReadFn& read, std::uint64_t root,
     }
     return 0;
 }
-}  // namespace
+}   // namespace
 
-std::uint64_t PageTableWriter::leaf_address(std::uint64_t va) const { return find_leaf(read_, root_, t0sz_, va, nullptr); }
+std::uint64_t PageTableWriter::leaf_address(std::uint64_t va) const {
+    return find_leaf(read_, root_, t0sz_, va, nullptr);
+}
 
 std::uint64_t PageTableWriter::leaf(std::uint64_t va, int* level) const {
     int l = 0;
@@ -123,4 +125,4 @@ bool PageTableWriter::unmap(std::uint64_t va) {
     return true;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

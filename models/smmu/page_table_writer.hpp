@@ -15,11 +15,11 @@ namespace vrdmasim {
 
 // Attributes of a leaf descriptor.
 struct PageAttrs {
-    bool write = true;        // AP[2] clear
-    bool user = true;         // AP[1] set
-    bool af = true;           // access flag set
-    bool global = false;      // nG clear
-    unsigned attr_index = 0;  // MAIR index
+    bool write = true;   // AP[2] clear
+    bool user = true;   // AP[1] set
+    bool af = true;   // access flag set
+    bool global = false;   // nG clear
+    unsigned attr_index = 0;   // MAIR index
 };
 
 class PageTableWriter {
@@ -67,4 +67,4 @@ private:
     std::uint64_t root_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

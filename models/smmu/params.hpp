@@ -6,14 +6,14 @@
 
 #include <systemc>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/smmu/translation.hpp"
 
 namespace vrdmasim {
 
 struct SmmuConfig {
     unsigned tbus = 0;
-    sc_core::sc_time tlb_hit;         // tlb-hit-cycles
+    sc_core::sc_time tlb_hit;   // tlb-hit-cycles
     sc_core::sc_time macro_tlb_hit;   // macro-tlb-hit-cycles
     sc_core::sc_time tlbi_time;
     sc_core::sc_time register_latency;
@@ -28,4 +28,4 @@ struct SmmuConfig {
     static SmmuConfig read(const SimContext& ctx);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -26,22 +26,22 @@ constexpr std::uint64_t kCbPar = 0x50;
 constexpr std::uint64_t kCbFsynr1 = 0x6c;
 
 // ID registers (field layout as in Linux arm-smmu.h).
-constexpr std::uint32_t kIdr0 = (1u << 30)            // S1TS: stage 1 translation
-                              | (1u << 27)            // SMS: stream matching
-                              | (1u << 26)            // ATOSNS: no address translation operations
-                              | (2u << 24)            // PTFS: AArch64 tables only
-                              | (16u << 16)           // NUMIRPT: context interrupts
-                              | (15u << 9)            // NUMSIDB: 15-bit stream IDs
-                              | r::kStreamMatchRegisters;   // NUMSMRG
-constexpr std::uint32_t kIdr1 = (0u << 31)            // PAGESIZE: 4 KiB register pages
-                              | (3u << 28)            // NUMPAGENDXB: 2^(3+1) = 16 global pages -> CB at 64 KiB
-                              | (0u << 16)            // NUMS2CB
-                              | r::kContextBanks;           // NUMCB
-constexpr std::uint32_t kIdr2 = (1u << 12)            // PTFS_4K
-                              | (5u << 8)             // UBS: 49-bit upstream bus
-                              | (5u << 4)             // OAS: 48 bits
-                              | 5u;                   // IAS: 48 bits
-constexpr std::uint32_t kIdr7 = (2u << 4) | 0u;       // MAJOR 2, MINOR 0 (*estimate*: MMU-500 r2)
+constexpr std::uint32_t kIdr0 = (1u << 30)   // S1TS: stage 1 translation
+                                | (1u << 27)   // SMS: stream matching
+                                | (1u << 26)   // ATOSNS: no address translation operations
+                                | (2u << 24)   // PTFS: AArch64 tables only
+                                | (16u << 16)   // NUMIRPT: context interrupts
+                                | (15u << 9)   // NUMSIDB: 15-bit stream IDs
+                                | r::kStreamMatchRegisters;   // NUMSMRG
+constexpr std::uint32_t kIdr1 = (0u << 31)   // PAGESIZE: 4 KiB register pages
+                                | (3u << 28)   // NUMPAGENDXB: 2^(3+1) = 16 global pages -> CB at 64 KiB
+                                | (0u << 16)   // NUMS2CB
+                                | r::kContextBanks;   // NUMCB
+constexpr std::uint32_t kIdr2 = (1u << 12)   // PTFS_4K
+                                | (5u << 8)   // UBS: 49-bit upstream bus
+                                | (5u << 4)   // OAS: 48 bits
+                                | 5u;   // IAS: 48 bits
+constexpr std::uint32_t kIdr7 = (2u << 4) | 0u;   // MAJOR 2, MINOR 0 (*estimate*: MMU-500 r2)
 
 bool is_cb(std::uint64_t off) { return off >= r::kCbBase && off < r::kCbBase + r::kContextBanks * r::kPage; }
 unsigned cb_index(std::uint64_t off) { return static_cast<unsigned>((off - r::kCbBase) / r::kPage); }
@@ -59,7 +59,7 @@ int array_index(std::uint64_t off, std::uint64_t first, unsigned count) {
     return off >= first && off < first + 4ull * count ? static_cast<int>((off - first) / 4) : -1;
 }
 
-}  // namespace
+}   // namespace
 
 RegisterFile::RegisterFile(const SmmuConfig& p, StatRegistry& s, const std::string& smmu_name, ContextBanks& cbs,
                            StreamMatcher& streams, FaultUnit& faults, Invalidator& tlbi)
@@ -196,12 +196,9 @@ std::uint32_t RegisterFile::read32(std::uint64_t off, bool& known) const {
 
 void RegisterFile::write32(std::uint64_t off, std::uint32_t v, sc_time at, sc_time& extra, bool& known) {
     bool ok = false;
-    if (off < r::kGr1)
-        ok = write_gr0(off, v, at, extra);
-    else if (off < r::kGr1 + r::kPage)
-        ok = write_gr1(off, v);
-    else if (is_cb(off))
-        ok = write_cb(off, v, at, extra);
+    if (off < r::kGr1) ok = write_gr0(off, v, at, extra);
+    else if (off < r::kGr1 + r::kPage) ok = write_gr1(off, v);
+    else if (is_cb(off)) ok = write_cb(off, v, at, extra);
     if (!ok) known = false;
 }
 
@@ -215,13 +212,18 @@ std::uint32_t RegisterFile::read_gr0(std::uint64_t off, bool& known) const {
     case r::sIDR0: return kIdr0;
     case r::sIDR1: return kIdr1;
     case r::sIDR2: return kIdr2;
-    case 0x02c: case 0x030: case 0x034: case 0x038: return 0;   // sIDR3..6
+    case 0x02c:
+    case 0x030:
+    case 0x034:
+    case 0x038: return 0;   // sIDR3..6
     case r::sIDR7: return kIdr7;
     case r::sGFSR: return g.sgfsr;
     case r::sGFSYNR0: return g.sgfsynr0;
     case kSGfsynr1: return g.sgfsynr1;
     case kSGfsynr2: return g.sgfsynr2;
-    case r::TLBIALLNSNH: case r::sTLBGSYNC: case r::sTLBGSTATUS: return 0;
+    case r::TLBIALLNSNH:
+    case r::sTLBGSYNC:
+    case r::sTLBGSTATUS: return 0;
     default: break;
     }
     if (const int i = array_index(off, r::SMR(0), r::kStreamMatchRegisters); i >= 0) return streams_.smr(i);
@@ -238,9 +240,14 @@ bool RegisterFile::write_gr0(std::uint64_t off, std::uint32_t v, sc_time at, sc_
         faults_.update_irq(at);
         return true;
     case kSAcr: sacr_ = v; return true;
-    case r::sIDR0: case r::sIDR1: case r::sIDR2: case 0x02c: case 0x030: case 0x034: case 0x038:
-    case r::sIDR7:
-        return true;   // read-only
+    case r::sIDR0:
+    case r::sIDR1:
+    case r::sIDR2:
+    case 0x02c:
+    case 0x030:
+    case 0x034:
+    case 0x038:
+    case r::sIDR7: return true;   // read-only
     case r::sGFSR:
         g.sgfsr &= ~v;
         faults_.update_irq(at);
@@ -252,7 +259,8 @@ bool RegisterFile::write_gr0(std::uint64_t off, std::uint32_t v, sc_time at, sc_
         tlbi_.invalidate_all_banks();
         extra += tlbi_time_;
         return true;
-    case r::sTLBGSYNC: case r::sTLBGSTATUS: return true;   // invalidations are complete when written
+    case r::sTLBGSYNC:
+    case r::sTLBGSTATUS: return true;   // invalidations are complete when written
     default: break;
     }
     if (const int i = array_index(off, r::SMR(0), r::kStreamMatchRegisters); i >= 0) {
@@ -308,7 +316,10 @@ std::uint32_t RegisterFile::read_cb(std::uint64_t off, bool& known) const {
     case r::FSR: return c.fsr;
     case r::FSYNR0: return c.fsynr0;
     case kCbFsynr1: return c.fsynr1;
-    case r::TLBIASID: case r::TLBIALL: case r::TLBSYNC: case r::TLBSTATUS: return 0;
+    case r::TLBIASID:
+    case r::TLBIALL:
+    case r::TLBSYNC:
+    case r::TLBSTATUS: return 0;
     default: break;
     }
     known = false;
@@ -344,10 +355,11 @@ bool RegisterFile::write_cb(std::uint64_t off, std::uint32_t v, sc_time at, sc_t
         tlbi_.invalidate(cbi, Tlbi::All, 0);
         extra += tlbi_time_;
         return true;
-    case r::TLBSYNC: case r::TLBSTATUS: return true;
+    case r::TLBSYNC:
+    case r::TLBSTATUS: return true;
     default: break;
     }
     return false;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

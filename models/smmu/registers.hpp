@@ -12,7 +12,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/smmu/context_bank.hpp"
 #include "models/smmu/fault.hpp"
 #include "models/smmu/invalidation.hpp"
@@ -58,4 +58,4 @@ private:
     Counter &accesses_, &unknown_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -23,7 +23,7 @@ struct Smmu500::Impl {
     Counter &transactions, &missing_sid, &unmatched;
     ContextBanks cbs;
     StreamMatcher streams;
-    Tcu tcu;            // before `faults`: trace track order
+    Tcu tcu;   // before `faults`: trace track order
     FaultUnit faults;
     std::vector<std::unique_ptr<Tbu>> tbus;
     Invalidator tlbi;
@@ -35,15 +35,15 @@ struct Smmu500::Impl {
                                          "timed transactions served (TBU transactions + register accesses)")),
           missing_sid(ctx.stats.counter(stat(m, "missing_stream_id"), "",
                                         "transactions without a StreamIdExtension (master's bug; error response)")),
-          unmatched(ctx.stats.counter(stat(m, "unmatched_streams"), "",
-                                      "transactions whose stream ID matched no valid SMR")),
+          unmatched(
+              ctx.stats.counter(stat(m, "unmatched_streams"), "", "transactions whose stream ID matched no valid SMR")),
           cbs(ctx.stats, m.name()),
           tcu(p, ctx, group, m.name(), m.walk),
           faults(ctx, group, m.name(), m.irq, cbs, streams),
           tlbi(cbs, tbus, tcu, ctx.stats, m.name()),
           regs(p, ctx.stats, m.name(), cbs, streams, faults, tlbi) {
-        const TbuShared shared{cbs, streams, tcu, faults, m.out, p.tlb_hit, p.macro_tlb_hit,
-                               transactions, missing_sid, unmatched};
+        const TbuShared shared{cbs,       streams,         tcu,          faults,      m.out,
+                               p.tlb_hit, p.macro_tlb_hit, transactions, missing_sid, unmatched};
         for (unsigned i = 0; i < p.tbus; ++i)
             tbus.push_back(std::make_unique<Tbu>(shared, ctx.stats, stat(m, "tbu" + std::to_string(i)), p));
     }
@@ -58,31 +58,38 @@ SmmuParams::SmmuParams()
       enabled(set.boolean("enabled", "true",
                           "put the SMMU in the PLDMA's memory path (false: the PLDMA reaches memory directly "
                           "with physical addresses)")),
-      tbus(set.integer("tbus", "6", "translation buffer units, one target socket each (ZynqMP: TBU0-TBU5, Xilinx UG1085)")
+      tbus(set.integer("tbus", "6",
+                       "translation buffer units, one target socket each (ZynqMP: TBU0-TBU5, Xilinx UG1085)")
                .range("1", "32")),
-      clock(set.frequency("clock", "533MHz",
-                          "SMMU clock (*estimate*: ZynqMP FPD interconnect clock; ARM DDI 0517 gives latencies in clocks)")
+      clock(set.frequency(
+                   "clock", "533MHz",
+                   "SMMU clock (*estimate*: ZynqMP FPD interconnect clock; ARM DDI 0517 gives latencies in clocks)")
                 .range("1MHz", "5GHz")),
-      tlb_hit_cycles(set.integer("tlb-hit-cycles", "2",
-                                 "TBU latency of a micro-TLB hit, also paid by bypassed transactions (ARM DDI 0517: 2 clocks, "
-                                 "3 with register slices)")
-                         .range("0", "1000")),
+      tlb_hit_cycles(
+          set.integer("tlb-hit-cycles", "2",
+                      "TBU latency of a micro-TLB hit, also paid by bypassed transactions (ARM DDI 0517: 2 clocks, "
+                      "3 with register slices)")
+              .range("0", "1000")),
       macro_tlb_hit_cycles(set.integer("macro-tlb-hit-cycles", "4",
                                        "extra clocks of a micro-TLB miss that hits in the TCU's macro-TLB (*estimate*)")
                                .range("0", "1000")),
-      micro_tlb_entries(set.integer("micro-tlb-entries", "32",
-                                    "micro-TLB entries per TBU, fully associative (*estimate*: an Intel Agilex 7 MMU-500 "
-                                    "configuration; ZynqMP sizes are unpublished)")
-                            .range("1", "4096")),
-      macro_tlb_entries(set.integer("macro-tlb-entries", "512",
-                                    "macro-TLB entries in the TCU (*estimate*: an Intel Agilex 7 MMU-500 configuration)")
-                            .range("1", "65536")),
-      macro_tlb_ways(set.integer("macro-tlb-ways", "4",
-                                 "macro-TLB associativity; entries must be a multiple of it (*estimate*, ARM DDI 0517 makes it "
-                                 "a configuration option)")
-                         .range("1", "65536")),
-      tlb_replacement(set.choice("tlb-replacement", "lru", {"lru", "round-robin"},
-                                 "replacement policy of the micro- and macro-TLBs (*estimate*: not documented by ARM)")),
+      micro_tlb_entries(
+          set.integer("micro-tlb-entries", "32",
+                      "micro-TLB entries per TBU, fully associative (*estimate*: an Intel Agilex 7 MMU-500 "
+                      "configuration; ZynqMP sizes are unpublished)")
+              .range("1", "4096")),
+      macro_tlb_entries(
+          set.integer("macro-tlb-entries", "512",
+                      "macro-TLB entries in the TCU (*estimate*: an Intel Agilex 7 MMU-500 configuration)")
+              .range("1", "65536")),
+      macro_tlb_ways(
+          set.integer("macro-tlb-ways", "4",
+                      "macro-TLB associativity; entries must be a multiple of it (*estimate*, ARM DDI 0517 makes it "
+                      "a configuration option)")
+              .range("1", "65536")),
+      tlb_replacement(
+          set.choice("tlb-replacement", "lru", {"lru", "round-robin"},
+                     "replacement policy of the micro- and macro-TLBs (*estimate*: not documented by ARM)")),
       walk_cache_entries(set.integer("walk-cache-entries", "64",
                                      "TCU walk cache entries (level 0-2 table descriptors), fully associative, LRU "
                                      "(*estimate*: a configuration option in ARM DDI 0517)")
@@ -99,9 +106,7 @@ SmmuParams::SmmuParams()
                                 "latency of one register access inside the SMMU's programming interface (*estimate*)")
                            .range("0ps", "10us")) {}
 
-void Smmu500::declare_params(ParamRegistry& reg) {
-    reg.add(params_of<SmmuParams>().set);
-}
+void Smmu500::declare_params(ParamRegistry& reg) { reg.add(params_of<SmmuParams>().set); }
 
 bool Smmu500::enabled_in(const Config& cfg) {
     // ni.translation = shadow (NetVM's NI, models/dma) puts no SMMU on the
@@ -119,12 +124,10 @@ void Smmu500::declare_metrics(MetricRegistry& reg) {
                  "Micro-TLB hits over hits + misses, all TBUs of all nodes (0 with no lookups, e.g. "
                  "`smmu.enabled = false`).",
                  "micro_tlb_hits", "micro_tlb_misses", Smmu500::enabled_in);
-    reg.sum_counters("smmu_macro_tlb_hits",
-                     "Macro-TLB (TCU) hits (sum of `*.macro_tlb_hits`).",
-                     {"macro_tlb_hits"}, Smmu500::enabled_in);
-    reg.sum_counters("smmu_walks",
-                     "Page-table walks by the TCUs (sum of `*.tcu.walks`).",
-                     {"tcu.walks"}, Smmu500::enabled_in);
+    reg.sum_counters("smmu_macro_tlb_hits", "Macro-TLB (TCU) hits (sum of `*.macro_tlb_hits`).", {"macro_tlb_hits"},
+                     Smmu500::enabled_in);
+    reg.sum_counters("smmu_walks", "Page-table walks by the TCUs (sum of `*.tcu.walks`).", {"tcu.walks"},
+                     Smmu500::enabled_in);
     reg.sum_counters("smmu_walk_reads",
                      "Descriptor reads of those walks: 3 per walk of a 2 MiB block, 4 of a 4 KiB page, fewer "
                      "on walk-cache hits (sum of `*.tcu.walk_reads`).",
@@ -132,13 +135,12 @@ void Smmu500::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("smmu_faults",
                      "SMMU faults recorded by the context banks: translation + access flag + permission + "
                      "external.",
-                     {"faults_translation", "faults_access_flag", "faults_permission", "faults_external"}, Smmu500::enabled_in);
-    reg.sum_counters("faults_smmu_read",
-                     "SMMU faults of reads (FSYNR0.WNR = 0).",
-                     {"faults_read"}, Smmu500::enabled_in);
-    reg.sum_counters("faults_smmu_write",
-                     "SMMU faults of writes (FSYNR0.WNR = 1).",
-                     {"faults_write"}, Smmu500::enabled_in);
+                     {"faults_translation", "faults_access_flag", "faults_permission", "faults_external"},
+                     Smmu500::enabled_in);
+    reg.sum_counters("faults_smmu_read", "SMMU faults of reads (FSYNR0.WNR = 0).", {"faults_read"},
+                     Smmu500::enabled_in);
+    reg.sum_counters("faults_smmu_write", "SMMU faults of writes (FSYNR0.WNR = 1).", {"faults_write"},
+                     Smmu500::enabled_in);
 }
 
 namespace {
@@ -146,7 +148,7 @@ sc_time smmu_cycles(const SimContext& ctx, std::int64_t n) {
     const double ps = 1e12 / ctx.config[params_of<SmmuParams>().clock];
     return sc_time::from_value(static_cast<sc_dt::uint64>(static_cast<double>(n) * ps + 0.5));
 }
-}  // namespace
+}   // namespace
 
 SmmuConfig SmmuConfig::read(const SimContext& ctx) {
     const auto& c = ctx.config;
@@ -159,8 +161,8 @@ SmmuConfig SmmuConfig::read(const SimContext& ctx) {
     const auto e = c[params_of<SmmuParams>().macro_tlb_entries];
     const auto w = c[params_of<SmmuParams>().macro_tlb_ways];
     if (w > e || e % w != 0)
-        throw ConfigError("smmu.macro-tlb-entries (" + std::to_string(e) + ") must be a multiple of smmu.macro-tlb-ways (" +
-                          std::to_string(w) + ")");
+        throw ConfigError("smmu.macro-tlb-entries (" + std::to_string(e) +
+                          ") must be a multiple of smmu.macro-tlb-ways (" + std::to_string(w) + ")");
     p.macro_tlb_entries = static_cast<unsigned>(e);
     p.macro_tlb_ways = static_cast<unsigned>(w);
     p.replacement = parse_replacement(c[params_of<SmmuParams>().tlb_replacement]);
@@ -210,4 +212,4 @@ void Smmu500::regs_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& del
 
 unsigned int Smmu500::regs_debug(tlm::tlm_generic_payload& gp) { return impl_->regs.debug(gp); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -21,7 +21,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/passthrough_target_socket.h>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/common/irq_line.hpp"
 #include "models/common/smmu_fault.hpp"
 #include "models/common/stream_id.hpp"
@@ -58,7 +58,7 @@ public:
     // Translation requests from masters, one socket per TBU (tag = TBU
     // index). Unbound TBUs are allowed.
     std::vector<std::unique_ptr<tlm_utils::passthrough_target_socket_tagged_optional<Smmu500>>> tbu;
-    tlm_utils::simple_initiator_socket<Smmu500> out;    // translated transactions, to memory
+    tlm_utils::simple_initiator_socket<Smmu500> out;   // translated transactions, to memory
     tlm_utils::simple_initiator_socket<Smmu500> walk;   // page-table reads, to memory
     // Register file (offsets from kBase). Optional: a bench may program the
     // SMMU through transport_dbg alone.
@@ -92,4 +92,4 @@ private:
     unsigned int regs_debug(tlm::tlm_generic_payload& gp);
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 #include "models/common/smmu_fault.hpp"
 
 namespace vrdmasim {
@@ -25,4 +25,4 @@ inline std::uint64_t span_id(Tracer::Track t, std::uint64_t seq) {
     return (static_cast<std::uint64_t>(t.pid) << 48) | (static_cast<std::uint64_t>(t.tid) << 40) | seq;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

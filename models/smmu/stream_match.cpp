@@ -10,7 +10,7 @@ namespace {
 constexpr std::uint32_t kSmrValid = r::SMR_VALID;
 constexpr std::uint32_t kS2crTranslate = 0, kS2crBypass = 1;
 constexpr std::uint32_t kS2crResetValue = 2u << 16;   // fault (see README)
-}  // namespace
+}   // namespace
 
 StreamMatcher::StreamMatcher() { s2cr_.fill(kS2crResetValue); }
 
@@ -52,4 +52,4 @@ Route StreamMatcher::match(std::uint32_t sid) const {
     return rt;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -62,4 +62,4 @@ private:
     std::uint64_t gen_ = 0;   // stream-configuration generation
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

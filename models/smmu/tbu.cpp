@@ -2,12 +2,12 @@
 // to the forwarded (or faulted) transaction. See tbu.hpp and
 // models/smmu/README.md ("What happens to a transaction").
 #include "models/smmu/tbu.hpp"
-#include "core/force_inline.hpp"
+#include "src/core/force_inline.hpp"
 
 #include <algorithm>
 
 #include "models/common/stream_id.hpp"
-#include "core/sim_now.hpp"
+#include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
 
@@ -16,8 +16,8 @@ using sc_core::SC_ZERO_TIME;
 namespace r = smmu_reg;
 
 namespace {
-constexpr std::uint32_t kGfsrIcf = 1u << 0;          // invalid context fault (SMMUv2; Linux arm-smmu.h)
-}  // namespace
+constexpr std::uint32_t kGfsrIcf = 1u << 0;   // invalid context fault (SMMUv2; Linux arm-smmu.h)
+}   // namespace
 
 Tbu::Tbu(const TbuShared& shared, StatRegistry& s, const std::string& p, const SmmuConfig& params)
     : s_(shared),
@@ -68,10 +68,8 @@ void Tbu::serve(tlm::tlm_generic_payload& gp, sc_time& delay) {
 
     const Route rt = s_.streams.route(route_, sid);
     privileged_ = rt.privileged;
-    if (rt.kind == RouteKind::Translate && s_.cbs[rt.cb].translates())
-        serve_translated(rt.cb, sid, gp, t, delay);
-    else
-        serve_untranslated(rt, sid, gp, t, now, delay);
+    if (rt.kind == RouteKind::Translate && s_.cbs[rt.cb].translates()) serve_translated(rt.cb, sid, gp, t, delay);
+    else serve_untranslated(rt, sid, gp, t, now, delay);
 }
 
 void Tbu::serve_translated(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload& gp, sc_time t, sc_time& delay) {
@@ -112,12 +110,8 @@ void Tbu::serve_untranslated(const Route& rt, std::uint32_t sid, tlm::tlm_generi
         s_.unmatched.inc();
         s_.faults.global_fault(r::sGFSR_USF, sid, va, write, t + s_.hit_lat);
         break;
-    case RouteKind::S2crFault:
-        s_.faults.global_fault(r::sGFSR_USF, sid, va, write, t + s_.hit_lat);
-        break;
-    case RouteKind::InvalidContext:
-        s_.faults.global_fault(kGfsrIcf, sid, va, write, t + s_.hit_lat);
-        break;
+    case RouteKind::S2crFault: s_.faults.global_fault(r::sGFSR_USF, sid, va, write, t + s_.hit_lat); break;
+    case RouteKind::InvalidContext: s_.faults.global_fault(kGfsrIcf, sid, va, write, t + s_.hit_lat); break;
     }
     faults_.inc();
     const bool abort = (s_.streams.scr0() & r::sCR0_GFRE) != 0;
@@ -269,8 +263,8 @@ bool Tbu::translate(unsigned cbi, std::uint32_t sid, std::uint64_t va, bool writ
 // Record a fault of the translation of `va`, then either end the
 // translation (returns false, x describes the fault) or, in stall mode,
 // wait for RESUME (returns true for a retry).
-bool Tbu::fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level,
-                sc_time at, Xlate& x, const Tracer::Cause& walk) {
+bool Tbu::fault(ContextBank& c, std::uint32_t sid, std::uint64_t va, bool write, FaultType type, int level, sc_time at,
+                Xlate& x, const Tracer::Cause& walk) {
     const Tracer::Scope after_walk(s_.tcu.tracer(), walk);   // the fault follows the walk that found it
     x.ok = false;
     x.cb = c.index;
@@ -323,4 +317,4 @@ unsigned Tbu::debug(tlm::tlm_generic_payload& gp) {
     return done;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

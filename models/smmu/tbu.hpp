@@ -12,7 +12,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/smmu/context_bank.hpp"
 #include "models/smmu/fault.hpp"
 #include "models/smmu/params.hpp"
@@ -29,8 +29,8 @@ struct TbuShared {
     Tcu& tcu;
     FaultUnit& faults;
     tlm::tlm_initiator_socket<>& out;   // translated transactions, to memory
-    sc_core::sc_time hit_lat;           // micro-TLB hit, also paid by bypassed transactions
-    sc_core::sc_time macro_lat;         // extra of a macro-TLB hit
+    sc_core::sc_time hit_lat;   // micro-TLB hit, also paid by bypassed transactions
+    sc_core::sc_time macro_lat;   // extra of a macro-TLB hit
     Counter &transactions, &missing_sid, &unmatched;
 };
 
@@ -56,7 +56,7 @@ private:
         unsigned cb = 0;
         FaultType type = FaultType::None;
         int level = 0;
-        Tracer::Cause story;      // the fault's step in the narrated story
+        Tracer::Cause story;   // the fault's step in the narrated story
     };
 
     void serve_translated(unsigned cbi, std::uint32_t sid, tlm::tlm_generic_payload& gp, sc_core::sc_time t,
@@ -93,4 +93,4 @@ private:
     Counter &accesses_, &micro_hits_, &micro_misses_, &bypassed_, &faults_, &walks_, &split_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

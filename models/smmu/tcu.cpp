@@ -19,9 +19,9 @@ Tcu::Tcu(const SmmuConfig& p, const SimContext& ctx, const std::string& group, c
       walk_cache_(p.walk_cache_entries),
       walker_([this](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) { return walk_read(pa, v, at, ok); },
               walk_cache_),
-      debug_walker_([this](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) {
-          return debug_read(pa, v, at, ok);
-      }, debug_cache_),
+      debug_walker_(
+          [this](std::uint64_t pa, std::uint64_t& v, sc_time at, bool& ok) { return debug_read(pa, v, at, ok); },
+          debug_cache_),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, "smmu tcu")),
       who_(smmu_name),
@@ -95,9 +95,8 @@ Tracer::Cause Tcu::note_walk(const WalkRequest& rq, const WalkResult& w, sc_time
 }
 
 void Tcu::trace_walk(const WalkRequest& rq, const WalkResult& w, sc_time start) {
-    tracer_.async_span(track_, w.fault == FaultType::None ? "walk" : "walk (fault)",
-                       span_id(track_, ++walk_seq_), start,
-                       w.done,
+    tracer_.async_span(track_, w.fault == FaultType::None ? "walk" : "walk (fault)", span_id(track_, ++walk_seq_),
+                       start, w.done,
                        {{"cb", Tracer::json_number(rq.cb)},
                         {"va", Tracer::json_hex(rq.va)},
                         {"reads", Tracer::json_number(w.reads)},
@@ -138,4 +137,4 @@ sc_time Tcu::debug_read(std::uint64_t pa, std::uint64_t& value, sc_time at, bool
     return at;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

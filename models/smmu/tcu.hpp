@@ -12,7 +12,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "core/context.hpp"
+#include "src/core/context.hpp"
 #include "models/smmu/params.hpp"
 #include "models/smmu/translation.hpp"
 
@@ -65,4 +65,4 @@ private:
     Histogram &walk_latency_, &slot_wait_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

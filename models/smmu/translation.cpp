@@ -29,10 +29,9 @@ namespace {
 bool same_tag(const Translation& a, const Translation& b) {
     // Would the two entries answer the same lookups? (same CB and range, and
     // an ASID they both match)
-    return a.cb == b.cb && a.va_base == b.va_base && a.size == b.size &&
-           (a.global || b.global || a.asid == b.asid);
+    return a.cb == b.cb && a.va_base == b.va_base && a.size == b.size && (a.global || b.global || a.asid == b.asid);
 }
-}  // namespace
+}   // namespace
 
 const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     if (slots_.empty()) return nullptr;   // never filled
@@ -54,12 +53,9 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
 
 void Tlb::insert(const Translation& t) {
     unsigned set;
-    if (t.size == kPageSize)
-        set = page_set(t.va_base);
-    else if (t.size == kBlockSize)
-        set = block_set(t.va_base);
-    else
-        throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
+    if (t.size == kPageSize) set = page_set(t.va_base);
+    else if (t.size == kBlockSize) set = block_set(t.va_base);
+    else throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
     if (slots_.empty()) {   // the first fill: every slot invalid, every pointer at way 0
         slots_.resize(static_cast<std::size_t>(sets_) * ways_);
         rr_.assign(sets_, 0);
@@ -303,4 +299,4 @@ WalkResult PageTableWalker::walk(const WalkRequest& r, sc_core::sc_time start) {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -12,25 +12,24 @@
 
 #include <systemc>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include "models/common/aarch64_descriptors.hpp"
 #include "models/common/smmu_fault.hpp"
 
 namespace vrdmasim {
 
-
 // What a translation produced: one TLB entry.
 struct Translation {
     std::uint64_t va_base = 0;   // aligned to size
     std::uint64_t pa_base = 0;
-    std::uint64_t size = 0;      // 4 KiB page or 2 MiB block
-    unsigned cb = 0;             // context bank
+    std::uint64_t size = 0;   // 4 KiB page or 2 MiB block
+    unsigned cb = 0;   // context bank
     std::uint16_t asid = 0;
-    bool global = false;         // nG clear: matches any ASID of its context bank
-    bool writable = false;       // AP[2] clear
-    bool user = false;           // AP[1]
-    sc_core::sc_time valid_from; // the walk that filled it completes then
+    bool global = false;   // nG clear: matches any ASID of its context bank
+    bool writable = false;   // AP[2] clear
+    bool user = false;   // AP[1]
+    sc_core::sc_time valid_from;   // the walk that filled it completes then
     bool contains(std::uint64_t va) const { return va - va_base < size; }
 };
 
@@ -90,7 +89,7 @@ private:
     void drop(Slot& slot);
     unsigned sets_, ways_;
     TlbReplacement policy_;
-    std::vector<Slot> slots_;    // empty until the first insert, then sets_ * ways_
+    std::vector<Slot> slots_;   // empty until the first insert, then sets_ * ways_
     std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with slots_)
     std::vector<unsigned> rr_;   // round-robin pointer per set (allocated with slots_)
     std::uint64_t clock_ = 0;
@@ -129,22 +128,22 @@ private:
 
 struct WalkRequest {
     unsigned cb = 0;
-    std::uint64_t ttbr = 0;      // table base (TTBR0 bits [47:12])
+    std::uint64_t ttbr = 0;   // table base (TTBR0 bits [47:12])
     std::uint16_t asid = 0;
-    unsigned t0sz = 16;          // input size 64 - t0sz bits
-    bool check_af = true;        // SCTLR.AFE: an AF of 0 faults
+    unsigned t0sz = 16;   // input size 64 - t0sz bits
+    bool check_af = true;   // SCTLR.AFE: an AF of 0 faults
     bool write = false;
     std::uint64_t va = 0;
 };
 
 struct WalkResult {
     FaultType fault = FaultType::None;
-    int level = 0;               // level at which the walk ended (fault level too)
-    Translation t;               // when fault == None (valid_from unset)
-    unsigned reads = 0;          // descriptor reads made
-    unsigned cache_hits = 0;     // 1 if the walk cache let it skip levels
-    sc_core::sc_time done;       // absolute time the walk finished
-    Tracer::Cause story;         // the walk's line in the narrated log (Tracer::note), if noted
+    int level = 0;   // level at which the walk ended (fault level too)
+    Translation t;   // when fault == None (valid_from unset)
+    unsigned reads = 0;   // descriptor reads made
+    unsigned cache_hits = 0;   // 1 if the walk cache let it skip levels
+    sc_core::sc_time done;   // absolute time the walk finished
+    Tracer::Cause story;   // the walk's line in the narrated log (Tracer::note), if noted
 };
 
 // Reads descriptors with `read(pa, at, ok) -> time the data is back`, a
@@ -152,8 +151,8 @@ struct WalkResult {
 // error response: an external fault). Uses and fills the walk cache.
 class PageTableWalker {
 public:
-    using ReadFn = std::function<sc_core::sc_time(std::uint64_t pa, std::uint64_t& value, sc_core::sc_time at,
-                                                  bool& ok)>;
+    using ReadFn =
+        std::function<sc_core::sc_time(std::uint64_t pa, std::uint64_t& value, sc_core::sc_time at, bool& ok)>;
     PageTableWalker(ReadFn read, WalkCache& cache) : read_(std::move(read)), cache_(cache) {}
     // A VA outside the 64 - t0sz bit input range is a translation fault at
     // the start level with no reads. Permission faults: a write to a page or
@@ -165,4 +164,4 @@ private:
     WalkCache& cache_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

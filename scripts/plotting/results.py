@@ -2,7 +2,7 @@
 metrics, their units, and the values of keys (sizes, durations, numbers, or
 text).
 
-A `vrdmasim sweep --out DIR` writes DIR/results.csv (src/core/sweep.hpp):
+A `vrdmasim sweep --out DIR` writes DIR/results.csv (src/tools/sweep.hpp):
 `point`, `label` (only with [sweep] label), the swept keys (section.key),
 `status`, `exit_code`, `error`, then the summary.csv columns (docs/metrics.md).
 `vrdmasim merge` writes the same columns (the union of its inputs').

@@ -7,7 +7,7 @@
 // closing quote is appended to the field. Writing emits a row holding one
 // empty field as `""` so that it reads back as that row, not a blank line,
 // and quotes a field that starts with a byte-order mark.
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -95,8 +95,7 @@ std::vector<CsvRow> read_csv(std::istream& is) {
             if (!closed) {
                 std::size_t line = 1;
                 for (std::size_t k = 0; k < open_at; ++k) line += text[k] == '\n';
-                throw std::runtime_error("CSV: unterminated quoted field starting on line " +
-                                         std::to_string(line));
+                throw std::runtime_error("CSV: unterminated quoted field starting on line " + std::to_string(line));
             }
         } else if (c == ',') {
             row_started = true;
@@ -128,4 +127,4 @@ std::vector<CsvRow> read_csv_file(const std::string& path) {
     return rows;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

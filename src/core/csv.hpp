@@ -19,4 +19,4 @@ void write_csv_row(std::ostream& os, const CsvRow& row);
 std::vector<CsvRow> read_csv(std::istream& is);
 std::vector<CsvRow> read_csv_file(const std::string& path);   // throws std::runtime_error if unreadable
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

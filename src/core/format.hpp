@@ -23,4 +23,4 @@ inline std::string us_text(std::uint64_t ps) {
     return buf;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,4 +1,4 @@
-#include "core/json.hpp"
+#include "src/core/json.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -65,4 +65,4 @@ std::string json_number(double v) {
 std::string json_number(std::uint64_t v) { return std::to_string(v); }
 std::string json_number(std::int64_t v) { return std::to_string(v); }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -28,4 +28,4 @@ std::string json_number(T v) {
     else return json_number(static_cast<std::uint64_t>(v));
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -102,4 +102,4 @@ private:
     std::unique_ptr<container> d_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

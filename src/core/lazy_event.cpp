@@ -1,4 +1,4 @@
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 namespace vrdmasim {
 
@@ -17,4 +17,4 @@ sc_core::sc_event& LazyEvent::make() {
     return *ev_;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

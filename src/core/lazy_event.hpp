@@ -56,4 +56,4 @@ private:
     std::unique_ptr<sc_core::sc_event> ev_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

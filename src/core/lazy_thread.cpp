@@ -1,6 +1,6 @@
 // sc_spawn and sc_spawn_options (before the first <systemc>).
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_thread.hpp"
 
 #include <stdexcept>
 
@@ -48,4 +48,4 @@ void LazyThread::trigger() {
     sc_core::sc_spawn(body_, "run");
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

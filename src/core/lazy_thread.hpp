@@ -1,7 +1,7 @@
 // LazyThread: an SC_THREAD that costs nothing until it first has work.
 //
 // SystemC gives every thread a stack of its own (two of the host's memory
-// mappings and the pages it touches, src/thread_budget.hpp), made when the
+// mappings and the pages it touches, src/sim/thread_budget.hpp), made when the
 // simulation starts. Most of a large torus never needs some of its threads:
 // the control-packet sender of a node that never receives, the SMMU
 // interrupt handler of a node that never faults. A LazyThread's wake-up is a
@@ -21,7 +21,7 @@
 // "<name>.run"), under the module that made the LazyThread. Until the
 // thread is spawned, that module carries an attribute named
 // "vrdmasim.lazy_thread.<name>", so that thread_processes_under
-// (src/thread_budget.hpp) counts the thread it can become: the budget is the
+// (src/sim/thread_budget.hpp) counts the thread it can become: the budget is the
 // worst case, every node's threads spawned.
 #pragma once
 
@@ -30,7 +30,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 namespace vrdmasim {
 
@@ -91,4 +91,4 @@ private:
     sc_core::sc_attribute<int> attribute_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

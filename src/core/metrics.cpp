@@ -1,5 +1,5 @@
 // Summary metrics and their registry.
-#include "core/metrics.hpp"
+#include "src/core/metrics.hpp"
 
 #include <cmath>
 #include <iomanip>
@@ -29,10 +29,8 @@ void MetricRegistry::add_supplied(const std::string& name, const std::string& un
 }
 
 namespace {
-bool absent(const MetricRegistry::Presence& present, const MetricInputs& in) {
-    return present && !present(in.config);
-}
-}  // namespace
+bool absent(const MetricRegistry::Presence& present, const MetricInputs& in) { return present && !present(in.config); }
+}   // namespace
 
 void MetricRegistry::sum_counters(const std::string& name, const std::string& description,
                                   std::vector<std::string> suffixes, Presence present) {
@@ -90,8 +88,7 @@ std::vector<std::pair<std::string, std::string>> MetricRegistry::compute(
         row.emplace_back(m.name, it->second);
         given.erase(it);
     }
-    if (!given.empty())
-        throw std::logic_error("summary value " + given.begin()->first + " is not a declared metric");
+    if (!given.empty()) throw std::logic_error("summary value " + given.begin()->first + " is not a declared metric");
     return row;
 }
 
@@ -115,4 +112,4 @@ void MetricRegistry::write_markdown(std::ostream& os) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

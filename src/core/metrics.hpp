@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
-#include "core/stats.hpp"
+#include "src/core/params.hpp"
+#include "src/core/stats.hpp"
 
 namespace vrdmasim {
 
@@ -23,8 +23,8 @@ struct MetricInputs {
 };
 
 struct Metric {
-    std::string name;          // CSV header
-    std::string unit;          // "us", "B", "Gb/s", "" (a count), "text", "fraction"
+    std::string name;   // CSV header
+    std::string unit;   // "us", "B", "Gb/s", "" (a count), "text", "fraction"
     std::string description;   // one paragraph: what it is, built from which statistics
     // The value as written in the CSV. Empty for run-level figures (the
     // workload's span, the host's time) that the runner supplies itself.
@@ -54,8 +54,8 @@ public:
     // (its statistics are registered only then): when it returns false the
     // metric is 0 without looking.
     using Presence = std::function<bool(const Config&)>;
-    void sum_counters(const std::string& name, const std::string& description,
-                      std::vector<std::string> suffixes, Presence present = {});
+    void sum_counters(const std::string& name, const std::string& description, std::vector<std::string> suffixes,
+                      Presence present = {});
     void sum_scalars(const std::string& name, const std::string& unit, const std::string& description,
                      const std::string& suffix, int digits = 6, Presence present = {});
     void quantile(const std::string& name, const std::string& unit, const std::string& description,
@@ -81,4 +81,4 @@ private:
     std::vector<Metric> metrics_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,4 +1,4 @@
-#include "core/output_dir.hpp"
+#include "src/core/output_dir.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -34,7 +34,7 @@ std::string host_line() {
     return std::string("host ") + buf;
 }
 
-}  // namespace
+}   // namespace
 
 void write_marker(const fs::path& dir, const char* name, const std::string& what) {
     std::ofstream os(dir / name, std::ios::trunc);
@@ -54,9 +54,9 @@ bool is_our_report(const fs::path& file) {
 }
 
 bool is_run_output(const fs::path& dir) {
-    static const std::set<std::string> kOutputs{kRunMarker,   "config.ini", "stats.json", "stats.txt",
-                                                "summary.csv", "error.txt",  "trace.json", "events.log", "timeseries.csv",
-                                                "roi-stats.json", "whole-run-summary.csv", kReportFile};
+    static const std::set<std::string> kOutputs{
+        kRunMarker,   "config.ini", "stats.json",     "stats.txt",      "summary.csv",           "error.txt",
+        "trace.json", "events.log", "timeseries.csv", "roi-stats.json", "whole-run-summary.csv", kReportFile};
     std::error_code ec;
     if (!fs::is_regular_file(dir / kRunMarker, ec)) return false;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -85,7 +85,7 @@ pid_t partial_pid(const std::string& f) {
     return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int remove_stale_partials(const fs::path& dir) {
     int removed = 0;
@@ -185,7 +185,8 @@ std::string publish_run_output(const fs::path& tmp, const fs::path& target) {
         // the run simulated is not a run's output, and goes back untouched.
         if (!fs::is_directory(fs::symlink_status(aside, ec)) || !is_run_output(aside)) {
             const int err = rename_noreplace(aside, target);
-            return target.string() + " changed while the run simulated and is no longer a vrdmasim run's output "
+            return target.string() +
+                   " changed while the run simulated and is no longer a vrdmasim run's output "
                    "(something other than a run's files is in it); it is left untouched" +
                    (err ? " in " + aside.string() : std::string()) + keep();
         }
@@ -230,7 +231,7 @@ std::string hash_line(std::uint64_t h) {
     return buf;
 }
 
-}  // namespace
+}   // namespace
 
 bool is_merge_output(const fs::path& file) {
     std::error_code ec;
@@ -283,4 +284,4 @@ std::string write_file_atomically(const fs::path& path, const std::string& text)
     return "";
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -11,7 +11,7 @@ namespace vrdmasim {
 
 // The marker a run writes into its output directory (first, into the
 // temporary ".<out>.partial-<pid>" directory, before any other output).
-extern const char* const kRunMarker;     // ".vrdmasim-run"
+extern const char* const kRunMarker;   // ".vrdmasim-run"
 // The marker and lock file of a sweep's output directory.
 extern const char* const kSweepMarker;   // ".vrdmasim-sweep"
 
@@ -79,4 +79,4 @@ std::string write_file_atomically(const std::filesystem::path& path, const std::
 // Returns how many it removed.
 int remove_stale_partials(const std::filesystem::path& dir);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,7 +1,7 @@
 // Parameters: declaration, unit parsing and formatting, INI files, command line.
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
-#include "core/json.hpp"
+#include "src/core/json.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -59,8 +59,7 @@ const char* const kRateExpected =
 const char* const kSizeExpected =
     "expected a size such as 4KiB (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB; "
     "a bare whole number is bytes)";
-const char* const kFrequencyExpected =
-    "expected a frequency such as 1.5GHz (units: Hz, kHz, MHz, GHz)";
+const char* const kFrequencyExpected = "expected a frequency such as 1.5GHz (units: Hz, kHz, MHz, GHz)";
 const char* const kBoolExpected = "expected a boolean (true/false, yes/no, on/off, 1/0)";
 const char* const kIntExpected = "expected a whole number such as 42, -3 or 0x2a";
 const char* const kRealExpected = "expected a number such as 0.25 or 1e-3";
@@ -179,15 +178,14 @@ Whole to_whole(const Decimal& d, std::uint64_t factor, std::uint64_t limit, std:
 // then an exact multiplication by a power of two).
 double to_double(const Decimal& d, long dec_exp, double pow2) {
     if (d.digits.empty()) return d.negative ? -0.0 : 0.0;
-    const std::string s =
-        (d.negative ? "-" : "") + d.digits + "e" + std::to_string(d.exp10 + dec_exp);
+    const std::string s = (d.negative ? "-" : "") + d.digits + "e" + std::to_string(d.exp10 + dec_exp);
     return std::strtod(s.c_str(), nullptr) * pow2;
 }
 
 struct DecUnit {
     const char* name;
     long dec_exp;   // power of ten
-    double pow2;    // times this power of two
+    double pow2;   // times this power of two
 };
 
 const DecUnit* find_unit(const DecUnit* units, std::size_t count, const std::string& name) {
@@ -197,11 +195,20 @@ const DecUnit* find_unit(const DecUnit* units, std::size_t count, const std::str
 }
 
 const DecUnit kRateUnits[] = {
-    {"bps", 0, 1},          {"Kbps", 3, 1},          {"Mbps", 6, 1},
-    {"Gbps", 9, 1},         {"Tbps", 12, 1},         {"B/s", 0, 8},
-    {"KB/s", 3, 8},         {"MB/s", 6, 8},          {"GB/s", 9, 8},
-    {"TB/s", 12, 8},        {"KiB/s", 0, 8.0 * 1024}, {"MiB/s", 0, 8.0 * 1024 * 1024},
-    {"GiB/s", 0, 8.0 * 1024 * 1024 * 1024}, {"TiB/s", 0, 8.0 * 1024 * 1024 * 1024 * 1024},
+    {"bps", 0, 1},
+    {"Kbps", 3, 1},
+    {"Mbps", 6, 1},
+    {"Gbps", 9, 1},
+    {"Tbps", 12, 1},
+    {"B/s", 0, 8},
+    {"KB/s", 3, 8},
+    {"MB/s", 6, 8},
+    {"GB/s", 9, 8},
+    {"TB/s", 12, 8},
+    {"KiB/s", 0, 8.0 * 1024},
+    {"MiB/s", 0, 8.0 * 1024 * 1024},
+    {"GiB/s", 0, 8.0 * 1024 * 1024 * 1024},
+    {"TiB/s", 0, 8.0 * 1024 * 1024 * 1024 * 1024},
 };
 const DecUnit kFrequencyUnits[] = {
     {"Hz", 0, 1}, {"kHz", 3, 1}, {"KHz", 3, 1}, {"MHz", 6, 1}, {"GHz", 9, 1},
@@ -230,9 +237,9 @@ const IntUnit kSizeUnits[] = {
     {"", 1},
     {"B", 1},
     {"KiB", KiB},
-    {"MiB", KiB * KiB},
-    {"GiB", KiB * KiB * KiB},
-    {"TiB", KiB * KiB * KiB * KiB},
+    {"MiB", KiB* KiB},
+    {"GiB", KiB* KiB* KiB},
+    {"TiB", KiB* KiB* KiB* KiB},
     {"KB", 1000},
     {"MB", 1000000},
     {"GB", 1000000000},
@@ -269,8 +276,7 @@ std::string place_point(const std::string& digits, int exp10, long shift) {
     }
     if (point <= 0) return "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
     if (point >= n) return digits + std::string(static_cast<std::size_t>(point - n), '0');
-    return digits.substr(0, static_cast<std::size_t>(point)) + "." +
-           digits.substr(static_cast<std::size_t>(point));
+    return digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
 }
 
 // Format a non-negative power-of-ten-unit quantity in the largest unit in
@@ -329,7 +335,10 @@ Parsed parse_value(const ParamDecl& d, const std::string& text) {
     case ParamType::Rate: p.number = parse_rate_bps(text); break;
     case ParamType::Size: p.number = static_cast<double>(parse_size_bytes(text)); break;
     case ParamType::Frequency: p.number = parse_frequency_hz(text); break;
-    case ParamType::Bool: p.flag = parse_bool(text); p.number = p.flag ? 1 : 0; break;
+    case ParamType::Bool:
+        p.flag = parse_bool(text);
+        p.number = p.flag ? 1 : 0;
+        break;
     case ParamType::Int: p.number = static_cast<double>(parse_int(text)); break;
     case ParamType::Real: p.number = parse_real(text); break;
     case ParamType::String: break;
@@ -346,9 +355,7 @@ Parsed parse_value(const ParamDecl& d, const std::string& text) {
     return p;
 }
 
-bool has_range(ParamType t) {
-    return t != ParamType::Bool && t != ParamType::Enum && t != ParamType::String;
-}
+bool has_range(ParamType t) { return t != ParamType::Bool && t != ParamType::Enum && t != ParamType::String; }
 
 // "" if number is within d's range, otherwise what the range is.
 std::string range_violation(const ParamDecl& d, double number) {
@@ -509,8 +516,7 @@ std::string ini_read_value(const std::string& raw, const std::string& origin) {
         if (!closed) throw ConfigError(origin + ": missing closing '\"' in value " + v);
         const std::string rest = trim(v.substr(i));
         if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
-            throw ConfigError(origin + ": unexpected " + squote(rest) + " after the quoted value " +
-                              v.substr(0, i));
+            throw ConfigError(origin + ": unexpected " + squote(rest) + " after the quoted value " + v.substr(0, i));
         return out;
     }
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -549,7 +555,7 @@ void write_comment(std::ostream& os, const std::string& text) {
     while (std::getline(in, line)) os << "# " << line << "\n";
 }
 
-}  // namespace
+}   // namespace
 
 std::string printable(const std::string& s) {
     std::string out;
@@ -672,9 +678,8 @@ std::int64_t parse_int(const std::string& text) {
         i += 2;
     }
     if (i == t.size()) bad("", kIntExpected);
-    const std::uint64_t limit =
-        negative ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1
-                 : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    const std::uint64_t limit = negative ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1
+                                         : static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     std::uint64_t v = 0;
     bool too_large = false;
     for (; i < t.size(); ++i) {
@@ -705,10 +710,8 @@ double parse_real(const std::string& text) {
 }
 
 std::string format_time_ps(std::int64_t ps) {
-    static const IntUnit units[] = {
-        {"s", 1000000000000}, {"ms", 1000000000}, {"us", 1000000}, {"ns", 1000}, {"ps", 1}};
-    const std::uint64_t mag =
-        ps < 0 ? static_cast<std::uint64_t>(-(ps + 1)) + 1 : static_cast<std::uint64_t>(ps);
+    static const IntUnit units[] = {{"s", 1000000000000}, {"ms", 1000000000}, {"us", 1000000}, {"ns", 1000}, {"ps", 1}};
+    const std::uint64_t mag = ps < 0 ? static_cast<std::uint64_t>(-(ps + 1)) + 1 : static_cast<std::uint64_t>(ps);
     const IntUnit* u = &units[4];
     for (const auto& c : units) {
         if (mag >= c.factor) {
@@ -719,19 +722,14 @@ std::string format_time_ps(std::int64_t ps) {
     return (ps < 0 ? "-" : "") + exact_quotient(mag, u->factor, 40) + u->name;
 }
 
-std::string format_rate_bps(double bps) {
-    return format_decimal_units(bps, kRateOut, std::size(kRateOut));
-}
+std::string format_rate_bps(double bps) { return format_decimal_units(bps, kRateOut, std::size(kRateOut)); }
 
-std::string format_frequency_hz(double hz) {
-    return format_decimal_units(hz, kFrequencyOut, std::size(kFrequencyOut));
-}
+std::string format_frequency_hz(double hz) { return format_decimal_units(hz, kFrequencyOut, std::size(kFrequencyOut)); }
 
 std::string format_size_bytes(std::uint64_t bytes) {
     static const IntUnit binary[] = {
         {"TiB", KiB * KiB * KiB * KiB}, {"GiB", KiB * KiB * KiB}, {"MiB", KiB * KiB}, {"KiB", KiB}};
-    static const IntUnit decimal[] = {
-        {"TB", 1000000000000}, {"GB", 1000000000}, {"MB", 1000000}, {"KB", 1000}};
+    static const IntUnit decimal[] = {{"TB", 1000000000000}, {"GB", 1000000000}, {"MB", 1000000}, {"KB", 1000}};
     for (const auto* family : {binary, decimal}) {
         for (std::size_t i = 0; i < 4; ++i) {
             if (bytes < family[i].factor) continue;
@@ -850,8 +848,7 @@ void ParamSet::set_min(std::size_t index, const std::string& min_text) {
 }
 
 void ParamRegistry::add(const ParamSet& set) {
-    auto it = std::find_if(sections_.begin(), sections_.end(),
-                           [&](const auto& s) { return s.first == set.section(); });
+    auto it = std::find_if(sections_.begin(), sections_.end(), [&](const auto& s) { return s.first == set.section(); });
     if (it == sections_.end()) {
         sections_.emplace_back(set.section(), set.description());
     } else if (it->second.empty()) {
@@ -920,8 +917,8 @@ void ParamRegistry::print(std::ostream& os) const {
         for (const auto& r : groups[g].second) {
             std::ostringstream line;
             line << "  " << std::left << std::setw(static_cast<int>(wn)) << r.name << "  "
-                 << std::setw(static_cast<int>(wt)) << r.type << "  " << std::setw(static_cast<int>(wd))
-                 << r.dflt << "  ";
+                 << std::setw(static_cast<int>(wt)) << r.type << "  " << std::setw(static_cast<int>(wd)) << r.dflt
+                 << "  ";
             if (wr > 0) line << std::setw(static_cast<int>(wr)) << r.range << "  ";
             line << r.help;
             std::string text = line.str();
@@ -942,7 +939,7 @@ const char* canonical_unit(ParamType t) {
     default: return "";
     }
 }
-}  // namespace
+}   // namespace
 
 void ParamRegistry::print_json(std::ostream& os) const {
     os << "{\n  \"sections\": [";
@@ -968,8 +965,10 @@ void ParamRegistry::print_json(std::ostream& os) const {
                 os << ", \"default_value\": " << (parse_value(d, d.default_text).flag ? "true" : "false");
             else if (d.type != ParamType::String && d.type != ParamType::Enum)
                 os << ", \"default_value\": " << value(d.default_text, parse_value(d, d.default_text).number);
-            if (d.has_min) os << ", \"min\": " << value(d.min_text, d.min) << ", \"min_text\": " << json_string(d.min_text);
-            if (d.has_max) os << ", \"max\": " << value(d.max_text, d.max) << ", \"max_text\": " << json_string(d.max_text);
+            if (d.has_min)
+                os << ", \"min\": " << value(d.min_text, d.min) << ", \"min_text\": " << json_string(d.min_text);
+            if (d.has_max)
+                os << ", \"max\": " << value(d.max_text, d.max) << ", \"max_text\": " << json_string(d.max_text);
             if (d.type == ParamType::Enum) {
                 os << ", \"choices\": [";
                 for (std::size_t i = 0; i < d.choices.size(); ++i) os << (i ? ", " : "") << json_string(d.choices[i]);
@@ -993,7 +992,7 @@ std::string md_cell(const std::string& text) {
     }
     return out;
 }
-}  // namespace
+}   // namespace
 
 void ParamRegistry::print_markdown(std::ostream& os, const std::vector<std::string>& sections) const {
     auto table = [&](const std::vector<std::string>& names) {
@@ -1057,8 +1056,7 @@ void Config::set(const std::string& full_name, const std::string& value, const s
     try {
         p = parse_value(*d, text);
     } catch (const std::invalid_argument& e) {
-        throw ConfigError(origin + ": invalid value " + squote(value) + " for " + squote(full_name) + ": " +
-                          e.what());
+        throw ConfigError(origin + ": invalid value " + squote(value) + " for " + squote(full_name) + ": " + e.what());
     }
     const std::string violation = range_violation(*d, p.number);
     if (!violation.empty())
@@ -1106,9 +1104,10 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
             if (name.empty()) throw ConfigError(origin + ": empty section name []");
             if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
                 if (name == "sweep")
-                    throw ConfigError(origin + ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
-                                               "or a single point of it with `vrdmasim run` on a copy without "
-                                               "[sweep] and with one value per key");
+                    throw ConfigError(origin +
+                                      ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
+                                      "or a single point of it with `vrdmasim run` on a copy without "
+                                      "[sweep] and with one value per key");
                 const std::string guess = closest_of(name, sections);
                 throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
                                   (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
@@ -1121,8 +1120,7 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         if (key.empty())
             throw ConfigError(origin + ": expected '[section]', 'key = value', a comment or a blank line, got " +
                               squote(t));
-        if (section.empty())
-            throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
+        if (section.empty()) throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
         IniEntry e;
         e.section = section;
         e.key = key;
@@ -1133,8 +1131,8 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         e.value = ini_read_value(raw, origin);
         const auto s = seen.find(e.name());
         if (s != seen.end())
-            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " + std::to_string(s->second) +
-                              " of this file");
+            throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " +
+                              std::to_string(s->second) + " of this file");
         seen.emplace(e.name(), lineno);
         entries.push_back(std::move(e));
     }
@@ -1186,8 +1184,8 @@ const Config::Value& Config::get(const std::string& name, ParamType t1, ParamTyp
     const ParamDecl* d = reg_.find(name);
     if (d == nullptr) throw std::logic_error("Config: no parameter " + squote(name) + " is declared");
     if (d->type != t1 && d->type != t2)
-        throw std::logic_error("Config: parameter " + squote(name) + " is a " + to_string(d->type) +
-                               ", not a " + to_string(t1));
+        throw std::logic_error("Config: parameter " + squote(name) + " is a " + to_string(d->type) + ", not a " +
+                               to_string(t1));
     return values_.at(name);
 }
 
@@ -1197,9 +1195,7 @@ sc_core::sc_time Config::time(const std::string& name) const {
 std::int64_t Config::time_ps(const std::string& name) const {
     return parse_time_ps(get(name, ParamType::Time, ParamType::Time).text);   // exact beyond 2^53
 }
-double Config::rate_bps(const std::string& name) const {
-    return get(name, ParamType::Rate, ParamType::Rate).number;
-}
+double Config::rate_bps(const std::string& name) const { return get(name, ParamType::Rate, ParamType::Rate).number; }
 std::uint64_t Config::size(const std::string& name) const {
     return parse_size_bytes(get(name, ParamType::Size, ParamType::Size).text);   // exact beyond 2^53
 }
@@ -1271,4 +1267,4 @@ void Config::write_ini(std::ostream& os) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -13,7 +13,11 @@
 
 #include <systemc>
 
-namespace boost { namespace program_options { class options_description; } }
+namespace boost {
+namespace program_options {
+class options_description;
+}
+}
 
 namespace vrdmasim {
 
@@ -67,15 +71,15 @@ std::string format_frequency_hz(double hz);
 
 // One parameter's declaration.
 struct ParamDecl {
-    std::string section;        // "dram"
-    std::string key;            // "latency"
+    std::string section;   // "dram"
+    std::string key;   // "latency"
     ParamType type = ParamType::String;
     std::string default_text;   // "80ns" (validated when declared)
-    std::string help;           // one line, with the value's source
+    std::string help;   // one line, with the value's source
     std::vector<std::string> choices;   // Enum only
     bool has_min = false, has_max = false;
-    double min = 0, max = 0;    // in the canonical unit (ps, bps, B, Hz, ...)
-    std::string min_text, max_text;     // as declared, for messages
+    double min = 0, max = 0;   // in the canonical unit (ps, bps, B, Hz, ...)
+    std::string min_text, max_text;   // as declared, for messages
 
     std::string name() const { return section + "." + key; }
     std::string unit() const;   // "time", "rate", "size", ... for `params`
@@ -84,16 +88,44 @@ struct ParamDecl {
 class ParamSet;
 
 // What reading a parameter of each type gives.
-template <ParamType T> struct ParamValue;
-template <> struct ParamValue<ParamType::Time> { using type = sc_core::sc_time; };
-template <> struct ParamValue<ParamType::Rate> { using type = double; };          // bits per second
-template <> struct ParamValue<ParamType::Size> { using type = std::uint64_t; };   // bytes
-template <> struct ParamValue<ParamType::Frequency> { using type = double; };     // hertz
-template <> struct ParamValue<ParamType::Bool> { using type = bool; };
-template <> struct ParamValue<ParamType::Int> { using type = std::int64_t; };
-template <> struct ParamValue<ParamType::Real> { using type = double; };
-template <> struct ParamValue<ParamType::String> { using type = std::string; };
-template <> struct ParamValue<ParamType::Enum> { using type = std::string; };
+template <ParamType T>
+struct ParamValue;
+template <>
+struct ParamValue<ParamType::Time> {
+    using type = sc_core::sc_time;
+};
+template <>
+struct ParamValue<ParamType::Rate> {
+    using type = double;
+};   // bits per second
+template <>
+struct ParamValue<ParamType::Size> {
+    using type = std::uint64_t;
+};   // bytes
+template <>
+struct ParamValue<ParamType::Frequency> {
+    using type = double;
+};   // hertz
+template <>
+struct ParamValue<ParamType::Bool> {
+    using type = bool;
+};
+template <>
+struct ParamValue<ParamType::Int> {
+    using type = std::int64_t;
+};
+template <>
+struct ParamValue<ParamType::Real> {
+    using type = double;
+};
+template <>
+struct ParamValue<ParamType::String> {
+    using type = std::string;
+};
+template <>
+struct ParamValue<ParamType::Enum> {
+    using type = std::string;
+};
 
 // A typed handle to one declared parameter. It is made by the declaration
 // (ParamSet::time(...) and friends) and is the only way models read the
@@ -158,7 +190,8 @@ public:
     const std::vector<ParamDecl>& decls() const { return decls_; }
 
 private:
-    template <ParamType T> friend class Param;
+    template <ParamType T>
+    friend class Param;
     std::size_t add(ParamType t, const std::string& key, const std::string& dflt, const std::string& help,
                     std::vector<std::string> choices = {});
     void set_range(std::size_t index, const std::string& min_text, const std::string& max_text);
@@ -232,10 +265,10 @@ private:
 // One "key = value" line of an INI file.
 struct IniEntry {
     std::string section, key;
-    std::string value;      // as read: unquoted and unescaped, trailing comment removed
-    bool quoted = false;    // the value was a double-quoted string
+    std::string value;   // as read: unquoted and unescaped, trailing comment removed
+    bool quoted = false;   // the value was a double-quoted string
     int line = 0;
-    std::string origin;     // "path:line"
+    std::string origin;   // "path:line"
     std::string name() const { return section + "." + key; }
 };
 
@@ -283,14 +316,24 @@ public:
     double operator[](const RealParam& p) const { return real(p.name()); }
     const std::string& operator[](const StringParam& p) const { return string(p.name()); }
     const std::string& operator[](const EnumParam& p) const { return string(p.name()); }
-    template <ParamType T> const std::string& text(const Param<T>& p) const { return text(p.name()); }
-    template <ParamType T> const std::string& origin(const Param<T>& p) const { return origin(p.name()); }
+    template <ParamType T>
+    const std::string& text(const Param<T>& p) const {
+        return text(p.name());
+    }
+    template <ParamType T>
+    const std::string& origin(const Param<T>& p) const {
+        return origin(p.name());
+    }
     // A parameter as error messages name it: "dma.smmu-tbu = 7 (from x.ini:3)".
     std::string describe(const std::string& name) const;
-    template <ParamType T> std::string describe(const Param<T>& p) const { return describe(p.name()); }
+    template <ParamType T>
+    std::string describe(const Param<T>& p) const {
+        return describe(p.name());
+    }
     // The error for a value the model cannot use: "<describe>: <why>".
     ConfigError refuse(const std::string& name, const std::string& why) const;
-    template <ParamType T> ConfigError refuse(const Param<T>& p, const std::string& why) const {
+    template <ParamType T>
+    ConfigError refuse(const Param<T>& p, const std::string& why) const {
         return refuse(p.name(), why);
     }
 
@@ -307,7 +350,7 @@ public:
     std::int64_t integer(const std::string& name) const;
     double real(const std::string& name) const;
     const std::string& string(const std::string& name) const;   // String and Enum
-    const std::string& text(const std::string& name) const;     // as written
+    const std::string& text(const std::string& name) const;   // as written
     const std::string& origin(const std::string& name) const;   // "default", "x.ini:3", "command line"
     // Whether a parameter's value is its declared default: the same value
     // however written ("1us" is "1000ns", "on" is "true"), whether or not a
@@ -328,12 +371,12 @@ private:
     struct Value {
         std::string text;
         std::string origin;
-        double number = 0;          // Time (ps), Rate, Size, Frequency, Int, Real
-        bool flag = false;          // Bool
+        double number = 0;   // Time (ps), Rate, Size, Frequency, Int, Real
+        bool flag = false;   // Bool
     };
     const Value& get(const std::string& name, ParamType t1, ParamType t2) const;
     const ParamRegistry& reg_;
     std::map<std::string, Value> values_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -27,4 +27,4 @@ inline sc_core::sc_time time_from_value(sc_dt::uint64 v) {
     return unit * static_cast<double>(v);
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

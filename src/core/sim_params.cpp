@@ -1,4 +1,4 @@
-#include "core/sim_params.hpp"
+#include "src/core/sim_params.hpp"
 
 namespace vrdmasim {
 
@@ -12,4 +12,4 @@ SimParams::SimParams()
       time_limit(set.time("time-limit", "10s", "simulated time after which the run stops with an error")
                      .range("1ns", "100000s")) {}
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -3,7 +3,7 @@
 // limit. Read by the runner and by models (the workloads' data patterns).
 #pragma once
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 namespace vrdmasim {
 
@@ -17,4 +17,4 @@ struct SimParams {
     TimeParam time_limit;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,7 +1,7 @@
 // Statistics: counters, scalars, histograms and their registry.
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 
-#include "core/json.hpp"
+#include "src/core/json.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -30,10 +30,8 @@ int floor_div(int a, int b) {
 void append_readable(std::string& out, double v) {
     char buf[64];
     int n;
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15)
-        n = std::snprintf(buf, sizeof buf, "%.0f", v);
-    else
-        n = std::snprintf(buf, sizeof buf, "%.6g", v);
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) n = std::snprintf(buf, sizeof buf, "%.0f", v);
+    else n = std::snprintf(buf, sizeof buf, "%.6g", v);
     out.append(buf, static_cast<std::size_t>(n));
 }
 
@@ -49,7 +47,7 @@ std::uint32_t name_hash(std::string_view s) {
     return h;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------- Histogram
 
@@ -119,7 +117,8 @@ void Histogram::for_each_bucket(F f) const {
         for (int j = 0; j < kChunk; ++j) {
             const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
             if (c == 0) continue;
-            const int idx = idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
+            const int idx =
+                idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
             const int e = floor_div(idx, kSub);
             const int s = idx - e * kSub;
             const double lo = std::ldexp(0.5 + s / (2.0 * kSub), e);
@@ -262,7 +261,7 @@ const std::string& no_text() {
     return *t;
 }
 
-}  // namespace
+}   // namespace
 
 StatInfo::StatInfo() : texts_(&no_texts()) {}
 StatInfo::StatInfo(const StatName& n, const std::string& unit, const std::string& help)
@@ -363,7 +362,7 @@ std::ostream& operator<<(std::ostream& os, const StatName& n) {
 namespace {
 constexpr std::uint32_t kIndexBits = 30;   // a reference: kind << 30 | (index + 1)
 constexpr std::uint32_t kIndexMask = (1u << kIndexBits) - 1;
-}  // namespace
+}   // namespace
 
 const StatInfo& StatRegistry::info_of(std::uint32_t ref) const {
     const std::size_t i = (ref & kIndexMask) - 1;
@@ -414,7 +413,7 @@ std::uint32_t slot_tag(std::uint32_t h) { return h >> kSlotTagShift; }
 std::uint32_t ref_of_slot(std::uint32_t slot) {
     return ((slot >> kSlotIndexBits) & 3u) << kIndexBits | (slot & kSlotIndexMask);
 }
-}  // namespace
+}   // namespace
 
 std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) const {
     if (names_.empty()) return 0;
@@ -430,8 +429,7 @@ std::uint32_t StatRegistry::lookup(const std::string& name, std::uint32_t h) con
 }
 
 std::uint32_t StatRegistry::claim(const std::string& name) const {
-    if (name == "units")
-        throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
+    if (name == "units") throw std::logic_error("statistic name 'units' is reserved (stats JSON units object)");
     const std::uint32_t h = name_hash(name);
     if (lookup(name, h) != 0) throw std::logic_error("statistic '" + name + "' registered twice");
     return h;
@@ -542,14 +540,14 @@ StatRegistry StatRegistry::window() const {
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
         const Scalar& s = scalars_[i];
         const bool level = scalar_level_[i];
-        Scalar& v = w.scalar(s.info.name.str(), s.info.unit(), s.info.help(),
-                             level ? Scalar::Kind::Level : Scalar::Kind::Sum);
+        Scalar& v =
+            w.scalar(s.info.name.str(), s.info.unit(), s.info.help(), level ? Scalar::Kind::Level : Scalar::Kind::Sum);
         if (level) v.set(std::numeric_limits<double>::quiet_NaN());
         else if (i < scalars_at_end_.size()) v.set(at(scalars_at_end_, i) - at(scalars_at_begin_, i));
     }
     for (std::size_t i = 0; i < histograms_.size(); ++i) {
-        Histogram& h = w.histogram(histograms_[i].info.name.str(), histograms_[i].info.unit(),
-                                   histograms_[i].info.help());
+        Histogram& h =
+            w.histogram(histograms_[i].info.name.str(), histograms_[i].info.unit(), histograms_[i].info.help());
         if (i < histograms_in_window_.size()) {
             const StatInfo info = h.info;
             h = histograms_in_window_[i];
@@ -621,11 +619,11 @@ std::string_view leaf_of(std::string_view name) {
     const std::size_t dot = name.rfind('.');
     return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
-}  // namespace
+}   // namespace
 
 template <class T>
-std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(
-    const std::deque<T>& all, const std::string& suffix) {
+std::pair<const std::uint32_t*, const std::uint32_t*> StatRegistry::LeafIndex<T>::with_leaf(const std::deque<T>& all,
+                                                                                            const std::string& suffix) {
     if (!built || indexed != all.size()) {
         // Counted, then placed: each last component's statistics together,
         // in registration order.
@@ -684,7 +682,7 @@ std::logic_error missing(const char* kind, const std::string& suffix) {
     return std::logic_error("no " + std::string(kind) + " named *." + suffix +
                             " is registered: a figure built from it would read 0 without cause");
 }
-}  // namespace
+}   // namespace
 
 void StatRegistry::release_sum_indexes() const {
     counter_leaves_.release();
@@ -778,7 +776,7 @@ private:
     std::ostream& os_;
     std::string buf_;
 };
-}  // namespace
+}   // namespace
 
 const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     // References (4 bytes each), not copies of the entries: on a big torus
@@ -814,7 +812,9 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
         if (const int c = a.text.substr(0, k).compare(b.text.substr(0, k))) return c;
         // One text begins the other: the next character ('.' or none) decides.
         auto at = [](const Key& x, std::size_t i) {
-            return i < x.text.size() ? int(static_cast<unsigned char>(x.text[i])) : i == x.text.size() && x.dotted ? '.' : -1;
+            return i < x.text.size()                ? int(static_cast<unsigned char>(x.text[i]))
+                   : i == x.text.size() && x.dotted ? '.'
+                                                    : -1;
         };
         return at(a, k) - at(b, k);
     };
@@ -839,7 +839,8 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     };
     for_each_ref([&](std::uint32_t ref) { ++group_of(ref); });
     std::vector<std::pair<Key, std::size_t>> keys(group.begin(), group.end());
-    std::sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) { return compare_keys(a.first, b.first) < 0; });
+    std::sort(keys.begin(), keys.end(),
+              [&](const auto& a, const auto& b) { return compare_keys(a.first, b.first) < 0; });
     std::vector<std::size_t> starts;
     starts.reserve(keys.size() + 1);
     std::size_t at = 0;
@@ -854,8 +855,8 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     last = nullptr;
     for_each_ref([&](std::uint32_t ref) { v[group_of(ref)++] = ref; });
     for (std::size_t g = 0; g + 1 < starts.size(); ++g)
-        std::sort(v.begin() + static_cast<std::ptrdiff_t>(starts[g]), v.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]),
-                  [this](std::uint32_t a, std::uint32_t b) {
+        std::sort(v.begin() + static_cast<std::ptrdiff_t>(starts[g]),
+                  v.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]), [this](std::uint32_t a, std::uint32_t b) {
                       return StatName::compare(info_of(a).name, info_of(b).name) < 0;
                   });
     return v;
@@ -877,9 +878,7 @@ void StatRegistry::write_json(std::ostream& os) const {
         append_json_name(out, *e.name);
         out += ": ";
         switch (e.kind) {
-        case kCounter:
-            append_json_number(out, static_cast<const Counter*>(e.stat)->value());
-            break;
+        case kCounter: append_json_number(out, static_cast<const Counter*>(e.stat)->value()); break;
         case kScalar: {
             // NaN: no value (a Level scalar over a region), not a 0.
             const double v = static_cast<const Scalar*>(e.stat)->value();
@@ -936,9 +935,7 @@ void StatRegistry::write_text(std::ostream& os) const {
     std::vector<std::pair<double, double>> quantiles;
     auto append_value = [](std::string& out, const Entry& e, const std::pair<double, double>& q) {
         switch (e.kind) {
-        case kCounter:
-            append_json_number(out, static_cast<const Counter*>(e.stat)->value());
-            break;
+        case kCounter: append_json_number(out, static_cast<const Counter*>(e.stat)->value()); break;
         case kScalar: {
             const double v = static_cast<const Scalar*>(e.stat)->value();
             if (std::isnan(v)) out += "none";   // a Level scalar over a region
@@ -969,8 +966,7 @@ void StatRegistry::write_text(std::ostream& os) const {
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
         name_w = std::max(name_w, e.name->size());
-        if (e.kind == kHistogram)
-            quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
+        if (e.kind == kHistogram) quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
         v.clear();
         append_value(v, e, e.kind == kHistogram ? quantiles.back() : std::pair<double, double>());
         value_w = std::max(value_w, v.size());
@@ -998,4 +994,4 @@ void StatRegistry::write_text(std::ostream& os) const {
     }
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -29,7 +29,7 @@ class StatName {
 public:
     StatName();
     StatName(const std::string& full);   // NOLINT: implicit, assigns as a string
-    StatName(const char* full);          // NOLINT
+    StatName(const char* full);   // NOLINT
     std::string str() const;
     operator std::string() const { return str(); }   // NOLINT
     std::string_view prefix() const { return prefix_ ? std::string_view(*prefix_) : std::string_view(); }
@@ -79,6 +79,7 @@ public:
     void inc(std::uint64_t n = 1) { value_ += n; }
     std::uint64_t value() const { return value_; }
     StatInfo info;
+
 private:
     std::uint64_t value_ = 0;
 };
@@ -97,6 +98,7 @@ public:
     void add(double v) { value_ += v; }
     double value() const { return value_; }
     StatInfo info;
+
 private:
     double value_ = 0;
 };
@@ -254,7 +256,7 @@ public:
     double require_sum_scalars(const std::string& suffix) const;
     Histogram require_merge_histograms(const std::string& suffix) const;
 
-    // A region of the run (a region of interest, src/roi.hpp).
+    // A region of the run (a region of interest, src/sim/roi.hpp).
     // begin_window() and end_window() mark its two ends, once each and in
     // that order; window() is then what happened between them, as a
     // registry of its own with the same statistics: each counter and Sum
@@ -376,4 +378,4 @@ private:
     mutable LeafIndex<Scalar> scalar_leaves_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,11 +1,11 @@
 // Parameter sweeps: planning, running points as child processes, resuming,
 // sharding and merging results. See sweep.hpp for the contract.
-#include "core/sweep.hpp"
+#include "src/tools/sweep.hpp"
 
-#include "core/csv.hpp"
-#include "core/metrics.hpp"
-#include "core/output_dir.hpp"
-#include "core/params.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/metrics.hpp"
+#include "src/core/output_dir.hpp"
+#include "src/core/params.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -95,10 +95,8 @@ std::string fmt_duration(double seconds) {
     if (seconds < 0) seconds = 0;
     long s = static_cast<long>(seconds + 0.5);
     char buf[32];
-    if (s >= 3600)
-        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
-    else
-        std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+    if (s >= 3600) std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+    else std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
     return buf;
 }
 
@@ -146,9 +144,7 @@ bool read_plan_file(const fs::path& path, PlanFile& out) {
     if (!fs::is_regular_file(path, ec)) return false;
     std::ifstream in(path, std::ios::binary);
     std::string line;
-    auto bad = [&](const std::string& why) {
-        return ConfigError(path.string() + ": not a sweep plan (" + why + ")");
-    };
+    auto bad = [&](const std::string& why) { return ConfigError(path.string() + ": not a sweep plan (" + why + ")"); };
     if (!std::getline(in, line) || line != kPlanMagic) throw bad("first line is not '" + std::string(kPlanMagic) + "'");
     out = PlanFile{};
     out.path = path.string();
@@ -201,9 +197,7 @@ bool write_atomically(const fs::path& path, const std::string& text, std::string
     return true;
 }
 
-std::string shard_name(int index, int count) {
-    return std::to_string(index) + "-of-" + std::to_string(count);
-}
+std::string shard_name(int index, int count) { return std::to_string(index) + "-of-" + std::to_string(count); }
 
 // ---------------------------------------------------------------------------
 // Running
@@ -212,10 +206,10 @@ volatile sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 struct Record {
-    std::string status;      // ok, transfer-errors, failed, mismatch, interrupted
+    std::string status;   // ok, transfer-errors, failed, mismatch, interrupted
     std::string exit_code;
     std::string error;
-    Assignments metrics;     // summary.csv columns, in its order
+    Assignments metrics;   // summary.csv columns, in its order
 };
 
 // The first data row of summary.csv as (column, value) pairs.
@@ -237,8 +231,7 @@ Assignments read_summary(const std::string& path) {
 }
 
 void write_results(const fs::path& final_path, const SweepPlan& plan,
-                   const std::map<int, const SweepPoint*>& shard_points,
-                   const std::map<int, Record>& records) {
+                   const std::map<int, const SweepPoint*>& shard_points, const std::map<int, Record>& records) {
     CsvRow header{"point"};
     const bool labelled = !plan.label.empty();
     if (labelled) header.push_back("label");
@@ -295,8 +288,8 @@ void write_results(const fs::path& final_path, const SweepPlan& plan,
     std::error_code ec;
     fs::rename(tmp_path, final_path, ec);
     if (ec)
-        std::cerr << "vrdmasim: warning: cannot rename " << tmp_path.string() << " to "
-                  << final_path.string() << ": " << ec.message() << "\n";
+        std::cerr << "vrdmasim: warning: cannot rename " << tmp_path.string() << " to " << final_path.string() << ": "
+                  << ec.message() << "\n";
 }
 
 // Rows of an earlier invocation's results.csv, by point id: status,
@@ -332,8 +325,8 @@ std::map<std::string, Record> read_old_results(const std::string& path) {
     return out;
 }
 
-pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
-                  const std::string& log_path, std::string& error) {
+pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args, const std::string& log_path,
+                  std::string& error) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -352,7 +345,7 @@ pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args,
     return pid;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------------------
 // Planning
@@ -429,11 +422,11 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
             std::size_t start = 0;
             while (true) {
                 auto comma = value.find(',', start);
-                std::string v = trim(value.substr(start, comma == std::string::npos ? std::string::npos
-                                                                                    : comma - start));
+                std::string v =
+                    trim(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
                 if (v.empty())
-                    throw ConfigError(where(lineno) + ": empty value in the list for '" + name +
-                                      "': '" + clip_for_message(value) + "'");
+                    throw ConfigError(where(lineno) + ": empty value in the list for '" + name + "': '" +
+                                      clip_for_message(value) + "'");
                 e.values.push_back(v);
                 if (comma == std::string::npos) break;
                 start = comma + 1;
@@ -452,8 +445,8 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
     for (const auto& b : bases) {
         std::error_code ec;
         if (!fs::exists(b.path, ec))
-            throw ConfigError(where(b.line) + ": base config '" + b.given + "' not found (looked for '" +
-                              b.path + "')");
+            throw ConfigError(where(b.line) + ": base config '" + b.given + "' not found (looked for '" + b.path +
+                              "')");
         try {
             cfg.apply_file(b.path);
         } catch (const ConfigError& e) {
@@ -491,8 +484,8 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
             swept.push_back(&e);
             total *= e.values.size();
             if (total > kMaxPoints)
-                throw ConfigError(where(e.line) + ": the sweep has more than " +
-                                  std::to_string(kMaxPoints) + " points");
+                throw ConfigError(where(e.line) + ": the sweep has more than " + std::to_string(kMaxPoints) +
+                                  " points");
         }
 
     // Points in row-major order, the last swept key varying fastest.
@@ -525,8 +518,8 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
                 std::string what;
                 for (const auto& kv : p.assignment)
                     if (kv.first != "sim.seed") what += (what.empty() ? "" : ", ") + kv.first + " = " + kv.second;
-                throw ConfigError(where(replications_line) + ": sweep.replications = " +
-                                  std::to_string(replications) + ", but no variation source is on" +
+                throw ConfigError(where(replications_line) + ": sweep.replications = " + std::to_string(replications) +
+                                  ", but no variation source is on" +
                                   (what.empty() ? std::string() : " at the point " + what) +
                                   ": the simulation is deterministic, so every seed would give the same figures "
                                   "and a confidence interval of width 0. Turn one on (noise.start-skew, "
@@ -590,8 +583,8 @@ ShardFromEnv shard_from_environment(const std::function<const char*(const char*)
             tasks = (hi - lo) / step + 1;
             if (get("SLURM_ARRAY_TASK_COUNT") && number("SLURM_ARRAY_TASK_COUNT") != tasks)
                 throw ConfigError("environment: the array's task ids are not the range " + std::to_string(lo) + "-" +
-                                  std::to_string(hi) + ":" + std::to_string(step) + " (SLURM_ARRAY_TASK_COUNT=" +
-                                  std::to_string(number("SLURM_ARRAY_TASK_COUNT")) +
+                                  std::to_string(hi) + ":" + std::to_string(step) +
+                                  " (SLURM_ARRAY_TASK_COUNT=" + std::to_string(number("SLURM_ARRAY_TASK_COUNT")) +
                                   "): a sweep needs tasks numbered as a range; give --shard I/N");
             from = "SLURM_ARRAY_TASK_ID/MIN/MAX";
         } else if (get("SLURM_ARRAY_TASK_COUNT")) {
@@ -603,8 +596,9 @@ ShardFromEnv shard_from_environment(const std::function<const char*(const char*)
                                   " tasks (give --shard I/N)");
             from = "SLURM_ARRAY_TASK_ID/COUNT";
         } else {
-            throw ConfigError("environment: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MIN/MAX nor "
-                              "SLURM_ARRAY_TASK_COUNT: cannot tell how many tasks share the sweep (give --shard I/N)");
+            throw ConfigError(
+                "environment: SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MIN/MAX nor "
+                "SLURM_ARRAY_TASK_COUNT: cannot tell how many tasks share the sweep (give --shard I/N)");
         }
     }
     // An MPI rank. (Not SLURM_PROCID/SLURM_NTASKS: a batch script that runs
@@ -655,8 +649,8 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         return 2;
     };
     if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
-        return fail("bad --shard " + std::to_string(opts.shard_index) + "/" +
-                    std::to_string(opts.shard_count) + ": expected I/N with 0 <= I < N");
+        return fail("bad --shard " + std::to_string(opts.shard_index) + "/" + std::to_string(opts.shard_count) +
+                    ": expected I/N with 0 <= I < N");
     if (opts.jobs < 0) return fail("bad --jobs " + std::to_string(opts.jobs) + ": must be at least 1");
     if (opts.out_dir.empty()) return fail("no output directory");
     if (opts.executable.empty()) return fail("no executable to run the points with");
@@ -679,11 +673,11 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         // non-empty --out must carry the sweep marker.
         std::error_code ec;
         if (fs::exists(fs::symlink_status(out, ec))) {
-            if (!fs::is_directory(out, ec))
-                return fail("--out " + opts.out_dir + ": exists and is not a directory");
+            if (!fs::is_directory(out, ec)) return fail("--out " + opts.out_dir + ": exists and is not a directory");
             if (!fs::is_empty(out, ec) && !fs::is_regular_file(out / kSweepMarker, ec))
-                return fail("--out " + opts.out_dir + ": directory is not empty and is not a vrdmasim sweep's output (no " +
-                            kSweepMarker + " marker); refusing to write into it");
+                return fail("--out " + opts.out_dir +
+                            ": directory is not empty and is not a vrdmasim sweep's output (no " + kSweepMarker +
+                            " marker); refusing to write into it");
         }
         // The marker before anything else in it: shards of one sweep start
         // at once into one --out, and one that looks while another has
@@ -878,8 +872,7 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         std::string eta = "--";
         std::size_t remaining = total - done;
-        if (remaining == 0)
-            eta = "0:00";
+        if (remaining == 0) eta = "0:00";
         else if (finished_now > 0)
             eta = fmt_duration(elapsed / static_cast<double>(finished_now) * static_cast<double>(remaining));
         std::size_t failed = 0;
@@ -1027,8 +1020,8 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts) {
         std::cerr << "\n";
     }
 
-    const std::size_t ok = count_status("ok"), mismatch = count_status("mismatch"),
-                      failed = count_status("failed"), stopped = count_status("interrupted");
+    const std::size_t ok = count_status("ok"), mismatch = count_status("mismatch"), failed = count_status("failed"),
+                      stopped = count_status("interrupted");
     std::ostringstream msg;
     msg << "sweep: " << total << " point" << (total == 1 ? "" : "s");
     if (opts.shard_count > 1) msg << " in shard " << opts.shard_index << "/" << opts.shard_count;
@@ -1059,9 +1052,9 @@ namespace {
 
 // Student's t, two-sided 95 %, for df degrees of freedom (1.96 past 30).
 double t95(std::size_t df) {
-    static const double t[] = {0,      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201,  2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                               2.074,  2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+    static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                               2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
     return df < sizeof t / sizeof t[0] ? t[df] : 1.960;
 }
 
@@ -1072,7 +1065,7 @@ bool parse_number(const std::string& s, double& v) {
     return end && *end == '\0' && std::isfinite(v);
 }
 
-}  // namespace
+}   // namespace
 
 std::string aggregate_replications(const SweepPlan& plan, const std::vector<std::vector<std::string>>& results) {
     if (results.empty()) throw ConfigError("results.csv is empty");
@@ -1232,8 +1225,7 @@ std::size_t merge_into(const std::vector<std::string>& inputs, std::ostream& out
                                   " fields, the header has " + std::to_string(h.size()));
             const std::string& id = r[point_col];
             long index = point_index_of(id);
-            if (index < 0)
-                throw ConfigError(path + ": row " + std::to_string(i + 1) + ": bad point id '" + id + "'");
+            if (index < 0) throw ConfigError(path + ": row " + std::to_string(i + 1) + ": bad point id '" + id + "'");
             if (sweep && (static_cast<std::size_t>(index) >= sweep->plan.ids.size() || sweep->plan.ids[index] != id))
                 throw ConfigError(path + ": row " + std::to_string(i + 1) + ": point " + id +
                                   " is not a point of the sweep whose plan is beside it (" + plan_path.string() + ")");
@@ -1262,7 +1254,8 @@ std::size_t merge_into(const std::vector<std::string>& inputs, std::ostream& out
                                     std::to_string(s.plan.ids.size()) + " points are in none of its " +
                                     std::to_string(s.inputs.size()) + " input(s): " + list;
             if (!allow_partial)
-                throw ConfigError(msg + " (a shard missing or not finished; merge --allow-partial merges what is there)");
+                throw ConfigError(msg +
+                                  " (a shard missing or not finished; merge --allow-partial merges what is there)");
             if (notes) *notes << "merge: " << msg << "\n";
         } else if (notes) {
             *notes << "merge: " << name << ": all " << s.plan.ids.size() << " points, from " << s.inputs.size()
@@ -1281,10 +1274,9 @@ std::size_t merge_into(const std::vector<std::string>& inputs, std::ostream& out
     return rows.size();
 }
 
-}  // namespace
+}   // namespace
 
-void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial,
-                   std::ostream* notes) {
+void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial, std::ostream* notes) {
     merge_into(inputs, out, allow_partial, notes);
 }
 
@@ -1329,4 +1321,4 @@ static std::size_t compose_shards(const fs::path& out, const fs::path& shards_di
     return rows;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

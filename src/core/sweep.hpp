@@ -66,12 +66,12 @@ class ParamRegistry;
 
 struct SweepOptions {
     std::string sweep_file;
-    std::string out_dir;            // default chosen by the caller
-    std::string executable;         // the vrdmasim binary to run for each point
-    int jobs = 0;                   // 0: number of cores
-    int shard_index = 0;            // I of --shard I/N
-    int shard_count = 1;            // N of --shard I/N
-    bool progress = false;          // print done/total, elapsed, ETA on stderr ('\r' updates)
+    std::string out_dir;   // default chosen by the caller
+    std::string executable;   // the vrdmasim binary to run for each point
+    int jobs = 0;   // 0: number of cores
+    int shard_index = 0;   // I of --shard I/N
+    int shard_count = 1;   // N of --shard I/N
+    bool progress = false;   // print done/total, elapsed, ETA on stderr ('\r' updates)
     // Whether a point's configuration has a variation source on (so that
     // its replications differ): given by the caller, who knows the models
     // (`[sweep] replications` is refused without it).
@@ -80,17 +80,17 @@ struct SweepOptions {
 
 struct SweepPoint {
     int index = 0;
-    std::string id;                                               // "p0003-1a2b3c4d"
-    std::vector<std::pair<std::string, std::string>> assignment;  // swept key -> value
+    std::string id;   // "p0003-1a2b3c4d"
+    std::vector<std::pair<std::string, std::string>> assignment;   // swept key -> value
 };
 
 struct SweepPlan {
-    std::vector<std::string> base_configs;       // resolved paths
-    std::string label;                           // [sweep] label, "" if none
+    std::vector<std::string> base_configs;   // resolved paths
+    std::string label;   // [sweep] label, "" if none
     std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values)
-    std::vector<std::string> swept_keys;         // in file order
-    std::vector<SweepPoint> points;              // all points, all shards
-    std::string fingerprint;                     // 16 hex digits: bases' contents, label, point ids
+    std::vector<std::string> swept_keys;   // in file order
+    std::vector<SweepPoint> points;   // all points, all shards
+    std::string fingerprint;   // 16 hex digits: bases' contents, label, point ids
     // [sweep] replications = N: each point of the other keys run with N
     // seeds, sim.seed the last swept key (base seed, base + 1, ...).
     int replications = 1;
@@ -151,4 +151,4 @@ int run_sweep(const ParamRegistry& reg, const SweepOptions& opts);
 void merge_results(const std::vector<std::string>& inputs, std::ostream& out, bool allow_partial = false,
                    std::ostream* notes = nullptr);
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -1,5 +1,5 @@
 // Time-sorted records in bounded memory: sorted runs spilled and merged.
-#include "core/time_sorted_spool.hpp"
+#include "src/core/time_sorted_spool.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@ bool earlier(const R& a, const R& b) {
     return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
 }
 
-}  // namespace
+}   // namespace
 
 void TimeSortedSpool::add(std::uint64_t ts, std::string text) {
     pending_bytes_ += text.size() + sizeof(Record);
@@ -90,4 +90,4 @@ void TimeSortedSpool::discard() {
     pending_bytes_ = 0;
 }
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -51,4 +51,4 @@ private:
     std::vector<std::string> runs_;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

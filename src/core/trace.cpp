@@ -1,5 +1,5 @@
 // Chrome trace-event JSON writer and narrated event log.
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -58,7 +58,7 @@ std::string us_fixed6(sc_core::sc_time t) {
     return ip + "." + fr.substr(0, 6);
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -70,10 +70,10 @@ void begin_event(std::ofstream& os, bool& first) {
 
 void write_process_meta(std::ofstream& os, bool& first, int pid, const std::string& group) {
     begin_event(os, first);
-    os << "{\"ph\":\"M\",\"pid\":" << pid << ",\"name\":\"process_name\",\"args\":{\"name\":"
-       << Tracer::json_string(group) << "}},\n";
     os << "{\"ph\":\"M\",\"pid\":" << pid
-       << ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" << pid << "}}";
+       << ",\"name\":\"process_name\",\"args\":{\"name\":" << Tracer::json_string(group) << "}},\n";
+    os << "{\"ph\":\"M\",\"pid\":" << pid << ",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" << pid
+       << "}}";
 }
 
 void write_thread_meta(std::ofstream& os, bool& first, Tracer::Track t, const std::string& name) {
@@ -84,7 +84,7 @@ void write_thread_meta(std::ofstream& os, bool& first, Tracer::Track t, const st
        << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << t.tid << "}}";
 }
 
-}  // namespace
+}   // namespace
 
 Tracer::~Tracer() {
     try {
@@ -98,14 +98,12 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     std::ofstream json;
     if (!json_path.empty()) {
         json.open(json_path, std::ios::out | std::ios::trunc);
-        if (!json)
-            throw std::runtime_error("cannot open trace file '" + json_path + "': " + std::strerror(errno));
+        if (!json) throw std::runtime_error("cannot open trace file '" + json_path + "': " + std::strerror(errno));
     }
     std::ofstream log;
     if (!log_path.empty()) {
         log.open(log_path, std::ios::out | std::ios::trunc);
-        if (!log)
-            throw std::runtime_error("cannot open event log '" + log_path + "': " + std::strerror(errno));
+        if (!log) throw std::runtime_error("cannot open event log '" + log_path + "': " + std::strerror(errno));
     }
     json_ = std::move(json);
     log_ = std::move(log);
@@ -220,8 +218,8 @@ void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc
     ++events_;
 }
 
-void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc_time start,
-                        sc_core::sc_time end, const std::vector<std::pair<std::string, std::string>>& args) {
+void Tracer::async_span(Track t, const char* name, std::uint64_t id, sc_core::sc_time start, sc_core::sc_time end,
+                        const std::vector<std::pair<std::string, std::string>>& args) {
     if (!enabled()) return;
     write_event_head('b', t, name, start);
     ev_ += ",\"cat\":\"async\",\"id\":" + std::to_string(id);
@@ -250,8 +248,8 @@ void Tracer::narrate(sc_core::sc_time at, const std::string& who, const std::str
     log_spool_.add(at.value(), buf + who + "  " + text + "\n");
 }
 
-Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
-                           const std::string& who, const std::string& text, const Cause& given,
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+                           const std::string& text, const Cause& given,
                            const std::vector<std::pair<std::string, std::string>>& args) {
     if (!noting()) return {};
     const Cause because = given ? given : current();
@@ -262,8 +260,7 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
     if (story_cap_ > 0) {
         if (story_.size() < story_cap_)
             story_.push_back(StoryStep{me.id, because.id, at, dur, who, name ? name : "", text});
-        else
-            ++story_dropped_;
+        else ++story_dropped_;
     }
     if (enabled() && sliced) {
         write_event_head('X', t, name, at);
@@ -280,13 +277,14 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
         ++events_;
         if (because && because.track.pid != 0) flow(because, t, at);
     }
-    narrate(at, who, "#" + std::to_string(me.id) + " " + text +
-                         (because ? " (after #" + std::to_string(because.id) + ")" : std::string()));
+    narrate(at, who,
+            "#" + std::to_string(me.id) + " " + text +
+                (because ? " (after #" + std::to_string(because.id) + ")" : std::string()));
     return me;
 }
 
-Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur,
-                           const std::string& who, const std::string& text) {
+Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
+                           const std::string& text) {
     return note(t, name, at, dur, who, text, Cause{});
 }
 
@@ -296,7 +294,7 @@ const void* current_process() {
     sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
     return h.valid() ? static_cast<const void*>(h.get_process_object()) : nullptr;
 }
-}  // namespace
+}   // namespace
 
 void Tracer::Scope::open(const Cause& c) {
     process_ = current_process();
@@ -307,10 +305,8 @@ void Tracer::Scope::open(const Cause& c) {
 }
 
 void Tracer::Scope::close() {
-    if (had_)
-        tr_.scopes_[process_] = saved_;
-    else
-        tr_.scopes_.erase(process_);
+    if (had_) tr_.scopes_[process_] = saved_;
+    else tr_.scopes_.erase(process_);
 }
 
 Tracer::Cause Tracer::current() const {
@@ -382,5 +378,4 @@ bool Tracer::keep_line(const std::string& who) {
     return group_ok && model_ok;
 }
 
-
-}  // namespace vrdmasim
+}   // namespace vrdmasim

@@ -15,15 +15,18 @@
 
 #include <systemc>
 
-#include "core/format.hpp"
-#include "core/json.hpp"
-#include "core/time_sorted_spool.hpp"
+#include "src/core/format.hpp"
+#include "src/core/json.hpp"
+#include "src/core/time_sorted_spool.hpp"
 
 namespace vrdmasim {
 
 class Tracer {
 public:
-    struct Track { int pid = 0; int tid = 0; };
+    struct Track {
+        int pid = 0;
+        int tid = 0;
+    };
     // Where and when a noted event happened, so that a later event it
     // causes can name it: `after #id` in the log, a flow arrow from it in
     // the trace. Models keep it with whatever carries the story on (a
@@ -110,6 +113,7 @@ public:
         }
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
+
     private:
         void open(const Cause& c);
         void close();
@@ -150,7 +154,9 @@ public:
     // JSON value text for args (core/json.hpp).
     static std::string json_string(const std::string& s) { return vrdmasim::json_string(s); }
     template <typename T>
-    static std::string json_number(T v) { return vrdmasim::json_number(v); }
+    static std::string json_number(T v) {
+        return vrdmasim::json_number(v);
+    }
     // Addresses are written in hex everywhere, trace and log alike: "0x7efffffff000".
     static std::string hex(std::uint64_t v) { return vrdmasim::hex(v); }
     static std::string json_hex(std::uint64_t v) { return json_string(hex(v)); }
@@ -186,7 +192,7 @@ private:
     std::vector<StoryStep> story_;
     std::uint64_t story_dropped_ = 0;
     std::uint64_t next_flow_ = 1;
-    std::string ev_;                 // the event being written
+    std::string ev_;   // the event being written
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
     std::ofstream json_, log_;
@@ -200,4 +206,4 @@ private:
     bool first_ = true;
 };
 
-}  // namespace vrdmasim
+}   // namespace vrdmasim

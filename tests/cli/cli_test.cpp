@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "temp_dir.hpp"
-#include "progress.hpp"
+#include "src/sim/progress.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -39,9 +39,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 #include "json_check.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"
@@ -93,8 +93,8 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
         struct stat st {};
         if (lstat(p.c_str(), &st) != 0) return std::string("missing");
         std::ostringstream os;
-        os << "mode=" << st.st_mode << " ino=" << st.st_ino << " size=" << st.st_size
-           << " mtime=" << st.st_mtim.tv_sec << "." << st.st_mtim.tv_nsec;
+        os << "mode=" << st.st_mode << " ino=" << st.st_ino << " size=" << st.st_size << " mtime=" << st.st_mtim.tv_sec
+           << "." << st.st_mtim.tv_nsec;
         if (S_ISREG(st.st_mode)) os << " content=" << slurp(p);
         return os.str();
     };
@@ -173,8 +173,7 @@ Result run_exe(const std::vector<std::string>& args, const fs::path& cwd, long f
     else if (WIFSIGNALED(wstatus)) r.status = 128 + WTERMSIG(wstatus);
     r.out = slurp(out_path);
     r.err = slurp(err_path);
-    if (r.status >= 125)
-        FAIL("vrdmasim did not run or was killed: status " << r.status << "\nstderr:\n" << r.err);
+    if (r.status >= 125) FAIL("vrdmasim did not run or was killed: status " << r.status << "\nstderr:\n" << r.err);
     return r;
 }
 
@@ -288,7 +287,7 @@ const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib", "host_b
 
 // Columns summary.csv must have, per the run contract.
 const std::vector<std::string> kSummaryColumns{
-    "sim_seconds",     "host_seconds",   "sim_events",      "transfers",      "transfer_errors",
+    "sim_seconds",     "host_seconds",   "sim_events",      "transfers",       "transfer_errors",
     "bytes_delivered", "bytes_verified", "data_mismatches", "throughput_gbps", "latency_us_p50",
     "latency_us_p99",  "peak_rss_mib",   "link_util_max",   "link_util_mean"};
 
@@ -299,7 +298,7 @@ struct IniEntry {
 };
 struct Ini {
     std::map<std::string, IniEntry> entries;
-    std::vector<std::string> keys;       // in file order
+    std::vector<std::string> keys;   // in file order
     std::vector<std::string> sections;   // in file order
     int line_of(const std::string& key) const { return line.at(key); }
     std::map<std::string, int> line;
@@ -443,7 +442,7 @@ std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::
     return a;
 }
 
-}  // namespace
+}   // namespace
 
 // ===========================================================================
 // Help, version, bad commands
@@ -466,7 +465,8 @@ TEST_CASE("help prints the usage and exits 0", "[cli]") {
     const Result r = run_exe({"run", "--help"}, tmp.path());
     INFO(describe(r));
     CHECK(r.status == 0);
-    for (const char* text : {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "--no-progress", "vrdmasim params"})
+    for (const char* text :
+         {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "--no-progress", "vrdmasim params"})
         CHECK(contains(r.out, text));
     CHECK(listing(tmp.path()).empty());
 }
@@ -525,8 +525,8 @@ TEST_CASE("params lists every section and parameter with type default range and 
         CHECK(po.sections[i].first == reg.sections()[i].first);
         CHECK(po.sections[i].second == reg.sections()[i].second);
     }
-    for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "lock", "rdma", "dma", "router",
-                          "bus", "dram"}) {
+    for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "lock", "rdma", "dma",
+                          "router", "bus", "dram"}) {
         INFO("section " << s);
         CHECK(std::any_of(po.sections.begin(), po.sections.end(), [&](const auto& x) { return x.first == s; }));
     }
@@ -550,8 +550,8 @@ TEST_CASE("params lists every section and parameter with type default range and 
         if (d.has_min || d.has_max) CHECK(!p.range.empty());
     }
 
-    const auto bs = std::find_if(po.params.begin(), po.params.end(),
-                                 [](const ParamLine& p) { return p.name == "dma.block-size"; });
+    const auto bs =
+        std::find_if(po.params.begin(), po.params.end(), [](const ParamLine& p) { return p.name == "dma.block-size"; });
     REQUIRE(bs != po.params.end());
     CHECK(bs->section == "dma");
     CHECK(bs->type == "size");
@@ -559,12 +559,14 @@ TEST_CASE("params lists every section and parameter with type default range and 
     CHECK(bs->range == "[16B, 1MiB]");
     CHECK(contains(bs->help, "bytes read from the source per memory request"));
 
-    const auto kind = std::find_if(po.params.begin(), po.params.end(),
-                                   [](const ParamLine& p) { return p.name == "workload.kind"; });
+    const auto kind =
+        std::find_if(po.params.begin(), po.params.end(), [](const ParamLine& p) { return p.name == "workload.kind"; });
     REQUIRE(kind != po.params.end());
     CHECK(kind->type == "enum");
     CHECK(kind->dflt == "stream");
-    CHECK(kind->range == "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace}");
+    CHECK(
+        kind->range ==
+        "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace}");
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {
@@ -616,7 +618,8 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     // no default vrdmasim-out/.
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
+    CHECK(listing(out) ==
+          std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
 
     // Every parameter at its default.
     const Ini ini = read_ini(out / "config.ini");
@@ -676,8 +679,7 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
 
     // Only simulated quantities in stats.json: nothing named after the host.
     // (The simulated node's CPU, "nodeN.cpu.*", is simulated, not host time.)
-    const std::regex hostish(R"((^|[._])(host|wall|rss|elapsed|peak_rss|hostname|pid)([._]|$))",
-                             std::regex::icase);
+    const std::regex hostish(R"((^|[._])(host|wall|rss|elapsed|peak_rss|hostname|pid)([._]|$))", std::regex::icase);
     std::vector<std::string> keys;
     for (const auto& kv : stats.obj) {
         keys.push_back(kv.first);
@@ -733,8 +735,8 @@ TEST_CASE("the terminal summary: the headline and the figures the run has; --all
         INFO(name << " = '" << value << "'");
         // --all: every column, as summary.csv has it (host figures aside).
         CHECK(every.count(name) == 1);
-        const bool head = name == "transfers" || name == "transfer_errors" || name == "throughput_gbps" ||
-                          name == "smmu_faults";
+        const bool head =
+            name == "transfers" || name == "transfer_errors" || name == "throughput_gbps" || name == "smmu_faults";
         if (head || (value != "0" && !value.empty())) {
             CHECK(shown.count(name) == 1);
         } else {
@@ -825,7 +827,8 @@ TEST_CASE("params --json: the whole schema, as params lists it, valid JSON", "[c
                 CHECK(p.get("canonical_unit")->text == "ps");
                 CHECK(p.get("default_value")->num == static_cast<double>(vrdmasim::parse_time_ps(dflt)));
             }
-            if (type == "size") CHECK(p.get("default_value")->num == static_cast<double>(vrdmasim::parse_size_bytes(dflt)));
+            if (type == "size")
+                CHECK(p.get("default_value")->num == static_cast<double>(vrdmasim::parse_size_bytes(dflt)));
             if (p.get("min") && p.get("default_value")) CHECK(p.get("min")->num <= p.get("default_value")->num);
             if (p.get("max") && p.get("default_value")) CHECK(p.get("default_value")->num <= p.get("max")->num);
             const bool estimate = p.get("help")->text.find("*estimate*") != std::string::npos;
@@ -894,14 +897,14 @@ TEST_CASE("params --markdown has a row for every parameter and refuses an unknow
 TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event log", "[cli][run]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--workload.kind=pingpong", "--workload.message-size=64B",
-                               "--workload.iterations=20", "--trace", "--log", "--out", "out", "--quiet"},
-                              tmp.path());
+                              "--workload.iterations=20", "--trace", "--log", "--out", "out", "--quiet"},
+                             tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
     CHECK(r.out.empty());   // --quiet
     const fs::path out = tmp.path() / "out";
     CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv",
-                                                 "trace.json", "events.log"});
+                                                "trace.json", "events.log"});
     const Table s = read_table(out / "summary.csv");
     REQUIRE(s.rows.size() == 1);
     const double transfers = number(s.rows[0], "transfers");
@@ -913,10 +916,10 @@ TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event 
     REQUIRE(events);
     REQUIRE(events->type == JVal::Arr);
 
-    std::map<double, std::string> process_names;      // pid -> name
-    std::set<std::pair<double, double>> named_threads;  // (pid, tid)
+    std::map<double, std::string> process_names;   // pid -> name
+    std::set<std::pair<double, double>> named_threads;   // (pid, tid)
     std::set<std::pair<double, double>> span_threads;
-    std::map<std::string, std::pair<int, int>> async;  // id -> (#b, #e)
+    std::map<std::string, std::pair<int, int>> async;   // id -> (#b, #e)
     std::map<std::string, double> begin_ts;
     std::size_t spans = 0, begins = 0, ends = 0, transfer_begins = 0;
     for (const JVal& e : events->arr) {
@@ -1018,12 +1021,13 @@ TEST_CASE("run with trace and log writes a Chrome trace and a time-sorted event 
 TEST_CASE("run with log alone writes a sorted events.log of overlapping transfers and no trace", "[cli][run]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--workload.total-bytes=256KiB", "--workload.message-size=16KiB",
-                               "--workload.window=4", "--log", "--out", "out", "-q"},
-                              tmp.path());
+                              "--workload.window=4", "--log", "--out", "out", "-q"},
+                             tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv", "events.log"});
+    CHECK(listing(out) ==
+          std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv", "events.log"});
     std::istringstream in(slurp(out / "events.log"));
     std::string line;
     double last = -1;
@@ -1045,8 +1049,8 @@ TEST_CASE("run with log alone writes a sorted events.log of overlapping transfer
 TEST_CASE("a pingpong run makes two transfers per iteration at a plausible latency", "[cli][run]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--workload.kind=pingpong", "--workload.message-size=64B",
-                               "--workload.iterations=50", "--out", "out", "-q"},
-                              tmp.path());
+                              "--workload.iterations=50", "--out", "out", "-q"},
+                             tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
     const Table s = read_table(tmp.path() / "out" / "summary.csv");
@@ -1134,23 +1138,23 @@ TEST_CASE("the cluster example configs run and verify every byte and report the 
 TEST_CASE("precedence: defaults < first config < second config < command line", "[cli][run]") {
     TempDir tmp;
     spit(tmp.path() / "a.ini",
-         "# first config\n"              // 1
-         "[dma]\n"                       // 2
-         "block-size = 8KiB\n"           // 3
-         "packet-size = 128B\n"          // 4
-         "\n"                            // 5
-         "[link]\n"                      // 6
+         "# first config\n"   // 1
+         "[dma]\n"   // 2
+         "block-size = 8KiB\n"   // 3
+         "packet-size = 128B\n"   // 4
+         "\n"   // 5
+         "[link]\n"   // 6
          "rate = 10Gbps   ; comment\n"   // 7
-         "[workload]\n"                  // 8
-         "total-bytes = 512KiB\n"        // 9
-         "message-size = 32KiB\n");      // 10
+         "[workload]\n"   // 8
+         "total-bytes = 512KiB\n"   // 9
+         "message-size = 32KiB\n");   // 10
     spit(tmp.path() / "b.ini",
-         "[dma]\n"                       // 1
-         "packet-size = 512B\n"          // 2
-         "[link]\n"                      // 3
-         "rate = 12Gbps\n"               // 4
-         "[workload]\n"                  // 5
-         "total-bytes = 256KiB\n");      // 6
+         "[dma]\n"   // 1
+         "packet-size = 512B\n"   // 2
+         "[link]\n"   // 3
+         "rate = 12Gbps\n"   // 4
+         "[workload]\n"   // 5
+         "total-bytes = 256KiB\n");   // 6
     const std::string a = tmp / "a.ini", b = tmp / "b.ini";
 
     // The command-line value comes first in argv and still wins over both files.
@@ -1165,12 +1169,12 @@ TEST_CASE("precedence: defaults < first config < second config < command line", 
         if (origin.empty()) CHECK(i.entries.at(key).origin.empty());
         else CHECK(contains(i.entries.at(key).origin, origin));
     };
-    check(ini, "dma.block-size", "8KiB", "a.ini:3");        // only in a
-    check(ini, "dma.packet-size", "512B", "b.ini:2");       // b over a
+    check(ini, "dma.block-size", "8KiB", "a.ini:3");   // only in a
+    check(ini, "dma.packet-size", "512B", "b.ini:2");   // b over a
     check(ini, "workload.total-bytes", "256KiB", "b.ini:6");
     check(ini, "workload.message-size", "32KiB", "a.ini:10");
-    check(ini, "link.rate", "8Gbps", "command line");       // command line over both
-    check(ini, "dram.latency", "100ns", "");                // default
+    check(ini, "link.rate", "8Gbps", "command line");   // command line over both
+    check(ini, "dram.latency", "100ns", "");   // default
     check(ini, "workload.window", "4", "");
     // The effective values are the ones simulated.
     Table s = read_table(tmp.path() / "ab" / "summary.csv");
@@ -1209,9 +1213,8 @@ TEST_CASE("precedence: defaults < first config < second config < command line", 
 
 // The run's options that are not defaults, some of them awkward to write back.
 const std::vector<std::string> kUnusual{
-    "--workload.total-bytes=240KiB", "--workload.message-size=12KiB", "--workload.window=3", "--sim.seed=7",
-    "--dram.bandwidth=12.8GB/s",     "--link.latency=155ns",          "--dma.packet-size=192B",
-    "--ni.rate=15Gbps"};
+    "--workload.total-bytes=240KiB", "--workload.message-size=12KiB", "--workload.window=3",    "--sim.seed=7",
+    "--dram.bandwidth=12.8GB/s",     "--link.latency=155ns",          "--dma.packet-size=192B", "--ni.rate=15Gbps"};
 
 TEST_CASE("re-running a run's config.ini reproduces its simulated results exactly", "[cli][run][determinism]") {
     TempDir tmp;
@@ -1283,7 +1286,8 @@ TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
     INFO(describe(r));
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
-    CHECK(listing(tmp.path() / "out") == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
+    CHECK(listing(tmp.path() / "out") ==
+          std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
     const Table s = read_table(tmp.path() / "out" / "summary.csv");
     REQUIRE(s.rows.size() == 1);
     CHECK(number(s.rows[0], "bytes_delivered") == 128 * 1024);
@@ -1321,7 +1325,8 @@ TEST_CASE("a run that does not finish within sim.time-limit exits 1 and leaves d
     CHECK(!fs::exists(tmp.path() / "out" / "summary.csv"));
 }
 
-TEST_CASE("sampling over time (--sample-interval) writes timeseries.csv and changes nothing else the run writes", "[cli][run][timeseries]") {
+TEST_CASE("sampling over time (--sample-interval) writes timeseries.csv and changes nothing else the run writes",
+          "[cli][run][timeseries]") {
     TempDir tmp;
     Result r = run_exe({"run", "--out", "plain", "-q"}, tmp.path());
     REQUIRE(r.status == 0);
@@ -1381,11 +1386,10 @@ TEST_CASE("a time-limit failure says when it failed: at the limit, in units", "[
     // Once: "failed at 260 ns" for a 100 us limit (the last event before
     // it), and "failed at 1997492791 ps" for 2 ms.
     TempDir tmp;
-    for (const auto& [limit, shown] : {std::pair<std::string, std::string>{"100us", "failed at 100us:"},
-                                       {"2ms", "failed at 2ms:"}}) {
-        const Result r = run_exe({"run", "--sim.time-limit=" + limit, "--workload.total-bytes=1GiB", "--out", "out",
-                                  "-q"},
-                                 tmp.path());
+    for (const auto& [limit, shown] :
+         {std::pair<std::string, std::string>{"100us", "failed at 100us:"}, {"2ms", "failed at 2ms:"}}) {
+        const Result r = run_exe(
+            {"run", "--sim.time-limit=" + limit, "--workload.total-bytes=1GiB", "--out", "out", "-q"}, tmp.path());
         INFO(describe(r));
         CHECK(r.status == 1);
         CHECK(contains(r.err, shown));
@@ -1414,11 +1418,11 @@ namespace {
 
 struct BadCase {
     std::string what;
-    std::vector<std::string> args;       // after "run"; "@name" is tmp/name
-    std::vector<std::string> expect;     // substrings of stderr
+    std::vector<std::string> args;   // after "run"; "@name" is tmp/name
+    std::vector<std::string> expect;   // substrings of stderr
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("configuration errors exit 2 and say what is wrong and where and write nothing", "[cli][errors]") {
     TempDir tmp;
@@ -1436,51 +1440,60 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
     const auto before = listing(tmp.path());
 
     const std::vector<BadCase> cases{
-        {"unknown key on the command line", {"--dma.blok-size=4KiB"},
+        {"unknown key on the command line",
+         {"--dma.blok-size=4KiB"},
          {"dma.blok-size", "command line", "did you mean 'dma.block-size'"}},
         {"a sweep file given to run", {"@a_sweep.ini"}, {"a_sweep.ini:1", "[sweep]", "vrdmasim sweep"}},
-        {"unknown key in a file", {"@unknown_key.ini"},
+        {"unknown key in a file",
+         {"@unknown_key.ini"},
          {"unknown_key.ini:3", "dma.blok-size", "did you mean 'dma.block-size'"}},
         {"unknown section on the command line", {"--dam.latency=100ns"}, {"dam.latency", "dram.latency"}},
-        {"malformed size on the command line", {"--dma.block-size=4Kib"},
-         {"dma.block-size", "'4Kib'", "command line"}},
+        {"malformed size on the command line", {"--dma.block-size=4Kib"}, {"dma.block-size", "'4Kib'", "command line"}},
         {"malformed size in a file", {"@bad_value.ini"}, {"bad_value.ini:4", "dma.block-size", "'4Kib'"}},
         {"time without a unit", {"--link.latency=150"}, {"link.latency", "'150'", "command line"}},
         {"malformed integer", {"--workload.window=two"}, {"workload.window", "'two'", "command line"}},
-        {"size above its range", {"--dma.block-size=2MiB"},
+        {"size above its range",
+         {"--dma.block-size=2MiB"},
          {"dma.block-size", "'2MiB'", "command line", "range", "1MiB"}},
         {"integer below its range", {"--workload.window=0"}, {"workload.window", "'0'", "command line", "range"}},
-        {"bad enum value on the command line", {"--workload.kind=foo"},
+        {"bad enum value on the command line",
+         {"--workload.kind=foo"},
          {"workload.kind", "'foo'", "command line", "stream", "pingpong"}},
         {"bad enum value in a file", {"@bad_enum.ini"}, {"workload.kind", "pingpnog", "bad_enum.ini:2"}},
         {"missing config file", {"@missing.ini"}, {"missing.ini"}},
         {"key outside any section", {"@no_section.ini"}, {"no_section.ini:1"}},
         {"parameter without a value", {"--dma.block-size"}, {"dma.block-size"}},
-        {"destination node beyond the nodes", {"--workload.dst-node=5"},
+        {"destination node beyond the nodes",
+         {"--workload.dst-node=5"},
          {"workload.dst-node", "5", "command line", "2 nodes"}},
-        {"destination node beyond the nodes, from a file", {"@dst.ini"},
+        {"destination node beyond the nodes, from a file",
+         {"@dst.ini"},
          {"workload.dst-node", "3", "dst.ini:4", "3 nodes"}},
-        {"source node beyond the nodes", {"--workload.src-node=2", "--workload.dst-node=1"},
+        {"source node beyond the nodes",
+         {"--workload.src-node=2", "--workload.dst-node=1"},
          {"workload.src-node", "2", "command line"}},
-        {"topology.nodes with a torus", {"--topology.kind=torus", "--topology.x=2", "--topology.nodes=4"},
+        {"topology.nodes with a torus",
+         {"--topology.kind=torus", "--topology.x=2", "--topology.nodes=4"},
          {"topology.nodes", "command line", "qfdb"}},
-        {"a torus dimension of 0", {"--topology.kind=torus", "--topology.x=0"},
+        {"a torus dimension of 0",
+         {"--topology.kind=torus", "--topology.x=0"},
          {"topology.x", "'0'", "command line", "range"}},
         // More SystemC threads than the host's memory mappings can hold
         // stacks for: refused after the first node, not after minutes.
         {"a torus whose thread stacks exceed vm.max_map_count",
          {"--topology.kind=torus", "--topology.x=64", "--topology.y=64", "--topology.z=64"},
          {"1048576 nodes", "vm.max_map_count", "sysctl vm.max_map_count="}},
-        {"one VC on a torus with rings", {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
+        {"one VC on a torus with rings",
+         {"--topology.kind=torus", "--topology.x=3", "--router.vcs=1"},
          {"router.vcs", "command line", "dateline"}},
-        {"adaptive routing with two VCs", {"--topology.kind=torus", "--topology.x=3", "--router.routing=adaptive",
-                                            "--router.vcs=2"},
+        {"adaptive routing with two VCs",
+         {"--topology.kind=torus", "--topology.x=3", "--router.routing=adaptive", "--router.vcs=2"},
          {"router.vcs", "command line", "escape"}},
         {"adaptive routing on one QFDB", {"--router.routing=adaptive"}, {"router.routing", "command line", "torus"}},
-        {"halo grid that does not match the nodes", {"--workload.kind=halo", "--workload.grid=3x3x3"},
+        {"halo grid that does not match the nodes",
+         {"--workload.kind=halo", "--workload.grid=3x3x3"},
          {"workload.grid", "3x3x3", "command line", "27", "2"}},
-        {"malformed halo grid", {"--workload.kind=halo", "--workload.grid=2by1"},
-         {"workload.grid", "2by1", "AxBxC"}},
+        {"malformed halo grid", {"--workload.kind=halo", "--workload.grid=2by1"}, {"workload.grid", "2by1", "AxBxC"}},
     };
     for (const BadCase& c : cases) {
         std::vector<std::string> args{"run"};
@@ -1505,8 +1518,7 @@ TEST_CASE("configuration errors exit 2 and say what is wrong and where and write
     }
 }
 
-TEST_CASE("configurations that could never work exit 2 before simulation, naming what to change",
-          "[cli][errors]") {
+TEST_CASE("configurations that could never work exit 2 before simulation, naming what to change", "[cli][errors]") {
     TempDir tmp;
     const std::string prototype = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
     const auto before = listing(tmp.path());
@@ -1517,17 +1529,19 @@ TEST_CASE("configurations that could never work exit 2 before simulation, naming
         {"the prototype config with 1 KiB packets of 4 KiB messages",
          {prototype, "--dma.packet-size=1KiB", "--workload.message-size=4KiB"},
          {"dma.packet-size = 1KiB (from command line)", "ni.buffer"}},
-        {"messages smaller than packets that still do not fit", {"--workload.message-size=1000B", "--dma.packet-size=4KiB",
-                                                                 "--ni.buffer=512B"},
+        {"messages smaller than packets that still do not fit",
+         {"--workload.message-size=1000B", "--dma.packet-size=4KiB", "--ni.buffer=512B"},
          {"workload.message-size = 1000B (from command line) with dma.packet-size = 4KiB", "ni.buffer = 512B",
           "lower workload.message-size to at most 480B"}},
-        {"a packet larger than the on-board links' buffers", {"--dma.packet-size=4KiB", "--ni.buffer=8KiB"},
+        {"a packet larger than the on-board links' buffers",
+         {"--dma.packet-size=4KiB", "--ni.buffer=8KiB"},
          {"dma.packet-size = 4KiB", "link.buffer = 2KiB"}},
         {"a packet larger than the torus links' buffers",
          {"--topology.kind=torus", "--topology.x=2", "--dma.packet-size=4KiB", "--ni.buffer=8KiB",
           "--link.buffer=8KiB"},
          {"dma.packet-size = 4KiB", "board-link.buffer = 2KiB"}},
-        {"a memlock limit below the library's own records", {"--rdma.strategy=pin", "--vm.memlock-limit=0B"},
+        {"a memlock limit below the library's own records",
+         {"--rdma.strategy=pin", "--vm.memlock-limit=0B"},
          {"vm.memlock-limit = 0B (from command line)", "completion records", "at least 4KiB"}},
         {"a kernel copy rate of zero", {"--vm.copy-rate=0B/s"}, {"vm.copy-rate", "'0B/s'", "range"}},
         {"nothing to transfer", {"--workload.total-bytes=0"}, {"workload.total-bytes", "'0'", "range"}},
@@ -1561,8 +1575,8 @@ TEST_CASE("configurations that could never work exit 2 before simulation, naming
 TEST_CASE("packets that are large only in name run: 1 KiB packets of 64 B pingpong messages", "[cli][run]") {
     TempDir tmp;
     const std::string prototype = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "exanest-prototype.ini").string();
-    const Result r =
-        run_exe({"run", prototype, "--dma.packet-size=1KiB", "--workload.iterations=5", "--out", "out", "-q"}, tmp.path());
+    const Result r = run_exe(
+        {"run", prototype, "--dma.packet-size=1KiB", "--workload.iterations=5", "--out", "out", "-q"}, tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
     CHECK(number(read_table(tmp.path() / "out" / "summary.csv").rows.at(0), "transfer_errors") == 0);
@@ -1575,9 +1589,9 @@ TEST_CASE("each strategy works on the default system: the thesis's fault-toleran
         std::vector<std::string> args;
         bool faults;   // the engine must have met (and survived) SMMU faults
     };
-    for (const Case& c : {Case{{"--workload.populate=false"}, true},
-                          Case{{"--rdma.strategy=netvm", "--workload.populate=false"}, true},
-                          Case{{"--rdma.strategy=pin", "--workload.populate=false"}, false}}) {
+    for (const Case& c :
+         {Case{{"--workload.populate=false"}, true}, Case{{"--rdma.strategy=netvm", "--workload.populate=false"}, true},
+          Case{{"--rdma.strategy=pin", "--workload.populate=false"}, false}}) {
         INFO(c.args.front() << (c.args.size() > 1 ? " " + c.args[1] : ""));
         std::vector<std::string> args = cat({"run"}, cat(kSmall, c.args));
         args.insert(args.end(), {"--out", "out", "-q"});
@@ -1591,9 +1605,9 @@ TEST_CASE("each strategy works on the default system: the thesis's fault-toleran
         CHECK((number(row, "smmu_faults") > 0) == c.faults);
     }
     // The original engine is one switch away, and fails what faults.
-    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--workload.populate=false", "--dma.fault-tolerant=false",
-                                                        "--out", "orig", "-q"})),
-                             tmp.path());
+    const Result r = run_exe(
+        cat({"run"}, cat(kSmall, {"--workload.populate=false", "--dma.fault-tolerant=false", "--out", "orig", "-q"})),
+        tmp.path());
     INFO(describe(r));
     CHECK(r.status != 2);
     if (r.status == 0) CHECK(number(read_table(tmp.path() / "orig" / "summary.csv").rows.at(0), "transfer_errors") > 0);
@@ -1734,7 +1748,7 @@ FileStamp stamp(const fs::path& p) {
 const std::vector<std::string> kLeading{"point", "workload.message-size", "workload.window", "status", "exit_code",
                                         "error"};
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[cli][sweep]") {
     TempDir tmp;
@@ -1838,8 +1852,8 @@ TEST_CASE("sweep records a point that fails at run time and runs the others", "[
     const fs::path out = tmp.path() / "out";
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.rows.size() == 4);
-    const std::vector<std::string> leading{"point", "workload.message-size", "workload.dst-node", "status",
-                                           "exit_code", "error"};
+    const std::vector<std::string> leading{"point", "workload.message-size", "workload.dst-node", "status", "exit_code",
+                                           "error"};
     CHECK(std::vector<std::string>(t.header.begin(), t.header.begin() + leading.size()) == leading);
     for (const auto& c : kSummaryColumns) CHECK(t.has(c));
     for (std::size_t i = 0; i < 4; ++i) {
@@ -1947,13 +1961,12 @@ TEST_CASE("sweep shards merge into the full sweep's results", "[cli][sweep]") {
     CHECK(!fs::exists(tmp.path() / "only.csv"));
 }
 
-TEST_CASE("Ctrl-C during a sweep records the running points as interrupted, and a resume runs them",
-          "[cli][sweep]") {
+TEST_CASE("Ctrl-C during a sweep records the running points as interrupted, and a resume runs them", "[cli][sweep]") {
     // A terminal's Ctrl-C goes to the whole process group: the sweep and its
     // running points. Once, those points were recorded as failed.
     TempDir tmp;
-    spit(tmp.path() / "long.ini", std::string("[workload]\nmessage-size = 64KiB, 1MiB\ntotal-bytes = ") +
-                                      kLongRunBytes + "\n");
+    spit(tmp.path() / "long.ini",
+         std::string("[workload]\nmessage-size = 64KiB, 1MiB\ntotal-bytes = ") + kLongRunBytes + "\n");
     const std::string exe = VRDMASIM_EXE, dir = tmp.path().string(), log = (tmp.path() / "sweep.log").string();
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
@@ -2032,8 +2045,9 @@ TEST_CASE("replications: each point with several seeds, aggregate.csv with mean,
     CHECK(!fs::exists(tmp.path() / "q"));
 }
 
-TEST_CASE("variation sources: the same seed gives the same figures, another seed others, and off by default no seed moves a figure",
-          "[cli][run][replications]") {
+TEST_CASE(
+    "variation sources: the same seed gives the same figures, another seed others, and off by default no seed moves a figure",
+    "[cli][run][replications]") {
     TempDir tmp;
     const std::vector<std::string> noisy{"--noise.cpu-jitter=0.05", "--noise.start-skew=20us",
                                          "--workload.total-bytes=256KiB"};
@@ -2056,8 +2070,10 @@ TEST_CASE("variation sources: the same seed gives the same figures, another seed
     };
     CHECK(thp("1", "t1") != thp("2", "t2"));
     // Off: another seed changes no timing.
-    const Result d1 = run_exe({"run", "--out", "d1", "-q", "--sim.seed=1", "--workload.total-bytes=256KiB"}, tmp.path());
-    const Result d2 = run_exe({"run", "--out", "d2", "-q", "--sim.seed=2", "--workload.total-bytes=256KiB"}, tmp.path());
+    const Result d1 =
+        run_exe({"run", "--out", "d1", "-q", "--sim.seed=1", "--workload.total-bytes=256KiB"}, tmp.path());
+    const Result d2 =
+        run_exe({"run", "--out", "d2", "-q", "--sim.seed=2", "--workload.total-bytes=256KiB"}, tmp.path());
     REQUIRE(d1.status == 0);
     REQUIRE(d2.status == 0);
     CHECK(number(read_table(tmp.path() / "d1" / "summary.csv").rows[0], "end_to_end_us") ==
@@ -2185,7 +2201,7 @@ pid_t dead_pid() {
     return pid;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("run replaces only a directory that provably holds an earlier run's output", "[cli][run][errors]") {
     TempDir tmp;
@@ -2219,13 +2235,14 @@ TEST_CASE("run replaces only a directory that provably holds an earlier run's ou
     CHECK(listing(tmp.path()) == std::set<std::string>{"mine", "out"});
 }
 
-TEST_CASE("run --report writes report.html beside the outputs; a bad configuration writes nothing", "[cli][run][report]") {
+TEST_CASE("run --report writes report.html beside the outputs; a bad configuration writes nothing",
+          "[cli][run][report]") {
     TempDir tmp;
     Result r = run_exe(cat({"run"}, cat(kSmall, {"--report", "--out", "out", "-q"})), tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path() / "out") == std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt",
-                                                                "summary.csv", "report.html"});
+                                                               "summary.csv", "report.html"});
     const std::string html = slurp(tmp.path() / "out" / "report.html");
     CHECK(contains(html, "<meta name=\"generator\" content=\"vrdmasim run --report\">"));
     CHECK(contains(html, "The run succeeded"));
@@ -2556,7 +2573,7 @@ TEST_CASE("bench passes a size with a space to its child runs as one argument", 
     CHECK(contains(r.out, "stream, 1 MiB in 1 MiB messages, through the SMMU: 4096 packets"));
 }
 
-// The progress line's ETA (src/progress.hpp) on made-up runs: the rate of
+// The progress line's ETA (src/sim/progress.hpp) on made-up runs: the rate of
 // the whole run and the recent rate.
 namespace {
 std::vector<vrdmasim::RunProgress::Sample> run_of(const std::vector<std::pair<double, std::uint64_t>>& points) {
@@ -2569,7 +2586,7 @@ void steady(std::vector<std::pair<double, std::uint64_t>>& pts, double& t, std::
             double each) {
     for (std::uint64_t d = from + 1; d <= to; ++d) pts.push_back({t += each, d});
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("progress ETA: a steady run gives one figure, once enough of it has passed", "[cli][progress]") {
     using vrdmasim::RunProgress;
@@ -2591,7 +2608,7 @@ TEST_CASE("progress ETA: a run that slows down shows the range, which holds the 
     using vrdmasim::RunProgress;
     std::vector<std::pair<double, std::uint64_t>> pts{{0.0, 0}};
     double t = 0;
-    steady(pts, t, 0, 20, 1.0);    // fast at first (memory still free)
+    steady(pts, t, 0, 20, 1.0);   // fast at first (memory still free)
     steady(pts, t, 20, 30, 4.0);   // then four times slower (pressure)
     // 30 of 100 after 60 s; at the slow rate 280 s are left. The whole
     // run's average says 140 s, the recent rate 280 s.

@@ -30,8 +30,9 @@ namespace {
 using Run = vrdmasim_test::BinaryRun;
 
 Run run(const std::string& args) {
-    return vrdmasim_test::run_binary(
-        VRDMASIM_EXE, std::string(VRDMASIM_SOURCE_DIR) + "/configs/thesis/base.ini " + args + " -q", "vrdmasim-headline");
+    return vrdmasim_test::run_binary(VRDMASIM_EXE,
+                                     std::string(VRDMASIM_SOURCE_DIR) + "/configs/thesis/base.ini " + args + " -q",
+                                     "vrdmasim-headline");
 }
 
 double num(const Run& r, const std::string& k) {
@@ -46,7 +47,7 @@ const std::string kCold =
     "--workload.total-bytes=4MiB --workload.message-size=64KiB --workload.populate=false "
     "--workload.fill-source=false --workload.buffers=16384 --vm.thp=never --fault-lib.policy=touch-ahead";
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("the headline throughput is end to end: each strategy's up-front cost is in it", "[cli][headline]") {
     std::map<std::string, Run> by;

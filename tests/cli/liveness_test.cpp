@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #ifndef VRDMASIM_EXE
 #error "VRDMASIM_EXE must name the vrdmasim binary under test"
@@ -160,7 +160,7 @@ void check_sizes(std::uint64_t from, std::uint64_t to) {
 // Every value of sim.quantum's declared range 1ns..1ms, by decades.
 const std::vector<std::string> kQuanta{"1ns", "10ns", "100ns", "1us", "10us", "100us", "1ms"};
 
-}  // namespace
+}   // namespace
 
 // ===========================================================================
 // 1. Every message size up to 4 packets (packets are 256 B), window 1.
@@ -185,7 +185,7 @@ namespace {
 void check_windows(std::uint64_t size) {
     for (unsigned window = 1; window <= 16; ++window) check_stream(size, window);
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("stream of 64 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(64); }
 TEST_CASE("stream of 257 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(257); }
@@ -206,10 +206,10 @@ TEST_CASE("the default stream, shrunk, finishes at every quantum 1ns-1ms", "[liv
 TEST_CASE("alltoall finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
     // configs/alltoall.ini with 4 KiB messages and 10 rounds: 4 x 3 x 10 writes.
     for (const auto& q : kQuanta)
-        check_run({"--topology.kind=qfdb", "--topology.nodes=4", "--workload.kind=alltoall",
-                   "--workload.message-size=4KiB", "--workload.iterations=10", "--workload.window=4",
-                   "--sim.quantum=" + q, kTimeLimit},
-                  {4 * 3 * 10, 4 * 3 * 10 * 4096});
+        check_run(
+            {"--topology.kind=qfdb", "--topology.nodes=4", "--workload.kind=alltoall", "--workload.message-size=4KiB",
+             "--workload.iterations=10", "--workload.window=4", "--sim.quantum=" + q, kTimeLimit},
+            {4 * 3 * 10, 4 * 3 * 10 * 4096});
 }
 
 TEST_CASE("pingpong finishes at every quantum 1ns-1ms", "[liveness][quantum]") {

@@ -1,4 +1,4 @@
-// The region of interest (src/roi.hpp): a warm-up excluded from the
+// The region of interest (src/sim/roi.hpp): a warm-up excluded from the
 // summary, or a first pass studied alone, with the built binary on the
 // thesis's stream (16 buffers of 64 KiB reused: the first pass over them
 // is cold, faulting every page; the three after are warm).
@@ -40,7 +40,7 @@ double num(const std::map<std::string, std::string>& s, const std::string& k) {
 
 bool host_column(const std::string& k) { return k.rfind("host_", 0) == 0 || k == "peak_rss_mib"; }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("a warm-up is left out of the summary, and the run is the same", "[cli][roi]") {
     const Run plain = run("");

@@ -36,7 +36,7 @@ std::uint64_t num(const Run& r, const std::string& k) {
     return std::stoull(r.summary.at(k));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("why-pinning.ini with prefault: corruption found and reported, exit 0", "[physical][cli]") {
     const Run r = run("");

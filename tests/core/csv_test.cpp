@@ -1,7 +1,7 @@
 // Tests of RFC 4180 CSV reading and writing.
 #include <catch2/catch.hpp>
 
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +28,7 @@ std::string write(const std::vector<CsvRow>& rows) {
     return os.str();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("csv_field quotes only when needed", "[csv]") {
     CHECK(csv_field("") == "");
@@ -52,14 +52,14 @@ TEST_CASE("write_csv_row", "[csv]") {
 TEST_CASE("read_csv simple documents", "[csv]") {
     CHECK(parse("").empty());
     CHECK(parse("a,b,c\n1,2,3\n") == std::vector<CsvRow>{{"a", "b", "c"}, {"1", "2", "3"}});
-    CHECK(parse("a,b\n1,2") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});          // no final newline
-    CHECK(parse("a,b\r\n1,2\r\n") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});    // CRLF
-    CHECK(parse("a,b\r1,2\r") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});        // lone CR
+    CHECK(parse("a,b\n1,2") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});   // no final newline
+    CHECK(parse("a,b\r\n1,2\r\n") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});   // CRLF
+    CHECK(parse("a,b\r1,2\r") == std::vector<CsvRow>{{"a", "b"}, {"1", "2"}});   // lone CR
     CHECK(parse("a,,c\n,\n") == std::vector<CsvRow>{{"a", "", "c"}, {"", ""}});
     CHECK(parse("a,b,\n") == std::vector<CsvRow>{{"a", "b", ""}});
-    CHECK(parse("a\n\n\nb\n\n") == std::vector<CsvRow>{{"a"}, {"b"}});               // blank lines skipped
-    CHECK(parse("\xEF\xBB\xBFh1,h2\n") == std::vector<CsvRow>{{"h1", "h2"}});        // BOM skipped
-    CHECK(parse(" a , b \n") == std::vector<CsvRow>{{" a ", " b "}});                 // spaces kept
+    CHECK(parse("a\n\n\nb\n\n") == std::vector<CsvRow>{{"a"}, {"b"}});   // blank lines skipped
+    CHECK(parse("\xEF\xBB\xBFh1,h2\n") == std::vector<CsvRow>{{"h1", "h2"}});   // BOM skipped
+    CHECK(parse(" a , b \n") == std::vector<CsvRow>{{" a ", " b "}});   // spaces kept
 }
 
 TEST_CASE("read_csv quoted fields", "[csv]") {
@@ -69,7 +69,7 @@ TEST_CASE("read_csv quoted fields", "[csv]") {
     CHECK(parse("\"\"\n") == std::vector<CsvRow>{{""}});
     CHECK(parse("\"\",\"\"\n") == std::vector<CsvRow>{{"", ""}});
     CHECK(parse("\"\"\"\"") == std::vector<CsvRow>{{"\""}});
-    CHECK(parse("a\"b,c\n") == std::vector<CsvRow>{{"a\"b", "c"}});                   // literal quote
+    CHECK(parse("a\"b,c\n") == std::vector<CsvRow>{{"a\"b", "c"}});   // literal quote
 }
 
 TEST_CASE("read_csv throws on an unterminated quoted field", "[csv]") {

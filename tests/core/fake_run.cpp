@@ -9,7 +9,7 @@
 // stderr and exits 3 without writing. "mismatch": writes the summary, exits 1.
 // "crash": abort(). Every invocation with --out appends one line to
 // DIR/../../runs.log so tests can count runs.
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // Tests of LazyDeque: a std::deque that allocates on its first element.
 #include <catch2/catch.hpp>
 
-#include "core/lazy_deque.hpp"
+#include "src/core/lazy_deque.hpp"
 
 #include <algorithm>
 #include <deque>

@@ -8,7 +8,7 @@
 
 #include <systemc>
 
-#include "core/lazy_event.hpp"
+#include "src/core/lazy_event.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
@@ -46,7 +46,7 @@ struct User : sc_module {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("lazy event: nothing made until used, and made in simulation its parent is its owner", "[lazy_event]") {
     auto owner = std::make_unique<Owner>("owner");

@@ -14,7 +14,7 @@
 
 #include <systemc>
 
-#include "core/lazy_thread.hpp"
+#include "src/core/lazy_thread.hpp"
 
 using namespace vrdmasim;
 using namespace sc_core;
@@ -59,10 +59,8 @@ struct Bench : sc_module {
         SC_HAS_PROCESS(Bench);
         SC_THREAD(producer);
         if (watch) SC_THREAD(watcher);
-        if (lazy_worker)
-            lazy = std::make_unique<LazyThread>("worker", ev, [this] { worker(); });
-        else
-            SC_THREAD(worker);
+        if (lazy_worker) lazy = std::make_unique<LazyThread>("worker", ev, [this] { worker(); });
+        else SC_THREAD(worker);
     }
     void producer() {
         for (int t : arrivals) {
@@ -88,7 +86,7 @@ struct Bench : sc_module {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("lazy thread: no thread before the first notification, then the work of an SC_THREAD", "[lazy_thread]") {
     Bench b("b", true, {10, 11, 30});
@@ -157,8 +155,7 @@ TEST_CASE("lazy thread: made outside a module, or on a wake-up that already wake
     CHECK(two.a != nullptr);
 }
 
-TEST_CASE("lazy thread: an SC_THREAD waiting from the start does the same work at the same times",
-          "[lazy_thread]") {
+TEST_CASE("lazy thread: an SC_THREAD waiting from the start does the same work at the same times", "[lazy_thread]") {
     Bench b("b", false, {10, 11, 30}, true);
     sc_start();
     CHECK(b.done == ns({13, 16, 33}));

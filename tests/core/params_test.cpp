@@ -16,7 +16,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 
 using namespace vrdmasim;
 using Catch::Matchers::Contains;
@@ -100,7 +100,7 @@ ParamRegistry make_registry() {
     return reg;
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------------------
 // Unit parsing
@@ -415,8 +415,7 @@ TEST_CASE("declaring a parameter twice is a logic_error", "[params][declare]") {
     // Twice in one registry, from another set of the same section.
     ParamSet again("dma", "");
     again.size("block-size", "1B", "x");
-    CHECK_THAT(message_of<std::logic_error>([&] { reg.add(again); }),
-               Contains("dma.block-size") && Contains("twice"));
+    CHECK_THAT(message_of<std::logic_error>([&] { reg.add(again); }), Contains("dma.block-size") && Contains("twice"));
     // The same key in another section is a different parameter.
     ParamSet dram("dram", "DRAM");
     dram.size("block-size", "64B", "burst");
@@ -753,8 +752,7 @@ TEST_CASE("apply_file errors name file and line", "[params][ini][errors]") {
     }
     SECTION("known key in the wrong section suggests the right section") {
         const std::string p = dir.write("x.ini", "[link]\nsetup = 1ns\n");
-        CHECK(message_of([&] { cfg.apply_file(p); }) ==
-              p + ":2: unknown key 'link.setup' (did you mean 'dma.setup'?)");
+        CHECK(message_of([&] { cfg.apply_file(p); }) == p + ":2: unknown key 'link.setup' (did you mean 'dma.setup'?)");
     }
     SECTION("unknown section with suggestion") {
         const std::string p = dir.write("x.ini", "# c\n[dmaa]\nblock-size = 4KiB\n");
@@ -822,8 +820,7 @@ TEST_CASE("apply_file errors name file and line", "[params][ini][errors]") {
         if (probe) {
             WARN("running with permission to read any file (root?): skipping the unreadable case");
         } else {
-            CHECK(message_of([&] { cfg.apply_file(p); }) ==
-                  "cannot open config file '" + p + "': Permission denied");
+            CHECK(message_of([&] { cfg.apply_file(p); }) == "cannot open config file '" + p + "': Permission denied");
         }
     }
 }
@@ -844,8 +841,8 @@ TEST_CASE("values before an error in a file are applied, the rest not", "[params
 TEST_CASE("apply_command_line takes --section.key=value and --section.key value", "[params][cli]") {
     const ParamRegistry reg = make_registry();
     Config cfg(reg);
-    cfg.apply_command_line({"--dma.block-size=16KiB", "--dma.setup", "1us", "--link.fec=no",
-                            "--link.name=x y", "--link.ber=-0"});
+    cfg.apply_command_line(
+        {"--dma.block-size=16KiB", "--dma.setup", "1us", "--link.fec=no", "--link.name=x y", "--link.ber=-0"});
     CHECK(cfg.size("dma.block-size") == 16384);
     CHECK(cfg.time_ps("dma.setup") == 1000000);
     CHECK_FALSE(cfg.boolean("link.fec"));
@@ -864,8 +861,9 @@ TEST_CASE("apply_command_line errors say 'command line' and suggest names", "[pa
     Config cfg(reg);
     CHECK(message_of([&] { cfg.apply_command_line({"--dma.blok-size=4KiB"}); }) ==
           "command line: unknown parameter '--dma.blok-size' (did you mean 'dma.block-size'?)");
-    CHECK(message_of([&] { cfg.apply_command_line({"--link.setup", "1ns"}); }) ==
-          "command line: unknown parameter '--link.setup' (did you mean 'dma.setup'?)");
+    CHECK(message_of([&] {
+              cfg.apply_command_line({"--link.setup", "1ns"});
+          }) == "command line: unknown parameter '--link.setup' (did you mean 'dma.setup'?)");
     // Abbreviations are not silently accepted.
     CHECK(message_of([&] { cfg.apply_command_line({"--dma.block=4KiB"}); }) ==
           "command line: unknown parameter '--dma.block' (did you mean 'dma.block-size'?)");
@@ -874,7 +872,9 @@ TEST_CASE("apply_command_line errors say 'command line' and suggest names", "[pa
     CHECK_THAT(message_of([&] { cfg.apply_command_line({"-x"}); }), Contains("command line: unknown parameter '-x'"));
     CHECK_THAT(message_of([&] { cfg.apply_command_line({"stray"}); }),
                StartsWith("command line: ") && Contains("'stray'"));
-    CHECK_THAT(message_of([&] { cfg.apply_command_line({"--dma.setup=1ns", "1us"}); }),
+    CHECK_THAT(message_of([&] {
+                   cfg.apply_command_line({"--dma.setup=1ns", "1us"});
+               }),
                StartsWith("command line: ") && Contains("'1us'"));
     CHECK_THAT(message_of([&] { cfg.apply_command_line({"--dma.setup"}); }),
                StartsWith("command line: ") && Contains("dma.setup") && Contains("missing"));
@@ -934,7 +934,8 @@ TEST_CASE("is_default compares values, not spellings; non_defaults lists the oth
 // ---------------------------------------------------------------------------
 // write_ini and print
 
-TEST_CASE("write_ini writes every parameter with help and origins and reads back identically", "[params][ini][roundtrip]") {
+TEST_CASE("write_ini writes every parameter with help and origins and reads back identically",
+          "[params][ini][roundtrip]") {
     TempDir dir;
     const ParamRegistry reg = make_registry();
     Config cfg(reg);
@@ -968,16 +969,16 @@ TEST_CASE("write_ini writes every parameter with help and origins and reads back
     CHECK(back.frequency_hz("link.clock") == 1.5e9);
     CHECK(back.string("dma.mode") == "off");
     CHECK(back.origin("dma.mode") == copy + ":" + std::to_string([&] {
-        // the line of "mode = off" in the written file
-        std::istringstream in(ini);
-        std::string line;
-        int n = 0;
-        while (std::getline(in, line)) {
-            ++n;
-            if (line == "mode = off") return n;
-        }
-        return -1;
-    }()));
+                                         // the line of "mode = off" in the written file
+                                         std::istringstream in(ini);
+                                         std::string line;
+                                         int n = 0;
+                                         while (std::getline(in, line)) {
+                                             ++n;
+                                             if (line == "mode = off") return n;
+                                         }
+                                         return -1;
+                                     }()));
 
     // Writing the re-read configuration gives the same values again, and
     // names an origin only for the values that are not the default (once,
@@ -1044,8 +1045,8 @@ TEST_CASE("print lists every parameter by section, aligned, with type, default, 
         }
         return true;
     };
-    CHECK(fields_in_order(row("dma.block-size"), {"dma.block-size", "size", "4KiB", "[64B, 1MiB]",
-                                                  "bytes moved per DMA block"}));
+    CHECK(fields_in_order(row("dma.block-size"),
+                          {"dma.block-size", "size", "4KiB", "[64B, 1MiB]", "bytes moved per DMA block"}));
     CHECK(fields_in_order(row("dma.setup"), {"dma.setup", "time", "80ns", "[1ns, 10us]", "descriptor setup time"}));
     CHECK(fields_in_order(row("dma.mode"), {"dma.mode", "enum", "eager", "{eager, lazy, off}"}));
     CHECK(fields_in_order(row("link.rate"), {"link.rate", "rate", "16Gbps", "[1Mbps, 10Tbps]", "line rate"}));
@@ -1140,7 +1141,9 @@ TEST_CASE("read_ini_file: one grammar, quoted values flagged, sections checked",
     CHECK(entries[1].quoted);
     CHECK(entries[1].line == 4);
     const std::string bad = dir.write("s.ini", "[c]\nx = 1\n");
-    CHECK_THAT(message_of([&] { read_ini_file(bad, {"a", "b"}, "sweep file"); }),
+    CHECK_THAT(message_of([&] {
+                   read_ini_file(bad, {"a", "b"}, "sweep file");
+               }),
                StartsWith(bad + ":1: ") && Contains("unknown section [c]"));
     CHECK_THAT(message_of([&] { read_ini_file(dir.path + "/none.ini", {"a"}, "sweep file"); }),
                Contains("cannot open sweep file"));

@@ -3,8 +3,8 @@
 
 #include "json_check.hpp"
 
-#include "core/json.hpp"
-#include "core/stats.hpp"
+#include "src/core/json.hpp"
+#include "src/core/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,6 @@ namespace {
 
 using vrdmasim_test::JVal;
 using vrdmasim_test::parse_json;
-
 
 // Nearest-rank quantile of sorted samples: the ceil(q n)-th smallest.
 double exact_quantile(const std::vector<double>& sorted, double q) {
@@ -75,7 +74,7 @@ std::string json_of(const StatRegistry& r) {
     return os.str();
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("counter and scalar basics", "[stats]") {
     Counter c;
@@ -273,11 +272,38 @@ TEST_CASE("registry outputs list every name in the order of its string, whatever
     // without a dot, names that begin others, empty components, registered
     // in a random order of kinds, must come out as std::sort orders their
     // strings.
-    std::vector<std::string> names = {"a", "a.x", "a-b.y", "ab", "a.b", "a.b.c", "a.b-c", "a.b.c.d", "a.b0",
-                                      ".lead", "..two", "a..b", "a.", "b.a", "b", "b!.z", "b.a.a", "b-", "x1y0z0f0.dma.ch0.bytes",
-                                      "x1y0z0f0.dma.bytes", "x1y0z0f0.dma-x.bytes", "x1y0z0f0.dmb", "x1y0z0f0", "x10y0z0f0.dma.bytes",
-                                      "x1y0z0f0.dma.ch0", "x1y0z0f0.dma.ch", "x1y0z0f0.dma.ch0.a.b", "z", "\x7f.a", "\xc3\xa9.b"};
-    for (int n = 0; n < 300; ++n) names.push_back("n" + std::to_string(n % 37) + ".m" + std::to_string(n % 5) + "." + std::to_string(n));
+    std::vector<std::string> names = {"a",
+                                      "a.x",
+                                      "a-b.y",
+                                      "ab",
+                                      "a.b",
+                                      "a.b.c",
+                                      "a.b-c",
+                                      "a.b.c.d",
+                                      "a.b0",
+                                      ".lead",
+                                      "..two",
+                                      "a..b",
+                                      "a.",
+                                      "b.a",
+                                      "b",
+                                      "b!.z",
+                                      "b.a.a",
+                                      "b-",
+                                      "x1y0z0f0.dma.ch0.bytes",
+                                      "x1y0z0f0.dma.bytes",
+                                      "x1y0z0f0.dma-x.bytes",
+                                      "x1y0z0f0.dmb",
+                                      "x1y0z0f0",
+                                      "x10y0z0f0.dma.bytes",
+                                      "x1y0z0f0.dma.ch0",
+                                      "x1y0z0f0.dma.ch",
+                                      "x1y0z0f0.dma.ch0.a.b",
+                                      "z",
+                                      "\x7f.a",
+                                      "\xc3\xa9.b"};
+    for (int n = 0; n < 300; ++n)
+        names.push_back("n" + std::to_string(n % 37) + ".m" + std::to_string(n % 5) + "." + std::to_string(n));
     std::mt19937 rng(7);
     std::shuffle(names.begin(), names.end(), rng);
     StatRegistry r;
@@ -324,10 +350,25 @@ TEST_CASE("a statistic's name kept as prefix and last component reads, compares 
     // Names with no dot, a leading or trailing dot, two dots in a row, a
     // long one: each must come back exactly, and compare, end with and
     // equal exactly as its std::string would.
-    const std::vector<std::string> names = {
-        "packets_sent", ".x", "x.", "a..b", "a.b", "a.b.c", "a.bc", "ab.c", "a", "", ".", "node10.dma.ch3.bytes",
-        "node1.dma.ch3.bytes", "node1.dma.ch3.byte", "node1.dma", "node1.dma.", "\xff.z",
-        std::string(300, 'q') + ".tail", std::string(250, 'q') + "." + std::string(60, 'r')};
+    const std::vector<std::string> names = {"packets_sent",
+                                            ".x",
+                                            "x.",
+                                            "a..b",
+                                            "a.b",
+                                            "a.b.c",
+                                            "a.bc",
+                                            "ab.c",
+                                            "a",
+                                            "",
+                                            ".",
+                                            "node10.dma.ch3.bytes",
+                                            "node1.dma.ch3.bytes",
+                                            "node1.dma.ch3.byte",
+                                            "node1.dma",
+                                            "node1.dma.",
+                                            "\xff.z",
+                                            std::string(300, 'q') + ".tail",
+                                            std::string(250, 'q') + "." + std::string(60, 'r')};
     for (const auto& a : names) {
         const StatName na(a);
         CHECK(na.str() == a);
@@ -377,7 +418,8 @@ TEST_CASE("registry finds odd names after its index grows, and sums see statisti
     std::vector<Counter*> cs;
     for (const auto& n : odd) cs.push_back(&r.counter(n, "", ""));
     for (std::size_t k = 0; k < cs.size(); ++k) cs[k]->inc(std::uint64_t{1} << k);
-    for (int i = 0; i < 3000; ++i) r.scalar("grow" + std::to_string(i) + ".s", "", "", Scalar::Kind::Sum);   // several growths
+    for (int i = 0; i < 3000; ++i)
+        r.scalar("grow" + std::to_string(i) + ".s", "", "", Scalar::Kind::Sum);   // several growths
     for (std::size_t k = 0; k < odd.size(); ++k) CHECK(r.find_counter(odd[k]) == cs[k]);
     CHECK(r.find_counter("..x") == nullptr);
     // Sums of scalars in registration order, then one registered after a
@@ -435,9 +477,9 @@ TEST_CASE("registry sums counters by suffix", "[stats][registry]") {
     r.counter("node0.nic.packets_sent", "", "").inc(3);
     r.counter("node1.nic.packets_sent", "", "").inc(4);
     r.counter("node1.nic.xpackets_sent", "", "").inc(100);   // not a "." + suffix match
-    r.counter("packets_sent", "", "").inc(1000);              // no leading dot
+    r.counter("packets_sent", "", "").inc(1000);   // no leading dot
     r.counter("node1.nic.packets_sent_total", "", "").inc(10000);
-    r.scalar("node2.packets_sent", "", "", Scalar::Kind::Sum).set(1e6);          // not a counter
+    r.scalar("node2.packets_sent", "", "", Scalar::Kind::Sum).set(1e6);   // not a counter
     CHECK(r.sum_counters("packets_sent") == 7);
     CHECK(r.sum_counters("nic.packets_sent") == 7);
     CHECK(r.sum_counters("nothing") == 0);
@@ -465,8 +507,8 @@ TEST_CASE("registry JSON is valid, sorted and complete", "[stats][registry][json
     // Sorted by name, then "units".
     std::vector<std::string> keys;
     for (const auto& kv : doc.obj) keys.push_back(kv.first);
-    const std::vector<std::string> want = {"a.ratio", "b.count", "c.bad", "c.inf", "d.big", "e.third",
-                                           "f.lat", "g.empty", "z\"quote\\back", "units"};
+    const std::vector<std::string> want = {"a.ratio", "b.count", "c.bad",   "c.inf",          "d.big",
+                                           "e.third", "f.lat",   "g.empty", "z\"quote\\back", "units"};
     CHECK(keys == want);
 
     CHECK(doc.get("b.count")->text == "18446744073709551615");
@@ -653,9 +695,8 @@ TEST_CASE("require_* sums refuse a suffix that matches no statistic instead of r
 
 TEST_CASE("stats.json writes every name escaped as json_string would, odd names included", "[stats]") {
     StatRegistry r;
-    const std::vector<std::string> names = {"plain",       "node0.dma.sent", ".leading",  "trailing.",
-                                            "a..b",        "q\"uote.x",      "back\\slash.y", "ctl\x01.z",
-                                            "pre.fix\ttab"};
+    const std::vector<std::string> names = {"plain",     "node0.dma.sent", ".leading",  "trailing.",   "a..b",
+                                            "q\"uote.x", "back\\slash.y",  "ctl\x01.z", "pre.fix\ttab"};
     for (const std::string& n : names) r.counter(n, "B", "h").inc(3);
     const std::string js = json_of(r);
     for (const std::string& n : names) {

@@ -2,9 +2,9 @@
 // standing in for `vrdmasim run`), failures, resume, shards, merging.
 #include <catch2/catch.hpp>
 
-#include "core/csv.hpp"
-#include "core/params.hpp"
-#include "core/sweep.hpp"
+#include "src/core/csv.hpp"
+#include "src/core/params.hpp"
+#include "src/tools/sweep.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -127,7 +127,7 @@ const char* kSweep =
     "[dma]\n"
     "block-size = 8KiB ; fixed\n";
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("plan_sweep: cartesian product in row-major order with stable ids", "[sweep]") {
     ParamRegistry reg;
@@ -164,8 +164,7 @@ TEST_CASE("plan_sweep: cartesian product in row-major order with stable ids", "[
     for (int i = 0; i < 6; ++i) CHECK(again.points[i].id == plan.points[i].id);
 
     // A changed fixed value changes every id.
-    write_file(dir / "s2.ini",
-               "[workload]\nmessage-size = 4KiB, 64KiB\nwindow = 1, 2, 3\n[dma]\nblock-size = 16KiB\n");
+    write_file(dir / "s2.ini", "[workload]\nmessage-size = 4KiB, 64KiB\nwindow = 1, 2, 3\n[dma]\nblock-size = 16KiB\n");
     SweepPlan changed = plan_sweep(reg, dir / "s2.ini");
     REQUIRE(changed.points.size() == 6);
     for (int i = 0; i < 6; ++i) CHECK(changed.points[i].id != plan.points[i].id);
@@ -180,8 +179,7 @@ TEST_CASE("plan_sweep: cartesian product in row-major order with stable ids", "[
     CHECK(grown.points[8].assignment[1].second == "3");
 }
 
-TEST_CASE("plan_sweep: no list means exactly one point, base configs resolve next to the sweep file",
-          "[sweep]") {
+TEST_CASE("plan_sweep: no list means exactly one point, base configs resolve next to the sweep file", "[sweep]") {
     ParamRegistry reg;
     declare(reg);
     TempDir dir;
@@ -212,14 +210,14 @@ TEST_CASE("plan_sweep: errors name the file, line, key and value", "[sweep]") {
     SECTION("bad value in a list") {
         write_file(f, "[workload]\n\nmessage-size = 4KiB, 12parsecs, 1MiB\n");
         REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
-        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.message-size") &&
-                                                    Contains("12parsecs"));
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f),
+                            Contains("bad.ini:3") && Contains("workload.message-size") && Contains("12parsecs"));
     }
     SECTION("value out of range") {
         write_file(f, "# comment\n[workload]\nwindow = 1, 2000\n");
         REQUIRE_THROWS_AS(plan_sweep(reg, f), ConfigError);
-        REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.window") &&
-                                                    Contains("2000"));
+        REQUIRE_THROWS_WITH(plan_sweep(reg, f),
+                            Contains("bad.ini:3") && Contains("workload.window") && Contains("2000"));
     }
     SECTION("bad fixed value") {
         write_file(f, "[workload]\npattern = zigzag\n");
@@ -250,9 +248,7 @@ TEST_CASE("plan_sweep: errors name the file, line, key and value", "[sweep]") {
         write_file(f, "[workload]\nwindow = 1, 2\nwindow = 3\n");
         REQUIRE_THROWS_WITH(plan_sweep(reg, f), Contains("bad.ini:3") && Contains("workload.window"));
     }
-    SECTION("missing sweep file") {
-        REQUIRE_THROWS_AS(plan_sweep(reg, dir / "none.ini"), ConfigError);
-    }
+    SECTION("missing sweep file") { REQUIRE_THROWS_AS(plan_sweep(reg, dir / "none.ini"), ConfigError); }
 }
 
 TEST_CASE("run_sweep: a bad sweep file or bad options run and create nothing", "[sweep]") {
@@ -479,8 +475,8 @@ TEST_CASE("merge_results: union of columns by name, rows by point index; a point
     CHECK_THAT(notes.str(), Contains("a.csv: no plan beside it, merged unchecked"));
 
     std::ostringstream sink;
-    CHECK_THROWS_WITH(merge_results({dir / "a.csv", dir / "b.csv"}, sink), Contains("no sweep plan beside it") &&
-                                                                             Contains("--allow-partial"));
+    CHECK_THROWS_WITH(merge_results({dir / "a.csv", dir / "b.csv"}, sink),
+                      Contains("no sweep plan beside it") && Contains("--allow-partial"));
     write_file(dir / "dup.csv", "point,status,x\np0002-aaaaaaaa,ok,9\n");
     CHECK_THROWS_WITH(merge_results({dir / "a.csv", dir / "dup.csv"}, sink, true),
                       Contains("p0002-aaaaaaaa is in") && Contains("the same shard given twice?"));
@@ -516,8 +512,8 @@ TEST_CASE("merge_results checks every sweep is whole: a shard missing, twice, or
     CHECK_THAT(notes.str(), Contains("sweep (no label) (plan " + s.fingerprint + "): all 6 points, from 2 input(s)"));
     // One shard alone: the other's points named.
     CHECK_THROWS_WITH(merge_results({dir / "s0/results.csv"}, sink),
-                      Contains("3 of its 6 points are in none of its 1 input(s)") &&
-                          Contains(s.points[1].id) && Contains(s.points[5].id) && Contains("--allow-partial"));
+                      Contains("3 of its 6 points are in none of its 1 input(s)") && Contains(s.points[1].id) &&
+                          Contains(s.points[5].id) && Contains("--allow-partial"));
     std::ostringstream partial, said;
     merge_results({dir / "s0/results.csv"}, partial, true, &said);
     CHECK_THAT(said.str(), Contains("3 of its 6 points are in none") && Contains(s.points[3].id));
@@ -657,12 +653,16 @@ TEST_CASE("shard_from_environment: Slurm array tasks and MPI ranks", "[sweep]") 
     auto is = [](const ShardFromEnv& s, int i, int n) { return s.index == i && s.count == n; };
     CHECK(shard({}).from.empty());
     CHECK(is(shard({}), 0, 1));
-    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_MAX", "15"},
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "3"},
+                    {"SLURM_ARRAY_TASK_MIN", "0"},
+                    {"SLURM_ARRAY_TASK_MAX", "15"},
                     {"SLURM_ARRAY_TASK_COUNT", "16"}}),
              3, 16));
-    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_MIN", "5"}, {"SLURM_ARRAY_TASK_MAX", "9"}}), 2,
-             5));
-    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "5"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "9"},
+    CHECK(
+        is(shard({{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_MIN", "5"}, {"SLURM_ARRAY_TASK_MAX", "9"}}), 2, 5));
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "5"},
+                    {"SLURM_ARRAY_TASK_MIN", "1"},
+                    {"SLURM_ARRAY_TASK_MAX", "9"},
                     {"SLURM_ARRAY_TASK_STEP", "2"}}),
              2, 5));
     CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}), 2, 4));
@@ -672,14 +672,18 @@ TEST_CASE("shard_from_environment: Slurm array tasks and MPI ranks", "[sweep]") 
     // A batch step's own task variables say nothing about shards.
     CHECK(shard({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}).from.empty());
     // mpirun inside an array task: task * ranks + rank.
-    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "3"}, {"OMPI_COMM_WORLD_RANK", "1"},
+    CHECK(is(shard({{"SLURM_ARRAY_TASK_ID", "1"},
+                    {"SLURM_ARRAY_TASK_COUNT", "3"},
+                    {"OMPI_COMM_WORLD_RANK", "1"},
                     {"OMPI_COMM_WORLD_SIZE", "2"}}),
              3, 6));
     // Malformed or inconsistent: an error naming the variable.
     CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "3"}}), Contains("SLURM_ARRAY_TASK_COUNT"));
     CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}),
                       Contains("SLURM_ARRAY_TASK_ID=x"));
-    CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "7"},
+    CHECK_THROWS_WITH(shard({{"SLURM_ARRAY_TASK_ID", "3"},
+                             {"SLURM_ARRAY_TASK_MIN", "1"},
+                             {"SLURM_ARRAY_TASK_MAX", "7"},
                              {"SLURM_ARRAY_TASK_COUNT", "3"}}),
                       Contains("not the range"));
     CHECK_THROWS_WITH(shard({{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "2"}}),
@@ -773,7 +777,7 @@ void declare_with_seed(ParamRegistry& reg) {
 
 bool noisy(const Config& c) { return c.real("sim.noise") > 0; }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("plan_sweep: replications sweep sim.seed last, and need a variation source", "[sweep][replications]") {
     ParamRegistry reg;

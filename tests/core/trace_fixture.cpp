@@ -14,11 +14,11 @@
 
 #include <systemc>
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 using sc_core::SC_NS;
-using sc_core::SC_US;
 using sc_core::sc_time;
+using sc_core::SC_US;
 using vrdmasim::Tracer;
 
 int sc_main(int argc, char* argv[]) {
@@ -52,13 +52,13 @@ int sc_main(int argc, char* argv[]) {
         // length), then a step under a Scope.
         const auto fault = tr.note(faults, "fault", sc_time(2, SC_US), sc_time(0, SC_US), "node1.smmu",
                                    "translation fault", Tracer::Cause{}, {{"va", Tracer::json_hex(0x7000)}});
-        const auto handler = tr.note(cpu, "smmu irq handler", sc_time(3, SC_US), sc_time(2, SC_US),
-                                     "node1.smmu_driver", "reads the fault", fault);
-        const auto page = tr.note(vm, "page in", sc_time(6, SC_US), sc_time(3, SC_US), "node1.vm", "maps the page",
-                                  handler);
+        const auto handler = tr.note(cpu, "smmu irq handler", sc_time(3, SC_US), sc_time(2, SC_US), "node1.smmu_driver",
+                                     "reads the fault", fault);
+        const auto page =
+            tr.note(vm, "page in", sc_time(6, SC_US), sc_time(3, SC_US), "node1.vm", "maps the page", handler);
         tr.note(faults, "resume", sc_time(10, SC_US), sc_time(0, SC_US), "node1.smmu", "resumes", page);
-        const auto retry = tr.note(dma0, "retry", sc_time(11, SC_US), sc_time(1, SC_US), "node0.dma",
-                                   "sends again", page);
+        const auto retry =
+            tr.note(dma0, "retry", sc_time(11, SC_US), sc_time(1, SC_US), "node0.dma", "sends again", page);
         {
             Tracer::Scope scope(tr, retry);
             tr.note(dram, "write", sc_time(12, SC_US), sc_time(500, SC_NS), "node0.dram", "lands");

@@ -6,7 +6,7 @@ namespace fs = std::filesystem;
 
 #include "json_check.hpp"
 
-#include "core/trace.hpp"
+#include "src/core/trace.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,17 +21,16 @@ namespace fs = std::filesystem;
 #include <unistd.h>
 
 using namespace vrdmasim;
-using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_PS;
 using sc_core::SC_SEC;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 namespace {
 
 using vrdmasim_test::JVal;
 using vrdmasim_test::parse_json;
-
 
 std::string make_temp_dir() {
     char tmpl[] = "/tmp/vrdmasim_trace_XXXXXX";
@@ -94,7 +93,7 @@ struct Cleanup {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("json_string escapes quotes, backslashes and control characters", "[trace]") {
     CHECK(Tracer::json_string("") == "\"\"");
@@ -159,12 +158,12 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     cl.files = {json, log};
 
     Tracer t;
-    auto dma = t.track("node1", "dma");          // before open(): metadata at open()
+    auto dma = t.track("node1", "dma");   // before open(): metadata at open()
     auto dram = t.track("node1", "dram");
     t.open(json, log);
     CHECK(t.enabled());
     CHECK(t.narrating());
-    auto link = t.track("node0", "link->node1");  // after open(): metadata at once
+    auto link = t.track("node0", "link->node1");   // after open(): metadata at once
     auto dma2 = t.track("node1", "dma");
     CHECK(dma2.tid == dma.tid);
     CHECK(link.pid == 2);
@@ -221,8 +220,7 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     std::size_t meta_link = 0, first_link_event = 0;
     for (std::size_t i = 0; i < evs.size(); ++i) {
         if (&evs[i] == t21) meta_link = i;
-        if (evs[i].get("ph")->text != "M" && evs[i].get("pid")->num == 2 && !first_link_event)
-            first_link_event = i;
+        if (evs[i].get("ph")->text != "M" && evs[i].get("pid")->num == 2 && !first_link_event) first_link_event = i;
     }
     CHECK(meta_link < first_link_event);
 
@@ -378,7 +376,8 @@ TEST_CASE("async spans may overlap on one track and pair by id", "[trace]") {
     Tracer t;
     const auto tr = t.track("node0", "dma");
     t.open(json);
-    t.async_span(tr, "transfer", 7, sc_time(1, SC_US), sc_time(5, SC_US), {{"bytes", Tracer::json_number(std::uint64_t(64))}});
+    t.async_span(tr, "transfer", 7, sc_time(1, SC_US), sc_time(5, SC_US),
+                 {{"bytes", Tracer::json_number(std::uint64_t(64))}});
     t.async_span(tr, "transfer", 8, sc_time(2, SC_US), sc_time(3, SC_US));
     t.close();
     const auto evs = trace_events(json);
@@ -424,8 +423,10 @@ TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
     t.set_spill_bytes(16 * 1024);
     t.open("", log);
     for (int i = 0; i < 5000; ++i) {
-        t.note(Tracer::Track{}, "step", sc_time(10000 - i, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma", "down " + std::to_string(i));
-        t.note(Tracer::Track{}, "step", sc_time(i, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "up " + std::to_string(i));
+        t.note(Tracer::Track{}, "step", sc_time(10000 - i, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma",
+               "down " + std::to_string(i));
+        t.note(Tracer::Track{}, "step", sc_time(i, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma",
+               "up " + std::to_string(i));
     }
     // Lines are on disk before close(), not in memory.
     CHECK(fs::exists(log + ".run0"));
@@ -455,10 +456,12 @@ TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trac
     t.open("", log);
     t.set_log_filter({"node1", "smmu"});
     t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu", "kept: node and model");
-    t.note(Tracer::Track{}, "step", sc_time(2, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu_driver", "kept: smmu_ is smmu's family");
+    t.note(Tracer::Track{}, "step", sc_time(2, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu_driver",
+           "kept: smmu_ is smmu's family");
     t.note(Tracer::Track{}, "step", sc_time(3, SC_NS), sc_core::SC_ZERO_TIME, "node0.smmu", "dropped: another node");
     t.note(Tracer::Track{}, "step", sc_time(4, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "dropped: another model");
-    t.note(Tracer::Track{}, "step", sc_time(5, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmuX", "dropped: not a component match");
+    t.note(Tracer::Track{}, "step", sc_time(5, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmuX",
+           "dropped: not a component match");
     t.close();
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 2);

@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         try {
             again.set(d->name(), cfg.text(d->name()), "fuzz");
         } catch (const ConfigError& e) {
-            vrdmasim_fuzz::broken(d->name() + " = '" + cfg.text(d->name()) + "' taken once, refused again: " + e.what());
+            vrdmasim_fuzz::broken(d->name() + " = '" + cfg.text(d->name()) +
+                                  "' taken once, refused again: " + e.what());
         }
     }
     return 0;

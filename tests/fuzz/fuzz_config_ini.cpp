@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (const auto& d : reg.all())
         if (back.text(d.name()) != cfg.text(d.name()))
-            vrdmasim_fuzz::broken(d.name() + " read back as '" + back.text(d.name()) + "', was '" +
-                                  cfg.text(d.name()) + "'");
+            vrdmasim_fuzz::broken(d.name() + " read back as '" + back.text(d.name()) + "', was '" + cfg.text(d.name()) +
+                                  "'");
     return 0;
 }

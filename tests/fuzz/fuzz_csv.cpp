@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/csv.hpp"
+#include "src/core/csv.hpp"
 #include "fuzz_target.hpp"
 
 VRDMASIM_FUZZ_SC_MAIN

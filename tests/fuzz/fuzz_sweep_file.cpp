@@ -4,7 +4,7 @@
 // of the swept keys.
 #include <set>
 
-#include "core/sweep.hpp"
+#include "src/tools/sweep.hpp"
 #include "fuzz_target.hpp"
 
 VRDMASIM_FUZZ_SC_MAIN

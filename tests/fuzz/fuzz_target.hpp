@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/params.hpp"
-#include "system.hpp"
+#include "src/core/params.hpp"
+#include "src/sim/system.hpp"
 
 namespace vrdmasim_fuzz {
 
@@ -47,7 +47,7 @@ inline std::string scratch_file(const std::uint8_t* data, std::size_t size, cons
     std::abort();
 }
 
-}  // namespace vrdmasim_fuzz
+}   // namespace vrdmasim_fuzz
 
 // SystemC's library defines main() calling sc_main; the fuzzer (or the
 // replay driver) brings its own main, but the link still needs sc_main.

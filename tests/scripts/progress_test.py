@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ctest checks of the progress line of `vrdmasim run` (src/progress.hpp).
+"""ctest checks of the progress line of `vrdmasim run` (src/sim/progress.hpp).
 
     progress_test.py VRDMASIM ROOT
 

@@ -6,7 +6,7 @@
 // (no packet out of order, same hops). One simulation per TEST_CASE.
 #include <catch2/catch.hpp>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -25,7 +25,7 @@ Settings torus(const std::string& routing, const std::string& kind, bool termina
             {"workload.iterations", "1"},
             {"workload.total-bytes", "64KiB"},
             {"workload.window", "4"},
-            {"workload.populate", "false"},      // cold: every first touch faults in the SMMU
+            {"workload.populate", "false"},   // cold: every first touch faults in the SMMU
             {"workload.fill-source", "false"},
             {"smmu-driver.fault-mode", terminate ? "terminate" : "stall"},
             {"dma.fault-tolerant", terminate ? "true" : "false"},
@@ -63,7 +63,7 @@ constexpr std::uint64_t kAlltoallBytes = 36ull * 35 * 16 * 1024;
 // 36 nodes, each writes 64 KiB to its image.
 constexpr std::uint64_t kPermutationBytes = 36ull * 64 * 1024;
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("adaptive torus alltoall, cold buffers, terminate: out-of-order packets, NACKs, every byte once",
           "[adaptive][system]") {
@@ -73,8 +73,7 @@ TEST_CASE("adaptive torus alltoall, cold buffers, terminate: out-of-order packet
     CHECK(r.nacks > 0);
 }
 
-TEST_CASE("adaptive torus alltoall, cold buffers, stall: out-of-order packets, every byte once",
-          "[adaptive][system]") {
+TEST_CASE("adaptive torus alltoall, cold buffers, stall: out-of-order packets, every byte once", "[adaptive][system]") {
     // Everything but the routers' buffers, checked below as a known bug.
     const Run r = run(torus("adaptive", "alltoall", false), kAlltoallBytes, false);
     CHECK(r.adaptive > 0);
@@ -87,7 +86,7 @@ TEST_CASE("adaptive torus alltoall, cold buffers, stall: out-of-order packets, e
 // It was there before the SMMU's fault registers were made to follow
 // simulated time (the same run with workload.window = 3 or 5 overflowed
 // then); that change moved it onto this configuration. A run now fails its
-// `router-buffer` invariant when it happens (src/invariants.cpp). This case
+// `router-buffer` invariant when it happens (src/sim/invariants.cpp). This case
 // fails while the bug is there ([!shouldfail]) and starts failing the suite
 // once it is fixed: then drop the tag and the `false` above.
 TEST_CASE("KNOWN BUG: adaptive torus alltoall, cold buffers, stall: a router buffer overflows",

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/cluster.hpp"
 
@@ -36,12 +36,15 @@ struct Sim : SystemSim {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("arrivals = flags: alltoall - one flag per destination and round, no notification, every byte verified",
           "[cluster][arrivals]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "3"},
-           {"workload.window", "2"}, {"workload.arrivals", "flags"}});
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "16KiB"},
+           {"workload.iterations", "3"},
+           {"workload.window", "2"},
+           {"workload.arrivals", "flags"}});
     CHECK(s.cluster().arrival_state_bytes(0) == 3 * 8);   // a flag per source
     s.run();
     s.check_all_verified(4 * 3 * 3, 4 * 3 * 3 * 16 * 1024);
@@ -62,8 +65,11 @@ TEST_CASE("arrivals = flags: alltoall - one flag per destination and round, no n
 
 TEST_CASE("arrivals = counter: incast - the receiver polls one register, 16 B of state whatever the senders",
           "[cluster][arrivals]") {
-    Sim s({{"workload.kind", "incast"}, {"workload.dst-node", "2"}, {"workload.total-bytes", "128KiB"},
-           {"workload.message-size", "16KiB"}, {"workload.arrivals", "counter"}});
+    Sim s({{"workload.kind", "incast"},
+           {"workload.dst-node", "2"},
+           {"workload.total-bytes", "128KiB"},
+           {"workload.message-size", "16KiB"},
+           {"workload.arrivals", "counter"}});
     s.run();
     s.check_all_verified(3 * 8, 3 * 128 * 1024);
     CHECK(s.stats.sum_counters("dma.counter_increments") == 3 * 8);
@@ -77,8 +83,11 @@ TEST_CASE("arrivals = counter: incast - the receiver polls one register, 16 B of
 
 TEST_CASE("arrivals = counter: alltoall over rounds - each round counts on the counter of its parity",
           "[cluster][arrivals]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "3"},
-           {"workload.window", "2"}, {"workload.arrivals", "counter"}});
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "16KiB"},
+           {"workload.iterations", "3"},
+           {"workload.window", "2"},
+           {"workload.arrivals", "counter"}});
     s.run();
     s.check_all_verified(4 * 3 * 3, 4 * 3 * 3 * 16 * 1024);
     // Every write counted once on its receiver, on counter 0 (rounds 0, 2)
@@ -94,21 +103,24 @@ TEST_CASE("arrivals = counter: alltoall over rounds - each round counts on the c
 }
 
 TEST_CASE("arrivals = counter needs two event counters per channel", "[cluster][arrivals]") {
-    REQUIRE_THROWS_AS(Sim({{"workload.kind", "alltoall"}, {"workload.arrivals", "counter"},
-                           {"dma.event-counters", "1"}}),
-                      ConfigError);
+    REQUIRE_THROWS_AS(
+        Sim({{"workload.kind", "alltoall"}, {"workload.arrivals", "counter"}, {"dma.event-counters", "1"}}),
+        ConfigError);
 }
 
 TEST_CASE("arrivals is for one-sided cluster workloads: with two-sided it is refused", "[cluster][arrivals]") {
-    REQUIRE_THROWS_AS(Sim({{"workload.kind", "alltoall"}, {"workload.two-sided", "true"},
-                           {"workload.arrivals", "flags"}}),
-                      ConfigError);
+    REQUIRE_THROWS_AS(
+        Sim({{"workload.kind", "alltoall"}, {"workload.two-sided", "true"}, {"workload.arrivals", "flags"}}),
+        ConfigError);
 }
 
 TEST_CASE("arrivals = flags: the flag state grows with the peers (incast: 8 B per sender at the receiver)",
           "[cluster][arrivals]") {
-    Sim s({{"workload.kind", "incast"}, {"workload.dst-node", "0"}, {"workload.total-bytes", "32KiB"},
-           {"workload.message-size", "8KiB"}, {"workload.arrivals", "flags"}});
+    Sim s({{"workload.kind", "incast"},
+           {"workload.dst-node", "0"},
+           {"workload.total-bytes", "32KiB"},
+           {"workload.message-size", "8KiB"},
+           {"workload.arrivals", "flags"}});
     CHECK(s.cluster().arrival_state_bytes(0) == 3 * 8);
     CHECK(s.cluster().arrival_state_bytes(1) == 0);   // a sender receives nothing
     s.run();
@@ -152,14 +164,14 @@ void situation_case(const std::string& arrivals, Situation sit, bool stall) {
     }
 }
 
-}  // namespace
+}   // namespace
 
-#define ARRIVALS_CASE(arr, sit)                                                                                \
-    TEST_CASE("arrivals = " arr " in a fault situation: " #sit " - terminate", "[cluster][arrivals][faults]") {   \
-        situation_case(arr, Situation::sit, false);                                                           \
-    }                                                                                                         \
-    TEST_CASE("arrivals = " arr " in a fault situation: " #sit " - stall", "[cluster][arrivals][faults]") {       \
-        situation_case(arr, Situation::sit, true);                                                            \
+#define ARRIVALS_CASE(arr, sit)                                                                                 \
+    TEST_CASE("arrivals = " arr " in a fault situation: " #sit " - terminate", "[cluster][arrivals][faults]") { \
+        situation_case(arr, Situation::sit, false);                                                             \
+    }                                                                                                           \
+    TEST_CASE("arrivals = " arr " in a fault situation: " #sit " - stall", "[cluster][arrivals][faults]") {     \
+        situation_case(arr, Situation::sit, true);                                                              \
     }
 
 ARRIVALS_CASE("flags", Cold)

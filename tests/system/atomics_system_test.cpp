@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -26,8 +26,8 @@ namespace {
 
 constexpr std::uint64_t kKiB = 1024;
 constexpr unsigned kHome = 1;
-constexpr unsigned kRounds = 16;          // per contender
-constexpr unsigned kFaaWords = 8;         // fetch-and-add words, 16 KiB apart
+constexpr unsigned kRounds = 16;   // per contender
+constexpr unsigned kFaaWords = 8;   // fetch-and-add words, 16 KiB apart
 constexpr std::uint64_t kStride = 16 * kKiB;
 constexpr std::uint64_t kHuge = 2048 * kKiB;
 // The CAS and swap words, in pages of their own.
@@ -38,10 +38,10 @@ enum class Mode { Stall, Terminate };
 
 struct Shared {
     std::uint64_t area = 0, base = 0;   // in the home process: the mapping, and word 0
-    std::uint64_t bytes = 0;            // the mapping's size
-    bool populate = true;               // MAP_POPULATE it (all but the cold situation)
-    bool huge_aligned = false;          // THP: the words in a whole 2 MiB range of it
-    std::uint64_t offset = 0;           // else: word 0 this far into it
+    std::uint64_t bytes = 0;   // the mapping's size
+    bool populate = true;   // MAP_POPULATE it (all but the cold situation)
+    bool huge_aligned = false;   // THP: the words in a whole 2 MiB range of it
+    std::uint64_t offset = 0;   // else: word 0 this far into it
     bool ready = false, started = false;
     unsigned done = 0;
     sc_event ev;
@@ -206,8 +206,7 @@ void atomics_case(Situation sit, Mode mode) {
     CHECK(s.counter("node1.dma.atomics_executed") >= 3 * 2 * kRounds);
     CHECK(s.counter("node0.dma.atomics_failed") + s.counter("node1.dma.atomics_failed") == 0);
     // The situation happened.
-    const std::uint64_t faults =
-        s.counter("node1.smmu.cb0.faults_read") + s.counter("node1.smmu.cb0.faults_write");
+    const std::uint64_t faults = s.counter("node1.smmu.cb0.faults_read") + s.counter("node1.smmu.cb0.faults_write");
     switch (sit) {
     case Situation::Cold:
         CHECK(faults > 0);   // the engine's first atomic on each page
@@ -217,9 +216,7 @@ void atomics_case(Situation sit, Mode mode) {
         CHECK(s.counter("node1.vm.swap_outs") > 0);
         CHECK(faults + s.counter("node1.vm.faults_major") > 0);
         break;
-    case Situation::Thp:
-        CHECK(s.counter("node1.vm.collapses") > 0);
-        break;
+    case Situation::Thp: CHECK(s.counter("node1.vm.collapses") > 0); break;
     case Situation::Migrate:
         CHECK(s.counter("node1.vm.pages_migrated") > 0);
         CHECK(moved > 0);
@@ -227,12 +224,11 @@ void atomics_case(Situation sit, Mode mode) {
     }
 }
 
-}  // namespace
+}   // namespace
 
-#define ATOMICS_CASE(sit, mode)                                                                           \
-    TEST_CASE("atomics / " #sit " / " #mode ": every old value once, no update lost or doubled",          \
-              "[atomics]") {                                                                              \
-        atomics_case(Situation::sit, Mode::mode);                                                         \
+#define ATOMICS_CASE(sit, mode)                                                                                 \
+    TEST_CASE("atomics / " #sit " / " #mode ": every old value once, no update lost or doubled", "[atomics]") { \
+        atomics_case(Situation::sit, Mode::mode);                                                               \
     }
 ATOMICS_CASE(Cold, Stall)
 ATOMICS_CASE(Cold, Terminate)

@@ -19,13 +19,13 @@ const Histogram& histogram(SystemSim& s, const std::string& name) {
 }
 
 // 16 messages of 4 KiB, one at a time.
-const Settings kOneAtATime = {{"workload.message-size", "4KiB"}, {"workload.total-bytes", "64KiB"},
-                              {"workload.window", "1"}};
+const Settings kOneAtATime = {
+    {"workload.message-size", "4KiB"}, {"workload.total-bytes", "64KiB"}, {"workload.window", "1"}};
 
 // 4 KiB = 16 packets of 256 B, each 18 flits of 16 B on the wire.
 double serialisation_us(double gbps) { return 16.0 * 18 * 16 * 8 / (gbps * 1e3); }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("causality: the application never sees a transfer complete before the engine completed it",
           "[system][causality]") {
@@ -33,8 +33,8 @@ TEST_CASE("causality: the application never sees a transfer complete before the 
     s.run();
     REQUIRE(s.finished());
     CHECK(s.counter("node0.rdma.early_completions") == 0);
-    const Histogram& app = s.log().latency_us;                           // post to completion seen
-    const Histogram& engine = histogram(s, "node0.dma.transfer_latency");  // doorbell to record written
+    const Histogram& app = s.log().latency_us;   // post to completion seen
+    const Histogram& engine = histogram(s, "node0.dma.transfer_latency");   // doorbell to record written
     REQUIRE(app.count() == 16);
     REQUIRE(engine.count() == 16);
     CHECK(app.min() >= engine.min());
@@ -60,10 +60,11 @@ TEST_CASE("causality: a 4 KiB message cannot complete faster than its serialisat
     CHECK(histogram(s, "node0.dma.transfer_latency").min() >= serialisation_us(16));
 }
 
-TEST_CASE("causality: over a 10 Gb/s link, 4 KiB messages stay under its payload ceiling",
-          "[system][causality]") {
-    SystemSim s(Settings{{"workload.message-size", "4KiB"}, {"workload.total-bytes", "256KiB"},
-                         {"workload.window", "4"}, {"link.rate", "10Gbps"}});
+TEST_CASE("causality: over a 10 Gb/s link, 4 KiB messages stay under its payload ceiling", "[system][causality]") {
+    SystemSim s(Settings{{"workload.message-size", "4KiB"},
+                         {"workload.total-bytes", "256KiB"},
+                         {"workload.window", "4"},
+                         {"link.rate", "10Gbps"}});
     s.run();
     REQUIRE(s.finished());
     const TransferLog& l = s.log();

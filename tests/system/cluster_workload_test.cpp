@@ -7,7 +7,7 @@
 #include <memory>
 #include <set>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/cluster.hpp"
 
@@ -39,7 +39,8 @@ struct Sim : SystemSim {
         // Each node received: one notification per write addressed to it.
         std::uint64_t notified = 0;
         for (std::size_t i = 0; i < sys->size(); ++i)
-            if (const Counter* c = stats.find_counter(sys->node(i).group + ".dma.notifications")) notified += c->value();
+            if (const Counter* c = stats.find_counter(sys->node(i).group + ".dma.notifications"))
+                notified += c->value();
         CHECK(notified == transfers);
     }
     // The inter-router link with the most busy time.
@@ -52,7 +53,7 @@ struct Sim : SystemSim {
     }
 };
 
-}  // namespace
+}   // namespace
 
 // ------------------------------------------------------------ pure functions
 
@@ -137,7 +138,9 @@ TEST_CASE("cluster: the permutation has no fixed point and is reproducible per s
 // ---------------------------------------------------------- whole systems
 
 TEST_CASE("alltoall: N times N-1 transfers per iteration - every byte verified", "[cluster][alltoall]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "3"},
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "16KiB"},
+           {"workload.iterations", "3"},
            {"workload.window", "2"}});
     CHECK(s.cluster().expected_transfers() == 4 * 3 * 3);
     // One receive slot per source: (N-1) x message-size.
@@ -154,8 +157,12 @@ TEST_CASE("alltoall: N times N-1 transfers per iteration - every byte verified",
 // reader; no notification (the reader's own record says the data is in),
 // and the data crosses the same links as the write form's.
 TEST_CASE("alltoall read: every node pulls its messages with RDMA reads - every byte verified", "[cluster][read]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "3"},
-           {"workload.window", "2"}, {"workload.operation", "read"}, {"workload.populate", "false"},
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "16KiB"},
+           {"workload.iterations", "3"},
+           {"workload.window", "2"},
+           {"workload.operation", "read"},
+           {"workload.populate", "false"},
            {"dma.fault-tolerant", "true"}});
     s.run();
     SystemSim& base = s;
@@ -179,8 +186,12 @@ TEST_CASE("cluster read: arrival detection and the two-sided variant have nothin
 
 TEST_CASE("alltoall: cold buffers fault in a fault-tolerant engine and still deliver every byte",
           "[cluster][alltoall][faults]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "32KiB"}, {"workload.iterations", "2"},
-           {"workload.populate", "false"}, {"dma.fault-tolerant", "true"}, {"rdma.completion", "interrupt"}});
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "32KiB"},
+           {"workload.iterations", "2"},
+           {"workload.populate", "false"},
+           {"dma.fault-tolerant", "true"},
+           {"rdma.completion", "interrupt"}});
     s.run();
     s.check_all_verified(24, 24 * 32 * 1024);
     CHECK(s.stats.sum_counters("dma.nacks_sent") + s.stats.sum_counters("dma.parks") > 0);
@@ -188,8 +199,11 @@ TEST_CASE("alltoall: cold buffers fault in a fault-tolerant engine and still del
 
 TEST_CASE("alltoall: the pipeline strategy's chunked messages are matched by their last notification",
           "[cluster][alltoall][strategy]") {
-    Sim s({{"workload.kind", "alltoall"}, {"workload.message-size", "96KiB"}, {"workload.iterations", "2"},
-           {"rdma.strategy", "pipeline"}, {"rdma.pipeline-chunk", "32KiB"}});
+    Sim s({{"workload.kind", "alltoall"},
+           {"workload.message-size", "96KiB"},
+           {"workload.iterations", "2"},
+           {"rdma.strategy", "pipeline"},
+           {"rdma.pipeline-chunk", "32KiB"}});
     s.run();
     s.check_all_verified(24, 24 * 96 * 1024);
     CHECK(s.stats.sum_counters("pages_pinned") > 0);
@@ -215,8 +229,11 @@ TEST_CASE("halo: 2x2x1 grid - two distinct neighbours each - every byte verified
 }
 
 TEST_CASE("halo: a 4x1x1 ring with the pin strategy", "[cluster][halo][strategy]") {
-    Sim s({{"workload.kind", "halo"}, {"workload.grid", "4x1x1"}, {"workload.message-size", "4KiB"},
-           {"workload.iterations", "4"}, {"rdma.strategy", "pin"}});
+    Sim s({{"workload.kind", "halo"},
+           {"workload.grid", "4x1x1"},
+           {"workload.message-size", "4KiB"},
+           {"workload.iterations", "4"},
+           {"rdma.strategy", "pin"}});
     using V = std::vector<unsigned>;
     CHECK(s.cluster().destinations() == std::vector<V>{{1, 3}, {0, 2}, {1, 3}, {0, 2}});
     s.run();
@@ -230,7 +247,9 @@ TEST_CASE("halo: a grid that does not match the node count is a config error", "
 }
 
 TEST_CASE("incast: three senders into one node - the links into it the busiest", "[cluster][incast]") {
-    Sim s({{"workload.kind", "incast"}, {"workload.dst-node", "2"}, {"workload.total-bytes", "512KiB"},
+    Sim s({{"workload.kind", "incast"},
+           {"workload.dst-node", "2"},
+           {"workload.total-bytes", "512KiB"},
            {"workload.message-size", "64KiB"}});
     using V = std::vector<unsigned>;
     CHECK(s.cluster().destinations() == std::vector<V>{{2}, {2}, {}, {2}});
@@ -253,8 +272,11 @@ TEST_CASE("incast: three senders into one node - the links into it the busiest",
 }
 
 TEST_CASE("incast: workload.senders limits the senders", "[cluster][incast]") {
-    Sim s({{"workload.kind", "incast"}, {"workload.dst-node", "0"}, {"workload.senders", "2"},
-           {"workload.total-bytes", "128KiB"}, {"workload.message-size", "32KiB"}});
+    Sim s({{"workload.kind", "incast"},
+           {"workload.dst-node", "0"},
+           {"workload.senders", "2"},
+           {"workload.total-bytes", "128KiB"},
+           {"workload.message-size", "32KiB"}});
     using V = std::vector<unsigned>;
     CHECK(s.cluster().destinations() == std::vector<V>{{}, {0}, {0}, {}});
     s.run();
@@ -270,7 +292,9 @@ TEST_CASE("incast: more senders than nodes - or a receiver that does not exist -
 }
 
 TEST_CASE("permutation: each node sends to its image - which is never itself", "[cluster][permutation]") {
-    Sim s({{"workload.kind", "permutation"}, {"sim.seed", "5"}, {"workload.total-bytes", "256KiB"},
+    Sim s({{"workload.kind", "permutation"},
+           {"sim.seed", "5"},
+           {"workload.total-bytes", "256KiB"},
            {"workload.message-size", "64KiB"}});
     const auto p = cluster::derangement(4, 5);
     const auto& out = s.cluster().destinations();

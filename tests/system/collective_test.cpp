@@ -14,7 +14,7 @@
 
 #include "child_process.hpp"
 #include "situation_run.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -51,8 +51,9 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
         f.link_util_max = 0.5;
         const auto v = check_invariants(*sim.sys, sim.stats, f);
         if (!v.empty()) std::cerr << describe(v) << "\n";
-        os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
-                           l.bytes_verified.value() == l.bytes_delivered.value())
+        os << "clean "
+           << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
+               l.bytes_verified.value() == l.bytes_delivered.value())
            << "\n";
         os << "transfers " << l.transfers.value() << "\n";
         os << "verified " << l.bytes_verified.value() << "\n";
@@ -77,11 +78,11 @@ void clean(const Figures& f) {
 const char* const kMigrateBlock = "64KiB";
 
 // Every collective with each of its algorithms.
-const std::pair<const char*, const char*> kSpecs[] = {
-    {"barrier", "dissemination"}, {"bcast", "binomial"},       {"reduce", "binomial"},
-    {"allreduce", "recursive-doubling"}, {"allreduce", "ring"}, {"allreduce", "rabenseifner"},
-    {"allgather", "ring"},        {"allgather", "recursive-doubling"},
-    {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
+const std::pair<const char*, const char*> kSpecs[] = {{"barrier", "dissemination"}, {"bcast", "binomial"},
+                                                      {"reduce", "binomial"},       {"allreduce", "recursive-doubling"},
+                                                      {"allreduce", "ring"},        {"allreduce", "rabenseifner"},
+                                                      {"allgather", "ring"},        {"allgather", "recursive-doubling"},
+                                                      {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
 
 unsigned log2_ceil(unsigned n) {
     unsigned k = 0;
@@ -89,7 +90,7 @@ unsigned log2_ceil(unsigned n) {
     return k;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous sizes, every byte verified",
           "[collective]") {
@@ -136,8 +137,9 @@ TEST_CASE("collectives: allreduce on 8 ranks, as library/collectives/README.md q
     const Figures rab_large = run(8, "allreduce", "rabenseifner", "1MiB", 4);
     const Figures ring_large = run(8, "allreduce", "ring", "1MiB", 4);
     for (const Figures* f : {&rd_small, &ring_small, &rd_large, &rab_large, &ring_large}) clean(*f);
-    INFO("8 B: recursive doubling " << rd_small.at("p50") << " us, ring " << ring_small.at("p50") << " us; 1 MiB: "
-                                    << rd_large.at("p50") << ", " << rab_large.at("p50") << ", " << ring_large.at("p50"));
+    INFO("8 B: recursive doubling " << rd_small.at("p50") << " us, ring " << ring_small.at("p50")
+                                    << " us; 1 MiB: " << rd_large.at("p50") << ", " << rab_large.at("p50") << ", "
+                                    << ring_large.at("p50"));
     CHECK(rd_small.at("p50") < ring_small.at("p50") / 2);
     CHECK(rab_large.at("p50") < rd_large.at("p50") / 2);
     CHECK(ring_large.at("p50") < rd_large.at("p50") / 2);
@@ -157,8 +159,7 @@ TEST_CASE("collectives: with every registration strategy and two processes a nod
     clean(run(4, "alltoall", "bruck", "64B", 2, {{"rdma.buffer-guard", "mprotect"}, {"rdma.completion", "poll"}}));
 }
 
-TEST_CASE("collectives on one-sided RDMA: every algorithm, writes and reads, every byte verified",
-          "[collective]") {
+TEST_CASE("collectives on one-sided RDMA: every algorithm, writes and reads, every byte verified", "[collective]") {
     for (const char* operation : {"write", "read"})
         for (unsigned n : {8u, 3u})
             for (const auto& [op, alg] : kSpecs)
@@ -176,8 +177,9 @@ TEST_CASE("collectives on one-sided RDMA: every algorithm, writes and reads, eve
                     CHECK(f.at("msg_sends") == 0);
                     const bool empty = std::string(op) == "barrier";
                     if (empty || std::string(size) != "8B")
-                        CHECK(f.at("control") ==
-                              f.at("messages") * (empty ? 1 : std::string(operation) == "read" ? 2 : 1));
+                        CHECK(f.at("control") == f.at("messages") * (empty                              ? 1
+                                                                     : std::string(operation) == "read" ? 2
+                                                                                                        : 1));
                 }
 }
 
@@ -200,8 +202,10 @@ TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, 
         for (const char* strategy : {"fault-tolerant", "pin", "pin-cache", "netvm", "prefault", "pin-deferred"}) {
             INFO(operation << " " << strategy);
             clean(run(8, "allreduce", "rabenseifner", "24KiB", 2,
-                      {{"collective.transport", "one-sided"}, {"workload.operation", operation},
-                       {"rdma.strategy", strategy}, {"workload.populate", "false"}}));
+                      {{"collective.transport", "one-sided"},
+                       {"workload.operation", operation},
+                       {"rdma.strategy", strategy},
+                       {"workload.populate", "false"}}));
         }
     // Each way of waiting; a barrier is token writes only (its waits look
     // at polled words between counter increments).
@@ -210,14 +214,18 @@ TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, 
         clean(run(8, "barrier", "dissemination", "8B", 4,
                   {{"collective.transport", "one-sided"}, {"rdma.completion", completion}}));
         clean(run(8, "alltoall", "bruck", "64B", 2,
-                  {{"collective.transport", "one-sided"}, {"rdma.completion", completion},
+                  {{"collective.transport", "one-sided"},
+                   {"rdma.completion", completion},
                    {"rdma.buffer-guard", "mprotect"}}));
     }
     for (const char* operation : {"write", "read"}) {
         INFO(operation);
         clean(run(4, "allgather", "ring", "24KiB", 2,
-                  {{"collective.transport", "one-sided"}, {"workload.operation", operation},
-                   {"rdma.buffer-guard", "mprotect"}, {"node.processes", "2"}, {"workload.populate", "false"}}));
+                  {{"collective.transport", "one-sided"},
+                   {"workload.operation", operation},
+                   {"rdma.buffer-guard", "mprotect"},
+                   {"node.processes", "2"},
+                   {"workload.populate", "false"}}));
     }
 }
 
@@ -226,9 +234,10 @@ TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, 
 // rank's result 2 MiB, so that THP collapse finds whole blocks; migration:
 // kMigrateBlock), in both SMMU fault modes, on both transports: every byte
 // of every result verified, and the situation happened.
-TEST_CASE("collectives in the fault situations: cold, swap, THP collapse, migration; stall and terminate; "
-          "two-sided and one-sided",
-          "[collective][strategy]") {
+TEST_CASE(
+    "collectives in the fault situations: cold, swap, THP collapse, migration; stall and terminate; "
+    "two-sided and one-sided",
+    "[collective][strategy]") {
     using situations::Situation;
     for (Situation sit : {Situation::Cold, Situation::Swap, Situation::Thp, Situation::Migrate})
         for (const char* mode : {"stall", "terminate"})
@@ -268,7 +277,9 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
     CHECK_THAT(refusal({{"workload.operation", "read"}}),
                Catch::Contains("has nothing to choose in workload.kind = collective with collective.transport = "
                                "two-sided"));
-    CHECK_THAT(refusal({{"topology.kind", "qfdb"}, {"topology.nodes", "3"}, {"collective.op", "allgather"},
+    CHECK_THAT(refusal({{"topology.kind", "qfdb"},
+                        {"topology.nodes", "3"},
+                        {"collective.op", "allgather"},
                         {"collective.allgather-algorithm", "recursive-doubling"}}),
                Catch::Contains("power-of-two"));
 }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -27,7 +27,7 @@ TEST_CASE("files: every node of the board reads the SSD's files, those off its F
     for (unsigned n : {0u, 1u, 3u}) {
         Node& node = sim.sys->node(n);
         CHECK(node.vm.has_files());
-        CHECK(node.fs == nullptr);                           // one file system per board, on the SSD's node
+        CHECK(node.fs == nullptr);   // one file system per board, on the SSD's node
         CHECK(&node.file_system() == ssd_node.fs.get());   // ... shared by the board's nodes
         CHECK(node.remote_fs->connected());
     }
@@ -97,8 +97,8 @@ TEST_CASE("files: SSD data packets that would not fit the board's buffers are re
           "[files]") {
     // The workload's 256 B messages fit the NI's 640 B buffer, but the
     // SSD's data packets of dma.packet-size = 1 KiB would not.
-    const std::string msg = config_refusal(
-        {{"fs.files", "1"}, {"dma.packet-size", "1KiB"}, {"workload.message-size", "256B"}});
+    const std::string msg =
+        config_refusal({{"fs.files", "1"}, {"dma.packet-size", "1KiB"}, {"workload.message-size", "256B"}});
     CHECK(msg.find("dma.packet-size") != std::string::npos);
     CHECK(msg.find("ni.buffer") != std::string::npos);
     CHECK(config_refusal({{"dma.packet-size", "1KiB"}, {"workload.message-size", "256B"}}).empty());

@@ -20,7 +20,7 @@
 #include "child_process.hpp"
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 #include "workloads/fileserve.hpp"
 
@@ -86,7 +86,7 @@ Run checked(SystemSim& s, std::uint64_t requests = kRequests, std::uint64_t byte
 
 Settings method(const char* m, const char* cache) { return {{"fileserve.method", m}, {"fileserve.cache", cache}}; }
 
-}  // namespace
+}   // namespace
 
 // ---- every method, warm and cold
 
@@ -204,7 +204,7 @@ Run under_pressure(const char* m, Settings extra = {}) {
     CHECK(r.ssd_bytes > 0);   // evicted pages read again
     return r;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("fileserve read-copy under memory pressure", "[fileserve][pressure]") { under_pressure("read-copy"); }
 TEST_CASE("fileserve pipeline under memory pressure", "[fileserve][pressure]") {
@@ -229,8 +229,8 @@ TEST_CASE("fileserve kernel-copy under memory pressure", "[fileserve][pressure]"
 
 namespace {
 void collapsing(const char* m) {
-    SystemSim s(kBase, method(m, "cold") + Settings{{"vm.thp", "madvise"}, {"fileserve.requests", "12"},
-                                                    {"fs.file-size", "256KiB"}});
+    SystemSim s(kBase, method(m, "cold") +
+                           Settings{{"vm.thp", "madvise"}, {"fileserve.requests", "12"}, {"fs.file-size", "256KiB"}});
     Effect e;
     Options o;
     o.thp_advise_after = sc_core::sc_time(10, sc_core::SC_US);
@@ -238,11 +238,13 @@ void collapsing(const char* m) {
     checked(s, 24, 24 * 256 * 1024);
     CHECK(e.rounds > 0);
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("fileserve read-copy with THP collapse of the buffers", "[fileserve][thp]") { collapsing("read-copy"); }
 TEST_CASE("fileserve pipeline with THP collapse of the buffers", "[fileserve][thp]") { collapsing("pipeline"); }
-TEST_CASE("fileserve sendfile with THP collapse of the clients' buffers", "[fileserve][thp]") { collapsing("sendfile"); }
+TEST_CASE("fileserve sendfile with THP collapse of the clients' buffers", "[fileserve][thp]") {
+    collapsing("sendfile");
+}
 TEST_CASE("fileserve mmap-fault with THP collapse of the clients' buffers", "[fileserve][thp]") {
     collapsing("mmap-fault");
 }
@@ -258,7 +260,8 @@ TEST_CASE("fileserve: combinations that cannot work are refused before simulatio
     };
     CHECK_THAT(refusal({{"fileserve.method", "mmap-fault"}, {"rdma.strategy", "pin"}}),
                Catch::Contains("rdma.strategy"));
-    CHECK_THAT(refusal({{"fileserve.method", "mmap-fault"}, {"smmu-driver.fault-mode", "terminate"},
+    CHECK_THAT(refusal({{"fileserve.method", "mmap-fault"},
+                        {"smmu-driver.fault-mode", "terminate"},
                         {"dma.fault-tolerant", "false"}}),
                Catch::Contains("dma.fault-tolerant"));
     CHECK_THAT(refusal({{"fileserve.clients", "3"}}), Catch::Contains("fileserve.clients"));
@@ -272,19 +275,23 @@ TEST_CASE("fileserve: combinations that cannot work are refused before simulatio
     // The rules of docs/composition.md (R11-R14) and direct access's own.
     CHECK_THAT(refusal({{"fileserve.method", "kernel-copy"}, {"rdma.buffer-guard", "mprotect"}}),
                Catch::Contains("has nothing to guard with fileserve.method = kernel-copy"));
-    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"rdma.buffer-guard", "mprotect"}}),
-               Catch::Contains("has nothing to guard with fileserve.access = direct"));
+    CHECK_THAT(
+        refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"rdma.buffer-guard", "mprotect"}}),
+        Catch::Contains("has nothing to guard with fileserve.access = direct"));
     CHECK_THAT(refusal({{"fileserve.method", "kernel-copy"}, {"workload.operation", "read"}}),
                Catch::Contains("has nothing to choose with fileserve.method = kernel-copy"));
-    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"workload.operation", "read"}}),
-               Catch::Contains("has nothing to choose with fileserve.access = direct"));
+    CHECK_THAT(
+        refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"workload.operation", "read"}}),
+        Catch::Contains("has nothing to choose with fileserve.access = direct"));
     CHECK_THAT(refusal({{"fileserve.method", "pipeline"}, {"workload.operation", "read"}}),
                Catch::Contains("the read form is not built yet for fileserve.method = pipeline"));
     CHECK_THAT(refusal({{"fileserve.access", "direct"}}), Catch::Contains("fileserve.outstanding"));
-    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.server-depth", "2"}}),
-               Catch::Contains("fileserve.server-depth"));
-    CHECK_THAT(refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.method", "sendfile"}}),
-               Catch::Contains("fileserve.method"));
+    CHECK_THAT(
+        refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.server-depth", "2"}}),
+        Catch::Contains("fileserve.server-depth"));
+    CHECK_THAT(
+        refusal({{"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}, {"fileserve.method", "sendfile"}}),
+        Catch::Contains("fileserve.method"));
 }
 
 // ---- several requests at once (fileserve.server-depth), the read form,
@@ -315,7 +322,8 @@ Figures child_run(const Settings& extra) {
                            l.bytes_verified.value() == kRequests * kFile &&
                            s.counter("workload.fileserve.answered") == kRequests;
         os << "clean " << clean << "\n";
-        os << "gbps " << static_cast<double>(l.bytes_delivered.value()) * 8 / (l.last_done - l.first_post).to_seconds() / 1e9
+        os << "gbps "
+           << static_cast<double>(l.bytes_delivered.value()) * 8 / (l.last_done - l.first_post).to_seconds() / 1e9
            << "\n";
         os << "peak " << s.scalar("workload.fileserve.concurrent_peak") << "\n";
         os << "ssd_bytes " << s.counter("workload.fileserve.ssd_bytes") << "\n";
@@ -352,7 +360,7 @@ void at_depths(const char* m) {
     CHECK(two.at("gbps") > one.at("gbps") * 1.05);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fileserve server-depth 2, read-copy: a second request's read() overlaps the first's transfer",
           "[fileserve][depth]") {
@@ -379,8 +387,8 @@ TEST_CASE("fileserve read form: read-copy, sendfile and mmap-fault, one and two 
     for (const char* m : {"read-copy", "sendfile", "mmap-fault"})
         for (const char* depth : {"1", "2"}) {
             INFO(m << ", depth " << depth);
-            const Figures f = child_run(method(m, "cold") + Settings{{"workload.operation", "read"},
-                                                                     {"fileserve.server-depth", depth}});
+            const Figures f = child_run(method(m, "cold") +
+                                        Settings{{"workload.operation", "read"}, {"fileserve.server-depth", depth}});
             clean(f);
             CHECK(f.at("ssd_bytes") > 0);
             // The clients' engines read: the server's engine served a read
@@ -437,7 +445,7 @@ TEST_CASE("fileserve direct access: the clients' page caches fill over the board
     CHECK(cold.at("ssd_bytes") == cold.at("remote_bytes"));
     CHECK(cold.at("remote_served") == cold.at("remote_reads"));
     CHECK(cold.at("copies") == kRequests * kFile);   // one read() copy per byte
-    CHECK(warm.at("ssd_bytes") == 0);                // the warm pass filled each client's cache
+    CHECK(warm.at("ssd_bytes") == 0);   // the warm pass filled each client's cache
     CHECK(warm.at("cpu_ns_per_byte") < cold.at("cpu_ns_per_byte"));
     INFO("direct: cold " << cold.at("gbps") << " Gb/s, warm " << warm.at("gbps") << " Gb/s");
     CHECK(warm.at("gbps") > cold.at("gbps"));
@@ -478,7 +486,7 @@ void two_processes(const char* m) {
     INFO(describe(v));
     CHECK(v.empty());
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("fileserve with two processes per node, read-copy: two servers share the node's page cache and SSD",
           "[fileserve][procs]") {

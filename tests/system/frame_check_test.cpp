@@ -1,4 +1,4 @@
-// The ownership check of the physical-address experiment (src/frame_check.hpp)
+// The ownership check of the physical-address experiment (src/sim/frame_check.hpp)
 // on its own: judge_frame and FrameCheck::inspect against frames whose owner
 // the test arranges in a node's Vm. The kernel model has no page cache, so
 // no frame is ever the page cache's; the kernel's own frames (page tables,
@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -21,7 +21,7 @@ const Settings kPhysical{{"smmu.enabled", "false"},
                          {"workload.message-size", "64KiB"},
                          {"vm.thp", "never"}};
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ownership check: own page - another process - another own page - kernel - free", "[physical]") {
     SystemSim s(kPhysical);
@@ -73,9 +73,9 @@ TEST_CASE("ownership check: own page - another process - another own page - kern
     // FrameCheck counts what it finds, by kind and bytes, for the stream of process 0.
     FrameCheck& fc = *n.frame_check;
     const std::uint32_t sid = n.stream_of(0);
-    CHECK(fc.inspect(true, pa1, 4096, sid, t) == 1);           // another own page
-    CHECK(fc.inspect(true, pa_other + 4000, 96, sid, t) == 1);    // the last 96 B of a free frame
-    CHECK(fc.inspect(false, pa_other, 64, sid, t) == 1);       // a stale source read of a free frame
+    CHECK(fc.inspect(true, pa1, 4096, sid, t) == 1);   // another own page
+    CHECK(fc.inspect(true, pa_other + 4000, 96, sid, t) == 1);   // the last 96 B of a free frame
+    CHECK(fc.inspect(false, pa_other, 64, sid, t) == 1);   // a stale source read of a free frame
     CHECK(s.counter("node0.frame_check.foreign_writes") == 2);
     CHECK(s.counter("node0.frame_check.foreign_write_bytes.own_other_page") == 4096);
     CHECK(s.counter("node0.frame_check.foreign_write_bytes.free") == 96);

@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <string>
 
-#include "invariants.hpp"
-#include "run.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/cli/run.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
 
 namespace {
 
-const Settings kSmall = {{"workload.message-size", "4KiB"}, {"workload.total-bytes", "64KiB"},
-                         {"workload.window", "1"}};
+const Settings kSmall = {
+    {"workload.message-size", "4KiB"}, {"workload.total-bytes", "64KiB"}, {"workload.window", "1"}};
 
 RunFigures figures(SystemSim& s) {
     RunFigures f = run_figures(*s.sys);
@@ -51,10 +51,9 @@ std::vector<Violation> check_after(const std::function<void(SystemSim&, RunFigur
     return check_invariants(*s.sys, s.stats, f);
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("invariants: a clean run passes every check, with its throughput under the payload ceiling",
-          "[invariants]") {
+TEST_CASE("invariants: a clean run passes every check, with its throughput under the payload ceiling", "[invariants]") {
     const auto v = check_after([](SystemSim&, RunFigures&) {});
     INFO(describe(v));
     CHECK(v.empty());
@@ -71,9 +70,7 @@ TEST_CASE("invariants: bytes delivered but not verified are caught", "[invariant
 }
 
 TEST_CASE("invariants: a completion seen before the engine wrote it is caught", "[invariants]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) {
-        counter(s, "node0.rdma.early_completions").inc();
-    });
+    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.rdma.early_completions").inc(); });
     CHECK(fired(v, "completion-after-engine"));
 }
 
@@ -162,7 +159,7 @@ Settings small_reads() {
     s.push_back({"workload.operation", "read"});
     return s;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("invariants: a clean run of RDMA reads passes every check", "[invariants][read]") {
     const auto v = check_after([](SystemSim&, RunFigures&) {}, small_reads());
@@ -171,23 +168,26 @@ TEST_CASE("invariants: a clean run of RDMA reads passes every check", "[invarian
 }
 
 TEST_CASE("invariants: a read request a responder took and never ended is caught", "[invariants][read]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.read_requests").inc(); },
-                               small_reads());
+    const auto v =
+        check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.read_requests").inc(); }, small_reads());
     CHECK(fired(v, "reads-conserved"));
 }
 
 TEST_CASE("invariants: a read posted and never completed is caught", "[invariants][read]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node1.dma.reads_posted").inc(); },
-                               small_reads());
+    const auto v =
+        check_after([](SystemSim& s, RunFigures&) { counter(s, "node1.dma.reads_posted").inc(); }, small_reads());
     CHECK(fired(v, "reads-conserved"));
 }
 
 namespace {
 Settings small_locks() {
-    return {{"topology.kind", "qfdb"}, {"topology.nodes", "4"}, {"workload.kind", "lock"},
-            {"lock.kind", "mcs"},      {"lock.acquisitions", "5"}};
+    return {{"topology.kind", "qfdb"},
+            {"topology.nodes", "4"},
+            {"workload.kind", "lock"},
+            {"lock.kind", "mcs"},
+            {"lock.acquisitions", "5"}};
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("invariants: a clean run of network atomics (the lock workload) passes every check", "[invariants][atomic]") {
     const auto v = check_after([](SystemSim&, RunFigures&) {}, small_locks());
@@ -196,8 +196,8 @@ TEST_CASE("invariants: a clean run of network atomics (the lock workload) passes
 }
 
 TEST_CASE("invariants: an atomic posted and never completed is caught", "[invariants][atomic]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node2.dma.atomics_posted").inc(); },
-                               small_locks());
+    const auto v =
+        check_after([](SystemSim& s, RunFigures&) { counter(s, "node2.dma.atomics_posted").inc(); }, small_locks());
     CHECK(fired(v, "atomics-conserved"));
 }
 
@@ -217,8 +217,8 @@ TEST_CASE("invariants: an engine operation no lock job posted is caught over the
 }
 
 TEST_CASE("invariants: an atomic executed twice at its target is caught", "[invariants][atomic]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.atomics_executed").inc(); },
-                               small_locks());
+    const auto v =
+        check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.dma.atomics_executed").inc(); }, small_locks());
     CHECK(fired(v, "atomics-conserved"));
 }
 
@@ -243,7 +243,7 @@ std::vector<Violation> check_region_after(const std::function<void(StatRegistry&
     return check_region(*s.sys, s.stats, region, f);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("invariants: a clean region passes its checks", "[invariants][roi]") {
     const auto v = check_region_after([](StatRegistry&, RegionFigures&) {});
@@ -272,8 +272,7 @@ TEST_CASE("invariants: a region's throughput above the payload ceiling is caught
                 "region-throughput-ceiling"));
 }
 
-TEST_CASE("invariants: a region's cores busier than it was long are caught by its energy check",
-          "[invariants][roi]") {
+TEST_CASE("invariants: a region's cores busier than it was long are caught by its energy check", "[invariants][roi]") {
     CHECK(fired(check_region_after([](StatRegistry&, RegionFigures& f) { f.stats_s = 1e-9; }), "region-energy"));
 }
 
@@ -285,7 +284,7 @@ Settings cold_prefetch() {
     cold.push_back({"workload.fill-source", "false"});
     return cold;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("invariants: a clean run with prefetch advice passes every check", "[invariants][prefetch]") {
     const auto v = check_after([](SystemSim&, RunFigures&) {}, cold_prefetch());
@@ -295,9 +294,11 @@ TEST_CASE("invariants: a clean run with prefetch advice passes every check", "[i
 
 TEST_CASE("invariants: a prefetch worker making present more pages than were advised is caught",
           "[invariants][prefetch]") {
-    const auto v = check_after([](SystemSim& s, RunFigures&) {
-        Counter& advised = counter(s, "node1.rdma.prefetch.advised_pages");
-        counter(s, "node1.rdma.prefetch.populated_pages").inc(advised.value() + 1);
-    }, cold_prefetch());
+    const auto v = check_after(
+        [](SystemSim& s, RunFigures&) {
+            Counter& advised = counter(s, "node1.rdma.prefetch.advised_pages");
+            counter(s, "node1.rdma.prefetch.populated_pages").inc(advised.value() + 1);
+        },
+        cold_prefetch());
     CHECK(fired(v, "prefetch-advised-only"));
 }

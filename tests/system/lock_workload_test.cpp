@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "invariants.hpp"
-#include "system.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/lock_workload.hpp"
 
@@ -24,10 +24,10 @@ using namespace sc_core;
 namespace {
 
 Settings lock_run(const std::string& kind, const std::string& count = "1") {
-    return {{"topology.kind", "qfdb"},         {"topology.nodes", "4"},
-            {"workload.kind", "lock"},         {"lock.kind", kind},
-            {"lock.acquisitions", "10"},       {"lock.semaphore-count", count},
-            {"lock.critical-section", "2us"},  {"sim.time-limit", "100ms"}};
+    return {{"topology.kind", "qfdb"},        {"topology.nodes", "4"},
+            {"workload.kind", "lock"},        {"lock.kind", kind},
+            {"lock.acquisitions", "10"},      {"lock.semaphore-count", count},
+            {"lock.critical-section", "2us"}, {"sim.time-limit", "100ms"}};
 }
 
 void check_exclusion(SystemSim& s, unsigned count) {
@@ -45,12 +45,12 @@ void check_exclusion(SystemSim& s, unsigned count) {
     CHECK(s.scalar("workload.lock.fairness") <= 1.0);
 }
 
-}  // namespace
+}   // namespace
 
-#define LOCK_CASE(kind)                                                                      \
-    TEST_CASE("lock " kind ": mutual exclusion holds and is checked", "[lock]") {            \
-        SystemSim s(lock_run(kind));                                                         \
-        check_exclusion(s, 1);                                                               \
+#define LOCK_CASE(kind)                                                           \
+    TEST_CASE("lock " kind ": mutual exclusion holds and is checked", "[lock]") { \
+        SystemSim s(lock_run(kind));                                              \
+        check_exclusion(s, 1);                                                    \
     }
 LOCK_CASE("spin")
 LOCK_CASE("mcs")
@@ -220,9 +220,9 @@ void check_jobs(SystemSim& s, unsigned procs, unsigned count) {
     CHECK(v.empty());
 }
 
-}  // namespace
+}   // namespace
 
-#define LOCK_PROCS_CASE(kind, procs)                                                                         \
+#define LOCK_PROCS_CASE(kind, procs)                                                                        \
     TEST_CASE("lock " kind " with " #procs " processes per node: each job keeps exclusion on its own lock", \
               "[lock][procs]") {                                                                            \
         SystemSim s(lock_procs(kind, procs));                                                               \

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 #include "workloads/overlap.hpp"
 
@@ -64,7 +64,7 @@ Run checked(SystemSim& s, std::uint64_t iterations, std::uint64_t msg = 64 * 102
     return r;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("overlap unguarded: stores into the source in flight corrupt transfers and the check catches them",
           "[overlap]") {
@@ -100,7 +100,8 @@ TEST_CASE("overlap unguarded with touch probability 0: nothing to catch", "[over
     CHECK(s.log().bytes_verified.value() == 12 * 64 * 1024);
 }
 
-TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits and nothing is corrupted", "[overlap]") {
+TEST_CASE("overlap guarded: every store into a buffer in flight faults and waits and nothing is corrupted",
+          "[overlap]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"rdma.buffer-guard", "mprotect"}});
     const Run r = checked(s, 12);
     CHECK(r.corrupted == 0);
@@ -127,9 +128,10 @@ TEST_CASE("overlap two-sided unguarded: stores into the send buffer in flight ar
     CHECK(s.stats.sum_counters("msg.rendezvous_sends") == 12);
 }
 
-TEST_CASE("overlap two-sided guarded: the isend buffer is protected until the request completes", "[overlap][two-sided]") {
-    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"},
-                        {"rdma.buffer-guard", "mprotect"}});
+TEST_CASE("overlap two-sided guarded: the isend buffer is protected until the request completes",
+          "[overlap][two-sided]") {
+    SystemSim s(
+        kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"}, {"rdma.buffer-guard", "mprotect"}});
     const Run r = checked(s, 12);
     CHECK(r.corrupted == 0);
     CHECK(r.inflight == 0);
@@ -139,8 +141,8 @@ TEST_CASE("overlap two-sided guarded: the isend buffer is protected until the re
 }
 
 TEST_CASE("overlap two-sided eager: small messages copied at isend, checked", "[overlap][two-sided]") {
-    SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"},
-                        {"workload.message-size", "1KiB"}});
+    SystemSim s(
+        kBase, {{"overlap.touch-probability", "1"}, {"workload.two-sided", "true"}, {"workload.message-size", "1KiB"}});
     const Run r = checked(s, 12, 1024);
     CHECK(s.stats.sum_counters("msg.eager_sends") == 12);
     CHECK(r.touches == 12 * 4);
@@ -149,7 +151,8 @@ TEST_CASE("overlap two-sided eager: small messages copied at isend, checked", "[
 // Two processes per node, each its own overlap job, racing its own buffers:
 // every job's figures are its own (jobP.workload.overlap.*), each fraction
 // in [0, 1] (the summary shows job 0's: a fraction does not add up).
-TEST_CASE("overlap with two processes per node: each job races, is checked and measured on its own", "[overlap][procs]") {
+TEST_CASE("overlap with two processes per node: each job races, is checked and measured on its own",
+          "[overlap][procs]") {
     SystemSim s(kBase, {{"overlap.touch-probability", "1"}, {"node.processes", "2"}});
     s.run();
     REQUIRE(s.finished());
@@ -229,28 +232,29 @@ void situation_case(bool guarded, bool read, Situation sit, Mode mode) {
     }
     const std::uint64_t smmu_faults = s.stats.sum_counters("faults_read") + s.stats.sum_counters("faults_write");
     switch (sit) {
-        case Situation::Cold: CHECK(smmu_faults > 0); break;   // the engine met absent pages, guarded or not
-        case Situation::Swap: CHECK(s.stats.sum_counters("vm.swap_outs") > 0); break;
-        case Situation::Thp: CHECK(s.stats.sum_counters("vm.collapses") > 0); break;
-        case Situation::Migrate: CHECK(s.stats.sum_counters("vm.pages_migrated") > 0); break;
+    case Situation::Cold: CHECK(smmu_faults > 0); break;   // the engine met absent pages, guarded or not
+    case Situation::Swap: CHECK(s.stats.sum_counters("vm.swap_outs") > 0); break;
+    case Situation::Thp: CHECK(s.stats.sum_counters("vm.collapses") > 0); break;
+    case Situation::Migrate: CHECK(s.stats.sum_counters("vm.pages_migrated") > 0); break;
     }
     CHECK((sit == Situation::Cold || effect.rounds > 0));
 }
 
-}  // namespace
+}   // namespace
 
-#define OVERLAP_SIT(g, op, sit, mode)                                                                             \
-    TEST_CASE("overlap " #g " " #op " / " #sit " / " #mode ": every byte verified or caught", "[overlap][situations]") { \
-        situation_case(std::string(#g) == "guarded", std::string(#op) == "read", Situation::sit, Mode::mode);   \
+#define OVERLAP_SIT(g, op, sit, mode)                                                                         \
+    TEST_CASE("overlap " #g " " #op " / " #sit " / " #mode ": every byte verified or caught",                 \
+              "[overlap][situations]") {                                                                      \
+        situation_case(std::string(#g) == "guarded", std::string(#op) == "read", Situation::sit, Mode::mode); \
     }
-#define OVERLAP_ALL(g, op)                 \
-    OVERLAP_SIT(g, op, Cold, Stall)        \
-    OVERLAP_SIT(g, op, Cold, Terminate)    \
-    OVERLAP_SIT(g, op, Swap, Stall)        \
-    OVERLAP_SIT(g, op, Swap, Terminate)    \
-    OVERLAP_SIT(g, op, Thp, Stall)         \
-    OVERLAP_SIT(g, op, Thp, Terminate)     \
-    OVERLAP_SIT(g, op, Migrate, Stall)     \
+#define OVERLAP_ALL(g, op)              \
+    OVERLAP_SIT(g, op, Cold, Stall)     \
+    OVERLAP_SIT(g, op, Cold, Terminate) \
+    OVERLAP_SIT(g, op, Swap, Stall)     \
+    OVERLAP_SIT(g, op, Swap, Terminate) \
+    OVERLAP_SIT(g, op, Thp, Stall)      \
+    OVERLAP_SIT(g, op, Thp, Terminate)  \
+    OVERLAP_SIT(g, op, Migrate, Stall)  \
     OVERLAP_SIT(g, op, Migrate, Terminate)
 OVERLAP_ALL(guarded, write)
 OVERLAP_ALL(guarded, read)
@@ -259,9 +263,9 @@ OVERLAP_ALL(unguarded, read)
 
 // The figures workloads/README.md quotes for configs/overlap/base.ini (64 KiB,
 // touch probability 0.25, 200 iterations): unguarded and guarded.
-const Settings kReadmeBase{{"workload.kind", "overlap"},     {"workload.message-size", "64KiB"},
-                           {"workload.iterations", "200"},   {"overlap.touch-probability", "0.25"},
-                           {"overlap.phases", "4"},          {"overlap.compute", "5us"}};
+const Settings kReadmeBase{{"workload.kind", "overlap"},   {"workload.message-size", "64KiB"},
+                           {"workload.iterations", "200"}, {"overlap.touch-probability", "0.25"},
+                           {"overlap.phases", "4"},        {"overlap.compute", "5us"}};
 
 TEST_CASE("overlap README figures: 64 KiB unguarded at p = 0.25", "[overlap][readme]") {
     SystemSim s(kReadmeBase);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "child_process.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -21,9 +21,9 @@ namespace {
 // What a child run reports: whether it finished cleanly, a few figures, and
 // every statistic as text (the fingerprint compared between values).
 struct Outcome {
-    bool ran = false;        // the child reported at all
-    bool clean = false;      // finished, no transfer error, no mismatch
-    std::string error;       // an exception's message
+    bool ran = false;   // the child reported at all
+    bool clean = false;   // finished, no transfer error, no mismatch
+    std::string error;   // an exception's message
     std::map<std::string, double> figures;
     std::string stats;
 };
@@ -80,33 +80,47 @@ Settings operator+(Settings a, const Settings& b) {
 }
 
 // Small runs: a few ms of simulated time each.
-const Settings kStream{{"workload.total-bytes", "512KiB"}, {"workload.message-size", "64KiB"},
-                       {"workload.window", "2"}, {"sim.time-limit", "1s"}};
+const Settings kStream{{"workload.total-bytes", "512KiB"},
+                       {"workload.message-size", "64KiB"},
+                       {"workload.window", "2"},
+                       {"sim.time-limit", "1s"}};
 // Every message in fresh, never-touched buffers: the engine meets faults.
-const Settings kCold = kStream + Settings{{"workload.buffers", "8"}, {"workload.populate", "false"},
-                                          {"workload.fill-source", "false"}, {"vm.thp", "never"},
+const Settings kCold = kStream + Settings{{"workload.buffers", "8"},
+                                          {"workload.populate", "false"},
+                                          {"workload.fill-source", "false"},
+                                          {"vm.thp", "never"},
                                           {"vm.memlock-limit", "64MiB"}};
 
 // Every node of a 3x2 torus writes 64 KiB to its image, 3 VCs (adaptive needs them).
-const Settings kTorusPermutation{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "2"},
-                                 {"router.vcs", "3"}, {"dram.size", "1GiB"}, {"workload.kind", "permutation"},
-                                 {"workload.total-bytes", "64KiB"}, {"workload.message-size", "16KiB"},
+const Settings kTorusPermutation{{"topology.kind", "torus"},
+                                 {"topology.x", "3"},
+                                 {"topology.y", "2"},
+                                 {"router.vcs", "3"},
+                                 {"dram.size", "1GiB"},
+                                 {"workload.kind", "permutation"},
+                                 {"workload.total-bytes", "64KiB"},
+                                 {"workload.message-size", "16KiB"},
                                  {"sim.time-limit", "1s"}};
 
 // The overlap workload, small: 16 transfers of 16 KiB, half the phases
 // touching a buffer in flight.
-const Settings kOverlap{{"workload.kind", "overlap"}, {"workload.message-size", "16KiB"},
-                        {"workload.iterations", "16"}, {"overlap.touch-probability", "0.5"},
+const Settings kOverlap{{"workload.kind", "overlap"},
+                        {"workload.message-size", "16KiB"},
+                        {"workload.iterations", "16"},
+                        {"overlap.touch-probability", "0.5"},
                         {"sim.time-limit", "1s"}};
 
 // The fileserve workload, small: 4 files of 64 KiB, one client asking for
 // 6 of them, a cold cache (so that which files are asked for shows).
-const Settings kFileserve{{"workload.kind", "fileserve"}, {"fs.files", "4"},   {"fs.file-size", "64KiB"},
+const Settings kFileserve{{"workload.kind", "fileserve"}, {"fs.files", "4"},           {"fs.file-size", "64KiB"},
                           {"fileserve.requests", "6"},    {"fileserve.cache", "cold"}, {"sim.time-limit", "1s"}};
 
 // The collective workload, small: 8 ranks (two QFDBs), 64 B per rank.
-const Settings kCollective{{"workload.kind", "collective"}, {"topology.kind", "torus"}, {"topology.x", "2"},
-                           {"workload.message-size", "64B"}, {"workload.iterations", "2"}};
+const Settings kCollective{{"workload.kind", "collective"},
+                           {"topology.kind", "torus"},
+                           {"topology.x", "2"},
+                           {"workload.message-size", "64B"},
+                           {"workload.iterations", "2"}};
 
 // For each enumeration parameter, a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
@@ -116,9 +130,13 @@ const std::map<std::string, Settings>& scenarios() {
         // Node count and names, links.
         {"topology.kind", kStream},
         // Who sends to whom.
-        {"workload.kind", Settings{{"topology.nodes", "4"}, {"workload.total-bytes", "128KiB"},
-                                   {"workload.message-size", "16KiB"}, {"workload.iterations", "2"},
-                                   {"fs.files", "2"}, {"fs.file-size", "64KiB"}, {"sim.time-limit", "1s"},
+        {"workload.kind", Settings{{"topology.nodes", "4"},
+                                   {"workload.total-bytes", "128KiB"},
+                                   {"workload.message-size", "16KiB"},
+                                   {"workload.iterations", "2"},
+                                   {"fs.files", "2"},
+                                   {"fs.file-size", "64KiB"},
+                                   {"sim.time-limit", "1s"},
                                    // (trace: the 4-rank test trace)
                                    {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/farm/farm.otf2"}}},
         // Faults, pins, cache, populate, chunks, kernel copies.
@@ -127,26 +145,38 @@ const std::map<std::string, Settings>& scenarios() {
         {"rdma.completion", kStream},
         // Notified messages seen through the ring or an event counter: the
         // counter costs a register store per post and counts increments.
-        {"rdma.notify", Settings{{"workload.kind", "pingpong"}, {"workload.message-size", "64B"},
-                                 {"workload.iterations", "20"}}},
+        {"rdma.notify",
+         Settings{{"workload.kind", "pingpong"}, {"workload.message-size", "64B"}, {"workload.iterations", "20"}}},
         // 2 MiB buffers cold and advised (madvise), next to a hog that is
         // not (always): huge faults where each mode allows them.
-        {"vm.thp", Settings{{"workload.total-bytes", "4MiB"}, {"workload.message-size", "2MiB"},
-                            {"workload.window", "1"}, {"workload.buffers", "2"}, {"workload.populate", "false"},
-                            {"workload.fill-source", "false"}, {"workload.madvise", "hugepage"},
-                            {"hog.bytes", "4MiB"}, {"hog.interval", "1ms"}, {"sim.time-limit", "1s"}}},
+        {"vm.thp", Settings{{"workload.total-bytes", "4MiB"},
+                            {"workload.message-size", "2MiB"},
+                            {"workload.window", "1"},
+                            {"workload.buffers", "2"},
+                            {"workload.populate", "false"},
+                            {"workload.fill-source", "false"},
+                            {"workload.madvise", "hugepage"},
+                            {"hog.bytes", "4MiB"},
+                            {"hog.interval", "1ms"},
+                            {"sim.time-limit", "1s"}}},
         // The buffers' advice under vm.thp = madvise, 2 MiB cold buffers:
         // hugepage gets huge faults, nohugepage costs the madvise() calls.
-        {"workload.madvise", Settings{{"vm.thp", "madvise"}, {"workload.total-bytes", "4MiB"},
-                                      {"workload.message-size", "2MiB"}, {"workload.window", "1"},
-                                      {"workload.buffers", "2"}, {"workload.populate", "false"},
-                                      {"workload.fill-source", "false"}, {"sim.time-limit", "1s"}}},
+        {"workload.madvise", Settings{{"vm.thp", "madvise"},
+                                      {"workload.total-bytes", "4MiB"},
+                                      {"workload.message-size", "2MiB"},
+                                      {"workload.window", "1"},
+                                      {"workload.buffers", "2"},
+                                      {"workload.populate", "false"},
+                                      {"workload.fill-source", "false"},
+                                      {"sim.time-limit", "1s"}}},
         // Pages resolved per fault.
         {"fault-lib.policy", kCold},
         // A faulting process next to a warm one: engine parking holds the
         // warm one's transfers too (configs/neighbours.ini, smaller).
-        {"dma.park", kStream + Settings{{"node.processes", "2"}, {"workload.cold-jobs", "1"},
-                                        {"workload.buffers", "8"}, {"vm.thp", "never"},
+        {"dma.park", kStream + Settings{{"node.processes", "2"},
+                                        {"workload.cold-jobs", "1"},
+                                        {"workload.buffers", "8"},
+                                        {"vm.thp", "never"},
                                         {"fault-lib.policy", "touch-one"}}},
         // Faults recovered by the engine or stalled in the SMMU.
         {"smmu-driver.fault-mode", kCold},
@@ -156,17 +186,22 @@ const std::map<std::string, Settings>& scenarios() {
         // Through a four-entry micro-TLB, two fresh source pages per
         // message and the record page after each: LRU keeps the record
         // page (used every third translation), round robin evicts it in turn.
-        {"smmu.tlb-replacement", Settings{{"vm.thp", "never"}, {"smmu.micro-tlb-entries", "4"},
-                                          {"workload.total-bytes", "256KiB"}, {"workload.message-size", "8KiB"},
-                                          {"workload.window", "1"}, {"workload.buffers", "16"},
+        {"smmu.tlb-replacement", Settings{{"vm.thp", "never"},
+                                          {"smmu.micro-tlb-entries", "4"},
+                                          {"workload.total-bytes", "256KiB"},
+                                          {"workload.message-size", "8KiB"},
+                                          {"workload.window", "1"},
+                                          {"workload.buffers", "16"},
                                           {"sim.time-limit", "1s"}}},
         // The two-sided library: how a rendezvous moves the data (write:
         // clear-to-send and writes; read: reads and a FIN), and which test
         // the sendrecv workload runs.
-        {"msg.rendezvous", Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "16KiB"},
-                                    {"workload.iterations", "4"}}},
-        {"workload.sendrecv-test", Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "4KiB"},
-                                            {"workload.iterations", "4"}, {"workload.total-bytes", "64KiB"}}},
+        {"msg.rendezvous",
+         Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "4"}}},
+        {"workload.sendrecv-test", Settings{{"workload.kind", "sendrecv"},
+                                            {"workload.message-size", "4KiB"},
+                                            {"workload.iterations", "4"},
+                                            {"workload.total-bytes", "64KiB"}}},
         // Which node's hog re-touches its memory.
         {"hog.nodes", kStream + Settings{{"hog.bytes", "2MiB"}, {"hog.interval", "50us"}}},
         // Writes posted by src-node or reads posted by dst-node: who posts,
@@ -180,8 +215,10 @@ const std::map<std::string, Settings>& scenarios() {
         {"rdma.buffer-guard", kOverlap},
         // Prefetch advice on a cold stream: the workers populate, the
         // engines fault less.
-        {"rdma.prefetch", Settings{{"workload.total-bytes", "256KiB"}, {"workload.populate", "false"},
-                                   {"workload.fill-source", "false"}, {"workload.buffers", "16"}}},
+        {"rdma.prefetch", Settings{{"workload.total-bytes", "256KiB"},
+                                   {"workload.populate", "false"},
+                                   {"workload.fill-source", "false"},
+                                   {"workload.buffers", "16"}}},
         // The file server: how the data moves (copies, pins, faults,
         // packets), which files the clients ask for, and whether the page
         // cache starts warm (the cold cache reads the SSD).
@@ -202,17 +239,20 @@ const std::map<std::string, Settings>& scenarios() {
         // Which node each rank of a trace runs on (the solver's ring of 8
         // ranks on two QFDBs: round robin puts neighbours on other boards;
         // the file reverses the ranks: value_settings()).
-        {"trace.mapping",
-         Settings{{"workload.kind", "trace"}, {"topology.kind", "torus"}, {"topology.x", "2"},
-                  {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/solver/solver.otf2"}}},
+        {"trace.mapping", Settings{{"workload.kind", "trace"},
+                                   {"topology.kind", "torus"},
+                                   {"topology.x", "2"},
+                                   {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/solver/solver.otf2"}}},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},
         // How a node of a cluster workload learns its arrivals are in: ring
         // records, the event counter, or per-peer flags (one round: the
         // counter takes one).
-        {"workload.arrivals", Settings{{"workload.kind", "incast"}, {"workload.dst-node", "0"},
-                                       {"workload.total-bytes", "32KiB"}, {"workload.message-size", "8KiB"}}},
+        {"workload.arrivals", Settings{{"workload.kind", "incast"},
+                                       {"workload.dst-node", "0"},
+                                       {"workload.total-bytes", "32KiB"},
+                                       {"workload.message-size", "8KiB"}}},
         // Congestion on a torus of 3x2 QFDBs: adaptive routes around it
         // (router.routing); time-ordered links let packets that came first
         // go first (router.link-order, with dimension order).
@@ -222,7 +262,7 @@ const std::map<std::string, Settings>& scenarios() {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 // A second scenario for a parameter whose default (`auto`) makes, in any
 // one scenario, the same choice as one of its other values: there each
@@ -247,8 +287,7 @@ Settings value_settings(const std::string& name, const std::string& value) {
     return {};
 }
 
-TEST_CASE("every value of every enumeration parameter changes a statistic where it should matter",
-          "[params][system]") {
+TEST_CASE("every value of every enumeration parameter changes a statistic where it should matter", "[params][system]") {
     ParamRegistry reg;
     declare_all_params(reg);
     unsigned enums = 0;
@@ -293,8 +332,8 @@ TEST_CASE("rdma.completion: interrupt sleeps, poll spins on the record, counter 
           "[params][system]") {
     // One message at a time: each latency sample (doorbell to the
     // completion seen by the sender) includes one wait for its record.
-    const Settings stream{{"workload.message-size", "4KiB"}, {"workload.total-bytes", "128KiB"},
-                          {"workload.window", "1"}};
+    const Settings stream{
+        {"workload.message-size", "4KiB"}, {"workload.total-bytes", "128KiB"}, {"workload.window", "1"}};
     std::map<std::string, Outcome> by;
     for (const char* mode : {"interrupt", "poll", "counter"}) {
         by[mode] = run_child(stream + Settings{{"rdma.completion", mode}});
@@ -329,8 +368,10 @@ TEST_CASE("rdma.completion = handler: a handler run per notification, dearer tha
           "[params][system]") {
     // Pingpong, notifications through event counter 0: each side waits for
     // the other's message (a counter increment) and its own completion.
-    const Settings pp{{"workload.kind", "pingpong"}, {"workload.message-size", "64B"},
-                      {"workload.iterations", "50"}, {"rdma.notify", "counter"}};
+    const Settings pp{{"workload.kind", "pingpong"},
+                      {"workload.message-size", "64B"},
+                      {"workload.iterations", "50"},
+                      {"rdma.notify", "counter"}};
     std::map<std::string, Outcome> by;
     for (const char* mode : {"interrupt", "poll", "handler"}) {
         by[mode] = run_child(pp + Settings{{"rdma.completion", mode}});
@@ -366,11 +407,14 @@ TEST_CASE("configs/netvm/detection.ini figures: 64 B one-way latency and wait CP
           "[params][system][notify]") {
     // The 64 B points of configs/netvm/detection.ini, as workloads/README.md
     // "Notifications: event counters and detection" quotes them.
-    const Settings pp{{"workload.kind", "pingpong"}, {"workload.message-size", "64B"},
-                      {"workload.iterations", "1000"}, {"rdma.notify", "counter"}};
-    const std::map<std::string, std::pair<double, double>> quoted{
-        {"counter", {1.1994, 4525.32}}, {"poll", {1.1994, 4473.32}},
-        {"interrupt", {6.18144, 20000}}, {"handler", {7.36219, 24800}}};
+    const Settings pp{{"workload.kind", "pingpong"},
+                      {"workload.message-size", "64B"},
+                      {"workload.iterations", "1000"},
+                      {"rdma.notify", "counter"}};
+    const std::map<std::string, std::pair<double, double>> quoted{{"counter", {1.1994, 4525.32}},
+                                                                  {"poll", {1.1994, 4473.32}},
+                                                                  {"interrupt", {6.18144, 20000}},
+                                                                  {"handler", {7.36219, 24800}}};
     for (const auto& [mode, fig] : quoted) {
         const Outcome o = run_child(pp + Settings{{"rdma.completion", mode}});
         INFO(mode << ": " << o.error);

@@ -22,8 +22,8 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "physical_engine.hpp"
-#include "system.hpp"
+#include "src/sim/physical_engine.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -95,10 +95,10 @@ Outcome physical_case(const std::string& strategy, Situation sit, bool reuse = f
         out.compactions += s.counter(p + "compactions");
     }
     switch (sit) {   // the situation happened
-        case Situation::Cold: break;
-        case Situation::Swap: CHECK(out.reclaim_rounds > 0); break;
-        case Situation::Thp: CHECK(out.collapse_tries > 0); break;
-        case Situation::Migrate: CHECK(out.compactions > 0); break;
+    case Situation::Cold: break;
+    case Situation::Swap: CHECK(out.reclaim_rounds > 0); break;
+    case Situation::Thp: CHECK(out.collapse_tries > 0); break;
+    case Situation::Migrate: CHECK(out.compactions > 0); break;
     }
     CHECK(out.transfers == count);
     CHECK(out.errors == 0);
@@ -109,8 +109,8 @@ Outcome physical_case(const std::string& strategy, Situation sit, bool reuse = f
               << out.f.foreign_writes << " (process " << out.f.foreign_bytes_other_process << " own "
               << out.f.foreign_bytes_own_other_page << " kernel " << out.f.foreign_bytes_kernel << " free "
               << out.f.foreign_bytes_free << ") stale reads " << out.f.stale_reads << " (" << out.f.stale_read_bytes
-              << " B) swap_outs " << out.swap_outs << " collapses " << out.collapses << " migrated "
-              << out.migrated << "\n";
+              << " B) swap_outs " << out.swap_outs << " collapses " << out.collapses << " migrated " << out.migrated
+              << "\n";
     return out;
 }
 
@@ -125,16 +125,16 @@ void pinned_case(const std::string& strategy, Situation sit) {
     CHECK(o.verified == o.total);
 }
 
-}  // namespace
+}   // namespace
 
-#define PINNED_CASE(strategy, sit)                                                                        \
+#define PINNED_CASE(strategy, sit)                                                                             \
     TEST_CASE("physical addresses - " strategy " / " #sit ": no frame moves under a transfer", "[physical]") { \
-        pinned_case(strategy, Situation::sit);                                                            \
+        pinned_case(strategy, Situation::sit);                                                                 \
     }
-#define PINNED_ALL(strategy)        \
-    PINNED_CASE(strategy, Cold)     \
-    PINNED_CASE(strategy, Swap)     \
-    PINNED_CASE(strategy, Thp)      \
+#define PINNED_ALL(strategy)    \
+    PINNED_CASE(strategy, Cold) \
+    PINNED_CASE(strategy, Swap) \
+    PINNED_CASE(strategy, Thp)  \
     PINNED_CASE(strategy, Migrate)
 
 PINNED_ALL("pin")

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "child_process.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -27,15 +27,9 @@ using Sim = SystemSim;
 // 1 MiB in 8 messages of 128 KiB, window 2, every message in a buffer of its
 // own, cold (never touched): registration has to fault every page in.
 Settings cold_stream(const std::string& strategy) {
-    return {{"rdma.strategy", strategy},
-            {"rdma.pipeline-chunk", "32KiB"},
-            {"workload.total-bytes", "1MiB"},
-            {"workload.message-size", "128KiB"},
-            {"workload.window", "2"},
-            {"workload.buffers", "8"},
-            {"workload.populate", "false"},
-            {"workload.fill-source", "false"},
-            {"vm.thp", "never"},
+    return {{"rdma.strategy", strategy},         {"rdma.pipeline-chunk", "32KiB"},  {"workload.total-bytes", "1MiB"},
+            {"workload.message-size", "128KiB"}, {"workload.window", "2"},          {"workload.buffers", "8"},
+            {"workload.populate", "false"},      {"workload.fill-source", "false"}, {"vm.thp", "never"},
             {"vm.memlock-limit", "64MiB"}};
 }
 
@@ -70,7 +64,7 @@ void check_memlock_refusal(const std::string& strategy) {
     CHECK(s.pinned_bytes(0) == 0);   // what the sender pinned is unpinned at its end
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("pin-static: one registration per buffer, not per message", "[strategy][pin-static]") {
     Sim s(cold_stream("pin-static"));
@@ -113,8 +107,7 @@ TEST_CASE("pin-deferred: the registration thread pins off the critical path, eve
     CHECK(s.pinned_bytes(1) == 1024 * kKiB);   // the receive area, registered for the run
 }
 
-TEST_CASE("pin-deferred: posts wait less for registration than pin's on the same stream",
-          "[strategy][pin-deferred]") {
+TEST_CASE("pin-deferred: posts wait less for registration than pin's on the same stream", "[strategy][pin-deferred]") {
     // pin: each post waits for its whole pin (acquire's time); pin-deferred:
     // only for the chunks the thread had not pinned yet.
     // pin's registration time: acquire and release (the unpin is on the
@@ -131,7 +124,6 @@ TEST_CASE("pin-static: a buffer beyond RLIMIT_MEMLOCK fails every message in it"
     check_memlock_refusal("pin-static");
 }
 
-TEST_CASE("pin-deferred: chunks beyond RLIMIT_MEMLOCK fail the messages that need them",
-          "[strategy][pin-deferred]") {
+TEST_CASE("pin-deferred: chunks beyond RLIMIT_MEMLOCK fail the messages that need them", "[strategy][pin-deferred]") {
     check_memlock_refusal("pin-deferred");
 }

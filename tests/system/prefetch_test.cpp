@@ -16,9 +16,9 @@ namespace {
 
 // A cold stream of 1 MiB in 64 KiB messages, a buffer per message, 4 KiB pages.
 Settings cold(const std::string& prefetch) {
-    return {{"workload.total-bytes", "1MiB"},  {"workload.message-size", "64KiB"}, {"workload.populate", "false"},
-            {"workload.fill-source", "false"}, {"workload.buffers", "16"},          {"vm.thp", "never"},
-            {"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"}, {"rdma.prefetch", prefetch}};
+    return {{"workload.total-bytes", "1MiB"},        {"workload.message-size", "64KiB"}, {"workload.populate", "false"},
+            {"workload.fill-source", "false"},       {"workload.buffers", "16"},         {"vm.thp", "never"},
+            {"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"},     {"rdma.prefetch", prefetch}};
 }
 
 struct Figures {
@@ -44,7 +44,7 @@ Figures run(const std::string& prefetch) {
     return f;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("prefetch system: without advice every cold page faults in the SMMU", "[prefetch]") {
     const Figures f = run("none");

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -25,7 +25,7 @@ namespace {
 
 constexpr unsigned kProcs = 2;
 constexpr std::uint64_t kLen = 16 * 1024;   // four pages: the reply's payload writes fault on each when cold
-constexpr std::uint64_t kWord = 1000;       // process p's warm word holds kWord * (p + 1)
+constexpr std::uint64_t kWord = 1000;   // process p's warm word holds kWord * (p + 1)
 
 struct Shared {
     // Node 0 (the responder and atomic target), per process.
@@ -136,7 +136,7 @@ void ops_case(const std::string& mode) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("procs ops: a read and an atomic use the memory of their own process (terminate)", "[procs][read][atomics]") {
     ops_case("terminate");
@@ -174,8 +174,8 @@ TEST_CASE("procs ops: stream reads run per job, a cold job's faults neither lost
     CHECK(s.counter("job1.workload.transfers") == 8);
     CHECK(s.counter("workload.transfers") == 8);
     CHECK(s.counter("node0.dma.read_requests_served") == 16);   // src-node serves both jobs
-    CHECK(s.counter("node0.dma.parks") > 0);                    // the cold job's reply source reads
-    CHECK(s.counter("node1.dma.nacks_sent") > 0);               // and its reply payload writes
+    CHECK(s.counter("node0.dma.parks") > 0);   // the cold job's reply source reads
+    CHECK(s.counter("node1.dma.nacks_sent") > 0);   // and its reply payload writes
     CHECK(s.counter("node0.dma.fault_outcomes_unmatched") == 0);
     CHECK(s.counter("node1.dma.fault_outcomes_unmatched") == 0);
     // Only job 1's context bank (cb1) faulted, on both nodes.
@@ -200,8 +200,11 @@ TEST_CASE("procs ops: the lock workload builds with node.processes > 1 and two-s
 // job p's sendrecv runs between the processes p of the two nodes, and every
 // byte of every job arrives; their messages are never confused.
 TEST_CASE("procs ops: sendrecv with two processes per node: each job its own endpoints", "[procs][sendrecv]") {
-    SystemSim s({{"node.processes", "2"}, {"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"},
-                 {"workload.message-size", "16KiB"}, {"workload.total-bytes", "256KiB"}});
+    SystemSim s({{"node.processes", "2"},
+                 {"workload.kind", "sendrecv"},
+                 {"workload.sendrecv-test", "bandwidth"},
+                 {"workload.message-size", "16KiB"},
+                 {"workload.total-bytes", "256KiB"}});
     s.run();
     REQUIRE(s.finished());
     REQUIRE(s.sys->workloads().size() == 2);

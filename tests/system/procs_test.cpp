@@ -16,7 +16,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -68,13 +68,13 @@ Settings with(Settings s, const Settings& more) {
     return s;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("procs: each process has its own pid, ASID, context bank and stream ID, a cold one faults only in its bank",
           "[procs]") {
-    SystemSim s(with(kTwoProcs, {{"workload.cold-jobs", "1"},
-                                 {"smmu-driver.fault-mode", "terminate"},
-                                 {"dma.fault-tolerant", "true"}}));
+    SystemSim s(
+        with(kTwoProcs,
+             {{"workload.cold-jobs", "1"}, {"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"}}));
     s.run();
     require_all_verified(s, 512 * kKiB);
     for (unsigned n = 0; n < 2; ++n) {
@@ -130,7 +130,8 @@ TEST_CASE("procs: the library spreads a process's transfers round robin over its
     REQUIRE(a.channel_count() == 4);
     for (unsigned k = 0; k < 4; ++k) CHECK(a.posted_on(k) == 4);   // 16 messages, one descriptor each
     // Every channel of the process carries its stream ID and its domain's.
-    for (unsigned k = 0; k < 4; ++k) CHECK(s.sys->node(0).dma.channel_stream_id(a.channel() + k) == s.sys->node(0).stream_of(0));
+    for (unsigned k = 0; k < 4; ++k)
+        CHECK(s.sys->node(0).dma.channel_stream_id(a.channel() + k) == s.sys->node(0).stream_of(0));
 }
 
 TEST_CASE("procs: more channels than the engine has is refused, naming the key", "[procs]") {
@@ -200,7 +201,7 @@ void two_process_case(Situation sit, Mode mode) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("procs: two processes, cold buffers, stall mode: every byte verified", "[procs][fault]") {
     two_process_case(Situation::Cold, Mode::Stall);
@@ -266,12 +267,18 @@ Figures run_child(const Settings& settings, const std::function<void(SystemSim&,
 
 // configs/neighbours.ini's settings plus `more`: each job's throughput and errors.
 Figures run_neighbours(const Settings& more) {
-    const Settings set{{"node.processes", "2"},          {"workload.kind", "stream"},
-                       {"workload.message-size", "64KiB"}, {"workload.total-bytes", "4MiB"},
-                       {"workload.window", "4"},           {"workload.buffers", "64"},
-                       {"workload.cold-jobs", "1"},        {"smmu-driver.fault-mode", "terminate"},
-                       {"dma.fault-tolerant", "true"},     {"dma.park", "channel"},
-                       {"vm.thp", "never"},                {"fault-lib.policy", "touch-one"}};
+    const Settings set{{"node.processes", "2"},
+                       {"workload.kind", "stream"},
+                       {"workload.message-size", "64KiB"},
+                       {"workload.total-bytes", "4MiB"},
+                       {"workload.window", "4"},
+                       {"workload.buffers", "64"},
+                       {"workload.cold-jobs", "1"},
+                       {"smmu-driver.fault-mode", "terminate"},
+                       {"dma.fault-tolerant", "true"},
+                       {"dma.park", "channel"},
+                       {"vm.thp", "never"},
+                       {"fault-lib.policy", "touch-one"}};
     return run_child(with(set, more), [](SystemSim& s, Figures& f) {
         for (const auto& w : s.sys->workloads()) {
             const std::string j = "job" + std::to_string(w->job());
@@ -282,7 +289,7 @@ Figures run_neighbours(const Settings& more) {
     });
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("procs: a faulting process does not slow its neighbour with per-channel parking, does with engine parking",
           "[procs][figure]") {
@@ -317,10 +324,10 @@ TEST_CASE("procs: one process's pins take the frames its neighbour's pins need",
     // are the node's): the pin fails with ENOMEM, as get_user_pages does,
     // and job 0's transfers fail with a registration error. A pinned page is
     // never swapped out, so nothing pinned ever faults in the SMMU.
-    const Settings set{{"rdma.strategy", "pin"},        {"dram.size", "280MiB"},
-                       {"workload.kind", "stream"},     {"workload.message-size", "1MiB"},
+    const Settings set{{"rdma.strategy", "pin"},          {"dram.size", "280MiB"},
+                       {"workload.kind", "stream"},       {"workload.message-size", "1MiB"},
                        {"workload.total-bytes", "16MiB"}, {"workload.buffers", "16"},
-                       {"vm.memlock-limit", "64MiB"},   {"sim.time-limit", "2s"}};
+                       {"vm.memlock-limit", "64MiB"},     {"sim.time-limit", "2s"}};
     auto figures = [](SystemSim& s, Figures& f) {
         f["faults_cb0"] = static_cast<double>(faults(s, 1, 0));
         f["faults_cb1"] = static_cast<double>(faults(s, 1, 1));
@@ -345,7 +352,7 @@ TEST_CASE("procs: one process's pins take the frames its neighbour's pins need",
     CHECK(shared.at("errors0") == 16);
     CHECK(shared.at("faults_cb0") == 0);
     CHECK(shared.at("faults_cb1") == 0);
-    WARN("pin contention: job 0 alone: " << alone.at("errors0") << " errors; next to a pinning neighbour: "
-                                         << shared.at("errors0") << " errors, " << shared.at("nomem")
-                                         << " pin(s) refused with ENOMEM");
+    WARN("pin contention: job 0 alone: " << alone.at("errors0")
+                                         << " errors; next to a pinning neighbour: " << shared.at("errors0")
+                                         << " errors, " << shared.at("nomem") << " pin(s) refused with ENOMEM");
 }

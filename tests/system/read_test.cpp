@@ -4,7 +4,7 @@
 // strategy_test.cpp (the read matrix).
 #include <catch2/catch.hpp>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 #include <stdexcept>
@@ -40,7 +40,7 @@ void all_verified(Sim& s, std::uint64_t bytes) {
     CHECK(s.log().bytes_verified.value() == bytes);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("read vs write: a 4 KiB read one at a time, latency as the README quotes", "[system][read]") {
     Sim s(latency_run("read"));
@@ -77,7 +77,9 @@ TEST_CASE("read vs write: 1 MiB reads stream at the link's rate, as the README q
 
 TEST_CASE("read: workload.operation = read is refused where it has no read form", "[system][read]") {
     try {
-        Sim s({{"workload.kind", "fileserve"}, {"workload.operation", "read"}, {"fs.files", "1"},
+        Sim s({{"workload.kind", "fileserve"},
+               {"workload.operation", "read"},
+               {"fs.files", "1"},
                {"fileserve.method", "pipeline"}});
         FAIL("expected a ConfigError");
     } catch (const ConfigError& e) {
@@ -91,7 +93,9 @@ TEST_CASE("read: workload.operation = read is refused where it has no read form"
 // one at a time (osu_get_latency); its latency is each read's, the same
 // figure as the stream's read latency for the same message one at a time.
 TEST_CASE("read: pingpong reads one message at a time and samples each read", "[system][read]") {
-    Sim s({{"workload.kind", "pingpong"}, {"workload.operation", "read"}, {"workload.message-size", "4KiB"},
+    Sim s({{"workload.kind", "pingpong"},
+           {"workload.operation", "read"},
+           {"workload.message-size", "4KiB"},
            {"workload.iterations", "20"}});
     s.run();
     all_verified(s, 20 * 4096);

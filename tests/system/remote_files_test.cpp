@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "temp_dir.hpp"
 
@@ -52,7 +52,7 @@ sc_time ssd_time(const Config& c, std::uint64_t bytes) {
     return c.time("ssd.read-latency") + sc_time::from_value(static_cast<sc_dt::uint64>(ps + 0.5));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("remote files: one command's latency is request + server CPU + SSD + data over the links",
           "[files][remote]") {
@@ -127,8 +127,7 @@ TEST_CASE("remote files: one command's latency is request + server CPU + SSD + d
     CHECK(returned >= issued + last);
 }
 
-TEST_CASE("remote files: a command shares the board link with an RDMA stream and waits for it",
-          "[files][remote]") {
+TEST_CASE("remote files: a command shares the board link with an RDMA stream and waits for it", "[files][remote]") {
     // Two FPGAs: node 1 streams RDMA writes to node 0, which has the SSD,
     // and reads a page from it meanwhile: its request takes node 1's NI
     // link and the link node1_to_node0, both saturated by the stream (the
@@ -170,11 +169,11 @@ TEST_CASE("remote files: a command shares the board link with an RDMA stream and
     const Histogram* h = sim.stats.find_histogram("node1.remote_fs.latency");
     REQUIRE(h != nullptr);
     REQUIRE(h->count() == 1);
-    const sc_time alone = path(c, c.time("fs.remote-serve") + ssd_time(c, 4 * KiB) +
-                                      (path(c, sc_time::from_value(0), 4)),
-                               18, 16);
+    const sc_time alone =
+        path(c, c.time("fs.remote-serve") + ssd_time(c, 4 * KiB) + (path(c, sc_time::from_value(0), 4)), 18, 16);
     INFO("latency " << h->mean() << " us, alone " << to_us(alone) << " us");
-    CHECK(h->mean() > to_us(alone) + 0.144);   // at least one stream packet (18 flits) on the board link; 0.53 us measured
+    CHECK(h->mean() >
+          to_us(alone) + 0.144);   // at least one stream packet (18 flits) on the board link; 0.53 us measured
     CHECK(sim.counter("node0.remote_fs.served") == 1);
 }
 
@@ -186,12 +185,9 @@ namespace {
 // `pressure`: then node 1's reclaim drops the clean pages (their
 // translations invalidated) and a second write faults them in again.
 void mmap_fault_case(const Settings& extra, bool pressure) {
-    Settings set{{"topology.nodes", "2"},
-                 {"fs.files", "2"},
-                 {"fs.file-size", "256KiB"},
-                 {"fs.ssd-fpga", "0"},
-                 {"workload.total-bytes", "64KiB"},
-                 {"sim.time-limit", "20ms"}};
+    Settings set{{"topology.nodes", "2"},           {"fs.files", "2"},
+                 {"fs.file-size", "256KiB"},        {"fs.ssd-fpga", "0"},
+                 {"workload.total-bytes", "64KiB"}, {"sim.time-limit", "20ms"}};
     set.insert(set.end(), extra.begin(), extra.end());
     SystemSim sim(set);
     RdmaProcess& a0 = sim.sys->node(0).app;
@@ -248,13 +244,13 @@ void mmap_fault_case(const Settings& extra, bool pressure) {
     if (pressure) {
         CHECK(evicted >= len / 4096);   // the clean pages were dropped, not written
         CHECK(sim.counter("node1.pagecache.faults_major") > faults_first);   // faulted in again
-        CHECK(sim.counter("node1.remote_fs.reads") > reads_first);           // from the remote SSD
+        CHECK(sim.counter("node1.remote_fs.reads") > reads_first);   // from the remote SSD
         REQUIRE(a0.debug_read(dst2, got.data(), len));
         CHECK(got == want);
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("remote files: a cold file mapping of a node without the SSD faults through the SMMU (terminate)",
           "[files][remote][fault]") {

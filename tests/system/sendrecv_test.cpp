@@ -18,7 +18,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/sendrecv.hpp"
 
@@ -41,7 +41,7 @@ void dump_stats(const Sim& s) {
     if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("sendrecv latency / eager: every byte through the bounce slots", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "1KiB"}, {"workload.iterations", "20"}});
@@ -69,7 +69,9 @@ TEST_CASE("sendrecv latency / rendezvous write: zero copy / two control messages
 }
 
 TEST_CASE("sendrecv latency / rendezvous read: the receiver pulls / FIN back", "[sendrecv]") {
-    Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "10"},
+    Sim s({{"workload.kind", "sendrecv"},
+           {"workload.message-size", "64KiB"},
+           {"workload.iterations", "10"},
            {"msg.rendezvous", "read"}});
     s.run();
     dump_stats(s);
@@ -85,15 +87,18 @@ namespace {
 // The one-way latency p50 of `size` sent eagerly or by rendezvous `mode`.
 double latency_p50(const std::string& size, bool eager, const std::string& mode) {
     return in_child([&] {
-        Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", size}, {"workload.iterations", "20"},
-               {"msg.eager-threshold", eager ? "64KiB" : "0B"}, {"msg.rendezvous", mode}});
+        Sim s({{"workload.kind", "sendrecv"},
+               {"workload.message-size", size},
+               {"workload.iterations", "20"},
+               {"msg.eager-threshold", eager ? "64KiB" : "0B"},
+               {"msg.rendezvous", mode}});
         s.run();
         if (!s.finished() || s.log().bytes_verified.value() != 40 * parse_size_bytes(size)) return std::nan("");
         return s.stats.find_histogram("workload.latency")->quantile(0.5);
     });
 }
 
-}  // namespace
+}   // namespace
 
 // The figures workloads/README.md quotes (configs/sweeps/sendrecv.ini):
 // eager wins at 1 KiB, the rendezvous (both kinds) at 4 KiB, and the read
@@ -127,7 +132,8 @@ TEST_CASE("sendrecv bandwidth with two eager slots: credits stall the sender / n
     CHECK(s.counter("node0.msg.eager_sends") == 128);
 }
 
-TEST_CASE("sendrecv bandwidth / rendezvous with the pipeline strategy: parts notified / buffers registered", "[sendrecv]") {
+TEST_CASE("sendrecv bandwidth / rendezvous with the pipeline strategy: parts notified / buffers registered",
+          "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"},
            {"workload.sendrecv-test", "bandwidth"},
            {"workload.message-size", "128KiB"},
@@ -145,7 +151,9 @@ TEST_CASE("sendrecv bandwidth / rendezvous with the pipeline strategy: parts not
 }
 
 TEST_CASE("sendrecv: matching order / wildcards and the unexpected queue", "[sendrecv]") {
-    Sim s({{"workload.kind", "sendrecv"}, {"workload.message-size", "64KiB"}, {"workload.iterations", "1"},
+    Sim s({{"workload.kind", "sendrecv"},
+           {"workload.message-size", "64KiB"},
+           {"workload.iterations", "1"},
            {"msg.eager-threshold", "4KiB"}});
     // Node 0 sends six messages before node 1 posts any receive: two eager
     // ones with tag 5, an eager tag 6, a rendezvous tag 5, an eager tag 7 and
@@ -244,7 +252,9 @@ namespace {
 // bounce slot, with a credit free): its buffer is free again and the store
 // takes no fault (`send_faults` 0).
 void guarded_touches(const std::string& threshold, std::uint64_t len, std::uint64_t send_faults) {
-    Sim s({{"workload.kind", "sendrecv"}, {"workload.iterations", "1"}, {"rdma.buffer-guard", "mprotect"},
+    Sim s({{"workload.kind", "sendrecv"},
+           {"workload.iterations", "1"},
+           {"rdma.buffer-guard", "mprotect"},
            {"msg.eager-threshold", threshold}});
     sc_time store_done, send_done, load_done, recv_done;
     std::uint64_t loaded = 0;
@@ -283,9 +293,7 @@ void guarded_touches(const std::string& threshold, std::uint64_t len, std::uint6
     CHECK(s.both("rdma.guard.installed") >= 2);
 }
 
-}  // namespace
-
-
+}   // namespace
 
 TEST_CASE("sendrecv guarded / rendezvous: a touch of a buffer in flight waits for its request", "[sendrecv][guard]") {
     guarded_touches("4KiB", 64 * 1024, 1);
@@ -352,48 +360,47 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
     if (proto == Proto::RendezvousRead) CHECK(s.counter("node1.dma.reads_posted") >= count);
 
     switch (sit) {
-        case Situation::Cold:
-            if (proto != Proto::Eager) {
-                // Cold source pages fault where they are read (the sender's
-                // engine; for a read rendezvous it serves the receiver's
-                // read), cold destination pages where they are written.
-                CHECK(s.smmu_faults(0) > 0);
-                CHECK(s.smmu_faults(1) > 0);
-                if (mode == Mode::Terminate && proto == Proto::Rendezvous)
-                    CHECK(s.counter("node1.dma.nacks_sent") + s.counter("node0.dma.parks") > 0);
-            } else {
-                // Eager: the CPU copies touch the cold user buffers (minor
-                // faults on the CPU); the engine only moves the library's
-                // slots, populated when mapped: it never faults.
-                CHECK(s.both("vm.faults_minor") > 0);
-                CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);
-            }
-            break;
-        case Situation::Swap:
-            CHECK(s.both("vm.swap_outs") > 0);
-            CHECK(s.both("vm.faults_major") + s.smmu_faults(0) + s.smmu_faults(1) > 0);
-            break;
-        case Situation::Thp:
-            CHECK(s.both("vm.collapses") > 0);
-            break;
-        case Situation::Migrate:
-            CHECK(s.both("vm.pages_migrated") > 0);
-            CHECK(effect.pages_moved > 0);
-            break;
+    case Situation::Cold:
+        if (proto != Proto::Eager) {
+            // Cold source pages fault where they are read (the sender's
+            // engine; for a read rendezvous it serves the receiver's
+            // read), cold destination pages where they are written.
+            CHECK(s.smmu_faults(0) > 0);
+            CHECK(s.smmu_faults(1) > 0);
+            if (mode == Mode::Terminate && proto == Proto::Rendezvous)
+                CHECK(s.counter("node1.dma.nacks_sent") + s.counter("node0.dma.parks") > 0);
+        } else {
+            // Eager: the CPU copies touch the cold user buffers (minor
+            // faults on the CPU); the engine only moves the library's
+            // slots, populated when mapped: it never faults.
+            CHECK(s.both("vm.faults_minor") > 0);
+            CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);
+        }
+        break;
+    case Situation::Swap:
+        CHECK(s.both("vm.swap_outs") > 0);
+        CHECK(s.both("vm.faults_major") + s.smmu_faults(0) + s.smmu_faults(1) > 0);
+        break;
+    case Situation::Thp: CHECK(s.both("vm.collapses") > 0); break;
+    case Situation::Migrate:
+        CHECK(s.both("vm.pages_migrated") > 0);
+        CHECK(effect.pages_moved > 0);
+        break;
     }
 }
 
-}  // namespace
+}   // namespace
 
-#define FAULT_CASE(proto, sit, mode)                                                                          \
+#define FAULT_CASE(proto, sit, mode)                                                                 \
     TEST_CASE("sendrecv " #proto " fault-tolerant / " #sit " / " #mode ": every byte arrives right", \
-              "[sendrecv][strategy]") {                                                                       \
-        fault_case(Situation::sit, Mode::mode, Proto::proto);                                                  \
+              "[sendrecv][strategy]") {                                                              \
+        fault_case(Situation::sit, Mode::mode, Proto::proto);                                        \
     }
-#define FAULT_ALL(proto)                                                                       \
-    FAULT_CASE(proto, Cold, Stall) FAULT_CASE(proto, Cold, Terminate) FAULT_CASE(proto, Swap, Stall) \
-    FAULT_CASE(proto, Swap, Terminate) FAULT_CASE(proto, Thp, Stall) FAULT_CASE(proto, Thp, Terminate) \
-    FAULT_CASE(proto, Migrate, Stall) FAULT_CASE(proto, Migrate, Terminate)
+#define FAULT_ALL(proto)                                                                                  \
+    FAULT_CASE(proto, Cold, Stall)                                                                        \
+    FAULT_CASE(proto, Cold, Terminate) FAULT_CASE(proto, Swap, Stall) FAULT_CASE(proto, Swap, Terminate)  \
+        FAULT_CASE(proto, Thp, Stall) FAULT_CASE(proto, Thp, Terminate) FAULT_CASE(proto, Migrate, Stall) \
+            FAULT_CASE(proto, Migrate, Terminate)
 
 FAULT_ALL(Rendezvous)
 FAULT_ALL(RendezvousRead)
@@ -405,11 +412,10 @@ namespace {
 
 void cluster_case(const std::string& kind, const std::string& size, std::uint64_t messages, std::uint64_t bytes,
                   bool eager) {
-    Settings set{{"topology.kind", "qfdb"},          {"topology.nodes", "4"},
-                 {"workload.kind", kind},            {"workload.two-sided", "true"},
-                 {"workload.message-size", size},    {"workload.iterations", "3"},
-                 {"workload.total-bytes", "256KiB"}, {"workload.window", "4"},
-                 {"msg.eager-slots", "4"},           {"msg.eager-threshold", "8KiB"}};
+    Settings set{{"topology.kind", "qfdb"},          {"topology.nodes", "4"},         {"workload.kind", kind},
+                 {"workload.two-sided", "true"},     {"workload.message-size", size}, {"workload.iterations", "3"},
+                 {"workload.total-bytes", "256KiB"}, {"workload.window", "4"},        {"msg.eager-slots", "4"},
+                 {"msg.eager-threshold", "8KiB"}};
     Sim s(set);
     s.run();
     dump_stats(s);
@@ -425,7 +431,7 @@ void cluster_case(const std::string& kind, const std::string& size, std::uint64_
     CHECK(r == (eager ? 0 : messages));
 }
 
-}  // namespace
+}   // namespace
 
 // alltoall: 3 rounds x 4 nodes x 3 destinations; halo on 2x2x1: 2 neighbours each.
 TEST_CASE("two-sided alltoall / eager: every byte", "[sendrecv][cluster]") {

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "fault_situations.hpp"
-#include "invariants.hpp"
-#include "system.hpp"
+#include "src/sim/invariants.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -36,10 +36,8 @@ using situations::Situation;
 using situations::wait_first_post;
 using situations::wait_until;
 
-// The run's invariants (src/invariants.cpp), with the run's own figures.
-std::vector<Violation> invariants(SystemSim& s) {
-    return check_invariants(*s.sys, s.stats, run_figures(*s.sys));
-}
+// The run's invariants (src/sim/invariants.cpp), with the run's own figures.
+std::vector<Violation> invariants(SystemSim& s) { return check_invariants(*s.sys, s.stats, run_figures(*s.sys)); }
 
 // Every OS update of the table was charged: the table's own count of
 // entries written and cleared equals the pager's, and the cores spent
@@ -90,48 +88,45 @@ void shadow_case(const std::string& strategy, Situation sit) {
         CHECK(s.scalar("node1.dma.netvm_peak") <= 2.0 * 64 * kKiB);   // 2 senders x ni.credits
     }
     switch (sit) {
-        case Situation::Cold:
-            if (netvm) {
-                CHECK(s.counter("node0.ni.shadow_misses") > 0);   // source pages never touched
-                CHECK(s.counter("node1.ni.shadow_misses") > 0);   // destination pages never touched
-                CHECK(s.counter("node0.dma.parks") > 0);
-                CHECK(s.counter("node1.dma.netvm_buffered") > 0);
-                CHECK(s.counter("node1.ni.misses_handled") > 0);
-            } else {
-                CHECK(misses == 0);   // pinned whole, their entries written when pinned
-            }
-            break;
-        case Situation::Swap:
-            if (netvm) {
-                CHECK(s.counter("node0.vm.swap_outs") + s.counter("node1.vm.swap_outs") > 0);
-                CHECK(s.counter("node0.ni.shadow_removals") + s.counter("node1.ni.shadow_removals") > 0);
-            } else {
-                CHECK(misses == 0);
-            }
-            break;
-        case Situation::Thp:
-            if (netvm)
-                CHECK(s.counter("node0.vm.collapses") + s.counter("node1.vm.collapses") > 0);
-            else
-                CHECK(s.counter("node0.vm.collapse_skipped_pinned") + s.counter("node1.vm.collapse_skipped_pinned") >
-                      0);
-            break;
-        case Situation::Migrate:
-            if (netvm) {
-                CHECK(s.counter("node0.vm.pages_migrated") + s.counter("node1.vm.pages_migrated") > 0);
-                CHECK(effect.pages_moved > 0);
-            } else {
-                CHECK(misses == 0);
-            }
-            break;
+    case Situation::Cold:
+        if (netvm) {
+            CHECK(s.counter("node0.ni.shadow_misses") > 0);   // source pages never touched
+            CHECK(s.counter("node1.ni.shadow_misses") > 0);   // destination pages never touched
+            CHECK(s.counter("node0.dma.parks") > 0);
+            CHECK(s.counter("node1.dma.netvm_buffered") > 0);
+            CHECK(s.counter("node1.ni.misses_handled") > 0);
+        } else {
+            CHECK(misses == 0);   // pinned whole, their entries written when pinned
+        }
+        break;
+    case Situation::Swap:
+        if (netvm) {
+            CHECK(s.counter("node0.vm.swap_outs") + s.counter("node1.vm.swap_outs") > 0);
+            CHECK(s.counter("node0.ni.shadow_removals") + s.counter("node1.ni.shadow_removals") > 0);
+        } else {
+            CHECK(misses == 0);
+        }
+        break;
+    case Situation::Thp:
+        if (netvm) CHECK(s.counter("node0.vm.collapses") + s.counter("node1.vm.collapses") > 0);
+        else CHECK(s.counter("node0.vm.collapse_skipped_pinned") + s.counter("node1.vm.collapse_skipped_pinned") > 0);
+        break;
+    case Situation::Migrate:
+        if (netvm) {
+            CHECK(s.counter("node0.vm.pages_migrated") + s.counter("node1.vm.pages_migrated") > 0);
+            CHECK(effect.pages_moved > 0);
+        } else {
+            CHECK(misses == 0);
+        }
+        break;
     }
 }
 
-}  // namespace
+}   // namespace
 
-#define SHADOW_CASE(strategy, sit)                                                                         \
-    TEST_CASE("shadow " strategy " / " #sit ": every byte arrives right", "[shadow]") {                     \
-        shadow_case(strategy, Situation::sit);                                                              \
+#define SHADOW_CASE(strategy, sit)                                                      \
+    TEST_CASE("shadow " strategy " / " #sit ": every byte arrives right", "[shadow]") { \
+        shadow_case(strategy, Situation::sit);                                          \
     }
 SHADOW_CASE("netvm", Cold)
 SHADOW_CASE("netvm", Swap)
@@ -164,8 +159,8 @@ TEST_CASE("shadow netvm: a sender without credits waits and the system buffer ne
     CHECK(s.log().errors.value() == 0);
     CHECK(s.log().mismatches.value() == 0);
     CHECK(s.log().bytes_verified.value() == 512 * kKiB);
-    CHECK(s.counter("node1.dma.netvm_buffered") > 0);        // misses went to the system buffer
-    CHECK(s.counter("node0.dma.credit_waits") > 0);          // and the sender ran out of credit
+    CHECK(s.counter("node1.dma.netvm_buffered") > 0);   // misses went to the system buffer
+    CHECK(s.counter("node0.dma.credit_waits") > 0);   // and the sender ran out of credit
     CHECK(s.scalar("node0.dma.credit_wait") > 0);
     CHECK(s.counter("node1.dma.credit_packets") > 0);
     CHECK(s.counter("node1.dma.netvm_full") == 0);
@@ -220,7 +215,7 @@ TEST_CASE("shadow netvm: reclaim skips the page the NI holds locked at that time
     CHECK(s.log().bytes_verified.value() == 2048 * kKiB);
     REQUIRE(tried);
     CHECK(evicted > 0);   // reclaim evicted other pages
-    CHECK(kept);          // but not the one the NI was accessing
+    CHECK(kept);   // but not the one the NI was accessing
     CHECK(s.counter("node0.vm.reclaim_skipped_locked") + s.counter("node1.vm.reclaim_skipped_locked") > 0);
 }
 

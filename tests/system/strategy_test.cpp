@@ -22,7 +22,7 @@
 
 #include "child_process.hpp"
 #include "fault_situations.hpp"
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -55,16 +55,28 @@ struct Net {
 };
 // A 3x3 torus with adaptive routing; the stream from x0y0 F0 to x1y1 F2
 // crosses two dimensions, so its packets have two minimal paths.
-const Net kAdaptiveNet{{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "3"},
-                        {"router.routing", "adaptive"}, {"router.vcs", "3"}, {"dram.size", "1GiB"}},
-                       0, 18};
+const Net kAdaptiveNet{{{"topology.kind", "torus"},
+                        {"topology.x", "3"},
+                        {"topology.y", "3"},
+                        {"router.routing", "adaptive"},
+                        {"router.vcs", "3"},
+                        {"dram.size", "1GiB"}},
+                       0,
+                       18};
 // The same with ordered notifications: every message notifies, the
 // receiving program reads each record (workload.stream-notify = ring), and
 // the engines deliver them in post order through a window of 2.
-const Net kOrderedNet{{{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "3"},
-                       {"router.routing", "adaptive"}, {"router.vcs", "3"}, {"dram.size", "1GiB"},
-                       {"dma.notify-window", "2"}, {"workload.stream-notify", "ring"}},
-                      0, 18, true};
+const Net kOrderedNet{{{"topology.kind", "torus"},
+                       {"topology.x", "3"},
+                       {"topology.y", "3"},
+                       {"router.routing", "adaptive"},
+                       {"router.vcs", "3"},
+                       {"dram.size", "1GiB"},
+                       {"dma.notify-window", "2"},
+                       {"workload.stream-notify", "ring"}},
+                      0,
+                      18,
+                      true};
 enum class Mode { Stall, Terminate };
 
 constexpr std::uint64_t kKiB = 1024;
@@ -199,73 +211,70 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
     // The situation happened, and the strategy met it as it should.
     const std::uint64_t faults = s.smmu_faults(n0) + s.smmu_faults(n1);
     switch (sit) {
-        case Situation::Cold:
-            if (ft || netvm) {
-                CHECK(s.smmu_faults(n0) > 0);   // the engine's reads of cold source pages
-                CHECK(s.smmu_faults(n1) > 0);   // its writes to cold destination pages
-                if (mode == Mode::Terminate) CHECK(s.counter(n0 + ".dma.parks") > 0);
-                if (ft && mode == Mode::Terminate) CHECK(s.counter(n1 + ".dma.nacks_sent") > 0);
-                if (netvm) CHECK(s.counter(n1 + ".dma.netvm_buffered") > 0);
-            } else {
-                // Registration made every page present beforehand: the engine never faults.
-                CHECK(faults == 0);
-                CHECK(s.counter(n0 + ".rdma.registrations") > 0);
-                CHECK(s.counter(n1 + ".rdma.registrations") > 0);
-            }
-            break;
-        case Situation::Swap:
-            if ((read && pins) || whole) {
-                // A read's areas are registered once for the run (both pinned
-                // whole before the first read): reclaim finds nothing of them
-                // to take and the engine never faults.
-                CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(faults == 0);
-                break;
-            }
-            CHECK(s.counter(n0 + ".vm.swap_outs") + s.counter(n1 + ".vm.swap_outs") > 0);
-            if (ft || netvm)
-                CHECK(s.counter(n0 + ".vm.faults_major") + s.counter(n1 + ".vm.faults_major") + faults > 0);
-            break;
-        case Situation::Thp: {
-            const std::uint64_t collapses = s.counter(n0 + ".vm.collapses") + s.counter(n1 + ".vm.collapses");
-            const std::uint64_t blocked =
-                s.counter(n0 + ".vm.collapse_skipped_pinned") + s.counter(n1 + ".vm.collapse_skipped_pinned");
-            if (pins)
-                CHECK(collapses + blocked > 0);   // pinned ranges are not collapsed (vm.pins-block-thp-collapse)
-            else
-                CHECK(collapses > 0);
+    case Situation::Cold:
+        if (ft || netvm) {
+            CHECK(s.smmu_faults(n0) > 0);   // the engine's reads of cold source pages
+            CHECK(s.smmu_faults(n1) > 0);   // its writes to cold destination pages
+            if (mode == Mode::Terminate) CHECK(s.counter(n0 + ".dma.parks") > 0);
+            if (ft && mode == Mode::Terminate) CHECK(s.counter(n1 + ".dma.nacks_sent") > 0);
+            if (netvm) CHECK(s.counter(n1 + ".dma.netvm_buffered") > 0);
+        } else {
+            // Registration made every page present beforehand: the engine never faults.
+            CHECK(faults == 0);
+            CHECK(s.counter(n0 + ".rdma.registrations") > 0);
+            CHECK(s.counter(n1 + ".rdma.registrations") > 0);
+        }
+        break;
+    case Situation::Swap:
+        if ((read && pins) || whole) {
+            // A read's areas are registered once for the run (both pinned
+            // whole before the first read): reclaim finds nothing of them
+            // to take and the engine never faults.
+            CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+            CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+            CHECK(faults == 0);
             break;
         }
-        case Situation::Migrate:
-            if ((read && pins) || whole) {
-                // Pinned whole for the run: compaction cannot move them
-                // under a read (pin-cache unpins at the program's end, after
-                // which the compactor may still move them).
-                CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
-                CHECK(faults == 0);
-                break;
-            }
-            CHECK(s.counter(n0 + ".vm.pages_migrated") + s.counter(n1 + ".vm.pages_migrated") > 0);
-            CHECK(effect.pages_moved > 0);   // the transfers' own pages moved under them
+        CHECK(s.counter(n0 + ".vm.swap_outs") + s.counter(n1 + ".vm.swap_outs") > 0);
+        if (ft || netvm) CHECK(s.counter(n0 + ".vm.faults_major") + s.counter(n1 + ".vm.faults_major") + faults > 0);
+        break;
+    case Situation::Thp: {
+        const std::uint64_t collapses = s.counter(n0 + ".vm.collapses") + s.counter(n1 + ".vm.collapses");
+        const std::uint64_t blocked =
+            s.counter(n0 + ".vm.collapse_skipped_pinned") + s.counter(n1 + ".vm.collapse_skipped_pinned");
+        if (pins) CHECK(collapses + blocked > 0);   // pinned ranges are not collapsed (vm.pins-block-thp-collapse)
+        else CHECK(collapses > 0);
+        break;
+    }
+    case Situation::Migrate:
+        if ((read && pins) || whole) {
+            // Pinned whole for the run: compaction cannot move them
+            // under a read (pin-cache unpins at the program's end, after
+            // which the compactor may still move them).
+            CHECK(s.scalar(n0 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+            CHECK(s.scalar(n1 + ".rdma.pinned_bytes_peak") >= static_cast<double>(total));
+            CHECK(faults == 0);
             break;
+        }
+        CHECK(s.counter(n0 + ".vm.pages_migrated") + s.counter(n1 + ".vm.pages_migrated") > 0);
+        CHECK(effect.pages_moved > 0);   // the transfers' own pages moved under them
+        break;
     }
 }
 
-}  // namespace
+}   // namespace
 
-#define STRATEGY_CASE(strategy, sit, mode)                                                               \
+#define STRATEGY_CASE(strategy, sit, mode)                                                              \
     TEST_CASE("strategy " strategy " / " #sit " / " #mode ": every byte arrives right", "[strategy]") { \
-        strategy_case(strategy, Situation::sit, Mode::mode);                                             \
+        strategy_case(strategy, Situation::sit, Mode::mode);                                            \
     }
 #define STRATEGY_BOTH_MODES(strategy, sit) \
     STRATEGY_CASE(strategy, sit, Stall)    \
     STRATEGY_CASE(strategy, sit, Terminate)
-#define STRATEGY_ALL_SITUATIONS(strategy)        \
-    STRATEGY_BOTH_MODES(strategy, Cold)          \
-    STRATEGY_BOTH_MODES(strategy, Swap)          \
-    STRATEGY_BOTH_MODES(strategy, Thp)           \
+#define STRATEGY_ALL_SITUATIONS(strategy) \
+    STRATEGY_BOTH_MODES(strategy, Cold)   \
+    STRATEGY_BOTH_MODES(strategy, Swap)   \
+    STRATEGY_BOTH_MODES(strategy, Thp)    \
     STRATEGY_BOTH_MODES(strategy, Migrate)
 
 STRATEGY_ALL_SITUATIONS("fault-tolerant")
@@ -283,28 +292,29 @@ STRATEGY_CASE("netvm", Migrate, Terminate)
 
 // Notifications through event counters, each detection mechanism, in every
 // situation: a pingpong whose messages name the receiver's counter 0.
-#define NOTIFY_CASE(completion, sit, mode)                                                                  \
-    TEST_CASE("notify counter / " completion " / " #sit " / " #mode ": every byte arrives, counted once",   \
-              "[strategy][notify]") {                                                                      \
-        strategy_case("fault-tolerant", Situation::sit, Mode::mode, false, completion);                    \
+#define NOTIFY_CASE(completion, sit, mode)                                                                \
+    TEST_CASE("notify counter / " completion " / " #sit " / " #mode ": every byte arrives, counted once", \
+              "[strategy][notify]") {                                                                     \
+        strategy_case("fault-tolerant", Situation::sit, Mode::mode, false, completion);                   \
     }
-#define NOTIFY_ALL_SITUATIONS(completion)          \
-    NOTIFY_CASE(completion, Cold, Stall)           \
-    NOTIFY_CASE(completion, Cold, Terminate)       \
-    NOTIFY_CASE(completion, Swap, Stall)           \
-    NOTIFY_CASE(completion, Swap, Terminate)       \
-    NOTIFY_CASE(completion, Thp, Stall)            \
-    NOTIFY_CASE(completion, Thp, Terminate)        \
-    NOTIFY_CASE(completion, Migrate, Stall)        \
+#define NOTIFY_ALL_SITUATIONS(completion)    \
+    NOTIFY_CASE(completion, Cold, Stall)     \
+    NOTIFY_CASE(completion, Cold, Terminate) \
+    NOTIFY_CASE(completion, Swap, Stall)     \
+    NOTIFY_CASE(completion, Swap, Terminate) \
+    NOTIFY_CASE(completion, Thp, Stall)      \
+    NOTIFY_CASE(completion, Thp, Terminate)  \
+    NOTIFY_CASE(completion, Migrate, Stall)  \
     NOTIFY_CASE(completion, Migrate, Terminate)
 NOTIFY_ALL_SITUATIONS("counter")
 NOTIFY_ALL_SITUATIONS("interrupt")
 NOTIFY_ALL_SITUATIONS("handler")
 
 // The same matrix with RDMA reads (workload.operation = read).
-#define READ_CASE(strategy, sit, mode)                                                                        \
-    TEST_CASE("read strategy " strategy " / " #sit " / " #mode ": every byte read arrives right", "[strategy][read]") { \
-        strategy_case(strategy, Situation::sit, Mode::mode, true);                                                \
+#define READ_CASE(strategy, sit, mode)                                                            \
+    TEST_CASE("read strategy " strategy " / " #sit " / " #mode ": every byte read arrives right", \
+              "[strategy][read]") {                                                               \
+        strategy_case(strategy, Situation::sit, Mode::mode, true);                                \
     }
 #define READ_BOTH_MODES(strategy, sit) \
     READ_CASE(strategy, sit, Stall)    \
@@ -320,19 +330,19 @@ READ_ALL_SITUATIONS("pin")
 
 // The matrix on a torus with adaptive routing (router.routing = adaptive):
 // packets of one transfer take different paths and may arrive out of order.
-#define ADAPTIVE_CASE(strategy, sit, mode, read)                                                          \
-    TEST_CASE("adaptive torus: " strategy " read=" #read " / " #sit " / " #mode                        \
-              ": every byte arrives right", "[strategy][adaptive]") {                                      \
-        strategy_case(strategy, Situation::sit, Mode::mode, read, nullptr, kAdaptiveNet);                           \
+#define ADAPTIVE_CASE(strategy, sit, mode, read)                                                              \
+    TEST_CASE("adaptive torus: " strategy " read=" #read " / " #sit " / " #mode ": every byte arrives right", \
+              "[strategy][adaptive]") {                                                                       \
+        strategy_case(strategy, Situation::sit, Mode::mode, read, nullptr, kAdaptiveNet);                     \
     }
-#define ADAPTIVE_ALL(strategy, read)                  \
-    ADAPTIVE_CASE(strategy, Cold, Stall, read)        \
-    ADAPTIVE_CASE(strategy, Cold, Terminate, read)    \
-    ADAPTIVE_CASE(strategy, Swap, Stall, read)        \
-    ADAPTIVE_CASE(strategy, Swap, Terminate, read)    \
-    ADAPTIVE_CASE(strategy, Thp, Stall, read)         \
-    ADAPTIVE_CASE(strategy, Thp, Terminate, read)     \
-    ADAPTIVE_CASE(strategy, Migrate, Stall, read)     \
+#define ADAPTIVE_ALL(strategy, read)               \
+    ADAPTIVE_CASE(strategy, Cold, Stall, read)     \
+    ADAPTIVE_CASE(strategy, Cold, Terminate, read) \
+    ADAPTIVE_CASE(strategy, Swap, Stall, read)     \
+    ADAPTIVE_CASE(strategy, Swap, Terminate, read) \
+    ADAPTIVE_CASE(strategy, Thp, Stall, read)      \
+    ADAPTIVE_CASE(strategy, Thp, Terminate, read)  \
+    ADAPTIVE_CASE(strategy, Migrate, Stall, read)  \
     ADAPTIVE_CASE(strategy, Migrate, Terminate, read)
 
 ADAPTIVE_ALL("fault-tolerant", false)
@@ -340,10 +350,11 @@ ADAPTIVE_ALL("fault-tolerant", true)
 
 // Ordered notifications (dma.notify-window) on the adaptive torus, every
 // situation: the stream's receiver reads every notification in post order.
-#define ORDERED_CASE(strategy, sit, mode)                                                                \
-    TEST_CASE("ordered notifications, adaptive torus: " strategy " / " #sit " / " #mode                  \
-              ": every byte arrives, notified in order", "[strategy][adaptive][window]") {                 \
-        strategy_case(strategy, Situation::sit, Mode::mode, false, nullptr, kOrderedNet);                  \
+#define ORDERED_CASE(strategy, sit, mode)                                                 \
+    TEST_CASE("ordered notifications, adaptive torus: " strategy " / " #sit " / " #mode   \
+              ": every byte arrives, notified in order",                                  \
+              "[strategy][adaptive][window]") {                                           \
+        strategy_case(strategy, Situation::sit, Mode::mode, false, nullptr, kOrderedNet); \
     }
 ORDERED_CASE("fault-tolerant", Cold, Stall)
 ORDERED_CASE("fault-tolerant", Cold, Terminate)
@@ -418,10 +429,9 @@ Settings pingpong(const std::string& completion) {
             {"rdma.completion", completion}};
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("original engine in terminate mode: cold buffers fail transfers and never pass wrong data",
-          "[strategy]") {
+TEST_CASE("original engine in terminate mode: cold buffers fail transfers and never pass wrong data", "[strategy]") {
     Sim s(cold_stream("fault-tolerant", false));
     s.run();
     dump_stats(s, "original engine");
@@ -432,7 +442,7 @@ TEST_CASE("original engine in terminate mode: cold buffers fail transfers and ne
     CHECK(s.log().bytes_delivered.value() + s.log().errors.value() * 128 * kKiB == 1024 * kKiB);
     CHECK(s.log().bytes_verified.value() == s.log().bytes_delivered.value());
     CHECK(s.counter("node0.dma.smmu_faults") + s.counter("node1.dma.smmu_faults") > 0);
-    CHECK(s.counter("node0.dma.parks") == 0);       // nothing recovered: the engine is the original
+    CHECK(s.counter("node0.dma.parks") == 0);   // nothing recovered: the engine is the original
     CHECK(s.counter("node1.dma.nacks_sent") == 0);
 }
 
@@ -485,8 +495,8 @@ TEST_CASE("retransmission writes every destination byte exactly once", "[strateg
     // Resent bytes went over the wire again, yet each landed in memory once.
     const std::uint64_t sent = s.counter("node0.dma.bytes_sent");
     const std::uint64_t resent = s.counter("node0.dma.retransmitted_bytes");
-    CHECK(sent > 1024 * kKiB);                // some payload crossed the link twice
-    CHECK(sent - resent <= 1024 * kKiB);      // first passes never send a byte twice
+    CHECK(sent > 1024 * kKiB);   // some payload crossed the link twice
+    CHECK(sent - resent <= 1024 * kKiB);   // first passes never send a byte twice
     CHECK(s.counter("node1.dma.bytes_received") == 1024 * kKiB);
 }
 
@@ -688,15 +698,13 @@ void madvise_case(const std::string& thp, const std::string& advice, bool huge) 
     for (unsigned n = 0; n < 2; ++n) {
         INFO("node " << n);
         // 4 MiB of buffers on each side: two 2 MiB faults when huge.
-        if (huge)
-            CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") >= 2);
-        else
-            CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") == 0);
+        if (huge) CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") >= 2);
+        else CHECK(s.counter("node" + std::to_string(n) + ".vm.faults_huge") == 0);
     }
     CHECK((s.counter("node0.vm.madvises") > 0) == (advice != "none"));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("workload.madvise = hugepage gives huge buffers under vm.thp = madvise", "[strategy][thp]") {
     madvise_case("madvise", "hugepage", true);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "system.hpp"
-#include "thread_budget.hpp"
+#include "src/sim/system.hpp"
+#include "src/sim/thread_budget.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -19,7 +19,7 @@ namespace {
 
 using Sim = SystemSim;
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("stream: every byte arrives and is verified, at close to the link's rate", "[system]") {
     Sim s({{"workload.total-bytes", "4MiB"}, {"workload.message-size", "256KiB"}, {"workload.window", "4"}});
@@ -88,7 +88,9 @@ TEST_CASE("pingpong: one-way latency is reproducible and of the right size", "[s
 }
 
 TEST_CASE("pingpong latency grows by the added link latency", "[system]") {
-    Sim s({{"workload.kind", "pingpong"}, {"workload.message-size", "64B"}, {"workload.iterations", "5"},
+    Sim s({{"workload.kind", "pingpong"},
+           {"workload.message-size", "64B"},
+           {"workload.iterations", "5"},
            {"link.latency", "1227ns"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
@@ -100,7 +102,9 @@ TEST_CASE("pingpong latency grows by the added link latency", "[system]") {
 }
 
 TEST_CASE("four nodes of a QFDB: any pair can stream", "[system]") {
-    Sim s({{"topology.nodes", "4"}, {"workload.src-node", "3"}, {"workload.dst-node", "1"},
+    Sim s({{"topology.nodes", "4"},
+           {"workload.src-node", "3"},
+           {"workload.dst-node", "1"},
            {"workload.total-bytes", "1MiB"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
@@ -153,13 +157,15 @@ TEST_CASE("smmu: transfers run on the processes' own page tables through the SMM
     REQUIRE(!a.allocations().empty());
     CHECK(a.allocations()[0].first >= 0x100000000000ull);   // a user address, far from any physical one
     CHECK(s.stats.sum_counters("tcu.walks") > 0);
-    CHECK(s.stats.sum_counters("translated") > 4096);       // every packet write and block read
-    CHECK(s.stats.sum_counters("faults_translation") == 0); // populated buffers: nothing faults
+    CHECK(s.stats.sum_counters("translated") > 4096);   // every packet write and block read
+    CHECK(s.stats.sum_counters("faults_translation") == 0);   // populated buffers: nothing faults
 }
 
 TEST_CASE("smmu: a 2 MiB transparent huge page walks once where 4 KiB pages walk per page", "[system][smmu]") {
     // One 2 MiB source buffer (two 1 MiB slots): a block with THP, 512 pages without.
-    Sim thp({{"workload.total-bytes", "2MiB"}, {"workload.message-size", "1MiB"}, {"workload.window", "2"},
+    Sim thp({{"workload.total-bytes", "2MiB"},
+             {"workload.message-size", "1MiB"},
+             {"workload.window", "2"},
              {"vm.thp", "always"}});
     thp.run();
     REQUIRE(thp.sys->workload().finished());
@@ -170,7 +176,9 @@ TEST_CASE("smmu: a 2 MiB transparent huge page walks once where 4 KiB pages walk
 }
 
 TEST_CASE("smmu: without THP the same buffer walks once per 4 KiB page", "[system][smmu]") {
-    Sim s({{"workload.total-bytes", "2MiB"}, {"workload.message-size", "1MiB"}, {"workload.window", "2"},
+    Sim s({{"workload.total-bytes", "2MiB"},
+           {"workload.message-size", "1MiB"},
+           {"workload.window", "2"},
            {"vm.thp", "never"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
@@ -189,8 +197,11 @@ TEST_CASE("smmu: without it, addresses are physical and nothing is translated", 
 
 TEST_CASE("smmu: an unmapped source page faults and the transfer fails loudly, never silently", "[system][smmu]") {
     // The original engine: a fault fails the transfer at once.
-    Sim s({{"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
-           {"vm.thp", "never"}, {"dma.fault-tolerant", "false"}});
+    Sim s({{"workload.total-bytes", "256KiB"},
+           {"workload.message-size", "64KiB"},
+           {"workload.window", "1"},
+           {"vm.thp", "never"},
+           {"dma.fault-tolerant", "false"}});
     // Once the buffers are mapped, take the second page of node 0's source out.
     At saboteur("saboteur", sc_time(50, SC_US), [&] {
         RdmaProcess& a = s.sys->node(0).app;
@@ -210,8 +221,11 @@ TEST_CASE("smmu: an unmapped source page faults and the transfer fails loudly, n
 }
 
 TEST_CASE("smmu: a read-only destination page fails the transfer at the receiver", "[system][smmu]") {
-    Sim s({{"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"}, {"workload.window", "1"},
-           {"vm.thp", "never"}, {"dma.fault-tolerant", "false"}});
+    Sim s({{"workload.total-bytes", "256KiB"},
+           {"workload.message-size", "64KiB"},
+           {"workload.window", "1"},
+           {"vm.thp", "never"},
+           {"dma.fault-tolerant", "false"}});
     At saboteur("saboteur", sc_time(50, SC_US), [&] {
         RdmaProcess& b = s.sys->node(1).app;
         REQUIRE(!b.allocations().empty());
@@ -231,8 +245,13 @@ TEST_CASE("smmu: a read-only destination page fails the transfer at the receiver
 TEST_CASE("torus: a stream across a 3x2x1 torus delivers every byte along its dimension-order route",
           "[system][topology]") {
     // x0y0z0f0 -> x2y1z0f3: to F1, y+ , x- over the wrap link, to f3.
-    Sim s({{"topology.kind", "torus"}, {"topology.x", "3"}, {"topology.y", "2"}, {"workload.src-node", "0"},
-           {"workload.dst-node", "23"}, {"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}});
+    Sim s({{"topology.kind", "torus"},
+           {"topology.x", "3"},
+           {"topology.y", "2"},
+           {"workload.src-node", "0"},
+           {"workload.dst-node", "23"},
+           {"workload.total-bytes", "1MiB"},
+           {"workload.message-size", "64KiB"}});
     REQUIRE(s.sys->size() == 24);
     CHECK(s.sys->coord_name(0) == "x0y0z0f0");
     CHECK(s.sys->coord_name(23) == "x2y1z0f3");
@@ -245,8 +264,8 @@ TEST_CASE("torus: a stream across a 3x2x1 torus delivers every byte along its di
     CHECK(s.log().bytes_verified.value() == 1u << 20);
     CHECK(s.log().mismatches.value() == 0);
     // Every data packet took the route (256 B packets), on the VC the dateline says.
-    for (const char* l : {"x0y0z0f0_to_x0y0z0f1", "x0y0z0f1_to_x0y1z0f1", "x0y1z0f1_to_x2y1z0f1",
-                          "x2y1z0f1_to_x2y1z0f3"})
+    for (const char* l :
+         {"x0y0z0f0_to_x0y0z0f1", "x0y0z0f1_to_x0y1z0f1", "x0y1z0f1_to_x2y1z0f1", "x2y1z0f1_to_x2y1z0f3"})
         CHECK(s.stats.find_counter(std::string(l) + ".packets")->value() >= 4096);
     CHECK(s.stats.find_counter("x0y0z0f0_to_x0y0z0f3.packets")->value() == 0);
     CHECK(s.stats.find_scalar("x0y1z0f1_to_x2y1z0f1.vc1.buffer_hwm")->value() > 0);
@@ -257,8 +276,11 @@ TEST_CASE("torus: a stream across a 3x2x1 torus delivers every byte along its di
 }
 
 TEST_CASE("mezzanine: 16 MPSoCs on a ring of 4 QFDBs, a stream crosses two 2-lane edges", "[system][topology]") {
-    Sim s({{"topology.kind", "mezzanine"}, {"workload.src-node", "5"}, {"workload.dst-node", "10"},
-           {"workload.total-bytes", "1MiB"}, {"workload.message-size", "64KiB"}});
+    Sim s({{"topology.kind", "mezzanine"},
+           {"workload.src-node", "5"},
+           {"workload.dst-node", "10"},
+           {"workload.total-bytes", "1MiB"},
+           {"workload.message-size", "64KiB"}});
     REQUIRE(s.sys->size() == 16);
     CHECK(s.sys->coord_name(5) == "x1y0z0f1");
     CHECK(s.sys->coord_name(10) == "x2y0z0f2");
@@ -274,9 +296,16 @@ TEST_CASE("mezzanine: 16 MPSoCs on a ring of 4 QFDBs, a stream crosses two 2-lan
 }
 
 TEST_CASE("torus: 1,296 MPSoCs (9x6x6 QFDBs) are built, named and routed", "[system][topology]") {
-    Sim s({{"topology.kind", "torus"}, {"topology.x", "9"}, {"topology.y", "6"}, {"topology.z", "6"},
-           {"workload.src-node", "0"}, {"workload.dst-node", "1295"}, {"workload.total-bytes", "64KiB"},
-           {"workload.message-size", "64KiB"}, {"workload.window", "1"}, {"dram.size", "1GiB"}});
+    Sim s({{"topology.kind", "torus"},
+           {"topology.x", "9"},
+           {"topology.y", "6"},
+           {"topology.z", "6"},
+           {"workload.src-node", "0"},
+           {"workload.dst-node", "1295"},
+           {"workload.total-bytes", "64KiB"},
+           {"workload.message-size", "64KiB"},
+           {"workload.window", "1"},
+           {"dram.size", "1GiB"}});
     REQUIRE(s.sys->size() == 1296);
     CHECK(s.sys->coord_name(1295) == "x8y5z5f3");
     CHECK(s.sys->node(1295).group == "x8y5z5f3");
@@ -299,17 +328,21 @@ std::vector<std::string> live_threads(const sc_object& o) {
     std::sort(out.begin(), out.end());
     return out;
 }
-}  // namespace
+}   // namespace
 
-TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most seven",
-          "[system][topology]") {
+TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most seven", "[system][topology]") {
     // The host's memory mappings bound the threads a run may have
-    // (src/thread_budget.hpp): the kernel daemons, the boot, the SMMU
+    // (src/sim/thread_budget.hpp): the kernel daemons, the boot, the SMMU
     // driver's RESUME are methods, and the engine's threads, the SMMU
     // interrupt handler's, are spawned when they first have work.
-    Sim s({{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.src-node", "0"},
-           {"workload.dst-node", "1"}, {"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"},
-           {"workload.populate", "false"}, {"smmu-driver.fault-mode", "terminate"},
+    Sim s({{"topology.kind", "torus"},
+           {"topology.x", "2"},
+           {"workload.src-node", "0"},
+           {"workload.dst-node", "1"},
+           {"workload.total-bytes", "256KiB"},
+           {"workload.message-size", "64KiB"},
+           {"workload.populate", "false"},
+           {"smmu-driver.fault-mode", "terminate"},
            {"dma.fault-tolerant", "true"}});
     REQUIRE(s.sys->size() == 8);
     for (std::size_t i = 0; i < s.sys->size(); ++i) {

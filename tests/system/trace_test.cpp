@@ -19,7 +19,7 @@
 
 #include "child_process.hpp"
 #include "situation_run.hpp"
-#include "invariants.hpp"
+#include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -33,8 +33,11 @@ std::string trace(const char* name) {
 }
 
 Figures replay(const char* name, const Settings& extra = {}) {
-    Settings s{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
-               {"trace.file", trace(name)}, {"sim.time-limit", "1s"}};
+    Settings s{{"topology.kind", "torus"},
+               {"topology.x", "2"},
+               {"workload.kind", "trace"},
+               {"trace.file", trace(name)},
+               {"sim.time-limit", "1s"}};
     s.insert(s.end(), extra.begin(), extra.end());
     return in_child_figures([&s] {
         std::ostringstream os;
@@ -45,16 +48,18 @@ Figures replay(const char* name, const Settings& extra = {}) {
         f.link_util_max = 0.5;
         const auto v = check_invariants(*sim.sys, sim.stats, f);
         if (!v.empty()) std::cerr << describe(v) << "\n";
-        os << "clean " << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
-                           l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0)
+        os << "clean "
+           << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
+               l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0)
            << "\n";
         os << "messages " << sim.counter("workload.trace.messages") << "\n";
         os << "collectives " << sim.counter("workload.trace.collectives") << "\n";
         os << "compute " << sim.scalar("workload.trace.compute_time") << "\n";
         os << "app " << sim.scalar("workload.trace.app_time") << "\n";
-        os << "coll_messages " << sim.stats.sum_counters("msg.eager_sends") + sim.stats.sum_counters("msg.rendezvous_sends")
-           << "\n";
-        if (const Scalar* j1 = sim.stats.find_scalar("job1.workload.trace.app_time")) os << "app1 " << j1->value() << "\n";
+        os << "coll_messages "
+           << sim.stats.sum_counters("msg.eager_sends") + sim.stats.sum_counters("msg.rendezvous_sends") << "\n";
+        if (const Scalar* j1 = sim.stats.find_scalar("job1.workload.trace.app_time"))
+            os << "app1 " << j1->value() << "\n";
         if (const Counter* v1 = sim.stats.find_counter("job1.workload.bytes_verified"))
             os << "verified1 " << v1->value() << "\n";
         os << "verified " << l.bytes_verified.value() << "\n";
@@ -68,7 +73,7 @@ void clean(const Figures& f) {
     CHECK(f.at("clean") == 1);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace replay: the solver, the transpose and the farm, every byte verified", "[trace]") {
     const Figures solver = replay("solver"), transpose = replay("transpose"), farm = replay("farm");
@@ -101,8 +106,7 @@ TEST_CASE("trace replay: compute scaled, and every registration strategy", "[tra
     clean(replay("transpose", {{"rdma.buffer-guard", "mprotect"}}));
 }
 
-TEST_CASE("trace replay: collectives one-sided and by each algorithm, ranks mapped, a copy per process",
-          "[trace]") {
+TEST_CASE("trace replay: collectives one-sided and by each algorithm, ranks mapped, a copy per process", "[trace]") {
     const Figures base = replay("solver");
     clean(base);
     // The allreduces on one-sided RDMA: only the halo messages go through
@@ -175,18 +179,21 @@ TEST_CASE("trace replay in the fault situations: cold, swap, THP collapse, migra
                                              : sit == Situation::Migrate ? migrating
                                                                          : trace(app);
                     INFO(file << ", " << situations::name(sit) << ", " << mode << ", " << transport);
-                    const Settings set{{"topology.kind", "torus"}, {"topology.x", "2"}, {"workload.kind", "trace"},
-                                       {"trace.file", file}, {"collective.transport", transport},
+                    const Settings set{{"topology.kind", "torus"},
+                                       {"topology.x", "2"},
+                                       {"workload.kind", "trace"},
+                                       {"trace.file", file},
+                                       {"collective.transport", transport},
                                        {"smmu-driver.fault-mode", mode},
                                        {"dma.fault-tolerant", std::string(mode) == "terminate" ? "true" : "false"},
                                        {"sim.time-limit", "2s"}};
-                    situations::check_clean_run(
-                        situations::run_in(set, sit, {0, 1, 2, 3, 4, 5, 6, 7},
-                                           [](const TransferLog& l) {
-                                               return l.bytes_verified.value() == l.bytes_delivered.value() &&
-                                                      l.bytes_verified.value() > 0;
-                                           }),
-                        sit);
+                    situations::check_clean_run(situations::run_in(set, sit, {0, 1, 2, 3, 4, 5, 6, 7},
+                                                                   [](const TransferLog& l) {
+                                                                       return l.bytes_verified.value() ==
+                                                                                  l.bytes_delivered.value() &&
+                                                                              l.bytes_verified.value() > 0;
+                                                                   }),
+                                                sit);
                 }
     std::system(("rm -rf '" + dir + "'").c_str());
 }
@@ -227,7 +234,9 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     const std::string gather =
         "import otf2\n"
         "from otf2.enums import *\n"
-        "with otf2.writer.open('" + dir3 + "', timer_resolution=1000000000) as t:\n"
+        "with otf2.writer.open('" +
+        dir3 +
+        "', timer_resolution=1000000000) as t:\n"
         "    d = t.definitions\n"
         "    n = d.system_tree_node('m')\n"
         "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
@@ -240,18 +249,21 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
         "        e.mpi_collective_begin(100)\n"
         "        e.mpi_collective_end(200, CollectiveOp.ALLGATHER, c, 0, 64, 192)\n";
     REQUIRE(std::system(("/usr/bin/python3 -c \"" + gather + "\"").c_str()) == 0);
-    CHECK_THAT(refusal({{"trace.file", dir3 + "/traces.otf2"}, {"collective.allgather-algorithm", "recursive-doubling"}}),
-               Catch::Contains("collective.allgather-algorithm") && Catch::Contains("power-of-two") &&
-                   Catch::Contains("calls allgather"));
+    CHECK_THAT(
+        refusal({{"trace.file", dir3 + "/traces.otf2"}, {"collective.allgather-algorithm", "recursive-doubling"}}),
+        Catch::Contains("collective.allgather-algorithm") && Catch::Contains("power-of-two") &&
+            Catch::Contains("calls allgather"));
     std::system(("rm -rf '" + dir3 + "'").c_str());
     // A trace with an event the replay does not do: an RMA put, written by
     // the OTF2 writer here.
-    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/vrdmasim-trace-test-" +
-                            std::to_string(::getpid());
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-test-" + std::to_string(::getpid());
     const std::string script =
         "import otf2\n"
         "from otf2.enums import *\n"
-        "with otf2.writer.open('" + dir + "', timer_resolution=1000000000) as t:\n"
+        "with otf2.writer.open('" +
+        dir +
+        "', timer_resolution=1000000000) as t:\n"
         "    d = t.definitions\n"
         "    n = d.system_tree_node('m')\n"
         "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
@@ -271,7 +283,9 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     const std::string attributed =
         "import otf2\n"
         "from otf2.enums import *\n"
-        "with otf2.writer.open('" + dir + "', timer_resolution=1000000000) as t:\n"
+        "with otf2.writer.open('" +
+        dir +
+        "', timer_resolution=1000000000) as t:\n"
         "    d = t.definitions\n"
         "    n = d.system_tree_node('m')\n"
         "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "

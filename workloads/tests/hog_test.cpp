@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "system.hpp"
+#include "src/sim/system.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -15,7 +15,7 @@ namespace {
 
 using Sim = SystemSim;
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("hog: no hog unless hog.bytes > 0", "[hog]") {
     Sim s(Settings{{"workload.total-bytes", "256KiB"}});
@@ -39,7 +39,9 @@ TEST_CASE("hog: larger than memory and swap is a config error", "[hog]") {
 }
 
 TEST_CASE("hog: touches every page every pass and stops with the workload", "[hog]") {
-    Sim s({{"workload.total-bytes", "8MiB"}, {"workload.message-size", "256KiB"}, {"hog.bytes", "4MiB"},
+    Sim s({{"workload.total-bytes", "8MiB"},
+           {"workload.message-size", "256KiB"},
+           {"hog.bytes", "4MiB"},
            {"hog.interval", "100us"}});
     s.run();
     REQUIRE(s.sys->workload().finished());
@@ -64,8 +66,7 @@ TEST_CASE("hog: touches every page every pass and stops with the workload", "[ho
     CHECK(s.log().bytes_verified.value() == 8u << 20);
 }
 
-TEST_CASE("hog: under pressure the stream's buffers are swapped out, faulted back, and every byte verifies",
-          "[hog]") {
+TEST_CASE("hog: under pressure the stream's buffers are swapped out, faulted back, and every byte verifies", "[hog]") {
     // 320 MiB of DRAM: 64 MiB of page frames, 40 of them held hot by the
     // hog. The stream's 32 MiB buffer on each side (cold: the CPU writes the
     // source, the engine is the first to touch the destination) does not fit

@@ -27,7 +27,7 @@ std::vector<unsigned char> reference(std::uint64_t len, std::uint64_t key) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -51,7 +51,7 @@ void check_definition(void (*fill)(unsigned char*, std::uint64_t, std::uint64_t)
     CHECK(big == reference(big.size(), 77));
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fill_pattern: the words of its definition at every length and alignment", "[pattern]") {
     check_definition(fill_pattern);
@@ -59,10 +59,8 @@ TEST_CASE("fill_pattern: the words of its definition at every length and alignme
 
 TEST_CASE("fill_pattern: the portable and the AVX2 loops write the same words", "[pattern]") {
     check_definition(fill_pattern_portable);
-    if (fill_pattern_has_avx2())
-        check_definition(fill_pattern_avx2);
-    else
-        WARN("this CPU has no AVX2: only the portable loop checked");
+    if (fill_pattern_has_avx2()) check_definition(fill_pattern_avx2);
+    else WARN("this CPU has no AVX2: only the portable loop checked");
 }
 
 namespace {
@@ -107,13 +105,11 @@ void check_mismatch(std::uint64_t (*mismatch)(const unsigned char*, std::uint64_
     CHECK(mismatch(zeros.data(), zeros.size(), 77) < 8);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("pattern_mismatch: the first byte that differs from the pattern", "[pattern]") {
     check_mismatch(pattern_mismatch);
     check_mismatch(pattern_mismatch_portable);
-    if (fill_pattern_has_avx2())
-        check_mismatch(pattern_mismatch_avx2);
-    else
-        WARN("this CPU has no AVX2: only the portable loop checked");
+    if (fill_pattern_has_avx2()) check_mismatch(pattern_mismatch_avx2);
+    else WARN("this CPU has no AVX2: only the portable loop checked");
 }

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/params.hpp"
-#include "system.hpp"
+#include "src/core/params.hpp"
+#include "src/sim/system.hpp"
 #include "workloads/trace_reader.hpp"
 
 using namespace vrdmasim;
@@ -70,7 +70,7 @@ Read read_all(const Config& c, const std::string& anchor) {
     return out;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("trace reader: 2,048 ranks streamed in memory that does not grow with the trace", "[trace]") {
     ParamRegistry reg;

@@ -21,7 +21,7 @@ std::string refused(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes) {
     CHECK_FALSE(resolve(op, a, ranks, bytes, c, why));
     return why;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("collectives: auto chooses as MPICH does by size", "[collectives]") {
     CHECK(chosen(Op::Barrier, Algorithm::Auto, 5, 0) == Algorithm::Dissemination);
@@ -43,8 +43,8 @@ TEST_CASE("collectives: an algorithm is refused for a collective it does not do"
     CHECK_THAT(refused(Op::Alltoall, Algorithm::Rabenseifner, 4, 8), Catch::Contains("pairwise bruck"));
     CHECK_THAT(refused(Op::Allgather, Algorithm::RecursiveDoubling, 6, 8), Catch::Contains("power-of-two"));
     CHECK(chosen(Op::Allgather, Algorithm::RecursiveDoubling, 8, 8) == Algorithm::RecursiveDoubling);
-    for (const char* name : {"auto", "dissemination", "binomial", "recursive-doubling", "ring", "rabenseifner", "pairwise",
-                             "bruck"})
+    for (const char* name :
+         {"auto", "dissemination", "binomial", "recursive-doubling", "ring", "rabenseifner", "pairwise", "bruck"})
         CHECK(std::string(name_of(algorithm_of(name))) == name);
     for (const char* name : {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"})
         CHECK(std::string(name_of(op_of(name))) == name);

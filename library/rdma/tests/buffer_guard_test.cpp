@@ -26,7 +26,7 @@ const sc_time T0 = sc_core::SC_ZERO_TIME;
 constexpr std::uint64_t MiB = 1024 * 1024, kPage = 4096;
 
 const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params,
-                                            RdmaParams::declare_params};
+                                           RdmaParams::declare_params};
 
 struct Env : vrdmasim_test::ModelEnv {
     vrdmasim_test::DebugMemory mem;
@@ -36,8 +36,11 @@ struct Env : vrdmasim_test::ModelEnv {
     std::unique_ptr<BufferGuard> guard;
     int pid = 0;
     explicit Env(const vrdmasim_test::Settings& s = {})
-        : ModelEnv(kParams, {{"vm.syscall", "500ns"}, {"vm.pte-update", "20ns"}, {"vm.thp", "never"},
-                             {"rdma.buffer-guard", "mprotect"}, {"rdma.guard-tlbi-page", "10ns"}}),
+        : ModelEnv(kParams, {{"vm.syscall", "500ns"},
+                             {"vm.pte-update", "20ns"},
+                             {"vm.thp", "never"},
+                             {"rdma.buffer-guard", "mprotect"},
+                             {"rdma.guard-tlbi-page", "10ns"}}),
           frames(0, 64 * MiB) {
         set(s);
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
@@ -52,7 +55,7 @@ struct Env : vrdmasim_test::ModelEnv {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("buffer guard: parameters", "[userlib][guard]") {
     Env e;
@@ -124,7 +127,8 @@ TEST_CASE("buffer guard: sources and destinations are no access for EL0, the eng
     CHECK_THROWS_AS(e.guard->lift(gs, done), std::logic_error);
 }
 
-TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard and absent pages still fault", "[userlib][guard]") {
+TEST_CASE("buffer guard: pages faulted in later in a guarded range get the guard and absent pages still fault",
+          "[userlib][guard]") {
     Env e;
     const std::uint64_t dst = e.mmap(4 * kPage, false);   // cold
     sc_time done;

@@ -24,7 +24,7 @@ const sc_time T0 = sc_core::SC_ZERO_TIME;
 constexpr std::uint64_t MiB = 1024 * 1024, kPage = 4096;
 
 const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params,
-                                            RdmaParams::declare_params};
+                                           RdmaParams::declare_params};
 
 struct Env : vrdmasim_test::ModelEnv {
     vrdmasim_test::DebugMemory mem;
@@ -58,7 +58,7 @@ struct Env : vrdmasim_test::ModelEnv {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("prefetch: parameters and the default", "[userlib][prefetch]") {
     Env e;
@@ -73,11 +73,11 @@ TEST_CASE("prefetch: parameters and the default", "[userlib][prefetch]") {
 TEST_CASE("prefetch: a page is advised once and overlapping advice queues only the gaps", "[userlib][prefetch]") {
     Env e;
     const std::uint64_t a = e.mmap(64 * kPage);
-    CHECK(e.pf->advise(a + 100, 2 * kPage) == 3);           // pages 0..2 (the range widened to whole pages)
-    CHECK(e.pf->advise(a + 8 * kPage, 4 * kPage) == 4);     // pages 8..11
-    CHECK(e.pf->advise(a, 16 * kPage) == 16 - 3 - 4);       // the gaps 3..7 and 12..15
-    CHECK(e.pf->advise(a + kPage, 10 * kPage) == 0);        // all advised
-    CHECK(e.pf->advise(a + 15 * kPage, 2 * kPage) == 1);    // page 16
+    CHECK(e.pf->advise(a + 100, 2 * kPage) == 3);   // pages 0..2 (the range widened to whole pages)
+    CHECK(e.pf->advise(a + 8 * kPage, 4 * kPage) == 4);   // pages 8..11
+    CHECK(e.pf->advise(a, 16 * kPage) == 16 - 3 - 4);   // the gaps 3..7 and 12..15
+    CHECK(e.pf->advise(a + kPage, 10 * kPage) == 0);   // all advised
+    CHECK(e.pf->advise(a + 15 * kPage, 2 * kPage) == 1);   // page 16
     CHECK(e.pf->advise(a, 0) == 0);
     CHECK(e.pf->advised_pages() == 17);
     CHECK(e.stats.find_counter("node0.rdma.prefetch.advices")->value() == 4);
@@ -102,7 +102,7 @@ TEST_CASE("prefetch: the worker populates in order a batch at a time and counts 
     e.drain(t1);
     CHECK(e.present(a, 40) == 40);
     CHECK(e.present(a + 40 * kPage, 24) == 0);   // nothing beyond the advice
-    CHECK(e.pf->populated_pages() == 39);         // page 20 was present already
+    CHECK(e.pf->populated_pages() == 39);   // page 20 was present already
     CHECK(e.stats.find_scalar("node0.rdma.prefetch.worker_time")->value() > 0);
 }
 

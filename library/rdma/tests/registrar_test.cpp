@@ -35,16 +35,17 @@ constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB, kPage = 4096;
 using FakeMemory = vrdmasim_test::DebugMemory;
 
 const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params,
-                                            RdmaParams::declare_params};
+                                           RdmaParams::declare_params};
 
 ParamRegistry params() { return vrdmasim_test::params_of(kParams); }
 
 // Exact, simple costs (as vm_test.cpp): a 4 KiB fault is 3.02 us, a pin call
 // 20 us + 0.5 us per page, an unpin call the same without faults.
-const Settings kCosts = {{"vm.minor-fault", "2us"}, {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
-                         {"vm.syscall", "500ns"},   {"vm.pte-update", "20ns"},   {"vm.pin-call", "20us"},
-                         {"vm.pin-page", "500ns"},  {"vm.user-access", "100ns"}, {"vm.thp", "never"},
-                         {"rdma.pin-cache-lookup", "100ns"}};
+const Settings kCosts = {
+    {"vm.minor-fault", "2us"},         {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
+    {"vm.syscall", "500ns"},           {"vm.pte-update", "20ns"},    {"vm.pin-call", "20us"},
+    {"vm.pin-page", "500ns"},          {"vm.user-access", "100ns"},  {"vm.thp", "never"},
+    {"rdma.pin-cache-lookup", "100ns"}};
 const sc_time kFault = us(2) + us(1) + ns(20);
 const sc_time kLookup = ns(100);
 sc_time pin_cost(unsigned faulted, unsigned pages) { return us(20) + times(kFault, faulted) + times(ns(500), pages); }
@@ -94,16 +95,15 @@ struct Env : vrdmasim_test::ModelEnv {
 
 std::vector<unsigned> all(unsigned n, unsigned pages) { return std::vector<unsigned>(pages, n); }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("userlib: parameters, strategy names, strategy_from", "[userlib]") {
     ParamRegistry reg = params();   // section rdma: library/rdma/params.cpp
     const ParamDecl* s = reg.find("rdma.strategy");
     REQUIRE(s);
     CHECK(s->default_text == "fault-tolerant");
-    CHECK(s->choices ==
-          std::vector<std::string>{"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
-                                   "pin-static", "pin-deferred"});
+    CHECK(s->choices == std::vector<std::string>{"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm",
+                                                 "pin-static", "pin-deferred"});
     REQUIRE(reg.find("rdma.pin-cache-pages"));
     CHECK(reg.find("rdma.pin-cache-pages")->default_text == "16384");
     CHECK(reg.find("rdma.pin-cache-pages")->max == 1099511627776.0);
@@ -177,8 +177,8 @@ TEST_CASE("userlib: pin and pipeline pin for the transfer and unpin after it", "
         CHECK(e.r().pinned_bytes_peak() == 8 * kPage);
         // release_all: nothing to do
         CHECK(e.r().release_all(us(400)).done == us(400));
-        const double expect = to_us(pin_cost(4, 4)) + to_us(pin_cost(0, 4) + times(ns(100), 4)) +
-                              2 * to_us(unpin_cost(4));
+        const double expect =
+            to_us(pin_cost(4, 4)) + to_us(pin_cost(0, 4) + times(ns(100), 4)) + 2 * to_us(unpin_cost(4));
         CHECK(e.scalar("registration_time") == Approx(expect).epsilon(1e-12));
     }
 }
@@ -422,8 +422,7 @@ TEST_CASE("userlib: release_all unpins every entry of the pin-down cache", "[use
     CHECK(e.counter("deregistrations") == 3);
     CHECK(e.scalar("pinned_bytes_peak") == 14.0 * kPage);
     // After it, the cache starts empty.
-    CHECK(e.r().acquire(va, 4 * kPage, true, us(2000)).done == us(2000) + kLookup + pin_cost(0, 4) +
-                                                                    times(ns(100), 4));
+    CHECK(e.r().acquire(va, 4 * kPage, true, us(2000)).done == us(2000) + kLookup + pin_cost(0, 4) + times(ns(100), 4));
     CHECK(e.counter("cache_misses") == 4);
 }
 

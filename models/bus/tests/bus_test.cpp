@@ -2,7 +2,7 @@
 // targets and a real Dram on `out`. Each TEST_CASE is its own elaboration
 // (ctest runs each in its own process).
 //
-// The bench's address map mirrors a node's (src/system.hpp):
+// The bench's address map mirrors a node's (src/sim/system.hpp):
 //   ddr-low   [0, 2 GiB)                       -> out[0] (Dram), offset 0
 //   ddr-high  [0x8_0000_0000, +14 GiB)         -> out[0] (Dram), offset 2 GiB
 //   regs      [0xA000_0000, +4 KiB)            -> out[1], offset 0
@@ -154,7 +154,7 @@ struct Bench {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("bus: each window reaches its target at the target's own offset", "[bus]") {
     Env env;
@@ -164,10 +164,10 @@ TEST_CASE("bus: each window reaches its target at the target's own offset", "[bu
     std::size_t pages_after_edges = 0;
     // Two masters on the multi-passthrough `in` socket.
     Initiator cpu("cpu", [&](Initiator& i) {
-        r.push_back(i.write(kRegs, {1, 2, 3, 4}));             // regs + 0
-        r.push_back(i.write(kRegs + 0xFFC, {5, 6, 7, 8}));     // last word of regs
-        r.push_back(i.write(kRegsAlt, {9}));                    // alt + 0x40
-        r.push_back(i.write(kRegsAlt + 0xFF, {10}));            // alt + 0x13F
+        r.push_back(i.write(kRegs, {1, 2, 3, 4}));   // regs + 0
+        r.push_back(i.write(kRegs + 0xFFC, {5, 6, 7, 8}));   // last word of regs
+        r.push_back(i.write(kRegsAlt, {9}));   // alt + 0x40
+        r.push_back(i.write(kRegsAlt + 0xFF, {10}));   // alt + 0x13F
     });
     Initiator dma("dma", [&](Initiator& i) {
         wait(1, SC_US);
@@ -223,14 +223,14 @@ TEST_CASE("bus: unmapped addresses get an address error and count as decode erro
     Bench b(env);
     std::vector<Result> r;
     Initiator cpu("cpu", [&](Initiator& i) {
-        r.push_back(i.write(0x90000000ull, {1}, ns(3)));          // between ddr-low and regs
-        r.push_back(i.write(kRegs + 0x1000, {1}));                // one past regs
-        r.push_back(i.write(kRegs + 0xFFE, {1, 2, 3, 4}));        // straddles the end of regs
-        r.push_back(i.write(2 * kGiB - 2, {1, 2, 3, 4}));         // straddles ddr-low / gap
-        r.push_back(i.write(kDdrHigh + 14 * kGiB, {1}));          // past ddr-high
-        r.push_back(i.write(kDdrHigh - 1, {1}));                  // just below ddr-high
-        r.push_back(i.write(kRegsAlt - 1, {1, 2}));               // straddles the start of regs-alt
-        r.push_back(i.write(kRegs, {1}));                         // mapped, for contrast
+        r.push_back(i.write(0x90000000ull, {1}, ns(3)));   // between ddr-low and regs
+        r.push_back(i.write(kRegs + 0x1000, {1}));   // one past regs
+        r.push_back(i.write(kRegs + 0xFFE, {1, 2, 3, 4}));   // straddles the end of regs
+        r.push_back(i.write(2 * kGiB - 2, {1, 2, 3, 4}));   // straddles ddr-low / gap
+        r.push_back(i.write(kDdrHigh + 14 * kGiB, {1}));   // past ddr-high
+        r.push_back(i.write(kDdrHigh - 1, {1}));   // just below ddr-high
+        r.push_back(i.write(kRegsAlt - 1, {1, 2}));   // straddles the start of regs-alt
+        r.push_back(i.write(kRegs, {1}));   // mapped, for contrast
     });
     cpu.socket.bind(b.bus.in);
     sc_start();
@@ -432,7 +432,7 @@ void check_debug_script(const DebugSeen& seen) {
     CHECK(seen.byte_enable_status == tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("bus: debug accesses by every path on windows without a DebugAccess", "[bus]") {
     check_debug_script(debug_script(false));

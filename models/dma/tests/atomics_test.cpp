@@ -39,11 +39,11 @@ struct Crossbar : sc_module {
     std::vector<Seen> seen;
     Crossbar(sc_module_name n, unsigned nodes) : sc_module(n) {
         for (unsigned i = 0; i < nodes; ++i) {
-            in.push_back(std::make_unique<tlm_utils::simple_target_socket_tagged<Crossbar>>(
-                ("in" + std::to_string(i)).c_str()));
+            in.push_back(
+                std::make_unique<tlm_utils::simple_target_socket_tagged<Crossbar>>(("in" + std::to_string(i)).c_str()));
             in.back()->register_b_transport(this, &Crossbar::b_transport, static_cast<int>(i));
-            out.push_back(std::make_unique<tlm_utils::simple_initiator_socket<Crossbar>>(
-                ("out" + std::to_string(i)).c_str()));
+            out.push_back(
+                std::make_unique<tlm_utils::simple_initiator_socket<Crossbar>>(("out" + std::to_string(i)).c_str()));
         }
     }
     void b_transport(int, tlm::tlm_generic_payload& gp, sc_time& d) {
@@ -213,19 +213,22 @@ struct Bench : vrdmasim_test::ModelEnv {
 
 constexpr std::uint64_t kWord = 0x20008;   // the target word (page 0x20)
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("atomics: fetch-add, compare-and-swap and swap, value for value", "[dma][atomic]") {
     Bench b(2);
     Bench::poke64(*b.mem[1], kWord, 100);
     std::vector<std::uint64_t> after;   // the target word after each atomic (read once it completed)
     b.cpu[0]->program = [&](Cpu& c) {
-        const struct { DescOp op; std::uint64_t operand, compare; } ops[] = {
-            {DescOp::FetchAdd, 5, 0},         // 100 -> 105, old 100
-            {DescOp::CompareSwap, 7, 105},    // equal: 105 -> 7, old 105
-            {DescOp::CompareSwap, 9, 1},      // not equal: stays 7, old 7
-            {DescOp::Swap, 42, 0},            // 7 -> 42, old 7
-            {DescOp::FetchAdd, ~0ull, 0},     // + (2^64 - 1): 42 -> 41, old 42
+        const struct {
+            DescOp op;
+            std::uint64_t operand, compare;
+        } ops[] = {
+            {DescOp::FetchAdd, 5, 0},   // 100 -> 105, old 100
+            {DescOp::CompareSwap, 7, 105},   // equal: 105 -> 7, old 105
+            {DescOp::CompareSwap, 9, 1},   // not equal: stays 7, old 7
+            {DescOp::Swap, 42, 0},   // 7 -> 42, old 7
+            {DescOp::FetchAdd, ~0ull, 0},   // + (2^64 - 1): 42 -> 41, old 42
         };
         for (std::size_t i = 0; i < 5; ++i) {
             REQUIRE(c.atomic(ops[i].op, 1, kWord, ops[i].operand, ops[i].compare, 10 + i, 0x100 + 32 * i));
@@ -443,8 +446,7 @@ TEST_CASE("atomics: stall mode, the access waits in the SMMU and the atomic comp
     CHECK(b.smmu[1]->writes_at(kWord) == 1);
 }
 
-TEST_CASE("atomics: no channel of the request's domain at the target: error reply, pd_violations",
-          "[dma][atomic]") {
+TEST_CASE("atomics: no channel of the request's domain at the target: error reply, pd_violations", "[dma][atomic]") {
     Bench b(2);
     Bench::poke64(*b.mem[1], kWord, 5);
     CompletionRecord r;

@@ -19,10 +19,10 @@ namespace vrdmasim_test {
 // A descriptor as a CPU stages it in a channel's registers.
 struct Desc {
     std::uint64_t src = 0, dst = 0, len = 0, tag = 0, compl_addr = 0;
-    unsigned node = 0;                      // DESC_DST_NODE (a read's: the responder)
-    std::uint32_t flags = 0;                // DESC_FLAGS
-    std::optional<vrdmasim::DescOp> op;     // DESC_OP, written only when set
-    std::optional<std::uint64_t> cmp;       // DESC_CMP, written only when set
+    unsigned node = 0;   // DESC_DST_NODE (a read's: the responder)
+    std::uint32_t flags = 0;   // DESC_FLAGS
+    std::optional<vrdmasim::DescOp> op;   // DESC_OP, written only when set
+    std::optional<std::uint64_t> cmp;   // DESC_CMP, written only when set
     std::optional<std::uint32_t> counter;   // DESC_COUNTER, written only when set
 };
 
@@ -92,4 +92,4 @@ struct MmioCpu : sc_core::sc_module {
     }
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

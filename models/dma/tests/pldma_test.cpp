@@ -296,7 +296,7 @@ std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
     return v;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("registers: staged descriptor reads back, bad accesses are refused", "[dma]") {
     Bench b;
@@ -531,7 +531,7 @@ TEST_CASE("completion waits for the data: the record comes after the last write"
 namespace {
 struct Reply {   // a response or control packet's payload
     std::uint64_t id = 0;
-    std::uint32_t word = 0;    // status (response) or opcode (control)
+    std::uint32_t word = 0;   // status (response) or opcode (control)
     std::uint32_t index = 0;   // packet index (NACK, retransmit request)
 };
 Reply reply(const Tap::Seen& s) {
@@ -544,7 +544,7 @@ Reply reply(const Tap::Seen& s) {
 }
 const Settings kFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.fault-tolerant", "true"}};
 const Settings kNotFt{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.fault-tolerant", "false"}};
-}  // namespace
+}   // namespace
 
 TEST_CASE("fault-tolerant: a source fault parks the transfer until resolved, then re-reads", "[dma][fault]") {
     Bench b(kFt, true);
@@ -590,8 +590,7 @@ TEST_CASE("fault-tolerant: a source fault parks the transfer until resolved, the
     CHECK(completed > b.smmu0->outcomes[0]);
 }
 
-TEST_CASE("fault-tolerant: a destination fault is NACKed and retransmitted from its sequence number",
-          "[dma][fault]") {
+TEST_CASE("fault-tolerant: a destination fault is NACKed and retransmitted from its sequence number", "[dma][fault]") {
     Bench b(kFt, true);
     const std::size_t len = 5000;
     const auto src = pattern(len, 12);
@@ -792,7 +791,7 @@ ParkedRun run_channel_0_parked(Bench& b) {
     CHECK(Bench::peek(*b.mem1, 0x40000, 4096) == c2);
     return out;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("channels: each has its own register page; the kernel's page holds domain and enable", "[dma][channel]") {
     Bench b(Settings{{"dma.channels", "4"}});
@@ -826,8 +825,7 @@ TEST_CASE("channels: each has its own register page; the kernel's page holds dom
     CHECK(b.counter("dma0.transfers_completed") == 1);
 }
 
-TEST_CASE("channels: the scheduler shares the engine round robin, a turn of channel-blocks blocks",
-          "[dma][channel]") {
+TEST_CASE("channels: the scheduler shares the engine round robin, a turn of channel-blocks blocks", "[dma][channel]") {
     Bench b(Settings{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}, {"dma.channel-blocks", "1"}});
     const auto a = pattern(4096, 1), c2 = pattern(4096, 2);
     Bench::poke(*b.mem0, 0x10000, a);
@@ -857,7 +855,7 @@ TEST_CASE("channels: the scheduler shares the engine round robin, a turn of chan
 TEST_CASE("channels: a channel parked on a source fault does not hold the others back", "[dma][channel][fault]") {
     Bench b(kFt, true);
     const ParkedRun r = run_channel_0_parked(b);
-    CHECK(r.done1 < b.smmu0->outcomes[0]);    // channel 1 finished while channel 0 waited
+    CHECK(r.done1 < b.smmu0->outcomes[0]);   // channel 1 finished while channel 0 waited
     CHECK(r.done0 > b.smmu0->outcomes[0]);
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
     CHECK(Bench::record(*b.mem0, 0x200).status == kStatusOk);
@@ -993,8 +991,7 @@ TEST_CASE("netvm: packets for a non-resident page wait in a bounded kernel buffe
     CHECK(b.counter("dma0.retransmitted_bytes") == 0);
 }
 
-TEST_CASE("fault-tolerant: a completion record whose page faults is written once the page is back",
-          "[dma][fault]") {
+TEST_CASE("fault-tolerant: a completion record whose page faults is written once the page is back", "[dma][fault]") {
     Bench b(kFt, true);
     const auto a = pattern(1024, 9);
     Bench::poke(*b.mem0, 0x10000, a);
@@ -1041,10 +1038,9 @@ ReadRequestSeen request_of(const Tap::Seen& s) {
     std::memcpy(&r.dst, s.payload.data() + 16, 8);
     return r;
 }
-}  // namespace
+}   // namespace
 
-TEST_CASE("read: the remote region lands byte for byte at the initiator, which alone writes a record",
-          "[dma][read]") {
+TEST_CASE("read: the remote region lands byte for byte at the initiator, which alone writes a record", "[dma][read]") {
     Bench b(Settings{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}});
     const std::size_t len = 5000;   // not a multiple of block or packet
     const auto src = pattern(len, 31);
@@ -1360,13 +1356,13 @@ TEST_CASE("read, netvm: reply packets for a non-resident page wait in the initia
     Bench::poke(*b.mem1, 0x40000, a);
     for (std::uint64_t p = 0x50; p < 0x5a; ++p) b.smmu0->faulting.insert({p, true});   // every destination page
     std::map<std::uint64_t, unsigned> copies;   // byte -> kernel copies
-    b.dma0->enable_netvm([&](std::uint32_t sid, std::uint64_t va, const unsigned char* data, std::uint64_t n,
-                             sc_time at) {
-        CHECK(sid == b.dma0->channel_stream_id(0));   // the reading channel's stream: its process's memory
-        Bench::poke(*b.mem0, va, std::vector<unsigned char>(data, data + n));
-        for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
-        return at + sc_time(n, SC_NS);
-    });
+    b.dma0->enable_netvm(
+        [&](std::uint32_t sid, std::uint64_t va, const unsigned char* data, std::uint64_t n, sc_time at) {
+            CHECK(sid == b.dma0->channel_stream_id(0));   // the reading channel's stream: its process's memory
+            Bench::poke(*b.mem0, va, std::vector<unsigned char>(data, data + n));
+            for (std::uint64_t i = 0; i < n; ++i) ++copies[va + i];
+            return at + sc_time(n, SC_NS);
+        });
     b.run_one([&](Cpu& c) { post_read(c, 1, 0x40000, 0x50000, len, 17, 0x100); });
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
     CHECK(Bench::peek(*b.mem0, 0x50000, len) == a);
@@ -1416,7 +1412,7 @@ void two_processes(Bench& b, std::uint64_t src2, std::uint64_t dst2, sc_time& do
         done2 = sc_time_stamp();
     };
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("channels: every memory access carries the stream ID of the channel it serves", "[dma][channel][procs]") {
     Bench b(kFt, true);
@@ -1536,7 +1532,7 @@ sc_time first_seen(Cpu& c, std::uint64_t base, unsigned i, std::uint64_t n) {
     FAIL("event counter " << i << " never reached " << n);
     return SC_ZERO_TIME;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("event counters: a write increments the counter it names once it has landed, several counters, rw",
           "[dma][counter]") {
@@ -1614,8 +1610,7 @@ TEST_CASE("event counters: a counter beyond dma.event-counters, on a read or a z
     CHECK(b.counter("dma1.counter_increments") == 1);
 }
 
-TEST_CASE("event counters: with a notification packet the counter moves when that packet arrives",
-          "[dma][counter]") {
+TEST_CASE("event counters: with a notification packet the counter moves when that packet arrives", "[dma][counter]") {
     Bench b;
     Bench::poke(*b.mem0, 0x10000, pattern(512, 22));
     sc_time seen;
@@ -1717,7 +1712,7 @@ std::size_t first_pass(const std::vector<Tap::Seen>& seen) {
         if (seen[i].footer.seq == 0) return i;
     return seen.size();
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("out of order: packets arriving with non-monotonic times land once each and complete at the latest",
           "[dma][order]") {
@@ -1744,7 +1739,8 @@ TEST_CASE("out of order: packets arriving with non-monotonic times land once eac
     unsigned late = 0;
     sc_time newest, latest;
     for (const auto& s : out) {
-        if (s.head < newest) ++late; else newest = s.head;
+        if (s.head < newest) ++late;
+        else newest = s.head;
         latest = std::max(latest, s.head);
     }
     CHECK(late == 10);
@@ -1787,9 +1783,10 @@ TEST_CASE("out of order, in order in time: nothing counted, completion at the la
     CHECK(b.tap10->seen.at(0).head >= b.tap01->seen.back().head);
 }
 
-TEST_CASE("out of order, fault-tolerant: a fault in the middle in time: earlier arrivals written, later dropped, "
-          "every byte once",
-          "[dma][order][fault]") {
+TEST_CASE(
+    "out of order, fault-tolerant: a fault in the middle in time: earlier arrivals written, later dropped, "
+    "every byte once",
+    "[dma][order][fault]") {
     Bench b(kFt, true);
     const std::size_t len = 5000;
     const auto src = pattern(len, 43);
@@ -1865,9 +1862,10 @@ TEST_CASE("out of order, fault-tolerant: a resend after every other packet lande
     CHECK(Bench::record(*b.mem0, 0x100).status == kStatusOk);
 }
 
-TEST_CASE("out of order: an RDMA read's reply packets arriving out of order land once, the read completes at the "
-          "latest",
-          "[dma][order][read]") {
+TEST_CASE(
+    "out of order: an RDMA read's reply packets arriving out of order land once, the read completes at the "
+    "latest",
+    "[dma][order][read]") {
     Bench b(Settings{{"dma.packet-size", "256B"}, {"dma.block-size", "1KiB"}}, true);
     const std::size_t len = 5000;
     const auto src = pattern(len, 44);
@@ -1904,7 +1902,7 @@ std::vector<CompletionRecord> ring(Bench& b, unsigned n) {
     for (unsigned i = 0; i < n; ++i) out.push_back(Bench::record(*b.mem1, 0x3000 + i * sizeof(CompletionRecord)));
     return out;
 }
-}  // namespace
+}   // namespace
 
 namespace {
 // Two notifying writes, the first's packet 50 us late: with a window the
@@ -1964,7 +1962,7 @@ void early_landing(const char* window) {
         }
     }
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("ordered notifications: a write that lands early is held until the earlier one is delivered",
           "[dma][window]") {
@@ -2091,8 +2089,7 @@ TEST_CASE("ordered notifications: a write whose destination fault is never resol
     CHECK(b.dma0->window_unanswered() == 0);
 }
 
-TEST_CASE("ordered notifications: a notification packet (DESC_FLAGS bit 1) is refused with a window",
-          "[dma][window]") {
+TEST_CASE("ordered notifications: a notification packet (DESC_FLAGS bit 1) is refused with a window", "[dma][window]") {
     Bench b(ordered(kNotFt, "4"));
     b.cpu0->program = [&](Cpu& k) {
         k.w(reg::kDescSrc, 0x10000);

@@ -7,14 +7,14 @@
 
 #include <systemc>
 
-#include "core/stats.hpp"
+#include "src/core/stats.hpp"
 #include "models/common/shadow_table.hpp"
 #include "models/dma/credits.hpp"
 
 using namespace vrdmasim;
 using sc_core::SC_NS;
-using sc_core::SC_US;
 using sc_core::sc_time;
+using sc_core::SC_US;
 
 TEST_CASE("shadow table: a page hits from its update time, misses before and after its clear", "[shadow]") {
     ShadowTable t;
@@ -59,7 +59,7 @@ TEST_CASE("shadow table: a 2 MiB block translates every page in it and clearing 
 TEST_CASE("shadow table: a lock is an interval the OS sees at its own time", "[shadow]") {
     ShadowTable t;
     t.lock(1, 0x7000 + 12, sc_time(10, SC_US), sc_time(11, SC_US));
-    CHECK_FALSE(t.locked(1, 0x7000, sc_time(9, SC_US)));    // not yet: the NI's access starts later
+    CHECK_FALSE(t.locked(1, 0x7000, sc_time(9, SC_US)));   // not yet: the NI's access starts later
     CHECK(t.locked(1, 0x7fff, sc_time(10, SC_US)));
     CHECK(t.locked(1, 0x7000, sc_time(10500, SC_NS)));
     CHECK_FALSE(t.locked(1, 0x7000, sc_time(11, SC_US)));   // released at the access's end
@@ -82,7 +82,7 @@ struct Thread : sc_core::sc_module {
     }
     void run() { body(); }
 };
-}  // namespace
+}   // namespace
 
 TEST_CASE("credits: spent per packet, returned at half, a sender without credits waits for the return",
           "[shadow][credits]") {

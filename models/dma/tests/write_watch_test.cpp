@@ -8,8 +8,8 @@
 #include "models/dma/write_watch.hpp"
 
 using namespace vrdmasim;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 void put(WriteWatch& w, std::uint32_t sid, std::uint64_t va, std::uint64_t v, double ns) {
@@ -17,7 +17,7 @@ void put(WriteWatch& w, std::uint32_t sid, std::uint64_t va, std::uint64_t v, do
     std::memcpy(b, &v, 8);
     w.wrote(sid, va, b, 8, sc_time(ns, SC_NS));
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("write watch: a load sees the value written by its time, not a later one", "[dma][watch]") {
     WriteWatch w;
@@ -38,8 +38,7 @@ TEST_CASE("write watch: a load sees the value written by its time, not a later o
     CHECK(v == 2);
 }
 
-TEST_CASE("write watch: only watched words of the same stream; partial writes merge into the word",
-          "[dma][watch]") {
+TEST_CASE("write watch: only watched words of the same stream; partial writes merge into the word", "[dma][watch]") {
     WriteWatch w;
     w.watch(7, 0x1000, 8);
     std::uint64_t v = 0;

@@ -16,7 +16,7 @@ LinkParams timed_link(unsigned buffer_flits, unsigned vcs) {
     p.time_order = true;
     return p;
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("link: in time order a later call with an earlier head takes the idle wire before the earlier call",
           "[link][adaptive]") {
@@ -44,7 +44,7 @@ TEST_CASE("link: in time order a later call with an earlier head takes the idle 
     // Head at the far end: start + one flit + latency.
     CHECK(sink.arrivals[0].head == ns(1000 + 8 + 100));
     CHECK(sink.arrivals[1].head == ns(100 + 8 + 100));   // overtook
-    CHECK(sink.arrivals[2].head == ns(1144 + 8 + 100));  // after the first's reservation
+    CHECK(sink.arrivals[2].head == ns(1144 + 8 + 100));   // after the first's reservation
     // Reservations 100..244, 1000..1144, 1144..1288: a packet at 0 fits at 244.
     CHECK(link.earliest_start(0, 18, ns(0), ns(0)) == ns(244));
     CHECK(link.earliest_start(0, 18, ns(250), ns(250)) == ns(250));

@@ -135,7 +135,7 @@ void prove(const Topology& t, unsigned vcs) {
     for (const Channel& c : e.escape_channels) CHECK(std::get<2>(c) < Topology::kEscapeVcs);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("adaptive routing: deadlock-free, minimal and connected on a 3x3x3 torus", "[topology][adaptive]") {
     prove(Topology::torus(3, 3, 3), 3);
@@ -149,8 +149,7 @@ TEST_CASE("adaptive routing: deadlock-free with two adaptive VCs on a 5x3x1 toru
     prove(Topology::torus(5, 3, 1), 4);
 }
 
-TEST_CASE("adaptive routing: the explorer finds a cycle in a dependency graph that has one",
-          "[topology][adaptive]") {
+TEST_CASE("adaptive routing: the explorer finds a cycle in a dependency graph that has one", "[topology][adaptive]") {
     // The check itself can fail: escape channels numbered without the
     // dateline (every ring hop on VC 0) close a cycle around a ring of 3.
     Topology t = Topology::torus(3, 1, 1);

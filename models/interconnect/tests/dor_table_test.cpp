@@ -50,8 +50,8 @@ Counts check_topology(const NetEnv& env, const Topology& t, const std::string& p
                     const Topology::Hop want = t.next_hop(node, in_port, dst, in_vc);
                     const Router::Choice got = r.dimension_order_hop(in_port, dst, in_vc);
                     if (got.port != want.port || (want.port >= 0 && got.vc != static_cast<int>(want.vc))) {
-                        FAIL_CHECK(t.name(node) << " in port " << in_port << " VC " << in_vc << " to coordinate "
-                                                << dst << ": tables say port " << got.port << " VC " << got.vc
+                        FAIL_CHECK(t.name(node) << " in port " << in_port << " VC " << in_vc << " to coordinate " << dst
+                                                << ": tables say port " << got.port << " VC " << got.vc
                                                 << ", next_hop port " << want.port << " VC " << want.vc);
                         continue;
                     }
@@ -66,12 +66,14 @@ Counts check_topology(const NetEnv& env, const Topology& t, const std::string& p
     return n;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("dimension-order tables: every hop as next_hop on tori with and without wrap links",
           "[router][topology][routing]") {
     NetEnv env;
-    struct Shape { unsigned x, y, z; };
+    struct Shape {
+        unsigned x, y, z;
+    };
     const Shape shapes[] = {{1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 2}, {3, 2, 1}, {4, 4, 4}, {5, 3, 2}, {1, 6, 3}};
     for (const Shape& s : shapes) {
         const Topology t = Topology::torus(s.x, s.y, s.z);

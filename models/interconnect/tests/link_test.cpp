@@ -22,8 +22,7 @@ using namespace vrdmasim_test;
 using sc_core::sc_start;
 using sc_core::SC_ZERO_TIME;
 
-TEST_CASE("link: head and tail reach the far end after (2 + ceil(N/16)) flits and the latency",
-          "[link][timing]") {
+TEST_CASE("link: head and tail reach the far end after (2 + ceil(N/16)) flits and the latency", "[link][timing]") {
     NetEnv env;
     // 16 Gb/s: 8 ns per flit; 10 Gb/s: 12.8 ns per flit.
     Link fast("fast", env.ctx, link_params(16e9, ns(150), 64), "node0", "link->node1");
@@ -52,8 +51,8 @@ TEST_CASE("link: head and tail reach the far end after (2 + ceil(N/16)) flits an
     CHECK(fast.flit_time() == sc_time(8, sc_core::SC_NS));
     CHECK(slow.flit_time() == sc_time(12.8, sc_core::SC_NS));
 
-    auto check = [](const std::vector<unsigned>& sizes, const PacketSource& src, const PacketSink& sink,
-                    double flit_ns, double lat_ns) {
+    auto check = [](const std::vector<unsigned>& sizes, const PacketSource& src, const PacketSink& sink, double flit_ns,
+                    double lat_ns) {
         REQUIRE(sink.arrivals.size() == sizes.size());
         REQUIRE(src.sent.size() == sizes.size());
         for (unsigned k = 0; k < sizes.size(); ++k) {
@@ -85,8 +84,7 @@ TEST_CASE("link: head and tail reach the far end after (2 + ceil(N/16)) flits an
     CHECK(env.histogram("fast.queue_delay").max() == 0);
 }
 
-TEST_CASE("link: back-to-back packets are serialised, each starting when the last ends",
-          "[link][timing]") {
+TEST_CASE("link: back-to-back packets are serialised, each starting when the last ends", "[link][timing]") {
     NetEnv env;
     Link link("link", env.ctx, link_params(16e9, ns(150), 128), "node0", "link->node1");
     PacketSink sink("sink");
@@ -129,8 +127,7 @@ TEST_CASE("link: back-to-back packets are serialised, each starting when the las
     CHECK(env.scalar("link.credit_stall_time") == 0);
 }
 
-TEST_CASE("link: a tail that arrives late from upstream holds back the packet's end (cut-through)",
-          "[link][timing]") {
+TEST_CASE("link: a tail that arrives late from upstream holds back the packet's end (cut-through)", "[link][timing]") {
     NetEnv env;
     Link link("link", env.ctx, link_params(16e9, ns(150), 128), "node0", "link->node1");
     PacketSink sink("sink");
@@ -138,7 +135,7 @@ TEST_CASE("link: a tail that arrives late from upstream holds back the packet's 
         PacketSpec p;
         p.tail_lag = us(1);   // a slow upstream: the tail is here at 1 us
         s.send(p);
-        PacketSpec q;         // the next one, ready at once, waits for the link
+        PacketSpec q;   // the next one, ready at once, waits for the link
         q.seq = 1;
         s.send(q);
     });
@@ -342,8 +339,7 @@ TEST_CASE("link classes: rate per lane times lanes, each class in its own sectio
     CHECK_THROWS_AS(env.cfg.set("mezz-link.lanes", "0", "test"), ConfigError);
 }
 
-TEST_CASE("link rates whose flit time 1 ps cannot represent are refused up front, naming the rate",
-          "[link][params]") {
+TEST_CASE("link rates whose flit time 1 ps cannot represent are refused up front, naming the rate", "[link][params]") {
     NetEnv env;
     const LinkSection& ni = params_of<LinkSections>().ni;
     // 10 Tb/s x 32 lanes: a flit takes 0.4 ps, which rounded to 0 (the link
@@ -393,7 +389,7 @@ TEST_CASE("link: each VC has its own far-end buffer and credits, a full VC does 
         r.push_back(s.send(b));   // waits for VC 0's credit
         PacketSpec bad;
         bad.seq = 3;
-        bad.vc = 2;               // no such VC at the far end
+        bad.vc = 2;   // no such VC at the far end
         r.push_back(s.send(bad));
     });
     src.out.bind(link.in);

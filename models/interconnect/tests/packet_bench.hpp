@@ -59,21 +59,21 @@ inline std::vector<unsigned char> payload_bytes(unsigned size, unsigned src, uns
 
 // What to send.
 struct PacketSpec {
-    unsigned size = 256;          // payload bytes
-    unsigned src = 0, dst = 1;    // node indices
-    std::int64_t dst_coord = -1;  // header coordinates (-1: the node indices)
+    unsigned size = 256;   // payload bytes
+    unsigned src = 0, dst = 1;   // node indices
+    std::int64_t dst_coord = -1;   // header coordinates (-1: the node indices)
     std::int64_t src_coord = -1;
     unsigned seq = 0;
     PacketType type = PacketType::RdmaWrite;
-    unsigned vc = 0;              // header VC
-    sc_time head_delay;           // head available at now + head_delay
-    sc_time tail_lag;             // tail available head_lag after the head (0: all at once)
+    unsigned vc = 0;   // header VC
+    sc_time head_delay;   // head available at now + head_delay
+    sc_time tail_lag;   // tail available head_lag after the head (0: all at once)
     bool with_extension = true;
 };
 
 struct Sent {
     tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
-    sc_time head;     // absolute, as offered
+    sc_time head;   // absolute, as offered
     sc_time credit;   // absolute, as returned: the tail has left this first hop
 };
 
@@ -117,10 +117,8 @@ public:
         gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
         if (s.with_extension) gp.set_extension(&pkt);
         sc_time d = s.head_delay;
-        if (s.with_extension)
-            path.send(gp, pkt, d);
-        else
-            out->b_transport(gp, d);
+        if (s.with_extension) path.send(gp, pkt, d);
+        else out->b_transport(gp, d);
         if (s.with_extension) gp.clear_extension(&pkt);
         Sent r{gp.get_response_status(), now + s.head_delay, now + d};
         sent.push_back(r);
@@ -144,15 +142,15 @@ public:
     struct Arrival {
         unsigned src, dst, size, seq, flits, hops;
         sc_time head, tail, free;   // absolute
-        bool data_ok;               // payload bytes as the source made them
+        bool data_ok;   // payload bytes as the source made them
     };
     std::vector<Arrival> arrivals;
     std::function<sc_time(const Arrival&)> free_at = [](const Arrival& a) { return a.tail; };
 
-    unsigned capacity_flits = 0;    // 0: no check
-    unsigned max_occupancy = 0;     // flits held, the new packet included
+    unsigned capacity_flits = 0;   // 0: no check
+    unsigned max_occupancy = 0;   // flits held, the new packet included
     unsigned violations = 0;
-    unsigned direct_calls = 0;      // packets that came by accept(), not the socket
+    unsigned direct_calls = 0;   // packets that came by accept(), not the socket
 
     explicit PacketSink(sc_core::sc_module_name n) : sc_module(n), in("in") {
         in.register_b_transport(this, &PacketSink::b_transport);
@@ -174,11 +172,10 @@ private:
     }
     void arrive(tlm::tlm_generic_payload& gp, ExanetPacket* p, sc_time& delay) {
         const sc_time now = sc_core::sc_time_stamp();
-        Arrival a{p->src_node, p->dst_node, p->header.size, p->footer.seq, p->flits(), p->hops,
-                  now + delay,  p->tail,     sc_time(),      false};
+        Arrival a{p->src_node, p->dst_node, p->header.size, p->footer.seq, p->flits(),
+                  p->hops,     now + delay, p->tail,        sc_time(),     false};
         const auto expect = payload_bytes(a.size, a.src, a.seq);
-        a.data_ok = gp.get_data_length() == a.size &&
-                    std::equal(expect.begin(), expect.end(), gp.get_data_ptr());
+        a.data_ok = gp.get_data_length() == a.size && std::equal(expect.begin(), expect.end(), gp.get_data_ptr());
         a.free = free_at(a);
         unsigned held = 0;
         for (const auto& b : arrivals)
@@ -191,4 +188,4 @@ private:
     }
 };
 
-}  // namespace vrdmasim_test
+}   // namespace vrdmasim_test

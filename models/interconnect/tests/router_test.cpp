@@ -168,8 +168,7 @@ void send_back_to_back(PacketSource& s) {
 // The one-hop bench's parts, as check_one_hop times them (router 100 ns;
 // in: 20 Gb/s, 20 ns; out: 16 Gb/s, 150 ns), each test wiring them its way.
 struct OneHop {
-    explicit OneHop(const char* out_track)
-        : out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", out_track) {}
+    explicit OneHop(const char* out_track) : out("out", env.ctx, link_params(16e9, ns(150), 64), "node0", out_track) {}
     NetEnv env;
     Link in{"in", env.ctx, link_params(20e9, ns(20), 64), "node0", "ni->router"};
     Router router{"router", env.ctx};
@@ -178,7 +177,7 @@ struct OneHop {
     PacketSource src{"src", send_back_to_back};
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("router: one hop through link, router and link adds up exactly", "[router][link][timing]") {
     // In: 20 Gb/s (6.4 ns per flit, 256 B = 115.2 ns), 20 ns. Out: 16 Gb/s
@@ -211,7 +210,7 @@ TEST_CASE("router: links connected directly reach the input they were bound to a
     idle.out.bind(first.in);
     src.out.bind(in.in);
     first.connect(router);   // input 0
-    in.connect(router);      // input 1
+    in.connect(router);   // input 1
     router.out.bind(out.in);
     router.set_output_link(0, &out);
     out.out.bind(sink.in);
@@ -262,7 +261,7 @@ struct CountedLink : PacketTarget {
     unsigned calls = 0;
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("router: a network interface sending to its link directly times as through the socket",
           "[router][link][timing]") {
@@ -313,7 +312,7 @@ unsigned delivered(const PacketSink& sink, unsigned src, sc_time from, sc_time t
     return n;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("router: two flows sharing one output link get half of it each, one alone all of it",
           "[router][link][contention]") {
@@ -345,8 +344,7 @@ TEST_CASE("router: two flows sharing one output link get half of it each, one al
     const unsigned alone_b = delivered(sink, 2, us(10), us(90));
     const unsigned shared_a = delivered(sink, 1, us(110), us(190));
     const unsigned shared_b = delivered(sink, 2, us(110), us(190));
-    INFO("alone: a " << alone_a << ", shared: a " << shared_a << " b " << shared_b << " of "
-                     << capacity);
+    INFO("alone: a " << alone_a << ", shared: a " << shared_a << " b " << shared_b << " of " << capacity);
     CHECK(alone_b == 0);
     CHECK(alone_a == Approx(capacity).epsilon(0.01));
     CHECK(shared_a == Approx(capacity / 2).epsilon(0.03));

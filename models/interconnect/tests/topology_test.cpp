@@ -71,7 +71,7 @@ void check_route(const Topology& t, unsigned src, unsigned dst) {
     }
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("topology: coordinates pack x, y, z and the FPGA offset into 22 bits", "[topology]") {
     for (const Coord c : {Coord{0, 0, 0, 0}, Coord{63, 63, 63, 3}, Coord{1, 0, 2, 3}, Coord{5, 17, 40, 1}}) {
@@ -102,8 +102,7 @@ TEST_CASE("topology: coordinates pack x, y, z and the FPGA offset into 22 bits",
     CHECK(q.hops(0, 2) == 1);
 }
 
-TEST_CASE("topology: F1 holds the off-board links, one pair on a ring of two, none on a ring of one",
-          "[topology]") {
+TEST_CASE("topology: F1 holds the off-board links, one pair on a ring of two, none on a ring of one", "[topology]") {
     const Topology t = Topology::torus(3, 2, 1);
     // Non-F1: NI + the three others of its board.
     CHECK(t.port_count(0) == 4);
@@ -143,8 +142,7 @@ TEST_CASE("topology: routes on a 3x2x1 torus match hand-made paths", "[topology]
     // 0 -> 2 is one hop backwards over the wrap-around link (VC 1), then the
     // destination board's F1 hands it to f3.
     CHECK(nodes_of(node(0, 0, 0), node(2, 1, 3)) ==
-          std::vector<std::string>{"x0y0z0f0/vc0", "x0y0z0f1/vc0", "x0y1z0f1/vc1", "x2y1z0f1/vc0",
-                                   "x2y1z0f3/vc0"});
+          std::vector<std::string>{"x0y0z0f0/vc0", "x0y0z0f1/vc0", "x0y1z0f1/vc1", "x2y1z0f1/vc0", "x2y1z0f3/vc0"});
     CHECK(t.hops(node(0, 0, 0), node(2, 1, 3)) == 4);
     // F1 to F1 one hop forward, no wrap.
     CHECK(nodes_of(node(1, 1, 1), node(2, 1, 1)) == std::vector<std::string>{"x1y1z0f1/vc0", "x2y1z0f1/vc0"});
@@ -200,7 +198,7 @@ namespace {
 
 // Routers and Links of a topology (no nodes): a PacketSource injects at
 // every node through an `ni` link and a PacketSink takes packets out at every
-// node, as src/system.cpp wires them.
+// node, as src/sim/system.cpp wires them.
 struct NetworkBench {
     const Topology topo;
     std::vector<std::unique_ptr<Router>> routers;
@@ -265,7 +263,7 @@ LinkParams with_vcs(LinkParams p, unsigned vcs) {
     return p;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("topology network: every pair's packet passes exactly the routers of its route and arrives intact",
           "[topology][routing][network]") {
@@ -288,8 +286,7 @@ TEST_CASE("topology network: every pair's packet passes exactly the routers of i
                 bench->sources[a]->send(bench->packet(a, b, static_cast<unsigned>(order.size())));
                 sc_core::wait(us(2));
                 std::vector<std::uint64_t> c;
-                for (unsigned r = 0; r < n; ++r)
-                    c.push_back(env.counter(t.name(r) + "_router.packets"));
+                for (unsigned r = 0; r < n; ++r) c.push_back(env.counter(t.name(r) + "_router.packets"));
                 seen.push_back(c);
             }
     };
@@ -325,11 +322,10 @@ TEST_CASE("topology network: a packet over a wrap-around link moves to VC 1 and 
     const Topology t = Topology::torus(4, 3, 1);
     const unsigned src = t.node_of(Coord{3, 2, 0, 1}), dst = t.node_of(Coord{1, 0, 0, 2});
     std::unique_ptr<NetworkBench> bench;
-    bench = std::make_unique<NetworkBench>(
-        env, t, with_vcs(link_params(16e9, ns(150), 64), 2), link_params(20e9, ns(20), 64),
-        [&](unsigned i, PacketSource& s) {
-            if (i == src) s.send(bench->packet(src, dst, 0));
-        });
+    bench = std::make_unique<NetworkBench>(env, t, with_vcs(link_params(16e9, ns(150), 64), 2),
+                                           link_params(20e9, ns(20), 64), [&](unsigned i, PacketSource& s) {
+                                               if (i == src) s.send(bench->packet(src, dst, 0));
+                                           });
     sc_start();
     REQUIRE(bench->sinks[dst]->arrivals.size() == 1);
     CHECK(bench->sinks[dst]->arrivals[0].data_ok);
@@ -357,19 +353,18 @@ TEST_CASE("topology network: many streams into one node never overflow a buffer 
     const unsigned buffer = 40;   // two 256 B packets (18 flits each) per VC
     constexpr unsigned kPackets = 40;
     std::unique_ptr<NetworkBench> bench;
-    bench = std::make_unique<NetworkBench>(
-        env, t, with_vcs(link_params(16e9, ns(150), buffer), 2), link_params(20e9, ns(20), buffer),
-        [&](unsigned i, PacketSource& s) {
-            if (i == hot) return;
-            // Back to back: each packet's head is ready when the previous one
-            // has left the source.
-            sc_time at = sc_core::SC_ZERO_TIME;
-            for (unsigned k = 0; k < kPackets; ++k) {
-                PacketSpec p = bench->packet(i, hot, k);
-                p.head_delay = at;
-                at = s.send(p).credit - sc_core::sc_time_stamp();
-            }
-        });
+    bench = std::make_unique<NetworkBench>(env, t, with_vcs(link_params(16e9, ns(150), buffer), 2),
+                                           link_params(20e9, ns(20), buffer), [&](unsigned i, PacketSource& s) {
+                                               if (i == hot) return;
+                                               // Back to back: each packet's head is ready when the previous one
+                                               // has left the source.
+                                               sc_time at = sc_core::SC_ZERO_TIME;
+                                               for (unsigned k = 0; k < kPackets; ++k) {
+                                                   PacketSpec p = bench->packet(i, hot, k);
+                                                   p.head_delay = at;
+                                                   at = s.send(p).credit - sc_core::sc_time_stamp();
+                                               }
+                                           });
     // The destination drains slowly: each packet leaves its buffer 100 ns
     // after its tail arrived.
     bench->sinks[hot]->free_at = [](const PacketSink::Arrival& a) { return a.tail + ns(100); };

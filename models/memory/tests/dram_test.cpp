@@ -34,14 +34,14 @@ using vrdmasim_test::Settings;
 // Configuration, statistics and tracer of one test bench.
 struct Env : vrdmasim_test::ModelEnv {
     explicit Env(const Settings& s = {})
-        : ModelEnv({Dram::declare_params}, {{"dram.latency", "50ns"}, {"dram.bandwidth", "8GB/s"}, {"dram.burst", "64B"}},
-                   s) {}
+        : ModelEnv({Dram::declare_params},
+                   {{"dram.latency", "50ns"}, {"dram.bandwidth", "8GB/s"}, {"dram.burst", "64B"}}, s) {}
 };
 
 struct Result {
     tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
     sc_time delay;   // as returned: relative to the time of the call
-    sc_time issued;  // sc_time_stamp() at the call
+    sc_time issued;   // sc_time_stamp() at the call
     sc_time done() const { return issued + delay; }
 };
 
@@ -130,7 +130,7 @@ constexpr std::uint64_t kPage = Dram::kPageSize;
 
 sc_time ns(double v) { return sc_time(v, SC_NS); }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------- data
 
@@ -143,9 +143,9 @@ TEST_CASE("dram: a timed write is seen from the end of its data phase, not befor
     std::vector<unsigned char> a = pattern(64, 1), b = pattern(64, 2), c = pattern(64, 3);
     Result w;
     Initiator cpu("cpu", [&](Initiator& i) {
-        w = i.write(0x1000, a, ns(100));           // data phase [100, 108) ns
-        i.read(0x1000, early, ns(20));             // [20, 28): before it
-        i.read(0x1000, at_end, ns(108));           // starts as it ends: sees it
+        w = i.write(0x1000, a, ns(100));   // data phase [100, 108) ns
+        i.read(0x1000, early, ns(20));   // [20, 28): before it
+        i.read(0x1000, at_end, ns(108));   // starts as it ends: sees it
         i.dbg(tlm::TLM_READ_COMMAND, 0x1000, latest.data(), 64);   // debug: the latest state
         // Two writes called out of time order: the later in time wins.
         i.write(0x2000, b, ns(300));
@@ -179,14 +179,14 @@ TEST_CASE("dram: a held page counts timed accesses that start before its device 
     Dram dram("dram", env.ctx, "node0");
     std::vector<unsigned char> buf(64);
     Initiator cpu("cpu", [&](Initiator& i) {
-        i.read(0x5000, buf, ns(10));                 // before any hold: nothing counted
+        i.read(0x5000, buf, ns(10));   // before any hold: nothing counted
         dram.hold(0x5000, 4096, ns(1000));
-        i.read(0x6000, buf, ns(100));                // another page: fine
-        i.read(0x5fc0, buf, ns(100));                // the held page's last bytes, at 100 ns: early
-        i.write(0x5000, buf, ns(500));               // a write before the read's end: early too
-        i.read(0x4fe0, buf, ns(1000));               // straddling into it, starting as the read ends: fine
+        i.read(0x6000, buf, ns(100));   // another page: fine
+        i.read(0x5fc0, buf, ns(100));   // the held page's last bytes, at 100 ns: early
+        i.write(0x5000, buf, ns(500));   // a write before the read's end: early too
+        i.read(0x4fe0, buf, ns(1000));   // straddling into it, starting as the read ends: fine
         wait(ns(2000));
-        i.read(0x5000, buf);                         // long after: fine (the hold is gone)
+        i.read(0x5000, buf);   // long after: fine (the hold is gone)
     });
     cpu.socket.bind(dram.socket);
     sc_start();
@@ -288,8 +288,7 @@ TEST_CASE("dram: a 16 GiB DRAM holds only the pages touched", "[dram]") {
     REQUIRE(dram.size() == 16 * kGiB);
     // Scattered single bytes: addr -> value. 0 and 4095 share a page; the
     // 2-byte write at 2 GiB + 4095 straddles two pages.
-    const std::vector<std::uint64_t> addrs = {0,          4095,           1 * kGiB,         8 * kGiB + 1,
-                                              16 * kGiB - 1, 3 * kGiB + 12345};
+    const std::vector<std::uint64_t> addrs = {0, 4095, 1 * kGiB, 8 * kGiB + 1, 16 * kGiB - 1, 3 * kGiB + 12345};
     bool all_ok = true;
     std::vector<unsigned char> back;
     Initiator cpu("cpu", [&](Initiator& i) {
@@ -412,14 +411,14 @@ TEST_CASE("dram: one access takes latency + bursts x burst / bandwidth", "[dram]
     std::vector<Result> r;
     Initiator cpu("cpu", [&](Initiator& i) {
         std::vector<unsigned char> b64(64), b256(256), b4k(4096);
-        r.push_back(i.read(0, b64));                 // 8 ns + 50 ns
+        r.push_back(i.read(0, b64));   // 8 ns + 50 ns
         wait(1, SC_US);
-        r.push_back(i.write(0, b256, ns(10)));       // arrives at +10 ns: 10 + 32 + 50
+        r.push_back(i.write(0, b256, ns(10)));   // arrives at +10 ns: 10 + 32 + 50
         wait(1, SC_US);
-        r.push_back(i.read(0, b4k));                 // 512 ns + 50 ns
+        r.push_back(i.read(0, b4k));   // 512 ns + 50 ns
         wait(1, SC_US);
         // Arrival annotated beyond the point where the channel frees: no queueing.
-        r.push_back(i.read(0, b64, ns(700)));        // 700 + 8 + 50
+        r.push_back(i.read(0, b64, ns(700)));   // 700 + 8 + 50
     });
     cpu.socket.bind(dram.socket);
     sc_start();
@@ -537,12 +536,12 @@ TEST_CASE("dram: statistics count transactions, bytes, errors and busy time", "[
     Dram dram("dram", env.ctx, "node0");
     Initiator cpu("cpu", [&](Initiator& i) {
         std::vector<unsigned char> b100(100), b10(10), b4(4);
-        i.write(0, b100);                 // 2 bursts
-        i.write(8192, b10);               // 1 burst
-        i.read(0, b100);                  // 2 bursts
-        i.read(1, b4);                    // 1 burst
-        i.read(1, b4);                    // 1 burst
-        i.read(16 * kGiB, b4);            // address error
+        i.write(0, b100);   // 2 bursts
+        i.write(8192, b10);   // 1 burst
+        i.read(0, b100);   // 2 bursts
+        i.read(1, b4);   // 1 burst
+        i.read(1, b4);   // 1 burst
+        i.read(16 * kGiB, b4);   // address error
         unsigned char be = 0xFF;
         i.access(tlm::TLM_WRITE_COMMAND, 0, b4.data(), 4, SC_ZERO_TIME, &be, 1);   // byte-enable error
     });

@@ -35,7 +35,7 @@ struct CpuEnv : vrdmasim_test::ModelEnv {
     explicit CpuEnv(const Settings& settings = {}) : ModelEnv(kCpuParams, {}, settings) {}
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("cpu: parameters default to 4 cores at 1.5 GHz, with sources", "[os][cpu]") {
     ParamRegistry reg = cpu_params();
@@ -66,9 +66,9 @@ TEST_CASE("cpu: cycles() converts at the configured clock, rounded to 1 ps", "[o
     CpuEnv env;
     CpuCores cpu(env.ctx, "node0.cpu", "node0");
     CHECK(cpu.cycles(0) == sc_core::SC_ZERO_TIME);
-    CHECK(cpu.cycles(1500) == us(1));        // 1500 cycles at 1.5 GHz
+    CHECK(cpu.cycles(1500) == us(1));   // 1500 cycles at 1.5 GHz
     CHECK(cpu.cycles(3) == ps(2000));
-    CHECK(cpu.cycles(1) == ps(667));          // 666.67 ps rounded
+    CHECK(cpu.cycles(1) == ps(667));   // 666.67 ps rounded
     CHECK(cpu.cycles(1.5e9) == ps(1000000000000ULL));
     CHECK_THROWS_AS(cpu.cycles(-1), std::invalid_argument);
 
@@ -181,7 +181,7 @@ TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
 TEST_CASE("cpu: one trace span per run on track cpu<k>, named by label or activity", "[os][cpu]") {
     CpuEnv env;
     CpuCores cpu(env.ctx, "node0.cpu", "node0");
-    cpu.run("syscall", us(0), us(1));                 // tracer closed: nothing recorded
+    cpu.run("syscall", us(0), us(1));   // tracer closed: nothing recorded
     CHECK(env.tracer.events_written() == 0);
 
     const std::string path = "/tmp/vrdmasim_cpu_test_" + std::to_string(getpid()) + ".json";
@@ -210,8 +210,8 @@ TEST_CASE("cpu: one trace span per run on track cpu<k>, named by label or activi
     // Each span on its core's track.
     auto on_track = [&](unsigned core, const std::string& name) {
         const Tracer::Track t = env.tracer.track("node2", "cpu" + std::to_string(core));
-        const std::string head = "\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(t.tid) +
-                                 ",\"name\":\"" + name + "\"";
+        const std::string head =
+            "\"pid\":" + std::to_string(t.pid) + ",\"tid\":" + std::to_string(t.tid) + ",\"name\":\"" + name + "\"";
         return json.find(head) != std::string::npos;
     };
     CHECK(on_track(0, "smmu-fault"));

@@ -87,9 +87,12 @@ struct IoCompletion : sc_module {
 
 using vrdmasim_test::Settings;
 
-const Settings kDefaults = {{"bus.latency", "0ps"},          {"smmu-driver.fault-mode", "stall"},
-                            {"fault-lib.policy", "touch-one"}, {"ssd.swap-size", "8MiB"},
-                            {"fs.files", "1"},                 {"fs.file-size", "1MiB"},
+const Settings kDefaults = {{"bus.latency", "0ps"},
+                            {"smmu-driver.fault-mode", "stall"},
+                            {"fault-lib.policy", "touch-one"},
+                            {"ssd.swap-size", "8MiB"},
+                            {"fs.files", "1"},
+                            {"fs.file-size", "1MiB"},
                             {"vm.thp", "never"}};
 
 struct Bench : vrdmasim_test::ModelEnv {
@@ -110,16 +113,15 @@ struct Bench : vrdmasim_test::ModelEnv {
 
     explicit Bench(const Settings& settings = {}, std::uint64_t frames_bytes = 32 * MiB)
         : ModelEnv({CpuCores::declare_params, Smmu500::declare_params, Dram::declare_params, Bus::declare_params,
-                    SmmuDriver::declare_params, FaultLibrary::declare_params, Vm::declare_params,
-                    Ssd::declare_params, FileSystem::declare_params},
+                    SmmuDriver::declare_params, FaultLibrary::declare_params, Vm::declare_params, Ssd::declare_params,
+                    FileSystem::declare_params},
                    kDefaults, settings) {
         mem = std::make_unique<vrdmasim_test::FlatMemory>("mem", sc_time(100, SC_NS));
         bus = std::make_unique<Bus>("bus", ctx);
         smmu = std::make_unique<Smmu500>("smmu", ctx, "node0");
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         frames = std::make_unique<FrameAllocator>(16 * MiB, frames_bytes);
-        vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", *mem->socket.get_base_export().operator->(), *frames,
-                                  *cpu);
+        vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", *mem->socket.get_base_export().operator->(), *frames, *cpu);
         ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");
         fs = std::make_unique<FileSystem>(ctx, *ssd);
         vm->set_swap(*ssd);
@@ -169,7 +171,7 @@ struct Bench : vrdmasim_test::ModelEnv {
     std::uint64_t pc(const std::string& n) const { return counter("node0.pagecache." + n); }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("file fault path: a DMA read of a cold file mapping faults in the SMMU and reads the SSD (stall)",
           "[smmu-driver][pagecache]") {

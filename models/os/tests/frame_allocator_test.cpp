@@ -30,10 +30,9 @@ std::vector<std::uint64_t> shape(const FrameAllocator& fa) {
     return v;
 }
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("frame allocator: construction checks 2 MiB alignment and starts with whole 2 MiB blocks",
-          "[os][frames]") {
+TEST_CASE("frame allocator: construction checks 2 MiB alignment and starts with whole 2 MiB blocks", "[os][frames]") {
     FrameAllocator fa(kBase, 8 * MiB);
     CHECK(fa.total_pages() == 2048);
     CHECK(fa.free_pages() == 2048);
@@ -51,8 +50,7 @@ TEST_CASE("frame allocator: construction checks 2 MiB alignment and starts with 
     CHECK_NOTHROW(FrameAllocator(0, 2 * MiB));
 }
 
-TEST_CASE("frame allocator: a block of each order is aligned to its size and splits the rest down",
-          "[os][frames]") {
+TEST_CASE("frame allocator: a block of each order is aligned to its size and splits the rest down", "[os][frames]") {
     FrameAllocator fa(kBase, 8 * MiB);
     // One order-0 page from a fresh allocator: the first 2 MiB block is split
     // into free halves of orders 0..8, the other three blocks stay whole.
@@ -128,8 +126,7 @@ TEST_CASE("frame allocator: only buddies coalesce, back up to whole 2 MiB blocks
     CHECK(fa.alloc(9) == kBase);
 }
 
-TEST_CASE("frame allocator: every page of a 2 MiB block freed in random order coalesces it again",
-          "[os][frames]") {
+TEST_CASE("frame allocator: every page of a 2 MiB block freed in random order coalesces it again", "[os][frames]") {
     FrameAllocator fa(kBase, 8 * MiB);
     std::vector<std::uint64_t> pages;
     for (int i = 0; i < 512 * 4; ++i) {
@@ -169,14 +166,12 @@ TEST_CASE("frame allocator: one page held in every 2 MiB block makes 2 MiB impos
     std::vector<std::uint64_t> kept;
     for (auto pa : pages) {
         const std::uint64_t off = pa - kBase, b = off / (2 * MiB), page = (off % (2 * MiB)) / kPage;
-        if (page == (37 * b) % 512)
-            kept.push_back(pa);
-        else
-            fa.free(pa, 0);
+        if (page == (37 * b) % 512) kept.push_back(pa);
+        else fa.free(pa, 0);
     }
     REQUIRE(kept.size() == blocks);
     CHECK(fa.free_pages() == fa.total_pages() - blocks);   // 99.8 % free ...
-    CHECK_FALSE(fa.can_alloc(9));                          // ... but no 2 MiB block
+    CHECK_FALSE(fa.can_alloc(9));   // ... but no 2 MiB block
     CHECK(fa.alloc(9) == std::nullopt);
     CHECK(fa.free_blocks(9) == 0);
     // Each block is one held page and one free block of every order 0..8.
@@ -242,16 +237,16 @@ TEST_CASE("frame allocator: split refuses what is not an allocated block of that
     FrameAllocator fa(kBase, 4 * MiB);
     const auto pa = fa.alloc(4);
     REQUIRE(pa == kBase);
-    CHECK_THROWS_AS(fa.split(kBase, 5), std::logic_error);               // wrong order
-    CHECK_THROWS_AS(fa.split(kBase, 3), std::logic_error);               // wrong order
+    CHECK_THROWS_AS(fa.split(kBase, 5), std::logic_error);   // wrong order
+    CHECK_THROWS_AS(fa.split(kBase, 3), std::logic_error);   // wrong order
     CHECK_THROWS_AS(fa.split(kBase + block_bytes(4), 4), std::logic_error);   // free block
-    CHECK_THROWS_AS(fa.split(kBase + kPage, 4), std::logic_error);      // inside the block
-    CHECK_THROWS_AS(fa.split(kBase + 1, 4), std::logic_error);          // unaligned
-    CHECK_THROWS_AS(fa.split(kBase + 4 * MiB, 4), std::logic_error);    // foreign
-    CHECK_THROWS_AS(fa.split(kBase - 2 * MiB, 4), std::logic_error);    // foreign
+    CHECK_THROWS_AS(fa.split(kBase + kPage, 4), std::logic_error);   // inside the block
+    CHECK_THROWS_AS(fa.split(kBase + 1, 4), std::logic_error);   // unaligned
+    CHECK_THROWS_AS(fa.split(kBase + 4 * MiB, 4), std::logic_error);   // foreign
+    CHECK_THROWS_AS(fa.split(kBase - 2 * MiB, 4), std::logic_error);   // foreign
     const auto page = fa.alloc(0);
     REQUIRE(page);
-    CHECK_THROWS_AS(fa.split(*page, 0), std::logic_error);               // order 0 has no halves
+    CHECK_THROWS_AS(fa.split(*page, 0), std::logic_error);   // order 0 has no halves
     CHECK_THROWS_AS(fa.split(kBase, 10), std::logic_error);
     // Nothing changed: the order-4 block still frees as one.
     fa.free(kBase, 4);
@@ -268,16 +263,16 @@ TEST_CASE("frame allocator: bad frees are logic errors and change nothing", "[os
     const auto before = shape(fa);
     const auto free_before = fa.free_pages();
 
-    CHECK_THROWS_AS(fa.free(kBase, 1), std::logic_error);                   // wrong order (smaller)
-    CHECK_THROWS_AS(fa.free(kBase, 3), std::logic_error);                   // wrong order (larger)
-    CHECK_THROWS_AS(fa.free(kBase, 12), std::logic_error);                  // no such order
-    CHECK_THROWS_AS(fa.free(kBase + kPage, 0), std::logic_error);           // inside a block
-    CHECK_THROWS_AS(fa.free(kBase + 5 * kPage, 0), std::logic_error);       // never allocated
-    CHECK_THROWS_AS(fa.free(kBase + 2 * MiB, 9), std::logic_error);         // free block
+    CHECK_THROWS_AS(fa.free(kBase, 1), std::logic_error);   // wrong order (smaller)
+    CHECK_THROWS_AS(fa.free(kBase, 3), std::logic_error);   // wrong order (larger)
+    CHECK_THROWS_AS(fa.free(kBase, 12), std::logic_error);   // no such order
+    CHECK_THROWS_AS(fa.free(kBase + kPage, 0), std::logic_error);   // inside a block
+    CHECK_THROWS_AS(fa.free(kBase + 5 * kPage, 0), std::logic_error);   // never allocated
+    CHECK_THROWS_AS(fa.free(kBase + 2 * MiB, 9), std::logic_error);   // free block
     CHECK_THROWS_AS(fa.free(kBase + 4 * kPage + 8, 0), std::logic_error);   // unaligned
-    CHECK_THROWS_AS(fa.free(kBase - kPage, 0), std::logic_error);           // foreign, below
-    CHECK_THROWS_AS(fa.free(kBase + 4 * MiB, 0), std::logic_error);         // foreign, above
-    CHECK_THROWS_AS(fa.free(0, 0), std::logic_error);                       // foreign
+    CHECK_THROWS_AS(fa.free(kBase - kPage, 0), std::logic_error);   // foreign, below
+    CHECK_THROWS_AS(fa.free(kBase + 4 * MiB, 0), std::logic_error);   // foreign, above
+    CHECK_THROWS_AS(fa.free(0, 0), std::logic_error);   // foreign
     CHECK(shape(fa) == before);
     CHECK(fa.free_pages() == free_before);
 
@@ -300,7 +295,10 @@ TEST_CASE("frame allocator: randomized alloc/free/split against a bitmap referen
 
     std::vector<bool> used(kPages, false);   // the reference: page in use
     std::uint64_t used_pages = 0;
-    struct Held { std::uint64_t page; unsigned order; };
+    struct Held {
+        std::uint64_t page;
+        unsigned order;
+    };
     std::vector<Held> held;
 
     auto region_free = [&](std::uint64_t first, unsigned order) {
@@ -399,9 +397,9 @@ TEST_CASE("frame allocator: allocated() tells every frame of an allocated block 
     CHECK(fa.allocated(*huge));
     CHECK(fa.allocated(*huge + 511 * kPage + 17));   // any byte of any frame of the block
     CHECK(fa.allocated(*page));
-    CHECK_FALSE(fa.allocated(*page + kPage));        // its buddy: free
-    CHECK_FALSE(fa.allocated(kBase - kPage));        // outside the range
-    fa.split(*huge, 9);                              // its halves stay allocated
+    CHECK_FALSE(fa.allocated(*page + kPage));   // its buddy: free
+    CHECK_FALSE(fa.allocated(kBase - kPage));   // outside the range
+    fa.split(*huge, 9);   // its halves stay allocated
     CHECK(fa.allocated(*huge + 300 * kPage));
     fa.free(*page, 0);
     CHECK_FALSE(fa.allocated(*page));

@@ -37,12 +37,12 @@ const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare
 
 // Exact costs: an idle SSD reads a 4 KiB page in 50 + 1 us; a copy to user
 // space moves 4 KiB per microsecond.
-const Settings kCosts = {{"vm.minor-fault", "2us"},     {"vm.zero-fill-page", "1us"},  {"vm.syscall", "500ns"},
-                         {"vm.pte-update", "20ns"},     {"vm.user-access", "100ns"},   {"vm.major-fault", "10us"},
-                         {"vm.scan-pte", "10ns"},       {"vm.swap-out-page", "2us"},   {"vm.copy-rate", "4.096GB/s"},
-                         {"ssd.read-latency", "50us"},  {"ssd.write-latency", "20us"}, {"ssd.bandwidth", "4.096GB/s"},
-                         {"ssd.queue-depth", "32"},     {"ssd.swap-size", "1MiB"},     {"fs.files", "2"},
-                         {"fs.file-size", "1MiB"},      {"fs.page-lookup", "100ns"},   {"fs.readahead-page", "500ns"},
+const Settings kCosts = {{"vm.minor-fault", "2us"},    {"vm.zero-fill-page", "1us"},  {"vm.syscall", "500ns"},
+                         {"vm.pte-update", "20ns"},    {"vm.user-access", "100ns"},   {"vm.major-fault", "10us"},
+                         {"vm.scan-pte", "10ns"},      {"vm.swap-out-page", "2us"},   {"vm.copy-rate", "4.096GB/s"},
+                         {"ssd.read-latency", "50us"}, {"ssd.write-latency", "20us"}, {"ssd.bandwidth", "4.096GB/s"},
+                         {"ssd.queue-depth", "32"},    {"ssd.swap-size", "1MiB"},     {"fs.files", "2"},
+                         {"fs.file-size", "1MiB"},     {"fs.page-lookup", "100ns"},   {"fs.readahead-page", "500ns"},
                          {"vm.thp", "never"}};
 
 struct Env : vrdmasim_test::ModelEnv {
@@ -102,7 +102,7 @@ WalkResult smmu_walk(Env& e, std::uint64_t va) {
     return w.walk(r, T0);
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("fs: files are extents after the swap area, with known contents read through the SSD", "[os][fs]") {
     Env e;
@@ -126,7 +126,7 @@ TEST_CASE("fs: files are extents after the swap area, with known contents read t
     CHECK(e.ssdc("reads") == 0);
     CHECK(e.ssdc("transactions") == 1);
     CHECK_THROWS_AS(e.fs->read(1, 1 * MiB - P, 2 * P, buf.data(), T0), std::logic_error);   // past the end
-    CHECK_THROWS_AS(e.ssd->read_blocks(0, P, T0, 0, 0), std::logic_error);                  // the swap area
+    CHECK_THROWS_AS(e.ssd->read_blocks(0, P, T0, 0, 0), std::logic_error);   // the swap area
 }
 
 TEST_CASE("fs: bad file-system settings are refused naming the key", "[os][fs]") {

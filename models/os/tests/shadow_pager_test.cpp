@@ -25,9 +25,9 @@ namespace {
 constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 const sc_time T0 = sc_core::SC_ZERO_TIME;
 
-const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params, Vm::declare_params, Ssd::declare_params,
-                                           SmmuDriver::declare_params, FaultLibrary::declare_params,
-                                           ShadowPager::declare_params};
+const vrdmasim_test::ParamDecls kParams = {CpuCores::declare_params,     Vm::declare_params,
+                                           Ssd::declare_params,          SmmuDriver::declare_params,
+                                           FaultLibrary::declare_params, ShadowPager::declare_params};
 
 struct Env : vrdmasim_test::ModelEnv {
     vrdmasim_test::DebugMemory mem;
@@ -38,8 +38,7 @@ struct Env : vrdmasim_test::ModelEnv {
     ShadowTable table;
     std::unique_ptr<ShadowPager> pager;
     int pid = 0;
-    Env()
-        : ModelEnv(kParams, {{"ni.shadow-update", "250ns"}, {"vm.thp", "never"}}), frames(0, 64 * MiB) {
+    Env() : ModelEnv(kParams, {{"ni.shadow-update", "250ns"}, {"vm.thp", "never"}}), frames(0, 64 * MiB) {
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
         vm = std::make_unique<Vm>(ctx, "node0.vm", "node0", mem, frames, *cpu);
         ssd = std::make_unique<Ssd>(ctx, "node0.ssd", "node0");
@@ -49,11 +48,12 @@ struct Env : vrdmasim_test::ModelEnv {
     }
 };
 
-}  // namespace
+}   // namespace
 
-TEST_CASE("shadow pager: a populated mapping's pages are written into the table, charged per entry, and munmap "
-          "clears them",
-          "[shadow][os]") {
+TEST_CASE(
+    "shadow pager: a populated mapping's pages are written into the table, charged per entry, and munmap "
+    "clears them",
+    "[shadow][os]") {
     Env e;
     const VmResult m = e.vm->mmap(e.pid, 16 * KiB, Prot::ReadWrite, true, T0);
     REQUIRE(m.ok());
@@ -121,9 +121,10 @@ TEST_CASE("shadow pager: without the pager's lock check a run keeps its statisti
     REQUIRE(vm.mmap(pid, 16 * KiB, Prot::ReadWrite, true, T0).ok());   // no map notifier: nothing pending
 }
 
-TEST_CASE("shadow pager: a miss writes the entries of every page its touch-ahead made accessed again, not only the "
-          "missed one",
-          "[shadow][os]") {
+TEST_CASE(
+    "shadow pager: a miss writes the entries of every page its touch-ahead made accessed again, not only the "
+    "missed one",
+    "[shadow][os]") {
     // Reclaim's second chance clears the access flag of a page that stays
     // mapped and clears its entry (the NI's table has no access flag). A
     // miss on the first page of such a range touches fault-lib.ahead-pages
@@ -147,7 +148,7 @@ TEST_CASE("shadow pager: a miss writes the entries of every page its touch-ahead
     REQUIRE(ok);
     e.vm->complete_io(done);   // the swap-in's PTE is written at its read's completion
     CHECK(e.counter("node0.vm.swap_ins") == 1);   // the missed page came back from swap
-    CHECK(e.counter("node0.vm.faults_af") == 15);  // the others were only marked accessed
+    CHECK(e.counter("node0.vm.faults_af") == 15);   // the others were only marked accessed
     for (std::uint64_t a = va; a < va + 64 * KiB; a += 4096) {
         std::uint64_t pa = 0;
         REQUIRE(e.vm->translate(e.pid, a, pa));

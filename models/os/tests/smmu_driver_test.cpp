@@ -45,7 +45,7 @@ const sc_time kIrqEntry = us(1), kHandler = us(2), kNetlink = us(3), kWakeup = u
 const sc_time kGupCall = ns(500), kGupPage = ns(200);
 
 constexpr std::uint64_t kVa = 0x10'0000'0000ull;   // 64 GiB
-constexpr std::uint64_t kPa = 0x0100'0000ull;      // 16 MiB: user pages
+constexpr std::uint64_t kPa = 0x0100'0000ull;   // 16 MiB: user pages
 constexpr std::uint32_t kSid = 0x0C10;
 
 using vrdmasim_test::FlatMemory;
@@ -155,11 +155,9 @@ struct Bench : vrdmasim_test::ModelEnv {
         bus = std::make_unique<Bus>("bus", ctx);
         smmu = std::make_unique<Smmu500>("smmu", ctx, "node0");
         cpu = std::make_unique<CpuCores>(ctx, "node0.cpu", "node0");
-        drv = std::make_unique<SmmuDriver>(
-            "driver", ctx, "node0", *smmu, *cpu,
-            [this](int pid, std::uint64_t va, std::uint64_t len, bool write, sc_time at) {
-                return resolve(pid, va, len, write, at);
-            });
+        drv = std::make_unique<SmmuDriver>("driver", ctx, "node0", *smmu, *cpu,
+                                           [this](int pid, std::uint64_t va, std::uint64_t len, bool write,
+                                                  sc_time at) { return resolve(pid, va, len, write, at); });
         drv->set_register_base(0);
         drv->on_outcome([this](const FaultOutcome& o) {
             CHECK(o.done == sc_time_stamp());   // told when it happens
@@ -243,7 +241,7 @@ sc_time library_done(sc_time start, unsigned pages) {
            kGupPage * static_cast<double>(pages);
 }
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------- attach
 
@@ -301,8 +299,7 @@ TEST_CASE("attach programs a bank and stream matching and runs out of banks and 
 
 // ---------------------------------------------------------------- stall mode
 
-TEST_CASE("stall: a read of a missing page stalls and is resolved and retried on an exact timeline",
-          "[smmu-driver]") {
+TEST_CASE("stall: a read of a missing page stalls and is resolved and retried on an exact timeline", "[smmu-driver]") {
     Bench b(Settings{{"smmu-driver.fault-mode", "stall"}});
     Master::Result r;
     sc_time t0;
@@ -311,7 +308,7 @@ TEST_CASE("stall: a read of a missing page stalls and is resolved and retried on
         r = b.master->read(kVa + 3 * 4096 + 0x40);
     };
     b.run();
-    const sc_time fault = t0 + kMiss + 4 * kMem;            // four-level walk, invalid PTE
+    const sc_time fault = t0 + kMiss + 4 * kMem;   // four-level walk, invalid PTE
     const sc_time lib = library_done(fault, 1);
     const sc_time resume = lib + kReg;
     REQUIRE(b.outcomes.size() == 1);
@@ -332,7 +329,7 @@ TEST_CASE("stall: a read of a missing page stalls and is resolved and retried on
     CHECK(o.done == resume);
     CHECK(r.status == tlm::TLM_OK_RESPONSE);
     CHECK(r.data == slice(3, 0x40));
-    CHECK(r.done == resume + kMiss + 4 * kMem + kMem);      // retried from the RESUME
+    CHECK(r.done == resume + kMiss + 4 * kMem + kMem);   // retried from the RESUME
     CHECK(b.counter("driver.interrupts") == 1);
     CHECK(b.counter("driver.faults") == 1);
     CHECK(b.counter("driver.resumes_retry") == 1);
@@ -351,8 +348,7 @@ TEST_CASE("stall: a read of a missing page stalls and is resolved and retried on
     CHECK(b.cpu->busy("fault-library") == kWakeup + kPerCall + kReg);
 }
 
-TEST_CASE("stall: an unresolvable fault is resumed with terminate and the master gets an error",
-          "[smmu-driver]") {
+TEST_CASE("stall: an unresolvable fault is resumed with terminate and the master gets an error", "[smmu-driver]") {
     Bench b(Settings{{"smmu-driver.fault-mode", "stall"}});
     b.valid_pages = 0;   // nothing can be made present
     Master::Result r;
@@ -460,7 +456,7 @@ void sequential_stream(const Settings& s, std::uint64_t faults, unsigned calls) 
     CHECK(b.resolve_calls == calls);
     CHECK(b.outcomes.size() == faults);
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("touch-one: a sequential stream of 64 pages faults 64 times", "[smmu-driver]") {
     sequential_stream({{"fault-lib.policy", "touch-one"}}, 64, 64);
@@ -470,8 +466,7 @@ TEST_CASE("touch-ahead 16: a sequential stream of 64 pages faults 4 times", "[sm
     sequential_stream({{"fault-lib.policy", "touch-ahead"}, {"fault-lib.ahead-pages", "16"}}, 4, 4);
 }
 
-TEST_CASE("touch-ahead 24: a range running past the mapping still resolves the faulting page",
-          "[smmu-driver]") {
+TEST_CASE("touch-ahead 24: a range running past the mapping still resolves the faulting page", "[smmu-driver]") {
     // Faults at pages 0, 24, 48; the last range [48, 72) fails at 64, so the
     // library checks page 48 alone (one more call).
     sequential_stream({{"fault-lib.policy", "touch-ahead"}, {"fault-lib.ahead-pages", "24"}}, 3, 4);
@@ -533,7 +528,7 @@ void remap(bool invalidate, std::uint64_t len, const Settings& s, std::uint64_t 
         CHECK(b.counter("smmu.cb0.invalidations") == writes);
     }
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("invalidate makes a remapped page visible to the SMMU", "[smmu-driver]") {
     // tlbi-page + TLBIVA (register + invalidation) + TLBSYNC + TLBSTATUS

@@ -47,7 +47,8 @@ struct SsdEnv : vrdmasim_test::ModelEnv {
 
 Page pattern(unsigned seed) {
     Page p;
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<unsigned char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
+    for (std::size_t i = 0; i < p.size(); ++i)
+        p[i] = static_cast<unsigned char>((i * 131 + seed * 7 + (i >> 8)) & 0xff);
     return p;
 }
 
@@ -60,11 +61,12 @@ std::uint64_t written_slot(Ssd& ssd, unsigned seed) {
     return *slot;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("ssd: parameters and their defaults", "[os][ssd]") {
     ParamRegistry reg = os_params();
-    for (const char* k : {"ssd.read-latency", "ssd.write-latency", "ssd.bandwidth", "ssd.queue-depth", "ssd.swap-size"}) {
+    for (const char* k :
+         {"ssd.read-latency", "ssd.write-latency", "ssd.bandwidth", "ssd.queue-depth", "ssd.swap-size"}) {
         const ParamDecl* d = reg.find(k);
         REQUIRE(d);
         CHECK_FALSE(d->help.empty());
@@ -233,9 +235,9 @@ TEST_CASE("ssd: misuse of slots is a logic error", "[os][ssd]") {
 
     ssd.write_page(*a, p.data(), us(0));
     ssd.free_slot(*a);
-    CHECK_THROWS_AS(ssd.free_slot(*a), std::logic_error);               // double free
+    CHECK_THROWS_AS(ssd.free_slot(*a), std::logic_error);   // double free
     CHECK_THROWS_AS(ssd.read_page(*a, out.data(), us(0)), std::logic_error);   // freed: data gone
-    CHECK_THROWS_AS(ssd.write_page(*a, p.data(), us(0)), std::logic_error);    // freed: not writable
+    CHECK_THROWS_AS(ssd.write_page(*a, p.data(), us(0)), std::logic_error);   // freed: not writable
     CHECK(ssd.free_slots() == 4);
     // Reallocated: it is a fresh slot, not the old page.
     CHECK(ssd.alloc_slot() == 0u);

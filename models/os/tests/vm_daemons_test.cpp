@@ -27,7 +27,6 @@ sc_time ms(double v) { return sc_time(v, sc_core::SC_MS); }
 
 using PageMemory = vrdmasim_test::DebugMemory;
 
-
 // The workload: runs `body` in an SC_THREAD.
 struct Program : sc_core::sc_module {
     std::function<void()> body;
@@ -60,7 +59,7 @@ struct Bench : vrdmasim_test::ModelEnv {
     }
 };
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("vm daemons: kswapd, khugepaged and kcompactd run at their intervals on CpuCores and stop",
           "[os][vm-daemons]") {
@@ -107,7 +106,7 @@ TEST_CASE("vm daemons: kswapd, khugepaged and kcompactd run at their intervals o
     CHECK(b.counter("node0.vm.swap_outs") > 0);
     CHECK(b.counter("node0.vmd.khugepaged_runs") == 2);   // at 10 ms and just after 20 ms
     CHECK(b.counter("node0.vm.collapses") == 1);
-    CHECK(b.counter("node0.vmd.kcompactd_runs") == 4);    // 5, 10, 15, 20 ms (plus run times)
+    CHECK(b.counter("node0.vmd.kcompactd_runs") == 4);   // 5, 10, 15, 20 ms (plus run times)
     CHECK(b.counter("node0.vm.compactions") == 4);
     CHECK(b.cpu->busy("kswapd") > sc_core::SC_ZERO_TIME);
     CHECK(b.cpu->busy("khugepaged") > sc_core::SC_ZERO_TIME);
@@ -131,8 +130,7 @@ TEST_CASE("vm daemons: compaction off by default; stop before any work", "[os][v
     CHECK(b.counter("node0.vmd.kcompactd_runs") == 0);
 }
 
-TEST_CASE("vm daemons: khugepaged opens the collapse window, then installs the block at its end",
-          "[os][vm-daemons]") {
+TEST_CASE("vm daemons: khugepaged opens the collapse window, then installs the block at its end", "[os][vm-daemons]") {
     Bench b({{"vm.thp", "madvise"},
              {"khugepaged.scan-sleep", "1ms"},
              {"vm.low-watermark", "1MiB"},   // 16 MiB of DRAM: kswapd stays asleep

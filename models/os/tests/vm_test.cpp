@@ -37,13 +37,23 @@ const vrdmasim_test::ParamDecls kVmParams = {CpuCores::declare_params, Vm::decla
 ParamRegistry vm_params() { return vrdmasim_test::params_of(kVmParams); }
 
 // Exact, simple costs so that sums are easy to check.
-const Settings kCosts = {{"vm.minor-fault", "2us"},  {"vm.zero-fill-page", "1us"}, {"vm.huge-zero-fill", "500us"},
-                         {"vm.syscall", "500ns"},    {"vm.pte-update", "20ns"},   {"vm.pin-call", "20us"},
-                         {"vm.pin-page", "500ns"},   {"vm.user-access", "100ns"},
+const Settings kCosts = {{"vm.minor-fault", "2us"},
+                         {"vm.zero-fill-page", "1us"},
+                         {"vm.huge-zero-fill", "500us"},
+                         {"vm.syscall", "500ns"},
+                         {"vm.pte-update", "20ns"},
+                         {"vm.pin-call", "20us"},
+                         {"vm.pin-page", "500ns"},
+                         {"vm.user-access", "100ns"},
                          // second part: an idle SSD reads a page in 50 + 1 us, writes it in 20 + 1 us
-                         {"vm.swap-out-page", "2us"}, {"vm.major-fault", "10us"}, {"vm.scan-pte", "10ns"},
-                         {"vm.copy-page", "2us"},    {"ssd.read-latency", "50us"}, {"ssd.write-latency", "20us"},
-                         {"ssd.bandwidth", "4.096GB/s"}, {"ssd.queue-depth", "32"}};
+                         {"vm.swap-out-page", "2us"},
+                         {"vm.major-fault", "10us"},
+                         {"vm.scan-pte", "10ns"},
+                         {"vm.copy-page", "2us"},
+                         {"ssd.read-latency", "50us"},
+                         {"ssd.write-latency", "20us"},
+                         {"ssd.bandwidth", "4.096GB/s"},
+                         {"ssd.queue-depth", "32"}};
 
 struct Env : vrdmasim_test::ModelEnv {
     FakeMemory mem;
@@ -101,10 +111,10 @@ WalkResult smmu_walk(Env& e, std::uint64_t va, bool write) {
     return w.walk(r, T0);
 }
 
-const sc_time kFault4k = us(2) + us(1) + ns(20);     // minor + zero-fill + pte
+const sc_time kFault4k = us(2) + us(1) + ns(20);   // minor + zero-fill + pte
 const sc_time kFault2m = us(2) + us(500) + ns(20);   // minor + huge-zero-fill + pte
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("vm: parameters have defaults with sources", "[os][vm]") {
     ParamRegistry reg = vm_params();
@@ -147,8 +157,8 @@ TEST_CASE("vm: mmap places mappings top-down, aligned, never overlapping", "[os]
     REQUIRE(b.ok());
     REQUIRE(c.ok());
     CHECK(a.value == 0x7f0000000000ull - 4 * MiB);
-    CHECK(b.value == a.value - 8192);          // 5000 rounded to two pages, just below
-    CHECK(c.value == a.value - 4 * MiB);       // 2 MiB aligned, below b
+    CHECK(b.value == a.value - 8192);   // 5000 rounded to two pages, just below
+    CHECK(c.value == a.value - 4 * MiB);   // 2 MiB aligned, below b
     CHECK(c.value + 2 * MiB <= b.value);
     // A hole left by munmap is reused when it fits.
     REQUIRE(e.vm->munmap(e.pid, b.value, 8192, T0).ok());
@@ -636,7 +646,8 @@ void record_invalidations(Env& e, std::vector<InvRec>& v) {
 
 std::vector<unsigned char> pattern(std::uint64_t seed) {
     std::vector<unsigned char> p(4096);
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<unsigned char>((seed * 131 + i * 7 + (i >> 8)) & 0xff);
+    for (std::size_t i = 0; i < p.size(); ++i)
+        p[i] = static_cast<unsigned char>((seed * 131 + i * 7 + (i >> 8)) & 0xff);
     return p;
 }
 
@@ -653,7 +664,7 @@ void write_page(Env& e, std::uint64_t va, std::uint64_t seed) {
 
 constexpr std::uint64_t P = 4096;
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("vm: reclaim, khugepaged and compaction parameters have sources", "[os][vm][reclaim]") {
     ParamRegistry reg = vm_params();
@@ -714,8 +725,7 @@ TEST_CASE("vm: a pin never holds a swapped-out page: short of frames it fails an
     CHECK(e.vm->pin_count(e.pid, m.value + 4 * MiB) == 0);
 }
 
-TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages; data survives swap byte for byte",
-          "[os][vm][reclaim]") {
+TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages; data survives swap byte for byte", "[os][vm][reclaim]") {
     Env e(Settings{{"vm.thp", "never"}});
     e.vm->set_swap(*e.ssd);
     std::vector<InvRec> inv;
@@ -933,7 +943,8 @@ TEST_CASE("vm: an allocation failure runs direct reclaim in the faulting call", 
     Env n(Settings{{"vm.thp", "never"}}, 4 * MiB);
     const auto m2 = n.vm->mmap(n.pid, 8 * MiB, Prot::ReadWrite, false, T0);
     VmError err = VmError::Ok;
-    for (std::uint64_t i = 0; i < 1500 && err == VmError::Ok; ++i) err = n.vm->touch(n.pid, m2.value + i * P, true, T0).error;
+    for (std::uint64_t i = 0; i < 1500 && err == VmError::Ok; ++i)
+        err = n.vm->touch(n.pid, m2.value + i * P, true, T0).error;
     CHECK(err == VmError::NoMemory);
     CHECK(n.counter("direct_reclaims") == 0);
 }
@@ -1008,8 +1019,8 @@ TEST_CASE("vm: khugepaged collapses a range into a block walked in 3 reads; the 
     REQUIRE(inv.size() == 1);
     CHECK(inv[0].va == m.value);
     CHECK(inv[0].len == 2 * MiB);
-    CHECK(inv[0].at == ns(5120));                 // at the start of the window
-    CHECK(inv[0].free_pages == free0 - 512);      // the new block taken, no old frame freed yet
+    CHECK(inv[0].at == ns(5120));   // at the start of the window
+    CHECK(inv[0].free_pages == free0 - 512);   // the new block taken, no old frame freed yet
     CHECK(e.frames.free_pages() == free0 - 512 + 3 + 1);   // then 3 pages and the page table freed
 
     const WalkResult after = smmu_walk(e, m.value + 5 * P, false);
@@ -1117,10 +1128,8 @@ TEST_CASE("vm: compaction frees a 2 MiB block and never moves a pinned page", "[
     for (std::uint64_t va = m.value; va < m.value + 6 * MiB; va += P) {
         std::uint64_t pa = 0;
         REQUIRE(e.vm->translate(e.pid, va, pa));
-        if (pa / (2 * MiB) == 3)
-            in3.push_back(va);
-        else
-            REQUIRE(e.vm->munmap(e.pid, va, P, T0).ok());
+        if (pa / (2 * MiB) == 3) in3.push_back(va);
+        else REQUIRE(e.vm->munmap(e.pid, va, P, T0).ok());
     }
     REQUIRE(in3.size() == 6);
     for (std::uint64_t va : in3) write_page(e, va, va);
@@ -1204,12 +1213,11 @@ std::uint64_t collapse_setup(Env& e) {
     REQUIRE(e.vm->madvise(e.pid, m.value, 4 * MiB, Advice::HugePage, T0).ok());
     return m.value;
 }
-const sc_time kClear = ns(5120);                     // 512 PTEs scanned
-const sc_time kInstall = ns(5120) + ns(515040);      // 3 copied, 509 zeroed, 2 PTE updates
-}  // namespace
+const sc_time kClear = ns(5120);   // 512 PTEs scanned
+const sc_time kInstall = ns(5120) + ns(515040);   // 3 copied, 509 zeroed, 2 PTE updates
+}   // namespace
 
-TEST_CASE("vm: the collapse window: PTEs gone from its start, block installed at its end",
-          "[os][vm][khugepaged]") {
+TEST_CASE("vm: the collapse window: PTEs gone from its start, block installed at its end", "[os][vm][khugepaged]") {
     Env e(Settings{{"vm.thp", "madvise"}});
     std::vector<InvRec> inv;
     record_invalidations(e, inv);
@@ -1280,8 +1288,8 @@ TEST_CASE("vm: a fault inside the collapse window waits for the block", "[os][vm
         REQUIRE(e.vm->collapse_begin(T0).done == kInstall);
         const sc_time t = us(100);   // inside the window
         // A page never touched (7) and a written one (5).
-        const auto r = range ? e.vm->fault_in(e.pid, va + 5 * P, 3 * P, true, t)
-                             : e.vm->touch(e.pid, va + 7 * P, true, t);
+        const auto r =
+            range ? e.vm->fault_in(e.pid, va + 5 * P, 3 * P, true, t) : e.vm->touch(e.pid, va + 7 * P, true, t);
         CHECK(r.ok());
         CHECK(r.done >= kInstall);
         // Waited until the install, then the fault (taken) and the access(es) to the block.

@@ -2,7 +2,7 @@
 // and its energy per unit of work, from the declared coefficients.
 #include <catch2/catch.hpp>
 
-#include "core/params.hpp"
+#include "src/core/params.hpp"
 #include "models/power/power.hpp"
 
 using namespace vrdmasim;
@@ -23,7 +23,7 @@ RunActivity two_nodes() {
     a.core_busy_seconds = 0.015;   // 1.5 of the 8 cores' 80 ms
     a.dram_bytes = 32e6;
     a.link_bits = 128e6;
-    a.lane_seconds = 0.02;         // two lanes (one link each way)
+    a.lane_seconds = 0.02;   // two lanes (one link each way)
     a.ssds = 1;
     a.ssd_bytes = 4096;
     a.packets = 65536;
@@ -31,7 +31,7 @@ RunActivity two_nodes() {
     return a;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("energy: static power over the run plus energy per unit of work, per component", "[power]") {
     const ParamRegistry reg = registry();

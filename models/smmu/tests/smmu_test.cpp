@@ -38,9 +38,9 @@ sc_time ns(double v) { return sc_time(v, SC_NS); }
 // cycles, macro-TLB 4 more; Dram 100 ns + 1 ns per 64-byte burst; no bus
 // latency; 20 ns per register access; 100 ns per invalidation.
 const sc_time kHit = ns(4);
-const sc_time kMiss = ns(12);     // micro + macro lookups before a walk starts
-const sc_time kDram = ns(101);    // one uncontended access of <= 64 bytes
-const sc_time kFlat = ns(100);    // one access to the contention-free memory
+const sc_time kMiss = ns(12);   // micro + macro lookups before a walk starts
+const sc_time kDram = ns(101);   // one uncontended access of <= 64 bytes
+const sc_time kFlat = ns(100);   // one access to the contention-free memory
 const sc_time kReg = ns(20);
 const sc_time kTlbi = ns(100);
 
@@ -166,7 +166,7 @@ struct Cpu : sc_module {
     }
     void context(unsigned cb, std::uint64_t root, std::uint16_t asid, unsigned t0sz, std::uint32_t sctlr) {
         w32(reg::CBAR(cb), 1u << 16);   // stage 1, stage 2 bypass
-        w32(reg::CBA2R(cb), 1);         // AArch64
+        w32(reg::CBA2R(cb), 1);   // AArch64
         w32(reg::cb(cb) + reg::TCR, t0sz);
         w64(reg::cb(cb) + reg::TTBR0, root | (static_cast<std::uint64_t>(asid) << 48));
         w32(reg::cb(cb) + reg::SCTLR, sctlr);
@@ -178,10 +178,14 @@ struct Cpu : sc_module {
 
 using vrdmasim_test::Settings;
 
-const Settings kBenchDefaults = {{"dram.size", "64MiB"},          {"dram.latency", "100ns"},
-                                 {"dram.bandwidth", "64GB/s"},    {"bus.latency", "0ps"},
-                                 {"smmu.clock", "500MHz"},        {"smmu.tlb-hit-cycles", "2"},
-                                 {"smmu.macro-tlb-hit-cycles", "4"}, {"smmu.register-latency", "20ns"},
+const Settings kBenchDefaults = {{"dram.size", "64MiB"},
+                                 {"dram.latency", "100ns"},
+                                 {"dram.bandwidth", "64GB/s"},
+                                 {"bus.latency", "0ps"},
+                                 {"smmu.clock", "500MHz"},
+                                 {"smmu.tlb-hit-cycles", "2"},
+                                 {"smmu.macro-tlb-hit-cycles", "4"},
+                                 {"smmu.register-latency", "20ns"},
                                  {"smmu.tlbi-time", "100ns"}};
 
 struct Bench : vrdmasim_test::ModelEnv {
@@ -259,10 +263,10 @@ std::vector<unsigned char> pattern(std::size_t len, unsigned seed) {
 }
 
 constexpr std::uint64_t kVa = 0x10'0000'0000ull;   // 64 GiB: L0 index 0, L1 index 64
-constexpr std::uint64_t kPa = 0x0100'0000ull;      // 16 MiB
-constexpr std::uint32_t kSid = 0x0C10;             // TBU3, master 0, AXI ID 0x10
+constexpr std::uint64_t kPa = 0x0100'0000ull;   // 16 MiB
+constexpr std::uint32_t kSid = 0x0C10;   // TBU3, master 0, AXI ID 0x10
 
-}  // namespace
+}   // namespace
 
 // ---------------------------------------------------------------- translation
 
@@ -375,9 +379,9 @@ TEST_CASE("T0SZ sets the first level walked and the input range", "[smmu]") {
             reads[i] = b.walk_tap->count - before;
         }
         const unsigned before = b.walk_tap->count;
-        beyond30 = b.master().read(3, 0x4000'0000);        // 2^30: outside a 30-bit space
-        beyond39 = b.master().read(2, 0x80'0000'0000ull);  // 2^39
-        CHECK(b.walk_tap->count == before);                // no descriptor read
+        beyond30 = b.master().read(3, 0x4000'0000);   // 2^30: outside a 30-bit space
+        beyond39 = b.master().read(2, 0x80'0000'0000ull);   // 2^39
+        CHECK(b.walk_tap->count == before);   // no descriptor read
         fsynr30 = c.r32(reg::cb(2) + reg::FSYNR0);
         far30 = c.r64(reg::cb(2) + reg::FAR);
         fsynr39 = c.r32(reg::cb(1) + reg::FSYNR0);
@@ -573,7 +577,7 @@ TEST_CASE("permission fault on a write to a read-only page from a walk and from 
         fsr = c.fsr(0);
         syn1 = static_cast<std::uint32_t>(c.r32(reg::cb(0) + reg::FSYNR0));
         c.clear_fsr(0);
-        rd = b.master().read(kSid, kVa);                      // fills the TLBs (read-only entry)
+        rd = b.master().read(kSid, kVa);   // fills the TLBs (read-only entry)
         reads_before_hit = b.walk_tap->count;
         w2 = b.master().write(kSid, kVa + 0x40, pattern(64, 13));   // TLB hit, not writable
         reads_after_hit = b.walk_tap->count;
@@ -659,7 +663,7 @@ TEST_CASE("a reused payload's fault extension is written only on a fault, in pla
         st1 = issue(kVa + 0x3000);   // unmapped: a fault attaches the extension
         first = gp.get_extension<SmmuFaultExtension>();
         c.clear_fsr(2);
-        st2 = issue(kVa);            // a hit: the extension is not touched
+        st2 = issue(kVa);   // a hit: the extension is not touched
         if (auto* e = gp.get_extension<SmmuFaultExtension>()) {
             addr_after_ok = e->address;
             type_after_ok = e->type;
@@ -758,10 +762,10 @@ TEST_CASE("fault registers follow simulated time: a fault recorded early for a l
         m.read(0x21, kVa + 0x1000);
     };
     b.run();
-    CHECK(fsr_early == reg::FSR_TF);            // one fault, no MULTI
-    CHECK(far_early == kVa + 0x1000);           // master 1's
+    CHECK(fsr_early == reg::FSR_TF);   // one fault, no MULTI
+    CHECK(far_early == kVa + 0x1000);   // master 1's
     CHECK(fsr_cleared == 0);
-    CHECK(fsr_late == reg::FSR_TF);             // master 0's, at its own time
+    CHECK(fsr_late == reg::FSR_TF);   // master 0's, at its own time
     CHECK(far_late == kVa + 0x5000);
     CHECK(b.smmu_counter("cb0.faults_multi") == 0);
 }
@@ -859,7 +863,7 @@ TEST_CASE("the shared interrupt follows FSR and CFIE of every bank", "[smmu]") {
         c.clear_fsr(1);
         low_after_all = b.smmu->irq.high();
         cfie_write = sc_time_stamp() + kReg;
-        c.w32(reg::cb(2) + reg::SCTLR, kTerm);     // CFIE on with TF pending
+        c.w32(reg::cb(2) + reg::SCTLR, kTerm);   // CFIE on with TF pending
         high_on_cfie = b.smmu->irq.high();
         since_cfie = b.smmu->irq.since();
         cb2_irq_on = b.smmu->context_irq(2, sc_core::sc_max_time());
@@ -891,7 +895,7 @@ struct StallRun {
     std::uint64_t far_seen = 0;
     sc_time irq_at, resume_at;
 };
-}  // namespace
+}   // namespace
 
 TEST_CASE("stall: RESUME retry re-walks and completes the transaction", "[smmu]") {
     Bench b;
@@ -1013,9 +1017,9 @@ TEST_CASE("stall: every fault type stalls and completes after the handler fixes 
     PageTableWriter::Attrs no_af, ro;
     no_af.af = false;
     ro.write = false;
-    pt.map_page(kVa, kPa, no_af);                    // access flag fault
-    pt.map_page(kVa + 0x1000, kPa + 0x1000, ro);     // permission fault on write
-    pt.map_page(kVa + 0x3000, kPa + 0x3000);         // external fault: TTBR0 is wrong at first
+    pt.map_page(kVa, kPa, no_af);   // access flag fault
+    pt.map_page(kVa + 0x1000, kPa + 0x1000, ro);   // permission fault on write
+    pt.map_page(kVa + 0x3000, kPa + 0x3000);   // external fault: TTBR0 is wrong at first
     // translation fault: kVa + 0x2000 unmapped
     for (unsigned i = 0; i < 4; ++i) b.poke(kPa + 0x1000 * i, pattern(64, 30 + i));
     Master::Result r[4];
@@ -1023,10 +1027,10 @@ TEST_CASE("stall: every fault type stalls and completes after the handler fixes 
     const std::uint64_t good_ttbr = pt.root() | (1ull << 48);
     b.master().program = [&](Master& m) {
         wait(10, SC_US);
-        r[0] = m.read(kSid, kVa + 0x3000);                      // external (bad tables)
-        r[1] = m.read(kSid, kVa);                               // access flag
-        r[2] = m.write(kSid, kVa + 0x1000, pattern(64, 40));    // permission
-        r[3] = m.read(kSid, kVa + 0x2000);                      // translation
+        r[0] = m.read(kSid, kVa + 0x3000);   // external (bad tables)
+        r[1] = m.read(kSid, kVa);   // access flag
+        r[2] = m.write(kSid, kVa + 0x1000, pattern(64, 40));   // permission
+        r[3] = m.read(kSid, kVa + 0x2000);   // translation
     };
     b.cpu->program = [&](Cpu& c) {
         c.context(0, 0x1'0000'0000ull, 1, 16, kStall);
@@ -1074,9 +1078,9 @@ TEST_CASE("HUPCF=0: a TLB hit waits behind a stalled transaction of its bank", "
     };
     b.master(1).program = [&](Master& m) {
         wait(1, SC_US);
-        m.read(kSid, kVa);                      // warm-up: fills TBU1's micro-TLB
+        m.read(kSid, kVa);   // warm-up: fills TBU1's micro-TLB
         wait(t0 + ns(500) - sc_time_stamp());
-        held = m.read(kSid, kVa);               // a hit, but HUPCF=0
+        held = m.read(kSid, kVa);   // a hit, but HUPCF=0
     };
     b.cpu->program = [&](Cpu& c) {
         c.context(0, pt.root(), 1, 16, kStall);
@@ -1104,8 +1108,8 @@ TEST_CASE("HUPCF=0: a TLB hit waits behind a stalled transaction of its bank", "
 TEST_CASE("HUPCF=1: TLB hits pass a stalled transaction and misses wait", "[smmu]") {
     Bench b({}, true, 2);
     auto pt = b.tables();
-    pt.map_page(kVa, kPa);                      // A
-    pt.map_page(kVa + 0x2000, kPa + 0x2000);    // C: mapped but not in any TLB
+    pt.map_page(kVa, kPa);   // A
+    pt.map_page(kVa + 0x2000, kPa + 0x2000);   // C: mapped but not in any TLB
     b.poke(kPa, pattern(64, 52));
     b.poke(kPa + 0x2000, pattern(64, 53));
     const sc_time t0 = sc_time(10, SC_US);
@@ -1163,10 +1167,10 @@ TEST_CASE("stream matching with masks and unmatched streams bypassing or faultin
         c.context(1, pt1.root(), 1, 16, kTerm);
         c.context(2, pt2.root(), 1, 16, kTerm);
         c.stream(0, 0x0C00, 0x003F, 1);   // 0x0C00..0x0C3F -> cb1
-        c.stream(1, 0x1000, 0, 2);        // exactly 0x1000 -> cb2
+        c.stream(1, 0x1000, 0, 2);   // exactly 0x1000 -> cb2
         c.w32(reg::S2CR(2), 2);
-        c.w32(reg::SMR(2), 0x2000);       // not VALID: never matches
-        c.enable();                       // USFCFG = 0: unmatched streams bypass
+        c.w32(reg::SMR(2), 0x2000);   // not VALID: never matches
+        c.enable();   // USFCFG = 0: unmatched streams bypass
         masked = b.master().read(0x0C2A, va);
         exact = b.master().read(0x1000, va);
         unmatched = b.master().read(0x0C40, va);
@@ -1180,7 +1184,7 @@ TEST_CASE("stream matching with masks and unmatched streams bypassing or faultin
         c.w32(reg::sGFSR, gfsr);
         gfsr_after = static_cast<std::uint32_t>(c.r32(reg::sGFSR));
         irq_after = b.smmu->irq.high();
-        c.stream(1, 0x1001, 0, 2);        // reprogram: now 0x1001 -> cb2
+        c.stream(1, 0x1001, 0, 2);   // reprogram: now 0x1001 -> cb2
         rerouted = b.master().read(0x1001, va);
     };
     b.run();
@@ -1206,7 +1210,8 @@ TEST_CASE("stream matching with masks and unmatched streams bypassing or faultin
     CHECK(b.smmu_counter("global_faults") == 1);
 }
 
-TEST_CASE("bypass by sCR0.CLIENTPD at reset and S2CR bypass and SCTLR.M=0 and faults by S2CR fault and a bad CBNDX", "[smmu]") {
+TEST_CASE("bypass by sCR0.CLIENTPD at reset and S2CR bypass and SCTLR.M=0 and faults by S2CR fault and a bad CBNDX",
+          "[smmu]") {
     Bench b;
     auto pt = b.tables();
     constexpr std::uint64_t va = 0x0300'0000;
@@ -1217,18 +1222,18 @@ TEST_CASE("bypass by sCR0.CLIENTPD at reset and S2CR bypass and SCTLR.M=0 and fa
     std::uint32_t scr0 = 0, gfsr_fault = 0, gfsr_bad = 0;
     b.cpu->program = [&](Cpu& c) {
         scr0 = static_cast<std::uint32_t>(c.r32(reg::sCR0));
-        reset = b.master().read(kSid, va);             // CLIENTPD = 1 after reset
+        reset = b.master().read(kSid, va);   // CLIENTPD = 1 after reset
         c.context(0, pt.root(), 1, 16, kTerm & ~reg::SCTLR_M);
-        c.stream(0, kSid, 0, 0, 1);                     // S2CR type bypass
+        c.stream(0, kSid, 0, 0, 1);   // S2CR type bypass
         c.enable();
         s2cr_bypass = b.master().read(kSid, va);
-        c.stream(0, kSid, 0, 0, 0);                     // translate, but SCTLR.M = 0
+        c.stream(0, kSid, 0, 0, 0);   // translate, but SCTLR.M = 0
         m_off = b.master().read(kSid, va);
-        c.stream(0, kSid, 0, 0, 2);                     // S2CR type fault
+        c.stream(0, kSid, 0, 0, 2);   // S2CR type fault
         s2cr_fault = b.master().read(kSid, va);
         gfsr_fault = static_cast<std::uint32_t>(c.r32(reg::sGFSR));
         c.w32(reg::sGFSR, 0xffffffff);
-        c.stream(0, kSid, 0, 20, 0);                    // CBNDX beyond the 16 banks
+        c.stream(0, kSid, 0, 20, 0);   // CBNDX beyond the 16 banks
         bad_cb = b.master().read(kSid, va);
         gfsr_bad = static_cast<std::uint32_t>(c.r32(reg::sGFSR));
         c.w32(reg::sGFSR, 0xffffffff);
@@ -1331,7 +1336,7 @@ void invalidation_test(Kind kind) {
     CHECK(tlbi_delay == kReg + kTlbi);
     CHECK(b.smmu_counter("tcu.walks") == 2);
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("TLBIVA makes a remapped page visible", "[smmu]") { invalidation_test(Kind::Va); }
 TEST_CASE("TLBIVAA makes a remapped page visible", "[smmu]") { invalidation_test(Kind::Vaa); }
@@ -1356,10 +1361,10 @@ TEST_CASE("TLBIVAA removes the VA under every ASID and TLBIASID keeps global ent
         c.context(0, pt.root(), 5, 16, kTerm);
         c.stream(0, kSid, 0, 0);
         c.enable();
-        b.master().read(kSid, kVa);                 // ASID 5 entry
+        b.master().read(kSid, kVa);   // ASID 5 entry
         c.w64(ttbr, pt.root() | (6ull << 48));
-        b.master().read(kSid, kVa);                 // ASID 6 entry
-        b.master().read(kSid, kVa + 0x1000);        // global entry
+        b.master().read(kSid, kVa);   // ASID 6 entry
+        b.master().read(kSid, kVa + 0x1000);   // global entry
         pt.map_page(kVa, kPa + 0x9000);
         pt.map_page(kVa + 0x1000, kPa + 0xa000, global);
         c.w64(reg::cb(0) + reg::TLBIVAA, kVa >> 12);
@@ -1422,8 +1427,8 @@ TEST_CASE("TLBIVA also drops walk-cache entries on the VA's path", "[smmu]") {
         c.context(0, pt.root(), 1, 16, kTerm);
         c.stream(0, kSid, 0, 0);
         c.enable();
-        b.master().read(kSid, blk);                  // walk cache: L0-L2 tables of blk
-        pt.map_block(blk, blk_pa);                   // the L2 slot now holds a block
+        b.master().read(kSid, blk);   // walk cache: L0-L2 tables of blk
+        pt.map_block(blk, blk_pa);   // the L2 slot now holds a block
         before = b.master().read(kSid, blk + 0x5000);   // cached L2 -> old L3 table: no page there
         c.clear_fsr(0);
         c.w64(reg::cb(0) + reg::TLBIVA, (blk >> 12) | (1ull << 48));
@@ -1541,7 +1546,7 @@ ReplacementCounts replacement_run(const std::string& policy, const std::string& 
     return {b.smmu_counter("tbu0.micro_tlb_hits"), b.smmu_counter("tbu0.micro_tlb_misses"),
             b.smmu_counter("tcu.macro_tlb_hits"), b.smmu_counter("tcu.walks")};
 }
-}  // namespace
+}   // namespace
 
 TEST_CASE("micro-TLB replacement: LRU evicts the least recently used entry", "[smmu]") {
     // p0..p3 fill the 4 entries, p0 is used again, p4 evicts p1 (LRU), p0 still hits.
@@ -1565,14 +1570,14 @@ TEST_CASE("macro-TLB replacement within a set: LRU", "[smmu]") {
     // 8 entries, 2 ways: p0, p4, p8 share a set. A 1-entry micro-TLB hides nothing.
     const std::vector<unsigned> seq = {0, 4, 0, 8, 0, 4};
     const auto lru = replacement_run("lru", "1", "8", "2", seq);
-    CHECK(lru.walks == 4);        // p8 evicts p4 (LRU); p0 stays
+    CHECK(lru.walks == 4);   // p8 evicts p4 (LRU); p0 stays
     CHECK(lru.macro_hits == 2);
 }
 
 TEST_CASE("macro-TLB replacement within a set: round-robin", "[smmu]") {
     const std::vector<unsigned> seq = {0, 4, 0, 8, 0, 4};
     const auto rr = replacement_run("round-robin", "1", "8", "2", seq);
-    CHECK(rr.walks == 5);         // p8 evicts way 0 (p0), p0 then evicts p4
+    CHECK(rr.walks == 5);   // p8 evicts way 0 (p0), p0 then evicts p4
     CHECK(rr.macro_hits == 1);
 }
 
@@ -1590,7 +1595,7 @@ TEST_CASE("register file: ID registers and reset values and widths and RAZ/WI an
         idr2 = c.r32(reg::sIDR2);
         s2cr = c.r32(reg::S2CR(47));
         smr = c.r32(reg::SMR(47));
-        c.w32(0x2000, 0x1234);            // a reserved global page
+        c.w32(0x2000, 0x1234);   // a reserved global page
         unknown = c.r32(0x2000);
         c.w64(reg::cb(15) + reg::TTBR0, 0x0042'0000'1234'5000ull);
         write_delay = c.last_delay;
@@ -1600,7 +1605,7 @@ TEST_CASE("register file: ID registers and reset values and widths and RAZ/WI an
         c.w32(reg::cb(15) + reg::TTBR0 + 4, 0x0043'0000);   // high half only
         c.w32(reg::cb(15) + reg::TCR, 25);
         c.w32(reg::cb(15) + reg::MAIR0, 0xff);
-        both = c.r64(reg::cb(15) + reg::TCR);               // TCR and CONTEXTIDR as one 64-bit read
+        both = c.r64(reg::cb(15) + reg::TCR);   // TCR and CONTEXTIDR as one 64-bit read
         c.w32(reg::cb(15) + reg::TLBIALL, 0);
         tlbi_delay = c.last_delay;
         std::uint64_t v = 0;
@@ -1614,9 +1619,9 @@ TEST_CASE("register file: ID registers and reset values and widths and RAZ/WI an
     CHECK((idr0 & (1u << 30)) != 0);   // S1TS
     CHECK((idr0 & (1u << 27)) != 0);   // SMS
     CHECK((idr1 & 0xff) == 16);
-    CHECK(((idr1 >> 28) & 7) == 3);    // 16 global pages: context banks at 64 KiB
+    CHECK(((idr1 >> 28) & 7) == 3);   // 16 global pages: context banks at 64 KiB
     CHECK((idr1 & (1u << 31)) == 0);   // 4 KiB register pages
-    CHECK((idr2 & 0xf) == 5);          // IAS 48
+    CHECK((idr2 & 0xf) == 5);   // IAS 48
     CHECK(((idr2 >> 4) & 0xf) == 5);   // OAS 48
     CHECK((idr2 & (1u << 12)) != 0);   // 4 KiB granule
     CHECK(s2cr == (2u << 16));
@@ -1726,16 +1731,16 @@ TEST_CASE("S2CR.PRIVCFG: privileged transactions reach EL1-only pages and unpriv
     PageTableWriter::Attrs kernel_rw;
     kernel_rw.user = false;   // AP[2:1] = 00: EL1 read/write, EL0 none
     PageTableWriter::Attrs ro_both;
-    ro_both.write = false;    // AP[2:1] = 11: read-only for both
+    ro_both.write = false;   // AP[2:1] = 11: read-only for both
     pt.map_page(kVa, kPa, kernel_rw);
     pt.map_page(kVa + 0x1000, kPa + 0x1000, ro_both);
     b.poke(kPa, pattern(64, 21));
     Master::Result unpriv, priv_rd, priv_wr, priv_ro_wr, priv_ro_rd, back;
     b.cpu->program = [&](Cpu& c) {
         c.context(0, pt.root(), 1, 16, kTerm);
-        c.stream(0, kSid, 0, 0);                           // PRIVCFG 0: the master's own attribute
+        c.stream(0, kSid, 0, 0);   // PRIVCFG 0: the master's own attribute
         c.enable();
-        unpriv = b.master().read(kSid, kVa);               // walk: AP[1] clear, unprivileged
+        unpriv = b.master().read(kSid, kVa);   // walk: AP[1] clear, unprivileged
         c.clear_fsr(0);
         c.w32(reg::S2CR(0), reg::S2CR_PRIVCFG_PRIV | 0);   // privileged, bank 0
         priv_rd = b.master().read(kSid, kVa);
@@ -1743,7 +1748,7 @@ TEST_CASE("S2CR.PRIVCFG: privileged transactions reach EL1-only pages and unpriv
         priv_ro_rd = b.master().read(kSid, kVa + 0x1000);
         priv_ro_wr = b.master().write(kSid, kVa + 0x1000, pattern(64, 23));
         c.clear_fsr(0);
-        c.w32(reg::S2CR(0), reg::S2CR_PRIVCFG_UNPRIV | 0); // unprivileged again: the TLB entry must not serve it
+        c.w32(reg::S2CR(0), reg::S2CR_PRIVCFG_UNPRIV | 0);   // unprivileged again: the TLB entry must not serve it
         back = b.master().read(kSid, kVa);
         c.clear_fsr(0);
     };

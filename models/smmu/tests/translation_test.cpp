@@ -26,8 +26,8 @@
 
 using namespace vrdmasim;
 using sc_core::SC_NS;
-using sc_core::SC_US;
 using sc_core::sc_time;
+using sc_core::SC_US;
 
 namespace {
 
@@ -46,7 +46,7 @@ struct Memory {
     sc_time latency = sc_time(50, SC_NS);
     bool address_dependent_latency = false;
     std::vector<std::uint64_t> reads;   // descriptor addresses the walker read, in order
-    std::vector<sc_time> issued;        // when each read was issued
+    std::vector<sc_time> issued;   // when each read was issued
 
     std::uint64_t get(std::uint64_t pa) const {
         auto it = words.find(pa);
@@ -123,15 +123,13 @@ struct DebugMemory : tlm::tlm_fw_transport_if<> {
         ++calls;
         if (gp.get_data_length() != 8 || (gp.get_address() & 7)) return 0;
         std::uint64_t* p = reinterpret_cast<std::uint64_t*>(gp.get_data_ptr());
-        if (gp.is_write())
-            words[gp.get_address()] = *p;
-        else
-            *p = words.count(gp.get_address()) ? words[gp.get_address()] : 0;
+        if (gp.is_write()) words[gp.get_address()] = *p;
+        else *p = words.count(gp.get_address()) ? words[gp.get_address()] : 0;
         return 8;
     }
 };
 
-}  // namespace
+}   // namespace
 
 // ====================================================================== PageTableWriter
 
@@ -243,10 +241,8 @@ TEST_CASE("PageTableWriter: map_range uses blocks only where both addresses are 
         const std::uint64_t d = w.leaf(va, &level);
         const bool in_block = va >= 0x200000 && va < 0x600000;
         REQUIRE(level == (in_block ? 2 : 3));
-        if (in_block)
-            REQUIRE(d == ((0x40000000 + (va & ~(MiB2 - 1))) | kDefaultLeafBits | 1));
-        else
-            REQUIRE(d == ((0x40000000 + va) | kDefaultLeafBits | 3));
+        if (in_block) REQUIRE(d == ((0x40000000 + (va & ~(MiB2 - 1))) | kDefaultLeafBits | 1));
+        else REQUIRE(d == ((0x40000000 + va) | kDefaultLeafBits | 3));
     }
     REQUIRE(w.leaf(0xff000) == 0);
     REQUIRE(w.leaf(0x700000) == 0);
@@ -418,8 +414,8 @@ TEST_CASE("Walker: T0SZ limits 25, 39 and 48-bit inputs", "[walker]") {
         int start;
         unsigned page_reads;
     };
-    for (const Case c : {Case{39, 2, 2}, Case{25, 1, 3}, Case{16, 0, 4}, Case{34, 2, 2}, Case{33, 1, 3},
-                         Case{24, 0, 4}}) {
+    for (const Case c :
+         {Case{39, 2, 2}, Case{25, 1, 3}, Case{16, 0, 4}, Case{34, 2, 2}, Case{33, 1, 3}, Case{24, 0, 4}}) {
         CAPTURE(c.t0sz);
         Memory m;
         auto w = m.writer(c.t0sz);
@@ -641,9 +637,9 @@ TEST_CASE("Walk cache: a second walk in the same 2 MiB region costs 1 read", "[w
     auto w = m.writer();
     const std::uint64_t va = 0x123456600000ull;
     for (unsigned i = 0; i < 4; ++i) w.map_page(va + i * KiB4, 0x10000 + i * KiB4);
-    w.map_page(va + MiB2, 0x20000);          // same 1 GiB, next 2 MiB
-    w.map_page(va + GiB1, 0x30000);          // same 512 GiB, next 1 GiB
-    w.map_page(va + (1ull << 39), 0x40000);  // next 512 GiB
+    w.map_page(va + MiB2, 0x20000);   // same 1 GiB, next 2 MiB
+    w.map_page(va + GiB1, 0x30000);   // same 512 GiB, next 1 GiB
+    w.map_page(va + (1ull << 39), 0x40000);   // next 512 GiB
     WalkCache cache(16);
     PageTableWalker walker(m.read_fn(), cache);
     const sc_time start(0, SC_NS);
@@ -704,7 +700,7 @@ TEST_CASE("Walk cache: a changed table is visible after invalidation", "[walkcac
     w.map_block(va, 0x600000);
     res = walker.walk(request(va + KiB4, w.root()), start);
     REQUIRE(res.fault == FaultType::None);
-    REQUIRE(res.t.size == KiB4);        // still the old level-3 table
+    REQUIRE(res.t.size == KiB4);   // still the old level-3 table
     REQUIRE(res.t.pa_base == 0x9000);
     REQUIRE(res.reads == 1);
     // Invalidating cb 0 leaves cb 5's entries.
@@ -763,13 +759,13 @@ TEST_CASE("Walk cache: LRU replacement and invalidation by VA", "[walkcache]") {
     c.insert(0, 0x1000, a, 0, 0xa000);
     c.insert(0, 0x1000, b, 0, 0xb000);
     REQUIRE(c.lookup(0, 0x1000, a, table) == 0);   // a is now the most recent
-    c.insert(0, 0x1000, d, 0, 0xd000);             // evicts b
+    c.insert(0, 0x1000, d, 0, 0xd000);   // evicts b
     REQUIRE(c.lookup(0, 0x1000, b, table) == -1);
     REQUIRE(c.lookup(0, 0x1000, d, table) == 0);
     REQUIRE(table == 0xd000);
     REQUIRE(c.lookup(0, 0x1000, a, table) == 0);
     REQUIRE(table == 0xa000);
-    c.insert(0, 0x1000, b, 0, 0xb000);             // evicts d (a was used last)
+    c.insert(0, 0x1000, b, 0, 0xb000);   // evicts d (a was used last)
     REQUIRE(c.lookup(0, 0x1000, d, table) == -1);
     REQUIRE(c.lookup(0, 0x1000, a, table) == 0);
 
@@ -779,7 +775,7 @@ TEST_CASE("Walk cache: LRU replacement and invalidation by VA", "[walkcache]") {
     v.insert(0, 0x1000, va, 1, 2);
     v.insert(0, 0x1000, va, 2, 3);
     v.insert(0, 0x1000, va + MiB2, 2, 4);   // other 2 MiB
-    v.insert(1, 0x1000, va, 2, 5);          // other cb
+    v.insert(1, 0x1000, va, 2, 5);   // other cb
     REQUIRE(v.invalidate_va(0, va + 0x1234) == 3);
     REQUIRE(v.lookup(0, 0x1000, va, table) == -1);
     REQUIRE(v.lookup(0, 0x1000, va + MiB2, table) == 2);
@@ -943,8 +939,8 @@ TEST_CASE("TLB: LRU victim in a full set", "[tlb]") {
     tlb.insert(entry(page(8), 0x18000, KiB4, 0, 0));   // evicts 4
     REQUIRE(tlb.lookup(0, 0, page(4)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(8)));
-    REQUIRE(tlb.lookup(0, 0, page(0)));               // 8 is now least recent
-    tlb.insert(entry(page(12), 0x1c000, KiB4, 0, 0));  // evicts 8
+    REQUIRE(tlb.lookup(0, 0, page(0)));   // 8 is now least recent
+    tlb.insert(entry(page(12), 0x1c000, KiB4, 0, 0));   // evicts 8
     REQUIRE(tlb.lookup(0, 0, page(8)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(0)));
     REQUIRE(tlb.lookup(0, 0, page(12)));
@@ -962,26 +958,26 @@ TEST_CASE("TLB: round-robin victim in a full set", "[tlb]") {
     Tlb tlb(8, 2, TlbReplacement::RoundRobin);
     auto page = [](unsigned n) { return n * KiB4; };
     tlb.insert(entry(page(1), 0x1000, KiB4, 0, 0));   // set 1: its own pointer
-    tlb.insert(entry(page(0), 0x10000, KiB4, 0, 0));  // way 0
-    tlb.insert(entry(page(4), 0x14000, KiB4, 0, 0));  // way 1
-    REQUIRE(tlb.lookup(0, 0, page(0)));                // use does not matter
-    tlb.insert(entry(page(8), 0x18000, KiB4, 0, 0));  // evicts way 0 (page 0)
+    tlb.insert(entry(page(0), 0x10000, KiB4, 0, 0));   // way 0
+    tlb.insert(entry(page(4), 0x14000, KiB4, 0, 0));   // way 1
+    REQUIRE(tlb.lookup(0, 0, page(0)));   // use does not matter
+    tlb.insert(entry(page(8), 0x18000, KiB4, 0, 0));   // evicts way 0 (page 0)
     REQUIRE(tlb.lookup(0, 0, page(0)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(4)));
     REQUIRE(tlb.lookup(0, 0, page(8)));
-    tlb.insert(entry(page(12), 0x1c000, KiB4, 0, 0)); // evicts way 1 (page 4)
+    tlb.insert(entry(page(12), 0x1c000, KiB4, 0, 0));   // evicts way 1 (page 4)
     REQUIRE(tlb.lookup(0, 0, page(4)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(8)));
     REQUIRE(tlb.lookup(0, 0, page(12)));
     // A freed way is filled first and the pointer does not move: it still names way 0.
     REQUIRE(tlb.invalidate_va(0, 0, page(12)) == 1);
-    tlb.insert(entry(page(16), 0x20000, KiB4, 0, 0)); // into way 1
+    tlb.insert(entry(page(16), 0x20000, KiB4, 0, 0));   // into way 1
     REQUIRE(tlb.lookup(0, 0, page(8)));
-    tlb.insert(entry(page(20), 0x24000, KiB4, 0, 0)); // evicts way 0 (page 8)
+    tlb.insert(entry(page(20), 0x24000, KiB4, 0, 0));   // evicts way 0 (page 8)
     REQUIRE(tlb.lookup(0, 0, page(8)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(16)));
     REQUIRE(tlb.lookup(0, 0, page(20)));
-    tlb.insert(entry(page(24), 0x28000, KiB4, 0, 0)); // evicts way 1 (page 16)
+    tlb.insert(entry(page(24), 0x28000, KiB4, 0, 0));   // evicts way 1 (page 16)
     REQUIRE(tlb.lookup(0, 0, page(16)) == nullptr);
     REQUIRE(tlb.lookup(0, 0, page(1)));
     REQUIRE(tlb.occupied() == 3);
@@ -990,11 +986,11 @@ TEST_CASE("TLB: round-robin victim in a full set", "[tlb]") {
 TEST_CASE("TLB: invalidation by VA", "[tlb]") {
     Tlb tlb(64, 4, TlbReplacement::Lru);
     const std::uint64_t v = 0x40203000ull, block = 0x40200000ull;
-    tlb.insert(entry(v, 0x1000, KiB4, 0, 1));                // removed
-    tlb.insert(entry(v, 0x2000, KiB4, 0, 2));                // other ASID: stays
-    tlb.insert(entry(block, 0x600000, MiB2, 0, 3, true));    // global block containing v: removed
-    tlb.insert(entry(v, 0x3000, KiB4, 1, 1));                // other cb: stays
-    tlb.insert(entry(v + KiB4, 0x4000, KiB4, 0, 1));         // other page: stays
+    tlb.insert(entry(v, 0x1000, KiB4, 0, 1));   // removed
+    tlb.insert(entry(v, 0x2000, KiB4, 0, 2));   // other ASID: stays
+    tlb.insert(entry(block, 0x600000, MiB2, 0, 3, true));   // global block containing v: removed
+    tlb.insert(entry(v, 0x3000, KiB4, 1, 1));   // other cb: stays
+    tlb.insert(entry(v + KiB4, 0x4000, KiB4, 0, 1));   // other page: stays
     tlb.insert(entry(block + MiB2, 0x800000, MiB2, 0, 1));   // other block: stays
     REQUIRE(tlb.occupied() == 6);
     REQUIRE(tlb.invalidate_va(0, 1, v + 0x123) == 2);
@@ -1016,9 +1012,9 @@ TEST_CASE("TLB: invalidation by ASID and of a whole context bank", "[tlb]") {
     Tlb tlb(64, 4, TlbReplacement::RoundRobin);
     for (unsigned i = 0; i < 3; ++i) tlb.insert(entry(i * KiB4, 0x1000 * i, KiB4, 0, 2));   // removed
     tlb.insert(entry(0x100000, 0x9000, KiB4, 0, 2, true));   // global: stays
-    tlb.insert(entry(0x200000, 0, MiB2, 0, 2));              // block of asid 2: removed
-    tlb.insert(entry(0x0, 0xa000, KiB4, 0, 1));              // asid 1: stays
-    tlb.insert(entry(0x0, 0xb000, KiB4, 1, 2));              // cb 1: stays
+    tlb.insert(entry(0x200000, 0, MiB2, 0, 2));   // block of asid 2: removed
+    tlb.insert(entry(0x0, 0xa000, KiB4, 0, 1));   // asid 1: stays
+    tlb.insert(entry(0x0, 0xb000, KiB4, 1, 2));   // cb 1: stays
     REQUIRE(tlb.occupied() == 7);
     REQUIRE(tlb.invalidate_asid(0, 2) == 4);
     REQUIRE(tlb.occupied() == 3);
@@ -1109,20 +1105,14 @@ void ref_descend(const Memory& m, const WalkRequest& r, std::uint64_t table, int
     const std::uint64_t d = m.get(at);
     switch (d & 3) {
     case 0:
-    case 2:
-        o.fault = FaultType::Translation;
-        return;
+    case 2: o.fault = FaultType::Translation; return;
     case 1:   // block: levels 1 and 2 only
-        if (level == 0 || level == 3)
-            o.fault = FaultType::Translation;
-        else
-            ref_leaf(r, d, shift, o);
+        if (level == 0 || level == 3) o.fault = FaultType::Translation;
+        else ref_leaf(r, d, shift, o);
         return;
     default:   // table, or page at level 3
-        if (level == 3)
-            ref_leaf(r, d, shift, o);
-        else
-            ref_descend(m, r, (d & kOa48) & ~0xfffull, level + 1, o);
+        if (level == 3) ref_leaf(r, d, shift, o);
+        else ref_descend(m, r, (d & kOa48) & ~0xfffull, level + 1, o);
     }
 }
 
@@ -1139,7 +1129,7 @@ RefOutcome reference_walk(const Memory& m, const WalkRequest& r) {
     return o;
 }
 
-}  // namespace
+}   // namespace
 
 TEST_CASE("Walker agrees with an independent reference on random page tables", "[walker][random]") {
     std::mt19937_64 rng(20240611);
@@ -1148,8 +1138,8 @@ TEST_CASE("Walker agrees with an independent reference on random page tables", "
     unsigned cached_walks = 0, one_gib = 0, queries = 0;
 
     for (int round = 0; round < 80; ++round) {
-        const unsigned t0sz = round < 6 ? std::vector<unsigned>{16, 25, 39, 24, 33, 34}[round]
-                                        : 16 + static_cast<unsigned>(rng() % 24);
+        const unsigned t0sz =
+            round < 6 ? std::vector<unsigned>{16, 25, 39, 24, 33, 34}[round] : 16 + static_cast<unsigned>(rng() % 24);
         CAPTURE(round, t0sz);
         const unsigned bits = 64 - t0sz;
         const std::uint64_t range = 1ull << bits;
@@ -1232,8 +1222,7 @@ TEST_CASE("Walker agrees with an independent reference on random page tables", "
         std::vector<std::uint64_t> vas;
         for (const Item& it : items)
             for (int k = 0; k < 3; ++k) vas.push_back(it.va + rng() % it.size);
-        for (int k = 0; k < 40; ++k)
-            vas.push_back(regions[rng() % regions.size()] + (rng() % (slots * MiB2)));
+        for (int k = 0; k < 40; ++k) vas.push_back(regions[rng() % regions.size()] + (rng() % (slots * MiB2)));
         for (int k = 0; k < 10; ++k) vas.push_back(rng() % range);
         for (int k = 0; k < 4; ++k) vas.push_back(range + rng() % (~0ull - range));
         // Read errors on a few descriptors the walks will need.
@@ -1395,7 +1384,7 @@ struct ScanTlb {
         return n;
     }
 };
-}  // namespace
+}   // namespace
 
 TEST_CASE("TLB: lookups answered without a scan equal a plain scan's", "[tlb]") {
     for (const unsigned ways : {32u, 4u}) {
@@ -1416,9 +1405,8 @@ TEST_CASE("TLB: lookups answered without a scan equal a plain scan's", "[tlb]") 
             if (op < 40) {
                 const bool block = rng() % 4 == 0;
                 const std::uint64_t va = va_of(block) & ~((block ? MiB2 : KiB4) - 1);
-                const Translation t =
-                    entry(va, 0x100000000ull + static_cast<std::uint64_t>(step) * KiB4, block ? MiB2 : KiB4, cb, asid,
-                          rng() % 5 == 0);
+                const Translation t = entry(va, 0x100000000ull + static_cast<std::uint64_t>(step) * KiB4,
+                                            block ? MiB2 : KiB4, cb, asid, rng() % 5 == 0);
                 tlb.insert(t);
                 ref.insert(t);
                 ++fills;
@@ -1436,14 +1424,14 @@ TEST_CASE("TLB: lookups answered without a scan equal a plain scan's", "[tlb]") 
                 REQUIRE(tlb.invalidate_va(cb, asid, va) ==
                         ref.drop_if([&](const Translation& t) { return ScanTlb::matches(t, cb, asid, va); }));
             } else if (op < 99) {
-                REQUIRE(tlb.invalidate_asid(cb, asid) == ref.drop_if([&](const Translation& t) {
-                    return t.cb == cb && !t.global && t.asid == asid;
-                }));
+                REQUIRE(tlb.invalidate_asid(cb, asid) ==
+                        ref.drop_if([&](const Translation& t) { return t.cb == cb && !t.global && t.asid == asid; }));
             } else {
                 REQUIRE(tlb.invalidate_all(cb) == ref.drop_if([&](const Translation& t) { return t.cb == cb; }));
             }
-            REQUIRE(tlb.occupied() == static_cast<unsigned>(std::count_if(
-                                          ref.slots.begin(), ref.slots.end(), [](const ScanTlb::Slot& x) { return x.valid; })));
+            REQUIRE(tlb.occupied() ==
+                    static_cast<unsigned>(std::count_if(ref.slots.begin(), ref.slots.end(),
+                                                        [](const ScanTlb::Slot& x) { return x.valid; })));
         }
         INFO("ways " << ways);
         REQUIRE(hits > 1000);   // the stream exercised hits, not only misses
