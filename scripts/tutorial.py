@@ -29,7 +29,12 @@ figure. A quoted piece of the narrated log,
     ```
 
 must be lines of that run's events.log, in the log's order (a line `...`
-stands for lines left out; spaces at the ends do not count). Sources of
+stands for lines left out; spaces at the ends do not count). Every line of
+a lesson that looks like a line of the log ("  12.345678 us  node1.dma  #3
+...") must be in such an excerpt, so that none goes unchecked; and a step
+number the prose names in code (`#1614`, `after #921`) must be one of the
+steps the lesson's excerpts quote (they are checked against the run, so a
+renumbered log fails the lesson until its text follows). Sources of
 the number checks:
 
     stats KEY                  stats.json (a histogram's field: KEY.p50, KEY.count, ...)
@@ -66,6 +71,8 @@ RUN = re.compile(r"<!-- run(?: exit=(\d+))? *-->\s*\n```(?:sh|console)?\n(.*?)``
 CHECK = re.compile(r"<!-- check: *(\S+) +(stats|summary|log|trace|expr) *(.*?) *-->")
 EXCERPT = re.compile(r"<!-- log excerpt: *(\S+) *-->[ \t]*\n[ \t]*```[a-z]*\n(.*?)```", re.S)
 MARKER = re.compile(r"<!-- (run|log excerpt)\b")
+LOG_LINE = re.compile(r"^[ \t]*\d+\.\d{6} us  \S+  ", re.M)
+STEP_REF = re.compile(r"`[^`\n]*?#(\d+)[^`\n]*`")
 NUMBER = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)(?:[^\d<]*?)$")
 
 
@@ -252,6 +259,21 @@ def main():
                 if m.start() not in starts:
                     print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: a `{m.group(1)}` marker not followed "
                           "by a fenced code block", file=sys.stderr)
+                    failures += 1
+            # Quoted log lines outside an excerpt would go unchecked; step
+            # numbers named in the prose must be quoted steps.
+            spans = [(m.start(), m.end()) for _, kind, m in events if kind == "excerpt"]
+            inside = lambda pos: any(a <= pos < b for a, b in spans)
+            quoted = {int(n) for _, kind, m in events if kind == "excerpt" for n in re.findall(r"#(\d+)", m.group(2))}
+            for m in LOG_LINE.finditer(text):
+                if not inside(m.start()):
+                    print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: a quoted line of the log outside a "
+                          "`<!-- log excerpt: RUN -->` block (not checked against the run)", file=sys.stderr)
+                    failures += 1
+            for m in STEP_REF.finditer(text):
+                if not inside(m.start()) and int(m.group(1)) not in quoted:
+                    print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)} names step #{m.group(1)}, "
+                          "which no log excerpt of the lesson quotes", file=sys.stderr)
                     failures += 1
             if not any(kind == "check" for _, kind, _ in events):
                 print(f"{name}: quotes no checked figure", file=sys.stderr)

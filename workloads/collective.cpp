@@ -134,7 +134,8 @@ bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_
         if (bad < bytes) os << ": byte " << bad << " is " << int(got[bad]) << ", " << int(want[bad]) << " expected";
         else os << ": the result buffer is unreadable";
         std::cerr << "vrdmasim: " << os.str() << "\n";
-        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), app.group(), os.str());
+        if (ctx_.tracer.noting())
+            ctx_.tracer.note(Tracer::Track{}, "data mismatch", app.now(), sc_core::SC_ZERO_TIME, app.group(), os.str());
     }
     return ok;
 }

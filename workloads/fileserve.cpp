@@ -530,7 +530,8 @@ bool FileserveWorkload::verify(RdmaProcess& app, std::uint64_t addr, const Wire&
             os << ": byte " << bad << " is " << int(got[bad]) << ", the file holds " << int(want[bad]);
         else os << ": the receive slot is unreadable";
         std::cerr << "vrdmasim: " << os.str() << "\n";
-        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), app.group(), os.str());
+        if (ctx_.tracer.noting())
+            ctx_.tracer.note(Tracer::Track{}, "data mismatch", app.now(), sc_core::SC_ZERO_TIME, app.group(), os.str());
     }
     return ok;
 }

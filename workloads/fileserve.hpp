@@ -85,6 +85,11 @@ public:
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
     bool finished() const override { return done_ == clients_.size() + 1; }
+    // The progress line's total (the self-check planned-transfers holds it
+    // to what the run finished), known from the start: each client finishes
+    // fileserve.requests requests, whatever the method, the access (direct:
+    // its read()s) or the operation; an error reply counts as finished too.
+    std::uint64_t planned_transfers() const override { return clients_.size() * requests_; }
     // direct: every byte is one client's read() copy, at vm.copy-rate.
     double local_ceiling_bps() const override;
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
@@ -129,6 +134,7 @@ private:
     struct Job {
         bool active = false;
         unsigned slot = 0;   // its job slot
+        Tracer::Cause story;   // the request's arrival (its receive's step): serving it follows
         Wire w;
         unsigned node = 0;   // the client's node
         std::size_t client = 0;

@@ -197,6 +197,8 @@ void FileserveWorkload::start_job(RdmaProcess& app, Job& j, const msg::Status& s
     j.recv = recv;
     j.dst = method_ == Method::KernelCopy ? kbuf_[j.client] + w.slot * span_ : rx_area_[j.client] + w.slot * span_;
     j.t0 = app.now();
+    j.story = st.story;
+    const Tracer::Scope serving(ctx_.tracer, j.story);   // its read(), pins or faults follow the request
     prepare(app, j);
     if (read_) {
         // The read form: the range is ready where the client reads it; the
@@ -287,7 +289,9 @@ void FileserveWorkload::finish_job(RdmaProcess& app, Job& j) {
     if (ok) served_bytes_.inc(j.bytes);
     const std::string what = describe(j.w, j.node) + (ok ? "" : " FAILED");
     slice(app, "serve", j.t0, what, j.slot);
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app.now(), app.group() + ".fileserve", "served " + what);
+    if (ctx_.tracer.noting())
+        ctx_.tracer.note(Tracer::Track{}, "served", app.now(), sc_core::SC_ZERO_TIME, app.group() + ".fileserve",
+                         "served " + what, j.story);
     if (!j.replied) send_reply(app, j, ok, ok ? j.bytes : 0, 0);
     j.active = false;
 }

@@ -193,8 +193,9 @@ void LockWorkload::fail(const std::string& what) {
     log_.verified(8, false);   // a mismatch: the run fails (exit status 1)
     const std::string job = job_ == 0 ? "" : ", job " + std::to_string(job_);
     std::cerr << "vrdmasim: LOCK MISMATCH (" << lock_kind_ << job << "): " << what << "\n";
-    if (ctx_.tracer.narrating())
-        ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", "LOCK MISMATCH" + job + ": " + what);
+    if (ctx_.tracer.noting())
+        ctx_.tracer.note(Tracer::Track{}, "lock mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME, "workload",
+                         "LOCK MISMATCH" + job + ": " + what);
 }
 
 void LockWorkload::conclude(RdmaProcess& home) {

@@ -408,17 +408,19 @@ void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std:
            << std::dec << " (" << len << " B) holds at byte " << first_bad
            << " neither its source's data nor a value the program stored";
         std::cerr << "vrdmasim: " << os.str() << "\n";
-        if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", os.str());
+        if (ctx_.tracer.noting())
+            ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME,
+                             "workload", os.str());
         return;
     }
     if (corrupted) {
         corrupted_.inc();
         raced_bytes_.inc(len);
-        if (ctx_.tracer.narrating()) {
+        if (ctx_.tracer.noting()) {
             std::ostringstream os;
             os << "application race caught: overlap transfer " << i << " delivered data the program overwrote in "
                << "flight (" << (read_ ? "destination" : "source") << " touched before the completion)";
-            ctx_.tracer.narrate(done, "workload", os.str());
+            ctx_.tracer.note(Tracer::Track{}, "race caught", done, sc_core::SC_ZERO_TIME, "workload", os.str());
         }
         return;
     }

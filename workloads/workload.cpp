@@ -575,7 +575,9 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
     os << "DATA MISMATCH: transfer " << key << " to " << dst.group() << " 0x" << std::hex << dst_addr << std::dec
        << " (" << len << " B) differs from its source first at byte " << off;
     std::cerr << "vrdmasim: " << os.str() << "\n";
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(sc_core::sc_time_stamp(), "workload", os.str());
+    if (ctx_.tracer.noting())
+        ctx_.tracer.note(Tracer::Track{}, "data mismatch", sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME, "workload",
+                         os.str());
     return false;
 }
 

@@ -126,8 +126,9 @@ std::uint64_t Endpoint::take_record() {
 
 void Endpoint::give_record(std::uint64_t r) { free_records_.push_back(r); }
 
-void Endpoint::narrate(const std::string& text) {
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(app_.now(), app_.group() + ".msg", text);
+Tracer::Cause Endpoint::step(const char* name, const std::string& text) {
+    if (!ctx_.tracer.noting()) return {};
+    return ctx_.tracer.note(Tracer::Track{}, name, app_.now(), sc_core::SC_ZERO_TIME, app_.group() + ".msg", text);
 }
 
 void Endpoint::charge_copy(std::uint64_t bytes) {
@@ -243,11 +244,11 @@ void Endpoint::complete(Request id, Req& r) {
     if (ctx_.tracer.enabled())
         ctx_.tracer.async_span(track_, what, id, r.start, app_.now(),
                                {{"bytes", std::to_string(r.status.len)}, {"tag", std::to_string(r.status.tag)}});
-    if (ctx_.tracer.narrating()) {
+    if (ctx_.tracer.noting()) {
         std::ostringstream os;
         os << what << " done: " << r.status.len << " B, tag " << r.status.tag << (r.send ? " to node" : " from node")
            << (r.send ? r.peer : r.status.source);
-        narrate(os.str());
+        r.status.story = step(what, os.str());
     }
 }
 

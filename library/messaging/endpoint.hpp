@@ -48,6 +48,9 @@ struct Status {
     // When the library completed the request (its process's time): a send's
     // buffer is the program's again from then, a receive's data is there.
     sc_core::sc_time completed;
+    // Its completion's step in the narrated story (empty when nothing is
+    // noted): what the program does with the message may follow it.
+    Tracer::Cause story;
 };
 
 class Endpoint {
@@ -171,7 +174,9 @@ private:
     // no more from the post (isend, irecv) until the request completes: a
     // touch waits for the request (the library progresses until it is).
     void guard(Request id, Req& r);
-    void narrate(const std::string& text);
+    // A numbered step of the narrated story (a line of the log), following
+    // what this process is telling, if anything.
+    Tracer::Cause step(const char* name, const std::string& text);
 
     // eager.cpp
     void eager_send(Req& r, Request id);

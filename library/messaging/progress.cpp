@@ -169,8 +169,8 @@ void Endpoint::launch(Peer& p, Outgoing& o) {
     }
     if (h.kind != Kind::Eager) {
         stats_.control.inc();
-        narrate(std::string(to_string(h.kind)) + " to node" + std::to_string(p.node) + ": tag " +
-                std::to_string(h.tag) + ", " + std::to_string(h.len) + " B");
+        step(to_string(h.kind), std::string(to_string(h.kind)) + " to node" + std::to_string(p.node) + ": tag " +
+                                    std::to_string(h.tag) + ", " + std::to_string(h.len) + " B");
     }
     post(at, p.node, p.remote_rx + slot * slot_size(), sizeof h + payload,
          record(static_cast<unsigned>(index_.at(p.node)), slot));
@@ -199,7 +199,7 @@ void Endpoint::return_credits(Peer& p) {
     p.credit_busy = true;
     p.in.returned(v);
     stats_.credit_updates.inc();
-    narrate("credit return to node" + std::to_string(p.node) + ": " + std::to_string(v) + " slots freed");
+    step("credit return", "credit return to node" + std::to_string(p.node) + ": " + std::to_string(v) + " slots freed");
 }
 
 }   // namespace msg

@@ -25,11 +25,11 @@ std::uint64_t RdmaProcess::guard_install(std::uint64_t va, std::uint64_t len, bo
     if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
     if (tracer_.enabled())
         tracer_.span(track_, engine_writes ? "mprotect guard dst" : "mprotect guard src", start, now());
-    if (tracer_.narrating()) {
+    if (tracer_.noting()) {
         std::ostringstream os;
         os << "guards " << (engine_writes ? "destination" : "source") << " 0x" << std::hex << va << std::dec << " ("
            << len << " B): no CPU access until the transfer completes";
-        tracer_.narrate(start, group_, os.str());
+        tracer_.note(Tracer::Track{}, "guard", start, sc_core::SC_ZERO_TIME, group_, os.str());
     }
     return id;
 }
@@ -40,8 +40,9 @@ void RdmaProcess::guard_lift(std::uint64_t id) {
     const sc_time done = guard_->lift(id, start);
     if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
     if (tracer_.enabled()) tracer_.span(track_, "mprotect unguard", start, now());
-    if (tracer_.narrating())
-        tracer_.narrate(start, group_, "lifts guard " + std::to_string(id) + ": transfer complete");
+    if (tracer_.noting())
+        tracer_.note(Tracer::Track{}, "unguard", start, sc_core::SC_ZERO_TIME, group_,
+                     "lifts guard " + std::to_string(id) + ": transfer complete");
 }
 
 void RdmaProcess::guard_record_seen(std::uint64_t record) {
@@ -57,12 +58,14 @@ void RdmaProcess::guard_fault(std::uint64_t addr, bool write) {
                                  " took a permission fault no buffer guard explains");
     const sc_time start = now();
     guard_->fault_taken(start);
-    if (tracer_.narrating()) {
+    Tracer::Cause fault;
+    if (tracer_.noting()) {
         std::ostringstream os;
         os << "guard fault: " << (write ? "store to" : "load from") << " 0x" << std::hex << addr << std::dec
            << " waits for the transfer in flight";
-        tracer_.narrate(start, group_, os.str());
+        fault = tracer_.note(Tracer::Track{}, "guard fault", start, sc_core::SC_ZERO_TIME, group_, os.str());
     }
+    const Tracer::Scope waiting(tracer_, fault);   // what the wait does (a lift, a library's progress) follows it
     run_on_core("guard-fault", guard_->fault_cost());
     // The handler waits for the transfers in flight on the page (buffers
     // may share one): each guard's records (each seen lifts the guard once

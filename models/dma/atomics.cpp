@@ -58,6 +58,7 @@ void AtomicUnit::request(const tlm::tlm_generic_payload& gp, const ExanetPacket&
     r.src_node = p.src_node;
     r.src_coord = p.footer.src_coord;
     r.arrived = tail;
+    r.story = p.story;
     queue_.push_back(r);
     queued_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -187,19 +188,20 @@ void AtomicUnit::trace(const Request& r, bool ok, std::uint64_t old, sc_time sta
     const char* name = atomic_name(static_cast<DescOp>(r.wire.op));
     if (tracer.enabled())
         tracer.async_span(trace_.track, ok ? "atomic exec" : "atomic exec (error)", r.wire.id, start, end,
-                          {{"id", Tracer::json_number(r.wire.id)},
+                          {{"id", Tracer::json_string(transfer_name(r.wire.id))},
                            {"op", Tracer::json_string(name)},
                            {"va", Tracer::json_hex(r.va)},
                            {"old", Tracer::json_number(old)},
                            {"src_node", Tracer::json_number(static_cast<std::uint64_t>(r.src_node))}});
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
-        os << "atomic " << r.wire.id << " from node" << r.src_node << ": " << name << " at 0x" << std::hex << r.va
-           << std::dec;
+        os << "atomic " << transfer_name(r.wire.id) << " from node" << r.src_node << ": " << name << " at 0x"
+           << std::hex << r.va << std::dec;
         if (ok) os << " executed, old value " << old;
         else os << " FAILED (" << (r.channel < 0 ? "no channel of its domain" : "fault or error") << ")";
         os << ", " << to_us(end - start) << " us in the unit";
-        tracer.narrate(end, trace_.who, os.str());
+        tracer.note(Tracer::Track{}, ok ? "atomic executed" : "atomic failed", end, sc_core::SC_ZERO_TIME, trace_.who,
+                    os.str(), r.story);
     }
 }
 

@@ -86,6 +86,7 @@ private:
         unsigned src_node = 0;
         std::uint32_t src_coord = 0;
         sc_core::sc_time arrived;
+        Tracer::Cause story;   // the atomic's start at its initiator (narrated story)
     };
     enum class Outcome { Done, Fault, Error };
     // One attempt of the read-modify-write from `at`; `at` becomes its end.

@@ -190,7 +190,7 @@ void ChannelRegisters::ring_doorbell(unsigned c, sc_time at, sc_time delay) {
     ch.last_refused = false;
     Work wk;
     wk.desc = ch.staged;
-    wk.desc.id = (static_cast<std::uint64_t>(node_) << 40) | next_id_++;
+    wk.desc.id = make_transfer_id(node_, next_id_++);
     wk.desc.channel = c;
     wk.desc.pd = ch.pd;
     wk.desc.sid = ch.sid;

@@ -126,7 +126,7 @@ Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
                                         "notification packet", "credit return", "notification skip"};
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "transfer " << c.id;
+        os << "transfer " << transfer_name(c.id);
         switch (c.kind) {
         case ControlKind::Retransmit:
             os << " from node" << c.node << ": retransmit request from packet " << c.index;
@@ -142,9 +142,9 @@ Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
             os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node;
             break;
         }
-        return tracer.note(trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who,
-                           os.str(), c.story,
-                           {{"transfer", Tracer::json_number(c.id)}, {"packet", Tracer::json_number(c.index)}});
+        return tracer.note(
+            trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who, os.str(), c.story,
+            {{"transfer", Tracer::json_string(transfer_name(c.id))}, {"packet", Tracer::json_number(c.index)}});
     }
     return {};
 }

@@ -43,10 +43,10 @@ void FaultRecovery::park(Channel& ch, unsigned c, std::uint64_t id, std::uint32_
     if (trace_.tracer.noting())
         ch.park_story = trace_.tracer.note(
             trace_.track, "park", since, sc_core::SC_ZERO_TIME, trace_.who,
-            "transfer " + std::to_string(id) + " parked on channel " + std::to_string(c) +
+            "transfer " + transfer_name(id) + " parked on channel " + std::to_string(c) +
                 ": its read of the source at " + Tracer::hex(address) +
                 " was terminated by the SMMU; the channel waits for the fault's outcome (other channels go on)",
-            fault, {{"transfer", Tracer::json_number(id)}, {"channel", Tracer::json_number(c)}});
+            fault, {{"transfer", Tracer::json_string(transfer_name(id))}, {"channel", Tracer::json_number(c)}});
 }
 
 FaultRecovery::Unpark FaultRecovery::unpark(Channel& ch, unsigned c, sc_time now, sc_time& resume) {
@@ -76,13 +76,13 @@ void FaultRecovery::trace_unpark(const Channel& ch, unsigned c, sc_time resume) 
                           {{"channel", Tracer::json_number(static_cast<std::uint64_t>(c))}});
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "transfer " << ch.work.front().id << " on channel " << c
+        os << "transfer " << transfer_name(ch.work.front().id) << " on channel " << c
            << (ch.park_resolved ? " resumes: source page resolved, " : " fails: source page NOT resolved, ")
            << "parked " << to_us(resume - ch.park_since) << " us"
            << (ch.park_resolved ? "; it re-reads the block that faulted" : "");
         tracer.note(trace_.track, ch.park_resolved ? "resume" : "fail", resume, sc_core::SC_ZERO_TIME, trace_.who,
                     os.str(), ch.park_outcome ? ch.park_outcome : ch.park_story,
-                    {{"transfer", Tracer::json_number(ch.work.front().id)}});
+                    {{"transfer", Tracer::json_string(transfer_name(ch.work.front().id))}});
     }
 }
 
@@ -139,11 +139,12 @@ void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t addre
     if (tracer.noting())
         in.fault_story = tracer.note(
             trace_.track, "NACK", done, sc_core::SC_ZERO_TIME, trace_.who,
-            "transfer " + std::to_string(p.transfer) + " from node" + std::to_string(p.src_node) + ": write fault at " +
+            "transfer " + transfer_name(p.transfer) + " from node" + std::to_string(p.src_node) + ": write fault at " +
                 Tracer::hex(address) + ", NACK at packet " + std::to_string(in.first_missing()) +
                 ": this packet and the rest of the transfer are dropped until the fault is resolved",
             fault,
-            {{"transfer", Tracer::json_number(p.transfer)}, {"packet", Tracer::json_number(in.first_missing())}});
+            {{"transfer", Tracer::json_string(transfer_name(p.transfer))},
+             {"packet", Tracer::json_number(in.first_missing())}});
     // Resend from the first packet not landed (later ones that landed,
     // out of order, are dropped as duplicates).
     control_.send_response(p, kStatusFault, in.first_missing(), done);

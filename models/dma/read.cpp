@@ -99,12 +99,13 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
         else stats_.rx_errors.inc();
         stats_.read_replies_failed.inc();
         error_response(p.transfer, p.src_node, p.footer.src_coord, d.pd, tail);
-        if (trace_.tracer.narrating()) {
+        if (trace_.tracer.noting()) {
             std::ostringstream os;
-            os << "read " << p.transfer << " from node" << p.src_node << " REFUSED: "
+            os << "read " << transfer_name(p.transfer) << " from node" << p.src_node << " REFUSED: "
                << (c < 0 ? "no channel of protection domain " + std::to_string(d.pd)
                          : std::string("malformed request"));
-            trace_.tracer.narrate(tail, trace_.who, os.str());
+            trace_.tracer.note(Tracer::Track{}, "read refused", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
+                               p.story);
         }
         return;
     }
@@ -119,10 +120,11 @@ void ReadProtocol::serve_request(const ExanetPacket& p, const unsigned char* dat
     w.earliest = tail;
     if (trace_.tracer.noting()) {
         std::ostringstream os;
-        os << "read " << d.id << " from node" << d.dst_node << ": the request arrives; the engine serves " << d.len
-           << " B at 0x" << std::hex << d.src << std::dec << " on channel " << c << ", no software involved";
+        os << "read " << transfer_name(d.id) << " from node" << d.dst_node
+           << ": the request arrives; the engine serves " << d.len << " B at 0x" << std::hex << d.src << std::dec
+           << " on channel " << c << ", no software involved";
         w.story = trace_.tracer.note(trace_.track, "read request", tail, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
-                                     p.story, {{"transfer", Tracer::json_number(d.id)}});
+                                     p.story, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
     channels_[d.channel].work.push_back(w);   // behind the channel's own work, in order
     channels_.doorbell().notify(from_now(tail));
@@ -135,19 +137,19 @@ void ReadProtocol::reply_finished(const Descriptor& d, bool ok, bool tell, sc_ti
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled())
         tracer.async_span(trace_.track, ok ? "read reply" : "read reply (error)", d.id, d.posted, at,
-                          {{"id", Tracer::json_number(d.id)},
+                          {{"id", Tracer::json_string(transfer_name(d.id))},
                            {"bytes", Tracer::json_number(d.len)},
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
                            {"initiator", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
     if (tracer.noting()) {
         std::ostringstream os;
-        os << "read " << d.id << " for node" << d.dst_node
+        os << "read " << transfer_name(d.id) << " for node" << d.dst_node
            << (ok     ? ": reply acknowledged, "
                : tell ? ": reply FAILED here, error to the initiator, "
                       : ": reply FAILED at the initiator, ")
            << to_us(at - d.posted) << " us after the request";
         tracer.note(trace_.track, ok ? "reply acknowledged" : "reply failed", at, sc_core::SC_ZERO_TIME, trace_.who,
-                    os.str(), story, {{"transfer", Tracer::json_number(d.id)}});
+                    os.str(), story, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
 }
 

@@ -213,6 +213,7 @@ void Receiver::last_packet(const InboundKey& key, Inbound& in, const ExanetPacke
         // and interrupt), then the responder hears it is done.
         if (fin.channel >= 0) reads_.reply_received(p.transfer, !fin.error, fin.bytes, done);
     } else {
+        const Tracer::Scope landing(trace_.tracer, p.story);   // its notifications follow the transfer
         landed(fin.channel, fin.notify, fin.counter, p.transfer, p.src_node, fin.pd, fin.bytes, fin.dst, !fin.error,
                fin.nseq, done);
     }
@@ -272,6 +273,7 @@ void Receiver::landed(int channel, bool record, int counter, std::uint64_t id, u
     n.dst = dst;
     n.ok = ok;
     n.nseq = nseq;
+    n.story = trace_.tracer.current();
     order_.arrive(n, at);
 }
 
@@ -282,6 +284,7 @@ void Receiver::skip_received(const ExanetPacket& p, std::uint64_t nseq, sc_time 
     n.pd = p.header.pdid;
     n.nseq = nseq;
     n.skip = true;
+    n.story = p.story;
     order_.arrive(n, at);
     control_.send_response(p, kStatusOk, 0, at);   // the sender retires the number
 }
@@ -293,6 +296,7 @@ void Receiver::notification_packet(const ExanetPacket& p, std::uint64_t id, std:
         stats_.pd_violations.inc();
         return;
     }
+    const Tracer::Scope landing(trace_.tracer, p.story);
     landed(c, true, counter, id, p.src_node, p.header.pdid, bytes, p.header.dst_va, ok, 0, at);
 }
 
@@ -322,9 +326,9 @@ void Receiver::count_event(int channel, int counter, bool ok, sc_time at) {
         tracer.instant(trace_.track, "counter +1", at,
                        {{"channel", Tracer::json_number(static_cast<std::uint64_t>(channel))},
                         {"counter", Tracer::json_number(static_cast<std::uint64_t>(counter))}});
-    if (tracer.narrating())
-        tracer.narrate(
-            at, trace_.who,
+    if (tracer.noting())
+        tracer.note(
+            Tracer::Track{}, "counter +1", at, sc_core::SC_ZERO_TIME, trace_.who,
             "event counter " + std::to_string(counter) + " of channel " + std::to_string(channel) + " incremented");
 }
 

@@ -119,6 +119,7 @@ public:
     void deliver(int channel, bool record, int counter, std::uint64_t id, unsigned src_node, std::uint64_t bytes,
                  std::uint64_t dst, bool ok, sc_core::sc_time& at);
     void deliver(const PendingNotification& n, sc_core::sc_time& at) {
+        const Tracer::Scope delivering(trace_.tracer, n.story);   // its counter's step follows the transfer
         deliver(n.channel, n.record, n.counter, n.id, n.src, n.bytes, n.dst, n.ok, at);
     }
     // Transfer `id` of node `src_node`, domain `pd`, has landed (ok or

@@ -94,11 +94,13 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
         p.held.emplace(k, Held{n, at});
         const double size = static_cast<double>(p.held.size());
         if (size > stats_.notify_window_peak.value()) stats_.notify_window_peak.set(size);
-        if (trace_.tracer.narrating()) {
+        if (trace_.tracer.noting()) {
             std::ostringstream os;
-            os << (n.skip ? "skip of transfer " : "notification of transfer ") << n.id << " from node" << n.src
-               << " (domain " << n.pd << ", number " << k << ") held: number " << p.next << " not delivered yet";
-            trace_.tracer.narrate(at, trace_.who, os.str());
+            os << (n.skip ? "skip of transfer " : "notification of transfer ") << transfer_name(n.id) << " from node"
+               << n.src << " (domain " << n.pd << ", number " << k << ") held: number " << p.next
+               << " not delivered yet";
+            trace_.tracer.note(Tracer::Track{}, "notification held", at, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
+                               n.story);
         }
         return;
     }
@@ -153,14 +155,15 @@ void NotificationOrder::trace_held(const PendingNotification& n, sc_time landed,
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled())
         tracer.async_span(trace_.track, "notification held", n.id, landed, delivered,
-                          {{"transfer", Tracer::json_number(n.id)},
+                          {{"transfer", Tracer::json_string(transfer_name(n.id))},
                            {"src_node", Tracer::json_number(static_cast<std::uint64_t>(n.src))},
                            {"number", Tracer::json_number(n.nseq - 1)}});
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
-        os << "notification of transfer " << n.id << " from node" << n.src << " delivered in order after "
-           << to_us(delivered - landed) << " us held";
-        tracer.narrate(delivered, trace_.who, os.str());
+        os << "notification of transfer " << transfer_name(n.id) << " from node" << n.src
+           << " delivered in order after " << to_us(delivered - landed) << " us held";
+        tracer.note(Tracer::Track{}, "notification delivered", delivered, sc_core::SC_ZERO_TIME, trace_.who, os.str(),
+                    n.story);
     }
 }
 

@@ -95,6 +95,7 @@ struct PendingNotification {
     bool ok = true;
     std::uint64_t nseq = 0;   // notification sequence number plus one (0: unordered)
     bool skip = false;   // the sender's skip: no notification, the number is released
+    Tracer::Cause story;   // the step its delivery follows (the transfer's start at its sender)
 };
 
 class NotificationOrder {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/core/context.hpp"
+#include "models/interconnect/transfer_id.hpp"
 
 namespace vrdmasim {
 

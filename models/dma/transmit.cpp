@@ -141,11 +141,12 @@ bool Transmit::window_open(Channel& ch, sc_time now) {
         trace_.tracer.span(
             trace_.track, "window full", since, from,
             {{"dst_node", Tracer::json_number(w.desc.dst_node)}, {"number", Tracer::json_number(w.desc.nseq - 1)}});
-        if (trace_.tracer.narrating())
-            trace_.tracer.narrate(from, trace_.who,
-                                  "transfer " + std::to_string(w.desc.id) + " waited " +
-                                      std::to_string(to_us(from - since)) + " us for its sequence window to node" +
-                                      std::to_string(w.desc.dst_node));
+        if (trace_.tracer.noting())
+            trace_.tracer.note(Tracer::Track{}, "window wait", from, sc_core::SC_ZERO_TIME, trace_.who,
+                               "transfer " + transfer_name(w.desc.id) + " waited " +
+                                   std::to_string(to_us(from - since)) + " us for its sequence window to node" +
+                                   std::to_string(w.desc.dst_node),
+                               w.story);
     }
     w.earliest = max_time(w.earliest, from);
     return true;
@@ -242,23 +243,27 @@ void Transmit::start(Channel& ch, Work& w, unsigned c, sc_time now) {
     if (trace_.tracer.noting()) {
         std::ostringstream os;
         if (w.resend)
-            os << "transfer " << w.id << " resends from packet " << w.next << ", ahead of the channel's other work";
+            os << "transfer " << transfer_name(w.id) << " resends from packet " << w.next
+               << ", ahead of the channel's other work";
         else if (is_atomic(w.desc.op))
-            os << "atomic " << w.id << " starts on channel " << c << ": " << atomic_name(w.desc.op) << " at node"
-               << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand " << w.desc.src
+            os << "atomic " << transfer_name(w.id) << " starts on channel " << c << ": " << atomic_name(w.desc.op)
+               << " at node" << w.desc.dst_node << " 0x" << std::hex << w.desc.dst << std::dec << ", operand "
+               << w.desc.src
                << (w.desc.op == DescOp::CompareSwap ? ", compare " + std::to_string(w.desc.compare) : std::string());
         else if (w.desc.reply)
-            os << "read " << w.id << " reply starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
-               << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
+            os << "read " << transfer_name(w.id) << " reply starts on channel " << c << ": " << w.desc.len
+               << " B from 0x" << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x"
+               << std::hex << w.desc.dst;
         else if (w.desc.op == DescOp::Read)
-            os << "read " << w.id << " starts on channel " << c << ": a request for " << w.desc.len << " B at node"
-               << w.desc.dst_node << " 0x" << std::hex << w.desc.src << " into 0x" << w.desc.dst;
+            os << "read " << transfer_name(w.id) << " starts on channel " << c << ": a request for " << w.desc.len
+               << " B at node" << w.desc.dst_node << " 0x" << std::hex << w.desc.src << " into 0x" << w.desc.dst;
         else
-            os << "transfer " << w.id << " starts on channel " << c << ": " << w.desc.len << " B from 0x" << std::hex
-               << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex << w.desc.dst;
+            os << "transfer " << transfer_name(w.id) << " starts on channel " << c << ": " << w.desc.len << " B from 0x"
+               << std::hex << w.desc.src << " to node" << std::dec << w.desc.dst_node << " 0x" << std::hex
+               << w.desc.dst;
         const Tracer::Cause step =
             trace_.tracer.note(trace_.track, w.resend ? "resend" : "start", w.earliest, sc_core::SC_ZERO_TIME,
-                               trace_.who, os.str(), w.story, {{"transfer", Tracer::json_number(w.id)}});
+                               trace_.who, os.str(), w.story, {{"transfer", Tracer::json_string(transfer_name(w.id))}});
         if (Outstanding* o = outstanding(w.id)) o->story = step;   // its reads and packets follow it
     }
 }
@@ -370,11 +375,14 @@ sc_time Transmit::spend_credits(const Descriptor& d, std::uint32_t plen, sc_time
     if (got > want) {
         trace_.tracer.span(trace_.track, "credit wait", want, got,
                            {{"node", Tracer::json_number(d.dst_node)}, {"bytes", Tracer::json_number(plen)}});
-        if (trace_.tracer.narrating())
-            trace_.tracer.narrate(got, trace_.who,
-                                  "transfer " + std::to_string(d.id) + " waited " +
-                                      std::to_string((got - want).to_seconds() * 1e6) +
-                                      " us for NetVM credits to node" + std::to_string(d.dst_node));
+        if (trace_.tracer.noting()) {
+            const Outstanding* o = outstanding(d.id);   // the wait follows the transfer's start
+            trace_.tracer.note(Tracer::Track{}, "credit wait", got, sc_core::SC_ZERO_TIME, trace_.who,
+                               "transfer " + transfer_name(d.id) + " waited " +
+                                   std::to_string((got - want).to_seconds() * 1e6) + " us for NetVM credits to node" +
+                                   std::to_string(d.dst_node),
+                               o ? o->story : Tracer::Cause{});
+        }
     }
     return max_time(data_ready, got);
 }
@@ -516,18 +524,18 @@ void Transmit::trace_complete(const Descriptor& d, std::uint32_t status, std::ui
         const char* name =
             status == kStatusOk ? (read ? "read" : "transfer") : (read ? "read (error)" : "transfer (error)");
         tracer.async_span(trace_.track, name, d.id, d.posted, done,
-                          {{"id", Tracer::json_number(d.id)},
+                          {{"id", Tracer::json_string(transfer_name(d.id))},
                            {"bytes", Tracer::json_number(d.len)},
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
                            {"dst_node", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
     }
     if (tracer.noting()) {
         std::ostringstream os;
-        os << (d.op == DescOp::Read ? "read " : "transfer ") << d.id
+        os << (d.op == DescOp::Read ? "read " : "transfer ") << transfer_name(d.id)
            << (status == kStatusOk ? " complete: " : " FAILED: ") << bytes
            << (d.op == DescOp::Read ? " B read" : " B delivered") << ", latency " << to_us(done - d.posted) << " us";
         tracer.note(trace_.track, status == kStatusOk ? "complete" : "failed", done, sc_core::SC_ZERO_TIME, trace_.who,
-                    os.str(), finishing_, {{"transfer", Tracer::json_number(d.id)}});
+                    os.str(), finishing_, {{"transfer", Tracer::json_string(transfer_name(d.id))}});
     }
     finishing_ = {};
 }

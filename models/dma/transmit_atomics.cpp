@@ -24,6 +24,8 @@ void Transmit::send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d
     std::memcpy(atomic_buf_, &req, sizeof req);
     p.header.size = sizeof req;
     p.footer.first = p.footer.last = true;
+    const Outstanding* o = outstanding(d.id);
+    p.story = o ? o->story : Tracer::Cause{};   // the target's execution follows the atomic's start
     if (send_packet(atomic_buf_, sizeof req, w.earliest)) drop(ch, &w);   // the reply completes it
     else fail(ch, w, send_free_);
     qk_.set(from_now(send_free_));
@@ -37,6 +39,7 @@ void Transmit::atomic_reply(std::uint64_t id, std::uint32_t status, std::uint64_
         return;
     }
     const Descriptor d = it->second.desc;
+    finishing_ = it->second.story;   // its completion's step follows its start
     outstanding_.erase(it);
     const bool ok = status == kStatusOk;
     complete(d, ok ? kStatusOk : kStatusError, ok ? 8 : 0, tail, ok ? old : 0);
@@ -46,20 +49,22 @@ void Transmit::trace_atomic(const Descriptor& d, std::uint32_t status, std::uint
     Tracer& tracer = trace_.tracer;
     if (tracer.enabled()) {
         tracer.async_span(trace_.track, status == kStatusOk ? "atomic" : "atomic (error)", d.id, d.posted, done,
-                          {{"id", Tracer::json_number(d.id)},
+                          {{"id", Tracer::json_string(transfer_name(d.id))},
                            {"op", Tracer::json_string(atomic_name(d.op))},
                            {"old", Tracer::json_number(old)},
                            {"channel", Tracer::json_number(static_cast<std::uint64_t>(d.channel))},
                            {"dst_node", Tracer::json_number(static_cast<std::uint64_t>(d.dst_node))}});
     }
-    if (tracer.narrating()) {
+    if (tracer.noting()) {
         std::ostringstream os;
-        os << "atomic " << d.id << " " << atomic_name(d.op);
+        os << "atomic " << transfer_name(d.id) << " " << atomic_name(d.op);
         if (status == kStatusOk) os << " complete: old value " << old;
         else os << " FAILED";
         os << ", latency " << to_us(done - d.posted) << " us";
-        tracer.narrate(done, trace_.who, os.str());
+        tracer.note(Tracer::Track{}, status == kStatusOk ? "atomic complete" : "atomic failed", done,
+                    sc_core::SC_ZERO_TIME, trace_.who, os.str(), finishing_);
     }
+    finishing_ = {};
 }
 
 }   // namespace vrdmasim

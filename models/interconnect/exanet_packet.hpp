@@ -15,6 +15,7 @@
 #include <tlm>
 
 #include "src/core/trace.hpp"
+#include "models/interconnect/transfer_id.hpp"
 
 namespace vrdmasim {
 

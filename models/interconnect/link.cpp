@@ -127,7 +127,10 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
 
 void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool with_vc) {
     std::vector<std::pair<std::string, std::string>> args = {
-        {"transfer", Tracer::json_number(pkt.transfer)},
+        // Block I/O packets (remote_block) carry their own request numbers.
+        {"transfer", pkt.header.type == PacketType::BlockRequest || pkt.header.type == PacketType::BlockData
+                         ? Tracer::json_number(pkt.transfer)
+                         : Tracer::json_string(transfer_name(pkt.transfer))},
         {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt.footer.seq))},
         {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))}};
     if (with_vc) args.emplace_back("vc", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.vc)));

@@ -221,11 +221,11 @@ void Dram::check_holds(std::uint64_t addr, std::uint64_t len, sc_time start, sc_
         if (it == holds_.end()) continue;
         if (start < it->second) {
             early_->inc();
-            if (tracer_.narrating())
-                tracer_.narrate(start, name(),
-                                "access to page " + std::to_string(p * kPageSize) +
-                                    " before its device write completes at " + std::to_string(to_us(it->second)) +
-                                    " us");
+            // A step of whatever story the access belongs to (a transfer's, in its Scope).
+            if (tracer_.noting())
+                tracer_.note(Tracer::Track{}, "early access", start, sc_core::SC_ZERO_TIME, name(),
+                             "access to page " + Tracer::hex(p * kPageSize) + " before its device write completes at " +
+                                 std::to_string(to_us(it->second)) + " us");
         } else if (it->second <= now) {
             holds_.erase(it);   // over for every access from now on
         }

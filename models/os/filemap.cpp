@@ -81,11 +81,11 @@ VmError file_fault(Mm& m, Process& p, const Vma& v, std::uint64_t va, Work& w) {
         if (!c) return VmError::NoMemory;
         pc.faults_major.inc();
         w.cpu += m.params.major_fault;
-        if (m.ctx.tracer.narrating())
-            m.ctx.tracer.narrate(w.at + w.cpu + w.io, m.prefix,
-                                 "major fault on file " + std::to_string(file) + " page " + std::to_string(idx) +
-                                     " (pid " + std::to_string(p.pid) + ", va " + std::to_string(page) +
-                                     "): read from the SSD, ready at " + std::to_string(to_us(c->ready)) + " us");
+        if (m.ctx.tracer.noting())
+            m.ctx.tracer.note(Tracer::Track{}, "major fault", w.at + w.cpu + w.io, sc_core::SC_ZERO_TIME, m.prefix,
+                              "major fault on file " + std::to_string(file) + " page " + std::to_string(idx) +
+                                  " (pid " + std::to_string(p.pid) + ", va " + hex(page) +
+                                  "): read from the SSD, ready at " + std::to_string(to_us(c->ready)) + " us");
     } else {
         pc.hits.inc();
         pc.faults_minor.inc();

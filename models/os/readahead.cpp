@@ -34,8 +34,11 @@ std::uint64_t next_ra_size(std::uint64_t cur, std::uint64_t max) {
     return max;
 }
 
-void narrate(Mm& m, sc_time at, const std::string& text) {
-    if (m.ctx.tracer.narrating()) m.ctx.tracer.narrate(at, m.prefix, text);
+// A numbered step of the narrated story, following what the calling
+// process is telling (a fault, a read()).
+Tracer::Cause step(Mm& m, sc_time at, const char* name, const std::string& text) {
+    return m.ctx.tracer.noting() ? m.ctx.tracer.note(Tracer::Track{}, name, at, sc_core::SC_ZERO_TIME, m.prefix, text)
+                                 : Tracer::Cause{};
 }
 
 }   // namespace
@@ -91,9 +94,9 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
             if (run + i != demand) pc.readahead_pages.inc();
         }
         read += n;
-        narrate(m, issue,
-                "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " + std::to_string(run + n) +
-                    ") read from " + pc.reader.source() + ", done at " + std::to_string(to_us(done)) + " us");
+        step(m, issue, "file read",
+             "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " + std::to_string(run + n) +
+                 ") read from " + pc.reader.source() + ", done at " + std::to_string(to_us(done)) + " us");
     }
     return read;
 }
@@ -140,11 +143,12 @@ void ondemand_readahead(Mm& m, OpenFile& of, std::uint64_t index, std::uint64_t 
         }
     }
     ra.valid = true;
-    narrate(m, w.at + w.cpu + w.io,
-            std::string(marker ? "async" : "sync") + " readahead file " + std::to_string(of.file) + " at page " +
-                std::to_string(index) + ": window [" + std::to_string(ra.start) + ", " +
-                std::to_string(ra.start + ra.size) + "), marker at " +
-                std::to_string(ra.start + ra.size - ra.async_size));
+    const Tracer::Cause window = step(m, w.at + w.cpu + w.io, "readahead",
+                                      std::string(marker ? "async" : "sync") + " readahead file " +
+                                          std::to_string(of.file) + " at page " + std::to_string(index) + ": window [" +
+                                          std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) +
+                                          "), marker at " + std::to_string(ra.start + ra.size - ra.async_size));
+    const Tracer::Scope reading(m.ctx.tracer, window);   // the window's reads follow it
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, marker ? ~std::uint64_t{0} : index,
                w);
 }
@@ -157,9 +161,11 @@ void mmap_readaround(Mm& m, OpenFile& of, std::uint64_t index, Work& w) {
     ra.size = max;
     ra.async_size = max / 4;
     ra.valid = true;
-    narrate(m, w.at + w.cpu + w.io,
-            "mmap read-around file " + std::to_string(of.file) + " at page " + std::to_string(index) + ": [" +
-                std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) + ")");
+    const Tracer::Cause around =
+        step(m, w.at + w.cpu + w.io, "read-around",
+             "mmap read-around file " + std::to_string(of.file) + " at page " + std::to_string(index) + ": [" +
+                 std::to_string(ra.start) + ", " + std::to_string(ra.start + ra.size) + ")");
+    const Tracer::Scope reading(m.ctx.tracer, around);   // the reads follow it
     read_pages(m, of.file, ra.start, ra.size, ra.start + ra.size - ra.async_size, index, w);
 }
 

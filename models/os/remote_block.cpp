@@ -82,8 +82,8 @@ std::string RemoteBlock::source() const {
     return server_ ? "the SSD of " + server_->group_ + " over the board network" : "nowhere";
 }
 
-void RemoteBlock::narrate(sc_time at, const std::string& text) const {
-    if (ctx_.tracer.narrating()) ctx_.tracer.narrate(at, group_, text);
+void RemoteBlock::step(sc_time at, const char* name, const std::string& text) const {
+    if (ctx_.tracer.noting()) ctx_.tracer.note(Tracer::Track{}, name, at, sc_core::SC_ZERO_TIME, group_, text);
 }
 
 sc_time RemoteBlock::send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
@@ -161,10 +161,10 @@ sc_time RemoteBlock::read(unsigned file, std::uint64_t offset, std::uint64_t len
                                 {"offset", Tracer::json_number(offset)},
                                 {"bytes", Tracer::json_number(len)},
                                 {"request_landed_us", Tracer::json_number(to_us(landed_at_server))}});
-    narrate(issue, "remote file read: " + group_ + " -> SSD on " + server_->group_ + ", file " + std::to_string(file) +
-                       " [" + std::to_string(offset) + ", +" + std::to_string(len) + ") " + std::to_string(len) +
-                       " bytes; request landed at " + us(landed_at_server) + " us, last data packet at " + us(done) +
-                       " us");
+    step(issue, "remote file read",
+         "remote file read: " + group_ + " -> SSD on " + server_->group_ + ", file " + std::to_string(file) + " [" +
+             std::to_string(offset) + ", +" + std::to_string(len) + ") " + std::to_string(len) +
+             " bytes; request landed at " + us(landed_at_server) + " us, last data packet at " + us(done) + " us");
     return done;
 }
 
@@ -205,10 +205,11 @@ sc_time RemoteBlock::serve_request(unsigned from, std::uint64_t id) {
                                 {"file", Tracer::json_number(r.file)},
                                 {"bytes", Tracer::json_number(r.bytes)},
                                 {"ssd_done_us", Tracer::json_number(to_us(ssd_done))}});
-    narrate(r.at, "served remote file read of node" + std::to_string(from) + ": file " + std::to_string(r.file) + " [" +
-                      std::to_string(r.offset) + ", +" + std::to_string(r.bytes) + ") " + std::to_string(r.bytes) +
-                      " bytes, SSD done at " + us(ssd_done) + " us, " + std::to_string(index) +
-                      " data packets sent by " + us(head) + " us");
+    step(r.at, "serve remote read",
+         "served remote file read of node" + std::to_string(from) + ": file " + std::to_string(r.file) + " [" +
+             std::to_string(r.offset) + ", +" + std::to_string(r.bytes) + ") " + std::to_string(r.bytes) +
+             " bytes, SSD done at " + us(ssd_done) + " us, " + std::to_string(index) + " data packets sent by " +
+             us(head) + " us");
     return head;
 }
 

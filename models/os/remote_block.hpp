@@ -115,7 +115,9 @@ private:
     sc_core::sc_time send(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigned char* payload, unsigned len,
                           PacketType type, unsigned to, std::uint32_t to_coord, std::uint64_t id, std::uint64_t index,
                           std::uint64_t va, sc_core::sc_time head);
-    void narrate(sc_core::sc_time at, const std::string& text) const;
+    // A numbered step of the narrated story, following what the calling
+    // process is telling (the readahead that asked for the blocks).
+    void step(sc_core::sc_time at, const char* name, const std::string& text) const;
 
     const SimContext& ctx_;
     std::string group_;

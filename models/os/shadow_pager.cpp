@@ -113,7 +113,7 @@ void ShadowPager::miss(std::uint32_t sid, int pid, std::uint64_t va, bool write,
         coalesced_.inc();
         return;
     }
-    misses_.push_back({sid, pid, va, write, at});
+    misses_.push_back({sid, pid, va, write, at, ctx_.tracer.current()});
     miss_ev_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -169,9 +169,10 @@ void ShadowPager::miss_thread() {
         const std::uint64_t page = m.va / kPage * kPage;
         service_us_.add(us(done - m.at));
         if (done > sc_core::sc_time_stamp()) sc_core::wait(done - sc_core::sc_time_stamp());
-        if (ctx_.tracer.narrating())
-            ctx_.tracer.narrate(done, group_ + ".ni",
-                                "shadow miss at va " + hex(m.va) + (ok ? " paged in, entry written" : " not resolved"));
+        if (ctx_.tracer.noting())
+            ctx_.tracer.note(Tracer::Track{}, "shadow miss", done, sc_core::SC_ZERO_TIME, group_ + ".ni",
+                             "shadow miss at va " + hex(m.va) + (ok ? " paged in, entry written" : " not resolved"),
+                             m.story);
         queued_.erase({m.pid, page});   // a miss from now on is served again
         if (outcome_) outcome_(m.sid, m.va, m.write, ok, done);
     }

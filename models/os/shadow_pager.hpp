@@ -85,6 +85,7 @@ private:
         std::uint64_t va;
         bool write;
         sc_core::sc_time at;
+        Tracer::Cause story;   // what the missing packet's write follows (narrated story)
     };
     void miss_thread();
     // `n` entries written by PIO from `at`: CPU time on a core; returns when done.

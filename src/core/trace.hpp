@@ -111,10 +111,9 @@ public:
     // A point event ("i" event, thread scope).
     void instant(Track t, const char* name, sc_core::sc_time at,
                  const std::vector<std::pair<std::string, std::string>>& args = {});
-    // One narrated line: "  12.345678 us  node1.dma  <text>". Lines are
-    // written sorted by time at close(), in bounded memory (sorted runs
-    // spill to disk beside the log, as the trace's events do).
-    void narrate(sc_core::sc_time at, const std::string& who, const std::string& text);
+    // Every line of the narrated log is a step: numbered, with its cause
+    // when it has one (there is no unnumbered line: a line without a
+    // cause is the first step of its story).
     // A step of a story: a slice `name` of `dur` on track `t` in the trace
     // (with `args`), the line "#id <text> (after #cause)" in the log, and a
     // flow arrow from `because` to this slice. An empty `because` means the
@@ -232,6 +231,11 @@ public:
     }
 
 private:
+    // One line of the log: "  12.345678 us  node1.dma  <text>" (note() adds
+    // the step's number and cause). Lines are written sorted by time at
+    // close(), in bounded memory (sorted runs spill to disk beside the log,
+    // as the trace's events do).
+    void narrate(sc_core::sc_time at, const std::string& who, const std::string& text);
     // Events come out in simulated-time order (models emit them out of
     // order under temporal decoupling, and spans that started long ago).
     void write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts);

@@ -187,14 +187,15 @@ void FrameCheck::report(bool write, std::uint64_t pa, std::uint64_t bytes, int p
                         {{"frame", Tracer::json_string(hex(pa & ~(kPage - 1)))},
                          {"bytes", Tracer::json_number(bytes)},
                          {"owner", Tracer::json_string(to_string(v.use))}});
-    if (!tracer_.narrating()) return;
+    if (!tracer_.noting()) return;
     std::ostringstream os;
     os << (write ? "wrote " : "read ") << bytes << " B " << (write ? "into" : "from") << " frame "
        << hex(pa & ~(kPage - 1)) << " for process " << pid << " (" << vm_.process_name(pid) << "): ";
     if (v.handed) os << "handed as its page " << hex(v.handed_va) << ", ";
     else os << "a frame never handed for it, ";
     os << "now held by " << owner_text(v.now) << " [" << to_string(v.use) << "]";
-    tracer_.narrate(at, group_ + ".frame_check", os.str());
+    // A step of the story the access belongs to (the transfer's, in its Scope).
+    tracer_.note(Tracer::Track{}, what, at, sc_core::SC_ZERO_TIME, group_ + ".frame_check", os.str());
 }
 
 void FrameCheck::b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {

@@ -13,6 +13,7 @@ namespace {
 constexpr double kSliceSeconds = 0.1;   // host time one slice aims at
 constexpr double kFirstDraw = 1.0;   // host seconds before the first line: short runs show nothing
 constexpr double kRedraw = 0.25;   // at most four lines a second
+constexpr std::size_t kMaxSamples = 4096;   // of the rate, for the ETA
 
 double since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -54,7 +55,8 @@ RunProgress::RunProgress(std::ostream& os, std::function<Counts()> counts, sc_co
 
 bool RunProgress::wanted(bool no_progress, bool quiet) { return !no_progress && !quiet && isatty(STDERR_FILENO); }
 
-std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds) {
+std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds,
+                              const Eta& eta) {
     std::string s = "vrdmasim: sim " + sim_time(sim_seconds) + " (limit " + sim_time(limit_seconds) + ")";
     if (c.total > 0) {
         s += " | " + std::to_string(c.done) + " of " + std::to_string(c.total) + " transfers (" +
@@ -63,18 +65,60 @@ std::string RunProgress::line(double sim_seconds, const Counts& c, double host_s
         s += " | " + std::to_string(c.done) + " transfers";
     }
     s += " | host " + host_time(host_seconds);
-    // The host time per transfer so far, times the transfers left: known
-    // only when the workload says how many it will do.
-    if (c.total > 0 && c.done > 0 && c.done < c.total)
-        s += " | ETA " + host_time(host_seconds * static_cast<double>(c.total - c.done) / static_cast<double>(c.done));
+    // Known only when the workload says how many it will do (estimate()).
+    if (c.total > 0 && c.done < c.total && eta.low >= 0) {
+        const bool one = eta.high <= 1.25 * eta.low;   // the two estimates agree
+        s += " | ETA " + (one ? host_time(eta.high) : host_time(eta.low) + " to " + host_time(eta.high));
+        if (!eta.sure) s += "?";
+    }
     return s;
+}
+
+RunProgress::Eta RunProgress::estimate(const std::vector<Sample>& samples, std::uint64_t total) {
+    Eta e;
+    if (samples.empty()) return e;
+    const Sample now = samples.back();
+    if (total == 0 || now.done == 0 || now.done >= total || now.host <= 0) return e;
+    const double left = static_cast<double>(total - now.done);
+    // The whole run's rate so far.
+    const double all = now.host * left / static_cast<double>(now.done);
+    // The recent rate: from the last sample at or before two thirds of the
+    // host time so far, or further back to the last one with fewer
+    // transfers done (a rate needs one finished in its window).
+    std::size_t from = 0;
+    for (std::size_t i = 0; i < samples.size(); ++i)
+        if (samples[i].host <= now.host * 2 / 3) from = i;
+    while (from > 0 && samples[from].done >= now.done) --from;
+    const Sample then = samples[from];
+    double recent = all;
+    if (now.done > then.done && now.host > then.host)
+        recent = (now.host - then.host) * left / static_cast<double>(now.done - then.done);
+    e.low = std::min(all, recent);
+    e.high = std::max(all, recent);
+    e.sure = now.done >= kSureTransfers && now.done * 10 >= total;
+    return e;
 }
 
 void RunProgress::draw(bool force) {
     const double host = since(start_);
+    // Every slice is a sample of the rate, drawn or not (the counts are a
+    // few counters' sum).
+    const Counts c = counts_();
+    if (samples_.size() >= 2 && samples_.back().done == c.done && samples_[samples_.size() - 2].done == c.done)
+        samples_.back().host = host;   // the same count: keep its first time and now only
+    else samples_.push_back({host, c.done});
+    if (samples_.size() > kMaxSamples) {
+        // Bounded memory on a run of millions of transfers: every other
+        // sample goes (the first and the last stay).
+        std::size_t k = 1;
+        for (std::size_t i = 2; i + 1 < samples_.size(); i += 2) samples_[k++] = samples_[i];
+        samples_[k++] = samples_.back();
+        samples_.resize(k);
+    }
     if (!force && (host < kFirstDraw || (shown_ > 0 && since(last_draw_) < kRedraw))) return;
     last_draw_ = std::chrono::steady_clock::now();
-    const std::string l = line(sc_core::sc_time_stamp().to_seconds(), counts_(), host, limit_.to_seconds());
+    const std::string l =
+        line(sc_core::sc_time_stamp().to_seconds(), c, host, limit_.to_seconds(), estimate(samples_, c.total));
     os_ << '\r' << l;
     if (l.size() < shown_) os_ << std::string(shown_ - l.size(), ' ');
     os_.flush();

@@ -3,6 +3,15 @@
 // ETA when the total is known; one line on stderr rewritten in place ('\r')
 // at most four times a second, cleared at the end.
 //
+// The ETA is honest about what it knows: a run's transfers need not all
+// cost the same host time (under memory pressure the later ones are slower,
+// a warm-up makes the first ones faster or slower), so the rate of the whole
+// run so far and the rate of its recent part (estimate()) each give an
+// estimate; when they agree (within 25 %) the line shows the larger one,
+// otherwise the range between them ("ETA 40.1 s to 2m10s"); with fewer than
+// kSureTransfers transfers done or under a tenth of them, either is marked
+// "?" ("ETA 1m38s?": too little of the run has passed to tell).
+//
 // It must not perturb the simulation: it adds no SystemC process or event.
 // The run is simulated in slices (sc_start(dt) one after the other, which
 // SystemC runs exactly as one sc_start to the end: the same events in the
@@ -18,6 +27,7 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -29,6 +39,23 @@ public:
         std::uint64_t done = 0;   // transfers finished (every job)
         std::uint64_t total = 0;   // transfers the workloads will do; 0: unknown
     };
+    // The transfers done by a host time (seconds from the start).
+    struct Sample {
+        double host = 0;
+        std::uint64_t done = 0;
+    };
+    // Host seconds left: [low, high]; `sure` false while too little of the
+    // run has passed to trust either end; low < 0: no estimate.
+    struct Eta {
+        double low = -1, high = -1;
+        bool sure = false;
+    };
+    static constexpr std::uint64_t kSureTransfers = 8;
+    // The ETA after `samples` (in host time order, the last one now) of a
+    // run of `total` transfers: the whole run's rate so far, and the recent
+    // rate (over the last third of the host time, back to at least one
+    // finished transfer), each times the transfers left.
+    static Eta estimate(const std::vector<Sample>& samples, std::uint64_t total);
     // `counts` is read between slices only. `limit`: sim.time-limit.
     RunProgress(std::ostream& os, std::function<Counts()> counts, sc_core::sc_time limit);
 
@@ -42,7 +69,8 @@ public:
     std::uint64_t simulate();
 
     // The line shown for these figures (no '\r'): for the tests.
-    static std::string line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds);
+    static std::string line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds,
+                            const Eta& eta);
 
 private:
     void draw(bool force);
@@ -53,6 +81,7 @@ private:
     sc_core::sc_time limit_;
     std::chrono::steady_clock::time_point start_, last_draw_;
     std::size_t shown_ = 0;   // characters of the line on screen, 0: none
+    std::vector<Sample> samples_;   // one per transfer count seen (its first time), and now
 };
 
 }   // namespace vrdmasim

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "temp_dir.hpp"
+#include "src/sim/progress.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -2723,4 +2724,67 @@ TEST_CASE("bench passes a size with a space to its child runs as one argument", 
     INFO(describe(r));
     CHECK(r.status == 0);
     CHECK(contains(r.out, "stream, 1 MiB in 1 MiB messages, through the SMMU: 4096 packets"));
+}
+
+// The progress line's ETA (src/sim/progress.hpp) on made-up runs: the rate of
+// the whole run and the recent rate.
+namespace {
+std::vector<vrdmasim::RunProgress::Sample> run_of(const std::vector<std::pair<double, std::uint64_t>>& points) {
+    std::vector<vrdmasim::RunProgress::Sample> s;
+    for (const auto& p : points) s.push_back({p.first, p.second});
+    return s;
+}
+// Transfers done one per `each` host seconds from `from` (at `first`) to `to` done.
+void steady(std::vector<std::pair<double, std::uint64_t>>& pts, double& t, std::uint64_t from, std::uint64_t to,
+            double each) {
+    for (std::uint64_t d = from + 1; d <= to; ++d) pts.push_back({t += each, d});
+}
+}   // namespace
+
+TEST_CASE("progress ETA: a steady run gives one figure, once enough of it has passed", "[cli][progress]") {
+    using vrdmasim::RunProgress;
+    std::vector<std::pair<double, std::uint64_t>> pts{{0.0, 0}};
+    double t = 0;
+    steady(pts, t, 0, 50, 1.0);   // 50 of 100 in 50 s
+    const RunProgress::Eta e = RunProgress::estimate(run_of(pts), 100);
+    CHECK(e.sure);
+    CHECK(e.low == Approx(50.0));
+    CHECK(e.high == Approx(50.0));
+    const std::string l = RunProgress::line(1.0, {50, 100}, 50.0, 10.0, e);
+    INFO(l);
+    CHECK(l.find("| ETA 50.0 s") != std::string::npos);
+    CHECK(l.find(" to ") == std::string::npos);
+    CHECK(l.find('?') == std::string::npos);
+}
+
+TEST_CASE("progress ETA: a run that slows down shows the range, which holds the truth", "[cli][progress]") {
+    using vrdmasim::RunProgress;
+    std::vector<std::pair<double, std::uint64_t>> pts{{0.0, 0}};
+    double t = 0;
+    steady(pts, t, 0, 20, 1.0);   // fast at first (memory still free)
+    steady(pts, t, 20, 30, 4.0);   // then four times slower (pressure)
+    // 30 of 100 after 60 s; at the slow rate 280 s are left. The whole
+    // run's average says 140 s, the recent rate 280 s.
+    const RunProgress::Eta e = RunProgress::estimate(run_of(pts), 100);
+    CHECK(e.sure);
+    CHECK(e.low == Approx(140.0));
+    CHECK(e.high == Approx(280.0));
+    const std::string l = RunProgress::line(1.0, {30, 100}, t, 10.0, e);
+    INFO(l);
+    CHECK(l.find("| ETA 2m20s to 4m40s") != std::string::npos);
+}
+
+TEST_CASE("progress ETA: too little of the run has passed to tell", "[cli][progress]") {
+    using vrdmasim::RunProgress;
+    std::vector<std::pair<double, std::uint64_t>> pts{{0.0, 0}};
+    double t = 0;
+    steady(pts, t, 0, 2, 1.0);   // 2 of 100
+    const RunProgress::Eta e = RunProgress::estimate(run_of(pts), 100);
+    CHECK_FALSE(e.sure);
+    const std::string l = RunProgress::line(1.0, {2, 100}, t, 10.0, e);
+    INFO(l);
+    CHECK(l.find("| ETA 1m38s?") != std::string::npos);
+    // Nothing done: no ETA at all.
+    CHECK(RunProgress::estimate(run_of({{0.0, 0}, {5.0, 0}}), 100).low < 0);
+    CHECK(RunProgress::line(1.0, {0, 100}, 5.0, 10.0, {}).find("ETA") == std::string::npos);
 }

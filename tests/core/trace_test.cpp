@@ -147,7 +147,7 @@ TEST_CASE("a disabled tracer records nothing but hands out tracks", "[trace]") {
     CHECK(a2.tid == a.tid);
     t.span(a, "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
     t.instant(a, "y", sc_time(1, SC_NS));
-    t.narrate(sc_time(1, SC_NS), "node1.dma", "nothing");
+    t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "nothing");
     CHECK(t.events_written() == 0);
     t.close();   // harmless
     CHECK_FALSE(t.enabled());
@@ -176,9 +176,9 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     t.span(dram, "read", sc_time(1, SC_PS), sc_time(3, SC_US));
     t.instant(link, "drop", sc_time(20000, SC_SEC), {{"ratio", Tracer::json_number(0.25)}});
     t.span(link, "zero", sc_time(5, SC_NS), sc_time(5, SC_NS));
-    t.narrate(sc_time(12.345678, SC_US), "node1.dma", "transfer 3 posted");
-    t.narrate(sc_core::SC_ZERO_TIME, "node0", "start");
-    t.narrate(sc_time(1234567.5, SC_US), "x", "late");
+    t.note(Tracer::Track{}, "step", sc_time(12.345678, SC_US), sc_core::SC_ZERO_TIME, "node1.dma", "transfer 3 posted");
+    t.note(Tracer::Track{}, "step", sc_core::SC_ZERO_TIME, sc_core::SC_ZERO_TIME, "node0", "start");
+    t.note(Tracer::Track{}, "step", sc_time(1234567.5, SC_US), sc_core::SC_ZERO_TIME, "x", "late");
     CHECK(t.events_written() == 4);
     t.close();
     t.close();   // idempotent
@@ -262,9 +262,9 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     // order under temporal decoupling).
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0] == "    0.000000 us  node0  start");
-    CHECK(lines[1] == "   12.345678 us  node1.dma  transfer 3 posted");
-    CHECK(lines[2] == "1234567.500000 us  x  late");
+    CHECK(lines[0] == "    0.000000 us  node0  #2 start");
+    CHECK(lines[1] == "   12.345678 us  node1.dma  #1 transfer 3 posted");
+    CHECK(lines[2] == "1234567.500000 us  x  #3 late");
 }
 
 TEST_CASE("trace without a log and an empty trace", "[trace]") {
@@ -275,7 +275,7 @@ TEST_CASE("trace without a log and an empty trace", "[trace]") {
     t.open(json);
     CHECK(t.enabled());
     CHECK_FALSE(t.narrating());
-    t.narrate(sc_time(1, SC_NS), "a", "b");   // no log: nothing
+    t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "a", "b");   // no log: nothing
     t.close();
     const auto evs = trace_events(json);
     CHECK(evs.empty());
@@ -291,11 +291,11 @@ TEST_CASE("the destructor finishes the trace", "[trace]") {
         t.open(json, log);
         auto tr = t.track("g", "t");
         t.span(tr, "s", sc_time(1, SC_NS), sc_time(2, SC_NS));
-        t.narrate(sc_time(1, SC_NS), "g.t", "hello");
+        t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "g.t", "hello");
     }
     const auto evs = trace_events(json);
     CHECK(evs.size() == 5);
-    CHECK(lines_of(slurp(log)) == std::vector<std::string>{"    0.001000 us  g.t  hello"});
+    CHECK(lines_of(slurp(log)) == std::vector<std::string>{"    0.001000 us  g.t  #1 hello"});
 }
 
 TEST_CASE("reopening writes every track's metadata again", "[trace]") {
@@ -497,13 +497,13 @@ TEST_CASE("a log without a trace narrates but writes no JSON", "[trace]") {
     CHECK_FALSE(t.enabled());
     CHECK(t.narrating());
     t.span(t.track("a", "b"), "x", sc_time(1, SC_NS), sc_time(2, SC_NS));
-    t.narrate(sc_time(2, SC_NS), "a", "second");
-    t.narrate(sc_time(1, SC_NS), "a", "first");
+    t.note(Tracer::Track{}, "step", sc_time(2, SC_NS), sc_core::SC_ZERO_TIME, "a", "second");
+    t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "a", "first");
     t.close();
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == "    0.001000 us  a  first");
-    CHECK(lines[1] == "    0.002000 us  a  second");
+    CHECK(lines[0] == "    0.001000 us  a  #2 first");
+    CHECK(lines[1] == "    0.002000 us  a  #1 second");
 }
 
 TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
@@ -514,8 +514,10 @@ TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
     t.set_spill_bytes(16 * 1024);
     t.open("", log);
     for (int i = 0; i < 5000; ++i) {
-        t.narrate(sc_time(10000 - i, SC_NS), "node0.dma", "down " + std::to_string(i));
-        t.narrate(sc_time(i, SC_NS), "node1.dma", "up " + std::to_string(i));
+        t.note(Tracer::Track{}, "step", sc_time(10000 - i, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma",
+               "down " + std::to_string(i));
+        t.note(Tracer::Track{}, "step", sc_time(i, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma",
+               "up " + std::to_string(i));
     }
     // Lines are on disk before close(), not in memory.
     CHECK(fs::exists(log + ".run0"));
@@ -531,8 +533,8 @@ TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
         last = us;
     }
     CHECK(ordered);
-    CHECK(lines.front() == "    0.000000 us  node1.dma  up 0");
-    CHECK(lines.back() == "   10.000000 us  node0.dma  down 0");
+    CHECK(lines.front() == "    0.000000 us  node1.dma  #2 up 0");
+    CHECK(lines.back() == "   10.000000 us  node0.dma  #1 down 0");
 }
 
 TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trace]") {
@@ -544,11 +546,13 @@ TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trac
     t.track("node1", "dma");
     t.open("", log);
     t.set_log_filter({"node1", "smmu"});
-    t.narrate(sc_time(1, SC_NS), "node1.smmu", "kept: node and model");
-    t.narrate(sc_time(2, SC_NS), "node1.smmu_driver", "kept: smmu_ is smmu's family");
-    t.narrate(sc_time(3, SC_NS), "node0.smmu", "dropped: another node");
-    t.narrate(sc_time(4, SC_NS), "node1.dma", "dropped: another model");
-    t.narrate(sc_time(5, SC_NS), "node1.smmuX", "dropped: not a component match");
+    t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu", "kept: node and model");
+    t.note(Tracer::Track{}, "step", sc_time(2, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmu_driver",
+           "kept: smmu_ is smmu's family");
+    t.note(Tracer::Track{}, "step", sc_time(3, SC_NS), sc_core::SC_ZERO_TIME, "node0.smmu", "dropped: another node");
+    t.note(Tracer::Track{}, "step", sc_time(4, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "dropped: another model");
+    t.note(Tracer::Track{}, "step", sc_time(5, SC_NS), sc_core::SC_ZERO_TIME, "node1.smmuX",
+           "dropped: not a component match");
     t.close();
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 2);
@@ -560,9 +564,9 @@ TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trac
     only_nodes.track("node1", "dma");
     only_nodes.open("", log);
     only_nodes.set_log_filter({"node0"});
-    only_nodes.narrate(sc_time(1, SC_NS), "node0.dma", "kept");
-    only_nodes.narrate(sc_time(1, SC_NS), "node0.smmu", "kept too");
-    only_nodes.narrate(sc_time(1, SC_NS), "node1.dma", "dropped");
+    only_nodes.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma", "kept");
+    only_nodes.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node0.smmu", "kept too");
+    only_nodes.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "dropped");
     only_nodes.close();
     CHECK(lines_of(slurp(log)).size() == 2);
 }
@@ -701,8 +705,8 @@ TEST_CASE("a window keeps what overlaps it, in the trace and the log alike", "[t
     t.async_span(dma, "transfer", 2, sc_time(25, SC_US), sc_time(30, SC_US));
     t.instant(dma, "NACK", sc_time(9, SC_US));
     t.instant(dma, "NACK", sc_time(10, SC_US));
-    t.narrate(sc_time(9, SC_US), "node0.dma", "out");
-    t.narrate(sc_time(20, SC_US), "node0.dma", "in");
+    t.note(Tracer::Track{}, "step", sc_time(9, SC_US), sc_core::SC_ZERO_TIME, "node0.dma", "out");   // #1
+    t.note(Tracer::Track{}, "step", sc_time(20, SC_US), sc_core::SC_ZERO_TIME, "node0.dma", "in");   // #2
     // A story across the window's start: the arrow from the step before it
     // is dropped with that step's slice; the arrow within it is kept.
     const auto a = t.note(cpu, "fault", sc_time(8, SC_US), sc_core::SC_ZERO_TIME, "node0.smmu", "fault");
@@ -721,9 +725,9 @@ TEST_CASE("a window keeps what overlaps it, in the trace and the log alike", "[t
     REQUIRE(with_ph(evs, "f").size() == 1);
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0].find("node0.drv  #2 handler") != std::string::npos);
-    CHECK(lines[1].find("node0.dma  #3 resume (after #2)") != std::string::npos);
-    CHECK(lines[2] == "   20.000000 us  node0.dma  in");
+    CHECK(lines[0].find("node0.drv  #4 handler") != std::string::npos);
+    CHECK(lines[1].find("node0.dma  #5 resume (after #4)") != std::string::npos);
+    CHECK(lines[2] == "   20.000000 us  node0.dma  #2 in");
 }
 
 TEST_CASE("the trace filter keeps the tracks of the named nodes and models, and arrows between kept tracks",
@@ -811,7 +815,7 @@ TEST_CASE("a growing trace or log is reported at its size thresholds", "[trace]"
     std::vector<std::pair<std::string, std::uint64_t>> warned;
     t.watch_size(10000, [&](const char* file, std::uint64_t bytes) { warned.emplace_back(file, bytes); });
     for (int i = 0; i < 4000; ++i) t.span(tr, "read", sc_time(i, SC_NS), sc_time(i + 1, SC_NS));
-    t.narrate(sc_time(1, SC_NS), "node0.dram", std::string(20000, 'x'));
+    t.note(Tracer::Track{}, "step", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node0.dram", std::string(20000, 'x'));
     const std::uint64_t recorded = t.trace_bytes();
     t.close();
     // At 10 kB, 40 kB and 160 kB of events; the log once, past 10 kB and 40 kB in one line.

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """The narrated log must tell whole stories that hold together.
 
-Runs lesson configs with --log --trace and checks, for every run:
-- every line is a numbered step ("#N"), numbers unique;
+Runs every tutorial lesson's command that writes a log (docs/tutorial/*.md,
+`<!-- run -->` blocks with --log: lessons 1, 3, 4, 7, 8, 10 and 14) with
+--log (and --trace where the lesson traces, but lesson 8, whose trace is
+large) and checks, for every run:
+- every line is a numbered step ("#N"), numbers unique: there is no
+  unnumbered line;
 - every "(after #M)" names a step the log has (no dangling cause);
 - the trace has one arrow end ("f") per arrow start ("s"), paired by id,
   and as many arrows as the log's steps whose cause has a slice;
@@ -18,9 +22,11 @@ causes (following "after" links back from the last step):
   fault that started them.
 """
 import argparse
+import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -29,11 +35,47 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LINE = re.compile(r"^\s*\d+\.\d+ us  (\S+)  #(\d+) (.*?)(?: \(after #(\d+)\))?$")
 
 
-def run(exe, config, out, trace, *extra):
-    cmd = [exe, "run", os.path.join(ROOT, "configs", "tutorial", config), "--out", out, "--log",
+RUN_BLOCK = re.compile(r"<!-- run(?: exit=(\d+))? *-->\s*\n```(?:sh|console)?\n(.*?)```", re.S)
+# Lessons whose trace is too large to load here: their log only.
+LOG_ONLY = {"configs/tutorial/08-pressure.ini"}
+
+
+def lesson_runs():
+    """[(name, config, trace, extra args, exit status)] of every tutorial command that writes a log, once each."""
+    runs, seen = [], set()
+    for path in sorted(glob.glob(os.path.join(ROOT, "docs", "tutorial", "*.md"))):
+        with open(path) as f:
+            text = f.read()
+        for m in RUN_BLOCK.finditer(text):
+            for command in m.group(2).splitlines():
+                words = shlex.split(command)
+                if "--log" not in words or len(words) < 3 or words[1] != "run":
+                    continue
+                config = next(w for w in words[2:] if w.endswith(".ini"))
+                extra, skip = [], False
+                for w in words[2:]:
+                    if skip:
+                        skip = False
+                    elif w in ("--out", "-o"):
+                        skip = True
+                    elif w.startswith("--") and w not in ("--log", "--trace") and not w.startswith("--out="):
+                        extra.append(w)
+                trace = "--trace" in words and config not in LOG_ONLY
+                key = (config, tuple(extra))
+                if key not in seen:
+                    seen.add(key)
+                    runs.append((f"{os.path.basename(path)}: {' '.join([config] + extra)}", config, trace, extra,
+                                 int(m.group(1) or 0)))
+    return runs
+
+
+def run(exe, config, out, trace, *extra, status=0):
+    if "/" not in config:
+        config = os.path.join("configs", "tutorial", config)
+    cmd = [exe, "run", os.path.join(ROOT, config), "--out", out, "--log",
            "--no-progress", *extra] + (["--trace"] if trace else [])
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
+    if p.returncode != status:
         raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-2000:]}")
     steps = {}
     with open(os.path.join(out, "events.log")) as f:
@@ -111,7 +153,7 @@ def main():
                  ("node1.smmu_driver", r"handler reads cb0: FSR"),
                  ("node1.smmu", r"translation fault in cb0 .*write, level 0"),
                  ("node1.smmu", r"page-table walk"),
-                 ("node0.dma", r"transfer 1 starts"),
+                 ("node0.dma", r"transfer 0:1 starts"),
              ])),
             ("terminate: the page fault the library takes is a step of its story", "03-faults-terminate.ini", True,
              lambda s: expect_chain("03", s, find(s, "node0.vm", r"minor fault at 0x7efffffff000")[0], [
@@ -140,6 +182,24 @@ def main():
                     logs[out] = run(exe, config, out, trace)
                 check(logs[out])
                 print(f"ok   {name}")
+            except (AssertionError, RuntimeError) as e:
+                print(f"FAIL {name}: {e}")
+                failures += 1
+        # Every lesson that writes a log: every line a numbered step, every
+        # cause one of its steps, the trace's arrows paired.
+        lessons = lesson_runs()
+        if not any("14-fileserve" in config for _, config, _, _, _ in lessons):
+            print("FAIL lesson 14's run with --log was not found in docs/tutorial/14-fileserve.md")
+            failures += 1
+        for k, (name, config, trace, extra, status) in enumerate(lessons):
+            out = os.path.join(d, f"lesson{k}")
+            case_out = os.path.join(d, os.path.basename(config))
+            try:
+                if not extra and case_out in logs:
+                    steps = logs[case_out]   # run above already, with as much (trace or not)
+                else:
+                    steps = run(exe, config, out, trace, *extra, status=status)
+                print(f"ok   every line numbered, every cause there: {name} ({len(steps)} steps)")
             except (AssertionError, RuntimeError) as e:
                 print(f"FAIL {name}: {e}")
                 failures += 1

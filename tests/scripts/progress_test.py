@@ -21,7 +21,7 @@ import tempfile
 
 HOST = r"([0-9]+\.[0-9] s|[0-9]+m[0-9]{2}s|[0-9]+h[0-9]{2}m)"
 LINE = re.compile(r"^vrdmasim: sim [0-9.e+]+ (ns|us|ms|s) \(limit 10 s\) \| ([0-9]+) of ([0-9]+) transfers "
-                  r"\(([0-9]+)%\) \| host " + HOST + r"( \| ETA " + HOST + r")?\s*$")
+                  r"\(([0-9]+)%\) \| host " + HOST + r"( \| ETA " + HOST + r"(?: to " + HOST + r")?\??)?\s*$")
 
 
 def fail(msg):

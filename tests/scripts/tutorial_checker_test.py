@@ -2,8 +2,10 @@
 """scripts/tutorial.py must catch a lesson that lies: a quoted number that
 differs from the run, a statistic that does not exist, a command that exits
 with another status than the lesson says, a check before its run, a quoted
-log excerpt the run did not print (or not in that order); and must accept a
-lesson whose numbers and excerpts are right."""
+log excerpt the run did not print (or not in that order), a quoted log line
+outside an excerpt (it would go unchecked), a step number the prose names
+that no excerpt quotes; and must accept a lesson whose numbers and excerpts
+are right."""
 import argparse
 import os
 import subprocess
@@ -63,6 +65,7 @@ def main():
         print(f"FAIL lesson 1's log has {len(lines)} lines: too few to quote")
         return 1
     run_log = RUN.replace("--out out/t", "--out out/t --log")
+    step_of = lambda line: line.split("  #", 1)[1].split(" ", 1)[0]   # every line is a numbered step
     excerpt = lambda body: run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n" \
         "<!-- log excerpt: out/t -->\n```\n" + body + "\n```\n"
     cases += [
@@ -78,6 +81,12 @@ def main():
         ("a log excerpt marker without its code block", 1,
          run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n<!-- log excerpt: out/t -->\ntext\n"),
         ("a log excerpt before its run", 1, "<!-- log excerpt: out/t -->\n```\n" + lines[0] + "\n```\n" + run_log),
+        ("a quoted log line outside an excerpt (unchecked)", 1,
+         run_log + "16<!-- check: out/t stats node0.dma.packets_sent -->\n```\n" + lines[0] + "\n```\n"),
+        ("a step the prose names that the excerpts quote", 0,
+         excerpt(lines[0]) + "The first step (`#" + step_of(lines[0]) + "`) starts it.\n"),
+        ("a step the prose names that no excerpt quotes", 1,
+         excerpt(lines[0]) + "Then (`after #" + str(int(step_of(lines[0])) + 1000) + "`) comes the rest.\n"),
     ]
     failures = 0
     for name, expected, lesson in cases:

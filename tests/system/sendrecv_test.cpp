@@ -397,14 +397,14 @@ void fault_case(Situation sit, Mode mode, Proto proto) {
         fault_case(Situation::sit, Mode::mode, Proto::proto);                                        \
     }
 // clang-format off: one case a line (clang-format packs a macro's lines differently each time)
-#define FAULT_ALL(proto)                  \
-    FAULT_CASE(proto, Cold, Stall)         \
-    FAULT_CASE(proto, Cold, Terminate)     \
-    FAULT_CASE(proto, Swap, Stall)         \
-    FAULT_CASE(proto, Swap, Terminate)     \
-    FAULT_CASE(proto, Thp, Stall)          \
-    FAULT_CASE(proto, Thp, Terminate)      \
-    FAULT_CASE(proto, Migrate, Stall)      \
+#define FAULT_ALL(proto)               \
+    FAULT_CASE(proto, Cold, Stall)     \
+    FAULT_CASE(proto, Cold, Terminate) \
+    FAULT_CASE(proto, Swap, Stall)     \
+    FAULT_CASE(proto, Swap, Terminate) \
+    FAULT_CASE(proto, Thp, Stall)      \
+    FAULT_CASE(proto, Thp, Terminate)  \
+    FAULT_CASE(proto, Migrate, Stall)  \
     FAULT_CASE(proto, Migrate, Terminate)
 // clang-format on
 
