@@ -536,26 +536,42 @@ bool FileserveWorkload::verify(RdmaProcess& app, std::uint64_t addr, const Wire&
     return ok;
 }
 
-void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
-    msg::Endpoint& ep = *eps_[app.node()];
-    const unsigned srv = server_->node();
-    rx_area_[index] = app.alloc(outstanding_ * span_, populate_, advice_);
-    const bool kernel = method_ == Method::KernelCopy;
-    std::uint64_t user = rx_area_[index];
-    if (kernel) {
-        kbuf_[index] = app.alloc_locked(outstanding_ * span_);   // the kernel's socket receive buffer
-    } else if (!app.register_receive(rx_area_[index], outstanding_ * span_)) {
-        throw std::runtime_error(app.group() + ": fileserve: the receive area cannot be registered");
-    }
+// A client's requests, up to fileserve.outstanding at a time, each in its
+// slot of the receive area: issued, answered (the kernel-copy receive path,
+// the read form's pull), verified.
+class FileserveWorkload::ClientLoop {
+public:
     // Per slot: the request, the reply (a ReadReply in the read form) and
     // the read form's Done, in one small buffer each.
-    constexpr std::uint64_t kMsgs = sizeof(Wire) + sizeof(ReadReply) + sizeof(Done);
-    const std::uint64_t reqbuf = app.alloc(outstanding_ * kMsgs, true);
-    const std::uint64_t reads = read_ ? app.alloc_locked(outstanding_ * sizeof(CompletionRecord)) : 0;
-    ep.setup();
-    ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
-    ep.connect(eps_);
-    std::mt19937_64 rng(seed_fs_ * 0x9e3779b97f4a7c15ull + index + 1);
+    static constexpr std::uint64_t kMsgs = sizeof(Wire) + sizeof(ReadReply) + sizeof(Done);
+
+    ClientLoop(FileserveWorkload& w, RdmaProcess& app, unsigned index, std::uint64_t reqbuf, std::uint64_t reads)
+        : w_(w),
+          app_(app),
+          ep_(*w.eps_[app.node()]),
+          index_(index),
+          srv_(w.server_->node()),
+          kernel_(w.method_ == Method::KernelCopy),
+          user_(w.rx_area_[index]),
+          reqbuf_(reqbuf),
+          reads_(reads),
+          reply_len_(w.read_ ? sizeof(ReadReply) : sizeof(Reply)),
+          copy_rate_(w.ctx_.config[params_of<VmParams>().copy_rate] / 8),
+          rng_(w.seed_fs_ * 0x9e3779b97f4a7c15ull + index + 1),
+          slots_(w.outstanding_) {}
+
+    void run() {
+        for (std::uint32_t s = 0; s < w_.outstanding_ && next_ < w_.requests_; ++s) issue(s);
+        while (answered_ < w_.requests_) {
+            const std::uint32_t s = next_answer();
+            Slot& sl = slots_[s];
+            if (kernel_) kernel_receive(sl, s);
+            answer(sl, s);
+            if (next_ < w_.requests_) issue(s);
+        }
+    }
+
+private:
     struct Slot {
         bool busy = false;
         Wire w;
@@ -564,119 +580,145 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         std::uint64_t copied = 0;   // kernel-copy: packets copied to the user buffer
         std::uint64_t guard = 0;   // rdma.buffer-guard: the slot from request to reply (write form)
     };
-    std::vector<Slot> slots(outstanding_);
-    std::uint64_t next = 0, answered = 0;
-    const std::uint64_t reply_len = read_ ? sizeof(ReadReply) : sizeof(Reply);
-    auto issue = [&](std::uint32_t s) {
-        Slot& sl = slots[s];
-        sl.w = draw(index, next++, rng);
+
+    void issue(std::uint32_t s) {
+        Slot& sl = slots_[s];
+        sl.w = w_.draw(index_, next_++, rng_);
         sl.w.slot = s;
         sl.busy = true;
         sl.copied = 0;
-        const std::uint64_t slot_addr = user + s * span_;
-        poison(app, slot_addr, sl.w.len, sl.w.id);
-        if (kernel) app.reset_counter(1 + s, 0);
-        const std::uint64_t wa = reqbuf + s * kMsgs;
-        app.debug_write(wa, reinterpret_cast<const unsigned char*>(&sl.w), sizeof(Wire));
-        sl.start = app.now();
-        log_.posted(sl.start);
-        requests_c_.inc();
-        sl.recv = ep.irecv(srv, kReplyTag + s, wa + sizeof(Wire), reply_len);
+        const std::uint64_t slot_addr = user_ + s * w_.span_;
+        w_.poison(app_, slot_addr, sl.w.len, sl.w.id);
+        if (kernel_) app_.reset_counter(1 + s, 0);
+        const std::uint64_t wa = reqbuf_ + s * kMsgs;
+        app_.debug_write(wa, reinterpret_cast<const unsigned char*>(&sl.w), sizeof(Wire));
+        sl.start = app_.now();
+        w_.log_.posted(sl.start);
+        w_.requests_c_.inc();
+        sl.recv = ep_.irecv(srv_, kReplyTag + s, wa + sizeof(Wire), reply_len_);
         // The write form: the engine writes the slot from now until the
         // reply (kernel-copy: the client's kernel does, no guard); a touch
         // waits for the reply. The read form guards it in get().
-        if (!read_ && !kernel)
-            sl.guard = app.guard(slot_addr, sl.w.len, true, [this, &app, &ep, &slots, s] {
-                ep.wait_any({slots[s].recv});
-                app.unguard(slots[s].guard);
+        if (!w_.read_ && !kernel_)
+            sl.guard = app_.guard(slot_addr, sl.w.len, true, [this, s] {
+                ep_.wait_any({slots_[s].recv});
+                app_.unguard(slots_[s].guard);
             });
-        sl.send = ep.isend(srv, kRequestTag, wa, sizeof(Wire));
-    };
-    for (std::uint32_t s = 0; s < outstanding_ && next < requests_; ++s) issue(s);
-    const double copy_rate = ctx_.config[params_of<VmParams>().copy_rate] / 8;
-    std::vector<unsigned char> pkt;
-    while (answered < requests_) {
-        // The oldest outstanding request (the server answers each client's
-        // in order when it serves one at a time).
+        sl.send = ep_.isend(srv_, kRequestTag, wa, sizeof(Wire));
+    }
+
+    // The oldest outstanding request (the server answers each client's in
+    // order when it serves one at a time); in the read form, whichever reply
+    // comes first (the server holds each prepared range until its Done, and
+    // may have taken a later request of this client first).
+    std::uint32_t next_answer() {
         std::uint32_t s = 0;
-        for (std::uint32_t k = 0; k < outstanding_; ++k)
-            if (slots[k].busy && (!slots[s].busy || slots[k].w.id < slots[s].w.id)) s = k;
-        if (read_) {
-            // The read form: whichever reply comes first (the server holds
-            // each prepared range until its Done, and may have taken a
-            // later request of this client first).
-            std::vector<msg::Endpoint::Request> waiting;
-            std::vector<std::uint32_t> of;
-            for (std::uint32_t k = 0; k < outstanding_; ++k)
-                if (slots[k].busy) waiting.push_back(slots[k].recv), of.push_back(k);
-            s = of[ep.wait_any(waiting)];
-        }
-        Slot& sl = slots[s];
-        if (kernel) {
-            // The client kernel's receive path: each packet, once it has
-            // landed in the socket receive buffer (its event counter), is
-            // copied to the user buffer, with the per-packet protocol cost.
-            const std::uint64_t packets = (sl.w.len + packet_ - 1) / packet_;
-            while (sl.copied < packets) {
-                app.wait_counter(1 + s, sl.copied + 1);
-                const std::uint64_t landed = std::min(packets, app.read_counter(1 + s));
-                for (; sl.copied < landed; ++sl.copied) {
-                    const std::uint64_t off = sl.copied * packet_, n = std::min(packet_, sl.w.len - off);
-                    pkt.resize(n);
-                    const sc_time c0 = app.now();
-                    if (!app.debug_read(kbuf_[index] + s * span_ + off, pkt.data(), n) ||
-                        !app.debug_write(user + s * span_ + off, pkt.data(), n))
-                        throw std::runtime_error(app.group() +
-                                                 ": fileserve: kernel receive copy touched unmapped memory");
-                    app.compute("kernel-rx", rx_cost_);
-                    app.compute("kernel-copy", sc_time(static_cast<double>(n) / copy_rate, sc_core::SC_SEC));
-                    copy_bytes_.inc(n);
-                    slice(app, "kernel rx packet", c0, "request " + std::to_string(sl.w.id));
-                }
+        for (std::uint32_t k = 0; k < w_.outstanding_; ++k)
+            if (slots_[k].busy && (!slots_[s].busy || slots_[k].w.id < slots_[s].w.id)) s = k;
+        if (!w_.read_) return s;
+        std::vector<msg::Endpoint::Request> waiting;
+        std::vector<std::uint32_t> of;
+        for (std::uint32_t k = 0; k < w_.outstanding_; ++k)
+            if (slots_[k].busy) waiting.push_back(slots_[k].recv), of.push_back(k);
+        return of[ep_.wait_any(waiting)];
+    }
+
+    // The client kernel's receive path: each packet, once it has landed in
+    // the socket receive buffer (its event counter), is copied to the user
+    // buffer, with the per-packet protocol cost.
+    void kernel_receive(Slot& sl, std::uint32_t s) {
+        const std::uint64_t packets = (sl.w.len + w_.packet_ - 1) / w_.packet_;
+        while (sl.copied < packets) {
+            app_.wait_counter(1 + s, sl.copied + 1);
+            const std::uint64_t landed = std::min(packets, app_.read_counter(1 + s));
+            for (; sl.copied < landed; ++sl.copied) {
+                const std::uint64_t off = sl.copied * w_.packet_, n = std::min(w_.packet_, sl.w.len - off);
+                pkt_.resize(n);
+                const sc_time c0 = app_.now();
+                if (!app_.debug_read(w_.kbuf_[index_] + s * w_.span_ + off, pkt_.data(), n) ||
+                    !app_.debug_write(user_ + s * w_.span_ + off, pkt_.data(), n))
+                    throw std::runtime_error(app_.group() + ": fileserve: kernel receive copy touched unmapped memory");
+                app_.compute("kernel-rx", w_.rx_cost_);
+                app_.compute("kernel-copy", sc_time(static_cast<double>(n) / copy_rate_, sc_core::SC_SEC));
+                w_.copy_bytes_.inc(n);
+                w_.slice(app_, "kernel rx packet", c0, "request " + std::to_string(sl.w.id));
             }
         }
-        const msg::Status st = ep.wait(sl.recv);
-        ep.wait(sl.send);
-        app.unguard(sl.guard);   // lifted already if a touch waited for the reply
+    }
+
+    // The read form: the data waits at rep.src on the server; the client
+    // pulls it into its slot, then tells the server it may release the
+    // range. Returns the bytes pulled; `ok` false if the read failed.
+    std::uint64_t pull(std::uint32_t s, const Slot& sl, const ReadReply& rep, bool& ok) {
+        const std::uint64_t wa = reqbuf_ + s * kMsgs;
+        const std::uint64_t rec = reads_ + s * sizeof(CompletionRecord);
+        app_.get(srv_, rep.src, user_ + s * w_.span_, sl.w.len, rep.id, rec);
+        const CompletionRecord r = app_.wait_record(rec);
+        ok = r.status == kStatusOk;
+        const std::uint64_t bytes = ok ? r.bytes : 0;
+        const Done d{rep.id, bytes};
+        app_.debug_write(wa + sizeof(Wire) + sizeof(ReadReply), reinterpret_cast<const unsigned char*>(&d),
+                         sizeof(Done));
+        ep_.send(srv_, kDoneTag + s, wa + sizeof(Wire) + sizeof(ReadReply), sizeof(Done));
+        return bytes;
+    }
+
+    // The reply to slot s's request, checked, its data verified and its latency logged.
+    void answer(Slot& sl, std::uint32_t s) {
+        const msg::Status st = ep_.wait(sl.recv);
+        ep_.wait(sl.send);
+        app_.unguard(sl.guard);   // lifted already if a touch waited for the reply
         sl.guard = 0;
-        const std::uint64_t wa = reqbuf + s * kMsgs;
+        const std::uint64_t wa = reqbuf_ + s * kMsgs;
         ReadReply rep;
-        app.debug_read(wa + sizeof(Wire), reinterpret_cast<unsigned char*>(&rep), reply_len);
-        if (!st.ok || rep.id != sl.w.id || rep.id >= answers_.size()) {
-            duplicates_.inc();
-            throw std::logic_error(app.group() + ": fileserve: reply for request " + std::to_string(rep.id) +
+        app_.debug_read(wa + sizeof(Wire), reinterpret_cast<unsigned char*>(&rep), reply_len_);
+        if (!st.ok || rep.id != sl.w.id || rep.id >= w_.answers_.size()) {
+            w_.duplicates_.inc();
+            throw std::logic_error(app_.group() + ": fileserve: reply for request " + std::to_string(rep.id) +
                                    " where " + std::to_string(sl.w.id) + " was outstanding in slot " +
                                    std::to_string(s));
         }
         bool ok = rep.status == kStatusOk;
         std::uint64_t bytes = rep.bytes;
-        if (read_) {
-            // The read form: the data waits at rep.src on the server; the
-            // client pulls it into its slot, then tells the server it may
-            // release the range.
-            // (An error reply: the server prepared nothing and awaits no Done.)
-            if (ok) {
-                const std::uint64_t rec = reads + s * sizeof(CompletionRecord);
-                app.get(srv, rep.src, user + s * span_, sl.w.len, rep.id, rec);
-                const CompletionRecord r = app.wait_record(rec);
-                ok = r.status == kStatusOk;
-                bytes = ok ? r.bytes : 0;
-                const Done d{rep.id, bytes};
-                app.debug_write(wa + sizeof(Wire) + sizeof(ReadReply), reinterpret_cast<const unsigned char*>(&d),
-                                sizeof(Done));
-                ep.send(srv, kDoneTag + s, wa + sizeof(Wire) + sizeof(ReadReply), sizeof(Done));
-            }
-        }
-        ++answers_[rep.id];
-        answered_.inc();
-        ++answered;
+        // (An error reply in the read form: the server prepared nothing and awaits no Done.)
+        if (w_.read_ && ok) bytes = pull(s, sl, rep, ok);
+        ++w_.answers_[rep.id];
+        w_.answered_.inc();
+        ++answered_;
         sl.busy = false;
-        if (ok) verify(app, user + s * span_, sl.w, bytes);
-        const sc_time latency = app.now() - sl.start;
-        log_.finished(app.now(), ok, ok ? bytes : 0, &latency);
-        log_.latency_hops(hops(srv, app.node())).add(to_us(latency));
-        if (next < requests_) issue(s);
+        if (ok) w_.verify(app_, user_ + s * w_.span_, sl.w, bytes);
+        const sc_time latency = app_.now() - sl.start;
+        w_.log_.finished(app_.now(), ok, ok ? bytes : 0, &latency);
+        w_.log_.latency_hops(w_.hops(srv_, app_.node())).add(to_us(latency));
     }
+
+    FileserveWorkload& w_;
+    RdmaProcess& app_;
+    msg::Endpoint& ep_;
+    const unsigned index_, srv_;
+    const bool kernel_;
+    const std::uint64_t user_, reqbuf_, reads_, reply_len_;
+    const double copy_rate_;
+    std::mt19937_64 rng_;
+    std::vector<Slot> slots_;
+    std::uint64_t next_ = 0, answered_ = 0;
+    std::vector<unsigned char> pkt_;
+};
+
+void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
+    msg::Endpoint& ep = *eps_[app.node()];
+    rx_area_[index] = app.alloc(outstanding_ * span_, populate_, advice_);
+    if (method_ == Method::KernelCopy) {
+        kbuf_[index] = app.alloc_locked(outstanding_ * span_);   // the kernel's socket receive buffer
+    } else if (!app.register_receive(rx_area_[index], outstanding_ * span_)) {
+        throw std::runtime_error(app.group() + ": fileserve: the receive area cannot be registered");
+    }
+    const std::uint64_t reqbuf = app.alloc(outstanding_ * ClientLoop::kMsgs, true);
+    const std::uint64_t reads = read_ ? app.alloc_locked(outstanding_ * sizeof(CompletionRecord)) : 0;
+    ep.setup();
+    ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
+    ep.connect(eps_);
+    ClientLoop(*this, app, index, reqbuf, reads).run();
     ep.finalize();
     app.finish_registrations();
     ++done_;

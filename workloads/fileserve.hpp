@@ -175,7 +175,17 @@ private:
     void check_memory(const Config& c);
     void make_meter(const std::vector<std::string>& ssd_groups);
     void server(RdmaProcess& app);
+    // The server's parts (fileserve_server.cpp): its setup, and the loop
+    // that serves the requests.
+    struct ServerSetup {
+        std::uint64_t pins0 = 0, ep_pins = 0, slots = 0, inbox = 0;
+    };
+    ServerSetup server_setup(RdmaProcess& app, msg::Endpoint& ep);
+    class ServeLoop;
+    friend class ServeLoop;
     void client(RdmaProcess& app, unsigned index);
+    class ClientLoop;   // a client's requests (fileserve.cpp)
+    friend class ClientLoop;
     void direct_client(RdmaProcess& app, unsigned index);
     void warm(RdmaProcess& app, const std::vector<int>& fds);
     // The measured phase of one of the meter's parties begins / ends.
@@ -197,6 +207,9 @@ private:
     // The methods (fileserve_methods.cpp): the request's CPU work before
     // its data moves, each part's, and the end of a part and of the request.
     void prepare(RdmaProcess& app, Job& j);
+    void prepare_sendfile(RdmaProcess& app, Job& j);
+    bool pin_file_range(RdmaProcess& app, int fd, std::uint64_t off, std::uint64_t len);
+    bool pin_through_cache(RdmaProcess& app, Job& j, std::uint64_t span);
     bool post_part(RdmaProcess& app, Job& j);
     void part_done(RdmaProcess& app, Job& j, const Part& p, const CompletionRecord& rec);
     void release(RdmaProcess& app, Job& j);

@@ -74,63 +74,76 @@ void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
         // The file mapping as it is: pages not present fault in the SMMU
         // and the fault library brings them in (from the SSD when not cached).
         break;
-    case Method::Sendfile: {
-        const int fd = fds_[w.file];
-        const std::uint64_t span = (w.len + kPage - 1) / kPage * kPage;
-        const sc_time t0 = app.now();
-        // GUP of the page-cache pages: read in if needed, pinned (reclaim
-        // never drops a pinned page).
-        auto pin = [&](std::uint64_t off, std::uint64_t len) {
-            VmResult r = vm.pin_file(app.pid(), fd, off, len, app.now());
-            if (r.error == VmError::NoMemory && !cached_pins_.empty()) {
-                // The pin-down cache holds the frames reclaim would need:
-                // flush it (but the pages requests being served send), retry once.
-                unpin_all(app, true);
-                r = vm.pin_file(app.pid(), fd, off, len, app.now());
-            }
-            if (!r.ok()) return false;
-            file_pins_ += r.value;
-            app.advance_to(r.done);
-            return true;
-        };
-        bool ok = true;
-        if (sendfile_cache_) {
-            // The request's pages are in use until its release: a flush of
-            // the cache (another request's pin short of memory) spares them.
-            for (std::uint64_t o = w.offset; o < w.offset + span; o += kPage) ++in_use_[{w.file, o}];
-            j.held = true;
-            // Pin only the pages the cache does not hold yet, run by run.
-            for (std::uint64_t o = w.offset; o < w.offset + span && ok;) {
-                if (cached_pins_.count({w.file, o})) {
-                    o += kPage;
-                    continue;
-                }
-                std::uint64_t e = o;
-                while (e < w.offset + span && !cached_pins_.count({w.file, e})) e += kPage;
-                ok = pin(o, e - o);
-                if (ok)
-                    for (std::uint64_t p = o; p < e; p += kPage) cached_pins_.insert({w.file, p});
-                o = e;
-            }
-        } else {
-            ok = pin(w.offset, span);
-            j.pinned = ok;
-        }
-        // The engine reaches the pinned pages through the server's file
-        // mapping: its PTEs made present (the GUP of the mapping; reclaim
-        // may clear them again, the pinned frames stay, and the engine's
-        // fault is then minor).
-        if (ok) {
-            const VmResult m = vm.fault_in(app.pid(), j.src, span, false, app.now());
-            ok = m.ok();
-            if (ok) app.advance_to(m.done);
-        }
-        reg_time_.add(to_us(app.now() - t0));
-        slice(app, sendfile_cache_ ? "pin (cached)" : "pin", t0, range(w, 0, w.len), j.slot);
-        j.ok = ok;
-        break;
+    case Method::Sendfile: prepare_sendfile(app, j); break;
     }
+}
+
+// GUP of the page-cache pages of [off, off + len) of file descriptor fd:
+// read in if needed, pinned (reclaim never drops a pinned page).
+bool FileserveWorkload::pin_file_range(RdmaProcess& app, int fd, std::uint64_t off, std::uint64_t len) {
+    Vm& vm = *app.vm();
+    VmResult r = vm.pin_file(app.pid(), fd, off, len, app.now());
+    if (r.error == VmError::NoMemory && !cached_pins_.empty()) {
+        // The pin-down cache holds the frames reclaim would need: flush it
+        // (but the pages requests being served send), retry once.
+        unpin_all(app, true);
+        r = vm.pin_file(app.pid(), fd, off, len, app.now());
     }
+    if (!r.ok()) return false;
+    file_pins_ += r.value;
+    app.advance_to(r.done);
+    return true;
+}
+
+// With the pin-down cache: the request's pages are in use until its release
+// (a flush of the cache, another request's pin short of memory, spares
+// them); only the pages the cache does not hold yet are pinned, run by run.
+bool FileserveWorkload::pin_through_cache(RdmaProcess& app, Job& j, std::uint64_t span) {
+    const Wire& w = j.w;
+    const int fd = fds_[w.file];
+    for (std::uint64_t o = w.offset; o < w.offset + span; o += kPage) ++in_use_[{w.file, o}];
+    j.held = true;
+    bool ok = true;
+    for (std::uint64_t o = w.offset; o < w.offset + span && ok;) {
+        if (cached_pins_.count({w.file, o})) {
+            o += kPage;
+            continue;
+        }
+        std::uint64_t e = o;
+        while (e < w.offset + span && !cached_pins_.count({w.file, e})) e += kPage;
+        ok = pin_file_range(app, fd, o, e - o);
+        if (ok)
+            for (std::uint64_t p = o; p < e; p += kPage) cached_pins_.insert({w.file, p});
+        o = e;
+    }
+    return ok;
+}
+
+// sendfile: the request's page-cache pages pinned, then reached by the
+// engine through the server's file mapping.
+void FileserveWorkload::prepare_sendfile(RdmaProcess& app, Job& j) {
+    const Wire& w = j.w;
+    const std::uint64_t span = (w.len + kPage - 1) / kPage * kPage;
+    const sc_time t0 = app.now();
+    bool ok;
+    if (sendfile_cache_) {
+        ok = pin_through_cache(app, j, span);
+    } else {
+        ok = pin_file_range(app, fds_[w.file], w.offset, span);
+        j.pinned = ok;
+    }
+    // The engine reaches the pinned pages through the server's file
+    // mapping: its PTEs made present (the GUP of the mapping; reclaim may
+    // clear them again, the pinned frames stay, and the engine's fault is
+    // then minor).
+    if (ok) {
+        const VmResult m = app.vm()->fault_in(app.pid(), j.src, span, false, app.now());
+        ok = m.ok();
+        if (ok) app.advance_to(m.done);
+    }
+    reg_time_.add(to_us(app.now() - t0));
+    slice(app, sendfile_cache_ ? "pin (cached)" : "pin", t0, range(w, 0, w.len), j.slot);
+    j.ok = ok;
 }
 
 bool FileserveWorkload::post_part(RdmaProcess& app, Job& j) {

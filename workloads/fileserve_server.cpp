@@ -16,16 +16,12 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-void FileserveWorkload::server(RdmaProcess& app) {
-    const auto parties = static_cast<unsigned>(clients_.size()) + 1;
-    if (direct_) {   // no server: the clients read() the files themselves
-        ready_and_wait(app, parties);
-        ++done_;
-        program_ended();
-        return;
-    }
+// The server's setup: the files opened (and warmed), its message slots,
+// replies and records, the registration its method needs (the bounce
+// buffers, or the file mappings the engine reads), the endpoint connected.
+// Returns what the teardown needs.
+FileserveWorkload::ServerSetup FileserveWorkload::server_setup(RdmaProcess& app, msg::Endpoint& ep) {
     Vm& vm = *app.vm();
-    msg::Endpoint& ep = *eps_[app.node()];
     for (unsigned f = 0; f < files_; ++f) {
         const VmResult r = vm.open(app.pid(), f, app.now());
         vm_done(app, r, "open()");
@@ -37,10 +33,11 @@ void FileserveWorkload::server(RdmaProcess& app) {
         // the measured phase starts from, not its cost.
         log_.measured_from(app.now());
     }
-    const std::uint64_t pins0 = app.pages_pinned();   // the data's pins from the server's setup on
-    const std::uint64_t slots = clients_.size() * outstanding_;
-    const std::uint64_t inbox = app.alloc(slots * sizeof(Wire), true);
-    outbox_ = app.alloc(slots * (read_ ? sizeof(ReadReply) : sizeof(Reply)), true);
+    ServerSetup su;
+    su.pins0 = app.pages_pinned();   // the data's pins from the server's setup on
+    su.slots = clients_.size() * outstanding_;
+    su.inbox = app.alloc(su.slots * sizeof(Wire), true);
+    outbox_ = app.alloc(su.slots * (read_ ? sizeof(ReadReply) : sizeof(Reply)), true);
     if (read_) donebox_ = app.alloc(depth_ * sizeof(Done), true);
     records_ = app.alloc_locked(depth_ * per_job_ * sizeof(CompletionRecord));
     sc_time r0 = app.now();   // registration: the bounce buffers', or the file mappings the engine reads
@@ -65,116 +62,165 @@ void FileserveWorkload::server(RdmaProcess& app) {
     reg_time_.add(to_us(app.now() - r0));
     const std::uint64_t pins_ep = app.pages_pinned();
     ep.setup();
-    const std::uint64_t ep_pins = app.pages_pinned() - pins_ep;   // the library's own slots: not the data's
-    ready_and_wait(app, parties);
-    ep.connect(eps_);
-    meter_begin();   // the measured phase starts
+    su.ep_pins = app.pages_pinned() - pins_ep;   // the library's own slots: not the data's
+    return su;
+}
 
-    const std::uint64_t total = clients_.size() * requests_;
-    // The receives posted, each with its own inbox slot (`at`); a receive
-    // whose request is being served is `taken` until the reply.
-    std::vector<msg::Endpoint::Request> recvs;
-    std::vector<std::uint64_t> at;
-    std::vector<bool> taken;
-    std::uint64_t posted = 0;
-    for (std::uint64_t s = 0; s < slots && posted < total; ++s, ++posted) {
-        recvs.push_back(ep.irecv(msg::kAnySource, kRequestTag, inbox + s * sizeof(Wire), sizeof(Wire)));
-        at.push_back(s);
-        taken.push_back(false);
+// The requests of every client served, up to fileserve.server-depth at once.
+// The receives are posted, each with its own inbox slot (`at`); a receive
+// whose request is being served is `taken` until the reply.
+class FileserveWorkload::ServeLoop {
+public:
+    ServeLoop(FileserveWorkload& w, RdmaProcess& app, msg::Endpoint& ep, const ServerSetup& su)
+        : w_(w), app_(app), ep_(ep), inbox_(su.inbox), total_(w.clients_.size() * w.requests_), jobs_(w.depth_) {
+        for (std::uint64_t s = 0; s < su.slots && posted_ < total_; ++s, ++posted_) {
+            recvs_.push_back(ep.irecv(msg::kAnySource, kRequestTag, inbox_ + s * sizeof(Wire), sizeof(Wire)));
+            at_.push_back(s);
+            taken_.push_back(false);
+        }
+        for (std::size_t j = 0; j < jobs_.size(); ++j) jobs_[j].slot = static_cast<unsigned>(j);
     }
-    std::vector<Job> jobs(depth_);
-    for (std::size_t j = 0; j < jobs.size(); ++j) jobs[j].slot = static_cast<unsigned>(j);
-    std::uint64_t handled = 0, active = 0;
-    std::vector<msg::Endpoint::Request> open;
-    std::vector<std::size_t> open_at;
+
+    void run() {
+        while (handled_ < total_) {
+            bool moved = admit_arrived();
+            moved = step_jobs() || moved;
+            if (moved || handled_ == total_) continue;
+            wait();
+        }
+    }
+
+private:
     // The receives not being served (open), by index.
-    auto gather = [&] {
-        open.clear();
-        open_at.clear();
-        for (std::size_t k = 0; k < recvs.size(); ++k)
-            if (!taken[k]) open.push_back(recvs[k]), open_at.push_back(k);
-    };
-    auto admit = [&](std::size_t k) {
-        const msg::Status st = ep.wait(recvs[k]);
-        Wire w;
+    void gather() {
+        open_.clear();
+        open_at_.clear();
+        for (std::size_t k = 0; k < recvs_.size(); ++k)
+            if (!taken_[k]) open_.push_back(recvs_[k]), open_at_.push_back(k);
+    }
+
+    void admit(std::size_t k) {
+        const msg::Status st = ep_.wait(recvs_[k]);
+        Wire wire;
         if (!st.ok || st.len != sizeof(Wire) ||
-            !app.debug_read(inbox + at[k] * sizeof(Wire), reinterpret_cast<unsigned char*>(&w), sizeof(Wire)))
-            throw std::runtime_error(app.group() + ": fileserve: a request message could not be received");
-        taken[k] = true;
-        Job& j = *std::find_if(jobs.begin(), jobs.end(), [](const Job& x) { return !x.active; });
-        ++active;
-        concurrent_peak_.set(std::max(concurrent_peak_.value(), static_cast<double>(active)));
-        start_job(app, j, st, w, k);
-    };
-    while (handled < total) {
+            !app_.debug_read(inbox_ + at_[k] * sizeof(Wire), reinterpret_cast<unsigned char*>(&wire), sizeof(Wire)))
+            throw std::runtime_error(app_.group() + ": fileserve: a request message could not be received");
+        taken_[k] = true;
+        Job& j = *std::find_if(jobs_.begin(), jobs_.end(), [](const Job& x) { return !x.active; });
+        ++active_;
+        w_.concurrent_peak_.set(std::max(w_.concurrent_peak_.value(), static_cast<double>(active_)));
+        w_.start_job(app_, j, st, wire, k);
+    }
+
+    // Take the requests that have come while a job slot is free (with none
+    // being served, wait for one).
+    bool admit_arrived() {
         bool moved = false;
-        // Take the requests that have come while a job slot is free (with
-        // none being served, wait for one).
-        while (active < depth_ && handled + active < total) {
+        while (active_ < w_.depth_ && handled_ + active_ < total_) {
             gather();
-            if (open.empty()) break;
-            const std::size_t i = active == 0 ? ep.wait_any(open) : ep.test_any(open);
-            if (i == open.size()) break;
-            admit(open_at[i]);
+            if (open_.empty()) break;
+            const std::size_t i = active_ == 0 ? ep_.wait_any(open_) : ep_.test_any(open_);
+            if (i == open_.size()) break;
+            admit(open_at_[i]);
             moved = true;
         }
-        // Reap what has completed, post what can be, finish what is done.
-        for (Job& j : jobs) {
+        return moved;
+    }
+
+    // Reap what has completed, post what can be, finish what is done.
+    bool step_jobs() {
+        bool moved = false;
+        for (Job& j : jobs_) {
             if (!j.active) continue;
-            if (depth_ > 1 && reap_written(app, j)) moved = true;
-            if (j.awaiting && ep.test(j.done_req)) {
+            if (w_.depth_ > 1 && w_.reap_written(app_, j)) moved = true;
+            if (j.awaiting && ep_.test(j.done_req)) {
                 j.awaiting = false;
                 moved = true;
             }
             const std::uint64_t before = j.next;
-            pump(app, j);
+            w_.pump(app_, j);
             moved = moved || j.next != before;
-            if (job_done(j)) {
-                finish_job(app, j);
-                --active;
-                ++handled;
-                // Its receive again, for a request still to come.
-                const std::size_t k = j.recv;
-                if (posted < total) {
-                    recvs[k] = ep.irecv(msg::kAnySource, kRequestTag, inbox + at[k] * sizeof(Wire), sizeof(Wire));
-                    taken[k] = false;
-                    ++posted;
-                }
+            if (w_.job_done(j)) {
+                finish(j);
                 moved = true;
             }
         }
-        if (moved || handled == total) continue;
-        if (depth_ == 1) {
-            // One request at a time: wait for what it waits for.
-            Job& j = jobs[0];
-            if (j.awaiting) ep.wait_any({j.done_req});
-            else if (!j.flight.empty()) reap(app, j);
-            else throw std::logic_error(app.group() + ": fileserve: the request being served waits for nothing");
-            continue;
+        return moved;
+    }
+
+    // A job done: its receive again, for a request still to come.
+    void finish(Job& j) {
+        w_.finish_job(app_, j);
+        --active_;
+        ++handled_;
+        const std::size_t k = j.recv;
+        if (posted_ < total_) {
+            recvs_[k] = ep_.irecv(msg::kAnySource, kRequestTag, inbox_ + at_[k] * sizeof(Wire), sizeof(Wire));
+            taken_[k] = false;
+            ++posted_;
         }
-        // Several: whichever comes first, a record, a client's Done, a new
-        // request while a slot is free.
-        app.wait_event(
+    }
+
+    // Nothing moved: one request at a time waits for what it waits for;
+    // several, for whichever comes first, a record, a client's Done, a new
+    // request while a slot is free.
+    void wait() {
+        if (w_.depth_ == 1) {
+            Job& j = jobs_[0];
+            if (j.awaiting) ep_.wait_any({j.done_req});
+            else if (!j.flight.empty()) w_.reap(app_, j);
+            else throw std::logic_error(app_.group() + ": fileserve: the request being served waits for nothing");
+            return;
+        }
+        app_.wait_event(
             [&] {
-                for (const Job& j : jobs) {
+                for (const Job& j : jobs_) {
                     if (!j.active) continue;
                     for (const Part& p : j.flight)
-                        if (written(app, p)) return true;
-                    if (j.awaiting && ep.test(j.done_req)) return true;
+                        if (w_.written(app_, p)) return true;
+                    if (j.awaiting && ep_.test(j.done_req)) return true;
                 }
-                if (active < depth_) {
+                if (active_ < w_.depth_) {
                     gather();
-                    return !open.empty() && ep.test_any(open) < open.size();
+                    return !open_.empty() && ep_.test_any(open_) < open_.size();
                 }
                 return false;
             },
             "serve wait");
     }
+
+    FileserveWorkload& w_;
+    RdmaProcess& app_;
+    msg::Endpoint& ep_;
+    const std::uint64_t inbox_, total_;
+    std::vector<msg::Endpoint::Request> recvs_;
+    std::vector<std::uint64_t> at_;
+    std::vector<bool> taken_;
+    std::uint64_t posted_ = 0, handled_ = 0, active_ = 0;
+    std::vector<Job> jobs_;
+    std::vector<msg::Endpoint::Request> open_;
+    std::vector<std::size_t> open_at_;
+};
+
+void FileserveWorkload::server(RdmaProcess& app) {
+    const auto parties = static_cast<unsigned>(clients_.size()) + 1;
+    if (direct_) {   // no server: the clients read() the files themselves
+        ready_and_wait(app, parties);
+        ++done_;
+        program_ended();
+        return;
+    }
+    msg::Endpoint& ep = *eps_[app.node()];
+    const ServerSetup su = server_setup(app, ep);
+    ready_and_wait(app, parties);
+    ep.connect(eps_);
+    meter_begin();   // the measured phase starts
+    ServeLoop(*this, app, ep, su).run();
     // The measured phase ends with the last reply sent.
     meter_end(served_bytes_.value());
     unpin_all(app);
     if (method_ == Method::ReadCopy) app.deregister(bounce_, depth_ * span_);
-    pins_.inc(app.pages_pinned() - pins0 - ep_pins + file_pins_);
+    pins_.inc(app.pages_pinned() - su.pins0 - su.ep_pins + file_pins_);
     meter_released();
     ep.finalize();
     app.finish_registrations();

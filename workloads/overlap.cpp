@@ -147,6 +147,47 @@ void OverlapWorkload::target(RdmaProcess& app) {
     ready_and_wait(app, 2);
 }
 
+// The program's phases between the post and the wait: compute, and with
+// probability workload.touch a store into the buffer in flight (else into
+// its own work area). Both draws every phase, whatever the mode: the runs
+// compared touch the same words at the same phases. `finish` waits for the
+// transfer (blocking: before the first phase).
+std::vector<OverlapWorkload::Touch> OverlapWorkload::compute_phases(RdmaProcess& app, std::uint64_t buf,
+                                                                    std::uint64_t work,
+                                                                    const std::vector<unsigned char>& expect,
+                                                                    double& sum_c) {
+    const std::uint64_t words = msg_ / 8;
+    std::vector<Touch> touches;
+    for (std::uint64_t k = 0; k < phases_; ++k) {
+        app.compute("compute", compute_);
+        sum_c += to_us(compute_);
+        const bool touch = uniform() < touch_p_;
+        const std::uint64_t off = (rng_() % words) * 8;
+        if (touch) {
+            std::uint64_t e = 0;
+            std::memcpy(&e, expect.data() + off, 8);
+            const std::uint64_t value = ~e;
+            app.sync_time();   // the store happens at its simulated time among the engine's accesses
+            const sc_time at = app.store_at(buf + off, value);
+            touches.push_back({off, value, at});
+            touches_.inc();
+        } else {
+            app.store(work + off % kWorkBytes, k);
+        }
+    }
+    return touches;
+}
+
+// When the transfer completed: its last record as the engine wrote it.
+sc_time OverlapWorkload::engine_done(RdmaProcess& app, std::uint64_t records, std::uint64_t parts, sc_time t0) {
+    sc_time done = t0;
+    for (std::uint64_t k = 0; k < parts; ++k) {
+        sc_time w;
+        if (app.record_written(records + k * sizeof(CompletionRecord), w)) done = std::max(done, w);
+    }
+    return done;
+}
+
 void OverlapWorkload::initiator(RdmaProcess& app) {
     const std::uint64_t per = read_ ? 1 : app.records_for(msg_);
     const std::uint64_t buf = app.alloc(span_, populate_, advice_);   // the buffer in flight
@@ -156,7 +197,6 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     if (read_) local_ok = app.register_receive(buf, msg_);
     ready_and_wait(app, 2);
     RdmaProcess& other = read_ ? src_ : dst_;
-    const std::uint64_t words = msg_ / 8;
     sc_time first = sc_core::sc_max_time(), last;
     double sum_x = 0, sum_c = 0, sum_i = 0;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
@@ -172,7 +212,7 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
         first = std::min(first, t0);
         log_.posted(t0);
         RdmaProcess::Message m;
-        bool posted = remote_ok_ && local_ok;
+        const bool posted = remote_ok_ && local_ok;
         if (!read_) {
             m.src = buf;
             m.dst = remote_buf_;
@@ -185,44 +225,18 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
         } else if (posted) {
             app.get(other.node(), remote_buf_, buf, msg_, i, records);
         }
-        bool completed = false;
         CompletionRecord rec;
         rec.status = kStatusError;
         auto finish = [&] {
             if (!read_) rec = app.complete(m);
             else if (posted) rec = app.wait_record(records);
-            completed = true;
         };
         if (blocking_) finish();
-        std::vector<Touch> touches;
-        for (std::uint64_t k = 0; k < phases_; ++k) {
-            app.compute("compute", compute_);
-            sum_c += to_us(compute_);
-            // Both draws every phase, whatever the mode: the runs compared
-            // touch the same words at the same phases.
-            const bool touch = uniform() < touch_p_;
-            const std::uint64_t off = (rng_() % words) * 8;
-            if (touch) {
-                std::uint64_t e = 0;
-                std::memcpy(&e, expect.data() + off, 8);
-                const std::uint64_t value = ~e;
-                app.sync_time();   // the store happens at its simulated time among the engine's accesses
-                const sc_time at = app.store_at(buf + off, value);
-                touches.push_back({off, value, at});
-                touches_.inc();
-            } else {
-                app.store(work + off % kWorkBytes, k);
-            }
-        }
-        if (!completed) finish();
+        const std::vector<Touch> touches = compute_phases(app, buf, work, expect, sum_c);
+        if (!blocking_) finish();
         const sc_time t_end = app.now();
         last = std::max(last, t_end);
-        // When the transfer completed: its last record as the engine wrote it.
-        sc_time done = t0;
-        for (std::uint64_t k = 0; k < (read_ ? 1 : m.parts); ++k) {
-            sc_time w;
-            if (app.record_written(records + k * sizeof(CompletionRecord), w)) done = std::max(done, w);
-        }
+        const sc_time done = engine_done(app, records, read_ ? 1 : m.parts, t0);
         for (const Touch& t : touches)
             if (t.at < done) inflight_touches_.inc();
         sum_x += to_us(done - t0);

@@ -73,6 +73,10 @@ private:
         sc_core::sc_time at;   // when the store was performed
     };
     void initiator(RdmaProcess& app);
+    std::vector<Touch> compute_phases(RdmaProcess& app, std::uint64_t buf, std::uint64_t work,
+                                      const std::vector<unsigned char>& expect, double& sum_c);
+    static sc_core::sc_time engine_done(RdmaProcess& app, std::uint64_t records, std::uint64_t parts,
+                                        sc_core::sc_time t0);
     void target(RdmaProcess& app);
     // workload.two-sided: the same program with isend, the target's irecv
     // (the two-sided library; its guard covers the request's buffer).

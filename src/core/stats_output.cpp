@@ -71,6 +71,38 @@ private:
 };
 }   // namespace
 
+namespace {
+
+// A statistic's group key for sorted_refs: its name's text up to its first
+// dot, or the whole name if it has none.
+struct Key {
+    std::string_view text;   // without the dot
+    bool dotted;
+    bool operator==(const Key& o) const { return dotted == o.dotted && text == o.text; }
+};
+struct KeyHash {
+    std::size_t operator()(const Key& k) const { return std::hash<std::string_view>()(k.text) ^ k.dotted; }
+};
+Key key_of(const StatName& n) {
+    const std::string_view p = n.prefix();
+    if (!p.data()) return Key{n.leaf(), false};
+    return Key{p.substr(0, p.find('.')), true};
+}
+// <0, 0, >0 as the keys' texts (with the dot) compare.
+int compare_keys(const Key& a, const Key& b) {
+    const std::size_t k = std::min(a.text.size(), b.text.size());
+    if (const int c = a.text.substr(0, k).compare(b.text.substr(0, k))) return c;
+    // One text begins the other: the next character ('.' or none) decides.
+    auto at = [](const Key& x, std::size_t i) {
+        return i < x.text.size()                ? int(static_cast<unsigned char>(x.text[i]))
+               : i == x.text.size() && x.dotted ? '.'
+                                                : -1;
+    };
+    return at(a, k) - at(b, k);
+}
+
+}   // namespace
+
 const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     // References (4 bytes each), not copies of the entries: on a big torus
     // this list sets the peak memory of writing the outputs.
@@ -86,31 +118,6 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
     // own, are the sorted list: a node's few hundred statistics sorted
     // together, in cache, instead of one sort of millions whose comparisons
     // walk the registry at random.
-    struct Key {
-        std::string_view text;   // without the dot
-        bool dotted;
-        bool operator==(const Key& o) const { return dotted == o.dotted && text == o.text; }
-    };
-    struct KeyHash {
-        std::size_t operator()(const Key& k) const { return std::hash<std::string_view>()(k.text) ^ k.dotted; }
-    };
-    auto key_of = [](const StatName& n) {
-        const std::string_view p = n.prefix();
-        if (!p.data()) return Key{n.leaf(), false};
-        return Key{p.substr(0, p.find('.')), true};
-    };
-    // <0, 0, >0 as the keys' texts (with the dot) compare.
-    auto compare_keys = [](const Key& a, const Key& b) {
-        const std::size_t k = std::min(a.text.size(), b.text.size());
-        if (const int c = a.text.substr(0, k).compare(b.text.substr(0, k))) return c;
-        // One text begins the other: the next character ('.' or none) decides.
-        auto at = [](const Key& x, std::size_t i) {
-            return i < x.text.size()                ? int(static_cast<unsigned char>(x.text[i]))
-                   : i == x.text.size() && x.dotted ? '.'
-                                                    : -1;
-        };
-        return at(a, k) - at(b, k);
-    };
     const std::size_t total = counters_.size() + scalars_.size() + histograms_.size();
     auto for_each_ref = [this](auto f) {
         for (std::size_t i = 0; i < counters_.size(); ++i) f((kCounter << kIndexBits) | std::uint32_t(i + 1));

@@ -38,6 +38,8 @@ LINE = re.compile(r"^\s*\d+\.\d+ us  (\S+)  #(\d+) (.*?)(?: \(after #(\d+)\))?$"
 RUN_BLOCK = re.compile(r"<!-- run(?: exit=(\d+))? *-->\s*\n```(?:sh|console)?\n(.*?)```", re.S)
 # Lessons whose trace is too large to load here: their log only.
 LOG_ONLY = {"configs/tutorial/08-pressure.ini"}
+# `vrdmasim run` options whose value is the next word.
+VALUE_OPTIONS = ("--trace-window", "--trace-filter", "--log-filter", "--sample-interval", "--trace-warn-size")
 
 
 def lesson_runs():
@@ -52,12 +54,18 @@ def lesson_runs():
                 if "--log" not in words or len(words) < 3 or words[1] != "run":
                     continue
                 config = next(w for w in words[2:] if w.endswith(".ini"))
-                extra, skip = [], False
+                extra, skip, take = [], False, False
                 for w in words[2:]:
                     if skip:
                         skip = False
+                    elif take:
+                        extra.append(w)   # the value of the option before
+                        take = False
                     elif w in ("--out", "-o"):
                         skip = True
+                    elif w in VALUE_OPTIONS:
+                        extra.append(w)
+                        take = True
                     elif w.startswith("--") and w not in ("--log", "--trace") and not w.startswith("--out="):
                         extra.append(w)
                 trace = "--trace" in words and config not in LOG_ONLY
