@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,7 @@
 #include "src/sim/physical_engine.hpp"
 #include "src/sim/progress.hpp"
 #include "src/tools/report.hpp"
+#include "src/tools/sweep.hpp"
 #include "src/sim/roi.hpp"
 #include "models/dma/shadow_translator.hpp"
 #include "src/sim/summary.hpp"
@@ -892,12 +894,33 @@ int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, c
     return kExitOk;
 }
 
+// `mpirun -np N vrdmasim run` with N > 1: each rank would simulate the whole
+// system and write the same --out. One simulation split across ranks is not
+// built (docs/scaling.md), so a rank of several refuses, saying what to do.
+int refuse_mpi_ranks() {
+    ShardFromEnv rank;
+    try {
+        rank = mpi_rank_from_environment([](const char* name) { return std::getenv(name); });
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        return kExitBadConfig;
+    }
+    if (rank.count <= 1) return -1;
+    std::cerr << "vrdmasim: error: run: this process is MPI rank " << rank.index << " of " << rank.count << " ("
+              << rank.from << "): one simulation split across MPI ranks is not built (docs/scaling.md), and "
+              << rank.count << " ranks would each simulate the whole system into the same --out; "
+              << "run it as one process, or spread a sweep's points over the ranks with "
+                 "`mpirun -np N vrdmasim sweep`\n";
+    return kExitBadConfig;
+}
+
 }   // namespace
 
 int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
     Config cfg(reg);
     RunOptions opts;
     if (const int status = parse_run_command(reg, args, cfg, opts); status >= 0) return status;
+    if (const int status = refuse_mpi_ranks(); status >= 0) return status;
 
     StatRegistry stats;
     Tracer tracer;

@@ -115,6 +115,10 @@ struct ShardFromEnv {
 };
 ShardFromEnv shard_from_environment(const std::function<const char*(const char*)>& env);
 
+// The MPI rank of this process from the same variables (OMPI_COMM_WORLD_*,
+// PMI_*) alone: count 1 and `from` "" when it is not one of several ranks.
+ShardFromEnv mpi_rank_from_environment(const std::function<const char*(const char*)>& env);
+
 // Parse and validate a sweep file against the registry: every key must be a
 // declared parameter and every value (each listed one) must parse and be in
 // range; base configs must exist and be valid. Throws ConfigError naming the

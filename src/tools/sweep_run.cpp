@@ -21,6 +21,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "src/core/csv.hpp"
@@ -188,6 +190,22 @@ std::map<std::string, Record> read_old_results(const std::string& path) {
     return out;
 }
 
+// The environment a point runs in: the sweep's, without the variables that
+// make a process an MPI rank (OMPI_COMM_WORLD_*, PMI_RANK, PMI_SIZE). A point
+// is one simulation in one process, even when the sweep is a rank of mpirun
+// (`vrdmasim run` refuses to be one of several ranks).
+std::vector<char*> point_environment() {
+    std::vector<char*> env;
+    for (char** e = environ; *e; ++e) {
+        const std::string_view v(*e);
+        if (v.rfind("OMPI_COMM_WORLD_", 0) == 0 || v.rfind("PMI_RANK=", 0) == 0 || v.rfind("PMI_SIZE=", 0) == 0)
+            continue;
+        env.push_back(*e);
+    }
+    env.push_back(nullptr);
+    return env;
+}
+
 pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args, const std::string& log_path,
                   std::string& error) {
     posix_spawn_file_actions_t fa;
@@ -199,7 +217,8 @@ pid_t spawn_point(const std::string& exe, const std::vector<std::string>& args, 
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     pid_t pid = -1;
-    int rc = posix_spawnp(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
+    std::vector<char*> env = point_environment();
+    int rc = posix_spawnp(&pid, exe.c_str(), &fa, nullptr, argv.data(), env.data());
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         error = "cannot run " + exe + ": " + std::strerror(rc);

@@ -98,6 +98,17 @@ Split mpi_rank(const Environment& e) {
 
 }   // namespace
 
+ShardFromEnv mpi_rank_from_environment(const std::function<const char*(const char*)>& env) {
+    const Split rank = mpi_rank(Environment(env));
+    ShardFromEnv s;
+    if (rank.index >= 0) {
+        s.index = static_cast<int>(rank.index);
+        s.count = static_cast<int>(rank.count);
+        s.from = rank.from;
+    }
+    return s;
+}
+
 ShardFromEnv shard_from_environment(const std::function<const char*(const char*)>& env) {
     const Environment e(env);
     const Split task = slurm_task(e);

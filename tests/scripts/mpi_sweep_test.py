@@ -10,7 +10,9 @@ from OMPI_COMM_WORLD_RANK/SIZE and share one output directory; and
 `mpirun -np 3` into a third. Each MPI run's results.csv must equal the local
 one (host time and memory aside), every rank must have run only its own
 points, and `vrdmasim merge` of the ranks' shard files must say the sweep is
-whole, and refuse when one is left out.
+whole, and refuse when one is left out. And that `mpirun -np 2 vrdmasim run`
+refuses on every rank, writing nothing (one simulation split across ranks
+is not built), while `mpirun -np 1` runs.
 """
 import argparse
 import os
@@ -103,10 +105,24 @@ def main():
             if m.returncode != 2 or "points are in none" not in m.stdout or os.path.exists(os.path.join(d, "part%d.csv" % np)):
                 failures.append("merge without rank 0's shard: exit %d, expected 2 naming the missing points"
                                 % m.returncode)
+        # `vrdmasim run` under mpirun: one rank runs as one process; several
+        # refuse (one simulation across ranks is not built), write nothing.
+        one = os.path.join(args.source, "configs", "tutorial", "01-one-write.ini")
+        p = run([mpirun, "-np", "1", args.exe, "run", one, "--out", "run1"], "run1")
+        if p.returncode != 0 or not os.path.exists(os.path.join(d, "run1", "summary.csv")):
+            failures.append("mpirun -np 1 vrdmasim run: exit %d, expected the run" % p.returncode)
+        p = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", one, "--out", "run2"], "run2")
+        said = p.stdout.count("one simulation split across MPI ranks is not built")
+        if p.returncode == 0 or said != 2 or os.path.exists(os.path.join(d, "run2")):
+            failures.append("mpirun -np 2 vrdmasim run: exit %d, %d ranks refused, %s: expected both to refuse "
+                            "and nothing written" % (p.returncode, said,
+                                                     "run2 written" if os.path.exists(os.path.join(d, "run2"))
+                                                     else "nothing written"))
     for line in failures:
         print("FAIL: " + line)
     if not failures:
-        print("ok: mpirun -np 2 and -np 3 sweeps equal the local sweep; merge refuses a missing shard")
+        print("ok: mpirun -np 2 and -np 3 sweeps equal the local sweep; merge refuses a missing shard; "
+              "vrdmasim run refuses to run once per rank")
     return 1 if failures else 0
 
 
