@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"}
+HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

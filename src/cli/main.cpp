@@ -20,6 +20,7 @@
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
 #include "models/common/noise.hpp"
+#include "src/cli/huge_pages.hpp"
 #include "src/cli/run.hpp"
 #include "src/sim/summary.hpp"
 #include "src/sim/system.hpp"
@@ -389,6 +390,8 @@ int metrics_command(const std::vector<std::string>& args) {
 }   // namespace
 
 int sc_main(int argc, char* argv[]) {
+    // Before the system's objects: the heap in huge pages (huge_pages.hpp).
+    vrdmasim::install_huge_page_heap();
     // stderr line-buffered: each message leaves in one write(), so the
     // lines of processes that share one stderr (the ranks of an mpirun, the
     // tasks of a Slurm array) never interleave mid-line, as they did when

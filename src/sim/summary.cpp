@@ -2,7 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 #include "src/sim/energy.hpp"
@@ -91,6 +93,10 @@ void declare_run_metrics(MetricRegistry& reg) {
 // The host's own figure, at the end of the table.
 void declare_host_metrics(MetricRegistry& reg) {
     reg.add_supplied("peak_rss_mib", "MiB", "Peak resident memory of the simulator process on the host.");
+    reg.add_supplied("host_huge_pages_mib", "MiB",
+                     "The simulator's memory backed by the host's transparent huge pages at the simulation's end "
+                     "(AnonHugePages of /proc/self/smaps_rollup; the executable's allocator asks for them, and "
+                     "0 where the host's THP is `never`; empty where not known).");
     reg.add_supplied("host_build_seconds", "s",
                      "Wall-clock time building the simulated system (elaboration: models, sockets, processes), "
                      "before the simulation; not in `host_seconds`.");
@@ -150,6 +156,18 @@ double peak_rss_mib() {
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     return static_cast<double>(ru.ru_maxrss) / 1024.0;   // ru_maxrss is in KiB on Linux
+}
+
+// AnonHugePages of /proc/self/smaps_rollup, "" where there is none.
+std::string huge_pages_mib() {
+    std::ifstream f("/proc/self/smaps_rollup");
+    for (std::string line; std::getline(f, line);) {
+        if (line.rfind("AnonHugePages:", 0) != 0) continue;
+        std::istringstream in(line.substr(14));
+        double kib = 0;
+        if (in >> kib) return format_metric(kib / 1024.0, 4);
+    }
+    return "";
 }
 
 }   // namespace
@@ -338,6 +356,7 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     const double energy_s = region ? region->stats_seconds() : sim_s;
     for (auto& kv : energy_columns(energy_of(cfg, sys, stats, energy_s), all_bytes)) v.push_back(std::move(kv));
     v.emplace_back("peak_rss_mib", format_metric(peak_rss_mib(), 4));
+    v.emplace_back("host_huge_pages_mib", huge_pages_mib());
     v.emplace_back("host_build_seconds", format_metric(build_seconds, 4));
     v.emplace_back("host_output_seconds", "");   // set when the outputs are written (run.cpp)
     return summary_metrics().compute(MetricInputs{cfg, stats}, v);

@@ -3,7 +3,7 @@ slurm_sweep_test.py) run, and its results compared without the host's own
 figures."""
 import csv
 
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_build_seconds", "host_output_seconds"}
+HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds"}
 
 # Six points on the base config named by {base}.
 SWEEP = """[sweep]
