@@ -47,9 +47,12 @@ the number checks:
     trace REGEX                number of trace.json events whose name matches REGEX
     expr PYTHON                a Python expression over stats[...], summary[...],
                                stat_sum(REGEX) (the sum of the stats.json figures whose
-                               key matches), log(REGEX), trace(REGEX), exists(FILE) (in
-                               the run's output directory) and status (the command's
-                               exit status)
+                               key matches), results('KEY=VALUE', ...) (the one row of a
+                               sweep's results.csv with those swept values, numbers as
+                               numbers; rows(...): every such row), log(REGEX), trace(REGEX), exists(FILE) (in the
+                               run's output directory), status (the command's exit
+                               status) and run(OUT) (another run: run('out/a').summary[...],
+                               .stats[...], .results(...))
 
 The written number must equal the figure rounded to as many decimals as
 it is written with (4.64 accepts 4.63656; 16 accepts 16 only; 1,024 and
@@ -67,7 +70,8 @@ A table (or any text) that a command prints, quoted whole:
     | 1 | 0 | ... |
     <!-- end output -->
 
-runs COMMAND in the scratch directory (after the runs before it) and the
+runs COMMAND (a line ending in a backslash goes on on the next) in the
+scratch directory (after the runs before it) and the
 lines between the markers must be exactly what it prints on its standard
 output (spaces at the ends of lines and blank lines at the ends of the
 block do not count); it must exit 0. The text reads as a plain Markdown
@@ -147,6 +151,20 @@ class Run:
         rx = re.compile(pattern)
         return sum(1 for line in self.log_lines() if rx.search(line))
 
+    def rows(self, *conditions):
+        """The rows of the sweep's results.csv whose swept keys have these values (KEY=VALUE)."""
+        with open(os.path.join(self.out, "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        want = [c.split("=", 1) for c in conditions]
+        return [{k: _number_or_text(v) for k, v in r.items()} for r in rows if all(r.get(k) == v for k, v in want)]
+
+    def results(self, *conditions):
+        """The one row of the sweep's results.csv whose swept keys have these values."""
+        found = self.rows(*conditions)
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} rows of {self.out}/results.csv with {', '.join(conditions)}")
+        return found[0]
+
     def stat_sum(self, pattern):
         rx = re.compile(pattern)
         return sum(v for k, v in self.stats().items() if rx.search(k) and isinstance(v, (int, float)))
@@ -163,7 +181,14 @@ def _number_or_text(v):
         return v
 
 
-def figure(run, source, arg):
+class _Other:
+    """run(OUT) in an expression: another run's stats, summary and results."""
+
+    def __init__(self, run):
+        self.stats, self.summary, self.results, self.rows = _Lazy(run.stats), _Lazy(run.summary), run.results, run.rows
+
+
+def figure(run, source, arg, runs=None):
     if source == "stats":
         stats = run.stats()
         if arg not in stats:
@@ -179,9 +204,12 @@ def figure(run, source, arg):
     if source == "trace":
         return run.trace(arg)
     env = {"stats": _Lazy(run.stats), "summary": _Lazy(run.summary), "log": run.log, "trace": run.trace,
-           "stat_sum": run.stat_sum,
+           "stat_sum": run.stat_sum, "results": run.results, "rows": run.rows, "run": lambda out: _Other((runs or {})[out]),
            "exists": lambda name: os.path.exists(os.path.join(run.out, name)), "status": run.status, "math": math}
-    return eval(arg, {"__builtins__": {"min": min, "max": max, "abs": abs, "round": round, "sum": sum, "len": len, "int": int, "float": float}}, env)
+    # One namespace (globals), so that a generator expression sees the names too.
+    builtins = {"min": min, "max": max, "abs": abs, "round": round, "sum": sum, "len": len, "int": int,
+                "float": float, "zip": zip, "sorted": sorted}
+    return eval(arg, dict(env, __builtins__=builtins))
 
 
 class _Lazy:
@@ -360,7 +388,7 @@ class Checker:
 
     def output(self, where, m):
         """Check an output block; the command's output, for --write."""
-        command = m.group(1)
+        command = re.sub(r"\\\n\s*", " ", m.group(1))
         if names_run(command, self.skipped_outs):
             self.skipped += 1
             return None
@@ -404,7 +432,7 @@ class Checker:
             self.fail(where, f"no run with --out {key} before this check")
             return
         try:
-            actual = figure(self.runs[key], source, arg)
+            actual = figure(self.runs[key], source, arg, self.runs)
         except Exception as e:  # a missing statistic or output is a failed check
             self.fail(where, f"{source} {arg}: {e}")
             return

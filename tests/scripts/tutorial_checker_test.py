@@ -104,6 +104,13 @@ def main():
         ("a command continued with a backslash", 0,
          "<!-- run -->\n```sh\nbuild/vrdmasim run configs/tutorial/01-one-write.ini \\\n  --out out/t\n```\n"
          "16<!-- check: out/t expr stat_sum(r'^node0\\.dma\\.packets_sent$') -->\n"),
+        # Another run's figures in an expression.
+        ("a figure against another run's", 0,
+         RUN + RUN.replace("out/t", "out/u") +
+         "0<!-- check: out/t expr stats['node0.dma.packets_sent'] - run('out/u').stats['node0.dma.packets_sent'] -->\n"),
+        ("a figure against another run's, wrong", 1,
+         RUN + RUN.replace("out/t", "out/u") +
+         "1<!-- check: out/t expr stats['node0.dma.packets_sent'] - run('out/u').stats['node0.dma.packets_sent'] -->\n"),
         # A slow run: skipped without --slow, with everything that names it.
         ("a slow run and its checks, skipped", 0,
          RUN.replace("<!-- run -->", "<!-- run slow -->") + "17<!-- check: out/t stats node0.dma.packets_sent -->\n"
