@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A sweep's results.csv as the Markdown table a document quotes.
 
-    scripts/results_table.py RESULTS.csv --row EXPR [--row EXPR ...] [--col EXPR [--col-order EXPR]]
+    scripts/results_table.py RESULTS.csv --row EXPR [--row EXPR ...] [--row-order EXPR] [--col EXPR [--col-order EXPR]]
                              --cell EXPR [--cell EXPR ...] [--where EXPR]
                              [--header 'A | B | ...'] [--align right]
 
@@ -14,7 +14,8 @@ separators and no decimals.
 
 - `--row` (one or more): the label cells of a table row. The rows of the
   CSV that give the same labels make one table row, in the order of their
-  first appearance.
+  first appearance (`--row-order`: sorted by that expression's value on
+  each row's first CSV row, ties in that order).
 - `--col` (optional): splits each table row into column groups, one per
   value of EXPR, in the order of first appearance (`--col-order`: sorted
   by that expression's value on each group's first row); without it there
@@ -81,6 +82,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("results")
     ap.add_argument("--row", action="append", required=True)
+    ap.add_argument("--row-order")
     ap.add_argument("--col")
     ap.add_argument("--col-order")
     ap.add_argument("--cell", action="append", required=True)
@@ -103,6 +105,7 @@ def main():
         group = str(r.eval(args.col)) if args.col else ""
         if label not in labels:
             labels.append(label)
+            order[label] = r.eval(args.row_order) if args.row_order else len(labels)
         if group not in groups:
             groups.append(group)
             order[group] = r.eval(args.col_order) if args.col_order else len(groups)
@@ -111,6 +114,7 @@ def main():
                  % (" | ".join(label), ", column " + group if group else ""))
         cells[label, group] = [str(r.eval(e)) for e in args.cell]
     groups.sort(key=lambda g: order[g])
+    labels.sort(key=lambda l: order[l])
     width = len(args.row) + len(groups) * len(args.cell)
     if args.header:
         header = [h.strip() for h in args.header.split("|")]

@@ -4,11 +4,11 @@ results.csv, and refuses what would make a wrong one.
 
     results_table_test.py --source SOURCE_DIR
 
-On a small results.csv written here: rows by label, columns split by a swept
-key and ordered by --col-order, cells formatted by f-strings, --where, a
-missing combination shown as "–", right alignment; and exit status 2 for two
-points that give one cell, a --header of the wrong width and a bad
-expression.
+On a small results.csv written here: rows by label (ordered by
+--row-order), columns split by a swept key and ordered by --col-order,
+cells formatted by f-strings, --where, a missing combination shown as "–",
+right alignment; and exit status 2 for two points that give one cell, a
+--header of the wrong width, a bad expression and no row left.
 """
 import argparse
 import os
@@ -52,6 +52,10 @@ def main():
               "--where", "handler_runs > 0", "--align", "right"],
              "| size(p['workload.message-size']) | p['rdma.strategy'] | handler_runs | throughput_gbps |\n"
              "|---:|---:|---:|---:|\n| 64 B | netvm | 4000 | 0.6 |\n| 4 KiB | netvm | 4000 | 7.9 |\n"),
+            ("rows sorted by --row-order", ["--row", size, "--where", "p['rdma.strategy'] == 'pin'",
+                                            "--row-order=-latency_us_p50", "--cell", "f'{latency_us_p50:.0f}'"],
+             "| size(p['workload.message-size']) | f'{latency_us_p50:.0f}' |\n|---|---|\n| 1 MiB | 666 |\n"
+             "| 4 KiB | 4 |\n| 64 B | 1 |\n"),
             ("a conditional cell", ["--row", size, "--where", "p['rdma.strategy'] == 'netvm'", "--cell",
                                     "f'{handler_runs:,}' if handler_runs else '–'"],
              "| size(p['workload.message-size']) | f'{handler_runs:,}' if handler_runs else '–' |\n|---|---|\n"
