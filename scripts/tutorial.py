@@ -74,7 +74,9 @@ runs COMMAND (a line ending in a backslash goes on on the next) in the
 scratch directory (after the runs before it) and the
 lines between the markers must be exactly what it prints on its standard
 output (spaces at the ends of lines and blank lines at the ends of the
-block do not count); it must exit 0. The text reads as a plain Markdown
+block do not count); it must exit 0. `<!-- output slow: COMMAND -->`: a
+block over a slow run's outputs, checked with --slow only (a block that
+names a skipped run's output directory is skipped anyway). The text reads as a plain Markdown
 table, and the command that makes it is beside it. `--write` rewrites
 every such block with what its command prints now (after a change that
 moves the figures on purpose: review the diff), and still checks the
@@ -99,9 +101,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = re.compile(r"<!-- run((?: exit=\d+| slow)*) *-->\s*\n```(?:sh|console)?\n(.*?)```", re.S)
 CHECK = re.compile(r"<!-- check: *(\S+) +(stats|summary|log|trace|expr) *(.*?) *-->")
-OUTPUT = re.compile(r"<!-- output: *(.+?) *-->[ \t]*\n(.*?)<!-- end output -->", re.S)
+OUTPUT = re.compile(r"<!-- output( slow)?: *(.+?) *-->[ \t]*\n(.*?)<!-- end output -->", re.S)
 EXCERPT = re.compile(r"<!-- log excerpt: *(\S+) *-->[ \t]*\n[ \t]*```[a-z]*\n(.*?)```", re.S)
-MARKER = re.compile(r"<!-- (run|log excerpt|output:)")
+MARKER = re.compile(r"<!-- (run|log excerpt|output(?: slow)?:)")
 LOG_LINE = re.compile(r"^[ \t]*\d+\.\d{6} us  \S+  ", re.M)
 STEP_REF = re.compile(r"`[^`\n]*?#(\d+)[^`\n]*`")
 NUMBER = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)(?:[^\d<]*?)$")
@@ -326,7 +328,7 @@ class Checker:
             elif kind == "output":
                 new = self.output(where, m)
                 if new is not None:
-                    rewrites.append((m.start(2), m.end(2), new))
+                    rewrites.append((m.start(3), m.end(3), new))
             elif kind == "excerpt":
                 self.excerpt(where, m)
             else:
@@ -347,7 +349,7 @@ class Checker:
         starts = {pos for pos, kind, _ in events if kind != "check"}
         for m in MARKER.finditer(text):
             if m.start() not in starts:
-                what = "`<!-- end output -->`" if m.group(1) == "output:" else "a fenced code block"
+                what = "`<!-- end output -->`" if m.group(1).startswith("output") else "a fenced code block"
                 self.fail(f"{name}:{text.count(chr(10), 0, m.start()) + 1}",
                           f"a `{m.group(1).rstrip(':')}` marker not followed by {what}")
         # Quoted log lines outside an excerpt would go unchecked; step
@@ -388,8 +390,8 @@ class Checker:
 
     def output(self, where, m):
         """Check an output block; the command's output, for --write."""
-        command = re.sub(r"\\\n\s*", " ", m.group(1))
-        if names_run(command, self.skipped_outs):
+        command = re.sub(r"\\\n\s*", " ", m.group(2))
+        if (m.group(1) and not self.slow) or names_run(command, self.skipped_outs):
             self.skipped += 1
             return None
         self.checks += 1
@@ -398,7 +400,7 @@ class Checker:
         if p.returncode != 0:
             self.fail(where, f"`{command}` exited {p.returncode}:\n{p.stderr[-2000:]}")
             return None
-        want, got = block_text(m.group(2)), block_text(p.stdout)
+        want, got = block_text(m.group(3)), block_text(p.stdout)
         if want != got and not self.write:
             diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "quoted", "printed now", lineterm="")
             self.fail(where, f"the block differs from what `{command}` prints (scripts/tutorial.py --write "

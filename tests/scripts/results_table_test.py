@@ -6,9 +6,11 @@ results.csv, and refuses what would make a wrong one.
 
 On a small results.csv written here: rows by label (ordered by
 --row-order), columns split by a swept key and ordered by --col-order,
-cells formatted by f-strings, --where, a missing combination shown as "–",
+cells formatted by f-strings and dec(), several points in a row picked by
+--several's pick(), --where, a missing combination shown as "–",
 right alignment; and exit status 2 for two points that give one cell, a
---header of the wrong width, a bad expression and no row left.
+--header of the wrong width, a bad expression, no row left and a pick()
+that does not find one point.
 """
 import argparse
 import os
@@ -56,6 +58,12 @@ def main():
                                             "--row-order=-latency_us_p50", "--cell", "f'{latency_us_p50:.0f}'"],
              "| size(p['workload.message-size']) | f'{latency_us_p50:.0f}' |\n|---|---|\n| 1 MiB | 666 |\n"
              "| 4 KiB | 4 |\n| 64 B | 1 |\n"),
+            ("several points in a table row, each cell picking its own; dec()",
+             ["--several", "--row", size, "--where", "p['workload.message-size'] != '1MiB'",
+              "--cell", "pick('rdma.strategy=pin')['handler_runs']",
+              "--cell", "dec(pick('rdma.strategy=netvm')['throughput_gbps'] / 100, 2)",
+              "--header", "message | pin's runs | netvm's Gb/s / 100"],
+             "| message | pin's runs | netvm's Gb/s / 100 |\n|---|---|---|\n| 64 B | 0 | 0.006 |\n| 4 KiB | 0 | 0.08 |\n"),
             ("a conditional cell", ["--row", size, "--where", "p['rdma.strategy'] == 'netvm'", "--cell",
                                     "f'{handler_runs:,}' if handler_runs else '–'"],
              "| size(p['workload.message-size']) | f'{handler_runs:,}' if handler_runs else '–' |\n|---|---|\n"
@@ -71,6 +79,7 @@ def main():
                                              "--header", "a | b"]),
             ("an expression that fails", ["--row", size, "--col", "p['rdma.strategy']", "--cell", "no_such_column"]),
             ("no row left", ["--row", size, "--cell", "handler_runs", "--where", "False"]),
+            ("a pick that finds two points", ["--several", "--row", size, "--cell", "pick()['handler_runs']"]),
         ]
         for name, args in refused:
             status, out, err = table(*args)

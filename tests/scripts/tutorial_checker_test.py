@@ -112,6 +112,9 @@ def main():
          RUN + RUN.replace("out/t", "out/u") +
          "1<!-- check: out/t expr stats['node0.dma.packets_sent'] - run('out/u').stats['node0.dma.packets_sent'] -->\n"),
         # A slow run: skipped without --slow, with everything that names it.
+        ("an output block marked slow, skipped without --slow", 0,
+         RUN + "16<!-- check: out/t stats node0.dma.packets_sent -->\n"
+         "<!-- output slow: echo printed -->\nquoted\n<!-- end output -->\n"),
         ("a slow run and its checks, skipped", 0,
          RUN.replace("<!-- run -->", "<!-- run slow -->") + "17<!-- check: out/t stats node0.dma.packets_sent -->\n"
          + output("wrong\n", "ls out/t") + output("| a | b |\n|---|---|\n| 1 | 2 |\n")),
