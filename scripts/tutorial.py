@@ -99,7 +99,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUN = re.compile(r"<!-- run((?: exit=\d+| slow)*) *-->\s*\n```(?:sh|console)?\n(.*?)```", re.S)
+RUN = re.compile(r"<!-- run((?: exit=\d+| slow)*) *-->\s*\n[ \t]*```(?:sh|console)?\n(.*?)```", re.S)
 CHECK = re.compile(r"<!-- check: *(\S+) +(stats|summary|log|trace|expr) *(.*?) *-->")
 OUTPUT = re.compile(r"<!-- output( slow)?: *(.+?) *-->[ \t]*\n(.*?)<!-- end output -->", re.S)
 EXCERPT = re.compile(r"<!-- log excerpt: *(\S+) *-->[ \t]*\n[ \t]*```[a-z]*\n(.*?)```", re.S)
