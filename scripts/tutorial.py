@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the tutorial's lessons and check every number their text quotes.
 
-    scripts/tutorial.py [--exe build/vrdmasim] [--keep DIR] [--slow] [--write] [LESSON.md ...]
+    scripts/tutorial.py [--exe build/vrdmasim] [--keep DIR [--have OUT ...]] [--slow] [--write] [LESSON.md ...]
 
 A lesson (docs/tutorial/NN-*.md, and the teachers' answers.md) marks what
 it runs and what it quotes with HTML comments, which a Markdown viewer does
@@ -20,6 +20,10 @@ directory, by which later checks refer to it. `<!-- run slow -->` marks a
 block too slow for the test suite: it runs with --slow only, and without it
 every command, check, excerpt and output block that names one of its
 output directories is skipped (and counted as skipped, not as checked).
+`<!-- run out=DIR -->` names the output directory of a block whose
+commands do not say `--out` (a script that writes DIR); with `--keep SCRATCH
+--have DIR`, DIR is already in SCRATCH (a test made it for its own check)
+and the block is not run again, so two checks can share one long run.
 
     the write took 16 packets<!-- check: out/01 stats node0.dma.packets_sent -->
 
@@ -99,7 +103,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUN = re.compile(r"<!-- run((?: exit=\d+| slow)*) *-->\s*\n[ \t]*```(?:sh|console)?\n(.*?)```", re.S)
+RUN = re.compile(r"<!-- run((?: exit=\d+| slow| out=\S+)*) *-->\s*\n[ \t]*```(?:sh|console)?\n(.*?)```", re.S)
 CHECK = re.compile(r"<!-- check: *(\S+) +(stats|summary|log|trace|expr) *(.*?) *-->")
 OUTPUT = re.compile(r"<!-- output( slow)?: *(.+?) *-->[ \t]*\n(.*?)<!-- end output -->", re.S)
 EXCERPT = re.compile(r"<!-- log excerpt: *(\S+) *-->[ \t]*\n[ \t]*```[a-z]*\n(.*?)```", re.S)
@@ -270,8 +274,16 @@ def lessons(paths):
         [os.path.join(ROOT, "docs", "tutorial", "answers.md")]
 
 
+def words_of(command):
+    """The command's words, a trailing `# comment` left out."""
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError:
+        return command.split()
+
+
 def out_dir_of(command):
-    words = shlex.split(command)
+    words = words_of(command)
     for i, w in enumerate(words):
         if w in ("--out", "-o") and i + 1 < len(words):
             return words[i + 1]
@@ -289,7 +301,7 @@ def commands(block):
 
 def names_run(command, outs):
     """Whether `command` names one of the output directories `outs`."""
-    return any(w == o or w.startswith(o.rstrip("/") + "/") for w in shlex.split(command) for o in outs)
+    return any(w == o or w.startswith(o.rstrip("/") + "/") for w in words_of(command) for o in outs)
 
 
 def block_text(text):
@@ -300,8 +312,8 @@ def block_text(text):
 class Checker:
     """One pass over the documents: runs, checks and their tallies."""
 
-    def __init__(self, scratch, slow, write):
-        self.scratch, self.slow, self.write = scratch, slow, write
+    def __init__(self, scratch, slow, write, have=()):
+        self.scratch, self.slow, self.write, self.have = scratch, slow, write, set(have)
         self.runs = {}
         self.skipped_outs = set()
         self.failures = self.checks = self.skipped = 0
@@ -371,12 +383,21 @@ class Checker:
     def run(self, where, m):
         flags = m.group(1)
         expected = int(re.search(r"exit=(\d+)", flags).group(1)) if "exit=" in flags else 0
+        declared = re.search(r"out=(\S+)", flags)
+        declared = declared.group(1) if declared else None
+        if declared and declared in self.have:
+            # Made before this checker ran (--have): its commands are not run again.
+            if not os.path.isdir(os.path.join(self.scratch, declared)):
+                self.fail(where, f"--have {declared}: no such directory in {self.scratch}")
+            self.runs[declared] = Run(os.path.join(self.scratch, declared), expected)
+            print(f"{where}: not run, {declared} is given (--have)")
+            return
+        status = 0
         for command in commands(m.group(2)):
             self.used_configs.update(re.findall(r"configs/tutorial/[\w./-]+\.ini", command))
             out = out_dir_of(command)
             if ("slow" in flags.split() and not self.slow) or names_run(command, self.skipped_outs):
-                if out:
-                    self.skipped_outs.add(out)
+                self.skipped_outs.update(o for o in (out, declared) if o)
                 print(f"{where}: skipped, slow (--slow runs it): {command}")
                 continue
             if out:
@@ -387,6 +408,9 @@ class Checker:
                 self.fail(where, f"`{command}` exited {p.returncode}, not {expected}:\n{p.stdout[-2000:]}")
             if out:
                 self.runs[out] = Run(os.path.join(self.scratch, out), p.returncode)
+            status = p.returncode
+        if declared and declared not in self.skipped_outs:
+            self.runs[declared] = Run(os.path.join(self.scratch, declared), status)
 
     def output(self, where, m):
         """Check an output block; the command's output, for --write."""
@@ -448,6 +472,8 @@ def main():
     ap.add_argument("--keep", help="run in this directory and keep the outputs")
     ap.add_argument("--slow", action="store_true", help="also run the blocks marked <!-- run slow -->")
     ap.add_argument("--write", action="store_true", help="rewrite the output blocks with what their commands print")
+    ap.add_argument("--have", action="append", default=[], metavar="OUT",
+                    help="OUT already exists in the --keep directory: the run block that makes it is not run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     exe = os.path.abspath(args.exe)
@@ -466,7 +492,10 @@ def main():
         if not os.path.lexists(target):
             os.symlink(os.path.join(ROOT, name), target)
 
-    checker = Checker(scratch, args.slow, args.write)
+    if args.have and not args.keep:
+        print("tutorial: --have needs --keep DIR (the directory that holds them)", file=sys.stderr)
+        return 2
+    checker = Checker(scratch, args.slow, args.write, args.have)
     try:
         for path in lessons(args.files):
             checker.document(path)

@@ -120,6 +120,23 @@ def main():
          + output("wrong\n", "ls out/t") + output("| a | b |\n|---|---|\n| 1 | 2 |\n")),
     ]
     failures = 0
+    # A run another check already made (--keep DIR --have OUT): its block is not run again.
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([exe, "run", os.path.join(ROOT, "configs", "tutorial", "01-one-write.ini"), "--out",
+                        os.path.join(d, "out", "given"), "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+        lesson = os.path.join(d, "lesson.md")
+        with open(lesson, "w") as f:
+            f.write("<!-- run out=out/given -->\n```sh\nfalse   # would fail if it ran\n```\n"
+                    "16<!-- check: out/given stats node0.dma.packets_sent -->\n")
+        for name, args, expected in (("a run given with --have is not run again", ["--keep", d, "--have", "out/given"], 0),
+                                     ("the same block run (no --have) fails", [], 1)):
+            p = subprocess.run([sys.executable, CHECKER, "--exe", exe] + args + [lesson], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            if p.returncode != expected:
+                print(f"FAIL {name}: exit {p.returncode}, expected {expected}\n{p.stdout}")
+                failures += 1
+            else:
+                print(f"ok   {name}")
     for name, expected, lesson in cases:
         status, output = check(exe, lesson)
         if status != expected:
