@@ -78,7 +78,8 @@ runs COMMAND (a line ending in a backslash goes on on the next) in the
 scratch directory (after the runs before it) and the
 lines between the markers must be exactly what it prints on its standard
 output (spaces at the ends of lines and blank lines at the ends of the
-block do not count); it must exit 0. `<!-- output slow: COMMAND -->`: a
+block do not count; a block quoted as a fenced code block is compared
+without its fences, so it reads as the terminal's output); it must exit 0. `<!-- output slow: COMMAND -->`: a
 block over a slow run's outputs, checked with --slow only (a block that
 names a skipped run's output directory is skipped anyway). The text reads as a plain Markdown
 table, and the command that makes it is beside it. `--write` rewrites
@@ -309,6 +310,14 @@ def block_text(text):
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip("\n")
 
 
+def fences(text):
+    """The opening and closing fence lines of an output block quoted as a code block, or None."""
+    lines = text.strip("\n").splitlines()
+    if len(lines) >= 2 and re.match(r"^\s*```", lines[0]) and re.match(r"^\s*```\s*$", lines[-1]):
+        return lines[0], lines[-1]
+    return None
+
+
 class Checker:
     """One pass over the documents: runs, checks and their tallies."""
 
@@ -424,12 +433,14 @@ class Checker:
         if p.returncode != 0:
             self.fail(where, f"`{command}` exited {p.returncode}:\n{p.stderr[-2000:]}")
             return None
-        want, got = block_text(m.group(3)), block_text(p.stdout)
+        fence = fences(m.group(3))
+        quoted = "\n".join(m.group(3).strip("\n").splitlines()[1:-1]) if fence else m.group(3)
+        want, got = block_text(quoted), block_text(p.stdout)
         if want != got and not self.write:
             diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "quoted", "printed now", lineterm="")
             self.fail(where, f"the block differs from what `{command}` prints (scripts/tutorial.py --write "
                       "rewrites it):\n" + "\n".join(diff))
-        return got + "\n"
+        return (fence[0] + "\n" + got + "\n" + fence[1] + "\n") if fence else got + "\n"
 
     def excerpt(self, where, m):
         key = m.group(1)
