@@ -27,6 +27,15 @@ the links' `packets` statistics in OUT/stats.json:
   (--message-cost, default 1 us, an *estimate*). Every window is counted,
   none skipped.
 
+--markdown prints the partitions as the Markdown table docs/scaling.md
+quotes, and nothing else (a `<!-- output: -->` block there, checked by
+scripts/tutorial.py): one row a partition, its ranks written "PX × PY × PZ =
+P" (one rank: "1"; a board each: "... (a board each)"), counts with
+thousands separators, shares to two decimals, figures per window to two
+decimals below 10 and one from 10, the speed-up to one decimal. Give
+--hop-cost with it: the run's own host time differs from run to run, and a
+table that a test compares must not (--markdown without it is refused).
+
 Exit status 2 on a directory that is not a torus run, or a partition that
 does not divide the torus's boards into blocks of at least one board.
 """
@@ -66,6 +75,67 @@ def block(coord, size, parts):
     return parts - 1
 
 
+def partition(spec, dims, links, routers, hops, windows, events, c, args):
+    """One --ranks partition's figures: cut packets, the busiest rank's sends
+    and packet-hops per window, and the speed-up they imply."""
+    try:
+        parts = [int(v) for v in spec.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 3 or any(p < 1 or p > d for p, d in zip(parts, dims)):
+        fail("--ranks %s: expected PX,PY,PZ with 1 <= Pk <= the torus's boards in that dimension (%d,%d,%d)"
+             % (spec, dims[0], dims[1], dims[2]))
+
+    def rank(board):
+        return tuple(block(x, d, p) for x, d, p in zip(board, dims, parts))
+
+    cut = 0
+    sends = {}
+    for a, b, n in links:
+        ra, rb = rank(a), rank(b)
+        if ra != rb:
+            cut += n
+            sends[ra] = sends.get(ra, 0) + n
+    load = {}
+    for board, n in routers.items():
+        load[rank(board)] = load.get(rank(board), 0) + n
+    nranks = parts[0] * parts[1] * parts[2]
+    busiest_send = max(sends.values()) if sends else 0
+    busiest_load = max(load.values()) if load else 0
+    total_load = sum(load.values())
+    busiest_hops = busiest_load * hops / total_load / windows if total_load else 0
+    t1 = c * 1e-3 * hops / windows   # us per window on one rank
+    tp = c * 1e-3 * busiest_hops + (args.sync_cost + args.message_cost * busiest_send / windows
+                                    if nranks > 1 else 0)
+    return {"parts": parts, "nranks": nranks, "cut": cut, "busiest_send": busiest_send,
+            "busiest_hops": busiest_hops, "imbalance": busiest_load * nranks / total_load if total_load else 0,
+            "speedup": t1 / tp if tp > 0 else 0, "hops": hops, "windows": windows, "events": events}
+
+
+def per_window(x):
+    """A figure per window as docs/scaling.md writes it."""
+    return "0" if x == 0 else "%.2f" % x if x < 10 else "%.1f" % x
+
+
+def markdown(rows, dims):
+    """The partitions as docs/scaling.md's Markdown table."""
+    lines = ["| ranks | cut packets | of all packet-hops | per window: cut | busiest rank's sends | transactions "
+             "| packet-hops, all (busiest rank) | implied speed-up |", "|---|---|---|---|---|---|---|---|"]
+    boards = dims[0] * dims[1] * dims[2]
+    for r in rows:
+        n = r["nranks"]
+        label = "1" if n == 1 else "%s = %d" % (" × ".join(map(str, r["parts"])), n)
+        if n == boards and n > 1:
+            label += " (a board each)"
+        hops, windows = r["hops"], r["windows"]
+        lines.append("| %s | %s | %s | %s | %s | %s | %.1f (%.1f) | %s |"
+                     % (label, "{:,}".format(r["cut"]), "0 %" if not r["cut"] else "%.2f %%" % (100.0 * r["cut"] / hops),
+                        per_window(r["cut"] / windows), per_window(r["busiest_send"] / windows),
+                        "{:,.0f}".format(r["events"] / windows), hops / windows, r["busiest_hops"],
+                        "1" if n == 1 else "%.1f" % r["speedup"]))
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")
@@ -73,7 +143,10 @@ def main():
     ap.add_argument("--hop-cost", type=float, help="host ns per packet-hop on one rank (default: this run's)")
     ap.add_argument("--sync-cost", type=float, default=5.0, help="us per window's synchronisation (estimate)")
     ap.add_argument("--message-cost", type=float, default=1.0, help="us per cut packet sent (estimate)")
+    ap.add_argument("--markdown", action="store_true", help="print docs/scaling.md's table only")
     args = ap.parse_args()
+    if args.markdown and not args.hop_cost:
+        fail("--markdown needs --hop-cost: a table a test compares cannot hold this run's host time")
     try:
         with open(os.path.join(args.out, "stats.json")) as f:
             stats = json.load(f)
@@ -108,50 +181,25 @@ def main():
     if not hops:
         fail("%s: no router-to-router packets in stats.json" % args.out)
 
+    c = args.hop_cost if args.hop_cost else float(summary["host_seconds"]) * 1e9 / hops
+    rows = [partition(spec, dims, links, routers, hops, windows, events, c, args) for spec in args.ranks]
+    if args.markdown:
+        print(markdown(rows, dims))
+        return 0
     print("%s: %d x %d x %d QFDBs, %d MPSoCs, %s, %.6g s simulated, %d packet-hops, %.4g transactions (sim_events)"
           % (args.out, dims[0], dims[1], dims[2], 4 * dims[0] * dims[1] * dims[2], summary.get("workload", "?"),
              sim, hops, events))
-    c = args.hop_cost if args.hop_cost else float(summary["host_seconds"]) * 1e9 / hops
     print("lookahead L = board-link.latency = %.0f ns: %.0f windows; host cost per packet-hop c = %.1f ns%s, "
           "sync s = %g us, message m = %g us" % (lookahead * 1e9, windows, c,
                                                  "" if args.hop_cost else " (this run's)", args.sync_cost,
                                                  args.message_cost))
     print("  ranks     cut packets  share of hops  per window: cut  busiest rank sends  transactions  "
           "packet-hops (busiest rank)  speed-up")
-    for spec in args.ranks:
-        try:
-            parts = [int(v) for v in spec.split(",")]
-        except ValueError:
-            parts = []
-        if len(parts) != 3 or any(p < 1 or p > d for p, d in zip(parts, dims)):
-            fail("--ranks %s: expected PX,PY,PZ with 1 <= Pk <= the torus's boards in that dimension (%d,%d,%d)"
-                 % (spec, dims[0], dims[1], dims[2]))
-
-        def rank(board):
-            return tuple(block(c, d, p) for c, d, p in zip(board, dims, parts))
-
-        cut = 0
-        sends = {}
-        for a, b, n in links:
-            ra, rb = rank(a), rank(b)
-            if ra != rb:
-                cut += n
-                sends[ra] = sends.get(ra, 0) + n
-        load = {}
-        for board, n in routers.items():
-            load[rank(board)] = load.get(rank(board), 0) + n
-        nranks = parts[0] * parts[1] * parts[2]
-        busiest_send = max(sends.values()) if sends else 0
-        busiest_load = max(load.values()) if load else 0
-        total_load = sum(load.values())
-        busiest_hops = busiest_load * hops / total_load / windows if total_load else 0
-        t1 = c * 1e-3 * hops / windows   # us per window on one rank
-        tp = c * 1e-3 * busiest_hops + (args.sync_cost + args.message_cost * busiest_send / windows
-                                        if nranks > 1 else 0)
+    for r in rows:
         print("  %-8s  %11d  %12.2f%%  %15.2f  %18.2f  %12.0f  %.1f (%.1f, %.2fx the mean)  %.1f"
-              % ("x".join(map(str, parts)) + " " + str(nranks), cut, 100.0 * cut / hops, cut / windows,
-                 busiest_send / windows, events / windows, hops / windows, busiest_hops,
-                 busiest_load * nranks / total_load if total_load else 0, t1 / tp if tp > 0 else 0))
+              % ("x".join(map(str, r["parts"])) + " " + str(r["nranks"]), r["cut"], 100.0 * r["cut"] / hops,
+                 r["cut"] / windows, r["busiest_send"] / windows, events / windows, hops / windows,
+                 r["busiest_hops"], r["imbalance"], r["speedup"]))
     return 0
 
 

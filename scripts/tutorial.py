@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the tutorial's lessons and check every number their text quotes.
 
-    scripts/tutorial.py [--exe build/vrdmasim] [--keep DIR] [LESSON.md ...]
+    scripts/tutorial.py [--exe build/vrdmasim] [--keep DIR [--have OUT ...]] [--slow] [--write] [LESSON.md ...]
 
 A lesson (docs/tutorial/NN-*.md, and the teachers' answers.md) marks what
 it runs and what it quotes with HTML comments, which a Markdown viewer does
@@ -13,9 +13,17 @@ not show:
     ```
 
 runs the commands of the code block that follows, exactly as a student
-types them, in a scratch directory where `build/vrdmasim` is the simulator
-under test and `configs/` the repository's configs; `--out DIR` names the
-run's output directory, by which later checks refer to it.
+types them (a line ending in `\\` goes on on the next), in a scratch
+directory where `build/vrdmasim` is the simulator under test and `configs/`
+and `scripts/` the repository's; `--out DIR` names the run's output
+directory, by which later checks refer to it. `<!-- run slow -->` marks a
+block too slow for the test suite: it runs with --slow only, and without it
+every command, check, excerpt and output block that names one of its
+output directories is skipped (and counted as skipped, not as checked).
+`<!-- run out=DIR -->` names the output directory of a block whose
+commands do not say `--out` (a script that writes DIR); with `--keep SCRATCH
+--have DIR`, DIR is already in SCRATCH (a test made it for its own check)
+and the block is not run again, so two checks can share one long run.
 
     the write took 16 packets<!-- check: out/01 stats node0.dma.packets_sent -->
 
@@ -42,8 +50,13 @@ the number checks:
     log REGEX                  number of events.log lines matching REGEX
     trace REGEX                number of trace.json events whose name matches REGEX
     expr PYTHON                a Python expression over stats[...], summary[...],
-                               log(REGEX), trace(REGEX), exists(FILE) (in the run's
-                               output directory) and status (the command's exit status)
+                               stat_sum(REGEX) (the sum of the stats.json figures whose
+                               key matches), results('KEY=VALUE', ...) (the one row of a
+                               sweep's results.csv with those swept values, numbers as
+                               numbers; rows(...): every such row), log(REGEX), trace(REGEX), exists(FILE) (in the
+                               run's output directory), status (the command's exit
+                               status) and run(OUT) (another run: run('out/a').summary[...],
+                               .stats[...], .results(...))
 
 The written number must equal the figure rounded to as many decimals as
 it is written with (4.64 accepts 4.63656; 16 accepts 16 only; 1,024 and
@@ -52,9 +65,33 @@ simulator no longer prints fails, so the tutorial cannot drift from the
 tool. Every command of a `<!-- run -->` block must exit 0 (`<!-- run exit=3 -->`:
 exit 3, a run whose transfers failed); every lesson's `configs/tutorial/*.ini` must be run by some
 lesson.
+
+A table (or any text) that a command prints, quoted whole:
+
+    <!-- output: scripts/cut_traffic.py out/halo1296 --markdown --hop-cost 1570 --ranks 1,1,1 -->
+    | ranks | cut packets | ... |
+    |---|---|---|
+    | 1 | 0 | ... |
+    <!-- end output -->
+
+runs COMMAND (a line ending in a backslash goes on on the next) in the
+scratch directory (after the runs before it) and the
+lines between the markers must be exactly what it prints on its standard
+output (spaces at the ends of lines and blank lines at the ends of the
+block do not count; a block quoted as a fenced code block is compared
+without its fences, so it reads as the terminal's output); it must exit 0. `<!-- output slow: COMMAND -->`: a
+block over a slow run's outputs, checked with --slow only (a block that
+names a skipped run's output directory is skipped anyway). The text reads as a plain Markdown
+table, and the command that makes it is beside it. `--write` rewrites
+every such block with what its command prints now (after a change that
+moves the figures on purpose: review the diff), and still checks the
+numbers. The same blocks check any document: the ctests `tutorial`,
+`quoted_figures` and `scaling_tables` run this script over the tutorial,
+the READMEs and docs/ pages that quote figures.
 """
 import argparse
 import csv
+import difflib
 import glob
 import json
 import math
@@ -67,10 +104,11 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUN = re.compile(r"<!-- run(?: exit=(\d+))? *-->\s*\n```(?:sh|console)?\n(.*?)```", re.S)
+RUN = re.compile(r"<!-- run((?: exit=\d+| slow| out=\S+)*) *-->\s*\n[ \t]*```(?:sh|console)?\n(.*?)```", re.S)
 CHECK = re.compile(r"<!-- check: *(\S+) +(stats|summary|log|trace|expr) *(.*?) *-->")
+OUTPUT = re.compile(r"<!-- output( slow)?: *(.+?) *-->[ \t]*\n(.*?)<!-- end output -->", re.S)
 EXCERPT = re.compile(r"<!-- log excerpt: *(\S+) *-->[ \t]*\n[ \t]*```[a-z]*\n(.*?)```", re.S)
-MARKER = re.compile(r"<!-- (run|log excerpt)\b")
+MARKER = re.compile(r"<!-- (run|log excerpt|output(?: slow)?:)")
 LOG_LINE = re.compile(r"^[ \t]*\d+\.\d{6} us  \S+  ", re.M)
 STEP_REF = re.compile(r"`[^`\n]*?#(\d+)[^`\n]*`")
 NUMBER = re.compile(r"(-?\d[\d,]*(?:\.\d+)?)(?:[^\d<]*?)$")
@@ -120,6 +158,24 @@ class Run:
         rx = re.compile(pattern)
         return sum(1 for line in self.log_lines() if rx.search(line))
 
+    def rows(self, *conditions):
+        """The rows of the sweep's results.csv whose swept keys have these values (KEY=VALUE)."""
+        with open(os.path.join(self.out, "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        want = [c.split("=", 1) for c in conditions]
+        return [{k: _number_or_text(v) for k, v in r.items()} for r in rows if all(r.get(k) == v for k, v in want)]
+
+    def results(self, *conditions):
+        """The one row of the sweep's results.csv whose swept keys have these values."""
+        found = self.rows(*conditions)
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} rows of {self.out}/results.csv with {', '.join(conditions)}")
+        return found[0]
+
+    def stat_sum(self, pattern):
+        rx = re.compile(pattern)
+        return sum(v for k, v in self.stats().items() if rx.search(k) and isinstance(v, (int, float)))
+
     def trace(self, pattern):
         rx = re.compile(pattern)
         return sum(1 for e in self.trace_events() if e.get("ph") != "M" and rx.search(str(e.get("name", ""))))
@@ -132,7 +188,14 @@ def _number_or_text(v):
         return v
 
 
-def figure(run, source, arg):
+class _Other:
+    """run(OUT) in an expression: another run's stats, summary and results."""
+
+    def __init__(self, run):
+        self.stats, self.summary, self.results, self.rows = _Lazy(run.stats), _Lazy(run.summary), run.results, run.rows
+
+
+def figure(run, source, arg, runs=None):
     if source == "stats":
         stats = run.stats()
         if arg not in stats:
@@ -148,8 +211,12 @@ def figure(run, source, arg):
     if source == "trace":
         return run.trace(arg)
     env = {"stats": _Lazy(run.stats), "summary": _Lazy(run.summary), "log": run.log, "trace": run.trace,
+           "stat_sum": run.stat_sum, "results": run.results, "rows": run.rows, "run": lambda out: _Other((runs or {})[out]),
            "exists": lambda name: os.path.exists(os.path.join(run.out, name)), "status": run.status, "math": math}
-    return eval(arg, {"__builtins__": {"min": min, "max": max, "abs": abs, "round": round, "sum": sum, "len": len, "int": int, "float": float}}, env)
+    # One namespace (globals), so that a generator expression sees the names too.
+    builtins = {"min": min, "max": max, "abs": abs, "round": round, "sum": sum, "len": len, "int": int,
+                "float": float, "zip": zip, "sorted": sorted}
+    return eval(arg, dict(env, __builtins__=builtins))
 
 
 class _Lazy:
@@ -208,8 +275,16 @@ def lessons(paths):
         [os.path.join(ROOT, "docs", "tutorial", "answers.md")]
 
 
+def words_of(command):
+    """The command's words, a trailing `# comment` left out."""
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError:
+        return command.split()
+
+
 def out_dir_of(command):
-    words = shlex.split(command)
+    words = words_of(command)
     for i, w in enumerate(words):
         if w in ("--out", "-o") and i + 1 < len(words):
             return words[i + 1]
@@ -218,10 +293,198 @@ def out_dir_of(command):
     return None
 
 
+def commands(block):
+    """The commands of a run block: one a line, a line ending in a backslash joined
+    with the next, comment lines left out."""
+    joined = re.sub(r"\\\n", " ", block)
+    return [c for c in joined.splitlines() if c.strip() and not c.lstrip().startswith("#")]
+
+
+def names_run(command, outs):
+    """Whether `command` names one of the output directories `outs`."""
+    return any(w == o or w.startswith(o.rstrip("/") + "/") for w in words_of(command) for o in outs)
+
+
+def block_text(text):
+    """An output block's lines, as compared: no spaces at line ends, no blank lines at the ends."""
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip("\n")
+
+
+def fences(text):
+    """The opening and closing fence lines of an output block quoted as a code block, or None."""
+    lines = text.strip("\n").splitlines()
+    if len(lines) >= 2 and re.match(r"^\s*```", lines[0]) and re.match(r"^\s*```\s*$", lines[-1]):
+        return lines[0], lines[-1]
+    return None
+
+
+class Checker:
+    """One pass over the documents: runs, checks and their tallies."""
+
+    def __init__(self, scratch, slow, write, have=()):
+        self.scratch, self.slow, self.write, self.have = scratch, slow, write, set(have)
+        self.runs = {}
+        self.skipped_outs = set()
+        self.failures = self.checks = self.skipped = 0
+        self.used_configs = set()
+
+    def fail(self, where, message):
+        print(f"{where}: {message}", file=sys.stderr)
+        self.failures += 1
+
+    def document(self, path):
+        with open(path) as f:
+            text = f.read()
+        name = os.path.relpath(path, ROOT)
+        events = [(m.start(), "run", m) for m in RUN.finditer(text)]
+        events += [(m.start(), "check", m) for m in CHECK.finditer(text)]
+        events += [(m.start(), "excerpt", m) for m in EXCERPT.finditer(text)]
+        events += [(m.start(), "output", m) for m in OUTPUT.finditer(text)]
+        self.lint(name, text, events)
+        rewrites = []
+        for pos, kind, m in sorted(events, key=lambda e: e[0]):
+            where = f"{name}:{text.count(chr(10), 0, pos) + 1}"
+            if kind == "run":
+                self.run(where, m)
+            elif kind == "output":
+                new = self.output(where, m)
+                if new is not None:
+                    rewrites.append((m.start(3), m.end(3), new))
+            elif kind == "excerpt":
+                self.excerpt(where, m)
+            else:
+                line_start = text.rfind("\n", 0, pos) + 1
+                self.number(where, m, text[line_start:pos])
+        if self.write and rewrites:
+            for start, end, new in reversed(rewrites):
+                text = text[:start] + new + text[end:]
+            with open(path, "w") as f:
+                f.write(text)
+            print(f"rewrote {len(rewrites)} output block(s) of {name}")
+
+    def lint(self, name, text, events):
+        """Markers without their block, quoted log lines and step numbers
+        outside checked excerpts, a document that checks nothing."""
+        # A marker whose code block the patterns do not find would be
+        # skipped silently: every marker must start a match.
+        starts = {pos for pos, kind, _ in events if kind != "check"}
+        for m in MARKER.finditer(text):
+            if m.start() not in starts:
+                what = "`<!-- end output -->`" if m.group(1).startswith("output") else "a fenced code block"
+                self.fail(f"{name}:{text.count(chr(10), 0, m.start()) + 1}",
+                          f"a `{m.group(1).rstrip(':')}` marker not followed by {what}")
+        # Quoted log lines outside an excerpt would go unchecked; step
+        # numbers named in the prose must be quoted steps.
+        spans = [(m.start(), m.end()) for _, kind, m in events if kind == "excerpt"]
+        inside = lambda pos: any(a <= pos < b for a, b in spans)
+        quoted = {int(n) for _, kind, m in events if kind == "excerpt" for n in re.findall(r"#(\d+)", m.group(2))}
+        for m in LOG_LINE.finditer(text):
+            if not inside(m.start()):
+                self.fail(f"{name}:{text.count(chr(10), 0, m.start()) + 1}", "a quoted line of the log outside a "
+                          "`<!-- log excerpt: RUN -->` block (not checked against the run)")
+        for m in STEP_REF.finditer(text):
+            if not inside(m.start()) and int(m.group(1)) not in quoted:
+                self.fail(f"{name}:{text.count(chr(10), 0, m.start()) + 1}",
+                          f"{m.group(0)} names step #{m.group(1)}, which no log excerpt of the lesson quotes")
+        if not any(kind in ("check", "output") for _, kind, _ in events):
+            self.fail(name, "quotes no checked figure")
+
+    def run(self, where, m):
+        flags = m.group(1)
+        expected = int(re.search(r"exit=(\d+)", flags).group(1)) if "exit=" in flags else 0
+        declared = re.search(r"out=(\S+)", flags)
+        declared = declared.group(1) if declared else None
+        if declared and declared in self.have:
+            # Made before this checker ran (--have): its commands are not run again.
+            if not os.path.isdir(os.path.join(self.scratch, declared)):
+                self.fail(where, f"--have {declared}: no such directory in {self.scratch}")
+            self.runs[declared] = Run(os.path.join(self.scratch, declared), expected)
+            print(f"{where}: not run, {declared} is given (--have)")
+            return
+        status = 0
+        for command in commands(m.group(2)):
+            self.used_configs.update(re.findall(r"configs/tutorial/[\w./-]+\.ini", command))
+            out = out_dir_of(command)
+            if ("slow" in flags.split() and not self.slow) or names_run(command, self.skipped_outs):
+                self.skipped_outs.update(o for o in (out, declared) if o)
+                print(f"{where}: skipped, slow (--slow runs it): {command}")
+                continue
+            if out:
+                shutil.rmtree(os.path.join(self.scratch, out), ignore_errors=True)
+            p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            if p.returncode != expected:
+                self.fail(where, f"`{command}` exited {p.returncode}, not {expected}:\n{p.stdout[-2000:]}")
+            if out:
+                self.runs[out] = Run(os.path.join(self.scratch, out), p.returncode)
+            status = p.returncode
+        if declared and declared not in self.skipped_outs:
+            self.runs[declared] = Run(os.path.join(self.scratch, declared), status)
+
+    def output(self, where, m):
+        """Check an output block; the command's output, for --write."""
+        command = re.sub(r"\\\n\s*", " ", m.group(2))
+        if (m.group(1) and not self.slow) or names_run(command, self.skipped_outs):
+            self.skipped += 1
+            return None
+        self.checks += 1
+        p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        if p.returncode != 0:
+            self.fail(where, f"`{command}` exited {p.returncode}:\n{p.stderr[-2000:]}")
+            return None
+        fence = fences(m.group(3))
+        quoted = "\n".join(m.group(3).strip("\n").splitlines()[1:-1]) if fence else m.group(3)
+        want, got = block_text(quoted), block_text(p.stdout)
+        if want != got and not self.write:
+            diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "quoted", "printed now", lineterm="")
+            self.fail(where, f"the block differs from what `{command}` prints (scripts/tutorial.py --write "
+                      "rewrites it):\n" + "\n".join(diff))
+        return (fence[0] + "\n" + got + "\n" + fence[1] + "\n") if fence else got + "\n"
+
+    def excerpt(self, where, m):
+        key = m.group(1)
+        if key in self.skipped_outs:
+            self.skipped += 1
+            return
+        self.checks += 1
+        if key not in self.runs:
+            self.fail(where, f"no run with --out {key} before this log excerpt")
+            return
+        problem = excerpt_problem(self.runs[key], m.group(2))
+        if problem:
+            self.fail(where, problem)
+
+    def number(self, where, m, before):
+        key, source, arg = m.group(1), m.group(2), m.group(3)
+        if key in self.skipped_outs:
+            self.skipped += 1
+            return
+        self.checks += 1
+        written, decimals = written_number(before)
+        if written is None:
+            self.fail(where, f"no number before the check of {source} {arg}")
+            return
+        if key not in self.runs:
+            self.fail(where, f"no run with --out {key} before this check")
+            return
+        try:
+            actual = figure(self.runs[key], source, arg, self.runs)
+        except Exception as e:  # a missing statistic or output is a failed check
+            self.fail(where, f"{source} {arg}: {e}")
+            return
+        if not matches(written, decimals, actual):
+            self.fail(where, f"the text says {written:g}, the run gives {actual} ({source} {arg})")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--exe", default=os.path.join(ROOT, "build", "vrdmasim"))
     ap.add_argument("--keep", help="run in this directory and keep the outputs")
+    ap.add_argument("--slow", action="store_true", help="also run the blocks marked <!-- run slow -->")
+    ap.add_argument("--write", action="store_true", help="rewrite the output blocks with what their commands print")
+    ap.add_argument("--have", action="append", default=[], metavar="OUT",
+                    help="OUT already exists in the --keep directory: the run block that makes it is not run")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     exe = os.path.abspath(args.exe)
@@ -240,105 +503,23 @@ def main():
         if not os.path.lexists(target):
             os.symlink(os.path.join(ROOT, name), target)
 
-    runs = {}
-    failures = 0
-    checks = 0
-    used_configs = set()
+    if args.have and not args.keep:
+        print("tutorial: --have needs --keep DIR (the directory that holds them)", file=sys.stderr)
+        return 2
+    checker = Checker(scratch, args.slow, args.write, args.have)
     try:
         for path in lessons(args.files):
-            with open(path) as f:
-                text = f.read()
-            name = os.path.relpath(path, ROOT)
-            events = [(m.start(), "run", m) for m in RUN.finditer(text)]
-            events += [(m.start(), "check", m) for m in CHECK.finditer(text)]
-            events += [(m.start(), "excerpt", m) for m in EXCERPT.finditer(text)]
-            # A marker whose code block the patterns do not find would be
-            # skipped silently: every marker must start a match.
-            starts = {pos for pos, kind, _ in events if kind != "check"}
-            for m in MARKER.finditer(text):
-                if m.start() not in starts:
-                    print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: a `{m.group(1)}` marker not followed "
-                          "by a fenced code block", file=sys.stderr)
-                    failures += 1
-            # Quoted log lines outside an excerpt would go unchecked; step
-            # numbers named in the prose must be quoted steps.
-            spans = [(m.start(), m.end()) for _, kind, m in events if kind == "excerpt"]
-            inside = lambda pos: any(a <= pos < b for a, b in spans)
-            quoted = {int(n) for _, kind, m in events if kind == "excerpt" for n in re.findall(r"#(\d+)", m.group(2))}
-            for m in LOG_LINE.finditer(text):
-                if not inside(m.start()):
-                    print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: a quoted line of the log outside a "
-                          "`<!-- log excerpt: RUN -->` block (not checked against the run)", file=sys.stderr)
-                    failures += 1
-            for m in STEP_REF.finditer(text):
-                if not inside(m.start()) and int(m.group(1)) not in quoted:
-                    print(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)} names step #{m.group(1)}, "
-                          "which no log excerpt of the lesson quotes", file=sys.stderr)
-                    failures += 1
-            if not any(kind == "check" for _, kind, _ in events):
-                print(f"{name}: quotes no checked figure", file=sys.stderr)
-                failures += 1
-            for pos, kind, m in sorted(events, key=lambda e: e[0]):
-                line_no = text.count("\n", 0, pos) + 1
-                where = f"{name}:{line_no}"
-                if kind == "run":
-                    expected = int(m.group(1) or 0)
-                    for command in [c for c in m.group(2).splitlines() if c.strip() and not c.startswith("#")]:
-                        used_configs.update(re.findall(r"configs/tutorial/[\w./-]+\.ini", command))
-                        out = out_dir_of(command)
-                        if out:
-                            shutil.rmtree(os.path.join(scratch, out), ignore_errors=True)
-                        p = subprocess.run(command, shell=True, cwd=scratch, stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, text=True)
-                        if p.returncode != expected:
-                            print(f"{where}: `{command}` exited {p.returncode}, not {expected}:\n{p.stdout[-2000:]}", file=sys.stderr)
-                            failures += 1
-                        if out:
-                            runs[out] = Run(os.path.join(scratch, out), p.returncode)
-                    continue
-                checks += 1
-                if kind == "excerpt":
-                    key = m.group(1)
-                    if key not in runs:
-                        print(f"{where}: no run with --out {key} before this log excerpt", file=sys.stderr)
-                        failures += 1
-                        continue
-                    problem = excerpt_problem(runs[key], m.group(2))
-                    if problem:
-                        print(f"{where}: {problem}", file=sys.stderr)
-                        failures += 1
-                    continue
-                key, source, arg = m.group(1), m.group(2), m.group(3)
-                line_start = text.rfind("\n", 0, pos) + 1
-                written, decimals = written_number(text[line_start:pos])
-                if written is None:
-                    print(f"{where}: no number before the check of {source} {arg}", file=sys.stderr)
-                    failures += 1
-                    continue
-                if key not in runs:
-                    print(f"{where}: no run with --out {key} before this check", file=sys.stderr)
-                    failures += 1
-                    continue
-                try:
-                    actual = figure(runs[key], source, arg)
-                except Exception as e:  # a missing statistic or output is a failed check
-                    print(f"{where}: {source} {arg}: {e}", file=sys.stderr)
-                    failures += 1
-                    continue
-                if not matches(written, decimals, actual):
-                    print(f"{where}: the text says {written:g}, the run gives {actual} ({source} {arg})",
-                          file=sys.stderr)
-                    failures += 1
+            checker.document(path)
         if not args.files:
             shipped = {os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "configs", "tutorial", "*.ini"))}
-            for unused in sorted(shipped - used_configs):
-                print(f"{unused}: no lesson runs it", file=sys.stderr)
-                failures += 1
+            for unused in sorted(shipped - checker.used_configs):
+                checker.fail(unused, "no lesson runs it")
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
-    print(f"tutorial: {checks} figures checked, {failures} problems")
-    return 1 if failures else 0
+    skipped = f", {checker.skipped} skipped with their slow runs (--slow checks them)" if checker.skipped else ""
+    print(f"tutorial: {checker.checks} figures checked, {checker.failures} problems{skipped}")
+    return 1 if checker.failures else 0
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ script's figures against sums taken here another way from the same
 stats.json: one rank cuts nothing; a rank per board cuts every link between
 boards; three slabs along x cut the links whose ends differ in x (a ring of
 three: every x link); the windows are sim_seconds / 357 ns; the share is of
-the summary's packet_hops. And that bad input is refused with exit status 2.
+the summary's packet_hops; --markdown prints the same counts as
+docs/scaling.md's table rows. And that bad input is refused with exit
+status 2.
 """
 import argparse
 import csv
@@ -79,14 +81,36 @@ def main():
                                 % (hops, board_links, x_links))
             if "%.0f windows" % windows not in p.stdout:
                 failures.append("the windows are not sim_seconds / 357 ns = %.0f" % windows)
-        # Refused, exit status 2: a partition finer than the boards, a run that is not a torus, no run.
+        # --markdown: docs/scaling.md's table, the same counts as the plain output, one row a partition.
+        p = subprocess.run([sys.executable, script, out, "--markdown", "--ranks", "1,1,1", "--ranks", "3,2,2",
+                            "--ranks", "3,1,1", "--hop-cost", "1000"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        print(p.stdout)
+        table = [line.split(" | ") for line in p.stdout.splitlines()]
+        labels = {"1": "1x1x1", "3 × 2 × 2 = 12 (a board each)": "3x2x2", "3 × 1 × 1 = 3": "3x1x1"}
+        body = {r[0].lstrip("| "): r for r in table[2:]}
+        if (p.returncode != 0 or len(table) != 5 or not table[1][0].startswith("|---")
+                or set(body) != set(labels) or any(len(r) != 8 for r in table[:1] + table[2:])):
+            failures.append("--markdown: exit %d, not a header, a rule and one row a partition as labelled %s"
+                            % (p.returncode, sorted(labels)))
+        elif rows:
+            for label, part in labels.items():
+                if body[label][1].replace(",", "") != rows[part][2]:
+                    failures.append("--markdown %s: %s cut packets, the plain output %s"
+                                    % (label, body[label][1], rows[part][2]))
+                if body[label][7].rstrip(" |") != ("1" if part == "1x1x1" else "%.1f" % float(rows[part][7])):
+                    failures.append("--markdown %s: speed-up %s, the plain output %s"
+                                    % (label, body[label][7], rows[part][7]))
+        # Refused, exit status 2: a partition finer than the boards, a run that is not a torus, no run,
+        # a table without a fixed host cost.
         single = os.path.join(d, "single")
         subprocess.run([args.exe, "run", os.path.join(args.source, "configs", "tutorial", "01-one-write.ini"),
                         "--out", single], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         for argv, what in (([out, "--ranks", "4,1,1"], "more ranks than boards along x"),
                            ([out, "--ranks", "3,1"], "two numbers"),
                            ([single, "--ranks", "1,1,1"], "a run on one QFDB"),
-                           ([os.path.join(d, "none"), "--ranks", "1,1,1"], "no such directory")):
+                           ([os.path.join(d, "none"), "--ranks", "1,1,1"], "no such directory"),
+                           ([out, "--ranks", "1,1,1", "--markdown"], "--markdown without --hop-cost")):
             r = subprocess.run([sys.executable, script] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
             if r.returncode != 2 or "cut_traffic: error:" not in r.stdout:

@@ -4,8 +4,9 @@ differs from the run, a statistic that does not exist, a command that exits
 with another status than the lesson says, a check before its run, a quoted
 log excerpt the run did not print (or not in that order), a quoted log line
 outside an excerpt (it would go unchecked), a step number the prose names
-that no excerpt quotes; and must accept a lesson whose numbers and excerpts
-are right."""
+that no excerpt quotes, an output block that differs from what its command
+prints now; and must accept a lesson whose numbers, excerpts and output
+blocks are right, and skip (not fail) what a slow run left out."""
 import argparse
 import os
 import subprocess
@@ -88,7 +89,57 @@ def main():
         ("a step the prose names that no excerpt quotes", 1,
          excerpt(lines[0]) + "Then (`after #" + str(int(step_of(lines[0])) + 1000) + "`) comes the rest.\n"),
     ]
+    # Output blocks: a command's printed text quoted whole.
+    printed = "printf '| a | b |\\n|---|---|\\n| 1 | 2 |\\n'"
+    output = lambda body, command=printed: "<!-- output: " + command + " -->\n" + body + "<!-- end output -->\n"
+    cases += [
+        ("an output block as its command prints it", 0, output("| a | b |\n|---|---|\n| 1 | 2 |\n")),
+        ("an output block with a changed cell", 1, output("| a | b |\n|---|---|\n| 1 | 3 |\n")),
+        ("an output block with a row missing", 1, output("| a | b |\n|---|---|\n")),
+        ("an output block whose command fails", 1, output("x\n", "false")),
+        ("an output block quoted as a code block", 0, output("```\n| a | b |\n|---|---|\n| 1 | 2 |\n```\n")),
+        ("an output block quoted as a code block, a cell changed", 1,
+         output("```\n| a | b |\n|---|---|\n| 1 | 9 |\n```\n")),
+        ("an output marker without its end", 1, "<!-- output: " + printed + " -->\n| a | b |\n"),
+        ("an output block over a run's directory", 0,
+         RUN + output("1\n", "ls out/t | grep -c stats.json")),
+        # A run block whose command goes on over two lines, and a sum of statistics.
+        ("a command continued with a backslash", 0,
+         "<!-- run -->\n```sh\nbuild/vrdmasim run configs/tutorial/01-one-write.ini \\\n  --out out/t\n```\n"
+         "16<!-- check: out/t expr stat_sum(r'^node0\\.dma\\.packets_sent$') -->\n"),
+        # Another run's figures in an expression.
+        ("a figure against another run's", 0,
+         RUN + RUN.replace("out/t", "out/u") +
+         "0<!-- check: out/t expr stats['node0.dma.packets_sent'] - run('out/u').stats['node0.dma.packets_sent'] -->\n"),
+        ("a figure against another run's, wrong", 1,
+         RUN + RUN.replace("out/t", "out/u") +
+         "1<!-- check: out/t expr stats['node0.dma.packets_sent'] - run('out/u').stats['node0.dma.packets_sent'] -->\n"),
+        # A slow run: skipped without --slow, with everything that names it.
+        ("an output block marked slow, skipped without --slow", 0,
+         RUN + "16<!-- check: out/t stats node0.dma.packets_sent -->\n"
+         "<!-- output slow: echo printed -->\nquoted\n<!-- end output -->\n"),
+        ("a slow run and its checks, skipped", 0,
+         RUN.replace("<!-- run -->", "<!-- run slow -->") + "17<!-- check: out/t stats node0.dma.packets_sent -->\n"
+         + output("wrong\n", "ls out/t") + output("| a | b |\n|---|---|\n| 1 | 2 |\n")),
+    ]
     failures = 0
+    # A run another check already made (--keep DIR --have OUT): its block is not run again.
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([exe, "run", os.path.join(ROOT, "configs", "tutorial", "01-one-write.ini"), "--out",
+                        os.path.join(d, "out", "given"), "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+        lesson = os.path.join(d, "lesson.md")
+        with open(lesson, "w") as f:
+            f.write("<!-- run out=out/given -->\n```sh\nfalse   # would fail if it ran\n```\n"
+                    "16<!-- check: out/given stats node0.dma.packets_sent -->\n")
+        for name, args, expected in (("a run given with --have is not run again", ["--keep", d, "--have", "out/given"], 0),
+                                     ("the same block run (no --have) fails", [], 1)):
+            p = subprocess.run([sys.executable, CHECKER, "--exe", exe] + args + [lesson], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+            if p.returncode != expected:
+                print(f"FAIL {name}: exit {p.returncode}, expected {expected}\n{p.stdout}")
+                failures += 1
+            else:
+                print(f"ok   {name}")
     for name, expected, lesson in cases:
         status, output = check(exe, lesson)
         if status != expected:
