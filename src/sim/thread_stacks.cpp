@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -45,6 +46,8 @@ constexpr std::size_t kCandidates = 4;
 // least this many times the last check's duration.
 constexpr double kMinInterval = 10.0;
 constexpr double kIntervalPerCheck = 100.0;
+// Pagemap entries check() reads at once (32 KiB, the zones of 60 stacks).
+constexpr std::size_t kWindow = 4096;
 
 // ---- The next definitions of the three calls (RTLD_NEXT), or the system
 // calls themselves before dlsym can be asked (a call made while resolving).
@@ -169,7 +172,7 @@ struct Overflow {
 
 struct Arena {
     std::mutex m;
-    std::vector<Slot> slots;
+    std::deque<Slot> slots;   // (no copy of all when one more is made)
     std::unordered_map<std::uintptr_t, std::uint32_t> by_stack;   // stack_begin -> slot
     std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> free;   // by stack size
     char* floor = nullptr;   // the current chunk's unused part, [floor, bump): slots are
@@ -178,6 +181,7 @@ struct Arena {
     std::size_t live = 0;
     std::vector<Overflow> overflows;
     int pagemap = -2;   // -2: not opened yet, -1: cannot be read
+    std::uint64_t window[kWindow];   // check()'s pagemap entries
     std::chrono::steady_clock::time_point last_check{};
     double last_check_seconds = 0;
 };
@@ -229,10 +233,8 @@ void* allocate(std::size_t len) {
     std::vector<std::uint32_t>& list = free_list(a, len);
     std::uint32_t index;
     if (!list.empty()) {
-        index = list.back();
+        index = list.back();   // zeros since its release
         list.pop_back();
-        // As fresh as a new mapping: zeros, and no memory until touched.
-        madvise(a.slots[index].base, a.slots[index].bytes, MADV_DONTNEED);
     } else {
         const std::size_t bytes = round_up(len, page) + kExtraZonePages * page;
         if (a.bump == nullptr || static_cast<std::size_t>(a.bump - a.floor) < bytes) {
@@ -345,7 +347,10 @@ void release(void* addr, std::size_t len) {
         // The thread is being destroyed: its object is still in the tree.
         a.overflows.push_back(Overflow{name_of(s, all_threads()), s.stack, true});
     }
-    // What AddressSanitizer's munmap does: the next stack here starts clean.
+    // What munmap would do: the memory back to the system, and the next
+    // stack here as fresh as a new mapping (zeros); under AddressSanitizer,
+    // what its munmap does: no poison left from this stack's frames.
+    madvise(s.base, s.bytes, MADV_DONTNEED);
     if (__asan_unpoison_memory_region) __asan_unpoison_memory_region(s.base, s.bytes);
     s.live = false;
     --a.live;
@@ -427,23 +432,23 @@ std::string check() {
     const std::lock_guard<std::mutex> lock(a.m);
     const std::size_t page = setup().page;
     std::vector<std::uint32_t> found;
-    // Each chunk's pagemap entries at once (2 MiB per GiB), then the zones.
-    std::vector<std::uint64_t> entries;
-    std::uint32_t chunk = UINT32_MAX;
+    // The pagemap entries of a window of pages at a time (the zones of
+    // slots carved one below the other), then the zones.
+    std::uintptr_t lo = 0, hi = 0;   // the window's pages
     bool known = false;
     for (std::uint32_t i = 0; i < a.slots.size(); ++i) {
         const Slot& s = a.slots[i];
         if (!s.live || s.reported) continue;
-        if (s.chunk != chunk) {
-            chunk = s.chunk;
-            const auto lo = reinterpret_cast<const char*>(g_chunk_lo[chunk].load());
-            const std::size_t pages = (g_chunk_hi[chunk].load() - g_chunk_lo[chunk].load()) / page;
-            entries.resize(pages);
-            known = read_pagemap(a, lo, pages, entries.data());
+        const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(s.base) / page;
+        const std::uintptr_t end = first + s.zone_bytes(page) / page;
+        if (first < lo || end > hi) {
+            const std::uintptr_t chunk_lo = g_chunk_lo[s.chunk].load() / page;
+            const std::uintptr_t chunk_hi = g_chunk_hi[s.chunk].load() / page;
+            lo = end > chunk_lo + kWindow ? end - kWindow : chunk_lo;
+            hi = std::min(lo + kWindow, chunk_hi);
+            known = read_pagemap(a, reinterpret_cast<const char*>(lo * page), hi - lo, a.window);
         }
-        const std::size_t first =
-            static_cast<std::size_t>(s.base - reinterpret_cast<const char*>(g_chunk_lo[chunk].load())) / page;
-        if (zone_written(s, known ? entries.data() + first : nullptr)) found.push_back(i);
+        if (zone_written(s, known ? a.window + (first - lo) : nullptr)) found.push_back(i);
     }
     if (!found.empty()) {
         const auto threads = all_threads();

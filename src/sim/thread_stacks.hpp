@@ -23,8 +23,8 @@
 // other call goes on to the next definition (dlsym RTLD_NEXT: tcmalloc's,
 // AddressSanitizer's or the C library's). mprotect and munmap of an arena
 // address are the red zone's protection (ignored) and the stack's release
-// (its slot goes back to a free list; a slot reused is cleared with
-// MADV_DONTNEED, as fresh as SystemC's new mapping).
+// (its memory given back with MADV_DONTNEED, as munmap would, and its slot
+// put on a free list: the next stack there is zeros, as a new mapping).
 //
 // The arena is anonymous MAP_NORESERVE memory mapped in chunks (64 MiB,
 // doubling to 1 GiB; each placed below the previous one, where the kernel
@@ -94,7 +94,7 @@ std::size_t default_stack_bytes();
 // "" if no stack has overflowed so far; else why the run cannot be trusted:
 // the threads whose stacks overflowed (live ones now, and ended ones when
 // they were destroyed), their stack sizes and how to give them more. Reads
-// every live stack's zone: 0.1 s per 100,000 stacks.
+// every live stack's zone: about 0.05 s per 100,000 stacks.
 std::string check();
 
 // check(), but not more often than every 10 s of host time nor for more

@@ -41,13 +41,14 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 // Uses at least `bytes` of the stack below `top` (an address in the
 // caller's frame), writing every frame: what a deep recursion does.
-__attribute__((noinline)) int dig(const char* top, std::size_t bytes) {
+__attribute__((noinline)) int dig(std::uintptr_t top, std::size_t bytes) {
     volatile char pad[512];
     for (std::size_t i = 0; i < sizeof pad; ++i) pad[i] = static_cast<char>(i | 1);
-    const char* here = const_cast<const char*>(&pad[0]);
-    if (static_cast<std::size_t>(top - here) < bytes) return dig(top, bytes) + pad[7];
+    const auto here = reinterpret_cast<std::uintptr_t>(&pad[0]);
+    if (top - here < bytes) return dig(top, bytes) + pad[7];
     return pad[0];
 }
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 // Threads with a stack of `stack` bytes each, each using `use` bytes of it
 // and then waiting forever (alive at the end), noting where its stack is.
@@ -69,7 +70,7 @@ struct Diggers : sc_module {
         char top = 0;
         where[i] = &top;
         names[i] = sc_get_current_process_handle().name();
-        if (uses[i] > 0) dig(&top, uses[i]);
+        if (uses[i] > 0) dig(address(&top), uses[i]);
         wait(never);
     }
 };
@@ -119,7 +120,7 @@ TEST_CASE("thread stacks: an overflow of a thread that ended is found when its s
             h = sc_spawn(
                 [] {
                     char top = 0;
-                    dig(&top, 62 << 10);
+                    dig(address(&top), 62 << 10);
                 },
                 "overflows", &o);
         }
