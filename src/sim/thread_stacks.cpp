@@ -110,11 +110,13 @@ struct Setup {
     // libsystemc's executable segments.
     std::uintptr_t text_lo[8] = {}, text_hi[8] = {};
     int texts = 0;
+    const char* path = nullptr;   // libsystemc's file
 };
 
 int find_systemc(dl_phdr_info* info, std::size_t, void* data) {
     if (!info->dlpi_name || !std::strstr(info->dlpi_name, "libsystemc")) return 0;
     auto* s = static_cast<Setup*>(data);
+    s->path = info->dlpi_name;
     for (int i = 0; i < info->dlpi_phnum && s->texts < 8; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
         if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
@@ -399,9 +401,29 @@ std::string describe(const std::vector<Overflow>& found) {
 
 }   // namespace
 
-Mode mode() { return setup().arena ? Mode::Arena : Mode::SystemC; }
+namespace {
 
-std::string why_systemc() { return setup().why_systemc; }
+// The mode, and why SystemC's: the setup's, and the stacks are SystemC's
+// only if its threads are QuickThreads coroutines (sc_cor_pkg_qt, not a
+// pthreads build, whose stacks glibc maps). Asked outside the
+// interposed calls, or from SystemC's own (dlopen may allocate).
+const char* why_not_arena() {
+    static const char* const why = [] {
+        const Setup& s = setup();
+        if (!s.arena) return s.why_systemc;
+        void* lib = dlopen(s.path, RTLD_LAZY | RTLD_NOLOAD);
+        const bool qt = lib && dlsym(lib, "_ZN7sc_core13sc_cor_pkg_qt6createEmPFvPvES1_");
+        if (lib) dlclose(lib);
+        return qt ? "" : "libsystemc's threads are not QuickThreads coroutines (sc_cor_pkg_qt)";
+    }();
+    return why;
+}
+
+}   // namespace
+
+Mode mode() { return *why_not_arena() ? Mode::SystemC : Mode::Arena; }
+
+std::string why_systemc() { return why_not_arena(); }
 
 std::size_t default_stack_bytes() { return static_cast<std::size_t>(sc_core::SC_DEFAULT_STACK_SIZE); }
 

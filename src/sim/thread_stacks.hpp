@@ -54,8 +54,9 @@
 // memory is cleared when its stack is released, as AddressSanitizer's own
 // munmap does). SystemC's own stacks, guard pages and all, are used when
 // the environment sets VRDMASIM_STACK_GUARD_PAGES=1 (to stop a debugger at
-// the overflowing function) or when libsystemc is not a shared library of
-// the process (its calls cannot be told apart). check_thread_budget
+// the overflowing function), when libsystemc is not a shared library of
+// the process (its calls cannot be told apart) and when its threads are not
+// QuickThreads coroutines (no sc_cor_pkg_qt: a pthreads build). check_thread_budget
 // (thread_budget.hpp) counts what the mode in use maps: need_for().
 #pragma once
 
