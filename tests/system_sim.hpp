@@ -15,6 +15,7 @@
 #include <systemc>
 
 #include "src/sim/system.hpp"
+#include "src/sim/thread_stacks.hpp"
 
 namespace vrdmasim {
 
@@ -41,7 +42,12 @@ struct SystemSim {
         ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
         sys = std::make_unique<System>(*ctx);
     }
-    void run() { sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION); }
+    // To the end, as `vrdmasim run`, whose threads must not have overflowed
+    // their stacks (src/sim/thread_stacks.hpp).
+    void run() {
+        sc_core::sc_start(sys->time_limit(), sc_core::SC_EXIT_ON_STARVATION);
+        CHECK(thread_stacks::check().empty());
+    }
     TransferLog& log() { return sys->workload().log(); }
     bool finished() { return sys->workload().finished(); }
     // A counter that must exist.

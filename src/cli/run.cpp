@@ -31,6 +31,7 @@
 #include "src/sim/invariants.hpp"
 #include "src/sim/physical_engine.hpp"
 #include "src/sim/progress.hpp"
+#include "src/sim/thread_stacks.hpp"
 #include "src/tools/report.hpp"
 #include "src/tools/sweep.hpp"
 #include "src/sim/roi.hpp"
@@ -956,6 +957,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
     RunResult result;
     result.error = run_simulation(*sys, opts.progress);
+    // A thread that overflowed its stack may have written another's: no
+    // result of the run can be trusted (src/sim/thread_stacks.hpp).
+    if (std::string overflow = thread_stacks::check(); !overflow.empty())
+        result.error = result.error.empty() ? overflow : overflow + "; and then: " + result.error;
     const auto host_end = std::chrono::steady_clock::now();
     const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
     if (series) series->finish();

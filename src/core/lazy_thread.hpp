@@ -1,8 +1,8 @@
 // LazyThread: an SC_THREAD that costs nothing until it first has work.
 //
-// SystemC gives every thread a stack of its own (two of the host's memory
-// mappings and the pages it touches, src/sim/thread_budget.hpp), made when the
-// simulation starts. Most of a large torus never needs some of its threads:
+// SystemC gives every thread a stack of its own (the pages it touches, and
+// its SystemC objects; in the vrdmasim executable a slot of the stack arena,
+// src/sim/thread_stacks.hpp), made when the simulation starts. Most of a large torus never needs some of its threads:
 // the control-packet sender of a node that never receives, the SMMU
 // interrupt handler of a node that never faults. A LazyThread's wake-up is a
 // WakeEvent, itself made at its first use (a notification, or a waiter

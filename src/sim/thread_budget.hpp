@@ -6,9 +6,13 @@
 // vm.max_map_count mappings (65,530 by default): a torus whose threads need
 // more either loses the guard pages (SystemC warning W518: a stack overflow
 // then corrupts memory silently) or fails in std::bad_alloc with memory to
-// spare, after minutes of elaboration and teardown. System checks the
-// budget once the first node is built (every node has the same threads)
-// and refuses such a configuration at once, saying how to raise the limit.
+// spare, after minutes of elaboration and teardown. The stack arena
+// (thread_stacks.hpp) puts every stack in a few mappings in all, and is
+// used unless it cannot be (or VRDMASIM_STACK_GUARD_PAGES=1 asks for
+// SystemC's own stacks). System checks the budget once the first node is
+// built (every node has the same threads), counting what the mode in use
+// maps, and refuses at once a configuration that cannot fit, saying how to
+// raise the limit.
 #pragma once
 
 #include <cstddef>

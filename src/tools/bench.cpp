@@ -307,7 +307,7 @@ bool run_child(const std::string& exe, const std::string& dir, const std::string
         for (std::size_t i = 0; i < rows[0].size() && i < rows[1].size(); ++i) m[rows[0][i]] = rows[1][i];
     } catch (const std::exception& e) {
         // The run's own words (a refused configuration says what to change,
-        // e.g. vm.max_map_count on a big torus).
+        // e.g. the thread budget on a big torus).
         std::cerr << "vrdmasim: error: run " << args << " failed (exit status " << st << "): " << e.what() << "\n"
                   << log.substr(log.size() > 2000 ? log.size() - 2000 : 0);
         return false;

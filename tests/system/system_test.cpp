@@ -331,8 +331,8 @@ std::vector<std::string> live_threads(const sc_object& o) {
 }   // namespace
 
 TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most seven", "[system][topology]") {
-    // The host's memory mappings bound the threads a run may have
-    // (src/sim/thread_budget.hpp): the kernel daemons, the boot, the SMMU
+    // Each thread costs a stack's touched pages and its objects, counted by
+    // the thread budget (src/sim/thread_budget.hpp): the kernel daemons, the boot, the SMMU
     // driver's RESUME are methods, and the engine's threads, the SMMU
     // interrupt handler's, are spawned when they first have work.
     Sim s({{"topology.kind", "torus"},
