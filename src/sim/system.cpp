@@ -1,5 +1,6 @@
 #include "src/sim/system.hpp"
 
+#include "src/sim/event_order.hpp"
 #include "src/sim/roi.hpp"
 
 #include "models/power/power.hpp"
@@ -638,6 +639,10 @@ System::System(const SimContext& ctx)
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);
+    // Before anything is built: the kernel's heap must order every
+    // notification of this run alike.
+    event_order::set(event_order::parse(ctx.config[params_of<SimParams>().event_order]),
+                     static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]));
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
