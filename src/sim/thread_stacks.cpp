@@ -137,9 +137,10 @@ const Setup& setup() {
         const char* guard = std::getenv("VRDMASIM_STACK_GUARD_PAGES");
         dl_iterate_phdr(find_systemc, &r);
         if (guard && *guard && std::strcmp(guard, "0") != 0) r.why_systemc = "VRDMASIM_STACK_GUARD_PAGES is set";
-        // Valgrind's address-space manager refuses the arena's large
-        // MAP_NORESERVE chunks (SystemC then fails with "failed to allocate
-        // stack memory"); it checks stacks itself, on SystemC's own.
+        // Under valgrind, whose address-space manager places and refuses
+        // mappings otherwise than the kernel (the arena's chunk hints were
+        // refused: "failed to allocate stack memory"), SystemC's own stacks,
+        // which valgrind tracks itself.
         else if (RUNNING_ON_VALGRIND) r.why_systemc = "the process runs under valgrind";
         else if (r.texts == 0) r.why_systemc = "libsystemc is not a shared library of this process";
         else r.arena = true;
