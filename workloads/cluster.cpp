@@ -434,8 +434,7 @@ void ClusterWorkload::retire(Sender& s) {
     }
     const sc_time latency = app.now() - f.posted;
     // A transfer refused at registration rang no doorbell: no latency.
-    report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr,
-           static_cast<int>(me));
+    report(app, f.dst, f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr, static_cast<int>(me));
     if (arrivals_ == Arrivals::Ring) take_ring(app, s.arrival, app.rx_events());   // the ring never fills up
     if (arrivals_ == Arrivals::Flags && ++s.done_to[f.dst] == writes_) {
         s.flag_due.push_back(f.dst);
@@ -484,7 +483,7 @@ void ClusterWorkload::post_write(Sender& s, unsigned d, std::uint64_t k) {
     const std::uint64_t src = s.src_base + (s.posts % s.sbufs) * msg_;
     const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
     const std::uint64_t key = ((s.round * n + me) * n + d) * writes_ + k;
-    prepare(app, src, *apps_[d], dst_addr, len, key);
+    prepare(app, me, src, d, dst_addr, len, key);
     const sc_time posted = app.now();
     log_.posted(posted);
     RdmaProcess::Message m;

@@ -200,8 +200,8 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     sc_time first = sc_core::sc_max_time(), last;
     double sum_x = 0, sum_c = 0, sum_i = 0;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        if (read_) prepare(other, remote_buf_, app, buf, msg_, i);
-        else prepare(app, buf, other, remote_buf_, msg_, i);
+        if (read_) prepare(app, other.node(), remote_buf_, app.node(), buf, msg_, i);
+        else prepare(app, app.node(), buf, other.node(), remote_buf_, msg_, i);
         // What the transfer must deliver: the source as it is at the post
         // (the pattern, or with workload.fill-source = false what earlier
         // iterations' stores left in it).
