@@ -137,6 +137,17 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaPr
 
 OverlapWorkload::~OverlapWorkload() = default;
 
+std::string OverlapWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty())
+        why = across_boards(src_.node(), dst_.node(), "",
+                            "its check compares the destination with the source's bytes as they were at the post "
+                            "and with the stores the initiator made in flight (the initiator reads the other node's "
+                            "buffer; two-sided, both programs settle one shared record of each message), so it "
+                            "needs both nodes' memory at once");
+    return why;
+}
+
 double OverlapWorkload::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
 
 // The passive side: maps its buffer and registers it once for the run

@@ -32,6 +32,16 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaPr
     b_.program = [this](RdmaProcess& app) { pong(app); };
 }
 
+std::string PingpongWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty() && read_ && fill_source_)
+        why = across_boards(a_.node(), b_.node(), "workload.operation = read",
+                            "the harness fills dst-node's buffer when src-node posts each read (Workload::prepare), "
+                            "a write into dst-node's memory that faults its cold pages in at a time only src-node's "
+                            "rank knows");
+    return why;
+}
+
 void PingpongWorkload::reader(RdmaProcess& app) {
     a_buf_ = app.alloc(msg_, populate_, advice_);
     a_rec_ = app.alloc_locked(sizeof(CompletionRecord));

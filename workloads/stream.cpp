@@ -171,6 +171,20 @@ void StreamWorkload::take_notifications(RdmaProcess& app) {
     }
 }
 
+std::string StreamWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty() && read_ && fill_source_)
+        why = across_boards(src_.node(), dst_.node(), "workload.operation = read",
+                            "the harness fills each message's source on src-node when the reader posts its read "
+                            "(Workload::prepare), a write into the source node's memory that faults its cold pages "
+                            "in at a time only the reader's rank knows");
+    if (why.empty() && notify_)
+        why = across_boards(src_.node(), dst_.node(), "workload.stream-notify = ring",
+                            "the receiver's notify_latency is its reading a record minus the sender's post, a "
+                            "time the sender's program writes into one table (posted_at_) and the receiver's reads");
+    return why;
+}
+
 void StreamWorkload::declare_metrics(MetricRegistry& reg) {
     auto notifying = [](const Config& c) { return c[params_of<WorkloadParams>().stream_notify] == "ring"; };
     reg.sum_counters("notify_out_of_order",

@@ -506,6 +506,28 @@ RdmaProcess& Workload::process_of(unsigned node) const {
     return *procs_[node];
 }
 
+std::string Workload::across_boards(unsigned a, unsigned b, const std::string& what, const std::string& why) const {
+    if (board(a) == board(b)) return "";
+    return "workload.kind = " + kind() + (what.empty() ? "" : " with " + what) + " across boards (node " +
+           std::to_string(a) + " on board " + std::to_string(board(a)) + ", node " + std::to_string(b) + " on board " +
+           std::to_string(board(b)) + "): " + why;
+}
+
+std::string Workload::partition_refusal() const {
+    // What every workload's library shares: in the physical-address mode a
+    // sender translates each destination page through the keys its
+    // receivers published, one table for the whole system (PhysicalKeys),
+    // looked up at every post.
+    if (physical_mode(ctx_.config))
+        for (unsigned n = 1; n < procs_.size(); ++n)
+            if (board(n) != board(0))
+                return "the physical-address mode (smmu.enabled = false, rdma.strategy = " +
+                       ctx_.config.text(params_of<RdmaParams>().strategy) +
+                       ") across boards: every sender looks up its destination's physical pages, at each post, "
+                       "in one table of the keys every receiver published (PhysicalKeys)";
+    return "";
+}
+
 void Workload::perform(const CheckStep& s) {
     RdmaProcess& app = process_of(s.node);
     switch (s.kind) {

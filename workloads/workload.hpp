@@ -195,6 +195,21 @@ public:
     using HopsFn = std::function<unsigned(unsigned, unsigned)>;
     void set_hops(HopsFn fn) { hops_ = std::move(fn); }
     unsigned hops(unsigned src, unsigned dst) const { return hops_(src, dst); }
+    // The board (QFDB) of node `node` (set by System; until then every node
+    // its own): what partition_refusal() calls across boards.
+    using BoardFn = std::function<unsigned(unsigned)>;
+    void set_boards(BoardFn fn) { board_ = std::move(fn); }
+    unsigned board(unsigned node) const { return board_(node); }
+
+    // Empty if the run can be split across ranks by whole boards as far as
+    // this workload is concerned (docs/scaling.md: what crosses a board
+    // goes as a packet, a check step, or a value every rank computes alike,
+    // or is merged at the end); else why not, naming the workload, the
+    // setting and what its programs share across boards. For the
+    // partitioned run to refuse up front (exit status 2): nothing runs
+    // partitioned yet.
+    virtual std::string partition_refusal() const;
+
     // Where a check step for another node than the asking program's goes:
     // by default to perform() at once (one process holds every node); a
     // partitioned run would carry it to the node's rank, a test may
@@ -265,6 +280,9 @@ protected:
                 const CompletionRecord& rec, const sc_core::sc_time* latency, int src_node = -1);
     // The job's process on node `node` (Workload::create's apps).
     RdmaProcess& process_of(unsigned node) const;
+    // "workload.kind = K (what) across boards: ..." when `a` and `b` are on
+    // different boards, else empty: the form of partition_refusal()'s reasons.
+    std::string across_boards(unsigned a, unsigned b, const std::string& what, const std::string& why) const;
 
     const SimContext& ctx_;
     unsigned job_;
@@ -278,6 +296,7 @@ protected:
     std::vector<unsigned char> poison_page_;   // one page of poison (poison())
     Counter* wrong_bytes_;   // physical-address mode only ("wrong_bytes")
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
+    BoardFn board_ = [](unsigned n) { return n; };
     Courier courier_ = [this](const CheckStep& s) { perform(s); };
     std::vector<RdmaProcess*> procs_;   // by node (Workload::create)
 };

@@ -1,12 +1,16 @@
 // What a run split across MPI ranks by whole boards would need of the
 // workloads (docs/scaling.md, issue #42): the harness's byte check done by
-// the node whose memory it is (check steps through the courier).
+// the node whose memory it is (check steps through the courier), and each
+// workload's partition_refusal(): empty where its programs share nothing
+// across boards but packets, check steps and values every rank computes
+// alike; otherwise why not, naming the workload, the setting and the state.
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "child_process.hpp"
 #include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/workload.hpp"
@@ -24,7 +28,126 @@ Settings operator+(Settings a, const Settings& b) {
     return a;
 }
 
+// The first job's partition_refusal() of a System built (not run) with
+// `s`, in a child process (one elaboration per process).
+std::string refusal(const Settings& s) {
+    return in_child_text([&s] { return "[" + SystemSim(s).sys->workload().partition_refusal() + "]"; });
+}
+
+// Splittable: the child answered, and with nothing.
+void check_splittable(const Settings& s) {
+    INFO("settings: " << [&] {
+        std::string t;
+        for (const auto& kv : s) t += kv.first + "=" + kv.second + " ";
+        return t;
+    }());
+    CHECK(refusal(s) == "[]");
+}
+
+// Refused, the reason naming each of `words`.
+void check_refused(const Settings& s, const std::vector<std::string>& words) {
+    const std::string why = refusal(s);
+    INFO("refusal: " << why);
+    REQUIRE(why.size() > 2);
+    CHECK(why.front() == '[');
+    for (const std::string& w : words) CHECK_THAT(why, Catch::Contains(w));
+}
+
 }   // namespace
+
+// ------------------------------------------------------- partition_refusal()
+
+TEST_CASE("partition: stream splits by boards but for its read form and its receiver's notification latency",
+          "[partition][stream]") {
+    const Settings across = kTwoBoards + Settings{{"workload.src-node", "1"}, {"workload.dst-node", "6"}};
+    check_splittable(across);
+    check_refused(
+        across + Settings{{"workload.operation", "read"}},
+        {"workload.kind = stream", "workload.operation = read", "node 1 on board 0", "node 6 on board 1", "fills"});
+    // Without a fill the reader guards its own destination: nothing crosses.
+    check_splittable(across + Settings{{"workload.operation", "read"}, {"workload.fill-source", "false"}});
+    // Within one board the read form is one rank's.
+    check_splittable(kTwoBoards +
+                     Settings{{"workload.src-node", "4"}, {"workload.dst-node", "6"}, {"workload.operation", "read"}});
+    check_refused(across + Settings{{"workload.stream-notify", "ring"}},
+                  {"workload.stream-notify = ring", "posted_at_"});
+}
+
+TEST_CASE("partition: pingpong and sendrecv split by boards, pingpong's read form does not", "[partition]") {
+    const Settings across = kTwoBoards + Settings{{"workload.src-node", "0"}, {"workload.dst-node", "7"}};
+    check_splittable(across + Settings{{"workload.kind", "pingpong"}, {"workload.iterations", "4"}});
+    check_refused(across + Settings{{"workload.kind", "pingpong"}, {"workload.operation", "read"}},
+                  {"workload.kind = pingpong", "workload.operation = read"});
+    check_splittable(across + Settings{{"workload.kind", "sendrecv"}});
+    check_splittable(across + Settings{{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}});
+}
+
+TEST_CASE("partition: the cluster kinds split by boards with one-sided writes, ring or counter arrivals",
+          "[partition][cluster]") {
+    const Settings small{{"workload.message-size", "4KiB"}, {"workload.iterations", "2"}};
+    for (const char* kind : {"halo", "alltoall", "incast", "permutation"})
+        check_splittable(kTwoBoards + small + Settings{{"workload.kind", kind}, {"workload.total-bytes", "8KiB"}});
+    check_splittable(kTwoBoards + small + Settings{{"workload.kind", "alltoall"}, {"workload.arrivals", "counter"}});
+    check_refused(kTwoBoards + small + Settings{{"workload.kind", "halo"}, {"workload.arrivals", "flags"}},
+                  {"workload.kind = halo", "workload.arrivals = flags", "completed_"});
+    check_refused(kTwoBoards + small + Settings{{"workload.kind", "alltoall"}, {"workload.two-sided", "true"}},
+                  {"workload.kind = alltoall", "workload.two-sided = true", "posted_at_"});
+    check_refused(kTwoBoards + small + Settings{{"workload.kind", "halo"}, {"workload.operation", "read"}},
+                  {"workload.kind = halo", "workload.operation = read", "fills"});
+    // A plan inside one board: a QFDB alone.
+    check_splittable(small +
+                     Settings{{"topology.nodes", "4"}, {"workload.kind", "halo"}, {"workload.arrivals", "flags"}});
+}
+
+TEST_CASE("partition: overlap splits only within a board", "[partition][overlap]") {
+    const Settings base{{"workload.kind", "overlap"}, {"workload.iterations", "2"}, {"workload.message-size", "4KiB"}};
+    check_refused(kTwoBoards + base + Settings{{"workload.src-node", "0"}, {"workload.dst-node", "4"}},
+                  {"workload.kind = overlap", "node 0 on board 0", "node 4 on board 1", "both nodes' memory"});
+    check_splittable(kTwoBoards + base + Settings{{"workload.src-node", "4"}, {"workload.dst-node", "5"}});
+}
+
+TEST_CASE("partition: the lock workload's end-of-run checks are every node's", "[partition][lock]") {
+    check_refused(kTwoBoards + Settings{{"workload.kind", "lock"}},
+                  {"workload.kind = lock", "count_engine_completions"});
+    check_splittable(Settings{{"topology.nodes", "4"}, {"workload.kind", "lock"}});
+}
+
+TEST_CASE("partition: fileserve's meter reads several nodes' statistics", "[partition][fileserve]") {
+    const Settings files{{"workload.kind", "fileserve"}, {"fs.files", "4"},
+                         {"fs.file-size", "64KiB"},      {"fileserve.requests", "4"},
+                         {"fileserve.outstanding", "2"}, {"vm.memlock-limit", "64MiB"}};
+    // Clients 1..5 of the server on node 0 (the first SSD's): two on board 1.
+    check_refused(kTwoBoards + files + Settings{{"fileserve.clients", "5"}},
+                  {"workload.kind = fileserve", "board 1", "Meter", "answers_"});
+    check_splittable(kTwoBoards + files + Settings{{"fileserve.clients", "2"}});
+    check_refused(
+        kTwoBoards + files +
+            Settings{{"fileserve.clients", "2"}, {"fileserve.access", "direct"}, {"fileserve.outstanding", "1"}},
+        {"fileserve.access = direct", "Meter"});
+}
+
+TEST_CASE("partition: collectives split by boards but for the barrier's self-check", "[partition][collective]") {
+    const Settings coll{{"workload.kind", "collective"}, {"workload.iterations", "2"}};
+    check_splittable(kTwoBoards + coll + Settings{{"collective.op", "allreduce"}});
+    check_splittable(kTwoBoards + coll +
+                     Settings{{"collective.op", "alltoall"}, {"collective.transport", "one-sided"}});
+    check_refused(kTwoBoards + coll + Settings{{"collective.op", "barrier"}},
+                  {"workload.kind = collective", "collective.op = barrier", "entered_"});
+}
+
+TEST_CASE("partition: a trace's span is every rank's", "[partition][trace]") {
+    check_refused(
+        kTwoBoards + Settings{{"workload.kind", "trace"},
+                              {"trace.file", std::string(VRDMASIM_SOURCE_DIR) + "/configs/traces/solver/solver.otf2"}},
+        {"workload.kind = trace", "trace.app_time"});
+}
+
+TEST_CASE("partition: the physical-address mode shares one table of keys", "[partition][physical]") {
+    const Settings phys{{"smmu.enabled", "false"}, {"rdma.strategy", "pin"}};
+    check_refused(kTwoBoards + phys + Settings{{"workload.src-node", "0"}, {"workload.dst-node", "4"}},
+                  {"physical-address mode", "PhysicalKeys"});
+    check_splittable(phys + Settings{{"topology.nodes", "4"}});
+}
 
 // ------------------------------------------------------------- check steps
 
@@ -49,11 +172,11 @@ TEST_CASE("partition: a cluster workload's byte check is the destination's, and 
             w.perform(step);
             return;
         }
-        across += step.from / 4 != step.node / 4;
+        across += w.board(step.from) != w.board(step.node);
         // The first check of a write across boards: a byte of the
         // destination goes wrong after it landed (the destination's own
         // process writes it), and the destination's check must see it.
-        if (!corrupted && step.from / 4 != step.node / 4) {
+        if (!corrupted && w.board(step.from) != w.board(step.node)) {
             corrupted = true;
             bad_key = step.key;
             bad_len = step.len;
