@@ -743,6 +743,8 @@ void System::build_jobs(const SimContext& ctx) {
         for (auto& node : nodes_) apps.push_back(&node->process(p));
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
+        // A node's board: node index = board * FPGAs per board + FPGA (topology.hpp).
+        workloads_.back()->set_boards([this](unsigned n) { return n / topology_.fpgas_per_board(); });
         // The file server's node-wide figures are measured once for every job.
         if (auto* fs = dynamic_cast<FileserveWorkload*>(workloads_.back().get()))
             fs->join(dynamic_cast<FileserveWorkload&>(*workloads_.front()));
