@@ -3,11 +3,7 @@
 // SystemC's heap) do not change a run's results; with SystemC's own order
 // they do. One elaboration per process: each run is a child of the test.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdint>
-#include <cstdio>
 #include <sstream>
 #include <string>
 
@@ -15,6 +11,7 @@
 #include <systemc>
 
 #include "src/sim/event_order.hpp"
+#include "child_process.hpp"
 #include "system_sim.hpp"
 
 using namespace vrdmasim;
@@ -63,12 +60,7 @@ const Settings kHalo = {{"topology.kind", "torus"},
 // The statistics of the halo run in a child process, with `order` and,
 // if `noise`, the heap's noise until 100 us (well before its end).
 std::string run_child(const std::string& order, bool noise) {
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
+    const std::string out = in_child_text([&] {
         Settings s = kHalo;
         s.emplace_back("sim.event-order", order);
         SystemSim sim(s);
@@ -77,25 +69,8 @@ std::string run_child(const std::string& order, bool noise) {
         std::ostringstream os;
         os << (sim.finished() ? "finished " : "unfinished ") << sim.log().errors.value() << " errors\n";
         sim.stats.write_json(os);
-        const std::string out = os.str();
-        std::size_t done = 0;
-        while (done < out.size()) {
-            const ssize_t w = write(fds[1], out.data() + done, out.size() - done);
-            if (w <= 0) _exit(3);
-            done += static_cast<std::size_t>(w);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    std::string out;
-    char buf[65536];
-    ssize_t r;
-    while ((r = read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(r));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    REQUIRE(WIFEXITED(status));
-    REQUIRE(WEXITSTATUS(status) == 0);
+        return os.str();
+    });
     REQUIRE(out.rfind("finished 0 errors\n", 0) == 0);
     return out;
 }
