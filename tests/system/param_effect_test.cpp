@@ -258,6 +258,10 @@ const std::map<std::string, Settings>& scenarios() {
         // go first (router.link-order, with dimension order).
         {"router.routing", kTorusPermutation},
         {"router.link-order", kTorusPermutation},
+        // The same torus with its board links as cut links: the far board
+        // handles a packet at its head's arrival and credits come back a
+        // latency later (models/interconnect/README.md "Cut links").
+        {"board-link.handoff", kTorusPermutation},
     };
     return s;
 }
