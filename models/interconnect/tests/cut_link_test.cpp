@@ -306,6 +306,80 @@ TEST_CASE(
     outrun(true);
 }
 
+namespace {
+
+// Two senders on one cut link (far buffer: one packet per VC): `a` sends
+// two packets at 0, the second waiting for the first's credit; `b` sends
+// one at 10 ns on VC `b_vc`, while `a` waits. The sink frees a packet as
+// its tail arrives.
+struct TwoSenders {
+    NetEnv env;
+    Router r0, r1;
+    Link link;
+    PacketSink sink;
+    PacketSource a, b;
+    explicit TwoSenders(unsigned b_vc)
+        : r0("r0", env.ctx),
+          r1("r1", env.ctx),
+          link("x0y0z0f1_to_x1y0z0f1", env.ctx, board_link(true, 18), "x0y0z0f1", "link->x1y0z0f1"),
+          sink("sink"),
+          a("a", back_to_back(2)),
+          b("b", [b_vc](PacketSource& s) {
+              sc_core::wait(ns(10));
+              PacketSpec p;
+              p.src = 2;
+              p.seq = 7;
+              p.vc = b_vc;
+              s.send(p);
+          }) {
+        a.out.bind(r0.in);
+        b.out.bind(r0.in);
+        r0.out.bind(link.in);
+        r0.set_output_link(0, &link);
+        r0.set_route(1, 0);
+        link.connect(r1);
+        r1.out.bind(sink.in);
+        r1.set_route(1, 0);
+    }
+};
+
+}   // namespace
+
+TEST_CASE("cut link: a packet that comes while another of its VC waits for a credit goes after it, in line",
+          "[cut-link][line]") {
+    // a's p1: wire 100 - 330.4 ns, at r1 469.8, its tail at the sink (freed)
+    // 787.4, credit 1144.4. a's p2 waits for it: wire 1144.4 - 1374.8, at r1
+    // 1514.2, freed 1831.8, credit 2188.8. b's packet (ready at 110 ns) waits
+    // behind p2 in the line, then for p2's credit: wire from 2188.8, at r1
+    // 2558.6 (as full knowledge of the credits gives).
+    TwoSenders t(0);
+    sc_start();
+    REQUIRE(t.sink.arrivals.size() == 3);
+    CHECK(t.sink.arrivals[0].called == ns(469.8));
+    CHECK(t.sink.arrivals[1].called == ns(1514.2));
+    CHECK(t.sink.arrivals[1].src == 0);
+    CHECK(t.sink.arrivals[2].called == ns(2558.6));
+    CHECK(t.sink.arrivals[2].src == 2);
+    CHECK(t.b.sent[0].credit == ns(2188.8) + kWire);
+    CHECK(t.env.counter("x0y0z0f1_to_x1y0z0f1.handoff.waits") == 2);
+    CHECK(t.env.counter("x0y0z0f1_to_x1y0z0f1.handoff.moved_heads") == 0);
+}
+
+TEST_CASE("cut link: a packet of another VC does not wait behind one waiting for a credit", "[cut-link][line][vc]") {
+    // b's packet is on VC 1, whose far buffer is empty: it takes the wire
+    // when a's p1 leaves it (330.4 - 560.8 ns, at r1 700.2) while a's p2
+    // still waits for VC 0's credit (wire from 1144.4, at r1 1514.2).
+    TwoSenders t(1);
+    sc_start();
+    REQUIRE(t.sink.arrivals.size() == 3);
+    CHECK(t.sink.arrivals[0].called == ns(469.8));
+    CHECK(t.sink.arrivals[1].called == ns(700.2));
+    CHECK(t.sink.arrivals[1].src == 2);
+    CHECK(t.sink.arrivals[2].called == ns(1514.2));
+    CHECK(t.b.sent[0].credit == ns(560.8));
+    CHECK(t.env.counter("x0y0z0f1_to_x1y0z0f1.handoff.waits") == 1);
+}
+
 TEST_CASE("cut link: handoff = call is the one-call model (credits at t_free, no handoff statistics)",
           "[cut-link][credits]") {
     const double at_r1[] = {469.8, 700.2, 1787.4 + 12.8 + 357, 2017.8 + 12.8 + 357};
