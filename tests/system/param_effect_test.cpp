@@ -267,6 +267,10 @@ const std::map<std::string, Settings>& scenarios() {
                                      {"workload.message-size", "32KiB"},
                                      {"workload.iterations", "20"},
                                      {"workload.window", "6"}}},
+        // The same torus with its board links as cut links: the far board
+        // handles a packet at its head's arrival and credits come back a
+        // latency later (models/interconnect/README.md "Cut links").
+        {"board-link.handoff", kTorusPermutation},
     };
     return s;
 }
