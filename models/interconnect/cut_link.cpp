@@ -309,3 +309,18 @@ void CutLinkFar::deliver(Lane& lane, PacketMessage& m) {
 }
 
 }   // namespace vrdmasim
+
+namespace vrdmasim {
+
+CutLinkEnd::CutLinkEnd(sc_core::sc_module_name name, std::uint32_t number, const SimContext& ctx, unsigned vcs,
+                       sc_core::sc_time latency)
+    : sc_module(name), out("out"), far_(this->name(), number, ctx, vcs, latency) {
+    far_.connect(out);
+}
+
+void CutLinkEnd::connect(Router& router) {
+    out.bind(router.in);
+    far_.connect(router, static_cast<int>(router.in.size()) - 1);
+}
+
+}   // namespace vrdmasim

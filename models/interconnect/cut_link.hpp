@@ -29,6 +29,7 @@
 
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "src/core/context.hpp"
 #include "src/core/lazy_event.hpp"
@@ -269,6 +270,25 @@ private:
     Counter& late_;
     Scalar& late_us_;
     Counter& refused_;
+};
+
+// A cut link's far end on a rank that holds its far router but not the
+// link itself (a partitioned run, src/sim/cut_mail.hpp): named as the Link
+// is on the rank that holds it, so that its statistics and events have the
+// names they have in one process.
+class CutLinkEnd : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<CutLinkEnd> out;
+    // `latency`: the link's (the credits' way back, as CutLinkFar's).
+    CutLinkEnd(sc_core::sc_module_name name, std::uint32_t number, const SimContext& ctx, unsigned vcs,
+               sc_core::sc_time latency);
+    // Binds `out` to `router`'s next input (as Link::connect), which it
+    // then calls directly.
+    void connect(Router& router);
+    CutLinkFar& far() { return far_; }
+
+private:
+    CutLinkFar far_;
 };
 
 }   // namespace vrdmasim

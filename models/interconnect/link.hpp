@@ -54,6 +54,10 @@ struct LinkParams {
     // is reached by messages, not by a call. `number` names it in them.
     bool handoff = false;
     std::uint32_t number = 0;
+    // A cut link whose far end is on another rank of a partitioned run
+    // (src/sim/cut_mail.hpp): the Link is its near end only, and posts its
+    // packets to the port connect_far() gives it.
+    bool far_elsewhere = false;
     // A call may wait inside (a system with cut links: for a credit further
     // on): callers that come meanwhile wait their turn (cut_link.hpp,
     // Turnstile). A cut link has its line anyway.
@@ -111,6 +115,11 @@ public:
     // Binds `out` to a network interface's packet input `socket` and calls
     // `sink` (its owner) directly.
     void connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink);
+
+    // A cut link whose far end is elsewhere (far_elsewhere): its packets go
+    // to `far`, its credits come to cut_near_end() (CutLinkNear::post).
+    void connect_far(PacketPort& far);
+    CutLinkNear& cut_near_end() { return *cut_; }
 
     // The target of `in`.
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -223,6 +232,9 @@ private:
     }
     std::unique_ptr<CutLinkNear> cut_;
     std::unique_ptr<CutLinkFar> cut_far_;
+    // far_elsewhere: what `out` is bound to (nothing calls it).
+    std::unique_ptr<tlm_utils::passthrough_target_socket<Link>> nowhere_;
+    void nowhere(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // Call order: waits (in `line`, VC `vc`'s) until the credits the credit
     // loop of carry() pops are delivered.
     void await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned flits);

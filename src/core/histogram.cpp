@@ -193,3 +193,76 @@ void Histogram::merge(const Histogram& o) {
 }
 
 }   // namespace vrdmasim
+
+namespace vrdmasim {
+
+namespace {
+template <class T>
+void put(std::vector<unsigned char>& out, const T& v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    out.insert(out.end(), b, b + sizeof(T));
+}
+template <class T>
+T get(const unsigned char*& p, const unsigned char* end) {
+    if (end - p < static_cast<std::ptrdiff_t>(sizeof(T))) throw std::logic_error("packed statistics cut short");
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+}
+}   // namespace
+
+void Histogram::pack(std::vector<unsigned char>& out) const {
+    put(out, count_);
+    put(out, zeros_);
+    put(out, clamped_);
+    put(out, sum_);
+    put(out, min_);
+    put(out, max_);
+    std::uint64_t buckets = 0;
+    for (std::size_t d = 0; d < dir_.size(); ++d)
+        if (dir_[d])
+            for (int j = 0; j < kChunk; ++j) buckets += chunks_[dir_[d] - 1][static_cast<std::size_t>(j)] ? 1 : 0;
+    put(out, buckets);
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (!dir_[d]) continue;
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t n = chunks_[dir_[d] - 1][static_cast<std::size_t>(j)];
+            if (!n) continue;
+            put(out, static_cast<std::uint32_t>((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk +
+                                                static_cast<std::uint32_t>(j)));
+            put(out, n);
+        }
+    }
+}
+
+void Histogram::merge_packed(const unsigned char*& p, const unsigned char* end) {
+    const auto count = get<std::uint64_t>(p, end);
+    const auto zeros = get<std::uint64_t>(p, end);
+    const auto clamped = get<std::uint64_t>(p, end);
+    const auto sum = get<double>(p, end);
+    const auto mn = get<double>(p, end);
+    const auto mx = get<double>(p, end);
+    const auto buckets = get<std::uint64_t>(p, end);
+    if (count > 0) {
+        if (count_ == 0) {
+            min_ = mn;
+            max_ = mx;
+        } else {
+            min_ = std::min(min_, mn);
+            max_ = std::max(max_, mx);
+        }
+        // The first rank's sum as it is: a histogram only one rank adds to
+        // (a node's, a link's) keeps its exact value.
+        sum_ = count_ == 0 ? sum : sum_ + sum;
+        count_ += count;
+        zeros_ += zeros;
+        clamped_ += clamped;
+    }
+    for (std::uint64_t b = 0; b < buckets; ++b) {
+        const auto key = get<std::uint32_t>(p, end);
+        slot(key) += get<std::uint64_t>(p, end);
+    }
+}
+
+}   // namespace vrdmasim

@@ -391,3 +391,98 @@ Histogram StatRegistry::require_merge_histograms(const std::string& suffix) cons
 }
 
 }   // namespace vrdmasim
+
+namespace vrdmasim {
+
+namespace {
+enum class Packed : std::uint8_t { Counter = 1, Sum = 2, Level = 3, Histogram = 4 };
+
+void put_text(std::vector<unsigned char>& out, const std::string& s) {
+    const auto n = static_cast<std::uint32_t>(s.size());
+    const auto* b = reinterpret_cast<const unsigned char*>(&n);
+    out.insert(out.end(), b, b + sizeof n);
+    out.insert(out.end(), s.begin(), s.end());
+}
+template <class T>
+void put_plain(std::vector<unsigned char>& out, const T& v) {
+    const auto* b = reinterpret_cast<const unsigned char*>(&v);
+    out.insert(out.end(), b, b + sizeof(T));
+}
+template <class T>
+T get_plain(const unsigned char*& p, const unsigned char* end) {
+    if (end - p < static_cast<std::ptrdiff_t>(sizeof(T))) throw std::logic_error("packed statistics cut short");
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+}
+std::string get_text(const unsigned char*& p, const unsigned char* end) {
+    const auto n = get_plain<std::uint32_t>(p, end);
+    if (end - p < static_cast<std::ptrdiff_t>(n)) throw std::logic_error("packed statistics cut short");
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    return s;
+}
+}   // namespace
+
+std::vector<unsigned char> StatRegistry::pack() const {
+    std::vector<unsigned char> out;
+    auto head = [&out](Packed kind, const StatInfo& info) {
+        put_plain(out, kind);
+        put_text(out, info.name.str());
+        put_text(out, info.unit());
+        put_text(out, info.help());
+    };
+    for (const Counter& c : counters_) {
+        head(Packed::Counter, c.info);
+        put_plain(out, c.value());
+    }
+    for (std::size_t i = 0; i < scalars_.size(); ++i) {
+        head(scalar_level_[i] ? Packed::Level : Packed::Sum, scalars_[i].info);
+        put_plain(out, scalars_[i].value());
+    }
+    for (const Histogram& h : histograms_) {
+        head(Packed::Histogram, h.info);
+        h.pack(out);
+    }
+    return out;
+}
+
+void StatRegistry::merge_packed(const std::vector<unsigned char>& bytes) {
+    const unsigned char* p = bytes.data();
+    const unsigned char* const end = p + bytes.size();
+    while (p < end) {
+        const auto kind = get_plain<Packed>(p, end);
+        const std::string name = get_text(p, end), unit = get_text(p, end), help = get_text(p, end);
+        switch (kind) {
+            case Packed::Counter: {
+                const auto v = get_plain<std::uint64_t>(p, end);
+                const Counter* c = find_counter(name);
+                (c ? const_cast<Counter&>(*c) : counter(name, unit, help)).inc(v);
+                break;
+            }
+            case Packed::Sum:
+            case Packed::Level: {
+                const auto v = get_plain<double>(p, end);
+                const Scalar* s = find_scalar(name);
+                if (!s) {
+                    scalar(name, unit, help, kind == Packed::Level ? Scalar::Kind::Level : Scalar::Kind::Sum).set(v);
+                } else if (kind == Packed::Level) {
+                    if (v > s->value()) const_cast<Scalar&>(*s).set(v);
+                } else {
+                    const_cast<Scalar&>(*s).add(v);
+                }
+                break;
+            }
+            case Packed::Histogram: {
+                const Histogram* h = find_histogram(name);
+                (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(p, end);
+                break;
+            }
+            default:
+                throw std::logic_error("packed statistics of an unknown kind");
+        }
+    }
+}
+
+}   // namespace vrdmasim

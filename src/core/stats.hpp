@@ -160,6 +160,11 @@ public:
         std::uint64_t count = 0;
     };
     std::vector<Bucket> buckets() const;
+    // Every sample as plain bytes (appended to `out`), and their merge here
+    // (from `p`, advanced past them): a partitioned run's histograms
+    // gathered from its ranks.
+    void pack(std::vector<unsigned char>& out) const;
+    void merge_packed(const unsigned char*& p, const unsigned char* end);
     StatInfo info;
 
 private:
@@ -274,6 +279,15 @@ public:
     bool window_begun() const { return window_begun_; }
     bool window_ended() const { return window_ended_; }
     StatRegistry window() const;
+
+    // Every statistic, its kind, unit, help and value, as plain bytes; and
+    // their merge into this registry (statistics it lacks are registered):
+    // counters and Sum scalars add, Level scalars take the larger,
+    // histograms add sample by sample. A partitioned run's ranks each hold
+    // their own nodes' and links' statistics (docs/scaling.md); rank 0
+    // merges every rank's.
+    std::vector<unsigned char> pack() const;
+    void merge_packed(const std::vector<unsigned char>& bytes);
 
     // Frees the index the sums by suffix keep (built again by the next sum):
     // for a caller done with sums, before the outputs.
