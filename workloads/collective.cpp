@@ -190,7 +190,7 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     if (ep) ep->finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check() const {

@@ -740,7 +740,7 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 // fileserve.access = direct: the client read()s each request's range
@@ -785,7 +785,7 @@ void FileserveWorkload::direct_client(RdmaProcess& app, unsigned index) {
     meter_end(served);
     meter_released();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 void FileserveWorkload::unpin_all(RdmaProcess& app, bool spare_in_use) {

@@ -195,7 +195,7 @@ void LockWorkload::program(RdmaProcess& app) {
     library_ops_ += rm.operations();
     ++ended_;
     if (finished()) conclude(*apps_[site_.home]);
-    program_ended();
+    program_ended(app);
 }
 
 void LockWorkload::fail(const std::string& what) {

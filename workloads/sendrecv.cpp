@@ -74,7 +74,7 @@ void SendrecvWorkload::end(RdmaProcess& app, msg::Endpoint& ep) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 msg::Status SendrecvWorkload::checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len,

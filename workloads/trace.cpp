@@ -377,7 +377,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     app.finish_registrations();
     last_ = std::max(last_, app.now());
     if (++done_ == ranks_) app_us_.set(to_us(last_ - first_));
-    program_ended();
+    program_ended(app);
 }
 
 void TraceWorkload::send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {

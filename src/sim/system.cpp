@@ -747,6 +747,11 @@ void System::build_links(const SimContext& ctx) {
     if (cut > 0)
         check_thread_budget(thread_processes_under(*nodes_[0]) + (delivery + n - 1) / n, n,
                             "a system of " + std::to_string(n) + " nodes and " + std::to_string(cut) + " cut links");
+    // What the workloads share across nodes is released a cut link's
+    // latency after its latest arrival when the boards meet only at cut
+    // links: the time a partitioned run's window loop can release it at
+    // (docs/scaling.md, "What the workloads share across nodes").
+    sync_ = std::make_unique<GlobalSync>(ring.latency, cut > 0);
 }
 
 void System::build_jobs(const SimContext& ctx) {
@@ -783,20 +788,24 @@ void System::build_jobs(const SimContext& ctx) {
 }
 
 void System::stop_daemons_when_done() {
-    // The kernel's daemons run until every job is done, so that the
-    // simulation ends when nothing is left to do.
-    for (auto& w : workloads_)
-        w->on_finished([this] {
-            for (auto& other : workloads_)
-                if (!other->finished()) return;
-            for (auto& node : nodes_) {
-                node->daemons.stop();
-                if (node->hog) node->hog->stop();
-            }
-            if (all_finished_fired_) return;
-            all_finished_fired_ = true;
-            for (auto& fn : all_finished_) fn();
-        });
+    // The kernel's daemons run until every program of every job has ended,
+    // so that the simulation ends when nothing is left to do: one
+    // rendezvous of all of them, then each job's start barrier, registered
+    // in this order on every rank.
+    std::uint64_t programs = 0;
+    for (auto& w : workloads_) programs += w->programs();
+    end_rv_ = sync_->rendezvous("end", programs);
+    for (auto& w : workloads_) w->set_global_sync(*sync_, end_rv_);
+    sync_->on_release(end_rv_, [this] {
+        for (auto& node : nodes_) {
+            if (!node) continue;   // (a partitioned run's nodes of other ranks)
+            node->daemons.stop();
+            if (node->hog) node->hog->stop();
+        }
+        if (all_finished_fired_) return;
+        all_finished_fired_ = true;
+        for (auto& fn : all_finished_) fn();
+    });
 }
 
 }   // namespace vrdmasim

@@ -234,6 +234,17 @@ public:
     // daemons are told to stop): observers that must not keep the simulation
     // going (the time-series sampler) stop then.
     void on_all_finished(std::function<void()> fn) { all_finished_.push_back(std::move(fn)); }
+    // What every node's programs share (src/core/global_sync.hpp): each
+    // job's start barrier, the end of every program of every job
+    // ("end": the daemons stop and on_all_finished's observers run at its
+    // release), the values published before the barrier. Its lookahead is
+    // the latency of the links between boards (board-link, mezz-link on a
+    // mezzanine); it releases a lookahead after the latest arrival when
+    // those links are cut links (board-link.handoff = message on more than
+    // one board), at the last arrival otherwise.
+    GlobalSync& global_sync() { return *sync_; }
+    // The rendezvous of the programs' end.
+    unsigned end_rendezvous() const { return end_rv_; }
 
 private:
     std::vector<std::function<void()>> all_finished_;
@@ -264,6 +275,8 @@ private:
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<unsigned> link_to_;
+    std::unique_ptr<GlobalSync> sync_;   // made by build_links (its lookahead), before the jobs
+    unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;
