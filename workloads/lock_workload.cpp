@@ -143,7 +143,9 @@ std::string LockWorkload::partition_refusal() const {
         why = across_boards(site_.home, n, "",
                             "every process's holding intervals, acquire latencies and engine operations go into "
                             "one object, and the last program to end checks them there, reads the home's counter "
-                            "and lock words and sums every node's engine completions (count_engine_completions)");
+                            "and lock words and sums every node's engine completions (count_engine_completions); "
+                            "and the lock's words (site_.base, site_.local) are read by every node directly, not "
+                            "published through the start barrier (GlobalSync)");
     return why;
 }
 

@@ -144,7 +144,8 @@ std::string OverlapWorkload::partition_refusal() const {
                             "its check compares the destination with the source's bytes as they were at the post "
                             "and with the stores the initiator made in flight (the initiator reads the other node's "
                             "buffer; two-sided, both programs settle one shared record of each message), so it "
-                            "needs both nodes' memory at once");
+                            "needs both nodes' memory at once; and its target's buffer (remote_buf_) is read by the "
+                            "initiator directly, not published through the start barrier (GlobalSync)");
     return why;
 }
 

@@ -56,6 +56,15 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<Rdma
 
 SendrecvWorkload::~SendrecvWorkload() = default;
 
+std::string SendrecvWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty())
+        why = across_boards(a_.node(), b_.node(), "",
+                            "msg::Endpoint::connect reads the peer's receive slots and credit words from its "
+                            "endpoint, not published through the start barrier (GlobalSync) yet");
+    return why;
+}
+
 void SendrecvWorkload::replace_bodies(Body a, Body b) {
     body_a_ = std::move(a);
     body_b_ = std::move(b);
