@@ -57,8 +57,8 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
       control_writes_(ctx.stats.counter(stats_prefix(job) + "collective.control_writes", "",
                                         "collective.transport = one-sided: the ready, offer and token writes the "
                                         "ranks posted for the measured collectives")),
-      latency_(ctx.stats.histogram(stats_prefix(job) + "collective.latency", "us",
-                                   "one collective at one rank, start to end")) {
+      latency_(shared_histogram(ctx.stats, stats_prefix(job) + "collective.latency", "us",
+                                "one collective at one rank, start to end")) {
     const Config& c = ctx.config;
     const auto& P = params_of<CollParams>();
     const unsigned n = static_cast<unsigned>(apps.size());
@@ -126,6 +126,15 @@ std::string CollectiveWorkload::partition_refusal() const {
         why = across_boards(nodes_[0], nodes_[r], "collective.op = barrier",
                             "its self-check (collective-barrier) compares every rank's entry into and exit from "
                             "each barrier, kept in one table (entered_, left_) that every rank's program writes");
+    // The connections: each rank reads its peers' receive slots and credit
+    // words (msg::Endpoint::connect) or mailboxes (coll::OneSided::connect)
+    // from their objects, not through the start barrier's published values.
+    for (unsigned r = 1; why.empty() && r < nodes_.size(); ++r)
+        why =
+            across_boards(nodes_[0], nodes_[r], "collective.transport = " + ctx_.config.string("collective.transport"),
+                          std::string(os_.empty() ? "msg::Endpoint::connect" : "coll::OneSided::connect") +
+                              " reads every peer's " + (os_.empty() ? "receive slots and credit words" : "mailboxes") +
+                              " from its object, not published through the start barrier (GlobalSync) yet");
     return why;
 }
 
@@ -190,7 +199,7 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     if (ep) ep->finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check() const {

@@ -56,6 +56,15 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<Rdma
 
 SendrecvWorkload::~SendrecvWorkload() = default;
 
+std::string SendrecvWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty())
+        why = across_boards(a_.node(), b_.node(), "",
+                            "msg::Endpoint::connect reads the peer's receive slots and credit words from its "
+                            "endpoint, not published through the start barrier (GlobalSync) yet");
+    return why;
+}
+
 void SendrecvWorkload::replace_bodies(Body a, Body b) {
     body_a_ = std::move(a);
     body_b_ = std::move(b);
@@ -74,7 +83,7 @@ void SendrecvWorkload::end(RdmaProcess& app, msg::Endpoint& ep) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 msg::Status SendrecvWorkload::checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len,

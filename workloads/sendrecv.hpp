@@ -27,6 +27,7 @@ public:
                      unsigned job = 0);
     ~SendrecvWorkload() override;
     std::string kind() const override { return "sendrecv"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return done_ == 2; }
     msg::Endpoint* endpoint(unsigned node) { return node < eps_.size() ? eps_[node] : nullptr; }
     // Tests: run these bodies on src-node and dst-node instead of the

@@ -132,9 +132,12 @@ void CutLinkNear::wait_for(Turnstile& line, unsigned vc, sc_time at, bool or_pos
     if (at == max_sim_time()) {
         w.want_post = true;
         sc_core::wait(w.posted.get());
+        w.want_post = false;
     } else if (or_post) {
         w.want_post = true;
         sc_core::wait(at - now, w.posted.get());
+        w.want_post = false;
+        w.posted.get().cancel();   // woken at `at`: a credit's wake-up still pending is not for the next wait
     } else {
         sc_core::wait(at - now);
     }
@@ -177,8 +180,12 @@ void CutLinkNear::post(const CreditMessage& c) {
         w.want_seq = false;
         w.posted.get().notify(c.at - sim_now());
     } else if (w.want_post) {
-        w.want_post = false;
-        w.posted.get().notify(sc_core::SC_ZERO_TIME);
+        // At its stamp, not now: when a credit is posted is not something
+        // the near end can know (behind a cut between ranks it comes at the
+        // end of a window), only when it counts. Of several posted before
+        // the caller wakes, the earliest stamp wakes it (an event keeps its
+        // earliest notification).
+        w.posted.get().notify(c.at - sim_now());
     }
 }
 
@@ -312,15 +319,20 @@ void CutLinkFar::deliver(Lane& lane, PacketMessage& m) {
 
 namespace vrdmasim {
 
-CutLinkEnd::CutLinkEnd(sc_core::sc_module_name name, std::uint32_t number, const SimContext& ctx, unsigned vcs,
-                       sc_core::sc_time latency)
-    : sc_module(name), out("out"), far_(this->name(), number, ctx, vcs, latency) {
+CutLinkEnd::CutLinkEnd(sc_core::sc_module_name name, const std::string& link_name, std::uint32_t number,
+                       const SimContext& ctx, unsigned vcs, sc_core::sc_time latency)
+    : sc_module(name), out("out"), far_(link_name, number, ctx, vcs, latency) {
     far_.connect(out);
 }
 
 void CutLinkEnd::connect(Router& router) {
     out.bind(router.in);
     far_.connect(router, static_cast<int>(router.in.size()) - 1);
+}
+
+void CutLinkEnd::connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink) {
+    out.bind(socket);
+    far_.connect(sink);
 }
 
 }   // namespace vrdmasim

@@ -149,7 +149,7 @@ public:
     std::uint64_t packets() const { return packets_.value(); }
     // A cut link's two ends (handoff); nullptr on other links.
     const CutLinkNear* cut_near() const { return cut_.get(); }
-    const CutLinkFar* cut_far() const { return cut_far_.get(); }
+    const CutLinkFar* cut_far() const { return cut_far_ ? &cut_far_->far() : nullptr; }
     // Packets a cut link has counted in its far-end buffers whose credit
     // has not been posted back yet (0 on other links).
     std::size_t credits_outstanding() const;
@@ -231,8 +231,9 @@ private:
         return lines_.empty() ? nullptr : lines_[lines_.size() == 1 ? 0 : vc].get();
     }
     std::unique_ptr<CutLinkNear> cut_;
-    std::unique_ptr<CutLinkFar> cut_far_;
-    // far_elsewhere: what `out` is bound to (nothing calls it).
+    std::unique_ptr<CutLinkEnd> cut_far_;   // "far", a child module (not with far_elsewhere)
+    // A cut link: what `out` is bound to (nothing calls it: the far end,
+    // here or on another rank, has its own socket).
     std::unique_ptr<tlm_utils::passthrough_target_socket<Link>> nowhere_;
     void nowhere(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // Call order: waits (in `line`, VC `vc`'s) until the credits the credit

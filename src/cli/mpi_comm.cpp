@@ -57,16 +57,15 @@ std::vector<Bytes> MpiComm::exchange(const std::vector<Bytes>& out) {
     Bytes send;
     send.reserve(total);
     for (const Bytes& b : out) send.insert(send.end(), b.begin(), b.end());
-    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
-          "MPI_Alltoall");
+    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Alltoall");
     std::size_t in_total = 0;
     for (int r = 0; r < n; ++r) {
         recv_displs[static_cast<std::size_t>(r)] = count_of(in_total);
         in_total += static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
     }
     Bytes recv(in_total);
-    check(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(),
-                        recv_counts.data(), recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+    check(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(), recv_counts.data(),
+                        recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD),
           "MPI_Alltoallv");
     std::vector<Bytes> in(size_);
     for (unsigned r = 0; r < size_; ++r)
@@ -84,8 +83,7 @@ std::vector<Bytes> MpiComm::allgather(const Bytes& mine) {
         total += static_cast<std::size_t>(counts[r]);
     }
     Bytes all(total);
-    check(MPI_Allgatherv(mine.data(), my, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
-                         MPI_COMM_WORLD),
+    check(MPI_Allgatherv(mine.data(), my, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
           "MPI_Allgatherv");
     std::vector<Bytes> out(size_);
     for (unsigned r = 0; r < size_; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);

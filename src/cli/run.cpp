@@ -40,6 +40,7 @@
 #include "models/dma/shadow_translator.hpp"
 #include "src/sim/summary.hpp"
 #include "src/sim/timeseries.hpp"
+#include "src/sim/rank_parties.hpp"
 #include "src/sim/windows.hpp"
 #include "src/sim/system.hpp"
 
@@ -484,7 +485,7 @@ private:
 // Why a simulation that returned has no result, "" if it has one.
 std::string unfinished_reason(const Config& cfg, System& sys, sc_core::sc_time& failed_at) {
     bool all_finished = true;
-    for (const auto& w : sys.workloads()) all_finished = all_finished && w->finished();
+    for (const auto& w : sys.workloads()) all_finished = all_finished && w->ended();
     if (all_finished) return "";
     // With SC_EXIT_ON_STARVATION, sc_start returns at the last event before
     // the limit, not at the limit: events still pending mean the limit
@@ -945,7 +946,8 @@ ShardFromEnv mpi_rank_or_error() {
 }
 
 std::string partitioned_refusal(const RunOptions& opts, const Config& cfg) {
-    const std::string why = " is not built for a run split across MPI ranks yet (docs/scaling.md): run it as one process";
+    const std::string why =
+        " is not built for a run split across MPI ranks yet (docs/scaling.md): run it as one process";
     if (opts.trace) return "--trace" + why;
     if (opts.narrate) return "--log" + why;
     if (opts.sample_ps > 0) return "--sample-interval" + why;
@@ -1040,6 +1042,10 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     std::uint64_t windows = 0, exchanged = 0;
     if (mpi) {
         Windows loop(*mpi, sys->cut_mail(), sys->lookahead(), sys->time_limit());
+        SyncParty sync(sys->global_sync());
+        CourierParty courier(*sys);
+        loop.add(sync);
+        loop.add(courier);
         result.error = loop.run();
         windows = loop.windows();
         exchanged = loop.exchanged_bytes();

@@ -52,12 +52,19 @@ void Histogram::add_rare(double v) {
         max_ = std::max(max_, v);
     }
     ++count_;
-    sum_ += v;
+    if (exact_) add_exact(v);
+    else sum_ += v;
     if (v == 0) {
         ++zeros_;
         return;
     }
     ++slot(key_of(v));
+}
+
+void Histogram::add_exact(double v) {
+    if (v < 0x1p62) exact_sum_ += static_cast<__int128>(std::ldexp(v, 64));   // exact: v's bits at or above 2^-64
+    else inexact_ += v;
+    sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
 }
 
 std::uint32_t Histogram::subnormal_key(double v) {
@@ -179,7 +186,13 @@ void Histogram::merge(const Histogram& o) {
         max_ = std::max(max_, o.max_);
     }
     count_ += o.count_;
-    sum_ += o.sum_;
+    if (exact_ && o.exact_) {
+        exact_sum_ += o.exact_sum_;
+        inexact_ += o.inexact_;
+        sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
+    } else {
+        sum_ += o.sum_;
+    }
     zeros_ += o.zeros_;
     clamped_ += o.clamped_;
     for (std::size_t d = 0; d < o.dir_.size(); ++d) {
@@ -219,6 +232,9 @@ void Histogram::pack(std::vector<unsigned char>& out) const {
     put(out, sum_);
     put(out, min_);
     put(out, max_);
+    put(out, exact_);
+    put(out, exact_sum_);
+    put(out, inexact_);
     std::uint64_t buckets = 0;
     for (std::size_t d = 0; d < dir_.size(); ++d)
         if (dir_[d])
@@ -243,6 +259,9 @@ void Histogram::merge_packed(const unsigned char*& p, const unsigned char* end) 
     const auto sum = get<double>(p, end);
     const auto mn = get<double>(p, end);
     const auto mx = get<double>(p, end);
+    const auto exact = get<bool>(p, end);
+    const auto exact_sum = get<__int128>(p, end);
+    const auto inexact = get<double>(p, end);
     const auto buckets = get<std::uint64_t>(p, end);
     if (count > 0) {
         if (count_ == 0) {
@@ -254,7 +273,13 @@ void Histogram::merge_packed(const unsigned char*& p, const unsigned char* end) 
         }
         // The first rank's sum as it is: a histogram only one rank adds to
         // (a node's, a link's) keeps its exact value.
-        sum_ = count_ == 0 ? sum : sum_ + sum;
+        if (exact && exact_) {
+            exact_sum_ += exact_sum;
+            inexact_ += inexact;
+            sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
+        } else {
+            sum_ = count_ == 0 ? sum : sum_ + sum;
+        }
         count_ += count;
         zeros_ += zeros;
         clamped_ += clamped;

@@ -455,32 +455,31 @@ void StatRegistry::merge_packed(const std::vector<unsigned char>& bytes) {
         const auto kind = get_plain<Packed>(p, end);
         const std::string name = get_text(p, end), unit = get_text(p, end), help = get_text(p, end);
         switch (kind) {
-            case Packed::Counter: {
-                const auto v = get_plain<std::uint64_t>(p, end);
-                const Counter* c = find_counter(name);
-                (c ? const_cast<Counter&>(*c) : counter(name, unit, help)).inc(v);
-                break;
+        case Packed::Counter: {
+            const auto v = get_plain<std::uint64_t>(p, end);
+            const Counter* c = find_counter(name);
+            (c ? const_cast<Counter&>(*c) : counter(name, unit, help)).inc(v);
+            break;
+        }
+        case Packed::Sum:
+        case Packed::Level: {
+            const auto v = get_plain<double>(p, end);
+            const Scalar* s = find_scalar(name);
+            if (!s) {
+                scalar(name, unit, help, kind == Packed::Level ? Scalar::Kind::Level : Scalar::Kind::Sum).set(v);
+            } else if (kind == Packed::Level) {
+                if (v > s->value()) const_cast<Scalar&>(*s).set(v);
+            } else {
+                const_cast<Scalar&>(*s).add(v);
             }
-            case Packed::Sum:
-            case Packed::Level: {
-                const auto v = get_plain<double>(p, end);
-                const Scalar* s = find_scalar(name);
-                if (!s) {
-                    scalar(name, unit, help, kind == Packed::Level ? Scalar::Kind::Level : Scalar::Kind::Sum).set(v);
-                } else if (kind == Packed::Level) {
-                    if (v > s->value()) const_cast<Scalar&>(*s).set(v);
-                } else {
-                    const_cast<Scalar&>(*s).add(v);
-                }
-                break;
-            }
-            case Packed::Histogram: {
-                const Histogram* h = find_histogram(name);
-                (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(p, end);
-                break;
-            }
-            default:
-                throw std::logic_error("packed statistics of an unknown kind");
+            break;
+        }
+        case Packed::Histogram: {
+            const Histogram* h = find_histogram(name);
+            (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(p, end);
+            break;
+        }
+        default: throw std::logic_error("packed statistics of an unknown kind");
         }
     }
 }

@@ -125,7 +125,8 @@ public:
                 if (v > max_) max_ = v;
             }
             ++count_;
-            sum_ += v;
+            if (exact_) add_exact(v);
+            else sum_ += v;
             ++slot(key_of(v));
             return;
         }
@@ -149,6 +150,13 @@ public:
     // outputs' p50 and p99 of every histogram).
     std::pair<double, double> quantile_pair(double qa, double qb) const;
     std::uint64_t clamped() const { return clamped_; }
+    // Keep the sum exact (before any sample): the sum of samples in fixed
+    // point (2^-64), whatever their order, so that a histogram every node
+    // adds to (a workload's latencies) has the same sum when a partitioned
+    // run's ranks add their samples apart and merge them (docs/scaling.md).
+    // A double's sum depends on the order of its additions. Samples of
+    // 2^62 or more are summed as doubles (then in order again).
+    void keep_exact_sum() { exact_ = true; }
     // Add every sample of `other` (as if each had been added here).
     void merge(const Histogram& other);
     // The distribution as kept: one entry per non-empty bucket, in
@@ -188,6 +196,7 @@ private:
     static std::uint32_t subnormal_key(double v);
     static int idx_of_key(std::uint32_t key) { return static_cast<int>(key) - kKeyBias; }
     void add_rare(double v);   // zero, negative, NaN, inf, the largest double
+    void add_exact(double v);   // sum_ from exact_sum_ (keep_exact_sum)
     std::uint64_t& slot(std::uint32_t key) {
         const std::uint32_t c = key / kChunk;
         if (c >= first_chunk_ && c - first_chunk_ < dir_.size()) {
@@ -208,6 +217,9 @@ private:
     std::uint32_t first_chunk_ = 0;
     std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
+    __int128 exact_sum_ = 0;   // keep_exact_sum(): the sum in units of 2^-64
+    double inexact_ = 0;   // and what was too large for it
+    bool exact_ = false;
 };
 
 // Owns every statistic of one simulation. References returned by the

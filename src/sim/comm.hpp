@@ -65,8 +65,8 @@ public:
     T get() {
         T v;
         need(sizeof(T));
-        std::copy(in_.begin() + static_cast<std::ptrdiff_t>(at_), in_.begin() + static_cast<std::ptrdiff_t>(at_ + sizeof(T)),
-                  reinterpret_cast<unsigned char*>(&v));
+        std::copy(in_.begin() + static_cast<std::ptrdiff_t>(at_),
+                  in_.begin() + static_cast<std::ptrdiff_t>(at_ + sizeof(T)), reinterpret_cast<unsigned char*>(&v));
         at_ += sizeof(T);
         return v;
     }

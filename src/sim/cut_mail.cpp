@@ -14,8 +14,9 @@ public:
     PacketOut(CutMail& mail, unsigned to) : mail_(mail), to_(to) {}
     void post(PacketMessage& m) override {
         if (m.story)
-            throw std::logic_error("a traced packet crossed a cut between ranks: traces of partitioned runs are "
-                                   "refused before they start");
+            throw std::logic_error(
+                "a traced packet crossed a cut between ranks: traces of partitioned runs are "
+                "refused before they start");
         Bytes& out = mail_.out_[to_];
         const std::size_t before = out.size();
         ByteWriter w(out);

@@ -118,7 +118,7 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
         out.push_back({"credits-bound-buffer", std::to_string(full) +
                                                    " packet(s) found the NetVM system buffer "
                                                    "full although the senders' credits should bound it"});
-    if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().finished())
+    if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().ended())
         out.push_back({"credits-conserved", std::to_string(spent) + " B of credit spent, " + std::to_string(returned) +
                                                 " B returned and " + num(owed) + " B still owed by the receivers"});
 }
@@ -150,7 +150,7 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
                                                      "later-posted one of the same sender and domain, with "
                                                      "dma.notify-window > 0"});
     bool finished = true;
-    for (const auto& w : sys.workloads()) finished = finished && w->finished();
+    for (const auto& w : sys.workloads()) finished = finished && w->ended();
     if (finished && (held > 0 || unanswered > 0))
         out.push_back({"notifications-released", std::to_string(held) + " notification(s) still held and " +
                                                      std::to_string(unanswered) +
@@ -502,7 +502,7 @@ void check_handoff(System& sys, const StatRegistry& stats, std::vector<Violation
                     " received, " + std::to_string(o) + " owed, " + std::to_string(rf) + " refused";
     }
     for (const auto& e : sys.far_ends()) {
-        const CutLinkFar& f = e->far();
+        const CutLinkFar& f = e->end.far();
         queued += f.queued();
         if (first.empty() && (f.queued() || f.delivering()))
             first = std::string(e->name()) + ": " + std::to_string(f.queued()) + " queued at its far end here";

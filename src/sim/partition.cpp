@@ -38,8 +38,7 @@ Layout lay_out(const Topology& t, const unsigned (&b)[3]) {
     for (unsigned z = 0; z < Z; ++z)
         for (unsigned y = 0; y < Y; ++y)
             for (unsigned x = 0; x < X; ++x) {
-                const unsigned r =
-                    (block_of(z, Z, b[2]) * b[1] + block_of(y, Y, b[1])) * b[0] + block_of(x, X, b[0]);
+                const unsigned r = (block_of(z, Z, b[2]) * b[1] + block_of(y, Y, b[1])) * b[0] + block_of(x, X, b[0]);
                 l.board_rank[(z * Y + y) * X + x] = r;
                 ++count[r];
             }
@@ -60,8 +59,8 @@ Partition Partition::choose(const Topology& t, unsigned ranks, unsigned rank, co
     p.ranks_ = ranks;
     p.rank_ = rank;
     p.per_board_ = t.fpgas_per_board();
-    if (ranks == 0 || rank >= ranks) throw std::logic_error("Partition: rank " + std::to_string(rank) + " of " +
-                                                            std::to_string(ranks));
+    if (ranks == 0 || rank >= ranks)
+        throw std::logic_error("Partition: rank " + std::to_string(rank) + " of " + std::to_string(ranks));
     if (ranks > t.boards())
         throw refuse(spec, std::to_string(ranks) + " ranks for " + std::to_string(t.boards()) +
                                " QFDB board(s): a rank simulates whole boards (the cut runs only along board "
@@ -97,7 +96,8 @@ Partition Partition::choose(const Topology& t, unsigned ranks, unsigned rank, co
             throw refuse(spec, "give auto, or the blocks per dimension as PXxPYxPZ (2x1x1)");
         if (static_cast<std::uint64_t>(b[0]) * b[1] * b[2] != ranks)
             throw refuse(spec, std::to_string(b[0]) + " x " + std::to_string(b[1]) + " x " + std::to_string(b[2]) +
-                                   " blocks for " + std::to_string(ranks) + " MPI rank(s): the product must be the "
+                                   " blocks for " + std::to_string(ranks) +
+                                   " MPI rank(s): the product must be the "
                                    "number of ranks (mpirun -np)");
         for (int d = 0; d < 3; ++d)
             if (b[d] > t.extent(d))

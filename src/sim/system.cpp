@@ -676,8 +676,10 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     if (partition_.split())
         for (const auto& w : workloads_)
             if (std::string why = w->partition_refusal(); !why.empty())
-                throw ConfigError("a partitioned run (" + std::to_string(ranks) + " MPI ranks) cannot give the "
-                                  "one-process results of this workload: " + why);
+                throw ConfigError("a partitioned run (" + std::to_string(ranks) +
+                                  " MPI ranks) cannot give the "
+                                  "one-process results of this workload: " +
+                                  why);
 }
 
 Node& System::any_node() {
@@ -687,23 +689,29 @@ Node& System::any_node() {
 }
 
 void System::check_partitioned(const Config& c) const {
-    const std::string why = "; a partitioned run must give what one process gives, whatever the partition "
-                            "(docs/scaling.md \"The same results for any partitioning\")";
+    const std::string why =
+        "; a partitioned run must give what one process gives, whatever the partition "
+        "(docs/scaling.md \"The same results for any partitioning\")";
     if (c[params_of<LinkSections>().handoff] != "message")
         throw c.refuse(params_of<LinkSections>().handoff,
                        "must be message in a partitioned run: the boards of two ranks meet only through messages "
-                       "on their links, and its one-process reference runs every board link so" + why);
+                       "on their links, and its one-process reference runs every board link so" +
+                           why);
     if (c[params_of<SimParams>().event_order] != "keyed")
         throw c.refuse(params_of<SimParams>().event_order,
                        "must be keyed in a partitioned run: a rank's kernel holds other events than the "
-                       "one-process run's, and SystemC's own order of same-time events depends on them" + why);
+                       "one-process run's, and SystemC's own order of same-time events depends on them" +
+                           why);
     if (c[params_of<RouterParams>().link_order] != "time")
         throw c.refuse(params_of<RouterParams>().link_order,
                        "must be time in a partitioned run: first come, first served by call order depends on "
-                       "which process runs first, which a rank decides otherwise than one process" + why);
+                       "which process runs first, which a rank decides otherwise than one process" +
+                           why);
     if (physical_mode(c))
-        throw ConfigError("a partitioned run of physical-address mode (smmu.enabled = false with a registration "
-                          "strategy) is not built: its key table is read by every sender" + why);
+        throw ConfigError(
+            "a partitioned run of physical-address mode (smmu.enabled = false with a registration "
+            "strategy) is not built: its key table is read by every sender" +
+            why);
 }
 
 void System::build_nodes(const SimContext& ctx) {
@@ -786,8 +794,8 @@ void System::build_links(const SimContext& ctx) {
             }
             Node& a = *nodes_[i];
             lp.far_elsewhere = !present(p.to);
-            links_.push_back(std::make_unique<Link>((a_group + "_to_" + b_group).c_str(), ctx, lp, a.group,
-                                                    "link->" + b_group));
+            links_.push_back(
+                std::make_unique<Link>((a_group + "_to_" + b_group).c_str(), ctx, lp, a.group, "link->" + b_group));
             links_out[i][k] = links_.back().get();
             a.router.out.bind(links_out[i][k]->in);
             a.router.set_output_link(k, links_out[i][k]);
@@ -814,9 +822,9 @@ void System::build_links(const SimContext& ctx) {
             const Topology::Port p = topology_.port(i, static_cast<unsigned>(back));
             const LinkParams lp = p.dim == Topology::kLocal ? board : ring;
             const std::uint32_t number = number_out[i][static_cast<unsigned>(back)];
-            far_ends_.push_back(std::make_unique<CutLinkEnd>((topology_.name(i) + "_to_" + b.group).c_str(), number,
+            far_ends_.push_back(std::make_unique<RemoteLink>((topology_.name(i) + "_to_" + b.group).c_str(), number,
                                                              ctx, lp.vcs, lp.latency));
-            CutLinkEnd& end = *far_ends_.back();
+            CutLinkEnd& end = far_ends_.back()->end;
             end.connect(b.router);
             end.far().reply_to(mail_->credits_to(partition_.rank_of_node(i), number));
             mail_->far_end(number, end.far());
@@ -834,8 +842,12 @@ void System::build_links(const SimContext& ctx) {
     for (const auto& e : far_ends_) ++cut, delivery += thread_processes_under(*e);
     if (cut > 0 && some)
         check_thread_budget(thread_processes_under(*some) + (delivery + here - 1) / here, here,
-                            "a system of " + std::to_string(here) + " nodes and " + std::to_string(cut) +
-                                " cut links");
+                            "a system of " + std::to_string(here) + " nodes and " + std::to_string(cut) + " cut links");
+    // What the workloads share across nodes is released a cut link's
+    // latency after its latest arrival when the boards meet only at cut
+    // links: the time a partitioned run's window loop can release it at
+    // (docs/scaling.md, "What the workloads share across nodes").
+    sync_ = std::make_unique<GlobalSync>(ring.latency, cut > 0 || partition_.split());
 }
 
 void System::build_jobs(const SimContext& ctx) {
@@ -873,21 +885,24 @@ void System::build_jobs(const SimContext& ctx) {
 }
 
 void System::stop_daemons_when_done() {
-    // The kernel's daemons run until every job is done, so that the
-    // simulation ends when nothing is left to do.
-    for (auto& w : workloads_)
-        w->on_finished([this] {
-            for (auto& other : workloads_)
-                if (!other->finished()) return;
-            for (auto& node : nodes_) {
-                if (!node) continue;
-                node->daemons.stop();
-                if (node->hog) node->hog->stop();
-            }
-            if (all_finished_fired_) return;
-            all_finished_fired_ = true;
-            for (auto& fn : all_finished_) fn();
-        });
+    // The kernel's daemons run until every program of every job has ended,
+    // so that the simulation ends when nothing is left to do: one
+    // rendezvous of all of them, then each job's start barrier, registered
+    // in this order on every rank.
+    std::uint64_t programs = 0;
+    for (auto& w : workloads_) programs += w->programs();
+    end_rv_ = sync_->rendezvous("end", programs);
+    for (auto& w : workloads_) w->set_global_sync(*sync_, end_rv_);
+    sync_->on_release(end_rv_, [this] {
+        for (auto& node : nodes_) {
+            if (!node) continue;   // (a partitioned run's nodes of other ranks)
+            node->daemons.stop();
+            if (node->hog) node->hog->stop();
+        }
+        if (all_finished_fired_) return;
+        all_finished_fired_ = true;
+        for (auto& fn : all_finished_) fn();
+    });
 }
 
 }   // namespace vrdmasim

@@ -236,7 +236,7 @@ public:
     // The cut links to and from other ranks (null on one rank).
     CutMail* cut_mail() { return mail_.get(); }
     // The far ends here of cut links from other ranks.
-    const std::vector<std::unique_ptr<CutLinkEnd>>& far_ends() const { return far_ends_; }
+    const std::vector<std::unique_ptr<RemoteLink>>& far_ends() const { return far_ends_; }
     // Some node simulated here (every rank has one).
     Node& any_node();
     // Job 0's workload (process 0 of every node), and every job's.
@@ -259,6 +259,17 @@ public:
     // daemons are told to stop): observers that must not keep the simulation
     // going (the time-series sampler) stop then.
     void on_all_finished(std::function<void()> fn) { all_finished_.push_back(std::move(fn)); }
+    // What every node's programs share (src/core/global_sync.hpp): each
+    // job's start barrier, the end of every program of every job
+    // ("end": the daemons stop and on_all_finished's observers run at its
+    // release), the values published before the barrier. Its lookahead is
+    // the latency of the links between boards (board-link, mezz-link on a
+    // mezzanine); it releases a lookahead after the latest arrival when
+    // those links are cut links (board-link.handoff = message on more than
+    // one board), at the last arrival otherwise.
+    GlobalSync& global_sync() { return *sync_; }
+    // The rendezvous of the programs' end.
+    unsigned end_rendezvous() const { return end_rv_; }
 
 private:
     std::vector<std::function<void()>> all_finished_;
@@ -291,13 +302,15 @@ private:
     Topology topology_;
     Partition partition_;
     std::unique_ptr<CutMail> mail_;   // partitioned: the cut links between ranks
-    std::vector<std::unique_ptr<CutLinkEnd>> far_ends_;   // partitioned: far ends of links from other ranks
+    std::vector<std::unique_ptr<RemoteLink>> far_ends_;   // partitioned: far ends of links from other ranks
     std::vector<std::unique_ptr<Node>> nodes_;   // null: on another rank
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<unsigned> link_to_;
     std::vector<std::string> link_names_;
     std::vector<LinkParams> link_params_;
     sc_core::sc_time lookahead_;
+    std::unique_ptr<GlobalSync> sync_;   // made by build_links (its lookahead), before the jobs
+    unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;

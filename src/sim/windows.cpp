@@ -28,8 +28,13 @@ std::string Windows::run() {
         // may be for `end` itself. A kernel out of events stops at its
         // last (as one process's does at the end of its run).
         try {
-            if (end > sc_core::sc_time_stamp())
-                sc_core::sc_start(end - sc_core::sc_time_stamp(), sc_core::SC_EXIT_ON_STARVATION);
+            // (Nothing before `end`: the kernel is not started, which would
+            // only warn that it had nothing to do.)
+            const sc_time now = sc_core::sc_time_stamp();
+            // The first start elaborates and initialises the system: always.
+            if (end > now && (windows_ == 0 ||
+                              (sc_core::sc_pending_activity() && now + sc_core::sc_time_to_pending_activity() < end)))
+                sc_core::sc_start(end - now, sc_core::SC_EXIT_ON_STARVATION);
         } catch (const sc_core::sc_report& r) {
             error = r.get_msg();
         } catch (const std::exception& e) {
