@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "library/collectives/one_sided.hpp"
+#include "library/messaging/endpoint.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/fileserve.hpp"
@@ -468,11 +470,12 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     }
     // The kinds below are built with every node's process (a partitioned
     // run refuses them: partition_refusal()).
-    if (kind != "stream" && kind != "pingpong" && kind != "sendrecv" && kind != "overlap" && !all_present(apps))
+    if (kind != "stream" && kind != "pingpong" && kind != "sendrecv" && kind != "overlap" && kind != "collective" &&
+        !all_present(apps))
         throw not_carried(kind);
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
-    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);
+    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);   // (absent nodes too)
     if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -485,8 +488,8 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (kind == "pingpong")
         return std::make_unique<PingpongWorkload>(ctx, apps, static_cast<unsigned>(src), static_cast<unsigned>(dst),
                                                   job);
-    if (!all_present(apps)) throw not_carried(kind);
     if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst, job);
+    if (!all_present(apps)) throw not_carried(kind);
     if (kind == "overlap") return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
@@ -532,6 +535,28 @@ std::uint32_t value_slot(unsigned job, unsigned what, unsigned index) {
 void Workload::publish(const RdmaProcess& app, unsigned what, std::uint64_t value, unsigned index) {
     if (!sync_) throw std::logic_error("workload: no global sync (System::global_sync) to publish through");
     sync_->publish(app.node(), value_slot(job_, what, index), value);
+}
+
+void Workload::publish_endpoint(const RdmaProcess& app, const msg::Endpoint& ep) {
+    for (const msg::Endpoint::Offer& o : ep.offers()) {
+        publish(app, kLibraryValues, o.rx, o.peer);
+        publish(app, kLibraryValues + 1, o.credit_word, o.peer);
+    }
+}
+
+void Workload::connect_endpoint(msg::Endpoint& ep) const {
+    const unsigned me = ep.app().node();
+    ep.connect([this, me](unsigned peer) {
+        return std::make_pair(published(peer, kLibraryValues, me), published(peer, kLibraryValues + 1, me));
+    });
+}
+
+void Workload::publish_mailbox(const RdmaProcess& app, const coll::OneSided& os) {
+    publish(app, kLibraryValues + 2, os.mailbox());
+}
+
+void Workload::connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const {
+    os.connect([this, &nodes](unsigned rank) { return published(nodes.at(rank), kLibraryValues + 2); });
 }
 
 std::uint64_t Workload::published(unsigned node, unsigned what, unsigned index) const {

@@ -19,6 +19,12 @@
 namespace vrdmasim {
 
 class FileSystem;
+namespace msg {
+class Endpoint;
+}
+namespace coll {
+class OneSided;
+}
 
 // The parameters of section [workload], declared in workload.cpp; read
 // through params_of<WorkloadParams>().
@@ -265,9 +271,20 @@ protected:
     // of other nodes to read after it (buffer addresses, registration
     // flags): through the GlobalSync, so that a partitioned run carries them
     // with the barrier's release. `what` is the workload's own numbering
-    // (< 16), `index` (< 2^20) a peer or a slot; the job keeps them apart.
+    // (< kLibraryValues), `index` (< 2^20) a peer or a slot; the job keeps
+    // them apart.
     void publish(const RdmaProcess& app, unsigned what, std::uint64_t value, unsigned index = 0);
     std::uint64_t published(unsigned node, unsigned what, unsigned index = 0) const;
+    // The libraries' wire-up the same way: a two-sided endpoint's slots and
+    // credit words for each peer (msg::Endpoint::offers), a one-sided
+    // collectives' mailbox; published after their setup(), connected after
+    // the barrier (instead of connect() on the other nodes' objects).
+    static constexpr unsigned kLibraryValues = 13;   // what = 13, 14, 15: the libraries'
+    void publish_endpoint(const RdmaProcess& app, const msg::Endpoint& ep);
+    void connect_endpoint(msg::Endpoint& ep) const;
+    void publish_mailbox(const RdmaProcess& app, const coll::OneSided& os);
+    // `nodes[q]`: the node of rank q.
+    void connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const;
     // ConfigError unless `bytes` fit in what `app` can map.
     void check_fits(const RdmaProcess& app, std::uint64_t bytes) const;
     // ConfigError unless the library's locked memory (`regions`: the sizes

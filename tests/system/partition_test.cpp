@@ -73,20 +73,14 @@ TEST_CASE("partition: stream splits by boards but for its read form and its rece
                   {"workload.stream-notify = ring", "posted_at_"});
 }
 
-TEST_CASE("partition: pingpong splits by boards but for its read form; sendrecv's connection is not carried",
-          "[partition]") {
+TEST_CASE("partition: pingpong and sendrecv split by boards, pingpong's read form does not", "[partition]") {
     const Settings across = kTwoBoards + Settings{{"workload.src-node", "0"}, {"workload.dst-node", "7"}};
     check_splittable(across + Settings{{"workload.kind", "pingpong"}, {"workload.iterations", "4"}});
     check_refused(across + Settings{{"workload.kind", "pingpong"}, {"workload.operation", "read"}},
                   {"workload.kind = pingpong", "workload.operation = read"});
-    // The two-sided library's endpoints read each other's slots directly
-    // (msg::Endpoint::connect), not through the barrier's published values.
-    check_refused(across + Settings{{"workload.kind", "sendrecv"}},
-                  {"workload.kind = sendrecv", "msg::Endpoint::connect", "GlobalSync"});
-    check_splittable(kTwoBoards + Settings{{"workload.kind", "sendrecv"},
-                                           {"workload.src-node", "4"},
-                                           {"workload.dst-node", "7"},
-                                           {"workload.sendrecv-test", "bandwidth"}});
+    // The endpoints' wire-up goes through the start barrier's published values.
+    check_splittable(across + Settings{{"workload.kind", "sendrecv"}});
+    check_splittable(across + Settings{{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}});
 }
 
 TEST_CASE("partition: the cluster kinds split by boards with one-sided writes, ring or counter arrivals",
@@ -133,16 +127,13 @@ TEST_CASE("partition: fileserve's meter reads several nodes' statistics", "[part
         {"fileserve.access = direct", "Meter"});
 }
 
-TEST_CASE("partition: collectives split only within a board: their connections are not carried",
-          "[partition][collective]") {
+TEST_CASE("partition: collectives split by boards but for the barrier's self-check", "[partition][collective]") {
     const Settings coll{{"workload.kind", "collective"}, {"workload.iterations", "2"}};
-    check_refused(kTwoBoards + coll + Settings{{"collective.op", "allreduce"}},
-                  {"workload.kind = collective", "collective.transport = two-sided", "msg::Endpoint::connect"});
-    check_refused(kTwoBoards + coll + Settings{{"collective.op", "alltoall"}, {"collective.transport", "one-sided"}},
-                  {"workload.kind = collective", "collective.transport = one-sided", "coll::OneSided::connect"});
+    check_splittable(kTwoBoards + coll + Settings{{"collective.op", "allreduce"}});
+    check_splittable(kTwoBoards + coll +
+                     Settings{{"collective.op", "alltoall"}, {"collective.transport", "one-sided"}});
     check_refused(kTwoBoards + coll + Settings{{"collective.op", "barrier"}},
                   {"workload.kind = collective", "collective.op = barrier", "entered_"});
-    check_splittable(coll + Settings{{"topology.nodes", "4"}, {"collective.op", "allreduce"}});
 }
 
 TEST_CASE("partition: a trace's span is every rank's", "[partition][trace]") {
