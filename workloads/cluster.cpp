@@ -268,9 +268,10 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         // ranks (partition_refusal() refuses it across boards).
         for (unsigned i = 0; i < apps_.size(); ++i)
             if (!apps_[i])
-                throw std::logic_error(kind_ +
-                                       " with workload.two-sided = true is built only with every node's "
-                                       "process (msg::Endpoint::connect reads its peers' endpoints)");
+                throw ConfigError("workload.kind = " + kind_ +
+                                  " with workload.two-sided = true is not built for a run split across MPI ranks: "
+                                  "a message's latency is the receiver's completion minus the sender's isend, "
+                                  "one table both programs use (docs/scaling.md); run it as one process");
         ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
             RdmaProcess& app = *apps_[i];

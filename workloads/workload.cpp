@@ -408,10 +408,13 @@ bool all_present(const std::vector<RdmaProcess*>& apps) {
     return std::find(apps.begin(), apps.end(), nullptr) == apps.end();
 }
 
-std::logic_error not_carried(const std::string& kind) {
-    return std::logic_error("workload.kind = " + kind +
-                            " is built only with every node's process: what its programs share across nodes is not "
-                            "carried across ranks yet (partition_refusal() refuses it)");
+// A run split across MPI ranks gives a workload the processes of its own
+// rank's nodes only: one that needs every node's is refused up front.
+ConfigError not_carried(const std::string& kind) {
+    return ConfigError("workload.kind = " + kind +
+                       " is not built for a run split across MPI ranks: its programs share state across nodes "
+                       "that is not carried between ranks (docs/scaling.md, \"What the workloads share across "
+                       "nodes\"); run it as one process");
 }
 
 }   // namespace

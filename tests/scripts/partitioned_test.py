@@ -35,6 +35,22 @@ CASES = [
     ("torus-alltoall", "torus.ini", ["--workload.kind=alltoall", "--workload.message-size=4KiB",
                                      "--workload.iterations=1"], [2, 3]),
 ]
+# The mechanisms across ranks (each a library policy every workload gets):
+# every rdma.strategy, SMMU faults ending in retransmission, two jobs,
+# adaptive routing, the read form, two-sided messages; on a 3 x 2 x 1 torus's
+# halo (cold buffers: faults), 2 ranks.
+HALO = ["--topology.x=3", "--topology.y=2", "--topology.z=1", "--workload.kind=halo", "--workload.message-size=16KiB",
+        "--workload.iterations=2", "--workload.populate=false"]
+for strategy in ["fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"]:
+    CASES.append(("halo-" + strategy, "torus.ini", HALO + ["--rdma.strategy=" + strategy], [2]))
+CASES += [
+    ("halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
+    ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2"], [2]),
+    ("halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
+    ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
+    ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
+                                            "--workload.dst-node=20"], [2]),
+]
 
 
 def summary(path):
@@ -116,6 +132,10 @@ def main():
                  "board-link.handoff = call (from default): must be message in a partitioned run"),
                 ("--trace", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--trace"] + SETTINGS,
                  "--trace is not built for a run split across MPI ranks yet"),
+                ("a workload sharing state across boards",
+                 [os.path.join(args.source, "configs", "torus.ini"), "--workload.kind=alltoall",
+                  "--workload.two-sided=true"] + SETTINGS,
+                 "is not built for a run split across MPI ranks"),
             ]
             for what, cmd, says in refusals:
                 out = os.path.join(d, "refused")
