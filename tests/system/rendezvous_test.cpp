@@ -174,7 +174,7 @@ std::string built_on_board0(const Settings& s) {
             for (std::size_t i = 0; i < apps.size(); ++i) os << " " << w->present(static_cast<unsigned>(i));
             os << " running";
             for (RdmaProcess* a : apps) os << " " << (a && a->program ? 1 : 0);
-        } catch (const std::logic_error& e) {
+        } catch (const ConfigError& e) {
             os << "refused: " << e.what();
         }
         return os.str();
@@ -203,10 +203,11 @@ TEST_CASE("rendezvous: stream, pingpong, sendrecv, collectives and the cluster k
                                                     {"collective.op", "allreduce"},
                                                     {"collective.transport", transport}}) ==
               "programs 8 present 1 1 1 1 0 0 0 0 running 1 1 1 1 0 0 0 0");
-    // The kinds not carried yet are refused, naming why.
+    // The kinds not carried yet are refused as a configuration (exit status
+    // 2 for the run), naming why.
     CHECK_THAT(built_on_board0(across + Settings{{"workload.kind", "overlap"}, {"workload.iterations", "1"}}),
-               Catch::StartsWith("refused: workload.kind = overlap"));
+               Catch::StartsWith("refused: workload.kind = overlap is not built for a run split across MPI ranks"));
     CHECK_THAT(
         built_on_board0(kTwoBoards + small + Settings{{"workload.kind", "alltoall"}, {"workload.two-sided", "true"}}),
-        Catch::Contains("msg::Endpoint::connect"));
+        Catch::Contains("with workload.two-sided = true is not built for a run split across MPI ranks"));
 }
