@@ -129,18 +129,18 @@ void CutLinkNear::wait_for(Turnstile& line, unsigned vc, sc_time at, bool or_pos
     line.waiting("needs a credit not delivered yet");
     const sc_time now = sim_now();
     Waiter& w = waiters_[vc];
-    if (at == max_sim_time()) {
-        w.want_post = true;
-        sc_core::wait(w.posted.get());
-        w.want_post = false;
-    } else if (or_post) {
-        w.want_post = true;
-        sc_core::wait(at - now, w.posted.get());
-        w.want_post = false;
-        w.posted.get().cancel();   // woken at `at`: a credit's wake-up still pending is not for the next wait
-    } else {
-        sc_core::wait(at - now);
-    }
+    // Every wake-up through the one event, whatever woke it: whether a
+    // credit was posted before the wait began (its stamp then is `at`) or
+    // during it (its post notifies) depends on where the far end is (in
+    // one process, or on another rank whose credits come at a window's
+    // end), and a timeout would be another event, another place among the
+    // same time's (src/sim/event_order.hpp).
+    sc_core::sc_event& ev = w.posted.get();
+    if (at != max_sim_time()) ev.notify(at - now);
+    w.want_post = or_post || at == max_sim_time();
+    sc_core::wait(ev);
+    w.want_post = false;
+    ev.cancel();   // a later credit's wake-up still pending is not for the next wait
 }
 
 void CutLinkNear::wait_for_credit(Turnstile& line, unsigned vc, std::uint64_t seq) {

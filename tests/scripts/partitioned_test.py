@@ -44,6 +44,13 @@ HALO = ["--topology.x=3", "--topology.y=2", "--topology.z=1", "--workload.kind=h
 for strategy in ["fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"]:
     CASES.append(("halo-" + strategy, "torus.ini", HALO + ["--rdma.strategy=" + strategy], [2]))
 CASES += [
+    # 1,296 MPSoCs, cold buffers and faults: a cut of 216 board links
+    # (where a near end's wait for a credit woke otherwise than one
+    # process's until it always woke through one event).
+    ("torus-1296-halo", "torus.ini", ["--topology.x=9", "--topology.y=6", "--topology.z=6", "--workload.kind=halo",
+                                      "--workload.message-size=16KiB", "--workload.iterations=1",
+                                      "--workload.populate=false", "--smmu-driver.fault-mode=terminate",
+                                      "--dma.fault-tolerant=true"], [2]),
     ("halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
     ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2"], [2]),
     ("halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
