@@ -209,60 +209,44 @@ void Histogram::merge(const Histogram& o) {
 
 namespace vrdmasim {
 
-namespace {
-template <class T>
-void put(std::vector<unsigned char>& out, const T& v) {
-    const auto* b = reinterpret_cast<const unsigned char*>(&v);
-    out.insert(out.end(), b, b + sizeof(T));
-}
-template <class T>
-T get(const unsigned char*& p, const unsigned char* end) {
-    if (end - p < static_cast<std::ptrdiff_t>(sizeof(T))) throw std::logic_error("packed statistics cut short");
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    p += sizeof(T);
-    return v;
-}
-}   // namespace
-
-void Histogram::pack(std::vector<unsigned char>& out) const {
-    put(out, count_);
-    put(out, zeros_);
-    put(out, clamped_);
-    put(out, sum_);
-    put(out, min_);
-    put(out, max_);
-    put(out, exact_);
-    put(out, exact_sum_);
-    put(out, inexact_);
+void Histogram::pack(ByteWriter& out) const {
+    out.put(count_);
+    out.put(zeros_);
+    out.put(clamped_);
+    out.put(sum_);
+    out.put(min_);
+    out.put(max_);
+    out.put(exact_);
+    out.put(exact_sum_);
+    out.put(inexact_);
     std::uint64_t buckets = 0;
     for (std::size_t d = 0; d < dir_.size(); ++d)
         if (dir_[d])
             for (int j = 0; j < kChunk; ++j) buckets += chunks_[dir_[d] - 1][static_cast<std::size_t>(j)] ? 1 : 0;
-    put(out, buckets);
+    out.put(buckets);
     for (std::size_t d = 0; d < dir_.size(); ++d) {
         if (!dir_[d]) continue;
         for (int j = 0; j < kChunk; ++j) {
             const std::uint64_t n = chunks_[dir_[d] - 1][static_cast<std::size_t>(j)];
             if (!n) continue;
-            put(out, static_cast<std::uint32_t>((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk +
-                                                static_cast<std::uint32_t>(j)));
-            put(out, n);
+            out.put(static_cast<std::uint32_t>((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk +
+                                               static_cast<std::uint32_t>(j)));
+            out.put(n);
         }
     }
 }
 
-void Histogram::merge_packed(const unsigned char*& p, const unsigned char* end) {
-    const auto count = get<std::uint64_t>(p, end);
-    const auto zeros = get<std::uint64_t>(p, end);
-    const auto clamped = get<std::uint64_t>(p, end);
-    const auto sum = get<double>(p, end);
-    const auto mn = get<double>(p, end);
-    const auto mx = get<double>(p, end);
-    const auto exact = get<bool>(p, end);
-    const auto exact_sum = get<__int128>(p, end);
-    const auto inexact = get<double>(p, end);
-    const auto buckets = get<std::uint64_t>(p, end);
+void Histogram::merge_packed(ByteReader& in) {
+    const auto count = in.get<std::uint64_t>();
+    const auto zeros = in.get<std::uint64_t>();
+    const auto clamped = in.get<std::uint64_t>();
+    const auto sum = in.get<double>();
+    const auto mn = in.get<double>();
+    const auto mx = in.get<double>();
+    const auto exact = in.get<bool>();
+    const auto exact_sum = in.get<__int128>();
+    const auto inexact = in.get<double>();
+    const auto buckets = in.get<std::uint64_t>();
     if (count > 0) {
         if (count_ == 0) {
             min_ = mn;
@@ -285,8 +269,8 @@ void Histogram::merge_packed(const unsigned char*& p, const unsigned char* end) 
         clamped_ += clamped;
     }
     for (std::uint64_t b = 0; b < buckets; ++b) {
-        const auto key = get<std::uint32_t>(p, end);
-        slot(key) += get<std::uint64_t>(p, end);
+        const auto key = in.get<std::uint32_t>();
+        slot(key) += in.get<std::uint64_t>();
     }
 }
 

@@ -397,73 +397,53 @@ namespace vrdmasim {
 namespace {
 enum class Packed : std::uint8_t { Counter = 1, Sum = 2, Level = 3, Histogram = 4 };
 
-void put_text(std::vector<unsigned char>& out, const std::string& s) {
-    const auto n = static_cast<std::uint32_t>(s.size());
-    const auto* b = reinterpret_cast<const unsigned char*>(&n);
-    out.insert(out.end(), b, b + sizeof n);
-    out.insert(out.end(), s.begin(), s.end());
-}
-template <class T>
-void put_plain(std::vector<unsigned char>& out, const T& v) {
-    const auto* b = reinterpret_cast<const unsigned char*>(&v);
-    out.insert(out.end(), b, b + sizeof(T));
-}
-template <class T>
-T get_plain(const unsigned char*& p, const unsigned char* end) {
-    if (end - p < static_cast<std::ptrdiff_t>(sizeof(T))) throw std::logic_error("packed statistics cut short");
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    p += sizeof(T);
-    return v;
-}
-std::string get_text(const unsigned char*& p, const unsigned char* end) {
-    const auto n = get_plain<std::uint32_t>(p, end);
-    if (end - p < static_cast<std::ptrdiff_t>(n)) throw std::logic_error("packed statistics cut short");
-    std::string s(reinterpret_cast<const char*>(p), n);
-    p += n;
-    return s;
-}
 }   // namespace
 
-std::vector<unsigned char> StatRegistry::pack() const {
-    std::vector<unsigned char> out;
-    auto head = [&out](Packed kind, const StatInfo& info) {
-        put_plain(out, kind);
-        put_text(out, info.name.str());
-        put_text(out, info.unit());
-        put_text(out, info.help());
+Bytes StatRegistry::pack() const {
+    Bytes out;
+    ByteWriter w(out);
+    auto text = [&w](const std::string& t) { w.put_bytes(reinterpret_cast<const unsigned char*>(t.data()), t.size()); };
+    auto head = [&](Packed kind, const StatInfo& info) {
+        w.put(kind);
+        text(info.name.str());
+        text(info.unit());
+        text(info.help());
     };
     for (const Counter& c : counters_) {
         head(Packed::Counter, c.info);
-        put_plain(out, c.value());
+        w.put(c.value());
     }
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
         head(scalar_level_[i] ? Packed::Level : Packed::Sum, scalars_[i].info);
-        put_plain(out, scalars_[i].value());
+        w.put(scalars_[i].value());
     }
     for (const Histogram& h : histograms_) {
         head(Packed::Histogram, h.info);
-        h.pack(out);
+        h.pack(w);
     }
     return out;
 }
 
-void StatRegistry::merge_packed(const std::vector<unsigned char>& bytes) {
-    const unsigned char* p = bytes.data();
-    const unsigned char* const end = p + bytes.size();
-    while (p < end) {
-        const auto kind = get_plain<Packed>(p, end);
-        const std::string name = get_text(p, end), unit = get_text(p, end), help = get_text(p, end);
+void StatRegistry::merge_packed(const Bytes& bytes) {
+    ByteReader in(bytes);
+    auto text = [&in] {
+        std::string t;
+        in.get_bytes(t);
+        return t;
+    };
+    while (!in.done()) {
+        const auto kind = in.get<Packed>();
+        const std::string name = text(), unit = text(), help = text();
         switch (kind) {
         case Packed::Counter: {
-            const auto v = get_plain<std::uint64_t>(p, end);
+            const auto v = in.get<std::uint64_t>();
             const Counter* c = find_counter(name);
             (c ? const_cast<Counter&>(*c) : counter(name, unit, help)).inc(v);
             break;
         }
         case Packed::Sum:
         case Packed::Level: {
-            const auto v = get_plain<double>(p, end);
+            const auto v = in.get<double>();
             const Scalar* s = find_scalar(name);
             if (!s) {
                 scalar(name, unit, help, kind == Packed::Level ? Scalar::Kind::Level : Scalar::Kind::Sum).set(v);
@@ -476,7 +456,7 @@ void StatRegistry::merge_packed(const std::vector<unsigned char>& bytes) {
         }
         case Packed::Histogram: {
             const Histogram* h = find_histogram(name);
-            (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(p, end);
+            (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(in);
             break;
         }
         default: throw std::logic_error("packed statistics of an unknown kind");

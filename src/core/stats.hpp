@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/core/bytes.hpp"
+
 namespace vrdmasim {
 
 // A statistic's hierarchical name ("node1.dram.read_bytes"), kept as its
@@ -171,8 +173,8 @@ public:
     // Every sample as plain bytes (appended to `out`), and their merge here
     // (from `p`, advanced past them): a partitioned run's histograms
     // gathered from its ranks.
-    void pack(std::vector<unsigned char>& out) const;
-    void merge_packed(const unsigned char*& p, const unsigned char* end);
+    void pack(ByteWriter& out) const;
+    void merge_packed(ByteReader& in);
     StatInfo info;
 
 private:
@@ -298,8 +300,8 @@ public:
     // histograms add sample by sample. A partitioned run's ranks each hold
     // their own nodes' and links' statistics (docs/scaling.md); rank 0
     // merges every rank's.
-    std::vector<unsigned char> pack() const;
-    void merge_packed(const std::vector<unsigned char>& bytes);
+    Bytes pack() const;
+    void merge_packed(const Bytes& bytes);
 
     // Frees the index the sums by suffix keep (built again by the next sum):
     // for a caller done with sums, before the outputs.
