@@ -21,6 +21,15 @@ namespace vrdmasim {
 
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
+// `a`'s settings, then `b`'s (a later one wins, as on the command line).
+inline Settings operator+(Settings a, const Settings& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// Two QFDBs in a row: nodes 0-3 on board 0, 4-7 on board 1.
+inline const Settings kTwoBoards{{"topology.kind", "torus"}, {"topology.x", "2"}};
+
 struct SystemSim {
     ParamRegistry reg;
     std::unique_ptr<Config> cfg;

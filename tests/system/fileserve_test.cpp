@@ -29,11 +29,6 @@ using namespace vrdmasim::situations;
 
 namespace {
 
-Settings operator+(Settings a, const Settings& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 // Three nodes of a QFDB: the server on node 0 (the SSD's FPGA), two clients.
 // 4 files of 64 KiB, 4 requests per client, 2 outstanding each.
 const SystemSim::Defaults kBase{{{"topology.nodes", "3"},

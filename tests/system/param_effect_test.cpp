@@ -74,11 +74,6 @@ Outcome run_child(const Settings& settings) {
     return o;
 }
 
-Settings operator+(Settings a, const Settings& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 // Small runs: a few ms of simulated time each.
 const Settings kStream{{"workload.total-bytes", "512KiB"},
                        {"workload.message-size", "64KiB"},

@@ -20,14 +20,6 @@ using namespace sc_core;
 
 namespace {
 
-// Two QFDBs in a row: nodes 0-3 on board 0, 4-7 on board 1.
-const Settings kTwoBoards{{"topology.kind", "torus"}, {"topology.x", "2"}};
-
-Settings operator+(Settings a, const Settings& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 // The first job's partition_refusal() of a System built (not run) with
 // `s`, in a child process (one elaboration per process).
 std::string refusal(const Settings& s) {

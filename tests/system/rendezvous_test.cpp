@@ -24,14 +24,6 @@ using namespace sc_core;
 
 namespace {
 
-// Two QFDBs in a row: nodes 0-3 on board 0, 4-7 on board 1.
-const Settings kTwoBoards{{"topology.kind", "torus"}, {"topology.x", "2"}};
-
-Settings operator+(Settings a, const Settings& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 // A run of `s` in a child process: its start barrier's arrivals and
 // release, the end's, the first post, and the byte check's figures (ps and counts).
 std::map<std::string, double> start_and_end(const Settings& s) {
