@@ -205,8 +205,14 @@ bool new_chunk(Arena& a, std::size_t at_least) {
     const std::size_t n = g_chunk_count.load(std::memory_order_relaxed);
     if (n == kMaxChunks) return false;
     const std::size_t size = round_up(chunk_size(n, at_least), setup().page);
-    void* hint = n > 0 ? reinterpret_cast<void*>(g_chunk_lo[n - 1].load() - size) : nullptr;
-    void* p = next_mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    // The hint only where it is an address (a chunk mapped low, as valgrind
+    // maps them, has no room below it); a hint refused (valgrind refuses
+    // some the kernel would ignore) is retried without one.
+    const std::uintptr_t below = n > 0 ? g_chunk_lo[n - 1].load() : 0;
+    void* hint = below > size ? reinterpret_cast<void*>(below - size) : nullptr;
+    const int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    void* p = next_mmap(hint, size, prot, flags, -1, 0);
+    if (p == MAP_FAILED && hint) p = next_mmap(nullptr, size, prot, flags, -1, 0);
     if (p == MAP_FAILED) return false;
     madvise(p, size, MADV_NOHUGEPAGE);
     auto* lo = static_cast<char*>(p);
