@@ -1,6 +1,7 @@
 #include "models/smmu/translation.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -14,7 +15,9 @@ TlbReplacement parse_replacement(const std::string& s) {
 }
 
 // ------------------------------------------------------------ Tlb
-// Slots are stored set by set: set s holds slots_[s * ways_ .. s * ways_ + ways_).
+// Slots are stored set by set, each set's ways_ slots together, allocated at
+// the set's first fill: set s holds slots_[at_[s] - 1 .. at_[s] - 1 + ways_)
+// (at_[s] 0: every way of it invalid).
 // A fill takes the lowest-numbered invalid way of its set; only a full set
 // evicts: LRU takes the way used (looked up or filled) longest ago, round-robin
 // the way its set's pointer names, then advances the pointer.
@@ -39,7 +42,8 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
+        Slot* s = set_slots(sets[i]);
+        if (!s) continue;
         for (unsigned w = 0; w < ways_; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
@@ -56,12 +60,26 @@ void Tlb::insert(const Translation& t) {
     if (t.size == kPageSize) set = page_set(t.va_base);
     else if (t.size == kBlockSize) set = block_set(t.va_base);
     else throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
-    if (slots_.empty()) {   // the first fill: every slot invalid, every pointer at way 0
-        slots_.resize(static_cast<std::size_t>(sets_) * ways_);
-        rr_.assign(sets_, 0);
+    if (at_.empty()) {   // the first fill: every set without slots, every pointer at way 0
+        at_.assign(sets_, 0);
+        if (policy_ == TlbReplacement::RoundRobin) rr_.assign(sets_, 0);
         tags_.assign(2 * kBuckets, 0);
     }
-    Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
+    if (Slot* s = set_slots(set)) {
+        place(s, set, t);
+        return;
+    }
+    // The set's first fill: its slots, all invalid (t copied first: it may
+    // be a slot's, and slots_ grows).
+    if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - ways_)
+        throw std::length_error("Tlb: more slots than its directory can address");
+    const Translation entry = t;
+    at_[set] = static_cast<std::uint32_t>(slots_.size()) + 1;
+    slots_.resize(slots_.size() + ways_);
+    place(set_slots(set), set, entry);
+}
+
+void Tlb::place(Slot* s, unsigned set, const Translation& t) {
     // One pass over the set: the first entry with the same tag, else the
     // first free slot, else the victim (LRU: the least recently used, the
     // first of equals).
@@ -111,7 +129,8 @@ unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
+        Slot* s = set_slots(sets[i]);
+        if (!s) continue;
         for (unsigned w = 0; w < ways_; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
@@ -168,7 +187,6 @@ int WalkCache::lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::ui
 void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int level, std::uint64_t table) {
     if (capacity_ == 0) return;
     if (level < 0 || level > 2) throw std::logic_error("WalkCache: only level 0..2 table descriptors are cached");
-    if (e_.empty()) e_.assign(capacity_, Entry{0, 0, 0, 0, 0, 0, false});   // the first insert
     const std::uint64_t prefix = va >> index_shift(level);
     Entry* target = nullptr;
     for (Entry& e : e_)
@@ -182,6 +200,10 @@ void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int le
                 target = &e;
                 break;
             }
+    if (!target && e_.size() < capacity_) {   // an entry never used: every earlier one is valid
+        e_.emplace_back();
+        target = &e_.back();
+    }
     if (!target) {
         target = &e_[0];
         for (Entry& e : e_)
