@@ -15,16 +15,19 @@ TlbReplacement parse_replacement(const std::string& s) {
 }
 
 // ------------------------------------------------------------ Tlb
-// Slots are stored set by set, each set's ways_ slots together, allocated at
-// the set's first fill: set s holds slots_[at_[s] - 1 .. at_[s] - 1 + ways_)
-// (at_[s] 0: every way of it invalid).
 // A fill takes the lowest-numbered invalid way of its set; only a full set
 // evicts: LRU takes the way used (looked up or filled) longest ago, round-robin
-// the way its set's pointer names, then advances the pointer.
+// the way its set's pointer names, then advances the pointer. So a way is
+// first filled only once every way below it is valid, and the ways of a set
+// ever filled are a prefix of it: set s keeps them, used_[s] of them, in
+// slots_[base_[s] ..], with room for grown(used_[s] - 1) (a set outgrowing
+// its room moves to the end of slots_, with twice as much, leaving its old
+// slots invalid).
 
 Tlb::Tlb(unsigned entries, unsigned ways, TlbReplacement policy) : sets_(0), ways_(ways), policy_(policy) {
     if (entries == 0 || ways == 0 || entries % ways != 0)
         throw std::invalid_argument("Tlb: entries must be a non-zero multiple of ways");
+    if (ways > std::numeric_limits<std::uint16_t>::max()) throw std::invalid_argument("Tlb: at most 65,535 ways");
     sets_ = entries / ways;
 }
 
@@ -42,9 +45,9 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = set_slots(sets[i]);
-        if (!s) continue;
-        for (unsigned w = 0; w < ways_; ++w) {
+        Slot* s = &slots_[base_[sets[i]]];
+        const unsigned used = used_[sets[i]];
+        for (unsigned w = 0; w < used; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
                 slot.stamp = ++clock_;
@@ -60,34 +63,22 @@ void Tlb::insert(const Translation& t) {
     if (t.size == kPageSize) set = page_set(t.va_base);
     else if (t.size == kBlockSize) set = block_set(t.va_base);
     else throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
-    if (at_.empty()) {   // the first fill: every set without slots, every pointer at way 0
-        at_.assign(sets_, 0);
+    if (base_.empty()) {   // the first fill: every set empty, every pointer at way 0
+        base_.assign(sets_, 0);
+        used_.assign(sets_, 0);
         if (policy_ == TlbReplacement::RoundRobin) rr_.assign(sets_, 0);
         tags_.assign(2 * kBuckets, 0);
     }
-    if (Slot* s = set_slots(set)) {
-        place(s, set, t);
-        return;
-    }
-    // The set's first fill: its slots, all invalid (t copied first: it may
-    // be a slot's, and slots_ grows).
-    if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - ways_)
-        throw std::length_error("Tlb: more slots than its directory can address");
-    const Translation entry = t;
-    at_[set] = static_cast<std::uint32_t>(slots_.size()) + 1;
-    slots_.resize(slots_.size() + ways_);
-    place(set_slots(set), set, entry);
-}
-
-void Tlb::place(Slot* s, unsigned set, const Translation& t) {
-    // One pass over the set: the first entry with the same tag, else the
-    // first free slot, else the victim (LRU: the least recently used, the
-    // first of equals).
+    const unsigned used = used_[set];
+    Slot* s = slots_.data() + base_[set];
+    // One pass over the set's ways filled so far: the first entry with the
+    // same tag, else the first invalid way, else the victim (LRU: the least
+    // recently used, the first of equals). A way beyond them is invalid.
     Slot* target = nullptr;
     Slot* free_slot = nullptr;
-    Slot* oldest = &s[0];
+    Slot* oldest = s;
     const bool tagged = tags_[bucket(t)] != 0;   // else no entry can have its tag
-    for (unsigned w = 0; w < ways_; ++w) {
+    for (unsigned w = 0; w < used; ++w) {
         Slot& x = s[w];
         if (!x.valid) {
             if (!free_slot) free_slot = &x;
@@ -99,6 +90,10 @@ void Tlb::place(Slot* s, unsigned set, const Translation& t) {
         }
     }
     if (!target) target = free_slot;
+    if (!target && used < ways_) {   // the first invalid way is the next never filled
+        add_way(set, t);
+        return;
+    }
     if (!target) {
         if (policy_ == TlbReplacement::Lru) {
             target = oldest;
@@ -109,6 +104,34 @@ void Tlb::place(Slot* s, unsigned set, const Translation& t) {
     }
     fill(*target, t);
     target->stamp = ++clock_;
+}
+
+// The room a set keeps for `used` ways.
+unsigned Tlb::room(unsigned used) const {
+    unsigned r = 1;
+    while (r < used) r *= 2;
+    return used == 0 ? 0 : std::min(r, ways_);
+}
+
+void Tlb::add_way(unsigned set, const Translation& entry) {
+    const Translation t = entry;   // entry may be a slot's, and slots_ may grow
+    const unsigned used = used_[set];
+    if (used == room(used)) {   // full: the set moves to the end, with twice the room
+        const unsigned grown = room(used + 1);
+        if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - grown)
+            throw std::length_error("Tlb: more slots than its directory can address");
+        const std::size_t from = base_[set], to = slots_.size();
+        slots_.resize(to + grown);
+        for (unsigned w = 0; w < used; ++w) {
+            slots_[to + w] = slots_[from + w];
+            slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
+        }
+        base_[set] = static_cast<std::uint32_t>(to);
+    }
+    Slot& slot = slots_[base_[set] + used];
+    used_[set] = static_cast<std::uint16_t>(used + 1);
+    fill(slot, t);
+    slot.stamp = ++clock_;
 }
 
 void Tlb::fill(Slot& slot, const Translation& t) {
@@ -129,9 +152,8 @@ unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = set_slots(sets[i]);
-        if (!s) continue;
-        for (unsigned w = 0; w < ways_; ++w) {
+        Slot* s = &slots_[base_[sets[i]]];
+        for (unsigned w = 0; w < used_[sets[i]]; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
                 drop(slot);

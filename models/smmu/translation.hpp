@@ -42,10 +42,10 @@ TlbReplacement parse_replacement(const std::string& s);   // "lru" | "round-robi
 // cannot hit (no valid entry's page or block number falls in the buckets of
 // the VA's, counted per bucket) is answered without looking at a slot: the
 // TBUs' hot entry catches the repeated hits, so most lookups that reach a
-// TLB are misses. A set's slots are allocated at its first fill: an SMMU
-// that never translates (an idle node's) costs no storage for them, and one
-// whose software maps a few dozen pages (a halo's buffers) a few dozen of
-// the macro-TLB's 128 sets.
+// TLB are misses. A set's slots are allocated as its ways are first filled:
+// an SMMU that never translates (an idle node's) costs no storage for them,
+// and one whose software maps a few dozen pages (a halo's buffers) a few
+// dozen slots of the macro-TLB's 512.
 class Tlb {
 public:
     Tlb(unsigned entries, unsigned ways, TlbReplacement policy);
@@ -87,22 +87,22 @@ private:
     static unsigned bucket(const Translation& t) {
         return t.size == aarch64::kPageSize ? page_bucket(t.va_base) : block_bucket(t.va_base);
     }
-    // Fills one of set `set`'s slots `s` with t (insert, once the set has slots).
-    void place(Slot* s, unsigned set, const Translation& t);
     // Every change of a slot's validity or entry goes through these two.
     void fill(Slot& slot, const Translation& t);
     void drop(Slot& slot);
-    // Set s's ways_ slots, or nullptr while none of them was ever filled.
-    Slot* set_slots(unsigned s) {
-        const std::uint32_t i = at_[s];
-        return i ? &slots_[i - 1] : nullptr;
-    }
+    // Fills the way after set `set`'s last one filled with `entry` (the set
+    // moved where it has room if it had none).
+    void add_way(unsigned set, const Translation& entry);
+    unsigned room(unsigned used) const;   // 0, then powers of two up to ways_
     unsigned sets_, ways_;
     TlbReplacement policy_;
-    std::vector<std::uint32_t> at_;   // per set: 1 + its first slot in slots_, 0: none (allocated at the first insert)
-    std::vector<Slot> slots_;   // ways_ a set, the sets in the order of their first fill
-    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with at_)
-    std::vector<unsigned> rr_;   // round-robin pointer per set (with at_, round-robin only)
+    // Set s: its first used_[s] ways (the only ones ever filled) are
+    // slots_[base_[s] ..]. Empty until the first insert, then one a set.
+    std::vector<std::uint32_t> base_;
+    std::vector<std::uint16_t> used_;
+    std::vector<Slot> slots_;
+    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with base_)
+    std::vector<unsigned> rr_;   // round-robin pointer per set (with base_, round-robin only)
     std::uint64_t clock_ = 0;
 };
 
