@@ -20,9 +20,9 @@ TlbReplacement parse_replacement(const std::string& s) {
 // the way its set's pointer names, then advances the pointer. So a way is
 // first filled only once every way below it is valid, and the ways of a set
 // ever filled are a prefix of it: set s keeps them, used_[s] of them, in
-// slots_[base_[s] ..], with room for grown(used_[s] - 1) (a set outgrowing
-// its room moves to the end of slots_, with twice as much, leaving its old
-// slots invalid).
+// slots_[base_[s] ..], with room(used_[s]) slots there (a set outgrowing its
+// room gets twice as much at the end of slots_: in place if it is the last
+// set there, else it moves, leaving its old slots invalid).
 
 Tlb::Tlb(unsigned entries, unsigned ways, TlbReplacement policy) : sets_(0), ways_(ways), policy_(policy) {
     if (entries == 0 || ways == 0 || entries % ways != 0)
@@ -116,17 +116,21 @@ unsigned Tlb::room(unsigned used) const {
 void Tlb::add_way(unsigned set, const Translation& entry) {
     const Translation t = entry;   // entry may be a slot's, and slots_ may grow
     const unsigned used = used_[set];
-    if (used == room(used)) {   // full: the set moves to the end, with twice the room
+    if (used == room(used)) {   // full: twice the room, at the end of slots_
         const unsigned grown = room(used + 1);
         if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - grown)
             throw std::length_error("Tlb: more slots than its directory can address");
-        const std::size_t from = base_[set], to = slots_.size();
-        slots_.resize(to + grown);
-        for (unsigned w = 0; w < used; ++w) {
-            slots_[to + w] = slots_[from + w];
-            slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
+        const std::size_t from = base_[set], end = slots_.size();
+        if (used > 0 && from + used == end) {   // the last set there: it grows in place
+            slots_.resize(from + grown);
+        } else {   // the set moves
+            slots_.resize(end + grown);
+            for (unsigned w = 0; w < used; ++w) {
+                slots_[end + w] = slots_[from + w];
+                slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
+            }
+            base_[set] = static_cast<std::uint32_t>(end);
         }
-        base_[set] = static_cast<std::uint32_t>(to);
     }
     Slot& slot = slots_[base_[set] + used];
     used_[set] = static_cast<std::uint16_t>(used + 1);
