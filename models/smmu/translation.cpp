@@ -19,8 +19,8 @@ TlbReplacement parse_replacement(const std::string& s) {
 // evicts: LRU takes the way used (looked up or filled) longest ago, round-robin
 // the way its set's pointer names, then advances the pointer. So a way is
 // first filled only once every way below it is valid, and the ways of a set
-// ever filled are a prefix of it: set s keeps them, used_[s] of them, in
-// slots_[base_[s] ..], with room(used_[s]) slots there (a set outgrowing its
+// ever filled are a prefix of it: set s keeps them, sets_at_[s].used of
+// them, in slots_[sets_at_[s].base ..], with room(used) slots there (a set outgrowing its
 // room gets twice as much at the end of slots_: in place if it is the last
 // set there, else it moves, leaving its old slots invalid).
 
@@ -45,8 +45,9 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[base_[sets[i]]];
-        const unsigned used = used_[sets[i]];
+        const SetAt at = sets_at_[sets[i]];
+        Slot* s = &slots_[at.base];
+        const unsigned used = at.used;
         for (unsigned w = 0; w < used; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
@@ -63,14 +64,13 @@ void Tlb::insert(const Translation& t) {
     if (t.size == kPageSize) set = page_set(t.va_base);
     else if (t.size == kBlockSize) set = block_set(t.va_base);
     else throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
-    if (base_.empty()) {   // the first fill: every set empty, every pointer at way 0
-        base_.assign(sets_, 0);
-        used_.assign(sets_, 0);
+    if (sets_at_.empty()) {   // the first fill: every set empty, every pointer at way 0
+        sets_at_.assign(sets_, SetAt{});
         if (policy_ == TlbReplacement::RoundRobin) rr_.assign(sets_, 0);
         tags_.assign(2 * kBuckets, 0);
     }
-    const unsigned used = used_[set];
-    Slot* s = slots_.data() + base_[set];
+    const unsigned used = sets_at_[set].used;
+    Slot* s = slots_.data() + sets_at_[set].base;
     // One pass over the set's ways filled so far: the first entry with the
     // same tag, else the first invalid way, else the victim (LRU: the least
     // recently used, the first of equals). A way beyond them is invalid.
@@ -115,12 +115,13 @@ unsigned Tlb::room(unsigned used) const {
 
 void Tlb::add_way(unsigned set, const Translation& entry) {
     const Translation t = entry;   // entry may be a slot's, and slots_ may grow
-    const unsigned used = used_[set];
+    SetAt& at = sets_at_[set];
+    const unsigned used = at.used;
     if (used == room(used)) {   // full: twice the room, at the end of slots_
         const unsigned grown = room(used + 1);
         if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - grown)
             throw std::length_error("Tlb: more slots than its directory can address");
-        const std::size_t from = base_[set], end = slots_.size();
+        const std::size_t from = at.base, end = slots_.size();
         if (used > 0 && from + used == end) {   // the last set there: it grows in place
             slots_.resize(from + grown);
         } else {   // the set moves
@@ -129,11 +130,11 @@ void Tlb::add_way(unsigned set, const Translation& entry) {
                 slots_[end + w] = slots_[from + w];
                 slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
             }
-            base_[set] = static_cast<std::uint32_t>(end);
+            at.base = static_cast<std::uint32_t>(end);
         }
     }
-    Slot& slot = slots_[base_[set] + used];
-    used_[set] = static_cast<std::uint16_t>(used + 1);
+    Slot& slot = slots_[at.base + used];
+    at.used = static_cast<std::uint16_t>(used + 1);
     fill(slot, t);
     slot.stamp = ++clock_;
 }
@@ -156,8 +157,9 @@ unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[base_[sets[i]]];
-        for (unsigned w = 0; w < used_[sets[i]]; ++w) {
+        const SetAt at = sets_at_[sets[i]];
+        Slot* s = &slots_[at.base];
+        for (unsigned w = 0; w < at.used; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
                 drop(slot);

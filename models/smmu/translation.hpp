@@ -96,13 +96,16 @@ private:
     unsigned room(unsigned used) const;   // 0, then powers of two up to ways_
     unsigned sets_, ways_;
     TlbReplacement policy_;
-    // Set s: its first used_[s] ways (the only ones ever filled) are
-    // slots_[base_[s] ..]. Empty until the first insert, then one a set.
-    std::vector<std::uint32_t> base_;
-    std::vector<std::uint16_t> used_;
+    // Set s: its first sets_at_[s].used ways (the only ones ever filled) are
+    // slots_[sets_at_[s].base ..]. Empty until the first insert, then one a set.
+    struct SetAt {
+        std::uint32_t base = 0;
+        std::uint16_t used = 0;
+    };
+    std::vector<SetAt> sets_at_;
     std::vector<Slot> slots_;
-    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with base_)
-    std::vector<unsigned> rr_;   // round-robin pointer per set (with base_, round-robin only)
+    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with sets_at_)
+    std::vector<unsigned> rr_;   // round-robin pointer per set (with sets_at_, round-robin only)
     std::uint64_t clock_ = 0;
 };
 
