@@ -294,6 +294,36 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
     }
 }
 
+std::string ClusterWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (!why.empty()) return why;
+    // The plan's first pair (node i sends to d) across boards, if any: the
+    // writes' check goes to d as check steps, the plan and the keys are the
+    // same on every rank; what else the programs of such a pair share:
+    for (unsigned i = 0; i < out_.size(); ++i)
+        for (unsigned d : out_[i]) {
+            if (board(i) == board(d)) continue;
+            if (read_ && fill_source_)
+                return across_boards(i, d, "workload.operation = read",
+                                     "the harness fills each message's source on node " + std::to_string(i) +
+                                         " when node " + std::to_string(d) +
+                                         " posts its read (Workload::prepare), a write into the source node's "
+                                         "memory that faults its cold pages in at a time only the reader's rank knows");
+            if (two_sided_)
+                return across_boards(i, d, "workload.two-sided = true",
+                                     "a message's latency is the receiver's completion minus the sender's isend, a "
+                                     "time the sender's program writes into one table (posted_at_) and the "
+                                     "receiver's reads");
+            if (arrivals_ == Arrivals::Flags)
+                return across_boards(i, d, "workload.arrivals = flags",
+                                     "the causality check (early_arrivals) compares when the receiver saw a round's "
+                                     "flag with when the sender saw the round's writes complete, a time the sender's "
+                                     "program writes into one table (completed_) and the receiver's reads");
+            return "";
+        }
+    return "";
+}
+
 std::uint64_t ClusterWorkload::expected_transfers() const {
     std::uint64_t pairs = 0;
     for (const auto& o : out_) pairs += o.size();
@@ -434,8 +464,7 @@ void ClusterWorkload::retire(Sender& s) {
     }
     const sc_time latency = app.now() - f.posted;
     // A transfer refused at registration rang no doorbell: no latency.
-    report(app, *apps_[f.dst], f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr,
-           static_cast<int>(me));
+    report(app, f.dst, f.dst_addr, f.m.len, f.key, rec, f.m.parts > 0 ? &latency : nullptr, static_cast<int>(me));
     if (arrivals_ == Arrivals::Ring) take_ring(app, s.arrival, app.rx_events());   // the ring never fills up
     if (arrivals_ == Arrivals::Flags && ++s.done_to[f.dst] == writes_) {
         s.flag_due.push_back(f.dst);
@@ -484,7 +513,7 @@ void ClusterWorkload::post_write(Sender& s, unsigned d, std::uint64_t k) {
     const std::uint64_t src = s.src_base + (s.posts % s.sbufs) * msg_;
     const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
     const std::uint64_t key = ((s.round * n + me) * n + d) * writes_ + k;
-    prepare(app, src, *apps_[d], dst_addr, len, key);
+    prepare(app, me, src, d, dst_addr, len, key);
     const sc_time posted = app.now();
     log_.posted(posted);
     RdmaProcess::Message m;

@@ -87,6 +87,8 @@ public:
     // The progress line's total (the self-check planned-transfers holds
     // it to it): every message of every round to every out-neighbour, one
     // transfer each whether written, read or sent two-sided.
+    std::string partition_refusal() const override;
+
     std::uint64_t planned_transfers() const override {
         std::uint64_t edges = 0;
         for (const auto& o : out_) edges += o.size();

@@ -58,7 +58,7 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
             log_.verified(f.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, app, f.dst_addr, f.len, f.key, rec, &latency, static_cast<int>(f.src));
+        report(app, me, f.dst_addr, f.len, f.key, rec, &latency, static_cast<int>(f.src));
     };
     for (std::uint64_t round = 0; round < rounds_; ++round) {
         for (std::uint64_t k = 0; k < writes_; ++k) {
@@ -76,7 +76,7 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
                 const std::uint64_t dst = self.rx_base + (self.slot.at(i) * slots_ + k % slots_) * msg_;
                 const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
                 const std::uint64_t key = ((round * n + i) * n + me) * writes_ + k;   // as the write form's
-                prepare(*apps_[i], src, app, dst, len, key);
+                prepare(app, i, src, me, dst, len, key);
                 const sc_time posted = app.now();
                 log_.posted(posted);
                 const std::uint64_t record = records + (posts % rbufs) * sizeof(CompletionRecord);

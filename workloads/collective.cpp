@@ -118,6 +118,17 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
 
 CollectiveWorkload::~CollectiveWorkload() = default;
 
+std::string CollectiveWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    // Each rank checks its own result (CollectiveData: a function of the
+    // ranks, the call and the offset); the barrier's self-check is not its own.
+    for (unsigned r = 1; why.empty() && op_ == coll::Op::Barrier && r < nodes_.size(); ++r)
+        why = across_boards(nodes_[0], nodes_[r], "collective.op = barrier",
+                            "its self-check (collective-barrier) compares every rank's entry into and exit from "
+                            "each barrier, kept in one table (entered_, left_) that every rank's program writes");
+    return why;
+}
+
 bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes,
                                const std::vector<unsigned char>& want, unsigned rank, std::uint64_t it,
                                const char* what) {

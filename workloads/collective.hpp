@@ -25,6 +25,7 @@ public:
     CollectiveWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     ~CollectiveWorkload() override;
     std::string kind() const override { return "collective"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return done_ == apps_.size(); }
     std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.

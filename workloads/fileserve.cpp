@@ -268,6 +268,7 @@ std::vector<std::string> FileserveWorkload::choose_server_and_clients(const Conf
     for (std::size_t n = 0; n < files.size(); ++n)
         if (files[n]) {
             ssd_groups.push_back(node_group(*apps.at(n)));
+            ssd_nodes_.push_back(static_cast<unsigned>(n));
             if (!server_) server_ = apps.at(n), fs_ = files[n];
         }
     if (!server_)
@@ -379,6 +380,23 @@ void FileserveWorkload::make_meter(const std::vector<std::string>& ssd_groups) {
 }
 
 FileserveWorkload::~FileserveWorkload() = default;
+
+std::string FileserveWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    // The measured phase's figures read statistics of the nodes whose cores
+    // and SSDs serve (the meter: the server's; with direct access every
+    // client's and every SSD's) when the first party starts and the last one
+    // ends, and the end's check counts every client's answers in one table.
+    std::vector<unsigned> parties = client_nodes_;
+    if (direct_) parties.insert(parties.end(), ssd_nodes_.begin(), ssd_nodes_.end());
+    for (unsigned n : parties)
+        if (why.empty())
+            why = across_boards(server_->node(), n, direct_ ? "fileserve.access = direct" : "",
+                                "the measured phase's figures (server_cpu, missed bytes, SSD reads: the Meter) are "
+                                "statistics of several nodes read when the first party starts and the last one "
+                                "ends, and every client's answers are counted in one table (answers_)");
+    return why;
+}
 
 double FileserveWorkload::local_ceiling_bps() const {
     return direct_ ? static_cast<double>(clients_.size()) * ctx_.config[params_of<VmParams>().copy_rate] : 0.0;

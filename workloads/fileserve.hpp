@@ -84,6 +84,7 @@ public:
                       const std::vector<FileSystem*>& files, unsigned job = 0);
     ~FileserveWorkload() override;
     std::string kind() const override { return "fileserve"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return done_ == clients_.size() + 1; }
     // The progress line's total (the self-check planned-transfers holds it
     // to what the run finished), known from the start: each client finishes
@@ -239,6 +240,7 @@ private:
     FileSystem* fs_ = nullptr;
     std::vector<RdmaProcess*> clients_;
     std::vector<unsigned> client_nodes_;
+    std::vector<unsigned> ssd_nodes_;   // every node with the SSD's files (the meter's, direct access)
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;   // by node
     unsigned files_ = 0;

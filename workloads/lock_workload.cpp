@@ -137,6 +137,16 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*
     latency_sum_us_.assign(n, 0.0);
 }
 
+std::string LockWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    for (unsigned n = 0; why.empty() && n < apps_.size(); ++n)
+        why = across_boards(site_.home, n, "",
+                            "every process's holding intervals, acquire latencies and engine operations go into "
+                            "one object, and the last program to end checks them there, reads the home's counter "
+                            "and lock words and sums every node's engine completions (count_engine_completions)");
+    return why;
+}
+
 void LockWorkload::program(RdmaProcess& app) {
     const unsigned me = app.node();
     RemoteMemory rm(app);

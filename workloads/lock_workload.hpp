@@ -54,6 +54,7 @@ public:
     // Job `job`: process `job` of every node (apps, index = node).
     LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     std::string kind() const override { return "lock"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return ended_ == apps_.size(); }
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every process's acquisitions.

@@ -137,6 +137,17 @@ OverlapWorkload::OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaPr
 
 OverlapWorkload::~OverlapWorkload() = default;
 
+std::string OverlapWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty())
+        why = across_boards(src_.node(), dst_.node(), "",
+                            "its check compares the destination with the source's bytes as they were at the post "
+                            "and with the stores the initiator made in flight (the initiator reads the other node's "
+                            "buffer; two-sided, both programs settle one shared record of each message), so it "
+                            "needs both nodes' memory at once");
+    return why;
+}
+
 double OverlapWorkload::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
 
 // The passive side: maps its buffer and registers it once for the run
@@ -200,8 +211,8 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     sc_time first = sc_core::sc_max_time(), last;
     double sum_x = 0, sum_c = 0, sum_i = 0;
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        if (read_) prepare(other, remote_buf_, app, buf, msg_, i);
-        else prepare(app, buf, other, remote_buf_, msg_, i);
+        if (read_) prepare(app, other.node(), remote_buf_, app.node(), buf, msg_, i);
+        else prepare(app, app.node(), buf, other.node(), remote_buf_, msg_, i);
         // What the transfer must deliver: the source as it is at the post
         // (the pattern, or with workload.fill-source = false what earlier
         // iterations' stores left in it).

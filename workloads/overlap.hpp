@@ -54,6 +54,7 @@ public:
     static void declare_metrics(MetricRegistry& reg);
     OverlapWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job = 0);
     std::string kind() const override { return "overlap"; }
+    std::string partition_refusal() const override;
     ~OverlapWorkload() override;
     bool finished() const override { return finished_ && (!two_sided_ || target_done_); }
     // The progress line's total (the self-check planned-transfers holds it

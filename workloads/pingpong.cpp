@@ -32,6 +32,16 @@ PingpongWorkload::PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaPr
     b_.program = [this](RdmaProcess& app) { pong(app); };
 }
 
+std::string PingpongWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty() && read_ && fill_source_)
+        why = across_boards(a_.node(), b_.node(), "workload.operation = read",
+                            "the harness fills dst-node's buffer when src-node posts each read (Workload::prepare), "
+                            "a write into dst-node's memory that faults its cold pages in at a time only src-node's "
+                            "rank knows");
+    return why;
+}
+
 void PingpongWorkload::reader(RdmaProcess& app) {
     a_buf_ = app.alloc(msg_, populate_, advice_);
     a_rec_ = app.alloc_locked(sizeof(CompletionRecord));
@@ -40,13 +50,13 @@ void PingpongWorkload::reader(RdmaProcess& app) {
     if (!registered)
         throw std::runtime_error(app.group() + ": could not register the read destination (rdma.strategy)");
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        prepare(b_, b_buf_, app, a_buf_, msg_, i);
+        prepare(app, b_.node(), b_buf_, app.node(), a_buf_, msg_, i);
         const sc_time start = app.now();
         log_.posted(start);
         app.get(b_.node(), b_buf_, a_buf_, msg_, i, a_rec_);
         const CompletionRecord rec = app.wait_record(a_rec_);
         const sc_time latency = app.now() - start;
-        report(app, app, a_buf_, msg_, i, rec, &latency, static_cast<int>(b_.node()));
+        report(app, app.node(), a_buf_, msg_, i, rec, &latency, static_cast<int>(b_.node()));
     }
     app.finish_registrations();
     done_a_ = true;
@@ -86,7 +96,7 @@ void PingpongWorkload::ping(RdmaProcess& app) {
     ready_and_wait(app, 2);
     if (!registered) throw std::runtime_error(app.group() + ": could not register the pong buffer (rdma.strategy)");
     for (std::uint64_t i = 0; i < iterations_; ++i) {
-        prepare(app, a_buf_, b_, b_buf_ + n, msg_, 2 * i);
+        prepare(app, app.node(), a_buf_, b_.node(), b_buf_ + n, msg_, 2 * i);
         const sc_time start = app.now();
         log_.posted(start);
         RdmaProcess::Message m = message(a_buf_, b_, b_buf_ + n, 2 * i, a_rec_);
@@ -96,7 +106,7 @@ void PingpongWorkload::ping(RdmaProcess& app) {
         app.wait_rx(i + 1);   // the pong has landed
         const CompletionRecord rx = app.read_rx_record(i);
         const sc_time one_way = (app.now() - start) / 2;
-        report(app, app, a_buf_ + n, msg_, 2 * i + 1, rx, &one_way, static_cast<int>(b_.node()));
+        report(app, app.node(), a_buf_ + n, msg_, 2 * i + 1, rx, &one_way, static_cast<int>(b_.node()));
         app.complete(m);   // our own ping's completion (long done: the pong came after it)
     }
     done_a_ = true;
@@ -114,8 +124,8 @@ void PingpongWorkload::pong(RdmaProcess& app) {
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         app.wait_rx(i + 1);   // the ping has landed
         const CompletionRecord rx = app.read_rx_record(i);
-        report(app, app, b_buf_ + n, msg_, 2 * i, rx, nullptr);
-        prepare(app, b_buf_, a_, a_buf_ + n, msg_, 2 * i + 1);
+        report(app, app.node(), b_buf_ + n, msg_, 2 * i, rx, nullptr);
+        prepare(app, app.node(), b_buf_, a_.node(), a_buf_ + n, msg_, 2 * i + 1);
         log_.posted(app.now());
         RdmaProcess::Message m = message(b_buf_, a_, a_buf_ + n, 2 * i + 1, b_rec_);
         if (!app.send(m))

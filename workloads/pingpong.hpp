@@ -15,6 +15,7 @@ public:
     static constexpr std::uint32_t kRing = 16;   // notification ring entries per side
     PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaProcess& b, unsigned job = 0);
     std::string kind() const override { return "pingpong"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return done_a_ && done_b_; }
     // A ping and a pong per iteration.
     // (read: one read per iteration).

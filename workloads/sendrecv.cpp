@@ -109,7 +109,7 @@ void SendrecvWorkload::latency_a(RdmaProcess& app, msg::Endpoint& ep) {
         ep.send(b_.node(), i, sbuf, msg_);
         const msg::Status s = checked(ep.recv(b_.node(), i, rbuf, msg_), app, 2 * i + 1, msg_, b_.node());
         const sc_time half = (app.now() - t0) / 2;
-        report(app, app, rbuf, msg_, 2 * i + 1, as_record(s), &half, static_cast<int>(b_.node()));
+        report(app, app.node(), rbuf, msg_, 2 * i + 1, as_record(s), &half, static_cast<int>(b_.node()));
     }
 }
 
@@ -124,7 +124,7 @@ void SendrecvWorkload::latency_b(RdmaProcess& app, msg::Endpoint& ep) {
             std::cerr << "vrdmasim: DATA MISMATCH: ping " << i << " arrived with tag " << s.tag << "\n";
             log_.verified(msg_, false);
         }
-        report(app, app, rbuf, msg_, 2 * i, as_record(s), nullptr);
+        report(app, app.node(), rbuf, msg_, 2 * i, as_record(s), nullptr);
         fill_source(app, sbuf, msg_, 2 * i + 1);
         log_.posted(app.now());
         ep.send(a_.node(), i, sbuf, msg_);
@@ -165,7 +165,7 @@ void SendrecvWorkload::bandwidth_b(RdmaProcess& app, msg::Endpoint& ep) {
             const std::uint64_t key = first + w;
             const std::uint64_t len = std::min(msg_, total_ - std::min(total_, key * msg_));
             const msg::Status s = checked(ep.wait(reqs[w]), app, key, len, a_.node());
-            report(app, app, b_buf_ + w * n, len, key, as_record(s), nullptr);
+            report(app, app.node(), b_buf_ + w * n, len, key, as_record(s), nullptr);
         }
         ep.send(a_.node(), kAckTag, 0, 0);
     }

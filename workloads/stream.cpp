@@ -104,13 +104,13 @@ void StreamWorkload::reader(RdmaProcess& app) {
             log_.verified(f.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, app, dst_buf + slot * msg_, f.len, f.index, rec, &latency, static_cast<int>(src_.node()));
+        report(app, app.node(), dst_buf + slot * msg_, f.len, f.index, rec, &latency, static_cast<int>(src_.node()));
     };
     for (std::uint64_t i = 0; i < count; ++i) {
         if (inflight.size() >= std::min(window_, slots)) retire();
         const std::uint64_t slot = i % slots;
         const std::uint64_t len = std::min(msg_, total_ - i * msg_);
-        prepare(src_, src_buf + slot * msg_, app, dst_buf + slot * msg_, len, i);
+        prepare(app, src_.node(), src_buf + slot * msg_, app.node(), dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
         const bool ok = src_registered_ && dst_registered_;
@@ -171,6 +171,20 @@ void StreamWorkload::take_notifications(RdmaProcess& app) {
     }
 }
 
+std::string StreamWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (why.empty() && read_ && fill_source_)
+        why = across_boards(src_.node(), dst_.node(), "workload.operation = read",
+                            "the harness fills each message's source on src-node when the reader posts its read "
+                            "(Workload::prepare), a write into the source node's memory that faults its cold pages "
+                            "in at a time only the reader's rank knows");
+    if (why.empty() && notify_)
+        why = across_boards(src_.node(), dst_.node(), "workload.stream-notify = ring",
+                            "the receiver's notify_latency is its reading a record minus the sender's post, a "
+                            "time the sender's program writes into one table (posted_at_) and the receiver's reads");
+    return why;
+}
+
 void StreamWorkload::declare_metrics(MetricRegistry& reg) {
     auto notifying = [](const Config& c) { return c[params_of<WorkloadParams>().stream_notify] == "ring"; };
     reg.sum_counters("notify_out_of_order",
@@ -215,7 +229,7 @@ void StreamWorkload::sender(RdmaProcess& app) {
         }
         const sc_time latency = app.now() - f.posted;
         // A transfer refused at registration rang no doorbell: no latency.
-        report(app, dst_, dst_buf + slot * msg_, f.m.len, f.index, rec, f.m.parts > 0 ? &latency : nullptr,
+        report(app, dst_.node(), dst_buf + slot * msg_, f.m.len, f.index, rec, f.m.parts > 0 ? &latency : nullptr,
                static_cast<int>(src_.node()));
     };
 
@@ -223,7 +237,7 @@ void StreamWorkload::sender(RdmaProcess& app) {
         if (inflight.size() >= std::min(window_, slots)) retire();
         const std::uint64_t slot = i % slots;
         const std::uint64_t len = std::min(msg_, total_ - i * msg_);
-        prepare(app, src_buf + slot * msg_, dst_, dst_buf + slot * msg_, len, i);
+        prepare(app, app.node(), src_buf + slot * msg_, dst_.node(), dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
         RdmaProcess::Message m;

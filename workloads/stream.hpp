@@ -23,6 +23,7 @@ public:
     bool finished() const override { return finished_ && (!notify_ || notified_); }
     // One transfer per message of total-bytes.
     std::uint64_t planned_transfers() const override { return msg_ ? (total_ + msg_ - 1) / msg_ : 0; }
+    std::string partition_refusal() const override;
 
 private:
     void sender(RdmaProcess& app);

@@ -169,6 +169,17 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
 
 TraceWorkload::~TraceWorkload() = default;
 
+std::string TraceWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    // Each rank checks what it receives (its own count of each peer's
+    // messages gives the key); the run's span is every rank's.
+    for (unsigned r = 1; why.empty() && r < nodes_.size(); ++r)
+        why = across_boards(nodes_[0], nodes_[r], "",
+                            "trace.app_time is the first rank's start to the last rank's end, two times every "
+                            "rank's program writes into one object (first_, last_) and the last to end reads");
+    return why;
+}
+
 std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) const {
     const auto& P = params_of<TraceParams>();
     std::vector<unsigned> where;

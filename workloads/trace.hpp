@@ -38,6 +38,7 @@ public:
     TraceWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
     ~TraceWorkload() override;
     std::string kind() const override { return "trace"; }
+    std::string partition_refusal() const override;
     bool finished() const override { return done_ == ranks_; }
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every receive and every rank's part of every collective.

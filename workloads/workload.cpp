@@ -376,6 +376,7 @@ bool Workload::uses_two_sided_library(const Config& c) {
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
                                            const std::vector<FileSystem*>& files) {
     std::unique_ptr<Workload> w = create_kind(ctx, apps, job, files);
+    w->procs_ = apps;
     // Every program notes when it starts: the end-to-end span (the headline
     // throughput) begins at the workload's first action, so allocation,
     // registration and pre-faulting before the first post are inside it.
@@ -492,10 +493,48 @@ void Workload::check_locked(const RdmaProcess& app, const std::vector<std::uint6
              : std::string()));
 }
 
-void Workload::prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr,
+void Workload::prepare(RdmaProcess& app, unsigned src, std::uint64_t src_addr, unsigned dst, std::uint64_t dst_addr,
                        std::uint64_t len, std::uint64_t key) {
-    fill_source(src, src_addr, len, key);
-    guard_destination(dst, dst_addr, len, key);
+    ask(app, {CheckStep::Kind::Fill, app.node(), src, src_addr, len, key});
+    ask(app, {CheckStep::Kind::Guard, app.node(), dst, dst_addr, len, key});
+}
+
+RdmaProcess& Workload::process_of(unsigned node) const {
+    if (node >= procs_.size() || !procs_[node])
+        throw std::logic_error("workload: no process of job " + std::to_string(job_) + " on node " +
+                               std::to_string(node));
+    return *procs_[node];
+}
+
+std::string Workload::across_boards(unsigned a, unsigned b, const std::string& what, const std::string& why) const {
+    if (board(a) == board(b)) return "";
+    return "workload.kind = " + kind() + (what.empty() ? "" : " with " + what) + " across boards (node " +
+           std::to_string(a) + " on board " + std::to_string(board(a)) + ", node " + std::to_string(b) + " on board " +
+           std::to_string(board(b)) + "): " + why;
+}
+
+std::string Workload::partition_refusal() const {
+    // What every workload's library shares: in the physical-address mode a
+    // sender translates each destination page through the keys its
+    // receivers published, one table for the whole system (PhysicalKeys),
+    // looked up at every post.
+    if (physical_mode(ctx_.config))
+        for (unsigned n = 1; n < procs_.size(); ++n)
+            if (board(n) != board(0))
+                return "the physical-address mode (smmu.enabled = false, rdma.strategy = " +
+                       ctx_.config.text(params_of<RdmaParams>().strategy) +
+                       ") across boards: every sender looks up its destination's physical pages, at each post, "
+                       "in one table of the keys every receiver published (PhysicalKeys)";
+    return "";
+}
+
+void Workload::perform(const CheckStep& s) {
+    RdmaProcess& app = process_of(s.node);
+    switch (s.kind) {
+    case CheckStep::Kind::Fill: fill_source(app, s.addr, s.len, s.key); break;
+    case CheckStep::Kind::Guard: guard_destination(app, s.addr, s.len, s.key); break;
+    case CheckStep::Kind::Verify: verify(app, s.addr, s.len, s.key); break;
+    }
 }
 
 void Workload::guard_destination(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key) {
@@ -581,12 +620,12 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
     return false;
 }
 
-void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
-                      std::uint64_t key, const CompletionRecord& rec, const sc_time* latency, int src_node) {
+void Workload::report(RdmaProcess& observer, unsigned dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
+                      const CompletionRecord& rec, const sc_time* latency, int src_node) {
     const bool ok = rec.status == kStatusOk;
     log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency);
     if (latency && src_node >= 0)
-        log_.latency_hops(hops(static_cast<unsigned>(src_node), dst.node())).add(latency->to_seconds() * 1e6);
+        log_.latency_hops(hops(static_cast<unsigned>(src_node), dst)).add(latency->to_seconds() * 1e6);
     if (!ok) return;
     if (rec.bytes != len) {
         // Success with the wrong byte count is a loss nobody reported.
@@ -595,7 +634,9 @@ void Workload::report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst
                   << " B delivered with success status\n";
         return;
     }
-    verify(dst, dst_addr, len, key);
+    // The destination checks its own bytes (the expected ones are the
+    // seed's and the key's): the observer never reads another node's memory.
+    ask(observer, {CheckStep::Kind::Verify, observer.node(), dst, dst_addr, len, key});
 }
 
 }   // namespace vrdmasim

@@ -127,6 +127,22 @@ std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std:
 std::uint64_t pattern_mismatch_portable(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 
+// One step of the harness's byte check, done on the memory of one node (the
+// process of the workload's job there): fill a transfer's source, guard its
+// destination, or check the destination once the transfer's initiator saw
+// it succeed. What the node needs is the step and the job's settings: the
+// bytes meant are fill_pattern(seed ^ key) with seed = sim.seed + job, or
+// zeros (workload.fill-source, workload.cold-jobs), the same on every node;
+// nothing of the asking node's memory or state. A program asks it of
+// another node through Workload::ask (docs/scaling.md, "What crosses a cut").
+struct CheckStep {
+    enum class Kind : std::uint8_t { Fill, Guard, Verify };
+    Kind kind = Kind::Verify;
+    unsigned from = 0;   // the node whose program asks for it
+    unsigned node = 0;   // the node whose memory it is
+    std::uint64_t addr = 0, len = 0, key = 0;
+};
+
 class Workload {
 public:
     static void declare_params(ParamRegistry& reg);
@@ -179,6 +195,30 @@ public:
     using HopsFn = std::function<unsigned(unsigned, unsigned)>;
     void set_hops(HopsFn fn) { hops_ = std::move(fn); }
     unsigned hops(unsigned src, unsigned dst) const { return hops_(src, dst); }
+    // The board (QFDB) of node `node` (set by System; until then every node
+    // its own): what partition_refusal() calls across boards.
+    using BoardFn = std::function<unsigned(unsigned)>;
+    void set_boards(BoardFn fn) { board_ = std::move(fn); }
+    unsigned board(unsigned node) const { return board_(node); }
+
+    // Empty if the run can be split across ranks by whole boards as far as
+    // this workload is concerned (docs/scaling.md: what crosses a board
+    // goes as a packet, a check step, or a value every rank computes alike,
+    // or is merged at the end); else why not, naming the workload, the
+    // setting and what its programs share across boards. For the
+    // partitioned run to refuse up front (exit status 2): nothing runs
+    // partitioned yet.
+    virtual std::string partition_refusal() const;
+
+    // Where a check step for another node than the asking program's goes:
+    // by default to perform() at once (one process holds every node); a
+    // partitioned run would carry it to the node's rank, a test may
+    // intercept it. Steps for the asking node itself never come here.
+    using Courier = std::function<void(const CheckStep&)>;
+    void set_courier(Courier fn) { courier_ = std::move(fn); }
+    // The node's side of a step: on node s.node's process of this job, with
+    // nothing of node s.from's.
+    void perform(const CheckStep& s);
 
 protected:
     explicit Workload(const SimContext& ctx, unsigned job = 0);
@@ -203,9 +243,17 @@ protected:
     void check_locked(const RdmaProcess& app, const std::vector<std::uint64_t>& regions) const;
     unsigned ready_ = 0;
     sc_core::sc_event all_ready_;
-    // Fill the source buffer for transfer `key` and guard the destination.
-    void prepare(RdmaProcess& src, std::uint64_t src_addr, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len,
-                 std::uint64_t key);
+    // Fill the source buffer for transfer `key` (on node `src`) and guard
+    // the destination (on node `dst`), as the program on `app` (one of the
+    // two) prepares the transfer: the other node's half is asked of it.
+    void prepare(RdmaProcess& app, unsigned src, std::uint64_t src_addr, unsigned dst, std::uint64_t dst_addr,
+                 std::uint64_t len, std::uint64_t key);
+    // Step `s` for node s.node, asked by the program on `app`: performed
+    // here when it is app's own node, else handed to the courier.
+    void ask(const RdmaProcess& app, const CheckStep& s) {
+        if (s.node == app.node()) perform(s);
+        else courier_(s);
+    }
     // The two halves of prepare(), for two-sided workloads, where the
     // receiver chooses the destination (it guards it when it posts the receive).
     void fill_source(RdmaProcess& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
@@ -225,11 +273,16 @@ protected:
     // Compare the destination with the pattern of transfer `key`; record it.
     bool verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key);
     // One transfer's end as `observer` sees it from its record: count it,
-    // check the destination, and add `latency` to the distribution if given
-    // (and, with the transfer's source node `src_node` >= 0, to that of its
-    // hop count).
-    void report(RdmaProcess& observer, RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
+    // have the destination (node `dst`) check its bytes, and add `latency`
+    // to the distribution if given (and, with the transfer's source node
+    // `src_node` >= 0, to that of its hop count).
+    void report(RdmaProcess& observer, unsigned dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
                 const CompletionRecord& rec, const sc_core::sc_time* latency, int src_node = -1);
+    // The job's process on node `node` (Workload::create's apps).
+    RdmaProcess& process_of(unsigned node) const;
+    // "workload.kind = K (what) across boards: ..." when `a` and `b` are on
+    // different boards, else empty: the form of partition_refusal()'s reasons.
+    std::string across_boards(unsigned a, unsigned b, const std::string& what, const std::string& why) const;
 
     const SimContext& ctx_;
     unsigned job_;
@@ -243,6 +296,9 @@ protected:
     std::vector<unsigned char> poison_page_;   // one page of poison (poison())
     Counter* wrong_bytes_;   // physical-address mode only ("wrong_bytes")
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
+    BoardFn board_ = [](unsigned n) { return n; };
+    Courier courier_ = [this](const CheckStep& s) { perform(s); };
+    std::vector<RdmaProcess*> procs_;   // by node (Workload::create)
 };
 
 }   // namespace vrdmasim

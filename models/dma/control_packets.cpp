@@ -56,14 +56,30 @@ void ControlPackets::emit(tlm::tlm_generic_payload& gp, ExanetPacket& k, unsigne
     if (!gp.is_response_ok()) stats_.rx_errors.inc();
 }
 
-void ControlPackets::send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_time at) {
+void ControlPackets::send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_time at,
+                                   std::uint64_t fault) {
+    if (respond_from_thread_) {
+        ControlOut c;
+        c.kind = ControlKind::Response;
+        c.id = data.transfer;
+        c.word = status;
+        c.index = index;
+        c.seq = data.footer.seq;
+        c.pd = data.header.pdid;
+        c.node = data.src_node;
+        c.coord = data.footer.src_coord;
+        c.dst = fault;
+        c.at = at;
+        queue(c);
+        return;
+    }
     const std::uint64_t id = data.transfer;
     const auto index32 = static_cast<std::uint32_t>(index);
     std::memcpy(ack_payload_, &id, 8);
     std::memcpy(ack_payload_ + 8, &status, 4);
     std::memcpy(ack_payload_ + 12, &index32, 4);
     emit(ack_gp_, ack_pkt_, ack_payload_, sizeof ack_payload_, PacketType::Response, data.footer.src_coord,
-         data.src_node, id, data.footer.seq, data.header.pdid, 0, at);
+         data.src_node, id, data.footer.seq, data.header.pdid, fault, at);
 }
 
 void ControlPackets::queue(const ControlOut& c) {
@@ -105,6 +121,16 @@ void ControlPackets::send_control(ControlOut& c) {
         type = PacketType::Control;
         word = kControlSkip;
         break;
+    case ControlKind::Response: {
+        // send_response's packet, as it would have sent it.
+        const auto index32 = static_cast<std::uint32_t>(c.index);
+        std::memcpy(ack_payload_, &c.id, 8);
+        std::memcpy(ack_payload_ + 8, &c.word, 4);
+        std::memcpy(ack_payload_ + 12, &index32, 4);
+        emit(ack_gp_, ack_pkt_, ack_payload_, sizeof ack_payload_, PacketType::Response, c.coord, c.node, c.id, c.seq,
+             c.pd, c.dst, c.at);
+        return;
+    }
     }
     // A notification packet's index word carries the event counter it names, plus one (0: none).
     const auto index32 = c.kind == ControlKind::Notification ? static_cast<std::uint32_t>(c.counter + 1)
@@ -141,6 +167,7 @@ Tracer::Cause ControlPackets::trace_control(const ControlOut& c) {
         case ControlKind::Skip:
             os << " FAILED: skip of its notification number " << c.bytes - 1 << " to node" << c.node;
             break;
+        case ControlKind::Response: return {};   // sent by send_control itself, not narrated (as send_response)
         }
         return tracer.note(
             trace_.track, names[static_cast<int>(c.kind)], c.at, sc_core::SC_ZERO_TIME, trace_.who, os.str(), c.story,

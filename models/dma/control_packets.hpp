@@ -34,12 +34,14 @@ constexpr std::uint32_t kControlSkip = 3;
 
 class Receiver;
 
-enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit, Skip };
+// Response: an answer send_response() queues instead of sending it itself
+// (respond_from_thread).
+enum class ControlKind { Retransmit, ErrorAck, Ack, Notification, Credit, Skip, Response };
 struct ControlOut {   // a packet the control thread sends
     ControlKind kind = ControlKind::Retransmit;
     std::uint64_t id = 0;
     std::uint64_t index = 0;
-    std::uint64_t bytes = 0, dst = 0;   // Notification
+    std::uint64_t bytes = 0, dst = 0;   // Notification; Retransmit, ErrorAck, Response: the fault's number (VA field)
     std::uint16_t pd = 0;
     unsigned node = 0;
     std::uint32_t coord = 0;
@@ -48,6 +50,8 @@ struct ControlOut {   // a packet the control thread sends
     int counter = -1;   // Ack, Notification: the event counter the write names (-1: none)
     std::uint64_t nseq = 0;   // Ack: the write's notification number plus one (0: none)
     std::uint16_t src_pd = 0;   // Ack: the write's protection domain (its notification's pair)
+    std::uint32_t word = 0;   // Response: the status word
+    std::uint16_t seq = 0;   // Response: the answered packet's footer sequence number
     sc_core::sc_time at;
     Tracer::Cause story;   // the step it follows (Retransmit: the fault's outcome)
 };
@@ -62,8 +66,18 @@ public:
     ControlPackets& operator=(const ControlPackets&) = delete;
 
     // Answer data packet `data`: `status` (kStatusOk, kStatusError,
-    // kStatusFault) and, for a NACK, the packet index to resume from.
-    void send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_core::sc_time at);
+    // kStatusFault) and, for a NACK, the packet index to resume from and
+    // the fault's number for that transfer (`fault`, in the header's VA
+    // field, unused in a response: FaultRecovery).
+    void send_response(const ExanetPacket& data, std::uint32_t status, std::uint64_t index, sc_core::sc_time at,
+                       std::uint64_t fault = 0);
+    // Responses go out from the control thread (queued, at the same time)
+    // instead of inside the call that delivered the packet they answer:
+    // with cut links (board-link.handoff = message) that call is a link's
+    // delivery thread, which must not wait for another link's credits
+    // before it has returned the packet's own (models/interconnect/README.md
+    // "Cut links").
+    void respond_from_thread() { respond_from_thread_ = true; }
     void queue(const ControlOut& c);
     // The control thread: sends the queued packets in order.
     void run();
@@ -86,6 +100,7 @@ private:
     PldmaStats& stats_;
     PldmaTrace& trace_;
     Receiver& receiver_;
+    bool respond_from_thread_ = false;
     LazyDeque<ControlOut> control_;
     WakeEvent control_ev_;   // made when the first control packet is queued
     tlm::tlm_generic_payload ack_gp_, ctl_gp_;

@@ -97,7 +97,13 @@ sc_time FaultRecovery::park_deadline() const {
     return deadline;
 }
 
-void FaultRecovery::nack_received(Outstanding& o) {
+void FaultRecovery::nack_received(Outstanding& o, std::uint64_t fault) {
+    // A NACK the receiver has answered already (its retransmit request came
+    // first): the resend under way must go on.
+    if (fault != 0 && fault <= o.answered) {
+        stats_.stale_nack();
+        return;
+    }
     // Stop sending it (at its next packet) and wait for the
     // retransmit request or an error ACK.
     ++o.epoch;
@@ -105,12 +111,13 @@ void FaultRecovery::nack_received(Outstanding& o) {
 }
 
 void FaultRecovery::control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_time tail,
-                                     const Tracer::Cause& story) {
+                                     const Tracer::Cause& story, std::uint64_t fault) {
     Outstanding* o = transmit_.outstanding(id);
     if (!params_.fault_tolerant || word != kControlRetransmit || !o) {
         stats_.rx_errors.inc();
         return;
     }
+    o->answered = std::max(o->answered, fault);
     // Retransmit request: resend from the packet index it carries, ahead
     // of the channel's other work; work of the older epoch stops.
     ++o->epoch;
@@ -147,7 +154,8 @@ void FaultRecovery::nack(Inbound& in, const ExanetPacket& p, std::uint64_t addre
              {"packet", Tracer::json_number(in.first_missing())}});
     // Resend from the first packet not landed (later ones that landed,
     // out of order, are dropped as duplicates).
-    control_.send_response(p, kStatusFault, in.first_missing(), done);
+    ++in.faults;
+    control_.send_response(p, kStatusFault, in.first_missing(), done, in.faults);
     watch();
 }
 
@@ -158,6 +166,7 @@ void FaultRecovery::answer(ControlKind kind, const InboundKey& key, const Inboun
     c.index = in.first_missing();
     c.node = key.first;
     c.coord = in.src_coord;
+    c.dst = in.faults;   // the NACK it answers
     c.at = at;
     c.story = in.fault_story;
     control_.queue(c);

@@ -49,12 +49,15 @@ public:
     Unpark unpark(Channel& ch, unsigned c, sc_core::sc_time now, sc_core::sc_time& resume);
     // Earliest deadline of a parked channel still waiting (sc_max_time: none).
     sc_core::sc_time park_deadline() const;
-    // Sender: a NACK for `o` came: its work stops at its next packet.
-    void nack_received(Outstanding& o);
+    // Sender: a NACK for `o` came (the receiver's fault number `fault`; 0:
+    // none): its work stops at its next packet, unless a retransmit request
+    // answering that fault came first.
+    void nack_received(Outstanding& o, std::uint64_t fault = 0);
     // Sender: a control packet (`word`: opcode) for transfer `id`; a
-    // retransmit request resends from packet `index` at `tail`.
+    // retransmit request resends from packet `index` at `tail` (answering
+    // the receiver's NACKs up to number `fault`).
     void control_received(std::uint64_t id, std::uint32_t word, std::uint32_t index, sc_core::sc_time tail,
-                          const Tracer::Cause& story = {});
+                          const Tracer::Cause& story = {}, std::uint64_t fault = 0);
 
     // Receiver: the payload write of `p` faulted at `address` at `done`:
     // NACK it and drop the transfer's packets until the outcome.

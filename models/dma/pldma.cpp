@@ -200,7 +200,11 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
 void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
     stats_.transactions.inc();
     ExanetPacket* const p = &pkt;
-    const sc_time tail = max_time(p->tail, sim_now() + delay);
+    // The returned delay is relative to this time, the call's start, even
+    // if the receive waited meanwhile (a stalled translation, NetVM's full
+    // buffer): the convention of models/interconnect/link.hpp.
+    const sc_time t0 = sim_now();
+    const sc_time tail = max_time(p->tail, t0 + delay);
     sc_time done = tail;
     // Responses, control and notification packets: transfer id, status or
     // opcode word, packet index (and, notification, bytes).
@@ -222,7 +226,8 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
         break;
     }
     case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
-    case PacketType::Response: transmit_.response(id, word, whole, tail); break;
+    // A NACK's and a retransmit request's fault number rides in the VA field.
+    case PacketType::Response: transmit_.response(id, word, whole, tail, p->header.dst_va); break;
     case PacketType::Control:
         if (word == kControlCredit && credits_.active()) {
             credits_.returned(p->src_node, index, tail);
@@ -231,7 +236,7 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
             std::memcpy(&nseq, gp.get_data_ptr() + 16, 8);
             receiver_.skip_received(*p, nseq, tail);
         } else {
-            recovery_.control_received(id, word, index, tail, p->story);
+            recovery_.control_received(id, word, index, tail, p->story, p->header.dst_va);
         }
         break;
     case PacketType::AtomicRequest: atomics_.request(gp, *p, tail); break;
@@ -259,7 +264,7 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
     }
     default: stats_.rx_errors.inc(); break;
     }
-    delay = from_now(done);
+    delay = done > t0 ? done - t0 : sc_core::SC_ZERO_TIME;
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -146,6 +146,10 @@ public:
     // NACKed, and `copy` puts it in place once the fault is resolved. A full
     // buffer holds the next packet back (the link's credits back up).
     void enable_netvm(NetvmCopyFn copy) { netvm_.enable(std::move(copy)); }
+    // Responses (ACK, NACK) from the control thread, not inside the call
+    // that delivered the packet they answer (ControlPackets::
+    // respond_from_thread): with cut links.
+    void respond_from_thread() { control_.respond_from_thread(); }
     // Block I/O packets (PacketType::BlockRequest, BlockData; the OS's
     // RemoteBlock, models/os/remote_block.hpp) share this NI with the
     // engine: arriving ones go to `fn` (it returns when the packet has left

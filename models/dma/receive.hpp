@@ -74,6 +74,11 @@ struct Inbound {   // being received
     sc_core::sc_time newest;
     sc_core::sc_time fault_at;
     bool nacked = false;   // a resend was asked for: it may come after the transfer completed
+    // NACKs sent for it so far: each carries its number, and so does the
+    // retransmit request (or error ACK) that answers it, so that the sender
+    // can tell a NACK that arrives after the request answering it (on
+    // another path, or from a cut link's later delivery) from a new one.
+    std::uint64_t faults = 0;
     bool has_landed(std::uint64_t i) const { return (i >> 6) < landed.size() && (landed[i >> 6] >> (i & 63) & 1); }
     void land(std::uint64_t i) {
         // Words of 64 packets, grown geometrically (vector<bool>'s bit

@@ -5,6 +5,14 @@
 
 namespace vrdmasim {
 
+void PldmaStats::stale_nack() {
+    if (!nacks_stale_)
+        nacks_stale_ = &registry_.counter(prefix_ + "nacks_stale", "",
+                                          "NACKs received after the retransmit request that answers them (sender): "
+                                          "ignored");
+    nacks_stale_->inc();
+}
+
 PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
     : posted(s.counter(p + "transfers_posted", "", "descriptors queued")),
       refused(s.counter(p + "doorbells_refused", "",
@@ -124,7 +132,9 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "(receiver; with dma.notify-window > 0 a self-check: must stay 0)")),
       notify_seq_errors(s.counter(p + "notify_seq_errors", "",
                                   "notification numbers delivered twice or beyond the window (self-check: must "
-                                  "stay 0)")) {}
+                                  "stay 0)")),
+      registry_(s),
+      prefix_(p) {}
 
 void Pldma::declare_metrics(MetricRegistry& reg) {
     reg.sum_counters("packets", "Data packets sent by all PLDMAs (sum of `*.packets_sent`).", {"packets_sent"});

@@ -32,6 +32,10 @@ struct PldmaStats {
     Histogram& park_us;
     Counter& nacks_sent;
     Counter& nacks_received;
+    // A NACK that came after the retransmit request answering it (ignored):
+    // counted in `nacks_stale`, registered at the first (only responses sent
+    // from the control thread, as with cut links, can come in that order).
+    void stale_nack();
     Counter& retx_requests;
     Counter& retransmissions;
     Counter& retx_bytes;
@@ -83,6 +87,11 @@ struct PldmaStats {
     Counter& notify_skipped;
     Counter& notify_reordered;
     Counter& notify_seq_errors;
+
+private:
+    StatRegistry& registry_;
+    const std::string prefix_;
+    Counter* nacks_stale_ = nullptr;
 };
 
 // The engine's trace track and its name in narrated events.

@@ -430,7 +430,7 @@ bool Transmit::finish(std::uint64_t id, std::uint32_t status, std::uint64_t byte
     return true;
 }
 
-void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail) {
+void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_time tail, std::uint64_t fault) {
     // ACK (or, fault-tolerant, NACK) of one of our transfers.
     auto it = outstanding_.find(id);
     if (it == outstanding_.end() && whole && windows_.skip_answered(id, tail)) {
@@ -449,7 +449,7 @@ void Transmit::response(std::uint64_t id, std::uint32_t word, bool whole, sc_tim
         reads_.responder_failed(d);
         complete(d, kStatusError, 0, tail);
     } else if (word == kStatusFault && params_.fault_tolerant) {
-        recovery_.nack_received(it->second);
+        recovery_.nack_received(it->second, fault);
     } else {
         const Descriptor d = it->second.desc;
         finishing_ = it->second.story;

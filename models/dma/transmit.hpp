@@ -32,6 +32,7 @@ class ReadProtocol;
 struct Outstanding {   // started, waiting for the acknowledgement
     Descriptor desc;
     std::uint64_t epoch = 0;   // bumped by each NACK: work of an older epoch stops
+    std::uint64_t answered = 0;   // the receiver's highest fault number a retransmit request answered
     Tracer::Cause story;   // its start's step: its reads' walks and faults follow it
 };
 
@@ -57,7 +58,7 @@ public:
     void atomic_reply(std::uint64_t id, std::uint32_t status, std::uint64_t old, sc_core::sc_time tail);
     // A response packet for transfer `id` (`whole`: its payload carried
     // the status word): ACK, error ACK or (fault-tolerant) NACK.
-    void response(std::uint64_t id, std::uint32_t word, bool whole, sc_core::sc_time tail);
+    void response(std::uint64_t id, std::uint32_t word, bool whole, sc_core::sc_time tail, std::uint64_t fault = 0);
     // The outstanding transfer `id` completes at `at` with `status` and
     // `bytes` (an RDMA read whose reply is in: read.*); false: none.
     bool finish(std::uint64_t id, std::uint32_t status, std::uint64_t bytes, sc_core::sc_time at);

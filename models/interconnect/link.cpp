@@ -8,6 +8,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
+#include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
@@ -63,7 +64,17 @@ LinkSections::LinkSections()
           "20ns", "head in to head out (*estimate*)", "640B",
           "buffer at the receiving side, in bytes of 128-bit flits: 40 flits, the ExaNet "
           "switch's input FIFO per VC, sized for two packets of the largest size, 18 flits "
-          "(ExaNet switch RTL)"}) {}
+          "(ExaNet switch RTL)"}),
+      handoff(board_link.set.choice(
+          "handoff", "call", {"call", "message"},
+          "how a packet crosses a link between two QFDBs (`board-link` on a torus, `mezz-link` on a mezzanine; "
+          "*this simulator's modelling choice*): call = the link calls the far router inside the sender's call, "
+          "and learns at once when the far buffer frees the packet's space (the original model); message = as "
+          "a cut link of a partitioned run (docs/scaling.md): the link posts the packet to the far end, whose "
+          "thread hands it to the far router at the head's arrival and sends back a credit stamped a latency "
+          "after the space is freed (*estimate*: credits take the link's latency back), which the link counts "
+          "only from that stamp on; a sender that needs a credit not delivered yet waits for it "
+          "(models/interconnect/README.md \"Cut links\")")) {}
 
 void Link::declare_params(ParamRegistry& reg) {
     const LinkSections& s = params_of<LinkSections>();
@@ -118,6 +129,21 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
     vcs_.resize(p_.vcs);
     timed_.resize(p_.vcs);
+    if (p_.may_wait || p_.handoff) {
+        // One line, a cut link's one per VC (cut_link.hpp, Turnstile).
+        line_stats_ = std::make_unique<LineStats>(this->name(), ctx);
+        for (unsigned v = 0; v < (p_.handoff ? p_.vcs : 1u); ++v)
+            lines_.push_back(std::make_unique<Turnstile>(*line_stats_));
+        lined_ = true;
+    }
+    if (p_.handoff) {
+        cut_ = std::make_unique<CutLinkNear>(this->name(), p_.number, ctx, p_.vcs,
+                                             [this](const CreditMessage& c) { return record_credit(c); });
+        cut_far_ = std::make_unique<CutLinkFar>(this->name(), p_.number, ctx, p_.vcs, p_.latency);
+        cut_->connect(*cut_far_);
+        cut_far_->reply_to(*cut_);
+        cut_far_->connect(out);
+    }
     for (unsigned v = 0; v < p_.vcs; ++v)
         vcs_[v].hwm_stat =
             &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm", "flits",
@@ -144,11 +170,13 @@ void Link::connect(Router& router) {
     // first binding takes.
     far_ = &router;
     far_port_ = static_cast<int>(router.in.size()) - 1;
+    if (cut_far_) cut_far_->connect(router, far_port_);
 }
 
 void Link::connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink) {
     out.bind(socket);
     sink_ = &sink;
+    if (cut_far_) cut_far_->connect(sink);
 }
 
 void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
@@ -160,43 +188,40 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     carry(gp, pkt, delay);
 }
 
-void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
-    transactions_.inc();
-    const sc_time now = sim_now();
-    const sc_time head_in = now + delay;
-    const unsigned flits = pkt->flits();
-    if (flits > p_.buffer_flits) {
-        // A packet larger than the far-end buffer could never be accepted.
-        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-        return;
-    }
-
-    // One buffer per VC at the far end; a one-VC link shares it among all.
-    const unsigned vc = p_.vcs == 1 ? 0u : pkt->header.vc;
-    if (vc >= p_.vcs) {
-        vc_errors_.inc();
-        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-        return;
-    }
-    if (p_.time_order) {
-        transport_timed(gp, delay, *pkt, vc);
-        return;
-    }
+// carry()'s reservation in call order. Lined: a link of a system with cut
+// links (lines_), whose calls may wait; otherwise none of that is compiled
+// in, and this is the original model's code, inlined into carry().
+template <bool Lined>
+VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay,
+                                               sc_time now, sc_time head_in, unsigned flits, unsigned vc) {
     VcBuffer& buf = vcs_[vc];
+    // The link's turn, and on a cut link the credits the loop below uses
+    // are delivered first.
+    Turnstile* const line = Lined ? line_of(vc) : nullptr;
+    if constexpr (Lined) {
+        line->enter();
+        if (cut_) await_credits(*line, vc, buf, flits);
+    }
 
     // Credits: wait until the VC's far-end buffer has room for the whole
     // packet (virtual cut-through). Entries leave in FIFO order.
     sc_time credit_ok = head_in;
     while (buf.held_flits + flits > p_.buffer_flits) {
-        credit_ok = max_time(credit_ok, buf.held.front().first);
-        buf.held_flits -= buf.held.front().second;
+        credit_ok = max_time(credit_ok, buf.held.front().freed);
+        buf.held_flits -= buf.held.front().flits;
         buf.held.pop_front();
     }
-    // Entries already free by the time this packet starts no longer count.
+    // Entries already free by the time this packet starts no longer count
+    // (a cut link's: those whose credit is delivered).
     const sc_time ready = max_time(head_in, busy_until_);
-    const sc_time start = max_time(ready, credit_ok);
-    while (!buf.held.empty() && buf.held.front().first <= start) {
-        buf.held_flits -= buf.held.front().second;
+    sc_time start = max_time(ready, credit_ok);
+    sc_time known = start;
+    if constexpr (Lined) {
+        if (line->waited()) start = turn_start(*line, start);
+        known = cut_ ? std::min(start, sim_now()) : start;
+    }
+    while (!buf.held.empty() && buf.held.front().freed <= known) {
+        buf.held_flits -= buf.held.front().flits;
         buf.held.pop_front();
     }
     if (buf.held_flits + flits > buf.hwm) {
@@ -221,15 +246,61 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
     // Hand the packet to the far end: head after one flit and the wire.
     pkt->tail = end + p_.latency;
     pkt->hops++;
-    sc_time d = (start + flit_time_ + p_.latency) - now;
+    if constexpr (Lined) {
+        if (cut_) {
+            post_cut(*line, gp, *pkt, vc, flits, start, false);
+            delay = end - now;
+            return;
+        }
+    }
+    // The far end's delay is relative to the time of this call (after a
+    // wait, later than `now`); the returned one to `now`.
+    const sc_time t = Lined ? sim_now() : now;
+    sc_time d = (start + flit_time_ + p_.latency) - t;
     if (far_) far_->forward(far_port_, gp, pkt, d);
     else if (sink_) sink_->accept(gp, *pkt, d);
     else out->b_transport(gp, d);
     // The far end says when the packet's space in its buffer is free again.
-    buf.held.emplace_back(now + d, flits);
+    if constexpr (Lined) buf.held.insert(buf.held.end(), Held(t + d, flits));
+    else buf.held.emplace_back(t + d, flits);   // one instantiation, inlined: the original model's path
     buf.held_flits += flits;
+    if constexpr (Lined) line->leave();
 
     delay = end - now;
+}
+
+void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
+    transactions_.inc();
+    const sc_time now = sim_now();
+    const sc_time head_in = now + delay;
+    const unsigned flits = pkt->flits();
+    if (flits > p_.buffer_flits) {
+        // A packet larger than the far-end buffer could never be accepted.
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+
+    // One buffer per VC at the far end; a one-VC link shares it among all.
+    const unsigned vc = p_.vcs == 1 ? 0u : pkt->header.vc;
+    if (vc >= p_.vcs) {
+        vc_errors_.inc();
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    // A system with cut links: its calls may wait, and take turns (Lined).
+    if (p_.time_order) {
+        if (!lined_) transport_timed<false>(gp, delay, *pkt, vc);
+        else transport_timed<true>(gp, delay, *pkt, vc);
+        return;
+    }
+    if (!lined_) in_call_order<false>(gp, pkt, delay, now, head_in, flits, vc);
+    else lined_call_order(gp, pkt, delay, now, head_in, flits, vc);
+}
+
+// Out of carry()'s frame: the original model's path stays as it was.
+__attribute__((noinline)) void Link::lined_call_order(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay,
+                                                      sc_time now, sc_time head_in, unsigned flits, unsigned vc) {
+    in_call_order<true>(gp, pkt, delay, now, head_in, flits, vc);
 }
 
 }   // namespace vrdmasim
@@ -303,29 +374,41 @@ sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time 
         unsigned held = buf.held_flits;
         for (const auto& h : buf.held) {
             if (held + flits <= p_.buffer_flits) break;
-            credit_ok = max_time(credit_ok, h.first);
-            held -= h.second;
+            // A cut link's credit not delivered yet: not before it is.
+            credit_ok = max_time(credit_ok, cut_ && h.freed > sim_now() ? max_sim_time() : h.freed);
+            held -= h.flits;
         }
         return max_time(max_time(head, busy_until_), credit_ok);
     }
-    return gap_from(credit_from(timed_[vc], flits, head), flits, tail);
+    // A cut link's: by the credits delivered (what the near end knows).
+    const std::vector<Timed>& held = cut_ ? known_view(timed_[vc], sim_now(), false) : timed_[vc];
+    return gap_from(credit_from(held, flits, head), flits, tail);
 }
 
+template <bool Lined>
 void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt, unsigned vc) {
     const sc_time now = sim_now();
     const sc_time head_in = now + delay;
     const unsigned flits = pkt.flits();
     // Every later call's head is at or after now: older state is gone.
     while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+    Turnstile* const line = Lined ? line_of(vc) : nullptr;
+    if constexpr (Lined) line->enter();
     auto& held = timed_[vc];
     std::size_t kept = 0;
     for (std::size_t i = 0; i < held.size(); ++i)
         if (held[i].freed > now) held[kept++] = held[i];
     held.resize(kept);
 
-    const sc_time credit_ok = credit_from(held, flits, head_in);
-    const sc_time start = gap_from(credit_ok, flits, pkt.tail);
-    const unsigned occ = held_from(held, start) + flits;
+    const sc_time credit_ok =
+        Lined && cut_ ? credit_delivered(*line, vc, held, flits, head_in) : credit_from(held, flits, head_in);
+    sc_time start = gap_from(credit_ok, flits, pkt.tail);
+    // A call that waited: not before its turn came (it fits then too: a
+    // buffer's occupancy from a time on never grows with the time).
+    if constexpr (Lined)
+        if (line->waited() && start < sim_now()) start = gap_from(turn_start(*line, start), flits, pkt.tail);
+    // A cut link counts the packets whose credit is not delivered as held.
+    const unsigned occ = held_from(Lined && cut_ ? known_view(held, sim_now(), false) : held, start) + flits;
     VcBuffer& buf = vcs_[vc];
     if (occ > buf.hwm) {
         buf.hwm = occ;
@@ -345,12 +428,121 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     if (tracer_.enabled()) trace_span(pkt, start, end, true);
     pkt.tail = end + p_.latency;
     pkt.hops++;
-    sc_time d = (start + flit_time_ + p_.latency) - now;
+    if constexpr (Lined) {
+        if (cut_) {
+            post_cut(*line, gp, pkt, vc, flits, start, true);
+            delay = end - now;
+            return;
+        }
+    }
+    const sc_time t = Lined ? sim_now() : now;   // as in_call_order()
+    sc_time d = (start + flit_time_ + p_.latency) - t;
     if (far_) far_->forward(far_port_, gp, &pkt, d);
     else if (sink_) sink_->accept(gp, pkt, d);
     else out->b_transport(gp, d);
-    held.push_back(Timed{start, now + d, flits});
+    held.push_back(Timed{start, t + d, flits});
+    if constexpr (Lined) line->leave();
     delay = end - now;
+}
+
+// ---------------------------------------------------------------- cut links
+
+sc_time Link::turn_start(Turnstile& line, sc_time start) {
+    const sc_time t = sim_now();
+    if (start >= t) return start;
+    line.moved_head();
+    return t;
+}
+
+void Link::await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned flits) {
+    // The entries carry()'s credit loop pops: until the packet fits.
+    unsigned held = buf.held_flits;
+    for (std::size_t i = 0; held + flits > p_.buffer_flits; ++i) {
+        while (buf.held[i].freed > sim_now()) {
+            if (buf.held[i].freed == max_sim_time()) cut_->wait_for_credit(line, vc, buf.held[i].seq);
+            else cut_->wait_for(line, vc, buf.held[i].freed, false);
+        }
+        held -= buf.held[i].flits;
+    }
+}
+
+const std::vector<Link::Timed>& Link::known_view(const std::vector<Timed>& held, sc_time now, bool lower) const {
+    view_ = held;
+    for (Timed& h : view_) {
+        if (h.freed <= now) continue;   // delivered
+        // Not delivered: its stamp is after now, and at least a latency
+        // after its tail reached the far end (start + n flits + latency).
+        h.freed = lower ? max_time(now + sc_time::from_value(1), h.in + serialise(h.flits) + p_.latency + p_.latency)
+                        : max_sim_time();
+    }
+    return view_;
+}
+
+sc_time Link::credit_delivered(Turnstile& line, unsigned vc, const std::vector<Timed>& held, unsigned flits,
+                               sc_time head) {
+    // credit_from() is monotonic in every packet's freeing time: with the
+    // undelivered ones freed never (hi) and as early as they can be (lo),
+    // the answer lies in [lo, hi]. Equal: it is the answer.
+    for (;;) {
+        const sc_time now = sim_now();
+        const sc_time hi = credit_from(known_view(held, now, false), flits, head);
+        if (hi == head) return hi;
+        sc_time next = max_sim_time();
+        bool unknown = false;
+        for (const Timed& h : held)
+            if (h.freed > now) {
+                unknown = true;
+                next = std::min(next, h.freed);   // the next posted stamp (sc_max_time: none posted)
+            }
+        if (!unknown) return hi;
+        if (credit_from(known_view(held, now, true), flits, head) == hi) return hi;
+        cut_->wait_for(line, vc, next, true);
+    }
+}
+
+void Link::post_cut(Turnstile& line, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, unsigned vc, unsigned flits,
+                    sc_time start, bool timed) {
+    const std::uint64_t seq = cut_->post(gp, pkt, vc, flits, start + flit_time_ + p_.latency, pkt.tail);
+    const auto seq32 = static_cast<std::uint32_t>(seq);
+    if (timed) {
+        timed_[vc].push_back(Timed{start, max_sim_time(), flits, seq32});
+    } else {
+        VcBuffer& buf = vcs_[vc];
+        buf.held.insert(buf.held.end(), Held{max_sim_time(), flits, seq32});
+        buf.held_flits += flits;
+    }
+    // The link took it; what the far end does with it comes back as a credit.
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    line.leave();
+}
+
+bool Link::record_credit(const CreditMessage& c) {
+    const auto seq = static_cast<std::uint32_t>(c.seq);
+    if (c.vc >= p_.vcs) return false;
+    if (p_.time_order) {
+        for (Timed& h : timed_[c.vc])
+            if (h.seq == seq && h.freed == max_sim_time()) {
+                h.freed = c.at;
+                return true;
+            }
+        return false;
+    }
+    for (auto it = vcs_[c.vc].held.begin(); it != vcs_[c.vc].held.end(); ++it)
+        if (it->seq == seq && it->freed == max_sim_time()) {
+            it->freed = c.at;
+            return true;
+        }
+    return false;
+}
+
+std::size_t Link::credits_outstanding() const {
+    if (!cut_) return 0;
+    std::size_t n = 0;
+    for (const VcBuffer& b : vcs_)
+        for (const Held& h : b.held) n += h.freed == max_sim_time();
+    for (const auto& t : timed_)
+        for (const Timed& h : t) n += h.freed == max_sim_time();
+    return n;
 }
 
 }   // namespace vrdmasim

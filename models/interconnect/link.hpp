@@ -6,14 +6,21 @@
 //   (relative to sc_time_stamp()), and the extension's `tail` is when its
 //   tail is (absolute);
 //   on return, `delay` is when the packet's tail has left this hop's input
-//   buffer, freeing its space: the time the upstream hop gets its credit back.
-// All of this is computed in one nested call chain, without wait(): a packet
-// costs one call per hop.
+//   buffer, freeing its space: the time the upstream hop gets its credit back,
+//   relative to the time at the call's start (sc_time_stamp() then: a call
+//   that waited inside returns a delay from where it began, so that a caller
+//   that read the time once, at its own start, adds it to that).
+// With board-link.handoff = call all of this is computed in one nested call
+// chain, without wait(): a packet costs one call per hop. A cut link
+// (handoff = message, cut_link.hpp) ends the chain: its far end carries on in
+// a thread of its own at the head's arrival, and a sender may wait for its
+// credits.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +31,7 @@
 
 #include "src/core/context.hpp"
 #include "src/core/lazy_deque.hpp"
+#include "models/interconnect/cut_link.hpp"
 #include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {
@@ -42,6 +50,14 @@ struct LinkParams {
     // paths can overtake; credits count every packet held at any time from
     // the new one's start on. false: first come, first served by call order.
     bool time_order = false;
+    // A cut link (board-link.handoff = message; cut_link.hpp): the far end
+    // is reached by messages, not by a call. `number` names it in them.
+    bool handoff = false;
+    std::uint32_t number = 0;
+    // A call may wait inside (a system with cut links: for a credit further
+    // on): callers that come meanwhile wait their turn (cut_link.hpp,
+    // Turnstile). A cut link has its line anyway.
+    bool may_wait = false;
 };
 
 // The parameters of one class of link (rate per lane, lanes, latency,
@@ -67,6 +83,9 @@ struct LinkSections {
     LinkSection mezz_link;   // [mezz-link]: a mezzanine ring edge
     LinkSection board_link;   // [board-link]: an inter-board torus link
     LinkSection ni;   // [ni]: the PLDMA's path to its router
+    // board-link.handoff: call or message (every link between two boards,
+    // a mezzanine's ring edges included, is then a cut link).
+    EnumParam handoff;
 };
 
 class Link : public sc_core::sc_module, public PacketTarget {
@@ -119,6 +138,12 @@ public:
     sc_core::sc_time earliest_start(unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail) const;
     // Packets carried so far.
     std::uint64_t packets() const { return packets_.value(); }
+    // A cut link's two ends (handoff); nullptr on other links.
+    const CutLinkNear* cut_near() const { return cut_.get(); }
+    const CutLinkFar* cut_far() const { return cut_far_.get(); }
+    // Packets a cut link has counted in its far-end buffers whose credit
+    // has not been posted back yet (0 on other links).
+    std::size_t credits_outstanding() const;
 
 private:
     // flit_time_ x flits, computed inline (sc_time::from_value is a call
@@ -144,9 +169,19 @@ private:
     sc_core::sc_time flit_time_;
     sc_dt::uint64 flit_ps_;
     sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order
-    // Per VC: packets in its far-end buffer, (time its space is freed, flits), FIFO.
+    // Per VC: packets in its far-end buffer, (time its space is freed,
+    // flits), FIFO. A cut link's: the time is its credit's stamp
+    // (sc_max_time until the credit is posted; the credit is delivered,
+    // and may be counted, once the simulation reaches it), and `seq` the low
+    // bits of its packet message's sequence number.
+    struct Held {
+        Held(sc_core::sc_time f, unsigned n, std::uint32_t s = 0) : freed(f), flits(n), seq(s) {}
+        sc_core::sc_time freed;
+        unsigned flits;
+        std::uint32_t seq;
+    };
     struct VcBuffer {
-        LazyDeque<std::pair<sc_core::sc_time, unsigned>> held;
+        LazyDeque<Held> held;
         unsigned held_flits = 0;
         unsigned hwm = 0;
         Scalar* hwm_stat = nullptr;
@@ -157,6 +192,7 @@ private:
     struct Timed {
         sc_core::sc_time in, freed;
         unsigned flits;
+        std::uint32_t seq = 0;   // a cut link's, as Held's
     };
     std::map<sc_core::sc_time, sc_core::sc_time> busy_;
     std::vector<std::vector<Timed>> timed_;
@@ -166,7 +202,48 @@ private:
     sc_core::sc_time credit_from(const std::vector<Timed>& held, unsigned flits, sc_core::sc_time s) const;
     // Earliest time >= s at which the wire is idle for the whole packet.
     sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const;
+    // carry() in call order, and in time order. Lined: a link of a system
+    // with cut links (its calls may wait and take turns, lines_).
+    template <bool Lined>
+    void in_call_order(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay,
+                       sc_core::sc_time now, sc_core::sc_time head_in, unsigned flits, unsigned vc);
+    void lined_call_order(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay,
+                          sc_core::sc_time now, sc_core::sc_time head_in, unsigned flits, unsigned vc);
+    template <bool Lined>
     void transport_timed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
+
+    // Cut links (cut_link.hpp). Every link of a system with them: its line
+    // (may_wait), a cut link's one per VC; a cut link: the near end's other
+    // half and the far end.
+    std::unique_ptr<LineStats> line_stats_;
+    std::vector<std::unique_ptr<Turnstile>> lines_;
+    bool lined_ = false;   // lines_ is not empty
+    Turnstile* line_of(unsigned vc) const {
+        return lines_.empty() ? nullptr : lines_[lines_.size() == 1 ? 0 : vc].get();
+    }
+    std::unique_ptr<CutLinkNear> cut_;
+    std::unique_ptr<CutLinkFar> cut_far_;
+    // Call order: waits (in `line`, VC `vc`'s) until the credits the credit
+    // loop of carry() pops are delivered.
+    void await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned flits);
+    // A call that waited: `start`, or the present if that is later (the
+    // packet is not taken as ready before its turn came).
+    sc_core::sc_time turn_start(Turnstile& line, sc_core::sc_time start);
+    // Time order: the earliest time >= head at which `flits` more fit, as
+    // credit_from with every credit known; waits for credits not delivered
+    // yet until the answer no longer depends on them.
+    sc_core::sc_time credit_delivered(Turnstile& line, unsigned vc, const std::vector<Timed>& held, unsigned flits,
+                                      sc_core::sc_time head);
+    // `held` as the near end knows it at `now`: an undelivered credit's
+    // space freed at sc_max_time (`lower`: at the earliest it can be).
+    const std::vector<Timed>& known_view(const std::vector<Timed>& held, sc_core::sc_time now, bool lower) const;
+    mutable std::vector<Timed> view_;
+    // Posts the packet to the far end, counts its space held and leaves
+    // `line`.
+    void post_cut(Turnstile& line, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, unsigned vc, unsigned flits,
+                  sc_core::sc_time start, bool timed);
+    // A credit message: its packet's entry gets the stamp.
+    bool record_credit(const CreditMessage& c);
     // The packet's span on the link's track (tracing on), out of the hot
     // path's frame; with_vc: time order's span names the VC too.
     void trace_span(const class ExanetPacket& pkt, sc_core::sc_time start, sc_core::sc_time end, bool with_vc);

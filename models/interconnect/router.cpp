@@ -188,20 +188,22 @@ Router::Choice Router::choose(const Topology::Options& o, unsigned flits, sc_cor
         }
     }
     const sc_core::sc_time esc = link(escape.port).earliest_start(static_cast<unsigned>(escape.vc), flits, head, tail);
-    if (esc < best_start) return escape;
+    // No adaptive candidate can say when it could start (a cut link whose
+    // credits are not back yet, board-link.handoff = message): the escape.
+    if (esc < best_start || best.port < 0) return escape;
     adaptive = true;
     return best;
 }
 
 // Inlined into forward(), its only caller (core/force_inline.hpp).
 VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head,
-                                          sc_core::sc_time freed) {
+                                          sc_core::sc_time freed, sc_core::sc_time now) {
     if (port >= inputs_.size() || inputs_[port].flits == 0) return;
     Input& in = inputs_[port];
     if (in.vcs == 1) vc = 0;
     if (vc >= in.vcs) return;   // refused downstream anyway
     if (timed_ || topology_) {
-        occupy_timed(in, vc, flits, head, freed);
+        occupy_timed(in, vc, flits, head, freed, now);
         return;
     }
     InputVc& buf = in.vc[vc];
@@ -240,11 +242,12 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
     }
 }
 
-void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed) {
+void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
+                          sc_core::sc_time now) {
     if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
     auto& held = in.timed[vc];
-    // Nothing can arrive before the current time: what is freed by then is gone.
-    const sc_core::sc_time now = sim_now();
+    // Nothing can arrive before the time forward() began (the output's call
+    // may have waited since: a cut link's credits): what is freed by then is gone.
     std::size_t kept = 0;
     for (std::size_t i = 0; i < held.size(); ++i)
         if (std::get<1>(held[i]) > now) held[kept++] = held[i];
@@ -322,7 +325,8 @@ void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc
     pkt->tail += pipeline_;
     if (Link* l = direct_out_[static_cast<std::size_t>(c.port)]) l->carry(gp, pkt, delay);
     else out[c.port]->b_transport(gp, delay);
-    occupy(static_cast<unsigned>(id), in_vc, pkt->flits(), head, now + delay);
+    // `delay` is relative to the call's start, `now` (link.hpp).
+    occupy(static_cast<unsigned>(id), in_vc, pkt->flits(), head, now + delay, now);
 }
 
 }   // namespace vrdmasim

@@ -129,10 +129,13 @@ private:
         std::vector<std::vector<std::tuple<sc_core::sc_time, sc_core::sc_time, unsigned>>>
             timed;   // (head, freed, flits)
     };
-    void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
+    // `now`: the time forward() began at (nothing can arrive before it).
+    void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
+                sc_core::sc_time now);
     // Adaptive: heads may reach an input out of order (links reserve in
     // time order): the most flits held at any time while this packet is.
-    void occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
+    void occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
+                      sc_core::sc_time now);
 
     const SimContext& ctx_;
     sc_core::sc_time pipeline_;

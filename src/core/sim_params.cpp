@@ -10,6 +10,11 @@ SimParams::SimParams()
                        "global quantum of temporal decoupling: how far a process may run ahead of the others")
                   .range("1ns", "1ms")),
       time_limit(set.time("time-limit", "10s", "simulated time after which the run stops with an error")
-                     .range("1ns", "100000s")) {}
+                     .range("1ns", "100000s")),
+      event_order(set.choice("event-order", "heap", {"heap", "keyed"},
+                             "which of two notifications of one simulated time SystemC runs first: heap (its own "
+                             "binary heap's order, which depends on every other notification it holds) or keyed "
+                             "(a permutation, drawn from the time and sim.seed, of keys made from the events' names: "
+                             "the same whatever else is simulated, as a partitioned run needs; docs/scaling.md)")) {}
 
 }   // namespace vrdmasim

@@ -15,6 +15,7 @@ struct SimParams {
     IntParam seed;
     TimeParam quantum;
     TimeParam time_limit;
+    EnumParam event_order;
 };
 
 }   // namespace vrdmasim

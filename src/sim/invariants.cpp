@@ -453,6 +453,43 @@ void check_links_energy(System& sys, const StatRegistry& stats, double run_us, s
                                                             "credits and the router's buffer disagree"});
 }
 
+// Cut links (board-link.handoff = message): every packet message a near end
+// posted was delivered by its far end, every delivery answered with a credit
+// the near end received, nothing left in a delivery queue or owed, and no
+// packet refused at a far end (its sender could not have been told). A
+// packet lost between the halves cannot hide.
+void check_handoff(System& sys, std::vector<Violation>& out) {
+    std::uint64_t posted = 0, delivered = 0, credits_sent = 0, credits_got = 0, refused = 0, queued = 0, owed = 0;
+    std::string first;
+    for (const auto& l : sys.links()) {
+        const CutLinkNear* n = l->cut_near();
+        const CutLinkFar* f = l->cut_far();
+        if (!n || !f) continue;
+        posted += n->packets_posted();
+        delivered += f->packets_delivered();
+        credits_sent += f->credits_posted();
+        credits_got += n->credits_received();
+        refused += f->refused();
+        queued += f->queued();
+        owed += l->credits_outstanding();
+        if (first.empty() &&
+            (n->packets_posted() != f->packets_delivered() || f->credits_posted() != f->packets_delivered() ||
+             n->credits_received() != f->credits_posted() || f->queued() || f->delivering() || f->refused() ||
+             l->credits_outstanding()))
+            first = std::string(l->name()) + ": " + std::to_string(n->packets_posted()) + " posted, " +
+                    std::to_string(f->packets_delivered()) + " delivered, " + std::to_string(f->queued()) +
+                    " queued, " + std::to_string(f->credits_posted()) + " credits posted, " +
+                    std::to_string(n->credits_received()) + " received, " + std::to_string(l->credits_outstanding()) +
+                    " owed, " + std::to_string(f->refused()) + " refused";
+    }
+    if (first.empty()) return;
+    out.push_back({"handoff-delivered",
+                   "cut links: " + std::to_string(posted) + " packet messages posted, " + std::to_string(delivered) +
+                       " delivered, " + std::to_string(queued) + " still queued; " + std::to_string(credits_sent) +
+                       " credits posted, " + std::to_string(credits_got) + " received, " + std::to_string(owed) +
+                       " owed; " + std::to_string(refused) + " packets refused at a far end (" + first + ")"});
+}
+
 // The printed figures against physical limits: link utilisation, the
 // end-to-end span against the post window, throughput against the
 // receivers' payload ceiling.
@@ -497,6 +534,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_library(stats, out);
     check_engine_conservation(stats, out);
     check_links_energy(sys, stats, f.run_s * 1e6, out);
+    check_handoff(sys, out);
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);

@@ -1,5 +1,6 @@
 #include "src/sim/system.hpp"
 
+#include "src/sim/event_order.hpp"
 #include "src/sim/roi.hpp"
 
 #include "models/power/power.hpp"
@@ -36,6 +37,9 @@ bool time_ordered_links(const Config& c) {
 LinkParams link_params(const Config& c, const LinkSection& section) {
     LinkParams p = Link::params_from(c, section);
     p.time_order = time_ordered_links(c);
+    // With cut links a call may wait for a credit further on: every link
+    // keeps its later callers in line meanwhile.
+    p.may_wait = c[params_of<LinkSections>().handoff] == "message";
     return p;
 }
 }
@@ -638,6 +642,10 @@ System::System(const SimContext& ctx)
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);
+    // Before anything is built: the kernel's heap must order every
+    // notification of this run alike.
+    event_order::set(event_order::parse(ctx.config[params_of<SimParams>().event_order]),
+                     static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]));
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
     check_packet_fits(c, topology_);
@@ -691,6 +699,14 @@ void System::build_links(const SimContext& ctx) {
         link_params(c, topology_.kind() == TopologyKind::Mezzanine ? params_of<LinkSections>().mezz_link
                                                                    : params_of<LinkSections>().board_link);
     board.vcs = ring.vcs = vcs;
+    // board-link.handoff = message: every link between two boards is a cut
+    // link (on a mezzanine its ring edges, class mezz-link).
+    ring.handoff = c[params_of<LinkSections>().handoff] == "message";
+    // A cut link's far end delivers in a thread of its own, which must
+    // return the packet's credit before it may wait for another's: the
+    // engines answer from their control threads.
+    if (ring.handoff && topology_.kind() != TopologyKind::Qfdb)
+        for (auto& node : nodes_) node->dma.respond_from_thread();
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
     // port order, then to inputs so that input port k of node j comes from
     // the node its output port k leads to.
@@ -703,8 +719,9 @@ void System::build_links(const SimContext& ctx) {
             const Topology::Port p = topology_.port(i, k);
             const Node& b = *nodes_[p.to];
             const std::string name = a.group + "_to_" + b.group;
-            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, p.dim == Topology::kLocal ? board : ring,
-                                                    a.group, "link->" + b.group));
+            LinkParams lp = p.dim == Topology::kLocal ? board : ring;
+            lp.number = static_cast<std::uint32_t>(links_.size());   // names a cut link in its messages
+            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, lp, a.group, "link->" + b.group));
             link_to_.push_back(p.to);
             links_out[i][k] = links_.back().get();
             a.router.out.bind(links_out[i][k]->in);
@@ -722,6 +739,14 @@ void System::build_links(const SimContext& ctx) {
             b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
         }
     }
+    // Each cut link has a delivery thread per VC (spawned at its VC's first
+    // packet): counted with the nodes', spread over them.
+    std::size_t cut = 0, delivery = 0;
+    for (const auto& l : links_)
+        if (l->cut_far()) ++cut, delivery += thread_processes_under(*l);
+    if (cut > 0)
+        check_thread_budget(thread_processes_under(*nodes_[0]) + (delivery + n - 1) / n, n,
+                            "a system of " + std::to_string(n) + " nodes and " + std::to_string(cut) + " cut links");
 }
 
 void System::build_jobs(const SimContext& ctx) {
@@ -738,6 +763,8 @@ void System::build_jobs(const SimContext& ctx) {
         for (auto& node : nodes_) apps.push_back(&node->process(p));
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
+        // A node's board: node index = board * FPGAs per board + FPGA (topology.hpp).
+        workloads_.back()->set_boards([this](unsigned n) { return n / topology_.fpgas_per_board(); });
         // The file server's node-wide figures are measured once for every job.
         if (auto* fs = dynamic_cast<FileserveWorkload*>(workloads_.back().get()))
             fs->join(dynamic_cast<FileserveWorkload&>(*workloads_.front()));

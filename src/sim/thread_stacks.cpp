@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <systemc>
+#include <valgrind/valgrind.h>
 
 // AddressSanitizer's interface (weak: null outside a sanitizer build).
 extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size) __attribute__((weak));
@@ -136,6 +137,11 @@ const Setup& setup() {
         const char* guard = std::getenv("VRDMASIM_STACK_GUARD_PAGES");
         dl_iterate_phdr(find_systemc, &r);
         if (guard && *guard && std::strcmp(guard, "0") != 0) r.why_systemc = "VRDMASIM_STACK_GUARD_PAGES is set";
+        // Under valgrind, whose address-space manager places and refuses
+        // mappings otherwise than the kernel (the arena's chunk hints were
+        // refused: "failed to allocate stack memory"), SystemC's own stacks,
+        // which valgrind tracks itself.
+        else if (RUNNING_ON_VALGRIND) r.why_systemc = "the process runs under valgrind";
         else if (r.texts == 0) r.why_systemc = "libsystemc is not a shared library of this process";
         else r.arena = true;
         return r;

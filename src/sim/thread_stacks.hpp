@@ -56,7 +56,8 @@
 // the environment sets VRDMASIM_STACK_GUARD_PAGES=1 (to stop a debugger at
 // the overflowing function), when libsystemc is not a shared library of
 // the process (its calls cannot be told apart) and when its threads are not
-// QuickThreads coroutines (no sc_cor_pkg_qt: a pthreads build). check_thread_budget
+// QuickThreads coroutines (no sc_cor_pkg_qt: a pthreads build), and under
+// valgrind (its address-space manager refuses the arena's chunks). check_thread_budget
 // (thread_budget.hpp) counts what the mode in use maps: need_for().
 #pragma once
 

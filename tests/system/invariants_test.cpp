@@ -109,6 +109,44 @@ TEST_CASE("invariants: a credit buffer holding more than it has is caught", "[in
     CHECK(fired(v, "credit-overflow"));
 }
 
+namespace {
+// A stream from one board to the other over cut links (board-link.handoff = message).
+const Settings kCut = {{"topology.kind", "torus"},        {"topology.x", "2"},
+                       {"workload.dst-node", "7"},        {"workload.message-size", "4KiB"},
+                       {"workload.total-bytes", "64KiB"}, {"workload.window", "2"},
+                       {"board-link.handoff", "message"}};
+}   // namespace
+
+TEST_CASE("invariants: a clean run over cut links passes every check, each packet message delivered and answered",
+          "[invariants][handoff]") {
+    std::uint64_t posted = 0;
+    const auto v = check_after(
+        [&](SystemSim& s, RunFigures&) {
+            for (const auto& l : s.sys->links())
+                if (l->cut_near()) {
+                    posted += l->cut_near()->packets_posted();
+                    CHECK(l->cut_far()->packets_delivered() == l->cut_near()->packets_posted());
+                    CHECK(l->cut_far()->credits_posted() == l->cut_near()->credits_received());
+                }
+        },
+        kCut);
+    INFO(describe(v));
+    CHECK(v.empty());
+    CHECK(posted > 0);
+}
+
+TEST_CASE("invariants: a packet message posted to a cut link and never delivered is caught", "[invariants][handoff]") {
+    const auto v = check_after(
+        [](SystemSim& s, RunFigures&) { counter(s, "x0y0z0f1_to_x1y0z0f1.handoff.packets_posted").inc(); }, kCut);
+    CHECK(fired(v, "handoff-delivered"));
+}
+
+TEST_CASE("invariants: a packet a cut link's far end refused is caught", "[invariants][handoff]") {
+    const auto v =
+        check_after([](SystemSim& s, RunFigures&) { counter(s, "x0y0z0f1_to_x1y0z0f1.handoff.refused").inc(); }, kCut);
+    CHECK(fired(v, "handoff-delivered"));
+}
+
 TEST_CASE("invariants: cores busier than the run was long are caught by the energy check", "[invariants]") {
     SystemSim s(kSmall);
     s.run();

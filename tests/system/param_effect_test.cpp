@@ -258,6 +258,19 @@ const std::map<std::string, Settings>& scenarios() {
         // go first (router.link-order, with dimension order).
         {"router.routing", kTorusPermutation},
         {"router.link-order", kTorusPermutation},
+        // Same-time order (src/sim/event_order.hpp): the halo of
+        // configs/halo.ini, where senders meet at the ejection links by
+        // call order, moves with which of two same-time events runs first.
+        {"sim.event-order", Settings{{"topology.kind", "qfdb"},
+                                     {"topology.nodes", "4"},
+                                     {"workload.kind", "halo"},
+                                     {"workload.message-size", "32KiB"},
+                                     {"workload.iterations", "20"},
+                                     {"workload.window", "6"}}},
+        // The same torus with its board links as cut links: the far board
+        // handles a packet at its head's arrival and credits come back a
+        // latency later (models/interconnect/README.md "Cut links").
+        {"board-link.handoff", kTorusPermutation},
     };
     return s;
 }

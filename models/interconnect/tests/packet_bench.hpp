@@ -143,6 +143,7 @@ public:
         unsigned src, dst, size, seq, flits, hops;
         sc_time head, tail, free;   // absolute
         bool data_ok;   // payload bytes as the source made them
+        sc_time called;   // sc_time_stamp() when the packet was handed over
     };
     std::vector<Arrival> arrivals;
     std::function<sc_time(const Arrival&)> free_at = [](const Arrival& a) { return a.tail; };
@@ -172,8 +173,8 @@ private:
     }
     void arrive(tlm::tlm_generic_payload& gp, ExanetPacket* p, sc_time& delay) {
         const sc_time now = sc_core::sc_time_stamp();
-        Arrival a{p->src_node, p->dst_node, p->header.size, p->footer.seq, p->flits(),
-                  p->hops,     now + delay, p->tail,        sc_time(),     false};
+        Arrival a{p->src_node, p->dst_node, p->header.size, p->footer.seq, p->flits(), p->hops,
+                  now + delay, p->tail,     sc_time(),      false,         now};
         const auto expect = payload_bytes(a.size, a.src, a.seq);
         a.data_ok = gp.get_data_length() == a.size && std::equal(expect.begin(), expect.end(), gp.get_data_ptr());
         a.free = free_at(a);
