@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds"}
+HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds",
+                "ranks", "host_windows", "host_exchanged_bytes", "host_peak_rss_mib_max"}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

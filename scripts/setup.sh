@@ -8,6 +8,7 @@ packages=(build-essential cmake pkg-config libsystemc-dev
           zlib1g-dev   # trace.json.gz (vrdmasim run --trace-gzip)
           libgoogle-perftools-dev   # tcmalloc, the vrdmasim executable's allocator
           python3-matplotlib openmpi-bin valgrind
+          libopenmpi-dev   # a run split across MPI ranks (src/cli/mpi_comm.cpp)
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
           libopen-trace-format2-dev    # trace replay reads OTF2 (workloads/trace_reader.cpp)

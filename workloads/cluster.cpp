@@ -201,21 +201,20 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
       bytes_(bytes),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
       window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
-      flags_of_(apps.size(), 0),
       arrival_wait_(
-          ctx.stats.histogram(stats_prefix(job) + "arrival_wait", "us",
-                              "per receiving node and round: from the node's own writes of the round completed to "
-                              "knowing that every write of the round addressed to it has landed "
-                              "(workload.arrivals), the node's core busy polling or asleep in the meantime")),
+          shared_histogram(ctx.stats, stats_prefix(job) + "arrival_wait", "us",
+                           "per receiving node and round: from the node's own writes of the round completed to "
+                           "knowing that every write of the round addressed to it has landed "
+                           "(workload.arrivals), the node's core busy polling or asleep in the meantime")),
       flag_writes_(
           ctx.stats.counter(stats_prefix(job) + "flag_writes", "",
                             "workload.arrivals = flags: 8 B flag writes posted, one per destination and round")),
       flag_loads_(ctx.stats.counter(stats_prefix(job) + "flag_loads", "",
                                     "workload.arrivals = flags: loads of peers' flags while polling")),
-      flag_delay_(ctx.stats.histogram(stats_prefix(job) + "flag_detect_delay", "us",
-                                      "workload.arrivals = flags: per receiving node and round, from the landing of "
-                                      "the last of its sources' flags to the node having read them all (a sweep "
-                                      "of loads over the flags not seen yet)")),
+      flag_delay_(shared_histogram(ctx.stats, stats_prefix(job) + "flag_detect_delay", "us",
+                                   "workload.arrivals = flags: per receiving node and round, from the landing of "
+                                   "the last of its sources' flags to the node having read them all (a sweep "
+                                   "of loads over the flags not seen yet)")),
       arrival_state_(
           ctx.stats.scalar(stats_prefix(job) + "arrival_state_bytes", "B",
                            "the most any node keeps to detect arrivals: receive ring records (ring), the "
@@ -253,8 +252,8 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
                                 "has nothing to detect with workload.operation = read: a node that reads its "
                                 "messages learns of each from its own read's completion record");
     if (read_) {
-        read_src_of_.assign(apps_.size(), 0);
         for (unsigned i = 0; i < apps_.size(); ++i) {
+            if (!apps_[i]) continue;   // its rank builds it
             RdmaProcess& app = *apps_[i];
             const std::uint64_t reads = std::max<std::uint64_t>(1, writes_ * peers_[i].in.size());
             const std::uint64_t rbufs = std::min(window_, reads);
@@ -265,6 +264,14 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         return;
     }
     if (two_sided_) {
+        // Endpoint::connect reads every peer's endpoint: not carried across
+        // ranks (partition_refusal() refuses it across boards).
+        for (unsigned i = 0; i < apps_.size(); ++i)
+            if (!apps_[i])
+                throw ConfigError("workload.kind = " + kind_ +
+                                  " with workload.two-sided = true is not built for a run split across MPI ranks: "
+                                  "a message's latency is the receiver's completion minus the sender's isend, "
+                                  "one table both programs use (docs/scaling.md); run it as one process");
         ep_by_node_.assign(apps_.size(), nullptr);
         for (unsigned i = 0; i < apps_.size(); ++i) {
             RdmaProcess& app = *apps_[i];
@@ -280,6 +287,10 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         return;
     }
     for (unsigned i = 0; i < apps_.size(); ++i) {
+        if (!apps_[i]) {   // its rank builds it (and the same figure)
+            arrival_state_.set(std::max(arrival_state_.value(), static_cast<double>(arrival_state_bytes(i))));
+            continue;
+        }
         RdmaProcess& app = *apps_[i];
         const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
         const std::uint64_t sbufs = std::min(window_, sends);
@@ -375,6 +386,8 @@ struct ClusterWorkload::Sender {
     std::uint64_t flag_src = 0;   // flags: the sources of this node's flag writes, one per buffer
     std::deque<InFlight> inflight;
     std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
+    // Each destination's receive area and (flags) flag array, published before the barrier.
+    std::map<unsigned, std::uint64_t> rx_of, flags_of;
     std::deque<unsigned> flag_due;   // destinations whose flag this round is due
     std::uint64_t posts = 0, round = 0;
 };
@@ -385,10 +398,16 @@ void ClusterWorkload::program(RdmaProcess& app) {
     Arrival a;
     Sender s(app, a);
     map_buffers(s);
-    flags_of_[me] = a.flags;
+    publish(app, kRxBase, self.rx_base);
+    if (arrivals_ == Arrivals::Flags) publish(app, kFlags, a.flags);
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
     if (!self.registered)
         throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
+    // The destinations' areas, as their programs published them before the barrier.
+    for (unsigned d : out_[me]) {
+        s.rx_of[d] = published(d, kRxBase);
+        if (arrivals_ == Arrivals::Flags) s.flags_of[d] = published(d, kFlags);
+    }
     for (s.round = 0; s.round < rounds_; ++s.round) {
         s.done_to.clear();
         for (std::uint64_t k = 0; k < writes_; ++k) {
@@ -406,7 +425,7 @@ void ClusterWorkload::program(RdmaProcess& app) {
     }
     app.finish_registrations();
     ++ended_;
-    program_ended();
+    program_ended(app);
 }
 
 void ClusterWorkload::map_buffers(Sender& s) {
@@ -490,7 +509,7 @@ void ClusterWorkload::post_flags(Sender& s) {
         app.store(src, s.round + 1);
         RdmaProcess::Message m;
         m.src = src;
-        m.dst = flags_of_.at(d) + peers_[d].slot.at(me) * 8;
+        m.dst = s.flags_of.at(d) + peers_[d].slot.at(me) * 8;
         m.len = 8;
         m.tag = (std::uint64_t(1) << 62) | ((s.round * n + me) * n + d);
         m.dst_node = d;
@@ -509,7 +528,7 @@ void ClusterWorkload::post_write(Sender& s, unsigned d, std::uint64_t k) {
     const unsigned me = app.node();
     const std::uint64_t n = apps_.size();
     const Peer& to = peers_[d];
-    const std::uint64_t dst_addr = to.rx_base + (to.slot.at(me) * slots_ + k % slots_) * msg_;
+    const std::uint64_t dst_addr = s.rx_of.at(d) + (to.slot.at(me) * slots_ + k % slots_) * msg_;
     const std::uint64_t src = s.src_base + (s.posts % s.sbufs) * msg_;
     const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
     const std::uint64_t key = ((s.round * n + me) * n + d) * writes_ + k;

@@ -68,6 +68,9 @@ public:
 
     std::string kind() const override { return kind_; }
     bool finished() const override { return ended_ == apps_.size(); }
+    // Every node runs a program (present or not: apps nullptr for the nodes
+    // of another rank in a partitioned run).
+    std::uint64_t programs() const override { return apps_.size(); }
     const std::vector<std::vector<unsigned>>& destinations() const { return out_; }
     // Writes the whole run makes: rounds x writes per destination x sum of |out[i]|.
     std::uint64_t expected_transfers() const;
@@ -154,9 +157,7 @@ private:
     std::size_t ended_ = 0;
     bool two_sided_ = false;
     bool read_ = false;   // workload.operation = read
-    std::vector<std::uint64_t> read_src_of_;   // read: each node's source area (set before the start barrier)
     Arrivals arrivals_ = Arrivals::Ring;
-    std::vector<std::uint64_t> flags_of_;   // flags: each node's flag array (set before the start barrier)
     Histogram& arrival_wait_;   // per node and round: own writes done to arrivals known, us
     Counter& flag_writes_;
     Counter& flag_loads_;
@@ -167,6 +168,10 @@ private:
     // write of the round to the destination complete; checked and dropped
     // when the destination sees the round complete.
     std::map<std::tuple<unsigned, unsigned, std::uint64_t>, sc_core::sc_time> completed_;
+    // What a program publishes before the start barrier (Workload::publish)
+    // for the others to read after it: its receive area (rx_base), its flag
+    // array (flags), its source area (read).
+    enum Published : unsigned { kRxBase, kFlags, kReadSrc };
     std::vector<std::unique_ptr<msg::Endpoint>> eps_;   // two-sided: by node
     std::vector<msg::Endpoint*> ep_by_node_;
     std::map<std::uint64_t, sc_core::sc_time> posted_at_;   // two-sided: key -> when its isend was posted

@@ -33,9 +33,12 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
     const std::uint64_t src_bytes = source_bytes_read(me);
     const std::uint64_t src_base = src_bytes ? app.alloc(src_bytes, populate_, advice_) : 0;
     const bool src_registered = app.register_read_source(src_base, src_bytes);
-    read_src_of_[me] = src_base;
+    publish(app, kReadSrc, src_base);
     const std::uint64_t records = app.alloc_locked(rbufs * sizeof(CompletionRecord));
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
+    // The in-neighbours' source areas, as their programs published them before the barrier.
+    std::map<unsigned, std::uint64_t> src_of;
+    for (unsigned i : self.in) src_of[i] = published(i, kReadSrc);
     if (!self.registered)
         throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
     if (!src_registered)
@@ -72,7 +75,7 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
                 std::size_t pos = 0;
                 while (pos < i_out.size() && i_out[pos] != me) ++pos;
                 if (pos == i_out.size()) throw std::logic_error(kind_ + ": a reader not in its source's plan");
-                const std::uint64_t src = read_src_of_[i] + (pos * slots_ + k % slots_) * msg_;
+                const std::uint64_t src = src_of.at(i) + (pos * slots_ + k % slots_) * msg_;
                 const std::uint64_t dst = self.rx_base + (self.slot.at(i) * slots_ + k % slots_) * msg_;
                 const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
                 const std::uint64_t key = ((round * n + i) * n + me) * writes_ + k;   // as the write form's
@@ -89,7 +92,7 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
     }
     app.finish_registrations();
     ++ended_;
-    program_ended();
+    program_ended(app);
 }
 
 }   // namespace vrdmasim

@@ -90,7 +90,7 @@ void ClusterWorkload::program_two_sided(RdmaProcess& app) {
     ep.finalize();
     app.finish_registrations();
     ++ended_;
-    program_ended();
+    program_ended(app);
 }
 
 void ClusterWorkload::post_receive(TwoSided& ts, std::size_t si) {

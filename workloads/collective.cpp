@@ -57,8 +57,8 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
       control_writes_(ctx.stats.counter(stats_prefix(job) + "collective.control_writes", "",
                                         "collective.transport = one-sided: the ready, offer and token writes the "
                                         "ranks posted for the measured collectives")),
-      latency_(ctx.stats.histogram(stats_prefix(job) + "collective.latency", "us",
-                                   "one collective at one rank, start to end")) {
+      latency_(shared_histogram(ctx.stats, stats_prefix(job) + "collective.latency", "us",
+                                "one collective at one rank, start to end")) {
     const Config& c = ctx.config;
     const auto& P = params_of<CollParams>();
     const unsigned n = static_cast<unsigned>(apps.size());
@@ -80,7 +80,8 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     std::string why;
     if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, bytes_, algorithm_, why))
         throw c.refuse(*which, why);
-    for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r]->node());
+    // Rank r on node r (apps[r]: nullptr on a node of another rank in a partitioned run).
+    for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r] ? apps[r]->node() : r);
     // Each rank's send and receive buffers and the library's scratch.
     const CollectiveData sizes{op_, n, root_, bytes_};
     const std::uint64_t sbuf = sizes.send_bytes(), rbuf = sizes.receive_bytes();
@@ -92,6 +93,10 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         std::set<unsigned> partners = coll::Communicator::partners(op_, algorithm_, n, r);
         const std::set<unsigned> barrier = coll::Communicator::partners(coll::Op::Barrier, coll::Algorithm::Auto, n, r);
         partners.insert(barrier.begin(), barrier.end());
+        if (!apps[r]) {   // its rank builds it
+            if (one_sided) os_.push_back(nullptr);
+            continue;
+        }
         check_fits(*apps[r],
                    sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
                        (one_sided ? coll::OneSided::mapped_bytes(n) : msg::Endpoint::mapped_bytes(c, partners.size())));
@@ -157,11 +162,19 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     const std::uint64_t slen = data_.send_bytes(), rlen = data_.receive_bytes();
     const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
     const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
-    if (ep) ep->setup();
-    else os_[rank]->setup();
+    // The wire-up through the start barrier: each rank publishes its
+    // endpoint's slots and credit words (or its mailbox) after the setup
+    // and connects from the others' after the barrier.
+    if (ep) {
+        ep->setup();
+        publish_endpoint(app, *ep);
+    } else {
+        os_[rank]->setup();
+        publish_mailbox(app, *os_[rank]);
+    }
     ready_and_wait(app, n);
-    if (ep) ep->connect(eps_);
-    else os_[rank]->connect(os_);
+    if (ep) connect_endpoint(*ep);
+    else connect_mailboxes(*os_[rank], nodes_);
     coll::Communicator comm =
         ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank) : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     for (std::uint64_t it = 0; it < iterations_; ++it) {
@@ -190,7 +203,7 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     if (ep) ep->finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check() const {

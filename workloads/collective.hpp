@@ -27,6 +27,7 @@ public:
     std::string kind() const override { return "collective"; }
     std::string partition_refusal() const override;
     bool finished() const override { return done_ == apps_.size(); }
+    std::uint64_t programs() const override { return apps_.size(); }   // one per rank, present or not
     std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
     std::vector<std::pair<std::string, std::string>> self_check() const;

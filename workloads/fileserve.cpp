@@ -394,7 +394,9 @@ std::string FileserveWorkload::partition_refusal() const {
             why = across_boards(server_->node(), n, direct_ ? "fileserve.access = direct" : "",
                                 "the measured phase's figures (server_cpu, missed bytes, SSD reads: the Meter) are "
                                 "statistics of several nodes read when the first party starts and the last one "
-                                "ends, and every client's answers are counted in one table (answers_)");
+                                "ends, and every client's answers are counted in one table (answers_); and the "
+                                "clients' areas (rx_area_, kbuf_) and msg::Endpoint::connect's peers are read "
+                                "directly, not published through the start barrier (GlobalSync)");
     return why;
 }
 
@@ -740,7 +742,7 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 // fileserve.access = direct: the client read()s each request's range
@@ -785,7 +787,7 @@ void FileserveWorkload::direct_client(RdmaProcess& app, unsigned index) {
     meter_end(served);
     meter_released();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 void FileserveWorkload::unpin_all(RdmaProcess& app, bool spare_in_use) {

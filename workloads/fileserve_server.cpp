@@ -207,7 +207,7 @@ void FileserveWorkload::server(RdmaProcess& app) {
     if (direct_) {   // no server: the clients read() the files themselves
         ready_and_wait(app, parties);
         ++done_;
-        program_ended();
+        program_ended(app);
         return;
     }
     msg::Endpoint& ep = *eps_[app.node()];
@@ -225,7 +225,7 @@ void FileserveWorkload::server(RdmaProcess& app) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 void FileserveWorkload::start_job(RdmaProcess& app, Job& j, const msg::Status& st, const Wire& w, std::size_t recv) {

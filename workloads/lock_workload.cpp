@@ -94,7 +94,8 @@ LockWorkload::LockWorkload(const SimContext& ctx, const std::vector<RdmaProcess*
       exclusive_(!is_semaphore(lock_kind_) || ctx.config[params_of<LockParams>().semaphore_count] == 1),
       acquired_(ctx.stats.counter(stats_prefix(job) + "lock.acquisitions", "",
                                   "lock acquisitions, all processes of the job")),
-      acquire_us_(ctx.stats.histogram(stats_prefix(job) + "lock.acquire_latency", "us", "acquire called to lock held")),
+      acquire_us_(
+          shared_histogram(ctx.stats, stats_prefix(job) + "lock.acquire_latency", "us", "acquire called to lock held")),
       lock_ops_(ctx.stats.counter(stats_prefix(job) + "lock.lock_operations", "",
                                   "engine operations posted by acquire and release (atomics, reads, writes)")),
       cs_ops_(ctx.stats.counter(stats_prefix(job) + "lock.cs_operations", "",
@@ -143,7 +144,9 @@ std::string LockWorkload::partition_refusal() const {
         why = across_boards(site_.home, n, "",
                             "every process's holding intervals, acquire latencies and engine operations go into "
                             "one object, and the last program to end checks them there, reads the home's counter "
-                            "and lock words and sums every node's engine completions (count_engine_completions)");
+                            "and lock words and sums every node's engine completions (count_engine_completions); "
+                            "and the lock's words (site_.base, site_.local) are read by every node directly, not "
+                            "published through the start barrier (GlobalSync)");
     return why;
 }
 
@@ -195,7 +198,7 @@ void LockWorkload::program(RdmaProcess& app) {
     library_ops_ += rm.operations();
     ++ended_;
     if (finished()) conclude(*apps_[site_.home]);
-    program_ended();
+    program_ended(app);
 }
 
 void LockWorkload::fail(const std::string& what) {

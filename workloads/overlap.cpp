@@ -144,7 +144,8 @@ std::string OverlapWorkload::partition_refusal() const {
                             "its check compares the destination with the source's bytes as they were at the post "
                             "and with the stores the initiator made in flight (the initiator reads the other node's "
                             "buffer; two-sided, both programs settle one shared record of each message), so it "
-                            "needs both nodes' memory at once");
+                            "needs both nodes' memory at once; and its target's buffer (remote_buf_) is read by the "
+                            "initiator directly, not published through the start barrier (GlobalSync)");
     return why;
 }
 
@@ -156,6 +157,7 @@ void OverlapWorkload::target(RdmaProcess& app) {
     remote_buf_ = app.alloc(span_, populate_, advice_);
     remote_ok_ = read_ ? app.register_read_source(remote_buf_, msg_) : app.register_receive(remote_buf_, msg_);
     ready_and_wait(app, 2);
+    program_ended(app);   // (before the initiator's first post: finished() waits for the initiator)
 }
 
 // The program's phases between the post and the wait: compute, and with
@@ -272,7 +274,7 @@ void OverlapWorkload::initiator(RdmaProcess& app) {
     end_to_end_.set(iterations_ ? to_us(last - first) : 0.0);
     app.finish_registrations();
     finished_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 // workload.two-sided: the target posts a receive per iteration into its
@@ -296,7 +298,7 @@ void OverlapWorkload::target_two_sided(RdmaProcess& app) {
     ep.finalize();
     app.finish_registrations();
     target_done_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 // workload.two-sided: the initiator's program with isend in place of the
@@ -372,7 +374,7 @@ void OverlapWorkload::initiator_two_sided(RdmaProcess& app) {
     ep.finalize();
     app.finish_registrations();
     finished_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 void OverlapWorkload::settle(std::uint64_t i) {

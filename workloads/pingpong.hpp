@@ -13,9 +13,13 @@ namespace vrdmasim {
 class PingpongWorkload : public Workload {
 public:
     static constexpr std::uint32_t kRing = 16;   // notification ring entries per side
-    PingpongWorkload(const SimContext& ctx, RdmaProcess& a, RdmaProcess& b, unsigned job = 0);
+    // Between nodes a (src-node) and b (dst-node) of `apps` (either may be
+    // nullptr: a node of another rank in a partitioned run).
+    PingpongWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned a, unsigned b,
+                     unsigned job = 0);
     std::string kind() const override { return "pingpong"; }
     std::string partition_refusal() const override;
+    std::uint64_t programs() const override { return 2; }
     bool finished() const override { return done_a_ && done_b_; }
     // A ping and a pong per iteration.
     // (read: one read per iteration).
@@ -27,10 +31,13 @@ private:
     void reader(RdmaProcess& app);   // read: src-node's program
     void target(RdmaProcess& app);   // read: dst-node's, which only maps and registers the source
     // One message of msg_ bytes from `src` into `dst` of `to`, with notification.
-    RdmaProcess::Message message(std::uint64_t src, const RdmaProcess& to, std::uint64_t dst, std::uint64_t key,
+    RdmaProcess::Message message(std::uint64_t src, unsigned to, std::uint64_t dst, std::uint64_t key,
                                  std::uint64_t records) const;
-    RdmaProcess& a_;
-    RdmaProcess& b_;
+    RdmaProcess* a_;   // nullptr: not in this process (present())
+    RdmaProcess* b_;
+    unsigned a_node_, b_node_;
+    // What a program publishes before the start barrier: its buffer.
+    static constexpr unsigned kBuf = 0;
     std::uint64_t msg_, iterations_;
     std::uint64_t a_buf_ = 0, b_buf_ = 0, a_rec_ = 0, b_rec_ = 0;
     bool done_a_ = false, done_b_ = false;

@@ -17,8 +17,10 @@ constexpr std::uint64_t kAckTag = ~std::uint64_t(0) - 1;   // bandwidth: the win
 SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::uint64_t src,
                                    std::uint64_t dst, unsigned job)
     : Workload(ctx, job),
-      a_(*apps[src]),
-      b_(*apps[dst]),
+      a_(apps.at(src)),
+      b_(apps.at(dst)),
+      a_node_(static_cast<unsigned>(src)),
+      b_node_(static_cast<unsigned>(dst)),
       eps_(apps.size(), nullptr),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
       total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
@@ -28,30 +30,38 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<Rdma
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     // latency: a send and a receive buffer each; bandwidth: `window` of them.
     const std::uint64_t bufs = latency_ ? 2 * n : window_ * n;
-    for (RdmaProcess* app : {&a_, &b_}) {
+    // (Either may be nullptr: a node of another rank in a partitioned run.)
+    for (RdmaProcess* app : {a_, b_}) {
+        if (!app) continue;
         check_fits(*app, bufs + msg::Endpoint::mapped_bytes(ctx.config, 1));
         check_locked(*app, msg::Endpoint::locked_regions(ctx.config, 1));
     }
-    owned_.push_back(std::make_unique<msg::Endpoint>(ctx, a_, std::vector<unsigned>{b_.node()}));
-    owned_.push_back(std::make_unique<msg::Endpoint>(ctx, b_, std::vector<unsigned>{a_.node()}));
-    eps_[a_.node()] = owned_[0].get();
-    eps_[b_.node()] = owned_[1].get();
-    a_.program = [this](RdmaProcess& app) {
-        msg::Endpoint& ep = *eps_[app.node()];
-        start(app, ep);
-        if (body_a_) body_a_(app, ep, b_.node());
-        else if (latency_) latency_a(app, ep);
-        else bandwidth_a(app, ep);
-        end(app, ep);
-    };
-    b_.program = [this](RdmaProcess& app) {
-        msg::Endpoint& ep = *eps_[app.node()];
-        start(app, ep);
-        if (body_b_) body_b_(app, ep, a_.node());
-        else if (latency_) latency_b(app, ep);
-        else bandwidth_b(app, ep);
-        end(app, ep);
-    };
+    if (a_) {
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *a_, std::vector<unsigned>{b_node_}));
+        eps_[a_node_] = owned_.back().get();
+    }
+    if (b_) {
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *b_, std::vector<unsigned>{a_node_}));
+        eps_[b_node_] = owned_.back().get();
+    }
+    if (a_)
+        a_->program = [this](RdmaProcess& app) {
+            msg::Endpoint& ep = *eps_[app.node()];
+            start(app, ep);
+            if (body_a_) body_a_(app, ep, b_node_);
+            else if (latency_) latency_a(app, ep);
+            else bandwidth_a(app, ep);
+            end(app, ep);
+        };
+    if (b_)
+        b_->program = [this](RdmaProcess& app) {
+            msg::Endpoint& ep = *eps_[app.node()];
+            start(app, ep);
+            if (body_b_) body_b_(app, ep, a_node_);
+            else if (latency_) latency_b(app, ep);
+            else bandwidth_b(app, ep);
+            end(app, ep);
+        };
 }
 
 SendrecvWorkload::~SendrecvWorkload() = default;
@@ -64,17 +74,18 @@ void SendrecvWorkload::replace_bodies(Body a, Body b) {
 void SendrecvWorkload::start(RdmaProcess& app, msg::Endpoint& ep) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     const std::uint64_t buf = app.alloc(latency_ ? 2 * n : window_ * n, populate_, advice_);
-    (&app == &a_ ? a_buf_ : b_buf_) = buf;
+    (app.node() == a_node_ ? a_buf_ : b_buf_) = buf;
     ep.setup();
+    publish_endpoint(app, ep);   // its slots and credit word for the peer
     ready_and_wait(app, 2);
-    ep.connect(eps_);
+    connect_endpoint(ep);   // the peer's, published before the barrier
 }
 
 void SendrecvWorkload::end(RdmaProcess& app, msg::Endpoint& ep) {
     ep.finalize();
     app.finish_registrations();
     ++done_;
-    program_ended();
+    program_ended(app);
 }
 
 msg::Status SendrecvWorkload::checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len,
@@ -106,10 +117,10 @@ void SendrecvWorkload::latency_a(RdmaProcess& app, msg::Endpoint& ep) {
         guard_destination(app, rbuf, msg_, 2 * i + 1);
         const sc_time t0 = app.now();
         log_.posted(t0);
-        ep.send(b_.node(), i, sbuf, msg_);
-        const msg::Status s = checked(ep.recv(b_.node(), i, rbuf, msg_), app, 2 * i + 1, msg_, b_.node());
+        ep.send(b_node_, i, sbuf, msg_);
+        const msg::Status s = checked(ep.recv(b_node_, i, rbuf, msg_), app, 2 * i + 1, msg_, b_node_);
         const sc_time half = (app.now() - t0) / 2;
-        report(app, app.node(), rbuf, msg_, 2 * i + 1, as_record(s), &half, static_cast<int>(b_.node()));
+        report(app, app.node(), rbuf, msg_, 2 * i + 1, as_record(s), &half, static_cast<int>(b_node_));
     }
 }
 
@@ -119,7 +130,7 @@ void SendrecvWorkload::latency_b(RdmaProcess& app, msg::Endpoint& ep) {
     for (std::uint64_t i = 0; i < iterations_; ++i) {
         guard_destination(app, rbuf, msg_, 2 * i);
         // Any source, any tag: the ping is the only message that can come.
-        const msg::Status s = checked(ep.recv(msg::kAnySource, msg::kAnyTag, rbuf, msg_), app, 2 * i, msg_, a_.node());
+        const msg::Status s = checked(ep.recv(msg::kAnySource, msg::kAnyTag, rbuf, msg_), app, 2 * i, msg_, a_node_);
         if (s.tag != i) {
             std::cerr << "vrdmasim: DATA MISMATCH: ping " << i << " arrived with tag " << s.tag << "\n";
             log_.verified(msg_, false);
@@ -127,7 +138,7 @@ void SendrecvWorkload::latency_b(RdmaProcess& app, msg::Endpoint& ep) {
         report(app, app.node(), rbuf, msg_, 2 * i, as_record(s), nullptr);
         fill_source(app, sbuf, msg_, 2 * i + 1);
         log_.posted(app.now());
-        ep.send(a_.node(), i, sbuf, msg_);
+        ep.send(a_node_, i, sbuf, msg_);
     }
 }
 
@@ -142,10 +153,10 @@ void SendrecvWorkload::bandwidth_a(RdmaProcess& app, msg::Endpoint& ep) {
             const std::uint64_t len = std::min(msg_, total_ - std::min(total_, k * msg_));
             fill_source(app, buf, len, k);
             log_.posted(app.now());
-            reqs.push_back(ep.isend(b_.node(), k, buf, len));
+            reqs.push_back(ep.isend(b_node_, k, buf, len));
         }
         for (auto r : reqs) ep.wait(r);
-        ep.recv(b_.node(), kAckTag, 0, 0);   // the window has been received
+        ep.recv(b_node_, kAckTag, 0, 0);   // the window has been received
     }
 }
 
@@ -159,15 +170,15 @@ void SendrecvWorkload::bandwidth_b(RdmaProcess& app, msg::Endpoint& ep) {
         for (std::uint64_t w = 0; w < window_ && k < count; ++w, ++k) {
             const std::uint64_t len = std::min(msg_, total_ - std::min(total_, k * msg_));
             guard_destination(app, b_buf_ + w * n, len, k);
-            reqs.push_back(ep.irecv(a_.node(), k, b_buf_ + w * n, n));
+            reqs.push_back(ep.irecv(a_node_, k, b_buf_ + w * n, n));
         }
         for (std::size_t w = 0; w < reqs.size(); ++w) {
             const std::uint64_t key = first + w;
             const std::uint64_t len = std::min(msg_, total_ - std::min(total_, key * msg_));
-            const msg::Status s = checked(ep.wait(reqs[w]), app, key, len, a_.node());
+            const msg::Status s = checked(ep.wait(reqs[w]), app, key, len, a_node_);
             report(app, app.node(), b_buf_ + w * n, len, key, as_record(s), nullptr);
         }
-        ep.send(a_.node(), kAckTag, 0, 0);
+        ep.send(a_node_, kAckTag, 0, 0);
     }
 }
 

@@ -27,6 +27,7 @@ public:
                      unsigned job = 0);
     ~SendrecvWorkload() override;
     std::string kind() const override { return "sendrecv"; }
+    std::uint64_t programs() const override { return 2; }
     bool finished() const override { return done_ == 2; }
     msg::Endpoint* endpoint(unsigned node) { return node < eps_.size() ? eps_[node] : nullptr; }
     // Tests: run these bodies on src-node and dst-node instead of the
@@ -51,8 +52,9 @@ private:
     void bandwidth_b(RdmaProcess& app, msg::Endpoint& ep);
     msg::Status checked(const msg::Status& s, RdmaProcess& app, std::uint64_t key, std::uint64_t len, unsigned from);
 
-    RdmaProcess& a_;
-    RdmaProcess& b_;
+    RdmaProcess* a_;   // nullptr: not in this process (present())
+    RdmaProcess* b_;
+    unsigned a_node_, b_node_;
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;   // by node
     const std::uint64_t msg_, total_, window_, iterations_;

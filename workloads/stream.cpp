@@ -10,10 +10,13 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job)
+StreamWorkload::StreamWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned src, unsigned dst,
+                               unsigned job)
     : Workload(ctx, job),
-      src_(src),
-      dst_(dst),
+      src_(apps.at(src)),
+      dst_(apps.at(dst)),
+      src_node_(src),
+      dst_node_(dst),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
       total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
       window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
@@ -34,21 +37,25 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProc
     slots_ = std::min<std::uint64_t>(std::max(window_, buffers_), std::max<std::uint64_t>(count, 1));
     if (read_) {
         // One read (one record) per message: the reader's areas are registered once.
-        check_fits(src_, slots_ * msg_);
-        check_fits(dst_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
-        check_locked(dst_, {slots_ * sizeof(CompletionRecord)});
-        src_.program = [this](RdmaProcess& a) { source(a); };
-        dst_.program = [this](RdmaProcess& a) { reader(a); };
+        if (src_) check_fits(*src_, slots_ * msg_);
+        if (dst_) {
+            check_fits(*dst_, slots_ * msg_ + slots_ * sizeof(CompletionRecord));
+            check_locked(*dst_, {slots_ * sizeof(CompletionRecord)});
+        }
+        if (src_) src_->program = [this](RdmaProcess& a) { source(a); };
+        if (dst_) dst_->program = [this](RdmaProcess& a) { reader(a); };
         return;
     }
-    check_fits(src_, slots_ * msg_ + slots_ * src_.records_for(msg_) * sizeof(CompletionRecord));
+    if (src_) check_fits(*src_, slots_ * msg_ + slots_ * src_->records_for(msg_) * sizeof(CompletionRecord));
     if (notify_) {
         // The receive ring: enough for the records the receiver has not
         // read yet (it reads as they come; an overflow stops the run).
         ring_ = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(std::max<std::uint64_t>(count, 1), std::max<std::uint64_t>(256, 4 * slots_)));
-        check_fits(dst_, slots_ * msg_ + std::uint64_t(ring_) * sizeof(CompletionRecord));
-        check_locked(dst_, {std::uint64_t(ring_) * sizeof(CompletionRecord)});
+        if (dst_) {
+            check_fits(*dst_, slots_ * msg_ + std::uint64_t(ring_) * sizeof(CompletionRecord));
+            check_locked(*dst_, {std::uint64_t(ring_) * sizeof(CompletionRecord)});
+        }
         posted_at_.resize(count);
         const std::string p = stats_prefix(job);
         notify_seen_ = &ctx.stats.counter(p + "notifications_seen", "",
@@ -57,15 +64,15 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProc
             p + "notify_out_of_order", "",
             "stream-notify = ring: records that named a message posted before one an earlier record named (the "
             "program saw them out of post order)");
-        notify_latency_ = &ctx.stats.histogram(p + "notify_latency", "us",
-                                               "stream-notify = ring: the sender's post of a message to dst-node's "
-                                               "program reading its notification record");
+        notify_latency_ = &shared_histogram(ctx.stats, p + "notify_latency", "us",
+                                            "stream-notify = ring: the sender's post of a message to dst-node's "
+                                            "program reading its notification record");
     } else {
-        check_fits(dst_, slots_ * msg_);
+        if (dst_) check_fits(*dst_, slots_ * msg_);
     }
-    check_locked(src_, {slots_ * src_.records_for(msg_) * sizeof(CompletionRecord)});
-    src_.program = [this](RdmaProcess& a) { sender(a); };
-    dst_.program = [this](RdmaProcess& a) { receiver(a); };
+    if (src_) check_locked(*src_, {slots_ * src_->records_for(msg_) * sizeof(CompletionRecord)});
+    if (src_) src_->program = [this](RdmaProcess& a) { sender(a); };
+    if (dst_) dst_->program = [this](RdmaProcess& a) { receiver(a); };
 }
 
 // Read: the source process maps its buffers and registers them once for the
@@ -74,7 +81,10 @@ StreamWorkload::StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProc
 void StreamWorkload::source(RdmaProcess& app) {
     src_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     src_registered_ = app.register_read_source(src_buf_, slots_ * msg_);
+    publish(app, kSrcBuf, src_buf_);
+    publish(app, kSrcRegistered, src_registered_);
     ready_and_wait(app, 2);
+    program_ended(app);   // (it ends before the reader's first completion: finished() waits for the reader)
 }
 
 // Read: dst-node maps and registers its destination buffers once, then
@@ -84,8 +94,10 @@ void StreamWorkload::reader(RdmaProcess& app) {
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     records_ = app.alloc_locked(slots_ * sizeof(CompletionRecord));
     ready_and_wait(app, 2);
+    // The source's buffers, as its program published them before the barrier.
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
-    const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
+    const std::uint64_t slots = slots_, src_buf = published(src_node_, kSrcBuf), dst_buf = dst_buf_, records = records_;
+    const bool src_registered = published(src_node_, kSrcRegistered) != 0;
     struct InFlight {
         std::uint64_t index, len;
         bool posted_ok;
@@ -104,25 +116,25 @@ void StreamWorkload::reader(RdmaProcess& app) {
             log_.verified(f.len, false);
         }
         const sc_time latency = app.now() - f.posted;
-        report(app, app.node(), dst_buf + slot * msg_, f.len, f.index, rec, &latency, static_cast<int>(src_.node()));
+        report(app, app.node(), dst_buf + slot * msg_, f.len, f.index, rec, &latency, static_cast<int>(src_node_));
     };
     for (std::uint64_t i = 0; i < count; ++i) {
         if (inflight.size() >= std::min(window_, slots)) retire();
         const std::uint64_t slot = i % slots;
         const std::uint64_t len = std::min(msg_, total_ - i * msg_);
-        prepare(app, src_.node(), src_buf + slot * msg_, app.node(), dst_buf + slot * msg_, len, i);
+        prepare(app, src_node_, src_buf + slot * msg_, app.node(), dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
-        const bool ok = src_registered_ && dst_registered_;
+        const bool ok = src_registered && dst_registered_;
         if (ok)
-            app.get(src_.node(), src_buf + slot * msg_, dst_buf + slot * msg_, len, i,
+            app.get(src_node_, src_buf + slot * msg_, dst_buf + slot * msg_, len, i,
                     records + slot * sizeof(CompletionRecord));
         inflight.push_back({i, len, ok, posted});
     }
     while (!inflight.empty()) retire();
     app.finish_registrations();
     finished_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 // The receiving process maps the destination buffers and registers them
@@ -131,10 +143,12 @@ void StreamWorkload::receiver(RdmaProcess& app) {
     dst_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     dst_registered_ = app.register_receive(dst_buf_, slots_ * msg_);
     if (notify_) app.setup_rx_ring(ring_);
+    publish(app, kDstBuf, dst_buf_);
+    publish(app, kDstRegistered, dst_registered_);
     ready_and_wait(app, 2);
     if (notify_ && dst_registered_) take_notifications(app);
     notified_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 void StreamWorkload::take_notifications(RdmaProcess& app) {
@@ -155,7 +169,7 @@ void StreamWorkload::take_notifications(RdmaProcess& app) {
         const std::uint64_t off = r.addr - dst_buf_;
         const std::uint64_t slot = off / msg_;
         const std::uint64_t index = slot < slots_ ? slot + seen_in_slot[slot] * slots_ : count;
-        if (r.addr < dst_buf_ || off % msg_ != 0 || index >= count || r.node != src_.node()) {
+        if (r.addr < dst_buf_ || off % msg_ != 0 || index >= count || r.node != src_node_) {
             std::ostringstream os;
             os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x" << std::hex
                << r.addr << std::dec << " that the stream never sent";
@@ -174,12 +188,12 @@ void StreamWorkload::take_notifications(RdmaProcess& app) {
 std::string StreamWorkload::partition_refusal() const {
     std::string why = Workload::partition_refusal();
     if (why.empty() && read_ && fill_source_)
-        why = across_boards(src_.node(), dst_.node(), "workload.operation = read",
+        why = across_boards(src_node_, dst_node_, "workload.operation = read",
                             "the harness fills each message's source on src-node when the reader posts its read "
                             "(Workload::prepare), a write into the source node's memory that faults its cold pages "
                             "in at a time only the reader's rank knows");
     if (why.empty() && notify_)
-        why = across_boards(src_.node(), dst_.node(), "workload.stream-notify = ring",
+        why = across_boards(src_node_, dst_node_, "workload.stream-notify = ring",
                             "the receiver's notify_latency is its reading a record minus the sender's post, a "
                             "time the sender's program writes into one table (posted_at_) and the receiver's reads");
     return why;
@@ -206,8 +220,10 @@ void StreamWorkload::sender(RdmaProcess& app) {
     src_buf_ = app.alloc(slots_ * msg_, populate_, advice_);
     records_ = app.alloc_locked(slots_ * per * sizeof(CompletionRecord));
     ready_and_wait(app, 2);
+    // The receiver's buffers, as its program published them before the barrier.
     const std::uint64_t count = (total_ + msg_ - 1) / msg_;
-    const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = dst_buf_, records = records_;
+    const std::uint64_t slots = slots_, src_buf = src_buf_, dst_buf = published(dst_node_, kDstBuf), records = records_;
+    const bool dst_registered = published(dst_node_, kDstRegistered) != 0;
 
     struct InFlight {
         RdmaProcess::Message m;
@@ -229,15 +245,15 @@ void StreamWorkload::sender(RdmaProcess& app) {
         }
         const sc_time latency = app.now() - f.posted;
         // A transfer refused at registration rang no doorbell: no latency.
-        report(app, dst_.node(), dst_buf + slot * msg_, f.m.len, f.index, rec, f.m.parts > 0 ? &latency : nullptr,
-               static_cast<int>(src_.node()));
+        report(app, dst_node_, dst_buf + slot * msg_, f.m.len, f.index, rec, f.m.parts > 0 ? &latency : nullptr,
+               static_cast<int>(src_node_));
     };
 
     for (std::uint64_t i = 0; i < count; ++i) {
         if (inflight.size() >= std::min(window_, slots)) retire();
         const std::uint64_t slot = i % slots;
         const std::uint64_t len = std::min(msg_, total_ - i * msg_);
-        prepare(app, app.node(), src_buf + slot * msg_, dst_.node(), dst_buf + slot * msg_, len, i);
+        prepare(app, app.node(), src_buf + slot * msg_, dst_node_, dst_buf + slot * msg_, len, i);
         const sc_time posted = app.now();
         log_.posted(posted);
         RdmaProcess::Message m;
@@ -249,9 +265,9 @@ void StreamWorkload::sender(RdmaProcess& app) {
             m.flags = kFlagNotify;   // the last part notifies dst-node's program
             posted_at_[i] = posted;
         }
-        m.dst_node = dst_.node();
+        m.dst_node = dst_node_;
         m.records = records + slot * per * sizeof(CompletionRecord);
-        if (!dst_registered_) {
+        if (!dst_registered) {
             // The receiver could not register its buffers: nothing is sent.
             m.failed = true;
         } else {
@@ -262,7 +278,7 @@ void StreamWorkload::sender(RdmaProcess& app) {
     while (!inflight.empty()) retire();
     app.finish_registrations();
     finished_ = true;
-    program_ended();
+    program_ended(app);
 }
 
 }   // namespace vrdmasim

@@ -14,7 +14,10 @@ namespace vrdmasim {
 
 class StreamWorkload : public Workload {
 public:
-    StreamWorkload(const SimContext& ctx, RdmaProcess& src, RdmaProcess& dst, unsigned job = 0);
+    // Between nodes src and dst of `apps` (either may be nullptr: a node of
+    // another rank in a partitioned run, whose program runs there).
+    StreamWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned src, unsigned dst,
+                   unsigned job = 0);
     // Its columns of summary.csv (workload.stream-notify = ring).
     static void declare_metrics(MetricRegistry& reg);
     std::string kind() const override { return "stream"; }
@@ -24,6 +27,7 @@ public:
     // One transfer per message of total-bytes.
     std::uint64_t planned_transfers() const override { return msg_ ? (total_ + msg_ - 1) / msg_ : 0; }
     std::string partition_refusal() const override;
+    std::uint64_t programs() const override { return 2; }
 
 private:
     void sender(RdmaProcess& app);
@@ -35,8 +39,11 @@ private:
     // program maps and registers the source.
     void reader(RdmaProcess& app);
     void source(RdmaProcess& app);
-    RdmaProcess& src_;
-    RdmaProcess& dst_;
+    RdmaProcess* src_;   // nullptr: not in this process (present())
+    RdmaProcess* dst_;
+    unsigned src_node_, dst_node_;
+    // What the programs publish before the start barrier (Workload::publish).
+    enum Published : unsigned { kDstBuf, kDstRegistered, kSrcBuf, kSrcRegistered };
     std::uint64_t msg_, total_, window_, buffers_;
     bool read_ = false;
     std::uint64_t slots_ = 0, src_buf_ = 0, dst_buf_ = 0, records_ = 0;

@@ -176,7 +176,9 @@ std::string TraceWorkload::partition_refusal() const {
     for (unsigned r = 1; why.empty() && r < nodes_.size(); ++r)
         why = across_boards(nodes_[0], nodes_[r], "",
                             "trace.app_time is the first rank's start to the last rank's end, two times every "
-                            "rank's program writes into one object (first_, last_) and the last to end reads");
+                            "rank's program writes into one object (first_, last_) and the last to end reads; and "
+                            "msg::Endpoint::connect reads every peer's endpoint directly, not published through "
+                            "the start barrier (GlobalSync)");
     return why;
 }
 
@@ -377,7 +379,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     app.finish_registrations();
     last_ = std::max(last_, app.now());
     if (++done_ == ranks_) app_us_.set(to_us(last_ - first_));
-    program_ended();
+    program_ended(app);
 }
 
 void TraceWorkload::send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {

@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "library/collectives/one_sided.hpp"
+#include "library/messaging/endpoint.hpp"
 #include "workloads/cluster.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/fileserve.hpp"
@@ -30,7 +32,11 @@ TransferLog::TransferLog(StatRegistry& s, const std::string& p)
                            "transfers reported successful whose destination differs from the source")),
       latency_us(s.histogram(p + "latency", "us", "per-transfer latency as the workload defines it")),
       stats_(s),
-      prefix_(p) {}
+      prefix_(p) {
+    // Every node adds to them: their sums must not depend on the order
+    // (a partitioned run's ranks add theirs apart; stats.hpp).
+    latency_us.keep_exact_sum();
+}
 
 Histogram& TransferLog::latency_hops(unsigned h) {
     auto it = by_hops_.find(h);
@@ -38,6 +44,7 @@ Histogram& TransferLog::latency_hops(unsigned h) {
     Histogram& hist =
         stats_.histogram(prefix_ + "latency_hops" + std::to_string(h), "us",
                          "per-transfer latency of transfers " + std::to_string(h) + " router-to-router hops long");
+    hist.keep_exact_sum();
     by_hops_.emplace(h, &hist);
     return hist;
 }
@@ -377,6 +384,10 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
                                            const std::vector<FileSystem*>& files) {
     std::unique_ptr<Workload> w = create_kind(ctx, apps, job, files);
     w->procs_ = apps;
+    for (RdmaProcess* a : apps) {
+        if (!a) w->all_present_ = false;
+        else if (a->program) ++w->programs_;
+    }
     // Every program notes when it starts: the end-to-end span (the headline
     // throughput) begins at the workload's first action, so allocation,
     // registration and pre-faulting before the first post are inside it.
@@ -390,6 +401,23 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     }
     return w;
 }
+
+namespace {
+
+bool all_present(const std::vector<RdmaProcess*>& apps) {
+    return std::find(apps.begin(), apps.end(), nullptr) == apps.end();
+}
+
+// A run split across MPI ranks gives a workload the processes of its own
+// rank's nodes only: one that needs every node's is refused up front.
+ConfigError not_carried(const std::string& kind) {
+    return ConfigError("workload.kind = " + kind +
+                       " is not built for a run split across MPI ranks: its programs share state across nodes "
+                       "that is not carried between ranks (docs/scaling.md, \"What the workloads share across "
+                       "nodes\"); run it as one process");
+}
+
+}   // namespace
 
 std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
                                                 unsigned job, const std::vector<FileSystem*>& files) {
@@ -443,9 +471,14 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                               : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
         throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
     }
+    // The kinds below are built with every node's process (a partitioned
+    // run refuses them: partition_refusal()).
+    if (kind != "stream" && kind != "pingpong" && kind != "sendrecv" && kind != "overlap" && kind != "collective" &&
+        !all_present(apps))
+        throw not_carried(kind);
     if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
-    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);
+    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);   // (absent nodes too)
     if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -453,16 +486,85 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    if (kind == "stream") return std::make_unique<StreamWorkload>(ctx, *apps[src], *apps[dst], job);
-    if (kind == "pingpong") return std::make_unique<PingpongWorkload>(ctx, *apps[src], *apps[dst], job);
+    if (kind == "stream")
+        return std::make_unique<StreamWorkload>(ctx, apps, static_cast<unsigned>(src), static_cast<unsigned>(dst), job);
+    if (kind == "pingpong")
+        return std::make_unique<PingpongWorkload>(ctx, apps, static_cast<unsigned>(src), static_cast<unsigned>(dst),
+                                                  job);
     if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst, job);
+    if (!all_present(apps)) throw not_carried(kind);
     if (kind == "overlap") return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
     throw ConfigError("workload.kind = " + kind + ": no such workload");
 }
 
+std::uint64_t Workload::programs() const {
+    if (!all_present_)
+        throw std::logic_error("workload.kind = " + kind() + " (job " + std::to_string(job_) +
+                               "): built without every node's process, and it cannot count its programs then");
+    return programs_;
+}
+
+void Workload::set_global_sync(GlobalSync& sync, unsigned end) {
+    sync_ = &sync;
+    end_rv_ = end;
+    start_rv_ = sync.rendezvous("job" + std::to_string(job_) + ".start", programs(), &all_ready_);
+}
+
 void Workload::ready_and_wait(RdmaProcess& app, unsigned parties) {
-    if (++ready_ >= parties) all_ready_.notify(app.now() - sc_core::sc_time_stamp());
-    app.wait_until([this, parties] { return ready_ >= parties; }, all_ready_);
+    if (!sync_) throw std::logic_error("workload: no global sync (System::global_sync) for the start barrier");
+    if (parties != sync_->parties(start_rv_))
+        throw std::logic_error("workload.kind = " + kind() + ": a start barrier of " + std::to_string(parties) +
+                               " programs, " + std::to_string(sync_->parties(start_rv_)) + " registered");
+    sync_->arrive(start_rv_, app.now());
+    app.wait_until([this] { return sync_->released(start_rv_); }, sync_->release_event(start_rv_));
+}
+
+void Workload::program_ended(RdmaProcess& app) {
+    if (!sync_) throw std::logic_error("workload: no global sync (System::global_sync) for the programs' end");
+    sync_->arrive(end_rv_, app.now());
+}
+
+namespace {
+
+std::uint32_t value_slot(unsigned job, unsigned what, unsigned index) {
+    if (job >= 256 || what >= 16 || index >= (1u << 20))
+        throw std::logic_error("workload: published value (job " + std::to_string(job) + ", " + std::to_string(what) +
+                               ", " + std::to_string(index) + ") out of range");
+    return (std::uint32_t(job) << 24) | (std::uint32_t(what) << 20) | index;
+}
+
+}   // namespace
+
+void Workload::publish(const RdmaProcess& app, unsigned what, std::uint64_t value, unsigned index) {
+    if (!sync_) throw std::logic_error("workload: no global sync (System::global_sync) to publish through");
+    sync_->publish(app.node(), value_slot(job_, what, index), value);
+}
+
+void Workload::publish_endpoint(const RdmaProcess& app, const msg::Endpoint& ep) {
+    for (const msg::Endpoint::Offer& o : ep.offers()) {
+        publish(app, kLibraryValues, o.rx, o.peer);
+        publish(app, kLibraryValues + 1, o.credit_word, o.peer);
+    }
+}
+
+void Workload::connect_endpoint(msg::Endpoint& ep) const {
+    const unsigned me = ep.app().node();
+    ep.connect([this, me](unsigned peer) {
+        return std::make_pair(published(peer, kLibraryValues, me), published(peer, kLibraryValues + 1, me));
+    });
+}
+
+void Workload::publish_mailbox(const RdmaProcess& app, const coll::OneSided& os) {
+    publish(app, kLibraryValues + 2, os.mailbox());
+}
+
+void Workload::connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const {
+    os.connect([this, &nodes](unsigned rank) { return published(nodes.at(rank), kLibraryValues + 2); });
+}
+
+std::uint64_t Workload::published(unsigned node, unsigned what, unsigned index) const {
+    if (!sync_) throw std::logic_error("workload: no global sync (System::global_sync) to read published values");
+    return sync_->published(node, value_slot(job_, what, index));
 }
 
 void Workload::check_fits(const RdmaProcess& app, std::uint64_t bytes) const {

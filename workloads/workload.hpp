@@ -13,11 +13,18 @@
 #include <systemc>
 
 #include "src/core/context.hpp"
+#include "src/core/global_sync.hpp"
 #include "library/rdma/process.hpp"
 
 namespace vrdmasim {
 
 class FileSystem;
+namespace msg {
+class Endpoint;
+}
+namespace coll {
+class OneSided;
+}
 
 // The parameters of section [workload], declared in workload.cpp; read
 // through params_of<WorkloadParams>().
@@ -46,6 +53,16 @@ struct WorkloadParams {
 };
 
 // What the application saw: every transfer, its outcome and its data check.
+// A histogram every node of a job adds to: its sum kept exact, in any
+// order (Histogram::keep_exact_sum), as a partitioned run's ranks add
+// their samples apart.
+inline Histogram& shared_histogram(StatRegistry& stats, const std::string& name, const std::string& unit,
+                                   const std::string& help) {
+    Histogram& h = stats.histogram(name, unit, help);
+    h.keep_exact_sum();
+    return h;
+}
+
 class TransferLog {
 public:
     // Statistics under `prefix` ("workload." for job 0, "job<p>.workload." for job p).
@@ -172,6 +189,10 @@ public:
     virtual std::string kind() const = 0;
     // True once every program of the workload has run to its end.
     virtual bool finished() const = 0;
+    // Whether the job is over as the whole system knows it: finished(), or
+    // in a partitioned run (a rank runs some programs only) the release of
+    // the end of every program of every job.
+    bool ended() const { return sync_ && sync_->partitioned() ? sync_->released(end_rv_) : finished(); }
     // Bytes of transfers reported successful whose destination the check
     // found corrupted by the application's own race (overlap, unguarded):
     // delivered, not verified equal, and not a simulator failure.
@@ -185,9 +206,24 @@ public:
     // byte it counts crosses a receiver's network link. The throughput
     // self-check's ceiling adds it to the links'.
     virtual double local_ceiling_bps() const { return 0; }
-    // Called once, by the last program to end (the system stops its
-    // background daemons then, so the simulation can end).
-    void on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
+    // The rendezvous every node shares (System::global_sync()): registers
+    // this job's start barrier ("job<p>.start", programs() parties) and
+    // notes `end`, the rendezvous of every program of every job, which
+    // each program arrives at when it ends (program_ended): the system
+    // stops its background daemons at its release, so the simulation can
+    // end. Set by System once every job's workload exists.
+    void set_global_sync(GlobalSync& sync, unsigned end);
+    // The programs of this workload in the whole system (every rank's):
+    // each waits at the start barrier once and ends once. By default those
+    // of the apps Workload::create was given (all of them present); a
+    // workload that runs with absent nodes says it itself.
+    virtual std::uint64_t programs() const;
+    // Whether node `node`'s process of this job is in this process's
+    // system: every node in one process; in a partitioned run (apps
+    // nullptr for the nodes of other ranks) only this rank's.
+    bool present(unsigned node) const { return node < procs_.size() && procs_[node] != nullptr; }
+    // This job's start barrier in the GlobalSync (set_global_sync).
+    unsigned start_rendezvous() const { return start_rv_; }
     TransferLog& log() { return log_; }
     // Router-to-router hops from node `src` to node `dst` (set by System;
     // until then 1 for distinct nodes): the key of the latency-by-hops
@@ -222,18 +258,33 @@ public:
 
 protected:
     explicit Workload(const SimContext& ctx, unsigned job = 0);
-    // To be called by a program when it ends: runs on_finished once all have.
-    void program_ended() {
-        if (finished() && on_finished_) {
-            auto fn = std::move(on_finished_);
-            on_finished_ = nullptr;
-            fn();
-        }
-    }
-    std::function<void()> on_finished_;
-    // Each of `parties` programs calls this once its buffers are mapped; it
-    // returns when all have (so that none sends into memory not yet mapped).
+    // To be called by each program once, when it ends, on its process:
+    // arrives at the end of every program of every job (set_global_sync).
+    void program_ended(RdmaProcess& app);
+    // Each of `parties` programs (programs(): the job's start rendezvous)
+    // calls this once its buffers are mapped; it returns when all have (so
+    // that none sends into memory not yet mapped): at the last arrival's
+    // local time, or with board-link.handoff = message a board link's
+    // latency after the latest arrival's (GlobalSync).
     void ready_and_wait(RdmaProcess& app, unsigned parties);
+    // Values a program publishes before the start barrier for the programs
+    // of other nodes to read after it (buffer addresses, registration
+    // flags): through the GlobalSync, so that a partitioned run carries them
+    // with the barrier's release. `what` is the workload's own numbering
+    // (< kLibraryValues), `index` (< 2^20) a peer or a slot; the job keeps
+    // them apart.
+    void publish(const RdmaProcess& app, unsigned what, std::uint64_t value, unsigned index = 0);
+    std::uint64_t published(unsigned node, unsigned what, unsigned index = 0) const;
+    // The libraries' wire-up the same way: a two-sided endpoint's slots and
+    // credit words for each peer (msg::Endpoint::offers), a one-sided
+    // collectives' mailbox; published after their setup(), connected after
+    // the barrier (instead of connect() on the other nodes' objects).
+    static constexpr unsigned kLibraryValues = 13;   // what = 13, 14, 15: the libraries'
+    void publish_endpoint(const RdmaProcess& app, const msg::Endpoint& ep);
+    void connect_endpoint(msg::Endpoint& ep) const;
+    void publish_mailbox(const RdmaProcess& app, const coll::OneSided& os);
+    // `nodes[q]`: the node of rank q.
+    void connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const;
     // ConfigError unless `bytes` fit in what `app` can map.
     void check_fits(const RdmaProcess& app, std::uint64_t bytes) const;
     // ConfigError unless the library's locked memory (`regions`: the sizes
@@ -241,8 +292,14 @@ protected:
     // each locked in whole 4 KiB pages) fits under vm.memlock-limit. Only
     // with the SMMU: without it nothing is locked.
     void check_locked(const RdmaProcess& app, const std::vector<std::uint64_t>& regions) const;
-    unsigned ready_ = 0;
+    // The start barrier's event: the GlobalSync notifies this one (not one
+    // of its own), made where it always was, so that with handoff = call
+    // the kernel's same-time order of a run is what it was.
     sc_core::sc_event all_ready_;
+    GlobalSync* sync_ = nullptr;
+    unsigned start_rv_ = 0, end_rv_ = 0;
+    std::uint64_t programs_ = 0;   // counted by create() (programs())
+    bool all_present_ = true;   // create() was given every node's process
     // Fill the source buffer for transfer `key` (on node `src`) and guard
     // the destination (on node `dst`), as the program on `app` (one of the
     // two) prepares the transfer: the other node's half is asked of it.

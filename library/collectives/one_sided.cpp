@@ -59,6 +59,12 @@ void OneSided::connect(const std::vector<OneSided*>& by_rank) {
     }
 }
 
+void OneSided::connect(const std::function<std::uint64_t(unsigned rank)>& mailbox_of) {
+    remote_.assign(nodes_.size(), 0);
+    for (unsigned q = 0; q < nodes_.size(); ++q)
+        if (q != rank_) remote_[q] = mailbox_of(q);
+}
+
 void OneSided::post_control(unsigned to, std::uint64_t src, std::uint64_t dst, std::uint64_t len,
                             std::uint64_t record) {
     // A full channel queue: wait for one more completion, as RdmaProcess::send does.

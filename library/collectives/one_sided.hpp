@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,11 @@ public:
     // setup).
     void setup();
     void connect(const std::vector<OneSided*>& by_rank);
+    // The same as values a node publishes (a partitioned run's start
+    // barrier carries them): this rank's mailbox (after setup()), and
+    // connecting from every other rank's, `mailbox_of(rank)`.
+    std::uint64_t mailbox() const { return mailbox_; }
+    void connect(const std::function<std::uint64_t(unsigned rank)>& mailbox_of);
 
     // One step (MPI_Sendrecv's shape): [sbuf, +slen) to rank `to`,
     // [rbuf, +rlen) from rank `from`; either side absent (-1). The two

@@ -110,6 +110,20 @@ void Endpoint::connect(const std::vector<Endpoint*>& by_node) {
     }
 }
 
+std::vector<Endpoint::Offer> Endpoint::offers() const {
+    std::vector<Offer> out;
+    for (const Peer& p : peers_) out.push_back({p.node, p.rx, p.credit_word});
+    return out;
+}
+
+void Endpoint::connect(const std::function<std::pair<std::uint64_t, std::uint64_t>(unsigned peer)>& theirs) {
+    for (Peer& p : peers_) {
+        const auto [rx, credit] = theirs(p.node);
+        p.remote_rx = rx;
+        p.remote_credit = credit;
+    }
+}
+
 std::uint64_t Endpoint::record(unsigned peer_index, std::uint64_t k) const {
     return fixed_records_ + (peer_index * (slots_ + 1) + k) * sizeof(CompletionRecord);
 }

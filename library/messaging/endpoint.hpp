@@ -25,9 +25,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/core/context.hpp"
@@ -73,6 +75,17 @@ public:
     // Learn the peers' slot and credit-word addresses (the out-of-band
     // wire-up, after every endpoint's setup).
     void connect(const std::vector<Endpoint*>& by_node);
+    // The same wire-up as values a node publishes (a partitioned run's
+    // start barrier carries them, workloads/workload.hpp): what this
+    // endpoint keeps for each peer (after setup()), and connecting from
+    // what each peer keeps for this one: `theirs(peer)` = {its slots for
+    // me, its credit word for me}, the peer's offer to this node.
+    struct Offer {
+        unsigned peer;
+        std::uint64_t rx, credit_word;
+    };
+    std::vector<Offer> offers() const;
+    void connect(const std::function<std::pair<std::uint64_t, std::uint64_t>(unsigned peer)>& theirs);
 
     using Request = std::uint64_t;
     Request isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len);

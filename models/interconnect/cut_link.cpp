@@ -129,15 +129,18 @@ void CutLinkNear::wait_for(Turnstile& line, unsigned vc, sc_time at, bool or_pos
     line.waiting("needs a credit not delivered yet");
     const sc_time now = sim_now();
     Waiter& w = waiters_[vc];
-    if (at == max_sim_time()) {
-        w.want_post = true;
-        sc_core::wait(w.posted.get());
-    } else if (or_post) {
-        w.want_post = true;
-        sc_core::wait(at - now, w.posted.get());
-    } else {
-        sc_core::wait(at - now);
-    }
+    // Every wake-up through the one event, whatever woke it: whether a
+    // credit was posted before the wait began (its stamp then is `at`) or
+    // during it (its post notifies) depends on where the far end is (in
+    // one process, or on another rank whose credits come at a window's
+    // end), and a timeout would be another event, another place among the
+    // same time's (src/sim/event_order.hpp).
+    sc_core::sc_event& ev = w.posted.get();
+    if (at != max_sim_time()) ev.notify(at - now);
+    w.want_post = or_post || at == max_sim_time();
+    sc_core::wait(ev);
+    w.want_post = false;
+    ev.cancel();   // a later credit's wake-up still pending is not for the next wait
 }
 
 void CutLinkNear::wait_for_credit(Turnstile& line, unsigned vc, std::uint64_t seq) {
@@ -177,8 +180,12 @@ void CutLinkNear::post(const CreditMessage& c) {
         w.want_seq = false;
         w.posted.get().notify(c.at - sim_now());
     } else if (w.want_post) {
-        w.want_post = false;
-        w.posted.get().notify(sc_core::SC_ZERO_TIME);
+        // At its stamp, not now: when a credit is posted is not something
+        // the near end can know (behind a cut between ranks it comes at the
+        // end of a window), only when it counts. Of several posted before
+        // the caller wakes, the earliest stamp wakes it (an event keeps its
+        // earliest notification).
+        w.posted.get().notify(c.at - sim_now());
     }
 }
 
@@ -306,6 +313,26 @@ void CutLinkFar::deliver(Lane& lane, PacketMessage& m) {
     c.at = t0 + d + latency_;
     credits_.inc();
     near_->post(c);
+}
+
+}   // namespace vrdmasim
+
+namespace vrdmasim {
+
+CutLinkEnd::CutLinkEnd(sc_core::sc_module_name name, const std::string& link_name, std::uint32_t number,
+                       const SimContext& ctx, unsigned vcs, sc_core::sc_time latency)
+    : sc_module(name), out("out"), far_(link_name, number, ctx, vcs, latency) {
+    far_.connect(out);
+}
+
+void CutLinkEnd::connect(Router& router) {
+    out.bind(router.in);
+    far_.connect(router, static_cast<int>(router.in.size()) - 1);
+}
+
+void CutLinkEnd::connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink) {
+    out.bind(socket);
+    far_.connect(sink);
 }
 
 }   // namespace vrdmasim

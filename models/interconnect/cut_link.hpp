@@ -29,6 +29,7 @@
 
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "src/core/context.hpp"
 #include "src/core/lazy_event.hpp"
@@ -269,6 +270,39 @@ private:
     Counter& late_;
     Scalar& late_us_;
     Counter& refused_;
+};
+
+// A cut link's far end as a module of its own, "far" under the link: a
+// child of the Link in one process, of a RemoteLink on the rank of a
+// partitioned run that holds its far router but not the link. Its events
+// and threads have the same names either way (the order of same-time
+// events is keyed by them: src/sim/event_order.hpp), and its statistics
+// are the link's (`link_name`), as in one process.
+class CutLinkEnd : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<CutLinkEnd> out;
+    // `latency`: the link's (the credits' way back, as CutLinkFar's).
+    CutLinkEnd(sc_core::sc_module_name name, const std::string& link_name, std::uint32_t number, const SimContext& ctx,
+               unsigned vcs, sc_core::sc_time latency);
+    // Binds `out` to `router`'s next input (as Link::connect), which it
+    // then calls directly; or to a network interface's packet input.
+    void connect(Router& router);
+    void connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink);
+    CutLinkFar& far() { return far_; }
+    const CutLinkFar& far() const { return far_; }
+
+private:
+    CutLinkFar far_;
+};
+
+// The far end alone, under the link's name (a partitioned run's rank that
+// holds the far router, not the link).
+class RemoteLink : public sc_core::sc_module {
+public:
+    RemoteLink(sc_core::sc_module_name name, std::uint32_t number, const SimContext& ctx, unsigned vcs,
+               sc_core::sc_time latency)
+        : sc_module(name), end("far", this->name(), number, ctx, vcs, latency) {}
+    CutLinkEnd end;
 };
 
 }   // namespace vrdmasim

@@ -139,10 +139,15 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     if (p_.handoff) {
         cut_ = std::make_unique<CutLinkNear>(this->name(), p_.number, ctx, p_.vcs,
                                              [this](const CreditMessage& c) { return record_credit(c); });
-        cut_far_ = std::make_unique<CutLinkFar>(this->name(), p_.number, ctx, p_.vcs, p_.latency);
-        cut_->connect(*cut_far_);
-        cut_far_->reply_to(*cut_);
-        cut_far_->connect(out);
+        nowhere_ = std::make_unique<tlm_utils::passthrough_target_socket<Link>>("nowhere");
+        nowhere_->register_b_transport(this, &Link::nowhere);
+        if (!p_.far_elsewhere) {
+            cut_far_ = std::make_unique<CutLinkEnd>("far", this->name(), p_.number, ctx, p_.vcs, p_.latency);
+            cut_->connect(cut_far_->far());
+            cut_far_->far().reply_to(*cut_);
+        }
+    } else if (p_.far_elsewhere) {
+        throw std::invalid_argument(std::string(this->name()) + ": only a cut link can have its far end elsewhere");
     }
     for (unsigned v = 0; v < p_.vcs; ++v)
         vcs_[v].hwm_stat =
@@ -164,19 +169,40 @@ void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool 
 }
 
 void Link::connect(Router& router) {
+    if (cut_far_) {
+        // A cut link: its far end calls the router, by its own socket.
+        out.bind(*nowhere_);
+        cut_far_->connect(router);
+        return;
+    }
     out.bind(router.in);
     // The binding just made is the router's last input: the size counts
     // the binder made when the router registered its callback, which the
     // first binding takes.
     far_ = &router;
     far_port_ = static_cast<int>(router.in.size()) - 1;
-    if (cut_far_) cut_far_->connect(router, far_port_);
+}
+
+void Link::connect_far(PacketPort& far) {
+    if (!p_.far_elsewhere)
+        throw std::logic_error(std::string(name()) + ": connect_far on a link whose far end is here");
+    cut_->connect(far);
+    out.bind(*nowhere_);
+}
+
+void Link::nowhere(tlm::tlm_generic_payload&, sc_time&) {
+    throw std::logic_error(std::string(name()) +
+                           ": called through its socket, although its far end is on another rank");
 }
 
 void Link::connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink) {
+    if (cut_far_) {
+        out.bind(*nowhere_);
+        cut_far_->connect(socket, sink);
+        return;
+    }
     out.bind(socket);
     sink_ = &sink;
-    if (cut_far_) cut_far_->connect(sink);
 }
 
 void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {

@@ -54,6 +54,10 @@ struct LinkParams {
     // is reached by messages, not by a call. `number` names it in them.
     bool handoff = false;
     std::uint32_t number = 0;
+    // A cut link whose far end is on another rank of a partitioned run
+    // (src/sim/cut_mail.hpp): the Link is its near end only, and posts its
+    // packets to the port connect_far() gives it.
+    bool far_elsewhere = false;
     // A call may wait inside (a system with cut links: for a credit further
     // on): callers that come meanwhile wait their turn (cut_link.hpp,
     // Turnstile). A cut link has its line anyway.
@@ -112,6 +116,11 @@ public:
     // `sink` (its owner) directly.
     void connect(tlm::tlm_target_socket<>& socket, PacketTarget& sink);
 
+    // A cut link whose far end is elsewhere (far_elsewhere): its packets go
+    // to `far`, its credits come to cut_near_end() (CutLinkNear::post).
+    void connect_far(PacketPort& far);
+    CutLinkNear& cut_near_end() { return *cut_; }
+
     // The target of `in`.
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // b_transport for a payload whose ExanetPacket the caller has already
@@ -140,7 +149,7 @@ public:
     std::uint64_t packets() const { return packets_.value(); }
     // A cut link's two ends (handoff); nullptr on other links.
     const CutLinkNear* cut_near() const { return cut_.get(); }
-    const CutLinkFar* cut_far() const { return cut_far_.get(); }
+    const CutLinkFar* cut_far() const { return cut_far_ ? &cut_far_->far() : nullptr; }
     // Packets a cut link has counted in its far-end buffers whose credit
     // has not been posted back yet (0 on other links).
     std::size_t credits_outstanding() const;
@@ -222,7 +231,11 @@ private:
         return lines_.empty() ? nullptr : lines_[lines_.size() == 1 ? 0 : vc].get();
     }
     std::unique_ptr<CutLinkNear> cut_;
-    std::unique_ptr<CutLinkFar> cut_far_;
+    std::unique_ptr<CutLinkEnd> cut_far_;   // "far", a child module (not with far_elsewhere)
+    // A cut link: what `out` is bound to (nothing calls it: the far end,
+    // here or on another rank, has its own socket).
+    std::unique_ptr<tlm_utils::passthrough_target_socket<Link>> nowhere_;
+    void nowhere(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // Call order: waits (in `line`, VC `vc`'s) until the credits the credit
     // loop of carry() pops are delivered.
     void await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned flits);

@@ -22,11 +22,13 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <set>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "src/core/csv.hpp"
+#include "src/cli/mpi_comm.hpp"
 #include "src/core/output_dir.hpp"
 #include "src/sim/invariants.hpp"
 #include "src/sim/physical_engine.hpp"
@@ -38,6 +40,8 @@
 #include "models/dma/shadow_translator.hpp"
 #include "src/sim/summary.hpp"
 #include "src/sim/timeseries.hpp"
+#include "src/sim/rank_parties.hpp"
+#include "src/sim/windows.hpp"
 #include "src/sim/system.hpp"
 
 namespace po = boost::program_options;
@@ -481,7 +485,7 @@ private:
 // Why a simulation that returned has no result, "" if it has one.
 std::string unfinished_reason(const Config& cfg, System& sys, sc_core::sc_time& failed_at) {
     bool all_finished = true;
-    for (const auto& w : sys.workloads()) all_finished = all_finished && w->finished();
+    for (const auto& w : sys.workloads()) all_finished = all_finished && w->ended();
     if (all_finished) return "";
     // With SC_EXIT_ON_STARVATION, sc_start returns at the last event before
     // the limit, not at the limit: events still pending mean the limit
@@ -567,7 +571,38 @@ void summarise(const Config& cfg, System& sys, StatRegistry& stats, RegionOfInte
 // Self-checks of every finished run: a violated invariant means a figure
 // cannot be trusted, so the run fails loudly and writes no summary. The
 // whole run's checks run on the whole run's figures, the region's on its own.
-void self_check(System& sys, const StatRegistry& stats, RegionOfInterest* roi, RunResult& r) {
+// A partitioned run's ranks each check what they simulate (and the
+// statistics, merged, alike): every rank's violations, each once, in rank
+// order, on every rank.
+std::vector<Violation> gather_violations(Comm& ranks, const std::vector<Violation>& mine) {
+    Bytes out;
+    for (const Violation& v : mine) {
+        out.insert(out.end(), v.invariant.begin(), v.invariant.end());
+        out.push_back(0);
+        out.insert(out.end(), v.detail.begin(), v.detail.end());
+        out.push_back(0);
+    }
+    std::vector<Violation> all;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const Bytes& from : ranks.allgather(out)) {
+        std::size_t at = 0;
+        while (at < from.size()) {
+            const auto field = [&] {
+                const auto end = std::find(from.begin() + static_cast<std::ptrdiff_t>(at), from.end(), 0);
+                std::string text(from.begin() + static_cast<std::ptrdiff_t>(at), end);
+                at = static_cast<std::size_t>(end - from.begin()) + 1;
+                return text;
+            };
+            Violation v;
+            v.invariant = field();
+            v.detail = field();
+            if (seen.insert({v.invariant, v.detail}).second) all.push_back(std::move(v));
+        }
+    }
+    return all;
+}
+
+void self_check(System& sys, const StatRegistry& stats, RegionOfInterest* roi, RunResult& r, Comm* ranks = nullptr) {
     RunFigures f = run_figures(sys);
     // What is checked is what is printed.
     f.throughput_gbps = summary_value(r.whole_summary, "throughput_gbps");
@@ -583,6 +618,7 @@ void self_check(System& sys, const StatRegistry& stats, RegionOfInterest* roi, R
         g.link_util_max = summary_value(r.summary, "link_util_max");
         for (auto& v : check_region(sys, stats, r.region_stats, g)) violations.push_back(std::move(v));
     }
+    if (ranks) violations = gather_violations(*ranks, violations);
     if (violations.empty()) return;
     r.invalid = true;
     r.error = "run invariants violated (its figures cannot be trusted):\n" + describe(violations);
@@ -895,24 +931,29 @@ int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, c
     return kExitOk;
 }
 
-// `mpirun -np N vrdmasim run` with N > 1: each rank would simulate the whole
-// system and write the same --out. One simulation split across ranks is not
-// built (docs/scaling.md), so a rank of several refuses, saying what to do.
-int refuse_mpi_ranks() {
-    ShardFromEnv rank;
+// `mpirun -np N vrdmasim run` with N > 1: the ranks of one simulation
+// (docs/scaling.md). The rank from the launcher's environment (-1 count on
+// an error, printed), and what a partitioned run does not carry yet.
+ShardFromEnv mpi_rank_or_error() {
     try {
-        rank = mpi_rank_from_environment([](const char* name) { return std::getenv(name); });
+        return mpi_rank_from_environment([](const char* name) { return std::getenv(name); });
     } catch (const ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
-        return kExitBadConfig;
+        ShardFromEnv bad;
+        bad.count = -1;
+        return bad;
     }
-    if (rank.count <= 1) return -1;
-    std::cerr << "vrdmasim: error: run: this process is MPI rank " << rank.index << " of " << rank.count << " ("
-              << rank.from << "): one simulation split across MPI ranks is not built (docs/scaling.md), and "
-              << rank.count << " ranks would each simulate the whole system into the same --out; "
-              << "run it as one process, or spread a sweep's points over the ranks with "
-                 "`mpirun -np N vrdmasim sweep`\n";
-    return kExitBadConfig;
+}
+
+std::string partitioned_refusal(const RunOptions& opts, const Config& cfg) {
+    const std::string why =
+        " is not built for a run split across MPI ranks yet (docs/scaling.md): run it as one process";
+    if (opts.trace) return "--trace" + why;
+    if (opts.narrate) return "--log" + why;
+    if (opts.sample_ps > 0) return "--sample-interval" + why;
+    if (opts.report) return "--report" + why;
+    if (RoiParams::on(cfg)) return "a region of interest (roi.*)" + why;
+    return "";
 }
 
 }   // namespace
@@ -921,7 +962,30 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     Config cfg(reg);
     RunOptions opts;
     if (const int status = parse_run_command(reg, args, cfg, opts); status >= 0) return status;
-    if (const int status = refuse_mpi_ranks(); status >= 0) return status;
+    const ShardFromEnv rank = mpi_rank_or_error();
+    if (rank.count < 0) return kExitBadConfig;
+    // A partitioned run: every rank simulates its boards, rank 0 writes
+    // the outputs (docs/scaling.md).
+    std::unique_ptr<MpiComm> mpi;
+    if (rank.count > 1) {
+        if (const std::string no = partitioned_refusal(opts, cfg); !no.empty()) {
+            if (rank.index == 0) std::cerr << "vrdmasim: error: " << no << "\n";
+            return kExitBadConfig;
+        }
+        try {
+            mpi = std::make_unique<MpiComm>();
+        } catch (const std::exception& e) {
+            std::cerr << "vrdmasim: error: rank " << rank.index << " of " << rank.count << " (" << rank.from
+                      << "): " << e.what() << "\n";
+            return kExitFailed;
+        }
+        if (mpi->size() != static_cast<unsigned>(rank.count) || mpi->rank() != static_cast<unsigned>(rank.index)) {
+            std::cerr << "vrdmasim: error: " << rank.from << " says rank " << rank.index << " of " << rank.count
+                      << ", MPI rank " << mpi->rank() << " of " << mpi->size() << "\n";
+            mpi->abort(kExitFailed);
+        }
+    }
+    const bool writer = !mpi || mpi->rank() == 0;
 
     StatRegistry stats;
     Tracer tracer;
@@ -929,18 +993,37 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     std::unique_ptr<System> sys;
     const auto build_start = std::chrono::steady_clock::now();
     std::unique_ptr<RegionOfInterest> roi;
+    std::string build_error;
     try {
-        sys = std::make_unique<System>(ctx);
+        sys = mpi ? std::make_unique<System>(ctx, mpi->size(), mpi->rank()) : std::make_unique<System>(ctx);
         if (RoiParams::on(cfg)) roi = std::make_unique<RegionOfInterest>(*sys, stats);
     } catch (const ConfigError& e) {
-        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        build_error = e.what();
+    }
+    if (mpi) {
+        // The same configuration on every rank refuses alike: the lowest
+        // refusing rank says why, once.
+        const std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+        const std::uint64_t first = mpi->min(build_error.empty() ? none : mpi->rank());
+        if (first != none) {
+            if (first == mpi->rank()) std::cerr << "vrdmasim: error: " << build_error << "\n";
+            return kExitBadConfig;
+        }
+        // The blocks chosen, as config.ini records them.
+        cfg.set(params_of<SimParams>().partition.name(), sys->partition().text(), "partition");
+    } else if (!build_error.empty()) {
+        std::cerr << "vrdmasim: error: " << build_error << "\n";
         return kExitBadConfig;
     }
     KeepToExit keep_to_exit{sys};
 
     OutputStaging staging(opts.out);
-    if (const int status = staging.start(); status >= 0) return status;
-    if (!open_tracer(tracer, opts, staging.dir(), *sys)) {
+    if (writer)
+        if (const int status = staging.start(); status >= 0) {
+            if (mpi) mpi->abort(status);
+            return status;
+        }
+    if (writer && !open_tracer(tracer, opts, staging.dir(), *sys)) {
         staging.discard();
         return kExitFailed;
     }
@@ -956,7 +1039,20 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const auto host_start = std::chrono::steady_clock::now();
     const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
     RunResult result;
-    result.error = run_simulation(*sys, opts.progress);
+    std::uint64_t windows = 0, exchanged = 0;
+    if (mpi) {
+        Windows loop(*mpi, sys->cut_mail(), sys->lookahead(), sys->time_limit());
+        SyncParty sync(sys->global_sync());
+        CourierParty courier(*sys);
+        loop.add(sync);
+        loop.add(courier);
+        result.error = loop.run();
+        windows = loop.windows();
+        exchanged = loop.exchanged_bytes();
+        merge_ranks(*sys, stats, *mpi);
+    } else {
+        result.error = run_simulation(*sys, opts.progress);
+    }
     // A thread that overflowed its stack may have written another's: no
     // result of the run can be trusted (src/sim/thread_stacks.hpp).
     if (std::string overflow = thread_stacks::check(); !overflow.empty())
@@ -965,12 +1061,50 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
     if (series) series->finish();
     if (roi) roi->finish();
-    tracer.close();
-    warn_unmatched_filters(tracer);
-
+    if (mpi) {
+        // An error of one rank (a stack overflow found at its end) is the
+        // run's: the lowest failing rank's, on every rank.
+        for (const Bytes& e : mpi->allgather(Bytes(result.error.begin(), result.error.end())))
+            if (!e.empty()) {
+                result.error = std::string(e.begin(), e.end());
+                break;
+            }
+    }
+    if (writer) {
+        tracer.close();
+        warn_unmatched_filters(tracer);
+    }
+    // Every rank judges, summarises and checks the run (the checks of what
+    // it simulates need it); rank 0 alone says so and writes the outputs.
+    std::ostringstream quiet_rank;
+    std::streambuf* const cerr_buf = writer ? nullptr : std::cerr.rdbuf(quiet_rank.rdbuf());
     judge_end(cfg, *sys, stats, roi.get(), result);
     if (!result.failed) summarise(cfg, *sys, stats, roi.get(), host_seconds, build_seconds, result);
-    if (!result.failed) self_check(*sys, stats, roi.get(), result);
+    if (mpi && !result.failed) {
+        struct rusage ru {};
+        getrusage(RUSAGE_SELF, &ru);
+        const double rss = static_cast<double>(ru.ru_maxrss) / 1024.0;   // KiB on Linux
+        const std::uint64_t most_rss =
+            std::numeric_limits<std::uint64_t>::max() -
+            mpi->min(std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(std::llround(rss * 100)));
+        std::uint64_t all_windows = windows, all_bytes = 0;
+        for (const Bytes& b : mpi->allgather([&] {
+                 Bytes v;
+                 ByteWriter(v).put(exchanged);
+                 return v;
+             }()))
+            all_bytes += ByteReader(b).get<std::uint64_t>();
+        for (Summary* sum : {&result.summary, &result.whole_summary})
+            for (auto& kv : *sum) {
+                if (kv.first == "ranks") kv.second = std::to_string(mpi->size());
+                if (kv.first == "host_windows") kv.second = std::to_string(all_windows);
+                if (kv.first == "host_exchanged_bytes") kv.second = std::to_string(all_bytes);
+                if (kv.first == "host_peak_rss_mib_max") kv.second = format_metric(double(most_rss) / 100, 4);
+            }
+    }
+    if (!result.failed) self_check(*sys, stats, roi.get(), result, mpi.get());
+    if (cerr_buf) std::cerr.rdbuf(cerr_buf);
+    if (!writer) return result.failed || result.invalid ? kExitFailed : kExitOk;
     const Outcome outcome = outcome_of(cfg, *sys, stats);
     // The sums are done: their index goes before the outputs sort every
     // name (the run's peak memory on a big torus); a later sum builds it again.

@@ -53,12 +53,19 @@ void Histogram::add_rare(double v) {
         max_ = std::max(max_, v);
     }
     ++count_;
-    sum_ += v;
+    if (exact_) add_exact(v);
+    else sum_ += v;
     if (v == 0) {
         ++zeros_;
         return;
     }
     bump(key_of(v));
+}
+
+void Histogram::add_exact(double v) {
+    if (v < 0x1p62) exact_sum_ += static_cast<__int128>(std::ldexp(v, 64));   // exact: v's bits at or above 2^-64
+    else inexact_ += v;
+    sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
 }
 
 std::uint32_t Histogram::subnormal_key(double v) {
@@ -269,7 +276,13 @@ void Histogram::merge(const Histogram& o) {
         max_ = std::max(max_, o.max_);
     }
     count_ += o.count_;
-    sum_ += o.sum_;
+    if (exact_ && o.exact_) {
+        exact_sum_ += o.exact_sum_;
+        inexact_ += o.inexact_;
+        sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
+    } else {
+        sum_ += o.sum_;
+    }
     zeros_ += o.zeros_;
     clamped_ += o.clamped_;
     for (std::size_t d = 0; d < o.dir_.size(); ++d) {
@@ -277,6 +290,75 @@ void Histogram::merge(const Histogram& o) {
         for (int j = 0; j < kChunk; ++j)
             if (const std::uint64_t c = o.count_at(o.dir_[d], j))
                 add_count((o.first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j), c);
+    }
+}
+
+}   // namespace vrdmasim
+
+namespace vrdmasim {
+
+void Histogram::pack(ByteWriter& out) const {
+    out.put(count_);
+    out.put(zeros_);
+    out.put(clamped_);
+    out.put(sum_);
+    out.put(min_);
+    out.put(max_);
+    out.put(exact_);
+    out.put(exact_sum_);
+    out.put(inexact_);
+    std::uint64_t buckets = 0;
+    for (std::size_t d = 0; d < dir_.size(); ++d)
+        if (dir_[d] != kNoChunk)
+            for (int j = 0; j < kChunk; ++j) buckets += count_at(dir_[d], j) ? 1 : 0;
+    out.put(buckets);
+    for (std::size_t d = 0; d < dir_.size(); ++d) {
+        if (dir_[d] == kNoChunk) continue;
+        for (int j = 0; j < kChunk; ++j) {
+            const std::uint64_t n = count_at(dir_[d], j);
+            if (!n) continue;
+            out.put(static_cast<std::uint32_t>((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk +
+                                               static_cast<std::uint32_t>(j)));
+            out.put(n);
+        }
+    }
+}
+
+void Histogram::merge_packed(ByteReader& in) {
+    const auto count = in.get<std::uint64_t>();
+    const auto zeros = in.get<std::uint64_t>();
+    const auto clamped = in.get<std::uint64_t>();
+    const auto sum = in.get<double>();
+    const auto mn = in.get<double>();
+    const auto mx = in.get<double>();
+    const auto exact = in.get<bool>();
+    const auto exact_sum = in.get<__int128>();
+    const auto inexact = in.get<double>();
+    const auto buckets = in.get<std::uint64_t>();
+    if (count > 0) {
+        if (count_ == 0) {
+            min_ = mn;
+            max_ = mx;
+        } else {
+            min_ = std::min(min_, mn);
+            max_ = std::max(max_, mx);
+        }
+        // The first rank's sum as it is: a histogram only one rank adds to
+        // (a node's, a link's) keeps its exact value.
+        if (exact && exact_) {
+            exact_sum_ += exact_sum;
+            inexact_ += inexact;
+            sum_ = static_cast<double>(std::ldexp(static_cast<long double>(exact_sum_), -64)) + inexact_;
+        } else {
+            sum_ = count_ == 0 ? sum : sum_ + sum;
+        }
+        count_ += count;
+        zeros_ += zeros;
+        clamped_ += clamped;
+    }
+    for (std::uint64_t b = 0; b < buckets; ++b) {
+        const auto key = in.get<std::uint32_t>();
+        add_count(key, in.get<std::uint64_t>());
     }
 }
 

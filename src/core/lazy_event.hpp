@@ -40,7 +40,7 @@ private:
 
 class LazyEvent {
 public:
-    LazyEvent() : owner_(sc_core::sc_get_curr_simcontext()->hierarchy_curr()) {}
+    LazyEvent();
     LazyEvent(const LazyEvent&) = delete;
     LazyEvent& operator=(const LazyEvent&) = delete;
 
@@ -54,6 +54,9 @@ private:
 
     sc_core::sc_module* owner_;
     std::unique_ptr<sc_core::sc_event> ev_;
+    // With event identities on (event_identity.hpp): how many LazyEvents
+    // its owner had before this one, at elaboration.
+    std::uint32_t ordinal_ = 0;
 };
 
 }   // namespace vrdmasim

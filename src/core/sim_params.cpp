@@ -15,6 +15,11 @@ SimParams::SimParams()
                              "which of two notifications of one simulated time SystemC runs first: heap (its own "
                              "binary heap's order, which depends on every other notification it holds) or keyed "
                              "(a permutation, drawn from the time and sim.seed, of keys made from the events' names: "
-                             "the same whatever else is simulated, as a partitioned run needs; docs/scaling.md)")) {}
+                             "the same whatever else is simulated, as a partitioned run needs; docs/scaling.md)")),
+      partition(set.string("partition", "auto",
+                           "how a run under `mpirun -np N` splits the torus's QFDB boards among its N ranks: auto "
+                           "(blocks of contiguous boards, the most even, then the fewest board links cut) or "
+                           "PXxPYxPZ blocks per dimension (2x1x1); the run's config.ini records the blocks chosen. "
+                           "One process ignores it (docs/scaling.md)")) {}
 
 }   // namespace vrdmasim

@@ -16,6 +16,7 @@ struct SimParams {
     TimeParam quantum;
     TimeParam time_limit;
     EnumParam event_order;
+    StringParam partition;
 };
 
 }   // namespace vrdmasim

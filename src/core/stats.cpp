@@ -391,3 +391,77 @@ Histogram StatRegistry::require_merge_histograms(const std::string& suffix) cons
 }
 
 }   // namespace vrdmasim
+
+namespace vrdmasim {
+
+namespace {
+enum class Packed : std::uint8_t { Counter = 1, Sum = 2, Level = 3, Histogram = 4 };
+
+}   // namespace
+
+Bytes StatRegistry::pack() const {
+    Bytes out;
+    ByteWriter w(out);
+    auto text = [&w](const std::string& t) { w.put_bytes(reinterpret_cast<const unsigned char*>(t.data()), t.size()); };
+    auto head = [&](Packed kind, const StatInfo& info) {
+        w.put(kind);
+        text(info.name.str());
+        text(info.unit());
+        text(info.help());
+    };
+    for (const Counter& c : counters_) {
+        head(Packed::Counter, c.info);
+        w.put(c.value());
+    }
+    for (std::size_t i = 0; i < scalars_.size(); ++i) {
+        head(scalar_level_[i] ? Packed::Level : Packed::Sum, scalars_[i].info);
+        w.put(scalars_[i].value());
+    }
+    for (const Histogram& h : histograms_) {
+        head(Packed::Histogram, h.info);
+        h.pack(w);
+    }
+    return out;
+}
+
+void StatRegistry::merge_packed(const Bytes& bytes) {
+    ByteReader in(bytes);
+    auto text = [&in] {
+        std::string t;
+        in.get_bytes(t);
+        return t;
+    };
+    while (!in.done()) {
+        const auto kind = in.get<Packed>();
+        const std::string name = text(), unit = text(), help = text();
+        switch (kind) {
+        case Packed::Counter: {
+            const auto v = in.get<std::uint64_t>();
+            const Counter* c = find_counter(name);
+            (c ? const_cast<Counter&>(*c) : counter(name, unit, help)).inc(v);
+            break;
+        }
+        case Packed::Sum:
+        case Packed::Level: {
+            const auto v = in.get<double>();
+            const Scalar* s = find_scalar(name);
+            if (!s) {
+                scalar(name, unit, help, kind == Packed::Level ? Scalar::Kind::Level : Scalar::Kind::Sum).set(v);
+            } else if (kind == Packed::Level) {
+                if (v > s->value()) const_cast<Scalar&>(*s).set(v);
+            } else {
+                const_cast<Scalar&>(*s).add(v);
+            }
+            break;
+        }
+        case Packed::Histogram: {
+            const Histogram* h = find_histogram(name);
+            (h ? const_cast<Histogram&>(*h) : histogram(name, unit, help)).merge_packed(in);
+            break;
+        }
+        default: throw std::logic_error("packed statistics of an unknown kind");
+        }
+    }
+}
+
+}   // namespace vrdmasim

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/core/bytes.hpp"
+
 namespace vrdmasim {
 
 // A statistic's hierarchical name ("node1.dram.read_bytes"), kept as its
@@ -130,7 +132,8 @@ public:
                 if (v > max_) max_ = v;
             }
             ++count_;
-            sum_ += v;
+            if (exact_) add_exact(v);
+            else sum_ += v;
             bump(key_of(v));
             return;
         }
@@ -154,6 +157,13 @@ public:
     // outputs' p50 and p99 of every histogram).
     std::pair<double, double> quantile_pair(double qa, double qb) const;
     std::uint64_t clamped() const { return clamped_; }
+    // Keep the sum exact (before any sample): the sum of samples in fixed
+    // point (2^-64), whatever their order, so that a histogram every node
+    // adds to (a workload's latencies) has the same sum when a partitioned
+    // run's ranks add their samples apart and merge them (docs/scaling.md).
+    // A double's sum depends on the order of its additions. Samples of
+    // 2^62 or more are summed as doubles (then in order again).
+    void keep_exact_sum() { exact_ = true; }
     // Add every sample of `other` (as if each had been added here).
     void merge(const Histogram& other);
     // The distribution as kept: one entry per non-empty bucket, in
@@ -165,6 +175,11 @@ public:
         std::uint64_t count = 0;
     };
     std::vector<Bucket> buckets() const;
+    // Every sample as plain bytes (appended to `out`), and their merge here
+    // (from `p`, advanced past them): a partitioned run's histograms
+    // gathered from its ranks.
+    void pack(ByteWriter& out) const;
+    void merge_packed(ByteReader& in);
     StatInfo info;
 
 private:
@@ -188,6 +203,7 @@ private:
     static std::uint32_t subnormal_key(double v);
     static int idx_of_key(std::uint32_t key) { return static_cast<int>(key) - kKeyBias; }
     void add_rare(double v);   // zero, negative, NaN, inf, the largest double
+    void add_exact(double v);   // sum_ from exact_sum_ (keep_exact_sum)
     // A chunk's directory entry: kNoChunk, or its first word in words_
     // (<< kWidthBits) and the width of its counts (kWidth8 .. kWidth64: 1,
     // 2, 4 or 8 bytes each). A chunk of width 2^w bytes takes 2 << w words.
@@ -245,6 +261,9 @@ private:
     std::uint32_t first_chunk_ = 0;
     std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;
+    __int128 exact_sum_ = 0;   // keep_exact_sum(): the sum in units of 2^-64
+    double inexact_ = 0;   // and what was too large for it
+    bool exact_ = false;
 };
 
 // Owns every statistic of one simulation. References returned by the
@@ -316,6 +335,15 @@ public:
     bool window_begun() const { return window_begun_; }
     bool window_ended() const { return window_ended_; }
     StatRegistry window() const;
+
+    // Every statistic, its kind, unit, help and value, as plain bytes; and
+    // their merge into this registry (statistics it lacks are registered):
+    // counters and Sum scalars add, Level scalars take the larger,
+    // histograms add sample by sample. A partitioned run's ranks each hold
+    // their own nodes' and links' statistics (docs/scaling.md); rank 0
+    // merges every rank's.
+    Bytes pack() const;
+    void merge_packed(const Bytes& bytes);
 
     // Frees the index the sums by suffix keep (built again by the next sum):
     // for a caller done with sums, before the outputs.

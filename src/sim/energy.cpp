@@ -48,9 +48,9 @@ RunEnergy energy_of(const Config& cfg, System& sys, const StatRegistry& stats, d
         a.packets += static_cast<double>(counter_or_0(stats, n + ".dma.packets_sent"));
         a.walks += static_cast<double>(counter_or_0(stats, n + ".smmu.tcu.walks"));
     }
-    for (const auto& l : sys.links()) {
-        a.link_bits += 128.0 * static_cast<double>(counter_or_0(stats, std::string(l->name()) + ".flits"));
-        a.lane_seconds += l->params().lanes * a.seconds;
+    for (std::size_t i = 0; i < sys.links().size(); ++i) {
+        a.link_bits += 128.0 * static_cast<double>(counter_or_0(stats, sys.link_name(i) + ".flits"));
+        a.lane_seconds += sys.params_of_link(i).lanes * a.seconds;
     }
     r.energy = PowerModel(cfg).energy(a);
     return r;

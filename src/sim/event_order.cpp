@@ -1,4 +1,5 @@
 #include "src/sim/event_order.hpp"
+#include "src/core/event_identity.hpp"
 
 #include <dlfcn.h>
 
@@ -52,7 +53,10 @@ void key(const void* event) {
     const auto* e = static_cast<const sc_core::sc_event*>(event);
     const char* name = e->name();
     std::uint64_t id = fnv1a(name);
-    if (!*name || std::strstr(name, "$$$$kernel_event$$$$")) {
+    if (const std::uint64_t given = event_identity::take_next()) {
+        // A model said what it is (src/core/event_identity.hpp).
+        id = fnv1a("|given", given);
+    } else if (!*name || std::strstr(name, "$$$$kernel_event$$$$")) {
         const sc_core::sc_process_handle p = sc_core::sc_get_current_process_handle();
         id = fnv1a(p.valid() ? p.name() : "", fnv1a("|", id));
     }
@@ -108,6 +112,7 @@ void set(Order o, std::uint64_t seed) {
             "into the executable, which exports it to libsystemc; src/sim/event_order.hpp)");
     g_order = o;
     g_salt = mix(seed + 0x632be59bd9b4e019ull);
+    event_identity::enable(o == Order::Keyed);
 }
 
 Order current() { return g_order; }

@@ -89,6 +89,7 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
     double owed = 0;
     bool credits = false;
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;   // another rank's node: that rank checks it
         Node& n = sys.node(i);
         if (!n.shadow_table) continue;
         const std::uint64_t written = n.shadow_table->sets() + n.shadow_table->clears();
@@ -97,9 +98,14 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
             out.push_back({"shadow-updates-charged", n.group + ": " + std::to_string(written) +
                                                          " shadow-table entries written or cleared, " +
                                                          std::to_string(charged) + " charged to the CPU"});
-        if (n.dma.credits()) {
+    }
+    // The credits by name: a partitioned run's ranks have every node's
+    // statistics, merged, and a credit spent on one rank may come back on
+    // another.
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        const std::string p = sys.coord_name(i) + ".dma.";
+        if (stats.find_counter(p + "credits_spent")) {
             credits = true;
-            const std::string p = std::string(n.dma.name()) + ".";
             spent += counter(stats, p + "credits_spent", out);
             returned += counter(stats, p + "credits_returned", out);
             full += counter(stats, p + "netvm_full", out);
@@ -112,7 +118,7 @@ void check_shadow_ni(System& sys, const StatRegistry& stats, std::vector<Violati
         out.push_back({"credits-bound-buffer", std::to_string(full) +
                                                    " packet(s) found the NetVM system buffer "
                                                    "full although the senders' credits should bound it"});
-    if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().finished())
+    if (static_cast<double>(spent) != static_cast<double>(returned) + owed && sys.workload().ended())
         out.push_back({"credits-conserved", std::to_string(spent) + " B of credit spent, " + std::to_string(returned) +
                                                 " B returned and " + num(owed) + " B still owed by the receivers"});
 }
@@ -124,6 +130,7 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
     std::uint64_t reordered = 0, errors = 0, held = 0, unanswered = 0;
     bool ordered = false;
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;   // another rank's node: that rank checks it
         Pldma& dma = sys.node(i).dma;
         const std::string p = std::string(dma.name()) + ".";
         errors += counter(stats, p + "notify_seq_errors", out);
@@ -143,7 +150,7 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
                                                      "later-posted one of the same sender and domain, with "
                                                      "dma.notify-window > 0"});
     bool finished = true;
-    for (const auto& w : sys.workloads()) finished = finished && w->finished();
+    for (const auto& w : sys.workloads()) finished = finished && w->ended();
     if (finished && (held > 0 || unanswered > 0))
         out.push_back({"notifications-released", std::to_string(held) + " notification(s) still held and " +
                                                      std::to_string(unanswered) +
@@ -157,6 +164,7 @@ void check_notify_order(System& sys, const StatRegistry& stats, std::vector<Viol
 void check_remote_files(System& sys, std::vector<Violation>& out) {
     std::uint64_t reads = 0, served = 0, asked = 0, delivered = 0, sent = 0, outstanding = 0;
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;   // a board's files stay on its rank
         const Node& n = sys.node(i);
         if (!n.remote_fs) continue;
         reads += n.remote_fs->reads();
@@ -180,7 +188,7 @@ void check_remote_files(System& sys, std::vector<Violation>& out) {
 void check_prefetch(System& sys, std::vector<Violation>& out) {
     const auto procs = static_cast<unsigned>(sys.config()[params_of<NodeParams>().processes]);
     for (std::size_t i = 0; i < sys.size(); ++i)
-        for (unsigned p = 0; p < procs; ++p) {
+        for (unsigned p = 0; p < procs && sys.present(i); ++p) {
             const RdmaProcess& a = sys.node(i).process(p);
             const Prefetcher* pf = a.prefetcher();
             if (!pf) continue;
@@ -232,18 +240,20 @@ void check_planned_transfers(System& sys, std::vector<Violation>& out) {
 // anything (workloads never send to their own node): the lesser of the two
 // rates bounds what it can receive, times the payload share of a packet.
 static double payload_ceiling_bps(System& sys, const StatRegistry& stats) {
+    // By name: a partitioned run's ranks have every link's and node's
+    // statistics (merged), not every link and node.
     std::vector<double> feed_bps(sys.size(), 0.0);
     for (std::size_t i = 0; i < sys.links().size(); ++i) {
-        const Link& l = *sys.links()[i];
-        if (l.packets() > 0) feed_bps[sys.link_to(i)] += l.params().rate_bps;
+        const Counter* packets = stats.find_counter(sys.link_name(i) + ".packets");
+        if (packets && packets->value() > 0) feed_bps[sys.link_to(i)] += sys.params_of_link(i).rate_bps;
     }
     double ceiling_bps = 0;
-    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    Node& some = sys.any_node();   // every node's engine and NI link are alike
+    const double fraction = best_payload_fraction(some.dma.packet_size());
     for (std::size_t i = 0; i < sys.size(); ++i) {
-        Node& n = sys.node(i);
-        const Counter* received = stats.find_counter(std::string(n.dma.name()) + ".bytes_received");
+        const Counter* received = stats.find_counter(sys.coord_name(i) + ".dma.bytes_received");
         if (received && received->value() > 0)
-            ceiling_bps += std::min(n.eject.params().rate_bps, feed_bps[i]) * fraction;
+            ceiling_bps += std::min(some.eject.params().rate_bps, feed_bps[i]) * fraction;
     }
     // What the workloads deliver without the network (their own bound).
     for (const auto& w : sys.workloads()) ceiling_bps += w->local_ceiling_bps();
@@ -324,6 +334,7 @@ void check_memory_visibility(System& sys, const StatRegistry& stats, std::vector
     // experiment's stale addresses may land anywhere (frame_check): its
     // result, not this.
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;   // another rank's node: that rank checks it
         Node& n = sys.node(i);
         if (n.frame_check || n.dram.early_accesses() == 0) continue;
         out.push_back({"io-visibility", std::string(n.dram.name()) + ": " + std::to_string(n.dram.early_accesses()) +
@@ -349,6 +360,7 @@ void check_frame_check_coverage(System& sys, const StatRegistry& stats, std::vec
     // Physical-address mode: the ownership check saw every byte the engine
     // wrote (the payload it received at least).
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;
         Node& n = sys.node(i);
         if (!n.frame_check) continue;
         const std::uint64_t checked = counter(stats, n.group + ".frame_check.write_bytes", out);
@@ -436,8 +448,11 @@ void check_links_energy(System& sys, const StatRegistry& stats, double run_us, s
     // A node takes payload in through its one NI link, fed by the links
     // into its router that carried anything (workloads never send to their
     // own node): the lesser of the two rates bounds what it can receive.
-    for (const auto& l : sys.links()) check_link(*l, stats, run_us, out);
+    // The links simulated here (each rank checks its own).
+    for (const auto& l : sys.links())
+        if (l) check_link(*l, stats, run_us, out);
     for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;
         check_link(sys.node(i).inject, stats, run_us, out);
         check_link(sys.node(i).eject, stats, run_us, out);
     }
@@ -458,29 +473,39 @@ void check_links_energy(System& sys, const StatRegistry& stats, double run_us, s
 // the near end received, nothing left in a delivery queue or owed, and no
 // packet refused at a far end (its sender could not have been told). A
 // packet lost between the halves cannot hide.
-void check_handoff(System& sys, std::vector<Violation>& out) {
+void check_handoff(System& sys, const StatRegistry& stats, std::vector<Violation>& out) {
+    // Counts by name, from the statistics (a partitioned run's near and far
+    // ends are on two ranks, each rank has both's statistics merged); what
+    // is still queued or owed from the ends simulated here.
     std::uint64_t posted = 0, delivered = 0, credits_sent = 0, credits_got = 0, refused = 0, queued = 0, owed = 0;
     std::string first;
-    for (const auto& l : sys.links()) {
-        const CutLinkNear* n = l->cut_near();
-        const CutLinkFar* f = l->cut_far();
-        if (!n || !f) continue;
-        posted += n->packets_posted();
-        delivered += f->packets_delivered();
-        credits_sent += f->credits_posted();
-        credits_got += n->credits_received();
-        refused += f->refused();
-        queued += f->queued();
-        owed += l->credits_outstanding();
-        if (first.empty() &&
-            (n->packets_posted() != f->packets_delivered() || f->credits_posted() != f->packets_delivered() ||
-             n->credits_received() != f->credits_posted() || f->queued() || f->delivering() || f->refused() ||
-             l->credits_outstanding()))
-            first = std::string(l->name()) + ": " + std::to_string(n->packets_posted()) + " posted, " +
-                    std::to_string(f->packets_delivered()) + " delivered, " + std::to_string(f->queued()) +
-                    " queued, " + std::to_string(f->credits_posted()) + " credits posted, " +
-                    std::to_string(n->credits_received()) + " received, " + std::to_string(l->credits_outstanding()) +
-                    " owed, " + std::to_string(f->refused()) + " refused";
+    auto value = [&stats](const std::string& name) {
+        const Counter* c = stats.find_counter(name);
+        return c ? c->value() : 0;
+    };
+    for (std::size_t i = 0; i < sys.links().size(); ++i) {
+        const std::string& name = sys.link_name(i);
+        if (!stats.find_counter(name + ".handoff.packets_posted")) continue;   // not a cut link
+        const std::uint64_t p = value(name + ".handoff.packets_posted"), d = value(name + ".handoff.packets_delivered"),
+                            cs = value(name + ".handoff.credits_posted"),
+                            cg = value(name + ".handoff.credits_received"), rf = value(name + ".handoff.refused");
+        std::uint64_t q = 0, o = 0;
+        bool busy = false;
+        if (const Link* l = sys.links()[i].get()) {
+            o = l->credits_outstanding();
+            if (const CutLinkFar* f = l->cut_far()) q = f->queued(), busy = f->delivering();
+        }
+        posted += p, delivered += d, credits_sent += cs, credits_got += cg, refused += rf, queued += q, owed += o;
+        if (first.empty() && (p != d || cs != d || cg != cs || q || busy || rf || o))
+            first = name + ": " + std::to_string(p) + " posted, " + std::to_string(d) + " delivered, " +
+                    std::to_string(q) + " queued, " + std::to_string(cs) + " credits posted, " + std::to_string(cg) +
+                    " received, " + std::to_string(o) + " owed, " + std::to_string(rf) + " refused";
+    }
+    for (const auto& e : sys.far_ends()) {
+        const CutLinkFar& f = e->end.far();
+        queued += f.queued();
+        if (first.empty() && (f.queued() || f.delivering()))
+            first = std::string(e->name()) + ": " + std::to_string(f.queued()) + " queued at its far end here";
     }
     if (first.empty()) return;
     out.push_back({"handoff-delivered",
@@ -494,7 +519,7 @@ void check_handoff(System& sys, std::vector<Violation>& out) {
 // end-to-end span against the post window, throughput against the
 // receivers' payload ceiling.
 void check_figures(System& sys, const StatRegistry& stats, const RunFigures& f, std::vector<Violation>& out) {
-    const double fraction = best_payload_fraction(sys.node(0).dma.packet_size());
+    const double fraction = best_payload_fraction(sys.any_node().dma.packet_size());
     const double ceiling_bps = payload_ceiling_bps(sys, stats);
     if (f.link_util_max > 1 + kSlack)
         out.push_back({"link-utilisation",
@@ -534,7 +559,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_library(stats, out);
     check_engine_conservation(stats, out);
     check_links_energy(sys, stats, f.run_s * 1e6, out);
-    check_handoff(sys, out);
+    check_handoff(sys, stats, out);
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);

@@ -103,6 +103,18 @@ void declare_host_metrics(MetricRegistry& reg) {
     reg.add_supplied("host_output_seconds", "s",
                      "Wall-clock time from the simulation's end to writing summary.csv: the trace and log merged "
                      "and closed, the statistics written; not in `host_seconds`.");
+    reg.add_supplied("ranks", "",
+                     "MPI ranks the run was split across (`mpirun -np N vrdmasim run`, docs/scaling.md); 1 in one "
+                     "process. The figures above are the same for any number.");
+    reg.add_supplied("host_windows", "",
+                     "Conservative windows the ranks of a partitioned run simulated in step (each at most a board "
+                     "link's latency long); 0 in one process.");
+    reg.add_supplied("host_exchanged_bytes", "B",
+                     "Bytes the ranks of a partitioned run sent each other at the windows' ends (cut-link packets "
+                     "and credits, the global rendezvous), summed over the ranks; 0 in one process.");
+    reg.add_supplied("host_peak_rss_mib_max", "MiB",
+                     "The largest peak resident memory of any rank of a partitioned run (`peak_rss_mib` is rank "
+                     "0's); that of the process in one process.");
 }
 
 MetricRegistry build_summary_metrics() {
@@ -314,8 +326,10 @@ void add_link_columns(System& sys, const StatRegistry& stats, sc_core::sc_time f
     double busy_max = 0, busy_sum = 0;
     std::string busiest;
     std::uint64_t packet_hops = 0;
-    for (const auto& link : sys.links()) {
-        const std::string n = link->name();
+    // By name: a partitioned run's rank holds the statistics of every link
+    // (merged), not every link.
+    for (std::size_t i = 0; i < sys.links().size(); ++i) {
+        const std::string& n = sys.link_name(i);
         packet_hops += counter_of(stats, n + ".packets").value();
         const Scalar* busy = stats.find_scalar(n + ".busy_time");
         if (!busy) throw std::logic_error("statistic " + n + ".busy_time missing");
@@ -359,6 +373,11 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
     v.emplace_back("host_huge_pages_mib", huge_pages_mib());
     v.emplace_back("host_build_seconds", format_metric(build_seconds, 4));
     v.emplace_back("host_output_seconds", "");   // set when the outputs are written (run.cpp)
+    // A partitioned run's (run.cpp sets them there).
+    v.emplace_back("ranks", "1");
+    v.emplace_back("host_windows", "0");
+    v.emplace_back("host_exchanged_bytes", "0");
+    v.emplace_back("host_peak_rss_mib_max", format_metric(peak_rss_mib(), 4));
     return summary_metrics().compute(MetricInputs{cfg, stats}, v);
 }
 

@@ -585,10 +585,11 @@ void System::share_files(const SimContext& ctx) {
                                    topology_.name(i));
         return topology_.node_of(at);
     };
+    // A board is on one rank, whole: its server is where its nodes are.
     for (unsigned i = 0; i < nodes_.size(); ++i)
-        if (server_of(i) == i) nodes_[i]->share_files(ctx, *nodes_[i], coord(i));
+        if (present(i) && server_of(i) == i) nodes_[i]->share_files(ctx, *nodes_[i], coord(i));
     for (unsigned i = 0; i < nodes_.size(); ++i)
-        if (server_of(i) != i) nodes_[i]->share_files(ctx, *nodes_[server_of(i)], coord(i));
+        if (present(i) && server_of(i) != i) nodes_[i]->share_files(ctx, *nodes_[server_of(i)], coord(i));
 }
 
 Topology System::topology_from(const Config& c) {
@@ -635,10 +636,17 @@ Topology System::topology_from(const Config& c) {
     return t;
 }
 
-System::System(const SimContext& ctx)
+System::System(const SimContext& ctx) : System(ctx, 1, 0) {}
+
+System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     : config_(&ctx.config),
       topology_(topology_from(ctx.config)),
       time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
+    if (ranks > 1) {
+        partition_ = Partition::choose(topology_, ranks, rank, ctx.config[params_of<SimParams>().partition]);
+        check_partitioned(ctx.config);
+        mail_ = std::make_unique<CutMail>(ranks);
+    }
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
     tlm_utils::tlm_quantumkeeper::set_global_quantum(ctx.config[params_of<SimParams>().quantum]);
@@ -665,6 +673,45 @@ System::System(const SimContext& ctx)
     smmu_enabled_ = c[params_of<SmmuParams>().enabled];
     build_jobs(ctx);
     stop_daemons_when_done();
+    if (partition_.split())
+        for (const auto& w : workloads_)
+            if (std::string why = w->partition_refusal(); !why.empty())
+                throw ConfigError("a partitioned run (" + std::to_string(ranks) +
+                                  " MPI ranks) cannot give the "
+                                  "one-process results of this workload: " +
+                                  why);
+}
+
+Node& System::any_node() {
+    for (auto& n : nodes_)
+        if (n) return *n;
+    throw std::logic_error("System: no node on this rank");
+}
+
+void System::check_partitioned(const Config& c) const {
+    const std::string why =
+        "; a partitioned run must give what one process gives, whatever the partition "
+        "(docs/scaling.md \"The same results for any partitioning\")";
+    if (c[params_of<LinkSections>().handoff] != "message")
+        throw c.refuse(params_of<LinkSections>().handoff,
+                       "must be message in a partitioned run: the boards of two ranks meet only through messages "
+                       "on their links, and its one-process reference runs every board link so" +
+                           why);
+    if (c[params_of<SimParams>().event_order] != "keyed")
+        throw c.refuse(params_of<SimParams>().event_order,
+                       "must be keyed in a partitioned run: a rank's kernel holds other events than the "
+                       "one-process run's, and SystemC's own order of same-time events depends on them" +
+                           why);
+    if (c[params_of<RouterParams>().link_order] != "time")
+        throw c.refuse(params_of<RouterParams>().link_order,
+                       "must be time in a partitioned run: first come, first served by call order depends on "
+                       "which process runs first, which a rank decides otherwise than one process" +
+                           why);
+    if (physical_mode(c))
+        throw ConfigError(
+            "a partitioned run of physical-address mode (smmu.enabled = false with a registration "
+            "strategy) is not built: its key table is read by every sender" +
+            why);
 }
 
 void System::build_nodes(const SimContext& ctx) {
@@ -673,15 +720,25 @@ void System::build_nodes(const SimContext& ctx) {
     // a copy each would cost nodes² words).
     const auto coords = std::make_shared<const std::vector<std::uint32_t>>(topology_.coord_words());
     const std::size_t stats_before = ctx.stats.registered();
+    // A partitioned run's rank builds its own boards' nodes only.
+    unsigned here = 0;
+    for (unsigned i = 0; i < n; ++i) here += partition_.present(i) ? 1 : 0;
+    bool first = true;
     for (unsigned i = 0; i < n; ++i) {
+        if (!partition_.present(i)) {
+            nodes_.push_back(nullptr);
+            continue;
+        }
         nodes_.push_back(std::make_unique<Node>(topology_.name(i).c_str(), ctx, i, topology_, coords));
         // Every node has the threads of the first: a system whose stacks the
         // host cannot map is refused now, not after minutes (thread_budget.hpp).
         // And the statistics of the first: the name index is sized once for
         // all nodes (rehashing it as it grows was a tenth of elaboration).
-        if (i == 0) {
-            check_thread_budget(thread_processes_under(*nodes_[0]), n, "a system of " + std::to_string(n) + " nodes");
-            ctx.stats.reserve(stats_before + (ctx.stats.registered() - stats_before) * n);
+        if (first) {
+            first = false;
+            check_thread_budget(thread_processes_under(*nodes_[i]), here,
+                                "a system of " + std::to_string(here) + " nodes");
+            ctx.stats.reserve(stats_before + (ctx.stats.registered() - stats_before) * here);
         }
     }
 }
@@ -706,47 +763,91 @@ void System::build_links(const SimContext& ctx) {
     // return the packet's credit before it may wait for another's: the
     // engines answer from their control threads.
     if (ring.handoff && topology_.kind() != TopologyKind::Qfdb)
-        for (auto& node : nodes_) node->dma.respond_from_thread();
+        for (auto& node : nodes_)
+            if (node) node->dma.respond_from_thread();
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
     // port order, then to inputs so that input port k of node j comes from
     // the node its output port k leads to.
+    // On a partitioned run's rank: the links that leave its nodes (null
+    // elsewhere), numbered as in one process; a link from another rank's
+    // node has its far end here (a CutLinkEnd), one to another rank's node
+    // its near end only, both reached through the cut mail.
     std::vector<std::vector<Link*>> links_out(n);
+    std::vector<std::vector<std::uint32_t>> number_out(n);
     for (unsigned i = 0; i < n; ++i) {
-        Node& a = *nodes_[i];
         const unsigned ports = topology_.port_count(i);
         links_out[i].assign(ports, nullptr);
+        number_out[i].assign(ports, 0);
         for (unsigned k = 1; k < ports; ++k) {
             const Topology::Port p = topology_.port(i, k);
-            const Node& b = *nodes_[p.to];
-            const std::string name = a.group + "_to_" + b.group;
+            const std::string a_group = topology_.name(i), b_group = topology_.name(p.to);
             LinkParams lp = p.dim == Topology::kLocal ? board : ring;
             lp.number = static_cast<std::uint32_t>(links_.size());   // names a cut link in its messages
-            links_.push_back(std::make_unique<Link>(name.c_str(), ctx, lp, a.group, "link->" + b.group));
+            number_out[i][k] = lp.number;
             link_to_.push_back(p.to);
+            link_names_.push_back(a_group + "_to_" + b_group);
+            link_params_.push_back(lp);
+            if (p.dim != Topology::kLocal) lookahead_ = ring.latency;
+            if (!present(i)) {
+                links_.push_back(nullptr);
+                continue;
+            }
+            Node& a = *nodes_[i];
+            lp.far_elsewhere = !present(p.to);
+            links_.push_back(
+                std::make_unique<Link>((a_group + "_to_" + b_group).c_str(), ctx, lp, a.group, "link->" + b_group));
             links_out[i][k] = links_.back().get();
             a.router.out.bind(links_out[i][k]->in);
             a.router.set_output_link(k, links_out[i][k]);
+            if (lp.far_elsewhere) {
+                links_out[i][k]->connect_far(mail_->packets_to(partition_.rank_of_node(p.to), lp.number));
+                mail_->near_end(lp.number, links_out[i][k]->cut_near_end());
+            }
         }
     }
     for (unsigned j = 0; j < n; ++j) {
+        if (!present(j)) continue;
         Node& b = *nodes_[j];
         for (unsigned k = 1; k < topology_.port_count(j); ++k) {
             const unsigned i = topology_.port(j, k).to;
             const int back = topology_.port_to(i, j);
             if (back < 0) throw std::logic_error("topology: no link back from " + topology_.name(i));
-            Link& l = *links_out[i][static_cast<unsigned>(back)];
-            l.connect(b.router);
-            b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
+            if (present(i)) {
+                Link& l = *links_out[i][static_cast<unsigned>(back)];
+                l.connect(b.router);
+                b.router.set_input_buffer(k, l.params().buffer_flits, l.params().vcs);
+                continue;
+            }
+            // The link's near end is on another rank: its far end here.
+            const Topology::Port p = topology_.port(i, static_cast<unsigned>(back));
+            const LinkParams lp = p.dim == Topology::kLocal ? board : ring;
+            const std::uint32_t number = number_out[i][static_cast<unsigned>(back)];
+            far_ends_.push_back(std::make_unique<RemoteLink>((topology_.name(i) + "_to_" + b.group).c_str(), number,
+                                                             ctx, lp.vcs, lp.latency));
+            CutLinkEnd& end = far_ends_.back()->end;
+            end.connect(b.router);
+            end.far().reply_to(mail_->credits_to(partition_.rank_of_node(i), number));
+            mail_->far_end(number, end.far());
+            b.router.set_input_buffer(k, lp.buffer_flits, lp.vcs);
         }
     }
     // Each cut link has a delivery thread per VC (spawned at its VC's first
     // packet): counted with the nodes', spread over them.
-    std::size_t cut = 0, delivery = 0;
+    std::size_t cut = 0, delivery = 0, here = 0;
+    const Node* some = nullptr;
+    for (const auto& node : nodes_)
+        if (node) ++here, some = some ? some : node.get();
     for (const auto& l : links_)
-        if (l->cut_far()) ++cut, delivery += thread_processes_under(*l);
-    if (cut > 0)
-        check_thread_budget(thread_processes_under(*nodes_[0]) + (delivery + n - 1) / n, n,
-                            "a system of " + std::to_string(n) + " nodes and " + std::to_string(cut) + " cut links");
+        if (l && l->cut_far()) ++cut, delivery += thread_processes_under(*l);
+    for (const auto& e : far_ends_) ++cut, delivery += thread_processes_under(*e);
+    if (cut > 0 && some)
+        check_thread_budget(thread_processes_under(*some) + (delivery + here - 1) / here, here,
+                            "a system of " + std::to_string(here) + " nodes and " + std::to_string(cut) + " cut links");
+    // What the workloads share across nodes is released a cut link's
+    // latency after its latest arrival when the boards meet only at cut
+    // links: the time a partitioned run's window loop can release it at
+    // (docs/scaling.md, "What the workloads share across nodes").
+    sync_ = std::make_unique<GlobalSync>(ring.latency, cut > 0 || partition_.split());
 }
 
 void System::build_jobs(const SimContext& ctx) {
@@ -757,10 +858,10 @@ void System::build_jobs(const SimContext& ctx) {
     // on a node that has one; nullptr elsewhere).
     std::vector<FileSystem*> files;
     if (FileSystem::configured(c))
-        for (auto& node : nodes_) files.push_back(node->fs ? &node->file_system() : nullptr);
+        for (auto& node : nodes_) files.push_back(node && node->fs ? &node->file_system() : nullptr);
     for (unsigned p = 0; p < jobs; ++p) {
-        std::vector<RdmaProcess*> apps;
-        for (auto& node : nodes_) apps.push_back(&node->process(p));
+        std::vector<RdmaProcess*> apps;   // null: a node on another rank
+        for (auto& node : nodes_) apps.push_back(node ? &node->process(p) : nullptr);
         workloads_.push_back(Workload::create(ctx, apps, p, files));
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
         // A node's board: node index = board * FPGAs per board + FPGA (topology.hpp).
@@ -774,6 +875,7 @@ void System::build_jobs(const SimContext& ctx) {
             lock->count_engine_completions([this, p] {
                 std::uint64_t n = 0;
                 for (auto& node : nodes_) {
+                    if (!node) continue;
                     const RdmaProcess& a = node->process(p);
                     for (unsigned k = 0; k < a.channel_count(); ++k) n += node->dma.tx_signal(a.channel() + k).raised();
                 }
@@ -783,20 +885,24 @@ void System::build_jobs(const SimContext& ctx) {
 }
 
 void System::stop_daemons_when_done() {
-    // The kernel's daemons run until every job is done, so that the
-    // simulation ends when nothing is left to do.
-    for (auto& w : workloads_)
-        w->on_finished([this] {
-            for (auto& other : workloads_)
-                if (!other->finished()) return;
-            for (auto& node : nodes_) {
-                node->daemons.stop();
-                if (node->hog) node->hog->stop();
-            }
-            if (all_finished_fired_) return;
-            all_finished_fired_ = true;
-            for (auto& fn : all_finished_) fn();
-        });
+    // The kernel's daemons run until every program of every job has ended,
+    // so that the simulation ends when nothing is left to do: one
+    // rendezvous of all of them, then each job's start barrier, registered
+    // in this order on every rank.
+    std::uint64_t programs = 0;
+    for (auto& w : workloads_) programs += w->programs();
+    end_rv_ = sync_->rendezvous("end", programs);
+    for (auto& w : workloads_) w->set_global_sync(*sync_, end_rv_);
+    sync_->on_release(end_rv_, [this] {
+        for (auto& node : nodes_) {
+            if (!node) continue;   // (a partitioned run's nodes of other ranks)
+            node->daemons.stop();
+            if (node->hog) node->hog->stop();
+        }
+        if (all_finished_fired_) return;
+        all_finished_fired_ = true;
+        for (auto& fn : all_finished_) fn();
+    });
 }
 
 }   // namespace vrdmasim

@@ -66,6 +66,8 @@
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
 #include "src/sim/frame_check.hpp"
+#include "src/sim/cut_mail.hpp"
+#include "src/sim/partition.hpp"
 
 namespace vrdmasim {
 
@@ -206,6 +208,12 @@ public:
     // configuration the models cannot be built with, or that could never
     // work (a packet larger than a buffer it must fit in whole, ...).
     explicit System(const SimContext& ctx);
+    // Rank `rank` of a partitioned run of `ranks` (docs/scaling.md): builds
+    // only the boards sim.partition gives this rank, the near ends of the
+    // cut links leaving them and the far ends of those entering them.
+    // ConfigError for what a partitioned run refuses (the settings its
+    // identical results need; a workload's partition_refusal()).
+    System(const SimContext& ctx, unsigned ranks, unsigned rank);
 
     std::size_t size() const { return nodes_.size(); }
     // The configuration the system was built from.
@@ -221,19 +229,47 @@ public:
         return topology_.hops(static_cast<unsigned>(src), static_cast<unsigned>(dst));
     }
     Node& node(std::size_t i) { return *nodes_[i]; }
+    // Whether node i is simulated here (always, but on a partitioned run's
+    // ranks: then only its own boards' nodes).
+    bool present(std::size_t i) const { return nodes_[i] != nullptr; }
+    const Partition& partition() const { return partition_; }
+    // The cut links to and from other ranks (null on one rank).
+    CutMail* cut_mail() { return mail_.get(); }
+    // The far ends here of cut links from other ranks.
+    const std::vector<std::unique_ptr<RemoteLink>>& far_ends() const { return far_ends_; }
+    // Some node simulated here (every rank has one).
+    Node& any_node();
     // Job 0's workload (process 0 of every node), and every job's.
     Workload& workload() { return *workloads_.front(); }
     const std::vector<std::unique_ptr<Workload>>& workloads() const { return workloads_; }
     sc_core::sc_time time_limit() const { return time_limit_; }
     bool smmu_enabled() const { return smmu_enabled_; }
-    // The links between routers (not the NI links of the nodes).
+    // The links between routers (not the NI links of the nodes); on a
+    // partitioned run's rank, null where the link's near end is elsewhere.
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+    // Link i's name and parameters, wherever it is simulated.
+    const std::string& link_name(std::size_t i) const { return link_names_.at(i); }
+    const LinkParams& params_of_link(std::size_t i) const { return link_params_.at(i); }
+    // The lookahead of a partitioned run's windows: the latency of the
+    // links between boards (0 without any).
+    sc_core::sc_time lookahead() const { return lookahead_; }
     // The node whose router links()[i] leads into.
     unsigned link_to(std::size_t i) const { return link_to_.at(i); }
     // Called once, when every job's workload has finished (after the kernel's
     // daemons are told to stop): observers that must not keep the simulation
     // going (the time-series sampler) stop then.
     void on_all_finished(std::function<void()> fn) { all_finished_.push_back(std::move(fn)); }
+    // What every node's programs share (src/core/global_sync.hpp): each
+    // job's start barrier, the end of every program of every job
+    // ("end": the daemons stop and on_all_finished's observers run at its
+    // release), the values published before the barrier. Its lookahead is
+    // the latency of the links between boards (board-link, mezz-link on a
+    // mezzanine); it releases a lookahead after the latest arrival when
+    // those links are cut links (board-link.handoff = message on more than
+    // one board), at the last arrival otherwise.
+    GlobalSync& global_sync() { return *sync_; }
+    // The rendezvous of the programs' end.
+    unsigned end_rendezvous() const { return end_rv_; }
 
 private:
     std::vector<std::function<void()>> all_finished_;
@@ -246,6 +282,9 @@ private:
     static void check_processes(const Config& c);
     // ConfigError for what physical-address mode is not built for (src/sim/physical_engine.cpp).
     static void check_physical(const Config& c);
+    // ConfigError for what a partitioned run cannot give the one-rank
+    // results of (partition_ split).
+    void check_partitioned(const Config& c) const;
     // Files: fs.ssd-fpga on the board, and the SSD's data packets
     // (dma.packet-size) fitting the buffers they cross.
     void check_files(const Config& c) const;
@@ -261,9 +300,17 @@ private:
     const Config* config_;
     PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
     Topology topology_;
-    std::vector<std::unique_ptr<Node>> nodes_;
+    Partition partition_;
+    std::unique_ptr<CutMail> mail_;   // partitioned: the cut links between ranks
+    std::vector<std::unique_ptr<RemoteLink>> far_ends_;   // partitioned: far ends of links from other ranks
+    std::vector<std::unique_ptr<Node>> nodes_;   // null: on another rank
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<unsigned> link_to_;
+    std::vector<std::string> link_names_;
+    std::vector<LinkParams> link_params_;
+    sc_core::sc_time lookahead_;
+    std::unique_ptr<GlobalSync> sync_;   // made by build_links (its lookahead), before the jobs
+    unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;

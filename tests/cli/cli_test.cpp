@@ -285,8 +285,9 @@ std::string without_columns(const Table& t, const std::set<std::string>& drop) {
     return s;
 }
 
-const std::set<std::string> kHostColumns{"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds",
-                                         "host_output_seconds"};
+const std::set<std::string> kHostColumns{"host_seconds",       "peak_rss_mib",         "host_huge_pages_mib",
+                                         "host_build_seconds", "host_output_seconds",  "ranks",
+                                         "host_windows",       "host_exchanged_bytes", "host_peak_rss_mib_max"};
 
 // Columns summary.csv must have, per the run contract.
 const std::vector<std::string> kSummaryColumns{

@@ -846,3 +846,40 @@ TEST_CASE("a region's ends come once each, in order", "[stats][window]") {
     CHECK_THROWS_AS(r.end_window(), std::logic_error);
     CHECK(r.window().find_counter("a.b")->value() == 0);
 }
+
+// A partitioned run's ranks each hold some statistics; rank 0 merges every
+// rank's packed registry (src/sim/windows.cpp merge_ranks).
+TEST_CASE("packed registries merge into the registry one process would have", "[stats]") {
+    StatRegistry whole, a, b;
+    // Statistics of one rank alone, as a node's or a link's.
+    auto fill = [](StatRegistry& r, const std::string& n, std::uint64_t c, double s, double level,
+                   const std::vector<double>& h) {
+        r.counter(n + ".packets", "", "p").inc(c);
+        r.scalar(n + ".busy_time", "us", "b", Scalar::Kind::Sum).add(s);
+        r.scalar(n + ".hwm", "flits", "h", Scalar::Kind::Level).set(level);
+        Histogram& hist = r.histogram(n + ".queue_delay", "ns", "q");
+        for (double v : h) hist.add(v);
+    };
+    const std::vector<double> h0{0, 1.5, 2.25, 1e6, 3.0}, h1{7.5, 0, 0.001, 42};
+    fill(whole, "x0", 3, 1.25, 7, h0);
+    fill(whole, "x1", 5, 2.5, 9, h1);
+    fill(a, "x0", 3, 1.25, 7, h0);
+    fill(b, "x1", 5, 2.5, 9, h1);
+    // One every rank has (a workload's log): counters add, levels the larger.
+    whole.counter("workload.transfers", "", "t").inc(8);
+    a.counter("workload.transfers", "", "t").inc(3);
+    b.counter("workload.transfers", "", "t").inc(5);
+    whole.histogram("workload.latency", "us", "l").add(2.0);
+    a.histogram("workload.latency", "us", "l");
+    b.histogram("workload.latency", "us", "l").add(2.0);
+    a.merge_packed(b.pack());
+    std::ostringstream want, got;
+    whole.write_json(want);
+    a.write_json(got);
+    CHECK(got.str() == want.str());
+    // A merge that is not one: bytes cut short are refused, not half-read.
+    std::vector<unsigned char> cut = b.pack();
+    cut.resize(cut.size() - 3);
+    StatRegistry c;
+    CHECK_THROWS_AS(c.merge_packed(cut), std::logic_error);
+}

@@ -106,15 +106,16 @@ def main():
                 failures.append("merge without rank 0's shard: exit %d, expected 2 naming the missing points"
                                 % m.returncode)
         # `vrdmasim run` under mpirun: one rank runs as one process; several
-        # refuse (one simulation across ranks is not built), write nothing.
+        # split one simulation (tests/scripts/partitioned_test.py), which a
+        # system of one QFDB cannot be: refused once, nothing written.
         one = os.path.join(args.source, "configs", "tutorial", "01-one-write.ini")
         p = run([mpirun, "-np", "1", args.exe, "run", one, "--out", "run1"], "run1")
         if p.returncode != 0 or not os.path.exists(os.path.join(d, "run1", "summary.csv")):
             failures.append("mpirun -np 1 vrdmasim run: exit %d, expected the run" % p.returncode)
         p = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", one, "--out", "run2"], "run2")
-        said = p.stdout.count("one simulation split across MPI ranks is not built")
-        if p.returncode == 0 or said != 2 or os.path.exists(os.path.join(d, "run2")):
-            failures.append("mpirun -np 2 vrdmasim run: exit %d, %d ranks refused, %s: expected both to refuse "
+        said = p.stdout.count("a rank simulates whole boards")
+        if p.returncode == 0 or said != 1 or os.path.exists(os.path.join(d, "run2")):
+            failures.append("mpirun -np 2 vrdmasim run: exit %d, refusal said %d times, %s: expected one refusal "
                             "and nothing written" % (p.returncode, said,
                                                      "run2 written" if os.path.exists(os.path.join(d, "run2"))
                                                      else "nothing written"))
@@ -122,7 +123,7 @@ def main():
         print("FAIL: " + line)
     if not failures:
         print("ok: mpirun -np 2 and -np 3 sweeps equal the local sweep; merge refuses a missing shard; "
-              "vrdmasim run refuses to run once per rank")
+              "vrdmasim run of one board refuses two ranks once")
     return 1 if failures else 0
 
 

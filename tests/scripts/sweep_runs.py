@@ -3,7 +3,8 @@ slurm_sweep_test.py) run, and its results compared without the host's own
 figures."""
 import csv
 
-HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds"}
+HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_build_seconds", "host_output_seconds",
+                "ranks", "host_windows", "host_exchanged_bytes", "host_peak_rss_mib_max"}
 
 # Six points on the base config named by {base}.
 SWEEP = """[sweep]

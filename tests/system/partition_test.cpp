@@ -78,6 +78,7 @@ TEST_CASE("partition: pingpong and sendrecv split by boards, pingpong's read for
     check_splittable(across + Settings{{"workload.kind", "pingpong"}, {"workload.iterations", "4"}});
     check_refused(across + Settings{{"workload.kind", "pingpong"}, {"workload.operation", "read"}},
                   {"workload.kind = pingpong", "workload.operation = read"});
+    // The endpoints' wire-up goes through the start barrier's published values.
     check_splittable(across + Settings{{"workload.kind", "sendrecv"}});
     check_splittable(across + Settings{{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}});
 }

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""ctest: a run split across MPI ranks prints what one process prints.
+
+For every shipped config of more than one QFDB (and the torus with the halo
+and alltoall workloads), `mpirun -np N --oversubscribe vrdmasim run` at
+N = 2 and N = 3 (where the boards allow) must write stats.json byte for byte
+as the one-process run does, and summary.csv equal apart from the host's
+own figures (scripts/same_results.py's HOST_COLUMNS), with `ranks` = N and
+the partition in config.ini. A partitioned run needs the settings its
+identical results rest on (docs/scaling.md): both runs get them. Then what
+it refuses: a single QFDB, a setting the identity needs left out, a
+workload whose ranks would share state, --trace; each once, exit status 2,
+nothing written.
+"""
+import argparse
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from same_results import HOST_COLUMNS  # noqa: E402
+
+SETTINGS = ["--board-link.handoff=message", "--sim.event-order=keyed", "--router.link-order=time"]
+
+# (name, config, extra settings, rank counts)
+CASES = [
+    ("exanest-prototype", "exanest-prototype.ini", [], [2]),
+    ("collective", "collective.ini", [], [2]),
+    ("torus-stream", "torus.ini", [], [2, 3]),
+    ("torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
+                                 "--workload.iterations=2"], [2, 3]),
+    ("torus-alltoall", "torus.ini", ["--workload.kind=alltoall", "--workload.message-size=4KiB",
+                                     "--workload.iterations=1"], [2, 3]),
+]
+# The mechanisms across ranks (each a library policy every workload gets):
+# every rdma.strategy, SMMU faults ending in retransmission, two jobs,
+# adaptive routing, the read form, two-sided messages; on a 3 x 2 x 1 torus's
+# halo (cold buffers: faults), 2 ranks.
+HALO = ["--topology.x=3", "--topology.y=2", "--topology.z=1", "--workload.kind=halo", "--workload.message-size=16KiB",
+        "--workload.iterations=2", "--workload.populate=false"]
+for strategy in ["fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"]:
+    CASES.append(("halo-" + strategy, "torus.ini", HALO + ["--rdma.strategy=" + strategy], [2]))
+CASES += [
+    # 1,296 MPSoCs, cold buffers and faults: a cut of 216 board links
+    # (where a near end's wait for a credit woke otherwise than one
+    # process's until it always woke through one event).
+    ("torus-1296-halo", "torus.ini", ["--topology.x=9", "--topology.y=6", "--topology.z=6", "--workload.kind=halo",
+                                      "--workload.message-size=16KiB", "--workload.iterations=1",
+                                      "--workload.populate=false", "--smmu-driver.fault-mode=terminate",
+                                      "--dma.fault-tolerant=true"], [2]),
+    ("halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
+    ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2"], [2]),
+    ("halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
+    ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
+    ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
+                                            "--workload.dst-node=20"], [2]),
+]
+
+
+def summary(path):
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return rows[0] if rows else {}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--only", help="one case by name")
+    args = ap.parse_args()
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("FAIL: no mpirun (scripts/setup.sh installs Debian's openmpi-bin)")
+        return 1
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")   # CI containers run as root
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMPI_MCA_plm_rsh_agent", "")   # one machine: no ssh
+    for v in [k for k in env if k.startswith(("SLURM_ARRAY", "OMPI_COMM_WORLD", "PMI_"))]:
+        del env[v]
+    failures = []
+
+    def run(cmd, cwd):
+        p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=900)
+        return p
+
+    with tempfile.TemporaryDirectory(prefix="vrdmasim_ranks_") as d:
+        for name, config, extra, counts in CASES:
+            if args.only and name != args.only:
+                continue
+            cfg = os.path.join(args.source, "configs", config)
+            one = os.path.join(d, name + "-1")
+            p = run([args.exe, "run", cfg] + SETTINGS + extra + ["--quiet", "--out", one], d)
+            if p.returncode != 0:
+                failures.append("%s in one process: exit %d\n%s" % (name, p.returncode, p.stdout[-2000:]))
+                continue
+            with open(os.path.join(one, "stats.json"), "rb") as f:
+                want_stats = f.read()
+            want = {k: v for k, v in summary(os.path.join(one, "summary.csv")).items() if k not in HOST_COLUMNS}
+            for n in counts:
+                out = os.path.join(d, "%s-%d" % (name, n))
+                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + SETTINGS + extra +
+                        ["--quiet", "--out", out], d)
+                if p.returncode != 0 or not os.path.exists(os.path.join(out, "summary.csv")):
+                    failures.append("%s on %d ranks: exit %d\n%s" % (name, n, p.returncode, p.stdout[-3000:]))
+                    continue
+                with open(os.path.join(out, "stats.json"), "rb") as f:
+                    if f.read() != want_stats:
+                        failures.append("%s on %d ranks: stats.json differs from one process's" % (name, n))
+                got_all = summary(os.path.join(out, "summary.csv"))
+                got = {k: v for k, v in got_all.items() if k not in HOST_COLUMNS}
+                diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+                if diff:
+                    failures.append("%s on %d ranks: summary.csv differs in %s" %
+                                    (name, n, ", ".join("%s (%s against %s)" % (k, got.get(k), want.get(k))
+                                                        for k in diff[:8])))
+                if got_all.get("ranks") != str(n) or int(got_all.get("host_windows", "0")) <= 0:
+                    failures.append("%s on %d ranks: ranks = %s, host_windows = %s" %
+                                    (name, n, got_all.get("ranks"), got_all.get("host_windows")))
+                with open(os.path.join(out, "config.ini")) as f:
+                    if "partition = " not in f.read():
+                        failures.append("%s on %d ranks: config.ini does not record the partition" % (name, n))
+                print("ok: %s on %d ranks: %s windows, %s B exchanged" %
+                      (name, n, got_all.get("host_windows"), got_all.get("host_exchanged_bytes")))
+        if not args.only:
+            # What a partitioned run refuses: once, exit status 2, nothing written.
+            refusals = [
+                ("one QFDB", [os.path.join(args.source, "configs", "halo.ini")] + SETTINGS,
+                 "a rank simulates whole boards"),
+                ("call-order links", [os.path.join(args.source, "configs", "exanest-prototype.ini"),
+                                      "--board-link.handoff=message", "--sim.event-order=keyed"],
+                 "router.link-order = auto (from default): must be time in a partitioned run"),
+                ("handoff by call", [os.path.join(args.source, "configs", "exanest-prototype.ini")],
+                 "board-link.handoff = call (from default): must be message in a partitioned run"),
+                ("--trace", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--trace"] + SETTINGS,
+                 "--trace is not built for a run split across MPI ranks yet"),
+                ("a workload sharing state across boards",
+                 [os.path.join(args.source, "configs", "torus.ini"), "--workload.kind=alltoall",
+                  "--workload.two-sided=true"] + SETTINGS,
+                 "is not built for a run split across MPI ranks"),
+            ]
+            for what, cmd, says in refusals:
+                out = os.path.join(d, "refused")
+                p = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run"] + cmd + ["--out", out], d)
+                if p.returncode == 0 or p.stdout.count(says) != 1 or os.path.exists(out):
+                    failures.append("%s on 2 ranks: exit %d, said %d times %r, %s\n%s" %
+                                    (what, p.returncode, p.stdout.count(says), says,
+                                     "wrote --out" if os.path.exists(out) else "nothing written", p.stdout[-1500:]))
+                else:
+                    print("ok: refused %s" % what)
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
