@@ -85,7 +85,8 @@ private:
         Page* page = nullptr;   // the page it lies in, if only one (as a packet's payload)
     };
     LazyDeque<PendingWrite> pending_;   // sorted by `at`, ties in call order
-    std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers
+    std::vector<std::vector<unsigned char>> spare_;   // recycled data buffers, kSpareBuffers once none is pending
+    static constexpr std::size_t kSpareBuffers = 4;
     std::uint64_t pending_lo_ = 0, pending_hi_ = 0;   // bounds of pending_'s bytes
     // Writes every pending write visible by `upto` into the store (inline:
     // every access asks, and most find nothing due).

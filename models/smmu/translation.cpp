@@ -1,6 +1,7 @@
 #include "models/smmu/translation.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -14,14 +15,19 @@ TlbReplacement parse_replacement(const std::string& s) {
 }
 
 // ------------------------------------------------------------ Tlb
-// Slots are stored set by set: set s holds slots_[s * ways_ .. s * ways_ + ways_).
 // A fill takes the lowest-numbered invalid way of its set; only a full set
 // evicts: LRU takes the way used (looked up or filled) longest ago, round-robin
-// the way its set's pointer names, then advances the pointer.
+// the way its set's pointer names, then advances the pointer. So a way is
+// first filled only once every way below it is valid, and the ways of a set
+// ever filled are a prefix of it: set s keeps them, sets_at_[s].used of
+// them, in slots_[sets_at_[s].base ..], with room(used) slots there (a set outgrowing its
+// room gets twice as much at the end of slots_: in place if it is the last
+// set there, else it moves, leaving its old slots invalid).
 
 Tlb::Tlb(unsigned entries, unsigned ways, TlbReplacement policy) : sets_(0), ways_(ways), policy_(policy) {
     if (entries == 0 || ways == 0 || entries % ways != 0)
         throw std::invalid_argument("Tlb: entries must be a non-zero multiple of ways");
+    if (ways > std::numeric_limits<std::uint16_t>::max()) throw std::invalid_argument("Tlb: at most 65,535 ways");
     sets_ = entries / ways;
 }
 
@@ -39,8 +45,10 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
-        for (unsigned w = 0; w < ways_; ++w) {
+        const SetAt at = sets_at_[sets[i]];
+        Slot* s = &slots_[at.base];
+        const unsigned used = at.used;
+        for (unsigned w = 0; w < used; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
                 slot.stamp = ++clock_;
@@ -56,20 +64,21 @@ void Tlb::insert(const Translation& t) {
     if (t.size == kPageSize) set = page_set(t.va_base);
     else if (t.size == kBlockSize) set = block_set(t.va_base);
     else throw std::logic_error("Tlb: entries are 4 KiB pages or 2 MiB blocks");
-    if (slots_.empty()) {   // the first fill: every slot invalid, every pointer at way 0
-        slots_.resize(static_cast<std::size_t>(sets_) * ways_);
-        rr_.assign(sets_, 0);
+    if (sets_at_.empty()) {   // the first fill: every set empty, every pointer at way 0
+        sets_at_.assign(sets_, SetAt{});
+        if (policy_ == TlbReplacement::RoundRobin) rr_.assign(sets_, 0);
         tags_.assign(2 * kBuckets, 0);
     }
-    Slot* s = &slots_[static_cast<std::size_t>(set) * ways_];
-    // One pass over the set: the first entry with the same tag, else the
-    // first free slot, else the victim (LRU: the least recently used, the
-    // first of equals).
+    const unsigned used = sets_at_[set].used;
+    Slot* s = slots_.data() + sets_at_[set].base;
+    // One pass over the set's ways filled so far: the first entry with the
+    // same tag, else the first invalid way, else the victim (LRU: the least
+    // recently used, the first of equals). A way beyond them is invalid.
     Slot* target = nullptr;
     Slot* free_slot = nullptr;
-    Slot* oldest = &s[0];
+    Slot* oldest = s;
     const bool tagged = tags_[bucket(t)] != 0;   // else no entry can have its tag
-    for (unsigned w = 0; w < ways_; ++w) {
+    for (unsigned w = 0; w < used; ++w) {
         Slot& x = s[w];
         if (!x.valid) {
             if (!free_slot) free_slot = &x;
@@ -81,6 +90,10 @@ void Tlb::insert(const Translation& t) {
         }
     }
     if (!target) target = free_slot;
+    if (!target && used < ways_) {   // the first invalid way is the next never filled
+        add_way(set, t);
+        return;
+    }
     if (!target) {
         if (policy_ == TlbReplacement::Lru) {
             target = oldest;
@@ -91,6 +104,39 @@ void Tlb::insert(const Translation& t) {
     }
     fill(*target, t);
     target->stamp = ++clock_;
+}
+
+// The room a set keeps for `used` ways.
+unsigned Tlb::room(unsigned used) const {
+    unsigned r = 1;
+    while (r < used) r *= 2;
+    return used == 0 ? 0 : std::min(r, ways_);
+}
+
+void Tlb::add_way(unsigned set, const Translation& entry) {
+    const Translation t = entry;   // entry may be a slot's, and slots_ may grow
+    SetAt& at = sets_at_[set];
+    const unsigned used = at.used;
+    if (used == room(used)) {   // full: twice the room, at the end of slots_
+        const unsigned grown = room(used + 1);
+        if (slots_.size() > std::numeric_limits<std::uint32_t>::max() - grown)
+            throw std::length_error("Tlb: more slots than its directory can address");
+        const std::size_t from = at.base, end = slots_.size();
+        if (used > 0 && from + used == end) {   // the last set there: it grows in place
+            slots_.resize(from + grown);
+        } else {   // the set moves
+            slots_.resize(end + grown);
+            for (unsigned w = 0; w < used; ++w) {
+                slots_[end + w] = slots_[from + w];
+                slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
+            }
+            at.base = static_cast<std::uint32_t>(end);
+        }
+    }
+    Slot& slot = slots_[at.base + used];
+    at.used = static_cast<std::uint16_t>(used + 1);
+    fill(slot, t);
+    slot.stamp = ++clock_;
 }
 
 void Tlb::fill(Slot& slot, const Translation& t) {
@@ -111,8 +157,9 @@ unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {
     const unsigned sets[2] = {page_set(va), block_set(va)};
     for (int i = 0; i < 2; ++i) {
         if (i == 1 && sets[1] == sets[0]) break;
-        Slot* s = &slots_[static_cast<std::size_t>(sets[i]) * ways_];
-        for (unsigned w = 0; w < ways_; ++w) {
+        const SetAt at = sets_at_[sets[i]];
+        Slot* s = &slots_[at.base];
+        for (unsigned w = 0; w < at.used; ++w) {
             Slot& slot = s[w];
             if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
                 drop(slot);
@@ -168,7 +215,6 @@ int WalkCache::lookup(unsigned cb, std::uint64_t ttbr, std::uint64_t va, std::ui
 void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int level, std::uint64_t table) {
     if (capacity_ == 0) return;
     if (level < 0 || level > 2) throw std::logic_error("WalkCache: only level 0..2 table descriptors are cached");
-    if (e_.empty()) e_.assign(capacity_, Entry{0, 0, 0, 0, 0, 0, false});   // the first insert
     const std::uint64_t prefix = va >> index_shift(level);
     Entry* target = nullptr;
     for (Entry& e : e_)
@@ -182,6 +228,10 @@ void WalkCache::insert(unsigned cb, std::uint64_t ttbr, std::uint64_t va, int le
                 target = &e;
                 break;
             }
+    if (!target && e_.size() < capacity_) {   // an entry never used: every earlier one is valid
+        e_.emplace_back();
+        target = &e_.back();
+    }
     if (!target) {
         target = &e_[0];
         for (Entry& e : e_)

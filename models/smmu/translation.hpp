@@ -42,13 +42,16 @@ TlbReplacement parse_replacement(const std::string& s);   // "lru" | "round-robi
 // cannot hit (no valid entry's page or block number falls in the buckets of
 // the VA's, counted per bucket) is answered without looking at a slot: the
 // TBUs' hot entry catches the repeated hits, so most lookups that reach a
-// TLB are misses. Its slots are allocated on the first fill: an SMMU that
-// never translates (an idle node's) costs no storage for them.
+// TLB are misses. A set's slots are allocated as its ways are first filled:
+// an SMMU that never translates (an idle node's) costs no storage for them,
+// and one whose software maps a few dozen pages (a halo's buffers) a few
+// dozen slots of the macro-TLB's 512.
 class Tlb {
 public:
     Tlb(unsigned entries, unsigned ways, TlbReplacement policy);
-    // The entry for (cb, asid, va), or nullptr. Does not look at valid_from:
-    // the caller decides what an entry still being filled means.
+    // The entry for (cb, asid, va), or nullptr (valid until the next insert).
+    // Does not look at valid_from: the caller decides what an entry still
+    // being filled means.
     const Translation* lookup(unsigned cb, std::uint16_t asid, std::uint64_t va);
     // Insert (replacing a matching entry or the policy's victim).
     void insert(const Translation& t);
@@ -87,18 +90,30 @@ private:
     // Every change of a slot's validity or entry goes through these two.
     void fill(Slot& slot, const Translation& t);
     void drop(Slot& slot);
+    // Fills the way after set `set`'s last one filled with `entry` (the set
+    // moved where it has room if it had none).
+    void add_way(unsigned set, const Translation& entry);
+    unsigned room(unsigned used) const;   // 0, then powers of two up to ways_
     unsigned sets_, ways_;
     TlbReplacement policy_;
-    std::vector<Slot> slots_;   // empty until the first insert, then sets_ * ways_
-    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with slots_)
-    std::vector<unsigned> rr_;   // round-robin pointer per set (allocated with slots_)
+    // Set s: its first sets_at_[s].used ways (the only ones ever filled) are
+    // slots_[sets_at_[s].base ..]. Empty until the first insert, then one a set.
+    struct SetAt {
+        std::uint32_t base = 0;
+        std::uint16_t used = 0;
+    };
+    std::vector<SetAt> sets_at_;
+    std::vector<Slot> slots_;
+    std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with sets_at_)
+    std::vector<unsigned> rr_;   // round-robin pointer per set (with sets_at_, round-robin only)
     std::uint64_t clock_ = 0;
 };
 
 // Caches the table descriptors read on the way down (level 0..2 table
 // entries), keyed by context bank, ASID/TTBR and the VA bits above that
 // level, so a walk can start below the root. LRU, fully associative. Its
-// entries are allocated on the first insert.
+// entries are allocated as they are first filled (an entry never filled is
+// invalid, and comes after every one that was).
 class WalkCache {
 public:
     explicit WalkCache(unsigned entries);
@@ -122,7 +137,7 @@ private:
         bool valid;
     };
     unsigned capacity_;
-    std::vector<Entry> e_;   // empty until the first insert, then capacity_
+    std::vector<Entry> e_;   // the entries filled so far (at most capacity_)
     std::uint64_t clock_ = 0;
 };
 

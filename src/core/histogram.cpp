@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
@@ -58,7 +59,7 @@ void Histogram::add_rare(double v) {
         ++zeros_;
         return;
     }
-    ++slot(key_of(v));
+    bump(key_of(v));
 }
 
 void Histogram::add_exact(double v) {
@@ -75,33 +76,122 @@ std::uint32_t Histogram::subnormal_key(double v) {
     return static_cast<std::uint32_t>(e * kSub + sub + kKeyBias);
 }
 
-std::uint64_t& Histogram::new_slot(std::uint32_t key) {
+std::uint32_t& Histogram::entry_of(std::uint32_t key) {
     const std::uint32_t c = key / kChunk;
     if (dir_.empty()) {
         first_chunk_ = c;
-        dir_.assign(1, 0);
+        dir_.assign(1, kNoChunk);
     } else if (c < first_chunk_) {
-        dir_.insert(dir_.begin(), first_chunk_ - c, 0);
+        dir_.insert(dir_.begin(), first_chunk_ - c, kNoChunk);
         first_chunk_ = c;
     } else if (c - first_chunk_ >= dir_.size()) {
-        dir_.resize(c - first_chunk_ + 1, 0);
+        dir_.resize(c - first_chunk_ + 1, kNoChunk);
     }
     std::uint32_t& at = dir_[c - first_chunk_];
-    if (at == 0) {
-        chunks_.emplace_back();
-        chunks_.back().fill(0);
-        at = static_cast<std::uint32_t>(chunks_.size());
+    if (at == kNoChunk) {   // a new chunk: one-byte counts, all 0
+        const std::size_t w = words_.size();
+        if (w > (kNoChunk >> kWidthBits) - 2 * kChunk)
+            throw std::length_error("Histogram: more buckets than its directory can address");
+        words_.resize(w + kChunk / 8, 0);
+        at = static_cast<std::uint32_t>(w << kWidthBits) | kWidth8;
     }
-    return chunks_[at - 1][key % kChunk];
+    return at;
+}
+
+std::uint64_t Histogram::count_at(std::uint32_t entry, int j) const {
+    const unsigned char* p = chunk_bytes(entry);
+    switch (entry & kWidthMask) {
+    case kWidth8: return p[j];
+    case kWidth16: {
+        std::uint16_t n;
+        std::memcpy(&n, p + 2 * j, sizeof n);
+        return n;
+    }
+    case kWidth32: {
+        std::uint32_t n;
+        std::memcpy(&n, p + 4 * j, sizeof n);
+        return n;
+    }
+    default: {
+        std::uint64_t n;
+        std::memcpy(&n, p + 8 * j, sizeof n);
+        return n;
+    }
+    }
+}
+
+void Histogram::widen(std::uint32_t& entry, std::uint32_t width) {
+    std::uint64_t counts[kChunk];
+    for (int j = 0; j < kChunk; ++j) counts[j] = count_at(entry, j);
+    const std::size_t w = words_.size();
+    const std::size_t words = (std::size_t{kChunk} << width) / 8;
+    if (w > (kNoChunk >> kWidthBits) - words)
+        throw std::length_error("Histogram: more buckets than its directory can address");
+    words_.resize(w + words, 0);
+    entry = static_cast<std::uint32_t>(w << kWidthBits) | width;
+    unsigned char* p = chunk_bytes(entry);
+    const std::size_t bytes = std::size_t{1} << width;
+    for (int j = 0; j < kChunk; ++j) {
+        // Little or big endian alike: the count's value, `bytes` wide.
+        switch (width) {
+        case kWidth16: {
+            const auto n = static_cast<std::uint16_t>(counts[j]);
+            std::memcpy(p + bytes * j, &n, bytes);
+            break;
+        }
+        case kWidth32: {
+            const auto n = static_cast<std::uint32_t>(counts[j]);
+            std::memcpy(p + bytes * j, &n, bytes);
+            break;
+        }
+        default: std::memcpy(p + bytes * j, &counts[j], bytes); break;
+        }
+    }
+}
+
+void Histogram::carry(std::uint32_t& entry, std::uint32_t key) {
+    const std::uint32_t width = entry & kWidthMask;   // kWidth8 or kWidth16
+    widen(entry, width + 1);
+    unsigned char* p = chunk_bytes(entry) + (std::size_t{2} << width) * (key % kChunk);
+    if (width == kWidth8) {
+        const std::uint16_t n = 256;
+        std::memcpy(p, &n, sizeof n);
+    } else {
+        const std::uint32_t n = 65536;
+        std::memcpy(p, &n, sizeof n);
+    }
+}
+
+void Histogram::add_count(std::uint32_t key, std::uint64_t n) {
+    std::uint32_t& entry = entry_of(key);
+    const int j = static_cast<int>(key % kChunk);
+    const std::uint64_t now = count_at(entry, j) + n;
+    std::uint32_t width = entry & kWidthMask;
+    while (width < kWidth64 && (now >> (8u << width)) != 0) ++width;
+    if (width != (entry & kWidthMask)) widen(entry, width);
+    unsigned char* p = chunk_bytes(entry);
+    switch (width) {
+    case kWidth8: p[j] = static_cast<unsigned char>(now); break;
+    case kWidth16: {
+        const auto v = static_cast<std::uint16_t>(now);
+        std::memcpy(p + 2 * j, &v, sizeof v);
+        break;
+    }
+    case kWidth32: {
+        const auto v = static_cast<std::uint32_t>(now);
+        std::memcpy(p + 4 * j, &v, sizeof v);
+        break;
+    }
+    default: std::memcpy(p + 8 * j, &now, sizeof now); break;
+    }
 }
 
 template <class F>
 void Histogram::for_each_bucket(F f) const {
     for (std::size_t d = 0; d < dir_.size(); ++d) {
-        if (dir_[d] == 0) continue;
-        const auto& chunk = chunks_[dir_[d] - 1];
+        if (dir_[d] == kNoChunk) continue;
         for (int j = 0; j < kChunk; ++j) {
-            const std::uint64_t c = chunk[static_cast<std::size_t>(j)];
+            const std::uint64_t c = count_at(dir_[d], j);
             if (c == 0) continue;
             const int idx =
                 idx_of_key((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j));
@@ -196,12 +286,10 @@ void Histogram::merge(const Histogram& o) {
     zeros_ += o.zeros_;
     clamped_ += o.clamped_;
     for (std::size_t d = 0; d < o.dir_.size(); ++d) {
-        if (o.dir_[d] == 0) continue;
-        const auto& chunk = o.chunks_[o.dir_[d] - 1];
+        if (o.dir_[d] == kNoChunk) continue;
         for (int j = 0; j < kChunk; ++j)
-            if (chunk[static_cast<std::size_t>(j)])
-                slot((o.first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j)) +=
-                    chunk[static_cast<std::size_t>(j)];
+            if (const std::uint64_t c = o.count_at(o.dir_[d], j))
+                add_count((o.first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk + static_cast<std::uint32_t>(j), c);
     }
 }
 
@@ -221,13 +309,13 @@ void Histogram::pack(ByteWriter& out) const {
     out.put(inexact_);
     std::uint64_t buckets = 0;
     for (std::size_t d = 0; d < dir_.size(); ++d)
-        if (dir_[d])
-            for (int j = 0; j < kChunk; ++j) buckets += chunks_[dir_[d] - 1][static_cast<std::size_t>(j)] ? 1 : 0;
+        if (dir_[d] != kNoChunk)
+            for (int j = 0; j < kChunk; ++j) buckets += count_at(dir_[d], j) ? 1 : 0;
     out.put(buckets);
     for (std::size_t d = 0; d < dir_.size(); ++d) {
-        if (!dir_[d]) continue;
+        if (dir_[d] == kNoChunk) continue;
         for (int j = 0; j < kChunk; ++j) {
-            const std::uint64_t n = chunks_[dir_[d] - 1][static_cast<std::size_t>(j)];
+            const std::uint64_t n = count_at(dir_[d], j);
             if (!n) continue;
             out.put(static_cast<std::uint32_t>((first_chunk_ + static_cast<std::uint32_t>(d)) * kChunk +
                                                static_cast<std::uint32_t>(j)));
@@ -270,7 +358,7 @@ void Histogram::merge_packed(ByteReader& in) {
     }
     for (std::uint64_t b = 0; b < buckets; ++b) {
         const auto key = in.get<std::uint32_t>();
-        slot(key) += in.get<std::uint64_t>();
+        add_count(key, in.get<std::uint64_t>());
     }
 }
 

@@ -115,7 +115,12 @@ private:
 // a directory of one 4-byte entry per chunk spanned (min to max). A model
 // registers histograms per link, DRAM and engine, most of which see few
 // distinct values: they cost a few chunks, not 128 counts per power of two
-// spanned. Adding a sample is a few integer operations on its bits.
+// spanned. A chunk's counts are as narrow as its largest needs: one byte
+// each at first, two, four or eight once one of them outgrows that (a
+// link's few thousand samples spread over some hundred buckets, so most
+// chunks stay at 16 bytes, an eighth of 8-byte counts; the counts, and so
+// every quantile and bucket, are exact at any width). Adding a sample is a
+// few integer operations on its bits.
 class Histogram {
 public:
     void add(double v) {
@@ -129,7 +134,7 @@ public:
             ++count_;
             if (exact_) add_exact(v);
             else sum_ += v;
-            ++slot(key_of(v));
+            bump(key_of(v));
             return;
         }
         if (v == 0 && count_ != 0) {   // a queue without wait: common too
@@ -199,23 +204,60 @@ private:
     static int idx_of_key(std::uint32_t key) { return static_cast<int>(key) - kKeyBias; }
     void add_rare(double v);   // zero, negative, NaN, inf, the largest double
     void add_exact(double v);   // sum_ from exact_sum_ (keep_exact_sum)
-    std::uint64_t& slot(std::uint32_t key) {
-        const std::uint32_t c = key / kChunk;
-        if (c >= first_chunk_ && c - first_chunk_ < dir_.size()) {
-            const std::uint32_t at = dir_[c - first_chunk_];
-            if (at) return chunks_[at - 1][key % kChunk];
-        }
-        return new_slot(key);
+    // A chunk's directory entry: kNoChunk, or its first word in words_
+    // (<< kWidthBits) and the width of its counts (kWidth8 .. kWidth64: 1,
+    // 2, 4 or 8 bytes each). A chunk of width 2^w bytes takes 2 << w words.
+    static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+    static constexpr int kWidthBits = 3;
+    static constexpr std::uint32_t kWidthMask = (1u << kWidthBits) - 1;
+    enum : std::uint32_t { kWidth8 = 0, kWidth16 = 1, kWidth32 = 2, kWidth64 = 3 };
+    unsigned char* chunk_bytes(std::uint32_t entry) {
+        return reinterpret_cast<unsigned char*>(words_.data() + (entry >> kWidthBits));
     }
-    std::uint64_t& new_slot(std::uint32_t key);   // allocates its chunk
+    const unsigned char* chunk_bytes(std::uint32_t entry) const {
+        return reinterpret_cast<const unsigned char*>(words_.data() + (entry >> kWidthBits));
+    }
+    // One more sample in bucket `key`: inline while its chunk exists with
+    // counts of one or two bytes (a count that wraps to 0 there is carried
+    // into a wider chunk), else add_count().
+    void bump(std::uint32_t key) {
+        const std::uint32_t c = key / kChunk - first_chunk_;   // wraps below the first chunk
+        if (c < dir_.size()) {
+            const std::uint32_t d = dir_[c];
+            if ((d & kWidthMask) == kWidth8) {
+                if (++chunk_bytes(d)[key % kChunk] == 0) carry(dir_[c], key);
+                return;
+            }
+            if ((d & kWidthMask) == kWidth16) {
+                unsigned char* p = chunk_bytes(d) + 2 * (key % kChunk);
+                std::uint16_t n;
+                std::memcpy(&n, p, sizeof n);
+                ++n;
+                std::memcpy(p, &n, sizeof n);
+                if (n == 0) carry(dir_[c], key);
+                return;
+            }
+        }
+        add_count(key, 1);
+    }
+    // Bucket `key`'s count in the chunk of `entry` wrapped to 0 at its width:
+    // the chunk widened, the count 2^(its former width's bits).
+    void carry(std::uint32_t& entry, std::uint32_t key);
+    // n more samples in bucket `key`: the chunk made if new, widened if the
+    // count outgrows its width.
+    void add_count(std::uint32_t key, std::uint64_t n);
+    std::uint32_t& entry_of(std::uint32_t key);   // its chunk's entry, the chunk made if new
+    std::uint64_t count_at(std::uint32_t entry, int j) const;   // bucket j of the chunk
+    void widen(std::uint32_t& entry, std::uint32_t width);   // the chunk's counts made wider
     // f(lo, hi, count) for each non-empty bucket above zero, in increasing
     // order, its bounds clipped to [min, max]; f returns false to stop.
     template <class F>
     void for_each_bucket(F f) const;
-    // chunks_[dir_[c - first_chunk_] - 1] holds the counts of keys
-    // c * kChunk .. c * kChunk + kChunk - 1; 0: none of them seen yet.
+    // dir_[c - first_chunk_] is the entry of the chunk of keys c * kChunk ..
+    // c * kChunk + kChunk - 1 (kNoChunk: none of them seen yet); words_
+    // holds the chunks' counts (a chunk widened leaves its old words unused).
     std::vector<std::uint32_t> dir_;
-    std::vector<std::array<std::uint64_t, kChunk>> chunks_;
+    std::vector<std::uint64_t> words_;
     std::uint32_t first_chunk_ = 0;
     std::uint64_t zeros_ = 0, count_ = 0, clamped_ = 0;
     double sum_ = 0, min_ = 0, max_ = 0;

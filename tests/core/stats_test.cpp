@@ -610,6 +610,59 @@ TEST_CASE("registry text table", "[stats][registry][text]") {
     CHECK(lines[0].size() - 1 == lines[1].size() - 2);
 }
 
+TEST_CASE("histogram counts stay exact as they outgrow one, two and four bytes", "[stats][histogram]") {
+    // Bucket counts start one byte wide and widen chunk by chunk: what is
+    // read back is the count at every width, next to small counts in the
+    // same chunk and in other chunks.
+    auto count_near = [](const Histogram& h, double v) {
+        for (const auto& b : h.buckets())
+            if (b.lo <= v && v <= b.hi) return b.count;
+        return std::uint64_t{0};
+    };
+    Histogram h;
+    h.add(100.0);   // a neighbour in the same chunk (bucket keys 128 per octave, 16 a chunk)
+    h.add(5000.0);   // and one in another chunk
+    for (std::uint64_t n = 1; n <= 70000; ++n) {
+        h.add(101.0);
+        if (n == 255 || n == 256 || n == 257 || n == 65535 || n == 65536 || n == 65537 || n == 70000) {
+            INFO("n = " << n);
+            CHECK(count_near(h, 101.0) == n);
+            CHECK(count_near(h, 100.0) == 1);
+            CHECK(count_near(h, 5000.0) == 1);
+            CHECK(h.count() == n + 2);
+        }
+    }
+    // Doubling by merges past 2^32 and 2^33 (too many samples to add).
+    Histogram big = h;
+    std::uint64_t want = 70000;
+    for (int i = 0; i < 17; ++i) {
+        const Histogram copy = big;
+        big.merge(copy);
+        want *= 2;
+    }
+    CHECK(want > (std::uint64_t{1} << 33));
+    CHECK(count_near(big, 101.0) == want);
+    CHECK(count_near(big, 100.0) == (std::uint64_t{1} << 17));
+    CHECK(count_near(big, 5000.0) == (std::uint64_t{1} << 17));
+    CHECK(big.count() == (70000 + 2) * (std::uint64_t{1} << 17));
+    std::uint64_t total = 0;
+    for (const auto& b : big.buckets()) total += b.count;
+    CHECK(total == big.count());
+    // The same distribution added in another order (small counts merged into
+    // wide chunks and wide counts into narrow ones) reads the same.
+    Histogram narrow;
+    narrow.add(100.0);
+    narrow.merge(big);
+    Histogram wide = big;
+    Histogram one;
+    one.add(100.0);
+    wide.merge(one);
+    CHECK(narrow.buckets().size() == wide.buckets().size());
+    CHECK(count_near(narrow, 100.0) == count_near(wide, 100.0));
+    CHECK(count_near(narrow, 101.0) == want);
+    CHECK(narrow.quantile_pair(0.5, 0.99) == wide.quantile_pair(0.5, 0.99));
+}
+
 TEST_CASE("merging histograms gives the distribution of all their samples", "[stats]") {
     std::mt19937_64 rng(7);
     std::lognormal_distribution<double> d(2.0, 1.0);

@@ -1332,9 +1332,12 @@ struct ScanTlb {
         std::uint64_t stamp = 0;
     };
     unsigned sets, ways;
+    TlbReplacement policy;
     std::vector<Slot> slots;
+    std::vector<unsigned> rr;   // round-robin pointer per set
     std::uint64_t clock = 0;
-    ScanTlb(unsigned entries, unsigned w) : sets(entries / w), ways(w), slots(entries) {}
+    ScanTlb(unsigned entries, unsigned w, TlbReplacement p = TlbReplacement::Lru)
+        : sets(entries / w), ways(w), policy(p), slots(entries), rr(entries / w, 0) {}
     unsigned set_of(std::uint64_t va, std::uint64_t size) const {
         return static_cast<unsigned>((size == KiB4 ? va >> 12 : va >> 21) % sets);
     }
@@ -1356,7 +1359,8 @@ struct ScanTlb {
         return nullptr;
     }
     void insert(const Translation& t) {
-        Slot* s = &slots[set_of(t.va_base, t.size) * ways];
+        const unsigned set = set_of(t.va_base, t.size);
+        Slot* s = &slots[set * ways];
         Slot* target = nullptr;
         for (unsigned w = 0; w < ways && !target; ++w)
             if (s[w].valid && s[w].t.cb == t.cb && s[w].t.va_base == t.va_base && s[w].t.size == t.size &&
@@ -1364,6 +1368,10 @@ struct ScanTlb {
                 target = &s[w];
         for (unsigned w = 0; w < ways && !target; ++w)
             if (!s[w].valid) target = &s[w];
+        if (!target && policy == TlbReplacement::RoundRobin) {
+            target = &s[rr[set]];
+            rr[set] = (rr[set] + 1) % ways;
+        }
         if (!target) {
             target = &s[0];
             for (unsigned w = 1; w < ways; ++w)
@@ -1387,54 +1395,63 @@ struct ScanTlb {
 }   // namespace
 
 TEST_CASE("TLB: lookups answered without a scan equal a plain scan's", "[tlb]") {
-    for (const unsigned ways : {32u, 4u}) {
-        Tlb tlb(32, ways, TlbReplacement::Lru);
-        ScanTlb ref(32, ways);
-        std::mt19937_64 rng(ways);
-        // 48 pages and 8 blocks: numbers 64 apart share a bucket, the others
-        // spread over 16 (pages) and 4 (blocks) buckets, most buckets empty.
-        auto va_of = [&](bool block) {
-            if (block) return ((rng() % 2) * 64 + rng() % 4) * MiB2 + (rng() % 512) * KiB4;
-            return ((rng() % 3) * 64 + rng() % 16) * KiB4;
-        };
-        unsigned hits = 0, fills = 0;
-        for (int step = 0; step < 20000; ++step) {
-            const unsigned cb = static_cast<unsigned>(rng() % 2);
-            const auto asid = static_cast<std::uint16_t>(rng() % 3);
-            const unsigned op = static_cast<unsigned>(rng() % 100);
-            if (op < 40) {
-                const bool block = rng() % 4 == 0;
-                const std::uint64_t va = va_of(block) & ~((block ? MiB2 : KiB4) - 1);
-                const Translation t = entry(va, 0x100000000ull + static_cast<std::uint64_t>(step) * KiB4,
-                                            block ? MiB2 : KiB4, cb, asid, rng() % 5 == 0);
-                tlb.insert(t);
-                ref.insert(t);
-                ++fills;
-            } else if (op < 94) {
-                const std::uint64_t va = va_of(rng() % 4 == 0) + rng() % KiB4;
-                const Translation* a = tlb.lookup(cb, asid, va);
-                const Translation* b = ref.lookup(cb, asid, va);
-                REQUIRE((a == nullptr) == (b == nullptr));
-                if (a) {
-                    REQUIRE(a->pa_base == b->pa_base);
-                    ++hits;
+    // Fully and set associative, a way count that is no power of two (a set
+    // keeps room for its ways filled so far, doubling up to all of them) and
+    // a TLB whose sets are mostly never filled; both policies.
+    struct Geometry {
+        unsigned entries, ways;
+    };
+    for (const Geometry g : {Geometry{32, 32}, Geometry{32, 4}, Geometry{36, 6}, Geometry{512, 4}, Geometry{16, 1}})
+        for (const auto policy : {TlbReplacement::Lru, TlbReplacement::RoundRobin}) {
+            const unsigned ways = g.ways;
+            Tlb tlb(g.entries, ways, policy);
+            ScanTlb ref(g.entries, ways, policy);
+            std::mt19937_64 rng(ways + g.entries);
+            // 48 pages and 8 blocks: numbers 64 apart share a bucket, the others
+            // spread over 16 (pages) and 4 (blocks) buckets, most buckets empty.
+            auto va_of = [&](bool block) {
+                if (block) return ((rng() % 2) * 64 + rng() % 4) * MiB2 + (rng() % 512) * KiB4;
+                return ((rng() % 3) * 64 + rng() % 16) * KiB4;
+            };
+            unsigned hits = 0, fills = 0;
+            for (int step = 0; step < 20000; ++step) {
+                const unsigned cb = static_cast<unsigned>(rng() % 2);
+                const auto asid = static_cast<std::uint16_t>(rng() % 3);
+                const unsigned op = static_cast<unsigned>(rng() % 100);
+                if (op < 40) {
+                    const bool block = rng() % 4 == 0;
+                    const std::uint64_t va = va_of(block) & ~((block ? MiB2 : KiB4) - 1);
+                    const Translation t = entry(va, 0x100000000ull + static_cast<std::uint64_t>(step) * KiB4,
+                                                block ? MiB2 : KiB4, cb, asid, rng() % 5 == 0);
+                    tlb.insert(t);
+                    ref.insert(t);
+                    ++fills;
+                } else if (op < 94) {
+                    const std::uint64_t va = va_of(rng() % 4 == 0) + rng() % KiB4;
+                    const Translation* a = tlb.lookup(cb, asid, va);
+                    const Translation* b = ref.lookup(cb, asid, va);
+                    REQUIRE((a == nullptr) == (b == nullptr));
+                    if (a) {
+                        REQUIRE(a->pa_base == b->pa_base);
+                        ++hits;
+                    }
+                } else if (op < 98) {
+                    const std::uint64_t va = va_of(rng() % 4 == 0) + rng() % KiB4;
+                    REQUIRE(tlb.invalidate_va(cb, asid, va) ==
+                            ref.drop_if([&](const Translation& t) { return ScanTlb::matches(t, cb, asid, va); }));
+                } else if (op < 99) {
+                    REQUIRE(tlb.invalidate_asid(cb, asid) == ref.drop_if([&](const Translation& t) {
+                        return t.cb == cb && !t.global && t.asid == asid;
+                    }));
+                } else {
+                    REQUIRE(tlb.invalidate_all(cb) == ref.drop_if([&](const Translation& t) { return t.cb == cb; }));
                 }
-            } else if (op < 98) {
-                const std::uint64_t va = va_of(rng() % 4 == 0) + rng() % KiB4;
-                REQUIRE(tlb.invalidate_va(cb, asid, va) ==
-                        ref.drop_if([&](const Translation& t) { return ScanTlb::matches(t, cb, asid, va); }));
-            } else if (op < 99) {
-                REQUIRE(tlb.invalidate_asid(cb, asid) ==
-                        ref.drop_if([&](const Translation& t) { return t.cb == cb && !t.global && t.asid == asid; }));
-            } else {
-                REQUIRE(tlb.invalidate_all(cb) == ref.drop_if([&](const Translation& t) { return t.cb == cb; }));
+                REQUIRE(tlb.occupied() ==
+                        static_cast<unsigned>(std::count_if(ref.slots.begin(), ref.slots.end(),
+                                                            [](const ScanTlb::Slot& x) { return x.valid; })));
             }
-            REQUIRE(tlb.occupied() ==
-                    static_cast<unsigned>(std::count_if(ref.slots.begin(), ref.slots.end(),
-                                                        [](const ScanTlb::Slot& x) { return x.valid; })));
+            INFO("entries " << g.entries << ", ways " << ways);
+            REQUIRE(hits > 1000);   // the stream exercised hits, not only misses
+            REQUIRE(fills > 5000);
         }
-        INFO("ways " << ways);
-        REQUIRE(hits > 1000);   // the stream exercised hits, not only misses
-        REQUIRE(fills > 5000);
-    }
 }
