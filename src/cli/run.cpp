@@ -42,6 +42,7 @@
 #include "src/sim/timeseries.hpp"
 #include "src/sim/rank_parties.hpp"
 #include "src/sim/windows.hpp"
+#include "src/sim/trace_gather.hpp"
 #include "src/sim/system.hpp"
 
 namespace po = boost::program_options;
@@ -948,8 +949,6 @@ ShardFromEnv mpi_rank_or_error() {
 std::string partitioned_refusal(const RunOptions& opts, const Config& cfg) {
     const std::string why =
         " is not built for a run split across MPI ranks yet (docs/scaling.md): run it as one process";
-    if (opts.trace) return "--trace" + why;
-    if (opts.narrate) return "--log" + why;
     if (opts.sample_ps > 0) return "--sample-interval" + why;
     if (opts.report) return "--report" + why;
     if (RoiParams::on(cfg)) return "a region of interest (roi.*)" + why;
@@ -1025,7 +1024,19 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         }
     if (writer && !open_tracer(tracer, opts, staging.dir(), *sys)) {
         staging.discard();
+        if (mpi) mpi->abort(kExitFailed);
         return kExitFailed;
+    }
+    if (!writer && (opts.trace || opts.narrate)) {
+        // The other ranks record alike, into spools beside no file: rank 0
+        // writes their records with its own at the end (trace_gather.hpp).
+        const fs::path spill = fs::temp_directory_path() /
+                               ("vrdmasim-trace-" + std::to_string(::getpid()) + "-rank" + std::to_string(mpi->rank()));
+        tracer.record_only(opts.trace, opts.narrate, spill.string());
+        tracer.set_log_filter(opts.log_filter);
+        tracer.set_trace_filter(opts.trace_filter);
+        tracer.set_window(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.first)),
+                          sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.second)));
     }
 
     std::unique_ptr<TimeSeries> series;
@@ -1070,9 +1081,12 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                 break;
             }
     }
+    if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
     if (writer) {
         tracer.close();
         warn_unmatched_filters(tracer);
+    } else {
+        tracer.close();
     }
     // Every rank judges, summarises and checks the run (the checks of what
     // it simulates need it); rank 0 alone says so and writes the outputs.

@@ -15,14 +15,18 @@ namespace {
 
 template <typename R>
 bool earlier(const R& a, const R& b) {
-    return a.ts != b.ts ? a.ts < b.ts : a.seq < b.seq;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.tie.a != b.tie.a) return a.tie.a < b.tie.a;
+    if (a.tie.b != b.tie.b) return a.tie.b < b.tie.b;
+    if (a.tie.c != b.tie.c) return a.tie.c < b.tie.c;
+    return a.seq < b.seq;
 }
 
 }   // namespace
 
-void TimeSortedSpool::add(std::uint64_t ts, std::string text) {
+void TimeSortedSpool::add(std::uint64_t ts, const Tie& tie, std::string text) {
     pending_bytes_ += text.size() + sizeof(Record);
-    pending_.push_back(Record{ts, seq_++, std::move(text)});
+    pending_.push_back(Record{ts, tie, seq_++, std::move(text)});
     if (pending_bytes_ >= spill_bytes_) spill();
 }
 
@@ -33,6 +37,7 @@ void TimeSortedSpool::spill() {
     for (const Record& r : pending_) {
         const std::uint64_t len = r.text.size();
         run.write(reinterpret_cast<const char*>(&r.ts), sizeof r.ts);
+        run.write(reinterpret_cast<const char*>(&r.tie), sizeof r.tie);
         run.write(reinterpret_cast<const char*>(&r.seq), sizeof r.seq);
         run.write(reinterpret_cast<const char*>(&len), sizeof len);
         run.write(r.text.data(), static_cast<std::streamsize>(len));
@@ -58,6 +63,7 @@ void TimeSortedSpool::drain(const std::function<void(const std::string&)>& emit)
     auto next = [&](std::size_t i, Record& r) {
         std::uint64_t len = 0;
         if (!in[i].read(reinterpret_cast<char*>(&r.ts), sizeof r.ts)) return false;
+        in[i].read(reinterpret_cast<char*>(&r.tie), sizeof r.tie);
         in[i].read(reinterpret_cast<char*>(&r.seq), sizeof r.seq);
         in[i].read(reinterpret_cast<char*>(&len), sizeof len);
         r.text.resize(len);
@@ -80,6 +86,28 @@ void TimeSortedSpool::drain(const std::function<void(const std::string&)>& emit)
         if (next(h.second, r)) heap.push({std::move(r), h.second});
     }
     in.clear();
+    discard();
+}
+
+void TimeSortedSpool::take_all(
+    const std::function<void(std::uint64_t ts, const Tie& tie, const std::string& text)>& emit) {
+    for (const Record& r : pending_) emit(r.ts, r.tie, r.text);
+    pending_.clear();
+    pending_bytes_ = 0;
+    for (const auto& path : runs_) {
+        std::ifstream in(path, std::ios::binary);
+        Record r;
+        std::uint64_t len = 0;
+        while (in.read(reinterpret_cast<char*>(&r.ts), sizeof r.ts)) {
+            in.read(reinterpret_cast<char*>(&r.tie), sizeof r.tie);
+            in.read(reinterpret_cast<char*>(&r.seq), sizeof r.seq);
+            in.read(reinterpret_cast<char*>(&len), sizeof len);
+            r.text.resize(len);
+            in.read(r.text.data(), static_cast<std::streamsize>(len));
+            if (!in) throw std::runtime_error("run file '" + path + "' is truncated");
+            emit(r.ts, r.tie, r.text);
+        }
+    }
     discard();
 }
 

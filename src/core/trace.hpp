@@ -14,11 +14,13 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <systemc>
 
+#include "src/core/bytes.hpp"
 #include "src/core/format.hpp"
 #include "src/core/json.hpp"
 #include "src/core/time_sorted_spool.hpp"
@@ -41,9 +43,15 @@ public:
     bool empty() const { return terms_.empty(); }
     // `groups`: the groups (nodes) known, to tell node terms from model terms;
     // read at the first call after set().
-    bool keep(const std::string& name, const std::map<std::string, int>& groups);
+    // `more_groups`: groups known besides (a partitioned run's other ranks' nodes).
+    bool keep(const std::string& name, const std::map<std::string, int>& groups,
+              const std::vector<std::string>* more_groups = nullptr);
     // Terms that matched no name so far (a misspelt node or model).
     std::vector<std::string> unmatched() const;
+    // Term `term` matched elsewhere (another rank's names).
+    void matched(const std::string& term) {
+        if (hits_.count(term)) ++hits_[term];
+    }
 
 private:
     std::vector<std::string> terms_, group_terms_, model_terms_;
@@ -61,10 +69,19 @@ public:
     // causes can name it: `after #id` in the log, a flow arrow from it in
     // the trace. Models keep it with whatever carries the story on (a
     // fault, a transfer); an empty Cause (id 0) names nothing.
+    //
+    // `id` is a raw id, unique across the ranks of a partitioned run (the
+    // rank in its high bits): the files show the number the step gets in
+    // the canonical order when they are written (docs/trace.md "Order and
+    // numbering"). `noted` and `depth` place the step in that order: its
+    // own time, and how many steps of its story come before it at that time
+    // (a cause is written before its effects).
     struct Cause {
         std::uint64_t id = 0;
         Track track;
         sc_core::sc_time at;
+        sc_core::sc_time noted;
+        std::uint32_t depth = 0;
         explicit operator bool() const { return id != 0; }
     };
 
@@ -223,11 +240,50 @@ public:
     static std::string hex(std::uint64_t v) { return vrdmasim::hex(v); }
     static std::string json_hex(std::uint64_t v) { return json_string(hex(v)); }
 
+    // A partitioned run (docs/scaling.md, "Traces and logs across ranks"):
+    // every rank records what its models do, and the writer (rank 0) writes
+    // the files from every rank's records, as one process would.
+    // This tracer is rank `rank`'s: its ids are unique across the ranks.
+    void set_rank(unsigned rank);
+    // Record as open() would, without writing files (a rank other than the
+    // writer): a trace (`trace`) and a log (`log`), sorted runs spilled to
+    // `<spill_prefix>.runN`. What is recorded is handed over (export_*).
+    void record_only(bool trace, bool log, const std::string& spill_prefix);
+    // The groups in the order their pids number them: these first, in this
+    // order (the nodes, in node order), then any other by name. Without it
+    // every group by name.
+    void set_group_order(const std::vector<std::string>& groups);
+    // A track as a Cause carries it to another rank: `rank`'s track `t`
+    // (the writer resolves it when the files are written).
+    static Track portable(unsigned rank, Track t);
+    // What the writer needs of this rank before its records: the groups and
+    // tracks (names, in creation order), which tracks have slices, how many
+    // steps were noted, the filter terms that matched.
+    Bytes export_tables() const;
+    // The writer: rank `from`'s tables (every other rank's, in rank order,
+    // before any of their records).
+    void import_tables(unsigned from, const Bytes& tables);
+    // Every record of this rank (stream 0 the trace's events, 1 the log's
+    // lines, 2 the steps' places in the numbering), with its time and tie;
+    // then nothing is held.
+    void export_records(const std::function<void(std::uint8_t stream, std::uint64_t ts, const TimeSortedSpool::Tie& tie,
+                                                 const std::string& record)>& emit);
+    // The writer: a record of rank `from`, as export_records gave it.
+    void import_record(unsigned from, std::uint8_t stream, std::uint64_t ts, const TimeSortedSpool::Tie& tie,
+                       std::string record);
+    // Records made outside any SystemC process count as made by a process
+    // named `name` ("" unless set): tests that stand in for processes.
+    void set_outside_process(const std::string& name) { outside_process_ = name; }
+    // The number the step of raw id `id` got in the canonical order (after
+    // close(); 0 if none): what the files show as #N.
+    std::uint64_t number_of(std::uint64_t id) const;
+
     // Events (and log lines) held in memory before a sorted run is spilled
     // to a temporary file beside the trace (tests lower it to exercise the merge).
     void set_spill_bytes(std::size_t bytes) {
         events_spool_.set_spill_bytes(bytes);
         log_spool_.set_spill_bytes(bytes);
+        ids_spool_.set_spill_bytes(bytes);
     }
 
 private:
@@ -235,13 +291,47 @@ private:
     // the step's number and cause). Lines are written sorted by time at
     // close(), in bounded memory (sorted runs spill to disk beside the log,
     // as the trace's events do).
-    void narrate(sc_core::sc_time at, const std::string& who, const std::string& text);
+    void narrate(sc_core::sc_time at, const std::string& who, const std::string& text, std::uint64_t me,
+                 std::uint64_t because, std::uint32_t depth);
     // Events come out in simulated-time order (models emit them out of
     // order under temporal decoupling, and spans that started long ago).
     void write_event_head(char ph, Track t, const char* name, sc_core::sc_time ts);
     void write_args(const std::vector<std::pair<std::string, std::string>>& args);
-    void end_event();
-    void flow(const Cause& from, Track to, sc_core::sc_time at);
+    // The event in ev_ into the spool (`close`: its closing brace added first).
+    void end_event(std::uint32_t depth = 0, bool close = true);
+    void start_recording(const std::string& events_prefix, const std::string& log_prefix,
+                         const std::string& ids_prefix);
+    bool numbered_ = false;
+    void flow(const Cause& from, Track to, sc_core::sc_time at, std::uint32_t depth);
+    // The record's place among same-time records: `depth`, then the calling
+    // SystemC process (a hash of its name) and how many records it made
+    // before (docs/trace.md "Order and numbering").
+    TimeSortedSpool::Tie tie(std::uint32_t depth);
+    // A track of a record as the writer knows it (portable ones resolved;
+    // Track{} if unknown).
+    Track resolve(Track t) const;
+    // Writes a record of the events' spool (close()).
+    void write_record(const std::string& record);
+    // The numbers of the noted steps, in canonical order (close()).
+    void number_steps();
+    std::string number_text(std::uint64_t id) const;
+    void write_all_meta();
+    bool recording_ = false;   // record_only(): spools without files
+    std::string outside_process_;
+    unsigned rank_ = 0;
+    std::vector<std::string> group_order_;
+    // Per rank (other than this one): its tracks (by its pid - 1, tid - 1) as this tracer's.
+    std::vector<std::vector<std::vector<Track>>> foreign_;
+    // Per rank: noted steps (raw id & kIdMask - 1) -> their number.
+    std::vector<std::vector<std::uint64_t>> numbers_;
+    std::vector<std::uint64_t> rank_steps_;   // per rank: steps noted there (imported)
+    // Per process (a hash of its name): records it made so far.
+    std::unordered_map<std::uint64_t, std::uint64_t> process_records_;
+    const void* last_process_ = nullptr;
+    std::uint64_t last_hash_ = 0;
+    std::unordered_map<std::uint64_t, std::uint64_t> flow_numbers_;   // raw flow id -> written id, until its second end
+    std::uint64_t flows_written_ = 0;
+    std::vector<int> canon_pid_;   // per pid - 1: the pid written
     bool keep_line(const std::string& who);
     // Whether a slice [start, end] or a point is within the window.
     bool in_window(sc_dt::uint64 start, sc_dt::uint64 end) const { return end >= window_from_ && start <= window_to_; }
@@ -259,7 +349,7 @@ private:
     void write_thread_meta(Track t, const std::string& name, int sort_index);
     // A span of async_span as the time-sorted file is written: its lane chosen.
     void write_lane_slice(const std::string& record);
-    TimeSortedSpool events_spool_, log_spool_;
+    TimeSortedSpool events_spool_, log_spool_, ids_spool_;
     NameFilter log_filter_, trace_filter_;
     // Per group (pid - 1), per track (tid - 1): 0 not decided yet, 1 kept, 2 dropped.
     std::vector<std::vector<char>> track_kept_;

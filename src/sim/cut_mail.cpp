@@ -13,10 +13,6 @@ class CutMail::PacketOut : public PacketPort {
 public:
     PacketOut(CutMail& mail, unsigned to) : mail_(mail), to_(to) {}
     void post(PacketMessage& m) override {
-        if (m.story)
-            throw std::logic_error(
-                "a traced packet crossed a cut between ranks: traces of partitioned runs are "
-                "refused before they start");
         Bytes& out = mail_.out_[to_];
         const std::size_t before = out.size();
         ByteWriter w(out);
@@ -35,6 +31,19 @@ public:
         w.put(m.src_node);
         w.put(m.dst_node);
         w.put(m.hops);
+        // The story goes on across the cut: its track as the writer finds
+        // it among this rank's (docs/trace.md "Order and numbering").
+        // A byte when there is none (a run that notes nothing).
+        w.put(static_cast<std::uint8_t>(m.story ? 1 : 0));
+        if (m.story) {
+            const Tracer::Track track = Tracer::portable(mail_.rank_, m.story.track);
+            w.put(m.story.id);
+            w.put(track.pid);
+            w.put(track.tid);
+            w.put(m.story.at.value());
+            w.put(m.story.noted.value());
+            w.put(m.story.depth);
+        }
         w.put(m.command);
         w.put(m.address);
         w.put_bytes(m.data.data(), m.data.size());
@@ -69,7 +78,7 @@ private:
     unsigned to_;
 };
 
-CutMail::CutMail(unsigned ranks) : out_(ranks) {}
+CutMail::CutMail(unsigned ranks, unsigned rank) : out_(ranks), rank_(rank) {}
 
 CutMail::~CutMail() = default;
 
@@ -112,6 +121,14 @@ void CutMail::deliver(const std::vector<Bytes>& in) {
                 m.dst_node = r.get<std::uint32_t>();
                 m.hops = r.get<std::uint32_t>();
                 m.story = Tracer::Cause{};
+                if (r.get<std::uint8_t>()) {
+                    m.story.id = r.get<std::uint64_t>();
+                    m.story.track.pid = r.get<int>();
+                    m.story.track.tid = r.get<int>();
+                    m.story.at = sc_time::from_value(r.get<sc_dt::uint64>());
+                    m.story.noted = sc_time::from_value(r.get<sc_dt::uint64>());
+                    m.story.depth = r.get<std::uint32_t>();
+                }
                 m.command = r.get<tlm::tlm_command>();
                 m.address = r.get<std::uint64_t>();
                 r.get_bytes(m.data);

@@ -24,7 +24,8 @@ namespace vrdmasim {
 
 class CutMail {
 public:
-    explicit CutMail(unsigned ranks);
+    // Rank `rank`'s of `ranks`.
+    explicit CutMail(unsigned ranks, unsigned rank = 0);
     ~CutMail();
     CutMail(const CutMail&) = delete;
     CutMail& operator=(const CutMail&) = delete;
@@ -57,6 +58,7 @@ private:
     std::unordered_map<std::uint32_t, CutLinkNear*> near_;
     PacketMessage in_;   // reused for every delivery
     std::uint64_t packets_ = 0, credits_ = 0, bytes_ = 0;
+    unsigned rank_ = 0;
 };
 
 }   // namespace vrdmasim

@@ -645,7 +645,7 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     if (ranks > 1) {
         partition_ = Partition::choose(topology_, ranks, rank, ctx.config[params_of<SimParams>().partition]);
         check_partitioned(ctx.config);
-        mail_ = std::make_unique<CutMail>(ranks);
+        mail_ = std::make_unique<CutMail>(ranks, rank);
     }
     if (sc_core::sc_get_time_resolution() != sc_time(1, sc_core::SC_PS))
         throw std::logic_error("vrdmasim needs SystemC's default 1 ps time resolution");
@@ -656,6 +656,16 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
                      static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]));
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
+    // The trace's groups are numbered in node order, on every rank alike
+    // (each rank makes only its nodes' tracks), and its ids are unique
+    // across ranks (docs/trace.md "Order and numbering").
+    {
+        std::vector<std::string> groups;
+        groups.reserve(n);
+        for (unsigned i = 0; i < n; ++i) groups.push_back(topology_.name(i));
+        ctx.tracer.set_group_order(groups);
+        ctx.tracer.set_rank(rank);
+    }
     check_packet_fits(c, topology_);
     check_processes(c);
     check_buffer_guard(c);

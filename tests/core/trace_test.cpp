@@ -160,6 +160,7 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     cl.files = {json, log};
 
     Tracer t;
+    t.set_group_order({"node1", "node0"});   // pids in this order (a system's: node order)
     auto dma = t.track("node1", "dma");   // before open(): metadata at open()
     auto dram = t.track("node1", "dram");
     t.open(json, log);
@@ -262,8 +263,8 @@ TEST_CASE("trace file has spans, instants and metadata", "[trace]") {
     // order under temporal decoupling).
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0] == "    0.000000 us  node0  #2 start");
-    CHECK(lines[1] == "   12.345678 us  node1.dma  #1 transfer 3 posted");
+    CHECK(lines[0] == "    0.000000 us  node0  #1 start");
+    CHECK(lines[1] == "   12.345678 us  node1.dma  #2 transfer 3 posted");
     CHECK(lines[2] == "1234567.500000 us  x  #3 late");
 }
 
@@ -502,8 +503,8 @@ TEST_CASE("a log without a trace narrates but writes no JSON", "[trace]") {
     t.close();
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == "    0.001000 us  a  #2 first");
-    CHECK(lines[1] == "    0.002000 us  a  #1 second");
+    CHECK(lines[0] == "    0.001000 us  a  #1 first");   // numbered in the order written
+    CHECK(lines[1] == "    0.002000 us  a  #2 second");
 }
 
 TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
@@ -533,8 +534,8 @@ TEST_CASE("a long log comes out in time order in bounded memory", "[trace]") {
         last = us;
     }
     CHECK(ordered);
-    CHECK(lines.front() == "    0.000000 us  node1.dma  #2 up 0");
-    CHECK(lines.back() == "   10.000000 us  node0.dma  #1 down 0");
+    CHECK(lines.front() == "    0.000000 us  node1.dma  #1 up 0");
+    CHECK(lines.back() == "   10.000000 us  node0.dma  #10000 down 0");
 }
 
 TEST_CASE("the log filter keeps the lines of the named nodes and models", "[trace]") {
@@ -725,9 +726,10 @@ TEST_CASE("a window keeps what overlaps it, in the trace and the log alike", "[t
     REQUIRE(with_ph(evs, "f").size() == 1);
     const auto lines = lines_of(slurp(log));
     REQUIRE(lines.size() == 3);
-    CHECK(lines[0].find("node0.drv  #4 handler") != std::string::npos);
-    CHECK(lines[1].find("node0.dma  #5 resume (after #4)") != std::string::npos);
-    CHECK(lines[2] == "   20.000000 us  node0.dma  #2 in");
+    // Numbers count every step, written or not: fault #1 (8 us), out #2.
+    CHECK(lines[0].find("node0.drv  #3 handler") != std::string::npos);
+    CHECK(lines[1].find("node0.dma  #4 resume (after #3)") != std::string::npos);
+    CHECK(lines[2] == "   20.000000 us  node0.dma  #5 in");
 }
 
 TEST_CASE("the trace filter keeps the tracks of the named nodes and models, and arrows between kept tracks",
@@ -839,4 +841,134 @@ TEST_CASE("hex writes addresses as 0x and lower-case digits", "[trace]") {
     CHECK(Tracer::hex(0x7efffffff000ull) == "0x7efffffff000");
     CHECK(Tracer::json_hex(255) == "\"0xff\"");
     CHECK(Tracer::hex(~0ull) == "0xffffffffffffffff");
+}
+
+namespace {
+
+// The numbers of a log's lines and of the steps they follow ("#N ... (after #M)").
+struct Numbered {
+    std::uint64_t id = 0, after = 0;
+};
+std::vector<Numbered> numbers_of(const std::vector<std::string>& lines) {
+    std::vector<Numbered> out;
+    for (const auto& l : lines) {
+        Numbered n;
+        const auto hash = l.find("  #");
+        if (hash != std::string::npos) n.id = std::stoull(l.substr(hash + 3));
+        const auto after = l.rfind("(after #");
+        if (after != std::string::npos) n.after = std::stoull(l.substr(after + 8));
+        out.push_back(n);
+    }
+    return out;
+}
+
+}   // namespace
+
+TEST_CASE("steps are numbered in the order written: consecutive, each cause before its effects", "[trace]") {
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string log = cl.dir + "/events.log";
+    cl.files = {log};
+    Tracer t;
+    t.open("", log);
+    const auto cpu = t.track("node0", "cpu0");
+    // Recorded out of time order (temporal decoupling), and a chain of
+    // steps of one time whose causes come later in arrival than unrelated
+    // steps of that time.
+    const auto late = t.note(cpu, "late", sc_time(30, SC_NS), sc_core::SC_ZERO_TIME, "node0.a", "late");
+    const auto a = t.note(cpu, "a", sc_time(10, SC_NS), sc_core::SC_ZERO_TIME, "node0.a", "a");
+    const auto b = t.note(Tracer::Track{}, "b", sc_time(10, SC_NS), sc_core::SC_ZERO_TIME, "node0.b", "b", a);
+    const auto c = t.note(cpu, "c", sc_time(10, SC_NS), sc_core::SC_ZERO_TIME, "node0.c", "c", b);
+    t.note(cpu, "d", sc_time(10, SC_NS), sc_core::SC_ZERO_TIME, "node0.d", "d");
+    t.note(cpu, "e", sc_time(40, SC_NS), sc_core::SC_ZERO_TIME, "node0.e", "e", late);
+    t.note(cpu, "f", sc_time(5, SC_NS), sc_core::SC_ZERO_TIME, "node0.f", "f");
+    CHECK(c.depth == 2);
+    CHECK(b.noted == sc_time(10, SC_NS));
+    t.close();
+    const auto lines = lines_of(slurp(log));
+    REQUIRE(lines.size() == 7);
+    const auto n = numbers_of(lines);
+    for (std::size_t k = 0; k < n.size(); ++k) {
+        INFO(lines[k]);
+        CHECK(n[k].id == k + 1);   // consecutive, in the order written
+        if (n[k].after) CHECK(n[k].after < n[k].id);   // a cause is written before its effects
+    }
+    // Same time: the steps without a cause at that time (depth 0) first, then
+    // each chain's next step.
+    CHECK(lines[0].find("#1 f") != std::string::npos);
+    CHECK(lines[1].find("#2 a") != std::string::npos);
+    CHECK(lines[2].find("#3 d") != std::string::npos);
+    CHECK(lines[3].find("#4 b (after #2)") != std::string::npos);
+    CHECK(lines[4].find("#5 c (after #4)") != std::string::npos);
+    CHECK(lines[6].find("#7 e (after #6)") != std::string::npos);
+}
+
+TEST_CASE("one rank's records handed to another write what one tracer writes", "[trace]") {
+    // Two ranks, each with its own group; a story that crosses from one to
+    // the other (a Cause carried with a portable track, as CutMail does).
+    // What rank 0 writes after taking rank 1's records must be byte for
+    // byte what one tracer recording both writes.
+    Cleanup cl{make_temp_dir(), {}};
+    const std::string one_json = cl.dir + "/one.json", one_log = cl.dir + "/one.log";
+    const std::string two_json = cl.dir + "/two.json", two_log = cl.dir + "/two.log";
+    cl.files = {one_json, one_log, two_json, two_log};
+    const std::vector<std::string> order{"node0", "node1"};
+    struct Side {
+        Tracer& tr;
+        unsigned rank;
+    };
+    // The same calls, on `a` for node0's models and `b` for node1's.
+    auto play = [&order](Side a, Side b) {
+        for (Side s : {a, b}) s.tr.set_group_order(order);
+        // Each side's calls as one SystemC process's of its node would make them.
+        auto A = [&a]() -> Tracer& {
+            a.tr.set_outside_process("node0.proc");
+            return a.tr;
+        };
+        auto B = [&b]() -> Tracer& {
+            b.tr.set_outside_process("node1.proc");
+            return b.tr;
+        };
+        const auto dma0 = A().track("node0", "dma");
+        const auto link0 = A().track("node0", "link->node1");
+        const auto dma1 = B().track("node1", "dma");
+        const auto cpu1 = B().track("node1", "cpu0");
+        A().span(link0, "data", sc_time(2, SC_NS), sc_time(3, SC_NS));
+        A().async_span(dma0, "transfer", 1, sc_time(1, SC_NS), sc_time(9, SC_NS));
+        A().async_span(dma0, "transfer", 2, sc_time(2, SC_NS), sc_time(4, SC_NS));
+        const auto start = A().note(dma0, "start", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma", "start");
+        Tracer::Cause carried = start;
+        if (a.rank != b.rank) carried.track = Tracer::portable(a.rank, carried.track);
+        const auto fault =
+            B().note(cpu1, "fault", sc_time(4, SC_NS), sc_time(1, SC_NS), "node1.smmu", "fault", carried);
+        B().note(Tracer::Track{}, "log only", sc_time(4, SC_NS), sc_core::SC_ZERO_TIME, "node1.drv", "then", fault);
+        B().instant(dma1, "NACK", sc_time(6, SC_NS));
+        B().note(dma1, "resend", sc_time(7, SC_NS), sc_core::SC_ZERO_TIME, "node1.dma", "resend", fault);
+        A().note(dma0, "done", sc_time(8, SC_NS), sc_core::SC_ZERO_TIME, "node0.dma", "done", start);
+    };
+    {
+        Tracer one;
+        one.open(one_json, one_log);
+        play({one, 0}, {one, 0});
+        one.close();
+    }
+    {
+        Tracer r0, r1;
+        r1.set_rank(1);
+        r0.open(two_json, two_log);
+        r1.record_only(true, true, cl.dir + "/r1");
+        play({r0, 0}, {r1, 1});
+        r0.import_tables(1, r1.export_tables());
+        r1.export_records([&r0](std::uint8_t stream, std::uint64_t ts, const TimeSortedSpool::Tie& tie,
+                                const std::string& rec) { r0.import_record(1, stream, ts, tie, rec); });
+        r1.close();
+        r0.close();
+    }
+    CHECK(slurp(two_log) == slurp(one_log));
+    CHECK(slurp(two_json) == slurp(one_json));
+    const auto evs = trace_events(two_json);
+    CHECK(with_ph(evs, "s").size() == 3);   // start -> fault (across), fault -> resend, start -> done
+    const auto lines = lines_of(slurp(one_log));
+    REQUIRE(lines.size() == 5);
+    CHECK(lines[1].find("#2 fault (after #1)") != std::string::npos);
+    CHECK(lines[2].find("#3 then (after #2)") != std::string::npos);
 }

@@ -7,11 +7,15 @@ N = 2 and N = 3 (where the boards allow) must write stats.json byte for byte
 as the one-process run does, and summary.csv equal apart from the host's
 own figures (scripts/same_results.py's HOST_COLUMNS), with `ranks` = N and
 the partition in config.ini. A partitioned run needs the settings its
-identical results rest on (docs/scaling.md): both runs get them. Then what
-it refuses: a single QFDB, a setting the identity needs left out, a
-workload whose ranks would share state, --trace; each once, exit status 2,
-nothing written.
+identical results rest on (docs/scaling.md): both runs get them. The cases
+in TRACED run with --trace --log both ways, and events.log and trace.json
+must be byte for byte the one process's too (docs/trace.md "Order and
+numbering"), with steps numbered 1, 2, ... in the order written and each
+`after #N` naming an earlier line. Then what it refuses: a single QFDB, a
+setting the identity needs left out, a workload whose ranks would share
+state, --report; each once, exit status 2, nothing written.
 """
+import re
 import argparse
 import csv
 import os
@@ -60,6 +64,28 @@ CASES += [
 ]
 
 
+# The cases also traced and logged (small ones: every shipped multi-board
+# config, and a story crossing a cut link through SMMU faults and
+# retransmission).
+TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "halo-retransmit"}
+TRACE_FILES = ["events.log", "trace.json"]
+LINE = re.compile(r"^ *[0-9.]+ us  .+?  #(\d+) .*?(?: \(after #(\d+)\))?$")
+
+
+def log_problems(path):
+    """Steps numbered 1, 2, ... in the order written; each cause an earlier line."""
+    with open(path) as f:
+        for k, line in enumerate(f, 1):
+            m = LINE.match(line.rstrip("\n"))
+            if not m:
+                return "line %d is not a numbered step: %r" % (k, line[:120])
+            if int(m.group(1)) != k:
+                return "line %d is numbered #%s" % (k, m.group(1))
+            if m.group(2) and int(m.group(2)) >= k:
+                return "line %d follows #%s, not an earlier line" % (k, m.group(2))
+    return None
+
+
 def summary(path):
     with open(path) as f:
         rows = list(csv.DictReader(f))
@@ -95,16 +121,25 @@ def main():
                 continue
             cfg = os.path.join(args.source, "configs", config)
             one = os.path.join(d, name + "-1")
-            p = run([args.exe, "run", cfg] + SETTINGS + extra + ["--quiet", "--out", one], d)
+            traced = ["--trace", "--log"] if name in TRACED else []
+            p = run([args.exe, "run", cfg] + SETTINGS + extra + traced + ["--quiet", "--out", one], d)
             if p.returncode != 0:
                 failures.append("%s in one process: exit %d\n%s" % (name, p.returncode, p.stdout[-2000:]))
                 continue
             with open(os.path.join(one, "stats.json"), "rb") as f:
                 want_stats = f.read()
             want = {k: v for k, v in summary(os.path.join(one, "summary.csv")).items() if k not in HOST_COLUMNS}
+            want_trace = {}
+            if traced:
+                problem = log_problems(os.path.join(one, "events.log"))
+                if problem:
+                    failures.append("%s in one process: events.log: %s" % (name, problem))
+                for t in TRACE_FILES:
+                    with open(os.path.join(one, t), "rb") as f:
+                        want_trace[t] = f.read()
             for n in counts:
                 out = os.path.join(d, "%s-%d" % (name, n))
-                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + SETTINGS + extra +
+                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + SETTINGS + extra + traced +
                         ["--quiet", "--out", out], d)
                 if p.returncode != 0 or not os.path.exists(os.path.join(out, "summary.csv")):
                     failures.append("%s on %d ranks: exit %d\n%s" % (name, n, p.returncode, p.stdout[-3000:]))
@@ -122,11 +157,19 @@ def main():
                 if got_all.get("ranks") != str(n) or int(got_all.get("host_windows", "0")) <= 0:
                     failures.append("%s on %d ranks: ranks = %s, host_windows = %s" %
                                     (name, n, got_all.get("ranks"), got_all.get("host_windows")))
+                for t, want_bytes in want_trace.items():
+                    path = os.path.join(out, t)
+                    got_bytes = open(path, "rb").read() if os.path.exists(path) else None
+                    if got_bytes != want_bytes:
+                        failures.append("%s on %d ranks: %s differs from one process's (%s)" %
+                                        (name, n, t, "missing" if got_bytes is None else "%d against %d B" %
+                                         (len(got_bytes), len(want_bytes))))
                 with open(os.path.join(out, "config.ini")) as f:
                     if "partition = " not in f.read():
                         failures.append("%s on %d ranks: config.ini does not record the partition" % (name, n))
-                print("ok: %s on %d ranks: %s windows, %s B exchanged" %
-                      (name, n, got_all.get("host_windows"), got_all.get("host_exchanged_bytes")))
+                print("ok: %s on %d ranks: %s windows, %s B exchanged%s" %
+                      (name, n, got_all.get("host_windows"), got_all.get("host_exchanged_bytes"),
+                       ", trace and log identical" if want_trace else ""))
         if not args.only:
             # What a partitioned run refuses: once, exit status 2, nothing written.
             refusals = [
@@ -137,8 +180,8 @@ def main():
                  "router.link-order = auto (from default): must be time in a partitioned run"),
                 ("handoff by call", [os.path.join(args.source, "configs", "exanest-prototype.ini")],
                  "board-link.handoff = call (from default): must be message in a partitioned run"),
-                ("--trace", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--trace"] + SETTINGS,
-                 "--trace is not built for a run split across MPI ranks yet"),
+                ("--report", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--report"] + SETTINGS,
+                 "--report is not built for a run split across MPI ranks yet"),
                 ("a workload sharing state across boards",
                  [os.path.join(args.source, "configs", "torus.ini"), "--workload.kind=alltoall",
                   "--workload.two-sided=true"] + SETTINGS,

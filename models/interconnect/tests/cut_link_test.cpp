@@ -145,7 +145,7 @@ TEST_CASE("cut link: the far router gets the packet at its head's arrival, whole
         p.src_node = 0;
         p.dst_node = 1;
         p.hops = 2;
-        p.story = Tracer::Cause{42, Tracer::Track{}, us(0.5)};
+        p.story = Tracer::Cause{42, Tracer::Track{}, us(0.5), us(0.5), 0};
         p.tail = sc_core::sc_time_stamp();
         tlm::tlm_generic_payload gp;
         gp.set_command(tlm::TLM_WRITE_COMMAND);
