@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "workloads/workload.hpp"
+#include "models/common/data_pattern.hpp"
 
 using namespace vrdmasim;
 
@@ -112,4 +112,60 @@ TEST_CASE("pattern_mismatch: the first byte that differs from the pattern", "[pa
     check_mismatch(pattern_mismatch_portable);
     if (fill_pattern_has_avx2()) check_mismatch(pattern_mismatch_avx2);
     else WARN("this CPU has no AVX2: only the portable loop checked");
+}
+
+TEST_CASE("pattern_bytes: any stretch of a pattern, from its place", "[pattern]") {
+    for (std::uint64_t key : {0ull, 9ull, ~0ull - 3}) {
+        const std::vector<unsigned char> whole = reference(400, key);
+        for (std::uint64_t from = 0; from < 40; ++from) {
+            for (std::uint64_t len : {0ull, 1ull, 7ull, 8ull, 9ull, 63ull, 64ull, 65ull, 300ull}) {
+                INFO("key " << key << " from " << from << " len " << len);
+                const PatternPlace p = pattern_advance(pattern_place(key), from);
+                CHECK(p == pattern_advance(pattern_advance(pattern_place(key), from / 2), from - from / 2));
+                std::vector<unsigned char> buf(len + 1, 0xEE);
+                pattern_bytes(buf.data(), len, p);
+                REQUIRE(std::equal(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(len),
+                                   whole.begin() + static_cast<std::ptrdiff_t>(from)));
+                CHECK(buf[len] == 0xEE);
+                CHECK(pattern_bytes_mismatch(buf.data(), len, p) == len);
+                if (len > 0) {
+                    buf[len / 2] ^= 0x40;
+                    CHECK(pattern_bytes_mismatch(buf.data(), len, p) == len / 2);
+                }
+            }
+        }
+    }
+    // Two keys' patterns are one stream, a word apart: the place says so.
+    CHECK(pattern_advance(pattern_place(4), 8) == pattern_place(5));
+}
+
+TEST_CASE("pattern_find: a stretch of any pattern is found with its place, anything else is not", "[pattern]") {
+    const std::vector<unsigned char> whole = reference(5000, 0x51);
+    for (std::uint64_t from = 0; from < 24; ++from) {
+        for (std::uint64_t len : std::vector<std::uint64_t>{kPatternFindMin - 1, kPatternFindMin, 24, 100, 4096}) {
+            INFO("from " << from << " len " << len);
+            PatternPlace p{1, 1};
+            const bool found = pattern_find(whole.data() + from, len, p);
+            REQUIRE(found == (len >= kPatternFindMin));
+            if (found) CHECK(p == pattern_advance(pattern_place(0x51), from));
+            // One byte changed anywhere: not a stretch of the pattern.
+            if (found) {
+                std::vector<unsigned char> bad(whole.begin() + static_cast<std::ptrdiff_t>(from),
+                                               whole.begin() + static_cast<std::ptrdiff_t>(from + len));
+                for (std::uint64_t at : std::vector<std::uint64_t>{0, len / 3, len - 1}) {
+                    bad[at] ^= 0x01;
+                    CHECK_FALSE(pattern_find(bad.data(), len, p));
+                    bad[at] ^= 0x01;
+                }
+            }
+        }
+    }
+    // Zeros, a repeated byte, and counting bytes are not.
+    std::vector<unsigned char> other(4096, 0);
+    PatternPlace p;
+    CHECK_FALSE(pattern_find(other.data(), other.size(), p));
+    std::fill(other.begin(), other.end(), 0xA5);
+    CHECK_FALSE(pattern_find(other.data(), other.size(), p));
+    for (std::size_t i = 0; i < other.size(); ++i) other[i] = static_cast<unsigned char>(i);
+    CHECK_FALSE(pattern_find(other.data(), other.size(), p));
 }
