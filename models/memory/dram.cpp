@@ -75,8 +75,7 @@ bool Dram::check(tlm::tlm_generic_payload& gp) {
 
 Dram::Page& Dram::page(std::uint64_t index) {
     if (Page* p = find_page(index)) return *p;
-    Page& p = pages_[index];
-    p.bytes = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
+    Page& p = pages_[index];   // no bytes and no stretch: zeros
     cached_[index % kCachedPages] = CachedPage{index, &p};
     return p;
 }
@@ -121,11 +120,11 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
         const std::uint64_t off = addr % kPageSize;
         const std::uint64_t n = std::min(len, kPageSize - off);
         if (write) {
-            if (Page* p = find_page(addr / kPageSize)) copy_n(p->bytes.get() + off, data, n);
+            if (Page* p = find_page(addr / kPageSize)) write_page(*p, off, data, n);
             else if (!all_zero(data, n))   // zeros into an untouched page: it reads as zeros already
-                copy_n(page(addr / kPageSize).bytes.get() + off, data, n);
+                write_page(page(addr / kPageSize), off, data, n);
         } else if (const Page* p = find_page(addr / kPageSize)) {
-            copy_n(data, p->bytes.get() + off, n);
+            read_page(*p, off, data, n);
         } else {
             std::memset(data, 0, n);
         }
@@ -133,6 +132,127 @@ void Dram::copy(std::uint64_t addr, unsigned char* data, std::uint64_t len, bool
         data += n;
         len -= n;
     }
+}
+
+std::size_t Dram::byte_pages() const {
+    std::size_t n = 0;
+    for (const auto& kv : pages_) n += kv.second.bytes != nullptr;
+    return n;
+}
+
+void Dram::write_page(Page& p, std::uint64_t off, const unsigned char* data, std::uint64_t n, bool maybe_pattern) {
+    // A page of bytes stays so, unless all of it is written with the pattern
+    // (a source buffer filled again for its next transfer).
+    PatternPlace at;
+    if (maybe_pattern && (!p.bytes || n == kPageSize) && pattern_find(data, n, at)) {
+        write_pattern(p, off, n, at);
+        return;
+    }
+    if (!p.bytes) to_bytes(p);
+    copy_n(p.bytes.get() + off, data, n);
+}
+
+void Dram::write_pattern(Page& p, std::uint64_t off, std::uint64_t n, PatternPlace at) {
+    if (n == kPageSize) {
+        p.bytes.reset();
+        p.stretches[0] = Stretch(0, kPageSize, at);
+        p.count = 1;
+        return;
+    }
+    if (!p.bytes && put_stretch(p, off, n, at)) return;
+    if (!p.bytes) to_bytes(p);
+    pattern_bytes(p.bytes.get() + off, n, at);
+}
+
+void Dram::read_page(const Page& p, std::uint64_t off, unsigned char* data, std::uint64_t n) {
+    if (p.bytes) {
+        copy_n(data, p.bytes.get() + off, n);
+        return;
+    }
+    const Stretch& first = p.stretches[0];
+    if (p.count == 1 && first.lo <= off && off + n <= first.hi) {   // the usual case: within one stretch
+        pattern_bytes(data, n, pattern_advance(first.at(), off - first.lo));
+        return;
+    }
+    std::memset(data, 0, n);
+    for (std::size_t i = 0; i < p.count; ++i) {
+        const Stretch& s = p.stretches[i];
+        const std::uint64_t lo = std::max<std::uint64_t>(off, s.lo), hi = std::min<std::uint64_t>(off + n, s.hi);
+        if (lo < hi) pattern_bytes(data + (lo - off), hi - lo, pattern_advance(s.at(), lo - s.lo));
+    }
+}
+
+bool Dram::put_stretch(Page& p, std::uint64_t off, std::uint64_t n, PatternPlace at) {
+    // The page's stretches with [off, off + n) cut out of them and the new
+    // one put in its place, in order; a stretch that continues the one
+    // before it (the next bytes of the same pattern) joins it, as a
+    // transfer's packets arrive one after another.
+    // The usual cases first: the first bytes written into a page, and the
+    // next packet of the transfer that wrote the page's last stretch.
+    if (p.count == 0) {
+        p.stretches[0] = Stretch(off, off + n, at);
+        p.count = 1;
+        return true;
+    }
+    const std::uint64_t end = off + n;
+    for (std::size_t i = 0; i < p.count; ++i) {
+        Stretch& s = p.stretches[i];
+        if (s.hi != off || pattern_advance(s.at(), s.hi - s.lo) != at) continue;
+        // It continues stretch i: over zeros, or over the start of the
+        // stretch after it (an older transfer's bytes, overwritten in order).
+        Stretch* t = i + 1 < p.count ? &p.stretches[i + 1] : nullptr;
+        if (t && t->lo < end && t->hi > end) {
+            *t = Stretch(end, t->hi, pattern_advance(t->at(), end - t->lo));
+        } else if (t && t->lo < end && t->hi == end) {
+            for (std::size_t j = i + 1; j + 1 < p.count; ++j) p.stretches[j] = p.stretches[j + 1];
+            --p.count;
+        } else if (t && t->lo < end) {
+            break;   // past the stretch after it: the general case
+        }
+        s.hi = static_cast<std::uint16_t>(end);
+        return true;
+    }
+    std::array<Stretch, kStretches> out{};
+    std::size_t k = 0;
+    auto push = [&](std::uint64_t lo, std::uint64_t hi, PatternPlace from) {
+        if (k > 0 && out[k - 1].hi == lo && pattern_advance(out[k - 1].at(), out[k - 1].hi - out[k - 1].lo) == from) {
+            out[k - 1].hi = static_cast<std::uint16_t>(hi);
+            return true;
+        }
+        if (k == kStretches) return false;
+        out[k++] = Stretch(lo, hi, from);
+        return true;
+    };
+    const std::uint64_t lo = off, hi = off + n;
+    bool placed = false;
+    for (std::size_t i = 0; i < p.count; ++i) {
+        const Stretch s = p.stretches[i];
+        if (s.hi <= lo) {
+            if (!push(s.lo, s.hi, s.at())) return false;
+            continue;
+        }
+        if (s.lo < lo && !push(s.lo, lo, s.at())) return false;
+        if (!placed) {
+            if (!push(lo, hi, at)) return false;
+            placed = true;
+        }
+        if (s.hi > hi && !push(std::max<std::uint64_t>(s.lo, hi), s.hi,
+                               pattern_advance(s.at(), std::max<std::uint64_t>(s.lo, hi) - s.lo)))
+            return false;
+    }
+    if (!placed && !push(lo, hi, at)) return false;
+    p.stretches = out;
+    p.count = static_cast<std::uint8_t>(k);
+    return true;
+}
+
+void Dram::to_bytes(Page& p) {
+    p.bytes = std::make_unique<unsigned char[]>(kPageSize);   // zeroed
+    for (std::size_t i = 0; i < p.count; ++i) {
+        const Stretch& s = p.stretches[i];
+        pattern_bytes(p.bytes.get() + s.lo, s.hi - s.lo, s.at());
+    }
+    p.count = 0;
 }
 
 bool Dram::any_pending(std::uint64_t addr, std::uint64_t len) {
@@ -147,15 +267,22 @@ bool Dram::any_pending(std::uint64_t addr, std::uint64_t len) {
 void Dram::commit_due(sc_time upto) {
     while (!pending_.empty() && pending_.front().at <= upto) {
         PendingWrite& w = pending_.front();
-        if (w.page) {   // within one page, allocated by defer_write
-            copy_n(w.page->bytes.get() + w.addr % kPageSize, w.data.data(), w.data.size());
+        if (w.page) {   // within one page, added by defer_write
+            if (w.patterned) write_pattern(*w.page, w.addr % kPageSize, w.len, w.place);
+            else write_page(*w.page, w.addr % kPageSize, w.data.data(), w.len, false);
             --w.page->pending;
         } else {
-            copy(w.addr, w.data.data(), w.data.size(), true);
-            for (std::uint64_t p = w.addr / kPageSize; p <= (w.addr + w.data.size() - 1) / kPageSize; ++p)
-                --page(p).pending;
+            for (std::uint64_t done = 0; done < w.len;) {
+                const std::uint64_t a = w.addr + done, off = a % kPageSize;
+                const std::uint64_t n = std::min(w.len - done, kPageSize - off);
+                Page& p = page(a / kPageSize);
+                if (w.patterned) write_pattern(p, off, n, pattern_advance(w.place, done));
+                else write_page(p, off, w.data.data() + done, n);   // a page of it may be the pattern
+                --p.pending;
+                done += n;
+            }
         }
-        spare_.push_back(std::move(w.data));
+        if (!w.patterned) spare_.push_back(std::move(w.data));
         pending_.pop_front();
     }
     // Once nothing is pending, a few buffers are kept for the next writes
@@ -172,13 +299,19 @@ void Dram::defer_write(sc_time at, std::uint64_t addr, const unsigned char* data
     PendingWrite w;
     w.at = at;
     w.addr = addr;
-    if (!spare_.empty()) {
-        w.data = std::move(spare_.back());
-        spare_.pop_back();
+    w.len = len;
+    // A write of the pattern (a transfer's packet) waits as its place in
+    // it, not as its bytes.
+    w.patterned = pattern_find(data, len, w.place);
+    if (!w.patterned) {
+        if (!spare_.empty()) {
+            w.data = std::move(spare_.back());
+            spare_.pop_back();
+        }
+        w.data.assign(data, data + len);
     }
-    w.data.assign(data, data + len);
-    // The pages are allocated now (host memory follows what was written),
-    // their bytes written at `at`.
+    // The pages are entered now (they count the write pending on them),
+    // their contents written at `at`.
     const std::uint64_t first = addr / kPageSize, last = (addr + len - 1) / kPageSize;
     if (first == last) {
         w.page = &page(first);
@@ -208,9 +341,15 @@ void Dram::overlay_pending(std::uint64_t addr, unsigned char* data, std::uint64_
     for (PendingWrite& w : pending_) {
         if (w.at > upto) break;
         const std::uint64_t lo = std::max(addr, w.addr);
-        const std::uint64_t hi = std::min(addr + len, w.addr + w.data.size());
+        const std::uint64_t hi = std::min(addr + len, w.addr + w.len);
         if (lo >= hi) continue;
-        if (patch) std::memcpy(w.data.data() + (lo - w.addr), data + (lo - addr), hi - lo);
+        if (w.patterned && patch) {   // a debug write into it: it becomes bytes
+            w.data.resize(w.len);
+            pattern_bytes(w.data.data(), w.len, w.place);
+            w.patterned = false;
+        }
+        if (w.patterned) pattern_bytes(data + (lo - addr), hi - lo, pattern_advance(w.place, lo - w.addr));
+        else if (patch) std::memcpy(w.data.data() + (lo - w.addr), data + (lo - addr), hi - lo);
         else std::memcpy(data + (lo - addr), w.data.data() + (lo - w.addr), hi - lo);
     }
 }

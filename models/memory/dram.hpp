@@ -20,6 +20,7 @@
 
 #include "src/core/context.hpp"
 #include "src/core/lazy_deque.hpp"
+#include "models/common/data_pattern.hpp"
 #include "models/common/debug_access.hpp"
 
 namespace vrdmasim {
@@ -46,6 +47,9 @@ public:
 
     std::uint64_t size() const { return size_; }
     std::size_t touched_pages() const { return pages_.size(); }
+    // Of those, the pages the store keeps as bytes (the others are kept as
+    // stretches of the data pattern, or zeros; README, "The store").
+    std::size_t byte_pages() const;
     // Timed writes whose data phase has not ended by the current simulated
     // time: not yet visible to timed reads (see README, "Visibility").
     std::size_t pending_writes() const { return pending_.size(); }
@@ -80,8 +84,10 @@ private:
     struct Page;
     struct PendingWrite {
         sc_core::sc_time at;
-        std::uint64_t addr = 0;
-        std::vector<unsigned char> data;
+        std::uint64_t addr = 0, len = 0;
+        std::vector<unsigned char> data;   // its bytes, unless they are the pattern's from `place`
+        PatternPlace place;
+        bool patterned = false;
         Page* page = nullptr;   // the page it lies in, if only one (as a packet's payload)
     };
     LazyDeque<PendingWrite> pending_;   // sorted by `at`, ties in call order
@@ -137,13 +143,43 @@ private:
     // one size: packets, descriptors), not recomputed in floating point.
     std::uint64_t occupy_len_ = ~std::uint64_t{0};
     sc_core::sc_time occupy_time_;
-    // The store: one entry per page ever written. `pending` counts the
-    // pending writes (pending_) that touch the page, so that an access to a
-    // page with none skips the overlay's scan of every pending write.
+    // The store: one entry per page ever written. A page holds its bytes,
+    // or, while every byte written into it is a stretch of the data pattern
+    // (models/common/data_pattern.hpp: a transfer's source and, once the
+    // engine has written them, its destination), up to kStretches
+    // stretches, each [lo, hi) from a place in the pattern, and zeros
+    // elsewhere: 16 bytes instead of a page (README, "The store"). `pending`
+    // counts the pending writes (pending_) that touch the page, so that an
+    // access to a page with none skips the overlay's scan of every pending
+    // write.
+    struct Stretch {   // 16 bytes: the place of byte lo, unpacked
+        std::uint64_t z = 0;
+        std::uint16_t lo = 0, hi = 0;
+        std::uint8_t phase = 0;
+        Stretch() = default;
+        Stretch(std::uint64_t l, std::uint64_t h, PatternPlace p)
+            : z(p.z), lo(static_cast<std::uint16_t>(l)), hi(static_cast<std::uint16_t>(h)), phase(p.phase) {}
+        PatternPlace at() const { return PatternPlace{z, phase}; }
+    };
+    static_assert(sizeof(Stretch) == 16, "a stretch is two words");
+    static constexpr std::size_t kStretches = 3;
     struct Page {
-        std::unique_ptr<unsigned char[]> bytes;
+        std::unique_ptr<unsigned char[]> bytes;   // null: stretches[0, count), zeros elsewhere
+        std::array<Stretch, kStretches> stretches{};
+        std::uint8_t count = 0;
         std::uint32_t pending = 0;
     };
+    // Writes n bytes at offset off of page p: as a stretch when they are the
+    // pattern's (looked for unless `maybe_pattern` is false: known not to
+    // be), else as bytes. write_pattern: the pattern's bytes from `at`.
+    void write_page(Page& p, std::uint64_t off, const unsigned char* data, std::uint64_t n, bool maybe_pattern = true);
+    static void write_pattern(Page& p, std::uint64_t off, std::uint64_t n, PatternPlace at);
+    // Reads n bytes at offset off of page p into data.
+    static void read_page(const Page& p, std::uint64_t off, unsigned char* data, std::uint64_t n);
+    // [off, off + n) from `at` into p's stretches; false (p unchanged) if
+    // they would be more than kStretches.
+    static bool put_stretch(Page& p, std::uint64_t off, std::uint64_t n, PatternPlace at);
+    static void to_bytes(Page& p);   // its stretches rendered into bytes
     std::unordered_map<std::uint64_t, Page> pages_;
     // The pages found last, direct-mapped by their index's low bits (nodes
     // of an unordered_map never move, and pages are never dropped):
@@ -165,7 +201,7 @@ private:
         c.page = &it->second;
         return c.page;
     }
-    Page& page(std::uint64_t index);   // allocated (zeroed) if new
+    Page& page(std::uint64_t index);   // added (all zeros) if new
     // Whether any pending write touches [addr, addr + len).
     bool any_pending(std::uint64_t addr, std::uint64_t len);
 

@@ -3,7 +3,10 @@
 
     huge_pages_test.py --exe VRDMASIM --tcmalloc ON|OFF
 
-Runs a 64-node halo and reads the summary's host_huge_pages_mib (what
+Runs a 256-node halo (big enough that the heap is most of the process: the
+executable, its libraries and the stacks are some 30 MiB outside it, and
+since the DRAM keeps the data pattern as stretches a 64-node halo's heap
+is smaller than that) and reads the summary's host_huge_pages_mib (what
 /proc/self/smaps_rollup says at the simulation's end). Linked with tcmalloc
 (src/cli/huge_pages.hpp) on a host whose transparent huge pages are
 `always` or `madvise`, most of the heap must be in huge pages (more than
@@ -29,8 +32,8 @@ def thp_mode():
 
 
 def run(exe, out, source):
-    p = subprocess.run([exe, "run", os.path.join(source, "configs", "torus.ini"), "--topology.x=4", "--topology.y=2",
-                        "--topology.z=2", "--workload.kind=halo", "--workload.message-size=16KiB",
+    p = subprocess.run([exe, "run", os.path.join(source, "configs", "torus.ini"), "--topology.x=4", "--topology.y=4",
+                        "--topology.z=4", "--workload.kind=halo", "--workload.message-size=16KiB",
                         "--workload.iterations=2", "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     if p.returncode != 0:

@@ -592,3 +592,137 @@ TEST_CASE("dram: an access that arrives before one booked ahead takes the gap be
     CHECK(q.count() == 3);
     CHECK(q.max() == Approx(32.0));   // only the overlapping one waited: the 32 ns phase it went around
 }
+
+// ---------------------------------------------------------------- the store
+
+TEST_CASE("dram: the data pattern is kept as stretches and reads back byte for byte", "[dram][store]") {
+    // Random writes (stretches of the pattern at any place, other bytes,
+    // zeros) and reads over six pages, against a plain array of the bytes.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    constexpr std::uint64_t kBase = 0x10000, kSpan = 6 * kPage;
+    std::vector<unsigned char> want(kSpan, 0), buf;
+    std::uint32_t x = 12345;
+    auto next = [&x](std::uint32_t n) {
+        x = x * 1664525u + 1013904223u;
+        return (x >> 8) % n;
+    };
+    for (int op = 0; op < 4000; ++op) {
+        const std::uint64_t at = next(kSpan);
+        const std::uint64_t len = std::min<std::uint64_t>(kSpan - at, 1 + next(op % 3 ? 600 : 9000));
+        buf.resize(len);
+        const std::uint32_t what = next(10);
+        if (what < 6) {   // the pattern, from anywhere in a few keys' streams
+            fill_pattern(buf.data(), len, next(4));
+        } else if (what < 7) {
+            std::fill(buf.begin(), buf.end(), 0);
+        } else if (what < 8) {
+            buf = pattern(len, op);
+        } else {
+            REQUIRE(dram.debug_access(false, kBase + at, buf.data(), len));
+            INFO("op " << op << " read " << len << " B at +" << at);
+            REQUIRE(std::equal(buf.begin(), buf.end(), want.begin() + static_cast<std::ptrdiff_t>(at)));
+            continue;
+        }
+        REQUIRE(dram.debug_access(true, kBase + at, buf.data(), len));
+        std::copy(buf.begin(), buf.end(), want.begin() + static_cast<std::ptrdiff_t>(at));
+    }
+    buf.resize(kSpan);
+    REQUIRE(dram.debug_access(false, kBase, buf.data(), kSpan));
+    CHECK(buf == want);
+    // Whole pages of the pattern written again: stretches, not bytes, even
+    // over pages the other bytes turned into bytes.
+    CHECK(dram.byte_pages() > 0);
+    std::vector<unsigned char> source(kSpan);
+    fill_pattern(source.data(), kSpan, 99);
+    REQUIRE(dram.debug_access(true, kBase, source.data(), kSpan));
+    CHECK(dram.byte_pages() == 0);
+    REQUIRE(dram.debug_access(false, kBase, buf.data(), kSpan));
+    CHECK(buf == source);
+}
+
+TEST_CASE("dram: packets of a transfer build a page's stretch as they land, over the last transfer's",
+          "[dram][store]") {
+    // A destination page written by timed 256-byte writes (an engine's
+    // packets) of one transfer in order, then of the next transfer out of
+    // order: its bytes are right at every step; in order, it is never kept
+    // as bytes.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::vector<unsigned char> first(kPage), second(kPage), got(kPage), mid(kPage);
+    fill_pattern(first.data(), kPage, 5);
+    fill_pattern(second.data(), kPage, 6);
+    std::size_t byte_pages_seen = 0;
+    bool mid_ok = false;
+    Initiator dma("dma", [&](Initiator& i) {
+        for (std::uint64_t off = 0; off < kPage; off += 256) {
+            std::vector<unsigned char> pkt(first.begin() + static_cast<std::ptrdiff_t>(off),
+                                           first.begin() + static_cast<std::ptrdiff_t>(off + 256));
+            i.write(0x4000 + off, pkt);
+            wait(ns(100));
+            byte_pages_seen = std::max(byte_pages_seen, dram.byte_pages());
+        }
+        // The next transfer's packets, every other one first.
+        for (std::uint64_t start : {0ull, 256ull}) {
+            for (std::uint64_t off = start; off < kPage; off += 512) {
+                std::vector<unsigned char> pkt(second.begin() + static_cast<std::ptrdiff_t>(off),
+                                               second.begin() + static_cast<std::ptrdiff_t>(off + 256));
+                i.write(0x4000 + off, pkt);
+                wait(ns(100));
+            }
+            if (start == 0) {
+                i.read(0x4000, mid);
+                mid_ok = true;
+                for (std::uint64_t b = 0; b < kPage; ++b)
+                    mid_ok = mid_ok && mid[b] == ((b / 256) % 2 == 0 ? second[b] : first[b]);
+            }
+        }
+        wait(ns(100));
+        i.read(0x4000, got);
+    });
+    dma.socket.bind(dram.socket);
+    sc_start();
+    CHECK(mid_ok);
+    CHECK(got == second);
+    CHECK(byte_pages_seen == 0);
+    // Interleaved, the two transfers needed more stretches than a page
+    // keeps: it went to bytes, and stays so until all of it is written
+    // with the pattern at once (a source filled again).
+    CHECK(dram.touched_pages() == 1);
+    CHECK(dram.byte_pages() == 1);
+    REQUIRE(dram.debug_access(true, 0x4000, first.data(), kPage));
+    CHECK(dram.byte_pages() == 0);
+    REQUIRE(dram.debug_access(false, 0x4000, got.data(), kPage));
+    CHECK(got == first);
+}
+
+TEST_CASE("dram: a pending write of the pattern is seen, and patched, as its bytes", "[dram][store][visibility]") {
+    // A write of the pattern waits for its data phase as its place in the
+    // pattern: reads in between see it (debug) or not (timed, earlier), and
+    // a debug write into it lands after it, as for any write.
+    Env env;
+    Dram dram("dram", env.ctx, "node0");
+    std::vector<unsigned char> src(3000), early(3000), latest(3000), after(3000);
+    fill_pattern(src.data(), src.size(), 42);
+    std::vector<unsigned char> want = src;
+    const std::vector<unsigned char> patch = pattern(8, 9);
+    std::copy(patch.begin(), patch.end(), want.begin() + 1500);
+    std::size_t pending = 0;
+    Initiator cpu("cpu", [&](Initiator& i) {
+        i.write(0x5F00, src, ns(500));   // across two pages, its data phase well ahead
+        pending = dram.pending_writes();
+        i.read(0x5F00, early, ns(10));
+        i.dbg(tlm::TLM_READ_COMMAND, 0x5F00, latest.data(), 3000);
+        std::vector<unsigned char> p = patch;
+        i.dbg(tlm::TLM_WRITE_COMMAND, 0x5F00 + 1500, p.data(), 8);
+        wait(ns(2000));
+        i.read(0x5F00, after);
+    });
+    cpu.socket.bind(dram.socket);
+    sc_start();
+    CHECK(pending == 1);
+    CHECK(early == std::vector<unsigned char>(3000, 0));
+    CHECK(latest == src);
+    CHECK(after == want);
+    CHECK(dram.byte_pages() == 1);   // the page the 8 bytes went into
+}
