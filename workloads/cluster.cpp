@@ -231,8 +231,6 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
             if (d >= apps_.size() || d == i) throw std::logic_error(kind_ + ": bad destination in the plan");
             peers_[d].in.push_back(i);
         }
-    for (Peer& p : peers_)
-        for (std::size_t k = 0; k < p.in.size(); ++k) p.slot[p.in[k]] = k;
     two_sided_ = ctx.config[params_of<WorkloadParams>().two_sided];
     const std::string& arrivals = ctx.config[params_of<WorkloadParams>().arrivals];
     arrivals_ = arrivals == "flags" ? Arrivals::Flags : arrivals == "counter" ? Arrivals::Counter : Arrivals::Ring;
@@ -386,8 +384,6 @@ struct ClusterWorkload::Sender {
     std::uint64_t flag_src = 0;   // flags: the sources of this node's flag writes, one per buffer
     std::deque<InFlight> inflight;
     std::map<unsigned, std::uint64_t> done_to;   // this round's writes to each destination that completed
-    // Each destination's receive area and (flags) flag array, published before the barrier.
-    std::map<unsigned, std::uint64_t> rx_of, flags_of;
     std::deque<unsigned> flag_due;   // destinations whose flag this round is due
     std::uint64_t posts = 0, round = 0;
 };
@@ -403,11 +399,6 @@ void ClusterWorkload::program(RdmaProcess& app) {
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
     if (!self.registered)
         throw std::runtime_error(app.group() + ": could not register the receive area (rdma.strategy)");
-    // The destinations' areas, as their programs published them before the barrier.
-    for (unsigned d : out_[me]) {
-        s.rx_of[d] = published(d, kRxBase);
-        if (arrivals_ == Arrivals::Flags) s.flags_of[d] = published(d, kFlags);
-    }
     for (s.round = 0; s.round < rounds_; ++s.round) {
         s.done_to.clear();
         for (std::uint64_t k = 0; k < writes_; ++k) {
@@ -509,7 +500,8 @@ void ClusterWorkload::post_flags(Sender& s) {
         app.store(src, s.round + 1);
         RdmaProcess::Message m;
         m.src = src;
-        m.dst = s.flags_of.at(d) + peers_[d].slot.at(me) * 8;
+        // The destinations' areas as their programs published them before the barrier.
+        m.dst = published(d, kFlags) + peers_[d].slot(me) * 8;
         m.len = 8;
         m.tag = (std::uint64_t(1) << 62) | ((s.round * n + me) * n + d);
         m.dst_node = d;
@@ -528,7 +520,7 @@ void ClusterWorkload::post_write(Sender& s, unsigned d, std::uint64_t k) {
     const unsigned me = app.node();
     const std::uint64_t n = apps_.size();
     const Peer& to = peers_[d];
-    const std::uint64_t dst_addr = s.rx_of.at(d) + (to.slot.at(me) * slots_ + k % slots_) * msg_;
+    const std::uint64_t dst_addr = published(d, kRxBase) + (to.slot(me) * slots_ + k % slots_) * msg_;
     const std::uint64_t src = s.src_base + (s.posts % s.sbufs) * msg_;
     const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
     const std::uint64_t key = ((s.round * n + me) * n + d) * writes_ + k;
@@ -580,10 +572,10 @@ void ClusterWorkload::take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto
                                  " notifications unread, " + std::to_string(a.ring) + " entries)");
     for (; a.consumed < upto; ++a.consumed) {
         const CompletionRecord r = app.read_rx_record(a.consumed);
-        const auto it = self.slot.find(r.node);
-        const std::uint64_t lo = it == self.slot.end() ? 0 : self.rx_base + it->second * slots_ * msg_;
-        const bool known = it != self.slot.end() && r.addr >= lo && r.addr < lo + slots_ * msg_;
-        if (!known || a.got[it->second] >= rounds_ * writes_) {
+        const std::size_t si = self.find_slot(r.node);
+        const std::uint64_t lo = si == self.in.size() ? 0 : self.rx_base + si * slots_ * msg_;
+        const bool known = si != self.in.size() && r.addr >= lo && r.addr < lo + slots_ * msg_;
+        if (!known || a.got[si] >= rounds_ * writes_) {
             std::ostringstream os;
             os << "DATA MISMATCH: " << app.group() << " notified of a write from node" << r.node << " to 0x" << std::hex
                << r.addr << std::dec << (known ? " beyond what that node sends" : " it never expected");
@@ -591,7 +583,7 @@ void ClusterWorkload::take_ring(RdmaProcess& app, Arrival& a, std::uint64_t upto
             log_.verified(0, false);
             continue;
         }
-        ++a.got[it->second];
+        ++a.got[si];
     }
 }
 

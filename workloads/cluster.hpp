@@ -16,7 +16,9 @@
 #pragma once
 
 #include <array>
+#include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <map>
 #include <memory>
 #include <string>
@@ -101,7 +103,18 @@ public:
 private:
     struct Peer {
         std::vector<unsigned> in;   // sources, increasing
-        std::map<unsigned, std::size_t> slot;   // source -> its index in `in`
+        // Source `src`'s index in `in` (its slot in the receive area);
+        // in.size() if it is not a source.
+        std::size_t find_slot(unsigned src) const {
+            const auto it = std::lower_bound(in.begin(), in.end(), src);
+            return it != in.end() && *it == src ? static_cast<std::size_t>(it - in.begin()) : in.size();
+        }
+        std::size_t slot(unsigned src) const {   // a source's: logic_error for another node
+            const std::size_t i = find_slot(src);
+            if (i == in.size())
+                throw std::logic_error("cluster workload: node " + std::to_string(src) + " is not a source");
+            return i;
+        }
         std::uint64_t rx_base = 0;   // receive area (slots of message-size per source)
         bool registered = true;
     };

@@ -76,7 +76,7 @@ void ClusterWorkload::program_read(RdmaProcess& app) {
                 while (pos < i_out.size() && i_out[pos] != me) ++pos;
                 if (pos == i_out.size()) throw std::logic_error(kind_ + ": a reader not in its source's plan");
                 const std::uint64_t src = src_of.at(i) + (pos * slots_ + k % slots_) * msg_;
-                const std::uint64_t dst = self.rx_base + (self.slot.at(i) * slots_ + k % slots_) * msg_;
+                const std::uint64_t dst = self.rx_base + (self.slot(i) * slots_ + k % slots_) * msg_;
                 const std::uint64_t len = std::min(msg_, bytes_ - k * msg_);
                 const std::uint64_t key = ((round * n + i) * n + me) * writes_ + k;   // as the write form's
                 prepare(app, i, src, me, dst, len, key);

@@ -130,7 +130,7 @@ void ClusterWorkload::complete_one(TwoSided& ts) {
     if (at == posted_at_.end()) throw std::logic_error(kind_ + ": a message received before it was sent");
     posted_at_.erase(at);
     report(app, app.node(), a.buf, len, a.key, rec, &latency, static_cast<int>(a.peer));
-    const std::size_t si = peers_[app.node()].slot.at(a.peer);
+    const std::size_t si = peers_[app.node()].slot(a.peer);
     if (ts.next_recv[si] < writes_) post_receive(ts, si);
 }
 

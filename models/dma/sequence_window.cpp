@@ -2,6 +2,7 @@
 // README.md "Ordered notifications").
 #include "models/dma/sequence_window.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace vrdmasim {
@@ -81,7 +82,7 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
         return;
     }
     const std::uint64_t k = n.nseq - 1;
-    if (k < p.next || p.held.count(k)) {
+    if (k < p.next || (p.held && p.held->count(k))) {
         // Consumed already: a skip crossing a completed transfer's ACK is
         // harmless (it is answered all the same); a notification is not.
         if (!n.skip) stats_.notify_seq_errors.inc();
@@ -91,8 +92,9 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
         // Landed before an earlier-posted one of its pair was delivered:
         // held. The sender's admission keeps it within the window (self-check).
         if (k >= p.next + window_) stats_.notify_seq_errors.inc();
-        p.held.emplace(k, Held{n, at});
-        const double size = static_cast<double>(p.held.size());
+        if (!p.held) p.held = std::make_unique<std::map<std::uint64_t, Held>>();
+        p.held->emplace(k, Held{n, at});
+        const double size = static_cast<double>(p.held->size());
         if (size > stats_.notify_window_peak.value()) stats_.notify_window_peak.set(size);
         if (trace_.tracer.noting()) {
             std::ostringstream os;
@@ -109,9 +111,10 @@ void NotificationOrder::arrive(const PendingNotification& n, sc_time& at) {
     ++p.next;
     if (n.skip) stats_.notify_skipped.inc();
     else deliver(p, n, at, at);
-    for (auto it = p.held.find(p.next); it != p.held.end(); it = p.held.find(p.next)) {
+    if (!p.held) return;
+    for (auto it = p.held->find(p.next); it != p.held->end(); it = p.held->find(p.next)) {
         const Held h = it->second;
-        p.held.erase(it);
+        p.held->erase(it);
         ++p.next;
         if (h.n.skip) {
             stats_.notify_skipped.inc();
@@ -138,17 +141,24 @@ void NotificationOrder::count_reordered(Pair& p, std::uint64_t id, sc_time at) {
     // Transfer ids grow in doorbell order at their sender. This one came
     // after a later-posted one delivered earlier in time; an earlier-posted
     // one delivered later in time than this came after it.
+    const auto begin = p.recent.begin() + p.first, end = p.recent.end();
     bool late = false;
-    for (auto it = p.recent.upper_bound(id); it != p.recent.end(); ++it)
-        if (it->second.first < at) late = true;
-    for (auto it = p.recent.begin(); it != p.recent.end() && it->first < id; ++it)
-        if (!it->second.second && it->second.first > at) {
-            it->second.second = true;
+    const auto after = std::upper_bound(begin, end, id, [](std::uint64_t v, const Recent& r) { return v < r.id; });
+    for (auto it = after; it != end; ++it)
+        if (it->at < at) late = true;
+    for (auto it = begin; it != end && it->id < id; ++it)
+        if (!it->counted && it->at > at) {
+            it->counted = true;
             stats_.notify_reordered.inc();
         }
     if (late) stats_.notify_reordered.inc();
-    p.recent[id] = {at, late};
-    if (p.recent.size() > kRecent) p.recent.erase(p.recent.begin());
+    const auto at_id = std::lower_bound(begin, end, id, [](const Recent& r, std::uint64_t v) { return r.id < v; });
+    if (at_id != end && at_id->id == id) *at_id = Recent{id, at, late};
+    else p.recent.insert(at_id, Recent{id, at, late});
+    if (p.recent.size() - p.first > kRecent && ++p.first == kRecent) {
+        p.recent.erase(p.recent.begin(), p.recent.begin() + p.first);
+        p.first = 0;
+    }
 }
 
 void NotificationOrder::trace_held(const PendingNotification& n, sc_time landed, sc_time delivered) {
@@ -169,7 +179,8 @@ void NotificationOrder::trace_held(const PendingNotification& n, sc_time landed,
 
 std::uint64_t NotificationOrder::held() const {
     std::uint64_t n = 0;
-    for (const auto& kv : pairs_) n += kv.second.held.size();
+    for (const auto& kv : pairs_)
+        if (kv.second.held) n += kv.second.held->size();
     return n;
 }
 

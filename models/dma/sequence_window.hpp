@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 
@@ -120,13 +122,24 @@ private:
         PendingNotification n;
         sc_core::sc_time landed;
     };
+    struct Recent {
+        std::uint64_t id = 0;
+        sc_core::sc_time at;   // when delivered
+        bool counted = false;   // already counted as reordered
+    };
+    // One per sender and protection domain, kept to the end: small (an
+    // all-to-all has one per pair of nodes, 268 million at 16,384 MPSoCs).
     struct Pair {
         std::uint64_t next = 0;   // the number delivered next
-        std::map<std::uint64_t, Held> held;   // landed early (in call order), by number
         sc_core::sc_time last_at;   // when the pair's latest notification was delivered
-        // The pair's latest deliveries (kRecent), by transfer id: when, and
-        // whether already counted as reordered.
-        std::map<std::uint64_t, std::pair<sc_core::sc_time, bool>> recent;
+        // The pair's latest deliveries (kRecent), by transfer id, from
+        // recent[first] on (the ones before are dropped, the vector
+        // compacted every kRecent).
+        std::vector<Recent> recent;
+        std::uint32_t first = 0;
+        // Landed early (in call order), by number: made at the pair's first
+        // (never without dma.notify-window).
+        std::unique_ptr<std::map<std::uint64_t, Held>> held;
     };
     static constexpr std::size_t kRecent = 256;
     // Deliver `n`, whose write landed at `landed`, in number order at `at`
