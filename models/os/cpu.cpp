@@ -39,7 +39,8 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
       total_busy_us_(ctx.stats.scalar(prefix + ".cores_busy_time", "us",
                                       "CPU time spent on all cores, every activity (sum of <activity>.busy_time)",
                                       Scalar::Kind::Sum)),
-      free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME) {
+      free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME),
+      ahead_(free_at_.size()) {
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
         tracks_.push_back(ctx.tracer.track(group, "cpu" + std::to_string(k)));
@@ -92,6 +93,12 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
     free_at_[core] = end;
 
     Activity& a = activity(activity_name);
+    std::vector<Booked>& ahead = ahead_[core];
+    const sc_time now = sc_core::sc_time_stamp();
+    std::size_t over = 0;
+    while (over < ahead.size() && ahead[over].end <= now) ++over;
+    ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(over));
+    if (end > now) ahead.push_back(Booked{start, end, &a});
     a.busy_us->add(to_us(duration));
     total_busy_us_.add(to_us(duration));
     a.wait_ns->add(to_ns(start - ready));
@@ -121,6 +128,19 @@ sc_time CpuCores::cycles(double n) const {
 sc_time CpuCores::busy(std::string_view activity_name) const {
     auto it = activities_.find(activity_name);
     return it == activities_.end() ? sc_core::SC_ZERO_TIME : it->second.busy;
+}
+
+void CpuCores::end_run(sc_time end) {
+    for (std::vector<Booked>& ahead : ahead_) {
+        for (const Booked& b : ahead) {
+            if (b.end <= end) continue;
+            const sc_time over = b.end - max_time(b.start, end);
+            b.activity->busy_us->add(-to_us(over));
+            total_busy_us_.add(-to_us(over));
+            b.activity->busy -= over;
+        }
+        ahead.clear();
+    }
 }
 
 }   // namespace vrdmasim

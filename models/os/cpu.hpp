@@ -69,6 +69,13 @@ public:
     // CPU time spent per activity so far.
     sc_core::sc_time busy(std::string_view activity) const;
 
+    // The run ends at `end` (the last event): work booked beyond it (a
+    // hog's or a daemon's, stopped with the workload while its work was
+    // under way) counts only up to `end` in the busy times. Booking adds a
+    // piece's whole duration at once, loosely timed; without this a run
+    // would report cores busier than the time it lasted.
+    void end_run(sc_core::sc_time end);
+
 private:
     struct Activity {
         Scalar* busy_us;
@@ -89,6 +96,13 @@ private:
     NoiseStream noise_;   // its draws, this node's own stream
     Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
     std::vector<sc_core::sc_time> free_at_;
+    // Per core, the pieces not over by the time of the latest booking on
+    // it, in time order (a few at most): what end_run() trims.
+    struct Booked {
+        sc_core::sc_time start, end;
+        Activity* activity;
+    };
+    std::vector<std::vector<Booked>> ahead_;
     std::vector<Tracer::Track> tracks_;
     std::map<std::string, Activity, std::less<>> activities_;
     const std::string* last_name_ = nullptr;   // activities_'s key of last_ (map nodes do not move)

@@ -1063,6 +1063,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         merge_ranks(*sys, stats, *mpi);
     } else {
         result.error = run_simulation(*sys, opts.progress);
+        sys->end_run();
     }
     // A thread that overflowed its stack may have written another's: no
     // result of the run can be trusted (src/sim/thread_stacks.hpp).

@@ -894,6 +894,11 @@ void System::build_jobs(const SimContext& ctx) {
     }
 }
 
+void System::end_run() {
+    for (auto& node : nodes_)
+        if (node) node->cpu.end_run(sc_core::sc_time_stamp());
+}
+
 void System::stop_daemons_when_done() {
     // The kernel's daemons run until every program of every job has ended,
     // so that the simulation ends when nothing is left to do: one

@@ -233,6 +233,10 @@ public:
     // ranks: then only its own boards' nodes).
     bool present(std::size_t i) const { return nodes_[i] != nullptr; }
     const Partition& partition() const { return partition_; }
+    // The run is over at the current time (the last event): CPU work booked
+    // beyond it counts only up to it (CpuCores::end_run). Called once, after
+    // the simulation and before its statistics are read or packed.
+    void end_run();
     // The cut links to and from other ranks (null on one rank).
     CutMail* cut_mail() { return mail_.get(); }
     // The far ends here of cut links from other ranks.

@@ -74,6 +74,7 @@ void merge_ranks(System& sys, StatRegistry& stats, Comm& comm) {
     const std::uint64_t last = kMax - comm.min(kMax - sc_core::sc_time_stamp().value());
     if (last > sc_core::sc_time_stamp().value())
         sc_core::sc_start(sc_time::from_value(last) - sc_core::sc_time_stamp(), sc_core::SC_RUN_TO_TIME);
+    sys.end_run();
     // The workloads' logs: histograms by hop count made wherever a transfer
     // of that length ended, the spans the earliest and latest of all.
     Bytes mine;

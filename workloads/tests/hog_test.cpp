@@ -66,6 +66,25 @@ TEST_CASE("hog: touches every page every pass and stops with the workload", "[ho
     CHECK(s.log().bytes_verified.value() == 8u << 20);
 }
 
+TEST_CASE("hog: a populate still under way when the workload ends counts only up to the run's end", "[hog]") {
+    // The hog's MAP_POPULATE of 1 GiB books its CPU time at once, well past
+    // a short stream's end; the run ends with the stream (the hog stops),
+    // and its cores cannot have been busier than the run lasted (the
+    // energy self-check holds it; System::end_run trims the rest).
+    Sim s({{"workload.total-bytes", "1MiB"},
+           {"workload.message-size", "256KiB"},
+           {"hog.bytes", "1GiB"},
+           {"dram.size", "2GiB"}});
+    s.run();
+    REQUIRE(s.sys->workload().finished());
+    const double run_us = sc_time_stamp().to_seconds() * 1e6;
+    // Booked: more than the node's 4 cores had.
+    CHECK(s.scalar("node0.cpu.cores_busy_time") > 4 * run_us);
+    s.sys->end_run();
+    for (unsigned n = 0; n < 2; ++n)
+        CHECK(s.scalar("node" + std::to_string(n) + ".cpu.cores_busy_time") <= 4 * run_us * (1 + 1e-9));
+}
+
 TEST_CASE("hog: under pressure the stream's buffers are swapped out, faulted back, and every byte verifies", "[hog]") {
     // 320 MiB of DRAM: 64 MiB of page frames, 40 of them held hot by the
     // hog. The stream's 32 MiB buffer on each side (cold: the CPU writes the

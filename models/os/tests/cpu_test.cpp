@@ -178,6 +178,30 @@ TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
     CHECK_THROWS_AS(cpu.run("", us(0), us(1)), std::invalid_argument);
 }
 
+TEST_CASE("cpu: a run that ends counts the work booked beyond its end only up to it", "[os][cpu]") {
+    // Loosely timed, a piece of work is counted busy in full when booked. A
+    // hog's populate still under way when the workload ends (the run's last
+    // event) must not make the cores busier than the run lasted.
+    CpuEnv env(Settings{{"cpu.cores", "2"}});
+    CpuCores cpu(env.ctx, "node1.cpu", "node1");
+    cpu.run("syscall", us(0), us(250));   // core 0 until 250 us
+    cpu.run("poll", us(0), us(10));   // core 1 until 10 us
+    cpu.run("poll", us(10), us(5));   // core 1 [10, 15)
+    cpu.run("poll", us(5), us(50));   // core 1 [15, 65)
+    cpu.run("khugepaged", us(100), us(20));   // core 1 [100, 120): after the end
+    cpu.end_run(us(60));
+    CHECK(cpu.busy("syscall") == us(60));
+    CHECK(cpu.busy("poll") == us(60));
+    CHECK(cpu.busy("khugepaged") == sc_core::SC_ZERO_TIME);
+    CHECK(env.stats.find_scalar("node1.cpu.syscall.busy_time")->value() == Approx(60).epsilon(1e-12));
+    CHECK(env.stats.find_scalar("node1.cpu.poll.busy_time")->value() == Approx(60).epsilon(1e-12));
+    CHECK(env.stats.find_scalar("node1.cpu.khugepaged.busy_time")->value() == Approx(0).margin(1e-9));
+    CHECK(env.stats.find_scalar("node1.cpu.cores_busy_time")->value() == Approx(120).epsilon(1e-12));
+    // Twice is once: nothing is left beyond the end.
+    cpu.end_run(us(60));
+    CHECK(cpu.busy("syscall") == us(60));
+}
+
 TEST_CASE("cpu: one trace span per run on track cpu<k>, named by label or activity", "[os][cpu]") {
     CpuEnv env;
     CpuCores cpu(env.ctx, "node0.cpu", "node0");
