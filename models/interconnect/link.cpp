@@ -126,6 +126,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
       vc_errors_(ctx.stats.counter(std::string(this->name()) + ".vc_errors", "",
                                    "packets refused for a VC the far end has no buffer for")) {
     flit_time_ = sc_time::from_value(flit_ps_);
+    stats_ = &ctx.stats;
     if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
     vcs_.resize(p_.vcs);
     timed_.resize(p_.vcs);
@@ -240,6 +241,8 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
     // Entries already free by the time this packet starts no longer count
     // (a cut link's: those whose credit is delivered).
     const sc_time ready = max_time(head_in, busy_until_);
+    if (head_in < last_head_ && busy_until_ > head_in) inverted(busy_until_ - head_in);
+    last_head_ = head_in;
     sc_time start = max_time(ready, credit_ok);
     sc_time known = start;
     if constexpr (Lined) {
@@ -321,6 +324,18 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
     }
     if (!lined_) in_call_order<false>(gp, pkt, delay, now, head_in, flits, vc);
     else lined_call_order(gp, pkt, delay, now, head_in, flits, vc);
+}
+
+__attribute__((noinline)) void Link::inverted(sc_time waited) {
+    if (!inversions_) {
+        inversions_ = &stats_->counter(std::string(name()) + ".order_inversions", "",
+                                       "packets that waited for the wire behind a packet that reached the link later "
+                                       "in simulated time (router.link-order = auto: call order)");
+        inversion_wait_us_ = &stats_->scalar(std::string(name()) + ".order_wait", "us",
+                                             "queueing of those packets for the wire", Scalar::Kind::Sum);
+    }
+    inversions_->inc();
+    inversion_wait_us_->add(to_us(waited));
 }
 
 // Out of carry()'s frame: the original model's path stays as it was.

@@ -178,6 +178,16 @@ private:
     sc_core::sc_time flit_time_;
     sc_dt::uint64 flit_ps_;
     sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order
+    // Call order: the head of the packet that reserved the wire last. A
+    // packet whose head is earlier and that waits for the wire waits behind
+    // a packet that reached the link after it: an inversion of the call
+    // order, counted (registered at the first) in `<name>.order_inversions`
+    // and its queueing in `<name>.order_wait`.
+    sc_core::sc_time last_head_;
+    Counter* inversions_ = nullptr;
+    Scalar* inversion_wait_us_ = nullptr;
+    StatRegistry* stats_ = nullptr;
+    void inverted(sc_core::sc_time waited);
     // Per VC: packets in its far-end buffer, (time its space is freed,
     // flits), FIFO. A cut link's: the time is its credit's stamp
     // (sc_max_time until the credit is posted; the credit is delivered,
