@@ -422,6 +422,7 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "bench") return vrdmasim::bench_command(args);
     if (cmd == "bench-bare") return vrdmasim::bench_bare_command(args);
     if (cmd == "bench-smmu") return vrdmasim::bench_smmu_command(args);
+    if (cmd == "bench-kernel") return vrdmasim::bench_kernel_child_command(args);
     std::cerr << "vrdmasim: error: unknown command '" << cmd << "'\n\n";
     usage(std::cerr);
     return vrdmasim::kExitBadConfig;

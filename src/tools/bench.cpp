@@ -1,4 +1,5 @@
 #include "src/tools/bench.hpp"
+#include "src/tools/bench_detail.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,11 +35,10 @@
 
 namespace vrdmasim {
 
-namespace {
+namespace bench_detail {
 
 namespace po = boost::program_options;
 
-// s as one word for /bin/sh: single-quoted, embedded quotes escaped.
 std::string shq(const std::string& s) {
     std::string out = "'";
     for (const char c : s) {
@@ -48,7 +48,6 @@ std::string shq(const std::string& s) {
     return out + "'";
 }
 
-// A whole number of decimal digits (no sign) between lo and hi.
 long parse_whole(const std::string& what, const std::string& v, long lo, long hi) {
     if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) < lo ||
         std::stol(v) > hi)
@@ -57,10 +56,8 @@ long parse_whole(const std::string& what, const std::string& v, long lo, long hi
     return std::stol(v);
 }
 
-// Parse the bench subcommands' options (no abbreviations). Returns -1 when
-// parsed, else the exit status (0 after --help, 2 on an error).
-int parse_bench_options(const std::string& cmd, const std::vector<std::string>& args,
-                        const po::options_description& opts, const std::string& usage, po::variables_map& vm) {
+int parse_options(const std::string& cmd, const std::vector<std::string>& args, const po::options_description& opts,
+                  const std::string& usage, po::variables_map& vm) {
     try {
         const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
         const po::positional_options_description none;   // no arguments but options
@@ -77,13 +74,49 @@ int parse_bench_options(const std::string& cmd, const std::vector<std::string>& 
     return -1;
 }
 
+std::string capture(const std::string& cmd, int& status) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) {
+        status = -1;
+        return out;
+    }
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    // The child's exit status (128 + signal if killed), not the raw wait
+    // status ("exit status 512" for 2).
+    const int ws = pclose(p);
+    status = ws < 0 ? -1 : WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : ws;
+    return out;
+}
+
+std::map<std::string, double> child_figures(const std::string& cmd, int& status) {
+    std::map<std::string, double> m;
+    std::istringstream is(capture(cmd, status));
+    std::string key;
+    double v;
+    while (is >> key >> v) m[key] = v;
+    return m;
+}
+
+}   // namespace bench_detail
+
+namespace {
+
+namespace po = boost::program_options;
+using bench_detail::capture;
+using bench_detail::child_figures;
+using bench_detail::parse_whole;
+using bench_detail::shq;
+
 // --iterations of bench-bare and bench-smmu.
 int iterations_option(const std::string& cmd, const std::vector<std::string>& args, long dflt, long& iterations) {
     po::options_description opts(cmd + " options");
     opts.add_options()("help,h", "show this help")("iterations", po::value<std::string>()->value_name("N"),
                                                    "calls to time (>= 1)");
     po::variables_map vm;
-    const int rc = parse_bench_options(cmd, args, opts, "usage: vrdmasim " + cmd + " [--iterations N]\n", vm);
+    const int rc = bench_detail::parse_options(cmd, args, opts, "usage: vrdmasim " + cmd + " [--iterations N]\n", vm);
     if (rc >= 0) return rc;
     iterations = dflt;
     try {
@@ -184,23 +217,6 @@ std::string self_exe() {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("vrdmasim");
 }
 
-std::string capture(const std::string& cmd, int& status) {
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) {
-        status = -1;
-        return out;
-    }
-    char buf[4096];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    // The child's exit status (128 + signal if killed), not the raw wait
-    // status ("exit status 512" for 2).
-    const int ws = pclose(p);
-    status = ws < 0 ? -1 : WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : ws;
-    return out;
-}
-
 }   // namespace
 
 int bench_bare_command(const std::vector<std::string>& args) {
@@ -284,16 +300,6 @@ bool run_stream(const std::string& exe, const std::string& dir, const std::strin
     f.faults = std::atof(m["smmu_faults"].c_str());
     f.errors = std::atof(m["transfer_errors"].c_str());
     return f.packets > 0 && f.host > 0;
-}
-
-// "key value" lines printed by a child into a map.
-std::map<std::string, double> child_figures(const std::string& cmd, int& st) {
-    std::map<std::string, double> m;
-    std::istringstream is(capture(cmd, st));
-    std::string key;
-    double v;
-    while (is >> key >> v) m[key] = v;
-    return m;
 }
 
 // One `vrdmasim run` as a child, its summary row by column.
@@ -547,6 +553,9 @@ po::options_description bench_options() {
         "volume", po::value<std::string>()->value_name("SIZE")->default_value("256MiB"),
         "bytes each stream run moves, e.g. 256MiB")(
         "scale", "instead: halo on 4 to --max-nodes nodes, host cost per packet-hop")(
+        "kernel",
+        "instead: SystemC alone, no model: the host time of a timed wake-up among as many processes as the "
+        "halo of --scale keeps on 64 to --max-nodes nodes (64, 1296, 16384), as methods and as threads")(
         "memory",
         "instead: host memory per idle node, from the peak resident memory of tori of 64 to "
         "--max-nodes nodes (64, 256, 1296, 4096, 16384) with one small stream")(
@@ -555,8 +564,8 @@ po::options_description bench_options() {
         "per packet-hop (halo on 4, 64, 256 nodes up to --max-nodes), counted by valgrind's "
         "callgrind on the simulation loop only: figures that do not depend on the host's load")(
         "max-nodes", po::value<std::string>()->value_name("N")->default_value("1296"),
-        "--scale, --memory, --instructions: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or 16384 "
-        "nodes; --memory: from 64; --instructions: 4, 64 and 256; up to it; >= 4)")(
+        "--scale, --memory, --instructions, --kernel: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or "
+        "16384 nodes; --memory: from 64; --instructions: 4, 64 and 256; --kernel: from 1296; up to it; >= 4)")(
         "iterations", po::value<std::string>()->value_name("N")->default_value("4"),
         "--scale, --instructions: halo iterations per run (>= 1)");
     return opts;
@@ -564,7 +573,7 @@ po::options_description bench_options() {
 
 // What `vrdmasim bench` was asked to measure.
 struct BenchRequest {
-    bool scale = false, instructions = false, memory = false;
+    bool scale = false, instructions = false, memory = false, kernel = false;
     std::string volume;
     std::uint64_t volume_bytes = 0;
     unsigned max_nodes = 0, iterations = 0;
@@ -574,18 +583,21 @@ struct BenchRequest {
 // printed, or a bad command line reported).
 int parse_bench_command(const std::vector<std::string>& args, BenchRequest& b) {
     po::variables_map vm;
-    const int rc = parse_bench_options(
+    const int rc = bench_detail::parse_options(
         "bench", args, bench_options(),
         "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n"
         "       vrdmasim bench --memory [--max-nodes N]\n"
+        "       vrdmasim bench --kernel [--max-nodes N]\n"
         "       vrdmasim bench --instructions [--volume SIZE] [--max-nodes N] [--iterations N]\n",
         vm);
     if (rc >= 0) return rc;
     b.scale = vm.count("scale") > 0;
     b.instructions = vm.count("instructions") > 0;
     b.memory = vm.count("memory") > 0;
-    if (int(b.scale) + int(b.instructions) + int(b.memory) > 1) {
-        std::cerr << "vrdmasim: error: bench: --scale, --memory and --instructions are different benches; give one\n";
+    b.kernel = vm.count("kernel") > 0;
+    if (int(b.scale) + int(b.instructions) + int(b.memory) + int(b.kernel) > 1) {
+        std::cerr << "vrdmasim: error: bench: --scale, --memory, --instructions and --kernel are different benches; "
+                     "give one\n";
         return 2;
     }
     // Under callgrind a run is some 50 times slower: a smaller default volume.
@@ -770,8 +782,14 @@ int bench_command(const std::vector<std::string>& args) {
     BenchRequest b;
     if (const int rc = parse_bench_command(args, b); rc >= 0) return rc;
     const std::string fault_args = fault_stream_args(b.volume_bytes);
-    if (!b.scale && !b.memory && !stream_configs_valid(b, fault_args)) return 2;
+    if (b.kernel && b.max_nodes < 1296) {
+        std::cerr << "vrdmasim: error: bench --kernel compares two sizes at least (64 and 1296 nodes): --max-nodes "
+                     "1296 or more\n";
+        return 2;
+    }
+    if (!b.scale && !b.memory && !b.kernel && !stream_configs_valid(b, fault_args)) return 2;
     const std::string exe = self_exe();
+    if (b.kernel) return bench_kernel(exe, b.max_nodes);
     const TempDir tmp;
     if (tmp.path().empty()) return 1;
     const std::string& dir = tmp.path();
