@@ -5,7 +5,7 @@ or memory, whose simulated results must not move.
     scripts/same_results.py --base OLD_EXE --new NEW_EXE [CONFIG.ini ...]
 
 Runs every given config (default: every run config under configs/, sweep
-files left out) with both executables and compares what they write:
+files left out; --args adds settings to every run) with both executables and compares what they write:
 stats.json exactly, summary.csv apart from the host's own figures (time and
 memory). Prints one line per config and the differing statistics; exit
 status 1 if any differ or a run fails, 0 if all agree.
@@ -42,9 +42,9 @@ def run_configs():
     return out
 
 
-def run(exe, config, out):
+def run(exe, config, out, extra=()):
     t = time.time()
-    p = subprocess.run([exe, "run", config, "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    p = subprocess.run([exe, "run", config, *extra, "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     return p, time.time() - t
 
@@ -68,6 +68,9 @@ def main():
     ap.add_argument("--absent-is-zero", action="store_true",
                     help="a statistic or summary column at zero on one side and absent on the other "
                          "counts as the same")
+    ap.add_argument("--args", default="",
+                    help="settings given to both runs of every config, e.g. '--router.link-order=time' "
+                         "(split at spaces)")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs()
@@ -75,7 +78,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vrdmasim_same_") as d:
         for i, config in enumerate(configs):
             outs = [os.path.join(d, "%d-%s" % (i, side)) for side in ("base", "new")]
-            (pb, tb), (pn, tn) = run(args.base, config, outs[0]), run(args.new, config, outs[1])
+            extra = args.args.split()
+            (pb, tb), (pn, tn) = run(args.base, config, outs[0], extra), run(args.new, config, outs[1], extra)
             name = os.path.relpath(config, ROOT)
             if pb.returncode != pn.returncode:
                 print("DIFFER  %s: exit %d before, %d after\n%s" % (name, pb.returncode, pn.returncode,

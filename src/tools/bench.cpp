@@ -348,9 +348,11 @@ std::string halo_args(const TorusSize& sz, unsigned iterations) {
 // to --max-nodes, 1,296 by default so that the default run stays short);
 // host time per simulated packet-hop should stay within 1.5x from 4 to
 // 1,296 nodes.
-int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nodes, unsigned iterations) {
+int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nodes, unsigned iterations,
+                const std::string& settings) {
     std::cout << "scale: halo, 16 KiB messages, " << iterations
-              << " iterations, cold buffers, terminate-mode faults recovered (dma.fault-tolerant)\n";
+              << " iterations, cold buffers, terminate-mode faults recovered (dma.fault-tolerant)"
+              << (settings.empty() ? "" : ", with" + settings) << "\n";
     std::cout
         << "  nodes  host s  build s  output s  peak MiB  packets  packet-hops  faults  errors  ns per packet-hop\n";
     double first = 0, worst = 0, lowest = 0, highest = 0, worst_overhead = 0, last_overhead = 0;
@@ -359,7 +361,7 @@ int bench_scale(const std::string& exe, const std::string& dir, unsigned max_nod
     csv << "bench_scale_csv";
     for (const TorusSize& sz : kTorusSizes) {
         if (sz.nodes > max_nodes) break;
-        const std::string args = halo_args(sz, iterations);
+        const std::string args = halo_args(sz, iterations) + settings;
         // Small systems run for milliseconds: the best of a few runs, so
         // that a slow spell of the host does not set the reference.
         std::map<std::string, std::string> m;
@@ -498,9 +500,9 @@ bool count_instructions(const std::string& exe, const std::string& dir, const st
 // config's stream) and per packet-hop (the halo of --scale on 4, 64 and 256
 // nodes, up to --max-nodes).
 int bench_instructions(const std::string& exe, const std::string& dir, const std::string& volume, unsigned max_nodes,
-                       unsigned iterations) {
+                       unsigned iterations, const std::string& settings) {
 #if !VRDMASIM_HAVE_CALLGRIND
-    (void)exe, (void)dir, (void)volume, (void)max_nodes, (void)iterations;
+    (void)exe, (void)dir, (void)volume, (void)max_nodes, (void)iterations, (void)settings;
     std::cerr << "vrdmasim: error: bench --instructions: this vrdmasim was built without valgrind/callgrind.h "
                  "(Debian's valgrind; scripts/setup.sh installs it), so nothing would be counted\n";
     return 2;
@@ -512,12 +514,13 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
         return 2;
     }
     std::cout << "instructions of the simulation loop (valgrind --tool=callgrind; elaboration and outputs not "
-                 "counted)\n";
+                 "counted)"
+              << (settings.empty() ? "" : ", every run with" + settings) << "\n";
     std::ostringstream csv;
     csv << "bench_instructions_csv";
     double ir = 0;
     std::map<std::string, std::string> m;
-    if (!count_instructions(exe, dir, "--workload.total-bytes=" + shq(volume), ir, m)) return 1;
+    if (!count_instructions(exe, dir, "--workload.total-bytes=" + shq(volume) + settings, ir, m)) return 1;
     const double packets = std::atof(m["packets"].c_str());
     const double hops = std::atof(m["packet_hops"].c_str());
     std::cout << std::setprecision(6) << "  stream, the default config, " << volume << ": "
@@ -530,7 +533,7 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
         if (sz.nodes > max_nodes) break;
         if (sz.nodes != 4 && sz.nodes != 64 && sz.nodes != 256) continue;
         std::map<std::string, std::string> h;
-        if (!count_instructions(exe, dir, halo_args(sz, iterations), ir, h)) return 1;
+        if (!count_instructions(exe, dir, halo_args(sz, iterations) + settings, ir, h)) return 1;
         const double ph = std::atof(h["packet_hops"].c_str());
         std::cout << "  halo, " << sz.nodes << " nodes, " << iterations
                   << " iterations: " << static_cast<long>(std::atof(h["packets"].c_str())) << " packets, "
@@ -567,7 +570,9 @@ po::options_description bench_options() {
         "--scale, --memory, --instructions, --kernel: the largest system (--scale: 4, 16, 64, 256, 1296, 4096 or "
         "16384 nodes; --memory: from 64; --instructions: 4, 64 and 256; --kernel: from 1296; up to it; >= 4)")(
         "iterations", po::value<std::string>()->value_name("N")->default_value("4"),
-        "--scale, --instructions: halo iterations per run (>= 1)");
+        "--scale, --instructions: halo iterations per run (>= 1)")(
+        "setting", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+        "--scale, --instructions: every run also with this setting (repeatable), e.g. router.link-order=time");
     return opts;
 }
 
@@ -576,6 +581,7 @@ struct BenchRequest {
     bool scale = false, instructions = false, memory = false, kernel = false;
     std::string volume;
     std::uint64_t volume_bytes = 0;
+    std::string settings;   // --setting: " --KEY=VALUE" for each
     unsigned max_nodes = 0, iterations = 0;
 };
 
@@ -588,7 +594,8 @@ int parse_bench_command(const std::vector<std::string>& args, BenchRequest& b) {
         "usage: vrdmasim bench [--volume SIZE]\n       vrdmasim bench --scale [--max-nodes N] [--iterations N]\n"
         "       vrdmasim bench --memory [--max-nodes N]\n"
         "       vrdmasim bench --kernel [--max-nodes N]\n"
-        "       vrdmasim bench --instructions [--volume SIZE] [--max-nodes N] [--iterations N]\n",
+        "       vrdmasim bench --instructions [--volume SIZE] [--max-nodes N] [--iterations N]\n"
+        "       (--scale and --instructions: [--setting KEY=VALUE]...)\n",
         vm);
     if (rc >= 0) return rc;
     b.scale = vm.count("scale") > 0;
@@ -599,6 +606,32 @@ int parse_bench_command(const std::vector<std::string>& args, BenchRequest& b) {
         std::cerr << "vrdmasim: error: bench: --scale, --memory, --instructions and --kernel are different benches; "
                      "give one\n";
         return 2;
+    }
+    if (vm.count("setting")) {
+        if (!b.scale && !b.instructions) {
+            std::cerr << "vrdmasim: error: bench: --setting applies to --scale and --instructions only\n";
+            return 2;
+        }
+        ParamRegistry reg;
+        declare_all_params(reg);
+        std::vector<std::string> words;
+        for (const std::string& kv : vm["setting"].as<std::vector<std::string>>()) {
+            if (kv.find('=') == std::string::npos || kv.find_first_of(" \t'\"\\") != std::string::npos) {
+                std::cerr << "vrdmasim: error: bench --setting " << printable(kv) << ": KEY=VALUE, without spaces or "
+                          << "quotes\n";
+                return 2;
+            }
+            words.push_back("--" + kv);
+            b.settings += " --" + kv;
+        }
+        try {
+            Config cfg(reg);
+            cfg.apply_command_line(words);
+            System::resolve(cfg);
+        } catch (const ConfigError& e) {
+            std::cerr << "vrdmasim: error: bench --setting: " << e.what() << "\n";
+            return 2;
+        }
     }
     // Under callgrind a run is some 50 times slower: a smaller default volume.
     b.volume = b.instructions && vm["volume"].defaulted() ? std::string("16MiB") : vm["volume"].as<std::string>();
@@ -793,9 +826,10 @@ int bench_command(const std::vector<std::string>& args) {
     const TempDir tmp;
     if (tmp.path().empty()) return 1;
     const std::string& dir = tmp.path();
-    if (b.scale) return bench_scale(exe, dir, b.max_nodes, b.iterations);
+    if (b.scale) return bench_scale(exe, dir, b.max_nodes, b.iterations, b.settings);
     if (b.memory) return bench_memory(exe, dir, b.max_nodes);
-    if (b.instructions) return bench_instructions(exe, dir, b.volume, std::min(b.max_nodes, 256u), b.iterations);
+    if (b.instructions)
+        return bench_instructions(exe, dir, b.volume, std::min(b.max_nodes, 256u), b.iterations, b.settings);
     StreamBench m;
     if (!measure_streams(exe, dir, b.volume, fault_args, m)) return 1;
     print_stream_bench(b.volume, m);
