@@ -14,8 +14,15 @@ SimParams::SimParams()
       event_order(set.choice("event-order", "heap", {"heap", "keyed"},
                              "which of two notifications of one simulated time SystemC runs first: heap (its own "
                              "binary heap's order, which depends on every other notification it holds) or keyed "
-                             "(a permutation, drawn from the time and sim.seed, of keys made from the events' names: "
-                             "the same whatever else is simulated, as a partitioned run needs; docs/scaling.md)")),
+                             "(a permutation, drawn from the time and sim.event-order-seed, of keys made from the "
+                             "events' names: the same whatever else is simulated, as a partitioned run needs; "
+                             "docs/scaling.md)")),
+      event_order_seed(set.integer("event-order-seed", "1",
+                                   "which permutation sim.event-order = keyed breaks the ties of each simulated time "
+                                   "by: another seed is another equally valid order of same-time events, with "
+                                   "sim.seed's pseudo-random choices (data patterns, workloads' draws) unchanged; "
+                                   "heap ignores it")
+                           .range("0", "9223372036854775807")),
       partition(set.string("partition", "auto",
                            "how a run under `mpirun -np N` splits the torus's QFDB boards among its N ranks: auto "
                            "(blocks of contiguous boards, the most even, then the fewest board links cut) or "

@@ -16,6 +16,7 @@ struct SimParams {
     TimeParam quantum;
     TimeParam time_limit;
     EnumParam event_order;
+    IntParam event_order_seed;
     StringParam partition;
 };
 

@@ -18,7 +18,7 @@ namespace vrdmasim::event_order {
 namespace {
 
 Order g_order = Order::Heap;
-std::uint64_t g_salt = 0;   // from sim.seed: which permutation of the keys
+std::uint64_t g_salt = 0;   // from sim.event-order-seed: which permutation of the keys
 
 // The key of each live sc_event, by address (see the header); made only
 // while ties are broken by key.
@@ -207,7 +207,7 @@ int sc_notify_time_compare(const void* p1, const void* p2) {
     if (kb == eo::kUnset) kb = b->m_event ? eo::key_of(b->m_event) : eo::kCancelled;
     // A permutation of the keys that changes with the time: no event wins
     // every tie (as no port of a round-robin arbiter does); which
-    // permutation, sim.seed says.
+    // permutation, sim.event-order-seed says.
     const std::uint64_t t = 0x9e3779b97f4a7c15ull * a->m_notify_time.value() + eo::g_salt;
     const std::uint64_t ha = eo::mix(ka ^ t), hb = eo::mix(kb ^ t);
     if (ha != hb) return ha < hb ? 1 : -1;

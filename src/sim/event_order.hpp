@@ -17,7 +17,7 @@
 // names none), that name with the name of the process being made or
 // running, and how many events of that identity were made before. The
 // order of a time's ties is a permutation of those keys drawn from the
-// time and sim.seed (a hash): no event wins every tie, as no port of a round-robin
+// time and sim.event-order-seed (a hash): no event wins every tie, as no port of a round-robin
 // arbiter does, and ordering by creation alone would favour the nodes built
 // first (measured: a halo 13 % slower). The order in which the kernel runs
 // the processes of a time is then a function of the events alone, and
@@ -49,7 +49,7 @@ namespace vrdmasim::event_order {
 enum class Order { Heap, Keyed };
 
 // The order ties are broken in from now on (the kernel's heap must hold no
-// notification: set before the simulation starts); keyed: `seed` (sim.seed)
+// notification: set before the simulation starts); keyed: `seed` (sim.event-order-seed)
 // chooses the permutations.
 void set(Order o, std::uint64_t seed = 0);
 Order current();

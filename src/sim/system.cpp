@@ -653,7 +653,7 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     // Before anything is built: the kernel's heap must order every
     // notification of this run alike.
     event_order::set(event_order::parse(ctx.config[params_of<SimParams>().event_order]),
-                     static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().seed]));
+                     static_cast<std::uint64_t>(ctx.config[params_of<SimParams>().event_order_seed]));
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
     // The trace's groups are numbered in node order, on every rank alike

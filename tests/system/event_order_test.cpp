@@ -58,10 +58,11 @@ const Settings kHalo = {{"topology.kind", "torus"},
                         {"dma.fault-tolerant", "true"}};
 
 // The statistics of the halo run in a child process, with `order` and,
-// if `noise`, the heap's noise until 100 us (well before its end).
-std::string run_child(const std::string& order, bool noise) {
+// if `noise`, the heap's noise until 100 us (well before its end); `more`
+// settings on top.
+std::string run_child(const std::string& order, bool noise, const Settings& more = {}) {
     const std::string out = in_child_text([&] {
-        Settings s = kHalo;
+        Settings s = kHalo + more;
         s.emplace_back("sim.event-order", order);
         SystemSim sim(s);
         if (noise) new HeapNoise("heap_noise", sc_core::sc_time(100, sc_core::SC_US), 200);
@@ -98,4 +99,16 @@ TEST_CASE("event order: SystemC's own is the default; an order nobody defined is
     SystemSim sim(kHalo);
     CHECK(event_order::current() == event_order::Order::Heap);
     CHECK_THROWS_WITH(event_order::parse("creation"), Catch::Contains("heap or keyed"));
+}
+
+TEST_CASE("event order: sim.event-order-seed chooses the keyed order, sim.seed does not") {
+    // In call order (router.link-order = auto) the halo's figures move with
+    // the order of same-time events: another seed, another order.
+    const Settings by_call{{"router.link-order", "auto"}};
+    const std::string one = run_child("keyed", false, by_call);
+    CHECK(one == run_child("keyed", false, by_call + Settings{{"sim.event-order-seed", "1"}}));   // the default
+    CHECK(one != run_child("keyed", false, by_call + Settings{{"sim.event-order-seed", "3"}}));
+    // sim.seed draws the data patterns, no longer the order: the halo's
+    // statistics, which no data pattern moves, stay as they were.
+    CHECK(one == run_child("keyed", false, by_call + Settings{{"sim.seed", "3"}}));
 }
