@@ -129,7 +129,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     stats_ = &ctx.stats;
     if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
     vcs_.resize(p_.vcs);
-    timed_.resize(p_.vcs);
+    if (p_.time_order) (p_.handoff ? cut_timed_.resize(p_.vcs) : timed_.resize(p_.vcs));
     if (p_.may_wait || p_.handoff) {
         // One line, a cut link's one per VC (cut_link.hpp, Turnstile).
         line_stats_ = std::make_unique<LineStats>(this->name(), ctx);
@@ -348,63 +348,6 @@ __attribute__((noinline)) void Link::lined_call_order(tlm::tlm_generic_payload& 
 
 namespace vrdmasim {
 
-unsigned Link::held_from(const std::vector<Timed>& held, sc_time s) const {
-    // Most flits in the buffer at any time t >= s: a sweep over the packets
-    // still held after s (occupancy rises at an entry, falls when freed; at
-    // equal times the freed space counts first).
-    unsigned occ = 0;
-    std::vector<std::pair<sc_time, int>> ev;
-    for (const Timed& h : held) {
-        if (h.freed <= s) continue;
-        if (h.in <= s) {
-            occ += h.flits;
-        } else {
-            ev.emplace_back(h.in, static_cast<int>(h.flits));
-        }
-        ev.emplace_back(h.freed, -static_cast<int>(h.flits));
-    }
-    std::sort(ev.begin(), ev.end());   // at equal times the negative (freed) first
-    unsigned most = occ;
-    long cur = occ;
-    for (const auto& e : ev) {
-        cur += e.second;
-        if (cur > static_cast<long>(most)) most = static_cast<unsigned>(cur);
-    }
-    return most;
-}
-
-sc_time Link::credit_from(const std::vector<Timed>& held, unsigned flits, sc_time s) const {
-    // held_from(s) never grows with s: the earliest of s and the times space
-    // is freed after it at which the packet fits, by bisection.
-    if (held_from(held, s) + flits <= p_.buffer_flits) return s;
-    std::vector<sc_time> frees;
-    for (const Timed& h : held)
-        if (h.freed > s) frees.push_back(h.freed);
-    std::sort(frees.begin(), frees.end());
-    std::size_t lo = 0, hi = frees.size();   // answer in frees[lo..hi); the last always fits (nothing held)
-    while (hi - lo > 1) {
-        const std::size_t mid = lo + (hi - lo - 1) / 2;
-        if (held_from(held, frees[mid]) + flits <= p_.buffer_flits) hi = mid + 1;
-        else lo = mid + 1;
-    }
-    return frees.empty() ? s : frees[lo];
-}
-
-sc_time Link::gap_from(sc_time s, unsigned flits, sc_time tail) const {
-    const sc_time ser = serialise(flits);
-    auto it = busy_.upper_bound(s);
-    if (it != busy_.begin()) {
-        auto prev = std::prev(it);
-        if (prev->second > s) s = prev->second;
-    }
-    for (; it != busy_.end(); ++it) {
-        const sc_time end = max_time(s + ser, tail + flit_time_);
-        if (it->first >= end) break;   // fits before the next reservation
-        s = max_time(s, it->second);
-    }
-    return s;
-}
-
 sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time tail) const {
     if (p_.vcs == 1) vc = 0;
     if (vc >= p_.vcs || flits > p_.buffer_flits) return max_sim_time();
@@ -422,8 +365,8 @@ sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time 
         return max_time(max_time(head, busy_until_), credit_ok);
     }
     // A cut link's: by the credits delivered (what the near end knows).
-    const std::vector<Timed>& held = cut_ ? known_view(timed_[vc], sim_now(), false) : timed_[vc];
-    return gap_from(credit_from(held, flits, head), flits, tail);
+    const HeldSpace& held = cut_ ? known_view(cut_timed_[vc], sim_now(), false) : timed_[vc];
+    return gap_from(held.fits_from(head, flits, p_.buffer_flits), flits, tail);
 }
 
 template <bool Lined>
@@ -432,36 +375,45 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     const sc_time head_in = now + delay;
     const unsigned flits = pkt.flits();
     // Every later call's head is at or after now: older state is gone.
-    while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
+    wire_.forget(now);
     Turnstile* const line = Lined ? line_of(vc) : nullptr;
     if constexpr (Lined) line->enter();
-    auto& held = timed_[vc];
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < held.size(); ++i)
-        if (held[i].freed > now) held[kept++] = held[i];
-    held.resize(kept);
-
-    const sc_time credit_ok =
-        Lined && cut_ ? credit_delivered(*line, vc, held, flits, head_in) : credit_from(held, flits, head_in);
+    sc_time credit_ok;
+    if (Lined && cut_) {
+        std::vector<Timed>& list = cut_timed_[vc];
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            if (list[i].freed > now) list[kept++] = list[i];
+        list.resize(kept);
+        credit_ok = credit_delivered(*line, vc, list, flits, head_in);
+    } else {
+        timed_[vc].forget(now);
+        credit_ok = timed_[vc].fits_from(head_in, flits, p_.buffer_flits);
+    }
     sc_time start = gap_from(credit_ok, flits, pkt.tail);
     // A call that waited: not before its turn came (it fits then too: a
     // buffer's occupancy from a time on never grows with the time).
     if constexpr (Lined)
         if (line->waited() && start < sim_now()) start = gap_from(turn_start(*line, start), flits, pkt.tail);
     // A cut link counts the packets whose credit is not delivered as held.
-    const unsigned occ = held_from(Lined && cut_ ? known_view(held, sim_now(), false) : held, start) + flits;
+    const unsigned occ =
+        flits + (Lined && cut_ ? known_view(cut_timed_[vc], sim_now(), false) : timed_[vc]).most_from(start);
     VcBuffer& buf = vcs_[vc];
     if (occ > buf.hwm) {
         buf.hwm = occ;
         buf.hwm_stat->set(buf.hwm);
     }
     const sc_time end = max_time(start + serialise_last(flits), pkt.tail + flit_time_);
-    busy_.emplace(start, end);
+    wire_.reserve(start, end);
 
-    // Credit stall: the wire was idle at the head's time but credits lacked.
-    const sc_time wire_ok = gap_from(head_in, flits, pkt.tail);
+    // Credit stall: the wire was idle at the head's time but credits lacked
+    // (none when the credits were there at the head: the wire's earliest
+    // gap is never before it).
+    if (credit_ok > head_in) {
+        const sc_time wire_ok = gap_from(head_in, flits, pkt.tail);
+        if (credit_ok > wire_ok) credit_stall_us_.add(to_us(credit_ok - wire_ok));
+    }
     queue_ns_.add(to_ns(start - head_in));
-    if (credit_ok > wire_ok) credit_stall_us_.add(to_us(credit_ok - wire_ok));
     busy_us_.add(to_us(end - start));
     packets_.inc();
     flits_.inc(flits);
@@ -481,7 +433,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     if (far_) far_->forward(far_port_, gp, &pkt, d);
     else if (sink_) sink_->accept(gp, pkt, d);
     else out->b_transport(gp, d);
-    held.push_back(Timed{start, t + d, flits});
+    timed_[vc].add(start, t + d, flits);
     if constexpr (Lined) line->leave();
     delay = end - now;
 }
@@ -507,26 +459,29 @@ void Link::await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned f
     }
 }
 
-const std::vector<Link::Timed>& Link::known_view(const std::vector<Timed>& held, sc_time now, bool lower) const {
-    view_ = held;
-    for (Timed& h : view_) {
-        if (h.freed <= now) continue;   // delivered
+const HeldSpace& Link::known_view(const std::vector<Timed>& held, sc_time now, bool lower) const {
+    view_.reset();
+    for (const Timed& h : held) {
+        sc_time freed = h.freed;
         // Not delivered: its stamp is after now, and at least a latency
         // after its tail reached the far end (start + n flits + latency).
-        h.freed = lower ? max_time(now + sc_time::from_value(1), h.in + serialise(h.flits) + p_.latency + p_.latency)
-                        : max_sim_time();
+        if (freed > now)
+            freed = lower ? max_time(now + sc_time::from_value(1), h.in + serialise(h.flits) + p_.latency + p_.latency)
+                          : max_sim_time();
+        view_.add(h.in, freed, h.flits);
     }
     return view_;
 }
 
 sc_time Link::credit_delivered(Turnstile& line, unsigned vc, const std::vector<Timed>& held, unsigned flits,
                                sc_time head) {
+    const auto credit_from = [&](const HeldSpace& v) { return v.fits_from(head, flits, p_.buffer_flits); };
     // credit_from() is monotonic in every packet's freeing time: with the
     // undelivered ones freed never (hi) and as early as they can be (lo),
     // the answer lies in [lo, hi]. Equal: it is the answer.
     for (;;) {
         const sc_time now = sim_now();
-        const sc_time hi = credit_from(known_view(held, now, false), flits, head);
+        const sc_time hi = credit_from(known_view(held, now, false));
         if (hi == head) return hi;
         sc_time next = max_sim_time();
         bool unknown = false;
@@ -536,7 +491,7 @@ sc_time Link::credit_delivered(Turnstile& line, unsigned vc, const std::vector<T
                 next = std::min(next, h.freed);   // the next posted stamp (sc_max_time: none posted)
             }
         if (!unknown) return hi;
-        if (credit_from(known_view(held, now, true), flits, head) == hi) return hi;
+        if (credit_from(known_view(held, now, true)) == hi) return hi;
         cut_->wait_for(line, vc, next, true);
     }
 }
@@ -546,7 +501,7 @@ void Link::post_cut(Turnstile& line, tlm::tlm_generic_payload& gp, ExanetPacket&
     const std::uint64_t seq = cut_->post(gp, pkt, vc, flits, start + flit_time_ + p_.latency, pkt.tail);
     const auto seq32 = static_cast<std::uint32_t>(seq);
     if (timed) {
-        timed_[vc].push_back(Timed{start, max_sim_time(), flits, seq32});
+        cut_timed_[vc].push_back(Timed{start, max_sim_time(), flits, seq32});
     } else {
         VcBuffer& buf = vcs_[vc];
         buf.held.insert(buf.held.end(), Held{max_sim_time(), flits, seq32});
@@ -561,7 +516,7 @@ bool Link::record_credit(const CreditMessage& c) {
     const auto seq = static_cast<std::uint32_t>(c.seq);
     if (c.vc >= p_.vcs) return false;
     if (p_.time_order) {
-        for (Timed& h : timed_[c.vc])
+        for (Timed& h : cut_timed_[c.vc])
             if (h.seq == seq && h.freed == max_sim_time()) {
                 h.freed = c.at;
                 return true;
@@ -581,7 +536,7 @@ std::size_t Link::credits_outstanding() const {
     std::size_t n = 0;
     for (const VcBuffer& b : vcs_)
         for (const Held& h : b.held) n += h.freed == max_sim_time();
-    for (const auto& t : timed_)
+    for (const auto& t : cut_timed_)
         for (const Timed& h : t) n += h.freed == max_sim_time();
     return n;
 }

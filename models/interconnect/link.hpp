@@ -19,7 +19,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +31,8 @@
 #include "src/core/context.hpp"
 #include "src/core/lazy_deque.hpp"
 #include "models/interconnect/cut_link.hpp"
+#include "models/interconnect/held_space.hpp"
+#include "models/interconnect/wire_calendar.hpp"
 #include "models/interconnect/packet_target.hpp"
 
 namespace vrdmasim {
@@ -206,21 +207,26 @@ private:
         Scalar* hwm_stat = nullptr;
     };
     std::vector<VcBuffer> vcs_;
-    // Time order: the wire's reservations (start -> end, disjoint) and, per
-    // VC, every packet in the far-end buffer as (start, freed, flits).
+    // Time order: the wire's reservations and, per VC, the space held in
+    // the far-end buffer (each packet from its start on the link to its
+    // freeing); a cut link's, as the list of its packets, whose credits may
+    // not have come back yet (freed at sc_max_time until they do; `seq` the
+    // low bits of the packet message's sequence number, as Held's).
+    WireCalendar wire_;
+    std::vector<HeldSpace> timed_;
     struct Timed {
         sc_core::sc_time in, freed;
         unsigned flits;
-        std::uint32_t seq = 0;   // a cut link's, as Held's
+        std::uint32_t seq;
     };
-    std::map<sc_core::sc_time, sc_core::sc_time> busy_;
-    std::vector<std::vector<Timed>> timed_;
-    // Most flits held at any time from `s` on (the packets already counted).
-    unsigned held_from(const std::vector<Timed>& held, sc_core::sc_time s) const;
-    // Earliest time >= s at which `flits` more fit for good (credits).
-    sc_core::sc_time credit_from(const std::vector<Timed>& held, unsigned flits, sc_core::sc_time s) const;
+    std::vector<std::vector<Timed>> cut_timed_;
     // Earliest time >= s at which the wire is idle for the whole packet.
-    sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const;
+    sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) {
+        return wire_.gap_from(s, serialise_last(flits), tail + flit_time_);
+    }
+    sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const {
+        return wire_.gap_from(s, serialise(flits), tail + flit_time_);
+    }
     // carry() in call order, and in time order. Lined: a link of a system
     // with cut links (its calls may wait and take turns, lines_).
     template <bool Lined>
@@ -257,10 +263,11 @@ private:
     // yet until the answer no longer depends on them.
     sc_core::sc_time credit_delivered(Turnstile& line, unsigned vc, const std::vector<Timed>& held, unsigned flits,
                                       sc_core::sc_time head);
-    // `held` as the near end knows it at `now`: an undelivered credit's
-    // space freed at sc_max_time (`lower`: at the earliest it can be).
-    const std::vector<Timed>& known_view(const std::vector<Timed>& held, sc_core::sc_time now, bool lower) const;
-    mutable std::vector<Timed> view_;
+    // The space `held` holds as the near end knows it at `now`: an
+    // undelivered credit's space freed at sc_max_time (`lower`: at the
+    // earliest it can be).
+    const HeldSpace& known_view(const std::vector<Timed>& held, sc_core::sc_time now, bool lower) const;
+    mutable HeldSpace view_;
     // Posts the packet to the far end, counts its space held and leaves
     // `line`.
     void post_cut(Turnstile& line, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, unsigned vc, unsigned flits,

@@ -253,31 +253,14 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
 void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
                           sc_core::sc_time now) {
     if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
-    auto& held = in.timed[vc];
+    HeldSpace& held = in.timed[vc];
     // Nothing can arrive before the time forward() began (the output's call
     // may have waited since: a cut link's credits): what is freed by then is gone.
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < held.size(); ++i)
-        if (std::get<1>(held[i]) > now) held[kept++] = held[i];
-    held.resize(kept);
+    held.forget(now);
     // The most flits held at any time while this packet is (from its head
-    // to its freeing): a sweep over the packets held meanwhile.
-    long cur = flits;
-    std::vector<std::pair<sc_core::sc_time, long>> ev;
-    for (const auto& h : held) {
-        const sc_core::sc_time arrived = std::get<0>(h), gone = std::get<1>(h);
-        if (gone <= head || arrived >= freed) continue;
-        if (arrived <= head) cur += std::get<2>(h);
-        else ev.emplace_back(arrived, static_cast<long>(std::get<2>(h)));
-        if (gone < freed) ev.emplace_back(gone, -static_cast<long>(std::get<2>(h)));
-    }
-    std::sort(ev.begin(), ev.end());   // at equal times the freed space first
-    unsigned occ = static_cast<unsigned>(cur);
-    for (const auto& e : ev) {
-        cur += e.second;
-        occ = std::max(occ, static_cast<unsigned>(cur));
-    }
-    held.emplace_back(head, freed, flits);
+    // to its freeing).
+    const unsigned occ = held.most_during(head, freed, flits);
+    held.add(head, freed, flits);
     if (occ > in.flits) overflows_.inc();
     if (occ > occ_max_[vc]) {
         occ_max_[vc] = occ;

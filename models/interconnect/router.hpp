@@ -21,6 +21,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "src/core/context.hpp"
+#include "models/interconnect/held_space.hpp"
 #include "models/interconnect/topology.hpp"
 
 namespace vrdmasim {
@@ -126,8 +127,7 @@ private:
     struct Input {
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked
         std::vector<InputVc> vc;
-        std::vector<std::vector<std::tuple<sc_core::sc_time, sc_core::sc_time, unsigned>>>
-            timed;   // (head, freed, flits)
+        std::vector<HeldSpace> timed;   // time order: (head, freed, flits)
     };
     // `now`: the time forward() began at (nothing can arrive before it).
     void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,

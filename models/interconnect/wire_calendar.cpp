@@ -1,0 +1,41 @@
+#include "models/interconnect/wire_calendar.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+void WireCalendar::compact() {
+    r_.erase(r_.begin(), r_.begin() + static_cast<std::ptrdiff_t>(first_));
+    first_ = 0;
+}
+
+void WireCalendar::insert(sc_time start, sc_time end) {
+    // Sorted by start: from the back.
+    auto it = r_.end();
+    const auto first = r_.begin() + static_cast<std::ptrdiff_t>(first_);
+    while (it != first && std::prev(it)->first > start) --it;
+    r_.insert(it, {start, end});
+}
+
+sc_time WireCalendar::gap_among(sc_time s, sc_time ser, sc_time min_end) const {
+    // The first reservation starting after s, searched from the back: a
+    // packet's head usually comes after most reservations' starts.
+    const auto first = r_.begin() + static_cast<std::ptrdiff_t>(first_);
+    auto it = r_.end();
+    while (it != first && std::prev(it)->first > s) --it;
+    if (it != first) {
+        const auto prev = std::prev(it);
+        if (prev->second > s) s = prev->second;
+    }
+    for (; it != r_.end(); ++it) {
+        const sc_time end = std::max(s + ser, min_end);
+        if (it->first >= end) break;   // fits before the next reservation
+        s = std::max(s, it->second);
+    }
+    return s;
+}
+
+}   // namespace vrdmasim
