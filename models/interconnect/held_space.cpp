@@ -71,6 +71,7 @@ sc_time HeldSpace::fits_with_starts(sc_time s, unsigned room) const {
     const std::size_t j = in_.upper(s);
     const std::size_t i0 = freed_.upper(s);
     const std::size_t n = in_.end() - j;
+    static std::vector<unsigned> scratch_;   // one simulation thread: shared by every HeldSpace
     scratch_.resize(n + 1);
     std::size_t f = i0;
     for (std::size_t k = 0; k < n; ++k) {

@@ -460,7 +460,8 @@ void Link::await_credits(Turnstile& line, unsigned vc, VcBuffer& buf, unsigned f
 }
 
 const HeldSpace& Link::known_view(const std::vector<Timed>& held, sc_time now, bool lower) const {
-    view_.reset();
+    if (!view_) view_ = std::make_unique<HeldSpace>();
+    view_->reset();
     for (const Timed& h : held) {
         sc_time freed = h.freed;
         // Not delivered: its stamp is after now, and at least a latency
@@ -468,9 +469,9 @@ const HeldSpace& Link::known_view(const std::vector<Timed>& held, sc_time now, b
         if (freed > now)
             freed = lower ? max_time(now + sc_time::from_value(1), h.in + serialise(h.flits) + p_.latency + p_.latency)
                           : max_sim_time();
-        view_.add(h.in, freed, h.flits);
+        view_->add(h.in, freed, h.flits);
     }
-    return view_;
+    return *view_;
 }
 
 sc_time Link::credit_delivered(Turnstile& line, unsigned vc, const std::vector<Timed>& held, unsigned flits,

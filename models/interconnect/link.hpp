@@ -267,7 +267,7 @@ private:
     // undelivered credit's space freed at sc_max_time (`lower`: at the
     // earliest it can be).
     const HeldSpace& known_view(const std::vector<Timed>& held, sc_core::sc_time now, bool lower) const;
-    mutable HeldSpace view_;
+    mutable std::unique_ptr<HeldSpace> view_;   // made at a cut link's first use
     // Posts the packet to the far end, counts its space held and leaves
     // `line`.
     void post_cut(Turnstile& line, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, unsigned vc, unsigned flits,

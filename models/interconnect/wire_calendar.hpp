@@ -30,7 +30,7 @@ public:
         if (f == n) {
             r_.clear();
             first_ = 0;
-        } else if (f >= 32 && f * 2 >= n) {
+        } else if (f >= 16 && f * 2 >= n) {
             compact();
         }
     }
