@@ -6,12 +6,15 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
+namespace {
+std::vector<unsigned> scratch_;   // fits_with_starts's: one simulation thread, one scratch
+}   // namespace
+
 void HeldSpace::Times::compact() {
-    const unsigned base = before_[first_];
+    // The sums before each entry stay as they are: differences of them are
+    // what is read, exact in unsigned arithmetic even past a wrap.
     t_.erase(t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(first_));
     before_.erase(before_.begin(), before_.begin() + static_cast<std::ptrdiff_t>(first_));
-    for (unsigned& b : before_) b -= base;
-    total_ -= base;
     hint_ = hint_ > first_ ? hint_ - first_ : 0;
     first_ = 0;
 }
@@ -71,7 +74,6 @@ sc_time HeldSpace::fits_with_starts(sc_time s, unsigned room) const {
     const std::size_t j = in_.upper(s);
     const std::size_t i0 = freed_.upper(s);
     const std::size_t n = in_.end() - j;
-    static std::vector<unsigned> scratch_;   // one simulation thread: shared by every HeldSpace
     scratch_.resize(n + 1);
     std::size_t f = i0;
     for (std::size_t k = 0; k < n; ++k) {

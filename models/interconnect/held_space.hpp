@@ -109,9 +109,9 @@ private:
             std::size_t f = first_;
             const std::size_t n = t_.size();
             while (f < n && t_[f] <= now) ++f;
-            first_ = static_cast<std::uint32_t>(f);
+            first_ = f;
             if (f == n) clear();
-            else if (f >= 16 && f * 2 >= n) compact();   // the dead front: at most half, and few
+            else if (f >= 8 && f * 2 >= n) compact();   // the dead front: at most half, and few
         }
         VRDMASIM_FORCE_INLINE void add(sc_core::sc_time t, unsigned flits) {
             if (t_.size() == first_ || t_.back() <= t) {
@@ -139,7 +139,7 @@ private:
                 if (p + 1 < hi && p[1] <= t) p = std::upper_bound(p + 2, hi, t);
                 else ++p;
             }
-            hint_ = static_cast<std::uint32_t>(p - b);
+            hint_ = static_cast<std::size_t>(p - b);
             return hint_;
         }
         // The first entry from i on after t (i: at or before it).
@@ -164,9 +164,12 @@ private:
 
     private:
         std::vector<sc_core::sc_time> t_;
-        std::vector<unsigned> before_;   // per entry, the flits of those before it (forgotten ones too)
-        std::uint32_t first_ = 0;   // t_[first_..] are kept
-        mutable std::uint32_t hint_ = 0;   // where upper() starts looking
+        // Per entry, the flits of the entries added before it since the list
+        // was last empty (forgotten ones too), modulo 2^32: only differences
+        // are read.
+        std::vector<unsigned> before_;
+        std::size_t first_ = 0;   // t_[first_..] are kept
+        mutable std::size_t hint_ = 0;   // where upper() starts looking
         unsigned total_ = 0;   // flits of every entry
         void compact();
         void insert(sc_core::sc_time t, unsigned flits);
