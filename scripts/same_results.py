@@ -69,8 +69,8 @@ def main():
                     help="a statistic or summary column at zero on one side and absent on the other "
                          "counts as the same")
     ap.add_argument("--args", default="",
-                    help="settings given to both runs of every config, e.g. '--router.link-order=time' "
-                         "(split at spaces)")
+                    help="settings given to both runs of every config, split at spaces; written with '=' "
+                         "since they start with '--': --args=--router.link-order=time")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs()
