@@ -6,10 +6,6 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-namespace {
-std::vector<unsigned> scratch_;   // fits_with_starts's: one simulation thread, one scratch
-}   // namespace
-
 void HeldSpace::Times::compact() {
     // The sums before each entry stay as they are: differences of them are
     // what is read, exact in unsigned arithmetic even past a wrap.
@@ -67,28 +63,40 @@ sc_time HeldSpace::first_freed_leaving(std::size_t i, unsigned room) const {
 }
 
 sc_time HeldSpace::fits_with_starts(sc_time s, unsigned room) const {
-    // The most held from each start after s on (scratch_[k - j]), then the
-    // candidates in time order: s and each freeing after it, where the most
-    // held from then on is what is held then or the most from the next
-    // start on. Both lists are walked forward from s.
+    // A time t fits when at most `room` is held at t and at every start
+    // after it. So first the last start after s at which more is held
+    // (walked from the end back, with the freeings after each: usually the
+    // last start or the one before); the answer is s if there is none and
+    // s itself fits, else the first freeing after that start (after s) at
+    // which at most `room` is held.
     const std::size_t j = in_.upper(s);
-    const std::size_t i0 = freed_.upper(s);
-    const std::size_t n = in_.end() - j;
-    scratch_.resize(n + 1);
-    std::size_t f = i0;
-    for (std::size_t k = 0; k < n; ++k) {
-        f = freed_.upper_from(in_.time(j + k), f);
-        scratch_[k] = freed_.after_index(f) - in_.after_index(j + k + 1);
+    std::size_t k = in_.end(), f = freed_.end();
+    bool over = false;
+    while (k > j) {
+        --k;
+        const sc_time t = in_.time(k);
+        while (f > freed_.begin() && freed_.time(f - 1) > t) --f;
+        // Of starts at one time the last is walked first, and it alone
+        // counts every one of them as started.
+        if (freed_.after_index(f) - in_.after_index(k + 1) > room) {
+            over = true;
+            break;
+        }
     }
-    scratch_[n] = 0;
-    for (std::size_t k = n; k-- > 0;) scratch_[k] = std::max(scratch_[k], scratch_[k + 1]);
-    if (std::max(freed_.after_index(i0) - in_.after_index(j), scratch_[0]) <= room) return s;
-    std::size_t k = j;
-    for (std::size_t i = i0; i < freed_.end();) {
+    std::size_t i, next_start;
+    if (!over) {
+        i = freed_.upper(s);
+        if (freed_.after_index(i) - in_.after_index(j) <= room) return s;
+        next_start = j;
+    } else {
+        i = freed_.upper_from(in_.time(k), f);
+        next_start = k + 1;
+    }
+    while (i < freed_.end()) {
         const sc_time t = freed_.time(i);
-        const std::size_t e = freed_.upper_from(t, i + 1);
-        k = in_.upper_from(t, k);
-        if (std::max(freed_.after_index(e) - in_.after_index(k), scratch_[k - j]) <= room) return t;
+        const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
+        next_start = in_.upper_from(t, next_start);
+        if (freed_.after_index(e) - in_.after_index(next_start) <= room) return t;
         i = e;
     }
     return max_sim_time();   // not reached: nothing is held after the last

@@ -1,5 +1,5 @@
-// WireCalendar: when a time-ordered link's wire is taken (README.md "Links
-// in time order"). Each reservation is an interval [start, end), disjoint
+// WireCalendar: when a time-ordered link's wire is taken (README.md "In
+// time order"). Each reservation is an interval [start, end), disjoint
 // from the others; a packet takes the earliest idle interval at or after
 // its head that holds it, even before intervals reserved by earlier calls.
 //
