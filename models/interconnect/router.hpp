@@ -12,7 +12,6 @@
 #include <deque>
 #include <functional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include <systemc>
