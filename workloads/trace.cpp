@@ -277,8 +277,13 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
     const unsigned n = ranks_;
     CollectiveData d;
     d.ranks = n;
-    d.root = end.root < n ? end.root : 0;
     d.op = collective_op(end.op);
+    // Only bcast and reduce have a root; TraceReader::check() refused one
+    // outside the communicator.
+    const bool rooted = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce;
+    if (rooted && end.root >= n)
+        throw std::logic_error("trace: a collective's root outside the communicator passed check()");
+    d.root = rooted ? end.root : 0;
     switch (d.op) {
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;

@@ -3,6 +3,9 @@
 #include <otf2/otf2.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,6 +14,20 @@
 namespace vrdmasim {
 
 namespace {
+
+// OTF2's own error messages: kept (the last one) for the refusal that
+// names the rank and what is missing, instead of printed raw to stderr.
+std::string& otf2_error() {
+    static thread_local std::string last;
+    return last;
+}
+OTF2_ErrorCode keep_otf2_error(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* format,
+                               va_list va) {
+    char text[512];
+    std::vsnprintf(text, sizeof text, format, va);
+    otf2_error() = std::string(OTF2_Error_GetDescription(code)) + (text[0] ? std::string(": ") + text : "");
+    return code;
+}
 
 // Collectives the replay does (library/collectives): OTF2_CollectiveOp.
 bool replayable(OTF2_CollectiveOp op) {
@@ -26,6 +43,9 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, std::string> strings;
     std::map<std::uint64_t, bool> region_mpi;
     std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
+    // location -> the events its file holds, as the writer counted them
+    // when it closed the file (the definitions' "number of events").
+    std::map<std::uint64_t, std::uint64_t> location_events;
     std::map<std::uint64_t, unsigned> threads;   // location group -> locations in it
     std::vector<std::uint64_t> mpi_locations;   // COMM_LOCATIONS of MPI, rank order
     std::map<std::uint64_t, std::vector<std::uint64_t>> comm_groups;   // COMM_GROUP: members (rank indices)
@@ -64,10 +84,11 @@ OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef, OTF2_S
     static_cast<Impl*>(u)->region_mpi[self] = paradigm == OTF2_PARADIGM_MPI;
     return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t,
+OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t events,
                               OTF2_LocationGroupRef group) {
     Impl& m = *static_cast<Impl*>(u);
     m.location_group[self] = group;
+    m.location_events[self] = events;
     ++m.threads[group];
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -242,6 +263,15 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
                       where(s, t) + "): the replay does barrier, bcast, reduce, allreduce, allgather and alltoall");
         return OTF2_CALLBACK_INTERRUPT;
     }
+    const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE;
+    const std::size_t ranks = s.impl->mpi_locations.size();
+    if (rooted && root >= ranks) {
+        refuse(s, std::string(op == OTF2_COLLECTIVE_OP_BCAST ? "MPI bcast" : "MPI reduce") +
+                      (root == OTF2_COLLECTIVE_ROOT_NONE ? std::string(" with no root")
+                                                         : " with root rank " + std::to_string(root)) +
+                      " (" + where(s, t) + "): the communicator has " + std::to_string(ranks) + " ranks");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     TraceEvent e;
     e.kind = TraceEvent::Kind::CollectiveEnd;
     e.time = t;
@@ -414,6 +444,7 @@ OTF2_EvtReaderCallbacks* callbacks() {
 // Opens `anchor`, reads its global definitions into `m` and opens the
 // event files of the ranks' locations; `error` says why not.
 bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
+    OTF2_Error_RegisterCallback(keep_otf2_error, nullptr);
     m.reader = OTF2_Reader_Open(anchor.c_str());
     if (!m.reader) {
         error = "cannot open the OTF2 archive " + anchor;
@@ -493,6 +524,32 @@ OTF2_EvtReader* open_location(Impl& m, std::uint64_t loc) {
     return er;
 }
 
+// Whether the archive's file `path` (a location's .evt or .def) ends
+// with OTF2's end-of-file and end-of-chunk tokens (bytes 2, 1), as every
+// file an OTF2 writer closed does; a file that does not exist is OTF2's to
+// judge (a substrate or compression of other names). A file cut short must
+// not reach OTF2's reader, which then parses its chunk buffer past the
+// data it read: uninitialised memory (memcheck finds it).
+bool ends_complete(const std::string& path) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f) return true;
+    const std::streamoff size = f.tellg();
+    if (size < 2) return false;
+    char tail[2] = {0, 0};
+    f.seekg(size - 2);
+    f.read(tail, 2);
+    return f && tail[0] == 2 && tail[1] == 1;
+}
+
+// The event and local definition files of `loc` in the archive whose
+// anchor is `anchor` (<dir>/<name>.otf2: <dir>/<name>/<loc>.evt, .def).
+std::string location_file(const std::string& anchor, std::uint64_t loc, const char* ext) {
+    const std::string base = anchor.size() > 5 && anchor.compare(anchor.size() - 5, 5, ".otf2") == 0
+                                 ? anchor.substr(0, anchor.size() - 5)
+                                 : anchor;
+    return base + "/" + std::to_string(loc) + ext;
+}
+
 }   // namespace
 
 TraceReader::TraceReader(const Config& c, const std::string& key, const std::string& anchor)
@@ -516,6 +573,14 @@ TraceSummary TraceReader::check() const {
     TraceSummary summary;
     summary.peers.resize(m.mpi_locations.size());
     for (unsigned r = 0; r < m.mpi_locations.size() && problem.empty(); ++r) {
+        for (const char* ext : {".evt", ".def"}) {
+            const std::string file = location_file(anchor_, m.mpi_locations[r], ext);
+            if (!ends_complete(file))
+                problem = "rank " + std::to_string(r) + "'s file " + file +
+                          " does not end as OTF2 ends a file it closed (it is cut short or damaged: a trace whose "
+                          "writer was killed, or a partial copy)";
+        }
+        if (!problem.empty()) break;
         OTF2_EvtReader* er = open_location(m, m.mpi_locations[r]);
         if (!er) {
             problem = "the events of rank " + std::to_string(r) + " cannot be read";
@@ -523,13 +588,28 @@ TraceSummary TraceReader::check() const {
         }
         Sink sink{&m, r, nullptr, &problem, &summary};
         OTF2_Reader_RegisterEvtCallbacks(m.reader, er, cb, &sink);
-        // (Reading past a location's last event is an error in OTF2: a
-        // read that returns fewer than asked was the last.)
+        // Every event the definitions promise, to the file's end: a trace
+        // cut short (a run killed mid-write, a partial copy) is refused,
+        // not replayed as a shorter application. (Reading past a
+        // location's last event is an error in OTF2: a read that returns
+        // fewer than asked was the last.)
+        const std::uint64_t promised = m.location_events.at(m.mpi_locations[r]);
+        std::uint64_t read = 0;
+        otf2_error().clear();
         for (uint64_t got = 4096; got == 4096 && problem.empty();) {
             got = 0;
-            if (OTF2_Reader_ReadLocalEvents(m.reader, er, 4096, &got) != OTF2_SUCCESS && problem.empty())
-                problem = "the events of rank " + std::to_string(r) + " cannot be read";
+            const bool ok = OTF2_Reader_ReadLocalEvents(m.reader, er, 4096, &got) == OTF2_SUCCESS;
+            read += got;
+            if (!ok && problem.empty())
+                problem = "the events of rank " + std::to_string(r) + " cannot be read after event " +
+                          std::to_string(read) + " of the " + std::to_string(promised) +
+                          " its definitions count (the file is cut short or damaged" +
+                          (otf2_error().empty() ? "" : ": " + otf2_error()) + ")";
         }
+        if (problem.empty() && read != promised)
+            problem = "rank " + std::to_string(r) + "'s event file holds " + std::to_string(read) +
+                      " events, its definitions count " + std::to_string(promised) +
+                      " (the file is cut short or damaged: a trace whose writer was killed, or a partial copy)";
         // Its chunk buffer goes with it: one rank's at a time.
         OTF2_Reader_CloseEvtReader(m.reader, er);
     }
@@ -579,8 +659,10 @@ bool TraceReader::fill(unsigned rank) {
     OTF2_Reader_RegisterEvtCallbacks(impl_->reader, er, cb, &sink);
     uint64_t got = 0;
     const std::size_t before = s.buffered.size();
+    otf2_error().clear();
     if (OTF2_Reader_ReadLocalEvents(impl_->reader, er, kChunk, &got) != OTF2_SUCCESS)
-        throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read");
+        throw std::runtime_error(anchor_ + ": the events of rank " + std::to_string(rank) + " cannot be read" +
+                                 (otf2_error().empty() ? "" : " (" + otf2_error() + ")"));
     events_[rank] += got;
     s.read += got;
     if (got < kChunk) {

@@ -300,4 +300,52 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     CHECK_THAT(refusal({{"trace.file", dir + "/traces.otf2"}}),
                Catch::Contains("MpiSend with attribute 'buffer_address' (rank 0 at tick 100)"));
     std::system(("rm -rf '" + dir + "'").c_str());
+    // A bcast whose root is not a rank of the communicator, or that has no
+    // root: refused, naming the rank and the tick (not replayed as root 0).
+    for (const char* root : {"17", "OTF2_UNDEFINED_UINT32"}) {
+        const std::string rooted =
+            "import otf2\n"
+            "from otf2.enums import *\n"
+            "with otf2.writer.open('" +
+            dir +
+            "', timer_resolution=1000000000) as t:\n"
+            "    d = t.definitions\n"
+            "    n = d.system_tree_node('m')\n"
+            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+            "system_tree_parent=n)) for r in range(4)]\n"
+            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    c = d.comm('MPI_COMM_WORLD', g)\n"
+            "    for l in locs:\n"
+            "        e = t.event_writer_from_location(l)\n"
+            "        e.mpi_collective_begin(100)\n"
+            "        e.mpi_collective_end(200, CollectiveOp.BCAST, c, " +
+            std::string(root == std::string("17") ? "17" : "0xFFFFFFFF") + ", 64, 64)\n";
+        REQUIRE(std::system(("/usr/bin/python3 -c \"" + rooted + "\"").c_str()) == 0);
+        CHECK_THAT(
+            refusal({{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "4"}}, false),
+            Catch::Contains(root == std::string("17") ? "MPI bcast with root rank 17 (rank 0 at tick 200)"
+                                                      : "MPI bcast with no root (rank 0 at tick 200)") &&
+                Catch::Contains("the communicator has 4 ranks"));
+        std::system(("rm -rf '" + dir + "'").c_str());
+    }
+    // A trace cut short (a writer killed, a partial copy): refused before
+    // the run, naming the rank, whether its file lost its end or events
+    // its definitions count (OTF2 would read past the bytes it has).
+    auto cut = [&](const std::string& how) {
+        std::system(("rm -rf '" + dir + "' && cp -r '" + std::string(VRDMASIM_SOURCE_DIR) +
+                     "/configs/traces/transpose' '" + dir + "' && " + how)
+                        .c_str());
+        const std::string why = refusal({{"trace.file", dir + "/transpose.otf2"}});
+        std::system(("rm -rf '" + dir + "'").c_str());
+        return why;
+    };
+    CHECK_THAT(cut("truncate -s -7 '" + dir + "/transpose/3.evt'"),
+               Catch::Contains("rank 3's file") && Catch::Contains("3.evt does not end as OTF2 ends a file") &&
+                   Catch::Contains("cut short"));
+    // Cut to 60 % with the end tokens put back: the events are missing.
+    CHECK_THAT(
+        cut("for f in '" + dir + "'/transpose/*.evt; do truncate -s 194 \"$f\"; printf '\\002\\001' >> \"$f\"; done"),
+        Catch::Contains("rank 0") && Catch::Contains("its definitions count") &&
+            Catch::Contains("cut short or damaged"));
 }
