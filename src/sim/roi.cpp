@@ -43,6 +43,11 @@ RegionOfInterest::RegionOfInterest(System& sys, StatRegistry& stats)
         planned += n;
     }
     const RoiParams& p = params_of<RoiParams>();
+    if (length_ == 0 && warmup_ >= planned)
+        throw sys.config().refuse(p.warmup_transfers.name(),
+                                  "leaves no transfer for the region of interest: the workload finishes " +
+                                      std::to_string(planned) +
+                                      " (the region would be empty, its figures zeros that mean nothing)");
     if (warmup_ + length_ > planned)
         throw sys.config().refuse(length_ > 0 ? p.transfers.name() : p.warmup_transfers.name(),
                                   "the region of interest needs " + std::to_string(warmup_ + length_) +
@@ -107,6 +112,9 @@ std::string RegionOfInterest::incomplete() const {
     if (!stats_.window_ended())
         return "the region of interest never ended: it needs " + std::to_string(warmup_ + length_) +
                " transfers (roi.warmup-transfers + roi.transfers), but " + done;
+    if (finished_ <= warmup_)
+        return "the region of interest holds no transfer: roi.warmup-transfers = " + std::to_string(warmup_) + " and " +
+               done + " (its figures would be zeros that mean nothing)";
     return "";
 }
 

@@ -124,4 +124,21 @@ TEST_CASE("a region the run cannot reach is refused, or fails the run", "[cli][r
     CHECK(files.status == 2);
     CHECK(files.err.find("finishes 16") != std::string::npos);
     CHECK(files.summary.count("throughput_gbps") == 0);   // no summary.csv
+    // A warm-up of every transfer leaves an empty region: refused, not a
+    // row of zeros.
+    const Run empty = run("--roi.warmup-transfers=64");
+    CHECK(empty.status == 2);
+    CHECK(empty.err.find("leaves no transfer for the region of interest") != std::string::npos);
+}
+
+TEST_CASE("a region that ends with the run passes its span check", "[cli][roi]") {
+    // Its end is the run's last completion, read back from the summary's
+    // 9 printed digits: rounded up past the run's end, it failed
+    // region-span (exit 1) on this legal region.
+    const Run r = vrdmasim_test::run_binary(VRDMASIM_EXE, "--workload.total-bytes=2MiB --roi.warmup-transfers=4 -q",
+                                            "vrdmasim-roi");
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(num(r.summary, "transfers") > 0);
+    CHECK(num(r.summary, "region_end_us") >= num(r.summary, "region_start_us"));
 }
