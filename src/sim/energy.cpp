@@ -60,12 +60,13 @@ void declare_energy_metrics(MetricRegistry& reg) {
     reg.add_supplied("energy_j", "J",
                      "Energy of the whole system over the run (every node, link and SSD; models/power: every "
                      "coefficient an *estimate*): the sum of the energy_<part>_j columns.");
-    reg.add_supplied("energy_nj_per_byte", "nJ/B", "energy_j over the bytes delivered (empty when none was).");
+    reg.add_supplied("energy_nj_per_byte", "nJ/B",
+                     "energy_j over jobs_bytes_delivered, every job's bytes (empty when none was).");
     for (std::size_t k = 0; k < 5; ++k) {
         reg.add_supplied(std::string("energy_") + kParts[k] + "_j", "J",
                          std::string("Energy of ") + kPartText[k] + ", over the run.");
         reg.add_supplied(std::string("energy_") + kParts[k] + "_nj_per_byte", "nJ/B",
-                         std::string("energy_") + kParts[k] + "_j over the bytes delivered (empty when none was).");
+                         std::string("energy_") + kParts[k] + "_j over jobs_bytes_delivered (empty when none was).");
     }
 }
 

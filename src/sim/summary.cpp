@@ -70,6 +70,9 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "`job:Gb/s` "
                      "pairs separated by `;` (`0:12.7;1:6.9`); the columns above are job 0's, the other jobs' "
                      "statistics are `jobP.workload.*` (`library/rdma/README.md` \"Many processes and channels\").");
+    reg.add_supplied("jobs_bytes_delivered", "B",
+                     "Payload bytes every job's transfers delivered (`bytes_delivered` is job 0's; the same with "
+                     "one job): the bytes the energy per byte is over.");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
                      "the application; pingpong, half the round trip (`workloads/README.md`). Only transfers "
@@ -254,7 +257,10 @@ void add_transfer_columns(const Config& cfg, System& sys, const JobFigures& job0
     v.emplace_back("sim_seconds", format_metric(sim_s, 9));
     v.emplace_back("host_seconds", format_metric(host_seconds, 4));
     v.emplace_back("region_start_us", format_metric(start.to_seconds() * 1e6, 9));
-    v.emplace_back("region_end_us", format_metric((sp.region ? sp.r_end : log.last_done).to_seconds() * 1e6, 9));
+    // (A run in which nothing completed ends where it began: an empty span,
+    // not one that runs backwards.)
+    const sc_core::sc_time end = std::max(start, sp.region ? sp.r_end : log.last_done);
+    v.emplace_back("region_end_us", format_metric(end.to_seconds() * 1e6, 9));
     v.emplace_back("transfers", std::to_string(job0.transfers));
     v.emplace_back("transfer_errors", std::to_string(job0.errors));
     v.emplace_back("bytes_delivered", std::to_string(job0.bytes));
@@ -298,6 +304,7 @@ void add_job_columns(System& sys, const StatRegistry& stats, const Spans& sp, sc
         }
     }
     v.emplace_back("job_throughput_gbps", by_job);
+    v.emplace_back("jobs_bytes_delivered", std::to_string(static_cast<std::uint64_t>(all_bytes)));
 }
 
 // Job 0's latency; no sample, no figure: an empty cell, not a latency of 0

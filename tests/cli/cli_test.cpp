@@ -787,6 +787,22 @@ TEST_CASE("cpu_busy_us counts the application cores only, not DRAM, link or NI b
     CHECK(cpu_busy < 0.999 * every_busy_time);
 }
 
+TEST_CASE("energy per byte is energy_j over the row's jobs_bytes_delivered, with two processes a node",
+          "[cli][run][summary]") {
+    TempDir tmp;
+    const Result r = run_exe(cat({"run", "--out", "out", "-q", "--node.processes=2"}, kSmall), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    const Table s = read_table(tmp.path() / "out" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const auto& row = s.rows[0];
+    // bytes_delivered is job 0's; the energy is every job's, and so is the
+    // byte count it is divided by, printed beside it.
+    CHECK(number(row, "jobs_bytes_delivered") == 2 * number(row, "bytes_delivered"));
+    CHECK(number(row, "energy_nj_per_byte") ==
+          Approx(number(row, "energy_j") / number(row, "jobs_bytes_delivered") * 1e9).epsilon(1e-5));
+}
+
 TEST_CASE("params --json: the whole schema, as params lists it, valid JSON", "[cli][params]") {
     TempDir tmp;
     const Result j = run_exe({"params", "--json"}, tmp.path());
