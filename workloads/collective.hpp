@@ -7,6 +7,7 @@
 // elements for reductions), a barrier by its ranks' entry and exit times.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -50,8 +51,18 @@ private:
     const unsigned root_;
     CollectiveData data_;
     unsigned done_ = 0;
-    // Barrier: each rank's entry and exit of each iteration's barrier.
-    std::vector<std::vector<sc_core::sc_time>> entered_, left_;
+    // Barrier: each rank's entry and exit of the iterations' barriers still
+    // open (some rank has not left them), checked and dropped as the last
+    // rank leaves: memory for the iterations in flight, not for all of them.
+    struct BarrierRound {
+        std::vector<sc_core::sc_time> entered, left;
+        unsigned gone = 0;   // ranks that have left
+    };
+    std::map<std::uint64_t, BarrierRound> rounds_;
+    std::uint64_t early_ = 0;   // rank-iterations that left a barrier before its last rank entered
+    std::uint64_t rounds_checked_ = 0;
+    void entered(std::uint64_t it, unsigned rank, sc_core::sc_time at);
+    void left(std::uint64_t it, unsigned rank, sc_core::sc_time at);
     Counter &messages_, &sent_bytes_, &reduced_bytes_, &control_writes_;
     Histogram& latency_;
 };

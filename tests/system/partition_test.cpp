@@ -125,7 +125,7 @@ TEST_CASE("partition: collectives split by boards but for the barrier's self-che
     check_splittable(kTwoBoards + coll +
                      Settings{{"collective.op", "alltoall"}, {"collective.transport", "one-sided"}});
     check_refused(kTwoBoards + coll + Settings{{"collective.op", "barrier"}},
-                  {"workload.kind = collective", "collective.op = barrier", "entered_"});
+                  {"workload.kind = collective", "collective.op = barrier", "rounds_"});
 }
 
 TEST_CASE("partition: a trace's span is every rank's", "[partition][trace]") {
