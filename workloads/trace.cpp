@@ -112,6 +112,22 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     // Every event: one the replay cannot do is refused now (exit 2).
     const TraceSummary summary = reader_->check();
     planned_ = summary.receives + summary.collective_calls;
+    // The largest message: it must fit in its rank's memory, and the host
+    // must hold it at both ends and in the byte check's copy.
+    if (summary.largest > 0) {
+        const std::string which = "its largest message, " + std::to_string(summary.largest) + " B (rank " +
+                                  std::to_string(summary.largest_rank) + " at tick " +
+                                  std::to_string(summary.largest_tick) + ")";
+        for (const RdmaProcess* a : apps)
+            if (a && summary.largest > a->capacity())
+                throw c.refuse(P.file, file + ": " + which + " does not fit in a node's memory: at most " +
+                                           std::to_string(a->capacity()) +
+                                           " B can be mapped (dram.size + ssd.swap-size)");
+        check_host_memory(P.file.name(), summary.largest > ~0ull / 3 ? ~0ull : 3 * summary.largest,
+                          file + ": " + which +
+                              " is held in the sender's and the receiver's simulated memory and in the byte "
+                              "check's copy");
+    }
     scale_ = c[P.compute_scale];
     const std::vector<unsigned> where = map_ranks(c, static_cast<unsigned>(apps.size()));
     for (unsigned r = 0; r < ranks_; ++r) {

@@ -171,6 +171,12 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
             s.summary->peers.at(s.rank).insert(e.peer);
         if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op), ++s.summary->collective_calls;
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
+        const std::uint64_t bytes = e.kind == K::CollectiveEnd ? std::max(e.sent, e.received) : e.length;
+        if (bytes > s.summary->largest) {
+            s.summary->largest = bytes;
+            s.summary->largest_rank = s.rank;
+            s.summary->largest_tick = e.time;
+        }
     }
     return OTF2_CALLBACK_SUCCESS;
 }

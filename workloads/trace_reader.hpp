@@ -51,6 +51,10 @@ struct TraceSummary {
     std::set<int> collectives;   // OTF2_CollectiveOp
     std::vector<std::set<std::uint32_t>> peers;   // by rank
     std::uint64_t receives = 0, collective_calls = 0;   // over every rank
+    // The largest message any rank sends or receives (a collective's: the
+    // larger of its bytes sent and received), which rank and when.
+    std::uint64_t largest = 0, largest_tick = 0;
+    unsigned largest_rank = 0;
 };
 
 class TraceReader {

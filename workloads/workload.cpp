@@ -1,5 +1,7 @@
 #include "workloads/workload.hpp"
 
+#include <unistd.h>
+
 #include "workloads/collective.hpp"
 #include "workloads/trace.hpp"
 
@@ -398,6 +400,16 @@ void Workload::check_fits(const RdmaProcess& app, std::uint64_t bytes) const {
                       " B can be mapped (workload.message-size = " + c.text(params_of<WorkloadParams>().message_size) +
                       ", workload.window = " + c.text(params_of<WorkloadParams>().window) +
                       ", dram.size = " + c.text("dram.size") + ")");
+}
+
+void Workload::check_host_memory(const std::string& key, std::uint64_t bytes, const std::string& what) const {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return;   // unknown: nothing to compare with
+    const auto host = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    if (bytes <= host) return;
+    auto gib = [](std::uint64_t b) { return format_metric(static_cast<double>(b) / (1ull << 30), 4) + " GiB"; };
+    throw ctx_.config.refuse(
+        key, "the run needs at least " + gib(bytes) + " of host memory (" + what + "); this host has " + gib(host));
 }
 
 void Workload::check_locked(const RdmaProcess& app, const std::vector<std::uint64_t>& regions) const {

@@ -274,6 +274,11 @@ protected:
     void connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const;
     // ConfigError unless `bytes` fit in what `app` can map.
     void check_fits(const RdmaProcess& app, std::uint64_t bytes) const;
+    // ConfigError naming parameter `key` unless the host has `bytes` of
+    // physical memory: what a run needs at least, `what` saying why (before
+    // any is allocated, so that a run the host cannot hold is refused, not
+    // swapped to death).
+    void check_host_memory(const std::string& key, std::uint64_t bytes, const std::string& what) const;
     // ConfigError unless the library's locked memory (`regions`: the sizes
     // of its alloc_locked calls, completion records and notification ring,
     // each locked in whole 4 KiB pages) fits under vm.memlock-limit. Only

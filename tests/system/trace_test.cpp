@@ -329,6 +329,40 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
                 Catch::Contains("the communicator has 4 ranks"));
         std::system(("rm -rf '" + dir + "'").c_str());
     }
+    // A message larger than a node's memory, or than the host can hold:
+    // refused before anything is allocated (a 17 GiB send grew the
+    // simulator to 15 GiB of host memory before it was killed).
+    for (const char* gib : {"30", "400"}) {
+        const std::string big =
+            "import otf2\n"
+            "from otf2.enums import *\n"
+            "with otf2.writer.open('" +
+            dir +
+            "', timer_resolution=1000000000) as t:\n"
+            "    d = t.definitions\n"
+            "    n = d.system_tree_node('m')\n"
+            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+            "system_tree_parent=n)) for r in range(2)]\n"
+            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    c = d.comm('MPI_COMM_WORLD', g)\n"
+            "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, " +
+            std::string(gib) +
+            " << 30)\n"
+            "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, " +
+            std::string(gib) + " << 30)\n";
+        REQUIRE(std::system(("/usr/bin/python3 -c \"" + big + "\"").c_str()) == 0);
+        Settings two{{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "2"}};
+        if (std::string(gib) == "400") two.push_back({"dram.size", "1TiB"});
+        const std::string why = refusal(two, false);
+        if (std::string(gib) == "30")
+            CHECK_THAT(why, Catch::Contains("its largest message, 32212254720 B (rank 0 at tick 100) does not fit in "
+                                            "a node's memory"));
+        else
+            CHECK_THAT(why, Catch::Contains("trace.file") && Catch::Contains("the run needs at least 1200 GiB of "
+                                                                             "host memory"));
+        std::system(("rm -rf '" + dir + "'").c_str());
+    }
     // A trace cut short (a writer killed, a partial copy): refused before
     // the run, naming the rank, whether its file lost its end or events
     // its definitions count (OTF2 would read past the bytes it has).
