@@ -54,6 +54,12 @@ PowerModel::PowerModel(const Config& cfg) {
     const PowerParams& p = params_of<PowerParams>();
     core_active_w_ = cfg[p.core_active_mw] * 1e-3;
     core_idle_w_ = cfg[p.core_idle_mw] * 1e-3;
+    // A busy core draws its active power, an idle one its idle power: a
+    // core that drew less busy than idle has no physical meaning (and its
+    // busy time would lower the energy).
+    if (core_idle_w_ > core_active_w_)
+        throw cfg.refuse(p.core_idle_mw, "is above power.core-active-mw (" + cfg.text(p.core_active_mw) +
+                                             " mW): an idle core cannot draw more than a busy one");
     dram_j_per_bit_ = cfg[p.dram_pj_per_bit] * 1e-12;
     dram_background_w_ = cfg[p.dram_background_mw] * 1e-3;
     link_j_per_bit_ = cfg[p.link_pj_per_bit] * 1e-12;

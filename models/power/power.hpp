@@ -55,6 +55,8 @@ struct Energy {
 class PowerModel {
 public:
     static void declare_params(ParamRegistry& reg);
+    // Throws ConfigError for settings that have no physical meaning
+    // (power.core-idle-mw above power.core-active-mw).
     explicit PowerModel(const Config& cfg);
     Energy energy(const RunActivity& a) const;
 

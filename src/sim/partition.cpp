@@ -52,7 +52,20 @@ Layout lay_out(const Topology& t, const unsigned (&b)[3]) {
     return l;
 }
 
+// "PXxPYxPZ", each at least 1, into b; false if `spec` is not that.
+bool parse_blocks(const std::string& spec, unsigned (&b)[3]) {
+    char tail = 0;
+    return std::sscanf(spec.c_str(), "%ux%ux%u%c", &b[0], &b[1], &b[2], &tail) == 3 && b[0] > 0 && b[1] > 0 && b[2] > 0;
+}
+
+const char* const kSyntax = "give auto, or the blocks per dimension as PXxPYxPZ (2x1x1)";
+
 }   // namespace
+
+void Partition::check_spec(const std::string& spec) {
+    unsigned b[3] = {0, 0, 0};
+    if (spec != "auto" && !parse_blocks(spec, b)) throw refuse(spec, kSyntax);
+}
 
 Partition Partition::choose(const Topology& t, unsigned ranks, unsigned rank, const std::string& spec) {
     Partition p;
@@ -90,10 +103,7 @@ Partition Partition::choose(const Topology& t, unsigned ranks, unsigned rank, co
                                    " ranks: give PXxPYxPZ blocks by hand, or another number of ranks");
     } else {
         unsigned b[3] = {0, 0, 0};
-        char tail = 0;
-        if (std::sscanf(spec.c_str(), "%ux%ux%u%c", &b[0], &b[1], &b[2], &tail) != 3 || b[0] == 0 || b[1] == 0 ||
-            b[2] == 0)
-            throw refuse(spec, "give auto, or the blocks per dimension as PXxPYxPZ (2x1x1)");
+        if (!parse_blocks(spec, b)) throw refuse(spec, kSyntax);
         if (static_cast<std::uint64_t>(b[0]) * b[1] * b[2] != ranks)
             throw refuse(spec, std::to_string(b[0]) + " x " + std::to_string(b[1]) + " x " + std::to_string(b[2]) +
                                    " blocks for " + std::to_string(ranks) +

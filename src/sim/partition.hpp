@@ -28,6 +28,8 @@ public:
     // product is not `ranks`, a dimension cut into more blocks than it has
     // boards.
     static Partition choose(const Topology& t, unsigned ranks, unsigned rank, const std::string& spec);
+    // ConfigError unless `spec` is "auto" or PXxPYxPZ with each at least 1.
+    static void check_spec(const std::string& spec);
 
     unsigned ranks() const { return ranks_; }
     unsigned rank() const { return rank_; }

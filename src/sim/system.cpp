@@ -642,6 +642,9 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     : config_(&ctx.config),
       topology_(topology_from(ctx.config)),
       time_limit_(ctx.config[params_of<SimParams>().time_limit]) {
+    // Its form is checked in one process too (which ignores it), so that a
+    // configuration meant for N ranks does not carry a value N ranks refuse.
+    Partition::check_spec(ctx.config[params_of<SimParams>().partition]);
     if (ranks > 1) {
         partition_ = Partition::choose(topology_, ranks, rank, ctx.config[params_of<SimParams>().partition]);
         check_partitioned(ctx.config);
@@ -673,6 +676,7 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
     check_physical(c);
     check_files(c);
+    PowerModel{c};   // its settings, checked before the run rather than by its energy at the end
     if (c[params_of<DramParams>().size] < address_map::kHeapBase + (2ull << 20))
         throw c.refuse(params_of<DramParams>().size, "must exceed the 256 MiB kept for the kernel by at least 2 MiB");
     build_nodes(ctx);

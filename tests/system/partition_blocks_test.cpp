@@ -48,4 +48,10 @@ TEST_CASE("partition by hand, and what cannot be split", "[partition]") {
     refuses(Topology::qfdb(4), 2, "auto", "a rank simulates whole boards");
     refuses(Topology::torus(5, 1, 1), 7, "auto", "a rank simulates whole boards");
     refuses(Topology::torus(2, 2, 1), 3, "auto", "no blocks of 2 x 2 x 1 boards make 3 ranks");
+    // Its form, checked in one process too (which ignores the blocks): once
+    // banana, 0x1x1 and 2x1 were accepted and written to config.ini.
+    for (const char* bad : {"banana", "0x1x1", "2x1", "2x1x1x", ""})
+        CHECK_THROWS_WITH(Partition::check_spec(bad), Catch::Contains("PXxPYxPZ"));
+    CHECK_NOTHROW(Partition::check_spec("auto"));
+    CHECK_NOTHROW(Partition::check_spec("2x1x1"));
 }

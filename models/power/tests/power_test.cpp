@@ -74,3 +74,15 @@ TEST_CASE("energy: the coefficients are parameters, and no work costs only stati
         CHECK(p.static_j > 0);
     }
 }
+
+TEST_CASE("energy: an idle core that draws more than a busy one is refused, naming the parameter", "[power]") {
+    // It used to pass configuration and fail the run's energy self-check at
+    // the end, naming no parameter.
+    const ParamRegistry reg = registry();
+    Config cfg(reg);
+    cfg.set("power.core-idle-mw", "400", "test");
+    CHECK_THROWS_WITH(PowerModel(cfg),
+                      Catch::Contains("power.core-idle-mw") && Catch::Contains("above power.core-active-mw (350 mW)"));
+    cfg.set("power.core-idle-mw", "350", "test");   // equal: a core whose busy time costs nothing extra
+    CHECK_NOTHROW(PowerModel(cfg));
+}
