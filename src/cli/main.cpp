@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -397,6 +398,10 @@ int sc_main(int argc, char* argv[]) {
     // tasks of a Slurm array) never interleave mid-line, as they did when
     // every `<<` of unbuffered std::cerr was its own write.
     std::setvbuf(stderr, nullptr, _IOLBF, BUFSIZ);
+    // A file-size limit (ulimit -f) makes a write fail with EFBIG, which
+    // every output reports ("cannot write ...: File too large", exit 1),
+    // instead of killing the run by SIGXFSZ with no word.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         usage(std::cerr);

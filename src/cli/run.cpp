@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -66,8 +67,10 @@ std::string default_out_dir() {
 // files a run writes.
 void check_out_dir(const std::string& out) {
     std::error_code ec;
-    if (!fs::exists(fs::symlink_status(out, ec))) return;
-    if (!fs::is_directory(fs::symlink_status(out, ec)))
+    const fs::file_status st = fs::symlink_status(out, ec);
+    if (!fs::exists(st)) return;
+    // A symbolic link to a directory names that directory (OutputStaging).
+    if (!fs::is_directory(fs::is_symlink(st) ? fs::status(out, ec) : st))
         throw ConfigError("--out " + out + ": exists and is not a directory; refusing to replace it");
     if (fs::is_empty(out, ec) || is_run_output(out)) return;
     throw ConfigError("--out " + out + ": directory exists and is not an earlier vrdmasim run's output (no " +
@@ -440,6 +443,11 @@ public:
         // directory below lands beside DIR, not inside it.
         target_ = fs::absolute(out).lexically_normal();
         if (target_.filename().empty()) target_ = target_.parent_path();
+        // A symbolic link to a directory names that directory: the outputs
+        // are staged beside it and renamed to it, the link left as it is.
+        std::error_code ec;
+        if (fs::is_symlink(fs::symlink_status(target_, ec)) && fs::is_directory(fs::status(target_, ec)))
+            if (const fs::path real = fs::canonical(target_, ec); !ec) target_ = real;
         tmp_ = target_.parent_path() / ("." + target_.filename().string() + ".partial-" + std::to_string(getpid()));
     }
     // Creates and claims; returns the exit status on failure (reported), -1 on success.
@@ -450,15 +458,18 @@ public:
         fs::remove_all(tmp_, ec);
         if (!fs::create_directory(tmp_, ec)) {
             std::cerr << "vrdmasim: error: cannot create output directory " << tmp_ << ": " << ec.message() << "\n";
-            return kExitBadConfig;
-        }
-        const std::string claim = claim_run_output(target_, claimed_fresh_);
-        if (!claim.empty()) {
-            std::cerr << "vrdmasim: error: --out " << out_ << ": " << claim << "\n";
-            fs::remove_all(tmp_, ec);
-            return kExitBadConfig;
+            // A path that cannot be used is the configuration's; a disk
+            // that cannot take a directory is a failed write (exit 1).
+            const int e = ec.value();
+            return e == ENOSPC || e == EDQUOT || e == EIO ? kExitFailed : kExitBadConfig;
         }
         try {
+            const std::string claim = claim_run_output(target_);
+            if (!claim.empty()) {
+                std::cerr << "vrdmasim: error: --out " << out_ << ": " << claim << "\n";
+                fs::remove_all(tmp_, ec);
+                return kExitBadConfig;
+            }
             // First, so that a killed run's leftover is recognisably ours.
             write_marker(tmp_, kRunMarker, "vrdmasim run output");
         } catch (const std::exception& e) {
@@ -471,7 +482,6 @@ public:
     void discard() {
         std::error_code ec;
         fs::remove_all(tmp_, ec);
-        release_run_claim(target_, claimed_fresh_);
     }
     // Renames the staged outputs into place; "" or what went wrong.
     std::string publish() { return publish_run_output(tmp_, target_); }
@@ -480,7 +490,6 @@ public:
 private:
     std::string out_;
     fs::path target_, tmp_;
-    bool claimed_fresh_ = false;
 };
 
 // Why a simulation that returned has no result, "" if it has one.
@@ -1031,6 +1040,11 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     }
     KeepToExit keep_to_exit{sys};
 
+    // An exception thrown inside a process ends the simulation as SystemC's
+    // report of it, which the run then states in its own words (run_simulation,
+    // judge_end): not printed a second time, raw, by SystemC (E549).
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_UNCAUGHT_EXCEPTION_, sc_core::SC_THROW);
+
     OutputStaging staging(opts.out);
     if (writer)
         if (const int status = staging.start(); status >= 0) {
@@ -1098,12 +1112,22 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
             }
     }
     if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
-    if (writer) {
+    // The trace and the log are outputs: one that could not be written (a
+    // full disk, a file-size limit: while the run simulated or now) fails
+    // the run as any output does, with nothing half-written left, and ends
+    // every rank (one left in a collective would wait for ever).
+    try {
         tracer.close();
-        warn_unmatched_filters(tracer);
-    } else {
-        tracer.close();
+    } catch (const std::exception&) {
+        if (tracer.write_error().empty()) throw;
     }
+    if (!tracer.write_error().empty()) {
+        std::cerr << "vrdmasim: error: " << tracer.write_error() << "\n";
+        if (writer) staging.discard();
+        if (mpi) mpi->abort(kExitFailed);
+        return kExitFailed;
+    }
+    if (writer) warn_unmatched_filters(tracer);
     // Every rank judges, summarises and checks the run (the checks of what
     // it simulates need it); rank 0 alone says so and writes the outputs.
     std::ostringstream quiet_rank;

@@ -37,10 +37,13 @@ std::string host_line() {
 }   // namespace
 
 void write_marker(const fs::path& dir, const char* name, const std::string& what) {
+    errno = 0;
     std::ofstream os(dir / name, std::ios::trunc);
     os << what << "\n" << host_line() << "\n";
     os.close();
-    if (!os) throw std::runtime_error("cannot write " + (dir / name).string());
+    if (!os)
+        throw std::runtime_error("cannot write " + (dir / name).string() + ": " +
+                                 (errno != 0 ? std::strerror(errno) : "the write failed"));
 }
 
 bool is_our_report(const fs::path& file) {
@@ -127,44 +130,21 @@ int rename_noreplace(const fs::path& from, const fs::path& to) {
     return std::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
 }
 
-std::string claim_run_output(const fs::path& target, bool& created) {
-    created = false;
+std::string claim_run_output(const fs::path& target) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(target, ec);
-    if (!fs::exists(st)) {
-        if (fs::create_directory(target, ec)) {
-            created = true;
-        } else if (ec) {
-            return "cannot create output directory " + target.string() + ": " + ec.message();
-        }
-    } else if (!fs::is_directory(st)) {
-        return "exists and is not a directory; refusing to replace it";
-    }
-    if (!created && !fs::is_empty(target, ec) && !is_run_output(target))
+    // An absent target stays absent until the outputs are renamed into
+    // place whole: a run killed before then (SIGKILL leaves no chance to
+    // clean up) leaves no empty directory at the user's path, only its
+    // hidden staging directory, which the next run removes.
+    if (!fs::exists(st)) return "";
+    if (!fs::is_directory(st)) return "exists and is not a directory; refusing to replace it";
+    if (!fs::is_empty(target, ec) && !is_run_output(target))
         return std::string("directory exists and is not an earlier vrdmasim run's output (no ") + kRunMarker +
                " marker, or files a run does not write); refusing to replace it";
-    if (!fs::is_regular_file(target / kRunMarker, ec)) {
-        try {
-            write_marker(target, kRunMarker, "vrdmasim run output (claimed; the run has not finished)");
-        } catch (const std::exception& e) {
-            release_run_claim(target, created);
-            return e.what();
-        }
-    }
+    if (!fs::is_regular_file(target / kRunMarker, ec))
+        write_marker(target, kRunMarker, "vrdmasim run output (claimed; the run has not finished)");
     return "";
-}
-
-void release_run_claim(const fs::path& target, bool created) {
-    if (!created) return;
-    std::error_code ec;
-    std::size_t n = 0;
-    for (fs::directory_iterator it(target, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->path().filename() != kRunMarker) return;
-        ++n;
-    }
-    if (ec) return;
-    fs::remove(target / kRunMarker, ec);
-    fs::remove(target, ec);   // rmdir: fails, harmlessly, if something arrived meanwhile
 }
 
 std::string publish_run_output(const fs::path& tmp, const fs::path& target) {

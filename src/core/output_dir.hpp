@@ -25,7 +25,7 @@ extern const char* const kReportMark;   // <meta name="generator" content="vrdma
 bool is_our_report(const std::filesystem::path& file);
 
 // Write the marker file `name` into dir: `what`, then "host <hostname>".
-// Throws std::runtime_error.
+// Throws std::runtime_error, with the system's reason.
 void write_marker(const std::filesystem::path& dir, const char* name, const std::string& what);
 
 // True if dir holds the run marker and nothing but the files a run writes
@@ -39,10 +39,12 @@ bool is_run_output(const std::filesystem::path& dir);
 // directory made at that path, or a file put into it, while the run
 // simulates is never deleted.
 //
-// claim_run_output: `target` absent (created here, holding only the run
-// marker; `created` set), empty (the marker written into it) or an earlier
-// run's output (is_run_output). Returns "" or why the path cannot be used.
-std::string claim_run_output(const std::filesystem::path& target, bool& created);
+// claim_run_output: `target` absent (left absent: publish_run_output
+// renames the outputs to it, never over what appeared there meanwhile),
+// empty (the marker written into it) or an earlier run's output
+// (is_run_output). Returns "" or why the path cannot be used; throws
+// std::runtime_error if the marker cannot be written (a full disk).
+std::string claim_run_output(const std::filesystem::path& target);
 
 // publish_run_output: move the finished outputs in `tmp` to `target`. What is
 // at `target` then is moved aside and removed only if it is still a run's
@@ -50,11 +52,6 @@ std::string claim_run_output(const std::filesystem::path& target, bool& created)
 // untouched and the outputs stay in `tmp`. Returns "" or why it did not
 // publish (the message names where the outputs are).
 std::string publish_run_output(const std::filesystem::path& tmp, const std::filesystem::path& target);
-
-// release_run_claim: undo claim_run_output for a run that ends before it has
-// outputs: removes `target` only if this run created it and it still holds
-// nothing but the run marker.
-void release_run_claim(const std::filesystem::path& target, bool created);
 
 // rename(2) that never replaces what is at `to` (renameat2 RENAME_NOREPLACE;
 // where the file system lacks it, a check and a rename). Returns 0 or errno.

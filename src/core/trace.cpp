@@ -178,14 +178,19 @@ void Tracer::flush_out() {
             static_cast<int>(out_buf_.size())) {
             int err = 0;
             const char* what = gzerror(gz_, &err);
-            throw std::runtime_error("cannot write trace file '" + json_path_ +
-                                     "': " + (err == Z_ERRNO ? std::strerror(errno) : what));
+            write_failed("cannot write trace file '" + json_path_ +
+                         "': " + (err == Z_ERRNO ? std::strerror(errno) : what));
         }
     } else {
         json_.write(out_buf_.data(), static_cast<std::streamsize>(out_buf_.size()));
-        if (!json_) throw std::runtime_error("cannot write trace file '" + json_path_ + "': " + std::strerror(errno));
+        if (!json_) write_failed("cannot write trace file '" + json_path_ + "': " + std::strerror(errno));
     }
     out_buf_.clear();
+}
+
+void Tracer::write_failed(const std::string& what) {
+    if (write_error_.empty()) write_error_ = what;
+    throw std::runtime_error(what);
 }
 
 void Tracer::write_process_meta(int pid, const std::string& group) {
@@ -232,6 +237,8 @@ void Tracer::open(const std::string& json_path, const std::string& log_path) {
     json_open_ = json_.is_open() || gz_ != nullptr;
     log_open_ = log_.is_open();
     json_path_ = json_path;
+    log_path_ = log_path;
+    write_error_.clear();
     start_recording(json_path, log_path, json_path.empty() ? log_path : json_path);
 }
 
@@ -414,7 +421,7 @@ void Tracer::close() {
                 gzFile gz = gz_;
                 gz_ = nullptr;
                 if (gzclose(gz) != Z_OK)
-                    throw std::runtime_error("cannot write trace file '" + json_path_ + "' (gzip close failed)");
+                    write_failed("cannot write trace file '" + json_path_ + "' (gzip close failed)");
             } else {
                 json_.close();
             }
@@ -429,6 +436,8 @@ void Tracer::close() {
                 log_ << rec.substr(kLineHeader, head) << number_text(me) << ' ' << rec.substr(kLineHeader + head)
                      << (because ? " (after " + number_text(because) + ")" : std::string()) << '\n';
             });
+            log_.flush();
+            if (!log_) write_failed("cannot write event log '" + log_path_ + "': " + std::strerror(errno));
             log_.close();
         }
         log_open_ = false;
@@ -520,11 +529,11 @@ void Tracer::export_records(
 void Tracer::import_record(unsigned from, std::uint8_t stream, std::uint64_t ts, const TimeSortedSpool::Tie& tie,
                            std::string rec) {
     if (stream == 1) {
-        log_spool_.add(ts, tie, std::move(rec));
+        spool_add(log_spool_, ts, tie, std::move(rec));
         return;
     }
     if (stream == 2) {
-        ids_spool_.add(ts, tie, std::move(rec));
+        spool_add(ids_spool_, ts, tie, std::move(rec));
         return;
     }
     // The sending rank's tracks as this tracer's (portable ones stay: resolved when written).
@@ -554,7 +563,7 @@ void Tracer::import_record(unsigned from, std::uint8_t stream, std::uint64_t ts,
         break;
     default: throw std::logic_error("a trace record of unknown kind from rank " + std::to_string(from));
     }
-    events_spool_.add(ts, tie, std::move(rec));
+    spool_add(events_spool_, ts, tie, std::move(rec));
 }
 
 void Tracer::write_lane_slice(const std::string& record) {
@@ -703,7 +712,7 @@ void Tracer::end_event(std::uint32_t depth, bool close) {
         break;
     }
     grew(json_bytes_, json_warn_at_, bytes, "trace");
-    events_spool_.add(ev_ts_, tie(depth), ev_);
+    spool_add(events_spool_, ev_ts_, tie(depth), ev_);
 }
 
 void Tracer::span(Track t, const char* name, sc_core::sc_time start, sc_core::sc_time end,
@@ -766,7 +775,7 @@ void Tracer::narrate(sc_core::sc_time at, const std::string& who, const std::str
     rec += text;
     // About the line's size (its number and cause written then).
     grew(log_bytes_, log_warn_at_, head.size() + text.size() + (because ? 18 : 6), "log");
-    log_spool_.add(at.value(), tie(depth), std::move(rec));
+    spool_add(log_spool_, at.value(), tie(depth), std::move(rec));
 }
 
 Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_core::sc_time dur, const std::string& who,
@@ -791,7 +800,7 @@ Tracer::Cause Tracer::note(Track t, const char* name, sc_core::sc_time at, sc_co
         // Every step has its place in the numbering, written or not.
         std::string rec(sizeof me.id, '\0');
         put_at<std::uint64_t>(rec, 0, me.id);
-        ids_spool_.add(at.value(), tie(depth), std::move(rec));
+        spool_add(ids_spool_, at.value(), tie(depth), std::move(rec));
     }
     if (enabled() && sliced && in_window(at.value(), (at + dur).value()) && keep_track(t)) {
         mark_sliced(t);

@@ -98,6 +98,10 @@ public:
     void open(const std::string& json_path, const std::string& log_path = "");
     // Finish the JSON (closing brackets) and flush. Idempotent.
     void close();
+    // The first failure to write the trace, the log or their run files
+    // (a full disk, a file-size limit), while the run simulated or at
+    // close(); "" if none. The write threw std::runtime_error with it.
+    const std::string& write_error() const { return write_error_; }
 
     // Plain flags, set by open() and close(): asked on every packet, and
     // std::ofstream::is_open() is a call into the C++ library.
@@ -344,6 +348,17 @@ private:
     // The JSON file, plain or gzip, written through a buffer.
     void out(const std::string& text);
     void flush_out();
+    // Records `what` as the write error (the first) and throws it.
+    [[noreturn]] void write_failed(const std::string& what);
+    // A record into one of the spools; a failed run-file write is a write error.
+    template <class... Args>
+    void spool_add(TimeSortedSpool& spool, Args&&... args) {
+        try {
+            spool.add(std::forward<Args>(args)...);
+        } catch (const std::runtime_error& e) {
+            write_failed(e.what());
+        }
+    }
     void begin_event();
     void write_process_meta(int pid, const std::string& group);
     void write_thread_meta(Track t, const std::string& name, int sort_index);
@@ -375,6 +390,8 @@ private:
     std::string ev_;   // the event being written
     sc_dt::uint64 ev_ts_ = 0;
     std::string json_path_;
+    std::string log_path_;
+    std::string write_error_;
     std::ofstream json_, log_;
     gzFile_s* gz_ = nullptr;   // the trace when written gzip-compressed (json_ closed)
     std::string out_buf_;

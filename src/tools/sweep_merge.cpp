@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "src/core/csv.hpp"
+#include "src/sim/summary.hpp"
 #include "src/core/metrics.hpp"
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
@@ -126,17 +127,27 @@ std::string aggregate_replications(const SweepPlan& plan, const std::vector<std:
     for (long c : keys) head.push_back(h[static_cast<std::size_t>(c)]);
     head.push_back("replications");
     head.push_back("replications_ok");
+    // A text column (the workload, the strategy, `job:Gb/s` pairs: unit
+    // "text" in the summary's declarations) has no spread: its value alone.
+    std::vector<bool> text(h.size(), false);
     for (long c : metrics) {
-        head.push_back(h[static_cast<std::size_t>(c)]);
-        head.push_back(h[static_cast<std::size_t>(c)] + "_sd");
-        head.push_back(h[static_cast<std::size_t>(c)] + "_ci95");
+        const std::string& name = h[static_cast<std::size_t>(c)];
+        const Metric* m = summary_metrics().find(name);
+        text[static_cast<std::size_t>(c)] = m && m->unit == "text";
+        head.push_back(name);
+        if (text[static_cast<std::size_t>(c)]) continue;
+        head.push_back(name + "_sd");
+        head.push_back(name + "_ci95");
     }
     write_csv_row(os, head);
     for (const Group& g : group_replications(results, keys, c_status)) {
         CsvRow row = g.key;
         row.push_back(std::to_string(g.runs));
         row.push_back(std::to_string(g.ok.size()));
-        for (long c : metrics) append_metric(g, static_cast<std::size_t>(c), row);
+        for (long c : metrics) {
+            append_metric(g, static_cast<std::size_t>(c), row);
+            if (text[static_cast<std::size_t>(c)]) row.resize(row.size() - 2);   // no _sd, _ci95
+        }
         write_csv_row(os, row);
     }
     return os.str();

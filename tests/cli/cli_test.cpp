@@ -131,7 +131,7 @@ const fs::path& capture_dir() {
 // No shell: every argument reaches the program as is. A child that runs for
 // more than two minutes is killed (SIGALRM survives exec).
 // A positive `file_size_limit` (bytes, RLIMIT_FSIZE) makes a write past it
-// fail as on a full disk (EFBIG; SIGXFSZ ignored).
+// fail as on a full disk (EFBIG: vrdmasim ignores SIGXFSZ).
 Result run_exe(const std::vector<std::string>& args, const fs::path& cwd, long file_size_limit = 0) {
     static int counter = 0;
     ++counter;
@@ -158,7 +158,8 @@ Result run_exe(const std::vector<std::string>& args, const fs::path& cwd, long f
         if (chdir(dir.c_str()) != 0) _exit(126);
         alarm(120);
         if (file_size_limit > 0) {
-            signal(SIGXFSZ, SIG_IGN);
+            // SIGXFSZ at its default (it kills): vrdmasim ignores it itself.
+            signal(SIGXFSZ, SIG_DFL);
             struct rlimit lim {};
             lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(file_size_limit);
             if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(125);
@@ -1447,6 +1448,19 @@ TEST_CASE("the same configuration and seed twice gives identical outputs", "[cli
     CHECK(without_columns(s1, kHostColumns) == without_columns(s2, kHostColumns));
 }
 
+TEST_CASE("--out through a symbolic link to a directory writes into that directory", "[cli][run]") {
+    // Once refused as "exists and is not a directory".
+    TempDir tmp;
+    fs::create_directory(tmp.path() / "real");
+    fs::create_directory_symlink("real", tmp.path() / "link");
+    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "link", "-q"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(fs::is_symlink(tmp.path() / "link"));
+    CHECK(fs::exists(tmp.path() / "real" / "summary.csv"));
+    CHECK(listing(tmp.path()) == std::set<std::string>{"real", "link"});
+}
+
 TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
     TempDir tmp;
     Result r = run_exe(cat({"run"}, cat(kSmall, {"--trace", "--out", "out", "-q"})), tmp.path());
@@ -1918,12 +1932,20 @@ TEST_CASE("a run never deletes what appears at its --out path while it simulates
     std::thread run([&] {
         r = run_exe({"run", "--workload.total-bytes=" + std::string(kLongRunBytes), "--out", "o", "-q"}, tmp.path());
     });
-    // Claimed at once; if not within 1.5 s (the old behaviour), the user
-    // makes the directory.
+    // The path stays absent until the outputs are renamed to it; the user
+    // makes the directory while the run simulates.
+    auto staging = [&] {
+        std::error_code e;
+        for (fs::directory_iterator it(tmp.path(), e), end; !e && it != end; it.increment(e))
+            if (it->path().filename().string().rfind(".o.partial-", 0) == 0) return true;
+        return false;
+    };
     const auto start = std::chrono::steady_clock::now();
-    while (!fs::exists(o) && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500))
+    while (!staging() && std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     std::error_code ec;
+    CHECK(!fs::exists(o, ec));
     fs::create_directory(o, ec);
     spit(o / "thesis.tex", "x\n");
     run.join();
@@ -2250,6 +2272,10 @@ TEST_CASE("replications: each point with several seeds, aggregate.csv with mean,
         CHECK(row.at("replications_ok") == "3");
         CHECK(number(row, "throughput_gbps_ci95") > 0);   // the seeds differ
         CHECK(number(row, "throughput_gbps_sd") > 0);
+        // Text columns have no spread: no workload_sd, strategy_ci95.
+        CHECK(row.at("workload") == "stream");
+        CHECK(row.count("workload_sd") == 0);
+        CHECK(row.count("strategy_ci95") == 0);
     }
     // The mean is the replications' mean.
     double sum = 0;
@@ -2519,6 +2545,59 @@ TEST_CASE("run never replaces a report.html that vrdmasim did not write", "[cli]
         CHECK(snapshot(tmp.path() / "out") == before);
     }
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
+}
+
+TEST_CASE("a run killed mid-way leaves nothing at its --out path; the next run clears its leftover",
+          "[cli][run][errors]") {
+    // SIGKILL gives the run no chance to clean up: it used to leave an
+    // empty directory (its claim marker only) at --out, against "outputs
+    // complete or not at all".
+    TempDir tmp;
+    const std::string exe = VRDMASIM_EXE, dir = tmp.path().string();
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        const int fd = open("/dev/null", O_WRONLY);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
+        const std::string bytes = std::string("--workload.total-bytes=") + kLongRunBytes;
+        execl(exe.c_str(), exe.c_str(), "run", bytes.c_str(), "--out", "o", "-q", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    const fs::path staging = tmp.path() / (".o.partial-" + std::to_string(pid));
+    const auto start = std::chrono::steady_clock::now();
+    std::error_code ec;
+    while (!fs::exists(staging / ".vrdmasim-run", ec) &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));   // simulating
+    kill(pid, SIGKILL);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    REQUIRE(WIFSIGNALED(ws));
+    CHECK(!fs::exists(tmp.path() / "o", ec));
+    CHECK(listing(tmp.path()) == std::set<std::string>{staging.filename().string()});
+    const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "o", "-q"})), tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(listing(tmp.path()) == std::set<std::string>{"o"});
+}
+
+TEST_CASE("a trace or log the disk cannot take fails the run cleanly, leaving nothing", "[cli][run][errors]") {
+    // A file-size limit (ulimit -f) fails the write as a full disk does:
+    // once, SIGXFSZ killed the run with no word, and a full disk ended in
+    // SystemC's E549 dump of the exception thrown while simulating.
+    for (const char* opt : {"--trace", "--log"}) {
+        TempDir tmp;
+        const Result r =
+            run_exe({"run", opt, "--workload.total-bytes=16MiB", "--out", "o", "-q"}, tmp.path(), 64 * 1024);
+        INFO(opt << "\n" << describe(r));
+        CHECK(r.status == 1);
+        CHECK(contains(r.err, std::string(opt) == "--trace" ? "cannot write trace file" : "cannot write event log"));
+        CHECK(contains(r.err, "File too large"));
+        CHECK(!contains(r.err, "E549"));
+        CHECK(listing(tmp.path()).empty());
+    }
 }
 
 TEST_CASE("run removes what killed runs left behind, and only that", "[cli][run]") {
