@@ -142,8 +142,9 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
         sig.each([&](CompletionSignal& s) { wait_handled(s, looked); });
     } else {
         polls_.inc(polls);
-        // The core was busy spinning the whole time.
-        if (cores_ && now() > start) cores_->run("poll", start, now() - start, group_ + " poll");
+        // A core was busy spinning the whole time (one was free: the spin
+        // held none while every core was busy, CpuCores::ran).
+        if (cores_ && now() > start) cores_->ran("poll", start, now(), group_ + " poll");
         wait_cpu_us_.add(to_us(now() - start));
     }
     wait_us_.add(to_us(now() - start));

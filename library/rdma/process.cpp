@@ -162,7 +162,7 @@ void RdmaProcess::attach_process(Vm& vm, int pid) {
 }
 
 void RdmaProcess::busy_since(const char* activity, sc_time start) {
-    if (cores_ && now() > start) cores_->run(activity, start, now() - start, group_ + " " + activity);
+    if (cores_ && now() > start) cores_->ran(activity, start, now(), group_ + " " + activity);
 }
 
 bool RdmaProcess::resident(std::uint64_t addr) const { return !vm_ || vm_->present(pid_, addr); }

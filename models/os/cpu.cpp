@@ -2,6 +2,7 @@
 
 #include "src/core/sim_params.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -71,6 +72,13 @@ CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_t
 CpuCores::Slot CpuCores::run(std::string_view activity_name, sc_time ready, sc_time duration, const std::string& label,
                              const Story& story) {
     return run_on_core(activity_name, ready, duration, label, &story);
+}
+
+CpuCores::Slot CpuCores::ran(std::string_view activity_name, sc_time start, sc_time end, const std::string& label) {
+    // The core run() would pick, and from when it was free.
+    sc_time from = max_time(start, free_at_[0]);
+    for (unsigned k = 1; k < free_at_.size(); ++k) from = std::min(from, max_time(start, free_at_[k]));
+    return run_on_core(activity_name, start, end > from ? end - from : sc_core::SC_ZERO_TIME, label, nullptr);
 }
 
 CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time ready, sc_time duration,

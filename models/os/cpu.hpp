@@ -61,6 +61,18 @@ public:
     // `story.text`. Build the Story only when ctx.tracer.noting().
     Slot run(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration, const std::string& label,
              const Story& story);
+    // Work that has run already, from `start` to `end` (absolute), booked
+    // once it is over: a spin loop, whose length is known only when what it
+    // waited for came. It held the core that run() would pick from when
+    // that core was free (no earlier than `start`) until `end`, and never
+    // beyond: while every core was busy the work was waiting for one and
+    // held none. (Booked as run() books, from `start` for `end - start`, a
+    // spin that found the cores busy would hold one past its own end, into
+    // the future, delaying all later work of the node for time already
+    // spent: with more spinners than cores the cores' backlog then grows
+    // without bound.) The slot may be empty (start = end) when no core was
+    // free before `end`; noise.cpu-jitter stretches it as it does any work.
+    Slot ran(std::string_view activity, sc_core::sc_time start, sc_core::sc_time end, const std::string& label = "");
 
     unsigned cores() const { return static_cast<unsigned>(free_at_.size()); }
     double frequency_hz() const { return hz_; }

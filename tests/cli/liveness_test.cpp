@@ -12,8 +12,9 @@
 // temporary directory, with a sim.time-limit far above what the run needs,
 // so that a hang fails fast (exit 1) instead of taking the default 10 s. A
 // run passes when it exits 0 and its summary.csv shows every transfer done,
-// none failed and every delivered byte verified. Each run moves about 160
-// messages: the hangs showed after tens to a hundred-odd messages.
+// none failed and every delivered byte verified. Each stream run moves
+// about 160 messages: the hangs showed after tens to a hundred-odd messages
+// (section 3's sendrecv runs: 32 per job).
 //
 // Set VRDMASIM_KEEP_TEST_DIRS=1 to keep the temporary directories.
 #include <catch2/catch.hpp>
@@ -101,6 +102,7 @@ int spawn(const std::vector<std::string>& argv_s, const fs::path& dir) {
 struct Expect {
     std::uint64_t transfers = 0;
     std::uint64_t bytes = 0;   // bytes_delivered
+    std::uint64_t jobs_bytes = 0;   // jobs_bytes_delivered, every job's (0: not checked)
 };
 
 // Runs `vrdmasim run --quiet --out DIR` with `params` (--section.key=value)
@@ -134,6 +136,7 @@ void check_run(const std::vector<std::string>& params, const Expect& expect) {
     CHECK(count("bytes_delivered") == expect.bytes);
     CHECK(count("bytes_verified") == count("bytes_delivered"));
     CHECK(count("data_mismatches") == 0);
+    if (expect.jobs_bytes) CHECK(count("jobs_bytes_delivered") == expect.jobs_bytes);
 }
 
 // Long enough for every run below (the largest takes a few ms of simulated
@@ -196,7 +199,77 @@ TEST_CASE("stream of 1500 B messages finishes with every window 1-16", "[livenes
 TEST_CASE("stream of 4096 B messages finishes with every window 1-16", "[liveness][window]") { check_windows(4096); }
 
 // ===========================================================================
-// 3. Every decade of sim.quantum, for each workload shape.
+// 3. Two-sided send/receive with several processes per node.
+//
+// Each job (process p of each node) runs its own sendrecv; the processes
+// share the node's 4 cores (cpu.cores), and with rdma.completion = poll each
+// spins on a core while it waits. With more processes than cores the
+// spinning, booked on the cores once over, used to be placed behind the
+// work that had taken the cores meanwhile, into the future: every later
+// piece of the node's work waited for spins already over, which made the
+// waits longer, and the cores' backlog grew without bound (8 processes: the
+// default latency test took 16 s of simulated time instead of 70 ms; 16:
+// three round trips in 100 s; models/os/README.md "CpuCores"). Sizes on
+// both sides of msg.eager-threshold (2 KiB): eager, the largest eager, the
+// smallest rendezvous, a rendezvous of several packets; the rendezvous by
+// RDMA write (the default) and by RDMA read. 16 messages each way: the
+// backlog took 8 processes past the time limit from about 10 round trips
+// on. The largest run needs about 6 ms of simulated time.
+
+namespace {
+const std::vector<unsigned> kProcesses{1, 2, 4, 8, 16};
+const std::vector<std::uint64_t> kSendrecvSizes{64, 2048, 2049, 16384};
+constexpr std::uint64_t kSendrecvMessages = 16;
+
+std::vector<std::string> sendrecv_args(const std::string& test, unsigned processes, std::uint64_t size,
+                                       const std::string& rendezvous) {
+    return {"--workload.kind=sendrecv",
+            "--workload.sendrecv-test=" + test,
+            "--node.processes=" + std::to_string(processes),
+            "--workload.message-size=" + std::to_string(size),
+            "--msg.rendezvous=" + rendezvous,
+            kTimeLimit};
+}
+
+// The latency test: kSendrecvMessages round trips of `size` bytes; job 0's
+// figures count both directions, and every job's bytes are checked.
+void check_sendrecv_latency(unsigned processes, std::uint64_t size, const std::string& rendezvous = "write") {
+    const std::uint64_t bytes = 2 * kSendrecvMessages * size;
+    std::vector<std::string> args = sendrecv_args("latency", processes, size, rendezvous);
+    args.push_back("--workload.iterations=" + std::to_string(kSendrecvMessages));
+    check_run(args, {2 * kSendrecvMessages, bytes, processes * bytes});
+}
+
+// The bandwidth test: kSendrecvMessages isends of `size` bytes, 4 at a time.
+void check_sendrecv_bandwidth(unsigned processes, std::uint64_t size) {
+    const std::uint64_t bytes = kSendrecvMessages * size;
+    std::vector<std::string> args = sendrecv_args("bandwidth", processes, size, "write");
+    args.push_back("--workload.total-bytes=" + std::to_string(bytes));
+    args.push_back("--workload.window=4");
+    check_run(args, {kSendrecvMessages, bytes, processes * bytes});
+}
+}   // namespace
+
+TEST_CASE("sendrecv latency finishes with 1-16 processes per node, eager and rendezvous",
+          "[liveness][sendrecv][procs]") {
+    for (unsigned p : kProcesses)
+        for (std::uint64_t size : kSendrecvSizes) check_sendrecv_latency(p, size);
+}
+
+TEST_CASE("sendrecv latency by the read rendezvous finishes with 1-16 processes per node",
+          "[liveness][sendrecv][procs]") {
+    for (unsigned p : kProcesses)
+        for (std::uint64_t size : {2049, 16384}) check_sendrecv_latency(p, size, "read");
+}
+
+TEST_CASE("sendrecv bandwidth finishes with 1-16 processes per node, eager and rendezvous",
+          "[liveness][sendrecv][procs]") {
+    for (unsigned p : kProcesses)
+        for (std::uint64_t size : kSendrecvSizes) check_sendrecv_bandwidth(p, size);
+}
+
+// ===========================================================================
+// 4. Every decade of sim.quantum, for each workload shape.
 
 TEST_CASE("the default stream, shrunk, finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
     // configs/default.ini with 2 MiB instead of 16 MiB: 32 messages of 64 KiB, window 4.

@@ -148,6 +148,55 @@ TEST_CASE("cpu: a waiting job takes the core that frees first, not the lowest", 
     CHECK(one.stats.find_histogram("node0.cpu.kswapd.wait_time")->sum() == 2000.0 + 4000 + 6000 + 8000);
 }
 
+TEST_CASE("cpu: work booked once over holds a core from when one was free, never past its end", "[os][cpu]") {
+    // A spin that lasted [start, end): booked when it is over (ran()), it
+    // held a core only while one was free, and never beyond `end`: with
+    // more spinners than cores, booking it after the work that took the
+    // cores meanwhile (run()) would hold a core into the future and make
+    // every later piece of work wait for time already spent (issue #57).
+    CpuEnv env(Settings{{"cpu.cores", "2"}});
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    // A core idle all along: the whole span, as run() would book it.
+    auto s = cpu.ran("poll", us(0), us(10));
+    CHECK(s.core == 0);
+    CHECK(s.start == us(0));
+    CHECK(s.end == us(10));
+    CHECK(cpu.run("app", us(2), us(10)).core == 1);   // core 1 [2, 12)
+    // Spun [5, 20): core 0 free from 10 us, so held [10, 20), not [10, 25).
+    s = cpu.ran("poll", us(5), us(20));
+    CHECK(s.core == 0);
+    CHECK(s.start == us(10));
+    CHECK(s.end == us(20));
+    // Spun [12, 15) while core 1 was free (core 0 busy until 20 us).
+    s = cpu.ran("poll", us(12), us(15));
+    CHECK(s.core == 1);
+    CHECK(s.start == us(12));
+    CHECK(s.end == us(15));
+    // Work ready at 16 us does not wait for spins already over.
+    CHECK(cpu.run("app", us(16), us(1)).start == us(16));   // core 1 [16, 17)
+    // Both cores busy past a spin's end: it held none, and books nothing.
+    cpu.run("app", us(17), us(30));   // core 1 [17, 47)
+    s = cpu.ran("poll", us(14), us(18));
+    CHECK(s.start == s.end);
+    CHECK(s.start == us(20));   // core 0 still free from 20 us
+    CHECK(cpu.run("app", us(21), us(1)).start == us(21));
+    CHECK(cpu.busy("poll") == us(10 + 10 + 3));
+    const Histogram* wait = env.stats.find_histogram("node0.cpu.poll.wait_time");
+    REQUIRE(wait);
+    CHECK(wait->count() == 4);
+    CHECK(wait->sum() == 5000.0 + 6000.0);   // ns: from start to when a core was free
+
+    // Many spinners on few cores, for ever: the cores' backlog stays bounded
+    // (booked with run(), each spin after the last, it grows by the excess
+    // spinning every round).
+    CpuEnv one(Settings{{"cpu.cores", "1"}});
+    CpuCores single(one.ctx, "node0.cpu", "node0");
+    for (int round = 0; round < 100; ++round)
+        for (int spinner = 0; spinner < 4; ++spinner) single.ran("poll", us(round), us(round + 1));
+    CHECK(single.run("app", us(100), us(1)).start == us(100));
+    CHECK(single.busy("poll") == us(100));
+}
+
 TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
     CpuEnv env;
     CpuCores cpu(env.ctx, "node1.cpu", "node1");
