@@ -223,6 +223,7 @@ std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) 
         if (!in) throw c.refuse(P.mapping_file, "cannot read " + path);
         std::string line;
         for (unsigned n = 1; std::getline(in, line); ++n) {
+            if (n == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);   // UTF-8 BOM, as in configs
             line = line.substr(0, line.find('#'));
             std::istringstream is(line);
             std::string word, extra;
@@ -235,8 +236,8 @@ std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) 
                 used = 0;
             }
             if (used != word.size() || (is >> extra))
-                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": '" + line +
-                                                   "' is not a node index (one a line, rank 0's first)");
+                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": '" + clip_for_message(line) + "'" +
+                                                   " is not a node index (one a line, rank 0's first)");
             if (v >= nodes)
                 throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": node " + word + " of " +
                                                    std::to_string(nodes) + " (0 to " + std::to_string(nodes - 1) + ")");

@@ -6,8 +6,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "src/core/params.hpp"
 
@@ -117,6 +119,13 @@ struct Sink {
     // trace does.
     std::string* problem = nullptr;
     TraceSummary* summary = nullptr;
+    // check(): each (sender, receiver, tag)'s messages, as sent and as
+    // received, so that one without its other half is refused before the
+    // run (it would fail mid-run, or wait for ever).
+    struct Half {
+        std::uint64_t count = 0, last_tick = 0;
+    };
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Half, Half>>* matching = nullptr;
 };
 
 std::string where(const Sink& s, OTF2_TimeStamp t) {
@@ -139,6 +148,9 @@ bool world_only(Sink& s, OTF2_CommRef c, OTF2_TimeStamp t, const char* event) {
 }
 
 bool peer_ok(Sink& s, std::uint32_t peer, OTF2_TimeStamp t, const char* event) {
+    if (peer == s.rank)
+        return refuse(s, std::string(event) + " with its own rank as peer (" + where(s, t) +
+                             "): a message to the same rank is a local copy, which the replay does not build");
     if (peer < s.impl->mpi_locations.size()) return true;
     return refuse(s, std::string(event) + " with peer rank " + std::to_string(peer) + " (" + where(s, t) +
                          "): the trace has " + std::to_string(s.impl->mpi_locations.size()) + " ranks");
@@ -171,6 +183,13 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
             s.summary->peers.at(s.rank).insert(e.peer);
         if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op), ++s.summary->collective_calls;
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
+        if (s.matching && (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)) {
+            const bool send = e.kind == K::Send || e.kind == K::Isend;
+            auto& pair = (*s.matching)[{send ? s.rank : e.peer, send ? e.peer : s.rank, e.tag}];
+            Sink::Half& h = send ? pair.first : pair.second;
+            ++h.count;
+            h.last_tick = e.time;
+        }
         const std::uint64_t bytes = e.kind == K::CollectiveEnd ? std::max(e.sent, e.received) : e.length;
         if (bytes > s.summary->largest) {
             s.summary->largest = bytes;
@@ -578,6 +597,7 @@ TraceSummary TraceReader::check() const {
     std::string problem;
     TraceSummary summary;
     summary.peers.resize(m.mpi_locations.size());
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Sink::Half, Sink::Half>> matching;
     for (unsigned r = 0; r < m.mpi_locations.size() && problem.empty(); ++r) {
         for (const char* ext : {".evt", ".def"}) {
             const std::string file = location_file(anchor_, m.mpi_locations[r], ext);
@@ -592,7 +612,7 @@ TraceSummary TraceReader::check() const {
             problem = "the events of rank " + std::to_string(r) + " cannot be read";
             break;
         }
-        Sink sink{&m, r, nullptr, &problem, &summary};
+        Sink sink{&m, r, nullptr, &problem, &summary, &matching};
         OTF2_Reader_RegisterEvtCallbacks(m.reader, er, cb, &sink);
         // Every event the definitions promise, to the file's end: a trace
         // cut short (a run killed mid-write, a partial copy) is refused,
@@ -620,6 +640,21 @@ TraceSummary TraceReader::check() const {
         OTF2_Reader_CloseEvtReader(m.reader, er);
     }
     OTF2_EvtReaderCallbacks_Delete(cb);
+    if (problem.empty())
+        for (const auto& [key, halves] : matching) {
+            const auto [from, to, tag] = key;
+            const Sink::Half &sent = halves.first, &received = halves.second;
+            if (sent.count == received.count) continue;
+            const bool more_sent = sent.count > received.count;
+            std::ostringstream os;
+            os << "rank " << from << " sends " << sent.count << " message(s) with tag " << tag << " to rank " << to
+               << ", which receives " << received.count << " from it: the " << (more_sent ? "send" : "receive")
+               << " at tick " << (more_sent ? sent.last_tick : received.last_tick) << " (rank "
+               << (more_sent ? from : to) << ") has no matching " << (more_sent ? "receive" : "send")
+               << " (the replay would fail or wait for ever)";
+            problem = os.str();
+            break;
+        }
     if (!problem.empty()) throw config_.refuse(key_, anchor_ + ": " + problem);
     return summary;
 }

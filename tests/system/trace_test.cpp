@@ -220,6 +220,12 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     CHECK_THAT(with_map("0\n1\n"), Catch::Contains("places 2 ranks, the trace has 4"));
     CHECK_THAT(with_map("0\n1\nnode3\n2\n"), Catch::Contains(":3: 'node3' is not a node index"));
     CHECK_THAT(with_map("0\n1\n8\n2\n"), Catch::Contains("node 8 of 8"));
+    // A byte-order mark (an editor's UTF-8) is read past, as in configs;
+    // a stray invisible character is named, not echoed invisibly.
+    CHECK(with_map("\xEF\xBB\xBF"
+                   "0\n1\n2\n3\n")
+              .empty());
+    CHECK_THAT(with_map("0\n1\xC2\xA0\n2\n3\n"), Catch::Contains("'1<U+00A0 no-break space>' is not a node index"));
     std::remove(map.c_str());
     CHECK_THAT(refusal({{"trace.file", trace("farm")}, {"trace.mapping", "file"}}),
                Catch::Contains("needs a mapping file"));
@@ -363,6 +369,40 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
                                                                              "host memory"));
         std::system(("rm -rf '" + dir + "'").c_str());
     }
+    // A message without its other half, and a message to the sender's own
+    // rank: refused before the run, naming ranks, tag and tick (they failed
+    // mid-run with "not a peer of this endpoint").
+    auto two_ranks = [&](const std::string& events) {
+        const std::string py =
+            "import otf2\n"
+            "from otf2.enums import *\n"
+            "with otf2.writer.open('" +
+            dir +
+            "', timer_resolution=1000000000) as t:\n"
+            "    d = t.definitions\n"
+            "    n = d.system_tree_node('m')\n"
+            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+            "system_tree_parent=n)) for r in range(2)]\n"
+            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+            "    c = d.comm('MPI_COMM_WORLD', g)\n"
+            "    w0 = t.event_writer_from_location(locs[0])\n"
+            "    w1 = t.event_writer_from_location(locs[1])\n" +
+            events;
+        REQUIRE(std::system(("/usr/bin/python3 -c \"" + py + "\"").c_str()) == 0);
+        const std::string why =
+            refusal({{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "2"}}, false);
+        std::system(("rm -rf '" + dir + "'").c_str());
+        return why;
+    };
+    CHECK_THAT(two_ranks("    w0.mpi_send(100, 1, c, 3, 8)\n    w0.mpi_send(200, 1, c, 3, 8)\n"
+                         "    w1.mpi_recv(300, 0, c, 3, 8)\n"),
+               Catch::Contains("rank 0 sends 2 message(s) with tag 3 to rank 1, which receives 1 from it") &&
+                   Catch::Contains("the send at tick 200 (rank 0) has no matching receive"));
+    CHECK_THAT(two_ranks("    w1.mpi_recv(300, 0, c, 5, 8)\n"),
+               Catch::Contains("the receive at tick 300 (rank 1) has no matching send"));
+    CHECK_THAT(two_ranks("    w0.mpi_send(100, 0, c, 0, 8)\n    w0.mpi_recv(200, 0, c, 0, 8)\n"),
+               Catch::Contains("MPI send with its own rank as peer (rank 0 at tick 100)"));
     // A trace cut short (a writer killed, a partial copy): refused before
     // the run, naming the rank, whether its file lost its end or events
     // its definitions count (OTF2 would read past the bytes it has).
