@@ -39,7 +39,7 @@ also in its canonical unit, for tools). Set one in a
 config file (`[section]` then `key = value`) or on the command line
 (`--section.key=value`); the effective value of every parameter is written to
 each run's `config.ini`. Units: times `ps ns us ms s`; rates `bps Kbps Mbps
-Gbps` (powers of 1000) or `B/s KB/s MB/s GB/s`, `KiB/s MiB/s GiB/s`; sizes
+Gbps` or `b/s Kb/s Mb/s Gb/s` (powers of 1000), `B/s KB/s MB/s GB/s`, `KiB/s MiB/s GiB/s`; sizes
 `B KiB MiB GiB` (powers of 1024) or `KB MB GB`; frequencies `Hz kHz MHz GHz`.
 A value outside its range, an unknown key or a malformed value is refused
 (exit status 2) with a message naming it.

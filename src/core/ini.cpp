@@ -121,6 +121,15 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         throw ConfigError("cannot open " + what + " " + squote(path) + ": " +
                           (err != 0 ? std::strerror(err) : "cannot be read"));
     }
+    // UTF-16 (a byte-order mark FF FE or FE FF, as some editors save):
+    // said plainly, not echoed as the raw bytes of its first line.
+    char head[2] = {0, 0};
+    in.read(head, 2);
+    if (in.gcount() == 2 && ((head[0] == '\xFF' && head[1] == '\xFE') || (head[0] == '\xFE' && head[1] == '\xFF')))
+        throw ConfigError(what + " " + squote(path) +
+                          " is UTF-16 (it begins with a UTF-16 byte-order mark); save it as UTF-8 (or ASCII)");
+    in.clear();
+    in.seekg(0);
     std::vector<IniEntry> entries;
     std::map<std::string, int> seen;   // section.key -> line
     std::string section;

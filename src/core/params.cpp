@@ -214,8 +214,39 @@ std::string printable(const std::string& s) {
 
 std::string clip_for_message(const std::string& s) {
     constexpr std::size_t kMax = 120;
-    if (s.size() <= kMax) return s;
-    return s.substr(0, kMax) + "...(" + std::to_string(s.size()) + " bytes)";
+    const std::string clipped = s.size() <= kMax ? s : s.substr(0, kMax);
+    // What the terminal would not show, shown: control bytes and bytes that
+    // are not UTF-8 (a UTF-16 file's zeros) as \xNN, and the invisible
+    // characters copied in from documents by name.
+    std::string out;
+    for (std::size_t i = 0; i < clipped.size();) {
+        const auto b = static_cast<unsigned char>(clipped[i]);
+        auto named = [&](const char* seq, const char* name) {
+            const std::size_t n = std::char_traits<char>::length(seq);
+            if (clipped.compare(i, n, seq) != 0) return false;
+            out += name;
+            i += n;
+            return true;
+        };
+        if (named("\xEF\xBB\xBF", "<U+FEFF byte-order mark>") || named("\xC2\xA0", "<U+00A0 no-break space>") ||
+            named("\xE2\x80\xAF", "<U+202F narrow no-break space>") ||
+            named("\xE2\x80\x8B", "<U+200B zero-width space>"))
+            continue;
+        std::size_t len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        for (std::size_t k = 1; len > 1 && k < len; ++k)
+            if (i + k >= clipped.size() || (static_cast<unsigned char>(clipped[i + k]) >> 6) != 2) len = 0;
+        if (len == 0 || (len == 1 && (b < 0x20 || b == 0x7F) && b != '\t')) {
+            static const char* const kHex = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[b >> 4];
+            out += kHex[b & 15];
+            ++i;
+            continue;
+        }
+        out.append(clipped, i, len);
+        i += len;
+    }
+    return s.size() <= kMax ? out : out + "...(" + std::to_string(s.size()) + " bytes)";
 }
 
 // ---------------------------------------------------------------------------

@@ -283,7 +283,9 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
                                     const std::string& what);
 
 // s for an error message: at most 120 characters, longer ones cut with their
-// length noted.
+// length noted; what a terminal would not show made visible (control bytes
+// and bytes that are not UTF-8 as \xNN, a byte-order mark or a no-break
+// space by name).
 std::string clip_for_message(const std::string& s);
 
 // The effective value of every parameter, with where it came from.

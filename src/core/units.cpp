@@ -27,7 +27,7 @@ namespace {
 const char* const kTimeExpected = "expected a time such as 80ns (units: ps, ns, us, ms, s)";
 const char* const kRateExpected =
     "expected a rate such as 16Gbps or 2GB/s (units: bps, Kbps, Mbps, Gbps, Tbps, "
-    "B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s)";
+    "b/s, Kb/s, Mb/s, Gb/s, Tb/s, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s)";
 const char* const kSizeExpected =
     "expected a size such as 4KiB (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB; "
     "a bare whole number is bytes)";
@@ -118,7 +118,13 @@ std::string split_number(const std::string& text, Decimal& d, const char* expect
     if (t.empty()) bad("empty value", expected);
     const std::size_t pos = scan_decimal(t, d);
     if (pos == std::string::npos) bad("no number", expected);
-    return trim(t.substr(pos));
+    // A no-break space between the number and its unit ("1 MiB" copied
+    // from a document) separates them as a space does.
+    std::string unit = trim(t.substr(pos));
+    for (const char* nbsp : {"\xC2\xA0", "\xE2\x80\xAF"})
+        while (unit.compare(0, std::char_traits<char>::length(nbsp), nbsp) == 0)
+            unit = trim(unit.substr(std::char_traits<char>::length(nbsp)));
+    return unit;
 }
 
 using u128 = unsigned __int128;
@@ -181,6 +187,12 @@ const DecUnit kRateUnits[] = {
     {"MiB/s", 0, 8.0 * 1024 * 1024},
     {"GiB/s", 0, 8.0 * 1024 * 1024 * 1024},
     {"TiB/s", 0, 8.0 * 1024 * 1024 * 1024 * 1024},
+    // Bits per second as every output writes them (Gb/s).
+    {"b/s", 0, 1},
+    {"Kb/s", 3, 1},
+    {"Mb/s", 6, 1},
+    {"Gb/s", 9, 1},
+    {"Tb/s", 12, 1},
 };
 const DecUnit kFrequencyUnits[] = {
     {"Hz", 0, 1}, {"kHz", 3, 1}, {"KHz", 3, 1}, {"MHz", 6, 1}, {"GHz", 9, 1},

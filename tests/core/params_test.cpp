@@ -172,10 +172,17 @@ TEST_CASE("parse_rate_bps accepts bit, byte and binary byte rates", "[params][un
     CHECK(parse_rate_bps("0bps") == 0.0);
     CHECK(parse_rate_bps("0.1Gbps") == 1e8);
     CHECK(parse_rate_bps("0.3bps") == 0.3);
+    // As every output writes them: Gb/s (once refused).
+    CHECK(parse_rate_bps("14.2Gb/s") == 14.2e9);
+    CHECK(parse_rate_bps("1b/s") == 1.0);
+    CHECK(parse_rate_bps("1Kb/s") == 1e3);
+    CHECK(parse_rate_bps("1Mb/s") == 1e6);
+    CHECK(parse_rate_bps("1Tb/s") == 1e12);
 }
 
 TEST_CASE("parse_rate_bps rejects bare numbers, wrong case, negatives and garbage", "[params][units]") {
-    const std::string units = "units: bps, Kbps, Mbps, Gbps, Tbps, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s";
+    const std::string units =
+        "units: bps, Kbps, Mbps, Gbps, Tbps, b/s, Kb/s, Mb/s, Gb/s, Tb/s, B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s";
     CHECK_THAT(parse_error([] { parse_rate_bps("16"); }), Contains("missing unit") && Contains(units));
     CHECK_THAT(parse_error([] { parse_rate_bps("16gbps"); }), Contains("unknown unit 'gbps'"));
     CHECK_THAT(parse_error([] { parse_rate_bps("16kbps"); }), Contains("unknown unit 'kbps'"));
@@ -1197,4 +1204,25 @@ TEST_CASE("a parameter is read through the handle its declaration returned", "[p
     CHECK_THROWS_AS(cfg[flag], std::logic_error);
     // Handles of a set built elsewhere read the same registry entry.
     CHECK(params_of<DramParamsForTest>().latency.name() == "dram.latency");
+}
+
+TEST_CASE("what a terminal would not show is named in messages; a no-break space separates a unit; UTF-16 said so",
+          "[params][errors]") {
+    // A no-break space before the unit ("1 MiB" copied from a document):
+    // once "unknown unit ' MiB'" with the space invisible.
+    CHECK(parse_size_bytes("1\xC2\xA0MiB") == 1048576);
+    CHECK(parse_time_ps("5\xE2\x80\xAFns") == 5000);
+    CHECK(clip_for_message("\xEF\xBB\xBF"
+                           "0") == "<U+FEFF byte-order mark>0");
+    CHECK(clip_for_message("a\x01z\tb") == "a\\x01z\tb");
+    CHECK(clip_for_message(std::string("[\0d\0", 4)) == "[\\x00d\\x00");
+    CHECK(clip_for_message("\xff\xfe") == "\\xff\\xfe");   // not UTF-8
+    CHECK(clip_for_message("caf\xC3\xA9") == "caf\xC3\xA9");   // UTF-8: kept
+    CHECK_THAT(parse_error([] { parse_size_bytes("4\xE2\x80\x8BKiB"); }),
+               Contains("unknown unit '<U+200B zero-width space>KiB'"));
+    TempDir dir;
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    const std::string p = dir.write("u16.ini", std::string("\xFF\xFE[\0d\0m\0a\0]\0", 12));
+    CHECK_THAT(message_of([&] { cfg.apply_file(p); }), Contains("is UTF-16") && Contains("save it as UTF-8"));
 }
