@@ -483,8 +483,27 @@ public:
         std::error_code ec;
         fs::remove_all(tmp_, ec);
     }
-    // Renames the staged outputs into place; "" or what went wrong.
-    std::string publish() { return publish_run_output(tmp_, target_); }
+    // Renames the staged outputs into place; "" or what went wrong. An
+    // earlier run's outputs that this run does not write again (its
+    // trace.json, events.log, report) go with it: said, not done silently.
+    std::string publish() {
+        std::error_code ec;
+        std::vector<std::string> gone;
+        if (is_run_output(target_))
+            for (fs::directory_iterator it(target_, ec), end; !ec && it != end; it.increment(ec)) {
+                const std::string name = it->path().filename().string();
+                if (name != kRunMarker && !fs::exists(tmp_ / name)) gone.push_back(name);
+            }
+        const std::string error = publish_run_output(tmp_, target_);
+        if (error.empty() && !gone.empty()) {
+            std::sort(gone.begin(), gone.end());
+            std::string list;
+            for (const auto& g : gone) list += (list.empty() ? "" : ", ") + g;
+            std::cerr << "vrdmasim: note: --out " << out_ << " held an earlier run's outputs; replaced, with its "
+                      << list << ", which this run did not write\n";
+        }
+        return error;
+    }
     const fs::path& dir() const { return tmp_; }
 
 private:

@@ -1470,6 +1470,9 @@ TEST_CASE("run replaces an earlier run's output directory", "[cli][run]") {
     r = run_exe({"run", "--workload.total-bytes=128KiB", "--out", "out", "-q"}, tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
+    // The earlier trace goes with the earlier outputs: said (once silent).
+    CHECK(
+        contains(r.err, "held an earlier run's outputs; replaced, with its trace.json, which this run did not write"));
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
     CHECK(listing(tmp.path() / "out") ==
           std::set<std::string>{".vrdmasim-run", "config.ini", "stats.json", "stats.txt", "summary.csv"});
