@@ -69,6 +69,9 @@ def lesson_runs():
                     elif w.startswith("--") and w not in ("--log", "--trace") and not w.startswith("--out="):
                         extra.append(w)
                 trace = "--trace" in words and config not in LOG_ONLY
+                if not trace and "--trace-filter" in extra:   # it needs --trace: dropped with it
+                    i = extra.index("--trace-filter")
+                    del extra[i:i + 2]
                 key = (config, tuple(extra))
                 if key not in seen:
                     seen.add(key)
