@@ -1000,7 +1000,11 @@ std::string partitioned_refusal(const RunOptions& opts, const Config& cfg) {
 
 }   // namespace
 
-int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+namespace {
+
+// run_command with `mpi` owned by the caller, which ends every rank if one
+// throws (run_command).
+int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& args, std::unique_ptr<MpiComm>& mpi) {
     Config cfg(reg);
     RunOptions opts;
     if (const int status = parse_run_command(reg, args, cfg, opts); status >= 0) return status;
@@ -1008,7 +1012,6 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
     if (rank.count < 0) return kExitBadConfig;
     // A partitioned run: every rank simulates its boards, rank 0 writes
     // the outputs (docs/scaling.md).
-    std::unique_ptr<MpiComm> mpi;
     if (rank.count > 1) {
         if (const std::string no = partitioned_refusal(opts, cfg); !no.empty()) {
             if (rank.index == 0) std::cerr << "vrdmasim: error: " << no << "\n";
@@ -1108,7 +1111,7 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         result.error = loop.run();
         windows = loop.windows();
         exchanged = loop.exchanged_bytes();
-        merge_ranks(*sys, stats, *mpi);
+        merge_ranks(*sys, stats, *mpi, !result.error.empty());
     } else {
         result.error = run_simulation(*sys, opts.progress);
         sys->end_run();
@@ -1130,12 +1133,13 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
                 break;
             }
     }
-    if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
+
     // The trace and the log are outputs: one that could not be written (a
     // full disk, a file-size limit: while the run simulated or now) fails
     // the run as any output does, with nothing half-written left, and ends
     // every rank (one left in a collective would wait for ever).
     try {
+        if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
         tracer.close();
     } catch (const std::exception&) {
         if (tracer.write_error().empty()) throw;
@@ -1196,6 +1200,22 @@ int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) 
         return kExitFailed;
     }
     return finish(opts, result, outcome, stats, host_seconds);
+}
+
+}   // namespace
+
+int run_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+    std::unique_ptr<MpiComm> mpi;
+    try {
+        return run_command_ranks(reg, args, mpi);
+    } catch (const std::exception& e) {
+        if (!mpi) throw;
+        // One rank failing where the others go on (an output it cannot
+        // write, an error after the simulation) would leave them waiting
+        // in a collective for ever: it says why and ends every rank.
+        std::cerr << "vrdmasim: error: rank " << mpi->rank() << ": " << e.what() << "\n";
+        mpi->abort(kExitFailed);
+    }
 }
 
 }   // namespace vrdmasim

@@ -68,11 +68,11 @@ std::string Windows::run() {
     }
 }
 
-void merge_ranks(System& sys, StatRegistry& stats, Comm& comm) {
+void merge_ranks(System& sys, StatRegistry& stats, Comm& comm, bool failed) {
     constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
     // The last event anywhere: the kernels stopped at their own last.
     const std::uint64_t last = kMax - comm.min(kMax - sc_core::sc_time_stamp().value());
-    if (last > sc_core::sc_time_stamp().value())
+    if (!failed && last > sc_core::sc_time_stamp().value())
         sc_core::sc_start(sc_time::from_value(last) - sc_core::sc_time_stamp(), sc_core::SC_RUN_TO_TIME);
     sys.end_run();
     // The workloads' logs: histograms by hop count made wherever a transfer

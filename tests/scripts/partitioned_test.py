@@ -110,9 +110,9 @@ def main():
         del env[v]
     failures = []
 
-    def run(cmd, cwd):
+    def run(cmd, cwd, timeout=900):
         p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=900)
+                           timeout=timeout)
         return p
 
     with tempfile.TemporaryDirectory(prefix="vrdmasim_ranks_") as d:
@@ -196,6 +196,26 @@ def main():
                                      "wrote --out" if os.path.exists(out) else "nothing written", p.stdout[-1500:]))
                 else:
                     print("ok: refused %s" % what)
+        if not args.only:
+            # One rank cannot write its output (a file-size limit: 64 MiB of
+            # trace, where MPI's own shared memory still fits): every rank
+            # ends at once with the error, exit 1, nothing left at --out. It
+            # once hung (rank 0 unwound into MPI_Finalize, rank 1 waited in
+            # a collective for ever).
+            out = os.path.join(d, "full")
+            cmd = ("ulimit -f 65536; exec '%s' run '%s' --workload.kind=halo --workload.iterations=3 %s --trace "
+                   "--quiet --out '%s'" % (args.exe, os.path.join(args.source, "configs", "torus.ini"),
+                                           " ".join(SETTINGS), out))
+            try:
+                p = run([mpirun, "-np", "2", "--oversubscribe", "/bin/bash", "-c", cmd], d, timeout=120)
+                if (p.returncode != 1 or "cannot write trace file" not in p.stdout or "File too large" not in p.stdout
+                        or os.path.exists(out) or any(n.startswith(".full.") for n in os.listdir(d))):
+                    failures.append("a rank that cannot write its trace: exit %d, %s\n%s" %
+                                    (p.returncode, sorted(os.listdir(d)), p.stdout[-1500:]))
+                else:
+                    print("ok: a rank that cannot write its trace ends every rank")
+            except subprocess.TimeoutExpired:
+                failures.append("a rank that cannot write its trace: the ranks hung")
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0
