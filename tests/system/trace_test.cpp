@@ -68,6 +68,27 @@ Figures replay(const char* name, const Settings& extra = {}) {
     });
 }
 
+// The start of a Python script that writes, with the OTF2 writer, an
+// archive at `dir` of `ranks` MPI ranks (locations `locs`) on
+// MPI_COMM_WORLD (`c`); the caller adds its events, with `t`, `d`, `c` and
+// `locs` in scope, indented by four spaces.
+std::string otf2_header(const std::string& dir, unsigned ranks) {
+    return "import otf2\n"
+           "from otf2.enums import *\n"
+           "with otf2.writer.open('" +
+           dir +
+           "', timer_resolution=1000000000) as t:\n"
+           "    d = t.definitions\n"
+           "    n = d.system_tree_node('m')\n"
+           "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
+           "system_tree_parent=n)) for r in range(" +
+           std::to_string(ranks) +
+           ")]\n"
+           "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+           "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
+           "    c = d.comm('MPI_COMM_WORLD', g)\n";
+}
+
 void clean(const Figures& f) {
     REQUIRE(f.count("clean"));
     CHECK(f.at("clean") == 1);
@@ -237,23 +258,11 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     // halves): refused before the run, naming the parameter and the trace.
     const std::string dir3 = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
                              "/vrdmasim-trace-allgather-" + std::to_string(::getpid());
-    const std::string gather =
-        "import otf2\n"
-        "from otf2.enums import *\n"
-        "with otf2.writer.open('" +
-        dir3 +
-        "', timer_resolution=1000000000) as t:\n"
-        "    d = t.definitions\n"
-        "    n = d.system_tree_node('m')\n"
-        "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-        "system_tree_parent=n)) for r in range(3)]\n"
-        "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    c = d.comm('MPI_COMM_WORLD', g)\n"
-        "    for l in locs:\n"
-        "        e = t.event_writer_from_location(l)\n"
-        "        e.mpi_collective_begin(100)\n"
-        "        e.mpi_collective_end(200, CollectiveOp.ALLGATHER, c, 0, 64, 192)\n";
+    const std::string gather = otf2_header(dir3, 3) +
+                               "    for l in locs:\n"
+                               "        e = t.event_writer_from_location(l)\n"
+                               "        e.mpi_collective_begin(100)\n"
+                               "        e.mpi_collective_end(200, CollectiveOp.ALLGATHER, c, 0, 64, 192)\n";
     REQUIRE(std::system(("/usr/bin/python3 -c \"" + gather + "\"").c_str()) == 0);
     CHECK_THAT(
         refusal({{"trace.file", dir3 + "/traces.otf2"}, {"collective.allgather-algorithm", "recursive-doubling"}}),
@@ -264,41 +273,18 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     // the OTF2 writer here.
     const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
                             "/vrdmasim-trace-test-" + std::to_string(::getpid());
-    const std::string script =
-        "import otf2\n"
-        "from otf2.enums import *\n"
-        "with otf2.writer.open('" +
-        dir +
-        "', timer_resolution=1000000000) as t:\n"
-        "    d = t.definitions\n"
-        "    n = d.system_tree_node('m')\n"
-        "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-        "system_tree_parent=n)) for r in range(2)]\n"
-        "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    c = d.comm('MPI_COMM_WORLD', g)\n"
-        "    w = d.rma_win('win', c)\n"
-        "    e = t.event_writer_from_location(locs[1])\n"
-        "    e.rma_put(5000, w, 0, 64, 1)\n"
-        "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8)\n";
+    const std::string script = otf2_header(dir, 2) +
+                               "    w = d.rma_win('win', c)\n"
+                               "    e = t.event_writer_from_location(locs[1])\n"
+                               "    e.rma_put(5000, w, 0, 64, 1)\n"
+                               "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8)\n";
     REQUIRE(std::system(("/usr/bin/python3 -c \"" + script + "\"").c_str()) == 0);
     const std::string msg = refusal({{"trace.file", dir + "/traces.otf2"}});
     CHECK_THAT(msg, Catch::Contains("event RmaPut (rank 1 at tick 5000)"));
     std::system(("rm -rf '" + dir + "'").c_str());
     // An event the replay does with an attribute it would not honour.
     const std::string attributed =
-        "import otf2\n"
-        "from otf2.enums import *\n"
-        "with otf2.writer.open('" +
-        dir +
-        "', timer_resolution=1000000000) as t:\n"
-        "    d = t.definitions\n"
-        "    n = d.system_tree_node('m')\n"
-        "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-        "system_tree_parent=n)) for r in range(2)]\n"
-        "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-        "    c = d.comm('MPI_COMM_WORLD', g)\n"
+        otf2_header(dir, 2) +
         "    a = d.attribute('buffer_address', 'the send buffer', Type.UINT64)\n"
         "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8, attributes={a: 4096})\n"
         "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, 8)\n";
@@ -309,24 +295,12 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     // A bcast whose root is not a rank of the communicator, or that has no
     // root: refused, naming the rank and the tick (not replayed as root 0).
     for (const char* root : {"17", "OTF2_UNDEFINED_UINT32"}) {
-        const std::string rooted =
-            "import otf2\n"
-            "from otf2.enums import *\n"
-            "with otf2.writer.open('" +
-            dir +
-            "', timer_resolution=1000000000) as t:\n"
-            "    d = t.definitions\n"
-            "    n = d.system_tree_node('m')\n"
-            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-            "system_tree_parent=n)) for r in range(4)]\n"
-            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    c = d.comm('MPI_COMM_WORLD', g)\n"
-            "    for l in locs:\n"
-            "        e = t.event_writer_from_location(l)\n"
-            "        e.mpi_collective_begin(100)\n"
-            "        e.mpi_collective_end(200, CollectiveOp.BCAST, c, " +
-            std::string(root == std::string("17") ? "17" : "0xFFFFFFFF") + ", 64, 64)\n";
+        const std::string rooted = otf2_header(dir, 4) +
+                                   "    for l in locs:\n"
+                                   "        e = t.event_writer_from_location(l)\n"
+                                   "        e.mpi_collective_begin(100)\n"
+                                   "        e.mpi_collective_end(200, CollectiveOp.BCAST, c, " +
+                                   std::string(root == std::string("17") ? "17" : "0xFFFFFFFF") + ", 64, 64)\n";
         REQUIRE(std::system(("/usr/bin/python3 -c \"" + rooted + "\"").c_str()) == 0);
         CHECK_THAT(
             refusal({{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "4"}}, false),
@@ -339,24 +313,11 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     // refused before anything is allocated (a 17 GiB send grew the
     // simulator to 15 GiB of host memory before it was killed).
     for (const char* gib : {"30", "400"}) {
-        const std::string big =
-            "import otf2\n"
-            "from otf2.enums import *\n"
-            "with otf2.writer.open('" +
-            dir +
-            "', timer_resolution=1000000000) as t:\n"
-            "    d = t.definitions\n"
-            "    n = d.system_tree_node('m')\n"
-            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-            "system_tree_parent=n)) for r in range(2)]\n"
-            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    c = d.comm('MPI_COMM_WORLD', g)\n"
-            "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, " +
-            std::string(gib) +
-            " << 30)\n"
-            "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, " +
-            std::string(gib) + " << 30)\n";
+        const std::string big = otf2_header(dir, 2) +
+                                "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, " + std::string(gib) +
+                                " << 30)\n"
+                                "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, " +
+                                std::string(gib) + " << 30)\n";
         REQUIRE(std::system(("/usr/bin/python3 -c \"" + big + "\"").c_str()) == 0);
         Settings two{{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "2"}};
         if (std::string(gib) == "400") two.push_back({"dram.size", "1TiB"});
@@ -373,22 +334,10 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     // rank: refused before the run, naming ranks, tag and tick (they failed
     // mid-run with "not a peer of this endpoint").
     auto two_ranks = [&](const std::string& events) {
-        const std::string py =
-            "import otf2\n"
-            "from otf2.enums import *\n"
-            "with otf2.writer.open('" +
-            dir +
-            "', timer_resolution=1000000000) as t:\n"
-            "    d = t.definitions\n"
-            "    n = d.system_tree_node('m')\n"
-            "    locs = [d.location('L', type=LocationType.CPU_THREAD, group=d.location_group('R%d' % r, "
-            "system_tree_parent=n)) for r in range(2)]\n"
-            "    d.group('MPI', group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    g = d.group('W', group_type=GroupType.COMM_GROUP, paradigm=Paradigm.MPI, members=tuple(locs))\n"
-            "    c = d.comm('MPI_COMM_WORLD', g)\n"
-            "    w0 = t.event_writer_from_location(locs[0])\n"
-            "    w1 = t.event_writer_from_location(locs[1])\n" +
-            events;
+        const std::string py = otf2_header(dir, 2) +
+                               "    w0 = t.event_writer_from_location(locs[0])\n"
+                               "    w1 = t.event_writer_from_location(locs[1])\n" +
+                               events;
         REQUIRE(std::system(("/usr/bin/python3 -c \"" + py + "\"").c_str()) == 0);
         const std::string why =
             refusal({{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "2"}}, false);
