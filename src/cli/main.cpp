@@ -141,7 +141,8 @@ int parse_sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<st
         po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << kSweepUsage << opts << "See README.md, 'Sweeps', for the sweep file format.\n";
+            std::cout << kSweepUsage << opts
+                      << "See docs/running.md, 'Sweeps, replications and clusters', for the sweep file format.\n";
             return 0;
         }
         if (vm.count("jobs")) {

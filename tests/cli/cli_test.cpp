@@ -474,6 +474,19 @@ TEST_CASE("help prints the usage and exits 0", "[cli]") {
          {"usage: vrdmasim run", "--out", "--trace", "--log", "--quiet", "--no-progress", "vrdmasim params"})
         CHECK(contains(r.out, text));
     CHECK(listing(tmp.path()).empty());
+    // Every "See FILE, 'SECTION'" a command's help gives names a section
+    // that exists (sweep --help once named a README section long gone).
+    int pointers = 0;
+    for (const char* cmd : {"run", "sweep", "merge", "bench", "params"}) {
+        const Result h = run_exe({cmd, "--help"}, tmp.path());
+        const std::regex see("See ([^ ,]+), '([^']+)'");
+        for (std::sregex_iterator it(h.out.begin(), h.out.end(), see), end; it != end; ++it, ++pointers) {
+            INFO("vrdmasim " << cmd << " --help: " << it->str());
+            const std::string doc = slurp(fs::path(VRDMASIM_SOURCE_DIR) / (*it)[1].str());
+            CHECK(contains(doc, "## " + (*it)[2].str() + "\n"));
+        }
+    }
+    CHECK(pointers >= 1);   // sweep --help's, at least
 }
 
 TEST_CASE("version prints the project version and exits 0", "[cli]") {
