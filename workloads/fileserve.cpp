@@ -708,8 +708,7 @@ private:
         sl.busy = false;
         if (ok) w_.verify(app_, user_ + s * w_.span_, sl.w, bytes);
         const sc_time latency = app_.now() - sl.start;
-        w_.log_.finished(app_.now(), ok, ok ? bytes : 0, &latency);
-        w_.log_.latency_hops(w_.hops(srv_, app_.node())).add(to_us(latency));
+        w_.log_.finished(app_.now(), ok, ok ? bytes : 0, &latency, static_cast<int>(w_.hops(srv_, app_.node())));
     }
 
     FileserveWorkload& w_;
@@ -779,6 +778,7 @@ void FileserveWorkload::direct_client(RdmaProcess& app, unsigned index) {
         if (ok) {
             served_bytes_.inc(r.value);
             served += r.value;
+            log_.delivered_locally(r.value, t0, app.now());
             verify(app, user, w, r.value);
         }
         const sc_time latency = app.now() - t0;

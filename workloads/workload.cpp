@@ -33,6 +33,9 @@ TransferLog::TransferLog(StatRegistry& s, const std::string& p)
       mismatches(s.counter(p + "data_mismatches", "",
                            "transfers reported successful whose destination differs from the source")),
       latency_us(s.histogram(p + "latency", "us", "per-transfer latency as the workload defines it")),
+      local_payload_in(s.spread(p + "local_payload_in", "B",
+                                "bytes of transfers that came in without the network (CPU copies), each spread "
+                                "over its copy's time")),
       stats_(s),
       prefix_(p) {
     // Every node adds to them: their sums must not depend on the order
@@ -56,13 +59,25 @@ void TransferLog::posted(sc_time at) {
     first_post = std::min(first_post, at);
 }
 
-void TransferLog::finished(sc_time at, bool ok, std::uint64_t bytes, const sc_time* latency) {
-    transfers.inc();
-    if (ok) bytes_delivered.inc(bytes);
-    else errors.inc();
-    if (latency) latency_us.add(latency->to_seconds() * 1e6);
+void TransferLog::finished(sc_time at, bool ok, std::uint64_t bytes, const sc_time* latency, int hops) {
+    // Counted at `at` (a region of interest takes the transfers that
+    // finished in it by their time, not by when a process running ahead
+    // said so: StatRegistry::count_at).
+    const std::uint64_t t = at.value(), now = sc_core::sc_time_stamp().value();
+    stats_.count_at(transfers, 1, t, now);
+    if (ok) stats_.count_at(bytes_delivered, bytes, t, now);
+    else stats_.count_at(errors, 1, t, now);
+    if (latency) {
+        const double us = latency->to_seconds() * 1e6;
+        stats_.sample_at(latency_us, us, t, now);
+        if (hops >= 0) stats_.sample_at(latency_hops(static_cast<unsigned>(hops)), us, t, now);
+    }
     last_done = std::max(last_done, at);
     for (const auto& fn : observers_) fn(at);
+}
+
+void TransferLog::delivered_locally(std::uint64_t bytes, sc_time from, sc_time to) {
+    local_payload_in.add(static_cast<double>(bytes), from.value(), to.value(), sc_core::sc_time_stamp().value());
 }
 
 void TransferLog::verified(std::uint64_t bytes, bool match) {
@@ -560,9 +575,8 @@ bool Workload::verify(RdmaProcess& dst, std::uint64_t dst_addr, std::uint64_t le
 void Workload::report(RdmaProcess& observer, unsigned dst, std::uint64_t dst_addr, std::uint64_t len, std::uint64_t key,
                       const CompletionRecord& rec, const sc_time* latency, int src_node) {
     const bool ok = rec.status == kStatusOk;
-    log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency);
-    if (latency && src_node >= 0)
-        log_.latency_hops(hops(static_cast<unsigned>(src_node), dst)).add(latency->to_seconds() * 1e6);
+    log_.finished(observer.now(), ok, ok ? rec.bytes : 0, latency,
+                  src_node >= 0 ? static_cast<int>(hops(static_cast<unsigned>(src_node), dst)) : -1);
     if (!ok) return;
     if (rec.bytes != len) {
         // Success with the wrong byte count is a loss nobody reported.

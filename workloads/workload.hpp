@@ -70,10 +70,16 @@ public:
     explicit TransferLog(StatRegistry& stats, const std::string& prefix = "workload.");
     void posted(sc_core::sc_time at);
     // A transfer finished at `at`: ok or not, `latency` as the workload
-    // defines it, `bytes` delivered.
-    void finished(sc_core::sc_time at, bool ok, std::uint64_t bytes, const sc_core::sc_time* latency);
+    // defines it (and, `hops` >= 0, by its router-to-router hops), `bytes`
+    // delivered.
+    void finished(sc_core::sc_time at, bool ok, std::uint64_t bytes, const sc_core::sc_time* latency, int hops = -1);
     // The destination was compared with what the source held.
     void verified(std::uint64_t bytes, bool match);
+    // A transfer's bytes came in without the network (a CPU copy: a
+    // fileserve client's read()) over [from, to]; the network's come in
+    // through the engines (payload_in_pd<domain>). A region of interest's
+    // throughput counts both, each over its own time (src/sim/summary.cpp).
+    void delivered_locally(std::uint64_t bytes, sc_core::sc_time from, sc_core::sc_time to);
 
     Counter& posted_count;   // transfers posted
     Counter& transfers;   // finished transfers, ok or not
@@ -82,6 +88,7 @@ public:
     Counter& bytes_verified;   // bytes compared equal at the destination
     Counter& mismatches;   // transfers reported ok whose destination differs
     Histogram& latency_us;
+    Spread& local_payload_in;   // delivered_locally()'s bytes
     // The same samples by the hop count between source and destination:
     // "workload.latency_hops<h>", registered at the first sample of h.
     Histogram& latency_hops(unsigned h);

@@ -71,6 +71,7 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
         ok = placed != Placement::Error;
         if (ok) {
             in.bytes += len;
+            stats_.payload_in(in.pd, len, tail > p.wire ? tail - p.wire : sc_time(), tail);
             if (placed == Placement::Written) {
                 stats_.bytes_received.inc(len);
                 if (done < tail) stats_.rx_early_writes.inc();   // self-check: never before its arrival

@@ -13,6 +13,17 @@ void PldmaStats::stale_nack() {
     nacks_stale_->inc();
 }
 
+Spread& PldmaStats::payload_in_of(std::uint16_t pd) {
+    if (pd >= payload_in_.size()) payload_in_.resize(pd + 1u, nullptr);
+    Spread*& sp = payload_in_[pd];
+    if (!sp)
+        sp = &registry_.spread(prefix_ + "payload_in_pd" + std::to_string(pd), "B",
+                               "payload bytes of protection domain " + std::to_string(pd) +
+                                   "'s data packets accepted (written or buffered), each spread over its time on "
+                                   "the link into the engine");
+    return *sp;
+}
+
 PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
     : posted(s.counter(p + "transfers_posted", "", "descriptors queued")),
       refused(s.counter(p + "doorbells_refused", "",

@@ -3,9 +3,14 @@
 // trace track (PldmaTrace).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include <systemc>
 
 #include "src/core/context.hpp"
+#include "src/core/sim_now.hpp"
 #include "models/interconnect/transfer_id.hpp"
 
 namespace vrdmasim {
@@ -87,11 +92,24 @@ struct PldmaStats {
     Counter& notify_skipped;
     Counter& notify_reordered;
     Counter& notify_seq_errors;
+    // Payload of the data packets this engine accepted (written, or put in
+    // NetVM's buffer), for protection domain `pd`, each spread over the
+    // time its bytes took to come in (its last link's serialisation): the
+    // bytes the hardware carried into a process, exact at any simulated
+    // time (a region of interest's throughput: src/sim/summary.cpp).
+    // `payload_in_pd<pd>`, registered at the domain's first packet.
+    void payload_in(std::uint16_t pd, std::uint64_t bytes, sc_core::sc_time from, sc_core::sc_time to) {
+        Spread* sp = pd < payload_in_.size() ? payload_in_[pd] : nullptr;
+        if (!sp) sp = &payload_in_of(pd);
+        sp->add(static_cast<double>(bytes), from.value(), to.value(), sim_now().value());
+    }
 
 private:
     StatRegistry& registry_;
     const std::string prefix_;
     Counter* nacks_stale_ = nullptr;
+    std::vector<Spread*> payload_in_;   // by protection domain
+    Spread& payload_in_of(std::uint16_t pd);
 };
 
 // The engine's trace track and its name in narrated events.

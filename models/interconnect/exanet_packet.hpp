@@ -83,6 +83,9 @@ public:
     // Absolute time at which the packet's tail flit is available at the hop
     // that currently holds it (a link may not finish sending before then).
     sc_core::sc_time tail;
+    // How long the hop that last sent it took to serialise it (its bytes
+    // come in over [tail - wire, tail] at the far end).
+    sc_core::sc_time wire;
     unsigned hops = 0;
     // The narrated story's step that sent it (a retransmit request's), if noted.
     Tracer::Cause story;

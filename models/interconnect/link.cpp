@@ -274,6 +274,7 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
 
     // Hand the packet to the far end: head after one flit and the wire.
     pkt->tail = end + p_.latency;
+    pkt->wire = end - start;
     pkt->hops++;
     if constexpr (Lined) {
         if (cut_) {
@@ -420,6 +421,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     payload_bytes_.inc(pkt.header.size);
     if (tracer_.enabled()) trace_span(pkt, start, end, true);
     pkt.tail = end + p_.latency;
+    pkt.wire = end - start;
     pkt.hops++;
     if constexpr (Lined) {
         if (cut_) {

@@ -573,7 +573,7 @@ void judge_end(const Config& cfg, System& sys, const StatRegistry& stats, const 
 
 double summary_value(const Summary& from, const char* k) {
     for (const auto& kv : from)
-        if (kv.first == k) return std::stod(kv.second);
+        if (kv.first == k) return kv.second.empty() ? std::numeric_limits<double>::quiet_NaN() : std::stod(kv.second);
     throw std::logic_error(std::string("summary metric ") + k + " missing");
 }
 
@@ -587,6 +587,10 @@ void summarise(const Config& cfg, System& sys, StatRegistry& stats, RegionOfInte
         if (roi) {
             r.region_stats = stats.window();
             r.summary = make_summary(cfg, sys, r.region_stats, host_seconds, build_seconds, roi);
+            if (roi->span_end() <= roi->span_begin())
+                std::cerr << "vrdmasim: warning: the region of interest spans no simulated time (its transfers "
+                             "finished at the instant its warm-up's last did): it has no throughput (an empty "
+                             "throughput_gbps)\n";
         } else {
             r.summary = r.whole_summary;
         }
@@ -1115,6 +1119,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     } else {
         result.error = run_simulation(*sys, opts.progress);
         sys->end_run();
+        stats.flush_timed();   // nothing more will finish
     }
     // A thread that overflowed its stack may have written another's: no
     // result of the run can be trusted (src/sim/thread_stacks.hpp).

@@ -162,11 +162,149 @@ Histogram& StatRegistry::histogram(const std::string& name, const std::string& u
     return histograms_.back();
 }
 
+// ---------------------------------------------------------------- Spreads
+
+Spread::Spread(Scalar& sum, std::size_t index, const std::vector<std::uint64_t>& readings, const bool& read)
+    : sum_(&sum), read_(&read), index_(index) {
+    for (std::uint64_t at : readings) readings_.emplace_back(at, 0.0);
+}
+
+double Spread::share(const Part& p, std::uint64_t at) {
+    if (at >= p.to) return p.amount;
+    if (at <= p.from) return 0.0;
+    return p.amount * (static_cast<double>(at - p.from) / static_cast<double>(p.to - p.from));
+}
+
+void Spread::add_for_readings(double amount, std::uint64_t from, std::uint64_t to, std::uint64_t now) {
+    if (from > to) throw std::logic_error("statistics: " + sum_->info.name.str() + " spread over a backward interval");
+    const Part part{amount, from, to};
+    // Readings already taken get their part of it (an amount added late,
+    // for an interval that began before them).
+    for (auto& r : readings_) r.second += share(part, r.first);
+    // A reading still to come is at or after `now`: an amount wholly before
+    // it counts whole there, and need not be kept.
+    if (to <= now) return;
+    pending_.push_back(part);
+    if (pending_.size() < prune_at_) return;
+    std::size_t kept = 0;
+    for (const Part& p : pending_)
+        if (p.to > now) pending_[kept++] = p;
+    pending_.resize(kept);
+    prune_at_ = std::max<std::size_t>(64, 2 * kept);
+}
+
+void Spread::take_reading(std::uint64_t at) {
+    // Everything added so far, less what of the amounts in flight lies after `at`.
+    double before = sum_->value();
+    std::size_t kept = 0;
+    for (const Part& p : pending_) {
+        before -= p.amount - share(p, at);
+        if (p.to > at) pending_[kept++] = p;
+    }
+    pending_.resize(kept);
+    readings_.emplace_back(at, before);
+}
+
+Spread& StatRegistry::spread(const std::string& name, const std::string& unit, const std::string& help) {
+    Scalar& sum = scalar(name, unit, help, Scalar::Kind::Sum);
+    spreads_.emplace_back(sum, scalars_.size() - 1, readings_, *will_read_);
+    return spreads_.back();
+}
+
+void StatRegistry::will_read() {
+    // (Amounts added before would be missing from the readings' parts.)
+    for (const Spread& sp : spreads_)
+        if (sp.sum().value() != 0)
+            throw std::logic_error("statistics: a region announced after " + sp.sum().info.name.str() +
+                                   " was added to");
+    *will_read_ = true;
+}
+
+// ------------------------------------------------- Counts and samples at a time
+
+std::uint32_t StatRegistry::index_of(const std::string& name, int kind) const {
+    const std::uint32_t ref = lookup(name, name_hash(name));
+    if (ref == 0 || static_cast<int>(ref >> kIndexBits) != kind)
+        throw std::logic_error("statistics: " + name + " is not registered here");
+    return (ref & kIndexMask) - 1;
+}
+
+void StatRegistry::count_at(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now) {
+    if (!*will_read_) return c.inc(n);
+    hold(Held{at, index_of(c.info.name.str(), kCounter), false, static_cast<double>(n)}, now);
+}
+
+void StatRegistry::sample_at(Histogram& h, double v, std::uint64_t at, std::uint64_t now) {
+    if (!*will_read_) return h.add(v);
+    hold(Held{at, index_of(h.info.name.str(), kHistogram), true, v}, now);
+}
+
+void StatRegistry::hold(const Held& e, std::uint64_t now) {
+    // At or before the kernel's time: every reading to come is at or after
+    // it, so it counts before them all.
+    if (e.at <= now) return apply(e);
+    held_.push_back(e);
+    if (held_.size() >= held_prune_at_) {
+        flush_timed(now);
+        held_prune_at_ = std::max<std::size_t>(64, 2 * held_.size());
+    }
+}
+
+void StatRegistry::flush_timed(std::uint64_t upto) {
+    std::size_t kept = 0;
+    for (const Held& e : held_) {
+        if (e.at <= upto) apply(e);
+        else held_[kept++] = e;
+    }
+    held_.resize(kept);
+}
+
+void StatRegistry::apply(const Held& e) {
+    const bool before_begin = window_begun_ && e.at <= readings_[0];
+    const bool before_end = window_ended_ && e.at <= readings_[1];
+    if (!e.sample) {
+        const auto n = static_cast<std::uint64_t>(e.value);
+        counters_[e.index].inc(n);
+        // A reading taken at or after its time counts it.
+        const auto bump = [&](std::vector<std::uint64_t>& at_reading) {
+            if (e.index >= at_reading.size()) at_reading.resize(e.index + 1, 0);
+            at_reading[e.index] += n;
+        };
+        if (before_begin) bump(counters_at_begin_);
+        if (before_end) bump(counters_at_end_);
+        return;
+    }
+    const auto part = [&](std::vector<Histogram>& v) -> Histogram& {
+        while (v.size() <= e.index) {
+            v.emplace_back();
+            v.back().info = histograms_[v.size() - 1].info;
+        }
+        return v[e.index];
+    };
+    if (window_begun_ && !window_ended_ && before_begin) {
+        part(histograms_before_).add(e.value);   // the region's histogram is the live one now
+        return;
+    }
+    histograms_[e.index].add(e.value);
+    if (window_ended_ && !before_begin && before_end) part(histograms_in_window_).add(e.value);
+}
+
+void StatRegistry::require_flushed(const char* what) const {
+    if (!held_.empty())
+        throw std::logic_error(std::string("statistics: ") + what + " with " + std::to_string(held_.size()) +
+                               " count(s) or sample(s) still held (flush_timed() at the run's end)");
+}
+
 // ---------------------------------------------------------------- Regions
 
-void StatRegistry::begin_window() {
+void StatRegistry::begin_window(std::uint64_t at) {
     if (window_begun_) throw std::logic_error("statistics: the region began twice");
+    if (!*will_read_ && !spreads_.empty())
+        throw std::logic_error("statistics: a region began that was not announced (will_read)");
+    flush_timed(at);
     window_begun_ = true;
+    readings_.push_back(at);
+    for (Spread& sp : spreads_) sp.take_reading(at);
     counters_at_begin_.reserve(counters_.size());
     for (const Counter& c : counters_) counters_at_begin_.push_back(c.value());
     scalars_at_begin_.reserve(scalars_.size());
@@ -180,10 +318,13 @@ void StatRegistry::begin_window() {
     }
 }
 
-void StatRegistry::end_window() {
+void StatRegistry::end_window(std::uint64_t at) {
     if (!window_begun_ || window_ended_)
         throw std::logic_error(window_begun_ ? "statistics: the region ended twice"
                                              : "statistics: the region ended before it began");
+    flush_timed(at);
+    readings_.push_back(at);
+    for (Spread& sp : spreads_) sp.take_reading(at);
     window_ended_ = true;
     counters_at_end_.reserve(counters_.size());
     for (const Counter& c : counters_) counters_at_end_.push_back(c.value());
@@ -199,6 +340,7 @@ void StatRegistry::end_window() {
 
 StatRegistry StatRegistry::window() const {
     if (!window_ended_) throw std::logic_error("statistics: window() before the region ended");
+    require_flushed("window()");
     StatRegistry w;
     w.declared_counters_ = declared_counters_;
     w.declared_histograms_ = declared_histograms_;
@@ -210,12 +352,17 @@ StatRegistry StatRegistry::window() const {
         const std::uint64_t end = at(counters_at_end_, i), begin = at(counters_at_begin_, i);
         w.counter(c.info.name.str(), c.info.unit(), c.info.help()).inc(end - begin);
     }
+    // A Spread's scalar: its two readings, which amounts added after them
+    // (late, for intervals that began before them) have completed.
+    std::vector<const Spread*> spread_of(scalars_.size(), nullptr);
+    for (const Spread& sp : spreads_) spread_of[sp.scalar_index()] = &sp;
     for (std::size_t i = 0; i < scalars_.size(); ++i) {
         const Scalar& s = scalars_[i];
         const bool level = scalar_level_[i];
         Scalar& v =
             w.scalar(s.info.name.str(), s.info.unit(), s.info.help(), level ? Scalar::Kind::Level : Scalar::Kind::Sum);
         if (level) v.set(std::numeric_limits<double>::quiet_NaN());
+        else if (spread_of[i]) v.set(spread_of[i]->reading(1) - spread_of[i]->reading(0));
         else if (i < scalars_at_end_.size()) v.set(at(scalars_at_end_, i) - at(scalars_at_begin_, i));
     }
     for (std::size_t i = 0; i < histograms_.size(); ++i) {
@@ -400,6 +547,7 @@ enum class Packed : std::uint8_t { Counter = 1, Sum = 2, Level = 3, Histogram = 
 }   // namespace
 
 Bytes StatRegistry::pack() const {
+    require_flushed("pack()");
     Bytes out;
     ByteWriter w(out);
     auto text = [&w](const std::string& t) { w.put_bytes(reinterpret_cast<const unsigned char*>(t.data()), t.size()); };

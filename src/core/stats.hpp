@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -103,6 +105,49 @@ public:
 
 private:
     double value_ = 0;
+};
+
+// A Sum scalar fed with amounts spread evenly over simulated intervals (a
+// packet's payload over its time on a wire), so that its reading at a
+// simulated time T (a region's end: StatRegistry::begin_window) holds
+// exactly the parts of the amounts that came before T: those added before
+// the reading (by models running ahead of T: loosely timed models add at
+// their local time, at or after the kernel's) and those added after it for
+// intervals that began before T. The scalar itself holds every amount
+// added. Times are in the simulation's resolution units (sc_time::value()).
+// Memory: the amounts whose interval ends after the kernel's time when
+// they are added (in flight), not one per amount; and one value per reading.
+class Spread {
+public:
+    Spread(Scalar& sum, std::size_t index, const std::vector<std::uint64_t>& readings, const bool& read);
+    // `amount` over [from, to] (from <= to; to == from: at that instant);
+    // `now` is the kernel's time (no reading not yet taken can be before it).
+    // Without readings to come (StatRegistry::will_read), a plain sum.
+    void add(double amount, std::uint64_t from, std::uint64_t to, std::uint64_t now) {
+        sum_->add(amount);
+        if (*read_) add_for_readings(amount, from, to, now);
+    }
+    // Takes a reading at `at` (at or after the kernel's time of every add
+    // so far); its value is reading(k), k in the order they were taken.
+    void take_reading(std::uint64_t at);
+    double reading(std::size_t k) const { return readings_[k].second; }
+    std::size_t readings() const { return readings_.size(); }
+    std::size_t scalar_index() const { return index_; }
+    const Scalar& sum() const { return *sum_; }
+
+private:
+    struct Part {
+        double amount;
+        std::uint64_t from, to;
+    };
+    static double share(const Part& p, std::uint64_t at);
+    void add_for_readings(double amount, std::uint64_t from, std::uint64_t to, std::uint64_t now);
+    Scalar* sum_;
+    const bool* read_;   // the registry's will_read()
+    std::size_t index_;   // the scalar's, in its registry
+    std::vector<Part> pending_;
+    std::size_t prune_at_ = 64;
+    std::vector<std::pair<std::uint64_t, double>> readings_;   // (time, amount before it)
 };
 
 // Exact count, sum, min and max; quantiles from log-linear buckets (each
@@ -281,6 +326,10 @@ public:
     Counter& counter(const std::string& name, const std::string& unit, const std::string& help);
     Scalar& scalar(const std::string& name, const std::string& unit, const std::string& help, Scalar::Kind kind);
     Histogram& histogram(const std::string& name, const std::string& unit, const std::string& help);
+    // A Sum scalar fed through a Spread (the scalar is registered under
+    // `name`; the Spread is what the model adds to). In a region (window())
+    // it is exact: the parts of its amounts between the region's ends.
+    Spread& spread(const std::string& name, const std::string& unit, const std::string& help);
 
     // Statistics a model registers only once a part is first used (an SMMU
     // context bank no software programs has none): their names, given
@@ -330,8 +379,28 @@ public:
     // starts empty, end_window() merges them back (read in between, a
     // histogram holds the region's samples only; the outputs read them
     // after the run). std::logic_error when called out of order.
-    void begin_window();
-    void end_window();
+    // `at`: the simulated time of the reading (resolution units), at which
+    // every Spread reads (Spread::take_reading). A region must be announced
+    // before anything is added to a Spread (will_read(), by whatever will
+    // mark one: src/sim/roi.hpp), so that Spreads keep what its readings
+    // need; without one they are plain sums (the cost of every packet).
+    void will_read();
+    // A count of `c` or a sample of `h` (both registered here) that belongs
+    // at simulated time `at` (a transfer's completion), added by a model at
+    // the kernel's time `now` (at or before `at`: loosely timed models run
+    // ahead): a region counts it by `at`, whenever it was added. With a
+    // region announced, one whose time the kernel has not reached is held
+    // until a reading or flush_timed() passes it (the statistic lags
+    // meanwhile); without one it is added at once.
+    void count_at(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now);
+    void sample_at(Histogram& h, double v, std::uint64_t at, std::uint64_t now);
+    // Adds the held counts and samples up to `upto` (a time-series sample's
+    // time), or all of them (the run's end: the outputs refuse to be
+    // written while any is held).
+    void flush_timed(std::uint64_t upto);
+    void flush_timed() { flush_timed(std::numeric_limits<std::uint64_t>::max()); }
+    void begin_window(std::uint64_t at);
+    void end_window(std::uint64_t at);
     bool window_begun() const { return window_begun_; }
     bool window_ended() const { return window_ended_; }
     StatRegistry window() const;
@@ -387,6 +456,26 @@ private:
     std::deque<Scalar> scalars_;
     std::vector<bool> scalar_level_;   // per scalar: Scalar::Kind::Level
     std::deque<Histogram> histograms_;
+    std::deque<Spread> spreads_;
+    std::vector<std::uint64_t> readings_;   // the region's ends so far
+    // count_at() and sample_at() held until the kernel reaches their time.
+    struct Held {
+        std::uint64_t at;
+        std::uint32_t index;   // in counters_ or histograms_
+        bool sample;
+        double value;
+    };
+    std::vector<Held> held_;
+    std::size_t held_prune_at_ = 64;
+    void hold(const Held& e, std::uint64_t now);
+    // Adds it where it belongs: the statistic, and the readings already
+    // taken at or after its time (late: added after a reading it precedes).
+    void apply(const Held& e);
+    std::uint32_t index_of(const std::string& name, int kind) const;
+    void require_flushed(const char* what) const;
+    // Whether a region will be read (will_read()): on the heap, where the
+    // Spreads look, so that a moved registry keeps them right.
+    std::unique_ptr<bool> will_read_ = std::make_unique<bool>(false);
     // The region (begin_window()/end_window()): counters and scalars as
     // they were at its two ends, histograms' samples from before it (until
     // its end) and of it (from its end).

@@ -168,6 +168,7 @@ StatRegistry::Entry StatRegistry::entry(std::uint32_t ref) const {
 }
 
 void StatRegistry::write_json(std::ostream& os) const {
+    require_flushed("write_json");
     const auto& refs = sorted_refs();
     BlockWriter w(os);
     std::string& out = w.buf();
@@ -227,6 +228,7 @@ void StatRegistry::write_json(std::ostream& os) const {
 }
 
 void StatRegistry::write_text(std::ostream& os) const {
+    require_flushed("write_text");
     const auto& refs = sorted_refs();
     // Each value is formatted twice, to measure the columns and to write
     // them, rather than kept: on a big torus the kept strings set the run's

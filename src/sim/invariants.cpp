@@ -400,6 +400,19 @@ void check_engine_conservation(const StatRegistry& stats, std::vector<Violation>
                                                 std::to_string(before_arrival) +
                                                 " payload write(s) done before their packet arrived"});
 
+    // Payload: what the engines accepted (payload_in_pd<domain>: written,
+    // or buffered by NetVM, each packet once) is at least what they wrote
+    // into memory and at most what the engines sent (resends included). A
+    // region's throughput is read from the accepted payload.
+    double accepted = 0;
+    for (unsigned pd = 0; pd <= 16; ++pd) accepted += stats.sum_scalars("dma.payload_in_pd" + std::to_string(pd));
+    const double written = static_cast<double>(stats.sum_counters("dma.bytes_received"));
+    const double sent = static_cast<double>(stats.sum_counters("dma.bytes_sent"));
+    if (accepted < written || accepted > sent)
+        out.push_back({"payload-accepted", "the engines accepted " + num(accepted) + " B of payload, wrote " +
+                                               num(written) + " B into memory and sent " + num(sent) +
+                                               " B: accepted must lie between the two"});
+
     // RDMA reads: every read posted completed at its initiator (ok or
     // failed; its latency sample is taken at completion), and every read
     // request a responder took ended (served or failed): none left

@@ -34,6 +34,8 @@ RegionOfInterest::RegionOfInterest(System& sys, StatRegistry& stats)
       stats_(stats),
       warmup_(static_cast<std::uint64_t>(sys.config()[params_of<RoiParams>().warmup_transfers])),
       length_(static_cast<std::uint64_t>(sys.config()[params_of<RoiParams>().transfers])) {
+    // Before anything runs: the Spreads keep what the region's ends will read.
+    stats.will_read();
     // Workloads that know how many transfers they will finish: a region
     // beyond them is a configuration that can never be met.
     std::uint64_t planned = 0;
@@ -62,7 +64,7 @@ void RegionOfInterest::start() {
         known_[0] = true;
         at_[0] = sc_core::sc_time_stamp();
         stats_begin_ = at_[0];
-        stats_.begin_window();
+        stats_.begin_window(sc_core::sc_time_stamp().value());
     }
     sc_core::sc_spawn_options opts;
     sc_core::sc_spawn([this] { run(); }, "roi", &opts);
@@ -89,10 +91,10 @@ void RegionOfInterest::run() {
         if (at_[k] > now) sc_core::wait(at_[k] - now);
         if (k == 0) {
             stats_begin_ = sc_core::sc_time_stamp();
-            stats_.begin_window();
+            stats_.begin_window(sc_core::sc_time_stamp().value());
         } else {
             stats_end_ = sc_core::sc_time_stamp();
-            stats_.end_window();
+            stats_.end_window(sc_core::sc_time_stamp().value());
         }
     }
 }
@@ -100,7 +102,7 @@ void RegionOfInterest::run() {
 void RegionOfInterest::finish() {
     if (stats_.window_begun() && !stats_.window_ended() && length_ == 0) {
         stats_end_ = sc_core::sc_time_stamp();
-        stats_.end_window();
+        stats_.end_window(sc_core::sc_time_stamp().value());
     }
 }
 

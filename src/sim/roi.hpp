@@ -21,9 +21,14 @@
 //
 // Timing: the region's ends are the simulated times of the transfers'
 // completions as the application saw them; the statistics are read when
-// the simulation reaches that time, so like a time-series sample
-// (src/sim/timeseries.hpp) they may include what processes running ahead have
-// done up to sim.quantum past it.
+// the simulation reaches that time. The transfers' own figures (count,
+// bytes, errors, latencies) are counted by their completion's time
+// (StatRegistry::count_at), and the throughput by when each byte came in
+// (Spread: the engines' payload_in_pd<domain>, the CPU copies'
+// local_payload_in), whenever the process that saw them ran; other
+// statistics, like a time-series sample (src/sim/timeseries.hpp), may
+// include what processes running ahead have done up to sim.quantum past an
+// end.
 #pragma once
 
 #include <cstdint>

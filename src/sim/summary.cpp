@@ -53,7 +53,11 @@ void declare_run_metrics(MetricRegistry& reg) {
         "Delivered bytes × 8 over the workload's whole span, end to end: from its first action "
         "(allocation, registration, pre-faulting: everything a program does before its first post) "
         "to its last completion. The headline figure: a strategy's up-front cost is in it. With a region of interest, "
-        "over the region (`region_start_us` to `region_end_us`).");
+        "the bytes that came in inside the region (`region_start_us` to `region_end_us`) × 8 over it: the payload "
+        "job 0's engines accepted, each packet's by the time it crossed the link into its engine "
+        "(`*.dma.payload_in_pd1`), and its CPU copies (`workload.local_payload_in`), so a transfer that straddles an "
+        "end counts only for its part inside and no region can show more than the links carried (docs/metrics.md "
+        "\"Region of interest\").");
     reg.add_supplied(
         "post_window_throughput_gbps", "Gb/s",
         "Delivered bytes × 8 over the post window only, first post to last completion: what the "
@@ -205,14 +209,34 @@ const Histogram& histogram_of(const StatRegistry& stats, const std::string& name
 // a region's) under the job's prefix, over [begin, end] (its span).
 struct JobFigures {
     std::uint64_t transfers = 0, errors = 0, bytes = 0, verified = 0, mismatches = 0;
+    // What the throughput counts: the whole run's, the bytes of the
+    // transfers that succeeded; a region's, the bytes that came in inside
+    // it (a transfer that straddles an end counts for its part inside).
+    double moved = 0;
     const Histogram* latency = nullptr;
+    // A region has no throughput over no time (its transfers finished at
+    // the instant it began): NaN, an empty cell; a run with nothing done, 0.
+    bool region = false;
     double gbps(sc_core::sc_time begin, sc_core::sc_time end) const {
         const double s = end > begin && begin != sc_core::sc_max_time() ? (end - begin).to_seconds() : 0.0;
-        return s > 0 ? static_cast<double>(bytes) * 8.0 / s / 1e9 : 0.0;
+        if (s <= 0 && region) return std::numeric_limits<double>::quiet_NaN();
+        return s > 0 ? moved * 8.0 / s / 1e9 : 0.0;
     }
 };
 
-JobFigures job_figures(const StatRegistry& stats, const Workload& w) {
+// What came in for a job over a region of interest (its statistics):
+// the payload its processes' engines accepted on every node (its
+// protection domain's) and its CPU copies, each byte by the time it came
+// in, so that no region can show more than the links (and copies) carried
+// in it. A transfer's bytes counted whole at its completion would put
+// bytes that crossed before the region into it.
+double region_payload(const StatRegistry& region, const Workload& w) {
+    const Scalar* local = region.find_scalar(Workload::stats_prefix(w.job()) + "local_payload_in");
+    if (!local) throw std::logic_error("statistic local_payload_in missing");
+    return region.sum_scalars("payload_in_pd" + std::to_string(Node::domain_of_job(w.job()))) + local->value();
+}
+
+JobFigures job_figures(const StatRegistry& stats, const Workload& w, bool region) {
     const std::string p = Workload::stats_prefix(w.job());
     JobFigures f;
     f.transfers = counter_of(stats, p + "transfers").value();
@@ -221,6 +245,8 @@ JobFigures job_figures(const StatRegistry& stats, const Workload& w) {
     f.verified = counter_of(stats, p + "bytes_verified").value();
     f.mismatches = counter_of(stats, p + "data_mismatches").value();
     f.latency = &histogram_of(stats, p + "latency");
+    f.moved = region ? region_payload(stats, w) : static_cast<double>(f.bytes);
+    f.region = region;
     return f;
 }
 
@@ -294,7 +320,7 @@ void add_job_columns(System& sys, const StatRegistry& stats, const Spans& sp, sc
     std::string by_job;
     for (const auto& w : sys.workloads()) {
         const TransferLog& l = w->log();
-        const JobFigures f = job_figures(stats, *w);
+        const JobFigures f = job_figures(stats, *w, sp.region != nullptr);
         all_bytes += static_cast<double>(f.bytes);
         if (!by_job.empty()) by_job += ";";
         by_job += std::to_string(w->job()) + ":" + format_metric(f.gbps(sp.e2e_begin(l), sp.e2e_end(l)));
@@ -361,7 +387,7 @@ std::vector<std::pair<std::string, std::string>> make_summary(const Config& cfg,
                                                               double host_seconds, double build_seconds,
                                                               const RegionOfInterest* region) {
     const TransferLog& log = sys.workload().log();
-    const JobFigures job0 = job_figures(stats, sys.workload());
+    const JobFigures job0 = job_figures(stats, sys.workload(), region != nullptr);
     const double sim_s = sc_core::sc_time_stamp().to_seconds();
     const Spans sp(region);
     Columns v;

@@ -19,9 +19,6 @@ namespace vrdmasim {
 using sc_core::sc_time;
 
 namespace {
-// Process p of every node forms job p, in protection domain p + 1 on every node.
-constexpr std::uint64_t kFirstJobDomain = 1;
-
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
 // router.link-order: auto is time order with adaptive routing (in call order
@@ -356,7 +353,7 @@ void Node::boot() {
                 throw std::logic_error(group + ": channel stream ID not set");
             if (boot_.channel < per) {
                 const unsigned c = p * per + boot_.channel++;
-                std::uint32_t ctrl = pldma_reg::kCtrlEnable | static_cast<std::uint32_t>(kFirstJobDomain + p) |
+                std::uint32_t ctrl = pldma_reg::kCtrlEnable | static_cast<std::uint32_t>(domain_of_job(p)) |
                                      ((sid & 0x3fu) << pldma_reg::kCtrlAxiShift);
                 tlm::tlm_generic_payload gp;
                 gp.set_command(tlm::TLM_WRITE_COMMAND);

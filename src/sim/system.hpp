@@ -123,6 +123,8 @@ public:
     unsigned processes() const { return static_cast<unsigned>(more_apps_.size()) + 1; }
     // The stream ID of process p's channels: dma.smmu-tbu << 10 | (dma.axi-id + p).
     std::uint32_t stream_of(unsigned p) const;
+    // Process p of every node forms job p, in protection domain p + 1 on every node.
+    static std::uint16_t domain_of_job(unsigned p) { return static_cast<std::uint16_t>(p + 1); }
     // The operating system: cores, swap device, page frames, the kernel's
     // own port on the bus (page tables and page contents), virtual memory.
     CpuCores cpu;

@@ -42,12 +42,15 @@ const std::vector<TimeSeries::Column>& TimeSeries::columns() {
     return c;
 }
 
-TimeSeries::TimeSeries(System& sys, const StatRegistry& stats, sc_core::sc_time interval)
+TimeSeries::TimeSeries(System& sys, StatRegistry& stats, sc_core::sc_time interval)
     : sys_(sys), stats_(stats), interval_(interval) {}
 
 TimeSeries::Totals TimeSeries::totals() const {
     Totals t;
     t.t_s = sc_core::sc_time_stamp().to_seconds();
+    // The transfers that finished by now (held, with a region of interest,
+    // until the kernel reaches their time: StatRegistry::count_at).
+    stats_.flush_timed(sc_core::sc_time_stamp().value());
     for (const auto& w : sys_.workloads()) {
         t.bytes += w->log().bytes_delivered.value();
         t.transfers += w->log().transfers.value();

@@ -34,7 +34,7 @@ public:
     };
     static const std::vector<Column>& columns();
 
-    TimeSeries(System& sys, const StatRegistry& stats, sc_core::sc_time interval);
+    TimeSeries(System& sys, StatRegistry& stats, sc_core::sc_time interval);
     // Spawn the sampler (before the simulation starts).
     void start();
     // After the simulation: a run whose workloads never finished (it
@@ -60,7 +60,7 @@ private:
     void run();
 
     System& sys_;
-    const StatRegistry& stats_;
+    StatRegistry& stats_;
     const sc_core::sc_time interval_;
     sc_core::sc_event finished_;
     bool done_ = false;

@@ -99,7 +99,9 @@ void merge_ranks(System& sys, StatRegistry& stats, Comm& comm, bool failed) {
             for (std::uint64_t h = 0; h < hops; ++h) log.latency_hops(in.get<std::uint32_t>());
         }
     }
-    // Every rank's statistics into every rank's registry.
+    // Every rank's statistics into every rank's registry (what finished
+    // late in simulated time included: nothing more will).
+    stats.flush_timed();
     const std::vector<Bytes> packed = comm.allgather(stats.pack());
     for (unsigned r = 0; r < packed.size(); ++r)
         if (r != comm.rank()) stats.merge_packed(packed[r]);

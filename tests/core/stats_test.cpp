@@ -785,7 +785,7 @@ TEST_CASE("a region's statistics are what happened between its two ends", "[stat
     peak.set(4096);
     h.add(100);   // a cold sample, before the region
     h.add(0.5);
-    r.begin_window();
+    r.begin_window(100);
     CHECK(r.window_begun());
     CHECK_FALSE(r.window_ended());
     c.inc(3);
@@ -798,7 +798,7 @@ TEST_CASE("a region's statistics are what happened between its two ends", "[stat
     late.inc(7);
     Histogram& late_h = r.histogram("workload.latency_hops2", "us", "by hops");
     late_h.add(9);
-    r.end_window();
+    r.end_window(200);
     // After the region: not in it.
     c.inc(1000);
     busy.add(1000);
@@ -834,16 +834,46 @@ TEST_CASE("a region's statistics are what happened between its two ends", "[stat
     CHECK(js.str().find("\"node0.link.busy_time\": 2.5") != std::string::npos);
 }
 
+TEST_CASE("a spread amount counts in a region for the part of its interval inside it", "[stats][window]") {
+    StatRegistry r;
+    Spread& in = r.spread("node0.dma.payload_in_pd1", "B", "payload");
+    CHECK_THROWS_AS(r.begin_window(0), std::logic_error);   // not announced: nothing kept for it
+    r.will_read();
+    in.add(100, 0, 100, 0);   // [0, 100]: 40 before the region, 50 in it, 10 after
+    in.add(30, 10, 20, 10);   // wholly before
+    r.begin_window(40);
+    in.add(60, 20, 80, 40);   // late: began before the region's start, 40 of it inside
+    in.add(8, 50, 50, 50);   // an instant inside
+    // Many in flight and done: the pending list is pruned, nothing lost.
+    for (std::uint64_t t = 50; t < 60; ++t)
+        for (int k = 0; k < 100; ++k) in.add(1, t, t + 1, t);
+    r.end_window(90);
+    in.add(20, 85, 95, 90);   // late again: half of it before the region's end
+    in.add(500, 95, 200, 95);   // after it
+    Spread& born_late = r.spread("node1.dma.payload_in_pd1", "B", "payload");
+    born_late.add(10, 80, 100, 95);   // registered after the region: its part inside still counts
+    const StatRegistry w = r.window();
+    CHECK(w.find_scalar("node0.dma.payload_in_pd1")->value() == Approx(50 + 40 + 8 + 1000 + 10));
+    CHECK(w.find_scalar("node1.dma.payload_in_pd1")->value() == Approx(5));
+    // The whole run holds every amount.
+    CHECK(in.sum().value() == Approx(100 + 30 + 60 + 8 + 1000 + 20 + 500));
+    CHECK_THROWS_AS(in.add(1, 5, 4, 5), std::logic_error);
+    // Announced after something was added: its readings would miss it.
+    StatRegistry late;
+    late.spread("a.b", "B", "").add(1, 0, 10, 0);
+    CHECK_THROWS_AS(late.will_read(), std::logic_error);
+}
+
 TEST_CASE("a region's ends come once each, in order", "[stats][window]") {
     StatRegistry r;
     r.counter("a.b", "", "");
-    CHECK_THROWS_AS(r.end_window(), std::logic_error);
+    CHECK_THROWS_AS(r.end_window(0), std::logic_error);
     CHECK_THROWS_AS(r.window(), std::logic_error);
-    r.begin_window();
-    CHECK_THROWS_AS(r.begin_window(), std::logic_error);
+    r.begin_window(0);
+    CHECK_THROWS_AS(r.begin_window(0), std::logic_error);
     CHECK_THROWS_AS(r.window(), std::logic_error);
-    r.end_window();
-    CHECK_THROWS_AS(r.end_window(), std::logic_error);
+    r.end_window(0);
+    CHECK_THROWS_AS(r.end_window(0), std::logic_error);
     CHECK(r.window().find_counter("a.b")->value() == 0);
 }
 

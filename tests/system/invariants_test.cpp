@@ -266,10 +266,11 @@ namespace {
 // returns what the region's checks say.
 std::vector<Violation> check_region_after(const std::function<void(StatRegistry&, RegionFigures&)>& lie) {
     SystemSim s(kSmall);
-    s.stats.begin_window();
+    s.stats.will_read();
+    s.stats.begin_window(0);
     s.run();
     REQUIRE(s.finished());
-    s.stats.end_window();
+    s.stats.end_window(sc_core::sc_time_stamp().value());
     StatRegistry region = s.stats.window();
     RegionFigures f;
     f.end_s = sc_core::sc_time_stamp().to_seconds();
