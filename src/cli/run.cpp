@@ -309,7 +309,11 @@ po::options_description run_options() {
         "and the figures this run has; summary.csv always has every one)")(
         "no-progress",
         "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
-        "second of host time)")("config", po::value<std::vector<std::string>>(), "config files, applied in order");
+        "second of host time)")(
+        "origin", po::value<std::vector<std::string>>()->composing()->value_name("KEY=WHERE"),
+        "say where the value of the parameter KEY given on this command line came from (messages and config.ini "
+        "name WHERE instead of 'command line'; a sweep gives its points the sweep file's line)")(
+        "config", po::value<std::vector<std::string>>(), "config files, applied in order");
     return opts;
 }
 
@@ -407,7 +411,16 @@ int parse_run_command(const ParamRegistry& reg, const std::vector<std::string>& 
         }
         if (vm.count("config"))
             for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
-        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
+        std::map<std::string, std::string> origins;
+        if (vm.count("origin"))
+            for (const auto& a : vm["origin"].as<std::vector<std::string>>()) {
+                const auto eq = a.find('=');
+                if (eq == std::string::npos || eq == 0 || eq + 1 == a.size() || !reg.find(a.substr(0, eq)))
+                    throw ConfigError("--origin " + clip_for_message(a) +
+                                      ": expected KEY=WHERE, KEY a parameter (section.key)");
+                origins[a.substr(0, eq)] = a.substr(eq + 1);
+            }
+        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional), origins);
         System::resolve(cfg);
         o.out = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir();
         if (o.out.empty()) throw ConfigError("--out: the output directory name is empty");

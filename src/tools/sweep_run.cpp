@@ -521,9 +521,7 @@ void SweepRun::start_points() {
         std::error_code ec;
         fs::remove_all(pdir, ec);   // a stale partial output would block the run's rename
         std::vector<std::string> args{opts_.executable, "run"};
-        for (const auto& b : plan_.base_configs) args.push_back(b);
-        for (const auto& kv : plan_.fixed) args.push_back("--" + kv.first + "=" + kv.second);
-        for (const auto& kv : p->assignment) args.push_back("--" + kv.first + "=" + kv.second);
+        for (auto& a : point_arguments(plan_, *p)) args.push_back(std::move(a));
         args.push_back("--out");
         args.push_back(pdir.string());
         args.push_back("--quiet");

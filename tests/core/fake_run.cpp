@@ -7,7 +7,7 @@
 // config files' names, ';'-separated) and "metric" (the length of all values
 // concatenated); exits 0. A value "fail": prints "error: asked to fail" on
 // stderr and exits 3 without writing. "mismatch": writes the summary, exits 1.
-// "crash": abort(). Every invocation with --out appends one line to
+// "crash": abort(). --origin=KEY=WHERE is not echoed. Every invocation with --out appends one line to
 // DIR/../../runs.log so tests can count runs.
 #include "src/core/csv.hpp"
 
@@ -41,7 +41,7 @@ int main(int argc, char* argv[]) {
                 return 2;
             }
             out = argv[++i];
-        } else if (a == "--quiet") {
+        } else if (a == "--quiet" || a.rfind("--origin=", 0) == 0) {   // where values came from: not echoed
         } else if (a.rfind("--", 0) == 0) {
             auto eq = a.find('=');
             if (eq == std::string::npos) {

@@ -841,3 +841,51 @@ TEST_CASE("aggregate_replications: mean, sample sd and Student's t 95 % interval
     CHECK(std::stod(rows[2][4]) == Approx(6));
     CHECK(std::stod(rows[2][6]) == Approx(12.706 * std::sqrt(2.0) / std::sqrt(2.0)).epsilon(1e-5));
 }
+
+TEST_CASE("plan_sweep: a list may hold quoted values, commas inside quotes kept", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "q.ini",
+               "[workload]\n"
+               "tag = \"a, b\", \"c\" , plain, \"d \\\" e\"   # four values\n"
+               "pattern = \"rand\"\n");
+    const SweepPlan plan = plan_sweep(reg, dir / "q.ini");
+    REQUIRE(plan.points.size() == 4);
+    CHECK(plan.points[0].assignment[0].second == "a, b");
+    CHECK(plan.points[1].assignment[0].second == "c");
+    CHECK(plan.points[2].assignment[0].second == "plain");
+    CHECK(plan.points[3].assignment[0].second == "d \" e");
+    CHECK(plan.fixed == std::vector<std::pair<std::string, std::string>>{{"workload.pattern", "rand"}});
+    // One quoted value is one value, commas and all.
+    write_file(dir / "one.ini", "[workload]\ntag = \"a, b\"\n");
+    CHECK(plan_sweep(reg, dir / "one.ini").points.size() == 1);
+    // Two quoted values without a comma between them: said so.
+    write_file(dir / "bad.ini", "[workload]\ntag = \"a\" \"b\"\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "bad.ini"),
+                        Contains("bad.ini:2") && Contains("separated by commas") && Contains("'\"b\"'"));
+    write_file(dir / "open.ini", "[workload]\ntag = \"a\", \"b\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "open.ini"), Contains("open.ini:2") && Contains("missing closing"));
+    write_file(dir / "empty.ini", "[workload]\ntag = \"a\", \n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "empty.ini"), Contains("empty value in the list"));
+}
+
+TEST_CASE("sweep paths: a path-valued setting is relative to the sweep file, its origin the file's line", "[sweep]") {
+    ParamRegistry reg;
+    ParamSet trace("trace", "a trace");
+    trace.path("file", "", "the trace");
+    trace.string("name", "", "not a path");
+    reg.add(trace);
+    TempDir dir;
+    fs::create_directories(dir.path / "sweeps");
+    write_file(dir / "sweeps/p.ini", "[trace]\nfile = ../t/a.otf2, /abs/b.otf2\nname = ../t/x\n");
+    const SweepPlan plan = plan_sweep(reg, dir / "sweeps/p.ini");
+    REQUIRE(plan.points.size() == 2);
+    // results.csv and the ids keep the value as written.
+    CHECK(plan.points[0].assignment[0].second == "../t/a.otf2");
+    const std::string where = dir / "sweeps/p.ini";
+    CHECK(point_arguments(plan, plan.points[0]) ==
+          std::vector<std::string>{"--trace.name=../t/x", "--trace.file=" + dir / "t/a.otf2",
+                                   "--origin=trace.name=" + where + ":3", "--origin=trace.file=" + where + ":2"});
+    CHECK(point_arguments(plan, plan.points[1])[1] == "--trace.file=/abs/b.otf2");
+}
