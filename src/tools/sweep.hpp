@@ -23,7 +23,10 @@
 // of path-valued parameters (ParamDecl::path).
 //
 // Points are numbered in row-major order of the swept keys as they appear in
-// the file (the last key varies fastest). Each point runs as
+// the file (the last key varies fastest). Before any runs, each point that
+// is not done is checked (`EXE run ... --check`, --jobs at a time): one a
+// run refuses stops the sweep (exit 2, nothing run or written). Each point
+// then runs as
 //     EXE run BASE... --section.key=value ... --origin=section.key=FILE:LINE ...
 //         --out OUT/points/<point-id> --quiet
 // (point_arguments) with its stdout and stderr in OUT/logs/<point-id>.log. A point counts as done

@@ -43,4 +43,18 @@ std::string shard_name(int index, int count);
 // shards/results-<I>-of-<count>.csv there. Returns the number of rows written.
 std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
 
+// The ETA of a sweep (its progress line). Each point weighs what its
+// check planned (run --check: "planned: T transfers of B bytes"): T times
+// (ceil(B / 256) + 1), its packets of 256 bytes of payload plus one for
+// each transfer's own costs: the host time of a run grows with its packets
+// (`vrdmasim bench`). 0 when the output plans nothing.
+double point_weight(const std::string& check_output);
+// Points of unknown weight (0: not checked, or planning nothing) weigh the
+// mean of the known ones, or 1 each when none is known.
+void fill_unknown_weights(std::vector<double>& weights);
+// Seconds left: `elapsed` took the points of `finished` weight that
+// finished in this invocation, the points of `remaining` weight (not yet
+// finished) take as long per weight. -1 when unknown (nothing finished yet).
+double eta_seconds(double elapsed, double finished, double remaining);
+
 }   // namespace vrdmasim::sweep_detail

@@ -5,6 +5,7 @@
 #include "src/core/csv.hpp"
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
+#include "src/tools/sweep_internal.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -888,4 +889,52 @@ TEST_CASE("sweep paths: a path-valued setting is relative to the sweep file, its
           std::vector<std::string>{"--trace.name=../t/x", "--trace.file=" + dir / "t/a.otf2",
                                    "--origin=trace.name=" + where + ":3", "--origin=trace.file=" + where + ":2"});
     CHECK(point_arguments(plan, plan.points[1])[1] == "--trace.file=/abs/b.otf2");
+}
+
+TEST_CASE("run_sweep: a configuration every point shares is refused before any point runs", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    const std::string out = dir / "out";
+    SECTION("every point") {
+        write_file(dir / "s.ini", "[workload]\nwindow = 1, 2, 3\n# the same for all\ntag = badconfig\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "s.ini", out)) == 2);
+        // Once, with the sweep file's line as the value's origin.
+        CHECK_THAT(err.str(), Contains("vrdmasim: error: workload.tag = badconfig (from " + dir / "s.ini" +
+                                       ":4): refused (every point of") &&
+                                  Contains("3 of 3 checked; nothing run"));
+    }
+    SECTION("one point") {
+        write_file(dir / "s.ini", "[workload]\nwindow = 1, 2\ntag = x, badconfig\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "s.ini", out)) == 2);
+        const SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+        // The first refused point named, with its values, and how many more.
+        CHECK_THAT(err.str(), Contains("2 of 4 points have a configuration a run refuses; nothing run") &&
+                                  Contains(plan.points[1].id + " (workload.window = 1, workload.tag = badconfig) and "
+                                                               "1 other point: workload.tag = badconfig (from "));
+    }
+    // Nothing ran, nothing was written.
+    CHECK(!fs::exists(out));
+}
+
+TEST_CASE("sweep ETA: points weigh what their check planned", "[sweep]") {
+    using namespace sweep_detail;
+    // The user's sweep: 30 points, the last 15 eight times the first's
+    // size; 15 done in 8 s. Counting points said 8 s were left; 64 s were.
+    CHECK(eta_seconds(8, 15 * 1.0, 15 * 8.0) == Approx(64));
+    CHECK(eta_seconds(8, 0, 10) < 0);   // nothing finished yet: unknown
+    CHECK(eta_seconds(8, 3, 0) == 0);
+    // The weight: packets of 256 bytes plus one a transfer.
+    CHECK(point_weight("vrdmasim: configuration ok, nothing simulated; planned: 10 transfers of 1024 bytes\n") ==
+          Approx(10 * (4 + 1)));
+    CHECK(point_weight("planned: 3 transfers of 1 bytes") == Approx(3 * 2));
+    CHECK(point_weight("no plan here") == 0);
+    std::vector<double> w{0, 2, 4, 0};
+    fill_unknown_weights(w);
+    CHECK(w == std::vector<double>{3, 2, 4, 3});
+    std::vector<double> none{0, 0};
+    fill_unknown_weights(none);
+    CHECK(none == std::vector<double>{1, 1});
 }
