@@ -711,7 +711,7 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
     // refused: it is the default model's approximation, measured.
     if (const std::uint64_t inverted = stats.sum_counters("order_inversions")) {
         std::ostringstream os;
-        os << "vrdmasim: warning: " << inverted
+        os << "vrdmasim: warning: link order inverted: " << inverted
            << " packet-hop(s) waited for a link behind a packet that reached it later in simulated time, "
            << format_metric(stats.sum_scalars("order_wait"), 4)
            << " us of queueing in all (router.link-order = auto serves links in call order); latencies and "

@@ -29,7 +29,9 @@
 // then runs as
 //     EXE run BASE... --section.key=value ... --origin=section.key=FILE:LINE ...
 //         --out OUT/points/<point-id> --quiet
-// (point_arguments) with its stdout and stderr in OUT/logs/<point-id>.log. A point counts as done
+// (point_arguments) with its stdout and stderr in OUT/logs/<point-id>.log.
+// Its warnings are counted by kind on stderr at the end and written to
+// OUT/warnings.txt (a shard's: OUT/shards/warnings-<I>-of-<N>.txt). A point counts as done
 // when OUT/points/<point-id>/summary.csv exists; a new invocation on the same
 // OUT skips done points (resume). The point id is "p<index, 4 digits>-<8 hex
 // digits of a hash of its assignments and label>", so a changed sweep file

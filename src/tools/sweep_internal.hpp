@@ -57,4 +57,17 @@ void fill_unknown_weights(std::vector<double>& weights);
 // finished) take as long per weight. -1 when unknown (nothing finished yet).
 double eta_seconds(double elapsed, double finished, double remaining);
 
+// The warnings a point's run printed (its log's "vrdmasim: warning: " lines
+// and SystemC's "Warning: " ones), each without its prefix.
+std::vector<std::string> warnings_in_log(const std::string& log_text);
+// A warning's kind, what the sweep counts: its text up to its first ": "
+// (or " (", ", ", "; "), numbers written N, at most 60 characters:
+// "link order inverted: 12 packet-hop(s) ..." is "link order inverted".
+std::string warning_kind(const std::string& warning);
+// The warnings of the points (point id -> its warnings), by kind: "2 of 24
+// points warned: 'a' ×3, 'b' ×1" (a kind counted once per warning), or ""
+// when none warned; `total` the points of the sweep.
+std::string warnings_line(const std::vector<std::pair<std::string, std::vector<std::string>>>& points,
+                          std::size_t total);
+
 }   // namespace vrdmasim::sweep_detail

@@ -69,6 +69,68 @@ double eta_seconds(double elapsed, double finished, double remaining) {
     return elapsed / finished * remaining;
 }
 
+std::vector<std::string> warnings_in_log(const std::string& log_text) {
+    std::vector<std::string> out;
+    std::istringstream in(log_text);
+    std::string line;
+    while (std::getline(in, line)) {
+        // A progress line's '\r' redraws before it: the text after the last.
+        const auto cr = line.find_last_of('\r');
+        if (cr != std::string::npos) line.erase(0, cr + 1);
+        const std::string t = trim(line);
+        for (const char* prefix : {"vrdmasim: warning: ", "Warning: "})
+            if (t.rfind(prefix, 0) == 0 && t.size() > std::strlen(prefix)) {
+                out.push_back(t.substr(std::strlen(prefix)));
+                break;
+            }
+    }
+    return out;
+}
+
+std::string warning_kind(const std::string& warning) {
+    std::size_t end = warning.size();
+    for (const char* sep : {": ", " (", ", ", "; "}) {
+        const auto at = warning.find(sep);
+        if (at != std::string::npos && at > 0) end = std::min(end, at);
+    }
+    std::string kind;
+    for (std::size_t i = 0; i < end; ++i) {
+        const char c = warning[i];
+        const bool starts_number =
+            c >= '0' && c <= '9' && (i == 0 || !std::isalnum(static_cast<unsigned char>(warning[i - 1])));
+        if (!starts_number) {
+            kind += c;
+            continue;
+        }
+        while (i + 1 < end && (std::isdigit(static_cast<unsigned char>(warning[i + 1])) || warning[i + 1] == '.')) ++i;
+        kind += 'N';
+    }
+    if (kind.size() > 60) kind = kind.substr(0, 57) + "...";
+    return kind;
+}
+
+std::string warnings_line(const std::vector<std::pair<std::string, std::vector<std::string>>>& points,
+                          std::size_t total) {
+    std::vector<std::pair<std::string, std::size_t>> kinds;   // in order of first appearance
+    std::size_t warned = 0;
+    for (const auto& p : points) {
+        if (p.second.empty()) continue;
+        ++warned;
+        for (const auto& w : p.second) {
+            const std::string k = warning_kind(w);
+            auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == k; });
+            if (it == kinds.end()) kinds.emplace_back(k, 1);
+            else ++it->second;
+        }
+    }
+    if (warned == 0) return "";
+    std::string line =
+        std::to_string(warned) + " of " + std::to_string(total) + " point" + (total == 1 ? "" : "s") + " warned: ";
+    for (std::size_t i = 0; i < kinds.size(); ++i)
+        line += (i ? ", '" : "'") + kinds[i].first + "' \u00d7" + std::to_string(kinds[i].second);
+    return line;
+}
+
 }   // namespace sweep_detail
 
 namespace {
@@ -111,6 +173,7 @@ struct Record {
     std::string exit_code;
     std::string error;
     Assignments metrics;   // summary.csv columns, in its order
+    std::vector<std::string> warnings;   // what its run warned (warnings_in_log of its log)
 };
 
 // A whole (log) file; "" if unreadable.
@@ -294,7 +357,8 @@ public:
           sharded_(opts.shard_count > 1),
           shard_(shard_name(opts.shard_index, opts.shard_count)),
           results_path_((out_ / "results.csv").string()),
-          own_results_(sharded_ ? shards_dir_ / ("results-" + shard_ + ".csv") : fs::path(results_path_)) {}
+          own_results_(sharded_ ? shards_dir_ / ("results-" + shard_ + ".csv") : fs::path(results_path_)),
+          own_warnings_(sharded_ ? shards_dir_ / ("warnings-" + shard_ + ".txt") : out_ / "warnings.txt") {}
     int run();
 
 private:
@@ -306,6 +370,8 @@ private:
     int check_points();
     int refuse_points(const std::map<int, std::string>& refused, std::size_t checked) const;
     std::string describe_point(const SweepPoint& p) const;
+    void note_warnings(const SweepPoint& p, Record& r) const;
+    void write_warnings() const;
     std::vector<std::string> run_arguments(const SweepPoint& p) const;
     int make_directory() const;
     int lock_directory();
@@ -331,6 +397,7 @@ private:
     const std::string shard_;
     const std::string results_path_;
     const fs::path own_results_;
+    const fs::path own_warnings_;   // every warning of the shard's points, by kind
     // One sweep at a time per directory, or the shards of one sweep: an
     // unsharded sweep holds the marker exclusively, a shard holds it shared
     // and its own shard file exclusively. The locks' file descriptors are
@@ -612,6 +679,7 @@ void SweepRun::load_earlier() {
                 r.exit_code = "0";
             }
             r.metrics = read_summary(summary.string());
+            note_warnings(*p, r);
             records_[index] = std::move(r);
             ++already_done_;
         } else {
@@ -625,6 +693,7 @@ void SweepRun::load_earlier() {
 // shard's rows so far.
 void SweepRun::publish() {
     write_results(own_results_, plan_, shard_points_, records_);
+    write_warnings();
     if (sharded_) in_results_ = compose_shards(out_, shards_dir_, opts_.shard_count);
     if (plan_.replications <= 1) return;
     // Each point's replications: mean, sd, 95 % CI (aggregate.csv).
@@ -665,12 +734,44 @@ void SweepRun::draw() {
 }
 
 void SweepRun::finish(const SweepPoint& p, Record r) {
+    note_warnings(p, r);
     records_[p.index] = std::move(r);
     finished_weight_ += weight_.at(p.index);
     ++finished_now_;
     ++done_;
     publish();
     draw();
+}
+
+// What the point's run warned, from its log.
+void SweepRun::note_warnings(const SweepPoint& p, Record& r) const {
+    r.warnings = warnings_in_log(read_whole((logs_dir_ / (p.id + ".log")).string()));
+}
+
+// OUT/warnings.txt (a shard's: OUT/shards/warnings-I-of-N.txt): the count
+// by kind, then every warning of every point, by kind.
+void SweepRun::write_warnings() const {
+    std::vector<std::pair<std::string, std::vector<std::string>>> points;
+    for (const auto& [index, rec] : records_) points.emplace_back(shard_points_.at(index)->id, rec.warnings);
+    const std::string line = warnings_line(points, shard_points_.size());
+    std::string text =
+        "# vrdmasim sweep " + opts_.sweep_file + ": what its points' runs warned (from logs/<point>.log)\n";
+    text += (line.empty() ? "no point warned (" + std::to_string(records_.size()) + " of " +
+                                std::to_string(shard_points_.size()) + " points run)"
+                          : line) +
+            "\n";
+    std::vector<std::string> kinds;
+    for (const auto& p : points)
+        for (const auto& w : p.second)
+            if (std::find(kinds.begin(), kinds.end(), warning_kind(w)) == kinds.end()) kinds.push_back(warning_kind(w));
+    for (const auto& kind : kinds) {
+        text += "\n" + kind + ":\n";
+        for (const auto& p : points)
+            for (const auto& w : p.second)
+                if (warning_kind(w) == kind) text += "  " + p.first + ": " + w + "\n";
+    }
+    const std::string err = write_file_atomically(own_warnings_, text);
+    if (!err.empty()) std::cerr << "vrdmasim: warning: " << err << "\n";
 }
 
 // Points from the queue while fewer than --jobs run.
@@ -826,6 +927,21 @@ int SweepRun::report() const {
         msg << "; results in " << results_path_;
     }
     std::cerr << msg.str() << "\n";
+    // What the points warned, counted by kind, each kind's first warning in
+    // full: a sweep's warnings are seen, not left in its points' logs.
+    std::vector<std::pair<std::string, std::vector<std::string>>> points;
+    for (const auto& [index, rec] : records_) points.emplace_back(shard_points_.at(index)->id, rec.warnings);
+    if (const std::string line = warnings_line(points, total); !line.empty()) {
+        std::string text = "sweep: " + line + " (every warning in " + own_warnings_.string() + ")\n";
+        std::vector<std::string> kinds;
+        for (const auto& p : points)
+            for (const auto& w : p.second)
+                if (std::find(kinds.begin(), kinds.end(), warning_kind(w)) == kinds.end()) {
+                    kinds.push_back(warning_kind(w));
+                    text += "  " + p.first + ": warning: " + w + "\n";
+                }
+        std::cerr << text;
+    }
     if (interrupted_) return 128 + SIGINT;   // as a shell reports a Ctrl-C'd command
     return ok == total ? 0 : 1;
 }

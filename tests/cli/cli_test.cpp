@@ -2023,7 +2023,9 @@ TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"cfg", "out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{".vrdmasim-sweep", ".vrdmasim-plan", "results.csv", "points", "logs"});
+    CHECK(listing(out) ==
+          std::set<std::string>{".vrdmasim-sweep", ".vrdmasim-plan", "results.csv", "points", "logs", "warnings.txt"});
+    CHECK(contains(slurp(out / "warnings.txt"), "no point warned"));
 
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.header.size() > kLeading.size());

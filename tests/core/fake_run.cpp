@@ -7,8 +7,9 @@
 // config files' names, ';'-separated) and "metric" (the length of all values
 // concatenated); exits 0. A value "fail": prints "error: asked to fail" on
 // stderr and exits 3 without writing. "mismatch": writes the summary, exits 1.
-// "crash": abort(). Every invocation with --out appends one line to
-// DIR/../../runs.log so tests can count runs.
+// "crash": abort(). "warn" and "warn-other": prints warnings of two kinds
+// ("vrdmasim: warning: ...") and runs on. Every invocation with --out
+// appends one line to DIR/../../runs.log so tests can count runs.
 //
 //     fake_run run [CONFIG...] [--section.key=value...] [--origin=KEY=WHERE...] --check
 //
@@ -127,6 +128,10 @@ int main(int argc, char* argv[]) {
             return 2;
         }
         if (kv.second == "mismatch") mismatch = true;
+        if (kv.second == "warn")
+            std::cerr << "vrdmasim: warning: link order inverted: 3 packet-hop(s) waited for a link (" << kv.first
+                      << ")\n";
+        if (kv.second == "warn-other") std::cerr << "vrdmasim: warning: hog mmap failed: hog1: mmap of 10 bytes\n";
         all += kv.second;
     }
 
