@@ -74,7 +74,7 @@ void MemoryHog::run() {
     const VmResult m = vm_.mmap(pid_, bytes_, Prot::ReadWrite, true, sc_core::sc_time_stamp());
     if (!m.ok()) {
         mmap_failures_->inc();
-        std::cerr << "vrdmasim: warning: " << name() << ": mmap of " << bytes_ << " bytes failed ("
+        std::cerr << "vrdmasim: warning: hog mmap failed: " << name() << ": mmap of " << bytes_ << " bytes failed ("
                   << to_string(m.error) << "); no memory pressure from this hog\n";
         exited_ = true;
         return;

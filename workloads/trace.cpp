@@ -33,10 +33,10 @@ coll::Op collective_op(int op) {
 
 TraceParams::TraceParams()
     : set("trace", "trace replay (workload.kind = trace): an MPI application's OTF2 trace"),
-      file(set.string("file", "",
-                      "the OTF2 archive's anchor file (NAME.otf2, beside its NAME.def and NAME/ directory), as "
-                      "Score-P writes it, relative to the directory vrdmasim runs in; configs/traces/ has the "
-                      "project's test traces")),
+      file(set.path("file", "",
+                    "the OTF2 archive's anchor file (NAME.otf2, beside its NAME.def and NAME/ directory), as "
+                    "Score-P writes it; a path, relative to the config or sweep file that sets it (on the command "
+                    "line: to the directory vrdmasim runs in); configs/traces/ has the project's test traces")),
       compute_scale(set.real("compute-scale", "1",
                              "the recorded compute time between two MPI calls of a rank is replayed times this "
                              "(a trace from a faster CPU than the simulated Cortex-A53s: above 1; an experiment's "
@@ -47,10 +47,11 @@ TraceParams::TraceParams()
                          "of that node): linear (rank r on node r), round-robin (ranks dealt across the QFDBs in "
                          "turn, rank r on the (r / boards)-th FPGA of QFDB r mod boards, as mpirun --map-by node "
                          "deals them across hosts), file (trace.mapping-file)")),
-      mapping_file(set.string("mapping-file", "",
-                              "with trace.mapping = file: one node index per line, rank 0's first (# starts a "
-                              "comment); the node of x, y, z, FPGA f is ((z * y-size + y) * x-size + x) * 4 + f, "
-                              "as in the run's node names; relative to the directory vrdmasim runs in")) {}
+      mapping_file(set.path("mapping-file", "",
+                            "with trace.mapping = file: one node index per line, rank 0's first (# starts a "
+                            "comment); the node of x, y, z, FPGA f is ((z * y-size + y) * x-size + x) * 4 + f, "
+                            "as in the run's node names; a path, relative to the config or sweep file that sets it "
+                            "(on the command line: to the directory vrdmasim runs in)")) {}
 
 void TraceWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<TraceParams>().set); }
 

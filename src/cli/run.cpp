@@ -267,6 +267,7 @@ namespace {
 struct RunOptions {
     std::string out;
     bool trace = false, narrate = false, quiet = false, progress = false, report = false, all = false;
+    bool check = false;   // --check: build the system, simulate nothing, write nothing
     std::int64_t sample_ps = 0;   // --sample-interval, 0: no time series
     std::vector<std::string> log_filter, trace_filter;
     bool trace_gzip = false;
@@ -309,7 +310,14 @@ po::options_description run_options() {
         "and the figures this run has; summary.csv always has every one)")(
         "no-progress",
         "no progress line on stderr (shown only when stderr is a terminal and the run takes over a "
-        "second of host time)")("config", po::value<std::vector<std::string>>(), "config files, applied in order");
+        "second of host time)")(
+        "check",
+        "check the configuration: build the system (every refusal a run would make before simulating, exit 2), "
+        "simulate nothing, write nothing; prints the planned work (what a sweep checks each point with)")(
+        "origin", po::value<std::vector<std::string>>()->composing()->value_name("KEY=WHERE"),
+        "say where the value of the parameter KEY given on this command line came from (messages and config.ini "
+        "name WHERE instead of 'command line'; a sweep gives its points the sweep file's line)")(
+        "config", po::value<std::vector<std::string>>(), "config files, applied in order");
     return opts;
 }
 
@@ -407,7 +415,16 @@ int parse_run_command(const ParamRegistry& reg, const std::vector<std::string>& 
         }
         if (vm.count("config"))
             for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
-        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
+        std::map<std::string, std::string> origins;
+        if (vm.count("origin"))
+            for (const auto& a : vm["origin"].as<std::vector<std::string>>()) {
+                const auto eq = a.find('=');
+                if (eq == std::string::npos || eq == 0 || eq + 1 == a.size() || !reg.find(a.substr(0, eq)))
+                    throw ConfigError("--origin " + clip_for_message(a) +
+                                      ": expected KEY=WHERE, KEY a parameter (section.key)");
+                origins[a.substr(0, eq)] = a.substr(eq + 1);
+            }
+        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional), origins);
         System::resolve(cfg);
         o.out = vm.count("out") ? vm["out"].as<std::string>() : default_out_dir();
         if (o.out.empty()) throw ConfigError("--out: the output directory name is empty");
@@ -420,7 +437,8 @@ int parse_run_command(const ParamRegistry& reg, const std::vector<std::string>& 
         if (vm.count("sample-interval"))
             o.sample_ps = parse_sample_interval(vm["sample-interval"].as<std::string>(), cfg);
         o.progress = RunProgress::wanted(vm.count("no-progress") > 0, o.quiet);
-        check_out_dir(o.out);
+        o.check = vm.count("check") > 0;
+        if (!o.check) check_out_dir(o.out);
     } catch (const ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n";
         return kExitBadConfig;
@@ -697,7 +715,7 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
     // refused: it is the default model's approximation, measured.
     if (const std::uint64_t inverted = stats.sum_counters("order_inversions")) {
         std::ostringstream os;
-        os << "vrdmasim: warning: " << inverted
+        os << "vrdmasim: warning: link order inverted: " << inverted
            << " packet-hop(s) waited for a link behind a packet that reached it later in simulated time, "
            << format_metric(stats.sum_scalars("order_wait"), 4)
            << " us of queueing in all (router.link-order = auto serves links in call order); latencies and "
@@ -945,6 +963,17 @@ struct KeepToExit {
     ~KeepToExit() { g_system_kept_to_exit = sys.release(); }
 };
 
+// run --check: the configuration builds. The work planned, which a sweep
+// weighs its points by (sweep_detail::point_weight): the transfers the
+// workloads will finish (as the progress line counts them) and the message
+// size.
+void print_check(const Config& cfg, System& sys) {
+    std::uint64_t transfers = 0;
+    for (const auto& w : sys.workloads()) transfers += w->planned_transfers();
+    std::cout << "vrdmasim: configuration ok, nothing simulated; planned: " << transfers << " transfers of "
+              << cfg[params_of<WorkloadParams>().message_size] << " bytes\n";
+}
+
 // The exit status of a run whose outputs are in place, with what it prints last.
 int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, const StatRegistry& stats,
            double host_seconds) {
@@ -1065,6 +1094,10 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
         return kExitBadConfig;
     }
     KeepToExit keep_to_exit{sys};
+    if (opts.check) {
+        if (writer) print_check(cfg, *sys);
+        return kExitOk;
+    }
 
     // An exception thrown inside a process ends the simulation as SystemC's
     // report of it, which the run then states in its own words (run_simulation,

@@ -5,6 +5,7 @@
 #include "src/core/params_detail.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <ostream>
 #include <sstream>
 
@@ -56,10 +57,14 @@ void Config::set(const std::string& full_name, const std::string& value, const s
 void Config::apply_file(const std::string& path) {
     std::vector<std::string> sections;
     for (const auto& s : reg_.sections()) sections.push_back(s.first);
-    for (const auto& e : read_ini_file(path, sections, "config file")) set(e.name(), e.value, e.origin);
+    for (const auto& e : read_ini_file(path, sections, "config file")) {
+        const ParamDecl* d = reg_.find(e.name());
+        set(e.name(), d != nullptr && d->path ? resolve_from_file(path, e.value) : e.value, e.origin);
+    }
 }
 
-void Config::apply_command_line(const std::vector<std::string>& args) {
+void Config::apply_command_line(const std::vector<std::string>& args,
+                                const std::map<std::string, std::string>& origins) {
     po::options_description desc;
     reg_.add_options(desc);
     // No guessing of abbreviated names: "--dma.block" must not silently mean
@@ -90,7 +95,10 @@ void Config::apply_command_line(const std::vector<std::string>& args) {
     } catch (const po::error& e) {
         throw ConfigError(std::string("command line: ") + e.what());
     }
-    for (const auto& a : assignments) set(a.first, a.second, "command line");
+    for (const auto& a : assignments) {
+        const auto o = origins.find(a.first);
+        set(a.first, a.second, o == origins.end() ? "command line" : o->second);
+    }
 }
 
 const Config::Value& Config::get(const std::string& name, ParamType t1, ParamType t2) const {
@@ -175,7 +183,10 @@ void Config::write_ini(std::ostream& os) const {
             // run's config.ini lists every key, and running it again must
             // not make all of them look set.
             if (!is_default(d.name())) os << "# from " << comment_text(v.origin) << "\n";
-            os << d.key << " = " << ini_value(v.text) << "\n";
+            std::string text = v.text;
+            if (d.path && !text.empty() && std::filesystem::path(text).is_relative())
+                text = std::filesystem::absolute(text).lexically_normal().string();
+            os << d.key << " = " << ini_value(text) << "\n";
         }
     }
 }

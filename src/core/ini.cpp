@@ -78,6 +78,57 @@ std::string ini_read_value(const std::string& raw, const std::string& origin) {
     return trim(v);
 }
 
+// The values of a sweep file's list: items separated by commas outside
+// double quotes, each bare (spaces around it removed; a comment, '#' or ';'
+// at its start or after whitespace, ends the line) or double-quoted (as
+// ini_read_value: escapes, commas kept). One item when there is no comma
+// outside quotes.
+std::vector<std::string> ini_read_list(const std::string& raw, const std::string& origin) {
+    const std::string v = trim(raw);
+    std::vector<std::string> items;
+    std::size_t i = 0;
+    auto skip_spaces = [&] {
+        while (i < v.size() && is_space(v[i])) ++i;
+    };
+    auto comment_at = [&](std::size_t k) { return (v[k] == '#' || v[k] == ';') && (k == 0 || is_space(v[k - 1])); };
+    while (true) {
+        skip_spaces();
+        if (i < v.size() && v[i] == '"') {
+            const std::size_t start = i;
+            std::string out;
+            bool closed = false;
+            for (++i; i < v.size(); ++i) {
+                const char c = v[i];
+                if (c == '\\' && i + 1 < v.size()) {
+                    const char e = v[++i];
+                    out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+                } else if (c == '"') {
+                    closed = true;
+                    ++i;
+                    break;
+                } else {
+                    out += c;
+                }
+            }
+            if (!closed) throw ConfigError(origin + ": missing closing '\"' in value " + v.substr(start));
+            items.push_back(out);
+            skip_spaces();
+            if (i >= v.size() || comment_at(i)) return items;
+            if (v[i] != ',')
+                throw ConfigError(origin + ": unexpected " + squote(v.substr(i)) + " after the quoted value " +
+                                  v.substr(start, i - start) +
+                                  " (the values of a list are separated by commas; quote a value that holds one)");
+            ++i;
+            continue;
+        }
+        const std::size_t start = i;
+        while (i < v.size() && v[i] != ',' && !comment_at(i)) ++i;
+        items.push_back(trim(v.substr(start, i - start)));
+        if (i >= v.size() || v[i] != ',') return items;
+        ++i;
+    }
+}
+
 // Text for one comment line: backslash, control characters (a newline in a
 // file name) escaped, so that the comment cannot end early.
 std::string comment_text(const std::string& s) {
@@ -109,8 +160,14 @@ void write_comment(std::ostream& os, const std::string& text) {
 
 using namespace params_detail;
 
+std::string resolve_from_file(const std::string& file, const std::string& value) {
+    const std::filesystem::path p(value);
+    if (value.empty() || p.is_absolute()) return value;
+    return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
+}
+
 std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
-                                    const std::string& what) {
+                                    const std::string& what, bool lists) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw ConfigError("cannot open " + what + " " + squote(path) + ": " + std::strerror(EISDIR));
@@ -177,7 +234,17 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         e.origin = origin;
         const std::string raw = trim(t.substr(eq + 1));
         e.quoted = !raw.empty() && raw[0] == '"';
-        e.value = ini_read_value(raw, origin);
+        if (lists) {
+            e.items = ini_read_list(raw, origin);
+            if (e.items.size() == 1) {
+                e.value = e.items[0];
+            } else {
+                for (const auto& item : e.items) e.value += (e.value.empty() ? "" : ", ") + item;
+                e.quoted = false;
+            }
+        } else {
+            e.value = ini_read_value(raw, origin);
+        }
         const auto s = seen.find(e.name());
         if (s != seen.end())
             throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " +

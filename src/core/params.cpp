@@ -291,6 +291,11 @@ StringParam ParamSet::string(const std::string& key, const std::string& dflt, co
     const std::size_t i = add(ParamType::String, key, dflt, help);
     return StringParam(*this, i, decls_[i].name());
 }
+StringParam ParamSet::path(const std::string& key, const std::string& dflt, const std::string& help) {
+    const std::size_t i = add(ParamType::String, key, dflt, help);
+    decls_[i].path = true;
+    return StringParam(*this, i, decls_[i].name());
+}
 EnumParam ParamSet::choice(const std::string& key, const std::string& dflt, std::vector<std::string> choices,
                            const std::string& help) {
     const std::size_t i = add(ParamType::Enum, key, dflt, help, std::move(choices));

@@ -80,6 +80,10 @@ struct ParamDecl {
     bool has_min = false, has_max = false;
     double min = 0, max = 0;   // in the canonical unit (ps, bps, B, Hz, ...)
     std::string min_text, max_text;   // as declared, for messages
+    // A String naming a file (ParamSet::path): a relative value read from a
+    // config or sweep file is relative to that file's directory, one given
+    // on the command line to the working directory (resolve_from_file).
+    bool path = false;
 
     std::string name() const { return section + "." + key; }
     std::string unit() const;   // "time", "rate", "size", ... for `params`
@@ -182,6 +186,10 @@ public:
     IntParam integer(const std::string& key, const std::string& dflt, const std::string& help);
     RealParam real(const std::string& key, const std::string& dflt, const std::string& help);
     StringParam string(const std::string& key, const std::string& dflt, const std::string& help);
+    // A string that names a file (ParamDecl::path): the one declaration
+    // that makes a config file's or a sweep file's relative value relative
+    // to that file.
+    StringParam path(const std::string& key, const std::string& dflt, const std::string& help);
     EnumParam choice(const std::string& key, const std::string& dflt, std::vector<std::string> choices,
                      const std::string& help);
 
@@ -262,11 +270,21 @@ private:
     std::vector<std::pair<std::string, std::string>> sections_;
 };
 
+// A path-valued setting (ParamDecl::path) read from the INI file `file`:
+// a relative `value` joined to the file's directory (lexically normal,
+// still relative when the file's name is); an empty or absolute one as is.
+std::string resolve_from_file(const std::string& file, const std::string& value);
+
 // One "key = value" line of an INI file.
 struct IniEntry {
     std::string section, key;
     std::string value;   // as read: unquoted and unescaped, trailing comment removed
     bool quoted = false;   // the value was a double-quoted string
+    // With lists (read_ini_file): the comma-separated values, each bare
+    // (spaces around it removed) or double-quoted (commas inside kept):
+    // `a, "b, c"` is {"a", "b, c"}; one item for a value without a comma
+    // outside quotes. Empty without lists.
+    std::vector<std::string> items;
     int line = 0;
     std::string origin;   // "path:line"
     std::string name() const { return section + "." + key; }
@@ -278,9 +296,11 @@ struct IniEntry {
 // around them removed) or double-quoted with \" \\ \n \t \r escapes. Every
 // section must be one of `sections`; a key may be set once per file. Throws
 // ConfigError naming the file and line; `what` ("config file", "sweep file")
-// names the file in open errors.
+// names the file in open errors. With `lists` (sweep files) a value may be
+// a list of bare and quoted values (IniEntry::items); without, a quoted
+// value is the whole value.
 std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
-                                    const std::string& what);
+                                    const std::string& what, bool lists = false);
 
 // s for an error message: at most 120 characters, longer ones cut with their
 // length noted; what a terminal would not show made visible (control bytes
@@ -296,14 +316,18 @@ public:
     // Apply an INI file: "[section]" headers, "key = value" lines, '#' or ';'
     // comments (whole-line, or after whitespace), blank lines. Errors name the
     // file and line: "configs/x.ini:12: unknown key 'dma.blok-size' (did you
-    // mean 'dma.block-size'?)". A missing or unreadable file is an error.
+    // mean 'dma.block-size'?)". A missing or unreadable file is an error. A
+    // relative path-valued setting (ParamDecl::path) is relative to the file.
     void apply_file(const std::string& path);
     // Apply one value; `origin` says where it came from ("command line",
     // "file.ini:3", "sweep point"). Throws ConfigError naming key, value, origin.
     void set(const std::string& full_name, const std::string& value, const std::string& origin);
     // Parse "--section.key=value" / "--section.key value" arguments through
     // Boost.Program_options. Arguments that are not parameters are an error.
-    void apply_command_line(const std::vector<std::string>& args);
+    // Each value's origin is "command line", or what `origins` says for its
+    // parameter (the file and line a sweep point's value came from).
+    void apply_command_line(const std::vector<std::string>& args,
+                            const std::map<std::string, std::string>& origins = {});
 
     // A parameter's value, through the handle that declared it. A handle
     // whose set was not added to this configuration's registry is a
@@ -364,7 +388,9 @@ public:
     std::vector<const ParamDecl*> non_defaults() const;
 
     // The effective configuration as INI, every parameter, grouped by section,
-    // re-runnable as is; the origin of non-default values as comments.
+    // re-runnable as is; the origin of non-default values as comments. A
+    // relative path-valued setting is written absolute (from the working
+    // directory), so that the file means the same wherever it is.
     void write_ini(std::ostream& os) const;
 
     const ParamRegistry& registry() const { return reg_; }

@@ -7,8 +7,8 @@
 // (the shard from a Slurm array or an MPI job), sweep_merge.cpp (merging
 // results, replications).
 //
-// A sweep file is an INI config in which a value holding commas is a list of
-// values to sweep:
+// A sweep file is an INI config in which a value holding commas outside
+// double quotes is a list of values to sweep (`a, "b, c"`: two values):
 //
 //     [sweep]
 //     base = ../default.ini other.ini   # optional: configs every point starts from,
@@ -19,10 +19,19 @@
 //     [dma]
 //     block-size = 4KiB                   # fixed for every point
 //
+// Every path in it is relative to the sweep file: the bases, and the values
+// of path-valued parameters (ParamDecl::path).
+//
 // Points are numbered in row-major order of the swept keys as they appear in
-// the file (the last key varies fastest). Each point runs as
-//     EXE run BASE... --section.key=value ... --out OUT/points/<point-id> --quiet
-// with its stdout and stderr in OUT/logs/<point-id>.log. A point counts as done
+// the file (the last key varies fastest). Before any runs, each point that
+// is not done is checked (`EXE run ... --check`, --jobs at a time): one a
+// run refuses stops the sweep (exit 2, nothing run or written). Each point
+// then runs as
+//     EXE run BASE... --section.key=value ... --origin=section.key=FILE:LINE ...
+//         --out OUT/points/<point-id> --quiet
+// (point_arguments) with its stdout and stderr in OUT/logs/<point-id>.log.
+// Its warnings are counted by kind on stderr at the end and written to
+// OUT/warnings.txt (a shard's: OUT/shards/warnings-<I>-of-<N>.txt). A point counts as done
 // when OUT/points/<point-id>/summary.csv exists; a new invocation on the same
 // OUT skips done points (resume). The point id is "p<index, 4 digits>-<8 hex
 // digits of a hash of its assignments and label>", so a changed sweep file
@@ -60,6 +69,8 @@
 
 #include <functional>
 #include <iosfwd>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,16 +100,29 @@ struct SweepPoint {
 };
 
 struct SweepPlan {
+    std::string file;   // the sweep file, as given
     std::vector<std::string> base_configs;   // resolved paths
     std::string label;   // [sweep] label, "" if none
-    std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values)
+    std::vector<std::pair<std::string, std::string>> fixed;   // key -> value (non-list values), as written
     std::vector<std::string> swept_keys;   // in file order
     std::vector<SweepPoint> points;   // all points, all shards
     std::string fingerprint;   // 16 hex digits: bases' contents, label, point ids
     // [sweep] replications = N: each point of the other keys run with N
     // seeds, sim.seed the last swept key (base seed, base + 1, ...).
     int replications = 1;
+    // Where each key's values come from ("FILE:LINE"), and the keys whose
+    // values are paths (ParamDecl::path): relative to the sweep file's
+    // directory, resolved so in point_arguments.
+    std::map<std::string, std::string> origins;
+    std::set<std::string> path_keys;
 };
+
+// The arguments of `vrdmasim run` for point `p` (after "run"): the base
+// configs, then --section.key=value for every fixed and swept value (a
+// path-valued one resolved against the sweep file's directory), then
+// --origin=section.key=FILE:LINE for each, so that the point's messages and
+// config.ini name the sweep file's line, not "command line".
+std::vector<std::string> point_arguments(const SweepPlan& plan, const SweepPoint& p);
 
 // The shard a process of a Slurm array or an MPI job runs when --shard is not
 // given, from `env` (getenv): a Slurm array task from SLURM_ARRAY_TASK_ID

@@ -43,4 +43,31 @@ std::string shard_name(int index, int count);
 // shards/results-<I>-of-<count>.csv there. Returns the number of rows written.
 std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
 
+// The ETA of a sweep (its progress line). Each point weighs what its
+// check planned (run --check: "planned: T transfers of B bytes"): T times
+// (ceil(B / 256) + 1), its packets of 256 bytes of payload plus one for
+// each transfer's own costs: the host time of a run grows with its packets
+// (`vrdmasim bench`). 0 when the output plans nothing.
+double point_weight(const std::string& check_output);
+// Points of unknown weight (0: not checked, or planning nothing) weigh the
+// mean of the known ones, or 1 each when none is known.
+void fill_unknown_weights(std::vector<double>& weights);
+// Seconds left: `elapsed` took the points of `finished` weight that
+// finished in this invocation, the points of `remaining` weight (not yet
+// finished) take as long per weight. -1 when unknown (nothing finished yet).
+double eta_seconds(double elapsed, double finished, double remaining);
+
+// The warnings a point's run printed (its log's "vrdmasim: warning: " lines
+// and SystemC's "Warning: " ones), each without its prefix.
+std::vector<std::string> warnings_in_log(const std::string& log_text);
+// A warning's kind, what the sweep counts: its text up to its first ": "
+// (or " (", ", ", "; "), numbers written N, at most 60 characters:
+// "link order inverted: 12 packet-hop(s) ..." is "link order inverted".
+std::string warning_kind(const std::string& warning);
+// The warnings of the points (point id -> its warnings), by kind: "2 of 24
+// points warned: 'a' ×3, 'b' ×1" (a kind counted once per warning), or ""
+// when none warned; `total` the points of the sweep.
+std::string warnings_line(const std::vector<std::pair<std::string, std::vector<std::string>>>& points,
+                          std::size_t total);
+
 }   // namespace vrdmasim::sweep_detail

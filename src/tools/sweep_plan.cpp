@@ -204,27 +204,22 @@ void read_sweep_key(const IniEntry& ie, const fs::path& dir, const Where& where,
     }
 }
 
-// A parameter's line: a bare value holding commas is a list; a quoted one is one value.
+// A parameter's line: several values (separated by commas outside double
+// quotes: `a, "b, c"`) are a list; one value, quoted or not, is fixed.
 Entry read_entry(const IniEntry& ie, const Where& where) {
-    const std::string& value = ie.value;
     Entry e;
     e.name = ie.name();
     e.line = ie.line;
-    if (ie.quoted || value.find(',') == std::string::npos) {
-        e.values.push_back(value);
+    if (ie.items.size() <= 1) {
+        e.values.push_back(ie.value);
         return e;
     }
     e.list = true;
-    std::size_t start = 0;
-    while (true) {
-        auto comma = value.find(',', start);
-        std::string v = trim(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    for (const auto& v : ie.items) {
         if (v.empty())
             throw ConfigError(where(ie.line) + ": empty value in the list for '" + e.name + "': '" +
-                              clip_for_message(value) + "'");
+                              clip_for_message(ie.value) + "'");
         e.values.push_back(v);
-        if (comma == std::string::npos) break;
-        start = comma + 1;
     }
     return e;
 }
@@ -235,7 +230,7 @@ SweepFile read_sweep_file(const ParamRegistry& reg, const std::string& sweep_fil
     const fs::path dir = fs::path(sweep_file).parent_path();
     std::vector<std::string> sections{"sweep"};
     for (const auto& sec : reg.sections()) sections.push_back(sec.first);
-    for (const IniEntry& ie : read_ini_file(sweep_file, sections, "sweep file")) {
+    for (const IniEntry& ie : read_ini_file(sweep_file, sections, "sweep file", true)) {
         if (ie.section == "sweep") {
             read_sweep_key(ie, dir, where, f);
             continue;
@@ -249,6 +244,20 @@ SweepFile read_sweep_file(const ParamRegistry& reg, const std::string& sweep_fil
         f.entries.push_back(read_entry(ie, where));
     }
     return f;
+}
+
+// A value as a point's run is given it: a path relative to the sweep file.
+std::string run_value(const SweepPlan& plan, const std::string& key, const std::string& value) {
+    return plan.path_keys.count(key) ? resolve_from_file(plan.file, value) : value;
+}
+
+// Where each key's values come from, and which are paths.
+void note_origins(const ParamRegistry& reg, const SweepFile& f, const Where& where, SweepPlan& plan) {
+    for (const auto& e : f.entries) {
+        plan.origins[e.name] = where(e.line);
+        const ParamDecl* d = reg.find(e.name);
+        if (d != nullptr && d->path) plan.path_keys.insert(e.name);
+    }
 }
 
 // The base configs, then the fixed values, applied to `cfg` exactly as a
@@ -268,7 +277,7 @@ void apply_bases_and_fixed(const SweepFile& f, const Where& where, Config& cfg, 
     }
     for (const auto& e : f.entries)
         if (!e.list) {
-            cfg.set(e.name, e.values[0], where(e.line));
+            cfg.set(e.name, run_value(plan, e.name, e.values[0]), where(e.line));
             plan.fixed.emplace_back(e.name, e.values[0]);
         }
 }
@@ -319,8 +328,8 @@ void check_replications_vary(const ParamRegistry& reg, const SweepPlan& plan, co
     for (const auto& p : plan.points) {
         Config c(reg);
         for (const auto& b : plan.base_configs) c.apply_file(b);
-        for (const auto& kv : plan.fixed) c.set(kv.first, kv.second, "sweep");
-        for (const auto& kv : p.assignment) c.set(kv.first, kv.second, "sweep");
+        for (const auto& kv : plan.fixed) c.set(kv.first, run_value(plan, kv.first, kv.second), "sweep");
+        for (const auto& kv : p.assignment) c.set(kv.first, run_value(plan, kv.first, kv.second), "sweep");
         if (varies && varies(c)) continue;
         std::string what;
         for (const auto& kv : p.assignment)
@@ -358,16 +367,19 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
     // Validate: base configs, then fixed values, then every listed value,
     // exactly as a point's run would apply them.
     SweepPlan plan;
+    plan.file = sweep_file;
     plan.label = f.label;
+    note_origins(reg, f, where, plan);
     Config cfg(reg);
     apply_bases_and_fixed(f, where, cfg, plan);
     add_replication_seeds(f, cfg, where);
+    if (f.replications > 1) plan.origins["sim.seed"] = where(f.replications_line) + " (sweep.replications)";
     plan.replications = f.replications;
     std::vector<const Entry*> swept;
     std::size_t total = 1;
     for (const auto& e : f.entries)
         if (e.list) {
-            for (const auto& v : e.values) cfg.set(e.name, v, where(e.line));
+            for (const auto& v : e.values) cfg.set(e.name, run_value(plan, e.name, v), where(e.line));
             plan.swept_keys.push_back(e.name);
             swept.push_back(&e);
             total *= e.values.size();
@@ -379,6 +391,18 @@ SweepPlan plan_sweep(const ParamRegistry& reg, const std::string& sweep_file,
     check_replications_vary(reg, plan, f, varies, where);
     plan.fingerprint = fingerprint(plan);
     return plan;
+}
+
+std::vector<std::string> point_arguments(const SweepPlan& plan, const SweepPoint& p) {
+    std::vector<std::string> args(plan.base_configs.begin(), plan.base_configs.end());
+    Assignments all = plan.fixed;
+    all.insert(all.end(), p.assignment.begin(), p.assignment.end());
+    for (const auto& kv : all) args.push_back("--" + kv.first + "=" + run_value(plan, kv.first, kv.second));
+    for (const auto& kv : all) {
+        const auto o = plan.origins.find(kv.first);
+        if (o != plan.origins.end()) args.push_back("--origin=" + kv.first + "=" + o->second);
+    }
+    return args;
 }
 
 }   // namespace vrdmasim

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -34,6 +36,102 @@
 extern char** environ;
 
 namespace vrdmasim {
+
+namespace sweep_detail {
+
+double point_weight(const std::string& check_output) {
+    static const std::string kPlanned = "planned: ";
+    const auto at = check_output.rfind(kPlanned);
+    if (at == std::string::npos) return 0;
+    unsigned long long transfers = 0, bytes = 0;
+    if (std::sscanf(check_output.c_str() + at + kPlanned.size(), "%llu transfers of %llu bytes", &transfers, &bytes) !=
+        2)
+        return 0;
+    return static_cast<double>(transfers) * (std::ceil(static_cast<double>(bytes) / 256.0) + 1.0);
+}
+
+void fill_unknown_weights(std::vector<double>& weights) {
+    double sum = 0;
+    std::size_t known = 0;
+    for (const double w : weights)
+        if (w > 0) {
+            sum += w;
+            ++known;
+        }
+    const double mean = known ? sum / static_cast<double>(known) : 1.0;
+    for (double& w : weights)
+        if (!(w > 0)) w = mean;
+}
+
+double eta_seconds(double elapsed, double finished, double remaining) {
+    if (remaining <= 0) return 0;
+    if (!(finished > 0)) return -1;
+    return elapsed / finished * remaining;
+}
+
+std::vector<std::string> warnings_in_log(const std::string& log_text) {
+    std::vector<std::string> out;
+    std::istringstream in(log_text);
+    std::string line;
+    while (std::getline(in, line)) {
+        // A progress line's '\r' redraws before it: the text after the last.
+        const auto cr = line.find_last_of('\r');
+        if (cr != std::string::npos) line.erase(0, cr + 1);
+        const std::string t = trim(line);
+        for (const char* prefix : {"vrdmasim: warning: ", "Warning: "})
+            if (t.rfind(prefix, 0) == 0 && t.size() > std::strlen(prefix)) {
+                out.push_back(t.substr(std::strlen(prefix)));
+                break;
+            }
+    }
+    return out;
+}
+
+std::string warning_kind(const std::string& warning) {
+    std::size_t end = warning.size();
+    for (const char* sep : {": ", " (", ", ", "; "}) {
+        const auto at = warning.find(sep);
+        if (at != std::string::npos && at > 0) end = std::min(end, at);
+    }
+    std::string kind;
+    for (std::size_t i = 0; i < end; ++i) {
+        const char c = warning[i];
+        const bool starts_number =
+            c >= '0' && c <= '9' && (i == 0 || !std::isalnum(static_cast<unsigned char>(warning[i - 1])));
+        if (!starts_number) {
+            kind += c;
+            continue;
+        }
+        while (i + 1 < end && (std::isdigit(static_cast<unsigned char>(warning[i + 1])) || warning[i + 1] == '.')) ++i;
+        kind += 'N';
+    }
+    if (kind.size() > 60) kind = kind.substr(0, 57) + "...";
+    return kind;
+}
+
+std::string warnings_line(const std::vector<std::pair<std::string, std::vector<std::string>>>& points,
+                          std::size_t total) {
+    std::vector<std::pair<std::string, std::size_t>> kinds;   // in order of first appearance
+    std::size_t warned = 0;
+    for (const auto& p : points) {
+        if (p.second.empty()) continue;
+        ++warned;
+        for (const auto& w : p.second) {
+            const std::string k = warning_kind(w);
+            auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& e) { return e.first == k; });
+            if (it == kinds.end()) kinds.emplace_back(k, 1);
+            else ++it->second;
+        }
+    }
+    if (warned == 0) return "";
+    std::string line =
+        std::to_string(warned) + " of " + std::to_string(total) + " point" + (total == 1 ? "" : "s") + " warned: ";
+    for (std::size_t i = 0; i < kinds.size(); ++i)
+        line += (i ? ", '" : "'") + kinds[i].first + "' \u00d7" + std::to_string(kinds[i].second);
+    return line;
+}
+
+}   // namespace sweep_detail
 
 namespace {
 
@@ -75,7 +173,14 @@ struct Record {
     std::string exit_code;
     std::string error;
     Assignments metrics;   // summary.csv columns, in its order
+    std::vector<std::string> warnings;   // what its run warned (warnings_in_log of its log)
 };
+
+// A whole (log) file; "" if unreadable.
+std::string read_whole(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // The first data row of summary.csv as (column, value) pairs.
 Assignments read_summary(const std::string& path) {
@@ -252,7 +357,8 @@ public:
           sharded_(opts.shard_count > 1),
           shard_(shard_name(opts.shard_index, opts.shard_count)),
           results_path_((out_ / "results.csv").string()),
-          own_results_(sharded_ ? shards_dir_ / ("results-" + shard_ + ".csv") : fs::path(results_path_)) {}
+          own_results_(sharded_ ? shards_dir_ / ("results-" + shard_ + ".csv") : fs::path(results_path_)),
+          own_warnings_(sharded_ ? shards_dir_ / ("warnings-" + shard_ + ".txt") : out_ / "warnings.txt") {}
     int run();
 
 private:
@@ -261,6 +367,12 @@ private:
         return 2;
     }
     int check_options() const;
+    int check_points();
+    int refuse_points(const std::map<int, std::string>& refused, std::size_t checked) const;
+    std::string describe_point(const SweepPoint& p) const;
+    void note_warnings(const SweepPoint& p, Record& r) const;
+    void write_warnings() const;
+    std::vector<std::string> run_arguments(const SweepPoint& p) const;
     int make_directory() const;
     int lock_directory();
     int check_other_splits() const;
@@ -285,6 +397,7 @@ private:
     const std::string shard_;
     const std::string results_path_;
     const fs::path own_results_;
+    const fs::path own_warnings_;   // every warning of the shard's points, by kind
     // One sweep at a time per directory, or the shards of one sweep: an
     // unsharded sweep holds the marker exclusively, a shard holds it shared
     // and its own shard file exclusively. The locks' file descriptors are
@@ -297,6 +410,8 @@ private:
     std::deque<const SweepPoint*> pending_;
     std::map<pid_t, const SweepPoint*> running_;
     std::size_t already_done_ = 0, in_results_ = 0, finished_now_ = 0, done_ = 0, last_len_ = 0;
+    std::map<int, double> weight_;   // the ETA's weight of each point of the shard (point_weight)
+    double finished_weight_ = 0;   // of the points finished in this invocation
     unsigned jobs_ = 1;
     bool interrupted_ = false;
     struct sigaction old_int_ {};
@@ -314,6 +429,118 @@ int SweepRun::check_options() const {
     if (opts_.executable.find('/') != std::string::npos && access(opts_.executable.c_str(), X_OK) != 0)
         return fail("cannot run '" + opts_.executable + "': " + std::strerror(errno));
     return -1;
+}
+
+std::vector<std::string> SweepRun::run_arguments(const SweepPoint& p) const {
+    std::vector<std::string> args{opts_.executable, "run"};
+    for (auto& a : point_arguments(plan_, p)) args.push_back(std::move(a));
+    return args;
+}
+
+// "p0003-1a2b3c4d (workload.message-size = 4KiB, ...)".
+std::string SweepRun::describe_point(const SweepPoint& p) const {
+    std::string what;
+    for (const auto& kv : p.assignment) what += (what.empty() ? "" : ", ") + kv.first + " = " + kv.second;
+    return p.id + (what.empty() ? std::string() : " (" + what + ")");
+}
+
+// Every point of the shard that is not done is checked before any runs
+// (`run --check`, --jobs at a time: its system built, nothing simulated):
+// a configuration a point's run would refuse stops the sweep with exit 2,
+// nothing run, whether all points share it or one has it. The checks give
+// each point its weight for the ETA.
+int SweepRun::check_points() {
+    std::vector<const SweepPoint*> todo;
+    for (const auto& p : plan_.points) {
+        if (p.index % opts_.shard_count != opts_.shard_index) continue;
+        std::error_code ec;
+        if (fs::exists(points_dir_ / p.id / "summary.csv", ec)) continue;
+        todo.push_back(&p);
+    }
+    if (todo.empty()) return -1;
+    std::string tmpl = (fs::temp_directory_path() / "vrdmasim-sweep-check-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return fail("cannot create a directory for the checks in " + tmpl);
+    const fs::path tmp(tmpl);
+    struct Cleanup {
+        fs::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } cleanup{tmp};
+    std::map<pid_t, const SweepPoint*> running;
+    std::map<int, std::string> refused;   // point index -> the error
+    std::size_t next = 0, checked = 0;
+    while (next < todo.size() || !running.empty()) {
+        while (running.size() < jobs_ && next < todo.size()) {
+            const SweepPoint* p = todo[next++];
+            std::vector<std::string> args = run_arguments(*p);
+            args.push_back("--check");
+            std::string err;
+            const pid_t pid = spawn_point(opts_.executable, args, (tmp / (p->id + ".log")).string(), err);
+            if (pid < 0) {
+                for (const auto& kv : running) waitpid(kv.first, nullptr, 0);
+                return fail(err);
+            }
+            running[pid] = p;
+        }
+        int wstatus = 0;
+        const pid_t pid = waitpid(-1, &wstatus, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;   // ECHILD: nothing left to wait for
+        }
+        const auto it = running.find(pid);
+        if (it == running.end()) continue;
+        const SweepPoint& p = *it->second;
+        running.erase(it);
+        ++checked;
+        const std::string text = read_whole((tmp / (p.id + ".log")).string());
+        if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+            weight_[p.index] = point_weight(text);
+        } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 2) {
+            std::string error;
+            std::istringstream in(text);
+            std::string line;
+            while (std::getline(in, line))
+                if (line.rfind("vrdmasim: error: ", 0) == 0) error += (error.empty() ? "" : "; ") + line.substr(17);
+            if (error.empty()) error = last_nonempty_line((tmp / (p.id + ".log")).string());
+            refused[p.index] = error.empty() ? "refused (exit status 2)" : error;
+        }
+        // Another end (a crash): not a configuration the run refuses; the
+        // point runs, and its run says what happens.
+        if (opts_.progress) {
+            std::cerr << "\rsweep: checking the points' configurations, " << checked << "/" << todo.size()
+                      << std::flush;
+            if (running.empty() && next >= todo.size()) std::cerr << "\n";
+        }
+    }
+    if (!refused.empty()) return refuse_points(refused, checked);
+    return -1;
+}
+
+// Exit 2, naming what the checks refused: the error, once, when every point
+// shares it; otherwise each error with the points it refused.
+int SweepRun::refuse_points(const std::map<int, std::string>& refused, std::size_t checked) const {
+    std::vector<std::pair<std::string, std::vector<int>>> errors;   // in point order
+    for (const auto& [index, error] : refused) {
+        auto it = std::find_if(errors.begin(), errors.end(), [&](const auto& e) { return e.first == error; });
+        if (it == errors.end()) errors.push_back({error, {index}});
+        else it->second.push_back(index);
+    }
+    const std::string nothing = "; nothing run (each point's configuration is checked before any point runs)";
+    if (errors.size() == 1 && refused.size() == checked)
+        return fail(errors[0].first + " (every point of " + opts_.sweep_file + " is refused alike: " +
+                    std::to_string(checked) + " of " + std::to_string(checked) + " checked" + nothing + ")");
+    std::string msg = opts_.sweep_file + ": " + std::to_string(refused.size()) + " of " + std::to_string(checked) +
+                      " points have a configuration a run refuses" + nothing + ":";
+    for (const auto& [error, indexes] : errors) {
+        msg += "\n  " + describe_point(plan_.points[static_cast<std::size_t>(indexes[0])]);
+        if (indexes.size() > 1)
+            msg += " and " + std::to_string(indexes.size() - 1) + " other point" + (indexes.size() > 2 ? "s" : "");
+        msg += ": " + error;
+    }
+    return fail(msg);
 }
 
 // Never write into a directory that is not a sweep's: an existing,
@@ -452,6 +679,7 @@ void SweepRun::load_earlier() {
                 r.exit_code = "0";
             }
             r.metrics = read_summary(summary.string());
+            note_warnings(*p, r);
             records_[index] = std::move(r);
             ++already_done_;
         } else {
@@ -465,6 +693,7 @@ void SweepRun::load_earlier() {
 // shard's rows so far.
 void SweepRun::publish() {
     write_results(own_results_, plan_, shard_points_, records_);
+    write_warnings();
     if (sharded_) in_results_ = compose_shards(out_, shards_dir_, opts_.shard_count);
     if (plan_.replications <= 1) return;
     // Each point's replications: mean, sd, 95 % CI (aggregate.csv).
@@ -489,10 +718,10 @@ void SweepRun::draw() {
     const std::size_t total = shard_points_.size();
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     std::string eta = "--";
-    std::size_t remaining = total - done_;
-    if (remaining == 0) eta = "0:00";
-    else if (finished_now_ > 0)
-        eta = fmt_duration(elapsed / static_cast<double>(finished_now_) * static_cast<double>(remaining));
+    double remaining = 0;
+    for (const SweepPoint* p : pending_) remaining += weight_.at(p->index);
+    for (const auto& kv : running_) remaining += weight_.at(kv.second->index);
+    if (const double s = eta_seconds(elapsed, finished_weight_, remaining); s >= 0) eta = fmt_duration(s);
     std::size_t failed = 0;
     for (const auto& kv : records_)
         if (kv.second.status != "ok") ++failed;
@@ -505,11 +734,44 @@ void SweepRun::draw() {
 }
 
 void SweepRun::finish(const SweepPoint& p, Record r) {
+    note_warnings(p, r);
     records_[p.index] = std::move(r);
+    finished_weight_ += weight_.at(p.index);
     ++finished_now_;
     ++done_;
     publish();
     draw();
+}
+
+// What the point's run warned, from its log.
+void SweepRun::note_warnings(const SweepPoint& p, Record& r) const {
+    r.warnings = warnings_in_log(read_whole((logs_dir_ / (p.id + ".log")).string()));
+}
+
+// OUT/warnings.txt (a shard's: OUT/shards/warnings-I-of-N.txt): the count
+// by kind, then every warning of every point, by kind.
+void SweepRun::write_warnings() const {
+    std::vector<std::pair<std::string, std::vector<std::string>>> points;
+    for (const auto& [index, rec] : records_) points.emplace_back(shard_points_.at(index)->id, rec.warnings);
+    const std::string line = warnings_line(points, shard_points_.size());
+    std::string text =
+        "# vrdmasim sweep " + opts_.sweep_file + ": what its points' runs warned (from logs/<point>.log)\n";
+    text += (line.empty() ? "no point warned (" + std::to_string(records_.size()) + " of " +
+                                std::to_string(shard_points_.size()) + " points run)"
+                          : line) +
+            "\n";
+    std::vector<std::string> kinds;
+    for (const auto& p : points)
+        for (const auto& w : p.second)
+            if (std::find(kinds.begin(), kinds.end(), warning_kind(w)) == kinds.end()) kinds.push_back(warning_kind(w));
+    for (const auto& kind : kinds) {
+        text += "\n" + kind + ":\n";
+        for (const auto& p : points)
+            for (const auto& w : p.second)
+                if (warning_kind(w) == kind) text += "  " + p.first + ": " + w + "\n";
+    }
+    const std::string err = write_file_atomically(own_warnings_, text);
+    if (!err.empty()) std::cerr << "vrdmasim: warning: " << err << "\n";
 }
 
 // Points from the queue while fewer than --jobs run.
@@ -520,10 +782,7 @@ void SweepRun::start_points() {
         const fs::path pdir = points_dir_ / p->id;
         std::error_code ec;
         fs::remove_all(pdir, ec);   // a stale partial output would block the run's rename
-        std::vector<std::string> args{opts_.executable, "run"};
-        for (const auto& b : plan_.base_configs) args.push_back(b);
-        for (const auto& kv : plan_.fixed) args.push_back("--" + kv.first + "=" + kv.second);
-        for (const auto& kv : p->assignment) args.push_back("--" + kv.first + "=" + kv.second);
+        std::vector<std::string> args = run_arguments(*p);
         args.push_back("--out");
         args.push_back(pdir.string());
         args.push_back("--quiet");
@@ -668,6 +927,21 @@ int SweepRun::report() const {
         msg << "; results in " << results_path_;
     }
     std::cerr << msg.str() << "\n";
+    // What the points warned, counted by kind, each kind's first warning in
+    // full: a sweep's warnings are seen, not left in its points' logs.
+    std::vector<std::pair<std::string, std::vector<std::string>>> points;
+    for (const auto& [index, rec] : records_) points.emplace_back(shard_points_.at(index)->id, rec.warnings);
+    if (const std::string line = warnings_line(points, total); !line.empty()) {
+        std::string text = "sweep: " + line + " (every warning in " + own_warnings_.string() + ")\n";
+        std::vector<std::string> kinds;
+        for (const auto& p : points)
+            for (const auto& w : p.second)
+                if (std::find(kinds.begin(), kinds.end(), warning_kind(w)) == kinds.end()) {
+                    kinds.push_back(warning_kind(w));
+                    text += "  " + p.first + ": warning: " + w + "\n";
+                }
+        std::cerr << text;
+    }
     if (interrupted_) return 128 + SIGINT;   // as a shell reports a Ctrl-C'd command
     return ok == total ? 0 : 1;
 }
@@ -679,6 +953,9 @@ int SweepRun::run() {
     } catch (const ConfigError& e) {
         return fail(e.what());
     }
+    jobs_ = opts_.jobs > 0 ? static_cast<unsigned>(opts_.jobs) : std::thread::hardware_concurrency();
+    if (jobs_ == 0) jobs_ = 1;
+    if (const int s = check_points(); s >= 0) return s;
     if (const int s = make_directory(); s >= 0) return s;
     if (const int s = lock_directory(); s >= 0) return s;
     if (sharded_) {
@@ -691,8 +968,13 @@ int SweepRun::run() {
     remove_stale_partials(points_dir_);
     load_earlier();
     publish();
-    jobs_ = opts_.jobs > 0 ? static_cast<unsigned>(opts_.jobs) : std::thread::hardware_concurrency();
-    if (jobs_ == 0) jobs_ = 1;
+    {
+        std::vector<double> w;
+        for (const auto& kv : shard_points_) w.push_back(weight_.count(kv.first) ? weight_[kv.first] : 0.0);
+        fill_unknown_weights(w);
+        std::size_t i = 0;
+        for (const auto& kv : shard_points_) weight_[kv.first] = w[i++];
+    }
     install_sigint();
     start_ = std::chrono::steady_clock::now();
     done_ = already_done_;

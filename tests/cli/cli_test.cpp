@@ -2023,7 +2023,9 @@ TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[
     REQUIRE(r.status == 0);
     CHECK(listing(tmp.path()) == std::set<std::string>{"cfg", "out"});
     const fs::path out = tmp.path() / "out";
-    CHECK(listing(out) == std::set<std::string>{".vrdmasim-sweep", ".vrdmasim-plan", "results.csv", "points", "logs"});
+    CHECK(listing(out) ==
+          std::set<std::string>{".vrdmasim-sweep", ".vrdmasim-plan", "results.csv", "points", "logs", "warnings.txt"});
+    CHECK(contains(slurp(out / "warnings.txt"), "no point warned"));
 
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.header.size() > kLeading.size());
@@ -2094,13 +2096,14 @@ TEST_CASE("sweep runs every point and records it in results.csv and resumes", "[
 
 TEST_CASE("sweep records a point that fails at run time and runs the others", "[cli][sweep]") {
     TempDir tmp;
-    // dst-node 5 is in the parameter's range, so the plan accepts it; only
-    // the run finds that the system has 2 nodes.
+    // A time limit of 1 us is a configuration every run accepts; only the
+    // run finds that the workload cannot finish by then.
     spit(tmp.path() / "f.ini",
          "[workload]\n"
          "message-size = 4KiB, 16KiB\n"
-         "dst-node = 1, 5\n"
-         "total-bytes = 256KiB\n");
+         "total-bytes = 256KiB\n"
+         "[sim]\n"
+         "time-limit = 1s, 1us\n");
     const Result r = run_exe({"sweep", "f.ini", "--jobs", "2", "--out", "out"}, tmp.path());
     INFO(describe(r));
     CHECK(r.status == 1);
@@ -2109,21 +2112,19 @@ TEST_CASE("sweep records a point that fails at run time and runs the others", "[
     const fs::path out = tmp.path() / "out";
     const Table t = read_table(out / "results.csv");
     REQUIRE(t.rows.size() == 4);
-    const std::vector<std::string> leading{"point", "workload.message-size", "workload.dst-node", "status", "exit_code",
+    const std::vector<std::string> leading{"point", "workload.message-size", "sim.time-limit", "status", "exit_code",
                                            "error"};
     CHECK(std::vector<std::string>(t.header.begin(), t.header.begin() + leading.size()) == leading);
     for (const auto& c : kSummaryColumns) CHECK(t.has(c));
     for (std::size_t i = 0; i < 4; ++i) {
         const auto& row = t.rows[i];
-        INFO("row " << i << ": point " << row.at("point"));
-        const bool bad = row.at("workload.dst-node") == "5";
+        INFO("row " << i << ": point " << row.at("point") << ", error " << row.at("error"));
+        const bool bad = row.at("sim.time-limit") == "1us";
         CHECK(bad == (i % 2 == 1));
         if (bad) {
             CHECK(row.at("status") == "failed");
-            CHECK(row.at("exit_code") == "2");
-            CHECK(contains(row.at("error"), "workload.dst-node"));
-            CHECK(contains(row.at("error"), "5"));
-            CHECK(contains(row.at("error"), "2 nodes"));
+            CHECK(row.at("exit_code") == "1");
+            CHECK(!row.at("error").empty());
             for (const auto& c : kSummaryColumns) CHECK(row.at(c).empty());
             CHECK(!fs::exists(out / "points" / row.at("point")));
         } else {
@@ -2133,6 +2134,86 @@ TEST_CASE("sweep records a point that fails at run time and runs the others", "[
             CHECK(number(row, "bytes_verified") == 256 * 1024);
             CHECK(fs::exists(out / "points" / row.at("point") / "summary.csv"));
         }
+    }
+}
+
+TEST_CASE("sweep checks every point's configuration first: one a run refuses stops it, nothing run", "[cli][sweep]") {
+    TempDir tmp;
+    // dst-node 5 is in the parameter's range, so the plan accepts it; only
+    // building the system finds that it has 2 nodes: the check does,
+    // before any point runs.
+    spit(tmp.path() / "f.ini",
+         "[workload]\n"
+         "message-size = 4KiB, 16KiB\n"
+         "dst-node = 1, 5\n"
+         "total-bytes = 256KiB\n");
+    const Result r = run_exe({"sweep", "f.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+    INFO(describe(r));
+    CHECK(r.status == 2);
+    CHECK(contains(r.err, "f.ini: 2 of 4 points have a configuration a run refuses; nothing run"));
+    CHECK(contains(r.err, "(workload.message-size = 4KiB, workload.dst-node = 5) and 1 other point: "));
+    CHECK(contains(r.err, "workload.dst-node = 5 (from f.ini:3)"));
+    CHECK(contains(r.err, "2 nodes"));
+    CHECK(!fs::exists(tmp.path() / "out"));
+}
+
+TEST_CASE("sweep: paths in a sweep file are relative to it, a shared bad one stops the sweep naming its line",
+          "[cli][sweep][paths]") {
+    TempDir tmp;
+    fs::create_directories(tmp.path() / "sweeps");
+    // A copy of the farm trace beside the sweep file's directory: found by
+    // ../traces/farm.otf2 from there, not from the working directory.
+    fs::copy(fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "traces" / "farm", tmp.path() / "traces",
+             fs::copy_options::recursive);
+    const fs::path farm = tmp.path() / "traces" / "farm.otf2";
+    const std::string rel = "../traces/farm.otf2";
+    SECTION("a trace found from the sweep file's directory, not the working directory") {
+        spit(tmp.path() / "sweeps" / "t.ini",
+             "[topology]\nkind = torus\nx = 2\n[workload]\nkind = trace\n[trace]\nfile = " + rel +
+                 "\n[rdma]\nstrategy = pin, prefault\n");
+        const Result r = run_exe({"sweep", "sweeps/t.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 0);
+        const Table t = read_table(tmp.path() / "out" / "results.csv");
+        REQUIRE(t.rows.size() == 2);
+        for (const auto& row : t.rows) {
+            CHECK(row.at("status") == "ok");
+            // The point's config.ini: the trace by its absolute path, from the sweep file's line.
+            const Ini ini = read_ini(tmp.path() / "out" / "points" / row.at("point") / "config.ini");
+            CHECK(fs::equivalent(ini.entries.at("trace.file").value, farm));
+            CHECK(ini.entries.at("trace.file").origin == "sweeps/t.ini:7");
+        }
+    }
+    SECTION("a missing trace: once, from the sweep file's line, nothing run") {
+        spit(tmp.path() / "sweeps" / "t.ini",
+             "[topology]\nkind = torus\nx = 2\n[workload]\nkind = trace\n[trace]\nfile = nothere.otf2\n"
+             "[rdma]\nstrategy = pin, prefault, fault-tolerant\n");
+        const Result r = run_exe({"sweep", "sweeps/t.ini", "--jobs", "2", "--out", "out"}, tmp.path());
+        INFO(describe(r));
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "trace.file = sweeps/nothere.otf2 (from sweeps/t.ini:7)"));
+        CHECK(!contains(r.err, "command line"));
+        CHECK(contains(r.err, "every point of sweeps/t.ini is refused alike: 3 of 3 checked; nothing run"));
+        CHECK(!fs::exists(tmp.path() / "out"));
+    }
+    SECTION("a config file's path is relative to the config file, also with --config") {
+        fs::create_directories(tmp.path() / "cfg");
+        spit(tmp.path() / "cfg" / "c.ini",
+             "[topology]\nkind = torus\nx = 2\n[workload]\nkind = trace\n[trace]\nfile = " + rel + "\n");
+        for (const std::vector<std::string>& how :
+             {std::vector<std::string>{"run", "cfg/c.ini"}, std::vector<std::string>{"run", "--config", "cfg/c.ini"}}) {
+            const Result r = run_exe(cat(how, {"--out", "o", "-q"}), tmp.path());
+            INFO(describe(r));
+            CHECK(r.status == 0);
+            const Ini ini = read_ini(tmp.path() / "o" / "config.ini");
+            CHECK(fs::equivalent(ini.entries.at("trace.file").value, farm));
+            CHECK(ini.entries.at("trace.file").origin == "cfg/c.ini:7");
+        }
+        // The command line's is relative to the working directory.
+        const Result r =
+            run_exe({"run", "cfg/c.ini", "--trace.file=cfg/nothere.otf2", "--out", "o2", "-q"}, tmp.path());
+        CHECK(r.status == 2);
+        CHECK(contains(r.err, "trace.file = cfg/nothere.otf2 (from command line)"));
     }
 }
 

@@ -7,8 +7,18 @@
 // config files' names, ';'-separated) and "metric" (the length of all values
 // concatenated); exits 0. A value "fail": prints "error: asked to fail" on
 // stderr and exits 3 without writing. "mismatch": writes the summary, exits 1.
-// "crash": abort(). Every invocation with --out appends one line to
-// DIR/../../runs.log so tests can count runs.
+// "crash": abort(). "warn" and "warn-other": prints warnings of two kinds
+// ("vrdmasim: warning: ...") and runs on. Every invocation with --out
+// appends one line to DIR/../../runs.log so tests can count runs.
+//
+//     fake_run run [CONFIG...] [--section.key=value...] [--origin=KEY=WHERE...] --check
+//
+// checks instead (what a sweep does before running any point): a value
+// "badconfig" is refused (a run refuses it too, exit 2) ("vrdmasim: error: KEY = badconfig (from WHERE):
+// refused", exit 2, WHERE "command line" without --origin); otherwise it
+// prints "planned: T transfers of B bytes" (T the value of
+// workload.window, 1 without; B the value of workload.message-size as a
+// number of bytes, 0 without) and exits 0. --origin is not echoed.
 #include "src/core/csv.hpp"
 
 #include <fcntl.h>
@@ -32,7 +42,9 @@ int main(int argc, char* argv[]) {
     }
     std::vector<std::pair<std::string, std::string>> kvs;
     std::vector<std::string> configs;
+    std::vector<std::pair<std::string, std::string>> origins;
     std::string out;
+    bool check = false;
     for (int i = 2; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--out") {
@@ -42,6 +54,12 @@ int main(int argc, char* argv[]) {
             }
             out = argv[++i];
         } else if (a == "--quiet") {
+        } else if (a == "--check") {
+            check = true;
+        } else if (a.rfind("--origin=", 0) == 0) {
+            const std::string kv = a.substr(9);
+            const auto eq = kv.find('=');
+            origins.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
         } else if (a.rfind("--", 0) == 0) {
             auto eq = a.find('=');
             if (eq == std::string::npos) {
@@ -56,6 +74,26 @@ int main(int argc, char* argv[]) {
             }
             configs.push_back(fs::path(a).filename().string());
         }
+    }
+    if (check) {
+        unsigned long long transfers = 1, bytes = 0;
+        for (const auto& kv : kvs) {
+            if (kv.second == "badconfig") {
+                std::string where = "command line";
+                for (const auto& o : origins)
+                    if (o.first == kv.first) where = o.second;
+                std::cerr << "vrdmasim: error: " << kv.first << " = badconfig (from " << where << "): refused\n";
+                return 2;
+            }
+            try {
+                if (kv.first == "workload.window") transfers = std::stoull(kv.second);
+                if (kv.first == "workload.message-size") bytes = std::stoull(kv.second);
+            } catch (const std::exception&) {
+            }
+        }
+        std::cout << "vrdmasim: configuration ok, nothing simulated; planned: " << transfers << " transfers of "
+                  << bytes << " bytes\n";
+        return 0;
     }
     if (out.empty()) {
         std::cerr << "error: no --out\n";
@@ -85,7 +123,15 @@ int main(int argc, char* argv[]) {
             return 3;
         }
         if (kv.second == "crash") std::abort();
+        if (kv.second == "badconfig") {   // as a real run refuses a configuration, when it is given one
+            std::cerr << "vrdmasim: error: " << kv.first << " = badconfig: refused\n";
+            return 2;
+        }
         if (kv.second == "mismatch") mismatch = true;
+        if (kv.second == "warn")
+            std::cerr << "vrdmasim: warning: link order inverted: 3 packet-hop(s) waited for a link (" << kv.first
+                      << ")\n";
+        if (kv.second == "warn-other") std::cerr << "vrdmasim: warning: hog mmap failed: hog1: mmap of 10 bytes\n";
         all += kv.second;
     }
 

@@ -1226,3 +1226,57 @@ TEST_CASE("what a terminal would not show is named in messages; a no-break space
     const std::string p = dir.write("u16.ini", std::string("\xFF\xFE[\0d\0m\0a\0]\0", 12));
     CHECK_THAT(message_of([&] { cfg.apply_file(p); }), Contains("is UTF-16") && Contains("save it as UTF-8"));
 }
+
+TEST_CASE("path-valued settings: relative to the config file that sets them, the command line's to the cwd",
+          "[params][ini][paths]") {
+    ParamRegistry reg;
+    ParamSet t("trace", "a trace");
+    t.path("file", "", "the trace");
+    t.path("map", "", "a mapping");
+    t.string("name", "", "text, not a path");
+    reg.add(t);
+    TempDir dir;
+    std::filesystem::create_directories(dir.path + "/cfg");
+    const std::string file = dir.write("cfg/c.ini", "[trace]\nfile = ../traces/a.otf2\nmap = /abs/m.map\nname = x/y\n");
+    Config cfg(reg);
+    cfg.apply_file(file);
+    CHECK(cfg.text("trace.file") == dir.path + "/traces/a.otf2");
+    CHECK(cfg.origin("trace.file") == file + ":2");
+    CHECK(cfg.text("trace.map") == "/abs/m.map");   // absolute: as is
+    CHECK(cfg.text("trace.name") == "x/y");   // not a path: as written
+    // A file named relative to the cwd gives a path relative to the cwd.
+    CHECK(resolve_from_file("cfg/c.ini", "../t/a.otf2") == "t/a.otf2");
+    CHECK(resolve_from_file("c.ini", "a.otf2") == "a.otf2");
+    CHECK(resolve_from_file("cfg/c.ini", "").empty());
+    // The command line: relative to the cwd, its origin as given.
+    cfg.apply_command_line({"--trace.file=rel/b.otf2"}, {{"trace.file", "s.ini:7"}});
+    CHECK(cfg.text("trace.file") == "rel/b.otf2");
+    CHECK(cfg.describe("trace.file") == "trace.file = rel/b.otf2 (from s.ini:7)");
+    cfg.apply_command_line({"--trace.map=m"});
+    CHECK(cfg.origin("trace.map") == "command line");
+    // config.ini writes a relative path absolute: it means the same file
+    // wherever config.ini is read from.
+    std::ostringstream os;
+    cfg.write_ini(os);
+    CHECK_THAT(os.str(), Contains("\nfile = " + (std::filesystem::current_path() / "rel/b.otf2").string() + "\n"));
+    CHECK_THAT(os.str(), Contains("\nname = x/y\n"));
+}
+
+TEST_CASE("read_ini_file with lists: bare and quoted values, commas inside quotes kept", "[params][ini]") {
+    TempDir dir;
+    const std::string path = dir.write("l.ini",
+                                       "[a]\n"
+                                       "x = 1, \"2, 3\" ,\"4\"  # three\n"
+                                       "y = \"1, 2\" ; one\n"
+                                       "z = plain\n");
+    const auto entries = read_ini_file(path, {"a"}, "sweep file", true);
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0].items == std::vector<std::string>{"1", "2, 3", "4"});
+    CHECK(entries[1].items == std::vector<std::string>{"1, 2"});
+    CHECK(entries[1].value == "1, 2");
+    CHECK(entries[2].items == std::vector<std::string>{"plain"});
+    // Without lists (config files) a quoted value is the whole value.
+    const std::string cfg = dir.write("c.ini", "[a]\nx = \"1\", \"2\"\n");
+    CHECK_THAT(message_of([&] { read_ini_file(cfg, {"a"}, "config file"); }),
+               Contains("c.ini:2") && Contains("after the quoted value"));
+}

@@ -5,6 +5,7 @@
 #include "src/core/csv.hpp"
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
+#include "src/tools/sweep_internal.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -840,4 +841,146 @@ TEST_CASE("aggregate_replications: mean, sample sd and Student's t 95 % interval
     CHECK(rows[2][2] == "2");
     CHECK(std::stod(rows[2][4]) == Approx(6));
     CHECK(std::stod(rows[2][6]) == Approx(12.706 * std::sqrt(2.0) / std::sqrt(2.0)).epsilon(1e-5));
+}
+
+// ---------------------------------------------------------------------------
+// What a sweep's points warn, configurations every point shares, paths,
+// quoted lists, the ETA.
+
+TEST_CASE("run_sweep: every warning of the points, counted by kind, on stderr and in warnings.txt", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "s.ini", "[workload]\ntag = warn, x, warn-other, warn\n");
+    const std::string out = dir / "out";
+    CerrCapture err;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    const SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+    // The sweep's own last lines: how many points warned, each kind counted,
+    // each kind's first warning in full, and where every warning is.
+    CHECK_THAT(err.str(), Contains("sweep: 3 of 4 points warned: 'link order inverted' \u00d72, 'hog mmap failed' "
+                                   "\u00d71 (every warning in " +
+                                   out + "/warnings.txt)"));
+    CHECK_THAT(err.str(), Contains(plan.points[0].id + ": warning: link order inverted: 3 packet-hop(s)"));
+    CHECK_THAT(err.str(), Contains(plan.points[2].id + ": warning: hog mmap failed: hog1"));
+    const std::string w = read_file(out + "/warnings.txt");
+    CHECK_THAT(w, Contains("3 of 4 points warned: 'link order inverted' \u00d72, 'hog mmap failed' \u00d71"));
+    for (int i : {0, 3}) CHECK_THAT(w, Contains(plan.points[i].id + ": link order inverted: 3 packet-hop(s)"));
+    CHECK_THAT(w, Contains(plan.points[2].id + ": hog mmap failed: hog1: mmap of 10 bytes"));
+    CHECK(w.find(plan.points[1].id) == std::string::npos);
+
+    // Resumed with every point done: the warnings of the earlier run are
+    // still counted (from the points' logs).
+    CerrCapture again;
+    REQUIRE(run_sweep(reg, options(dir / "s.ini", out)) == 0);
+    CHECK_THAT(again.str(), Contains("3 of 4 points warned"));
+}
+
+TEST_CASE("warning_kind and warnings_line: kinds by their text, numbers left out", "[sweep]") {
+    using namespace sweep_detail;
+    CHECK(warning_kind("link order inverted: 12 packet-hop(s) waited") == "link order inverted");
+    CHECK(warning_kind("trace.json has reached 300 MiB at 5 ms of simulated time, 3 of 9 transfers done") ==
+          "trace.json has reached N MiB at N ms of simulated time");
+    CHECK(warning_kind("(W571) no activity") == "(W571) no activity");
+    CHECK(warnings_in_log("fake\nvrdmasim: warning: a: 1\n\rprogress\rWarning: (W1) b\nvrdmasim: error: c\n") ==
+          std::vector<std::string>{"a: 1", "(W1) b"});
+    CHECK(warnings_line({{"p0", {}}, {"p1", {}}}, 2).empty());
+    CHECK(warnings_line({{"p0", {"a: 1", "b (2)"}}, {"p1", {"a: 7"}}}, 5) ==
+          "2 of 5 points warned: 'a' \u00d72, 'b' \u00d71");
+}
+
+TEST_CASE("run_sweep: a configuration every point shares is refused before any point runs", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    const std::string out = dir / "out";
+    SECTION("every point") {
+        write_file(dir / "s.ini", "[workload]\nwindow = 1, 2, 3\n# the same for all\ntag = badconfig\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "s.ini", out)) == 2);
+        // Once, with the sweep file's line as the value's origin.
+        CHECK_THAT(err.str(), Contains("vrdmasim: error: workload.tag = badconfig (from " + dir / "s.ini" +
+                                       ":4): refused (every point of") &&
+                                  Contains("3 of 3 checked; nothing run"));
+    }
+    SECTION("one point") {
+        write_file(dir / "s.ini", "[workload]\nwindow = 1, 2\ntag = x, badconfig\n");
+        CerrCapture err;
+        CHECK(run_sweep(reg, options(dir / "s.ini", out)) == 2);
+        const SweepPlan plan = plan_sweep(reg, dir / "s.ini");
+        // The first refused point named, with its values, and how many more.
+        CHECK_THAT(err.str(), Contains("2 of 4 points have a configuration a run refuses; nothing run") &&
+                                  Contains(plan.points[1].id + " (workload.window = 1, workload.tag = badconfig) and "
+                                                               "1 other point: workload.tag = badconfig (from "));
+    }
+    // Nothing ran, nothing was written.
+    CHECK(!fs::exists(out));
+}
+
+TEST_CASE("plan_sweep: a list may hold quoted values, commas inside quotes kept", "[sweep]") {
+    ParamRegistry reg;
+    declare(reg);
+    TempDir dir;
+    write_file(dir / "q.ini",
+               "[workload]\n"
+               "tag = \"a, b\", \"c\" , plain, \"d \\\" e\"   # four values\n"
+               "pattern = \"rand\"\n");
+    const SweepPlan plan = plan_sweep(reg, dir / "q.ini");
+    REQUIRE(plan.points.size() == 4);
+    CHECK(plan.points[0].assignment[0].second == "a, b");
+    CHECK(plan.points[1].assignment[0].second == "c");
+    CHECK(plan.points[2].assignment[0].second == "plain");
+    CHECK(plan.points[3].assignment[0].second == "d \" e");
+    CHECK(plan.fixed == std::vector<std::pair<std::string, std::string>>{{"workload.pattern", "rand"}});
+    // One quoted value is one value, commas and all.
+    write_file(dir / "one.ini", "[workload]\ntag = \"a, b\"\n");
+    CHECK(plan_sweep(reg, dir / "one.ini").points.size() == 1);
+    // Two quoted values without a comma between them: said so.
+    write_file(dir / "bad.ini", "[workload]\ntag = \"a\" \"b\"\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "bad.ini"),
+                        Contains("bad.ini:2") && Contains("separated by commas") && Contains("'\"b\"'"));
+    write_file(dir / "open.ini", "[workload]\ntag = \"a\", \"b\n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "open.ini"), Contains("open.ini:2") && Contains("missing closing"));
+    write_file(dir / "empty.ini", "[workload]\ntag = \"a\", \n");
+    REQUIRE_THROWS_WITH(plan_sweep(reg, dir / "empty.ini"), Contains("empty value in the list"));
+}
+
+TEST_CASE("sweep paths: a path-valued setting is relative to the sweep file, its origin the file's line", "[sweep]") {
+    ParamRegistry reg;
+    ParamSet trace("trace", "a trace");
+    trace.path("file", "", "the trace");
+    trace.string("name", "", "not a path");
+    reg.add(trace);
+    TempDir dir;
+    fs::create_directories(dir.path / "sweeps");
+    write_file(dir / "sweeps/p.ini", "[trace]\nfile = ../t/a.otf2, /abs/b.otf2\nname = ../t/x\n");
+    const SweepPlan plan = plan_sweep(reg, dir / "sweeps/p.ini");
+    REQUIRE(plan.points.size() == 2);
+    // results.csv and the ids keep the value as written.
+    CHECK(plan.points[0].assignment[0].second == "../t/a.otf2");
+    const std::string where = dir / "sweeps/p.ini";
+    CHECK(point_arguments(plan, plan.points[0]) ==
+          std::vector<std::string>{"--trace.name=../t/x", "--trace.file=" + dir / "t/a.otf2",
+                                   "--origin=trace.name=" + where + ":3", "--origin=trace.file=" + where + ":2"});
+    CHECK(point_arguments(plan, plan.points[1])[1] == "--trace.file=/abs/b.otf2");
+}
+
+TEST_CASE("sweep ETA: points weigh what their check planned", "[sweep]") {
+    using namespace sweep_detail;
+    // The user's sweep: 30 points, the last 15 eight times the first's
+    // size; 15 done in 8 s. Counting points said 8 s were left; 64 s were.
+    CHECK(eta_seconds(8, 15 * 1.0, 15 * 8.0) == Approx(64));
+    CHECK(eta_seconds(8, 0, 10) < 0);   // nothing finished yet: unknown
+    CHECK(eta_seconds(8, 3, 0) == 0);
+    // The weight: packets of 256 bytes plus one a transfer.
+    CHECK(point_weight("vrdmasim: configuration ok, nothing simulated; planned: 10 transfers of 1024 bytes\n") ==
+          Approx(10 * (4 + 1)));
+    CHECK(point_weight("planned: 3 transfers of 1 bytes") == Approx(3 * 2));
+    CHECK(point_weight("no plan here") == 0);
+    std::vector<double> w{0, 2, 4, 0};
+    fill_unknown_weights(w);
+    CHECK(w == std::vector<double>{3, 2, 4, 3});
+    std::vector<double> none{0, 0};
+    fill_unknown_weights(none);
+    CHECK(none == std::vector<double>{1, 1});
 }
