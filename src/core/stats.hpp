@@ -365,7 +365,10 @@ public:
     // the final "units" object gives the unit of every statistic (so "units"
     // is a reserved name: registering it is a std::logic_error).
     void write_json(std::ostream& os) const;
-    // A readable table: name, value (or count/mean/min/max/p50/p99), unit.
+    // A readable table, gem5's stats.txt: name, value (or
+    // count/mean/min/max/p50/p99), unit and "# description" (the statistic's
+    // help), each in its column. A statistic registered without help has no
+    // description column.
     void write_text(std::ostream& os) const;
 
 private:
@@ -414,6 +417,7 @@ private:
         int kind;
         const void* stat;
         const std::string* unit;   // in the pool of interned texts
+        const std::string* help;   // likewise
     };
     Entry entry(std::uint32_t ref) const;
     // Counters and scalars by the last component of their name

@@ -724,6 +724,37 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     CHECK(txt_stats == json_stats);
 }
 
+TEST_CASE("stats.txt: every statistic with its description, gem5's trailing # column, aligned", "[cli][run][stats]") {
+    TempDir tmp;
+    // A stream and a file server: between them the models' statistics,
+    // the CPU's activities, the page cache and the workloads' own.
+    const std::vector<std::vector<std::string>> runs{
+        cat({"run", "--out", "stream", "-q"}, kSmall),
+        {"run", "--out", "fileserve", "-q", "--workload.kind=fileserve", "--fs.files=4", "--fs.file-size=16KiB"}};
+    for (const auto& args : runs) {
+        const Result r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        const std::string dir = args[2];
+        const JVal stats = json_file(tmp.path() / dir / "stats.json");
+        std::istringstream txt(slurp(tmp.path() / dir / "stats.txt"));
+        std::size_t lines = 0, column = std::string::npos;
+        for (std::string line; std::getline(txt, line);) {
+            std::istringstream ls(line);
+            std::string name;
+            if (!(ls >> name) || !stats.get(name)) continue;   // not a statistic's line
+            ++lines;
+            INFO(dir << "/stats.txt: " << line);
+            const std::size_t hash = line.find("  # ");
+            REQUIRE(hash != std::string::npos);
+            CHECK(line.find_first_not_of(' ', hash + 4) != std::string::npos);   // a description, not blank
+            if (column == std::string::npos) column = hash;
+            CHECK(hash == column);   // one column
+        }
+        CHECK(lines > 50);
+    }
+}
+
 TEST_CASE("the terminal summary: the headline and the figures the run has; --all every figure", "[cli][run][summary]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--out", "a", "--workload.total-bytes=1MiB"}, tmp.path());
