@@ -309,6 +309,9 @@ public:
     // this first (see the require_* calls below).
     std::size_t count_counters(const std::string& suffix) const;
     std::size_t count_scalars(const std::string& suffix) const;
+    // Every scalar whose name ends with "." + suffix, in registration order
+    // (a check of each one: no busy time below zero).
+    std::vector<const Scalar*> scalars_ending(const std::string& suffix) const;
     std::size_t count_histograms(const std::string& suffix) const;
     // The sums above, but a suffix that matches no statistic of that kind is
     // a programming error (std::logic_error naming the suffix): a renamed or

@@ -870,6 +870,33 @@ TEST_CASE("stats.txt: every statistic with its description, gem5's trailing # co
     }
 }
 
+TEST_CASE("no busy time below zero, in a run that ends with CPU work booked beyond its end", "[cli][run][stats]") {
+    // configs/memory-pressure.ini ends with kernel work (a hog's, the
+    // swap daemon's) booked past the run's last event, taken back at the
+    // end: once a busy time of -4.7e-12 us in stats.json, rounding of
+    // microseconds added and taken back. Also a run stopped early by its
+    // time limit (a failed run keeps its statistics).
+    TempDir tmp;
+    const std::string config = std::string(VRDMASIM_SOURCE_DIR) + "/configs/memory-pressure.ini";
+    const Result whole = run_exe({"run", config, "--out", "whole", "-q"}, tmp.path());
+    INFO(describe(whole));
+    CHECK(whole.status == 0);
+    const Result cut = run_exe({"run", config, "--out", "cut", "-q", "--sim.time-limit=200us"}, tmp.path());
+    INFO(describe(cut));
+    CHECK(cut.status == 1);
+    for (const char* dir : {"whole", "cut"}) {
+        const JVal stats = json_file(tmp.path() / dir / "stats.json");
+        std::size_t busy = 0;
+        for (const auto& kv : stats.obj) {
+            if (kv.second.type != JVal::Num || kv.first.find("busy_time") == std::string::npos) continue;
+            ++busy;
+            INFO(dir << "/stats.json: " << kv.first << " = " << kv.second.num);
+            CHECK(kv.second.num >= 0);
+        }
+        CHECK(busy > 10);
+    }
+}
+
 TEST_CASE("the terminal summary: the headline and the figures the run has; --all every figure", "[cli][run][summary]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--out", "a", "--workload.total-bytes=1MiB"}, tmp.path());
