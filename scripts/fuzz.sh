@@ -5,14 +5,15 @@
 # its seed corpus, and prints the executions each reached. A broken property,
 # a crash, a leak or undefined behaviour stops the target and leaves the
 # input in build-fuzz/findings/<target>/ (replay it: build/fuzz_<target> FILE).
-#   scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: config_ini sweep_file command_line csv)
+#   scripts/fuzz.sh [SECONDS] [TARGET ...]   (targets: config_ini sweep_file command_line csv
+#   trace_check mapping_file)
 # Installs clang and its runtimes first if missing (scripts/setup.sh --fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(config_ini sweep_file command_line csv)
+[ ${#targets[@]} -eq 0 ] && targets=(config_ini sweep_file command_line csv trace_check mapping_file)
 scripts/setup.sh --fuzz
 flags="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVRDMASIM_FUZZ=ON -DVRDMASIM_LTO=OFF \
