@@ -664,7 +664,7 @@ TEST_CASE("params wraps to 80 columns, or to $COLUMNS, each help below its param
     CHECK(contains(*(at + 1), "bytes read"));
 }
 
-TEST_CASE("params SECTION lists that section's parameters; an unknown one is refused naming the sections",
+TEST_CASE("params SECTION lists that section's parameters, and an unknown one is refused naming the sections",
           "[cli][params]") {
     TempDir tmp;
     const Result one = run_exe({"params", "smmu"}, tmp.path());
