@@ -30,6 +30,7 @@ refusals that are gone). Exit status 1 when there is one; the ctest
 import argparse
 import concurrent.futures
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -78,19 +79,21 @@ WARM_SAMPLE = 7
 
 
 def enum_choices(exe):
-    out = subprocess.run([exe, "params"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    # The schema as JSON (`params --json`): the text listing is for people,
+    # wrapped to the terminal.
+    out = subprocess.run([exe, "params", "--json"], stdout=subprocess.PIPE, text=True, check=True).stdout
     axes = {}
     own = list(dict.fromkeys(a for names in WORKLOAD_AXES.values() for a in names))
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 4 and f[0] in ENUM_AXES + SAMPLED_AXES + own and f[1] == "enum":
-            m = re.search(r"\{([^}]*)\}", line)
-            choices = [c.strip() for c in m.group(1).split(",")]
-            if f[0] in SAMPLED_AXES + own:   # the default first: the other choices are the sample's
-                choices = [f[2]] + [c for c in choices if c != f[2]]
-            axes[f[0]] = choices
-        if len(f) >= 4 and f[0] in BOOL_AXES and f[1] == "bool":
-            axes[f[0]] = ["false", "true"]
+    for section in json.loads(out)["sections"]:
+        for p in section["parameters"]:
+            name = p["name"]
+            if name in ENUM_AXES + SAMPLED_AXES + own and p["type"] == "enum":
+                choices = list(p["choices"])
+                if name in SAMPLED_AXES + own:   # the default first: the other choices are the sample's
+                    choices = [p["default"]] + [c for c in choices if c != p["default"]]
+                axes[name] = choices
+            if name in BOOL_AXES and p["type"] == "bool":
+                axes[name] = ["false", "true"]
     missing = [a for a in ENUM_AXES + SAMPLED_AXES + own + BOOL_AXES if a not in axes]
     if missing:
         sys.exit(f"composition: `vrdmasim params` has no enum or bool {', '.join(missing)}")

@@ -199,6 +199,41 @@ std::string TraceWorkload::partition_refusal() const {
     return why;
 }
 
+std::vector<unsigned> read_mapping(const Config& c, std::istream& in, const std::string& path, unsigned nodes,
+                                   unsigned ranks) {
+    const auto& P = params_of<TraceParams>();
+    std::vector<unsigned> where;
+    std::string line;
+    for (unsigned n = 1; std::getline(in, line); ++n) {
+        if (n == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);   // UTF-8 BOM, as in configs
+        line = line.substr(0, line.find('#'));
+        std::istringstream is(line);
+        std::string word, extra;
+        if (!(is >> word)) continue;
+        std::size_t used = 0;
+        unsigned long v = 0;
+        try {
+            v = std::stoul(word, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != word.size() || (is >> extra))
+            throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": '" + clip_for_message(line) + "'" +
+                                               " is not a node index (one a line, rank 0's first)");
+        if (v >= nodes)
+            throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": node " + word + " of " +
+                                               std::to_string(nodes) + " (0 to " + std::to_string(nodes - 1) + ")");
+        if (where.size() == ranks)
+            throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": more lines than the trace's " +
+                                               std::to_string(ranks) + " ranks");
+        where.push_back(static_cast<unsigned>(v));
+    }
+    if (where.size() < ranks)
+        throw c.refuse(P.mapping_file, path + " places " + std::to_string(where.size()) + " ranks, the trace has " +
+                                           std::to_string(ranks));
+    return where;
+}
+
 std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) const {
     const auto& P = params_of<TraceParams>();
     std::vector<unsigned> where;
@@ -222,34 +257,7 @@ std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) 
         if (path.empty()) throw c.refuse(P.mapping_file, "trace.mapping = file needs a mapping file");
         std::ifstream in(path);
         if (!in) throw c.refuse(P.mapping_file, "cannot read " + path);
-        std::string line;
-        for (unsigned n = 1; std::getline(in, line); ++n) {
-            if (n == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);   // UTF-8 BOM, as in configs
-            line = line.substr(0, line.find('#'));
-            std::istringstream is(line);
-            std::string word, extra;
-            if (!(is >> word)) continue;
-            std::size_t used = 0;
-            unsigned long v = 0;
-            try {
-                v = std::stoul(word, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used != word.size() || (is >> extra))
-                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": '" + clip_for_message(line) + "'" +
-                                                   " is not a node index (one a line, rank 0's first)");
-            if (v >= nodes)
-                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": node " + word + " of " +
-                                                   std::to_string(nodes) + " (0 to " + std::to_string(nodes - 1) + ")");
-            if (where.size() == ranks_)
-                throw c.refuse(P.mapping_file, path + ":" + std::to_string(n) + ": more lines than the trace's " +
-                                                   std::to_string(ranks_) + " ranks");
-            where.push_back(static_cast<unsigned>(v));
-        }
-        if (where.size() < ranks_)
-            throw c.refuse(P.mapping_file, path + " places " + std::to_string(where.size()) + " ranks, the trace has " +
-                                               std::to_string(ranks_));
+        where = read_mapping(c, in, path, nodes, ranks_);
     }
     std::vector<int> rank_of(nodes, -1);
     for (unsigned r = 0; r < ranks_; ++r) {

@@ -9,6 +9,7 @@
 // solution.
 #pragma once
 
+#include <istream>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +31,15 @@ struct TraceParams {
     EnumParam mapping;
     StringParam mapping_file;
 };
+
+// A mapping file (trace.mapping = file) read from `in` (`path` names it in
+// errors): one node index among `nodes` a line, rank 0's first, `#`
+// comments, blank lines and a UTF-8 byte order mark allowed; exactly
+// `ranks` of them. ConfigError (naming trace.mapping-file, the file and
+// the line) for anything else. Two ranks on one node are the caller's to
+// refuse.
+std::vector<unsigned> read_mapping(const Config& c, std::istream& in, const std::string& path, unsigned nodes,
+                                   unsigned ranks);
 
 class TraceWorkload : public Workload {
 public:

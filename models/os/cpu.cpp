@@ -107,11 +107,15 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
     while (over < ahead.size() && ahead[over].end <= now) ++over;
     ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(over));
     if (end > now) ahead.push_back(Booked{start, end, &a});
-    a.busy_us->add(to_us(duration));
-    total_busy_us_.add(to_us(duration));
+    // The busy times are kept in picoseconds (exact) and their statistics
+    // set from them: added and taken back (end_run) as microseconds, they
+    // drifted by rounding, below zero for work taken back whole.
+    a.busy += duration;
+    total_busy_ += duration;
+    a.busy_us->set(to_us(a.busy));
+    total_busy_us_.set(to_us(total_busy_));
     a.wait_ns->add(to_ns(start - ready));
     a.runs->inc();
-    a.busy += duration;
 
     Tracer::Cause step;
     if (story && ctx_.tracer.noting()) {
@@ -143,9 +147,15 @@ void CpuCores::end_run(sc_time end) {
         for (const Booked& b : ahead) {
             if (b.end <= end) continue;
             const sc_time over = b.end - max_time(b.start, end);
-            b.activity->busy_us->add(-to_us(over));
-            total_busy_us_.add(-to_us(over));
+            // Taken back from what was booked: never more than it.
+            if (over > b.activity->busy || over > total_busy_)
+                throw std::logic_error("CpuCores::end_run: " + prefix_ +
+                                       " would take back more busy time than was "
+                                       "booked");
             b.activity->busy -= over;
+            total_busy_ -= over;
+            b.activity->busy_us->set(to_us(b.activity->busy));
+            total_busy_us_.set(to_us(total_busy_));
         }
         ahead.clear();
     }

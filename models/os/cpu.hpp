@@ -90,10 +90,10 @@ public:
 
 private:
     struct Activity {
-        Scalar* busy_us;
+        Scalar* busy_us;   // set from `busy`
         Histogram* wait_ns;
         Counter* runs;
-        sc_core::sc_time busy;
+        sc_core::sc_time busy;   // exact
     };
     // The activity of that name, registered on its first run. The one
     // found last is remembered (work comes in runs of one activity): a
@@ -107,6 +107,7 @@ private:
     double jitter_;   // noise.cpu-jitter (0: none)
     NoiseStream noise_;   // its draws, this node's own stream
     Scalar& total_busy_us_;   // `<prefix>.cores_busy_time`: every activity's CPU time
+    sc_core::sc_time total_busy_;   // the same, exact (total_busy_us_ is set from it)
     std::vector<sc_core::sc_time> free_at_;
     // Per core, the pieces not over by the time of the latest booking on
     // it, in time order (a few at most): what end_run() trims.

@@ -111,21 +111,37 @@ def _categories(series):
 
 def draw_panel(ax, series, facet, xscale, yscale, title, legend=True):
     categories = _categories(series)
+    groups = series.group_values()
     drawn = False
-    for n, g in enumerate(series.group_values()):
+    for n, g in enumerate(groups):
         pts = sorted((p for p in series.points if p.facet == facet and p.group == g),
                      key=lambda p: _order(series, p))
         if not pts:
             continue
-        xs = [categories.index(p.x.text) if xscale is None else p.x.number for p in pts]
-        # The same colour and marker for a line in every panel; replications
-        # averaged carry their 95 % confidence interval as an error bar.
-        if any(p.yerr is not None for p in pts):
-            ax.errorbar(xs, [p.y for p in pts], yerr=[p.yerr or 0 for p in pts], marker=MARKERS[n % len(MARKERS)],
-                        color="C%d" % (n % 10), capsize=3, label=g if series.groups else None)
+        ys = [p.y for p in pts]
+        yerr = [p.yerr or 0 for p in pts] if any(p.yerr is not None for p in pts) else None
+        style = dict(color="C%d" % (n % 10), label=g if series.groups else None)
+        if xscale is None:
+            # Categories (strategies): no order between them and nothing in
+            # between, so no line joins them. Side by side bars on a linear
+            # axis (each line's place in a category the same in every
+            # panel); lone markers, side by side, on a log one (a bar has no
+            # foot there).
+            width = (0.8 if yscale == "linear" else 0.4) / len(groups)
+            xs = [categories.index(p.x.text) + (n - (len(groups) - 1) / 2) * width for p in pts]
+            if yscale == "linear":
+                ax.bar(xs, ys, width=width, yerr=yerr, capsize=3 if yerr else 0, **style)
+            else:
+                ax.errorbar(xs, ys, yerr=yerr, marker=MARKERS[n % len(MARKERS)], linestyle="none",
+                            capsize=3 if yerr else 0, **style)
         else:
-            ax.plot(xs, [p.y for p in pts], marker=MARKERS[n % len(MARKERS)], color="C%d" % (n % 10),
-                    label=g if series.groups else None)
+            # The same colour and marker for a line in every panel; replications
+            # averaged carry their 95 % confidence interval as an error bar.
+            xs = [p.x.number for p in pts]
+            if yerr:
+                ax.errorbar(xs, ys, yerr=yerr, marker=MARKERS[n % len(MARKERS)], capsize=3, **style)
+            else:
+                ax.plot(xs, ys, marker=MARKERS[n % len(MARKERS)], **style)
         drawn = True
     if not drawn:
         ax.text(0.5, 0.5, "no point", ha="center", va="center", transform=ax.transAxes)
@@ -134,10 +150,17 @@ def draw_panel(ax, series, facet, xscale, yscale, title, legend=True):
     if xscale is None and drawn:
         ax.set_xticks(range(len(categories)))
         ax.set_xticklabels(categories, rotation=30 if max(len(c) for c in categories) > 6 else 0)
+        if yscale == "linear":
+            ax.margins(y=0.35)   # room for the legend above the bars
     elif drawn:
         _numeric_x(ax, series, xscale)
     if drawn:
         ax.set_yscale(yscale)
+        # A linear axis of quantities that are never negative (throughputs,
+        # latencies, counts) starts at zero: one that starts near the
+        # smallest value makes a 10 % difference look like a factor.
+        if yscale == "linear" and all(p.y >= 0 for p in series.points):
+            ax.set_ylim(bottom=0)
         if yscale == "log":
             from matplotlib.ticker import LogFormatter
             ax.yaxis.set_major_formatter(LogFormatter())   # 40, not 4x10^1
@@ -146,7 +169,9 @@ def draw_panel(ax, series, facet, xscale, yscale, title, legend=True):
     if title:
         ax.set_title(title, fontsize="medium")
     if legend and drawn and series.groups:
-        ax.legend(fontsize="small", title=", ".join(series.groups), title_fontsize="small")
+        # Over bars, one row above them (up to four entries).
+        wide = dict(loc="upper center", ncol=min(len(groups), 4)) if xscale is None and yscale == "linear" else {}
+        ax.legend(fontsize="small", title=", ".join(series.groups), title_fontsize="small", **wide)
 
 
 def _numeric_x(ax, series, xscale):

@@ -36,9 +36,9 @@ void usage(std::ostream& os) {
           "  vrdmasim run [CONFIG.ini ...] [--section.key=value ...] [--out DIR] [--trace] [--log] [--quiet]\n"
           "      run one simulation (no config: the built-in default, two nodes of one QFDB,\n"
           "      node 0 streaming RDMA writes to node 1)\n"
-          "  vrdmasim params [--markdown [SECTION ...] | --json]\n"
-          "      list every parameter: name, type, default with unit, range, help (as Markdown\n"
-          "      tables: docs/parameters.md)\n"
+          "  vrdmasim params [--markdown] [SECTION ...] | params --json\n"
+          "      list the parameters of each SECTION (smmu, dma, ...) or of all: name, type, default\n"
+          "      with unit, range, help (as Markdown tables: docs/parameters.md)\n"
           "  vrdmasim metrics [--markdown]\n"
           "      list the columns of summary.csv with unit and meaning (docs/metrics.md)\n"
           "  vrdmasim sweep SWEEP.ini [--jobs N] [--shard I/N] [--out DIR] | sweep SWEEP.ini --list-points\n"
@@ -285,28 +285,47 @@ int merge_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+// The width `params` wraps to: $COLUMNS when it is a number (as other
+// command-line tools take it), else 80.
+std::size_t terminal_width() {
+    const char* c = std::getenv("COLUMNS");
+    if (c && *c && std::strlen(c) <= 4 && std::strspn(c, "0123456789") == std::strlen(c)) {
+        const long n = std::strtol(c, nullptr, 10);
+        if (n > 0) return static_cast<std::size_t>(n);
+    }
+    return 80;
+}
+
 int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::string>& args) {
     po::options_description opts("params options");
     opts.add_options()("help,h", "show this help")(
         "markdown", "print Markdown tables (the generated docs), of the SECTIONs given or of all")(
         "json",
         "print the whole schema as JSON (keys, types, defaults, canonical units, ranges, choices, help, "
-        "whether the default is an estimate): for tools and scripts")("section", po::value<std::vector<std::string>>(),
-                                                                      "sections to print (with --markdown)");
+        "whether the default is an estimate): for tools and scripts");
+    po::options_description hidden;
+    hidden.add_options()("section", po::value<std::vector<std::string>>(), "");
+    po::options_description all;
+    all.add(opts).add(hidden);
     po::positional_options_description pos;
     pos.add("section", -1);
-    const char* usage_line = "usage: vrdmasim params [--markdown [SECTION ...] | --json]\n";
+    const char* usage_line = "usage: vrdmasim params [--markdown] [SECTION ...] | --json\n";
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(args).options(opts).positional(pos).style(kStrictStyle).run(), vm);
+        po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << usage_line << "Lists every parameter: name, type, default with unit, range, help.\n" << opts;
+            std::cout << usage_line
+                      << "Lists the parameters of each SECTION given (the part of a name before the dot:\n"
+                         "`vrdmasim params smmu`), or of all: name, type, default with unit, range, and\n"
+                         "the help below, wrapped to $COLUMNS (80 if unset).\n"
+                      << opts;
             return 0;
         }
-        if (vm.count("section") && !vm.count("markdown")) throw po::error("sections are listed only with --markdown");
         if (vm.count("json") && vm.count("markdown"))
             throw po::error("--json and --markdown are two formats: one of them");
+        if (vm.count("section") && vm.count("json"))
+            throw po::error("--json prints the whole schema: no SECTION with it");
     } catch (const po::error& e) {
         std::cerr << "vrdmasim: error: params: " << vrdmasim::printable(e.what()) << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
@@ -315,15 +334,13 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
         reg.print_json(std::cout);
         return 0;
     }
-    if (!vm.count("markdown")) {
-        reg.print(std::cout);
-        return 0;
-    }
+    const std::vector<std::string> sections =
+        vm.count("section") ? vm["section"].as<std::vector<std::string>>() : std::vector<std::string>{};
     try {
-        reg.print_markdown(
-            std::cout, vm.count("section") ? vm["section"].as<std::vector<std::string>>() : std::vector<std::string>{});
+        if (vm.count("markdown")) reg.print_markdown(std::cout, sections);
+        else reg.print(std::cout, terminal_width(), sections);
     } catch (const vrdmasim::ConfigError& e) {
-        std::cerr << "vrdmasim: error: " << e.what() << "\n";
+        std::cerr << "vrdmasim: error: params: " << e.what() << "\n" << usage_line;
         return vrdmasim::kExitBadConfig;
     }
     return 0;

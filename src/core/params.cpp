@@ -403,43 +403,126 @@ std::string ParamRegistry::closest(const std::string& name) const {
     return closest_of(name, names);
 }
 
-void ParamRegistry::print(std::ostream& os) const {
-    struct Row {
-        std::string name, type, dflt, range, help;
-    };
-    std::vector<std::pair<std::string, std::vector<Row>>> groups;
-    std::size_t wn = 0, wt = 0, wd = 0, wr = 0;
+void ParamRegistry::check_sections(const std::vector<std::string>& names) const {
+    for (const auto& name : names) {
+        if (std::any_of(sections_.begin(), sections_.end(), [&](const auto& s) { return s.first == name; })) continue;
+        std::vector<std::string> known;
+        std::string list;
+        for (const auto& s : sections_) {
+            known.push_back(s.first);
+            list += (list.empty() ? "" : ", ") + s.first;
+        }
+        const std::string near = closest_of(name, known);
+        throw ConfigError("no parameter section " + squote(name) +
+                          (near.empty() ? "" : " (did you mean " + squote(near) + "?)") + "; the sections are " + list);
+    }
+}
+
+namespace {
+
+// `text`'s words (split at spaces and line breaks), as lines of at most
+// `width` columns, the first after `first` columns already used, every
+// line after it indented by `indent` columns. A word longer than a line
+// has one to itself. Appended to `out`, ending in a newline.
+void append_wrapped(std::string& out, const std::string& text, std::size_t first, std::size_t indent,
+                    std::size_t width) {
+    std::istringstream words(text);
+    std::size_t col = first;
+    bool line_empty = true;
+    for (std::string w; words >> w;) {
+        if (!line_empty && col + 1 + w.size() > width) {
+            out += "\n" + std::string(indent, ' ');
+            col = indent;
+            line_empty = true;
+        }
+        if (!line_empty) {
+            out += ' ';
+            ++col;
+        }
+        out += w;
+        col += w.size();
+        line_empty = false;
+    }
+    out += '\n';
+}
+
+// A range or a list of choices ("{stream, pingpong, ...}") at column
+// `first`, broken after its commas into lines of at most `width` columns,
+// each continued at column `indent`.
+void append_list(std::string& out, const std::string& text, std::size_t first, std::size_t indent, std::size_t width) {
+    std::size_t col = first, at = 0;
+    bool line_empty = true;
+    while (at < text.size()) {
+        std::size_t end = text.find(", ", at);
+        end = end == std::string::npos ? text.size() : end + 1;   // a piece keeps its comma
+        const std::string piece = text.substr(at, end - at);
+        at = end < text.size() && text[end] == ' ' ? end + 1 : end;
+        if (!line_empty && col + 1 + piece.size() > width) {
+            out += "\n" + std::string(indent, ' ');
+            col = indent;
+            line_empty = true;
+        }
+        if (!line_empty) {
+            out += ' ';
+            ++col;
+        }
+        out += piece;
+        col += piece.size();
+        line_empty = false;
+    }
+    out += '\n';
+}
+
+}   // namespace
+
+void ParamRegistry::print(std::ostream& os, std::size_t width, const std::vector<std::string>& sections) const {
+    check_sections(sections);
+    // Narrower than this, the columns would not fit: wrapped as if this wide.
+    width = std::max<std::size_t>(width, 40);
+    constexpr std::size_t kHelpIndent = 6, kSectionIndent = 4;
+    std::string out;
+    bool first = true;
     for (const auto& s : sections_) {
-        std::vector<Row> rows;
+        if (!sections.empty() && std::find(sections.begin(), sections.end(), s.first) == sections.end()) continue;
+        if (!first) out += '\n';
+        first = false;
+        out += "[" + s.first + "]";
+        if (!s.second.empty()) {
+            out += "  ";
+            append_wrapped(out, s.second, s.first.size() + 4, kSectionIndent, width);
+        } else {
+            out += '\n';
+        }
+        // Name, type and default in columns as wide as the section needs.
+        std::size_t wn = 0, wt = 0, wd = 0;
         for (const auto& d : decls_) {
             if (d.section != s.first) continue;
-            Row r{d.name(), d.unit(), display_default(d), display_range(d), d.help};
-            wn = std::max(wn, r.name.size());
-            wt = std::max(wt, r.type.size());
-            wd = std::max(wd, r.dflt.size());
-            wr = std::max(wr, r.range.size());
-            rows.push_back(std::move(r));
+            wn = std::max(wn, d.name().size());
+            wt = std::max(wt, d.unit().size());
+            wd = std::max(wd, display_default(d).size());
         }
-        groups.emplace_back(s.first, std::move(rows));
-    }
-    bool first = true;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-        if (!first) os << "\n";
-        first = false;
-        const std::string& desc = sections_[g].second;
-        os << "[" << groups[g].first << "]" << (desc.empty() ? "" : "  " + desc) << "\n";
-        for (const auto& r : groups[g].second) {
-            std::ostringstream line;
-            line << "  " << std::left << std::setw(static_cast<int>(wn)) << r.name << "  "
-                 << std::setw(static_cast<int>(wt)) << r.type << "  " << std::setw(static_cast<int>(wd)) << r.dflt
-                 << "  ";
-            if (wr > 0) line << std::setw(static_cast<int>(wr)) << r.range << "  ";
-            line << r.help;
-            std::string text = line.str();
-            text.erase(text.find_last_not_of(' ') + 1);
-            os << text << "\n";
+        for (const auto& d : decls_) {
+            if (d.section != s.first) continue;
+            const std::string dflt = display_default(d), range = display_range(d);
+            std::string line = "  " + d.name() + std::string(wn - d.name().size() + 2, ' ') + d.unit();
+            if (!dflt.empty() || !range.empty()) line += std::string(wt - d.unit().size() + 2, ' ') + dflt;
+            if (!range.empty()) {
+                line += std::string(wd - dflt.size() + 2, ' ');
+                // Continued under its start, or under the help when that
+                // leaves too little room.
+                const std::size_t at = line.size();
+                out += line;
+                append_list(out, range, at, at + 20 <= width ? at : kHelpIndent + 2, width);
+            } else {
+                out += line + '\n';
+            }
+            if (!d.help.empty()) {
+                out += std::string(kHelpIndent, ' ');
+                append_wrapped(out, d.help, kHelpIndent, kHelpIndent, width);
+            }
         }
     }
+    os << out;
 }
 
 namespace {
@@ -529,10 +612,7 @@ void ParamRegistry::print_markdown(std::ostream& os, const std::vector<std::stri
         }
         return;
     }
-    for (const auto& name : sections) {
-        if (std::none_of(sections_.begin(), sections_.end(), [&](const auto& s) { return s.first == name; }))
-            throw ConfigError("no parameter section " + squote(name));
-    }
+    check_sections(sections);
     table(sections);
 }
 

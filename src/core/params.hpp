@@ -244,9 +244,16 @@ public:
     // The known name closest to `name` (edit distance, same-key-other-section
     // first), or "" if nothing is reasonably close.
     std::string closest(const std::string& name) const;
-    // `vrdmasim params`: every parameter grouped by section, with type,
-    // default (with unit), range or choices, and help.
-    void print(std::ostream& os) const;
+    // `vrdmasim params`: every parameter grouped by section (of the listed
+    // `sections`, or of all), its name, type, default (with unit) and range
+    // or choices on one line, its help wrapped below it, indented; lines of
+    // at most `width` columns (a range broken after its commas, continued
+    // under its start; a word longer than a line alone on one). An unknown
+    // section is a ConfigError naming the known ones.
+    void print(std::ostream& os, std::size_t width = 80, const std::vector<std::string>& sections = {}) const;
+    // ConfigError for the first of `names` that is not a section: "no
+    // parameter section 'x' (did you mean 'y'?); the sections are ...".
+    void check_sections(const std::vector<std::string>& names) const;
     // The whole schema as one JSON object, for tools and scripts (`vrdmasim
     // params --json`): {"sections": [{"name", "description", "parameters":
     // [{"name", "section", "key", "type", "default", "canonical_unit",

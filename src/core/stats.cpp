@@ -500,6 +500,14 @@ std::size_t StatRegistry::count_counters(const std::string& suffix) const {
 std::size_t StatRegistry::count_scalars(const std::string& suffix) const {
     return count_by_suffix(scalars_, scalar_leaves_.with_leaf(scalars_, suffix), suffix);
 }
+std::vector<const Scalar*> StatRegistry::scalars_ending(const std::string& suffix) const {
+    const std::string tail = "." + suffix;
+    std::vector<const Scalar*> out;
+    const auto candidates = scalar_leaves_.with_leaf(scalars_, suffix);
+    for (const std::uint32_t* i = candidates.first; i != candidates.second; ++i)
+        if (scalars_[*i].info.name.ends_with(tail)) out.push_back(&scalars_[*i]);
+    return out;
+}
 std::size_t StatRegistry::count_histograms(const std::string& suffix) const {
     return count_by_suffix(histograms_, suffix);
 }

@@ -358,6 +358,9 @@ public:
     // this first (see the require_* calls below).
     std::size_t count_counters(const std::string& suffix) const;
     std::size_t count_scalars(const std::string& suffix) const;
+    // Every scalar whose name ends with "." + suffix, in registration order
+    // (a check of each one: no busy time below zero).
+    std::vector<const Scalar*> scalars_ending(const std::string& suffix) const;
     std::size_t count_histograms(const std::string& suffix) const;
     // The sums above, but a suffix that matches no statistic of that kind is
     // a programming error (std::logic_error naming the suffix): a renamed or
@@ -434,7 +437,10 @@ public:
     // the final "units" object gives the unit of every statistic (so "units"
     // is a reserved name: registering it is a std::logic_error).
     void write_json(std::ostream& os) const;
-    // A readable table: name, value (or count/mean/min/max/p50/p99), unit.
+    // A readable table, gem5's stats.txt: name, value (or
+    // count/mean/min/max/p50/p99), unit and "# description" (the statistic's
+    // help), each in its column. A statistic registered without help has no
+    // description column.
     void write_text(std::ostream& os) const;
 
 private:
@@ -503,6 +509,7 @@ private:
         int kind;
         const void* stat;
         const std::string* unit;   // in the pool of interned texts
+        const std::string* help;   // likewise
     };
     Entry entry(std::uint32_t ref) const;
     // Counters and scalars by the last component of their name

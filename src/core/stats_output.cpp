@@ -31,6 +31,12 @@ void append_readable(std::string& out, double v) {
     out.append(buf, static_cast<std::size_t>(n));
 }
 
+// A description on one line: a line break or another control character
+// in a help text as a space (a statistic's line must stay one line).
+void append_description(std::string& out, const std::string& help) {
+    for (const char ch : help) out += static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f ? ' ' : ch;
+}
+
 }   // namespace
 
 namespace {
@@ -164,7 +170,7 @@ const std::vector<std::uint32_t>& StatRegistry::sorted_refs() const {
 
 StatRegistry::Entry StatRegistry::entry(std::uint32_t ref) const {
     const StatInfo& info = info_of(ref);
-    return Entry{&info.name, static_cast<int>(ref >> kIndexBits), stat_of(ref), &info.unit()};
+    return Entry{&info.name, static_cast<int>(ref >> kIndexBits), stat_of(ref), &info.unit(), &info.help()};
 }
 
 void StatRegistry::write_json(std::ostream& os) const {
@@ -263,11 +269,12 @@ void StatRegistry::write_text(std::ostream& os) const {
         }
         }
     };
-    std::size_t name_w = 0, value_w = 0;
+    std::size_t name_w = 0, value_w = 0, unit_w = 0;
     std::string v;
     for (const std::uint32_t ref : refs) {
         const Entry e = entry(ref);
         name_w = std::max(name_w, e.name->size());
+        unit_w = std::max(unit_w, e.unit->size());
         if (e.kind == kHistogram) quantiles.push_back(static_cast<const Histogram*>(e.stat)->quantile_pair(0.5, 0.99));
         v.clear();
         append_value(v, e, e.kind == kHistogram ? quantiles.back() : std::pair<double, double>());
@@ -287,9 +294,16 @@ void StatRegistry::write_text(std::ostream& os) const {
         out.append(name_w - e.name->size() + 2, ' ');
         const std::size_t at = out.size();
         append_value(out, e, e.kind == kHistogram ? quantiles[next_quantiles++] : std::pair<double, double>());
-        if (!e.unit->empty()) {
+        if (!e.unit->empty() || !e.help->empty()) {
             out.append(value_w - (out.size() - at) + 2, ' ');
             out += *e.unit;
+        }
+        // The description, gem5's "# ..." column: after the widest unit
+        // (right after the values when no statistic has a unit).
+        if (!e.help->empty()) {
+            out.append(unit_w - e.unit->size() + (unit_w > 0 ? 2 : 0), ' ');
+            out += "# ";
+            append_description(out, *e.help);
         }
         out += '\n';
         w.entry_done();

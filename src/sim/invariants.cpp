@@ -561,6 +561,17 @@ void check_figures(System& sys, const StatRegistry& stats, const RunFigures& f, 
                            "deliver without the network)"});
 }
 
+// No busy time (a link's, a DRAM channel's, a CPU activity's or a node's
+// cores') below zero or not a number: time something was busy is counted
+// from intervals that close after they open.
+void check_busy_times(const StatRegistry& stats, std::vector<Violation>& out) {
+    for (const char* suffix : {"busy_time", "cores_busy_time"})
+        for (const Scalar* s : stats.scalars_ending(suffix))
+            if (!(s->value() >= 0))
+                out.push_back(
+                    {"busy-time", s->info.name.str() + " = " + num(s->value()) + " us: a busy time below zero"});
+}
+
 }   // namespace
 
 std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, const RunFigures& f) {
@@ -579,6 +590,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_planned_transfers(sys, out);
     check_lock_operations(sys, stats, out);
     check_figures(sys, stats, f, out);
+    check_busy_times(stats, out);
     return out;
 }
 

@@ -356,8 +356,13 @@ std::map<std::string, std::string> values_of(const Ini& ini) {
     return v;
 }
 
-// One parameter line of `vrdmasim params`:
-//   "  dma.block-size  size  4KiB  [16B, 1MiB]  help text"
+// One parameter of `vrdmasim params`: its line, then its help, wrapped and
+// indented; a range or list of choices too long for its line goes on below
+// its start:
+//   "  dma.block-size  size  4KiB  [16B, 1MiB]"
+//   "      bytes read from the source per memory request ..."
+// A section's description goes on below its "[section]  " line, indented
+// by four. Texts are read back with their words joined by single spaces.
 struct ParamLine {
     std::string section, name, type, dflt, range, help;
 };
@@ -366,20 +371,42 @@ struct ParamsOutput {
     std::vector<ParamLine> params;
 };
 
+// `text`'s words joined by single spaces (what wrapping keeps of a text).
+std::string squeeze(const std::string& text) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string w; in >> w;) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
 ParamsOutput parse_params(const std::string& text) {
     ParamsOutput po;
     std::istringstream in(text);
     std::string l;
-    const std::regex header(R"(^\[([a-z0-9_-]+)\]  (.+)$)");
-    const std::regex param(R"(^  (\S+)\s+(\S+)\s+(\S+)\s+(\[[^\]]*\]|\{[^}]*\})?\s*(.*)$)");
+    const std::regex header(R"(^\[([a-z0-9_-]+)\](?:  (.+))?$)");
+    const std::regex param(R"(^  (\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?$)");
+    auto indent = [](const std::string& x) { return x.find_first_not_of(' '); };
+    auto open_range = [](const std::string& r) {
+        return (!r.empty() && r[0] == '{' && r.back() != '}') || (!r.empty() && r[0] == '[' && r.back() != ']');
+    };
+    auto append = [](std::string& to, const std::string& more) { to += (to.empty() ? "" : " ") + squeeze(more); };
+    bool in_section_head = false;
     while (std::getline(in, l)) {
         std::smatch m;
         if (l.empty()) continue;
         if (std::regex_match(l, m, header)) {
-            po.sections.emplace_back(m[1], m[2]);
-        } else if (std::regex_match(l, m, param)) {
+            po.sections.emplace_back(m[1], squeeze(m[2]));
+            in_section_head = true;
+        } else if (indent(l) == 4 && in_section_head) {
+            append(po.sections.back().second, l);
+        } else if (indent(l) == 2 && std::regex_match(l, m, param)) {
             if (po.sections.empty()) throw std::runtime_error("params: parameter before any section: " + l);
-            po.params.push_back({po.sections.back().first, m[1], m[2], m[3], m[4], m[5]});
+            po.params.push_back({po.sections.back().first, m[1], m[2], m[3], squeeze(m[4]), ""});
+            in_section_head = false;
+        } else if (indent(l) >= 6 && !po.params.empty() && !in_section_head) {
+            ParamLine& p = po.params.back();
+            if (p.help.empty() && open_range(p.range)) append(p.range, l);
+            else append(p.help, l);
         } else {
             throw std::runtime_error("params: unexpected line: '" + l + "'");
         }
@@ -541,7 +568,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     REQUIRE(po.sections.size() == reg.sections().size());
     for (std::size_t i = 0; i < po.sections.size(); ++i) {
         CHECK(po.sections[i].first == reg.sections()[i].first);
-        CHECK(po.sections[i].second == reg.sections()[i].second);
+        CHECK(po.sections[i].second == squeeze(reg.sections()[i].second));
     }
     for (const char* s : {"sim", "topology", "link", "mezz-link", "board-link", "ni", "workload", "lock", "rdma", "dma",
                           "router", "bus", "dram"}) {
@@ -559,7 +586,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
         CHECK(p.type == d.unit());
         CHECK(types.count(p.type) == 1);
         CHECK(!p.dflt.empty());
-        CHECK(p.help == d.help);
+        CHECK(p.help == squeeze(d.help));
         CHECK(!p.help.empty());
         if (p.type == "enum") {
             CHECK(p.range.front() == '{');
@@ -585,6 +612,94 @@ TEST_CASE("params lists every section and parameter with type default range and 
     CHECK(
         kind->range ==
         "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace}");
+}
+
+// Columns a line of UTF-8 takes on a terminal (its characters).
+std::size_t columns(const std::string& line) {
+    return static_cast<std::size_t>(std::count_if(
+        line.begin(), line.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+}
+
+TEST_CASE("params wraps to 80 columns, or to $COLUMNS, each help below its parameter", "[cli][params]") {
+    TempDir tmp;
+    unsetenv("COLUMNS");
+    const Result narrow = run_exe({"params"}, tmp.path());
+    REQUIRE(setenv("COLUMNS", "120", 1) == 0);
+    const Result wide = run_exe({"params"}, tmp.path());
+    REQUIRE(setenv("COLUMNS", "wide", 1) == 0);
+    const Result junk = run_exe({"params"}, tmp.path());
+    unsetenv("COLUMNS");
+    INFO(describe(narrow));
+    REQUIRE(narrow.status == 0);
+    REQUIRE(wide.status == 0);
+    auto widest = [](const std::string& text) {
+        std::size_t w = 0;
+        std::istringstream in(text);
+        for (std::string l; std::getline(in, l);) w = std::max(w, columns(l));
+        return w;
+    };
+    CHECK(widest(narrow.out) <= 80);
+    CHECK(widest(wide.out) <= 120);
+    CHECK(widest(wide.out) > 80);   // the width is used, not only a bound
+    CHECK(junk.out == narrow.out);   // a $COLUMNS that is not a number: 80
+    // The same parameters, sections and texts at either width.
+    const ParamsOutput a = parse_params(narrow.out), b = parse_params(wide.out);
+    REQUIRE(a.params.size() == b.params.size());
+    CHECK(a.sections == b.sections);
+    for (std::size_t i = 0; i < a.params.size(); ++i) {
+        INFO(a.params[i].name);
+        CHECK(a.params[i].range == b.params[i].range);
+        CHECK(a.params[i].help == b.params[i].help);
+    }
+    // A parameter's line, then its help indented below it.
+    std::istringstream in(narrow.out);
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    const auto at = std::find_if(lines.begin(), lines.end(),
+                                 [](const std::string& l) { return l.rfind("  dma.block-size ", 0) == 0; });
+    REQUIRE(at != lines.end());
+    REQUIRE(at + 1 != lines.end());
+    CHECK(contains(*at, "[16B, 1MiB]"));
+    CHECK((at + 1)->rfind("      ", 0) == 0);
+    CHECK(contains(*(at + 1), "bytes read"));
+}
+
+TEST_CASE("params SECTION lists that section's parameters, and an unknown one is refused naming the sections",
+          "[cli][params]") {
+    TempDir tmp;
+    const Result one = run_exe({"params", "smmu"}, tmp.path());
+    INFO(describe(one));
+    REQUIRE(one.status == 0);
+    const ParamsOutput po = parse_params(one.out);
+    REQUIRE(po.sections.size() == 1);
+    CHECK(po.sections[0].first == "smmu");
+    vrdmasim::ParamRegistry reg;
+    vrdmasim::declare_all_params(reg);
+    const auto smmu = std::count_if(reg.all().begin(), reg.all().end(),
+                                    [](const vrdmasim::ParamDecl& d) { return d.section == "smmu"; });
+    CHECK(static_cast<long>(po.params.size()) == smmu);
+    for (const auto& p : po.params) CHECK(p.section == "smmu");
+    // Several, in the registry's order.
+    const Result two = run_exe({"params", "smmu", "dma"}, tmp.path());
+    REQUIRE(two.status == 0);
+    const ParamsOutput both = parse_params(two.out);
+    REQUIRE(both.sections.size() == 2);
+    std::vector<std::string> order;
+    for (const auto& s : reg.sections())
+        if (s.first == "smmu" || s.first == "dma") order.push_back(s.first);
+    CHECK(std::vector<std::string>{both.sections[0].first, both.sections[1].first} == order);
+    // Unknown: exit 2, the section named, the known ones listed, nothing on stdout.
+    const Result bad = run_exe({"params", "smu"}, tmp.path());
+    CHECK(bad.status == 2);
+    CHECK(bad.out.empty());
+    CHECK(contains(bad.err, "'smu'"));
+    CHECK(contains(bad.err, "did you mean 'smmu'"));
+    for (const char* s : {"sim", "smmu", "dma", "dram", "workload"}) CHECK(contains(bad.err, s));
+    CHECK(run_exe({"params", "--json", "smmu"}, tmp.path()).status == 2);
+    // Said in the help.
+    const Result help = run_exe({"params", "--help"}, tmp.path());
+    CHECK(contains(help.out, "SECTION"));
+    CHECK(contains(run_exe({"--help"}, tmp.path()).out, "params [--markdown] [SECTION ...]"));
 }
 
 TEST_CASE("every parameter listed by params appears in a run's config.ini", "[cli][params]") {
@@ -724,6 +839,64 @@ TEST_CASE("run without a config writes exactly config.ini stats.json stats.txt a
     CHECK(txt_stats == json_stats);
 }
 
+TEST_CASE("stats.txt: every statistic with its description, gem5's trailing # column, aligned", "[cli][run][stats]") {
+    TempDir tmp;
+    // A stream and a file server: between them the models' statistics,
+    // the CPU's activities, the page cache and the workloads' own.
+    const std::vector<std::vector<std::string>> runs{
+        cat({"run", "--out", "stream", "-q"}, kSmall),
+        {"run", "--out", "fileserve", "-q", "--workload.kind=fileserve", "--fs.files=4", "--fs.file-size=16KiB"}};
+    for (const auto& args : runs) {
+        const Result r = run_exe(args, tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        const std::string dir = args[2];
+        const JVal stats = json_file(tmp.path() / dir / "stats.json");
+        std::istringstream txt(slurp(tmp.path() / dir / "stats.txt"));
+        std::size_t lines = 0, column = std::string::npos;
+        for (std::string line; std::getline(txt, line);) {
+            std::istringstream ls(line);
+            std::string name;
+            if (!(ls >> name) || !stats.get(name)) continue;   // not a statistic's line
+            ++lines;
+            INFO(dir << "/stats.txt: " << line);
+            const std::size_t hash = line.find("  # ");
+            REQUIRE(hash != std::string::npos);
+            CHECK(line.find_first_not_of(' ', hash + 4) != std::string::npos);   // a description, not blank
+            if (column == std::string::npos) column = hash;
+            CHECK(hash == column);   // one column
+        }
+        CHECK(lines > 50);
+    }
+}
+
+TEST_CASE("no busy time below zero, in a run that ends with CPU work booked beyond its end", "[cli][run][stats]") {
+    // configs/memory-pressure.ini ends with kernel work (a hog's, the
+    // swap daemon's) booked past the run's last event, taken back at the
+    // end: once a busy time of -4.7e-12 us in stats.json, rounding of
+    // microseconds added and taken back. Also a run stopped early by its
+    // time limit (a failed run keeps its statistics).
+    TempDir tmp;
+    const std::string config = std::string(VRDMASIM_SOURCE_DIR) + "/configs/memory-pressure.ini";
+    const Result whole = run_exe({"run", config, "--out", "whole", "-q"}, tmp.path());
+    INFO(describe(whole));
+    CHECK(whole.status == 0);
+    const Result cut = run_exe({"run", config, "--out", "cut", "-q", "--sim.time-limit=200us"}, tmp.path());
+    INFO(describe(cut));
+    CHECK(cut.status == 1);
+    for (const char* dir : {"whole", "cut"}) {
+        const JVal stats = json_file(tmp.path() / dir / "stats.json");
+        std::size_t busy = 0;
+        for (const auto& kv : stats.obj) {
+            if (kv.second.type != JVal::Num || kv.first.find("busy_time") == std::string::npos) continue;
+            ++busy;
+            INFO(dir << "/stats.json: " << kv.first << " = " << kv.second.num);
+            CHECK(kv.second.num >= 0);
+        }
+        CHECK(busy > 10);
+    }
+}
+
 TEST_CASE("the terminal summary: the headline and the figures the run has; --all every figure", "[cli][run][summary]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--out", "a", "--workload.total-bytes=1MiB"}, tmp.path());
@@ -838,10 +1011,12 @@ TEST_CASE("params --json: the whole schema, as params lists it, valid JSON", "[c
             INFO(name);
             CHECK(p.get("section")->text == section);
             CHECK(name == section + "." + p.get("key")->text);
-            // Its line in `params`: name, type, default as written.
+            // Its line in `params` (indented by two; its help below by more):
+            // name, type, default as written.
             std::istringstream in(text.out);
             bool found = false;
             for (std::string line; std::getline(in, line);) {
+                if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;
                 std::istringstream ls(line);
                 std::string n, t, d;
                 ls >> n >> t >> d;

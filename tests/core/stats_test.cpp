@@ -610,6 +610,35 @@ TEST_CASE("registry text table", "[stats][registry][text]") {
     CHECK(lines[0].size() - 1 == lines[1].size() - 2);
 }
 
+TEST_CASE("registry text table: each statistic's description in one column after the units, gem5's # column",
+          "[stats][registry][text]") {
+    StatRegistry r;
+    r.counter("node1.dma.bytes", "B", "bytes moved").inc(4096);
+    r.scalar("node1.util", "", "utilisation\nof the link", Scalar::Kind::Sum).set(0.25);
+    r.histogram("node1.dma.latency", "us", "latency of a transfer").add(2);
+    r.counter("node1.dma.quiet", "", "");   // registered without help: no description
+    std::ostringstream os;
+    r.write_text(os);
+    INFO(os.str());
+    std::vector<std::string> lines;
+    std::istringstream is(os.str());
+    for (std::string l; std::getline(is, l);) lines.push_back(l);
+    REQUIRE(lines.size() == 4);
+    // Sorted by name: bytes, latency, quiet, util.
+    const std::size_t col = lines[0].find("# ");
+    REQUIRE(col != std::string::npos);
+    CHECK(lines[0].substr(col) == "# bytes moved");
+    CHECK(lines[1].find("# ") == col);
+    CHECK(lines[1].substr(col) == "# latency of a transfer");
+    CHECK(lines[2].find('#') == std::string::npos);
+    CHECK(lines[2].back() != ' ');
+    // A help text's line break stays on the statistic's line.
+    CHECK(lines[3].find("# ") == col);
+    CHECK(lines[3].substr(col) == "# utilisation of the link");
+    // The units keep their column, before the descriptions'.
+    CHECK(lines[0].find(" B ") == lines[1].find(" us "));
+}
+
 TEST_CASE("histogram counts stay exact as they outgrow one, two and four bytes", "[stats][histogram]") {
     // Bucket counts start one byte wide and widen chunk by chunk: what is
     // read back is the count at every width, next to small counts in the

@@ -15,6 +15,45 @@ def fail(msg):
     sys.exit(1)
 
 
+def check_axes(script):
+    """The plotting library's panels: categories on x (strategies: no order,
+    no values in between) as bars or lone markers, never joined by lines;
+    a linear y axis of throughputs or latencies starts at zero (a line of
+    1.5 to 2.5 Gb/s drawn from 1.4 up reads as a factor of ten)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    from plotting import draw, results as res, series as ser
+    plt = draw.import_pyplot()
+    rows = []
+    for i, (strategy, size, gbps, lat) in enumerate([
+            ("pin", "4KiB", "1.5", "20"), ("prefault", "4KiB", "1.75", "18.5"),
+            ("fault-tolerant", "4KiB", "2.5", "12.5"), ("pin", "64KiB", "9.5", "70.25"),
+            ("prefault", "64KiB", "10.5", "60"), ("fault-tolerant", "64KiB", "10.25", "40.75")]):
+        rows.append({"point": "p%04d-1" % i, "status": "ok", "rdma.strategy": strategy,
+                     "workload.message-size": size, "throughput_gbps": gbps, "latency_us_p50": lat})
+    header = ["point", "status", "rdma.strategy", "workload.message-size", "throughput_gbps", "latency_us_p50"]
+    results = res.Results("results.csv", header, rows, swept_keys=["rdma.strategy", "workload.message-size"])
+    units = {"throughput_gbps": "Gb/s", "latency_us_p50": "us"}
+    for metric in ("throughput_gbps", "latency_us_p50"):
+        for x, group in (("rdma.strategy", "workload.message-size"), ("workload.message-size", "rdma.strategy")):
+            s = ser.build(results, metric, x, [group], [], [], units)
+            xscale, yscale = draw.x_scale(s, "auto"), draw.y_scale(s, "auto")
+            fig, ax = plt.subplots()
+            draw.draw_panel(ax, s, s.facet_values()[0], xscale, yscale, None)
+            what = "%s against %s" % (metric, x)
+            if yscale != "linear":
+                fail("%s: y %s, the check wants a linear axis" % (what, yscale))
+            if ax.get_ylim()[0] != 0:
+                fail("%s: the y axis starts at %g, not at zero" % (what, ax.get_ylim()[0]))
+            if xscale is None:
+                joined = [l for l in ax.get_lines() if l.get_linestyle() not in ("None", "none", "", " ")
+                          and len(l.get_xdata()) > 1]
+                if joined:
+                    fail("%s: categories joined by %d line(s)" % (what, len(joined)))
+                if not ax.patches and not ax.get_lines() and not ax.collections:
+                    fail("%s: nothing drawn" % what)
+            plt.close(fig)
+
+
 def run(script, csv, out):
     p = subprocess.run([sys.executable, script, csv, out], capture_output=True, text=True)
     print(p.stdout + p.stderr)
@@ -43,6 +82,7 @@ def main():
                     fail("missing columns: %s not named" % col)
             print("ok")
             return
+        check_axes(script)
         p = run(script, os.path.join(fixtures, "thesis_results.csv"), out)
         if p.returncode != 0:
             fail("exit %d" % p.returncode)

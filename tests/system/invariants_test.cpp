@@ -158,6 +158,17 @@ TEST_CASE("invariants: cores busier than the run was long are caught by the ener
     CHECK(fired(check_invariants(*s.sys, s.stats, f), "energy"));
 }
 
+TEST_CASE("invariants: a busy time below zero is caught", "[invariants]") {
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        scalar(s, "node0.cpu.cores_busy_time").set(-1.75e-11);
+        scalar(s, "node1.dram.busy_time").set(-1.75e-11);
+    });
+    INFO(describe(v));
+    CHECK(fired(v, "busy-time"));
+    CHECK(describe(v).find("node0.cpu.cores_busy_time") != std::string::npos);
+    CHECK(describe(v).find("node1.dram.busy_time") != std::string::npos);
+}
+
 TEST_CASE("invariants: throughput above the receivers' payload ceiling is caught", "[invariants]") {
     SystemSim s(kSmall);
     s.run();

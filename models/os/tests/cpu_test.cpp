@@ -251,6 +251,26 @@ TEST_CASE("cpu: a run that ends counts the work booked beyond its end only up to
     CHECK(cpu.busy("syscall") == us(60));
 }
 
+TEST_CASE("cpu: work booked wholly beyond a run's end leaves a busy time of exactly zero, never below", "[os][cpu]") {
+    // A run that fails mid-way ends with work booked beyond it: every
+    // piece is taken back. Added and taken back as microseconds in floating
+    // point, 0.1 + 0.1 + 1 - 0.1 - 0.1 - 1 came to -1.1e-16 us: a negative
+    // busy time in stats.json. The busy times are exact picoseconds.
+    CpuEnv env(Settings{{"cpu.cores", "1"}});
+    CpuCores cpu(env.ctx, "node1.cpu", "node1");
+    cpu.run("syscall", us(0), us(30));   // [0, 30): before the end
+    cpu.run("kswapd", us(100), us(0.1));   // from 100 us, one after another: after the end
+    cpu.run("kswapd", us(100), us(0.1));
+    cpu.run("kswapd", us(100), us(1));
+    cpu.end_run(us(60));
+    CHECK(cpu.busy("kswapd") == sc_core::SC_ZERO_TIME);
+    const double kswapd = env.stats.find_scalar("node1.cpu.kswapd.busy_time")->value();
+    CHECK(kswapd >= 0);
+    CHECK(kswapd == 0);
+    CHECK(env.stats.find_scalar("node1.cpu.syscall.busy_time")->value() == Approx(30).epsilon(1e-12));
+    CHECK(env.stats.find_scalar("node1.cpu.cores_busy_time")->value() == Approx(30).epsilon(1e-12));
+}
+
 TEST_CASE("cpu: one trace span per run on track cpu<k>, named by label or activity", "[os][cpu]") {
     CpuEnv env;
     CpuCores cpu(env.ctx, "node0.cpu", "node0");
