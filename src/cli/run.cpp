@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -759,6 +763,130 @@ std::string region_text(const Summary& summary, const RegionOfInterest& roi) {
            "value over a part of the run (peaks, gauges, ratios computed at the end) are empty.";
 }
 
+// A run stopped by a signal (Ctrl-C; mpirun's SIGTERM to its ranks when
+// it is interrupted; a hang-up) says so as the writer, removes what it had
+// begun (the writer's staged directory; another rank's trace spools in the
+// temporary directory), and ends by that signal (status 128 + its number:
+// a sweep tells an interrupted point from a failed one by it). A handler
+// may only make async-signal-safe calls: the texts are made up front, and
+// the files are found with getdents64 and removed with unlinkat and rmdir.
+// What is left (a subdirectory; a run killed by SIGKILL) the next run
+// removes (OutputStaging::start, remove_stale_spools).
+namespace on_signal {
+struct Text {
+    int sig;
+    std::string text;
+};
+struct Stop {
+    std::vector<Text> texts;
+    std::string staged;   // the writer's staged directory, emptied and removed
+    std::string spool_dir, spool_prefix;   // another rank's spools: files named so there
+};
+Stop& stop() {
+    static Stop s;
+    return s;
+}
+// Removes the entries of `dir` whose names start with `prefix` (all: ""),
+// without allocating.
+void remove_entries(const char* dir, const char* prefix) {
+    const int fd = ::open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return;
+    alignas(8) static char buf[8192];
+    const std::size_t plen = std::strlen(prefix);
+    for (;;) {
+        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (n <= 0) break;
+        bool removed = false;
+        for (long at = 0; at < n;) {
+            // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
+            unsigned short reclen = 0;
+            std::memcpy(&reclen, buf + at + 16, sizeof reclen);
+            const char* name = buf + at + 19;
+            if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0 && std::strncmp(name, prefix, plen) == 0 &&
+                ::unlinkat(fd, name, 0) == 0)
+                removed = true;
+            at += reclen;
+        }
+        // Entries removed: read again from the start (the offsets moved).
+        if (!removed) break;
+        ::lseek(fd, 0, SEEK_SET);
+    }
+    ::close(fd);
+}
+extern "C" void on_stop(int sig) {
+    const Stop& s = stop();
+    for (const Text& t : s.texts)
+        if (t.sig == sig) {
+            const ssize_t ignored = ::write(STDERR_FILENO, t.text.data(), t.text.size());
+            (void)ignored;
+        }
+    if (!s.staged.empty()) {
+        remove_entries(s.staged.c_str(), "");
+        ::rmdir(s.staged.c_str());
+    }
+    if (!s.spool_prefix.empty()) remove_entries(s.spool_dir.c_str(), s.spool_prefix.c_str());
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+void install() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+// Runs `fn` with the signals above held back, then gives them their
+// default action again (what the handler would remove is gone or published).
+template <class F>
+auto held(F fn) {
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    auto r = fn();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    return r;
+}
+// The writer: its message, and its staged outputs.
+void writer_stops(const std::string& out, const fs::path& staged) {
+    stop().staged = staged.string();
+    for (const auto& [sig, name] : {std::pair<int, const char*>{SIGINT, "SIGINT"},
+                                    {SIGTERM, "SIGTERM (an interrupted mpirun sends it to its ranks)"},
+                                    {SIGHUP, "SIGHUP"}})
+        stop().texts.push_back({sig, std::string("\nvrdmasim: interrupted by ") + name +
+                                         " before the run ended: no output written to --out " + out + "\n"});
+    install();
+}
+// Another rank: its trace spools, "<dir>/<prefix>*".
+void spools_stop(const fs::path& spill) {
+    stop().spool_dir = spill.parent_path().string();
+    stop().spool_prefix = spill.filename().string();
+    install();
+}
+}   // namespace on_signal
+
+// Trace spools another rank left in the temporary directory when it was
+// killed (vrdmasim-trace-<pid>-rank<r>.*, its pid gone): removed by the
+// next traced multi-rank run on this host.
+void remove_stale_spools(const fs::path& dir) {
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const std::string tag = "vrdmasim-trace-";
+        if (name.rfind(tag, 0) != 0) continue;
+        const auto dash = name.find('-', tag.size());
+        if (dash == std::string::npos || name.compare(dash, 5, "-rank") != 0) continue;
+        const std::string digits = name.substr(tag.size(), dash - tag.size());
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        const pid_t pid = static_cast<pid_t>(std::atol(digits.c_str()));
+        if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;   // alive (or not ours to ask)
+        stale.push_back(it->path());
+    }
+    for (const auto& p : stale) fs::remove(p, ec);
+}
+
 // Everything a run has made, the outputs are written from.
 struct RunOutputs {
     const Config& cfg;
@@ -1110,6 +1238,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
             if (mpi) mpi->abort(status);
             return status;
         }
+    if (writer) on_signal::writer_stops(opts.out, staging.dir());
     if (writer && !open_tracer(tracer, opts, staging.dir(), *sys)) {
         staging.discard();
         if (mpi) mpi->abort(kExitFailed);
@@ -1118,8 +1247,10 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     if (!writer && (opts.trace || opts.narrate)) {
         // The other ranks record alike, into spools beside no file: rank 0
         // writes their records with its own at the end (trace_gather.hpp).
+        remove_stale_spools(fs::temp_directory_path());
         const fs::path spill = fs::temp_directory_path() /
                                ("vrdmasim-trace-" + std::to_string(::getpid()) + "-rank" + std::to_string(mpi->rank()));
+        on_signal::spools_stop(spill);
         tracer.record_only(opts.trace, opts.narrate, spill.string());
         tracer.set_log_filter(opts.log_filter);
         tracer.set_trace_filter(opts.trace_filter);
@@ -1232,7 +1363,9 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
         staging.discard();
         return kExitFailed;
     }
-    const std::string unpublished = staging.publish();
+    // Published whole or not at all: a signal now waits until the outputs
+    // are in place (or not), then has its default action.
+    const std::string unpublished = on_signal::held([&] { return staging.publish(); });
     if (!unpublished.empty()) {
         std::cerr << "vrdmasim: error: --out " << opts.out << ": " << unpublished << "\n";
         return kExitFailed;

@@ -2855,6 +2855,46 @@ TEST_CASE("a run killed mid-way leaves nothing at its --out path; the next run c
     CHECK(listing(tmp.path()) == std::set<std::string>{"o"});
 }
 
+TEST_CASE("a run interrupted by a signal says so, removes what it began and ends by that signal",
+          "[cli][run][errors]") {
+    // It used to end silently (SIGINT: status 130, no word) and leave its
+    // staged outputs (with --trace, the trace written so far) for the next
+    // run to find.
+    for (const int sig : {SIGINT, SIGTERM}) {
+        TempDir tmp;
+        const std::string exe = VRDMASIM_EXE, dir = tmp.path().string();
+        const fs::path err = tmp.path() / "err.txt";
+        const pid_t pid = fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            const int out = open("/dev/null", O_WRONLY);
+            const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (out < 0 || fd < 0 || dup2(out, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
+            const std::string bytes = std::string("--workload.total-bytes=") + kLongRunBytes;
+            execl(exe.c_str(), exe.c_str(), "run", bytes.c_str(), "--trace", "--out", "o", "-q",
+                  static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        const fs::path staging = tmp.path() / (".o.partial-" + std::to_string(pid));
+        const auto start = std::chrono::steady_clock::now();
+        std::error_code ec;
+        while (!fs::exists(staging / ".vrdmasim-run", ec) &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));   // simulating
+        kill(pid, sig);
+        int ws = 0;
+        while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+        }
+        INFO(slurp(err));
+        REQUIRE(WIFSIGNALED(ws));
+        CHECK(WTERMSIG(ws) == sig);
+        CHECK(contains(slurp(err), std::string("vrdmasim: interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM")));
+        CHECK(contains(slurp(err), "no output written to --out o"));
+        CHECK(listing(tmp.path()) == std::set<std::string>{"err.txt"});
+    }
+}
+
 TEST_CASE("a trace or log the disk cannot take fails the run cleanly, leaving nothing", "[cli][run][errors]") {
     // A file-size limit (ulimit -f) fails the write as a full disk does:
     // once, SIGXFSZ killed the run with no word, and a full disk ended in

@@ -20,9 +20,11 @@ import argparse
 import csv
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from same_results import HOST_COLUMNS  # noqa: E402
@@ -216,6 +218,31 @@ def main():
                     print("ok: a rank that cannot write its trace ends every rank")
             except subprocess.TimeoutExpired:
                 failures.append("a rank that cannot write its trace: the ranks hung")
+        if not args.only:
+            # Ctrl-C to mpirun (it sends SIGTERM to its ranks): rank 0 says
+            # so, and nothing is left, neither its staged outputs nor the
+            # other rank's trace spools in the temporary directory. It used
+            # to end with mpirun's exit 1 and no word, leaving both.
+            out = os.path.join(d, "stopped")
+            spools = set(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("vrdmasim-trace-"))
+            p = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", args.exe, "run",
+                                  os.path.join(args.source, "configs", "exanest-prototype.ini")] + SETTINGS +
+                                 ["--workload.iterations=100000", "--trace", "--out", out], env=env, cwd=d,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            begun = time.time()
+            while time.time() - begun < 60 and not any(n.startswith(".stopped.partial-") for n in os.listdir(d)):
+                time.sleep(0.05)
+            time.sleep(1.0)   # simulating
+            p.send_signal(signal.SIGINT)
+            said = p.communicate(timeout=120)[0]
+            left = [n for n in os.listdir(d) if n.startswith((".stopped", "stopped"))]
+            new_spools = set(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("vrdmasim-trace-")) - spools
+            if (said.count("vrdmasim: interrupted by SIGTERM") != 1 or "no output written to --out" not in said or left
+                    or new_spools):
+                failures.append("Ctrl-C to mpirun: exit %d, left %s and spools %s\n%s" %
+                                (p.returncode, left, sorted(new_spools), said[-1500:]))
+            else:
+                print("ok: Ctrl-C to mpirun: every rank stops, says so once and leaves nothing")
     for f in failures:
         print("FAIL: " + f)
     return 1 if failures else 0
