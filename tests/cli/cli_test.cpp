@@ -2819,36 +2819,60 @@ TEST_CASE("run never replaces a report.html that vrdmasim did not write", "[cli]
     CHECK(listing(tmp.path()) == std::set<std::string>{"out"});
 }
 
+namespace {
+
+// A long run (`extra` on top of kLongRunBytes) into DIR/o, started in the
+// background, its stderr into `err` (or /dev/null); returns once it is
+// simulating (its staged outputs claimed), with its pid.
+pid_t start_long_run(const fs::path& dir, const std::vector<std::string>& extra, const fs::path& err) {
+    const std::string exe = VRDMASIM_EXE;
+    std::vector<std::string> args = {exe, "run", std::string("--workload.total-bytes=") + kLongRunBytes};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const char* a : {"--out", "o", "-q"}) args.emplace_back(a);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int out = open("/dev/null", O_WRONLY);
+        const int fd = err.empty() ? out : open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || fd < 0 || dup2(out, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
+        execv(exe.c_str(), argv.data());
+        _exit(127);
+    }
+    const fs::path staging = dir / (".o.partial-" + std::to_string(pid));
+    const auto start = std::chrono::steady_clock::now();
+    std::error_code ec;
+    while (pid > 0 && !fs::exists(staging / ".vrdmasim-run", ec) &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));   // simulating
+    return pid;
+}
+
+int signal_and_wait(pid_t pid, int sig) {
+    kill(pid, sig);
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    return ws;
+}
+
+}   // namespace
+
 TEST_CASE("a run killed mid-way leaves nothing at its --out path; the next run clears its leftover",
           "[cli][run][errors]") {
     // SIGKILL gives the run no chance to clean up: it used to leave an
     // empty directory (its claim marker only) at --out, against "outputs
     // complete or not at all".
     TempDir tmp;
-    const std::string exe = VRDMASIM_EXE, dir = tmp.path().string();
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        const int fd = open("/dev/null", O_WRONLY);
-        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
-        const std::string bytes = std::string("--workload.total-bytes=") + kLongRunBytes;
-        execl(exe.c_str(), exe.c_str(), "run", bytes.c_str(), "--out", "o", "-q", static_cast<char*>(nullptr));
-        _exit(127);
-    }
-    const fs::path staging = tmp.path() / (".o.partial-" + std::to_string(pid));
-    const auto start = std::chrono::steady_clock::now();
-    std::error_code ec;
-    while (!fs::exists(staging / ".vrdmasim-run", ec) &&
-           std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));   // simulating
-    kill(pid, SIGKILL);
-    int ws = 0;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-    }
+    const pid_t pid = start_long_run(tmp.path(), {}, {});
+    REQUIRE(pid > 0);
+    const int ws = signal_and_wait(pid, SIGKILL);
     REQUIRE(WIFSIGNALED(ws));
+    std::error_code ec;
     CHECK(!fs::exists(tmp.path() / "o", ec));
-    CHECK(listing(tmp.path()) == std::set<std::string>{staging.filename().string()});
+    CHECK(listing(tmp.path()) == std::set<std::string>{".o.partial-" + std::to_string(pid)});
     const Result r = run_exe(cat({"run"}, cat(kSmall, {"--out", "o", "-q"})), tmp.path());
     INFO(describe(r));
     REQUIRE(r.status == 0);
@@ -2862,30 +2886,10 @@ TEST_CASE("a run interrupted by a signal says so, removes what it began and ends
     // run to find.
     for (const int sig : {SIGINT, SIGTERM}) {
         TempDir tmp;
-        const std::string exe = VRDMASIM_EXE, dir = tmp.path().string();
         const fs::path err = tmp.path() / "err.txt";
-        const pid_t pid = fork();
-        REQUIRE(pid >= 0);
-        if (pid == 0) {
-            const int out = open("/dev/null", O_WRONLY);
-            const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (out < 0 || fd < 0 || dup2(out, 1) < 0 || dup2(fd, 2) < 0 || chdir(dir.c_str()) != 0) _exit(125);
-            const std::string bytes = std::string("--workload.total-bytes=") + kLongRunBytes;
-            execl(exe.c_str(), exe.c_str(), "run", bytes.c_str(), "--trace", "--out", "o", "-q",
-                  static_cast<char*>(nullptr));
-            _exit(127);
-        }
-        const fs::path staging = tmp.path() / (".o.partial-" + std::to_string(pid));
-        const auto start = std::chrono::steady_clock::now();
-        std::error_code ec;
-        while (!fs::exists(staging / ".vrdmasim-run", ec) &&
-               std::chrono::steady_clock::now() - start < std::chrono::seconds(20))
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));   // simulating
-        kill(pid, sig);
-        int ws = 0;
-        while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-        }
+        const pid_t pid = start_long_run(tmp.path(), {"--trace"}, err);
+        REQUIRE(pid > 0);
+        const int ws = signal_and_wait(pid, sig);
         INFO(slurp(err));
         REQUIRE(WIFSIGNALED(ws));
         CHECK(WTERMSIG(ws) == sig);
