@@ -3,13 +3,15 @@
 # (--demo, what scripts/demo.sh installs) is part of the full set
 # (scripts/test.sh, CI), which is part of --fuzz's; the demo's has every
 # package the vrdmasim executable is built from and the demo's plots need,
-# and none of what only the tests use; scripts/demo.sh installs the demo's
-# set and builds the executable alone.
+# and none of what only the tests use, and is --build's and --plots' sets
+# together; scripts/demo.sh installs both and builds the executable alone.
 #   setup_sets_test.sh <source dir>
 set -euo pipefail
 src=$1
 fail=0
 demo=$(bash "$src/scripts/setup.sh" --demo --list | sort)
+parts=$(cat <(bash "$src/scripts/setup.sh" --build --list) <(bash "$src/scripts/setup.sh" --plots --list) | sort)
+if [ "$demo" != "$parts" ]; then echo "FAIL: --demo's set is not --build's and --plots' together"; fail=1; fi
 full=$(bash "$src/scripts/setup.sh" --list | sort)
 fuzz=$(bash "$src/scripts/setup.sh" --fuzz --list | sort)
 extra=$(comm -23 <(echo "$demo") <(echo "$full"))
@@ -19,7 +21,8 @@ if [ -n "$extra" ]; then echo "FAIL: in the full set, not in --fuzz's: $extra"; 
 # What CMakeLists.txt finds for the vrdmasim target (pkg_check_modules,
 # find_package outside VRDMASIM_TESTS) and scripts/plot_results.py imports.
 for p in build-essential cmake pkg-config libsystemc-dev libboost-program-options-dev zlib1g-dev \
-         libgoogle-perftools-dev libopen-trace-format2-dev libopenmpi-dev python3 python3-matplotlib; do
+         libgoogle-perftools-dev libopen-trace-format2-dev libopenmpi-dev python3 python3-matplotlib \
+         python3-munkres; do
   if ! grep -qx "$p" <<<"$demo"; then echo "FAIL: the demo's set lacks $p"; fail=1; fi
 done
 for p in catch2 nlohmann-json3-dev valgrind openmpi-bin munge slurmctld slurmd slurm-client chromium \
@@ -27,7 +30,8 @@ for p in catch2 nlohmann-json3-dev valgrind openmpi-bin munge slurmctld slurmd s
   if grep -qx "$p" <<<"$demo"; then echo "FAIL: the demo's set has $p, which only the tests use"; fail=1; fi
   if ! grep -qx "$p" <<<"$full"; then echo "FAIL: the full set lacks $p"; fail=1; fi
 done
-for needle in 'scripts/setup.sh --demo' '--target vrdmasim' '-DVRDMASIM_TESTS=$tests' 'tests=OFF'; do
+for needle in 'scripts/setup.sh --build' 'scripts/setup.sh --plots' '--target vrdmasim' '-DVRDMASIM_TESTS=$tests' \
+              'tests=OFF' 'wait $build'; do
   if ! grep -qF -- "$needle" "$src/scripts/demo.sh"; then echo "FAIL: scripts/demo.sh has no '$needle'"; fail=1; fi
 done
 if ! grep -qF -- '-DVRDMASIM_TESTS=ON' "$src/scripts/test.sh"; then
