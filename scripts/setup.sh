@@ -1,24 +1,60 @@
 #!/usr/bin/env bash
-# Installs what vrdmasim needs to build and test on Debian 12, through apt-get
-# only. Safe to run again: it installs only what is missing.
+# Installs what vrdmasim needs on Debian 12, through apt-get only. Safe to run
+# again: it installs only what is missing.
+#   scripts/setup.sh          everything: the simulator and the whole test suite
+#                             (scripts/test.sh, CI's .ci/run)
+#   scripts/setup.sh --demo   what scripts/demo.sh needs: the simulator's build
+#                             and the default experiment's plots, under half the
+#                             download of the full set (README.md, "Two commands")
+#   scripts/setup.sh --build  of those, the vrdmasim executable's build only
+#   scripts/setup.sh --plots  of those, the plots' only (scripts/demo.sh installs
+#                             them while the simulator compiles)
+#   scripts/setup.sh --fuzz   everything, and clang for scripts/fuzz.sh
+#   --list after the mode prints the mode's packages, one a line, and installs
+#   nothing (the ctest setup_sets checks the sets against each other).
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libsystemc-dev
-          libboost-program-options-dev catch2 python3
+# What building the vrdmasim executable needs (CMakeLists.txt finds each one;
+# none is optional).
+build_packages=(build-essential cmake pkg-config libsystemc-dev
+          libboost-program-options-dev
           zlib1g-dev   # trace.json.gz (vrdmasim run --trace-gzip)
           libgoogle-perftools-dev   # tcmalloc, the vrdmasim executable's allocator
-          python3-matplotlib openmpi-bin valgrind
+          libopen-trace-format2-dev    # trace replay reads OTF2 (workloads/trace_reader.cpp)
           libopenmpi-dev   # a run split across MPI ranks (src/cli/mpi_comm.cpp)
+          python3)
+# The demo's table and plots (scripts/plot_results.py, scripts/plot.py).
+# python3-munkres: python3-fonttools, which matplotlib needs, needs SciPy or
+# munkres; named, apt takes it (60 KB) instead of SciPy and its BLAS (24
+# packages, 35 MB that nothing here uses).
+plot_packages=(python3-matplotlib python3-munkres)
+
+# What only the tests, the benchmarks and the cluster scripts use.
+test_packages=(catch2   # the test programs (tests/main.cpp)
+          nlohmann-json3-dev   # JSON in the tests (tests/json_check.hpp)
+          valgrind   # bench --instructions (callgrind; vrdmasim's client requests need its header)
+          openmpi-bin   # mpirun: partitioned runs and MPI sweeps
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
-          libopen-trace-format2-dev    # trace replay reads OTF2 (workloads/trace_reader.cpp)
           python3-otf2 otf2-tools   # the OTF2 test traces (scripts/make_traces.py, otf2-print)
-          nlohmann-json3-dev   # JSON in the tests (tests/json_check.hpp)
           clang-format)   # the sources' style (.clang-format; the ctest format)
 
-# scripts/fuzz.sh's clang and libFuzzer runtime: only with --fuzz.
-if [ "${1:-}" = "--fuzz" ]; then
-  packages+=(clang libclang-rt-14-dev)
+# scripts/fuzz.sh's clang and libFuzzer runtime.
+fuzz_packages=(clang libclang-rt-14-dev)
+
+mode="${1:-}"
+case "$mode" in
+  --build) packages=("${build_packages[@]}") ;;
+  --plots) packages=("${plot_packages[@]}") ;;
+  --demo) packages=("${build_packages[@]}" "${plot_packages[@]}") ;;
+  "" | --list) packages=("${build_packages[@]}" "${plot_packages[@]}" "${test_packages[@]}") ;;
+  --fuzz) packages=("${build_packages[@]}" "${plot_packages[@]}" "${test_packages[@]}" "${fuzz_packages[@]}") ;;
+  *) echo "setup: unknown option '$mode' (scripts/setup.sh [--demo | --build | --plots | --fuzz] [--list])" >&2
+     exit 2 ;;
+esac
+if [ "$mode" = "--list" ] || [ "${2:-}" = "--list" ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 missing=()
@@ -29,7 +65,7 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: all build dependencies are present"
+  echo "setup: all the packages${mode:+ of $mode} are present"
   exit 0
 fi
 
@@ -41,5 +77,9 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
+# Package lists fetched in the last hour (scripts/demo.sh's second call, a
+# scripts/test.sh after it) are fresh enough.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 2>/dev/null)" ]; then
+  $SUDO apt-get update -qq
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+# VRDMASIM_TESTS=ON explicitly: a build/ that scripts/demo.sh configured
+# without the tests keeps that choice in its cache otherwise.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DVRDMASIM_TESTS=ON >/dev/null
 cmake --build build -j2
 cd build
 ctest -j2 --output-on-failure

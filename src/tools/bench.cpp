@@ -504,7 +504,8 @@ int bench_instructions(const std::string& exe, const std::string& dir, const std
 #if !VRDMASIM_HAVE_CALLGRIND
     (void)exe, (void)dir, (void)volume, (void)max_nodes, (void)iterations, (void)settings;
     std::cerr << "vrdmasim: error: bench --instructions: this vrdmasim was built without valgrind/callgrind.h "
-                 "(Debian's valgrind; scripts/setup.sh installs it), so nothing would be counted\n";
+                 "(Debian's valgrind, which scripts/demo.sh does not install: scripts/setup.sh installs it, then "
+                 "rebuild), so nothing would be counted\n";
     return 2;
 #else
     int st = 0;
