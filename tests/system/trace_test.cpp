@@ -16,6 +16,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+
+#include <sys/wait.h>
 
 #include "child_process.hpp"
 #include "situation_run.hpp"
@@ -371,4 +374,54 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
         cut("for f in '" + dir + "'/transpose/*.evt; do truncate -s 194 \"$f\"; printf '\\002\\001' >> \"$f\"; done"),
         Catch::Contains("rank 0") && Catch::Contains("its definitions count") &&
             Catch::Contains("cut short or damaged"));
+    // A count in the anchor file larger than the file can hold: refused
+    // before OTF2 reads the anchor (a count of locations, chunk sizes).
+    const std::string patch = "| dd of='" + dir + "/transpose.otf2' bs=1 conv=notrunc status=none seek=";
+    CHECK_THAT(cut("printf '\\000\\000\\000\\020' " + patch + "30"),
+               Catch::Contains("transpose.otf2: the anchor file counts 268435456 locations"));
+    CHECK_THAT(cut("printf '\\000\\000\\000\\020' " + patch + "12"),
+               Catch::Contains("an event chunk size of 268435456 B"));
+}
+
+TEST_CASE("trace replay: a damaged count in the anchor file refused before OTF2 allocates for it", "[trace][config]") {
+    // The fuzz finding (tests/fuzz/README.md): four bytes of the anchor,
+    // its number of properties, made OTF2 allocate and walk 16 B a
+    // property before it found them missing: 2^28 took vrdmasim 12 s and
+    // 4.2 GB to say "cannot open the OTF2 archive", 0x6C000000 asked for
+    // 29 GB. Run with 1 GiB of address space (a replay of the undamaged
+    // trace fits in it): the refusal must name the count and the file, not
+    // come from an allocation that failed.
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-anchor-" + std::to_string(::getpid());
+    auto run = [&](const char* properties) {
+        std::string cmd = "rm -rf '" + dir + "' && cp -r '" + std::string(VRDMASIM_SOURCE_DIR) +
+                          "/configs/traces/transpose' '" + dir + "'";
+        // Offset 49: after the fixed fields and three empty strings.
+        if (*properties)
+            cmd += " && printf '" + std::string(properties) + "' | dd of='" + dir +
+                   "/transpose.otf2' bs=1 seek=49 conv=notrunc status=none";
+        REQUIRE(std::system(cmd.c_str()) == 0);
+        const std::string sh = "cd '" + dir + "' && ulimit -v 1048576 && exec '" + std::string(VRDMASIM_EXE) +
+                               "' run --topology.kind=torus --topology.x=2 --workload.kind=trace --trace.file='" + dir +
+                               "/transpose.otf2' 2>&1";
+        std::FILE* p = ::popen(sh.c_str(), "r");   // by sh -c
+        REQUIRE(p);
+        std::string out;
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        const int status = ::pclose(p);
+        std::system(("rm -rf '" + dir + "'").c_str());
+        return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    };
+    const auto [fine, replayed] = run("");
+    INFO(replayed);
+    CHECK(fine == 0);
+    for (const auto& [bytes, count] :
+         {std::pair{"\\000\\000\\000\\020", "268435456"}, std::pair{"\\000\\000\\000\\154", "1811939328"}}) {
+        const auto [code, why] = run(bytes);
+        CHECK(code == 2);
+        CHECK_THAT(why, Catch::Contains("trace.file") &&
+                            Catch::Contains(dir + "/transpose.otf2: the anchor file counts " + count + " properties") &&
+                            Catch::Contains("its 72 B hold at most") && !Catch::Contains("cannot open"));
+    }
 }
