@@ -518,10 +518,11 @@ std::string anchor_problem(const std::string& anchor) {
         at += n;
         return v;
     };
-    // Past one NUL-terminated string; false if the file ends first.
-    auto string = [&] {
+    // Past one NUL-terminated string ending before byte `end` (the
+    // file's end unless given); false if there is none.
+    auto string = [&](std::size_t end = std::string::npos) {
         const std::size_t nul = b.find('\0', at);
-        if (nul == std::string::npos) return false;
+        if (nul == std::string::npos || nul >= std::min(end, b.size())) return false;
         at = nul + 1;
         return true;
     };
@@ -564,11 +565,15 @@ std::string anchor_problem(const std::string& anchor) {
     if (format < 2) return "";
     if (!has(4)) return "the anchor file ends before its number of properties" + cut;
     // The allocation that ran away: OTF2 makes room for every property
-    // before it reads one. Each is two strings of at least their NUL, so
-    // the count is walked in the bytes there are: it ends with the file.
+    // before it reads one. Each is two strings of at least their NUL,
+    // before the fields that follow them (the trace id; from format 3 the
+    // snapshots and thumbnails, the end-of-file token), so the count is
+    // walked in the bytes there are: it ends with them.
     const std::uint64_t properties = uint(4);
+    const std::size_t after = 8 + (format >= 3 ? 8 + (format == 3 ? 1 : 0) : 0);
+    const std::size_t end = b.size() >= after ? b.size() - after : 0;
     for (std::uint64_t p = 0; p < properties; ++p)
-        if (!string() || !string())
+        if (!string(end) || !string(end))
             return "the anchor file counts " + std::to_string(properties) +
                    " properties (a name and a value each), its " + std::to_string(size) + " B hold at most " +
                    std::to_string(p) + ": a damaged count (OTF2 would allocate for every one before reading any)";

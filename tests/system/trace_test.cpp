@@ -424,4 +424,28 @@ TEST_CASE("trace replay: a damaged count in the anchor file refused before OTF2 
                             Catch::Contains(dir + "/transpose.otf2: the anchor file counts " + count + " properties") &&
                             Catch::Contains("its 72 B hold at most") && !Catch::Contains("cannot open"));
     }
+    // An anchor with strings and properties, as Score-P writes them, is
+    // read as it is; one more property counted than it holds is refused.
+    const std::string props = otf2_header(dir, 2) +
+                              "    import _otf2\n"
+                              "    _otf2.Archive_SetCreator(t.handle, 'a creator')\n"
+                              "    _otf2.Archive_SetDescription(t.handle, 'a description')\n"
+                              "    for k in ('A::ONE', 'B::TWO', 'C::THREE'):\n"
+                              "        _otf2.Archive_SetProperty(t.handle, k, k.lower() * 40, False)\n"
+                              "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8)\n"
+                              "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, 8)\n";
+    REQUIRE(std::system(("rm -rf '" + dir + "' && /usr/bin/python3 -c \"" + props + "\"").c_str()) == 0);
+    const Settings two{{"workload.kind", "trace"},
+                       {"trace.file", dir + "/traces.otf2"},
+                       {"topology.kind", "qfdb"},
+                       {"topology.nodes", "2"}};
+    CHECK(config_refusal(two).empty());
+    // The count (u32, little-endian) follows the description's NUL.
+    const std::string four =
+        "b = open(a, 'rb').read(); i = b.index(bytes('a description', 'ascii') + bytes(1)) + 14; "
+        "assert b[i:i + 4] == bytes((3, 0, 0, 0)); open(a, 'wb').write(b[:i] + bytes((4, 0, 0, 0)) + b[i + 4:])";
+    REQUIRE(std::system(("/usr/bin/python3 -c \"a = '" + dir + "/traces.otf2'; " + four + "\"").c_str()) == 0);
+    CHECK_THAT(config_refusal(two),
+               Catch::Contains("the anchor file counts 4 properties") && Catch::Contains("hold at most 3"));
+    std::system(("rm -rf '" + dir + "'").c_str());
 }
