@@ -6,8 +6,9 @@
 // one-sided RDMA and by each algorithm, ranks mapped linearly, round robin
 // and by a file, a copy of the application per process; and the refusals:
 // an event the replay does not do (named, with its rank), more ranks than
-// nodes, two ranks on a node, a bad mapping file, no file. Each run in a
-// child process.
+// nodes, two ranks on a node, a bad mapping file, no file, an anchor file
+// with a count it cannot hold (refused before OTF2 allocates for it). Each
+// run in a child process.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
