@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -490,14 +491,18 @@ OTF2_EvtReaderCallbacks* callbacks() {
 // from format 3 the numbers of snapshots and thumbnails (u32 each) and
 // OTF2's end-of-file token (2).
 std::string anchor_problem(const std::string& anchor) {
+    // Not a file here (missing, a directory): OTF2's to judge ("cannot open").
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(anchor, ec)) return "";
     std::ifstream f(anchor, std::ios::binary | std::ios::ate);
-    if (!f) return "";   // OTF2's to judge ("cannot open"): a substrate of its own may hold it
+    if (!f) return "";
     const std::streamoff size = f.tellg();
+    if (size < 0) return "";
     // OTF2 loads the anchor whole, as one buffer. All it holds is ~70 B of
     // fields and the strings a writer chose (Score-P's: a few hundred
     // bytes of properties); OTF2's largest chunk, 16 MiB, is far beyond a
     // real one and keeps this read small.
-    if (size < 0 || static_cast<std::uint64_t>(size) > OTF2_CHUNK_SIZE_MAX)
+    if (static_cast<std::uint64_t>(size) > OTF2_CHUNK_SIZE_MAX)
         return "the anchor file is " + std::to_string(size) + " B, more than an OTF2 anchor holds (at most " +
                std::to_string(OTF2_CHUNK_SIZE_MAX) + " B here; a real one is well under 64 KiB)";
     std::string b(static_cast<std::size_t>(size), '\0');
@@ -687,6 +692,7 @@ bool ends_complete(const std::string& path) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) return true;
     const std::streamoff size = f.tellg();
+    if (size < 0) return "";   // not a file with a size (a directory): OTF2's to judge
     if (size < 2) return false;
     char tail[2] = {0, 0};
     f.seekg(size - 2);

@@ -449,4 +449,9 @@ TEST_CASE("trace replay: a damaged count in the anchor file refused before OTF2 
     CHECK_THAT(config_refusal(two),
                Catch::Contains("the anchor file counts 4 properties") && Catch::Contains("hold at most 3"));
     std::system(("rm -rf '" + dir + "'").c_str());
+    // A file that is not an anchor (the mapping file given as the trace).
+    const std::string text = std::string(VRDMASIM_SOURCE_DIR) + "/configs/traces/solver-reversed.map";
+    CHECK_THAT(config_refusal(
+                   {{"workload.kind", "trace"}, {"trace.file", text}, {"topology.kind", "torus"}, {"topology.x", "2"}}),
+               Catch::Contains("solver-reversed.map: the anchor file does not begin as an OTF2 anchor does"));
 }
