@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -466,9 +467,141 @@ OTF2_EvtReaderCallbacks* callbacks() {
     return cb;
 }
 
+// The anchor file (<name>.otf2) checked before OTF2 reads it: what is
+// wrong with it, "" if nothing found. OTF2 (OTF2_AnchorFile_Load) trusts
+// the counts it reads there: a number of properties, four bytes of the
+// file, is allocated for (two string pointers each, calloc) and the
+// allocation walked when it is freed before the strings are found missing:
+// 2^28 made vrdmasim take 4.2 GB and 12 s to refuse the archive, a larger
+// count asked for 29 GB at once. So the properties are walked here in the
+// bytes the file has, which needs no allocation (an anchor whose count does
+// not fit its bytes was damaged, not written so), and the chunk sizes
+// (OTF2's buffers) and the number of locations to OTF2's documented
+// limits, each a damaged field a real archive cannot have. (The numbers
+// of global definitions, snapshots and thumbnails are not allocated for by
+// what TraceReader calls; they are left to OTF2.)
+// The layout (OTF2 3.0's, anchor format 3; later formats only append
+// fields, which OTF2 skips): a chunk header (token 3, the byte order: 0x42
+// little-endian, 0x23 big), "OTF2\0", the anchor format (u8, not 0), trace
+// format and version (4 x u8), the event and definition chunk sizes (u64
+// each), file substrate and compression (u8 each), the numbers of
+// locations and global definitions (u64 each), machine, creator and
+// description (NUL-terminated strings); from format 2 the number of
+// properties (u32), a name and a value string each and the trace id (u64);
+// from format 3 the numbers of snapshots and thumbnails (u32 each) and
+// OTF2's end-of-file token (2).
+std::string anchor_problem(const std::string& anchor) {
+    // Not a file here (missing, a directory): OTF2's to judge ("cannot open").
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(anchor, ec)) return "";
+    std::ifstream f(anchor, std::ios::binary | std::ios::ate);
+    if (!f) return "";
+    const std::streamoff size = f.tellg();
+    if (size < 0) return "";
+    // OTF2 loads the anchor whole, as one buffer. All it holds is ~70 B of
+    // fields and the strings a writer chose (Score-P's: a few hundred
+    // bytes of properties); OTF2's largest chunk, 16 MiB, is far beyond a
+    // real one and keeps this read small.
+    if (static_cast<std::uint64_t>(size) > OTF2_CHUNK_SIZE_MAX)
+        return "the anchor file is " + std::to_string(size) + " B, more than an OTF2 anchor holds (at most " +
+               std::to_string(OTF2_CHUNK_SIZE_MAX) + " B here; a real one is well under 64 KiB)";
+    std::string b(static_cast<std::size_t>(size), '\0');
+    f.seekg(0);
+    f.read(b.data(), size);
+    if (!f) return "the anchor file cannot be read";
+    std::size_t at = 0;
+    bool little = true;
+    // Whether `n` bytes remain, and the unsigned integer of `n` bytes at
+    // the position, in the file's byte order (read past).
+    auto has = [&](std::size_t n) { return b.size() - at >= n; };
+    auto uint = [&](std::size_t n) {
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(b[at + i]));
+            v |= byte << (8 * (little ? i : n - 1 - i));
+        }
+        at += n;
+        return v;
+    };
+    // Past one NUL-terminated string ending before byte `end` (the
+    // file's end unless given); false if there is none.
+    auto string = [&](std::size_t end = std::string::npos) {
+        const std::size_t nul = b.find('\0', at);
+        if (nul == std::string::npos || nul >= std::min(end, b.size())) return false;
+        at = nul + 1;
+        return true;
+    };
+    const std::string cut = " (the anchor file is cut short or damaged)", damaged = " (a damaged anchor file)";
+    if (!has(7) || b[0] != 3 || (b[1] != 0x42 && b[1] != 0x23) || b.compare(2, 5, std::string("OTF2\0", 5)) != 0)
+        return "the anchor file does not begin as an OTF2 anchor does (a chunk header, then \"OTF2\"): not an OTF2 "
+               "archive's anchor, or a damaged one";
+    little = b[1] == 0x42;
+    at = 7;
+    if (!has(1 + 4 + 2 * 8 + 2 + 2 * 8)) return "the anchor file ends within its fixed fields" + cut;
+    const std::uint64_t format = uint(1);
+    if (format == 0) return "the anchor file has anchor format 0, which OTF2 never writes" + damaged;
+    at += 4;   // trace format, version major, minor, bugfix
+    const std::uint64_t chunk_events = uint(8), chunk_defs = uint(8);
+    // OTF2_Archive_Open: "available values are from 256kB to 16MB"
+    // (OTF2_CHUNK_SIZE_MIN, _MAX) for either chunk size; a reader holds a
+    // buffer of the chunk size per open location.
+    for (const auto& [what, chunk] : {std::pair{"an event", chunk_events}, std::pair{"a definition", chunk_defs}})
+        if (chunk < OTF2_CHUNK_SIZE_MIN || chunk > OTF2_CHUNK_SIZE_MAX)
+            return "the anchor file gives " + std::string(what) + " chunk size of " + std::to_string(chunk) +
+                   " B; OTF2's chunks are of " + std::to_string(OTF2_CHUNK_SIZE_MIN) + " to " +
+                   std::to_string(OTF2_CHUNK_SIZE_MAX) + " B" + damaged;
+    const std::uint64_t substrate = uint(1), compression = uint(1);
+    if (substrate < OTF2_SUBSTRATE_POSIX || substrate > OTF2_SUBSTRATE_NONE)
+        return "the anchor file names file substrate " + std::to_string(substrate) + ", which OTF2 does not have" +
+               damaged;
+    if (compression < OTF2_COMPRESSION_NONE || compression > 2 /* OTF2_COMPRESSION_ZLIB, deprecated */)
+        return "the anchor file names compression " + std::to_string(compression) + ", which OTF2 does not have" +
+               damaged;
+    const std::uint64_t locations = uint(8);
+    at += 8;   // global definitions
+    // OTF2_Archive_Open: "the definition chunk size must be at least 10
+    // times the number of locations" (a definition listing every location,
+    // as the MPI group does, must fit in one chunk).
+    if (locations > chunk_defs / 10)
+        return "the anchor file counts " + std::to_string(locations) + " locations, more than its definition chunk (" +
+               std::to_string(chunk_defs) + " B, 10 B a location) can list" + damaged;
+    for (const char* what : {"machine name", "creator", "description"})
+        if (!string()) return "the anchor file ends within its " + std::string(what) + cut;
+    if (format < 2) return "";
+    if (!has(4)) return "the anchor file ends before its number of properties" + cut;
+    // The allocation that ran away: OTF2 makes room for every property
+    // before it reads one. Each is two strings of at least their NUL,
+    // before the fields that follow them (the trace id; from format 3 the
+    // snapshots and thumbnails, the end-of-file token), so the count is
+    // walked in the bytes there are: it ends with them.
+    const std::uint64_t properties = uint(4);
+    const std::size_t after = 8 + (format >= 3 ? 8 + (format == 3 ? 1 : 0) : 0);
+    const std::size_t end = b.size() >= after ? b.size() - after : 0;
+    for (std::uint64_t p = 0; p < properties; ++p)
+        if (!string(end) || !string(end))
+            return "the anchor file counts " + std::to_string(properties) +
+                   " properties (a name and a value each), its " + std::to_string(size) + " B hold at most " +
+                   std::to_string(p) + ": a damaged count (OTF2 would allocate for every one before reading any)";
+    if (!has(8)) return "the anchor file ends before its trace identifier" + cut;
+    at += 8;
+    if (format < 3) return "";
+    if (!has(8)) return "the anchor file ends before its numbers of snapshots and thumbnails" + cut;
+    at += 8;
+    if (format == 3 && (!has(1) || b[at] != 2))
+        return "the anchor file does not end where its fields do (no end-of-file token after them)" + cut;
+    return "";
+}
+
 // Opens `anchor`, reads its global definitions into `m` and opens the
 // event files of the ranks' locations; `error` says why not.
 bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
+    // Before OTF2 reads it: a damaged count there makes OTF2 allocate
+    // gigabytes before it refuses the archive.
+    const std::string bad = anchor_problem(anchor);
+    if (!bad.empty()) {
+        error = anchor + ": " + bad;
+        return false;
+    }
     OTF2_Error_RegisterCallback(keep_otf2_error, nullptr);
     m.reader = OTF2_Reader_Open(anchor.c_str());
     if (!m.reader) {
@@ -559,6 +692,7 @@ bool ends_complete(const std::string& path) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) return true;
     const std::streamoff size = f.tellg();
+    if (size < 0) return "";   // not a file with a size (a directory): OTF2's to judge
     if (size < 2) return false;
     char tail[2] = {0, 0};
     f.seekg(size - 2);

@@ -524,7 +524,9 @@ int SweepRun::check_points() {
 int SweepRun::refuse_points(const std::map<int, std::string>& refused, std::size_t checked) const {
     std::vector<std::pair<std::string, std::vector<int>>> errors;   // in point order
     for (const auto& [index, error] : refused) {
-        auto it = std::find_if(errors.begin(), errors.end(), [&](const auto& e) { return e.first == error; });
+        // A name of its own: clang before 16 cannot capture a structured binding.
+        const std::string& text = error;
+        auto it = std::find_if(errors.begin(), errors.end(), [&](const auto& e) { return e.first == text; });
         if (it == errors.end()) errors.push_back({error, {index}});
         else it->second.push_back(index);
     }

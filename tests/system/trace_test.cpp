@@ -6,8 +6,9 @@
 // one-sided RDMA and by each algorithm, ranks mapped linearly, round robin
 // and by a file, a copy of the application per process; and the refusals:
 // an event the replay does not do (named, with its rank), more ranks than
-// nodes, two ranks on a node, a bad mapping file, no file. Each run in a
-// child process.
+// nodes, two ranks on a node, a bad mapping file, no file, an anchor file
+// with a count it cannot hold (refused before OTF2 allocates for it). Each
+// run in a child process.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -16,6 +17,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+
+#include <sys/wait.h>
 
 #include "child_process.hpp"
 #include "situation_run.hpp"
@@ -371,4 +375,83 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
         cut("for f in '" + dir + "'/transpose/*.evt; do truncate -s 194 \"$f\"; printf '\\002\\001' >> \"$f\"; done"),
         Catch::Contains("rank 0") && Catch::Contains("its definitions count") &&
             Catch::Contains("cut short or damaged"));
+    // A count in the anchor file larger than the file can hold: refused
+    // before OTF2 reads the anchor (a count of locations, chunk sizes).
+    const std::string patch = "| dd of='" + dir + "/transpose.otf2' bs=1 conv=notrunc status=none seek=";
+    CHECK_THAT(cut("printf '\\000\\000\\000\\020' " + patch + "30"),
+               Catch::Contains("transpose.otf2: the anchor file counts 268435456 locations"));
+    CHECK_THAT(cut("printf '\\000\\000\\000\\020' " + patch + "12"),
+               Catch::Contains("an event chunk size of 268435456 B"));
+}
+
+TEST_CASE("trace replay: a damaged count in the anchor file refused before OTF2 allocates for it", "[trace][config]") {
+    // The fuzz finding (tests/fuzz/README.md): four bytes of the anchor,
+    // its number of properties, made OTF2 allocate and walk 16 B a
+    // property before it found them missing: 2^28 took vrdmasim 12 s and
+    // 4.2 GB to say "cannot open the OTF2 archive", 0x6C000000 asked for
+    // 29 GB. Run with 1 GiB of address space (a replay of the undamaged
+    // trace fits in it): the refusal must name the count and the file, not
+    // come from an allocation that failed.
+    const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                            "/vrdmasim-trace-anchor-" + std::to_string(::getpid());
+    auto run = [&](const char* properties) {
+        std::string cmd = "rm -rf '" + dir + "' && cp -r '" + std::string(VRDMASIM_SOURCE_DIR) +
+                          "/configs/traces/transpose' '" + dir + "'";
+        // Offset 49: after the fixed fields and three empty strings.
+        if (*properties)
+            cmd += " && printf '" + std::string(properties) + "' | dd of='" + dir +
+                   "/transpose.otf2' bs=1 seek=49 conv=notrunc status=none";
+        REQUIRE(std::system(cmd.c_str()) == 0);
+        const std::string sh = "cd '" + dir + "' && ulimit -v 1048576 && exec '" + std::string(VRDMASIM_EXE) +
+                               "' run --topology.kind=torus --topology.x=2 --workload.kind=trace --trace.file='" + dir +
+                               "/transpose.otf2' 2>&1";
+        std::FILE* p = ::popen(sh.c_str(), "r");   // by sh -c
+        REQUIRE(p);
+        std::string out;
+        char buf[4096];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+        const int status = ::pclose(p);
+        std::system(("rm -rf '" + dir + "'").c_str());
+        return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+    };
+    const auto [fine, replayed] = run("");
+    INFO(replayed);
+    CHECK(fine == 0);
+    for (const auto& [bytes, count] :
+         {std::pair{"\\000\\000\\000\\020", "268435456"}, std::pair{"\\000\\000\\000\\154", "1811939328"}}) {
+        const auto [code, why] = run(bytes);
+        CHECK(code == 2);
+        CHECK_THAT(why, Catch::Contains("trace.file") &&
+                            Catch::Contains(dir + "/transpose.otf2: the anchor file counts " + count + " properties") &&
+                            Catch::Contains("its 72 B hold at most") && !Catch::Contains("cannot open"));
+    }
+    // An anchor with strings and properties, as Score-P writes them, is
+    // read as it is; one more property counted than it holds is refused.
+    const std::string props = otf2_header(dir, 2) +
+                              "    import _otf2\n"
+                              "    _otf2.Archive_SetCreator(t.handle, 'a creator')\n"
+                              "    _otf2.Archive_SetDescription(t.handle, 'a description')\n"
+                              "    for k in ('A::ONE', 'B::TWO', 'C::THREE'):\n"
+                              "        _otf2.Archive_SetProperty(t.handle, k, k.lower() * 40, False)\n"
+                              "    t.event_writer_from_location(locs[0]).mpi_send(100, 1, c, 0, 8)\n"
+                              "    t.event_writer_from_location(locs[1]).mpi_recv(200, 0, c, 0, 8)\n";
+    REQUIRE(std::system(("rm -rf '" + dir + "' && /usr/bin/python3 -c \"" + props + "\"").c_str()) == 0);
+    const Settings two{{"workload.kind", "trace"},
+                       {"trace.file", dir + "/traces.otf2"},
+                       {"topology.kind", "qfdb"},
+                       {"topology.nodes", "2"}};
+    CHECK(config_refusal(two).empty());
+    // The count (u32, little-endian) follows the description's NUL.
+    const std::string four =
+        "b = open(a, 'rb').read(); i = b.index(bytes('a description', 'ascii') + bytes(1)) + 14; "
+        "assert b[i:i + 4] == bytes((3, 0, 0, 0)); open(a, 'wb').write(b[:i] + bytes((4, 0, 0, 0)) + b[i + 4:])";
+    REQUIRE(std::system(("/usr/bin/python3 -c \"a = '" + dir + "/traces.otf2'; " + four + "\"").c_str()) == 0);
+    CHECK_THAT(config_refusal(two),
+               Catch::Contains("the anchor file counts 4 properties") && Catch::Contains("hold at most 3"));
+    std::system(("rm -rf '" + dir + "'").c_str());
+    // A file that is not an anchor (the mapping file given as the trace).
+    const std::string text = std::string(VRDMASIM_SOURCE_DIR) + "/configs/traces/solver-reversed.map";
+    CHECK_THAT(config_refusal(
+                   {{"workload.kind", "trace"}, {"trace.file", text}, {"topology.kind", "torus"}, {"topology.x", "2"}}),
+               Catch::Contains("solver-reversed.map: the anchor file does not begin as an OTF2 anchor does"));
 }
