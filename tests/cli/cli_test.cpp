@@ -1636,7 +1636,7 @@ TEST_CASE("the same configuration and seed twice gives identical outputs", "[cli
     CHECK(without_columns(s1, kHostColumns) == without_columns(s2, kHostColumns));
 }
 
-TEST_CASE("--out through a symbolic link to a directory writes into that directory", "[cli][run]") {
+TEST_CASE("a --out through a symbolic link to a directory writes into that directory", "[cli][run]") {
     // Once refused as "exists and is not a directory".
     TempDir tmp;
     fs::create_directory(tmp.path() / "real");
