@@ -1,97 +1,72 @@
 #include "models/interconnect/held_space.hpp"
 
+#include <iterator>
+
 #include "src/core/sim_now.hpp"
 
 namespace vrdmasim {
-
 using sc_core::sc_time;
 
-void HeldSpace::Times::compact() {
-    // The sums before each entry stay as they are: differences of them are
-    // what is read, exact in unsigned arithmetic even past a wrap.
-    t_.erase(t_.begin(), t_.begin() + static_cast<std::ptrdiff_t>(first_));
-    before_.erase(before_.begin(), before_.begin() + static_cast<std::ptrdiff_t>(first_));
-    hint_ = hint_ > first_ ? hint_ - first_ : 0;
+void HeldSpace::Times::grow() {
+    // The kept entries to the front, into an array at least four times as
+    // large as they are (doubled if need be): the next move is as many
+    // appends away as three times what it moves. The sums before each
+    // entry stay as they are: differences of them are what is read, exact
+    // in unsigned arithmetic even past a wrap.
+    const std::size_t kept = end_ - first_;
+    if (e_.empty() || kept * 4 > e_.size()) {
+        std::vector<Entry> bigger(std::max<std::size_t>(16, 2 * e_.size()));
+        std::copy(e_.begin() + static_cast<std::ptrdiff_t>(first_), e_.begin() + static_cast<std::ptrdiff_t>(end_),
+                  bigger.begin());
+        e_.swap(bigger);
+    } else {
+        std::copy(e_.begin() + static_cast<std::ptrdiff_t>(first_), e_.begin() + static_cast<std::ptrdiff_t>(end_),
+                  e_.begin());
+    }
+    end_ = kept;
+    for (std::size_t& h : hint_) h = h > first_ ? h - first_ : 0;
     first_ = 0;
 }
 
-void HeldSpace::Times::insert(sc_time t, unsigned flits) {
+std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
+    if (end_ == e_.size()) grow();
     // Sorted, ties in the order added: from the back.
-    std::size_t at = t_.size();
-    while (at > first_ && t_[at - 1] > t) --at;
-    const unsigned before = before_[at];
-    t_.insert(t_.begin() + static_cast<std::ptrdiff_t>(at), t);
-    before_.insert(before_.begin() + static_cast<std::ptrdiff_t>(at), before);
-    for (std::size_t i = at + 1; i < before_.size(); ++i) before_[i] += flits;
+    std::size_t at = end_;
+    while (at > first_ && e_[at - 1].t > t) --at;
+    const unsigned before = at == end_ ? total_ : e_[at].before;
+    std::copy_backward(e_.begin() + static_cast<std::ptrdiff_t>(at), e_.begin() + static_cast<std::ptrdiff_t>(end_),
+                       e_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
+    e_[at] = Entry{t, before, 0};
+    ++end_;
+    for (std::size_t i = at + 1; i < end_; ++i) e_[i].before += flits;
     total_ += flits;
+    return at;
 }
 
-// held(t) at the start in_[k], t = in_.time(k): the starts after it are
-// those from k + 1 on (of starts at the same time, only the last one's
-// value is held(t); the others' are lower, so the most is unchanged). The
-// starts are walked in time order, and the freeings after each with them.
-unsigned HeldSpace::most_from_starts(sc_time s, std::size_t j) const {
-    std::size_t f = freed_.upper(s);
-    unsigned most = freed_.after_index(f) - in_.after_index(j);
-    for (std::size_t k = j; k < in_.end(); ++k) {
-        f = freed_.upper_from(in_.time(k), f);
-        most = std::max(most, freed_.after_index(f) - in_.after_index(k + 1));
-    }
-    return most;
+std::size_t HeldSpace::Times::search(std::size_t lo, std::size_t hi, sc_time t) const {
+    const auto b = e_.begin();
+    return static_cast<std::size_t>(std::upper_bound(b + static_cast<std::ptrdiff_t>(lo),
+                                                     b + static_cast<std::ptrdiff_t>(hi), t,
+                                                     [](sc_time v, const Entry& e) { return v < e.t; }) -
+                                    b);
 }
 
-unsigned HeldSpace::most_at_starts(std::size_t j, sc_time until) const {
-    unsigned most = 0;
-    std::size_t f = freed_.upper(in_.time(j));
-    for (std::size_t k = j; k < in_.end() && in_.time(k) < until; ++k) {
-        f = freed_.upper_from(in_.time(k), f);
-        most = std::max(most, freed_.after_index(f) - in_.after_index(k + 1));
-    }
-    return most;
+// A start at or before the last one (rare: a packet that overtakes others,
+// or starts with one): it is held over the later starts before its
+// freeing, whose held space grows by its flits. (At an earlier start at
+// the same time it counts as a later one: not there.)
+void HeldSpace::add_start(sc_time in, sc_time freed, unsigned flits) {
+    const std::size_t at = in_.insert(in, flits);
+    for (std::size_t k = at + 1; k < in_.end() && in_.time(k) < freed; ++k) in_.held(k) += flits;
+    // Held at it: freed after it (this packet included), less started
+    // after it.
+    in_.held(at) = freed_.after(in, kStart) - in_.after_index(at + 1);
 }
 
-sc_time HeldSpace::first_freed_leaving(std::size_t i, unsigned room) const {
-    // Nothing starts after these times: what is held after a freeing is
-    // the flits freed later.
-    while (i < freed_.end()) {
-        const sc_time t = freed_.time(i);
-        const std::size_t j = freed_.upper_from(t, i + 1);   // past the packets freed at t too
-        if (freed_.after_index(j) <= room) return t;
-        i = j;
-    }
-    return max_sim_time();   // not reached: nothing is held after the last
-}
-
-sc_time HeldSpace::fits_with_starts(sc_time s, unsigned room) const {
-    // A time t fits when at most `room` is held at t and at every start
-    // after it. So first the last start after s at which more is held
-    // (walked from the end back, with the freeings after each: usually the
-    // last start or the one before); the answer is s if there is none and
-    // s itself fits, else the first freeing after that start (after s) at
-    // which at most `room` is held.
-    const std::size_t j = in_.upper(s);
-    std::size_t k = in_.end(), f = freed_.end();
-    bool over = false;
-    while (k > j) {
-        --k;
-        const sc_time t = in_.time(k);
-        while (f > freed_.begin() && freed_.time(f - 1) > t) --f;
-        // Of starts at one time the last is walked first, and it alone
-        // counts every one of them as started.
-        if (freed_.after_index(f) - in_.after_index(k + 1) > room) {
-            over = true;
-            break;
-        }
-    }
-    std::size_t i, next_start;
-    if (!over) {
-        i = freed_.upper(s);
-        if (freed_.after_index(i) - in_.after_index(j) <= room) return s;
-        next_start = j;
-    } else {
-        i = freed_.upper_from(in_.time(k), f);
-        next_start = k + 1;
-    }
+// The first freeing from index i on at which at most `room` is held, no
+// start after it holding more (next_start: a start at or before the first
+// after that freeing).
+sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned room) const {
     while (i < freed_.end()) {
         const sc_time t = freed_.time(i);
         const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
@@ -100,6 +75,25 @@ sc_time HeldSpace::fits_with_starts(sc_time s, unsigned room) const {
         i = e;
     }
     return max_sim_time();   // not reached: nothing is held after the last
+}
+
+unsigned HeldSpace::most_at_starts(std::size_t j) const {
+    unsigned most = 0;
+    for (std::size_t k = j; k < in_.end(); ++k) most = std::max(most, in_.held(k));
+    return most;
+}
+
+// Of starts at the same time, only the last one's value counts every one
+// of them as started; the others' are lower, so the most is unchanged.
+unsigned HeldSpace::most_at_shifted(unsigned most, std::size_t j, sc_time until, sc_time shift) const {
+    std::size_t f = freed_.upper(in_.time(j) + shift, kArrival);
+    for (std::size_t k = j; k < in_.end(); ++k) {
+        const sc_time t = in_.time(k) + shift;
+        if (!(t < until)) break;
+        f = freed_.upper_from(t, f);
+        most = std::max(most, freed_.after_index(f) - in_.after_index(k + 1));
+    }
+    return most;
 }
 
 unsigned HeldSpace::swept::held_at(const std::vector<Packet>& v, sc_time t) {

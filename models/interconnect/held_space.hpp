@@ -14,12 +14,21 @@
 // Both are sums over a list sorted by time (the packets' freeing times, and
 // their starts), each kept with the flits before each entry, so either is
 // one search; the lists are appended to (a new packet usually starts and is
-// freed last) and forgotten from the front. What is held from a time s on
-// can only rise at a start after s: the most held from s on is held(s) or
-// held at one of those starts: none while packets come in time order, a
-// few under congestion (the packets queued ahead of a new one: on a 256-MPSoC
-// halo, 8 on average when there are any). Every answer is exact, the same as
-// sweeping every packet (HeldSpace::swept, which the tests compare it with).
+// freed last) and forgotten from the front. Nothing more is done per
+// packet.
+//
+// What is held from a time s on is at most what is freed after s, which
+// answers most credit queries at once. Beyond that it can only rise at a
+// start after s, so each start is kept with what is held at it, counted
+// when it is added (usually the last start: a search at the place the
+// link's last query left; a packet that starts later does not change it,
+// and one that starts earlier, rare, adds to those it is held over). The
+// most held from s on is then held(s) or the most at a start after s, and
+// the last start at which more than a room is held is found walking back
+// from the last start: no sum is recomputed, and the starts after s are
+// those of the packets queued ahead. Every answer is exact, the same as
+// sweeping every packet (HeldSpace::swept, which the tests compare it
+// with).
 #pragma once
 
 #include <algorithm>
@@ -36,52 +45,97 @@ class HeldSpace {
 public:
     // Forgets what no query from `now` on needs.
     VRDMASIM_FORCE_INLINE void forget(sc_core::sc_time now) {
+        if (now == forgot_at_ && !exact_) return;   // (what is added meanwhile is later)
+        forgot_at_ = now;
         freed_.forget(now);   // held(t >= now) counts no packet freed by now...
         in_.forget(now);   // ...and no start by now among those after t
+    }
+    // The same, keeping the starts after now less `shift`: for a reader
+    // that counts each packet from `shift` after its start
+    // (most_during_shifted).
+    VRDMASIM_FORCE_INLINE void forget(sc_core::sc_time now, sc_core::sc_time shift) {
+        if (now == forgot_at_ && !exact_) return;
+        forgot_at_ = now;
+        freed_.forget(now);
+        if (shift <= now) in_.forget(now - shift);
     }
 
     // Counts `flits` held over [in, freed) (in < freed).
     VRDMASIM_FORCE_INLINE void add(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits) {
         if (!(in < freed)) return;   // holds nothing
         freed_.add(freed, flits);
-        in_.add(in, flits);
+        // The last start: held at it is every packet freed after it, and
+        // what is held at every earlier one is unchanged.
+        if (in_.empty() || in_.back_time() < in) in_.push_back(in, flits, freed_.after(in, kStart));
+        else add_start(in, freed, flits);
     }
 
+    // Forgets at every call, even at the same present: for a link whose
+    // calls may wait (a system with cut links), as WireCalendar's
+    // keep_every_reservation().
+    void forget_every_time() { exact_ = true; }
+
     // Flits held at t.
-    VRDMASIM_FORCE_INLINE unsigned held_at(sc_core::sc_time t) const { return freed_.after(t) - in_.after(t); }
+    VRDMASIM_FORCE_INLINE unsigned held_at(sc_core::sc_time t) const {
+        return freed_.after(t, kHead) - in_.after(t, kHead);
+    }
+    // Flits of the packets kept: at least what is held at any time from
+    // the present on.
+    VRDMASIM_FORCE_INLINE unsigned kept() const { return freed_.after_index(freed_.begin()); }
 
     // Most flits held at any time t >= s.
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s) const {
-        const std::size_t j = in_.upper(s);
-        if (j == in_.end()) return freed_.after(s);   // nothing starts after s: it only falls
-        return most_from_starts(s, j);
+        const std::size_t j = in_.upper(s, kStart);
+        const unsigned h = freed_.after(s, kStart) - in_.after_index(j);
+        if (j == in_.end()) return h;   // nothing starts after s: it only falls
+        return std::max(h, most_at_starts(j));
     }
     // The earliest time >= s from which `flits` more fit in `capacity` for
     // good (a packet's credits: most_from(t) + flits <= capacity): s, or the
     // first freeing after it from which they fit (the last always does).
     VRDMASIM_FORCE_INLINE sc_core::sc_time fits_from(sc_core::sc_time s, unsigned flits, unsigned capacity) const {
         const unsigned room = capacity - flits;   // callers refuse packets larger than the buffer
-        if (in_.upper(s) == in_.end()) {
-            std::size_t i = freed_.upper(s);
-            if (freed_.after_index(i) <= room) return s;
-            return first_freed_leaving(i, room);
+        const std::size_t i = freed_.upper(s, kHead);
+        const unsigned freed_after = freed_.after_index(i);
+        if (freed_after <= room) return s;   // not even every packet freed after s is over it
+        const std::size_t j = in_.upper(s, kHead);
+        if (j != in_.end()) {
+            // The last start after s at which more than `room` is held:
+            // nothing fits before a freeing after it.
+            std::size_t k = in_.end();
+            while (k > j && in_.held(k - 1) <= room) --k;
+            if (k > j) return first_fitting(freed_.upper(in_.time(k - 1), kHead), k, room);
         }
-        return fits_with_starts(s, room);
+        // No start after s holds more than `room`: s, if it fits then.
+        if (freed_after - in_.after_index(j) <= room) return s;
+        return first_fitting(i, j, room);
     }
     // The most flits held at any time in [head, until), a packet of `flits`
     // held over it included: a router's input buffer while that packet is
     // in it.
     VRDMASIM_FORCE_INLINE unsigned most_during(sc_core::sc_time head, sc_core::sc_time until, unsigned flits) const {
-        const std::size_t j = in_.upper(head);
-        unsigned most = freed_.after(head) - in_.after_index(j);
-        if (j != in_.end() && in_.time(j) < until) most = std::max(most, most_at_starts(j, until));
+        const std::size_t j = in_.upper(head, kArrival);
+        unsigned most = freed_.after(head, kArrival) - in_.after_index(j);
+        for (std::size_t k = j; k < in_.end() && in_.time(k) < until; ++k) most = std::max(most, in_.held(k));
         return most + flits;
+    }
+    // most_during, each packet counted from `shift` after its `in` (and
+    // freed at least then): a router's input buffer, which a packet enters
+    // a flit and the wire's latency after its start on the link whose
+    // credits these are (forgotten with forget(now, shift)).
+    VRDMASIM_FORCE_INLINE unsigned most_during_shifted(sc_core::sc_time head, sc_core::sc_time until,
+                                                       sc_core::sc_time shift, unsigned flits) const {
+        const std::size_t j = head < shift ? in_.begin() : in_.upper(head - shift, kArrival);
+        const unsigned most = freed_.after(head, kArrival) - in_.after_index(j);
+        if (j == in_.end() || !(in_.time(j) + shift < until)) return most + flits;
+        return most_at_shifted(most, j, until, shift) + flits;
     }
 
     // Forgets everything.
     void reset() {
         freed_.clear();
         in_.clear();
+        forgot_at_ = sc_core::SC_ZERO_TIME;
     }
     // Entries kept (a measure of the cost of a query).
     std::size_t size() const { return freed_.size() + in_.size(); }
@@ -102,86 +156,117 @@ public:
     };
 
 private:
+    // The kinds of time searched for (Times::upper's slots).
+    static constexpr int kHead = 0, kStart = 1, kArrival = 2;
+
     // Times, sorted (ties in the order added), each with the flits of the
-    // entries before it; from `first` on (the front is forgotten).
+    // entries before it (and, for the starts, what is held at it), in one
+    // array from `first` to `end`: the front is forgotten by moving
+    // `first`, and the array is compacted only when it is full, so a
+    // packet costs no allocation and no move once the array has grown to
+    // the most the buffer holds.
     class Times {
     public:
+        struct Entry {
+            sc_core::sc_time t;
+            // The flits of the entries added before it since the list was
+            // made (forgotten ones too), modulo 2^32: only differences are
+            // read.
+            unsigned before;
+            // The starts: the flits held at t, those of later entries at
+            // the same time not counted (so the last of them has them all).
+            unsigned held;
+        };
+
+        // Forgets the entries at or before `now`.
         VRDMASIM_FORCE_INLINE void forget(sc_core::sc_time now) {
             std::size_t f = first_;
-            const std::size_t n = t_.size();
-            while (f < n && t_[f] <= now) ++f;
+            const std::size_t n = end_;
+            if (f == n || e_[f].t > now) return;
+            do ++f;
+            while (f < n && e_[f].t <= now);
+            if (f == n) f = end_ = 0;
             first_ = f;
-            if (f == n) clear();
-            else if (f >= 8 && f * 2 >= n) compact();   // the dead front: at most half, and few
+        }
+        // Appends (t at or after every entry).
+        VRDMASIM_FORCE_INLINE void push_back(sc_core::sc_time t, unsigned flits, unsigned held = 0) {
+            if (end_ == e_.size()) grow();
+            e_[end_++] = Entry{t, total_, held};
+            total_ += flits;
         }
         VRDMASIM_FORCE_INLINE void add(sc_core::sc_time t, unsigned flits) {
-            if (t_.size() == first_ || t_.back() <= t) {
-                t_.push_back(t);
-                before_.push_back(total_);
-                total_ += flits;
-            } else {
-                insert(t, flits);
-            }
+            if (end_ == first_ || e_[end_ - 1].t <= t) push_back(t, flits);
+            else insert(t, flits);
         }
-        // The first kept entry after t (end(): none), found from where the
-        // last search ended: queries come in about time order.
-        VRDMASIM_FORCE_INLINE std::size_t upper(sc_core::sc_time t) const {
-            const sc_core::sc_time* const b = t_.data();
-            const sc_core::sc_time* const lo = b + first_;
-            const sc_core::sc_time* const hi = b + t_.size();
-            const sc_core::sc_time* p = b + hint_;
+        // Inserts after the entries at or before t; returns its index.
+        std::size_t insert(sc_core::sc_time t, unsigned flits);
+
+        // The first kept entry after t (end(): none). Starts are usually
+        // all before t; otherwise the search begins where the last one
+        // for the same kind of time (`slot`: a packet's head, its start,
+        // its arrival at the far end) ended, as those follow each other
+        // in about time order.
+        VRDMASIM_FORCE_INLINE std::size_t upper(sc_core::sc_time t, int slot) const {
+            const Entry* const e = e_.data();
+            const std::size_t lo = first_, hi = end_;
+            if (lo == hi || e[hi - 1].t <= t) return hi;
+            // e[hi - 1] is after t: the answer is in [lo, hi - 1].
+            std::size_t p = hint_[slot];
             if (p < lo) p = lo;
-            if (p > hi) p = hi;
-            // A step or two from the last answer; further, a binary search.
-            if (p > lo && p[-1] > t) {
-                if (p - 1 > lo && p[-2] > t) p = std::upper_bound(lo, p - 2, t);
-                else --p;
-            } else if (p < hi && *p <= t) {
-                if (p + 1 < hi && p[1] <= t) p = std::upper_bound(p + 2, hi, t);
-                else ++p;
+            else if (p > hi - 1) p = hi - 1;
+            if (!(t < e[p].t)) {
+                ++p;   // at most hi - 1
+                if (!(t < e[p].t)) p = search(p + 1, hi - 1, t);
+            } else if (p > lo && t < e[p - 1].t) {
+                --p;
+                if (p > lo && t < e[p - 1].t) p = search(lo, p - 1, t);
             }
-            hint_ = static_cast<std::size_t>(p - b);
-            return hint_;
+            hint_[slot] = p;
+            return p;
         }
         // The first entry from i on after t (i: at or before it).
         VRDMASIM_FORCE_INLINE std::size_t upper_from(sc_core::sc_time t, std::size_t i) const {
-            while (i < t_.size() && t_[i] <= t) ++i;
+            while (i < end_ && e_[i].t <= t) ++i;
             return i;
         }
+        bool empty() const { return first_ == end_; }
         std::size_t begin() const { return first_; }
-        std::size_t end() const { return t_.size(); }
-        sc_core::sc_time time(std::size_t i) const { return t_[i]; }
+        std::size_t end() const { return end_; }
+        sc_core::sc_time time(std::size_t i) const { return e_[i].t; }
+        sc_core::sc_time back_time() const { return e_[end_ - 1].t; }
+        unsigned held(std::size_t i) const { return e_[i].held; }
+        unsigned& held(std::size_t i) { return e_[i].held; }
         // Flits of the entries from i on; after t.
         VRDMASIM_FORCE_INLINE unsigned after_index(std::size_t i) const {
-            return i == t_.size() ? 0u : total_ - before_[i];
+            return i == end_ ? 0u : total_ - e_[i].before;
         }
-        VRDMASIM_FORCE_INLINE unsigned after(sc_core::sc_time t) const { return after_index(upper(t)); }
-        std::size_t size() const { return t_.size() - first_; }
-        void clear() {
-            t_.clear();
-            before_.clear();
-            first_ = hint_ = 0;
-            total_ = 0;
-        }
+        VRDMASIM_FORCE_INLINE unsigned after(sc_core::sc_time t, int slot) const { return after_index(upper(t, slot)); }
+        std::size_t size() const { return end_ - first_; }
+        void clear() { first_ = end_ = 0; }
 
     private:
-        std::vector<sc_core::sc_time> t_;
-        // Per entry, the flits of the entries added before it since the list
-        // was last empty (forgotten ones too), modulo 2^32: only differences
-        // are read.
-        std::vector<unsigned> before_;
-        std::size_t first_ = 0;   // t_[first_..] are kept
-        mutable std::size_t hint_ = 0;   // where upper() starts looking
+        std::vector<Entry> e_;   // its size is the capacity; entries first_..end_ - 1
+        std::size_t first_ = 0, end_ = 0;
+        mutable std::size_t hint_[3] = {};   // where upper() starts looking, per slot
         unsigned total_ = 0;   // flits of every entry
-        void compact();
-        void insert(sc_core::sc_time t, unsigned flits);
+        // Makes room for one more at the end: moves the kept entries to the
+        // front (of a larger array if they fill more than a quarter of
+        // this one).
+        void grow();
+        // The first entry in [lo, hi] after t (e_[hi] is).
+        std::size_t search(std::size_t lo, std::size_t hi, sc_core::sc_time t) const;
     };
     Times freed_, in_;
+    // The last forget's present: a call at the same time has nothing more
+    // to forget (keeping an entry at or before the present changes no
+    // answer from it on).
+    sc_core::sc_time forgot_at_;
+    bool exact_ = false;   // forget_every_time()
 
-    unsigned most_from_starts(sc_core::sc_time s, std::size_t j) const;
-    unsigned most_at_starts(std::size_t j, sc_core::sc_time until) const;
-    sc_core::sc_time first_freed_leaving(std::size_t i, unsigned room) const;
-    sc_core::sc_time fits_with_starts(sc_core::sc_time s, unsigned room) const;
+    void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
+    sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room) const;
+    unsigned most_at_starts(std::size_t j) const;
+    unsigned most_at_shifted(unsigned most, std::size_t j, sc_core::sc_time until, sc_core::sc_time shift) const;
 };
 
 }   // namespace vrdmasim

@@ -136,6 +136,10 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
         for (unsigned v = 0; v < (p_.handoff ? p_.vcs : 1u); ++v)
             lines_.push_back(std::make_unique<Turnstile>(*line_stats_));
         lined_ = true;
+        // A call that waited may search from before a later call's present:
+        // the calendar and the held space forget as each call says.
+        wire_.keep_every_reservation();
+        for (HeldSpace& h : timed_) h.forget_every_time();
     }
     if (p_.handoff) {
         cut_ = std::make_unique<CutLinkNear>(this->name(), p_.number, ctx, p_.vcs,
@@ -182,6 +186,7 @@ void Link::connect(Router& router) {
     // first binding takes.
     far_ = &router;
     far_port_ = static_cast<int>(router.in.size()) - 1;
+    router.set_input_link(static_cast<unsigned>(far_port_), *this);
 }
 
 void Link::connect_far(PacketPort& far) {
@@ -388,7 +393,7 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
         list.resize(kept);
         credit_ok = credit_delivered(*line, vc, list, flits, head_in);
     } else {
-        timed_[vc].forget(now);
+        timed_[vc].forget(now, held_shift_);
         credit_ok = timed_[vc].fits_from(head_in, flits, p_.buffer_flits);
     }
     sc_time start = gap_from(credit_ok, flits, pkt.tail);
@@ -397,12 +402,22 @@ void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetP
     if constexpr (Lined)
         if (line->waited() && start < sim_now()) start = gap_from(turn_start(*line, start), flits, pkt.tail);
     // A cut link counts the packets whose credit is not delivered as held.
-    const unsigned occ =
-        flits + (Lined && cut_ ? known_view(cut_timed_[vc], sim_now(), false) : timed_[vc]).most_from(start);
     VcBuffer& buf = vcs_[vc];
-    if (occ > buf.hwm) {
-        buf.hwm = occ;
-        buf.hwm_stat->set(buf.hwm);
+    if (Lined && cut_) {
+        const unsigned occ = flits + known_view(cut_timed_[vc], sim_now(), false).most_from(start);
+        if (occ > buf.hwm) {
+            buf.hwm = occ;
+            buf.hwm_stat->set(buf.hwm);
+        }
+    } else if (buf.hwm < p_.buffer_flits && timed_[vc].kept() + flits > buf.hwm) {
+        // (Else it cannot rise: the credits keep the buffer within its
+        // size, and what is held from the present on is at most every
+        // packet kept.)
+        const unsigned occ = flits + timed_[vc].most_from(start);
+        if (occ > buf.hwm) {
+            buf.hwm = occ;
+            buf.hwm_stat->set(buf.hwm);
+        }
     }
     const sc_time end = max_time(start + serialise_last(flits), pkt.tail + flit_time_);
     wire_.reserve(start, end);

@@ -148,6 +148,17 @@ public:
     sc_core::sc_time earliest_start(unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time tail) const;
     // Packets carried so far.
     std::uint64_t packets() const { return packets_.value(); }
+    // Time order, not a cut link: the space VC `vc`'s far-end buffer holds
+    // over time (each packet from its start on the link to its freeing),
+    // which the far router's input holds from a flit and the latency
+    // later, arrival_shift(), on (Router::set_input_link reads it instead
+    // of keeping a copy: keep_starts_for_arrivals() then). nullptr: none.
+    // Not on a link whose calls may wait (a system with cut links): a call
+    // that waited may count with what a later call's forget left, and the
+    // far router's input must not see that.
+    const HeldSpace* held_space(unsigned vc) const { return !lined_ && vc < timed_.size() ? &timed_[vc] : nullptr; }
+    sc_core::sc_time arrival_shift() const { return flit_time_ + p_.latency; }
+    void keep_starts_for_arrivals() { held_shift_ = arrival_shift(); }
     // A cut link's two ends (handoff); nullptr on other links.
     const CutLinkNear* cut_near() const { return cut_.get(); }
     const CutLinkFar* cut_far() const { return cut_far_ ? &cut_far_->far() : nullptr; }
@@ -214,6 +225,9 @@ private:
     // low bits of the packet message's sequence number, as Held's).
     WireCalendar wire_;
     std::vector<HeldSpace> timed_;
+    // The starts timed_ keeps after the present (keep_starts_for_arrivals):
+    // those a far router's input still has to count.
+    sc_core::sc_time held_shift_;
     struct Timed {
         sc_core::sc_time in, freed;
         unsigned flits;

@@ -153,6 +153,11 @@ void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {
     }
 }
 
+void Router::set_input_link(unsigned port, Link& link) {
+    if (inputs_.size() <= port) inputs_.resize(port + 1);
+    inputs_[port].link = &link;
+}
+
 void Router::set_adaptive(const Topology& topology, unsigned node, unsigned vcs) {
     topology_ = &topology;
     node_ = node;
@@ -252,6 +257,24 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
 
 void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
                           sc_core::sc_time now) {
+    if (in.shared) {
+        // The input link's lists: they have every packet this input had
+        // before this one, freed when this input frees them, and forget
+        // nothing this input still holds (Link::keep_starts_for_arrivals).
+        // Its credits keep what is held within the link's buffer, and
+        // what is held from now on is at most every packet it keeps: when
+        // neither could raise the most measured nor overflow, there is
+        // nothing to measure.
+        const HeldSpace& held = *in.link->held_space(vc);
+        if (in.link_flits <= in.flits && (occ_max_[vc] >= in.link_flits || held.kept() + flits <= occ_max_[vc])) return;
+        const unsigned occ = held.most_during_shifted(head, freed, in.shift, flits);
+        if (occ > in.flits) overflows_.inc();
+        if (occ > occ_max_[vc]) {
+            occ_max_[vc] = occ;
+            occ_stats_[vc]->set(occ);
+        }
+        return;
+    }
     if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
     HeldSpace& held = in.timed[vc];
     // Nothing can arrive before the time forward() began (the output's call
@@ -275,6 +298,17 @@ void Router::end_of_elaboration() {
                                    std::to_string(routes_[dst]) + ", but only " + std::to_string(out.size()) +
                                    " are bound");
     }
+    // Time order: each input fed by a time-ordered link (not a cut link,
+    // whose far end calls here, and with this input's VCs) is measured on
+    // its lists.
+    for (Input& in : inputs_)
+        if ((timed_ || topology_) && in.link && in.flits > 0 && in.link->held_space(0) &&
+            in.link->params().vcs == in.vcs) {
+            in.shared = true;
+            in.shift = in.link->arrival_shift();
+            in.link_flits = in.link->params().buffer_flits;
+            in.link->keep_starts_for_arrivals();
+        }
     direct_out_.assign(out.size(), nullptr);
     for (std::size_t p = 0; p < out.size() && p < out_links_.size(); ++p)
         if (out_links_[p] && out[static_cast<int>(p)] == &out_links_[p]->in.get_base_interface())

@@ -99,6 +99,12 @@ public:
     // every packet (head arrival to the time its space is freed), per VC,
     // independently of the upstream link's credit count.
     void set_input_buffer(unsigned port, unsigned flits, unsigned vcs);
+    // Input port `port` is fed by `link` (Link::connect). A time-ordered
+    // link keeps the space its far buffer holds over time, the same
+    // packets this input holds, each from its head's arrival: a router
+    // with time-ordered inputs measures their occupancy from the link's
+    // lists (Link::held_space) instead of keeping its own.
+    void set_input_link(unsigned port, Link& link);
     // Most flits measured in any of its inputs' buffers of VC `vc`.
     unsigned occupancy_max(unsigned vc) const { return vc < occ_max_.size() ? occ_max_[vc] : 0; }
     std::uint64_t overflows() const { return overflows_.value(); }
@@ -127,6 +133,13 @@ private:
         unsigned flits = 0, vcs = 1;   // 0 flits: not declared, not checked
         std::vector<InputVc> vc;
         std::vector<HeldSpace> timed;   // time order: (head, freed, flits)
+        Link* link = nullptr;   // set_input_link
+        // Time order: the link's lists read instead of `timed` (set at the
+        // end of elaboration), each packet from `shift` after its start;
+        // the link's buffer, which its credits keep it within.
+        bool shared = false;
+        sc_core::sc_time shift;
+        unsigned link_flits = 0;
     };
     // `now`: the time forward() began at (nothing can arrive before it).
     void occupy(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,

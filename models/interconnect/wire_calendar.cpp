@@ -13,11 +13,22 @@ void WireCalendar::compact() {
 }
 
 void WireCalendar::insert(sc_time start, sc_time end) {
-    // Sorted by start: from the back.
+    // Sorted by start: from the back. A block it touches takes it in.
     auto it = r_.end();
     const auto first = r_.begin() + static_cast<std::ptrdiff_t>(first_);
     while (it != first && std::prev(it)->first > start) --it;
-    r_.insert(it, {start, end});
+    const bool joins_prev = !exact_ && it != first && std::prev(it)->second == start;
+    const bool joins_next = !exact_ && it != r_.end() && it->first == end;
+    if (joins_prev && joins_next) {
+        std::prev(it)->second = it->second;
+        r_.erase(it);
+    } else if (joins_prev) {
+        std::prev(it)->second = end;
+    } else if (joins_next) {
+        it->first = start;
+    } else {
+        r_.insert(it, {start, end});
+    }
 }
 
 sc_time WireCalendar::gap_among(sc_time s, sc_time ser, sc_time min_end) const {

@@ -3,10 +3,14 @@
 // from the others; a packet takes the earliest idle interval at or after
 // its head that holds it, even before intervals reserved by earlier calls.
 //
-// The reservations are kept sorted by start (so by end too: they are
-// disjoint) in a vector, from first_ on: a packet usually reserves after
-// every other, so it appends, and the past leaves at the front, without a
-// tree node made and freed per packet as a std::map would.
+// What that needs is only when the wire is busy: the union of the
+// reservations, kept as busy blocks (a reservation that starts where
+// another ends extends it), sorted by start in a vector, from first_ on.
+// Packets queued back to back are one block, so a packet's search walks
+// the blocks after its head, not every packet queued ahead of it; it
+// usually extends the last block or appends, and the past leaves at the
+// front, without a tree node made and freed per packet as a std::map
+// would.
 #pragma once
 
 #include <utility>
@@ -23,6 +27,8 @@ public:
     // Forgets the reservations that ended by `now` (no later packet's head
     // is before it).
     VRDMASIM_FORCE_INLINE void forget(sc_core::sc_time now) {
+        if (now == forgot_at_ && !exact_) return;   // nothing more to forget (what is reserved meanwhile is later)
+        forgot_at_ = now;
         std::size_t f = first_;
         const std::size_t n = r_.size();
         while (f < n && r_[f].second <= now) ++f;
@@ -46,15 +52,27 @@ public:
 
     // Takes [start, end), which overlaps no reservation.
     VRDMASIM_FORCE_INLINE void reserve(sc_core::sc_time start, sc_core::sc_time end) {
-        if (first_ == r_.size() || r_.back().first < start) r_.emplace_back(start, end);
+        if (first_ == r_.size() || r_.back().second < start) r_.emplace_back(start, end);
+        else if (r_.back().second == start && !exact_) r_.back().second = end;   // back to back: one block
         else insert(start, end);
     }
 
+    // Busy blocks kept.
     std::size_t size() const { return r_.size() - first_; }
+
+    // Keeps every reservation as it was made, and forgets at every call,
+    // even at the same present: for a link whose calls may wait (a system
+    // with cut links), where a call that waited may search for a time
+    // before the present of a later call's forget, and must then find what
+    // that forget left (exactly the reservations that end after it), as
+    // before the blocks.
+    void keep_every_reservation() { exact_ = true; }
 
 private:
     std::vector<std::pair<sc_core::sc_time, sc_core::sc_time>> r_;
     std::size_t first_ = 0;
+    sc_core::sc_time forgot_at_;   // the last forget's present
+    bool exact_ = false;   // keep_every_reservation()
 
     void compact();
     void insert(sc_core::sc_time start, sc_core::sc_time end);
