@@ -30,25 +30,31 @@ void HeldSpace::Times::grow() {
 
 std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
     if (end_ == e_.size()) grow();
-    // Sorted, ties in the order added: from the back.
+    // Sorted, ties in the order added: from the back, moving each later
+    // entry up one as it goes, with this entry's flits before it (a few:
+    // it is usually near the back).
+    Entry* const e = e_.data();
     std::size_t at = end_;
-    while (at > first_ && e_[at - 1].t > t) --at;
-    const unsigned before = at == end_ ? total_ : e_[at].before;
-    std::copy_backward(e_.begin() + static_cast<std::ptrdiff_t>(at), e_.begin() + static_cast<std::ptrdiff_t>(end_),
-                       e_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
-    e_[at] = Entry{t, before, 0};
+    while (at > first_ && t < e[at - 1].t) {
+        e[at] = e[at - 1];
+        e[at].before += flits;
+        --at;
+    }
+    e[at] = Entry{t, at == end_ ? total_ : e[at + 1].before - flits, 0};
     ++end_;
-    for (std::size_t i = at + 1; i < end_; ++i) e_[i].before += flits;
     total_ += flits;
     return at;
 }
 
 std::size_t HeldSpace::Times::search(std::size_t lo, std::size_t hi, sc_time t) const {
-    const auto b = e_.begin();
-    return static_cast<std::size_t>(std::upper_bound(b + static_cast<std::ptrdiff_t>(lo),
-                                                     b + static_cast<std::ptrdiff_t>(hi), t,
-                                                     [](sc_time v, const Entry& e) { return v < e.t; }) -
-                                    b);
+    // A few steps from the hint (hi is after t): further, a binary search.
+    const Entry* const e = e_.data();
+    if (hi - lo <= 8) {
+        while (lo < hi && !(t < e[lo].t)) ++lo;
+        return lo;
+    }
+    return static_cast<std::size_t>(
+        std::upper_bound(e + lo, e + hi, t, [](sc_time v, const Entry& x) { return v < x.t; }) - e);
 }
 
 // A start at or before the last one (rare: a packet that overtakes others,

@@ -60,13 +60,33 @@ public:
         if (shift <= now) in_.forget(now - shift);
     }
 
+    // Where a link's queries for one packet left off in the freeings: the
+    // first after `t` is at `i`, and `after` flits are freed after t; valid
+    // while nothing is added (`version`). fits_from(head) sets it, and
+    // most_from(start) and add(start) read it: a packet starts at its head
+    // or a few freeings later.
+    struct Cursor {
+        sc_core::sc_time t;
+        std::size_t i = 0;
+        unsigned after = 0;
+        std::uint64_t version = ~std::uint64_t{0};
+    };
+
     // Counts `flits` held over [in, freed) (in < freed).
     VRDMASIM_FORCE_INLINE void add(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits) {
+        add(in, freed, flits, Cursor{});
+    }
+    // The same, `c` where the queries of this packet left off.
+    VRDMASIM_FORCE_INLINE void add(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits, const Cursor& c) {
         if (!(in < freed)) return;   // holds nothing
+        // The last start: held at it is every packet freed after it (this
+        // one too), and what is held at every earlier one is unchanged.
+        const bool last = in_.empty() || in_.back_time() < in;
+        unsigned at_in = 0;
+        if (last) at_in = (c.version == version_ && c.t == in ? c.after : freed_.after(in, kStart)) + flits;
         freed_.add(freed, flits);
-        // The last start: held at it is every packet freed after it, and
-        // what is held at every earlier one is unchanged.
-        if (in_.empty() || in_.back_time() < in) in_.push_back(in, flits, freed_.after(in, kStart));
+        ++version_;
+        if (last) in_.push_back(in, flits, at_in);
         else add_start(in, freed, flits);
     }
 
@@ -82,11 +102,24 @@ public:
     // Flits of the packets kept: at least what is held at any time from
     // the present on.
     VRDMASIM_FORCE_INLINE unsigned kept() const { return freed_.after_index(freed_.begin()); }
+    // At least what is held at any time after s: what the last most_from(s)
+    // found freed after s, if nothing was added since, else kept().
+    VRDMASIM_FORCE_INLINE unsigned bound_after(sc_core::sc_time s) const {
+        return at_start_.version == version_ && at_start_.t == s ? at_start_.after : kept();
+    }
 
     // Most flits held at any time t >= s.
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s) const {
+        Cursor c;
+        return most_from(s, c);
+    }
+    // The same, from where `c` left off (at or before s), and leaving it at s.
+    VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s, Cursor& c) const {
+        const std::size_t i = c.version == version_ && !(s < c.t) ? freed_.upper_from(s, c.i) : freed_.upper(s, kStart);
+        c = Cursor{s, i, freed_.after_index(i), version_};
+        at_start_ = c;
         const std::size_t j = in_.upper(s, kStart);
-        const unsigned h = freed_.after(s, kStart) - in_.after_index(j);
+        const unsigned h = c.after - in_.after_index(j);
         if (j == in_.end()) return h;   // nothing starts after s: it only falls
         return std::max(h, most_at_starts(j));
     }
@@ -94,9 +127,16 @@ public:
     // good (a packet's credits: most_from(t) + flits <= capacity): s, or the
     // first freeing after it from which they fit (the last always does).
     VRDMASIM_FORCE_INLINE sc_core::sc_time fits_from(sc_core::sc_time s, unsigned flits, unsigned capacity) const {
+        Cursor c;
+        return fits_from(s, flits, capacity, c);
+    }
+    // The same, leaving `c` at s.
+    VRDMASIM_FORCE_INLINE sc_core::sc_time fits_from(sc_core::sc_time s, unsigned flits, unsigned capacity,
+                                                     Cursor& c) const {
         const unsigned room = capacity - flits;   // callers refuse packets larger than the buffer
         const std::size_t i = freed_.upper(s, kHead);
         const unsigned freed_after = freed_.after_index(i);
+        c = Cursor{s, i, freed_after, version_};
         if (freed_after <= room) return s;   // not even every packet freed after s is over it
         const std::size_t j = in_.upper(s, kHead);
         if (j != in_.end()) {
@@ -136,6 +176,7 @@ public:
         freed_.clear();
         in_.clear();
         forgot_at_ = sc_core::SC_ZERO_TIME;
+        ++version_;
     }
     // Entries kept (a measure of the cost of a query).
     std::size_t size() const { return freed_.size() + in_.size(); }
@@ -262,6 +303,8 @@ private:
     // answer from it on).
     sc_core::sc_time forgot_at_;
     bool exact_ = false;   // forget_every_time()
+    std::uint64_t version_ = 0;   // packets added (Cursor)
+    mutable Cursor at_start_;   // the last most_from's (bound_after)
 
     void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
     sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room) const;

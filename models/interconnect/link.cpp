@@ -154,6 +154,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     } else if (p_.far_elsewhere) {
         throw std::invalid_argument(std::string(this->name()) + ": only a cut link can have its far end elsewhere");
     }
+    timed_alone_ = p_.time_order && !lined_;
     for (unsigned v = 0; v < p_.vcs; ++v)
         vcs_[v].hwm_stat =
             &ctx.stats.scalar(std::string(this->name()) + ".vc" + std::to_string(v) + ".buffer_hwm", "flits",
@@ -304,7 +305,113 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
     delay = end - now;
 }
 
-void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
+// carry() in time order, out of its frame (inlined, it would make the
+// compiler leave call order's statistics out of line).
+template <bool Lined>
+VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt,
+                                                 unsigned vc) {
+    const sc_time now = sim_now();
+    const sc_time head_in = now + delay;
+    const unsigned flits = pkt.flits();
+    // Every later call's head is at or after now: older state is gone.
+    wire_.forget(now);
+    Turnstile* const line = Lined ? line_of(vc) : nullptr;
+    if constexpr (Lined) line->enter();
+    sc_time credit_ok;
+    HeldSpace::Cursor cursor;
+    if (Lined && cut_) {
+        std::vector<Timed>& list = cut_timed_[vc];
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < list.size(); ++i)
+            if (list[i].freed > now) list[kept++] = list[i];
+        list.resize(kept);
+        credit_ok = credit_delivered(*line, vc, list, flits, head_in);
+    } else {
+        timed_[vc].forget(now, held_shift_);
+        credit_ok = timed_[vc].fits_from(head_in, flits, p_.buffer_flits, cursor);
+    }
+    // The wire's earliest gap from the head; from the credits' time, if it
+    // is later (from any time between the head and that gap it is that
+    // gap).
+    const sc_time ser = serialise_last(flits), min_end = pkt.tail + flit_time_;
+    const sc_time wire_ok = wire_.gap_from(head_in, ser, min_end);
+    sc_time start = credit_ok > wire_ok ? wire_.gap_from(credit_ok, ser, min_end) : wire_ok;
+    // A call that waited: not before its turn came (it fits then too: a
+    // buffer's occupancy from a time on never grows with the time).
+    if constexpr (Lined)
+        if (line->waited() && start < sim_now()) start = gap_from(turn_start(*line, start), flits, pkt.tail);
+    // A cut link counts the packets whose credit is not delivered as held.
+    VcBuffer& buf = vcs_[vc];
+    if (Lined && cut_) {
+        const unsigned occ = flits + known_view(cut_timed_[vc], sim_now(), false).most_from(start);
+        if (occ > buf.hwm) {
+            buf.hwm = occ;
+            buf.hwm_stat->set(buf.hwm);
+        }
+    } else if (buf.hwm < p_.buffer_flits && timed_[vc].kept() + flits > buf.hwm) {
+        // (Else it cannot rise: the credits keep the buffer within its
+        // size, and what is held from the present on is at most every
+        // packet kept.)
+        const unsigned occ = flits + timed_[vc].most_from(start, cursor);
+        if (occ > buf.hwm) {
+            buf.hwm = occ;
+            buf.hwm_stat->set(buf.hwm);
+        }
+    }
+    const sc_time end = max_time(start + ser, min_end);
+    wire_.reserve(start, end);
+
+    // Credit stall: the wire had a gap from the head on (its own
+    // reservation counted) that the credits came after. That is wire_ok
+    // unless this packet's reservation took it: it starts before wire_ok's
+    // gap ends, and the gap from the head is then after it, after the
+    // credits.
+    if (credit_ok > wire_ok && start >= max_time(wire_ok + ser, min_end))
+        credit_stall_us_.add(to_us(credit_ok - wire_ok));
+    queue_ns_.add(to_ns(start - head_in));
+    busy_us_.add(to_us(end - start));
+    packets_.inc();
+    flits_.inc(flits);
+    payload_bytes_.inc(pkt.header.size);
+    if (tracer_.enabled()) trace_span(pkt, start, end, true);
+    pkt.tail = end + p_.latency;
+    pkt.wire = end - start;
+    pkt.hops++;
+    if constexpr (Lined) {
+        if (cut_) {
+            post_cut(*line, gp, pkt, vc, flits, start, true);
+            delay = end - now;
+            return;
+        }
+    }
+    const sc_time t = Lined ? sim_now() : now;   // as in_call_order()
+    sc_time d = (start + flit_time_ + p_.latency) - t;
+    if (far_) far_->forward(far_port_, gp, &pkt, d);
+    else if (sink_) sink_->accept(gp, pkt, d);
+    else out->b_transport(gp, d);
+    timed_[vc].add(start, t + d, flits, cursor);
+    if constexpr (Lined) line->leave();
+    delay = end - now;
+}
+
+// carry() in time order on a link without a line: the same checks, then
+// transport_timed, in a frame of its own that carry() jumps to first.
+__attribute__((noinline)) void Link::carry_timed(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
+    transactions_.inc();
+    if (pkt.flits() > p_.buffer_flits) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    const unsigned vc = p_.vcs == 1 ? 0u : pkt.header.vc;
+    if (vc >= p_.vcs) {
+        vc_errors_.inc();
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    transport_timed<false>(gp, delay, pkt, vc);
+}
+
+void Link::carry_untimed(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
     transactions_.inc();
     const sc_time now = sim_now();
     const sc_time head_in = now + delay;
@@ -323,9 +430,8 @@ void Link::carry(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay
         return;
     }
     // A system with cut links: its calls may wait, and take turns (Lined).
-    if (p_.time_order) {
-        if (!lined_) transport_timed<false>(gp, delay, *pkt, vc);
-        else transport_timed<true>(gp, delay, *pkt, vc);
+    if (p_.time_order) {   // (without a line: carry_timed)
+        lined_time_order(gp, delay, *pkt, vc);
         return;
     }
     if (!lined_) in_call_order<false>(gp, pkt, delay, now, head_in, flits, vc);
@@ -342,6 +448,11 @@ __attribute__((noinline)) void Link::inverted(sc_time waited) {
     }
     inversions_->inc();
     inversion_wait_us_->add(to_us(waited));
+}
+
+__attribute__((noinline)) void Link::lined_time_order(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt,
+                                                      unsigned vc) {
+    transport_timed<true>(gp, delay, pkt, vc);
 }
 
 // Out of carry()'s frame: the original model's path stays as it was.
@@ -373,86 +484,6 @@ sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time 
     // A cut link's: by the credits delivered (what the near end knows).
     const HeldSpace& held = cut_ ? known_view(cut_timed_[vc], sim_now(), false) : timed_[vc];
     return gap_from(held.fits_from(head, flits, p_.buffer_flits), flits, tail);
-}
-
-template <bool Lined>
-void Link::transport_timed(tlm::tlm_generic_payload& gp, sc_time& delay, ExanetPacket& pkt, unsigned vc) {
-    const sc_time now = sim_now();
-    const sc_time head_in = now + delay;
-    const unsigned flits = pkt.flits();
-    // Every later call's head is at or after now: older state is gone.
-    wire_.forget(now);
-    Turnstile* const line = Lined ? line_of(vc) : nullptr;
-    if constexpr (Lined) line->enter();
-    sc_time credit_ok;
-    if (Lined && cut_) {
-        std::vector<Timed>& list = cut_timed_[vc];
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < list.size(); ++i)
-            if (list[i].freed > now) list[kept++] = list[i];
-        list.resize(kept);
-        credit_ok = credit_delivered(*line, vc, list, flits, head_in);
-    } else {
-        timed_[vc].forget(now, held_shift_);
-        credit_ok = timed_[vc].fits_from(head_in, flits, p_.buffer_flits);
-    }
-    sc_time start = gap_from(credit_ok, flits, pkt.tail);
-    // A call that waited: not before its turn came (it fits then too: a
-    // buffer's occupancy from a time on never grows with the time).
-    if constexpr (Lined)
-        if (line->waited() && start < sim_now()) start = gap_from(turn_start(*line, start), flits, pkt.tail);
-    // A cut link counts the packets whose credit is not delivered as held.
-    VcBuffer& buf = vcs_[vc];
-    if (Lined && cut_) {
-        const unsigned occ = flits + known_view(cut_timed_[vc], sim_now(), false).most_from(start);
-        if (occ > buf.hwm) {
-            buf.hwm = occ;
-            buf.hwm_stat->set(buf.hwm);
-        }
-    } else if (buf.hwm < p_.buffer_flits && timed_[vc].kept() + flits > buf.hwm) {
-        // (Else it cannot rise: the credits keep the buffer within its
-        // size, and what is held from the present on is at most every
-        // packet kept.)
-        const unsigned occ = flits + timed_[vc].most_from(start);
-        if (occ > buf.hwm) {
-            buf.hwm = occ;
-            buf.hwm_stat->set(buf.hwm);
-        }
-    }
-    const sc_time end = max_time(start + serialise_last(flits), pkt.tail + flit_time_);
-    wire_.reserve(start, end);
-
-    // Credit stall: the wire was idle at the head's time but credits lacked
-    // (none when the credits were there at the head: the wire's earliest
-    // gap is never before it).
-    if (credit_ok > head_in) {
-        const sc_time wire_ok = gap_from(head_in, flits, pkt.tail);
-        if (credit_ok > wire_ok) credit_stall_us_.add(to_us(credit_ok - wire_ok));
-    }
-    queue_ns_.add(to_ns(start - head_in));
-    busy_us_.add(to_us(end - start));
-    packets_.inc();
-    flits_.inc(flits);
-    payload_bytes_.inc(pkt.header.size);
-    if (tracer_.enabled()) trace_span(pkt, start, end, true);
-    pkt.tail = end + p_.latency;
-    pkt.wire = end - start;
-    pkt.hops++;
-    if constexpr (Lined) {
-        if (cut_) {
-            post_cut(*line, gp, pkt, vc, flits, start, true);
-            delay = end - now;
-            return;
-        }
-    }
-    const sc_time t = Lined ? sim_now() : now;   // as in_call_order()
-    sc_time d = (start + flit_time_ + p_.latency) - t;
-    if (far_) far_->forward(far_port_, gp, &pkt, d);
-    else if (sink_) sink_->accept(gp, pkt, d);
-    else out->b_transport(gp, d);
-    timed_[vc].add(start, t + d, flits);
-    if constexpr (Lined) line->leave();
-    delay = end - now;
 }
 
 // ---------------------------------------------------------------- cut links

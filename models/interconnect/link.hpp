@@ -127,7 +127,12 @@ public:
     // b_transport for a payload whose ExanetPacket the caller has already
     // found (a router's direct call, set_output_link): the extension is
     // not looked up again.
-    void carry(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay);
+    void carry(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay) {
+        // Time order without a line (no cut link in the system): a path
+        // of its own, called directly.
+        if (timed_alone_) carry_timed(gp, *pkt, delay);
+        else carry_untimed(gp, pkt, delay);
+    }
     // PacketTarget: carry(), for the network interface behind `in`
     // (Pldma::connect).
     void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override {
@@ -250,6 +255,10 @@ private:
                           sc_core::sc_time now, sc_core::sc_time head_in, unsigned flits, unsigned vc);
     template <bool Lined>
     void transport_timed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
+    void lined_time_order(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
+    void carry_timed(tlm::tlm_generic_payload& gp, class ExanetPacket& pkt, sc_core::sc_time& delay);
+    void carry_untimed(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay);
+    bool timed_alone_ = false;   // time order, no line: carry() is carry_timed()
 
     // Cut links (cut_link.hpp). Every link of a system with them: its line
     // (may_wait), a cut link's one per VC; a cut link: the near end's other

@@ -216,7 +216,8 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
     if (in.vcs == 1) vc = 0;
     if (vc >= in.vcs) return;   // refused downstream anyway
     if (timed_ || topology_) {
-        occupy_timed(in, vc, flits, head, freed, now);
+        if (in.shared) occupy_shared(in, vc, flits, head, freed);
+        else occupy_timed(in, vc, flits, head, freed, now);
         return;
     }
     InputVc& buf = in.vc[vc];
@@ -255,26 +256,29 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
     }
 }
 
+// The input link's lists: they have every packet this input had before
+// this one, freed when this input frees them, and forget nothing this
+// input still holds (Link::keep_starts_for_arrivals). Its credits keep what
+// is held within the link's buffer, and what is held after the packet's
+// start on the link is at most what is freed after it (which the link's
+// own query found): when neither could raise the most measured nor
+// overflow, there is nothing to measure.
+VRDMASIM_FORCE_INLINE void Router::occupy_shared(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head,
+                                                 sc_core::sc_time freed) {
+    const HeldSpace& held = *in.link->held_space(vc);
+    if (in.link_flits <= in.flits &&
+        (occ_max_[vc] >= in.link_flits || held.bound_after(head - in.shift) + flits <= occ_max_[vc]))
+        return;
+    const unsigned occ = held.most_during_shifted(head, freed, in.shift, flits);
+    if (occ > in.flits) overflows_.inc();
+    if (occ > occ_max_[vc]) {
+        occ_max_[vc] = occ;
+        occ_stats_[vc]->set(occ);
+    }
+}
+
 void Router::occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
                           sc_core::sc_time now) {
-    if (in.shared) {
-        // The input link's lists: they have every packet this input had
-        // before this one, freed when this input frees them, and forget
-        // nothing this input still holds (Link::keep_starts_for_arrivals).
-        // Its credits keep what is held within the link's buffer, and
-        // what is held from now on is at most every packet it keeps: when
-        // neither could raise the most measured nor overflow, there is
-        // nothing to measure.
-        const HeldSpace& held = *in.link->held_space(vc);
-        if (in.link_flits <= in.flits && (occ_max_[vc] >= in.link_flits || held.kept() + flits <= occ_max_[vc])) return;
-        const unsigned occ = held.most_during_shifted(head, freed, in.shift, flits);
-        if (occ > in.flits) overflows_.inc();
-        if (occ > occ_max_[vc]) {
-            occ_max_[vc] = occ;
-            occ_stats_[vc]->set(occ);
-        }
-        return;
-    }
     if (in.timed.size() < in.vcs) in.timed.resize(in.vcs);
     HeldSpace& held = in.timed[vc];
     // Nothing can arrive before the time forward() began (the output's call

@@ -148,6 +148,8 @@ private:
     // time order): the most flits held at any time while this packet is.
     void occupy_timed(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed,
                       sc_core::sc_time now);
+    // Time order, an input read from its link's lists (Input::shared).
+    void occupy_shared(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
 
     const SimContext& ctx_;
     sc_core::sc_time pipeline_;

@@ -47,6 +47,7 @@ public:
     VRDMASIM_FORCE_INLINE sc_core::sc_time gap_from(sc_core::sc_time s, sc_core::sc_time ser,
                                                     sc_core::sc_time min_end) const {
         if (first_ == r_.size() || r_.back().second <= s) return s;   // idle from s on
+        if (r_.back().first <= s) return r_.back().second;   // in the last: idle from its end on
         return gap_among(s, ser, min_end);
     }
 
