@@ -14,26 +14,28 @@ void HeldSpace::Times::grow() {
     // entry stay as they are: differences of them are what is read, exact
     // in unsigned arithmetic even past a wrap.
     const std::size_t kept = end_ - first_;
-    if (e_.empty() || kept * 4 > e_.size()) {
-        std::vector<Entry> bigger(std::max<std::size_t>(16, 2 * e_.size()));
-        std::copy(e_.begin() + static_cast<std::ptrdiff_t>(first_), e_.begin() + static_cast<std::ptrdiff_t>(end_),
-                  bigger.begin());
-        e_.swap(bigger);
+    if (cap_ == 0 || kept * 4 > cap_) {
+        const std::size_t cap = std::max<std::size_t>(16, 2 * cap_);
+        std::vector<Entry> bigger(cap + 1);
+        std::copy(e_ + first_, e_ + end_, bigger.begin());
+        buf_.swap(bigger);
+        e_ = buf_.data();
+        cap_ = cap;
     } else {
-        std::copy(e_.begin() + static_cast<std::ptrdiff_t>(first_), e_.begin() + static_cast<std::ptrdiff_t>(end_),
-                  e_.begin());
+        std::copy(e_ + first_, e_ + end_, e_);
     }
     end_ = kept;
+    e_[end_].before = total_;
     for (std::size_t& h : hint_) h = h > first_ ? h - first_ : 0;
     first_ = 0;
 }
 
 std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
-    if (end_ == e_.size()) grow();
+    if (end_ == cap_) grow();
     // Sorted, ties in the order added: from the back, moving each later
     // entry up one as it goes, with this entry's flits before it (a few:
     // it is usually near the back).
-    Entry* const e = e_.data();
+    Entry* const e = e_;
     std::size_t at = end_;
     while (at > first_ && t < e[at - 1].t) {
         e[at] = e[at - 1];
@@ -43,12 +45,13 @@ std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
     e[at] = Entry{t, at == end_ ? total_ : e[at + 1].before - flits, 0};
     ++end_;
     total_ += flits;
+    e[end_].before = total_;
     return at;
 }
 
 std::size_t HeldSpace::Times::search(std::size_t lo, std::size_t hi, sc_time t) const {
     // A few steps from the hint (hi is after t): further, a binary search.
-    const Entry* const e = e_.data();
+    const Entry* const e = e_;
     if (hi - lo <= 8) {
         while (lo < hi && !(t < e[lo].t)) ++lo;
         return lo;
@@ -72,12 +75,16 @@ void HeldSpace::add_start(sc_time in, sc_time freed, unsigned flits) {
 // The first freeing from index i on at which at most `room` is held, no
 // start after it holding more (next_start: a start at or before the first
 // after that freeing).
-sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned room) const {
+sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const {
     while (i < freed_.end()) {
         const sc_time t = freed_.time(i);
         const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
         next_start = in_.upper_from(t, next_start);
-        if (freed_.after_index(e) - in_.after_index(next_start) <= room) return t;
+        const unsigned after = freed_.after_index(e);
+        if (after - in_.after_index(next_start) <= room) {
+            c = Cursor{t, e, after, version_};
+            return t;
+        }
         i = e;
     }
     return max_sim_time();   // not reached: nothing is held after the last

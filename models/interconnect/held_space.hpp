@@ -102,11 +102,13 @@ public:
     // Flits of the packets kept: at least what is held at any time from
     // the present on.
     VRDMASIM_FORCE_INLINE unsigned kept() const { return freed_.after_index(freed_.begin()); }
-    // At least what is held at any time after s: what the last most_from(s)
-    // found freed after s, if nothing was added since, else kept().
+    // At least what is held at any time after s: what a cursor at or
+    // before s left by its owner (a link, for its far router: leave()) found
+    // freed after its time, if nothing was added since; else kept().
     VRDMASIM_FORCE_INLINE unsigned bound_after(sc_core::sc_time s) const {
-        return at_start_.version == version_ && at_start_.t == s ? at_start_.after : kept();
+        return left_.version == version_ && !(s < left_.t) ? left_.after : kept();
     }
+    VRDMASIM_FORCE_INLINE void leave(const Cursor& c) const { left_ = c; }
 
     // Most flits held at any time t >= s.
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s) const {
@@ -117,7 +119,6 @@ public:
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s, Cursor& c) const {
         const std::size_t i = c.version == version_ && !(s < c.t) ? freed_.upper_from(s, c.i) : freed_.upper(s, kStart);
         c = Cursor{s, i, freed_.after_index(i), version_};
-        at_start_ = c;
         const std::size_t j = in_.upper(s, kStart);
         const unsigned h = c.after - in_.after_index(j);
         if (j == in_.end()) return h;   // nothing starts after s: it only falls
@@ -130,7 +131,8 @@ public:
         Cursor c;
         return fits_from(s, flits, capacity, c);
     }
-    // The same, leaving `c` at s.
+    // The same, leaving `c` at the answer (c.after: at least most_from of
+    // any later time).
     VRDMASIM_FORCE_INLINE sc_core::sc_time fits_from(sc_core::sc_time s, unsigned flits, unsigned capacity,
                                                      Cursor& c) const {
         const unsigned room = capacity - flits;   // callers refuse packets larger than the buffer
@@ -144,11 +146,11 @@ public:
             // nothing fits before a freeing after it.
             std::size_t k = in_.end();
             while (k > j && in_.held(k - 1) <= room) --k;
-            if (k > j) return first_fitting(freed_.upper(in_.time(k - 1), kHead), k, room);
+            if (k > j) return first_fitting(freed_.upper(in_.time(k - 1), kHead), k, room, c);
         }
         // No start after s holds more than `room`: s, if it fits then.
         if (freed_after - in_.after_index(j) <= room) return s;
-        return first_fitting(i, j, room);
+        return first_fitting(i, j, room, c);
     }
     // The most flits held at any time in [head, until), a packet of `flits`
     // held over it included: a router's input buffer while that packet is
@@ -219,6 +221,18 @@ private:
             unsigned held;
         };
 
+        Times() = default;
+        Times(Times&& o) noexcept { take(o); }
+        Times& operator=(Times&& o) noexcept {
+            take(o);
+            return *this;
+        }
+        Times(const Times& o) { copy(o); }
+        Times& operator=(const Times& o) {
+            if (this != &o) copy(o);
+            return *this;
+        }
+
         // Forgets the entries at or before `now`.
         VRDMASIM_FORCE_INLINE void forget(sc_core::sc_time now) {
             std::size_t f = first_;
@@ -226,14 +240,17 @@ private:
             if (f == n || e_[f].t > now) return;
             do ++f;
             while (f < n && e_[f].t <= now);
-            if (f == n) f = end_ = 0;
-            first_ = f;
+            if (f == n) clear();
+            else first_ = f;
         }
         // Appends (t at or after every entry).
         VRDMASIM_FORCE_INLINE void push_back(sc_core::sc_time t, unsigned flits, unsigned held = 0) {
-            if (end_ == e_.size()) grow();
-            e_[end_++] = Entry{t, total_, held};
+            if (end_ == cap_) grow();
+            Entry* const e = e_ + end_;
+            e[0] = Entry{t, total_, held};
             total_ += flits;
+            e[1].before = total_;
+            ++end_;
         }
         VRDMASIM_FORCE_INLINE void add(sc_core::sc_time t, unsigned flits) {
             if (end_ == first_ || e_[end_ - 1].t <= t) push_back(t, flits);
@@ -248,7 +265,7 @@ private:
         // its arrival at the far end) ended, as those follow each other
         // in about time order.
         VRDMASIM_FORCE_INLINE std::size_t upper(sc_core::sc_time t, int slot) const {
-            const Entry* const e = e_.data();
+            const Entry* const e = e_;
             const std::size_t lo = first_, hi = end_;
             if (lo == hi || e[hi - 1].t <= t) return hi;
             // e[hi - 1] is after t: the answer is in [lo, hi - 1].
@@ -277,16 +294,24 @@ private:
         sc_core::sc_time back_time() const { return e_[end_ - 1].t; }
         unsigned held(std::size_t i) const { return e_[i].held; }
         unsigned& held(std::size_t i) { return e_[i].held; }
-        // Flits of the entries from i on; after t.
-        VRDMASIM_FORCE_INLINE unsigned after_index(std::size_t i) const {
-            return i == end_ ? 0u : total_ - e_[i].before;
-        }
+        // Flits of the entries from i on (the end entry's: none); after t.
+        VRDMASIM_FORCE_INLINE unsigned after_index(std::size_t i) const { return total_ - e_[i].before; }
         VRDMASIM_FORCE_INLINE unsigned after(sc_core::sc_time t, int slot) const { return after_index(upper(t, slot)); }
         std::size_t size() const { return end_ - first_; }
-        void clear() { first_ = end_ = 0; }
+        void clear() {
+            first_ = end_ = 0;
+            e_[0].before = total_;
+        }
 
     private:
-        std::vector<Entry> e_;   // its size is the capacity; entries first_..end_ - 1
+        // The entries first_..end_ - 1 of buf_, then an end entry whose
+        // `before` is the total (so after_index needs no test for the end);
+        // room for cap_ entries and the end one. Before the first, e_ is
+        // an empty list's end entry, shared (its `before` stays 0).
+        std::vector<Entry> buf_;
+        static inline Entry empty_end_{};
+        Entry* e_ = &empty_end_;
+        std::size_t cap_ = 0;
         std::size_t first_ = 0, end_ = 0;
         mutable std::size_t hint_[3] = {};   // where upper() starts looking, per slot
         unsigned total_ = 0;   // flits of every entry
@@ -296,6 +321,27 @@ private:
         void grow();
         // The first entry in [lo, hi] after t (e_[hi] is).
         std::size_t search(std::size_t lo, std::size_t hi, sc_core::sc_time t) const;
+        void copy(const Times& o) {
+            buf_ = o.buf_;
+            e_ = o.cap_ == 0 ? &empty_end_ : buf_.data();
+            cap_ = o.cap_;
+            first_ = o.first_;
+            end_ = o.end_;
+            total_ = o.total_;
+            for (int k = 0; k < 3; ++k) hint_[k] = o.hint_[k];
+        }
+        void take(Times& o) {
+            buf_ = std::move(o.buf_);   // the same array: e_ still points into it
+            e_ = o.cap_ == 0 ? &empty_end_ : buf_.data();
+            cap_ = o.cap_;
+            first_ = o.first_;
+            end_ = o.end_;
+            total_ = o.total_;
+            for (int k = 0; k < 3; ++k) hint_[k] = o.hint_[k];
+            o.e_ = &empty_end_;
+            o.cap_ = o.first_ = o.end_ = 0;
+            o.total_ = 0;
+        }
     };
     Times freed_, in_;
     // The last forget's present: a call at the same time has nothing more
@@ -304,10 +350,10 @@ private:
     sc_core::sc_time forgot_at_;
     bool exact_ = false;   // forget_every_time()
     std::uint64_t version_ = 0;   // packets added (Cursor)
-    mutable Cursor at_start_;   // the last most_from's (bound_after)
+    mutable Cursor left_;   // leave(), for bound_after()
 
     void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
-    sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room) const;
+    sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const;
     unsigned most_at_starts(std::size_t j) const;
     unsigned most_at_shifted(unsigned most, std::size_t j, sc_core::sc_time until, sc_core::sc_time shift) const;
 };

@@ -348,15 +348,18 @@ VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, s
             buf.hwm = occ;
             buf.hwm_stat->set(buf.hwm);
         }
-    } else if (buf.hwm < p_.buffer_flits && timed_[vc].kept() + flits > buf.hwm) {
-        // (Else it cannot rise: the credits keep the buffer within its
-        // size, and what is held from the present on is at most every
-        // packet kept.)
-        const unsigned occ = flits + timed_[vc].most_from(start, cursor);
-        if (occ > buf.hwm) {
-            buf.hwm = occ;
-            buf.hwm_stat->set(buf.hwm);
+    } else {
+        // (Not if it cannot rise: the credits keep the buffer within its
+        // size, and what is held from the credits' time on is at most what
+        // is freed after it.)
+        if (buf.hwm < p_.buffer_flits && cursor.after + flits > buf.hwm) {
+            const unsigned occ = flits + timed_[vc].most_from(start, cursor);
+            if (occ > buf.hwm) {
+                buf.hwm = occ;
+                buf.hwm_stat->set(buf.hwm);
+            }
         }
+        timed_[vc].leave(cursor);   // the far router's bound (Router::occupy_shared)
     }
     const sc_time end = max_time(start + ser, min_end);
     wire_.reserve(start, end);
