@@ -82,7 +82,7 @@ sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned
         next_start = in_.upper_from(t, next_start);
         const unsigned after = freed_.after_index(e);
         if (after - in_.after_index(next_start) <= room) {
-            c = Cursor{t, e, after, version_};
+            c = Cursor{t.value(), e, after, version_};
             return t;
         }
         i = e;

@@ -65,16 +65,17 @@ public:
     // while nothing is added (`version`). fits_from(head) sets it, and
     // most_from(start) and add(start) read it: a packet starts at its head
     // or a few freeings later.
-    struct Cursor {
-        sc_core::sc_time t;
-        std::size_t i = 0;
-        unsigned after = 0;
-        std::uint64_t version = ~std::uint64_t{0};
+    struct Cursor {   // (not initialised: set by fits_from, or none())
+        sc_dt::uint64 t;   // sc_time::value()
+        std::size_t i;
+        unsigned after;
+        std::uint64_t version;
+        static constexpr Cursor none() { return Cursor{0, 0, 0, ~std::uint64_t{0}}; }
     };
 
     // Counts `flits` held over [in, freed) (in < freed).
     VRDMASIM_FORCE_INLINE void add(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits) {
-        add(in, freed, flits, Cursor{});
+        add(in, freed, flits, Cursor::none());
     }
     // The same, `c` where the queries of this packet left off.
     VRDMASIM_FORCE_INLINE void add(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits, const Cursor& c) {
@@ -83,7 +84,7 @@ public:
         // one too), and what is held at every earlier one is unchanged.
         const bool last = in_.empty() || in_.back_time() < in;
         unsigned at_in = 0;
-        if (last) at_in = (c.version == version_ && c.t == in ? c.after : freed_.after(in, kStart)) + flits;
+        if (last) at_in = (c.version == version_ && c.t == in.value() ? c.after : freed_.after(in, kStart)) + flits;
         freed_.add(freed, flits);
         ++version_;
         if (last) in_.push_back(in, flits, at_in);
@@ -106,19 +107,20 @@ public:
     // before s left by its owner (a link, for its far router: leave()) found
     // freed after its time, if nothing was added since; else kept().
     VRDMASIM_FORCE_INLINE unsigned bound_after(sc_core::sc_time s) const {
-        return left_.version == version_ && !(s < left_.t) ? left_.after : kept();
+        return left_.version == version_ && left_.t <= s.value() ? left_.after : kept();
     }
     VRDMASIM_FORCE_INLINE void leave(const Cursor& c) const { left_ = c; }
 
     // Most flits held at any time t >= s.
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s) const {
-        Cursor c;
+        Cursor c = Cursor::none();
         return most_from(s, c);
     }
     // The same, from where `c` left off (at or before s), and leaving it at s.
     VRDMASIM_FORCE_INLINE unsigned most_from(sc_core::sc_time s, Cursor& c) const {
-        const std::size_t i = c.version == version_ && !(s < c.t) ? freed_.upper_from(s, c.i) : freed_.upper(s, kStart);
-        c = Cursor{s, i, freed_.after_index(i), version_};
+        const std::size_t i =
+            c.version == version_ && c.t <= s.value() ? freed_.upper_from(s, c.i) : freed_.upper(s, kStart);
+        c = Cursor{s.value(), i, freed_.after_index(i), version_};
         const std::size_t j = in_.upper(s, kStart);
         const unsigned h = c.after - in_.after_index(j);
         if (j == in_.end()) return h;   // nothing starts after s: it only falls
@@ -138,7 +140,7 @@ public:
         const unsigned room = capacity - flits;   // callers refuse packets larger than the buffer
         const std::size_t i = freed_.upper(s, kHead);
         const unsigned freed_after = freed_.after_index(i);
-        c = Cursor{s, i, freed_after, version_};
+        c = Cursor{s.value(), i, freed_after, version_};
         if (freed_after <= room) return s;   // not even every packet freed after s is over it
         const std::size_t j = in_.upper(s, kHead);
         if (j != in_.end()) {
@@ -350,7 +352,7 @@ private:
     sc_core::sc_time forgot_at_;
     bool exact_ = false;   // forget_every_time()
     std::uint64_t version_ = 0;   // packets added (Cursor)
-    mutable Cursor left_;   // leave(), for bound_after()
+    mutable Cursor left_ = Cursor::none();   // leave(), for bound_after()
 
     void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
     sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const;
