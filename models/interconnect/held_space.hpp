@@ -14,21 +14,23 @@
 // Both are sums over a list sorted by time (the packets' freeing times, and
 // their starts), each kept with the flits before each entry, so either is
 // one search; the lists are appended to (a new packet usually starts and is
-// freed last) and forgotten from the front. Nothing more is done per
-// packet.
+// freed last) and forgotten from the front, in arrays that move only when
+// full.
 //
 // What is held from a time s on is at most what is freed after s, which
-// answers most credit queries at once. Beyond that it can only rise at a
-// start after s, so each start is kept with what is held at it, counted
-// when it is added (usually the last start: a search at the place the
-// link's last query left; a packet that starts later does not change it,
-// and one that starts earlier, rare, adds to those it is held over). The
-// most held from s on is then held(s) or the most at a start after s, and
-// the last start at which more than a room is held is found walking back
-// from the last start: no sum is recomputed, and the starts after s are
-// those of the packets queued ahead. Every answer is exact, the same as
-// sweeping every packet (HeldSpace::swept, which the tests compare it
-// with).
+// answers a credit query at once when the buffer is far from full. Beyond
+// that it can only rise at a start after s, so each start is kept with
+// what is held at it, counted when it is added (usually the last start:
+// a packet that starts later does not change it, and one that starts
+// earlier, rare, adds to those it is held over). The most held from s on
+// is then held(s) or the most at a start after s, and the last start at
+// which more than a room is held is found walking back from the last
+// start: no sum is recomputed, and the starts after s are those of the
+// packets queued ahead. A link's queries for one packet (its credits from
+// its head, the most held from its start, its start's count when it is
+// added) share a Cursor: where the last left off in the freeings. Every
+// answer is exact, the same as sweeping every packet (HeldSpace::swept,
+// which the tests compare it with).
 #pragma once
 
 #include <algorithm>
