@@ -151,3 +151,66 @@ TEST_CASE("router: adaptive choice takes the earliest adaptive link, escape only
     CHECK(links[1]->buffer_hwm(0) == 36);
     for (const auto& x : sinks[4]->arrivals) CHECK(x.data_ok);
 }
+
+namespace {
+
+// A time-ordered input link, a router and a time-ordered output link into
+// a sink that frees slowly; the input link connected directly to the router
+// (Link::connect: the router reads the link's lists) or through the
+// router's socket (the router keeps its own).
+struct TimedHop {
+    TimedHop(NetEnv& env, const std::string& name, bool connected)
+        : in((name + "_in").c_str(), env.ctx, timed_link(64, 1), "g", name + "_in"),
+          router((name + "_router").c_str(), env.ctx),
+          out((name + "_out").c_str(), env.ctx, timed_link(40, 1), "g", name + "_out"),
+          sink((name + "_sink").c_str()),
+          src((name + "_src").c_str(), [](PacketSource& s) {
+              // Heads out of call order: later calls overtake earlier ones
+              // on both links, and the buffers fill behind the slow sink.
+              for (unsigned k = 0; k < 24; ++k) {
+                  PacketSpec p;
+                  p.seq = k;
+                  p.head_delay = ns(k % 3 == 0 ? 3000 + 40.0 * k : 120.0 * k);
+                  s.send(p);
+              }
+          }) {
+        src.out.bind(in.in);
+        if (connected) in.connect(router);
+        else in.out.bind(router.in);
+        router.out.bind(out.in);
+        router.set_output_link(0, &out);
+        router.set_route(1, 0);
+        router.set_time_order();
+        router.set_input_buffer(0, 64, 1);
+        out.out.bind(sink.in);
+        sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(2); };
+    }
+    Link in;
+    Router router;
+    Link out;
+    PacketSink sink;
+    PacketSource src;
+};
+
+}   // namespace
+
+TEST_CASE("router: in time order an input its link is connected to is measured on the link's lists, as on its own",
+          "[router][link][time-order]") {
+    NetEnv env;
+    TimedHop connected(env, "a", true), socket(env, "b", false);
+    sc_start();
+    REQUIRE(connected.sink.arrivals.size() == 24);
+    REQUIRE(socket.sink.arrivals.size() == 24);
+    unsigned overtaken = 0;
+    for (unsigned k = 0; k < 24; ++k) {
+        CHECK(connected.sink.arrivals[k].head == socket.sink.arrivals[k].head);
+        // (arrivals are in call order: a later call that arrives earlier overtook)
+        overtaken += k > 0 && connected.sink.arrivals[k].head < connected.sink.arrivals[k - 1].head;
+    }
+    // Packets overtook, and the input held several at once.
+    CHECK(overtaken > 0);
+    CHECK(socket.router.occupancy_max(0) > 2 * flits_of(256));
+    CHECK(connected.router.occupancy_max(0) == socket.router.occupancy_max(0));
+    CHECK(connected.router.overflows() == socket.router.overflows());
+    CHECK(connected.in.buffer_hwm(0) == socket.in.buffer_hwm(0));
+}
