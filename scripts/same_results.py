@@ -19,6 +19,7 @@ exactly, and a statistic the new build prints must agree with the base.
 import argparse
 import csv
 import glob
+import re
 import json
 import os
 import subprocess
@@ -31,13 +32,20 @@ HOST_COLUMNS = {"host_seconds", "peak_rss_mib", "host_huge_pages_mib", "host_bui
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_configs():
+def run_configs(exe):
+    """Every shipped run config: a file of one point, as the simulator's
+    sweep reader sees it (a sweep is a file with lists of values, with or
+    without a [sweep] section: its points are run configs too, but many)."""
     out = []
     for path in sorted(glob.glob(os.path.join(ROOT, "configs", "**", "*.ini"), recursive=True)):
         with open(path) as f:
-            text = f.read()
-        if "[sweep]" in text:
-            continue   # a sweep: its points are run configs too, but many
+            if "[sweep]" in f.read():
+                continue
+        p = subprocess.run([exe, "sweep", path, "--list-points"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        m = re.search(r"^sweep: (\d+) points? ", p.stdout, re.M)
+        if p.returncode == 0 and m and int(m.group(1)) > 1:
+            continue
         out.append(path)
     return out
 
@@ -73,7 +81,7 @@ def main():
                          "since they start with '--': --args=--router.link-order=time")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
-    configs = args.configs or run_configs()
+    configs = args.configs or run_configs(args.base)
     differing = 0
     with tempfile.TemporaryDirectory(prefix="vrdmasim_same_") as d:
         for i, config in enumerate(configs):
