@@ -98,6 +98,8 @@ public:
         std::uint64_t measured = 0, measured_delivered = 0;
         double offered = 0, accepted = 0, accepted_gbps = 0;   // per node, fractions of the NI link's rate
         double backlog_growth = 0;   // (backlog at the window's end - at its start) / messages created in it
+        double waiting_rise_us = 0;   // mean waiting of the window's second half minus its first's
+        bool waiting_rises = false;   // by more than 3 standard errors and a fifth of the first half's latency
         bool saturated = false;
     };
     const Figures& figures() const { return fig_; }
@@ -140,6 +142,16 @@ private:
     // Window bookkeeping, exact by each event's own simulated time.
     std::uint64_t created_before_w0_ = 0, created_before_w1_ = 0, created_in_window_ = 0;
     std::uint64_t delivered_before_w0_ = 0, delivered_before_w1_ = 0;
+    // The measured messages' waiting (latency minus their zero-load sum, us)
+    // by the half of the window they were created in: count, sum, sum of
+    // squares. A saturated flow's waiting grows with the time it was created.
+    struct Half {
+        double n = 0, sum = 0, sq = 0;
+        double mean() const { return n > 0 ? sum / n : 0; }
+        double var() const { return n > 1 ? (sq - sum * sum / n) / (n - 1) : 0; }
+    };
+    Half half_[2];
+    double zero_load_sum_[2] = {0, 0};   // their zero-load sums, us
     std::uint64_t measured_abandoned_ = 0;
     std::vector<std::uint64_t> rx_window_flits_, tx_window_flits_;   // by node: NI links' packets in the window
     std::uint64_t rx_window_payload_ = 0;
@@ -148,6 +160,7 @@ private:
     std::string first_below_, first_causality_;   // the first message faster than its zero-load sum, described
     Counter& created_;
     Counter& abandoned_;
+    Counter& exact_;   // measured messages whose network latency is their zero-load sum, to the picosecond
     Histogram& latency_;   // measured: creation to the last tail out of the destination's NI link, us
     Histogram& net_latency_;   // measured: first head onto the source's NI link to that tail, us
     Histogram& zero_load_us_;   // measured: their zero-load sums, us
@@ -156,6 +169,7 @@ private:
     Scalar& accepted_;
     Scalar& accepted_gbps_;
     Scalar& backlog_growth_;
+    Scalar& waiting_rise_;
     Scalar& saturated_;
 };
 
