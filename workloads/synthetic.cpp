@@ -32,8 +32,8 @@ SyntheticParams::SyntheticParams()
                     "offered load: each node creates messages at this fraction of its NI link's rate (ni.rate x "
                     "ni.lanes), counted in the data flits the engine cuts them into (header, payload and footer), "
                     "so 1 fills the injection link with data (BookSim's injection_rate in flits per cycle). "
-                    "Default 0.1: a light load (*estimate*: an experiment's choice; configs/sweeps/synthetic.ini "
-                    "sweeps it)")
+                    "Default 0.1: a light load (*estimate*: an experiment's choice; configs/sweeps/synthetic-*.ini "
+                    "sweep it)")
                .range("0", "1")),
       arrivals(set.choice("arrivals", "bernoulli", {"bernoulli", "poisson"},
                           "the sources' arrival process (drawn from sim.seed): bernoulli: in each flit time of the "
