@@ -306,7 +306,16 @@ SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<Rd
         nodes_.push_back(std::make_unique<Source>(seed_, i));
         const std::uint64_t per = app.records_for(msg_);
         const std::uint64_t rx = sources_[i].size() * window_ * msg_;
-        check_fits(app, rx + window_ * msg_ + window_ * per * sizeof(CompletionRecord));
+        const std::uint64_t need = rx + window_ * msg_ + window_ * per * sizeof(CompletionRecord);
+        if (need > app.capacity())
+            throw ConfigError("the synthetic traffic's buffers do not fit on " + app.group() + ": " +
+                              std::to_string(need) + " B asked, at most " + std::to_string(app.capacity()) +
+                              " B can be mapped: a receive slot of " + std::to_string(msg_) + " B for each of its " +
+                              std::to_string(sources_[i].size()) +
+                              " sources and each message they may have in "
+                              "flight (" +
+                              c.describe(P.outstanding) + ", " + c.describe(P.message_size) +
+                              "); lower those, or raise " + c.describe("dram.size"));
         check_locked(app, {window_ * per * sizeof(CompletionRecord)});
         app.program = [this](RdmaProcess& a) { program(a); };
     }
