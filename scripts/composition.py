@@ -72,6 +72,9 @@ NEEDS = {
     "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
     "trace": ["--trace.file=" + os.path.join(ROOT, "configs", "traces", "farm", "farm.otf2"), "--topology.kind=qfdb",
               "--topology.nodes=4"],
+    # A short window: a few dozen messages per node (its messages are one
+    # packet each, and share pages: 16 to a 4 KiB page).
+    "synthetic": ["--synthetic.warmup=2us", "--synthetic.measure=10us", "--synthetic.drain=2us"],
 }
 # One combination in this many is also run warm, and one (another) with
 # messages of 64 B.

@@ -1,4 +1,4 @@
-// The vrdmasim executable: run, params, sweep, merge, bench.
+// The vrdmasim executable: run, params, sweep, merge, bench, bounds.
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +21,7 @@
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
 #include "models/common/noise.hpp"
+#include "src/cli/bounds.hpp"
 #include "src/cli/huge_pages.hpp"
 #include "src/cli/run.hpp"
 #include "src/sim/summary.hpp"
@@ -47,6 +48,9 @@ void usage(std::ostream& os) {
           "  vrdmasim merge [--allow-partial] OUT.csv IN.csv [IN.csv ...]\n"
           "      merge the results.csv of sweep shards (or of whole sweeps) into one, checking that\n"
           "      every point of each sweep is there exactly once\n"
+          "  vrdmasim bounds [CONFIG.ini ...] [--section.key=value ...] [--patterns LIST|all] [--channels]\n"
+          "      the synthetic traffic's saturation-throughput bound (the most loaded channel under the\n"
+          "      simulator's routes) and zero-load latency, per pattern; simulates nothing\n"
           "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
           "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
           "      halo on 4 to --max-nodes nodes (1296 by default, up to 16384)\n"
@@ -451,6 +455,7 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "metrics") return metrics_command(args);
     if (cmd == "sweep") return sweep_command(reg, args);
     if (cmd == "merge") return merge_command(args);
+    if (cmd == "bounds") return vrdmasim::bounds_command(reg, args);
     if (cmd == "bench") return vrdmasim::bench_command(args);
     if (cmd == "bench-bare") return vrdmasim::bench_bare_command(args);
     if (cmd == "bench-smmu") return vrdmasim::bench_smmu_command(args);

@@ -1,5 +1,6 @@
 #include "src/sim/system.hpp"
 
+#include "src/sim/channel_load.hpp"
 #include "src/sim/event_order.hpp"
 #include "src/sim/roi.hpp"
 
@@ -11,6 +12,7 @@
 #include "library/rdma/buffer_guard.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/synthetic.hpp"
 #include "library/messaging/params.hpp"
 #include "src/sim/thread_budget.hpp"
 
@@ -414,6 +416,12 @@ void System::resolve(Config& c) {
             "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
             "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
     }
+    // Synthetic traffic measures contention where senders meet: its links
+    // serve packets in time order unless the configuration says otherwise
+    // (workloads/README.md "Synthetic traffic").
+    if (c[params_of<WorkloadParams>().kind] == "synthetic" &&
+        c.origin(params_of<RouterParams>().link_order.name()) == "default")
+        c.set(params_of<RouterParams>().link_order.name(), "time", "implied by workload.kind = synthetic");
     const std::string strategy = "rdma.strategy = " + c.text(params_of<RdmaParams>().strategy);
     for (const Need& n : needs) {
         const ParamDecl* d = c.registry().find(n.key);
@@ -892,6 +900,35 @@ void System::build_jobs(const SimContext& ctx) {
                 }
                 return n;
             });
+    }
+    wire_synthetic(ctx);
+}
+
+void System::wire_synthetic(const SimContext& ctx) {
+    std::vector<SyntheticWorkload*> jobs;
+    bool any = false;
+    for (const auto& w : workloads_) {
+        jobs.push_back(dynamic_cast<SyntheticWorkload*>(w.get()));
+        any = any || jobs.back();
+    }
+    if (!any) return;
+    channels_ = std::make_shared<const ChannelModel>(ctx.config);
+    std::shared_ptr<const ChannelModel> model = channels_;
+    for (SyntheticWorkload* s : jobs)
+        if (s)
+            s->set_network(model->ni_flit(), [model](unsigned src, unsigned dst, std::uint64_t flits) {
+                return model->zero_load(src, dst, flits);
+            });
+    // A data packet belongs to the job of its protection domain (domain_of_job).
+    for (auto& node : nodes_) {
+        if (!node) continue;
+        node->dma.on_data_arrival([jobs](const ExanetPacket& p, sc_core::sc_time tail) {
+            if (p.header.pdid == 0) return;
+            const unsigned job = p.header.pdid - 1u;
+            if (job < jobs.size() && jobs[job])
+                jobs[job]->packet_arrived(p.src_node, p.dst_node, p.header.dst_va, p.flits(), p.header.size, p.injected,
+                                          tail);
+        });
     }
 }
 
