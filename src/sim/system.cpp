@@ -21,12 +21,10 @@ using sc_core::sc_time;
 namespace {
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
-// router.link-order: auto is time order with adaptive routing (in call order
-// the links where paths meet would put every sender's packets back in send
-// order), call order otherwise.
-bool time_ordered_links(const Config& c) {
-    return c[params_of<RouterParams>().link_order] == "time" || adaptive_routing(c);
-}
+// router.link-order: time (the default) or call-approximate, which the
+// topology's checks refuse with adaptive routing (in call order the links
+// where paths meet would put every sender's packets back in send order).
+bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time"; }
 
 // Links of a class; with adaptive routing every link reserves its wire in
 // time order, so that packets of one transfer that took different paths can
@@ -621,6 +619,11 @@ Topology System::topology_from(const Config& c) {
                          "adaptive routing chooses among the torus dimensions of the F1 "
                          "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                              c.describe(params_of<TopologyParams>().kind) + ")");
+        if (!time_ordered_links(c))
+            throw refuse("router.link-order",
+                         "router.routing = adaptive needs links served in time order: packets of one transfer "
+                         "take different paths and overtake where they meet, which first come first served by "
+                         "call would undo (router.link-order = time)");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs",
                          "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
