@@ -78,7 +78,7 @@ def main():
                          "counts as the same")
     ap.add_argument("--args", default="",
                     help="settings given to both runs of every config, split at spaces; written with '=' "
-                         "since they start with '--': --args=--router.link-order=time")
+                         "since they start with '--': --args=--router.link-order=call-approximate")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs(args.base)

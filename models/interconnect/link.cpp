@@ -336,7 +336,7 @@ __attribute__((noinline)) void Link::inverted(sc_time waited) {
     if (!inversions_) {
         inversions_ = &stats_->counter(std::string(name()) + ".order_inversions", "",
                                        "packets that waited for the wire behind a packet that reached the link later "
-                                       "in simulated time (router.link-order = auto: call order)");
+                                       "in simulated time (router.link-order = call-approximate)");
         inversion_wait_us_ = &stats_->scalar(std::string(name()) + ".order_wait", "us",
                                              "queueing of those packets for the wire", Scalar::Kind::Sum);
     }

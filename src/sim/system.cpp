@@ -23,12 +23,10 @@ using sc_core::sc_time;
 namespace {
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
-// router.link-order: auto is time order with adaptive routing (in call order
-// the links where paths meet would put every sender's packets back in send
-// order), call order otherwise.
-bool time_ordered_links(const Config& c) {
-    return c[params_of<RouterParams>().link_order] == "time" || adaptive_routing(c);
-}
+// router.link-order: time (the default) or call-approximate, which the
+// topology's checks refuse with adaptive routing (in call order the links
+// where paths meet would put every sender's packets back in send order).
+bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time"; }
 
 // Links of a class; with adaptive routing every link reserves its wire in
 // time order, so that packets of one transfer that took different paths can
@@ -416,12 +414,6 @@ void System::resolve(Config& c) {
             "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
             "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
     }
-    // Synthetic traffic measures contention where senders meet: its links
-    // serve packets in time order unless the configuration says otherwise
-    // (workloads/README.md "Synthetic traffic").
-    if (c[params_of<WorkloadParams>().kind] == "synthetic" &&
-        c.origin(params_of<RouterParams>().link_order.name()) == "default")
-        c.set(params_of<RouterParams>().link_order.name(), "time", "implied by workload.kind = synthetic");
     const std::string strategy = "rdma.strategy = " + c.text(params_of<RdmaParams>().strategy);
     for (const Need& n : needs) {
         const ParamDecl* d = c.registry().find(n.key);
@@ -629,6 +621,11 @@ Topology System::topology_from(const Config& c) {
                          "adaptive routing chooses among the torus dimensions of the F1 "
                          "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                              c.describe(params_of<TopologyParams>().kind) + ")");
+        if (!time_ordered_links(c))
+            throw refuse("router.link-order",
+                         "router.routing = adaptive needs links served in time order: packets of one transfer "
+                         "take different paths and overtake where they meet, which first come first served by "
+                         "call would undo (router.link-order = time)");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs",
                          "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "

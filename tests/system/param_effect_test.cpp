@@ -254,8 +254,9 @@ const std::map<std::string, Settings>& scenarios() {
         {"router.routing", kTorusPermutation},
         {"router.link-order", kTorusPermutation},
         // Same-time order (src/sim/event_order.hpp): the halo of
-        // configs/halo.ini, where senders meet at the ejection links by
-        // call order, moves with which of two same-time events runs first.
+        // configs/halo.ini, where senders meet at the ejection links and
+        // same-time ties are served by call, moves with which of two
+        // same-time events runs first.
         {"sim.event-order", Settings{{"topology.kind", "qfdb"},
                                      {"topology.nodes", "4"},
                                      {"workload.kind", "halo"},
