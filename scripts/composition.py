@@ -26,13 +26,18 @@ error matches; the table gives each refusal's physical reason. Anything else
 and so is a rule no combination needs any more (the table must not keep
 refusals that are gone). Exit status 1 when there is one; the ctest
 `composition` runs this.
+
+The runs go through one `vrdmasim run-batch` (--jobs at a time): each is a
+process of its own, forked from it, that enters the executable's main as
+`vrdmasim run ARGS...` would, without loading and initialising its
+libraries again (most of a small run's host time).
 """
 import argparse
-import concurrent.futures
 import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,6 +77,9 @@ NEEDS = {
     "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
     "trace": ["--trace.file=" + os.path.join(ROOT, "configs", "traces", "farm", "farm.otf2"), "--topology.kind=qfdb",
               "--topology.nodes=4"],
+    # A short window: a few dozen messages per node (its messages are one
+    # packet each, and share pages: 16 to a 4 KiB page).
+    "synthetic": ["--synthetic.warmup=2us", "--synthetic.measure=10us", "--synthetic.drain=2us"],
 }
 # One combination in this many is also run warm, and one (another) with
 # messages of 64 B.
@@ -142,14 +150,50 @@ def combinations(axes):
                     yield "cold", dict(settings, **{axis: choice})
 
 
-def run_one(exe, scratch, n, situation, settings):
-    out = os.path.join(scratch, f"run{n}")
-    args = [exe, "run", "-q", "--out", out] + SMALL + {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
+def run_arguments(scratch, n, situation, settings):
+    """The arguments of run n after `vrdmasim run`."""
+    args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + SMALL
+    args += {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
     args += NEEDS.get(settings["workload.kind"], [])
-    args += [f"--{k}={v}" for k, v in settings.items()]
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    subprocess.run(["rm", "-rf", out])
-    return situation, settings, p.returncode, p.stdout
+    return args + [f"--{k}={v}" for k, v in settings.items()]
+
+
+def run_all(exe, scratch, combos, jobs):
+    """Every combination's (exit status, stdout and stderr), in order: one
+    `vrdmasim run-batch`, whose children are each the process `vrdmasim
+    run ARGS...` would be, forked instead of started (a small run's host time
+    is mostly the executable's start: its libraries loaded and initialised),
+    --jobs at a time. A status is negative for a signal, as subprocess's."""
+    runs = os.path.join(scratch, "runs.txt")
+    logs = os.path.join(scratch, "logs")
+    os.mkdir(logs)
+    with open(runs, "w") as f:
+        for n, (situation, settings) in enumerate(combos):
+            args = run_arguments(scratch, n, situation, settings)
+            assert not any("\t" in a or "\n" in a for a in args)
+            f.write("\t".join(args) + "\n")
+    status = {}
+    with subprocess.Popen([exe, "run-batch", runs, "--logs", logs, "--jobs", str(jobs)], stdout=subprocess.PIPE,
+                          text=True) as p:
+        for line in p.stdout:
+            n, how, value = line.split()
+            n = int(n)
+            status[n] = int(value) if how == "exit" else -int(value)
+            # Each run's output goes as soon as it ends: thousands of them
+            # would fill the disk.
+            shutil.rmtree(os.path.join(scratch, f"run{n}"), ignore_errors=True)
+    if p.returncode != 0:
+        sys.exit(f"composition: vrdmasim run-batch ended with status {p.returncode}")
+    results = []
+    for n in range(len(combos)):
+        log = os.path.join(logs, f"{n}.log")
+        text = ""
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                text = f.read()
+            os.remove(log)
+        results.append((status.get(n, "none: run-batch gave no status"), text))
+    return results
 
 
 def describe(situation, settings):
@@ -174,30 +218,27 @@ def main():
     ok, refused, holes = 0, {}, []
     by_kind = {}   # workload.kind -> [finished, {rule: refused}]
     with tempfile.TemporaryDirectory(prefix="vrdmasim-composition-") as scratch:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = [pool.submit(run_one, exe, scratch, n, s, c) for n, (s, c) in enumerate(combos)]
-            for fut in futures:
-                situation, settings, rc, text = fut.result()
-                what = describe(situation, settings)
-                row = by_kind.setdefault(settings["workload.kind"], [0, {}])
-                if rc == 0:
-                    ok += 1
-                    row[0] += 1
+        for (situation, settings), (rc, text) in zip(combos, run_all(exe, scratch, combos, args.jobs)):
+            what = describe(situation, settings)
+            row = by_kind.setdefault(settings["workload.kind"], [0, {}])
+            if rc == 0:
+                ok += 1
+                row[0] += 1
+                if args.list:
+                    print(f"ok       {what}")
+                continue
+            if rc == 2:
+                hit = [rid for rid, pat in rules if pat.search(text)]
+                if len(hit) == 1:
+                    refused.setdefault(hit[0], []).append(what)
+                    row[1][hit[0]] = row[1].get(hit[0], 0) + 1
                     if args.list:
-                        print(f"ok       {what}")
+                        print(f"{hit[0]:8s} {what}")
                     continue
-                if rc == 2:
-                    hit = [rid for rid, pat in rules if pat.search(text)]
-                    if len(hit) == 1:
-                        refused.setdefault(hit[0], []).append(what)
-                        row[1][hit[0]] = row[1].get(hit[0], 0) + 1
-                        if args.list:
-                            print(f"{hit[0]:8s} {what}")
-                        continue
-                    why = "matches no rule" if not hit else "matches several rules: " + ", ".join(hit)
-                    holes.append(f"refused, {why}: {what}\n    {text.strip()[-400:]}")
-                    continue
-                holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
+                why = "matches no rule" if not hit else "matches several rules: " + ", ".join(hit)
+                holes.append(f"refused, {why}: {what}\n    {text.strip()[-400:]}")
+                continue
+            holes.append(f"exit {rc}: {what}\n    {text.strip()[-600:]}")
     unused = [rid for rid, _ in rules if rid not in refused and not args.only]
     total = len(combos)
     own = list(dict.fromkeys(a for names in WORKLOAD_AXES.values() for a in names))

@@ -19,6 +19,7 @@
 #include "workloads/pingpong.hpp"
 #include "workloads/sendrecv.hpp"
 #include "workloads/stream.hpp"
+#include "workloads/synthetic.hpp"
 
 namespace vrdmasim {
 
@@ -90,7 +91,7 @@ WorkloadParams::WorkloadParams()
       kind(set.choice(
           "kind", "stream",
           {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap",
-           "fileserve", "collective", "trace"},
+           "fileserve", "collective", "trace", "synthetic"},
           "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
           "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
           "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
@@ -101,17 +102,20 @@ WorkloadParams::WorkloadParams()
           "process computes beside "
           "its transfers in flight and touches their buffers now and then (section [overlap], "
           "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
-          "clients on the other nodes (section [fileserve], fs.files)")),
+          "clients on the other nodes (section [fileserve], fs.files); synthetic: every node an open-loop source "
+          "of packet-sized messages at an offered load, to the destinations of a traffic pattern (section "
+          "[synthetic]; the interconnect's latency against offered load)")),
       src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
                    .range("0", "65535")),
-      message_size(set.size("message-size", "64KiB", "bytes per RDMA write").range("0B", "1GiB")),
+      message_size(set.size("message-size", "64KiB", "bytes per RDMA write (synthetic: synthetic.message-size)")
+                       .range("0B", "1GiB")),
       total_bytes(
           set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
               .range("1B", "64GiB")),
       window(set.integer("window", "4",
                          "stream, cluster kinds: transfers outstanding at once per sending node (each "
-                         "with its own buffers)")
+                         "with its own buffers; synthetic: synthetic.outstanding)")
                  .range("1", "4096")),
       iterations(
           set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000")),
@@ -209,6 +213,7 @@ void Workload::declare_params(ParamRegistry& reg) {
     FileserveWorkload::declare_params(reg);
     CollectiveWorkload::declare_params(reg);
     TraceWorkload::declare_params(reg);
+    SyntheticWorkload::declare_params(reg);
 }
 
 bool Workload::uses_two_sided_library(const Config& c) {
@@ -268,6 +273,11 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
         kind != "pingpong" && kind != "fileserve" && !cluster_kind &&
         !(kind == "collective" && c.string("collective.transport") == "one-sided")) {
         // docs/composition.md, the refusal table.
+        if (kind == "synthetic")
+            throw c.refuse("workload.operation",
+                           "the read form is not built for workload.kind = synthetic: its sources inject writes "
+                           "open loop; a read is a request out and the data back, initiated by the destination "
+                           "(BookSim's request-reply traffic), whose arrivals the patterns do not define");
         if (kind == "lock")
             throw c.refuse("workload.operation",
                            "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
@@ -306,6 +316,10 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                           : kind == "trace"
                               ? "a trace's messages and collectives go through the two-sided library already"
                           : kind == "lock" ? "the lock workload moves no messages (remote atomics and loads)"
+                          : kind == "synthetic"
+                              ? "synthetic traffic is the network's own: one-sided writes of the pattern's messages; "
+                                "the two-sided library would add messages of its own (eager copies, rendezvous, "
+                                "credits) that are not the pattern's"
                           : kind == "fileserve"
                               ? "the file server's requests go through the two-sided library already"
                               : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
@@ -320,6 +334,7 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
     if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);   // (absent nodes too)
     if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
+    if (auto synthetic = SyntheticWorkload::create(ctx, apps, job)) return synthetic;
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) { return c.refuse("workload." + key, why); };

@@ -64,6 +64,11 @@ public:
                    Receiver& receiver);
     ControlPackets(const ControlPackets&) = delete;
     ControlPackets& operator=(const ControlPackets&) = delete;
+    // A response's payload (transfer id 8 B, status 4 B, packet index 4 B):
+    // one per transfer, from its receiver back to its sender, 3 flits with
+    // header and footer (what the channel-load bound counts for it:
+    // src/sim/channel_load.hpp).
+    static constexpr unsigned kResponseBytes = 16;
 
     // Answer data packet `data`: `status` (kStatusOk, kStatusError,
     // kStatusFault) and, for a NACK, the packet index to resume from and
@@ -106,7 +111,7 @@ private:
     tlm::tlm_generic_payload ack_gp_, ctl_gp_;
     ExanetPacket& ack_pkt_;   // owned by ack_gp_ (a payload frees its extensions)
     ExanetPacket& ctl_pkt_;   // owned by ctl_gp_
-    unsigned char ack_payload_[16] = {};
+    unsigned char ack_payload_[kResponseBytes] = {};
     unsigned char ctl_payload_[24] = {};
 };
 

@@ -218,6 +218,7 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
     }
     switch (p->header.type) {
     case PacketType::RdmaWrite: {
+        if (data_fn_) data_fn_(*p, tail);
         const std::uint64_t buffered = netvm_.puts();
         done = receiver_.receive(gp, *p, tail);
         // NetVM credits: a packet written (or dropped) is placed now; a

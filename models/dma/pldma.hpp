@@ -157,6 +157,13 @@ public:
     using BlockPacketFn =
         std::function<sc_core::sc_time(tlm::tlm_generic_payload&, const ExanetPacket&, sc_core::sc_time tail)>;
     void on_block_packet(BlockPacketFn fn) { block_fn_ = std::move(fn); }
+    // An observer of every data packet (RDMA write, PacketType::RdmaWrite)
+    // that reaches this engine: the packet, when it entered the network
+    // (ExanetPacket::injected) and when its tail arrived here. Measurement
+    // only (the synthetic workload's latencies, wired by src/sim/system.cpp);
+    // it changes nothing the engine does.
+    using DataArrivalFn = std::function<void(const ExanetPacket&, sc_core::sc_time tail)>;
+    void on_data_arrival(DataArrivalFn fn) { data_fn_ = std::move(fn); }
     // Send a block I/O packet (header, footer and payload filled by the
     // caller) out of net_out, its head ready at `head` (absolute, not
     // before now); returns when its tail has left the NI (absolute).
@@ -215,6 +222,7 @@ private:
     AtomicUnit atomics_;
     NetvmBuffer netvm_;
     BlockPacketFn block_fn_;
+    DataArrivalFn data_fn_;
     Receiver receiver_;
     ReadProtocol reads_;
     FaultRecovery recovery_;

@@ -22,6 +22,7 @@ void PacketMessage::take(const tlm::tlm_generic_payload& gp, const ExanetPacket&
     src_node = pkt.src_node;
     dst_node = pkt.dst_node;
     hops = pkt.hops;
+    injected = pkt.injected;
     story = pkt.story;
     command = gp.get_command();
     address = gp.get_address();
@@ -38,6 +39,7 @@ void PacketMessage::give(tlm::tlm_generic_payload& gp, ExanetPacket& pkt) {
     pkt.src_node = src_node;
     pkt.dst_node = dst_node;
     pkt.hops = hops;
+    pkt.injected = injected;
     pkt.story = story;
     pkt.tail = tail;
     gp.set_command(command);

@@ -58,6 +58,7 @@ struct PacketMessage {
     std::int32_t counter = -1;
     std::uint64_t nseq = 0;
     std::uint32_t src_node = 0, dst_node = 0, hops = 0;
+    sc_core::sc_time injected;   // absolute: the packet's ExanetPacket::injected
     Tracer::Cause story;
     // The generic payload: command, address and the payload's bytes.
     tlm::tlm_command command = tlm::TLM_WRITE_COMMAND;

@@ -86,6 +86,9 @@ public:
     // How long the hop that last sent it took to serialise it (its bytes
     // come in over [tail - wire, tail] at the far end).
     sc_core::sc_time wire;
+    // When its head started on the first link it crossed (its source's NI
+    // link, `inject`): where it entered the network. Set by that link.
+    sc_core::sc_time injected;
     unsigned hops = 0;
     // The narrated story's step that sent it (a retransmit request's), if noted.
     Tracer::Cause story;

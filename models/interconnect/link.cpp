@@ -105,13 +105,17 @@ LinkParams Link::params_from(const Config& cfg, const LinkSection& section) {
     return p;
 }
 
+sc_dt::uint64 Link::flit_ps_of(const LinkParams& p) {
+    return static_cast<sc_dt::uint64>(std::llround(kFlitBytes * 8 * 1e12 / p.rate_bps));
+}
+
 Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p, const std::string& group,
            const std::string& track)
     : sc_module(name),
       in("in"),
       out("out"),
       p_(p),
-      flit_ps_(static_cast<sc_dt::uint64>(std::llround(kFlitBytes * 8 * 1e12 / p.rate_bps))),
+      flit_ps_(flit_ps_of(p)),
       tracer_(ctx.tracer),
       track_(ctx.tracer.track(group, track)),
       packets_(ctx.stats.counter(std::string(this->name()) + ".packets", "", "packets carried")),
@@ -281,6 +285,7 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
     // Hand the packet to the far end: head after one flit and the wire.
     pkt->tail = end + p_.latency;
     pkt->wire = end - start;
+    if (pkt->hops == 0) pkt->injected = start;
     pkt->hops++;
     if constexpr (Lined) {
         if (cut_) {
@@ -379,6 +384,7 @@ VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, s
     if (tracer_.enabled()) trace_span(pkt, start, end, true);
     pkt.tail = end + p_.latency;
     pkt.wire = end - start;
+    if (pkt.hops == 0) pkt.injected = start;
     pkt.hops++;
     if constexpr (Lined) {
         if (cut_) {
@@ -445,7 +451,7 @@ __attribute__((noinline)) void Link::inverted(sc_time waited) {
     if (!inversions_) {
         inversions_ = &stats_->counter(std::string(name()) + ".order_inversions", "",
                                        "packets that waited for the wire behind a packet that reached the link later "
-                                       "in simulated time (router.link-order = auto: call order)");
+                                       "in simulated time (router.link-order = call-approximate)");
         inversion_wait_us_ = &stats_->scalar(std::string(name()) + ".order_wait", "us",
                                              "queueing of those packets for the wire", Scalar::Kind::Sum);
     }

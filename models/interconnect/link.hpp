@@ -140,6 +140,9 @@ public:
     }
 
     sc_core::sc_time flit_time() const { return flit_time_; }
+    // The flit time of a link of parameters `p`: 128 bits at its rate,
+    // rounded to the picosecond (what flit_time() is).
+    static sc_dt::uint64 flit_ps_of(const LinkParams& p);
     const LinkParams& params() const { return p_; }
     // Most flits the link has counted in VC `vc`'s far-end buffer (the new
     // packet included): never above params().buffer_flits.

@@ -54,6 +54,12 @@ public:
     static void declare_params(ParamRegistry& reg);
     // Summary columns: adaptive and escape hops (router.routing = adaptive).
     static void declare_metrics(MetricRegistry& reg);
+    // What a run must say about its contention model (empty in time order):
+    // with router.link-order = call-approximate a warning, every run, that
+    // its contention figures are approximate and not for publication, with
+    // the packet-hops its links served behind later ones (the statistics'
+    // `order_inversions` and `order_wait`).
+    static std::string contention_warning(const Config& c, const StatRegistry& stats);
     Router(sc_core::sc_module_name name, const SimContext& ctx);
 
     // Packets for node `dst` leave through out[port].

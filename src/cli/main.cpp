@@ -1,4 +1,6 @@
-// The vrdmasim executable: run, params, sweep, merge, bench.
+// The vrdmasim executable: run, params, sweep, merge, bench, bounds, run-batch.
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
 #include "models/common/noise.hpp"
+#include "src/cli/bounds.hpp"
 #include "src/cli/huge_pages.hpp"
 #include "src/cli/run.hpp"
 #include "src/sim/summary.hpp"
@@ -47,6 +51,13 @@ void usage(std::ostream& os) {
           "  vrdmasim merge [--allow-partial] OUT.csv IN.csv [IN.csv ...]\n"
           "      merge the results.csv of sweep shards (or of whole sweeps) into one, checking that\n"
           "      every point of each sweep is there exactly once\n"
+          "  vrdmasim bounds [CONFIG.ini ...] [--section.key=value ...] [--patterns LIST|all] [--channels]\n"
+          "      the synthetic traffic's saturation-throughput bound (the most loaded channel under the\n"
+          "      simulator's routes) and zero-load latency, per pattern; simulates nothing\n"
+          "  vrdmasim run-batch RUNS.txt --logs DIR [--jobs N]\n"
+          "      many small runs for a script: each line of RUNS.txt is one run's arguments (tabs between\n"
+          "      them), run as a process forked from this one, its output in DIR/N.log; prints each\n"
+          "      run's exit status as it ends\n"
           "  vrdmasim bench [--volume SIZE] | bench --scale [--max-nodes N] [--iterations N]\n"
           "      measure host cost: a stream's packets against a bare SystemC wait() loop, or a\n"
           "      halo on 4 to --max-nodes nodes (1296 by default, up to 16384)\n"
@@ -415,6 +426,125 @@ int metrics_command(const std::vector<std::string>& args) {
     return 0;
 }
 
+const char* const kRunBatchUsage = "usage: vrdmasim run-batch RUNS.txt --logs DIR [--jobs N]\n";
+
+// run-batch: many small runs for a script (scripts/composition.py makes
+// thousands), each as the process `vrdmasim run ARGS...` would be, without
+// that process's start: loading and relocating the executable's libraries
+// and their static initialisation, most of a small run's host time. Each
+// line of RUNS.txt is one run's ARGS, separated by tabs (an empty line is a
+// run with none). Each runs in a process forked from this one, which has
+// done nothing else yet (not even declared the parameters); the child
+// enters SystemC's main as a new process does (sc_elab_and_sim, then
+// sc_main with argv = this executable, "run", ARGS...), with stdout and
+// stderr in DIR/<line number, from 0>.log, and its exit status is the
+// run's. --jobs runs at once (default 1). As each run ends this prints
+// "<line number> exit <status>" or "<line number> signal <number>", one
+// line, flushed. Exit status 0 whatever the runs' (2: a bad command line
+// or RUNS.txt unreadable, nothing run).
+int run_batch_command(const std::vector<std::string>& args, const char* argv0) {
+    po::options_description opts("run-batch options");
+    opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>()->value_name("N"),
+                                                   "runs at once (default 1)")(
+        "logs", po::value<std::string>()->value_name("DIR"), "where each run's stdout and stderr go: DIR/N.log");
+    po::options_description all;
+    all.add(opts).add_options()("runs", po::value<std::vector<std::string>>(), "");
+    po::positional_options_description pos;
+    pos.add("runs", -1);
+    std::vector<std::vector<std::string>> runs;
+    std::string logs;
+    long jobs = 1;
+    try {
+        po::variables_map vm;
+        po::store(po::command_line_parser(args).options(all).positional(pos).style(kStrictStyle).run(), vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << kRunBatchUsage
+                      << "Runs `vrdmasim run ARGS...` for each line of RUNS.txt (ARGS separated by tabs), each in\n"
+                         "a process of its own forked from this one; prints \"N exit S\" or \"N signal K\" as\n"
+                         "run N (from 0) ends.\n"
+                      << opts;
+            return 0;
+        }
+        if (vm.count("jobs")) {
+            jobs = parse_count(vm["jobs"].as<std::string>(), "--jobs", 1000);
+            if (jobs < 1) throw vrdmasim::ConfigError("--jobs 0: expected a whole number >= 1");
+        }
+        if (!vm.count("logs") || vm["logs"].as<std::string>().empty())
+            throw vrdmasim::ConfigError("run-batch needs --logs DIR");
+        logs = vm["logs"].as<std::string>();
+        const auto files = vm.count("runs") ? vm["runs"].as<std::vector<std::string>>() : std::vector<std::string>{};
+        if (files.size() != 1) throw vrdmasim::ConfigError("run-batch needs one RUNS.txt");
+        std::ifstream in(files[0]);
+        if (!in) throw vrdmasim::ConfigError("cannot read " + files[0]);
+        for (std::string line; std::getline(in, line);) {
+            std::vector<std::string> words;
+            std::size_t at = 0;
+            while (!line.empty()) {
+                const std::size_t tab = line.find('\t', at);
+                words.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+                if (tab == std::string::npos) break;
+                at = tab + 1;
+            }
+            runs.push_back(std::move(words));
+        }
+    } catch (const vrdmasim::ConfigError& e) {
+        std::cerr << "vrdmasim: error: " << e.what() << "\n" << kRunBatchUsage;
+        return vrdmasim::kExitBadConfig;
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: run-batch: " << vrdmasim::printable(e.what()) << "\n" << kRunBatchUsage;
+        return vrdmasim::kExitBadConfig;
+    }
+    std::map<pid_t, std::size_t> running;
+    std::size_t next = 0;
+    while (next < runs.size() || !running.empty()) {
+        while (running.size() < static_cast<std::size_t>(jobs) && next < runs.size()) {
+            // Nothing buffered here may reach a child's output.
+            std::cout.flush();
+            std::fflush(nullptr);
+            const pid_t pid = fork();
+            if (pid < 0) {
+                std::cerr << "vrdmasim: error: run-batch: fork: " << std::strerror(errno) << "\n";
+                break;
+            }
+            if (pid == 0) {
+                const std::string log = logs + "/" + std::to_string(next) + ".log";
+                const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                    std::cerr << "vrdmasim: error: run-batch: cannot write " << log << ": " << std::strerror(errno)
+                              << "\n";
+                    std::_Exit(vrdmasim::kExitFailed);
+                }
+                dup2(fd, STDOUT_FILENO);
+                dup2(fd, STDERR_FILENO);
+                close(fd);
+                std::vector<std::string> words{argv0, "run"};
+                words.insert(words.end(), runs[next].begin(), runs[next].end());
+                std::vector<char*> child_argv;
+                for (auto& w : words) child_argv.push_back(w.data());
+                child_argv.push_back(nullptr);
+                // What libsystemc's main() does with a new process's arguments.
+                std::exit(sc_core::sc_elab_and_sim(static_cast<int>(words.size()), child_argv.data()));
+            }
+            running[pid] = next++;
+        }
+        if (running.empty()) return vrdmasim::kExitFailed;   // fork failed with nothing left to wait for
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            std::cerr << "vrdmasim: error: run-batch: waitpid: " << std::strerror(errno) << "\n";
+            return vrdmasim::kExitFailed;
+        }
+        const auto it = running.find(pid);
+        if (it == running.end()) continue;
+        if (WIFSIGNALED(status)) std::cout << it->second << " signal " << WTERMSIG(status) << std::endl;
+        else std::cout << it->second << " exit " << WEXITSTATUS(status) << std::endl;
+        running.erase(it);
+    }
+    return 0;
+}
+
 }   // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -444,6 +574,8 @@ int sc_main(int argc, char* argv[]) {
         std::cout << "vrdmasim " << PROJECT_VERSION << " (SystemC " << sc_core::sc_release() << ")\n";
         return 0;
     }
+    // Before anything else of a command: its children start from here.
+    if (cmd == "run-batch") return run_batch_command(args, argv[0]);
     vrdmasim::ParamRegistry reg;
     vrdmasim::declare_all_params(reg);
     if (cmd == "run") return vrdmasim::run_command(reg, args);
@@ -451,6 +583,7 @@ int sc_main(int argc, char* argv[]) {
     if (cmd == "metrics") return metrics_command(args);
     if (cmd == "sweep") return sweep_command(reg, args);
     if (cmd == "merge") return merge_command(args);
+    if (cmd == "bounds") return vrdmasim::bounds_command(reg, args);
     if (cmd == "bench") return vrdmasim::bench_command(args);
     if (cmd == "bench-bare") return vrdmasim::bench_bare_command(args);
     if (cmd == "bench-smmu") return vrdmasim::bench_smmu_command(args);

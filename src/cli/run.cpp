@@ -712,21 +712,9 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
         o.findings += "vrdmasim: " + std::to_string(raced) +
                       " transfer(s) corrupted by the application's own stores into buffers in flight (an application "
                       "race, caught by the byte check; not a simulator failure)\n";
-    // Links that reserve their wire by call order (router.link-order =
-    // auto with dimension-order routing) served packets behind ones that
-    // reached them later in simulated time: the figures carry that error
-    // (models/interconnect/README.md, "What call order costs"). Said, not
-    // refused: it is the default model's approximation, measured.
-    if (const std::uint64_t inverted = stats.sum_counters("order_inversions")) {
-        std::ostringstream os;
-        os << "vrdmasim: warning: link order inverted: " << inverted
-           << " packet-hop(s) waited for a link behind a packet that reached it later in simulated time, "
-           << format_metric(stats.sum_scalars("order_wait"), 4)
-           << " us of queueing in all (router.link-order = auto serves links in call order); latencies and "
-              "throughputs carry that error, --router.link-order=time serves every link in time order "
-              "(summary column link_order_inversions)\n";
-        o.findings += os.str();
-    }
+    // Links served by call (router.link-order = call-approximate): said on
+    // every run, not only when a packet was served behind a later one.
+    o.findings += Router::contention_warning(cfg, stats);
     o.mismatch_text = std::to_string(o.mismatches) + " transfer(s) reported success but delivered wrong data";
     if (job_errors > 0)
         o.transfer_error_text =

@@ -31,6 +31,7 @@ public:
         w.put(m.src_node);
         w.put(m.dst_node);
         w.put(m.hops);
+        w.put(m.injected.value());
         // The story goes on across the cut: its track as the writer finds
         // it among this rank's (docs/trace.md "Order and numbering").
         // A byte when there is none (a run that notes nothing).
@@ -120,6 +121,7 @@ void CutMail::deliver(const std::vector<Bytes>& in) {
                 m.src_node = r.get<std::uint32_t>();
                 m.dst_node = r.get<std::uint32_t>();
                 m.hops = r.get<std::uint32_t>();
+                m.injected = sc_time::from_value(r.get<sc_dt::uint64>());
                 m.story = Tracer::Cause{};
                 if (r.get<std::uint8_t>()) {
                     m.story.id = r.get<std::uint64_t>();

@@ -11,6 +11,7 @@
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
 #include "workloads/overlap.hpp"
+#include "workloads/synthetic.hpp"
 
 namespace vrdmasim {
 
@@ -311,6 +312,11 @@ void check_workloads(System& sys, std::vector<Violation>& out) {
         // collective: no rank leaves a barrier before the last entered it.
         if (const auto* cw = dynamic_cast<const CollectiveWorkload*>(w.get()))
             for (const auto& [name, detail] : cw->self_check()) out.push_back({name, job + detail});
+        // synthetic: messages conserved, accepted within offered and the NI
+        // links, each message in time order and no faster than its
+        // zero-load sum.
+        if (const auto* sw = dynamic_cast<const SyntheticWorkload*>(w.get()))
+            for (const auto& [name, detail] : sw->self_check()) out.push_back({name, job + detail});
         if (const auto* o = dynamic_cast<const OverlapWorkload*>(w.get())) {
             const bool unguarded = o->unguarded();
             if (o->corrupted() > 0 && (!unguarded || o->inflight_touches() == 0))

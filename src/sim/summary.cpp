@@ -19,6 +19,7 @@
 #include "workloads/overlap.hpp"
 #include "library/messaging/stats.hpp"
 #include "workloads/stream.hpp"
+#include "workloads/synthetic.hpp"
 
 namespace vrdmasim {
 
@@ -79,7 +80,8 @@ void declare_run_metrics(MetricRegistry& reg) {
                      "one job): the bytes the energy per byte is over.");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
-                     "the application; pingpong, half the round trip (`workloads/README.md`). Only transfers "
+                     "the application; pingpong, half the round trip; synthetic, a message's creation to its last "
+                     "tail out of the destination's NI link, every message (`workloads/README.md`). Only transfers "
                      "that rang a doorbell count (one refused at registration has no latency); empty when "
                      "none did.");
     reg.add_supplied("latency_us_p50", "us", "Median transfer latency (empty when no transfer rang a doorbell).");
@@ -150,6 +152,7 @@ MetricRegistry build_summary_metrics() {
     FileserveWorkload::declare_metrics(reg);
     CollectiveWorkload::declare_metrics(reg);
     TraceWorkload::declare_metrics(reg);
+    SyntheticWorkload::declare_metrics(reg);
     declare_energy_metrics(reg);
     declare_host_metrics(reg);
     return reg;

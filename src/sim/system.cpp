@@ -1,5 +1,6 @@
 #include "src/sim/system.hpp"
 
+#include "src/sim/channel_load.hpp"
 #include "src/sim/event_order.hpp"
 #include "src/sim/roi.hpp"
 
@@ -11,6 +12,7 @@
 #include "library/rdma/buffer_guard.hpp"
 #include "workloads/fileserve.hpp"
 #include "workloads/lock_workload.hpp"
+#include "workloads/synthetic.hpp"
 #include "library/messaging/params.hpp"
 #include "src/sim/thread_budget.hpp"
 
@@ -21,12 +23,10 @@ using sc_core::sc_time;
 namespace {
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
-// router.link-order: auto is time order with adaptive routing (in call order
-// the links where paths meet would put every sender's packets back in send
-// order), call order otherwise.
-bool time_ordered_links(const Config& c) {
-    return c[params_of<RouterParams>().link_order] == "time" || adaptive_routing(c);
-}
+// router.link-order: time (the default) or call-approximate, which the
+// topology's checks refuse with adaptive routing (in call order the links
+// where paths meet would put every sender's packets back in send order).
+bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time"; }
 
 // Links of a class; with adaptive routing every link reserves its wire in
 // time order, so that packets of one transfer that took different paths can
@@ -621,6 +621,11 @@ Topology System::topology_from(const Config& c) {
                          "adaptive routing chooses among the torus dimensions of the F1 "
                          "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                              c.describe(params_of<TopologyParams>().kind) + ")");
+        if (!time_ordered_links(c))
+            throw refuse("router.link-order",
+                         "router.routing = adaptive needs links served in time order: packets of one transfer "
+                         "take different paths and overtake where they meet, which first come first served by "
+                         "call would undo (router.link-order = time)");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs",
                          "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
@@ -892,6 +897,35 @@ void System::build_jobs(const SimContext& ctx) {
                 }
                 return n;
             });
+    }
+    wire_synthetic(ctx);
+}
+
+void System::wire_synthetic(const SimContext& ctx) {
+    std::vector<SyntheticWorkload*> jobs;
+    bool any = false;
+    for (const auto& w : workloads_) {
+        jobs.push_back(dynamic_cast<SyntheticWorkload*>(w.get()));
+        any = any || jobs.back();
+    }
+    if (!any) return;
+    channels_ = std::make_shared<const ChannelModel>(ctx.config);
+    std::shared_ptr<const ChannelModel> model = channels_;
+    for (SyntheticWorkload* s : jobs)
+        if (s)
+            s->set_network(model->ni_flit(), [model](unsigned src, unsigned dst, std::uint64_t flits) {
+                return model->zero_load(src, dst, flits);
+            });
+    // A data packet belongs to the job of its protection domain (domain_of_job).
+    for (auto& node : nodes_) {
+        if (!node) continue;
+        node->dma.on_data_arrival([jobs](const ExanetPacket& p, sc_core::sc_time tail) {
+            if (p.header.pdid == 0) return;
+            const unsigned job = p.header.pdid - 1u;
+            if (job < jobs.size() && jobs[job])
+                jobs[job]->packet_arrived(p.src_node, p.dst_node, p.header.dst_va, p.flits(), p.header.size, p.injected,
+                                          tail);
+        });
     }
 }
 

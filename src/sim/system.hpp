@@ -221,6 +221,9 @@ public:
     // The configuration the system was built from.
     const Config& config() const { return *config_; }
     const Topology& topology() const { return topology_; }
+    // The topology configuration `c` builds; ConfigError for topology.*
+    // and router.* settings that do not fit it.
+    static Topology topology_from(const Config& c);
     // Node i's name (its statistics' and trace group's prefix): "node2" on
     // one QFDB, "x1y0z2f3" on a mezzanine or torus.
     std::string coord_name(std::size_t i) const { return topology_.name(static_cast<unsigned>(i)); }
@@ -280,7 +283,6 @@ public:
 private:
     std::vector<std::function<void()>> all_finished_;
     bool all_finished_fired_ = false;
-    static Topology topology_from(const Config& c);
     // ConfigError unless the largest packet fits in every buffer it crosses.
     static void check_packet_fits(const Config& c, const Topology& t);
     // ConfigError unless node.processes x rdma.channels channels, context
@@ -302,6 +304,10 @@ private:
     void build_nodes(const SimContext& ctx);
     void build_links(const SimContext& ctx);
     void build_jobs(const SimContext& ctx);
+    // Synthetic traffic (workload.kind = synthetic): each job's workload is
+    // told the network's zero-load sums and NI flit time (channel_load.hpp),
+    // and every engine hands it the data packets of its job as they arrive.
+    void wire_synthetic(const SimContext& ctx);
     void stop_daemons_when_done();
     const Config* config_;
     PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
@@ -318,6 +324,7 @@ private:
     std::unique_ptr<GlobalSync> sync_;   // made by build_links (its lookahead), before the jobs
     unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
+    std::shared_ptr<const class ChannelModel> channels_;   // synthetic traffic's zero-load sums
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;
 };

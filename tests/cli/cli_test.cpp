@@ -611,7 +611,8 @@ TEST_CASE("params lists every section and parameter with type default range and 
     CHECK(kind->dflt == "stream");
     CHECK(
         kind->range ==
-        "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace}");
+        "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace, "
+        "synthetic}");
 }
 
 // Columns a line of UTF-8 takes on a terminal (its characters).
@@ -1699,6 +1700,78 @@ TEST_CASE("a run that does not finish within sim.time-limit exits 1 and leaves d
     CHECK(fs::exists(tmp.path() / "out" / "stats.txt"));
     CHECK(contains(slurp(tmp.path() / "out" / "error.txt"), "sim.time-limit"));
     CHECK(!fs::exists(tmp.path() / "out" / "summary.csv"));
+}
+
+TEST_CASE("run-batch: each run is what the process `vrdmasim run ARGS` gives: status, messages, every output",
+          "[cli][run][batch]") {
+    // scripts/composition.py's thousands of runs go through run-batch: each
+    // of its children must be a `vrdmasim run` in all but how it started.
+    TempDir tmp;
+    const std::vector<std::vector<std::string>> runs{
+        {"-q", "--out", "finished", "--workload.total-bytes=64KiB", "--trace", "--log"},
+        {"-q", "--out", "refused", "--workload.two-sided=true"},
+        {"-q", "--out", "failed", "--sim.time-limit=10us"},
+        {"-q", "--bogus"},
+        {"--out", "loud", "--workload.total-bytes=32KiB", "--workload.kind=pingpong"},
+    };
+    const fs::path direct = tmp.path() / "direct", batch = tmp.path() / "batch";
+    fs::create_directories(direct);
+    fs::create_directories(batch / "logs");
+    std::string lines;
+    for (const auto& args : runs) {
+        std::string line;
+        for (const auto& a : args) line += (line.empty() ? "" : "\t") + a;
+        lines += line + "\n";
+    }
+    spit(tmp.path() / "runs.txt", lines);
+    const Result b = run_exe({"run-batch", "../runs.txt", "--logs", "logs", "--jobs", "2"}, batch);
+    INFO(describe(b));
+    REQUIRE(b.status == 0);
+    CHECK(b.err.empty());
+    // One line per run as it ends: its number and its exit status.
+    std::map<std::size_t, std::string> status;
+    std::istringstream in(b.out);
+    for (std::string n, how, value; in >> n >> how >> value;) status[std::stoul(n)] = how + " " + value;
+    REQUIRE(status.size() == runs.size());
+    // Lines, sorted: the log holds stdout and stderr in one file, in the
+    // order they were written, which two files do not keep.
+    auto sorted_lines = [](const std::string& text) {
+        std::vector<std::string> v;
+        std::istringstream ss(text);
+        for (std::string l; std::getline(ss, l);) v.push_back(l);
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    const std::vector<std::string> expected_status{"exit 0", "exit 2", "exit 1", "exit 2", "exit 0"};
+    for (std::size_t n = 0; n < runs.size(); ++n) {
+        const Result d = run_exe(cat({"run"}, runs[n]), direct);
+        INFO("run " << n << " directly: " << describe(d));
+        CHECK(status[n] == "exit " + std::to_string(d.status));
+        CHECK(status[n] == expected_status[n]);
+        const std::string log = slurp(batch / "logs" / (std::to_string(n) + ".log"));
+        INFO("its log in the batch:\n" << log);
+        if (n == 4) {   // not quiet: the summary has host times, which differ
+            CHECK(contains(log, "verified"));
+            CHECK(count_lines(log) == count_lines(d.out + d.err));
+        } else {
+            CHECK(sorted_lines(log) == sorted_lines(d.out + d.err));
+        }
+    }
+    for (const char* out : {"finished", "failed", "loud"}) {
+        INFO(out);
+        REQUIRE(fs::is_directory(batch / out));
+        CHECK(listing(batch / out) == listing(direct / out));
+        for (const char* f : {"config.ini", "stats.json", "stats.txt", "trace.json", "events.log", "error.txt"})
+            if (fs::exists(direct / out / f)) CHECK(slurp(batch / out / f) == slurp(direct / out / f));
+        if (fs::exists(direct / out / "summary.csv"))
+            CHECK(without_columns(read_table(batch / out / "summary.csv"), kHostColumns) ==
+                  without_columns(read_table(direct / out / "summary.csv"), kHostColumns));
+    }
+    CHECK(!fs::exists(batch / "refused"));
+    // What it refuses: no --logs, no runs file, one it cannot read.
+    CHECK(run_exe({"run-batch", "../runs.txt"}, batch).status == 2);
+    CHECK(run_exe({"run-batch", "--logs", "logs"}, batch).status == 2);
+    CHECK(run_exe({"run-batch", "missing.txt", "--logs", "logs"}, batch).status == 2);
 }
 
 TEST_CASE("sampling over time (--sample-interval) writes timeseries.csv and changes nothing else the run writes",

@@ -102,9 +102,10 @@ TEST_CASE("event order: SystemC's own is the default; an order nobody defined is
 }
 
 TEST_CASE("event order: sim.event-order-seed chooses the keyed order, sim.seed does not") {
-    // In call order (router.link-order = auto) the halo's figures move with
-    // the order of same-time events: another seed, another order.
-    const Settings by_call{{"router.link-order", "auto"}};
+    // In call order (router.link-order = call-approximate) the halo's
+    // figures move with the order of same-time events: another seed,
+    // another order.
+    const Settings by_call{{"router.link-order", "call-approximate"}};
     const std::string one = run_child("keyed", false, by_call);
     CHECK(one == run_child("keyed", false, by_call + Settings{{"sim.event-order-seed", "1"}}));   // the default
     CHECK(one != run_child("keyed", false, by_call + Settings{{"sim.event-order-seed", "3"}}));

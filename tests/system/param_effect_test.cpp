@@ -116,6 +116,14 @@ const Settings kCollective{{"workload.kind", "collective"},
                            {"topology.x", "2"},
                            {"workload.message-size", "64B"},
                            {"workload.iterations", "2"}};
+const Settings kSynthetic{{"workload.kind", "synthetic"},
+                          {"topology.kind", "torus"},
+                          {"topology.x", "3"},
+                          {"topology.y", "3"},
+                          {"synthetic.load", "0.05"},
+                          {"synthetic.warmup", "2us"},
+                          {"synthetic.measure", "10us"},
+                          {"synthetic.drain", "10us"}};
 
 // For each enumeration parameter, a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
@@ -248,14 +256,20 @@ const std::map<std::string, Settings>& scenarios() {
                                        {"workload.dst-node", "0"},
                                        {"workload.total-bytes", "32KiB"},
                                        {"workload.message-size", "8KiB"}}},
+        // Synthetic traffic on a 3 x 3 torus (every pattern defined: tornado
+        // needs rings of 3 boards, transpose x = y): where the messages go,
+        // and how their arrivals are drawn.
+        {"synthetic.pattern", kSynthetic},
+        {"synthetic.arrivals", kSynthetic},
         // Congestion on a torus of 3x2 QFDBs: adaptive routes around it
         // (router.routing); time-ordered links let packets that came first
         // go first (router.link-order, with dimension order).
         {"router.routing", kTorusPermutation},
         {"router.link-order", kTorusPermutation},
         // Same-time order (src/sim/event_order.hpp): the halo of
-        // configs/halo.ini, where senders meet at the ejection links by
-        // call order, moves with which of two same-time events runs first.
+        // configs/halo.ini, where senders meet at the ejection links and
+        // same-time ties are served by call, moves with which of two
+        // same-time events runs first.
         {"sim.event-order", Settings{{"topology.kind", "qfdb"},
                                      {"topology.nodes", "4"},
                                      {"workload.kind", "halo"},

@@ -20,7 +20,7 @@ using namespace sc_core;
 
 namespace {
 
-constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kOneKiB = 1024;
 
 using Sim = SystemSim;
 
@@ -72,18 +72,18 @@ TEST_CASE("pin-static: one registration per buffer, not per message", "[strategy
     REQUIRE(s.finished());
     CHECK(s.log().transfers.value() == 8);
     CHECK(s.log().errors.value() == 0);
-    CHECK(s.log().bytes_verified.value() == 1024 * kKiB);
+    CHECK(s.log().bytes_verified.value() == 1024 * kOneKiB);
     // The stream maps its sources as one region (8 message slots) and its
     // destinations as one: one registration each, for 8 messages.
     CHECK(s.counter("node0.rdma.registrations") == 1);
     CHECK(s.counter("node1.rdma.registrations") == 1);
     CHECK(s.counter("node0.rdma.deregistrations") == 1);   // at the sender's end
-    CHECK(s.scalar("node0.rdma.pinned_bytes_peak") >= static_cast<double>(1024 * kKiB));
+    CHECK(s.scalar("node0.rdma.pinned_bytes_peak") >= static_cast<double>(1024 * kOneKiB));
     CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);   // pinned whole before any post
     CHECK(s.pinned_bytes(0) == 0);
     // The receiver's area stays registered for the whole run, as under
     // every strategy (the stream's receiver never deregisters it).
-    CHECK(s.pinned_bytes(1) == 1024 * kKiB);
+    CHECK(s.pinned_bytes(1) == 1024 * kOneKiB);
     CHECK(s.counter("node0.rdma.registration_failures") == 0);
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("pin-deferred: the registration thread pins off the critical path, eve
     s.run();
     REQUIRE(s.finished());
     CHECK(s.log().errors.value() == 0);
-    CHECK(s.log().bytes_verified.value() == 1024 * kKiB);
+    CHECK(s.log().bytes_verified.value() == 1024 * kOneKiB);
     // 1 MiB of sources in 32 KiB chunks: each pinned exactly once, by the
     // thread or by a post that reached it first.
     const std::uint64_t chunks = 1024 / 32;
@@ -104,7 +104,7 @@ TEST_CASE("pin-deferred: the registration thread pins off the critical path, eve
     CHECK(s.scalar("node0.rdma.background_pin_time") > 0);
     CHECK(s.smmu_faults(0) + s.smmu_faults(1) == 0);   // no post ran ahead of its pins
     CHECK(s.pinned_bytes(0) == 0);
-    CHECK(s.pinned_bytes(1) == 1024 * kKiB);   // the receive area, registered for the run
+    CHECK(s.pinned_bytes(1) == 1024 * kOneKiB);   // the receive area, registered for the run
 }
 
 TEST_CASE("pin-deferred: posts wait less for registration than pin's on the same stream", "[strategy][pin-deferred]") {

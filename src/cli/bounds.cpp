@@ -1,0 +1,207 @@
+// `vrdmasim bounds`: the synthetic traffic's bounds on a configuration's
+// network, from the simulator's own routing function (src/sim/channel_load.hpp).
+#include "src/cli/bounds.hpp"
+#include "src/cli/run.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+
+#include "src/core/metrics.hpp"
+#include "src/sim/channel_load.hpp"
+#include "src/sim/system.hpp"
+
+namespace vrdmasim {
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* const kUsage =
+    "usage: vrdmasim bounds [CONFIG.ini ...] [--section.key=value ...] [--patterns LIST|all] [--channels] [--csv]\n";
+
+std::string fixed(double v, int digits) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(digits) << v;
+    return os.str();
+}
+
+std::vector<synthetic::Pattern> parse_patterns(const std::string& text) {
+    std::vector<synthetic::Pattern> v;
+    if (text == "all") {
+        for (const std::string& n : synthetic::pattern_names()) v.push_back(synthetic::parse_pattern(n));
+        return v;
+    }
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        try {
+            v.push_back(synthetic::parse_pattern(item));
+        } catch (const std::invalid_argument&) {
+            std::string names;
+            for (const std::string& n : synthetic::pattern_names()) names += (names.empty() ? "" : ", ") + n;
+            throw ConfigError("--patterns " + text + ": no pattern '" + item + "' (the patterns: " + names +
+                              ", or all)");
+        }
+    }
+    if (v.empty()) throw ConfigError("--patterns: no pattern given");
+    return v;
+}
+
+}   // namespace
+
+int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+    po::options_description opts("bounds options");
+    opts.add_options()("help,h", "show this help")(
+        "patterns", po::value<std::string>()->value_name("LIST"),
+        "the patterns to bound, comma-separated, or all (default: synthetic.pattern of the configuration)")(
+        "channels", "also list every channel that carries traffic, the most loaded first, with its load")(
+        "csv", "print one CSV row per pattern (and, with --channels, per channel) for scripts");
+    po::options_description all;
+    all.add(opts).add_options()("config", po::value<std::vector<std::string>>(), "");
+    po::positional_options_description pos;
+    pos.add("config", -1);
+    Config cfg(reg);
+    std::vector<synthetic::Pattern> patterns;
+    bool channels = false, csv = false;
+    try {
+        po::parsed_options parsed =
+            po::command_line_parser(args)
+                .options(all)
+                .positional(pos)
+                .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+                .allow_unregistered()
+                .run();
+        po::variables_map vm;
+        po::store(parsed, vm);
+        po::notify(vm);
+        if (vm.count("help")) {
+            std::cout << kUsage
+                      << "For the synthetic traffic of the configuration (its topology, links, router latency,\n"
+                         "synthetic.message-size and hot spot), each pattern's load on every channel from the\n"
+                         "simulator's dimension-order routes (each message's data flits on its route, its response's\n"
+                         "on the route back), the offered load at which the most loaded channel is full (the\n"
+                         "saturation throughput's bound, a fraction of the NI link's rate) and the zero-load\n"
+                         "latency, the sum of the links', routers' and serialisation delays (workloads/README.md\n"
+                         "\"Synthetic traffic\"; src/sim/channel_load.hpp). Simulates nothing.\n"
+                      << opts;
+            return 0;
+        }
+        if (vm.count("config"))
+            for (const auto& f : vm["config"].as<std::vector<std::string>>()) cfg.apply_file(f);
+        cfg.apply_command_line(po::collect_unrecognized(parsed.options, po::exclude_positional));
+        System::resolve(cfg);
+        if (cfg.string("router.routing") != "dimension-order")
+            throw cfg.refuse("router.routing",
+                             "the bound walks the dimension-order routes (Topology::route); adaptive routing "
+                             "spreads a pair's packets over several, whose share no routing function fixes");
+        patterns =
+            parse_patterns(vm.count("patterns") ? vm["patterns"].as<std::string>() : cfg.string("synthetic.pattern"));
+        channels = vm.count("channels") > 0;
+        csv = vm.count("csv") > 0;
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: bounds: " << e.what() << "\n";
+        return kExitBadConfig;
+    } catch (const po::error& e) {
+        std::cerr << "vrdmasim: error: bounds: " << printable(e.what()) << "\n" << kUsage;
+        return kExitBadConfig;
+    }
+    std::vector<PatternBound> bounds;
+    std::unique_ptr<ChannelModel> model;
+    try {
+        model = std::make_unique<ChannelModel>(cfg);
+        bounds = synthetic_bounds(*model, cfg, patterns);
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: bounds: " << e.what() << "\n";
+        return kExitBadConfig;
+    }
+    // One pattern asked for by name and not defined here: an error.
+    if (patterns.size() == 1 && !bounds[0].refusal.empty()) {
+        std::cerr << "vrdmasim: error: bounds: synthetic.pattern = " << synthetic::name(patterns[0]) << ": "
+                  << bounds[0].refusal << "\n";
+        return kExitBadConfig;
+    }
+    const Topology& t = model->topology();
+    const std::uint64_t bytes = synthetic_message_bytes(cfg);
+    const double ni = model->ni_rate_bps();
+    auto payload_gbps = [&](const ChannelModel::Bound& b) {
+        return b.theta * ni * (static_cast<double>(bytes) * 8) / (static_cast<double>(b.data_flits) * 128) / 1e9;
+    };
+    if (csv) {
+        std::cout << "pattern,nodes,message_bytes,data_flits,response_flits,bound,bound_payload_gbps,bottleneck,"
+                     "bottleneck_flits,zero_load_us_mean,zero_load_us_min,zero_load_us_max,refusal\n";
+        for (const PatternBound& pb : bounds) {
+            const ChannelModel::Bound& b = pb.bound;
+            std::cout << synthetic::name(pb.pattern) << "," << t.size() << "," << bytes << ",";
+            if (!pb.refusal.empty()) {
+                std::string why = pb.refusal;
+                std::replace(why.begin(), why.end(), ',', ';');
+                std::cout << ",,,,,,,,," << why << "\n";
+                continue;
+            }
+            std::cout << b.data_flits << "," << b.response_flits << "," << format_metric(b.theta, 9) << ","
+                      << format_metric(payload_gbps(b), 9) << "," << model->channels()[b.loads[0].channel].name << ","
+                      << format_metric(b.loads[0].flits, 9) << "," << format_metric(b.zero_load_mean_us, 9) << ","
+                      << format_metric(b.zero_load_min_us, 9) << "," << format_metric(b.zero_load_max_us, 9) << ",\n";
+        }
+        if (channels) {
+            std::cout << "\npattern,channel,rate_gbps,flits_per_message,utilisation_at_bound\n";
+            for (const PatternBound& pb : bounds)
+                for (const ChannelModel::Load& l : pb.bound.loads)
+                    std::cout << synthetic::name(pb.pattern) << "," << model->channels()[l.channel].name << ","
+                              << format_metric(model->channels()[l.channel].rate_bps / 1e9) << ","
+                              << format_metric(l.flits, 9) << ","
+                              << format_metric(
+                                     pb.bound.theta / static_cast<double>(pb.bound.data_flits) * l.per_capacity, 6)
+                              << "\n";
+        }
+        return 0;
+    }
+    const std::string kind = cfg.string("topology.kind");
+    std::cout << "bounds of synthetic traffic on " << t.size() << " nodes ("
+              << (kind == "torus" ? "a torus of " + std::to_string(t.extent(Topology::X)) + " x " +
+                                        std::to_string(t.extent(Topology::Y)) + " x " +
+                                        std::to_string(t.extent(Topology::Z)) + " QFDBs"
+                  : kind == "mezzanine" ? std::string("a mezzanine")
+                                        : std::string("one QFDB"))
+              << "), dimension-order routes, " << bytes << " B messages; NI link " << format_metric(ni / 1e9)
+              << " Gb/s\n";
+    std::cout << "bound: the offered load (data flits, a fraction of the NI link's rate) at which the most loaded "
+                 "channel is full\n\n";
+    std::cout << std::left << std::setw(16) << "pattern" << std::setw(9) << "bound" << std::setw(12) << "Gb/s/node"
+              << std::setw(34) << "most loaded channel" << std::setw(18) << "flits/message"
+              << "zero-load us (min-max)"
+              << "\n";
+    for (const PatternBound& pb : bounds) {
+        std::cout << std::left << std::setw(16) << synthetic::name(pb.pattern);
+        if (!pb.refusal.empty()) {
+            std::cout << "not defined here: " << pb.refusal << "\n";
+            continue;
+        }
+        const ChannelModel::Bound& b = pb.bound;
+        std::cout << std::setw(9) << fixed(b.theta, 4) << std::setw(12) << fixed(payload_gbps(b), 3) << std::setw(34)
+                  << model->channels()[b.loads[0].channel].name << std::setw(18) << fixed(b.loads[0].flits, 3)
+                  << fixed(b.zero_load_mean_us, 4) << " (" << fixed(b.zero_load_min_us, 4) << "-"
+                  << fixed(b.zero_load_max_us, 4) << ")\n";
+    }
+    if (channels)
+        for (const PatternBound& pb : bounds) {
+            if (!pb.refusal.empty()) continue;
+            const ChannelModel::Bound& b = pb.bound;
+            std::cout << "\n"
+                      << synthetic::name(pb.pattern) << ": " << b.data_flits << " data flits a message, "
+                      << b.response_flits << " of its response; each channel's flits per message a node sends, "
+                      << "and its utilisation at the bound\n";
+            for (const ChannelModel::Load& l : b.loads)
+                std::cout << "  " << std::left << std::setw(34) << model->channels()[l.channel].name << std::setw(8)
+                          << format_metric(model->channels()[l.channel].rate_bps / 1e9) << "Gb/s  " << std::setw(12)
+                          << fixed(l.flits, 4) << fixed(b.theta / static_cast<double>(b.data_flits) * l.per_capacity, 4)
+                          << "\n";
+        }
+    return 0;
+}
+
+}   // namespace vrdmasim

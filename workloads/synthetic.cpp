@@ -1,0 +1,704 @@
+#include "workloads/synthetic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/common/noise.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+SyntheticParams::SyntheticParams()
+    : set("synthetic",
+          "synthetic traffic (workload.kind = synthetic): open-loop sources, a destination pattern and an offered "
+          "load (workloads/README.md \"Synthetic traffic\")"),
+      pattern(set.choice(
+          "pattern", "uniform", synthetic::pattern_names(),
+          "where each message goes (BookSim 2's traffic patterns, src/traffic.cpp; Dally and Towles, Principles and "
+          "Practices of Interconnection Networks, 2004, section 3.2), a node being its FPGA f and its board's "
+          "torus coordinates x, y, z (node = ((z*Y + y)*X + x)*F + f; one QFDB: F = topology.nodes; a mezzanine: "
+          "X = 4): uniform: one of the N - 1 other nodes, uniformly; transpose: (f, x, y, z) -> (f, y, x, z), "
+          "needs topology.x = topology.y >= 2; bit-complement: every digit complemented, (F-1-f, X-1-x, Y-1-y, "
+          "Z-1-z); tornado: every board coordinate + ceil(k/2) - 1 round its ring of k boards, f kept; neighbour: "
+          "every board coordinate + 1, f kept; hotspot: a node other than synthetic.hotspot-node sends to it with "
+          "probability synthetic.hotspot-fraction and otherwise uniformly. A node a pattern maps to itself sends "
+          "to itself through its own NI and router (as BookSim's). Default uniform: BookSim's default pattern")),
+      load(set.real("load", "0.1",
+                    "offered load: each node creates messages at this fraction of its NI link's rate (ni.rate x "
+                    "ni.lanes), counted in the data flits the engine cuts them into (header, payload and footer), "
+                    "so 1 fills the injection link with data (BookSim's injection_rate in flits per cycle). "
+                    "Default 0.1: a light load (*estimate*: an experiment's choice; configs/sweeps/synthetic-*.ini "
+                    "sweep it)")
+               .range("0", "1")),
+      arrivals(set.choice("arrivals", "bernoulli", {"bernoulli", "poisson"},
+                          "the sources' arrival process (drawn from sim.seed): bernoulli: in each flit time of the "
+                          "NI link a message is created with probability load / flits per message (BookSim's "
+                          "default injection_process); poisson: exponential gaps of mean flits per message x flit "
+                          "time / load")),
+      message_size(set.size("message-size", "0B",
+                            "bytes of each message (one RDMA write); 0: one packet's payload, min(dma.packet-size, "
+                            "dma.block-size), 256 B by default (BookSim's packet_size: a message is one packet). "
+                            "Not workload.message-size, which other kinds use")
+                       .range("0B", "1MiB")),
+      warmup(set.time("warmup", "10us",
+                      "time from the sources' start before the measurement window opens (*estimate*: several "
+                      "times the network's zero-load latency, 1 to 3 us on the shipped tori, so that the queues "
+                      "reach their steady state below saturation)")
+                 .range("0ps", "1s")),
+      measure(set.time("measure", "40us",
+                       "the measurement window: its messages' latencies are measured, and what the destinations "
+                       "accept in it is the accepted throughput (*estimate*: some 350 messages per node at load 1)")
+                  .range("10ns", "1s")),
+      drain(set.time("drain", "40us",
+                     "how long the sources go on creating messages after the window, so that its messages cross a "
+                     "loaded network (BookSim's drain phase); then they stop, and a measured message still in a "
+                     "source queue makes the run saturated (*estimate*: as long as the window)")
+                .range("0ps", "1s")),
+      outstanding(set.integer("outstanding", "64",
+                              "messages a node keeps posted at once, each with its own source buffer, completion "
+                              "record and receive slot at its destination; further ones wait in the source queue "
+                              "(*estimate*: what one PLDMA channel queues, dma.queue-depth)")
+                      .range("1", "4096")),
+      hotspot_node(set.integer("hotspot-node", "0",
+                               "synthetic.pattern = hotspot: the hot node (*estimate*: an experiment's choice)")
+                       .range("0", "65535")),
+      hotspot_fraction(set.real("hotspot-fraction", "0.2",
+                                "synthetic.pattern = hotspot: the fraction of every other node's messages that go "
+                                "to the hot node, the rest uniformly to all N - 1 others (BookSim's hotspot "
+                                "pattern with one hot node; *estimate*: an experiment's choice)")
+                           .range("0", "1")) {}
+
+void SyntheticWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<SyntheticParams>().set); }
+
+namespace {
+
+bool synthetic_run(const Config& c) { return c.string("workload.kind") == "synthetic"; }
+
+// The nodes as the topology numbers them (models/interconnect/topology.hpp:
+// node = ((z*Y + y)*X + x)*F + f); tests/system/synthetic_test.cpp checks
+// the digits against Topology::coord.
+synthetic::Shape shape_of(const Config& c) {
+    const std::string kind = c.string("topology.kind");
+    if (kind == "qfdb") return synthetic::Shape{static_cast<unsigned>(c.integer("topology.nodes")), 1, 1, 1};
+    if (kind == "mezzanine") return synthetic::Shape{4, 4, 1, 1};
+    return synthetic::Shape{4, static_cast<unsigned>(c.integer("topology.x")),
+                            static_cast<unsigned>(c.integer("topology.y")),
+                            static_cast<unsigned>(c.integer("topology.z"))};
+}
+
+// A histogram's mean, an empty cell without samples.
+std::string mean_or_empty(const Histogram& h) {
+    return h.count() ? format_metric(h.mean()) : format_metric(std::numeric_limits<double>::quiet_NaN());
+}
+
+}   // namespace
+
+void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
+    const MetricRegistry::Presence present = synthetic_run;
+    reg.sum_scalars("synthetic_offered", "fraction",
+                    "synthetic: the offered load realised in the measurement window: data flits of the messages the "
+                    "sources created in it, per node, over what the NI link carries in it (`workload."
+                    "synthetic_offered`; the parameter synthetic.load is its expectation). Summed over the jobs "
+                    "with node.processes > 1.",
+                    "synthetic_offered", 6, present);
+    reg.sum_scalars("synthetic_accepted", "fraction",
+                    "synthetic: the accepted throughput: data flits of the messages whose last tail left the "
+                    "destination's NI link within the window, per node, over what the NI link carries in it "
+                    "(`workload.synthetic_accepted`).",
+                    "synthetic_accepted", 6, present);
+    reg.sum_scalars("synthetic_accepted_gbps", "Gb/s",
+                    "synthetic: the same messages' payload per node, in Gb/s (`workload.synthetic_accepted_gbps`).",
+                    "synthetic_accepted_gbps", 6, present);
+    auto mean_of = [present](const char* suffix) {
+        return [present, suffix](const MetricInputs& in) {
+            if (!present(in.config)) return format_metric(0.0);
+            return mean_or_empty(in.stats.require_merge_histograms(suffix));
+        };
+    };
+    auto quantile_of = [present](const char* suffix, double q) {
+        return [present, suffix, q](const MetricInputs& in) {
+            if (!present(in.config)) return format_metric(0.0);
+            const Histogram h = in.stats.require_merge_histograms(suffix);
+            return h.count() ? format_metric(h.quantile(q)) : format_metric(std::numeric_limits<double>::quiet_NaN());
+        };
+    };
+    reg.add("synthetic_latency_us", "us",
+            "synthetic: mean latency of the messages created in the measurement window, from their creation (so "
+            "source queueing is in it, as BookSim's packet latency) to their last tail out of the destination's NI "
+            "link (`workload.synthetic_latency`); empty without such a message.",
+            mean_of("synthetic_latency"));
+    reg.add("synthetic_latency_us_p50", "us", "synthetic: median of the same.", quantile_of("synthetic_latency", 0.5));
+    reg.add("synthetic_latency_us_p99", "us", "synthetic: 99th percentile of the same.",
+            quantile_of("synthetic_latency", 0.99));
+    reg.add("synthetic_net_latency_us", "us",
+            "synthetic: mean network latency of the same messages: their first head onto the source's NI link to "
+            "their last tail out of the destination's (`workload.synthetic_net_latency`; BookSim's network "
+            "latency).",
+            mean_of("synthetic_net_latency"));
+    reg.add("synthetic_net_latency_us_p99", "us", "synthetic: 99th percentile of the same.",
+            quantile_of("synthetic_net_latency", 0.99));
+    reg.add("synthetic_zero_load_us", "us",
+            "synthetic: mean zero-load network latency of the same messages, each its route's sum of link, router "
+            "and serialisation delays from the parameters (`workload.synthetic_zero_load`; src/sim/channel_load.hpp): "
+            "what `synthetic_net_latency_us` would be with no other traffic.",
+            mean_of("synthetic_zero_load"));
+    reg.sum_scalars("synthetic_backlog_growth", "fraction",
+                    "synthetic: how much the backlog (messages created and not yet delivered, all nodes) grew over "
+                    "the measurement window, over the messages created in it (`workload.synthetic_backlog_growth`): "
+                    "near 0 below saturation, the shortfall of accepted against offered above.",
+                    "synthetic_backlog_growth", 6, present);
+    reg.sum_scalars("synthetic_waiting_rise_us", "us",
+                    "synthetic: how much longer the messages created in the window's second half waited than those "
+                    "of its first half (waiting: latency minus the route's zero-load sum; "
+                    "`workload.synthetic_waiting_rise`): near 0 below saturation, growing with the window above it, "
+                    "even when only a few flows saturate (hotspot).",
+                    "synthetic_waiting_rise", 6, present);
+    reg.sum_scalars("synthetic_saturated", "",
+                    "synthetic: 1 if the run is saturated (`workload.synthetic_saturated`): the backlog grew over "
+                    "the window by more than 5 % of the messages created in it (BookSim's 5 % threshold), or the "
+                    "waiting rose "
+                    "(`synthetic_waiting_rise_us` above three standard errors and a fifth of the first half's mean "
+                    "latency), or a message of the window was still in a "
+                    "source queue when the sources stopped; its latencies are then those of the messages that "
+                    "got through. Summed over the jobs.",
+                    "synthetic_saturated", 6, present);
+    reg.sum_counters("synthetic_abandoned",
+                     "synthetic: messages still in the source queues when the sources stopped (synthetic.drain "
+                     "after the window), never posted (`workload.synthetic_abandoned`).",
+                     {"synthetic_abandoned"}, present);
+}
+
+std::unique_ptr<Workload> SyntheticWorkload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                                    unsigned job) {
+    if (!synthetic_run(ctx.config)) return nullptr;
+    return std::make_unique<SyntheticWorkload>(ctx, apps, job, shape_of(ctx.config));
+}
+
+// One message in flight: its buffers are slot `index` of its source's
+// (source buffer, records) and of its source's area at its destination.
+struct SyntheticWorkload::Slot {
+    bool used = false;
+    RdmaProcess::Message m;
+    unsigned dst = 0;
+    std::uint64_t key = 0;
+    sc_time created, posted;
+    sc_time injected = sc_core::sc_max_time();   // its first packet's head onto the source's NI link
+    sc_time delivered = sc_core::SC_ZERO_TIME;   // its last packet's tail out of the destination's
+    std::uint64_t packets = 0;   // data packets seen arriving
+    bool measured = false;
+};
+
+// A node's source: its buffers, its queue and its arrival process.
+struct SyntheticWorkload::Source {
+    Source(std::uint64_t seed, unsigned n)
+        : node(n), arrivals(seed, "synthetic-arrivals", n), dests(seed, "synthetic-destinations", n) {}
+    unsigned node;
+    std::uint64_t rx_base = 0;
+    bool registered = true;
+    std::uint64_t src_base = 0, records = 0, per = 1;
+    std::vector<Slot> slots;
+    std::vector<std::size_t> free;   // slots not in flight
+    std::size_t inflight = 0;
+    struct Created {
+        sc_time at;
+        unsigned dst;
+        std::uint64_t index;   // the source's count of messages created before it
+    };
+    std::deque<Created> queue;   // created, not posted (unbounded: open loop)
+    std::uint64_t seq = 0;   // messages created
+    NoiseStream arrivals, dests;
+    sc_time next;   // the next message's creation
+    std::int64_t slot = -1;   // bernoulli: the flit time of the last creation
+    double gap_ps = 0;   // poisson: time of the last creation since t0, ps
+};
+
+SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                                     const synthetic::Shape& shape)
+    : Workload(ctx, job),
+      apps_(apps),
+      shape_(shape),
+      created_(ctx.stats.counter(stats_prefix(job) + "synthetic_created", "",
+                                 "synthetic: messages the sources created (each counted at its creation)")),
+      abandoned_(ctx.stats.counter(stats_prefix(job) + "synthetic_abandoned", "",
+                                   "synthetic: messages still in a source queue when the sources stopped, never "
+                                   "posted")),
+      exact_(ctx.stats.counter(stats_prefix(job) + "synthetic_exact_zero_load", "",
+                               "synthetic: messages created in the measurement window whose network latency is their "
+                               "route's zero-load sum to the picosecond (they met no other packet)")),
+      latency_(shared_histogram(ctx.stats, stats_prefix(job) + "synthetic_latency", "us",
+                                "synthetic: messages created in the measurement window: creation to the last tail "
+                                "out of the destination's NI link (source queueing included)")),
+      net_latency_(shared_histogram(ctx.stats, stats_prefix(job) + "synthetic_net_latency", "us",
+                                    "synthetic: the same messages: first head onto the source's NI link to the last "
+                                    "tail out of the destination's")),
+      zero_load_us_(shared_histogram(ctx.stats, stats_prefix(job) + "synthetic_zero_load", "us",
+                                     "synthetic: the same messages' zero-load network latency, the sum of their "
+                                     "route's link, router and serialisation delays")),
+      excess_(shared_histogram(ctx.stats, stats_prefix(job) + "synthetic_excess", "us",
+                               "synthetic: the same messages' network latency minus its zero-load sum (time spent "
+                               "waiting for busy links and credits)")),
+      offered_(ctx.stats.scalar(stats_prefix(job) + "synthetic_offered", "fraction",
+                                "synthetic: data flits created in the measurement window per node, over the NI "
+                                "link's capacity in it",
+                                Scalar::Kind::Level)),
+      accepted_(ctx.stats.scalar(stats_prefix(job) + "synthetic_accepted", "fraction",
+                                 "synthetic: data flits of the messages delivered in the window per node, over the "
+                                 "NI link's capacity in it",
+                                 Scalar::Kind::Level)),
+      accepted_gbps_(ctx.stats.scalar(stats_prefix(job) + "synthetic_accepted_gbps", "Gb/s",
+                                      "synthetic: payload of the messages delivered in the window per node",
+                                      Scalar::Kind::Level)),
+      backlog_growth_(ctx.stats.scalar(stats_prefix(job) + "synthetic_backlog_growth", "fraction",
+                                       "synthetic: growth of the backlog (created, not delivered) over the window, "
+                                       "over the messages created in it",
+                                       Scalar::Kind::Level)),
+      waiting_rise_(ctx.stats.scalar(stats_prefix(job) + "synthetic_waiting_rise", "us",
+                                     "synthetic: mean waiting (latency minus zero-load sum) of the messages created "
+                                     "in the window's second half, minus that of its first half",
+                                     Scalar::Kind::Level)),
+      saturated_(ctx.stats.scalar(stats_prefix(job) + "synthetic_saturated", "",
+                                  "synthetic: 1 if the run is saturated (backlog growth above 5 %, a waiting that "
+                                  "rises over the window, or a measured message never posted)",
+                                  Scalar::Kind::Level)) {
+    const Config& c = ctx.config;
+    const SyntheticParams& P = params_of<SyntheticParams>();
+    const auto n = static_cast<unsigned>(apps_.size());
+    if (shape_.nodes() != n)
+        throw std::logic_error("synthetic: a shape of " + std::to_string(shape_.nodes()) + " nodes for " +
+                               std::to_string(n) + " processes");
+    pattern_ = synthetic::parse_pattern(c[P.pattern]);
+    if (const std::string why = synthetic::refusal(pattern_, shape_); !why.empty()) throw c.refuse(P.pattern, why);
+    load_ = c[P.load];
+    if (!(load_ > 0))
+        throw c.refuse(P.load, "must be above 0: the sources would create no message, and the run measure nothing");
+    poisson_ = c[P.arrivals] == "poisson";
+    // The hot spot's settings apply to the hotspot pattern only.
+    if (pattern_ == synthetic::Pattern::Hotspot) {
+        const auto h = static_cast<std::uint64_t>(c[P.hotspot_node]);
+        if (h >= n)
+            throw c.refuse(P.hotspot_node,
+                           "the system has " + std::to_string(n) + " nodes (0 to " + std::to_string(n - 1) + ")");
+        hot_ = synthetic::Hotspot{static_cast<unsigned>(h), c[P.hotspot_fraction]};
+    } else {
+        for (const std::string& key : {P.hotspot_node.name(), P.hotspot_fraction.name()})
+            if (c.origin(key) != "default")
+                throw c.refuse(key, "applies to synthetic.pattern = hotspot only (" + c.describe(P.pattern) + ")");
+    }
+    const Message m = message_of(c);
+    msg_ = m.bytes;
+    flits_ = m.packets.flits;
+    packet_flits_ = m.packet_flits;
+    window_ = static_cast<std::uint64_t>(c[P.outstanding]);
+    warmup_ = c[P.warmup];
+    measure_ = c[P.measure];
+    drain_ = c[P.drain];
+    sources_.resize(n);
+    for (unsigned d = 0; d < n; ++d) sources_[d] = synthetic::sources(pattern_, shape_, d, hot_);
+    rx_window_flits_.assign(n, 0);
+    tx_window_flits_.assign(n, 0);
+    for (unsigned i = 0; i < n; ++i) {
+        RdmaProcess& app = *apps_[i];
+        nodes_.push_back(std::make_unique<Source>(seed_, i));
+        const std::uint64_t per = app.records_for(msg_);
+        const std::uint64_t rx = sources_[i].size() * window_ * msg_;
+        const std::uint64_t need = rx + window_ * msg_ + window_ * per * sizeof(CompletionRecord);
+        if (need > app.capacity())
+            throw ConfigError("the synthetic traffic's buffers do not fit on " + app.group() + ": " +
+                              std::to_string(need) + " B asked, at most " + std::to_string(app.capacity()) +
+                              " B can be mapped: a receive slot of " + std::to_string(msg_) + " B for each of its " +
+                              std::to_string(sources_[i].size()) +
+                              " sources and each message they may have in "
+                              "flight (" +
+                              c.describe(P.outstanding) + ", " + c.describe(P.message_size) +
+                              "); lower those, or raise " + c.describe("dram.size"));
+        check_locked(app, {window_ * per * sizeof(CompletionRecord)});
+        app.program = [this](RdmaProcess& a) { program(a); };
+    }
+}
+
+SyntheticWorkload::Message SyntheticWorkload::message_of(const Config& c) {
+    const std::uint64_t packet = c.size("dma.packet-size"), block = c.size("dma.block-size");
+    Message m;
+    m.bytes = c[params_of<SyntheticParams>().message_size];
+    if (m.bytes == 0) m.bytes = std::min(packet, block);
+    m.packets = synthetic::message_packets(m.bytes, packet, block);
+    m.packet_flits = 2 + (std::min({packet, block, m.bytes}) + 15) / 16;
+    return m;
+}
+
+void SyntheticWorkload::set_network(sc_time ni_flit, ZeroLoadFn zero_load) {
+    ni_flit_ = ni_flit;
+    zero_load_ = std::move(zero_load);
+}
+
+std::uint64_t SyntheticWorkload::dst_addr(unsigned src, unsigned dst, std::uint64_t slot) const {
+    const std::vector<unsigned>& in = sources_[dst];
+    const auto it = std::lower_bound(in.begin(), in.end(), src);
+    if (it == in.end() || *it != src)
+        throw std::logic_error("synthetic: node " + std::to_string(src) + " is not a source of node " +
+                               std::to_string(dst));
+    return nodes_[dst]->rx_base + (static_cast<std::uint64_t>(it - in.begin()) * window_ + slot) * msg_;
+}
+
+void SyntheticWorkload::map_buffers(RdmaProcess& app, Source& s) {
+    // Receive area: a slot of message-size per source and per message it
+    // may have posted, registered once (whatever rdma.strategy); source
+    // buffers and their records, one of each per message in flight.
+    const std::uint64_t rx = sources_[s.node].size() * window_ * msg_;
+    if (rx) s.rx_base = app.alloc(rx, populate_, advice_);
+    s.registered = app.register_receive(s.rx_base, rx);
+    s.per = app.records_for(msg_);
+    s.src_base = app.alloc(window_ * msg_, populate_, advice_);
+    s.records = app.alloc_locked(window_ * s.per * sizeof(CompletionRecord));
+    s.slots.assign(window_, Slot{});
+    for (std::size_t i = window_; i-- > 0;) s.free.push_back(i);
+}
+
+namespace {
+
+enum Published : unsigned { kRxBase };
+
+}   // namespace
+
+void SyntheticWorkload::program(RdmaProcess& app) {
+    Source& s = *nodes_[app.node()];
+    map_buffers(app, s);
+    publish(app, kRxBase, s.rx_base);
+    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
+    if (!zero_load_ || ni_flit_ == sc_core::SC_ZERO_TIME)
+        throw std::logic_error("synthetic: no network given (System sets it: SyntheticWorkload::set_network)");
+    // Every program leaves the barrier at its release: the sources start together.
+    if (!started_) {
+        started_ = true;
+        t0_ = app.now();
+        w0_ = t0_ + warmup_;
+        w1_ = w0_ + measure_;
+        stop_ = w1_ + drain_;
+    } else if (app.now() != t0_) {
+        throw std::logic_error("synthetic: " + app.group() + " left the start barrier at " +
+                               std::to_string(app.now().to_seconds() * 1e6) + " us, another at " +
+                               std::to_string(t0_.to_seconds() * 1e6) + " us");
+    }
+    if (published(app.node(), kRxBase) != s.rx_base) throw std::logic_error("synthetic: receive area not published");
+    const double p = load_ / static_cast<double>(flits_);   // messages per flit time
+    // The next creation: Bernoulli, a success in each flit time with
+    // probability p (the gap to it geometric); Poisson, an exponential gap.
+    auto advance = [&]() {
+        const double u = s.arrivals.uniform();
+        if (poisson_) {
+            s.gap_ps += -std::log1p(-u) * static_cast<double>(ni_flit_.value()) / p;
+            s.next = t0_ + sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(s.gap_ps)));
+        } else {
+            const double k = p >= 1 ? 1.0 : 1.0 + std::floor(std::log1p(-u) / std::log1p(-p));
+            s.slot += static_cast<std::int64_t>(std::min(k, 1e15));
+            s.next = t0_ + ni_flit_ * static_cast<double>(s.slot);
+        }
+    };
+    advance();
+    const sc_time stop = stop_;
+    for (;;) {
+        // The messages created by now, into the queue, in creation order.
+        while (s.next < stop && s.next <= app.now()) {
+            const unsigned dst = synthetic::is_random(pattern_) ? synthetic::draw(pattern_, shape_, s.node, hot_,
+                                                                                  s.dests.uniform(), s.dests.uniform())
+                                                                : synthetic::destination(pattern_, shape_, s.node);
+            const std::uint64_t at = s.next.value(), now = sc_core::sc_time_stamp().value();
+            ctx_.stats.count_at(created_, 1, at, now);
+            if (s.next < w0_) ++created_before_w0_;
+            if (s.next < w1_) ++created_before_w1_;
+            if (s.next >= w0_ && s.next < w1_) ++created_in_window_;
+            s.queue.push_back({s.next, dst, s.seq});
+            ++s.seq;
+            advance();
+        }
+        if (app.now() >= stop) break;
+        if (!s.queue.empty() && !s.free.empty()) {
+            post(app, s);
+            continue;
+        }
+        if (s.queue.empty() && s.next >= stop) break;
+        if (!s.queue.empty()) {   // the window is full
+            retire_one(app, s);
+            continue;
+        }
+        app.advance_to(s.next);   // nothing to post until the next creation
+    }
+    // The sources stop: what is still queued is never posted.
+    for (const Source::Created& q : s.queue)
+        if (q.at >= w0_ && q.at < w1_) ++measured_abandoned_;
+    ctx_.stats.count_at(abandoned_, s.queue.size(), stop.value(), sc_core::sc_time_stamp().value());
+    fig_.abandoned += s.queue.size();
+    s.queue.clear();
+    while (s.inflight > 0) retire_one(app, s);
+    app.finish_registrations();
+    if (++ended_ == apps_.size()) finalize();
+    program_ended(app);
+}
+
+void SyntheticWorkload::post(RdmaProcess& app, Source& s) {
+    const Source::Created c = s.queue.front();
+    s.queue.pop_front();
+    const std::size_t i = s.free.back();
+    s.free.pop_back();
+    Slot& sl = s.slots[i];
+    sl = Slot{};
+    sl.used = true;
+    sl.dst = c.dst;
+    sl.created = c.at;
+    sl.measured = c.at >= w0_ && c.at < w1_;
+    // Unique in the job (the pattern of its bytes: seed ^ key).
+    sl.key = (static_cast<std::uint64_t>(s.node) << 40) | c.index;
+    const std::uint64_t src = s.src_base + i * msg_;
+    const std::uint64_t dst = dst_addr(s.node, c.dst, i);
+    prepare(app, s.node, src, c.dst, dst, msg_, sl.key);
+    sl.posted = app.now();
+    log_.posted(sl.posted);
+    RdmaProcess::Message& m = sl.m;
+    m = RdmaProcess::Message{};
+    m.src = src;
+    m.dst = dst;
+    m.len = msg_;
+    m.tag = sl.key;
+    m.dst_node = c.dst;
+    m.records = s.records + i * s.per * sizeof(CompletionRecord);
+    if (!nodes_[c.dst]->registered) m.failed = true;   // nothing is sent to an area not registered
+    else app.send(m);   // a failed registration leaves m.failed: retire() reports the error
+    ++s.inflight;
+}
+
+bool SyntheticWorkload::completed(RdmaProcess& app, const Slot& sl, sc_time& at) const {
+    if (sl.m.parts == 0) {   // refused at registration: no doorbell, nothing to wait for
+        at = sl.posted;
+        return true;
+    }
+    at = sc_core::SC_ZERO_TIME;
+    for (unsigned k = 0; k < sl.m.parts; ++k) {
+        // The engine's latest record there: the slot's last message's until
+        // this one's is written, after its post.
+        sc_time t;
+        if (!app.record_written(sl.m.records + k * sizeof(CompletionRecord), t) || t <= sl.posted) return false;
+        at = std::max(at, t);
+    }
+    return true;
+}
+
+void SyntheticWorkload::retire_one(RdmaProcess& app, Source& s) {
+    std::size_t best = s.slots.size();
+    sc_time best_at;
+    // The message that completed first, once one has by now.
+    auto ready = [&]() {
+        best = s.slots.size();
+        for (std::size_t i = 0; i < s.slots.size(); ++i) {
+            const Slot& sl = s.slots[i];
+            sc_time at;
+            if (!sl.used || !completed(app, sl, at) || at > app.now()) continue;
+            if (best == s.slots.size() || at < best_at) best = i, best_at = at;
+        }
+        return best != s.slots.size();
+    };
+    app.wait_event(ready, "synthetic");
+    retire(app, s, best, best_at);
+}
+
+void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_time at) {
+    Slot& sl = s.slots[i];
+    const CompletionRecord rec = app.complete(sl.m);
+    const bool ok = rec.status == kStatusOk && sl.packets > 0;
+    const std::uint64_t now = sc_core::sc_time_stamp().value();
+    if (rec.status == kStatusOk && sl.packets == 0) {
+        // Reported delivered, but no packet of it reached its destination.
+        ++unmatched_packets_;
+        std::cerr << "vrdmasim: synthetic: " << app.group() << "'s message " << sl.key
+                  << " completed with no packet seen at node " << sl.dst << "\n";
+    }
+    const sc_time latency = sl.delivered > sl.created ? sl.delivered - sl.created : sc_core::SC_ZERO_TIME;
+    log_.finished(at, ok, ok ? rec.bytes : 0, ok ? &latency : nullptr, static_cast<int>(hops(s.node, sl.dst)));
+    if (ok) {
+        if (rec.bytes != msg_) {
+            log_.verified(msg_, false);
+            std::cerr << "vrdmasim: DATA MISMATCH: synthetic message " << sl.key << " reported " << rec.bytes << " of "
+                      << msg_ << " B delivered with success status\n";
+        } else {
+            ask(app, {CheckStep::Kind::Verify, s.node, sl.dst, sl.m.dst, msg_, sl.key});
+        }
+        ++fig_.delivered;
+        // Each message in time order: created, posted, onto the network, delivered.
+        if (!(sl.created <= sl.posted && sl.posted <= sl.injected && sl.injected < sl.delivered &&
+              sl.delivered <= at) &&
+            causality_errors_++ == 0) {
+            std::ostringstream os;
+            os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << ": created at "
+               << to_us(sl.created) << " us, posted at " << to_us(sl.posted) << " us, onto the network at "
+               << to_us(sl.injected) << " us, delivered at " << to_us(sl.delivered) << " us, completed at " << to_us(at)
+               << " us";
+            first_causality_ = os.str();
+        }
+        if (sl.delivered < w0_) ++delivered_before_w0_;
+        if (sl.delivered < w1_) ++delivered_before_w1_;
+        if (sl.delivered >= w0_ && sl.delivered < w1_) accepted_window_flits_ += flits_;
+    } else {
+        ++fig_.failed;
+        // Left the backlog, undelivered, when its failure was known.
+        if (at < w0_) ++delivered_before_w0_;
+        if (at < w1_) ++delivered_before_w1_;
+    }
+    if (sl.measured) {
+        ++fig_.measured;
+        if (ok) {
+            ++fig_.measured_delivered;
+            const sc_time zl = zero_load_(s.node, sl.dst, flits_);
+            const sc_time net = sl.delivered - sl.injected;
+            const std::uint64_t d = sl.delivered.value();
+            ctx_.stats.sample_at(latency_, to_us(latency), d, now);
+            ctx_.stats.sample_at(net_latency_, to_us(net), d, now);
+            ctx_.stats.sample_at(zero_load_us_, to_us(zl), d, now);
+            ctx_.stats.sample_at(excess_, to_us(net) - to_us(zl), d, now);
+            if (net == zl) ctx_.stats.count_at(exact_, 1, d, now);
+            Half& h = half_[sl.created >= w0_ + (w1_ - w0_) / 2 ? 1 : 0];
+            const double waited = to_us(latency) - to_us(zl);
+            h.n += 1;
+            h.sum += waited;
+            h.sq += waited * waited;
+            zero_load_sum_[&h - half_] += to_us(zl);
+            if (net < zl) {
+                if (below_zero_load_++ == 0) {
+                    std::ostringstream os;
+                    os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << " took "
+                       << to_us(net) << " us from the source's NI link to the destination's, below its zero-load "
+                       << "sum of " << to_us(zl) << " us";
+                    first_below_ = os.str();
+                }
+            }
+        }
+    }
+    sl.used = false;
+    s.free.push_back(i);
+    --s.inflight;
+}
+
+void SyntheticWorkload::packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits,
+                                       std::uint64_t payload, sc_time injected, sc_time tail) {
+    (void)payload;
+    // The physical side, whatever message it belongs to: what the NI links
+    // carried in the window.
+    if (started_) {
+        if (tail >= w0_ && tail < w1_) rx_window_flits_.at(dst) += flits;
+        if (injected >= w0_ && injected < w1_) tx_window_flits_.at(src) += flits;
+    }
+    // Its message: by where it landed, slot (dst_va - its source's area) / message-size.
+    Slot* sl = nullptr;
+    const std::vector<unsigned>& in = sources_.at(dst);
+    const auto it = std::lower_bound(in.begin(), in.end(), src);
+    if (it != in.end() && *it == src) {
+        const std::uint64_t base = nodes_[dst]->rx_base + static_cast<std::uint64_t>(it - in.begin()) * window_ * msg_;
+        if (dst_va >= base && dst_va < base + window_ * msg_) {
+            Slot& cand = nodes_[src]->slots.at((dst_va - base) / msg_);
+            if (cand.used && cand.dst == dst) sl = &cand;
+        }
+    }
+    if (!sl) {
+        ++unmatched_packets_;
+        return;
+    }
+    ++sl->packets;
+    sl->injected = std::min(sl->injected, injected);
+    sl->delivered = std::max(sl->delivered, tail);
+}
+
+void SyntheticWorkload::finalize() {
+    const auto n = static_cast<double>(apps_.size());
+    // What the NI links of all nodes carry in the window, in flits.
+    const double capacity = n * (measure_.to_seconds() / ni_flit_.to_seconds());
+    fig_.created = created_.value();
+    fig_.offered = static_cast<double>(created_in_window_ * flits_) / capacity;
+    fig_.accepted = static_cast<double>(accepted_window_flits_) / capacity;
+    fig_.accepted_gbps =
+        static_cast<double>(accepted_window_flits_ / flits_ * msg_) * 8 / measure_.to_seconds() / n / 1e9;
+    const double b0 = static_cast<double>(created_before_w0_) - static_cast<double>(delivered_before_w0_);
+    const double b1 = static_cast<double>(created_before_w1_) - static_cast<double>(delivered_before_w1_);
+    fig_.backlog_growth = (b1 - b0) / std::max<double>(1.0, static_cast<double>(created_in_window_));
+    // A flow past its saturation keeps its messages waiting longer the later
+    // they were created (BookSim: a latency that does not converge): the
+    // second half's mean waiting above the first's by more than three
+    // standard errors and a fifth of the first half's mean latency (below
+    // saturation the waiting drifts by a few % over a window, its
+    // queues' slow swings; a flow 5 % over its capacity waits 5 % of the
+    // half window, 1 us, longer). Catches a few flows saturated among many
+    // that are not (hotspot), whose backlog the total hides.
+    fig_.waiting_rise_us = half_[1].mean() - half_[0].mean();
+    const double se = std::sqrt((half_[0].n > 0 ? half_[0].var() / half_[0].n : 0) +
+                                (half_[1].n > 0 ? half_[1].var() / half_[1].n : 0));
+    const double first_latency = half_[0].n > 0 ? half_[0].mean() + zero_load_sum_[0] / half_[0].n : 0;
+    fig_.waiting_rises =
+        half_[0].n > 1 && half_[1].n > 1 && fig_.waiting_rise_us > 3 * se && fig_.waiting_rise_us > 0.1 * first_latency;
+    fig_.saturated = measured_abandoned_ > 0 || fig_.backlog_growth > 0.05 || fig_.waiting_rises;
+    offered_.set(fig_.offered);
+    accepted_.set(fig_.accepted);
+    accepted_gbps_.set(fig_.accepted_gbps);
+    backlog_growth_.set(fig_.backlog_growth);
+    waiting_rise_.set(fig_.waiting_rise_us);
+    saturated_.set(fig_.saturated ? 1.0 : 0.0);
+}
+
+std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check() const {
+    std::vector<std::pair<std::string, std::string>> v;
+    if (!finished()) return v;
+    const std::string what = "synthetic (" + synthetic::name(pattern_) + ")";
+    // Every message created was delivered, failed, or was still queued when
+    // the sources stopped: none lost, none counted twice.
+    if (fig_.created != fig_.delivered + fig_.failed + fig_.abandoned)
+        v.emplace_back("synthetic-messages-conserved",
+                       what + ": " + std::to_string(fig_.created) + " messages created, " +
+                           std::to_string(fig_.delivered) + " delivered, " + std::to_string(fig_.failed) +
+                           " failed and " + std::to_string(fig_.abandoned) + " still queued at the end");
+    // Accepted never above offered: what was delivered in the window was
+    // created before its end and not delivered before its start.
+    const std::uint64_t accepted_msgs = accepted_window_flits_ / flits_;
+    if (accepted_msgs + delivered_before_w0_ > created_before_w1_)
+        v.emplace_back("synthetic-accepted-offered",
+                       what + ": " + std::to_string(accepted_msgs) + " messages delivered in the window, but only " +
+                           std::to_string(created_before_w1_) + " created before its end, of which " +
+                           std::to_string(delivered_before_w0_) + " left before its start");
+    // Never above the NI links: no node's links carried more in the window
+    // than the window holds, plus one packet across each of its ends.
+    const double slots = measure_.to_seconds() / ni_flit_.to_seconds();
+    const auto straddle = static_cast<double>(packet_flits_);   // the packet across one end of the window
+    for (std::size_t i = 0; i < apps_.size(); ++i) {
+        if (static_cast<double>(rx_window_flits_[i]) > slots + straddle)
+            v.emplace_back("synthetic-ejection-ceiling",
+                           what + ": node " + std::to_string(i) + "'s NI link delivered " +
+                               std::to_string(rx_window_flits_[i]) + " flits of data packets in a window of " +
+                               std::to_string(slots) + " flit times");
+        if (static_cast<double>(tx_window_flits_[i]) > slots + straddle)
+            v.emplace_back("synthetic-injection-ceiling", what + ": node " + std::to_string(i) + "'s NI link took " +
+                                                              std::to_string(tx_window_flits_[i]) +
+                                                              " flits of data packets in a window of " +
+                                                              std::to_string(slots) + " flit times");
+    }
+    if (fig_.accepted > 1.0 + 1e-9)
+        v.emplace_back("synthetic-ejection-ceiling", what + ": accepted throughput " + std::to_string(fig_.accepted) +
+                                                         " of the NI link's rate, above 1");
+    // Each message created, posted, injected and delivered in that order,
+    // and never faster than its route's zero-load sum.
+    if (causality_errors_ > 0)
+        v.emplace_back("synthetic-causality", what + ": " + std::to_string(causality_errors_) +
+                                                  " messages not created, posted, onto the network, delivered and "
+                                                  "completed in that order; the first: " +
+                                                  first_causality_);
+    if (below_zero_load_ > 0)
+        v.emplace_back("synthetic-zero-load",
+                       what + ": " + std::to_string(below_zero_load_) +
+                           " messages faster than their zero-load latency; the first: " + first_below_);
+    if (unmatched_packets_ > 0)
+        v.emplace_back("synthetic-packets-matched",
+                       what + ": " + std::to_string(unmatched_packets_) +
+                           " data packets (or completions) that no message in flight accounts for");
+    return v;
+}
+
+}   // namespace vrdmasim
