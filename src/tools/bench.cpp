@@ -573,7 +573,7 @@ po::options_description bench_options() {
         "iterations", po::value<std::string>()->value_name("N")->default_value("4"),
         "--scale, --instructions: halo iterations per run (>= 1)")(
         "setting", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
-        "--scale, --instructions: every run also with this setting (repeatable), e.g. router.link-order=time");
+        "--scale, --instructions: every run also with this setting (repeatable), e.g. router.link-order=call-approximate");
     return opts;
 }
 
