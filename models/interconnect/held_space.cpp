@@ -35,9 +35,13 @@ std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
     // Sorted, ties in the order added: from the back, moving each later
     // entry up one as it goes, with this entry's flits before it (a few:
     // it is usually near the back).
+    // (The time in a register: sc_time, copied by a constructor of its
+    // own, comes by reference, and each entry's store would reload it.)
     Entry* const e = e_;
+    const sc_dt::uint64 v = t.value();
+    const std::size_t first = first_;
     std::size_t at = end_;
-    while (at > first_ && t < e[at - 1].t) {
+    while (at > first && v < e[at - 1].t.value()) {
         e[at] = e[at - 1];
         e[at].before += flits;
         --at;
