@@ -76,19 +76,20 @@ void HeldSpace::add_start(sc_time in, sc_time freed, unsigned flits) {
     in_.held(at) = freed_.after(in, kStart) - in_.after_index(at + 1);
 }
 
-// The first freeing from index i on at which at most `room` is held, no
-// start from next_start on holding more, and next_start the first start
-// after every freeing from i on before it. Before that start, what is held
+// first_fitting (held_space.hpp, which tries the next freeing inline; this
+// from there on): the first freeing from index i on at which at most
+// `room` is held, no start from next_start on holding more, and
+// next_start the first start after every freeing from i on before it. Before that start, what is held
 // at a freeing is what is freed after it less the flits of next_start and
 // those after it, a constant: the first freeing whose later ones sum to at
 // most `room` plus those is the answer, a walk on the sums kept with the
 // freeings (no start searched per freeing). From that start on, what is held
 // is at most what its start holds (it falls between starts), within
-// `room`: a freeing there fits, and so does the weaker test.
-sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const {
+// `room`: a freeing there fits, and so does the weaker test. `most`: room
+// plus those flits.
+sc_time HeldSpace::first_fitting_after(std::size_t i, unsigned most, Cursor& c) const {
     const std::size_t n = freed_.end();
     if (i >= n) return max_sim_time();   // not reached: nothing is held after the last
-    const unsigned most = room + in_.after_index(next_start);
     // The first y > i from which at most `most` is freed (the end: 0): past
     // the freeing whose time it is. Often the next; further (a packet
     // waiting behind tens of freeings), by doubling steps, then halving.

@@ -360,7 +360,18 @@ private:
     mutable Cursor left_ = Cursor::none();   // leave(), for bound_after()
 
     void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
-    sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const;
+    VRDMASIM_FORCE_INLINE sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room,
+                                                         Cursor& c) const {
+        const unsigned most = room + in_.after_index(next_start);
+        if (i < freed_.end() && freed_.after_index(i + 1) <= most) {   // the next freeing (usually)
+            const sc_core::sc_time t = freed_.time(i);
+            const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
+            c = Cursor{t.value(), e, freed_.after_index(e), version_};
+            return t;
+        }
+        return first_fitting_after(i, most, c);
+    }
+    sc_core::sc_time first_fitting_after(std::size_t i, unsigned most, Cursor& c) const;
     unsigned most_at_starts(std::size_t j) const;
     unsigned most_at_shifted(unsigned most, std::size_t j, sc_core::sc_time until, sc_core::sc_time shift) const;
 };
