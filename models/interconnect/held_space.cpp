@@ -35,9 +35,13 @@ std::size_t HeldSpace::Times::insert(sc_time t, unsigned flits) {
     // Sorted, ties in the order added: from the back, moving each later
     // entry up one as it goes, with this entry's flits before it (a few:
     // it is usually near the back).
+    // (The time in a register: sc_time, copied by a constructor of its
+    // own, comes by reference, and each entry's store would reload it.)
     Entry* const e = e_;
+    const sc_dt::uint64 v = t.value();
+    const std::size_t first = first_;
     std::size_t at = end_;
-    while (at > first_ && t < e[at - 1].t) {
+    while (at > first && v < e[at - 1].t.value()) {
         e[at] = e[at - 1];
         e[at].before += flits;
         --at;
@@ -72,22 +76,47 @@ void HeldSpace::add_start(sc_time in, sc_time freed, unsigned flits) {
     in_.held(at) = freed_.after(in, kStart) - in_.after_index(at + 1);
 }
 
-// The first freeing from index i on at which at most `room` is held, no
-// start after it holding more (next_start: a start at or before the first
-// after that freeing).
-sc_time HeldSpace::first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const {
-    while (i < freed_.end()) {
-        const sc_time t = freed_.time(i);
-        const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
-        next_start = in_.upper_from(t, next_start);
-        const unsigned after = freed_.after_index(e);
-        if (after - in_.after_index(next_start) <= room) {
-            c = Cursor{t.value(), e, after, version_};
-            return t;
+// first_fitting (held_space.hpp, which tries the next freeing inline; this
+// from there on): the first freeing from index i on at which at most
+// `room` is held, no start from next_start on holding more, and
+// next_start the first start after every freeing from i on before it. Before that start, what is held
+// at a freeing is what is freed after it less the flits of next_start and
+// those after it, a constant: the first freeing whose later ones sum to at
+// most `room` plus those is the answer, a walk on the sums kept with the
+// freeings (no start searched per freeing). From that start on, what is held
+// is at most what its start holds (it falls between starts), within
+// `room`: a freeing there fits, and so does the weaker test. `most`: room
+// plus those flits.
+sc_time HeldSpace::first_fitting_after(std::size_t i, unsigned most, Cursor& c) const {
+    const std::size_t n = freed_.end();
+    if (i >= n) return max_sim_time();   // not reached: nothing is held after the last
+    // The first y > i from which at most `most` is freed (the end: 0): past
+    // the freeing whose time it is. Often the next; further (a packet
+    // waiting behind tens of freeings), by doubling steps, then halving.
+    std::size_t y = i + 1;
+    if (freed_.after_index(y) > most) {
+        std::size_t lo = y, hi = y, step = 1;   // after_index(lo) > most
+        for (;;) {
+            hi = lo + step;
+            if (hi >= n) {
+                hi = n;
+                break;
+            }
+            if (freed_.after_index(hi) <= most) break;
+            lo = hi;
+            step *= 2;
         }
-        i = e;
+        while (hi - lo > 1) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (freed_.after_index(mid) <= most) hi = mid;
+            else lo = mid;
+        }
+        y = hi;
     }
-    return max_sim_time();   // not reached: nothing is held after the last
+    const sc_time t = freed_.time(y - 1);
+    const std::size_t e = freed_.upper_from(t, y);   // past the packets freed at t too
+    c = Cursor{t.value(), e, freed_.after_index(e), version_};
+    return t;
 }
 
 unsigned HeldSpace::most_at_starts(std::size_t j) const {

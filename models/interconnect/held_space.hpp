@@ -144,17 +144,17 @@ public:
         const unsigned freed_after = freed_.after_index(i);
         c = Cursor{s.value(), i, freed_after, version_};
         if (freed_after <= room) return s;   // not even every packet freed after s is over it
-        const std::size_t j = in_.upper(s, kHead);
-        if (j != in_.end()) {
-            // The last start after s at which more than `room` is held:
-            // nothing fits before a freeing after it.
-            std::size_t k = in_.end();
-            while (k > j && in_.held(k - 1) <= room) --k;
-            if (k > j) return first_fitting(freed_.upper(in_.time(k - 1), kHead), k, room, c);
-        }
-        // No start after s holds more than `room`: s, if it fits then.
-        if (freed_after - in_.after_index(j) <= room) return s;
-        return first_fitting(i, j, room, c);
+        // The last start after s at which more than `room` is held, walking
+        // back over the starts after s (no search for the first of them:
+        // the walk ends there): nothing fits before a freeing after it.
+        const std::size_t b = in_.begin();
+        std::size_t k = in_.end();
+        while (k > b && s < in_.time(k - 1) && in_.held(k - 1) <= room) --k;
+        if (k > b && s < in_.time(k - 1)) return first_fitting(freed_.upper(in_.time(k - 1), kWait), k, room, c);
+        // No start after s holds more than `room` (k: the first after s):
+        // s, if it fits then.
+        if (freed_after - in_.after_index(k) <= room) return s;
+        return first_fitting(i, k, room, c);
     }
     // The most flits held at any time in [head, until), a packet of `flits`
     // held over it included: a router's input buffer while that packet is
@@ -203,8 +203,11 @@ public:
     };
 
 private:
-    // The kinds of time searched for (Times::upper's slots).
-    static constexpr int kHead = 0, kStart = 1, kArrival = 2;
+    // The kinds of time searched for (Times::upper's slots): a packet's
+    // head, its start, its arrival at the far end, and the last start a
+    // credit query waits for (apart from the heads: it is far after them,
+    // and would send the next head's search from there).
+    static constexpr int kHead = 0, kStart = 1, kArrival = 2, kWait = 3, kSlots = 4;
 
     // Times, sorted (ties in the order added), each with the flits of the
     // entries before it (and, for the starts, what is held at it), in one
@@ -317,7 +320,7 @@ private:
         Entry* e_ = &empty_end_;
         std::size_t cap_ = 0;
         std::size_t first_ = 0, end_ = 0;
-        mutable std::size_t hint_[3] = {};   // where upper() starts looking, per slot
+        mutable std::size_t hint_[kSlots] = {};   // where upper() starts looking, per slot
         unsigned total_ = 0;   // flits of every entry
         // Makes room for one more at the end: moves the kept entries to the
         // front (of a larger array if they fill more than a quarter of
@@ -332,7 +335,7 @@ private:
             first_ = o.first_;
             end_ = o.end_;
             total_ = o.total_;
-            for (int k = 0; k < 3; ++k) hint_[k] = o.hint_[k];
+            for (int k = 0; k < kSlots; ++k) hint_[k] = o.hint_[k];
         }
         void take(Times& o) {
             buf_ = std::move(o.buf_);   // the same array: e_ still points into it
@@ -341,7 +344,7 @@ private:
             first_ = o.first_;
             end_ = o.end_;
             total_ = o.total_;
-            for (int k = 0; k < 3; ++k) hint_[k] = o.hint_[k];
+            for (int k = 0; k < kSlots; ++k) hint_[k] = o.hint_[k];
             o.e_ = &empty_end_;
             o.cap_ = o.first_ = o.end_ = 0;
             o.total_ = 0;
@@ -357,7 +360,18 @@ private:
     mutable Cursor left_ = Cursor::none();   // leave(), for bound_after()
 
     void add_start(sc_core::sc_time in, sc_core::sc_time freed, unsigned flits);
-    sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room, Cursor& c) const;
+    VRDMASIM_FORCE_INLINE sc_core::sc_time first_fitting(std::size_t i, std::size_t next_start, unsigned room,
+                                                         Cursor& c) const {
+        const unsigned most = room + in_.after_index(next_start);
+        if (i < freed_.end() && freed_.after_index(i + 1) <= most) {   // the next freeing (usually)
+            const sc_core::sc_time t = freed_.time(i);
+            const std::size_t e = freed_.upper_from(t, i + 1);   // past the packets freed at t too
+            c = Cursor{t.value(), e, freed_.after_index(e), version_};
+            return t;
+        }
+        return first_fitting_after(i, most, c);
+    }
+    sc_core::sc_time first_fitting_after(std::size_t i, unsigned most, Cursor& c) const;
     unsigned most_at_starts(std::size_t j) const;
     unsigned most_at_shifted(unsigned most, std::size_t j, sc_core::sc_time until, sc_core::sc_time shift) const;
 };

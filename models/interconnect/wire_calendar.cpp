@@ -31,7 +31,11 @@ void WireCalendar::insert(sc_time start, sc_time end) {
     }
 }
 
-sc_time WireCalendar::gap_among(sc_time s, sc_time ser, sc_time min_end) const {
+sc_time WireCalendar::gap_among(sc_time from, sc_time ser_time, sc_time min_end_time) const {
+    // (The times as locals: an sc_time, copied by a constructor of its own,
+    // comes by reference, and each change of `s` would be a store.)
+    sc_time s = from;
+    const sc_time ser = ser_time, min_end = min_end_time;
     // The first reservation starting after s, searched from the back: a
     // packet's head usually comes after most reservations' starts.
     const auto first = r_.begin() + static_cast<std::ptrdiff_t>(first_);

@@ -46,14 +46,14 @@ public:
     // plus a flit: the link cannot send the tail before it has it).
     VRDMASIM_FORCE_INLINE sc_core::sc_time gap_from(sc_core::sc_time s, sc_core::sc_time ser,
                                                     sc_core::sc_time min_end) const {
-        if (first_ == r_.size() || r_.back().second <= s) return s;   // idle from s on
+        if (r_.empty() || r_.back().second <= s) return s;   // idle from s on
         if (r_.back().first <= s) return r_.back().second;   // in the last: idle from its end on
         return gap_among(s, ser, min_end);
     }
 
     // Takes [start, end), which overlaps no reservation.
     VRDMASIM_FORCE_INLINE void reserve(sc_core::sc_time start, sc_core::sc_time end) {
-        if (first_ == r_.size() || r_.back().second < start) r_.emplace_back(start, end);
+        if (r_.empty() || r_.back().second < start) r_.emplace_back(start, end);
         else if (r_.back().second == start && !exact_) r_.back().second = end;   // back to back: one block
         else insert(start, end);
     }
@@ -70,6 +70,9 @@ public:
     void keep_every_reservation() { exact_ = true; }
 
 private:
+    // The blocks from first_ on are kept; forget() empties the vector when
+    // it keeps none, so that none is kept exactly when it is empty (a
+    // compare of two pointers, not a size against first_).
     std::vector<std::pair<sc_core::sc_time, sc_core::sc_time>> r_;
     std::size_t first_ = 0;
     sc_core::sc_time forgot_at_;   // the last forget's present
