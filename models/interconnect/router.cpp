@@ -50,13 +50,17 @@ void Router::declare_metrics(MetricRegistry& reg) {
             "time order, the default.",
             [](const MetricInputs& in) { return format_metric(double(in.stats.sum_counters("order_inversions"))); });
     reg.add("contention_model", "text",
-            "How links served packets where senders meet (router.link-order): `time` (by simulated time), or "
+            "How links served packets where senders meet (router.link-order, board-link.handoff): `time` (by "
+            "simulated time, every link in one call), `time (cut board links)` (board-link.handoff = message, as "
+            "a partitioned run needs: board links as messages, another model of their credits, whose figures "
+            "differ from `time`'s: docs/scaling.md, *Running across ranks*), or "
             "`call-approximate (not for publication)` (first come, first served by call: contention figures "
             "approximate).",
             [](const MetricInputs& in) {
-                return in.config[params_of<RouterParams>().link_order] == "time"
-                           ? std::string("time")
-                           : std::string("call-approximate (not for publication)");
+                if (in.config[params_of<RouterParams>().link_order] != "time")
+                    return std::string("call-approximate (not for publication)");
+                return in.config[params_of<LinkSections>().handoff] == "message" ? std::string("time (cut board links)")
+                                                                                 : std::string("time");
             });
     auto adaptive = [](const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; };
     reg.sum_counters("adaptive_hops",
