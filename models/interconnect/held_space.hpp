@@ -328,8 +328,8 @@ private:
         void grow();
         // The first entry in [lo, hi] after t (e_[hi] is).
         std::size_t search(std::size_t lo, std::size_t hi, sc_core::sc_time t) const;
-        void copy(const Times& o) {
-            buf_ = o.buf_;
+        // Everything but the array from `o`, once buf_ holds o's entries.
+        void fields_from(const Times& o) {
             e_ = o.cap_ == 0 ? &empty_end_ : buf_.data();
             cap_ = o.cap_;
             first_ = o.first_;
@@ -337,14 +337,13 @@ private:
             total_ = o.total_;
             for (int k = 0; k < kSlots; ++k) hint_[k] = o.hint_[k];
         }
+        void copy(const Times& o) {
+            buf_ = o.buf_;
+            fields_from(o);
+        }
         void take(Times& o) {
             buf_ = std::move(o.buf_);   // the same array: e_ still points into it
-            e_ = o.cap_ == 0 ? &empty_end_ : buf_.data();
-            cap_ = o.cap_;
-            first_ = o.first_;
-            end_ = o.end_;
-            total_ = o.total_;
-            for (int k = 0; k < kSlots; ++k) hint_[k] = o.hint_[k];
+            fields_from(o);
             o.e_ = &empty_end_;
             o.cap_ = o.first_ = o.end_ = 0;
             o.total_ = 0;
