@@ -1,0 +1,153 @@
+// HopQueue (hop_queue.hpp): events served at their times in (time, key,
+// serial) order, whatever order they were posted in; at a time, only once no
+// other process is runnable at it, so that a poster that runs later in the
+// same time's deltas still gets its place by key; a handler's post for the
+// present served in the same time; a post before the present refused. Each
+// TEST_CASE is its own elaboration (ctest runs each in its own process).
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "models/interconnect/hop_queue.hpp"
+
+using namespace vrdmasim;
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+namespace {
+
+sc_time ns(double v) { return sc_time(v, SC_NS); }
+
+struct Served {
+    sc_time at;
+    std::uint64_t key;
+    std::uint64_t serial;
+};
+
+// Records what it serves; `then` (if set) runs in the handler.
+struct Recorder : HopHandler {
+    std::vector<Served> log;
+    std::function<void(HopQueue&, std::uint64_t)> then;
+    void on_hop_event(HopQueue& q, std::uint64_t key, void* what, std::uint32_t) override {
+        log.push_back(
+            {sc_core::sc_time_stamp(), key, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(what))});
+        if (then) then(q, key);
+    }
+};
+
+HopQueue::Event ev(sc_time t, std::uint64_t key, std::uint64_t serial, Recorder& r) {
+    return HopQueue::Event{t, key, serial, &r, reinterpret_cast<void*>(static_cast<std::uintptr_t>(serial)), 0};
+}
+
+// Threads that run a script each.
+struct Script : sc_core::sc_module {
+    std::function<void()> body;
+    Script(sc_core::sc_module_name n, std::function<void()> b) : sc_module(n), body(std::move(b)) {
+        SC_HAS_PROCESS(Script);
+        SC_THREAD(run);
+    }
+    void run() { body(); }
+};
+
+}   // namespace
+
+TEST_CASE("hop queue: events posted out of order are served at their times, by time, key and serial") {
+    HopQueue q("q");
+    Recorder r;
+    // One poster, running ahead of the kernel (as a temporally decoupled
+    // sender does): it posts for later times first.
+    Script s("s", [&] {
+        q.post(ev(ns(30), 2, 1, r));
+        q.post(ev(ns(10), 5, 2, r));
+        q.post(ev(ns(30), 1, 3, r));
+        q.post(ev(ns(10), 5, 1, r));
+        q.post(ev(ns(20), 0, 4, r));
+    });
+    sc_core::sc_start();
+    REQUIRE(r.log.size() == 5);
+    CHECK(r.log[0].at == ns(10));
+    CHECK(r.log[0].serial == 1);   // same time and key: the lower serial first
+    CHECK(r.log[1].at == ns(10));
+    CHECK(r.log[1].serial == 2);
+    CHECK(r.log[2].at == ns(20));
+    CHECK(r.log[3].at == ns(30));
+    CHECK(r.log[3].key == 1);   // same time: the lower key first, though posted after
+    CHECK(r.log[4].key == 2);
+    CHECK(q.served() == 5);
+    CHECK(q.most_queued() == 5);
+    CHECK(q.size() == 0);
+}
+
+TEST_CASE("hop queue: a poster that runs later in the same time's deltas still gets its place by key") {
+    HopQueue q("q");
+    Recorder r;
+    sc_core::sc_event go;
+    // A posts key 9 for 50 ns at 50 ns and wakes B a delta later, which
+    // wakes C a delta after that; C posts key 1 for the same time. Served:
+    // key 1 first, because the queue waits until no process is runnable at
+    // 50 ns.
+    sc_core::sc_event c_go;
+    Script a("a", [&] {
+        sc_core::wait(ns(50));
+        q.post(ev(ns(50), 9, 1, r));
+        go.notify(sc_core::SC_ZERO_TIME);
+    });
+    Script b("b", [&] {
+        sc_core::wait(go);
+        c_go.notify(sc_core::SC_ZERO_TIME);
+    });
+    Script c("c", [&] {
+        sc_core::wait(c_go);
+        q.post(ev(ns(50), 1, 2, r));
+    });
+    sc_core::sc_start();
+    REQUIRE(r.log.size() == 2);
+    CHECK(r.log[0].key == 1);
+    CHECK(r.log[1].key == 9);
+    CHECK(r.log[0].at == ns(50));
+    CHECK(r.log[1].at == ns(50));
+    CHECK(q.deferrals() >= 2);
+}
+
+TEST_CASE("hop queue: a handler's post for the present is served at the same time, in key order") {
+    HopQueue q("q");
+    Recorder r;
+    r.then = [&](HopQueue& hq, std::uint64_t key) {
+        if (key == 5) hq.post(ev(sc_core::sc_time_stamp(), 3, 7, r));   // lower key, posted while serving
+        if (key == 3) hq.post(ev(sc_core::sc_time_stamp() + ns(1), 0, 8, r));
+    };
+    Script s("s", [&] {
+        q.post(ev(ns(5), 5, 1, r));
+        q.post(ev(ns(5), 6, 2, r));
+    });
+    sc_core::sc_start();
+    REQUIRE(r.log.size() == 4);
+    CHECK(r.log[0].key == 5);
+    CHECK(r.log[1].key == 3);   // before key 6: the order of the heap, not of posting
+    CHECK(r.log[1].at == ns(5));
+    CHECK(r.log[2].key == 6);
+    CHECK(r.log[3].at == ns(6));
+}
+
+TEST_CASE("hop queue: an event for a time before the present is refused") {
+    HopQueue q("q");
+    Recorder r;
+    std::string what;
+    Script s("s", [&] {
+        sc_core::wait(ns(100));
+        try {
+            q.post(ev(ns(99), 0, 1, r));
+        } catch (const std::logic_error& e) {
+            what = e.what();
+        }
+    });
+    sc_core::sc_start();
+    CHECK(what.find("before the present") != std::string::npos);
+    CHECK(q.size() == 0);
+    CHECK(r.log.empty());
+}
