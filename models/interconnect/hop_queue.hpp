@@ -12,13 +12,45 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+
+#include "models/interconnect/exanet_packet.hpp"
 
 namespace vrdmasim {
 
 class HopQueue;
+class Link;
+
+// A packet in flight in exact time order: its payload's bytes and its
+// extension, copied in by the network interface that sent it and owned by
+// the kernel's HopQueue until the one that takes it has returned. It moves
+// from hop to hop without being copied again.
+struct HopPacket {
+    HopPacket();
+    HopPacket(const HopPacket&) = delete;
+    HopPacket& operator=(const HopPacket&) = delete;
+    tlm::tlm_generic_payload gp;   // data pointing at `data`, `pkt` its extension
+    ExanetPacket* pkt;
+    std::vector<unsigned char> data;
+    // Its identity among same-time events: the injection link's number (high
+    // 24 bits), its queue there (8) and the queue's count (32).
+    std::uint64_t serial = 0;
+    sc_core::sc_time ready;   // it may start on the link it waits at from then
+    unsigned flits = 0;
+    // What holds its space until its tail leaves the link it waits at: the
+    // far buffer of link `up` (VC up_vc; input `in_port` of up's far
+    // router), or (up null) queue `queue` of the network interface.
+    Link* up = nullptr;
+    unsigned up_vc = 0;
+    int in_port = -1;
+    unsigned queue = 0;
+    // Fills it from a sender's payload (bytes copied).
+    void take(const tlm::tlm_generic_payload& from, const ExanetPacket& p);
+};
 
 // What an event is served by: a link or a router (or a test).
 class HopHandler {
@@ -45,6 +77,38 @@ public:
 
     explicit HopQueue(sc_core::sc_module_name name);
 
+    // The kinds of event, in their order among events at the same time: a
+    // packet arrives, a link's wire is free (its serving then sees every
+    // arrival of that time; credits are not events: Link::give_credit).
+    enum Kind : std::uint64_t { Arrival = 1, Serve = 2 };
+    // An event's key: its kind, then the link's number, then `sub` (a VC).
+    static std::uint64_t key(Kind k, std::uint32_t link, std::uint32_t sub) {
+        return (std::uint64_t(k) << 62) | (std::uint64_t(link) << 24) | (sub & 0xffffffu);
+    }
+    // The time of the event being served. The queue serves ahead of the
+    // kernel: every event before the next time another process has
+    // something to do (nothing else can post for those times), so a
+    // handler reads this, not sc_time_stamp(), and whatever it makes
+    // another process see (an event it notifies) it notifies for this time,
+    // and says so with woke().
+    sc_core::sc_time time() const { return current_; }
+    // A handler notified a process for `at`: events from then on wait for it.
+    void woke(sc_core::sc_time at) {
+        if (at < horizon_) horizon_ = at;
+    }
+    // A number for a link, in the order links enrol (elaboration's: a
+    // function of the model).
+    std::uint32_t enrol() { return links_++; }
+    // Whether an event for the present is still queued (a handler serves
+    // at once only when none is: each link's serving at a time then sees
+    // every event of that time).
+    bool more_at(sc_core::sc_time now) const { return !heap_.empty() && heap_.front().t == now; }
+
+    // Packets in flight (HopPacket), from a pool.
+    HopPacket& take_packet();
+    void give_back(HopPacket& p);
+    std::size_t packets_in_flight() const { return pool_.size() - free_.size(); }
+
     // Queues `e` (e.t at or after the kernel's present: std::logic_error
     // otherwise, which would be a packet served before it was sent).
     void post(const Event& e);
@@ -54,6 +118,8 @@ public:
     // processes still runnable at that time.
     std::uint64_t served() const { return served_; }
     std::uint64_t deferrals() const { return deferrals_; }
+    // Times the method ran (each a kernel wake-up).
+    std::uint64_t wakes() const { return wakes_; }
     std::size_t most_queued() const { return most_; }
 
 private:
@@ -63,6 +129,12 @@ private:
     sc_core::sc_time armed_at_;
     std::uint64_t served_ = 0, deferrals_ = 0;
     std::size_t most_ = 0;
+    std::uint32_t links_ = 0;
+    std::uint64_t wakes_ = 0;
+    bool serving_ = false;
+    sc_core::sc_time current_, horizon_;
+    std::deque<HopPacket> pool_;
+    std::vector<HopPacket*> free_;
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);

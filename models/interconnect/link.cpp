@@ -1,4 +1,5 @@
 #include "models/interconnect/link.hpp"
+#include "models/interconnect/hop_link.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -421,6 +422,7 @@ __attribute__((noinline)) void Link::carry_timed(tlm::tlm_generic_payload& gp, E
 }
 
 void Link::carry_untimed(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
+    if (hop_) return inject(gp, *pkt, delay);   // exact time order (hop_link.cpp)
     transactions_.inc();
     const sc_time now = sim_now();
     const sc_time head_in = now + delay;
@@ -477,6 +479,7 @@ namespace vrdmasim {
 sc_time Link::earliest_start(unsigned vc, unsigned flits, sc_time head, sc_time tail) const {
     if (p_.vcs == 1) vc = 0;
     if (vc >= p_.vcs || flits > p_.buffer_flits) return max_sim_time();
+    if (hop_) return earliest_exact(vc, flits, head);
     if (!p_.time_order) {
         // Call order: as b_transport would compute it.
         const VcBuffer& buf = vcs_[vc];

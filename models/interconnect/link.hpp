@@ -32,6 +32,7 @@
 #include "src/core/lazy_deque.hpp"
 #include "models/interconnect/cut_link.hpp"
 #include "models/interconnect/held_space.hpp"
+#include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/wire_calendar.hpp"
 #include "models/interconnect/packet_target.hpp"
 
@@ -108,6 +109,7 @@ public:
 
     Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams& p, const std::string& group,
          const std::string& track);
+    ~Link() override;
 
     // Binds `out` to the router's input and calls the router directly (the
     // same call as through the socket, without its indirections) on the
@@ -138,6 +140,26 @@ public:
     void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override {
         carry(gp, &pkt, delay);
     }
+
+    // Exact time order (router.link-order = exact; hop_link.cpp, README.md
+    // *Exact time order*): every hop an event of `q`. Called once the link
+    // is connected, before the simulation starts. A network interface's
+    // carry() then copies its packet in and returns at once (see inject()).
+    void use_hops(HopQueue& q);
+    bool exact() const { return hop_ != nullptr; }
+    // Exact: a packet its far router routed here, ready to start from now.
+    void enqueue(HopPacket& hp);
+    // Exact: the space VC `vc` of the far buffer held for `flits` is known
+    // free here from `at` (its tail's leaving there plus the latency back).
+    void give_credit(unsigned vc, unsigned flits, sc_core::sc_time at);
+    // Its hop events (Hops::handler): arrivals at the far end, serving the wire.
+    void on_hop_event(std::uint64_t key, void* what);
+    // Exact: packets waiting to start on the link or to be taken by the
+    // network interface at its far end, a delivery under way, and credits
+    // not back (at the end of a run: none).
+    std::size_t exact_waiting() const;
+    std::size_t exact_credits_out() const;
+    std::uint64_t exact_refused() const;
 
     sc_core::sc_time flit_time() const { return flit_time_; }
     // The flit time of a link of parameters `p`: 128 bits at its rate,
@@ -249,7 +271,7 @@ private:
     sc_core::sc_time gap_from(sc_core::sc_time s, unsigned flits, sc_core::sc_time tail) const {
         return wire_.gap_from(s, serialise(flits), tail + flit_time_);
     }
-    // carry() in call order, and in time order. Lined: a link of a system
+    // carry() in call order (and exact time order's inject()), and in time order. Lined: a link of a system
     // with cut links (its calls may wait and take turns, lines_).
     template <bool Lined>
     void in_call_order(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay,
@@ -303,6 +325,28 @@ private:
     // The packet's span on the link's track (tracing on), out of the hot
     // path's frame; with_vc: time order's span names the VC too.
     void trace_span(const class ExanetPacket& pkt, sc_core::sc_time start, sc_core::sc_time end, bool with_vc);
+
+    // Exact time order (hop_link.cpp).
+    struct Hops;
+    std::unique_ptr<Hops> hop_;
+    // A network interface's packet: copied into the kernel's pool and queued
+    // (its sending process's queue); `delay` on return is when it may
+    // present its next (this one's serialisation after its head, or after
+    // its queue's last). Waits while that queue is full.
+    void inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay);
+    void queue_packet(unsigned q, HopPacket& hp);
+    void take_credits(sc_core::sc_time now);
+    // Starts every packet the wire, the credits and the present allow.
+    void serve(sc_core::sc_time now);
+    // Serves now if no other event of the present is queued; else posts a
+    // Serve event for now (it then sees them all).
+    void serve_soon(sc_core::sc_time now);
+    void post_serve(sc_core::sc_time at);
+    // The packet's head reached the far end.
+    void arrive(HopPacket& hp, sc_core::sc_time head);
+    void deliver_run(unsigned vc);
+    unsigned vc_of(const HopPacket& hp) const;
+    sc_core::sc_time earliest_exact(unsigned vc, unsigned flits, sc_core::sc_time head) const;
 
     Tracer& tracer_;
     Tracer::Track track_;

@@ -1,6 +1,7 @@
 #include "models/interconnect/router.hpp"
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
 #include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
@@ -29,10 +30,15 @@ RouterParams::RouterParams()
                          "dimension on an adaptive VC (2 and up), the dimension-order route on VCs 0/1 as escape "
                          "(Duato's protocol, *this simulator's option*: ExaNet routes by dimension order); needs "
                          "topology.kind = torus and router.vcs >= 3")),
-      link_order(set.choice("link-order", "time", {"time", "call-approximate"},
+      link_order(set.choice("link-order", "time", {"time", "exact", "call-approximate"},
                             "how every link serves its wire and credits (*this simulator's modelling choice*): "
                             "time = by simulated time: a packet takes the earliest idle interval at or after its "
                             "head, so packets that took different paths overtake where they meet; "
+                            "exact = every hop an event at its own time (arrival, credit, the wire free), a link "
+                            "serving the first-ready of its waiting packets that has its credits, ties broken by VC, "
+                            "sending process and packet, never by call order; credits come back a link latency after "
+                            "the space is freed (models/interconnect/README.md, *Exact time order*; not built with "
+                            "board-link.handoff = message); "
                             "call-approximate = first come first served by b_transport call, cheaper and wrong "
                             "wherever senders meet (a packet waits behind one that reached the link later, an "
                             "error that grows with the cluster): its contention figures are not for publication, "
@@ -53,12 +59,14 @@ void Router::declare_metrics(MetricRegistry& reg) {
             "How links served packets where senders meet (router.link-order, board-link.handoff): `time` (by "
             "simulated time, every link in one call), `time (cut board links)` (board-link.handoff = message, as "
             "a partitioned run needs: board links as messages, another model of their credits, whose figures "
-            "differ from `time`'s: docs/scaling.md, *Running across ranks*), or "
+            "differ from `time`'s: docs/scaling.md, *Running across ranks*), "
+            "`exact` (every hop an event at its own time, router.link-order = exact), or "
             "`call-approximate (not for publication)` (first come, first served by call: contention figures "
             "approximate).",
             [](const MetricInputs& in) {
-                if (in.config[params_of<RouterParams>().link_order] != "time")
-                    return std::string("call-approximate (not for publication)");
+                const std::string& order = in.config[params_of<RouterParams>().link_order];
+                if (order == "exact") return std::string("exact");
+                if (order != "time") return std::string("call-approximate (not for publication)");
                 return in.config[params_of<LinkSections>().handoff] == "message" ? std::string("time (cut board links)")
                                                                                  : std::string("time");
             });
@@ -74,7 +82,7 @@ void Router::declare_metrics(MetricRegistry& reg) {
 }
 
 std::string Router::contention_warning(const Config& c, const StatRegistry& stats) {
-    if (c[params_of<RouterParams>().link_order] == "time") return {};
+    if (c[params_of<RouterParams>().link_order] != "call-approximate") return {};
     std::ostringstream os;
     os << "vrdmasim: warning: router.link-order = call-approximate: links served packets first come, first served "
           "by call, not by simulated time; latencies and throughputs where senders share a link are approximate, "
@@ -144,7 +152,8 @@ void Router::set_dimension_order(const Topology& topology, unsigned node) {
     for (unsigned f = 0; f < dor_extent_[3]; ++f) fill(dor_hops_[dor_base_[3] + f], Coord{at.x, at.y, at.z, f});
 }
 
-Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w, unsigned in_vc) const {
+VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w,
+                                                                 unsigned in_vc) const {
     if (!dor_) return Choice{-1, 0};
     // Topology::contains, on the extents kept here.
     const Coord d = exanet_coord::unpack(w);
@@ -163,7 +172,7 @@ Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w, un
     return Choice{e->port, static_cast<int>((in_dim == e->dim ? in_vc : 0u) + e->wrap)};
 }
 
-Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
+VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
     return dimension_order_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
 }
 
@@ -350,6 +359,90 @@ void Router::end_of_elaboration() {
 
 void Router::b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) {
     forward(id, gp, gp.get_extension<ExanetPacket>(), delay);
+}
+
+Router::Choice Router::route_packet(unsigned in_port, const ExanetPacket& pkt, sc_core::sc_time head,
+                                    sc_core::sc_time tail, bool& adaptive, bool& chose) const {
+    if (topology_) {
+        const Topology::Options o =
+            topology_->adaptive_hops(node_, in_port, pkt.header.dst_coord, pkt.footer.src_coord, pkt.header.vc);
+        chose = o.n_adaptive > 0 && o.escape.port >= 0;
+        return choose(o, pkt.flits(), head, tail, adaptive);
+    }
+    if (dor_) return dimension_order_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
+    if (route_fn_) return route_fn_(in_port, pkt);
+    Choice c;
+    c.port = route(pkt.dst_node);
+    return c;
+}
+
+bool Router::routes(unsigned in_port, const ExanetPacket& pkt) const {
+    int port;
+    if (topology_) {
+        port = topology_->adaptive_hops(node_, in_port, pkt.header.dst_coord, pkt.footer.src_coord, pkt.header.vc)
+                   .escape.port;
+    } else {
+        port = dor_        ? dimension_order_hop(in_port, pkt.header.dst_coord, pkt.header.vc).port
+               : route_fn_ ? route_fn_(in_port, pkt).port
+                           : route(pkt.dst_node);
+    }
+    return port >= 0 && port < static_cast<int>(direct_out_.size()) && direct_out_[static_cast<std::size_t>(port)];
+}
+
+void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) {
+    ExanetPacket& pkt = *hp.pkt;
+    const unsigned port = static_cast<unsigned>(id), flits = hp.flits;
+    const sc_core::sc_time now = head + pipeline_;
+    // Its input buffer: what was freed by its head is gone.
+    if (port < inputs_.size() && inputs_[port].flits > 0 && hp.up_vc < inputs_[port].vcs) {
+        Input& in = inputs_[port];
+        const unsigned vc = in.vcs == 1 ? 0u : hp.up_vc;
+        InputVc& buf = in.vc[vc];
+        while (buf.first < buf.held.size() && buf.held[buf.first].first <= head)
+            buf.held_flits -= buf.held[buf.first++].second;
+        if (buf.first == buf.held.size()) {
+            buf.held.clear();
+            buf.first = 0;
+        }
+        buf.held_flits += flits;   // (held_flits counts arrivals not freed: the frees listed are subtracted as due)
+        const unsigned occ = buf.held_flits;
+        if (occ > in.flits) overflows_.inc();
+        if (occ > occ_max_[vc]) {
+            occ_max_[vc] = occ;
+            occ_stats_[vc]->set(occ);
+        }
+    }
+    bool adaptive = false, chose = false;
+    const Choice c = route_packet(port, pkt, now, pkt.tail + pipeline_, adaptive, chose);
+    Link* const l = c.port >= 0 && c.port < static_cast<int>(direct_out_.size()) ? direct_out_[c.port] : nullptr;
+    if (!l || !l->exact())
+        throw std::logic_error(std::string(name()) + ": a packet for " + std::to_string(pkt.dst_node) +
+                               " has no route here in exact time order (port " + std::to_string(c.port) +
+                               "; its injection link checked its first hop only)");
+    packets_.inc();
+    if (chose) (adaptive ? adaptive_hops_ : escape_hops_)->inc();
+    if (c.vc >= 0) pkt.header.vc = static_cast<std::uint8_t>(c.vc);
+    pkt.tail += pipeline_;
+    hp.ready = now;
+    l->enqueue(hp);
+}
+
+void Router::exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
+    if (port >= inputs_.size() || inputs_[port].flits == 0) return;
+    Input& in = inputs_[port];
+    if (in.vcs == 1) vc = 0;
+    if (vc >= in.vcs) return;
+    // Listed by time (usually the latest): subtracted at the first arrival
+    // at or after it.
+    auto& held = in.vc[vc].held;
+    const std::size_t first = in.vc[vc].first;
+    if (held.size() == first || held.back().first <= at) {
+        held.emplace_back(at, flits);
+        return;
+    }
+    std::size_t i = held.size() - 1;
+    while (i > first && held[i - 1].first > at) --i;
+    held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
 }
 
 void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_core::sc_time& delay) {

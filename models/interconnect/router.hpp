@@ -38,6 +38,7 @@ struct RouterParams {
 
 class ExanetPacket;
 class Link;
+struct HopPacket;
 
 class Router : public sc_core::sc_module {
 public:
@@ -115,6 +116,20 @@ public:
     unsigned occupancy_max(unsigned vc) const { return vc < occ_max_.size() ? occ_max_[vc] : 0; }
     std::uint64_t overflows() const { return overflows_.value(); }
 
+    // Exact time order (router.link-order = exact; Link::use_hops). The
+    // pipeline latency, head in to head out.
+    sc_core::sc_time pipeline() const { return pipeline_; }
+    // Whether a packet that comes in on `in_port` has a route here (its
+    // injection link asks before it takes the packet).
+    bool routes(unsigned in_port, const ExanetPacket& pkt) const;
+    void count_unroutable() { unroutable_.inc(); }
+    // The packet's head reached input `port` at `head` (now is a pipeline
+    // later): measured, routed and queued at its output link.
+    void exact_arrive(int port, HopPacket& hp, sc_core::sc_time head);
+    // Its space in input `port`'s VC `vc` buffer is free from `at` (its
+    // tail left on the output link).
+    void exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at);
+
     // The target of input `id` (in's binding order).
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
     // b_transport for a payload whose ExanetPacket (or nullptr: none) the
@@ -179,6 +194,9 @@ private:
     std::vector<DorHop> dor_hops_;
     std::vector<int> in_dim_;
     Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;
+    // The route of forward() (adaptive: its choice among the candidates).
+    Choice route_packet(unsigned in_port, const ExanetPacket& pkt, sc_core::sc_time head, sc_core::sc_time tail,
+                        bool& adaptive, bool& chose) const;
     const Topology* topology_ = nullptr;   // adaptive routing
     bool timed_ = false;
     unsigned node_ = 0, vcs_ = 0;

@@ -534,6 +534,40 @@ void check_handoff(System& sys, const StatRegistry& stats, std::vector<Violation
                        " owed; " + std::to_string(refused) + " packets refused at a far end (" + first + ")"});
 }
 
+// Exact time order (router.link-order = exact): at the end nothing is left
+// in a link's queues or a network interface's delivery lanes, every credit
+// is back, no packet in flight, none refused where its sender could not be
+// told. A packet lost between hops cannot hide.
+void check_hop_events(System& sys, std::vector<Violation>& out) {
+    const HopQueue* q = sys.hops();
+    if (!q) return;
+    std::size_t waiting = 0, credits = 0;
+    std::uint64_t refused = 0;
+    std::string first;
+    auto look = [&](const Link& l) {
+        const std::size_t w = l.exact_waiting(), c = l.exact_credits_out();
+        const std::uint64_t r = l.exact_refused();
+        waiting += w, credits += c, refused += r;
+        if (first.empty() && (w || c || r))
+            first = std::string(l.name()) + ": " + std::to_string(w) + " waiting, " + std::to_string(c) +
+                    " flits of credit not back, " + std::to_string(r) + " refused";
+    };
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;
+        look(sys.node(i).inject);
+        look(sys.node(i).eject);
+    }
+    for (const auto& l : sys.links())
+        if (l) look(*l);
+    if (first.empty() && q->packets_in_flight() == 0) return;
+    out.push_back({"hop-events", "exact time order: " + std::to_string(q->packets_in_flight()) +
+                                     " packet(s) still in flight at the end, " + std::to_string(waiting) +
+                                     " waiting at a link or an interface, " + std::to_string(credits) +
+                                     " flits of credit not back, " + std::to_string(refused) +
+                                     " refused by the interface at the far end" +
+                                     (first.empty() ? std::string() : " (" + first + ")")});
+}
+
 // The printed figures against physical limits: link utilisation, the
 // end-to-end span against the post window, throughput against the
 // receivers' payload ceiling.
@@ -590,6 +624,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_engine_conservation(stats, out);
     check_links_energy(sys, stats, f.run_s * 1e6, out);
     check_handoff(sys, stats, out);
+    check_hop_events(sys, out);
     check_shadow_ni(sys, stats, out);
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);

@@ -27,6 +27,8 @@ bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().rout
 // topology's checks refuse with adaptive routing (in call order the links
 // where paths meet would put every sender's packets back in send order).
 bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time"; }
+// router.link-order = exact: every hop an event of one HopQueue (Link::use_hops).
+bool exact_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "exact"; }
 
 // Links of a class; with adaptive routing every link reserves its wire in
 // time order, so that packets of one transfer that took different paths can
@@ -621,7 +623,7 @@ Topology System::topology_from(const Config& c) {
                          "adaptive routing chooses among the torus dimensions of the F1 "
                          "routers: it needs topology.kind = torus with 2 or more QFDBs (" +
                              c.describe(params_of<TopologyParams>().kind) + ")");
-        if (!time_ordered_links(c))
+        if (!time_ordered_links(c) && !exact_links(c))
             throw refuse("router.link-order",
                          "router.routing = adaptive needs links served in time order: packets of one transfer "
                          "take different paths and overtake where they meet, which first come first served by "
@@ -686,6 +688,7 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
         for (auto& node : nodes_) node->attach_physical(ctx, keys_);
     share_files(ctx);
     build_links(ctx);
+    if (exact_links(c)) use_hops();
     smmu_enabled_ = c[params_of<SmmuParams>().enabled];
     build_jobs(ctx);
     stop_daemons_when_done();
@@ -696,6 +699,22 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
                                   " MPI ranks) cannot give the "
                                   "one-process results of this workload: " +
                                   why);
+}
+
+void System::use_hops() {
+    if ((*config_)[params_of<LinkSections>().handoff] == "message")
+        throw config_->refuse(params_of<LinkSections>().handoff,
+                              "router.link-order = exact with board-link.handoff = message is not built yet: exact "
+                              "time order serves every link, the board links included, by its own events "
+                              "(models/interconnect/README.md, *Exact time order*)");
+    hops_ = std::make_unique<HopQueue>("hops");
+    // Numbered in node order, then the links between nodes: the numbers
+    // break ties among same-time events.
+    for (auto& node : nodes_) {
+        node->inject.use_hops(*hops_);
+        node->eject.use_hops(*hops_);
+    }
+    for (auto& l : links_) l->use_hops(*hops_);
 }
 
 Node& System::any_node() {

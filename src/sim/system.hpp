@@ -256,6 +256,8 @@ public:
     // The links between routers (not the NI links of the nodes); on a
     // partitioned run's rank, null where the link's near end is elsewhere.
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
+    // router.link-order = exact: the kernel's queue of hop events (null otherwise).
+    const HopQueue* hops() const { return hops_.get(); }
     // Link i's name and parameters, wherever it is simulated.
     const std::string& link_name(std::size_t i) const { return link_names_.at(i); }
     const LinkParams& params_of_link(std::size_t i) const { return link_params_.at(i); }
@@ -321,7 +323,11 @@ private:
     std::vector<std::string> link_names_;
     std::vector<LinkParams> link_params_;
     sc_core::sc_time lookahead_;
-    std::unique_ptr<GlobalSync> sync_;   // made by build_links (its lookahead), before the jobs
+    std::unique_ptr<GlobalSync> sync_;
+    // router.link-order = exact: the kernel's hop events, and every link
+    // served by them (use_hops, after build_links).
+    std::unique_ptr<HopQueue> hops_;
+    void use_hops();   // made by build_links (its lookahead), before the jobs
     unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
     std::shared_ptr<const class ChannelModel> channels_;   // synthetic traffic's zero-load sums

@@ -24,7 +24,8 @@ namespace {
 sc_time ns(double v) { return sc_time(v, SC_NS); }
 
 struct Served {
-    sc_time at;
+    sc_time at;   // the event's time (HopQueue::time())
+    sc_time kernel;   // the kernel's when it was served
     std::uint64_t key;
     std::uint64_t serial;
 };
@@ -34,8 +35,8 @@ struct Recorder : HopHandler {
     std::vector<Served> log;
     std::function<void(HopQueue&, std::uint64_t)> then;
     void on_hop_event(HopQueue& q, std::uint64_t key, void* what, std::uint32_t) override {
-        log.push_back(
-            {sc_core::sc_time_stamp(), key, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(what))});
+        log.push_back({q.time(), sc_core::sc_time_stamp(), key,
+                       static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(what))});
         if (then) then(q, key);
     }
 };
@@ -118,8 +119,8 @@ TEST_CASE("hop queue: a handler's post for the present is served at the same tim
     HopQueue q("q");
     Recorder r;
     r.then = [&](HopQueue& hq, std::uint64_t key) {
-        if (key == 5) hq.post(ev(sc_core::sc_time_stamp(), 3, 7, r));   // lower key, posted while serving
-        if (key == 3) hq.post(ev(sc_core::sc_time_stamp() + ns(1), 0, 8, r));
+        if (key == 5) hq.post(ev(hq.time(), 3, 7, r));   // lower key, posted while serving
+        if (key == 3) hq.post(ev(hq.time() + ns(1), 0, 8, r));
     };
     Script s("s", [&] {
         q.post(ev(ns(5), 5, 1, r));
@@ -150,4 +151,40 @@ TEST_CASE("hop queue: an event for a time before the present is refused") {
     CHECK(what.find("before the present") != std::string::npos);
     CHECK(q.size() == 0);
     CHECK(r.log.empty());
+}
+
+TEST_CASE("hop queue: events before the next time another process acts are served ahead of the kernel") {
+    HopQueue q("q");
+    Recorder r;
+    sc_core::sc_event wake;
+    sc_time woken_at;
+    // The event at 20 ns wakes a process for its own time (as a delivery
+    // does): the event at 30 ns must then wait for the kernel to pass 20.
+    r.then = [&](HopQueue& hq, std::uint64_t key) {
+        if (key == 2) {
+            wake.notify(hq.time() - sc_core::sc_time_stamp());
+            hq.woke(hq.time());
+        }
+    };
+    Script s("s", [&] {
+        q.post(ev(ns(10), 1, 1, r));
+        q.post(ev(ns(20), 2, 2, r));
+        q.post(ev(ns(30), 3, 3, r));
+    });
+    Script w("w", [&] {
+        sc_core::wait(wake);
+        woken_at = sc_core::sc_time_stamp();
+    });
+    sc_core::sc_start();
+    REQUIRE(r.log.size() == 3);
+    CHECK(r.log[0].at == ns(10));
+    CHECK(r.log[1].at == ns(20));
+    CHECK(r.log[2].at == ns(30));
+    // 10 and 20 in one wake-up at 10 ns: nothing else had anything to do
+    // before 20.
+    CHECK(r.log[0].kernel == ns(10));
+    CHECK(r.log[1].kernel == ns(10));
+    // 30 only once the woken process had run at 20.
+    CHECK(woken_at == ns(20));
+    CHECK(r.log[2].kernel >= ns(20));
 }

@@ -1,0 +1,384 @@
+// A Link in exact time order (router.link-order = exact): every hop an
+// event of the kernel's HopQueue (hop_queue.hpp), README.md *Exact time
+// order*. The packet waits in a queue at the link's input (one per VC of
+// the far buffer, for packets routed here by a router; one per sending
+// process, for a network interface's), and the link serves its wire when it
+// is free: of the queues' first packets that are ready and have the credits
+// they need, the one ready first, ties by queue (VC, or the sending
+// process's name) and packet serial. A packet served at `start` ends at
+// max(start + serialisation, its tail + a flit), reaches the far end a
+// flit and the latency after its start, and frees its place where it
+// waited at its end: a credit event the upstream link's latency later.
+#include "models/interconnect/hop_link.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "models/interconnect/exanet_packet.hpp"
+#include "models/interconnect/router.hpp"
+#include "src/core/sim_now.hpp"
+
+namespace vrdmasim {
+
+using sc_core::sc_time;
+
+Link::~Link() = default;
+
+// The far buffer's VC a packet occupies.
+unsigned Link::vc_of(const HopPacket& hp) const { return p_.vcs == 1 ? 0u : hp.pkt->header.vc; }
+
+namespace {
+// A stable order for a sending process's queue: a hash of its full name
+// (FNV-1a), a function of the model, not of which process sent first.
+std::uint64_t name_order(const sc_core::sc_object* o) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (const char* c = o ? o->name() : ""; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    return h | (1ull << 63);   // after the VC queues
+}
+}
+
+void Link::use_hops(HopQueue& q) {
+    if (cut_ || lined_ || p_.time_order)
+        throw std::logic_error(std::string(name()) + ": exact time order on a link of another order");
+    hop_ = std::make_unique<Hops>();
+    Hops& h = *hop_;
+    h.handler.link = this;
+    h.q = &q;
+    h.number = q.enrol();
+    h.credits.assign(p_.vcs, p_.buffer_flits);
+    for (unsigned v = 0; v < p_.vcs; ++v) {
+        h.queues.emplace_back();
+        h.queues.back().vc = v;
+        h.queues.back().order = v;
+    }
+    // A network interface's output queue per sending process holds as much
+    // as the far buffer (*estimate*: the PLDMA's output buffering is
+    // unpublished).
+    h.ni_capacity = p_.buffer_flits;
+    h.refused = &stats_->counter(std::string(name()) + ".refused", "",
+                                 "packets the network interface at the far end refused, which their sender cannot be "
+                                 "told of in exact time order: must stay 0");
+    if (sink_) {
+        const UnderModule under(this);
+        for (unsigned v = 0; v < p_.vcs; ++v) {
+            h.lanes.emplace_back();
+            Hops::Lane& lane = h.lanes.back();
+            const std::string n = "deliver" + std::to_string(v);
+            lane.thread = std::make_unique<LazyThread>(n.c_str(), lane.wake, [this, v] { deliver_run(v); });
+        }
+    }
+}
+
+void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
+    transactions_.inc();
+    const unsigned flits = pkt.flits();
+    if (flits > p_.buffer_flits) {
+        gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    const unsigned vc = p_.vcs == 1 ? 0u : pkt.header.vc;
+    if (vc >= p_.vcs) {
+        vc_errors_.inc();
+        gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    // Where it is going must be known now: its sender is not told later.
+    if (far_ && !far_->routes(static_cast<unsigned>(far_port_), pkt)) {
+        far_->count_unroutable();
+        gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    Hops& h = *hop_;
+    const sc_time t0 = sim_now();
+    sc_time head = t0 + delay;
+    // The sending process's queue.
+    const sc_core::sc_object* proc = sc_core::sc_get_current_process_b();
+    unsigned qi = p_.vcs;
+    while (qi < h.queues.size() && h.queues[qi].proc != proc) ++qi;
+    if (qi == h.queues.size()) {
+        if (qi - p_.vcs >= 255)
+            throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
+        h.queues.emplace_back();
+        h.queues.back().proc = proc;
+        h.queues.back().vc = vc;
+        h.queues.back().order = name_order(proc);
+    }
+    Hops::Queue& q = h.queues[qi];
+    // Full: the sender waits for room. It first goes to its packet's head,
+    // so that what it finds is every start before then, whatever the
+    // kernel's time when it called (only it fills this queue: a queue with
+    // room now has room then).
+    if (q.flits > 0 && q.flits + flits > h.ni_capacity) {
+        if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
+            throw std::logic_error(std::string(name()) + ": a network interface's queue is full and its sender (" +
+                                   (proc ? std::string(proc->name()) : std::string("no process")) +
+                                   ") is not a thread that can wait");
+        if (head > sim_now()) sc_core::wait(head - sim_now());
+        while (q.flits > 0 && q.flits + flits > h.ni_capacity) {
+            q.waiting = true;
+            sc_core::wait(q.started.get());
+        }
+        q.waiting = false;
+        head = std::max(head, sim_now());
+    }
+    HopPacket& hp = h.q->take_packet();
+    hp.take(gp, pkt);
+    hp.ready = head;
+    hp.up = nullptr;
+    hp.queue = qi;
+    hp.serial = (std::uint64_t(h.number) << 40) | (std::uint64_t(qi - p_.vcs) << 32) | q.count++;
+    q.flits += flits;
+    queue_packet(qi, hp);
+    if (hp.ready > sim_now()) post_serve(std::max(hp.ready, h.wire_free));
+    else post_serve(std::max(sim_now(), h.wire_free));
+    // Its sender may present the next when this one's tail could be out,
+    // had it the wire to itself from its head (or from its queue's last).
+    q.free_opt = std::max(std::max(head, q.free_opt) + serialise_last(flits), pkt.tail + flit_time_);
+    delay = q.free_opt - t0;
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void Link::queue_packet(unsigned qi, HopPacket& hp) {
+    Hops& h = *hop_;
+    auto& fifo = h.queues[qi].fifo;
+    auto at = fifo.end();
+    while (at != fifo.begin()) {
+        const HopPacket* b = *(at - 1);
+        if (b->ready < hp.ready || (b->ready == hp.ready && b->serial < hp.serial)) break;
+        --at;
+    }
+    fifo.insert(at, &hp);
+    ++h.waiting;
+    h.queued_flits += hp.flits;
+}
+
+void Link::enqueue(HopPacket& hp) {
+    transactions_.inc();
+    Hops& h = *hop_;
+    const unsigned vc = p_.vcs == 1 ? 0u : hp.pkt->header.vc;
+    if (vc >= p_.vcs || hp.flits > p_.buffer_flits)
+        throw std::logic_error(std::string(name()) + ": a packet routed here on VC " + std::to_string(vc) + " of " +
+                               std::to_string(hp.flits) + " flits, which its far buffer cannot take");
+    queue_packet(vc, hp);
+    const sc_time now = hp.ready;
+    if (h.wire_free <= now) serve_soon(now);
+    else post_serve(h.wire_free);
+}
+
+void Link::post_serve(sc_time at) {
+    Hops& h = *hop_;
+    if (at >= h.serve_at) return;
+    h.serve_at = at;
+    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Serve, h.number, 0), 0, &h.handler, nullptr, 0});
+}
+
+void Link::serve_soon(sc_time now) {
+    if (hop_->q->more_at(now)) post_serve(now);
+    else serve(now);
+}
+
+void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
+    Hops& h = *hop_;
+    auto& list = h.pending;
+    if (h.pending_first == list.size()) {
+        list.clear();
+        h.pending_first = 0;
+    }
+    // By time, usually the latest.
+    std::size_t i = list.size();
+    while (i > h.pending_first && list[i - 1].at > at) --i;
+    list.insert(list.begin() + static_cast<std::ptrdiff_t>(i), Hops::Pending{at, vc, flits});
+    // A packet that waits for credits: served again then.
+    if (h.blocked) post_serve(std::max(at, h.wire_free));
+}
+
+void Link::take_credits(sc_time now) {
+    Hops& h = *hop_;
+    while (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) {
+        const Hops::Pending& c = h.pending[h.pending_first++];
+        h.credits[c.vc] += c.flits;
+    }
+}
+
+void Link::on_hop_event(std::uint64_t key, void* what) {
+    switch (static_cast<HopQueue::Kind>(key >> 62)) {
+    case HopQueue::Arrival: {
+        HopPacket& hp = *static_cast<HopPacket*>(what);
+        arrive(hp, hp.ready);
+        break;
+    }
+    case HopQueue::Serve: {
+        const sc_time now = hop_->q->time();
+        if (now == hop_->serve_at) hop_->serve_at = sc_core::sc_max_time();
+        serve(now);
+        break;
+    }
+    }
+}
+
+void Link::serve(sc_time now) {
+    Hops& h = *hop_;
+    take_credits(now);
+    while (h.waiting > 0 && h.wire_free <= now) {
+        // The first packets that are ready and have their credits: the one
+        // ready first, then by queue order and serial.
+        Hops::Queue* best = nullptr;
+        for (Hops::Queue& q : h.queues) {
+            if (q.fifo.empty()) continue;
+            const HopPacket& c = *q.fifo.front();
+            if (c.ready > now || h.credits[vc_of(c)] < c.flits) continue;
+            if (!best) {
+                best = &q;
+                continue;
+            }
+            const HopPacket& b = *best->fifo.front();
+            if (c.ready < b.ready ||
+                (c.ready == b.ready && (q.order < best->order || (q.order == best->order && c.serial < b.serial))))
+                best = &q;
+        }
+        if (!best) break;
+        HopPacket& hp = *best->fifo.front();
+        best->fifo.pop_front();
+        --h.waiting;
+        h.queued_flits -= hp.flits;
+        const unsigned vc = vc_of(hp), flits = hp.flits;
+        ExanetPacket& pkt = *hp.pkt;
+        const sc_time start = now, ser = serialise_last(flits);
+        const sc_time end = std::max(start + ser, pkt.tail + flit_time_);
+        // Waited with the wire free and the packet ready: for credits.
+        const sc_time free_from = std::max(hp.ready, h.wire_free);
+        if (free_from < start) credit_stall_us_.add(to_us(start - free_from));
+        h.wire_free = end;
+        h.credits[vc] -= flits;
+        VcBuffer& buf = vcs_[vc];
+        if (p_.buffer_flits - h.credits[vc] > buf.hwm) {
+            buf.hwm = p_.buffer_flits - h.credits[vc];
+            buf.hwm_stat->set(buf.hwm);
+        }
+        queue_ns_.add(to_ns(start - hp.ready));
+        busy_us_.add(to_us(end - start));
+        packets_.inc();
+        flits_.inc(flits);
+        payload_bytes_.inc(pkt.header.size);
+        if (tracer_.enabled()) trace_span(pkt, start, end, true);
+        pkt.tail = end + p_.latency;
+        pkt.wire = end - start;
+        if (pkt.hops == 0) pkt.injected = start;
+        pkt.hops++;
+        // Its place where it waited is free when its tail has left.
+        if (hp.up) {
+            Link& up = *hp.up;
+            up.far_->exact_freed(static_cast<unsigned>(hp.in_port), hp.up_vc, flits, end);
+            up.give_credit(hp.up_vc, flits, end + up.p_.latency);
+        } else {
+            best->flits -= flits;
+            if (best->waiting) {
+                best->started.get().notify(start - sc_core::sc_time_stamp());
+                h.q->woke(start);
+            }
+        }
+        hp.up = this;
+        hp.up_vc = vc;
+        hp.in_port = far_port_;
+        const sc_time head = start + flit_time_ + p_.latency;
+        hp.ready = head;
+        h.q->post(HopQueue::Event{head + (far_ ? far_->pipeline() : sc_core::SC_ZERO_TIME),
+                                  HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &h.handler, &hp, 0});
+    }
+    h.blocked = false;
+    if (h.waiting == 0) return;
+    if (h.wire_free > now) {
+        post_serve(h.wire_free);
+        return;
+    }
+    // The wire is free and nothing could start: the next ready packet's
+    // time, or the next credit's if one that is ready waits for credits
+    // (a credit not on its way yet is served when it is given).
+    sc_time next = sc_core::sc_max_time();
+    bool blocked = false;
+    for (const Hops::Queue& q : h.queues) {
+        if (q.fifo.empty()) continue;
+        if (q.fifo.front()->ready > now) next = std::min(next, q.fifo.front()->ready);
+        else blocked = true;
+    }
+    h.blocked = blocked;
+    if (blocked && h.pending_first < h.pending.size()) next = std::min(next, h.pending[h.pending_first].at);
+    if (next != sc_core::sc_max_time()) post_serve(next);
+}
+
+void Link::arrive(HopPacket& hp, sc_time head) {
+    if (far_) {
+        far_->exact_arrive(far_port_, hp, head);
+        return;
+    }
+    if (!sink_)
+        throw std::logic_error(std::string(name()) + ": exact time order needs a router or an NI at the far end");
+    Hops::Lane& lane = hop_->lanes[hp.up_vc];
+    lane.fifo.push_back(&hp);
+    if (!lane.busy && lane.fifo.size() == 1) {
+        lane.wake.notify(head - sc_core::sc_time_stamp());
+        hop_->q->woke(head);
+    }
+}
+
+void Link::deliver_run(unsigned vc) {
+    Hops& h = *hop_;
+    Hops::Lane& lane = h.lanes[vc];
+    for (;;) {
+        while (lane.fifo.empty()) sc_core::wait(lane.wake.get());
+        HopPacket& hp = *lane.fifo.front();
+        // The queue serves ahead of the kernel: a packet listed here may
+        // arrive later than this one's call returned.
+        if (hp.ready > sim_now()) {
+            sc_core::wait(hp.ready - sim_now());
+            continue;
+        }
+        lane.fifo.pop_front();
+        lane.busy = true;
+        const sc_time t0 = sim_now();
+        sc_time d = sc_core::SC_ZERO_TIME;
+        sink_->accept(hp.gp, *hp.pkt, d);
+        if (!hp.gp.is_response_ok()) h.refused->inc();
+        lane.busy = false;
+        // Its space in the interface's buffer is free at t0 + d (relative
+        // to the call's start, link.hpp); the credit comes back a latency
+        // later.
+        give_credit(vc, hp.flits, std::max(t0 + d, sim_now()) + p_.latency);
+        h.q->give_back(hp);
+    }
+}
+
+sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
+    // An estimate from what the link holds now: its wire's end and the
+    // packets queued before this one; a VC without the credits for this
+    // one and those queued on it, never.
+    const Hops& h = *hop_;
+    unsigned vc_queued = 0;
+    for (const HopPacket* p : h.queues[vc].fifo) vc_queued += p->flits;
+    unsigned credits = h.credits[vc];
+    for (std::size_t i = h.pending_first; i < h.pending.size() && h.pending[i].at <= head; ++i)
+        if (h.pending[i].vc == vc) credits += h.pending[i].flits;
+    if (credits < vc_queued + flits) return sc_core::sc_max_time();
+    return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);
+}
+
+std::size_t Link::exact_waiting() const {
+    if (!hop_) return 0;
+    std::size_t n = hop_->waiting;
+    for (const Hops::Lane& l : hop_->lanes) n += l.fifo.size() + (l.busy ? 1 : 0);
+    return n;
+}
+
+std::size_t Link::exact_credits_out() const {
+    if (!hop_) return 0;
+    std::size_t n = 0;
+    for (unsigned c : hop_->credits) n += p_.buffer_flits - c;
+    for (std::size_t i = hop_->pending_first; i < hop_->pending.size(); ++i) n -= hop_->pending[i].flits;
+    return n;
+}
+
+std::uint64_t Link::exact_refused() const { return hop_ ? hop_->refused->value() : 0; }
+
+}   // namespace vrdmasim

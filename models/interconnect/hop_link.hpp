@@ -1,0 +1,73 @@
+// The state of a Link in exact time order (router.link-order = exact),
+// served by hop_link.cpp: its queues, credits and wire, and the delivery
+// lanes of a network interface at its far end.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "models/interconnect/hop_queue.hpp"
+#include "models/interconnect/link.hpp"
+#include "src/core/lazy_event.hpp"
+#include "src/core/lazy_thread.hpp"
+
+namespace vrdmasim {
+
+struct Link::Hops {
+    // The events' handler: the link (not a HopHandler itself, so that its
+    // other paths keep their layout).
+    struct Handler : HopHandler {
+        Link* link = nullptr;
+        void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override {
+            link->on_hop_event(key, what);
+        }
+    } handler;
+    HopQueue* q = nullptr;
+    std::uint32_t number = 0;
+    struct Queue {
+        std::deque<HopPacket*> fifo;   // by (ready, serial)
+        unsigned vc = 0;
+        std::uint64_t order = 0;   // among first packets ready at the same time: lower first
+        // A network interface's: its sending process, the flits it holds,
+        // its count of packets, when its sender may present the next, and
+        // the sender waiting for room.
+        const sc_core::sc_object* proc = nullptr;
+        unsigned flits = 0;
+        std::uint32_t count = 0;
+        sc_core::sc_time free_opt;
+        bool waiting = false;
+        LazyEvent started;
+    };
+    // Queues 0 .. vcs-1: one per VC; then a network interface's, one per
+    // sending process (inject()).
+    std::deque<Queue> queues;
+    std::vector<unsigned> credits;   // per VC: free flits in the far buffer
+    // Credits on their way back, by time (give_credit; taken into `credits`
+    // when the link serves at or after their time).
+    struct Pending {
+        sc_core::sc_time at;
+        unsigned vc, flits;
+    };
+    std::vector<Pending> pending;
+    std::size_t pending_first = 0;
+    sc_core::sc_time wire_free;
+    sc_core::sc_time serve_at = sc_core::sc_max_time();   // a Serve event is queued for then
+    unsigned waiting = 0;   // packets in the queues
+    bool blocked = false;   // a first packet that is ready waits for credits
+    unsigned queued_flits = 0;
+    unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
+    // A network interface at the far end: a delivery thread per VC.
+    struct Lane {
+        std::deque<HopPacket*> fifo;
+        WakeEvent wake;
+        std::unique_ptr<LazyThread> thread;
+        bool busy = false;
+    };
+    std::deque<Lane> lanes;
+    Counter* refused = nullptr;
+};
+
+}   // namespace vrdmasim
