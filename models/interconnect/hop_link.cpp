@@ -211,7 +211,7 @@ void Link::on_hop_event(std::uint64_t key, void* what) {
     }
     case HopQueue::Serve: {
         const sc_time now = hop_->q->time();
-        if (now == hop_->serve_at) hop_->serve_at = sc_core::sc_max_time();
+        if (now == hop_->serve_at) hop_->serve_at = max_sim_time();
         serve(now);
         break;
     }
@@ -296,7 +296,7 @@ void Link::serve(sc_time now) {
     // The wire is free and nothing could start: the next ready packet's
     // time, or the next credit's if one that is ready waits for credits
     // (a credit not on its way yet is served when it is given).
-    sc_time next = sc_core::sc_max_time();
+    sc_time next = max_sim_time();
     bool blocked = false;
     for (const Hops::Queue& q : h.queues) {
         if (q.fifo.empty()) continue;
@@ -305,7 +305,7 @@ void Link::serve(sc_time now) {
     }
     h.blocked = blocked;
     if (blocked && h.pending_first < h.pending.size()) next = std::min(next, h.pending[h.pending_first].at);
-    if (next != sc_core::sc_max_time()) post_serve(next);
+    if (next != max_sim_time()) post_serve(next);
 }
 
 void Link::arrive(HopPacket& hp, sc_time head) {
@@ -360,7 +360,7 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
     unsigned credits = h.credits[vc];
     for (std::size_t i = h.pending_first; i < h.pending.size() && h.pending[i].at <= head; ++i)
         if (h.pending[i].vc == vc) credits += h.pending[i].flits;
-    if (credits < vc_queued + flits) return sc_core::sc_max_time();
+    if (credits < vc_queued + flits) return max_sim_time();
     return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);
 }
 

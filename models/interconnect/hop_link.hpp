@@ -11,6 +11,7 @@
 
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
+#include "src/core/sim_now.hpp"
 #include "src/core/lazy_event.hpp"
 #include "src/core/lazy_thread.hpp"
 
@@ -54,7 +55,7 @@ struct Link::Hops {
     std::vector<Pending> pending;
     std::size_t pending_first = 0;
     sc_core::sc_time wire_free;
-    sc_core::sc_time serve_at = sc_core::sc_max_time();   // a Serve event is queued for then
+    sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
     unsigned waiting = 0;   // packets in the queues
     bool blocked = false;   // a first packet that is ready waits for credits
     unsigned queued_flits = 0;

@@ -51,7 +51,7 @@ void HopQueue::post(const Event& e) {
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
                                ", before the present " + now.to_string());
     heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
     most_ = std::max(most_, heap_.size());
     if (!serving_) arm(heap_.front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
 }
@@ -89,7 +89,7 @@ void HopQueue::serve() {
     serving_ = true;
     horizon_ = now + sc_core::sc_time_to_pending_activity();
     while (!heap_.empty() && heap_.front().t < horizon_) {
-        std::pop_heap(heap_.begin(), heap_.end(), later);
+        std::pop_heap(heap_.begin(), heap_.end(), Later{});
         const Event e = heap_.back();
         heap_.pop_back();
         ++served_;

@@ -138,11 +138,14 @@ private:
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);
-    static bool later(const Event& a, const Event& b) {
-        if (a.t != b.t) return a.t > b.t;
-        if (a.key != b.key) return a.key > b.key;
-        return a.serial > b.serial;
-    }
+    // The heap's order (a type, so that the heap's code inlines it).
+    struct Later {
+        bool operator()(const Event& a, const Event& b) const {
+            if (a.t != b.t) return a.t > b.t;
+            if (a.key != b.key) return a.key > b.key;
+            return a.serial > b.serial;
+        }
+    };
 };
 
 }   // namespace vrdmasim
