@@ -150,15 +150,15 @@ def combinations(axes):
                     yield "cold", dict(settings, **{axis: choice})
 
 
-def run_arguments(scratch, n, situation, settings):
-    """The arguments of run n after `vrdmasim run`."""
+def run_arguments(scratch, n, situation, settings, extra=()):
+    """The arguments of run n after `vrdmasim run` (`extra`: --setting's, last)."""
     args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + SMALL
     args += {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
     args += NEEDS.get(settings["workload.kind"], [])
-    return args + [f"--{k}={v}" for k, v in settings.items()]
+    return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]
 
 
-def run_all(exe, scratch, combos, jobs):
+def run_all(exe, scratch, combos, jobs, extra=()):
     """Every combination's (exit status, stdout and stderr), in order: one
     `vrdmasim run-batch`, whose children are each the process `vrdmasim
     run ARGS...` would be, forked instead of started (a small run's host time
@@ -169,7 +169,7 @@ def run_all(exe, scratch, combos, jobs):
     os.mkdir(logs)
     with open(runs, "w") as f:
         for n, (situation, settings) in enumerate(combos):
-            args = run_arguments(scratch, n, situation, settings)
+            args = run_arguments(scratch, n, situation, settings, extra)
             assert not any("\t" in a or "\n" in a for a in args)
             f.write("\t".join(args) + "\n")
     status = {}
@@ -208,7 +208,12 @@ def main():
     ap.add_argument("--list", action="store_true", help="print every combination's outcome")
     ap.add_argument("--write", action="store_true",
                     help="rewrite docs/composition.md's table of outcomes by workload (otherwise it is checked)")
+    ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="every run also with this setting (repeatable), e.g. router.link-order=exact: the same "
+                         "outcomes are then required (the doc's table and counts are checked against them)")
     args = ap.parse_args()
+    if args.write and args.setting:
+        sys.exit("composition: --write with --setting would write another configuration's outcomes")
     exe = os.path.abspath(args.exe)
     axes = enum_choices(exe)
     if args.only:
@@ -218,7 +223,7 @@ def main():
     ok, refused, holes = 0, {}, []
     by_kind = {}   # workload.kind -> [finished, {rule: refused}]
     with tempfile.TemporaryDirectory(prefix="vrdmasim-composition-") as scratch:
-        for (situation, settings), (rc, text) in zip(combos, run_all(exe, scratch, combos, args.jobs)):
+        for (situation, settings), (rc, text) in zip(combos, run_all(exe, scratch, combos, args.jobs, args.setting)):
             what = describe(situation, settings)
             row = by_kind.setdefault(settings["workload.kind"], [0, {}])
             if rc == 0:

@@ -114,10 +114,10 @@ VmError file_fault(Mm& m, Process& p, const Vma& v, std::uint64_t va, Work& w) {
         i.pa = c->pa;
         i.file = file;
         i.index = idx;
-        i.done = c->ready;
         c->refs++;   // held until then: reclaim passes the page over
+        wait_ready(*m.cache, *c, w);
+        i.done = c->ready;
         defer_map(m, p.pid, page, i);
-        wait_ready(*c, w);
     } else {
         check_uptodate(m, c->pa, now);
         verify_page(m, file, idx, *c);   // what the mapping shows is the file's content
@@ -215,7 +215,7 @@ VmResult Vm::read(int pid, int fd, std::uint64_t offset, std::uint64_t len, std:
             e = copied ? VmError::Ok : VmError::NoMemory;   // a short read, or ENOMEM
             break;
         }
-        wait_ready(*cp, c.w);
+        wait_ready(*m.cache, *cp, c.w);
         const std::uint64_t n = std::min(len - copied, kPage - in);
         access(m, false, cp->pa + in, bytes.data(), n);
         for (std::uint64_t i = 0; i < n; ++i)   // every byte copied out is the file's
@@ -299,7 +299,7 @@ VmResult Vm::pin_file(int pid, int fd, std::uint64_t offset, std::uint64_t len, 
         got.push_back(cp);
     }
     for (std::uint64_t i = 0; i < got.size(); ++i) {   // uptodate before the device may read them
-        wait_ready(*got[i], c.w);
+        wait_ready(*m.cache, *got[i], c.w);
         verify_page(m, of->file, first + i, *got[i]);
         if (frames) frames->push_back(got[i]->pa);
     }

@@ -139,7 +139,17 @@ bool visit_file(Mm& m, Process& p, std::uint64_t va, Batch& b, Work& w) {
     return true;
 }
 
-void wait_ready(const CachePage& c, Work& w) {
+void wait_ready(PageCache& pc, const CachePage& c, Work& w) {
+    // Locked under a read that another process's call waits for (its data
+    // come over the network later than its call, router.link-order =
+    // exact): this process waits for it too, as Linux's wait_on_page_locked.
+    while (c.ready == sc_core::sc_max_time()) {
+        ++pc.waiting_for_fill;
+        sc_core::wait(pc.filled);
+        --pc.waiting_for_fill;
+        const sc_time k = sc_core::sc_time_stamp(), at = w.at + w.cpu + w.io;
+        if (at < k) w.io += k - at;
+    }
     const sc_time now = w.at + w.cpu + w.io;
     if (c.ready > now) w.io += c.ready - now;
 }

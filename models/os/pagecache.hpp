@@ -63,6 +63,11 @@ struct PageCache {
     double copy_bytes_per_s = 0;   // vm.copy-rate: read()'s copy to user
     Counter &hits, &misses, &pages_added, &readahead_pages, &async_readaheads, &evictions, &unmaps, &faults_major,
         &faults_minor, &reads, &bytes_read, &pins_taken;
+    // A read whose call waits for the network (a RemoteBlock in exact time
+    // order) leaves its pages locked meanwhile: processes that find them
+    // wait for `filled` (notified when a read's pages are uptodate).
+    sc_core::sc_event filled;
+    unsigned waiting_for_fill = 0;
 };
 
 // The cached page of (file, index), or nullptr.
@@ -101,7 +106,7 @@ void ondemand_readahead(Mm& m, OpenFile& of, std::uint64_t index, std::uint64_t 
 // mmap read-around for a fault miss at `index` (do_sync_mmap_readahead).
 void mmap_readaround(Mm& m, OpenFile& of, std::uint64_t index, Work& w);
 // Wait (w.io) until page c is uptodate.
-void wait_ready(const CachePage& c, Work& w);
+void wait_ready(PageCache& pc, const CachePage& c, Work& w);
 // Check the bytes of cache page (file, index) in DRAM against the file's
 // known contents (std::logic_error naming the first wrong byte).
 void verify_page(Mm& m, unsigned file, std::uint64_t index, const CachePage& c);

@@ -93,6 +93,7 @@ std::uint64_t read_pages(Mm& m, unsigned file, std::uint64_t start, std::uint64_
             if (run + i == mark) c.readahead = true;
             if (run + i != demand) pc.readahead_pages.inc();
         }
+        if (pc.waiting_for_fill) pc.filled.notify(sc_core::SC_ZERO_TIME);
         read += n;
         step(m, issue, "file read",
              "file " + std::to_string(file) + ": pages [" + std::to_string(run) + ", " + std::to_string(run + n) +

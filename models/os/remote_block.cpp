@@ -135,12 +135,26 @@ sc_time RemoteBlock::read(unsigned file, std::uint64_t offset, std::uint64_t len
         tlm::tlm_generic_payload gp;
         auto* k = new ExanetPacket;
         gp.set_extension(k);   // freed with gp
+        server_->in_requesters_call_ = true;
         send(gp, *k, req, kRequestBytes, PacketType::BlockRequest, server_->node_, server_->coord_, id, 0, 0, issue);
+        server_->in_requesters_call_ = false;
     }
     const auto key = std::make_pair(node_, id);
-    const sc_time landed_at_server =
-        server_->arrived_.count(key) ? server_->arrived_.at(key).at : sc_core::sc_max_time();
-    server_->serve_request(node_, id);
+    sc_time landed_at_server = sc_core::sc_max_time();
+    if (server_->arrived_.count(key)) {
+        // Delivered in the call: the server serves it in this one too.
+        landed_at_server = server_->arrived_.at(key).at;
+        server_->serve_request(node_, id);
+    } else {
+        // Delivered later (exact time order): the server serves it when it
+        // arrives; its data land meanwhile.
+        while (pending_.at(id).landed < len) sc_core::wait(landed_);
+        auto l = server_->landed_requests_.find(key);
+        if (l == server_->landed_requests_.end())
+            throw std::logic_error("RemoteBlock: read " + std::to_string(id) + " answered, its request never served");
+        landed_at_server = l->second;
+        server_->landed_requests_.erase(l);
+    }
 
     // Every byte asked for came back, once; the pages are ready when the
     // last data packet has landed.
@@ -231,6 +245,12 @@ sc_time RemoteBlock::receive(tlm::tlm_generic_payload& gp, const ExanetPacket& p
         if (!arrived_.emplace(std::make_pair(p.src_node, p.transfer), a).second)
             throw std::logic_error("RemoteBlock: request " + std::to_string(p.transfer) + " of node " +
                                    std::to_string(p.src_node) + " arrived twice");
+        // Not in its requester's call (the network delivered it later):
+        // served now, by the thread that delivered it.
+        if (!in_requesters_call_) {
+            landed_requests_[std::make_pair(p.src_node, p.transfer)] = tail;
+            serve_request(p.src_node, p.transfer);
+        }
         return tail;
     }
     if (p.header.type != PacketType::BlockData) throw std::logic_error("RemoteBlock: not a block packet");
@@ -248,6 +268,7 @@ sc_time RemoteBlock::receive(tlm::tlm_generic_payload& gp, const ExanetPacket& p
     std::memcpy(pend.out + off, gp.get_data_ptr(), len);   // into this node's buffer (the page frames)
     pend.landed += len;
     pend.last = max_time(pend.last, tail);
+    if (pend.landed == pend.bytes) landed_.notify(sc_core::SC_ZERO_TIME);
     packets_in_->inc();
     delivered_->inc(len);
     return tail;

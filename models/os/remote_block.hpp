@@ -17,7 +17,10 @@
 // the network (the server records its arrival), the server serves it, its
 // data packets cross back (this node records each landing), and read()
 // returns when the last data packet has landed: the page cache makes the
-// pages uptodate then, and not before.
+// pages uptodate then, and not before. Where the network delivers a packet
+// later than its sender's call (router.link-order = exact), the server
+// serves a request when it arrives, and read() waits for the last data
+// packet (its caller must then be a thread).
 #pragma once
 
 #include <cstdint>
@@ -134,6 +137,12 @@ private:
     std::uint64_t next_id_ = 0;
     std::map<std::pair<unsigned, std::uint64_t>, Arrived> arrived_;   // (from, id)
     std::map<std::uint64_t, Pending> pending_;
+    // Server: a requester's send is under way, whose call the request
+    // reaches in (it then serves it itself); otherwise a request that
+    // arrives is served at once. Requester: a data packet landed.
+    bool in_requesters_call_ = false;
+    std::map<std::pair<unsigned, std::uint64_t>, sc_core::sc_time> landed_requests_;   // served on arrival: when
+    sc_core::sc_event landed_;
     Counter *reads_ = nullptr, *bytes_ = nullptr, *delivered_ = nullptr, *packets_in_ = nullptr;
     Histogram* latency_us_ = nullptr;
     Counter *served_ = nullptr, *served_bytes_ = nullptr, *packets_out_ = nullptr;
