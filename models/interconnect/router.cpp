@@ -152,8 +152,7 @@ void Router::set_dimension_order(const Topology& topology, unsigned node) {
     for (unsigned f = 0; f < dor_extent_[3]; ++f) fill(dor_hops_[dor_base_[3] + f], Coord{at.x, at.y, at.z, f});
 }
 
-VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t w,
-                                                                 unsigned in_vc) const {
+VRDMASIM_FORCE_INLINE Router::Choice Router::dor_hop(unsigned in_port, std::uint32_t w, unsigned in_vc) const {
     if (!dor_) return Choice{-1, 0};
     // Topology::contains, on the extents kept here.
     const Coord d = exanet_coord::unpack(w);
@@ -173,7 +172,11 @@ VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order_hop(unsigned in_por
 }
 
 VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
-    return dimension_order_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
+    return dor_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
+}
+
+Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t dst_coord, unsigned in_vc) const {
+    return dor_hop(in_port, dst_coord, in_vc);
 }
 
 void Router::set_input_buffer(unsigned port, unsigned flits, unsigned vcs) {

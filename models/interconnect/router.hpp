@@ -194,6 +194,9 @@ private:
     std::vector<DorHop> dor_hops_;
     std::vector<int> in_dim_;
     Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;
+    // dimension_order_hop, inlined into forward() through dimension_order
+    // (the others call dimension_order_hop).
+    Choice dor_hop(unsigned in_port, std::uint32_t dst_coord, unsigned in_vc) const;
     // The route of forward() (adaptive: its choice among the candidates).
     Choice route_packet(unsigned in_port, const ExanetPacket& pkt, sc_core::sc_time head, sc_core::sc_time tail,
                         bool& adaptive, bool& chose) const;
