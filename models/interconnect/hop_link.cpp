@@ -257,16 +257,7 @@ void Link::serve(sc_time now) {
             buf.hwm = p_.buffer_flits - h.credits[vc];
             buf.hwm_stat->set(buf.hwm);
         }
-        queue_ns_.add(to_ns(start - hp.ready));
-        busy_us_.add(to_us(end - start));
-        packets_.inc();
-        flits_.inc(flits);
-        payload_bytes_.inc(pkt.header.size);
-        if (tracer_.enabled()) trace_span(pkt, start, end, true);
-        pkt.tail = end + p_.latency;
-        pkt.wire = end - start;
-        if (pkt.hops == 0) pkt.injected = start;
-        pkt.hops++;
+        served(pkt, flits, hp.ready, start, end);
         // Its place where it waited is free when its tail has left.
         if (hp.up) {
             Link& up = *hp.up;

@@ -377,16 +377,7 @@ VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, s
     // credits.
     if (credit_ok > wire_ok && start >= max_time(wire_ok + ser, min_end))
         credit_stall_us_.add(to_us(credit_ok - wire_ok));
-    queue_ns_.add(to_ns(start - head_in));
-    busy_us_.add(to_us(end - start));
-    packets_.inc();
-    flits_.inc(flits);
-    payload_bytes_.inc(pkt.header.size);
-    if (tracer_.enabled()) trace_span(pkt, start, end, true);
-    pkt.tail = end + p_.latency;
-    pkt.wire = end - start;
-    if (pkt.hops == 0) pkt.injected = start;
-    pkt.hops++;
+    served(pkt, flits, head_in, start, end);
     if constexpr (Lined) {
         if (cut_) {
             post_cut(*line, gp, pkt, vc, flits, start, true);

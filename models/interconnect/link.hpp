@@ -210,6 +210,22 @@ private:
         }
         return ser_time_;
     }
+    // A packet of `flits`, ready here at `ready`, served on the wire over
+    // [start, end) in time order (either kind): the statistics, the trace's
+    // span and the packet's own record of the hop.
+    void served(ExanetPacket& pkt, unsigned flits, sc_core::sc_time ready, sc_core::sc_time start,
+                sc_core::sc_time end) {
+        queue_ns_.add(to_ns(start - ready));
+        busy_us_.add(to_us(end - start));
+        packets_.inc();
+        flits_.inc(flits);
+        payload_bytes_.inc(pkt.header.size);
+        if (tracer_.enabled()) trace_span(pkt, start, end, true);
+        pkt.tail = end + p_.latency;
+        pkt.wire = end - start;
+        if (pkt.hops == 0) pkt.injected = start;
+        pkt.hops++;
+    }
     unsigned ser_flits_ = 0;   // serialise_last's packet length (0: none yet)
     sc_core::sc_time ser_time_;
 
