@@ -104,13 +104,16 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
         h.queues.back().proc = proc;
         h.queues.back().vc = vc;
         h.queues.back().order = name_order(proc);
+        h.queues.back().unbounded = h.q->receiver(proc);
     }
     Hops::Queue& q = h.queues[qi];
-    // Full: the sender waits for room. It first goes to its packet's head,
+    // Full: the sender waits for room (not a delivery: a link that waits for
+    // its interface to send would stop draining, and the network with it:
+    // the consumption assumption of deadlock freedom). It first goes to its packet's head,
     // so that what it finds is every start before then, whatever the
     // kernel's time when it called (only it fills this queue: a queue with
     // room now has room then).
-    if (q.flits > 0 && q.flits + flits > h.ni_capacity) {
+    if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) {
         if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
             throw std::logic_error(std::string(name()) + ": a network interface's queue is full and its sender (" +
                                    (proc ? std::string(proc->name()) : std::string("no process")) +
@@ -317,6 +320,7 @@ void Link::arrive(HopPacket& hp, sc_time head) {
 void Link::deliver_run(unsigned vc) {
     Hops& h = *hop_;
     Hops::Lane& lane = h.lanes[vc];
+    h.q->add_receiver(sc_core::sc_get_current_process_b());
     for (;;) {
         while (lane.fifo.empty()) sc_core::wait(lane.wake.get());
         HopPacket& hp = *lane.fifo.front();

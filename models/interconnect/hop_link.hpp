@@ -40,6 +40,7 @@ struct Link::Hops {
         std::uint32_t count = 0;
         sc_core::sc_time free_opt;
         bool waiting = false;
+        bool unbounded = false;   // its sender delivers packets (HopQueue::receiver)
         LazyEvent started;
     };
     // Queues 0 .. vcs-1: one per VC; then a network interface's, one per

@@ -11,6 +11,7 @@
 // the host happened to run their posters.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -104,6 +105,15 @@ public:
     // every event of that time).
     bool more_at(sc_core::sc_time now) const { return !heap_.empty() && heap_.front().t == now; }
 
+    // The processes that deliver packets to network interfaces (a link's
+    // delivery threads): what they send is never held back for room in an
+    // interface's queue, since a delivery waiting for that room would stop
+    // its link from draining (Link::inject).
+    void add_receiver(const sc_core::sc_object* p) { receivers_.push_back(p); }
+    bool receiver(const sc_core::sc_object* p) const {
+        return std::find(receivers_.begin(), receivers_.end(), p) != receivers_.end();
+    }
+
     // Packets in flight (HopPacket), from a pool.
     HopPacket& take_packet();
     void give_back(HopPacket& p);
@@ -135,6 +145,7 @@ private:
     sc_core::sc_time current_, horizon_;
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;
+    std::vector<const sc_core::sc_object*> receivers_;
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);

@@ -148,6 +148,21 @@ TEST_CASE("synthetic: a few flows past their capacity are saturation, though the
     CHECK(f.saturated);
 }
 
+TEST_CASE("synthetic: in exact time order, a hotspot past saturation drains: a delivery never waits to send its ACK") {
+    // Before, the hot node's delivery waited for room in its interface's
+    // queue to send an ACK, its link stopped draining, and packets to the
+    // hot node filled the buffers its ACKs had to cross: a deadlock
+    // (models/interconnect/README.md, *Exact time order*).
+    SystemSim s(kTorus + Settings{{"router.link-order", "exact"},
+                                  {"synthetic.pattern", "hotspot"},
+                                  {"synthetic.load", "0.1"},
+                                  {"synthetic.warmup", "50us"},
+                                  {"synthetic.measure", "100us"},
+                                  {"sim.time-limit", "2ms"}});
+    run_clean(s);
+    CHECK(workload_of(s).figures().saturated);
+}
+
 TEST_CASE("synthetic: every node's flows through the library, verified, in every job") {
     // Two processes a node: each job its own sources, on its own protection
     // domain, its packets told apart by the engines.
