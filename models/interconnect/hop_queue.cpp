@@ -38,7 +38,7 @@ void HopQueue::give_back(HopPacket& p) {
     free_.push_back(&p);
 }
 
-HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name) {
+HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBuckets), nonempty_(kBuckets / 64, 0) {
     SC_HAS_PROCESS(HopQueue);
     SC_METHOD(serve);
     sensitive << wake_;
@@ -50,10 +50,92 @@ void HopQueue::post(const Event& e) {
     if (e.t < now)
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
                                ", before the present " + now.to_string());
-    heap_.push_back(e);
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
-    most_ = std::max(most_, heap_.size());
-    if (!serving_) arm(heap_.front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
+    push(e);
+    most_ = std::max(most_, count_);
+    if (!serving_) arm(front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
+}
+
+void HopQueue::push(const Event& e) {
+    ++count_;
+    const std::uint64_t b = bucket_of(e.t);
+    if (b < base_ || b - base_ >= kBuckets) {
+        far_.push_back(e);
+        std::push_heap(far_.begin(), far_.end(), Later{});
+        return;
+    }
+    Bucket& k = ring_[b % kBuckets];
+    auto& v = k.events;
+    // In order, usually the latest.
+    if (v.size() == k.head || !Later{}(v.back(), e)) {
+        v.push_back(e);
+    } else {
+        std::size_t at = v.size() - 1;
+        while (at > k.head && Later{}(v[at - 1], e)) --at;
+        v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
+    }
+    nonempty_[(b % kBuckets) >> 6] |= std::uint64_t(1) << (b % 64);
+    words_ |= std::uint64_t(1) << ((b % kBuckets) >> 6);
+    if (ring_count_++ == 0 || b < first_) first_ = b;
+}
+
+void HopQueue::find_first(std::uint64_t from) {
+    // The rest of `from`'s word of the bitmap, then the next word that is
+    // not 0 (words_, in ring order from the next), within the ring's
+    // buckets base_ .. base_ + kBuckets - 1.
+    const std::uint64_t slot = from % kBuckets, w = slot >> 6;
+    if (const std::uint64_t bits = nonempty_[w] >> (slot % 64)) {
+        first_ = from + static_cast<std::uint64_t>(__builtin_ctzll(bits));
+        return;
+    }
+    const unsigned r = static_cast<unsigned>((w + 1) % 64);
+    const std::uint64_t rotated = r == 0 ? words_ : (words_ >> r) | (words_ << (64 - r));
+    if (rotated) {
+        const std::uint64_t word = (r + static_cast<unsigned>(__builtin_ctzll(rotated))) % 64;
+        const std::uint64_t b = from - slot % 64 + 64 * (1 + (word + 64 - r) % 64) +
+                                static_cast<std::uint64_t>(__builtin_ctzll(nonempty_[word]));
+        if (b < base_ + kBuckets) {
+            first_ = b;
+            return;
+        }
+    }
+    throw std::logic_error(std::string(name()) + ": the calendar lost an event");
+}
+
+const HopQueue::Event& HopQueue::front() const {
+    if (ring_count_ == 0) return far_.front();
+    const Bucket& k = ring_[first_ % kBuckets];
+    const Event& r = k.events[k.head];
+    if (!far_.empty() && Later{}(r, far_.front())) return far_.front();
+    return r;
+}
+
+HopQueue::Event HopQueue::pop() {
+    --count_;
+    if (ring_count_ > 0) {
+        Bucket& k = ring_[first_ % kBuckets];
+        if (far_.empty() || !Later{}(k.events[k.head], far_.front())) {
+            const Event e = k.events[k.head++];
+            // The present moves to this bucket: later events may join the ring.
+            base_ = first_;
+            if (k.head == k.events.size()) {
+                k.events.clear();
+                k.head = 0;
+                std::uint64_t& w = nonempty_[(first_ % kBuckets) >> 6];
+                w &= ~(std::uint64_t(1) << (first_ % 64));
+                if (w == 0) words_ &= ~(std::uint64_t(1) << ((first_ % kBuckets) >> 6));
+                if (--ring_count_ > 0) find_first(first_ + 1);
+            } else {
+                --ring_count_;
+            }
+            return e;
+        }
+    }
+    std::pop_heap(far_.begin(), far_.end(), Later{});
+    const Event e = far_.back();
+    far_.pop_back();
+    // The present moves here too (not past the ring's first).
+    base_ = std::max(base_, bucket_of(e.t));
+    return e;
 }
 
 // wake_ at `at` unless it already wakes by then (a timed notification is
@@ -70,9 +152,9 @@ void HopQueue::serve() {
     ++wakes_;
     const sc_time now = sc_core::sc_time_stamp();
     armed_ = false;
-    if (heap_.empty()) return;
-    if (heap_.front().t > now) {   // woken early (an earlier event was served meanwhile)
-        arm(heap_.front().t, now);
+    if (count_ == 0) return;
+    if (front().t > now) {   // woken early (an earlier event was served meanwhile)
+        arm(front().t, now);
         return;
     }
     // Another process runnable at this time may still post for it: serve
@@ -88,16 +170,14 @@ void HopQueue::serve() {
     // and may wake a process (woke()), which brings that time closer.
     serving_ = true;
     horizon_ = now + sc_core::sc_time_to_pending_activity();
-    while (!heap_.empty() && heap_.front().t < horizon_) {
-        std::pop_heap(heap_.begin(), heap_.end(), Later{});
-        const Event e = heap_.back();
-        heap_.pop_back();
+    while (count_ > 0 && front().t < horizon_) {
+        const Event e = pop();
         ++served_;
         current_ = e.t;
         e.to->on_hop_event(*this, e.key, e.what, e.arg);
     }
     serving_ = false;
-    if (!heap_.empty()) arm(heap_.front().t, now);
+    if (count_ > 0) arm(front().t, now);
 }
 
 }   // namespace vrdmasim

@@ -103,7 +103,7 @@ public:
     // Whether an event for the present is still queued (a handler serves
     // at once only when none is: each link's serving at a time then sees
     // every event of that time).
-    bool more_at(sc_core::sc_time now) const { return !heap_.empty() && heap_.front().t == now; }
+    bool more_at(sc_core::sc_time now) const { return count_ > 0 && front().t == now; }
 
     // The processes that deliver packets to network interfaces (a link's
     // delivery threads): what they send is never held back for room in an
@@ -123,7 +123,7 @@ public:
     // otherwise, which would be a packet served before it was sent).
     void post(const Event& e);
 
-    std::size_t size() const { return heap_.size(); }
+    std::size_t size() const { return count_; }
     // Events served, and times at which serving waited a delta for other
     // processes still runnable at that time.
     std::uint64_t served() const { return served_; }
@@ -133,12 +133,38 @@ public:
     std::size_t most_queued() const { return most_; }
 
 private:
-    std::vector<Event> heap_;   // a binary heap, earliest (t, key, serial) at the front
+    // A calendar of the events (Brown's calendar queue, in its simplest
+    // form): nearly every event is posted a link's latency or a packet's
+    // time ahead of the present, so a ring of buckets of kBucketPs each,
+    // kBuckets of them from the present's, holds them; a bucket's few
+    // events are kept in (time, key, serial) order, and a bitmap of the
+    // buckets that hold any finds the next. An event beyond the ring waits
+    // in a binary heap (`far_`) and is compared with the ring's first when
+    // it could be the earliest. The order served is the same as one heap's.
+    static constexpr unsigned kBucketShift = 10;   // 1,024 ps a bucket
+    static constexpr std::uint64_t kBuckets = 4096;   // the ring: some 4.2 us ahead
+    struct Bucket {
+        std::vector<Event> events;   // in order from `head`
+        std::uint32_t head = 0;
+    };
+    std::vector<Bucket> ring_;
+    std::vector<std::uint64_t> nonempty_;   // a bit per bucket
+    std::uint64_t words_ = 0;   // a bit per word of nonempty_ that is not 0
+    static_assert(kBuckets == 64 * 64, "one word of words_ covers the ring");
+    std::uint64_t base_ = 0;   // the present's bucket number: the ring holds base_ .. base_ + kBuckets - 1
+    std::uint64_t first_ = 0;   // the first bucket number holding an event (ring_count_ > 0)
+    std::size_t ring_count_ = 0, count_ = 0;
+    std::vector<Event> far_;   // a binary heap, earliest (t, key, serial) at the front
+    static std::uint64_t bucket_of(sc_core::sc_time t) { return t.value() >> kBucketShift; }
+    const Event& front() const;   // the earliest event (count_ > 0)
+    Event pop();   // takes it
+    void push(const Event& e);
+    void find_first(std::uint64_t from);   // first_ from bucket number `from` on
     sc_core::sc_event wake_;
     bool armed_ = false;   // wake_ has a notification pending, at armed_at_
     sc_core::sc_time armed_at_;
     std::uint64_t served_ = 0, deferrals_ = 0;
-    std::size_t most_ = 0;
+    std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
@@ -149,7 +175,7 @@ private:
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);
-    // The heap's order (a type, so that the heap's code inlines it).
+    // The order of events (a type, so that the calendar's and the heap's code inline it).
     struct Later {
         bool operator()(const Event& a, const Event& b) const {
             if (a.t != b.t) return a.t > b.t;
