@@ -17,6 +17,39 @@
 
 namespace vrdmasim {
 
+// A FIFO of packets in flight: a vector and the index of its first. It
+// keeps its space when it drains, allocates nothing while empty (a
+// std::deque allocates a map and a block at once: some 600 bytes a queue,
+// on every link's every VC), and drops what it has served once that is
+// most of it.
+class PacketFifo {
+public:
+    using iterator = std::vector<HopPacket*>::iterator;
+    using const_iterator = std::vector<HopPacket*>::const_iterator;
+    bool empty() const { return head_ == v_.size(); }
+    std::size_t size() const { return v_.size() - head_; }
+    HopPacket* front() const { return v_[head_]; }
+    void push_back(HopPacket* p) { v_.push_back(p); }
+    void pop_front() {
+        if (++head_ == v_.size()) {
+            v_.clear();
+            head_ = 0;
+        } else if (head_ >= 64 && 2 * head_ >= v_.size()) {
+            v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+            head_ = 0;
+        }
+    }
+    iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    iterator end() { return v_.end(); }
+    const_iterator begin() const { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
+    const_iterator end() const { return v_.end(); }
+    void insert(iterator at, HopPacket* p) { v_.insert(at, p); }
+
+private:
+    std::vector<HopPacket*> v_;
+    std::size_t head_ = 0;
+};
+
 struct Link::Hops {
     // The events' handler: the link (not a HopHandler itself, so that its
     // other paths keep their layout).
@@ -29,7 +62,7 @@ struct Link::Hops {
     HopQueue* q = nullptr;
     std::uint32_t number = 0;
     struct Queue {
-        std::deque<HopPacket*> fifo;   // by (ready, serial)
+        PacketFifo fifo;   // by (ready, serial)
         unsigned vc = 0;
         std::uint64_t order = 0;   // among first packets ready at the same time: lower first
         // A network interface's: its sending process, the flits it holds,
@@ -63,7 +96,7 @@ struct Link::Hops {
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
     // A network interface at the far end: a delivery thread per VC.
     struct Lane {
-        std::deque<HopPacket*> fifo;
+        PacketFifo fifo;
         WakeEvent wake;
         std::unique_ptr<LazyThread> thread;
         bool busy = false;

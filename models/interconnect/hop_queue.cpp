@@ -118,7 +118,10 @@ HopQueue::Event HopQueue::pop() {
             // The present moves to this bucket: later events may join the ring.
             base_ = first_;
             if (k.head == k.events.size()) {
-                k.events.clear();
+                // A burst's space is not kept: the ring's every bucket
+                // would come to hold the largest burst it saw.
+                if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
+                else k.events.clear();
                 k.head = 0;
                 std::uint64_t& w = nonempty_[(first_ % kBuckets) >> 6];
                 w &= ~(std::uint64_t(1) << (first_ % 64));

@@ -143,6 +143,7 @@ private:
     // it could be the earliest. The order served is the same as one heap's.
     static constexpr unsigned kBucketShift = 10;   // 1,024 ps a bucket
     static constexpr std::uint64_t kBuckets = 4096;   // the ring: some 4.2 us ahead
+    static constexpr std::size_t kBucketKeeps = 16;   // events' space a drained bucket keeps
     struct Bucket {
         std::vector<Event> events;   // in order from `head`
         std::uint32_t head = 0;
