@@ -11,9 +11,9 @@
 // the host happened to run their posters.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <unordered_set>
 #include <vector>
 
 #include <systemc>
@@ -109,10 +109,8 @@ public:
     // delivery threads): what they send is never held back for room in an
     // interface's queue, since a delivery waiting for that room would stop
     // its link from draining (Link::inject).
-    void add_receiver(const sc_core::sc_object* p) { receivers_.push_back(p); }
-    bool receiver(const sc_core::sc_object* p) const {
-        return std::find(receivers_.begin(), receivers_.end(), p) != receivers_.end();
-    }
+    void add_receiver(const sc_core::sc_object* p) { receivers_.insert(p); }
+    bool receiver(const sc_core::sc_object* p) const { return receivers_.count(p) > 0; }
 
     // Packets in flight (HopPacket), from a pool.
     HopPacket& take_packet();
@@ -135,8 +133,8 @@ public:
 private:
     // A calendar of the events (Brown's calendar queue, in its simplest
     // form): nearly every event is posted a link's latency or a packet's
-    // time ahead of the present, so a ring of buckets of kBucketPs each,
-    // kBuckets of them from the present's, holds them; a bucket's few
+    // time ahead of the present, so a ring of kBuckets buckets of 1,024 ps
+    // each (kBucketShift), from the present's, holds them; a bucket's few
     // events are kept in (time, key, serial) order, and a bitmap of the
     // buckets that hold any finds the next. An event beyond the ring waits
     // in a binary heap (`far_`) and is compared with the ring's first when
@@ -172,7 +170,7 @@ private:
     sc_core::sc_time current_, horizon_;
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;
-    std::vector<const sc_core::sc_object*> receivers_;
+    std::unordered_set<const sc_core::sc_object*> receivers_;   // a set: one a lane, thousands at scale
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);
