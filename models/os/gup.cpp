@@ -13,7 +13,9 @@
 namespace vrdmasim {
 namespace mm {
 
-std::uint64_t pinned(const Process& p) {
+std::uint64_t pinned(const Process& p) { return p.pinned_pages * kPage; }
+
+std::uint64_t pinned_recount(const Process& p) {
     std::uint64_t n = 0;
     for (const auto& kv : p.pins) n += kv.second.count;
     for (const auto& kv : p.orphans) n += kv.second.count;
@@ -106,6 +108,7 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
         for (std::uint64_t b = start; b < upto; b += kPage) {
             auto it = p->pins.find(b);
             if (--it->second.count == 0) p->pins.erase(it);
+            --p->pinned_pages;
         }
     };
     for (std::uint64_t a = start; a < end; a += kPage) {
@@ -121,6 +124,7 @@ VmResult Vm::pin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time 
         PinRec& r = p->pins[a];
         r.count++;
         r.pa = pa;
+        ++p->pinned_pages;
     }
     m.stats.pages_pinned.inc(pages);
     c.w.cpu += m.params.pin_page * static_cast<double>(pages);
@@ -144,6 +148,7 @@ VmResult Vm::unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_tim
         if (!p->pins.count(a) && !p->orphans.count(a)) return call_return(m, c, VmError::Invalid);
     std::uint64_t pages = 0;
     for (std::uint64_t a = start; a < end; a += kPage, ++pages) {
+        --p->pinned_pages;
         auto it = p->pins.find(a);
         if (it != p->pins.end()) {
             if (--it->second.count == 0) p->pins.erase(it);
@@ -178,6 +183,16 @@ unsigned Vm::pin_count(int pid, std::uint64_t va) const {
 std::uint64_t Vm::pinned_bytes(int pid) const {
     auto it = mm_->procs.find(pid);
     return it == mm_->procs.end() ? 0 : pinned(it->second);
+}
+
+std::string Vm::pin_count_mismatch() const {
+    for (const auto& kv : mm_->procs) {
+        const std::uint64_t kept = pinned(kv.second), counted = pinned_recount(kv.second);
+        if (kept != counted)
+            return "process " + std::to_string(kv.first) + " (" + kv.second.name + ") keeps " + std::to_string(kept) +
+                   " B pinned but its pins count " + std::to_string(counted) + " B";
+    }
+    return {};
 }
 
 }   // namespace vrdmasim

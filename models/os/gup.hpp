@@ -12,6 +12,9 @@ namespace mm {
 
 // Bytes pinned by p (each pin of a 4 KiB page counts a page).
 std::uint64_t pinned(const Process& p);
+// The same, counted page by page from the pins themselves (the self-check
+// of the running count).
+std::uint64_t pinned_recount(const Process& p);
 // Whether some page of [va, va+len) is pinned where it is mapped.
 bool any_pin(const Process& p, std::uint64_t va, std::uint64_t len);
 

@@ -34,10 +34,27 @@ bool any_inflight(const Mm& m, int pid, std::uint64_t va, std::uint64_t end) {
 void defer_map(Mm& m, int pid, std::uint64_t va, const Inflight& i) {
     const Key k{pid, align_down(va, kPage)};
     if (!m.inflight.emplace(k, i).second) throw std::logic_error("Vm: a second read in flight for one page");
+    m.inflight_frames.emplace(align_down(i.pa, kPage), i.done);
     m.io_queue.emplace(i.done, k);
     if (m.io_guard) m.io_guard(i.pa, i.done);
     if (m.io_wake) m.io_wake(i.done);
 }
+
+namespace {
+
+// Forget a read in flight (completed or cancelled), with its frame's entry
+// in the index.
+std::map<Key, Inflight>::iterator erase_inflight(Mm& m, std::map<Key, Inflight>::iterator it) {
+    auto range = m.inflight_frames.equal_range(align_down(it->second.pa, kPage));
+    for (auto f = range.first; f != range.second; ++f)
+        if (f->second == it->second.done) {
+            m.inflight_frames.erase(f);
+            break;
+        }
+    return m.inflight.erase(it);
+}
+
+}   // namespace
 
 void wait_inflight(Mm& m, const Inflight& i, Work& w) {
     if (!m.io_waits)
@@ -66,7 +83,7 @@ void cancel_inflight(Mm& m, Process& p, std::uint64_t va, std::uint64_t end) {
             }
         }
         m.zombies.emplace(i.done, std::make_pair(it->first, i));
-        it = m.inflight.erase(it);
+        it = erase_inflight(m, it);
     }
 }
 
@@ -96,10 +113,11 @@ sc_time io_clock(sc_time at) { return sc_core::sc_is_running() ? sc_core::sc_tim
 
 void check_uptodate(const Mm& m, std::uint64_t pa, sc_time t) {
     pa = align_down(pa, kPage);
-    for (const auto& kv : m.inflight)
-        if (kv.second.pa == pa && kv.second.done > t)
+    auto range = m.inflight_frames.equal_range(pa);
+    for (auto f = range.first; f != range.second; ++f)
+        if (f->second > t)
             throw std::logic_error("Vm: frame " + hex(pa) + " mapped at " + std::to_string(to_us(t)) +
-                                   " us while its read completes at " + std::to_string(to_us(kv.second.done)) +
+                                   " us while its read completes at " + std::to_string(to_us(f->second)) +
                                    " us (a PTE visible before its data)");
 }
 
@@ -165,7 +183,7 @@ void complete_now(Mm& m, int pid, std::uint64_t va, sc_time now) {
     auto it = m.inflight.find(k);
     if (it == m.inflight.end()) return;
     Inflight i = it->second;
-    m.inflight.erase(it);   // its io_queue entry is skipped when reached
+    erase_inflight(m, it);   // its io_queue entry is skipped when reached
     if (i.done > now) i.done = now;
     if (m.io_guard) m.io_guard(i.pa, i.done);
     install(m, k, i);
@@ -185,7 +203,7 @@ void complete_io(Mm& m, sc_time upto) {
         auto it = m.inflight.find(k);
         if (it == m.inflight.end() || it->second.done != t) continue;   // cancelled (its zombie released)
         const Inflight i = it->second;
-        m.inflight.erase(it);
+        erase_inflight(m, it);
         install(m, k, i);
         flush_mapped(m, t);   // a device's copy of the translations (NetVM) learns it now
     }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <set>
 #include <string>
@@ -76,6 +77,10 @@ struct Process {
     std::map<std::uint64_t, Vma> vmas;   // by start, non-overlapping
     std::map<std::uint64_t, PinRec> pins;   // by VA page: pins of the page mapped there
     std::multimap<std::uint64_t, PinRec> orphans;   // pinned pages no longer mapped (by old VA)
+    // Page pins held, on pins and orphans together (Linux's mm->pinned_vm):
+    // kept as pins are taken and dropped, so reading it is not a walk of
+    // every pin (the registrar reads it after each call for its peak).
+    std::uint64_t pinned_pages = 0;
     // The level-3 table the last walk of this process reached and its 2 MiB
     // region (va >> 21), valid while Mm::descriptor_writes is still
     // walk_gen: a walk in that region reads only its leaf (leaf_slot), as
@@ -199,6 +204,10 @@ struct Mm {
     // their completion to release the frame and slot. io_guard (System: the
     // DRAM's early-access check) is told of each frame under I/O.
     std::map<Key, Inflight> inflight;
+    // The frames of the reads in flight, each with its completion time
+    // (check_uptodate's index; kept with `inflight`, by defer_map and
+    // erase_inflight).
+    std::unordered_multimap<std::uint64_t, sc_core::sc_time> inflight_frames;
     std::multimap<sc_core::sc_time, Key> io_queue;
     std::multimap<sc_core::sc_time, std::pair<Key, Inflight>> zombies;
     std::function<void(sc_core::sc_time)> io_wake;

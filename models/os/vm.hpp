@@ -203,6 +203,10 @@ public:
     VmResult unpin(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
     unsigned pin_count(int pid, std::uint64_t va) const;
     std::uint64_t pinned_bytes(int pid) const;
+    // The self-check of the pin count pinned_bytes keeps as pins are taken
+    // and dropped: empty when it equals the pins counted one by one, else
+    // which process disagrees and by how much.
+    std::string pin_count_mismatch() const;
 
     // ---- inspection and harness access (untimed)
     // Physical address backing va, if present.

@@ -362,6 +362,16 @@ void check_memory_visibility(System& sys, const StatRegistry& stats, std::vector
     }
 }
 
+// Pins: each kernel's running count (the registrar's peak, RLIMIT_MEMLOCK)
+// is the sum of the pins themselves.
+void check_pin_counts(System& sys, std::vector<Violation>& out) {
+    for (std::size_t i = 0; i < sys.size(); ++i) {
+        if (!sys.present(i)) continue;
+        const std::string mismatch = sys.node(i).vm.pin_count_mismatch();
+        if (!mismatch.empty()) out.push_back({"pin-count", sys.node(i).group + ": " + mismatch});
+    }
+}
+
 void check_frame_check_coverage(System& sys, const StatRegistry& stats, std::vector<Violation>& out) {
     // Physical-address mode: the ownership check saw every byte the engine
     // wrote (the payload it received at least).
@@ -619,6 +629,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_prefetch(sys, out);
     check_workloads(sys, out);
     check_memory_visibility(sys, stats, out);
+    check_pin_counts(sys, out);
     check_frame_check_coverage(sys, stats, out);
     check_library(stats, out);
     check_engine_conservation(stats, out);
