@@ -99,7 +99,8 @@ public:
         double offered = 0, accepted = 0, accepted_gbps = 0;   // per node, fractions of the NI link's rate
         double backlog_growth = 0;   // (backlog at the window's end - at its start) / messages created in it
         double waiting_rise_us = 0;   // mean waiting of the window's second half minus its first's
-        bool waiting_rises = false;   // by more than 3 standard errors and a fifth of the first half's latency
+        bool waiting_rises =
+            false;   // by more than 3 standard errors (of batch means) and a tenth of the first half's latency
         bool saturated = false;
     };
     const Figures& figures() const { return fig_; }
@@ -143,14 +144,21 @@ private:
     std::uint64_t created_before_w0_ = 0, created_before_w1_ = 0, created_in_window_ = 0;
     std::uint64_t delivered_before_w0_ = 0, delivered_before_w1_ = 0;
     // The measured messages' waiting (latency minus their zero-load sum, us)
-    // by the half of the window they were created in: count, sum, sum of
-    // squares. A saturated flow's waiting grows with the time it was created.
+    // by the half of the window they were created in: count and sum. A
+    // saturated flow's waiting grows with the time it was created.
     struct Half {
-        double n = 0, sum = 0, sq = 0;
+        double n = 0, sum = 0;
         double mean() const { return n > 0 ? sum / n : 0; }
-        double var() const { return n > 1 ? (sq - sum * sum / n) / (n - 1) : 0; }
     };
     Half half_[2];
+    // The same by batch, kBatches equal spans of the window by creation
+    // time (half in each half): the standard error of a half's mean is
+    // taken from its batches' means (the method of batch means), since
+    // consecutive messages' waitings are not independent (they queue
+    // behind each other), and one from the messages themselves is far too
+    // small: a queue's slow swings read as a rise.
+    static constexpr unsigned kBatches = 10;
+    Half batch_[kBatches];
     double zero_load_sum_[2] = {0, 0};   // their zero-load sums, us
     std::uint64_t measured_abandoned_ = 0;
     std::vector<std::uint64_t> rx_window_flits_, tx_window_flits_;   // by node: NI links' packets in the window
