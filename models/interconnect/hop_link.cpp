@@ -134,8 +134,13 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     hp.serial = (std::uint64_t(h.number) << 40) | (std::uint64_t(qi - p_.vcs) << 32) | q.count++;
     q.flits += flits;
     queue_packet(qi, hp);
-    if (hp.ready > sim_now()) post_serve(std::max(hp.ready, h.wire_free));
-    else post_serve(std::max(sim_now(), h.wire_free));
+    // Behind another of its queue: served when that one is (a link only
+    // ever starts a queue's first).
+    if (q.fifo.front() == &hp) {
+        // When its credits are back (not all on their way: when given).
+        const sc_time t = credits_for(vc, flits);
+        if (t != max_sim_time()) post_serve(std::max(std::max(hp.ready, sim_now()), std::max(t, h.wire_free)));
+    }
     // Its sender may present the next when this one's tail could be out,
     // had it the wire to itself from its head (or from its queue's last).
     q.free_opt = std::max(std::max(head, q.free_opt) + serialise_last(flits), pkt.tail + flit_time_);
@@ -165,9 +170,15 @@ void Link::enqueue(HopPacket& hp) {
         throw std::logic_error(std::string(name()) + ": a packet routed here on VC " + std::to_string(vc) + " of " +
                                std::to_string(hp.flits) + " flits, which its far buffer cannot take");
     queue_packet(vc, hp);
-    const sc_time now = hp.ready;
-    if (h.wire_free <= now) serve_soon(now);
-    else post_serve(h.wire_free);
+    // Behind another of its VC: served when that one is (a link only ever
+    // starts a queue's first; before, a third of the servings were such
+    // arrivals at a link whose first packet waited for credits).
+    if (h.queues[vc].fifo.front() != &hp) return;
+    // When its credits are back (not all on their way: when given).
+    const sc_time now = hp.ready, t = credits_for(vc, hp.flits);
+    if (t == max_sim_time()) return;
+    if (h.wire_free <= now && t <= now) serve_soon(now);
+    else post_serve(std::max(now, std::max(t, h.wire_free)));
 }
 
 void Link::post_serve(sc_time at) {
@@ -193,8 +204,29 @@ void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
     std::size_t i = list.size();
     while (i > h.pending_first && list[i - 1].at > at) --i;
     list.insert(list.begin() + static_cast<std::ptrdiff_t>(i), Hops::Pending{at, vc, flits});
-    // A packet that waits for credits: served again then.
-    if (h.blocked) post_serve(std::max(at, h.wire_free));
+    // A first packet of this VC whose credits this one completes: served
+    // when it may start. The time a packet's credits suffice moves only to
+    // this credit's time or later (it adds to none before); earlier, it was
+    // already so, and its serving posted (serve()).
+    for (const Hops::Queue& q : h.queues) {
+        if (q.fifo.empty() || vc_of(*q.fifo.front()) != vc) continue;
+        const HopPacket& f = *q.fifo.front();
+        const sc_time t = credits_for(vc, f.flits);
+        if (t != max_sim_time() && t >= at) post_serve(std::max(std::max(t, f.ready), h.wire_free));
+    }
+}
+
+sc_time Link::credits_for(unsigned vc, unsigned flits) const {
+    const Hops& h = *hop_;
+    unsigned c = h.credits[vc];
+    if (c >= flits) return sc_core::SC_ZERO_TIME;
+    for (std::size_t i = h.pending_first; i < h.pending.size(); ++i) {
+        const Hops::Pending& p = h.pending[i];
+        if (p.vc != vc) continue;
+        c += p.flits;
+        if (c >= flits) return p.at;
+    }
+    return max_sim_time();
 }
 
 void Link::take_credits(sc_time now) {
@@ -281,25 +313,21 @@ void Link::serve(sc_time now) {
         h.q->post(HopQueue::Event{head + (far_ ? far_->pipeline() : sc_core::SC_ZERO_TIME),
                                   HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &h.handler, &hp, 0});
     }
-    h.blocked = false;
     if (h.waiting == 0) return;
-    if (h.wire_free > now) {
-        post_serve(h.wire_free);
-        return;
-    }
-    // The wire is free and nothing could start: the next ready packet's
-    // time, or the next credit's if one that is ready waits for credits
-    // (a credit not on its way yet is served when it is given).
+    // The next time a first packet may start: its head there, the wire
+    // free and its credits back (those on their way counted at their
+    // times). One whose credits are not all on their way yet is served
+    // when they are given (give_credit). Not simply when the wire comes
+    // free: a third of the servings then found their first packet waiting
+    // for credits.
     sc_time next = max_sim_time();
-    bool blocked = false;
     for (const Hops::Queue& q : h.queues) {
         if (q.fifo.empty()) continue;
-        if (q.fifo.front()->ready > now) next = std::min(next, q.fifo.front()->ready);
-        else blocked = true;
+        const HopPacket& f = *q.fifo.front();
+        const sc_time t = credits_for(vc_of(f), f.flits);
+        if (t != max_sim_time()) next = std::min(next, std::max(f.ready, t));
     }
-    h.blocked = blocked;
-    if (blocked && h.pending_first < h.pending.size()) next = std::min(next, h.pending[h.pending_first].at);
-    if (next != max_sim_time()) post_serve(next);
+    if (next != max_sim_time()) post_serve(std::max(next, h.wire_free));
 }
 
 void Link::arrive(HopPacket& hp, sc_time head) {

@@ -91,7 +91,6 @@ struct Link::Hops {
     sc_core::sc_time wire_free;
     sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
     unsigned waiting = 0;   // packets in the queues
-    bool blocked = false;   // a first packet that is ready waits for credits
     unsigned queued_flits = 0;
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
     // A network interface at the far end: a delivery thread per VC.

@@ -352,6 +352,10 @@ private:
     void inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay);
     void queue_packet(unsigned q, HopPacket& hp);
     void take_credits(sc_core::sc_time now);
+    // The first time at which VC `vc` has `flits` credits, those on their
+    // way counted at their times (0: now; max_sim_time(): not with what is
+    // on its way).
+    sc_core::sc_time credits_for(unsigned vc, unsigned flits) const;
     // Starts every packet the wire, the credits and the present allow.
     void serve(sc_core::sc_time now);
     // Serves now if no other event of the present is queued; else posts a
