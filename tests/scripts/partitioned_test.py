@@ -232,10 +232,20 @@ def main():
             # SIGTERM here, not mpirun's 1 s: on a loaded machine a rank
             # could be killed before it said anything (a fresh clone's CI,
             # 2026-11-27); what a killed rank leaves is planted below instead.
+            # The ranks' temporary directory is this case's own: another
+            # test running meanwhile (ctest -j2) may put files there, one of
+            # them named like a spool (trace_test's mapping file did, and a
+            # fresh clone's CI counted it as left behind, 2026-11-27). Only
+            # a rank's spool's name counts (vrdmasim-trace-<pid>-rank<r>).
             out = os.path.join(d, "stopped")
-            spools = set(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("vrdmasim-trace-"))
+            tmp = os.path.join(d, "tmp")
+            os.mkdir(tmp)
+
+            def spool_names():
+                return set(n for n in os.listdir(tmp) if re.match(r"vrdmasim-trace-\d+-rank\d", n))
+            spools = spool_names()
             cfg = os.path.join(args.source, "configs", "exanest-prototype.ini")
-            patient = dict(env, OMPI_MCA_odls_base_sigkill_timeout="10")
+            patient = dict(env, OMPI_MCA_odls_base_sigkill_timeout="10", TMPDIR=tmp)
             p = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", cfg] + SETTINGS +
                                  ["--workload.iterations=100000", "--trace", "--out", out], env=patient, cwd=d,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -249,8 +259,7 @@ def main():
             # named by what they left end first (a live one's are kept).
             def left_pids():
                 names = [n for n in os.listdir(d) if n.startswith(".stopped.partial-")]
-                names += [n for n in os.listdir(tempfile.gettempdir())
-                          if n.startswith("vrdmasim-trace-") and n not in spools]
+                names += [n for n in spool_names() if n not in spools]
                 return set(int(m.group(1)) for m in (re.search(r"(?:partial-|trace-)(\d+)", n) for n in names) if m)
             waited = time.time()
             while time.time() - waited < 20 and any(os.path.exists("/proc/%d" % pid) for pid in left_pids()):
@@ -259,12 +268,13 @@ def main():
             # mpirun's SIGKILL leaves one: the next run removes it.
             gone = subprocess.Popen(["true"])
             gone.wait()
-            with open(os.path.join(tempfile.gettempdir(), "vrdmasim-trace-%d-rank1.events" % gone.pid), "w") as f:
+            with open(os.path.join(tmp, "vrdmasim-trace-%d-rank1.events" % gone.pid), "w") as f:
                 f.write("left by a killed rank\n")
-            again = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", cfg] + SETTINGS +
-                        ["--trace", "--quiet", "--out", out], d)
+            again = subprocess.run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", cfg] + SETTINGS +
+                                   ["--trace", "--quiet", "--out", out], env=dict(env, TMPDIR=tmp), cwd=d,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
             left = sorted(n for n in os.listdir(d) if n.startswith((".stopped", "stopped")))
-            new_spools = set(n for n in os.listdir(tempfile.gettempdir()) if n.startswith("vrdmasim-trace-")) - spools
+            new_spools = spool_names() - spools
             if (said.count("vrdmasim: interrupted by SIGTERM") != 1 or "no output written to --out" not in said
                     or again.returncode != 0 or left != ["stopped"] or new_spools):
                 failures.append("Ctrl-C to mpirun, then a run into the same --out: exit %d then %d, left %s and "

@@ -235,7 +235,7 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
     CHECK_THAT(refusal({{"trace.file", trace("solver")}, {"topology.kind", "qfdb"}, {"topology.nodes", "4"}}, false),
                Catch::Contains("8 ranks"));
     const std::string map = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
-                            "/vrdmasim-trace-badmap-" + std::to_string(::getpid());
+                            "/vrdmasim-test-badmap-" + std::to_string(::getpid());   // (not a rank's spool's name)
     auto with_map = [&](const std::string& text) {
         std::ofstream(map) << text;
         return refusal({{"trace.file", trace("farm")}, {"trace.mapping", "file"}, {"trace.mapping-file", map}});
