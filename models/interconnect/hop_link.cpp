@@ -380,10 +380,8 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
     const Hops& h = *hop_;
     unsigned vc_queued = 0;
     for (const HopPacket* p : h.queues[vc].fifo) vc_queued += p->flits;
-    unsigned credits = h.credits[vc];
-    for (std::size_t i = h.pending_first; i < h.pending.size() && h.pending[i].at <= head; ++i)
-        if (h.pending[i].vc == vc) credits += h.pending[i].flits;
-    if (credits < vc_queued + flits) return max_sim_time();
+    const sc_time credited = credits_for(vc, vc_queued + flits);
+    if (credited == max_sim_time() || credited > head) return max_sim_time();
     return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);
 }
 
