@@ -46,6 +46,9 @@ class Router;
 struct PacketMessage {
     std::uint32_t link = 0;   // the link's number (System: its index among the links)
     std::uint64_t seq = 0;   // per link, from 0, in the order the near end posts
+    // Exact time order (hop_cut.hpp): the packet's serial, its identity among
+    // same-time events (HopPacket::serial); 0 otherwise.
+    std::uint64_t serial = 0;
     std::uint32_t vc = 0;   // the far-end VC buffer it occupies (0 on a one-VC link)
     std::uint32_t flits = 0;
     sc_core::sc_time head;   // absolute: the head reaches the far input buffer

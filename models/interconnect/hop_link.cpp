@@ -39,14 +39,14 @@ std::uint64_t name_order(const sc_core::sc_object* o) {
 }
 }
 
-void Link::use_hops(HopQueue& q) {
+void Link::use_hops(HopQueue& q, std::uint32_t number) {
     if (cut_ || lined_ || p_.time_order)
         throw std::logic_error(std::string(name()) + ": exact time order on a link of another order");
     hop_ = std::make_unique<Hops>();
     Hops& h = *hop_;
     h.handler.link = this;
     h.q = &q;
-    h.number = q.enrol();
+    h.number = number;
     h.credits.assign(p_.vcs, p_.buffer_flits);
     for (unsigned v = 0; v < p_.vcs; ++v) {
         h.queues.emplace_back();
@@ -69,6 +69,16 @@ void Link::use_hops(HopQueue& q) {
             lane.thread = std::make_unique<LazyThread>(n.c_str(), lane.wake, [this, v] { deliver_run(v); });
         }
     }
+}
+
+void Link::cut_hops_here() {
+    if (!hop_ || !far_ || hop_cut_)
+        throw std::logic_error(std::string(name()) +
+                               ": a cut link in exact time order needs its hops and a router at its far end, once");
+    hop_cut_far_ = std::make_unique<HopCutFar>(name(), p_.number, p_.latency);
+    hop_cut_far_->attach(*hop_->q, hop_->number, *far_, far_port_);
+    hop_cut_ = std::make_unique<HopCutNear>(*this, p_.number, *hop_cut_far_);
+    hop_cut_far_->reply_to(*hop_cut_);
 }
 
 void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
@@ -298,6 +308,8 @@ void Link::serve(sc_time now) {
             Link& up = *hp.up;
             up.far_->exact_freed(static_cast<unsigned>(hp.in_port), hp.up_vc, flits, end);
             up.give_credit(hp.up_vc, flits, end + up.p_.latency);
+        } else if (hp.cut) {
+            hp.cut->freed(hp, end);
         } else {
             best->flits -= flits;
             if (best->waiting) {
@@ -305,10 +317,17 @@ void Link::serve(sc_time now) {
                 h.q->woke(start);
             }
         }
+        const sc_time head = start + flit_time_ + p_.latency;
+        if (hop_cut_) {
+            // A cut link: the far end takes it from its message.
+            hop_cut_->send(hp, vc, head);
+            h.q->give_back(hp);
+            continue;
+        }
         hp.up = this;
+        hp.cut = nullptr;
         hp.up_vc = vc;
         hp.in_port = far_port_;
-        const sc_time head = start + flit_time_ + p_.latency;
         hp.ready = head;
         h.q->post(HopQueue::Event{head + (far_ ? far_->pipeline() : sc_core::SC_ZERO_TIME),
                                   HopQueue::key(HopQueue::Arrival, h.number, vc), hp.serial, &h.handler, &hp, 0});
@@ -389,6 +408,7 @@ std::size_t Link::exact_waiting() const {
     if (!hop_) return 0;
     std::size_t n = hop_->waiting;
     for (const Hops::Lane& l : hop_->lanes) n += l.fifo.size() + (l.busy ? 1 : 0);
+    if (hop_cut_far_) n += hop_cut_far_->arriving();
     return n;
 }
 

@@ -35,6 +35,7 @@ HopPacket& HopQueue::take_packet() {
 
 void HopQueue::give_back(HopPacket& p) {
     p.up = nullptr;
+    p.cut = nullptr;
     free_.push_back(&p);
 }
 
@@ -171,8 +172,11 @@ void HopQueue::serve() {
     // in order: none can post for those times. A handler may post more
     // (at or after its own time), which take their place in the same order,
     // and may wake a process (woke()), which brings that time closer.
+    if (now >= limit_)
+        throw std::logic_error(std::string(name()) + ": woken at " + now.to_string() +
+                               ", at or past the end of its window, " + limit_.to_string());
     serving_ = true;
-    horizon_ = now + sc_core::sc_time_to_pending_activity();
+    horizon_ = std::min(now + sc_core::sc_time_to_pending_activity(), limit_);
     while (count_ > 0 && front().t < horizon_) {
         const Event e = pop();
         ++served_;

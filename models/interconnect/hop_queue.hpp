@@ -24,6 +24,7 @@
 namespace vrdmasim {
 
 class HopQueue;
+class HopCutFar;
 class Link;
 
 // A packet in flight in exact time order: its payload's bytes and its
@@ -44,8 +45,11 @@ struct HopPacket {
     unsigned flits = 0;
     // What holds its space until its tail leaves the link it waits at: the
     // far buffer of link `up` (VC up_vc; input `in_port` of up's far
-    // router), or (up null) queue `queue` of the network interface.
+    // router); that of a cut link whose near end is reached by messages
+    // (`cut`, its far end here: hop_cut.hpp); or (both null) queue `queue`
+    // of the network interface.
     Link* up = nullptr;
+    HopCutFar* cut = nullptr;
     unsigned up_vc = 0;
     int in_port = -1;
     unsigned queue = 0;
@@ -97,9 +101,18 @@ public:
     void woke(sc_core::sc_time at) {
         if (at < horizon_) horizon_ = at;
     }
-    // A number for a link, in the order links enrol (elaboration's: a
-    // function of the model).
+    // A link's number among the events' keys, given by whoever builds the
+    // links from the model (System: a node's injection and ejection links,
+    // then the links between nodes, in the topology's order: the same on
+    // every rank of a partitioned run); a test may take them in the order
+    // it asks (enrol()).
     std::uint32_t enrol() { return links_++; }
+    // Serves nothing at or after `t` until told otherwise: a partitioned
+    // run's window ends there, and messages from other ranks may still come
+    // for `t` and later (src/sim/windows.hpp). The kernel, stopped at the
+    // window's end, knows no event there: the queue must not serve ahead
+    // past it. max_sim_time(): no limit (one process).
+    void serve_before(sc_core::sc_time t) { limit_ = t; }
     // Whether an event for the present is still queued (a handler serves
     // at once only when none is: each link's serving at a time then sees
     // every event of that time).
@@ -168,6 +181,7 @@ private:
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
     sc_core::sc_time current_, horizon_;
+    sc_core::sc_time limit_ = sc_core::sc_max_time();
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;
     std::unordered_set<const sc_core::sc_object*> receivers_;   // a set: one a lane, thousands at scale

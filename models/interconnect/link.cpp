@@ -134,11 +134,17 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     stats_ = &ctx.stats;
     if (p_.vcs < 1) throw std::invalid_argument(std::string(this->name()) + ": a link needs at least one VC");
     vcs_.resize(p_.vcs);
-    if (p_.time_order) (p_.handoff ? cut_timed_.resize(p_.vcs) : timed_.resize(p_.vcs));
-    if (p_.may_wait || p_.handoff) {
+    if (p_.exact && p_.time_order)
+        throw std::invalid_argument(std::string(this->name()) +
+                                    ": a link is served in exact time order or in time order");
+    // Exact time order: a cut link is only a far end reached by messages
+    // (use_hops, cut_hops); no line, no ledger.
+    const bool handoff = p_.handoff && !p_.exact;
+    if (p_.time_order) (handoff ? cut_timed_.resize(p_.vcs) : timed_.resize(p_.vcs));
+    if ((p_.may_wait && !p_.exact) || handoff) {
         // One line, a cut link's one per VC (cut_link.hpp, Turnstile).
         line_stats_ = std::make_unique<LineStats>(this->name(), ctx);
-        for (unsigned v = 0; v < (p_.handoff ? p_.vcs : 1u); ++v)
+        for (unsigned v = 0; v < (handoff ? p_.vcs : 1u); ++v)
             lines_.push_back(std::make_unique<Turnstile>(*line_stats_));
         lined_ = true;
         // A call that waited may search from before a later call's present:
@@ -146,7 +152,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
         wire_.keep_every_reservation();
         for (HeldSpace& h : timed_) h.forget_every_time();
     }
-    if (p_.handoff) {
+    if (handoff) {
         cut_ = std::make_unique<CutLinkNear>(this->name(), p_.number, ctx, p_.vcs,
                                              [this](const CreditMessage& c) { return record_credit(c); });
         nowhere_ = std::make_unique<tlm_utils::passthrough_target_socket<Link>>("nowhere");
@@ -156,6 +162,9 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
             cut_->connect(cut_far_->far());
             cut_far_->far().reply_to(*cut_);
         }
+    } else if (p_.far_elsewhere && p_.exact) {
+        nowhere_ = std::make_unique<tlm_utils::passthrough_target_socket<Link>>("nowhere");
+        nowhere_->register_b_transport(this, &Link::nowhere);
     } else if (p_.far_elsewhere) {
         throw std::invalid_argument(std::string(this->name()) + ": only a cut link can have its far end elsewhere");
     }
@@ -168,6 +177,12 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
 }
 
 void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool with_vc) {
+    // In exact time order the span is the link's record, not the hop
+    // queue's process's, which serves every link of its rank, whichever
+    // event's handler served it (its own Serve event, or an arrival that
+    // found it free: which one depends on what else a rank's queue holds
+    // at that time). Its spans are the only records the queue's handlers make.
+    const Tracer::ActingAs as(hop_ ? name() : Tracer::acting());
     std::vector<std::pair<std::string, std::string>> args = {
         // Block I/O packets (remote_block) carry their own request numbers.
         {"transfer", pkt.header.type == PacketType::BlockRequest || pkt.header.type == PacketType::BlockData
@@ -198,8 +213,15 @@ void Link::connect(Router& router) {
 void Link::connect_far(PacketPort& far) {
     if (!p_.far_elsewhere)
         throw std::logic_error(std::string(name()) + ": connect_far on a link whose far end is here");
-    cut_->connect(far);
     out.bind(*nowhere_);
+    if (p_.exact) hop_cut_ = std::make_unique<HopCutNear>(*this, p_.number, far);
+    else cut_->connect(far);
+}
+
+CreditPort& Link::cut_near_end() {
+    if (hop_cut_) return *hop_cut_;
+    if (!cut_) throw std::logic_error(std::string(name()) + ": not a cut link");
+    return *cut_;
 }
 
 void Link::nowhere(tlm::tlm_generic_payload&, sc_time&) {

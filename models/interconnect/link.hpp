@@ -32,6 +32,7 @@
 #include "src/core/lazy_deque.hpp"
 #include "models/interconnect/cut_link.hpp"
 #include "models/interconnect/held_space.hpp"
+#include "models/interconnect/hop_cut.hpp"
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/wire_calendar.hpp"
 #include "models/interconnect/packet_target.hpp"
@@ -64,6 +65,10 @@ struct LinkParams {
     // on): callers that come meanwhile wait their turn (cut_link.hpp,
     // Turnstile). A cut link has its line anyway.
     bool may_wait = false;
+    // Served in exact time order (use_hops): no line, and a cut link
+    // (handoff, far_elsewhere) is a link of its own order whose far end is
+    // reached by messages (cut_hops(), hop_cut.hpp), not cut_link.hpp's.
+    bool exact = false;
 };
 
 // The parameters of one class of link (rate per lane, lanes, latency,
@@ -121,8 +126,9 @@ public:
 
     // A cut link whose far end is elsewhere (far_elsewhere): its packets go
     // to `far`, its credits come to cut_near_end() (CutLinkNear::post).
+    // In exact time order the messages are hop_cut.hpp's.
     void connect_far(PacketPort& far);
-    CutLinkNear& cut_near_end() { return *cut_; }
+    CreditPort& cut_near_end();
 
     // The target of `in`.
     void b_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -145,8 +151,14 @@ public:
     // *Exact time order*): every hop an event of `q`. Called once the link
     // is connected, before the simulation starts. A network interface's
     // carry() then copies its packet in and returns at once (see inject()).
-    void use_hops(HopQueue& q);
+    void use_hops(HopQueue& q) { use_hops(q, q.enrol()); }
+    // The same, as link `number` of the events' keys (HopQueue::enrol).
+    void use_hops(HopQueue& q, std::uint32_t number);
     bool exact() const { return hop_ != nullptr; }
+    // Exact, a board link with board-link.handoff = message in one process
+    // (after use_hops): its far end here, reached by messages all the same
+    // (hop_cut.hpp), as connect_far() reaches one on another rank.
+    void cut_hops_here();
     // Exact: a packet its far router routed here, ready to start from now.
     void enqueue(HopPacket& hp);
     // Exact: the space VC `vc` of the far buffer held for `flits` is known
@@ -345,6 +357,10 @@ private:
     // Exact time order (hop_link.cpp).
     struct Hops;
     std::unique_ptr<Hops> hop_;
+    // A cut link in exact time order: its near end's messages, and its far
+    // end when it is here (cut_hops_here).
+    std::unique_ptr<HopCutNear> hop_cut_;
+    std::unique_ptr<HopCutFar> hop_cut_far_;
     // A network interface's packet: copied into the kernel's pool and queued
     // (its sending process's queue); `delay` on return is when it may
     // present its next (this one's serialisation after its head, or after

@@ -1264,7 +1264,10 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
         CourierParty courier(*sys);
         loop.add(sync);
         loop.add(courier);
+        loop.before_each([&sys](sc_core::sc_time end) { sys->window_ends_at(end); });
         result.error = loop.run();
+        // What is left runs to the last rank's last event (merge_ranks).
+        sys->window_ends_at(sc_core::sc_max_time());
         windows = loop.windows();
         exchanged = loop.exchanged_bytes();
         merge_ranks(*sys, stats, *mpi, !result.error.empty());

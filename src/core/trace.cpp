@@ -140,8 +140,11 @@ T get_at(const std::string& s, std::size_t at) {
 
 // FNV-1a of the calling SystemC process's name (`outside` outside any process).
 std::uint64_t process_hash(const std::string& outside) {
-    sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
-    const char* name = h.valid() ? h.name() : outside.c_str();
+    const char* name = Tracer::acting();
+    if (!name) {
+        sc_core::sc_process_handle h = sc_core::sc_get_current_process_handle();
+        name = h.valid() ? h.name() : outside.c_str();
+    }
     std::uint64_t x = 1469598103934665603ull;
     for (const char* c = name; *c; ++c) {
         x ^= static_cast<unsigned char>(*c);

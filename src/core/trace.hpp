@@ -278,6 +278,24 @@ public:
     // Records made outside any SystemC process count as made by a process
     // named `name` ("" unless set): tests that stand in for processes.
     void set_outside_process(const std::string& name) { outside_process_ = name; }
+    // While one is alive, records made count as made by a process named
+    // `name` (a C string that outlives it), whichever process runs: a
+    // process that acts for many models, each of which lives on one rank
+    // of a partitioned run (the hop queue, serving each link's events),
+    // names the model, so that same-time records keep their order on any
+    // number of ranks (docs/trace.md "Order and numbering").
+    class ActingAs {
+    public:
+        explicit ActingAs(const char* name) : before_(acting_) { acting_ = name; }
+        ~ActingAs() { acting_ = before_; }
+        ActingAs(const ActingAs&) = delete;
+        ActingAs& operator=(const ActingAs&) = delete;
+
+    private:
+        const char* before_;
+    };
+    // ActingAs's name while one is alive (one kernel a host process).
+    static const char* acting() { return acting_; }
     // The number the step of raw id `id` got in the canonical order (after
     // close(); 0 if none): what the files show as #N.
     std::uint64_t number_of(std::uint64_t id) const;
@@ -322,6 +340,7 @@ private:
     void write_all_meta();
     bool recording_ = false;   // record_only(): spools without files
     std::string outside_process_;
+    static inline const char* acting_ = nullptr;
     unsigned rank_ = 0;
     std::vector<std::string> group_order_;
     // Per rank (other than this one): its tracks (by its pid - 1, tid - 1) as this tracer's.

@@ -19,6 +19,7 @@ public:
         w.put(Kind::Packet);
         w.put(m.link);
         w.put(m.seq);
+        w.put(m.serial);
         w.put(m.vc);
         w.put(m.flits);
         w.put(m.head.value());
@@ -109,6 +110,7 @@ void CutMail::deliver(const std::vector<Bytes>& in) {
                 PacketMessage& m = in_;
                 m.link = r.get<std::uint32_t>();
                 m.seq = r.get<std::uint64_t>();
+                m.serial = r.get<std::uint64_t>();
                 m.vc = r.get<std::uint32_t>();
                 m.flits = r.get<std::uint32_t>();
                 m.head = sc_time::from_value(r.get<sc_dt::uint64>());

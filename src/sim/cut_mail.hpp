@@ -34,9 +34,11 @@ public:
     PacketPort& packets_to(unsigned to, std::uint32_t link);
     // A port for link `link`'s credits to its near end on rank `to`.
     CreditPort& credits_to(unsigned to, std::uint32_t link);
-    // The local ends messages for link `link` are delivered to.
-    void far_end(std::uint32_t link, CutLinkFar& far) { far_[link] = &far; }
-    void near_end(std::uint32_t link, CutLinkNear& near) { near_[link] = &near; }
+    // The local ends messages for link `link` are delivered to (a
+    // CutLinkFar and a CutLinkNear; in exact time order a HopCutFar and a
+    // HopCutNear).
+    void far_end(std::uint32_t link, PacketPort& far) { far_[link] = &far; }
+    void near_end(std::uint32_t link, CreditPort& near) { near_[link] = &near; }
 
     // The outboxes, by rank, emptied.
     std::vector<Bytes> take();
@@ -54,8 +56,8 @@ private:
     std::vector<Bytes> out_;
     std::vector<std::unique_ptr<PacketOut>> packet_ports_;
     std::vector<std::unique_ptr<CreditOut>> credit_ports_;
-    std::unordered_map<std::uint32_t, CutLinkFar*> far_;
-    std::unordered_map<std::uint32_t, CutLinkNear*> near_;
+    std::unordered_map<std::uint32_t, PacketPort*> far_;
+    std::unordered_map<std::uint32_t, CreditPort*> near_;
     PacketMessage in_;   // reused for every delivery
     std::uint64_t packets_ = 0, credits_ = 0, bytes_ = 0;
     unsigned rank_ = 0;

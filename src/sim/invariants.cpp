@@ -569,6 +569,13 @@ void check_hop_events(System& sys, std::vector<Violation>& out) {
     }
     for (const auto& l : sys.links())
         if (l) look(*l);
+    // The far ends here of links cut between ranks: every packet message
+    // taken reached its router.
+    for (const auto& e : sys.hop_far_ends())
+        if (const std::uint64_t a = e->far().arriving()) {
+            waiting += a;
+            if (first.empty()) first = std::string(e->name()) + ": " + std::to_string(a) + " packet(s) still arriving";
+        }
     if (first.empty() && q->packets_in_flight() == 0) return;
     out.push_back({"hop-events", "exact time order: " + std::to_string(q->packets_in_flight()) +
                                      " packet(s) still in flight at the end, " + std::to_string(waiting) +

@@ -36,9 +36,11 @@ bool exact_links(const Config& c) { return c[params_of<RouterParams>().link_orde
 LinkParams link_params(const Config& c, const LinkSection& section) {
     LinkParams p = Link::params_from(c, section);
     p.time_order = time_ordered_links(c);
+    p.exact = exact_links(c);
     // With cut links a call may wait for a credit further on: every link
-    // keeps its later callers in line meanwhile.
-    p.may_wait = c[params_of<LinkSections>().handoff] == "message";
+    // keeps its later callers in line meanwhile (not in exact time order,
+    // where no call waits for a credit).
+    p.may_wait = c[params_of<LinkSections>().handoff] == "message" && !p.exact;
     return p;
 }
 }
@@ -704,17 +706,28 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
 void System::use_hops() {
     if ((*config_)[params_of<LinkSections>().handoff] == "message")
         throw config_->refuse(params_of<LinkSections>().handoff,
-                              "router.link-order = exact with board-link.handoff = message is not built yet: exact "
-                              "time order serves every link, the board links included, by its own events "
-                              "(models/interconnect/README.md, *Exact time order*)");
+                              "applies to router.link-order = time and call-approximate: in exact time order a board "
+                              "link cut between the ranks of a partitioned run gives the figures of one process "
+                              "without it (models/interconnect/README.md, *Exact time order: cut links*)");
     hops_ = std::make_unique<HopQueue>("hops");
-    // Numbered in node order, then the links between nodes: the numbers
+    // Numbered in node order, then the links between nodes, as the topology
+    // orders them (on every rank alike, whatever it simulates): the numbers
     // break ties among same-time events.
-    for (auto& node : nodes_) {
-        node->inject.use_hops(*hops_);
-        node->eject.use_hops(*hops_);
+    const auto n = static_cast<std::uint32_t>(nodes_.size());
+    for (std::uint32_t i = 0; i < n; ++i) {
+        if (!nodes_[i]) continue;
+        nodes_[i]->inject.use_hops(*hops_, 2 * i);
+        nodes_[i]->eject.use_hops(*hops_, 2 * i + 1);
     }
-    for (auto& l : links_) l->use_hops(*hops_);
+    for (std::size_t j = 0; j < links_.size(); ++j)
+        if (links_[j]) links_[j]->use_hops(*hops_, 2 * n + static_cast<std::uint32_t>(j));
+    // The far ends here of links cut between ranks (their near ends were
+    // given the mail's port when they were built).
+    for (auto& end : hop_far_ends_) end->attach(*hops_, 2 * n + end->far().number());
+}
+
+void System::window_ends_at(sc_time end) {
+    if (hops_) hops_->serve_before(end);
 }
 
 Node& System::any_node() {
@@ -727,19 +740,23 @@ void System::check_partitioned(const Config& c) const {
     const std::string why =
         "; a partitioned run must give what one process gives, whatever the partition "
         "(docs/scaling.md \"The same results for any partitioning\")";
-    if (c[params_of<LinkSections>().handoff] != "message")
+    // Exact time order gives the same figures with or without cut links
+    // and under every order of same-time events (hop_cut.hpp): it needs
+    // neither setting.
+    const bool exact = exact_links(c);
+    if (!exact && c[params_of<LinkSections>().handoff] != "message")
         throw c.refuse(params_of<LinkSections>().handoff,
                        "must be message in a partitioned run: the boards of two ranks meet only through messages "
                        "on their links, and its one-process reference runs every board link so" +
                            why);
-    if (c[params_of<SimParams>().event_order] != "keyed")
+    if (!exact && c[params_of<SimParams>().event_order] != "keyed")
         throw c.refuse(params_of<SimParams>().event_order,
                        "must be keyed in a partitioned run: a rank's kernel holds other events than the "
                        "one-process run's, and SystemC's own order of same-time events depends on them" +
                            why);
-    if (c[params_of<RouterParams>().link_order] != "time")
+    if (!exact && c[params_of<RouterParams>().link_order] != "time")
         throw c.refuse(params_of<RouterParams>().link_order,
-                       "must be time in a partitioned run: first come, first served by call order depends on "
+                       "must be time or exact in a partitioned run: first come, first served by call order depends on "
                        "which process runs first, which a rank decides otherwise than one process" +
                            why);
     if (physical_mode(c))
@@ -797,7 +814,8 @@ void System::build_links(const SimContext& ctx) {
     // A cut link's far end delivers in a thread of its own, which must
     // return the packet's credit before it may wait for another's: the
     // engines answer from their control threads.
-    if (ring.handoff && topology_.kind() != TopologyKind::Qfdb)
+    // (In exact time order a far end only posts an arrival: nothing waits.)
+    if (ring.handoff && !ring.exact && topology_.kind() != TopologyKind::Qfdb)
         for (auto& node : nodes_)
             if (node) node->dma.respond_from_thread();
     // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
@@ -857,6 +875,16 @@ void System::build_links(const SimContext& ctx) {
             const Topology::Port p = topology_.port(i, static_cast<unsigned>(back));
             const LinkParams lp = p.dim == Topology::kLocal ? board : ring;
             const std::uint32_t number = number_out[i][static_cast<unsigned>(back)];
+            if (lp.exact) {
+                hop_far_ends_.push_back(std::make_unique<RemoteHopLink>((topology_.name(i) + "_to_" + b.group).c_str(),
+                                                                        number, lp.latency));
+                RemoteHopLink& end = *hop_far_ends_.back();
+                end.connect(b.router);
+                end.far().reply_to(mail_->credits_to(partition_.rank_of_node(i), number));
+                mail_->far_end(number, end.far());
+                b.router.set_input_buffer(k, lp.buffer_flits, lp.vcs);
+                continue;
+            }
             far_ends_.push_back(std::make_unique<RemoteLink>((topology_.name(i) + "_to_" + b.group).c_str(), number,
                                                              ctx, lp.vcs, lp.latency));
             CutLinkEnd& end = far_ends_.back()->end;
@@ -882,7 +910,11 @@ void System::build_links(const SimContext& ctx) {
     // latency after its latest arrival when the boards meet only at cut
     // links: the time a partitioned run's window loop can release it at
     // (docs/scaling.md, "What the workloads share across nodes").
-    sync_ = std::make_unique<GlobalSync>(ring.latency, cut > 0 || partition_.split());
+    // In exact time order the same with or without cut links, so that one
+    // process gives what a partitioned run gives (a board link's cut
+    // changes no other figure there: hop_cut.hpp).
+    sync_ = std::make_unique<GlobalSync>(ring.latency,
+                                         cut > 0 || partition_.split() || (ring.exact && topology_.multi_board()));
 }
 
 void System::build_jobs(const SimContext& ctx) {

@@ -246,6 +246,7 @@ public:
     CutMail* cut_mail() { return mail_.get(); }
     // The far ends here of cut links from other ranks.
     const std::vector<std::unique_ptr<RemoteLink>>& far_ends() const { return far_ends_; }
+    const std::vector<std::unique_ptr<RemoteHopLink>>& hop_far_ends() const { return hop_far_ends_; }
     // Some node simulated here (every rank has one).
     Node& any_node();
     // Job 0's workload (process 0 of every node), and every job's.
@@ -258,6 +259,10 @@ public:
     const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
     // router.link-order = exact: the kernel's queue of hop events (null otherwise).
     const HopQueue* hops() const { return hops_.get(); }
+    // A partitioned run's window ends at `end` (the loop says so before it
+    // runs the kernel to there): the hop queue serves nothing from then on
+    // until the next window, since another rank's messages may be for it.
+    void window_ends_at(sc_core::sc_time end);
     // Link i's name and parameters, wherever it is simulated.
     const std::string& link_name(std::size_t i) const { return link_names_.at(i); }
     const LinkParams& params_of_link(std::size_t i) const { return link_params_.at(i); }
@@ -317,6 +322,7 @@ private:
     Partition partition_;
     std::unique_ptr<CutMail> mail_;   // partitioned: the cut links between ranks
     std::vector<std::unique_ptr<RemoteLink>> far_ends_;   // partitioned: far ends of links from other ranks
+    std::vector<std::unique_ptr<RemoteHopLink>> hop_far_ends_;   // the same in exact time order
     std::vector<std::unique_ptr<Node>> nodes_;   // null: on another rank
     std::vector<std::unique_ptr<Link>> links_;
     std::vector<unsigned> link_to_;

@@ -27,6 +27,7 @@ std::string Windows::run() {
         // Events before `end`, not those at it: a message of this window
         // may be for `end` itself. A kernel out of events stops at its
         // last (as one process's does at the end of its run).
+        if (before_) before_(end);
         try {
             // (Nothing before `end`: the kernel is not started, which would
             // only warn that it had nothing to do.)

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <functional>
 #include <vector>
 
 #include <systemc>
@@ -42,6 +43,8 @@ public:
     // the window's length (> 0).
     Windows(Comm& comm, CutMail* mail, sc_core::sc_time lookahead, sc_core::sc_time limit);
     void add(WindowParty& party) { parties_.push_back(&party); }
+    // Called with each window's end before the kernel runs to it.
+    void before_each(std::function<void(sc_core::sc_time end)> f) { before_ = std::move(f); }
 
     // Simulates to the end: until no rank has an event left, or `limit`.
     // Returns "" or the error that stopped a rank's simulation (an
@@ -59,6 +62,7 @@ private:
     CutMail* mail_;
     sc_core::sc_time lookahead_, limit_;
     std::vector<WindowParty*> parties_;
+    std::function<void(sc_core::sc_time)> before_;
     std::uint64_t windows_ = 0, bytes_ = 0;
 };
 

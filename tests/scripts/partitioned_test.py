@@ -7,7 +7,9 @@ N = 2 and N = 3 (where the boards allow) must write stats.json byte for byte
 as the one-process run does, and summary.csv equal apart from the host's
 own figures (scripts/same_results.py's HOST_COLUMNS), with `ranks` = N and
 the partition in config.ini. A partitioned run needs the settings its
-identical results rest on (docs/scaling.md): both runs get them. The cases
+identical results rest on (docs/scaling.md): both runs get them; in exact
+time order (the exact-* cases) there are none but router.link-order =
+exact itself. The cases
 in TRACED run with --trace --log both ways, and events.log and trace.json
 must be byte for byte the one process's too (docs/trace.md "Order and
 numbering"), with steps numbered 1, 2, ... in the order written and each
@@ -33,6 +35,10 @@ from same_results import HOST_COLUMNS  # noqa: E402
 # router.link-order = time, the third setting a partitioned run needs, is the
 # default (docs/scaling.md "Running across ranks").
 SETTINGS = ["--board-link.handoff=message", "--sim.event-order=keyed"]
+# In exact time order a partitioned run needs no other setting: the cases
+# named exact-* run with this alone, in SystemC's own order of same-time
+# events, both ways.
+EXACT = ["--router.link-order=exact"]
 
 # (name, config, extra settings, rank counts)
 CASES = [
@@ -66,13 +72,22 @@ CASES += [
     ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
     ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
                                             "--workload.dst-node=20"], [2]),
+    # Exact time order (models/interconnect/hop_cut.hpp): links cut between
+    # ranks, nothing else set.
+    ("exact-collective", "collective.ini", [], [2]),
+    ("exact-torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
+                                       "--workload.iterations=2"], [2, 3]),
+    ("exact-halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate",
+                                                   "--dma.fault-tolerant=true"], [2]),
+    ("exact-halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
 ]
 
 
 # The cases also traced and logged (small ones: every shipped multi-board
 # config, and a story crossing a cut link through SMMU faults and
 # retransmission).
-TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "halo-retransmit"}
+TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "halo-retransmit",
+          "exact-torus-halo", "exact-halo-retransmit"}
 TRACE_FILES = ["events.log", "trace.json"]
 LINE = re.compile(r"^ *[0-9.]+ us  .+?  #(\d+) .*?(?: \(after #(\d+)\))?$")
 
@@ -125,9 +140,10 @@ def main():
             if args.only and name != args.only:
                 continue
             cfg = os.path.join(args.source, "configs", config)
+            settings = EXACT if name.startswith("exact-") else SETTINGS
             one = os.path.join(d, name + "-1")
             traced = ["--trace", "--log"] if name in TRACED else []
-            p = run([args.exe, "run", cfg] + SETTINGS + extra + traced + ["--quiet", "--out", one], d)
+            p = run([args.exe, "run", cfg] + settings + extra + traced + ["--quiet", "--out", one], d)
             if p.returncode != 0:
                 failures.append("%s in one process: exit %d\n%s" % (name, p.returncode, p.stdout[-2000:]))
                 continue
@@ -144,7 +160,7 @@ def main():
                         want_trace[t] = f.read()
             for n in counts:
                 out = os.path.join(d, "%s-%d" % (name, n))
-                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + SETTINGS + extra + traced +
+                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + settings + extra + traced +
                         ["--quiet", "--out", out], d)
                 if p.returncode != 0 or not os.path.exists(os.path.join(out, "summary.csv")):
                     failures.append("%s on %d ranks: exit %d\n%s" % (name, n, p.returncode, p.stdout[-3000:]))
@@ -182,9 +198,13 @@ def main():
                  "a rank simulates whole boards"),
                 ("call-order links", [os.path.join(args.source, "configs", "exanest-prototype.ini"),
                                       "--router.link-order=call-approximate"] + SETTINGS,
-                 "router.link-order = call-approximate (from command line): must be time in a partitioned run"),
+                 "router.link-order = call-approximate (from command line): must be time or exact in a partitioned "
+                 "run"),
                 ("handoff by call", [os.path.join(args.source, "configs", "exanest-prototype.ini")],
                  "board-link.handoff = call (from default): must be message in a partitioned run"),
+                ("board-link.handoff = message in exact time order",
+                 [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--board-link.handoff=message"] +
+                 EXACT, "applies to router.link-order = time and call-approximate"),
                 ("--report", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--report"] + SETTINGS,
                  "--report is not built for a run split across MPI ranks yet"),
                 ("a workload sharing state across boards",

@@ -135,3 +135,89 @@ TEST_CASE(
     CHECK(q.packets_in_flight() == 0);
     CHECK(link.exact_credits_out() == 0);
 }
+
+namespace {
+
+// Two senders into a router whose output link is slower than their
+// injection links: a's injection link's far buffer holds one packet, so
+// its credits, each back only when the slow link has taken a packet on,
+// pace it. `cut`: a's injection link reaches the router by messages
+// (hop_cut.hpp, in one process), as a board link cut between two ranks.
+// Served by `q` (one a kernel: two would each wait for the other's deltas).
+struct CutChain {
+    NetEnv env;
+    HopQueue& q;
+    PacketSource a, b;
+    Link in_a, in_b;
+    Router router;
+    Link out;
+    PacketSink sink;
+
+    CutChain(HopQueue& hops, const std::string& p, bool cut)
+        : q(hops),
+          a((p + "a").c_str(), send(1)),
+          b((p + "b").c_str(), send(2)),
+          in_a((p + "in_a").c_str(), env.ctx, link_params(20e9, ns(20), 18), "node0", "a->router"),
+          in_b((p + "in_b").c_str(), env.ctx, link_params(20e9, ns(20), 64), "node0", "b->router"),
+          router((p + "router").c_str(), env.ctx),
+          out((p + "out").c_str(), env.ctx, link_params(4e9, ns(150), 64), "node0", "link->node7"),
+          sink((p + "sink").c_str()) {
+        a.out.bind(in_a.in);
+        b.out.bind(in_b.in);
+        a.path.direct(&in_a);
+        b.path.direct(&in_b);
+        in_a.connect(router);
+        in_b.connect(router);
+        router.out.bind(out.in);
+        router.set_output_link(0, &out);
+        router.set_route(7, 0);
+        router.set_input_buffer(0, 18, 1);
+        router.set_input_buffer(1, 64, 1);
+        out.connect(sink.in, sink);
+        in_a.use_hops(q);
+        in_b.use_hops(q);
+        out.use_hops(q);
+        if (cut) in_a.cut_hops_here();
+    }
+    static std::function<void(PacketSource&)> send(unsigned src) {
+        return [src](PacketSource& s) {
+            sc_core::wait(ns(100));
+            for (unsigned k = 0; k < 4; ++k) {
+                PacketSpec p;
+                p.src = src;
+                p.dst = 7;
+                p.seq = k;
+                s.send(p);
+            }
+        };
+    }
+};
+
+}   // namespace
+
+TEST_CASE("exact links: a link whose far end is reached by messages (cut between ranks) changes no arrival",
+          "[link][exact][cut]") {
+    HopQueue q("hops");
+    CutChain whole(q, "whole_", false), cut(q, "cut_", true);
+    sc_start();
+    REQUIRE(whole.sink.arrivals.size() == 8);
+    REQUIRE(cut.sink.arrivals.size() == 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+        const auto &w = whole.sink.arrivals[i], &c = cut.sink.arrivals[i];
+        INFO("arrival " << i);
+        CHECK(c.src == w.src);
+        CHECK(c.seq == w.seq);
+        CHECK(c.head == w.head);
+        CHECK(c.tail == w.tail);
+        CHECK(c.hops == w.hops);
+        CHECK(c.data_ok);
+    }
+    // a's packets waited for credits: the credits crossed back as messages.
+    CHECK(whole.env.scalar("whole_in_a.credit_stall_time") > 0);
+    CHECK(cut.env.scalar("cut_in_a.credit_stall_time") == whole.env.scalar("whole_in_a.credit_stall_time"));
+    CHECK(q.packets_in_flight() == 0);
+    for (CutChain* s : {&whole, &cut}) {
+        CHECK(s->in_a.exact_waiting() == 0);
+        CHECK(s->in_a.exact_credits_out() == 0);
+    }
+}
