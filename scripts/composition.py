@@ -209,7 +209,7 @@ def main():
     ap.add_argument("--write", action="store_true",
                     help="rewrite docs/composition.md's table of outcomes by workload (otherwise it is checked)")
     ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
-                    help="every run also with this setting (repeatable), e.g. router.link-order=exact: the same "
+                    help="every run also with this setting (repeatable), e.g. router.link-order=time-approximate: the same "
                          "outcomes are then required (the doc's table and counts are checked against them)")
     ap.add_argument("--sample", type=int, default=1, metavar="N",
                     help="run one combination in N (every Nth, from the first): holes only, the doc's table and "

@@ -35,6 +35,9 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
     }
     Inbound& in = arrival(key, p);
     in.src_coord = p.footer.src_coord;
+    // The transfer's destination is its first packet's: on an adaptive
+    // network another of its packets may have arrived before it.
+    if (p.footer.first) in.dst = p.header.dst_va;
     // A sender's packets are called in its send order, but on an adaptive
     // network their arrival times are not monotonic: every decision below
     // is by index and by time, never by call order.
@@ -42,7 +45,7 @@ sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time
     const bool in_sequence = index == in.next_index;
     in.next_index = index + 1;
     in.next_seq = static_cast<std::uint16_t>(in.next_index & 0x3fff);
-    order(in, tail);
+    order(in, p, tail);
     // A fault stops the transfer at the faulting packet's arrival: a packet
     // that arrived before it was written; after it, dropped until the resend.
     if (in.dead || (in.faulted && tail >= in.fault_at)) {
@@ -110,12 +113,20 @@ std::uint64_t Receiver::index_of(const Inbound& in, const ExanetPacket& p) {
     return behind <= expect ? expect - behind : expect + ahead;
 }
 
-void Receiver::order(Inbound& in, sc_time tail) {
+void Receiver::order(Inbound& in, const ExanetPacket& p, sc_time tail) {
     if (tail < in.newest) {
         stats_.rx_out_of_order.inc();
         stats_.rx_ooo_early_ns.add(to_ns(in.newest - tail));
     } else {
         in.newest = tail;
+        if (p.injected < in.latest_sent) {
+            stats_.rx_out_of_order.inc();
+            stats_.rx_ooo_early_ns.add(to_ns(tail - in.latest_sent_at));
+        }
+    }
+    if (p.injected >= in.latest_sent) {
+        in.latest_sent = p.injected;
+        in.latest_sent_at = tail;
     }
 }
 

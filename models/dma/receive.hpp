@@ -72,6 +72,11 @@ struct Inbound {   // being received
     std::uint64_t last_index = ~std::uint64_t{0};
     sc_core::sc_time landed_at;
     sc_core::sc_time newest;
+    // The latest injection so far (its head onto the sender's NI link) and
+    // when that packet arrived: a packet injected before it that arrives
+    // after it came out of order (exact time order, where packets reach
+    // the receiver in the order they arrive).
+    sc_core::sc_time latest_sent, latest_sent_at;
     sc_core::sc_time fault_at;
     bool nacked = false;   // a resend was asked for: it may come after the transfer completed
     // NACKs sent for it so far: each carries its number, and so does the
@@ -165,9 +170,11 @@ private:
     // The packet's untruncated index: its 14-bit sequence number taken
     // nearest to the index expected next in call order.
     static std::uint64_t index_of(const Inbound& in, const ExanetPacket& p);
-    // Statistics of a packet arriving before one that came earlier in call
-    // order (out of order in time).
-    void order(Inbound& in, sc_core::sc_time tail);
+    // Statistics of packets out of send order: one arriving before a packet
+    // that came earlier in call order (the approximate link orders call the
+    // receiver in send order), or after one injected after it (exact time
+    // order calls it in arrival order).
+    void order(Inbound& in, const ExanetPacket& p, sc_core::sc_time tail);
     // The transfer's state, fresh for its first packet.
     Inbound& arrival(const InboundKey& key, const ExanetPacket& p);
     // Fault-tolerant: a resent packet (index `i`) already landed.

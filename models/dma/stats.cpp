@@ -107,11 +107,13 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                     "read requests that ended in an error: no channel of the domain, a source "
                                     "fault not resolved, or the initiator's error ACK (responder)")),
       rx_out_of_order(s.counter(p + "rx_out_of_order", "",
-                                "data packets that arrived before a packet of their transfer sent earlier had "
-                                "(out of order in time; adaptive routing)")),
+                                "data packets out of their transfer's send order (adaptive routing): one that "
+                                "arrived after a packet of its transfer sent after it (exact time order, where "
+                                "the receiver takes packets as they arrive), or before one sent before it (the "
+                                "approximate link orders, which hand them over in send order)")),
       rx_ooo_early_ns(s.histogram(p + "rx_out_of_order_early", "ns",
-                                  "how much earlier an out-of-order packet arrived than the latest packet of its "
-                                  "transfer so far")),
+                                  "how much earlier the packet sent later arrived, for each packet counted in "
+                                  "rx_out_of_order")),
       rx_double_landings(s.counter(p + "rx_double_landings", "",
                                    "packets that landed on an index of their transfer already landed (self-check: "
                                    "must stay 0, every byte lands exactly once)")),
@@ -179,12 +181,12 @@ void Pldma::declare_metrics(MetricRegistry& reg) {
                      "RDMA read requests served and acknowledged (sum of `*.dma.read_requests_served`, responders).",
                      {"dma.read_requests_served"});
     reg.sum_counters("rx_out_of_order",
-                     "Data packets that arrived at their receiver before a packet of their transfer sent earlier "
-                     "(adaptive routing; sum of `*.dma.rx_out_of_order`).",
+                     "Data packets that reached their receiver out of their transfer's send order (adaptive "
+                     "routing; sum of `*.dma.rx_out_of_order`).",
                      {"dma.rx_out_of_order"});
     reg.quantile("rx_out_of_order_early_ns_p50", "ns",
-                 "Median of how much earlier an out-of-order packet arrived than the latest packet of its "
-                 "transfer so far (`*.dma.rx_out_of_order_early`; 0 without any).",
+                 "Median of how much earlier the packet sent later arrived, for each packet out of send "
+                 "order (`*.dma.rx_out_of_order_early`; 0 without any).",
                  "dma.rx_out_of_order_early", 0.5);
     reg.sum_counters("notify_reordered",
                      "Notifications delivered to a receiving channel after a later-posted one of the same sender "

@@ -30,19 +30,21 @@ RouterParams::RouterParams()
                          "dimension on an adaptive VC (2 and up), the dimension-order route on VCs 0/1 as escape "
                          "(Duato's protocol, *this simulator's option*: ExaNet routes by dimension order); needs "
                          "topology.kind = torus and router.vcs >= 3")),
-      link_order(set.choice("link-order", "time", {"time", "exact", "call-approximate"},
+      link_order(set.choice("link-order", "exact", {"exact", "time-approximate", "call-approximate"},
                             "how every link serves its wire and credits (*this simulator's modelling choice*): "
-                            "time = by simulated time: a packet takes the earliest idle interval at or after its "
-                            "head, so packets that took different paths overtake where they meet; "
                             "exact = every hop an event at its own time (arrival, credit, the wire free), a link "
                             "serving the first-ready of its waiting packets that has its credits, ties broken by VC, "
-                            "sending process and packet, never by call order; credits come back a link latency after "
-                            "the space is freed (models/interconnect/README.md, *Exact time order*; not built with "
-                            "board-link.handoff = message); "
-                            "call-approximate = first come first served by b_transport call, cheaper and wrong "
-                            "wherever senders meet (a packet waits behind one that reached the link later, an "
-                            "error that grows with the cluster): its contention figures are not for publication, "
-                            "and every run in it says so; refused with adaptive routing")) {}
+                            "sending process and packet, never by call order, so that no order of same-time events "
+                            "and no number of MPI ranks moves a figure; credits come back a link latency after the "
+                            "space is freed (models/interconnect/README.md, *Exact time order*); "
+                            "time-approximate = each packet takes, in its sender's call, the earliest idle interval "
+                            "at or after its head on every link of its route: where two want the same interval the "
+                            "first to call gets it, so figures move with the order of same-time events (by up to "
+                            "4 % on a 256-MPSoC halo) and part from exact's where the torus congests; "
+                            "call-approximate = first come first served by b_transport call, wrong wherever senders "
+                            "meet (a packet waits behind one that reached the link later, an error that grows with "
+                            "the cluster); refused with adaptive routing. The two approximate orders are cheaper: "
+                            "their contention figures are not for publication, and every run in one says so")) {}
 
 void Router::declare_params(ParamRegistry& reg) { reg.add(params_of<RouterParams>().set); }
 
@@ -53,22 +55,21 @@ void Router::declare_metrics(MetricRegistry& reg) {
             "Packet-hops that waited for a link behind a packet that reached it later in simulated time (sum of "
             "`*.order_inversions`, registered at a link's first): links reserve their wire in call order with "
             "router.link-order = call-approximate, an approximation whose error these measure; always 0 in "
-            "time order, the default.",
+            "the other orders.",
             [](const MetricInputs& in) { return format_metric(double(in.stats.sum_counters("order_inversions"))); });
     reg.add("contention_model", "text",
-            "How links served packets where senders meet (router.link-order, board-link.handoff): `time` (by "
-            "simulated time, every link in one call), `time (cut board links)` (board-link.handoff = message, as "
-            "a partitioned run needs: board links as messages, another model of their credits, whose figures "
-            "differ from `time`'s: docs/scaling.md, *Running across ranks*), "
-            "`exact` (every hop an event at its own time, router.link-order = exact), or "
-            "`call-approximate (not for publication)` (first come, first served by call: contention figures "
-            "approximate).",
+            "How links served packets where senders meet (router.link-order, board-link.handoff): `exact` "
+            "(every hop an event at its own time, the default), `time-approximate (not for publication)` (each "
+            "packet's whole route reserved in its sender's call), `time-approximate, cut board links (not for "
+            "publication)` (the same with board-link.handoff = message: board links as messages, another model "
+            "of their credits), or `call-approximate (not for publication)` (first come, first served by call).",
             [](const MetricInputs& in) {
                 const std::string& order = in.config[params_of<RouterParams>().link_order];
                 if (order == "exact") return std::string("exact");
-                if (order != "time") return std::string("call-approximate (not for publication)");
-                return in.config[params_of<LinkSections>().handoff] == "message" ? std::string("time (cut board links)")
-                                                                                 : std::string("time");
+                if (order == "call-approximate") return std::string("call-approximate (not for publication)");
+                return in.config[params_of<LinkSections>().handoff] == "message"
+                           ? std::string("time-approximate, cut board links (not for publication)")
+                           : std::string("time-approximate (not for publication)");
             });
     auto adaptive = [](const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; };
     reg.sum_counters("adaptive_hops",
@@ -82,15 +83,24 @@ void Router::declare_metrics(MetricRegistry& reg) {
 }
 
 std::string Router::contention_warning(const Config& c, const StatRegistry& stats) {
-    if (c[params_of<RouterParams>().link_order] != "call-approximate") return {};
+    const std::string& order = c[params_of<RouterParams>().link_order];
+    if (order == "exact") return {};
     std::ostringstream os;
+    if (order == "time-approximate") {
+        os << "vrdmasim: warning: router.link-order = time-approximate: each packet reserved its whole route in its "
+              "sender's call, so where packets wanted the same interval of a link the first to call got it; "
+              "latencies and throughputs where senders share a link move with the order of same-time events and "
+              "are approximate, not for publication; the default, router.link-order = exact, serves every hop at "
+              "its own time\n";
+        return os.str();
+    }
     os << "vrdmasim: warning: router.link-order = call-approximate: links served packets first come, first served "
           "by call, not by simulated time; latencies and throughputs where senders share a link are approximate, "
           "not for publication ("
        << stats.sum_counters("order_inversions") << " packet-hop(s) waited behind a packet that reached the link "
        << "later, " << format_metric(stats.sum_scalars("order_wait"), 4)
-       << " us of queueing in all; summary column link_order_inversions); the default, router.link-order = time, "
-          "serves every link in time order\n";
+       << " us of queueing in all; summary column link_order_inversions); the default, router.link-order = exact, "
+          "serves every hop at its own time\n";
     return os.str();
 }
 

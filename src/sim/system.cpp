@@ -23,10 +23,10 @@ using sc_core::sc_time;
 namespace {
 bool adaptive_routing(const Config& c) { return c[params_of<RouterParams>().routing] == "adaptive"; }
 
-// router.link-order: time (the default) or call-approximate, which the
+// router.link-order = time-approximate or call-approximate, which the
 // topology's checks refuse with adaptive routing (in call order the links
 // where paths meet would put every sender's packets back in send order).
-bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time"; }
+bool time_ordered_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "time-approximate"; }
 // router.link-order = exact: every hop an event of one HopQueue (Link::use_hops).
 bool exact_links(const Config& c) { return c[params_of<RouterParams>().link_order] == "exact"; }
 
@@ -629,11 +629,18 @@ Topology System::topology_from(const Config& c) {
             throw refuse("router.link-order",
                          "router.routing = adaptive needs links served in time order: packets of one transfer "
                          "take different paths and overtake where they meet, which first come first served by "
-                         "call would undo (router.link-order = time)");
+                         "call would undo (router.link-order = exact or time-approximate)");
         if (c[params_of<RouterParams>().vcs] < 3)
             throw refuse("router.vcs",
                          "router.routing = adaptive needs at least 3 virtual channels: VCs 0 and 1 "
                          "are the dimension-order escape channels (dateline), 2 and up adaptive");
+        if (!c.boolean("dma.fault-tolerant"))
+            throw refuse("dma.fault-tolerant",
+                         "router.routing = adaptive delivers the packets of one transfer out of sequence (they "
+                         "take different paths), and the original engine's receiver marks a transfer whose packet "
+                         "comes out of sequence as failed (models/dma/README.md, *Protocol*): adaptive routing "
+                         "needs the fault-tolerant engine's receiver, which takes them in any order "
+                         "(dma.fault-tolerant = true, the default)");
     }
     if (rings && c[params_of<RouterParams>().vcs] < 2)
         throw refuse("router.vcs", "a " + kind +
@@ -705,10 +712,11 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
 
 void System::use_hops() {
     if ((*config_)[params_of<LinkSections>().handoff] == "message")
-        throw config_->refuse(params_of<LinkSections>().handoff,
-                              "applies to router.link-order = time and call-approximate: in exact time order a board "
-                              "link cut between the ranks of a partitioned run gives the figures of one process "
-                              "without it (models/interconnect/README.md, *Exact time order: cut links*)");
+        throw config_->refuse(
+            params_of<LinkSections>().handoff,
+            "applies to router.link-order = time-approximate and call-approximate: in exact time order a board "
+            "link cut between the ranks of a partitioned run gives the figures of one process "
+            "without it (models/interconnect/README.md, *Exact time order: cut links*)");
     hops_ = std::make_unique<HopQueue>("hops");
     // Numbered in node order, then the links between nodes, as the topology
     // orders them (on every rank alike, whatever it simulates): the numbers
@@ -754,11 +762,12 @@ void System::check_partitioned(const Config& c) const {
                        "must be keyed in a partitioned run: a rank's kernel holds other events than the "
                        "one-process run's, and SystemC's own order of same-time events depends on them" +
                            why);
-    if (!exact && c[params_of<RouterParams>().link_order] != "time")
-        throw c.refuse(params_of<RouterParams>().link_order,
-                       "must be time or exact in a partitioned run: first come, first served by call order depends on "
-                       "which process runs first, which a rank decides otherwise than one process" +
-                           why);
+    if (!exact && !time_ordered_links(c))
+        throw c.refuse(
+            params_of<RouterParams>().link_order,
+            "must be exact or time-approximate in a partitioned run: first come, first served by call order depends on "
+            "which process runs first, which a rank decides otherwise than one process" +
+                why);
     if (physical_mode(c))
         throw ConfigError(
             "a partitioned run of physical-address mode (smmu.enabled = false with a registration "

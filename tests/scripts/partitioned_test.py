@@ -6,10 +6,10 @@ and alltoall workloads), `mpirun -np N --oversubscribe vrdmasim run` at
 N = 2 and N = 3 (where the boards allow) must write stats.json byte for byte
 as the one-process run does, and summary.csv equal apart from the host's
 own figures (scripts/same_results.py's HOST_COLUMNS), with `ranks` = N and
-the partition in config.ini. A partitioned run needs the settings its
-identical results rest on (docs/scaling.md): both runs get them; in exact
-time order (the exact-* cases) there are none but router.link-order =
-exact itself. The cases
+the partition in config.ini. In exact time order, the default, a
+partitioned run needs no setting of its own: the same command both ways. In
+the approximate time order (the approx-* cases) it needs the settings its
+identical results rest on (docs/scaling.md), and both runs get them. The cases
 in TRACED run with --trace --log both ways, and events.log and trace.json
 must be byte for byte the one process's too (docs/trace.md "Order and
 numbering"), with steps numbered 1, 2, ... in the order written and each
@@ -32,13 +32,12 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from same_results import HOST_COLUMNS  # noqa: E402
 
-# router.link-order = time, the third setting a partitioned run needs, is the
-# default (docs/scaling.md "Running across ranks").
-SETTINGS = ["--board-link.handoff=message", "--sim.event-order=keyed"]
-# In exact time order a partitioned run needs no other setting: the cases
-# named exact-* run with this alone, in SystemC's own order of same-time
-# events, both ways.
-EXACT = ["--router.link-order=exact"]
+# In exact time order, the default, a partitioned run needs no setting: the
+# same command as one process's, in SystemC's own order of same-time events.
+SETTINGS = []
+# In the approximate time order it needs two (docs/scaling.md "Running across
+# ranks"): the cases named approx-* run with them, both ways.
+APPROX = ["--router.link-order=time-approximate", "--board-link.handoff=message", "--sim.event-order=keyed"]
 
 # (name, config, extra settings, rank counts)
 CASES = [
@@ -72,14 +71,14 @@ CASES += [
     ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
     ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
                                             "--workload.dst-node=20"], [2]),
-    # Exact time order (models/interconnect/hop_cut.hpp): links cut between
-    # ranks, nothing else set.
-    ("exact-collective", "collective.ini", [], [2]),
-    ("exact-torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
-                                       "--workload.iterations=2"], [2, 3]),
-    ("exact-halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate",
-                                                   "--dma.fault-tolerant=true"], [2]),
-    ("exact-halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
+    # The approximate time order: every board link a cut link (its message
+    # handoff), same-time events keyed.
+    ("approx-collective", "collective.ini", [], [2]),
+    ("approx-torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
+                                        "--workload.iterations=2"], [2, 3]),
+    ("approx-halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate",
+                                                    "--dma.fault-tolerant=true"], [2]),
+    ("approx-halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
 ]
 
 
@@ -87,7 +86,7 @@ CASES += [
 # config, and a story crossing a cut link through SMMU faults and
 # retransmission).
 TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "halo-retransmit",
-          "exact-torus-halo", "exact-halo-retransmit"}
+          "approx-torus-halo", "approx-halo-retransmit"}
 TRACE_FILES = ["events.log", "trace.json"]
 LINE = re.compile(r"^ *[0-9.]+ us  .+?  #(\d+) .*?(?: \(after #(\d+)\))?$")
 
@@ -140,7 +139,7 @@ def main():
             if args.only and name != args.only:
                 continue
             cfg = os.path.join(args.source, "configs", config)
-            settings = EXACT if name.startswith("exact-") else SETTINGS
+            settings = APPROX if name.startswith("approx-") else SETTINGS
             one = os.path.join(d, name + "-1")
             traced = ["--trace", "--log"] if name in TRACED else []
             p = run([args.exe, "run", cfg] + settings + extra + traced + ["--quiet", "--out", one], d)
@@ -197,14 +196,16 @@ def main():
                 ("one QFDB", [os.path.join(args.source, "configs", "halo.ini")] + SETTINGS,
                  "a rank simulates whole boards"),
                 ("call-order links", [os.path.join(args.source, "configs", "exanest-prototype.ini"),
-                                      "--router.link-order=call-approximate"] + SETTINGS,
-                 "router.link-order = call-approximate (from command line): must be time or exact in a partitioned "
-                 "run"),
-                ("handoff by call", [os.path.join(args.source, "configs", "exanest-prototype.ini")],
+                                      "--router.link-order=call-approximate", "--board-link.handoff=message",
+                                      "--sim.event-order=keyed"],
+                 "router.link-order = call-approximate (from command line): must be exact or time-approximate in a "
+                 "partitioned run"),
+                ("the approximate time order with its handoff by call",
+                 [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--router.link-order=time-approximate"],
                  "board-link.handoff = call (from default): must be message in a partitioned run"),
                 ("board-link.handoff = message in exact time order",
-                 [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--board-link.handoff=message"] +
-                 EXACT, "applies to router.link-order = time and call-approximate"),
+                 [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--board-link.handoff=message"],
+                 "applies to router.link-order = time-approximate and call-approximate"),
                 ("--report", [os.path.join(args.source, "configs", "exanest-prototype.ini"), "--report"] + SETTINGS,
                  "--report is not built for a run split across MPI ranks yet"),
                 ("a workload sharing state across boards",

@@ -40,11 +40,11 @@ def main():
     cases = [
         ("right numbers, rounded as written", 0,
          RUN + "16<!-- check: out/t stats node0.dma.packets_sent --> packets, "
-               "4.6<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us, "
+               "4.8<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us, "
                "1,024 is not checked, 4,608<!-- check: out/t expr stats['node0_to_node1.flits'] * 16 --> B\n"),
         ("a wrong number", 1, RUN + "17<!-- check: out/t stats node0.dma.packets_sent --> packets\n"),
         ("a number written with more precision than the run agrees to", 1,
-         RUN + "4.7<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us\n"),
+         RUN + "4.77<!-- check: out/t stats node0.dma.transfer_latency.p50 --> us\n"),
         ("a statistic that does not exist", 1, RUN + "0<!-- check: out/t stats node0.dma.no_such_thing -->\n"),
         ("a check before any run", 1, "16<!-- check: out/t stats node0.dma.packets_sent -->\n" + RUN),
         ("a command that fails", 1,

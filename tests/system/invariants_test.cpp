@@ -111,9 +111,13 @@ TEST_CASE("invariants: a credit buffer holding more than it has is caught", "[in
 
 namespace {
 // A stream from one board to the other over cut links (board-link.handoff = message).
-const Settings kCut = {{"topology.kind", "torus"},        {"topology.x", "2"},
-                       {"workload.dst-node", "7"},        {"workload.message-size", "4KiB"},
-                       {"workload.total-bytes", "64KiB"}, {"workload.window", "2"},
+const Settings kCut = {{"topology.kind", "torus"},
+                       {"topology.x", "2"},
+                       {"workload.dst-node", "7"},
+                       {"workload.message-size", "4KiB"},
+                       {"workload.total-bytes", "64KiB"},
+                       {"workload.window", "2"},
+                       {"router.link-order", "time-approximate"},
                        {"board-link.handoff", "message"}};
 }   // namespace
 

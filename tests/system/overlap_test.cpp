@@ -271,9 +271,9 @@ TEST_CASE("overlap README figures: 64 KiB unguarded at p = 0.25", "[overlap][rea
     SystemSim s(kReadmeBase);
     const Run r = checked(s, 200);
     CHECK(r.inflight == 175);
-    CHECK(r.corrupted == 85);
-    CHECK(r.end_to_end == Approx(8577.17).epsilon(1e-5));
-    CHECK(r.overlap == Approx(0.46389).epsilon(1e-4));
+    CHECK(r.corrupted == 77);
+    CHECK(r.end_to_end == Approx(7807.32).epsilon(1e-5));
+    CHECK(r.overlap == Approx(0.510201).epsilon(1e-4));
 }
 
 TEST_CASE("overlap README figures: 64 KiB guarded at p = 0.25", "[overlap][readme]") {
@@ -283,7 +283,7 @@ TEST_CASE("overlap README figures: 64 KiB guarded at p = 0.25", "[overlap][readm
     const Run r = checked(s, 200);
     CHECK(r.faults == 118);
     CHECK(r.corrupted == 0);
-    CHECK(r.end_to_end == Approx(12097).epsilon(1e-5));
-    CHECK(r.overlap == Approx(0.185135).epsilon(1e-4));
+    CHECK(r.end_to_end == Approx(11327.16).epsilon(1e-5));
+    CHECK(r.overlap == Approx(0.201148).epsilon(1e-4));
     CHECK(s.stats.sum_scalars("rdma.guard.mprotect_time") == Approx(1923.2).epsilon(1e-4));
 }

@@ -79,6 +79,12 @@ const Net kOrderedNet{{{"topology.kind", "torus"},
                       true};
 enum class Mode { Stall, Terminate };
 
+bool adaptive(const Net& net) {
+    for (const auto& kv : net.settings)
+        if (kv.first == "router.routing" && kv.second == "adaptive") return true;
+    return false;
+}
+
 constexpr std::uint64_t kKiB = 1024;
 
 // `read`: the same stream as RDMA reads (workload.operation = read): node 1
@@ -123,7 +129,10 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                  {"workload.buffers", std::to_string(count)},
                  {"vm.memlock-limit", "64MiB"},
                  {"smmu-driver.fault-mode", mode == Mode::Stall ? "stall" : "terminate"},
-                 {"dma.fault-tolerant", mode == Mode::Stall ? "false" : "true"},
+                 // Stall mode with the original engine, but on an adaptive
+                 // network the fault-tolerant engine's receiver, the one that
+                 // takes packets out of sequence (adaptive routing needs it).
+                 {"dma.fault-tolerant", mode == Mode::Stall && !adaptive(net) ? "false" : "true"},
                  {"sim.time-limit", "200ms"}};   // a healthy run takes a few ms
     if (read) set.push_back({"workload.operation", "read"});
     if (completion) {

@@ -330,7 +330,7 @@ std::vector<std::string> live_threads(const sc_object& o) {
 }
 }   // namespace
 
-TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most seven", "[system][topology]") {
+TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most eight", "[system][topology]") {
     // Each thread costs a stack's touched pages and its objects, counted by
     // the thread budget (src/sim/thread_budget.hpp): the kernel daemons, the boot, the SMMU
     // driver's RESUME are methods, and the engine's threads, the SMMU
@@ -349,31 +349,35 @@ TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at
         INFO("node " << i);
         // The application's and the fault-tolerant engine's watchdog.
         CHECK(live_threads(s.sys->node(i)).size() == 2);
-        // Those, the engine, control, atomic and record threads and the
-        // interrupt handler, once each has had work.
-        CHECK(thread_processes_under(s.sys->node(i)) == 7);
+        // Those, the engine, control, atomic and record threads, the
+        // interrupt handler and the network interface's delivery thread
+        // (its one receive buffer's: exact time order, the default), once
+        // each has had work.
+        CHECK(thread_processes_under(s.sys->node(i)) == 8);
     }
     s.run();
     s.check_all_verified(4, 256u << 10);
     // What each node has now (the applications' threads, done, wait on
     // nothing rather than end: library/rdma/process.cpp): the sender's
     // engine; the receiver's control thread (its ACKs) and interrupt handler
-    // (its destination pages faulted); an idle node nothing it did not have
+    // (its destination pages faulted); both their interfaces' delivery
+    // threads (packets reached them); an idle node nothing it did not have
     // at the start.
     CHECK(s.smmu_faults(s.sys->coord_name(1)) > 0);
     using Names = std::vector<std::string>;
-    CHECK(live_threads(s.sys->node(0)) ==
-          Names{"x0y0z0f0.app.run", "x0y0z0f0.dma.engine.run", "x0y0z0f0.dma.watchdog_thread"});
+    CHECK(live_threads(s.sys->node(0)) == Names{"x0y0z0f0.app.run", "x0y0z0f0.dma.engine.run",
+                                                "x0y0z0f0.dma.watchdog_thread", "x0y0z0f0.eject.deliver0.run"});
     CHECK(live_threads(s.sys->node(1)) == Names{"x0y0z0f1.app.run", "x0y0z0f1.dma.control_thread.run",
-                                                "x0y0z0f1.dma.watchdog_thread", "x0y0z0f1.smmu_driver.irq_thread.run"});
+                                                "x0y0z0f1.dma.watchdog_thread", "x0y0z0f1.eject.deliver0.run",
+                                                "x0y0z0f1.smmu_driver.irq_thread.run"});
     CHECK(live_threads(s.sys->node(5)) == Names{"x1y0z0f1.app.run", "x1y0z0f1.dma.watchdog_thread"});
     // The budget still counts a thread for each lazy one not spawned, and
     // once for each spawned (its thread, no longer its owner's attribute):
-    // the application's, the watchdog and the five lazy threads, whatever
+    // the application's, the watchdog and the six lazy threads, whatever
     // each node did.
     for (std::size_t i = 0; i < s.sys->size(); ++i) {
         INFO("node " << i);
-        CHECK(thread_processes_under(s.sys->node(i)) == 7);
+        CHECK(thread_processes_under(s.sys->node(i)) == 8);
     }
 }
 
