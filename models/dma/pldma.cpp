@@ -197,6 +197,10 @@ void Pldma::net_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     accept(gp, *p, delay);
 }
 
+bool Pldma::accept_may_wait() const {
+    return !memory_may_wait_ || memory_may_wait_() || netvm_.enabled() || static_cast<bool>(block_fn_);
+}
+
 void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
     stats_.transactions.inc();
     ExanetPacket* const p = &pkt;

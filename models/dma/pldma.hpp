@@ -164,6 +164,10 @@ public:
     // it changes nothing the engine does.
     using DataArrivalFn = std::function<void(const ExanetPacket&, sc_core::sc_time tail)>;
     void on_data_arrival(DataArrivalFn fn) { data_fn_ = std::move(fn); }
+    // Whether an access on `mem` may wait() (an SMMU that may stall it):
+    // told by whoever binds `mem` (src/sim/system.cpp); until told, it may.
+    // With it, accept_may_wait() can say no.
+    void memory_may_wait(std::function<bool()> fn) { memory_may_wait_ = std::move(fn); }
     // Send a block I/O packet (header, footer and payload filled by the
     // caller) out of net_out, its head ready at `head` (absolute, not
     // before now); returns when its tail has left the NI (absolute).
@@ -202,6 +206,9 @@ private:
     // net_transport of a packet whose extension is found (PacketTarget: the
     // ejection link's direct call).
     void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override;
+    // A receive waits only for memory that stalls, for room in NetVM's
+    // buffer, or in a block I/O handler (which this engine cannot see into).
+    bool accept_may_wait() const override;
     void mmio_transport(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay) { channels_.transport(gp, delay); }
     void watchdog_thread() { recovery_.run_watchdog(); }
 
@@ -223,6 +230,7 @@ private:
     NetvmBuffer netvm_;
     BlockPacketFn block_fn_;
     DataArrivalFn data_fn_;
+    std::function<bool()> memory_may_wait_;
     Receiver receiver_;
     ReadProtocol reads_;
     FaultRecovery recovery_;

@@ -19,6 +19,7 @@
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
 #include "src/core/sim_now.hpp"
+#include "src/core/trace.hpp"
 
 namespace vrdmasim {
 
@@ -32,9 +33,9 @@ unsigned Link::vc_of(const HopPacket& hp) const { return p_.vcs == 1 ? 0u : hp.p
 namespace {
 // A stable order for a sending process's queue: a hash of its full name
 // (FNV-1a), a function of the model, not of which process sent first.
-std::uint64_t name_order(const sc_core::sc_object* o) {
+std::uint64_t name_order(const char* name) {
     std::uint64_t h = 1469598103934665603ull;
-    for (const char* c = o ? o->name() : ""; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    for (const char* c = name; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
     return h | (1ull << 63);   // after the VC queues
 }
 }
@@ -67,6 +68,9 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
             Hops::Lane& lane = h.lanes.back();
             const std::string n = "deliver" + std::to_string(v);
             lane.thread = std::make_unique<LazyThread>(n.c_str(), lane.wake, [this, v] { deliver_run(v); });
+            // The name its thread has (LazyThread: "<link>.<name>.run"),
+            // whether or not it is ever spawned.
+            lane.sender = HopQueue::Sender{&lane, std::string(name()) + "." + n + ".run"};
         }
     }
 }
@@ -103,18 +107,26 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     Hops& h = *hop_;
     const sc_time t0 = sim_now();
     sc_time head = t0 + delay;
-    // The sending process's queue.
-    const sc_core::sc_object* proc = sc_core::sc_get_current_process_b();
+    // The sending process's queue (a delivery lane's, while it delivers).
+    const HopQueue::Sender* lane = h.q->acting();
+    const sc_core::sc_object* proc = lane ? nullptr : sc_core::sc_get_current_process_b();
+    const void* who = lane ? lane->id : proc;
     unsigned qi = p_.vcs;
-    while (qi < h.queues.size() && h.queues[qi].proc != proc) ++qi;
+    while (qi < h.queues.size() && h.queues[qi].proc != who) ++qi;
+    if (qi == h.queues.size() && !lane && (lane = h.q->receiver(proc))) {
+        // A lane's delivery thread: the lane's queue.
+        who = lane->id;
+        qi = p_.vcs;
+        while (qi < h.queues.size() && h.queues[qi].proc != who) ++qi;
+    }
     if (qi == h.queues.size()) {
         if (qi - p_.vcs >= 255)
             throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
         h.queues.emplace_back();
-        h.queues.back().proc = proc;
+        h.queues.back().proc = who;
         h.queues.back().vc = vc;
-        h.queues.back().order = name_order(proc);
-        h.queues.back().unbounded = h.q->receiver(proc);
+        h.queues.back().order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
+        h.queues.back().unbounded = lane != nullptr;
     }
     Hops::Queue& q = h.queues[qi];
     // Full: the sender waits for room (not a delivery: a link that waits for
@@ -249,6 +261,7 @@ void Link::take_credits(sc_time now) {
 
 void Link::on_hop_event(std::uint64_t key, void* what) {
     switch (static_cast<HopQueue::Kind>(key >> 62)) {
+    case HopQueue::Deliver: deliver(*static_cast<HopPacket*>(what)); break;
     case HopQueue::Arrival: {
         HopPacket& hp = *static_cast<HopPacket*>(what);
         arrive(hp, hp.ready);
@@ -356,18 +369,60 @@ void Link::arrive(HopPacket& hp, sc_time head) {
     }
     if (!sink_)
         throw std::logic_error(std::string(name()) + ": exact time order needs a router or an NI at the far end");
-    Hops::Lane& lane = hop_->lanes[hp.up_vc];
-    lane.fifo.push_back(&hp);
-    if (!lane.busy && lane.fifo.size() == 1) {
-        lane.wake.notify(head - sc_core::sc_time_stamp());
-        hop_->q->woke(head);
+    // Delivered at `head`, at the kernel's time then (the interface reads
+    // it), before anything else of that time: the queue serves nothing from
+    // `head` on ahead of the kernel. At once if the kernel is there (what
+    // else of that time comes from other links and routers, and commutes
+    // with a delivery, which reaches only its interface, and through it the
+    // interface's own link and processes).
+    if (head == sc_core::sc_time_stamp()) {
+        deliver(hp);
+        return;
     }
+    HopQueue& q = *hop_->q;
+    q.post(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial, &hop_->handler,
+                           &hp, 0});
+    q.woke(head);
+}
+
+void Link::deliver(HopPacket& hp) {
+    Hops& h = *hop_;
+    Hops::Lane& lane = h.lanes[hp.up_vc];
+    const sc_time now = sim_now();
+    // At the kernel's time (arrive() stops serving ahead at it): the
+    // interface it calls reads it.
+    if (hp.ready != now)
+        throw std::logic_error(std::string(name()) + ": a packet due at " + hp.ready.to_string() + " delivered at " +
+                               now.to_string());
+    if (lane.busy || !lane.fifo.empty() || sink_->accept_may_wait()) {
+        // Its thread, which may wait (behind one that waits, in order).
+        lane.fifo.push_back(&hp);
+        if (!lane.busy && lane.fifo.size() == 1) {
+            lane.wake.notify(sc_core::SC_ZERO_TIME);
+            h.q->woke(now);
+        }
+        return;
+    }
+    // Here, in the queue's method: the interface cannot wait.
+    sc_time d = sc_core::SC_ZERO_TIME;
+    {
+        const HopQueue::ActingAs acting(*h.q, lane.sender);
+        const Tracer::ActingAs tracing(lane.sender.name.c_str());
+        sink_->accept(hp.gp, *hp.pkt, d);
+    }
+    if (!hp.gp.is_response_ok()) h.refused->inc();
+    // Its space in the interface's buffer is free at now + d (link.hpp);
+    // the credit comes back a latency later.
+    give_credit(hp.up_vc, hp.flits, now + d + p_.latency);
+    h.q->give_back(hp);
+    // What it woke runs before anything else the queue serves from then on.
+    h.q->recheck();
 }
 
 void Link::deliver_run(unsigned vc) {
     Hops& h = *hop_;
     Hops::Lane& lane = h.lanes[vc];
-    h.q->add_receiver(sc_core::sc_get_current_process_b());
+    h.q->add_receiver(sc_core::sc_get_current_process_b(), lane.sender);
     for (;;) {
         while (lane.fifo.empty()) sc_core::wait(lane.wake.get());
         HopPacket& hp = *lane.fifo.front();

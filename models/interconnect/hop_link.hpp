@@ -65,15 +65,16 @@ struct Link::Hops {
         PacketFifo fifo;   // by (ready, serial)
         unsigned vc = 0;
         std::uint64_t order = 0;   // among first packets ready at the same time: lower first
-        // A network interface's: its sending process, the flits it holds,
-        // its count of packets, when its sender may present the next, and
-        // the sender waiting for room.
-        const sc_core::sc_object* proc = nullptr;
+        // A network interface's: its sending process (or delivery lane:
+        // HopQueue::Sender::id), the flits it holds, its count of packets,
+        // when its sender may present the next, and the sender waiting for
+        // room.
+        const void* proc = nullptr;
         unsigned flits = 0;
         std::uint32_t count = 0;
         sc_core::sc_time free_opt;
         bool waiting = false;
-        bool unbounded = false;   // its sender delivers packets (HopQueue::receiver)
+        bool unbounded = false;   // its sender is a delivery lane (HopQueue::acting)
         LazyEvent started;
     };
     // Queues 0 .. vcs-1: one per VC; then a network interface's, one per
@@ -93,11 +94,15 @@ struct Link::Hops {
     unsigned waiting = 0;   // packets in the queues
     unsigned queued_flits = 0;
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
-    // A network interface at the far end: a delivery thread per VC.
+    // A network interface at the far end: a delivery lane per VC. Its
+    // packets are delivered in the hop queue's method where the interface
+    // cannot wait (PacketTarget::accept_may_wait), else by its thread
+    // (Link::deliver_run), which is spawned only then.
     struct Lane {
-        PacketFifo fifo;
+        PacketFifo fifo;   // for the thread
         WakeEvent wake;
         std::unique_ptr<LazyThread> thread;
+        HopQueue::Sender sender;
         bool busy = false;
     };
     std::deque<Lane> lanes;

@@ -152,6 +152,11 @@ void HopQueue::arm(sc_time at, sc_time now) {
     else wake_.notify(at - now);
 }
 
+void HopQueue::recheck() {
+    // (Zero when a process is runnable now: serving stops at the present.)
+    if (serving_) horizon_ = std::min(horizon_, sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity());
+}
+
 void HopQueue::serve() {
     ++wakes_;
     const sc_time now = sc_core::sc_time_stamp();

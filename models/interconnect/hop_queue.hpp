@@ -13,7 +13,8 @@
 
 #include <cstdint>
 #include <deque>
-#include <unordered_set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -83,9 +84,12 @@ public:
     explicit HopQueue(sc_core::sc_module_name name);
 
     // The kinds of event, in their order among events at the same time: a
-    // packet arrives, a link's wire is free (its serving then sees every
-    // arrival of that time; credits are not events: Link::give_credit).
-    enum Kind : std::uint64_t { Arrival = 1, Serve = 2 };
+    // packet is delivered to a network interface (served only at the
+    // kernel's time, before anything else of that time, as a delivery
+    // thread would have been), a packet arrives, a link's wire is free (its
+    // serving then sees every arrival of that time; credits are not
+    // events: Link::give_credit).
+    enum Kind : std::uint64_t { Deliver = 0, Arrival = 1, Serve = 2 };
     // An event's key: its kind, then the link's number, then `sub` (a VC).
     static std::uint64_t key(Kind k, std::uint32_t link, std::uint32_t sub) {
         return (std::uint64_t(k) << 62) | (std::uint64_t(link) << 24) | (sub & 0xffffffu);
@@ -118,12 +122,40 @@ public:
     // every event of that time).
     bool more_at(sc_core::sc_time now) const { return count_ > 0 && front().t == now; }
 
-    // The processes that deliver packets to network interfaces (a link's
-    // delivery threads): what they send is never held back for room in an
-    // interface's queue, since a delivery waiting for that room would stop
-    // its link from draining (Link::inject).
-    void add_receiver(const sc_core::sc_object* p) { receivers_.insert(p); }
-    bool receiver(const sc_core::sc_object* p) const { return receivers_.count(p) > 0; }
+    // Who sends while a link delivers a packet to its network interface
+    // (Link::deliver, in this queue's method or in the link's delivery
+    // thread): the delivery lane, one sender whichever process runs it, so
+    // that what it sends (an ACK, a read's reply, a NACK) queues at the
+    // interface's link as one sending process's packets do (Link::inject),
+    // never held back for room there, since a delivery waiting for that
+    // room would stop its link from draining.
+    struct Sender {
+        const void* id;   // the lane
+        std::string name;   // its delivery thread's full name: the queue's order (a hash) and the trace's
+    };
+    const Sender* acting() const { return acting_; }
+    // A lane's delivery thread, which delivers for it where the interface
+    // may wait (and so cannot act as it across a wait: it is known as it
+    // instead).
+    void add_receiver(const sc_core::sc_object* thread, const Sender& s) { receivers_[thread] = &s; }
+    const Sender* receiver(const sc_core::sc_object* p) const {
+        const auto it = receivers_.find(p);
+        return it == receivers_.end() ? nullptr : it->second;
+    }
+    class ActingAs {
+    public:
+        ActingAs(HopQueue& q, const Sender& s) : q_(q), before_(q.acting_) { q.acting_ = &s; }
+        ~ActingAs() { q_.acting_ = before_; }
+        ActingAs(const ActingAs&) = delete;
+        ActingAs& operator=(const ActingAs&) = delete;
+
+    private:
+        HopQueue& q_;
+        const Sender* before_;
+    };
+    // After a handler called into a model that may have woken a process
+    // (a delivery): serving stops where that process has something to do.
+    void recheck();
 
     // Packets in flight (HopPacket), from a pool.
     HopPacket& take_packet();
@@ -184,7 +216,8 @@ private:
     sc_core::sc_time limit_ = sc_core::sc_max_time();
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;
-    std::unordered_set<const sc_core::sc_object*> receivers_;   // a set: one a lane, thousands at scale
+    const Sender* acting_ = nullptr;
+    std::unordered_map<const sc_core::sc_object*, const Sender*> receivers_;   // a map: thousands at scale
 
     void serve();   // the method process
     void arm(sc_core::sc_time at, sc_core::sc_time now);

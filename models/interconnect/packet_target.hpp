@@ -17,6 +17,11 @@ public:
     // What the socket's b_transport does with `gp`, whose ExanetPacket is
     // `pkt`.
     virtual void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) = 0;
+    // Whether accept() may wait() now, and so must be called from a thread
+    // (a link in exact time order calls it from its hop queue's method
+    // when not: README.md, *Exact time order*). Yes unless the target
+    // knows better.
+    virtual bool accept_may_wait() const { return true; }
 
 protected:
     ~PacketTarget() = default;

@@ -100,6 +100,11 @@ public:
     // The bank if it was made, else null.
     ContextBank* made(unsigned n) { return banks_[n].get(); }
     unsigned size() const { return static_cast<unsigned>(banks_.size()); }
+    // Whether any bank was ever set to stall on faults (SCTLR.CFCFG): until
+    // then no transaction can wait in the SMMU (stalled, or held behind a
+    // stalled one).
+    void note_stall_mode() { stall_mode_seen_ = true; }
+    bool stall_mode_seen() const { return stall_mode_seen_; }
 
 private:
     ContextBank& make(unsigned n);
@@ -110,6 +115,7 @@ private:
     // made later is made under it (its RESUME event's parent).
     sc_core::sc_module* const owner_;
     std::vector<std::unique_ptr<ContextBank>> banks_;
+    bool stall_mode_seen_ = false;
 };
 
 }   // namespace vrdmasim

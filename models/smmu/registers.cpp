@@ -332,6 +332,7 @@ bool RegisterFile::write_cb(std::uint64_t off, std::uint32_t v, sc_time at, sc_t
     switch (off % r::kPage) {
     case r::SCTLR:
         c.sctlr = v;
+        if (v & r::SCTLR_CFCFG) cbs_.note_stall_mode();
         faults_.update_irq(at);
         return true;
     case kCbActlr: c.actlr = v; return true;

@@ -193,6 +193,8 @@ bool Smmu500::context_irq(unsigned n, sc_core::sc_time at) const {
     return n < kContextBanks && impl_->cbs.peek(n).irq_asserted(at);
 }
 
+bool Smmu500::may_stall() const { return impl_->cbs.stall_mode_seen(); }
+
 Tracer::Cause Smmu500::fault_story(unsigned n, sc_core::sc_time at) const {
     return n < kContextBanks ? impl_->cbs.peek(n).fault_story_at(at) : Tracer::Cause{};
 }

@@ -82,6 +82,10 @@ public:
     // `at` (empty when nothing is noted): lets the driver's handler name its
     // cause. Not a register, no timing: narration only.
     Tracer::Cause fault_story(unsigned n, sc_core::sc_time at) const;
+    // Whether a TBU transaction may wait() in the SMMU: only once a context
+    // bank was set to stall on faults (SCTLR.CFCFG), ever. Until then a
+    // transaction returns with its delay, and its caller need not be a thread.
+    bool may_stall() const;
 
 private:
     struct Impl;

@@ -42,6 +42,7 @@ void Node::attach_physical(const SimContext& ctx, PhysicalKeys& keys) {
                                                    return it == pid_of_stream_.end() ? -1 : it->second;
                                                });
     dma.mem.bind(frame_check->in);
+    dma.memory_may_wait([] { return false; });   // the ownership check and the bus answer with a delay
     frame_check->out.bind(bus.in);
     for (unsigned p = 0; p < processes(); ++p) {
         process(p).set_physical(keys);

@@ -182,6 +182,7 @@ void Node::wire_smmu(const SimContext& ctx, unsigned procs) {
         throw ctx.config.refuse(params_of<PldmaParams>().smmu_tbu,
                                 "the SMMU has " + std::to_string(smmu->tbu.size()) + " TBUs (smmu.tbus)");
     dma.mem.bind(*smmu->tbu[tbu]);
+    dma.memory_may_wait([s = smmu.get()] { return s->may_stall(); });
     smmu->out.bind(bus.in);
     smmu->walk.bind(bus.in);
     bus.out.bind(smmu->regs);
@@ -257,6 +258,7 @@ void Node::wire_without_smmu(const SimContext& ctx) {
                           " needs smmu.enabled = true: without the SMMU, buffers are physical memory "
                           "with no mapping to advise");
     dma.mem.bind(bus.in);
+    dma.memory_may_wait([] { return false; });   // the bus and DRAM answer with a delay
 }
 
 // Network interface: PLDMA -> inject -> router.in[0]; router.out[0] -> eject
@@ -284,6 +286,7 @@ void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
     shadow_ni = std::make_unique<ShadowTranslator>("shadow_ni", ctx, group, *shadow_table);
     shadow_pager = std::make_unique<ShadowPager>("shadow_pager", ctx, group, vm, cpu, *shadow_table);
     dma.mem.bind(shadow_ni->in);
+    dma.memory_may_wait([] { return false; });   // the NI's own table answers with a delay
     shadow_ni->out.bind(bus.in);
     shadow_ni->on_miss([this](std::uint32_t sid, int pid, std::uint64_t va, bool write, sc_core::sc_time at) {
         shadow_pager->miss(sid, pid, va, write, at);
