@@ -18,6 +18,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
+#include "src/core/consumed_prefix.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/trace.hpp"
 
@@ -218,10 +219,7 @@ void Link::serve_soon(sc_time now) {
 void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
     Hops& h = *hop_;
     auto& list = h.pending;
-    if (h.pending_first == list.size()) {
-        list.clear();
-        h.pending_first = 0;
-    }
+    drop_consumed(list, h.pending_first);
     // By time, usually the latest.
     std::size_t i = list.size();
     while (i > h.pending_first && list[i - 1].at > at) --i;
@@ -257,6 +255,7 @@ void Link::take_credits(sc_time now) {
         const Hops::Pending& c = h.pending[h.pending_first++];
         h.credits[c.vc] += c.flits;
     }
+    drop_consumed(h.pending, h.pending_first);
 }
 
 void Link::on_hop_event(std::uint64_t key, void* what) {

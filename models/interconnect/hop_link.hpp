@@ -11,6 +11,7 @@
 
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
+#include "src/core/consumed_prefix.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/lazy_event.hpp"
 #include "src/core/lazy_thread.hpp"
@@ -31,13 +32,8 @@ public:
     HopPacket* front() const { return v_[head_]; }
     void push_back(HopPacket* p) { v_.push_back(p); }
     void pop_front() {
-        if (++head_ == v_.size()) {
-            v_.clear();
-            head_ = 0;
-        } else if (head_ >= 64 && 2 * head_ >= v_.size()) {
-            v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
-            head_ = 0;
-        }
+        ++head_;
+        drop_consumed(v_, head_);
     }
     iterator begin() { return v_.begin() + static_cast<std::ptrdiff_t>(head_); }
     iterator end() { return v_.end(); }

@@ -3,6 +3,7 @@
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
+#include "src/core/consumed_prefix.hpp"
 #include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
 
@@ -282,13 +283,7 @@ VRDMASIM_FORCE_INLINE void Router::occupy(unsigned port, unsigned vc, unsigned f
     const std::size_t n = held.size();
     unsigned held_flits = buf.held_flits;
     while (first < n && held[first].first <= head) held_flits -= held[first++].second;
-    if (first == n) {
-        held.clear();
-        first = 0;
-    } else if (first >= 32 && first * 2 >= n) {
-        held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(first));
-        first = 0;
-    }
+    drop_consumed(held, first);
     const unsigned occ = held_flits + flits;
     // Sorted insertion from the back: usually the latest to be freed.
     if (held.size() == first || held.back().first <= freed) {
@@ -413,10 +408,7 @@ void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) {
         InputVc& buf = in.vc[vc];
         while (buf.first < buf.held.size() && buf.held[buf.first].first <= head)
             buf.held_flits -= buf.held[buf.first++].second;
-        if (buf.first == buf.held.size()) {
-            buf.held.clear();
-            buf.first = 0;
-        }
+        drop_consumed(buf.held, buf.first);
         buf.held_flits += flits;   // (held_flits counts arrivals not freed: the frees listed are subtracted as due)
         const unsigned occ = buf.held_flits;
         if (occ > in.flits) overflows_.inc();
