@@ -132,22 +132,25 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     Hops::Queue& q = h.queues[qi];
     // Full: the sender waits for room (not a delivery: a link that waits for
     // its interface to send would stop draining, and the network with it:
-    // the consumption assumption of deadlock freedom). It first goes to its packet's head,
-    // so that what it finds is every start before then, whatever the
-    // kernel's time when it called (only it fills this queue: a queue with
-    // room now has room then).
+    // the consumption assumption of deadlock freedom). It looks again at
+    // its packet's head, so that what it finds is every start before then,
+    // whatever the kernel's time when it called (only it fills this queue:
+    // a queue with room now has room then), or at the first start after:
+    // a start wakes it at the later of its own time and the head (one
+    // wake-up, where going to the head and then waiting for a start were
+    // two).
     if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) {
         if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
             throw std::logic_error(std::string(name()) + ": a network interface's queue is full and its sender (" +
                                    (proc ? std::string(proc->name()) : std::string("no process")) +
                                    ") is not a thread that can wait");
-        if (head > sim_now()) sc_core::wait(head - sim_now());
+        q.wait_from = head;
         while (q.flits > 0 && q.flits + flits > h.ni_capacity) {
             q.waiting = true;
             sc_core::wait(q.started.get());
         }
         q.waiting = false;
-        head = std::max(head, sim_now());
+        head = std::max(head, sim_now());   // (woken at the head or after)
     }
     HopPacket& hp = h.q->take_packet();
     hp.take(gp, pkt);
@@ -325,8 +328,9 @@ void Link::serve(sc_time now) {
         } else {
             best->flits -= flits;
             if (best->waiting) {
-                best->started.get().notify(start - sc_core::sc_time_stamp());
-                h.q->woke(start);
+                const sc_time at = std::max(start, best->wait_from);
+                best->started.get().notify(at - sc_core::sc_time_stamp());
+                h.q->woke(at);
             }
         }
         const sc_time head = start + flit_time_ + p_.latency;

@@ -70,6 +70,7 @@ struct Link::Hops {
         std::uint32_t count = 0;
         sc_core::sc_time free_opt;
         bool waiting = false;
+        sc_core::sc_time wait_from;   // the waiting sender's head: a start wakes it then at the earliest
         bool unbounded = false;   // its sender is a delivery lane (HopQueue::acting)
         LazyEvent started;
     };
