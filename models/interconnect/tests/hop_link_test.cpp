@@ -136,6 +136,43 @@ TEST_CASE(
     CHECK(link.exact_credits_out() == 0);
 }
 
+TEST_CASE("exact links: a full queue's sender goes on at the later of the start that makes room and its head",
+          "[link][exact][credits]") {
+    NetEnv env;
+    HopQueue q("hops");
+    // One packet's flits at the far end (and so in the sender's queue),
+    // freed 1 us after its tail arrives.
+    Link link("link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1");
+    PacketSink sink("sink");
+    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
+    std::vector<sc_time> back;   // the sender's time when each call returned
+    PacketSource src("src", [&](PacketSource& s) {
+        // 0 at once; 1 with its head 500 ns on (0 starts before then: room
+        // at its head); 2 with its head now (1 starts after it: room then).
+        for (unsigned k = 0; k < 3; ++k) {
+            PacketSpec p;
+            p.seq = k;
+            if (k == 1) p.head_delay = ns(500);
+            s.send(p);
+            back.push_back(sc_core::sc_time_stamp());
+        }
+    });
+    src.out.bind(link.in);
+    src.path.direct(&link);
+    link.connect(sink.in, sink);
+    link.use_hops(q);
+    sc_start();
+    REQUIRE(sink.arrivals.size() == 3);
+    auto start = [&](unsigned k) { return sink.arrivals[k].head - link.flit_time() - ns(150); };
+    CHECK(back[0] == sc_core::SC_ZERO_TIME);   // room at once: no wait
+    CHECK(start(0) == sc_core::SC_ZERO_TIME);
+    CHECK(back[1] == ns(500));   // 0 started at 0, before 1's head: on at the head
+    CHECK(start(1) > back[1]);   // 1 waits for 0's credit
+    CHECK(back[2] == start(1));   // 2's head was passed: on at the start that made room
+    CHECK(q.packets_in_flight() == 0);
+    CHECK(link.exact_credits_out() == 0);
+}
+
 namespace {
 
 // Two senders into a router whose output link is slower than their
