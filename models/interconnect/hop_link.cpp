@@ -263,7 +263,12 @@ void Link::take_credits(sc_time now) {
 
 void Link::on_hop_event(std::uint64_t key, void* what) {
     switch (static_cast<HopQueue::Kind>(key >> 62)) {
-    case HopQueue::Deliver: deliver(*static_cast<HopPacket*>(what)); break;
+    case HopQueue::Deliver: {
+        HopPacket& hp = *static_cast<HopPacket*>(what);
+        --hop_->lanes[hp.up_vc].posted;
+        deliver(hp);
+        break;
+    }
     case HopQueue::Arrival: {
         HopPacket& hp = *static_cast<HopPacket*>(what);
         arrive(hp, hp.ready);
@@ -378,14 +383,37 @@ void Link::arrive(HopPacket& hp, sc_time head) {
     // else of that time comes from other links and routers, and commutes
     // with a delivery, which reaches only its interface, and through it the
     // interface's own link and processes).
+    Hops::Lane& lane = hop_->lanes[hp.up_vc];
+    if (lane.posted == 0 && !lane.busy && lane.fifo.empty() && !sink_->accept_may_wait()) {
+        deliver_here(hp, head);
+        return;
+    }
     if (head == sc_core::sc_time_stamp()) {
         deliver(hp);
         return;
     }
     HopQueue& q = *hop_->q;
+    ++lane.posted;
     q.post(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial, &hop_->handler,
                            &hp, 0});
     q.woke(head);
+}
+
+void Link::deliver_here(HopPacket& hp, sc_time head) {
+    Hops& h = *hop_;
+    Hops::Lane& lane = h.lanes[hp.up_vc];
+    const sc_time t0 = sim_now();
+    sc_time d = head - t0;
+    {
+        const HopQueue::ActingAs acting(*h.q, lane.sender);
+        const Tracer::ActingAs tracing(lane.sender.name.c_str());
+        sink_->accept(hp.gp, *hp.pkt, d);
+    }
+    if (!hp.gp.is_response_ok()) h.refused->inc();
+    give_credit(hp.up_vc, hp.flits, t0 + d + p_.latency);
+    h.q->give_back(hp);
+    h.q->reach(head);
+    h.q->recheck();
 }
 
 void Link::deliver(HopPacket& hp) {

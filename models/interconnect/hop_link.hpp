@@ -100,6 +100,7 @@ struct Link::Hops {
         WakeEvent wake;
         std::unique_ptr<LazyThread> thread;
         HopQueue::Sender sender;
+        unsigned posted = 0;   // its Deliver events queued
         bool busy = false;
     };
     std::deque<Lane> lanes;

@@ -190,6 +190,7 @@ void HopQueue::serve() {
     }
     serving_ = false;
     if (count_ > 0) arm(front().t, now);
+    else if (reach_ > now) arm(reach_, now);
 }
 
 }   // namespace vrdmasim

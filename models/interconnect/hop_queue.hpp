@@ -156,6 +156,13 @@ public:
     // After a handler called into a model that may have woken a process
     // (a delivery): serving stops where that process has something to do.
     void recheck();
+    // A handler acted at `t` ahead of the kernel for a model outside the
+    // network (a delivery): the kernel still reaches `t`, even if nothing
+    // else happens then, so that the run does not end before it (the
+    // summary's simulated time is the kernel's).
+    void reach(sc_core::sc_time t) {
+        if (t > reach_) reach_ = t;
+    }
 
     // Packets in flight (HopPacket), from a pool.
     HopPacket& take_packet();
@@ -212,7 +219,7 @@ private:
     std::uint32_t links_ = 0;
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
-    sc_core::sc_time current_, horizon_;
+    sc_core::sc_time current_, horizon_, reach_;
     sc_core::sc_time limit_ = sc_core::sc_max_time();
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;

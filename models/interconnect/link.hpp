@@ -381,6 +381,7 @@ private:
     // The packet's head reached the far end.
     void arrive(HopPacket& hp, sc_core::sc_time head);
     void deliver(HopPacket& hp);   // a Deliver event: here, or by the lane's thread
+    void deliver_here(HopPacket& hp, sc_core::sc_time head);
     void deliver_run(unsigned vc);
     unsigned vc_of(const HopPacket& hp) const;
     sc_core::sc_time earliest_exact(unsigned vc, unsigned flits, sc_core::sc_time head) const;
