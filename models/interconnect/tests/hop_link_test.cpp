@@ -136,6 +136,46 @@ TEST_CASE(
     CHECK(link.exact_credits_out() == 0);
 }
 
+TEST_CASE(
+    "exact links: an interface that cannot wait is called as the queue serves, ahead of the kernel, "
+    "and the run reaches its last head",
+    "[link][exact][credits]") {
+    // The credit test's link and far end, whose accept says it cannot wait:
+    // the same starts, each packet handed over before the kernel is at its
+    // head (a loosely timed call, its head the kernel's time plus the delay).
+    NetEnv env;
+    HopQueue q("hops");
+    Link link("link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1");
+    PacketSink sink("sink");
+    sink.may_wait = false;
+    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
+    PacketSource src("src", [&](PacketSource& s) {
+        for (unsigned k = 0; k < 3; ++k) {
+            PacketSpec p;
+            p.seq = k;
+            s.send(p);
+        }
+    });
+    src.out.bind(link.in);
+    src.path.direct(&link);
+    link.connect(sink.in, sink);
+    link.use_hops(q);
+    sc_start();
+    REQUIRE(sink.arrivals.size() == 3);
+    for (unsigned k = 1; k < 3; ++k) {
+        const sc_time start = sink.arrivals[k].head - link.flit_time() - ns(150);
+        CHECK(start == sink.arrivals[k - 1].free + ns(150));
+    }
+    unsigned ahead = 0;
+    for (const auto& a : sink.arrivals) ahead += a.called < a.head ? 1 : 0;
+    CHECK(ahead > 0);
+    // Nothing happens after the last packet's head but its delivery: the
+    // kernel still gets there.
+    CHECK(sc_core::sc_time_stamp() >= sink.arrivals.back().head);
+    CHECK(q.packets_in_flight() == 0);
+    CHECK(link.exact_credits_out() == 0);
+}
+
 TEST_CASE("exact links: a full queue's sender goes on at the later of the start that makes room and its head",
           "[link][exact][credits]") {
     NetEnv env;

@@ -152,6 +152,7 @@ public:
     unsigned max_occupancy = 0;   // flits held, the new packet included
     unsigned violations = 0;
     unsigned direct_calls = 0;   // packets that came by accept(), not the socket
+    bool may_wait = true;   // what accept_may_wait() says (it never waits)
 
     explicit PacketSink(sc_core::sc_module_name n) : sc_module(n), in("in") {
         in.register_b_transport(this, &PacketSink::b_transport);
@@ -161,6 +162,7 @@ public:
         ++direct_calls;
         arrive(gp, &pkt, delay);
     }
+    bool accept_may_wait() const override { return may_wait; }
 
 private:
     void b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
