@@ -399,6 +399,8 @@ void Link::arrive(HopPacket& hp, sc_time head) {
     q.woke(head);
 }
 
+// In the queue's method, its head at `head` (at or after the kernel's
+// time: the call's delay): the interface cannot wait.
 void Link::deliver_here(HopPacket& hp, sc_time head) {
     Hops& h = *hop_;
     Hops::Lane& lane = h.lanes[hp.up_vc];
@@ -410,9 +412,12 @@ void Link::deliver_here(HopPacket& hp, sc_time head) {
         sink_->accept(hp.gp, *hp.pkt, d);
     }
     if (!hp.gp.is_response_ok()) h.refused->inc();
+    // Its space in the interface's buffer is free at t0 + d (link.hpp);
+    // the credit comes back a latency later.
     give_credit(hp.up_vc, hp.flits, t0 + d + p_.latency);
     h.q->give_back(hp);
     h.q->reach(head);
+    // What it woke runs before anything else the queue serves from then on.
     h.q->recheck();
 }
 
@@ -434,20 +439,7 @@ void Link::deliver(HopPacket& hp) {
         }
         return;
     }
-    // Here, in the queue's method: the interface cannot wait.
-    sc_time d = sc_core::SC_ZERO_TIME;
-    {
-        const HopQueue::ActingAs acting(*h.q, lane.sender);
-        const Tracer::ActingAs tracing(lane.sender.name.c_str());
-        sink_->accept(hp.gp, *hp.pkt, d);
-    }
-    if (!hp.gp.is_response_ok()) h.refused->inc();
-    // Its space in the interface's buffer is free at now + d (link.hpp);
-    // the credit comes back a latency later.
-    give_credit(hp.up_vc, hp.flits, now + d + p_.latency);
-    h.q->give_back(hp);
-    // What it woke runs before anything else the queue serves from then on.
-    h.q->recheck();
+    deliver_here(hp, now);
 }
 
 void Link::deliver_run(unsigned vc) {

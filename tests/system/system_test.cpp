@@ -328,6 +328,15 @@ std::vector<std::string> live_threads(const sc_object& o) {
     std::sort(out.begin(), out.end());
     return out;
 }
+// A cold stream of 256 KiB from node 0 to node 1 of a torus of two QFDBs,
+// its faults in `fault_mode`, and any `more` settings.
+Settings cold_pair(const std::string& fault_mode, const Settings& more = {}) {
+    const Settings s{{"topology.kind", "torus"},         {"topology.x", "2"},
+                     {"workload.src-node", "0"},         {"workload.dst-node", "1"},
+                     {"workload.total-bytes", "256KiB"}, {"workload.message-size", "64KiB"},
+                     {"workload.populate", "false"},     {"smmu-driver.fault-mode", fault_mode}};
+    return s + more;
+}
 }   // namespace
 
 TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at most eight", "[system][topology]") {
@@ -335,15 +344,7 @@ TEST_CASE("thread stacks: an idle node has two threads, a fault-tolerant node at
     // the thread budget (src/sim/thread_budget.hpp): the kernel daemons, the boot, the SMMU
     // driver's RESUME are methods, and the engine's threads, the SMMU
     // interrupt handler's, are spawned when they first have work.
-    Sim s({{"topology.kind", "torus"},
-           {"topology.x", "2"},
-           {"workload.src-node", "0"},
-           {"workload.dst-node", "1"},
-           {"workload.total-bytes", "256KiB"},
-           {"workload.message-size", "64KiB"},
-           {"workload.populate", "false"},
-           {"smmu-driver.fault-mode", "terminate"},
-           {"dma.fault-tolerant", "true"}});
+    Sim s(cold_pair("terminate", {{"dma.fault-tolerant", "true"}}));
     REQUIRE(s.sys->size() == 8);
     for (std::size_t i = 0; i < s.sys->size(); ++i) {
         INFO("node " << i);
@@ -385,14 +386,7 @@ TEST_CASE("thread stacks: a delivery thread is spawned only where the receive ma
     // In stall mode a faulted write waits in the SMMU for RESUME, so the
     // receiver's interface delivers from its thread (whatever sends while it
     // waits queues behind it), and the run is the same as ever.
-    Sim s({{"topology.kind", "torus"},
-           {"topology.x", "2"},
-           {"workload.src-node", "0"},
-           {"workload.dst-node", "1"},
-           {"workload.total-bytes", "256KiB"},
-           {"workload.message-size", "64KiB"},
-           {"workload.populate", "false"},
-           {"smmu-driver.fault-mode", "stall"}});
+    Sim s(cold_pair("stall"));
     s.run();
     s.check_all_verified(4, 256u << 10);
     CHECK(s.smmu_faults(s.sys->coord_name(1)) > 0);

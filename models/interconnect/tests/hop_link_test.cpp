@@ -6,6 +6,7 @@
 // is its own elaboration (ctest runs each in its own process).
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <memory>
 
 #include "packet_bench.hpp"
@@ -94,29 +95,49 @@ TEST_CASE("exact links: same-time packets from two inputs leave in the model's o
     check_merge(false);
 }
 
+namespace {
+
+// One link from a sender to a far end whose buffer holds one 256 B packet
+// (18 flits, and so does the sender's queue), freed 1 us after its tail
+// arrives; `script` sends. The far end says whether it may wait.
+struct OneLink {
+    NetEnv env;
+    HopQueue q{"hops"};
+    Link link{"link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1"};
+    PacketSink sink{"sink"};
+    PacketSource src;
+
+    OneLink(std::function<void(PacketSource&)> script, bool may_wait) : src("src", std::move(script)) {
+        sink.may_wait = may_wait;
+        sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
+        src.out.bind(link.in);
+        src.path.direct(&link);
+        link.connect(sink.in, sink);
+        link.use_hops(q);
+    }
+    // Where packet k started on the wire.
+    sc_time start(unsigned k) const { return sink.arrivals[k].head - link.flit_time() - ns(150); }
+};
+
+}   // namespace
+
 TEST_CASE(
     "exact links: a credit comes back a link latency after the far end frees the space, and a full queue "
     "makes its sender wait",
     "[link][exact][credits]") {
-    NetEnv env;
-    HopQueue q("hops");
-    // A buffer of one 256 B packet (18 flits) at the far end, which frees it
-    // 1 us after its tail arrives.
-    Link link("link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1");
-    PacketSink sink("sink");
-    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
     std::vector<sc_time> returned;
-    PacketSource src("src", [&](PacketSource& s) {
-        for (unsigned k = 0; k < 3; ++k) {
-            PacketSpec p;
-            p.seq = k;
-            returned.push_back(s.send(p).credit);
-        }
-    });
-    src.out.bind(link.in);
-    src.path.direct(&link);
-    link.connect(sink.in, sink);
-    link.use_hops(q);
+    OneLink one(
+        [&](PacketSource& s) {
+            for (unsigned k = 0; k < 3; ++k) {
+                PacketSpec p;
+                p.seq = k;
+                returned.push_back(s.send(p).credit);
+            }
+        },
+        true);
+    auto& sink = one.sink;
+    auto& link = one.link;
+    auto& q = one.q;
     sc_start();
     REQUIRE(sink.arrivals.size() == 3);
     // Each next packet starts when the last one's credit is back: its space
@@ -131,7 +152,7 @@ TEST_CASE(
     // answer is after the second's start.
     const sc_time second_start = sink.arrivals[1].head - link.flit_time() - ns(150);
     CHECK(returned[2] > second_start);
-    CHECK(env.counter("link.packets") == 3);
+    CHECK(one.env.counter("link.packets") == 3);
     CHECK(q.packets_in_flight() == 0);
     CHECK(link.exact_credits_out() == 0);
 }
@@ -143,74 +164,56 @@ TEST_CASE(
     // The credit test's link and far end, whose accept says it cannot wait:
     // the same starts, each packet handed over before the kernel is at its
     // head (a loosely timed call, its head the kernel's time plus the delay).
-    NetEnv env;
-    HopQueue q("hops");
-    Link link("link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1");
-    PacketSink sink("sink");
-    sink.may_wait = false;
-    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
-    PacketSource src("src", [&](PacketSource& s) {
-        for (unsigned k = 0; k < 3; ++k) {
-            PacketSpec p;
-            p.seq = k;
-            s.send(p);
-        }
-    });
-    src.out.bind(link.in);
-    src.path.direct(&link);
-    link.connect(sink.in, sink);
-    link.use_hops(q);
+    OneLink one(
+        [](PacketSource& s) {
+            for (unsigned k = 0; k < 3; ++k) {
+                PacketSpec p;
+                p.seq = k;
+                s.send(p);
+            }
+        },
+        false);
+    auto& sink = one.sink;
     sc_start();
     REQUIRE(sink.arrivals.size() == 3);
-    for (unsigned k = 1; k < 3; ++k) {
-        const sc_time start = sink.arrivals[k].head - link.flit_time() - ns(150);
-        CHECK(start == sink.arrivals[k - 1].free + ns(150));
-    }
+    for (unsigned k = 1; k < 3; ++k) CHECK(one.start(k) == sink.arrivals[k - 1].free + ns(150));
     unsigned ahead = 0;
     for (const auto& a : sink.arrivals) ahead += a.called < a.head ? 1 : 0;
     CHECK(ahead > 0);
     // Nothing happens after the last packet's head but its delivery: the
     // kernel still gets there.
     CHECK(sc_core::sc_time_stamp() >= sink.arrivals.back().head);
-    CHECK(q.packets_in_flight() == 0);
-    CHECK(link.exact_credits_out() == 0);
+    CHECK(one.q.packets_in_flight() == 0);
+    CHECK(one.link.exact_credits_out() == 0);
 }
 
 TEST_CASE("exact links: a full queue's sender goes on at the later of the start that makes room and its head",
           "[link][exact][credits]") {
-    NetEnv env;
-    HopQueue q("hops");
-    // One packet's flits at the far end (and so in the sender's queue),
-    // freed 1 us after its tail arrives.
-    Link link("link", env.ctx, link_params(16e9, ns(150), 18), "node0", "link->node1");
-    PacketSink sink("sink");
-    sink.free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
     std::vector<sc_time> back;   // the sender's time when each call returned
-    PacketSource src("src", [&](PacketSource& s) {
-        // 0 at once; 1 with its head 500 ns on (0 starts before then: room
-        // at its head); 2 with its head now (1 starts after it: room then).
-        for (unsigned k = 0; k < 3; ++k) {
-            PacketSpec p;
-            p.seq = k;
-            if (k == 1) p.head_delay = ns(500);
-            s.send(p);
-            back.push_back(sc_core::sc_time_stamp());
-        }
-    });
-    src.out.bind(link.in);
-    src.path.direct(&link);
-    link.connect(sink.in, sink);
-    link.use_hops(q);
+    OneLink one(
+        [&](PacketSource& s) {
+            // 0 at once; 1 with its head 500 ns on (0 starts before then:
+            // room at its head); 2 with its head now (1 starts after it:
+            // room then).
+            for (unsigned k = 0; k < 3; ++k) {
+                PacketSpec p;
+                p.seq = k;
+                if (k == 1) p.head_delay = ns(500);
+                s.send(p);
+                back.push_back(sc_core::sc_time_stamp());
+            }
+        },
+        true);
     sc_start();
-    REQUIRE(sink.arrivals.size() == 3);
-    auto start = [&](unsigned k) { return sink.arrivals[k].head - link.flit_time() - ns(150); };
+    REQUIRE(one.sink.arrivals.size() == 3);
+    auto start = [&](unsigned k) { return one.start(k); };
     CHECK(back[0] == sc_core::SC_ZERO_TIME);   // room at once: no wait
     CHECK(start(0) == sc_core::SC_ZERO_TIME);
     CHECK(back[1] == ns(500));   // 0 started at 0, before 1's head: on at the head
     CHECK(start(1) > back[1]);   // 1 waits for 0's credit
     CHECK(back[2] == start(1));   // 2's head was passed: on at the start that made room
-    CHECK(q.packets_in_flight() == 0);
-    CHECK(link.exact_credits_out() == 0);
+    CHECK(one.q.packets_in_flight() == 0);
+    CHECK(one.link.exact_credits_out() == 0);
 }
 
 namespace {
