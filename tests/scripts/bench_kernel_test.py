@@ -2,9 +2,10 @@
 """ctest: `vrdmasim bench --kernel` measures SystemC's own cost of a timed wake-up.
 
 Runs it on 64 and 1,296 nodes (320 and 6,480 processes) and checks what it
-prints: both sizes, a method's and a thread's wake-up for each, a thread
-costing more than a method (it is a method's event plus a switch of
-stacks), the machine-readable line agreeing with the table; that a child
+prints: both sizes, a method's and a thread's wake-up for each (a
+thread's should cost more, a method's event plus a switch of stacks, but
+wall-clock figures are not compared: the host's load can reorder them),
+the machine-readable line agreeing with the table; that a child
 run spans the simulated time its wake-ups must (each process waits 1 to
 1,000 ns, 500.5 on average: the processes really woke as designed); and
 that bad command lines are refused with exit status 2.
@@ -58,9 +59,11 @@ def main():
             failures.append("%s nodes missing from the table" % n)
         elif rows[n][0] != procs or abs(rows[n][1] - m) > 0.01 * m or abs(rows[n][2] - t) > 0.01 * t:
             failures.append("table row %s %s disagrees with the csv line (%g, %g)" % (n, rows[n], m, t))
-        if not 0 < m < t:
-            failures.append("%s nodes: a method's wake-up %g ns, a thread's %g: a thread should cost more" %
-                            (n, m, t))
+        # (That a thread's wake-up costs more than a method's, as it should,
+        # is printed, not checked: wall-clock figures, which the host's load
+        # can reorder; the test once failed so beside a CI run.)
+        if not (m > 0 and t > 0):
+            failures.append("%s nodes: a method's wake-up %g ns, a thread's %g: both must be above 0" % (n, m, t))
     g = fig.get("growth_64_1296_thread")
     if g is None or "n64_thread_ns" not in fig or "n1296_thread_ns" not in fig or \
             abs(g - fig["n1296_thread_ns"] / fig["n64_thread_ns"]) > 0.01 * g:
@@ -93,7 +96,7 @@ def main():
     for f in failures:
         print("FAIL: " + f)
     if not failures:
-        print("ok: both sizes, threads dearer than methods, wake-ups as designed, bad command lines refused")
+        print("ok: both sizes, wake-ups as designed, bad command lines refused")
     return 1 if failures else 0
 
 
