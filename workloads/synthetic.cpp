@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "models/common/noise.hpp"
 
@@ -299,9 +300,14 @@ SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<Rd
     drain_ = c[P.drain];
     sources_.resize(n);
     for (unsigned d = 0; d < n; ++d) sources_[d] = synthetic::sources(pattern_, shape_, d, hot_);
-    rx_window_flits_.assign(n, 0);
-    tx_window_flits_.assign(n, 0);
+    tally_.rx_window_flits.assign(n, 0);
+    tally_.tx_window_flits.assign(n, 0);
     for (unsigned i = 0; i < n; ++i) {
+        if (!apps_[i]) {   // another rank's node: its rank builds its source
+            nodes_.push_back(nullptr);
+            continue;
+        }
+        ++present_;
         RdmaProcess& app = *apps_[i];
         nodes_.push_back(std::make_unique<Source>(seed_, i));
         const std::uint64_t per = app.records_for(msg_);
@@ -342,7 +348,7 @@ std::uint64_t SyntheticWorkload::dst_addr(unsigned src, unsigned dst, std::uint6
     if (it == in.end() || *it != src)
         throw std::logic_error("synthetic: node " + std::to_string(src) + " is not a source of node " +
                                std::to_string(dst));
-    return nodes_[dst]->rx_base + (static_cast<std::uint64_t>(it - in.begin()) * window_ + slot) * msg_;
+    return rx_base_.at(dst) + (static_cast<std::uint64_t>(it - in.begin()) * window_ + slot) * msg_;
 }
 
 void SyntheticWorkload::map_buffers(RdmaProcess& app, Source& s) {
@@ -361,7 +367,7 @@ void SyntheticWorkload::map_buffers(RdmaProcess& app, Source& s) {
 
 namespace {
 
-enum Published : unsigned { kRxBase };
+enum Published : unsigned { kRxBase, kRegistered };
 
 }   // namespace
 
@@ -369,6 +375,7 @@ void SyntheticWorkload::program(RdmaProcess& app) {
     Source& s = *nodes_[app.node()];
     map_buffers(app, s);
     publish(app, kRxBase, s.rx_base);
+    publish(app, kRegistered, s.registered ? 1 : 0);
     ready_and_wait(app, static_cast<unsigned>(apps_.size()));
     if (!zero_load_ || ni_flit_ == sc_core::SC_ZERO_TIME)
         throw std::logic_error("synthetic: no network given (System sets it: SyntheticWorkload::set_network)");
@@ -379,6 +386,12 @@ void SyntheticWorkload::program(RdmaProcess& app) {
         w0_ = t0_ + warmup_;
         w1_ = w0_ + measure_;
         stop_ = w1_ + drain_;
+        // Every node's, published before the barrier (a partitioned run's
+        // other ranks' carried with its release).
+        for (unsigned i = 0; i < apps_.size(); ++i) {
+            rx_base_.push_back(published(i, kRxBase));
+            registered_.push_back(published(i, kRegistered) != 0);
+        }
     } else if (app.now() != t0_) {
         throw std::logic_error("synthetic: " + app.group() + " left the start barrier at " +
                                std::to_string(app.now().to_seconds() * 1e6) + " us, another at " +
@@ -409,9 +422,10 @@ void SyntheticWorkload::program(RdmaProcess& app) {
                                                                 : synthetic::destination(pattern_, shape_, s.node);
             const std::uint64_t at = s.next.value(), now = sc_core::sc_time_stamp().value();
             ctx_.stats.count_at(created_, 1, at, now);
-            if (s.next < w0_) ++created_before_w0_;
-            if (s.next < w1_) ++created_before_w1_;
-            if (s.next >= w0_ && s.next < w1_) ++created_in_window_;
+            ++tally_.created;
+            if (s.next < w0_) ++tally_.created_before_w0;
+            if (s.next < w1_) ++tally_.created_before_w1;
+            if (s.next >= w0_ && s.next < w1_) ++tally_.created_in_window;
             s.queue.push_back({s.next, dst, s.seq});
             ++s.seq;
             advance();
@@ -430,13 +444,15 @@ void SyntheticWorkload::program(RdmaProcess& app) {
     }
     // The sources stop: what is still queued is never posted.
     for (const Source::Created& q : s.queue)
-        if (q.at >= w0_ && q.at < w1_) ++measured_abandoned_;
+        if (q.at >= w0_ && q.at < w1_) ++tally_.measured_abandoned;
     ctx_.stats.count_at(abandoned_, s.queue.size(), stop.value(), sc_core::sc_time_stamp().value());
-    fig_.abandoned += s.queue.size();
+    tally_.abandoned += s.queue.size();
     s.queue.clear();
     while (s.inflight > 0) retire_one(app, s);
     app.finish_registrations();
-    if (++ended_ == apps_.size()) finalize();
+    // The figures once every program has ended: in a partitioned run, once
+    // every rank's tallies are in (merge_end).
+    if (++ended_ == present_ && !(sync_ && sync_->partitioned())) finalize();
     program_ended(app);
 }
 
@@ -466,7 +482,7 @@ void SyntheticWorkload::post(RdmaProcess& app, Source& s) {
     m.tag = sl.key;
     m.dst_node = c.dst;
     m.records = s.records + i * s.per * sizeof(CompletionRecord);
-    if (!nodes_[c.dst]->registered) m.failed = true;   // nothing is sent to an area not registered
+    if (!registered_.at(c.dst)) m.failed = true;   // nothing is sent to an area not registered
     else app.send(m);   // a failed registration leaves m.failed: retire() reports the error
     ++s.inflight;
 }
@@ -507,12 +523,13 @@ void SyntheticWorkload::retire_one(RdmaProcess& app, Source& s) {
 
 void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_time at) {
     Slot& sl = s.slots[i];
+    Tally& t = tally_;
     const CompletionRecord rec = app.complete(sl.m);
     const bool ok = rec.status == kStatusOk && sl.packets > 0;
     const std::uint64_t now = sc_core::sc_time_stamp().value();
     if (rec.status == kStatusOk && sl.packets == 0) {
         // Reported delivered, but no packet of it reached its destination.
-        ++unmatched_packets_;
+        ++t.unmatched_packets;
         std::cerr << "vrdmasim: synthetic: " << app.group() << "'s message " << sl.key
                   << " completed with no packet seen at node " << sl.dst << "\n";
     }
@@ -526,31 +543,30 @@ void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_ti
         } else {
             ask(app, {CheckStep::Kind::Verify, s.node, sl.dst, sl.m.dst, msg_, sl.key});
         }
-        ++fig_.delivered;
+        ++t.delivered;
         // Each message in time order: created, posted, onto the network, delivered.
         if (!(sl.created <= sl.posted && sl.posted <= sl.injected && sl.injected < sl.delivered &&
-              sl.delivered <= at) &&
-            causality_errors_++ == 0) {
+              sl.delivered <= at)) {
             std::ostringstream os;
             os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << ": created at "
                << to_us(sl.created) << " us, posted at " << to_us(sl.posted) << " us, onto the network at "
                << to_us(sl.injected) << " us, delivered at " << to_us(sl.delivered) << " us, completed at " << to_us(at)
                << " us";
-            first_causality_ = os.str();
+            t.first_causality.offer(at.value(), s.node, os.str(), t.causality_errors++ == 0);
         }
-        if (sl.delivered < w0_) ++delivered_before_w0_;
-        if (sl.delivered < w1_) ++delivered_before_w1_;
-        if (sl.delivered >= w0_ && sl.delivered < w1_) accepted_window_flits_ += flits_;
+        if (sl.delivered < w0_) ++t.delivered_before_w0;
+        if (sl.delivered < w1_) ++t.delivered_before_w1;
+        if (sl.delivered >= w0_ && sl.delivered < w1_) t.accepted_window_flits += flits_;
     } else {
-        ++fig_.failed;
+        ++t.failed;
         // Left the backlog, undelivered, when its failure was known.
-        if (at < w0_) ++delivered_before_w0_;
-        if (at < w1_) ++delivered_before_w1_;
+        if (at < w0_) ++t.delivered_before_w0;
+        if (at < w1_) ++t.delivered_before_w1;
     }
     if (sl.measured) {
-        ++fig_.measured;
+        ++t.measured;
         if (ok) {
-            ++fig_.measured_delivered;
+            ++t.measured_delivered;
             const sc_time zl = zero_load_(s.node, sl.dst, flits_);
             const sc_time net = sl.delivered - sl.injected;
             const std::uint64_t d = sl.delivered.value();
@@ -559,23 +575,22 @@ void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_ti
             ctx_.stats.sample_at(zero_load_us_, to_us(zl), d, now);
             ctx_.stats.sample_at(excess_, to_us(net) - to_us(zl), d, now);
             if (net == zl) ctx_.stats.count_at(exact_, 1, d, now);
-            Half& h = half_[sl.created >= w0_ + (w1_ - w0_) / 2 ? 1 : 0];
-            const double waited = to_us(latency) - to_us(zl);
-            h.n += 1;
-            h.sum += waited;
-            zero_load_sum_[&h - half_] += to_us(zl);
+            const unsigned half = sl.created >= w0_ + (w1_ - w0_) / 2 ? 1 : 0;
+            const std::int64_t waited =
+                static_cast<std::int64_t>(latency.value()) - static_cast<std::int64_t>(zl.value());
+            t.half[half].n += 1;
+            t.half[half].sum_ps += waited;
+            t.zero_load_sum_ps[half] += zl.value();
             const auto b = static_cast<unsigned>(
                 std::min<std::uint64_t>(kBatches - 1, (sl.created - w0_).value() * kBatches / (w1_ - w0_).value()));
-            batch_[b].n += 1;
-            batch_[b].sum += waited;
+            t.batch[b].n += 1;
+            t.batch[b].sum_ps += waited;
             if (net < zl) {
-                if (below_zero_load_++ == 0) {
-                    std::ostringstream os;
-                    os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << " took "
-                       << to_us(net) << " us from the source's NI link to the destination's, below its zero-load "
-                       << "sum of " << to_us(zl) << " us";
-                    first_below_ = os.str();
-                }
+                std::ostringstream os;
+                os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << " took " << to_us(net)
+                   << " us from the source's NI link to the destination's, below its zero-load "
+                   << "sum of " << to_us(zl) << " us";
+                t.first_below.offer(at.value(), s.node, os.str(), t.below_zero_load++ == 0);
             }
         }
     }
@@ -584,47 +599,180 @@ void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_ti
     --s.inflight;
 }
 
+void SyntheticWorkload::First::offer(std::uint64_t at, unsigned from, const std::string& w, bool none_yet) {
+    if (!none_yet && std::tie(at_ps, node) <= std::tie(at, from)) return;
+    at_ps = at;
+    node = from;
+    what = w;
+}
+
 void SyntheticWorkload::packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits,
                                        std::uint64_t payload, sc_time injected, sc_time tail) {
     (void)payload;
     // The physical side, whatever message it belongs to: what the NI links
     // carried in the window.
     if (started_) {
-        if (tail >= w0_ && tail < w1_) rx_window_flits_.at(dst) += flits;
-        if (injected >= w0_ && injected < w1_) tx_window_flits_.at(src) += flits;
+        if (tail >= w0_ && tail < w1_) tally_.rx_window_flits.at(dst) += flits;
+        if (injected >= w0_ && injected < w1_) tally_.tx_window_flits.at(src) += flits;
     }
+    // Its message, for its source's side.
+    leave_note({dst, src, {dst_va, injected.value(), tail.value(), 0}});
+}
+
+void SyntheticWorkload::take_note(const Note& n) {
+    const unsigned src = n.node, dst = n.from;
+    const std::uint64_t dst_va = n.words[0];
     // Its message: by where it landed, slot (dst_va - its source's area) / message-size.
     Slot* sl = nullptr;
     const std::vector<unsigned>& in = sources_.at(dst);
     const auto it = std::lower_bound(in.begin(), in.end(), src);
-    if (it != in.end() && *it == src) {
-        const std::uint64_t base = nodes_[dst]->rx_base + static_cast<std::uint64_t>(it - in.begin()) * window_ * msg_;
+    if (it != in.end() && *it == src && dst < rx_base_.size()) {
+        const std::uint64_t base = rx_base_[dst] + static_cast<std::uint64_t>(it - in.begin()) * window_ * msg_;
         if (dst_va >= base && dst_va < base + window_ * msg_) {
-            Slot& cand = nodes_[src]->slots.at((dst_va - base) / msg_);
+            Slot& cand = nodes_.at(src)->slots.at((dst_va - base) / msg_);
             if (cand.used && cand.dst == dst) sl = &cand;
         }
     }
     if (!sl) {
-        ++unmatched_packets_;
+        ++tally_.unmatched_packets;
         return;
     }
     ++sl->packets;
-    sl->injected = std::min(sl->injected, injected);
-    sl->delivered = std::max(sl->delivered, tail);
+    sl->injected = std::min(sl->injected, sc_time::from_value(n.words[1]));
+    sl->delivered = std::max(sl->delivered, sc_time::from_value(n.words[2]));
+}
+
+void SyntheticWorkload::Tally::add(const Tally& o) {
+    created += o.created;
+    delivered += o.delivered;
+    failed += o.failed;
+    abandoned += o.abandoned;
+    measured += o.measured;
+    measured_delivered += o.measured_delivered;
+    created_before_w0 += o.created_before_w0;
+    created_before_w1 += o.created_before_w1;
+    created_in_window += o.created_in_window;
+    delivered_before_w0 += o.delivered_before_w0;
+    delivered_before_w1 += o.delivered_before_w1;
+    for (unsigned h = 0; h < 2; ++h) {
+        half[h].n += o.half[h].n;
+        half[h].sum_ps += o.half[h].sum_ps;
+        zero_load_sum_ps[h] += o.zero_load_sum_ps[h];
+    }
+    for (unsigned b = 0; b < kBatches; ++b) {
+        batch[b].n += o.batch[b].n;
+        batch[b].sum_ps += o.batch[b].sum_ps;
+    }
+    measured_abandoned += o.measured_abandoned;
+    rx_window_flits.resize(std::max(rx_window_flits.size(), o.rx_window_flits.size()), 0);
+    tx_window_flits.resize(std::max(tx_window_flits.size(), o.tx_window_flits.size()), 0);
+    for (std::size_t i = 0; i < o.rx_window_flits.size(); ++i) rx_window_flits[i] += o.rx_window_flits[i];
+    for (std::size_t i = 0; i < o.tx_window_flits.size(); ++i) tx_window_flits[i] += o.tx_window_flits[i];
+    accepted_window_flits += o.accepted_window_flits;
+    if (o.causality_errors > 0)
+        first_causality.offer(o.first_causality.at_ps, o.first_causality.node, o.first_causality.what,
+                              causality_errors == 0);
+    if (o.below_zero_load > 0)
+        first_below.offer(o.first_below.at_ps, o.first_below.node, o.first_below.what, below_zero_load == 0);
+    causality_errors += o.causality_errors;
+    below_zero_load += o.below_zero_load;
+    unmatched_packets += o.unmatched_packets;
+}
+
+void SyntheticWorkload::Tally::put(ByteWriter& w) const {
+    for (std::uint64_t v :
+         {created, delivered, failed, abandoned, measured, measured_delivered, created_before_w0, created_before_w1,
+          created_in_window, delivered_before_w0, delivered_before_w1, measured_abandoned, accepted_window_flits,
+          causality_errors, below_zero_load, unmatched_packets})
+        w.put(v);
+    for (unsigned h = 0; h < 2; ++h) {
+        w.put(half[h].n);
+        w.put(half[h].sum_ps);
+        w.put(zero_load_sum_ps[h]);
+    }
+    for (const Half& b : batch) {
+        w.put(b.n);
+        w.put(b.sum_ps);
+    }
+    for (const auto* v : {&rx_window_flits, &tx_window_flits}) {
+        w.put(static_cast<std::uint64_t>(v->size()));
+        for (std::uint64_t x : *v) w.put(x);
+    }
+    for (const First* f : {&first_causality, &first_below}) {
+        w.put(f->at_ps);
+        w.put(static_cast<std::uint32_t>(f->node));
+        w.put_bytes(reinterpret_cast<const unsigned char*>(f->what.data()), f->what.size());
+    }
+}
+
+SyntheticWorkload::Tally SyntheticWorkload::Tally::get(ByteReader& r) {
+    Tally t;
+    for (std::uint64_t* v : {&t.created, &t.delivered, &t.failed, &t.abandoned, &t.measured, &t.measured_delivered,
+                             &t.created_before_w0, &t.created_before_w1, &t.created_in_window, &t.delivered_before_w0,
+                             &t.delivered_before_w1, &t.measured_abandoned, &t.accepted_window_flits,
+                             &t.causality_errors, &t.below_zero_load, &t.unmatched_packets})
+        *v = r.get<std::uint64_t>();
+    for (unsigned h = 0; h < 2; ++h) {
+        t.half[h].n = r.get<std::uint64_t>();
+        t.half[h].sum_ps = r.get<std::int64_t>();
+        t.zero_load_sum_ps[h] = r.get<std::uint64_t>();
+    }
+    for (Half& b : t.batch) {
+        b.n = r.get<std::uint64_t>();
+        b.sum_ps = r.get<std::int64_t>();
+    }
+    for (auto* v : {&t.rx_window_flits, &t.tx_window_flits}) {
+        v->resize(r.get<std::uint64_t>());
+        for (std::uint64_t& x : *v) x = r.get<std::uint64_t>();
+    }
+    for (First* f : {&t.first_causality, &t.first_below}) {
+        f->at_ps = r.get<std::uint64_t>();
+        f->node = r.get<std::uint32_t>();
+        r.get_bytes(f->what);
+    }
+    return t;
+}
+
+Bytes SyntheticWorkload::end_part() const {
+    Bytes b;
+    ByteWriter w(b);
+    tally_.put(w);
+    return b;
+}
+
+void SyntheticWorkload::merge_end(const std::vector<Bytes>& all) {
+    // Every rank's, this one's included, added in rank order: integers, so
+    // the totals are one process's whatever the partition.
+    Tally total;
+    total.rx_window_flits.assign(apps_.size(), 0);
+    total.tx_window_flits.assign(apps_.size(), 0);
+    for (const Bytes& b : all) {
+        ByteReader r(b);
+        total.add(Tally::get(r));
+        if (!r.done()) throw std::logic_error("synthetic: bytes left over in a rank's tallies");
+    }
+    tally_ = std::move(total);
+    finalize();
 }
 
 void SyntheticWorkload::finalize() {
+    const Tally& t = tally_;
     const auto n = static_cast<double>(apps_.size());
     // What the NI links of all nodes carry in the window, in flits.
     const double capacity = n * (measure_.to_seconds() / ni_flit_.to_seconds());
-    fig_.created = created_.value();
-    fig_.offered = static_cast<double>(created_in_window_ * flits_) / capacity;
-    fig_.accepted = static_cast<double>(accepted_window_flits_) / capacity;
+    fig_.created = t.created;
+    fig_.delivered = t.delivered;
+    fig_.failed = t.failed;
+    fig_.abandoned = t.abandoned;
+    fig_.measured = t.measured;
+    fig_.measured_delivered = t.measured_delivered;
+    fig_.offered = static_cast<double>(t.created_in_window * flits_) / capacity;
+    fig_.accepted = static_cast<double>(t.accepted_window_flits) / capacity;
     fig_.accepted_gbps =
-        static_cast<double>(accepted_window_flits_ / flits_ * msg_) * 8 / measure_.to_seconds() / n / 1e9;
-    const double b0 = static_cast<double>(created_before_w0_) - static_cast<double>(delivered_before_w0_);
-    const double b1 = static_cast<double>(created_before_w1_) - static_cast<double>(delivered_before_w1_);
-    fig_.backlog_growth = (b1 - b0) / std::max<double>(1.0, static_cast<double>(created_in_window_));
+        static_cast<double>(t.accepted_window_flits / flits_ * msg_) * 8 / measure_.to_seconds() / n / 1e9;
+    const double b0 = static_cast<double>(t.created_before_w0) - static_cast<double>(t.delivered_before_w0);
+    const double b1 = static_cast<double>(t.created_before_w1) - static_cast<double>(t.delivered_before_w1);
+    fig_.backlog_growth = (b1 - b0) / std::max<double>(1.0, static_cast<double>(t.created_in_window));
     // A flow past its saturation keeps its messages waiting longer the later
     // they were created (BookSim: a latency that does not converge): the
     // second half's mean waiting above the first's by more than three
@@ -639,14 +787,14 @@ void SyntheticWorkload::finalize() {
     // error: the floor below tells that from saturation (the 3 x 3 x 1
     // torus's transpose offered 0.075, 70 % of its bound, read as
     // saturated at one warm-up and not at the next; workloads/README.md).
-    fig_.waiting_rise_us = half_[1].mean() - half_[0].mean();
+    fig_.waiting_rise_us = t.half[1].mean_us() - t.half[0].mean_us();
     double var_of_mean[2] = {0, 0};
     bool enough = true;
     for (unsigned hh = 0; hh < 2; ++hh) {
         double k = 0, sum = 0, sq = 0;
         for (unsigned b = hh * kBatches / 2; b < (hh + 1) * kBatches / 2; ++b) {
-            if (batch_[b].n == 0) continue;
-            const double m = batch_[b].mean();
+            if (t.batch[b].n == 0) continue;
+            const double m = t.batch[b].mean_us();
             k += 1;
             sum += m;
             sq += m * m;
@@ -658,13 +806,15 @@ void SyntheticWorkload::finalize() {
         var_of_mean[hh] = (sq - sum * sum / k) / (k - 1) / k;
     }
     const double se = std::sqrt(var_of_mean[0] + var_of_mean[1]);
-    const double first_latency = half_[0].n > 0 ? half_[0].mean() + zero_load_sum_[0] / half_[0].n : 0;
+    const double first_latency = t.half[0].n > 0 ? t.half[0].mean_us() + static_cast<double>(t.zero_load_sum_ps[0]) *
+                                                                             1e-6 / static_cast<double>(t.half[0].n)
+                                                 : 0;
     // And at least what a flow 1 % past its capacity would show, the
     // waiting growing by 1 % of the time between the halves' centres.
     const double least = 0.01 * to_us(measure_) / 2;
     fig_.waiting_rises = enough && fig_.waiting_rise_us > 3 * se && fig_.waiting_rise_us > 0.1 * first_latency &&
                          fig_.waiting_rise_us > least;
-    fig_.saturated = measured_abandoned_ > 0 || fig_.backlog_growth > 0.05 || fig_.waiting_rises;
+    fig_.saturated = t.measured_abandoned > 0 || fig_.backlog_growth > 0.05 || fig_.waiting_rises;
     offered_.set(fig_.offered);
     accepted_.set(fig_.accepted);
     accepted_gbps_.set(fig_.accepted_gbps);
@@ -686,25 +836,26 @@ std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check()
                            " failed and " + std::to_string(fig_.abandoned) + " still queued at the end");
     // Accepted never above offered: what was delivered in the window was
     // created before its end and not delivered before its start.
-    const std::uint64_t accepted_msgs = accepted_window_flits_ / flits_;
-    if (accepted_msgs + delivered_before_w0_ > created_before_w1_)
+    const Tally& t = tally_;
+    const std::uint64_t accepted_msgs = t.accepted_window_flits / flits_;
+    if (accepted_msgs + t.delivered_before_w0 > t.created_before_w1)
         v.emplace_back("synthetic-accepted-offered",
                        what + ": " + std::to_string(accepted_msgs) + " messages delivered in the window, but only " +
-                           std::to_string(created_before_w1_) + " created before its end, of which " +
-                           std::to_string(delivered_before_w0_) + " left before its start");
+                           std::to_string(t.created_before_w1) + " created before its end, of which " +
+                           std::to_string(t.delivered_before_w0) + " left before its start");
     // Never above the NI links: no node's links carried more in the window
     // than the window holds, plus one packet across each of its ends.
     const double slots = measure_.to_seconds() / ni_flit_.to_seconds();
     const auto straddle = static_cast<double>(packet_flits_);   // the packet across one end of the window
     for (std::size_t i = 0; i < apps_.size(); ++i) {
-        if (static_cast<double>(rx_window_flits_[i]) > slots + straddle)
+        if (static_cast<double>(t.rx_window_flits[i]) > slots + straddle)
             v.emplace_back("synthetic-ejection-ceiling",
                            what + ": node " + std::to_string(i) + "'s NI link delivered " +
-                               std::to_string(rx_window_flits_[i]) + " flits of data packets in a window of " +
+                               std::to_string(t.rx_window_flits[i]) + " flits of data packets in a window of " +
                                std::to_string(slots) + " flit times");
-        if (static_cast<double>(tx_window_flits_[i]) > slots + straddle)
+        if (static_cast<double>(t.tx_window_flits[i]) > slots + straddle)
             v.emplace_back("synthetic-injection-ceiling", what + ": node " + std::to_string(i) + "'s NI link took " +
-                                                              std::to_string(tx_window_flits_[i]) +
+                                                              std::to_string(t.tx_window_flits[i]) +
                                                               " flits of data packets in a window of " +
                                                               std::to_string(slots) + " flit times");
     }
@@ -713,18 +864,18 @@ std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check()
                                                          " of the NI link's rate, above 1");
     // Each message created, posted, injected and delivered in that order,
     // and never faster than its route's zero-load sum.
-    if (causality_errors_ > 0)
-        v.emplace_back("synthetic-causality", what + ": " + std::to_string(causality_errors_) +
+    if (t.causality_errors > 0)
+        v.emplace_back("synthetic-causality", what + ": " + std::to_string(t.causality_errors) +
                                                   " messages not created, posted, onto the network, delivered and "
                                                   "completed in that order; the first: " +
-                                                  first_causality_);
-    if (below_zero_load_ > 0)
+                                                  t.first_causality.what);
+    if (t.below_zero_load > 0)
         v.emplace_back("synthetic-zero-load",
-                       what + ": " + std::to_string(below_zero_load_) +
-                           " messages faster than their zero-load latency; the first: " + first_below_);
-    if (unmatched_packets_ > 0)
+                       what + ": " + std::to_string(t.below_zero_load) +
+                           " messages faster than their zero-load latency; the first: " + t.first_below.what);
+    if (t.unmatched_packets > 0)
         v.emplace_back("synthetic-packets-matched",
-                       what + ": " + std::to_string(unmatched_packets_) +
+                       what + ": " + std::to_string(t.unmatched_packets) +
                            " data packets (or completions) that no message in flight accounts for");
     return v;
 }

@@ -68,8 +68,17 @@ public:
     static Message message_of(const Config& c);
 
     std::string kind() const override { return "synthetic"; }
-    bool finished() const override { return ended_ == apps_.size(); }
+    // Its programs in this process (a partitioned run's rank: those of its
+    // own nodes) have ended.
+    bool finished() const override { return ended_ == present_; }
     std::uint64_t programs() const override { return apps_.size(); }
+    // A source's message seen at its destination (packet_arrived, on the
+    // destination's side), for the source's side.
+    void take_note(const Note& n) override;
+    // A partitioned run's end: each rank's tallies, and all of them added
+    // (figures(), the scalars and the self-checks then the whole system's).
+    Bytes end_part() const override;
+    void merge_end(const std::vector<Bytes>& all) override;
 
     // What System tells it of the network before the run: the NI link's
     // flit time (the offered load's unit) and each message's zero-load
@@ -80,7 +89,8 @@ public:
     // A data packet of this job reached node `dst`'s engine: from node
     // `src`, written at `dst_va`, `flits` long, its head onto src's NI link
     // at `injected`, its tail out of dst's at `tail` (Pldma::on_data_arrival,
-    // wired by System). Measurement only.
+    // wired by System, on dst's side). Measurement only: its message's
+    // source learns of it by a note (Workload::leave_note).
     void packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits, std::uint64_t payload,
                         sc_core::sc_time injected, sc_core::sc_time tail);
 
@@ -123,7 +133,8 @@ private:
     // Where node `src`'s slot `slot` lies in node `dst`'s receive area.
     std::uint64_t dst_addr(unsigned src, unsigned dst, std::uint64_t slot) const;
 
-    std::vector<RdmaProcess*> apps_;
+    std::vector<RdmaProcess*> apps_;   // by node (nullptr: another rank's)
+    std::size_t present_ = 0;   // of them in this process
     synthetic::Shape shape_;
     synthetic::Pattern pattern_;
     synthetic::Hotspot hot_;
@@ -135,37 +146,59 @@ private:
     sc_core::sc_time ni_flit_;
     ZeroLoadFn zero_load_;
     std::vector<std::vector<unsigned>> sources_;   // by destination: who sends to it (increasing)
-    std::vector<std::unique_ptr<Source>> nodes_;   // by node
+    std::vector<std::unique_ptr<Source>> nodes_;   // by node (nullptr: another rank's)
+    // Every node's receive area and whether it registered, as published
+    // before the start barrier (read after it).
+    std::vector<std::uint64_t> rx_base_;
+    std::vector<bool> registered_;
     sc_core::sc_time t0_, w0_, w1_, stop_;
     bool started_ = false;
     std::size_t ended_ = 0;
     Figures fig_;
-    // Window bookkeeping, exact by each event's own simulated time.
-    std::uint64_t created_before_w0_ = 0, created_before_w1_ = 0, created_in_window_ = 0;
-    std::uint64_t delivered_before_w0_ = 0, delivered_before_w1_ = 0;
-    // The measured messages' waiting (latency minus their zero-load sum, us)
-    // by the half of the window they were created in: count and sum. A
-    // saturated flow's waiting grows with the time it was created.
+    // What the figures are made of, counted by each event's own simulated
+    // time, in integers (picoseconds for times), so that a partitioned
+    // run's ranks add their parts to the very totals one process counts.
     struct Half {
-        double n = 0, sum = 0;
-        double mean() const { return n > 0 ? sum / n : 0; }
+        std::uint64_t n = 0;
+        std::int64_t sum_ps = 0;
+        double mean_us() const { return n > 0 ? static_cast<double>(sum_ps) * 1e-6 / static_cast<double>(n) : 0; }
     };
-    Half half_[2];
-    // The same by batch, kBatches equal spans of the window by creation
-    // time (half in each half): the standard error of a half's mean is
-    // taken from its batches' means (the method of batch means), since
-    // consecutive messages' waitings are not independent (they queue
-    // behind each other), and one from the messages themselves is far too
-    // small: a queue's slow swings read as a rise.
+    // The first message found wrong of a kind, described, and its
+    // completion time and source (the earliest, whatever the partition).
+    struct First {
+        std::uint64_t at_ps = 0;
+        unsigned node = 0;
+        std::string what;
+        void offer(std::uint64_t at, unsigned from, const std::string& w, bool none_yet);
+    };
     static constexpr unsigned kBatches = 10;
-    Half batch_[kBatches];
-    double zero_load_sum_[2] = {0, 0};   // their zero-load sums, us
-    std::uint64_t measured_abandoned_ = 0;
-    std::vector<std::uint64_t> rx_window_flits_, tx_window_flits_;   // by node: NI links' packets in the window
-    std::uint64_t rx_window_payload_ = 0;
-    std::uint64_t accepted_window_flits_ = 0;   // data flits of the messages delivered in the window
-    std::uint64_t causality_errors_ = 0, below_zero_load_ = 0, unmatched_packets_ = 0;
-    std::string first_below_, first_causality_;   // the first message faster than its zero-load sum, described
+    struct Tally {
+        std::uint64_t created = 0, delivered = 0, failed = 0, abandoned = 0, measured = 0, measured_delivered = 0;
+        std::uint64_t created_before_w0 = 0, created_before_w1 = 0, created_in_window = 0;
+        std::uint64_t delivered_before_w0 = 0, delivered_before_w1 = 0;
+        // The measured messages' waiting (latency minus their zero-load
+        // sum) by the half of the window they were created in. A saturated
+        // flow's waiting grows with the time it was created.
+        Half half[2];
+        // The same by batch, kBatches equal spans of the window by
+        // creation time (half in each half): the standard error of a
+        // half's mean is taken from its batches' means (the method of
+        // batch means), since consecutive messages' waitings are not
+        // independent (they queue behind each other), and one from the
+        // messages themselves is far too small: a queue's slow swings read
+        // as a rise.
+        Half batch[kBatches];
+        std::uint64_t zero_load_sum_ps[2] = {0, 0};   // their zero-load sums
+        std::uint64_t measured_abandoned = 0;
+        std::vector<std::uint64_t> rx_window_flits, tx_window_flits;   // by node: NI links' packets in the window
+        std::uint64_t accepted_window_flits = 0;   // data flits of the messages delivered in the window
+        std::uint64_t causality_errors = 0, below_zero_load = 0, unmatched_packets = 0;
+        First first_causality, first_below;
+        void add(const Tally& o);
+        void put(ByteWriter& w) const;
+        static Tally get(ByteReader& r);
+    };
+    Tally tally_;
     Counter& created_;
     Counter& abandoned_;
     Counter& exact_;   // measured messages whose network latency is their zero-load sum, to the picosecond

@@ -325,6 +325,9 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
                               : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
         throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
     }
+    // (absent nodes too: each source's messages are measured on its own
+    // rank, from notes its destinations leave)
+    if (auto synthetic = SyntheticWorkload::create(ctx, apps, job)) return synthetic;
     // The kinds below are built with every node's process (a partitioned
     // run refuses them: partition_refusal()).
     if (kind != "stream" && kind != "pingpong" && kind != "sendrecv" && kind != "overlap" && kind != "collective" &&
@@ -334,7 +337,6 @@ std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std
     if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
     if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);   // (absent nodes too)
     if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
-    if (auto synthetic = SyntheticWorkload::create(ctx, apps, job)) return synthetic;
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) { return c.refuse("workload." + key, why); };
@@ -493,6 +495,12 @@ std::string Workload::partition_refusal() const {
                        ") across boards: every sender looks up its destination's physical pages, at each post, "
                        "in one table of the keys every receiver published (PhysicalKeys)";
     return "";
+}
+
+void Workload::take_note(const Note& n) {
+    throw std::logic_error("workload.kind = " + kind() + " (job " + std::to_string(job_) + "): a note for node " +
+                           std::to_string(n.node) + " from node " + std::to_string(n.from) +
+                           ", but this workload leaves none");
 }
 
 void Workload::perform(const CheckStep& s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include <systemc>
 
+#include "src/core/bytes.hpp"
 #include "src/core/context.hpp"
 #include "src/core/global_sync.hpp"
 #include "library/rdma/process.hpp"
@@ -154,6 +156,20 @@ struct CheckStep {
     std::uint64_t addr = 0, len = 0, key = 0;
 };
 
+// What one node's side of a workload measured for another node's side (the
+// packets of a synthetic message seen at its destination, for its source,
+// which reads them once the message has completed): handed over at once in
+// one process, carried to the node's rank at the end of the window in a
+// partitioned run (src/sim/rank_parties.hpp). Measurement only: no model
+// reads it, and the side that takes it reads it only after the model's
+// own news of the same event (an acknowledgement that crossed a board
+// link, a lookahead later) could have reached it.
+struct Note {
+    unsigned from = 0;   // the node whose side leaves it
+    unsigned node = 0;   // the node whose side takes it
+    std::array<std::uint64_t, 4> words{};
+};
+
 class Workload {
 public:
     static void declare_params(ParamRegistry& reg);
@@ -249,6 +265,21 @@ public:
     // The node's side of a step: on node s.node's process of this job, with
     // nothing of node s.from's.
     void perform(const CheckStep& s);
+    // Where a note for a node of another rank goes (a partitioned run's
+    // courier); by default to take_note() at once.
+    using NoteCourier = std::function<void(const Note&)>;
+    void set_note_courier(NoteCourier fn) { note_courier_ = std::move(fn); }
+    // Node n.node's side takes a note (std::logic_error for a workload that
+    // leaves none).
+    virtual void take_note(const Note& n);
+
+    // A partitioned run's end (merge_ranks, src/sim/windows.hpp): each
+    // rank's part of the figures only the whole system gives (a workload
+    // whose figures are ratios of totals over every node), and all of them
+    // (in rank order, this rank's own included), from which every rank then
+    // computes the same figures. By default none.
+    virtual Bytes end_part() const { return {}; }
+    virtual void merge_end(const std::vector<Bytes>& all) { (void)all; }
 
 protected:
     explicit Workload(const SimContext& ctx, unsigned job = 0);
@@ -310,6 +341,12 @@ protected:
         if (s.node == app.node()) perform(s);
         else courier_(s);
     }
+    // Note `n` for node n.node's side: taken here when that node is in
+    // this process, else handed to the note courier.
+    void leave_note(const Note& n) {
+        if (present(n.node)) take_note(n);
+        else note_courier_(n);
+    }
     // The two halves of prepare(), for two-sided workloads, where the
     // receiver chooses the destination (it guards it when it posts the receive).
     void fill_source(RdmaProcess& src, std::uint64_t src_addr, std::uint64_t len, std::uint64_t key);
@@ -354,6 +391,7 @@ protected:
     HopsFn hops_ = [](unsigned a, unsigned b) { return a == b ? 0u : 1u; };
     BoardFn board_ = [](unsigned n) { return n; };
     Courier courier_ = [this](const CheckStep& s) { perform(s); };
+    NoteCourier note_courier_ = [this](const Note& n) { take_note(n); };
     std::vector<RdmaProcess*> procs_;   // by node (Workload::create)
 };
 

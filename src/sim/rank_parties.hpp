@@ -28,11 +28,13 @@ private:
 };
 
 // The check steps a program asks of a node on another rank (Workload's
-// courier): carried to that node's rank and performed there at the end of
-// the window they were asked in, before its kernel goes on, in the order
-// they were asked (by kernel time, then asking node, then the asker's own
-// order: the same for any partition). A step for a node of this rank is
-// performed at once, as in one process.
+// courier), and the notes a node's side of a workload leaves for another
+// node's (Workload::leave_note): carried to that node's rank and performed
+// or taken there at the end of the window they were made in, before its
+// kernel goes on, in the order they were made (by kernel time, then
+// asking node, then the asker's own order: the same for any partition).
+// One for a node of this rank is performed or taken at once, as in one
+// process.
 class CourierParty : public WindowParty {
 public:
     CourierParty(System& sys);
@@ -47,8 +49,15 @@ private:
         std::uint64_t seq;
         CheckStep step;
     };
+    struct Left {
+        std::uint64_t at_ps;
+        std::uint32_t job;
+        std::uint64_t seq;
+        Note note;
+    };
     System& sys_;
     std::vector<Asked> out_;
+    std::vector<Left> notes_;
     std::uint64_t seq_ = 0, carried_ = 0;
 };
 

@@ -100,6 +100,10 @@ void merge_ranks(System& sys, StatRegistry& stats, Comm& comm, bool failed) {
             for (std::uint64_t h = 0; h < hops; ++h) log.latency_hops(in.get<std::uint32_t>());
         }
     }
+    // The figures only the whole system gives (Workload::end_part), which
+    // each rank then computes alike: before the statistics, which carry
+    // them.
+    for (const auto& wl : sys.workloads()) wl->merge_end(comm.allgather(wl->end_part()));
     // Every rank's statistics into every rank's registry (what finished
     // late in simulated time included: nothing more will).
     stats.flush_timed();

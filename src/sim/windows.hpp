@@ -71,9 +71,10 @@ class StatRegistry;
 
 // After the last window, on every rank: the kernels' clocks set to the last
 // event anywhere (sim_seconds is the whole run's), and every rank's
-// statistics and the workloads' spans (first action, first post, last
-// completion) merged into every rank's, so that each has the figures one
-// process would have. After a failed window (`failed`: Windows::run
+// statistics, the workloads' spans (first action, first post, last
+// completion) and their parts of the whole system's figures
+// (Workload::end_part) merged into every rank's, so that each has the
+// figures one process would have. After a failed window (`failed`: Windows::run
 // returned an error, on every rank alike) the clocks stay where they
 // stopped: a kernel that stopped on an error cannot be started again.
 void merge_ranks(System& sys, StatRegistry& stats, Comm& comm, bool failed = false);

@@ -48,6 +48,12 @@ CASES = [
                                  "--workload.iterations=2"], [2, 3]),
     ("torus-alltoall", "torus.ini", ["--workload.kind=alltoall", "--workload.message-size=4KiB",
                                      "--workload.iterations=1"], [2, 3]),
+    # Synthetic traffic: each message measured on its source's rank from the
+    # notes its destination leaves; the window's figures added at the end.
+    ("synthetic", "synthetic.ini", [], [2, 3]),
+    ("synthetic-hotspot", "synthetic.ini", ["--synthetic.pattern=hotspot", "--synthetic.load=0.3"], [2]),
+    ("synthetic-tornado", "synthetic.ini", ["--synthetic.pattern=tornado", "--synthetic.load=0.5",
+                                            "--synthetic.arrivals=poisson"], [2]),
 ]
 # The mechanisms across ranks (each a library policy every workload gets):
 # every rdma.strategy, SMMU faults ending in retransmission, two jobs,
@@ -85,8 +91,8 @@ CASES += [
 # The cases also traced and logged (small ones: every shipped multi-board
 # config, and a story crossing a cut link through SMMU faults and
 # retransmission).
-TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "halo-retransmit",
-          "approx-torus-halo", "approx-halo-retransmit"}
+TRACED = {"exanest-prototype", "collective", "torus-stream", "torus-halo", "torus-alltoall", "synthetic",
+          "halo-retransmit", "approx-torus-halo", "approx-halo-retransmit"}
 TRACE_FILES = ["events.log", "trace.json"]
 LINE = re.compile(r"^ *[0-9.]+ us  .+?  #(\d+) .*?(?: \(after #(\d+)\))?$")
 

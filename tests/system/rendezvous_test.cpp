@@ -182,8 +182,10 @@ std::string built_on_board0(const Settings& s) {
 
 }   // namespace
 
-TEST_CASE("rendezvous: stream, pingpong, sendrecv, collectives and the cluster kinds build with one rank's nodes",
-          "[rendezvous][partition]") {
+TEST_CASE(
+    "rendezvous: stream, pingpong, sendrecv, collectives, the cluster kinds and synthetic traffic build with "
+    "one rank's nodes",
+    "[rendezvous][partition]") {
     const Settings across = kTwoBoards + Settings{{"workload.src-node", "1"}, {"workload.dst-node", "6"}};
     CHECK(built_on_board0(across) == "programs 2 present 1 1 1 1 0 0 0 0 running 0 1 0 0 0 0 0 0");
     CHECK(built_on_board0(across + Settings{{"workload.kind", "pingpong"}}) ==
@@ -202,6 +204,10 @@ TEST_CASE("rendezvous: stream, pingpong, sendrecv, collectives and the cluster k
                                                     {"collective.op", "allreduce"},
                                                     {"collective.transport", transport}}) ==
               "programs 8 present 1 1 1 1 0 0 0 0 running 1 1 1 1 0 0 0 0");
+    // Synthetic traffic: each node's source on its own rank (its
+    // destinations' packets come to it as notes).
+    CHECK(built_on_board0(kTwoBoards + Settings{{"workload.kind", "synthetic"}}) ==
+          "programs 8 present 1 1 1 1 0 0 0 0 running 1 1 1 1 0 0 0 0");
     // The kinds not carried yet are refused as a configuration (exit status
     // 2 for the run), naming why.
     CHECK_THAT(built_on_board0(across + Settings{{"workload.kind", "overlap"}, {"workload.iterations", "1"}}),
