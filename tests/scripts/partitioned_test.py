@@ -249,16 +249,18 @@ def main():
             except subprocess.TimeoutExpired:
                 failures.append("a rank that cannot write its trace: the ranks hung")
         if not args.only:
-            # Ctrl-C to mpirun (it sends SIGTERM to its ranks, and SIGKILL
-            # odls_base_sigkill_timeout later): rank 0 says so once, each
+            # Ctrl-C to mpirun (it sends SIGCONT to its ranks, SIGTERM
+            # odls_base_sigkill_timeout later, then SIGKILL): rank 0 says so once, each
             # rank removes what it had begun as it stops, and whatever a
             # SIGKILL left (rank 0's staged outputs, another rank's trace
             # spools in the temporary directory) the next traced run across
             # ranks removes. It used to end with mpirun's exit 1 and no word,
-            # and leave both for ever. The SIGKILL comes 10 s after the
-            # SIGTERM here, not mpirun's 1 s: on a loaded machine a rank
-            # could be killed before it said anything (a fresh clone's CI,
-            # 2026-11-27); what a killed rank leaves is planted below instead.
+            # and leave both for ever. The timeout is 10 s here, not
+            # mpirun's 1 s: the SIGKILL then comes 8 s after the SIGTERM
+            # (strace of Open MPI 4.1.4's mpirun, 2026-11-28), where with 1 s
+            # a rank on a loaded machine could be killed before it said
+            # anything (a fresh clone's CI, 2026-11-27); what a killed rank
+            # leaves is planted below instead.
             # The ranks' temporary directory is this case's own: another
             # test running meanwhile (ctest -j2) may put files there, one of
             # them named like a spool (trace_test's mapping file did, and a
@@ -273,8 +275,16 @@ def main():
             spools = spool_names()
             cfg = os.path.join(args.source, "configs", "exanest-prototype.ini")
             patient = dict(env, OMPI_MCA_odls_base_sigkill_timeout="10", TMPDIR=tmp)
+            # Open MPI 4.1 sends SIGCONT at once and SIGTERM only the
+            # sigkill timeout later (strace of mpirun, 2026-11-28), so the
+            # run must outlast it by far: 100,000 iterations took 8.8 s on
+            # 2026-11-28's build and ended, published whole, before the
+            # SIGTERM came (the check below then failed 3 times in 5). A
+            # million take some 90 s; recorded for their first 1 ms only, so
+            # that the spools exist but stay small.
             p = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", args.exe, "run", cfg] + SETTINGS +
-                                 ["--workload.iterations=100000", "--trace", "--out", out], env=patient, cwd=d,
+                                 ["--workload.iterations=1000000", "--trace", "--trace-window=0us,1ms", "--out", out],
+                                 env=patient, cwd=d,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             begun = time.time()
             while time.time() - begun < 60 and not any(n.startswith(".stopped.partial-") for n in os.listdir(d)):
