@@ -182,7 +182,10 @@ void warn_output_size(std::ostream& os, const std::string& file, std::uint64_t b
        << (file == "trace.json.gz" ? " of JSON before compression" : "") << " at "
        << format_time_ps(rounded_ps(sc_core::sc_time_stamp())) << " of simulated time";
     if (known && total > 0) {
-        os << ", " << done << " of " << total << " transfers done";
+        // A partitioned run's rank 0 records and counts its own nodes'
+        // only: its bytes per transfer, scaled to every rank's transfers.
+        os << ", " << done << (sys.partition().split() ? " transfers done on this rank's nodes, of " : " of ") << total
+           << (sys.partition().split() ? " in all" : " transfers done");
         if (done > 0 && done < total)
             os << ": at this rate about " << size_text(double(bytes) * double(total) / double(done)) << " in all";
     }
