@@ -33,6 +33,7 @@ process of its own, forked from it, that enters the executable's main as
 libraries again (most of a small run's host time).
 """
 import argparse
+import csv
 import itertools
 import json
 import os
@@ -42,6 +43,9 @@ import subprocess
 import sys
 import tempfile
 import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from same_results import HOST_COLUMNS   # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "composition.md")
@@ -158,20 +162,30 @@ def run_arguments(scratch, n, situation, settings, extra=()):
     return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]
 
 
-def run_all(exe, scratch, combos, jobs, extra=()):
+def run_all(exe, scratch, combos, jobs, extra=(), orders=None):
     """Every combination's (exit status, stdout and stderr), in order: one
     `vrdmasim run-batch`, whose children are each the process `vrdmasim
     run ARGS...` would be, forked instead of started (a small run's host time
     is mostly the executable's start: its libraries loaded and initialised),
-    --jobs at a time. A status is negative for a signal, as subprocess's."""
+    --jobs at a time. A status is negative for a signal, as subprocess's.
+
+    With `orders` (a list of lists of settings, e.g. [[], ["sim.event-order=
+    keyed", "sim.event-order-seed=2"]]), each combination is run once in each
+    order, and its results are a list of (status, text, figures) by order:
+    figures are what the run wrote (stats.json, and summary.csv without the
+    host's columns), None if it wrote nothing."""
+    variants = orders or [[]]
     runs = os.path.join(scratch, "runs.txt")
     logs = os.path.join(scratch, "logs")
     os.mkdir(logs)
     with open(runs, "w") as f:
-        for n, (situation, settings) in enumerate(combos):
-            args = run_arguments(scratch, n, situation, settings, extra)
-            assert not any("\t" in a or "\n" in a for a in args)
-            f.write("\t".join(args) + "\n")
+        for i, (situation, settings) in enumerate(combos):
+            for v, order in enumerate(variants):
+                n = i * len(variants) + v
+                args = run_arguments(scratch, n, situation, settings, list(extra) + list(order))
+                assert not any("\t" in a or "\n" in a for a in args)
+                f.write("\t".join(args) + "\n")
+    figures = {}
     status = {}
     with subprocess.Popen([exe, "run-batch", runs, "--logs", logs, "--jobs", str(jobs)], stdout=subprocess.PIPE,
                           text=True) as p:
@@ -180,20 +194,57 @@ def run_all(exe, scratch, combos, jobs, extra=()):
             n = int(n)
             status[n] = int(value) if how == "exit" else -int(value)
             # Each run's output goes as soon as it ends: thousands of them
-            # would fill the disk.
+            # would fill the disk (with orders, its figures are kept first).
+            if orders:
+                figures[n] = run_figures(os.path.join(scratch, f"run{n}"))
             shutil.rmtree(os.path.join(scratch, f"run{n}"), ignore_errors=True)
     if p.returncode != 0:
         sys.exit(f"composition: vrdmasim run-batch ended with status {p.returncode}")
     results = []
-    for n in range(len(combos)):
+    for n in range(len(combos) * len(variants)):
         log = os.path.join(logs, f"{n}.log")
         text = ""
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
             os.remove(log)
-        results.append((status.get(n, "none: run-batch gave no status"), text))
-    return results
+        results.append((status.get(n, "none: run-batch gave no status"), text, figures.get(n)))
+    if not orders:
+        return [(rc, text) for rc, text, _ in results]
+    return [results[i:i + len(variants)] for i in range(0, len(results), len(variants))]
+
+
+def order_moves(by_order, orders):
+    """How a combination's runs in other orders differ from its first
+    (SystemC's order): a line each, empty if they agree."""
+    rc0, _, fig0 = by_order[0]
+    moved = []
+    for order, (rc, text, fig) in zip(orders[1:], by_order[1:]):
+        name = " ".join(order)
+        if rc != rc0:
+            moved.append(f"{name}: exit {rc}, against {rc0}: {text.strip()[-300:]}")
+        elif rc == 0 and (fig0 is None or fig is None):
+            moved.append(f"{name}: no stats.json or summary.csv")
+        elif rc == 0 and fig != fig0:
+            diffs = sorted(k for k in set(fig[0]) | set(fig0[0]) if fig[0].get(k) != fig0[0].get(k))
+            cols = sorted({k for a, b in zip(fig[1], fig0[1]) for k in set(a) | set(b) if a.get(k) != b.get(k)})
+            moved.append(f"{name}: {len(diffs)} statistics ({', '.join(diffs[:6])}), summary columns "
+                         f"({', '.join(cols[:6]) or 'none'})")
+    return moved
+
+
+def run_figures(out):
+    """What a run wrote that must not depend on the order of same-time events:
+    stats.json, and summary.csv but for the host's own columns
+    (scripts/same_results.py's HOST_COLUMNS). None if it wrote nothing."""
+    try:
+        with open(os.path.join(out, "stats.json")) as f:
+            stats = json.load(f)
+        with open(os.path.join(out, "summary.csv"), newline="") as f:
+            rows = [{k: v for k, v in r.items() if k not in HOST_COLUMNS} for r in csv.DictReader(f)]
+    except (OSError, ValueError):
+        return None
+    return stats, rows
 
 
 def describe(situation, settings):
@@ -214,10 +265,21 @@ def main():
     ap.add_argument("--sample", type=int, default=1, metavar="N",
                     help="run one combination in N (every Nth, from the first): holes only, the doc's table and "
                          "counts are not checked")
+    ap.add_argument("--orders", metavar="SEEDS",
+                    help="run each combination also in the keyed order of same-time events with each of these "
+                         "seeds (comma-separated, e.g. 2,3: sim.event-order=keyed, sim.event-order-seed): its "
+                         "stats.json and summary.csv (host columns aside) must be SystemC's order's, byte for byte")
     args = ap.parse_args()
+    orders = None
+    if args.orders:
+        try:
+            seeds = [int(x) for x in args.orders.split(",")]
+        except ValueError:
+            sys.exit(f"composition: --orders takes seeds separated by commas, not {args.orders!r}")
+        orders = [[]] + [["sim.event-order=keyed", f"sim.event-order-seed={s}"] for s in seeds]
     if args.sample < 1:
         sys.exit("composition: --sample must be 1 or more")
-    if args.write and (args.setting or args.sample > 1):
+    if args.write and (args.setting or args.sample > 1 or args.orders):
         sys.exit("composition: --write with --setting would write another configuration's outcomes")
     exe = os.path.abspath(args.exe)
     axes = enum_choices(exe)
@@ -228,7 +290,15 @@ def main():
     ok, refused, holes = 0, {}, []
     by_kind = {}   # workload.kind -> [finished, {rule: refused}]
     with tempfile.TemporaryDirectory(prefix="vrdmasim-composition-") as scratch:
-        for (situation, settings), (rc, text) in zip(combos, run_all(exe, scratch, combos, args.jobs, args.setting)):
+        results = run_all(exe, scratch, combos, args.jobs, args.setting, orders)
+        if orders:
+            for (situation, settings), by_order in zip(combos, results):
+                moved = order_moves(by_order, orders)
+                if moved:
+                    holes.append(f"moves with the order of same-time events: {describe(situation, settings)}\n    "
+                                 + "\n    ".join(moved))
+            results = [by_order[0][:2] for by_order in results]
+        for (situation, settings), (rc, text) in zip(combos, results):
             what = describe(situation, settings)
             row = by_kind.setdefault(settings["workload.kind"], [0, {}])
             if rc == 0:

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "workloads/workload.hpp"
+#include "src/core/software_turns.hpp"
 
 namespace vrdmasim {
 
@@ -53,6 +54,7 @@ MemoryHog::MemoryHog(sc_core::sc_module_name name, const SimContext& ctx, const 
     if (bytes_ > capacity)
         throw ctx.config.refuse(params_of<HogParams>().bytes, "more than the node's " + std::to_string(capacity >> 20) +
                                                                   " MiB of page frames and swap");
+    node_ = software_turns::node_of(prefix);
     SC_HAS_PROCESS(MemoryHog);
     SC_THREAD(run);
 }
@@ -63,6 +65,7 @@ void MemoryHog::stop() {
 }
 
 void MemoryHog::run() {
+    software_turns::enter(node_);   // a program of the node
     // One delta later than time 0: the node's application process is made
     // first (it keeps pid 1 and ASID 1).
     wait(sc_core::SC_ZERO_TIME);

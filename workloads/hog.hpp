@@ -69,6 +69,7 @@ private:
     std::uint64_t base_ = 0;
     sc_core::sc_event stop_ev_;
     Counter *passes_, *pages_touched_, *pages_refaulted_, *mmap_failures_;
+    std::string node_;   // its node's name: its turns (src/core/software_turns.hpp)
 };
 
 }   // namespace vrdmasim

@@ -3,6 +3,7 @@
 // (rdma.completion = handler). README.md "Notifications:
 // event counters and detection".
 #include "library/rdma/process.hpp"
+#include "src/core/software_turns.hpp"
 
 #include <algorithm>
 
@@ -66,6 +67,7 @@ void RdmaProcess::observe_signals() {
 }
 
 void RdmaProcess::handler_thread() {
+    software_turns::enter(software_turns::node_of(group_));
     // The library's handler thread: asleep until the interrupt of the next
     // notification; each wake-up costs rdma.handler-dispatch on a core, then
     // the user's handler runs (rdma.handler-cpu on a core) for every

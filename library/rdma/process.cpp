@@ -6,6 +6,7 @@
 #include "models/common/noise.hpp"
 
 #include "src/core/format.hpp"
+#include "src/core/software_turns.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +107,7 @@ void RdmaProcess::wait_until(const std::function<bool()>& done, sc_core::sc_even
 }
 
 void RdmaProcess::run() {
+    software_turns::enter(software_turns::node_of(group_));   // the program
     if (!started_) sc_core::wait(start_ev_.get());
     // noise.start-skew: this process's launch comes a little after the others'.
     const sc_time skew = ctx_.config[params_of<NoiseParams>().start_skew];

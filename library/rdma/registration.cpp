@@ -6,6 +6,7 @@
 #include "models/common/noise.hpp"
 
 #include "src/core/format.hpp"
+#include "src/core/software_turns.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,7 @@ void RdmaProcess::prefetch_advise(std::uint64_t va, std::uint64_t len, bool ahea
 }
 
 void RdmaProcess::prefetch_thread() {
+    software_turns::enter(software_turns::node_of(group_));
     // rdma.prefetch = advise: the worker the advice is handed to (the
     // kernel's work queue). Woken by an advice (at its time), it populates
     // the advised pages in order, a batch at a time, then sleeps until the
@@ -45,6 +47,7 @@ void RdmaProcess::prefetch_thread() {
 }
 
 void RdmaProcess::registration_thread() {
+    software_turns::enter(software_turns::node_of(group_));
     // pin-deferred: the library's registration thread. Woken when a buffer
     // is allocated (at the allocation's time), it pins the queued buffers
     // chunk by chunk on the node's cores (Vm::pin charges them) until none

@@ -44,6 +44,8 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     SC_METHOD(serve);
     sensitive << wake_;
     dont_initialize();
+    end_.q = this;
+    InstantEnd::get();   // made now, during elaboration
 }
 
 void HopQueue::post(const Event& e) {
@@ -166,11 +168,12 @@ void HopQueue::serve() {
         arm(front().t, now);
         return;
     }
-    // Another process runnable at this time may still post for it: serve
-    // once none is (a delta later, as often as it takes).
-    if (sc_core::sc_pending_activity_at_current_time()) {
+    // Another process runnable at this time may still post for it, or a
+    // thread of software waits for its turn at it: serve once none does (at
+    // the end of the instant, src/core/instant_end.hpp).
+    if (sc_core::sc_pending_activity_at_current_time() || InstantEnd::get().asked()) {
         ++deferrals_;
-        arm(now, now);
+        InstantEnd::get().request(end_, InstantEnd::HopQueue);
         return;
     }
     // Every event before the next time another process has something to do,

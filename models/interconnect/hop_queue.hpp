@@ -21,6 +21,7 @@
 #include <tlm>
 
 #include "models/interconnect/exanet_packet.hpp"
+#include "src/core/instant_end.hpp"
 
 namespace vrdmasim {
 
@@ -215,6 +216,11 @@ private:
     bool armed_ = false;   // wake_ has a notification pending, at armed_at_
     sc_core::sc_time armed_at_;
     std::uint64_t served_ = 0, deferrals_ = 0;
+    // Called back at the end of an instant the queue waited for.
+    struct End final : InstantEnd::Client {
+        HopQueue* q = nullptr;
+        void at_instant_end() override { q->serve(); }
+    } end_;
     std::size_t most_ = 0;   // events queued at once, at most
     std::uint32_t links_ = 0;
     std::uint64_t wakes_ = 0;

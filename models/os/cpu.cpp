@@ -30,9 +30,10 @@ void CpuCores::declare_metrics(MetricRegistry& reg) {
                     "cpu.cores_busy_time");
     reg.sum_counters("cpu_order_inversions",
                      "Pieces of CPU work that waited for a core behind work that became ready after them (sum of "
-                     "`*.cpu.order_inversions`): the cores serve work first come, first served by call, and a "
-                     "program runs ahead of the kernel, so such a run's figures may move with the order of "
-                     "same-time events (models/os/README.md, *CpuCores*; 0 in every shipped configuration).",
+                     "`*.cpu.order_inversions`): the cores serve work in the order it is booked, and a program "
+                     "books ahead of the kernel, so where cores were contended such a run's CPU waits are not "
+                     "in simulated time's order alone (models/os/README.md, *CpuCores*; 0 in every shipped "
+                     "configuration).",
                      {"cpu.order_inversions"});
 }
 
@@ -43,9 +44,9 @@ std::string CpuCores::order_warning(const StatRegistry& stats) {
     os << "vrdmasim: warning: " << n << " piece(s) of CPU work waited for a core behind work that became ready "
        << "after them (" << format_metric(stats.sum_scalars("cpu.order_wait"), 4)
        << " us in all; summary column cpu_order_inversions): a node's cores serve work first come, first served by "
-          "call, and a program books its work ahead of the kernel, so where they were contended this run's CPU "
-          "waits follow the host's order of calls, not simulated time, and its figures may move with the order of "
-          "same-time events (models/os/README.md, CpuCores)\n";
+          "booking, and a program books its work ahead of the kernel, so where they were contended this run's CPU "
+          "waits follow the order the work was booked in, not simulated time alone: its figures that depend on "
+          "contended cores are approximate (models/os/README.md, CpuCores)\n";
     return os.str();
 }
 

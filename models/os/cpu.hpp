@@ -83,7 +83,7 @@ public:
 
     // The run's warning when some node's cores served a piece of work
     // behind one that became ready after it (`<prefix>.order_inversions`):
-    // its figures may then move with the order of same-time events. Empty
+    // its CPU waits are then not in simulated time's order alone. Empty
     // when none did.
     static std::string order_warning(const StatRegistry& stats);
 

@@ -4,6 +4,7 @@
 #include "src/core/format.hpp"
 
 #include "models/os/smmu_driver.hpp"
+#include "src/core/software_turns.hpp"
 
 namespace vrdmasim {
 
@@ -154,6 +155,7 @@ sc_time ShadowPager::resolve(int pid, std::uint64_t va, bool write, sc_time t, b
 }
 
 void ShadowPager::miss_thread() {
+    software_turns::enter(software_turns::node_of(group_));   // the node's driver: software
     for (;;) {
         if (misses_.empty()) sc_core::wait(miss_ev_.get());
         if (misses_.empty()) continue;

@@ -1,4 +1,5 @@
 #include "models/os/smmu_driver.hpp"
+#include "src/core/software_turns.hpp"
 
 #include <stdexcept>
 
@@ -151,7 +152,7 @@ SmmuDriver::SmmuDriver(sc_core::sc_module_name name, const SimContext& ctx, cons
       tlbi_page_(ctx.config[params_of<SmmuDriverParams>().tlbi_page]),
       tlbi_asid_threshold_(static_cast<std::uint64_t>(ctx.config[params_of<SmmuDriverParams>().tlbi_asid_threshold])),
       banks_(Smmu500::kContextBanks) {
-    (void)group;   // spans go to the CPU tracks of CpuCores
+    node_ = group;   // (its spans go to the CPU tracks of CpuCores)
     const std::string p = std::string(this->name()) + ".";
     auto& s = ctx.stats;
     interrupts_ = &s.counter(p + "interrupts", "", "handler runs (one per interrupt taken)");
@@ -315,6 +316,7 @@ sc_time SmmuDriver::invalidate(int pid, std::uint16_t asid, std::uint64_t va, st
 }
 
 void SmmuDriver::irq_thread() {
+    software_turns::enter(node_);   // the kernel's thread: software of the node
     for (;;) {
         if (!smmu_.irq.high()) sc_core::wait(smmu_.irq.event());
         // Under temporal decoupling the line may rise ahead of now.

@@ -224,6 +224,7 @@ private:
     bool delivering_ = false;
     void deliver(const FaultOutcome& o);
     std::unique_ptr<LazyThread> irq_thread_;
+    std::string node_;   // the node's name: its software's turns (src/core/software_turns.hpp)
     Counter *interrupts_, *faults_, *resumes_retry_, *resumes_terminate_, *invalidations_, *tlbi_writes_;
     Counter *unresolved_, *unowned_, *global_faults_, *spurious_;
     Histogram *handler_us_, *service_us_, *irq_wait_us_, *library_us_;

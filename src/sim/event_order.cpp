@@ -1,5 +1,6 @@
 #include "src/sim/event_order.hpp"
 #include "src/core/event_identity.hpp"
+#include "src/core/libsystemc_symbol.hpp"
 
 #include <dlfcn.h>
 
@@ -94,13 +95,8 @@ Block* block_of(const void* timed) {
 // The library's own definitions, for the constructors this file wraps.
 template <class F>
 F next(const char* symbol) {
-    void* f = dlsym(RTLD_NEXT, symbol);
-    if (!f) {
-        // Nothing can run without it: SystemC's events are made from here.
-        std::fprintf(stderr, "vrdmasim: %s not found in libsystemc (src/sim/event_order.cpp)\n", symbol);
-        std::abort();
-    }
-    return reinterpret_cast<F>(f);
+    // Nothing can run without it: SystemC's events are made from here.
+    return libsystemc_symbol<F>(symbol, "src/sim/event_order.cpp");
 }
 
 }   // namespace

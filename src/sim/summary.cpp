@@ -78,6 +78,9 @@ void declare_run_metrics(MetricRegistry& reg) {
     reg.add_supplied("jobs_bytes_delivered", "B",
                      "Payload bytes every job's transfers delivered (`bytes_delivered` is job 0's; the same with "
                      "one job): the bytes the energy per byte is over.");
+    reg.add_supplied("jobs_transfer_errors", "",
+                     "Transfers of every job that completed with an error status (`transfer_errors` is job 0's; "
+                     "the same with one job): a run with any exits with status 3.");
     reg.add_supplied("latency_us_mean", "us",
                      "Mean transfer latency: stream and cluster workloads, doorbell to the completion seen by "
                      "the application; pingpong, half the round trip; synthetic, a message's creation to its last "
@@ -321,8 +324,10 @@ void add_throughput_columns(const TransferLog& log, const JobFigures& job0, cons
 void add_job_columns(System& sys, const StatRegistry& stats, const Spans& sp, sc_core::sc_time& first,
                      sc_core::sc_time& last, double& all_bytes, Columns& v) {
     std::string by_job;
+    std::uint64_t errors = 0;
     for (const auto& w : sys.workloads()) {
         const TransferLog& l = w->log();
+        errors += l.errors.value();
         const JobFigures f = job_figures(stats, *w, sp.region != nullptr);
         all_bytes += static_cast<double>(f.bytes);
         if (!by_job.empty()) by_job += ";";
@@ -334,6 +339,7 @@ void add_job_columns(System& sys, const StatRegistry& stats, const Spans& sp, sc
     }
     v.emplace_back("job_throughput_gbps", by_job);
     v.emplace_back("jobs_bytes_delivered", std::to_string(static_cast<std::uint64_t>(all_bytes)));
+    v.emplace_back("jobs_transfer_errors", std::to_string(errors));
 }
 
 // Job 0's latency; no sample, no figure: an empty cell, not a latency of 0
