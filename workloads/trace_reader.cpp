@@ -490,31 +490,15 @@ OTF2_EvtReaderCallbacks* callbacks() {
 // properties (u32), a name and a value string each and the trace id (u64);
 // from format 3 the numbers of snapshots and thumbnails (u32 each) and
 // OTF2's end-of-file token (2).
-std::string anchor_problem(const std::string& anchor) {
-    // Not a file here (missing, a directory): OTF2's to judge ("cannot open").
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(anchor, ec)) return "";
-    std::ifstream f(anchor, std::ios::binary | std::ios::ate);
-    if (!f) return "";
-    const std::streamoff size = f.tellg();
-    if (size < 0) return "";
-    // OTF2 loads the anchor whole, as one buffer. All it holds is ~70 B of
-    // fields and the strings a writer chose (Score-P's: a few hundred
-    // bytes of properties); OTF2's largest chunk, 16 MiB, is far beyond a
-    // real one and keeps this read small.
-    if (static_cast<std::uint64_t>(size) > OTF2_CHUNK_SIZE_MAX)
-        return "the anchor file is " + std::to_string(size) + " B, more than an OTF2 anchor holds (at most " +
-               std::to_string(OTF2_CHUNK_SIZE_MAX) + " B here; a real one is well under 64 KiB)";
-    std::string b(static_cast<std::size_t>(size), '\0');
-    f.seekg(0);
-    f.read(b.data(), size);
-    if (!f) return "the anchor file cannot be read";
+// An anchor file's bytes, read from the front in its byte order.
+struct AnchorBytes {
+    std::string b;
     std::size_t at = 0;
     bool little = true;
-    // Whether `n` bytes remain, and the unsigned integer of `n` bytes at
-    // the position, in the file's byte order (read past).
-    auto has = [&](std::size_t n) { return b.size() - at >= n; };
-    auto uint = [&](std::size_t n) {
+    // Whether `n` bytes remain.
+    bool has(std::size_t n) const { return b.size() - at >= n; }
+    // The unsigned integer of `n` bytes at the position (read past).
+    std::uint64_t uint(std::size_t n) {
         std::uint64_t v = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const auto byte = static_cast<std::uint64_t>(static_cast<unsigned char>(b[at + i]));
@@ -522,26 +506,61 @@ std::string anchor_problem(const std::string& anchor) {
         }
         at += n;
         return v;
-    };
-    // Past one NUL-terminated string ending before byte `end` (the
-    // file's end unless given); false if there is none.
-    auto string = [&](std::size_t end = std::string::npos) {
+    }
+    // Past one NUL-terminated string ending before byte `end` (the file's
+    // end unless given); false if there is none.
+    bool string(std::size_t end = std::string::npos) {
         const std::size_t nul = b.find('\0', at);
         if (nul == std::string::npos || nul >= std::min(end, b.size())) return false;
         at = nul + 1;
         return true;
-    };
-    const std::string cut = " (the anchor file is cut short or damaged)", damaged = " (a damaged anchor file)";
-    if (!has(7) || b[0] != 3 || (b[1] != 0x42 && b[1] != 0x23) || b.compare(2, 5, std::string("OTF2\0", 5)) != 0)
+    }
+};
+
+const char* const kAnchorCut = " (the anchor file is cut short or damaged)";
+const char* const kAnchorDamaged = " (a damaged anchor file)";
+
+// The anchor file whole into `a.b`; what is wrong with it ("" if nothing;
+// not a regular file is OTF2's to judge: `skip` is then set).
+std::string read_anchor(const std::string& anchor, AnchorBytes& a, bool& skip) {
+    skip = true;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(anchor, ec)) return "";
+    std::ifstream f(anchor, std::ios::binary | std::ios::ate);
+    if (!f) return "";
+    const std::streamoff size = f.tellg();
+    if (size < 0) return "";
+    skip = false;
+    // OTF2 loads the anchor whole, as one buffer. All it holds is ~70 B of
+    // fields and the strings a writer chose (Score-P's: a few hundred
+    // bytes of properties); OTF2's largest chunk, 16 MiB, is far beyond a
+    // real one and keeps this read small.
+    if (static_cast<std::uint64_t>(size) > OTF2_CHUNK_SIZE_MAX)
+        return "the anchor file is " + std::to_string(size) + " B, more than an OTF2 anchor holds (at most " +
+               std::to_string(OTF2_CHUNK_SIZE_MAX) + " B here; a real one is well under 64 KiB)";
+    a.b.assign(static_cast<std::size_t>(size), '\0');
+    f.seekg(0);
+    f.read(a.b.data(), size);
+    if (!f) return "the anchor file cannot be read";
+    return "";
+}
+
+// The fields every format has, from the anchor format to the description
+// (`format` and the definition chunk size read).
+std::string anchor_fixed_fields(AnchorBytes& a, std::uint64_t& format) {
+    const std::string& b = a.b;
+    if (!a.has(7) || b[0] != 3 || (b[1] != 0x42 && b[1] != 0x23) || b.compare(2, 5, std::string("OTF2\0", 5)) != 0)
         return "the anchor file does not begin as an OTF2 anchor does (a chunk header, then \"OTF2\"): not an OTF2 "
                "archive's anchor, or a damaged one";
-    little = b[1] == 0x42;
-    at = 7;
-    if (!has(1 + 4 + 2 * 8 + 2 + 2 * 8)) return "the anchor file ends within its fixed fields" + cut;
-    const std::uint64_t format = uint(1);
-    if (format == 0) return "the anchor file has anchor format 0, which OTF2 never writes" + damaged;
-    at += 4;   // trace format, version major, minor, bugfix
-    const std::uint64_t chunk_events = uint(8), chunk_defs = uint(8);
+    a.little = b[1] == 0x42;
+    a.at = 7;
+    if (!a.has(1 + 4 + 2 * 8 + 2 + 2 * 8))
+        return std::string("the anchor file ends within its fixed fields") + kAnchorCut;
+    format = a.uint(1);
+    if (format == 0)
+        return std::string("the anchor file has anchor format 0, which OTF2 never writes") + kAnchorDamaged;
+    a.at += 4;   // trace format, version major, minor, bugfix
+    const std::uint64_t chunk_events = a.uint(8), chunk_defs = a.uint(8);
     // OTF2_Archive_Open: "available values are from 256kB to 16MB"
     // (OTF2_CHUNK_SIZE_MIN, _MAX) for either chunk size; a reader holds a
     // buffer of the chunk size per open location.
@@ -549,47 +568,65 @@ std::string anchor_problem(const std::string& anchor) {
         if (chunk < OTF2_CHUNK_SIZE_MIN || chunk > OTF2_CHUNK_SIZE_MAX)
             return "the anchor file gives " + std::string(what) + " chunk size of " + std::to_string(chunk) +
                    " B; OTF2's chunks are of " + std::to_string(OTF2_CHUNK_SIZE_MIN) + " to " +
-                   std::to_string(OTF2_CHUNK_SIZE_MAX) + " B" + damaged;
-    const std::uint64_t substrate = uint(1), compression = uint(1);
+                   std::to_string(OTF2_CHUNK_SIZE_MAX) + " B" + kAnchorDamaged;
+    const std::uint64_t substrate = a.uint(1), compression = a.uint(1);
     if (substrate < OTF2_SUBSTRATE_POSIX || substrate > OTF2_SUBSTRATE_NONE)
         return "the anchor file names file substrate " + std::to_string(substrate) + ", which OTF2 does not have" +
-               damaged;
+               kAnchorDamaged;
     if (compression < OTF2_COMPRESSION_NONE || compression > 2 /* OTF2_COMPRESSION_ZLIB, deprecated */)
         return "the anchor file names compression " + std::to_string(compression) + ", which OTF2 does not have" +
-               damaged;
-    const std::uint64_t locations = uint(8);
-    at += 8;   // global definitions
+               kAnchorDamaged;
+    const std::uint64_t locations = a.uint(8);
+    a.at += 8;   // global definitions
     // OTF2_Archive_Open: "the definition chunk size must be at least 10
     // times the number of locations" (a definition listing every location,
     // as the MPI group does, must fit in one chunk).
     if (locations > chunk_defs / 10)
         return "the anchor file counts " + std::to_string(locations) + " locations, more than its definition chunk (" +
-               std::to_string(chunk_defs) + " B, 10 B a location) can list" + damaged;
+               std::to_string(chunk_defs) + " B, 10 B a location) can list" + kAnchorDamaged;
     for (const char* what : {"machine name", "creator", "description"})
-        if (!string()) return "the anchor file ends within its " + std::string(what) + cut;
-    if (format < 2) return "";
-    if (!has(4)) return "the anchor file ends before its number of properties" + cut;
+        if (!a.string()) return "the anchor file ends within its " + std::string(what) + kAnchorCut;
+    return "";
+}
+
+// From format 2: the properties, the trace id; from format 3 the numbers
+// of snapshots and thumbnails and the end-of-file token.
+std::string anchor_later_fields(AnchorBytes& a, std::uint64_t format) {
+    if (!a.has(4)) return std::string("the anchor file ends before its number of properties") + kAnchorCut;
     // The allocation that ran away: OTF2 makes room for every property
     // before it reads one. Each is two strings of at least their NUL,
     // before the fields that follow them (the trace id; from format 3 the
     // snapshots and thumbnails, the end-of-file token), so the count is
     // walked in the bytes there are: it ends with them.
-    const std::uint64_t properties = uint(4);
+    const std::uint64_t properties = a.uint(4);
     const std::size_t after = 8 + (format >= 3 ? 8 + (format == 3 ? 1 : 0) : 0);
-    const std::size_t end = b.size() >= after ? b.size() - after : 0;
+    const std::size_t end = a.b.size() >= after ? a.b.size() - after : 0;
     for (std::uint64_t p = 0; p < properties; ++p)
-        if (!string(end) || !string(end))
+        if (!a.string(end) || !a.string(end))
             return "the anchor file counts " + std::to_string(properties) +
-                   " properties (a name and a value each), its " + std::to_string(size) + " B hold at most " +
+                   " properties (a name and a value each), its " + std::to_string(a.b.size()) + " B hold at most " +
                    std::to_string(p) + ": a damaged count (OTF2 would allocate for every one before reading any)";
-    if (!has(8)) return "the anchor file ends before its trace identifier" + cut;
-    at += 8;
+    if (!a.has(8)) return std::string("the anchor file ends before its trace identifier") + kAnchorCut;
+    a.at += 8;
     if (format < 3) return "";
-    if (!has(8)) return "the anchor file ends before its numbers of snapshots and thumbnails" + cut;
-    at += 8;
-    if (format == 3 && (!has(1) || b[at] != 2))
-        return "the anchor file does not end where its fields do (no end-of-file token after them)" + cut;
+    if (!a.has(8))
+        return std::string("the anchor file ends before its numbers of snapshots and thumbnails") + kAnchorCut;
+    a.at += 8;
+    if (format == 3 && (!a.has(1) || a.b[a.at] != 2))
+        return std::string("the anchor file does not end where its fields do (no end-of-file token after them)") +
+               kAnchorCut;
     return "";
+}
+
+std::string anchor_problem(const std::string& anchor) {
+    AnchorBytes a;
+    bool skip = false;
+    std::string problem = read_anchor(anchor, a, skip);
+    if (skip || !problem.empty()) return problem;
+    std::uint64_t format = 0;
+    problem = anchor_fixed_fields(a, format);
+    if (!problem.empty() || format < 2) return problem;
+    return anchor_later_fields(a, format);
 }
 
 // Opens `anchor`, reads its global definitions into `m` and opens the

@@ -51,9 +51,15 @@ std::vector<synthetic::Pattern> parse_patterns(const std::string& text) {
     return v;
 }
 
-}   // namespace
+// What `vrdmasim bounds` was asked (its configuration and options).
+struct BoundsRequest {
+    std::vector<synthetic::Pattern> patterns;
+    bool channels = false, csv = false;
+};
 
-int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+// Reads the command line into `cfg` and `req`; an exit status if the
+// command ends here (its help, or a bad configuration), else -1.
+int parse_bounds_args(const std::vector<std::string>& args, Config& cfg, BoundsRequest& req) {
     po::options_description opts("bounds options");
     opts.add_options()("help,h", "show this help")(
         "patterns", po::value<std::string>()->value_name("LIST"),
@@ -64,9 +70,6 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
     all.add(opts).add_options()("config", po::value<std::vector<std::string>>(), "");
     po::positional_options_description pos;
     pos.add("config", -1);
-    Config cfg(reg);
-    std::vector<synthetic::Pattern> patterns;
-    bool channels = false, csv = false;
     try {
         po::parsed_options parsed =
             po::command_line_parser(args)
@@ -98,10 +101,10 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
             throw cfg.refuse("router.routing",
                              "the bound walks the dimension-order routes (Topology::route); adaptive routing "
                              "spreads a pair's packets over several, whose share no routing function fixes");
-        patterns =
+        req.patterns =
             parse_patterns(vm.count("patterns") ? vm["patterns"].as<std::string>() : cfg.string("synthetic.pattern"));
-        channels = vm.count("channels") > 0;
-        csv = vm.count("csv") > 0;
+        req.channels = vm.count("channels") > 0;
+        req.csv = vm.count("csv") > 0;
     } catch (const ConfigError& e) {
         std::cerr << "vrdmasim: error: bounds: " << e.what() << "\n";
         return kExitBadConfig;
@@ -109,65 +112,60 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
         std::cerr << "vrdmasim: error: bounds: " << printable(e.what()) << "\n" << kUsage;
         return kExitBadConfig;
     }
-    std::vector<PatternBound> bounds;
-    std::unique_ptr<ChannelModel> model;
-    try {
-        model = std::make_unique<ChannelModel>(cfg);
-        bounds = synthetic_bounds(*model, cfg, patterns);
-    } catch (const ConfigError& e) {
-        std::cerr << "vrdmasim: error: bounds: " << e.what() << "\n";
-        return kExitBadConfig;
-    }
-    // One pattern asked for by name and not defined here: an error.
-    if (patterns.size() == 1 && !bounds[0].refusal.empty()) {
-        std::cerr << "vrdmasim: error: bounds: synthetic.pattern = " << synthetic::name(patterns[0]) << ": "
-                  << bounds[0].refusal << "\n";
-        return kExitBadConfig;
-    }
-    const Topology& t = model->topology();
-    const std::uint64_t bytes = synthetic_message_bytes(cfg);
-    const double ni = model->ni_rate_bps();
-    auto payload_gbps = [&](const ChannelModel::Bound& b) {
+    return -1;
+}
+
+// What the bounds are printed from.
+struct BoundsOutput {
+    const ChannelModel& model;
+    const std::vector<PatternBound>& bounds;
+    std::uint64_t bytes;   // a message's
+    double ni;   // the NI link's rate, b/s
+    // A pattern's payload at its bound, Gb/s a node.
+    double payload_gbps(const ChannelModel::Bound& b) const {
         return b.theta * ni * (static_cast<double>(bytes) * 8) / (static_cast<double>(b.data_flits) * 128) / 1e9;
-    };
-    if (csv) {
-        std::cout << "pattern,nodes,message_bytes,data_flits,response_flits,bound,bound_payload_gbps,bottleneck,"
-                     "bottleneck_flits,zero_load_us_mean,zero_load_us_min,zero_load_us_max,refusal\n";
-        for (const PatternBound& pb : bounds) {
-            const ChannelModel::Bound& b = pb.bound;
-            std::cout << synthetic::name(pb.pattern) << "," << t.size() << "," << bytes << ",";
-            if (!pb.refusal.empty()) {
-                std::string why = pb.refusal;
-                std::replace(why.begin(), why.end(), ',', ';');
-                std::cout << ",,,,,,,,," << why << "\n";
-                continue;
-            }
-            std::cout << b.data_flits << "," << b.response_flits << "," << format_metric(b.theta, 9) << ","
-                      << format_metric(payload_gbps(b), 9) << "," << model->channels()[b.loads[0].channel].name << ","
-                      << format_metric(b.loads[0].flits, 9) << "," << format_metric(b.zero_load_mean_us, 9) << ","
-                      << format_metric(b.zero_load_min_us, 9) << "," << format_metric(b.zero_load_max_us, 9) << ",\n";
-        }
-        if (channels) {
-            std::cout << "\npattern,channel,rate_gbps,flits_per_message,utilisation_at_bound\n";
-            for (const PatternBound& pb : bounds)
-                for (const ChannelModel::Load& l : pb.bound.loads)
-                    std::cout << synthetic::name(pb.pattern) << "," << model->channels()[l.channel].name << ","
-                              << format_metric(model->channels()[l.channel].rate_bps / 1e9) << ","
-                              << format_metric(l.flits, 9) << ","
-                              << format_metric(
-                                     pb.bound.theta / static_cast<double>(pb.bound.data_flits) * l.per_capacity, 6)
-                              << "\n";
-        }
-        return 0;
     }
-    const std::string kind = cfg.string("topology.kind");
+};
+
+void print_bounds_csv(const BoundsOutput& o, bool channels) {
+    const ChannelModel& model = o.model;
+    std::cout << "pattern,nodes,message_bytes,data_flits,response_flits,bound,bound_payload_gbps,bottleneck,"
+                 "bottleneck_flits,zero_load_us_mean,zero_load_us_min,zero_load_us_max,refusal\n";
+    for (const PatternBound& pb : o.bounds) {
+        const ChannelModel::Bound& b = pb.bound;
+        std::cout << synthetic::name(pb.pattern) << "," << model.topology().size() << "," << o.bytes << ",";
+        if (!pb.refusal.empty()) {
+            std::string why = pb.refusal;
+            std::replace(why.begin(), why.end(), ',', ';');
+            std::cout << ",,,,,,,,," << why << "\n";
+            continue;
+        }
+        std::cout << b.data_flits << "," << b.response_flits << "," << format_metric(b.theta, 9) << ","
+                  << format_metric(o.payload_gbps(b), 9) << "," << model.channels()[b.loads[0].channel].name << ","
+                  << format_metric(b.loads[0].flits, 9) << "," << format_metric(b.zero_load_mean_us, 9) << ","
+                  << format_metric(b.zero_load_min_us, 9) << "," << format_metric(b.zero_load_max_us, 9) << ",\n";
+    }
+    if (!channels) return;
+    std::cout << "\npattern,channel,rate_gbps,flits_per_message,utilisation_at_bound\n";
+    for (const PatternBound& pb : o.bounds)
+        for (const ChannelModel::Load& l : pb.bound.loads)
+            std::cout << synthetic::name(pb.pattern) << "," << model.channels()[l.channel].name << ","
+                      << format_metric(model.channels()[l.channel].rate_bps / 1e9) << "," << format_metric(l.flits, 9)
+                      << ","
+                      << format_metric(pb.bound.theta / static_cast<double>(pb.bound.data_flits) * l.per_capacity, 6)
+                      << "\n";
+}
+
+void print_bounds_table(const BoundsOutput& o, const std::string& kind, bool channels) {
+    const ChannelModel& model = o.model;
+    const Topology& t = model.topology();
     std::cout << "bounds of synthetic traffic on " << t.size() << " nodes ("
               << (kind == "torus" ? "a torus of " + std::to_string(t.extent(Topology::X)) + " x " +
                                         std::to_string(t.extent(Topology::Y)) + " x " +
                                         std::to_string(t.extent(Topology::Z)) + " QFDBs"
                   : kind == "mezzanine" ? std::string("a mezzanine")
                                         : std::string("one QFDB"))
-              << "), dimension-order routes, " << bytes << " B messages; NI link " << format_metric(ni / 1e9)
+              << "), dimension-order routes, " << o.bytes << " B messages; NI link " << format_metric(o.ni / 1e9)
               << " Gb/s\n";
     std::cout << "bound: the offered load (data flits, a fraction of the NI link's rate) at which the most loaded "
                  "channel is full\n\n";
@@ -175,32 +173,59 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
               << std::setw(34) << "most loaded channel" << std::setw(18) << "flits/message"
               << "zero-load us (min-max)"
               << "\n";
-    for (const PatternBound& pb : bounds) {
+    for (const PatternBound& pb : o.bounds) {
         std::cout << std::left << std::setw(16) << synthetic::name(pb.pattern);
         if (!pb.refusal.empty()) {
             std::cout << "not defined here: " << pb.refusal << "\n";
             continue;
         }
         const ChannelModel::Bound& b = pb.bound;
-        std::cout << std::setw(9) << fixed(b.theta, 4) << std::setw(12) << fixed(payload_gbps(b), 3) << std::setw(34)
-                  << model->channels()[b.loads[0].channel].name << std::setw(18) << fixed(b.loads[0].flits, 3)
+        std::cout << std::setw(9) << fixed(b.theta, 4) << std::setw(12) << fixed(o.payload_gbps(b), 3) << std::setw(34)
+                  << model.channels()[b.loads[0].channel].name << std::setw(18) << fixed(b.loads[0].flits, 3)
                   << fixed(b.zero_load_mean_us, 4) << " (" << fixed(b.zero_load_min_us, 4) << "-"
                   << fixed(b.zero_load_max_us, 4) << ")\n";
     }
-    if (channels)
-        for (const PatternBound& pb : bounds) {
-            if (!pb.refusal.empty()) continue;
-            const ChannelModel::Bound& b = pb.bound;
-            std::cout << "\n"
-                      << synthetic::name(pb.pattern) << ": " << b.data_flits << " data flits a message, "
-                      << b.response_flits << " of its response; each channel's flits per message a node sends, "
-                      << "and its utilisation at the bound\n";
-            for (const ChannelModel::Load& l : b.loads)
-                std::cout << "  " << std::left << std::setw(34) << model->channels()[l.channel].name << std::setw(8)
-                          << format_metric(model->channels()[l.channel].rate_bps / 1e9) << "Gb/s  " << std::setw(12)
-                          << fixed(l.flits, 4) << fixed(b.theta / static_cast<double>(b.data_flits) * l.per_capacity, 4)
-                          << "\n";
-        }
+    if (!channels) return;
+    for (const PatternBound& pb : o.bounds) {
+        if (!pb.refusal.empty()) continue;
+        const ChannelModel::Bound& b = pb.bound;
+        std::cout << "\n"
+                  << synthetic::name(pb.pattern) << ": " << b.data_flits << " data flits a message, "
+                  << b.response_flits << " of its response; each channel's flits per message a node sends, "
+                  << "and its utilisation at the bound\n";
+        for (const ChannelModel::Load& l : b.loads)
+            std::cout << "  " << std::left << std::setw(34) << model.channels()[l.channel].name << std::setw(8)
+                      << format_metric(model.channels()[l.channel].rate_bps / 1e9) << "Gb/s  " << std::setw(12)
+                      << fixed(l.flits, 4) << fixed(b.theta / static_cast<double>(b.data_flits) * l.per_capacity, 4)
+                      << "\n";
+    }
+}
+
+}   // namespace
+
+int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& args) {
+    Config cfg(reg);
+    BoundsRequest req;
+    const int status = parse_bounds_args(args, cfg, req);
+    if (status >= 0) return status;
+    std::vector<PatternBound> bounds;
+    std::unique_ptr<ChannelModel> model;
+    try {
+        model = std::make_unique<ChannelModel>(cfg);
+        bounds = synthetic_bounds(*model, cfg, req.patterns);
+    } catch (const ConfigError& e) {
+        std::cerr << "vrdmasim: error: bounds: " << e.what() << "\n";
+        return kExitBadConfig;
+    }
+    // One pattern asked for by name and not defined here: an error.
+    if (req.patterns.size() == 1 && !bounds[0].refusal.empty()) {
+        std::cerr << "vrdmasim: error: bounds: synthetic.pattern = " << synthetic::name(req.patterns[0]) << ": "
+                  << bounds[0].refusal << "\n";
+        return kExitBadConfig;
+    }
+    const BoundsOutput out{*model, bounds, synthetic_message_bytes(cfg), model->ni_rate_bps()};
+    if (req.csv) print_bounds_csv(out, req.channels);
+    else print_bounds_table(out, cfg.string("topology.kind"), req.channels);
     return 0;
 }
 

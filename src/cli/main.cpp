@@ -442,6 +442,83 @@ const char* const kRunBatchUsage = "usage: vrdmasim run-batch RUNS.txt --logs DI
 // "<line number> exit <status>" or "<line number> signal <number>", one
 // line, flushed. Exit status 0 whatever the runs' (2: a bad command line
 // or RUNS.txt unreadable, nothing run).
+// RUNS.txt's lines, each a run's ARGS (separated by tabs).
+std::vector<std::vector<std::string>> read_runs(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw vrdmasim::ConfigError("cannot read " + file);
+    std::vector<std::vector<std::string>> runs;
+    for (std::string line; std::getline(in, line);) {
+        std::vector<std::string> words;
+        std::size_t at = 0;
+        while (!line.empty()) {
+            const std::size_t tab = line.find('\t', at);
+            words.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+            if (tab == std::string::npos) break;
+            at = tab + 1;
+        }
+        runs.push_back(std::move(words));
+    }
+    return runs;
+}
+
+// In the forked child: run `words` (its log the run's stdout and stderr)
+// as a new process of `vrdmasim run` would; never returns.
+[[noreturn]] void run_batch_child(const std::string& log, std::vector<std::string> words) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        std::cerr << "vrdmasim: error: run-batch: cannot write " << log << ": " << std::strerror(errno) << "\n";
+        std::_Exit(vrdmasim::kExitFailed);
+    }
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    std::vector<char*> child_argv;
+    for (auto& w : words) child_argv.push_back(w.data());
+    child_argv.push_back(nullptr);
+    // What libsystemc's main() does with a new process's arguments.
+    std::exit(sc_core::sc_elab_and_sim(static_cast<int>(words.size()), child_argv.data()));
+}
+
+// Runs `runs`, `jobs` at a time, each in a forked child; prints each one's
+// end as it comes. 0, or kExitFailed if fork or waitpid failed.
+int run_batch_runs(const std::vector<std::vector<std::string>>& runs, const std::string& logs, long jobs,
+                   const char* argv0) {
+    std::map<pid_t, std::size_t> running;
+    std::size_t next = 0;
+    while (next < runs.size() || !running.empty()) {
+        while (running.size() < static_cast<std::size_t>(jobs) && next < runs.size()) {
+            // Nothing buffered here may reach a child's output.
+            std::cout.flush();
+            std::fflush(nullptr);
+            const pid_t pid = fork();
+            if (pid < 0) {
+                std::cerr << "vrdmasim: error: run-batch: fork: " << std::strerror(errno) << "\n";
+                break;
+            }
+            if (pid == 0) {
+                std::vector<std::string> words{argv0, "run"};
+                words.insert(words.end(), runs[next].begin(), runs[next].end());
+                run_batch_child(logs + "/" + std::to_string(next) + ".log", std::move(words));
+            }
+            running[pid] = next++;
+        }
+        if (running.empty()) return vrdmasim::kExitFailed;   // fork failed with nothing left to wait for
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            std::cerr << "vrdmasim: error: run-batch: waitpid: " << std::strerror(errno) << "\n";
+            return vrdmasim::kExitFailed;
+        }
+        const auto it = running.find(pid);
+        if (it == running.end()) continue;
+        if (WIFSIGNALED(status)) std::cout << it->second << " signal " << WTERMSIG(status) << std::endl;
+        else std::cout << it->second << " exit " << WEXITSTATUS(status) << std::endl;
+        running.erase(it);
+    }
+    return 0;
+}
+
 int run_batch_command(const std::vector<std::string>& args, const char* argv0) {
     po::options_description opts("run-batch options");
     opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>()->value_name("N"),
@@ -475,19 +552,7 @@ int run_batch_command(const std::vector<std::string>& args, const char* argv0) {
         logs = vm["logs"].as<std::string>();
         const auto files = vm.count("runs") ? vm["runs"].as<std::vector<std::string>>() : std::vector<std::string>{};
         if (files.size() != 1) throw vrdmasim::ConfigError("run-batch needs one RUNS.txt");
-        std::ifstream in(files[0]);
-        if (!in) throw vrdmasim::ConfigError("cannot read " + files[0]);
-        for (std::string line; std::getline(in, line);) {
-            std::vector<std::string> words;
-            std::size_t at = 0;
-            while (!line.empty()) {
-                const std::size_t tab = line.find('\t', at);
-                words.push_back(line.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
-                if (tab == std::string::npos) break;
-                at = tab + 1;
-            }
-            runs.push_back(std::move(words));
-        }
+        runs = read_runs(files[0]);
     } catch (const vrdmasim::ConfigError& e) {
         std::cerr << "vrdmasim: error: " << e.what() << "\n" << kRunBatchUsage;
         return vrdmasim::kExitBadConfig;
@@ -495,54 +560,7 @@ int run_batch_command(const std::vector<std::string>& args, const char* argv0) {
         std::cerr << "vrdmasim: error: run-batch: " << vrdmasim::printable(e.what()) << "\n" << kRunBatchUsage;
         return vrdmasim::kExitBadConfig;
     }
-    std::map<pid_t, std::size_t> running;
-    std::size_t next = 0;
-    while (next < runs.size() || !running.empty()) {
-        while (running.size() < static_cast<std::size_t>(jobs) && next < runs.size()) {
-            // Nothing buffered here may reach a child's output.
-            std::cout.flush();
-            std::fflush(nullptr);
-            const pid_t pid = fork();
-            if (pid < 0) {
-                std::cerr << "vrdmasim: error: run-batch: fork: " << std::strerror(errno) << "\n";
-                break;
-            }
-            if (pid == 0) {
-                const std::string log = logs + "/" + std::to_string(next) + ".log";
-                const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                if (fd < 0) {
-                    std::cerr << "vrdmasim: error: run-batch: cannot write " << log << ": " << std::strerror(errno)
-                              << "\n";
-                    std::_Exit(vrdmasim::kExitFailed);
-                }
-                dup2(fd, STDOUT_FILENO);
-                dup2(fd, STDERR_FILENO);
-                close(fd);
-                std::vector<std::string> words{argv0, "run"};
-                words.insert(words.end(), runs[next].begin(), runs[next].end());
-                std::vector<char*> child_argv;
-                for (auto& w : words) child_argv.push_back(w.data());
-                child_argv.push_back(nullptr);
-                // What libsystemc's main() does with a new process's arguments.
-                std::exit(sc_core::sc_elab_and_sim(static_cast<int>(words.size()), child_argv.data()));
-            }
-            running[pid] = next++;
-        }
-        if (running.empty()) return vrdmasim::kExitFailed;   // fork failed with nothing left to wait for
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            std::cerr << "vrdmasim: error: run-batch: waitpid: " << std::strerror(errno) << "\n";
-            return vrdmasim::kExitFailed;
-        }
-        const auto it = running.find(pid);
-        if (it == running.end()) continue;
-        if (WIFSIGNALED(status)) std::cout << it->second << " signal " << WTERMSIG(status) << std::endl;
-        else std::cout << it->second << " exit " << WEXITSTATUS(status) << std::endl;
-        running.erase(it);
-    }
-    return 0;
+    return run_batch_runs(runs, logs, jobs, argv0);
 }
 
 }   // namespace

@@ -1156,52 +1156,41 @@ std::string partitioned_refusal(const RunOptions& opts, const Config& cfg) {
 
 namespace {
 
-// run_command with `mpi` owned by the caller, which ends every rank if one
-// throws (run_command).
-int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& args, std::unique_ptr<MpiComm>& mpi) {
-    Config cfg(reg);
-    RunOptions opts;
-    if (const int status = parse_run_command(reg, args, cfg, opts); status >= 0) return status;
-    const ShardFromEnv rank = mpi_rank_or_error();
-    if (rank.count < 0) return kExitBadConfig;
-    // A partitioned run: every rank simulates its boards, rank 0 writes
-    // the outputs (docs/scaling.md).
-    if (rank.count > 1) {
-        if (const std::string no = partitioned_refusal(opts, cfg); !no.empty()) {
-            if (rank.index == 0) std::cerr << "vrdmasim: error: " << no << "\n";
-            return kExitBadConfig;
-        }
-        try {
-            mpi = std::make_unique<MpiComm>();
-        } catch (const std::exception& e) {
-            std::cerr << "vrdmasim: error: rank " << rank.index << " of " << rank.count << " (" << rank.from
-                      << "): " << e.what() << "\n";
-            return kExitFailed;
-        }
-        if (mpi->size() != static_cast<unsigned>(rank.count) || mpi->rank() != static_cast<unsigned>(rank.index)) {
-            std::cerr << "vrdmasim: error: " << rank.from << " says rank " << rank.index << " of " << rank.count
-                      << ", MPI rank " << mpi->rank() << " of " << mpi->size() << "\n";
-            mpi->abort(kExitFailed);
-        }
+// A partitioned run (more than one rank): joins the ranks in `mpi`. An
+// exit status if the run ends here, else -1.
+int join_ranks(const ShardFromEnv& rank, const RunOptions& opts, const Config& cfg, std::unique_ptr<MpiComm>& mpi) {
+    if (const std::string no = partitioned_refusal(opts, cfg); !no.empty()) {
+        if (rank.index == 0) std::cerr << "vrdmasim: error: " << no << "\n";
+        return kExitBadConfig;
     }
-    const bool writer = !mpi || mpi->rank() == 0;
+    try {
+        mpi = std::make_unique<MpiComm>();
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: rank " << rank.index << " of " << rank.count << " (" << rank.from
+                  << "): " << e.what() << "\n";
+        return kExitFailed;
+    }
+    if (mpi->size() != static_cast<unsigned>(rank.count) || mpi->rank() != static_cast<unsigned>(rank.index)) {
+        std::cerr << "vrdmasim: error: " << rank.from << " says rank " << rank.index << " of " << rank.count
+                  << ", MPI rank " << mpi->rank() << " of " << mpi->size() << "\n";
+        mpi->abort(kExitFailed);
+    }
+    return -1;
+}
 
-    StatRegistry stats;
-    Tracer tracer;
-    SimContext ctx{cfg, stats, tracer};
-    std::unique_ptr<System> sys;
-    const auto build_start = std::chrono::steady_clock::now();
-    std::unique_ptr<RegionOfInterest> roi;
+// Builds the system (and its region of interest); on ranks, the lowest
+// refusing rank says why, once. An exit status if it is refused, else -1.
+int build_system(const SimContext& ctx, Config& cfg, MpiComm* mpi, std::unique_ptr<System>& sys,
+                 std::unique_ptr<RegionOfInterest>& roi) {
     std::string build_error;
     try {
         sys = mpi ? std::make_unique<System>(ctx, mpi->size(), mpi->rank()) : std::make_unique<System>(ctx);
-        if (RoiParams::on(cfg)) roi = std::make_unique<RegionOfInterest>(*sys, stats);
+        if (RoiParams::on(cfg)) roi = std::make_unique<RegionOfInterest>(*sys, ctx.stats);
     } catch (const ConfigError& e) {
         build_error = e.what();
     }
     if (mpi) {
-        // The same configuration on every rank refuses alike: the lowest
-        // refusing rank says why, once.
+        // The same configuration on every rank refuses alike.
         const std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
         const std::uint64_t first = mpi->min(build_error.empty() ? none : mpi->rank());
         if (first != none) {
@@ -1214,6 +1203,164 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
         std::cerr << "vrdmasim: error: " << build_error << "\n";
         return kExitBadConfig;
     }
+    return -1;
+}
+
+// The outputs' staging directory and the trace: rank 0 writes them; the
+// other ranks record alike, into spools beside no file, which rank 0 writes
+// with its own at the end (trace_gather.hpp). An exit status if they cannot
+// be started, else -1.
+int start_outputs(OutputStaging& staging, Tracer& tracer, const RunOptions& opts, System& sys, MpiComm* mpi,
+                  bool writer) {
+    if (writer)
+        if (const int status = staging.start(); status >= 0) {
+            if (mpi) mpi->abort(status);
+            return status;
+        }
+    if (writer) on_signal::writer_stops(opts.out, staging.dir());
+    if (writer && !open_tracer(tracer, opts, staging.dir(), sys)) {
+        staging.discard();
+        if (mpi) mpi->abort(kExitFailed);
+        return kExitFailed;
+    }
+    if (!writer && (opts.trace || opts.narrate)) {
+        remove_stale_spools(fs::temp_directory_path());
+        const fs::path spill = fs::temp_directory_path() /
+                               ("vrdmasim-trace-" + std::to_string(::getpid()) + "-rank" + std::to_string(mpi->rank()));
+        on_signal::spools_stop(spill);
+        tracer.record_only(opts.trace, opts.narrate, spill.string());
+        tracer.set_log_filter(opts.log_filter);
+        tracer.set_trace_filter(opts.trace_filter);
+        tracer.set_window(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.first)),
+                          sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.second)));
+    }
+    return -1;
+}
+
+// The simulation: in one process, or in windows across the ranks (their
+// statistics merged at the end). Its error ("" if none) in `result`.
+void simulate(System& sys, StatRegistry& stats, const RunOptions& opts, MpiComm* mpi, RunResult& result,
+              std::uint64_t& windows, std::uint64_t& exchanged) {
+    if (mpi) {
+        Windows loop(*mpi, sys.cut_mail(), sys.lookahead(), sys.time_limit());
+        SyncParty sync(sys.global_sync());
+        CourierParty courier(sys);
+        loop.add(sync);
+        loop.add(courier);
+        loop.before_each([&sys](sc_core::sc_time end) { sys.window_ends_at(end); });
+        result.error = loop.run();
+        // What is left runs to the last rank's last event (merge_ranks).
+        sys.window_ends_at(sc_core::sc_max_time());
+        windows = loop.windows();
+        exchanged = loop.exchanged_bytes();
+        merge_ranks(sys, stats, *mpi, !result.error.empty());
+    } else {
+        result.error = run_simulation(sys, opts.progress);
+        sys.end_run();
+        stats.flush_timed();   // nothing more will finish
+    }
+    // A thread that overflowed its stack may have written another's: no
+    // result of the run can be trusted (src/sim/thread_stacks.hpp).
+    if (std::string overflow = thread_stacks::check(); !overflow.empty())
+        result.error = result.error.empty() ? overflow : overflow + "; and then: " + result.error;
+}
+
+// An error of one rank (a stack overflow found at its end) is the run's:
+// the lowest failing rank's, on every rank.
+void take_rank_error(MpiComm& mpi, RunResult& result) {
+    for (const Bytes& e : mpi.allgather(Bytes(result.error.begin(), result.error.end())))
+        if (!e.empty()) {
+            result.error = std::string(e.begin(), e.end());
+            break;
+        }
+}
+
+// The summary's columns of a run on ranks: their count, windows, bytes
+// exchanged and the largest rank's peak memory.
+void rank_columns(MpiComm& mpi, std::uint64_t windows, std::uint64_t exchanged, RunResult& result) {
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    const double rss = static_cast<double>(ru.ru_maxrss) / 1024.0;   // KiB on Linux
+    const std::uint64_t most_rss =
+        std::numeric_limits<std::uint64_t>::max() -
+        mpi.min(std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(std::llround(rss * 100)));
+    std::uint64_t all_windows = windows, all_bytes = 0;
+    for (const Bytes& b : mpi.allgather([&] {
+             Bytes v;
+             ByteWriter(v).put(exchanged);
+             return v;
+         }()))
+        all_bytes += ByteReader(b).get<std::uint64_t>();
+    for (Summary* sum : {&result.summary, &result.whole_summary})
+        for (auto& kv : *sum) {
+            if (kv.first == "ranks") kv.second = std::to_string(mpi.size());
+            if (kv.first == "host_windows") kv.second = std::to_string(all_windows);
+            if (kv.first == "host_exchanged_bytes") kv.second = std::to_string(all_bytes);
+            if (kv.first == "host_peak_rss_mib_max") kv.second = format_metric(double(most_rss) / 100, 4);
+        }
+}
+
+// The trace and the log are outputs: one that could not be written (a full
+// disk, a file-size limit: while the run simulated or now) fails the run as
+// any output does, with nothing half-written left, and ends every rank (one
+// left in a collective would wait for ever). kExitFailed then, else -1.
+int close_trace(Tracer& tracer, const RunOptions& opts, OutputStaging& staging, MpiComm* mpi, bool writer) {
+    try {
+        if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
+        tracer.close();
+    } catch (const std::exception&) {
+        if (tracer.write_error().empty()) throw;
+    }
+    if (!tracer.write_error().empty()) {
+        std::cerr << "vrdmasim: error: " << tracer.write_error() << "\n";
+        if (writer) staging.discard();
+        if (mpi) mpi->abort(kExitFailed);
+        return kExitFailed;
+    }
+    return -1;
+}
+
+// Rank 0: the outputs written into the staging directory and published
+// whole, or not at all. kExitFailed if they could not be, else -1.
+int publish_outputs(OutputStaging& staging, const RunOutputs& outputs, std::chrono::steady_clock::time_point host_end) {
+    try {
+        write_outputs(staging.dir(), outputs, host_end);
+    } catch (const std::exception& e) {
+        std::cerr << "vrdmasim: error: writing outputs: " << e.what() << "\n";
+        staging.discard();
+        return kExitFailed;
+    }
+    // Published whole or not at all: a signal now waits until the outputs
+    // are in place (or not), then has its default action.
+    const std::string unpublished = on_signal::held([&] { return staging.publish(); });
+    if (!unpublished.empty()) {
+        std::cerr << "vrdmasim: error: --out " << outputs.opts.out << ": " << unpublished << "\n";
+        return kExitFailed;
+    }
+    return -1;
+}
+
+// run_command with `mpi` owned by the caller, which ends every rank if one
+// throws (run_command).
+int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& args, std::unique_ptr<MpiComm>& mpi) {
+    Config cfg(reg);
+    RunOptions opts;
+    if (const int status = parse_run_command(reg, args, cfg, opts); status >= 0) return status;
+    const ShardFromEnv rank = mpi_rank_or_error();
+    if (rank.count < 0) return kExitBadConfig;
+    // A partitioned run: every rank simulates its boards, rank 0 writes
+    // the outputs (docs/scaling.md).
+    if (rank.count > 1)
+        if (const int status = join_ranks(rank, opts, cfg, mpi); status >= 0) return status;
+    const bool writer = !mpi || mpi->rank() == 0;
+
+    StatRegistry stats;
+    Tracer tracer;
+    SimContext ctx{cfg, stats, tracer};
+    std::unique_ptr<System> sys;
+    const auto build_start = std::chrono::steady_clock::now();
+    std::unique_ptr<RegionOfInterest> roi;
+    if (const int status = build_system(ctx, cfg, mpi.get(), sys, roi); status >= 0) return status;
     KeepToExit keep_to_exit{sys};
     if (opts.check) {
         if (writer) print_check(cfg, *sys);
@@ -1226,30 +1373,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_UNCAUGHT_EXCEPTION_, sc_core::SC_THROW);
 
     OutputStaging staging(opts.out);
-    if (writer)
-        if (const int status = staging.start(); status >= 0) {
-            if (mpi) mpi->abort(status);
-            return status;
-        }
-    if (writer) on_signal::writer_stops(opts.out, staging.dir());
-    if (writer && !open_tracer(tracer, opts, staging.dir(), *sys)) {
-        staging.discard();
-        if (mpi) mpi->abort(kExitFailed);
-        return kExitFailed;
-    }
-    if (!writer && (opts.trace || opts.narrate)) {
-        // The other ranks record alike, into spools beside no file: rank 0
-        // writes their records with its own at the end (trace_gather.hpp).
-        remove_stale_spools(fs::temp_directory_path());
-        const fs::path spill = fs::temp_directory_path() /
-                               ("vrdmasim-trace-" + std::to_string(::getpid()) + "-rank" + std::to_string(mpi->rank()));
-        on_signal::spools_stop(spill);
-        tracer.record_only(opts.trace, opts.narrate, spill.string());
-        tracer.set_log_filter(opts.log_filter);
-        tracer.set_trace_filter(opts.trace_filter);
-        tracer.set_window(sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.first)),
-                          sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(opts.trace_window.second)));
-    }
+    if (const int status = start_outputs(staging, tracer, opts, *sys, mpi.get(), writer); status >= 0) return status;
 
     std::unique_ptr<TimeSeries> series;
     if (opts.sample_ps > 0) {
@@ -1263,58 +1387,13 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     const double build_seconds = std::chrono::duration<double>(host_start - build_start).count();
     RunResult result;
     std::uint64_t windows = 0, exchanged = 0;
-    if (mpi) {
-        Windows loop(*mpi, sys->cut_mail(), sys->lookahead(), sys->time_limit());
-        SyncParty sync(sys->global_sync());
-        CourierParty courier(*sys);
-        loop.add(sync);
-        loop.add(courier);
-        loop.before_each([&sys](sc_core::sc_time end) { sys->window_ends_at(end); });
-        result.error = loop.run();
-        // What is left runs to the last rank's last event (merge_ranks).
-        sys->window_ends_at(sc_core::sc_max_time());
-        windows = loop.windows();
-        exchanged = loop.exchanged_bytes();
-        merge_ranks(*sys, stats, *mpi, !result.error.empty());
-    } else {
-        result.error = run_simulation(*sys, opts.progress);
-        sys->end_run();
-        stats.flush_timed();   // nothing more will finish
-    }
-    // A thread that overflowed its stack may have written another's: no
-    // result of the run can be trusted (src/sim/thread_stacks.hpp).
-    if (std::string overflow = thread_stacks::check(); !overflow.empty())
-        result.error = result.error.empty() ? overflow : overflow + "; and then: " + result.error;
+    simulate(*sys, stats, opts, mpi.get(), result, windows, exchanged);
     const auto host_end = std::chrono::steady_clock::now();
     const double host_seconds = std::chrono::duration<double>(host_end - host_start).count();
     if (series) series->finish();
     if (roi) roi->finish();
-    if (mpi) {
-        // An error of one rank (a stack overflow found at its end) is the
-        // run's: the lowest failing rank's, on every rank.
-        for (const Bytes& e : mpi->allgather(Bytes(result.error.begin(), result.error.end())))
-            if (!e.empty()) {
-                result.error = std::string(e.begin(), e.end());
-                break;
-            }
-    }
-
-    // The trace and the log are outputs: one that could not be written (a
-    // full disk, a file-size limit: while the run simulated or now) fails
-    // the run as any output does, with nothing half-written left, and ends
-    // every rank (one left in a collective would wait for ever).
-    try {
-        if (mpi && (opts.trace || opts.narrate)) gather_trace(tracer, *mpi);
-        tracer.close();
-    } catch (const std::exception&) {
-        if (tracer.write_error().empty()) throw;
-    }
-    if (!tracer.write_error().empty()) {
-        std::cerr << "vrdmasim: error: " << tracer.write_error() << "\n";
-        if (writer) staging.discard();
-        if (mpi) mpi->abort(kExitFailed);
-        return kExitFailed;
-    }
+    if (mpi) take_rank_error(*mpi, result);
+    if (const int status = close_trace(tracer, opts, staging, mpi.get(), writer); status >= 0) return status;
     if (writer) warn_unmatched_filters(tracer);
     // Every rank judges, summarises and checks the run (the checks of what
     // it simulates need it); rank 0 alone says so and writes the outputs.
@@ -1322,28 +1401,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     std::streambuf* const cerr_buf = writer ? nullptr : std::cerr.rdbuf(quiet_rank.rdbuf());
     judge_end(cfg, *sys, stats, roi.get(), result);
     if (!result.failed) summarise(cfg, *sys, stats, roi.get(), host_seconds, build_seconds, result);
-    if (mpi && !result.failed) {
-        struct rusage ru {};
-        getrusage(RUSAGE_SELF, &ru);
-        const double rss = static_cast<double>(ru.ru_maxrss) / 1024.0;   // KiB on Linux
-        const std::uint64_t most_rss =
-            std::numeric_limits<std::uint64_t>::max() -
-            mpi->min(std::numeric_limits<std::uint64_t>::max() - static_cast<std::uint64_t>(std::llround(rss * 100)));
-        std::uint64_t all_windows = windows, all_bytes = 0;
-        for (const Bytes& b : mpi->allgather([&] {
-                 Bytes v;
-                 ByteWriter(v).put(exchanged);
-                 return v;
-             }()))
-            all_bytes += ByteReader(b).get<std::uint64_t>();
-        for (Summary* sum : {&result.summary, &result.whole_summary})
-            for (auto& kv : *sum) {
-                if (kv.first == "ranks") kv.second = std::to_string(mpi->size());
-                if (kv.first == "host_windows") kv.second = std::to_string(all_windows);
-                if (kv.first == "host_exchanged_bytes") kv.second = std::to_string(all_bytes);
-                if (kv.first == "host_peak_rss_mib_max") kv.second = format_metric(double(most_rss) / 100, 4);
-            }
-    }
+    if (mpi && !result.failed) rank_columns(*mpi, windows, exchanged, result);
     if (!result.failed) self_check(*sys, stats, roi.get(), result, mpi.get());
     if (cerr_buf) std::cerr.rdbuf(cerr_buf);
     if (!writer) return result.failed || result.invalid ? kExitFailed : kExitOk;
@@ -1351,21 +1409,10 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     // The sums are done: their index goes before the outputs sort every
     // name (the run's peak memory on a big torus); a later sum builds it again.
     stats.release_sum_indexes();
-    try {
-        write_outputs(staging.dir(),
-                      RunOutputs{cfg, stats, tracer, opts, args, result, outcome, roi.get(), series.get()}, host_end);
-    } catch (const std::exception& e) {
-        std::cerr << "vrdmasim: error: writing outputs: " << e.what() << "\n";
-        staging.discard();
-        return kExitFailed;
-    }
-    // Published whole or not at all: a signal now waits until the outputs
-    // are in place (or not), then has its default action.
-    const std::string unpublished = on_signal::held([&] { return staging.publish(); });
-    if (!unpublished.empty()) {
-        std::cerr << "vrdmasim: error: --out " << opts.out << ": " << unpublished << "\n";
-        return kExitFailed;
-    }
+    if (const int status = publish_outputs(
+            staging, RunOutputs{cfg, stats, tracer, opts, args, result, outcome, roi.get(), series.get()}, host_end);
+        status >= 0)
+        return status;
     return finish(opts, result, outcome, stats, host_seconds);
 }
 

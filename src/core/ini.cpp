@@ -166,13 +166,16 @@ std::string resolve_from_file(const std::string& file, const std::string& value)
     return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
 }
 
-std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
-                                    const std::string& what, bool lists) {
+namespace {
+
+// The file open at its start, or a ConfigError saying why not (a
+// directory, unreadable, UTF-16).
+void open_ini(std::ifstream& in, const std::string& path, const std::string& what) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw ConfigError("cannot open " + what + " " + squote(path) + ": " + std::strerror(EISDIR));
     errno = 0;
-    std::ifstream in(path);
+    in.open(path);
     if (!in) {
         const int err = errno;
         throw ConfigError("cannot open " + what + " " + squote(path) + ": " +
@@ -187,6 +190,68 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
                           " is UTF-16 (it begins with a UTF-16 byte-order mark); save it as UTF-8 (or ASCII)");
     in.clear();
     in.seekg(0);
+}
+
+// The name of the section a header line `t` (trimmed, starting with '[')
+// opens, one of `sections`.
+std::string section_of(const std::string& t, const std::string& origin, const std::vector<std::string>& sections) {
+    const auto close = t.find(']');
+    if (close == std::string::npos)
+        throw ConfigError(origin + ": malformed section header " + squote(t) + ": missing ']'");
+    const std::string name = trim(t.substr(1, close - 1));
+    const std::string rest = trim(t.substr(close + 1));
+    if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
+        throw ConfigError(origin + ": unexpected " + squote(rest) + " after section header [" + clip_for_message(name) +
+                          "]");
+    if (name.empty()) throw ConfigError(origin + ": empty section name []");
+    if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+        if (name == "sweep")
+            throw ConfigError(origin +
+                              ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
+                              "or a single point of it with `vrdmasim run` on a copy without "
+                              "[sweep] and with one value per key");
+        const std::string guess = closest_of(name, sections);
+        throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
+                          (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
+    }
+    return name;
+}
+
+// The entry a line `t` (trimmed: `key = value`) of `section` sets.
+IniEntry entry_of(const std::string& t, const std::string& section, int lineno, const std::string& origin, bool lists) {
+    const auto eq = t.find('=');
+    const std::string key = eq == std::string::npos ? "" : trim(t.substr(0, eq));
+    if (key.empty())
+        throw ConfigError(origin + ": expected '[section]', 'key = value', a comment or a blank line, got " +
+                          squote(t));
+    if (section.empty()) throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
+    IniEntry e;
+    e.section = section;
+    e.key = key;
+    e.line = lineno;
+    e.origin = origin;
+    const std::string raw = trim(t.substr(eq + 1));
+    e.quoted = !raw.empty() && raw[0] == '"';
+    if (lists) {
+        e.items = ini_read_list(raw, origin);
+        if (e.items.size() == 1) {
+            e.value = e.items[0];
+        } else {
+            for (const auto& item : e.items) e.value += (e.value.empty() ? "" : ", ") + item;
+            e.quoted = false;
+        }
+    } else {
+        e.value = ini_read_value(raw, origin);
+    }
+    return e;
+}
+
+}   // namespace
+
+std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<std::string>& sections,
+                                    const std::string& what, bool lists) {
+    std::ifstream in;
+    open_ini(in, path, what);
     std::vector<IniEntry> entries;
     std::map<std::string, int> seen;   // section.key -> line
     std::string section;
@@ -199,52 +264,10 @@ std::vector<IniEntry> read_ini_file(const std::string& path, const std::vector<s
         const std::string t = trim(line);
         if (t.empty() || t[0] == '#' || t[0] == ';') continue;
         if (t[0] == '[') {
-            const auto close = t.find(']');
-            if (close == std::string::npos)
-                throw ConfigError(origin + ": malformed section header " + squote(t) + ": missing ']'");
-            const std::string name = trim(t.substr(1, close - 1));
-            const std::string rest = trim(t.substr(close + 1));
-            if (!rest.empty() && rest[0] != '#' && rest[0] != ';')
-                throw ConfigError(origin + ": unexpected " + squote(rest) + " after section header [" +
-                                  clip_for_message(name) + "]");
-            if (name.empty()) throw ConfigError(origin + ": empty section name []");
-            if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
-                if (name == "sweep")
-                    throw ConfigError(origin +
-                                      ": [sweep] makes this a sweep file: run it with `vrdmasim sweep`, "
-                                      "or a single point of it with `vrdmasim run` on a copy without "
-                                      "[sweep] and with one value per key");
-                const std::string guess = closest_of(name, sections);
-                throw ConfigError(origin + ": unknown section [" + clip_for_message(name) + "]" +
-                                  (guess.empty() ? "" : " (did you mean [" + guess + "]?)"));
-            }
-            section = name;
+            section = section_of(t, origin, sections);
             continue;
         }
-        const auto eq = t.find('=');
-        const std::string key = eq == std::string::npos ? "" : trim(t.substr(0, eq));
-        if (key.empty())
-            throw ConfigError(origin + ": expected '[section]', 'key = value', a comment or a blank line, got " +
-                              squote(t));
-        if (section.empty()) throw ConfigError(origin + ": " + squote(t) + " comes before any [section] header");
-        IniEntry e;
-        e.section = section;
-        e.key = key;
-        e.line = lineno;
-        e.origin = origin;
-        const std::string raw = trim(t.substr(eq + 1));
-        e.quoted = !raw.empty() && raw[0] == '"';
-        if (lists) {
-            e.items = ini_read_list(raw, origin);
-            if (e.items.size() == 1) {
-                e.value = e.items[0];
-            } else {
-                for (const auto& item : e.items) e.value += (e.value.empty() ? "" : ", ") + item;
-                e.quoted = false;
-            }
-        } else {
-            e.value = ini_read_value(raw, origin);
-        }
+        IniEntry e = entry_of(t, section, lineno, origin, lists);
         const auto s = seen.find(e.name());
         if (s != seen.end())
             throw ConfigError(origin + ": " + squote(e.name()) + " is already set on line " +
