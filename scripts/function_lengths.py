@@ -35,11 +35,6 @@ TAIL = re.compile(r"\)\s*(const\b\s*)?(noexcept\b\s*(\([^()]*\))?\s*)?((override
 # (file, function name): its length when the rule came; to be split.
 DEBT = {
     ("models/dma/stats.cpp", "PldmaStats::PldmaStats"): 124,
-    ("src/sim/system.cpp", "System::build_links"): 121,
-    ("workloads/cluster.cpp", "ClusterWorkload::ClusterWorkload"): 113,
-    ("workloads/synthetic.cpp", "SyntheticWorkload::SyntheticWorkload"): 108,
-    ("workloads/trace.cpp", "TraceWorkload::TraceWorkload"): 93,
-    ("models/os/cpu.cpp", "CpuCores::run_on_core"): 89,
     ("workloads/workload.cpp", "Workload::create_kind"): 89,
     ("models/interconnect/hop_link.cpp", "Link::inject"): 87,
     ("models/interconnect/hop_link.cpp", "Link::serve"): 86,
@@ -47,7 +42,6 @@ DEBT = {
     ("library/rdma/params.cpp", "RdmaParams::RdmaParams"): 135,
     ("workloads/workload.cpp", "WorkloadParams::WorkloadParams"): 99,
     ("models/dma/pldma.cpp", "PldmaParams::PldmaParams"): 82,
-    ("workloads/synthetic.cpp", "SyntheticWorkload::program"): 84,
     ("models/interconnect/link.cpp", "Link::in_call_order"): 81,
     ("models/interconnect/link.cpp", "Link::transport_timed"): 81,
 }

@@ -231,6 +231,14 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
             if (d >= apps_.size() || d == i) throw std::logic_error(kind_ + ": bad destination in the plan");
             peers_[d].in.push_back(i);
         }
+    read_settings(ctx);
+    if (read_) plan_reads();
+    else if (two_sided_) plan_two_sided(ctx);
+    else plan_writes();
+}
+
+// workload.two-sided, .arrivals and .operation, and what they refuse.
+void ClusterWorkload::read_settings(const SimContext& ctx) {
     two_sided_ = ctx.config[params_of<WorkloadParams>().two_sided];
     const std::string& arrivals = ctx.config[params_of<WorkloadParams>().arrivals];
     arrivals_ = arrivals == "flags" ? Arrivals::Flags : arrivals == "counter" ? Arrivals::Counter : Arrivals::Ring;
@@ -249,41 +257,49 @@ ClusterWorkload::ClusterWorkload(const SimContext& ctx, const std::vector<RdmaPr
         throw ctx.config.refuse(params_of<WorkloadParams>().arrivals,
                                 "has nothing to detect with workload.operation = read: a node that reads its "
                                 "messages learns of each from its own read's completion record");
-    if (read_) {
-        for (unsigned i = 0; i < apps_.size(); ++i) {
-            if (!apps_[i]) continue;   // its rank builds it
-            RdmaProcess& app = *apps_[i];
-            const std::uint64_t reads = std::max<std::uint64_t>(1, writes_ * peers_[i].in.size());
-            const std::uint64_t rbufs = std::min(window_, reads);
-            check_fits(app, receive_bytes(i) + source_bytes_read(i) + rbufs * sizeof(CompletionRecord));
-            check_locked(app, {rbufs * sizeof(CompletionRecord)});
-            app.program = [this](RdmaProcess& a) { program_read(a); };
-        }
-        return;
+}
+
+// workload.operation = read: each node reads its messages from its sources.
+void ClusterWorkload::plan_reads() {
+    for (unsigned i = 0; i < apps_.size(); ++i) {
+        if (!apps_[i]) continue;   // its rank builds it
+        RdmaProcess& app = *apps_[i];
+        const std::uint64_t reads = std::max<std::uint64_t>(1, writes_ * peers_[i].in.size());
+        const std::uint64_t rbufs = std::min(window_, reads);
+        check_fits(app, receive_bytes(i) + source_bytes_read(i) + rbufs * sizeof(CompletionRecord));
+        check_locked(app, {rbufs * sizeof(CompletionRecord)});
+        app.program = [this](RdmaProcess& a) { program_read(a); };
     }
-    if (two_sided_) {
-        // Endpoint::connect reads every peer's endpoint: not carried across
-        // ranks (partition_refusal() refuses it across boards).
-        for (unsigned i = 0; i < apps_.size(); ++i)
-            if (!apps_[i])
-                throw ConfigError("workload.kind = " + kind_ +
-                                  " with workload.two-sided = true is not built for a run split across MPI ranks: "
-                                  "a message's latency is the receiver's completion minus the sender's isend, "
-                                  "one table both programs use (docs/scaling.md); run it as one process");
-        ep_by_node_.assign(apps_.size(), nullptr);
-        for (unsigned i = 0; i < apps_.size(); ++i) {
-            RdmaProcess& app = *apps_[i];
-            const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
-            const std::uint64_t sbufs = std::min(window_, sends);
-            const std::vector<unsigned> peers = msg_peers(i);
-            check_fits(app, receive_bytes(i) + sbufs * msg_ + msg::Endpoint::mapped_bytes(ctx.config, peers.size()));
-            check_locked(app, msg::Endpoint::locked_regions(ctx.config, peers.size()));
-            eps_.push_back(std::make_unique<msg::Endpoint>(ctx, app, peers));
-            ep_by_node_[i] = eps_.back().get();
-            app.program = [this](RdmaProcess& a) { program_two_sided(a); };
-        }
-        return;
+}
+
+// workload.two-sided: each node's messages through an endpoint of the
+// two-sided library.
+void ClusterWorkload::plan_two_sided(const SimContext& ctx) {
+    // Endpoint::connect reads every peer's endpoint: not carried across
+    // ranks (partition_refusal() refuses it across boards).
+    for (unsigned i = 0; i < apps_.size(); ++i)
+        if (!apps_[i])
+            throw ConfigError("workload.kind = " + kind_ +
+                              " with workload.two-sided = true is not built for a run split across MPI ranks: "
+                              "a message's latency is the receiver's completion minus the sender's isend, "
+                              "one table both programs use (docs/scaling.md); run it as one process");
+    ep_by_node_.assign(apps_.size(), nullptr);
+    for (unsigned i = 0; i < apps_.size(); ++i) {
+        RdmaProcess& app = *apps_[i];
+        const std::uint64_t sends = std::max<std::uint64_t>(1, writes_ * out_[i].size());
+        const std::uint64_t sbufs = std::min(window_, sends);
+        const std::vector<unsigned> peers = msg_peers(i);
+        check_fits(app, receive_bytes(i) + sbufs * msg_ + msg::Endpoint::mapped_bytes(ctx.config, peers.size()));
+        check_locked(app, msg::Endpoint::locked_regions(ctx.config, peers.size()));
+        eps_.push_back(std::make_unique<msg::Endpoint>(ctx, app, peers));
+        ep_by_node_[i] = eps_.back().get();
+        app.program = [this](RdmaProcess& a) { program_two_sided(a); };
     }
+}
+
+// One-sided writes (the default): each node writes its messages to its
+// destinations and learns of its arrivals as workload.arrivals says.
+void ClusterWorkload::plan_writes() {
     for (unsigned i = 0; i < apps_.size(); ++i) {
         if (!apps_[i]) {   // its rank builds it (and the same figure)
             arrival_state_.set(std::max(arrival_state_.value(), static_cast<double>(arrival_state_bytes(i))));

@@ -118,6 +118,12 @@ private:
         std::uint64_t rx_base = 0;   // receive area (slots of message-size per source)
         bool registered = true;
     };
+    // The constructor's steps: the settings it reads, then each node's
+    // program and its buffers checked (reads, two-sided messages or writes).
+    void read_settings(const SimContext& ctx);
+    void plan_reads();
+    void plan_two_sided(const SimContext& ctx);
+    void plan_writes();
     // Every round: post the writes to each out-neighbour in turn (window
     // outstanding), complete them and post the flags due, wait for the
     // round's arrivals.

@@ -266,7 +266,13 @@ SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<Rd
                                   "synthetic: 1 if the run is saturated (backlog growth above 5 %, a waiting that "
                                   "rises over the window, or a measured message never posted)",
                                   Scalar::Kind::Level)) {
-    const Config& c = ctx.config;
+    read_settings(ctx.config);
+    plan_nodes(ctx.config);
+}
+
+// The pattern, load, arrivals, hot spot, message and window of synthetic.*,
+// and what they refuse.
+void SyntheticWorkload::read_settings(const Config& c) {
     const SyntheticParams& P = params_of<SyntheticParams>();
     const auto n = static_cast<unsigned>(apps_.size());
     if (shape_.nodes() != n)
@@ -298,6 +304,13 @@ SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<Rd
     warmup_ = c[P.warmup];
     measure_ = c[P.measure];
     drain_ = c[P.drain];
+}
+
+// Each node's sources (who sends to it), and on this rank's nodes a source
+// of messages and the program, its buffers checked.
+void SyntheticWorkload::plan_nodes(const Config& c) {
+    const SyntheticParams& P = params_of<SyntheticParams>();
+    const auto n = static_cast<unsigned>(apps_.size());
     sources_.resize(n);
     for (unsigned d = 0; d < n; ++d) sources_[d] = synthetic::sources(pattern_, shape_, d, hot_);
     tally_.rx_window_flits.assign(n, 0);
@@ -373,63 +386,11 @@ enum Published : unsigned { kRxBase, kRegistered };
 
 void SyntheticWorkload::program(RdmaProcess& app) {
     Source& s = *nodes_[app.node()];
-    map_buffers(app, s);
-    publish(app, kRxBase, s.rx_base);
-    publish(app, kRegistered, s.registered ? 1 : 0);
-    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
-    if (!zero_load_ || ni_flit_ == sc_core::SC_ZERO_TIME)
-        throw std::logic_error("synthetic: no network given (System sets it: SyntheticWorkload::set_network)");
-    // Every program leaves the barrier at its release: the sources start together.
-    if (!started_) {
-        started_ = true;
-        t0_ = app.now();
-        w0_ = t0_ + warmup_;
-        w1_ = w0_ + measure_;
-        stop_ = w1_ + drain_;
-        // Every node's, published before the barrier (a partitioned run's
-        // other ranks' carried with its release).
-        for (unsigned i = 0; i < apps_.size(); ++i) {
-            rx_base_.push_back(published(i, kRxBase));
-            registered_.push_back(published(i, kRegistered) != 0);
-        }
-    } else if (app.now() != t0_) {
-        throw std::logic_error("synthetic: " + app.group() + " left the start barrier at " +
-                               std::to_string(app.now().to_seconds() * 1e6) + " us, another at " +
-                               std::to_string(t0_.to_seconds() * 1e6) + " us");
-    }
-    if (published(app.node(), kRxBase) != s.rx_base) throw std::logic_error("synthetic: receive area not published");
-    const double p = load_ / static_cast<double>(flits_);   // messages per flit time
-    // The next creation: Bernoulli, a success in each flit time with
-    // probability p (the gap to it geometric); Poisson, an exponential gap.
-    auto advance = [&]() {
-        const double u = s.arrivals.uniform();
-        if (poisson_) {
-            s.gap_ps += -std::log1p(-u) * static_cast<double>(ni_flit_.value()) / p;
-            s.next = t0_ + sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(s.gap_ps)));
-        } else {
-            const double k = p >= 1 ? 1.0 : 1.0 + std::floor(std::log1p(-u) / std::log1p(-p));
-            s.slot += static_cast<std::int64_t>(std::min(k, 1e15));
-            s.next = t0_ + ni_flit_ * static_cast<double>(s.slot);
-        }
-    };
-    advance();
+    start_sources(app, s);
+    next_creation(s);
     const sc_time stop = stop_;
     for (;;) {
-        // The messages created by now, into the queue, in creation order.
-        while (s.next < stop && s.next <= app.now()) {
-            const unsigned dst = synthetic::is_random(pattern_) ? synthetic::draw(pattern_, shape_, s.node, hot_,
-                                                                                  s.dests.uniform(), s.dests.uniform())
-                                                                : synthetic::destination(pattern_, shape_, s.node);
-            const std::uint64_t at = s.next.value(), now = sc_core::sc_time_stamp().value();
-            ctx_.stats.count_at(created_, 1, at, now);
-            ++tally_.created;
-            if (s.next < w0_) ++tally_.created_before_w0;
-            if (s.next < w1_) ++tally_.created_before_w1;
-            if (s.next >= w0_ && s.next < w1_) ++tally_.created_in_window;
-            s.queue.push_back({s.next, dst, s.seq});
-            ++s.seq;
-            advance();
-        }
+        create_due(app, s, stop);
         if (app.now() >= stop) break;
         if (!s.queue.empty() && !s.free.empty()) {
             post(app, s);
@@ -454,6 +415,70 @@ void SyntheticWorkload::program(RdmaProcess& app) {
     // every rank's tallies are in (merge_end).
     if (++ended_ == present_ && !(sync_ && sync_->partitioned())) finalize();
     program_ended(app);
+}
+
+// The node's buffers, published; the start barrier; the run's times, from
+// the release (every program leaves the barrier at it: the sources start
+// together).
+void SyntheticWorkload::start_sources(RdmaProcess& app, Source& s) {
+    map_buffers(app, s);
+    publish(app, kRxBase, s.rx_base);
+    publish(app, kRegistered, s.registered ? 1 : 0);
+    ready_and_wait(app, static_cast<unsigned>(apps_.size()));
+    if (!zero_load_ || ni_flit_ == sc_core::SC_ZERO_TIME)
+        throw std::logic_error("synthetic: no network given (System sets it: SyntheticWorkload::set_network)");
+    if (!started_) {
+        started_ = true;
+        t0_ = app.now();
+        w0_ = t0_ + warmup_;
+        w1_ = w0_ + measure_;
+        stop_ = w1_ + drain_;
+        // Every node's, published before the barrier (a partitioned run's
+        // other ranks' carried with its release).
+        for (unsigned i = 0; i < apps_.size(); ++i) {
+            rx_base_.push_back(published(i, kRxBase));
+            registered_.push_back(published(i, kRegistered) != 0);
+        }
+    } else if (app.now() != t0_) {
+        throw std::logic_error("synthetic: " + app.group() + " left the start barrier at " +
+                               std::to_string(app.now().to_seconds() * 1e6) + " us, another at " +
+                               std::to_string(t0_.to_seconds() * 1e6) + " us");
+    }
+    if (published(app.node(), kRxBase) != s.rx_base) throw std::logic_error("synthetic: receive area not published");
+}
+
+// The next creation of `s`: Bernoulli, a success in each flit time with
+// probability p (the gap to it geometric); Poisson, an exponential gap.
+void SyntheticWorkload::next_creation(Source& s) const {
+    const double p = load_ / static_cast<double>(flits_);   // messages per flit time
+    const double u = s.arrivals.uniform();
+    if (poisson_) {
+        s.gap_ps += -std::log1p(-u) * static_cast<double>(ni_flit_.value()) / p;
+        s.next = t0_ + sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(s.gap_ps)));
+    } else {
+        const double k = p >= 1 ? 1.0 : 1.0 + std::floor(std::log1p(-u) / std::log1p(-p));
+        s.slot += static_cast<std::int64_t>(std::min(k, 1e15));
+        s.next = t0_ + ni_flit_ * static_cast<double>(s.slot);
+    }
+}
+
+// The messages created by now (before `stop`), into the queue, in creation
+// order.
+void SyntheticWorkload::create_due(RdmaProcess& app, Source& s, sc_time stop) {
+    while (s.next < stop && s.next <= app.now()) {
+        const unsigned dst = synthetic::is_random(pattern_)
+                                 ? synthetic::draw(pattern_, shape_, s.node, hot_, s.dests.uniform(), s.dests.uniform())
+                                 : synthetic::destination(pattern_, shape_, s.node);
+        const std::uint64_t at = s.next.value(), now = sc_core::sc_time_stamp().value();
+        ctx_.stats.count_at(created_, 1, at, now);
+        ++tally_.created;
+        if (s.next < w0_) ++tally_.created_before_w0;
+        if (s.next < w1_) ++tally_.created_before_w1;
+        if (s.next >= w0_ && s.next < w1_) ++tally_.created_in_window;
+        s.queue.push_back({s.next, dst, s.seq});
+        ++s.seq;
+        next_creation(s);
+    }
 }
 
 void SyntheticWorkload::post(RdmaProcess& app, Source& s) {

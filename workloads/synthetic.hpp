@@ -121,7 +121,14 @@ public:
 private:
     struct Slot;
     struct Source;
+    // The constructor's steps: synthetic.*'s settings, then the nodes.
+    void read_settings(const Config& c);
+    void plan_nodes(const Config& c);
     void program(RdmaProcess& app);
+    // program's steps.
+    void start_sources(RdmaProcess& app, Source& s);
+    void next_creation(Source& s) const;
+    void create_due(RdmaProcess& app, Source& s, sc_core::sc_time stop);
     void map_buffers(RdmaProcess& app, Source& s);
     void post(RdmaProcess& app, Source& s);
     // Wait until a message in flight has completed, and retire the one

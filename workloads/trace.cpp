@@ -113,22 +113,7 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     // Every event: one the replay cannot do is refused now (exit 2).
     const TraceSummary summary = reader_->check();
     planned_ = summary.receives + summary.collective_calls;
-    // The largest message: it must fit in its rank's memory, and the host
-    // must hold it at both ends and in the byte check's copy.
-    if (summary.largest > 0) {
-        const std::string which = "its largest message, " + std::to_string(summary.largest) + " B (rank " +
-                                  std::to_string(summary.largest_rank) + " at tick " +
-                                  std::to_string(summary.largest_tick) + ")";
-        for (const RdmaProcess* a : apps)
-            if (a && summary.largest > a->capacity())
-                throw c.refuse(P.file, file + ": " + which + " does not fit in a node's memory: at most " +
-                                           std::to_string(a->capacity()) +
-                                           " B can be mapped (dram.size + ssd.swap-size)");
-        check_host_memory(P.file.name(), summary.largest > ~0ull / 3 ? ~0ull : 3 * summary.largest,
-                          file + ": " + which +
-                              " is held in the sender's and the receiver's simulated memory and in the byte "
-                              "check's copy");
-    }
+    check_largest(c, summary, apps, file);
     scale_ = c[P.compute_scale];
     const std::vector<unsigned> where = map_ranks(c, static_cast<unsigned>(apps.size()));
     for (unsigned r = 0; r < ranks_; ++r) {
@@ -140,9 +125,34 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
         rank_mpi_.push_back(&ctx.stats.scalar(stats_prefix(job) + "trace.rank" + std::to_string(r) + ".mpi_time", "us",
                                               "rank r's time in MPI calls", Scalar::Kind::Sum));
     }
-    // The collectives' algorithms (collective.*-algorithm), each checked
-    // against the trace's number of ranks now.
-    const bool one_sided = c[params_of<CollParams>().transport] == "one-sided";
+    build_endpoints(ctx, summary, collective_ops(c, summary, file), apps.size());
+    state_.resize(ranks_);
+    first_ = sc_core::sc_max_time();
+}
+
+// The largest message: it must fit in its rank's memory, and the host must
+// hold it at both ends and in the byte check's copy.
+void TraceWorkload::check_largest(const Config& c, const TraceSummary& summary, const std::vector<RdmaProcess*>& apps,
+                                  const std::string& file) const {
+    if (summary.largest == 0) return;
+    const auto& P = params_of<TraceParams>();
+    const std::string which = "its largest message, " + std::to_string(summary.largest) + " B (rank " +
+                              std::to_string(summary.largest_rank) + " at tick " +
+                              std::to_string(summary.largest_tick) + ")";
+    for (const RdmaProcess* a : apps)
+        if (a && summary.largest > a->capacity())
+            throw c.refuse(P.file, file + ": " + which + " does not fit in a node's memory: at most " +
+                                       std::to_string(a->capacity()) + " B can be mapped (dram.size + ssd.swap-size)");
+    check_host_memory(P.file.name(), summary.largest > ~0ull / 3 ? ~0ull : 3 * summary.largest,
+                      file + ": " + which +
+                          " is held in the sender's and the receiver's simulated memory and in the byte "
+                          "check's copy");
+}
+
+// The collectives the trace calls, each with its algorithm
+// (collective.*-algorithm) checked against the trace's number of ranks now.
+std::vector<std::pair<int, coll::Op>> TraceWorkload::collective_ops(const Config& c, const TraceSummary& summary,
+                                                                    const std::string& file) const {
     std::vector<std::pair<int, coll::Op>> ops;
     for (int op : summary.collectives) {
         const coll::Op o = collective_op(op);
@@ -152,11 +162,18 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
             throw c.refuse(*coll::algorithm_param(o), why + " (" + file + " calls " + coll::name_of(o) + ")");
         ops.push_back({op, o});
     }
-    // Each rank's endpoint has the peers it needs: its point-to-point
-    // peers in the trace and, with two-sided collectives, the partners of
-    // the collectives it calls (so that a trace of thousands of ranks does
-    // not keep eager slots for every pair).
-    eps_.assign(apps.size(), nullptr);
+    return ops;
+}
+
+// Each rank's endpoint has the peers it needs: its point-to-point peers in
+// the trace and, with two-sided collectives, the partners of the
+// collectives it calls (so that a trace of thousands of ranks does not keep
+// eager slots for every pair); and its program.
+void TraceWorkload::build_endpoints(const SimContext& ctx, const TraceSummary& summary,
+                                    const std::vector<std::pair<int, coll::Op>>& ops, std::size_t nodes) {
+    const Config& c = ctx.config;
+    const bool one_sided = c[params_of<CollParams>().transport] == "one-sided";
+    eps_.assign(nodes, nullptr);
     for (unsigned r = 0; r < ranks_; ++r) {
         std::set<unsigned> peer_ranks(summary.peers[r].begin(), summary.peers[r].end());
         if (!one_sided)
@@ -180,8 +197,6 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
         eps_[nodes_[r]] = owned_.back().get();
         apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
-    state_.resize(ranks_);
-    first_ = sc_core::sc_max_time();
 }
 
 TraceWorkload::~TraceWorkload() = default;

@@ -55,6 +55,14 @@ public:
     std::uint64_t planned_transfers() const override { return planned_; }
 
 private:
+    // The constructor's steps: the largest message checked, the collectives'
+    // algorithms, each rank's endpoint and program.
+    void check_largest(const Config& c, const TraceSummary& summary, const std::vector<RdmaProcess*>& apps,
+                       const std::string& file) const;
+    std::vector<std::pair<int, coll::Op>> collective_ops(const Config& c, const TraceSummary& summary,
+                                                         const std::string& file) const;
+    void build_endpoints(const SimContext& ctx, const TraceSummary& summary,
+                         const std::vector<std::pair<int, coll::Op>>& ops, std::size_t nodes);
     // One rank's buffers and counts.
     struct Rank {
         // The application's message buffers (the documented rule): by

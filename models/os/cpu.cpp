@@ -111,16 +111,47 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
     // OS noise (noise.cpu-jitter): the core is not all this work's.
     if (jitter_ > 0) duration = duration * (1.0 + 2.0 * jitter_ * noise_.uniform());
     const sc_time now = sc_core::sc_time_stamp();
-    // The core on which the work can start first; ties go to the lowest number
-    // (so with idle cores, work lands on the lowest-numbered idle core). On
-    // each, the first idle interval at or after `ready` that holds it: work
-    // booked earlier by call but ready later (a program books at its own
-    // time, ahead of the kernel) does not keep it from a gap before that
-    // work. Work booked once over (ran()) is placed after all the core's
-    // work, from when the core was free.
     unsigned core = 0;
-    sc_time start = sc_core::sc_max_time();
+    sc_time start;
     std::size_t at = 0;   // its place among the core's booked pieces
+    pick_core(ready, duration, once_over, core, start, at);
+    const sc_time end = start + duration;
+    free_at_[core] = max_time(free_at_[core], end);
+    std::vector<Booked>& ahead = ahead_[core];
+    if (!once_over && start > ready) count_inversion(ahead, at, ready, start);
+
+    Activity& a = activity(activity_name);
+    // Its place in the core's pieces, in time order; those over by now are
+    // let go (what is before them stays busy: done_until_).
+    ahead.insert(ahead.begin() + static_cast<std::ptrdiff_t>(at), Booked{start, end, ready, &a});
+    std::size_t over = 0;
+    while (over < ahead.size() && ahead[over].end <= now)
+        done_until_[core] = max_time(done_until_[core], ahead[over++].end);
+    ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(over));
+    // The busy times are kept in picoseconds (exact) and their statistics
+    // set from them: added and taken back (end_run) as microseconds, they
+    // drifted by rounding, below zero for work taken back whole.
+    a.busy += duration;
+    total_busy_ += duration;
+    a.busy_us->set(to_us(a.busy));
+    total_busy_us_.set(to_us(total_busy_));
+    a.wait_ns->add(to_ns(start - ready));
+    a.runs->inc();
+
+    const Tracer::Cause step = trace_piece(activity_name, label, story, core, ready, start, duration);
+    return Slot{core, start, end, step};
+}
+
+// The core on which work ready at `ready` can start first; ties go to the
+// lowest number (so with idle cores, work lands on the lowest-numbered idle
+// core). On each, the first idle interval at or after `ready` that holds
+// it: work booked earlier by call but ready later (a program books at its
+// own time, ahead of the kernel) does not keep it from a gap before that
+// work. Work booked once over (ran()) is placed after all the core's work,
+// from when the core was free. `at`: its place among the core's pieces.
+void CpuCores::pick_core(sc_time ready, sc_time duration, bool once_over, unsigned& core, sc_time& start,
+                         std::size_t& at) const {
+    start = sc_core::sc_max_time();
     for (unsigned k = 0; k < free_at_.size(); ++k) {
         const std::vector<Booked>& ahead = ahead_[k];
         sc_time s = max_time(ready, once_over ? free_at_[k] : done_until_[k]);
@@ -141,45 +172,31 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
             at = i;
         }
     }
-    const sc_time end = start + duration;
-    free_at_[core] = max_time(free_at_[core], end);
-    std::vector<Booked>& ahead = ahead_[core];
-    // Waiting behind work booked earlier by call but ready later: served out
-    // of simulated-time order. (Not a piece booked once over, ran(): it held
-    // a core from whenever one was free, waiting for none.)
+}
+
+// Waiting behind work booked earlier by call but ready later (among the
+// core's first `at` pieces): served out of simulated-time order, counted.
+// (Not a piece booked once over, ran(): it held a core from whenever one
+// was free, waiting for none.)
+void CpuCores::count_inversion(const std::vector<Booked>& ahead, std::size_t at, sc_time ready, sc_time start) {
     bool inverted = false;
-    if (!once_over && start > ready)
-        for (std::size_t i = 0; i < at && !inverted; ++i) inverted = ahead[i].end > ready && ahead[i].ready > ready;
-    if (inverted) {
-        if (!inversions_) {
-            inversions_ = &ctx_.stats.counter(prefix_ + ".order_inversions", "",
-                                              "pieces of work that waited for a core behind work booked before "
-                                              "them by call but ready after them (first come, first served by call)");
-            inversion_wait_ = &ctx_.stats.scalar(prefix_ + ".order_wait", "us", "the wait of those pieces for a core",
-                                                 Scalar::Kind::Sum);
-        }
-        inversions_->inc();
-        inversion_wait_->add(to_us(start - ready));
+    for (std::size_t i = 0; i < at && !inverted; ++i) inverted = ahead[i].end > ready && ahead[i].ready > ready;
+    if (!inverted) return;
+    if (!inversions_) {
+        inversions_ = &ctx_.stats.counter(prefix_ + ".order_inversions", "",
+                                          "pieces of work that waited for a core behind work booked before "
+                                          "them by call but ready after them (first come, first served by call)");
+        inversion_wait_ =
+            &ctx_.stats.scalar(prefix_ + ".order_wait", "us", "the wait of those pieces for a core", Scalar::Kind::Sum);
     }
+    inversions_->inc();
+    inversion_wait_->add(to_us(start - ready));
+}
 
-    Activity& a = activity(activity_name);
-    // Its place in the core's pieces, in time order; those over by now are
-    // let go (what is before them stays busy: done_until_).
-    ahead.insert(ahead.begin() + static_cast<std::ptrdiff_t>(at), Booked{start, end, ready, &a});
-    std::size_t over = 0;
-    while (over < ahead.size() && ahead[over].end <= now)
-        done_until_[core] = max_time(done_until_[core], ahead[over++].end);
-    ahead.erase(ahead.begin(), ahead.begin() + static_cast<std::ptrdiff_t>(over));
-    // The busy times are kept in picoseconds (exact) and their statistics
-    // set from them: added and taken back (end_run) as microseconds, they
-    // drifted by rounding, below zero for work taken back whole.
-    a.busy += duration;
-    total_busy_ += duration;
-    a.busy_us->set(to_us(a.busy));
-    total_busy_us_.set(to_us(total_busy_));
-    a.wait_ns->add(to_ns(start - ready));
-    a.runs->inc();
-
+// The piece on its core's track: a step of `story` (the narrated log's
+// cause) or a span.
+Tracer::Cause CpuCores::trace_piece(std::string_view activity_name, const std::string& label, const Story* story,
+                                    unsigned core, sc_time ready, sc_time start, sc_time duration) {
     Tracer::Cause step;
     if (story && ctx_.tracer.noting()) {
         const std::string name = label.empty() ? std::string(activity_name) : label;
@@ -188,11 +205,11 @@ CpuCores::Slot CpuCores::run_on_core(std::string_view activity_name, sc_time rea
                                  {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     } else if (ctx_.tracer.enabled()) {
         const std::string name = label.empty() ? std::string(activity_name) : label;
-        ctx_.tracer.span(tracks_[core], name.c_str(), start, end,
+        ctx_.tracer.span(tracks_[core], name.c_str(), start, start + duration,
                          {{"activity", Tracer::json_string(std::string(activity_name))},
                           {"wait_ns", Tracer::json_number(to_ns(start - ready))}});
     }
-    return Slot{core, start, end, step};
+    return step;
 }
 
 sc_time CpuCores::cycles(double n) const {

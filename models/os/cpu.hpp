@@ -123,6 +123,14 @@ private:
         Activity* activity;
     };
     std::vector<std::vector<Booked>> ahead_;
+    // run_on_core's steps: the core and start, an inversion counted, the
+    // piece traced.
+    void pick_core(sc_core::sc_time ready, sc_core::sc_time duration, bool once_over, unsigned& core,
+                   sc_core::sc_time& start, std::size_t& at) const;
+    void count_inversion(const std::vector<Booked>& ahead, std::size_t at, sc_core::sc_time ready,
+                         sc_core::sc_time start);
+    Tracer::Cause trace_piece(std::string_view activity_name, const std::string& label, const Story* story,
+                              unsigned core, sc_core::sc_time ready, sc_core::sc_time start, sc_core::sc_time duration);
     // Per core, the end of the pieces let go (over by the kernel's time when
     // a piece was booked): no gap before it is offered. And the count of
     // pieces that waited behind work ready after them, registered at the

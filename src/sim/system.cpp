@@ -830,15 +830,31 @@ void System::build_links(const SimContext& ctx) {
     if (ring.handoff && !ring.exact && topology_.kind() != TopologyKind::Qfdb)
         for (auto& node : nodes_)
             if (node) node->dma.respond_from_thread();
-    // Output port k of node i: links_out[i][k]. Bound to routers' outputs in
-    // port order, then to inputs so that input port k of node j comes from
-    // the node its output port k leads to.
-    // On a partitioned run's rank: the links that leave its nodes (null
-    // elsewhere), numbered as in one process; a link from another rank's
-    // node has its far end here (a CutLinkEnd), one to another rank's node
-    // its near end only, both reached through the cut mail.
+    // Output port k of node i: links_out[i][k] (its number number_out[i][k]).
     std::vector<std::vector<Link*>> links_out(n);
     std::vector<std::vector<std::uint32_t>> number_out(n);
+    build_link_outputs(ctx, board, ring, links_out, number_out);
+    bind_link_inputs(ctx, board, ring, links_out, number_out);
+    const std::size_t cut = check_cut_link_threads();
+    // What the workloads share across nodes is released a cut link's
+    // latency after its latest arrival when the boards meet only at cut
+    // links: the time a partitioned run's window loop can release it at
+    // (docs/scaling.md, "What the workloads share across nodes").
+    // In exact time order the same with or without cut links, so that one
+    // process gives what a partitioned run gives (a board link's cut
+    // changes no other figure there: hop_cut.hpp).
+    sync_ = std::make_unique<GlobalSync>(ring.latency,
+                                         cut > 0 || partition_.split() || (ring.exact && topology_.multi_board()));
+}
+
+// The links that leave each node, bound to its router's outputs in port
+// order. On a partitioned run's rank: the links that leave its nodes (null
+// elsewhere), numbered as in one process; a link to another rank's node has
+// its near end only here, reached through the cut mail.
+void System::build_link_outputs(const SimContext& ctx, const LinkParams& board, const LinkParams& ring,
+                                std::vector<std::vector<Link*>>& links_out,
+                                std::vector<std::vector<std::uint32_t>>& number_out) {
+    const unsigned n = topology_.size();
     for (unsigned i = 0; i < n; ++i) {
         const unsigned ports = topology_.port_count(i);
         links_out[i].assign(ports, nullptr);
@@ -870,7 +886,16 @@ void System::build_links(const SimContext& ctx) {
             }
         }
     }
-    for (unsigned j = 0; j < n; ++j) {
+}
+
+// Each node's router inputs: input port k of node j comes from the node its
+// output port k leads to. A link from another rank's node has its far end
+// here (a RemoteHopLink in exact time order, else a RemoteLink's
+// CutLinkEnd), reached through the cut mail.
+void System::bind_link_inputs(const SimContext& ctx, const LinkParams& board, const LinkParams& ring,
+                              const std::vector<std::vector<Link*>>& links_out,
+                              const std::vector<std::vector<std::uint32_t>>& number_out) {
+    for (unsigned j = 0; j < topology_.size(); ++j) {
         if (!present(j)) continue;
         Node& b = *nodes_[j];
         for (unsigned k = 1; k < topology_.port_count(j); ++k) {
@@ -906,8 +931,12 @@ void System::build_links(const SimContext& ctx) {
             b.router.set_input_buffer(k, lp.buffer_flits, lp.vcs);
         }
     }
-    // Each cut link has a delivery thread per VC (spawned at its VC's first
-    // packet): counted with the nodes', spread over them.
+}
+
+// Each cut link has a delivery thread per VC (spawned at its VC's first
+// packet): counted with the nodes', spread over them, against the thread
+// budget. Returns the cut links.
+std::size_t System::check_cut_link_threads() const {
     std::size_t cut = 0, delivery = 0, here = 0;
     const Node* some = nullptr;
     for (const auto& node : nodes_)
@@ -918,15 +947,7 @@ void System::build_links(const SimContext& ctx) {
     if (cut > 0 && some)
         check_thread_budget(thread_processes_under(*some) + (delivery + here - 1) / here, here,
                             "a system of " + std::to_string(here) + " nodes and " + std::to_string(cut) + " cut links");
-    // What the workloads share across nodes is released a cut link's
-    // latency after its latest arrival when the boards meet only at cut
-    // links: the time a partitioned run's window loop can release it at
-    // (docs/scaling.md, "What the workloads share across nodes").
-    // In exact time order the same with or without cut links, so that one
-    // process gives what a partitioned run gives (a board link's cut
-    // changes no other figure there: hop_cut.hpp).
-    sync_ = std::make_unique<GlobalSync>(ring.latency,
-                                         cut > 0 || partition_.split() || (ring.exact && topology_.multi_board()));
+    return cut;
 }
 
 void System::build_jobs(const SimContext& ctx) {

@@ -310,6 +310,13 @@ private:
     // kernel's daemons stopped once every job is done.
     void build_nodes(const SimContext& ctx);
     void build_links(const SimContext& ctx);
+    void build_link_outputs(const SimContext& ctx, const LinkParams& board, const LinkParams& ring,
+                            std::vector<std::vector<Link*>>& links_out,
+                            std::vector<std::vector<std::uint32_t>>& number_out);
+    void bind_link_inputs(const SimContext& ctx, const LinkParams& board, const LinkParams& ring,
+                          const std::vector<std::vector<Link*>>& links_out,
+                          const std::vector<std::vector<std::uint32_t>>& number_out);
+    std::size_t check_cut_link_threads() const;
     void build_jobs(const SimContext& ctx);
     // Synthetic traffic (workload.kind = synthetic): each job's workload is
     // told the network's zero-load sums and NI flit time (channel_load.hpp),
