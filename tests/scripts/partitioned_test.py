@@ -72,7 +72,11 @@ CASES += [
                                       "--workload.populate=false", "--smmu-driver.fault-mode=terminate",
                                       "--dma.fault-tolerant=true"], [2]),
     ("halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
-    ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2"], [2]),
+    # Two programs a node, faulting and retransmitting: their same-time
+    # acts take turns (src/core/software_turns.hpp) on each rank as in one
+    # process.
+    ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2", "--smmu-driver.fault-mode=terminate",
+                                           "--dma.fault-tolerant=true"], [2]),
     ("halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
     ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
     ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
