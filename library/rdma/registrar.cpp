@@ -1,5 +1,8 @@
 #include "library/rdma/registrar.hpp"
 
+#include "library/rdma/params.hpp"
+#include "models/os/vm_params.hpp"
+#include "src/core/failure_causes.hpp"
 #include "src/core/format.hpp"
 
 #include "models/smmu/smmu500.hpp"
@@ -16,6 +19,27 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 std::uint64_t page_down(std::uint64_t a) { return a & ~(kPage - 1); }
 std::uint64_t page_up(std::uint64_t a) { return (a + kPage - 1) & ~(kPage - 1); }
+
+// A run's failed transfers: registrations refused, and why the pins behind
+// them were (RLIMIT_MEMLOCK, or the node's page frames).
+const failure_causes::Declare kRegistrationFailures(10, [](const Config& cfg, const StatRegistry& stats) {
+    const std::uint64_t reg = stats.sum_counters("rdma.registration_failures");
+    if (!reg) return std::string();
+    const std::uint64_t memlock = stats.sum_counters("vm.memlock_refusals");
+    const std::uint64_t nomem = stats.sum_counters("vm.pin_no_memory");
+    std::string cause;
+    if (memlock)
+        cause += std::to_string(memlock) +
+                 " pin(s) beyond vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
+    if (nomem)
+        cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
+                 " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
+                 "every pinned page resident)";
+    if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
+    return std::to_string(reg) +
+           " registration(s) failed (rdma.strategy = " + cfg.text(params_of<RdmaParams>().strategy) + ": " + cause +
+           ")";
+});
 
 }   // namespace
 

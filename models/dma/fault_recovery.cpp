@@ -5,9 +5,27 @@
 #include <algorithm>
 #include <sstream>
 
+#include "models/dma/pldma.hpp"
 #include "models/dma/transmit.hpp"
+#include "src/core/failure_causes.hpp"
 
 namespace vrdmasim {
+
+namespace {
+
+// A run's failed transfers: SMMU faults, and whether the engine can survive
+// them (dma.fault-tolerant).
+const failure_causes::Declare kFaults(20, [](const Config& cfg, const StatRegistry& stats) {
+    const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
+                                 stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
+    if (!faults) return std::string();
+    if (!cfg[params_of<PldmaParams>().fault_tolerant])
+        return std::to_string(faults) +
+               " SMMU fault(s) that the original engine (dma.fault-tolerant = false) cannot survive";
+    return std::to_string(faults) + " SMMU fault(s)";
+});
+
+}   // namespace
 
 using sc_core::sc_time;
 

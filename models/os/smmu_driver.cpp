@@ -1,4 +1,5 @@
 #include "models/os/smmu_driver.hpp"
+#include "src/core/failure_causes.hpp"
 #include "src/core/software_turns.hpp"
 
 #include <stdexcept>
@@ -10,6 +11,12 @@ using sc_core::SC_ZERO_TIME;
 namespace r = smmu_reg;
 
 namespace {
+
+// A run's failed transfers: faults the fault library could not resolve.
+const failure_causes::Declare kUnresolved(30, [](const Config&, const StatRegistry& stats) {
+    const std::uint64_t unresolved = stats.sum_counters("unresolved");
+    return unresolved ? std::to_string(unresolved) + " fault(s) the fault library could not resolve" : std::string();
+});
 constexpr std::uint64_t kPage = 4096;
 
 bool is_tlbi(std::uint64_t off) {

@@ -1,4 +1,5 @@
 #include "src/cli/run.hpp"
+#include "src/core/failure_causes.hpp"
 
 #if VRDMASIM_HAVE_CALLGRIND
 #include <valgrind/callgrind.h>
@@ -42,7 +43,6 @@
 #include "src/tools/report.hpp"
 #include "src/tools/sweep.hpp"
 #include "src/sim/roi.hpp"
-#include "models/dma/shadow_translator.hpp"
 #include "src/sim/summary.hpp"
 #include "src/sim/timeseries.hpp"
 #include "src/sim/rank_parties.hpp"
@@ -83,35 +83,10 @@ void check_out_dir(const std::string& out) {
 
 using Summary = std::vector<std::pair<std::string, std::string>>;
 
-// What the statistics say about why transfers failed: ", because ..." or "".
+// What the models and libraries say of why transfers failed
+// (src/core/failure_causes.hpp): ": ..." or where to look.
 std::string transfer_error_causes(const Config& cfg, const StatRegistry& stats) {
-    std::vector<std::string> why;
-    const std::uint64_t reg = stats.sum_counters("rdma.registration_failures");
-    if (reg) {
-        // Why the pins behind them were refused: RLIMIT_MEMLOCK, or frames.
-        const std::uint64_t memlock = stats.sum_counters("vm.memlock_refusals");
-        const std::uint64_t nomem = stats.sum_counters("vm.pin_no_memory");
-        std::string cause;
-        if (memlock)
-            cause += std::to_string(memlock) +
-                     " pin(s) beyond vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
-        if (nomem)
-            cause += std::string(cause.empty() ? "" : ", ") + std::to_string(nomem) +
-                     " pin(s) refused for lack of memory (ENOMEM: the node's page frames cannot hold "
-                     "every pinned page resident)";
-        if (cause.empty()) cause = "vm.memlock-limit = " + cfg.text(params_of<VmParams>().memlock_limit);
-        why.push_back(std::to_string(reg) + " registration(s) failed (rdma.strategy = " +
-                      cfg.text(params_of<RdmaParams>().strategy) + ": " + cause + ")");
-    }
-    const std::uint64_t faults = stats.sum_counters("faults_translation") + stats.sum_counters("faults_access_flag") +
-                                 stats.sum_counters("faults_permission") + stats.sum_counters("faults_external");
-    if (faults && !cfg[params_of<PldmaParams>().fault_tolerant])
-        why.push_back(std::to_string(faults) +
-                      " SMMU fault(s) that the original engine (dma.fault-tolerant = false) "
-                      "cannot survive");
-    else if (faults) why.push_back(std::to_string(faults) + " SMMU fault(s)");
-    const std::uint64_t unresolved = stats.sum_counters("unresolved");
-    if (unresolved) why.push_back(std::to_string(unresolved) + " fault(s) the fault library could not resolve");
+    const std::vector<std::string> why = failure_causes::explain(cfg, stats);
     if (why.empty()) return "  (see stats.txt: *.dma.transfers_failed, *.dma.rx_errors)";
     std::string s = ": ";
     for (std::size_t i = 0; i < why.size(); ++i) s += (i ? "; " : "") + why[i];
