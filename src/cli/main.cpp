@@ -23,7 +23,6 @@
 #include "src/core/output_dir.hpp"
 #include "src/core/params.hpp"
 #include "src/tools/sweep.hpp"
-#include "models/common/noise.hpp"
 #include "src/cli/bounds.hpp"
 #include "src/cli/huge_pages.hpp"
 #include "src/cli/run.hpp"
@@ -188,8 +187,8 @@ int parse_sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<st
 
 int sweep_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::string>& args) {
     vrdmasim::SweepOptions o;
-    // Replications need a variation source (models/common/noise.hpp).
-    o.varies = [](const vrdmasim::Config& c) { return vrdmasim::NoiseParams::any(c); };
+    // Replications need a variation source (noise.*).
+    o.varies = [](const vrdmasim::Config& c) { return vrdmasim::System::varies(c); };
     if (const int status = parse_sweep_command(reg, args, o); status >= 0) return status;
     if (o.out_dir.empty()) {
         std::string stem = o.sweep_file;

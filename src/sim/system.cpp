@@ -1,4 +1,5 @@
 #include "src/sim/system.hpp"
+#include "models/common/noise.hpp"
 
 #include "src/sim/channel_load.hpp"
 #include "src/sim/event_order.hpp"
@@ -806,6 +807,8 @@ void System::build_nodes(const SimContext& ctx) {
         }
     }
 }
+
+bool System::varies(const Config& c) { return NoiseParams::any(c); }
 
 void System::build_links(const SimContext& ctx) {
     const Config& c = ctx.config;

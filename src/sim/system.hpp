@@ -206,6 +206,9 @@ public:
     // explicit setting that contradicts the strategy is a ConfigError saying
     // what to change.
     static void resolve(Config& c);
+    // Whether runs of `c` vary with sim.seed (a source of noise: noise.*),
+    // so that a sweep's replications differ.
+    static bool varies(const Config& c);
     // Builds and binds everything (elaboration). Throws ConfigError for a
     // configuration the models cannot be built with, or that could never
     // work (a packet larger than a buffer it must fit in whole, ...).
