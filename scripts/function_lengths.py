@@ -35,7 +35,6 @@ TAIL = re.compile(r"\)\s*(const\b\s*)?(noexcept\b\s*(\([^()]*\))?\s*)?((override
 # (file, function name): its length when the rule came; to be split.
 DEBT = {
     ("models/dma/stats.cpp", "PldmaStats::PldmaStats"): 124,
-    ("workloads/workload.cpp", "Workload::create_kind"): 89,
     ("models/interconnect/hop_link.cpp", "Link::inject"): 87,
     ("models/interconnect/hop_link.cpp", "Link::serve"): 86,
     ("models/os/vm_params.cpp", "VmParams::VmParams"): 86,

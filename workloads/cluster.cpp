@@ -1,4 +1,5 @@
 #include "workloads/cluster.hpp"
+#include "workloads/registry.hpp"
 
 #include "library/messaging/params.hpp"
 
@@ -668,5 +669,33 @@ void ClusterWorkload::wait_flags(RdmaProcess& app, Arrival& a, std::uint64_t r) 
     // was still sending): the delay counts from the later of the two.
     if (!self.in.empty()) flag_delay_.add(to_us(app.now() - std::max(landed, start)));
 }
+
+namespace {
+
+// alltoall, halo, incast, permutation: one family, one factory (ClusterWorkload::create).
+WorkloadKind cluster_kind(const std::string& name, int order, const std::string& help) {
+    WorkloadKind k;
+    k.name = name;
+    k.order = order;
+    k.help = name + ": " + help;
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) { return ClusterWorkload::create(ctx, apps, job); };
+    k.read_refusal = WorkloadKind::built;
+    k.two_sided_refusal = WorkloadKind::built;   // workload.two-sided: isend and irecv
+    if (name == "alltoall") k.declare_metrics = ClusterWorkload::declare_metrics;   // the family's, once
+    return k;
+}
+
+const WorkloadKind::Declare alltoall(cluster_kind("alltoall", 40,
+                                                  "every node sends message-size to every other, `iterations` rounds"));
+const WorkloadKind::Declare halo(
+    cluster_kind("halo", 50, "3-D periodic nearest-neighbour exchange on workload.grid, `iterations` rounds"));
+const WorkloadKind::Declare incast(cluster_kind("incast", 60,
+                                                "workload.senders nodes send total-bytes each to dst-node"));
+const WorkloadKind::Declare permutation(cluster_kind(
+    "permutation", 70,
+    "each node sends total-bytes to its image under a seeded (sim.seed) permutation without fixed points"));
+
+}   // namespace
 
 }   // namespace vrdmasim

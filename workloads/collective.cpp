@@ -1,4 +1,5 @@
 #include "workloads/collective.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -240,5 +241,38 @@ std::vector<std::pair<std::string, std::string>> CollectiveWorkload::self_check(
                                                                      "last rank entered it"});
     return out;
 }
+
+namespace {
+
+bool one_sided(const Config& c) { return c[params_of<CollParams>().transport] == "one-sided"; }
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "collective";
+    k.order = 110;
+    k.help =
+        "collective: every node takes part in collective.op of the collectives library, `iterations` times "
+        "(section [collective])";
+    // (absent nodes too: a partitioned run's rank builds its own ranks)
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        return std::make_unique<CollectiveWorkload>(ctx, apps, job);
+    };
+    k.declare_params = CollectiveWorkload::declare_params;
+    k.declare_metrics = CollectiveWorkload::declare_metrics;
+    // (a collective's steps go as RDMA writes with collective.transport = one-sided)
+    k.read_refusal = [](const Config& c) -> std::string {
+        if (one_sided(c)) return "";
+        return "has nothing to choose in workload.kind = collective with collective.transport = two-sided: " +
+               std::string(Workload::kProtocolDecides);
+    };
+    k.two_sided_refusal = [](const Config&) {
+        return std::string("the collectives are built on the two-sided library already");
+    };
+    k.two_sided_library = [](const Config& c) { return !one_sided(c); };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

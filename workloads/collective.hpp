@@ -31,7 +31,7 @@ public:
     std::uint64_t programs() const override { return apps_.size(); }   // one per rank, present or not
     std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
-    std::vector<std::pair<std::string, std::string>> self_check() const;
+    std::vector<std::pair<std::string, std::string>> self_check() const override;
 
 private:
     void program(RdmaProcess& app, unsigned rank);

@@ -1,4 +1,5 @@
 #include "workloads/fileserve.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -411,8 +412,9 @@ std::string FileserveWorkload::node_group(const RdmaProcess& app) {
     return at == std::string::npos ? g : g.substr(0, at);
 }
 
-void FileserveWorkload::join(FileserveWorkload& first) {
-    if (&first == this) return;
+void FileserveWorkload::join(Workload& first_job) {
+    if (&first_job == this) return;
+    auto& first = dynamic_cast<FileserveWorkload&>(first_job);   // every job runs the same kind
     first.meter_->parties += meter_->parties;
     meter_ = first.meter_;
 }
@@ -830,5 +832,41 @@ std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check()
                                                        " programs ended their measured phase"});
     return out;
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "fileserve";
+    k.order = 100;
+    k.help =
+        "fileserve: a file server on the node with the SSD's files answers clients on the other nodes "
+        "(section [fileserve], fs.files)";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>& files) -> std::unique_ptr<Workload> {
+        Workload::require_all_present(apps, "fileserve");
+        return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
+    };
+    k.declare_params = FileserveWorkload::declare_params;
+    k.declare_metrics = FileserveWorkload::declare_metrics;
+    k.read_refusal = WorkloadKind::built;
+    k.two_sided_refusal = [](const Config&) {
+        return std::string("the file server's requests go through the two-sided library already");
+    };
+    // (with fileserve.access = direct there are no requests)
+    k.two_sided_library = [](const Config& c) { return c.string("fileserve.access") != "direct"; };
+    k.guard_refusal = [](const Config& c) -> std::string {
+        if (c.string("fileserve.access") == "direct")
+            return "has nothing to guard with fileserve.access = direct: the clients read() the files through "
+                   "their own kernels, no engine moves the data";
+        if (c.string("fileserve.method") == "kernel-copy")
+            return "has nothing to guard with fileserve.method = kernel-copy: the engine moves the kernels' "
+                   "socket buffers, the CPUs copy the application's";
+        return "";
+    };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

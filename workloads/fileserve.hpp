@@ -94,12 +94,12 @@ public:
     // direct: every byte is one client's read() copy, at vm.copy-rate.
     double local_ceiling_bps() const override;
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
-    std::vector<std::pair<std::string, std::string>> self_check() const;
+    std::vector<std::pair<std::string, std::string>> self_check() const override;
     // With node.processes > 1 every job's workload joins the first job's
     // (System): the node-wide figures (the cores' CPU, page-cache misses,
     // SSD reads, pins left) are measured once, from the first job's start
     // to the last job's end, into the first job's statistics.
-    void join(FileserveWorkload& first);
+    void join(Workload& first) override;
 
     // One request as it travels (the eager message's payload).
     struct Wire {

@@ -1,5 +1,6 @@
 // The lock workload (see lock_workload.hpp; workloads/README.md "The lock workload").
 #include "workloads/lock_workload.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -241,7 +242,7 @@ void LockWorkload::conclude(RdmaProcess& home) {
     // channels (a completion counted on another job's channel, or an
     // operation of another job's counted here, breaks it). The sum over
     // jobs against the engines' posted counts is a run invariant
-    // (src/sim/invariants.cpp, "lock-operations").
+    // (src/sim/invariants.cpp, "engine-operations").
     if (!engine_completions_) throw std::logic_error("lock workload: no engine count for job " + std::to_string(job_));
     const std::uint64_t engine_ops = engine_completions_();
     if (engine_ops != library_ops_)
@@ -257,5 +258,39 @@ void LockWorkload::conclude(RdmaProcess& home) {
     }
     fairness_.set(sq > 0 ? sum * sum / (static_cast<double>(latency_sum_us_.size()) * sq) : 1.0);
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "lock";
+    k.order = 80;
+    k.help =
+        "lock: every node contends for one lock or semaphore at lock.home-node, each job its own (section "
+        "[lock])";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        Workload::require_all_present(apps, "lock");
+        return std::make_unique<LockWorkload>(ctx, apps, job);
+    };
+    k.declare_params = [](ParamRegistry& reg) { reg.add(params_of<LockParams>().set); };
+    k.declare_metrics = LockWorkload::declare_metrics;
+    k.read_refusal = [](const Config&) {
+        return std::string(
+            "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
+            "and loads on the lock's words, not messages a write or a read could move");
+    };
+    k.two_sided_refusal = [](const Config&) {
+        return std::string("the lock workload moves no messages (remote atomics and loads)");
+    };
+    k.guard_refusal = [](const Config&) {
+        return std::string(
+            "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock "
+            "words the library owns, not application buffers in flight");
+    };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

@@ -59,13 +59,12 @@ public:
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every process's acquisitions.
     std::uint64_t planned_transfers() const override { return apps_.size() * acquisitions_; }
-    // How many descriptors of this job the engines completed: the sum, over
-    // every node, of the completions counted on this job's process's
-    // channels (the engines' own count, TX_COMPLETED). Set by System
-    // before simulation; the job's end compares it with library_operations().
-    void count_engine_completions(std::function<std::uint64_t()> fn) { engine_completions_ = std::move(fn); }
+    // The job's end compares the engines' completions on its channels
+    // (count_engine_completions) with library_operations().
     // Engine operations this job's processes posted (once they have ended).
     std::uint64_t library_operations() const { return library_ops_; }
+    // All of the job's engine traffic is its lock operations.
+    std::int64_t engine_operations() const override { return static_cast<std::int64_t>(library_ops_); }
 
 private:
     void program(RdmaProcess& app);
@@ -88,7 +87,6 @@ private:
     std::vector<Held> held_;
     std::vector<double> latency_sum_us_;   // per process
     std::uint64_t library_ops_ = 0;   // engine operations this job's processes posted
-    std::function<std::uint64_t()> engine_completions_;
 
     Counter& acquired_;
     Histogram& acquire_us_;

@@ -1,4 +1,5 @@
 #include "workloads/overlap.hpp"
+#include "workloads/registry.hpp"
 
 #include "library/messaging/endpoint.hpp"
 
@@ -453,5 +454,49 @@ void OverlapWorkload::check(RdmaProcess& dst, std::uint64_t dst_addr, const std:
     }
     log_.verified(len, true);
 }
+
+std::vector<std::pair<std::string, std::string>> OverlapWorkload::self_check() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    const bool open = unguarded();
+    if (corrupted() > 0 && (!open || inflight_touches() == 0))
+        out.emplace_back("race-only-unguarded", std::to_string(corrupted()) + " transfer(s) found corrupted with " +
+                                                    std::to_string(inflight_touches()) + " store(s) made in flight" +
+                                                    (open ? "" : " in a blocking or guarded run"));
+    if (!open && inflight_touches() > 0)
+        out.emplace_back("guard-keeps-off", std::to_string(inflight_touches()) +
+                                                " store(s) reached a buffer in flight in a blocking or guarded run");
+    return out;
+}
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "overlap";
+    k.order = 90;
+    k.help =
+        "overlap: one process computes beside its transfers in flight and touches their buffers now and then "
+        "(section [overlap], rdma.buffer-guard)";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
+        Workload::require_all_present(apps, "overlap");
+        return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
+    };
+    k.declare_params = OverlapWorkload::declare_params;
+    k.declare_metrics = OverlapWorkload::declare_metrics;
+    k.read_refusal = WorkloadKind::built;
+    k.two_sided_refusal = WorkloadKind::built;   // isend and irecv
+    k.findings = [](const Config&, const StatRegistry& stats) -> std::string {
+        const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers");
+        if (!raced) return "";
+        return "vrdmasim: " + std::to_string(raced) +
+               " transfer(s) corrupted by the application's own stores into buffers in flight (an application "
+               "race, caught by the byte check; not a simulator failure)\n";
+    };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

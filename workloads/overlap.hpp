@@ -56,6 +56,10 @@ public:
     std::string kind() const override { return "overlap"; }
     std::string partition_refusal() const override;
     ~OverlapWorkload() override;
+    // A race only where nothing kept the program off the buffer
+    // (nonblocking, unguarded) and it did touch one in flight; none where
+    // the guard or a blocking call keeps it off.
+    std::vector<std::pair<std::string, std::string>> self_check() const override;
     bool finished() const override { return finished_ && (!two_sided_ || target_done_); }
     // The progress line's total (the self-check planned-transfers holds it
     // to it): the initiator's transfers, one an iteration.

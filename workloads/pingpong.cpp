@@ -1,4 +1,5 @@
 #include "workloads/pingpong.hpp"
+#include "workloads/registry.hpp"
 
 #include <stdexcept>
 
@@ -146,5 +147,24 @@ void PingpongWorkload::pong(RdmaProcess& app) {
     done_b_ = true;
     program_ended(app);
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "pingpong";
+    k.order = 20;
+    k.help = "pingpong: two nodes bounce a message";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
+        return std::make_unique<PingpongWorkload>(ctx, apps, src, dst, job);
+    };
+    k.read_refusal = WorkloadKind::built;
+    k.two_sided_refusal = [](const Config&) { return Workload::kTwoSidedIsSendrecv; };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

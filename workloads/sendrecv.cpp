@@ -1,4 +1,5 @@
 #include "workloads/sendrecv.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -181,5 +182,28 @@ void SendrecvWorkload::bandwidth_b(RdmaProcess& app, msg::Endpoint& ep) {
         ep.send(a_node_, kAckTag, 0, 0);
     }
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "sendrecv";
+    k.order = 30;
+    k.help = "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test)";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
+        return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst, job);
+    };
+    k.read_refusal = [](const Config&) {
+        return "has nothing to choose in workload.kind = sendrecv: " + std::string(Workload::kProtocolDecides);
+    };
+    k.two_sided_refusal = [](const Config&) { return std::string("sendrecv is two-sided already"); };
+    k.two_sided_library = [](const Config&) { return true; };
+    k.one_channel = true;
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

@@ -1,4 +1,5 @@
 #include "workloads/stream.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -280,5 +281,27 @@ void StreamWorkload::sender(RdmaProcess& app) {
     finished_ = true;
     program_ended(app);
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "stream";
+    k.order = 10;
+    k.help = "stream: one node streams RDMA writes to another";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
+        return std::make_unique<StreamWorkload>(ctx, apps, src, dst, job);
+    };
+    k.declare_metrics = StreamWorkload::declare_metrics;
+    k.read_refusal = WorkloadKind::built;
+    k.two_sided_refusal = [](const Config&) { return Workload::kTwoSidedIsSendrecv; };
+    k.physical_mode = true;
+    k.stream_notify = true;
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

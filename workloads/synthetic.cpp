@@ -1,4 +1,5 @@
 #include "workloads/synthetic.hpp"
+#include "workloads/registry.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -904,5 +905,38 @@ std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check()
                            " data packets (or completions) that no message in flight accounts for");
     return v;
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "synthetic";
+    k.order = 130;
+    k.help =
+        "synthetic: every node an open-loop source of packet-sized messages at an offered load, to the "
+        "destinations of a traffic pattern (section [synthetic]; the interconnect's latency against offered "
+        "load)";
+    // (absent nodes too: each source's messages are measured on its own
+    // rank, from notes its destinations leave)
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) { return SyntheticWorkload::create(ctx, apps, job); };
+    k.declare_params = SyntheticWorkload::declare_params;
+    k.declare_metrics = SyntheticWorkload::declare_metrics;
+    k.read_refusal = [](const Config&) {
+        return std::string(
+            "the read form is not built for workload.kind = synthetic: its sources inject writes open loop; a read "
+            "is a request out and the data back, initiated by the destination (BookSim's request-reply traffic), "
+            "whose arrivals the patterns do not define");
+    };
+    k.two_sided_refusal = [](const Config&) {
+        return std::string(
+            "synthetic traffic is the network's own: one-sided writes of the pattern's messages; the "
+            "two-sided library would add messages of its own (eager copies, rendezvous, credits) that "
+            "are not the pattern's");
+    };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

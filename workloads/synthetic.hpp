@@ -84,15 +84,15 @@ public:
     // flit time (the offered load's unit) and each message's zero-load
     // network latency (src/sim/channel_load.hpp), from the same models the
     // run builds.
-    using ZeroLoadFn = std::function<sc_core::sc_time(unsigned src, unsigned dst, std::uint64_t flits)>;
-    void set_network(sc_core::sc_time ni_flit, ZeroLoadFn zero_load);
+    bool observes_network() const override { return true; }
+    void set_network(sc_core::sc_time ni_flit, ZeroLoadFn zero_load) override;
     // A data packet of this job reached node `dst`'s engine: from node
     // `src`, written at `dst_va`, `flits` long, its head onto src's NI link
     // at `injected`, its tail out of dst's at `tail` (Pldma::on_data_arrival,
     // wired by System, on dst's side). Measurement only: its message's
     // source learns of it by a note (Workload::leave_note).
     void packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits, std::uint64_t payload,
-                        sc_core::sc_time injected, sc_core::sc_time tail);
+                        sc_core::sc_time injected, sc_core::sc_time tail) override;
 
     // Data flits of one message (what the offered load counts).
     std::uint64_t message_flits() const { return flits_; }
@@ -116,7 +116,7 @@ public:
     const Figures& figures() const { return fig_; }
     // The workload's self-checks (src/sim/invariants.cpp): (name, detail)
     // for each violation.
-    std::vector<std::pair<std::string, std::string>> self_check() const;
+    std::vector<std::pair<std::string, std::string>> self_check() const override;
 
 private:
     struct Slot;

@@ -1,4 +1,5 @@
 #include "workloads/trace.hpp"
+#include "workloads/registry.hpp"
 
 #include <otf2/OTF2_Events.h>
 
@@ -512,5 +513,32 @@ void TraceWorkload::receive_message(RdmaProcess& app, unsigned rank, msg::Endpoi
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), ok || st.ok, p.length, &latency);
 }
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "trace";
+    k.order = 120;
+    k.help = "trace: the ranks of an MPI application's OTF2 trace replay its calls (section [trace])";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        Workload::require_all_present(apps, "trace");
+        return std::make_unique<TraceWorkload>(ctx, apps, job);
+    };
+    k.declare_params = TraceWorkload::declare_params;
+    k.declare_metrics = TraceWorkload::declare_metrics;
+    k.read_refusal = [](const Config&) {
+        return "has nothing to choose in workload.kind = trace: " + std::string(Workload::kProtocolDecides) +
+               "; a trace's point-to-point calls are two-sided whatever collective.transport says";
+    };
+    k.two_sided_refusal = [](const Config&) {
+        return std::string("a trace's messages and collectives go through the two-sided library already");
+    };
+    k.two_sided_library = [](const Config&) { return true; };
+    return k;
+}());
+
+}   // namespace
 
 }   // namespace vrdmasim

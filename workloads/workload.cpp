@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include "workloads/collective.hpp"
-#include "workloads/trace.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -12,14 +9,7 @@
 
 #include "library/collectives/one_sided.hpp"
 #include "library/messaging/endpoint.hpp"
-#include "workloads/cluster.hpp"
-#include "workloads/lock_workload.hpp"
-#include "workloads/fileserve.hpp"
-#include "workloads/overlap.hpp"
-#include "workloads/pingpong.hpp"
-#include "workloads/sendrecv.hpp"
-#include "workloads/stream.hpp"
-#include "workloads/synthetic.hpp"
+#include "workloads/registry.hpp"
 
 namespace vrdmasim {
 
@@ -86,25 +76,27 @@ void TransferLog::verified(std::uint64_t bytes, bool match) {
     else mismatches.inc();
 }
 
+namespace {
+
+// workload.kind's choices and help: the declared kinds (workloads/registry.hpp).
+std::vector<std::string> kind_names() {
+    std::vector<std::string> names;
+    for (const WorkloadKind& k : workload_kinds::all()) names.push_back(k.name);
+    return names;
+}
+
+std::string kind_help() {
+    std::string help;
+    for (const WorkloadKind& k : workload_kinds::all())
+        if (!k.help.empty()) help += (help.empty() ? "" : "; ") + k.help;
+    return help;
+}
+
+}   // namespace
+
 WorkloadParams::WorkloadParams()
     : set("workload", "the application model that drives the run"),
-      kind(set.choice(
-          "kind", "stream",
-          {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock", "overlap",
-           "fileserve", "collective", "trace", "synthetic"},
-          "stream: one node streams RDMA writes to another; pingpong: two nodes bounce a message; "
-          "sendrecv: two-sided send/receive between src-node and dst-node (workload.sendrecv-test); "
-          "alltoall: every node sends message-size to every other, `iterations` rounds; halo: 3-D "
-          "periodic nearest-neighbour exchange on workload.grid, `iterations` rounds; incast: "
-          "workload.senders nodes send total-bytes each to dst-node; permutation: each node sends "
-          "total-bytes to its image under a seeded (sim.seed) permutation without fixed points; lock: every node "
-          "contends for one lock or semaphore at lock.home-node, each job its own (section [lock]); overlap: one "
-          "process computes beside "
-          "its transfers in flight and touches their buffers now and then (section [overlap], "
-          "rdma.buffer-guard); fileserve: a file server on the node with the SSD's files answers "
-          "clients on the other nodes (section [fileserve], fs.files); synthetic: every node an open-loop source "
-          "of packet-sized messages at an offered load, to the destinations of a traffic pattern (section "
-          "[synthetic]; the interconnect's latency against offered load)")),
+      kind(set.choice("kind", "stream", kind_names(), kind_help())),
       src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")),
       dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
                    .range("0", "65535")),
@@ -208,21 +200,12 @@ Workload::Workload(const SimContext& ctx, unsigned job)
 
 void Workload::declare_params(ParamRegistry& reg) {
     reg.add(params_of<WorkloadParams>().set);
-    reg.add(params_of<LockParams>().set);
-    OverlapWorkload::declare_params(reg);
-    FileserveWorkload::declare_params(reg);
-    CollectiveWorkload::declare_params(reg);
-    TraceWorkload::declare_params(reg);
-    SyntheticWorkload::declare_params(reg);
+    workload_kinds::declare_params(reg);
 }
 
 bool Workload::uses_two_sided_library(const Config& c) {
-    const WorkloadParams& w = params_of<WorkloadParams>();
-    // (fileserve's requests; with fileserve.access = direct there are none.)
-    // (a collective's steps go as RDMA writes with collective.transport = one-sided.)
-    return c[w.kind] == "sendrecv" || c[w.kind] == "trace" ||
-           (c[w.kind] == "collective" && c.string("collective.transport") != "one-sided") ||
-           (c[w.kind] == "fileserve" && c.string("fileserve.access") != "direct") || c[w.two_sided];
+    const WorkloadKind& k = workload_kinds::of(c);
+    return c[params_of<WorkloadParams>().two_sided] || (k.two_sided_library && k.two_sided_library(c));
 }
 
 std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
@@ -247,111 +230,56 @@ std::unique_ptr<Workload> Workload::create(const SimContext& ctx, const std::vec
     return w;
 }
 
-namespace {
-
-bool all_present(const std::vector<RdmaProcess*>& apps) {
+bool Workload::all_present(const std::vector<RdmaProcess*>& apps) {
     return std::find(apps.begin(), apps.end(), nullptr) == apps.end();
 }
 
-// A run split across MPI ranks gives a workload the processes of its own
-// rank's nodes only: one that needs every node's is refused up front.
-ConfigError not_carried(const std::string& kind) {
-    return ConfigError("workload.kind = " + kind +
-                       " is not built for a run split across MPI ranks: its programs share state across nodes "
-                       "that is not carried between ranks (docs/scaling.md, \"What the workloads share across "
-                       "nodes\"); run it as one process");
+void Workload::require_all_present(const std::vector<RdmaProcess*>& apps, const std::string& kind) {
+    // A run split across MPI ranks gives a workload the processes of its own
+    // rank's nodes only: one that needs every node's is refused up front.
+    if (!all_present(apps))
+        throw ConfigError("workload.kind = " + kind +
+                          " is not built for a run split across MPI ranks: its programs share state across nodes "
+                          "that is not carried between ranks (docs/scaling.md, \"What the workloads share across "
+                          "nodes\"); run it as one process");
 }
 
-}   // namespace
-
-std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
-                                                unsigned job, const std::vector<FileSystem*>& files) {
-    const Config& c = ctx.config;
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
-    const bool cluster_kind = kind == "alltoall" || kind == "halo" || kind == "incast" || kind == "permutation";
-    if (c[params_of<WorkloadParams>().operation] != "write" && kind != "stream" && kind != "overlap" &&
-        kind != "pingpong" && kind != "fileserve" && !cluster_kind &&
-        !(kind == "collective" && c.string("collective.transport") == "one-sided")) {
-        // docs/composition.md, the refusal table.
-        if (kind == "synthetic")
-            throw c.refuse("workload.operation",
-                           "the read form is not built for workload.kind = synthetic: its sources inject writes "
-                           "open loop; a read is a request out and the data back, initiated by the destination "
-                           "(BookSim's request-reply traffic), whose arrivals the patterns do not define");
-        if (kind == "lock")
-            throw c.refuse("workload.operation",
-                           "has nothing to choose in workload.kind = lock: its engine operations are remote atomics "
-                           "and loads on the lock's words, not messages a write or a read could move");
-        if (kind == "sendrecv" || kind == "trace" ||
-            (kind == "collective" && c.string("collective.transport") == "two-sided"))
-            throw c.refuse("workload.operation",
-                           "has nothing to choose in workload.kind = " + kind +
-                               (kind == "collective" ? " with collective.transport = two-sided" : "") +
-                               ": two-sided messages move as the messaging protocol decides (an eager copy written, "
-                               "a rendezvous buffer read: msg.*)" +
-                               (kind == "trace" ? "; a trace's point-to-point calls are two-sided whatever "
-                                                  "collective.transport says"
-                                                : ""));
-        throw std::logic_error("workload.operation: no rule for workload.kind = " + kind);
-    }
-    if (c[params_of<WorkloadParams>().stream_notify] != "none" && kind != "stream")
-        throw c.refuse("workload.stream-notify",
-                       "only the stream workload reads notifications this way (workload.kind = " + kind +
-                           "; the cluster kinds have workload.arrivals)");
-    if ((cluster_kind || kind == "overlap") && c[params_of<WorkloadParams>().two_sided] &&
-        c[params_of<WorkloadParams>().operation] == "read")
-        // docs/composition.md, the refusal table.
-        throw c.refuse(params_of<WorkloadParams>().operation,
-                       "has nothing to choose with workload.two-sided = true: two-sided messages move as the "
-                       "messaging protocol decides (an eager copy written, a rendezvous buffer read: msg.*)");
-    if (auto cluster = ClusterWorkload::create(ctx, apps, job)) return cluster;   // alltoall, halo, incast, permutation
-    if (c[params_of<WorkloadParams>().two_sided] && kind != "overlap") {   // overlap: isend and irecv
-        // docs/composition.md, the refusal table.
-        const std::string n = params_of<WorkloadParams>().two_sided.name();
-        std::string why = kind == "stream" || kind == "pingpong"
-                              ? "the two-sided form of stream and pingpong is workload.kind = sendrecv "
-                                "(workload.sendrecv-test = bandwidth, latency)"
-                          : kind == "sendrecv"   ? "sendrecv is two-sided already"
-                          : kind == "collective" ? "the collectives are built on the two-sided library already"
-                          : kind == "trace"
-                              ? "a trace's messages and collectives go through the two-sided library already"
-                          : kind == "lock" ? "the lock workload moves no messages (remote atomics and loads)"
-                          : kind == "synthetic"
-                              ? "synthetic traffic is the network's own: one-sided writes of the pattern's messages; "
-                                "the two-sided library would add messages of its own (eager copies, rendezvous, "
-                                "credits) that are not the pattern's"
-                          : kind == "fileserve"
-                              ? "the file server's requests go through the two-sided library already"
-                              : "only the cluster kinds (alltoall, halo, incast, permutation) have a two-sided variant";
-        throw c.refuse(n, "has no meaning for workload.kind = " + kind + ": " + why);
-    }
-    // (absent nodes too: each source's messages are measured on its own
-    // rank, from notes its destinations leave)
-    if (auto synthetic = SyntheticWorkload::create(ctx, apps, job)) return synthetic;
-    // The kinds below are built with every node's process (a partitioned
-    // run refuses them: partition_refusal()).
-    if (kind != "stream" && kind != "pingpong" && kind != "sendrecv" && kind != "overlap" && kind != "collective" &&
-        !all_present(apps))
-        throw not_carried(kind);
-    if (kind == "lock") return std::make_unique<LockWorkload>(ctx, apps, job);
-    if (kind == "fileserve") return std::make_unique<FileserveWorkload>(ctx, apps, files, job);
-    if (kind == "collective") return std::make_unique<CollectiveWorkload>(ctx, apps, job);   // (absent nodes too)
-    if (kind == "trace") return std::make_unique<TraceWorkload>(ctx, apps, job);
+std::pair<unsigned, unsigned> Workload::two_nodes(const Config& c, const std::vector<RdmaProcess*>& apps) {
     const auto src = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().src_node]);
     const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
     auto bad = [&](const std::string& key, const std::string& why) { return c.refuse("workload." + key, why); };
     if (src >= apps.size()) throw bad("src-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (dst >= apps.size()) throw bad("dst-node", "the system has " + std::to_string(apps.size()) + " nodes");
     if (src == dst) throw bad("dst-node", "must differ from workload.src-node");
-    if (kind == "stream")
-        return std::make_unique<StreamWorkload>(ctx, apps, static_cast<unsigned>(src), static_cast<unsigned>(dst), job);
-    if (kind == "pingpong")
-        return std::make_unique<PingpongWorkload>(ctx, apps, static_cast<unsigned>(src), static_cast<unsigned>(dst),
-                                                  job);
-    if (kind == "sendrecv") return std::make_unique<SendrecvWorkload>(ctx, apps, src, dst, job);
-    if (!all_present(apps)) throw not_carried(kind);
-    if (kind == "overlap") return std::make_unique<OverlapWorkload>(ctx, *apps[src], *apps[dst], job);
-    throw ConfigError("workload.kind = " + kind + ": no such workload");
+    return {static_cast<unsigned>(src), static_cast<unsigned>(dst)};
+}
+
+void Workload::refuse_settings(const Config& c) {
+    const WorkloadParams& w = params_of<WorkloadParams>();
+    const std::string& kind = c[w.kind];
+    const WorkloadKind& k = workload_kinds::of(kind);
+    const bool read = c[w.operation] != "write";
+    // docs/composition.md, the refusal table.
+    if (read) {
+        const std::string why =
+            k.read_refusal ? k.read_refusal(c) : "the read form is not built for workload.kind = " + kind;
+        if (!why.empty()) throw c.refuse(w.operation, why);
+    }
+    if (c[w.stream_notify] != "none" && !k.stream_notify)
+        throw c.refuse(w.stream_notify, "only the stream workload reads notifications this way (workload.kind = " +
+                                            kind + "; the cluster kinds have workload.arrivals)");
+    if (!c[w.two_sided]) return;
+    const std::string why = k.two_sided_refusal ? k.two_sided_refusal(c) : "it has no two-sided form";
+    if (!why.empty()) throw c.refuse(w.two_sided, "has no meaning for workload.kind = " + kind + ": " + why);
+    if (read)
+        throw c.refuse(w.operation,
+                       "has nothing to choose with workload.two-sided = true: " + std::string(kProtocolDecides));
+}
+
+std::unique_ptr<Workload> Workload::create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
+                                                unsigned job, const std::vector<FileSystem*>& files) {
+    refuse_settings(ctx.config);
+    return workload_kinds::of(ctx.config).create(ctx, apps, job, files);
 }
 
 std::uint64_t Workload::programs() const {
@@ -495,6 +423,15 @@ std::string Workload::partition_refusal() const {
                        ") across boards: every sender looks up its destination's physical pages, at each post, "
                        "in one table of the keys every receiver published (PhysicalKeys)";
     return "";
+}
+
+void Workload::set_network(sc_core::sc_time, ZeroLoadFn) {
+    throw std::logic_error("workload.kind = " + kind() + ": told of the network, but it does not observe it");
+}
+
+void Workload::packet_arrived(unsigned, unsigned, std::uint64_t, std::uint64_t, std::uint64_t, sc_core::sc_time,
+                              sc_core::sc_time) {
+    throw std::logic_error("workload.kind = " + kind() + ": handed a packet, but it does not observe the network");
 }
 
 void Workload::take_note(const Note& n) {

@@ -188,6 +188,29 @@ public:
     // what every workload has: its programs' start in its log).
     static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
                                                  unsigned job, const std::vector<FileSystem*>& files);
+    // ConfigError (exit status 2) for the settings of [workload] that the
+    // kind refuses (workloads/registry.hpp: read, two-sided, stream-notify),
+    // before anything is built.
+    static void refuse_settings(const Config& c);
+    // For the kinds' factories (workloads/registry.hpp):
+    // whether every node's process is here (not a partitioned run's rank).
+    static bool all_present(const std::vector<RdmaProcess*>& apps);
+    // ConfigError naming `kind` unless every node's process is here: for a
+    // kind whose programs share state across nodes that a partitioned run
+    // does not carry.
+    static void require_all_present(const std::vector<RdmaProcess*>& apps, const std::string& kind);
+    // workload.src-node and workload.dst-node, checked against the system
+    // (ConfigError): the two nodes of stream, pingpong, sendrecv, overlap.
+    static std::pair<unsigned, unsigned> two_nodes(const Config& c, const std::vector<RdmaProcess*>& apps);
+    // The refusals' shared words (docs/composition.md, the refusal table):
+    // what a two-sided message leaves to choose, and where stream's and
+    // pingpong's two-sided forms are.
+    static constexpr const char* kProtocolDecides =
+        "two-sided messages move as the messaging protocol decides (an eager copy written, a rendezvous buffer "
+        "read: msg.*)";
+    static constexpr const char* kTwoSidedIsSendrecv =
+        "the two-sided form of stream and pingpong is workload.kind = sendrecv (workload.sendrecv-test = "
+        "bandwidth, latency)";
     // "workload." for job 0 (the names of a one-process run), "job<p>.workload." for job p.
     static std::string stats_prefix(unsigned job);
     unsigned job() const { return job_; }
@@ -256,6 +279,39 @@ public:
     // partitioned yet.
     virtual std::string partition_refusal() const;
 
+    // The workload's own self-checks at the end of the run (src/sim/invariants.cpp):
+    // (name, detail) for each violation; none by default.
+    virtual std::vector<std::pair<std::string, std::string>> self_check() const { return {}; }
+    // Every job's workload is given the first job's (itself for job 0),
+    // once all exist: for figures the jobs measure once together (the file
+    // server's node-wide figures). Nothing by default.
+    virtual void join(Workload& first) { (void)first; }
+    // The engine operations (descriptors and atomics) this job's library
+    // posted, if the workload accounts for all of its engine traffic:
+    // where every job does, their sum must be what the engines counted
+    // posted (a self-check). -1 if it does not account (the default).
+    virtual std::int64_t engine_operations() const { return -1; }
+    // How many descriptors of this job the engines completed: the sum, over
+    // every node, of the completions counted on this job's process's
+    // channels (the engines' own count, TX_COMPLETED). Set by System
+    // before simulation.
+    void count_engine_completions(std::function<std::uint64_t()> fn) { engine_completions_ = std::move(fn); }
+
+    // A workload that measures the network itself (synthetic traffic) is
+    // told of it by System before the run: the NI link's flit time and
+    // each message's zero-load network latency (src/sim/channel_load.hpp),
+    // from the same models the run builds; then every data packet of its
+    // job that reaches a node's engine (packet_arrived). Not by default.
+    virtual bool observes_network() const { return false; }
+    using ZeroLoadFn = std::function<sc_core::sc_time(unsigned src, unsigned dst, std::uint64_t flits)>;
+    virtual void set_network(sc_core::sc_time ni_flit, ZeroLoadFn zero_load);
+    // A data packet of this job reached node `dst`'s engine: from node
+    // `src`, written at `dst_va`, `flits` long, its head onto src's NI link
+    // at `injected`, its tail out of dst's at `tail` (Pldma::on_data_arrival,
+    // wired by System, on dst's side).
+    virtual void packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits,
+                                std::uint64_t payload, sc_core::sc_time injected, sc_core::sc_time tail);
+
     // Where a check step for another node than the asking program's goes:
     // by default to perform() at once (one process holds every node); a
     // partitioned run would carry it to the node's rank, a test may
@@ -310,6 +366,8 @@ protected:
     void publish_mailbox(const RdmaProcess& app, const coll::OneSided& os);
     // `nodes[q]`: the node of rank q.
     void connect_mailboxes(coll::OneSided& os, const std::vector<unsigned>& nodes) const;
+    // count_engine_completions' function (nullptr until System sets it).
+    std::function<std::uint64_t()> engine_completions_;
     // ConfigError unless `bytes` fit in what `app` can map.
     void check_fits(const RdmaProcess& app, std::uint64_t bytes) const;
     // ConfigError naming parameter `key` unless the host has `bytes` of

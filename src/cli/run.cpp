@@ -686,10 +686,8 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
         print_physical_verdict(os, cfg, physical_findings(sys, stats));
         o.findings = os.str();
     }
-    if (const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers"))
-        o.findings += "vrdmasim: " + std::to_string(raced) +
-                      " transfer(s) corrupted by the application's own stores into buffers in flight (an application "
-                      "race, caught by the byte check; not a simulator failure)\n";
+    // What the workloads' figures say (an application's own race, caught by the byte check).
+    o.findings += System::workload_findings(cfg, stats);
     // Links served by call (router.link-order = call-approximate): said on
     // every run, not only when a packet was served behind a later one.
     o.findings += Router::contention_warning(cfg, stats);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/sim/physical_engine.hpp"
+#include "workloads/registry.hpp"
 
 namespace vrdmasim {
 
@@ -15,14 +16,18 @@ void System::check_physical(const Config& c) {
     const std::string mode = c.describe(params_of<RdmaParams>().strategy) + " with " +
                              c.describe(params_of<SmmuParams>().enabled) +
                              " (the physical-address experiment: the library hands the engine physical addresses)";
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
-    if (kind != "stream")
+    if (!workload_kinds::of(c).physical_mode) {
+        // The kinds built for it (workloads/registry.hpp: physical_mode).
+        std::string built;
+        for (const WorkloadKind& k : workload_kinds::all())
+            if (k.physical_mode) built += (built.empty() ? "" : ", ") + k.name;
         throw c.refuse(
             params_of<WorkloadParams>().kind,
-            "is not built for " + mode +
-                ": only the stream workload is (RDMA writes through "
+            "is not built for " + mode + ": only the " + built +
+                " workload is (RDMA writes through "
                 "RdmaProcess::send, one descriptor per physically contiguous run, each with its own completion "
                 "record; a notification would tell the receiver of the last run only)");
+    }
     if (c[params_of<WorkloadParams>().operation] != "write")
         throw c.refuse(params_of<WorkloadParams>().operation, "is not built for " + mode +
                                                                   ": RDMA reads would need the source node's physical "

@@ -11,15 +11,8 @@
 #include "src/sim/roi.hpp"
 #include "src/sim/system.hpp"
 #include "library/rdma/process.hpp"
-#include "workloads/cluster.hpp"
-#include "workloads/lock_workload.hpp"
-#include "workloads/collective.hpp"
-#include "workloads/trace.hpp"
-#include "workloads/fileserve.hpp"
-#include "workloads/overlap.hpp"
 #include "library/messaging/stats.hpp"
-#include "workloads/stream.hpp"
-#include "workloads/synthetic.hpp"
+#include "workloads/registry.hpp"
 
 namespace vrdmasim {
 
@@ -146,16 +139,9 @@ MetricRegistry build_summary_metrics() {
     ShadowPager::declare_metrics(reg);
     FrameCheck::declare_metrics(reg);
     CpuCores::declare_metrics(reg);
-    LockWorkload::declare_metrics(reg);
     RdmaProcess::declare_metrics(reg);
-    ClusterWorkload::declare_metrics(reg);
-    StreamWorkload::declare_metrics(reg);
     BufferGuard::declare_metrics(reg);
-    OverlapWorkload::declare_metrics(reg);
-    FileserveWorkload::declare_metrics(reg);
-    CollectiveWorkload::declare_metrics(reg);
-    TraceWorkload::declare_metrics(reg);
-    SyntheticWorkload::declare_metrics(reg);
+    workload_kinds::declare_metrics(reg);   // each workload's own (workloads/registry.hpp)
     declare_energy_metrics(reg);
     declare_host_metrics(reg);
     return reg;

@@ -2,6 +2,7 @@
 #include "models/common/noise.hpp"
 
 #include "src/sim/channel_load.hpp"
+#include "workloads/registry.hpp"
 #include "src/sim/event_order.hpp"
 #include "src/sim/roi.hpp"
 
@@ -11,9 +12,6 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "library/rdma/buffer_guard.hpp"
-#include "workloads/fileserve.hpp"
-#include "workloads/lock_workload.hpp"
-#include "workloads/synthetic.hpp"
 #include "library/messaging/params.hpp"
 #include "src/sim/thread_budget.hpp"
 
@@ -463,19 +461,9 @@ void check_buffer_guard(const Config& c) {
     // buffers, and direct access moves nothing through the engine: no
     // buffer of the application is in flight for a guard to keep it off.
     // (docs/composition.md, the refusal table.)
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
-    if (kind == "lock")
-        throw c.refuse(params_of<RdmaParams>().buffer_guard,
-                       "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock words "
-                       "the library owns, not application buffers in flight");
-    if (kind == "fileserve" && c.string("fileserve.access") == "direct")
-        throw c.refuse(params_of<RdmaParams>().buffer_guard,
-                       "has nothing to guard with fileserve.access = direct: the clients read() the files through "
-                       "their own kernels, no engine moves the data");
-    if (kind == "fileserve" && c.string("fileserve.method") == "kernel-copy")
-        throw c.refuse(params_of<RdmaParams>().buffer_guard,
-                       "has nothing to guard with fileserve.method = kernel-copy: the engine moves the kernels' "
-                       "socket buffers, the CPUs copy the application's");
+    const WorkloadKind& k = workload_kinds::of(c);
+    if (const std::string why = k.guard_refusal ? k.guard_refusal(c) : ""; !why.empty())
+        throw c.refuse(params_of<RdmaParams>().buffer_guard, why);
 }
 
 // rdma.prefetch = advise makes pages of the processes' mappings present:
@@ -510,13 +498,13 @@ void System::check_processes(const Config& c) {
     // The two-sided library (an endpoint per process, statistics under the
     // process's group) watches one channel's completion count: one channel
     // per process.
-    const std::string& kind = c[params_of<WorkloadParams>().kind];
+    const bool one_channel = workload_kinds::of(c).one_channel;
     const bool two_sided = c[params_of<WorkloadParams>().two_sided];
-    if (per > 1 && (kind == "sendrecv" || two_sided))
+    if (per > 1 && (one_channel || two_sided))
         throw c.refuse(params_of<RdmaParams>().channels,
                        "the two-sided library posts on and counts the completions of one channel, so " +
-                           (kind == "sendrecv" ? c.describe(params_of<WorkloadParams>().kind)
-                                               : c.describe(params_of<WorkloadParams>().two_sided)) +
+                           (one_channel ? c.describe(params_of<WorkloadParams>().kind)
+                                        : c.describe(params_of<WorkloadParams>().two_sided)) +
                            " needs rdma.channels = 1");
     const auto axi = static_cast<std::uint64_t>(c[params_of<PldmaParams>().axi_id]);
     if (axi + procs - 1 > 63)
@@ -810,6 +798,10 @@ void System::build_nodes(const SimContext& ctx) {
 
 bool System::varies(const Config& c) { return NoiseParams::any(c); }
 
+std::string System::workload_findings(const Config& c, const StatRegistry& stats) {
+    return workload_kinds::findings(c, stats);
+}
+
 void System::build_links(const SimContext& ctx) {
     const Config& c = ctx.config;
     const unsigned n = topology_.size();
@@ -969,38 +961,36 @@ void System::build_jobs(const SimContext& ctx) {
         workloads_.back()->set_hops([this](unsigned a, unsigned b) { return hops(a, b); });
         // A node's board: node index = board * FPGAs per board + FPGA (topology.hpp).
         workloads_.back()->set_boards([this](unsigned n) { return n / topology_.fpgas_per_board(); });
-        // The file server's node-wide figures are measured once for every job.
-        if (auto* fs = dynamic_cast<FileserveWorkload*>(workloads_.back().get()))
-            fs->join(dynamic_cast<FileserveWorkload&>(*workloads_.front()));
-        // The lock workload checks each job's operations against the
-        // completions the engines counted on that job's channels alone.
-        if (auto* lock = dynamic_cast<LockWorkload*>(workloads_.back().get()))
-            lock->count_engine_completions([this, p] {
-                std::uint64_t n = 0;
-                for (auto& node : nodes_) {
-                    if (!node) continue;
-                    const RdmaProcess& a = node->process(p);
-                    for (unsigned k = 0; k < a.channel_count(); ++k) n += node->dma.tx_signal(a.channel() + k).raised();
-                }
-                return n;
-            });
+        // What the jobs measure once together (the file server's node-wide figures).
+        workloads_.back()->join(*workloads_.front());
+        // A workload may check its job's operations against the completions
+        // the engines counted on that job's channels alone (the lock workload).
+        workloads_.back()->count_engine_completions([this, p] {
+            std::uint64_t n = 0;
+            for (auto& node : nodes_) {
+                if (!node) continue;
+                const RdmaProcess& a = node->process(p);
+                for (unsigned k = 0; k < a.channel_count(); ++k) n += node->dma.tx_signal(a.channel() + k).raised();
+            }
+            return n;
+        });
     }
-    wire_synthetic(ctx);
+    wire_network_observers(ctx);
 }
 
-void System::wire_synthetic(const SimContext& ctx) {
-    std::vector<SyntheticWorkload*> jobs;
+void System::wire_network_observers(const SimContext& ctx) {
+    std::vector<Workload*> jobs;
     bool any = false;
     for (const auto& w : workloads_) {
-        jobs.push_back(dynamic_cast<SyntheticWorkload*>(w.get()));
+        jobs.push_back(w->observes_network() ? w.get() : nullptr);
         any = any || jobs.back();
     }
     if (!any) return;
     channels_ = std::make_shared<const ChannelModel>(ctx.config);
     std::shared_ptr<const ChannelModel> model = channels_;
-    for (SyntheticWorkload* s : jobs)
-        if (s)
-            s->set_network(model->ni_flit(), [model](unsigned src, unsigned dst, std::uint64_t flits) {
+    for (Workload* w : jobs)
+        if (w)
+            w->set_network(model->ni_flit(), [model](unsigned src, unsigned dst, std::uint64_t flits) {
                 return model->zero_load(src, dst, flits);
             });
     // A data packet belongs to the job of its protection domain (domain_of_job).

@@ -209,6 +209,9 @@ public:
     // Whether runs of `c` vary with sim.seed (a source of noise: noise.*),
     // so that a sweep's replications differ.
     static bool varies(const Config& c);
+    // What the workloads' figures tell a user that the exit status does
+    // not (WorkloadKind::findings): lines, or "".
+    static std::string workload_findings(const Config& c, const StatRegistry& stats);
     // Builds and binds everything (elaboration). Throws ConfigError for a
     // configuration the models cannot be built with, or that could never
     // work (a packet larger than a buffer it must fit in whole, ...).
@@ -321,10 +324,11 @@ private:
                           const std::vector<std::vector<std::uint32_t>>& number_out);
     std::size_t check_cut_link_threads() const;
     void build_jobs(const SimContext& ctx);
-    // Synthetic traffic (workload.kind = synthetic): each job's workload is
-    // told the network's zero-load sums and NI flit time (channel_load.hpp),
-    // and every engine hands it the data packets of its job as they arrive.
-    void wire_synthetic(const SimContext& ctx);
+    // A workload that observes the network (Workload::observes_network:
+    // synthetic traffic) is told the network's zero-load sums and NI flit
+    // time (channel_load.hpp), and every engine hands it the data packets
+    // of its job as they arrive.
+    void wire_network_observers(const SimContext& ctx);
     void stop_daemons_when_done();
     const Config* config_;
     PhysicalKeys keys_;   // physical-address mode: what the libraries handed the engines
@@ -346,7 +350,7 @@ private:
     void use_hops();   // made by build_links (its lookahead), before the jobs
     unsigned end_rv_ = 0;
     std::vector<std::unique_ptr<Workload>> workloads_;   // one per job (node.processes)
-    std::shared_ptr<const class ChannelModel> channels_;   // synthetic traffic's zero-load sums
+    std::shared_ptr<const class ChannelModel> channels_;   // a network observer's zero-load sums
     sc_core::sc_time time_limit_;
     bool smmu_enabled_ = false;
 };

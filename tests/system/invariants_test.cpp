@@ -265,7 +265,7 @@ TEST_CASE("invariants: an engine operation no lock job posted is caught over the
     Settings two = small_locks();
     two.push_back({"node.processes", "2"});
     const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node1.dma.transfers_posted").inc(); }, two);
-    CHECK(fired(v, "lock-operations"));
+    CHECK(fired(v, "engine-operations"));
 }
 
 TEST_CASE("invariants: an atomic executed twice at its target is caught", "[invariants][atomic]") {

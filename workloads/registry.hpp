@@ -1,0 +1,98 @@
+// The workloads declare themselves: each, in its own file, says what
+// `workload.kind` calls it, its parameters and metrics, which other settings
+// it refuses and why, and how to build it. The simulator (src/sim), the
+// command line and the workload base iterate this registry and name no
+// workload (issue #58; as SST's ELI registers a component in its own
+// header). A workload's file declares it with a static
+// `WorkloadKind::Declare`; the library vrdmasim_workloads is linked whole
+// (workloads/CMakeLists.txt), so a declaration nothing else refers to is
+// still in the program.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace vrdmasim {
+
+class Config;
+class FileSystem;
+class MetricRegistry;
+class ParamRegistry;
+class RdmaProcess;
+class StatRegistry;
+class Workload;
+struct SimContext;
+
+struct WorkloadKind {
+    // What the kind's programs run on: each node's process of the job
+    // (nullptr for a node of another rank in a partitioned run), and each
+    // node's file system (nullptr where it has none; empty when the run has
+    // no files).
+    using Factory = std::function<std::unique_ptr<Workload>(const SimContext&, const std::vector<RdmaProcess*>& apps,
+                                                            unsigned job, const std::vector<FileSystem*>& files)>;
+    // A reason a setting is refused for this kind ("" when it is not).
+    using Refusal = std::function<std::string(const Config&)>;
+
+    std::string name;   // workload.kind's value
+    // Its place among workload.kind's choices and in the help (lower first).
+    int order = 0;
+    std::string help;   // "name: what it is", one sentence of workload.kind's help
+    Factory create;
+    // Its own sections of parameters and its summary metrics (may be empty).
+    std::function<void(ParamRegistry&)> declare_params;
+    std::function<void(MetricRegistry&)> declare_metrics;
+    // Why workload.operation = read is refused, "" where the kind has a
+    // read form (`built` when it always has). Left empty: refused as not
+    // built, so that a new kind never runs writes when asked for reads.
+    Refusal read_refusal;
+    // Why workload.two-sided = true is refused, "" where the kind has a
+    // two-sided form (`built`). Left empty: refused, it has none.
+    Refusal two_sided_refusal;
+    // The refusal that refuses nothing: the form is built.
+    static std::string built(const Config&) { return ""; }
+    // Why rdma.buffer-guard is refused: nothing of the application's in
+    // flight for it to keep the program off.
+    Refusal guard_refusal;
+    // Why rdma.channels > 1 is refused.
+    Refusal channels_refusal;
+    // Whether a run of it uses the two-sided library (library/messaging)
+    // whatever workload.two-sided says.
+    std::function<bool(const Config&)> two_sided_library;
+    // Whether it is built for the physical-address experiment
+    // (smmu.enabled = false with a registration strategy: src/sim/physical_engine.cpp).
+    bool physical_mode = false;
+    // Whether its library posts on, and counts the completions of, one
+    // channel (the two-sided library's endpoint): rdma.channels > 1 refused.
+    bool one_channel = false;
+    // Whether it reads workload.stream-notify.
+    bool stream_notify = false;
+    // What a finished run's figures say that its exit status does not (an
+    // application's own race the byte check caught): a line for the user,
+    // or "".
+    std::function<std::string(const Config&, const StatRegistry&)> findings;
+
+    // Declared at static initialisation, in the workload's own file.
+    struct Declare {
+        explicit Declare(WorkloadKind k);
+    };
+};
+
+namespace workload_kinds {
+
+// Every declared kind, by order.
+const std::vector<WorkloadKind>& all();
+// The kind `name` (std::logic_error if none is declared so: workload.kind's
+// choices are the declared names).
+const WorkloadKind& of(const std::string& name);
+// The kind a configuration runs (workload.kind).
+const WorkloadKind& of(const Config& c);
+// Every kind's parameters and metrics, by order.
+void declare_params(ParamRegistry& reg);
+void declare_metrics(MetricRegistry& reg);
+// The findings of every kind, concatenated.
+std::string findings(const Config& c, const StatRegistry& stats);
+
+}   // namespace workload_kinds
+}   // namespace vrdmasim

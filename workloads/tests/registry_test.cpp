@@ -1,0 +1,84 @@
+// The workload registry (workloads/registry.hpp): a kind declared in its own
+// file, here a test's, is a choice of workload.kind that `vrdmasim run`
+// builds and runs through System, which names no workload; what it does not
+// declare it refuses.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+
+#include "src/sim/system.hpp"
+#include "system_sim.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/stream.hpp"
+
+using namespace vrdmasim;
+
+namespace {
+
+// A new workload as its own file declares it: the stream's programs under
+// another name, with neither a read nor a two-sided form declared.
+const WorkloadKind::Declare probe([] {
+    WorkloadKind k;
+    k.name = "registry-probe";
+    k.order = 100000;
+    k.help = "registry-probe: a test's own kind";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
+        return std::make_unique<StreamWorkload>(ctx, apps, src, dst, job);
+    };
+    return k;
+}());
+
+std::string refusal(const Settings& s) {
+    try {
+        SystemSim sim(s);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}   // namespace
+
+TEST_CASE("registry: a kind declared in its own file is a choice of workload.kind, and System runs it", "[registry]") {
+    ParamRegistry reg;
+    declare_all_params(reg);
+    const ParamDecl* kind = reg.find("workload.kind");
+    REQUIRE(kind != nullptr);
+    CHECK(std::count(kind->choices.begin(), kind->choices.end(), "registry-probe") == 1);
+    CHECK(kind->help.find("registry-probe: a test's own kind") != std::string::npos);
+    SystemSim s({{"workload.kind", "registry-probe"}, {"workload.total-bytes", "64KiB"}});
+    s.run();
+    REQUIRE(s.finished());
+    CHECK(s.log().bytes_verified.value() == 64 * 1024);
+    CHECK(s.log().errors.value() == 0);
+}
+
+TEST_CASE("registry: what a kind does not declare it refuses, naming the setting", "[registry]") {
+    const std::string read = refusal({{"workload.kind", "registry-probe"}, {"workload.operation", "read"}});
+    CHECK(read.find("workload.operation") != std::string::npos);
+    CHECK(read.find("the read form is not built for workload.kind = registry-probe") != std::string::npos);
+    const std::string two = refusal({{"workload.kind", "registry-probe"}, {"workload.two-sided", "true"}});
+    CHECK(two.find("workload.two-sided") != std::string::npos);
+    CHECK(two.find("it has no two-sided form") != std::string::npos);
+    // The stream, which declares its read form, is not refused.
+    CHECK(refusal({{"workload.kind", "stream"}, {"workload.operation", "read"}}).empty());
+}
+
+TEST_CASE("registry: every workload of the library is in the program, each once and by order", "[registry]") {
+    // vrdmasim_workloads is linked whole: a kind nothing refers to is there too.
+    std::vector<std::string> names;
+    int last = -1;
+    for (const WorkloadKind& k : workload_kinds::all()) {
+        names.push_back(k.name);
+        CHECK(k.order > last);
+        last = k.order;
+        CHECK(k.create);
+        CHECK(k.help.rfind(k.name + ": ", 0) == 0);
+    }
+    for (const char* n : {"stream", "pingpong", "sendrecv", "alltoall", "halo", "incast", "permutation", "lock",
+                          "overlap", "fileserve", "collective", "trace", "synthetic"})
+        CHECK(std::count(names.begin(), names.end(), n) == 1);
+}
