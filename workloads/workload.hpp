@@ -160,7 +160,7 @@ struct CheckStep {
 // packets of a synthetic message seen at its destination, for its source,
 // which reads them once the message has completed): handed over at once in
 // one process, carried to the node's rank at the end of the window in a
-// partitioned run (src/sim/rank_parties.hpp). Measurement only: no model
+// partitioned run (src/sim/parallel/rank_parties.hpp). Measurement only: no model
 // reads it, and the side that takes it reads it only after the model's
 // own news of the same event (an acknowledgement that crossed a board
 // link, a lookahead later) could have reached it.
@@ -329,7 +329,7 @@ public:
     // leaves none).
     virtual void take_note(const Note& n);
 
-    // A partitioned run's end (merge_ranks, src/sim/windows.hpp): each
+    // A partitioned run's end (merge_ranks, src/sim/parallel/windows.hpp): each
     // rank's part of the figures only the whole system gives (a workload
     // whose figures are ratios of totals over every node), and all of them
     // (in rank order, this rank's own included), from which every rank then

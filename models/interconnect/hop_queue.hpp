@@ -114,7 +114,7 @@ public:
     std::uint32_t enrol() { return links_++; }
     // Serves nothing at or after `t` until told otherwise: a partitioned
     // run's window ends there, and messages from other ranks may still come
-    // for `t` and later (src/sim/windows.hpp). The kernel, stopped at the
+    // for `t` and later (src/sim/parallel/windows.hpp). The kernel, stopped at the
     // window's end, knows no event there: the queue must not serve ahead
     // past it. max_sim_time(): no limit (one process).
     void serve_before(sc_core::sc_time t) { limit_ = t; }

@@ -58,7 +58,7 @@ struct LinkParams {
     bool handoff = false;
     std::uint32_t number = 0;
     // A cut link whose far end is on another rank of a partitioned run
-    // (src/sim/cut_mail.hpp): the Link is its near end only, and posts its
+    // (src/sim/parallel/cut_mail.hpp): the Link is its near end only, and posts its
     // packets to the port connect_far() gives it.
     bool far_elsewhere = false;
     // A call may wait inside (a system with cut links: for a credit further

@@ -4,7 +4,7 @@
 // loads the MPI runtime's state), and finalised when the object goes.
 #pragma once
 
-#include "src/sim/comm.hpp"
+#include "src/sim/parallel/comm.hpp"
 
 namespace vrdmasim {
 

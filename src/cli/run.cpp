@@ -45,9 +45,9 @@
 #include "src/sim/roi.hpp"
 #include "src/sim/summary.hpp"
 #include "src/sim/timeseries.hpp"
-#include "src/sim/rank_parties.hpp"
-#include "src/sim/windows.hpp"
-#include "src/sim/trace_gather.hpp"
+#include "src/sim/parallel/rank_parties.hpp"
+#include "src/sim/parallel/windows.hpp"
+#include "src/sim/parallel/trace_gather.hpp"
 #include "src/sim/system.hpp"
 
 namespace po = boost::program_options;

@@ -1,5 +1,5 @@
 // Plain data in and out of bytes: what a partitioned run's ranks send each
-// other (src/sim/comm.hpp) and the statistics they merge (stats.hpp). The
+// other (src/sim/parallel/comm.hpp) and the statistics they merge (stats.hpp). The
 // ranks run one executable, so a value's bytes mean the same everywhere.
 #pragma once
 

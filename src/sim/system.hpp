@@ -66,8 +66,8 @@
 #include "workloads/hog.hpp"
 #include "workloads/workload.hpp"
 #include "src/sim/frame_check.hpp"
-#include "src/sim/cut_mail.hpp"
-#include "src/sim/partition.hpp"
+#include "src/sim/parallel/cut_mail.hpp"
+#include "src/sim/parallel/partition.hpp"
 
 namespace vrdmasim {
 

@@ -907,7 +907,7 @@ TEST_CASE("a region's ends come once each, in order", "[stats][window]") {
 }
 
 // A partitioned run's ranks each hold some statistics; rank 0 merges every
-// rank's packed registry (src/sim/windows.cpp merge_ranks).
+// rank's packed registry (src/sim/parallel/windows.cpp merge_ranks).
 TEST_CASE("packed registries merge into the registry one process would have", "[stats]") {
     StatRegistry whole, a, b;
     // Statistics of one rank alone, as a node's or a link's.

@@ -38,6 +38,10 @@ def folders():
         for name in sorted(os.listdir(os.path.join(ROOT, top))):
             if os.path.isdir(os.path.join(ROOT, top, name)):
                 found.append(f'{top}/{name}')
+                # a folder of its own inside one (src/sim/parallel), tests/ aside
+                for sub in sorted(os.listdir(os.path.join(ROOT, top, name))):
+                    if sub != 'tests' and os.path.isdir(os.path.join(ROOT, top, name, sub)):
+                        found.append(f'{top}/{name}/{sub}')
     return found
 
 

@@ -1,8 +1,8 @@
-// Which rank simulates which boards (src/sim/partition.hpp).
+// Which rank simulates which boards (src/sim/parallel/partition.hpp).
 #include <catch2/catch.hpp>
 
 #include "src/core/params.hpp"
-#include "src/sim/partition.hpp"
+#include "src/sim/parallel/partition.hpp"
 
 #include <numeric>
 #include <string>

@@ -9,7 +9,7 @@
 #include <cstddef>
 
 #include "src/core/trace.hpp"
-#include "src/sim/comm.hpp"
+#include "src/sim/parallel/comm.hpp"
 
 namespace vrdmasim {
 

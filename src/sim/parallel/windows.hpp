@@ -20,8 +20,8 @@
 
 #include <systemc>
 
-#include "src/sim/comm.hpp"
-#include "src/sim/cut_mail.hpp"
+#include "src/sim/parallel/comm.hpp"
+#include "src/sim/parallel/cut_mail.hpp"
 
 namespace vrdmasim {
 

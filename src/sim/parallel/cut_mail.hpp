@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "models/interconnect/cut_link.hpp"
-#include "src/sim/comm.hpp"
+#include "src/sim/parallel/comm.hpp"
 
 namespace vrdmasim {
 

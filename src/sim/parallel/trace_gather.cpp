@@ -1,4 +1,4 @@
-#include "src/sim/trace_gather.hpp"
+#include "src/sim/parallel/trace_gather.hpp"
 
 #include <string>
 #include <vector>

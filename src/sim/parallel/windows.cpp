@@ -1,4 +1,4 @@
-#include "src/sim/windows.hpp"
+#include "src/sim/parallel/windows.hpp"
 
 #include <algorithm>
 #include <limits>

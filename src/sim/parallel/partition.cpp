@@ -1,4 +1,4 @@
-#include "src/sim/partition.hpp"
+#include "src/sim/parallel/partition.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "src/sim/rank_parties.hpp"
+#include "src/sim/parallel/rank_parties.hpp"
 
 #include <algorithm>
 #include <stdexcept>

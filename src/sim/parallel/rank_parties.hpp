@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/core/global_sync.hpp"
-#include "src/sim/windows.hpp"
+#include "src/sim/parallel/windows.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {

@@ -1,4 +1,4 @@
-#include "src/sim/cut_mail.hpp"
+#include "src/sim/parallel/cut_mail.hpp"
 
 #include <stdexcept>
 #include <string>
