@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
+#include "src/sim/node.hpp"
 #include "src/sim/system.hpp"
 #include "src/sim/thread_stacks.hpp"
 

@@ -686,13 +686,9 @@ Outcome outcome_of(const Config& cfg, System& sys, const StatRegistry& stats) {
         print_physical_verdict(os, cfg, physical_findings(sys, stats));
         o.findings = os.str();
     }
-    // What the workloads' figures say (an application's own race, caught by the byte check).
-    o.findings += System::workload_findings(cfg, stats);
-    // Links served by call (router.link-order = call-approximate): said on
-    // every run, not only when a packet was served behind a later one.
-    o.findings += Router::contention_warning(cfg, stats);
-    // A node's cores served work out of simulated-time order.
-    o.findings += CpuCores::order_warning(stats);
+    // What the workloads' figures say (an application's own race, caught
+    // by the byte check), and the models' warnings about their own figures.
+    o.findings += System::workload_findings(cfg, stats) + System::model_warnings(cfg, stats);
     o.mismatch_text = std::to_string(o.mismatches) + " transfer(s) reported success but delivered wrong data";
     if (job_errors > 0)
         o.transfer_error_text =

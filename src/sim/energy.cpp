@@ -7,6 +7,7 @@
 #include "src/core/stats.hpp"
 #include "models/os/cpu.hpp"
 #include "src/sim/system.hpp"
+#include "src/sim/node.hpp"
 
 namespace vrdmasim {
 

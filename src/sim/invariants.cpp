@@ -7,6 +7,7 @@
 #include "library/rdma/buffer_guard.hpp"
 #include "src/sim/energy.hpp"
 #include "src/sim/system.hpp"
+#include "src/sim/node.hpp"
 
 namespace vrdmasim {
 

@@ -3,6 +3,7 @@
 // smmu.enabled = false comes with a registration strategy. Kept apart from
 // system.cpp so that the SMMU and DMA-memory paths read as before.
 #include "src/sim/system.hpp"
+#include "src/sim/node.hpp"
 
 #include <string>
 

@@ -10,6 +10,7 @@
 #include "src/sim/energy.hpp"
 #include "src/sim/roi.hpp"
 #include "src/sim/system.hpp"
+#include "src/sim/node.hpp"
 #include "library/rdma/process.hpp"
 #include "library/messaging/stats.hpp"
 #include "workloads/registry.hpp"

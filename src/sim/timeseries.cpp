@@ -8,6 +8,7 @@
 #include "src/core/metrics.hpp"
 #include "src/core/stats.hpp"
 #include "src/sim/system.hpp"
+#include "src/sim/node.hpp"
 
 namespace vrdmasim {
 
