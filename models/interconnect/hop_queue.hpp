@@ -209,7 +209,9 @@ private:
     std::vector<Event> far_;   // a binary heap, earliest (t, key, serial) at the front
     static std::uint64_t bucket_of(sc_core::sc_time t) { return t.value() >> kBucketShift; }
     const Event& front() const;   // the earliest event (count_ > 0)
-    Event pop();   // takes it
+    // Takes the earliest event into `e` if there is one before `horizon`
+    // (one look at the calendar, where front() and a pop were two).
+    bool pop_before(sc_core::sc_time horizon, Event& e);
     void push(const Event& e);
     void find_first(std::uint64_t from);   // first_ from bucket number `from` on
     sc_core::sc_event wake_;
