@@ -51,31 +51,7 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     InstantEnd::get();   // made now, during elaboration
 }
 
-// (Inline in post(), its one caller.)
-VRDMASIM_FORCE_INLINE void HopQueue::push(const Event& e) {
-    ++count_;
-    const std::uint64_t b = bucket_of(e.t);
-    if (b < base_ || b - base_ >= kBuckets) {
-        far_.push_back(e);
-        std::push_heap(far_.begin(), far_.end(), Later{});
-        return;
-    }
-    Bucket& k = ring_[b % kBuckets];
-    auto& v = k.events;
-    // In order, usually the latest.
-    if (v.size() == k.head || !Later{}(v.back(), e)) {
-        v.push_back(e);
-    } else {
-        std::size_t at = v.size() - 1;
-        while (at > k.head && Later{}(v[at - 1], e)) --at;
-        v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
-    }
-    nonempty_[(b % kBuckets) >> 6] |= std::uint64_t(1) << (b % 64);
-    words_ |= std::uint64_t(1) << ((b % kBuckets) >> 6);
-    if (ring_count_++ == 0 || b < first_) first_ = b;
-}
-
-void HopQueue::post(const Event& e) {
+void HopQueue::post_outside(const Event& e) {
     const sc_time now = serving_ ? current_ : sc_core::sc_time_stamp();
     if (e.t < now)
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
