@@ -19,6 +19,7 @@
 #include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/router.hpp"
 #include "src/core/consumed_prefix.hpp"
+#include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/trace.hpp"
 
@@ -30,6 +31,13 @@ Link::~Link() = default;
 
 // The far buffer's VC a packet occupies.
 unsigned Link::vc_of(const HopPacket& hp) const { return p_.vcs == 1 ? 0u : hp.pkt->header.vc; }
+
+// (Inline where it is called: mostly the credits are back.)
+VRDMASIM_FORCE_INLINE sc_time Link::credits_for(unsigned vc, unsigned flits) const {
+    const unsigned c = hop_->credits[vc];
+    if (c >= flits) return sc_core::SC_ZERO_TIME;
+    return credits_on_way(vc, flits, c);
+}
 
 namespace {
 // A stable order for a sending process's queue: a hash of its full name
@@ -51,7 +59,7 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     h.number = number;
     h.credits.assign(p_.vcs, p_.buffer_flits);
     for (unsigned v = 0; v < p_.vcs; ++v) {
-        h.queues.emplace_back();
+        h.qs.push_back(&h.queues.emplace_back());
         h.queues.back().vc = v;
         h.queues.back().order = v;
     }
@@ -113,23 +121,23 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     const sc_core::sc_object* proc = lane ? nullptr : sc_core::sc_get_current_process_b();
     const void* who = lane ? lane->id : proc;
     unsigned qi = p_.vcs;
-    while (qi < h.queues.size() && h.queues[qi].proc != who) ++qi;
-    if (qi == h.queues.size() && !lane && (lane = h.q->receiver(proc))) {
+    while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
+    if (qi == h.qs.size() && !lane && (lane = h.q->receiver(proc))) {
         // A lane's delivery thread: the lane's queue.
         who = lane->id;
         qi = p_.vcs;
-        while (qi < h.queues.size() && h.queues[qi].proc != who) ++qi;
+        while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
     }
-    if (qi == h.queues.size()) {
+    if (qi == h.qs.size()) {
         if (qi - p_.vcs >= 255)
             throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
-        h.queues.emplace_back();
+        h.qs.push_back(&h.queues.emplace_back());
         h.queues.back().proc = who;
         h.queues.back().vc = vc;
         h.queues.back().order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
         h.queues.back().unbounded = lane != nullptr;
     }
-    Hops::Queue& q = h.queues[qi];
+    Hops::Queue& q = *h.qs[qi];
     // Full: the sender waits for room (not a delivery: a link that waits for
     // its interface to send would stop draining, and the network with it:
     // the consumption assumption of deadlock freedom). It looks again at
@@ -176,14 +184,15 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
 
 void Link::queue_packet(unsigned qi, HopPacket& hp) {
     Hops& h = *hop_;
-    auto& fifo = h.queues[qi].fifo;
+    auto& fifo = h.qs[qi]->fifo;
     auto at = fifo.end();
     while (at != fifo.begin()) {
         const HopPacket* b = *(at - 1);
         if (b->ready < hp.ready || (b->ready == hp.ready && b->serial < hp.serial)) break;
         --at;
     }
-    fifo.insert(at, &hp);
+    if (at == fifo.end()) fifo.push_back(&hp);   // (the usual case: after the last)
+    else fifo.insert(at, &hp);
     ++h.waiting;
     h.queued_flits += hp.flits;
 }
@@ -199,7 +208,7 @@ void Link::enqueue(HopPacket& hp) {
     // Behind another of its VC: served when that one is (a link only ever
     // starts a queue's first; before, a third of the servings were such
     // arrivals at a link whose first packet waited for credits).
-    if (h.queues[vc].fifo.front() != &hp) return;
+    if (h.qs[vc]->fifo.front() != &hp) return;
     // When its credits are back (not all on their way: when given).
     const sc_time now = hp.ready, t = credits_for(vc, hp.flits);
     if (t == max_sim_time()) return;
@@ -224,14 +233,22 @@ void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
     auto& list = h.pending;
     drop_consumed(list, h.pending_first);
     // By time, usually the latest.
-    std::size_t i = list.size();
-    while (i > h.pending_first && list[i - 1].at > at) --i;
-    list.insert(list.begin() + static_cast<std::ptrdiff_t>(i), Hops::Pending{at, vc, flits});
+    if (list.size() == h.pending_first || !(list.back().at > at)) {
+        list.push_back(Hops::Pending{at, vc, flits});
+    } else {
+        std::size_t i = list.size() - 1;
+        while (i > h.pending_first && list[i - 1].at > at) --i;
+        list.insert(list.begin() + static_cast<std::ptrdiff_t>(i), Hops::Pending{at, vc, flits});
+    }
     // A first packet of this VC whose credits this one completes: served
     // when it may start. The time a packet's credits suffice moves only to
     // this credit's time or later (it adds to none before); earlier, it was
-    // already so, and its serving posted (serve()).
-    for (const Hops::Queue& q : h.queues) {
+    // already so, and its serving posted (serve()). Of the VC queues only
+    // queue `vc` holds this VC's packets; a network interface's queues
+    // (after them) may hold any VC's.
+    const std::size_t nq = h.qs.size();
+    for (std::size_t qi = vc; qi < nq; qi = qi < p_.vcs ? p_.vcs : qi + 1) {
+        const Hops::Queue& q = *h.qs[qi];
         if (q.fifo.empty() || vc_of(*q.fifo.front()) != vc) continue;
         const HopPacket& f = *q.fifo.front();
         const sc_time t = credits_for(vc, f.flits);
@@ -239,10 +256,8 @@ void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
     }
 }
 
-sc_time Link::credits_for(unsigned vc, unsigned flits) const {
+sc_time Link::credits_on_way(unsigned vc, unsigned flits, unsigned c) const {
     const Hops& h = *hop_;
-    unsigned c = h.credits[vc];
-    if (c >= flits) return sc_core::SC_ZERO_TIME;
     for (std::size_t i = h.pending_first; i < h.pending.size(); ++i) {
         const Hops::Pending& p = h.pending[i];
         if (p.vc != vc) continue;
@@ -285,23 +300,23 @@ void Link::on_hop_event(std::uint64_t key, void* what) {
 
 void Link::serve(sc_time now) {
     Hops& h = *hop_;
-    take_credits(now);
+    if (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) take_credits(now);
     while (h.waiting > 0 && h.wire_free <= now) {
         // The first packets that are ready and have their credits: the one
         // ready first, then by queue order and serial.
         Hops::Queue* best = nullptr;
-        for (Hops::Queue& q : h.queues) {
-            if (q.fifo.empty()) continue;
-            const HopPacket& c = *q.fifo.front();
+        for (Hops::Queue* q : h.qs) {
+            if (q->fifo.empty()) continue;
+            const HopPacket& c = *q->fifo.front();
             if (c.ready > now || h.credits[vc_of(c)] < c.flits) continue;
             if (!best) {
-                best = &q;
+                best = q;
                 continue;
             }
             const HopPacket& b = *best->fifo.front();
             if (c.ready < b.ready ||
-                (c.ready == b.ready && (q.order < best->order || (q.order == best->order && c.serial < b.serial))))
-                best = &q;
+                (c.ready == b.ready && (q->order < best->order || (q->order == best->order && c.serial < b.serial))))
+                best = q;
         }
         if (!best) break;
         HopPacket& hp = *best->fifo.front();
@@ -334,7 +349,7 @@ void Link::serve(sc_time now) {
             best->flits -= flits;
             if (best->waiting) {
                 const sc_time at = std::max(start, best->wait_from);
-                best->started.get().notify(at - sc_core::sc_time_stamp());
+                best->started.get().notify(at - sim_now());
                 h.q->woke(at);
             }
         }
@@ -361,9 +376,9 @@ void Link::serve(sc_time now) {
     // free: a third of the servings then found their first packet waiting
     // for credits.
     sc_time next = max_sim_time();
-    for (const Hops::Queue& q : h.queues) {
-        if (q.fifo.empty()) continue;
-        const HopPacket& f = *q.fifo.front();
+    for (const Hops::Queue* q : h.qs) {
+        if (q->fifo.empty()) continue;
+        const HopPacket& f = *q->fifo.front();
         const sc_time t = credits_for(vc_of(f), f.flits);
         if (t != max_sim_time()) next = std::min(next, std::max(f.ready, t));
     }
@@ -476,7 +491,7 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
     // one and those queued on it, never.
     const Hops& h = *hop_;
     unsigned vc_queued = 0;
-    for (const HopPacket* p : h.queues[vc].fifo) vc_queued += p->flits;
+    for (const HopPacket* p : h.qs[vc]->fifo) vc_queued += p->flits;
     const sc_time credited = credits_for(vc, vc_queued + flits);
     if (credited == max_sim_time() || credited > head) return max_sim_time();
     return std::max(head, h.wire_free) + flit_time_ * static_cast<double>(h.queued_flits);

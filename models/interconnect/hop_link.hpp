@@ -77,6 +77,9 @@ struct Link::Hops {
     // Queues 0 .. vcs-1: one per VC; then a network interface's, one per
     // sending process (inject()).
     std::deque<Queue> queues;
+    // Their addresses, in the same order (a deque's are stable): what the
+    // loops over them walk, without a deque's iterator or index arithmetic.
+    std::vector<Queue*> qs;
     std::vector<unsigned> credits;   // per VC: free flits in the far buffer
     // Credits on their way back, by time (give_credit; taken into `credits`
     // when the link serves at or after their time).

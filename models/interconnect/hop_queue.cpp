@@ -4,6 +4,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "src/core/force_inline.hpp"
+#include "src/core/sim_now.hpp"
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -48,7 +51,7 @@ HopQueue::HopQueue(sc_core::sc_module_name name) : sc_module(name), ring_(kBucke
     InstantEnd::get();   // made now, during elaboration
 }
 
-void HopQueue::post(const Event& e) {
+void HopQueue::post_outside(const Event& e) {
     const sc_time now = serving_ ? current_ : sc_core::sc_time_stamp();
     if (e.t < now)
         throw std::logic_error(std::string(name()) + ": an event posted for " + e.t.to_string() +
@@ -56,29 +59,6 @@ void HopQueue::post(const Event& e) {
     push(e);
     most_ = std::max(most_, count_);
     if (!serving_) arm(front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
-}
-
-void HopQueue::push(const Event& e) {
-    ++count_;
-    const std::uint64_t b = bucket_of(e.t);
-    if (b < base_ || b - base_ >= kBuckets) {
-        far_.push_back(e);
-        std::push_heap(far_.begin(), far_.end(), Later{});
-        return;
-    }
-    Bucket& k = ring_[b % kBuckets];
-    auto& v = k.events;
-    // In order, usually the latest.
-    if (v.size() == k.head || !Later{}(v.back(), e)) {
-        v.push_back(e);
-    } else {
-        std::size_t at = v.size() - 1;
-        while (at > k.head && Later{}(v[at - 1], e)) --at;
-        v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
-    }
-    nonempty_[(b % kBuckets) >> 6] |= std::uint64_t(1) << (b % 64);
-    words_ |= std::uint64_t(1) << ((b % kBuckets) >> 6);
-    if (ring_count_++ == 0 || b < first_) first_ = b;
 }
 
 void HopQueue::find_first(std::uint64_t from) {
@@ -112,12 +92,14 @@ const HopQueue::Event& HopQueue::front() const {
     return r;
 }
 
-HopQueue::Event HopQueue::pop() {
-    --count_;
+// (Inline in serve(), its one caller.)
+VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_time horizon, Event& e) {
     if (ring_count_ > 0) {
         Bucket& k = ring_[first_ % kBuckets];
         if (far_.empty() || !Later{}(k.events[k.head], far_.front())) {
-            const Event e = k.events[k.head++];
+            if (!(k.events[k.head].t < horizon)) return false;
+            --count_;
+            e = k.events[k.head++];
             // The present moves to this bucket: later events may join the ring.
             base_ = first_;
             if (k.head == k.events.size()) {
@@ -133,15 +115,19 @@ HopQueue::Event HopQueue::pop() {
             } else {
                 --ring_count_;
             }
-            return e;
+            return true;
         }
+    } else if (far_.empty()) {
+        return false;
     }
+    if (!(far_.front().t < horizon)) return false;
+    --count_;
     std::pop_heap(far_.begin(), far_.end(), Later{});
-    const Event e = far_.back();
+    e = far_.back();
     far_.pop_back();
     // The present moves here too (not past the ring's first).
     base_ = std::max(base_, bucket_of(e.t));
-    return e;
+    return true;
 }
 
 // wake_ at `at` unless it already wakes by then (a timed notification is
@@ -156,7 +142,7 @@ void HopQueue::arm(sc_time at, sc_time now) {
 
 void HopQueue::recheck() {
     // (Zero when a process is runnable now: serving stops at the present.)
-    if (serving_) horizon_ = std::min(horizon_, sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity());
+    if (serving_) horizon_ = std::min(horizon_, sim_now() + sc_core::sc_time_to_pending_activity());
 }
 
 void HopQueue::serve() {
@@ -185,8 +171,8 @@ void HopQueue::serve() {
                                ", at or past the end of its window, " + limit_.to_string());
     serving_ = true;
     horizon_ = std::min(now + sc_core::sc_time_to_pending_activity(), limit_);
-    while (count_ > 0 && front().t < horizon_) {
-        const Event e = pop();
+    Event e;
+    while (pop_before(horizon_, e)) {
         ++served_;
         current_ = e.t;
         e.to->on_hop_event(*this, e.key, e.what, e.arg);

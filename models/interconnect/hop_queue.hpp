@@ -11,6 +11,7 @@
 // the host happened to run their posters.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -172,7 +173,15 @@ public:
 
     // Queues `e` (e.t at or after the kernel's present: std::logic_error
     // otherwise, which would be a packet served before it was sent).
-    void post(const Event& e);
+    void post(const Event& e) {
+        // From a handler for its own time or later (the usual case): inline.
+        if (serving_ && !(e.t < current_)) {
+            push(e);
+            if (count_ > most_) most_ = count_;
+            return;
+        }
+        post_outside(e);
+    }
 
     std::size_t size() const { return count_; }
     // Events served, and times at which serving waited a delta for other
@@ -209,8 +218,33 @@ private:
     std::vector<Event> far_;   // a binary heap, earliest (t, key, serial) at the front
     static std::uint64_t bucket_of(sc_core::sc_time t) { return t.value() >> kBucketShift; }
     const Event& front() const;   // the earliest event (count_ > 0)
-    Event pop();   // takes it
-    void push(const Event& e);
+    // Takes the earliest event into `e` if there is one before `horizon`
+    // (one look at the calendar, where front() and a pop were two).
+    bool pop_before(sc_core::sc_time horizon, Event& e);
+    void post_outside(const Event& e);   // post() from outside a handler (or an error)
+    // (Inline: every post is one.)
+    void push(const Event& e) {
+        ++count_;
+        const std::uint64_t b = bucket_of(e.t);
+        if (b < base_ || b - base_ >= kBuckets) {
+            far_.push_back(e);
+            std::push_heap(far_.begin(), far_.end(), Later{});
+            return;
+        }
+        Bucket& k = ring_[b % kBuckets];
+        auto& v = k.events;
+        // In order, usually the latest.
+        if (v.size() == k.head || !Later{}(v.back(), e)) {
+            v.push_back(e);
+        } else {
+            std::size_t at = v.size() - 1;
+            while (at > k.head && Later{}(v[at - 1], e)) --at;
+            v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), e);
+        }
+        nonempty_[(b % kBuckets) >> 6] |= std::uint64_t(1) << (b % 64);
+        words_ |= std::uint64_t(1) << ((b % kBuckets) >> 6);
+        if (ring_count_++ == 0 || b < first_) first_ = b;
+    }
     void find_first(std::uint64_t from);   // first_ from bucket number `from` on
     sc_core::sc_event wake_;
     bool armed_ = false;   // wake_ has a notification pending, at armed_at_

@@ -372,6 +372,8 @@ private:
     // way counted at their times (0: now; max_sim_time(): not with what is
     // on its way).
     sc_core::sc_time credits_for(unsigned vc, unsigned flits) const;
+    // credits_for beyond the credits back now (`c` of them), out of line.
+    sc_core::sc_time credits_on_way(unsigned vc, unsigned flits, unsigned c) const;
     // Starts every packet the wire, the credits and the present allow.
     void serve(sc_core::sc_time now);
     // Serves now if no other event of the present is queued; else posts a

@@ -418,7 +418,10 @@ void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) {
         }
     }
     bool adaptive = false, chose = false;
-    const Choice c = route_packet(port, pkt, now, pkt.tail + pipeline_, adaptive, chose);
+    // Dimension order (every hop of the default routing) inline: what
+    // route_packet() would give, without its two calls.
+    const Choice c = dor_ && !topology_ ? dimension_order(port, pkt)
+                                        : route_packet(port, pkt, now, pkt.tail + pipeline_, adaptive, chose);
     Link* const l = c.port >= 0 && c.port < static_cast<int>(direct_out_.size()) ? direct_out_[c.port] : nullptr;
     if (!l || !l->exact())
         throw std::logic_error(std::string(name()) + ": a packet for " + std::to_string(pkt.dst_node) +
