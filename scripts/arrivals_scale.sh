@@ -2,7 +2,7 @@
 # Arrival detection against the number of nodes: the sweeps
 # configs/netvm/arrivals-{4,16,64,324,1296}.ini (ring, counter and per-peer
 # flags on alltoall and incast), two points at a time, merged into
-# OUT/results.csv, then the table workloads/README.md "Arrival detection"
+# OUT/results.csv, then the table docs/workloads.md "Arrival detection"
 # quotes (state bytes per node, polling, wait, throughput).
 #   scripts/arrivals_scale.sh [OUT] [SIZES...]   (OUT defaults to vrdmasim-out/arrivals;
 #                                                 SIZES to 4 16 64 324 1296)

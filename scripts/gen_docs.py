@@ -10,8 +10,8 @@ Generated:
   the blocks between
       <!-- BEGIN GENERATED: vrdmasim params --markdown SECTION ... -->
       <!-- END GENERATED -->
-  in README.md, models/*/README.md, library/*/README.md and workloads/README.md: the parameter
-  table of those sections.
+  in README.md, workloads/README.md, docs/workloads.md, models/*/README.md and library/*/README.md:
+  the parameter table of those sections.
 
 The parameters' defaults, ranges and help (with their sources) are declared
 once, in each model's declare_params; the summary columns in src/sim/summary.cpp.
@@ -63,7 +63,8 @@ def wanted(exe):
         os.path.join(ROOT, "docs", "parameters.md"): PARAMS_HEADER + run(exe, "params", "--markdown"),
         os.path.join(ROOT, "docs", "metrics.md"): run(exe, "metrics", "--markdown"),
     }
-    readmes = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "workloads", "README.md")]
+    readmes = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "workloads", "README.md"),
+               os.path.join(ROOT, "docs", "workloads.md")]
     readmes += sorted(glob.glob(os.path.join(ROOT, "models", "*", "README.md")))
     readmes += sorted(glob.glob(os.path.join(ROOT, "library", "*", "README.md")))
     for path in readmes:

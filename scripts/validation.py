@@ -250,7 +250,7 @@ def render_synthetic(shapes, ceiling):
         "  waited longer than those of its first by more than a tenth of their latency, three standard",
         "  errors of batch means and 1 % of the half window (a few flows past their capacity among many that",
         "  are not, hotspot's), or when a message of the window was never posted (`synthetic_saturated`,",
-        "  docs/metrics.md; workloads/README.md, *Saturation*, says why batch means). The offered load the sources",
+        "  docs/metrics.md; docs/workloads.md, *Saturation*, says why batch means). The offered load the sources",
         "  realised at the sustained load (`synthetic_offered`) is given beside it.",
         "- **Zero-load latency against its sum.** A message alone crosses each link of its route in a flit",
         "  time and the link's latency, each router in `router.latency`, and its other 17 flits trail its",

@@ -1,4 +1,4 @@
-// The file server's event loop (fileserve.hpp, workloads/README.md "File
+// The file server's event loop (fileserve.hpp, docs/workloads.md "File
 // serving"): up to fileserve.server-depth requests served at once, each in
 // a job slot with its own bounce buffers, socket buffer and completion
 // records. With one slot it is the sequential server: take a request, move

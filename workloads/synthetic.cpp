@@ -812,7 +812,7 @@ void SyntheticWorkload::finalize() {
     // more slowly than a batch, by more than three of either standard
     // error: the floor below tells that from saturation (the 3 x 3 x 1
     // torus's transpose offered 0.075, 70 % of its bound, read as
-    // saturated at one warm-up and not at the next; workloads/README.md).
+    // saturated at one warm-up and not at the next; docs/workloads.md).
     fig_.waiting_rise_us = t.half[1].mean_us() - t.half[0].mean_us();
     double var_of_mean[2] = {0, 0};
     bool enough = true;

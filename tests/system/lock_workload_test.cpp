@@ -128,7 +128,7 @@ TEST_CASE("lock spin on cold memory, stall mode: the home's first atomics wait i
     CHECK(s.counter("node0.smmu.cb0.faults_read") + s.counter("node0.smmu.cb0.faults_write") > 0);
 }
 
-TEST_CASE("lock mcs: 2 to 4 engine operations per acquisition, as workloads/README.md says", "[lock]") {
+TEST_CASE("lock mcs: 2 to 4 engine operations per acquisition, as docs/workloads.md says", "[lock]") {
     SystemSim s(lock_run("mcs"));
     s.run();
     REQUIRE(s.finished());
@@ -137,7 +137,7 @@ TEST_CASE("lock mcs: 2 to 4 engine operations per acquisition, as workloads/READ
     CHECK(s.counter("workload.lock.violations") == 0);
 }
 
-// ---- Several processes per node: one lock per job (workloads/README.md "lock").
+// ---- Several processes per node: one lock per job (docs/workloads.md "Several processes per node").
 
 namespace {
 

@@ -261,7 +261,7 @@ OVERLAP_ALL(guarded, read)
 OVERLAP_ALL(unguarded, write)
 OVERLAP_ALL(unguarded, read)
 
-// The figures workloads/README.md quotes for configs/overlap/base.ini (64 KiB,
+// The figures docs/workloads.md quotes for configs/overlap/base.ini (64 KiB,
 // touch probability 0.25, 200 iterations): unguarded and guarded.
 const Settings kReadmeBase{{"workload.kind", "overlap"},   {"workload.message-size", "64KiB"},
                            {"workload.iterations", "200"}, {"overlap.touch-probability", "0.25"},

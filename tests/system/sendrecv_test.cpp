@@ -100,7 +100,7 @@ double latency_p50(const std::string& size, bool eager, const std::string& mode)
 
 }   // namespace
 
-// The figures workloads/README.md quotes (configs/sweeps/sendrecv.ini):
+// The figures library/messaging/README.md quotes (configs/sweeps/sendrecv.ini):
 // eager wins at 1 KiB, the rendezvous (both kinds) at 4 KiB, and the read
 // rendezvous saves a control message's trip against the write one.
 TEST_CASE("sendrecv: the eager-rendezvous crossover lies between 1 and 4 KiB", "[sendrecv]") {
