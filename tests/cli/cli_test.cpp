@@ -3323,3 +3323,26 @@ TEST_CASE("progress ETA: too little of the run has passed to tell", "[cli][progr
     CHECK(RunProgress::estimate(run_of({{0.0, 0}, {5.0, 0}}), 100).low < 0);
     CHECK(RunProgress::line(1.0, {0, 100}, 5.0, 10.0, {}).find("ETA") == std::string::npos);
 }
+
+TEST_CASE("an application's own race is said by the workload that counts it, and only where it raced",
+          "[cli][run][registry]") {
+    // The overlap workload declares this finding (workloads/registry.hpp,
+    // WorkloadKind::findings); the command line names no workload.
+    TempDir tmp;
+    const std::string cfg = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "overlap" / "base.ini").string();
+    const std::string said = "transfer(s) corrupted by the application's own stores into buffers in flight";
+    const Result raced = run_exe({"run", cfg, "--workload.iterations=20", "--out", "raced", "-q"}, tmp.path());
+    INFO(describe(raced));
+    REQUIRE(raced.status == 0);
+    const Table s = read_table(tmp.path() / "raced" / "summary.csv");
+    REQUIRE(s.rows.size() == 1);
+    const double corrupted = number(s.rows[0], "overlap_corrupted_transfers");
+    CHECK(corrupted > 0);
+    CHECK(contains(raced.err, "vrdmasim: " + std::to_string(static_cast<long>(corrupted)) + " " + said));
+    // The guard keeps the program off its buffers in flight: nothing to say.
+    const Result guarded = run_exe(
+        {"run", cfg, "--workload.iterations=20", "--rdma.buffer-guard=mprotect", "--out", "guarded", "-q"}, tmp.path());
+    INFO(describe(guarded));
+    REQUIRE(guarded.status == 0);
+    CHECK(!contains(guarded.err, said));
+}
