@@ -3,47 +3,28 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "src/core/declarations.hpp"
 #include "src/core/params.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
 namespace {
 
-struct Kinds {
-    std::vector<WorkloadKind> v;
-    bool read = false;   // all() has been read: no declaration may come after
-};
-
-Kinds& kinds() {
-    static Kinds k;   // made at its first use: any order of initialisation
+Declarations<WorkloadKind>& kinds() {
+    static Declarations<WorkloadKind> k("workload kind");   // made at its first use: any order of initialisation
     return k;
 }
 
 }   // namespace
 
-WorkloadKind::Declare::Declare(WorkloadKind k) {
-    Kinds& all = kinds();
-    if (all.read) throw std::logic_error("workload kind '" + k.name + "' declared after the kinds were read");
-    for (const WorkloadKind& o : all.v)
-        if (o.name == k.name || o.order == k.order)
-            throw std::logic_error("workload kind '" + k.name + "' declared twice, or at the order of '" + o.name +
-                                   "'");
-    if (!k.create) throw std::logic_error("workload kind '" + k.name + "' declared without a factory");
-    all.v.push_back(std::move(k));
-    std::sort(all.v.begin(), all.v.end(),
-              [](const WorkloadKind& a, const WorkloadKind& b) { return a.order < b.order; });
-}
+WorkloadKind::Declare::Declare(WorkloadKind k) { kinds().add(std::move(k)); }
 
 namespace workload_kinds {
 
-const std::vector<WorkloadKind>& all() {
-    kinds().read = true;
-    return kinds().v;
-}
+const std::vector<WorkloadKind>& all() { return kinds().all(); }
 
 const WorkloadKind& of(const std::string& name) {
-    for (const WorkloadKind& k : all())
-        if (k.name == name) return k;
+    if (const WorkloadKind* k = kinds().find(name)) return *k;
     throw std::logic_error("workload.kind = " + name + ": no such workload is declared");
 }
 
