@@ -1,5 +1,6 @@
 #include "workloads/fileserve.hpp"
 #include "workloads/registry.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -311,12 +312,16 @@ void FileserveWorkload::read_settings(const Config& c) {
     if (sendfile_cache_ && method_ != Method::Sendfile)
         throw c.refuse(P.sendfile_cache, "is for fileserve.method = sendfile only");
     if (method_ == Method::MmapFault && !direct_) {
-        const std::string& strategy = c[params_of<RdmaParams>().strategy];
-        if (strategy != "fault-tolerant" && strategy != "netvm")
+        if (registration_strategies::of(c).makes_present) {
             // docs/composition.md, the refusal table.
-            throw c.refuse(params_of<RdmaParams>().strategy,
+            std::string leave;   // the strategies that leave the pages' faults to the engine
+            for (const StrategyKind& k : registration_strategies::all())
+                if (!k.makes_present) leave += (leave.empty() ? "" : " or ") + k.name;
+            throw c.refuse(params_of<StrategyParams>().strategy,
                            "fileserve.method = mmap-fault posts the unpopulated file mapping to the engine and needs "
-                           "its faults resolved: rdma.strategy = fault-tolerant or netvm");
+                           "its faults resolved: rdma.strategy = " +
+                               leave);
+        }
         if (c.string("smmu-driver.fault-mode") == "terminate" && !c.boolean("dma.fault-tolerant"))
             throw c.refuse("dma.fault-tolerant",
                            "fileserve.method = mmap-fault in terminate mode needs the fault-tolerant engine "

@@ -10,6 +10,7 @@
 #include "library/collectives/one_sided.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/registry.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 
 namespace vrdmasim {
 
@@ -384,9 +385,8 @@ void Workload::check_locked(const RdmaProcess& app, const std::vector<std::uint6
         " locks for its own completion records and notification ring (mlock, as libraries keep "
         "their completion queues): raise vm.memlock-limit to at least " +
         format_size_bytes(bytes) +
-        (c[params_of<RdmaParams>().strategy] == "pin" || c[params_of<RdmaParams>().strategy] == "pin-cache" ||
-                 c[params_of<RdmaParams>().strategy] == "pipeline"
-             ? std::string(", plus what rdma.strategy = ") + c.text(params_of<RdmaParams>().strategy) + " pins"
+        (registration_strategies::of(c).pins_per_post
+             ? std::string(", plus what rdma.strategy = ") + c.text(params_of<StrategyParams>().strategy) + " pins"
              : std::string()));
 }
 
@@ -419,7 +419,7 @@ std::string Workload::partition_refusal() const {
         for (unsigned n = 1; n < procs_.size(); ++n)
             if (board(n) != board(0))
                 return "the physical-address mode (smmu.enabled = false, rdma.strategy = " +
-                       ctx_.config.text(params_of<RdmaParams>().strategy) +
+                       ctx_.config.text(params_of<StrategyParams>().strategy) +
                        ") across boards: every sender looks up its destination's physical pages, at each post, "
                        "in one table of the keys every receiver published (PhysicalKeys)";
     return "";

@@ -49,7 +49,7 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
         if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
             const RegResult g = registrar_->on_alloc(r.value, len, now());
             if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
-            if (strategy_ == Strategy::PinDeferred) background_ev_.notify(now() - sc_core::sc_time_stamp());
+            if (strategy_.registration_thread) background_ev_.notify(now() - sc_core::sc_time_stamp());
         }
         return r.value;
     }

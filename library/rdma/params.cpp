@@ -1,9 +1,11 @@
-// Section [rdma]: every parameter of the RDMA user library, in one place
-// (the process API, registration strategies, buffer guard,
-// physical-address mode); and section [node], the processes a node runs.
+// Section [rdma]: the parameters of the RDMA user library (the process API,
+// buffer guard, physical-address mode, prefetch advice; the registration
+// strategies' keys are theirs: library/rdma/strategy/strategy.cpp); and
+// section [node], the processes a node runs.
 #include "library/rdma/params.hpp"
 
 #include "models/common/noise.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 
 namespace vrdmasim {
 
@@ -70,33 +72,8 @@ RdmaParams::RdmaParams()
                            "descriptor each, so a channel parked on a source fault holds only its own transfers. "
                            "One channel is what the ExaNeSt library gives a process (*estimate* beyond that)")
                    .range("1", "1024")),
-      strategy(set.choice(
-          "strategy", "fault-tolerant",
-          {"fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"},
-          "how the library makes a buffer usable by the engine. fault-tolerant: nothing, the engine "
-          "takes and survives SMMU faults; pin: pin_user_pages before each transfer, unpin after; "
-          "pin-cache: pin-down cache (pin on a miss, lazy unpin, LRU eviction, dropped by the MMU "
-          "notifier); prefault: MADV_POPULATE_WRITE (present, not pinned); pipeline: pin and "
-          "transfer chunk by chunk (rdma.pipeline-chunk); netvm: nothing, the NI translates itself; "
-          "pin-static: every buffer pinned whole once when allocated, unpinned at the end (what "
-          "most RDMA applications and NetVM's pinning baseline do: registration at setup, MPI/"
-          "verbs ibv_reg_mr); pin-deferred: every buffer queued when allocated and pinned in "
-          "rdma.pipeline-chunk pieces by the library's registration thread on the node's cores "
-          "while the application computes; a post pins itself, or waits for, only the chunks of "
-          "its range not pinned yet; unpinned at the end")),
-      pin_cache_pages(set.integer("pin-cache-pages", "16384",
-                                  "capacity of the pin-down cache in 4 KiB pages (16384 = 64 MiB; *estimate*, a "
-                                  "library's cache limit, bounded in practice by vm.memlock-limit)")
-                          .range("1", "1099511627776")),
-      pin_cache_lookup(set.time("pin-cache-lookup", "100ns", "CPU time of one pin-down cache lookup (*estimate*)")
-                           .range("0ps", "1ms")),
-      pipeline_chunk(
-          set.size(
-                 "pipeline-chunk", "256KiB",
-                 "chunk of pipelined registration: pin of chunk i+1 overlaps the transfer of chunk i "
-                 "(*estimate*; used by the RdmaProcess). Also the unit the pin-deferred registration thread pins at a time")
-              .range("4KiB", "1GiB")),
-      buffer_guard(set.choice(
+      policies("rdma", ""),
+      buffer_guard(policies.choice(
           "buffer-guard", "none", {"none", "mprotect"},
           "what keeps the application from touching the buffers of its transfers in flight: none (a "
           "touch races with the engine); mprotect (the library protects each buffer when the transfer "
@@ -105,42 +82,48 @@ RdmaParams::RdmaParams()
           "transfer; the access comes back at completion; library/rdma/README.md \"Buffer "
           "guard\"). Needs smmu.enabled and ni.translation = smmu; every workload but lock (docs/composition.md): the library's send and get guard one-sided transfers, the two-sided library a request's buffer from isend or irecv to completion, the file server each source it posts and its clients' receive slots")),
       guard_fault(
-          set.time("guard-fault", "3us",
-                   "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
-                   "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
-                   "library's handler, its lookup of the guarded transfer and sigreturn (*estimate*: a few us on a "
-                   "1.5 GHz A53, the path lmbench's lat_sig prot measures)")
+          policies
+              .time("guard-fault", "3us",
+                    "rdma.buffer-guard = mprotect: CPU time of one guard fault besides the wait: the permission "
+                    "fault's exception entry, do_page_fault finding no access, SIGSEGV delivery into the "
+                    "library's handler, its lookup of the guarded transfer and sigreturn (*estimate*: a few us on a "
+                    "1.5 GHz A53, the path lmbench's lat_sig prot measures)")
               .range("0ps", "1ms")),
       guard_tlbi_page(
-          set.time("guard-tlbi-page", "20ns",
-                   "rdma.buffer-guard = mprotect: CPU time per page of the CPU TLB invalidation each guard "
-                   "mprotect does (flush_tlb_range: one TLBI VALE1IS per page, at most 512, then one ASID "
-                   "flush; *estimate*: a broadcast TLBI and its DSB, tens of A53 cycles). The PTE writes and "
-                   "the SMMU's invalidation are the Vm's (vm.pte-update, the MMU notifier)")
+          policies
+              .time("guard-tlbi-page", "20ns",
+                    "rdma.buffer-guard = mprotect: CPU time per page of the CPU TLB invalidation each guard "
+                    "mprotect does (flush_tlb_range: one TLBI VALE1IS per page, at most 512, then one ASID "
+                    "flush; *estimate*: a broadcast TLBI and its DSB, tens of A53 cycles). The PTE writes and "
+                    "the SMMU's invalidation are the Vm's (vm.pte-update, the MMU notifier)")
               .range("0ps", "10us")),
-      translate_page(set.time("translate-page", "100ns",
-                              "library time to look up the physical address of one page when it hands the engine "
-                              "physical addresses (smmu.enabled = false with a registration strategy: the \"why "
-                              "pinning exists\" experiment): one 8 B entry of /proc/self/pagemap read in a batched "
-                              "pread, charged per source page at each post and per destination page when the "
-                              "receiver registers its area (*estimate* for a 1.5 GHz A53)")
+      translate_page(policies
+                         .time("translate-page", "100ns",
+                               "library time to look up the physical address of one page when it hands the engine "
+                               "physical addresses (smmu.enabled = false with a registration strategy: the \"why "
+                               "pinning exists\" experiment): one 8 B entry of /proc/self/pagemap read in a batched "
+                               "pread, charged per source page at each post and per destination page when the "
+                               "receiver registers its area (*estimate* for a 1.5 GHz A53)")
                          .range("0ps", "1ms")),
-      prefetch(set.choice("prefetch", "none", {"none", "advise"},
+      prefetch(
+          policies.choice("prefetch", "none", {"none", "advise"},
                           "prefetch advice, as an on-demand-paging RDMA library offers it (ibv_advise_mr with "
                           "IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, asynchronous): none; advise (each post advises the "
                           "buffer from its message to rdma.prefetch-distance beyond it, a receive area is advised "
                           "whole when registered; a worker on the node's cores makes the advised pages present in "
                           "order, racing the engine's faults; library/rdma/README.md \"Prefetch advice\"). Needs "
                           "processes in the VM (smmu.enabled)")),
-      prefetch_distance(set.size("prefetch-distance", "256KiB",
-                                 "rdma.prefetch = advise: how far beyond the message being posted the library "
-                                 "advises (*estimate*: a few messages of the default 64 KiB ahead, as a streaming "
-                                 "prefetcher's distance)")
+      prefetch_distance(policies
+                            .size("prefetch-distance", "256KiB",
+                                  "rdma.prefetch = advise: how far beyond the message being posted the library "
+                                  "advises (*estimate*: a few messages of the default 64 KiB ahead, as a streaming "
+                                  "prefetcher's distance)")
                             .range("0B", "1TiB")),
-      prefetch_call(set.time("prefetch-call", "1us",
-                             "rdma.prefetch = advise: CPU time of one advice call that queues pages (the verbs "
-                             "call's ioctl into the driver and queueing its work item; *estimate*: a system call "
-                             "and a work-queue insertion on a 1.5 GHz A53)")
+      prefetch_call(policies
+                        .time("prefetch-call", "1us",
+                              "rdma.prefetch = advise: CPU time of one advice call that queues pages (the verbs "
+                              "call's ioctl into the driver and queueing its work item; *estimate*: a system call "
+                              "and a work-queue insertion on a 1.5 GHz A53)")
                         .range("0ps", "1ms")) {}
 
 NodeParams::NodeParams()
@@ -157,6 +140,8 @@ void RdmaParams::declare_params(ParamRegistry& reg) {
     NoiseParams::declare_params(reg);
     reg.add(params_of<NodeParams>().set);
     reg.add(params_of<RdmaParams>().set);
+    reg.add(params_of<StrategyParams>().set);
+    reg.add(params_of<RdmaParams>().policies);
 }
 
 }   // namespace vrdmasim

@@ -1,6 +1,7 @@
 // The parameters of the RDMA user library: section [rdma], declared in
-// params.cpp and nowhere else (every part of the library reads them through
-// params_of<RdmaParams>()), and section [node] (node.processes).
+// params.cpp (every part of the library reads them through
+// params_of<RdmaParams>()) but for the registration strategies' keys
+// (library/rdma/strategy/strategy.hpp), and section [node] (node.processes).
 #pragma once
 
 #include "src/core/params.hpp"
@@ -23,11 +24,10 @@ struct RdmaParams {
     TimeParam handler_cpu;
     EnumParam notify;
     IntParam channels;
-    // Registration strategies (registrar.hpp).
-    EnumParam strategy;
-    IntParam pin_cache_pages;
-    TimeParam pin_cache_lookup;
-    SizeParam pipeline_chunk;
+    // The registration strategies' keys come next in section rdma
+    // (StrategyParams, library/rdma/strategy/strategy.hpp); then the
+    // library's other policies.
+    ParamSet policies;
     // The buffer guard (buffer_guard.hpp).
     EnumParam buffer_guard;
     TimeParam guard_fault;

@@ -3,23 +3,13 @@
 #include <algorithm>
 
 #include "models/smmu/smmu500.hpp"
-#include "library/rdma/registrar.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 
 namespace vrdmasim {
 
 bool physical_mode(const Config& c) {
     if (c[params_of<SmmuParams>().enabled]) return false;
-    switch (strategy_from(c)) {
-    case Strategy::Pin:
-    case Strategy::PinStatic:
-    case Strategy::PinCache:
-    case Strategy::PinDeferred:
-    case Strategy::Pipeline:
-    case Strategy::Prefault: return true;
-    case Strategy::FaultTolerant:
-    case Strategy::Netvm: return false;
-    }
-    return false;
+    return registration_strategies::of(c).makes_present;
 }
 
 void PhysicalKeys::publish(unsigned node, int pid, std::uint64_t va_page, std::uint64_t pa_page) {

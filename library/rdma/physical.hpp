@@ -27,9 +27,9 @@
 namespace vrdmasim {
 
 // Whether the run hands the engine physical addresses: smmu.enabled = false
-// and rdma.strategy one of pin, pin-static, pin-cache, pin-deferred,
-// pipeline, prefault (fault-tolerant keeps today's DMA memory without a VM;
-// netvm needs the SMMU and is refused).
+// and a registration strategy that makes the pages present (pins or
+// populates them: StrategyKind::makes_present; fault-tolerant keeps today's
+// DMA memory without a VM; netvm needs the SMMU and is refused).
 bool physical_mode(const Config& c);
 
 class PhysicalKeys {

@@ -39,8 +39,8 @@ RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, co
       ctx_(ctx),
       channels_per_process_(static_cast<unsigned>(ctx.config[params_of<RdmaParams>().channels])),
       posted_on_(1, 0),
-      strategy_(strategy_from(ctx.config)),
-      pipeline_chunk_(ctx.config[params_of<RdmaParams>().pipeline_chunk]),
+      strategy_(registration_strategies::of(ctx.config)),
+      pipeline_chunk_(ctx.config[params_of<StrategyParams>().pipeline_chunk]),
       physical_(physical_mode(ctx.config)),
       prefetch_call_(ctx.config[params_of<RdmaParams>().prefetch_call]),
       completion_(ctx.config[params_of<RdmaParams>().completion] == "poll"      ? Completion::Poll
@@ -70,7 +70,7 @@ RdmaProcess::RdmaProcess(sc_core::sc_module_name name, const SimContext& ctx, co
     capacity_ = heap_size;
     SC_HAS_PROCESS(RdmaProcess);
     SC_THREAD(run);
-    if (strategy_ == Strategy::PinDeferred) SC_THREAD(registration_thread);
+    if (strategy_.registration_thread) SC_THREAD(registration_thread);
     if (prefetch_on(ctx.config)) SC_THREAD(prefetch_thread);
     if (completion_ == Completion::Handler) {
         handler_runs_ = &ctx.stats.counter(group + ".rdma.handler_runs", "",

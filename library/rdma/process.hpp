@@ -230,9 +230,8 @@ public:
     bool populated(std::uint64_t addr) const;
 
     // --- The library's registration strategies (rdma.strategy; see
-    // library/rdma). Without a VM (smmu.enabled = false) buffers are
-    // physical DMA memory and need no registration.
-    Strategy strategy() const { return strategy_; }
+    // library/rdma/strategy). Without a VM (smmu.enabled = false) buffers
+    // are physical DMA memory and need no registration.
     // One message: registered as rdma.strategy says and posted (pipeline:
     // chunk by chunk, registering chunk k+1 while chunk k is on the wire),
     // each part with its completion record at records + 32 * part.
@@ -419,7 +418,7 @@ private:
     std::unordered_map<std::uint64_t, unsigned> record_channel_;   // completion record -> channel
     std::vector<DescOp> staged_ops_ = std::vector<DescOp>(1, DescOp::Write);   // each channel's DESC_OP (reset: Write)
     CpuCores* cores_ = nullptr;
-    const Strategy strategy_;
+    const StrategyKind& strategy_;
     const std::uint64_t pipeline_chunk_;
     std::unique_ptr<Registrar> registrar_;   // with a VM
     std::unique_ptr<BufferGuard> guard_;   // with a VM and rdma.buffer-guard = mprotect

@@ -76,7 +76,7 @@ void RdmaProcess::reg_release(std::uint64_t va, std::uint64_t len) {
 }
 
 std::uint64_t RdmaProcess::chunks_for(std::uint64_t len) const {
-    if (strategy_ != Strategy::Pipeline || len == 0) return 1;
+    if (!strategy_.chunked || len == 0) return 1;
     return (len + pipeline_chunk_ - 1) / pipeline_chunk_;
 }
 

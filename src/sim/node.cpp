@@ -2,6 +2,7 @@
 #include "src/sim/node.hpp"
 
 #include "library/rdma/buffer_guard.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 #include "models/common/noise.hpp"
 #include "src/sim/link_settings.hpp"
 #include "workloads/workload.hpp"
@@ -129,7 +130,7 @@ void Node::wire_smmu(const SimContext& ctx, unsigned procs) {
         });
     // NetVM: packets for non-resident destination pages wait in a kernel
     // buffer; once the page is in, the kernel copies them into place.
-    if (strategy_from(ctx.config) == Strategy::Netvm) enable_netvm(ctx);
+    if (registration_strategies::of(ctx.config).redirects_faulted_packets) enable_netvm(ctx);
     vm.set_invalidate([this](int pid, std::uint16_t asid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at) {
         return driver->invalidate(pid, asid, va, len, at);
     });
@@ -146,8 +147,8 @@ void Node::wire_smmu(const SimContext& ctx, unsigned procs) {
 // buffer; once the page is in, the kernel copies them into place.
 void Node::enable_netvm(const SimContext& ctx) {
     if (driver->stall_mode() || !dma.fault_tolerant())   // System::resolve refuses this first
-        throw ConfigError("rdma.strategy = netvm (from " + ctx.config.origin(params_of<RdmaParams>().strategy) +
-                          ") needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
+        throw ConfigError(ctx.config.describe(params_of<StrategyParams>().strategy) +
+                          " needs smmu-driver.fault-mode = terminate and dma.fault-tolerant = true: "
                           "the receiver must see the fault to redirect the packet");
     dma.enable_netvm(netvm_copy(ctx));
 }
@@ -172,8 +173,8 @@ NetvmCopyFn Node::netvm_copy(const SimContext& ctx) {
 
 // Without the SMMU: the engine on the bus with physical addresses.
 void Node::wire_without_smmu(const SimContext& ctx) {
-    if (strategy_from(ctx.config) != Strategy::FaultTolerant)
-        throw ConfigError(ctx.config.describe(params_of<RdmaParams>().strategy) +
+    if (registration_strategies::of(ctx.config).needs_smmu)
+        throw ConfigError(ctx.config.describe(params_of<StrategyParams>().strategy) +
                           " needs smmu.enabled = true: without the SMMU, buffers are physical DMA memory "
                           "that nothing registers, pins or pages");
     if (ctx.config[params_of<WorkloadParams>().madvise] != "none")
@@ -216,9 +217,10 @@ void Node::wire_shadow_ni(const SimContext& ctx, unsigned procs) {
     });
     shadow_pager->on_outcome([this](std::uint32_t sid, std::uint64_t va, bool write, bool resolved,
                                     sc_core::sc_time done) { dma.fault_resolved(sid, va, write, resolved, done); });
-    if (strategy_from(ctx.config) == Strategy::Netvm) {
+    if (registration_strategies::of(ctx.config).redirects_faulted_packets) {
         if (!dma.fault_tolerant())   // System::resolve refuses this first
-            throw ConfigError("rdma.strategy = netvm needs dma.fault-tolerant = true");
+            throw ConfigError(ctx.config.describe(params_of<StrategyParams>().strategy) +
+                              " needs dma.fault-tolerant = true");
         dma.enable_netvm(netvm_copy(ctx));
         dma.enable_credits(ctx.stats, ctx.config[params_of<NiTranslationParams>().credits]);
     }

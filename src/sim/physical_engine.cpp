@@ -9,12 +9,13 @@
 
 #include "src/sim/physical_engine.hpp"
 #include "workloads/registry.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 
 namespace vrdmasim {
 
 void System::check_physical(const Config& c) {
     if (!physical_mode(c)) return;
-    const std::string mode = c.describe(params_of<RdmaParams>().strategy) + " with " +
+    const std::string mode = c.describe(params_of<StrategyParams>().strategy) + " with " +
                              c.describe(params_of<SmmuParams>().enabled) +
                              " (the physical-address experiment: the library hands the engine physical addresses)";
     if (!workload_kinds::of(c).physical_mode) {
@@ -81,7 +82,7 @@ PhysicalFindings physical_findings(System& sys, const StatRegistry& stats) {
 }
 
 void print_physical_verdict(std::ostream& os, const Config& cfg, const PhysicalFindings& f) {
-    const std::string strategy = cfg.text(params_of<RdmaParams>().strategy);
+    const std::string strategy = cfg.text(params_of<StrategyParams>().strategy);
     os << "vrdmasim: ================================================================\n"
        << "vrdmasim: PHYSICAL-ADDRESS EXPERIMENT (smmu.enabled = false, rdma.strategy = " << strategy << "):\n";
     if (!f.corruption()) {

@@ -12,6 +12,7 @@
 #include "src/sim/system.hpp"
 #include "src/sim/node.hpp"
 #include "library/rdma/process.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 #include "library/messaging/stats.hpp"
 #include "workloads/registry.hpp"
 
@@ -271,7 +272,7 @@ void add_transfer_columns(const Config& cfg, System& sys, const JobFigures& job0
                                    : log.first_action == sc_core::sc_max_time() ? sc_core::SC_ZERO_TIME
                                                                                 : log.first_action;
     v.emplace_back("workload", sys.workload().kind());
-    v.emplace_back("strategy", cfg.text(params_of<RdmaParams>().strategy));
+    v.emplace_back("strategy", cfg.text(params_of<StrategyParams>().strategy));
     v.emplace_back("nodes", std::to_string(sys.size()));
     v.emplace_back("sim_seconds", format_metric(sim_s, 9));
     v.emplace_back("host_seconds", format_metric(host_seconds, 4));

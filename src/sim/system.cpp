@@ -16,6 +16,7 @@
 
 #include "models/interconnect/exanet_packet.hpp"
 #include "library/rdma/buffer_guard.hpp"
+#include "library/rdma/strategy/strategy.hpp"
 #include "library/messaging/params.hpp"
 #include "src/sim/thread_budget.hpp"
 
@@ -66,21 +67,15 @@ void declare_all_params(ParamRegistry& reg) {
 }
 
 void System::resolve(Config& c) {
-    struct Need {
-        const char* key;
-        const char* value;
-    };
-    std::vector<Need> needs;
-    std::string why;
-    if (strategy_from(c) == Strategy::Netvm) {
-        needs = {{"smmu-driver.fault-mode", "terminate"}, {"dma.fault-tolerant", "true"}};
-        why =
-            "the receiving engine must see a fault on a non-resident page (terminate mode) and survive it "
-            "(the fault-tolerant engine) to redirect the packet into the kernel buffer";
-    }
-    const std::string strategy = "rdma.strategy = " + c.text(params_of<RdmaParams>().strategy);
-    for (const Need& n : needs) {
+    // What the registration strategy implies of the machine, and why
+    // (library/rdma/strategy: its declaration).
+    const StrategyKind& k = registration_strategies::of(c);
+    const std::string strategy = "rdma.strategy = " + c.text(params_of<StrategyParams>().strategy);
+    const std::string& why = k.implies_why;
+    for (const StrategyKind::Setting& n : k.implies) {
         const ParamDecl* d = c.registry().find(n.key);
+        if (!d)
+            throw std::logic_error("rdma.strategy = " + k.name + " implies " + n.key + ", which is not a parameter");
         const bool holds =
             d->type == ParamType::Bool ? c.boolean(n.key) == parse_bool(n.value) : c.string(n.key) == n.value;
         if (holds) continue;
@@ -88,7 +83,7 @@ void System::resolve(Config& c) {
             c.set(n.key, n.value, "implied by " + strategy);
             continue;
         }
-        throw ConfigError(strategy + " (from " + c.origin(params_of<RdmaParams>().strategy) + ") needs " + n.key +
+        throw ConfigError(strategy + " (from " + c.origin(params_of<StrategyParams>().strategy) + ") needs " + n.key +
                           " = " + n.value + ", but " + c.describe(n.key) + ": " + why + ". Set " + n.key + " = " +
                           n.value + " (or leave it out), or choose another rdma.strategy");
     }
@@ -129,8 +124,9 @@ void check_buffer_guard(const Config& c) {
 void check_prefetch(const Config& c) {
     if (!prefetch_on(c) || c[params_of<SmmuParams>().enabled] || physical_mode(c)) return;
     throw c.refuse(params_of<RdmaParams>().prefetch,
-                   "has nothing to prefetch with smmu.enabled = false and rdma.strategy = fault-tolerant: buffers are "
-                   "physically contiguous DMA memory, always present");
+                   "has nothing to prefetch with smmu.enabled = false and rdma.strategy = " +
+                       c.text(params_of<StrategyParams>().strategy) +
+                       ": buffers are physically contiguous DMA memory, always present");
 }
 }   // namespace
 
@@ -344,7 +340,7 @@ System::System(const SimContext& ctx, unsigned ranks, unsigned rank)
     check_processes(c);
     check_buffer_guard(c);
     check_prefetch(c);
-    check_shadow_config(c, n, strategy_from(c) == Strategy::Netvm);
+    check_shadow_config(c, n, registration_strategies::of(c).redirects_faulted_packets);
     check_physical(c);
     check_files(c);
     PowerModel{c};   // its settings, checked before the run rather than by its energy at the end

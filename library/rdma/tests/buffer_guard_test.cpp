@@ -1,5 +1,5 @@
 // BufferGuard and Vm::guard_user over a real Vm (page tables in a sparse
-// fake DRAM, as registrar_test.cpp): the AP bits each guard writes, what the
+// fake DRAM, as strategy/tests/strategy_env.hpp): the AP bits each guard writes, what the
 // CPU (EL0) may do, leaves made later in a guarded range, THP blocks split,
 // the cost of an install, the bookkeeping of records and pages.
 #include <catch2/catch.hpp>
