@@ -51,15 +51,21 @@ def resolve(include, including_dir):
 
 
 def allowed(target, own, rules):
+    """Whether `own` may include `target`: the longest rule that covers it
+    decides (a rule `-folder` forbids what a wider rule allows)."""
     if target == own or target.startswith(own + '/'):
         return True
+    best, verdict = -1, False
     for r in rules:
-        if r.endswith('/*'):
-            if target.startswith(r[:-1]):
-                return True
-        elif target == r or target.startswith(r + '/'):
-            return True
-    return False
+        deny = r.startswith('-')
+        path = r[1:] if deny else r
+        if path.endswith('/*'):
+            covers, length = target.startswith(path[:-1]), len(path) - 1
+        else:
+            covers, length = target == path or target.startswith(path + '/'), len(path)
+        if covers and length > best:
+            best, verdict = length, not deny
+    return verdict
 
 
 def main():
