@@ -116,7 +116,7 @@ TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its sw
     CHECK(smmu.status == 0);
     CHECK(num(smmu, "swap_ins") > 0);
     // Silent but for one warning: its reclaim and fault handling contend
-    // for the cores with work booked ahead of them (models/os/README.md,
+    // for the cores with work booked ahead of them (docs/os.md,
     // CpuCores: 680 pieces waited behind work ready after them).
     CHECK(warnings_but_cpu_order(smmu.err) == 0);
     CHECK(smmu.err.find("io-visibility") == std::string::npos);
