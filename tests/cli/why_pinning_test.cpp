@@ -123,7 +123,7 @@ TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its sw
     const Run shadow = run(base + " --ni.translation=shadow", "configs/memory-pressure.ini");
     INFO(shadow.err);
     CHECK(shadow.status == 0);
-    // The mechanism (models/dma/README.md): the clock's hand stays just
+    // The mechanism (docs/dma.md, "Memory pressure"): the clock's hand stays just
     // ahead of the engine, so nearly every page of both 240 MiB buffers
     // (2 x 61,440 = 122,880 pages) is swapped in: 122,789.
     CHECK(num(shadow, "swap_ins") == 122789);
