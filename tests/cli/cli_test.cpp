@@ -2726,7 +2726,7 @@ TEST_CASE("calibration: the prototype's one-hop one-way latency is 1.3 us within
 
 TEST_CASE("the shipped thp-collapse config: old pins fail the original engine, FOLL_LONGTERM skips pinned ranges",
           "[cli][run][thp]") {
-    // What configs/thp-collapse.ini and the README claim, for its three runs.
+    // What configs/thp-collapse.ini and docs/os.md claim, for its three runs.
     TempDir tmp;
     const std::string cfg = (fs::path(VRDMASIM_SOURCE_DIR) / "configs" / "thp-collapse.ini").string();
     struct Case {

@@ -209,7 +209,7 @@ TEST_CASE("stream of 4096 B messages finishes with every window 1-16", "[livenes
 // piece of the node's work waited for spins already over, which made the
 // waits longer, and the cores' backlog grew without bound (8 processes: the
 // default latency test took 16 s of simulated time instead of 70 ms; 16:
-// three round trips in 100 s; models/os/README.md "CpuCores"). Sizes on
+// three round trips in 100 s; docs/os.md "CpuCores"). Sizes on
 // both sides of msg.eager-threshold (2 KiB): eager, the largest eager, the
 // smallest rendezvous, a rendezvous of several packets; the rendezvous by
 // RDMA write (the default) and by RDMA read. 16 messages each way: the

@@ -116,14 +116,14 @@ TEST_CASE("terminate-mode SMMU under memory pressure reads no page before its sw
     CHECK(smmu.status == 0);
     CHECK(num(smmu, "swap_ins") > 0);
     // Silent but for one warning: its reclaim and fault handling contend
-    // for the cores with work booked ahead of them (models/os/README.md,
+    // for the cores with work booked ahead of them (docs/os.md,
     // CpuCores: 680 pieces waited behind work ready after them).
     CHECK(warnings_but_cpu_order(smmu.err) == 0);
     CHECK(smmu.err.find("io-visibility") == std::string::npos);
     const Run shadow = run(base + " --ni.translation=shadow", "configs/memory-pressure.ini");
     INFO(shadow.err);
     CHECK(shadow.status == 0);
-    // The mechanism (models/dma/README.md): the clock's hand stays just
+    // The mechanism (docs/dma.md, "Memory pressure"): the clock's hand stays just
     // ahead of the engine, so nearly every page of both 240 MiB buffers
     // (2 x 61,440 = 122,880 pages) is swapped in: 122,789.
     CHECK(num(shadow, "swap_ins") == 122789);

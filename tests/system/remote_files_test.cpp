@@ -1,4 +1,4 @@
-// The QFDB's SSD reached from another FPGA of the board (models/os/README.md
+// The QFDB's SSD reached from another FPGA of the board (docs/os.md
 // "The SSD from another FPGA"): a node without the SSD reads the board's
 // files through request and data packets over the real NI links, routers
 // and board links. The latency of one remote command checked against the

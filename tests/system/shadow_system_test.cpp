@@ -238,7 +238,7 @@ TEST_CASE("shadow: configs the NI cannot run are refused and the keys named", "[
     CHECK(refused({{"smmu-driver.fault-mode", "stall"}, {"dma.fault-tolerant", "false"}}, "smmu-driver.fault-mode"));
 }
 
-// The figure models/dma/README.md quotes from configs/netvm/latency.ini at
+// The figure docs/dma.md quotes from configs/netvm/latency.ini at
 // 64 B: with resident pages, not pinning (netvm) costs what static pinning
 // costs, 1.294 us through the shadow table (the SMMU path: 1.195 us).
 TEST_CASE("shadow pingpong 64 B with resident pages: netvm's latency is the README's 1.294 us", "[shadow][figure]") {
