@@ -63,6 +63,10 @@ SAMPLE_OTHERS = 4
 # SAMPLE_OTHERS (another than the sampled axes').
 WORKLOAD_AXES = {"fileserve": ["fileserve.method", "fileserve.access"], "collective": ["collective.transport"],
                  "trace": ["collective.transport"]}
+# Workloads whose every run starts real processes (an MPI program under
+# mpirun: about a second of host time each) are run on one combination in
+# this many (by a hash of the settings: every axis's values are met).
+KIND_SAMPLE = {"mpi": 6}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -84,7 +88,13 @@ NEEDS = {
     # A short window: a few dozen messages per node (its messages are one
     # packet each, and share pages: 16 to a 4 KiB page).
     "synthetic": ["--synthetic.warmup=2us", "--synthetic.measure=10us", "--synthetic.drain=2us"],
+    # A real MPI program (workloads/mpi/tests/mpi_ring.cpp, built beside
+    # the executable): 2 rounds of 8 KiB messages and the collectives.
+    "mpi": ["--mpi.args=8192 2", "--smmu.enabled=true"],
 }
+# The MPI programs' folder (main: beside --exe).
+MPI_PROGRAMS = ""
+PROGRAM = {"mpi": lambda: ["--mpi.program=" + os.path.join(MPI_PROGRAMS, "mpi_ring")]}
 # One combination in this many is also run warm, and one (another) with
 # messages of 64 B.
 WARM_SAMPLE = 7
@@ -135,6 +145,9 @@ def combinations(axes):
     values = [axes[a] for a in ENUM_AXES + BOOL_AXES] + [PROCESSES]
     for n, combo in enumerate(itertools.product(*values)):
         settings = dict(zip(names, combo))
+        every = KIND_SAMPLE.get(settings["workload.kind"], 1)
+        if every > 1 and zlib.crc32(" ".join(f"{k}={v}" for k, v in settings.items()).encode()) % every:
+            continue
         yield "cold", settings
         if n % WARM_SAMPLE == 0:
             yield "warm", settings
@@ -159,6 +172,7 @@ def run_arguments(scratch, n, situation, settings, extra=()):
     args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + SMALL
     args += {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
     args += NEEDS.get(settings["workload.kind"], [])
+    args += PROGRAM.get(settings["workload.kind"], lambda: [])()
     return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]
 
 
@@ -282,6 +296,8 @@ def main():
     if args.write and (args.setting or args.sample > 1 or args.orders):
         sys.exit("composition: --write with --setting would write another configuration's outcomes")
     exe = os.path.abspath(args.exe)
+    global MPI_PROGRAMS
+    MPI_PROGRAMS = os.path.join(os.path.dirname(exe), "workloads", "mpi")
     axes = enum_choices(exe)
     if args.only:
         axes["workload.kind"] = [args.only]
@@ -325,7 +341,8 @@ def main():
     full = ', '.join(f'{len(v)} {k}' for k, v in axes.items() if k not in SAMPLED_AXES + own)
     sampled = ', '.join(f'{len(axes[k]) - 1} other {k}' for k in SAMPLED_AXES + own)
     print(f"composition: {total} runs ({full}, {len(PROCESSES)} process counts; cold, and 1 in {WARM_SAMPLE} warm, "
-          f"1 in {WARM_SAMPLE} with 64 B messages, 1 in {SAMPLE_OTHERS} cold with {sampled}): {ok} finished verified, "
+          f"1 in {WARM_SAMPLE} with 64 B messages, 1 in {SAMPLE_OTHERS} cold with {sampled}; "
+          f"{', '.join(f'1 in {n} of {k}' for k, n in KIND_SAMPLE.items())}): {ok} finished verified, "
           f"{sum(len(v) for v in refused.values())} refused by a rule, {len(holes)} holes")
     for rid, _ in rules:
         if rid in refused:

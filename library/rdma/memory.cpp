@@ -45,12 +45,7 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
                 if (f.done > now()) qk_.set(f.done - sc_core::sc_time_stamp());
             }
         }
-        allocations_.emplace_back(r.value, bytes);
-        if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
-            const RegResult g = registrar_->on_alloc(r.value, len, now());
-            if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
-            if (strategy_.registration_thread) background_ev_.notify(now() - sc_core::sc_time_stamp());
-        }
+        allocated(r.value, len, bytes);
         return r.value;
     }
     const std::uint64_t page = 4096;
@@ -62,6 +57,26 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
     heap_next_ += size;
     allocations_.emplace_back(a, bytes);
     return a;
+}
+
+void RdmaProcess::allocated(std::uint64_t va, std::uint64_t len, std::uint64_t bytes) {
+    allocations_.emplace_back(va, bytes);
+    if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
+        const RegResult g = registrar_->on_alloc(va, len, now());
+        if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
+        if (strategy_.registration_thread) background_ev_.notify(now() - sc_core::sc_time_stamp());
+    }
+}
+
+std::uint64_t RdmaProcess::alloc_at(std::uint64_t va, std::uint64_t bytes) {
+    if (!vm_) throw std::logic_error(group_ + ": alloc_at needs the process in a Vm (smmu.enabled = true)");
+    const VmResult r = vm_->mmap_fixed(pid_, va, std::max<std::uint64_t>(bytes, 1), Prot::ReadWrite, false, now());
+    if (!r.ok())
+        throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B at " + hex(va) +
+                          " failed: " + to_string(r.error));
+    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    allocated(va, std::max<std::uint64_t>(bytes, 1), bytes);
+    return va;
 }
 
 std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {

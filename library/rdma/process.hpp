@@ -130,6 +130,12 @@ public:
     // keep their completion queues, so reclaim never takes it from under the
     // engine. Throws OutOfMemory when it cannot be locked either.
     std::uint64_t alloc_locked(std::uint64_t bytes);
+    // A buffer at the program's own address `va` (page aligned), as a real
+    // program's buffers are where its allocator put them: mapped there
+    // (MAP_FIXED_NOREPLACE, not populated: the first touch faults) and
+    // registered as alloc() registers. Throws OutOfMemory when the range
+    // cannot be mapped (already mapped: EEXIST). Virtual memory only.
+    std::uint64_t alloc_at(std::uint64_t va, std::uint64_t bytes);
     // Every region alloc() returned, in order: (address, bytes).
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& allocations() const { return allocations_; }
 
@@ -441,6 +447,9 @@ private:
     void prefetch_advise(std::uint64_t va, std::uint64_t len, bool ahead);
     void prefetch_thread();
     const sc_core::sc_time prefetch_call_;
+    // After a buffer is mapped: listed in allocations(), and registered as
+    // pin-static / pin-deferred register at allocation.
+    void allocated(std::uint64_t va, std::uint64_t len, std::uint64_t bytes);
     bool allocating_locked_ = false;   // inside alloc_locked: no buffer registration
     Completion completion_;
     sc_core::sc_time poll_interval_, store_issue_, irq_wakeup_;

@@ -84,6 +84,26 @@ VmResult Vm::mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_core:
     return call_return(m, c, VmError::Ok, addr);
 }
 
+VmResult Vm::mmap_fixed(int pid, std::uint64_t va, std::uint64_t len, Prot prot, bool populate, sc_core::sc_time at) {
+    Mm& m = *mm_;
+    Call c;
+    if (const VmError e = call_enter(m, c, "syscall", m.params.syscall, pid, at); e != VmError::Ok)
+        return call_return(m, c, e);
+    constexpr std::uint64_t kUserTop = 1ull << 48;   // t0sz() = 16
+    len = round_up(len, kPage);
+    if (len == 0 || va % kPage != 0 || va < kMmapMin || va > kUserTop || len > kUserTop - va)
+        return call_return(m, c, VmError::Invalid);
+    Process* p = c.p;
+    // MAP_FIXED_NOREPLACE: any VMA inside the range refuses it.
+    auto next = p->vmas.lower_bound(va);
+    if (find_vma(*p, va) || (next != p->vmas.end() && next->first < va + len))
+        return call_return(m, c, VmError::Exists);
+    m.stats.mmaps.inc();
+    p->vmas.emplace(va, Vma{va + len, prot});
+    if (populate && prot != Prot::None) (void)fault_range(m, *p, va, va + len, can_write(prot), c.w);   // best effort
+    return call_return(m, c, VmError::Ok, va);
+}
+
 VmResult Vm::munmap(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at) {
     Mm& m = *mm_;
     Call c;

@@ -21,6 +21,7 @@ const char* to_string(VmError e) {
     case VmError::Access: return "access denied (EACCES)";
     case VmError::Invalid: return "invalid argument (EINVAL)";
     case VmError::MemlockLimit: return "RLIMIT_MEMLOCK exceeded (ENOMEM)";
+    case VmError::Exists: return "address range already mapped (EEXIST)";
     }
     return "?";
 }

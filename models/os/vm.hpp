@@ -46,6 +46,7 @@ enum class VmError {
     Access,   // EACCES: write to a read-only mapping
     Invalid,   // EINVAL: unaligned or zero length, bad process
     MemlockLimit,   // ENOMEM from RLIMIT_MEMLOCK
+    Exists,   // EEXIST: MAP_FIXED_NOREPLACE over an existing mapping
 };
 const char* to_string(VmError e);
 
@@ -179,6 +180,11 @@ public:
     // at an address aligned to 2 MiB when len >= 2 MiB (as Linux does for
     // THP). `populate`: MAP_POPULATE (fault every page in now).
     VmResult mmap(int pid, std::uint64_t len, Prot prot, bool populate, sc_core::sc_time at);
+    // mmap(va, len, prot, MAP_FIXED_NOREPLACE): the mapping placed at `va`
+    // (page aligned), as a program asks for an address of its own; EEXIST
+    // when any page of the range is mapped already, EINVAL outside the
+    // user range (below vm.mmap_min_addr, or above 48 bits).
+    VmResult mmap_fixed(int pid, std::uint64_t va, std::uint64_t len, Prot prot, bool populate, sc_core::sc_time at);
     VmResult munmap(int pid, std::uint64_t va, std::uint64_t len, sc_core::sc_time at);
     VmResult mprotect(int pid, std::uint64_t va, std::uint64_t len, Prot prot, sc_core::sc_time at);
     VmResult madvise(int pid, std::uint64_t va, std::uint64_t len, Advice advice, sc_core::sc_time at);

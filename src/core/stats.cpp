@@ -397,6 +397,15 @@ std::vector<const Histogram*> StatRegistry::histograms() const {
     return out;
 }
 
+std::vector<const Counter*> StatRegistry::counters_containing(const std::string& part) const {
+    std::vector<const Counter*> out;
+    for (const Counter& c : counters_)
+        if (c.info.name.str().find(part) != std::string::npos) out.push_back(&c);
+    std::sort(out.begin(), out.end(),
+              [](const Counter* a, const Counter* b) { return a->info.name.str() < b->info.name.str(); });
+    return out;
+}
+
 const Histogram* StatRegistry::find_histogram(const std::string& name) const {
     const std::uint32_t ref = lookup(name, name_hash(name));
     if (ref == 0 || ref >> kIndexBits != kHistogram) return nullptr;

@@ -345,6 +345,9 @@ public:
     const Histogram* find_histogram(const std::string& name) const;
     // Every histogram, sorted by name (for generic reports).
     std::vector<const Histogram*> histograms() const;
+    // Every counter whose name contains `part` ("mpi.untimed."), sorted by
+    // name: a family whose members a model names as it meets them.
+    std::vector<const Counter*> counters_containing(const std::string& part) const;
 
     // Sum of every counter whose name ends with "." + suffix ("packets_sent").
     std::uint64_t sum_counters(const std::string& suffix) const;

@@ -165,6 +165,23 @@ TEST_CASE("vm: mmap places mappings top-down, aligned, never overlapping", "[os]
     CHECK(e.vm->mmap(e.pid, 4096, Prot::ReadWrite, false, T0).value == a.value - 4096);
     CHECK(e.vm->mmap(e.pid, 0, Prot::ReadWrite, false, T0).error == VmError::Invalid);
     CHECK(e.counter("mmaps") == 4);
+    // MAP_FIXED_NOREPLACE: a program's own address, above the top-down area
+    // too (48 bits); EEXIST over any mapped page, EINVAL outside the range.
+    const std::uint64_t own = 0x7ffff7a00000ull;
+    const auto f = e.vm->mmap_fixed(e.pid, own, 3 * 4096, Prot::ReadWrite, false, T0);
+    REQUIRE(f.ok());
+    CHECK(f.value == own);
+    CHECK(e.vm->mmap_fixed(e.pid, own + 2 * 4096, 4096, Prot::ReadWrite, false, T0).error == VmError::Exists);
+    CHECK(e.vm->mmap_fixed(e.pid, own - 4096, 2 * 4096, Prot::ReadWrite, false, T0).error == VmError::Exists);
+    CHECK(e.vm->mmap_fixed(e.pid, a.value, 4096, Prot::ReadWrite, false, T0).error == VmError::Exists);
+    CHECK(e.vm->mmap_fixed(e.pid, own + 100, 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
+    CHECK(e.vm->mmap_fixed(e.pid, 4096, 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
+    CHECK(e.vm->mmap_fixed(e.pid, (1ull << 48) - 4096, 2 * 4096, Prot::ReadWrite, false, T0).error ==
+          VmError::Invalid);
+    CHECK(e.vm->mmap_fixed(e.pid, own + 3 * 4096, 4096, Prot::ReadWrite, false, T0).ok());   // just after: fits
+    // Not populated: the first touch faults, as any mapping's.
+    CHECK(e.vm->touch(e.pid, own + 4096, true, T0).value == 1);
+    CHECK(e.counter("mmaps") == 6);
 }
 
 TEST_CASE("vm: demand paging with 4 KiB pages writes tables both walkers read", "[os][vm]") {

@@ -1,0 +1,280 @@
+#include "workloads/mpi/launcher.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+namespace vrdmasim {
+
+namespace {
+
+bool read_exact(int fd, void* p, std::size_t n) {
+    char* b = static_cast<char*>(p);
+    while (n) {
+        const ssize_t r = ::read(fd, b, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        b += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+bool write_exact(int fd, const void* p, std::size_t n) {
+    const char* b = static_cast<const char*>(p);
+    while (n) {
+        const ssize_t w = ::send(fd, b, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        b += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The launchers whose processes may still run. vrdmasim keeps its System
+// (and so the workload and its launcher) to the exit without destroying
+// it: at the exit, however the run ended, each is stopped (mpirun ended
+// and waited for, so that nothing is left running or unreaped).
+std::vector<MpiLauncher*>& live() {
+    static std::vector<MpiLauncher*> v;
+    return v;
+}
+
+void stop_live() {
+    for (MpiLauncher* l : live()) l->end();
+}
+
+}   // namespace
+
+MpiLauncher::MpiLauncher(Settings s) : s_(std::move(s)) {
+    // The list first, then the handler: it runs before the list is destroyed.
+    static const bool registered = (live(), std::atexit(stop_live) == 0);
+    (void)registered;
+    live().push_back(this);
+}
+
+MpiLauncher::~MpiLauncher() {
+    end();
+    auto& v = live();
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+}
+
+std::string MpiLauncher::preload_library() {
+    char exe[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) throw std::runtime_error("mpi: cannot find the running executable (/proc/self/exe)");
+    exe[n] = 0;
+    std::string dir(exe);
+    dir = dir.substr(0, dir.rfind('/'));
+    const std::string lib = dir + "/libvrdmasim_mpi.so";
+    if (::access(lib.c_str(), R_OK) != 0)
+        throw std::runtime_error("mpi: the preloaded library " + lib +
+                                 " is missing: it is built beside vrdmasim (cmake --build)");
+    return lib;
+}
+
+void MpiLauncher::start() {
+    const std::string lib = preload_library();
+    char tmpl[] = "/tmp/vrdmasim-mpi-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("mpi: mkdtemp: ") + std::strerror(errno));
+    dir_ = tmpl;
+    socket_ = dir_ + "/calls";
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, socket_.c_str());
+    if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::listen(listen_fd_, static_cast<int>(s_.ranks)) != 0)
+        throw std::runtime_error("mpi: cannot listen on " + socket_ + ": " + std::strerror(errno));
+    std::vector<std::string> args = {s_.launcher,
+                                     "-np",
+                                     std::to_string(s_.ranks),
+                                     "--oversubscribe",
+                                     "--bind-to",
+                                     "none",
+                                     "-x",
+                                     std::string(mpiwire::kSocketEnv),
+                                     "-x",
+                                     std::string(mpiwire::kComputeEnv),
+                                     "-x",
+                                     std::string(mpiwire::kUntimedEnv),
+                                     "-x",
+                                     "LD_PRELOAD=" + lib};
+    args.insert(args.end(), s_.program.begin(), s_.program.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    child_ = ::fork();
+    if (child_ < 0) throw std::runtime_error(std::string("mpi: fork: ") + std::strerror(errno));
+    if (child_ == 0) {
+        ::setenv(mpiwire::kSocketEnv, socket_.c_str(), 1);
+        ::setenv(mpiwire::kComputeEnv, s_.compute.c_str(), 1);
+        ::setenv(mpiwire::kUntimedEnv, s_.untimed.c_str(), 1);
+        // Root in a container: Open MPI asks for both (its mpirun(1)).
+        if (::geteuid() == 0) {
+            ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+            ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+        }
+        // The program's addresses are its buffers' simulated addresses:
+        // the same in every run (no address-space randomisation).
+        ::personality(ADDR_NO_RANDOMIZE);
+        // vrdmasim gone (killed, crashed): mpirun is ended with it.
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        ::execvp(argv[0], argv.data());
+        std::fprintf(stderr, "vrdmasim: mpi: cannot run %s: %s\n", argv[0], std::strerror(errno));
+        std::_Exit(127);
+    }
+    try {
+        accept_ranks();
+    } catch (...) {
+        end();   // nothing of this start left behind
+        throw;
+    }
+}
+
+std::string MpiLauncher::exited_how(int status) const {
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) == 127) return s_.launcher + " could not be run (exit 127)";
+        return s_.launcher + " exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (WIFSIGNALED(status)) return s_.launcher + " was killed by signal " + std::to_string(WTERMSIG(status));
+    return s_.launcher + " stopped";
+}
+
+void MpiLauncher::accept_ranks() {
+    fds_.assign(s_.ranks, -1);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (unsigned got = 0; got < s_.ranks;) {
+        pollfd pf{listen_fd_, POLLIN, 0};
+        const int ready = ::poll(&pf, 1, 100);
+        int status = 0;
+        if (child_ > 0 && ::waitpid(child_, &status, WNOHANG) == child_) {
+            child_ = -1;
+            throw std::runtime_error("mpi: " + exited_how(status) + " before every rank reached MPI_Init (" +
+                                     std::to_string(got) + " of " + std::to_string(s_.ranks) + " did)");
+        }
+        if (since(t0) > s_.connect_timeout_s)
+            throw std::runtime_error("mpi: " + std::to_string(got) + " of " + std::to_string(s_.ranks) +
+                                     " ranks reached MPI_Init in " + std::to_string(int(s_.connect_timeout_s)) +
+                                     " s (is the program an MPI program, linked dynamically with Open MPI?)");
+        if (ready <= 0) continue;
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        mpiwire::Call hello;
+        if (!read_exact(fd, &hello, sizeof hello) || hello.op != static_cast<std::uint32_t>(mpiwire::Op::Hello) ||
+            hello.request != mpiwire::kVersion) {
+            ::close(fd);
+            throw std::runtime_error(
+                "mpi: a process connected with something other than this vrdmasim's hello "
+                "(a preloaded library of another version?)");
+        }
+        if (hello.peer < 0 || static_cast<unsigned>(hello.peer) >= s_.ranks || fds_[hello.peer] >= 0 ||
+            static_cast<unsigned>(hello.tag) != s_.ranks) {
+            ::close(fd);
+            throw std::runtime_error("mpi: a process says it is rank " + std::to_string(hello.peer) + " of " +
+                                     std::to_string(hello.tag) + "; mpi.ranks = " + std::to_string(s_.ranks));
+        }
+        fds_[hello.peer] = fd;
+        ++got;
+    }
+    // Connected: nothing more comes through the socket's name, so it goes
+    // now (the run's end may not run destructors: vrdmasim keeps its
+    // System to the exit).
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    ::unlink(socket_.c_str());
+    ::rmdir(dir_.c_str());
+    socket_.clear();
+    dir_.clear();
+}
+
+mpiwire::Call MpiLauncher::receive(unsigned rank) {
+    mpiwire::Call c;
+    if (!read_exact(fds_.at(rank), &c, sizeof c)) {
+        std::string how = "its connection closed";
+        // mpirun notices a rank's end within moments: say how it ended.
+        for (int i = 0; i < 50 && child_ > 0; ++i) {
+            int status = 0;
+            if (::waitpid(child_, &status, WNOHANG) == child_) {
+                child_ = -1;
+                how = exited_how(status);
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + "'s process ended without MPI_Finalize (" + how +
+                                 "; its own message, if any, is on the program's stderr)");
+    }
+    return c;
+}
+
+bool MpiLauncher::ready(unsigned rank, int wait_ms) {
+    pollfd pf{fds_.at(rank), POLLIN, 0};
+    return ::poll(&pf, 1, wait_ms) > 0;   // data, or the end of the connection (receive() says which)
+}
+
+void MpiLauncher::reply(unsigned rank, const mpiwire::Reply& r) {
+    if (!write_exact(fds_.at(rank), &r, sizeof r))
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + "'s process ended while waiting for a reply");
+}
+
+std::string MpiLauncher::wait_for_exit(double timeout_s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (child_ > 0) {
+        int status = 0;
+        if (::waitpid(child_, &status, WNOHANG) == child_) {
+            child_ = -1;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+            return exited_how(status);
+        }
+        if (since(t0) > timeout_s)
+            return s_.launcher + " did not exit within " + std::to_string(int(timeout_s)) +
+                   " s of the last MPI_Finalize";
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return "";
+}
+
+void MpiLauncher::end() {
+    for (int& fd : fds_)
+        if (fd >= 0) ::close(fd), fd = -1;   // a rank waiting for a reply sees the end
+    if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
+    if (child_ > 0) {
+        ::kill(child_, SIGTERM);   // mpirun ends its ranks
+        bool reaped = false;
+        for (int i = 0; i < 250 && !reaped; ++i) {
+            int status = 0;
+            reaped = ::waitpid(child_, &status, WNOHANG) == child_;
+            if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (!reaped) {
+            ::kill(child_, SIGKILL);
+            ::waitpid(child_, nullptr, 0);
+        }
+        child_ = -1;
+    }
+    if (!socket_.empty()) ::unlink(socket_.c_str());
+    if (!dir_.empty()) ::rmdir(dir_.c_str());
+}
+
+}   // namespace vrdmasim

@@ -1,0 +1,64 @@
+// The MPI program's real processes (workloads/mpi/README.md "The
+// processes"): mpirun started with the preloaded library, one socket
+// connection a rank, and everything it started ended when the run ends,
+// however it ends.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "workloads/mpi/protocol.hpp"
+
+namespace vrdmasim {
+
+class MpiLauncher {
+public:
+    struct Settings {
+        std::string launcher = "mpirun";   // the MPI launcher (Open MPI's mpirun)
+        std::vector<std::string> program;   // the program and its arguments
+        unsigned ranks = 0;
+        std::string compute;   // VRDMASIM_MPI_COMPUTE
+        std::string untimed;   // VRDMASIM_MPI_UNTIMED
+        double connect_timeout_s = 120;   // host seconds for every rank to reach MPI_Init
+    };
+    explicit MpiLauncher(Settings s);
+    ~MpiLauncher();   // anything still running is ended (SIGTERM, then SIGKILL)
+    MpiLauncher(const MpiLauncher&) = delete;
+    MpiLauncher& operator=(const MpiLauncher&) = delete;
+
+    // Start mpirun and wait until every rank has connected (its MPI_Init);
+    // std::runtime_error naming what went wrong (no such program, a rank
+    // that exited first, the timeout).
+    void start();
+    // Rank r's next call; std::runtime_error when its process has gone.
+    mpiwire::Call receive(unsigned rank);
+    // Whether rank r's next call has arrived, waiting at most `wait_ms` of
+    // host time for it (then receive() returns it at once).
+    bool ready(unsigned rank, int wait_ms);
+    void reply(unsigned rank, const mpiwire::Reply& r);
+    // After every rank's MPI_Finalize: mpirun's exit, waited for; "" if it
+    // exited 0, else what it says (its status).
+    std::string wait_for_exit(double timeout_s);
+
+    // End everything still running (mpirun, then its ranks), waited for;
+    // the sockets closed. The destructor does it, and so does the
+    // process's exit, for a launcher never destroyed.
+    void end();
+
+    // The preloaded library beside the running vrdmasim executable.
+    static std::string preload_library();
+
+private:
+    void accept_ranks();
+    std::string exited_how(int status) const;
+
+    Settings s_;
+    std::string dir_, socket_;
+    int listen_fd_ = -1;
+    pid_t child_ = -1;
+    std::vector<int> fds_;
+};
+
+}   // namespace vrdmasim

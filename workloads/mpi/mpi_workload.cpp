@@ -1,0 +1,480 @@
+#include "workloads/mpi/mpi_workload.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "library/collectives/params.hpp"
+#include "library/messaging/endpoint.hpp"
+#include "workloads/collective_data.hpp"
+#include "src/core/format.hpp"
+#include "workloads/registry.hpp"
+
+namespace vrdmasim {
+
+using mpiwire::Call;
+using mpiwire::Op;
+using mpiwire::Reply;
+using sc_core::sc_time;
+
+namespace {
+constexpr std::uint64_t kPage = 4096;
+// The step in which simulated time goes on while a rank is in an untimed
+// call (its real MPI may wait for ranks that wait for simulated time).
+const sc_time kAwayStep(1, sc_core::SC_US);
+std::uint64_t ps_of(sc_time t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e12 + 0.5); }
+}   // namespace
+
+MpiParams::MpiParams()
+    : set("mpi", "an MPI program (workload.kind = mpi): its real processes, their calls timed by the simulation"),
+      program(set.string("program", "",
+                         "the MPI program to run: a path or a command on PATH, dynamically linked with Debian's Open "
+                         "MPI (C or C++; unmodified, not recompiled)")),
+      args(set.string("args", "", "the program's arguments, separated by spaces")),
+      launcher(set.string("launcher", "mpirun",
+                          "the launcher that starts the program's processes (Open MPI's mpirun, or a path to it)")),
+      ranks(
+          set.integer("ranks", "2", "MPI ranks (processes) of the program; rank r runs on node r").range("1", "4096")),
+      compute(set.choice("compute", "none", {"none", "fixed", "measured"},
+                         "the program's compute between two MPI calls, in simulated time: none (the calls follow "
+                         "each other at once), fixed (mpi.compute-time before every call), measured (the host CPU "
+                         "time the rank spent between the calls, times mpi.compute-scale); none and fixed give the "
+                         "same figures in every run, measured does not")),
+      compute_time(set.time("compute-time", "0us", "mpi.compute = fixed: the compute before every MPI call")),
+      compute_scale(set.real("compute-scale", "1",
+                             "mpi.compute = measured: host CPU time between calls times this (estimate: the host's "
+                             "time as it is; a simulated Cortex-A53 is slower than the host's core, so a factor "
+                             "above 1 models it better, measured by running a kernel of the program on both)")
+                        .range("0", "1000")),
+      untimed(set.choice("untimed", "refuse", {"refuse", "count"},
+                         "an MPI call the simulation does not time (workloads/mpi/README.md \"What is timed\"): "
+                         "refuse (the run stops at it, naming it), count (it runs in real MPI at no simulated time, "
+                         "and the summary says which calls and how many)")) {}
+
+void MpiWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<MpiParams>().set); }
+
+void MpiWorkload::declare_metrics(MetricRegistry& reg) {
+    const auto run = [](const Config& c) { return c[params_of<WorkloadParams>().kind] == "mpi"; };
+    reg.sum_scalars("mpi_app_time_us", "us",
+                    "mpi: the program's time to solution in simulated time, MPI_Init to the last rank's "
+                    "MPI_Finalize (`workload.mpi.app_time`); 0 in other runs.",
+                    "mpi.app_time", 6, run);
+    reg.sum_scalars("mpi_compute_us", "us",
+                    "mpi: compute between MPI calls in simulated time, over every rank (`workload.mpi.compute_time`, "
+                    "as mpi.compute says); 0 in other runs.",
+                    "mpi.compute_time", 6, run);
+    reg.sum_counters("mpi_calls", "mpi: MPI calls the simulation timed, over every rank (`workload.mpi.calls`).",
+                     {"mpi.calls"}, run);
+    reg.sum_counters("mpi_untimed_calls",
+                     "mpi: MPI calls let through untimed (mpi.untimed = count), over every rank "
+                     "(`workload.mpi.untimed_calls`; the run's findings name them).",
+                     {"mpi.untimed_calls"}, run);
+}
+
+MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job)
+    : Workload(ctx, job),
+      calls_(ctx.stats.counter(stats_prefix(job) + "mpi.calls", "", "MPI calls timed, every rank's")),
+      messages_(ctx.stats.counter(stats_prefix(job) + "mpi.messages", "", "point-to-point messages sent")),
+      collectives_(ctx.stats.counter(stats_prefix(job) + "mpi.collectives", "", "collective calls, every rank's")),
+      untimed_(ctx.stats.counter(stats_prefix(job) + "mpi.untimed_calls", "",
+                                 "MPI calls let through untimed (mpi.untimed = count)")),
+      compute_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.compute_time", "us",
+                                   "compute between calls, simulated, every rank", Scalar::Kind::Sum)),
+      mpi_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.mpi_time", "us", "time in MPI calls, every rank",
+                               Scalar::Kind::Sum)),
+      app_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.app_time", "us", "MPI_Init to the last MPI_Finalize",
+                               Scalar::Kind::Level)) {
+    const Config& c = ctx.config;
+    const auto& P = params_of<MpiParams>();
+    if (c[P.program].empty()) throw c.refuse(P.program, "workload.kind = mpi runs a program: name it");
+    ranks_ = static_cast<unsigned>(c[P.ranks]);
+    if (ranks_ > apps.size())
+        throw c.refuse(P.ranks, "more ranks than nodes (" + std::to_string(apps.size()) +
+                                    "): rank r runs on node r, one rank a node");
+    if (!c.boolean("smmu.enabled"))
+        throw c.refuse("smmu.enabled",
+                       "workload.kind = mpi needs smmu.enabled = true: the program's buffers are "
+                       "virtual memory at its own addresses (the physical-address experiment is not "
+                       "built for it)");
+    settings_.launcher = c[P.launcher];
+    settings_.program.push_back(c[P.program]);
+    std::istringstream words(c[P.args]);
+    for (std::string w; words >> w;) settings_.program.push_back(w);
+    settings_.ranks = ranks_;
+    const std::string mode = c[P.compute];
+    settings_.compute = mode == "fixed"      ? "fixed:" + std::to_string(ps_of(c[P.compute_time]))
+                        : mode == "measured" ? "measured:" + c.text(P.compute_scale)
+                                             : "none";
+    settings_.untimed = c[P.untimed];
+    for (unsigned r = 0; r < ranks_; ++r) {
+        apps_.push_back(apps[r]);
+        nodes_.push_back(apps[r]->node());
+        rank_of_node_[apps[r]->node()] = r;
+    }
+    // Every rank may talk to every other: each endpoint has all as peers.
+    eps_.assign(apps.size(), nullptr);
+    for (unsigned r = 0; r < ranks_; ++r) {
+        std::vector<unsigned> peers;
+        for (unsigned q = 0; q < ranks_; ++q)
+            if (q != r) peers.push_back(nodes_[q]);
+        check_fits(*apps_[r], msg::Endpoint::mapped_bytes(c, peers.size()));
+        check_locked(*apps_[r], msg::Endpoint::locked_regions(c, peers.size()));
+        owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps_[r], peers));
+        eps_[nodes_[r]] = owned_.back().get();
+        apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
+    }
+    state_.resize(ranks_);
+}
+
+MpiWorkload::~MpiWorkload() = default;
+
+std::string MpiWorkload::partition_refusal() const {
+    return "workload.kind = mpi: the program's processes talk to one simulation process (its socket), so the "
+           "simulation cannot be split across ranks";
+}
+
+void MpiWorkload::launch() {
+    launcher_ = std::make_unique<MpiLauncher>(settings_);
+    launcher_->start();
+}
+
+void MpiWorkload::map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len) {
+    if (len == 0) return;
+    auto& mapped = state_[rank].mapped;
+    std::uint64_t s = va & ~(kPage - 1);
+    const std::uint64_t e = (va + len + kPage - 1) & ~(kPage - 1);
+    while (s < e) {
+        auto it = mapped.upper_bound(s);
+        if (it != mapped.begin() && std::prev(it)->second > s) {   // s is mapped: past that range
+            s = std::prev(it)->second;
+            continue;
+        }
+        const std::uint64_t gap_end = it == mapped.end() ? e : std::min(e, it->first);
+        try {
+            app.alloc_at(s, gap_end - s);
+        } catch (const OutOfMemory& oom) {
+            throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": the program's buffer at " + hex(va) +
+                                     " (" + std::to_string(len) +
+                                     " B) cannot be simulated at its address: " + oom.what());
+        }
+        // Merge with a neighbour ending here.
+        auto prev = mapped.lower_bound(s);
+        if (prev != mapped.begin() && std::prev(prev)->second == s) {
+            std::prev(prev)->second = gap_end;
+        } else {
+            mapped[s] = gap_end;
+        }
+        s = gap_end;
+    }
+}
+
+void MpiWorkload::received(RdmaProcess& app, unsigned rank, const msg::Status& st, const Rank::Open& open, Reply& r) {
+    const auto it = rank_of_node_.find(st.source);
+    if (it == rank_of_node_.end()) throw std::logic_error("mpi: a message from a node no rank runs on");
+    r.source = static_cast<std::int32_t>(it->second);
+    r.tag = static_cast<std::int32_t>(st.tag);
+    r.bytes = st.len;
+    const bool ok = st.ok && delivered_intact(app, it->second, rank, r.tag, open.va, st.len);
+    if (!ok)
+        std::cerr << "vrdmasim: DATA MISMATCH: mpi rank " << rank << " received " << st.len << " B from rank "
+                  << it->second << " (tag " << r.tag << ") that differ from what was sent\n";
+    const sc_time latency = app.now() - open.posted;
+    log_.finished(app.now(), st.ok, st.len, &latency);
+}
+
+void MpiWorkload::sending(RdmaProcess& app, unsigned rank, const Call& c) {
+    Rank& r = state_[rank];
+    bool shared = false;
+    for (const auto& [q, range] : r.sending) shared = shared || (range.first < c.va + c.bytes && c.va < range.second);
+    if (!shared) fill_source(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ r.fills++);
+    std::vector<unsigned char> data(c.bytes);
+    if (c.bytes && !app.debug_read(c.va, data.data(), c.bytes))
+        throw std::logic_error("mpi: a send buffer the simulation mapped cannot be read");
+    in_flight_[{rank, static_cast<unsigned>(c.peer), c.tag}].push_back(std::move(data));
+}
+
+bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::int32_t tag, std::uint64_t va,
+                                   std::uint64_t len) {
+    auto& queue = in_flight_[{from, to, tag}];
+    if (queue.empty()) throw std::logic_error("mpi: a message received that no rank sent");
+    const std::vector<unsigned char> want = std::move(queue.front());
+    queue.pop_front();
+    std::vector<unsigned char> have(len);
+    bool ok = want.size() == len && (len == 0 || app.debug_read(va, have.data(), len)) && have == want;
+    // A source of zeros: every destination page must hold data (a page
+    // never written reads as zeros too).
+    if (ok && std::all_of(want.begin(), want.end(), [](unsigned char b) { return b == 0; }))
+        for (std::uint64_t a = va & ~(kPage - 1); len && a < va + len; a += kPage) ok = ok && app.populated(a);
+    log_.verified(len, ok);
+    return ok;
+}
+
+std::uint64_t MpiWorkload::scratch(RdmaProcess& app, unsigned rank, std::uint64_t len) {
+    Rank& r = state_[rank];
+    if (len > r.scratch_len) {
+        r.scratch = app.alloc(len, populate_, advice_);
+        r.scratch_len = len;
+    }
+    return r.scratch;
+}
+
+void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
+    msg::Endpoint& ep = *eps_[app.node()];
+    ep.setup();
+    ready_and_wait(app, ranks_);
+    ep.connect(eps_);
+    if (!launcher_) launch();   // the first rank to get here starts the program (host time, not simulated)
+    coll::Communicator comm(ctx_, app, ep, nodes_, rank);
+    const sc_time start = app.now();
+    log_.began(start);
+    Reply hello;
+    hello.time_ps = ps_of(start);
+    launcher_->reply(rank, hello);
+    bool away = false;   // in an untimed call: real MPI, which may wait for other ranks' simulated progress
+    for (;;) {
+        // After an untimed call the rank may be waiting, in real MPI, for
+        // ranks that wait for the simulation: simulated time goes on in
+        // steps of kAwayStep until its next call comes (so a run with
+        // untimed calls is not a function of its configuration alone).
+        while (away && !launcher_->ready(rank, 1)) {
+            app.advance_to(app.now() + kAwayStep);
+            app.sync_time();
+        }
+        const Call c = launcher_->receive(rank);
+        away = static_cast<Op>(c.op) == Op::Untimed;
+        if (c.compute_ps) {
+            const sc_time t(static_cast<double>(c.compute_ps), sc_core::SC_PS);
+            app.compute("compute", t);
+            compute_us_.add(to_us(t));
+        }
+        const sc_time t0 = app.now();
+        Reply r;
+        const bool more = serve(app, rank, ep, comm, c, r);
+        mpi_us_.add(to_us(app.now() - t0));
+        r.time_ps = ps_of(app.now());
+        if (!more) {
+            ep.finalize();
+            app.finish_registrations();
+            r.time_ps = ps_of(app.now());
+            last_ = std::max(last_, app.now());
+            if (++done_ == ranks_) app_us_.set(to_us(last_ - start));
+            launcher_->reply(rank, r);
+            break;
+        }
+        launcher_->reply(rank, r);
+    }
+    if (done_ == ranks_) {
+        const std::string how = launcher_->wait_for_exit(60);
+        if (!how.empty()) throw std::runtime_error("mpi: the program failed after MPI_Finalize: " + how);
+    }
+    program_ended(app);
+}
+
+unsigned MpiWorkload::peer_node(unsigned rank, std::int32_t peer) const {
+    if (peer == mpiwire::kAnySource) return msg::kAnySource;
+    if (peer < 0 || static_cast<unsigned>(peer) >= ranks_)
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " names rank " + std::to_string(peer) + " of " +
+                                 std::to_string(ranks_));
+    return node_of(static_cast<unsigned>(peer));
+}
+
+std::uint64_t MpiWorkload::tag_of(std::int32_t tag) {
+    return tag == mpiwire::kAnyTag ? msg::kAnyTag : std::uint64_t(tag);
+}
+
+bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll::Communicator& comm, const Call& c,
+                        Reply& r) {
+    calls_.inc();
+    switch (static_cast<Op>(c.op)) {
+    case Op::Finalize: return false;
+    case Op::Untimed: untimed(rank, c); return true;
+    case Op::Abort:
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Abort (error code " +
+                                 std::to_string(c.tag) + ")");
+    case Op::Barrier:
+    case Op::Bcast:
+    case Op::Reduce:
+    case Op::Allreduce:
+    case Op::Allgather:
+    case Op::Alltoall: collective(app, rank, comm, c); return true;
+    case Op::Send:
+    case Op::Isend:
+    case Op::Recv:
+    case Op::Irecv:
+    case Op::Wait:
+    case Op::Test:
+    case Op::Sendrecv: point_to_point(app, rank, ep, c, r); return true;
+    case Op::Hello: break;
+    }
+    throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
+                             ", which this vrdmasim does not know here (a preloaded library of another version?)");
+}
+
+void MpiWorkload::untimed(unsigned rank, const Call& c) {
+    const std::string name(c.name, strnlen(c.name, sizeof c.name));
+    if (ctx_.config[params_of<MpiParams>().untimed] != "count")
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called " + name +
+                                 ", which the simulation does not time (workloads/mpi/README.md \"What is "
+                                 "timed\"); mpi.untimed = count lets it run untimed, counted in the summary");
+    untimed_.inc();
+    Counter*& named = untimed_by_name_[name];
+    if (!named)
+        named = &ctx_.stats.counter(stats_prefix(job_) + "mpi.untimed." + name, "", "untimed calls of this name");
+    named->inc();
+}
+
+void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+    Rank& me = state_[rank];
+    const Op op = static_cast<Op>(c.op);
+    if (op == Op::Wait || op == Op::Test) {
+        // A request's end: a receive's status is what it matched.
+        r.flag = op == Op::Wait || ep.test(c.request);
+        if (!r.flag) return;
+        const msg::Status st = ep.wait(c.request);
+        me.sending.erase(c.request);
+        const auto it = me.receives.find(c.request);
+        if (it == me.receives.end()) return;
+        received(app, rank, st, it->second, r);
+        me.receives.erase(it);
+        return;
+    }
+    const bool sends = op == Op::Send || op == Op::Isend || op == Op::Sendrecv;
+    const bool receives = op == Op::Recv || op == Op::Irecv || op == Op::Sendrecv;
+    // Sendrecv's receive is in the second buffer.
+    const std::uint64_t rva = op == Op::Sendrecv ? c.va2 : c.va, rlen = op == Op::Sendrecv ? c.bytes2 : c.bytes;
+    msg::Endpoint::Request sq = 0, rq = 0;
+    const Rank::Open open{app.now(), rva};
+    if (sends) {
+        map(app, rank, c.va, c.bytes);
+        messages_.inc();
+        sending(app, rank, c);
+        log_.posted(app.now());
+        sq = ep.isend(peer_node(rank, c.peer), tag_of(c.tag), c.va, c.bytes);
+    }
+    if (receives) {
+        map(app, rank, rva, rlen);
+        poison(app, rva, rlen, calls_.value());
+        const std::int32_t from = op == Op::Sendrecv ? c.peer2 : c.peer, tag = op == Op::Sendrecv ? c.tag2 : c.tag;
+        rq = ep.irecv(peer_node(rank, from), tag_of(tag), rva, std::max<std::uint64_t>(rlen, 1));
+    }
+    if (op == Op::Isend) {
+        r.request = sq;
+        me.sending[sq] = {c.va, c.va + c.bytes};
+    } else if (op == Op::Irecv) {
+        r.request = rq;
+        me.receives[rq] = open;
+    } else {
+        if (receives) received(app, rank, ep.wait(rq), open, r);
+        if (sends) ep.wait(sq);
+    }
+}
+
+void MpiWorkload::collective(RdmaProcess& app, unsigned rank, coll::Communicator& comm, const Call& c) {
+    const Op op = static_cast<Op>(c.op);
+    CollectiveData d;
+    d.ranks = ranks_;
+    switch (op) {
+    case Op::Barrier: d.op = coll::Op::Barrier; break;
+    case Op::Bcast: d.op = coll::Op::Bcast; break;
+    case Op::Reduce: d.op = coll::Op::Reduce; break;
+    case Op::Allreduce: d.op = coll::Op::Allreduce; break;
+    case Op::Allgather: d.op = coll::Op::Allgather; break;
+    case Op::Alltoall: d.op = coll::Op::Alltoall; break;
+    default:
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
+                                 ", which this vrdmasim does not know");
+    }
+    const bool reduction = d.op == coll::Op::Reduce || d.op == coll::Op::Allreduce;
+    // Reductions are timed as 64-bit words (library/collectives sums them):
+    // the data rounded up to 8 bytes.
+    d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
+    d.root = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce ? static_cast<unsigned>(c.root) : 0;
+    if (d.root >= ranks_)
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
+                                 std::to_string(c.root) + " outside the " + std::to_string(ranks_) + " ranks");
+    coll::Algorithm a = coll::Algorithm::Auto;
+    std::string why;
+    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), ranks_, std::max<std::uint64_t>(d.bytes, 8),
+                       a, why))
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + why);
+    // The program's buffers; the library's own where MPI has none to give
+    // (MPI_IN_PLACE's input, a non-root's reduce result).
+    std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
+    if (d.op != coll::Op::Barrier) {
+        map(app, rank, sbuf, d.send_bytes());
+        if (rbuf) map(app, rank, rbuf, d.receive_bytes());
+    }
+    // MPI_IN_PLACE (or a root's own buffers that overlap once rounded up
+    // to whole words) sends from the library's buffer; a non-root's
+    // reduce result lands there.
+    if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
+        const std::uint64_t own = scratch(app, rank, std::max<std::uint64_t>(d.bytes, 8));
+        (rbuf == 0 ? rbuf : sbuf) = own;
+    }
+    collectives_.inc();
+    const std::uint64_t call = state_[rank].collectives++;
+    if (d.prepare(app, sbuf, rbuf, rank, call) && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
+    const sc_time t0 = app.now();
+    log_.posted(t0);
+    d.run(comm, a, sbuf, rbuf);
+    const std::uint64_t got = d.result_bytes(rank);
+    const std::vector<unsigned char> want = d.expected(rank, call);
+    std::vector<unsigned char> have(got);
+    const bool ok = (got == 0 || app.debug_read(rbuf, have.data(), got)) && have == want;
+    log_.verified(got, ok);
+    if (!ok)
+        std::cerr << "vrdmasim: DATA MISMATCH: mpi collective " << call << " (" << coll::name_of(d.op) << ") at rank "
+                  << rank << "\n";
+    const sc_time latency = app.now() - t0;
+    log_.finished(app.now(), true, got, &latency);
+}
+
+std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
+    if (c[params_of<WorkloadParams>().kind] != "mpi") return "";
+    const std::uint64_t n = stats.sum_counters("mpi.untimed_calls");
+    if (!n) return "";
+    std::string which;
+    for (const Counter* k : stats.counters_containing("mpi.untimed.")) {
+        const std::string name = k->info.name.str();
+        which += (which.empty() ? "" : ", ") + name.substr(name.find("mpi.untimed.") + 12) + " " +
+                 std::to_string(k->value());
+    }
+    return "mpi: " + std::to_string(n) +
+           " MPI call(s) ran untimed (mpi.untimed = count: real MPI, no simulated time; the figures leave them "
+           "out): " +
+           which + "\n";
+}
+
+namespace {
+
+const WorkloadKind::Declare declared([] {
+    WorkloadKind k;
+    k.name = "mpi";
+    k.order = 125;
+    k.help =
+        "mpi: an unmodified MPI program's processes, their MPI calls timed on the simulated cluster (section "
+        "[mpi])";
+    k.create = [](const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job,
+                  const std::vector<FileSystem*>&) -> std::unique_ptr<Workload> {
+        Workload::require_all_present(apps, "mpi");
+        return std::make_unique<MpiWorkload>(ctx, apps, job);
+    };
+    k.declare_params = MpiWorkload::declare_params;
+    k.declare_metrics = MpiWorkload::declare_metrics;
+    k.read_refusal = [](const Config&) {
+        return "has nothing to choose in workload.kind = mpi: " + std::string(Workload::kProtocolDecides);
+    };
+    k.two_sided_refusal = [](const Config&) {
+        return std::string("an MPI program's messages and collectives go through the two-sided library already");
+    };
+    k.two_sided_library = [](const Config&) { return true; };
+    k.one_channel = true;
+    k.findings = MpiWorkload::findings;
+    return k;
+}());
+
+}   // namespace
+
+}   // namespace vrdmasim

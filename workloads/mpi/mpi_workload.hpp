@@ -1,0 +1,111 @@
+// mpi: an unmodified MPI program on the simulated cluster
+// (workloads/mpi/README.md). mpirun starts the program's real processes
+// with a preloaded library that hands every MPI call to the simulation;
+// rank r's calls are carried out by process `job` of node r through the
+// user libraries (msg::Endpoint, library/collectives), at the program's
+// own buffer addresses, in simulated time, and the call returns to the
+// program when the simulation says. The headline is the program's time to
+// solution in simulated time (and what the program prints itself, whose
+// clocks read simulated time).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <tuple>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "library/collectives/communicator.hpp"
+#include "workloads/mpi/launcher.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+struct MpiParams {
+    MpiParams();
+    ParamSet set;
+    StringParam program, args, launcher;
+    IntParam ranks;
+    EnumParam compute;
+    TimeParam compute_time;
+    RealParam compute_scale;
+    EnumParam untimed;
+};
+
+class MpiWorkload : public Workload {
+public:
+    static void declare_params(ParamRegistry& reg);
+    static void declare_metrics(MetricRegistry& reg);
+    MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job = 0);
+    ~MpiWorkload() override;
+    std::string kind() const override { return "mpi"; }
+    std::string partition_refusal() const override;
+    bool finished() const override { return done_ == ranks_; }
+    // The untimed calls let through (mpi.untimed = count), by name.
+    static std::string findings(const Config& c, const StatRegistry& stats);
+
+private:
+    struct Rank {
+        // The program's buffers mapped so far (page ranges, start -> end).
+        std::map<std::uint64_t, std::uint64_t> mapped;
+        struct Open {
+            sc_core::sc_time posted;
+            std::uint64_t va = 0;
+        };
+        std::map<std::uint64_t, Open> receives;   // the open receives, by request
+        // The rank's sends in flight (MPI_Isend until its completion): their
+        // buffers, which another send may share but no fill may change.
+        std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> sending;
+        std::uint64_t fills = 0;
+        std::uint64_t collectives = 0;
+        std::uint64_t scratch = 0, scratch_len = 0;   // the library's own buffer (in-place collectives)
+    };
+    void program(RdmaProcess& app, unsigned rank);
+    // Carry out one call; false at MPI_Finalize.
+    bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll::Communicator& comm, const mpiwire::Call& c,
+               mpiwire::Reply& r);
+    void collective(RdmaProcess& app, unsigned rank, coll::Communicator& comm, const mpiwire::Call& c);
+    void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // A call the simulation does not time: refused, or counted by name.
+    void untimed(unsigned rank, const mpiwire::Call& c);
+    // The node of rank `peer` as `rank` names it (msg::kAnySource for any).
+    unsigned peer_node(unsigned rank, std::int32_t peer) const;
+    static std::uint64_t tag_of(std::int32_t tag);
+    // The pages of [va, va + len) the rank's simulated process has not
+    // mapped yet, mapped at those addresses.
+    void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len);
+    // A receive complete: its status into the reply, and the message into
+    // the transfer log (latency from its post).
+    void received(RdmaProcess& app, unsigned rank, const msg::Status& st, const Rank::Open& open, mpiwire::Reply& r);
+    // A message's data in the simulation: the send buffer filled with a
+    // pattern as the program fills it (unless a send in flight shares it),
+    // and its bytes kept, in order per (from, to, tag), for the receiver's
+    // check (matching is non-overtaking, so the receiver's next message of
+    // a (source, tag) is the front).
+    void sending(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    bool delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::int32_t tag, std::uint64_t va,
+                          std::uint64_t len);
+    std::map<std::tuple<unsigned, unsigned, std::int32_t>, std::deque<std::vector<unsigned char>>> in_flight_;
+    std::uint64_t scratch(RdmaProcess& app, unsigned rank, std::uint64_t len);
+    unsigned node_of(unsigned rank) const { return nodes_.at(rank); }
+    void launch();
+
+    MpiLauncher::Settings settings_;
+    std::unique_ptr<MpiLauncher> launcher_;
+    unsigned ranks_ = 0;
+    std::vector<RdmaProcess*> apps_;
+    std::vector<unsigned> nodes_;
+    std::map<unsigned, unsigned> rank_of_node_;
+    std::vector<std::unique_ptr<msg::Endpoint>> owned_;
+    std::vector<msg::Endpoint*> eps_;
+    std::vector<Rank> state_;
+    std::map<std::string, Counter*> untimed_by_name_;
+    unsigned done_ = 0;
+    sc_core::sc_time last_;
+    Counter &calls_, &messages_, &collectives_, &untimed_;
+    Scalar &compute_us_, &mpi_us_, &app_us_;
+};
+
+}   // namespace vrdmasim

@@ -1,0 +1,64 @@
+// The preloaded library's side of the wire (workloads/mpi/README.md):
+// the connection to the simulation, the rank's simulated clock, and the
+// real MPI requests the library keeps progressing on the program's behalf.
+#pragma once
+
+#include <mpi.h>
+
+#include <sys/time.h>
+#include <time.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "workloads/mpi/protocol.hpp"
+
+namespace vrdmasim {
+namespace mpipreload {
+
+// True between MPI_Init (once connected) and MPI_Finalize.
+bool connected();
+// Connect to the simulation (MPI_Init, after PMPI_Init).
+void connect(int rank, int size);
+// Send `c` (its compute filled in here) and wait for the reply, driving the
+// real MPI's progress meanwhile; the rank's clock is the reply's time from
+// then. A reply with an error ends the process (the simulation stopped).
+mpiwire::Reply exchange(mpiwire::Call c);
+// The clock at the end of a wrapper (its real work done): compute is
+// measured from here.
+void mark();
+// The rank's simulated time now, in picoseconds (the last reply's time plus
+// the compute since, as the compute mode says).
+std::uint64_t now_ps();
+// A call the simulation does not time: refused (the simulation stops the
+// run naming it) or counted, as VRDMASIM_MPI_UNTIMED says.
+void untimed(const char* name);
+
+// A real request the program no longer sees (a send from a copy, a
+// collective whose result this rank does not wait for): progressed while
+// the library waits, and completed at MPI_Finalize. `copy` is freed then.
+void keep(MPI_Request r, void* copy);
+// Progress the kept requests once.
+void progress();
+// Wait for every kept request (MPI_Finalize).
+void drain();
+// A copy of what `count` elements of `type` at `buf` occupy, laid out as
+// there: the buffer to send from, and in `owned` the block to free.
+const void* copy_of(const void* buf, int count, MPI_Datatype type, void** owned);
+
+// The bytes `count` elements of `type` carry, and the span of memory they
+// occupy from `buf` (first byte, length), as the datatype lays them out.
+std::uint64_t data_bytes(int count, MPI_Datatype type);
+void span(const void* buf, int count, MPI_Datatype type, std::uint64_t& va, std::uint64_t& len);
+
+// The host's own clocks (the C library's, not this library's
+// replacements): for measuring compute, and for MPI's own callers.
+int real_clock_gettime(clockid_t id, struct timespec* ts);
+int real_gettimeofday(struct timeval* tv, void* tz);
+
+// Stop the process with a message (a broken protocol, a call outside
+// what this library can do).
+[[noreturn]] void fail(const char* what);
+
+}   // namespace mpipreload
+}   // namespace vrdmasim

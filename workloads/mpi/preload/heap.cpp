@@ -1,0 +1,240 @@
+// The program's heap, the same in every run (workloads/mpi/README.md "The
+// buffers"): the program's buffers are simulated at their own addresses,
+// so where its allocations land must depend on the program alone. Under
+// glibc's malloc they do not: Open MPI's start-up (and the C library
+// working for it) takes memory whose size follows its identifiers' decimal
+// lengths, and after start-up Open MPI's allocations interleave with the
+// program's in host-time order. So the program's own calls (malloc, free
+// and the rest, from any code but Open MPI's libraries and this one) are
+// served here, from address ranges of their own, the way glibc serves
+// them: blocks up to glibc's mmap threshold (128 KiB) from a heap, a freed
+// one reused first by the next request of its size; larger ones as
+// mappings of their own, unmapped when freed (their addresses reused by
+// the next of the same size, as the kernel's mmap does). Open MPI's
+// libraries keep glibc's malloc.
+#include <sys/mman.h>
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+extern "C" {
+void* __libc_malloc(size_t);
+void __libc_free(void*);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+}
+
+namespace {
+
+constexpr std::uintptr_t kSmallBase = 0x100000000000ull;   // 16 TiB: the heap (below glibc's, above nothing)
+constexpr std::uintptr_t kSmallEnd = kSmallBase + (1ull << 40);
+constexpr std::uintptr_t kLargeBase = 0x200000000000ull;   // 32 TiB: the large blocks' mappings
+constexpr std::uintptr_t kLargeEnd = kLargeBase + (1ull << 42);
+constexpr std::size_t kChunk = 64u << 20;   // the heap grows by this much
+constexpr std::size_t kThreshold = 128u << 10;   // glibc's M_MMAP_THRESHOLD default
+constexpr std::size_t kClasses = kThreshold / 16 + 2;
+constexpr std::size_t kLargeLists = 256;
+
+struct Header {   // just before each block
+    std::uint32_t front;   // bytes from the block's base to this header
+    std::uint32_t unused;
+    std::uint64_t total;   // the block's size from its base
+};
+
+pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+std::uintptr_t bump = kSmallBase, mapped_to = kSmallBase;
+void* free_list[kClasses];   // by total / 16: LIFO, the next pointer in each free block
+std::uintptr_t large_next = kLargeBase;
+struct Hole {
+    std::uintptr_t at;
+    std::size_t len;
+};
+Hole holes[kLargeLists];   // freed large mappings' places, reused by an equal size
+std::size_t n_holes = 0;
+
+bool ours(const void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return (a >= kSmallBase && a < kSmallEnd) || (a >= kLargeBase && a < kLargeEnd);
+}
+
+bool map_at(std::uintptr_t at, std::size_t n) {
+    void* p = ::mmap(reinterpret_cast<void*>(at), n, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) return false;
+    if (reinterpret_cast<std::uintptr_t>(p) != at) {   // a kernel without MAP_FIXED_NOREPLACE
+        ::munmap(p, n);
+        return false;
+    }
+    return true;
+}
+
+char* large_block(std::size_t total) {
+    const std::size_t len = (total + 4095) & ~std::size_t(4095);
+    for (std::size_t i = 0; i < n_holes; ++i)
+        if (holes[i].len == len) {
+            const std::uintptr_t at = holes[i].at;
+            holes[i] = holes[--n_holes];
+            return map_at(at, len) ? reinterpret_cast<char*>(at) : nullptr;
+        }
+    if (large_next + len > kLargeEnd || !map_at(large_next, len)) return nullptr;
+    const std::uintptr_t at = large_next;
+    large_next += len;
+    return reinterpret_cast<char*>(at);
+}
+
+char* small_block(std::size_t total) {
+    void*& head = free_list[total / 16];
+    if (head) {
+        char* base = static_cast<char*>(head);
+        head = *static_cast<void**>(head);
+        return base;
+    }
+    while (bump + total > mapped_to) {
+        if (mapped_to + kChunk > kSmallEnd || !map_at(mapped_to, kChunk)) return nullptr;
+        mapped_to += kChunk;
+    }
+    char* base = reinterpret_cast<char*>(bump);
+    bump += total;
+    return base;
+}
+
+void* alloc(std::size_t n, std::size_t align) {
+    if (align < 16) align = 16;
+    const std::size_t total = (n + sizeof(Header) + (align - 16) + 15) & ~std::size_t(15);
+    if (total < n) return nullptr;
+    pthread_mutex_lock(&lock);
+    char* base = total > kThreshold ? large_block(total) : small_block(total);
+    pthread_mutex_unlock(&lock);
+    if (!base) return nullptr;
+    char* user = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(base) + sizeof(Header) + align - 1) &
+                                         ~(std::uintptr_t(align) - 1));
+    Header* h = reinterpret_cast<Header*>(user - sizeof(Header));
+    *h = Header{static_cast<std::uint32_t>(user - sizeof(Header) - base), 0, total};
+    return user;
+}
+
+const Header& header(const void* p) {
+    return *reinterpret_cast<const Header*>(static_cast<const char*>(p) - sizeof(Header));
+}
+
+std::size_t usable(const void* p) { return header(p).total - header(p).front - sizeof(Header); }
+
+void release(void* p) {
+    const Header h = header(p);
+    char* base = static_cast<char*>(p) - sizeof(Header) - h.front;
+    pthread_mutex_lock(&lock);
+    if (h.total > kThreshold) {
+        const std::size_t len = (h.total + 4095) & ~std::size_t(4095);
+        ::munmap(base, len);
+        if (n_holes < kLargeLists) holes[n_holes++] = Hole{reinterpret_cast<std::uintptr_t>(base), len};
+    } else {
+        void*& head = free_list[h.total / 16];
+        *reinterpret_cast<void**>(base) = head;
+        head = base;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+// Whether the code at `caller` belongs to Open MPI's libraries (or this
+// one): their allocations stay with glibc. A table of answers, filled
+// without allocating (dladdr may allocate: its own calls count as MPI's).
+constexpr std::size_t kSlots = 8192;
+struct Slot {
+    void* caller;
+    bool mpi;
+};
+Slot slots[kSlots];
+pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+thread_local bool inside = false;
+
+bool mpi_library(const char* path) {
+    for (const char* lib : {"libmpi", "libopen-", "openmpi", "libpmix", "libevent", "libhwloc", "libucp", "libucs",
+                            "libuct", "libfabric", "libpsm", "libvrdmasim_mpi", "ld-linux"})
+        if (std::strstr(path, lib)) return true;
+    return false;
+}
+
+bool program(void* caller) {
+    if (inside) return false;
+    const std::size_t i = (reinterpret_cast<std::uintptr_t>(caller) >> 2) % kSlots;
+    pthread_mutex_lock(&slots_lock);
+    const Slot s = slots[i];
+    pthread_mutex_unlock(&slots_lock);
+    if (s.caller == caller) return !s.mpi;
+    inside = true;
+    Dl_info info{};
+    const bool mpi = dladdr(caller, &info) && info.dli_fname && mpi_library(info.dli_fname);
+    inside = false;
+    pthread_mutex_lock(&slots_lock);
+    slots[i] = Slot{caller, mpi};
+    pthread_mutex_unlock(&slots_lock);
+    return !mpi;
+}
+
+}   // namespace
+
+extern "C" {
+
+void* malloc(size_t n) { return program(__builtin_return_address(0)) ? alloc(n, 16) : __libc_malloc(n); }
+
+void free(void* p) {
+    if (!p) return;
+    if (ours(p)) release(p);
+    else __libc_free(p);
+}
+
+void* calloc(size_t n, size_t m) {
+    if (!program(__builtin_return_address(0))) return __libc_calloc(n, m);
+    if (m && n > static_cast<size_t>(-1) / m) return nullptr;
+    void* p = alloc(n * m, 16);
+    if (p) std::memset(p, 0, n * m);
+    return p;
+}
+
+void* realloc(void* p, size_t n) {
+    if (p && ours(p)) {
+        const std::size_t old = usable(p);
+        if (n <= old) return p;
+        void* q = alloc(n, 16);
+        if (q) {
+            std::memcpy(q, p, old);
+            release(p);
+        }
+        return q;
+    }
+    if (!p && program(__builtin_return_address(0))) return alloc(n, 16);
+    return __libc_realloc(p, n);
+}
+
+int posix_memalign(void** out, size_t align, size_t n) {
+    if (align % sizeof(void*) || (align & (align - 1))) return EINVAL;
+    void* p = program(__builtin_return_address(0)) ? alloc(n, align) : __libc_memalign(align, n);
+    if (!p) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void* aligned_alloc(size_t align, size_t n) {
+    return program(__builtin_return_address(0)) ? alloc(n, align) : __libc_memalign(align, n);
+}
+
+void* memalign(size_t align, size_t n) {
+    return program(__builtin_return_address(0)) ? alloc(n, align) : __libc_memalign(align, n);
+}
+
+void* valloc(size_t n) { return program(__builtin_return_address(0)) ? alloc(n, 4096) : __libc_memalign(4096, n); }
+
+size_t malloc_usable_size(void* p) {
+    if (!p) return 0;
+    if (ours(p)) return usable(p);
+    static const auto real = reinterpret_cast<size_t (*)(void*)>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+    return real ? real(p) : 0;
+}
+
+}   // extern "C"

@@ -1,0 +1,65 @@
+// The wire between an MPI program's processes and the simulation
+// (workloads/mpi/README.md "The protocol"): each rank's preloaded library
+// (preload/) sends one Call per MPI call the simulation times, and waits
+// for its Reply. Fixed-size records over a Unix stream socket, in host
+// byte order (both ends run on this machine). No SystemC here: the
+// preloaded library includes this file too.
+#pragma once
+
+#include <cstdint>
+
+namespace vrdmasim {
+namespace mpiwire {
+
+// The environment the simulation gives each rank's process.
+constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
+constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
+constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
+constexpr std::uint32_t kVersion = 1;
+
+enum class Op : std::uint32_t {
+    Hello = 1,   // peer = rank, tag = size, bytes = host pid
+    Finalize,
+    Send,   // peer, tag, va, bytes
+    Recv,   // peer (or kAnySource), tag (or kAnyTag), va, bytes: the Reply says what matched
+    Isend,   // as Send; the Reply's request names it
+    Irecv,   // as Recv (peer never kAnySource); the Reply's request names it
+    Wait,   // request
+    Test,   // request; the Reply's flag: complete
+    Sendrecv,   // send: peer, tag, va, bytes; receive: peer2, tag2, va2, bytes2
+    Barrier,
+    Bcast,   // root, va, bytes
+    Reduce,   // root, va (send), va2 (receive), bytes
+    Allreduce,   // va (send), va2 (receive), bytes
+    Allgather,   // va (send), va2 (receive), bytes (each rank's block)
+    Alltoall,   // va (send), va2 (receive), bytes (each pair's block)
+    Untimed,   // name: a call the simulation does not time
+    Abort,   // tag = the error code
+};
+
+constexpr std::int32_t kAnySource = -1;
+constexpr std::int32_t kAnyTag = -1;
+
+struct Call {
+    std::uint32_t op = 0;
+    std::int32_t peer = 0, tag = 0, peer2 = 0, tag2 = 0, root = 0;
+    std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
+    std::uint64_t request = 0;
+    // Simulated compute since the rank's last reply (the program's time
+    // between its calls, as VRDMASIM_MPI_COMPUTE says), in picoseconds,
+    // and the host CPU time it was measured from, in nanoseconds.
+    std::uint64_t compute_ps = 0, host_ns = 0;
+    char name[64] = {};   // Untimed: the MPI function (and why)
+};
+
+struct Reply {
+    std::uint64_t time_ps = 0;   // simulated time the call returns at
+    std::int32_t source = 0, tag = 0;   // a receive: what matched
+    std::uint64_t bytes = 0;   // a receive: its length
+    std::uint64_t request = 0;   // Isend / Irecv: the simulation's request
+    std::int32_t flag = 0;   // Test: complete
+    std::int32_t error = 0;   // nonzero: the simulation stopped; the rank exits
+};
+
+}   // namespace mpiwire
+}   // namespace vrdmasim

@@ -1,0 +1,51 @@
+// The program's clocks under vrdmasim: MPI_Wtime, clock_gettime and
+// gettimeofday around a ping-pong read the same simulated time; then,
+// when asked ("untimed"), a call the simulation does not time.
+// usage: mpi_clock [untimed] [crash]
+#include <mpi.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char buf[1024] = {};
+    timespec m0{}, m1{};
+    timeval g0{}, g1{};
+    const double w0 = MPI_Wtime();
+    clock_gettime(CLOCK_MONOTONIC, &m0);
+    gettimeofday(&g0, nullptr);
+    for (int i = 0; i < 10; ++i) {
+        if (rank == 0) {
+            MPI_Send(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, sizeof buf, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, sizeof buf, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    const double w1 = MPI_Wtime();
+    clock_gettime(CLOCK_MONOTONIC, &m1);
+    gettimeofday(&g1, nullptr);
+    if (rank == 0) {
+        std::printf("clock: wtime %.9f s, monotonic %.9f s, gettimeofday %.6f s, epoch %ld\n", w1 - w0,
+                    (m1.tv_sec - m0.tv_sec) + (m1.tv_nsec - m0.tv_nsec) * 1e-9,
+                    (g1.tv_sec - g0.tv_sec) + (g1.tv_usec - g0.tv_usec) * 1e-6, static_cast<long>(g1.tv_sec));
+        std::fflush(stdout);
+    }
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "untimed")) {
+            MPI_Comm dup;
+            MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+            MPI_Comm_free(&dup);
+        }
+        if (!std::strcmp(argv[i], "crash") && rank == 1) std::abort();
+    }
+    MPI_Finalize();
+    return 0;
+}

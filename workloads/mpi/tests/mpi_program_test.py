@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""ctest mpi_program: real MPI programs (workloads/mpi/tests/*.cpp, built
+against Debian's Open MPI) run unmodified through `vrdmasim run` with
+workload.kind = mpi (workloads/mpi/README.md).
+
+Checks: the program's own data checks pass and its clocks read simulated
+time; two runs with mpi.compute = none, and two with fixed, give the same
+stats.json; a strategy that pins shows its pins; an untimed call stops the
+run naming it, or (mpi.untimed = count) runs and is named in the findings;
+a rank that crashes stops the run saying so; no process is left behind.
+"""
+import argparse
+import csv
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--exe", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--source", required=True)
+    a = ap.parse_args()
+    failures = []
+    ring = os.path.join(a.programs, "mpi_ring")
+    clock = os.path.join(a.programs, "mpi_clock")
+
+    def run(out, *args, expect=0, timeout=300):
+        cmd = [a.exe, "run", "--out", out, "--workload.kind=mpi", "--smmu.enabled=true"] + list(args)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != expect:
+            failures.append("%s: exit %d, expected %d\n%s%s" % (" ".join(cmd), p.returncode, expect,
+                                                              p.stdout[-3000:], p.stderr[-3000:]))
+        return p
+
+    def summary(out):
+        with open(os.path.join(out, "summary.csv")) as f:
+            return next(csv.DictReader(f))
+
+    def stats(out):
+        with open(os.path.join(out, "stats.json")) as f:
+            return f.read()
+
+    def left_behind():
+        names = ("mpi_ring", "mpi_clock")
+        ps = subprocess.run(["ps", "-eo", "pid,stat,comm"], capture_output=True, text=True).stdout
+        return [line for line in ps.splitlines() if any(n in line for n in names) and " Z" not in line]
+
+    with tempfile.TemporaryDirectory() as d:
+        # The ring on 4 ranks, twice: the program's checks pass, its own
+        # figures are printed, and the two runs' statistics are the same.
+        outs = []
+        for i in range(2):
+            out = os.path.join(d, "ring%d" % i)
+            p = run(out, "--mpi.program=" + ring, "--mpi.args=4096 3", "--mpi.ranks=4", "--topology.nodes=4")
+            if "ring: ok" not in p.stdout:
+                failures.append("ring: the program's checks did not pass:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+            outs.append(out)
+        if all(os.path.exists(os.path.join(o, "stats.json")) for o in outs):
+            if stats(outs[0]) != stats(outs[1]):
+                failures.append("ring: two runs with mpi.compute = none give different stats.json")
+            s = summary(outs[0])
+            # Per rank: 3 rounds x (1 sendrecv + 2 irecv + 2 isend + 4 waits),
+            # the any-source gather, 7 collectives, finalize.
+            if int(s["mpi_calls"]) < 4 * (3 * 9 + 7):
+                failures.append("ring: mpi_calls = %s, fewer than the program makes" % s["mpi_calls"])
+            m = re.search(r"ring: 4 ranks, 4096 B, 3 rounds: ([0-9.]+) us a round", p.stdout)
+            if not m or not 0.5 < float(m.group(1)) < 1000:
+                failures.append("ring: the program's MPI_Wtime figure is missing or not simulated: " + p.stdout)
+        # Fixed compute: deterministic too, and charged.
+        outs = []
+        for i in range(2):
+            out = os.path.join(d, "fixed%d" % i)
+            run(out, "--mpi.program=" + ring, "--mpi.args=1024 2", "--mpi.ranks=2", "--mpi.compute=fixed",
+                "--mpi.compute-time=5us")
+            outs.append(out)
+        if all(os.path.exists(os.path.join(o, "stats.json")) for o in outs):
+            if stats(outs[0]) != stats(outs[1]):
+                failures.append("fixed compute: two runs give different stats.json")
+            s = summary(outs[0])
+            calls = int(s["mpi_calls"])
+            if abs(float(s["mpi_compute_us"]) - 5 * calls) > 5 * 2 + 1e-6:
+                failures.append("fixed compute: %s us of compute for %d calls of 5 us" % (s["mpi_compute_us"], calls))
+        # A strategy that pins: the program's buffers are registered.
+        out = os.path.join(d, "pin")
+        run(out, "--mpi.program=" + ring, "--mpi.args=65536 2", "--mpi.ranks=2", "--rdma.strategy=pin-cache")
+        if os.path.exists(os.path.join(out, "summary.csv")):
+            s = summary(out)
+            if int(s["pin_cache_misses"]) == 0:
+                failures.append("pin-cache: no pin-down cache miss for the program's buffers")
+        # The clocks: MPI_Wtime, clock_gettime and gettimeofday agree.
+        p = run(os.path.join(d, "clock"), "--mpi.program=" + clock)
+        m = re.search(r"clock: wtime ([0-9.]+) s, monotonic ([0-9.]+) s, gettimeofday ([0-9.]+) s, epoch (\d+)",
+                      p.stdout)
+        if not m:
+            failures.append("clock: no line from the program:\n" + p.stdout + p.stderr)
+        else:
+            w, mono, tod, epoch = float(m.group(1)), float(m.group(2)), float(m.group(3)), int(m.group(4))
+            if not (0 < w < 1e-3 and abs(mono - w) < 1e-9 and abs(tod - w) < 1.5e-6 and
+                    1767225600 <= epoch < 1767225600 + 10):
+                failures.append("clock: not simulated time: " + m.group(0))
+        # An untimed call: refused by default, naming it; counted when asked.
+        p = run(os.path.join(d, "untimed"), "--mpi.program=" + clock, "--mpi.args=untimed", expect=1)
+        if "MPI_Comm_dup" not in p.stderr:
+            failures.append("untimed: the error does not name MPI_Comm_dup:\n" + p.stderr[-2000:])
+        p = run(os.path.join(d, "counted"), "--mpi.program=" + clock, "--mpi.args=untimed", "--mpi.untimed=count")
+        if not re.search(r"ran untimed.*MPI_Comm_dup 2", p.stdout + p.stderr):
+            failures.append("counted: no findings line naming MPI_Comm_dup 2:\n" + p.stdout[-2000:])
+        # A rank that crashes: the run says so, and nothing is left running.
+        p = run(os.path.join(d, "crash"), "--mpi.program=" + clock, "--mpi.args=crash", expect=1)
+        if "rank 1's process ended without MPI_Finalize" not in p.stderr:
+            failures.append("crash: the error does not say rank 1 ended:\n" + p.stderr[-2000:])
+        # A program that does not exist.
+        p = run(os.path.join(d, "none"), "--mpi.program=" + os.path.join(d, "no-such-program"), expect=1)
+        time.sleep(1)
+        left = left_behind()
+        if left:
+            failures.append("processes left behind: %s" % left)
+        if os.listdir("/tmp") and [n for n in os.listdir("/tmp") if n.startswith("vrdmasim-mpi-")]:
+            failures.append("socket directories left in /tmp: %s" %
+                            [n for n in os.listdir("/tmp") if n.startswith("vrdmasim-mpi-")])
+    for f in failures:
+        print("FAIL:", f)
+    print("mpi_program: %d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
