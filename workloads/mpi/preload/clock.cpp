@@ -5,39 +5,19 @@
 // Simulated time starts at 0 at MPI_Init; the wall clocks
 // (CLOCK_REALTIME, gettimeofday) add a fixed epoch, 2026-01-01 00:00 UTC,
 // so that two runs print the same dates.
-#include <dlfcn.h>
 #include <sys/time.h>
 #include <time.h>
 
 #include <cstdint>
-#include <cstring>
-#include <unordered_map>
 
 #include "workloads/mpi/preload/channel.hpp"
+#include "workloads/mpi/preload/libraries.hpp"
 
 using namespace vrdmasim::mpipreload;
 
 namespace {
 
 constexpr std::uint64_t kEpoch = 1767225600;   // 2026-01-01T00:00:00Z, in seconds
-
-// Whether the code at `caller` belongs to MPI's own libraries (Open MPI,
-// its runtime, PMIx, libevent, hwloc) or to this library.
-bool mpi_internal(void* caller) {
-    static std::unordered_map<void*, bool> known;
-    const auto it = known.find(caller);
-    if (it != known.end()) return it->second;
-    Dl_info info{};
-    bool internal = false;
-    if (dladdr(caller, &info) && info.dli_fname) {
-        const char* f = info.dli_fname;
-        for (const char* lib : {"libmpi", "libopen-", "openmpi", "libpmix", "libevent", "libhwloc", "libucp", "libucs",
-                                "libuct", "libfabric", "libpsm", "vrdmasim_mpi"})
-            if (std::strstr(f, lib)) internal = true;
-    }
-    known.emplace(caller, internal);
-    return internal;
-}
 
 bool simulated_clock(clockid_t id) {
     return id == CLOCK_REALTIME || id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW || id == CLOCK_REALTIME_COARSE ||
@@ -49,7 +29,7 @@ bool simulated_clock(clockid_t id) {
 extern "C" {
 
 int clock_gettime(clockid_t id, struct timespec* ts) {
-    if (!connected() || !simulated_clock(id) || mpi_internal(__builtin_return_address(0)))
+    if (!connected() || !simulated_clock(id) || mpi_caller(__builtin_return_address(0)))
         return real_clock_gettime(id, ts);
     const std::uint64_t ps = now_ps();
     const bool wall = id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE;
@@ -59,7 +39,7 @@ int clock_gettime(clockid_t id, struct timespec* ts) {
 }
 
 int gettimeofday(struct timeval* tv, void* tz) {
-    if (!connected() || mpi_internal(__builtin_return_address(0))) return real_gettimeofday(tv, tz);
+    if (!connected() || mpi_caller(__builtin_return_address(0))) return real_gettimeofday(tv, tz);
     const std::uint64_t ps = now_ps();
     tv->tv_sec = static_cast<time_t>(ps / 1000000000000ull + kEpoch);
     tv->tv_usec = static_cast<suseconds_t>(ps % 1000000000000ull / 1000000);

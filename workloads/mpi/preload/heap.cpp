@@ -20,7 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <initializer_list>
+
+#include "workloads/mpi/preload/libraries.hpp"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -153,30 +154,27 @@ Slot slots[kSlots];
 pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 thread_local bool inside = false;
 
-bool mpi_library(const char* path) {
-    for (const char* lib : {"libmpi", "libopen-", "openmpi", "libpmix", "libevent", "libhwloc", "libucp", "libucs",
-                            "libuct", "libfabric", "libpsm", "libvrdmasim_mpi", "ld-linux"})
-        if (std::strstr(path, lib)) return true;
-    return false;
-}
+}   // namespace
 
-bool program(void* caller) {
-    if (inside) return false;
+bool vrdmasim::mpipreload::mpi_caller(void* caller) {
+    if (inside) return true;
     const std::size_t i = (reinterpret_cast<std::uintptr_t>(caller) >> 2) % kSlots;
     pthread_mutex_lock(&slots_lock);
     const Slot s = slots[i];
     pthread_mutex_unlock(&slots_lock);
-    if (s.caller == caller) return !s.mpi;
+    if (s.caller == caller) return s.mpi;
     inside = true;
     Dl_info info{};
-    const bool mpi = dladdr(caller, &info) && info.dli_fname && mpi_library(info.dli_fname);
+    const bool mpi = dladdr(caller, &info) && info.dli_fname && vrdmasim::mpipreload::mpi_library(info.dli_fname);
     inside = false;
     pthread_mutex_lock(&slots_lock);
     slots[i] = Slot{caller, mpi};
     pthread_mutex_unlock(&slots_lock);
-    return !mpi;
+    return mpi;
 }
 
+namespace {
+bool program(void* caller) { return !vrdmasim::mpipreload::mpi_caller(caller); }
 }   // namespace
 
 extern "C" {

@@ -1,0 +1,29 @@
+// Which loaded object a caller is in: Open MPI's own libraries (and this
+// one) or the program's. The clocks answer host time to the first and
+// simulated time to the second, and the heap serves the second's
+// allocations (clock.cpp, heap.cpp). By the file's name, not its folder:
+// a program may be installed under a folder named openmpi too (Debian's
+// NetPIPE is /usr/bin/NPopenmpi). No allocation here (the heap asks).
+#pragma once
+
+#include <cstring>
+#include <initializer_list>
+
+namespace vrdmasim {
+namespace mpipreload {
+
+inline bool mpi_library(const char* path) {
+    const char* slash = std::strrchr(path, '/');
+    const char* name = slash ? slash + 1 : path;
+    for (const char* lib : {"libmpi", "libopen-pal", "libopen-rte", "libpmix", "libevent", "libhwloc", "libucp",
+                            "libucs", "libuct", "libfabric", "libpsm", "mca_", "libvrdmasim_mpi", "ld-linux"})
+        if (std::strncmp(name, lib, std::strlen(lib)) == 0) return true;
+    return false;
+}
+
+// Whether the code at `caller` (a return address) is in such a library;
+// answers cached in a table of their own, without allocating (heap.cpp).
+bool mpi_caller(void* caller);
+
+}   // namespace mpipreload
+}   // namespace vrdmasim
