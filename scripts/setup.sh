@@ -33,7 +33,8 @@ plot_packages=(python3-matplotlib python3-munkres)
 test_packages=(catch2   # the test programs (tests/main.cpp)
           nlohmann-json3-dev   # JSON in the tests (tests/json_check.hpp)
           valgrind   # bench --instructions (callgrind; vrdmasim's client requests need its header)
-          openmpi-bin   # mpirun: partitioned runs and MPI sweeps
+          openmpi-bin   # mpirun: partitioned runs, MPI sweeps, the MPI programs of workload.kind = mpi
+          netpipe-openmpi   # a real MPI program in the tests (workloads/mpi/tests: NetPIPE)
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
           python3-otf2 otf2-tools   # the OTF2 test traces (scripts/make_traces.py, otf2-print)

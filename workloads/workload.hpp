@@ -278,6 +278,11 @@ public:
     // partitioned run to refuse up front (exit status 2): nothing runs
     // partitioned yet.
     virtual std::string partition_refusal() const;
+    // What the run met that the simulation refuses and no check before it
+    // could see (an MPI program's call the simulation does not time): ""
+    // if nothing. The run stops there, and exits with status 2, as a
+    // refused configuration does (its statistics so far kept).
+    virtual std::string refusal() const { return ""; }
 
     // The workload's own self-checks at the end of the run (src/sim/invariants.cpp):
     // (name, detail) for each violation; none by default.

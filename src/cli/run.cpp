@@ -550,6 +550,7 @@ struct RunResult {
     std::string error;   // why the run failed or cannot be trusted ("" if neither)
     bool failed = false;   // no result: error.txt, no summary
     bool invalid = false;   // a self-check was violated
+    bool refused = false;   // failed at something the simulation refuses (Workload::refusal): exit status 2
     // With a region of interest, summary is the region's (from its own
     // statistics) and whole_summary the whole run's.
     Summary summary, whole_summary;
@@ -567,6 +568,7 @@ void judge_end(const Config& cfg, System& sys, const StatRegistry& stats, const 
     if (r.error.empty() && roi && !roi->incomplete().empty()) r.error = roi->incomplete();
     r.failed = !r.error.empty();
     if (!r.failed) return;
+    for (const auto& w : sys.workloads()) r.refused = r.refused || !w->refusal().empty();
     r.error = failure_text(cfg, sys, stats, failed_at, r.error);
     std::cerr << "vrdmasim: error: " << r.error << "\n";
 }
@@ -1071,7 +1073,7 @@ int finish(const RunOptions& opts, const RunResult& r, const Outcome& outcome, c
         if (!opts.quiet)
             std::cout << "statistics of the failed run in " << opts.out << " (error.txt, no summary.csv"
                       << (opts.report ? "; report.html says why" : "") << ")\n";
-        return kExitFailed;
+        return r.refused ? kExitBadConfig : kExitFailed;
     }
     if (!opts.quiet) {
         print_summary(r.summary, opts.all);

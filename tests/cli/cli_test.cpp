@@ -612,7 +612,7 @@ TEST_CASE("params lists every section and parameter with type default range and 
     CHECK(
         kind->range ==
         "{stream, pingpong, sendrecv, alltoall, halo, incast, permutation, lock, overlap, fileserve, collective, trace, "
-        "synthetic}");
+        "mpi, synthetic}");
 }
 
 // Columns a line of UTF-8 takes on a terminal (its characters).

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "child_process.hpp"
 #include "src/sim/system.hpp"
 #include "system_sim.hpp"
@@ -72,6 +74,23 @@ Outcome run_child(const Settings& settings) {
     o.clean = o.error.empty() && o.figures["clean"] == 1;
     o.stats = text.substr(sep + 3);
     return o;
+}
+
+// The folder of this test program (the build's top: the MPI workload's
+// test programs are under it, workloads/mpi/).
+std::string build_dir() {
+    char exe[4096];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const std::string path(exe, n > 0 ? static_cast<std::size_t>(n) : 0);
+    return path.substr(0, path.rfind('/'));
+}
+
+// A real MPI program (workloads/mpi/tests/mpi_ring.cpp) on 2 ranks.
+Settings mpi_ring() {
+    return {{"smmu.enabled", "true"},
+            {"mpi.program", build_dir() + "/workloads/mpi/mpi_ring"},
+            {"mpi.args", "1024 1"},
+            {"sim.time-limit", "1s"}};
 }
 
 // Small runs: a few ms of simulated time each.
@@ -239,6 +258,14 @@ const std::map<std::string, Settings>& scenarios() {
         {"collective.alltoall-algorithm", kCollective + Settings{{"collective.op", "alltoall"}}},
         // How the steps move: messages, or writes into the receiver.
         {"collective.transport", kCollective},
+        // An MPI program's compute between its calls.
+        {"mpi.compute", mpi_ring() + Settings{{"workload.kind", "mpi"}, {"mpi.compute-time", "5us"}}},
+        // A call the simulation does not time: refused (the default: the
+        // run stops, kRefusingDefault), or counted.
+        {"mpi.untimed", Settings{{"workload.kind", "mpi"},
+                                 {"smmu.enabled", "true"},
+                                 {"mpi.program", build_dir() + "/workloads/mpi/mpi_clock"},
+                                 {"mpi.args", "untimed"}}},
         // Which node each rank of a trace runs on (the solver's ring of 8
         // ranks on two QFDBs: round robin puts neighbours on other boards;
         // the file reverses the ranks: value_settings()).
@@ -305,11 +332,17 @@ const std::map<std::string, Settings>& second_scenarios() {
     return s;
 }
 
+// Parameters whose default refuses the very scenario the other values show
+// in (mpi.untimed = refuse stops at the call that count lets through): the
+// default's run must fail, naming why, and the others run clean.
+const std::map<std::string, std::string> kRefusingDefault{{"mpi.untimed", "MPI_Comm_dup"}};
+
 // What one value of a parameter needs besides the scenario (a value that
 // names a file).
 Settings value_settings(const std::string& name, const std::string& value) {
     if (name == "trace.mapping" && value == "file")
         return {{"trace.mapping-file", VRDMASIM_SOURCE_DIR "/configs/traces/solver-reversed.map"}};
+    if (name == "workload.kind" && value == "mpi") return mpi_ring();
     return {};
 }
 
@@ -330,7 +363,10 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
         const Outcome base = run_child(it->second + Settings{{name, d.default_text}});
         INFO(name << " = " << d.default_text << " (default): " << base.error);
         REQUIRE(base.ran);
-        CHECK(base.clean);
+        const auto refusing = kRefusingDefault.find(name);
+        if (refusing != kRefusingDefault.end())
+            CHECK((!base.clean && base.error.find(refusing->second) != std::string::npos));
+        else CHECK(base.clean);
         for (const std::string& v : d.choices) {
             if (v == d.default_text) continue;
             const Outcome o = run_child(it->second + Settings{{name, v}} + value_settings(name, v));

@@ -314,10 +314,12 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll
 
 void MpiWorkload::untimed(unsigned rank, const Call& c) {
     const std::string name(c.name, strnlen(c.name, sizeof c.name));
-    if (ctx_.config[params_of<MpiParams>().untimed] != "count")
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called " + name +
-                                 ", which the simulation does not time (workloads/mpi/README.md \"What is "
-                                 "timed\"); mpi.untimed = count lets it run untimed, counted in the summary");
+    if (ctx_.config[params_of<MpiParams>().untimed] != "count") {
+        refusal_ = "mpi: rank " + std::to_string(rank) + " called " + name +
+                   ", which the simulation does not time (workloads/mpi/README.md \"What is timed\"); mpi.untimed = "
+                   "count lets it run untimed, counted in the summary";
+        throw std::runtime_error(refusal_);
+    }
     untimed_.inc();
     Counter*& named = untimed_by_name_[name];
     if (!named)

@@ -42,6 +42,7 @@ public:
     ~MpiWorkload() override;
     std::string kind() const override { return "mpi"; }
     std::string partition_refusal() const override;
+    std::string refusal() const override { return refusal_; }
     bool finished() const override { return done_ == ranks_; }
     // The untimed calls let through (mpi.untimed = count), by name.
     static std::string findings(const Config& c, const StatRegistry& stats);
@@ -102,6 +103,7 @@ private:
     std::vector<msg::Endpoint*> eps_;
     std::vector<Rank> state_;
     std::map<std::string, Counter*> untimed_by_name_;
+    std::string refusal_;   // the call that stopped the run (mpi.untimed = refuse)
     unsigned done_ = 0;
     sc_core::sc_time last_;
     Counter &calls_, &messages_, &collectives_, &untimed_;

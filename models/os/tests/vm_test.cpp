@@ -176,8 +176,7 @@ TEST_CASE("vm: mmap places mappings top-down, aligned, never overlapping", "[os]
     CHECK(e.vm->mmap_fixed(e.pid, a.value, 4096, Prot::ReadWrite, false, T0).error == VmError::Exists);
     CHECK(e.vm->mmap_fixed(e.pid, own + 100, 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
     CHECK(e.vm->mmap_fixed(e.pid, 4096, 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
-    CHECK(e.vm->mmap_fixed(e.pid, (1ull << 48) - 4096, 2 * 4096, Prot::ReadWrite, false, T0).error ==
-          VmError::Invalid);
+    CHECK(e.vm->mmap_fixed(e.pid, (1ull << 48) - 4096, 2 * 4096, Prot::ReadWrite, false, T0).error == VmError::Invalid);
     CHECK(e.vm->mmap_fixed(e.pid, own + 3 * 4096, 4096, Prot::ReadWrite, false, T0).ok());   // just after: fits
     // Not populated: the first touch faults, as any mapping's.
     CHECK(e.vm->touch(e.pid, own + 4096, true, T0).value == 1);

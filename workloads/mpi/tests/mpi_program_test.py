@@ -4,7 +4,8 @@ against Debian's Open MPI) run unmodified through `vrdmasim run` with
 workload.kind = mpi (workloads/mpi/README.md).
 
 Checks: the program's own data checks pass and its clocks read simulated
-time; two runs with mpi.compute = none, and two with fixed, give the same
+time; NetPIPE (Debian's netpipe-openmpi, unmodified) prints the sendrecv
+workload's latencies at the same sizes; two runs with mpi.compute = none, and two with fixed, give the same
 stats.json; a strategy that pins shows its pins; an untimed call stops the
 run naming it, or (mpi.untimed = count) runs and is named in the findings;
 a rank that crashes stops the run saying so; no process is left behind.
@@ -13,6 +14,7 @@ import argparse
 import csv
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,8 +105,33 @@ def main():
             if not (0 < w < 1e-3 and abs(mono - w) < 1e-9 and abs(tod - w) < 1.5e-6 and
                     1767225600 <= epoch < 1767225600 + 10):
                 failures.append("clock: not simulated time: " + m.group(0))
+        # NetPIPE (Debian's netpipe-openmpi, unmodified): its own one-way
+        # times, read from its simulated gettimeofday, against the sendrecv
+        # workload's latency test at the same sizes and settings
+        # (workloads/mpi/README.md "Validation").
+        netpipe = shutil.which("NPopenmpi")
+        if not netpipe:
+            failures.append("NPopenmpi not found: scripts/setup.sh installs netpipe-openmpi")
+        else:
+            out = os.path.join(d, "netpipe")
+            p = run(out, "--mpi.program=" + netpipe, "--mpi.args=-n 50 -p 0 -u 65536 -o " + os.path.join(d, "np.out"))
+            times = {int(m.group(1)): float(m.group(2)) for m in
+                     re.finditer(r"^\s*\d+:\s+(\d+) bytes\s+\d+ times -->\s+[0-9.]+ Mbps in\s+([0-9.]+) usec", p.stderr,
+                                 re.M)}
+            for size in (1, 1024, 65536):
+                ref_out = os.path.join(d, "sendrecv%d" % size)
+                cmd = [a.exe, "run", "-q", "--out", ref_out, "--smmu.enabled=true", "--workload.kind=sendrecv",
+                       "--workload.sendrecv-test=latency", "--workload.message-size=%dB" % size,
+                       "--workload.iterations=50"]
+                subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+                ref = float(summary(ref_out)["latency_us_mean"]) if os.path.exists(
+                    os.path.join(ref_out, "summary.csv")) else None
+                got = times.get(size)
+                if got is None or ref is None or abs(got - ref) > 0.02 * ref:
+                    failures.append("NetPIPE %d B: %s us one way; the sendrecv workload's mean %s us (within 2 %%)" %
+                                    (size, got, ref))
         # An untimed call: refused by default, naming it; counted when asked.
-        p = run(os.path.join(d, "untimed"), "--mpi.program=" + clock, "--mpi.args=untimed", expect=1)
+        p = run(os.path.join(d, "untimed"), "--mpi.program=" + clock, "--mpi.args=untimed", expect=2)
         if "MPI_Comm_dup" not in p.stderr:
             failures.append("untimed: the error does not name MPI_Comm_dup:\n" + p.stderr[-2000:])
         p = run(os.path.join(d, "counted"), "--mpi.program=" + clock, "--mpi.args=untimed", "--mpi.untimed=count")
