@@ -182,7 +182,7 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void Link::queue_packet(unsigned qi, HopPacket& hp) {
+VRDMASIM_FORCE_INLINE void Link::queue_packet(unsigned qi, HopPacket& hp) {
     Hops& h = *hop_;
     auto& fifo = h.qs[qi]->fifo;
     auto at = fifo.end();
@@ -197,7 +197,7 @@ void Link::queue_packet(unsigned qi, HopPacket& hp) {
     h.queued_flits += hp.flits;
 }
 
-void Link::enqueue(HopPacket& hp) {
+VRDMASIM_FORCE_INLINE void Link::enqueue(HopPacket& hp) {
     transactions_.inc();
     Hops& h = *hop_;
     const unsigned vc = p_.vcs == 1 ? 0u : hp.pkt->header.vc;
@@ -228,7 +228,7 @@ void Link::serve_soon(sc_time now) {
     else serve(now);
 }
 
-void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
+VRDMASIM_FORCE_INLINE void Link::give_credit_inline(unsigned vc, unsigned flits, sc_time at) {
     Hops& h = *hop_;
     auto& list = h.pending;
     drop_consumed(list, h.pending_first);
@@ -256,6 +256,8 @@ void Link::give_credit(unsigned vc, unsigned flits, sc_time at) {
     }
 }
 
+void Link::give_credit(unsigned vc, unsigned flits, sc_time at) { give_credit_inline(vc, flits, at); }
+
 sc_time Link::credits_on_way(unsigned vc, unsigned flits, unsigned c) const {
     const Hops& h = *hop_;
     for (std::size_t i = h.pending_first; i < h.pending.size(); ++i) {
@@ -267,7 +269,7 @@ sc_time Link::credits_on_way(unsigned vc, unsigned flits, unsigned c) const {
     return max_sim_time();
 }
 
-void Link::take_credits(sc_time now) {
+VRDMASIM_FORCE_INLINE void Link::take_credits(sc_time now) {
     Hops& h = *hop_;
     while (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) {
         const Hops::Pending& c = h.pending[h.pending_first++];
@@ -276,7 +278,7 @@ void Link::take_credits(sc_time now) {
     drop_consumed(h.pending, h.pending_first);
 }
 
-void Link::on_hop_event(std::uint64_t key, void* what) {
+VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
     switch (static_cast<HopQueue::Kind>(key >> 62)) {
     case HopQueue::Deliver: {
         HopPacket& hp = *static_cast<HopPacket*>(what);
@@ -296,6 +298,10 @@ void Link::on_hop_event(std::uint64_t key, void* what) {
         break;
     }
     }
+}
+
+void Link::Hops::Handler::on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) {
+    link->on_hop_event(key, what);
 }
 
 void Link::serve(sc_time now) {
@@ -341,8 +347,8 @@ void Link::serve(sc_time now) {
         // Its place where it waited is free when its tail has left.
         if (hp.up) {
             Link& up = *hp.up;
-            up.far_->exact_freed(static_cast<unsigned>(hp.in_port), hp.up_vc, flits, end);
-            up.give_credit(hp.up_vc, flits, end + up.p_.latency);
+            up.far_->exact_freed_inline(static_cast<unsigned>(hp.in_port), hp.up_vc, flits, end);
+            up.give_credit_inline(hp.up_vc, flits, end + up.p_.latency);
         } else if (hp.cut) {
             hp.cut->freed(hp, end);
         } else {
@@ -385,9 +391,74 @@ void Link::serve(sc_time now) {
     if (next != max_sim_time()) post_serve(std::max(next, h.wire_free));
 }
 
-void Link::arrive(HopPacket& hp, sc_time head) {
+// A router's part of a hop in exact time order, here (not in router.cpp)
+// so that a link's arrival inlines it (and the output link's enqueue() in
+// it) and a link's serving the freeing of its router input.
+VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc_core::sc_time head) {
+    ExanetPacket& pkt = *hp.pkt;
+    const unsigned port = static_cast<unsigned>(id), flits = hp.flits;
+    const sc_core::sc_time now = head + pipeline_;
+    // Its input buffer: what was freed by its head is gone.
+    if (port < inputs_.size() && inputs_[port].flits > 0 && hp.up_vc < inputs_[port].vcs) {
+        Input& in = inputs_[port];
+        const unsigned vc = in.vcs == 1 ? 0u : hp.up_vc;
+        InputVc& buf = in.vc[vc];
+        while (buf.first < buf.held.size() && buf.held[buf.first].first <= head)
+            buf.held_flits -= buf.held[buf.first++].second;
+        drop_consumed(buf.held, buf.first);
+        buf.held_flits += flits;   // (held_flits counts arrivals not freed: the frees listed are subtracted as due)
+        const unsigned occ = buf.held_flits;
+        if (occ > in.flits) overflows_.inc();
+        if (occ > occ_max_[vc]) {
+            occ_max_[vc] = occ;
+            occ_stats_[vc]->set(occ);
+        }
+    }
+    bool adaptive = false, chose = false;
+    // Dimension order (every hop of the default routing) inline: what
+    // route_packet() would give, without its two calls.
+    const Choice c = dor_ && !topology_ ? dimension_order(port, pkt)
+                                        : route_packet(port, pkt, now, pkt.tail + pipeline_, adaptive, chose);
+    Link* const l = c.port >= 0 && c.port < static_cast<int>(direct_out_.size()) ? direct_out_[c.port] : nullptr;
+    if (!l || !l->exact())
+        throw std::logic_error(std::string(name()) + ": a packet for " + std::to_string(pkt.dst_node) +
+                               " has no route here in exact time order (port " + std::to_string(c.port) +
+                               "; its injection link checked its first hop only)");
+    packets_.inc();
+    if (chose) (adaptive ? adaptive_hops_ : escape_hops_)->inc();
+    if (c.vc >= 0) pkt.header.vc = static_cast<std::uint8_t>(c.vc);
+    pkt.tail += pipeline_;
+    hp.ready = now;
+    l->enqueue(hp);
+}
+
+VRDMASIM_FORCE_INLINE void Router::exact_freed_inline(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
+    if (port >= inputs_.size() || inputs_[port].flits == 0) return;
+    Input& in = inputs_[port];
+    if (in.vcs == 1) vc = 0;
+    if (vc >= in.vcs) return;
+    // Listed by time (usually the latest): subtracted at the first arrival
+    // at or after it.
+    auto& held = in.vc[vc].held;
+    const std::size_t first = in.vc[vc].first;
+    if (held.size() == first || held.back().first <= at) {
+        held.emplace_back(at, flits);
+        return;
+    }
+    std::size_t i = held.size() - 1;
+    while (i > first && held[i - 1].first > at) --i;
+    held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
+}
+
+void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) { exact_arrive_inline(id, hp, head); }
+
+void Router::exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
+    exact_freed_inline(port, vc, flits, at);
+}
+
+VRDMASIM_FORCE_INLINE void Link::arrive(HopPacket& hp, sc_time head) {
     if (far_) {
-        far_->exact_arrive(far_port_, hp, head);
+        far_->exact_arrive_inline(far_port_, hp, head);
         return;
     }
     if (!sink_)

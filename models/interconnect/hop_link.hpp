@@ -51,9 +51,8 @@ struct Link::Hops {
     // other paths keep their layout).
     struct Handler : HopHandler {
         Link* link = nullptr;
-        void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override {
-            link->on_hop_event(key, what);
-        }
+        // (hop_link.cpp: Link::on_hop_event inline in it.)
+        void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override;
     } handler;
     HopQueue* q = nullptr;
     std::uint32_t number = 0;

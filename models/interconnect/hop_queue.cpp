@@ -61,15 +61,11 @@ void HopQueue::post_outside(const Event& e) {
     if (!serving_) arm(front().t, sc_core::sc_time_stamp());   // (serve() arms once it is done)
 }
 
-void HopQueue::find_first(std::uint64_t from) {
-    // The rest of `from`'s word of the bitmap, then the next word that is
-    // not 0 (words_, in ring order from the next), within the ring's
-    // buckets base_ .. base_ + kBuckets - 1.
+void HopQueue::find_first_beyond(std::uint64_t from) {
+    // The next word of the bitmap that is not 0 (words_, in ring order
+    // from the next), within the ring's buckets base_ .. base_ + kBuckets -
+    // 1.
     const std::uint64_t slot = from % kBuckets, w = slot >> 6;
-    if (const std::uint64_t bits = nonempty_[w] >> (slot % 64)) {
-        first_ = from + static_cast<std::uint64_t>(__builtin_ctzll(bits));
-        return;
-    }
     const unsigned r = static_cast<unsigned>((w + 1) % 64);
     const std::uint64_t rotated = r == 0 ? words_ : (words_ >> r) | (words_ << (64 - r));
     if (rotated) {
@@ -147,7 +143,7 @@ void HopQueue::recheck() {
 
 void HopQueue::serve() {
     ++wakes_;
-    const sc_time now = sc_core::sc_time_stamp();
+    const sc_time now = sim_now();
     armed_ = false;
     if (count_ == 0) return;
     if (front().t > now) {   // woken early (an earlier event was served meanwhile)
@@ -156,8 +152,11 @@ void HopQueue::serve() {
     }
     // Another process runnable at this time may still post for it, or a
     // thread of software waits for its turn at it: serve once none does (at
-    // the end of the instant, src/core/instant_end.hpp).
-    if (sc_core::sc_pending_activity_at_current_time() || InstantEnd::get().asked()) {
+    // the end of the instant, src/core/instant_end.hpp). The time to the
+    // next activity is zero exactly when one is pending now (one call
+    // where two asked the kernel the same).
+    const sc_time ahead = sc_core::sc_time_to_pending_activity();
+    if (ahead == sc_core::SC_ZERO_TIME || InstantEnd::get().asked()) {
         ++deferrals_;
         InstantEnd::get().request(end_, InstantEnd::HopQueue);
         return;
@@ -170,7 +169,7 @@ void HopQueue::serve() {
         throw std::logic_error(std::string(name()) + ": woken at " + now.to_string() +
                                ", at or past the end of its window, " + limit_.to_string());
     serving_ = true;
-    horizon_ = std::min(now + sc_core::sc_time_to_pending_activity(), limit_);
+    horizon_ = std::min(now + ahead, limit_);
     Event e;
     while (pop_before(horizon_, e)) {
         ++served_;

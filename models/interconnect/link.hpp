@@ -164,6 +164,8 @@ public:
     // Exact: the space VC `vc` of the far buffer held for `flits` is known
     // free here from `at` (its tail's leaving there plus the latency back).
     void give_credit(unsigned vc, unsigned flits, sc_core::sc_time at);
+    // The same, inline where a link serves (hop_link.cpp).
+    void give_credit_inline(unsigned vc, unsigned flits, sc_core::sc_time at);
     // Its hop events (Hops::handler): arrivals at the far end, serving the wire.
     void on_hop_event(std::uint64_t key, void* what);
     // Exact: packets waiting to start on the link or to be taken by the

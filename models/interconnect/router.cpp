@@ -163,29 +163,6 @@ void Router::set_dimension_order(const Topology& topology, unsigned node) {
     for (unsigned f = 0; f < dor_extent_[3]; ++f) fill(dor_hops_[dor_base_[3] + f], Coord{at.x, at.y, at.z, f});
 }
 
-VRDMASIM_FORCE_INLINE Router::Choice Router::dor_hop(unsigned in_port, std::uint32_t w, unsigned in_vc) const {
-    if (!dor_) return Choice{-1, 0};
-    // Topology::contains, on the extents kept here.
-    const Coord d = exanet_coord::unpack(w);
-    if ((w >> 20) != 0 || d.f >= dor_extent_[3] || d.x >= dor_extent_[0] || d.y >= dor_extent_[1] ||
-        d.z >= dor_extent_[2])
-        return Choice{-1, 0};
-    // The first dimension, z, y, x, in which the destination's board differs
-    // from this one; none: this board.
-    const DorHop* e;
-    if (d.z != dor_at_[Topology::Z]) e = &dor_hops_[dor_base_[Topology::Z] + d.z];
-    else if (d.y != dor_at_[Topology::Y]) e = &dor_hops_[dor_base_[Topology::Y] + d.y];
-    else if (d.x != dor_at_[Topology::X]) e = &dor_hops_[dor_base_[Topology::X] + d.x];
-    else e = &dor_hops_[dor_base_[3] + d.f];
-    if (e->dim == Topology::kLocal) return Choice{e->port, 0};
-    const int in_dim = in_port < in_dim_.size() ? in_dim_[in_port] : Topology::kLocal;
-    return Choice{e->port, static_cast<int>((in_dim == e->dim ? in_vc : 0u) + e->wrap)};
-}
-
-VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
-    return dor_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
-}
-
 Router::Choice Router::dimension_order_hop(unsigned in_port, std::uint32_t dst_coord, unsigned in_vc) const {
     return dor_hop(in_port, dst_coord, in_vc);
 }
@@ -395,62 +372,6 @@ bool Router::routes(unsigned in_port, const ExanetPacket& pkt) const {
                            : route(pkt.dst_node);
     }
     return port >= 0 && port < static_cast<int>(direct_out_.size()) && direct_out_[static_cast<std::size_t>(port)];
-}
-
-void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) {
-    ExanetPacket& pkt = *hp.pkt;
-    const unsigned port = static_cast<unsigned>(id), flits = hp.flits;
-    const sc_core::sc_time now = head + pipeline_;
-    // Its input buffer: what was freed by its head is gone.
-    if (port < inputs_.size() && inputs_[port].flits > 0 && hp.up_vc < inputs_[port].vcs) {
-        Input& in = inputs_[port];
-        const unsigned vc = in.vcs == 1 ? 0u : hp.up_vc;
-        InputVc& buf = in.vc[vc];
-        while (buf.first < buf.held.size() && buf.held[buf.first].first <= head)
-            buf.held_flits -= buf.held[buf.first++].second;
-        drop_consumed(buf.held, buf.first);
-        buf.held_flits += flits;   // (held_flits counts arrivals not freed: the frees listed are subtracted as due)
-        const unsigned occ = buf.held_flits;
-        if (occ > in.flits) overflows_.inc();
-        if (occ > occ_max_[vc]) {
-            occ_max_[vc] = occ;
-            occ_stats_[vc]->set(occ);
-        }
-    }
-    bool adaptive = false, chose = false;
-    // Dimension order (every hop of the default routing) inline: what
-    // route_packet() would give, without its two calls.
-    const Choice c = dor_ && !topology_ ? dimension_order(port, pkt)
-                                        : route_packet(port, pkt, now, pkt.tail + pipeline_, adaptive, chose);
-    Link* const l = c.port >= 0 && c.port < static_cast<int>(direct_out_.size()) ? direct_out_[c.port] : nullptr;
-    if (!l || !l->exact())
-        throw std::logic_error(std::string(name()) + ": a packet for " + std::to_string(pkt.dst_node) +
-                               " has no route here in exact time order (port " + std::to_string(c.port) +
-                               "; its injection link checked its first hop only)");
-    packets_.inc();
-    if (chose) (adaptive ? adaptive_hops_ : escape_hops_)->inc();
-    if (c.vc >= 0) pkt.header.vc = static_cast<std::uint8_t>(c.vc);
-    pkt.tail += pipeline_;
-    hp.ready = now;
-    l->enqueue(hp);
-}
-
-void Router::exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
-    if (port >= inputs_.size() || inputs_[port].flits == 0) return;
-    Input& in = inputs_[port];
-    if (in.vcs == 1) vc = 0;
-    if (vc >= in.vcs) return;
-    // Listed by time (usually the latest): subtracted at the first arrival
-    // at or after it.
-    auto& held = in.vc[vc].held;
-    const std::size_t first = in.vc[vc].first;
-    if (held.size() == first || held.back().first <= at) {
-        held.emplace_back(at, flits);
-        return;
-    }
-    std::size_t i = held.size() - 1;
-    while (i > first && held[i - 1].first > at) --i;
-    held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
 }
 
 void Router::forward(int id, tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_core::sc_time& delay) {

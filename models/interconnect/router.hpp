@@ -20,6 +20,8 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "src/core/context.hpp"
+#include "src/core/force_inline.hpp"
+#include "models/interconnect/exanet_packet.hpp"
 #include "models/interconnect/held_space.hpp"
 #include "models/interconnect/topology.hpp"
 
@@ -129,6 +131,10 @@ public:
     // Its space in input `port`'s VC `vc` buffer is free from `at` (its
     // tail left on the output link).
     void exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at);
+    // The same two, inline where a link serves and its packets arrive
+    // (hop_link.cpp; the others above are their out-of-line copies).
+    void exact_arrive_inline(int port, HopPacket& hp, sc_core::sc_time head);
+    void exact_freed_inline(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at);
 
     // The target of input `id` (in's binding order).
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -217,5 +223,31 @@ private:
     Counter& unroutable_;
     Counter& overflows_;
 };
+
+// Dimension order's route (the default's every hop), inline here so that
+// a router's arrival in exact time order (hop_link.cpp) and forward()
+// inline it.
+VRDMASIM_FORCE_INLINE Router::Choice Router::dor_hop(unsigned in_port, std::uint32_t w, unsigned in_vc) const {
+    if (!dor_) return Choice{-1, 0};
+    // Topology::contains, on the extents kept here.
+    const Coord d = exanet_coord::unpack(w);
+    if ((w >> 20) != 0 || d.f >= dor_extent_[3] || d.x >= dor_extent_[0] || d.y >= dor_extent_[1] ||
+        d.z >= dor_extent_[2])
+        return Choice{-1, 0};
+    // The first dimension, z, y, x, in which the destination's board differs
+    // from this one; none: this board.
+    const DorHop* e;
+    if (d.z != dor_at_[Topology::Z]) e = &dor_hops_[dor_base_[Topology::Z] + d.z];
+    else if (d.y != dor_at_[Topology::Y]) e = &dor_hops_[dor_base_[Topology::Y] + d.y];
+    else if (d.x != dor_at_[Topology::X]) e = &dor_hops_[dor_base_[Topology::X] + d.x];
+    else e = &dor_hops_[dor_base_[3] + d.f];
+    if (e->dim == Topology::kLocal) return Choice{e->port, 0};
+    const int in_dim = in_port < in_dim_.size() ? in_dim_[in_port] : Topology::kLocal;
+    return Choice{e->port, static_cast<int>((in_dim == e->dim ? in_vc : 0u) + e->wrap)};
+}
+
+VRDMASIM_FORCE_INLINE Router::Choice Router::dimension_order(unsigned in_port, const ExanetPacket& pkt) const {
+    return dor_hop(in_port, pkt.header.dst_coord, pkt.header.vc);
+}
 
 }   // namespace vrdmasim
