@@ -34,6 +34,8 @@ public:
     void start();
     // Rank r's next call; std::runtime_error when its process has gone.
     mpiwire::Call receive(unsigned rank);
+    // The `count` request ids that follow a call that lists them.
+    std::vector<std::uint64_t> receive_ids(unsigned rank, std::uint64_t count);
     // Whether rank r's next call has arrived, waiting at most `wait_ms` of
     // host time for it (then receive() returns it at once).
     bool ready(unsigned rank, int wait_ms);

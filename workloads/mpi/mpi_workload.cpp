@@ -243,6 +243,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.sync_time();
         }
         const Call c = launcher_->receive(rank);
+        state_[rank].ids = launcher_->receive_ids(rank, c.count);
         away = static_cast<Op>(c.op) == Op::Untimed;
         if (c.compute_ps) {
             const sc_time t(static_cast<double>(c.compute_ps), sc_core::SC_PS);
@@ -306,6 +307,9 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll
     case Op::Wait:
     case Op::Test:
     case Op::Sendrecv: point_to_point(app, rank, ep, c, r); return true;
+    case Op::Waitany:
+    case Op::Testany:
+    case Op::Testall: any_or_all(rank, ep, c, r); return true;
     case Op::Hello: break;
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
@@ -325,6 +329,25 @@ void MpiWorkload::untimed(unsigned rank, const Call& c) {
     if (!named)
         named = &ctx_.stats.counter(stats_prefix(job_) + "mpi.untimed." + name, "", "untimed calls of this name");
     named->inc();
+}
+
+void MpiWorkload::any_or_all(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+    const std::vector<std::uint64_t>& ids = state_[rank].ids;
+    if (ids.empty()) throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about none of its requests");
+    switch (static_cast<Op>(c.op)) {
+    case Op::Waitany:
+        r.request = ep.wait_any(ids);
+        r.flag = 1;
+        break;
+    case Op::Testany:
+        r.request = ep.test_any(ids);
+        r.flag = r.request < ids.size();
+        break;
+    default:   // Testall: progress once for each; all complete or not
+        r.flag = 1;
+        for (const std::uint64_t q : ids) r.flag = ep.test(q) && r.flag;
+        break;
+    }
 }
 
 void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {

@@ -61,7 +61,9 @@ private:
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> sending;
         std::uint64_t fills = 0;
         std::uint64_t collectives = 0;
-        std::uint64_t scratch = 0, scratch_len = 0;   // the library's own buffer (in-place collectives)
+        std::uint64_t scratch = 0, scratch_len = 0;
+        std::vector<std::uint64_t>
+            ids;   // the requests the call being served lists   // the library's own buffer (in-place collectives)
     };
     void program(RdmaProcess& app, unsigned rank);
     // Carry out one call; false at MPI_Finalize.
@@ -69,6 +71,8 @@ private:
                mpiwire::Reply& r);
     void collective(RdmaProcess& app, unsigned rank, coll::Communicator& comm, const mpiwire::Call& c);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
+    void any_or_all(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // A call the simulation does not time: refused, or counted by name.
     void untimed(unsigned rank, const mpiwire::Call& c);
     // The node of rank `peer` as `rank` names it (msg::kAnySource for any).

@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -35,6 +35,14 @@ enum class Op : std::uint32_t {
     Alltoall,   // va (send), va2 (receive), bytes (each pair's block)
     Untimed,   // name: a call the simulation does not time
     Abort,   // tag = the error code
+    // Of `count` requests, their ids following the Call: which one is
+    // complete (Waitany: waited for; Testany: progressed once), its index in
+    // the Reply's request (the flag says whether there is one), or whether
+    // all are (Testall: the flag). None of them is ended: a Wait on each
+    // complete one follows (it returns at once), with its status.
+    Waitany,
+    Testany,
+    Testall,
 };
 
 constexpr std::int32_t kAnySource = -1;
@@ -45,6 +53,7 @@ struct Call {
     std::int32_t peer = 0, tag = 0, peer2 = 0, tag2 = 0, root = 0;
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
+    std::uint64_t count = 0;   // Waitany, Testany, Testall: the request ids that follow
     // Simulated compute since the rank's last reply (the program's time
     // between its calls, as VRDMASIM_MPI_COMPUTE says), in picoseconds,
     // and the host CPU time it was measured from, in nanoseconds.

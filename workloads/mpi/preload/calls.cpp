@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <map>
+#include <vector>
 #include <string>
 
 #include "workloads/mpi/preload/channel.hpp"
@@ -115,6 +116,36 @@ int collective(Call c, MPI_Request real, bool waits, void* copy) {
     }
     mark();
     return rc;
+}
+
+// The timed requests among `requests` (null ones skipped): their indexes
+// and the simulation's ids. False (after reporting the call untimed) when
+// one is a request the simulation does not know (of an untimed call).
+bool listed(int count, const MPI_Request requests[], std::vector<int>& index, std::vector<std::uint64_t>& ids,
+            const char* name) {
+    for (int i = 0; i < count; ++i) {
+        if (requests[i] == MPI_REQUEST_NULL) continue;
+        const auto it = pending().find(requests[i]);
+        if (it == pending().end()) {
+            untimed((std::string(name) + " with a request of an untimed call").c_str());
+            return false;
+        }
+        index.push_back(i);
+        ids.push_back(it->second.sim);
+    }
+    return true;
+}
+
+// Of the listed requests, which is complete (Waitany, Testany) or whether
+// all are (Testall), as the simulation says.
+Reply ask(Op op, const std::vector<std::uint64_t>& ids) {
+    Call c = call(op);
+    c.count = ids.size();
+    return exchange(c, ids.data());
+}
+
+MPI_Status* status_at(MPI_Status statuses[], int i) {
+    return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
 }   // namespace
@@ -245,6 +276,92 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
         if (e != MPI_SUCCESS) rc = e;
     }
     return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+    std::vector<int> at;
+    std::vector<std::uint64_t> ids;
+    if (!listed(count, requests, at, ids, "MPI_Waitany")) return PMPI_Waitany(count, requests, index, status);
+    if (ids.empty()) {
+        *index = MPI_UNDEFINED;
+        mark();
+        return MPI_SUCCESS;
+    }
+    const Reply r = ask(Op::Waitany, ids);
+    *index = at.at(r.request);
+    return MPI_Wait(&requests[*index], status);   // complete in the simulation: returns at once
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+    std::vector<int> at;
+    std::vector<std::uint64_t> ids;
+    if (!listed(count, requests, at, ids, "MPI_Testany")) return PMPI_Testany(count, requests, index, flag, status);
+    *index = MPI_UNDEFINED;
+    *flag = ids.empty();
+    if (ids.empty()) {
+        mark();
+        return MPI_SUCCESS;
+    }
+    const Reply r = ask(Op::Testany, ids);
+    if (!r.flag) {
+        mark();
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = at.at(r.request);
+    return MPI_Wait(&requests[*index], status);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+    std::vector<int> at;
+    std::vector<std::uint64_t> ids;
+    if (!listed(count, requests, at, ids, "MPI_Testall")) return PMPI_Testall(count, requests, flag, statuses);
+    *flag = ids.empty() || ask(Op::Testall, ids).flag;
+    if (!*flag) {
+        mark();
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_SUCCESS;
+    for (const int i : at) {
+        const int e = MPI_Wait(&requests[i], status_at(statuses, i));
+        if (e != MPI_SUCCESS) rc = e;
+    }
+    mark();
+    return rc;
+}
+
+// MPI_Waitsome: one waited for, then every other already complete;
+// MPI_Testsome: every one already complete.
+static int some(bool wait, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    *outcount = 0;
+    int index = MPI_UNDEFINED, flag = 0, rc = MPI_SUCCESS, nonnull = 0;
+    for (int i = 0; i < incount; ++i) nonnull += requests[i] != MPI_REQUEST_NULL;
+    if (!nonnull) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    MPI_Status st;
+    if (wait) {
+        rc = MPI_Waitany(incount, requests, &index, &st);
+        indices[0] = index;
+        if (statuses != MPI_STATUSES_IGNORE) statuses[0] = st;
+        *outcount = 1;
+    }
+    while (rc == MPI_SUCCESS && (rc = MPI_Testany(incount, requests, &index, &flag, &st)) == MPI_SUCCESS && flag &&
+           index != MPI_UNDEFINED) {
+        indices[*outcount] = index;
+        if (statuses != MPI_STATUSES_IGNORE) statuses[*outcount] = st;
+        ++*outcount;
+    }
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    return some(true, incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    return some(false, incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {

@@ -160,13 +160,14 @@ void connect(int rank, int size) {
     mark();
 }
 
-mpiwire::Reply exchange(mpiwire::Call c) {
+mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids) {
     State& s = state();
     if (s.fd < 0) fail("an MPI call before MPI_Init or after MPI_Finalize");
     const std::uint64_t now = thread_cpu_ns();
     c.host_ns = now - s.cpu_ns;
     c.compute_ps = compute_since(s, c.host_ns);
     write_all(s.fd, &c, sizeof c);
+    if (c.count) write_all(s.fd, ids, c.count * sizeof *ids);
     mpiwire::Reply r;
     read_all(s.fd, &r, sizeof r);
     if (r.error) {

@@ -23,7 +23,8 @@ void connect(int rank, int size);
 // Send `c` (its compute filled in here) and wait for the reply, driving the
 // real MPI's progress meanwhile; the rank's clock is the reply's time from
 // then. A reply with an error ends the process (the simulation stopped).
-mpiwire::Reply exchange(mpiwire::Call c);
+// `ids`: c.count request ids sent after the call (Waitany, Testany, Testall).
+mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids = nullptr);
 // The clock at the end of a wrapper (its real work done): compute is
 // measured from here.
 void mark();

@@ -43,6 +43,28 @@ int main(int argc, char** argv) {
         check(in[0] == static_cast<unsigned char>(left * 16 + r), "irecv from the left", rank);
         check(in2[0] == static_cast<unsigned char>(right * 16 + r), "irecv from the right", rank);
     }
+    // The same exchange completed by MPI_Waitany, MPI_Testall and
+    // MPI_Waitsome.
+    {
+        std::memset(out.data(), rank * 16 + 9, bytes);
+        MPI_Request q[4];
+        MPI_Irecv(in.data(), bytes, MPI_BYTE, left, 300, MPI_COMM_WORLD, &q[0]);
+        MPI_Irecv(in2.data(), bytes, MPI_BYTE, right, 400, MPI_COMM_WORLD, &q[1]);
+        MPI_Isend(out.data(), bytes, MPI_BYTE, right, 300, MPI_COMM_WORLD, &q[2]);
+        MPI_Isend(out.data(), bytes, MPI_BYTE, left, 400, MPI_COMM_WORLD, &q[3]);
+        int index = -1, flag = 0, done = 0, indices[4];
+        MPI_Waitany(4, q, &index, MPI_STATUS_IGNORE);
+        check(index >= 0 && index < 4 && q[index] == MPI_REQUEST_NULL, "waitany", rank);
+        while (done < 3) {
+            int n = 0;
+            MPI_Waitsome(4, q, &n, indices, MPI_STATUSES_IGNORE);
+            done += n;
+        }
+        MPI_Testall(4, q, &flag, MPI_STATUSES_IGNORE);
+        check(flag == 1, "testall of completed requests", rank);
+        check(in[0] == static_cast<unsigned char>(left * 16 + 9), "waitsome from the left", rank);
+        check(in2[0] == static_cast<unsigned char>(right * 16 + 9), "waitsome from the right", rank);
+    }
     const double t1 = MPI_Wtime();
     // Rank 0 gathers one word from every other rank, in whatever order
     // they arrive (MPI_ANY_SOURCE).
