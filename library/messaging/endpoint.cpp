@@ -227,6 +227,24 @@ std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
     }
 }
 
+bool Endpoint::iprobe(unsigned src, std::uint64_t tag, Status& out) {
+    progress();
+    std::uint64_t uid = 0;
+    const bool hit = match_.peek(src, tag, uid);
+    stats_.match_searched.inc(match_.searched());
+    app_.compute("msg-match", match_cost_ * static_cast<double>(std::max<std::size_t>(match_.searched(), 1)));
+    if (!hit) return false;
+    const Header& h = unexpected_.at(uid).h;
+    out = Status{true, h.src, h.tag, h.len, app_.now(), {}};
+    return true;
+}
+
+Status Endpoint::probe(unsigned src, std::uint64_t tag) {
+    Status s;
+    while (!iprobe(src, tag, s)) block();
+    return s;
+}
+
 std::size_t Endpoint::test_any(const std::vector<Request>& rs) {
     progress();
     for (std::size_t i = 0; i < rs.size(); ++i)

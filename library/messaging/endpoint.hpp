@@ -101,6 +101,12 @@ public:
     // Progress once; the index of one of `rs` that is complete (wait() on
     // it then returns at once), or rs.size() if none is. MPI_Testany.
     std::size_t test_any(const std::vector<Request>& rs);
+    // Progress once; whether a message a receive of (`src`, `tag`) would
+    // take has arrived, and its source, tag and length (MPI_Iprobe). The
+    // message stays for the receive.
+    bool iprobe(unsigned src, std::uint64_t tag, Status& out);
+    // Progress until such a message has arrived (MPI_Probe).
+    Status probe(unsigned src, std::uint64_t tag);
     Status send(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
         return wait(isend(dst, tag, buf, len));
     }

@@ -20,6 +20,19 @@ bool MatchQueues::post_receive(unsigned src, std::uint64_t tag, std::uint64_t id
     return false;
 }
 
+bool MatchQueues::peek(unsigned src, std::uint64_t tag, std::uint64_t& id) {
+    const Entry probe{src, tag, 0};
+    searched_ = 0;
+    for (const Entry& e : unexpected_) {
+        ++searched_;
+        if (accepts(probe, e.src, e.tag)) {
+            id = e.id;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool MatchQueues::arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std::uint64_t& matched) {
     if (src == kAnySource || tag == kAnyTag) throw std::logic_error("a message with a wildcard source or tag");
     searched_ = 0;

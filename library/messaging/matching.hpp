@@ -28,6 +28,10 @@ public:
     // receive it matches (taken off that queue) and true, else it joins the
     // unexpected queue under `id` and false.
     bool arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std::uint64_t& matched);
+    // A probe (`src`, `tag` may be wildcards): the id of the first
+    // unexpected message a receive posted now would take, left where it is
+    // (MPI_Probe, MPI_Iprobe), and true; false if there is none.
+    bool peek(unsigned src, std::uint64_t tag, std::uint64_t& id);
     std::size_t posted() const { return posted_.size(); }
     std::size_t unexpected() const { return unexpected_.size(); }
     // Entries looked at by the last call (the CPU cost of the search).

@@ -310,6 +310,18 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll
     case Op::Waitany:
     case Op::Testany:
     case Op::Testall: any_or_all(rank, ep, c, r); return true;
+    case Op::Probe:
+    case Op::Iprobe: {
+        msg::Status st;
+        const unsigned from = peer_node(rank, c.peer);
+        if (static_cast<Op>(c.op) == Op::Probe) st = ep.probe(from, tag_of(c.tag));
+        else if (!ep.iprobe(from, tag_of(c.tag), st)) return true;
+        r.flag = 1;
+        r.source = static_cast<std::int32_t>(rank_of_node_.at(st.source));
+        r.tag = static_cast<std::int32_t>(st.tag);
+        r.bytes = st.len;
+        return true;
+    }
     case Op::Hello: break;
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +

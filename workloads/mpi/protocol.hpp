@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -43,6 +43,8 @@ enum class Op : std::uint32_t {
     Waitany,
     Testany,
     Testall,
+    Probe,   // peer (or kAnySource), tag (or kAnyTag): the Reply says what message a receive would take
+    Iprobe,   // as Probe, progressed once; the flag: there is one
 };
 
 constexpr std::int32_t kAnySource = -1;

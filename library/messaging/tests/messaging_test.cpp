@@ -37,6 +37,14 @@ TEST_CASE("matching: a receive takes the oldest unexpected message it accepts (n
     CHECK_FALSE(q.arrive(4, 5, 11, m));
     CHECK_FALSE(q.arrive(3, 5, 12, m));
     CHECK_FALSE(q.arrive(3, 6, 13, m));
+    // A probe sees what a receive would take, and leaves it.
+    REQUIRE(q.peek(kAnySource, 5, m));
+    CHECK(m == 10);
+    REQUIRE(q.peek(3, 6, m));
+    CHECK(m == 13);
+    CHECK(q.searched() == 4);
+    CHECK_FALSE(q.peek(4, 6, m));
+    CHECK(q.unexpected() == 4);
     REQUIRE(q.post_receive(3, 5, 200, m));
     CHECK(m == 10);   // the first of the two (3, 5) messages
     REQUIRE(q.post_receive(3, 5, 201, m));

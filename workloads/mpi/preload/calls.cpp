@@ -376,6 +376,36 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     return rc;
 }
 
+// MPI_Probe, MPI_Iprobe: the simulation says which message a receive
+// would take; real MPI's probe of that source and tag (posted by then)
+// gives its real status, checked against the simulation's.
+static int probe(bool wait, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+    Call c = call(wait ? Op::Probe : Op::Iprobe);
+    c.peer = source == MPI_ANY_SOURCE ? mpiwire::kAnySource : source;
+    c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
+    const Reply r = exchange(c);
+    if (flag) *flag = r.flag;
+    int rc = MPI_SUCCESS;
+    if (r.flag) {
+        MPI_Status st;
+        rc = PMPI_Probe(r.source, r.tag, comm, &st);
+        check_match(st, r, MPI_BYTE, wait ? "MPI_Probe" : "MPI_Iprobe");
+        if (status != MPI_STATUS_IGNORE) *status = st;
+    }
+    mark();
+    return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+    if (!world(comm, "MPI_Probe") || source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+    return probe(true, source, tag, comm, nullptr, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+    if (!world(comm, "MPI_Iprobe") || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
+    return probe(false, source, tag, comm, flag, status);
+}
+
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
     if (!world(comm, "MPI_Sendrecv") || dest == MPI_PROC_NULL || source == MPI_PROC_NULL)

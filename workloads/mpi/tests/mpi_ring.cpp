@@ -72,8 +72,15 @@ int main(int argc, char** argv) {
         long sum = 0;
         for (int i = 1; i < size; ++i) {
             long v = 0;
-            MPI_Status st;
-            MPI_Recv(&v, 1, MPI_LONG, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &st);
+            MPI_Status st, probed;
+            int count = 0, flag = 0;
+            // The size first, as programs receiving a message of unknown length do.
+            MPI_Probe(MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &probed);
+            MPI_Get_count(&probed, MPI_LONG, &count);
+            check(count == 1, "probe's count", rank);
+            MPI_Iprobe(probed.MPI_SOURCE, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            check(flag == 1, "iprobe of a probed message", rank);
+            MPI_Recv(&v, 1, MPI_LONG, probed.MPI_SOURCE, 7, MPI_COMM_WORLD, &st);
             check(v == st.MPI_SOURCE * 1000L, "any-source receive", rank);
             sum += v;
         }
