@@ -95,8 +95,12 @@ std::string MpiLauncher::preload_library() {
 
 void MpiLauncher::start() {
     const std::string lib = preload_library();
-    char tmpl[] = "/tmp/vrdmasim-mpi-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("mpi: mkdtemp: ") + std::strerror(errno));
+    // In TMPDIR when its path leaves room for the socket's name (a Unix
+    // socket's path has 108 bytes), else in /tmp.
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string base = tmpdir && *tmpdir && std::strlen(tmpdir) < 64 ? tmpdir : "/tmp";
+    std::string tmpl = base + "/vrdmasim-mpi-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mpi: mkdtemp in " + base + ": " + std::strerror(errno));
     dir_ = tmpl;
     socket_ = dir_ + "/calls";
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

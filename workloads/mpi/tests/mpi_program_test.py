@@ -28,12 +28,23 @@ def main():
     ap.add_argument("--source", required=True)
     a = ap.parse_args()
     failures = []
-    ring = os.path.join(a.programs, "mpi_ring")
-    clock = os.path.join(a.programs, "mpi_clock")
+    # The programs under names of this test's own, and vrdmasim's socket
+    # directories in a TMPDIR of its own: other tests running at the same
+    # time (the composition matrix runs mpi_ring) are not mistaken for
+    # what this one left behind.
+    tag = "mpt%d" % os.getpid()
+    scratch = tempfile.mkdtemp(prefix="mpt")
+    ring = os.path.join(scratch, tag + "_ring")
+    clock = os.path.join(scratch, tag + "_clock")
+    shutil.copy(os.path.join(a.programs, "mpi_ring"), ring)
+    shutil.copy(os.path.join(a.programs, "mpi_clock"), clock)
+    sockets = os.path.join(scratch, "tmp")
+    os.mkdir(sockets)
+    env = dict(os.environ, TMPDIR=sockets)
 
     def run(out, *args, expect=0, timeout=300):
         cmd = [a.exe, "run", "--out", out, "--workload.kind=mpi", "--smmu.enabled=true"] + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         if p.returncode != expect:
             failures.append("%s: exit %d, expected %d\n%s%s" % (" ".join(cmd), p.returncode, expect,
                                                               p.stdout[-3000:], p.stderr[-3000:]))
@@ -48,9 +59,8 @@ def main():
             return f.read()
 
     def left_behind():
-        names = ("mpi_ring", "mpi_clock")
-        ps = subprocess.run(["ps", "-eo", "pid,stat,comm"], capture_output=True, text=True).stdout
-        return [line for line in ps.splitlines() if any(n in line for n in names) and " Z" not in line]
+        ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+        return [line for line in ps.splitlines() if tag in line and " Z" not in line and "ps -eo" not in line]
 
     with tempfile.TemporaryDirectory() as d:
         # The ring on 4 ranks, twice: the program's checks pass, its own
@@ -147,9 +157,9 @@ def main():
         left = left_behind()
         if left:
             failures.append("processes left behind: %s" % left)
-        if os.listdir("/tmp") and [n for n in os.listdir("/tmp") if n.startswith("vrdmasim-mpi-")]:
-            failures.append("socket directories left in /tmp: %s" %
-                            [n for n in os.listdir("/tmp") if n.startswith("vrdmasim-mpi-")])
+        if os.listdir(sockets):
+            failures.append("socket directories left in TMPDIR: %s" % os.listdir(sockets))
+    shutil.rmtree(scratch, ignore_errors=True)
     for f in failures:
         print("FAIL:", f)
     print("mpi_program: %d failure(s)" % len(failures))
