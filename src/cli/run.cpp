@@ -1,4 +1,5 @@
 #include "src/cli/run.hpp"
+#include "src/core/child_processes.hpp"
 #include "src/core/failure_causes.hpp"
 
 #if VRDMASIM_HAVE_CALLGRIND
@@ -789,6 +790,8 @@ extern "C" void on_stop(int sig) {
         ::rmdir(s.staged.c_str());
     }
     if (!s.spool_prefix.empty()) remove_entries(s.spool_dir.c_str(), s.spool_prefix.c_str());
+    // What the run started (an MPI program's mpirun) ends first, cleanly.
+    child_processes::end_all(2000);
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }

@@ -1,5 +1,7 @@
 #include "workloads/mpi/launcher.hpp"
 
+#include "src/core/child_processes.hpp"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/personality.h>
@@ -148,12 +150,18 @@ void MpiLauncher::start() {
         std::fprintf(stderr, "vrdmasim: mpi: cannot run %s: %s\n", argv[0], std::strerror(errno));
         std::_Exit(127);
     }
+    child_processes::add(child_);
     try {
         accept_ranks();
     } catch (...) {
         end();   // nothing of this start left behind
         throw;
     }
+}
+
+void MpiLauncher::reaped() {
+    child_processes::remove(child_);
+    child_ = -1;
 }
 
 std::string MpiLauncher::exited_how(int status) const {
@@ -173,7 +181,7 @@ void MpiLauncher::accept_ranks() {
         const int ready = ::poll(&pf, 1, 100);
         int status = 0;
         if (child_ > 0 && ::waitpid(child_, &status, WNOHANG) == child_) {
-            child_ = -1;
+            reaped();
             throw std::runtime_error("mpi: " + exited_how(status) + " before every rank reached MPI_Init (" +
                                      std::to_string(got) + " of " + std::to_string(s_.ranks) + " did)");
         }
@@ -220,7 +228,7 @@ mpiwire::Call MpiLauncher::receive(unsigned rank) {
         for (int i = 0; i < 50 && child_ > 0; ++i) {
             int status = 0;
             if (::waitpid(child_, &status, WNOHANG) == child_) {
-                child_ = -1;
+                reaped();
                 how = exited_how(status);
                 break;
             }
@@ -257,7 +265,7 @@ std::string MpiLauncher::wait_for_exit(double timeout_s) {
     while (child_ > 0) {
         int status = 0;
         if (::waitpid(child_, &status, WNOHANG) == child_) {
-            child_ = -1;
+            reaped();
             if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
             return exited_how(status);
         }
@@ -275,17 +283,17 @@ void MpiLauncher::end() {
     if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
     if (child_ > 0) {
         ::kill(child_, SIGTERM);   // mpirun ends its ranks
-        bool reaped = false;
-        for (int i = 0; i < 250 && !reaped; ++i) {
+        bool gone = false;
+        for (int i = 0; i < 250 && !gone; ++i) {
             int status = 0;
-            reaped = ::waitpid(child_, &status, WNOHANG) == child_;
-            if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            gone = ::waitpid(child_, &status, WNOHANG) == child_;
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
-        if (!reaped) {
+        if (!gone) {
             ::kill(child_, SIGKILL);
             ::waitpid(child_, nullptr, 0);
         }
-        child_ = -1;
+        reaped();
     }
     if (!socket_.empty()) ::unlink(socket_.c_str());
     if (!dir_.empty()) ::rmdir(dir_.c_str());

@@ -55,6 +55,7 @@ public:
 private:
     void accept_ranks();
     std::string exited_how(int status) const;
+    void reaped();   // mpirun waited for: forgotten (src/core/child_processes.hpp)
 
     Settings s_;
     std::string dir_, socket_;
