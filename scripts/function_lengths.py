@@ -34,15 +34,6 @@ TAIL = re.compile(r"\)\s*(const\b\s*)?(noexcept\b\s*(\([^()]*\))?\s*)?((override
 
 # (file, function name): its length when the rule came; to be split.
 DEBT = {
-    ("models/dma/stats.cpp", "PldmaStats::PldmaStats"): 124,
-    ("models/interconnect/hop_link.cpp", "Link::inject"): 87,
-    ("models/interconnect/hop_link.cpp", "Link::serve"): 86,
-    ("models/os/vm_params.cpp", "VmParams::VmParams"): 86,
-    ("library/rdma/params.cpp", "RdmaParams::RdmaParams"): 135,
-    ("workloads/workload.cpp", "WorkloadParams::WorkloadParams"): 83,
-    ("models/dma/pldma.cpp", "PldmaParams::PldmaParams"): 82,
-    ("models/interconnect/link.cpp", "Link::in_call_order"): 81,
-    ("models/interconnect/link.cpp", "Link::transport_timed"): 81,
 }
 
 

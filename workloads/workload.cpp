@@ -95,72 +95,91 @@ std::string kind_help() {
 
 }   // namespace
 
-WorkloadParams::WorkloadParams()
-    : set("workload", "the application model that drives the run"),
-      kind(set.choice("kind", "stream", kind_names(), kind_help())),
-      src_node(set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535")),
-      dst_node(set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)")
-                   .range("0", "65535")),
-      message_size(set.size("message-size", "64KiB", "bytes per RDMA write (synthetic: synthetic.message-size)")
-                       .range("0B", "1GiB")),
-      total_bytes(
-          set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
-              .range("1B", "64GiB")),
-      window(set.integer("window", "4",
+WorkloadParams::WorkloadParams() : set("workload", "the application model that drives the run") {
+    declare_traffic();
+    declare_buffers();
+    declare_operation();
+    declare_jobs_and_arrivals();
+}
+
+// The traffic: which workload, between which nodes, how much and how often.
+void WorkloadParams::declare_traffic() {
+    kind = set.choice("kind", "stream", kind_names(), kind_help());
+    src_node = set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535");
+    dst_node =
+        set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)").range("0", "65535");
+    message_size = set.size("message-size", "64KiB", "bytes per RDMA write (synthetic: synthetic.message-size)")
+                       .range("0B", "1GiB");
+    total_bytes =
+        set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
+            .range("1B", "64GiB");
+    window = set.integer("window", "4",
                          "stream, cluster kinds: transfers outstanding at once per sending node (each "
                          "with its own buffers; synthetic: synthetic.outstanding)")
-                 .range("1", "4096")),
-      iterations(
-          set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000")),
-      grid(set.string("grid", "auto",
+                 .range("1", "4096");
+    iterations =
+        set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000");
+    grid = set.string("grid", "auto",
                       "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
-                      "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)")),
-      senders(set.integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
-                  .range("0", "65535")),
-      populate(set.boolean("populate", "true",
+                      "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)");
+    senders = set.integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
+                  .range("0", "65535");
+}
+
+// The message buffers: how they are mapped and filled.
+void WorkloadParams::declare_buffers() {
+    populate = set.boolean("populate", "true",
                            "fault the message buffers in when they are mapped (MAP_POPULATE); false: cold buffers, "
-                           "whose first touch by the CPU or the engine faults")),
-      buffers(set.integer("buffers", "0",
+                           "whose first touch by the CPU or the engine faults");
+    buffers = set.integer("buffers", "0",
                           "stream: distinct buffer slots the messages cycle through (each source and destination "
                           "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
                           "Set it to the number of messages to give every message buffers never used before")
-                  .range("0", "1048576")),
-      madvise(set.choice("madvise", "none", {"none", "hugepage", "nohugepage"},
+                  .range("0", "1048576");
+    madvise = set.choice("madvise", "none", {"none", "hugepage", "nohugepage"},
                          "madvise() of the message buffers right after mmap and before they are populated: none; "
                          "hugepage: MADV_HUGEPAGE (huge pages at fault time and by khugepaged under vm.thp = "
                          "madvise or always); nohugepage: MADV_NOHUGEPAGE (never huge, even under vm.thp = always). "
-                         "Virtual-memory runs only (madvise(2), transhuge.rst)")),
-      fill_source(set.boolean("fill-source", "true",
+                         "Virtual-memory runs only (madvise(2), transhuge.rst)");
+    fill_source = set.boolean("fill-source", "true",
                               "the program writes each message's data into its source buffer before posting it (making "
                               "its pages present); false: it sends the buffer as it is (zeros when never touched), so "
-                              "cold source pages fault in the engine")),
-      two_sided(set.boolean("two-sided", "false",
+                              "cold source pages fault in the engine");
+}
+
+// The operation: two-sided or one-sided, and which.
+void WorkloadParams::declare_operation() {
+    two_sided = set.boolean("two-sided", "false",
                             "alltoall, halo, incast, permutation, overlap: move the data with the two-sided library "
                             "(isend/irecv matched by source and tag, eager or rendezvous by msg.eager-threshold; the "
                             "receiver posts its receives and checks every byte) instead of one-sided RDMA writes "
-                            "(overlap: the program computes beside its isend, the guard covering the request)")),
-      sendrecv_test(set.choice("sendrecv-test", "latency", {"latency", "bandwidth"},
+                            "(overlap: the program computes beside its isend, the guard covering the request)");
+    sendrecv_test = set.choice("sendrecv-test", "latency", {"latency", "bandwidth"},
                                "sendrecv: latency (src-node sends message-size to dst-node, which sends it back, "
                                "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
                                "bandwidth (total-bytes in message-size isends, `window` outstanding, the receiver "
-                               "acknowledging each window with an empty message, as osu_bw)")),
-      operation(set.choice(
-          "operation", "write", {"write", "read"},
-          "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
-          "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
-          "(the data moves the same way; the initiator, its completion records and the latency are "
-          "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
-          "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
-          "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
-          "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
-          "docs/composition.md")),
-      cold_jobs(set.integer("cold-jobs", "0",
+                               "acknowledging each window with an empty message, as osu_bw)");
+    operation = set.choice(
+        "operation", "write", {"write", "read"},
+        "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
+        "writes into dst-node's buffers; read: dst-node posts RDMA reads of src-node's buffers "
+        "(the data moves the same way; the initiator, its completion records and the latency are "
+        "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
+        "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
+        "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
+        "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
+        "docs/composition.md");
+}
+
+// Cold jobs among a node's processes, and how a receiver learns of arrivals.
+void WorkloadParams::declare_jobs_and_arrivals() {
+    cold_jobs = set.integer("cold-jobs", "0",
                             "with node.processes > 1: the last this many jobs map their message buffers cold and "
                             "send them untouched (as workload.populate = false and workload.fill-source = false), "
                             "so their engine reads fault, while the other jobs run as configured: a faulting "
                             "process next to well-behaved neighbours (configs/neighbours.ini)")
-                    .range("0", "16")),
-      arrivals(set.choice("arrivals", "ring", {"ring", "counter", "flags"},
+                    .range("0", "16");
+    arrivals = set.choice("arrivals", "ring", {"ring", "counter", "flags"},
                           "alltoall, halo, incast, permutation (one-sided): how a node learns that every write "
                           "of a round addressed to it has landed. ring: each write notifies and the engine writes a "
                           "32 B record per write into the node's receive ring, which it reads; counter: each write "
@@ -169,15 +188,16 @@ WorkloadParams::WorkloadParams()
                           "notification: once its writes of a round to a node have completed, a sender writes the "
                           "round number into its own 8 B flag in that node's flag array, and the node polls the "
                           "flags of its peers one by one (memory and polling time grow with the peers). "
-                          "workloads/README.md \"Arrival detection\"")),
-      stream_notify(set.choice("stream-notify", "none", {"none", "ring"},
+                          "workloads/README.md \"Arrival detection\"");
+    stream_notify = set.choice("stream-notify", "none", {"none", "ring"},
                                "stream (write): how dst-node's program learns of each message. none: it does not "
                                "(the sender's completions alone); ring: each write notifies, and dst-node's program "
                                "reads one record per message from its receive ring, finds which message it names, "
                                "and counts those it sees after a later-posted one (`workload.notify_out_of_order`) "
                                "and the time from the sender's post to its seeing the record "
                                "(`workload.notify_latency`). With dma.notify-window > 0 the engine delivers them in "
-                               "post order. workloads/README.md \"Ordered notifications\"")) {}
+                               "post order. workloads/README.md \"Ordered notifications\"");
+}
 
 std::string Workload::stats_prefix(unsigned job) {
     return job == 0 ? "workload." : "job" + std::to_string(job) + ".workload.";

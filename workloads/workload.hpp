@@ -53,6 +53,13 @@ struct WorkloadParams {
     IntParam cold_jobs;
     EnumParam arrivals;
     EnumParam stream_notify;
+
+private:
+    // The constructor's groups of parameters, declared in this order.
+    void declare_traffic();
+    void declare_buffers();
+    void declare_operation();
+    void declare_jobs_and_arrivals();
 };
 
 // What the application saw: every transfer, its outcome and its data check.

@@ -38,6 +38,13 @@ struct RdmaParams {
     EnumParam prefetch;
     SizeParam prefetch_distance;
     TimeParam prefetch_call;
+
+private:
+    // The constructor's groups of parameters, declared in this order.
+    void declare_process_api();
+    void declare_buffer_guard();
+    void declare_physical_mode();
+    void declare_prefetch();
 };
 
 // Section [node]: the processes the kernel of each node starts.

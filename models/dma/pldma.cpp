@@ -19,80 +19,101 @@ std::uint32_t own_coord(const std::vector<std::uint32_t>& coord_of, unsigned nod
 }
 }   // namespace
 
-PldmaParams::PldmaParams()
-    : set("dma", "PLDMA RDMA engine (ExaNeSt), one per node"),
-      block_size(set.size("block-size", "4KiB",
+PldmaParams::PldmaParams() : set("dma", "PLDMA RDMA engine (ExaNeSt), one per node") {
+    declare_datapath();
+    declare_waits_and_latencies();
+    declare_smmu_port();
+    declare_design_choices();
+}
+
+// The data path: blocks, packets, channels and their queues.
+void PldmaParams::declare_datapath() {
+    block_size = set.size("block-size", "4KiB",
                           "bytes read from the source per memory request; each block is cut into packets "
                           "(*estimate*, a design parameter of the engine)")
-                     .range("16B", "1MiB")),
-      packet_size(set.size("packet-size", "256B",
+                     .range("16B", "1MiB");
+    packet_size = set.size("packet-size", "256B",
                            "largest payload of one ExaNet packet: 256 B, 18 flits with header and footer, the "
                            "largest packet the ExaNet switch buffers for (ExaNet switch RTL: input FIFO "
                            "back-pressure at one maximum packet of 18 flits); the header's size field would allow "
                            "up to 16 KiB - 1, but a packet must fit twice in ni.buffer to stream")
-                      .range("16B", "16368B")),
-      block_buffers(set.integer("block-buffers", "2",
+                      .range("16B", "16368B");
+    block_buffers = set.integer("block-buffers", "2",
                                 "blocks the engine can hold: the read of block k+n waits until block k is sent")
-                        .range("1", "64")),
-      queue_depth(set.integer("queue-depth", "64", "descriptors one channel queues; a doorbell beyond it is refused")
-                      .range("1", "65536")),
-      channels(set.integer("channels", "16",
+                        .range("1", "64");
+    queue_depth = set.integer("queue-depth", "64", "descriptors one channel queues; a doorbell beyond it is refused")
+                      .range("1", "65536");
+    channels = set.integer("channels", "16",
                            "virtual channels, each a 4 KiB register page a process posts on without a system call "
                            "(the ExaNeSt controller offers 1024)")
-                   .range("1", "1024")),
-      channel_blocks(
-          set.integer("channel-blocks", "2",
-                      "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
-                      "moves on to the next channel with work")
-              .range("1", "1024")),
-      fault_timeout(
-          set.time("fault-timeout", "200us",
-                   "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
-                   "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
-              .range("1us", "1s")),
-      netvm_buffer(
-          set.size("netvm-buffer", "256KiB",
-                   "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
-                   "not resident; a full buffer holds further packets back through the link credits")
-              .range("16KiB", "1GiB")),
-      setup_time(set.time("setup-time", "20ns",
+                   .range("1", "1024");
+    channel_blocks =
+        set.integer("channel-blocks", "2",
+                    "blocks a channel may have in flight per turn of the round-robin scheduler, which then "
+                    "moves on to the next channel with work")
+            .range("1", "1024");
+}
+
+// What the engine waits and buffers: the fault timeout, NetVM's kernel
+// buffer, its setup time and register latency.
+void PldmaParams::declare_waits_and_latencies() {
+    fault_timeout =
+        set.time("fault-timeout", "200us",
+                 "fault-tolerant: a parked channel or a faulted receive whose fault got no outcome by then "
+                 "retries (a second fault while FSR still holds the first is only FSR.MULTI in terminate mode)")
+            .range("1us", "1s");
+    netvm_buffer =
+        set.size("netvm-buffer", "256KiB",
+                 "NetVM receive (rdma.strategy = netvm): kernel buffer for packets whose destination page is "
+                 "not resident; a full buffer holds further packets back through the link credits")
+            .range("16KiB", "1GiB");
+    setup_time = set.time("setup-time", "20ns",
                           "engine time to start a transfer after taking its descriptor (*calibrated*: three cycles of "
                           "the engine's 156.25 MHz clock; with the other defaults the 64 B one-hop pingpong gives the "
                           "prototype's 1.3 us, configs/exanest-prototype.ini)")
-                     .range("0ps", "100us")),
-      mmio_latency(set.time("mmio-latency", "20ns", "register access latency inside the engine (*estimate*)")
-                       .range("0ps", "10us")),
-      smmu_tbu(set.integer("smmu-tbu", "3",
+                     .range("0ps", "100us");
+    mmio_latency =
+        set.time("mmio-latency", "20ns", "register access latency inside the engine (*estimate*)").range("0ps", "10us");
+}
+
+// Its port to the SMMU: the TBU and AXI ID (its stream ID).
+void PldmaParams::declare_smmu_port() {
+    smmu_tbu = set.integer("smmu-tbu", "3",
                            "TBU the engine's AXI port feeds: HP0 -> TBU3, HP1/HP2 -> TBU4, HP3 -> TBU5, HPC0/1 -> TBU0 "
                            "(Xilinx UG1085); also bits [14:10] of its stream ID")
-                   .range("0", "31")),
-      axi_id(set.integer("axi-id", "0",
+                   .range("0", "31");
+    axi_id = set.integer("axi-id", "0",
                          "AXI ID of a channel's memory transactions at reset (and of the first "
                          "process's channels): bits [5:0] of the stream ID (Xilinx AR#69447; the master field [9:6] "
                          "is 0 for a PL port). Each channel's control word holds its own AXI ID; the kernel gives "
                          "process p's channels dma.axi-id + p")
-                 .range("0", "63")),
-      fault_tolerant(
-          set.boolean("fault-tolerant", "true",
-                      "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
-                      "source read parks the transfer until the fault library's outcome (fault_resolved) and "
-                      "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
-                      "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
-                      "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail")),
-      park(set.choice("park", "channel", {"channel", "engine"},
+                 .range("0", "63");
+}
+
+// The engine's design choices: fault tolerance, what a fault parks, event
+// counters, ordered notifications.
+void PldmaParams::declare_design_choices() {
+    fault_tolerant =
+        set.boolean("fault-tolerant", "true",
+                    "terminate-mode SMMU faults are recovered instead of failing the transfer: a faulting "
+                    "source read parks the transfer until the fault library's outcome (fault_resolved) and "
+                    "re-reads; a faulting payload write is NACKed and the sender retransmits from that "
+                    "sequence number once the receiver's fault is resolved. Default: the thesis's engine "
+                    "(configs/thesis/base.ini); false: the original ExaNeSt engine, whose faulting transfers fail");
+    park = set.choice("park", "channel", {"channel", "engine"},
                       "fault-tolerant: what a source-read fault stops until its outcome. channel: only the faulting "
                       "channel parks, the scheduler serves the others (the thesis's scheduling change); engine: the "
                       "whole transmit engine waits, as an engine with one in-order descriptor pipeline does (the "
                       "behaviour the thesis changed, kept to show the difference; *estimate* of that design, which "
-                      "no published figure times)")),
-      event_counters(
-          set.integer("event-counters", "64",
-                      "event counters per channel page (EVENT_COUNTER[i] at 0x800 + 8 i, 64 bit): a write "
-                      "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
-                      "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
-                      "page has room for 256; NetVM's interface gives a process several)")
-              .range("1", "256")),
-      notify_window(set.integer("notify-window", "0",
+                      "no published figure times)");
+    event_counters =
+        set.integer("event-counters", "64",
+                    "event counters per channel page (EVENT_COUNTER[i] at 0x800 + 8 i, 64 bit): a write "
+                    "with DESC_FLAGS bit 2 increments counter DESC_COUNTER of the receiving channel when it "
+                    "has fully landed; a doorbell naming a counter beyond them is refused (*estimate*: the "
+                    "page has room for 256; NetVM's interface gives a process several)")
+            .range("1", "256");
+    notify_window = set.integer("notify-window", "0",
                                 "ordered notifications: the notifying writes (DESC_FLAGS bit 0 or 2) of one sender "
                                 "node to one protection domain are delivered in doorbell order through a sequence "
                                 "window of this many; a write starts only while it is fewer than this many beyond "
@@ -100,7 +121,8 @@ PldmaParams::PldmaParams()
                                 "land early (at most this many - 1 per sender and domain). 0: unordered, each "
                                 "notification delivered when its write has landed (the ExaNeSt engine). "
                                 "(*estimate*: NetVM's sequence window, whose size is a design parameter)")
-                        .range("0", "4096")) {}
+                        .range("0", "4096");
+}
 
 void Pldma::declare_params(ParamRegistry& reg) { reg.add(params_of<PldmaParams>().set); }
 

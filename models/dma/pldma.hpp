@@ -73,6 +73,13 @@ struct PldmaParams {
     EnumParam park;
     IntParam event_counters;
     IntParam notify_window;
+
+private:
+    // The constructor's groups of parameters, declared in this order.
+    void declare_datapath();
+    void declare_waits_and_latencies();
+    void declare_smmu_port();
+    void declare_design_choices();
 };
 
 class Pldma : public sc_core::sc_module, public PacketTarget {

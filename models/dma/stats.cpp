@@ -24,7 +24,7 @@ Spread& PldmaStats::payload_in_of(std::uint16_t pd) {
     return *sp;
 }
 
-PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
+PldmaChannelStats::PldmaChannelStats(StatRegistry& s, const std::string& p)
     : posted(s.counter(p + "transfers_posted", "", "descriptors queued")),
       refused(s.counter(p + "doorbells_refused", "",
                         "doorbells refused: channel queue full, channel disabled or no such node")),
@@ -38,8 +38,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                           "received packets that could not be written or were out of sequence, and records lost")),
       transactions(s.counter(p + "transactions", "", "register accesses and packets served")),
       smmu_faults(s.counter(p + "smmu_faults", "", "memory accesses the SMMU answered with a translation fault")),
-      latency_us(s.histogram(p + "transfer_latency", "us", "doorbell to completion record written")),
-      parks(s.counter(p + "parks", "", "channels parked on a source read fault (fault-tolerant)")),
+      latency_us(s.histogram(p + "transfer_latency", "us", "doorbell to completion record written")) {}
+
+PldmaFaultStats::PldmaFaultStats(StatRegistry& s, const std::string& p)
+    : parks(s.counter(p + "parks", "", "channels parked on a source read fault (fault-tolerant)")),
       rereads(s.counter(p + "rereads", "", "source blocks read again after their fault was resolved")),
       park_us(s.histogram(p + "park_time", "us", "source read fault to resumption (fault-tolerant)")),
       nacks_sent(s.counter(p + "nacks_sent", "", "NACKs sent for payload writes that faulted (receiver)")),
@@ -58,8 +60,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
           s.counter(p + "fault_timeouts", "",
                     "parked channels and faulted receives retried after dma.fault-timeout without an outcome")),
       record_retries(s.counter(p + "record_retries", "",
-                               "completion or notification records written again after their page faulted")),
-      pd_violations(s.counter(p + "pd_violations", "",
+                               "completion or notification records written again after their page faulted")) {}
+
+PldmaReceiveStats::PldmaReceiveStats(StatRegistry& s, const std::string& p)
+    : pd_violations(s.counter(p + "pd_violations", "",
                               "transfers received for a protection domain no channel of this node has (dropped)")),
       notifications(s.counter(p + "notifications", "", "notifications delivered to a receiving channel")),
       counter_increments(
@@ -71,8 +75,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                "writes naming an event counter that completed ok here (sender): each landed and "
                                "incremented its counter once")),
       counter_writes_failed(s.counter(p + "counter_writes_failed", "",
-                                      "writes naming an event counter that completed with an error here (sender)")),
-      atomics_posted(s.counter(p + "atomics_posted", "", "network atomics queued (initiator)")),
+                                      "writes naming an event counter that completed with an error here (sender)")) {}
+
+PldmaAtomicStats::PldmaAtomicStats(StatRegistry& s, const std::string& p)
+    : atomics_posted(s.counter(p + "atomics_posted", "", "network atomics queued (initiator)")),
       atomics_completed(s.counter(p + "atomics_completed", "",
                                   "network atomics completed successfully, the old value in the record (initiator)")),
       atomics_failed(s.counter(p + "atomics_failed", "", "network atomics completed with an error status (initiator)")),
@@ -80,9 +86,11 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "read-modify-writes this engine's atomic unit carried out on its memory (target)")),
       atomic_faults(s.counter(p + "atomic_faults", "",
                               "atomic unit accesses the SMMU answered with a fault (target; each retry counts)")),
-      atomic_latency_us(
-          s.histogram(p + "atomic_latency", "us", "network atomic: doorbell to completion record written (initiator)")),
-      netvm_packets(s.counter(p + "netvm_buffered", "",
+      atomic_latency_us(s.histogram(p + "atomic_latency", "us",
+                                    "network atomic: doorbell to completion record written (initiator)")) {}
+
+PldmaNetvmStats::PldmaNetvmStats(StatRegistry& s, const std::string& p)
+    : netvm_packets(s.counter(p + "netvm_buffered", "",
                               "packets put in the NetVM kernel buffer (destination page not resident)")),
       netvm_bytes(s.counter(p + "kernel_copy_bytes", "B", "bytes the kernel copied from the NetVM buffer into place")),
       netvm_full(s.counter(p + "netvm_full", "", "packets held back because the NetVM buffer was full")),
@@ -90,8 +98,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
       rx_stalled_us(s.scalar(p + "rx_stalled", "us",
                              "time payload writes were held beyond 1 us (stalled translations: the "
                              "packets behind wait in the link buffers)",
-                             Scalar::Kind::Sum)),
-      reads_posted(
+                             Scalar::Kind::Sum)) {}
+
+PldmaReadStats::PldmaReadStats(StatRegistry& s, const std::string& p)
+    : reads_posted(
           s.counter(p + "reads_posted", "", "RDMA read descriptors queued (initiator; also in transfers_posted)")),
       reads_failed(s.counter(p + "reads_failed", "",
                              "RDMA reads completed with an error status (initiator; also in transfers_failed)")),
@@ -105,8 +115,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                      "read requests whose reply the initiator acknowledged as written (responder)")),
       read_replies_failed(s.counter(p + "read_replies_failed", "",
                                     "read requests that ended in an error: no channel of the domain, a source "
-                                    "fault not resolved, or the initiator's error ACK (responder)")),
-      rx_out_of_order(s.counter(p + "rx_out_of_order", "",
+                                    "fault not resolved, or the initiator's error ACK (responder)")) {}
+
+PldmaOrderStats::PldmaOrderStats(StatRegistry& s, const std::string& p)
+    : rx_out_of_order(s.counter(p + "rx_out_of_order", "",
                                 "data packets out of their transfer's send order (adaptive routing): one that "
                                 "arrived after a packet of its transfer sent after it (exact time order, where "
                                 "the receiver takes packets as they arrive), or before one sent before it (the "
@@ -118,8 +130,10 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                    "packets that landed on an index of their transfer already landed (self-check: "
                                    "must stay 0, every byte lands exactly once)")),
       rx_early_writes(s.counter(p + "rx_early_writes", "",
-                                "payload writes done before their packet arrived (self-check: must stay 0)")),
-      window_stalls(s.counter(p + "window_stalls", "",
+                                "payload writes done before their packet arrived (self-check: must stay 0)")) {}
+
+PldmaNotifyStats::PldmaNotifyStats(StatRegistry& s, const std::string& p)
+    : window_stalls(s.counter(p + "window_stalls", "",
                               "notifying writes that waited to start because their destination's sequence window "
                               "was full (dma.notify-window; sender)")),
       window_wait_us(s.histogram(p + "window_wait", "us",
@@ -145,7 +159,17 @@ PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
                                  "(receiver; with dma.notify-window > 0 a self-check: must stay 0)")),
       notify_seq_errors(s.counter(p + "notify_seq_errors", "",
                                   "notification numbers delivered twice or beyond the window (self-check: must "
-                                  "stay 0)")),
+                                  "stay 0)")) {}
+
+PldmaStats::PldmaStats(StatRegistry& s, const std::string& p)
+    : PldmaChannelStats(s, p),
+      PldmaFaultStats(s, p),
+      PldmaReceiveStats(s, p),
+      PldmaAtomicStats(s, p),
+      PldmaNetvmStats(s, p),
+      PldmaReadStats(s, p),
+      PldmaOrderStats(s, p),
+      PldmaNotifyStats(s, p),
       registry_(s),
       prefix_(p) {}
 

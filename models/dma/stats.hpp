@@ -15,10 +15,11 @@
 
 namespace vrdmasim {
 
-struct PldmaStats {
-    PldmaStats(StatRegistry& stats, const std::string& prefix);
+// The engine's statistics by concern (PldmaStats has them all).
 
-    // Channels and the transmit scheduler.
+// Channels and the transmit scheduler.
+struct PldmaChannelStats {
+    PldmaChannelStats(StatRegistry& stats, const std::string& prefix);
     Counter& posted;
     Counter& refused;
     Counter& completed;
@@ -31,16 +32,16 @@ struct PldmaStats {
     Counter& transactions;
     Counter& smmu_faults;
     Histogram& latency_us;
-    // Fault recovery.
+};
+
+// Fault recovery.
+struct PldmaFaultStats {
+    PldmaFaultStats(StatRegistry& stats, const std::string& prefix);
     Counter& parks;
     Counter& rereads;
     Histogram& park_us;
     Counter& nacks_sent;
     Counter& nacks_received;
-    // A NACK that came after the retransmit request answering it (ignored):
-    // counted in `nacks_stale`, registered at the first (only responses sent
-    // from the control thread, as with cut links, can come in that order).
-    void stale_nack();
     Counter& retx_requests;
     Counter& retransmissions;
     Counter& retx_bytes;
@@ -49,27 +50,43 @@ struct PldmaStats {
     Counter& unmatched;
     Counter& fault_timeouts;
     Counter& record_retries;
-    // Receive side.
+};
+
+// Receive side.
+struct PldmaReceiveStats {
+    PldmaReceiveStats(StatRegistry& stats, const std::string& prefix);
     Counter& pd_violations;
     Counter& notifications;
     Counter& counter_increments;
     Counter& counter_failed;
     Counter& counter_writes;
     Counter& counter_writes_failed;
-    // Network atomics.
+};
+
+// Network atomics.
+struct PldmaAtomicStats {
+    PldmaAtomicStats(StatRegistry& stats, const std::string& prefix);
     Counter& atomics_posted;
     Counter& atomics_completed;
     Counter& atomics_failed;
     Counter& atomics_executed;
     Counter& atomic_faults;
     Histogram& atomic_latency_us;
-    // NetVM buffer.
+};
+
+// NetVM buffer.
+struct PldmaNetvmStats {
+    PldmaNetvmStats(StatRegistry& stats, const std::string& prefix);
     Counter& netvm_packets;
     Counter& netvm_bytes;
     Counter& netvm_full;
     Scalar& netvm_peak;
     Scalar& rx_stalled_us;
-    // RDMA read (read.*): initiator, then responder.
+};
+
+// RDMA read (read.*): initiator, then responder.
+struct PldmaReadStats {
+    PldmaReadStats(StatRegistry& stats, const std::string& prefix);
     Counter& reads_posted;
     Counter& reads_failed;
     Counter& read_bytes;
@@ -77,12 +94,20 @@ struct PldmaStats {
     Counter& read_requests;
     Counter& read_requests_served;
     Counter& read_replies_failed;
-    // Out-of-order arrival (receive.*, adaptive routing).
+};
+
+// Out-of-order arrival (receive.*, adaptive routing).
+struct PldmaOrderStats {
+    PldmaOrderStats(StatRegistry& stats, const std::string& prefix);
     Counter& rx_out_of_order;
     Histogram& rx_ooo_early_ns;
     Counter& rx_double_landings;
     Counter& rx_early_writes;
-    // Ordered notifications (sequence_window.*, dma.notify-window).
+};
+
+// Ordered notifications (sequence_window.*, dma.notify-window).
+struct PldmaNotifyStats {
+    PldmaNotifyStats(StatRegistry& stats, const std::string& prefix);
     Counter& window_stalls;
     Histogram& window_wait_us;
     Counter& notify_skips;
@@ -92,6 +117,24 @@ struct PldmaStats {
     Counter& notify_skipped;
     Counter& notify_reordered;
     Counter& notify_seq_errors;
+};
+
+// Every statistic of the engine: the groups above, registered in this order
+// under the engine's prefix (stats.cpp), then those registered at first use.
+struct PldmaStats : PldmaChannelStats,
+                    PldmaFaultStats,
+                    PldmaReceiveStats,
+                    PldmaAtomicStats,
+                    PldmaNetvmStats,
+                    PldmaReadStats,
+                    PldmaOrderStats,
+                    PldmaNotifyStats {
+    PldmaStats(StatRegistry& stats, const std::string& prefix);
+
+    // A NACK that came after the retransmit request answering it (ignored):
+    // counted in `nacks_stale`, registered at the first (only responses sent
+    // from the control thread, as with cut links, can come in that order).
+    void stale_nack();
     // Payload of the data packets this engine accepted (written, or put in
     // NetVM's buffer), for protection domain `pd`, each spread over the
     // time its bytes took to come in (its last link's serialisation): the

@@ -94,6 +94,29 @@ void Link::cut_hops_here() {
     hop_cut_far_->reply_to(*hop_cut_);
 }
 
+// A full queue's sender waits for room (not a delivery: a link that waits
+// for its interface to send would stop draining, and the network with it:
+// the consumption assumption of deadlock freedom). It looks again at its
+// packet's head, so that what it finds is every start before then, whatever
+// the kernel's time when it called (only it fills this queue: a queue with
+// room now has room then), or at the first start after: a start wakes it at
+// the later of its own time and the head (one wake-up, where going to the
+// head and then waiting for a start were two).
+void Link::Hops::wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
+                               sc_time& head) {
+    if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
+        throw std::logic_error(std::string(link.name()) + ": a network interface's queue is full and its sender (" +
+                               (proc ? std::string(proc->name()) : std::string("no process")) +
+                               ") is not a thread that can wait");
+    q.wait_from = head;
+    while (q.flits > 0 && q.flits + flits > ni_capacity) {
+        q.waiting = true;
+        sc_core::wait(q.started.get());
+    }
+    q.waiting = false;
+    head = std::max(head, sim_now());   // (woken at the head or after)
+}
+
 void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
     transactions_.inc();
     const unsigned flits = pkt.flits();
@@ -138,28 +161,8 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
         h.queues.back().unbounded = lane != nullptr;
     }
     Hops::Queue& q = *h.qs[qi];
-    // Full: the sender waits for room (not a delivery: a link that waits for
-    // its interface to send would stop draining, and the network with it:
-    // the consumption assumption of deadlock freedom). It looks again at
-    // its packet's head, so that what it finds is every start before then,
-    // whatever the kernel's time when it called (only it fills this queue:
-    // a queue with room now has room then), or at the first start after:
-    // a start wakes it at the later of its own time and the head (one
-    // wake-up, where going to the head and then waiting for a start were
-    // two).
-    if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) {
-        if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
-            throw std::logic_error(std::string(name()) + ": a network interface's queue is full and its sender (" +
-                                   (proc ? std::string(proc->name()) : std::string("no process")) +
-                                   ") is not a thread that can wait");
-        q.wait_from = head;
-        while (q.flits > 0 && q.flits + flits > h.ni_capacity) {
-            q.waiting = true;
-            sc_core::wait(q.started.get());
-        }
-        q.waiting = false;
-        head = std::max(head, sim_now());   // (woken at the head or after)
-    }
+    // Full: the sender waits for room (not a delivery).
+    if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) h.wait_for_room(*this, q, proc, flits, head);
     HopPacket& hp = h.q->take_packet();
     hp.take(gp, pkt);
     hp.ready = head;
@@ -304,26 +307,31 @@ void Link::Hops::Handler::on_hop_event(HopQueue&, std::uint64_t key, void* what,
     link->on_hop_event(key, what);
 }
 
+// The link's arbitration among the first packets that are ready and have
+// their credits: the one ready first, then by queue order and serial.
+VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link, sc_time now) const {
+    Queue* best = nullptr;
+    for (Queue* q : qs) {
+        if (q->fifo.empty()) continue;
+        const HopPacket& c = *q->fifo.front();
+        if (c.ready > now || credits[link.vc_of(c)] < c.flits) continue;
+        if (!best) {
+            best = q;
+            continue;
+        }
+        const HopPacket& b = *best->fifo.front();
+        if (c.ready < b.ready ||
+            (c.ready == b.ready && (q->order < best->order || (q->order == best->order && c.serial < b.serial))))
+            best = q;
+    }
+    return best;
+}
+
 void Link::serve(sc_time now) {
     Hops& h = *hop_;
     if (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) take_credits(now);
     while (h.waiting > 0 && h.wire_free <= now) {
-        // The first packets that are ready and have their credits: the one
-        // ready first, then by queue order and serial.
-        Hops::Queue* best = nullptr;
-        for (Hops::Queue* q : h.qs) {
-            if (q->fifo.empty()) continue;
-            const HopPacket& c = *q->fifo.front();
-            if (c.ready > now || h.credits[vc_of(c)] < c.flits) continue;
-            if (!best) {
-                best = q;
-                continue;
-            }
-            const HopPacket& b = *best->fifo.front();
-            if (c.ready < b.ready ||
-                (c.ready == b.ready && (q->order < best->order || (q->order == best->order && c.serial < b.serial))))
-                best = q;
-        }
+        Hops::Queue* const best = h.arbitrate(*this, now);
         if (!best) break;
         HopPacket& hp = *best->fifo.front();
         best->fifo.pop_front();
@@ -339,10 +347,7 @@ void Link::serve(sc_time now) {
         h.wire_free = end;
         h.credits[vc] -= flits;
         VcBuffer& buf = vcs_[vc];
-        if (p_.buffer_flits - h.credits[vc] > buf.hwm) {
-            buf.hwm = p_.buffer_flits - h.credits[vc];
-            buf.hwm_stat->set(buf.hwm);
-        }
+        buf.raise_hwm(p_.buffer_flits - h.credits[vc]);
         served(pkt, flits, hp.ready, start, end);
         // Its place where it waited is free when its tail has left.
         if (hp.up) {

@@ -107,6 +107,13 @@ struct Link::Hops {
     };
     std::deque<Lane> lanes;
     Counter* refused = nullptr;
+
+    // The steps of Link::serve and Link::inject (hop_link.cpp): the queue
+    // whose first packet starts next (none: nullptr), and a full queue's
+    // sender waiting for room, `head` then its packet's head.
+    Queue* arbitrate(const Link& link, sc_core::sc_time now) const;
+    void wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
+                       sc_core::sc_time& head);
 };
 
 }   // namespace vrdmasim

@@ -248,6 +248,14 @@ void Link::b_transport(tlm::tlm_generic_payload& gp, sc_time& delay) {
     carry(gp, pkt, delay);
 }
 
+// The packet to the far end, `d` after this call: its router's port, a
+// sink, or the socket.
+VRDMASIM_FORCE_INLINE void Link::hand_over(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& d) {
+    if (far_) far_->forward(far_port_, gp, &pkt, d);
+    else if (sink_) sink_->accept(gp, pkt, d);
+    else out->b_transport(gp, d);
+}
+
 // carry()'s reservation in call order. Lined: a link of a system with cut
 // links (lines_), whose calls may wait; otherwise none of that is compiled
 // in, and this is the original model's code, inlined into carry().
@@ -286,10 +294,7 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
         buf.held_flits -= buf.held.front().flits;
         buf.held.pop_front();
     }
-    if (buf.held_flits + flits > buf.hwm) {
-        buf.hwm = buf.held_flits + flits;
-        buf.hwm_stat->set(buf.hwm);
-    }
+    buf.raise_hwm(buf.held_flits + flits);
 
     const sc_time ser = serialise_last(flits);
     // The link cannot send the tail before it has arrived from upstream.
@@ -321,9 +326,7 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
     // wait, later than `now`); the returned one to `now`.
     const sc_time t = Lined ? sim_now() : now;
     sc_time d = (start + flit_time_ + p_.latency) - t;
-    if (far_) far_->forward(far_port_, gp, pkt, d);
-    else if (sink_) sink_->accept(gp, *pkt, d);
-    else out->b_transport(gp, d);
+    hand_over(gp, *pkt, d);
     // The far end says when the packet's space in its buffer is free again.
     if constexpr (Lined) buf.held.insert(buf.held.end(), Held(t + d, flits));
     else buf.held.emplace_back(t + d, flits);   // one instantiation, inlined: the original model's path
@@ -371,22 +374,13 @@ VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, s
     // A cut link counts the packets whose credit is not delivered as held.
     VcBuffer& buf = vcs_[vc];
     if (Lined && cut_) {
-        const unsigned occ = flits + known_view(cut_timed_[vc], sim_now(), false).most_from(start);
-        if (occ > buf.hwm) {
-            buf.hwm = occ;
-            buf.hwm_stat->set(buf.hwm);
-        }
+        buf.raise_hwm(flits + known_view(cut_timed_[vc], sim_now(), false).most_from(start));
     } else {
         // (Not if it cannot rise: the credits keep the buffer within its
         // size, and what is held from the credits' time on is at most what
         // is freed after it.)
-        if (buf.hwm < p_.buffer_flits && cursor.after + flits > buf.hwm) {
-            const unsigned occ = flits + timed_[vc].most_from(start, cursor);
-            if (occ > buf.hwm) {
-                buf.hwm = occ;
-                buf.hwm_stat->set(buf.hwm);
-            }
-        }
+        if (buf.hwm < p_.buffer_flits && cursor.after + flits > buf.hwm)
+            buf.raise_hwm(flits + timed_[vc].most_from(start, cursor));
         timed_[vc].leave(cursor);   // the far router's bound (Router::occupy_shared)
     }
     const sc_time end = max_time(start + ser, min_end);
@@ -409,9 +403,7 @@ VRDMASIM_FORCE_INLINE void Link::transport_timed(tlm::tlm_generic_payload& gp, s
     }
     const sc_time t = Lined ? sim_now() : now;   // as in_call_order()
     sc_time d = (start + flit_time_ + p_.latency) - t;
-    if (far_) far_->forward(far_port_, gp, &pkt, d);
-    else if (sink_) sink_->accept(gp, pkt, d);
-    else out->b_transport(gp, d);
+    hand_over(gp, pkt, d);
     timed_[vc].add(start, t + d, flits, cursor);
     if constexpr (Lined) line->leave();
     delay = end - now;

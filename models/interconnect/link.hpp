@@ -276,6 +276,13 @@ private:
         unsigned held_flits = 0;
         unsigned hwm = 0;
         Scalar* hwm_stat = nullptr;
+        // The buffer's high-water mark: `occ` flits held, if more.
+        void raise_hwm(unsigned occ) {
+            if (occ > hwm) {
+                hwm = occ;
+                hwm_stat->set(hwm);
+            }
+        }
     };
     std::vector<VcBuffer> vcs_;
     // Time order: the wire's reservations and, per VC, the space held in
@@ -311,6 +318,8 @@ private:
     template <bool Lined>
     void transport_timed(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
     void lined_time_order(tlm::tlm_generic_payload& gp, sc_core::sc_time& delay, class ExanetPacket& pkt, unsigned vc);
+    // Both orders' last step: the packet to the far end (link.cpp).
+    void hand_over(tlm::tlm_generic_payload& gp, class ExanetPacket& pkt, sc_core::sc_time& d);
     void carry_timed(tlm::tlm_generic_payload& gp, class ExanetPacket& pkt, sc_core::sc_time& delay);
     void carry_untimed(tlm::tlm_generic_payload& gp, class ExanetPacket* pkt, sc_core::sc_time& delay);
     bool timed_alone_ = false;   // time order, no line: carry() is carry_timed()

@@ -39,6 +39,12 @@ struct VmParams {
     TimeParam kswapd_interval;
     TimeParam compact_interval;
     IntParam compact_pages;
+
+private:
+    // The constructor's groups of parameters, declared in this order.
+    void declare_faults_and_pins();
+    void declare_reclaim();
+    void declare_daemons();
 };
 
 // The parameters of section [khugepaged], declared in vm_params.cpp; read

@@ -139,6 +139,10 @@ template <ParamType T>
 class Param {
 public:
     using value_type = typename ParamValue<T>::type;
+    // A handle to nothing yet, for a parameter struct whose constructor
+    // declares its groups in helpers that assign the handles (a read of it
+    // is an unknown parameter).
+    Param() = default;
     const std::string& name() const { return name_; }   // "dma.block-size"
     // Inclusive bounds in the parameter's own unit ("1ns", "4KiB", "1"); a
     // default outside them is a programming error (std::logic_error).
@@ -148,8 +152,8 @@ public:
 private:
     friend class ParamSet;
     Param(ParamSet& set, std::size_t index, std::string name) : set_(&set), index_(index), name_(std::move(name)) {}
-    ParamSet* set_;
-    std::size_t index_;
+    ParamSet* set_ = nullptr;
+    std::size_t index_ = 0;
     std::string name_;
 };
 
