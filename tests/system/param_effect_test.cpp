@@ -467,8 +467,8 @@ TEST_CASE("rdma.completion = handler: a handler run per notification, dearer tha
 
 TEST_CASE("configs/netvm/detection.ini figures: 64 B one-way latency and wait CPU per mechanism",
           "[params][system][notify]") {
-    // The 64 B points of configs/netvm/detection.ini, as library/rdma/README.md
-    // "Notifications: event counters and detection" quotes them.
+    // The 64 B points of configs/netvm/detection.ini, as docs/rdma.md "Notifications:
+    // event counters and detection" quotes them.
     const Settings pp{{"workload.kind", "pingpong"},
                       {"workload.message-size", "64B"},
                       {"workload.iterations", "1000"},

@@ -307,7 +307,7 @@ TEST_CASE("procs: a faulting process does not slow its neighbour with per-channe
                             << channel.at("job0_gbps") << " Gb/s, engine parking " << engine.at("job0_gbps")
                             << " Gb/s (faulting process " << channel.at("job1_gbps") << " / " << engine.at("job1_gbps")
                             << ")");
-    // The figure of library/rdma/README.md "Many processes and channels", as ratios.
+    // The figure of docs/rdma.md "Many processes and channels", as ratios.
     // Measured: alone 12.1 Gb/s, per-channel parking 10.9 (0.90 of alone),
     // engine parking 6.1 (0.56 of per-channel).
     CHECK(channel.at("job0_gbps") > 0.75 * alone.at("job0_gbps"));

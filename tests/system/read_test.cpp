@@ -1,5 +1,5 @@
 // RDMA read through the whole system (workload.operation = read): the
-// figures library/rdma/README.md "RDMA read" quotes, against the same stream as
+// figures docs/rdma.md "RDMA read" quotes, against the same stream as
 // writes, and the configurations it refuses. The fault situations are in
 // strategy_test.cpp (the read matrix).
 #include <catch2/catch.hpp>
