@@ -12,7 +12,9 @@ namespace vrdmasim::coll {
 
 namespace {
 // Collectives' messages: one tag per call (every rank makes the same
-// calls in the same order; between two ranks messages never overtake).
+// calls in the same order; between two ranks messages never overtake),
+// the communicator's context above it (Communicator::p2p_tag: a
+// point-to-point message's tag is below 2^32).
 constexpr std::uint64_t kCollTag = std::uint64_t(1) << 40;
 
 bool power_of_two(unsigned n) { return n && !(n & (n - 1)); }
@@ -140,9 +142,42 @@ Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoin
       os_(os),
       nodes_(std::move(nodes)),
       rank_(rank),
+      context_(0),
       reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
       copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
     if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
+}
+
+namespace {
+std::vector<unsigned> nodes_of(const std::vector<unsigned>& nodes, const std::vector<unsigned>& members) {
+    std::vector<unsigned> out;
+    for (unsigned m : members) out.push_back(nodes.at(m));
+    return out;
+}
+}   // namespace
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep,
+                           const std::vector<unsigned>& nodes, const Group& group, unsigned rank)
+    : Communicator(ctx, app, &ep, nullptr, nodes, group, rank) {}
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, const std::vector<unsigned>& nodes,
+                           const Group& group, unsigned rank)
+    : Communicator(ctx, app, nullptr, &os, nodes, group, rank) {}
+
+Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint* ep, OneSided* os,
+                           const std::vector<unsigned>& nodes, const Group& group, unsigned rank)
+    : ctx_(ctx),
+      app_(app),
+      ep_(ep),
+      os_(os),
+      nodes_(nodes_of(nodes, group.members)),
+      members_(group.members),
+      rank_(rank),
+      context_(std::uint64_t(group.context) << 48),
+      reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
+      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
+    if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
+    if (group.context >= kContexts) throw std::logic_error("coll::Communicator: a context beyond kContexts");
 }
 
 std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsigned r) {
@@ -217,7 +252,7 @@ std::uint64_t Communicator::scratch(std::uint64_t bytes) {
     return scratch_;
 }
 
-std::uint64_t Communicator::next_tag() { return kCollTag + call_++; }
+std::uint64_t Communicator::next_tag() { return context_ + kCollTag + call_++; }
 
 void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
                             std::uint64_t rlen) {
@@ -226,10 +261,13 @@ void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int 
         sent_bytes_ += slen;
     }
     if (os_) {
-        os_->exchange(to, sbuf, slen, from, rbuf, rlen);
+        auto of = [this](int r) {
+            return r < 0 || members_.empty() ? r : static_cast<int>(members_.at(static_cast<unsigned>(r)));
+        };
+        os_->exchange(of(to), sbuf, slen, of(from), rbuf, rlen);
         return;
     }
-    const std::uint64_t tag = kCollTag + call_ - 1;   // the current call's
+    const std::uint64_t tag = context_ + kCollTag + call_ - 1;   // the current call's
     msg::Endpoint::Request r = 0, s = 0;
     if (from >= 0) r = ep_->irecv(nodes_.at(static_cast<unsigned>(from)), tag, rbuf, rlen);
     if (to >= 0) s = ep_->isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);

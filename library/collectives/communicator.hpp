@@ -44,6 +44,26 @@ public:
     Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, std::vector<unsigned> nodes,
                  unsigned rank);
     Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, std::vector<unsigned> nodes, unsigned rank);
+    // A communicator over some of the ranks (MPI_Comm_split, MPI_Comm_dup):
+    // `members[i]` is the rank of `os` (the index into the endpoint's
+    // nodes) that is rank i here, this process rank `rank` of them.
+    // `context` (MPI's context id: below kContexts, 0 for the one over
+    // every rank) keeps its messages from matching any other
+    // communicator's between the same ranks (README.md "Communicators").
+    struct Group {
+        std::vector<unsigned> members;
+        std::uint32_t context = 0;
+    };
+    static constexpr std::uint32_t kContexts = 1u << 15;
+    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint& ep, const std::vector<unsigned>& nodes,
+                 const Group& group, unsigned rank);
+    Communicator(const SimContext& ctx, RdmaProcess& app, OneSided& os, const std::vector<unsigned>& nodes,
+                 const Group& group, unsigned rank);
+    // The tag of a point-to-point message of tag `tag` on communicator
+    // `context`: the contexts' tags and the collectives' never meet.
+    static std::uint64_t p2p_tag(std::uint32_t context, std::uint32_t tag) {
+        return (std::uint64_t(context) << 48) | tag;
+    }
 
     unsigned size() const { return static_cast<unsigned>(nodes_.size()); }
     unsigned rank() const { return rank_; }
@@ -78,6 +98,8 @@ public:
 private:
     Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint* ep, OneSided* os, std::vector<unsigned> nodes,
                  unsigned rank);
+    Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoint* ep, OneSided* os,
+                 const std::vector<unsigned>& nodes, const Group& group, unsigned rank);
     // One exchange: send [sbuf, +slen) to rank `to`, receive [rbuf, +rlen)
     // from rank `from` (MPI_Sendrecv); either side may be absent (-1).
     void exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf, std::uint64_t rlen);
@@ -105,8 +127,10 @@ private:
     RdmaProcess& app_;
     msg::Endpoint* const ep_;   // two-sided
     OneSided* const os_;   // one-sided
-    const std::vector<unsigned> nodes_;
+    const std::vector<unsigned> nodes_;   // by rank here: its node
+    std::vector<unsigned> members_;   // by rank here: its rank of os_ (empty: the same)
     const unsigned rank_;
+    const std::uint64_t context_;   // shifted into the tags' top bits
     const double reduce_rate_, copy_rate_;   // bytes per second
     std::uint64_t scratch_ = 0, scratch_len_ = 0;
     std::uint64_t call_ = 0, step_ = 0;
