@@ -155,12 +155,18 @@ void TraceWorkload::check_largest(const Config& c, const TraceSummary& summary, 
 std::vector<std::pair<int, coll::Op>> TraceWorkload::collective_ops(const Config& c, const TraceSummary& summary,
                                                                     const std::string& file) const {
     std::vector<std::pair<int, coll::Op>> ops;
+    const auto& comms = reader_->communicators();
     for (int op : summary.collectives) {
         const coll::Op o = collective_op(op);
-        coll::Algorithm chosen;
-        std::string why;
-        if (!coll::resolve(o, coll::configured_algorithm(c, o), ranks_, 8, chosen, why))
-            throw c.refuse(*coll::algorithm_param(o), why + " (" + file + " calls " + coll::name_of(o) + ")");
+        for (std::uint32_t context : summary.collective_comms.at(op)) {
+            const unsigned n = static_cast<unsigned>(comms.at(context).size());
+            coll::Algorithm chosen;
+            std::string why;
+            if (!coll::resolve(o, coll::configured_algorithm(c, o), n, 8, chosen, why))
+                throw c.refuse(*coll::algorithm_param(o),
+                               why + " (" + file + " calls " + coll::name_of(o) +
+                                   (context ? " on a communicator of " + std::to_string(n) + " ranks" : "") + ")");
+        }
         ops.push_back({op, o});
     }
     return ops;
@@ -178,11 +184,17 @@ void TraceWorkload::build_endpoints(const SimContext& ctx, const TraceSummary& s
     for (unsigned r = 0; r < ranks_; ++r) {
         std::set<unsigned> peer_ranks(summary.peers[r].begin(), summary.peers[r].end());
         if (!one_sided)
-            for (const auto& [op, o] : ops) {
-                const std::set<unsigned> more =
-                    coll::Communicator::partners(o, coll::configured_algorithm(c, o), ranks_, r);
-                peer_ranks.insert(more.begin(), more.end());
-            }
+            for (const auto& [op, o] : ops)
+                for (std::uint32_t context : summary.collective_comms.at(op)) {
+                    // The partners of its rank there, as ranks of the world.
+                    const std::vector<unsigned>& members = reader_->communicators().at(context);
+                    const auto me = std::find(members.begin(), members.end(), r);
+                    if (me == members.end()) continue;
+                    const auto n = static_cast<unsigned>(members.size());
+                    const auto at = static_cast<unsigned>(me - members.begin());
+                    for (unsigned q : coll::Communicator::partners(o, coll::configured_algorithm(c, o), n, at))
+                        peer_ranks.insert(members[q]);
+                }
         peer_ranks.erase(r);
         std::vector<unsigned> peers;
         for (unsigned q : peer_ranks) peers.push_back(nodes_[q]);
@@ -290,10 +302,12 @@ std::vector<unsigned> TraceWorkload::map_ranks(const Config& c, unsigned nodes) 
     return where;
 }
 
-std::uint64_t TraceWorkload::message_key(unsigned from, unsigned to, std::uint32_t tag, std::uint64_t seq) const {
+std::uint64_t TraceWorkload::message_key(unsigned from, unsigned to, std::uint64_t tag, std::uint64_t seq) const {
     // Unique per message of the run (the pattern of a key differs from any
-    // other's at every 8-byte word: Workload::fill_source).
-    return ((std::uint64_t(from) * ranks_ + to) << 40) ^ (std::uint64_t(tag) << 24) ^ seq;
+    // other's at every 8-byte word: Workload::fill_source); the context
+    // (tag's top bits, coll::Communicator::p2p_tag) scattered over the word.
+    return ((std::uint64_t(from) * ranks_ + to) << 40) ^ ((tag & 0xFFFFFFFFu) << 24) ^ seq ^
+           ((tag >> 48) * 0x9E3779B97F4A7C15ull);
 }
 
 std::uint64_t TraceWorkload::acquire(RdmaProcess& app, Rank& r, const Rank::Key& key) {
@@ -314,9 +328,10 @@ void TraceWorkload::release(Rank& r, const Rank::Key& key, std::uint64_t addr) {
         if (b.addr == addr) b.busy = false;
 }
 
-void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm,
-                               const TraceEvent& end) {
-    const unsigned n = ranks_;
+void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end) {
+    // Its ranks are the communicator's (the data each contributes and must
+    // hold after it is a function of its rank there and of the call).
+    const unsigned n = comm.size(), rank = comm.rank();
     CollectiveData d;
     d.ranks = n;
     d.op = collective_op(end.op);
@@ -334,7 +349,9 @@ void TraceWorkload::collective(RdmaProcess& app, unsigned rank, Rank& r, coll::C
     case coll::Op::Allgather: d.bytes = end.sent; break;
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
     }
-    const std::uint64_t call = r.collective++;
+    // The communicator's calls so far (each member's count is the same),
+    // its context scattered over the number.
+    const std::uint64_t call = r.collective[end.comm]++ ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
     const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1),
                         rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
     if (std::max(slen, rlen) > r.coll_len) {
@@ -372,8 +389,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     ready_and_wait(app, ranks_);
     ep.connect(eps_);
     if (!os_.empty()) os_[rank]->connect(os_);
-    coll::Communicator comm = os_.empty() ? coll::Communicator(ctx_, app, ep, nodes_, rank)
-                                          : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
+    std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> comms;
     first_ = std::min(first_, app.now());
     const double tick = 1.0 / static_cast<double>(reader_->ticks_per_second());
     bool started = false;
@@ -394,26 +410,28 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                 rank_compute_[rank]->add(to_us(t));
             }
             mpi_start = app.now();
+            r.sendrecv = e.sendrecv;
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
+            r.sendrecv = false;
             last = e.time;
             mpi_us_.add(to_us(app.now() - mpi_start));
             rank_mpi_[rank]->add(to_us(app.now() - mpi_start));
             break;
         case TraceEvent::Kind::Send:
+        case TraceEvent::Kind::Recv: blocking(app, rank, ep, e); break;
         case TraceEvent::Kind::Isend: send_message(app, rank, ep, e); break;
         case TraceEvent::Kind::IsendComplete: complete_isend(rank, ep, e); break;
         case TraceEvent::Kind::IrecvRequest: post_irecv(app, rank, ep, e); break;
-        case TraceEvent::Kind::Irecv:
-        case TraceEvent::Kind::Recv: receive_message(app, rank, ep, e); break;
+        case TraceEvent::Kind::Irecv: receive_message(app, rank, ep, e); break;
         case TraceEvent::Kind::CollectiveBegin: {
             TraceEvent end;
             if (!reader_->peek(
                     rank, [](const TraceEvent& x) { return x.kind == TraceEvent::Kind::CollectiveEnd; }, end))
                 throw std::runtime_error("trace: rank " + std::to_string(rank) +
                                          "'s collective never ends in the trace");
-            collective(app, rank, r, comm, end);
+            if (end.op != TraceEvent::kLocal) collective(app, r, communicator(app, rank, ep, end.comm, comms), end);
             break;
         }
         case TraceEvent::Kind::CollectiveEnd: break;   // done at its begin
@@ -429,24 +447,86 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     program_ended(app);
 }
 
-void TraceWorkload::send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+coll::Communicator& TraceWorkload::communicator(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
+                                                std::uint32_t context,
+                                                std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms) {
+    std::unique_ptr<coll::Communicator>& c = comms[context];
+    if (c) return *c;
+    if (context == 0) {
+        c = os_.empty() ? std::make_unique<coll::Communicator>(ctx_, app, ep, nodes_, rank)
+                        : std::make_unique<coll::Communicator>(ctx_, app, *os_[rank], nodes_, rank);
+        return *c;
+    }
+    const coll::Communicator::Group g{reader_->communicators().at(context), context};
+    const auto at = static_cast<unsigned>(std::find(g.members.begin(), g.members.end(), rank) - g.members.begin());
+    c = os_.empty() ? std::make_unique<coll::Communicator>(ctx_, app, ep, nodes_, g, at)
+                    : std::make_unique<coll::Communicator>(ctx_, app, *os_[rank], nodes_, g, at);
+    return *c;
+}
+
+TraceWorkload::Rank::Pending TraceWorkload::start_send(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
+                                                       const TraceEvent& e) {
     Rank& r = state_[rank];
-    const Rank::Key owner{true, e.peer, e.length};
-    const std::uint64_t buf = acquire(app, r, owner);
-    const std::uint64_t key = message_key(rank, e.peer, e.tag, r.sent[{e.peer, e.tag}]++);
-    fill_source(app, buf, e.length, key);
+    Rank::Pending p;
+    p.owner = Rank::Key{true, e.peer, e.length};
+    p.buf = acquire(app, r, p.owner);
+    p.tag = coll::Communicator::p2p_tag(e.comm, e.tag);
+    const std::uint64_t key = message_key(rank, e.peer, p.tag, r.sent[{e.peer, p.tag}]++);
+    fill_source(app, p.buf, e.length, key);
     log_.posted(app.now());
     messages_.inc();
+    p.request = ep.isend(nodes_[e.peer], p.tag, p.buf, e.length);
+    return p;
+}
+
+void TraceWorkload::send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const Rank::Pending p = start_send(app, rank, ep, e);
     if (e.kind == TraceEvent::Kind::Send) {
-        ep.send(nodes_[e.peer], e.tag, buf, e.length);
-        release(r, owner, buf);
+        ep.wait(p.request);
+        release(r, p.owner, p.buf);
     } else {
-        Rank::Pending p;
-        p.request = ep.isend(nodes_[e.peer], e.tag, buf, e.length);
-        p.buf = buf;
-        p.owner = owner;
         r.requests[e.request] = p;
     }
+}
+
+void TraceWorkload::blocking(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const bool send = e.kind == TraceEvent::Kind::Send;
+    bool& skip = send ? r.skip_send : r.skip_recv;
+    if (skip) {   // done with the other half of its MPI_Sendrecv
+        skip = false;
+        return;
+    }
+    const TraceEvent::Kind other = send ? TraceEvent::Kind::Recv : TraceEvent::Kind::Send;
+    TraceEvent half;
+    if (r.sendrecv &&
+        reader_->peek(
+            rank,
+            [other](const TraceEvent& x) { return x.kind == other || (x.kind == TraceEvent::Kind::Leave && x.mpi); },
+            half) &&
+        half.kind == other) {
+        (send ? r.skip_recv : r.skip_send) = true;
+        sendrecv(app, rank, ep, send ? e : half, send ? half : e);
+        return;
+    }
+    // Alone (MPI_Send, MPI_Recv; an MPI_Sendrecv with MPI_PROC_NULL on one
+    // side records only the other).
+    if (send) send_message(app, rank, ep, e);
+    else receive_message(app, rank, ep, e);
+}
+
+void TraceWorkload::sendrecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& send,
+                             const TraceEvent& recv) {
+    // As MPI libraries do it (MPICH's MPIC_Sendrecv): the receive posted
+    // first, then the send, then both waited for; a ring of them whose
+    // messages are above the eager threshold does not deadlock.
+    const sc_time t0 = app.now();
+    const Rank::Pending in = post_receive(app, rank, ep, recv);
+    const Rank::Pending out = start_send(app, rank, ep, send);
+    finish_receive(app, rank, ep, in, t0);
+    ep.wait(out.request);
+    release(state_[rank], out.owner, out.buf);
 }
 
 void TraceWorkload::complete_isend(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
@@ -461,7 +541,6 @@ void TraceWorkload::complete_isend(unsigned rank, msg::Endpoint& ep, const Trace
 }
 
 void TraceWorkload::post_irecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
-    Rank& r = state_[rank];
     // What it receives is in its completion (MPI_Irecv's event):
     // read ahead in the rank's stream for it.
     TraceEvent done;
@@ -470,46 +549,50 @@ void TraceWorkload::post_irecv(RdmaProcess& app, unsigned rank, msg::Endpoint& e
             rank, [id](const TraceEvent& x) { return x.kind == TraceEvent::Kind::Irecv && x.request == id; }, done))
         throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s receive request " + std::to_string(id) +
                                  " never completes in the trace");
-    Rank::Pending p;
+    Rank::Pending p = post_receive(app, rank, ep, done);
     p.recv = true;
-    p.peer = done.peer;
-    p.tag = done.tag;
-    p.length = done.length;
-    p.owner = Rank::Key{false, done.peer, done.length};
+    state_[rank].requests[id] = p;
+}
+
+TraceWorkload::Rank::Pending TraceWorkload::post_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
+                                                         const TraceEvent& e) {
+    Rank& r = state_[rank];
+    Rank::Pending p;
+    p.peer = e.peer;
+    p.tag = coll::Communicator::p2p_tag(e.comm, e.tag);
+    p.length = e.length;
+    p.owner = Rank::Key{false, e.peer, e.length};
     p.buf = acquire(app, r, p.owner);
-    p.key = message_key(done.peer, rank, done.tag, r.received[{done.peer, done.tag}]++);
+    p.key = message_key(e.peer, rank, p.tag, r.received[{e.peer, p.tag}]++);
     poison(app, p.buf, p.length, p.key);
-    p.request = ep.irecv(nodes_[done.peer], done.tag, p.buf, std::max<std::uint64_t>(done.length, 1));
-    r.requests[id] = p;
+    p.request = ep.irecv(nodes_[e.peer], p.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
+    return p;
 }
 
 void TraceWorkload::receive_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
-    Rank::Pending p;
-    sc_time t0 = app.now();
-    if (e.kind == TraceEvent::Kind::Irecv) {
-        const auto it = r.requests.find(e.request);
-        if (it == r.requests.end() || !it->second.recv)
-            throw std::logic_error("trace: a receive completes that was never posted");
-        p = it->second;
-        r.requests.erase(it);
-    } else {
-        p.peer = e.peer;
-        p.tag = e.tag;
-        p.length = e.length;
-        p.owner = Rank::Key{false, e.peer, e.length};
-        p.buf = acquire(app, r, p.owner);
-        p.key = message_key(e.peer, rank, e.tag, r.received[{e.peer, e.tag}]++);
-        poison(app, p.buf, p.length, p.key);
-        p.request = ep.irecv(nodes_[e.peer], e.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
+    const sc_time t0 = app.now();
+    if (e.kind != TraceEvent::Kind::Irecv) {
+        finish_receive(app, rank, ep, post_receive(app, rank, ep, e), t0);
+        return;
     }
+    const auto it = r.requests.find(e.request);
+    if (it == r.requests.end() || !it->second.recv)
+        throw std::logic_error("trace: a receive completes that was never posted");
+    const Rank::Pending p = it->second;
+    r.requests.erase(it);
+    finish_receive(app, rank, ep, p, t0);
+}
+
+void TraceWorkload::finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Rank::Pending& p,
+                                   sc_time t0) {
     const msg::Status st = ep.wait(p.request);
     if (!st.ok || st.len != p.length)
         std::cerr << "vrdmasim: DATA MISMATCH: trace rank " << rank << " received " << st.len << " B from rank "
-                  << p.peer << " (tag " << p.tag << ") where the trace has " << p.length << " B\n";
+                  << p.peer << " (tag " << (p.tag & 0xFFFFFFFFu) << ") where the trace has " << p.length << " B\n";
     const bool ok = st.ok && st.len == p.length && verify(app, p.buf, p.length, p.key);
     if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
-    release(r, p.owner, p.buf);
+    release(state_[rank], p.owner, p.buf);
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), ok || st.ok, p.length, &latency);
 }

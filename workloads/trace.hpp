@@ -75,18 +75,23 @@ private:
         };
         using Key = std::tuple<bool, unsigned, std::uint64_t>;
         std::map<Key, std::vector<Buffer>> buffers;
-        // Messages so far per (peer, tag), each direction: a message's key.
-        std::map<std::pair<unsigned, std::uint32_t>, std::uint64_t> sent, received;
+        // Messages so far per (peer, tag with its communicator's context:
+        // coll::Communicator::p2p_tag), each direction: a message's key.
+        std::map<std::pair<unsigned, std::uint64_t>, std::uint64_t> sent, received;
         struct Pending {
             msg::Endpoint::Request request = 0;
             bool recv = false;
             unsigned peer = 0;
-            std::uint32_t tag = 0;
+            std::uint64_t tag = 0;
             std::uint64_t length = 0, buf = 0, key = 0;
             Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
-        std::uint64_t collective = 0;   // collectives so far
+        std::map<std::uint32_t, std::uint64_t> collective;   // collectives so far, by communicator
+        bool sendrecv = false;   // inside MPI_Sendrecv
+        // MPI_Sendrecv: its other half, done with the first (the next
+        // event of this kind in the rank's stream).
+        bool skip_send = false, skip_recv = false;
         std::pair<std::uint64_t, std::uint64_t> coll_buffers{0, 0};   // send, receive: at their largest
         std::uint64_t coll_len = 0;
     };
@@ -96,18 +101,32 @@ private:
     // MPI_Send / MPI_Isend: fill a buffer of the key and send it (Isend:
     // the request kept until its MpiIsendComplete).
     void send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    Rank::Pending start_send(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // MpiSend, MpiRecv: blocking, or inside MPI_Sendrecv with the other
+    // half (read ahead before the region's Leave): sendrecv().
+    void blocking(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // MPI_Sendrecv: the receive posted, the send started, both completed.
+    void sendrecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& send, const TraceEvent& recv);
     void complete_isend(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);   // MpiIsendComplete: wait
     // MpiIrecvRequest: post the receive its completion (read ahead) describes.
     void post_irecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
     // MPI_Recv, or MPI_Irecv's completion: wait for the message and check it.
     void receive_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // A receive of `e` (MpiRecv, MpiIrecv) posted into a poisoned buffer.
+    Rank::Pending post_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // Wait for a posted receive, check what came, free its buffer.
+    void finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Rank::Pending& p,
+                        sc_core::sc_time t0);
     // A free buffer of the key (mapped if none is), marked in flight.
     std::uint64_t acquire(RdmaProcess& app, Rank& r, const Rank::Key& key);
     void release(Rank& r, const Rank::Key& key, std::uint64_t addr);
     void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
-    void collective(RdmaProcess& app, unsigned rank, Rank& r, coll::Communicator& comm, const TraceEvent& end);
-    std::uint64_t message_key(unsigned from, unsigned to, std::uint32_t tag, std::uint64_t seq) const;
+    void collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end);
+    // The rank's communicator of context `context` (made at its first use).
+    coll::Communicator& communicator(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, std::uint32_t context,
+                                     std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms);
+    std::uint64_t message_key(unsigned from, unsigned to, std::uint64_t tag, std::uint64_t seq) const;
     // The node index of each rank (trace.mapping), among `nodes` nodes.
     std::vector<unsigned> map_ranks(const Config& c, unsigned nodes) const;
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "library/collectives/communicator.hpp"
 #include "src/core/params.hpp"
 
 namespace vrdmasim {
@@ -36,7 +37,8 @@ OTF2_ErrorCode keep_otf2_error(void*, const char*, uint64_t, const char*, OTF2_E
 bool replayable(OTF2_CollectiveOp op) {
     return op == OTF2_COLLECTIVE_OP_BARRIER || op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
            op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
-           op == OTF2_COLLECTIVE_OP_ALLTOALL;
+           op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
+           op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
 }
 }   // namespace
 
@@ -45,6 +47,8 @@ struct TraceReader::Impl {
     OTF2_Reader* reader = nullptr;
     std::map<std::uint64_t, std::string> strings;
     std::map<std::uint64_t, bool> region_mpi;
+    std::map<std::uint64_t, std::uint64_t> region_name;   // region -> its name (a string)
+    std::map<std::uint64_t, bool> region_sendrecv;   // MPI_Sendrecv, MPI_Sendrecv_replace
     std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
     // location -> the events its file holds, as the writer counted them
     // when it closed the file (the definitions' "number of events").
@@ -54,7 +58,12 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, std::vector<std::uint64_t>> comm_groups;   // COMM_GROUP: members (rank indices)
     std::map<std::uint64_t, std::uint64_t> comms;   // comm -> its group
     std::map<std::uint64_t, std::string> comm_names;
+    std::map<std::uint64_t, std::uint64_t> comm_parent;
     std::uint64_t world = OTF2_UNDEFINED_COMM;
+    std::map<std::uint64_t, std::uint32_t> context;   // comm -> its context (TraceEvent::comm)
+    std::vector<std::vector<unsigned>> members;   // by context: world ranks
+    std::vector<std::string> context_names;   // by context: the communicator's name
+    std::map<std::uint64_t, std::string> comm_problem;   // comm -> why events on it cannot be replayed
     std::uint64_t resolution = 1;
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
     std::map<std::uint64_t, std::uint64_t> attribute_names;   // attribute -> its name (a string)
@@ -81,10 +90,11 @@ OTF2_CallbackCode on_attribute(void* u, OTF2_AttributeRef self, OTF2_StringRef n
     static_cast<Impl*>(u)->attribute_names[self] = name;
     return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef, OTF2_StringRef, OTF2_StringRef,
+OTF2_CallbackCode on_region(void* u, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef, OTF2_StringRef,
                             OTF2_RegionRole, OTF2_Paradigm paradigm, OTF2_RegionFlag, OTF2_StringRef, uint32_t,
                             uint32_t) {
     static_cast<Impl*>(u)->region_mpi[self] = paradigm == OTF2_PARADIGM_MPI;
+    static_cast<Impl*>(u)->region_name[self] = name;
     return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_location(void* u, OTF2_LocationRef self, OTF2_StringRef, OTF2_LocationType, uint64_t events,
@@ -103,10 +113,11 @@ OTF2_CallbackCode on_group(void* u, OTF2_GroupRef self, OTF2_StringRef, OTF2_Gro
     if (type == OTF2_GROUP_TYPE_COMM_GROUP) m.comm_groups[self].assign(members, members + n);
     return OTF2_CALLBACK_SUCCESS;
 }
-OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group, OTF2_CommRef,
+OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group, OTF2_CommRef parent,
                           OTF2_CommFlag) {
     Impl& m = *static_cast<Impl*>(u);
     m.comms[self] = group;
+    m.comm_parent[self] = parent;
     m.comm_names[self] = m.strings.count(name) ? m.strings[name] : "comm " + std::to_string(self);
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -126,7 +137,9 @@ struct Sink {
     struct Half {
         std::uint64_t count = 0, last_tick = 0;
     };
-    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Half, Half>>* matching = nullptr;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Half, Half>>* matching =
+        nullptr;
+    int sendrecv = -1;   // check(): inside MPI_Sendrecv, its send (1) and receive (2) seen so far
 };
 
 std::string where(const Sink& s, OTF2_TimeStamp t) {
@@ -140,21 +153,54 @@ bool refuse(Sink& s, const std::string& what) {
     return false;
 }
 
-// A communicator must be MPI_COMM_WORLD (others are not built yet).
-bool world_only(Sink& s, OTF2_CommRef c, OTF2_TimeStamp t, const char* event) {
-    if (c == s.impl->world) return true;
-    const auto it = s.impl->comm_names.find(c);
-    return refuse(s, std::string(event) + " on communicator " + (it != s.impl->comm_names.end() ? it->second : "?") +
-                         " (" + where(s, t) + "): only MPI_COMM_WORLD is built");
+// The context of communicator `c` (TraceEvent::comm), which the rank must
+// be a member of.
+bool comm_of(Sink& s, OTF2_CommRef c, OTF2_TimeStamp t, const char* event, std::uint32_t& context) {
+    const auto name = s.impl->comm_names.find(c);
+    const std::string which = std::string(event) + " on communicator " +
+                              (name != s.impl->comm_names.end() ? name->second : "?") + " (" + where(s, t) + ")";
+    const auto it = s.impl->context.find(c);
+    if (it == s.impl->context.end()) {
+        const auto why = s.impl->comm_problem.find(c);
+        return refuse(s, which + ": " +
+                             (why != s.impl->comm_problem.end()
+                                  ? why->second
+                                  : "no Comm definition of a group of ranks names it (an inter-communicator?)"));
+    }
+    context = it->second;
+    const std::vector<unsigned>& members = s.impl->members[context];
+    if (std::find(members.begin(), members.end(), s.rank) == members.end())
+        return refuse(s, which + ": the rank is not a member of it");
+    return true;
 }
 
-bool peer_ok(Sink& s, std::uint32_t peer, OTF2_TimeStamp t, const char* event) {
+// `peer`, a rank of communicator `context`, as a rank of MPI_COMM_WORLD.
+bool peer_ok(Sink& s, std::uint32_t context, std::uint32_t& peer, OTF2_TimeStamp t, const char* event) {
+    const std::vector<unsigned>& members = s.impl->members[context];
+    if (peer >= members.size())
+        return refuse(s, std::string(event) + " with peer rank " + std::to_string(peer) + " (" + where(s, t) +
+                             "): " + (context == 0 ? "the trace has " : "its communicator has ") +
+                             std::to_string(members.size()) + " ranks");
+    peer = members[peer];
     if (peer == s.rank)
         return refuse(s, std::string(event) + " with its own rank as peer (" + where(s, t) +
                              "): a message to the same rank is a local copy, which the replay does not build");
-    if (peer < s.impl->mpi_locations.size()) return true;
-    return refuse(s, std::string(event) + " with peer rank " + std::to_string(peer) + " (" + where(s, t) +
-                         "): the trace has " + std::to_string(s.impl->mpi_locations.size()) + " ranks");
+    return true;
+}
+
+// Inside MPI_Sendrecv (check() only): at most one MpiSend and one MpiRecv,
+// nothing else of MPI's.
+bool in_sendrecv(Sink& s, TraceEvent::Kind k, OTF2_TimeStamp t) {
+    if (!s.problem || s.sendrecv < 0) return true;
+    const int bit = k == TraceEvent::Kind::Send ? 1 : k == TraceEvent::Kind::Recv ? 2 : 4;
+    if (bit == 4 || (s.sendrecv & bit))
+        return refuse(s, std::string("MPI_Sendrecv with ") +
+                             (bit == 4   ? "another MPI event than its send and receive"
+                              : bit == 1 ? "a second send"
+                                         : "a second receive") +
+                             " (" + where(s, t) + "): not the shape MPI_Sendrecv has");
+    s.sendrecv |= bit;
+    return true;
 }
 
 // An event the replay acts on must carry no attribute: what one says
@@ -182,11 +228,15 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
         using K = TraceEvent::Kind;
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)
             s.summary->peers.at(s.rank).insert(e.peer);
-        if (e.kind == K::CollectiveEnd) s.summary->collectives.insert(e.op), ++s.summary->collective_calls;
+        if (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal) {
+            s.summary->collectives.insert(e.op);
+            s.summary->collective_comms[e.op].insert(e.comm);
+            ++s.summary->collective_calls;
+        }
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
         if (s.matching && (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)) {
             const bool send = e.kind == K::Send || e.kind == K::Isend;
-            auto& pair = (*s.matching)[{send ? s.rank : e.peer, send ? e.peer : s.rank, e.tag}];
+            auto& pair = (*s.matching)[{send ? s.rank : e.peer, send ? e.peer : s.rank, e.tag, e.comm}];
             Sink::Half& h = send ? pair.first : pair.second;
             ++h.count;
             h.last_tick = e.time;
@@ -210,6 +260,9 @@ OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     e.time = t;
     const auto it = s.impl->region_mpi.find(r);
     e.mpi = it != s.impl->region_mpi.end() && it->second;
+    const auto sr = s.impl->region_sendrecv.find(r);
+    e.sendrecv = sr != s.impl->region_sendrecv.end() && sr->second;
+    if (e.sendrecv) s.sendrecv = 0;
     return push(s, e);
 }
 OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
@@ -221,12 +274,14 @@ OTF2_CallbackCode ev_leave(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
     e.time = t;
     const auto it = s.impl->region_mpi.find(r);
     e.mpi = it != s.impl->region_mpi.end() && it->second;
+    if (e.mpi) s.sendrecv = -1;
     return push(s, e);
 }
 TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std::uint32_t tag, std::uint64_t len,
-                   std::uint64_t req = 0) {
+                   std::uint64_t req = 0, std::uint32_t comm = 0) {
     TraceEvent e;
     e.kind = k;
+    e.comm = comm;
     e.time = t;
     e.peer = peer;
     e.tag = tag;
@@ -238,39 +293,55 @@ OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiSend")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
-    if (!world_only(s, c, t, "MPI send") || !peer_ok(s, peer, t, "MPI send")) return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len));
+    std::uint32_t ctx = 0;
+    if (!comm_of(s, c, t, "MPI send", ctx) || !peer_ok(s, ctx, peer, t, "MPI send") ||
+        !in_sendrecv(s, TraceEvent::Kind::Send, t))
+        return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len, 0, ctx));
 }
 OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsend")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
-    if (!world_only(s, c, t, "MPI isend") || !peer_ok(s, peer, t, "MPI isend")) return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req));
+    std::uint32_t ctx = 0;
+    if (!comm_of(s, c, t, "MPI isend", ctx) || !peer_ok(s, ctx, peer, t, "MPI isend") ||
+        !in_sendrecv(s, TraceEvent::Kind::Isend, t))
+        return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req, ctx));
 }
 OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                     uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsendComplete")) return OTF2_CALLBACK_INTERRUPT;
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsendComplete") ||
+        !in_sendrecv(*static_cast<Sink*>(u), TraceEvent::Kind::IsendComplete, t))
+        return OTF2_CALLBACK_INTERRUPT;
     return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IsendComplete, t, 0, 0, 0, req));
 }
 OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                    uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecvRequest")) return OTF2_CALLBACK_INTERRUPT;
+    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecvRequest") ||
+        !in_sendrecv(*static_cast<Sink*>(u), TraceEvent::Kind::IrecvRequest, t))
+        return OTF2_CALLBACK_INTERRUPT;
     return push(*static_cast<Sink*>(u), message(TraceEvent::Kind::IrecvRequest, t, 0, 0, 0, req));
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiRecv")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
-    if (!world_only(s, c, t, "MPI recv") || !peer_ok(s, peer, t, "MPI recv")) return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len));
+    std::uint32_t ctx = 0;
+    if (!comm_of(s, c, t, "MPI recv", ctx) || !peer_ok(s, ctx, peer, t, "MPI recv") ||
+        !in_sendrecv(s, TraceEvent::Kind::Recv, t))
+        return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len, 0, ctx));
 }
 OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecv")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
-    if (!world_only(s, c, t, "MPI irecv") || !peer_ok(s, peer, t, "MPI irecv")) return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req));
+    std::uint32_t ctx = 0;
+    if (!comm_of(s, c, t, "MPI irecv", ctx) || !peer_ok(s, ctx, peer, t, "MPI irecv") ||
+        !in_sendrecv(s, TraceEvent::Kind::Irecv, t))
+        return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx));
 }
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveBegin")) return OTF2_CALLBACK_INTERRUPT;
@@ -283,14 +354,18 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
-    if (!world_only(s, c, t, "MPI collective")) return OTF2_CALLBACK_INTERRUPT;
+    std::uint32_t ctx = 0;
+    if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
+        return OTF2_CALLBACK_INTERRUPT;
     if (!replayable(op)) {
         refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
-                      where(s, t) + "): the replay does barrier, bcast, reduce, allreduce, allgather and alltoall");
+                      where(s, t) +
+                      "): the replay does barrier, bcast, reduce, allreduce, allgather and alltoall, and a "
+                      "communicator's creation and destruction");
         return OTF2_CALLBACK_INTERRUPT;
     }
     const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE;
-    const std::size_t ranks = s.impl->mpi_locations.size();
+    const std::size_t ranks = s.impl->members[ctx].size();
     if (rooted && root >= ranks) {
         refuse(s, std::string(op == OTF2_COLLECTIVE_OP_BCAST ? "MPI bcast" : "MPI reduce") +
                       (root == OTF2_COLLECTIVE_ROOT_NONE ? std::string(" with no root")
@@ -301,15 +376,25 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     TraceEvent e;
     e.kind = TraceEvent::Kind::CollectiveEnd;
     e.time = t;
+    e.comm = ctx;
     e.op = static_cast<int>(op);
-    e.root = root;
+    e.root = rooted ? root : 0;
     e.sent = sent;
     e.received = received;
+    if (op == OTF2_COLLECTIVE_OP_CREATE_HANDLE) {
+        // MPICH agrees on the new communicator's context id over the one it
+        // is made from: an allreduce of its 2,048-bit mask
+        // (MPIR_Get_contextid_sparse).
+        e.op = OTF2_COLLECTIVE_OP_ALLREDUCE;
+        e.sent = e.received = 256;
+    }
+    if (op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE) e.op = TraceEvent::kLocal;   // MPICH frees it locally
     return push(s, e);
 }
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
-// (metrics, parameters) and an MPI_Test that did not complete.
+// (metrics, parameters), an MPI_Test that did not complete, and a
+// communicator's creation and destruction (CommCreate, CommDestroy).
 template <class... Rest>
 OTF2_CallbackCode ev_ignored(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...) {
     return OTF2_CALLBACK_SUCCESS;
@@ -374,18 +459,20 @@ void set_ignored(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_IGNORED(ParameterString);
     VRDMASIM_IGNORED(ParameterUnsignedInt);
     VRDMASIM_IGNORED(MpiRequestTest);
+    // (The communicator's group is in its definition; its creation's cost
+    // in the CREATE_HANDLE collective that encloses the event.)
+    VRDMASIM_IGNORED(CommCreate);
+    VRDMASIM_IGNORED(CommDestroy);
 }
 
 // Events the replay does not do (Unsupported refuses the trace, naming the
-// event): an unknown event, calling contexts (sampling), communicator
-// creation and destruction, cancelled requests, non-blocking collectives.
+// event): an unknown event, calling contexts (sampling), cancelled
+// requests, non-blocking collectives.
 void set_unsupported_mpi(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(Unknown);
     VRDMASIM_UNSUPPORTED(CallingContextEnter);
     VRDMASIM_UNSUPPORTED(CallingContextLeave);
     VRDMASIM_UNSUPPORTED(CallingContextSample);
-    VRDMASIM_UNSUPPORTED(CommCreate);
-    VRDMASIM_UNSUPPORTED(CommDestroy);
     VRDMASIM_UNSUPPORTED(MpiRequestCancelled);
     VRDMASIM_UNSUPPORTED(NonBlockingCollectiveComplete);
     VRDMASIM_UNSUPPORTED(NonBlockingCollectiveRequest);
@@ -629,6 +716,58 @@ std::string anchor_problem(const std::string& anchor) {
     return anchor_later_fields(a, format);
 }
 
+// MPI_COMM_WORLD: the first communicator over every rank without a parent
+// (a dup of it is over every rank too, with one), else the first over
+// every rank; context 0, rank r its rank r. Every other communicator whose group lists ranks
+// (COMM_GROUP: indices into the COMM_LOCATIONS group), each once, gets the
+// next context in the order of the definitions; one that does not is kept
+// with why (refused if an event names it). False without a world.
+bool assign_contexts(Impl& m) {
+    const std::size_t ranks = m.mpi_locations.size();
+    auto over_all = [&](std::uint64_t group) {
+        const auto it = m.comm_groups.find(group);
+        return it != m.comm_groups.end() && it->second.size() == ranks;
+    };
+    for (const auto& [comm, group] : m.comms) {
+        if (!over_all(group)) continue;
+        const bool root = m.comm_parent[comm] == OTF2_UNDEFINED_COMM;
+        if (m.world == OTF2_UNDEFINED_COMM || (root && m.comm_parent[m.world] != OTF2_UNDEFINED_COMM)) m.world = comm;
+    }
+    if (m.world == OTF2_UNDEFINED_COMM) return false;
+    m.context[m.world] = 0;
+    m.members.assign(1, {});
+    m.context_names.assign(1, m.comm_names[m.world]);
+    for (unsigned r = 0; r < ranks; ++r) m.members[0].push_back(r);
+    for (const auto& [comm, group] : m.comms) {
+        if (comm == m.world) continue;
+        const auto it = m.comm_groups.find(group);
+        if (it == m.comm_groups.end()) {
+            m.comm_problem[comm] = "its group is not a list of MPI ranks (MPI_COMM_SELF, or not an MPI group)";
+            continue;
+        }
+        std::vector<unsigned> world;
+        std::set<std::uint64_t> seen;
+        for (std::uint64_t r : it->second) {
+            if (r >= ranks || !seen.insert(r).second) {
+                m.comm_problem[comm] = "its group names rank " + std::to_string(r) +
+                                       (r >= ranks ? " of " + std::to_string(ranks) : " twice");
+                break;
+            }
+            world.push_back(static_cast<unsigned>(r));
+        }
+        if (m.comm_problem.count(comm)) continue;
+        if (m.members.size() >= coll::Communicator::kContexts) {
+            m.comm_problem[comm] = "the trace defines more than " + std::to_string(coll::Communicator::kContexts) +
+                                   " communicators (the replay's contexts)";
+            continue;
+        }
+        m.context[comm] = static_cast<std::uint32_t>(m.members.size());
+        m.members.push_back(std::move(world));
+        m.context_names.push_back(m.comm_names[comm]);
+    }
+    return true;
+}
+
 // Opens `anchor`, reads its global definitions into `m` and opens the
 // event files of the ranks' locations; `error` says why not.
 bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
@@ -684,17 +823,14 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
         }
         m.rank_of[loc] = static_cast<unsigned>(r);
     }
-    // MPI_COMM_WORLD: the communicator over every rank.
-    for (const auto& [comm, group] : m.comms) {
-        const auto it = m.comm_groups.find(group);
-        if (it != m.comm_groups.end() && it->second.size() == m.mpi_locations.size()) {
-            m.world = comm;
-            break;
-        }
-    }
-    if (m.world == OTF2_UNDEFINED_COMM) {
+    if (!assign_contexts(m)) {
         error = anchor + " defines no communicator over every rank (MPI_COMM_WORLD)";
         return false;
+    }
+    for (const auto& [region, name] : m.region_name) {
+        const auto it = m.strings.find(name);
+        m.region_sendrecv[region] = m.region_mpi[region] && it != m.strings.end() &&
+                                    (it->second == "MPI_Sendrecv" || it->second == "MPI_Sendrecv_replace");
     }
     for (std::uint64_t loc : m.mpi_locations) OTF2_Reader_SelectLocation(m.reader, loc);
     m.local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
@@ -754,6 +890,7 @@ TraceReader::TraceReader(const Config& c, const std::string& key, const std::str
     if (!open_archive(anchor, *impl_, error)) throw c.refuse(key, error);
     resolution_ = impl_->resolution;
     locations_ = impl_->mpi_locations;
+    communicators_ = impl_->members;
     events_.assign(locations_.size(), 0);
 }
 
@@ -768,7 +905,8 @@ TraceSummary TraceReader::check() const {
     std::string problem;
     TraceSummary summary;
     summary.peers.resize(m.mpi_locations.size());
-    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Sink::Half, Sink::Half>> matching;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Sink::Half, Sink::Half>>
+        matching;
     for (unsigned r = 0; r < m.mpi_locations.size() && problem.empty(); ++r) {
         for (const char* ext : {".evt", ".def"}) {
             const std::string file = location_file(anchor_, m.mpi_locations[r], ext);
@@ -813,13 +951,14 @@ TraceSummary TraceReader::check() const {
     OTF2_EvtReaderCallbacks_Delete(cb);
     if (problem.empty())
         for (const auto& [key, halves] : matching) {
-            const auto [from, to, tag] = key;
+            const auto [from, to, tag, context] = key;
             const Sink::Half &sent = halves.first, &received = halves.second;
             if (sent.count == received.count) continue;
             const bool more_sent = sent.count > received.count;
             std::ostringstream os;
-            os << "rank " << from << " sends " << sent.count << " message(s) with tag " << tag << " to rank " << to
-               << ", which receives " << received.count << " from it: the " << (more_sent ? "send" : "receive")
+            os << "rank " << from << " sends " << sent.count << " message(s) with tag " << tag
+               << (m.members.size() > 1 ? " on communicator " + m.context_names[context] : std::string()) << " to rank "
+               << to << ", which receives " << received.count << " from it: the " << (more_sent ? "send" : "receive")
                << " at tick " << (more_sent ? sent.last_tick : received.last_tick) << " (rank "
                << (more_sent ? from : to) << ") has no matching " << (more_sent ? "receive" : "send")
                << " (the replay would fail or wait for ever)";

@@ -36,12 +36,22 @@ struct TraceEvent {
     Kind kind = Kind::Enter;
     std::uint64_t time = 0;   // ticks
     bool mpi = false;   // Enter, Leave: of an MPI region
-    std::uint32_t peer = 0;   // rank in MPI_COMM_WORLD
+    // Enter: of MPI_Sendrecv or MPI_Sendrecv_replace (Score-P's region
+    // names are the MPI functions'): its send and receive go together.
+    bool sendrecv = false;
+    // Point-to-point, CollectiveEnd: the communicator's context
+    // (TraceReader::communicators(); 0: MPI_COMM_WORLD).
+    std::uint32_t comm = 0;
+    std::uint32_t peer = 0;   // rank in MPI_COMM_WORLD (translated through the communicator's group)
     std::uint32_t tag = 0;
     std::uint64_t length = 0;   // bytes
     std::uint64_t request = 0;
-    int op = 0;   // OTF2_CollectiveOp
-    std::uint32_t root = 0;
+    // OTF2_CollectiveOp, as replayed: a communicator's creation
+    // (CREATE_HANDLE) is MPICH's agreement on its context id, an allreduce
+    // of 256 B; its destruction (DESTROY_HANDLE), local in MPICH, kLocal.
+    int op = 0;
+    static constexpr int kLocal = -1;
+    std::uint32_t root = 0;   // rank in the communicator
     std::uint64_t sent = 0, received = 0;
 };
 
@@ -49,6 +59,7 @@ struct TraceEvent {
 // rank's point-to-point peers.
 struct TraceSummary {
     std::set<int> collectives;   // OTF2_CollectiveOp
+    std::map<int, std::set<std::uint32_t>> collective_comms;   // each collective's communicators (contexts)
     std::vector<std::set<std::uint32_t>> peers;   // by rank
     std::uint64_t receives = 0, collective_calls = 0;   // over every rank
     // The largest message any rank sends or receives (a collective's: the
@@ -70,6 +81,12 @@ public:
     unsigned ranks() const { return static_cast<unsigned>(locations_.size()); }
     std::uint64_t ticks_per_second() const { return resolution_; }
     std::uint64_t events(unsigned rank) const { return events_.at(rank); }
+    // The communicators events may name, by context (TraceEvent::comm):
+    // their ranks in MPI_COMM_WORLD, in their own rank order. Context 0 is
+    // MPI_COMM_WORLD; the others (MPI_Comm_split, MPI_Comm_dup, a
+    // cartesian communicator: each an OTF2 Comm whose group lists ranks)
+    // follow in the order of their definitions.
+    const std::vector<std::vector<unsigned>>& communicators() const { return communicators_; }
     // Every event of every rank once: a ConfigError for the first the
     // replay does not support (its kind, rank and time), a communicator
     // other than MPI_COMM_WORLD, a collective not built. One rank's
@@ -120,6 +137,7 @@ private:
     std::unique_ptr<Impl> impl_;
     std::vector<std::uint64_t> locations_;   // by rank
     std::vector<std::uint64_t> events_;   // by rank
+    std::vector<std::vector<unsigned>> communicators_;   // by context
     std::uint64_t resolution_ = 1;
     std::map<unsigned, Stream> streams_;
     std::map<std::uint64_t, unsigned> open_;   // open readers: last read -> rank
