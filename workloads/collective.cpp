@@ -65,7 +65,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     const unsigned n = static_cast<unsigned>(apps.size());
     if (n < 2) throw c.refuse(params_of<WorkloadParams>().kind, "a collective needs two ranks (nodes) or more");
     if (root_ >= n) throw c.refuse(P.root, "the system has " + std::to_string(n) + " ranks (nodes)");
-    const bool reduction = op_ == coll::Op::Reduce || op_ == coll::Op::Allreduce;
+    const bool reduction = coll::is_reduction(op_);
     if (reduction && bytes_ % 8 != 0)
         throw c.refuse(params_of<WorkloadParams>().message_size,
                        "a reduction sums 64-bit elements: a multiple of 8 B per rank");

@@ -46,6 +46,8 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
     case coll::Op::Bcast:
     case coll::Op::Allreduce: return bytes;
     case coll::Op::Reduce: return rank == root ? bytes : 0;
+    case coll::Op::Scan: return bytes;
+    case coll::Op::Exscan: return rank == 0 ? 0 : bytes;   // MPI leaves rank 0's undefined
     case coll::Op::Allgather:
     case coll::Op::Alltoall: return ranks * bytes;
     }
@@ -59,10 +61,14 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
     case coll::Op::Bcast: want = bytes_of(root, root, call, bytes); break;
     case coll::Op::Reduce:
     case coll::Op::Allreduce:
+    case coll::Op::Scan:
+    case coll::Op::Exscan:
         want.assign(result_bytes(rank), 0);
         for (std::uint64_t i = 0; i < want.size() / 8; ++i) {
             std::uint64_t sum = 0;
-            for (unsigned r = 0; r < ranks; ++r) sum += element(r, r, call, i);
+            // Every rank's, or (scans) those up to this one, or before it.
+            const unsigned upto = op == coll::Op::Scan ? rank + 1 : op == coll::Op::Exscan ? rank : ranks;
+            for (unsigned r = 0; r < upto; ++r) sum += element(r, r, call, i);
             for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
         }
         break;
@@ -100,6 +106,8 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, bytes / 8, a); break;
     case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes, a); break;
     case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes, a); break;
+    case coll::Op::Scan:
+    case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / 8, op == coll::Op::Exscan, a); break;
     }
 }
 

@@ -345,7 +345,9 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
     case coll::Op::Reduce:
-    case coll::Op::Allreduce: d.bytes = (end.sent + 7) / 8 * 8; break;
+    case coll::Op::Allreduce:
+    case coll::Op::Scan:
+    case coll::Op::Exscan: d.bytes = (end.sent + 7) / 8 * 8; break;
     case coll::Op::Allgather: d.bytes = end.sent; break;
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
     }

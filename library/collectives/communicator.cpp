@@ -27,6 +27,8 @@ Op op_of(const std::string& s) {
     if (s == "allreduce") return Op::Allreduce;
     if (s == "allgather") return Op::Allgather;
     if (s == "alltoall") return Op::Alltoall;
+    if (s == "scan") return Op::Scan;
+    if (s == "exscan") return Op::Exscan;
     throw std::logic_error("collective.op: unknown collective '" + s + "'");
 }
 
@@ -50,6 +52,8 @@ const char* name_of(Op op) {
     case Op::Allreduce: return "allreduce";
     case Op::Allgather: return "allgather";
     case Op::Alltoall: return "alltoall";
+    case Op::Scan: return "scan";
+    case Op::Exscan: return "exscan";
     }
     return "?";
 }
@@ -82,6 +86,8 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
             a = power_of_two(ranks) && bytes * ranks <= 81920 ? Algorithm::RecursiveDoubling : Algorithm::Ring;
             break;
         case Op::Alltoall: a = bytes <= 256 ? Algorithm::Bruck : Algorithm::Pairwise; break;
+        case Op::Scan:
+        case Op::Exscan: a = Algorithm::RecursiveDoubling; break;   // MPICH's only one
         }
     }
     const std::vector<Algorithm> fits = [op] {
@@ -93,6 +99,8 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
             return std::vector<Algorithm>{Algorithm::RecursiveDoubling, Algorithm::Ring, Algorithm::Rabenseifner};
         case Op::Allgather: return std::vector<Algorithm>{Algorithm::Ring, Algorithm::RecursiveDoubling};
         case Op::Alltoall: return std::vector<Algorithm>{Algorithm::Pairwise, Algorithm::Bruck};
+        case Op::Scan:
+        case Op::Exscan: return std::vector<Algorithm>{Algorithm::RecursiveDoubling};
         }
         return std::vector<Algorithm>{};
     }();
@@ -228,6 +236,11 @@ std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsign
         if (any || a == Algorithm::Bruck) powers();
         if (any || a == Algorithm::Pairwise) all();
         break;
+    case Op::Scan:
+    case Op::Exscan:
+        for (unsigned mask = 1; mask < n; mask <<= 1)
+            if ((r ^ mask) < n) add(r ^ mask);
+        break;
     }
     return out;
 }
@@ -240,6 +253,8 @@ std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t b
     case Op::Allreduce: return 2 * bytes;   // a received vector, and the accumulator of a non-root
     case Op::Allgather: return 0;
     case Op::Alltoall: return 2 * bytes * ranks;   // Bruck's rotated blocks and its packing buffer
+    case Op::Scan:
+    case Op::Exscan: return 2 * bytes;   // the partial sums and a received vector
     }
     return 0;
 }

@@ -19,10 +19,14 @@
 
 namespace vrdmasim::coll {
 
-enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall };
+enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, Scan, Exscan };
 enum class Algorithm { Auto, Dissemination, Binomial, RecursiveDoubling, Ring, Rabenseifner, Pairwise, Bruck };
 
 Op op_of(const std::string& name);
+// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan).
+inline bool is_reduction(Op op) {
+    return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan;
+}
 Algorithm algorithm_of(const std::string& name);
 const char* name_of(Op op);
 const char* name_of(Algorithm a);
@@ -83,6 +87,10 @@ public:
     // written.
     void reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm a);
     void allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a);
+    // The sums of `count` 64-bit elements of ranks 0 to this one's (scan)
+    // or to the one before (exscan: rank 0's `rbuf` is left as it is)
+    // into `rbuf`, by MPICH's recursive doubling.
+    void scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, bool exclusive, Algorithm a);
     // Every rank's `bytes` at `sbuf` into block r (of `bytes`) of every
     // rank's `rbuf`.
     void allgather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);

@@ -6,10 +6,11 @@ CollParams::CollParams()
     : set("collective",
           "MPI-style collectives on the two-sided library or on one-sided RDMA "
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
-      op(set.choice("op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"},
-                    "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-                    "osu_allreduce, osu_allgather, osu_alltoall): each rank contributes workload.message-size "
-                    "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
+      op(set.choice(
+          "op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan"},
+          "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
+          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan): each rank contributes workload.message-size "
+          "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
                            "of the two-sided library, msg.*: eager copies or rendezvous, matched by tag) or "

@@ -159,7 +159,7 @@ void Endpoint::copy(std::uint64_t from, std::uint64_t to, std::uint64_t len) {
 }
 
 Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
-    if (tag == kAnyTag) throw std::invalid_argument("isend with the wildcard tag");
+    if (is_wildcard_tag(tag)) throw std::invalid_argument("isend with a wildcard tag");
     peer(dst);   // a peer, or an error
     const Request id = next_req_++;
     Req& r = reqs_[id];

@@ -89,7 +89,7 @@ public:
 
     using Request = std::uint64_t;
     Request isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len);
-    // `src` may be kAnySource, `tag` kAnyTag.
+    // `src` may be kAnySource, `tag` kAnyTag or a context's wildcard (matching.hpp).
     Request irecv(unsigned src, std::uint64_t tag, std::uint64_t buf, std::uint64_t len);
     // Progress once; true if the request is complete (then wait() returns at once).
     bool test(Request r);

@@ -34,7 +34,7 @@ bool MatchQueues::peek(unsigned src, std::uint64_t tag, std::uint64_t& id) {
 }
 
 bool MatchQueues::arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std::uint64_t& matched) {
-    if (src == kAnySource || tag == kAnyTag) throw std::logic_error("a message with a wildcard source or tag");
+    if (src == kAnySource || is_wildcard_tag(tag)) throw std::logic_error("a message with a wildcard source or tag");
     searched_ = 0;
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         ++searched_;

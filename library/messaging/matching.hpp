@@ -17,6 +17,13 @@ namespace msg {
 
 constexpr unsigned kAnySource = std::numeric_limits<unsigned>::max();
 constexpr std::uint64_t kAnyTag = std::numeric_limits<std::uint64_t>::max();
+// Tags may carry a context above bit 40 (an MPI communicator's:
+// coll::Communicator::p2p_tag): a receive's tag whose low 40 bits are all
+// ones (`context | kContextAnyTag`) accepts every tag below bit 40 of that
+// context, MPI_ANY_TAG of one communicator. A message's tag never has them
+// all set.
+constexpr std::uint64_t kContextAnyTag = (std::uint64_t(1) << 40) - 1;
+constexpr bool is_wildcard_tag(std::uint64_t tag) { return (tag & kContextAnyTag) == kContextAnyTag; }
 
 class MatchQueues {
 public:
@@ -43,7 +50,9 @@ private:
         std::uint64_t tag, id;
     };
     static bool accepts(const Entry& recv, unsigned src, std::uint64_t tag) {
-        return (recv.src == kAnySource || recv.src == src) && (recv.tag == kAnyTag || recv.tag == tag);
+        return (recv.src == kAnySource || recv.src == src) &&
+               (recv.tag == tag || recv.tag == kAnyTag ||
+                (is_wildcard_tag(recv.tag) && (tag | kContextAnyTag) == recv.tag));
     }
     LazyDeque<Entry> posted_, unexpected_;
     std::size_t searched_ = 0;

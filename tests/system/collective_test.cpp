@@ -80,11 +80,13 @@ void clean(const Figures& f) {
 const char* const kMigrateBlock = "64KiB";
 
 // Every collective with each of its algorithms.
-const std::pair<const char*, const char*> kSpecs[] = {{"barrier", "dissemination"}, {"bcast", "binomial"},
-                                                      {"reduce", "binomial"},       {"allreduce", "recursive-doubling"},
-                                                      {"allreduce", "ring"},        {"allreduce", "rabenseifner"},
-                                                      {"allgather", "ring"},        {"allgather", "recursive-doubling"},
-                                                      {"alltoall", "pairwise"},     {"alltoall", "bruck"}};
+const std::pair<const char*, const char*> kSpecs[] = {
+    {"barrier", "dissemination"},   {"bcast", "binomial"},
+    {"reduce", "binomial"},         {"allreduce", "recursive-doubling"},
+    {"allreduce", "ring"},          {"allreduce", "rabenseifner"},
+    {"allgather", "ring"},          {"allgather", "recursive-doubling"},
+    {"alltoall", "pairwise"},       {"alltoall", "bruck"},
+    {"scan", "recursive-doubling"}, {"exscan", "recursive-doubling"}};
 
 unsigned log2_ceil(unsigned n) {
     unsigned k = 0;
@@ -129,6 +131,10 @@ TEST_CASE("collectives: each algorithm sends the messages its definition says", 
     CHECK(messages(n, "allgather", "recursive-doubling") == n * log2_ceil(n));
     CHECK(messages(odd, "alltoall", "pairwise") == odd * (odd - 1));
     CHECK(messages(odd, "alltoall", "bruck") == odd * log2_ceil(odd));
+    // Every rank with every rank XOR 2^k below 12: 12 + 12 + 8 + 8.
+    CHECK(messages(odd, "scan", "recursive-doubling") == 40);
+    CHECK(messages(odd, "exscan", "recursive-doubling") == 40);
+    CHECK(messages(n, "scan", "recursive-doubling") == n * log2_ceil(n));
 }
 
 TEST_CASE("collectives: allreduce on 8 ranks, as library/collectives/README.md quotes", "[collective]") {

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "library/collectives/params.hpp"
 #include "library/messaging/endpoint.hpp"
@@ -126,6 +127,7 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
         apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
     state_.resize(ranks_);
+    comms_ = MpiCommunicators(ranks_);
 }
 
 MpiWorkload::~MpiWorkload() = default;
@@ -173,10 +175,10 @@ void MpiWorkload::map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::ui
 void MpiWorkload::received(RdmaProcess& app, unsigned rank, const msg::Status& st, const Rank::Open& open, Reply& r) {
     const auto it = rank_of_node_.find(st.source);
     if (it == rank_of_node_.end()) throw std::logic_error("mpi: a message from a node no rank runs on");
-    r.source = static_cast<std::int32_t>(it->second);
-    r.tag = static_cast<std::int32_t>(st.tag);
+    r.source = static_cast<std::int32_t>(comms_.rank_in(open.comm, it->second));
+    r.tag = MpiCommunicators::mpi_tag(st.tag);
     r.bytes = st.len;
-    const bool ok = st.ok && delivered_intact(app, it->second, rank, r.tag, open.va, st.len);
+    const bool ok = st.ok && delivered_intact(app, it->second, rank, st.tag, open.va, st.len);
     if (!ok)
         std::cerr << "vrdmasim: DATA MISMATCH: mpi rank " << rank << " received " << st.len << " B from rank "
                   << it->second << " (tag " << r.tag << ") that differ from what was sent\n";
@@ -192,10 +194,10 @@ void MpiWorkload::sending(RdmaProcess& app, unsigned rank, const Call& c) {
     std::vector<unsigned char> data(c.bytes);
     if (c.bytes && !app.debug_read(c.va, data.data(), c.bytes))
         throw std::logic_error("mpi: a send buffer the simulation mapped cannot be read");
-    in_flight_[{rank, static_cast<unsigned>(c.peer), c.tag}].push_back(std::move(data));
+    in_flight_[{rank, comms_.world_of(rank, c.comm, c.peer), tag_of(c.comm, c.tag)}].push_back(std::move(data));
 }
 
-bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::int32_t tag, std::uint64_t va,
+bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::uint64_t tag, std::uint64_t va,
                                    std::uint64_t len) {
     auto& queue = in_flight_[{from, to, tag}];
     if (queue.empty()) throw std::logic_error("mpi: a message received that no rank sent");
@@ -226,7 +228,6 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
     ready_and_wait(app, ranks_);
     ep.connect(eps_);
     if (!launcher_) launch();   // the first rank to get here starts the program (host time, not simulated)
-    coll::Communicator comm(ctx_, app, ep, nodes_, rank);
     const sc_time start = app.now();
     log_.began(start);
     Reply hello;
@@ -252,7 +253,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         }
         const sc_time t0 = app.now();
         Reply r;
-        const bool more = serve(app, rank, ep, comm, c, r);
+        const bool more = serve(app, rank, ep, c, r);
         mpi_us_.add(to_us(app.now() - t0));
         r.time_ps = ps_of(app.now());
         if (!more) {
@@ -264,7 +265,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             launcher_->reply(rank, r);
             break;
         }
-        launcher_->reply(rank, r);
+        if (!std::exchange(state_[rank].replied, false)) launcher_->reply(rank, r);
     }
     if (done_ == ranks_) {
         const std::string how = launcher_->wait_for_exit(60);
@@ -273,20 +274,35 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
     program_ended(app);
 }
 
-unsigned MpiWorkload::peer_node(unsigned rank, std::int32_t peer) const {
-    if (peer == mpiwire::kAnySource) return msg::kAnySource;
-    if (peer < 0 || static_cast<unsigned>(peer) >= ranks_)
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " names rank " + std::to_string(peer) + " of " +
-                                 std::to_string(ranks_));
-    return node_of(static_cast<unsigned>(peer));
+unsigned MpiWorkload::peer_node(unsigned rank, std::uint32_t ctx, std::int32_t peer) const {
+    if (peer == mpiwire::kAnySource) {
+        comms_.members(rank, ctx);   // a communicator it is in
+        return msg::kAnySource;
+    }
+    const unsigned world = comms_.world_of(rank, ctx, peer);
+    if (world == rank)
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) +
+                                 " sends a message to itself or receives one from itself: MPI's self messages (a "
+                                 "memory copy in Open MPI) are not built (workloads/mpi/README.md \"What is timed\")");
+    return node_of(world);
 }
 
-std::uint64_t MpiWorkload::tag_of(std::int32_t tag) {
-    return tag == mpiwire::kAnyTag ? msg::kAnyTag : std::uint64_t(tag);
+std::uint64_t MpiWorkload::tag_of(std::uint32_t ctx, std::int32_t tag) {
+    return tag == mpiwire::kAnyTag ? MpiCommunicators::any_tag(ctx) : MpiCommunicators::tag(ctx, tag);
 }
 
-bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll::Communicator& comm, const Call& c,
-                        Reply& r) {
+coll::Communicator& MpiWorkload::coll_of(RdmaProcess& app, unsigned rank, std::uint32_t ctx) {
+    std::unique_ptr<coll::Communicator>& comm = state_[rank].colls[ctx];
+    if (!comm) {
+        std::vector<unsigned> nodes;
+        for (const unsigned w : comms_.members(rank, ctx)) nodes.push_back(node_of(w));
+        comm =
+            std::make_unique<coll::Communicator>(ctx_, app, *eps_[app.node()], nodes, comms_.rank_in(ctx, rank), ctx);
+    }
+    return *comm;
+}
+
+bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     calls_.inc();
     switch (static_cast<Op>(c.op)) {
     case Op::Finalize: return false;
@@ -299,7 +315,10 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll
     case Op::Reduce:
     case Op::Allreduce:
     case Op::Allgather:
-    case Op::Alltoall: collective(app, rank, comm, c); return true;
+    case Op::Alltoall:
+    case Op::Scan:
+    case Op::Exscan: collective(app, rank, c); return true;
+    case Op::CommSplit: split(app, rank, c, r); return true;
     case Op::Send:
     case Op::Isend:
     case Op::Recv:
@@ -311,21 +330,73 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll
     case Op::Testany:
     case Op::Testall: any_or_all(rank, ep, c, r); return true;
     case Op::Probe:
-    case Op::Iprobe: {
-        msg::Status st;
-        const unsigned from = peer_node(rank, c.peer);
-        if (static_cast<Op>(c.op) == Op::Probe) st = ep.probe(from, tag_of(c.tag));
-        else if (!ep.iprobe(from, tag_of(c.tag), st)) return true;
-        r.flag = 1;
-        r.source = static_cast<std::int32_t>(rank_of_node_.at(st.source));
-        r.tag = static_cast<std::int32_t>(st.tag);
-        r.bytes = st.len;
-        return true;
-    }
+    case Op::Iprobe: probe(rank, ep, c, r); return true;
     case Op::Hello: break;
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                              ", which this vrdmasim does not know here (a preloaded library of another version?)");
+}
+
+void MpiWorkload::probe(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+    msg::Status st;
+    const unsigned from = peer_node(rank, c.comm, c.peer);
+    if (static_cast<Op>(c.op) == Op::Probe) st = ep.probe(from, tag_of(c.comm, c.tag));
+    else if (!ep.iprobe(from, tag_of(c.comm, c.tag), st)) return;
+    r.flag = 1;
+    r.source = static_cast<std::int32_t>(comms_.rank_in(c.comm, rank_of_node_.at(st.source)));
+    r.tag = MpiCommunicators::mpi_tag(st.tag);
+    r.bytes = st.len;
+}
+
+void MpiWorkload::split(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    static_assert(MpiCommunicators::kUndefined == mpiwire::kUndefinedColor, "MPI_UNDEFINED's colour");
+    const std::uint64_t n = comms_.members(rank, c.comm).size();
+    const std::uint64_t split = comms_.contribute(rank, c.comm, c.peer, c.tag);
+    coll::Communicator& parent = coll_of(app, rank, c.comm);
+    // Open MPI's ompi_comm_split: every member's (colour, key), 8 bytes, to
+    // every member; then the members agree on the new context (an
+    // allreduce of one word, ompi_comm_nextcid).
+    const std::uint64_t buf = scratch(app, rank, 8 * (n + 1));
+    std::string why;
+    coll::Algorithm gather = coll::Algorithm::Auto, reduce = coll::Algorithm::Auto;
+    if (!coll::resolve(coll::Op::Allgather, coll::configured_algorithm(ctx_.config, coll::Op::Allgather),
+                       static_cast<unsigned>(n), 8, gather, why) ||
+        !coll::resolve(coll::Op::Allreduce, coll::configured_algorithm(ctx_.config, coll::Op::Allreduce),
+                       static_cast<unsigned>(n), 8, reduce, why))
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a communicator split: " + why);
+    collectives_.inc();
+    parent.allgather(buf, buf + 8, 8, gather);
+    parent.allreduce(buf, buf + 8, 1, reduce);
+    const std::uint32_t made = comms_.created(rank, c.comm, split);
+    r.request = made == MpiCommunicators::kNone ? mpiwire::kNoComm : made;
+    if (made != MpiCommunicators::kNone) {
+        r.source = static_cast<std::int32_t>(comms_.rank_in(made, rank));
+        r.bytes = comms_.members(rank, made).size();
+    }
+    meet(app, rank, {c.comm, split}, n, r);
+}
+
+void MpiWorkload::meet(RdmaProcess& app, unsigned rank, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n,
+                       const Reply& r) {
+    std::shared_ptr<Meeting>& at = meetings_[split];
+    if (!at) at = std::make_shared<Meeting>();
+    const std::shared_ptr<Meeting> m = at;
+    m->replies.emplace_back(rank, r);
+    state_[rank].replied = true;
+    if (m->replies.size() < n) {
+        app.wait_until([&] { return m->replies.size() == n && m->released; }, m->done);
+        return;
+    }
+    // The last member: every member returns now, and is told so before any
+    // waits for its next call (real MPI's split waits for them all).
+    app.sync_time();
+    meetings_.erase(split);
+    m->released = true;
+    for (auto& [q, reply] : m->replies) {
+        reply.time_ps = ps_of(app.now());
+        launcher_->reply(q, reply);
+    }
+    m->done.notify(sc_core::SC_ZERO_TIME);
 }
 
 void MpiWorkload::untimed(unsigned rank, const Call& c) {
@@ -382,19 +453,19 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
     // Sendrecv's receive is in the second buffer.
     const std::uint64_t rva = op == Op::Sendrecv ? c.va2 : c.va, rlen = op == Op::Sendrecv ? c.bytes2 : c.bytes;
     msg::Endpoint::Request sq = 0, rq = 0;
-    const Rank::Open open{app.now(), rva};
+    const Rank::Open open{app.now(), rva, c.comm};
     if (sends) {
         map(app, rank, c.va, c.bytes);
         messages_.inc();
         sending(app, rank, c);
         log_.posted(app.now());
-        sq = ep.isend(peer_node(rank, c.peer), tag_of(c.tag), c.va, c.bytes);
+        sq = ep.isend(peer_node(rank, c.comm, c.peer), tag_of(c.comm, c.tag), c.va, c.bytes);
     }
     if (receives) {
         map(app, rank, rva, rlen);
         poison(app, rva, rlen, calls_.value());
         const std::int32_t from = op == Op::Sendrecv ? c.peer2 : c.peer, tag = op == Op::Sendrecv ? c.tag2 : c.tag;
-        rq = ep.irecv(peer_node(rank, from), tag_of(tag), rva, std::max<std::uint64_t>(rlen, 1));
+        rq = ep.irecv(peer_node(rank, c.comm, from), tag_of(c.comm, tag), rva, std::max<std::uint64_t>(rlen, 1));
     }
     if (op == Op::Isend) {
         r.request = sq;
@@ -408,10 +479,12 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
     }
 }
 
-void MpiWorkload::collective(RdmaProcess& app, unsigned rank, coll::Communicator& comm, const Call& c) {
+void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     const Op op = static_cast<Op>(c.op);
+    coll::Communicator& comm = coll_of(app, rank, c.comm);
+    const unsigned me = comm.rank();
     CollectiveData d;
-    d.ranks = ranks_;
+    d.ranks = comm.size();
     switch (op) {
     case Op::Barrier: d.op = coll::Op::Barrier; break;
     case Op::Bcast: d.op = coll::Op::Bcast; break;
@@ -419,22 +492,25 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, coll::Communicator
     case Op::Allreduce: d.op = coll::Op::Allreduce; break;
     case Op::Allgather: d.op = coll::Op::Allgather; break;
     case Op::Alltoall: d.op = coll::Op::Alltoall; break;
+    case Op::Scan: d.op = coll::Op::Scan; break;
+    case Op::Exscan: d.op = coll::Op::Exscan; break;
     default:
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                                  ", which this vrdmasim does not know");
     }
-    const bool reduction = d.op == coll::Op::Reduce || d.op == coll::Op::Allreduce;
+    const bool reduction = coll::is_reduction(d.op);
     // Reductions are timed as 64-bit words (library/collectives sums them):
     // the data rounded up to 8 bytes.
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
     d.root = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce ? static_cast<unsigned>(c.root) : 0;
-    if (d.root >= ranks_)
+    if (d.root >= d.ranks)
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
-                                 std::to_string(c.root) + " outside the " + std::to_string(ranks_) + " ranks");
+                                 std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +
+                                 " ranks");
     coll::Algorithm a = coll::Algorithm::Auto;
     std::string why;
-    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), ranks_, std::max<std::uint64_t>(d.bytes, 8),
-                       a, why))
+    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), d.ranks,
+                       std::max<std::uint64_t>(d.bytes, 8), a, why))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + why);
     // The program's buffers; the library's own where MPI has none to give
     // (MPI_IN_PLACE's input, a non-root's reduce result).
@@ -451,13 +527,15 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, coll::Communicator
         (rbuf == 0 ? rbuf : sbuf) = own;
     }
     collectives_.inc();
-    const std::uint64_t call = state_[rank].collectives++;
-    if (d.prepare(app, sbuf, rbuf, rank, call) && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
+    // Its number on its communicator, the communicator's context above bit
+    // 40: data of two communicators never look alike.
+    const std::uint64_t call = std::uint64_t(c.comm) << 40 | state_[rank].collectives[c.comm]++;
+    if (d.prepare(app, sbuf, rbuf, me, call) && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     d.run(comm, a, sbuf, rbuf);
-    const std::uint64_t got = d.result_bytes(rank);
-    const std::vector<unsigned char> want = d.expected(rank, call);
+    const std::uint64_t got = d.result_bytes(me);
+    const std::vector<unsigned char> want = d.expected(me, call);
     std::vector<unsigned char> have(got);
     const bool ok = (got == 0 || app.debug_read(rbuf, have.data(), got)) && have == want;
     log_.verified(got, ok);

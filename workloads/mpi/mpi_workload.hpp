@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "workloads/mpi/communicators.hpp"
 #include "workloads/mpi/launcher.hpp"
 #include "workloads/workload.hpp"
 
@@ -54,30 +55,54 @@ private:
         struct Open {
             sc_core::sc_time posted;
             std::uint64_t va = 0;
+            std::uint32_t comm = 0;   // its communicator's context
         };
         std::map<std::uint64_t, Open> receives;   // the open receives, by request
         // The rank's sends in flight (MPI_Isend until its completion): their
         // buffers, which another send may share but no fill may change.
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> sending;
         std::uint64_t fills = 0;
-        std::uint64_t collectives = 0;
-        std::uint64_t scratch = 0, scratch_len = 0;
-        std::vector<std::uint64_t>
-            ids;   // the requests the call being served lists   // the library's own buffer (in-place collectives)
+        // The rank's collectives on each communicator it is in (by context),
+        // and how many it called on each.
+        std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> colls;
+        std::map<std::uint32_t, std::uint64_t> collectives;
+        std::uint64_t scratch = 0, scratch_len = 0;   // the library's own buffer (in-place collectives)
+        std::vector<std::uint64_t> ids;   // the requests the call being served lists
+        bool replied = false;   // the call being served was answered already (meet())
     };
+    // The members of a communicator split (by parent context and split
+    // number) as they finish it: real MPI's split waits for every member,
+    // so all return together, at the last one's time, each told before
+    // the simulation waits for any member's next call.
+    struct Meeting {
+        std::vector<std::pair<unsigned, mpiwire::Reply>> replies;
+        bool released = false;
+        sc_core::sc_event done;
+    };
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::shared_ptr<Meeting>> meetings_;
+    void meet(RdmaProcess& app, unsigned rank, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n,
+              const mpiwire::Reply& r);
     void program(RdmaProcess& app, unsigned rank);
     // Carry out one call; false at MPI_Finalize.
-    bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, coll::Communicator& comm, const mpiwire::Call& c,
-               mpiwire::Reply& r);
-    void collective(RdmaProcess& app, unsigned rank, coll::Communicator& comm, const mpiwire::Call& c);
+    bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    void collective(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    // Rank `rank`'s collectives on communicator `ctx` (made at first use).
+    coll::Communicator& coll_of(RdmaProcess& app, unsigned rank, std::uint32_t ctx);
+    // MPI_Comm_split and the calls that are splits (protocol.hpp): the
+    // colours and keys exchanged as Open MPI does (an allgather over the
+    // parent, then an allreduce that agrees on the context), then the new
+    // communicator.
+    void split(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    void probe(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
     void any_or_all(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // A call the simulation does not time: refused, or counted by name.
     void untimed(unsigned rank, const mpiwire::Call& c);
-    // The node of rank `peer` as `rank` names it (msg::kAnySource for any).
-    unsigned peer_node(unsigned rank, std::int32_t peer) const;
-    static std::uint64_t tag_of(std::int32_t tag);
+    // The node of rank `peer` of communicator `ctx` as `rank` names it
+    // (msg::kAnySource for any), and a tag of `ctx` (or its wildcard).
+    unsigned peer_node(unsigned rank, std::uint32_t ctx, std::int32_t peer) const;
+    static std::uint64_t tag_of(std::uint32_t ctx, std::int32_t tag);
     // The pages of [va, va + len) the rank's simulated process has not
     // mapped yet, mapped at those addresses.
     void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len);
@@ -90,9 +115,10 @@ private:
     // check (matching is non-overtaking, so the receiver's next message of
     // a (source, tag) is the front).
     void sending(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
-    bool delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::int32_t tag, std::uint64_t va,
+    bool delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::uint64_t tag, std::uint64_t va,
                           std::uint64_t len);
-    std::map<std::tuple<unsigned, unsigned, std::int32_t>, std::deque<std::vector<unsigned char>>> in_flight_;
+    // By (world rank from, world rank to, the message's tag with its context).
+    std::map<std::tuple<unsigned, unsigned, std::uint64_t>, std::deque<std::vector<unsigned char>>> in_flight_;
     std::uint64_t scratch(RdmaProcess& app, unsigned rank, std::uint64_t len);
     unsigned node_of(unsigned rank) const { return nodes_.at(rank); }
     void launch();
@@ -106,6 +132,7 @@ private:
     std::vector<std::unique_ptr<msg::Endpoint>> owned_;
     std::vector<msg::Endpoint*> eps_;
     std::vector<Rank> state_;
+    MpiCommunicators comms_{0};
     std::map<std::string, Counter*> untimed_by_name_;
     std::string refusal_;   // the call that stopped the run (mpi.untimed = refuse)
     unsigned done_ = 0;

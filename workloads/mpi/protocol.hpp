@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -45,13 +45,24 @@ enum class Op : std::uint32_t {
     Testall,
     Probe,   // peer (or kAnySource), tag (or kAnyTag): the Reply says what message a receive would take
     Iprobe,   // as Probe, progressed once; the flag: there is one
+    // A new communicator from `comm`: peer = this rank's colour (or
+    // kUndefinedColor), tag = its key. The Reply's request is the new
+    // communicator's context (kNoComm for none), source this rank's rank
+    // in it, bytes its size. MPI_Comm_dup, MPI_Comm_create and
+    // MPI_Cart_create are splits too (README "Communicators").
+    CommSplit,
+    Scan,   // va (send), va2 (receive), bytes
+    Exscan,   // as Scan
 };
 
 constexpr std::int32_t kAnySource = -1;
 constexpr std::int32_t kAnyTag = -1;
+constexpr std::int32_t kUndefinedColor = -32766;   // MPI_UNDEFINED
+constexpr std::uint32_t kNoComm = 0xffffffffu;
 
 struct Call {
     std::uint32_t op = 0;
+    std::uint32_t comm = 0;   // the communicator's context (0: MPI_COMM_WORLD); ranks are ranks in it
     std::int32_t peer = 0, tag = 0, peer2 = 0, tag2 = 0, root = 0;
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;

@@ -30,6 +30,27 @@ TEST_CASE("matching: a message matches the first posted receive that accepts it"
     CHECK(q.posted() == 0);
 }
 
+TEST_CASE("matching: a context's wildcard tag takes that context's tags only", "[msg]") {
+    MatchQueues q;
+    std::uint64_t m = 0;
+    const std::uint64_t ctx1 = std::uint64_t(1) << 41, ctx2 = std::uint64_t(2) << 41;
+    CHECK_FALSE(q.arrive(3, 5, 10, m));   // context 0
+    CHECK_FALSE(q.arrive(3, ctx2 | 5, 11, m));
+    CHECK_FALSE(q.arrive(3, (std::uint64_t(1) << 40) | 5, 12, m));   // above bit 40: not a context-0 tag
+    CHECK_FALSE(q.arrive(3, ctx1 | 7, 13, m));
+    REQUIRE(q.post_receive(3, ctx1 | kContextAnyTag, 200, m));
+    CHECK(m == 13);
+    REQUIRE(q.post_receive(kAnySource, ctx2 | kContextAnyTag, 201, m));
+    CHECK(m == 11);
+    REQUIRE(q.post_receive(3, kContextAnyTag, 202, m));
+    CHECK(m == 10);
+    CHECK_FALSE(q.post_receive(3, ctx1 | kContextAnyTag, 203, m));   // message 12 is no context's p2p tag
+    CHECK(q.unexpected() == 1);
+    REQUIRE(q.post_receive(3, kAnyTag, 204, m));
+    CHECK(m == 12);
+    CHECK_THROWS(q.arrive(3, ctx1 | kContextAnyTag, 14, m));
+}
+
 TEST_CASE("matching: a receive takes the oldest unexpected message it accepts (non-overtaking)", "[msg]") {
     MatchQueues q;
     std::uint64_t m = 0;

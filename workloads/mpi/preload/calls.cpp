@@ -36,17 +36,30 @@ std::map<MPI_Request, Pending>& pending() {
     return p;
 }
 
-Call call(Op op) {
+Call call(Op op, std::uint32_t ctx = 0) {
     Call c;
     c.op = static_cast<std::uint32_t>(op);
+    c.comm = ctx;
     return c;
 }
 
-// Only MPI_COMM_WORLD is timed so far: another communicator is a call the
-// simulation does not time.
-bool world(MPI_Comm comm, const char* name) {
-    if (comm == MPI_COMM_WORLD) return true;
-    untimed((std::string(name) + " on a communicator other than MPI_COMM_WORLD").c_str());
+// The communicators the simulation made (README "Communicators"), by the
+// program's handle: their contexts. MPI_COMM_WORLD is context 0.
+std::map<MPI_Comm, std::uint32_t>& contexts() {
+    static std::map<MPI_Comm, std::uint32_t> c{{MPI_COMM_WORLD, 0}};
+    return c;
+}
+
+// A call on `comm` is timed if the simulation knows `comm` (its context
+// into `ctx`); one made by an untimed call (an intercommunicator,
+// MPI_Comm_split_type, ...) makes the call untimed.
+bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
+    const auto it = contexts().find(comm);
+    if (it != contexts().end()) {
+        ctx = it->second;
+        return true;
+    }
+    untimed((std::string(name) + " on a communicator made by an untimed call").c_str());
     return false;
 }
 
@@ -70,9 +83,10 @@ void check_match(const MPI_Status& st, const Reply& r, MPI_Datatype type, const 
 }
 
 // The real receive of a message the simulation matched.
-int real_recv(void* buf, int count, MPI_Datatype type, const Reply& r, MPI_Status* status, const char* name) {
+int real_recv(void* buf, int count, MPI_Datatype type, MPI_Comm comm, const Reply& r, MPI_Status* status,
+              const char* name) {
     MPI_Status st;
-    const int rc = PMPI_Recv(buf, count, type, r.source, r.tag, MPI_COMM_WORLD, &st);
+    const int rc = PMPI_Recv(buf, count, type, r.source, r.tag, comm, &st);
     check_match(st, r, type, name);
     if (status != MPI_STATUS_IGNORE) *status = st;
     return rc;
@@ -148,6 +162,55 @@ MPI_Status* status_at(MPI_Status statuses[], int i) {
     return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
+// MPI_Allgather and MPI_Alltoall: a block of each rank's to every rank
+// (the same one, or its own), posted as `post` does.
+template <class Post>
+int all_to_all(Op op, const char* name, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               MPI_Comm comm, Post post) {
+    std::uint32_t ctx = 0;
+    if (!known(comm, name, ctx)) return post(nullptr);
+    if (sendbuf == MPI_IN_PLACE) {
+        untimed((std::string(name) + " with MPI_IN_PLACE").c_str());
+        return post(nullptr);
+    }
+    Call c = call(op, ctx);
+    buffer(c, sendbuf, sendcount, sendtype);
+    c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
+    MPI_Request real;
+    post(&real);
+    return collective(c, real, true, nullptr);
+}
+
+// A new communicator (README "Communicators"): the simulation times the
+// split of `comm` and says which communicator this rank is in; then real
+// MPI makes it (every member of `comm` has been let go by then), `make`
+// into `*out`, and its size and this rank's rank in it are checked
+// against the simulation's.
+template <class Make>
+int split(const char* name, MPI_Comm comm, int color, int key, MPI_Comm* out, Make make) {
+    std::uint32_t ctx = 0;
+    if (!known(comm, name, ctx)) return make();
+    Call c = call(Op::CommSplit, ctx);
+    c.peer = color == MPI_UNDEFINED ? mpiwire::kUndefinedColor : color;
+    c.tag = key;
+    const Reply r = exchange(c);
+    const int rc = make();
+    const bool none = r.request == mpiwire::kNoComm;
+    int size = 0, rank = 0;
+    if (!none && *out != MPI_COMM_NULL) {
+        PMPI_Comm_size(*out, &size);
+        PMPI_Comm_rank(*out, &rank);
+    }
+    if (none != (*out == MPI_COMM_NULL) || (!none && (static_cast<std::uint64_t>(size) != r.bytes || rank != r.source)))
+        fail((std::string(name) + ": real MPI made a communicator of " + std::to_string(size) + " with this rank " +
+              std::to_string(rank) + "; the simulation one of " + std::to_string(r.bytes) + " with rank " +
+              std::to_string(r.source) + (none ? " (none)" : ""))
+                 .c_str());
+    if (!none) contexts()[*out] = static_cast<std::uint32_t>(r.request);
+    mark();
+    return rc;
+}
+
 }   // namespace
 
 extern "C" {
@@ -190,8 +253,9 @@ double MPI_Wtime(void) { return connected() ? static_cast<double>(now_ps()) * 1e
 double MPI_Wtick(void) { return connected() ? 1e-12 : PMPI_Wtick(); }
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    if (!world(comm, "MPI_Send") || dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
-    Call c = call(Op::Send);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Send", ctx) || dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
+    Call c = call(Op::Send, ctx);
     c.peer = dest;
     c.tag = tag;
     buffer(c, buf, count, type);
@@ -205,22 +269,24 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-    if (!world(comm, "MPI_Recv") || source == MPI_PROC_NULL)
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Recv", ctx) || source == MPI_PROC_NULL)
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
-    Call c = call(Op::Recv);
+    Call c = call(Op::Recv, ctx);
     c.peer = source == MPI_ANY_SOURCE ? mpiwire::kAnySource : source;
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
     buffer(c, buf, count, type);
     const Reply r = exchange(c);
-    const int rc = real_recv(buf, count, type, r, status, "MPI_Recv");
+    const int rc = real_recv(buf, count, type, comm, r, status, "MPI_Recv");
     mark();
     return rc;
 }
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-    if (!world(comm, "MPI_Isend") || dest == MPI_PROC_NULL)
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Isend", ctx) || dest == MPI_PROC_NULL)
         return PMPI_Isend(buf, count, type, dest, tag, comm, request);
-    Call c = call(Op::Isend);
+    Call c = call(Op::Isend, ctx);
     c.peer = dest;
     c.tag = tag;
     buffer(c, buf, count, type);
@@ -234,7 +300,8 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-    if (!world(comm, "MPI_Irecv") || source == MPI_PROC_NULL)
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Irecv", ctx) || source == MPI_PROC_NULL)
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);
     if (source == MPI_ANY_SOURCE) {
         // Real MPI would match it in host order, the simulation in
@@ -242,7 +309,7 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
         untimed("MPI_Irecv from MPI_ANY_SOURCE");
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);
     }
-    Call c = call(Op::Irecv);
+    Call c = call(Op::Irecv, ctx);
     c.peer = source;
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
     buffer(c, buf, count, type);
@@ -379,8 +446,8 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 // MPI_Probe, MPI_Iprobe: the simulation says which message a receive
 // would take; real MPI's probe of that source and tag (posted by then)
 // gives its real status, checked against the simulation's.
-static int probe(bool wait, int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-    Call c = call(wait ? Op::Probe : Op::Iprobe);
+static int probe(bool wait, int source, int tag, MPI_Comm comm, std::uint32_t ctx, int* flag, MPI_Status* status) {
+    Call c = call(wait ? Op::Probe : Op::Iprobe, ctx);
     c.peer = source == MPI_ANY_SOURCE ? mpiwire::kAnySource : source;
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
     const Reply r = exchange(c);
@@ -397,21 +464,24 @@ static int probe(bool wait, int source, int tag, MPI_Comm comm, int* flag, MPI_S
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-    if (!world(comm, "MPI_Probe") || source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
-    return probe(true, source, tag, comm, nullptr, status);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Probe", ctx) || source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
+    return probe(true, source, tag, comm, ctx, nullptr, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-    if (!world(comm, "MPI_Iprobe") || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
-    return probe(false, source, tag, comm, flag, status);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Iprobe", ctx) || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
+    return probe(false, source, tag, comm, ctx, flag, status);
 }
 
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-    if (!world(comm, "MPI_Sendrecv") || dest == MPI_PROC_NULL || source == MPI_PROC_NULL)
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Sendrecv", ctx) || dest == MPI_PROC_NULL || source == MPI_PROC_NULL)
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                              comm, status);
-    Call c = call(Op::Sendrecv);
+    Call c = call(Op::Sendrecv, ctx);
     c.peer = dest;
     c.tag = sendtag;
     buffer(c, sendbuf, sendcount, sendtype);
@@ -426,23 +496,25 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
     PMPI_Isend(copy_of(sendbuf, sendcount, sendtype, &copy), sendcount, sendtype, dest, sendtag, comm, &real);
     const Reply rep = exchange(c);
     keep(real, copy);
-    const int rc = real_recv(recvbuf, recvcount, recvtype, rep, status, "MPI_Sendrecv");
+    const int rc = real_recv(recvbuf, recvcount, recvtype, comm, rep, status, "MPI_Sendrecv");
     mark();
     return rc;
 }
 
 int MPI_Barrier(MPI_Comm comm) {
-    if (!world(comm, "MPI_Barrier")) return PMPI_Barrier(comm);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Barrier", ctx)) return PMPI_Barrier(comm);
     MPI_Request real;
     PMPI_Ibarrier(comm, &real);
-    return collective(call(Op::Barrier), real, true, nullptr);
+    return collective(call(Op::Barrier, ctx), real, true, nullptr);
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    if (!world(comm, "MPI_Bcast")) return PMPI_Bcast(buf, count, type, root, comm);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Bcast", ctx)) return PMPI_Bcast(buf, count, type, root, comm);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    Call c = call(Op::Bcast);
+    Call c = call(Op::Bcast, ctx);
     c.root = root;
     buffer(c, buf, count, type);
     void* copy = nullptr;
@@ -453,10 +525,11 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-    if (!world(comm, "MPI_Reduce")) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Reduce", ctx)) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    Call c = call(Op::Reduce);
+    Call c = call(Op::Reduce, ctx);
     c.root = root;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     buffer(c, in_place ? recvbuf : sendbuf, count, type);
@@ -470,8 +543,9 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-    if (!world(comm, "MPI_Allreduce")) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    Call c = call(Op::Allreduce);
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Allreduce", ctx)) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    Call c = call(Op::Allreduce, ctx);
     buffer(c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type);
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
@@ -479,32 +553,90 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
     return collective(c, real, true, nullptr);
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-    if (!world(comm, "MPI_Allgather") || sendbuf == MPI_IN_PLACE) {
-        if (comm == MPI_COMM_WORLD) untimed("MPI_Allgather with MPI_IN_PLACE");
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
-    Call c = call(Op::Allgather);
-    buffer(c, sendbuf, sendcount, sendtype);
+// MPI_Scan, MPI_Exscan: every rank's result depends on lower ranks'
+// (waited for, as an allreduce's).
+static int scan(Op op, const char* name, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op mop,
+                MPI_Comm comm) {
+    std::uint32_t ctx = 0;
+    const bool exclusive = op == Op::Exscan;
+    if (!known(comm, name, ctx))
+        return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, type, mop, comm)
+                         : PMPI_Scan(sendbuf, recvbuf, count, type, mop, comm);
+    Call c = call(op, ctx);
+    buffer(c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type);
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
-    PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &real);
+    if (exclusive) PMPI_Iexscan(sendbuf, recvbuf, count, type, mop, comm, &real);
+    else PMPI_Iscan(sendbuf, recvbuf, count, type, mop, comm, &real);
     return collective(c, real, true, nullptr);
+}
+
+int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return scan(Op::Scan, "MPI_Scan", sendbuf, recvbuf, count, type, op, comm);
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    return scan(Op::Exscan, "MPI_Exscan", sendbuf, recvbuf, count, type, op, comm);
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+    return all_to_all(
+        Op::Allgather, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
+            return real ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
+                        : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        });
 }
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
-    if (!world(comm, "MPI_Alltoall") || sendbuf == MPI_IN_PLACE) {
-        if (comm == MPI_COMM_WORLD) untimed("MPI_Alltoall with MPI_IN_PLACE");
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
-    Call c = call(Op::Alltoall);
-    buffer(c, sendbuf, sendcount, sendtype);
-    c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
-    MPI_Request real;
-    PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &real);
-    return collective(c, real, true, nullptr);
+    return all_to_all(
+        Op::Alltoall, "MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
+            return real ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
+                        : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+        });
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+    return split("MPI_Comm_split", comm, color, key, newcomm,
+                 [&] { return PMPI_Comm_split(comm, color, key, newcomm); });
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    return split("MPI_Comm_dup", comm, 0, rank, newcomm, [&] { return PMPI_Comm_dup(comm, newcomm); });
+}
+
+// The group's members, in the group's order: those of `comm` in `group`
+// (MPI wants the same group at every member).
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+    int in_group = MPI_UNDEFINED;
+    PMPI_Group_rank(group, &in_group);
+    return split("MPI_Comm_create", comm, in_group == MPI_UNDEFINED ? MPI_UNDEFINED : 0, in_group, newcomm,
+                 [&] { return PMPI_Comm_create(comm, group, newcomm); });
+}
+
+// Open MPI's default topology component (basic) keeps the ranks in their
+// order whatever `reorder` says; the ranks beyond the grid get
+// MPI_COMM_NULL. A component that reorders fails the check in split().
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* cart) {
+    int rank = 0, cells = 1;
+    PMPI_Comm_rank(comm, &rank);
+    for (int i = 0; i < ndims; ++i) cells *= dims[i];
+    return split("MPI_Cart_create", comm, rank < cells ? 0 : MPI_UNDEFINED, rank, cart,
+                 [&] { return PMPI_Cart_create(comm, ndims, dims, periods, reorder, cart); });
+}
+
+// Local in Open MPI (no message): the simulation forgets nothing it
+// needs. Real MPI frees it once no request this library keeps is left
+// (free_later).
+int MPI_Comm_free(MPI_Comm* comm) {
+    if (*comm == MPI_COMM_NULL || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) return PMPI_Comm_free(comm);
+    contexts().erase(*comm);
+    free_later(*comm);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
 }
 
 }   // extern "C"

@@ -31,6 +31,11 @@ struct State {
         void* copy;
     };
     std::vector<Kept> kept;
+    std::vector<MPI_Comm> to_free;   // free_later()
+    // A communicator no message is ever sent on: a probe of it always
+    // drives real MPI's progress (one of MPI_COMM_WORLD returns at once,
+    // without progress, while a message waits there unreceived).
+    MPI_Comm quiet = MPI_COMM_NULL;
 };
 
 State& state() {
@@ -135,6 +140,7 @@ bool connected() { return state().fd >= 0; }
 void connect(int rank, int size) {
     State& s = state();
     s.rank = rank;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &s.quiet);   // every rank, in MPI_Init: before any call is timed
     const char* path = std::getenv(mpiwire::kSocketEnv);
     if (!path) fail("not started by vrdmasim (no VRDMASIM_MPI_SOCKET): run the program with workload.kind = mpi");
     read_settings(s);
@@ -203,11 +209,18 @@ void keep(MPI_Request r, void* copy) {
     state().kept.push_back({r, copy});
 }
 
+namespace {
+void free_comms() {
+    for (MPI_Comm& c : state().to_free) PMPI_Comm_free(&c);
+    state().to_free.clear();
+}
+}   // namespace
+
 void progress() {
     auto& kept = state().kept;
     if (kept.empty()) {
         int flag = 0;   // drives the real MPI's progress engine
-        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, state().quiet, &flag, MPI_STATUS_IGNORE);
         return;
     }
     for (std::size_t i = 0; i < kept.size();) {
@@ -221,6 +234,12 @@ void progress() {
             ++i;
         }
     }
+    if (kept.empty()) free_comms();
+}
+
+void free_later(MPI_Comm comm) {
+    state().to_free.push_back(comm);
+    if (state().kept.empty()) free_comms();
 }
 
 void drain() {
@@ -229,6 +248,8 @@ void drain() {
         std::free(k.copy);
     }
     state().kept.clear();
+    free_comms();
+    if (state().quiet != MPI_COMM_NULL) PMPI_Comm_free(&state().quiet);
 }
 
 const void* copy_of(const void* buf, int count, MPI_Datatype type, void** owned) {

@@ -43,6 +43,10 @@ void keep(MPI_Request r, void* copy);
 void progress();
 // Wait for every kept request (MPI_Finalize).
 void drain();
+// MPI_Comm_free of a communicator, once no kept request is left (one may
+// be on it: a collective this rank did not wait for; Open MPI would free
+// the communicator under it).
+void free_later(MPI_Comm comm);
 // A copy of what `count` elements of `type` at `buf` occupy, laid out as
 // there: the buffer to send from, and in `owned` the block to free.
 const void* copy_of(const void* buf, int count, MPI_Datatype type, void** owned);
