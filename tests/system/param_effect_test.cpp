@@ -335,7 +335,7 @@ const std::map<std::string, Settings>& second_scenarios() {
 // Parameters whose default refuses the very scenario the other values show
 // in (mpi.untimed = refuse stops at the call that count lets through): the
 // default's run must fail, naming why, and the others run clean.
-const std::map<std::string, std::string> kRefusingDefault{{"mpi.untimed", "MPI_Comm_dup"}};
+const std::map<std::string, std::string> kRefusingDefault{{"mpi.untimed", "MPI_Comm_split_type"}};
 
 // What one value of a parameter needs besides the scenario (a value that
 // names a file).

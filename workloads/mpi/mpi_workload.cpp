@@ -294,10 +294,11 @@ std::uint64_t MpiWorkload::tag_of(std::uint32_t ctx, std::int32_t tag) {
 coll::Communicator& MpiWorkload::coll_of(RdmaProcess& app, unsigned rank, std::uint32_t ctx) {
     std::unique_ptr<coll::Communicator>& comm = state_[rank].colls[ctx];
     if (!comm) {
-        std::vector<unsigned> nodes;
-        for (const unsigned w : comms_.members(rank, ctx)) nodes.push_back(node_of(w));
-        comm =
-            std::make_unique<coll::Communicator>(ctx_, app, *eps_[app.node()], nodes, comms_.rank_in(ctx, rank), ctx);
+        coll::Communicator::Group group;
+        group.members = comms_.members(rank, ctx);
+        group.context = ctx;
+        comm = std::make_unique<coll::Communicator>(ctx_, app, *eps_[app.node()], nodes_, group,
+                                                    comms_.rank_in(ctx, rank));
     }
     return *comm;
 }
@@ -527,9 +528,9 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         (rbuf == 0 ? rbuf : sbuf) = own;
     }
     collectives_.inc();
-    // Its number on its communicator, the communicator's context above bit
-    // 40: data of two communicators never look alike.
-    const std::uint64_t call = std::uint64_t(c.comm) << 40 | state_[rank].collectives[c.comm]++;
+    // Its number on its communicator, the communicator's context above:
+    // data of two communicators never look alike.
+    const std::uint64_t call = std::uint64_t(c.comm) << 32 | state_[rank].collectives[c.comm]++;
     if (d.prepare(app, sbuf, rbuf, me, call) && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
     const sc_time t0 = app.now();
     log_.posted(t0);

