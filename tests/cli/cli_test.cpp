@@ -898,7 +898,7 @@ TEST_CASE("no busy time below zero, in a run that ends with CPU work booked beyo
     }
 }
 
-TEST_CASE("the terminal summary: the headline and the figures the run has; --all every figure", "[cli][run][summary]") {
+TEST_CASE("the terminal summary: the headline and the figures the run has, --all every figure", "[cli][run][summary]") {
     TempDir tmp;
     const Result r = run_exe({"run", "--out", "a", "--workload.total-bytes=1MiB"}, tmp.path());
     const Result all = run_exe({"run", "--out", "b", "--workload.total-bytes=1MiB", "--all"}, tmp.path());
@@ -2826,7 +2826,7 @@ TEST_CASE("run replaces only a directory that provably holds an earlier run's ou
     CHECK(listing(tmp.path()) == std::set<std::string>{"mine", "out"});
 }
 
-TEST_CASE("run --report writes report.html beside the outputs; a bad configuration writes nothing",
+TEST_CASE("run --report writes report.html beside the outputs, a bad configuration writes nothing",
           "[cli][run][report]") {
     TempDir tmp;
     Result r = run_exe(cat({"run"}, cat(kSmall, {"--report", "--out", "out", "-q"})), tmp.path());
@@ -2934,7 +2934,7 @@ int signal_and_wait(pid_t pid, int sig) {
 
 }   // namespace
 
-TEST_CASE("a run killed mid-way leaves nothing at its --out path; the next run clears its leftover",
+TEST_CASE("a run killed mid-way leaves nothing at its --out path, the next run clears its leftover",
           "[cli][run][errors]") {
     // SIGKILL gives the run no chance to clean up: it used to leave an
     // empty directory (its claim marker only) at --out, against "outputs

@@ -181,7 +181,7 @@ TEST_CASE("global sync: one process deferred and a partitioned merge release ali
     CHECK(split == one);
 }
 
-TEST_CASE("global sync: values published alone travel too; misuse is refused", "[global_sync]") {
+TEST_CASE("global sync: values published alone travel too, misuse is refused", "[global_sync]") {
     GlobalSync sync(kL, true);
     sync.set_partitioned(true);
     const unsigned id = sync.rendezvous("start", 1);

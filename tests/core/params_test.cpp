@@ -908,7 +908,7 @@ TEST_CASE("add_options declares one string option per parameter", "[params][cli]
     CHECK_THAT(help.str(), Contains("--dma.block-size"));
 }
 
-TEST_CASE("is_default compares values, not spellings; non_defaults lists the others in declaration order",
+TEST_CASE("is_default compares values, not spellings, non_defaults lists the others in declaration order",
           "[params][defaults]") {
     const ParamRegistry reg = make_registry();
     Config cfg(reg);
@@ -1216,7 +1216,7 @@ TEST_CASE("a parameter is read through the handle its declaration returned", "[p
     CHECK(params_of<DramParamsForTest>().latency.name() == "dram.latency");
 }
 
-TEST_CASE("what a terminal would not show is named in messages; a no-break space separates a unit; UTF-16 said so",
+TEST_CASE("what a terminal would not show is named in messages, a no-break space separates a unit, UTF-16 said so",
           "[params][errors]") {
     // A no-break space before the unit ("1 MiB" copied from a document):
     // once "unknown unit ' MiB'" with the space invisible.

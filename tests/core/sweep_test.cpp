@@ -461,7 +461,7 @@ TEST_CASE("run_sweep: progress on stderr updates one line", "[sweep]") {
     CHECK_THAT(s, Contains("\nsweep: 3 points, 3 ok, 0 failed"));
 }
 
-TEST_CASE("merge_results: union of columns by name, rows by point index; a point twice is an error", "[sweep]") {
+TEST_CASE("merge_results: union of columns by name, rows by point index, a point twice is an error", "[sweep]") {
     // Files without a plan beside them: only with allow_partial, said so.
     TempDir dir;
     write_file(dir / "a.csv", "point,x,status,m1\np0002-aaaaaaaa,2,ok,20\np0000-bbbbbbbb,0,ok,0\n");

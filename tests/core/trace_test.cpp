@@ -627,7 +627,7 @@ TEST_CASE("noted steps name their cause: ids in the log, flow arrows in the trac
     CHECK_FALSE(off.note(off.track("a", "b"), "x", sc_time(1, SC_NS), sc_core::SC_ZERO_TIME, "a", "x"));
 }
 
-TEST_CASE("a Scope makes notes follow its cause; kept stories need no output file", "[trace]") {
+TEST_CASE("a Scope makes notes follow its cause, kept stories need no output file", "[trace]") {
     Tracer t;
     t.keep_story(3);
     CHECK(t.noting());

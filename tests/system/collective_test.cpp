@@ -243,7 +243,7 @@ TEST_CASE("collectives on one-sided RDMA: faults, strategies, completion modes, 
 // kMigrateBlock), in both SMMU fault modes, on both transports: every byte
 // of every result verified, and the situation happened.
 TEST_CASE(
-    "collectives in the fault situations: cold, swap, THP collapse, migration; stall and terminate; "
+    "collectives in the fault situations: cold, swap, THP collapse, migration, stall and terminate, "
     "two-sided and one-sided",
     "[collective][strategy]") {
     using situations::Situation;
@@ -269,7 +269,7 @@ TEST_CASE(
             }
 }
 
-TEST_CASE("collectives: host memory does not grow with workload.iterations; the barrier still checked",
+TEST_CASE("collectives: host memory does not grow with workload.iterations, the barrier still checked",
           "[collective]") {
     // 10^8 barriers of 4 ranks: the per-iteration table of entries and
     // exits took 10 GB before the first event. Built, not run to its end;

@@ -108,7 +108,7 @@ TEST_CASE("event order: in exact time order, the default, the same noise changes
     CHECK(quiet == noisy);
 }
 
-TEST_CASE("event order: SystemC's own is the default; an order nobody defined is refused") {
+TEST_CASE("event order: SystemC's own is the default, an order nobody defined is refused") {
     SystemSim sim(kHalo);
     CHECK(event_order::current() == event_order::Order::Heap);
     CHECK_THROWS_WITH(event_order::parse("creation"), Catch::Contains("heap or keyed"));

@@ -181,7 +181,7 @@ TEST_CASE("trace replay: collectives one-sided and by each algorithm, ranks mapp
 // compactor's filler block: 64 KiB), in both SMMU fault modes, the
 // collectives on both transports: every message and result verified, and
 // the situation happened.
-TEST_CASE("trace replay in the fault situations: cold, swap, THP collapse, migration; stall and terminate",
+TEST_CASE("trace replay in the fault situations: cold, swap, THP collapse, migration, stall and terminate",
           "[trace][strategy]") {
     using situations::Situation;
     const std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +

@@ -793,7 +793,7 @@ ParkedRun run_channel_0_parked(Bench& b) {
 }
 }   // namespace
 
-TEST_CASE("channels: each has its own register page; the kernel's page holds domain and enable", "[dma][channel]") {
+TEST_CASE("channels: each has its own register page, the kernel's page holds domain and enable", "[dma][channel]") {
     Bench b(Settings{{"dma.channels", "4"}});
     b.cpu0->program = [&](Cpu& c) {
         c.w(page(1) + reg::kDescSrc, 0x1111);
@@ -1111,7 +1111,7 @@ TEST_CASE("read: the remote region lands byte for byte at the initiator, which a
     CHECK(b.stats.find_histogram("dma0.read_latency")->count() == 1);
 }
 
-TEST_CASE("read: zero bytes complete at once; flags and a read of the own node are refused", "[dma][read]") {
+TEST_CASE("read: zero bytes complete at once, flags and a read of the own node are refused", "[dma][read]") {
     Bench b;
     std::uint64_t st_flags = 0, st_self = 0;
     b.cpu0->program = [&](Cpu& c) {

@@ -38,7 +38,7 @@ TEST_CASE("write watch: a load sees the value written by its time, not a later o
     CHECK(v == 2);
 }
 
-TEST_CASE("write watch: only watched words of the same stream; partial writes merge into the word", "[dma][watch]") {
+TEST_CASE("write watch: only watched words of the same stream, partial writes merge into the word", "[dma][watch]") {
     WriteWatch w;
     w.watch(7, 0x1000, 8);
     std::uint64_t v = 0;

@@ -224,7 +224,7 @@ TEST_CASE("file fault path: under memory pressure a reclaimed file page is inval
     CHECK(b.counter("node0.ssd.file_reads") == 2);
 }
 
-TEST_CASE("file fault path: terminate mode reports the fault; the retried read finds the file page",
+TEST_CASE("file fault path: terminate mode reports the fault, the retried read finds the file page",
           "[smmu-driver][pagecache]") {
     Bench b(Settings{{"smmu-driver.fault-mode", "terminate"}});
     bool first = true, retried = false;

@@ -242,7 +242,7 @@ TEST_CASE("pagecache: sequential reads ramp the readahead window 4, 8, 16, 32 th
     CHECK(small.ssdc("file_reads") == 6);
 }
 
-TEST_CASE("pagecache: random reads read only what they ask; a sequential miss starts a window",
+TEST_CASE("pagecache: random reads read only what they ask, a sequential miss starts a window",
           "[os][pagecache][readahead]") {
     Env e;
     const int fd = e.open(0);
@@ -319,7 +319,7 @@ TEST_CASE("pagecache: mmap of a file: a major fault reads around, later touches 
     e.accounted();
 }
 
-TEST_CASE("pagecache: a file page is mapped when its SSD read completes; a fault meanwhile waits for it",
+TEST_CASE("pagecache: a file page is mapped when its SSD read completes, a fault meanwhile waits for it",
           "[os][pagecache][mmap][io]") {
     // filemap_fault maps a page once it is uptodate: until the read-around
     // is done, the SMMU's walker finds no PTE (a translation fault), and a
@@ -381,7 +381,7 @@ TEST_CASE("pagecache: a file mapping is never huge, and khugepaged leaves it alo
     CHECK(e.holds(m.value, 0, 0, 1 * MiB));
 }
 
-TEST_CASE("pagecache: reclaim drops clean pages without writing them; they come back from the SSD",
+TEST_CASE("pagecache: reclaim drops clean pages without writing them, they come back from the SSD",
           "[os][pagecache][reclaim]") {
     Env e;
     const int fd = e.open(0);
@@ -471,7 +471,7 @@ TEST_CASE("pagecache: under memory pressure a file read still returns the file's
     e.accounted();
 }
 
-TEST_CASE("pagecache: file reads are spans on the SSD's track; --log narrates readahead and major faults",
+TEST_CASE("pagecache: file reads are spans on the SSD's track, --log narrates readahead and major faults",
           "[os][pagecache][trace]") {
     vrdmasim_test::TempDir dir;
     {

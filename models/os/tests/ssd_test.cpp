@@ -192,7 +192,7 @@ TEST_CASE("ssd: pages round-trip byte for byte through swap slots", "[os][ssd]")
     CHECK(env.histogram("node0.ssd.read_latency").info.unit() == "us");
 }
 
-TEST_CASE("ssd: slots: lowest fresh first, then most recently freed; exhaustion", "[os][ssd]") {
+TEST_CASE("ssd: slots: lowest fresh first, then most recently freed, exhaustion", "[os][ssd]") {
     SsdEnv env(Settings{{"ssd.swap-size", "16KiB"}});
     Ssd ssd(env.ctx, "node0.ssd", "node0");
     CHECK(ssd.free_slots() == 4);

@@ -117,7 +117,7 @@ TEST_CASE("vm daemons: kswapd, khugepaged and kcompactd run at their intervals o
     CHECK(faulted_at > sc_core::SC_ZERO_TIME);
 }
 
-TEST_CASE("vm daemons: compaction off by default; stop before any work", "[os][vm-daemons]") {
+TEST_CASE("vm daemons: compaction off by default, stop before any work", "[os][vm-daemons]") {
     Bench b({});
     b.program.body = [&] {
         wait(ms(1));

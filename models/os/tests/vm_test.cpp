@@ -334,7 +334,7 @@ TEST_CASE("vm: fragmentation forces 4 KiB pages when no 2 MiB frame is free", "[
     CHECK(e.vm->touch(e.pid, m.value + 2 * MiB, true, T0).value == 512);
 }
 
-TEST_CASE("vm: data survives; munmap of part of a huge page keeps the rest", "[os][vm]") {
+TEST_CASE("vm: data survives, munmap of part of a huge page keeps the rest", "[os][vm]") {
     Env e(Settings{{"vm.thp", "always"}});
     const auto m = e.vm->mmap(e.pid, 2 * MiB, Prot::ReadWrite, false, T0);
     std::vector<unsigned char> data(2 * MiB);
@@ -593,7 +593,7 @@ TEST_CASE("vm: a pinned frame outlives munmap until its last unpin", "[os][vm]")
     CHECK(e.frames.can_alloc(9));
 }
 
-TEST_CASE("vm: MADV_DONTNEED drops pages; the next touch zero-fills again", "[os][vm]") {
+TEST_CASE("vm: MADV_DONTNEED drops pages, the next touch zero-fills again", "[os][vm]") {
     Env e(Settings{{"vm.thp", "never"}});
     const auto m = e.vm->mmap(e.pid, 4 * 4096, Prot::ReadWrite, false, T0);
     const std::vector<unsigned char> ones(4 * 4096, 0xff);
@@ -617,7 +617,7 @@ TEST_CASE("vm: MADV_DONTNEED drops pages; the next touch zero-fills again", "[os
     CHECK(e.counter("faults_minor") == 8);
 }
 
-TEST_CASE("vm: costs are sums of the configured costs; contention on 4 cores", "[os][vm]") {
+TEST_CASE("vm: costs are sums of the configured costs, contention on 4 cores", "[os][vm]") {
     Env e(Settings{{"vm.thp", "never"}});
     const auto m = e.vm->mmap(e.pid, 64 * 4096, Prot::ReadWrite, true, us(1));
     REQUIRE(m.ok());
@@ -741,7 +741,7 @@ TEST_CASE("vm: a pin never holds a swapped-out page: short of frames it fails an
     CHECK(e.vm->pin_count(e.pid, m.value + 4 * MiB) == 0);
 }
 
-TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages; data survives swap byte for byte", "[os][vm][reclaim]") {
+TEST_CASE("vm: reclaim evicts only unpinned, unlocked pages, data survives swap byte for byte", "[os][vm][reclaim]") {
     Env e(Settings{{"vm.thp", "never"}});
     e.vm->set_swap(*e.ssd);
     std::vector<InvRec> inv;
@@ -902,7 +902,7 @@ TEST_CASE("vm: a swapped-in page is mapped when its SSD read completes, not at t
     CHECK(e.counter("pages_mapped") >= 2);
 }
 
-TEST_CASE("vm: a read in flight zapped by munmap maps nothing; its frame and slot go at completion",
+TEST_CASE("vm: a read in flight zapped by munmap maps nothing, its frame and slot go at completion",
           "[os][vm][reclaim][io]") {
     Env e(Settings{{"vm.thp", "never"}});
     e.vm->set_swap(*e.ssd);
@@ -1005,7 +1005,7 @@ TEST_CASE("vm: reclaim splits an old huge page first, invalidating each change",
     CHECK(read_page(e, m.value) == std::vector<unsigned char>(P, 0));
 }
 
-TEST_CASE("vm: khugepaged collapses a range into a block walked in 3 reads; the window is invalidated first",
+TEST_CASE("vm: khugepaged collapses a range into a block walked in 3 reads, the window is invalidated first",
           "[os][vm][khugepaged]") {
     Env e(Settings{{"vm.thp", "madvise"}});
     std::vector<InvRec> inv;
@@ -1404,7 +1404,7 @@ TEST_CASE("vm: peek_user reads user memory without changing anything", "[os][vm]
     CHECK(e.counter("faults_af") == af);
 }
 
-TEST_CASE("vm: pinning part of a huge page splits it; pinning all of it does not", "[os][vm]") {
+TEST_CASE("vm: pinning part of a huge page splits it, pinning all of it does not", "[os][vm]") {
     Env e(Settings{{"vm.thp", "always"}});
     const auto m = e.vm->mmap(e.pid, 4 * MiB, Prot::ReadWrite, true, T0);   // two 2 MiB blocks
     REQUIRE(m.ok());

@@ -87,7 +87,7 @@ TEST_CASE("userlib: pin-cache evicts least-recently-used unused entries beyond i
     CHECK(e.scalar("pinned_bytes_peak") == 8.0 * kPage);   // measured after each call: after the eviction
 }
 
-TEST_CASE("userlib: pin-cache never evicts entries in use; the cache may exceed its capacity", "[userlib]") {
+TEST_CASE("userlib: pin-cache never evicts entries in use, the cache may exceed its capacity", "[userlib]") {
     Env e("pin-cache", {{"rdma.pin-cache-pages", "4"}});
     const std::uint64_t va = e.mmap(32);
     const std::uint64_t A = va, B = va + 8 * kPage, C = va + 16 * kPage;

@@ -14,7 +14,7 @@ TEST_CASE("userlib: pin-static pins at allocation, not at a post, without a thre
     CHECK_FALSE(e.r().background_pending());   // pinned already: nothing for a thread
 }
 
-TEST_CASE("userlib: pin-static pins a buffer whole at alloc; messages cost nothing; release_all unpins", "[userlib]") {
+TEST_CASE("userlib: pin-static pins a buffer whole at alloc, messages cost nothing, release_all unpins", "[userlib]") {
     Env e("pin-static");
     const std::uint64_t va = e.mmap(16);
     const RegResult g = e.r().on_alloc(va, 16 * kPage, us(10));

@@ -59,7 +59,7 @@ TEST_CASE("userlib: a strategy declared once the strategies were read is refused
     CHECK_THROWS_AS(registration_strategies::of("late"), std::logic_error);
 }
 
-TEST_CASE("userlib: every strategy builds its hooks; only the pinning ones make pages present", "[userlib]") {
+TEST_CASE("userlib: every strategy builds its hooks, only the pinning ones make pages present", "[userlib]") {
     for (const StrategyKind& k : registration_strategies::all()) {
         Env e(k.name);
         CHECK(&e.r().kind() == &k);
