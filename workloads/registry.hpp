@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vrdmasim {
@@ -73,6 +74,38 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
+    // How a test runs it: the tests (tests/system/param_effect_test.cpp) and
+    // the composition matrix (scripts/composition.py, through `vrdmasim
+    // params --json`) read this, so that a new kind needs no edit there. In
+    // a value, {build} stands for the build's top folder (where vrdmasim is
+    // built) and {source} for the source tree's.
+    using Settings = std::vector<std::pair<std::string, std::string>>;
+    struct Trial {
+        // What any run of it needs beyond the defaults (its program, its
+        // input files), workload.kind aside.
+        Settings needs;
+        // The composition matrix's small runs: settings after `needs`, the
+        // share of the combinations it runs (1 in `matrix_sample`, by a hash
+        // of the settings: a run that starts real processes is slow), and
+        // its own enumeration parameters whose choices are mechanisms (each
+        // other choice on a sample of its combinations).
+        Settings matrix;
+        unsigned matrix_sample = 1;
+        std::vector<std::string> matrix_axes;
+        // For an enumeration parameter of its own, the scenario (after
+        // workload.kind = it and `needs`) in which each value changes a
+        // statistic; `default_refuses`: what the error of the default's run
+        // names, where the default refuses that very scenario ("": it runs
+        // clean).
+        struct Effect {
+            std::string param;
+            Settings settings;
+            std::string default_refuses;
+        };
+        std::vector<Effect> effects;
+    };
+    Trial trial;
+
     // Declared at static initialisation, in the workload's own file.
     struct Declare {
         explicit Declare(WorkloadKind k);
@@ -93,6 +126,12 @@ void declare_params(ParamRegistry& reg);
 void declare_metrics(MetricRegistry& reg);
 // The findings of every kind, concatenated.
 std::string findings(const Config& c, const StatRegistry& stats);
+// Every kind's trial (WorkloadKind::Trial), by order, as a member of the
+// JSON object `vrdmasim params --json` prints (scripts/composition.py reads
+// it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
+// their order), "matrix_sample", "matrix_axes", "effects": [{"param",
+// "settings", "default_refuses"}]}, ...].
+std::string trials_json();
 
 }   // namespace workload_kinds
 }   // namespace vrdmasim
