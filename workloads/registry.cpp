@@ -68,6 +68,18 @@ std::string findings(const Config& c, const StatRegistry& stats) {
     return out;
 }
 
+WorkloadKind::PatternTraffic pattern_traffic(const Config& c) {
+    const WorkloadKind* sender = nullptr;
+    for (const WorkloadKind& k : all())
+        if (k.pattern_traffic) {
+            if (sender)
+                throw std::logic_error("the traffic patterns' messages declared by " + sender->name + " and " + k.name);
+            sender = &k;
+        }
+    if (!sender) throw std::logic_error("no workload kind declares the traffic patterns' messages");
+    return sender->pattern_traffic(c);
+}
+
 std::string trials_json() {
     std::string out;
     for (const WorkloadKind& k : all()) out += (out.empty() ? "\n    " : ",\n    ") + trial_json(k);

@@ -9,6 +9,7 @@
 // still in the program.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -74,6 +75,19 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
+    // The messages of the traffic patterns (workloads/synthetic_pattern.hpp)
+    // in configuration `c`, for the interconnect's own bounds of them
+    // (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the one
+    // kind that sends them, so that the simulator names no workload.
+    struct PatternTraffic {
+        std::uint64_t bytes = 0;   // a message's
+        std::uint64_t flits = 0;   // its data packets' flits
+        unsigned hot_node = 0;   // the hotspot pattern's hot node
+        double hot_fraction = 0;   // and the share of the messages it gets
+        std::string hot_node_setting;   // the hot node's setting, described (Config::describe)
+    };
+    std::function<PatternTraffic(const Config&)> pattern_traffic;
+
     // How a test runs it: the tests (tests/system/param_effect_test.cpp) and
     // the composition matrix (scripts/composition.py, through `vrdmasim
     // params --json`) read this, so that a new kind needs no edit there. In
@@ -126,6 +140,9 @@ void declare_params(ParamRegistry& reg);
 void declare_metrics(MetricRegistry& reg);
 // The findings of every kind, concatenated.
 std::string findings(const Config& c, const StatRegistry& stats);
+// The traffic patterns' messages in `c`, as the kind that declares them
+// says (std::logic_error if no kind or several do).
+WorkloadKind::PatternTraffic pattern_traffic(const Config& c);
 // Every kind's trial (WorkloadKind::Trial), by order, as a member of the
 // JSON object `vrdmasim params --json` prints (scripts/composition.py reads
 // it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
