@@ -75,7 +75,7 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
-    // The messages of the traffic patterns (workloads/synthetic_pattern.hpp)
+    // The messages of the traffic patterns (models/interconnect/synthetic_pattern.hpp)
     // in configuration `c`, for the interconnect's own bounds of them
     // (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the one
     // kind that sends them, so that the simulator names no workload.
