@@ -12,8 +12,8 @@ or completion mode joins the matrix without editing this script:
 
 with, on one combination in four, each other choice of rdma.prefetch, and
 on another one of a workload's combinations in four, each other choice of
-that workload's own mechanisms (WORKLOAD_AXES: the file server's methods
-and its direct access),
+that workload's own mechanisms (WORKLOAD_AXES, as each workload declares
+them: the file server's methods and its direct access, ...),
 
 in the cold situation (message buffers mapped without MAP_POPULATE and the
 source never written: every page the engine touches faults), and a sample of
@@ -58,15 +58,22 @@ ENUM_AXES = ["workload.kind", "rdma.strategy", "rdma.buffer-guard", "workload.op
 # choice but the default.
 SAMPLED_AXES = ["rdma.prefetch"]
 SAMPLE_OTHERS = 4
-# Enum parameters of one workload whose choices are that workload's
-# mechanisms: each other choice on one of its combinations in
-# SAMPLE_OTHERS (another than the sampled axes').
-WORKLOAD_AXES = {"fileserve": ["fileserve.method", "fileserve.access"], "collective": ["collective.transport"],
-                 "trace": ["collective.transport"]}
-# Workloads whose every run starts real processes (an MPI program under
-# mpirun: about a second of host time each) are run on one combination in
-# this many (by a hash of the settings: every axis's values are met).
-KIND_SAMPLE = {"mpi": 6}
+# What each workload declares of its trial runs (WorkloadKind::Trial,
+# workloads/registry.hpp; `vrdmasim params --json`'s "workloads"), read by
+# enum_choices, so that a new workload needs no edit here:
+# - WORKLOAD_AXES: enum parameters of one workload whose choices are that
+#   workload's mechanisms: each other choice on one of its combinations in
+#   SAMPLE_OTHERS (another than the sampled axes');
+# - KIND_SAMPLE: workloads whose every run starts real processes (an MPI
+#   program under mpirun: about a second of host time each) are run on one
+#   combination in this many (by a hash of the settings: every axis's values
+#   are met);
+# - NEEDS: what a workload needs to run at all beyond the defaults, then
+#   the matrix's own small settings of it ({build} in a value: the folder
+#   of --exe; {source}: the source tree).
+WORKLOAD_AXES = {}
+KIND_SAMPLE = {}
+NEEDS = {}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -79,22 +86,6 @@ WARM = ["--workload.populate=true", "--workload.fill-source=true"]
 # Messages smaller than a page: several buffers in flight share pages
 # (the guard protects whole pages; an engine write lands beside a source).
 SMALL_MSG = COLD + ["--workload.message-size=64B", "--workload.total-bytes=1KiB"]
-# What a workload needs to run at all, beyond the defaults (a workload not
-# listed needs nothing).
-NEEDS = {
-    "fileserve": ["--fs.files=4", "--fs.file-size=16KiB"],
-    "trace": ["--trace.file=" + os.path.join(ROOT, "configs", "traces", "farm", "farm.otf2"), "--topology.kind=qfdb",
-              "--topology.nodes=4"],
-    # A short window: a few dozen messages per node (its messages are one
-    # packet each, and share pages: 16 to a 4 KiB page).
-    "synthetic": ["--synthetic.warmup=2us", "--synthetic.measure=10us", "--synthetic.drain=2us"],
-    # A real MPI program (workloads/mpi/tests/mpi_ring.cpp, built beside
-    # the executable): 2 rounds of 8 KiB messages and the collectives.
-    "mpi": ["--mpi.args=8192 2", "--smmu.enabled=true"],
-}
-# The MPI programs' folder (main: beside --exe).
-MPI_PROGRAMS = ""
-PROGRAM = {"mpi": lambda: ["--mpi.program=" + os.path.join(MPI_PROGRAMS, "mpi_ring")]}
 # One combination in this many is also run warm, and one (another) with
 # messages of 64 B.
 WARM_SAMPLE = 7
@@ -103,10 +94,11 @@ WARM_SAMPLE = 7
 def enum_choices(exe):
     # The schema as JSON (`params --json`): the text listing is for people,
     # wrapped to the terminal.
-    out = subprocess.run([exe, "params", "--json"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    out = json.loads(subprocess.run([exe, "params", "--json"], stdout=subprocess.PIPE, text=True, check=True).stdout)
+    read_trials(exe, out["workloads"])
     axes = {}
     own = list(dict.fromkeys(a for names in WORKLOAD_AXES.values() for a in names))
-    for section in json.loads(out)["sections"]:
+    for section in out["sections"]:
         for p in section["parameters"]:
             name = p["name"]
             if name in ENUM_AXES + SAMPLED_AXES + own and p["type"] == "enum":
@@ -120,6 +112,22 @@ def enum_choices(exe):
     if missing:
         sys.exit(f"composition: `vrdmasim params` has no enum or bool {', '.join(missing)}")
     return axes
+
+
+def read_trials(exe, workloads):
+    """WORKLOAD_AXES, KIND_SAMPLE and NEEDS from the workloads' declarations."""
+    places = {"{build}": os.path.dirname(exe), "{source}": ROOT}
+    for w in workloads:
+        kind = w["name"]
+        if w["matrix_axes"]:
+            WORKLOAD_AXES[kind] = w["matrix_axes"]
+        if w["matrix_sample"] > 1:
+            KIND_SAMPLE[kind] = w["matrix_sample"]
+        settings = dict(w["needs"], **w["matrix"])   # the matrix's own last, each setting once
+        for key, value in settings.items():
+            for mark, path in places.items():
+                value = value.replace(mark, path)
+            NEEDS.setdefault(kind, []).append(f"--{key}={value}")
 
 
 def refusal_rules():
@@ -172,7 +180,6 @@ def run_arguments(scratch, n, situation, settings, extra=()):
     args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + SMALL
     args += {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
     args += NEEDS.get(settings["workload.kind"], [])
-    args += PROGRAM.get(settings["workload.kind"], lambda: [])()
     return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]
 
 
@@ -296,8 +303,6 @@ def main():
     if args.write and (args.setting or args.sample > 1 or args.orders):
         sys.exit("composition: --write with --setting would write another configuration's outcomes")
     exe = os.path.abspath(args.exe)
-    global MPI_PROGRAMS
-    MPI_PROGRAMS = os.path.join(os.path.dirname(exe), "workloads", "mpi")
     axes = enum_choices(exe)
     if args.only:
         axes["workload.kind"] = [args.only]

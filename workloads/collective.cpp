@@ -270,6 +270,8 @@ const WorkloadKind::Declare declared([] {
         return std::string("the collectives are built on the two-sided library already");
     };
     k.two_sided_library = [](const Config& c) { return !one_sided(c); };
+    // How the steps move: messages, or writes into the receiver.
+    k.trial.matrix_axes = {"collective.transport"};
     return k;
 }());
 

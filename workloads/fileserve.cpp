@@ -869,6 +869,12 @@ const WorkloadKind::Declare declared([] {
                    "socket buffers, the CPUs copy the application's";
         return "";
     };
+    // A few small files (fs.files is 0 by default: nothing to serve); the
+    // composition matrix's smaller still. Its mechanisms: how the data
+    // moves, and whether the clients ask the server at all.
+    k.trial.needs = {{"fs.files", "2"}, {"fs.file-size", "64KiB"}};
+    k.trial.matrix = {{"fs.files", "4"}, {"fs.file-size", "16KiB"}};
+    k.trial.matrix_axes = {"fileserve.method", "fileserve.access"};
     return k;
 }());
 

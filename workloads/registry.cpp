@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "src/core/declarations.hpp"
+#include "src/core/json.hpp"
 #include "src/core/params.hpp"
 #include "workloads/workload.hpp"
 
@@ -13,6 +14,26 @@ namespace {
 Declarations<WorkloadKind>& kinds() {
     static Declarations<WorkloadKind> k("workload kind");   // made at its first use: any order of initialisation
     return k;
+}
+
+std::string settings_json(const WorkloadKind::Settings& s) {
+    std::string out = "{";
+    for (const auto& [key, value] : s)
+        out += (out.size() > 1 ? ", " : "") + json_string(key) + ": " + json_string(value);
+    return out + "}";
+}
+
+std::string trial_json(const WorkloadKind& k) {
+    const WorkloadKind::Trial& t = k.trial;
+    std::string axes, effects;
+    for (const std::string& a : t.matrix_axes) axes += (axes.empty() ? "" : ", ") + json_string(a);
+    for (const WorkloadKind::Trial::Effect& e : t.effects)
+        effects += std::string(effects.empty() ? "" : ", ") + "{\"param\": " + json_string(e.param) +
+                   ", \"settings\": " + settings_json(e.settings) +
+                   ", \"default_refuses\": " + json_string(e.default_refuses) + "}";
+    return "{\"name\": " + json_string(k.name) + ", \"needs\": " + settings_json(t.needs) +
+           ", \"matrix\": " + settings_json(t.matrix) + ", \"matrix_sample\": " + json_number(t.matrix_sample) +
+           ", \"matrix_axes\": [" + axes + "], \"effects\": [" + effects + "]}";
 }
 
 }   // namespace
@@ -45,6 +66,24 @@ std::string findings(const Config& c, const StatRegistry& stats) {
     for (const WorkloadKind& k : all())
         if (k.findings) out += k.findings(c, stats);
     return out;
+}
+
+WorkloadKind::PatternTraffic pattern_traffic(const Config& c) {
+    const WorkloadKind* sender = nullptr;
+    for (const WorkloadKind& k : all())
+        if (k.pattern_traffic) {
+            if (sender)
+                throw std::logic_error("the traffic patterns' messages declared by " + sender->name + " and " + k.name);
+            sender = &k;
+        }
+    if (!sender) throw std::logic_error("no workload kind declares the traffic patterns' messages");
+    return sender->pattern_traffic(c);
+}
+
+std::string trials_json() {
+    std::string out;
+    for (const WorkloadKind& k : all()) out += (out.empty() ? "\n    " : ",\n    ") + trial_json(k);
+    return "\"workloads\": [" + out + "\n  ]";
 }
 
 }   // namespace workload_kinds

@@ -9,9 +9,11 @@
 // still in the program.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vrdmasim {
@@ -73,6 +75,51 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
+    // The messages of the traffic patterns (models/interconnect/synthetic_pattern.hpp)
+    // in configuration `c`, for the interconnect's own bounds of them
+    // (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the one
+    // kind that sends them, so that the simulator names no workload.
+    struct PatternTraffic {
+        std::uint64_t bytes = 0;   // a message's
+        std::uint64_t flits = 0;   // its data packets' flits
+        unsigned hot_node = 0;   // the hotspot pattern's hot node
+        double hot_fraction = 0;   // and the share of the messages it gets
+        std::string hot_node_setting;   // the hot node's setting, described (Config::describe)
+    };
+    std::function<PatternTraffic(const Config&)> pattern_traffic;
+
+    // How a test runs it: the tests (tests/system/param_effect_test.cpp) and
+    // the composition matrix (scripts/composition.py, through `vrdmasim
+    // params --json`) read this, so that a new kind needs no edit there. In
+    // a value, {build} stands for the build's top folder (where vrdmasim is
+    // built) and {source} for the source tree's.
+    using Settings = std::vector<std::pair<std::string, std::string>>;
+    struct Trial {
+        // What any run of it needs beyond the defaults (its program, its
+        // input files), workload.kind aside.
+        Settings needs;
+        // The composition matrix's small runs: settings after `needs`, the
+        // share of the combinations it runs (1 in `matrix_sample`, by a hash
+        // of the settings: a run that starts real processes is slow), and
+        // its own enumeration parameters whose choices are mechanisms (each
+        // other choice on a sample of its combinations).
+        Settings matrix;
+        unsigned matrix_sample = 1;
+        std::vector<std::string> matrix_axes;
+        // For an enumeration parameter of its own, the scenario (after
+        // workload.kind = it and `needs`) in which each value changes a
+        // statistic; `default_refuses`: what the error of the default's run
+        // names, where the default refuses that very scenario ("": it runs
+        // clean).
+        struct Effect {
+            std::string param;
+            Settings settings;
+            std::string default_refuses;
+        };
+        std::vector<Effect> effects;
+    };
+    Trial trial;
+
     // Declared at static initialisation, in the workload's own file.
     struct Declare {
         explicit Declare(WorkloadKind k);
@@ -93,6 +140,15 @@ void declare_params(ParamRegistry& reg);
 void declare_metrics(MetricRegistry& reg);
 // The findings of every kind, concatenated.
 std::string findings(const Config& c, const StatRegistry& stats);
+// The traffic patterns' messages in `c`, as the kind that declares them
+// says (std::logic_error if no kind or several do).
+WorkloadKind::PatternTraffic pattern_traffic(const Config& c);
+// Every kind's trial (WorkloadKind::Trial), by order, as a member of the
+// JSON object `vrdmasim params --json` prints (scripts/composition.py reads
+// it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
+// their order), "matrix_sample", "matrix_axes", "effects": [{"param",
+// "settings", "default_refuses"}]}, ...].
+std::string trials_json();
 
 }   // namespace workload_kinds
 }   // namespace vrdmasim

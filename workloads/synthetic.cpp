@@ -934,6 +934,15 @@ const WorkloadKind::Declare declared([] {
             "two-sided library would add messages of its own (eager copies, rendezvous, credits) that "
             "are not the pattern's");
     };
+    // A short window in the composition matrix: a few dozen messages per
+    // node (one packet each, sharing pages: 16 to a 4 KiB page).
+    k.trial.matrix = {{"synthetic.warmup", "2us"}, {"synthetic.measure", "10us"}, {"synthetic.drain", "2us"}};
+    k.pattern_traffic = [](const Config& c) {
+        const SyntheticParams& P = params_of<SyntheticParams>();
+        const SyntheticWorkload::Message m = SyntheticWorkload::message_of(c);
+        return WorkloadKind::PatternTraffic{m.bytes, m.packets.flits, static_cast<unsigned>(c[P.hotspot_node]),
+                                            c[P.hotspot_fraction], c.describe(P.hotspot_node)};
+    };
     return k;
 }());
 

@@ -3,7 +3,7 @@
 // source: it creates messages of synthetic.message-size at synthetic.load
 // (a fraction of its NI link's rate, in flits; Bernoulli or Poisson
 // arrivals drawn from sim.seed), each to the destination the pattern gives
-// (workloads/synthetic_pattern.hpp), into an unbounded source queue, and
+// (models/interconnect/synthetic_pattern.hpp), into an unbounded source queue, and
 // posts them through the RDMA library (RdmaProcess::send: every
 // registration strategy, guard and completion mode) as its window of
 // synthetic.outstanding messages allows. After synthetic.warmup, the
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "src/core/metrics.hpp"
-#include "workloads/synthetic_pattern.hpp"
+#include "models/interconnect/synthetic_pattern.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {

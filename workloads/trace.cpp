@@ -621,6 +621,11 @@ const WorkloadKind::Declare declared([] {
         return std::string("a trace's messages and collectives go through the two-sided library already");
     };
     k.two_sided_library = [](const Config&) { return true; };
+    // The 4-rank test trace (trace.file has no default), on one QFDB.
+    k.trial.needs = {{"trace.file", "{source}/configs/traces/farm/farm.otf2"}};
+    k.trial.matrix = {{"topology.kind", "qfdb"}, {"topology.nodes", "4"}};
+    // Its collectives as messages or as writes into the receivers.
+    k.trial.matrix_axes = {"collective.transport"};
     return k;
 }());
 

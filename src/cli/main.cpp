@@ -341,7 +341,7 @@ int params_command(const vrdmasim::ParamRegistry& reg, const std::vector<std::st
         return vrdmasim::kExitBadConfig;
     }
     if (vm.count("json")) {
-        reg.print_json(std::cout);
+        reg.print_json(std::cout, vrdmasim::workload_trials_json());
         return 0;
     }
     const std::vector<std::string> sections =

@@ -538,7 +538,7 @@ const char* canonical_unit(ParamType t) {
 }
 }   // namespace
 
-void ParamRegistry::print_json(std::ostream& os) const {
+void ParamRegistry::print_json(std::ostream& os, const std::string& more) const {
     os << "{\n  \"sections\": [";
     bool first_section = true;
     for (const auto& s : sections_) {
@@ -576,7 +576,7 @@ void ParamRegistry::print_json(std::ostream& os) const {
         }
         os << (first ? "]}" : "\n    ]}");
     }
-    os << "\n  ]\n}\n";
+    os << "\n  ]" << (more.empty() ? "" : ",\n  " + more) << "\n}\n";
 }
 
 namespace {

@@ -263,7 +263,9 @@ public:
     // [{"name", "section", "key", "type", "default", "canonical_unit",
     // "default_value", "min", "max", "min_text", "max_text", "choices",
     // "help", "estimate"}, ...]}, ...]}; docs/parameters.md says what each is.
-    void print_json(std::ostream& os) const;
+    // `more`: further members of the top object, as JSON text
+    // ("name": value, ...; the simulator's declarations of its workloads).
+    void print_json(std::ostream& os, const std::string& more = "") const;
     // The same as Markdown tables, one per section (name, type, default,
     // range, help with the value's source), for docs/parameters.md and the
     // generated tables in the models' READMEs. `sections` empty: every

@@ -8,7 +8,7 @@
 #include "models/interconnect/router.hpp"
 #include "src/sim/system.hpp"
 #include "models/dma/control_packets.hpp"
-#include "workloads/synthetic.hpp"
+#include "workloads/registry.hpp"
 
 namespace vrdmasim {
 
@@ -116,24 +116,25 @@ ChannelModel::Bound ChannelModel::bound(synthetic::Pattern pat, const synthetic:
     return b;
 }
 
-std::uint64_t synthetic_message_bytes(const Config& c) { return SyntheticWorkload::message_of(c).bytes; }
+std::uint64_t synthetic_message_bytes(const Config& c) { return workload_kinds::pattern_traffic(c).bytes; }
 
 std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& c,
                                            const std::vector<synthetic::Pattern>& patterns) {
-    const SyntheticParams& P = params_of<SyntheticParams>();
     const synthetic::Shape shape = m.shape();
-    const SyntheticWorkload::Message msg = SyntheticWorkload::message_of(c);
+    // The message and the hot spot, as the kind that sends the patterns
+    // declares them (workloads/registry.hpp).
+    const WorkloadKind::PatternTraffic msg = workload_kinds::pattern_traffic(c);
     // One response (ACK) per message, back from its destination.
     const std::uint64_t response = 2 + (ControlPackets::kResponseBytes + kFlitBytes - 1) / kFlitBytes;
-    synthetic::Hotspot hot{static_cast<unsigned>(c[P.hotspot_node]), c[P.hotspot_fraction]};
+    synthetic::Hotspot hot{msg.hot_node, msg.hot_fraction};
     std::vector<PatternBound> out;
     for (synthetic::Pattern p : patterns) {
         PatternBound b;
         b.pattern = p;
         b.refusal = synthetic::refusal(p, shape);
         if (b.refusal.empty() && p == synthetic::Pattern::Hotspot && hot.node >= shape.nodes())
-            b.refusal = c.describe(P.hotspot_node) + ": the system has " + std::to_string(shape.nodes()) + " nodes";
-        if (b.refusal.empty()) b.bound = m.bound(p, shape, hot, msg.packets.flits, response);
+            b.refusal = msg.hot_node_setting + ": the system has " + std::to_string(shape.nodes()) + " nodes";
+        if (b.refusal.empty()) b.bound = m.bound(p, shape, hot, msg.flits, response);
         out.push_back(std::move(b));
     }
     return out;

@@ -32,7 +32,7 @@
 
 #include "src/core/params.hpp"
 #include "models/interconnect/topology.hpp"
-#include "workloads/synthetic_pattern.hpp"
+#include "models/interconnect/synthetic_pattern.hpp"
 
 namespace vrdmasim {
 
@@ -86,7 +86,7 @@ public:
                 std::uint64_t data_flits, std::uint64_t response_flits) const;
 
     // The shape the synthetic patterns see: the board's FPGAs and the boards'
-    // extents (workloads/synthetic_pattern.hpp).
+    // extents (models/interconnect/synthetic_pattern.hpp).
     synthetic::Shape shape() const;
 
 private:

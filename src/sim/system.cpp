@@ -66,6 +66,8 @@ void declare_all_params(ParamRegistry& reg) {
     RoiParams::declare_params(reg);
 }
 
+std::string workload_trials_json() { return workload_kinds::trials_json(); }
+
 void System::resolve(Config& c) {
     // What the registration strategy implies of the machine, and why
     // (library/rdma/strategy: its declaration).

@@ -44,6 +44,9 @@ struct TopologyParams {
 
 // Every parameter of every model, in one registry.
 void declare_all_params(ParamRegistry& reg);
+// The workloads' trial declarations as a member of `params --json`
+// (workload_kinds::trials_json, workloads/registry.hpp).
+std::string workload_trials_json();
 
 class System {
 public:

@@ -15,6 +15,7 @@
 #include "child_process.hpp"
 #include "src/sim/system.hpp"
 #include "system_sim.hpp"
+#include "workloads/registry.hpp"
 
 using namespace vrdmasim;
 
@@ -76,8 +77,8 @@ Outcome run_child(const Settings& settings) {
     return o;
 }
 
-// The folder of this test program (the build's top: the MPI workload's
-// test programs are under it, workloads/mpi/).
+// The folder of this test program (the build's top: a workload's test
+// programs are under it, {build} in its trial's settings).
 std::string build_dir() {
     char exe[4096];
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -85,12 +86,18 @@ std::string build_dir() {
     return path.substr(0, path.rfind('/'));
 }
 
-// A real MPI program (workloads/mpi/tests/mpi_ring.cpp) on 2 ranks.
-Settings mpi_ring() {
-    return {{"smmu.enabled", "true"},
-            {"mpi.program", build_dir() + "/workloads/mpi/mpi_ring"},
-            {"mpi.args", "1024 1"},
-            {"sim.time-limit", "1s"}};
+// A workload's trial settings (WorkloadKind::Trial), {build} and {source}
+// in their values put in.
+Settings placed(const WorkloadKind::Settings& s) {
+    Settings out;
+    for (auto [key, value] : s) {
+        for (const auto& [mark, path] :
+             {std::pair<std::string, std::string>{"{build}", build_dir()}, {"{source}", VRDMASIM_SOURCE_DIR}})
+            for (std::size_t at = value.find(mark); at != std::string::npos; at = value.find(mark))
+                value.replace(at, mark.size(), path);
+        out.emplace_back(key, value);
+    }
+    return out;
 }
 
 // Small runs: a few ms of simulated time each.
@@ -156,11 +163,8 @@ const std::map<std::string, Settings>& scenarios() {
                                    {"workload.total-bytes", "128KiB"},
                                    {"workload.message-size", "16KiB"},
                                    {"workload.iterations", "2"},
-                                   {"fs.files", "2"},
-                                   {"fs.file-size", "64KiB"},
-                                   {"sim.time-limit", "1s"},
-                                   // (trace: the 4-rank test trace)
-                                   {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/farm/farm.otf2"}}},
+                                   // (each kind with what it needs: value_settings())
+                                   {"sim.time-limit", "1s"}}},
         // Faults, pins, cache, populate, chunks, kernel copies.
         {"rdma.strategy", kCold + Settings{{"rdma.pipeline-chunk", "16KiB"}}},
         // Polls, wake-ups, counter reads, handler runs, and the latency they cost.
@@ -258,14 +262,6 @@ const std::map<std::string, Settings>& scenarios() {
         {"collective.alltoall-algorithm", kCollective + Settings{{"collective.op", "alltoall"}}},
         // How the steps move: messages, or writes into the receiver.
         {"collective.transport", kCollective},
-        // An MPI program's compute between its calls.
-        {"mpi.compute", mpi_ring() + Settings{{"workload.kind", "mpi"}, {"mpi.compute-time", "5us"}}},
-        // A call the simulation does not time: refused (the default: the
-        // run stops, kRefusingDefault), or counted.
-        {"mpi.untimed", Settings{{"workload.kind", "mpi"},
-                                 {"smmu.enabled", "true"},
-                                 {"mpi.program", build_dir() + "/workloads/mpi/mpi_clock"},
-                                 {"mpi.args", "untimed"}}},
         // Which node each rank of a trace runs on (the solver's ring of 8
         // ranks on two QFDBs: round robin puts neighbours on other boards;
         // the file reverses the ranks: value_settings()).
@@ -332,17 +328,42 @@ const std::map<std::string, Settings>& second_scenarios() {
     return s;
 }
 
+// The scenarios above, and those each workload declares of its own
+// parameters (WorkloadKind::Trial::effects: workload.kind = it, what it
+// needs, the scenario's settings), so that a new kind's parameters need no
+// edit here. A parameter with a scenario in both is an error.
+const std::map<std::string, Settings>& all_scenarios() {
+    static const std::map<std::string, Settings> s = [] {
+        std::map<std::string, Settings> all = scenarios();
+        for (const WorkloadKind& k : workload_kinds::all())
+            for (const WorkloadKind::Trial::Effect& e : k.trial.effects)
+                if (!all.emplace(e.param,
+                                 Settings{{"workload.kind", k.name}} + placed(k.trial.needs) + placed(e.settings))
+                         .second)
+                    throw std::logic_error(e.param + ": a scenario here and one declared by workload.kind = " + k.name);
+        return all;
+    }();
+    return s;
+}
+
 // Parameters whose default refuses the very scenario the other values show
-// in (mpi.untimed = refuse stops at the call that count lets through): the
-// default's run must fail, naming why, and the others run clean.
-const std::map<std::string, std::string> kRefusingDefault{{"mpi.untimed", "MPI_Comm_split_type"}};
+// in (mpi.untimed = refuse stops at the call that count lets through), as
+// their workloads declare them, with what the refusal names: the default's
+// run must fail, naming why, and the others run clean.
+std::map<std::string, std::string> refusing_defaults() {
+    std::map<std::string, std::string> r;
+    for (const WorkloadKind& k : workload_kinds::all())
+        for (const WorkloadKind::Trial::Effect& e : k.trial.effects)
+            if (!e.default_refuses.empty()) r.emplace(e.param, e.default_refuses);
+    return r;
+}
 
 // What one value of a parameter needs besides the scenario (a value that
-// names a file).
+// names a file; a workload kind, what it declares it needs to run).
 Settings value_settings(const std::string& name, const std::string& value) {
     if (name == "trace.mapping" && value == "file")
         return {{"trace.mapping-file", VRDMASIM_SOURCE_DIR "/configs/traces/solver-reversed.map"}};
-    if (name == "workload.kind" && value == "mpi") return mpi_ring();
+    if (name == "workload.kind") return placed(workload_kinds::of(value).trial.needs);
     return {};
 }
 
@@ -355,16 +376,19 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
         ++enums;
         const std::string name = d.name();
         INFO("parameter " << name);
-        const auto it = scenarios().find(name);
-        if (it == scenarios().end()) {
-            FAIL_CHECK("enumeration parameter " << name << " has no scenario in tests/system/param_effect_test.cpp");
+        const auto it = all_scenarios().find(name);
+        if (it == all_scenarios().end()) {
+            FAIL_CHECK("enumeration parameter " << name
+                                                << " has no scenario in tests/system/param_effect_test.cpp nor in "
+                                                   "its workload's declaration (WorkloadKind::Trial::effects)");
             continue;
         }
         const Outcome base = run_child(it->second + Settings{{name, d.default_text}});
         INFO(name << " = " << d.default_text << " (default): " << base.error);
         REQUIRE(base.ran);
-        const auto refusing = kRefusingDefault.find(name);
-        if (refusing != kRefusingDefault.end())
+        const std::map<std::string, std::string> refusing_default = refusing_defaults();
+        const auto refusing = refusing_default.find(name);
+        if (refusing != refusing_default.end())
             CHECK((!base.clean && base.error.find(refusing->second) != std::string::npos));
         else CHECK(base.clean);
         for (const std::string& v : d.choices) {

@@ -588,6 +588,21 @@ const WorkloadKind::Declare declared([] {
     k.two_sided_library = [](const Config&) { return true; };
     k.one_channel = true;
     k.findings = MpiWorkload::findings;
+    // A real MPI program of our own (tests/mpi_ring.cpp, built beside
+    // vrdmasim's folder when the tests are), on the SMMU's translations.
+    k.trial.needs = {
+        {"smmu.enabled", "true"}, {"mpi.program", "{build}/workloads/mpi/mpi_ring"}, {"mpi.args", "1024 1"}};
+    // 2 rounds of 8 KiB messages and the collectives; under mpirun, about a
+    // second of host time a run: one combination in 6.
+    k.trial.matrix = {{"mpi.args", "8192 2"}};
+    k.trial.matrix_sample = 6;
+    k.trial.effects = {
+        // An MPI program's compute between its calls.
+        {"mpi.compute", {{"mpi.compute-time", "5us"}, {"sim.time-limit", "1s"}}, ""},
+        // A call the simulation does not time: refused (the default: the
+        // run stops at it), or counted.
+        {"mpi.untimed", {{"mpi.program", "{build}/workloads/mpi/mpi_clock"}, {"mpi.args", "untimed"}}, "MPI_Comm_split_type"},
+    };
     return k;
 }());
 

@@ -1,4 +1,4 @@
-// The synthetic traffic patterns (workloads/synthetic_pattern.hpp): the
+// The synthetic traffic patterns (models/interconnect/synthetic_pattern.hpp): the
 // nodes' digits as the topology numbers them, each pattern's destinations,
 // the refusals, the traffic matrix, the engine's packets of a message; and
 // the channel-load bound and zero-load sums (src/sim/channel_load.hpp)
@@ -12,7 +12,7 @@
 #include "src/core/params.hpp"
 #include "src/sim/channel_load.hpp"
 #include "src/sim/system.hpp"
-#include "workloads/synthetic_pattern.hpp"
+#include "models/interconnect/synthetic_pattern.hpp"
 
 using namespace vrdmasim;
 using namespace vrdmasim::synthetic;

@@ -1,4 +1,5 @@
-// Synthetic traffic patterns (workload.kind = synthetic): where each message
+// Synthetic traffic patterns (workload.kind = synthetic; here, beside the
+// topology, since they are its arithmetic): where each message
 // of a source goes, on the nodes of one QFDB, a mezzanine or a torus of
 // QFDBs. Pure arithmetic, shared by the workload (its destinations) and the
 // channel-load bound (src/sim/channel_load.hpp, its traffic matrix), so that

@@ -1,4 +1,4 @@
-#include "workloads/synthetic_pattern.hpp"
+#include "models/interconnect/synthetic_pattern.hpp"
 
 #include <algorithm>
 #include <stdexcept>
