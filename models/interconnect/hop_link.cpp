@@ -112,6 +112,7 @@ void Link::Hops::wait_for_room(const Link& link, Queue& q, const sc_core::sc_obj
     while (q.flits > 0 && q.flits + flits > ni_capacity) {
         q.waiting = true;
         sc_core::wait(q.started.get());
+        this->q->resume();   // (woken by woke_resuming)
     }
     q.waiting = false;
     head = std::max(head, sim_now());   // (woken at the head or after)
@@ -286,6 +287,7 @@ VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
     case HopQueue::Deliver: {
         HopPacket& hp = *static_cast<HopPacket*>(what);
         --hop_->lanes[hp.up_vc].posted;
+        hop_->q->delivery_served();
         deliver(hp);
         break;
     }
@@ -361,7 +363,7 @@ void Link::serve(sc_time now) {
             if (best->waiting) {
                 const sc_time at = std::max(start, best->wait_from);
                 best->started.get().notify(at - sim_now());
-                h.q->woke(at);
+                h.q->woke_resuming(at);
             }
         }
         const sc_time head = start + flit_time_ + p_.latency;
@@ -485,8 +487,8 @@ VRDMASIM_FORCE_INLINE void Link::arrive(HopPacket& hp, sc_time head) {
     }
     HopQueue& q = *hop_->q;
     ++lane.posted;
-    q.post(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial, &hop_->handler,
-                           &hp, 0});
+    q.post_delivery(HopQueue::Event{head, HopQueue::key(HopQueue::Deliver, hop_->number, hp.up_vc), hp.serial,
+                                    &hop_->handler, &hp, 0});
     q.woke(head);
 }
 

@@ -138,15 +138,24 @@ void HopQueue::arm(sc_time at, sc_time now) {
 
 void HopQueue::recheck() {
     // (Zero when a process is runnable now: serving stops at the present.)
-    if (serving_) horizon_ = std::min(horizon_, sim_now() + sc_core::sc_time_to_pending_activity());
+    if (serving_) {
+        horizon_ = std::min(horizon_, sim_now() + sc_core::sc_time_to_pending_activity());
+        plain_ = std::min(plain_, horizon_);
+    }
 }
 
 void HopQueue::serve() {
     ++wakes_;
     const sc_time now = sim_now();
     armed_ = false;
-    if (count_ == 0) return;
-    if (front().t > now) {   // woken early (an earlier event was served meanwhile)
+    if (count_ == 0) {
+        resumed_ = false;
+        return;
+    }
+    // Woken early (an earlier event was served meanwhile): at the next
+    // event, unless resumed (resume()), from the present on.
+    if (front().t > now && !(resumed_ && delivers_ == 0)) {
+        resumed_ = false;
         arm(front().t, now);
         return;
     }
@@ -168,8 +177,16 @@ void HopQueue::serve() {
     if (now >= limit_)
         throw std::logic_error(std::string(name()) + ": woken at " + now.to_string() +
                                ", at or past the end of its window, " + limit_.to_string());
-    serving_ = true;
+    resumed_ = false;
     horizon_ = std::min(now + ahead, limit_);
+    if (!(front().t < horizon_)) {   // (resumed: another process acts first)
+        arm(front().t, now);
+        return;
+    }
+    serving_ = true;
+    await_resume_ = false;
+    plain_ = horizon_;
+    resuming_ = sc_core::sc_max_time();
     Event e;
     while (pop_before(horizon_, e)) {
         ++served_;
@@ -177,7 +194,10 @@ void HopQueue::serve() {
         e.to->on_hop_event(*this, e.key, e.what, e.arg);
     }
     serving_ = false;
-    if (count_ > 0) arm(front().t, now);
+    // Stopped for a thread that resumes it (woke_resuming), before anything
+    // else: it wakes the queue.
+    if (count_ > 0 && resuming_ < plain_ && delivers_ == 0) await_resume_ = true;
+    else if (count_ > 0) arm(front().t, now);
     else if (reach_ > now) arm(reach_, now);
 }
 

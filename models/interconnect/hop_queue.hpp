@@ -106,6 +106,28 @@ public:
     // A handler notified a process for `at`: events from then on wait for it.
     void woke(sc_core::sc_time at) {
         if (at < horizon_) horizon_ = at;
+        if (at < plain_) plain_ = at;
+    }
+    // The same for a thread that calls resume() once it runs (a full
+    // queue's sender: Link::Hops::wait_for_room). A queue that stops for it
+    // first is woken by it, a delta, instead of by a timed notification of
+    // its own at its next event (one more entry in the kernel's heap of
+    // timed notifications for every such stop: one a packet a sender sends
+    // while its queue is full).
+    void woke_resuming(sc_core::sc_time at) {
+        if (at < horizon_) horizon_ = at;
+        if (at < resuming_) resuming_ = at;
+    }
+    // The thread woken through woke_resuming() runs: a queue that stopped
+    // for it serves again from the present, ahead of the kernel up to the
+    // next activity of another process as ever (nothing else can post for
+    // those times), once nothing else is pending now.
+    void resume() {
+        if (!await_resume_) return;
+        await_resume_ = false;
+        resumed_ = true;
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        arm(now, now);
     }
     // A link's number among the events' keys, given by whoever builds the
     // links from the model (System: a node's injection and ejection links,
@@ -182,6 +204,15 @@ public:
         }
         post_outside(e);
     }
+
+    // post() for a Deliver event (Link::arrive), and its handler's word
+    // that it is served: the queue is not resumed (resume()) while one is
+    // queued.
+    void post_delivery(const Event& e) {
+        ++delivers_;
+        post(e);
+    }
+    void delivery_served() { --delivers_; }
 
     std::size_t size() const { return count_; }
     // Events served, and times at which serving waited a delta for other
@@ -271,6 +302,14 @@ private:
     std::uint64_t wakes_ = 0;
     bool serving_ = false;
     sc_core::sc_time current_, horizon_, reach_;
+    // The horizon but for woke_resuming(), and the earliest of those (while
+    // serving); stopped for the latter, the queue waits for its resume()
+    // (await_resume_), and then serves from that time (resumed_): not while
+    // a delivery is queued (`delivers_`: post_delivery), which is served
+    // only at the kernel's time.
+    sc_core::sc_time plain_, resuming_;
+    bool await_resume_ = false, resumed_ = false;
+    std::size_t delivers_ = 0;
     sc_core::sc_time limit_ = sc_core::sc_max_time();
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;
