@@ -601,7 +601,9 @@ const WorkloadKind::Declare declared([] {
         {"mpi.compute", {{"mpi.compute-time", "5us"}, {"sim.time-limit", "1s"}}, ""},
         // A call the simulation does not time: refused (the default: the
         // run stops at it), or counted.
-        {"mpi.untimed", {{"mpi.program", "{build}/workloads/mpi/mpi_clock"}, {"mpi.args", "untimed"}}, "MPI_Comm_split_type"},
+        {"mpi.untimed",
+         {{"mpi.program", "{build}/workloads/mpi/mpi_clock"}, {"mpi.args", "untimed"}},
+         "MPI_Comm_split_type"},
     };
     return k;
 }());

@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
@@ -174,7 +176,15 @@ bool vrdmasim::mpipreload::mpi_caller(void* caller) {
 }
 
 namespace {
-bool program(void* caller) { return !vrdmasim::mpipreload::mpi_caller(caller); }
+// The program's allocations: its main thread's, from its own code. Open
+// MPI's threads (PMIx, its event loop) call the C library, which allocates
+// on their behalf at host-timed moments; served here, they would move the
+// program's later buffers from one run to the next.
+thread_local int main_thread = -1;   // unknown until the thread's first allocation
+bool program(void* caller) {
+    if (main_thread < 0) main_thread = ::syscall(SYS_gettid) == ::getpid();
+    return main_thread && !vrdmasim::mpipreload::mpi_caller(caller);
+}
 }   // namespace
 
 extern "C" {
