@@ -239,6 +239,31 @@ bool Endpoint::iprobe(unsigned src, std::uint64_t tag, Status& out) {
     return true;
 }
 
+bool Endpoint::matched(Request id, Status& out) const {
+    const Req& r = reqs_.at(id);
+    if (r.send) throw std::logic_error("matched() asks about a send");
+    if (!r.status.ok) return false;
+    out = r.status;
+    return true;
+}
+
+bool Endpoint::cancel(Request id) {
+    Req& r = reqs_.at(id);
+    if (r.send) throw std::logic_error("cancel() of a send");
+    const bool withdrawn = !r.status.ok && match_.cancel(id);
+    stats_.match_searched.inc(match_.searched());
+    app_.compute("msg-match", match_cost_ * static_cast<double>(std::max<std::size_t>(match_.searched(), 1)));
+    if (!withdrawn) return false;
+    r.status.cancelled = true;
+    r.done = true;
+    r.status.completed = app_.now();
+    if (r.guard) {
+        app_.unguard(r.guard);
+        r.guard = 0;
+    }
+    return true;
+}
+
 Status Endpoint::probe(unsigned src, std::uint64_t tag) {
     Status s;
     while (!iprobe(src, tag, s)) block();
@@ -291,9 +316,13 @@ void Endpoint::post(std::uint64_t src, unsigned node, std::uint64_t dst, std::ui
 
 void Endpoint::finalize() {
     progress();
-    if (!reqs_.empty())
+    if (!reqs_.empty()) {
+        const Req& r = reqs_.begin()->second;
         throw std::runtime_error(app_.group() + ": two-sided library finalized with " + std::to_string(reqs_.size()) +
-                                 " requests never waited for");
+                                 " requests never waited for (the first: a " + (r.send ? "send to" : "receive from") +
+                                 " node " + std::to_string(r.peer) + ", tag " + std::to_string(r.tag) + ", " +
+                                 std::to_string(r.len) + " B, " + (r.done ? "complete" : "not complete") + ")");
+    }
     if (!unexpected_.empty() || match_.unexpected() || match_.posted())
         throw std::runtime_error(app_.group() + ": two-sided library finalized with " +
                                  std::to_string(match_.unexpected()) + " messages never received");

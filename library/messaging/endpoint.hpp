@@ -52,7 +52,8 @@ struct Status {
     sc_core::sc_time completed;
     // Its completion's step in the narrated story (empty when nothing is
     // noted): what the program does with the message may follow it.
-    Tracer::Cause story;
+    Tracer::Cause story{};
+    bool cancelled = false;   // a receive withdrawn before it matched (cancel())
 };
 
 class Endpoint {
@@ -107,6 +108,13 @@ public:
     bool iprobe(unsigned src, std::uint64_t tag, Status& out);
     // Progress until such a message has arrived (MPI_Probe).
     Status probe(unsigned src, std::uint64_t tag);
+    // Whether receive `r` has matched a message, and the message's source,
+    // tag and length (no progress: what the library's calls so far found).
+    bool matched(Request r, Status& out) const;
+    // MPI_Cancel of receive `r`: withdrawn if it has not matched (true: the
+    // request is complete, its status cancelled), else left to complete as
+    // it would (false). No progress, as Open MPI's cancel.
+    bool cancel(Request r);
     Status send(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
         return wait(isend(dst, tag, buf, len));
     }
@@ -117,6 +125,11 @@ public:
     // nothing is left (unmatched messages, open requests, unreturned slots
     // are errors), release registrations.
     void finalize();
+
+    // A CPU copy of `bytes` by this process at the library's copy rate
+    // (vm.copy-rate): the library's own copies, and a caller's packing of
+    // non-contiguous data into the library's buffer (Open MPI's convertor).
+    void charge_copy(std::uint64_t bytes);
 
     RdmaProcess& app() { return app_; }
     std::uint64_t threshold() const { return threshold_; }
@@ -187,7 +200,6 @@ private:
     void return_credits(Peer& p);
     void reap_bounce(Peer& p, std::uint64_t slot);
     void copy(std::uint64_t from, std::uint64_t to, std::uint64_t len);   // CPU copy in this process
-    void charge_copy(std::uint64_t bytes);
     void complete(Request id, Req& r);
     // rdma.buffer-guard = mprotect: the user buffer of `r` is the program's
     // no more from the post (isend, irecv) until the request completes: a

@@ -48,5 +48,17 @@ bool MatchQueues::arrive(unsigned src, std::uint64_t tag, std::uint64_t id, std:
     return false;
 }
 
+bool MatchQueues::cancel(std::uint64_t id) {
+    searched_ = 0;
+    for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        ++searched_;
+        if (it->id == id) {
+            posted_.erase(it);
+            return true;
+        }
+    }
+    return false;
+}
+
 }   // namespace msg
 }   // namespace vrdmasim

@@ -39,6 +39,9 @@ public:
     // unexpected message a receive posted now would take, left where it is
     // (MPI_Probe, MPI_Iprobe), and true; false if there is none.
     bool peek(unsigned src, std::uint64_t tag, std::uint64_t& id);
+    // A posted receive's withdrawal (MPI_Cancel): true if receive `id` was
+    // still posted (it is taken off the queue), false if it had matched.
+    bool cancel(std::uint64_t id);
     std::size_t posted() const { return posted_.size(); }
     std::size_t unexpected() const { return unexpected_.size(); }
     // Entries looked at by the last call (the CPU cost of the search).

@@ -81,6 +81,24 @@ TEST_CASE("matching: a receive takes the oldest unexpected message it accepts (n
     CHECK_THROWS_AS(q.arrive(kAnySource, 5, 14, m), std::logic_error);
 }
 
+TEST_CASE("matching: a cancelled receive leaves the queue, a matched one cannot be cancelled", "[msg]") {
+    MatchQueues q;
+    std::uint64_t m = 0;
+    CHECK_FALSE(q.post_receive(kAnySource, 7, 100, m));
+    CHECK_FALSE(q.post_receive(2, 7, 101, m));
+    CHECK_FALSE(q.post_receive(kAnySource, kAnyTag, 102, m));
+    REQUIRE(q.cancel(100));
+    CHECK(q.posted() == 2);
+    CHECK_FALSE(q.cancel(100));   // gone already
+    // Receive 100 withdrawn: node 2's tag 7 goes to 101, the next in order.
+    REQUIRE(q.arrive(2, 7, 1, m));
+    CHECK(m == 101);
+    CHECK_FALSE(q.cancel(101));   // matched
+    REQUIRE(q.arrive(3, 7, 2, m));
+    CHECK(m == 102);
+    CHECK(q.posted() == 0);
+}
+
 TEST_CASE("credits: a sender never has more than `slots` messages unfreed", "[msg]") {
     SendCredits out(4);
     RecvCredits in(4);
