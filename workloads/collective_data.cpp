@@ -37,7 +37,7 @@ std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t cal
 }
 
 std::uint64_t CollectiveData::receive_bytes() const {
-    return op == coll::Op::Allgather || op == coll::Op::Alltoall ? ranks * bytes : bytes;
+    return op == coll::Op::Allgather || op == coll::Op::Alltoall || op == coll::Op::Gather ? ranks * bytes : bytes;
 }
 
 std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
@@ -50,6 +50,7 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
     case coll::Op::Exscan: return rank == 0 ? 0 : bytes;   // MPI leaves rank 0's undefined
     case coll::Op::Allgather:
     case coll::Op::Alltoall: return ranks * bytes;
+    case coll::Op::Gather: return rank == root ? ranks * bytes : 0;
     }
     return 0;
 }
@@ -72,6 +73,9 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
             for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
         }
         break;
+    case coll::Op::Gather:
+        if (rank != root) break;
+        [[fallthrough]];
     case coll::Op::Allgather:
         for (unsigned r = 0; r < ranks; ++r) {
             const auto b = bytes_of(r, r, call, bytes);
@@ -106,6 +110,7 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, bytes / 8, a); break;
     case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes, a); break;
     case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes, a); break;
+    case coll::Op::Gather: comm.gather(sbuf, rbuf, bytes, root, a); break;
     case coll::Op::Scan:
     case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / 8, op == coll::Op::Exscan, a); break;
     }

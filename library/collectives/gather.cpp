@@ -1,5 +1,6 @@
-// Allgather and alltoall (README.md): ring and recursive doubling;
-// pairwise exchange and Bruck's.
+// Gather, allgather and alltoall (README.md): a binomial tree; ring and
+// recursive doubling; pairwise exchange and Bruck's.
+#include <algorithm>
 #include <stdexcept>
 
 #include "library/collectives/communicator.hpp"
@@ -27,6 +28,32 @@ void Communicator::allgather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64
         const unsigned out = (rank_ + n - s) % n, in = (rank_ + 2 * n - s - 1) % n;
         exchange(right, rbuf + out * bytes, bytes, left, rbuf + in * bytes, bytes);
     }
+}
+
+void Communicator::gather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, unsigned root, Algorithm) {
+    next_tag();
+    const unsigned n = size(), vr = (rank_ + n - root) % n;   // the rank relative to the root
+    // MPICH's binomial gather: each rank holds the blocks of its subtree,
+    // relative ranks vr to vr + held - 1, in order; at step `mask` a rank
+    // with that bit sends them to vr - mask and is done, the others take
+    // their child's. Root 0 gathers straight into `rbuf`.
+    const std::uint64_t held_at = rank_ == root && root == 0 ? rbuf : scratch(n * bytes);
+    copy(held_at, sbuf, bytes);
+    std::uint64_t held = 1;
+    for (unsigned mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            send((vr - mask + root) % n, held_at, held * bytes);
+            return;
+        }
+        if (vr + mask < n) {
+            const std::uint64_t theirs = std::min<std::uint64_t>(mask, n - vr - mask);
+            recv((vr + mask + root) % n, held_at + held * bytes, theirs * bytes);
+            held += theirs;
+        }
+    }
+    // The root: relative rank k is rank (k + root) % n.
+    if (held_at != rbuf)
+        for (unsigned k = 0; k < n; ++k) copy(rbuf + ((k + root) % n) * bytes, held_at + k * bytes, bytes);
 }
 
 void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a) {

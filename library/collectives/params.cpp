@@ -7,9 +7,10 @@ CollParams::CollParams()
           "MPI-style collectives on the two-sided library or on one-sided RDMA "
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
       op(set.choice(
-          "op", "allreduce", {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan"},
+          "op", "allreduce",
+          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather"},
           "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan): each rank contributes workload.message-size "
+          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather): each rank contributes workload.message-size "
           "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
@@ -34,7 +35,7 @@ CollParams::CollParams()
                                     "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
                                     "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
                                     "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
-      root(set.integer("root", "0", "the root rank of bcast and reduce (ranks are the job's nodes in order)")
+      root(set.integer("root", "0", "the root rank of bcast, reduce and gather (ranks are the job's nodes in order)")
                .range("0", "65535")),
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
                            "rate a core sums a received vector into its own (two arrays read, one written): "
