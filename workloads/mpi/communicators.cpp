@@ -10,10 +10,14 @@
 namespace vrdmasim {
 
 static_assert(MpiCommunicators::kMaxContexts == coll::Communicator::kContexts, "the collectives' contexts");
+static_assert(mpiwire::kSelfTop == MpiCommunicators::kMaxContexts, "MPI_COMM_SELF's contexts");
 
-MpiCommunicators::MpiCommunicators(unsigned world_ranks) {
+MpiCommunicators::MpiCommunicators(unsigned world_ranks) : first_self_(kMaxContexts - world_ranks) {
     auto& world = comms_[0];
-    for (unsigned r = 0; r < world_ranks; ++r) world.push_back(r);
+    for (unsigned r = 0; r < world_ranks; ++r) {
+        world.push_back(r);
+        comms_[self(r)] = {r};
+    }
 }
 
 const std::vector<unsigned>& MpiCommunicators::members(unsigned rank, std::uint32_t ctx) const {
@@ -72,8 +76,8 @@ std::uint32_t MpiCommunicators::created(unsigned rank, std::uint32_t parent, std
         if (made != made_.end()) {
             ctx = made->second;
         } else {
-            if (next_context_ >= kMaxContexts)
-                throw std::runtime_error("mpi: the program made more than " + std::to_string(kMaxContexts - 1) +
+            if (next_context_ >= first_self_)
+                throw std::runtime_error("mpi: the program made more than " + std::to_string(first_self_ - 1) +
                                          " communicators");
             ctx = made_[key] = next_context_++;
             std::vector<std::pair<std::int32_t, unsigned>> order;   // (key, parent rank)

@@ -14,6 +14,8 @@
 // communicator. No SystemC here: the workload does the timing.
 #pragma once
 
+#include "workloads/mpi/protocol.hpp"
+
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -29,6 +31,9 @@ public:
     static constexpr std::uint32_t kMaxContexts = 1u << 15;   // coll::Communicator::kContexts
 
     explicit MpiCommunicators(unsigned world_ranks);
+    // MPI_COMM_SELF of world rank `world`: a context of its own, at the top
+    // (below kMaxContexts), so that the contexts splits make start at 1.
+    static std::uint32_t self(unsigned world) { return mpiwire::self_context(world); }
 
     // The members of context `ctx`; std::runtime_error naming `rank` if
     // there is no such communicator or `rank` is not in it.
@@ -63,6 +68,7 @@ private:
     std::map<std::tuple<std::uint32_t, std::uint64_t, std::int32_t>, std::uint32_t> made_;   // -> context
     std::map<std::pair<unsigned, std::uint32_t>, std::uint64_t> next_split_;   // (rank, parent) -> split number
     std::uint32_t next_context_ = 1;
+    std::uint32_t first_self_;   // the lowest context of an MPI_COMM_SELF
 };
 
 }   // namespace vrdmasim

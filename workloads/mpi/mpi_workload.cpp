@@ -186,13 +186,38 @@ void MpiWorkload::received(RdmaProcess& app, unsigned rank, const msg::Status& s
     log_.finished(app.now(), st.ok, st.len, &latency);
 }
 
-void MpiWorkload::sending(RdmaProcess& app, unsigned rank, const Call& c) {
+std::uint64_t MpiWorkload::user_or_packed(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len,
+                                          std::pair<std::uint64_t, std::uint64_t>& pack) {
+    if (va != 0 || len == 0) {
+        map(app, rank, va, len);
+        return va;
+    }
+    std::uint64_t size = kPage;
+    while (size < len) size *= 2;
+    std::vector<std::uint64_t>& free = state_[rank].packs[size];
+    if (free.empty()) {
+        pack = {app.alloc(size, populate_, advice_), size};
+    } else {
+        pack = {free.back(), size};
+        free.pop_back();
+    }
+    return pack.first;
+}
+
+void MpiWorkload::unpack(unsigned rank, msg::Endpoint& ep, std::pair<std::uint64_t, std::uint64_t> pack, bool receive,
+                         std::uint64_t len) {
+    if (!pack.second) return;
+    if (receive) ep.charge_copy(len);
+    state_[rank].packs[pack.second].push_back(pack.first);
+}
+
+void MpiWorkload::sending(RdmaProcess& app, unsigned rank, const Call& c, std::uint64_t va) {
     Rank& r = state_[rank];
     bool shared = false;
-    for (const auto& [q, range] : r.sending) shared = shared || (range.first < c.va + c.bytes && c.va < range.second);
-    if (!shared) fill_source(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ r.fills++);
+    for (const auto& [q, range] : r.sending) shared = shared || (range.first < va + c.bytes && va < range.second);
+    if (!shared) fill_source(app, va, c.bytes, (std::uint64_t(rank) << 48) ^ r.fills++);
     std::vector<unsigned char> data(c.bytes);
-    if (c.bytes && !app.debug_read(c.va, data.data(), c.bytes))
+    if (c.bytes && !app.debug_read(va, data.data(), c.bytes))
         throw std::logic_error("mpi: a send buffer the simulation mapped cannot be read");
     in_flight_[{rank, comms_.world_of(rank, c.comm, c.peer), tag_of(c.comm, c.tag)}].push_back(std::move(data));
 }
@@ -304,6 +329,10 @@ coll::Communicator& MpiWorkload::coll_of(RdmaProcess& app, unsigned rank, std::u
 }
 
 bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+    if (static_cast<Op>(c.op) == Op::Matched) {   // the library's question, not a call
+        matched(rank, ep, c, r);
+        return true;
+    }
     calls_.inc();
     switch (static_cast<Op>(c.op)) {
     case Op::Finalize: return false;
@@ -313,6 +342,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
                                  std::to_string(c.tag) + ")");
     case Op::Barrier:
     case Op::Bcast:
+    case Op::Gather:
     case Op::Reduce:
     case Op::Allreduce:
     case Op::Allgather:
@@ -326,16 +356,31 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Irecv:
     case Op::Wait:
     case Op::Test:
+    case Op::Cancel:
     case Op::Sendrecv: point_to_point(app, rank, ep, c, r); return true;
     case Op::Waitany:
     case Op::Testany:
     case Op::Testall: any_or_all(rank, ep, c, r); return true;
     case Op::Probe:
     case Op::Iprobe: probe(rank, ep, c, r); return true;
-    case Op::Hello: break;
+    case Op::Hello:
+    case Op::Matched: break;
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                              ", which this vrdmasim does not know here (a preloaded library of another version?)");
+}
+
+void MpiWorkload::matched(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+    const auto it = state_[rank].receives.find(c.request);
+    if (it == state_[rank].receives.end())
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks whether request " +
+                                 std::to_string(c.request) + " matched, which is no open receive of it");
+    msg::Status st;
+    if (!ep.matched(c.request, st)) return;
+    r.flag = 1;
+    r.source = static_cast<std::int32_t>(comms_.rank_in(it->second.comm, rank_of_node_.at(st.source)));
+    r.tag = MpiCommunicators::mpi_tag(st.tag);
+    r.bytes = st.len;
 }
 
 void MpiWorkload::probe(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
@@ -437,6 +482,13 @@ void MpiWorkload::any_or_all(unsigned rank, msg::Endpoint& ep, const Call& c, Re
 void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     Rank& me = state_[rank];
     const Op op = static_cast<Op>(c.op);
+    if (op == Op::Cancel) {
+        if (!me.receives.count(c.request))
+            throw std::runtime_error("mpi: rank " + std::to_string(rank) + " cancels request " +
+                                     std::to_string(c.request) + ", which is no open receive of it");
+        r.flag = ep.cancel(c.request);
+        return;
+    }
     if (op == Op::Wait || op == Op::Test) {
         // A request's end: a receive's status is what it matched.
         r.flag = op == Op::Wait || ep.test(c.request);
@@ -444,39 +496,58 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
         const msg::Status st = ep.wait(c.request);
         me.sending.erase(c.request);
         const auto it = me.receives.find(c.request);
+        const auto pk = me.packed.find(c.request);
+        if (pk != me.packed.end()) {
+            unpack(rank, ep, pk->second, it != me.receives.end() && !st.cancelled, st.len);
+            me.packed.erase(pk);
+        }
         if (it == me.receives.end()) return;
-        received(app, rank, st, it->second, r);
+        if (st.cancelled) r.cancelled = 1;
+        else received(app, rank, st, it->second, r);
         me.receives.erase(it);
         return;
     }
     const bool sends = op == Op::Send || op == Op::Isend || op == Op::Sendrecv;
     const bool receives = op == Op::Recv || op == Op::Irecv || op == Op::Sendrecv;
     // Sendrecv's receive is in the second buffer.
-    const std::uint64_t rva = op == Op::Sendrecv ? c.va2 : c.va, rlen = op == Op::Sendrecv ? c.bytes2 : c.bytes;
+    std::uint64_t rva = op == Op::Sendrecv ? c.va2 : c.va;
+    const std::uint64_t rlen = op == Op::Sendrecv ? c.bytes2 : c.bytes;
     msg::Endpoint::Request sq = 0, rq = 0;
-    const Rank::Open open{app.now(), rva, c.comm};
+    std::pair<std::uint64_t, std::uint64_t> spack{0, 0}, rpack{0, 0};
+    const sc_time posted = app.now();
     if (sends) {
-        map(app, rank, c.va, c.bytes);
+        const std::uint64_t sva = user_or_packed(app, rank, c.va, c.bytes, spack);
         messages_.inc();
-        sending(app, rank, c);
+        sending(app, rank, c, sva);
+        if (spack.second) ep.charge_copy(c.bytes);   // packed by the library
         log_.posted(app.now());
-        sq = ep.isend(peer_node(rank, c.comm, c.peer), tag_of(c.comm, c.tag), c.va, c.bytes);
+        sq = ep.isend(peer_node(rank, c.comm, c.peer), tag_of(c.comm, c.tag), sva, c.bytes);
     }
     if (receives) {
-        map(app, rank, rva, rlen);
+        rva = user_or_packed(app, rank, rva, rlen, rpack);
         poison(app, rva, rlen, calls_.value());
         const std::int32_t from = op == Op::Sendrecv ? c.peer2 : c.peer, tag = op == Op::Sendrecv ? c.tag2 : c.tag;
         rq = ep.irecv(peer_node(rank, c.comm, from), tag_of(c.comm, tag), rva, std::max<std::uint64_t>(rlen, 1));
     }
+    const Rank::Open open{posted, rva, c.comm};
     if (op == Op::Isend) {
         r.request = sq;
-        me.sending[sq] = {c.va, c.va + c.bytes};
+        me.sending[sq] = {c.va ? c.va : spack.first, (c.va ? c.va : spack.first) + c.bytes};
+        if (spack.second) me.packed[sq] = spack;
     } else if (op == Op::Irecv) {
         r.request = rq;
         me.receives[rq] = open;
+        if (rpack.second) me.packed[rq] = rpack;
     } else {
-        if (receives) received(app, rank, ep.wait(rq), open, r);
-        if (sends) ep.wait(sq);
+        if (receives) {
+            const msg::Status st = ep.wait(rq);
+            received(app, rank, st, open, r);
+            unpack(rank, ep, rpack, true, st.len);
+        }
+        if (sends) {
+            ep.wait(sq);
+            unpack(rank, ep, spack, false, 0);
+        }
     }
 }
 
@@ -490,6 +561,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     case Op::Barrier: d.op = coll::Op::Barrier; break;
     case Op::Bcast: d.op = coll::Op::Bcast; break;
     case Op::Reduce: d.op = coll::Op::Reduce; break;
+    case Op::Gather: d.op = coll::Op::Gather; break;
     case Op::Allreduce: d.op = coll::Op::Allreduce; break;
     case Op::Allgather: d.op = coll::Op::Allgather; break;
     case Op::Alltoall: d.op = coll::Op::Alltoall; break;
@@ -503,7 +575,9 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // Reductions are timed as 64-bit words (library/collectives sums them):
     // the data rounded up to 8 bytes.
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
-    d.root = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce ? static_cast<unsigned>(c.root) : 0;
+    d.root = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather
+                 ? static_cast<unsigned>(c.root)
+                 : 0;
     if (d.root >= d.ranks)
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
                                  std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +
@@ -516,8 +590,11 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // The program's buffers; the library's own where MPI has none to give
     // (MPI_IN_PLACE's input, a non-root's reduce result).
     std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
+    std::pair<std::uint64_t, std::uint64_t> pack{0, 0};   // a non-contiguous datatype's data, packed
     if (d.op != coll::Op::Barrier) {
-        map(app, rank, sbuf, d.send_bytes());
+        sbuf = user_or_packed(app, rank, sbuf, d.send_bytes(), pack);
+        if (d.op == coll::Op::Bcast) rbuf = sbuf;
+        if (pack.second && (d.op != coll::Op::Bcast || me == d.root)) eps_[app.node()]->charge_copy(d.send_bytes());
         if (rbuf) map(app, rank, rbuf, d.receive_bytes());
     }
     // MPI_IN_PLACE (or a root's own buffers that overlap once rounded up
@@ -531,7 +608,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // Its number on its communicator, the communicator's context above:
     // data of two communicators never look alike.
     const std::uint64_t call = std::uint64_t(c.comm) << 32 | state_[rank].collectives[c.comm]++;
-    if (d.prepare(app, sbuf, rbuf, me, call) && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
+    if (d.prepare(app, sbuf, rbuf, me, call) && rbuf && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     d.run(comm, a, sbuf, rbuf);
@@ -543,6 +620,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     if (!ok)
         std::cerr << "vrdmasim: DATA MISMATCH: mpi collective " << call << " (" << coll::name_of(d.op) << ") at rank "
                   << rank << "\n";
+    unpack(rank, *eps_[app.node()], pack, d.op == coll::Op::Bcast && me != d.root, got);
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), true, got, &latency);
 }

@@ -67,6 +67,12 @@ private:
         std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> colls;
         std::map<std::uint32_t, std::uint64_t> collectives;
         std::uint64_t scratch = 0, scratch_len = 0;   // the library's own buffer (in-place collectives)
+        // The library's buffers for the data of non-contiguous datatypes
+        // (packed into them, as Open MPI's convertor packs): the free ones
+        // by size (powers of two, reused as Open MPI's free lists are), and
+        // the busy ones by the request using them.
+        std::map<std::uint64_t, std::vector<std::uint64_t>> packs;
+        std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> packed;
         std::vector<std::uint64_t> ids;   // the requests the call being served lists
         bool replied = false;   // the call being served was answered already (meet())
     };
@@ -94,6 +100,8 @@ private:
     // communicator.
     void split(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     void probe(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Whether an open receive has matched (Op::Matched): no time passes.
+    void matched(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
     void any_or_all(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
@@ -114,7 +122,16 @@ private:
     // and its bytes kept, in order per (from, to, tag), for the receiver's
     // check (matching is non-overtaking, so the receiver's next message of
     // a (source, tag) is the front).
-    void sending(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    void sending(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, std::uint64_t va);
+    // A call's buffer (`va`, `len`): the program's, mapped at its address,
+    // or (va 0: a non-contiguous datatype, protocol.hpp) one of the
+    // library's, taken for request `*req` once known (unpack()).
+    std::uint64_t user_or_packed(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len,
+                                 std::pair<std::uint64_t, std::uint64_t>& pack);
+    // The library's buffer of a request given back, a receive's data
+    // copied out of it into the program's datatype first.
+    void unpack(unsigned rank, msg::Endpoint& ep, std::pair<std::uint64_t, std::uint64_t> pack, bool receive,
+                std::uint64_t len);
     bool delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::uint64_t tag, std::uint64_t va,
                           std::uint64_t len);
     // By (world rank from, world rank to, the message's tag with its context).

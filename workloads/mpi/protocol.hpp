@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kVersion = 5;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -23,7 +23,7 @@ enum class Op : std::uint32_t {
     Send,   // peer, tag, va, bytes
     Recv,   // peer (or kAnySource), tag (or kAnyTag), va, bytes: the Reply says what matched
     Isend,   // as Send; the Reply's request names it
-    Irecv,   // as Recv (peer never kAnySource); the Reply's request names it
+    Irecv,   // as Recv; the Reply's request names it
     Wait,   // request
     Test,   // request; the Reply's flag: complete
     Sendrecv,   // send: peer, tag, va, bytes; receive: peer2, tag2, va2, bytes2
@@ -53,13 +53,28 @@ enum class Op : std::uint32_t {
     CommSplit,
     Scan,   // va (send), va2 (receive), bytes
     Exscan,   // as Scan
+    // Not an MPI call (no time passes, no call counted): whether receive
+    // `request` has matched yet (the flag), and what (source, tag, bytes).
+    // The library posts a receive to real MPI only once the simulation
+    // has matched it (README "Receives").
+    Matched,
+    Cancel,   // MPI_Cancel of receive `request`; the flag: withdrawn (then complete, cancelled)
+    Gather,   // root, va (send), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
 };
 
 constexpr std::int32_t kAnySource = -1;
 constexpr std::int32_t kAnyTag = -1;
 constexpr std::int32_t kUndefinedColor = -32766;   // MPI_UNDEFINED
 constexpr std::uint32_t kNoComm = 0xffffffffu;
+// MPI_COMM_SELF of world rank r: context kSelfTop - 1 - r (the contexts of
+// new communicators count up from 1, below every rank's).
+constexpr std::uint32_t kSelfTop = 1u << 15;
+constexpr std::uint32_t self_context(std::uint32_t world_rank) { return kSelfTop - 1 - world_rank; }
 
+// A buffer's va is where its data lie in the program's memory; 0 with
+// bytes above 0 says the datatype is not contiguous: the library packs the
+// data into (or unpacks them from) a buffer of its own, as Open MPI's
+// convertor does (README "Datatypes").
 struct Call {
     std::uint32_t op = 0;
     std::uint32_t comm = 0;   // the communicator's context (0: MPI_COMM_WORLD); ranks are ranks in it
@@ -80,6 +95,7 @@ struct Reply {
     std::uint64_t bytes = 0;   // a receive: its length
     std::uint64_t request = 0;   // Isend / Irecv: the simulation's request
     std::int32_t flag = 0;   // Test: complete
+    std::int32_t cancelled = 0;   // a receive's end: it was cancelled (no message)
     std::int32_t error = 0;   // nonzero: the simulation stopped; the rank exits
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "workloads/mpi/preload/channel.hpp"
+#include "workloads/mpi/preload/libraries.hpp"
 
 using namespace vrdmasim;
 using namespace vrdmasim::mpipreload;
@@ -24,17 +25,37 @@ using mpiwire::Reply;
 
 namespace {
 
-// The program's requests of timed calls, by the real request it holds.
+// The program's requests of timed calls, by the handle it holds: a
+// generalized request of this library's (README "Requests"), the real
+// request kept here. A receive is posted to real MPI only once the
+// simulation has matched it, with the source and tag it matched, so that
+// real MPI delivers the message the simulation did, whatever the
+// wildcards and whichever rank the host ran first.
 struct Pending {
     std::uint64_t sim = 0;   // the simulation's request
     bool send = false;
     void* copy = nullptr;   // a send's copy
-    int source = 0, tag = 0;   // a receive's, as posted
+    // A receive: as the program posted it (source and tag may be wildcards).
+    void* buf = nullptr;
+    int count = 0;
+    MPI_Datatype type = MPI_BYTE;
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::uint32_t ctx = 0;
+    int source = 0, tag = 0;
+    std::uint64_t order = 0;   // the rank's receives, in the order posted
+    MPI_Request real = MPI_REQUEST_NULL;   // the real send, or the real receive once posted
+    bool posted = false;
 };
 std::map<MPI_Request, Pending>& pending() {
     static std::map<MPI_Request, Pending> p;
     return p;
 }
+// The receives not posted to real MPI yet, in the order the program posted them.
+std::map<std::uint64_t, MPI_Request>& unposted() {
+    static std::map<std::uint64_t, MPI_Request> u;
+    return u;
+}
+std::uint64_t next_order = 1;
 
 Call call(Op op, std::uint32_t ctx = 0) {
     Call c;
@@ -63,11 +84,35 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     return false;
 }
 
+// A call's buffer: where its data lie, or (va 0, protocol.hpp) none for a
+// non-contiguous datatype, whose data the library packs into a buffer of
+// its own, as Open MPI's convertor does.
 void buffer(Call& c, const void* buf, int count, MPI_Datatype type) {
     std::uint64_t va = 0, len = 0;
     span(buf, count, type, va, len);
-    c.va = va;
     c.bytes = data_bytes(count, type);
+    c.va = len == c.bytes ? va : 0;
+}
+
+// A send's data copied: a contiguous datatype's as laid out (sent with the
+// program's count and type), a non-contiguous one's packed (sent as
+// MPI_PACKED, which a receive of any datatype of the same signature takes).
+struct SendCopy {
+    const void* buf;
+    int count;
+    MPI_Datatype type;
+};
+SendCopy send_copy(const void* buf, int count, MPI_Datatype type, void** owned) {
+    std::uint64_t va = 0, len = 0;
+    span(buf, count, type, va, len);
+    if (len == data_bytes(count, type)) return {copy_of(buf, count, type, owned), count, type};
+    int size = 0, position = 0;
+    PMPI_Pack_size(count, type, MPI_COMM_WORLD, &size);
+    void* packed = std::malloc(size ? static_cast<std::size_t>(size) : 1);
+    if (!packed) fail("out of host memory for a send's packed copy");
+    PMPI_Pack(buf, count, type, packed, size, &position, MPI_COMM_WORLD);
+    *owned = packed;
+    return {packed, position, MPI_PACKED};
 }
 
 // The real status of a receive against what the simulation matched.
@@ -82,9 +127,48 @@ void check_match(const MPI_Status& st, const Reply& r, MPI_Datatype type, const 
                  .c_str());
 }
 
-// The real receive of a message the simulation matched.
-int real_recv(void* buf, int count, MPI_Datatype type, MPI_Comm comm, const Reply& r, MPI_Status* status,
-              const char* name) {
+bool covers(const Pending& p, int source, int tag) {
+    return (p.source == MPI_ANY_SOURCE || p.source == source) && (p.tag == MPI_ANY_TAG || p.tag == tag);
+}
+
+void post_real(Pending& p, int source, int tag);
+
+// Before a real receive of (`source`, `tag`) on context `ctx`: each
+// receive the program posted before `before` that could take such a
+// message has matched in the simulation already (MPI's order: the message
+// would have gone to it), so it goes to real MPI first, with what it
+// matched. Never a question about any other.
+void post_earlier(std::uint32_t ctx, std::uint64_t before, int source, int tag) {
+    for (auto it = unposted().begin(); it != unposted().end() && it->first < before;) {
+        Pending& q = pending().at(it->second);
+        ++it;   // post_real takes q (and only receives before it) off the list
+        if (q.ctx != ctx || !covers(q, source, tag)) continue;
+        Call c = call(Op::Matched);
+        c.request = q.sim;
+        const Reply r = question(c);
+        if (!r.flag)
+            fail(("a receive of source " + std::to_string(q.source) + ", tag " + std::to_string(q.tag) +
+                  " posted before one that matched source " + std::to_string(source) + ", tag " + std::to_string(tag) +
+                  " has not matched in the simulation, against MPI's order")
+                     .c_str());
+        post_real(q, r.source, r.tag);
+    }
+}
+
+// Receive `p`, matched in the simulation to (`source`, `tag`), posted to
+// real MPI (the receives before it that could take the same first).
+void post_real(Pending& p, int source, int tag) {
+    post_earlier(p.ctx, p.order, source, tag);
+    PMPI_Irecv(p.buf, p.count, p.type, source, tag, p.comm, &p.real);
+    p.posted = true;
+    unposted().erase(p.order);
+}
+
+// The real receive of a message the simulation matched (a blocking call's,
+// posted after every receive the program posted before).
+int real_recv(void* buf, int count, MPI_Datatype type, MPI_Comm comm, std::uint32_t ctx, const Reply& r,
+              MPI_Status* status, const char* name) {
+    post_earlier(ctx, ~std::uint64_t(0), r.source, r.tag);
     MPI_Status st;
     const int rc = PMPI_Recv(buf, count, type, r.source, r.tag, comm, &st);
     check_match(st, r, type, name);
@@ -99,19 +183,44 @@ void send_status(MPI_Status* status) {
     status->MPI_TAG = MPI_ANY_TAG;
 }
 
+void cancelled_status(MPI_Status* status) {
+    if (status == MPI_STATUS_IGNORE) return;
+    send_status(status);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 1);
+}
+
+// The generalized request the program holds for a receive until it ends.
+int grequest_query(void*, MPI_Status* status) {
+    send_status(status);
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    return MPI_SUCCESS;
+}
+int grequest_free(void*) { return MPI_SUCCESS; }
+int grequest_cancel(void*, int) { return MPI_SUCCESS; }
+
 // A timed request complete in the simulation: its real side.
 int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* status) {
-    const MPI_Request key = *request;   // PMPI_Wait sets *request to MPI_REQUEST_NULL
+    const MPI_Request key = *request;
     int rc = MPI_SUCCESS;
     if (p.send) {
-        keep(*request, p.copy);
+        keep(p.real, p.copy);
         send_status(status);
     } else {
-        MPI_Status st;
-        rc = PMPI_Wait(request, &st);
-        check_match(st, r, MPI_BYTE, "MPI_Wait");
-        if (status != MPI_STATUS_IGNORE) *status = st;
+        if (r.cancelled) {
+            cancelled_status(status);
+        } else {
+            if (!p.posted) post_real(p, r.source, r.tag);
+            MPI_Status st;
+            rc = PMPI_Wait(&p.real, &st);
+            check_match(st, r, MPI_BYTE, "MPI_Wait");
+            if (status != MPI_STATUS_IGNORE) *status = st;
+        }
     }
+    MPI_Request g = key;
+    PMPI_Grequest_complete(g);
+    PMPI_Wait(&g, MPI_STATUS_IGNORE);
     pending().erase(key);
     *request = MPI_REQUEST_NULL;
     return rc;
@@ -216,24 +325,29 @@ int split(const char* name, MPI_Comm comm, int color, int key, MPI_Comm* out, Ma
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
+    const InLibrary lib;
     const int rc = PMPI_Init(argc, argv);
     int rank = 0, size = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     connect(rank, size);
+    contexts()[MPI_COMM_SELF] = mpiwire::self_context(static_cast<std::uint32_t>(rank));
     return rc;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+    const InLibrary lib;
     const int rc = PMPI_Init_thread(argc, argv, required, provided);
     int rank = 0, size = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     connect(rank, size);
+    contexts()[MPI_COMM_SELF] = mpiwire::self_context(static_cast<std::uint32_t>(rank));
     return rc;
 }
 
 int MPI_Finalize(void) {
+    const InLibrary lib;
     if (!pending().empty()) untimed("MPI_Finalize with requests never completed");
     exchange(call(Op::Finalize));
     drain();
@@ -241,6 +355,7 @@ int MPI_Finalize(void) {
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode) {
+    const InLibrary lib;
     if (connected()) {
         Call c = call(Op::Abort);
         c.tag = errorcode;
@@ -253,6 +368,7 @@ double MPI_Wtime(void) { return connected() ? static_cast<double>(now_ps()) * 1e
 double MPI_Wtick(void) { return connected() ? 1e-12 : PMPI_Wtick(); }
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Send", ctx) || dest == MPI_PROC_NULL) return PMPI_Send(buf, count, type, dest, tag, comm);
     Call c = call(Op::Send, ctx);
@@ -260,8 +376,9 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
     c.tag = tag;
     buffer(c, buf, count, type);
     void* copy = nullptr;
+    const SendCopy sc = send_copy(buf, count, type, &copy);
     MPI_Request real;
-    PMPI_Isend(copy_of(buf, count, type, &copy), count, type, dest, tag, comm, &real);
+    PMPI_Isend(sc.buf, sc.count, sc.type, dest, tag, comm, &real);
     exchange(c);
     keep(real, copy);
     mark();
@@ -269,6 +386,7 @@ int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, M
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Recv", ctx) || source == MPI_PROC_NULL)
         return PMPI_Recv(buf, count, type, source, tag, comm, status);
@@ -277,12 +395,13 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
     buffer(c, buf, count, type);
     const Reply r = exchange(c);
-    const int rc = real_recv(buf, count, type, comm, r, status, "MPI_Recv");
+    const int rc = real_recv(buf, count, type, comm, ctx, r, status, "MPI_Recv");
     mark();
     return rc;
 }
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Isend", ctx) || dest == MPI_PROC_NULL)
         return PMPI_Isend(buf, count, type, dest, tag, comm, request);
@@ -292,7 +411,11 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
     buffer(c, buf, count, type);
     Pending p;
     p.send = true;
-    const int rc = PMPI_Isend(copy_of(buf, count, type, &p.copy), count, type, dest, tag, comm, request);
+    const SendCopy sc = send_copy(buf, count, type, &p.copy);
+    const int rc = PMPI_Isend(sc.buf, sc.count, sc.type, dest, tag, comm, &p.real);
+    // The program holds a request of its own: Open MPI hands out one shared
+    // request for every send it completed at once.
+    PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, request);
     p.sim = exchange(c).request;
     pending()[*request] = p;
     mark();
@@ -300,32 +423,54 @@ int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, 
 }
 
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Irecv", ctx) || source == MPI_PROC_NULL)
         return PMPI_Irecv(buf, count, type, source, tag, comm, request);
-    if (source == MPI_ANY_SOURCE) {
-        // Real MPI would match it in host order, the simulation in
-        // simulated time: not built yet.
-        untimed("MPI_Irecv from MPI_ANY_SOURCE");
-        return PMPI_Irecv(buf, count, type, source, tag, comm, request);
-    }
     Call c = call(Op::Irecv, ctx);
-    c.peer = source;
+    c.peer = source == MPI_ANY_SOURCE ? mpiwire::kAnySource : source;
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
     buffer(c, buf, count, type);
-    // Posted now: from one source, real MPI and the simulation match in
-    // the same (posted, non-overtaking) order.
-    const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+    // Not posted to real MPI yet (README "Receives"): the program holds a
+    // generalized request until the receive ends.
+    const int rc = PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, request);
     Pending p;
+    p.buf = buf;
+    p.count = count;
+    p.type = type;
+    p.comm = comm;
+    p.ctx = ctx;
     p.source = source;
     p.tag = tag;
+    p.order = next_order++;
     p.sim = exchange(c).request;
     pending()[*request] = p;
+    unposted()[p.order] = *request;
     mark();
     return rc;
 }
 
+// MPI_Cancel of a receive: withdrawn if the simulation has not matched it
+// (then it ends cancelled, and was never posted to real MPI), else it ends
+// as it would have. A send cannot be withdrawn from the simulation.
+int MPI_Cancel(MPI_Request* request) {
+    const InLibrary lib;
+    const auto it = pending().find(*request);
+    if (it == pending().end()) return PMPI_Cancel(request);
+    Pending& p = it->second;
+    if (p.send) {
+        untimed("MPI_Cancel of a send");
+        return PMPI_Cancel(&p.real);
+    }
+    Call c = call(Op::Cancel, p.ctx);
+    c.request = p.sim;
+    if (exchange(c).flag) unposted().erase(p.order);
+    mark();
+    return MPI_SUCCESS;
+}
+
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+    const InLibrary lib;
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Wait(request, status);
     Call c = call(Op::Wait);
@@ -337,6 +482,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+    const InLibrary lib;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < count; ++i) {
         const int e = MPI_Wait(&requests[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
@@ -346,6 +492,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+    const InLibrary lib;
     std::vector<int> at;
     std::vector<std::uint64_t> ids;
     if (!listed(count, requests, at, ids, "MPI_Waitany")) return PMPI_Waitany(count, requests, index, status);
@@ -360,6 +507,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+    const InLibrary lib;
     std::vector<int> at;
     std::vector<std::uint64_t> ids;
     if (!listed(count, requests, at, ids, "MPI_Testany")) return PMPI_Testany(count, requests, index, flag, status);
@@ -380,6 +528,7 @@ int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_St
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+    const InLibrary lib;
     std::vector<int> at;
     std::vector<std::uint64_t> ids;
     if (!listed(count, requests, at, ids, "MPI_Testall")) return PMPI_Testall(count, requests, flag, statuses);
@@ -400,6 +549,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
 // MPI_Waitsome: one waited for, then every other already complete;
 // MPI_Testsome: every one already complete.
 static int some(bool wait, int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    const InLibrary lib;
     *outcount = 0;
     int index = MPI_UNDEFINED, flag = 0, rc = MPI_SUCCESS, nonnull = 0;
     for (int i = 0; i < incount; ++i) nonnull += requests[i] != MPI_REQUEST_NULL;
@@ -424,14 +574,17 @@ static int some(bool wait, int incount, MPI_Request requests[], int* outcount, i
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    const InLibrary lib;
     return some(true, incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+    const InLibrary lib;
     return some(false, incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+    const InLibrary lib;
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Test(request, flag, status);
     Call c = call(Op::Test);
@@ -447,6 +600,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 // would take; real MPI's probe of that source and tag (posted by then)
 // gives its real status, checked against the simulation's.
 static int probe(bool wait, int source, int tag, MPI_Comm comm, std::uint32_t ctx, int* flag, MPI_Status* status) {
+    const InLibrary lib;
     Call c = call(wait ? Op::Probe : Op::Iprobe, ctx);
     c.peer = source == MPI_ANY_SOURCE ? mpiwire::kAnySource : source;
     c.tag = tag == MPI_ANY_TAG ? mpiwire::kAnyTag : tag;
@@ -454,6 +608,7 @@ static int probe(bool wait, int source, int tag, MPI_Comm comm, std::uint32_t ct
     if (flag) *flag = r.flag;
     int rc = MPI_SUCCESS;
     if (r.flag) {
+        post_earlier(ctx, ~std::uint64_t(0), r.source, r.tag);
         MPI_Status st;
         rc = PMPI_Probe(r.source, r.tag, comm, &st);
         check_match(st, r, MPI_BYTE, wait ? "MPI_Probe" : "MPI_Iprobe");
@@ -464,12 +619,14 @@ static int probe(bool wait, int source, int tag, MPI_Comm comm, std::uint32_t ct
 }
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Probe", ctx) || source == MPI_PROC_NULL) return PMPI_Probe(source, tag, comm, status);
     return probe(true, source, tag, comm, ctx, nullptr, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Iprobe", ctx) || source == MPI_PROC_NULL) return PMPI_Iprobe(source, tag, comm, flag, status);
     return probe(false, source, tag, comm, ctx, flag, status);
@@ -477,6 +634,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
 
 int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Sendrecv", ctx) || dest == MPI_PROC_NULL || source == MPI_PROC_NULL)
         return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
@@ -492,16 +650,18 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
     c.va2 = r.va;
     c.bytes2 = r.bytes;
     void* copy = nullptr;
+    const SendCopy sc = send_copy(sendbuf, sendcount, sendtype, &copy);
     MPI_Request real;
-    PMPI_Isend(copy_of(sendbuf, sendcount, sendtype, &copy), sendcount, sendtype, dest, sendtag, comm, &real);
+    PMPI_Isend(sc.buf, sc.count, sc.type, dest, sendtag, comm, &real);
     const Reply rep = exchange(c);
     keep(real, copy);
-    const int rc = real_recv(recvbuf, recvcount, recvtype, comm, rep, status, "MPI_Sendrecv");
+    const int rc = real_recv(recvbuf, recvcount, recvtype, comm, ctx, rep, status, "MPI_Sendrecv");
     mark();
     return rc;
 }
 
 int MPI_Barrier(MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Barrier", ctx)) return PMPI_Barrier(comm);
     MPI_Request real;
@@ -510,6 +670,7 @@ int MPI_Barrier(MPI_Comm comm) {
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Bcast", ctx)) return PMPI_Bcast(buf, count, type, root, comm);
     int rank = 0;
@@ -525,6 +686,7 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Reduce", ctx)) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     int rank = 0;
@@ -542,7 +704,31 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
     return collective(c, real, rank == root, copy);
 }
 
+// MPI_Gather: the root's result depends on every rank (waited for); the
+// others' data are copied and their real gather kept.
+int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    const InLibrary lib;
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Gather", ctx) || sendbuf == MPI_IN_PLACE) {
+        if (sendbuf == MPI_IN_PLACE) untimed("MPI_Gather with MPI_IN_PLACE");
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    Call c = call(Op::Gather, ctx);
+    c.root = root;
+    buffer(c, sendbuf, sendcount, sendtype);
+    c.va2 = rank == root ? reinterpret_cast<std::uint64_t>(recvbuf) : 0;
+    void* copy = nullptr;
+    const void* from = rank == root ? sendbuf : copy_of(sendbuf, sendcount, sendtype, &copy);
+    MPI_Request real;
+    PMPI_Igather(from, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &real);
+    return collective(c, real, rank == root, copy);
+}
+
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     if (!known(comm, "MPI_Allreduce", ctx)) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     Call c = call(Op::Allreduce, ctx);
@@ -557,6 +743,7 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
 // (waited for, as an allreduce's).
 static int scan(Op op, const char* name, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op mop,
                 MPI_Comm comm) {
+    const InLibrary lib;
     std::uint32_t ctx = 0;
     const bool exclusive = op == Op::Exscan;
     if (!known(comm, name, ctx))
@@ -572,15 +759,18 @@ static int scan(Op op, const char* name, const void* sendbuf, void* recvbuf, int
 }
 
 int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    const InLibrary lib;
     return scan(Op::Scan, "MPI_Scan", sendbuf, recvbuf, count, type, op, comm);
 }
 
 int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    const InLibrary lib;
     return scan(Op::Exscan, "MPI_Exscan", sendbuf, recvbuf, count, type, op, comm);
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
+    const InLibrary lib;
     return all_to_all(
         Op::Allgather, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
             return real ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
@@ -590,6 +780,7 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
+    const InLibrary lib;
     return all_to_all(
         Op::Alltoall, "MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
             return real ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
@@ -598,11 +789,13 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+    const InLibrary lib;
     return split("MPI_Comm_split", comm, color, key, newcomm,
                  [&] { return PMPI_Comm_split(comm, color, key, newcomm); });
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+    const InLibrary lib;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     return split("MPI_Comm_dup", comm, 0, rank, newcomm, [&] { return PMPI_Comm_dup(comm, newcomm); });
@@ -611,6 +804,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 // The group's members, in the group's order: those of `comm` in `group`
 // (MPI wants the same group at every member).
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+    const InLibrary lib;
     int in_group = MPI_UNDEFINED;
     PMPI_Group_rank(group, &in_group);
     return split("MPI_Comm_create", comm, in_group == MPI_UNDEFINED ? MPI_UNDEFINED : 0, in_group, newcomm,
@@ -621,6 +815,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 // order whatever `reorder` says; the ranks beyond the grid get
 // MPI_COMM_NULL. A component that reorders fails the check in split().
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* cart) {
+    const InLibrary lib;
     int rank = 0, cells = 1;
     PMPI_Comm_rank(comm, &rank);
     for (int i = 0; i < ndims; ++i) cells *= dims[i];
@@ -632,6 +827,7 @@ int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int period
 // needs. Real MPI frees it once no request this library keeps is left
 // (free_later).
 int MPI_Comm_free(MPI_Comm* comm) {
+    const InLibrary lib;
     if (*comm == MPI_COMM_NULL || *comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) return PMPI_Comm_free(comm);
     contexts().erase(*comm);
     free_later(*comm);

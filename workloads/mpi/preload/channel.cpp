@@ -25,6 +25,7 @@ struct State {
     enum class Compute { None, Fixed, Measured } compute = Compute::None;
     std::uint64_t fixed_ps = 0;
     double scale = 1;
+    std::uint64_t still_reads = 0;   // clock reads since the last call (none, fixed: the clock stands still)
     bool count_untimed = false;
     struct Kept {
         MPI_Request r;
@@ -37,6 +38,10 @@ struct State {
     // without progress, while a message waits there unreceived).
     MPI_Comm quiet = MPI_COMM_NULL;
 };
+
+// Clock reads between two calls that mean the program waits for a clock
+// that stands still (now_ps()).
+constexpr std::uint64_t kStillReads = 10000000;
 
 State& state() {
     static State s;
@@ -166,12 +171,9 @@ void connect(int rank, int size) {
     mark();
 }
 
-mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids) {
+namespace {
+mpiwire::Reply send_and_wait(const mpiwire::Call& c, const std::uint64_t* ids) {
     State& s = state();
-    if (s.fd < 0) fail("an MPI call before MPI_Init or after MPI_Finalize");
-    const std::uint64_t now = thread_cpu_ns();
-    c.host_ns = now - s.cpu_ns;
-    c.compute_ps = compute_since(s, c.host_ns);
     write_all(s.fd, &c, sizeof c);
     if (c.count) write_all(s.fd, ids, c.count * sizeof *ids);
     mpiwire::Reply r;
@@ -184,12 +186,44 @@ mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids) {
     s.sim_ps = r.time_ps;
     return r;
 }
+}   // namespace
 
-void mark() { state().cpu_ns = thread_cpu_ns(); }
+mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids) {
+    State& s = state();
+    if (s.fd < 0) fail("an MPI call before MPI_Init or after MPI_Finalize");
+    const std::uint64_t now = thread_cpu_ns();
+    c.host_ns = now - s.cpu_ns;
+    c.compute_ps = compute_since(s, c.host_ns);
+    return send_and_wait(c, ids);
+}
+
+mpiwire::Reply question(mpiwire::Call c) {
+    if (state().fd < 0) fail("a question before MPI_Init or after MPI_Finalize");
+    c.host_ns = c.compute_ps = c.count = 0;
+    return send_and_wait(c, nullptr);
+}
+
+void mark() {
+    state().cpu_ns = thread_cpu_ns();
+    state().still_reads = 0;
+}
 
 std::uint64_t now_ps() {
-    const State& s = state();
-    if (s.compute != State::Compute::Measured) return s.sim_ps;
+    State& s = state();
+    if (s.compute != State::Compute::Measured) {
+        // Between two MPI calls the clock stands still in these modes: a
+        // program that waits for it to move (a timer's resolution check,
+        // a loop timed by the clock) would wait for ever.
+        if (++s.still_reads == kStillReads)
+            fail(("the program read its clock " + std::to_string(kStillReads) +
+                  " times between two MPI calls, and under mpi.compute = " +
+                  (s.compute == State::Compute::None ? "none" : "fixed") +
+                  " its clock moves only at MPI calls: it is waiting for the clock to move (a timer's "
+                  "resolution check, a loop timed by the clock). Run it with mpi.compute = measured "
+                  "(workloads/mpi/README.md \"Time\")")
+                     .c_str());
+        return s.sim_ps;
+    }
     return s.sim_ps + compute_since(s, thread_cpu_ns() - s.cpu_ns);
 }
 
@@ -256,7 +290,10 @@ const void* copy_of(const void* buf, int count, MPI_Datatype type, void** owned)
     std::uint64_t va = 0, len = 0;
     span(buf, count, type, va, len);
     void* c = std::malloc(len ? len : 1);
-    if (!c) fail("out of host memory for a send's copy");
+    if (!c)
+        fail(("out of host memory for a send's copy: " + std::to_string(data_bytes(count, type)) +
+              " B of data that span " + std::to_string(len) + " B from " + std::to_string(va))
+                 .c_str());
     if (len) std::memcpy(c, reinterpret_cast<const void*>(va), len);
     *owned = c;
     return static_cast<const char*>(c) - (va - reinterpret_cast<std::uint64_t>(buf));

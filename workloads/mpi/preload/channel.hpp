@@ -25,6 +25,9 @@ void connect(int rank, int size);
 // then. A reply with an error ends the process (the simulation stopped).
 // `ids`: c.count request ids sent after the call (Waitany, Testany, Testall).
 mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids = nullptr);
+// A question to the simulation inside a call (Op::Matched): no compute
+// is charged and the clock does not move.
+mpiwire::Reply question(mpiwire::Call c);
 // The clock at the end of a wrapper (its real work done): compute is
 // measured from here.
 void mark();

@@ -1,5 +1,5 @@
 // The program's clocks read simulated time (workloads/mpi/README.md
-// "Time"): clock_gettime and gettimeofday answer the rank's simulated
+// "Time"): clock_gettime, gettimeofday and time answer the rank's simulated
 // time when the program calls them, and the host's when MPI's own
 // libraries do (their progress engines and timeouts run in host time).
 // Simulated time starts at 0 at MPI_Init; the wall clocks
@@ -44,6 +44,19 @@ int gettimeofday(struct timeval* tv, void* tz) {
     tv->tv_sec = static_cast<time_t>(ps / 1000000000000ull + kEpoch);
     tv->tv_usec = static_cast<suseconds_t>(ps % 1000000000000ull / 1000000);
     return 0;
+}
+
+time_t time(time_t* out) {
+    time_t t = 0;
+    if (!connected() || mpi_caller(__builtin_return_address(0))) {
+        struct timespec ts;
+        real_clock_gettime(CLOCK_REALTIME, &ts);
+        t = ts.tv_sec;
+    } else {
+        t = static_cast<time_t>(now_ps() / 1000000000000ull + kEpoch);
+    }
+    if (out) *out = t;
+    return t;
 }
 
 }   // extern "C"

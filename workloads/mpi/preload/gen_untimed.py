@@ -20,7 +20,7 @@ import sys
 TIMED = {
     'Init', 'Init_thread', 'Finalize', 'Abort', 'Wtime', 'Wtick', 'Send', 'Recv', 'Isend', 'Irecv', 'Wait',
     'Waitall', 'Test', 'Sendrecv', 'Waitany', 'Testany', 'Testall', 'Waitsome', 'Testsome', 'Probe', 'Iprobe', 'Barrier', 'Bcast', 'Reduce', 'Allreduce', 'Allgather', 'Alltoall',
-    'Comm_split', 'Comm_dup', 'Comm_create', 'Cart_create', 'Comm_free', 'Scan', 'Exscan',
+    'Comm_split', 'Comm_dup', 'Comm_create', 'Cart_create', 'Comm_free', 'Scan', 'Exscan', 'Cancel', 'Gather',
 }
 LOCAL_PREFIXES = (
     'Type_', 'Group_', 'Info_', 'Errhandler_', 'Error_', 'Add_error_', 'Op_', 'Keyval_', 'Attr_', 'Pack',
@@ -35,7 +35,7 @@ LOCAL_SUFFIXES = ('_c2f', '_f2c')
 LOCAL = {
     'Comm_rank', 'Comm_size', 'Comm_compare', 'Comm_test_inter', 'Comm_remote_size', 'Comm_group',
     'Comm_remote_group', 'Get_count', 'Get_elements', 'Get_elements_x', 'Get_processor_name', 'Get_version',
-    'Get_library_version', 'Initialized', 'Finalized', 'Query_thread', 'Is_thread_main', 'Get_address',
+    'Get_library_version', 'Test_cancelled', 'Initialized', 'Finalized', 'Query_thread', 'Is_thread_main', 'Get_address',
     'Address', 'Pcontrol', 'Alloc_mem', 'Free_mem', 'Buffer_attach', 'Buffer_detach', 'Dims_create',
     'Topo_test', 'Graph_neighbors_count', 'Dist_graph_neighbors', 'Dist_graph_neighbors_count',
 }

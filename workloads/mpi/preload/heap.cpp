@@ -158,6 +158,8 @@ thread_local bool inside = false;
 
 }   // namespace
 
+int vrdmasim::mpipreload::InLibrary::depth = 0;
+
 bool vrdmasim::mpipreload::mpi_caller(void* caller) {
     if (inside) return true;
     const std::size_t i = (reinterpret_cast<std::uintptr_t>(caller) >> 2) % kSlots;
@@ -180,10 +182,14 @@ namespace {
 // MPI's threads (PMIx, its event loop) call the C library, which allocates
 // on their behalf at host-timed moments; served here, they would move the
 // program's later buffers from one run to the next.
+// Nor are this library's own (its C++ containers allocate through
+// libstdc++, which is no MPI library): they happen inside its wrappers
+// (InLibrary), and would move the program's buffers with every change of
+// this library.
 thread_local int main_thread = -1;   // unknown until the thread's first allocation
 bool program(void* caller) {
     if (main_thread < 0) main_thread = ::syscall(SYS_gettid) == ::getpid();
-    return main_thread && !vrdmasim::mpipreload::mpi_caller(caller);
+    return main_thread && vrdmasim::mpipreload::InLibrary::depth == 0 && !vrdmasim::mpipreload::mpi_caller(caller);
 }
 }   // namespace
 

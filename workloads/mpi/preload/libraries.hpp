@@ -24,6 +24,15 @@ inline bool mpi_library(const char* path) {
 // Whether the code at `caller` (a return address) is in such a library;
 // answers cached in a table of their own, without allocating (heap.cpp).
 bool mpi_caller(void* caller);
+// Inside one of this library's MPI functions (on the program's thread):
+// what is allocated there is the library's, never the program's (heap.cpp).
+struct InLibrary {
+    static int depth;
+    InLibrary() { ++depth; }
+    ~InLibrary() { --depth; }
+    InLibrary(const InLibrary&) = delete;
+    InLibrary& operator=(const InLibrary&) = delete;
+};
 
 }   // namespace mpipreload
 }   // namespace vrdmasim

@@ -1,0 +1,152 @@
+// The requests real programs make, checking their own data (workloads/mpi/
+// README.md "Receives", "Requests", "Datatypes"): receives from
+// MPI_ANY_SOURCE posted before receives of one source, which MPI's order
+// says take the later messages; HPCC's RandomAccess loop (an any-source
+// receive tested while sending, then cancelled); small sends Open MPI
+// completes at once; a strided datatype; collectives on MPI_COMM_SELF.
+// Every rank sends to rank 0. Prints "requests: ok".
+// usage: mpi_requests [rounds]
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+static int failures = 0;
+
+static void check(bool ok, const char* what, int rank) {
+    if (!ok) {
+        std::fprintf(stderr, "rank %d: %s: wrong\n", rank, what);
+        ++failures;
+    }
+}
+
+// Every other rank sends two messages of tag 5 (a, then b) to rank 0, which
+// posts an any-source receive and then one receive per source: each
+// source's first message goes to whichever receive MPI's order gives it,
+// and the values say which. Then the second messages left, by any-source
+// blocking receives.
+static void any_source(int rank, int size, int round) {
+    if (rank != 0) {
+        long a = rank * 100 + round, b = rank * 100 + 50 + round;
+        MPI_Request q[2];
+        MPI_Isend(&a, 1, MPI_LONG, 0, 5, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend(&b, 1, MPI_LONG, 0, 5, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        return;
+    }
+    std::vector<long> got(size + 1, -1);
+    std::vector<MPI_Request> q(size);
+    MPI_Irecv(&got[0], 1, MPI_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &q[0]);
+    for (int s = 1; s < size; ++s) MPI_Irecv(&got[s], 1, MPI_LONG, s, 5, MPI_COMM_WORLD, &q[s]);
+    std::vector<MPI_Status> st(size);
+    MPI_Waitall(size, q.data(), st.data());
+    // The any-source receive took some source's first message; that
+    // source's own receive its second; every other source's its first.
+    const int first = st[0].MPI_SOURCE;
+    check(first >= 1 && first < size && got[0] == first * 100 + round, "any-source receive", rank);
+    for (int s = 1; s < size; ++s)
+        check(got[s] == s * 100 + (s == first ? 50 : 0) + round && st[s].MPI_SOURCE == s, "ordered receive", rank);
+    // The rest: each source's second message, any source, any order.
+    for (int s = 2; s < size; ++s) {
+        long v = -1;
+        MPI_Status one;
+        MPI_Recv(&v, 1, MPI_LONG, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &one);
+        check(v == one.MPI_SOURCE * 100 + 50 + round && one.MPI_SOURCE != first, "any-source recv", rank);
+    }
+}
+
+// HPCC's MPIRandomAccess: rank 0 keeps one any-source receive open and
+// tests it while the others send it updates, then a "done" (tag 2) each;
+// it cancels the receive left open at the end.
+static void random_access(int rank, int size) {
+    const int updates = 6;
+    if (rank != 0) {
+        long buf[4];
+        MPI_Request out = MPI_REQUEST_NULL;
+        for (int u = 0; u < updates; ++u) {
+            MPI_Wait(&out, MPI_STATUS_IGNORE);
+            for (long& v : buf) v = rank * 1000 + u;
+            MPI_Isend(buf, 4, MPI_LONG, 0, 1, MPI_COMM_WORLD, &out);
+        }
+        MPI_Wait(&out, MPI_STATUS_IGNORE);
+        long done = 0;
+        MPI_Send(&done, 1, MPI_LONG, 0, 2, MPI_COMM_WORLD);
+        return;
+    }
+    long in[4];
+    MPI_Request req;
+    MPI_Irecv(in, 4, MPI_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &req);
+    int receiving = size - 1, got = 0;
+    std::vector<int> next(size, 0);
+    while (receiving > 0) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Test(&req, &flag, &st);
+        if (!flag) continue;
+        if (st.MPI_TAG == 1) {
+            int n = 0;
+            MPI_Get_count(&st, MPI_LONG, &n);
+            check(n == 4 && in[0] == st.MPI_SOURCE * 1000 + next[st.MPI_SOURCE]++ && in[3] == in[0], "update", rank);
+            ++got;
+        } else {
+            --receiving;
+        }
+        MPI_Irecv(in, 4, MPI_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &req);
+    }
+    check(got == updates * (size - 1), "every update", rank);
+    MPI_Cancel(&req);
+    MPI_Status st;
+    MPI_Wait(&req, &st);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    check(cancelled == 1 && req == MPI_REQUEST_NULL, "cancel", rank);
+}
+
+// A strided datatype (every other long): sent from and received into
+// memory the datatype leaves holes in, which the holes must keep.
+static void strided(int rank, int size) {
+    MPI_Datatype every_other;
+    MPI_Type_vector(64, 1, 2, MPI_LONG, &every_other);
+    MPI_Type_commit(&every_other);
+    std::vector<long> buf(128, -1);
+    if (rank != 0) {
+        for (int i = 0; i < 64; ++i) buf[2 * i] = rank * 10000 + i;
+        MPI_Send(buf.data(), 1, every_other, 0, 9, MPI_COMM_WORLD);
+    } else {
+        for (int s = 1; s < size; ++s) {
+            MPI_Request q;
+            MPI_Irecv(buf.data(), 1, every_other, s, 9, MPI_COMM_WORLD, &q);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            bool ok = true;
+            for (int i = 0; i < 64; ++i) ok = ok && buf[2 * i] == s * 10000 + i && buf[2 * i + 1] == -1;
+            check(ok, "strided datatype", rank);
+        }
+    }
+    MPI_Type_free(&every_other);
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const int rounds = argc > 1 ? std::atoi(argv[1]) : 2;
+    for (int r = 0; r < rounds; ++r) {
+        any_source(rank, size, r);
+        MPI_Barrier(MPI_COMM_WORLD);   // no source's next round before rank 0 took this one
+    }
+    random_access(rank, size);
+    MPI_Barrier(MPI_COMM_WORLD);   // no strided message before rank 0 cancelled its receive of any message
+    strided(rank, size);
+    // MPI_COMM_SELF: collectives of one rank.
+    long mine = rank + 1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_SELF);
+    MPI_Barrier(MPI_COMM_SELF);
+    check(sum == rank + 1, "MPI_COMM_SELF allreduce", rank);
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0) std::printf("requests: ok\n");
+    MPI_Finalize();
+    return all != 0;
+}
