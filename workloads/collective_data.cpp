@@ -24,11 +24,15 @@ std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, 
     return v;
 }
 
-std::uint64_t CollectiveData::send_bytes() const { return op == coll::Op::Alltoall ? ranks * bytes : bytes; }
+std::uint64_t CollectiveData::send_bytes() const {
+    return op == coll::Op::Alltoall || op == coll::Op::Scatter ? ranks * bytes : bytes;
+}
 
 std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t call) const {
-    if (op != coll::Op::Alltoall) return bytes_of(rank, rank, call, op == coll::Op::Barrier ? 0 : bytes);
+    if (op != coll::Op::Alltoall && op != coll::Op::Scatter)
+        return bytes_of(rank, rank, call, op == coll::Op::Barrier ? 0 : bytes);
     std::vector<unsigned char> v;
+    if (op == coll::Op::Scatter && rank != root) return v;   // the root's alone
     for (unsigned to = 0; to < ranks; ++to) {
         const auto b = bytes_of(rank, to, call, bytes);
         v.insert(v.end(), b.begin(), b.end());
@@ -51,6 +55,7 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
     case coll::Op::Allgather:
     case coll::Op::Alltoall: return ranks * bytes;
     case coll::Op::Gather: return rank == root ? ranks * bytes : 0;
+    case coll::Op::Scatter: return bytes;
     }
     return 0;
 }
@@ -60,6 +65,7 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
     switch (op) {
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: want = bytes_of(root, root, call, bytes); break;
+    case coll::Op::Scatter: want = bytes_of(root, rank, call, bytes); break;
     case coll::Op::Reduce:
     case coll::Op::Allreduce:
     case coll::Op::Scan:
@@ -111,6 +117,7 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes, a); break;
     case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes, a); break;
     case coll::Op::Gather: comm.gather(sbuf, rbuf, bytes, root, a); break;
+    case coll::Op::Scatter: comm.scatter(sbuf, rbuf, bytes, root, a); break;
     case coll::Op::Scan:
     case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / 8, op == coll::Op::Exscan, a); break;
     }

@@ -28,6 +28,7 @@ coll::Op collective_op(int op) {
     case OTF2_COLLECTIVE_OP_ALLGATHER: return coll::Op::Allgather;
     case OTF2_COLLECTIVE_OP_ALLTOALL: return coll::Op::Alltoall;
     case OTF2_COLLECTIVE_OP_GATHER: return coll::Op::Gather;
+    case OTF2_COLLECTIVE_OP_SCATTER: return coll::Op::Scatter;
     case OTF2_COLLECTIVE_OP_SCAN: return coll::Op::Scan;
     case OTF2_COLLECTIVE_OP_EXSCAN: return coll::Op::Exscan;
     default: throw std::logic_error("trace: a collective check() lets through");
@@ -338,9 +339,10 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     CollectiveData d;
     d.ranks = n;
     d.op = collective_op(end.op);
-    // Only bcast, reduce and gather have a root; TraceReader::check()
-    // refused one outside the communicator.
-    const bool rooted = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather;
+    // Only bcast, reduce, gather and scatter have a root;
+    // TraceReader::check() refused one outside the communicator.
+    const bool rooted =
+        d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather || d.op == coll::Op::Scatter;
     if (rooted && end.root >= n)
         throw std::logic_error("trace: a collective's root outside the communicator passed check()");
     d.root = rooted ? end.root : 0;
@@ -353,6 +355,7 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     case coll::Op::Exscan: d.bytes = (end.sent + 7) / 8 * 8; break;
     case coll::Op::Allgather:
     case coll::Op::Gather: d.bytes = end.sent; break;
+    case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
     }
     // The communicator's calls so far (each member's count is the same),

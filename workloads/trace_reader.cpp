@@ -37,8 +37,8 @@ OTF2_ErrorCode keep_otf2_error(void*, const char*, uint64_t, const char*, OTF2_E
 bool replayable(OTF2_CollectiveOp op) {
     return op == OTF2_COLLECTIVE_OP_BARRIER || op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
            op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
-           op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCAN ||
-           op == OTF2_COLLECTIVE_OP_EXSCAN || op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
+           op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCATTER ||
+           op == OTF2_COLLECTIVE_OP_SCAN || op == OTF2_COLLECTIVE_OP_EXSCAN || op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
            op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
 }
 }   // namespace
@@ -362,16 +362,17 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
         refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
                       where(s, t) +
                       "): the replay does barrier, bcast, reduce, allreduce, allgather, alltoall, gather, "
-                      "scan and exscan, and a communicator's creation and destruction");
+                      "scatter, scan and exscan, and a communicator's creation and destruction");
         return OTF2_CALLBACK_INTERRUPT;
     }
-    const bool rooted =
-        op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE || op == OTF2_COLLECTIVE_OP_GATHER;
+    const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
+                        op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCATTER;
     const std::size_t ranks = s.impl->members[ctx].size();
     if (rooted && root >= ranks) {
         refuse(s, std::string(op == OTF2_COLLECTIVE_OP_BCAST    ? "MPI bcast"
                               : op == OTF2_COLLECTIVE_OP_REDUCE ? "MPI reduce"
-                                                                : "MPI gather") +
+                              : op == OTF2_COLLECTIVE_OP_GATHER ? "MPI gather"
+                                                                : "MPI scatter") +
                       (root == OTF2_COLLECTIVE_ROOT_NONE ? std::string(" with no root")
                                                          : " with root rank " + std::to_string(root)) +
                       " (" + where(s, t) + "): the communicator has " + std::to_string(ranks) + " ranks");

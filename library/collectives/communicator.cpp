@@ -30,6 +30,7 @@ Op op_of(const std::string& s) {
     if (s == "scan") return Op::Scan;
     if (s == "exscan") return Op::Exscan;
     if (s == "gather") return Op::Gather;
+    if (s == "scatter") return Op::Scatter;
     throw std::logic_error("collective.op: unknown collective '" + s + "'");
 }
 
@@ -56,6 +57,7 @@ const char* name_of(Op op) {
     case Op::Scan: return "scan";
     case Op::Exscan: return "exscan";
     case Op::Gather: return "gather";
+    case Op::Scatter: return "scatter";
     }
     return "?";
 }
@@ -83,7 +85,8 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
         case Op::Barrier: a = Algorithm::Dissemination; break;
         case Op::Bcast:
         case Op::Reduce:
-        case Op::Gather: a = Algorithm::Binomial; break;
+        case Op::Gather:
+        case Op::Scatter: a = Algorithm::Binomial; break;
         case Op::Allreduce: a = bytes <= 2048 ? Algorithm::RecursiveDoubling : Algorithm::Rabenseifner; break;
         case Op::Allgather:
             a = power_of_two(ranks) && bytes * ranks <= 81920 ? Algorithm::RecursiveDoubling : Algorithm::Ring;
@@ -98,7 +101,8 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
         case Op::Barrier: return std::vector<Algorithm>{Algorithm::Dissemination};
         case Op::Bcast:
         case Op::Reduce:
-        case Op::Gather: return std::vector<Algorithm>{Algorithm::Binomial};
+        case Op::Gather:
+        case Op::Scatter: return std::vector<Algorithm>{Algorithm::Binomial};
         case Op::Allreduce:
             return std::vector<Algorithm>{Algorithm::RecursiveDoubling, Algorithm::Ring, Algorithm::Rabenseifner};
         case Op::Allgather: return std::vector<Algorithm>{Algorithm::Ring, Algorithm::RecursiveDoubling};
@@ -227,7 +231,8 @@ std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsign
     case Op::Barrier:
     case Op::Bcast:
     case Op::Reduce:
-    case Op::Gather: powers(); break;
+    case Op::Gather:
+    case Op::Scatter: powers(); break;
     case Op::Allreduce:
         if (any || a == Algorithm::RecursiveDoubling || a == Algorithm::Rabenseifner) doubling();
         if (a == Algorithm::Ring) ring();
@@ -260,7 +265,8 @@ std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t b
     case Op::Alltoall: return 2 * bytes * ranks;   // Bruck's rotated blocks and its packing buffer
     case Op::Scan:
     case Op::Exscan: return 2 * bytes;   // the partial sums and a received vector
-    case Op::Gather: return bytes * ranks;   // the blocks of a rank's subtree (rotated at a root other than 0)
+    case Op::Gather:
+    case Op::Scatter: return bytes * ranks;   // the blocks of a rank's subtree (rotated at a root other than 0)
     }
     return 0;
 }

@@ -19,7 +19,7 @@
 
 namespace vrdmasim::coll {
 
-enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, Scan, Exscan, Gather };
+enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, Scan, Exscan, Gather, Scatter };
 enum class Algorithm { Auto, Dissemination, Binomial, RecursiveDoubling, Ring, Rabenseifner, Pairwise, Bruck };
 
 Op op_of(const std::string& name);
@@ -97,6 +97,9 @@ public:
     // Every rank's `bytes` at `sbuf` into block r (of `bytes`) of `rbuf` of
     // `root` (`rbuf` is not used elsewhere), by MPICH's binomial tree.
     void gather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, unsigned root, Algorithm a);
+    // Block r (of `bytes`) of `sbuf` of `root` to rank r's `rbuf` (`sbuf`
+    // is not used elsewhere), by MPICH's binomial tree.
+    void scatter(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, unsigned root, Algorithm a);
     // Block j of rank r's `sbuf` to block r of rank j's `rbuf`.
     void alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);
 

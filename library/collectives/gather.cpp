@@ -1,4 +1,4 @@
-// Gather, allgather and alltoall (README.md): a binomial tree; ring and
+// Gather, scatter, allgather and alltoall (README.md): binomial trees; ring and
 // recursive doubling; pairwise exchange and Bruck's.
 #include <algorithm>
 #include <stdexcept>
@@ -54,6 +54,28 @@ void Communicator::gather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t 
     // The root: relative rank k is rank (k + root) % n.
     if (held_at != rbuf)
         for (unsigned k = 0; k < n; ++k) copy(rbuf + ((k + root) % n) * bytes, held_at + k * bytes, bytes);
+}
+
+void Communicator::scatter(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, unsigned root, Algorithm) {
+    next_tag();
+    const unsigned n = size(), vr = (rank_ + n - root) % n;
+    // MPICH's binomial scatter: the root holds every block, in the order of
+    // the ranks relative to it; every other rank receives its subtree's
+    // from its parent (at the lowest bit of its relative rank), then sends
+    // each child's subtree on, the farthest first, and keeps its own.
+    std::uint64_t held_at = rank_ == root && root == 0 ? sbuf : scratch(n * bytes);
+    if (rank_ == root && root != 0)
+        for (unsigned k = 0; k < n; ++k) copy(held_at + k * bytes, sbuf + ((k + root) % n) * bytes, bytes);
+    unsigned mask = 1;
+    for (; mask < n; mask <<= 1)
+        if (vr & mask) {
+            recv((vr - mask + root) % n, held_at, std::min<std::uint64_t>(mask, n - vr) * bytes);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            send((vr + mask + root) % n, held_at + mask * bytes, std::min<std::uint64_t>(mask, n - vr - mask) * bytes);
+    copy(rbuf, held_at, bytes);
 }
 
 void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a) {

@@ -8,9 +8,9 @@ CollParams::CollParams()
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
       op(set.choice(
           "op", "allreduce",
-          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather"},
+          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter"},
           "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather): each rank contributes workload.message-size "
+          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter): each rank contributes workload.message-size "
           "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
@@ -24,8 +24,8 @@ CollParams::CollParams()
                                      "(log2 n exchanges of the whole vector), ring (reduce-scatter then allgather "
                                      "around the ring), rabenseifner (recursive halving then doubling); auto as "
                                      "MPICH: recursive-doubling up to 2 KiB, rabenseifner above "
-                                     "(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). Barrier is always dissemination, bcast "
-                                     "and reduce binomial")),
+                                     "(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). Barrier is always dissemination, bcast, "
+                                     "reduce, gather and scatter binomial")),
       allgather_algorithm(set.choice("allgather-algorithm", "auto", {"auto", "ring", "recursive-doubling"},
                                      "how allgather is done: ring (n - 1 steps) or recursive-doubling (log2 n "
                                      "steps, a power-of-two number of ranks); auto as MPICH: recursive-doubling on "
@@ -35,7 +35,8 @@ CollParams::CollParams()
                                     "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
                                     "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
                                     "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
-      root(set.integer("root", "0", "the root rank of bcast, reduce and gather (ranks are the job's nodes in order)")
+      root(set.integer("root", "0",
+                       "the root rank of bcast, reduce, gather and scatter (ranks are the job's nodes in order)")
                .range("0", "65535")),
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
                            "rate a core sums a received vector into its own (two arrays read, one written): "

@@ -1348,6 +1348,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
 
     OutputStaging staging(opts.out);
     if (const int status = start_outputs(staging, tracer, opts, *sys, mpi.get(), writer); status >= 0) return status;
+    if (writer) ctx.files_dir = staging.dir().string();
 
     std::unique_ptr<TimeSeries> series;
     if (opts.sample_ps > 0) {

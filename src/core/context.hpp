@@ -2,6 +2,8 @@
 // statistics registry and the tracer. Passed to model constructors.
 #pragma once
 
+#include <string>
+
 #include "src/core/metrics.hpp"
 #include "src/core/params.hpp"
 #include "src/core/sim_params.hpp"
@@ -14,6 +16,11 @@ struct SimContext {
     const Config& config;
     StatRegistry& stats;
     Tracer& tracer;
+    // Where a model may write files of its own into the run's outputs (the
+    // output directory being written, published with the rest), once the
+    // run has one; "" when it has none (a check, a test, a rank that does
+    // not write the outputs). Names must be listed in output_dir.cpp.
+    std::string files_dir{};
 };
 
 // Time helpers shared by models.

@@ -58,9 +58,9 @@ bool is_our_report(const fs::path& file) {
 
 bool is_run_output(const fs::path& dir) {
     static const std::set<std::string> kOutputs{
-        kRunMarker,   "config.ini",    "stats.json", "stats.txt",      "summary.csv",    "error.txt",
-        "trace.json", "trace.json.gz", "events.log", "timeseries.csv", "roi-stats.json", "whole-run-summary.csv",
-        kReportFile};
+        kRunMarker,       "config.ini",     "stats.json", "stats.txt",      "summary.csv",    "error.txt",
+        "trace.json",     "trace.json.gz",  "events.log", "timeseries.csv", "roi-stats.json", "whole-run-summary.csv",
+        "program.stdout", "program.stderr", kReportFile};
     std::error_code ec;
     if (!fs::is_regular_file(dir / kRunMarker, ec)) return false;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

@@ -87,7 +87,7 @@ const std::pair<const char*, const char*> kSpecs[] = {
     {"allgather", "ring"},          {"allgather", "recursive-doubling"},
     {"alltoall", "pairwise"},       {"alltoall", "bruck"},
     {"scan", "recursive-doubling"}, {"exscan", "recursive-doubling"},
-    {"gather", "binomial"}};
+    {"gather", "binomial"},         {"scatter", "binomial"}};
 
 unsigned log2_ceil(unsigned n) {
     unsigned k = 0;
@@ -123,6 +123,7 @@ TEST_CASE("collectives: each algorithm sends the messages its definition says", 
     CHECK(messages(odd, "bcast", "binomial") == odd - 1);
     CHECK(messages(odd, "reduce", "binomial") == odd - 1);
     CHECK(messages(odd, "gather", "binomial") == odd - 1);
+    CHECK(messages(odd, "scatter", "binomial") == odd - 1);
     CHECK(messages(n, "allreduce", "recursive-doubling") == n * log2_ceil(n));
     // Not a power of two: rem ranks hand in and get back their vectors.
     CHECK(messages(odd, "allreduce", "recursive-doubling") == pof2 * 3 + 2 * rem);

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -130,9 +132,19 @@ void MpiLauncher::start() {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    int child_ends[2] = {-1, -1};
+    start_copies(child_ends);
     child_ = ::fork();
-    if (child_ < 0) throw std::runtime_error(std::string("mpi: fork: ") + std::strerror(errno));
+    if (child_ < 0) {
+        const int e = errno;
+        for (int fd : child_ends)
+            if (fd >= 0) ::close(fd);
+        end_copies();
+        throw std::runtime_error(std::string("mpi: fork: ") + std::strerror(e));
+    }
     if (child_ == 0) {
+        for (int i = 0; i < 2; ++i)
+            if (child_ends[i] >= 0) ::dup2(child_ends[i], i + 1);   // stdout, stderr into the copies
         ::setenv(mpiwire::kSocketEnv, socket_.c_str(), 1);
         ::setenv(mpiwire::kComputeEnv, s_.compute.c_str(), 1);
         ::setenv(mpiwire::kUntimedEnv, s_.untimed.c_str(), 1);
@@ -150,6 +162,8 @@ void MpiLauncher::start() {
         std::fprintf(stderr, "vrdmasim: mpi: cannot run %s: %s\n", argv[0], std::strerror(errno));
         std::_Exit(127);
     }
+    for (int fd : child_ends)
+        if (fd >= 0) ::close(fd);
     child_processes::add(child_);
     try {
         accept_ranks();
@@ -266,6 +280,7 @@ std::string MpiLauncher::wait_for_exit(double timeout_s) {
         int status = 0;
         if (::waitpid(child_, &status, WNOHANG) == child_) {
             reaped();
+            end_copies();   // every rank gone with mpirun: the copies read to the end
             if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
             return exited_how(status);
         }
@@ -275,6 +290,66 @@ std::string MpiLauncher::wait_for_exit(double timeout_s) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return "";
+}
+
+void MpiLauncher::Copy::run() {
+    char buf[65536];
+    for (;;) {
+        pollfd p{from, POLLIN, 0};
+        const int ready = ::poll(&p, 1, 100);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) {
+            if (stop) return;
+            continue;
+        }
+        const ssize_t n = ::read(from, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;   // every writer closed its end
+        for (const int fd : {file, to}) {
+            const char* b = buf;
+            for (ssize_t left = n; left > 0;) {
+                const ssize_t w = ::write(fd, b, static_cast<std::size_t>(left));
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) break;   // a full disk: the copy to the terminal goes on
+                b += w;
+                left -= w;
+            }
+        }
+    }
+}
+
+void MpiLauncher::start_copies(int child_ends[2]) {
+    if (s_.output_dir.empty()) return;
+    const char* names[2] = {"program.stdout", "program.stderr"};
+    for (int i = 0; i < 2; ++i) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("mpi: pipe: ") + std::strerror(errno));
+        const std::string path = s_.output_dir + "/" + names[i];
+        const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (file < 0) {
+            ::close(fds[0]);
+            ::close(fds[1]);
+            throw std::runtime_error("mpi: cannot write " + path + ": " + std::strerror(errno));
+        }
+        auto c = std::make_unique<Copy>();
+        c->from = fds[0];
+        c->file = file;
+        c->to = i + 1;
+        child_ends[i] = fds[1];
+        Copy* raw = c.get();
+        c->thread = std::thread([raw] { raw->run(); });
+        copies_.push_back(std::move(c));
+    }
+}
+
+void MpiLauncher::end_copies() {
+    for (auto& c : copies_) {
+        c->stop = true;
+        if (c->thread.joinable()) c->thread.join();
+        ::close(c->from);
+        ::close(c->file);
+    }
+    copies_.clear();
 }
 
 void MpiLauncher::end() {
@@ -295,6 +370,7 @@ void MpiLauncher::end() {
         }
         reaped();
     }
+    end_copies();
     if (!socket_.empty()) ::unlink(socket_.c_str());
     if (!dir_.empty()) ::rmdir(dir_.c_str());
 }

@@ -6,7 +6,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "workloads/mpi/protocol.hpp"
@@ -22,6 +25,10 @@ public:
         std::string compute;   // VRDMASIM_MPI_COMPUTE
         std::string untimed;   // VRDMASIM_MPI_UNTIMED
         double connect_timeout_s = 120;   // host seconds for every rank to reach MPI_Init
+        // Where the program's stdout and stderr are copied, as
+        // program.stdout and program.stderr (the run's output directory
+        // while it is written); "" for none. They reach vrdmasim's own too.
+        std::string output_dir;
     };
     explicit MpiLauncher(Settings s);
     ~MpiLauncher();   // anything still running is ended (SIGTERM, then SIGKILL)
@@ -57,7 +64,23 @@ private:
     std::string exited_how(int status) const;
     void reaped();   // mpirun waited for: forgotten (src/core/child_processes.hpp)
 
+    // A stream of the program's (mpirun's stdout or stderr) copied, as it
+    // comes, to a file and to vrdmasim's own stream.
+    struct Copy {
+        int from = -1, file = -1, to = -1;
+        std::atomic<bool> stop{false};
+        std::thread thread;
+        void run();
+    };
+    // The pipes mpirun writes into, and their copies started (the write
+    // ends into `child_ends`, for the child).
+    void start_copies(int child_ends[2]);
+    // Every copy finished (`stop`: the program may not have closed its
+    // ends, whatever is left is read first) and its file closed.
+    void end_copies();
+
     Settings s_;
+    std::vector<std::unique_ptr<Copy>> copies_;
     std::string dir_, socket_;
     int listen_fd_ = -1;
     pid_t child_ = -1;

@@ -138,6 +138,7 @@ std::string MpiWorkload::partition_refusal() const {
 }
 
 void MpiWorkload::launch() {
+    settings_.output_dir = ctx_.files_dir;   // the program's stdout and stderr, copied into the run's outputs
     launcher_ = std::make_unique<MpiLauncher>(settings_);
     launcher_->start();
 }
@@ -343,6 +344,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Barrier:
     case Op::Bcast:
     case Op::Gather:
+    case Op::Scatter:
     case Op::Reduce:
     case Op::Allreduce:
     case Op::Allgather:
@@ -562,6 +564,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     case Op::Bcast: d.op = coll::Op::Bcast; break;
     case Op::Reduce: d.op = coll::Op::Reduce; break;
     case Op::Gather: d.op = coll::Op::Gather; break;
+    case Op::Scatter: d.op = coll::Op::Scatter; break;
     case Op::Allreduce: d.op = coll::Op::Allreduce; break;
     case Op::Allgather: d.op = coll::Op::Allgather; break;
     case Op::Alltoall: d.op = coll::Op::Alltoall; break;
@@ -575,9 +578,10 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // Reductions are timed as 64-bit words (library/collectives sums them):
     // the data rounded up to 8 bytes.
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
-    d.root = d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather
-                 ? static_cast<unsigned>(c.root)
-                 : 0;
+    d.root =
+        d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather || d.op == coll::Op::Scatter
+            ? static_cast<unsigned>(c.root)
+            : 0;
     if (d.root >= d.ranks)
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
                                  std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +
@@ -591,10 +595,12 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // (MPI_IN_PLACE's input, a non-root's reduce result).
     std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
     std::pair<std::uint64_t, std::uint64_t> pack{0, 0};   // a non-contiguous datatype's data, packed
+    // A scatter's data are the root's alone.
+    const std::uint64_t sbytes = d.op == coll::Op::Scatter && me != d.root ? 0 : d.send_bytes();
     if (d.op != coll::Op::Barrier) {
-        sbuf = user_or_packed(app, rank, sbuf, d.send_bytes(), pack);
+        sbuf = user_or_packed(app, rank, sbuf, sbytes, pack);
         if (d.op == coll::Op::Bcast) rbuf = sbuf;
-        if (pack.second && (d.op != coll::Op::Bcast || me == d.root)) eps_[app.node()]->charge_copy(d.send_bytes());
+        if (pack.second && (d.op != coll::Op::Bcast || me == d.root)) eps_[app.node()]->charge_copy(sbytes);
         if (rbuf) map(app, rank, rbuf, d.receive_bytes());
     }
     // MPI_IN_PLACE (or a root's own buffers that overlap once rounded up

@@ -727,6 +727,44 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
     return collective(c, real, rank == root, copy);
 }
 
+// MPI_Scatter: every rank's result but the root's depends on the root
+// (waited for). The root's data are copied and its real scatter kept; its
+// own block it copies itself, at once (the real scatter's copy of it
+// could come after the call returns).
+int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    const InLibrary lib;
+    std::uint32_t ctx = 0;
+    if (!known(comm, "MPI_Scatter", ctx) || recvbuf == MPI_IN_PLACE) {
+        if (recvbuf == MPI_IN_PLACE) untimed("MPI_Scatter with MPI_IN_PLACE");
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    Call c = call(Op::Scatter, ctx);
+    c.root = root;
+    if (rank == root) buffer(c, sendbuf, sendcount * size, sendtype);
+    c.va = rank == root ? c.va : 0;
+    c.bytes = data_bytes(recvcount, recvtype);
+    std::uint64_t rva = 0, rlen = 0;
+    span(recvbuf, recvcount, recvtype, rva, rlen);
+    c.va2 = rva;
+    void* copy = nullptr;
+    MPI_Request real;
+    if (rank == root) {
+        const void* from = copy_of(sendbuf, sendcount * size, sendtype, &copy);
+        MPI_Aint lb = 0, extent = 0;
+        PMPI_Type_get_extent(sendtype, &lb, &extent);
+        PMPI_Sendrecv(static_cast<const char*>(sendbuf) + static_cast<MPI_Aint>(root) * sendcount * extent, sendcount,
+                      sendtype, 0, 0, recvbuf, recvcount, recvtype, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        PMPI_Iscatter(from, sendcount, sendtype, MPI_IN_PLACE, recvcount, recvtype, root, comm, &real);
+    } else {
+        PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &real);
+    }
+    return collective(c, real, rank != root, copy);
+}
+
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;

@@ -76,6 +76,11 @@ def main():
             p = run(out, "--mpi.program=" + ring, "--mpi.args=4096 3", "--mpi.ranks=4", "--topology.nodes=4")
             if "ring: ok" not in p.stdout:
                 failures.append("ring: the program's checks did not pass:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+            # What it printed is in the run's outputs too.
+            printed = os.path.join(out, "program.stdout")
+            if not os.path.exists(printed) or "ring: ok" not in open(printed).read() or not os.path.exists(
+                    os.path.join(out, "program.stderr")):
+                failures.append("ring: the program's stdout and stderr are not in the run's outputs")
             outs.append(out)
         if all(os.path.exists(os.path.join(o, "stats.json")) for o in outs):
             if stats(outs[0]) != stats(outs[1]):

@@ -3,7 +3,8 @@
 // MPI_ANY_SOURCE posted before receives of one source, which MPI's order
 // says take the later messages; HPCC's RandomAccess loop (an any-source
 // receive tested while sending, then cancelled); small sends Open MPI
-// completes at once; a strided datatype; collectives on MPI_COMM_SELF.
+// completes at once; a strided datatype; gather and scatter; collectives
+// on MPI_COMM_SELF.
 // Every rank sends to rank 0. Prints "requests: ok".
 // usage: mpi_requests [rounds]
 #include <mpi.h>
@@ -139,6 +140,15 @@ int main(int argc, char** argv) {
     random_access(rank, size);
     MPI_Barrier(MPI_COMM_WORLD);   // no strided message before rank 0 cancelled its receive of any message
     strided(rank, size);
+    // Gather and scatter, rooted at the last rank.
+    std::vector<int> gathered(size, -1), parts(size);
+    const int me = rank * 7 + 1;
+    MPI_Gather(&me, 1, MPI_INT, gathered.data(), 1, MPI_INT, size - 1, MPI_COMM_WORLD);
+    for (int q = 0; q < size && rank == size - 1; ++q) check(gathered[q] == q * 7 + 1, "gather", rank);
+    for (int q = 0; q < size; ++q) parts[q] = rank == size - 1 ? q * 3 + 2 : -1;
+    int part = -1;
+    MPI_Scatter(parts.data(), 1, MPI_INT, &part, 1, MPI_INT, size - 1, MPI_COMM_WORLD);
+    check(part == rank * 3 + 2, "scatter", rank);
     // MPI_COMM_SELF: collectives of one rank.
     long mine = rank + 1, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_SELF);
