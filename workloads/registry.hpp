@@ -108,13 +108,30 @@ struct WorkloadKind {
         std::vector<std::string> matrix_axes;
         // For an enumeration parameter of its own, the scenario (after
         // workload.kind = it and `needs`) in which each value changes a
-        // statistic; `default_refuses`: what the error of the default's run
-        // names, where the default refuses that very scenario ("": it runs
-        // clean).
+        // statistic (tests/system/param_effect_test.cpp runs it for every
+        // value: a value that changes nothing there fails);
+        // `default_refuses`: what the error of the default's run names, where
+        // the default refuses that very scenario ("": it runs clean).
+        // `second`: where the default (`auto`) makes, in `settings`, the same
+        // choice as one of the other values, a second scenario (again after
+        // workload.kind and `needs`) in which it chooses otherwise: a value
+        // must then change a statistic in one of the two ({}: none).
+        // `value_needs`: what one value needs besides the scenario (a value
+        // that names a file), by value.
         struct Effect {
+            using ValueNeeds = std::vector<std::pair<std::string, Settings>>;
+            Effect(std::string param, Settings settings, std::string default_refuses = "", Settings second = {},
+                   ValueNeeds value_needs = {})
+                : param(std::move(param)),
+                  settings(std::move(settings)),
+                  default_refuses(std::move(default_refuses)),
+                  second(std::move(second)),
+                  value_needs(std::move(value_needs)) {}
             std::string param;
             Settings settings;
             std::string default_refuses;
+            Settings second;
+            ValueNeeds value_needs;
         };
         std::vector<Effect> effects;
     };
@@ -147,7 +164,8 @@ WorkloadKind::PatternTraffic pattern_traffic(const Config& c);
 // JSON object `vrdmasim params --json` prints (scripts/composition.py reads
 // it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
 // their order), "matrix_sample", "matrix_axes", "effects": [{"param",
-// "settings", "default_refuses"}]}, ...].
+// "settings", "default_refuses", "second", "value_needs": {value:
+// settings}}]}, ...].
 std::string trials_json();
 
 }   // namespace workload_kinds
