@@ -75,16 +75,21 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
-    // The messages of the traffic patterns (models/interconnect/synthetic_pattern.hpp)
-    // in configuration `c`, for the interconnect's own bounds of them
-    // (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the one
-    // kind that sends them, so that the simulator names no workload.
+    // The traffic patterns (models/interconnect/synthetic_pattern.hpp) and
+    // their messages in configuration `c`, for the interconnect's own bounds
+    // of them (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the
+    // one kind that sends them, so that the simulator and the command line
+    // name no workload and none of its parameters.
     struct PatternTraffic {
+        std::string pattern;   // the configuration's pattern, by name (synthetic::pattern_names)
         std::uint64_t bytes = 0;   // a message's
         std::uint64_t flits = 0;   // its data packets' flits
         unsigned hot_node = 0;   // the hotspot pattern's hot node
         double hot_fraction = 0;   // and the share of the messages it gets
         std::string hot_node_setting;   // the hot node's setting, described (Config::describe)
+        // The parameters that choose the pattern and a message's size, by
+        // name, as messages and help name them.
+        std::string pattern_param, message_size_param;
     };
     std::function<PatternTraffic(const Config&)> pattern_traffic;
 

@@ -948,8 +948,16 @@ const WorkloadKind::Declare declared([] {
     k.pattern_traffic = [](const Config& c) {
         const SyntheticParams& P = params_of<SyntheticParams>();
         const SyntheticWorkload::Message m = SyntheticWorkload::message_of(c);
-        return WorkloadKind::PatternTraffic{m.bytes, m.packets.flits, static_cast<unsigned>(c[P.hotspot_node]),
-                                            c[P.hotspot_fraction], c.describe(P.hotspot_node)};
+        WorkloadKind::PatternTraffic t;
+        t.pattern = c[P.pattern];
+        t.bytes = m.bytes;
+        t.flits = m.packets.flits;
+        t.hot_node = static_cast<unsigned>(c[P.hotspot_node]);
+        t.hot_fraction = c[P.hotspot_fraction];
+        t.hot_node_setting = c.describe(P.hotspot_node);
+        t.pattern_param = P.pattern.name();
+        t.message_size_param = P.message_size.name();
+        return t;
     };
     return k;
 }());
