@@ -259,7 +259,11 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
                    {"topology.x", "2"},
                    {"workload.message-size", "64B"},
                    {"workload.iterations", "2"}};
-        s.insert(s.end(), more.begin(), more.end());
+        for (const auto& [key, value] : more) {   // each key once (a JSON object's in `params --json`)
+            const auto it = std::find_if(s.begin(), s.end(), [&key = key](const auto& kv) { return kv.first == key; });
+            if (it != s.end()) it->second = value;
+            else s.emplace_back(key, value);
+        }
         return s;
     };
     return {
