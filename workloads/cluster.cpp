@@ -690,8 +690,16 @@ const WorkloadKind::Declare alltoall(cluster_kind("alltoall", 40,
                                                   "every node sends message-size to every other, `iterations` rounds"));
 const WorkloadKind::Declare halo(
     cluster_kind("halo", 50, "3-D periodic nearest-neighbour exchange on workload.grid, `iterations` rounds"));
-const WorkloadKind::Declare incast(cluster_kind("incast", 60,
-                                                "workload.senders nodes send total-bytes each to dst-node"));
+const WorkloadKind::Declare incast([] {
+    WorkloadKind k = cluster_kind("incast", 60, "workload.senders nodes send total-bytes each to dst-node");
+    // workload.arrivals's effect (tests/system/param_effect_test.cpp), the
+    // family's: how a node learns its arrivals are in, ring records, the
+    // event counter, or per-peer flags (one round: the counter takes one).
+    k.trial.effects.emplace_back("workload.arrivals", WorkloadKind::Settings{{"workload.dst-node", "0"},
+                                                                             {"workload.total-bytes", "32KiB"},
+                                                                             {"workload.message-size", "8KiB"}});
+    return k;
+}());
 const WorkloadKind::Declare permutation(cluster_kind(
     "permutation", 70,
     "each node sends total-bytes to its image under a seeded (sim.seed) permutation without fixed points"));

@@ -246,6 +246,37 @@ namespace {
 
 bool one_sided(const Config& c) { return c[params_of<CollParams>().transport] == "one-sided"; }
 
+// Each parameter's effect (tests/system/param_effect_test.cpp), on 8 ranks
+// (two QFDBs), 64 B per rank: which collective, each one's algorithms, and
+// how the steps move (messages, or writes into the receiver). An
+// algorithm's default, auto, makes MPICH's choice by size, the same as one
+// other value in the first scenario: a second, at a size where auto
+// chooses otherwise.
+std::vector<WorkloadKind::Trial::Effect> collective_effects() {
+    using Settings = WorkloadKind::Settings;
+    auto small = [](const Settings& more) {
+        Settings s{{"topology.kind", "torus"},
+                   {"topology.x", "2"},
+                   {"workload.message-size", "64B"},
+                   {"workload.iterations", "2"}};
+        for (const auto& [key, value] : more) {   // each key once (a JSON object's in `params --json`)
+            const auto it = std::find_if(s.begin(), s.end(), [&key = key](const auto& kv) { return kv.first == key; });
+            if (it != s.end()) it->second = value;
+            else s.emplace_back(key, value);
+        }
+        return s;
+    };
+    return {
+        {"collective.op", small({})},
+        {"collective.transport", small({})},
+        {"collective.allreduce-algorithm", small({}), "", small({{"workload.message-size", "64KiB"}})},
+        {"collective.allgather-algorithm", small({{"collective.op", "allgather"}}), "",
+         small({{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}})},
+        {"collective.alltoall-algorithm", small({{"collective.op", "alltoall"}}), "",
+         small({{"collective.op", "alltoall"}, {"workload.message-size", "1KiB"}})},
+    };
+}
+
 const WorkloadKind::Declare declared([] {
     WorkloadKind k;
     k.name = "collective";
@@ -272,6 +303,7 @@ const WorkloadKind::Declare declared([] {
     k.two_sided_library = [](const Config& c) { return !one_sided(c); };
     // How the steps move: messages, or writes into the receiver.
     k.trial.matrix_axes = {"collective.transport"};
+    k.trial.effects = collective_effects();
     return k;
 }());
 

@@ -875,6 +875,19 @@ const WorkloadKind::Declare declared([] {
     k.trial.needs = {{"fs.files", "2"}, {"fs.file-size", "64KiB"}};
     k.trial.matrix = {{"fs.files", "4"}, {"fs.file-size", "16KiB"}};
     k.trial.matrix_axes = {"fileserve.method", "fileserve.access"};
+    // Each parameter's effect (tests/system/param_effect_test.cpp), on 4
+    // files of 64 KiB, one client asking for 6 of them, a cold cache (so
+    // that which files are asked for shows): how the data moves (copies,
+    // pins, faults, packets), which files the clients ask for, whether the
+    // page cache starts warm (the cold cache reads the SSD), and whether
+    // they ask the server or read() the files directly over the board network.
+    const WorkloadKind::Settings small{{"fs.files", "4"},
+                                       {"fs.file-size", "64KiB"},
+                                       {"fileserve.requests", "6"},
+                                       {"fileserve.cache", "cold"},
+                                       {"sim.time-limit", "1s"}};
+    for (const char* param : {"fileserve.method", "fileserve.popularity", "fileserve.cache", "fileserve.access"})
+        k.trial.effects.emplace_back(param, small);
     return k;
 }());
 

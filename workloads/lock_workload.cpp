@@ -288,6 +288,10 @@ const WorkloadKind::Declare declared([] {
             "has nothing to guard in workload.kind = lock: its engine operations are atomics on lock "
             "words the library owns, not application buffers in flight");
     };
+    // lock.kind's effect (tests/system/param_effect_test.cpp): every kind
+    // its own operations on the wire and its own acquire latencies.
+    k.trial.effects.emplace_back("lock.kind",
+                                 WorkloadKind::Settings{{"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}});
     return k;
 }());
 

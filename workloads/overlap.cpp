@@ -494,6 +494,13 @@ const WorkloadKind::Declare declared([] {
                " transfer(s) corrupted by the application's own stores into buffers in flight (an application "
                "race, caught by the byte check; not a simulator failure)\n";
     };
+    // overlap.mode's effect (tests/system/param_effect_test.cpp): 16
+    // transfers of 16 KiB, half the compute phases touching a buffer in
+    // flight, blocking waits first.
+    k.trial.effects.emplace_back("overlap.mode", WorkloadKind::Settings{{"workload.message-size", "16KiB"},
+                                                                        {"workload.iterations", "16"},
+                                                                        {"overlap.touch-probability", "0.5"},
+                                                                        {"sim.time-limit", "1s"}});
     return k;
 }());
 

@@ -27,10 +27,15 @@ std::string trial_json(const WorkloadKind& k) {
     const WorkloadKind::Trial& t = k.trial;
     std::string axes, effects;
     for (const std::string& a : t.matrix_axes) axes += (axes.empty() ? "" : ", ") + json_string(a);
-    for (const WorkloadKind::Trial::Effect& e : t.effects)
+    for (const WorkloadKind::Trial::Effect& e : t.effects) {
+        std::string values;
+        for (const auto& [value, settings] : e.value_needs)
+            values += (values.empty() ? "" : ", ") + json_string(value) + ": " + settings_json(settings);
         effects += std::string(effects.empty() ? "" : ", ") + "{\"param\": " + json_string(e.param) +
                    ", \"settings\": " + settings_json(e.settings) +
-                   ", \"default_refuses\": " + json_string(e.default_refuses) + "}";
+                   ", \"default_refuses\": " + json_string(e.default_refuses) +
+                   ", \"second\": " + settings_json(e.second) + ", \"value_needs\": {" + values + "}}";
+    }
     return "{\"name\": " + json_string(k.name) + ", \"needs\": " + settings_json(t.needs) +
            ", \"matrix\": " + settings_json(t.matrix) + ", \"matrix_sample\": " + json_number(t.matrix_sample) +
            ", \"matrix_axes\": [" + axes + "], \"effects\": [" + effects + "]}";

@@ -75,16 +75,21 @@ struct WorkloadKind {
     // or "".
     std::function<std::string(const Config&, const StatRegistry&)> findings;
 
-    // The messages of the traffic patterns (models/interconnect/synthetic_pattern.hpp)
-    // in configuration `c`, for the interconnect's own bounds of them
-    // (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the one
-    // kind that sends them, so that the simulator names no workload.
+    // The traffic patterns (models/interconnect/synthetic_pattern.hpp) and
+    // their messages in configuration `c`, for the interconnect's own bounds
+    // of them (src/sim/channel_load.hpp, `vrdmasim bounds`), declared by the
+    // one kind that sends them, so that the simulator and the command line
+    // name no workload and none of its parameters.
     struct PatternTraffic {
+        std::string pattern;   // the configuration's pattern, by name (synthetic::pattern_names)
         std::uint64_t bytes = 0;   // a message's
         std::uint64_t flits = 0;   // its data packets' flits
         unsigned hot_node = 0;   // the hotspot pattern's hot node
         double hot_fraction = 0;   // and the share of the messages it gets
         std::string hot_node_setting;   // the hot node's setting, described (Config::describe)
+        // The parameters that choose the pattern and a message's size, by
+        // name, as messages and help name them.
+        std::string pattern_param, message_size_param;
     };
     std::function<PatternTraffic(const Config&)> pattern_traffic;
 
@@ -108,13 +113,30 @@ struct WorkloadKind {
         std::vector<std::string> matrix_axes;
         // For an enumeration parameter of its own, the scenario (after
         // workload.kind = it and `needs`) in which each value changes a
-        // statistic; `default_refuses`: what the error of the default's run
-        // names, where the default refuses that very scenario ("": it runs
-        // clean).
+        // statistic (tests/system/param_effect_test.cpp runs it for every
+        // value: a value that changes nothing there fails);
+        // `default_refuses`: what the error of the default's run names, where
+        // the default refuses that very scenario ("": it runs clean).
+        // `second`: where the default (`auto`) makes, in `settings`, the same
+        // choice as one of the other values, a second scenario (again after
+        // workload.kind and `needs`) in which it chooses otherwise: a value
+        // must then change a statistic in one of the two ({}: none).
+        // `value_needs`: what one value needs besides the scenario (a value
+        // that names a file), by value.
         struct Effect {
+            using ValueNeeds = std::vector<std::pair<std::string, Settings>>;
+            Effect(std::string param, Settings settings, std::string default_refuses = "", Settings second = {},
+                   ValueNeeds value_needs = {})
+                : param(std::move(param)),
+                  settings(std::move(settings)),
+                  default_refuses(std::move(default_refuses)),
+                  second(std::move(second)),
+                  value_needs(std::move(value_needs)) {}
             std::string param;
             Settings settings;
             std::string default_refuses;
+            Settings second;
+            ValueNeeds value_needs;
         };
         std::vector<Effect> effects;
     };
@@ -147,7 +169,8 @@ WorkloadKind::PatternTraffic pattern_traffic(const Config& c);
 // JSON object `vrdmasim params --json` prints (scripts/composition.py reads
 // it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
 // their order), "matrix_sample", "matrix_axes", "effects": [{"param",
-// "settings", "default_refuses"}]}, ...].
+// "settings", "default_refuses", "second", "value_needs": {value:
+// settings}}]}, ...].
 std::string trials_json();
 
 }   // namespace workload_kinds

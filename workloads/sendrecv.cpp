@@ -201,6 +201,11 @@ const WorkloadKind::Declare declared([] {
     k.two_sided_refusal = [](const Config&) { return std::string("sendrecv is two-sided already"); };
     k.two_sided_library = [](const Config&) { return true; };
     k.one_channel = true;
+    // workload.sendrecv-test's effect (tests/system/param_effect_test.cpp):
+    // a latency test or a bandwidth test.
+    k.trial.effects.emplace_back("workload.sendrecv-test", WorkloadKind::Settings{{"workload.message-size", "4KiB"},
+                                                                                  {"workload.iterations", "4"},
+                                                                                  {"workload.total-bytes", "64KiB"}});
     return k;
 }());
 

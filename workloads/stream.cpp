@@ -299,6 +299,12 @@ const WorkloadKind::Declare declared([] {
     k.two_sided_refusal = [](const Config&) { return Workload::kTwoSidedIsSendrecv; };
     k.physical_mode = true;
     k.stream_notify = true;
+    // workload.stream-notify's effect (tests/system/param_effect_test.cpp):
+    // each write notifies and the receiving program reads the records.
+    k.trial.effects.emplace_back("workload.stream-notify", WorkloadKind::Settings{{"workload.total-bytes", "512KiB"},
+                                                                                  {"workload.message-size", "64KiB"},
+                                                                                  {"workload.window", "2"},
+                                                                                  {"sim.time-limit", "1s"}});
     return k;
 }());
 

@@ -937,11 +937,27 @@ const WorkloadKind::Declare declared([] {
     // A short window in the composition matrix: a few dozen messages per
     // node (one packet each, sharing pages: 16 to a 4 KiB page).
     k.trial.matrix = {{"synthetic.warmup", "2us"}, {"synthetic.measure", "10us"}, {"synthetic.drain", "2us"}};
+    // Each parameter's effect (tests/system/param_effect_test.cpp), on a 3 x
+    // 3 torus (every pattern defined: tornado needs rings of 3 boards,
+    // transpose x = y): where the messages go, and how their arrivals are drawn.
+    const WorkloadKind::Settings torus{{"topology.kind", "torus"},  {"topology.x", "3"},
+                                       {"topology.y", "3"},         {"synthetic.load", "0.05"},
+                                       {"synthetic.warmup", "2us"}, {"synthetic.measure", "10us"},
+                                       {"synthetic.drain", "10us"}};
+    for (const char* param : {"synthetic.pattern", "synthetic.arrivals"}) k.trial.effects.emplace_back(param, torus);
     k.pattern_traffic = [](const Config& c) {
         const SyntheticParams& P = params_of<SyntheticParams>();
         const SyntheticWorkload::Message m = SyntheticWorkload::message_of(c);
-        return WorkloadKind::PatternTraffic{m.bytes, m.packets.flits, static_cast<unsigned>(c[P.hotspot_node]),
-                                            c[P.hotspot_fraction], c.describe(P.hotspot_node)};
+        WorkloadKind::PatternTraffic t;
+        t.pattern = c[P.pattern];
+        t.bytes = m.bytes;
+        t.flits = m.packets.flits;
+        t.hot_node = static_cast<unsigned>(c[P.hotspot_node]);
+        t.hot_fraction = c[P.hotspot_fraction];
+        t.hot_node_setting = c.describe(P.hotspot_node);
+        t.pattern_param = P.pattern.name();
+        t.message_size_param = P.message_size.name();
+        return t;
     };
     return k;
 }());

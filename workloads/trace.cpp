@@ -633,6 +633,18 @@ const WorkloadKind::Declare declared([] {
     k.trial.matrix = {{"topology.kind", "qfdb"}, {"topology.nodes", "4"}};
     // Its collectives as messages or as writes into the receivers.
     k.trial.matrix_axes = {"collective.transport"};
+    // trace.mapping's effect (tests/system/param_effect_test.cpp): which
+    // node each rank runs on, for the solver's ring of 8 ranks on two
+    // QFDBs: round robin puts neighbours on other boards, the file reverses
+    // the ranks.
+    k.trial.effects.emplace_back(
+        "trace.mapping",
+        WorkloadKind::Settings{{"topology.kind", "torus"},
+                               {"topology.x", "2"},
+                               {"trace.file", "{source}/configs/traces/solver/solver.otf2"}},
+        "", WorkloadKind::Settings{},
+        WorkloadKind::Trial::Effect::ValueNeeds{
+            {"file", {{"trace.mapping-file", "{source}/configs/traces/solver-reversed.map"}}}});
     return k;
 }());
 

@@ -53,6 +53,7 @@ std::vector<synthetic::Pattern> parse_patterns(const std::string& text) {
 
 // What `vrdmasim bounds` was asked (its configuration and options).
 struct BoundsRequest {
+    OfferedTraffic offered;   // what the configuration's workload offers
     std::vector<synthetic::Pattern> patterns;
     bool channels = false, csv = false;
 };
@@ -60,10 +61,14 @@ struct BoundsRequest {
 // Reads the command line into `cfg` and `req`; an exit status if the
 // command ends here (its help, or a bad configuration), else -1.
 int parse_bounds_args(const std::vector<std::string>& args, Config& cfg, BoundsRequest& req) {
+    // The parameters of the traffic the configuration's workload offers, by
+    // name, as its declaration gives them.
+    const OfferedTraffic names = offered_traffic(cfg);
+    const std::string patterns_help =
+        "the patterns to bound, comma-separated, or all (default: " + names.pattern_param + " of the configuration)";
     po::options_description opts("bounds options");
-    opts.add_options()("help,h", "show this help")(
-        "patterns", po::value<std::string>()->value_name("LIST"),
-        "the patterns to bound, comma-separated, or all (default: synthetic.pattern of the configuration)")(
+    opts.add_options()("help,h", "show this help")("patterns", po::value<std::string>()->value_name("LIST"),
+                                                   patterns_help.c_str())(
         "channels", "also list every channel that carries traffic, the most loaded first, with its load")(
         "csv", "print one CSV row per pattern (and, with --channels, per channel) for scripts");
     po::options_description all;
@@ -84,7 +89,8 @@ int parse_bounds_args(const std::vector<std::string>& args, Config& cfg, BoundsR
         if (vm.count("help")) {
             std::cout << kUsage
                       << "For the synthetic traffic of the configuration (its topology, links, router latency,\n"
-                         "synthetic.message-size and hot spot), each pattern's load on every channel from the\n"
+                      << names.message_size_param
+                      << " and hot spot), each pattern's load on every channel from the\n"
                          "simulator's dimension-order routes (each message's data flits on its route, its response's\n"
                          "on the route back), the offered load at which the most loaded channel is full (the\n"
                          "saturation throughput's bound, a fraction of the NI link's rate) and the zero-load\n"
@@ -101,8 +107,9 @@ int parse_bounds_args(const std::vector<std::string>& args, Config& cfg, BoundsR
             throw cfg.refuse("router.routing",
                              "the bound walks the dimension-order routes (Topology::route); adaptive routing "
                              "spreads a pair's packets over several, whose share no routing function fixes");
+        req.offered = offered_traffic(cfg);
         req.patterns =
-            parse_patterns(vm.count("patterns") ? vm["patterns"].as<std::string>() : cfg.string("synthetic.pattern"));
+            vm.count("patterns") ? parse_patterns(vm["patterns"].as<std::string>()) : std::vector{req.offered.pattern};
         req.channels = vm.count("channels") > 0;
         req.csv = vm.count("csv") > 0;
     } catch (const ConfigError& e) {
@@ -219,11 +226,11 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
     }
     // One pattern asked for by name and not defined here: an error.
     if (req.patterns.size() == 1 && !bounds[0].refusal.empty()) {
-        std::cerr << "vrdmasim: error: bounds: synthetic.pattern = " << synthetic::name(req.patterns[0]) << ": "
-                  << bounds[0].refusal << "\n";
+        std::cerr << "vrdmasim: error: bounds: " << req.offered.pattern_param << " = "
+                  << synthetic::name(req.patterns[0]) << ": " << bounds[0].refusal << "\n";
         return kExitBadConfig;
     }
-    const BoundsOutput out{*model, bounds, synthetic_message_bytes(cfg), model->ni_rate_bps()};
+    const BoundsOutput out{*model, bounds, req.offered.bytes, model->ni_rate_bps()};
     if (req.csv) print_bounds_csv(out, req.channels);
     else print_bounds_table(out, cfg.string("topology.kind"), req.channels);
     return 0;

@@ -116,7 +116,10 @@ ChannelModel::Bound ChannelModel::bound(synthetic::Pattern pat, const synthetic:
     return b;
 }
 
-std::uint64_t synthetic_message_bytes(const Config& c) { return workload_kinds::pattern_traffic(c).bytes; }
+OfferedTraffic offered_traffic(const Config& c) {
+    const WorkloadKind::PatternTraffic t = workload_kinds::pattern_traffic(c);
+    return OfferedTraffic{synthetic::parse_pattern(t.pattern), t.bytes, t.pattern_param, t.message_size_param};
+}
 
 std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& c,
                                            const std::vector<synthetic::Pattern>& patterns) {

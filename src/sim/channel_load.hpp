@@ -108,7 +108,15 @@ struct PatternBound {
 };
 std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& c,
                                            const std::vector<synthetic::Pattern>& patterns);
-// The bytes of a message of that traffic (synthetic.message-size; 0: one packet's payload).
-std::uint64_t synthetic_message_bytes(const Config& c);
+// The traffic configuration `c`'s workload offers to these bounds, as the
+// kind that sends the patterns declares it (WorkloadKind::pattern_traffic):
+// its pattern and a message's bytes, and the parameters that set them, by
+// name, for messages and help (`vrdmasim bounds` names no workload parameter).
+struct OfferedTraffic {
+    synthetic::Pattern pattern;
+    std::uint64_t bytes = 0;
+    std::string pattern_param, message_size_param;
+};
+OfferedTraffic offered_traffic(const Config& c);
 
 }   // namespace vrdmasim

@@ -62,7 +62,7 @@
 #include "models/os/vm_daemons.hpp"
 #include "models/smmu/smmu500.hpp"
 #include "library/rdma/process.hpp"
-#include "workloads/hog.hpp"
+#include "src/sim/hog.hpp"
 #include "src/sim/frame_check.hpp"
 
 namespace vrdmasim {

@@ -112,7 +112,8 @@ const Settings kCold = kStream + Settings{{"workload.buffers", "8"},
                                           {"vm.thp", "never"},
                                           {"vm.memlock-limit", "64MiB"}};
 
-// Every node of a 3x2 torus writes 64 KiB to its image, 3 VCs (adaptive needs them).
+// Every node of a 3x2 torus writes 64 KiB to its image, 3 VCs (adaptive
+// needs them): the interconnect's parameters.
 const Settings kTorusPermutation{{"topology.kind", "torus"},
                                  {"topology.x", "3"},
                                  {"topology.y", "2"},
@@ -123,37 +124,12 @@ const Settings kTorusPermutation{{"topology.kind", "torus"},
                                  {"workload.message-size", "16KiB"},
                                  {"sim.time-limit", "1s"}};
 
-// The overlap workload, small: 16 transfers of 16 KiB, half the phases
-// touching a buffer in flight.
-const Settings kOverlap{{"workload.kind", "overlap"},
-                        {"workload.message-size", "16KiB"},
-                        {"workload.iterations", "16"},
-                        {"overlap.touch-probability", "0.5"},
-                        {"sim.time-limit", "1s"}};
-
-// The fileserve workload, small: 4 files of 64 KiB, one client asking for
-// 6 of them, a cold cache (so that which files are asked for shows).
-const Settings kFileserve{{"workload.kind", "fileserve"}, {"fs.files", "4"},           {"fs.file-size", "64KiB"},
-                          {"fileserve.requests", "6"},    {"fileserve.cache", "cold"}, {"sim.time-limit", "1s"}};
-
-// The collective workload, small: 8 ranks (two QFDBs), 64 B per rank.
-const Settings kCollective{{"workload.kind", "collective"},
-                           {"topology.kind", "torus"},
-                           {"topology.x", "2"},
-                           {"workload.message-size", "64B"},
-                           {"workload.iterations", "2"}};
-const Settings kSynthetic{{"workload.kind", "synthetic"},
-                          {"topology.kind", "torus"},
-                          {"topology.x", "3"},
-                          {"topology.y", "3"},
-                          {"synthetic.load", "0.05"},
-                          {"synthetic.warmup", "2us"},
-                          {"synthetic.measure", "10us"},
-                          {"synthetic.drain", "10us"}};
-
-// For each enumeration parameter, a scenario in which every one of its
+// For each enumeration parameter of the simulator's, the models' and the
+// libraries' (a workload kind's own parameters: its declaration,
+// WorkloadKind::Trial::effects), a scenario in which every one of its
 // values should show: each value, set on top of the scenario, must change
-// some statistic against the parameter's default.
+// some statistic against the parameter's default. A kind named here is only
+// the traffic a generic parameter shows in.
 const std::map<std::string, Settings>& scenarios() {
     static const std::map<std::string, Settings> s{
         // Node count and names, links.
@@ -163,7 +139,7 @@ const std::map<std::string, Settings>& scenarios() {
                                    {"workload.total-bytes", "128KiB"},
                                    {"workload.message-size", "16KiB"},
                                    {"workload.iterations", "2"},
-                                   // (each kind with what it needs: value_settings())
+                                   // (each kind with what it needs: Scenario::value_needs)
                                    {"sim.time-limit", "1s"}}},
         // Faults, pins, cache, populate, chunks, kernel copies.
         {"rdma.strategy", kCold + Settings{{"rdma.pipeline-chunk", "16KiB"}}},
@@ -220,70 +196,28 @@ const std::map<std::string, Settings>& scenarios() {
                                           {"workload.buffers", "16"},
                                           {"sim.time-limit", "1s"}}},
         // The two-sided library: how a rendezvous moves the data (write:
-        // clear-to-send and writes; read: reads and a FIN), and which test
-        // the sendrecv workload runs.
+        // clear-to-send and writes; read: reads and a FIN).
         {"msg.rendezvous",
          Settings{{"workload.kind", "sendrecv"}, {"workload.message-size", "16KiB"}, {"workload.iterations", "4"}}},
-        {"workload.sendrecv-test", Settings{{"workload.kind", "sendrecv"},
-                                            {"workload.message-size", "4KiB"},
-                                            {"workload.iterations", "4"},
-                                            {"workload.total-bytes", "64KiB"}}},
         // Which node's hog re-touches its memory.
         {"hog.nodes", kStream + Settings{{"hog.bytes", "2MiB"}, {"hog.interval", "50us"}}},
         // Writes posted by src-node or reads posted by dst-node: who posts,
         // who serves read requests.
         {"workload.operation", kStream},
-        // Each write notifies and the receiving program reads the records.
-        {"workload.stream-notify", kStream},
-        // Compute phases touching buffers in flight: blocking waits first,
-        // the guard makes the touches fault instead of racing.
-        {"overlap.mode", kOverlap},
-        {"rdma.buffer-guard", kOverlap},
+        // Compute phases touching buffers in flight (16 transfers of 16 KiB,
+        // half the phases touching a buffer in flight): the guard makes the
+        // touches fault instead of racing.
+        {"rdma.buffer-guard", Settings{{"workload.kind", "overlap"},
+                                       {"workload.message-size", "16KiB"},
+                                       {"workload.iterations", "16"},
+                                       {"overlap.touch-probability", "0.5"},
+                                       {"sim.time-limit", "1s"}}},
         // Prefetch advice on a cold stream: the workers populate, the
         // engines fault less.
         {"rdma.prefetch", Settings{{"workload.total-bytes", "256KiB"},
                                    {"workload.populate", "false"},
                                    {"workload.fill-source", "false"},
                                    {"workload.buffers", "16"}}},
-        // The file server: how the data moves (copies, pins, faults,
-        // packets), which files the clients ask for, and whether the page
-        // cache starts warm (the cold cache reads the SSD).
-        {"fileserve.method", kFileserve},
-        {"fileserve.popularity", kFileserve},
-        {"fileserve.cache", kFileserve},
-        // Ask the server, or read() the files directly over the board network.
-        {"fileserve.access", kFileserve},
-        // Which collective, and each one's algorithms (auto: MPICH's
-        // choice by size, the same as one other value here: see
-        // second_scenarios()).
-        {"collective.op", kCollective},
-        {"collective.allreduce-algorithm", kCollective},
-        {"collective.allgather-algorithm", kCollective + Settings{{"collective.op", "allgather"}}},
-        {"collective.alltoall-algorithm", kCollective + Settings{{"collective.op", "alltoall"}}},
-        // How the steps move: messages, or writes into the receiver.
-        {"collective.transport", kCollective},
-        // Which node each rank of a trace runs on (the solver's ring of 8
-        // ranks on two QFDBs: round robin puts neighbours on other boards;
-        // the file reverses the ranks: value_settings()).
-        {"trace.mapping", Settings{{"workload.kind", "trace"},
-                                   {"topology.kind", "torus"},
-                                   {"topology.x", "2"},
-                                   {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/solver/solver.otf2"}}},
-        // Which lock the nodes contend for (every kind: its own operations
-        // on the wire and its own acquire latencies).
-        {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},
-        // How a node of a cluster workload learns its arrivals are in: ring
-        // records, the event counter, or per-peer flags (one round: the
-        // counter takes one).
-        {"workload.arrivals", Settings{{"workload.kind", "incast"},
-                                       {"workload.dst-node", "0"},
-                                       {"workload.total-bytes", "32KiB"},
-                                       {"workload.message-size", "8KiB"}}},
-        // Synthetic traffic on a 3 x 3 torus (every pattern defined: tornado
-        // needs rings of 3 boards, transpose x = y): where the messages go,
-        // and how their arrivals are drawn.
-        {"synthetic.pattern", kSynthetic},
-        {"synthetic.arrivals", kSynthetic},
         // Congestion on a torus of 3x2 QFDBs: adaptive routes around it
         // (router.routing); time-ordered links let packets that came first
         // go first (router.link-order, with dimension order).
@@ -311,61 +245,54 @@ const std::map<std::string, Settings>& scenarios() {
     return s;
 }
 
-}   // namespace
-
-// A second scenario for a parameter whose default (`auto`) makes, in any
-// one scenario, the same choice as one of its other values: there each
-// value must change some statistic in one of the two scenarios. Here the
-// size makes auto choose otherwise than in the first.
-const std::map<std::string, Settings>& second_scenarios() {
-    static const std::map<std::string, Settings> s{
-        {"collective.allreduce-algorithm", kCollective + Settings{{"workload.message-size", "64KiB"}}},
-        {"collective.allgather-algorithm",
-         kCollective + Settings{{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}}},
-        {"collective.alltoall-algorithm",
-         kCollective + Settings{{"collective.op", "alltoall"}, {"workload.message-size", "1KiB"}}},
-    };
-    return s;
-}
+// A parameter's scenario: its settings; where its default (`auto`) makes
+// in them the same choice as one of its other values, a second scenario in
+// which it chooses otherwise (there each value must change some statistic
+// in one of the two; {}: none); what one value needs besides the scenario
+// (a value that names a file; a workload kind, what it declares it needs to
+// run), by value; and, where its default refuses that very scenario (as
+// mpi.untimed = refuse stops at the call that count lets through), what the
+// default's error names ("": the default runs clean).
+struct Scenario {
+    Settings settings;
+    Settings second;
+    std::map<std::string, Settings> value_needs;
+    std::string default_refuses;
+};
 
 // The scenarios above, and those each workload declares of its own
 // parameters (WorkloadKind::Trial::effects: workload.kind = it, what it
 // needs, the scenario's settings), so that a new kind's parameters need no
 // edit here. A parameter with a scenario in both is an error.
-const std::map<std::string, Settings>& all_scenarios() {
-    static const std::map<std::string, Settings> s = [] {
-        std::map<std::string, Settings> all = scenarios();
+const std::map<std::string, Scenario>& all_scenarios() {
+    static const std::map<std::string, Scenario> s = [] {
+        std::map<std::string, Scenario> all;
+        for (const auto& [param, settings] : scenarios()) all[param].settings = settings;
         for (const WorkloadKind& k : workload_kinds::all())
-            for (const WorkloadKind::Trial::Effect& e : k.trial.effects)
-                if (!all.emplace(e.param,
-                                 Settings{{"workload.kind", k.name}} + placed(k.trial.needs) + placed(e.settings))
-                         .second)
+            all.at("workload.kind").value_needs[k.name] = placed(k.trial.needs);
+        for (const WorkloadKind& k : workload_kinds::all())
+            for (const WorkloadKind::Trial::Effect& e : k.trial.effects) {
+                const Settings own = Settings{{"workload.kind", k.name}} + placed(k.trial.needs);
+                Scenario sc{own + placed(e.settings),
+                            e.second.empty() ? Settings{} : own + placed(e.second),
+                            {},
+                            e.default_refuses};
+                for (const auto& [value, needs] : e.value_needs) sc.value_needs[value] = placed(needs);
+                if (!all.emplace(e.param, sc).second)
                     throw std::logic_error(e.param + ": a scenario here and one declared by workload.kind = " + k.name);
+            }
         return all;
     }();
     return s;
 }
 
-// Parameters whose default refuses the very scenario the other values show
-// in (mpi.untimed = refuse stops at the call that count lets through), as
-// their workloads declare them, with what the refusal names: the default's
-// run must fail, naming why, and the others run clean.
-std::map<std::string, std::string> refusing_defaults() {
-    std::map<std::string, std::string> r;
-    for (const WorkloadKind& k : workload_kinds::all())
-        for (const WorkloadKind::Trial::Effect& e : k.trial.effects)
-            if (!e.default_refuses.empty()) r.emplace(e.param, e.default_refuses);
-    return r;
+// What value `value` of the parameter of scenario `sc` needs besides it.
+Settings value_needs(const Scenario& sc, const std::string& value) {
+    const auto it = sc.value_needs.find(value);
+    return it == sc.value_needs.end() ? Settings{} : it->second;
 }
 
-// What one value of a parameter needs besides the scenario (a value that
-// names a file; a workload kind, what it declares it needs to run).
-Settings value_settings(const std::string& name, const std::string& value) {
-    if (name == "trace.mapping" && value == "file")
-        return {{"trace.mapping-file", VRDMASIM_SOURCE_DIR "/configs/traces/solver-reversed.map"}};
-    if (name == "workload.kind") return placed(workload_kinds::of(value).trial.needs);
-    return {};
-}
+}   // namespace
 
 TEST_CASE("every value of every enumeration parameter changes a statistic where it should matter", "[params][system]") {
     ParamRegistry reg;
@@ -383,24 +310,22 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
                                                    "its workload's declaration (WorkloadKind::Trial::effects)");
             continue;
         }
-        const Outcome base = run_child(it->second + Settings{{name, d.default_text}});
+        const Scenario& sc = it->second;
+        const Outcome base = run_child(sc.settings + Settings{{name, d.default_text}});
         INFO(name << " = " << d.default_text << " (default): " << base.error);
         REQUIRE(base.ran);
-        const std::map<std::string, std::string> refusing_default = refusing_defaults();
-        const auto refusing = refusing_default.find(name);
-        if (refusing != refusing_default.end())
-            CHECK((!base.clean && base.error.find(refusing->second) != std::string::npos));
+        if (!sc.default_refuses.empty())
+            CHECK((!base.clean && base.error.find(sc.default_refuses) != std::string::npos));
         else CHECK(base.clean);
         for (const std::string& v : d.choices) {
             if (v == d.default_text) continue;
-            const Outcome o = run_child(it->second + Settings{{name, v}} + value_settings(name, v));
+            const Outcome o = run_child(sc.settings + Settings{{name, v}} + value_needs(sc, v));
             INFO(name << " = " << v << ": " << o.error);
             REQUIRE(o.ran);
             CHECK(o.clean);
-            const auto second = second_scenarios().find(name);
-            if (o.stats == base.stats && second != second_scenarios().end()) {
-                const Outcome b2 = run_child(second->second + Settings{{name, d.default_text}});
-                const Outcome o2 = run_child(second->second + Settings{{name, v}} + value_settings(name, v));
+            if (o.stats == base.stats && !sc.second.empty()) {
+                const Outcome b2 = run_child(sc.second + Settings{{name, d.default_text}});
+                const Outcome o2 = run_child(sc.second + Settings{{name, v}} + value_needs(sc, v));
                 REQUIRE(b2.ran);
                 REQUIRE(o2.ran);
                 CHECK(b2.clean);
@@ -412,6 +337,20 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
         }
     }
     CHECK(enums >= 9);
+}
+
+TEST_CASE("every scenario is of an enumeration parameter and each has one", "[params]") {
+    ParamRegistry reg;
+    declare_all_params(reg);
+    std::size_t enums = 0;
+    for (const ParamDecl& d : reg.all()) enums += d.type == ParamType::Enum;
+    for (const auto& [name, scenario] : all_scenarios()) {
+        INFO("scenario of " << name);
+        const ParamDecl* d = reg.find(name);
+        CHECK((d != nullptr && d->type == ParamType::Enum));
+    }
+    // (the first case checks that each has one)
+    CHECK(all_scenarios().size() == enums);
 }
 
 TEST_CASE("rdma.completion: interrupt sleeps, poll spins on the record, counter spins on the register",

@@ -1,4 +1,4 @@
-#include "workloads/hog.hpp"
+#include "src/sim/hog.hpp"
 
 #include <iostream>
 
