@@ -2,6 +2,7 @@
 #include "src/core/event_identity.hpp"
 #include "src/core/force_inline.hpp"
 #include "src/core/libsystemc_symbol.hpp"
+#include "src/core/timed_notifications.hpp"
 
 #include <dlfcn.h>
 
@@ -171,6 +172,8 @@ extern "C" void vrdmasim_sc_event_kernel_c2(void* self, KernelTag tag, const cha
 namespace sc_core {
 
 void* sc_event_timed::allocate() {
+    ++vrdmasim::timed_notifications::g_made;
+    vrdmasim::timed_notifications::g_counting = true;
     auto& pool = vrdmasim::event_order::free_blocks();
     if (pool.empty()) {
         constexpr std::size_t kBatch = 256;
