@@ -6,6 +6,7 @@
 
 #include "src/core/force_inline.hpp"
 #include "src/core/sim_now.hpp"
+#include "src/core/timed_notifications.hpp"
 
 namespace vrdmasim {
 
@@ -137,11 +138,17 @@ void HopQueue::arm(sc_time at, sc_time now) {
 }
 
 void HopQueue::recheck() {
+    if (!serving_) return;
+    // Nothing pending at the present and no timed notification made since
+    // the kernel's next activity was last read (serve(), or here): it has
+    // not come closer, and the horizon stands (without the kernel's search).
+    if (timed_notifications::counting() && timed_notifications::made() == timed_seen_ &&
+        !sc_core::sc_pending_activity_at_current_time())
+        return;
+    timed_seen_ = timed_notifications::made();
     // (Zero when a process is runnable now: serving stops at the present.)
-    if (serving_) {
-        horizon_ = std::min(horizon_, sim_now() + sc_core::sc_time_to_pending_activity());
-        plain_ = std::min(plain_, horizon_);
-    }
+    horizon_ = std::min(horizon_, sim_now() + sc_core::sc_time_to_pending_activity());
+    plain_ = std::min(plain_, horizon_);
 }
 
 void HopQueue::serve() {
@@ -164,6 +171,7 @@ void HopQueue::serve() {
     // the end of the instant, src/core/instant_end.hpp). The time to the
     // next activity is zero exactly when one is pending now (one call
     // where two asked the kernel the same).
+    timed_seen_ = timed_notifications::made();
     const sc_time ahead = sc_core::sc_time_to_pending_activity();
     if (ahead == sc_core::SC_ZERO_TIME || InstantEnd::get().asked()) {
         ++deferrals_;

@@ -310,6 +310,9 @@ private:
     sc_core::sc_time plain_, resuming_;
     bool await_resume_ = false, resumed_ = false;
     std::size_t delivers_ = 0;
+    // timed_notifications::made() when the kernel's next activity was last
+    // read (recheck()).
+    std::uint64_t timed_seen_ = 0;
     sc_core::sc_time limit_ = sc_core::sc_max_time();
     std::deque<HopPacket> pool_;
     std::vector<HopPacket*> free_;

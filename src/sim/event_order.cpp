@@ -1,6 +1,8 @@
 #include "src/sim/event_order.hpp"
 #include "src/core/event_identity.hpp"
+#include "src/core/force_inline.hpp"
 #include "src/core/libsystemc_symbol.hpp"
+#include "src/core/timed_notifications.hpp"
 
 #include <dlfcn.h>
 
@@ -170,6 +172,8 @@ extern "C" void vrdmasim_sc_event_kernel_c2(void* self, KernelTag tag, const cha
 namespace sc_core {
 
 void* sc_event_timed::allocate() {
+    ++vrdmasim::timed_notifications::g_made;
+    vrdmasim::timed_notifications::g_counting = true;
     auto& pool = vrdmasim::event_order::free_blocks();
     if (pool.empty()) {
         constexpr std::size_t kBatch = 256;
@@ -188,26 +192,115 @@ void sc_event_timed::deallocate(void* p) {
     if (p) vrdmasim::event_order::free_blocks().push_back(vrdmasim::event_order::block_of(p));
 }
 
-// Earlier first (1: p1 pops before p2), as SystemC's own; ties by creation
-// when sim.event-order = keyed.
-int sc_notify_time_compare(const void* p1, const void* p2) {
-    const auto* a = static_cast<const sc_event_timed*>(p1);
-    const auto* b = static_cast<const sc_event_timed*>(p2);
-    if (a->m_notify_time < b->m_notify_time) return 1;
-    if (b->m_notify_time < a->m_notify_time) return -1;
-    if (vrdmasim::event_order::g_order == vrdmasim::event_order::Order::Heap) return 0;
+namespace {
+
+// A timed notification's fields, as sc_event_timed lays them out (its
+// members are private to the kernel and sc_notify_time_compare): what the
+// heap's comparison reads, inline in the heap's loops below.
+struct TimedLayout {
+    sc_event* event;
+    sc_time notify_time;
+};
+static_assert(sizeof(TimedLayout) == sizeof(sc_event_timed), "sc_event_timed is an event and a time");
+
+const TimedLayout& timed_fields(const void* p) { return *static_cast<const TimedLayout*>(p); }
+
+// A tie when sim.event-order = keyed: by the events' keys.
+[[gnu::noinline]] int keyed_tie(const void* p1, const void* p2) {
     namespace eo = vrdmasim::event_order;
+    const TimedLayout& a = timed_fields(p1);
+    const TimedLayout& b = timed_fields(p2);
     std::uint64_t& ka = eo::block_of(p1)->key;
-    if (ka == eo::kUnset) ka = a->m_event ? eo::key_of(a->m_event) : eo::kCancelled;
+    if (ka == eo::kUnset) ka = a.event ? eo::key_of(a.event) : eo::kCancelled;
     std::uint64_t& kb = eo::block_of(p2)->key;
-    if (kb == eo::kUnset) kb = b->m_event ? eo::key_of(b->m_event) : eo::kCancelled;
+    if (kb == eo::kUnset) kb = b.event ? eo::key_of(b.event) : eo::kCancelled;
     // A permutation of the keys that changes with the time: no event wins
     // every tie (as no port of a round-robin arbiter does); which
     // permutation, sim.event-order-seed says.
-    const std::uint64_t t = 0x9e3779b97f4a7c15ull * a->m_notify_time.value() + eo::g_salt;
+    const std::uint64_t t = 0x9e3779b97f4a7c15ull * a.notify_time.value() + eo::g_salt;
     const std::uint64_t ha = eo::mix(ka ^ t), hb = eo::mix(kb ^ t);
     if (ha != hb) return ha < hb ? 1 : -1;
     return ka < kb ? 1 : (kb < ka ? -1 : 0);
+}
+
+// Earlier first (1: p1 pops before p2), as SystemC's own; ties by creation
+// when sim.event-order = keyed.
+VRDMASIM_FORCE_INLINE int notify_time_compare(const void* p1, const void* p2) {
+    const sc_time& a = timed_fields(p1).notify_time;
+    const sc_time& b = timed_fields(p2).notify_time;
+    if (a < b) return 1;
+    if (b < a) return -1;
+    if (vrdmasim::event_order::g_order == vrdmasim::event_order::Order::Heap) return 0;
+    return keyed_tie(p1, p2);
+}
+
+struct NotifyTimeCompare {
+    int operator()(const void* p1, const void* p2) const { return notify_time_compare(p1, p2); }
+};
+
+}   // namespace
+
+int sc_notify_time_compare(const void* p1, const void* p2) { return notify_time_compare(p1, p2); }
+
+// The kernel's heaps (sc_ppq_base: its timed notifications, and
+// sc_event_queue's), defined here too: libsystemc's own binary heap, the
+// same comparisons in the same order and the same moves (so the same order
+// of events, ties included), with the timed notifications' comparison
+// (sc_notify_time_compare, above) inlined where the library calls it
+// through a pointer, a call for every level of the heap: on the 64-node halo
+// of `bench --instructions` some 150 instructions a packet-hop.
+namespace {
+
+template <class Compare>
+VRDMASIM_FORCE_INLINE void ppq_sift_down(void** heap, int size, int i, Compare compare) {
+    for (int l = 2 * i; l <= size; l = 2 * i) {
+        int largest = compare(heap[l], heap[i]) > 0 ? l : i;
+        const int r = l + 1;
+        if (r <= size && compare(heap[r], heap[largest]) > 0) largest = r;
+        if (largest == i) return;
+        void* const t = heap[i];
+        heap[i] = heap[largest];
+        heap[largest] = t;
+        i = largest;
+    }
+}
+
+template <class Compare>
+VRDMASIM_FORCE_INLINE void ppq_sift_up(void** heap, int i, void* elem, Compare compare) {
+    while (i > 1 && compare(heap[i >> 1], elem) < 0) {
+        heap[i] = heap[i >> 1];
+        i >>= 1;
+    }
+    heap[i] = elem;
+}
+
+}   // namespace
+
+void sc_ppq_base::heapify(int i) {
+    if (m_compar == &sc_notify_time_compare) ppq_sift_down(m_heap, m_heap_size, i, NotifyTimeCompare{});
+    else ppq_sift_down(m_heap, m_heap_size, i, m_compar);
+}
+
+void* sc_ppq_base::extract_top() {
+    sc_assert(m_heap_size > 0);
+    void* const top = m_heap[1];
+    m_heap[1] = m_heap[m_heap_size];
+    --m_heap_size;
+    heapify(1);
+    return top;
+}
+
+void sc_ppq_base::insert(void* elem) {
+    ++m_heap_size;
+    if (m_heap_size > m_size_alloc) {   // grown as the library grows it
+        m_size_alloc += m_size_alloc / 2;
+        void** const grown = new void*[static_cast<std::size_t>(m_size_alloc) + 1];
+        for (int j = 1; j < m_heap_size; ++j) grown[j] = m_heap[j];
+        delete[] m_heap;
+        m_heap = grown;
+    }
+    if (m_compar == &sc_notify_time_compare) ppq_sift_up(m_heap, m_heap_size, elem, NotifyTimeCompare{});
+    else ppq_sift_up(m_heap, m_heap_size, elem, m_compar);
 }
 
 }   // namespace sc_core

@@ -37,7 +37,10 @@
 //     notifications, so that each notification carries, in a word before
 //     it, the key of its event, fixed at the first comparison: a cancelled
 //     notification (SystemC clears its event pointer and leaves it in the
-//     heap) keeps the key it was ordered by, as a heap needs.
+//     heap) keeps the key it was ordered by, as a heap needs;
+//   - sc_core::sc_ppq_base's insert, extract_top and heapify, the kernel's
+//     binary heap, unchanged but for the timed notifications' comparison,
+//     inlined (the library calls it through a pointer at every level).
 // A program that does not link this file keeps SystemC's own functions.
 #pragma once
 
