@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,8 +38,8 @@ OTF2_ErrorCode keep_otf2_error(void*, const char*, uint64_t, const char*, OTF2_E
 bool replayable(OTF2_CollectiveOp op) {
     return op == OTF2_COLLECTIVE_OP_BARRIER || op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
            op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
-           op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
-           op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+           op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_SCAN || op == OTF2_COLLECTIVE_OP_EXSCAN ||
+           op == OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
 }
 }   // namespace
 
@@ -68,6 +69,8 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
     std::map<std::uint64_t, std::uint64_t> attribute_names;   // attribute -> its name (a string)
     bool local_defs = false;   // the archive has local definitions (mapping tables)
+    std::string creator;   // the archive's creator
+    bool vrdmasim = false;   // recorded by vrdmasim (recorded::kCreator)
 
     ~Impl() {
         if (reader) OTF2_Reader_Close(reader);
@@ -222,6 +225,36 @@ bool plain(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event) 
                          "): the replay does not interpret attributes; not replayed rather than replayed without it");
 }
 
+// The attributes of an event a trace recorded by vrdmasim carries
+// (recorded::): the program's buffers, into `e`; any other attribute is
+// refused as plain() refuses it.
+bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event, TraceEvent& e) {
+    const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        OTF2_AttributeRef ref = 0;
+        OTF2_Type type;
+        OTF2_AttributeValue value;
+        if (OTF2_AttributeList_GetAttributeByIndex(a, i, &ref, &type, &value) != OTF2_SUCCESS)
+            return plain(s, a, t, event);
+        const auto it = s.impl->attribute_names.find(ref);
+        const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
+        const std::string name = str == s.impl->strings.end() ? "" : str->second;
+        std::uint64_t* field = name == recorded::kBuffer        ? &e.va
+                               : name == recorded::kBuffer2     ? &e.va2
+                               : name == recorded::kBufferBytes ? &e.capacity
+                                                                : nullptr;
+        if (!field || type != OTF2_TYPE_UINT64)
+            return refuse(s, std::string(event) + " with attribute '" + (name.empty() ? "?" : name) + "' (" +
+                                 where(s, t) +
+                                 (field ? "): not of type uint64, as vrdmasim records it"
+                                        : "): the replay does not interpret attributes but vrdmasim's buffer "
+                                          "addresses; not replayed rather than replayed without it"));
+        *field = value.uint64;
+        e.buffers = true;
+    }
+    return true;
+}
+
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
     if (s.summary) {
@@ -231,8 +264,16 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
         if (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal) {
             s.summary->collectives.insert(e.op);
             s.summary->collective_comms[e.op].insert(e.comm);
-            ++s.summary->collective_calls;
+            if (e.create && s.impl->vrdmasim) {   // Open MPI's split: an allgather too (no transfer of its own)
+                s.summary->collectives.insert(OTF2_COLLECTIVE_OP_ALLGATHER);
+                s.summary->collective_comms[OTF2_COLLECTIVE_OP_ALLGATHER].insert(e.comm);
+            } else {
+                ++s.summary->collective_calls;
+            }
         }
+        if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv ||
+            (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal && !e.create))
+            ++(e.buffers ? s.summary->with_buffers : s.summary->without_buffers);
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
         if (s.matching && (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)) {
             const bool send = e.kind == K::Send || e.kind == K::Isend;
@@ -289,25 +330,35 @@ TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std
     e.request = req;
     return e;
 }
+// `e` with the buffers `attrs` carries.
+TraceEvent with_buffers(TraceEvent e, const TraceEvent& attrs) {
+    e.buffers = attrs.buffers;
+    e.va = attrs.va;
+    e.va2 = attrs.va2;
+    e.capacity = attrs.capacity;
+    return e;
+}
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiSend")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiSend", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI send", ctx) || !peer_ok(s, ctx, peer, t, "MPI send") ||
         !in_sendrecv(s, TraceEvent::Kind::Send, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len, 0, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Send, t, peer, tag, len, 0, ctx), attrs));
 }
 OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsend")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiIsend", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI isend", ctx) || !peer_ok(s, ctx, peer, t, "MPI isend") ||
         !in_sendrecv(s, TraceEvent::Kind::Isend, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Isend, t, peer, tag, len, req, ctx), attrs));
 }
 OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                     uint64_t req) {
@@ -325,23 +376,25 @@ OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t,
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiRecv")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiRecv", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI recv", ctx) || !peer_ok(s, ctx, peer, t, "MPI recv") ||
         !in_sendrecv(s, TraceEvent::Kind::Recv, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len, 0, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Recv, t, peer, tag, len, 0, ctx), attrs));
 }
 OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecv")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiIrecv", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI irecv", ctx) || !peer_ok(s, ctx, peer, t, "MPI irecv") ||
         !in_sendrecv(s, TraceEvent::Kind::Irecv, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx), attrs));
 }
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveBegin")) return OTF2_CALLBACK_INTERRUPT;
@@ -352,16 +405,18 @@ OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, vo
 }
 OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
         return OTF2_CALLBACK_INTERRUPT;
     if (!replayable(op)) {
-        refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
-                      where(s, t) +
-                      "): the replay does barrier, bcast, reduce, allreduce, allgather and alltoall, and a "
-                      "communicator's creation and destruction");
+        refuse(s,
+               "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
+                   where(s, t) +
+                   "): the replay does barrier, bcast, reduce, allreduce, allgather, alltoall, scan and exscan, and a "
+                   "communicator's creation and destruction");
         return OTF2_CALLBACK_INTERRUPT;
     }
     const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE;
@@ -381,7 +436,9 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     e.root = rooted ? root : 0;
     e.sent = sent;
     e.received = received;
+    e = with_buffers(e, attrs);
     if (op == OTF2_COLLECTIVE_OP_CREATE_HANDLE) {
+        e.create = true;
         // MPICH agrees on the new communicator's context id over the one it
         // is made from: an allreduce of its 2,048-bit mask
         // (MPIR_Get_contextid_sparse).
@@ -823,6 +880,12 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
         }
         m.rank_of[loc] = static_cast<unsigned>(r);
     }
+    char* creator = nullptr;
+    if (OTF2_Reader_GetCreator(m.reader, &creator) == OTF2_SUCCESS && creator) {
+        m.creator = creator;
+        free(creator);
+    }
+    m.vrdmasim = m.creator.rfind(recorded::kCreator, 0) == 0;
     if (!assign_contexts(m)) {
         error = anchor + " defines no communicator over every rank (MPI_COMM_WORLD)";
         return false;
@@ -889,6 +952,7 @@ TraceReader::TraceReader(const Config& c, const std::string& key, const std::str
     std::string error;
     if (!open_archive(anchor, *impl_, error)) throw c.refuse(key, error);
     resolution_ = impl_->resolution;
+    creator_ = impl_->creator;
     locations_ = impl_->mpi_locations;
     communicators_ = impl_->members;
     events_.assign(locations_.size(), 0);
