@@ -13,6 +13,7 @@
 #include "library/collectives/params.hpp"
 #include "library/messaging/params.hpp"
 #include "workloads/collective_data.hpp"
+#include "workloads/mpi/communicators.hpp"
 
 namespace vrdmasim {
 
@@ -454,9 +455,12 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             }
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
+            r.entered = e;
+            r.tested.clear();
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
+            if (r.entered.call != TraceEvent::Call::None) finish_call(rank, ep);
             r.sendrecv = false;
             last = e.time;
             mpi_us_.add(to_us(app.now() - mpi_start));
@@ -480,6 +484,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             break;
         }
         case TraceEvent::Kind::CollectiveEnd: break;   // done at its begin
+        case TraceEvent::Kind::RequestTest: request_test(rank, ep, e); break;
         }
     }
     if (!r.requests.empty())
@@ -619,6 +624,7 @@ TraceWorkload::Rank::Pending TraceWorkload::post_receive(RdmaProcess& app, unsig
     p.length = e.length;
     p.owner = Rank::Key{false, e.peer, e.length};
     p.key = message_key(e.peer, rank, p.tag, r.received[{e.peer, p.tag}]++);
+    p.posted = app.now();
     if (recorded_) {
         // The program's buffer as it posted it (the message may be shorter).
         p.buf = e.va;
@@ -646,7 +652,9 @@ void TraceWorkload::receive_message(RdmaProcess& app, unsigned rank, msg::Endpoi
         throw std::logic_error("trace: a receive completes that was never posted");
     const Rank::Pending p = it->second;
     r.requests.erase(it);
-    finish_receive(app, rank, ep, p, t0);
+    // A trace vrdmasim recorded: its latency from the post, as the mpi
+    // workload logs it.
+    finish_receive(app, rank, ep, p, openmpi_ ? p.posted : t0);
 }
 
 void TraceWorkload::finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Rank::Pending& p,
@@ -695,6 +703,42 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
     meetings_.erase(split);
     m->released = true;
     m->done.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.requests.find(e.request);
+    if (it == r.requests.end())
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +
+                                 ", which is not in flight");
+    if (r.entered.call == TraceEvent::Call::Test) ep.test(it->second.request);
+    else r.tested.push_back(it->second.request);
+}
+
+void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
+    Rank& r = state_[rank];
+    using C = TraceEvent::Call;
+    const TraceEvent& e = r.entered;
+    if (e.call == C::Probe || e.call == C::Iprobe) {
+        const std::vector<unsigned>& members = reader_->communicators().at(e.comm);
+        if (e.probe_peer >= static_cast<std::int64_t>(members.size()))
+            throw std::runtime_error("trace: rank " + std::to_string(rank) + " probes for rank " +
+                                     std::to_string(e.probe_peer) + " of a communicator of " +
+                                     std::to_string(members.size()));
+        const unsigned from = e.probe_peer < 0 ? msg::kAnySource : nodes_[members[e.probe_peer]];
+        const std::uint64_t tag = e.probe_tag < 0
+                                      ? MpiCommunicators::any_tag(e.comm)
+                                      : MpiCommunicators::tag(e.comm, static_cast<std::int32_t>(e.probe_tag));
+        msg::Status st;
+        if (e.call == C::Probe) ep.probe(from, tag);
+        else ep.iprobe(from, tag, st);
+    } else if (!r.tested.empty()) {
+        if (e.call == C::Waitany) ep.wait_any(r.tested);
+        else if (e.call == C::Testany) ep.test_any(r.tested);
+        else if (e.call == C::Testall)
+            for (const msg::Endpoint::Request q : r.tested) ep.test(q);
+    }
+    r.entered.call = C::None;
 }
 
 void TraceWorkload::fill_recorded(RdmaProcess& app, unsigned rank, const Rank::Pending& p, unsigned to) {

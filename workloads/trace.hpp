@@ -90,6 +90,7 @@ private:
             std::uint64_t tag = 0;
             std::uint64_t length = 0, buf = 0, key = 0;
             std::uint64_t capacity = 0;   // a receive at a recorded buffer: its length as posted
+            sc_core::sc_time posted;   // a receive: when it was posted
             Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
@@ -105,7 +106,17 @@ private:
         // creations so far, by the communicator they are made from.
         ProgramBuffers program;
         std::map<std::uint32_t, std::uint64_t> splits;
+        // The test or probe being replayed (its Enter), and the requests it
+        // names so far (RequestTest: the trace's ids).
+        TraceEvent entered;
+        std::vector<std::uint64_t> tested;
     };
+    // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
+    // those of MPI_Waitany, Testany, Testall kept for their Leave.
+    void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // At the Leave of a test or probe: what the mpi workload did for it
+    // (Endpoint::wait_any, test_any, test, probe, iprobe).
+    void finish_call(unsigned rank, msg::Endpoint& ep);
     // A trace vrdmasim recorded: a communicator's creation is Open MPI's
     // split, as the mpi workload times it (workloads/mpi/README.md
     // "Communicators"): the members' colours and keys allgathered (8 B),

@@ -50,6 +50,7 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, bool> region_mpi;
     std::map<std::uint64_t, std::uint64_t> region_name;   // region -> its name (a string)
     std::map<std::uint64_t, bool> region_sendrecv;   // MPI_Sendrecv, MPI_Sendrecv_replace
+    std::map<std::uint64_t, TraceEvent::Call> region_call;   // a trace vrdmasim recorded: TraceEvent::call
     std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
     // location -> the events its file holds, as the writer counted them
     // when it closed the file (the definitions' "number of events").
@@ -228,7 +229,8 @@ bool plain(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event) 
 // The attributes of an event a trace recorded by vrdmasim carries
 // (recorded::): the program's buffers, into `e`; any other attribute is
 // refused as plain() refuses it.
-bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event, TraceEvent& e) {
+bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event, TraceEvent& e,
+                       bool enter = false) {
     const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
     for (std::uint32_t i = 0; i < n; ++i) {
         OTF2_AttributeRef ref = 0;
@@ -239,10 +241,24 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
         const auto it = s.impl->attribute_names.find(ref);
         const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
         const std::string name = str == s.impl->strings.end() ? "" : str->second;
-        std::uint64_t* field = name == recorded::kBuffer        ? &e.va
+        const bool probe = s.impl->vrdmasim && enter;
+        std::uint64_t* field = probe                            ? nullptr
+                               : name == recorded::kBuffer      ? &e.va
                                : name == recorded::kBuffer2     ? &e.va2
                                : name == recorded::kBufferBytes ? &e.capacity
                                                                 : nullptr;
+        std::int64_t* signed_field = !probe                    ? nullptr
+                                     : name == recorded::kPeer ? &e.probe_peer
+                                     : name == recorded::kTag  ? &e.probe_tag
+                                                               : nullptr;
+        if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
+            e.comm = static_cast<std::uint32_t>(value.uint64);
+            continue;
+        }
+        if (signed_field && type == OTF2_TYPE_INT64) {
+            *signed_field = value.int64;
+            continue;
+        }
         if (!field || type != OTF2_TYPE_UINT64)
             return refuse(s, std::string(event) + " with attribute '" + (name.empty() ? "?" : name) + "' (" +
                                  where(s, t) +
@@ -294,11 +310,16 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
 
 OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                            OTF2_RegionRef r) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "Enter")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     TraceEvent e;
     e.kind = TraceEvent::Kind::Enter;
+    // A trace vrdmasim recorded: a probe's message in its attributes.
+    if (!(s.impl->vrdmasim ? buffer_attributes(s, a, t, "Enter", e, true) : plain(s, a, t, "Enter")))
+        return OTF2_CALLBACK_INTERRUPT;
+    e.buffers = false;
     e.time = t;
+    const auto call = s.impl->region_call.find(r);
+    if (call != s.impl->region_call.end()) e.call = call->second;
     const auto it = s.impl->region_mpi.find(r);
     e.mpi = it != s.impl->region_mpi.end() && it->second;
     const auto sr = s.impl->region_sendrecv.find(r);
@@ -396,6 +417,13 @@ OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u
         return OTF2_CALLBACK_INTERRUPT;
     return push(s, with_buffers(message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx), attrs));
 }
+OTF2_CallbackCode ev_request_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                  uint64_t req) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!s.impl->vrdmasim) return OTF2_CALLBACK_SUCCESS;   // an MPI_Test that did not complete: nothing to do
+    if (!plain(s, a, t, "MpiRequestTest")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::RequestTest, t, 0, 0, 0, req));
+}
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveBegin")) return OTF2_CALLBACK_INTERRUPT;
     TraceEvent e;
@@ -450,7 +478,7 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
 }
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
-// (metrics, parameters), an MPI_Test that did not complete, and a
+// (metrics, parameters), and a
 // communicator's creation and destruction (CommCreate, CommDestroy).
 template <class... Rest>
 OTF2_CallbackCode ev_ignored(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...) {
@@ -503,6 +531,7 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, ev_coll_begin);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+    OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cb, ev_request_test);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -515,7 +544,6 @@ void set_ignored(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_IGNORED(ParameterInt);
     VRDMASIM_IGNORED(ParameterString);
     VRDMASIM_IGNORED(ParameterUnsignedInt);
-    VRDMASIM_IGNORED(MpiRequestTest);
     // (The communicator's group is in its definition; its creation's cost
     // in the CREATE_HANDLE collective that encloses the event.)
     VRDMASIM_IGNORED(CommCreate);
@@ -825,6 +853,22 @@ bool assign_contexts(Impl& m) {
     return true;
 }
 
+// Which regions are MPI_Sendrecv's, and, in a trace vrdmasim recorded,
+// the tests and probes whose work the replay does (TraceEvent::call).
+void classify_regions(Impl& m) {
+    for (const auto& [region, name] : m.region_name) {
+        const auto it = m.strings.find(name);
+        m.region_sendrecv[region] = m.region_mpi[region] && it != m.strings.end() &&
+                                    (it->second == "MPI_Sendrecv" || it->second == "MPI_Sendrecv_replace");
+        using C = TraceEvent::Call;
+        static const std::map<std::string, C> calls = {{"MPI_Test", C::Test},       {"MPI_Testany", C::Testany},
+                                                       {"MPI_Testall", C::Testall}, {"MPI_Waitany", C::Waitany},
+                                                       {"MPI_Probe", C::Probe},     {"MPI_Iprobe", C::Iprobe}};
+        const auto call = it == m.strings.end() ? calls.end() : calls.find(it->second);
+        if (m.vrdmasim && m.region_mpi[region] && call != calls.end()) m.region_call[region] = call->second;
+    }
+}
+
 // Opens `anchor`, reads its global definitions into `m` and opens the
 // event files of the ranks' locations; `error` says why not.
 bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
@@ -890,11 +934,7 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
         error = anchor + " defines no communicator over every rank (MPI_COMM_WORLD)";
         return false;
     }
-    for (const auto& [region, name] : m.region_name) {
-        const auto it = m.strings.find(name);
-        m.region_sendrecv[region] = m.region_mpi[region] && it != m.strings.end() &&
-                                    (it->second == "MPI_Sendrecv" || it->second == "MPI_Sendrecv_replace");
-    }
+    classify_regions(m);
     for (std::uint64_t loc : m.mpi_locations) OTF2_Reader_SelectLocation(m.reader, loc);
     m.local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
     OTF2_Reader_OpenEvtFiles(m.reader);

@@ -35,6 +35,11 @@ constexpr const char* kBuffer = "vrdmasim::buffer";
 constexpr const char* kBufferBytes = "vrdmasim::buffer_bytes";
 // A collective's receive buffer (0: none).
 constexpr const char* kBuffer2 = "vrdmasim::buffer2";
+// MPI_Probe, MPI_Iprobe (their region's Enter): the communicator's
+// context, the source (-1: any) and the tag (-1: any), int64.
+constexpr const char* kComm = "vrdmasim::comm";
+constexpr const char* kPeer = "vrdmasim::peer";
+constexpr const char* kTag = "vrdmasim::tag";
 }   // namespace recorded
 
 // One event of a rank, as the replay needs it.
@@ -49,8 +54,16 @@ struct TraceEvent {
         Recv,
         Irecv,
         CollectiveBegin,
-        CollectiveEnd
+        CollectiveEnd,
+        // A trace vrdmasim recorded: a request an MPI_Test, MPI_Testany,
+        // MPI_Testall or MPI_Waitany names (MpiRequestTest; ignored in
+        // other traces, where it is an MPI_Test that did not complete).
+        RequestTest
     };
+    // Enter, in a trace vrdmasim recorded: the calls whose work the replay
+    // does at their Leave (the requests they name, a probe's message).
+    enum class Call { None, Test, Testany, Testall, Waitany, Probe, Iprobe };
+    Call call = Call::None;
     Kind kind = Kind::Enter;
     std::uint64_t time = 0;   // ticks
     bool mpi = false;   // Enter, Leave: of an MPI region
@@ -74,6 +87,7 @@ struct TraceEvent {
     // A trace vrdmasim recorded (recorded::): the program's buffers.
     bool buffers = false;   // the event carries them
     std::uint64_t va = 0, va2 = 0, capacity = 0;
+    std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
     // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then
     // MPICH's agreement, an allreduce).
     bool create = false;

@@ -254,12 +254,12 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.finish_registrations();
             r.time_ps = ps_of(app.now());
             last_ = std::max(last_, app.now());
-            if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, comms_);
+            if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
             if (++done_ == ranks_) app_us_.set(to_us(last_ - start));
             launcher_->reply(rank, r);
             break;
         }
-        if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, comms_);
+        if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
         if (!std::exchange(state_[rank].replied, false)) launcher_->reply(rank, r);
     }
     if (done_ == ranks_) {

@@ -73,7 +73,14 @@ OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { 
 OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
 
 // The attributes of the archive (recorded::), by their OTF2 id.
-enum Attribute : OTF2_AttributeRef { kBufferAttr = 0, kBytesAttr = 1, kBuffer2Attr = 2 };
+enum Attribute : OTF2_AttributeRef {
+    kBufferAttr = 0,
+    kBytesAttr = 1,
+    kBuffer2Attr = 2,
+    kCommAttr = 3,
+    kPeerAttr = 4,
+    kTagAttr = 5
+};
 
 void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
     OTF2_AttributeList_RemoveAllAttributes(a);
@@ -82,9 +89,15 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         if (e.kind == Kind::Recv || e.kind == Kind::Irecv) OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
         if (e.kind == Kind::End) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
     }
+    if (e.probe) {
+        OTF2_AttributeList_AddUint64(a, kCommAttr, e.comm);
+        OTF2_AttributeList_AddInt64(a, kPeerAttr, static_cast<std::int32_t>(e.peer));
+        OTF2_AttributeList_AddInt64(a, kTagAttr, static_cast<std::int32_t>(e.tag));
+    }
     OTF2_ErrorCode ok = OTF2_SUCCESS;
     switch (e.kind) {
-    case Kind::Enter: ok = OTF2_EvtWriter_Enter(w, nullptr, e.time, e.op); break;
+    case Kind::Enter: ok = OTF2_EvtWriter_Enter(w, e.probe ? a : nullptr, e.time, e.op); break;
+    case Kind::RequestTest: ok = OTF2_EvtWriter_MpiRequestTest(w, nullptr, e.time, e.request); break;
     case Kind::Leave: ok = OTF2_EvtWriter_Leave(w, nullptr, e.time, e.op); break;
     case Kind::Send: ok = OTF2_EvtWriter_MpiSend(w, a, e.time, e.peer, e.comm, e.tag, e.length); break;
     case Kind::Isend: ok = OTF2_EvtWriter_MpiIsend(w, a, e.time, e.peer, e.comm, e.tag, e.length, e.request); break;
@@ -144,6 +157,12 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                         string("a receive's buffer as posted, in bytes"), OTF2_TYPE_UINT64);
     OTF2_GlobalDefWriter_WriteAttribute(g, kBuffer2Attr, string(recorded::kBuffer2),
                                         string("a collective's receive buffer (0: none)"), OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kCommAttr, string(recorded::kComm),
+                                        string("a probe's communicator (its context)"), OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kPeerAttr, string(recorded::kPeer), string("a probe's source (-1: any)"),
+                                        OTF2_TYPE_INT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kTagAttr, string(recorded::kTag), string("a probe's tag (-1: any)"),
+                                        OTF2_TYPE_INT64);
 }
 
 }   // namespace
@@ -200,12 +219,23 @@ void MpiRecorder::complete(unsigned rank, const Call& c, const Reply& r, std::ui
 }
 
 void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
-                       const MpiCommunicators& comms) {
+                       const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     std::vector<Event>& out = events_.at(rank);
     Event in = event(Kind::Enter, enter);
     in.op = static_cast<std::uint8_t>(c.op);
+    if (op == Op::Probe || op == Op::Iprobe) {
+        in.probe = true;
+        in.comm = c.comm;
+        in.peer = static_cast<std::uint32_t>(c.peer);
+        in.tag = static_cast<std::uint32_t>(c.tag);
+    }
     out.push_back(in);
+    // The requests a test names (the replay tests them as the simulation did).
+    auto tested = [&](std::uint64_t q) {
+        out.push_back(event(Kind::RequestTest, enter));
+        out.back().request = q;
+    };
     auto message = [&](Kind k, std::int32_t peer, std::int32_t tag, std::uint64_t len, std::uint64_t va) {
         Event e = event(k, enter);
         e.comm = c.comm;
@@ -239,7 +269,13 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     }
     case Op::Wait: complete(rank, c, r, leave); break;
     case Op::Test:
+        tested(c.request);
         if (r.flag) complete(rank, c, r, leave);
+        break;
+    case Op::Waitany:
+    case Op::Testany:
+    case Op::Testall:
+        for (const std::uint64_t q : ids) tested(q);
         break;
     case Op::Barrier:
     case Op::Bcast:
@@ -250,7 +286,7 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     case Op::Scan:
     case Op::Exscan:
     case Op::CommSplit: collective(rank, c, enter, leave, comms); break;
-    default: break;   // Finalize; Waitany, Testany, Testall, Probe, Iprobe: the Waits that follow complete
+    default: break;   // Finalize, Probe, Iprobe (their Enter says what they look for)
     }
     Event back = event(Kind::Leave, leave);
     back.op = in.op;

@@ -26,9 +26,10 @@ public:
     // The rank's MPI_Init, returned at `ps`.
     void init(unsigned rank, std::uint64_t ps);
     // Call `c` of `rank`, entered at `enter` and returned at `leave` with
-    // reply `r`; `comms` says the communicators' sizes.
+    // reply `r`; `ids` the requests it lists (Waitany, Testany, Testall);
+    // `comms` says the communicators' sizes.
     void call(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter, std::uint64_t leave,
-              const MpiCommunicators& comms);
+              const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms);
     // Writes the archive: the directory `dir` (which must not exist),
     // anchor dir/NAME.otf2 with NAME the directory's name; the anchor's
     // path. std::runtime_error if it cannot.
@@ -47,7 +48,8 @@ public:
             Recv,
             Irecv,
             Begin,
-            End
+            End,
+            RequestTest
         };
         Kind kind = Kind::Enter;
         std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
@@ -55,6 +57,7 @@ public:
         std::uint64_t time = 0, length = 0, request = 0, sent = 0, received = 0;
         bool buffers = false;
         std::uint64_t va = 0, va2 = 0, capacity = 0;
+        bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
     };
 
 private:
