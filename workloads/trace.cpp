@@ -56,12 +56,13 @@ TraceParams::TraceParams()
                             "comment); the node of x, y, z, FPGA f is ((z * y-size + y) * x-size + x) * 4 + f, "
                             "as in the run's node names; a path, relative to the config or sweep file that sets it "
                             "(on the command line: to the directory vrdmasim runs in)")),
-      buffers(set.choice("buffers", "auto", {"auto", "recorded", "invented"},
-                         "the application's message and collective buffers: recorded (at the program's own virtual "
-                         "addresses, which a trace vrdmasim recorded carries, mpi.record; refused for a trace "
-                         "without them, as Score-P's), invented (by the replay's rule: one buffer per direction, "
-                         "peer and length, reused once free), auto (recorded when every message and collective of "
-                         "the trace carries its addresses, invented when none does; the run's findings say which)")) {}
+      buffers(set.choice("buffers", "auto", {"auto", "invented"},
+                         "the application's message and collective buffers: auto (at the program's own virtual "
+                         "addresses when every message and collective of the trace carries them, as a trace "
+                         "vrdmasim recorded does, mpi.record, and the run's findings say so; by the replay's rule "
+                         "when none does, as in Score-P's traces; refused when some do), invented (by the rule "
+                         "whatever the trace carries: one buffer per direction, peer and length, reused once "
+                         "free)")) {}
 
 void TraceWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<TraceParams>().set); }
 
@@ -158,10 +159,11 @@ bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary,
                                       "program's buffer addresses, " +
                                       std::to_string(without) +
                                       " do not: trace.buffers = invented replays it by the rule");
-    if (how == "recorded" && with == 0)
-        throw c.refuse(P.buffers, file + " carries no buffer addresses (vrdmasim's attributes " + recorded::kBuffer +
-                                      ": a trace vrdmasim recorded with mpi.record has them, one Score-P wrote "
-                                      "has not); trace.buffers = invented or auto replays it by the rule");
+    if (with > 0 && !c.boolean("smmu.enabled"))
+        throw c.refuse(P.buffers, file +
+                                      " carries the program's buffer addresses, which are virtual: they need "
+                                      "smmu.enabled = true (trace.buffers = invented replays the trace with "
+                                      "physical addresses)");
     return with > 0;
 }
 
@@ -776,7 +778,7 @@ std::string TraceWorkload::findings(const Config& c, const StatRegistry& stats) 
     if (c[params_of<WorkloadParams>().kind] != "trace") return "";
     if (!stats.sum_counters("trace.recorded_buffers")) return "";
     return "trace: replayed at the program's own buffer addresses, as the trace recorded them (trace.buffers = " +
-           c.text(params_of<TraceParams>().buffers) + ")\n";
+           c.text(params_of<TraceParams>().buffers) + "; invented replays it by the rule instead)\n";
 }
 
 namespace {

@@ -130,7 +130,7 @@ private:
     };
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::shared_ptr<Meeting>> meetings_;
     void meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n);
-    // At a recorded buffer (trace.buffers = recorded), as the mpi workload
+    // At a recorded buffer (trace.buffers = auto on a recorded trace), as the mpi workload
     // carries a message out: the send buffer filled unless a send in flight
     // shares it, its bytes kept for the receiver's check, in order per
     // (from, to, tag).

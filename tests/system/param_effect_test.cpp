@@ -269,6 +269,12 @@ const std::map<std::string, Settings>& scenarios() {
                                    {"topology.kind", "torus"},
                                    {"topology.x", "2"},
                                    {"trace.file", VRDMASIM_SOURCE_DIR "/configs/traces/solver/solver.otf2"}}},
+        // The buffers of a trace vrdmasim recorded (tests/fixtures/
+        // recorded_ring: workloads/mpi/tests/mpi_ring on 2 ranks, "1024 1",
+        // mpi.record): the program's own (auto), or the replay's rule.
+        {"trace.buffers",
+         Settings{{"workload.kind", "trace"},
+                  {"trace.file", VRDMASIM_SOURCE_DIR "/tests/fixtures/recorded_ring/recorded_ring.otf2"}}},
         // Which lock the nodes contend for (every kind: its own operations
         // on the wire and its own acquire latencies).
         {"lock.kind", Settings{{"workload.kind", "lock"}, {"lock.acquisitions", "4"}, {"sim.time-limit", "1s"}}},

@@ -156,15 +156,18 @@ def main():
                 if "at the program's own buffer addresses" not in p.stdout + p.stderr:
                     failures.append("%s %s: the replay does not say it used the recorded buffers" % (name, strategy))
                 same_figures("%s %s recorded and replayed" % (name, strategy), out, out + "-replayed")
-        # A path that exists is never written to; a trace without addresses
-        # is refused trace.buffers = recorded.
+        # A path that exists is never written to; trace.buffers = invented
+        # replays a recorded trace by the rule (and says nothing of its
+        # addresses).
         taken = os.path.join(d, "taken")
         os.mkdir(taken)
         p = run(os.path.join(d, "taken-out"), "--mpi.program=" + ring, "--mpi.record=" + taken, expect=2)
         if "exists" not in p.stderr or os.listdir(taken):
             failures.append("mpi.record to an existing folder: not refused, or written to:\n" + p.stderr[-2000:])
-        replay(os.path.join(d, "farm"), os.path.join(a.source, "configs", "traces", "farm", "farm.otf2"),
-               "--topology.nodes=4", "--trace.buffers=recorded", expect=2)
+        p = replay(os.path.join(d, "invented"), os.path.join(d, "t-ring-pin", "t-ring-pin.otf2"), "--topology.nodes=4",
+                   "--rdma.strategy=pin", "--trace.buffers=invented")
+        if "own buffer addresses" in p.stdout + p.stderr:
+            failures.append("trace.buffers = invented: the replay says it used the recorded addresses")
         # Fixed compute: deterministic too, and charged.
         outs = []
         for i in range(2):
