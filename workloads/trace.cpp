@@ -13,6 +13,7 @@
 #include "library/collectives/params.hpp"
 #include "library/messaging/params.hpp"
 #include "workloads/collective_data.hpp"
+#include "workloads/mpi/communicators.hpp"
 
 namespace vrdmasim {
 
@@ -56,7 +57,14 @@ TraceParams::TraceParams()
                             "with trace.mapping = file: one node index per line, rank 0's first (# starts a "
                             "comment); the node of x, y, z, FPGA f is ((z * y-size + y) * x-size + x) * 4 + f, "
                             "as in the run's node names; a path, relative to the config or sweep file that sets it "
-                            "(on the command line: to the directory vrdmasim runs in)")) {}
+                            "(on the command line: to the directory vrdmasim runs in)")),
+      buffers(set.choice("buffers", "auto", {"auto", "invented"},
+                         "the application's message and collective buffers: auto (at the program's own virtual "
+                         "addresses when every message and collective of the trace carries them, as a trace "
+                         "vrdmasim recorded does, mpi.record, and the run's findings say so; by the replay's rule "
+                         "when none does, as in Score-P's traces; refused when some do), invented (by the rule "
+                         "whatever the trace carries: one buffer per direction, peer and length, reused once "
+                         "free)")) {}
 
 void TraceWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<TraceParams>().set); }
 
@@ -120,6 +128,13 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     planned_ = summary.receives + summary.collective_calls;
     check_largest(c, summary, apps, file);
     scale_ = c[P.compute_scale];
+    openmpi_ = reader_->recorded_by_vrdmasim();
+    recorded_ = choose_buffers(c, summary, file);
+    if (recorded_)
+        ctx.stats
+            .counter(stats_prefix(job) + "trace.recorded_buffers", "",
+                     "1: the replay is at the program's recorded buffer addresses (trace.buffers)")
+            .inc();
     const std::vector<unsigned> where = map_ranks(c, static_cast<unsigned>(apps.size()));
     for (unsigned r = 0; r < ranks_; ++r) {
         apps_.push_back(apps[where[r]]);
@@ -133,6 +148,25 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     build_endpoints(ctx, summary, collective_ops(c, summary, file), apps.size());
     state_.resize(ranks_);
     first_ = sc_core::sc_max_time();
+}
+
+bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const {
+    const auto& P = params_of<TraceParams>();
+    const std::string how = c[P.buffers];
+    const std::uint64_t with = summary.with_buffers, without = summary.without_buffers;
+    if (how == "invented") return false;
+    if (with > 0 && without > 0)
+        throw c.refuse(P.buffers, file + ": " + std::to_string(with) +
+                                      " of its messages and collectives carry the "
+                                      "program's buffer addresses, " +
+                                      std::to_string(without) +
+                                      " do not: trace.buffers = invented replays it by the rule");
+    if (with > 0 && !c.boolean("smmu.enabled"))
+        throw c.refuse(P.buffers, file +
+                                      " carries the program's buffer addresses, which are virtual: they need "
+                                      "smmu.enabled = true (trace.buffers = invented replays the trace with "
+                                      "physical addresses)");
+    return with > 0;
 }
 
 // The largest message: it must fit in its rank's memory, and the host must
@@ -187,6 +221,9 @@ void TraceWorkload::build_endpoints(const SimContext& ctx, const TraceSummary& s
     eps_.assign(nodes, nullptr);
     for (unsigned r = 0; r < ranks_; ++r) {
         std::set<unsigned> peer_ranks(summary.peers[r].begin(), summary.peers[r].end());
+        // Recorded by vrdmasim: every rank a peer, as the mpi workload's
+        // endpoints have them.
+        for (unsigned q = 0; openmpi_ && q < ranks_; ++q) peer_ranks.insert(q);
         if (!one_sided)
             for (const auto& [op, o] : ops)
                 for (std::uint32_t context : summary.collective_comms.at(op)) {
@@ -363,12 +400,17 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     const std::uint64_t call = r.collective[end.comm]++ ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
     const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1),
                         rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
-    if (std::max(slen, rlen) > r.coll_len) {
+    if (!recorded_ && std::max(slen, rlen) > r.coll_len) {
         r.coll_len = std::max(slen, rlen);
         r.coll_buffers = {app.alloc(r.coll_len, populate_, advice_), app.alloc(r.coll_len, populate_, advice_)};
     }
-    const auto [sbuf, rbuf] = r.coll_buffers;
-    if (d.prepare(app, sbuf, rbuf, rank, call)) poison(app, rbuf, d.receive_bytes(), call);
+    // Recorded: the program's, as the mpi workload maps them.
+    const auto [sbuf, rbuf] = recorded_
+                                  ? r.program.collective(app, d, end.va, end.va2, populate_, advice_,
+                                                         "trace: rank " + std::to_string(rank) + " of a communicator")
+                                  : r.coll_buffers;
+    if (d.prepare(app, sbuf, rbuf, rank, call) && !(recorded_ && rbuf == sbuf))
+        poison(app, rbuf, d.receive_bytes(), call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     std::string why;
@@ -420,9 +462,12 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             }
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
+            r.entered = e;
+            r.tested.clear();
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
+            if (r.entered.call != TraceEvent::Call::None) finish_call(rank, ep);
             r.sendrecv = false;
             last = e.time;
             mpi_us_.add(to_us(app.now() - mpi_start));
@@ -440,10 +485,13 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                     rank, [](const TraceEvent& x) { return x.kind == TraceEvent::Kind::CollectiveEnd; }, end))
                 throw std::runtime_error("trace: rank " + std::to_string(rank) +
                                          "'s collective never ends in the trace");
-            if (end.op != TraceEvent::kLocal) collective(app, r, communicator(app, rank, ep, end.comm, comms), end);
+            if (end.create && openmpi_) split(app, rank, communicator(app, rank, ep, end.comm, comms), end);
+            else if (end.op != TraceEvent::kLocal)
+                collective(app, r, communicator(app, rank, ep, end.comm, comms), end);
             break;
         }
         case TraceEvent::Kind::CollectiveEnd: break;   // done at its begin
+        case TraceEvent::Kind::RequestTest: request_test(rank, ep, e); break;
         }
     }
     if (!r.requests.empty())
@@ -478,10 +526,17 @@ TraceWorkload::Rank::Pending TraceWorkload::start_send(RdmaProcess& app, unsigne
     Rank& r = state_[rank];
     Rank::Pending p;
     p.owner = Rank::Key{true, e.peer, e.length};
-    p.buf = acquire(app, r, p.owner);
     p.tag = coll::Communicator::p2p_tag(e.comm, e.tag);
+    p.length = e.length;
     const std::uint64_t key = message_key(rank, e.peer, p.tag, r.sent[{e.peer, p.tag}]++);
-    fill_source(app, p.buf, e.length, key);
+    if (recorded_) {
+        p.buf = e.va;
+        r.program.map(app, e.va, e.length, "trace: rank " + std::to_string(rank));
+        fill_recorded(app, rank, p, e.peer);
+    } else {
+        p.buf = acquire(app, r, p.owner);
+        fill_source(app, p.buf, e.length, key);
+    }
     log_.posted(app.now());
     messages_.inc();
     p.request = ep.isend(nodes_[e.peer], p.tag, p.buf, e.length);
@@ -530,9 +585,13 @@ void TraceWorkload::sendrecv(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
     // As MPI libraries do it (MPICH's MPIC_Sendrecv): the receive posted
     // first, then the send, then both waited for; a ring of them whose
     // messages are above the eager threshold does not deadlock.
+    // A trace vrdmasim recorded: as its mpi workload carried it out, the
+    // send started first.
     const sc_time t0 = app.now();
-    const Rank::Pending in = post_receive(app, rank, ep, recv);
-    const Rank::Pending out = start_send(app, rank, ep, send);
+    Rank::Pending in, out;
+    if (openmpi_) out = start_send(app, rank, ep, send);
+    in = post_receive(app, rank, ep, recv);
+    if (!openmpi_) out = start_send(app, rank, ep, send);
     finish_receive(app, rank, ep, in, t0);
     ep.wait(out.request);
     release(state_[rank], out.owner, out.buf);
@@ -571,8 +630,18 @@ TraceWorkload::Rank::Pending TraceWorkload::post_receive(RdmaProcess& app, unsig
     p.tag = coll::Communicator::p2p_tag(e.comm, e.tag);
     p.length = e.length;
     p.owner = Rank::Key{false, e.peer, e.length};
-    p.buf = acquire(app, r, p.owner);
     p.key = message_key(e.peer, rank, p.tag, r.received[{e.peer, p.tag}]++);
+    p.posted = app.now();
+    if (recorded_) {
+        // The program's buffer as it posted it (the message may be shorter).
+        p.buf = e.va;
+        p.capacity = e.capacity;
+        r.program.map(app, p.buf, p.capacity, "trace: rank " + std::to_string(rank));
+        poison(app, p.buf, p.capacity, p.key);
+        p.request = ep.irecv(nodes_[e.peer], p.tag, p.buf, std::max<std::uint64_t>(p.capacity, 1));
+        return p;
+    }
+    p.buf = acquire(app, r, p.owner);
     poison(app, p.buf, p.length, p.key);
     p.request = ep.irecv(nodes_[e.peer], p.tag, p.buf, std::max<std::uint64_t>(e.length, 1));
     return p;
@@ -590,7 +659,9 @@ void TraceWorkload::receive_message(RdmaProcess& app, unsigned rank, msg::Endpoi
         throw std::logic_error("trace: a receive completes that was never posted");
     const Rank::Pending p = it->second;
     r.requests.erase(it);
-    finish_receive(app, rank, ep, p, t0);
+    // A trace vrdmasim recorded: its latency from the post, as the mpi
+    // workload logs it.
+    finish_receive(app, rank, ep, p, openmpi_ ? p.posted : t0);
 }
 
 void TraceWorkload::finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Rank::Pending& p,
@@ -599,11 +670,120 @@ void TraceWorkload::finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoin
     if (!st.ok || st.len != p.length)
         std::cerr << "vrdmasim: DATA MISMATCH: trace rank " << rank << " received " << st.len << " B from rank "
                   << p.peer << " (tag " << (p.tag & 0xFFFFFFFFu) << ") where the trace has " << p.length << " B\n";
-    const bool ok = st.ok && st.len == p.length && verify(app, p.buf, p.length, p.key);
+    const bool ok =
+        st.ok && st.len == p.length &&
+        (recorded_ ? delivered_recorded(app, p.peer, rank, p, p.length) : verify(app, p.buf, p.length, p.key));
     if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
-    release(state_[rank], p.owner, p.buf);
+    if (!recorded_) release(state_[rank], p.owner, p.buf);
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), ok || st.ok, p.length, &latency);
+}
+
+void TraceWorkload::split(RdmaProcess& app, unsigned rank, coll::Communicator& parent, const TraceEvent& end) {
+    Rank& r = state_[rank];
+    const unsigned n = parent.size();
+    // As MpiWorkload::split: the library's own buffer, 8 B each member.
+    const std::uint64_t buf = r.program.scratch(app, 8 * (n + 1), populate_, advice_);
+    std::string why;
+    coll::Algorithm gather = coll::Algorithm::Auto, reduce = coll::Algorithm::Auto;
+    if (!coll::resolve(coll::Op::Allgather, coll::configured_algorithm(ctx_.config, coll::Op::Allgather), n, 8, gather,
+                       why) ||
+        !coll::resolve(coll::Op::Allreduce, coll::configured_algorithm(ctx_.config, coll::Op::Allreduce), n, 8, reduce,
+                       why))
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + ": a communicator's creation: " + why);
+    collectives_.inc();
+    parent.allgather(buf, buf + 8, 8, gather);
+    parent.allreduce(buf, buf + 8, 1, reduce);
+    meet(app, {end.comm, r.splits[end.comm]++}, n);
+}
+
+void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n) {
+    std::shared_ptr<Meeting>& at = meetings_[split];
+    if (!at) at = std::make_shared<Meeting>();
+    const std::shared_ptr<Meeting> m = at;
+    if (++m->arrived < n) {
+        app.wait_until([&] { return m->released; }, m->done);
+        return;
+    }
+    // The last member: every member returns now.
+    app.sync_time();
+    meetings_.erase(split);
+    m->released = true;
+    m->done.notify(sc_core::SC_ZERO_TIME);
+}
+
+void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.requests.find(e.request);
+    if (it == r.requests.end())
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +
+                                 ", which is not in flight");
+    if (r.entered.call == TraceEvent::Call::Test) ep.test(it->second.request);
+    else r.tested.push_back(it->second.request);
+}
+
+void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
+    Rank& r = state_[rank];
+    using C = TraceEvent::Call;
+    const TraceEvent& e = r.entered;
+    if (e.call == C::Probe || e.call == C::Iprobe) {
+        const std::vector<unsigned>& members = reader_->communicators().at(e.comm);
+        if (e.probe_peer >= static_cast<std::int64_t>(members.size()))
+            throw std::runtime_error("trace: rank " + std::to_string(rank) + " probes for rank " +
+                                     std::to_string(e.probe_peer) + " of a communicator of " +
+                                     std::to_string(members.size()));
+        const unsigned from = e.probe_peer < 0 ? msg::kAnySource : nodes_[members[e.probe_peer]];
+        const std::uint64_t tag = e.probe_tag < 0
+                                      ? MpiCommunicators::any_tag(e.comm)
+                                      : MpiCommunicators::tag(e.comm, static_cast<std::int32_t>(e.probe_tag));
+        msg::Status st;
+        if (e.call == C::Probe) ep.probe(from, tag);
+        else ep.iprobe(from, tag, st);
+    } else if (!r.tested.empty()) {
+        if (e.call == C::Waitany) ep.wait_any(r.tested);
+        else if (e.call == C::Testany) ep.test_any(r.tested);
+        else if (e.call == C::Testall)
+            for (const msg::Endpoint::Request q : r.tested) ep.test(q);
+    }
+    r.entered.call = C::None;
+}
+
+void TraceWorkload::fill_recorded(RdmaProcess& app, unsigned rank, const Rank::Pending& p, unsigned to) {
+    Rank& r = state_[rank];
+    bool shared = false;
+    for (const auto& [id, q] : r.requests)
+        shared = shared || (!q.recv && q.buf < p.buf + p.length && p.buf < q.buf + q.length);
+    if (!shared) fill_source(app, p.buf, p.length, message_key(rank, to, p.tag, r.sent[{to, p.tag}]));
+    std::vector<unsigned char> data(p.length);
+    if (p.length && !app.debug_read(p.buf, data.data(), p.length))
+        throw std::logic_error("trace: a recorded send buffer the replay mapped cannot be read");
+    in_flight_[{rank, to, p.tag}].push_back(std::move(data));
+}
+
+bool TraceWorkload::delivered_recorded(RdmaProcess& app, unsigned from, unsigned to, const Rank::Pending& p,
+                                       std::uint64_t len) {
+    auto& queue = in_flight_[{from, to, p.tag}];
+    if (queue.empty()) throw std::logic_error("trace: a message received that no rank sent");
+    const std::vector<unsigned char> want = std::move(queue.front());
+    queue.pop_front();
+    std::vector<unsigned char> have(len);
+    bool ok = want.size() == len && (len == 0 || app.debug_read(p.buf, have.data(), len)) && have == want;
+    // A source of zeros: every destination page must hold data.
+    if (ok && std::all_of(want.begin(), want.end(), [](unsigned char b) { return b == 0; }))
+        for (std::uint64_t a = p.buf & ~std::uint64_t(4095); len && a < p.buf + len; a += 4096)
+            ok = ok && app.populated(a);
+    log_.verified(len, ok);
+    if (!ok)
+        std::cerr << "vrdmasim: DATA MISMATCH: trace rank " << to << " received " << len << " B from rank " << from
+                  << " at its recorded buffer that differ from what was sent\n";
+    return ok;
+}
+
+std::string TraceWorkload::findings(const Config& c, const StatRegistry& stats) {
+    if (c[params_of<WorkloadParams>().kind] != "trace") return "";
+    if (!stats.sum_counters("trace.recorded_buffers")) return "";
+    return "trace: replayed at the program's own buffer addresses, as the trace recorded them (trace.buffers = " +
+           c.text(params_of<TraceParams>().buffers) + "; invented replays it by the rule instead)\n";
 }
 
 namespace {
@@ -628,6 +808,7 @@ const WorkloadKind::Declare declared([] {
         return std::string("a trace's messages and collectives go through the two-sided library already");
     };
     k.two_sided_library = [](const Config&) { return true; };
+    k.findings = TraceWorkload::findings;
     // The 4-rank test trace (trace.file has no default), on one QFDB.
     k.trial.needs = {{"trace.file", "{source}/configs/traces/farm/farm.otf2"}};
     k.trial.matrix = {{"topology.kind", "qfdb"}, {"topology.nodes", "4"}};
@@ -645,6 +826,12 @@ const WorkloadKind::Declare declared([] {
         "", WorkloadKind::Settings{},
         WorkloadKind::Trial::Effect::ValueNeeds{
             {"file", {{"trace.mapping-file", "{source}/configs/traces/solver-reversed.map"}}}});
+    // The buffers of a trace vrdmasim recorded (tests/fixtures/
+    // recorded_ring: workloads/mpi/tests/mpi_ring on 2 ranks, "1024 1",
+    // mpi.record): the program's own (auto), or the replay's rule.
+    k.trial.effects.emplace_back(
+        "trace.buffers",
+        WorkloadKind::Settings{{"trace.file", "{source}/tests/fixtures/recorded_ring/recorded_ring.otf2"}}, "");
     return k;
 }());
 

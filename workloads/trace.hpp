@@ -9,6 +9,7 @@
 // solution.
 #pragma once
 
+#include <deque>
 #include <istream>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "workloads/program_buffers.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/workload.hpp"
 
@@ -30,6 +32,7 @@ struct TraceParams {
     RealParam compute_scale;
     EnumParam mapping;
     StringParam mapping_file;
+    EnumParam buffers;
 };
 
 // A mapping file (trace.mapping = file) read from `in` (`path` names it in
@@ -53,6 +56,8 @@ public:
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every receive and every rank's part of every collective.
     std::uint64_t planned_transfers() const override { return planned_; }
+    // Whether the replay was at the program's recorded buffers (trace.buffers).
+    static std::string findings(const Config& c, const StatRegistry& stats);
 
 private:
     // The constructor's steps: the largest message checked, the collectives'
@@ -84,6 +89,8 @@ private:
             unsigned peer = 0;
             std::uint64_t tag = 0;
             std::uint64_t length = 0, buf = 0, key = 0;
+            std::uint64_t capacity = 0;   // a receive at a recorded buffer: its length as posted
+            sc_core::sc_time posted;   // a receive: when it was posted
             Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
@@ -94,7 +101,44 @@ private:
         bool skip_send = false, skip_recv = false;
         std::pair<std::uint64_t, std::uint64_t> coll_buffers{0, 0};   // send, receive: at their largest
         std::uint64_t coll_len = 0;
+        // A trace vrdmasim recorded: the program's buffers (trace.buffers =
+        // recorded), the library's own, and the rank's communicator
+        // creations so far, by the communicator they are made from.
+        ProgramBuffers program;
+        std::map<std::uint32_t, std::uint64_t> splits;
+        // The test or probe being replayed (its Enter), and the requests it
+        // names so far (RequestTest: the trace's ids).
+        TraceEvent entered;
+        std::vector<std::uint64_t> tested;
     };
+    // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
+    // those of MPI_Waitany, Testany, Testall kept for their Leave.
+    void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // At the Leave of a test or probe: what the mpi workload did for it
+    // (Endpoint::wait_any, test_any, test, probe, iprobe).
+    void finish_call(unsigned rank, msg::Endpoint& ep);
+    // A trace vrdmasim recorded: a communicator's creation is Open MPI's
+    // split, as the mpi workload times it (workloads/mpi/README.md
+    // "Communicators"): the members' colours and keys allgathered (8 B),
+    // an allreduce of one word, and every member returns when the last has
+    // finished (meet()).
+    void split(RdmaProcess& app, unsigned rank, coll::Communicator& parent, const TraceEvent& end);
+    struct Meeting {
+        std::uint64_t arrived = 0;
+        bool released = false;
+        sc_core::sc_event done;
+    };
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::shared_ptr<Meeting>> meetings_;
+    void meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n);
+    // At a recorded buffer (trace.buffers = auto on a recorded trace), as the mpi workload
+    // carries a message out: the send buffer filled unless a send in flight
+    // shares it, its bytes kept for the receiver's check, in order per
+    // (from, to, tag).
+    void fill_recorded(RdmaProcess& app, unsigned rank, const Rank::Pending& p, unsigned to);
+    bool delivered_recorded(RdmaProcess& app, unsigned from, unsigned to, const Rank::Pending& p, std::uint64_t len);
+    std::map<std::tuple<unsigned, unsigned, std::uint64_t>, std::deque<std::vector<unsigned char>>> in_flight_;
+    // The trace's buffers: trace.buffers and what the trace carries.
+    bool choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const;
     // Replays the rank's events in order: computes the gaps between its MPI
     // calls, and does each call's message or collective.
     void program(RdmaProcess& app, unsigned rank);
@@ -131,6 +175,8 @@ private:
     std::vector<unsigned> map_ranks(const Config& c, unsigned nodes) const;
 
     std::unique_ptr<TraceReader> reader_;
+    bool recorded_ = false;   // the program's buffers, as the trace records them
+    bool openmpi_ = false;   // recorded by vrdmasim: Open MPI's calls as the mpi workload times them
     unsigned ranks_ = 0;
     double scale_ = 1;
     std::vector<RdmaProcess*> apps_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -50,6 +51,7 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, bool> region_mpi;
     std::map<std::uint64_t, std::uint64_t> region_name;   // region -> its name (a string)
     std::map<std::uint64_t, bool> region_sendrecv;   // MPI_Sendrecv, MPI_Sendrecv_replace
+    std::map<std::uint64_t, TraceEvent::Call> region_call;   // a trace vrdmasim recorded: TraceEvent::call
     std::map<std::uint64_t, std::uint64_t> location_group;   // location -> its group
     // location -> the events its file holds, as the writer counted them
     // when it closed the file (the definitions' "number of events").
@@ -69,6 +71,8 @@ struct TraceReader::Impl {
     std::map<std::uint64_t, unsigned> rank_of;   // location -> rank
     std::map<std::uint64_t, std::uint64_t> attribute_names;   // attribute -> its name (a string)
     bool local_defs = false;   // the archive has local definitions (mapping tables)
+    std::string creator;   // the archive's creator
+    bool vrdmasim = false;   // recorded by vrdmasim (recorded::kCreator)
 
     ~Impl() {
         if (reader) OTF2_Reader_Close(reader);
@@ -223,6 +227,51 @@ bool plain(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event) 
                          "): the replay does not interpret attributes; not replayed rather than replayed without it");
 }
 
+// The attributes of an event a trace recorded by vrdmasim carries
+// (recorded::): the program's buffers, into `e`; any other attribute is
+// refused as plain() refuses it.
+bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event, TraceEvent& e,
+                       bool enter = false) {
+    const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        OTF2_AttributeRef ref = 0;
+        OTF2_Type type;
+        OTF2_AttributeValue value;
+        if (OTF2_AttributeList_GetAttributeByIndex(a, i, &ref, &type, &value) != OTF2_SUCCESS)
+            return plain(s, a, t, event);
+        const auto it = s.impl->attribute_names.find(ref);
+        const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
+        const std::string name = str == s.impl->strings.end() ? "" : str->second;
+        const bool probe = s.impl->vrdmasim && enter;
+        std::uint64_t* field = probe                            ? nullptr
+                               : name == recorded::kBuffer      ? &e.va
+                               : name == recorded::kBuffer2     ? &e.va2
+                               : name == recorded::kBufferBytes ? &e.capacity
+                                                                : nullptr;
+        std::int64_t* signed_field = !probe                    ? nullptr
+                                     : name == recorded::kPeer ? &e.probe_peer
+                                     : name == recorded::kTag  ? &e.probe_tag
+                                                               : nullptr;
+        if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
+            e.comm = static_cast<std::uint32_t>(value.uint64);
+            continue;
+        }
+        if (signed_field && type == OTF2_TYPE_INT64) {
+            *signed_field = value.int64;
+            continue;
+        }
+        if (!field || type != OTF2_TYPE_UINT64)
+            return refuse(s, std::string(event) + " with attribute '" + (name.empty() ? "?" : name) + "' (" +
+                                 where(s, t) +
+                                 (field ? "): not of type uint64, as vrdmasim records it"
+                                        : "): the replay does not interpret attributes but vrdmasim's buffer "
+                                          "addresses; not replayed rather than replayed without it"));
+        *field = value.uint64;
+        e.buffers = true;
+    }
+    return true;
+}
+
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
     if (s.summary) {
@@ -232,8 +281,16 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
         if (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal) {
             s.summary->collectives.insert(e.op);
             s.summary->collective_comms[e.op].insert(e.comm);
-            ++s.summary->collective_calls;
+            if (e.create && s.impl->vrdmasim) {   // Open MPI's split: an allgather too (no transfer of its own)
+                s.summary->collectives.insert(OTF2_COLLECTIVE_OP_ALLGATHER);
+                s.summary->collective_comms[OTF2_COLLECTIVE_OP_ALLGATHER].insert(e.comm);
+            } else {
+                ++s.summary->collective_calls;
+            }
         }
+        if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv ||
+            (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal && !e.create))
+            ++(e.buffers ? s.summary->with_buffers : s.summary->without_buffers);
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
         if (s.matching && (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)) {
             const bool send = e.kind == K::Send || e.kind == K::Isend;
@@ -254,11 +311,16 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
 
 OTF2_CallbackCode ev_enter(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                            OTF2_RegionRef r) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "Enter")) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     TraceEvent e;
     e.kind = TraceEvent::Kind::Enter;
+    // A trace vrdmasim recorded: a probe's message in its attributes.
+    if (!(s.impl->vrdmasim ? buffer_attributes(s, a, t, "Enter", e, true) : plain(s, a, t, "Enter")))
+        return OTF2_CALLBACK_INTERRUPT;
+    e.buffers = false;
     e.time = t;
+    const auto call = s.impl->region_call.find(r);
+    if (call != s.impl->region_call.end()) e.call = call->second;
     const auto it = s.impl->region_mpi.find(r);
     e.mpi = it != s.impl->region_mpi.end() && it->second;
     const auto sr = s.impl->region_sendrecv.find(r);
@@ -290,25 +352,35 @@ TraceEvent message(TraceEvent::Kind k, OTF2_TimeStamp t, std::uint32_t peer, std
     e.request = req;
     return e;
 }
+// `e` with the buffers `attrs` carries.
+TraceEvent with_buffers(TraceEvent e, const TraceEvent& attrs) {
+    e.buffers = attrs.buffers;
+    e.va = attrs.va;
+    e.va2 = attrs.va2;
+    e.capacity = attrs.capacity;
+    return e;
+}
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiSend")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiSend", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI send", ctx) || !peer_ok(s, ctx, peer, t, "MPI send") ||
         !in_sendrecv(s, TraceEvent::Kind::Send, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Send, t, peer, tag, len, 0, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Send, t, peer, tag, len, 0, ctx), attrs));
 }
 OTF2_CallbackCode ev_isend(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIsend")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiIsend", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI isend", ctx) || !peer_ok(s, ctx, peer, t, "MPI isend") ||
         !in_sendrecv(s, TraceEvent::Kind::Isend, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Isend, t, peer, tag, len, req, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Isend, t, peer, tag, len, req, ctx), attrs));
 }
 OTF2_CallbackCode ev_isend_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                     uint64_t req) {
@@ -326,23 +398,32 @@ OTF2_CallbackCode ev_irecv_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t,
 }
 OTF2_CallbackCode ev_recv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                           OTF2_CommRef c, uint32_t tag, uint64_t len) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiRecv")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiRecv", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI recv", ctx) || !peer_ok(s, ctx, peer, t, "MPI recv") ||
         !in_sendrecv(s, TraceEvent::Kind::Recv, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Recv, t, peer, tag, len, 0, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Recv, t, peer, tag, len, 0, ctx), attrs));
 }
 OTF2_CallbackCode ev_irecv(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
                            OTF2_CommRef c, uint32_t tag, uint64_t len, uint64_t req) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiIrecv")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiIrecv", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI irecv", ctx) || !peer_ok(s, ctx, peer, t, "MPI irecv") ||
         !in_sendrecv(s, TraceEvent::Kind::Irecv, t))
         return OTF2_CALLBACK_INTERRUPT;
-    return push(s, message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx));
+    return push(s, with_buffers(message(TraceEvent::Kind::Irecv, t, peer, tag, len, req, ctx), attrs));
+}
+OTF2_CallbackCode ev_request_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                  uint64_t req) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!s.impl->vrdmasim) return OTF2_CALLBACK_SUCCESS;   // an MPI_Test that did not complete: nothing to do
+    if (!plain(s, a, t, "MpiRequestTest")) return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::RequestTest, t, 0, 0, 0, req));
 }
 OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
     if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveBegin")) return OTF2_CALLBACK_INTERRUPT;
@@ -353,7 +434,8 @@ OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, vo
 }
 OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                               OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
-    if (!plain(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd")) return OTF2_CALLBACK_INTERRUPT;
+    TraceEvent attrs;
+    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd", attrs)) return OTF2_CALLBACK_INTERRUPT;
     Sink& s = *static_cast<Sink*>(u);
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
@@ -386,7 +468,9 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     e.root = rooted ? root : 0;
     e.sent = sent;
     e.received = received;
+    e = with_buffers(e, attrs);
     if (op == OTF2_COLLECTIVE_OP_CREATE_HANDLE) {
+        e.create = true;
         // MPICH agrees on the new communicator's context id over the one it
         // is made from: an allreduce of its 2,048-bit mask
         // (MPIR_Get_contextid_sparse).
@@ -398,7 +482,7 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
 }
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
-// (metrics, parameters), an MPI_Test that did not complete, and a
+// (metrics, parameters), and a
 // communicator's creation and destruction (CommCreate, CommDestroy).
 template <class... Rest>
 OTF2_CallbackCode ev_ignored(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...) {
@@ -451,6 +535,7 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, ev_coll_begin);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+    OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cb, ev_request_test);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -463,7 +548,6 @@ void set_ignored(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_IGNORED(ParameterInt);
     VRDMASIM_IGNORED(ParameterString);
     VRDMASIM_IGNORED(ParameterUnsignedInt);
-    VRDMASIM_IGNORED(MpiRequestTest);
     // (The communicator's group is in its definition; its creation's cost
     // in the CREATE_HANDLE collective that encloses the event.)
     VRDMASIM_IGNORED(CommCreate);
@@ -773,6 +857,22 @@ bool assign_contexts(Impl& m) {
     return true;
 }
 
+// Which regions are MPI_Sendrecv's, and, in a trace vrdmasim recorded,
+// the tests and probes whose work the replay does (TraceEvent::call).
+void classify_regions(Impl& m) {
+    for (const auto& [region, name] : m.region_name) {
+        const auto it = m.strings.find(name);
+        m.region_sendrecv[region] = m.region_mpi[region] && it != m.strings.end() &&
+                                    (it->second == "MPI_Sendrecv" || it->second == "MPI_Sendrecv_replace");
+        using C = TraceEvent::Call;
+        static const std::map<std::string, C> calls = {{"MPI_Test", C::Test},       {"MPI_Testany", C::Testany},
+                                                       {"MPI_Testall", C::Testall}, {"MPI_Waitany", C::Waitany},
+                                                       {"MPI_Probe", C::Probe},     {"MPI_Iprobe", C::Iprobe}};
+        const auto call = it == m.strings.end() ? calls.end() : calls.find(it->second);
+        if (m.vrdmasim && m.region_mpi[region] && call != calls.end()) m.region_call[region] = call->second;
+    }
+}
+
 // Opens `anchor`, reads its global definitions into `m` and opens the
 // event files of the ranks' locations; `error` says why not.
 bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
@@ -828,15 +928,17 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
         }
         m.rank_of[loc] = static_cast<unsigned>(r);
     }
+    char* creator = nullptr;
+    if (OTF2_Reader_GetCreator(m.reader, &creator) == OTF2_SUCCESS && creator) {
+        m.creator = creator;
+        free(creator);
+    }
+    m.vrdmasim = m.creator.rfind(recorded::kCreator, 0) == 0;
     if (!assign_contexts(m)) {
         error = anchor + " defines no communicator over every rank (MPI_COMM_WORLD)";
         return false;
     }
-    for (const auto& [region, name] : m.region_name) {
-        const auto it = m.strings.find(name);
-        m.region_sendrecv[region] = m.region_mpi[region] && it != m.strings.end() &&
-                                    (it->second == "MPI_Sendrecv" || it->second == "MPI_Sendrecv_replace");
-    }
+    classify_regions(m);
     for (std::uint64_t loc : m.mpi_locations) OTF2_Reader_SelectLocation(m.reader, loc);
     m.local_defs = OTF2_Reader_OpenDefFiles(m.reader) == OTF2_SUCCESS;
     OTF2_Reader_OpenEvtFiles(m.reader);
@@ -894,6 +996,7 @@ TraceReader::TraceReader(const Config& c, const std::string& key, const std::str
     std::string error;
     if (!open_archive(anchor, *impl_, error)) throw c.refuse(key, error);
     resolution_ = impl_->resolution;
+    creator_ = impl_->creator;
     locations_ = impl_->mpi_locations;
     communicators_ = impl_->members;
     events_.assign(locations_.size(), 0);

@@ -19,6 +19,29 @@ namespace vrdmasim {
 
 class Config;
 
+// A trace vrdmasim recorded (mpi.record, workloads/mpi/README.md "Record,
+// then replay"): the archive's creator, and the attributes its events
+// carry (OTF2 attributes, uint64): the program's buffer addresses.
+namespace recorded {
+// The creator's first words; the trace's MPI library is Open MPI's as the
+// mpi workload times it (a communicator's creation is Open MPI's split).
+constexpr const char* kCreator = "vrdmasim mpi.record";
+// A message's buffer (MpiSend, MpiIsend, MpiRecv, MpiIrecv), a
+// collective's send buffer (MpiCollectiveEnd; 0: MPI_IN_PLACE): the
+// program's virtual address.
+constexpr const char* kBuffer = "vrdmasim::buffer";
+// A receive's buffer as the program posted it, in bytes (the message may
+// be shorter).
+constexpr const char* kBufferBytes = "vrdmasim::buffer_bytes";
+// A collective's receive buffer (0: none).
+constexpr const char* kBuffer2 = "vrdmasim::buffer2";
+// MPI_Probe, MPI_Iprobe (their region's Enter): the communicator's
+// context, the source (-1: any) and the tag (-1: any), int64.
+constexpr const char* kComm = "vrdmasim::comm";
+constexpr const char* kPeer = "vrdmasim::peer";
+constexpr const char* kTag = "vrdmasim::tag";
+}   // namespace recorded
+
 // One event of a rank, as the replay needs it.
 struct TraceEvent {
     enum class Kind {
@@ -31,8 +54,16 @@ struct TraceEvent {
         Recv,
         Irecv,
         CollectiveBegin,
-        CollectiveEnd
+        CollectiveEnd,
+        // A trace vrdmasim recorded: a request an MPI_Test, MPI_Testany,
+        // MPI_Testall or MPI_Waitany names (MpiRequestTest; ignored in
+        // other traces, where it is an MPI_Test that did not complete).
+        RequestTest
     };
+    // Enter, in a trace vrdmasim recorded: the calls whose work the replay
+    // does at their Leave (the requests they name, a probe's message).
+    enum class Call { None, Test, Testany, Testall, Waitany, Probe, Iprobe };
+    Call call = Call::None;
     Kind kind = Kind::Enter;
     std::uint64_t time = 0;   // ticks
     bool mpi = false;   // Enter, Leave: of an MPI region
@@ -53,6 +84,13 @@ struct TraceEvent {
     static constexpr int kLocal = -1;
     std::uint32_t root = 0;   // rank in the communicator
     std::uint64_t sent = 0, received = 0;
+    // A trace vrdmasim recorded (recorded::): the program's buffers.
+    bool buffers = false;   // the event carries them
+    std::uint64_t va = 0, va2 = 0, capacity = 0;
+    std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
+    // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then
+    // MPICH's agreement, an allreduce).
+    bool create = false;
 };
 
 // What check() found in the whole trace: the collectives it calls and each
@@ -66,6 +104,9 @@ struct TraceSummary {
     // larger of its bytes sent and received), which rank and when.
     std::uint64_t largest = 0, largest_tick = 0;
     unsigned largest_rank = 0;
+    // Point-to-point and collective events with the program's buffers
+    // (TraceEvent::buffers), and without.
+    std::uint64_t with_buffers = 0, without_buffers = 0;
 };
 
 class TraceReader {
@@ -80,6 +121,10 @@ public:
 
     unsigned ranks() const { return static_cast<unsigned>(locations_.size()); }
     std::uint64_t ticks_per_second() const { return resolution_; }
+    // The archive's creator (OTF2's; "" if none).
+    const std::string& creator() const { return creator_; }
+    // Recorded by vrdmasim (recorded::kCreator): its MPI is Open MPI's.
+    bool recorded_by_vrdmasim() const { return creator_.rfind(recorded::kCreator, 0) == 0; }
     std::uint64_t events(unsigned rank) const { return events_.at(rank); }
     // The communicators events may name, by context (TraceEvent::comm):
     // their ranks in MPI_COMM_WORLD, in their own rank order. Context 0 is
@@ -139,6 +184,7 @@ private:
     std::vector<std::uint64_t> events_;   // by rank
     std::vector<std::vector<unsigned>> communicators_;   // by context
     std::uint64_t resolution_ = 1;
+    std::string creator_;
     std::map<unsigned, Stream> streams_;
     std::map<std::uint64_t, unsigned> open_;   // open readers: last read -> rank
     std::uint64_t clock_ = 0;

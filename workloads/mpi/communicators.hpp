@@ -58,6 +58,8 @@ public:
     // then by their rank in the parent.
     std::uint32_t created(unsigned rank, std::uint32_t parent, std::uint64_t split);
     std::size_t count() const { return comms_.size(); }
+    // Every communicator made so far: context -> members.
+    const std::map<std::uint32_t, std::vector<unsigned>>& all() const { return comms_; }
 
 private:
     std::map<std::uint32_t, std::vector<unsigned>> comms_;   // context -> members

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -52,7 +53,14 @@ MpiParams::MpiParams()
       untimed(set.choice("untimed", "refuse", {"refuse", "count"},
                          "an MPI call the simulation does not time (workloads/mpi/README.md \"What is timed\"): "
                          "refuse (the run stops at it, naming it), count (it runs in real MPI at no simulated time, "
-                         "and the summary says which calls and how many)")) {}
+                         "and the summary says which calls and how many)")),
+      record(set.path("record", "",
+                      "an OTF2 trace of the program's MPI calls to write, as the simulation carried them out "
+                      "(simulated timestamps, the program's buffer addresses as attributes), for workload.kind = "
+                      "trace to replay: the archive's directory, which must not exist (NAME.otf2 in it is the "
+                      "anchor, NAME the directory's name), written when the program has finished; a path, "
+                      "relative to the config or sweep file that sets it (on the command line: to the directory "
+                      "vrdmasim runs in); empty: none (workloads/mpi/README.md \"Record, then replay\")")) {}
 
 void MpiWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<MpiParams>().set); }
 
@@ -109,6 +117,21 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
                         : mode == "measured" ? "measured:" + c.text(P.compute_scale)
                                              : "none";
     settings_.untimed = c[P.untimed];
+    record_ = c[P.record];
+    if (!record_.empty()) {
+        std::error_code ec;
+        if (std::filesystem::exists(record_, ec) || ec)
+            throw c.refuse(P.record, record_ + " exists: vrdmasim writes a new archive there and overwrites nothing");
+        if (settings_.untimed == "count")
+            throw c.refuse(P.record,
+                           "a recorded trace holds the timed calls only: with mpi.untimed = count its replay would "
+                           "leave the untimed ones out (not built)");
+        if (job != 0)
+            throw c.refuse(P.record,
+                           "node.processes > 1: each job's program would record to the same path (not "
+                           "built)");
+        recorder_ = std::make_unique<MpiRecorder>(ranks_);
+    }
     for (unsigned r = 0; r < ranks_; ++r) {
         apps_.push_back(apps[r]);
         nodes_.push_back(apps[r]->node());
@@ -144,33 +167,7 @@ void MpiWorkload::launch() {
 }
 
 void MpiWorkload::map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len) {
-    if (len == 0) return;
-    auto& mapped = state_[rank].mapped;
-    std::uint64_t s = va & ~(kPage - 1);
-    const std::uint64_t e = (va + len + kPage - 1) & ~(kPage - 1);
-    while (s < e) {
-        auto it = mapped.upper_bound(s);
-        if (it != mapped.begin() && std::prev(it)->second > s) {   // s is mapped: past that range
-            s = std::prev(it)->second;
-            continue;
-        }
-        const std::uint64_t gap_end = it == mapped.end() ? e : std::min(e, it->first);
-        try {
-            app.alloc_at(s, gap_end - s);
-        } catch (const OutOfMemory& oom) {
-            throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": the program's buffer at " + hex(va) +
-                                     " (" + std::to_string(len) +
-                                     " B) cannot be simulated at its address: " + oom.what());
-        }
-        // Merge with a neighbour ending here.
-        auto prev = mapped.lower_bound(s);
-        if (prev != mapped.begin() && std::prev(prev)->second == s) {
-            std::prev(prev)->second = gap_end;
-        } else {
-            mapped[s] = gap_end;
-        }
-        s = gap_end;
-    }
+    state_[rank].buffers.map(app, va, len, "mpi: rank " + std::to_string(rank));
 }
 
 void MpiWorkload::received(RdmaProcess& app, unsigned rank, const msg::Status& st, const Rank::Open& open, Reply& r) {
@@ -240,12 +237,7 @@ bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to,
 }
 
 std::uint64_t MpiWorkload::scratch(RdmaProcess& app, unsigned rank, std::uint64_t len) {
-    Rank& r = state_[rank];
-    if (len > r.scratch_len) {
-        r.scratch = app.alloc(len, populate_, advice_);
-        r.scratch_len = len;
-    }
-    return r.scratch;
+    return state_[rank].buffers.scratch(app, len, populate_, advice_);
 }
 
 void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
@@ -258,6 +250,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
     log_.began(start);
     Reply hello;
     hello.time_ps = ps_of(start);
+    if (recorder_) recorder_->init(rank, hello.time_ps);
     launcher_->reply(rank, hello);
     bool away = false;   // in an untimed call: real MPI, which may wait for other ranks' simulated progress
     for (;;) {
@@ -287,15 +280,22 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.finish_registrations();
             r.time_ps = ps_of(app.now());
             last_ = std::max(last_, app.now());
+            if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
             if (++done_ == ranks_) app_us_.set(to_us(last_ - start));
             launcher_->reply(rank, r);
             break;
         }
+        if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
         if (!std::exchange(state_[rank].replied, false)) launcher_->reply(rank, r);
     }
     if (done_ == ranks_) {
         const std::string how = launcher_->wait_for_exit(60);
         if (!how.empty()) throw std::runtime_error("mpi: the program failed after MPI_Finalize: " + how);
+        if (recorder_) {
+            const std::string anchor = recorder_->write(record_, comms_);
+            std::cerr << "vrdmasim: mpi.record: the program's calls written to " << anchor
+                      << " (replay: --workload.kind=trace --trace.file=" << anchor << ")\n";
+        }
     }
     program_ended(app);
 }
@@ -592,7 +592,9 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
                        std::max<std::uint64_t>(d.bytes, 8), a, why))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + why);
     // The program's buffers; the library's own where MPI has none to give
-    // (MPI_IN_PLACE's input, a non-root's reduce result).
+    // (MPI_IN_PLACE's input, a non-root's reduce result) or a root's two
+    // buffers overlap once rounded up to whole words, or the data of a
+    // non-contiguous datatype are packed.
     std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
     std::pair<std::uint64_t, std::uint64_t> pack{0, 0};   // a non-contiguous datatype's data, packed
     // A scatter's data are the root's alone.

@@ -20,6 +20,8 @@
 #include "library/collectives/communicator.hpp"
 #include "workloads/mpi/communicators.hpp"
 #include "workloads/mpi/launcher.hpp"
+#include "workloads/mpi/recorder.hpp"
+#include "workloads/program_buffers.hpp"
 #include "workloads/workload.hpp"
 
 namespace vrdmasim {
@@ -33,6 +35,7 @@ struct MpiParams {
     TimeParam compute_time;
     RealParam compute_scale;
     EnumParam untimed;
+    StringParam record;
 };
 
 class MpiWorkload : public Workload {
@@ -50,8 +53,8 @@ public:
 
 private:
     struct Rank {
-        // The program's buffers mapped so far (page ranges, start -> end).
-        std::map<std::uint64_t, std::uint64_t> mapped;
+        // The program's buffers mapped so far, and the library's own.
+        ProgramBuffers buffers;
         struct Open {
             sc_core::sc_time posted;
             std::uint64_t va = 0;
@@ -66,7 +69,6 @@ private:
         // and how many it called on each.
         std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> colls;
         std::map<std::uint32_t, std::uint64_t> collectives;
-        std::uint64_t scratch = 0, scratch_len = 0;   // the library's own buffer (in-place collectives)
         // The library's buffers for the data of non-contiguous datatypes
         // (packed into them, as Open MPI's convertor packs): the free ones
         // by size (powers of two, reused as Open MPI's free lists are), and
@@ -142,6 +144,8 @@ private:
 
     MpiLauncher::Settings settings_;
     std::unique_ptr<MpiLauncher> launcher_;
+    std::unique_ptr<MpiRecorder> recorder_;   // mpi.record
+    std::string record_;   // its directory
     unsigned ranks_ = 0;
     std::vector<RdmaProcess*> apps_;
     std::vector<unsigned> nodes_;

@@ -142,3 +142,39 @@ TEST_CASE("trace reader: a rank's file closed and opened again goes on at the ev
     }
     std::system(("rm -rf '" + scratch("200") + "'").c_str());
 }
+
+TEST_CASE("trace reader: a trace vrdmasim recorded carries the program's buffers, tests and probes", "[trace]") {
+    // tests/fixtures/recorded_ring: workloads/mpi/tests/mpi_ring on 2 ranks,
+    // "1024 1", recorded with mpi.record (workloads/mpi/README.md "Record,
+    // then replay").
+    ParamRegistry reg;
+    declare_all_params(reg);
+    Config c(reg);
+    const std::string anchor = std::string(VRDMASIM_SOURCE_DIR) + "/tests/fixtures/recorded_ring/recorded_ring.otf2";
+    TraceReader reader(c, "trace.file", anchor);
+    CHECK(reader.recorded_by_vrdmasim());
+    CHECK(reader.ticks_per_second() == 1000000000000ull);
+    const TraceSummary summary = reader.check();
+    CHECK(summary.with_buffers > 0);
+    CHECK(summary.without_buffers == 0);
+    unsigned sends = 0, receives = 0, tests = 0, probes = 0, collectives = 0;
+    for (TraceEvent e; reader.next(0, e);) {
+        using K = TraceEvent::Kind;
+        if (e.kind == K::Send || e.kind == K::Isend) {
+            ++sends;
+            CHECK((e.buffers && e.va != 0 && e.length > 0));
+        }
+        if (e.kind == K::Recv || e.kind == K::Irecv) {
+            ++receives;
+            CHECK((e.buffers && e.va != 0 && e.capacity >= e.length));
+        }
+        if (e.kind == K::CollectiveEnd) collectives += e.buffers;
+        tests += e.kind == K::RequestTest;
+        probes += e.kind == K::Enter && (e.call == TraceEvent::Call::Probe || e.call == TraceEvent::Call::Iprobe);
+    }
+    CHECK(sends > 0);
+    CHECK(receives > 0);
+    CHECK(tests > 0);   // Waitany, Testany, Testall
+    CHECK(probes > 0);   // rank 0 probes for the any-source messages
+    CHECK(collectives >= 7);
+}

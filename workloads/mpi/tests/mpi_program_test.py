@@ -9,10 +9,14 @@ workload's latencies at the same sizes; HPCC (Debian's hpcc) finishes with
 every call timed and its network figures within the link's ceiling; two runs with mpi.compute = none, and two with fixed, give the same
 stats.json; a strategy that pins shows its pins; an untimed call stops the
 run naming it, or (mpi.untimed = count) runs and is named in the findings;
-a rank that crashes stops the run saying so; no process is left behind.
+a rank that crashes stops the run saying so; no process is left behind;
+a run recorded with mpi.record replays (workload.kind = trace, at the
+program's recorded buffers) to the same figures under fault-tolerant and
+pin, LAMMPS's too (README "Record, then replay").
 """
 import argparse
 import csv
+import json
 import os
 import re
 import shutil
@@ -62,6 +66,44 @@ def main():
     def stats(out):
         with open(os.path.join(out, "stats.json")) as f:
             return f.read()
+
+    def replay(out, anchor, *args, expect=0):
+        cmd = [a.exe, "run", "--out", out, "--workload.kind=trace", "--smmu.enabled=true", "--trace.file=" + anchor]
+        p = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=120, env=env)
+        if p.returncode != expect:
+            failures.append("%s: exit %d, expected %d\n%s" % (" ".join(cmd + list(args)), p.returncode, expect,
+                                                             p.stderr[-3000:]))
+        return p
+
+    def flat(o, path=""):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                yield from flat(v, path + "." + k if path else k)
+        else:
+            yield path, o
+
+    def same_figures(what, direct, replayed):
+        """Every summary column and statistic the two runs both have, but
+        the host's and the workload kinds' own, is the same."""
+        if not all(os.path.exists(os.path.join(o, "stats.json")) for o in (direct, replayed)):
+            failures.append("%s: no statistics to compare" % what)
+            return
+        x, y = summary(direct), summary(replayed)
+        if float(x["mpi_app_time_us"]) != float(y["trace_app_time_us"]) or float(x["mpi_app_time_us"]) <= 0:
+            failures.append("%s: the program took %s us, its replay %s us" % (what, x["mpi_app_time_us"],
+                                                                           y["trace_app_time_us"]))
+        own = ("host_", "peak_rss", "mpi_", "trace_", "workload")
+        for k in x:
+            if not k.startswith(own) and x[k] != y.get(k):
+                failures.append("%s: %s is %s run, %s replayed" % (what, k, x[k], y.get(k)))
+        with open(os.path.join(direct, "stats.json")) as f:
+            sx = dict(flat(json.load(f)))
+        with open(os.path.join(replayed, "stats.json")) as f:
+            sy = dict(flat(json.load(f)))
+        differ = [k for k in sx if k in sy and sx[k] != sy[k] and "host" not in k]
+        if differ or len(set(sx) & set(sy)) < 1000:
+            failures.append("%s: %d statistics differ (%s ...) of %d in common" % (what, len(differ), differ[:3],
+                                                                                  len(set(sx) & set(sy))))
 
     def left_behind():
         ps = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
@@ -118,6 +160,34 @@ def main():
                                 (ranks, p.stdout[-2000:], p.stderr[-2000:]))
             elif int(summary(out)["mpi_untimed_calls"]) != 0 or summary(out)["transfer_errors"] != "0":
                 failures.append("requests on %s ranks: untimed calls or transfer errors: %s" % (ranks, summary(out)))
+        # Record, then replay (README "Record, then replay"): the ring (every
+        # point-to-point call, tests, probes, any source, the collectives)
+        # and the communicators (splits, a duplicate, a grid, a group),
+        # recorded with their buffer addresses and replayed at them, give
+        # the same figures as the program's run, under fault-tolerant and pin.
+        for name, prog, args, strategies in (("ring", ring, "4096 3", ("fault-tolerant", "pin")),
+                                             ("comms", comms, "4096", ("fault-tolerant",))):
+            for strategy in strategies:
+                out, rec = os.path.join(d, "rec-%s-%s" % (name, strategy)), os.path.join(d, "t-%s-%s" % (name, strategy))
+                run(out, "--mpi.program=" + prog, "--mpi.args=" + args, "--mpi.ranks=4", "--topology.nodes=4",
+                    "--rdma.strategy=" + strategy, "--mpi.record=" + rec)
+                anchor = os.path.join(rec, os.path.basename(rec) + ".otf2")
+                p = replay(out + "-replayed", anchor, "--topology.nodes=4", "--rdma.strategy=" + strategy)
+                if "at the program's own buffer addresses" not in p.stdout + p.stderr:
+                    failures.append("%s %s: the replay does not say it used the recorded buffers" % (name, strategy))
+                same_figures("%s %s recorded and replayed" % (name, strategy), out, out + "-replayed")
+        # A path that exists is never written to; trace.buffers = invented
+        # replays a recorded trace by the rule (and says nothing of its
+        # addresses).
+        taken = os.path.join(d, "taken")
+        os.mkdir(taken)
+        p = run(os.path.join(d, "taken-out"), "--mpi.program=" + ring, "--mpi.record=" + taken, expect=2)
+        if "exists" not in p.stderr or os.listdir(taken):
+            failures.append("mpi.record to an existing folder: not refused, or written to:\n" + p.stderr[-2000:])
+        p = replay(os.path.join(d, "invented"), os.path.join(d, "t-ring-pin", "t-ring-pin.otf2"), "--topology.nodes=4",
+                   "--rdma.strategy=pin", "--trace.buffers=invented")
+        if "own buffer addresses" in p.stdout + p.stderr:
+            failures.append("trace.buffers = invented: the replay says it used the recorded addresses")
         # Fixed compute: deterministic too, and charged.
         outs = []
         for i in range(2):
@@ -203,8 +273,16 @@ def main():
             for strategy, ms in sorted(quoted.items()):
                 where = os.path.join(d, "lammps-" + strategy)
                 os.mkdir(where)
+                # Fault-tolerant is recorded too, and replayed.
+                record = ["--mpi.record=" + os.path.join(where, "melt")] if strategy == "fault-tolerant" else []
                 run(os.path.join(where, "out"), "--mpi.program=lmp", "--mpi.ranks=2",
-                    "--mpi.args=-in %s -log melt.log -screen none" % melt, "--rdma.strategy=" + strategy, cwd=where)
+                    "--mpi.args=-in %s -log melt.log -screen none" % melt, "--rdma.strategy=" + strategy, *record,
+                    cwd=where)
+                if record:
+                    replay(os.path.join(where, "replayed"), os.path.join(where, "melt", "melt.otf2"),
+                           "--rdma.strategy=" + strategy)
+                    same_figures("lammps %s recorded and replayed" % strategy, os.path.join(where, "out"),
+                                 os.path.join(where, "replayed"))
                 log = os.path.join(where, "melt.log")
                 if not os.path.exists(log) or len(thermo(log)) != 6 or thermo(log) != thermo(native):
                     failures.append("lammps %s: the thermo table differs from a run without vrdmasim" % strategy)

@@ -1,0 +1,395 @@
+#include "workloads/mpi/recorder.hpp"
+
+#include <otf2/otf2.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "workloads/trace_reader.hpp"
+
+namespace vrdmasim {
+
+using mpiwire::Call;
+using mpiwire::Op;
+using mpiwire::Reply;
+using Kind = MpiRecorder::Event::Kind;
+
+namespace {
+
+// The region of each call (its MPI function; the preloaded library's
+// MPI_Waitsome is a Waitany, MPI_Testsome Testanys, MPI_Comm_dup,
+// MPI_Comm_create and MPI_Cart_create splits: protocol.hpp).
+const char* region_name(std::uint8_t op) {
+    switch (static_cast<Op>(op)) {
+    case Op::Finalize: return "MPI_Finalize";
+    case Op::Send: return "MPI_Send";
+    case Op::Recv: return "MPI_Recv";
+    case Op::Isend: return "MPI_Isend";
+    case Op::Irecv: return "MPI_Irecv";
+    case Op::Wait: return "MPI_Wait";
+    case Op::Test: return "MPI_Test";
+    case Op::Sendrecv: return "MPI_Sendrecv";
+    case Op::Barrier: return "MPI_Barrier";
+    case Op::Bcast: return "MPI_Bcast";
+    case Op::Reduce: return "MPI_Reduce";
+    case Op::Allreduce: return "MPI_Allreduce";
+    case Op::Allgather: return "MPI_Allgather";
+    case Op::Alltoall: return "MPI_Alltoall";
+    case Op::Waitany: return "MPI_Waitany";
+    case Op::Testany: return "MPI_Testany";
+    case Op::Testall: return "MPI_Testall";
+    case Op::Probe: return "MPI_Probe";
+    case Op::Iprobe: return "MPI_Iprobe";
+    case Op::CommSplit: return "MPI_Comm_split";
+    case Op::Scan: return "MPI_Scan";
+    case Op::Exscan: return "MPI_Exscan";
+    case Op::Matched: return "vrdmasim_matched";   // never recorded: no call
+    case Op::Cancel: return "MPI_Cancel";
+    case Op::Gather: return "MPI_Gather";
+    case Op::Scatter: return "MPI_Scatter";
+    default: return "MPI_Init";
+    }
+}
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::Scatter);
+
+OTF2_CollectiveOp collective_op(Op op) {
+    switch (op) {
+    case Op::Barrier: return OTF2_COLLECTIVE_OP_BARRIER;
+    case Op::Bcast: return OTF2_COLLECTIVE_OP_BCAST;
+    case Op::Reduce: return OTF2_COLLECTIVE_OP_REDUCE;
+    case Op::Allreduce: return OTF2_COLLECTIVE_OP_ALLREDUCE;
+    case Op::Allgather: return OTF2_COLLECTIVE_OP_ALLGATHER;
+    case Op::Alltoall: return OTF2_COLLECTIVE_OP_ALLTOALL;
+    case Op::Scan: return OTF2_COLLECTIVE_OP_SCAN;
+    case Op::Exscan: return OTF2_COLLECTIVE_OP_EXSCAN;
+    case Op::Gather: return OTF2_COLLECTIVE_OP_GATHER;
+    case Op::Scatter: return OTF2_COLLECTIVE_OP_SCATTER;
+    default: return OTF2_COLLECTIVE_OP_CREATE_HANDLE;
+    }
+}
+
+MpiRecorder::Event event(Kind k, std::uint64_t at) {
+    MpiRecorder::Event e;
+    e.kind = k;
+    e.time = at;
+    return e;
+}
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+
+// The attributes of the archive (recorded::), by their OTF2 id.
+enum Attribute : OTF2_AttributeRef {
+    kBufferAttr = 0,
+    kBytesAttr = 1,
+    kBuffer2Attr = 2,
+    kCommAttr = 3,
+    kPeerAttr = 4,
+    kTagAttr = 5
+};
+
+void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
+    OTF2_AttributeList_RemoveAllAttributes(a);
+    if (e.buffers) {
+        OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
+        if (e.kind == Kind::Recv || e.kind == Kind::Irecv) OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
+        if (e.kind == Kind::End) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
+    }
+    if (e.probe) {
+        OTF2_AttributeList_AddUint64(a, kCommAttr, e.comm);
+        OTF2_AttributeList_AddInt64(a, kPeerAttr, static_cast<std::int32_t>(e.peer));
+        OTF2_AttributeList_AddInt64(a, kTagAttr, static_cast<std::int32_t>(e.tag));
+    }
+    OTF2_ErrorCode ok = OTF2_SUCCESS;
+    switch (e.kind) {
+    case Kind::Enter: ok = OTF2_EvtWriter_Enter(w, e.probe ? a : nullptr, e.time, e.op); break;
+    case Kind::RequestTest: ok = OTF2_EvtWriter_MpiRequestTest(w, nullptr, e.time, e.request); break;
+    case Kind::Leave: ok = OTF2_EvtWriter_Leave(w, nullptr, e.time, e.op); break;
+    case Kind::Send: ok = OTF2_EvtWriter_MpiSend(w, a, e.time, e.peer, e.comm, e.tag, e.length); break;
+    case Kind::Isend: ok = OTF2_EvtWriter_MpiIsend(w, a, e.time, e.peer, e.comm, e.tag, e.length, e.request); break;
+    case Kind::IsendComplete: ok = OTF2_EvtWriter_MpiIsendComplete(w, nullptr, e.time, e.request); break;
+    case Kind::IrecvRequest: ok = OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, e.time, e.request); break;
+    case Kind::Recv: ok = OTF2_EvtWriter_MpiRecv(w, a, e.time, e.peer, e.comm, e.tag, e.length); break;
+    case Kind::Irecv: ok = OTF2_EvtWriter_MpiIrecv(w, a, e.time, e.peer, e.comm, e.tag, e.length, e.request); break;
+    case Kind::Begin: ok = OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, e.time); break;
+    case Kind::End:
+        ok = OTF2_EvtWriter_MpiCollectiveEnd(w, a, e.time, static_cast<OTF2_CollectiveOp>(e.op), e.comm, e.root, e.sent,
+                                             e.received);
+        break;
+    }
+    if (ok != OTF2_SUCCESS)
+        throw std::runtime_error(std::string("mpi.record: an event cannot be written: ") + OTF2_Error_GetName(ok));
+}
+
+// The global definitions: the clock (picoseconds), the ranks (one
+// location each, MPI's group of them), the regions, the communicators
+// (by context: their members, world ranks in their order) and the
+// attributes.
+void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>& counts, std::uint64_t length,
+                       const MpiCommunicators& comms) {
+    OTF2_StringRef next = 0;
+    auto string = [&](const std::string& s) {
+        OTF2_GlobalDefWriter_WriteString(g, next, s.c_str());
+        return next++;
+    };
+    // 2026-01-01 00:00 UTC, the MPI clocks' epoch (README "Time"), in ns.
+    OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000000ull, 0, length, 1767225600ull * 1000000000ull);
+    const OTF2_StringRef empty = string(""), machine = string("vrdmasim"), thread = string("Master thread");
+    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, string("machine"), OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    std::vector<std::uint64_t> locations;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+        OTF2_GlobalDefWriter_WriteLocationGroup(g, r, string("MPI Rank " + std::to_string(r)),
+                                                OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
+        OTF2_GlobalDefWriter_WriteLocation(g, r, thread, OTF2_LOCATION_TYPE_CPU_THREAD, counts[r], r);
+        locations.push_back(r);
+    }
+    for (std::uint8_t op = 0; op <= kLastOp; ++op)
+        OTF2_GlobalDefWriter_WriteRegion(g, op, string(region_name(op)), empty, empty, OTF2_REGION_ROLE_FUNCTION,
+                                         OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, empty, 0, 0);
+    OTF2_GlobalDefWriter_WriteGroup(g, 0, string("MPI"), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(locations.size()), locations.data());
+    for (const auto& [ctx, members] : comms.all()) {
+        const std::vector<std::uint64_t> ranks(members.begin(), members.end());
+        const std::string name = ctx == 0 ? "MPI_COMM_WORLD" : "communicator " + std::to_string(ctx);
+        OTF2_GlobalDefWriter_WriteGroup(g, ctx + 1, string(name), OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                        OTF2_GROUP_FLAG_NONE, static_cast<uint32_t>(ranks.size()), ranks.data());
+        // (Its parent is not kept: OTF2_UNDEFINED_COMM.)
+        OTF2_GlobalDefWriter_WriteComm(g, ctx, string(name), ctx + 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    }
+    OTF2_GlobalDefWriter_WriteAttribute(g, kBufferAttr, string(recorded::kBuffer),
+                                        string("the program's buffer (a collective's send buffer; 0: MPI_IN_PLACE)"),
+                                        OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kBytesAttr, string(recorded::kBufferBytes),
+                                        string("a receive's buffer as posted, in bytes"), OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kBuffer2Attr, string(recorded::kBuffer2),
+                                        string("a collective's receive buffer (0: none)"), OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kCommAttr, string(recorded::kComm),
+                                        string("a probe's communicator (its context)"), OTF2_TYPE_UINT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kPeerAttr, string(recorded::kPeer), string("a probe's source (-1: any)"),
+                                        OTF2_TYPE_INT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kTagAttr, string(recorded::kTag), string("a probe's tag (-1: any)"),
+                                        OTF2_TYPE_INT64);
+}
+
+}   // namespace
+
+void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
+    events_.at(rank).push_back(event(Kind::Enter, ps));
+    events_[rank].push_back(event(Kind::Leave, ps));
+}
+
+void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, std::uint64_t at,
+                             const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    const std::uint64_t n = comms.members(rank, c.comm).size();
+    const bool root = comms.rank_in(c.comm, rank) == static_cast<unsigned>(c.root);
+    Event e = event(Kind::End, at);
+    e.op = static_cast<std::uint8_t>(collective_op(op));
+    e.comm = c.comm;
+    e.root = op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter
+                 ? static_cast<std::uint32_t>(c.root)
+                 : OTF2_COLLECTIVE_ROOT_NONE;
+    // As the replay reads them (trace.cpp: a bcast's bytes are the root's
+    // sent and the others' received, a reduction's its sent, an
+    // allgather's block its sent, an alltoall's its sent over the ranks).
+    switch (op) {
+    case Op::Barrier: break;
+    case Op::Bcast: (root ? e.sent : e.received) = c.bytes; break;
+    case Op::Reduce: e.sent = c.bytes, e.received = root ? c.bytes : 0; break;
+    case Op::Allgather: e.sent = c.bytes, e.received = c.bytes * n; break;
+    case Op::Alltoall: e.sent = e.received = c.bytes * n; break;
+    case Op::Gather: e.sent = c.bytes, e.received = root ? c.bytes * n : 0; break;
+    case Op::Scatter: e.sent = root ? c.bytes * n : 0, e.received = c.bytes; break;
+    case Op::CommSplit: e.sent = 8, e.received = 8 * n; break;   // Open MPI's colours and keys
+    default: e.sent = e.received = c.bytes; break;   // allreduce, scan, exscan
+    }
+    e.buffers = op != Op::CommSplit;
+    e.va = c.va;
+    e.va2 = op == Op::Bcast ? 0 : c.va2;
+    events_[rank].push_back(event(Kind::Begin, enter));
+    events_[rank].push_back(e);
+}
+
+void MpiRecorder::complete(unsigned rank, const Call& c, const Reply& r, std::uint64_t at) {
+    const auto it = open_[rank].find(c.request);
+    if (it == open_[rank].end()) throw std::logic_error("mpi.record: a request completes that was never started");
+    Event e = event(it->second.receive ? Kind::Irecv : Kind::IsendComplete, at);
+    e.request = c.request;
+    if (it->second.receive) {
+        e.comm = it->second.comm;
+        e.peer = static_cast<std::uint32_t>(r.source);
+        e.tag = static_cast<std::uint32_t>(r.tag);
+        e.length = r.bytes;
+        e.buffers = true;
+        e.va = it->second.va;
+        e.capacity = it->second.capacity;
+    }
+    events_[rank].push_back(e);
+    open_[rank].erase(it);
+}
+
+void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
+    if (op == Op::Cancel)
+        throw std::runtime_error(who +
+                                 "cancels a receive (MPI_Cancel), which a replay does not carry out: the trace "
+                                 "is not written");
+    // A buffer of a non-contiguous datatype (va 0: packed by the library,
+    // protocol.hpp) has no address of the program's to replay at.
+    bool packed = false;
+    switch (op) {
+    case Op::Send:
+    case Op::Isend:
+    case Op::Recv:
+    case Op::Irecv: packed = c.bytes && !c.va; break;
+    case Op::Sendrecv: packed = (c.bytes && !c.va) || (c.bytes2 && !c.va2); break;
+    case Op::Bcast:
+    case Op::Reduce:
+    case Op::Allreduce:
+    case Op::Allgather:
+    case Op::Alltoall:
+    case Op::Scan:
+    case Op::Exscan:
+    case Op::Gather: packed = c.bytes && !c.va; break;
+    case Op::Scatter: packed = c.bytes && !c.va && comms.rank_in(c.comm, rank) == static_cast<unsigned>(c.root); break;
+    default: break;
+    }
+    if (packed)
+        throw std::runtime_error(who +
+                                 "moves the data of a non-contiguous datatype (packed into the library's own "
+                                 "buffer, workloads/mpi/README.md \"Datatypes\"), which a trace has no address "
+                                 "for: the trace is not written");
+}
+
+void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
+                       const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    if (op == Op::Matched) return;   // the library's question, not a call
+    refuse_unrecordable(rank, c, comms);
+    std::vector<Event>& out = events_.at(rank);
+    Event in = event(Kind::Enter, enter);
+    in.op = static_cast<std::uint8_t>(c.op);
+    if (op == Op::Probe || op == Op::Iprobe) {
+        in.probe = true;
+        in.comm = c.comm;
+        in.peer = static_cast<std::uint32_t>(c.peer);
+        in.tag = static_cast<std::uint32_t>(c.tag);
+    }
+    out.push_back(in);
+    // The requests a test names (the replay tests them as the simulation did).
+    auto tested = [&](std::uint64_t q) {
+        out.push_back(event(Kind::RequestTest, enter));
+        out.back().request = q;
+    };
+    auto message = [&](Kind k, std::int32_t peer, std::int32_t tag, std::uint64_t len, std::uint64_t va) {
+        Event e = event(k, enter);
+        e.comm = c.comm;
+        e.peer = static_cast<std::uint32_t>(peer);
+        e.tag = static_cast<std::uint32_t>(tag);
+        e.length = len;
+        e.buffers = true;
+        e.va = va;
+        return e;
+    };
+    switch (op) {
+    case Op::Send: out.push_back(message(Kind::Send, c.peer, c.tag, c.bytes, c.va)); break;
+    case Op::Isend:
+        out.push_back(message(Kind::Isend, c.peer, c.tag, c.bytes, c.va));
+        out.back().request = r.request;
+        open_[rank][r.request] = {false, c.comm, c.va, c.bytes};
+        break;
+    case Op::Irecv:
+        out.push_back(event(Kind::IrecvRequest, enter));
+        out.back().request = r.request;
+        open_[rank][r.request] = {true, c.comm, c.va, c.bytes};
+        break;
+    case Op::Recv:
+    case Op::Sendrecv: {
+        if (op == Op::Sendrecv) out.push_back(message(Kind::Send, c.peer, c.tag, c.bytes, c.va));
+        Event e = message(Kind::Recv, r.source, r.tag, r.bytes, op == Op::Sendrecv ? c.va2 : c.va);
+        e.time = leave;
+        e.capacity = op == Op::Sendrecv ? c.bytes2 : c.bytes;
+        out.push_back(e);
+        break;
+    }
+    case Op::Wait: complete(rank, c, r, leave); break;
+    case Op::Test:
+        tested(c.request);
+        if (r.flag) complete(rank, c, r, leave);
+        break;
+    case Op::Waitany:
+    case Op::Testany:
+    case Op::Testall:
+        for (const std::uint64_t q : ids) tested(q);
+        break;
+    case Op::Barrier:
+    case Op::Bcast:
+    case Op::Reduce:
+    case Op::Allreduce:
+    case Op::Allgather:
+    case Op::Alltoall:
+    case Op::Scan:
+    case Op::Exscan:
+    case Op::Gather:
+    case Op::Scatter:
+    case Op::CommSplit: collective(rank, c, enter, leave, comms); break;
+    default: break;   // Finalize, Probe, Iprobe (their Enter says what they look for)
+    }
+    Event back = event(Kind::Leave, leave);
+    back.op = in.op;
+    out.push_back(back);
+}
+
+std::string MpiRecorder::anchor_of(const std::string& dir) {
+    std::filesystem::path p(dir);
+    if (!p.has_filename()) p = p.parent_path();
+    return (p / (p.filename().string() + ".otf2")).string();
+}
+
+std::string MpiRecorder::write(const std::string& dir, const MpiCommunicators& comms) const {
+    namespace fs = std::filesystem;
+    fs::path p(dir);
+    if (!p.has_filename()) p = p.parent_path();
+    std::error_code ec;
+    if (fs::exists(p, ec) || ec)
+        throw std::runtime_error("mpi.record: " + p.string() +
+                                 " exists now (it did not when the run began): not overwritten; the trace is not "
+                                 "written");
+    OTF2_Archive* a = OTF2_Archive_Open(p.string().c_str(), p.filename().string().c_str(), OTF2_FILEMODE_WRITE,
+                                        OTF2_CHUNK_SIZE_MIN * 4, OTF2_CHUNK_SIZE_MIN * 4, OTF2_SUBSTRATE_POSIX,
+                                        OTF2_COMPRESSION_NONE);
+    if (!a) throw std::runtime_error("mpi.record: cannot make the OTF2 archive " + p.string());
+    OTF2_FlushCallbacks flush = {pre_flush, post_flush};
+    OTF2_Archive_SetFlushCallbacks(a, &flush, nullptr);
+    OTF2_Archive_SetSerialCollectiveCallbacks(a);
+    OTF2_Archive_SetCreator(a, (std::string(recorded::kCreator) + " (vrdmasim's mpi workload, Open MPI)").c_str());
+    OTF2_Archive_SetDescription(a, "an MPI program's calls as vrdmasim simulated them; timestamps in simulated ps");
+    OTF2_Archive_OpenEvtFiles(a);
+    OTF2_AttributeList* attrs = OTF2_AttributeList_New();
+    std::vector<std::uint64_t> counts;
+    std::uint64_t length = 0;
+    for (std::size_t r = 0; r < events_.size(); ++r) {
+        OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, r);
+        for (const Event& e : events_[r]) {
+            write_event(w, attrs, e);
+            length = std::max(length, e.time);
+        }
+        uint64_t n = 0;
+        OTF2_EvtWriter_GetNumberOfEvents(w, &n);
+        counts.push_back(n);
+        OTF2_Archive_CloseEvtWriter(a, w);
+    }
+    OTF2_AttributeList_Delete(attrs);
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_OpenDefFiles(a);
+    for (std::size_t r = 0; r < events_.size(); ++r) OTF2_Archive_CloseDefWriter(a, OTF2_Archive_GetDefWriter(a, r));
+    OTF2_Archive_CloseDefFiles(a);
+    OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
+    write_definitions(g, counts, length, comms);
+    if (OTF2_Archive_Close(a) != OTF2_SUCCESS)
+        throw std::runtime_error("mpi.record: the OTF2 archive " + p.string() + " cannot be written");
+    return anchor_of(dir);
+}
+
+}   // namespace vrdmasim

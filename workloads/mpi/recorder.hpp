@@ -1,0 +1,80 @@
+// mpi.record: an MPI program's calls, as the simulation carried them out,
+// written as an OTF2 trace the trace workload replays
+// (workloads/mpi/README.md "Record, then replay"): per rank, each call an
+// MPI region entered when the call reached the simulation (after its
+// compute) and left when it returned, in simulated picoseconds, with the
+// events trace_reader.cpp reads (MpiSend, MpiIsend, MpiIsendComplete,
+// MpiIrecvRequest, MpiRecv, MpiIrecv, MpiCollectiveBegin/End), the
+// communicators the program made, and each buffer's virtual address as an
+// OTF2 attribute (recorded:: in workloads/trace_reader.hpp). Events are
+// kept in memory and the archive is written once the program has finished.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "workloads/mpi/communicators.hpp"
+#include "workloads/mpi/protocol.hpp"
+
+namespace vrdmasim {
+
+class MpiRecorder {
+public:
+    explicit MpiRecorder(unsigned ranks) : events_(ranks), open_(ranks) {}
+    // The rank's MPI_Init, returned at `ps`.
+    void init(unsigned rank, std::uint64_t ps);
+    // Call `c` of `rank`, entered at `enter` and returned at `leave` with
+    // reply `r`; `ids` the requests it lists (Waitany, Testany, Testall);
+    // `comms` says the communicators' sizes.
+    void call(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter, std::uint64_t leave,
+              const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms);
+    // Writes the archive: the directory `dir` (which must not exist),
+    // anchor dir/NAME.otf2 with NAME the directory's name; the anchor's
+    // path. std::runtime_error if it cannot.
+    std::string write(const std::string& dir, const MpiCommunicators& comms) const;
+    // The anchor file of the archive in `dir`.
+    static std::string anchor_of(const std::string& dir);
+
+    struct Event {
+        enum class Kind : std::uint8_t {
+            Enter,
+            Leave,
+            Send,
+            Isend,
+            IsendComplete,
+            IrecvRequest,
+            Recv,
+            Irecv,
+            Begin,
+            End,
+            RequestTest
+        };
+        Kind kind = Kind::Enter;
+        std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
+        std::uint32_t comm = 0, peer = 0, tag = 0, root = 0;
+        std::uint64_t time = 0, length = 0, request = 0, sent = 0, received = 0;
+        bool buffers = false;
+        std::uint64_t va = 0, va2 = 0, capacity = 0;
+        bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
+    };
+
+private:
+    // What a trace cannot carry (MPI_Cancel, a non-contiguous datatype's
+    // packed data): std::runtime_error naming it, the trace not written.
+    static void refuse_unrecordable(unsigned rank, const mpiwire::Call& c, const MpiCommunicators& comms);
+    void collective(unsigned rank, const mpiwire::Call& c, std::uint64_t enter, std::uint64_t leave,
+                    const MpiCommunicators& comms);
+    void complete(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t at);
+    // The open requests of a rank, by the simulation's id.
+    struct Open {
+        bool receive = false;
+        std::uint32_t comm = 0;
+        std::uint64_t va = 0, capacity = 0;
+    };
+    std::vector<std::vector<Event>> events_;   // by rank
+    std::vector<std::map<std::uint64_t, Open>> open_;   // by rank
+};
+
+}   // namespace vrdmasim

@@ -1,0 +1,44 @@
+// A program's own buffers in a rank's simulated process, at the program's
+// own virtual addresses (workloads/mpi/README.md "The buffers"): the mpi
+// workload maps them as the program's calls name them, and the trace
+// workload does the same with the addresses a trace recorded by vrdmasim
+// carries (workloads/README.md "Trace replay"), so that a replay touches
+// the pages the program touched, in the same order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "library/rdma/process.hpp"
+
+namespace vrdmasim {
+
+struct CollectiveData;
+
+class ProgramBuffers {
+public:
+    // The pages of [va, va + len) the process has not mapped yet, mapped
+    // there (not populated: the engine's first access faults);
+    // std::runtime_error naming `who` if they cannot be.
+    void map(RdmaProcess& app, std::uint64_t va, std::uint64_t len, const std::string& who);
+    // The library's own buffer (an in-place collective's input, a
+    // non-root's reduce result, a split's exchange) of at least `len`
+    // bytes: one buffer, allocated again larger when a call needs more.
+    std::uint64_t scratch(RdmaProcess& app, std::uint64_t len, bool populate, BufferAdvice advice);
+    // A collective's send and receive buffers from the program's (`va`,
+    // `va2`: 0 for none; a bcast has one), mapped; the library's own
+    // stands in where MPI gives none (MPI_IN_PLACE, a non-root's reduce
+    // result) or a reduction's two buffers overlap once rounded up to whole
+    // words (library/collectives sums 64-bit words).
+    std::pair<std::uint64_t, std::uint64_t> collective(RdmaProcess& app, const CollectiveData& d, std::uint64_t va,
+                                                       std::uint64_t va2, bool populate, BufferAdvice advice,
+                                                       const std::string& who);
+
+private:
+    std::map<std::uint64_t, std::uint64_t> mapped_;   // page ranges mapped so far, start -> end
+    std::uint64_t scratch_ = 0, scratch_len_ = 0;
+};
+
+}   // namespace vrdmasim
