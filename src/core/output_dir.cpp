@@ -58,14 +58,23 @@ bool is_our_report(const fs::path& file) {
 
 bool is_run_output(const fs::path& dir) {
     static const std::set<std::string> kOutputs{
-        kRunMarker,       "config.ini",     "stats.json", "stats.txt",      "summary.csv",    "error.txt",
-        "trace.json",     "trace.json.gz",  "events.log", "timeseries.csv", "roi-stats.json", "whole-run-summary.csv",
-        "program.stdout", "program.stderr", kReportFile};
+        kRunMarker,   "config.ini",    "stats.json", "stats.txt",      "summary.csv",    "error.txt",
+        "trace.json", "trace.json.gz", "events.log", "timeseries.csv", "roi-stats.json", "whole-run-summary.csv",
+        kReportFile};
+    // An MPI program's output: job 0's program.stdout and program.stderr,
+    // job j's program-job<j>.stdout and .stderr.
+    const auto program_output = [](const std::string& n) {
+        const bool out = n.size() > 7 && n.compare(n.size() - 7, 7, ".stdout") == 0,
+                   err = n.size() > 7 && n.compare(n.size() - 7, 7, ".stderr") == 0;
+        const std::string stem = n.substr(0, n.size() - 7);
+        return (out || err) && (stem == "program" || (stem.rfind("program-job", 0) == 0 && stem.size() > 11 &&
+                                                      stem.find_first_not_of("0123456789", 11) == std::string::npos));
+    };
     std::error_code ec;
     if (!fs::is_regular_file(dir / kRunMarker, ec)) return false;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
-        if (!kOutputs.count(name)) return false;
+        if (!kOutputs.count(name) && !program_output(name)) return false;
         if (!it->is_regular_file(ec)) return false;
         // A report.html of the user's own (not written by --report) is not ours to replace.
         if (name == kReportFile && !is_our_report(it->path())) return false;

@@ -30,7 +30,8 @@ void write_marker(const std::filesystem::path& dir, const char* name, const std:
 
 // True if dir holds the run marker and nothing but the files a run writes
 // (config.ini, stats.json, stats.txt, summary.csv, error.txt, trace.json,
-// events.log, timeseries.csv, program.stdout, program.stderr, and a report.html that is_our_report): an earlier run's
+// events.log, timeseries.csv, an MPI program's program[-job<j>].stdout and .stderr, and a report.html that
+// is_our_report): an earlier run's
 // output, safe to replace.
 bool is_run_output(const std::filesystem::path& dir);
 

@@ -320,11 +320,11 @@ void MpiLauncher::Copy::run() {
 
 void MpiLauncher::start_copies(int child_ends[2]) {
     if (s_.output_dir.empty()) return;
-    const char* names[2] = {"program.stdout", "program.stderr"};
+    const char* names[2] = {".stdout", ".stderr"};
     for (int i = 0; i < 2; ++i) {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("mpi: pipe: ") + std::strerror(errno));
-        const std::string path = s_.output_dir + "/" + names[i];
+        const std::string path = s_.output_dir + "/" + s_.output_name + names[i];
         const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (file < 0) {
             ::close(fds[0]);

@@ -26,9 +26,9 @@ public:
         std::string untimed;   // VRDMASIM_MPI_UNTIMED
         double connect_timeout_s = 120;   // host seconds for every rank to reach MPI_Init
         // Where the program's stdout and stderr are copied, as
-        // program.stdout and program.stderr (the run's output directory
+        // <output_name>.stdout and .stderr (the run's output directory
         // while it is written); "" for none. They reach vrdmasim's own too.
-        std::string output_dir;
+        std::string output_dir, output_name = "program";
     };
     explicit MpiLauncher(Settings s);
     ~MpiLauncher();   // anything still running is ended (SIGTERM, then SIGKILL)

@@ -161,7 +161,10 @@ std::string MpiWorkload::partition_refusal() const {
 }
 
 void MpiWorkload::launch() {
-    settings_.output_dir = ctx_.files_dir;   // the program's stdout and stderr, copied into the run's outputs
+    // The program's stdout and stderr, copied into the run's outputs (a
+    // name of its own for each job's program).
+    settings_.output_dir = ctx_.files_dir;
+    settings_.output_name = job_ == 0 ? "program" : "program-job" + std::to_string(job_);
     launcher_ = std::make_unique<MpiLauncher>(settings_);
     launcher_->start();
 }
