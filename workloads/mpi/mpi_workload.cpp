@@ -279,6 +279,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         mpi_us_.add(to_us(app.now() - t0));
         r.time_ps = ps_of(app.now());
         if (!more) {
+            end_freed(rank, ep);
             ep.finalize();
             app.finish_registrations();
             r.time_ps = ps_of(app.now());
@@ -362,6 +363,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Wait:
     case Op::Test:
     case Op::Cancel:
+    case Op::RequestFree:
     case Op::Sendrecv: point_to_point(app, rank, ep, c, r); return true;
     case Op::Waitany:
     case Op::Testany:
@@ -484,9 +486,30 @@ void MpiWorkload::any_or_all(unsigned rank, msg::Endpoint& ep, const Call& c, Re
     }
 }
 
+void MpiWorkload::end_freed(unsigned rank, msg::Endpoint& ep) {
+    Rank& me = state_[rank];
+    for (const std::uint64_t q : me.freed) {
+        ep.wait(q);
+        me.sending.erase(q);
+        const auto pk = me.packed.find(q);
+        if (pk != me.packed.end()) {
+            unpack(rank, ep, pk->second, false, 0);
+            me.packed.erase(pk);
+        }
+    }
+    me.freed.clear();
+}
+
 void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     Rank& me = state_[rank];
     const Op op = static_cast<Op>(c.op);
+    if (op == Op::RequestFree) {
+        if (!me.sending.count(c.request))
+            throw std::runtime_error("mpi: rank " + std::to_string(rank) + " frees request " +
+                                     std::to_string(c.request) + ", which is no send of it in flight");
+        me.freed.push_back(c.request);
+        return;
+    }
     if (op == Op::Cancel) {
         if (!me.receives.count(c.request))
             throw std::runtime_error("mpi: rank " + std::to_string(rank) + " cancels request " +

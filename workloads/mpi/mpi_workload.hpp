@@ -76,6 +76,7 @@ private:
         std::map<std::uint64_t, std::vector<std::uint64_t>> packs;
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> packed;
         std::vector<std::uint64_t> ids;   // the requests the call being served lists
+        std::vector<std::uint64_t> freed;   // sends the program freed (MPI_Request_free), ended at MPI_Finalize
         bool replied = false;   // the call being served was answered already (meet())
     };
     // The members of a communicator split (by parent context and split
@@ -104,6 +105,9 @@ private:
     void probe(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Whether an open receive has matched (Op::Matched): no time passes.
     void matched(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // MPI_Finalize: the sends the program freed complete (as Open MPI's
+    // finalize waits for them).
+    void end_freed(unsigned rank, msg::Endpoint& ep);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
     void any_or_all(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);

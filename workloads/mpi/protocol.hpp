@@ -61,6 +61,7 @@ enum class Op : std::uint32_t {
     Cancel,   // MPI_Cancel of receive `request`; the flag: withdrawn (then complete, cancelled)
     Gather,   // root, va (send), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
     Scatter,   // root, va (the root's send; 0 elsewhere), va2 (receive), bytes (each rank's block)
+    RequestFree,   // MPI_Request_free of send `request`: it completes on its own (waited for at MPI_Finalize)
 };
 
 constexpr std::int32_t kAnySource = -1;

@@ -47,10 +47,11 @@ const char* region_name(std::uint8_t op) {
     case Op::Cancel: return "MPI_Cancel";
     case Op::Gather: return "MPI_Gather";
     case Op::Scatter: return "MPI_Scatter";
+    case Op::RequestFree: return "MPI_Request_free";
     default: return "MPI_Init";
     }
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::Scatter);
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::RequestFree);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -231,10 +232,10 @@ void MpiRecorder::complete(unsigned rank, const Call& c, const Reply& r, std::ui
 void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
-    if (op == Op::Cancel)
-        throw std::runtime_error(who +
-                                 "cancels a receive (MPI_Cancel), which a replay does not carry out: the trace "
-                                 "is not written");
+    if (op == Op::Cancel || op == Op::RequestFree)
+        throw std::runtime_error(
+            who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a send's request (MPI_Request_free)") +
+            ", which a replay does not carry out: the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;

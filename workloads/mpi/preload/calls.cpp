@@ -453,6 +453,31 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 // MPI_Cancel of a receive: withdrawn if the simulation has not matched it
 // (then it ends cancelled, and was never posted to real MPI), else it ends
 // as it would have. A send cannot be withdrawn from the simulation.
+// MPI_Request_free of a send: the send completes on its own (the
+// simulation waits for it at MPI_Finalize, as Open MPI does); its real
+// request is kept. Freeing a receive is untimed.
+int MPI_Request_free(MPI_Request* request) {
+    const InLibrary lib;
+    const auto it = pending().find(*request);
+    if (it == pending().end()) return PMPI_Request_free(request);
+    Pending& p = it->second;
+    if (!p.send) {
+        untimed("MPI_Request_free of a receive");
+        return PMPI_Request_free(request);
+    }
+    Call c = call(Op::RequestFree);
+    c.request = p.sim;
+    exchange(c);
+    keep(p.real, p.copy);
+    MPI_Request g = *request;
+    PMPI_Grequest_complete(g);
+    PMPI_Wait(&g, MPI_STATUS_IGNORE);
+    pending().erase(it);
+    *request = MPI_REQUEST_NULL;
+    mark();
+    return MPI_SUCCESS;
+}
+
 int MPI_Cancel(MPI_Request* request) {
     const InLibrary lib;
     const auto it = pending().find(*request);

@@ -140,6 +140,21 @@ int main(int argc, char** argv) {
     random_access(rank, size);
     MPI_Barrier(MPI_COMM_WORLD);   // no strided message before rank 0 cancelled its receive of any message
     strided(rank, size);
+    // Sends whose requests the program frees (MPI_Request_free).
+    static long freed_value;
+    freed_value = rank * 11;
+    if (rank != 0) {
+        MPI_Request q;
+        MPI_Isend(&freed_value, 1, MPI_LONG, 0, 11, MPI_COMM_WORLD, &q);
+        MPI_Request_free(&q);
+        check(q == MPI_REQUEST_NULL, "request freed", rank);
+    } else {
+        for (int s = 1; s < size; ++s) {
+            long v = -1;
+            MPI_Recv(&v, 1, MPI_LONG, s, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            check(v == s * 11, "freed send", rank);
+        }
+    }
     // Gather and scatter, rooted at the last rank.
     std::vector<int> gathered(size, -1), parts(size);
     const int me = rank * 7 + 1;
