@@ -12,6 +12,67 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 }
 
+void ProgramBuffers::add(Ranges& r, std::uint64_t s, std::uint64_t e) {
+    if (s >= e) return;
+    auto it = r.upper_bound(s);
+    if (it != r.begin() && std::prev(it)->second >= s) {   // joins the range before
+        --it;
+        s = it->first;
+        e = std::max(e, it->second);
+        it = r.erase(it);
+    }
+    while (it != r.end() && it->first <= e) {   // and those it reaches
+        e = std::max(e, it->second);
+        it = r.erase(it);
+    }
+    r[s] = e;
+}
+
+void ProgramBuffers::remove(Ranges& r, std::uint64_t s, std::uint64_t e) {
+    for (const auto& [a, b] : overlap(r, s, e)) {
+        auto it = std::prev(r.upper_bound(a));   // the range holding [a, b)
+        const std::uint64_t lo = it->first, hi = it->second;
+        r.erase(it);
+        if (lo < a) r[lo] = a;
+        if (b < hi) r[b] = hi;
+    }
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> ProgramBuffers::overlap(const Ranges& r, std::uint64_t s,
+                                                                             std::uint64_t e) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    auto it = r.upper_bound(s);
+    if (it != r.begin()) --it;
+    for (; it != r.end() && it->first < e; ++it)
+        if (it->second > s) out.emplace_back(std::max(s, it->first), std::min(e, it->second));
+    return out;
+}
+
+void ProgramBuffers::populate(RdmaProcess& app, std::uint64_t s, std::uint64_t e) {
+    std::vector<unsigned char> page(kPage);
+    for (std::uint64_t p = s; p < e; p += kPage) {
+        if (app.resident(p)) continue;
+        // Faulted in with what it holds (zeros if never touched, a swapped
+        // page's data), untimed: the CPU's time is the program's compute.
+        if (!app.debug_read(p, page.data(), kPage) || !app.debug_write(p, page.data(), kPage))
+            throw std::logic_error(app.group() + ": a mapped page of the program's cannot be touched");
+    }
+}
+
+void ProgramBuffers::touch(RdmaProcess& app, std::uint64_t va, std::uint64_t len) {
+    const std::uint64_t s = va & ~(kPage - 1), e = (va + len + kPage - 1) & ~(kPage - 1);
+    for (const auto& [a, b] : overlap(mapped_, s, e)) populate(app, a, b);
+    add(touched_, s, e);
+    for (const auto& [a, b] : overlap(mapped_, s, e)) remove(touched_, a, b);
+}
+
+void ProgramBuffers::unmap(RdmaProcess& app, std::uint64_t va, std::uint64_t len) {
+    const std::uint64_t s = va & ~(kPage - 1), e = (va + len + kPage - 1) & ~(kPage - 1);
+    for (const auto& [a, b] : overlap(mapped_, s, e)) app.unmap(a, b - a);
+    remove(mapped_, s, e);
+    remove(touched_, s, e);
+}
+
 void ProgramBuffers::map(RdmaProcess& app, std::uint64_t va, std::uint64_t len, const std::string& who) {
     if (len == 0) return;
     std::uint64_t s = va & ~(kPage - 1);
@@ -29,13 +90,10 @@ void ProgramBuffers::map(RdmaProcess& app, std::uint64_t va, std::uint64_t len, 
             throw std::runtime_error(who + ": the program's buffer at " + hex(va) + " (" + std::to_string(len) +
                                      " B) cannot be simulated at its address: " + oom.what());
         }
-        // Merge with a neighbour ending here.
-        auto prev = mapped_.lower_bound(s);
-        if (prev != mapped_.begin() && std::prev(prev)->second == s) {
-            std::prev(prev)->second = gap_end;
-        } else {
-            mapped_[s] = gap_end;
-        }
+        add(mapped_, s, gap_end);
+        // Pages the program touched before any call named them.
+        for (const auto& [a, b] : overlap(touched_, s, gap_end)) populate(app, a, b);
+        remove(touched_, s, gap_end);
         s = gap_end;
     }
 }

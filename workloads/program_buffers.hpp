@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "library/rdma/process.hpp"
 
@@ -23,6 +24,16 @@ public:
     // there (not populated: the engine's first access faults);
     // std::runtime_error naming `who` if they cannot be.
     void map(RdmaProcess& app, std::uint64_t va, std::uint64_t len, const std::string& who);
+    // The program's CPU touched the pages of [va, va + len) first (page
+    // aligned; workloads/mpi/README.md "The program's memory"): those
+    // mapped are made present now (untimed: the program's compute holds
+    // its time), the others once a call maps them.
+    void touch(RdmaProcess& app, std::uint64_t va, std::uint64_t len);
+    // The program unmapped [va, va + len) (page aligned): what of it is
+    // mapped is unmapped (timed as the kernel's munmap: the MMU notifiers
+    // drop registrations and pin-down cache entries there), its touches
+    // forgotten; a later call maps it afresh.
+    void unmap(RdmaProcess& app, std::uint64_t va, std::uint64_t len);
     // The library's own buffer (an in-place collective's input, a
     // non-root's reduce result, a split's exchange) of at least `len`
     // bytes: one buffer, allocated again larger when a call needs more.
@@ -37,7 +48,15 @@ public:
                                                        const std::string& who);
 
 private:
-    std::map<std::uint64_t, std::uint64_t> mapped_;   // page ranges mapped so far, start -> end
+    using Ranges = std::map<std::uint64_t, std::uint64_t>;   // page ranges, start -> end
+    static void add(Ranges& r, std::uint64_t s, std::uint64_t e);
+    static void remove(Ranges& r, std::uint64_t s, std::uint64_t e);
+    // The parts of [s, e) in `r`, in order.
+    static std::vector<std::pair<std::uint64_t, std::uint64_t>> overlap(const Ranges& r, std::uint64_t s,
+                                                                        std::uint64_t e);
+    static void populate(RdmaProcess& app, std::uint64_t s, std::uint64_t e);
+    Ranges mapped_;   // mapped so far
+    Ranges touched_;   // touched by the program, not mapped yet
     std::uint64_t scratch_ = 0, scratch_len_ = 0;
 };
 

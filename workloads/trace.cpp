@@ -460,6 +460,12 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
                 compute_us_.add(to_us(t));
                 rank_compute_[rank]->add(to_us(t));
             }
+            if (recorded_ && e.memory) {   // the program's own memory use before the call
+                for (std::size_t i = 0; i + 1 < e.memory->unmapped.size(); i += 2)
+                    r.program.unmap(app, e.memory->unmapped[i], e.memory->unmapped[i + 1]);
+                for (std::size_t i = 0; i + 1 < e.memory->touched.size(); i += 2)
+                    r.program.touch(app, e.memory->touched[i], e.memory->touched[i + 1]);
+            }
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
             r.entered = e;

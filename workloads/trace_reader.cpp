@@ -227,6 +227,24 @@ bool plain(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const char* event) 
                          "): the replay does not interpret attributes; not replayed rather than replayed without it");
 }
 
+// recorded::kMemory's runs, or none if `text` is not as vrdmasim writes it.
+std::shared_ptr<const ProgramMemory> parse_memory(const std::string& text) {
+    auto m = std::make_shared<ProgramMemory>();
+    std::istringstream in(text);
+    for (std::string w; in >> w;) {
+        const std::size_t plus = w.find('+');
+        if (w.size() < 4 || (w[0] != 'U' && w[0] != 'T') || plus == std::string::npos || plus < 2) return nullptr;
+        char* end = nullptr;
+        const std::uint64_t va = std::strtoull(w.c_str() + 1, &end, 16);
+        if (end != w.c_str() + plus) return nullptr;
+        const std::uint64_t len = std::strtoull(w.c_str() + plus + 1, &end, 16);
+        if (*end || len == 0) return nullptr;
+        auto& runs = w[0] == 'U' ? m->unmapped : m->touched;
+        runs.insert(runs.end(), {va, len});
+    }
+    return m;
+}
+
 // The attributes of an event a trace recorded by vrdmasim carries
 // (recorded::): the program's buffers, into `e`; any other attribute is
 // refused as plain() refuses it.
@@ -252,6 +270,13 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
                                      : name == recorded::kPeer ? &e.probe_peer
                                      : name == recorded::kTag  ? &e.probe_tag
                                                                : nullptr;
+        if (probe && name == recorded::kMemory && type == OTF2_TYPE_STRING) {
+            const auto text = s.impl->strings.find(value.stringRef);
+            if (text == s.impl->strings.end() || !(e.memory = parse_memory(text->second)))
+                return refuse(s, std::string(event) + " with a program memory attribute that is not vrdmasim's (" +
+                                     where(s, t) + ")");
+            continue;
+        }
         if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
             e.comm = static_cast<std::uint32_t>(value.uint64);
             continue;

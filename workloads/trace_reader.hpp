@@ -40,7 +40,17 @@ constexpr const char* kBuffer2 = "vrdmasim::buffer2";
 constexpr const char* kComm = "vrdmasim::comm";
 constexpr const char* kPeer = "vrdmasim::peer";
 constexpr const char* kTag = "vrdmasim::tag";
+// A call's region Enter: the program's memory since its previous call
+// (workloads/mpi/README.md "The program's memory"), a string of runs of
+// pages in hexadecimal, "U<va>+<len>" unmapped, then "T<va>+<len>"
+// touched first, separated by spaces.
+constexpr const char* kMemory = "vrdmasim::memory";
 }   // namespace recorded
+
+// The program's memory since its previous call, as recorded (runs {va, len}).
+struct ProgramMemory {
+    std::vector<std::uint64_t> unmapped, touched;
+};
 
 // One event of a rank, as the replay needs it.
 struct TraceEvent {
@@ -88,6 +98,7 @@ struct TraceEvent {
     bool buffers = false;   // the event carries them
     std::uint64_t va = 0, va2 = 0, capacity = 0;
     std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
+    std::shared_ptr<const ProgramMemory> memory;   // Enter (recorded::kMemory), or none
     // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then
     // MPICH's agreement, an allreduce).
     bool create = false;

@@ -2,7 +2,6 @@
 // payload copied by the sender's CPU into a bounce slot, carried by one RDMA
 // write with a notification into the slot the receiver keeps for the
 // sender, copied out by the receiver's CPU.
-#include <sstream>
 #include <stdexcept>
 
 #include "library/messaging/endpoint.hpp"
@@ -25,15 +24,6 @@ void Endpoint::eager_send(Req& r, Request id) {
     send_queued(p);
 }
 
-namespace {
-void truncated(const std::string& who, std::uint64_t len, std::uint64_t room, unsigned src, std::uint64_t tag) {
-    std::ostringstream os;
-    os << who << ": a message of " << len << " B from node" << src << " (tag " << tag << ") matched a receive of "
-       << room << " B (truncation: MPI_ERR_TRUNCATE)";
-    throw std::runtime_error(os.str());
-}
-}   // namespace
-
 void Endpoint::eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr) {
     std::uint64_t rid = 0;
     const std::uint64_t uid = next_unexpected_++;
@@ -42,7 +32,7 @@ void Endpoint::eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr) 
     app_.compute("msg-match", match_cost_ * static_cast<double>(std::max<std::size_t>(match_.searched(), 1)));
     if (hit) {
         Req& r = reqs_.at(rid);
-        if (h.len > r.len) truncated(app_.group(), h.len, r.len, p.node, h.tag);
+        if (h.len > r.len) truncated(h.len, r.len, p.node, h.tag);
         copy(slot_addr + sizeof(Header), r.buf, h.len);   // straight into the user buffer
         stats_.copy_bytes.inc(h.len);
         r.proto = Proto::Eager;
@@ -63,7 +53,7 @@ void Endpoint::eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr) 
 }
 
 void Endpoint::deliver_unexpected_eager(Req& r, Request id, Unexpected& u) {
-    if (u.h.len > r.len) truncated(app_.group(), u.h.len, r.len, u.h.src, u.h.tag);
+    if (u.h.len > r.len) truncated(u.h.len, r.len, u.h.src, u.h.tag);
     if (u.h.len && !app_.debug_write(r.buf, u.data.data(), u.h.len))
         throw std::runtime_error(app_.group() + ": receive buffer not writable");
     charge_copy(u.h.len);

@@ -158,9 +158,16 @@ void Endpoint::copy(std::uint64_t from, std::uint64_t to, std::uint64_t len) {
     charge_copy(len);
 }
 
+void Endpoint::truncated(std::uint64_t len, std::uint64_t room, unsigned src, std::uint64_t tag) const {
+    std::ostringstream os;
+    os << app_.group() << ": a message of " << len << " B from node" << src << " (tag " << tag
+       << ") matched a receive of " << room << " B (truncation: MPI_ERR_TRUNCATE)";
+    throw std::runtime_error(os.str());
+}
+
 Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
     if (is_wildcard_tag(tag)) throw std::invalid_argument("isend with a wildcard tag");
-    peer(dst);   // a peer, or an error
+    if (dst != app_.node()) peer(dst);   // itself, a peer, or an error
     const Request id = next_req_++;
     Req& r = reqs_[id];
     r.send = true;
@@ -171,13 +178,14 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
     r.start = app_.now();
     r.status = Status{true, app_.node(), tag, len, {}};
     guard(id, r);   // read by the library's copy or the engine until the send completes
-    if (len <= threshold_) eager_send(r, id);
+    if (dst == app_.node()) self_send(r, id);
+    else if (len <= threshold_) eager_send(r, id);
     else rndv_send(r, id);
     return id;
 }
 
 Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
-    if (src != kAnySource) peer(src);
+    if (src != kAnySource && src != app_.node()) peer(src);
     const Request id = next_req_++;
     Req& r = reqs_[id];
     r.send = false;
@@ -196,6 +204,7 @@ Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t
         Unexpected u = std::move(unexpected_.at(uid));
         unexpected_.erase(uid);
         if (u.h.kind == Kind::Eager) deliver_unexpected_eager(r, id, u);
+        else if (u.h.src == app_.node()) self_deliver(u.h.sreq, reqs_.at(u.h.sreq), id, r);
         else rts_matched(peer(u.h.src), u.h, id, r);
     }
     return id;

@@ -213,6 +213,12 @@ private:
     void eager_send(Req& r, Request id);
     void eager_arrived(Peer& p, const Header& h, std::uint64_t slot_addr);
     void deliver_unexpected_eager(Req& r, Request id, Unexpected& u);
+    // self.cpp: messages to this process itself
+    void self_send(Req& r, Request id);
+    // Send `sid` taken by receive `rid`: one copy completes both.
+    void self_deliver(Request sid, Req& s, Request rid, Req& q);
+    // A message longer than the receive that matched it (MPI_ERR_TRUNCATE).
+    [[noreturn]] void truncated(std::uint64_t len, std::uint64_t room, unsigned src, std::uint64_t tag) const;
     // rendezvous.cpp
     void rndv_send(Req& r, Request id);
     void rts_matched(Peer& p, const Header& h, Request id, Req& r);

@@ -38,12 +38,7 @@ void Endpoint::rndv_send(Req& r, Request id) {
 }
 
 void Endpoint::rts_matched(Peer& p, const Header& h, Request id, Req& r) {
-    if (h.len > r.len) {
-        std::ostringstream os;
-        os << app_.group() << ": a message of " << h.len << " B from node" << p.node << " (tag " << h.tag
-           << ") matched a receive of " << r.len << " B (truncation: MPI_ERR_TRUNCATE)";
-        throw std::runtime_error(os.str());
-    }
+    if (h.len > r.len) truncated(h.len, r.len, p.node, h.tag);
     r.proto = Proto::Rendezvous;
     r.status = Status{true, p.node, h.tag, h.len, {}};
     // The engine will write the buffer: registered as rdma.strategy says

@@ -9,6 +9,9 @@ MsgStats::MsgStats(StatRegistry& s, const std::string& p)
       rendezvous_sends(
           s.counter(p + "rendezvous_sends", "", "messages sent by the rendezvous protocol (msg.rendezvous)")),
       rendezvous_bytes(s.counter(p + "rendezvous_bytes", "B", "payload bytes of rendezvous messages (zero copy)")),
+      self_sends(s.counter(p + "self_sends", "",
+                           "messages the process sent to itself: copied by its CPU (into a matching receive, else "
+                           "into library memory and out again), no RDMA; not counted as eager or rendezvous")),
       receives(s.counter(p + "receives", "", "receives completed")),
       unexpected(s.counter(p + "unexpected", "",
                            "messages (eager or ready-to-send) that arrived before a receive matched them: "

@@ -20,6 +20,7 @@ struct MsgStats {
     Counter& eager_bytes;
     Counter& rendezvous_sends;   // messages sent by rendezvous
     Counter& rendezvous_bytes;
+    Counter& self_sends;   // messages to the process itself (copied, no RDMA)
     Counter& receives;   // receives completed
     Counter& unexpected;   // messages that arrived before a receive matched them
     Counter& unexpected_hits;   // receives matched from the unexpected queue when posted

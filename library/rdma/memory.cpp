@@ -79,6 +79,15 @@ std::uint64_t RdmaProcess::alloc_at(std::uint64_t va, std::uint64_t bytes) {
     return va;
 }
 
+void RdmaProcess::unmap(std::uint64_t va, std::uint64_t bytes) {
+    if (!vm_) throw std::logic_error(group_ + ": unmap needs the process in a Vm (smmu.enabled = true)");
+    const VmResult r = vm_->munmap(pid_, va, bytes, now());
+    if (!r.ok())
+        throw std::runtime_error(group_ + ": munmap of " + std::to_string(bytes) + " B at " + hex(va) +
+                                 " failed: " + to_string(r.error));
+    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+}
+
 std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
     // Records are mlocked, not registered as buffers (pin-static, pin-deferred).
     allocating_locked_ = true;

@@ -136,6 +136,10 @@ public:
     // registered as alloc() registers. Throws OutOfMemory when the range
     // cannot be mapped (already mapped: EEXIST). Virtual memory only.
     std::uint64_t alloc_at(std::uint64_t va, std::uint64_t bytes);
+    // munmap() of [va, va + bytes) (page aligned), timed as the kernel's:
+    // the MMU notifiers invalidate the SMMU's translations and the
+    // strategy's registrations there. Virtual memory only.
+    void unmap(std::uint64_t va, std::uint64_t bytes);
     // Every region alloc() returned, in order: (address, bytes).
     const std::vector<std::pair<std::uint64_t, std::uint64_t>>& allocations() const { return allocations_; }
 

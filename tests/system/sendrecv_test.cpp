@@ -219,6 +219,71 @@ TEST_CASE("sendrecv: matching order / wildcards and the unexpected queue", "[sen
     CHECK(s.counter("node0.msg.rendezvous_sends") == 2);
 }
 
+TEST_CASE("sendrecv: messages to itself are copied in order / no RDMA", "[sendrecv]") {
+    Sim s({{"workload.kind", "sendrecv"},
+           {"workload.message-size", "64KiB"},
+           {"workload.iterations", "1"},
+           {"msg.eager-threshold", "4KiB"}});
+    // Node 0 sends to itself: an eager 1 KiB before any receive (copied in,
+    // then out), a 16 KiB into a receive posted before it (one copy), and a
+    // 16 KiB before its receive (it waits for the receive: one copy then).
+    // Node 1 only receives one message from node 0, sent after them.
+    std::vector<bool> done_at_once;
+    auto body_a = [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
+        const unsigned self = app.node();
+        const std::uint64_t buf = app.alloc(6 * 16384);
+        auto fill = [&](unsigned i, std::uint64_t len) {
+            std::vector<unsigned char> d(len, static_cast<unsigned char>(0x30 + i));
+            REQUIRE(app.debug_write(buf + i * 16384, d.data(), d.size()));
+        };
+        auto holds = [&](unsigned slot, unsigned i, std::uint64_t len) {
+            std::vector<unsigned char> d(len);
+            REQUIRE(app.debug_read(buf + slot * 16384, d.data(), d.size()));
+            for (unsigned char c : d) REQUIRE(c == 0x30 + i);
+        };
+        fill(0, 1024);
+        fill(1, 16384);
+        fill(2, 16384);
+        const auto s0 = ep.isend(self, 5, buf, 1024);
+        done_at_once.push_back(ep.test(s0));   // eager: copied into library memory
+        const auto r1 = ep.irecv(self, 6, buf + 3 * 16384, 16384);
+        const auto s1 = ep.isend(self, 6, buf + 16384, 16384);
+        done_at_once.push_back(ep.test(s1) && ep.test(r1));   // straight into the posted receive
+        const auto s2 = ep.isend(self, 7, buf + 2 * 16384, 16384);
+        done_at_once.push_back(ep.test(s2));   // waits for its receive
+        const msg::Status got2 = ep.recv(self, 7, buf + 4 * 16384, 16384);
+        const msg::Status got0 = ep.recv(msg::kAnySource, msg::kAnyTag, buf + 5 * 16384, 16384);
+        CHECK(ep.wait(s0).ok);
+        CHECK(ep.wait(s1).ok);
+        CHECK(ep.wait(s2).ok);
+        CHECK(ep.wait(r1).len == 16384);
+        CHECK((got2.source == self && got2.tag == 7 && got2.len == 16384));
+        CHECK((got0.source == self && got0.tag == 5 && got0.len == 1024));
+        holds(3, 1, 16384);
+        holds(4, 2, 16384);
+        holds(5, 0, 1024);
+        ep.send(peer, 9, buf, 1024);
+    };
+    auto body_b = [&](RdmaProcess& app, msg::Endpoint& ep, unsigned peer) {
+        const std::uint64_t buf = app.alloc(16384);
+        CHECK(ep.recv(peer, 9, buf, 1024).len == 1024);
+    };
+    s.sendrecv().replace_bodies(body_a, body_b);
+    s.run();
+    dump_stats(s);
+    REQUIRE(s.finished());
+    CHECK(done_at_once == std::vector<bool>{true, true, false});
+    CHECK(s.counter("node0.msg.self_sends") == 3);
+    CHECK(s.counter("node0.msg.eager_sends") == 1);   // the one to node 1
+    CHECK(s.counter("node0.msg.rendezvous_sends") == 0);
+    CHECK(s.counter("node0.msg.unexpected") == 2);   // the 1 KiB and the second 16 KiB
+    CHECK(s.counter("node0.msg.receives") == 3);
+    // 1 KiB in and out, each 16 KiB once, and the 1 KiB to node 1 into its bounce slot.
+    CHECK(s.counter("node0.msg.copy_bytes") == 2 * 1024 + 2 * 16384 + 1024);
+    // Those copies ran on node 0's core at vm.copy-rate (2 GB/s).
+    CHECK(s.scalar("node0.cpu.msg-copy.busy_time") >= (2 * 1024 + 2 * 16384 + 1024) / 2e9 * 1e6 * 0.99);
+}
+
 TEST_CASE("sendrecv: a message longer than its receive is refused loudly", "[sendrecv]") {
     Sim s({{"workload.kind", "sendrecv"}, {"workload.iterations", "1"}, {"sim.time-limit", "5ms"}});
     bool threw = false;

@@ -127,6 +127,8 @@ void MpiLauncher::start() {
                                      "-x",
                                      std::string(mpiwire::kUntimedEnv),
                                      "-x",
+                                     std::string(mpiwire::kMemoryEnv),
+                                     "-x",
                                      "LD_PRELOAD=" + lib};
     args.insert(args.end(), s_.program.begin(), s_.program.end());
     std::vector<char*> argv;
@@ -148,6 +150,7 @@ void MpiLauncher::start() {
         ::setenv(mpiwire::kSocketEnv, socket_.c_str(), 1);
         ::setenv(mpiwire::kComputeEnv, s_.compute.c_str(), 1);
         ::setenv(mpiwire::kUntimedEnv, s_.untimed.c_str(), 1);
+        ::setenv(mpiwire::kMemoryEnv, s_.memory.c_str(), 1);
         // Root in a container: Open MPI asks for both (its mpirun(1)).
         if (::geteuid() == 0) {
             ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
@@ -254,10 +257,10 @@ mpiwire::Call MpiLauncher::receive(unsigned rank) {
     return c;
 }
 
-std::vector<std::uint64_t> MpiLauncher::receive_ids(unsigned rank, std::uint64_t count) {
-    if (count > (1u << 20))
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " lists " + std::to_string(count) +
-                                 " requests in one call (a preloaded library of another version?)");
+std::vector<std::uint64_t> MpiLauncher::receive_words(unsigned rank, std::uint64_t count, const char* what) {
+    if (count > (1u << 26))
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sends " + std::to_string(count) + " " + what +
+                                 " with one call (a preloaded library of another version?)");
     std::vector<std::uint64_t> ids(count);
     if (count && !read_exact(fds_.at(rank), ids.data(), count * sizeof(std::uint64_t)))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + "'s process ended in the middle of a call");

@@ -24,6 +24,7 @@ public:
         unsigned ranks = 0;
         std::string compute;   // VRDMASIM_MPI_COMPUTE
         std::string untimed;   // VRDMASIM_MPI_UNTIMED
+        std::string memory = "buffers-only";   // VRDMASIM_MPI_MEMORY
         double connect_timeout_s = 120;   // host seconds for every rank to reach MPI_Init
         // Where the program's stdout and stderr are copied, as
         // <output_name>.stdout and .stderr (the run's output directory
@@ -41,8 +42,9 @@ public:
     void start();
     // Rank r's next call; std::runtime_error when its process has gone.
     mpiwire::Call receive(unsigned rank);
-    // The `count` request ids that follow a call that lists them.
-    std::vector<std::uint64_t> receive_ids(unsigned rank, std::uint64_t count);
+    // The `count` 64-bit words that follow a call (the request ids it
+    // lists, the runs of its program's memory), `what` they are.
+    std::vector<std::uint64_t> receive_words(unsigned rank, std::uint64_t count, const char* what);
     // Whether rank r's next call has arrived, waiting at most `wait_ms` of
     // host time for it (then receive() returns it at once).
     bool ready(unsigned rank, int wait_ms);

@@ -60,7 +60,14 @@ MpiParams::MpiParams()
                       "trace to replay: the archive's directory, which must not exist (NAME.otf2 in it is the "
                       "anchor, NAME the directory's name), written when the program has finished; a path, "
                       "relative to the config or sweep file that sets it (on the command line: to the directory "
-                      "vrdmasim runs in); empty: none (workloads/mpi/README.md \"Record, then replay\")")) {}
+                      "vrdmasim runs in); empty: none (workloads/mpi/README.md \"Record, then replay\")")),
+      memory(set.choice("program-memory", "observed", {"observed", "buffers-only"},
+                        "what the rank's simulated process sees of the program's own memory use "
+                        "(workloads/mpi/README.md \"The program's memory\"): observed (the pages the program "
+                        "touched first between two calls, as the kernel made them resident, are made present "
+                        "before the next call, and the large blocks it freed are unmapped, which drops their "
+                        "registrations and pin-down cache entries), buffers-only (only the buffers its calls name: "
+                        "each page first touched by the library or the engine, and nothing ever unmapped)")) {}
 
 void MpiWorkload::declare_params(ParamRegistry& reg) { reg.add(params_of<MpiParams>().set); }
 
@@ -89,6 +96,12 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
       collectives_(ctx.stats.counter(stats_prefix(job) + "mpi.collectives", "", "collective calls, every rank's")),
       untimed_(ctx.stats.counter(stats_prefix(job) + "mpi.untimed_calls", "",
                                  "MPI calls let through untimed (mpi.untimed = count)")),
+      pages_touched_(ctx.stats.counter(stats_prefix(job) + "mpi.pages_touched", "",
+                                       "pages the program touched first between calls (mpi.program-memory = "
+                                       "observed), every rank's; made present in its simulated process")),
+      unmaps_(ctx.stats.counter(stats_prefix(job) + "mpi.unmaps", "",
+                                "mappings the program unmapped between calls (its large blocks freed; "
+                                "mpi.program-memory = observed), every rank's")),
       compute_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.compute_time", "us",
                                    "compute between calls, simulated, every rank", Scalar::Kind::Sum)),
       mpi_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.mpi_time", "us", "time in MPI calls, every rank",
@@ -117,6 +130,7 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
                         : mode == "measured" ? "measured:" + c.text(P.compute_scale)
                                              : "none";
     settings_.untimed = c[P.untimed];
+    settings_.memory = c[P.memory];
     record_ = c[P.record];
     if (!record_.empty()) {
         std::error_code ec;
@@ -266,13 +280,17 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.sync_time();
         }
         const Call c = launcher_->receive(rank);
-        state_[rank].ids = launcher_->receive_ids(rank, c.count);
+        state_[rank].ids = launcher_->receive_words(rank, c.count, "request ids");
         away = static_cast<Op>(c.op) == Op::Untimed;
         if (c.compute_ps) {
             const sc_time t(static_cast<double>(c.compute_ps), sc_core::SC_PS);
             app.compute("compute", t);
             compute_us_.add(to_us(t));
         }
+        // The call reaches the simulation now; what the program did with its
+        // memory before it (its frees' munmap) is its own time, not MPI's.
+        const std::uint64_t entered = ps_of(app.now());
+        program_memory(app, rank, c);
         const sc_time t0 = app.now();
         Reply r;
         const bool more = serve(app, rank, ep, c, r);
@@ -284,12 +302,12 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.finish_registrations();
             r.time_ps = ps_of(app.now());
             last_ = std::max(last_, app.now());
-            if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
+            if (recorder_) recorder_->call(rank, c, r, entered, r.time_ps, state_[rank].ids, comms_);
             if (++done_ == ranks_) app_us_.set(to_us(last_ - start));
             launcher_->reply(rank, r);
             break;
         }
-        if (recorder_) recorder_->call(rank, c, r, ps_of(t0), r.time_ps, state_[rank].ids, comms_);
+        if (recorder_) recorder_->call(rank, c, r, entered, r.time_ps, state_[rank].ids, comms_);
         if (!std::exchange(state_[rank].replied, false)) launcher_->reply(rank, r);
     }
     if (done_ == ranks_) {
@@ -304,17 +322,26 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
     program_ended(app);
 }
 
+void MpiWorkload::program_memory(RdmaProcess& app, unsigned rank, const Call& c) {
+    Rank& st = state_[rank];
+    st.unmapped = launcher_->receive_words(rank, 2 * c.unmapped_runs, "unmapped runs");
+    st.touched = launcher_->receive_words(rank, 2 * c.touched_runs, "touched runs");
+    for (std::size_t i = 0; i < st.unmapped.size(); i += 2) st.buffers.unmap(app, st.unmapped[i], st.unmapped[i + 1]);
+    for (std::size_t i = 0; i < st.touched.size(); i += 2) {
+        st.buffers.touch(app, st.touched[i], st.touched[i + 1]);
+        pages_touched_.inc(st.touched[i + 1] / kPage);
+    }
+    unmaps_.inc(c.unmapped_runs);
+    if (recorder_) recorder_->memory(rank, st.unmapped, st.touched);
+}
+
 unsigned MpiWorkload::peer_node(unsigned rank, std::uint32_t ctx, std::int32_t peer) const {
     if (peer == mpiwire::kAnySource) {
         comms_.members(rank, ctx);   // a communicator it is in
         return msg::kAnySource;
     }
-    const unsigned world = comms_.world_of(rank, ctx, peer);
-    if (world == rank)
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) +
-                                 " sends a message to itself or receives one from itself: MPI's self messages (a "
-                                 "memory copy in Open MPI) are not built (workloads/mpi/README.md \"What is timed\")");
-    return node_of(world);
+    // Itself too: the messaging library copies a self message (library/messaging/README.md).
+    return node_of(comms_.world_of(rank, ctx, peer));
 }
 
 std::uint64_t MpiWorkload::tag_of(std::uint32_t ctx, std::int32_t tag) {

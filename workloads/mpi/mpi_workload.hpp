@@ -36,6 +36,7 @@ struct MpiParams {
     RealParam compute_scale;
     EnumParam untimed;
     StringParam record;
+    EnumParam memory;
 };
 
 class MpiWorkload : public Workload {
@@ -76,6 +77,7 @@ private:
         std::map<std::uint64_t, std::vector<std::uint64_t>> packs;
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> packed;
         std::vector<std::uint64_t> ids;   // the requests the call being served lists
+        std::vector<std::uint64_t> unmapped, touched;   // its program's memory since the last call (runs)
         std::vector<std::uint64_t> freed;   // sends the program freed (MPI_Request_free), ended at MPI_Finalize
         bool replied = false;   // the call being served was answered already (meet())
     };
@@ -117,6 +119,10 @@ private:
     // (msg::kAnySource for any), and a tag of `ctx` (or its wildcard).
     unsigned peer_node(unsigned rank, std::uint32_t ctx, std::int32_t peer) const;
     static std::uint64_t tag_of(std::uint32_t ctx, std::int32_t tag);
+    // The program's memory since its last call (mpi.program-memory =
+    // observed): the mappings it unmapped, then the pages it touched first,
+    // made so in the rank's simulated process before its call.
+    void program_memory(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
     // The pages of [va, va + len) the rank's simulated process has not
     // mapped yet, mapped at those addresses.
     void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len);
@@ -162,7 +168,7 @@ private:
     std::string refusal_;   // the call that stopped the run (mpi.untimed = refuse)
     unsigned done_ = 0;
     sc_core::sc_time last_;
-    Counter &calls_, &messages_, &collectives_, &untimed_;
+    Counter &calls_, &messages_, &collectives_, &untimed_, &pages_touched_, &unmaps_;
     Scalar &compute_us_, &mpi_us_, &app_us_;
 };
 

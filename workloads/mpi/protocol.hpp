@@ -15,7 +15,8 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 5;
+constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
+constexpr std::uint32_t kVersion = 6;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -84,6 +85,10 @@ struct Call {
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
     std::uint64_t count = 0;   // Waitany, Testany, Testall: the request ids that follow
+    // The program's memory since its last call (README "The program's
+    // memory"): runs {va, len} of mappings it unmapped, then runs of pages
+    // it touched first, following the ids (u64 each, two per run).
+    std::uint64_t unmapped_runs = 0, touched_runs = 0;
     // Simulated compute since the rank's last reply (the program's time
     // between its calls, as VRDMASIM_MPI_COMPUTE says), in picoseconds,
     // and the host CPU time it was measured from, in nanoseconds.

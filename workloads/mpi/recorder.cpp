@@ -3,6 +3,8 @@
 #include <otf2/otf2.h>
 
 #include <filesystem>
+#include <sstream>
+#include <utility>
 #include <stdexcept>
 
 #include "workloads/trace_reader.hpp"
@@ -86,8 +88,12 @@ enum Attribute : OTF2_AttributeRef {
     kBuffer2Attr = 2,
     kCommAttr = 3,
     kPeerAttr = 4,
-    kTagAttr = 5
+    kTagAttr = 5,
+    kMemoryAttr = 6
 };
+// The program's memory strings (recorded::kMemory) take string ids from
+// here, above the definitions' own.
+constexpr OTF2_StringRef kMemoryStrings = 1u << 30;
 
 void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
     OTF2_AttributeList_RemoveAllAttributes(a);
@@ -103,7 +109,14 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
     }
     OTF2_ErrorCode ok = OTF2_SUCCESS;
     switch (e.kind) {
-    case Kind::Enter: ok = OTF2_EvtWriter_Enter(w, e.probe ? a : nullptr, e.time, e.op); break;
+    case Kind::Enter:
+        if (e.memory) {
+            OTF2_AttributeValue v;
+            v.stringRef = kMemoryStrings + e.memory - 1;
+            OTF2_AttributeList_AddAttribute(a, kMemoryAttr, OTF2_TYPE_STRING, v);
+        }
+        ok = OTF2_EvtWriter_Enter(w, e.probe || e.memory ? a : nullptr, e.time, e.op);
+        break;
     case Kind::RequestTest: ok = OTF2_EvtWriter_MpiRequestTest(w, nullptr, e.time, e.request); break;
     case Kind::Leave: ok = OTF2_EvtWriter_Leave(w, nullptr, e.time, e.op); break;
     case Kind::Send: ok = OTF2_EvtWriter_MpiSend(w, a, e.time, e.peer, e.comm, e.tag, e.length); break;
@@ -127,7 +140,7 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
 // (by context: their members, world ranks in their order) and the
 // attributes.
 void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>& counts, std::uint64_t length,
-                       const MpiCommunicators& comms) {
+                       const MpiCommunicators& comms, const std::vector<std::string>& memory) {
     OTF2_StringRef next = 0;
     auto string = [&](const std::string& s) {
         OTF2_GlobalDefWriter_WriteString(g, next, s.c_str());
@@ -170,9 +183,26 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                         OTF2_TYPE_INT64);
     OTF2_GlobalDefWriter_WriteAttribute(g, kTagAttr, string(recorded::kTag), string("a probe's tag (-1: any)"),
                                         OTF2_TYPE_INT64);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kMemoryAttr, string(recorded::kMemory),
+                                        string("the program's memory since its last call: U<va>+<len> unmapped, "
+                                               "T<va>+<len> touched first (hexadecimal runs of pages)"),
+                                        OTF2_TYPE_STRING);
+    for (std::size_t i = 0; i < memory.size(); ++i)
+        OTF2_GlobalDefWriter_WriteString(g, kMemoryStrings + static_cast<OTF2_StringRef>(i), memory[i].c_str());
 }
 
 }   // namespace
+
+void MpiRecorder::memory(unsigned rank, const std::vector<std::uint64_t>& unmapped,
+                         const std::vector<std::uint64_t>& touched) {
+    if (unmapped.empty() && touched.empty()) return;
+    std::ostringstream os;
+    os << std::hex;
+    for (std::size_t i = 0; i + 1 < unmapped.size(); i += 2) os << " U" << unmapped[i] << '+' << unmapped[i + 1];
+    for (std::size_t i = 0; i + 1 < touched.size(); i += 2) os << " T" << touched[i] << '+' << touched[i + 1];
+    memory_.push_back(os.str().substr(1));
+    pending_memory_.at(rank) = static_cast<std::uint32_t>(memory_.size());
+}
 
 void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
     events_.at(rank).push_back(event(Kind::Enter, ps));
@@ -271,6 +301,7 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     std::vector<Event>& out = events_.at(rank);
     Event in = event(Kind::Enter, enter);
     in.op = static_cast<std::uint8_t>(c.op);
+    in.memory = std::exchange(pending_memory_.at(rank), 0);
     if (op == Op::Probe || op == Op::Iprobe) {
         in.probe = true;
         in.comm = c.comm;
@@ -387,7 +418,7 @@ std::string MpiRecorder::write(const std::string& dir, const MpiCommunicators& c
     for (std::size_t r = 0; r < events_.size(); ++r) OTF2_Archive_CloseDefWriter(a, OTF2_Archive_GetDefWriter(a, r));
     OTF2_Archive_CloseDefFiles(a);
     OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
-    write_definitions(g, counts, length, comms);
+    write_definitions(g, counts, length, comms, memory_);
     if (OTF2_Archive_Close(a) != OTF2_SUCCESS)
         throw std::runtime_error("mpi.record: the OTF2 archive " + p.string() + " cannot be written");
     return anchor_of(dir);

@@ -22,7 +22,7 @@ namespace vrdmasim {
 
 class MpiRecorder {
 public:
-    explicit MpiRecorder(unsigned ranks) : events_(ranks), open_(ranks) {}
+    explicit MpiRecorder(unsigned ranks) : events_(ranks), pending_memory_(ranks), open_(ranks) {}
     // The rank's MPI_Init, returned at `ps`.
     void init(unsigned rank, std::uint64_t ps);
     // Call `c` of `rank`, entered at `enter` and returned at `leave` with
@@ -30,6 +30,9 @@ public:
     // `comms` says the communicators' sizes.
     void call(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter, std::uint64_t leave,
               const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms);
+    // The program's memory since its last call (runs {va, len}: unmapped,
+    // touched first), carried by the Enter of its next call (recorded::kMemory).
+    void memory(unsigned rank, const std::vector<std::uint64_t>& unmapped, const std::vector<std::uint64_t>& touched);
     // Writes the archive: the directory `dir` (which must not exist),
     // anchor dir/NAME.otf2 with NAME the directory's name; the anchor's
     // path. std::runtime_error if it cannot.
@@ -58,6 +61,7 @@ public:
         bool buffers = false;
         std::uint64_t va = 0, va2 = 0, capacity = 0;
         bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
+        std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in memory_ (0: none)
     };
 
 private:
@@ -74,6 +78,8 @@ private:
         std::uint64_t va = 0, capacity = 0;
     };
     std::vector<std::vector<Event>> events_;   // by rank
+    std::vector<std::string> memory_;   // recorded::kMemory's values, as written
+    std::vector<std::uint32_t> pending_memory_;   // by rank: for its next Enter
     std::vector<std::map<std::uint64_t, Open>> open_;   // by rank
 };
 

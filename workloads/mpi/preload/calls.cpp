@@ -16,6 +16,7 @@
 
 #include "workloads/mpi/preload/channel.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
+#include "workloads/mpi/preload/residency.hpp"
 
 using namespace vrdmasim;
 using namespace vrdmasim::mpipreload;
@@ -45,6 +46,7 @@ struct Pending {
     std::uint64_t order = 0;   // the rank's receives, in the order posted
     MPI_Request real = MPI_REQUEST_NULL;   // the real send, or the real receive once posted
     bool posted = false;
+    std::uint64_t span_va = 0, span_len = 0;   // a posted receive's memory (residency.hpp)
 };
 std::map<MPI_Request, Pending>& pending() {
     static std::map<MPI_Request, Pending> p;
@@ -161,6 +163,8 @@ void post_real(Pending& p, int source, int tag) {
     post_earlier(p.ctx, p.order, source, tag);
     PMPI_Irecv(p.buf, p.count, p.type, source, tag, p.comm, &p.real);
     p.posted = true;
+    span(p.buf, p.count, p.type, p.span_va, p.span_len);
+    receiving(p.span_va, p.span_len);   // real MPI writes it from now on, in host time
     unposted().erase(p.order);
 }
 
@@ -214,6 +218,7 @@ int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* statu
             if (!p.posted) post_real(p, r.source, r.tag);
             MPI_Status st;
             rc = PMPI_Wait(&p.real, &st);
+            received(p.span_va, p.span_len);
             check_match(st, r, MPI_BYTE, "MPI_Wait");
             if (status != MPI_STATUS_IGNORE) *status = st;
         }

@@ -1,4 +1,5 @@
 #include "workloads/mpi/preload/channel.hpp"
+#include "workloads/mpi/preload/residency.hpp"
 
 #include <dlfcn.h>
 #include <poll.h>
@@ -33,6 +34,7 @@ struct State {
     };
     std::vector<Kept> kept;
     std::vector<MPI_Comm> to_free;   // free_later()
+    std::vector<std::uint64_t> unmapped, touched;   // the program's memory since its last call (residency.hpp)
     // A communicator no message is ever sent on: a probe of it always
     // drives real MPI's progress (one of MPI_COMM_WORLD returns at once,
     // without progress, while a message waits there unreceived).
@@ -168,14 +170,20 @@ void connect(int rank, int size) {
     read_all(fd, &r, sizeof r);
     if (r.error) fail("the simulation refused this process");
     s.sim_ps = r.time_ps;
+    const char* memory = std::getenv(mpiwire::kMemoryEnv);
+    if (memory && std::string(memory) == "observed") watch();
     mark();
 }
 
 namespace {
-mpiwire::Reply send_and_wait(const mpiwire::Call& c, const std::uint64_t* ids) {
+mpiwire::Reply send_and_wait(const mpiwire::Call& c, const std::uint64_t* ids,
+                             const std::vector<std::uint64_t>* unmapped = nullptr,
+                             const std::vector<std::uint64_t>* touched = nullptr) {
     State& s = state();
     write_all(s.fd, &c, sizeof c);
     if (c.count) write_all(s.fd, ids, c.count * sizeof *ids);
+    if (c.unmapped_runs) write_all(s.fd, unmapped->data(), unmapped->size() * sizeof(std::uint64_t));
+    if (c.touched_runs) write_all(s.fd, touched->data(), touched->size() * sizeof(std::uint64_t));
     mpiwire::Reply r;
     read_all(s.fd, &r, sizeof r);
     if (r.error) {
@@ -194,16 +202,20 @@ mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids) {
     const std::uint64_t now = thread_cpu_ns();
     c.host_ns = now - s.cpu_ns;
     c.compute_ps = compute_since(s, c.host_ns);
-    return send_and_wait(c, ids);
+    since_last_call(s.unmapped, s.touched);
+    c.unmapped_runs = s.unmapped.size() / 2;
+    c.touched_runs = s.touched.size() / 2;
+    return send_and_wait(c, ids, &s.unmapped, &s.touched);
 }
 
 mpiwire::Reply question(mpiwire::Call c) {
     if (state().fd < 0) fail("a question before MPI_Init or after MPI_Finalize");
-    c.host_ns = c.compute_ps = c.count = 0;
+    c.host_ns = c.compute_ps = c.count = c.unmapped_runs = c.touched_runs = 0;
     return send_and_wait(c, nullptr);
 }
 
 void mark() {
+    settle();   // what real MPI wrote in the call is not the program's touch
     state().cpu_ns = thread_cpu_ns();
     state().still_reads = 0;
 }

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "workloads/mpi/preload/heap.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
 
 extern "C" {
@@ -60,6 +61,30 @@ struct Hole {
 };
 Hole holes[kLargeLists];   // freed large mappings' places, reused by an equal size
 std::size_t n_holes = 0;
+// For residency.cpp: the large blocks' mappings in use, and those freed
+// (unmapped) since it last looked. Fixed arrays: this is the allocator.
+constexpr std::size_t kLive = 1u << 16;
+vrdmasim::mpipreload::Range live[kLive];
+std::size_t n_live = 0;
+vrdmasim::mpipreload::Range freed[kLive];
+std::size_t n_freed = 0;
+bool freed_lost = false;   // more freed than the list holds between two looks
+bool live_lost = false;   // more large blocks at once than the list holds
+
+void large_mapped(std::uintptr_t at, std::size_t len) {
+    if (n_live < kLive) live[n_live++] = {at, len};
+    else live_lost = true;
+}
+
+void large_unmapped(std::uintptr_t at, std::size_t len) {
+    for (std::size_t i = 0; i < n_live; ++i)
+        if (live[i].at == at) {
+            live[i] = live[--n_live];
+            break;
+        }
+    if (n_freed < kLive) freed[n_freed++] = {at, len};
+    else freed_lost = true;
+}
 
 bool ours(const void* p) {
     const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -83,11 +108,14 @@ char* large_block(std::size_t total) {
         if (holes[i].len == len) {
             const std::uintptr_t at = holes[i].at;
             holes[i] = holes[--n_holes];
-            return map_at(at, len) ? reinterpret_cast<char*>(at) : nullptr;
+            if (!map_at(at, len)) return nullptr;
+            large_mapped(at, len);
+            return reinterpret_cast<char*>(at);
         }
     if (large_next + len > kLargeEnd || !map_at(large_next, len)) return nullptr;
     const std::uintptr_t at = large_next;
     large_next += len;
+    large_mapped(at, len);
     return reinterpret_cast<char*>(at);
 }
 
@@ -135,6 +163,7 @@ void release(void* p) {
     if (h.total > kThreshold) {
         const std::size_t len = (h.total + 4095) & ~std::size_t(4095);
         ::munmap(base, len);
+        large_unmapped(reinterpret_cast<std::uintptr_t>(base), len);
         if (n_holes < kLargeLists) holes[n_holes++] = Hole{reinterpret_cast<std::uintptr_t>(base), len};
     } else {
         void*& head = free_list[h.total / 16];
@@ -159,6 +188,33 @@ thread_local bool inside = false;
 }   // namespace
 
 int vrdmasim::mpipreload::InLibrary::depth = 0;
+
+vrdmasim::mpipreload::Range vrdmasim::mpipreload::heap_in_use() {
+    pthread_mutex_lock(&lock);
+    const Range r{kSmallBase, bump - kSmallBase};
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+bool vrdmasim::mpipreload::large_blocks(std::vector<Range>& out) {
+    out.reserve(kLive);   // allocated before the lock (the caller's allocations are glibc's: InLibrary)
+    pthread_mutex_lock(&lock);
+    out.assign(live, live + n_live);
+    const bool complete = !live_lost;
+    pthread_mutex_unlock(&lock);
+    return complete;
+}
+
+bool vrdmasim::mpipreload::take_freed(std::vector<Range>& out) {
+    out.reserve(kLive);
+    pthread_mutex_lock(&lock);
+    out.assign(freed, freed + n_freed);
+    n_freed = 0;
+    const bool complete = !freed_lost;
+    freed_lost = false;
+    pthread_mutex_unlock(&lock);
+    return complete;
+}
 
 bool vrdmasim::mpipreload::mpi_caller(void* caller) {
     if (inside) return true;

@@ -12,7 +12,8 @@ run naming it, or (mpi.untimed = count) runs and is named in the findings;
 a rank that crashes stops the run saying so; no process is left behind;
 a run recorded with mpi.record replays (workload.kind = trace, at the
 program's recorded buffers) to the same figures under fault-tolerant and
-pin, LAMMPS's too (README "Record, then replay").
+pin, LAMMPS's too (README "Record, then replay"); the program's own first
+touches and frees reach the simulation (README "The program's memory").
 """
 import argparse
 import csv
@@ -45,6 +46,8 @@ def main():
     shutil.copy(os.path.join(a.programs, "mpi_comms"), comms)
     requests = os.path.join(scratch, tag + "_requests")
     shutil.copy(os.path.join(a.programs, "mpi_requests"), requests)
+    memprog = os.path.join(scratch, tag + "_memory")
+    shutil.copy(os.path.join(a.programs, "mpi_memory"), memprog)
     shutil.copy(os.path.join(a.programs, "mpi_ring"), ring)
     shutil.copy(os.path.join(a.programs, "mpi_clock"), clock)
     sockets = os.path.join(scratch, "tmp")
@@ -160,13 +163,63 @@ def main():
                                 (ranks, p.stdout[-2000:], p.stderr[-2000:]))
             elif int(summary(out)["mpi_untimed_calls"]) != 0 or summary(out)["transfer_errors"] != "0":
                 failures.append("requests on %s ranks: untimed calls or transfer errors: %s" % (ranks, summary(out)))
+        # The program's memory (README "The program's memory"): a receive
+        # buffer the program wrote first takes no fault; a freed block is
+        # unmapped, so the block allocated in its place is new memory (it
+        # faults again, and the pin-down cache misses on it).
+        mem = {}
+        for mode, strategy in (("touch", "fault-tolerant"), ("reuse", "fault-tolerant"), ("reuse", "pin-cache")):
+            for memory in ("observed", "buffers-only"):
+                out = os.path.join(d, "memory-%s-%s-%s" % (mode, strategy, memory))
+                p = run(out, "--mpi.program=" + memprog, "--mpi.args=" + mode, "--mpi.ranks=2",
+                        "--rdma.strategy=" + strategy, "--mpi.program-memory=" + memory)
+                if "memory: ok" not in p.stdout or summary(out)["transfer_errors"] != "0":
+                    failures.append("memory %s %s %s: the program's checks did not pass:\n%s%s" %
+                                    (mode, strategy, memory, p.stdout[-2000:], p.stderr[-2000:]))
+                    continue
+                with open(os.path.join(out, "stats.json")) as f:
+                    st = dict(flat(json.load(f)))
+                mem[mode, strategy, memory] = dict(summary(out), touched=st.get("workload.mpi.pages_touched", 0),
+                                                   unmaps=st.get("workload.mpi.unmaps", 0))
+        if len(mem) == 6:
+            t_obs, t_bo = mem["touch", "fault-tolerant", "observed"], mem["touch", "fault-tolerant", "buffers-only"]
+            r_obs, r_bo = mem["reuse", "fault-tolerant", "observed"], mem["reuse", "fault-tolerant", "buffers-only"]
+            c_obs, c_bo = mem["reuse", "pin-cache", "observed"], mem["reuse", "pin-cache", "buffers-only"]
+            checks = [
+                ("a block written first: no SMMU fault",
+                 int(t_obs["smmu_faults"]) == 0 < int(t_bo["smmu_faults"])),
+                ("its pages counted as touched", int(t_obs["touched"]) >= 2 * 256 and int(t_bo["touched"]) == 0),
+                ("a block freed and allocated again: its pages fault again",
+                 int(r_obs["smmu_faults"]) > int(r_bo["smmu_faults"])),
+                ("the free counted as an unmap", int(r_obs["unmaps"]) >= 1 and int(r_bo["unmaps"]) == 0),
+                ("the pin-down cache misses on each rank's new block",
+                 int(c_obs["pin_cache_misses"]) == int(c_bo["pin_cache_misses"]) + 2 and
+                 int(c_obs["pin_cache_hits"]) + 2 == int(c_bo["pin_cache_hits"])),
+            ]
+            for what, ok in checks:
+                if not ok:
+                    failures.append("program memory: %s: %s" % (what, {k: {c: v[c] for c in (
+                        "smmu_faults", "touched", "unmaps", "pin_cache_hits", "pin_cache_misses")}
+                        for k, v in mem.items()}))
+            with open(os.path.join(a.source, "workloads", "mpi", "README.md")) as f:
+                readme = f.read()
+            quoted = ["| %s | %s | %s |" % (mode, o["smmu_faults"], b["smmu_faults"])
+                      for mode, o, b in (("written first", t_obs, t_bo), ("freed, allocated again", r_obs, r_bo))]
+            quoted.append("%.2f ms against %.2f ms" % (float(t_obs["mpi_app_time_us"]) / 1e3,
+                                                       float(t_bo["mpi_app_time_us"]) / 1e3))
+            quoted.append("observed, %s misses and no hit; buffers-only, %s misses and %s hits" % (
+                c_obs["pin_cache_misses"], c_bo["pin_cache_misses"], c_bo["pin_cache_hits"]))
+            for q in quoted:
+                if " ".join(q.split()) not in " ".join(readme.split()):
+                    failures.append("workloads/mpi/README.md does not quote the measured " + q)
         # Record, then replay (README "Record, then replay"): the ring (every
         # point-to-point call, tests, probes, any source, the collectives)
         # and the communicators (splits, a duplicate, a grid, a group),
         # recorded with their buffer addresses and replayed at them, give
         # the same figures as the program's run, under fault-tolerant and pin.
         for name, prog, args, strategies in (("ring", ring, "4096 3", ("fault-tolerant", "pin")),
-                                             ("comms", comms, "4096", ("fault-tolerant",))):
+                                             ("comms", comms, "4096", ("fault-tolerant",)),
+                                             ("memory", memprog, "reuse", ("pin-cache",))):
             for strategy in strategies:
                 out, rec = os.path.join(d, "rec-%s-%s" % (name, strategy)), os.path.join(d, "t-%s-%s" % (name, strategy))
                 run(out, "--mpi.program=" + prog, "--mpi.args=" + args, "--mpi.ranks=4", "--topology.nodes=4",

@@ -4,7 +4,7 @@
 // says take the later messages; HPCC's RandomAccess loop (an any-source
 // receive tested while sending, then cancelled); small sends Open MPI
 // completes at once; a strided datatype; gather and scatter; collectives
-// on MPI_COMM_SELF.
+// on MPI_COMM_SELF; messages from a rank to itself.
 // Every rank sends to rank 0. Prints "requests: ok".
 // usage: mpi_requests [rounds]
 #include <mpi.h>
@@ -127,6 +127,30 @@ static void strided(int rank, int size) {
     MPI_Type_free(&every_other);
 }
 
+// Messages from a rank to itself (Open MPI's self transport): an 8-byte
+// one sent before its receive, 32 KiB received into a receive posted
+// before the send (above the eager threshold), and a sendrecv with itself
+// (a ring of one rank, as a periodic dimension of one rank has).
+static void self_messages(int rank) {
+    const int n = 4096;
+    std::vector<long> out(n), in(n, -1), back(n, -1);
+    for (int i = 0; i < n; ++i) out[i] = rank * 100000L + i;
+    long small = rank + 7, got = -1;
+    MPI_Request q;
+    MPI_Isend(&small, 1, MPI_LONG, rank, 21, MPI_COMM_WORLD, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    MPI_Irecv(in.data(), n, MPI_LONG, rank, 22, MPI_COMM_WORLD, &q);
+    MPI_Send(out.data(), n, MPI_LONG, rank, 22, MPI_COMM_WORLD);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    MPI_Status st;
+    MPI_Recv(&got, 1, MPI_LONG, MPI_ANY_SOURCE, 21, MPI_COMM_WORLD, &st);
+    check(got == rank + 7 && st.MPI_SOURCE == rank, "self message, eager", rank);
+    check(in == out, "self message, posted receive", rank);
+    MPI_Sendrecv(out.data(), n, MPI_LONG, rank, 23, back.data(), n, MPI_LONG, rank, 23, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    check(back == out, "sendrecv with itself", rank);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -140,6 +164,7 @@ int main(int argc, char** argv) {
     random_access(rank, size);
     MPI_Barrier(MPI_COMM_WORLD);   // no strided message before rank 0 cancelled its receive of any message
     strided(rank, size);
+    self_messages(rank);
     // Sends whose requests the program frees (MPI_Request_free).
     static long freed_value;
     freed_value = rank * 11;

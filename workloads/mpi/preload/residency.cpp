@@ -1,0 +1,164 @@
+#include "workloads/mpi/preload/residency.hpp"
+
+#include <link.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "workloads/mpi/preload/channel.hpp"
+#include "workloads/mpi/preload/heap.hpp"
+
+namespace vrdmasim {
+namespace mpipreload {
+
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+
+struct State {
+    bool on = false;
+    std::vector<Range> segments;   // the program's writable segments
+    std::uintptr_t stack_top = 0;
+    // By region (its first page; the stack's by its top), one byte per
+    // page: resident when last looked at. The stack's from its top down.
+    std::map<std::uintptr_t, std::vector<unsigned char>> known;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> in_flight;   // real receives posted
+    std::vector<Range> blocks, freed;   // scratch
+    std::vector<unsigned char> now;   // scratch: mincore's answer
+};
+
+State& state() {
+    static State s;
+    return s;
+}
+
+int writable_segments(dl_phdr_info* info, std::size_t, void* data) {
+    auto& out = *static_cast<std::vector<Range>*>(data);
+    if (info->dlpi_name && info->dlpi_name[0]) return 0;   // the program is the one without a name
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W)) continue;
+        const std::uintptr_t lo = (info->dlpi_addr + ph.p_vaddr) & ~(kPage - 1);
+        const std::uintptr_t hi = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + kPage - 1) & ~(kPage - 1);
+        out.push_back({lo, hi - lo});
+    }
+    return 1;
+}
+
+std::uintptr_t find_stack_top() {
+    std::FILE* f = std::fopen("/proc/self/maps", "r");
+    if (!f) fail("cannot read /proc/self/maps to find the program's stack");
+    char line[512];
+    std::uintptr_t top = 0;
+    while (std::fgets(line, sizeof line, f))
+        if (std::strstr(line, "[stack]")) {
+            unsigned long lo = 0, hi = 0;
+            if (std::sscanf(line, "%lx-%lx", &lo, &hi) == 2) top = hi;
+        }
+    std::fclose(f);
+    if (!top) fail("no [stack] in /proc/self/maps");
+    return top;
+}
+
+bool in_flight(const State& s, std::uint64_t page) {
+    for (const auto& [va, len] : s.in_flight)
+        if (page + kPage > va && page < va + len) return true;
+    return false;
+}
+
+// Region [lo, lo + len) known under `key` (`down`: indexed from its top, the
+// stack's): pages resident now and not before appended to `touched` as
+// runs (if `report`), and taken as known, but for real receives' pages.
+void look(State& s, std::uintptr_t key, std::uintptr_t lo, std::size_t len, bool down, bool report,
+          std::vector<std::uint64_t>* touched) {
+    const std::size_t pages = len / kPage;
+    if (pages == 0) return;
+    s.now.resize(pages);
+    if (::mincore(reinterpret_cast<void*>(lo), len, s.now.data()) != 0)
+        fail(("mincore of the program's memory at " + std::to_string(lo) + " (" + std::to_string(len) +
+              " B) failed: " + std::strerror(errno))
+                 .c_str());
+    std::vector<unsigned char>& k = s.known[key];
+    if (k.size() < pages) k.resize(pages, 0);
+    for (std::size_t i = 0; i < pages; ++i) {
+        const std::size_t at = down ? pages - 1 - i : i;   // the page's index in `known`
+        if (!(s.now[i] & 1) || k[at]) continue;
+        const std::uint64_t page = lo + i * kPage;
+        if (!s.in_flight.empty() && in_flight(s, page)) continue;
+        k[at] = 1;
+        if (!report) continue;
+        if (touched->size() >= 2 && (*touched)[touched->size() - 2] + touched->back() == page) touched->back() += kPage;
+        else touched->insert(touched->end(), {page, kPage});
+    }
+}
+
+void look_all(State& s, bool report, std::vector<std::uint64_t>* touched) {
+    for (const Range& r : s.segments) look(s, r.at, r.at, r.len, false, report, touched);
+    const std::uintptr_t sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) & ~(kPage - 1);
+    look(s, s.stack_top, sp, s.stack_top - sp, true, report, touched);
+    const Range heap = heap_in_use();
+    look(s, heap.at, heap.at, (heap.len + kPage - 1) & ~(kPage - 1), false, report, touched);
+    if (!large_blocks(s.blocks))
+        fail(
+            "the program has more than 65,536 large blocks allocated at once: their pages cannot all be watched "
+            "(mpi.program-memory = buffers-only does without)");
+    for (const Range& r : s.blocks) look(s, r.at, r.at, r.len, false, report, touched);
+}
+
+}   // namespace
+
+void watch() {
+    State& s = state();
+    dl_iterate_phdr(writable_segments, &s.segments);
+    s.stack_top = find_stack_top();
+    s.on = true;
+    look_all(s, false, nullptr);
+    take_freed(s.freed);   // before MPI_Init: not the simulation's
+}
+
+bool watching() { return state().on; }
+
+void since_last_call(std::vector<std::uint64_t>& unmapped, std::vector<std::uint64_t>& touched) {
+    State& s = state();
+    unmapped.clear();
+    touched.clear();
+    if (!s.on) return;
+    if (!take_freed(s.freed))
+        fail(
+            "the program freed more than 65,536 large blocks between two MPI calls: their unmapping cannot all be "
+            "reported (mpi.program-memory = buffers-only does without)");
+    for (const Range& r : s.freed) {
+        unmapped.insert(unmapped.end(), {r.at, r.len});
+        s.known.erase(r.at);   // its place may be mapped again: new pages
+    }
+    look_all(s, true, &touched);
+    // Touched runs in address order, as the simulation applies them.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;
+    for (std::size_t i = 0; i + 1 < touched.size(); i += 2) runs.emplace_back(touched[i], touched[i + 1]);
+    std::sort(runs.begin(), runs.end());
+    touched.clear();
+    for (const auto& [va, len] : runs) touched.insert(touched.end(), {va, len});
+}
+
+void settle() {
+    State& s = state();
+    if (s.on) look_all(s, false, nullptr);
+}
+
+void receiving(std::uint64_t va, std::uint64_t len) {
+    if (state().on && len) state().in_flight.emplace_back(va, len);
+}
+
+void received(std::uint64_t va, std::uint64_t len) {
+    auto& f = state().in_flight;
+    const auto it = std::find(f.begin(), f.end(), std::make_pair(va, len));
+    if (it != f.end()) f.erase(it);
+}
+
+}   // namespace mpipreload
+}   // namespace vrdmasim

@@ -1,0 +1,57 @@
+// The program's own memory use between calls (workloads/mpi/README.md
+// "The program's memory"): rank 1 receives 1 MiB messages from rank 0 into
+// blocks of its heap large enough to be mappings of their own.
+//   mpi_memory touch   the block written by the program before the receive
+//                      (its pages are the CPU's first touches, not the engine's)
+//   mpi_memory reuse   a block received into, freed (unmapped), and a new
+//                      one of its size (at its place) received into
+// Checks every received byte. Prints "memory: ok".
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+static const int kBytes = 1 << 20;
+static int failures = 0;
+
+static void exchange(int rank, long* block, int round) {
+    const int n = kBytes / static_cast<int>(sizeof(long));
+    if (rank == 0) {
+        for (int i = 0; i < n; ++i) block[i] = round * 1000003L + i;
+        MPI_Send(block, n, MPI_LONG, 1, round, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Recv(block, n, MPI_LONG, 0, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < n; ++i)
+            if (block[i] != round * 1000003L + i) {
+                std::fprintf(stderr, "rank 1: round %d: element %d wrong\n", round, i);
+                ++failures;
+                break;
+            }
+    }
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const std::string mode = argc > 1 ? argv[1] : "touch";
+    long* a = static_cast<long*>(std::malloc(kBytes));
+    if (mode == "touch") {
+        std::memset(a, 0, kBytes);   // every page touched by the CPU first
+        exchange(rank, a, 1);
+    } else {
+        exchange(rank, a, 1);
+        std::free(a);   // unmapped
+        MPI_Barrier(MPI_COMM_WORLD);
+        a = static_cast<long*>(std::malloc(kBytes));   // a new mapping, in the old one's place
+        exchange(rank, a, 2);
+    }
+    std::free(a);
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0) std::printf("memory: ok\n");
+    MPI_Finalize();
+    return all != 0;
+}
