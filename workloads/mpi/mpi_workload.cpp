@@ -743,6 +743,8 @@ const WorkloadKind::Declare declared([] {
         {"mpi.untimed",
          {{"mpi.program", "{build}/workloads/mpi/mpi_clock"}, {"mpi.args", "untimed"}},
          "MPI_Comm_split_type"},
+        // The program's own first touches and frees between its calls.
+        {"mpi.program-memory", {{"mpi.program", "{build}/workloads/mpi/mpi_memory"}, {"mpi.args", "touch"}}, ""},
     };
     return k;
 }());
