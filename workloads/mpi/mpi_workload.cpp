@@ -22,7 +22,6 @@ using mpiwire::Reply;
 using sc_core::sc_time;
 
 namespace {
-constexpr std::uint64_t kPage = 4096;
 // The step in which simulated time goes on while a rank is in an untimed
 // call (its real MPI may wait for ranks that wait for simulated time).
 const sc_time kAwayStep(1, sc_core::SC_US);
@@ -158,7 +157,9 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
         for (unsigned q = 0; q < ranks_; ++q)
             if (q != r) peers.push_back(nodes_[q]);
         check_fits(*apps_[r], msg::Endpoint::mapped_bytes(c, peers.size()));
-        check_locked(*apps_[r], msg::Endpoint::locked_regions(c, peers.size()));
+        std::vector<std::uint64_t> locked = msg::Endpoint::locked_regions(c, peers.size());
+        locked.push_back(kPage);   // one-sided windows: their records and lock words (one_sided.cpp)
+        check_locked(*apps_[r], locked);
         owned_.push_back(std::make_unique<msg::Endpoint>(ctx, *apps_[r], peers));
         eps_[nodes_[r]] = owned_.back().get();
         apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
@@ -243,13 +244,19 @@ bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to,
     if (queue.empty()) throw std::logic_error("mpi: a message received that no rank sent");
     const std::vector<unsigned char> want = std::move(queue.front());
     queue.pop_front();
+    const bool ok = want.size() == len && holds(app, va, want);
+    log_.verified(len, ok);
+    return ok;
+}
+
+bool MpiWorkload::holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want) {
+    const std::uint64_t len = want.size();
     std::vector<unsigned char> have(len);
-    bool ok = want.size() == len && (len == 0 || app.debug_read(va, have.data(), len)) && have == want;
-    // A source of zeros: every destination page must hold data (a page
-    // never written reads as zeros too).
+    bool ok = (len == 0 || app.debug_read(va, have.data(), len)) && have == want;
+    // Zeros: every page must hold data (a page never written reads as
+    // zeros too).
     if (ok && std::all_of(want.begin(), want.end(), [](unsigned char b) { return b == 0; }))
         for (std::uint64_t a = va & ~(kPage - 1); len && a < va + len; a += kPage) ok = ok && app.populated(a);
-    log_.verified(len, ok);
     return ok;
 }
 
@@ -298,6 +305,8 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         r.time_ps = ps_of(app.now());
         if (!more) {
             end_freed(rank, ep);
+            while (rma_finish_oldest(app, rank)) {   // one-sided operations still in flight
+            }
             ep.finalize();
             app.finish_registrations();
             r.time_ps = ps_of(app.now());
@@ -397,6 +406,20 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Testall: any_or_all(rank, ep, c, r); return true;
     case Op::Probe:
     case Op::Iprobe: probe(rank, ep, c, r); return true;
+    case Op::WinCreate:
+    case Op::WinFree:
+    case Op::Put:
+    case Op::Get:
+    case Op::Accumulate:
+    case Op::FetchOp:
+    case Op::CompareSwap:
+    case Op::Fence:
+    case Op::Lock:
+    case Op::Unlock:
+    case Op::LockAll:
+    case Op::UnlockAll:
+    case Op::Flush:
+    case Op::FlushAll: one_sided(app, rank, c, r); return true;
     case Op::Hello:
     case Op::Matched: break;
     }
@@ -437,13 +460,9 @@ void MpiWorkload::split(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
     // every member; then the members agree on the new context (an
     // allreduce of one word, ompi_comm_nextcid).
     const std::uint64_t buf = scratch(app, rank, 8 * (n + 1));
-    std::string why;
-    coll::Algorithm gather = coll::Algorithm::Auto, reduce = coll::Algorithm::Auto;
-    if (!coll::resolve(coll::Op::Allgather, coll::configured_algorithm(ctx_.config, coll::Op::Allgather),
-                       static_cast<unsigned>(n), 8, gather, why) ||
-        !coll::resolve(coll::Op::Allreduce, coll::configured_algorithm(ctx_.config, coll::Op::Allreduce),
-                       static_cast<unsigned>(n), 8, reduce, why))
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a communicator split: " + why);
+    const unsigned members = static_cast<unsigned>(n);
+    const coll::Algorithm gather = algorithm(rank, coll::Op::Allgather, members, 8);
+    const coll::Algorithm reduce = algorithm(rank, coll::Op::Allreduce, members, 8);
     collectives_.inc();
     parent.allgather(buf, buf + 8, 8, gather);
     parent.allreduce(buf, buf + 8, 1, reduce);
@@ -454,6 +473,14 @@ void MpiWorkload::split(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
         r.bytes = comms_.members(rank, made).size();
     }
     meet(app, rank, {c.comm, split}, n, r);
+}
+
+coll::Algorithm MpiWorkload::algorithm(unsigned rank, coll::Op op, unsigned n, std::uint64_t bytes) const {
+    coll::Algorithm a = coll::Algorithm::Auto;
+    std::string why;
+    if (!coll::resolve(op, coll::configured_algorithm(ctx_.config, op), n, bytes, a, why))
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + coll::name_of(op) + ": " + why);
+    return a;
 }
 
 void MpiWorkload::meet(RdmaProcess& app, unsigned rank, std::pair<std::uint32_t, std::uint64_t> split, std::uint64_t n,
@@ -481,6 +508,12 @@ void MpiWorkload::meet(RdmaProcess& app, unsigned rank, std::pair<std::uint32_t,
 
 void MpiWorkload::untimed(unsigned rank, const Call& c) {
     const std::string name(c.name, strnlen(c.name, sizeof c.name));
+    if (c.tag == mpiwire::kCannotRun) {
+        refusal_ = "mpi: rank " + std::to_string(rank) + " called " + name +
+                   ", which the simulation does not time and which cannot run untimed either (workloads/mpi/README.md "
+                   "\"One-sided\")";
+        throw std::runtime_error(refusal_);
+    }
     if (ctx_.config[params_of<MpiParams>().untimed] != "count") {
         refusal_ = "mpi: rank " + std::to_string(rank) + " called " + name +
                    ", which the simulation does not time (workloads/mpi/README.md \"What is timed\"); mpi.untimed = "
@@ -639,11 +672,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
                                  std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +
                                  " ranks");
-    coll::Algorithm a = coll::Algorithm::Auto;
-    std::string why;
-    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), d.ranks,
-                       std::max<std::uint64_t>(d.bytes, 8), a, why))
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + why);
+    const coll::Algorithm a = algorithm(rank, d.op, d.ranks, std::max<std::uint64_t>(d.bytes, 8));
     // The program's buffers; the library's own where MPI has none to give
     // (MPI_IN_PLACE's input, a non-root's reduce result) or a root's two
     // buffers overlap once rounded up to whole words, or the data of a

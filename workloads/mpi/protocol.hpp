@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 6;
+constexpr std::uint32_t kVersion = 7;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -34,7 +34,7 @@ enum class Op : std::uint32_t {
     Allreduce,   // va (send), va2 (receive), bytes
     Allgather,   // va (send), va2 (receive), bytes (each rank's block)
     Alltoall,   // va (send), va2 (receive), bytes (each pair's block)
-    Untimed,   // name: a call the simulation does not time
+    Untimed,   // name: a call the simulation does not time; tag kCannotRun: it cannot run untimed either (refused)
     Abort,   // tag = the error code
     // Of `count` requests, their ids following the Call: which one is
     // complete (Waitany: waited for; Testany: progressed once), its index in
@@ -63,7 +63,37 @@ enum class Op : std::uint32_t {
     Gather,   // root, va (send), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
     Scatter,   // root, va (the root's send; 0 elsewhere), va2 (receive), bytes (each rank's block)
     RequestFree,   // MPI_Request_free of send `request`: it completes on its own (waited for at MPI_Finalize)
+    // One-sided (README "One-sided"). A window of `comm`: the Reply's
+    // request is its id, which the other calls name in `win`. Ranks
+    // (`peer`) are ranks of the window's communicator; a target address
+    // is the target's base + disp x its disp_unit + offset.
+    WinCreate,   // va = base, bytes = size, tag = disp_unit (MPI_Win_create, MPI_Win_allocate)
+    WinFree,   // win
+    Put,   // win, peer, va and bytes (the origin buffer), disp, offset
+    Get,   // as Put; the origin buffer is the destination
+    Accumulate,   // as Put, 8-byte elements each a network atomic: amo
+    FetchOp,   // one 8-byte element: win, peer, va (operand; 0: none), va3 (result), disp, offset, amo
+    CompareSwap,   // one 8-byte element: win, peer, va (new value), va2 (compare), va3 (result), disp, offset
+    Fence,   // win
+    Lock,   // win, peer, tag = kExclusive or kShared, root = the assert (kNoCheck: no lock taken)
+    Unlock,   // win, peer
+    LockAll,   // win, root = the assert
+    UnlockAll,   // win
+    Flush,   // win, peer (MPI_Win_flush, MPI_Win_flush_local)
+    FlushAll,   // win (MPI_Win_flush_all, MPI_Win_flush_local_all)
 };
+
+// Untimed's tag: the call cannot run untimed either (it would break what
+// the library does underneath): refused whatever mpi.untimed says.
+constexpr std::int32_t kCannotRun = 1;
+// The network atomic an Accumulate or FetchOp element gets (`amo`).
+enum class Amo : std::uint32_t {
+    Add = 1,   // MPI_SUM: fetch-and-add
+    Replace,   // MPI_REPLACE: swap
+    NoOp,   // MPI_NO_OP: fetch-and-add of 0 (the old value read atomically)
+};
+constexpr std::int32_t kExclusive = 1, kShared = 0;   // a Lock's tag
+constexpr std::int32_t kNoCheck = 1;   // a Lock's or LockAll's root: MPI_MODE_NOCHECK
 
 constexpr std::int32_t kAnySource = -1;
 constexpr std::int32_t kAnyTag = -1;
@@ -94,6 +124,11 @@ struct Call {
     // and the host CPU time it was measured from, in nanoseconds.
     std::uint64_t compute_ps = 0, host_ns = 0;
     char name[64] = {};   // Untimed: the MPI function (and why)
+    // One-sided: the window, the target displacement (in the target's
+    // disp_unit) and a byte offset (the target datatype's true lower
+    // bound), a result buffer, the network atomic (Amo).
+    std::uint64_t win = 0, disp = 0, offset = 0, va3 = 0;
+    std::uint32_t amo = 0, pad = 0;
 };
 
 struct Reply {

@@ -266,6 +266,10 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a send's request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
+    if (op >= Op::WinCreate)
+        throw std::runtime_error(who +
+                                 "uses a one-sided window (README \"One-sided\"), which the trace workload does not "
+                                 "replay (not built): the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;

@@ -14,7 +14,7 @@
 #include <vector>
 #include <string>
 
-#include "workloads/mpi/preload/channel.hpp"
+#include "workloads/mpi/preload/calls.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
 #include "workloads/mpi/preload/residency.hpp"
 
@@ -59,13 +59,6 @@ std::map<std::uint64_t, MPI_Request>& unposted() {
 }
 std::uint64_t next_order = 1;
 
-Call call(Op op, std::uint32_t ctx = 0) {
-    Call c;
-    c.op = static_cast<std::uint32_t>(op);
-    c.comm = ctx;
-    return c;
-}
-
 // The communicators the simulation made (README "Communicators"), by the
 // program's handle: their contexts. MPI_COMM_WORLD is context 0.
 std::map<MPI_Comm, std::uint32_t>& contexts() {
@@ -73,9 +66,18 @@ std::map<MPI_Comm, std::uint32_t>& contexts() {
     return c;
 }
 
-// A call on `comm` is timed if the simulation knows `comm` (its context
-// into `ctx`); one made by an untimed call (an intercommunicator,
-// MPI_Comm_split_type, ...) makes the call untimed.
+}   // namespace
+
+namespace vrdmasim {
+namespace mpipreload {
+
+Call call(Op op, std::uint32_t ctx) {
+    Call c;
+    c.op = static_cast<std::uint32_t>(op);
+    c.comm = ctx;
+    return c;
+}
+
 bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     const auto it = contexts().find(comm);
     if (it != contexts().end()) {
@@ -86,15 +88,17 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     return false;
 }
 
-// A call's buffer: where its data lie, or (va 0, protocol.hpp) none for a
-// non-contiguous datatype, whose data the library packs into a buffer of
-// its own, as Open MPI's convertor does.
 void buffer(Call& c, const void* buf, int count, MPI_Datatype type) {
     std::uint64_t va = 0, len = 0;
     span(buf, count, type, va, len);
     c.bytes = data_bytes(count, type);
     c.va = len == c.bytes ? va : 0;
 }
+
+}   // namespace mpipreload
+}   // namespace vrdmasim
+
+namespace {
 
 // A send's data copied: a contiguous datatype's as laid out (sent with the
 // program's count and type), a non-contiguous one's packed (sent as

@@ -247,6 +247,15 @@ void untimed(const char* name) {
     mark();
 }
 
+void cannot_run(const char* name) {
+    mpiwire::Call c;
+    c.op = static_cast<std::uint32_t>(mpiwire::Op::Untimed);
+    c.tag = mpiwire::kCannotRun;
+    std::strncpy(c.name, name, sizeof c.name - 1);
+    exchange(c);   // the simulation stops the run: this never returns
+    fail((std::string(name) + ": the simulation let a call through that it must refuse").c_str());
+}
+
 void keep(MPI_Request r, void* copy) {
     if (r == MPI_REQUEST_NULL) {
         std::free(copy);

@@ -37,6 +37,10 @@ std::uint64_t now_ps();
 // A call the simulation does not time: refused (the simulation stops the
 // run naming it) or counted, as VRDMASIM_MPI_UNTIMED says.
 void untimed(const char* name);
+// A call that cannot run untimed either (it would break what this library
+// does underneath): the simulation stops the run naming it, whatever
+// VRDMASIM_MPI_UNTIMED says. Never returns.
+[[noreturn]] void cannot_run(const char* name);
 
 // A real request the program no longer sees (a send from a copy, a
 // collective whose result this rank does not wait for): progressed while

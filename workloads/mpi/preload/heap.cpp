@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "workloads/mpi/preload/calls.hpp"
 #include "workloads/mpi/preload/heap.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
 
@@ -248,6 +249,13 @@ bool program(void* caller) {
     return main_thread && vrdmasim::mpipreload::InLibrary::depth == 0 && !vrdmasim::mpipreload::mpi_caller(caller);
 }
 }   // namespace
+
+// MPI_Win_allocate's memory (calls.hpp): the program's, from its heap,
+// whoever asks (the library's wrapper does).
+void* vrdmasim::mpipreload::program_alloc(std::size_t bytes) { return alloc(bytes ? bytes : 1, 64); }
+void vrdmasim::mpipreload::program_free(void* p) {
+    if (p) release(p);
+}
 
 extern "C" {
 

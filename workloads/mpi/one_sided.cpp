@@ -1,0 +1,412 @@
+// The mpi workload's one-sided calls (workloads/mpi/README.md "One-sided"):
+// windows at the program's own addresses, registered as rdma.strategy
+// says; MPI_Put as RDMA writes, MPI_Get as RDMA reads, MPI_Accumulate,
+// MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte integers as the
+// engine's network atomics; fence, lock/unlock, lock_all and the flushes
+// complete them, and the locks are words of the library taken with network
+// atomics, as Open MPI's osc/rdma component takes them (osc_rdma_lock.h:
+// an exclusive lock compare-and-swaps 0 to its exclusive bit, a shared one
+// adds 1 and takes it back while the exclusive bit is set, each retried at
+// once).
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
+#include "library/messaging/endpoint.hpp"
+#include "workloads/mpi/mpi_workload.hpp"
+
+namespace vrdmasim {
+
+using mpiwire::Call;
+using mpiwire::Op;
+using mpiwire::Reply;
+using sc_core::sc_time;
+
+namespace {
+// The library's locked page of each rank: kRecords completion records of
+// the operations in flight, then kLockWords lock words, one a window.
+constexpr unsigned kRecords = 64;
+constexpr unsigned kLockWords = 256;
+constexpr std::uint64_t kRecordBytes = sizeof(CompletionRecord);
+static_assert(kRecords * kRecordBytes + kLockWords * 8 <= 4096, "the library's page");
+constexpr std::uint64_t kExclusiveBit = 1ull << 32;   // osc/rdma's OMPI_OSC_RDMA_LOCK_EXCLUSIVE, above any count
+constexpr std::int32_t kNoLock = -1;   // MPI_MODE_NOCHECK: no lock taken
+// The meetings of window creation and free (meet()), apart from splits'.
+constexpr std::uint64_t kCreated = 1ull << 63, kFreed = 1ull << 62;
+
+std::string who(unsigned rank) { return "mpi: rank " + std::to_string(rank); }
+}   // namespace
+
+Counter& MpiWorkload::rma_counter(const char* name, const char* help) {
+    Counter*& k = rma_counters_[name];
+    if (!k) k = &ctx_.stats.counter(stats_prefix(job_) + "mpi." + name, "", help);
+    return *k;
+}
+
+void MpiWorkload::one_sided(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    const Op op = static_cast<Op>(c.op);
+    if (op == Op::WinCreate) return window_create(app, rank, c, r);
+    const MpiWindows::Window& w = windows_.at(rank, c.win);
+    switch (op) {
+    case Op::WinFree: window_free(app, rank, c, r); return;
+    case Op::Put:
+    case Op::Get: rma_put_or_get(app, rank, c); return;
+    case Op::Accumulate:
+    case Op::FetchOp:
+    case Op::CompareSwap: rma_atomics(app, rank, c); return;
+    case Op::Fence:
+        // Every operation of the epoch complete, then a barrier (as Open
+        // MPI's osc/rdma fence).
+        rma_complete(app, rank, c.win, kAllTargets);
+        coll_of(app, rank, w.ctx)
+            .barrier(algorithm(rank, coll::Op::Barrier, static_cast<unsigned>(w.members.size()), 8));
+        return;
+    case Op::Lock:
+        window_lock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer), c.tag, c.root != mpiwire::kNoCheck);
+        return;
+    case Op::Unlock: window_unlock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
+    case Op::LockAll:
+        for (const unsigned t : w.members)
+            window_lock(app, rank, c.win, t, mpiwire::kShared, c.root != mpiwire::kNoCheck);
+        return;
+    case Op::UnlockAll:
+        for (const unsigned t : std::vector<unsigned>(w.members)) window_unlock(app, rank, c.win, t);
+        return;
+    case Op::Flush: rma_complete(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
+    case Op::FlushAll: rma_complete(app, rank, c.win, kAllTargets); return;
+    default: break;
+    }
+    throw std::logic_error("mpi: a call that is not one-sided served as one");
+}
+
+void MpiWorkload::window_create(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    Rank& me = state_[rank];
+    if (!me.rma_page) {
+        me.rma_page = app.alloc_locked(kPage);
+        me.records_taken.assign(kRecords, false);
+        me.locks_taken.assign(kLockWords, false);
+    }
+    const auto free_word = std::find(me.locks_taken.begin(), me.locks_taken.end(), false);
+    if (free_word == me.locks_taken.end())
+        throw std::runtime_error(who(rank) + " has more than " + std::to_string(kLockWords) +
+                                 " windows at once (the library's lock words: not built)");
+    *free_word = true;
+    MpiWindows::Memory m;
+    m.base = c.va;
+    m.size = c.bytes;
+    m.disp_unit = c.tag > 0 ? static_cast<std::uint64_t>(c.tag) : 1;
+    m.lock = me.rma_page + kRecords * kRecordBytes + 8 * static_cast<std::uint64_t>(free_word - me.locks_taken.begin());
+    // The window's memory: the program's, at its address, registered for
+    // the engine's writes and reads as rdma.strategy says (for the window's
+    // life, as MPI_Win_create registers it), before the members tell each
+    // other their base, size, disp_unit and key (an allgather of 24 B).
+    if (m.size) {
+        map(app, rank, m.base, m.size);
+        VmError error = VmError::Ok;
+        if (!app.register_buffer(m.base, m.size, true, &error))
+            throw std::runtime_error(who(rank) + ": its window of " + std::to_string(m.size) + " B at " +
+                                     std::to_string(m.base) + " cannot be registered under rdma.strategy (" +
+                                     to_string(error) + ")");
+    }
+    const std::vector<unsigned>& members = comms_.members(rank, c.comm);
+    const unsigned n = static_cast<unsigned>(members.size());
+    r.request = windows_.create(rank, c.comm, members, comms_.rank_in(c.comm, rank), m);
+    rma_counter("windows", "one-sided windows created, every member's").inc();
+    const std::uint64_t buf = scratch(app, rank, 24 * (n + 1));
+    coll_of(app, rank, c.comm).allgather(buf, buf + 24, 24, algorithm(rank, coll::Op::Allgather, n, 24));
+    meet(app, rank, {c.comm, kCreated | r.request}, n, r);
+}
+
+void MpiWorkload::window_free(RdmaProcess& app, unsigned rank, const Call& c, const Reply& r) {
+    Rank& me = state_[rank];
+    const MpiWindows::Window& w = windows_.at(rank, c.win);
+    const std::uint32_t ctx = w.ctx;
+    const unsigned n = static_cast<unsigned>(w.members.size());
+    const MpiWindows::Memory m = w.memory[comms_.rank_in(ctx, rank)];
+    // What the program left open is completed (MPI wants none), then every
+    // member is done with the window (a barrier, as osc/rdma's free), and
+    // its memory deregistered.
+    rma_complete(app, rank, c.win, kAllTargets);
+    for (auto it = me.locks.lower_bound({c.win, 0}); it != me.locks.end() && it->first.first == c.win;)
+        it = me.locks.erase(it);
+    coll_of(app, rank, ctx).barrier(algorithm(rank, coll::Op::Barrier, n, 8));
+    if (m.size) app.deregister(m.base, m.size);
+    app.store(m.lock, 0);   // the lock word free for the next window (a lock the program left held, forgotten)
+    me.locks_taken.at((m.lock - me.rma_page - kRecords * kRecordBytes) / 8) = false;
+    windows_.free(rank, c.win);
+    meet(app, rank, {ctx, kFreed | c.win}, n, r);
+}
+
+void MpiWorkload::rma_put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
+    const bool put = static_cast<Op>(c.op) == Op::Put;
+    const unsigned target = windows_.world_of(rank, c.win, c.peer);
+    const std::uint64_t tva =
+        windows_.address(rank, c.win, c.peer, c.disp, c.offset, c.bytes, put ? "MPI_Put" : "MPI_Get");
+    if (!c.bytes) return;
+    map(app, rank, c.va, c.bytes);
+    Rank& me = state_[rank];
+    RdmaProcess& remote = *apps_[target];
+    rma_counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
+    log_.posted(app.now());
+    if (target == rank) {
+        // The rank's own window: a CPU copy, as Open MPI's.
+        std::vector<unsigned char> data(c.bytes);
+        const std::uint64_t from = put ? c.va : tva, to = put ? tva : c.va;
+        if (!app.debug_read(from, data.data(), c.bytes) || !app.debug_write(to, data.data(), c.bytes))
+            throw std::logic_error("mpi: a window the simulation mapped cannot be copied");
+        eps_[app.node()]->charge_copy(c.bytes);
+        log_.verified(c.bytes, holds(app, to, data));
+        log_.finished(app.now(), true, c.bytes, nullptr);
+        return;
+    }
+    Rma op;
+    op.kind = put ? Rma::Kind::Put : Rma::Kind::Get;
+    op.win = c.win;
+    op.target = target;
+    op.va = c.va;
+    op.len = c.bytes;
+    op.target_va = tva;
+    op.posted = app.now();
+    op.data.resize(c.bytes);
+    if (put) return rma_put(app, rank, c, op);
+    // The target's bytes now, which the read must bring; the origin
+    // poisoned, so that a read that did not land shows.
+    if (!remote.debug_read(tva, op.data.data(), c.bytes))
+        throw std::logic_error("mpi: a window the simulation mapped cannot be read");
+    poison(app, c.va, c.bytes, me.fills++);
+    op.slots = 1;
+    op.slot = rma_slots(app, rank, 1);
+    VmError error = VmError::Ok;
+    if (!app.register_buffer(c.va, c.bytes, true, &error)) {
+        me.records_taken[op.slot] = false;
+        log_.finished(app.now(), false, 0, nullptr);
+        return;
+    }
+    app.get(node_of(target), tva, c.va, c.bytes, me.fills, me.rma_page + op.slot * kRecordBytes);
+    me.rma.push_back(std::move(op));
+}
+
+void MpiWorkload::rma_put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
+    Rank& me = state_[rank];
+    // The origin filled as the program fills it (unless a put in flight
+    // reads it still), its bytes kept for the check at completion.
+    bool shared = false;
+    for (const Rma& q : me.rma)
+        shared = shared || (q.kind == Rma::Kind::Put && q.va < c.va + c.bytes && c.va < q.va + q.len);
+    if (!shared) fill_source(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ me.fills++);
+    if (!app.debug_read(c.va, op.data.data(), c.bytes))
+        throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
+    // In pieces of at most half the records (more than that only under
+    // pipeline with many chunks: each piece its chunks still).
+    std::uint64_t piece = c.bytes;
+    while (app.records_for(piece) > kRecords / 2) piece = (piece / 2 + kPage - 1) / kPage * kPage;
+    for (std::uint64_t off = 0; off < c.bytes; off += piece) {
+        if (off) log_.posted(app.now());   // each piece a transfer
+        Rma part = op;
+        part.va = c.va + off;
+        part.len = std::min(piece, c.bytes - off);
+        part.target_va = op.target_va + off;
+        part.data.assign(op.data.begin() + off, op.data.begin() + off + part.len);
+        part.slots = static_cast<unsigned>(app.records_for(part.len));
+        part.slot = rma_slots(app, rank, part.slots);
+        part.put.src = part.va;
+        part.put.dst = part.target_va;
+        part.put.len = part.len;
+        part.put.tag = me.fills;
+        part.put.records = me.rma_page + part.slot * kRecordBytes;
+        part.put.dst_node = node_of(op.target);
+        app.send(part.put);
+        me.rma.push_back(std::move(part));
+    }
+}
+
+void MpiWorkload::rma_atomics(RdmaProcess& app, unsigned rank, const Call& c) {
+    const Op op = static_cast<Op>(c.op);
+    const char* name = op == Op::Accumulate ? "MPI_Accumulate"
+                       : op == Op::FetchOp  ? "MPI_Fetch_and_op"
+                                            : "MPI_Compare_and_swap";
+    const std::uint64_t len = op == Op::Accumulate ? c.bytes : 8;
+    const std::uint64_t tva = windows_.address(rank, c.win, c.peer, c.disp, c.offset, len, name);
+    if (tva % 8 || len % 8)
+        throw std::runtime_error(who(rank) + ": " + name + " at byte " + std::to_string(tva % 8) +
+                                 " of a word, or of a length not a multiple of 8: the engine's network atomics work on "
+                                 "aligned 8-byte words");
+    const unsigned target = windows_.world_of(rank, c.win, c.peer);
+    const auto amo = static_cast<mpiwire::Amo>(c.amo);
+    const AtomicOp a = op == Op::CompareSwap          ? AtomicOp::CompareSwap
+                       : amo == mpiwire::Amo::Replace ? AtomicOp::Swap
+                                                      : AtomicOp::FetchAdd;
+    // The operands: the simulation's own data at the program's origin
+    // (and compare) buffers, word by word.
+    auto word = [&](std::uint64_t va) {
+        std::uint64_t v = 0;
+        if (!va) return v;
+        map(app, rank, va, 8);
+        if (!app.debug_read(va, reinterpret_cast<unsigned char*>(&v), 8))
+            throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
+        return v;
+    };
+    if (c.va3) map(app, rank, c.va3, 8);
+    if (op == Op::Accumulate && c.bytes) map(app, rank, c.va, c.bytes);
+    for (std::uint64_t k = 0; k < len / 8; ++k) {
+        const std::uint64_t operand = amo == mpiwire::Amo::NoOp ? 0 : word(c.va + 8 * k);
+        rma_atomic(app, rank, c.win, target, tva + 8 * k, a, operand, op == Op::CompareSwap ? word(c.va2) : 0,
+                   op == Op::Accumulate ? 0 : c.va3);
+    }
+}
+
+void MpiWorkload::rma_atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target,
+                             std::uint64_t target_va, AtomicOp a, std::uint64_t operand, std::uint64_t compare,
+                             std::uint64_t result) {
+    Rank& me = state_[rank];
+    rma_counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
+    log_.posted(app.now());
+    Rma op;
+    op.kind = Rma::Kind::Atomic;
+    op.win = win;
+    op.target = target;
+    op.len = 8;
+    op.target_va = target_va;
+    op.result = result;
+    op.posted = app.now();
+    op.slots = 1;
+    op.slot = rma_slots(app, rank, 1);
+    // A queue that is full takes the atomic after the oldest in flight completes.
+    while (!app.post_atomic(a, node_of(target), target_va, operand, compare, ++me.fills,
+                            me.rma_page + op.slot * kRecordBytes)) {
+        if (!rma_finish_oldest(app, rank))
+            throw std::runtime_error(who(rank) + ": the engine refused a network atomic with none in flight");
+    }
+    me.rma.push_back(std::move(op));
+}
+
+unsigned MpiWorkload::rma_slots(RdmaProcess& app, unsigned rank, unsigned n) {
+    Rank& me = state_[rank];
+    for (;;) {
+        for (unsigned s = 0; s + n <= kRecords; ++s)
+            if (std::none_of(me.records_taken.begin() + s, me.records_taken.begin() + s + n,
+                             [](bool t) { return t; })) {
+                std::fill(me.records_taken.begin() + s, me.records_taken.begin() + s + n, true);
+                return s;
+            }
+        if (!rma_finish_oldest(app, rank))
+            throw std::logic_error("mpi: no completion record free with no operation in flight");
+    }
+}
+
+void MpiWorkload::rma_complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
+    Rank& me = state_[rank];
+    for (auto it = me.rma.begin(); it != me.rma.end();) {
+        if (it->win != win || (target != kAllTargets && it->target != target)) {
+            ++it;
+            continue;
+        }
+        Rma op = std::move(*it);
+        it = me.rma.erase(it);
+        rma_finish(app, rank, op);
+    }
+}
+
+void MpiWorkload::rma_finish(RdmaProcess& app, unsigned rank, Rma& op) {
+    Rank& me = state_[rank];
+    const std::uint64_t record = me.rma_page + op.slot * kRecordBytes;
+    bool ok = true, checked = false, match = true;
+    switch (op.kind) {
+    case Rma::Kind::Put:
+        // Landed: the target's window holds what the origin held.
+        ok = app.complete(op.put).status == kStatusOk;
+        checked = true;
+        match = holds(*apps_[op.target], op.target_va, op.data);
+        break;
+    case Rma::Kind::Get:
+        // The origin holds what the target's window held.
+        ok = app.wait_record(record).status == kStatusOk;
+        app.deregister(op.va, op.len);
+        checked = true;
+        match = holds(app, op.va, op.data);
+        break;
+    case Rma::Kind::Atomic: {
+        const CompletionRecord rec = app.wait_record(record);
+        ok = rec.status == kStatusOk;
+        if (ok && op.result) app.store(op.result, rec.addr);   // the old value into the program's result buffer
+        break;
+    }
+    }
+    std::fill(me.records_taken.begin() + op.slot, me.records_taken.begin() + op.slot + op.slots, false);
+    if (checked) {
+        log_.verified(op.len, ok && match);
+        if (ok && !match)
+            std::cerr << "vrdmasim: DATA MISMATCH: mpi rank " << rank << ": a one-sided "
+                      << (op.kind == Rma::Kind::Put ? "put to" : "get from") << " rank " << op.target << " of "
+                      << op.len << " B\n";
+    }
+    // An atomic's 8 bytes are no data delivered (nor verified): the
+    // simulation's own operands.
+    const sc_time latency = app.now() - op.posted;
+    log_.finished(app.now(), ok, ok && checked ? op.len : 0, &latency);
+}
+
+bool MpiWorkload::rma_finish_oldest(RdmaProcess& app, unsigned rank) {
+    Rank& me = state_[rank];
+    if (me.rma.empty()) return false;
+    Rma oldest = std::move(me.rma.front());
+    me.rma.erase(me.rma.begin());
+    rma_finish(app, rank, oldest);
+    return true;
+}
+
+std::uint64_t MpiWorkload::atomic_now(RdmaProcess& app, unsigned rank, unsigned node, std::uint64_t addr, AtomicOp a,
+                                      std::uint64_t operand, std::uint64_t compare) {
+    Rank& me = state_[rank];
+    const unsigned slot = rma_slots(app, rank, 1);
+    const std::uint64_t record = me.rma_page + slot * kRecordBytes;
+    while (!app.post_atomic(a, node, addr, operand, compare, ++me.fills, record)) {
+        if (!rma_finish_oldest(app, rank))
+            throw std::runtime_error(who(rank) + ": the engine refused a lock's network atomic with none in flight");
+    }
+    const CompletionRecord rec = app.wait_record(record);
+    me.records_taken[slot] = false;
+    if (rec.status != kStatusOk) throw std::runtime_error(who(rank) + ": a window lock's network atomic failed");
+    rma_counter("lock_atomics", "network atomics of the windows' locks, every rank's").inc();
+    return rec.addr;
+}
+
+void MpiWorkload::window_lock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::int32_t type,
+                              bool check) {
+    Rank& me = state_[rank];
+    if (me.locks.count({win, target}))
+        throw std::runtime_error(who(rank) + " locks window " + std::to_string(win) + " of rank " +
+                                 std::to_string(target) + " twice");
+    me.locks[{win, target}] = check ? type : kNoLock;
+    if (!check) return;
+    const MpiWindows::Window& w = windows_.at(rank, win);
+    const std::uint64_t word = w.memory[comms_.rank_in(w.ctx, target)].lock;
+    const unsigned node = node_of(target);
+    if (type == mpiwire::kExclusive) {
+        while (atomic_now(app, rank, node, word, AtomicOp::CompareSwap, kExclusiveBit, 0) != 0) {
+        }
+        return;
+    }
+    while (atomic_now(app, rank, node, word, AtomicOp::FetchAdd, 1, 0) >= kExclusiveBit)
+        atomic_now(app, rank, node, word, AtomicOp::FetchAdd, ~std::uint64_t(0), 0);   // back out, try again
+}
+
+void MpiWorkload::window_unlock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
+    Rank& me = state_[rank];
+    const auto held = me.locks.find({win, target});
+    if (held == me.locks.end())
+        throw std::runtime_error(who(rank) + " unlocks window " + std::to_string(win) + " of rank " +
+                                 std::to_string(target) + ", which it has not locked");
+    // The rank's operations to the target complete first.
+    rma_complete(app, rank, win, target);
+    const std::int32_t type = held->second;
+    me.locks.erase(held);
+    if (type == kNoLock) return;
+    const MpiWindows::Window& w = windows_.at(rank, win);
+    const std::uint64_t word = w.memory[comms_.rank_in(w.ctx, target)].lock;
+    atomic_now(app, rank, node_of(target), word, AtomicOp::FetchAdd,
+               type == mpiwire::kExclusive ? ~kExclusiveBit + 1 : ~std::uint64_t(0), 0);
+}
+
+}   // namespace vrdmasim
