@@ -6,12 +6,15 @@ CollParams::CollParams()
     : set("collective",
           "MPI-style collectives on the two-sided library or on one-sided RDMA "
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
-      op(set.choice(
-          "op", "allreduce",
-          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter"},
-          "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter): each rank contributes workload.message-size "
-          "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
+      op(set.choice("op", "allreduce",
+                    {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather",
+                     "scatter", "gatherv", "scatterv", "allgatherv", "alltoallv"},
+                    "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
+                    "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter, "
+                    "osu_gatherv, osu_scatterv, osu_allgatherv, osu_alltoallv): each rank contributes "
+                    "workload.message-size bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B); the "
+                    "v-variants' blocks are uneven, rank f's for rank t (f + 2 t) mod 4 halves of it, some empty "
+                    "(library/collectives/README.md)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
                            "of the two-sided library, msg.*: eager copies or rendezvous, matched by tag) or "
@@ -25,7 +28,8 @@ CollParams::CollParams()
                                      "around the ring), rabenseifner (recursive halving then doubling); auto as "
                                      "MPICH: recursive-doubling up to 2 KiB, rabenseifner above "
                                      "(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). Barrier is always dissemination, bcast, "
-                                     "reduce, gather and scatter binomial")),
+                                     "reduce, gather and scatter binomial, gatherv and scatterv linear, allgatherv "
+                                     "ring, alltoallv pairwise")),
       allgather_algorithm(set.choice("allgather-algorithm", "auto", {"auto", "ring", "recursive-doubling"},
                                      "how allgather is done: ring (n - 1 steps) or recursive-doubling (log2 n "
                                      "steps, a power-of-two number of ranks); auto as MPICH: recursive-doubling on "
@@ -35,8 +39,10 @@ CollParams::CollParams()
                                     "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
                                     "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
                                     "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
-      root(set.integer("root", "0",
-                       "the root rank of bcast, reduce, gather and scatter (ranks are the job's nodes in order)")
+      root(set.integer(
+                  "root", "0",
+                  "the root rank of bcast, reduce, gather, scatter, gatherv and scatterv (ranks are the job's nodes in "
+                  "order)")
                .range("0", "65535")),
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
                            "rate a core sums a received vector into its own (two arrays read, one written): "

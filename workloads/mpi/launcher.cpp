@@ -256,8 +256,8 @@ mpiwire::Call MpiLauncher::receive(unsigned rank) {
 
 std::vector<std::uint64_t> MpiLauncher::receive_ids(unsigned rank, std::uint64_t count) {
     if (count > (1u << 20))
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " lists " + std::to_string(count) +
-                                 " requests in one call (a preloaded library of another version?)");
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sends " + std::to_string(count) +
+                                 " values after one call (a preloaded library of another version?)");
     std::vector<std::uint64_t> ids(count);
     if (count && !read_exact(fds_.at(rank), ids.data(), count * sizeof(std::uint64_t)))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + "'s process ended in the middle of a call");

@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 5;
+constexpr std::uint32_t kVersion = 6;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -62,6 +62,17 @@ enum class Op : std::uint32_t {
     Gather,   // root, va (send), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
     Scatter,   // root, va (the root's send; 0 elsewhere), va2 (receive), bytes (each rank's block)
     RequestFree,   // MPI_Request_free of send `request`: it completes on its own (waited for at MPI_Finalize)
+    // The v-variants: root (Gatherv, Scatterv), va (send), va2 (receive; 0
+    // where MPI uses none), bytes (this rank's block sent: Gatherv,
+    // Allgatherv; received: Scatterv); the blocks follow the Call, `count`
+    // = 4 n values for a communicator of n ranks, in bytes, as this rank
+    // sees them: the lengths it sends to each rank, their offsets in va,
+    // the lengths it receives from each rank, their offsets in va2
+    // (coll::Blocks; README "What is timed").
+    Gatherv,
+    Scatterv,
+    Allgatherv,
+    Alltoallv,
 };
 
 constexpr std::int32_t kAnySource = -1;
@@ -83,7 +94,8 @@ struct Call {
     std::int32_t peer = 0, tag = 0, peer2 = 0, tag2 = 0, root = 0;
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
-    std::uint64_t count = 0;   // Waitany, Testany, Testall: the request ids that follow
+    std::uint64_t count =
+        0;   // the values that follow: Waitany's, Testany's, Testall's request ids, a v-variant's blocks
     // Simulated compute since the rank's last reply (the program's time
     // between its calls, as VRDMASIM_MPI_COMPUTE says), in picoseconds,
     // and the host CPU time it was measured from, in nanoseconds.

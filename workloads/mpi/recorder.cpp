@@ -48,10 +48,14 @@ const char* region_name(std::uint8_t op) {
     case Op::Gather: return "MPI_Gather";
     case Op::Scatter: return "MPI_Scatter";
     case Op::RequestFree: return "MPI_Request_free";
+    case Op::Gatherv: return "MPI_Gatherv";
+    case Op::Scatterv: return "MPI_Scatterv";
+    case Op::Allgatherv: return "MPI_Allgatherv";
+    case Op::Alltoallv: return "MPI_Alltoallv";
     default: return "MPI_Init";
     }
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::RequestFree);
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::Alltoallv);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -236,6 +240,11 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a send's request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
+    if (op == Op::Gatherv || op == Op::Scatterv || op == Op::Allgatherv || op == Op::Alltoallv)
+        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
+                                 ", whose blocks (each rank's length and place) an OTF2 collective record does not "
+                                 "carry (only a rank's bytes sent and received in all), so a replay could not carry "
+                                 "it out as recorded: the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;

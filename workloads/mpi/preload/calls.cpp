@@ -14,6 +14,7 @@
 #include <vector>
 #include <string>
 
+#include "workloads/mpi/preload/calls.hpp"
 #include "workloads/mpi/preload/channel.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
 
@@ -57,12 +58,18 @@ std::map<std::uint64_t, MPI_Request>& unposted() {
 }
 std::uint64_t next_order = 1;
 
-Call call(Op op, std::uint32_t ctx = 0) {
+}   // namespace
+
+namespace vrdmasim::mpipreload {
+Call call(Op op, std::uint32_t ctx) {
     Call c;
     c.op = static_cast<std::uint32_t>(op);
     c.comm = ctx;
     return c;
 }
+}   // namespace vrdmasim::mpipreload
+
+namespace {
 
 // The communicators the simulation made (README "Communicators"), by the
 // program's handle: their contexts. MPI_COMM_WORLD is context 0.
@@ -71,10 +78,9 @@ std::map<MPI_Comm, std::uint32_t>& contexts() {
     return c;
 }
 
-// A call on `comm` is timed if the simulation knows `comm` (its context
-// into `ctx`); one made by an untimed call (an intercommunicator,
-// MPI_Comm_split_type, ...) makes the call untimed.
-bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
+}   // namespace
+
+bool vrdmasim::mpipreload::known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     const auto it = contexts().find(comm);
     if (it != contexts().end()) {
         ctx = it->second;
@@ -83,6 +89,8 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     untimed((std::string(name) + " on a communicator made by an untimed call").c_str());
     return false;
 }
+
+namespace {
 
 // A call's buffer: where its data lie, or (va 0, protocol.hpp) none for a
 // non-contiguous datatype, whose data the library packs into a buffer of
@@ -226,10 +234,12 @@ int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* statu
     return rc;
 }
 
-// A collective posted before the simulation is asked: waited for when this
-// rank's result depends on the others, else kept (its input copied).
-int collective(Call c, MPI_Request real, bool waits, void* copy) {
-    exchange(c);
+}   // namespace
+
+int vrdmasim::mpipreload::collective(Call c, MPI_Request real, bool waits, void* copy,
+                                     const std::vector<std::uint64_t>& values) {
+    c.count = values.size();
+    exchange(c, values.empty() ? nullptr : values.data());
     int rc = MPI_SUCCESS;
     if (waits) {
         rc = PMPI_Wait(&real, MPI_STATUS_IGNORE);
@@ -240,6 +250,8 @@ int collective(Call c, MPI_Request real, bool waits, void* copy) {
     mark();
     return rc;
 }
+
+namespace {
 
 // The timed requests among `requests` (null ones skipped): their indexes
 // and the simulation's ids. False (after reporting the call untimed) when
