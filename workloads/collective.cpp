@@ -74,17 +74,19 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     const EnumParam* which = coll::algorithm_param(op_);
     // Another collective's algorithm set to other than its default is a
     // mistake (this workload measures one collective).
-    for (const EnumParam* other : {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm})
+    for (const EnumParam* other :
+         {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm, &P.reduce_scatter_algorithm})
         if (other != which && c[*other] != c.registry().find(other->name())->default_text)
             throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
                                        coll::name_of(op_));
     std::string why;
-    if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, bytes_, algorithm_, why))
+    const CollectiveData sizes{op_, n, root_, bytes_};
+    const std::uint64_t chosen_by = sizes.algorithm_bytes();
+    if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, chosen_by, algorithm_, why))
         throw c.refuse(*which, why);
     // Rank r on node r (apps[r]: nullptr on a node of another rank in a partitioned run).
     for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r] ? apps[r]->node() : r);
     // Each rank's send and receive buffers and the library's scratch.
-    const CollectiveData sizes{op_, n, root_, bytes_};
     const bool one_sided = c[P.transport] == "one-sided";
     for (unsigned r = 0; r < n; ++r) {
         // Two-sided: the endpoint's peers are the partners of the
@@ -99,7 +101,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         }
         const CollectiveData mine = sizes.for_rank(r);
         check_fits(*apps[r],
-                   mine.send_bytes() + mine.receive_bytes() + coll::Communicator::scratch_bytes(op_, n, bytes_) +
+                   mine.send_bytes() + mine.receive_bytes() + coll::Communicator::scratch_bytes(op_, n, chosen_by) +
                        (one_sided ? coll::OneSided::mapped_bytes(n) : msg::Endpoint::mapped_bytes(c, partners.size())));
         check_locked(*apps[r],
                      one_sided ? coll::OneSided::locked_regions() : msg::Endpoint::locked_regions(c, partners.size()));
@@ -278,6 +280,8 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
          small({{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}})},
         {"collective.alltoall-algorithm", small({{"collective.op", "alltoall"}}), "",
          small({{"collective.op", "alltoall"}, {"workload.message-size", "1KiB"}})},
+        {"collective.reduce-scatter-algorithm", small({{"collective.op", "reduce_scatter_block"}}), "",
+         small({{"collective.op", "reduce_scatter_block"}, {"workload.message-size", "128KiB"}})},
     };
 }
 

@@ -48,12 +48,29 @@ coll::Blocks reversed(std::vector<std::uint64_t> counts) {
 bool same_to_all(coll::Op op) {
     return op == coll::Op::Gather || op == coll::Op::Allgather || op == coll::Op::Gatherv || op == coll::Op::Allgatherv;
 }
+
+bool reduce_scatter(coll::Op op) { return op == coll::Op::ReduceScatter || op == coll::Op::ReduceScatterBlock; }
+
+// Whether a rank's data are blocks of `sends` and `receives`: the
+// v-variants', reduce-scatter's (its vector's blocks in `sends`, its own
+// result in `receives`).
+bool blocked(coll::Op op) { return coll::takes_blocks(op); }
 }   // namespace
 
 CollectiveData CollectiveData::for_rank(unsigned rank) const {
     CollectiveData d = *this;
-    if (!coll::is_vector(op)) return d;
+    if (!blocked(op)) return d;
     const std::vector<std::uint64_t> none(ranks, 0);
+    if (reduce_scatter(op)) {   // the blocks of every rank's vector, in rank order; its own result
+        d.sends = {none, none};
+        for (unsigned r = 0; r < ranks; ++r) {
+            d.sends.counts[r] = op == coll::Op::ReduceScatterBlock ? bytes : 8 * uneven(bytes / 8, r, r);
+            if (r) d.sends.displs[r] = d.sends.displs[r - 1] + d.sends.counts[r - 1];
+        }
+        d.receives = {none, none};
+        d.receives.counts[rank] = d.sends.counts[rank];
+        return d;
+    }
     std::vector<std::uint64_t> out = none, in = none;
     for (unsigned r = 0; r < ranks; ++r) switch (op) {
         case coll::Op::Gatherv:
@@ -79,12 +96,15 @@ CollectiveData CollectiveData::for_rank(unsigned rank) const {
     return d;
 }
 
+std::uint64_t CollectiveData::algorithm_bytes() const { return reduce_scatter(op) ? for_rank(0).send_bytes() : bytes; }
+
 std::uint64_t CollectiveData::send_bytes() const {
-    if (coll::is_vector(op)) return sends.span();
+    if (blocked(op)) return sends.span();
     return op == coll::Op::Alltoall || op == coll::Op::Scatter ? ranks * bytes : bytes;
 }
 
 std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t call) const {
+    if (reduce_scatter(op)) return bytes_of(rank, rank, call, send_bytes());
     if (coll::is_vector(op)) {   // each block at its place (gaps zero)
         std::vector<unsigned char> v(send_bytes(), 0);
         for (unsigned to = 0; to < ranks && to < sends.counts.size(); ++to) {
@@ -105,12 +125,12 @@ std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t cal
 }
 
 std::uint64_t CollectiveData::receive_bytes() const {
-    if (coll::is_vector(op)) return receives.span();
+    if (blocked(op)) return receives.span();
     return op == coll::Op::Allgather || op == coll::Op::Alltoall || op == coll::Op::Gather ? ranks * bytes : bytes;
 }
 
 std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
-    if (coll::is_vector(op)) {
+    if (blocked(op)) {
         std::uint64_t sum = 0;
         for (const auto& part : result_parts(rank)) sum += part.second;
         return sum;
@@ -132,7 +152,7 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> CollectiveData::result_parts(unsigned rank) const {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
-    if (!coll::is_vector(op)) {
+    if (!blocked(op)) {
         if (const std::uint64_t n = result_bytes(rank)) parts.emplace_back(0, n);
         return parts;
     }
@@ -154,6 +174,16 @@ bool CollectiveData::result(RdmaProcess& app, std::uint64_t rbuf, unsigned rank,
 
 std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t call) const {
     std::vector<unsigned char> want;
+    if (reduce_scatter(op)) {   // the sums of every rank's elements of this rank's block
+        const std::uint64_t first = sends.displs.at(rank) / 8, count = receives.counts.at(rank) / 8;
+        want.assign(count * 8, 0);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            std::uint64_t sum = 0;
+            for (unsigned r = 0; r < ranks; ++r) sum += element(r, r, call, first + i);
+            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
+        }
+        return want;
+    }
     if (coll::is_vector(op)) {   // each rank's block, in rank order
         for (unsigned from = 0; from < receives.counts.size(); ++from) {
             const auto b = bytes_of(from, same_to_all(op) ? from : rank, call, receives.counts[from]);
@@ -232,6 +262,13 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
         break;
     }
     case coll::Op::Alltoallv: comm.alltoallv(sbuf, sends, rbuf, receives, a); break;
+    case coll::Op::ReduceScatter:
+    case coll::Op::ReduceScatterBlock: {
+        std::vector<std::uint64_t> counts;   // in elements
+        for (const std::uint64_t c : sends.counts) counts.push_back(c / 8);
+        comm.reduce_scatter(sbuf, rbuf, counts, a);
+        break;
+    }
     }
 }
 

@@ -32,6 +32,9 @@ struct CollectiveData {
     // the counts' prefix sums).
     static std::uint64_t uneven(std::uint64_t bytes, unsigned from, unsigned to);
     CollectiveData for_rank(unsigned rank) const;
+    // The bytes the choice of algorithm goes by (coll::resolve): a rank's
+    // contribution, or for reduce-scatter its whole vector.
+    std::uint64_t algorithm_bytes() const;
 
     // The 64-bit element `index` of `from`'s data for `to` in call `call`.
     static std::uint64_t element(unsigned from, unsigned to, std::uint64_t call, std::uint64_t index);

@@ -35,6 +35,8 @@ Op op_of(const std::string& s) {
     if (s == "scatterv") return Op::Scatterv;
     if (s == "allgatherv") return Op::Allgatherv;
     if (s == "alltoallv") return Op::Alltoallv;
+    if (s == "reduce_scatter") return Op::ReduceScatter;
+    if (s == "reduce_scatter_block") return Op::ReduceScatterBlock;
     throw std::logic_error("collective.op: unknown collective '" + s + "'");
 }
 
@@ -48,6 +50,7 @@ Algorithm algorithm_of(const std::string& s) {
     if (s == "pairwise") return Algorithm::Pairwise;
     if (s == "bruck") return Algorithm::Bruck;
     if (s == "linear") return Algorithm::Linear;
+    if (s == "recursive-halving") return Algorithm::RecursiveHalving;
     throw std::logic_error("collective: unknown algorithm '" + s + "'");
 }
 
@@ -67,6 +70,8 @@ const char* name_of(Op op) {
     case Op::Scatterv: return "scatterv";
     case Op::Allgatherv: return "allgatherv";
     case Op::Alltoallv: return "alltoallv";
+    case Op::ReduceScatter: return "reduce_scatter";
+    case Op::ReduceScatterBlock: return "reduce_scatter_block";
     }
     return "?";
 }
@@ -82,6 +87,7 @@ const char* name_of(Algorithm a) {
     case Algorithm::Pairwise: return "pairwise";
     case Algorithm::Bruck: return "bruck";
     case Algorithm::Linear: return "linear";
+    case Algorithm::RecursiveHalving: return "recursive-halving";
     }
     return "?";
 }
@@ -111,6 +117,10 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
         case Op::Scatterv: a = Algorithm::Linear; break;
         case Op::Allgatherv: a = Algorithm::Ring; break;
         case Op::Alltoallv: a = Algorithm::Pairwise; break;
+        // MPICH's MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE
+        // (512 KiB, `bytes` a rank's whole vector here).
+        case Op::ReduceScatter:
+        case Op::ReduceScatterBlock: a = bytes < 524288 ? Algorithm::RecursiveHalving : Algorithm::Pairwise; break;
         }
     }
     const std::vector<Algorithm> fits = [op] {
@@ -130,6 +140,8 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
         case Op::Scatterv: return std::vector<Algorithm>{Algorithm::Linear};
         case Op::Allgatherv: return std::vector<Algorithm>{Algorithm::Ring};
         case Op::Alltoallv: return std::vector<Algorithm>{Algorithm::Pairwise};
+        case Op::ReduceScatter:
+        case Op::ReduceScatterBlock: return std::vector<Algorithm>{Algorithm::RecursiveHalving, Algorithm::Pairwise};
         }
         return std::vector<Algorithm>{};
     }();
@@ -154,6 +166,8 @@ const EnumParam* algorithm_param(Op op) {
     case Op::Allreduce: return &P.allreduce_algorithm;
     case Op::Allgather: return &P.allgather_algorithm;
     case Op::Alltoall: return &P.alltoall_algorithm;
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: return &P.reduce_scatter_algorithm;
     default: return nullptr;
     }
 }
@@ -277,6 +291,11 @@ std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsign
     case Op::Scatterv:
     case Op::Alltoallv: all(); break;
     case Op::Allgatherv: ring(); break;
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock:
+        if (any || a == Algorithm::RecursiveHalving) doubling();
+        if (any || a == Algorithm::Pairwise) all();
+        break;
     }
     return out;
 }
@@ -297,6 +316,8 @@ std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t b
     case Op::Scatterv:
     case Op::Allgatherv:
     case Op::Alltoallv: return 0;   // straight between the caller's buffers
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: return 2 * bytes;   // (`bytes` a rank's whole vector) the sums and a received part
     }
     return 0;
 }

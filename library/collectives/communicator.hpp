@@ -33,9 +33,22 @@ enum class Op {
     Gatherv,
     Scatterv,
     Allgatherv,
-    Alltoallv
+    Alltoallv,
+    ReduceScatter,
+    ReduceScatterBlock
 };
-enum class Algorithm { Auto, Dissemination, Binomial, RecursiveDoubling, Ring, Rabenseifner, Pairwise, Bruck, Linear };
+enum class Algorithm {
+    Auto,
+    Dissemination,
+    Binomial,
+    RecursiveDoubling,
+    Ring,
+    Rabenseifner,
+    Pairwise,
+    Bruck,
+    Linear,
+    RecursiveHalving
+};
 
 // A v-variant's blocks (MPI_Gatherv's recvcounts and displs, ...) in
 // bytes, by rank of the communicator: block r is counts[r] bytes at
@@ -54,11 +67,16 @@ inline bool has_root(Op op) {
 inline bool is_vector(Op op) {
     return op == Op::Gatherv || op == Op::Scatterv || op == Op::Allgatherv || op == Op::Alltoallv;
 }
+// Whether a rank's part of `op` is blocks of its own (coll::Blocks): the
+// v-variants', reduce-scatter's (its vector's blocks, one a rank).
+inline bool takes_blocks(Op op) { return is_vector(op) || op == Op::ReduceScatter || op == Op::ReduceScatterBlock; }
 
 Op op_of(const std::string& name);
-// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan).
+// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan,
+// reduce-scatter).
 inline bool is_reduction(Op op) {
-    return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan;
+    return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan || op == Op::ReduceScatter ||
+           op == Op::ReduceScatterBlock;
 }
 Algorithm algorithm_of(const std::string& name);
 const char* name_of(Op op);
@@ -151,6 +169,11 @@ public:
     // Block j of `send` in rank r's `sbuf` to block r of `recv` in rank
     // j's `rbuf`, pairwise.
     void alltoallv(std::uint64_t sbuf, const Blocks& send, std::uint64_t rbuf, const Blocks& recv, Algorithm a);
+    // Reduce-scatter (reduce_scatter.cpp): every rank's `sbuf` holds blocks
+    // of `counts[r]` 64-bit elements one after the other; the sums of block
+    // r into rank r's `rbuf` (MPI_Reduce_scatter; _block: every count the
+    // same), by MPICH's recursive halving or pairwise exchange.
+    void reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts, Algorithm a);
 
     // Messages and bytes this rank sent, sums it did (statistics of the
     // caller's choosing read these).
@@ -194,9 +217,15 @@ private:
     void allreduce_doubling(std::uint64_t acc, std::uint64_t count);
     void allreduce_ring(std::uint64_t acc, std::uint64_t count);
     void allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count);
+    // The parts of reduce-scatter (element counts and offsets by rank).
+    void reduce_scatter_pairwise(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
+                                 const std::vector<std::uint64_t>& displs);
+    void reduce_scatter_halving(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
+                                const std::vector<std::uint64_t>& displs);
     // Non-power-of-two ranks (MPICH): the first 2 * rem ranks fold pairwise
     // into rem, so pof2 ranks remain; new_rank is -1 for those that sit out.
-    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
+    // (`tmp`: where the odd ones receive; 0: the scratch.)
+    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, std::uint64_t tmp = 0);
     void unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
     unsigned real_rank(unsigned new_rank, unsigned pof2) const;
 

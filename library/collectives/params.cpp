@@ -6,15 +6,18 @@ CollParams::CollParams()
     : set("collective",
           "MPI-style collectives on the two-sided library or on one-sided RDMA "
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
-      op(set.choice("op", "allreduce",
-                    {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather",
-                     "scatter", "gatherv", "scatterv", "allgatherv", "alltoallv"},
-                    "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-                    "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter, "
-                    "osu_gatherv, osu_scatterv, osu_allgatherv, osu_alltoallv): each rank contributes "
-                    "workload.message-size bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B); the "
-                    "v-variants' blocks are uneven, rank f's for rank t (f + 2 t) mod 4 halves of it, some empty "
-                    "(library/collectives/README.md)")),
+      op(set.choice(
+          "op", "allreduce",
+          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter",
+           "gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter", "reduce_scatter_block"},
+          "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
+          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter, "
+          "osu_gatherv, osu_scatterv, osu_allgatherv, osu_alltoallv, osu_reduce_scatter, "
+          "osu_reduce_scatter_block): each rank contributes workload.message-size bytes (reductions: "
+          "64-bit unsigned sums, so a multiple of 8 B; reduce-scatter: each rank's block of the result, "
+          "reduce_scatter's uneven as the v-variants'); the "
+          "v-variants' blocks are uneven, rank f's for rank t (f + 2 t) mod 4 halves of it, some empty "
+          "(library/collectives/README.md)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
                            "of the two-sided library, msg.*: eager copies or rendezvous, matched by tag) or "
@@ -39,6 +42,12 @@ CollParams::CollParams()
                                     "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
                                     "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
                                     "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
+      reduce_scatter_algorithm(
+          set.choice("reduce-scatter-algorithm", "auto", {"auto", "recursive-halving", "pairwise"},
+                     "how reduce_scatter and reduce_scatter_block are done: recursive-halving (log2 n exchanges, "
+                     "each of half the blocks still held) or pairwise (n - 1 exchanges of one block with rank + i); "
+                     "auto as MPICH for a commutative operation: recursive-halving below 512 KiB a rank's vector "
+                     "(MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE), pairwise from there")),
       root(set.integer(
                   "root", "0",
                   "the root rank of bcast, reduce, gather, scatter, gatherv and scatterv (ranks are the job's nodes in "

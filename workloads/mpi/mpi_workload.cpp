@@ -358,7 +358,9 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Gatherv:
     case Op::Scatterv:
     case Op::Allgatherv:
-    case Op::Alltoallv: collective(app, rank, c); return true;
+    case Op::Alltoallv:
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: collective(app, rank, c); return true;
     case Op::CommSplit: split(app, rank, c, r); return true;
     case Op::Send:
     case Op::Isend:
@@ -595,6 +597,8 @@ bool collective_of(Op op, coll::Op& out) {
                                                            {Op::Allgather, coll::Op::Allgather},
                                                            {Op::Alltoall, coll::Op::Alltoall},
                                                            {Op::Scan, coll::Op::Scan},
+                                                           {Op::ReduceScatter, coll::Op::ReduceScatter},
+                                                           {Op::ReduceScatterBlock, coll::Op::ReduceScatterBlock},
                                                            {Op::Exscan, coll::Op::Exscan},
                                                            {Op::Gatherv, coll::Op::Gatherv},
                                                            {Op::Scatterv, coll::Op::Scatterv},
@@ -623,7 +627,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // the data rounded up to 8 bytes.
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
     d.root = coll::has_root(d.op) ? static_cast<unsigned>(c.root) : 0;
-    if (coll::is_vector(d.op)) blocks(rank, d);
+    if (coll::takes_blocks(d.op)) blocks(rank, d);
     if (d.root >= d.ranks)
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
                                  std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +

@@ -15,7 +15,7 @@ namespace mpiwire {
 constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's socket
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
-constexpr std::uint32_t kVersion = 6;
+constexpr std::uint32_t kVersion = 7;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -73,6 +73,13 @@ enum class Op : std::uint32_t {
     Scatterv,
     Allgatherv,
     Alltoallv,
+    // MPI_Reduce_scatter, MPI_Reduce_scatter_block: va (send), va2
+    // (receive), bytes (the vector, its blocks each rounded up to whole
+    // 64-bit words as reductions are timed); the blocks follow as a
+    // v-variant's: the vector's blocks (lengths, offsets), then this rank's
+    // result (its length at its rank, offset 0).
+    ReduceScatter,
+    ReduceScatterBlock,
 };
 
 constexpr std::int32_t kAnySource = -1;

@@ -52,10 +52,12 @@ const char* region_name(std::uint8_t op) {
     case Op::Scatterv: return "MPI_Scatterv";
     case Op::Allgatherv: return "MPI_Allgatherv";
     case Op::Alltoallv: return "MPI_Alltoallv";
+    case Op::ReduceScatter: return "MPI_Reduce_scatter";
+    case Op::ReduceScatterBlock: return "MPI_Reduce_scatter_block";
     default: return "MPI_Init";
     }
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::Alltoallv);
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::ReduceScatterBlock);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -245,6 +247,9 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
                                  ", whose blocks (each rank's length and place) an OTF2 collective record does not "
                                  "carry (only a rank's bytes sent and received in all), so a replay could not carry "
                                  "it out as recorded: the trace is not written");
+    if (op == Op::ReduceScatter || op == Op::ReduceScatterBlock)
+        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
+                                 ", which the trace workload does not replay: the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;

@@ -26,5 +26,10 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx);
 int collective(mpiwire::Call c, MPI_Request real, bool waits, void* copy,
                const std::vector<std::uint64_t>& values = {});
 
+// A datatype whose elements lie one after the other with no gap (extent =
+// size, from its first byte; its size into `size`): a block's bytes and
+// offset are its counts times the size.
+bool dense(MPI_Datatype type, std::uint64_t& size);
+
 }   // namespace mpipreload
 }   // namespace vrdmasim

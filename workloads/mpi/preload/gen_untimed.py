@@ -21,7 +21,7 @@ TIMED = {
     'Init', 'Init_thread', 'Finalize', 'Abort', 'Wtime', 'Wtick', 'Send', 'Recv', 'Isend', 'Irecv', 'Wait',
     'Waitall', 'Test', 'Sendrecv', 'Waitany', 'Testany', 'Testall', 'Waitsome', 'Testsome', 'Probe', 'Iprobe', 'Barrier', 'Bcast', 'Reduce', 'Allreduce', 'Allgather', 'Alltoall',
     'Comm_split', 'Comm_dup', 'Comm_create', 'Cart_create', 'Comm_free', 'Scan', 'Exscan', 'Cancel', 'Gather', 'Scatter', 'Request_free',
-    'Gatherv', 'Scatterv', 'Allgatherv', 'Alltoallv',
+    'Gatherv', 'Scatterv', 'Allgatherv', 'Alltoallv', 'Reduce_scatter', 'Reduce_scatter_block',
 }
 LOCAL_PREFIXES = (
     'Type_', 'Group_', 'Info_', 'Errhandler_', 'Error_', 'Add_error_', 'Op_', 'Keyval_', 'Attr_', 'Pack',

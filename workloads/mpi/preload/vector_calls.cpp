@@ -23,12 +23,7 @@ using namespace vrdmasim::mpipreload;
 using mpiwire::Call;
 using mpiwire::Op;
 
-namespace {
-
-// A datatype whose elements lie one after the other with no gap (extent =
-// size, from its first byte): a block's bytes and offset are its counts
-// times the size.
-bool dense(MPI_Datatype type, std::uint64_t& size) {
+bool vrdmasim::mpipreload::dense(MPI_Datatype type, std::uint64_t& size) {
     MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
     int s = 0;
     PMPI_Type_size(type, &s);
@@ -37,6 +32,8 @@ bool dense(MPI_Datatype type, std::uint64_t& size) {
     size = static_cast<std::uint64_t>(s);
     return lb == 0 && true_lb == 0 && extent == s && true_extent == s;
 }
+
+namespace {
 
 // The four arrays of a v-variant's Call (protocol.hpp): lengths sent to
 // each rank, their offsets, lengths received from each, their offsets.

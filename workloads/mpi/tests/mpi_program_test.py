@@ -163,7 +163,8 @@ def main():
             elif int(summary(out)["mpi_untimed_calls"]) != 0 or summary(out)["transfer_errors"] != "0":
                 failures.append("requests on %s ranks: untimed calls or transfer errors: %s" % (ranks, summary(out)))
         # The v-variants (README "What is timed"): gatherv, scatterv,
-        # allgatherv and alltoallv with uneven counts, some empty, eager and
+        # allgatherv and alltoallv with uneven counts, some empty, and
+        # reduce_scatter and reduce_scatter_block, eager and
         # rendezvous sizes, on the world and on halves of it; the program
         # checks its data, vrdmasim every byte; every call timed.
         for ranks in ("3", "4"):

@@ -3,7 +3,8 @@
 // root other than 0, MPI_Allgatherv and MPI_Alltoallv, with uneven counts
 // (some empty) and displacements in reverse rank order with gaps, at a
 // small and at a rendezvous size, on MPI_COMM_WORLD and on a split
-// communicator. Prints "vectors: ok".
+// communicator; and MPI_Reduce_scatter (uneven counts, some empty) and
+// MPI_Reduce_scatter_block. Prints "vectors: ok".
 // usage: mpi_vectors [elements]
 #include <mpi.h>
 
@@ -96,6 +97,35 @@ static void alltoallv(MPI_Comm comm, int base) {
         for (int i = 0; i < rcounts[r]; ++i) check(in[rdispls[r] + i] == value(r, rank, i), "MPI_Alltoallv", rank, i);
 }
 
+// Every rank's vector of `counts` blocks (rank f's element i: value(f, 0,
+// i)); block r's sums at rank r. Then equal blocks of `base`.
+static void reduce_scatter(MPI_Comm comm, int base) {
+    int rank = 0, n = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    std::vector<int> counts(n), first(n, 0);
+    for (int r = 0; r < n; ++r) {
+        counts[r] = count(base, r, r);
+        if (r) first[r] = first[r - 1] + counts[r - 1];
+    }
+    for (const bool block : {false, true}) {
+        if (block) {
+            for (int r = 0; r < n; ++r) counts[r] = base, first[r] = r * base;
+        }
+        const int total = first[n - 1] + counts[n - 1];
+        std::vector<int> v(static_cast<std::size_t>(total) + 1), got(static_cast<std::size_t>(counts[rank]) + 1, -1);
+        for (int i = 0; i < total; ++i) v[i] = value(rank, 0, i);
+        if (block) MPI_Reduce_scatter_block(v.data(), got.data(), base, MPI_INT, MPI_SUM, comm);
+        else MPI_Reduce_scatter(v.data(), got.data(), counts.data(), MPI_INT, MPI_SUM, comm);
+        for (int i = 0; i < counts[rank]; ++i) {
+            int want = 0;
+            for (int f = 0; f < n; ++f) want += value(f, 0, first[rank] + i);
+            check(got[i] == want, block ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter", rank, i);
+        }
+        check(got[counts[rank]] == -1, "MPI_Reduce_scatter (past the block)", rank, counts[rank]);
+    }
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, n = 0;
@@ -106,6 +136,7 @@ int main(int argc, char** argv) {
         gatherv(MPI_COMM_WORLD, base, n - 1);
         scatterv(MPI_COMM_WORLD, base, 1 % n);
         alltoallv(MPI_COMM_WORLD, base);
+        reduce_scatter(MPI_COMM_WORLD, base);
     }
     // The odd and even ranks, each its own communicator.
     MPI_Comm half;
@@ -113,6 +144,7 @@ int main(int argc, char** argv) {
     gatherv(half, 10, 0);
     scatterv(half, 10, 0);
     alltoallv(half, 10);
+    reduce_scatter(half, 10);
     MPI_Comm_free(&half);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
