@@ -74,18 +74,19 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     const EnumParam* which = coll::algorithm_param(op_);
     // Another collective's algorithm set to other than its default is a
     // mistake (this workload measures one collective).
-    for (const EnumParam* other : {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm})
+    for (const EnumParam* other :
+         {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm, &P.reduce_scatter_algorithm})
         if (other != which && c[*other] != c.registry().find(other->name())->default_text)
             throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
                                        coll::name_of(op_));
     std::string why;
-    if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, bytes_, algorithm_, why))
+    const CollectiveData sizes{op_, n, root_, bytes_};
+    const std::uint64_t chosen_by = sizes.algorithm_bytes();
+    if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, chosen_by, algorithm_, why))
         throw c.refuse(*which, why);
     // Rank r on node r (apps[r]: nullptr on a node of another rank in a partitioned run).
     for (unsigned r = 0; r < n; ++r) nodes_.push_back(apps[r] ? apps[r]->node() : r);
     // Each rank's send and receive buffers and the library's scratch.
-    const CollectiveData sizes{op_, n, root_, bytes_};
-    const std::uint64_t sbuf = sizes.send_bytes(), rbuf = sizes.receive_bytes();
     const bool one_sided = c[P.transport] == "one-sided";
     for (unsigned r = 0; r < n; ++r) {
         // Two-sided: the endpoint's peers are the partners of the
@@ -98,8 +99,9 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
             if (one_sided) os_.push_back(nullptr);
             continue;
         }
+        const CollectiveData mine = sizes.for_rank(r);
         check_fits(*apps[r],
-                   sbuf + rbuf + coll::Communicator::scratch_bytes(op_, n, bytes_) +
+                   mine.send_bytes() + mine.receive_bytes() + coll::Communicator::scratch_bytes(op_, n, chosen_by) +
                        (one_sided ? coll::OneSided::mapped_bytes(n) : msg::Endpoint::mapped_bytes(c, partners.size())));
         check_locked(*apps[r],
                      one_sided ? coll::OneSided::locked_regions() : msg::Endpoint::locked_regions(c, partners.size()));
@@ -155,11 +157,12 @@ std::string CollectiveWorkload::partition_refusal() const {
     return why;
 }
 
-bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes,
-                               const std::vector<unsigned char>& want, unsigned rank, std::uint64_t it,
-                               const char* what) {
-    std::vector<unsigned char> got(bytes);
-    bool ok = bytes == 0 || app.debug_read(buf, got.data(), bytes);
+bool CollectiveWorkload::check(RdmaProcess& app, const CollectiveData& data, std::uint64_t buf, unsigned rank,
+                               std::uint64_t it, const char* what) {
+    const std::vector<unsigned char> want = data.expected(rank, it);
+    const std::uint64_t bytes = want.size();
+    std::vector<unsigned char> got;
+    bool ok = data.result(app, buf, rank, got) && got.size() == bytes;
     std::uint64_t bad = bytes;
     for (std::uint64_t b = 0; ok && b < bytes; ++b)
         if (got[b] != want[b]) bad = b, ok = false;
@@ -168,7 +171,9 @@ bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_
         std::ostringstream os;
         os << "DATA MISMATCH: " << what << " (" << coll::name_of(algorithm_) << ") iteration " << it << " at rank "
            << rank << " (" << app.group() << ")";
-        if (bad < bytes) os << ": byte " << bad << " is " << int(got[bad]) << ", " << int(want[bad]) << " expected";
+        if (bad < bytes)
+            os << ": byte " << bad << " (of the result's parts, in rank order) is " << int(got[bad]) << ", "
+               << int(want[bad]) << " expected";
         else os << ": the result buffer is unreadable";
         std::cerr << "vrdmasim: " << os.str() << "\n";
         if (ctx_.tracer.noting())
@@ -180,7 +185,8 @@ bool CollectiveWorkload::check(RdmaProcess& app, std::uint64_t buf, std::uint64_
 void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     const unsigned n = static_cast<unsigned>(apps_.size());
     msg::Endpoint* ep = eps_[app.node()];
-    const std::uint64_t slen = data_.send_bytes(), rlen = data_.receive_bytes();
+    const CollectiveData data = data_.for_rank(rank);   // a v-variant's blocks as this rank sees them
+    const std::uint64_t slen = data.send_bytes(), rlen = data.receive_bytes();
     const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
     const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
     // The wire-up through the start barrier: each rank publishes its
@@ -200,7 +206,7 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank) : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
-        if (data_.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
+        if (data.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
         // osu_*: the ranks meet, then each times its own call.
         comm.barrier(coll::Algorithm::Dissemination);
         const std::uint64_t m0 = comm.messages(), b0 = comm.sent_bytes(), s0 = comm.reduced_bytes();
@@ -208,7 +214,7 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         const sc_time t0 = app.now();
         log_.posted(t0);
         entered(it, rank, t0);
-        data_.run(comm, algorithm_, sbuf, rbuf);
+        data.run(comm, algorithm_, sbuf, rbuf);
         left(it, rank, app.now());
         const sc_time latency = app.now() - t0;
         latency_.add(to_us(latency));
@@ -216,8 +222,8 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         sent_bytes_.inc(comm.sent_bytes() - b0);
         reduced_bytes_.inc(comm.reduced_bytes() - s0);
         if (!ep) control_writes_.inc(os_[rank]->control_writes() - w0);
-        const std::uint64_t got = data_.result_bytes(rank);
-        const bool ok = check(app, rbuf, got, data_.expected(rank, it), rank, it, coll::name_of(op_));
+        const std::uint64_t got = data.result_bytes(rank);
+        const bool ok = check(app, data, rbuf, rank, it, coll::name_of(op_));
         log_.finished(app.now(), true, got, &latency);
         (void)ok;
     }
@@ -274,6 +280,8 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
          small({{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}})},
         {"collective.alltoall-algorithm", small({{"collective.op", "alltoall"}}), "",
          small({{"collective.op", "alltoall"}, {"workload.message-size", "1KiB"}})},
+        {"collective.reduce-scatter-algorithm", small({{"collective.op", "reduce_scatter_block"}}), "",
+         small({{"collective.op", "reduce_scatter_block"}, {"workload.message-size", "128KiB"}})},
     };
 }
 

@@ -35,9 +35,9 @@ public:
 
 private:
     void program(RdmaProcess& app, unsigned rank);
-    // Whether `bytes` at `buf` hold `want`; logs it.
-    bool check(RdmaProcess& app, std::uint64_t buf, std::uint64_t bytes, const std::vector<unsigned char>& want,
-               unsigned rank, std::uint64_t it, const char* what);
+    // Whether `rank`'s result at `buf` is what `data` says; logs it.
+    bool check(RdmaProcess& app, const CollectiveData& data, std::uint64_t buf, unsigned rank, std::uint64_t it,
+               const char* what);
 
     std::vector<RdmaProcess*> apps_;
     std::vector<unsigned> nodes_;

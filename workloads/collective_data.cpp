@@ -24,11 +24,95 @@ std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, 
     return v;
 }
 
+std::uint64_t CollectiveData::uneven(std::uint64_t bytes, unsigned from, unsigned to) {
+    return bytes * ((from + 2 * to) % 4) / 2;   // 0, 1/2, 1 or 3/2 of bytes
+}
+
+namespace {
+// Blocks of `counts` laid out in reverse rank order, one after the other.
+coll::Blocks reversed(std::vector<std::uint64_t> counts) {
+    coll::Blocks b;
+    b.displs.assign(counts.size(), 0);
+    std::uint64_t at = 0;
+    for (std::size_t r = counts.size(); r-- > 0;) {
+        b.displs[r] = at;
+        at += counts[r];
+    }
+    b.counts = std::move(counts);
+    return b;
+}
+
+// Whether a rank's block goes to every rank alike (gather's, allgather's:
+// its data are bytes_of(from, from, ...)), or is a rank's own (scatter's,
+// alltoall's: bytes_of(from, to, ...)).
+bool same_to_all(coll::Op op) {
+    return op == coll::Op::Gather || op == coll::Op::Allgather || op == coll::Op::Gatherv || op == coll::Op::Allgatherv;
+}
+
+bool reduce_scatter(coll::Op op) { return op == coll::Op::ReduceScatter || op == coll::Op::ReduceScatterBlock; }
+
+// Whether a rank's data are blocks of `sends` and `receives`: the
+// v-variants', reduce-scatter's (its vector's blocks in `sends`, its own
+// result in `receives`).
+bool blocked(coll::Op op) { return coll::takes_blocks(op); }
+}   // namespace
+
+CollectiveData CollectiveData::for_rank(unsigned rank) const {
+    CollectiveData d = *this;
+    if (!blocked(op)) return d;
+    const std::vector<std::uint64_t> none(ranks, 0);
+    if (reduce_scatter(op)) {   // the blocks of every rank's vector, in rank order; its own result
+        d.sends = {none, none};
+        for (unsigned r = 0; r < ranks; ++r) {
+            d.sends.counts[r] = op == coll::Op::ReduceScatterBlock ? bytes : 8 * uneven(bytes / 8, r, r);
+            if (r) d.sends.displs[r] = d.sends.displs[r - 1] + d.sends.counts[r - 1];
+        }
+        d.receives = {none, none};
+        d.receives.counts[rank] = d.sends.counts[rank];
+        return d;
+    }
+    std::vector<std::uint64_t> out = none, in = none;
+    for (unsigned r = 0; r < ranks; ++r) switch (op) {
+        case coll::Op::Gatherv:
+            if (r == root) out[r] = uneven(bytes, rank, root);
+            if (rank == root) in[r] = uneven(bytes, r, root);
+            break;
+        case coll::Op::Scatterv:
+            if (rank == root) out[r] = uneven(bytes, root, r);
+            if (r == root) in[r] = uneven(bytes, root, rank);
+            break;
+        case coll::Op::Allgatherv:
+            out[r] = uneven(bytes, rank, rank);
+            in[r] = uneven(bytes, r, r);
+            break;
+        default:   // alltoallv
+            out[r] = uneven(bytes, rank, r);
+            in[r] = uneven(bytes, r, rank);
+        }
+    d.sends = reversed(out);
+    if (op == coll::Op::Allgatherv || op == coll::Op::Gatherv)   // one block, at the buffer's start
+        d.sends.displs = none;
+    d.receives = reversed(in);
+    return d;
+}
+
+std::uint64_t CollectiveData::algorithm_bytes() const { return reduce_scatter(op) ? for_rank(0).send_bytes() : bytes; }
+
 std::uint64_t CollectiveData::send_bytes() const {
+    if (blocked(op)) return sends.span();
     return op == coll::Op::Alltoall || op == coll::Op::Scatter ? ranks * bytes : bytes;
 }
 
 std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t call) const {
+    if (reduce_scatter(op)) return bytes_of(rank, rank, call, send_bytes());
+    if (coll::is_vector(op)) {   // each block at its place (gaps zero)
+        std::vector<unsigned char> v(send_bytes(), 0);
+        for (unsigned to = 0; to < ranks && to < sends.counts.size(); ++to) {
+            const auto b = bytes_of(rank, same_to_all(op) ? rank : to, call, sends.counts[to]);
+            std::copy(b.begin(), b.end(), v.begin() + static_cast<std::ptrdiff_t>(sends.displs[to]));
+        }
+        return v;
+    }
     if (op != coll::Op::Alltoall && op != coll::Op::Scatter)
         return bytes_of(rank, rank, call, op == coll::Op::Barrier ? 0 : bytes);
     std::vector<unsigned char> v;
@@ -41,10 +125,16 @@ std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t cal
 }
 
 std::uint64_t CollectiveData::receive_bytes() const {
+    if (blocked(op)) return receives.span();
     return op == coll::Op::Allgather || op == coll::Op::Alltoall || op == coll::Op::Gather ? ranks * bytes : bytes;
 }
 
 std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
+    if (blocked(op)) {
+        std::uint64_t sum = 0;
+        for (const auto& part : result_parts(rank)) sum += part.second;
+        return sum;
+    }
     switch (op) {
     case coll::Op::Barrier: return 0;
     case coll::Op::Bcast:
@@ -56,12 +146,51 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
     case coll::Op::Alltoall: return ranks * bytes;
     case coll::Op::Gather: return rank == root ? ranks * bytes : 0;
     case coll::Op::Scatter: return bytes;
+    default: return 0;   // the v-variants: above
     }
-    return 0;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> CollectiveData::result_parts(unsigned rank) const {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
+    if (!blocked(op)) {
+        if (const std::uint64_t n = result_bytes(rank)) parts.emplace_back(0, n);
+        return parts;
+    }
+    for (std::size_t r = 0; r < receives.counts.size(); ++r)
+        if (receives.counts[r]) parts.emplace_back(receives.displs.at(r), receives.counts[r]);
+    return parts;
+}
+
+bool CollectiveData::result(RdmaProcess& app, std::uint64_t rbuf, unsigned rank,
+                            std::vector<unsigned char>& got) const {
+    got.clear();
+    for (const auto& [offset, len] : result_parts(rank)) {
+        const std::size_t at = got.size();
+        got.resize(at + len);
+        if (!app.debug_read(rbuf + offset, got.data() + at, len)) return false;
+    }
+    return true;
 }
 
 std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t call) const {
     std::vector<unsigned char> want;
+    if (reduce_scatter(op)) {   // the sums of every rank's elements of this rank's block
+        const std::uint64_t first = sends.displs.at(rank) / 8, count = receives.counts.at(rank) / 8;
+        want.assign(count * 8, 0);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            std::uint64_t sum = 0;
+            for (unsigned r = 0; r < ranks; ++r) sum += element(r, r, call, first + i);
+            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
+        }
+        return want;
+    }
+    if (coll::is_vector(op)) {   // each rank's block, in rank order
+        for (unsigned from = 0; from < receives.counts.size(); ++from) {
+            const auto b = bytes_of(from, same_to_all(op) ? from : rank, call, receives.counts[from]);
+            want.insert(want.end(), b.begin(), b.end());
+        }
+        return want;
+    }
     switch (op) {
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: want = bytes_of(root, root, call, bytes); break;
@@ -94,6 +223,7 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
             want.insert(want.end(), b.begin(), b.end());
         }
         break;
+    default: break;   // the v-variants: above
     }
     return want;
 }
@@ -120,6 +250,25 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     case coll::Op::Scatter: comm.scatter(sbuf, rbuf, bytes, root, a); break;
     case coll::Op::Scan:
     case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / 8, op == coll::Op::Exscan, a); break;
+    case coll::Op::Gatherv:
+        comm.gatherv(sbuf + sends.displs.at(root), sends.counts.at(root), rbuf, receives, root, a);
+        break;
+    case coll::Op::Scatterv:
+        comm.scatterv(sbuf, sends, rbuf + receives.displs.at(root), receives.counts.at(root), root, a);
+        break;
+    case coll::Op::Allgatherv: {
+        const unsigned me = comm.rank();
+        comm.allgatherv(sbuf + sends.displs.at(me), sends.counts.at(me), rbuf, receives, a);
+        break;
+    }
+    case coll::Op::Alltoallv: comm.alltoallv(sbuf, sends, rbuf, receives, a); break;
+    case coll::Op::ReduceScatter:
+    case coll::Op::ReduceScatterBlock: {
+        std::vector<std::uint64_t> counts;   // in elements
+        for (const std::uint64_t c : sends.counts) counts.push_back(c / 8);
+        comm.reduce_scatter(sbuf, rbuf, counts, a);
+        break;
+    }
     }
 }
 

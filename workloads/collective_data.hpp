@@ -2,9 +2,12 @@
 // collective and trace workloads check every byte against it): rank r's
 // bytes for rank `to` in call `call` are a known function of (r, to, call,
 // offset); a reduction's result is the 64-bit sums of every rank's elements.
+// A v-variant's blocks are each rank's own (`sends`, `receives`: the
+// collective workload's uneven_blocks(), an MPI program's counts).
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
@@ -16,6 +19,22 @@ struct CollectiveData {
     coll::Op op;
     unsigned ranks = 0, root = 0;
     std::uint64_t bytes = 0;   // per rank (alltoall, allgather: per block)
+    // A v-variant's blocks, as this rank sees them (bytes): what it sends
+    // to each rank and where in its send buffer (gatherv: to the root;
+    // allgatherv: the same block to every rank), what it receives from
+    // each and where in its receive buffer.
+    coll::Blocks sends, receives;
+
+    // The collective workload's uneven blocks (some empty): the length of
+    // rank `from`'s block for rank `to` (allgatherv: to = from), from
+    // `bytes`; and this data's blocks as `rank` sees them, each buffer's
+    // blocks laid out in reverse rank order (displacements that are not
+    // the counts' prefix sums).
+    static std::uint64_t uneven(std::uint64_t bytes, unsigned from, unsigned to);
+    CollectiveData for_rank(unsigned rank) const;
+    // The bytes the choice of algorithm goes by (coll::resolve): a rank's
+    // contribution, or for reduce-scatter its whole vector.
+    std::uint64_t algorithm_bytes() const;
 
     // The 64-bit element `index` of `from`'s data for `to` in call `call`.
     static std::uint64_t element(unsigned from, unsigned to, std::uint64_t call, std::uint64_t index);
@@ -28,7 +47,12 @@ struct CollectiveData {
     // The receive buffer's size, and what `rank` must hold after call `call`.
     std::uint64_t receive_bytes() const;
     std::uint64_t result_bytes(unsigned rank) const;
+    // The (offset, length) parts of the receive buffer that hold `rank`'s
+    // result (a v-variant's blocks, in rank order), what they must hold (in
+    // that order), and what they hold at `rbuf` (false: unreadable).
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> result_parts(unsigned rank) const;
     std::vector<unsigned char> expected(unsigned rank, std::uint64_t call) const;
+    bool result(RdmaProcess& app, std::uint64_t rbuf, unsigned rank, std::vector<unsigned char>& got) const;
 
     // Write `rank`'s data for call `call` as the application would (into
     // `sbuf`; bcast's root into `rbuf`); true if `rbuf` is the result's

@@ -394,6 +394,8 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     case coll::Op::Gather: d.bytes = end.sent; break;
     case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
+    default:   // the v-variants and reduce-scatter: refused by TraceReader::check()
+        throw std::logic_error(std::string("trace: replay of ") + coll::name_of(d.op) + " passed check()");
     }
     // The communicator's calls so far (each member's count is the same),
     // its context scattered over the number.

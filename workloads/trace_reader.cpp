@@ -465,6 +465,18 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
         return OTF2_CALLBACK_INTERRUPT;
+    if (op == OTF2_COLLECTIVE_OP_GATHERV || op == OTF2_COLLECTIVE_OP_SCATTERV || op == OTF2_COLLECTIVE_OP_ALLGATHERV ||
+        op == OTF2_COLLECTIVE_OP_ALLTOALLV) {
+        refuse(s, std::string(op == OTF2_COLLECTIVE_OP_GATHERV      ? "MPI gatherv"
+                              : op == OTF2_COLLECTIVE_OP_SCATTERV   ? "MPI scatterv"
+                              : op == OTF2_COLLECTIVE_OP_ALLGATHERV ? "MPI allgatherv"
+                                                                    : "MPI alltoallv") +
+                      " (" + where(s, t) +
+                      "): not replayed: an OTF2 collective record carries a rank's bytes sent and received in all, "
+                      "not its blocks (each rank's length; alltoallv's, each pair's), which a replay would take "
+                      "from the other ranks' records (not built) or cannot know (alltoallv)");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     if (!replayable(op)) {
         refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
                       where(s, t) +

@@ -34,14 +34,14 @@ unsigned Communicator::real_rank(unsigned new_rank, unsigned pof2) const {
 
 // The first 2 * rem ranks: each even one hands its vector to the odd one
 // after it, which sums them; the even ones sit out until unfold().
-int Communicator::fold(std::uint64_t acc, std::uint64_t count, unsigned pof2) {
+int Communicator::fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, std::uint64_t tmp) {
     const unsigned rem = size() - pof2;
     if (rank_ >= 2 * rem) return static_cast<int>(rank_ - rem);
     if (rank_ % 2 == 0) {
         send(rank_ + 1, acc, count * 8);
         return -1;
     }
-    const std::uint64_t tmp = scratch(count * 8);
+    if (!tmp) tmp = scratch(count * 8);
     recv(rank_ - 1, tmp, count * 8);
     combine(acc, tmp, count);
     return static_cast<int>(rank_ / 2);

@@ -31,6 +31,12 @@ Op op_of(const std::string& s) {
     if (s == "exscan") return Op::Exscan;
     if (s == "gather") return Op::Gather;
     if (s == "scatter") return Op::Scatter;
+    if (s == "gatherv") return Op::Gatherv;
+    if (s == "scatterv") return Op::Scatterv;
+    if (s == "allgatherv") return Op::Allgatherv;
+    if (s == "alltoallv") return Op::Alltoallv;
+    if (s == "reduce_scatter") return Op::ReduceScatter;
+    if (s == "reduce_scatter_block") return Op::ReduceScatterBlock;
     throw std::logic_error("collective.op: unknown collective '" + s + "'");
 }
 
@@ -43,6 +49,8 @@ Algorithm algorithm_of(const std::string& s) {
     if (s == "rabenseifner") return Algorithm::Rabenseifner;
     if (s == "pairwise") return Algorithm::Pairwise;
     if (s == "bruck") return Algorithm::Bruck;
+    if (s == "linear") return Algorithm::Linear;
+    if (s == "recursive-halving") return Algorithm::RecursiveHalving;
     throw std::logic_error("collective: unknown algorithm '" + s + "'");
 }
 
@@ -58,6 +66,12 @@ const char* name_of(Op op) {
     case Op::Exscan: return "exscan";
     case Op::Gather: return "gather";
     case Op::Scatter: return "scatter";
+    case Op::Gatherv: return "gatherv";
+    case Op::Scatterv: return "scatterv";
+    case Op::Allgatherv: return "allgatherv";
+    case Op::Alltoallv: return "alltoallv";
+    case Op::ReduceScatter: return "reduce_scatter";
+    case Op::ReduceScatterBlock: return "reduce_scatter_block";
     }
     return "?";
 }
@@ -72,6 +86,8 @@ const char* name_of(Algorithm a) {
     case Algorithm::Rabenseifner: return "rabenseifner";
     case Algorithm::Pairwise: return "pairwise";
     case Algorithm::Bruck: return "bruck";
+    case Algorithm::Linear: return "linear";
+    case Algorithm::RecursiveHalving: return "recursive-halving";
     }
     return "?";
 }
@@ -93,7 +109,18 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
             break;
         case Op::Alltoall: a = bytes <= 256 ? Algorithm::Bruck : Algorithm::Pairwise; break;
         case Op::Scan:
-        case Op::Exscan: a = Algorithm::RecursiveDoubling; break;   // MPICH's only one
+        case Op::Exscan:
+            a = Algorithm::RecursiveDoubling;
+            break;   // MPICH's only one
+        // The v-variants: MPICH's and Open MPI's (vector.cpp).
+        case Op::Gatherv:
+        case Op::Scatterv: a = Algorithm::Linear; break;
+        case Op::Allgatherv: a = Algorithm::Ring; break;
+        case Op::Alltoallv: a = Algorithm::Pairwise; break;
+        // MPICH's MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE
+        // (512 KiB, `bytes` a rank's whole vector here).
+        case Op::ReduceScatter:
+        case Op::ReduceScatterBlock: a = bytes < 524288 ? Algorithm::RecursiveHalving : Algorithm::Pairwise; break;
         }
     }
     const std::vector<Algorithm> fits = [op] {
@@ -109,6 +136,12 @@ bool resolve(Op op, Algorithm a, unsigned ranks, std::uint64_t bytes, Algorithm&
         case Op::Alltoall: return std::vector<Algorithm>{Algorithm::Pairwise, Algorithm::Bruck};
         case Op::Scan:
         case Op::Exscan: return std::vector<Algorithm>{Algorithm::RecursiveDoubling};
+        case Op::Gatherv:
+        case Op::Scatterv: return std::vector<Algorithm>{Algorithm::Linear};
+        case Op::Allgatherv: return std::vector<Algorithm>{Algorithm::Ring};
+        case Op::Alltoallv: return std::vector<Algorithm>{Algorithm::Pairwise};
+        case Op::ReduceScatter:
+        case Op::ReduceScatterBlock: return std::vector<Algorithm>{Algorithm::RecursiveHalving, Algorithm::Pairwise};
         }
         return std::vector<Algorithm>{};
     }();
@@ -133,6 +166,8 @@ const EnumParam* algorithm_param(Op op) {
     case Op::Allreduce: return &P.allreduce_algorithm;
     case Op::Allgather: return &P.allgather_algorithm;
     case Op::Alltoall: return &P.alltoall_algorithm;
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: return &P.reduce_scatter_algorithm;
     default: return nullptr;
     }
 }
@@ -251,6 +286,16 @@ std::set<unsigned> Communicator::partners(Op op, Algorithm a, unsigned n, unsign
         for (unsigned mask = 1; mask < n; mask <<= 1)
             if ((r ^ mask) < n) add(r ^ mask);
         break;
+    // Linear (from any root) and pairwise: everyone; the ring: neighbours.
+    case Op::Gatherv:
+    case Op::Scatterv:
+    case Op::Alltoallv: all(); break;
+    case Op::Allgatherv: ring(); break;
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock:
+        if (any || a == Algorithm::RecursiveHalving) doubling();
+        if (any || a == Algorithm::Pairwise) all();
+        break;
     }
     return out;
 }
@@ -267,6 +312,12 @@ std::uint64_t Communicator::scratch_bytes(Op op, unsigned ranks, std::uint64_t b
     case Op::Exscan: return 2 * bytes;   // the partial sums and a received vector
     case Op::Gather:
     case Op::Scatter: return bytes * ranks;   // the blocks of a rank's subtree (rotated at a root other than 0)
+    case Op::Gatherv:
+    case Op::Scatterv:
+    case Op::Allgatherv:
+    case Op::Alltoallv: return 0;   // straight between the caller's buffers
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: return 2 * bytes;   // (`bytes` a rank's whole vector) the sums and a received part
     }
     return 0;
 }
@@ -281,6 +332,8 @@ std::uint64_t Communicator::scratch(std::uint64_t bytes) {
 
 std::uint64_t Communicator::next_tag() { return context_ + kCollTag + call_++; }
 
+std::uint64_t Communicator::current_tag() const { return context_ + kCollTag + call_ - 1; }
+
 void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int from, std::uint64_t rbuf,
                             std::uint64_t rlen) {
     if (to >= 0) {
@@ -294,19 +347,20 @@ void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int 
         os_->exchange(of(to), sbuf, slen, of(from), rbuf, rlen);
         return;
     }
-    const std::uint64_t tag = context_ + kCollTag + call_ - 1;   // the current call's
+    const std::uint64_t tag = current_tag();
     msg::Endpoint::Request r = 0, s = 0;
     if (from >= 0) r = ep_->irecv(nodes_.at(static_cast<unsigned>(from)), tag, rbuf, rlen);
     if (to >= 0) s = ep_->isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);
-    if (from >= 0) {
-        const msg::Status st = ep_->wait(r);
-        if (!st.ok || st.len != rlen)
-            throw std::runtime_error(
-                app_.group() + ": collective: a message from rank " + std::to_string(from) + " came " +
-                (st.ok ? "with " + std::to_string(st.len) + " B where " + std::to_string(rlen) + " B were expected"
-                       : std::string("failed")));
-    }
+    if (from >= 0) check_received(from, ep_->wait(r), rlen);
     if (to >= 0) ep_->wait(s);
+}
+
+void Communicator::check_received(int from, const msg::Status& st, std::uint64_t rlen) const {
+    if (!st.ok || st.len != rlen)
+        throw std::runtime_error(
+            app_.group() + ": collective: a message from rank " + std::to_string(from) + " came " +
+            (st.ok ? "with " + std::to_string(st.len) + " B where " + std::to_string(rlen) + " B were expected"
+                   : std::string("failed")));
 }
 
 void Communicator::combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count) {

@@ -19,13 +19,64 @@
 
 namespace vrdmasim::coll {
 
-enum class Op { Barrier, Bcast, Reduce, Allreduce, Allgather, Alltoall, Scan, Exscan, Gather, Scatter };
-enum class Algorithm { Auto, Dissemination, Binomial, RecursiveDoubling, Ring, Rabenseifner, Pairwise, Bruck };
+enum class Op {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Allgather,
+    Alltoall,
+    Scan,
+    Exscan,
+    Gather,
+    Scatter,
+    Gatherv,
+    Scatterv,
+    Allgatherv,
+    Alltoallv,
+    ReduceScatter,
+    ReduceScatterBlock
+};
+enum class Algorithm {
+    Auto,
+    Dissemination,
+    Binomial,
+    RecursiveDoubling,
+    Ring,
+    Rabenseifner,
+    Pairwise,
+    Bruck,
+    Linear,
+    RecursiveHalving
+};
+
+// A v-variant's blocks (MPI_Gatherv's recvcounts and displs, ...) in
+// bytes, by rank of the communicator: block r is counts[r] bytes at
+// displs[r] of the buffer.
+struct Blocks {
+    std::vector<std::uint64_t> counts, displs;
+    // The bytes the blocks span from the buffer's start (the largest end).
+    std::uint64_t span() const;
+};
+// Whether `op` has a root (bcast, reduce, gather, scatter, gatherv, scatterv).
+inline bool has_root(Op op) {
+    return op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter || op == Op::Gatherv ||
+           op == Op::Scatterv;
+}
+// Whether `op` is a v-variant (per-rank counts and displacements).
+inline bool is_vector(Op op) {
+    return op == Op::Gatherv || op == Op::Scatterv || op == Op::Allgatherv || op == Op::Alltoallv;
+}
+// Whether a rank's part of `op` is blocks of its own (coll::Blocks): the
+// v-variants', reduce-scatter's (its vector's blocks, one a rank).
+inline bool takes_blocks(Op op) { return is_vector(op) || op == Op::ReduceScatter || op == Op::ReduceScatterBlock; }
 
 Op op_of(const std::string& name);
-// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan).
+// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan,
+// reduce-scatter).
 inline bool is_reduction(Op op) {
-    return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan;
+    return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan || op == Op::ReduceScatter ||
+           op == Op::ReduceScatterBlock;
 }
 Algorithm algorithm_of(const std::string& name);
 const char* name_of(Op op);
@@ -102,6 +153,27 @@ public:
     void scatter(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, unsigned root, Algorithm a);
     // Block j of rank r's `sbuf` to block r of rank j's `rbuf`.
     void alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);
+    // The v-variants (vector.cpp): blocks of each rank's own length, at
+    // displacements of the caller's. `sbytes` at `sbuf` of every rank into
+    // block r of `recv` in `rbuf` of `root` (`recv` is the root's alone),
+    // by MPICH's and Open MPI's linear algorithm.
+    void gatherv(std::uint64_t sbuf, std::uint64_t sbytes, std::uint64_t rbuf, const Blocks& recv, unsigned root,
+                 Algorithm a);
+    // Block r of `send` in `sbuf` of `root` (`send` is the root's alone)
+    // to rank r's `rbuf` (`rbytes` there), linear.
+    void scatterv(std::uint64_t sbuf, const Blocks& send, std::uint64_t rbuf, std::uint64_t rbytes, unsigned root,
+                  Algorithm a);
+    // Every rank's `sbytes` at `sbuf` into block r of `recv` in every
+    // rank's `rbuf`, around the ring.
+    void allgatherv(std::uint64_t sbuf, std::uint64_t sbytes, std::uint64_t rbuf, const Blocks& recv, Algorithm a);
+    // Block j of `send` in rank r's `sbuf` to block r of `recv` in rank
+    // j's `rbuf`, pairwise.
+    void alltoallv(std::uint64_t sbuf, const Blocks& send, std::uint64_t rbuf, const Blocks& recv, Algorithm a);
+    // Reduce-scatter (reduce_scatter.cpp): every rank's `sbuf` holds blocks
+    // of `counts[r]` 64-bit elements one after the other; the sums of block
+    // r into rank r's `rbuf` (MPI_Reduce_scatter; _block: every count the
+    // same), by MPICH's recursive halving or pairwise exchange.
+    void reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts, Algorithm a);
 
     // Messages and bytes this rank sent, sums it did (statistics of the
     // caller's choosing read these).
@@ -121,19 +193,39 @@ private:
     void recv(unsigned from, std::uint64_t buf, std::uint64_t len) {
         exchange(-1, 0, 0, static_cast<int>(from), buf, len);
     }
+    // Messages posted all at once and waited for together (MPICH's linear
+    // algorithms: irecvs or isends, then a waitall), each (rank, buffer,
+    // length); on the one-sided transport one after the other, in order.
+    struct Part {
+        unsigned rank;
+        std::uint64_t buf, len;
+    };
+    void post_all(const std::vector<Part>& parts, bool receive);
+    // Gatherv's and scatterv's linear algorithm (vector.cpp).
+    void linear(bool gather, std::uint64_t buf, const Blocks& blocks, std::uint64_t own, std::uint64_t own_bytes,
+                unsigned root);
+    // A received message's status against the length expected.
+    void check_received(int from, const msg::Status& st, std::uint64_t rlen) const;
     // dst[i] += src[i] for `count` elements, on this rank's core.
     void combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count);
     // A local copy on this rank's core.
     void copy(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes);
     std::uint64_t scratch(std::uint64_t bytes);
     std::uint64_t next_tag();
+    std::uint64_t current_tag() const;   // the call's that next_tag() began
     // The parts of allreduce.
     void allreduce_doubling(std::uint64_t acc, std::uint64_t count);
     void allreduce_ring(std::uint64_t acc, std::uint64_t count);
     void allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count);
+    // The parts of reduce-scatter (element counts and offsets by rank).
+    void reduce_scatter_pairwise(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
+                                 const std::vector<std::uint64_t>& displs);
+    void reduce_scatter_halving(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
+                                const std::vector<std::uint64_t>& displs);
     // Non-power-of-two ranks (MPICH): the first 2 * rem ranks fold pairwise
     // into rem, so pof2 ranks remain; new_rank is -1 for those that sit out.
-    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
+    // (`tmp`: where the odd ones receive; 0: the scratch.)
+    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, std::uint64_t tmp = 0);
     void unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
     unsigned real_rank(unsigned new_rank, unsigned pof2) const;
 

@@ -8,10 +8,16 @@ CollParams::CollParams()
           "(library/collectives; workload.kind = collective, and a replayed trace's collectives)"),
       op(set.choice(
           "op", "allreduce",
-          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter"},
+          {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "exscan", "gather", "scatter",
+           "gatherv", "scatterv", "allgatherv", "alltoallv", "reduce_scatter", "reduce_scatter_block"},
           "the collective the collective workload measures (osu_barrier, osu_bcast, osu_reduce, "
-          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter): each rank contributes workload.message-size "
-          "bytes (reductions: 64-bit unsigned sums, so a multiple of 8 B)")),
+          "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter, "
+          "osu_gatherv, osu_scatterv, osu_allgatherv, osu_alltoallv, osu_reduce_scatter, "
+          "osu_reduce_scatter_block): each rank contributes workload.message-size bytes (reductions: "
+          "64-bit unsigned sums, so a multiple of 8 B; reduce-scatter: each rank's block of the result, "
+          "reduce_scatter's uneven as the v-variants'); the "
+          "v-variants' blocks are uneven, rank f's for rank t (f + 2 t) mod 4 halves of it, some empty "
+          "(library/collectives/README.md)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
                            "how a collective's steps move data (library/collectives/README.md): two-sided (messages "
                            "of the two-sided library, msg.*: eager copies or rendezvous, matched by tag) or "
@@ -25,7 +31,8 @@ CollParams::CollParams()
                                      "around the ring), rabenseifner (recursive halving then doubling); auto as "
                                      "MPICH: recursive-doubling up to 2 KiB, rabenseifner above "
                                      "(MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE). Barrier is always dissemination, bcast, "
-                                     "reduce, gather and scatter binomial")),
+                                     "reduce, gather and scatter binomial, gatherv and scatterv linear, allgatherv "
+                                     "ring, alltoallv pairwise")),
       allgather_algorithm(set.choice("allgather-algorithm", "auto", {"auto", "ring", "recursive-doubling"},
                                      "how allgather is done: ring (n - 1 steps) or recursive-doubling (log2 n "
                                      "steps, a power-of-two number of ranks); auto as MPICH: recursive-doubling on "
@@ -35,8 +42,16 @@ CollParams::CollParams()
                                     "how alltoall is done: pairwise (n - 1 exchanges with rank + i) or bruck "
                                     "(ceil(log2 n) rounds of packed blocks); auto as MPICH: bruck up to 256 B per "
                                     "block (MPIR_CVAR_ALLTOALL_SHORT_MSG_SIZE), pairwise above")),
-      root(set.integer("root", "0",
-                       "the root rank of bcast, reduce, gather and scatter (ranks are the job's nodes in order)")
+      reduce_scatter_algorithm(
+          set.choice("reduce-scatter-algorithm", "auto", {"auto", "recursive-halving", "pairwise"},
+                     "how reduce_scatter and reduce_scatter_block are done: recursive-halving (log2 n exchanges, "
+                     "each of half the blocks still held) or pairwise (n - 1 exchanges of one block with rank + i); "
+                     "auto as MPICH for a commutative operation: recursive-halving below 512 KiB a rank's vector "
+                     "(MPIR_CVAR_REDUCE_SCATTER_COMMUTATIVE_LONG_MSG_SIZE), pairwise from there")),
+      root(set.integer(
+                  "root", "0",
+                  "the root rank of bcast, reduce, gather, scatter, gatherv and scatterv (ranks are the job's nodes in "
+                  "order)")
                .range("0", "65535")),
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
                            "rate a core sums a received vector into its own (two arrays read, one written): "

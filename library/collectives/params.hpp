@@ -15,6 +15,7 @@ struct CollParams {
     EnumParam allreduce_algorithm;
     EnumParam allgather_algorithm;
     EnumParam alltoall_algorithm;
+    EnumParam reduce_scatter_algorithm;
     IntParam root;
     RateParam reduce_rate;
     static void declare_params(ParamRegistry& reg);

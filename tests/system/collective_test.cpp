@@ -43,6 +43,8 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
                        {"sim.time-limit", "1s"}});
     if (op == "allreduce" || op == "allgather" || op == "alltoall")
         s.push_back({"collective." + op + "-algorithm", algorithm});
+    if (op == "reduce_scatter" || op == "reduce_scatter_block")
+        s.push_back({"collective.reduce-scatter-algorithm", algorithm});
     s.insert(s.end(), extra.begin(), extra.end());
     return in_child_figures([&s] {
         std::ostringstream os;
@@ -80,14 +82,28 @@ void clean(const Figures& f) {
 const char* const kMigrateBlock = "64KiB";
 
 // Every collective with each of its algorithms.
-const std::pair<const char*, const char*> kSpecs[] = {
-    {"barrier", "dissemination"},   {"bcast", "binomial"},
-    {"reduce", "binomial"},         {"allreduce", "recursive-doubling"},
-    {"allreduce", "ring"},          {"allreduce", "rabenseifner"},
-    {"allgather", "ring"},          {"allgather", "recursive-doubling"},
-    {"alltoall", "pairwise"},       {"alltoall", "bruck"},
-    {"scan", "recursive-doubling"}, {"exscan", "recursive-doubling"},
-    {"gather", "binomial"},         {"scatter", "binomial"}};
+const std::pair<const char*, const char*> kSpecs[] = {{"barrier", "dissemination"},
+                                                      {"bcast", "binomial"},
+                                                      {"reduce", "binomial"},
+                                                      {"allreduce", "recursive-doubling"},
+                                                      {"allreduce", "ring"},
+                                                      {"allreduce", "rabenseifner"},
+                                                      {"allgather", "ring"},
+                                                      {"allgather", "recursive-doubling"},
+                                                      {"alltoall", "pairwise"},
+                                                      {"alltoall", "bruck"},
+                                                      {"scan", "recursive-doubling"},
+                                                      {"exscan", "recursive-doubling"},
+                                                      {"gather", "binomial"},
+                                                      {"scatter", "binomial"},
+                                                      {"gatherv", "linear"},
+                                                      {"scatterv", "linear"},
+                                                      {"allgatherv", "ring"},
+                                                      {"alltoallv", "pairwise"},
+                                                      {"reduce_scatter", "recursive-halving"},
+                                                      {"reduce_scatter", "pairwise"},
+                                                      {"reduce_scatter_block", "recursive-halving"},
+                                                      {"reduce_scatter_block", "pairwise"}};
 
 unsigned log2_ceil(unsigned n) {
     unsigned k = 0;
@@ -138,6 +154,21 @@ TEST_CASE("collectives: each algorithm sends the messages its definition says", 
     CHECK(messages(odd, "scan", "recursive-doubling") == 40);
     CHECK(messages(odd, "exscan", "recursive-doubling") == 40);
     CHECK(messages(n, "scan", "recursive-doubling") == n * log2_ceil(n));
+    // The v-variants' uneven blocks (collective.op's help): rank f's for
+    // rank t is (f + 2 t) mod 4 halves of 64 B. Linear gatherv to root 1:
+    // a message from every other rank whose block is not empty (ranks 2, 6
+    // and 10 have none); scatterv from root 1: every block odd halves, none
+    // empty. The ring and pairwise send empty blocks too.
+    CHECK(messages(odd, "gatherv", "linear") == odd - 1 - 3);
+    CHECK(messages(odd, "scatterv", "linear") == odd - 1);
+    CHECK(messages(odd, "allgatherv", "ring") == odd * (odd - 1));
+    CHECK(messages(odd, "alltoallv", "pairwise") == odd * (odd - 1));
+    // Reduce-scatter of equal blocks: pairwise, n - 1 exchanges a rank;
+    // recursive halving, log2 n a rank (12: the fold's 4 each way and 3
+    // among the 8 that remain).
+    CHECK(messages(odd, "reduce_scatter_block", "pairwise") == odd * (odd - 1));
+    CHECK(messages(n, "reduce_scatter_block", "recursive-halving") == n * log2_ceil(n));
+    CHECK(messages(odd, "reduce_scatter_block", "recursive-halving") == 4 + pof2 * 3 + 4);
 }
 
 TEST_CASE("collectives: allreduce on 8 ranks, as library/collectives/README.md quotes", "[collective]") {
@@ -187,7 +218,9 @@ TEST_CASE("collectives on one-sided RDMA: every algorithm, writes and reads, eve
                     // (8 B split n ways leaves some ranks' parts empty.)
                     CHECK(f.at("msg_sends") == 0);
                     const bool empty = std::string(op) == "barrier";
-                    if (empty || std::string(size) != "8B")
+                    // (The v-variants' empty blocks are single tokens.)
+                    const bool vector = std::string(op).back() == 'v' || std::string(op) == "reduce_scatter";
+                    if (empty || (std::string(size) != "8B" && !vector))
                         CHECK(f.at("control") == f.at("messages") * (empty                              ? 1
                                                                      : std::string(operation) == "read" ? 2
                                                                                                         : 1));

@@ -313,6 +313,23 @@ TEST_CASE("trace replay: what it refuses, naming why", "[trace][config]") {
                 Catch::Contains("the communicator has 4 ranks"));
         std::system(("rm -rf '" + dir + "'").c_str());
     }
+    // A v-variant: not replayed, naming it and why (OTF2 carries a rank's
+    // bytes in all, not its blocks).
+    for (const char* op : {"GATHERV", "ALLTOALLV"}) {
+        const std::string v = otf2_header(dir, 4) +
+                              "    for l in locs:\n"
+                              "        e = t.event_writer_from_location(l)\n"
+                              "        e.mpi_collective_begin(100)\n"
+                              "        e.mpi_collective_end(200, CollectiveOp." +
+                              op + ", c, 0, 64, 64)\n";
+        REQUIRE(std::system(("/usr/bin/python3 -c \"" + v + "\"").c_str()) == 0);
+        CHECK_THAT(
+            refusal({{"trace.file", dir + "/traces.otf2"}, {"topology.kind", "qfdb"}, {"topology.nodes", "4"}}, false),
+            Catch::Contains(std::string("MPI ") + (op == std::string("GATHERV") ? "gatherv" : "alltoallv") +
+                            " (rank 0 at tick 200): not replayed") &&
+                Catch::Contains("not its blocks"));
+        std::system(("rm -rf '" + dir + "'").c_str());
+    }
     // A message larger than a node's memory, or than the host can hold:
     // refused before anything is allocated (a 17 GiB send grew the
     // simulator to 15 GiB of host memory before it was killed).

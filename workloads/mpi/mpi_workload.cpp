@@ -287,7 +287,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
             app.sync_time();
         }
         const Call c = launcher_->receive(rank);
-        state_[rank].ids = launcher_->receive_words(rank, c.count, "request ids");
+        state_[rank].ids = launcher_->receive_words(rank, c.count, "values (request ids, blocks)");
         away = static_cast<Op>(c.op) == Op::Untimed;
         if (c.compute_ps) {
             const sc_time t(static_cast<double>(c.compute_ps), sc_core::SC_PS);
@@ -390,7 +390,13 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Allgather:
     case Op::Alltoall:
     case Op::Scan:
-    case Op::Exscan: collective(app, rank, c); return true;
+    case Op::Exscan:
+    case Op::Gatherv:
+    case Op::Scatterv:
+    case Op::Allgatherv:
+    case Op::Alltoallv:
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: collective(app, rank, c); return true;
     case Op::CommSplit: split(app, rank, c, r); return true;
     case Op::Send:
     case Op::Isend:
@@ -639,35 +645,49 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
     }
 }
 
+namespace {
+// The library's collective that a call of the protocol is (false: none).
+bool collective_of(Op op, coll::Op& out) {
+    static const std::pair<Op, coll::Op> kCollectives[] = {{Op::Barrier, coll::Op::Barrier},
+                                                           {Op::Bcast, coll::Op::Bcast},
+                                                           {Op::Reduce, coll::Op::Reduce},
+                                                           {Op::Gather, coll::Op::Gather},
+                                                           {Op::Scatter, coll::Op::Scatter},
+                                                           {Op::Allreduce, coll::Op::Allreduce},
+                                                           {Op::Allgather, coll::Op::Allgather},
+                                                           {Op::Alltoall, coll::Op::Alltoall},
+                                                           {Op::Scan, coll::Op::Scan},
+                                                           {Op::ReduceScatter, coll::Op::ReduceScatter},
+                                                           {Op::ReduceScatterBlock, coll::Op::ReduceScatterBlock},
+                                                           {Op::Exscan, coll::Op::Exscan},
+                                                           {Op::Gatherv, coll::Op::Gatherv},
+                                                           {Op::Scatterv, coll::Op::Scatterv},
+                                                           {Op::Allgatherv, coll::Op::Allgatherv},
+                                                           {Op::Alltoallv, coll::Op::Alltoallv}};
+    for (const auto& [call, op_of_library] : kCollectives)
+        if (call == op) {
+            out = op_of_library;
+            return true;
+        }
+    return false;
+}
+}   // namespace
+
 void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     const Op op = static_cast<Op>(c.op);
     coll::Communicator& comm = coll_of(app, rank, c.comm);
     const unsigned me = comm.rank();
     CollectiveData d;
     d.ranks = comm.size();
-    switch (op) {
-    case Op::Barrier: d.op = coll::Op::Barrier; break;
-    case Op::Bcast: d.op = coll::Op::Bcast; break;
-    case Op::Reduce: d.op = coll::Op::Reduce; break;
-    case Op::Gather: d.op = coll::Op::Gather; break;
-    case Op::Scatter: d.op = coll::Op::Scatter; break;
-    case Op::Allreduce: d.op = coll::Op::Allreduce; break;
-    case Op::Allgather: d.op = coll::Op::Allgather; break;
-    case Op::Alltoall: d.op = coll::Op::Alltoall; break;
-    case Op::Scan: d.op = coll::Op::Scan; break;
-    case Op::Exscan: d.op = coll::Op::Exscan; break;
-    default:
+    if (!collective_of(op, d.op))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                                  ", which this vrdmasim does not know");
-    }
     const bool reduction = coll::is_reduction(d.op);
     // Reductions are timed as 64-bit words (library/collectives sums them):
     // the data rounded up to 8 bytes.
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
-    d.root =
-        d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather || d.op == coll::Op::Scatter
-            ? static_cast<unsigned>(c.root)
-            : 0;
+    d.root = coll::has_root(d.op) ? static_cast<unsigned>(c.root) : 0;
+    if (coll::takes_blocks(d.op)) blocks(rank, d);
     if (d.root >= d.ranks)
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": a collective's root " +
                                  std::to_string(c.root) + " outside the communicator's " + std::to_string(d.ranks) +
@@ -704,8 +724,8 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     d.run(comm, a, sbuf, rbuf);
     const std::uint64_t got = d.result_bytes(me);
     const std::vector<unsigned char> want = d.expected(me, call);
-    std::vector<unsigned char> have(got);
-    const bool ok = (got == 0 || app.debug_read(rbuf, have.data(), got)) && have == want;
+    std::vector<unsigned char> have;
+    const bool ok = d.result(app, rbuf, me, have) && have == want;
     log_.verified(got, ok);
     if (!ok)
         std::cerr << "vrdmasim: DATA MISMATCH: mpi collective " << call << " (" << coll::name_of(d.op) << ") at rank "
@@ -713,6 +733,23 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     unpack(rank, *eps_[app.node()], pack, d.op == coll::Op::Bcast && me != d.root, got);
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), true, got, &latency);
+}
+
+void MpiWorkload::blocks(unsigned rank, CollectiveData& d) const {
+    // The values after the Call (protocol.hpp): lengths sent to each rank,
+    // their offsets, lengths received from each, their offsets.
+    const std::vector<std::uint64_t>& v = state_[rank].ids;
+    const std::size_t n = d.ranks;
+    if (v.size() != 4 * n)
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + ": " + coll::name_of(d.op) + " with " +
+                                 std::to_string(v.size()) + " values of blocks for a communicator of " +
+                                 std::to_string(n) + " ranks (4 each expected)");
+    auto part = [&](std::size_t k) {
+        return std::vector<std::uint64_t>(v.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                          v.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+    };
+    d.sends = {part(0), part(1)};
+    d.receives = {part(2), part(3)};
 }
 
 std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {

@@ -92,7 +92,7 @@ private:
         // the busy ones by the request using them.
         std::map<std::uint64_t, std::vector<std::uint64_t>> packs;
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> packed;
-        std::vector<std::uint64_t> ids;   // the requests the call being served lists
+        std::vector<std::uint64_t> ids;   // the values after the call being served: requests, blocks
         std::vector<std::uint64_t> unmapped, touched;   // its program's memory since the last call (runs)
         std::vector<std::uint64_t> freed;   // sends the program freed (MPI_Request_free), ended at MPI_Finalize
         bool replied = false;   // the call being served was answered already (meet())
@@ -122,6 +122,9 @@ private:
     // Carry out one call; false at MPI_Finalize.
     bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     void collective(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    // A v-variant's blocks as rank `rank` sees them, from the values
+    // after its Call, into `d`.
+    void blocks(unsigned rank, CollectiveData& d) const;
     // Rank `rank`'s collectives on communicator `ctx` (made at first use).
     coll::Communicator& coll_of(RdmaProcess& app, unsigned rank, std::uint32_t ctx);
     // MPI_Comm_split and the calls that are splits (protocol.hpp): the

@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 7;
+constexpr std::uint32_t kVersion = 8;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -81,6 +81,24 @@ enum class Op : std::uint32_t {
     UnlockAll,   // win
     Flush,   // win, peer (MPI_Win_flush, MPI_Win_flush_local)
     FlushAll,   // win (MPI_Win_flush_all, MPI_Win_flush_local_all)
+    // The v-variants: root (Gatherv, Scatterv), va (send), va2 (receive; 0
+    // where MPI uses none), bytes (this rank's block sent: Gatherv,
+    // Allgatherv; received: Scatterv); the blocks follow the Call, `count`
+    // = 4 n values for a communicator of n ranks, in bytes, as this rank
+    // sees them: the lengths it sends to each rank, their offsets in va,
+    // the lengths it receives from each rank, their offsets in va2
+    // (coll::Blocks; README "What is timed").
+    Gatherv,
+    Scatterv,
+    Allgatherv,
+    Alltoallv,
+    // MPI_Reduce_scatter, MPI_Reduce_scatter_block: va (send), va2
+    // (receive), bytes (the vector, its blocks each rounded up to whole
+    // 64-bit words as reductions are timed); the blocks follow as a
+    // v-variant's: the vector's blocks (lengths, offsets), then this rank's
+    // result (its length at its rank, offset 0).
+    ReduceScatter,
+    ReduceScatterBlock,
 };
 
 // Untimed's tag: the call cannot run untimed either (it would break what
@@ -114,10 +132,12 @@ struct Call {
     std::int32_t peer = 0, tag = 0, peer2 = 0, tag2 = 0, root = 0;
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
-    std::uint64_t count = 0;   // Waitany, Testany, Testall: the request ids that follow
+    // The values that follow: Waitany's, Testany's, Testall's request ids,
+    // a v-variant's blocks.
+    std::uint64_t count = 0;
     // The program's memory since its last call (README "The program's
     // memory"): runs {va, len} of mappings it unmapped, then runs of pages
-    // it touched first, following the ids (u64 each, two per run).
+    // it touched first, following the values (u64 each, two per run).
     std::uint64_t unmapped_runs = 0, touched_runs = 0;
     // Simulated compute since the rank's last reply (the program's time
     // between its calls, as VRDMASIM_MPI_COMPUTE says), in picoseconds,

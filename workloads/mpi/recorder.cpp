@@ -50,10 +50,16 @@ const char* region_name(std::uint8_t op) {
     case Op::Gather: return "MPI_Gather";
     case Op::Scatter: return "MPI_Scatter";
     case Op::RequestFree: return "MPI_Request_free";
+    case Op::Gatherv: return "MPI_Gatherv";
+    case Op::Scatterv: return "MPI_Scatterv";
+    case Op::Allgatherv: return "MPI_Allgatherv";
+    case Op::Alltoallv: return "MPI_Alltoallv";
+    case Op::ReduceScatter: return "MPI_Reduce_scatter";
+    case Op::ReduceScatterBlock: return "MPI_Reduce_scatter_block";
     default: return "MPI_Init";
     }
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::RequestFree);
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::ReduceScatterBlock);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -266,7 +272,15 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a send's request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    if (op >= Op::WinCreate)
+    if (op == Op::Gatherv || op == Op::Scatterv || op == Op::Allgatherv || op == Op::Alltoallv)
+        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
+                                 ", whose blocks (each rank's length and place) an OTF2 collective record does not "
+                                 "carry (only a rank's bytes sent and received in all), so a replay could not carry "
+                                 "it out as recorded: the trace is not written");
+    if (op == Op::ReduceScatter || op == Op::ReduceScatterBlock)
+        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
+                                 ", which the trace workload does not replay: the trace is not written");
+    if (op >= Op::WinCreate && op <= Op::FlushAll)
         throw std::runtime_error(who +
                                  "uses a one-sided window (README \"One-sided\"), which the trace workload does not "
                                  "replay (not built): the trace is not written");

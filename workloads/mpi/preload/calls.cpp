@@ -235,10 +235,12 @@ int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* statu
     return rc;
 }
 
-// A collective posted before the simulation is asked: waited for when this
-// rank's result depends on the others, else kept (its input copied).
-int collective(Call c, MPI_Request real, bool waits, void* copy) {
-    exchange(c);
+}   // namespace
+
+int vrdmasim::mpipreload::collective(Call c, MPI_Request real, bool waits, void* copy,
+                                     const std::vector<std::uint64_t>& values) {
+    c.count = values.size();
+    exchange(c, values.empty() ? nullptr : values.data());
     int rc = MPI_SUCCESS;
     if (waits) {
         rc = PMPI_Wait(&real, MPI_STATUS_IGNORE);
@@ -249,6 +251,8 @@ int collective(Call c, MPI_Request real, bool waits, void* copy) {
     mark();
     return rc;
 }
+
+namespace {
 
 // The timed requests among `requests` (null ones skipped): their indexes
 // and the simulation's ids. False (after reporting the call untimed) when

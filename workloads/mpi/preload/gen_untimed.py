@@ -26,6 +26,8 @@ TIMED = {
     'Win_create', 'Win_allocate', 'Win_free', 'Put', 'Get', 'Accumulate', 'Fetch_and_op', 'Compare_and_swap',
     'Win_fence', 'Win_lock', 'Win_unlock', 'Win_lock_all', 'Win_unlock_all', 'Win_flush', 'Win_flush_all',
     'Win_flush_local', 'Win_flush_local_all',
+    # The v-variants and reduce-scatter (vector_calls.cpp, reduce_scatter_calls.cpp).
+    'Gatherv', 'Scatterv', 'Allgatherv', 'Alltoallv', 'Reduce_scatter', 'Reduce_scatter_block',
 }
 # Written by hand too (windows.cpp), though not timed: generalized active
 # target synchronisation, refused on a window the simulation times.
