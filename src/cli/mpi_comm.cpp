@@ -4,7 +4,10 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -18,6 +21,32 @@ void check(int rc, const char* what) {
     int len = 0;
     MPI_Error_string(rc, text, &len);
     throw std::runtime_error(std::string(what) + ": " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+// Waits for a collective begun without blocking. A rank that arrives first
+// waits for the others to finish their window: Open MPI's blocking
+// collectives poll the whole time, taking a core from the ranks still
+// simulating wherever ranks outnumber free cores (--oversubscribe, a
+// shared machine). It polls for kSpin (a small window's wait, some tens of
+// microseconds, costs what it did), then sleeps between polls, at most
+// kNap (a wait of whole milliseconds, as a large cluster's window takes,
+// ends at most that late). Host time only: what is exchanged, and so every
+// figure, is the same.
+void wait(MPI_Request& request, const char* what) {
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kSpin = std::chrono::microseconds(100);
+    constexpr long kNapNs = 200000;
+    const Clock::time_point begun = Clock::now();
+    long nap_ns = 10000;
+    for (unsigned polls = 0;; ++polls) {
+        int done = 0;
+        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+        if (done) return;
+        if (polls % 64 != 63 || Clock::now() - begun < kSpin) continue;
+        const timespec nap{0, nap_ns};
+        ::nanosleep(&nap, nullptr);
+        nap_ns = std::min(2 * nap_ns, kNapNs);
+    }
 }
 
 int count_of(std::size_t n) {
@@ -57,16 +86,20 @@ std::vector<Bytes> MpiComm::exchange(const std::vector<Bytes>& out) {
     Bytes send;
     send.reserve(total);
     for (const Bytes& b : out) send.insert(send.end(), b.begin(), b.end());
-    check(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Alltoall");
+    MPI_Request r;
+    check(MPI_Ialltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD, &r),
+          "MPI_Ialltoall");
+    wait(r, "MPI_Ialltoall");
     std::size_t in_total = 0;
     for (int r = 0; r < n; ++r) {
         recv_displs[static_cast<std::size_t>(r)] = count_of(in_total);
         in_total += static_cast<std::size_t>(recv_counts[static_cast<std::size_t>(r)]);
     }
     Bytes recv(in_total);
-    check(MPI_Alltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(), recv_counts.data(),
-                        recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD),
-          "MPI_Alltoallv");
+    check(MPI_Ialltoallv(send.data(), send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(), recv_counts.data(),
+                         recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD, &r),
+          "MPI_Ialltoallv");
+    wait(r, "MPI_Ialltoallv");
     std::vector<Bytes> in(size_);
     for (unsigned r = 0; r < size_; ++r)
         in[r].assign(recv.begin() + recv_displs[r], recv.begin() + recv_displs[r] + recv_counts[r]);
@@ -76,15 +109,19 @@ std::vector<Bytes> MpiComm::exchange(const std::vector<Bytes>& out) {
 std::vector<Bytes> MpiComm::allgather(const Bytes& mine) {
     std::vector<int> counts(size_), displs(size_);
     const int my = count_of(mine.size());
-    check(MPI_Allgather(&my, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+    MPI_Request r;
+    check(MPI_Iallgather(&my, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, &r), "MPI_Iallgather");
+    wait(r, "MPI_Iallgather");
     std::size_t total = 0;
     for (unsigned r = 0; r < size_; ++r) {
         displs[r] = count_of(total);
         total += static_cast<std::size_t>(counts[r]);
     }
     Bytes all(total);
-    check(MPI_Allgatherv(mine.data(), my, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
-          "MPI_Allgatherv");
+    check(MPI_Iallgatherv(mine.data(), my, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD,
+                          &r),
+          "MPI_Iallgatherv");
+    wait(r, "MPI_Iallgatherv");
     std::vector<Bytes> out(size_);
     for (unsigned r = 0; r < size_; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
     return out;
@@ -92,13 +129,17 @@ std::vector<Bytes> MpiComm::allgather(const Bytes& mine) {
 
 std::uint64_t MpiComm::min(std::uint64_t v) {
     std::uint64_t m = v;
-    check(MPI_Allreduce(&v, &m, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+    MPI_Request r;
+    check(MPI_Iallreduce(&v, &m, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD, &r), "MPI_Iallreduce");
+    wait(r, "MPI_Iallreduce");
     return m;
 }
 
 bool MpiComm::all(bool ok) {
     int mine = ok ? 1 : 0, every = 0;
-    check(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD), "MPI_Allreduce");
+    MPI_Request r;
+    check(MPI_Iallreduce(&mine, &every, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD, &r), "MPI_Iallreduce");
+    wait(r, "MPI_Iallreduce");
     return every != 0;
 }
 
