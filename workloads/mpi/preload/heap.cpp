@@ -244,11 +244,13 @@ namespace {
 // (InLibrary), and would move the program's buffers with every change of
 // this library.
 thread_local int main_thread = -1;   // unknown until the thread's first allocation
-bool program(void* caller) {
+bool program(void* caller) { return vrdmasim::mpipreload::program_call(caller); }
+}   // namespace
+
+bool vrdmasim::mpipreload::program_call(void* caller) {
     if (main_thread < 0) main_thread = ::syscall(SYS_gettid) == ::getpid();
     return main_thread && vrdmasim::mpipreload::InLibrary::depth == 0 && !vrdmasim::mpipreload::mpi_caller(caller);
 }
-}   // namespace
 
 // MPI_Win_allocate's memory (calls.hpp): the program's, from its heap,
 // whoever asks (the library's wrapper does).

@@ -24,6 +24,10 @@ inline bool mpi_library(const char* path) {
 // Whether the code at `caller` (a return address) is in such a library;
 // answers cached in a table of their own, without allocating (heap.cpp).
 bool mpi_caller(void* caller);
+// Whether the code at `caller` is the program's own, on its main thread and
+// outside this library's MPI functions: its allocations and mappings are
+// placed by heap.cpp and mappings.cpp.
+bool program_call(void* caller);
 // Inside one of this library's MPI functions (on the program's thread):
 // what is allocated there is the library's, never the program's (heap.cpp).
 struct InLibrary {

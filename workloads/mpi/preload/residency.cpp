@@ -12,6 +12,7 @@
 
 #include "workloads/mpi/preload/channel.hpp"
 #include "workloads/mpi/preload/heap.hpp"
+#include "workloads/mpi/preload/mappings.hpp"
 
 namespace vrdmasim {
 namespace mpipreload {
@@ -28,7 +29,7 @@ struct State {
     // page: resident when last looked at. The stack's from its top down.
     std::map<std::uintptr_t, std::vector<unsigned char>> known;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> in_flight;   // real receives posted
-    std::vector<Range> blocks, freed;   // scratch
+    std::vector<Range> blocks, freed, mappings;   // scratch
     std::vector<unsigned char> now;   // scratch: mincore's answer
 };
 
@@ -108,6 +109,29 @@ void look_all(State& s, bool report, std::vector<std::uint64_t>* touched) {
             "the program has more than 65,536 large blocks allocated at once: their pages cannot all be watched "
             "(mpi.program-memory = buffers-only does without)");
     for (const Range& r : s.blocks) look(s, r.at, r.at, r.len, false, report, touched);
+    if (!program_mappings(s.mappings))
+        fail(
+            "the program has more than 65,536 mappings of its own at once: their pages cannot all be watched "
+            "(mpi.program-memory = buffers-only does without)");
+    for (const Range& r : s.mappings) look(s, r.at, r.at, r.len, false, report, touched);
+}
+
+// [lo, lo + len) unmapped: what was known of its pages goes (a region it
+// splits keeps the rest, under the key its remaining piece is looked at
+// by: its first page). The stack is never unmapped.
+void forget(State& s, std::uint64_t lo, std::uint64_t len) {
+    const std::uint64_t hi = lo + len;
+    for (auto it = s.known.begin(); it != s.known.end();) {
+        const std::uint64_t a = it->first, b = a + it->second.size() * kPage;
+        if (a == s.stack_top || b <= lo || a >= hi) {
+            ++it;
+            continue;
+        }
+        std::vector<unsigned char> pages = std::move(it->second);
+        it = s.known.erase(it);
+        if (a < lo) s.known[a].assign(pages.begin(), pages.begin() + static_cast<std::ptrdiff_t>((lo - a) / kPage));
+        if (hi < b) s.known[hi].assign(pages.begin() + static_cast<std::ptrdiff_t>((hi - a) / kPage), pages.end());
+    }
 }
 
 }   // namespace
@@ -119,6 +143,7 @@ void watch() {
     s.on = true;
     look_all(s, false, nullptr);
     take_freed(s.freed);   // before MPI_Init: not the simulation's
+    take_unmapped(s.mappings);
 }
 
 bool watching() { return state().on; }
@@ -132,9 +157,14 @@ void since_last_call(std::vector<std::uint64_t>& unmapped, std::vector<std::uint
         fail(
             "the program freed more than 65,536 large blocks between two MPI calls: their unmapping cannot all be "
             "reported (mpi.program-memory = buffers-only does without)");
+    if (!take_unmapped(s.mappings))
+        fail(
+            "the program unmapped more than 65,536 ranges of its own mappings between two MPI calls: they cannot "
+            "all be reported (mpi.program-memory = buffers-only does without)");
+    s.freed.insert(s.freed.end(), s.mappings.begin(), s.mappings.end());
     for (const Range& r : s.freed) {
         unmapped.insert(unmapped.end(), {r.at, r.len});
-        s.known.erase(r.at);   // its place may be mapped again: new pages
+        forget(s, r.at, r.len);   // its place may be mapped again: new pages
     }
     look_all(s, true, &touched);
     // Touched runs in address order, as the simulation applies them.

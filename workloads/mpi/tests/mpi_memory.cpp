@@ -5,8 +5,12 @@
 //                      (its pages are the CPU's first touches, not the engine's)
 //   mpi_memory reuse   a block received into, freed (unmapped), and a new
 //                      one of its size (at its place) received into
+//   mpi_memory mmap    the same with the program's own mmap(2) and munmap(2):
+//                      a mapping written first, received into, unmapped, and
+//                      a new one (at its place) received into unwritten
 // Checks every received byte. Prints "memory: ok".
 #include <mpi.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -32,11 +36,8 @@ static void exchange(int rank, long* block, int round) {
     }
 }
 
-int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    const std::string mode = argc > 1 ? argv[1] : "touch";
+// A block of the heap: written first, or freed and allocated again.
+static void heap_block(int rank, const std::string& mode) {
     long* a = static_cast<long*>(std::malloc(kBytes));
     if (mode == "touch") {
         std::memset(a, 0, kBytes);   // every page touched by the CPU first
@@ -49,6 +50,36 @@ int main(int argc, char** argv) {
         exchange(rank, a, 2);
     }
     std::free(a);
+}
+
+// The program's own mapping: written first, then unmapped and mapped again.
+static void own_mapping(int rank) {
+    auto map = [] {
+        void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) std::abort();
+        return static_cast<long*>(p);
+    };
+    long* m = map();
+    std::memset(m, 0, kBytes);   // the CPU's first touches
+    exchange(rank, m, 1);
+    munmap(m, kBytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long* again = map();   // new memory, at the old one's place
+    if (again != m) {
+        std::fprintf(stderr, "rank %d: the new mapping is not at the old one's place\n", rank);
+        ++failures;
+    }
+    exchange(rank, again, 2);
+    munmap(again, kBytes);
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const std::string mode = argc > 1 ? argv[1] : "touch";
+    if (mode == "mmap") own_mapping(rank);
+    else heap_block(rank, mode);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0) std::printf("memory: ok\n");

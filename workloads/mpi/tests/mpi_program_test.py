@@ -174,7 +174,9 @@ def main():
         # unmapped, so the block allocated in its place is new memory (it
         # faults again, and the pin-down cache misses on it).
         mem = {}
-        for mode, strategy in (("touch", "fault-tolerant"), ("reuse", "fault-tolerant"), ("reuse", "pin-cache")):
+        # The same with the program's own mmap and munmap (mode mmap).
+        for mode, strategy in (("touch", "fault-tolerant"), ("reuse", "fault-tolerant"), ("reuse", "pin-cache"),
+                               ("mmap", "pin-cache")):
             for memory in ("observed", "buffers-only"):
                 out = os.path.join(d, "memory-%s-%s-%s" % (mode, strategy, memory))
                 p = run(out, "--mpi.program=" + memprog, "--mpi.args=" + mode, "--mpi.ranks=2",
@@ -187,10 +189,11 @@ def main():
                     st = dict(flat(json.load(f)))
                 mem[mode, strategy, memory] = dict(summary(out), touched=st.get("workload.mpi.pages_touched", 0),
                                                    unmaps=st.get("workload.mpi.unmaps", 0))
-        if len(mem) == 6:
+        if len(mem) == 8:
             t_obs, t_bo = mem["touch", "fault-tolerant", "observed"], mem["touch", "fault-tolerant", "buffers-only"]
             r_obs, r_bo = mem["reuse", "fault-tolerant", "observed"], mem["reuse", "fault-tolerant", "buffers-only"]
             c_obs, c_bo = mem["reuse", "pin-cache", "observed"], mem["reuse", "pin-cache", "buffers-only"]
+            m_obs, m_bo = mem["mmap", "pin-cache", "observed"], mem["mmap", "pin-cache", "buffers-only"]
             checks = [
                 ("a block written first: no SMMU fault",
                  int(t_obs["smmu_faults"]) == 0 < int(t_bo["smmu_faults"])),
@@ -201,6 +204,10 @@ def main():
                 ("the pin-down cache misses on each rank's new block",
                  int(c_obs["pin_cache_misses"]) == int(c_bo["pin_cache_misses"]) + 2 and
                  int(c_obs["pin_cache_hits"]) + 2 == int(c_bo["pin_cache_hits"])),
+                ("the program's own mapping: written first, unmapped, mapped again: touched, unmapped, missed",
+                 int(m_obs["touched"]) >= 2 * 256 and int(m_obs["unmaps"]) >= 4 and int(m_bo["unmaps"]) == 0 and
+                 int(m_obs["pin_cache_misses"]) == int(m_bo["pin_cache_misses"]) + 2 and
+                 int(m_obs["pin_cache_hits"]) + 2 == int(m_bo["pin_cache_hits"])),
             ]
             for what, ok in checks:
                 if not ok:
@@ -215,6 +222,8 @@ def main():
                                                        float(t_bo["mpi_app_time_us"]) / 1e3))
             quoted.append("observed, %s misses and no hit; buffers-only, %s misses and %s hits" % (
                 c_obs["pin_cache_misses"], c_bo["pin_cache_misses"], c_bo["pin_cache_hits"]))
+            quoted.append("received into): observed, %s misses and no hit; buffers-only, %s misses and %s hits" % (
+                m_obs["pin_cache_misses"], m_bo["pin_cache_misses"], m_bo["pin_cache_hits"]))
             for q in quoted:
                 if " ".join(q.split()) not in " ".join(readme.split()):
                     failures.append("workloads/mpi/README.md does not quote the measured " + q)
