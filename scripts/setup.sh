@@ -37,6 +37,7 @@ test_packages=(catch2   # the test programs (tests/main.cpp)
           netpipe-openmpi   # a real MPI program in the tests (workloads/mpi/tests: NetPIPE)
           lammps lammps-examples   # a real MPI application in the tests (workloads/mpi/tests: the LJ melt)
           hpcc   # the HPC Challenge suite, unmodified, in the tests (workloads/mpi/tests)
+          gfortran   # a Fortran MPI program in the tests (workloads/mpi/tests/mpi_fortran.f90, mpifort)
           munge slurmctld slurmd slurm-client   # the MPI and Slurm sweep tests
           chromium chromium-driver python3-selenium   # the report and trace-viewer browser tests
           python3-otf2 otf2-tools   # the OTF2 test traces (scripts/make_traces.py, otf2-print)

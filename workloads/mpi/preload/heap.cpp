@@ -180,7 +180,7 @@ void release(void* p) {
 constexpr std::size_t kSlots = 8192;
 struct Slot {
     void* caller;
-    bool mpi;
+    unsigned char kind;   // kind_of's
 };
 Slot slots[kSlots];
 pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -217,22 +217,34 @@ bool vrdmasim::mpipreload::take_freed(std::vector<Range>& out) {
     return complete;
 }
 
-bool vrdmasim::mpipreload::mpi_caller(void* caller) {
-    if (inside) return true;
+namespace {
+// What the code at `caller` is: the program's (0), Open MPI's or this
+// library's (1), or Open MPI's Fortran bindings (2, which are Open MPI's
+// too).
+unsigned char kind_of(void* caller) {
     const std::size_t i = (reinterpret_cast<std::uintptr_t>(caller) >> 2) % kSlots;
     pthread_mutex_lock(&slots_lock);
     const Slot s = slots[i];
     pthread_mutex_unlock(&slots_lock);
-    if (s.caller == caller) return s.mpi;
+    if (s.caller == caller) return s.kind;
     inside = true;
     Dl_info info{};
-    const bool mpi = dladdr(caller, &info) && info.dli_fname && vrdmasim::mpipreload::mpi_library(info.dli_fname);
+    const bool known = dladdr(caller, &info) && info.dli_fname;
+    const unsigned char kind = !known                                                   ? 0
+                               : vrdmasim::mpipreload::fortran_bindings(info.dli_fname) ? 2
+                               : vrdmasim::mpipreload::mpi_library(info.dli_fname)      ? 1
+                                                                                        : 0;
     inside = false;
     pthread_mutex_lock(&slots_lock);
-    slots[i] = Slot{caller, mpi};
+    slots[i] = Slot{caller, kind};
     pthread_mutex_unlock(&slots_lock);
-    return mpi;
+    return kind;
 }
+}   // namespace
+
+bool vrdmasim::mpipreload::mpi_caller(void* caller) { return inside || kind_of(caller) != 0; }
+
+bool vrdmasim::mpipreload::wrapped_caller(void* caller) { return !inside && kind_of(caller) != 1; }
 
 namespace {
 // The program's allocations: its main thread's, from its own code. Open
