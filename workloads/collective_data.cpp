@@ -230,7 +230,7 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
 
 bool CollectiveData::prepare(RdmaProcess& app, std::uint64_t sbuf, std::uint64_t rbuf, unsigned rank,
                              std::uint64_t call) const {
-    const bool root_bcast = op == coll::Op::Bcast && rank == root;
+    const bool root_bcast = !fills(rank);
     const std::vector<unsigned char> mine = send(rank, call);
     if (!mine.empty() && (root_bcast || op != coll::Op::Bcast) &&
         !app.debug_write(root_bcast ? rbuf : sbuf, mine.data(), mine.size()))

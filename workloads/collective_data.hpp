@@ -54,9 +54,12 @@ struct CollectiveData {
     std::vector<unsigned char> expected(unsigned rank, std::uint64_t call) const;
     bool result(RdmaProcess& app, std::uint64_t rbuf, unsigned rank, std::vector<unsigned char>& got) const;
 
+    // Whether `rank`'s receive buffer is the result's to fill (the caller
+    // poisons it before prepare(): an in-place send buffer lies in it),
+    // false for bcast's root.
+    bool fills(unsigned rank) const { return !(op == coll::Op::Bcast && rank == root); }
     // Write `rank`'s data for call `call` as the application would (into
-    // `sbuf`; bcast's root into `rbuf`); true if `rbuf` is the result's
-    // to fill (the caller poisons it), false for bcast's root.
+    // `sbuf`; bcast's root into `rbuf`); fills(rank).
     bool prepare(RdmaProcess& app, std::uint64_t sbuf, std::uint64_t rbuf, unsigned rank, std::uint64_t call) const;
     // The collective itself on `comm` with algorithm `a`.
     void run(coll::Communicator& comm, coll::Algorithm a, std::uint64_t sbuf, std::uint64_t rbuf) const;

@@ -32,6 +32,12 @@ coll::Op collective_op(int op) {
     case OTF2_COLLECTIVE_OP_SCATTER: return coll::Op::Scatter;
     case OTF2_COLLECTIVE_OP_SCAN: return coll::Op::Scan;
     case OTF2_COLLECTIVE_OP_EXSCAN: return coll::Op::Exscan;
+    case OTF2_COLLECTIVE_OP_GATHERV: return coll::Op::Gatherv;
+    case OTF2_COLLECTIVE_OP_SCATTERV: return coll::Op::Scatterv;
+    case OTF2_COLLECTIVE_OP_ALLGATHERV: return coll::Op::Allgatherv;
+    case OTF2_COLLECTIVE_OP_ALLTOALLV: return coll::Op::Alltoallv;
+    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER: return coll::Op::ReduceScatter;
+    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK: return coll::Op::ReduceScatterBlock;
     default: throw std::logic_error("trace: a collective check() lets through");
     }
 }
@@ -126,6 +132,7 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     // Every event: one the replay cannot do is refused now (exit 2).
     const TraceSummary summary = reader_->check();
     planned_ = summary.receives + summary.collective_calls;
+    vectors_ = summary.vectors;
     check_largest(c, summary, apps, file);
     scale_ = c[P.compute_scale];
     openmpi_ = reader_->recorded_by_vrdmasim();
@@ -376,13 +383,12 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     CollectiveData d;
     d.ranks = n;
     d.op = collective_op(end.op);
-    // Only bcast, reduce, gather and scatter have a root;
-    // TraceReader::check() refused one outside the communicator.
-    const bool rooted =
-        d.op == coll::Op::Bcast || d.op == coll::Op::Reduce || d.op == coll::Op::Gather || d.op == coll::Op::Scatter;
+    // TraceReader::check() refused a root outside the communicator.
+    const bool rooted = coll::has_root(d.op);
     if (rooted && end.root >= n)
         throw std::logic_error("trace: a collective's root outside the communicator passed check()");
     d.root = rooted ? end.root : 0;
+    const std::uint64_t number = r.collective[end.comm]++;
     switch (d.op) {
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
@@ -394,12 +400,11 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     case coll::Op::Gather: d.bytes = end.sent; break;
     case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
-    default:   // the v-variants and reduce-scatter: refused by TraceReader::check()
-        throw std::logic_error(std::string("trace: replay of ") + coll::name_of(d.op) + " passed check()");
+    default: blocks(d, rank, end, number); break;   // the v-variants, reduce-scatter
     }
     // The communicator's calls so far (each member's count is the same),
     // its context scattered over the number.
-    const std::uint64_t call = r.collective[end.comm]++ ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
+    const std::uint64_t call = number ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
     const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1),
                         rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
     if (!recorded_ && std::max(slen, rlen) > r.coll_len) {
@@ -411,8 +416,9 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
                                   ? r.program.collective(app, d, end.va, end.va2, populate_, advice_,
                                                          "trace: rank " + std::to_string(rank) + " of a communicator")
                                   : r.coll_buffers;
-    if (d.prepare(app, sbuf, rbuf, rank, call) && !(recorded_ && rbuf == sbuf))
-        poison(app, rbuf, d.receive_bytes(), call);
+    // (Poisoned first: an in-place gather's or scatter's block lies in it.)
+    if (d.fills(rank) && !(recorded_ && rbuf == sbuf)) poison(app, rbuf, d.receive_bytes(), call);
+    d.prepare(app, sbuf, rbuf, rank, call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     std::string why;
@@ -423,15 +429,78 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     collectives_.inc();
     const std::uint64_t got = d.result_bytes(rank);
     const std::vector<unsigned char> want = d.expected(rank, call);
-    std::vector<unsigned char> have(got);
-    bool ok = got == 0 || app.debug_read(rbuf, have.data(), got);
-    ok = ok && have == want;
+    std::vector<unsigned char> have;
+    const bool ok = d.result(app, rbuf, rank, have) && have == want;
     log_.verified(got, ok);
     if (!ok)
         std::cerr << "vrdmasim: DATA MISMATCH: trace collective " << call << " (" << coll::name_of(d.op) << ") at rank "
                   << rank << "\n";
     const sc_time latency = app.now() - t0;
     log_.finished(app.now(), true, got, &latency);
+}
+
+void TraceWorkload::blocks(CollectiveData& d, unsigned rank, const TraceEvent& end, std::uint64_t number) const {
+    const unsigned n = d.ranks;
+    if (end.blocks) {   // as the rank made the call (recorded::kBlocks), as the mpi workload carried it out
+        const std::vector<std::uint64_t>& v = end.blocks->values;
+        auto part = [&](std::size_t k) {
+            return std::vector<std::uint64_t>(v.begin() + static_cast<std::ptrdiff_t>(k * n),
+                                              v.begin() + static_cast<std::ptrdiff_t>((k + 1) * n));
+        };
+        d.bytes = end.blocks->bytes;
+        d.sends = {part(0), part(1)};
+        d.receives = {part(2), part(3)};
+        return;
+    }
+    // Score-P's record: derived from every member's bytes (check() found
+    // them adding up), each buffer's blocks one after the other in rank
+    // order (the program's displacements are not in the trace).
+    const auto it = vectors_.find({end.comm, number});
+    if (it == vectors_.end()) throw std::logic_error("trace: a v-variant without blocks that check() did not see");
+    const auto& bytes = it->second.bytes;
+    const bool halves = d.op == coll::Op::ReduceScatter || d.op == coll::Op::ReduceScatterBlock;
+    std::vector<std::uint64_t> each(n), none(n, 0);
+    for (unsigned q = 0; q < n; ++q) {
+        // A gatherv's or allgatherv's block is its sender's bytes, a
+        // scatterv's or reduce-scatter's its receiver's (a reduction's
+        // rounded up to whole 64-bit words, as reductions are timed).
+        const std::uint64_t b =
+            d.op == coll::Op::Gatherv || d.op == coll::Op::Allgatherv ? bytes[q].first : bytes[q].second;
+        each[q] = halves ? (b + 7) / 8 * 8 : b;
+    }
+    auto packed = [&] {
+        coll::Blocks b{each, none};
+        for (unsigned q = 1; q < n; ++q) b.displs[q] = b.displs[q - 1] + each[q - 1];
+        return b;
+    };
+    auto only = [&](unsigned at, std::uint64_t len) {
+        coll::Blocks b{none, none};
+        b.counts[at] = len;
+        return b;
+    };
+    const unsigned root = d.root;
+    switch (d.op) {
+    case coll::Op::Gatherv:
+        d.bytes = each[rank];
+        d.sends = only(root, each[rank]);
+        d.receives = rank == root ? packed() : coll::Blocks{none, none};
+        break;
+    case coll::Op::Scatterv:
+        d.bytes = each[rank];
+        d.sends = rank == root ? packed() : coll::Blocks{none, none};
+        d.receives = only(root, each[rank]);
+        break;
+    case coll::Op::Allgatherv:
+        d.bytes = each[rank];
+        d.sends = {std::vector<std::uint64_t>(n, each[rank]), none};
+        d.receives = packed();
+        break;
+    default:   // reduce-scatter: every rank's vector is the blocks of every rank
+        d.sends = packed();
+        d.bytes = d.sends.span();
+        d.receives = only(rank, each[rank]);
+        break;
+    }
 }
 
 void TraceWorkload::program(RdmaProcess& app, unsigned rank) {

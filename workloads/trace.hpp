@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "workloads/collective_data.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/workload.hpp"
@@ -167,6 +168,12 @@ private:
     void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
     void collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end);
+    // A v-variant's or reduce-scatter's blocks as `rank` (of its
+    // communicator) sees them, and the bytes its algorithm goes by: as the
+    // rank made the call (recorded::kBlocks), or derived from every
+    // member's bytes (vectors_; `number`: the call's on its communicator).
+    void blocks(CollectiveData& d, unsigned rank, const TraceEvent& end, std::uint64_t number) const;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, TraceSummary::Vector> vectors_;
     // The rank's communicator of context `context` (made at its first use).
     coll::Communicator& communicator(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, std::uint32_t context,
                                      std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms);

@@ -40,7 +40,29 @@ bool replayable(OTF2_CollectiveOp op) {
            op == OTF2_COLLECTIVE_OP_ALLREDUCE || op == OTF2_COLLECTIVE_OP_ALLGATHER ||
            op == OTF2_COLLECTIVE_OP_ALLTOALL || op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCATTER ||
            op == OTF2_COLLECTIVE_OP_SCAN || op == OTF2_COLLECTIVE_OP_EXSCAN || op == OTF2_COLLECTIVE_OP_CREATE_HANDLE ||
-           op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+           op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE || op == OTF2_COLLECTIVE_OP_GATHERV ||
+           op == OTF2_COLLECTIVE_OP_SCATTERV || op == OTF2_COLLECTIVE_OP_ALLGATHERV ||
+           op == OTF2_COLLECTIVE_OP_ALLTOALLV || op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER ||
+           op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
+}
+
+// A v-variant's or reduce-scatter's name (OTF2_CollectiveOp).
+std::string vector_name(int op) {
+    switch (op) {
+    case OTF2_COLLECTIVE_OP_GATHERV: return "gatherv";
+    case OTF2_COLLECTIVE_OP_SCATTERV: return "scatterv";
+    case OTF2_COLLECTIVE_OP_ALLGATHERV: return "allgatherv";
+    case OTF2_COLLECTIVE_OP_ALLTOALLV: return "alltoallv";
+    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER: return "reduce_scatter";
+    default: return "reduce_scatter_block";
+    }
+}
+
+// The v-variants and reduce-scatter: a rank's part is blocks of its own.
+bool blocked(int op) {
+    return op == OTF2_COLLECTIVE_OP_GATHERV || op == OTF2_COLLECTIVE_OP_SCATTERV ||
+           op == OTF2_COLLECTIVE_OP_ALLGATHERV || op == OTF2_COLLECTIVE_OP_ALLTOALLV ||
+           op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER || op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
 }
 }   // namespace
 
@@ -145,6 +167,9 @@ struct Sink {
     std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::pair<Half, Half>>* matching =
         nullptr;
     int sendrecv = -1;   // check(): inside MPI_Sendrecv, its send (1) and receive (2) seen so far
+    // check(): the rank's collectives so far, by communicator (as the
+    // replay numbers them: TraceWorkload::Rank::collective).
+    std::map<std::uint32_t, std::uint64_t> collectives = {};
 };
 
 std::string where(const Sink& s, OTF2_TimeStamp t) {
@@ -186,10 +211,7 @@ bool peer_ok(Sink& s, std::uint32_t context, std::uint32_t& peer, OTF2_TimeStamp
         return refuse(s, std::string(event) + " with peer rank " + std::to_string(peer) + " (" + where(s, t) +
                              "): " + (context == 0 ? "the trace has " : "its communicator has ") +
                              std::to_string(members.size()) + " ranks");
-    peer = members[peer];
-    if (peer == s.rank)
-        return refuse(s, std::string(event) + " with its own rank as peer (" + where(s, t) +
-                             "): a message to the same rank is a local copy, which the replay does not build");
+    peer = members[peer];   // (the rank's own: a self message, a CPU copy in the library)
     return true;
 }
 
@@ -245,6 +267,17 @@ std::shared_ptr<const ProgramMemory> parse_memory(const std::string& text) {
     return m;
 }
 
+// recorded::kBlocks's numbers, or none if `text` is not as vrdmasim writes it.
+std::shared_ptr<const RecordedBlocks> parse_blocks(const std::string& text) {
+    auto b = std::make_shared<RecordedBlocks>();
+    std::istringstream in(text);
+    in >> std::hex;
+    if (!(in >> b->bytes)) return nullptr;
+    for (std::uint64_t v; in >> v;) b->values.push_back(v);
+    if (!in.eof()) return nullptr;
+    return b;
+}
+
 // The attributes of an event a trace recorded by vrdmasim carries
 // (recorded::): the program's buffers, into `e`; any other attribute is
 // refused as plain() refuses it.
@@ -277,6 +310,13 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
                                      where(s, t) + ")");
             continue;
         }
+        if (!probe && name == recorded::kBlocks && type == OTF2_TYPE_STRING) {
+            const auto text = s.impl->strings.find(value.stringRef);
+            if (text == s.impl->strings.end() || !(e.blocks = parse_blocks(text->second)))
+                return refuse(
+                    s, std::string(event) + " with blocks that are not as vrdmasim records them (" + where(s, t) + ")");
+            continue;
+        }
         if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
             e.comm = static_cast<std::uint32_t>(value.uint64);
             continue;
@@ -297,6 +337,25 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
     return true;
 }
 
+// A v-variant or reduce-scatter without its blocks (Score-P's): the rank's
+// bytes kept for the replay to derive every member's blocks from.
+void vector_bytes(Sink& s, const TraceEvent& e, std::uint64_t call) {
+    const std::vector<unsigned>& members = s.impl->members[e.comm];
+    TraceSummary::Vector& v = s.summary->vectors[{e.comm, call}];
+    if (v.bytes.empty()) {
+        v.op = e.op;
+        v.root = e.root;
+        v.bytes.resize(members.size());
+        v.seen.resize(members.size());
+    }
+    const auto at = static_cast<std::size_t>(std::find(members.begin(), members.end(), s.rank) - members.begin());
+    if (v.op != e.op || v.root != e.root || at >= members.size())
+        refuse(s, "MPI " + vector_name(e.op) + ", collective " + std::to_string(call) + " on communicator " +
+                      s.impl->context_names[e.comm] + " (" + where(s, e.time) + "), is not the call (MPI " +
+                      vector_name(v.op) + ", root " + std::to_string(v.root) + ") another member makes there");
+    else v.bytes[at] = {e.sent, e.received}, v.seen[at] = true;
+}
+
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
     if (s.summary) {
@@ -312,6 +371,10 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
             } else {
                 ++s.summary->collective_calls;
             }
+            // Its number on its communicator, as the replay counts them (a
+            // split of a trace vrdmasim recorded is not one).
+            const std::uint64_t call = e.create && s.impl->vrdmasim ? 0 : s.collectives[e.comm]++;
+            if (blocked(e.op) && !e.blocks) vector_bytes(s, e, call);
         }
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv ||
             (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal && !e.create))
@@ -383,6 +446,7 @@ TraceEvent with_buffers(TraceEvent e, const TraceEvent& attrs) {
     e.va = attrs.va;
     e.va2 = attrs.va2;
     e.capacity = attrs.capacity;
+    e.blocks = attrs.blocks;
     return e;
 }
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,
@@ -465,33 +529,38 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
         return OTF2_CALLBACK_INTERRUPT;
-    if (op == OTF2_COLLECTIVE_OP_GATHERV || op == OTF2_COLLECTIVE_OP_SCATTERV || op == OTF2_COLLECTIVE_OP_ALLGATHERV ||
-        op == OTF2_COLLECTIVE_OP_ALLTOALLV) {
-        refuse(s, std::string(op == OTF2_COLLECTIVE_OP_GATHERV      ? "MPI gatherv"
-                              : op == OTF2_COLLECTIVE_OP_SCATTERV   ? "MPI scatterv"
-                              : op == OTF2_COLLECTIVE_OP_ALLGATHERV ? "MPI allgatherv"
-                                                                    : "MPI alltoallv") +
-                      " (" + where(s, t) +
-                      "): not replayed: an OTF2 collective record carries a rank's bytes sent and received in all, "
-                      "not its blocks (each rank's length; alltoallv's, each pair's), which a replay would take "
-                      "from the other ranks' records (not built) or cannot know (alltoallv)");
+    const std::size_t ranks = s.impl->members[ctx].size();
+    if (op == OTF2_COLLECTIVE_OP_ALLTOALLV && !attrs.blocks) {
+        refuse(s, "MPI alltoallv (" + where(s, t) +
+                      ") without its blocks: an OTF2 collective record carries a rank's bytes sent and received in "
+                      "all, and what it sends to each rank cannot be told from every rank's totals (nor is it "
+                      "guessed); a trace vrdmasim recorded carries them (vrdmasim::blocks)");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (attrs.blocks && (!blocked(op) || attrs.blocks->values.size() != 4 * ranks)) {
+        refuse(s, "MPI collective (" + where(s, t) + ") with " + std::to_string(attrs.blocks->values.size()) +
+                      " numbers of blocks on a communicator of " + std::to_string(ranks) +
+                      " ranks: not as vrdmasim records a v-variant's or reduce-scatter's (4 a rank)");
         return OTF2_CALLBACK_INTERRUPT;
     }
     if (!replayable(op)) {
         refuse(s, "MPI collective operation " + std::to_string(static_cast<int>(op)) + " (OTF2_CollectiveOp; " +
                       where(s, t) +
                       "): the replay does barrier, bcast, reduce, allreduce, allgather, alltoall, gather, "
-                      "scatter, scan and exscan, and a communicator's creation and destruction");
+                      "scatter, scan, exscan, gatherv, scatterv, allgatherv, alltoallv, reduce_scatter and "
+                      "reduce_scatter_block, and a communicator's creation and destruction");
         return OTF2_CALLBACK_INTERRUPT;
     }
     const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
-                        op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCATTER;
-    const std::size_t ranks = s.impl->members[ctx].size();
+                        op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_SCATTER ||
+                        op == OTF2_COLLECTIVE_OP_GATHERV || op == OTF2_COLLECTIVE_OP_SCATTERV;
     if (rooted && root >= ranks) {
-        refuse(s, std::string(op == OTF2_COLLECTIVE_OP_BCAST    ? "MPI bcast"
-                              : op == OTF2_COLLECTIVE_OP_REDUCE ? "MPI reduce"
-                              : op == OTF2_COLLECTIVE_OP_GATHER ? "MPI gather"
-                                                                : "MPI scatter") +
+        refuse(s, std::string(op == OTF2_COLLECTIVE_OP_BCAST     ? "MPI bcast"
+                              : op == OTF2_COLLECTIVE_OP_REDUCE  ? "MPI reduce"
+                              : op == OTF2_COLLECTIVE_OP_GATHER  ? "MPI gather"
+                              : op == OTF2_COLLECTIVE_OP_SCATTER ? "MPI scatter"
+                              : op == OTF2_COLLECTIVE_OP_GATHERV ? "MPI gatherv"
+                                                                 : "MPI scatterv") +
                       (root == OTF2_COLLECTIVE_ROOT_NONE ? std::string(" with no root")
                                                          : " with root rank " + std::to_string(root)) +
                       " (" + where(s, t) + "): the communicator has " + std::to_string(ranks) + " ranks");
@@ -1041,6 +1110,51 @@ TraceReader::TraceReader(const Config& c, const std::string& key, const std::str
 
 TraceReader::~TraceReader() = default;
 
+namespace {
+// The v-variants and reduce-scatters without their blocks (Score-P's): each
+// made by every member, its bytes adding up as the call's blocks must
+// (TraceWorkload derives the blocks from them); what is wrong, "" if
+// nothing.
+std::string vector_problem(const Impl& m, const TraceSummary& summary) {
+    for (const auto& [key, v] : summary.vectors) {
+        const std::string which = "MPI " + vector_name(v.op) + ", collective " + std::to_string(key.second) +
+                                  " on communicator " + m.context_names[key.first];
+        const std::size_t n = v.bytes.size();
+        std::uint64_t sent = 0, received = 0;
+        for (std::size_t r = 0; r < n; ++r) {
+            if (!v.seen[r])
+                return which + ": its rank " + std::to_string(r) + " (world rank " +
+                       std::to_string(m.members[key.first][r]) + ") makes no such call there";
+            sent += v.bytes[r].first, received += v.bytes[r].second;
+        }
+        std::string bad;
+        for (std::size_t r = 0; r < n && bad.empty(); ++r) {
+            const auto [s, g] = v.bytes[r];
+            const bool root = r == v.root;
+            if (v.op == OTF2_COLLECTIVE_OP_GATHERV && root && g != sent)
+                bad = "the root receives " + std::to_string(g) + " B, its members send " + std::to_string(sent);
+            if (v.op == OTF2_COLLECTIVE_OP_SCATTERV && root && s != received)
+                bad = "the root sends " + std::to_string(s) + " B, its members receive " + std::to_string(received);
+            if (v.op == OTF2_COLLECTIVE_OP_ALLGATHERV && g != sent)
+                bad = "rank " + std::to_string(r) + " receives " + std::to_string(g) + " B, its members send " +
+                      std::to_string(sent);
+            if ((v.op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER || v.op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK) &&
+                s != received)
+                bad = "rank " + std::to_string(r) + "'s vector is " + std::to_string(s) +
+                      " B, the blocks its members receive " + std::to_string(received);
+            if (v.op == OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK && g != v.bytes[0].second)
+                bad = "rank " + std::to_string(r) + " receives " + std::to_string(g) + " B, rank 0 " +
+                      std::to_string(v.bytes[0].second) + " (every block is the same length)";
+        }
+        if (!bad.empty())
+            return which + ": " + bad +
+                   ": the bytes do not add up to the blocks of one call, which the replay "
+                   "derives from them";
+    }
+    return "";
+}
+}   // namespace
+
 TraceSummary TraceReader::check() const {
     // A second reader of its own: the replay's streams stay at their start.
     Impl m;
@@ -1110,6 +1224,7 @@ TraceSummary TraceReader::check() const {
             problem = os.str();
             break;
         }
+    if (problem.empty()) problem = vector_problem(m, summary);
     if (!problem.empty()) throw config_.refuse(key_, anchor_ + ": " + problem);
     return summary;
 }

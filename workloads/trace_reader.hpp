@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vrdmasim {
@@ -45,7 +46,20 @@ constexpr const char* kTag = "vrdmasim::tag";
 // pages in hexadecimal, "U<va>+<len>" unmapped, then "T<va>+<len>"
 // touched first, separated by spaces.
 constexpr const char* kMemory = "vrdmasim::memory";
+// The MpiCollectiveEnd of a v-variant (MPI_Gatherv, ...) or a
+// reduce-scatter: the call as the rank made it (workloads/mpi/protocol.hpp),
+// a string of hexadecimal numbers separated by spaces: its bytes, then,
+// for a communicator of n ranks, the n lengths it sends to each rank, their
+// n offsets in its send buffer, the n lengths it receives from each, their
+// n offsets in its receive buffer.
+constexpr const char* kBlocks = "vrdmasim::blocks";
 }   // namespace recorded
+
+// A v-variant's or reduce-scatter's call as a rank made it (recorded::kBlocks).
+struct RecordedBlocks {
+    std::uint64_t bytes = 0;
+    std::vector<std::uint64_t> values;   // 4 n: send lengths, offsets, receive lengths, offsets
+};
 
 // The program's memory since its previous call, as recorded (runs {va, len}).
 struct ProgramMemory {
@@ -99,6 +113,10 @@ struct TraceEvent {
     std::uint64_t va = 0, va2 = 0, capacity = 0;
     std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
     std::shared_ptr<const ProgramMemory> memory;   // Enter (recorded::kMemory), or none
+    // CollectiveEnd of a v-variant or reduce-scatter: its blocks as the
+    // rank made the call (recorded::kBlocks), or none (Score-P's: the
+    // replay derives them from every member's bytes, TraceSummary::vectors).
+    std::shared_ptr<const RecordedBlocks> blocks;
     // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then
     // MPICH's agreement, an allreduce).
     bool create = false;
@@ -118,6 +136,18 @@ struct TraceSummary {
     // Point-to-point and collective events with the program's buffers
     // (TraceEvent::buffers), and without.
     std::uint64_t with_buffers = 0, without_buffers = 0;
+    // A v-variant or reduce-scatter without its blocks (Score-P's record: a
+    // rank's bytes sent and received in all), by its communicator's context
+    // and its number among the collectives a member calls there: every
+    // member's bytes (by rank in the communicator), from which the replay
+    // derives each member's blocks (TraceWorkload::derive_blocks).
+    struct Vector {
+        int op = 0;   // OTF2_CollectiveOp
+        std::uint32_t root = 0;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> bytes;   // sent, received
+        std::vector<bool> seen;
+    };
+    std::map<std::pair<std::uint32_t, std::uint64_t>, Vector> vectors;
 };
 
 class TraceReader {

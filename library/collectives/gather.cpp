@@ -75,7 +75,9 @@ void Communicator::scatter(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t
     for (mask >>= 1; mask > 0; mask >>= 1)
         if (vr + mask < n)
             send((vr + mask + root) % n, held_at + mask * bytes, std::min<std::uint64_t>(mask, n - vr - mask) * bytes);
-    copy(rbuf, held_at, bytes);
+    // MPI_IN_PLACE: the root's block is where it is already (MPICH copies
+    // it only for a receive buffer of its own).
+    if (!(rank_ == root && rbuf == sbuf + root * bytes)) copy(rbuf, held_at, bytes);
 }
 
 void Communicator::alltoall(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a) {

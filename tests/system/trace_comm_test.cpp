@@ -138,6 +138,24 @@ TEST_CASE("trace replay: MPI_Comm_split, MPI_Comm_dup and a cartesian communicat
     std::system(("rm -rf '" + comm_scratch() + "'").c_str());
 }
 
+TEST_CASE("trace replay: Score-P's v-variants and reduce-scatters, their blocks derived, and a self message",
+          "[trace]") {
+    // tests/fixtures/mpi_comm_traces.py vectors: each rank's bytes in all,
+    // from which the replay derives every member's blocks (a gatherv's from
+    // what each rank sends, a scatterv's and reduce-scatter's from what
+    // each receives).
+    const CommFigures f = comm_replay(write_trace("vectors", "vectors"));
+    comm_clean(f);
+    CHECK(f.at("collectives") == 4 * 5);
+    CHECK(f.at("messages") == 4);   // each rank's to itself
+    // Every result checked: the gatherv's root 336 B, the scatterv's blocks
+    // 216 B, every rank's allgatherv 72 B, the reduce-scatter's blocks in
+    // 64-bit words (8 + 16 + 0 + 8 B), the _block's 4 x 40 B; the self
+    // messages 4 x 1000 B.
+    CHECK(f.at("verified") == 336 + 216 + 4 * 72 + 32 + 160 + 4000);
+    std::system(("rm -rf '" + comm_scratch() + "'").c_str());
+}
+
 TEST_CASE("trace replay: what it refuses on communicators and in MPI_Sendrecv", "[trace][config]") {
     // A script of the OTF2 writer: 4 ranks, the world, a communicator
     // `half` of ranks 0 and 1; the caller's events with `w` (the ranks'

@@ -570,6 +570,7 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
     Rank& me = state_[rank];
     const Op op = static_cast<Op>(c.op);
     if (op == Op::RequestFree) {
+        if (me.receives.count(c.request)) return;   // it goes on (the library's MPI_Wait at MPI_Finalize)
         if (!me.sending.count(c.request))
             throw std::runtime_error("mpi: rank " + std::to_string(rank) + " frees request " +
                                      std::to_string(c.request) + ", which is no send of it in flight");
@@ -718,7 +719,9 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // Its number on its communicator, the communicator's context above:
     // data of two communicators never look alike.
     const std::uint64_t call = std::uint64_t(c.comm) << 32 | state_[rank].collectives[c.comm]++;
-    if (d.prepare(app, sbuf, rbuf, me, call) && rbuf && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
+    // (Poisoned first: an in-place gather's or scatter's block lies in it.)
+    if (d.fills(me) && rbuf && rbuf != sbuf) poison(app, rbuf, d.receive_bytes(), call);
+    d.prepare(app, sbuf, rbuf, me, call);
     const sc_time t0 = app.now();
     log_.posted(t0);
     d.run(comm, a, sbuf, rbuf);

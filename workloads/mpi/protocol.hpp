@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 8;
+constexpr std::uint32_t kVersion = 9;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -60,9 +60,16 @@ enum class Op : std::uint32_t {
     // has matched it (README "Receives").
     Matched,
     Cancel,   // MPI_Cancel of receive `request`; the flag: withdrawn (then complete, cancelled)
-    Gather,   // root, va (send), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
-    Scatter,   // root, va (the root's send; 0 elsewhere), va2 (receive), bytes (each rank's block)
-    RequestFree,   // MPI_Request_free of send `request`: it completes on its own (waited for at MPI_Finalize)
+    // root, va (send; MPI_IN_PLACE: the root's block in its receive
+    // buffer), va2 (the root's receive; 0 elsewhere), bytes (each rank's block)
+    Gather,
+    // root, va (the root's send; 0 elsewhere), va2 (receive; MPI_IN_PLACE:
+    // the root's block in its send buffer), bytes (each rank's block)
+    Scatter,
+    // MPI_Request_free of `request`: a send completes on its own (waited for
+    // at MPI_Finalize); a receive goes on, and the library ends it with a
+    // Wait at MPI_Finalize if it has not ended before.
+    RequestFree,
     // One-sided (README "One-sided"). A window of `comm`: the Reply's
     // request is its id, which the other calls name in `win`. Ranks
     // (`peer`) are ranks of the window's communicator; a target address
@@ -87,7 +94,9 @@ enum class Op : std::uint32_t {
     // = 4 n values for a communicator of n ranks, in bytes, as this rank
     // sees them: the lengths it sends to each rank, their offsets in va,
     // the lengths it receives from each rank, their offsets in va2
-    // (coll::Blocks; README "What is timed").
+    // (coll::Blocks; README "What is timed"). MPI_IN_PLACE (a gatherv's or
+    // scatterv's root, an allgatherv's rank): va (va2, scatterv) is the
+    // rank's block in its other buffer, at its place.
     Gatherv,
     Scatterv,
     Allgatherv,

@@ -73,6 +73,12 @@ OTF2_CollectiveOp collective_op(Op op) {
     case Op::Exscan: return OTF2_COLLECTIVE_OP_EXSCAN;
     case Op::Gather: return OTF2_COLLECTIVE_OP_GATHER;
     case Op::Scatter: return OTF2_COLLECTIVE_OP_SCATTER;
+    case Op::Gatherv: return OTF2_COLLECTIVE_OP_GATHERV;
+    case Op::Scatterv: return OTF2_COLLECTIVE_OP_SCATTERV;
+    case Op::Allgatherv: return OTF2_COLLECTIVE_OP_ALLGATHERV;
+    case Op::Alltoallv: return OTF2_COLLECTIVE_OP_ALLTOALLV;
+    case Op::ReduceScatter: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;
+    case Op::ReduceScatterBlock: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
     default: return OTF2_COLLECTIVE_OP_CREATE_HANDLE;
     }
 }
@@ -95,10 +101,11 @@ enum Attribute : OTF2_AttributeRef {
     kCommAttr = 3,
     kPeerAttr = 4,
     kTagAttr = 5,
-    kMemoryAttr = 6
+    kMemoryAttr = 6,
+    kBlocksAttr = 7
 };
-// The program's memory strings (recorded::kMemory) take string ids from
-// here, above the definitions' own.
+// The strings of the attributes (recorded::kMemory, kBlocks) take string
+// ids from here, above the definitions' own.
 constexpr OTF2_StringRef kMemoryStrings = 1u << 30;
 
 void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
@@ -107,6 +114,11 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
         if (e.kind == Kind::Recv || e.kind == Kind::Irecv) OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
         if (e.kind == Kind::End) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
+    }
+    if (e.blocks) {
+        OTF2_AttributeValue v;
+        v.stringRef = kMemoryStrings + e.blocks - 1;
+        OTF2_AttributeList_AddAttribute(a, kBlocksAttr, OTF2_TYPE_STRING, v);
     }
     if (e.probe) {
         OTF2_AttributeList_AddUint64(a, kCommAttr, e.comm);
@@ -193,6 +205,11 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                         string("the program's memory since its last call: U<va>+<len> unmapped, "
                                                "T<va>+<len> touched first (hexadecimal runs of pages)"),
                                         OTF2_TYPE_STRING);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kBlocksAttr, string(recorded::kBlocks),
+                                        string("a v-variant's or reduce-scatter's call as the rank made it: its bytes, "
+                                               "then the lengths it sends to each rank, their offsets, the lengths it "
+                                               "receives from each, their offsets (hexadecimal)"),
+                                        OTF2_TYPE_STRING);
     for (std::size_t i = 0; i < memory.size(); ++i)
         OTF2_GlobalDefWriter_WriteString(g, kMemoryStrings + static_cast<OTF2_StringRef>(i), memory[i].c_str());
 }
@@ -206,8 +223,8 @@ void MpiRecorder::memory(unsigned rank, const std::vector<std::uint64_t>& unmapp
     os << std::hex;
     for (std::size_t i = 0; i + 1 < unmapped.size(); i += 2) os << " U" << unmapped[i] << '+' << unmapped[i + 1];
     for (std::size_t i = 0; i + 1 < touched.size(); i += 2) os << " T" << touched[i] << '+' << touched[i + 1];
-    memory_.push_back(os.str().substr(1));
-    pending_memory_.at(rank) = static_cast<std::uint32_t>(memory_.size());
+    strings_.push_back(os.str().substr(1));
+    pending_memory_.at(rank) = static_cast<std::uint32_t>(strings_.size());
 }
 
 void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
@@ -216,19 +233,30 @@ void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
 }
 
 void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, std::uint64_t at,
-                             const MpiCommunicators& comms) {
+                             const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     const std::uint64_t n = comms.members(rank, c.comm).size();
-    const bool root = comms.rank_in(c.comm, rank) == static_cast<unsigned>(c.root);
+    const unsigned me = comms.rank_in(c.comm, rank);
+    const bool root = me == static_cast<unsigned>(c.root);
     Event e = event(Kind::End, at);
     e.op = static_cast<std::uint8_t>(collective_op(op));
     e.comm = c.comm;
-    e.root = op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter
+    e.root = op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter || op == Op::Gatherv ||
+                     op == Op::Scatterv
                  ? static_cast<std::uint32_t>(c.root)
                  : OTF2_COLLECTIVE_ROOT_NONE;
+    // A v-variant's blocks (protocol.hpp): the lengths sent to each rank
+    // (part 0), received from each (part 2), summed.
+    auto sum = [&](std::size_t part) {
+        std::uint64_t s = 0;
+        for (std::size_t r = 0; r < n && (part + 1) * n <= blocks.size(); ++r) s += blocks[part * n + r];
+        return s;
+    };
     // As the replay reads them (trace.cpp: a bcast's bytes are the root's
     // sent and the others' received, a reduction's its sent, an
-    // allgather's block its sent, an alltoall's its sent over the ranks).
+    // allgather's block its sent, an alltoall's its sent over the ranks);
+    // the v-variants' and reduce-scatter's as Score-P counts a rank's
+    // bytes: every block it sends and receives, its own too.
     switch (op) {
     case Op::Barrier: break;
     case Op::Bcast: (root ? e.sent : e.received) = c.bytes; break;
@@ -237,12 +265,25 @@ void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, 
     case Op::Alltoall: e.sent = e.received = c.bytes * n; break;
     case Op::Gather: e.sent = c.bytes, e.received = root ? c.bytes * n : 0; break;
     case Op::Scatter: e.sent = root ? c.bytes * n : 0, e.received = c.bytes; break;
+    case Op::Gatherv: e.sent = c.bytes, e.received = root ? sum(2) : 0; break;
+    case Op::Scatterv: e.sent = root ? sum(0) : 0, e.received = c.bytes; break;
+    case Op::Allgatherv: e.sent = c.bytes, e.received = sum(2); break;
+    case Op::Alltoallv: e.sent = sum(0), e.received = sum(2); break;
+    case Op::ReduceScatter:
+    case Op::ReduceScatterBlock: e.sent = c.bytes, e.received = sum(2); break;
     case Op::CommSplit: e.sent = 8, e.received = 8 * n; break;   // Open MPI's colours and keys
     default: e.sent = e.received = c.bytes; break;   // allreduce, scan, exscan
     }
     e.buffers = op != Op::CommSplit;
     e.va = c.va;
     e.va2 = op == Op::Bcast ? 0 : c.va2;
+    if (op >= Op::Gatherv && op <= Op::ReduceScatterBlock) {   // its blocks, as the rank gave them
+        std::ostringstream os;
+        os << std::hex << c.bytes;
+        for (const std::uint64_t v : blocks) os << ' ' << v;
+        strings_.push_back(os.str());
+        e.blocks = static_cast<std::uint32_t>(strings_.size());
+    }
     events_[rank].push_back(event(Kind::Begin, enter));
     events_[rank].push_back(e);
 }
@@ -270,16 +311,8 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
     const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
-            who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a send's request (MPI_Request_free)") +
+            who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    if (op == Op::Gatherv || op == Op::Scatterv || op == Op::Allgatherv || op == Op::Alltoallv)
-        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
-                                 ", whose blocks (each rank's length and place) an OTF2 collective record does not "
-                                 "carry (only a rank's bytes sent and received in all), so a replay could not carry "
-                                 "it out as recorded: the trace is not written");
-    if (op == Op::ReduceScatter || op == Op::ReduceScatterBlock)
-        throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
-                                 ", which the trace workload does not replay: the trace is not written");
     if (op >= Op::WinCreate && op <= Op::FlushAll)
         throw std::runtime_error(who +
                                  "uses a one-sided window (README \"One-sided\"), which the trace workload does not "
@@ -373,18 +406,10 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     case Op::Testall:
         for (const std::uint64_t q : ids) tested(q);
         break;
-    case Op::Barrier:
-    case Op::Bcast:
-    case Op::Reduce:
-    case Op::Allreduce:
-    case Op::Allgather:
-    case Op::Alltoall:
-    case Op::Scan:
-    case Op::Exscan:
-    case Op::Gather:
-    case Op::Scatter:
-    case Op::CommSplit: collective(rank, c, enter, leave, comms); break;
-    default: break;   // Finalize, Probe, Iprobe (their Enter says what they look for)
+    default:   // the collectives, splits; Finalize, Probe, Iprobe (their Enter says what they look for)
+        if (collective_op(op) != OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == Op::CommSplit)
+            collective(rank, c, enter, leave, ids, comms);
+        break;
     }
     Event back = event(Kind::Leave, leave);
     back.op = in.op;
@@ -436,7 +461,7 @@ std::string MpiRecorder::write(const std::string& dir, const MpiCommunicators& c
     for (std::size_t r = 0; r < events_.size(); ++r) OTF2_Archive_CloseDefWriter(a, OTF2_Archive_GetDefWriter(a, r));
     OTF2_Archive_CloseDefFiles(a);
     OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
-    write_definitions(g, counts, length, comms, memory_);
+    write_definitions(g, counts, length, comms, strings_);
     if (OTF2_Archive_Close(a) != OTF2_SUCCESS)
         throw std::runtime_error("mpi.record: the OTF2 archive " + p.string() + " cannot be written");
     return anchor_of(dir);

@@ -61,15 +61,18 @@ public:
         bool buffers = false;
         std::uint64_t va = 0, va2 = 0, capacity = 0;
         bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
-        std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in memory_ (0: none)
+        std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in strings_ (0: none)
+        std::uint32_t blocks = 0;   // End of a v-variant, reduce-scatter: 1 + its blocks' index in strings_
     };
 
 private:
     // What a trace cannot carry (MPI_Cancel, a non-contiguous datatype's
     // packed data): std::runtime_error naming it, the trace not written.
     static void refuse_unrecordable(unsigned rank, const mpiwire::Call& c, const MpiCommunicators& comms);
+    // `blocks`: a v-variant's or reduce-scatter's (protocol.hpp), written
+    // as recorded::kBlocks.
     void collective(unsigned rank, const mpiwire::Call& c, std::uint64_t enter, std::uint64_t leave,
-                    const MpiCommunicators& comms);
+                    const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms);
     void complete(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t at);
     // The open requests of a rank, by the simulation's id.
     struct Open {
@@ -78,7 +81,7 @@ private:
         std::uint64_t va = 0, capacity = 0;
     };
     std::vector<std::vector<Event>> events_;   // by rank
-    std::vector<std::string> memory_;   // recorded::kMemory's values, as written
+    std::vector<std::string> strings_;   // recorded::kMemory's and kBlocks's values, as written
     std::vector<std::uint32_t> pending_memory_;   // by rank: for its next Enter
     std::vector<std::map<std::uint64_t, Open>> open_;   // by rank
 };

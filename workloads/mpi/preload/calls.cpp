@@ -58,6 +58,19 @@ std::map<std::uint64_t, MPI_Request>& unposted() {
     return u;
 }
 std::uint64_t next_order = 1;
+// The receives the program freed (MPI_Request_free), by order: kept in
+// pending() under a key of their own (freed_key), posted to real MPI once
+// the simulation has matched them, completed at MPI_Finalize.
+std::map<std::uint64_t, MPI_Request>& freed() {
+    static std::map<std::uint64_t, MPI_Request> f;
+    return f;
+}
+// A freed receive's key in pending(): an odd address, which no request
+// object of Open MPI's has (they are aligned), so no request the program
+// holds now or later is keyed alike.
+MPI_Request freed_key(std::uint64_t order) {
+    return reinterpret_cast<MPI_Request>(static_cast<std::uintptr_t>(order * 2 + 1));
+}
 
 // The communicators the simulation made (README "Communicators"), by the
 // program's handle: their contexts. MPI_COMM_WORLD is context 0.
@@ -86,6 +99,12 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx) {
     }
     untimed((std::string(name) + " on a communicator made by an untimed call").c_str());
     return false;
+}
+
+const void* element_at(const void* buf, std::int64_t elements, MPI_Datatype type) {
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(type, &lb, &extent);
+    return static_cast<const char*>(buf) + static_cast<MPI_Aint>(elements) * extent;
 }
 
 void buffer(Call& c, const void* buf, int count, MPI_Datatype type) {
@@ -208,9 +227,8 @@ int grequest_query(void*, MPI_Status* status) {
 int grequest_free(void*) { return MPI_SUCCESS; }
 int grequest_cancel(void*, int) { return MPI_SUCCESS; }
 
-// A timed request complete in the simulation: its real side.
-int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* status) {
-    const MPI_Request key = *request;
+// A timed request complete in the simulation (`r`): its real side.
+int complete_real(Pending& p, const Reply& r, MPI_Status* status) {
     int rc = MPI_SUCCESS;
     if (p.send) {
         keep(p.real, p.copy);
@@ -227,6 +245,40 @@ int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* statu
             if (status != MPI_STATUS_IGNORE) *status = st;
         }
     }
+    return rc;
+}
+
+// At each call's end: the freed receives the simulation has matched since
+// are posted to real MPI (their data reach the program's buffer as they
+// would have).
+void post_freed() {
+    for (const auto& [order, key] : freed()) {
+        Pending& p = pending().at(key);
+        if (p.posted) continue;
+        Call c = call(Op::Matched);
+        c.request = p.sim;
+        const Reply r = question(c);
+        if (r.flag) post_real(p, r.source, r.tag);
+    }
+}
+
+// MPI_Finalize: each freed receive completed (an MPI_Wait of it in the
+// simulation, which retires it) and its real receive with it.
+void end_freed() {
+    for (const auto& [order, key] : freed()) {
+        Call c = call(Op::Wait);
+        c.request = pending().at(key).sim;
+        complete_real(pending().at(key), exchange(c), MPI_STATUS_IGNORE);
+        pending().erase(key);
+    }
+    freed().clear();
+}
+
+// A timed request complete in the simulation: its real side, and the
+// program's request ended.
+int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* status) {
+    const MPI_Request key = *request;
+    const int rc = complete_real(p, r, status);
     MPI_Request g = key;
     PMPI_Grequest_complete(g);
     PMPI_Wait(&g, MPI_STATUS_IGNORE);
@@ -361,6 +413,7 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 
 int MPI_Finalize(void) {
     const InLibrary lib;
+    end_freed();
     if (!pending().empty()) untimed("MPI_Finalize with requests never completed");
     exchange(call(Op::Finalize));
     drain();
@@ -468,24 +521,31 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 // as it would have. A send cannot be withdrawn from the simulation.
 // MPI_Request_free of a send: the send completes on its own (the
 // simulation waits for it at MPI_Finalize, as Open MPI does); its real
-// request is kept. Freeing a receive is untimed.
+// request is kept. Of a receive: it still completes (the program may not
+// touch its buffer until it knows so by other means), carried out by the
+// simulation, posted to real MPI once matched there (post_freed) and
+// completed, at the latest, at MPI_Finalize (end_freed).
 int MPI_Request_free(MPI_Request* request) {
     const InLibrary lib;
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Request_free(request);
     Pending& p = it->second;
-    if (!p.send) {
-        untimed("MPI_Request_free of a receive");
-        return PMPI_Request_free(request);
-    }
     Call c = call(Op::RequestFree);
     c.request = p.sim;
     exchange(c);
-    keep(p.real, p.copy);
+    if (p.send) {
+        keep(p.real, p.copy);
+    } else {   // kept under a key of its own
+        at_mark = post_freed;
+        const MPI_Request key = freed_key(p.order);
+        pending()[key] = p;
+        freed()[p.order] = key;
+        if (unposted().count(p.order)) unposted()[p.order] = key;
+    }
     MPI_Request g = *request;
     PMPI_Grequest_complete(g);
     PMPI_Wait(&g, MPI_STATUS_IGNORE);
-    pending().erase(it);
+    pending().erase(*request);
     *request = MPI_REQUEST_NULL;
     mark();
     return MPI_SUCCESS;
@@ -743,20 +803,23 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
 }
 
 // MPI_Gather: the root's result depends on every rank (waited for); the
-// others' data are copied and their real gather kept.
+// others' data are copied and their real gather kept. MPI_IN_PLACE (the
+// root's): its block is already in its receive buffer, at its place, which
+// is its send buffer to the simulation (the library's copy of it onto
+// itself is none).
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;
-    if (!known(comm, "MPI_Gather", ctx) || sendbuf == MPI_IN_PLACE) {
-        if (sendbuf == MPI_IN_PLACE) untimed("MPI_Gather with MPI_IN_PLACE");
+    if (!known(comm, "MPI_Gather", ctx))
         return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    }
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     Call c = call(Op::Gather, ctx);
     c.root = root;
-    buffer(c, sendbuf, sendcount, sendtype);
+    if (sendbuf == MPI_IN_PLACE)
+        buffer(c, element_at(recvbuf, static_cast<std::int64_t>(root) * recvcount, recvtype), recvcount, recvtype);
+    else buffer(c, sendbuf, sendcount, sendtype);
     c.va2 = rank == root ? reinterpret_cast<std::uint64_t>(recvbuf) : 0;
     void* copy = nullptr;
     const void* from = rank == root ? sendbuf : copy_of(sendbuf, sendcount, sendtype, &copy);
@@ -768,34 +831,38 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
 // MPI_Scatter: every rank's result but the root's depends on the root
 // (waited for). The root's data are copied and its real scatter kept; its
 // own block it copies itself, at once (the real scatter's copy of it
-// could come after the call returns).
+// could come after the call returns). MPI_IN_PLACE (the root's): its block
+// stays in its send buffer, at its place, which is its receive buffer to
+// the simulation (no copy).
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;
-    if (!known(comm, "MPI_Scatter", ctx) || recvbuf == MPI_IN_PLACE) {
-        if (recvbuf == MPI_IN_PLACE) untimed("MPI_Scatter with MPI_IN_PLACE");
+    if (!known(comm, "MPI_Scatter", ctx))
         return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    }
     int rank = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
+    const bool in_place = recvbuf == MPI_IN_PLACE;
     Call c = call(Op::Scatter, ctx);
     c.root = root;
     if (rank == root) buffer(c, sendbuf, sendcount * size, sendtype);
     c.va = rank == root ? c.va : 0;
-    c.bytes = data_bytes(recvcount, recvtype);
+    c.bytes = in_place ? data_bytes(sendcount, sendtype) : data_bytes(recvcount, recvtype);
     std::uint64_t rva = 0, rlen = 0;
-    span(recvbuf, recvcount, recvtype, rva, rlen);
+    if (in_place)
+        span(element_at(sendbuf, static_cast<std::int64_t>(root) * sendcount, sendtype), sendcount, sendtype, rva,
+             rlen);
+    else span(recvbuf, recvcount, recvtype, rva, rlen);
     c.va2 = rva;
     void* copy = nullptr;
     MPI_Request real;
     if (rank == root) {
         const void* from = copy_of(sendbuf, sendcount * size, sendtype, &copy);
-        MPI_Aint lb = 0, extent = 0;
-        PMPI_Type_get_extent(sendtype, &lb, &extent);
-        PMPI_Sendrecv(static_cast<const char*>(sendbuf) + static_cast<MPI_Aint>(root) * sendcount * extent, sendcount,
-                      sendtype, 0, 0, recvbuf, recvcount, recvtype, 0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        const void* own = element_at(sendbuf, static_cast<std::int64_t>(root) * sendcount, sendtype);
+        if (!in_place)
+            PMPI_Sendrecv(own, sendcount, sendtype, 0, 0, recvbuf, recvcount, recvtype, 0, 0, MPI_COMM_SELF,
+                          MPI_STATUS_IGNORE);
         PMPI_Iscatter(from, sendcount, sendtype, MPI_IN_PLACE, recvcount, recvtype, root, comm, &real);
     } else {
         PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &real);

@@ -24,6 +24,10 @@ bool known(MPI_Comm comm, const char* name, std::uint32_t& ctx);
 // protocol.hpp) none for a non-contiguous datatype, whose data the library
 // packs into a buffer of its own, as Open MPI's convertor does.
 void buffer(mpiwire::Call& c, const void* buf, int count, MPI_Datatype type);
+// The element `elements` elements of `type` (its extent apart) into `buf`:
+// where an MPI_IN_PLACE root's own block lies in its receive (gather) or
+// send (scatter) buffer.
+const void* element_at(const void* buf, std::int64_t elements, MPI_Datatype type);
 // Memory of the program's own heap (heap.cpp), for MPI_Win_allocate: at
 // the same address in every run, as the program's malloc; and back.
 void* program_alloc(std::size_t bytes);

@@ -30,8 +30,10 @@ mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids = nullptr);
 // is charged and the clock does not move.
 mpiwire::Reply question(mpiwire::Call c);
 // The clock at the end of a wrapper (its real work done): compute is
-// measured from here.
+// measured from here. `at_mark` (if set) runs first (calls.cpp: the
+// receives the program freed, posted to real MPI once matched).
 void mark();
+extern void (*at_mark)();
 // The rank's simulated time now, in picoseconds (the last reply's time plus
 // the compute since, as the compute mode says).
 std::uint64_t now_ps();

@@ -3,10 +3,14 @@
 // tells the simulation its blocks as it sees them (lengths and offsets in
 // bytes, after the Call: protocol.hpp), and posts the real collective
 // non-blocking before asking, as the other collectives do (calls.cpp).
-// Untimed, with the reason: MPI_IN_PLACE, a datatype whose extent is not
-// its size (its displacements would count extents the simulation does not
-// lay out), and alltoallv's send blocks that overlap (MPI allows them; the
-// simulation's data give each block its own bytes).
+// MPI_IN_PLACE (a gatherv's or scatterv's root, every rank of an
+// allgatherv): the rank's own block is already in its receive (gatherv,
+// allgatherv) or send (scatterv) buffer at its place, which is its other
+// buffer to the simulation (the library's copy of it onto itself is none).
+// Untimed, with the reason: alltoallv with MPI_IN_PLACE, a datatype whose
+// extent is not its size (its displacements would count extents the
+// simulation does not lay out), and alltoallv's send blocks that overlap
+// (MPI allows them; the simulation's data give each block its own bytes).
 #include <mpi.h>
 
 #include <algorithm>
@@ -52,8 +56,9 @@ struct Values {
     }
 };
 
-// Whether the call is timed: a known communicator, no MPI_IN_PLACE, dense
-// datatypes; else reported untimed (with why) and false.
+// Whether the call is timed: a known communicator, no MPI_IN_PLACE where
+// it is not timed (`in_place`), dense datatypes (MPI_DATATYPE_NULL: one
+// MPI_IN_PLACE leaves unused); else reported untimed (with why) and false.
 bool timeable(MPI_Comm comm, const char* name, bool in_place, std::initializer_list<MPI_Datatype> types,
               std::uint32_t& ctx) {
     if (!known(comm, name, ctx)) return false;
@@ -118,15 +123,17 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     const InLibrary lib;
     std::uint32_t ctx = 0;
     const int rank = rank_of(comm), n = ranks_of(comm);
-    if (!timeable(comm, "MPI_Gatherv", sendbuf == MPI_IN_PLACE, {sendtype, rank == root ? recvtype : MPI_DATATYPE_NULL},
-                  ctx))
+    const bool in_place = sendbuf == MPI_IN_PLACE && rank == root;
+    if (!timeable(comm, "MPI_Gatherv", false,
+                  {in_place ? MPI_DATATYPE_NULL : sendtype, rank == root ? recvtype : MPI_DATATYPE_NULL}, ctx))
         return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
     Call c = call(Op::Gatherv, ctx);
     c.root = root;
     Values v(n);
-    c.bytes = v.at(0, root) = static_cast<std::uint64_t>(std::max(sendcount, 0)) * size_of(sendtype);
     if (rank == root) v.set(2, recvcounts, displs, 0, size_of(recvtype));
-    c.va = reinterpret_cast<std::uint64_t>(sendbuf);
+    c.bytes = v.at(0, root) =
+        in_place ? v.at(2, root) : static_cast<std::uint64_t>(std::max(sendcount, 0)) * size_of(sendtype);
+    c.va = reinterpret_cast<std::uint64_t>(in_place ? element_at(recvbuf, displs[root], recvtype) : sendbuf);
     c.va2 = rank == root ? reinterpret_cast<std::uint64_t>(recvbuf) : 0;
     void* copy = nullptr;
     const void* from = rank == root ? sendbuf : copy_of(sendbuf, sendcount, sendtype, &copy);
@@ -144,23 +151,26 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
     const InLibrary lib;
     std::uint32_t ctx = 0;
     const int rank = rank_of(comm), n = ranks_of(comm);
-    if (!timeable(comm, "MPI_Scatterv", recvbuf == MPI_IN_PLACE,
-                  {recvtype, rank == root ? sendtype : MPI_DATATYPE_NULL}, ctx))
+    const bool in_place = recvbuf == MPI_IN_PLACE && rank == root;
+    if (!timeable(comm, "MPI_Scatterv", false,
+                  {in_place ? MPI_DATATYPE_NULL : recvtype, rank == root ? sendtype : MPI_DATATYPE_NULL}, ctx))
         return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
     Call c = call(Op::Scatterv, ctx);
     c.root = root;
     Values v(n);
     if (rank == root) v.set(0, sendcounts, displs, 0, size_of(sendtype));
-    c.bytes = v.at(2, root) = static_cast<std::uint64_t>(std::max(recvcount, 0)) * size_of(recvtype);
+    c.bytes = v.at(2, root) =
+        in_place ? v.at(0, root) : static_cast<std::uint64_t>(std::max(recvcount, 0)) * size_of(recvtype);
     c.va = rank == root ? reinterpret_cast<std::uint64_t>(sendbuf) : 0;
-    c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
+    c.va2 = reinterpret_cast<std::uint64_t>(in_place ? element_at(sendbuf, displs[root], sendtype) : recvbuf);
     void* copy = nullptr;
     MPI_Request real;
     if (rank == root) {
         const void* from = copy_of(sendbuf, span_of(sendcounts, displs, n), sendtype, &copy);
-        PMPI_Sendrecv(static_cast<const char*>(sendbuf) + static_cast<MPI_Aint>(displs[root]) * size_of(sendtype),
-                      sendcounts[root], sendtype, 0, 0, recvbuf, recvcount, recvtype, 0, 0, MPI_COMM_SELF,
-                      MPI_STATUS_IGNORE);
+        if (!in_place)
+            PMPI_Sendrecv(static_cast<const char*>(sendbuf) + static_cast<MPI_Aint>(displs[root]) * size_of(sendtype),
+                          sendcounts[root], sendtype, 0, 0, recvbuf, recvcount, recvtype, 0, 0, MPI_COMM_SELF,
+                          MPI_STATUS_IGNORE);
         PMPI_Iscatterv(from, sendcounts, displs, sendtype, MPI_IN_PLACE, recvcount, recvtype, root, comm, &real);
     } else {
         PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, &real);
@@ -172,14 +182,17 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;
-    if (!timeable(comm, "MPI_Allgatherv", sendbuf == MPI_IN_PLACE, {sendtype, recvtype}, ctx))
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (!timeable(comm, "MPI_Allgatherv", false, {in_place ? MPI_DATATYPE_NULL : sendtype, recvtype}, ctx))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    const int rank = rank_of(comm);
     Values v(ranks_of(comm));
-    v.set(0, nullptr, nullptr, sendcount, size_of(sendtype));
+    if (in_place) v.set(0, nullptr, nullptr, recvcounts[rank], size_of(recvtype));
+    else v.set(0, nullptr, nullptr, sendcount, size_of(sendtype));
     v.set(2, recvcounts, displs, 0, size_of(recvtype));
     Call c = call(Op::Allgatherv, ctx);
     c.bytes = v.at(0, 0);
-    c.va = reinterpret_cast<std::uint64_t>(sendbuf);
+    c.va = reinterpret_cast<std::uint64_t>(in_place ? element_at(recvbuf, displs[rank], recvtype) : sendbuf);
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
     PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &real);

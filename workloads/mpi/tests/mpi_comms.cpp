@@ -4,7 +4,8 @@
 // MPI_COMM_WORLD whose messages have the same source and tag as messages
 // on MPI_COMM_WORLD in flight at the same time, received with
 // MPI_ANY_TAG (they must not cross); a cartesian grid and a shift along
-// it; a communicator made from a group. Prints "comms: ok".
+// it; a communicator made from a group. On 3 ranks, a half of one rank
+// and a grid dimension of one rank: messages to itself. Prints "comms: ok".
 // usage: mpi_comms [bytes]
 #include <mpi.h>
 
@@ -45,10 +46,7 @@ static void halves(int rank, int size, int bytes) {
     std::vector<unsigned char> out(bytes, static_cast<unsigned char>(rank)), in(bytes);
     const int right = (hr + 1) % hs, left = (hr + hs - 1) % hs;
     MPI_Status st;
-    if (hs == 1) {   // no self messages (not built)
-        MPI_Comm_free(&half);
-        return;
-    }
+    // (A half of one rank: its ring is a message to itself.)
     MPI_Sendrecv(out.data(), bytes, MPI_BYTE, right, 5, in.data(), bytes, MPI_BYTE, left, 5, half, &st);
     // The left neighbour in the half, as a world rank: keys reversed the order.
     const int left_world = rank % 2 + 2 * (hs - 1 - left);
@@ -87,7 +85,7 @@ static void grid(int rank, int size, int bytes) {
     for (int d = 0; d < 2; ++d) {
         int src = 0, dst = 0;
         MPI_Cart_shift(cart, d, 1, &src, &dst);
-        if (dims[d] == 1) continue;   // no self messages (not built)
+        // (A dimension of one rank, periodic: a shift to itself.)
         std::vector<unsigned char> out(bytes, static_cast<unsigned char>(rank + 10 * d)), in(bytes);
         MPI_Sendrecv(out.data(), bytes, MPI_BYTE, dst, d, in.data(), bytes, MPI_BYTE, src, d, cart, MPI_STATUS_IGNORE);
         check(in[0] == static_cast<unsigned char>(src + 10 * d), "cart: shift", rank);

@@ -143,16 +143,27 @@ def main():
         # Communicators (README "Communicators"): splits, a duplicate whose
         # messages share sources and tags with MPI_COMM_WORLD's, a cartesian
         # grid, a communicator from a group; the program checks its data,
-        # vrdmasim every byte. 3 ranks leave one out of the 2 x 1 grid.
+        # vrdmasim every byte. 3 ranks leave one out of the 2 x 1 grid, and
+        # make messages to itself (a half of one rank, a dimension of one):
+        # recorded and replayed to the same figures (README "Record, then
+        # replay").
         for ranks, size in (("3", "4096"), ("4", "4096")):
             out = os.path.join(d, "comms" + ranks)
+            rec = os.path.join(d, "t-comms" + ranks)
             p = run(out, "--mpi.program=" + comms, "--mpi.args=" + size, "--mpi.ranks=" + ranks, "--topology.nodes=4",
-                    timeout=120)
+                    *(["--mpi.record=" + rec] if ranks == "3" else []), timeout=120)
             if "comms: ok" not in p.stdout:
                 failures.append("comms on %s ranks: the program's checks did not pass:\n%s%s" %
                                 (ranks, p.stdout[-2000:], p.stderr[-2000:]))
             elif int(summary(out)["mpi_untimed_calls"]) != 0 or summary(out)["transfer_errors"] != "0":
                 failures.append("comms on %s ranks: untimed calls or transfer errors: %s" % (ranks, summary(out)))
+            if ranks == "3":
+                with open(os.path.join(out, "stats.json")) as f:
+                    own = sum(v for k, v in flat(json.load(f)) if k.endswith("self_sends") and isinstance(v, int))
+                if own < 3:
+                    failures.append("comms on 3 ranks: %s self messages, 3 or more expected" % own)
+                replay(out + "-replayed", os.path.join(rec, "t-comms3.otf2"), "--topology.nodes=4")
+                same_figures("comms on 3 ranks (messages to itself) recorded and replayed", out, out + "-replayed")
         # Requests (README "Receives", "Requests", "Datatypes"): receives
         # from any source before receives of one, HPCC's RandomAccess loop
         # and its cancelled receive, sends Open MPI completes at once, a
@@ -259,9 +270,15 @@ def main():
         # reduce_scatter and reduce_scatter_block, eager and
         # rendezvous sizes, on the world and on halves of it; the program
         # checks its data, vrdmasim every byte; every call timed.
+        # Recorded (their blocks as vrdmasim::blocks) and replayed to the
+        # same figures (README "Record, then replay").
         for ranks in ("3", "4"):
             out = os.path.join(d, "vectors" + ranks)
-            p = run(out, "--mpi.program=" + vectors, "--mpi.ranks=" + ranks, "--topology.nodes=4", timeout=120)
+            rec = os.path.join(d, "t-vectors" + ranks)
+            p = run(out, "--mpi.program=" + vectors, "--mpi.ranks=" + ranks, "--topology.nodes=4",
+                    "--mpi.record=" + rec, timeout=120)
+            replay(out + "-replayed", os.path.join(rec, "t-vectors%s.otf2" % ranks), "--topology.nodes=4")
+            same_figures("vectors on %s ranks recorded and replayed" % ranks, out, out + "-replayed")
             s = summary(out) if os.path.exists(os.path.join(out, "summary.csv")) else {}
             if "vectors: ok" not in p.stdout:
                 failures.append("vectors on %s ranks: the program's checks did not pass:\n%s%s" %

@@ -4,7 +4,9 @@
 // says take the later messages; HPCC's RandomAccess loop (an any-source
 // receive tested while sending, then cancelled); small sends Open MPI
 // completes at once; a strided datatype; gather and scatter; collectives
-// on MPI_COMM_SELF; messages from a rank to itself.
+// on MPI_COMM_SELF; messages from a rank to itself; sends and receives
+// whose requests the program frees (a freed receive's data checked after
+// MPI_Finalize, when it has completed).
 // Every rank sends to rank 0. Prints "requests: ok".
 // usage: mpi_requests [rounds]
 #include <mpi.h>
@@ -165,6 +167,21 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);   // no strided message before rank 0 cancelled its receive of any message
     strided(rank, size);
     self_messages(rank);
+    // Receives whose requests the program frees: rank 0's of every other
+    // rank's value (read after MPI_Finalize).
+    static std::vector<long> freed_in;
+    freed_in.assign(size, -1);
+    if (rank != 0) {
+        const long v = rank * 13;
+        MPI_Send(&v, 1, MPI_LONG, 0, 12, MPI_COMM_WORLD);
+    } else {
+        for (int s = 1; s < size; ++s) {
+            MPI_Request q;
+            MPI_Irecv(&freed_in[s], 1, MPI_LONG, s, 12, MPI_COMM_WORLD, &q);
+            MPI_Request_free(&q);
+            check(q == MPI_REQUEST_NULL, "receive's request freed", rank);
+        }
+    }
     // Sends whose requests the program frees (MPI_Request_free).
     static long freed_value;
     freed_value = rank * 11;
@@ -198,5 +215,10 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0) std::printf("requests: ok\n");
     MPI_Finalize();
+    for (int s = 1; rank == 0 && s < size; ++s)
+        if (freed_in[s] != s * 13) {
+            std::fprintf(stderr, "rank 0: the freed receive from rank %d holds %ld\n", s, freed_in[s]);
+            return 1;
+        }
     return all != 0;
 }

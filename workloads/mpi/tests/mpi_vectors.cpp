@@ -4,7 +4,9 @@
 // (some empty) and displacements in reverse rank order with gaps, at a
 // small and at a rendezvous size, on MPI_COMM_WORLD and on a split
 // communicator; and MPI_Reduce_scatter (uneven counts, some empty) and
-// MPI_Reduce_scatter_block. Prints "vectors: ok".
+// MPI_Reduce_scatter_block; and with MPI_IN_PLACE, MPI_Gather and
+// MPI_Scatter at their root, MPI_Gatherv and MPI_Scatterv at theirs,
+// MPI_Allgatherv at every rank. Prints "vectors: ok".
 // usage: mpi_vectors [elements]
 #include <mpi.h>
 
@@ -126,6 +128,54 @@ static void reduce_scatter(MPI_Comm comm, int base) {
     }
 }
 
+// MPI_IN_PLACE: the root's own block (every rank's, allgatherv) already in
+// its receive buffer, or left in its send buffer.
+static void in_place(MPI_Comm comm, int base, int root) {
+    int rank = 0, n = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    // MPI_Gather, MPI_Scatter: blocks of `base`.
+    std::vector<int> all(static_cast<std::size_t>(n) * base, -1), mine(base);
+    for (int i = 0; i < base; ++i) mine[i] = value(rank, rank, i);
+    if (rank == root) std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(root) * base);
+    MPI_Gather(rank == root ? MPI_IN_PLACE : mine.data(), base, MPI_INT, all.data(), base, MPI_INT, root, comm);
+    if (rank == root)
+        for (int r = 0; r < n; ++r)
+            for (int i = 0; i < base; ++i) check(all[r * base + i] == value(r, r, i), "MPI_Gather in place", rank, i);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; rank == root && i < base; ++i) all[r * base + i] = value(root, r, i);
+    std::fill(mine.begin(), mine.end(), -1);
+    MPI_Scatter(all.data(), base, MPI_INT, rank == root ? MPI_IN_PLACE : mine.data(), base, MPI_INT, root, comm);
+    for (int i = 0; i < base; ++i)
+        check((rank == root ? all[root * base + i] : mine[i]) == value(root, rank, i), "MPI_Scatter in place", rank, i);
+    // MPI_Gatherv, MPI_Allgatherv, MPI_Scatterv: uneven blocks, reversed.
+    std::vector<int> counts(n);
+    for (int r = 0; r < n; ++r) counts[r] = count(base, r, r);
+    int span = 0;
+    const std::vector<int> displs = reversed(counts, span);
+    for (const bool every : {false, true}) {
+        std::vector<int> v(static_cast<std::size_t>(span) + 1, -1), own(counts[rank]);
+        for (int i = 0; i < counts[rank]; ++i) own[i] = value(rank, rank, i);
+        if (rank == root || every) std::copy(own.begin(), own.end(), v.begin() + displs[rank]);
+        if (every)
+            MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v.data(), counts.data(), displs.data(), MPI_INT, comm);
+        else
+            MPI_Gatherv(rank == root ? MPI_IN_PLACE : own.data(), counts[rank], MPI_INT, v.data(), counts.data(),
+                        displs.data(), MPI_INT, root, comm);
+        for (int r = 0; (rank == root || every) && r < n; ++r)
+            for (int i = 0; i < counts[r]; ++i)
+                check(v[displs[r] + i] == value(r, r, i), every ? "MPI_Allgatherv in place" : "MPI_Gatherv in place",
+                      rank, i);
+    }
+    std::vector<int> v(static_cast<std::size_t>(span) + 1, -1), own(counts[rank] + 1, -1);
+    for (int r = 0; rank == root && r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i) v[displs[r] + i] = value(root, r, i);
+    MPI_Scatterv(v.data(), counts.data(), displs.data(), MPI_INT, rank == root ? MPI_IN_PLACE : own.data(),
+                 counts[rank], MPI_INT, root, comm);
+    for (int i = 0; i < counts[rank]; ++i)
+        check((rank == root ? v[displs[root] + i] : own[i]) == value(root, rank, i), "MPI_Scatterv in place", rank, i);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, n = 0;
@@ -137,6 +187,7 @@ int main(int argc, char** argv) {
         scatterv(MPI_COMM_WORLD, base, 1 % n);
         alltoallv(MPI_COMM_WORLD, base);
         reduce_scatter(MPI_COMM_WORLD, base);
+        in_place(MPI_COMM_WORLD, base, 1 % n);
     }
     // The odd and even ranks, each its own communicator.
     MPI_Comm half;
