@@ -25,6 +25,8 @@
 
 namespace vrdmasim {
 
+struct CollectiveData;
+
 struct TraceParams {
     TraceParams();
     ParamSet set;
@@ -167,6 +169,8 @@ private:
     void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
     void collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end);
+    // A reduction's operation, datatype and bytes into `d` (trace.cpp).
+    static void reduction(const TraceEvent& end, CollectiveData& d);
     // The rank's communicator of context `context` (made at its first use).
     coll::Communicator& communicator(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, std::uint32_t context,
                                      std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms);

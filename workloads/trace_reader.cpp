@@ -277,6 +277,10 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
                                      where(s, t) + ")");
             continue;
         }
+        if (!probe && name == recorded::kReduction && type == OTF2_TYPE_UINT64) {
+            e.reduction = value.uint64 + 1;
+            continue;
+        }
         if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
             e.comm = static_cast<std::uint32_t>(value.uint64);
             continue;
@@ -383,6 +387,7 @@ TraceEvent with_buffers(TraceEvent e, const TraceEvent& attrs) {
     e.va = attrs.va;
     e.va2 = attrs.va2;
     e.capacity = attrs.capacity;
+    e.reduction = attrs.reduction;
     return e;
 }
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,

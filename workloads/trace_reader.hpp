@@ -45,6 +45,10 @@ constexpr const char* kTag = "vrdmasim::tag";
 // pages in hexadecimal, "U<va>+<len>" unmapped, then "T<va>+<len>"
 // touched first, separated by spaces.
 constexpr const char* kMemory = "vrdmasim::memory";
+// A reduction's MpiCollectiveEnd: its operation and datatype, uint64
+// (coll::ReduceOp << 8 | coll::Datatype, library/collectives/reduction.hpp);
+// its bytes sent are its elements' (count times the datatype's extent).
+constexpr const char* kReduction = "vrdmasim::reduction";
 }   // namespace recorded
 
 // The program's memory since its previous call, as recorded (runs {va, len}).
@@ -97,6 +101,9 @@ struct TraceEvent {
     // A trace vrdmasim recorded (recorded::): the program's buffers.
     bool buffers = false;   // the event carries them
     std::uint64_t va = 0, va2 = 0, capacity = 0;
+    // A reduction's operation and datatype (recorded::kReduction), plus 1;
+    // 0: the trace does not say (a foreign trace's).
+    std::uint64_t reduction = 0;
     std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
     std::shared_ptr<const ProgramMemory> memory;   // Enter (recorded::kMemory), or none
     // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then

@@ -471,7 +471,7 @@ void MpiWorkload::split(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
     const coll::Algorithm reduce = algorithm(rank, coll::Op::Allreduce, members, 8);
     collectives_.inc();
     parent.allgather(buf, buf + 8, 8, gather);
-    parent.allreduce(buf, buf + 8, 1, reduce);
+    parent.allreduce(buf, buf + 8, 1, reduce, coll::Reduction{});
     const std::uint32_t made = comms_.created(rank, c.comm, split);
     r.request = made == MpiCommunicators::kNone ? mpiwire::kNoComm : made;
     if (made != MpiCommunicators::kNone) {
@@ -671,6 +671,19 @@ bool collective_of(Op op, coll::Op& out) {
         }
     return false;
 }
+
+// A reduction's operation and datatype as the preload sent them
+// (preload/reduction.cpp), checked.
+coll::Reduction reduction_of(unsigned rank, const Call& c) {
+    const std::string who = "mpi: rank " + std::to_string(rank) + ": a reduction ";
+    if (c.reduce_op >= coll::reduce_op_names().size() || c.datatype >= coll::datatype_names().size())
+        throw std::runtime_error(who + "of operation " + std::to_string(c.reduce_op) + " on datatype " +
+                                 std::to_string(c.datatype) + ", which this vrdmasim does not know");
+    const coll::Reduction red{static_cast<coll::ReduceOp>(c.reduce_op), static_cast<coll::Datatype>(c.datatype)};
+    std::string why;
+    if (!red.valid(why)) throw std::runtime_error(who + "the simulation cannot run: " + why);
+    return red;
+}
 }   // namespace
 
 void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
@@ -683,9 +696,10 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                                  ", which this vrdmasim does not know");
     const bool reduction = coll::is_reduction(d.op);
-    // Reductions are timed as 64-bit words (library/collectives sums them):
-    // the data rounded up to 8 bytes.
-    d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
+    // A reduction: the program's operation on its elements (counts are
+    // elements, of the library's layout: the datatype's extent).
+    if (reduction) d.red = reduction_of(rank, c);
+    d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? c.elements * d.red.element_bytes() : c.bytes;
     d.root = coll::has_root(d.op) ? static_cast<unsigned>(c.root) : 0;
     if (coll::takes_blocks(d.op)) blocks(rank, d);
     if (d.root >= d.ranks)
@@ -695,8 +709,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     const coll::Algorithm a = algorithm(rank, d.op, d.ranks, std::max<std::uint64_t>(d.bytes, 8));
     // The program's buffers; the library's own where MPI has none to give
     // (MPI_IN_PLACE's input, a non-root's reduce result) or a root's two
-    // buffers overlap once rounded up to whole words, or the data of a
-    // non-contiguous datatype are packed.
+    // buffers overlap, or the data of a non-contiguous datatype are packed.
     std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
     std::pair<std::uint64_t, std::uint64_t> pack{0, 0};   // a non-contiguous datatype's data, packed
     // A scatter's data are the root's alone.
@@ -707,9 +720,8 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         if (pack.second && (d.op != coll::Op::Bcast || me == d.root)) eps_[app.node()]->charge_copy(sbytes);
         if (rbuf) map(app, rank, rbuf, d.receive_bytes());
     }
-    // MPI_IN_PLACE (or a root's own buffers that overlap once rounded up
-    // to whole words) sends from the library's buffer; a non-root's
-    // reduce result lands there.
+    // MPI_IN_PLACE (or a root's own buffers that overlap) sends from the
+    // library's buffer; a non-root's reduce result lands there.
     if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
         const std::uint64_t own = scratch(app, rank, std::max<std::uint64_t>(d.bytes, 8));
         (rbuf == 0 ? rbuf : sbuf) = own;

@@ -62,6 +62,7 @@ public:
         std::uint64_t va = 0, va2 = 0, capacity = 0;
         bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
         std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in memory_ (0: none)
+        std::uint64_t reduction = 0;   // End of a reduction: 1 + recorded::kReduction's value (0: none)
     };
 
 private:

@@ -98,6 +98,19 @@ int main(int argc, char** argv) {
     int mine = rank, most = -1;
     MPI_Reduce(&mine, &most, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0) check(most == size - 1, "reduce", rank);
+    // MPI_MAX over three MPI_INT (12 B, not whole 64-bit words) and
+    // MPI_MINLOC over MPI_DOUBLE_INT (a pair type, padded to 16 B; the odd
+    // ranks tie): vrdmasim runs each with the program's operation and
+    // datatype on its own data, and checks every rank's result.
+    int three[3] = {rank, -rank, 7 * rank % 5}, top[3] = {0, 0, 0};
+    MPI_Allreduce(three, top, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    check(top[0] == size - 1 && top[1] == 0, "allreduce of MPI_MAX", rank);
+    struct {
+        double value;
+        int index;
+    } loc{rank % 2 ? 1.0 : 100.0 + rank, rank}, low{0.0, -1};
+    MPI_Allreduce(&loc, &low, 1, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+    check(size < 2 || (low.value == 1.0 && low.index == 1), "allreduce of MPI_MINLOC", rank);
     std::vector<int> all(size);
     MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD);
     for (int i = 0; i < size; ++i) check(all[i] == i, "allgather", rank);
