@@ -101,6 +101,10 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
       unmaps_(ctx.stats.counter(stats_prefix(job) + "mpi.unmaps", "",
                                 "mappings the program unmapped between calls (its large blocks freed; "
                                 "mpi.program-memory = observed), every rank's")),
+      stand_ins_(ctx.stats.counter(stats_prefix(job) + "mpi.stand_in_reductions", "",
+                                   "reductions of a user-defined MPI_Op, every rank's: timed at "
+                                   "collective.reduce-rate over their bytes, bxor on those bytes standing in for "
+                                   "the program's operation on the simulated data")),
       compute_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.compute_time", "us",
                                    "compute between calls, simulated, every rank", Scalar::Kind::Sum)),
       mpi_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.mpi_time", "us", "time in MPI calls, every rank",
@@ -676,10 +680,11 @@ bool collective_of(Op op, coll::Op& out) {
 // (preload/reduction.cpp), checked.
 coll::Reduction reduction_of(unsigned rank, const Call& c) {
     const std::string who = "mpi: rank " + std::to_string(rank) + ": a reduction ";
-    if (c.reduce_op >= coll::reduce_op_names().size() || c.datatype >= coll::datatype_names().size())
-        throw std::runtime_error(who + "of operation " + std::to_string(c.reduce_op) + " on datatype " +
+    const std::uint32_t op = c.reduce_op & ~mpiwire::kStandIn;
+    if (op >= coll::reduce_op_names().size() || c.datatype >= coll::datatype_names().size())
+        throw std::runtime_error(who + "of operation " + std::to_string(op) + " on datatype " +
                                  std::to_string(c.datatype) + ", which this vrdmasim does not know");
-    const coll::Reduction red{static_cast<coll::ReduceOp>(c.reduce_op), static_cast<coll::Datatype>(c.datatype)};
+    const coll::Reduction red{static_cast<coll::ReduceOp>(op), static_cast<coll::Datatype>(c.datatype)};
     std::string why;
     if (!red.valid(why)) throw std::runtime_error(who + "the simulation cannot run: " + why);
     return red;
@@ -699,6 +704,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     // A reduction: the program's operation on its elements (counts are
     // elements, of the library's layout: the datatype's extent).
     if (reduction) d.red = reduction_of(rank, c);
+    if (reduction && (c.reduce_op & mpiwire::kStandIn)) stand_ins_.inc();
     d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? c.elements * d.red.element_bytes() : c.bytes;
     d.root = coll::has_root(d.op) ? static_cast<unsigned>(c.root) : 0;
     if (coll::takes_blocks(d.op)) blocks(rank, d);
@@ -766,8 +772,13 @@ void MpiWorkload::blocks(unsigned rank, CollectiveData& d) const {
 
 std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
     if (c[params_of<WorkloadParams>().kind] != "mpi") return "";
+    std::string stand_in;
+    if (const std::uint64_t k = stats.sum_counters("mpi.stand_in_reductions"))
+        stand_in = "mpi: " + std::to_string(k) +
+                   " reduction(s) of a user-defined MPI_Op timed with a stand-in (collective.reduce-rate over "
+                   "their bytes; bxor on those bytes in place of the program's operation on the simulated data)\n";
     const std::uint64_t n = stats.sum_counters("mpi.untimed_calls");
-    if (!n) return "";
+    if (!n) return stand_in;
     std::string which;
     for (const Counter* k : stats.counters_containing("mpi.untimed.")) {
         const std::string name = k->info.name.str();
@@ -777,7 +788,7 @@ std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
     return "mpi: " + std::to_string(n) +
            " MPI call(s) ran untimed (mpi.untimed = count: real MPI, no simulated time; the figures leave them "
            "out): " +
-           which + "\n";
+           which + "\n" + stand_in;
 }
 
 namespace {

@@ -154,9 +154,14 @@ struct Call {
     // library's coll::ReduceOp and coll::Datatype
     // (library/collectives/reduction.hpp), and its count of elements
     // (reduce-scatter: of the whole vector).
+    // kStandIn set in reduce_op: the program's own operation
+    // (MPI_Op_create), which the simulation cannot run: timed over the
+    // datatype's bytes (datatype byte, elements its bytes) with the
+    // operation below kStandIn as a stand-in on the simulated data.
     std::uint32_t reduce_op = 0, datatype = 0;
     std::uint64_t elements = 0;
 };
+constexpr std::uint32_t kStandIn = 1u << 31;
 
 struct Reply {
     std::uint64_t time_ps = 0;   // simulated time the call returns at

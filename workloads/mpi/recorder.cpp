@@ -247,7 +247,7 @@ void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, 
     default: e.sent = e.received = c.bytes; break;   // allreduce, scan, exscan
     }
     if (op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan)
-        e.reduction = 1 + (std::uint64_t(c.reduce_op) << 8 | c.datatype);
+        e.reduction = 1 + (std::uint64_t(c.reduce_op & ~mpiwire::kStandIn) << 8 | c.datatype);
     e.buffers = op != Op::CommSplit;
     e.va = c.va;
     e.va2 = op == Op::Bcast ? 0 : c.va2;

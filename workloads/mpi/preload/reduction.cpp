@@ -86,12 +86,19 @@ bool type_of(MPI_Datatype type, Datatype& out) {
 bool vrdmasim::mpipreload::reduction(mpiwire::Call& c, const char* name, MPI_Op op, MPI_Datatype type,
                                      std::uint64_t count, const void* buf) {
     coll::Reduction red;
-    if (!op_of(op, red.op)) {
-        untimed((std::string(name) + " of a user-defined MPI_Op").c_str());
-        return false;
-    }
     MPI_Aint lb = 0, extent = 0;
     PMPI_Type_get_extent(type, &lb, &extent);
+    if (!op_of(op, red.op)) {   // the program's own: bxor on its bytes stands in (protocol.hpp kStandIn)
+        if (lb != 0 || extent <= 0) {
+            untimed((std::string(name) + " of a user-defined MPI_Op on a datatype with gaps").c_str());
+            return false;
+        }
+        c.reduce_op = static_cast<std::uint32_t>(ReduceOp::Bxor) | mpiwire::kStandIn;
+        c.datatype = static_cast<std::uint32_t>(Datatype::Byte);
+        c.elements = c.bytes = count * static_cast<std::uint64_t>(extent);
+        c.va = reinterpret_cast<std::uint64_t>(buf);
+        return true;
+    }
     if (!type_of(type, red.type) || lb != 0 || static_cast<std::uint64_t>(extent) != red.element_bytes()) {
         untimed((std::string(name) + " of a datatype the library has not").c_str());
         return false;
