@@ -88,6 +88,12 @@ void MpiWorkload::declare_metrics(MetricRegistry& reg) {
                      {"mpi.untimed_calls"}, run);
 }
 
+namespace {
+const char* const kStandInHelp =
+    "reductions of a user-defined MPI_Op, every rank's: timed at collective.reduce-rate over their bytes, bxor on "
+    "those bytes standing in for the program's operation on the simulated data";
+}   // namespace
+
 MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job)
     : Workload(ctx, job),
       calls_(ctx.stats.counter(stats_prefix(job) + "mpi.calls", "", "MPI calls timed, every rank's")),
@@ -101,10 +107,7 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
       unmaps_(ctx.stats.counter(stats_prefix(job) + "mpi.unmaps", "",
                                 "mappings the program unmapped between calls (its large blocks freed; "
                                 "mpi.program-memory = observed), every rank's")),
-      stand_ins_(ctx.stats.counter(stats_prefix(job) + "mpi.stand_in_reductions", "",
-                                   "reductions of a user-defined MPI_Op, every rank's: timed at "
-                                   "collective.reduce-rate over their bytes, bxor on those bytes standing in for "
-                                   "the program's operation on the simulated data")),
+      stand_ins_(ctx.stats.counter(stats_prefix(job) + "mpi.stand_in_reductions", "", kStandInHelp)),
       compute_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.compute_time", "us",
                                    "compute between calls, simulated, every rank", Scalar::Kind::Sum)),
       mpi_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.mpi_time", "us", "time in MPI calls, every rank",
