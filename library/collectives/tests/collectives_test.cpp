@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <set>
 #include <type_traits>
 #include <vector>
@@ -99,26 +100,26 @@ TEST_CASE("collectives: the v-variants' partners and blocks", "[collectives]") {
 // boundaries: tests/system/collective_test.cpp runs each with several.)
 namespace {
 
+// MPI's definition of each operation on a pair of values, all at once
+// (integers wrap as two's complement).
 template <class T>
 T direct(ReduceOp op, T a, T b) {
+    using W = unsigned long long;
+    const T low = a < b ? a : b, high = a < b ? b : a;
+    std::map<ReduceOp, T> all{{ReduceOp::Min, low}, {ReduceOp::Max, high}};
     if constexpr (std::is_integral_v<T>) {
-        const auto wrap = [](unsigned long long v) { return static_cast<T>(v); };
-        switch (op) {
-        case ReduceOp::Sum: return wrap(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
-        case ReduceOp::Prod: return wrap(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
-        case ReduceOp::Land: return a && b ? 1 : 0;
-        case ReduceOp::Lor: return a || b ? 1 : 0;
-        case ReduceOp::Lxor: return !a != !b ? 1 : 0;
-        case ReduceOp::Band: return static_cast<T>(a & b);
-        case ReduceOp::Bor: return static_cast<T>(a | b);
-        case ReduceOp::Bxor: return static_cast<T>(a ^ b);
-        default: break;
-        }
+        all.insert({{ReduceOp::Sum, static_cast<T>(W(a) + W(b))},
+                    {ReduceOp::Prod, static_cast<T>(W(a) * W(b))},
+                    {ReduceOp::Land, static_cast<T>(a && b)},
+                    {ReduceOp::Lor, static_cast<T>(a || b)},
+                    {ReduceOp::Lxor, static_cast<T>(!a != !b)},
+                    {ReduceOp::Band, static_cast<T>(a & b)},
+                    {ReduceOp::Bor, static_cast<T>(a | b)},
+                    {ReduceOp::Bxor, static_cast<T>(a ^ b)}});
     } else {
-        if (op == ReduceOp::Sum) return a + b;
-        if (op == ReduceOp::Prod) return a * b;
+        all.insert({{ReduceOp::Sum, a + b}, {ReduceOp::Prod, a * b}});
     }
-    return op == ReduceOp::Min ? (a < b ? a : b) : (a < b ? b : a);
+    return all.at(op);
 }
 
 template <class T>
