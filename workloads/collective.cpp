@@ -65,10 +65,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     const unsigned n = static_cast<unsigned>(apps.size());
     if (n < 2) throw c.refuse(params_of<WorkloadParams>().kind, "a collective needs two ranks (nodes) or more");
     if (root_ >= n) throw c.refuse(P.root, "the system has " + std::to_string(n) + " ranks (nodes)");
-    const bool reduction = coll::is_reduction(op_);
-    if (reduction && bytes_ % 8 != 0)
-        throw c.refuse(params_of<WorkloadParams>().message_size,
-                       "a reduction sums 64-bit elements: a multiple of 8 B per rank");
+    const coll::Reduction red = reduction(c, n);
     // The algorithm parameter of this collective (barrier, bcast and
     // reduce have one algorithm each).
     const EnumParam* which = coll::algorithm_param(op_);
@@ -80,7 +77,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
             throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
                                        coll::name_of(op_));
     std::string why;
-    const CollectiveData sizes{op_, n, root_, bytes_};
+    const CollectiveData sizes{op_, n, root_, bytes_, {}, {}, red};
     const std::uint64_t chosen_by = sizes.algorithm_bytes();
     if (!coll::resolve(op_, coll::configured_algorithm(c, op_), n, chosen_by, algorithm_, why))
         throw c.refuse(*which, why);
@@ -119,7 +116,31 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         }
         apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
-    data_ = CollectiveData{op_, n, root_, bytes_};
+    data_ = sizes;
+}
+
+coll::Reduction CollectiveWorkload::reduction(const Config& c, unsigned ranks) const {
+    const auto& P = params_of<CollParams>();
+    const coll::Reduction red{coll::reduce_op_of(c[P.reduce_op]), coll::datatype_of(c[P.datatype])};
+    if (!coll::is_reduction(op_)) {   // (a parameter that would change nothing)
+        for (const EnumParam* p : {&P.reduce_op, &P.datatype})
+            if (c[*p] != c.registry().find(p->name())->default_text)
+                throw c.refuse(*p, std::string("chooses a reduction's, and collective.op = ") + coll::name_of(op_) +
+                                       " is not a reduction");
+        return red;
+    }
+    std::string why;
+    if (!red.valid(why)) throw c.refuse(P.reduce_op, why + " (collective.datatype = " + c[P.datatype] + ")");
+    if (bytes_ % red.element_bytes() != 0)
+        throw c.refuse(params_of<WorkloadParams>().message_size,
+                       "a reduction takes a multiple of " + std::to_string(red.element_bytes()) +
+                           " B per rank (the size of an element of collective.datatype = " + c[P.datatype] + ")");
+    if (red.op == coll::ReduceOp::Prod && red.type == coll::Datatype::Float && ranks > 126)
+        throw c.refuse(P.datatype,
+                       "the workload's float products (of +-0.5, 1 and 2) are exact in any order up to "
+                       "126 ranks, not " +
+                           std::to_string(ranks) + ": use double");
+    return red;
 }
 
 void CollectiveWorkload::entered(std::uint64_t it, unsigned rank, sc_time at) {
@@ -258,6 +279,22 @@ bool one_sided(const Config& c) { return c[params_of<CollParams>().transport] ==
 // algorithm's default, auto, makes MPICH's choice by size, the same as one
 // other value in the first scenario: a second, at a size where auto
 // chooses otherwise.
+// Each operation but minloc and maxloc on int32; each datatype but the
+// pair types under max (byte: bor).
+WorkloadKind::Trial::Effect::ValueNeeds op_needs() {
+    WorkloadKind::Trial::Effect::ValueNeeds needs;
+    for (const std::string& op : coll::reduce_op_names())
+        if (op != "minloc" && op != "maxloc") needs.push_back({op, {{"collective.datatype", "int32"}}});
+    return needs;
+}
+WorkloadKind::Trial::Effect::ValueNeeds type_needs() {
+    WorkloadKind::Trial::Effect::ValueNeeds needs;
+    for (const std::string& t : coll::datatype_names())
+        if (!coll::is_pair(coll::datatype_of(t)))
+            needs.push_back({t, {{"collective.reduce-op", t == "byte" ? "bor" : "max"}}});
+    return needs;
+}
+
 std::vector<WorkloadKind::Trial::Effect> collective_effects() {
     using Settings = WorkloadKind::Settings;
     auto small = [](const Settings& more) {
@@ -282,6 +319,14 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
          small({{"collective.op", "alltoall"}, {"workload.message-size", "1KiB"}})},
         {"collective.reduce-scatter-algorithm", small({{"collective.op", "reduce_scatter_block"}}), "",
          small({{"collective.op", "reduce_scatter_block"}, {"workload.message-size", "128KiB"}})},
+        // The operation and the datatype change the results the workload
+        // computes and verifies, not the time (one collective.reduce-rate
+        // for all): each scenario is one the default refuses (sum on
+        // 2int, uint64 under minloc), each value with a partner it is
+        // defined on, so that every value is shown to run and verify
+        // (tests/system/collective_test.cpp checks what each computes).
+        {"collective.reduce-op", small({{"collective.datatype", "2int"}}), "not on 2int", {}, op_needs()},
+        {"collective.datatype", small({{"collective.reduce-op", "minloc"}}), "not on uint64", {}, type_needs()},
     };
 }
 

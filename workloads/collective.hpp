@@ -3,8 +3,8 @@
 // iteration the ranks meet at a barrier, then time collective.op on
 // workload.message-size bytes per rank with its algorithm (collective.*-algorithm)
 // (library/collectives), and check the result: every byte of every rank's
-// result against what the ranks' contributions make it (sums of 64-bit
-// elements for reductions), a barrier by its ranks' entry and exit times.
+// result against what the ranks' contributions make it (for reductions,
+// collective.reduce-op over collective.datatype elements), a barrier by its ranks' entry and exit times.
 #pragma once
 
 #include <map>
@@ -35,6 +35,9 @@ public:
 
 private:
     void program(RdmaProcess& app, unsigned rank);
+    // The reduction collective.reduce-op and collective.datatype choose,
+    // checked against op_, workload.message-size and the ranks.
+    coll::Reduction reduction(const Config& c, unsigned ranks) const;
     // Whether `rank`'s result at `buf` is what `data` says; logs it.
     bool check(RdmaProcess& app, const CollectiveData& data, std::uint64_t buf, unsigned rank, std::uint64_t it,
                const char* what);

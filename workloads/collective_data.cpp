@@ -1,5 +1,7 @@
 #include "workloads/collective_data.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 namespace vrdmasim {
@@ -21,6 +23,39 @@ std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, 
     std::vector<unsigned char> v(len);
     for (std::uint64_t b = 0; b < len; ++b)
         v[b] = static_cast<unsigned char>(element(from, to, call, b / 8) >> (8 * (b % 8)));
+    return v;
+}
+
+namespace {
+// An element of `t` (a basic type) made of `word` at `p`.
+void put_value(coll::Datatype t, std::uint64_t word, unsigned char* p) {
+    if (t == coll::Datatype::Float || t == coll::Datatype::Double) {   // +-0.5, 1 or 2
+        const double v = (word & 1 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>((word >> 1) % 3) - 1);
+        const float f = static_cast<float>(v);
+        if (t == coll::Datatype::Float) std::memcpy(p, &f, sizeof f);
+        else std::memcpy(p, &v, sizeof v);
+        return;
+    }
+    if (t != coll::Datatype::Uint64 && word >> 61 == 0) word = 0;   // one in eight (uint64: bytes_of()'s)
+    for (std::uint64_t k = 0; k < coll::size_of(t); ++k) p[k] = static_cast<unsigned char>(word >> (8 * k));
+}
+}   // namespace
+
+std::vector<unsigned char> CollectiveData::reduction_data(const coll::Reduction& red, unsigned from, std::uint64_t call,
+                                                          std::uint64_t offset, std::uint64_t len) {
+    const std::uint64_t e = red.element_bytes();
+    std::vector<unsigned char> v(len, 0);
+    for (std::uint64_t i = 0; i < len / e; ++i) {
+        const std::uint64_t word = element(from, from, call, offset / e + i);
+        unsigned char* at = v.data() + i * e;
+        if (!coll::is_pair(red.type)) {
+            put_value(red.type, word, at);
+            continue;
+        }
+        put_value(coll::value_type(red.type), word, at);
+        const std::int32_t index = static_cast<std::int32_t>((word >> 40) % 16);
+        std::memcpy(at + coll::index_offset(red.type), &index, sizeof index);
+    }
     return v;
 }
 
@@ -64,7 +99,8 @@ CollectiveData CollectiveData::for_rank(unsigned rank) const {
     if (reduce_scatter(op)) {   // the blocks of every rank's vector, in rank order; its own result
         d.sends = {none, none};
         for (unsigned r = 0; r < ranks; ++r) {
-            d.sends.counts[r] = op == coll::Op::ReduceScatterBlock ? bytes : 8 * uneven(bytes / 8, r, r);
+            const std::uint64_t e = red.element_bytes();
+            d.sends.counts[r] = op == coll::Op::ReduceScatterBlock ? bytes : e * uneven(bytes / e, r, r);
             if (r) d.sends.displs[r] = d.sends.displs[r - 1] + d.sends.counts[r - 1];
         }
         d.receives = {none, none};
@@ -104,7 +140,8 @@ std::uint64_t CollectiveData::send_bytes() const {
 }
 
 std::vector<unsigned char> CollectiveData::send(unsigned rank, std::uint64_t call) const {
-    if (reduce_scatter(op)) return bytes_of(rank, rank, call, send_bytes());
+    if (reduce_scatter(op)) return reduction_data(red, rank, call, 0, send_bytes());
+    if (coll::is_reduction(op)) return reduction_data(red, rank, call, 0, bytes);
     if (coll::is_vector(op)) {   // each block at its place (gaps zero)
         std::vector<unsigned char> v(send_bytes(), 0);
         for (unsigned to = 0; to < ranks && to < sends.counts.size(); ++to) {
@@ -174,13 +211,16 @@ bool CollectiveData::result(RdmaProcess& app, std::uint64_t rbuf, unsigned rank,
 
 std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t call) const {
     std::vector<unsigned char> want;
-    if (reduce_scatter(op)) {   // the sums of every rank's elements of this rank's block
-        const std::uint64_t first = sends.displs.at(rank) / 8, count = receives.counts.at(rank) / 8;
-        want.assign(count * 8, 0);
-        for (std::uint64_t i = 0; i < count; ++i) {
-            std::uint64_t sum = 0;
-            for (unsigned r = 0; r < ranks; ++r) sum += element(r, r, call, first + i);
-            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
+    if (coll::is_reduction(op)) {
+        // `red` over every rank's elements (reduce-scatter: of this rank's
+        // block), or (scans) those up to this one, or before it.
+        const std::uint64_t first = reduce_scatter(op) ? sends.displs.at(rank) : 0;
+        const std::uint64_t len = result_bytes(rank), e = red.element_bytes();
+        const unsigned upto = op == coll::Op::Scan ? rank + 1 : op == coll::Op::Exscan ? rank : ranks;
+        for (unsigned r = 0; r < upto && len; ++r) {
+            const std::vector<unsigned char> theirs = reduction_data(red, r, call, first, len);
+            if (r == 0) want = theirs;
+            else red.apply(want.data(), theirs.data(), len / e);
         }
         return want;
     }
@@ -195,19 +235,6 @@ std::vector<unsigned char> CollectiveData::expected(unsigned rank, std::uint64_t
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: want = bytes_of(root, root, call, bytes); break;
     case coll::Op::Scatter: want = bytes_of(root, rank, call, bytes); break;
-    case coll::Op::Reduce:
-    case coll::Op::Allreduce:
-    case coll::Op::Scan:
-    case coll::Op::Exscan:
-        want.assign(result_bytes(rank), 0);
-        for (std::uint64_t i = 0; i < want.size() / 8; ++i) {
-            std::uint64_t sum = 0;
-            // Every rank's, or (scans) those up to this one, or before it.
-            const unsigned upto = op == coll::Op::Scan ? rank + 1 : op == coll::Op::Exscan ? rank : ranks;
-            for (unsigned r = 0; r < upto; ++r) sum += element(r, r, call, i);
-            for (unsigned k = 0; k < 8; ++k) want[8 * i + k] = static_cast<unsigned char>(sum >> (8 * k));
-        }
-        break;
     case coll::Op::Gather:
         if (rank != root) break;
         [[fallthrough]];
@@ -242,14 +269,14 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     switch (op) {
     case coll::Op::Barrier: comm.barrier(a); break;
     case coll::Op::Bcast: comm.bcast(rbuf, bytes, root, a); break;
-    case coll::Op::Reduce: comm.reduce(sbuf, rbuf, bytes / 8, root, a); break;
-    case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, bytes / 8, a); break;
+    case coll::Op::Reduce: comm.reduce(sbuf, rbuf, bytes / red.element_bytes(), root, a, red); break;
+    case coll::Op::Allreduce: comm.allreduce(sbuf, rbuf, bytes / red.element_bytes(), a, red); break;
     case coll::Op::Allgather: comm.allgather(sbuf, rbuf, bytes, a); break;
     case coll::Op::Alltoall: comm.alltoall(sbuf, rbuf, bytes, a); break;
     case coll::Op::Gather: comm.gather(sbuf, rbuf, bytes, root, a); break;
     case coll::Op::Scatter: comm.scatter(sbuf, rbuf, bytes, root, a); break;
     case coll::Op::Scan:
-    case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / 8, op == coll::Op::Exscan, a); break;
+    case coll::Op::Exscan: comm.scan(sbuf, rbuf, bytes / red.element_bytes(), op == coll::Op::Exscan, a, red); break;
     case coll::Op::Gatherv:
         comm.gatherv(sbuf + sends.displs.at(root), sends.counts.at(root), rbuf, receives, root, a);
         break;
@@ -265,8 +292,8 @@ void CollectiveData::run(coll::Communicator& comm, coll::Algorithm a, std::uint6
     case coll::Op::ReduceScatter:
     case coll::Op::ReduceScatterBlock: {
         std::vector<std::uint64_t> counts;   // in elements
-        for (const std::uint64_t c : sends.counts) counts.push_back(c / 8);
-        comm.reduce_scatter(sbuf, rbuf, counts, a);
+        for (const std::uint64_t c : sends.counts) counts.push_back(c / red.element_bytes());
+        comm.reduce_scatter(sbuf, rbuf, counts, a, red);
         break;
     }
     }

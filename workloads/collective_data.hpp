@@ -1,7 +1,9 @@
 // The data of a collective and what it must leave at each rank (the
 // collective and trace workloads check every byte against it): rank r's
 // bytes for rank `to` in call `call` are a known function of (r, to, call,
-// offset); a reduction's result is the 64-bit sums of every rank's elements.
+// offset); a reduction's result is its operation (`red`) over every rank's
+// elements, which reduction_data() chooses so that any order of combining
+// gives the same result exactly.
 // A v-variant's blocks are each rank's own (`sends`, `receives`: the
 // collective workload's uneven_blocks(), an MPI program's counts).
 #pragma once
@@ -24,6 +26,9 @@ struct CollectiveData {
     // allgatherv: the same block to every rank), what it receives from
     // each and where in its receive buffer.
     coll::Blocks sends, receives;
+    // A reduction's operation and element type (counts are `bytes` over
+    // its element's size).
+    coll::Reduction red;
 
     // The collective workload's uneven blocks (some empty): the length of
     // rank `from`'s block for rank `to` (allgatherv: to = from), from
@@ -40,6 +45,16 @@ struct CollectiveData {
     static std::uint64_t element(unsigned from, unsigned to, std::uint64_t call, std::uint64_t index);
     // `len` bytes of that data.
     static std::vector<unsigned char> bytes_of(unsigned from, unsigned to, std::uint64_t call, std::uint64_t len);
+    // `len` bytes from byte `offset` (whole elements) of rank `from`'s
+    // contribution to a reduction of `red` in call `call`: uint64,
+    // bytes_of(from, from, ...)'s; another integer type,
+    // the low bytes of element() with one element in eight zero (so that
+    // the logical operations meet both truth values); float and double,
+    // +-0.5, 1 or 2 (any order of sums and products is exact: up to 126
+    // ranks for float's product); a pair type, such a value and an index
+    // below 16, its padding zero.
+    static std::vector<unsigned char> reduction_data(const coll::Reduction& red, unsigned from, std::uint64_t call,
+                                                     std::uint64_t offset, std::uint64_t len);
     // The send buffer's size and contents of `rank` for call `call` (bcast:
     // the root's receive buffer holds it).
     std::uint64_t send_bytes() const;

@@ -41,8 +41,7 @@ public:
     // A collective's send and receive buffers from the program's (`va`,
     // `va2`: 0 for none; a bcast has one), mapped; the library's own
     // stands in where MPI gives none (MPI_IN_PLACE, a non-root's reduce
-    // result) or a reduction's two buffers overlap once rounded up to whole
-    // words (library/collectives sums 64-bit words).
+    // result) or a reduction's two buffers overlap.
     std::pair<std::uint64_t, std::uint64_t> collective(RdmaProcess& app, const CollectiveData& d, std::uint64_t va,
                                                        std::uint64_t va2, bool populate, BufferAdvice advice,
                                                        const std::string& who);

@@ -376,6 +376,29 @@ void TraceWorkload::release(Rank& r, const Rank::Key& key, std::uint64_t addr) {
         if (b.addr == addr) b.busy = false;
 }
 
+// A reduction's operation, datatype and bytes: as recorded (vrdmasim's
+// traces: recorded::kReduction), else (a trace that does not say) a sum of
+// 64-bit words, its bytes rounded up to whole words.
+void TraceWorkload::reduction(const TraceEvent& end, CollectiveData& d) {
+    d.bytes = (end.sent + 7) / 8 * 8;
+    if (!end.reduction) return;
+    recorded_reduction(end, d);
+    if (end.sent % d.red.element_bytes())
+        throw std::runtime_error("trace: a recorded reduction of " + std::to_string(end.sent) +
+                                 " B, not whole elements of " + coll::name_of(d.red.type));
+    d.bytes = end.sent;
+}
+
+void TraceWorkload::recorded_reduction(const TraceEvent& end, CollectiveData& d) {
+    const std::uint64_t code = end.reduction - 1, op = code >> 8, type = code & 0xff;
+    if (op >= coll::reduce_op_names().size() || type >= coll::datatype_names().size())
+        throw std::runtime_error("trace: a recorded reduction of operation " + std::to_string(op) + " on datatype " +
+                                 std::to_string(type) + ", which this vrdmasim does not know");
+    d.red = {static_cast<coll::ReduceOp>(op), static_cast<coll::Datatype>(type)};
+    std::string why;
+    if (!d.red.valid(why)) throw std::runtime_error("trace: a recorded reduction: " + why);
+}
+
 void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end) {
     // Its ranks are the communicator's (the data each contributes and must
     // hold after it is a function of its rank there and of the call).
@@ -395,12 +418,17 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     case coll::Op::Reduce:
     case coll::Op::Allreduce:
     case coll::Op::Scan:
-    case coll::Op::Exscan: d.bytes = (end.sent + 7) / 8 * 8; break;
+    case coll::Op::Exscan: reduction(end, d); break;
     case coll::Op::Allgather:
     case coll::Op::Gather: d.bytes = end.sent; break;
     case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
     case coll::Op::Alltoall: d.bytes = end.sent / n; break;
-    default: blocks(d, rank, end, number); break;   // the v-variants, reduce-scatter
+    case coll::Op::ReduceScatter:
+    case coll::Op::ReduceScatterBlock:
+        if (end.reduction) recorded_reduction(end, d);
+        blocks(d, rank, end, number);
+        break;
+    default: blocks(d, rank, end, number); break;   // the v-variants
     }
     // The communicator's calls so far (each member's count is the same),
     // its context scattered over the number.
@@ -770,7 +798,7 @@ void TraceWorkload::split(RdmaProcess& app, unsigned rank, coll::Communicator& p
         throw std::runtime_error("trace: rank " + std::to_string(rank) + ": a communicator's creation: " + why);
     collectives_.inc();
     parent.allgather(buf, buf + 8, 8, gather);
-    parent.allreduce(buf, buf + 8, 1, reduce);
+    parent.allreduce(buf, buf + 8, 1, reduce, coll::Reduction{});
     meet(app, {end.comm, r.splits[end.comm]++}, n);
 }
 

@@ -26,6 +26,8 @@
 
 namespace vrdmasim {
 
+struct CollectiveData;
+
 struct TraceParams {
     TraceParams();
     ParamSet set;
@@ -174,6 +176,11 @@ private:
     // member's bytes (vectors_; `number`: the call's on its communicator).
     void blocks(CollectiveData& d, unsigned rank, const TraceEvent& end, std::uint64_t number) const;
     std::map<std::pair<std::uint32_t, std::uint64_t>, TraceSummary::Vector> vectors_;
+    // A reduction's operation, datatype and bytes into `d` (trace.cpp).
+    static void reduction(const TraceEvent& end, CollectiveData& d);
+    // A recorded reduction's operation and datatype (recorded::kReduction)
+    // into `d`, checked.
+    static void recorded_reduction(const TraceEvent& end, CollectiveData& d);
     // The rank's communicator of context `context` (made at its first use).
     coll::Communicator& communicator(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, std::uint32_t context,
                                      std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms);

@@ -317,6 +317,10 @@ bool buffer_attributes(Sink& s, OTF2_AttributeList* a, OTF2_TimeStamp t, const c
                     s, std::string(event) + " with blocks that are not as vrdmasim records them (" + where(s, t) + ")");
             continue;
         }
+        if (!probe && name == recorded::kReduction && type == OTF2_TYPE_UINT64) {
+            e.reduction = value.uint64 + 1;
+            continue;
+        }
         if (probe && name == recorded::kComm && type == OTF2_TYPE_UINT64) {
             e.comm = static_cast<std::uint32_t>(value.uint64);
             continue;
@@ -447,6 +451,7 @@ TraceEvent with_buffers(TraceEvent e, const TraceEvent& attrs) {
     e.va2 = attrs.va2;
     e.capacity = attrs.capacity;
     e.blocks = attrs.blocks;
+    e.reduction = attrs.reduction;
     return e;
 }
 OTF2_CallbackCode ev_send(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a, uint32_t peer,

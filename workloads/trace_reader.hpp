@@ -53,6 +53,10 @@ constexpr const char* kMemory = "vrdmasim::memory";
 // n offsets in its send buffer, the n lengths it receives from each, their
 // n offsets in its receive buffer.
 constexpr const char* kBlocks = "vrdmasim::blocks";
+// A reduction's MpiCollectiveEnd: its operation and datatype, uint64
+// (coll::ReduceOp << 8 | coll::Datatype, library/collectives/reduction.hpp);
+// its bytes sent are its elements' (count times the datatype's extent).
+constexpr const char* kReduction = "vrdmasim::reduction";
 }   // namespace recorded
 
 // A v-variant's or reduce-scatter's call as a rank made it (recorded::kBlocks).
@@ -111,6 +115,9 @@ struct TraceEvent {
     // A trace vrdmasim recorded (recorded::): the program's buffers.
     bool buffers = false;   // the event carries them
     std::uint64_t va = 0, va2 = 0, capacity = 0;
+    // A reduction's operation and datatype (recorded::kReduction), plus 1;
+    // 0: the trace does not say (a foreign trace's).
+    std::uint64_t reduction = 0;
     std::int64_t probe_peer = -1, probe_tag = -1;   // Enter of MPI_Probe, MPI_Iprobe (recorded::kPeer, kTag)
     std::shared_ptr<const ProgramMemory> memory;   // Enter (recorded::kMemory), or none
     // CollectiveEnd of a v-variant or reduce-scatter: its blocks as the

@@ -16,14 +16,16 @@ unsigned floor_pof2(unsigned n) {
 }
 }   // namespace
 
-void Communicator::allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a) {
+void Communicator::allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a,
+                             const Reduction& red) {
+    check(red);
     next_tag();
-    copy(rbuf, sbuf, count * 8);
+    copy(rbuf, sbuf, count * red.element_bytes());
     if (size() == 1) return;
     switch (a) {
-    case Algorithm::Ring: allreduce_ring(rbuf, count); break;
-    case Algorithm::Rabenseifner: allreduce_rabenseifner(rbuf, count); break;
-    default: allreduce_doubling(rbuf, count); break;
+    case Algorithm::Ring: allreduce_ring(rbuf, count, red); break;
+    case Algorithm::Rabenseifner: allreduce_rabenseifner(rbuf, count, red); break;
+    default: allreduce_doubling(rbuf, count, red); break;
     }
 }
 
@@ -34,46 +36,50 @@ unsigned Communicator::real_rank(unsigned new_rank, unsigned pof2) const {
 
 // The first 2 * rem ranks: each even one hands its vector to the odd one
 // after it, which sums them; the even ones sit out until unfold().
-int Communicator::fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, std::uint64_t tmp) {
+int Communicator::fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, const Reduction& red, std::uint64_t tmp) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned rem = size() - pof2;
     if (rank_ >= 2 * rem) return static_cast<int>(rank_ - rem);
     if (rank_ % 2 == 0) {
-        send(rank_ + 1, acc, count * 8);
+        send(rank_ + 1, acc, count * e);
         return -1;
     }
-    if (!tmp) tmp = scratch(count * 8);
-    recv(rank_ - 1, tmp, count * 8);
-    combine(acc, tmp, count);
+    if (!tmp) tmp = scratch(count * e);
+    recv(rank_ - 1, tmp, count * e);
+    combine(acc, tmp, count, red);
     return static_cast<int>(rank_ / 2);
 }
 
-void Communicator::unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2) {
+void Communicator::unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned rem = size() - pof2;
     if (rank_ >= 2 * rem) return;
-    if (rank_ % 2) send(rank_ - 1, acc, count * 8);
-    else recv(rank_ + 1, acc, count * 8);
+    if (rank_ % 2) send(rank_ - 1, acc, count * e);
+    else recv(rank_ + 1, acc, count * e);
 }
 
 // Recursive doubling: log2 n exchanges of the whole vector, each rank
 // summing what its partner had.
-void Communicator::allreduce_doubling(std::uint64_t acc, std::uint64_t count) {
+void Communicator::allreduce_doubling(std::uint64_t acc, std::uint64_t count, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned pof2 = floor_pof2(size());
-    const int nr = fold(acc, count, pof2);
+    const int nr = fold(acc, count, pof2, red);
     if (nr >= 0) {
-        const std::uint64_t tmp = scratch(count * 8);
+        const std::uint64_t tmp = scratch(count * e);
         for (unsigned mask = 1; mask < pof2; mask <<= 1) {
             const int dst = static_cast<int>(real_rank(static_cast<unsigned>(nr) ^ mask, pof2));
-            exchange(dst, acc, count * 8, dst, tmp, count * 8);
-            combine(acc, tmp, count);
+            exchange(dst, acc, count * e, dst, tmp, count * e);
+            combine(acc, tmp, count, red);
         }
     }
-    unfold(acc, count, pof2);
+    unfold(acc, count, pof2, red);
 }
 
 // Ring (Patarasuk and Yuan 2009): n - 1 steps of reduce-scatter around the
 // ring, each rank summing the chunk it receives, then n - 1 steps passing
 // the summed chunks on.
-void Communicator::allreduce_ring(std::uint64_t acc, std::uint64_t count) {
+void Communicator::allreduce_ring(std::uint64_t acc, std::uint64_t count, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned n = size();
     std::vector<std::uint64_t> cnt(n), disp(n);
     for (unsigned i = 0, at = 0; i < n; ++i) {
@@ -81,16 +87,16 @@ void Communicator::allreduce_ring(std::uint64_t acc, std::uint64_t count) {
         disp[i] = at;
         at += static_cast<unsigned>(cnt[i]);
     }
-    const std::uint64_t tmp = scratch(cnt[0] * 8);
+    const std::uint64_t tmp = scratch(cnt[0] * e);
     const int right = static_cast<int>((rank_ + 1) % n), left = static_cast<int>((rank_ + n - 1) % n);
     for (unsigned s = 0; s + 1 < n; ++s) {
         const unsigned out = (rank_ + n - s) % n, in = (rank_ + 2 * n - s - 1) % n;
-        exchange(right, acc + disp[out] * 8, cnt[out] * 8, left, tmp, cnt[in] * 8);
-        combine(acc + disp[in] * 8, tmp, cnt[in]);
+        exchange(right, acc + disp[out] * e, cnt[out] * e, left, tmp, cnt[in] * e);
+        combine(acc + disp[in] * e, tmp, cnt[in], red);
     }
     for (unsigned s = 0; s + 1 < n; ++s) {
         const unsigned out = (rank_ + 1 + n - s) % n, in = (rank_ + n - s) % n;
-        exchange(right, acc + disp[out] * 8, cnt[out] * 8, left, acc + disp[in] * 8, cnt[in] * 8);
+        exchange(right, acc + disp[out] * e, cnt[out] * e, left, acc + disp[in] * e, cnt[in] * e);
     }
 }
 
@@ -98,9 +104,10 @@ void Communicator::allreduce_ring(std::uint64_t acc, std::uint64_t count) {
 // a reduce-scatter by recursive halving (each exchange halves the part a
 // rank sums) and an allgather by recursive doubling (each doubles the part
 // it holds), log2 n steps each, about 2 (n - 1) / n of the vector sent.
-void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count) {
+void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned pof2 = floor_pof2(size());
-    const int nr = fold(acc, count, pof2);
+    const int nr = fold(acc, count, pof2, red);
     if (nr >= 0) {
         const unsigned me = static_cast<unsigned>(nr);
         std::vector<std::uint64_t> cnt(pof2), disp(pof2);
@@ -114,7 +121,7 @@ void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count
             for (unsigned i = from; i < to; ++i) c += cnt[i];
             return c;
         };
-        const std::uint64_t tmp = scratch(count * 8);
+        const std::uint64_t tmp = scratch(count * e);
         unsigned send_idx = 0, recv_idx = 0, last_idx = pof2, mask = 1;
         for (; mask < pof2; mask <<= 1) {
             const unsigned partner = me ^ mask;
@@ -129,8 +136,8 @@ void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count
                 scnt = sum(send_idx, recv_idx);
                 rcnt = sum(recv_idx, last_idx);
             }
-            exchange(dst, acc + disp[send_idx] * 8, scnt * 8, dst, tmp + disp[recv_idx] * 8, rcnt * 8);
-            combine(acc + disp[recv_idx] * 8, tmp + disp[recv_idx] * 8, rcnt);
+            exchange(dst, acc + disp[send_idx] * e, scnt * e, dst, tmp + disp[recv_idx] * e, rcnt * e);
+            combine(acc + disp[recv_idx] * e, tmp + disp[recv_idx] * e, rcnt, red);
             send_idx = recv_idx;
             if (mask * 2 < pof2) last_idx = recv_idx + pof2 / (mask * 2);
         }
@@ -148,11 +155,11 @@ void Communicator::allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count
                 scnt = sum(send_idx, last_idx);
                 rcnt = sum(recv_idx, send_idx);
             }
-            exchange(dst, acc + disp[send_idx] * 8, scnt * 8, dst, acc + disp[recv_idx] * 8, rcnt * 8);
+            exchange(dst, acc + disp[send_idx] * e, scnt * e, dst, acc + disp[recv_idx] * e, rcnt * e);
             if (me > partner) send_idx = recv_idx;
         }
     }
-    unfold(acc, count, pof2);
+    unfold(acc, count, pof2, red);
 }
 
 }   // namespace vrdmasim::coll

@@ -363,20 +363,21 @@ void Communicator::check_received(int from, const msg::Status& st, std::uint64_t
                    : std::string("failed")));
 }
 
-void Communicator::combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count) {
+void Communicator::check(const Reduction& red) {
+    std::string why;
+    if (!red.valid(why)) throw std::invalid_argument("collective: " + why);
+}
+
+// One rate for every operation and type: the pass is bound by memory (two
+// arrays read, one written), not by the arithmetic (README.md "Reductions").
+void Communicator::combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count, const Reduction& red) {
     if (count == 0) return;
-    const std::uint64_t len = count * 8;
+    const std::uint64_t len = count * red.element_bytes();
     a_.resize(len);
     b_.resize(len);
     if (!app_.debug_read(dst, a_.data(), len) || !app_.debug_read(src, b_.data(), len))
         throw std::runtime_error(app_.group() + ": collective: a reduction's buffer is unreadable");
-    for (std::uint64_t i = 0; i < count; ++i) {
-        std::uint64_t x, y;
-        std::copy_n(a_.data() + 8 * i, 8, reinterpret_cast<unsigned char*>(&x));
-        std::copy_n(b_.data() + 8 * i, 8, reinterpret_cast<unsigned char*>(&y));
-        x += y;
-        std::copy_n(reinterpret_cast<const unsigned char*>(&x), 8, a_.data() + 8 * i);
-    }
+    red.apply(a_.data(), b_.data(), count);
     app_.compute("reduce", sc_core::sc_time(static_cast<double>(len) / reduce_rate_, sc_core::SC_SEC));
     if (!app_.debug_write(dst, a_.data(), len))
         throw std::runtime_error(app_.group() + ": collective: a reduction's buffer is not writable");
@@ -421,10 +422,12 @@ void Communicator::bcast(std::uint64_t buf, std::uint64_t bytes, unsigned root, 
 // Binomial tree to `root` (MPICH's MPIR_Reduce_intra_binomial, a
 // commutative sum): each rank adds its children's vectors into its own and
 // passes the sum up.
-void Communicator::reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm) {
+void Communicator::reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm,
+                          const Reduction& red) {
+    check(red);
     next_tag();
     const unsigned n = size();
-    const std::uint64_t len = count * 8;
+    const std::uint64_t len = count * red.element_bytes();
     const std::uint64_t tmp = scratch(2 * len);
     const std::uint64_t acc = rank_ == root ? rbuf : tmp + len;
     copy(acc, sbuf, len);
@@ -434,7 +437,7 @@ void Communicator::reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t 
             const unsigned src = vr | mask;
             if (src < n) {
                 recv((src + root) % n, tmp, len);
-                combine(acc, tmp, count);
+                combine(acc, tmp, count, red);
             }
         } else {
             send(((vr & ~mask) + root) % n, acc, len);

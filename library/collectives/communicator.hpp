@@ -4,8 +4,9 @@
 // calls the same collective with the same arguments, as in MPI. Data move
 // as messages of the endpoint (eager or rendezvous as msg.* says, through
 // the registration strategy, the guard and the completion mode of the RDMA
-// library); a reduction sums 64-bit unsigned elements on the rank's core
-// (collective.reduce-rate), a local copy runs at vm.copy-rate.
+// library); a reduction computes its operation on its elements
+// (coll::Reduction, reduction.hpp) on the rank's core at
+// collective.reduce-rate, a local copy runs at vm.copy-rate.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "library/collectives/one_sided.hpp"
+#include "library/collectives/reduction.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "library/rdma/process.hpp"
 
@@ -72,8 +74,8 @@ inline bool is_vector(Op op) {
 inline bool takes_blocks(Op op) { return is_vector(op) || op == Op::ReduceScatter || op == Op::ReduceScatterBlock; }
 
 Op op_of(const std::string& name);
-// Whether `op` sums 64-bit elements (reduce, allreduce, scan, exscan,
-// reduce-scatter).
+// Whether `op` is a reduction (reduce, allreduce, scan, exscan,
+// reduce-scatter: a coll::Reduction on elements).
 inline bool is_reduction(Op op) {
     return op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan || op == Op::ReduceScatter ||
            op == Op::ReduceScatterBlock;
@@ -133,15 +135,19 @@ public:
     void barrier(Algorithm a);
     // `bytes` at `buf` of `root` to every rank's `buf`.
     void bcast(std::uint64_t buf, std::uint64_t bytes, unsigned root, Algorithm a);
-    // The sums of `count` 64-bit elements of every rank's `sbuf` into
-    // `rbuf` of `root` (reduce) or of every rank (allreduce). `sbuf` is not
-    // written.
-    void reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm a);
-    void allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a);
-    // The sums of `count` 64-bit elements of ranks 0 to this one's (scan)
-    // or to the one before (exscan: rank 0's `rbuf` is left as it is)
-    // into `rbuf`, by MPICH's recursive doubling.
-    void scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, bool exclusive, Algorithm a);
+    // The reductions: `red` (its operation, on elements of its type) of
+    // `count` elements (not bytes: red.element_bytes() each) of every
+    // rank's `sbuf` into `rbuf` of `root` (reduce) or of every rank
+    // (allreduce). `sbuf` is not written. A reduction MPI does not define
+    // (Reduction::valid) is a std::invalid_argument.
+    void reduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, unsigned root, Algorithm a,
+                const Reduction& red);
+    void allreduce(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, Algorithm a, const Reduction& red);
+    // `red` of `count` elements of ranks 0 to this one's (scan) or to the
+    // one before (exscan: rank 0's `rbuf` is left as it is) into `rbuf`,
+    // by MPICH's recursive doubling.
+    void scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, bool exclusive, Algorithm a,
+              const Reduction& red);
     // Every rank's `bytes` at `sbuf` into block r (of `bytes`) of every
     // rank's `rbuf`.
     void allgather(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t bytes, Algorithm a);
@@ -170,10 +176,11 @@ public:
     // j's `rbuf`, pairwise.
     void alltoallv(std::uint64_t sbuf, const Blocks& send, std::uint64_t rbuf, const Blocks& recv, Algorithm a);
     // Reduce-scatter (reduce_scatter.cpp): every rank's `sbuf` holds blocks
-    // of `counts[r]` 64-bit elements one after the other; the sums of block
-    // r into rank r's `rbuf` (MPI_Reduce_scatter; _block: every count the
-    // same), by MPICH's recursive halving or pairwise exchange.
-    void reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts, Algorithm a);
+    // of `counts[r]` elements of red.type one after the other; `red` of
+    // block r into rank r's `rbuf` (MPI_Reduce_scatter; _block: every
+    // count the same), by MPICH's recursive halving or pairwise exchange.
+    void reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts, Algorithm a,
+                        const Reduction& red);
 
     // Messages and bytes this rank sent, sums it did (statistics of the
     // caller's choosing read these).
@@ -206,27 +213,32 @@ private:
                 unsigned root);
     // A received message's status against the length expected.
     void check_received(int from, const msg::Status& st, std::uint64_t rlen) const;
-    // dst[i] += src[i] for `count` elements, on this rank's core.
-    void combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count);
+    // dst[i] = src[i] op dst[i] for `count` elements of `red`, on this
+    // rank's core (collective.reduce-rate over their bytes).
+    void combine(std::uint64_t dst, std::uint64_t src, std::uint64_t count, const Reduction& red);
+    // `red` checked at a reduction's start (Reduction::valid).
+    static void check(const Reduction& red);
     // A local copy on this rank's core.
     void copy(std::uint64_t dst, std::uint64_t src, std::uint64_t bytes);
     std::uint64_t scratch(std::uint64_t bytes);
     std::uint64_t next_tag();
     std::uint64_t current_tag() const;   // the call's that next_tag() began
     // The parts of allreduce.
-    void allreduce_doubling(std::uint64_t acc, std::uint64_t count);
-    void allreduce_ring(std::uint64_t acc, std::uint64_t count);
-    void allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count);
+    // (Counts and offsets are in elements of `red`; a block of an
+    // algorithm's is whole elements.)
+    void allreduce_doubling(std::uint64_t acc, std::uint64_t count, const Reduction& red);
+    void allreduce_ring(std::uint64_t acc, std::uint64_t count, const Reduction& red);
+    void allreduce_rabenseifner(std::uint64_t acc, std::uint64_t count, const Reduction& red);
     // The parts of reduce-scatter (element counts and offsets by rank).
     void reduce_scatter_pairwise(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
-                                 const std::vector<std::uint64_t>& displs);
+                                 const std::vector<std::uint64_t>& displs, const Reduction& red);
     void reduce_scatter_halving(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
-                                const std::vector<std::uint64_t>& displs);
+                                const std::vector<std::uint64_t>& displs, const Reduction& red);
     // Non-power-of-two ranks (MPICH): the first 2 * rem ranks fold pairwise
     // into rem, so pof2 ranks remain; new_rank is -1 for those that sit out.
     // (`tmp`: where the odd ones receive; 0: the scratch.)
-    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, std::uint64_t tmp = 0);
-    void unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2);
+    int fold(std::uint64_t acc, std::uint64_t count, unsigned pof2, const Reduction& red, std::uint64_t tmp = 0);
+    void unfold(std::uint64_t acc, std::uint64_t count, unsigned pof2, const Reduction& red);
     unsigned real_rank(unsigned new_rank, unsigned pof2) const;
 
     const SimContext& ctx_;

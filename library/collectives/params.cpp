@@ -1,5 +1,7 @@
 #include "library/collectives/params.hpp"
 
+#include "library/collectives/reduction.hpp"
+
 namespace vrdmasim {
 
 CollParams::CollParams()
@@ -14,8 +16,8 @@ CollParams::CollParams()
           "osu_allreduce, osu_allgather, osu_alltoall, osu_scan, osu_exscan, osu_gather, osu_scatter, "
           "osu_gatherv, osu_scatterv, osu_allgatherv, osu_alltoallv, osu_reduce_scatter, "
           "osu_reduce_scatter_block): each rank contributes workload.message-size bytes (reductions: "
-          "64-bit unsigned sums, so a multiple of 8 B; reduce-scatter: each rank's block of the result, "
-          "reduce_scatter's uneven as the v-variants'); the "
+          "collective.reduce-op on collective.datatype elements, so a multiple of the element's size; "
+          "reduce-scatter: each rank's block of the result, reduce_scatter's uneven as the v-variants'); the "
           "v-variants' blocks are uneven, rank f's for rank t (f + 2 t) mod 4 halves of it, some empty "
           "(library/collectives/README.md)")),
       transport(set.choice("transport", "two-sided", {"two-sided", "one-sided"},
@@ -54,9 +56,23 @@ CollParams::CollParams()
                   "order)")
                .range("0", "65535")),
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
-                           "rate a core sums a received vector into its own (two arrays read, one written): "
-                           "*estimate*, two thirds of vm.copy-rate's 2 GB/s memcpy (one read and one write a byte)")
-                      .range("1Mbps", "1Tbps")) {}
+                           "rate a core combines a received vector into its own (two arrays read, one written), "
+                           "whatever the operation and datatype (the pass is bound by memory, not by the "
+                           "arithmetic): *estimate*, two thirds of vm.copy-rate's 2 GB/s memcpy (one read and one "
+                           "write a byte)")
+                      .range("1Mbps", "1Tbps")),
+      reduce_op(set.choice("reduce-op", "sum", coll::reduce_op_names(),
+                           "the operation of the collective workload's reductions (collective.op = reduce, allreduce, "
+                           "scan, exscan, reduce_scatter, reduce_scatter_block): MPI's predefined MPI_SUM, MPI_PROD, "
+                           "MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, "
+                           "MPI_MAXLOC (MPI 4.1 section 6.9.2), each on the datatypes MPI defines it on; every one is "
+                           "commutative (library/collectives/README.md \"Reductions\")")),
+      datatype(set.choice("datatype", "uint64", coll::datatype_names(),
+                          "the element type of the collective workload's reductions: MPI_UINT64_T, MPI_INT8_T, "
+                          "MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_FLOAT, "
+                          "MPI_DOUBLE, MPI_BYTE, and the pair types of minloc and maxloc MPI_2INT, MPI_FLOAT_INT, "
+                          "MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT (MPI 4.1 sections 3.2.2 and 6.9.4; a pair "
+                          "takes its C struct's size, padding included: 8, 8, 16, 16, 8 B)")) {}
 
 void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
 

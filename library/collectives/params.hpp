@@ -18,6 +18,8 @@ struct CollParams {
     EnumParam reduce_scatter_algorithm;
     IntParam root;
     RateParam reduce_rate;
+    EnumParam reduce_op;
+    EnumParam datatype;
     static void declare_params(ParamRegistry& reg);
 };
 

@@ -11,7 +11,8 @@
 namespace vrdmasim::coll {
 
 void Communicator::reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts,
-                                  Algorithm a) {
+                                  Algorithm a, const Reduction& red) {
+    check(red);
     next_tag();
     const unsigned n = size();
     if (counts.size() != n)
@@ -19,8 +20,8 @@ void Communicator::reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const 
                                " counts for " + std::to_string(n) + " ranks");
     std::vector<std::uint64_t> displs(n, 0);
     for (unsigned r = 1; r < n; ++r) displs[r] = displs[r - 1] + counts[r - 1];
-    if (a == Algorithm::Pairwise) reduce_scatter_pairwise(sbuf, rbuf, counts, displs);
-    else reduce_scatter_halving(sbuf, rbuf, counts, displs);
+    if (a == Algorithm::Pairwise) reduce_scatter_pairwise(sbuf, rbuf, counts, displs, red);
+    else reduce_scatter_halving(sbuf, rbuf, counts, displs, red);
 }
 
 // Pairwise: its own block of its vector into the result, then in step i
@@ -28,15 +29,16 @@ void Communicator::reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const 
 // there, summed in.
 void Communicator::reduce_scatter_pairwise(std::uint64_t sbuf, std::uint64_t rbuf,
                                            const std::vector<std::uint64_t>& counts,
-                                           const std::vector<std::uint64_t>& displs) {
+                                           const std::vector<std::uint64_t>& displs, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned n = size();
     const std::uint64_t mine = counts[rank_];
-    copy(rbuf, sbuf + displs[rank_] * 8, mine * 8);
-    const std::uint64_t tmp = scratch(mine * 8);
+    copy(rbuf, sbuf + displs[rank_] * e, mine * e);
+    const std::uint64_t tmp = scratch(mine * e);
     for (unsigned i = 1; i < n; ++i) {
         const unsigned to = (rank_ + i) % n, from = (rank_ + n - i) % n;
-        exchange(static_cast<int>(to), sbuf + displs[to] * 8, counts[to] * 8, static_cast<int>(from), tmp, mine * 8);
-        combine(rbuf, tmp, mine);
+        exchange(static_cast<int>(to), sbuf + displs[to] * e, counts[to] * e, static_cast<int>(from), tmp, mine * e);
+        combine(rbuf, tmp, mine, red);
     }
 }
 
@@ -47,15 +49,16 @@ void Communicator::reduce_scatter_pairwise(std::uint64_t sbuf, std::uint64_t rbu
 // undone (an odd rank hands the even one its block).
 void Communicator::reduce_scatter_halving(std::uint64_t sbuf, std::uint64_t rbuf,
                                           const std::vector<std::uint64_t>& counts,
-                                          const std::vector<std::uint64_t>& displs) {
+                                          const std::vector<std::uint64_t>& displs, const Reduction& red) {
+    const std::uint64_t e = red.element_bytes();
     const unsigned n = size();
     unsigned pof2 = 1;
     while (pof2 * 2 <= n) pof2 *= 2;
     const unsigned rem = n - pof2;
     const std::uint64_t total = displs[n - 1] + counts[n - 1];
-    const std::uint64_t acc = scratch(2 * total * 8), in = acc + total * 8;
-    copy(acc, sbuf, total * 8);
-    const int nr = fold(acc, total, pof2, in);   // (the odd ones sum into `acc` what lands in `in`)
+    const std::uint64_t acc = scratch(2 * total * e), in = acc + total * e;
+    copy(acc, sbuf, total * e);
+    const int nr = fold(acc, total, pof2, red, in);   // (the odd ones sum into `acc` what lands in `in`)
     if (nr >= 0) {
         // New rank i holds the blocks of the old ranks it stands for.
         std::vector<std::uint64_t> cnt(pof2), disp(pof2, 0);
@@ -76,19 +79,19 @@ void Communicator::reduce_scatter_halving(std::uint64_t sbuf, std::uint64_t rbuf
             for (unsigned i = send_idx; i < s_end; ++i) send_cnt += cnt[i];
             for (unsigned i = recv_idx; i < r_end; ++i) recv_cnt += cnt[i];
             // MPICH sends and receives only what is not empty.
-            exchange(send_cnt ? dst : -1, acc + disp[send_idx] * 8, send_cnt * 8, recv_cnt ? dst : -1,
-                     in + disp[recv_idx] * 8, recv_cnt * 8);
-            combine(acc + disp[recv_idx] * 8, in + disp[recv_idx] * 8, recv_cnt);
+            exchange(send_cnt ? dst : -1, acc + disp[send_idx] * e, send_cnt * e, recv_cnt ? dst : -1,
+                     in + disp[recv_idx] * e, recv_cnt * e);
+            combine(acc + disp[recv_idx] * e, in + disp[recv_idx] * e, recv_cnt, red);
             send_idx = recv_idx;
             last_idx = recv_idx + mask;
         }
-        copy(rbuf, acc + displs[rank_] * 8, counts[rank_] * 8);
+        copy(rbuf, acc + displs[rank_] * e, counts[rank_] * e);
     }
     if (rank_ < 2 * rem) {   // (an empty block not sent, as MPICH)
         if (rank_ % 2) {
-            if (counts[rank_ - 1]) send(rank_ - 1, acc + displs[rank_ - 1] * 8, counts[rank_ - 1] * 8);
+            if (counts[rank_ - 1]) send(rank_ - 1, acc + displs[rank_ - 1] * e, counts[rank_ - 1] * e);
         } else if (counts[rank_]) {
-            recv(rank_ + 1, rbuf, counts[rank_] * 8);
+            recv(rank_ + 1, rbuf, counts[rank_] * e);
         }
     }
 }

@@ -7,9 +7,11 @@
 
 namespace vrdmasim::coll {
 
-void Communicator::scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, bool exclusive, Algorithm) {
+void Communicator::scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t count, bool exclusive, Algorithm,
+                        const Reduction& red) {
+    check(red);
     next_tag();
-    const std::uint64_t bytes = count * 8;
+    const std::uint64_t bytes = count * red.element_bytes();
     const std::uint64_t partial = scratch(2 * bytes), in = partial + bytes;
     copy(partial, sbuf, bytes);
     if (!exclusive) copy(rbuf, sbuf, bytes);
@@ -18,10 +20,10 @@ void Communicator::scan(std::uint64_t sbuf, std::uint64_t rbuf, std::uint64_t co
         const unsigned partner = rank_ ^ mask;
         if (partner >= size()) continue;
         exchange(static_cast<int>(partner), partial, bytes, static_cast<int>(partner), in, bytes);
-        combine(partial, in, count);
+        combine(partial, in, count, red);
         if (partner > rank_) continue;
         if (have) {
-            combine(rbuf, in, count);
+            combine(rbuf, in, count, red);
         } else {
             copy(rbuf, in, bytes);
             have = true;

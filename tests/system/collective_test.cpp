@@ -126,6 +126,35 @@ TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous 
             }
 }
 
+// Every reduction algorithm with operations and datatypes other than the
+// default sum on uint64 (elements of 1, 2, 4, 8 and 16 B, a pair type's
+// padding), on a power of two and on a number of ranks that folds, at 48 B
+// (3 double-int elements: fewer than the ranks, so some of the ring's and
+// Rabenseifner's blocks are empty) and at 24 KiB (rendezvous): each
+// rank's result verified against the operation computed directly.
+TEST_CASE("collectives: every reduction algorithm with other operations and datatypes, every byte verified",
+          "[collective]") {
+    const std::pair<const char*, const char*> reductions[] = {
+        {"minloc", "double-int"}, {"bxor", "int8"}, {"max", "int32"}, {"prod", "double"}, {"land", "uint16"}};
+    for (unsigned n : {8u, 3u})
+        for (const auto& [op, alg] : kSpecs) {
+            if (std::string(op).find("reduce") == std::string::npos &&
+                std::string(op).find("scan") == std::string::npos)
+                continue;
+            for (const auto& [rop, type] : reductions)
+                for (const char* size : {"48B", "24KiB"}) {
+                    // (rendezvous: two of them, on 8 ranks)
+                    const bool rendezvous = std::string(type) == "int8" || std::string(type) == "double-int";
+                    if (std::string(size) == "24KiB" && (n == 3 || !rendezvous)) continue;
+                    INFO(op << " " << alg << ", " << rop << " on " << type << ", " << n << " ranks, " << size);
+                    const Figures f =
+                        run(n, op, alg, size, 1, {{"collective.reduce-op", rop}, {"collective.datatype", type}});
+                    clean(f);
+                    CHECK(f.at("verified") > 0);
+                }
+        }
+}
+
 TEST_CASE("collectives: each algorithm sends the messages its definition says", "[collective]") {
     // Per call, over all ranks (two iterations here).
     const unsigned n = 8, odd = 12, pof2 = 8, rem = odd - pof2;
@@ -342,6 +371,15 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
                Catch::Contains("chooses the algorithm of another collective than collective.op = allreduce"));
     CHECK_THAT(refusal({{"collective.op", "allreduce"}, {"workload.message-size", "12B"}}),
                Catch::Contains("multiple of 8 B"));
+    CHECK_THAT(refusal({{"collective.datatype", "double-int"},
+                        {"collective.reduce-op", "maxloc"},
+                        {"workload.message-size", "24B"}}),
+               Catch::Contains("multiple of 16 B"));
+    CHECK_THAT(refusal({{"collective.datatype", "double"}, {"collective.reduce-op", "bxor"}}),
+               Catch::Contains("collective.reduce-op") &&
+                   Catch::Contains("MPI defines bxor on integers and bytes, not on double"));
+    CHECK_THAT(refusal({{"collective.op", "bcast"}, {"collective.reduce-op", "max"}}),
+               Catch::Contains("collective.op = bcast is not a reduction"));
     CHECK_THAT(refusal({{"collective.root", "2"}}), Catch::Contains("collective.root"));
     CHECK_THAT(refusal({{"collective.transport", "one-sided"}, {"dma.event-counters", "3"}}),
                Catch::Contains("dma.event-counters") && Catch::Contains("4 or more"));

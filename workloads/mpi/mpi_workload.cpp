@@ -88,6 +88,12 @@ void MpiWorkload::declare_metrics(MetricRegistry& reg) {
                      {"mpi.untimed_calls"}, run);
 }
 
+namespace {
+const char* const kStandInHelp =
+    "reductions of a user-defined MPI_Op, every rank's: timed at collective.reduce-rate over their bytes, bxor on "
+    "those bytes standing in for the program's operation on the simulated data";
+}   // namespace
+
 MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, unsigned job)
     : Workload(ctx, job),
       calls_(ctx.stats.counter(stats_prefix(job) + "mpi.calls", "", "MPI calls timed, every rank's")),
@@ -101,6 +107,7 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
       unmaps_(ctx.stats.counter(stats_prefix(job) + "mpi.unmaps", "",
                                 "mappings the program unmapped between calls (its large blocks freed; "
                                 "mpi.program-memory = observed), every rank's")),
+      stand_ins_(ctx.stats.counter(stats_prefix(job) + "mpi.stand_in_reductions", "", kStandInHelp)),
       compute_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.compute_time", "us",
                                    "compute between calls, simulated, every rank", Scalar::Kind::Sum)),
       mpi_us_(ctx.stats.scalar(stats_prefix(job) + "mpi.mpi_time", "us", "time in MPI calls, every rank",
@@ -471,7 +478,7 @@ void MpiWorkload::split(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
     const coll::Algorithm reduce = algorithm(rank, coll::Op::Allreduce, members, 8);
     collectives_.inc();
     parent.allgather(buf, buf + 8, 8, gather);
-    parent.allreduce(buf, buf + 8, 1, reduce);
+    parent.allreduce(buf, buf + 8, 1, reduce, coll::Reduction{});
     const std::uint32_t made = comms_.created(rank, c.comm, split);
     r.request = made == MpiCommunicators::kNone ? mpiwire::kNoComm : made;
     if (made != MpiCommunicators::kNone) {
@@ -672,6 +679,20 @@ bool collective_of(Op op, coll::Op& out) {
         }
     return false;
 }
+
+// A reduction's operation and datatype as the preload sent them
+// (preload/reduction.cpp), checked.
+coll::Reduction reduction_of(unsigned rank, const Call& c) {
+    const std::string who = "mpi: rank " + std::to_string(rank) + ": a reduction ";
+    const std::uint32_t op = c.reduce_op & ~mpiwire::kStandIn;
+    if (op >= coll::reduce_op_names().size() || c.datatype >= coll::datatype_names().size())
+        throw std::runtime_error(who + "of operation " + std::to_string(op) + " on datatype " +
+                                 std::to_string(c.datatype) + ", which this vrdmasim does not know");
+    const coll::Reduction red{static_cast<coll::ReduceOp>(op), static_cast<coll::Datatype>(c.datatype)};
+    std::string why;
+    if (!red.valid(why)) throw std::runtime_error(who + "the simulation cannot run: " + why);
+    return red;
+}
 }   // namespace
 
 void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
@@ -684,9 +705,11 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                                  ", which this vrdmasim does not know");
     const bool reduction = coll::is_reduction(d.op);
-    // Reductions are timed as 64-bit words (library/collectives sums them):
-    // the data rounded up to 8 bytes.
-    d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? (c.bytes + 7) / 8 * 8 : c.bytes;
+    // A reduction: the program's operation on its elements (counts are
+    // elements, of the library's layout: the datatype's extent).
+    if (reduction) d.red = reduction_of(rank, c);
+    if (reduction && (c.reduce_op & mpiwire::kStandIn)) stand_ins_.inc();
+    d.bytes = d.op == coll::Op::Barrier ? 0 : reduction ? c.elements * d.red.element_bytes() : c.bytes;
     d.root = coll::has_root(d.op) ? static_cast<unsigned>(c.root) : 0;
     if (coll::takes_blocks(d.op)) blocks(rank, d);
     if (d.root >= d.ranks)
@@ -696,8 +719,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     const coll::Algorithm a = algorithm(rank, d.op, d.ranks, std::max<std::uint64_t>(d.bytes, 8));
     // The program's buffers; the library's own where MPI has none to give
     // (MPI_IN_PLACE's input, a non-root's reduce result) or a root's two
-    // buffers overlap once rounded up to whole words, or the data of a
-    // non-contiguous datatype are packed.
+    // buffers overlap, or the data of a non-contiguous datatype are packed.
     std::uint64_t sbuf = c.va, rbuf = d.op == coll::Op::Bcast ? c.va : c.va2;
     std::pair<std::uint64_t, std::uint64_t> pack{0, 0};   // a non-contiguous datatype's data, packed
     // A scatter's data are the root's alone.
@@ -708,9 +730,8 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
         if (pack.second && (d.op != coll::Op::Bcast || me == d.root)) eps_[app.node()]->charge_copy(sbytes);
         if (rbuf) map(app, rank, rbuf, d.receive_bytes());
     }
-    // MPI_IN_PLACE (or a root's own buffers that overlap once rounded up
-    // to whole words) sends from the library's buffer; a non-root's
-    // reduce result lands there.
+    // MPI_IN_PLACE (or a root's own buffers that overlap) sends from the
+    // library's buffer; a non-root's reduce result lands there.
     if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
         const std::uint64_t own = scratch(app, rank, std::max<std::uint64_t>(d.bytes, 8));
         (rbuf == 0 ? rbuf : sbuf) = own;
@@ -757,8 +778,13 @@ void MpiWorkload::blocks(unsigned rank, CollectiveData& d) const {
 
 std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
     if (c[params_of<WorkloadParams>().kind] != "mpi") return "";
+    std::string stand_in;
+    if (const std::uint64_t k = stats.sum_counters("mpi.stand_in_reductions"))
+        stand_in = "mpi: " + std::to_string(k) +
+                   " reduction(s) of a user-defined MPI_Op timed with a stand-in (collective.reduce-rate over "
+                   "their bytes; bxor on those bytes in place of the program's operation on the simulated data)\n";
     const std::uint64_t n = stats.sum_counters("mpi.untimed_calls");
-    if (!n) return "";
+    if (!n) return stand_in;
     std::string which;
     for (const Counter* k : stats.counters_containing("mpi.untimed.")) {
         const std::string name = k->info.name.str();
@@ -768,7 +794,7 @@ std::string MpiWorkload::findings(const Config& c, const StatRegistry& stats) {
     return "mpi: " + std::to_string(n) +
            " MPI call(s) ran untimed (mpi.untimed = count: real MPI, no simulated time; the figures leave them "
            "out): " +
-           which + "\n";
+           which + "\n" + stand_in;
 }
 
 namespace {

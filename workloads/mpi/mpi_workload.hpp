@@ -238,6 +238,7 @@ private:
     unsigned done_ = 0;
     sc_core::sc_time last_;
     Counter &calls_, &messages_, &collectives_, &untimed_, &pages_touched_, &unmaps_;
+    Counter& stand_ins_;   // reductions of a user-defined MPI_Op (protocol.hpp kStandIn)
     Scalar &compute_us_, &mpi_us_, &app_us_;
 };
 

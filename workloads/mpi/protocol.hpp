@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 9;
+constexpr std::uint32_t kVersion = 10;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -102,8 +102,8 @@ enum class Op : std::uint32_t {
     Allgatherv,
     Alltoallv,
     // MPI_Reduce_scatter, MPI_Reduce_scatter_block: va (send), va2
-    // (receive), bytes (the vector, its blocks each rounded up to whole
-    // 64-bit words as reductions are timed); the blocks follow as a
+    // (receive), bytes (the vector), reduce_op, datatype, elements (the
+    // vector's); the blocks, in bytes, follow as a
     // v-variant's: the vector's blocks (lengths, offsets), then this rank's
     // result (its length at its rank, offset 0).
     ReduceScatter,
@@ -158,7 +158,19 @@ struct Call {
     // bound), a result buffer, the network atomic (Amo).
     std::uint64_t win = 0, disp = 0, offset = 0, va3 = 0;
     std::uint32_t amo = 0, pad = 0;
+    // A reduction (Reduce, Allreduce, Scan, Exscan, ReduceScatter,
+    // ReduceScatterBlock): its MPI_Op and datatype as the collectives
+    // library's coll::ReduceOp and coll::Datatype
+    // (library/collectives/reduction.hpp), and its count of elements
+    // (reduce-scatter: of the whole vector).
+    // kStandIn set in reduce_op: the program's own operation
+    // (MPI_Op_create), which the simulation cannot run: timed over the
+    // datatype's bytes (datatype byte, elements its bytes) with the
+    // operation below kStandIn as a stand-in on the simulated data.
+    std::uint32_t reduce_op = 0, datatype = 0;
+    std::uint64_t elements = 0;
 };
+constexpr std::uint32_t kStandIn = 1u << 31;
 
 struct Reply {
     std::uint64_t time_ps = 0;   // simulated time the call returns at

@@ -102,7 +102,8 @@ enum Attribute : OTF2_AttributeRef {
     kPeerAttr = 4,
     kTagAttr = 5,
     kMemoryAttr = 6,
-    kBlocksAttr = 7
+    kBlocksAttr = 7,
+    kReductionAttr = 8
 };
 // The strings of the attributes (recorded::kMemory, kBlocks) take string
 // ids from here, above the definitions' own.
@@ -114,6 +115,7 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
         if (e.kind == Kind::Recv || e.kind == Kind::Irecv) OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
         if (e.kind == Kind::End) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
+        if (e.kind == Kind::End && e.reduction) OTF2_AttributeList_AddUint64(a, kReductionAttr, e.reduction - 1);
     }
     if (e.blocks) {
         OTF2_AttributeValue v;
@@ -210,6 +212,10 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                                "then the lengths it sends to each rank, their offsets, the lengths it "
                                                "receives from each, their offsets (hexadecimal)"),
                                         OTF2_TYPE_STRING);
+    OTF2_GlobalDefWriter_WriteAttribute(g, kReductionAttr, string(recorded::kReduction),
+                                        string("a reduction's operation and datatype (coll::ReduceOp << 8 | "
+                                               "coll::Datatype, vrdmasim's library/collectives/reduction.hpp)"),
+                                        OTF2_TYPE_UINT64);
     for (std::size_t i = 0; i < memory.size(); ++i)
         OTF2_GlobalDefWriter_WriteString(g, kMemoryStrings + static_cast<OTF2_StringRef>(i), memory[i].c_str());
 }
@@ -274,6 +280,9 @@ void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, 
     case Op::CommSplit: e.sent = 8, e.received = 8 * n; break;   // Open MPI's colours and keys
     default: e.sent = e.received = c.bytes; break;   // allreduce, scan, exscan
     }
+    if (op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan || op == Op::ReduceScatter ||
+        op == Op::ReduceScatterBlock)
+        e.reduction = 1 + (std::uint64_t(c.reduce_op & ~mpiwire::kStandIn) << 8 | c.datatype);
     e.buffers = op != Op::CommSplit;
     e.va = c.va;
     e.va2 = op == Op::Bcast ? 0 : c.va2;

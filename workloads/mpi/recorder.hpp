@@ -63,6 +63,7 @@ public:
         bool probe = false;   // Enter of MPI_Probe, MPI_Iprobe: comm, peer and tag its message's
         std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in strings_ (0: none)
         std::uint32_t blocks = 0;   // End of a v-variant, reduce-scatter: 1 + its blocks' index in strings_
+        std::uint64_t reduction = 0;   // End of a reduction: 1 + recorded::kReduction's value (0: none)
     };
 
 private:

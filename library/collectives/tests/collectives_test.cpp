@@ -4,7 +4,12 @@
 // tests/system/collective_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <map>
 #include <set>
+#include <type_traits>
+#include <vector>
 
 #include "library/collectives/communicator.hpp"
 
@@ -87,4 +92,121 @@ TEST_CASE("collectives: the v-variants' partners and blocks", "[collectives]") {
     CHECK(is_reduction(Op::ReduceScatterBlock));
     CHECK(is_vector(Op::Alltoallv));
     CHECK_FALSE(is_vector(Op::Alltoall));
+}
+
+// Reductions (reduction.hpp): each operation on each datatype MPI defines
+// it on, against a direct computation of MPI's definition; the rules of
+// which operation takes which type. (The algorithms combine on element
+// boundaries: tests/system/collective_test.cpp runs each with several.)
+namespace {
+
+// MPI's definition of each operation on a pair of values, all at once
+// (integers wrap as two's complement).
+template <class T>
+T direct(ReduceOp op, T a, T b) {
+    using W = unsigned long long;
+    const T low = a < b ? a : b, high = a < b ? b : a;
+    std::map<ReduceOp, T> all{{ReduceOp::Min, low}, {ReduceOp::Max, high}};
+    if constexpr (std::is_integral_v<T>) {
+        all.insert({{ReduceOp::Sum, static_cast<T>(W(a) + W(b))},
+                    {ReduceOp::Prod, static_cast<T>(W(a) * W(b))},
+                    {ReduceOp::Land, static_cast<T>(a && b)},
+                    {ReduceOp::Lor, static_cast<T>(a || b)},
+                    {ReduceOp::Lxor, static_cast<T>(!a != !b)},
+                    {ReduceOp::Band, static_cast<T>(a & b)},
+                    {ReduceOp::Bor, static_cast<T>(a | b)},
+                    {ReduceOp::Bxor, static_cast<T>(a ^ b)}});
+    } else {
+        all.insert({{ReduceOp::Sum, a + b}, {ReduceOp::Prod, a * b}});
+    }
+    return all.at(op);
+}
+
+template <class T>
+void check_basic(Datatype t, const std::vector<T>& x, const std::vector<T>& y) {
+    REQUIRE(size_of(t) == sizeof(T));
+    for (const std::string& name : reduce_op_names()) {
+        const Reduction red{reduce_op_of(name), t};
+        std::string why;
+        if (!red.valid(why)) continue;
+        INFO(name << " on " << name_of(t));
+        std::vector<T> inout = y;
+        red.apply(reinterpret_cast<unsigned char*>(inout.data()), reinterpret_cast<const unsigned char*>(x.data()),
+                  x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) CHECK(inout[i] == direct(red.op, x[i], y[i]));
+    }
+}
+
+template <class V>
+struct Loc {
+    V value;
+    int index;
+};
+
+template <class V>
+void check_pair(Datatype t) {
+    REQUIRE(size_of(t) == sizeof(Loc<V>));
+    REQUIRE(index_offset(t) == offsetof(Loc<V>, index));
+    // Smaller, equal (both index orders), larger values.
+    const std::vector<Loc<V>> x{{V(1), 7}, {V(5), 2}, {V(5), 9}, {V(-3), 4}};
+    const std::vector<Loc<V>> y{{V(2), 3}, {V(5), 6}, {V(5), 1}, {V(-8), 0}};
+    for (const ReduceOp op : {ReduceOp::Minloc, ReduceOp::Maxloc}) {
+        std::vector<Loc<V>> inout = y;
+        Reduction{op, t}.apply(reinterpret_cast<unsigned char*>(inout.data()),
+                               reinterpret_cast<const unsigned char*>(x.data()), x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            INFO(name_of(op) << " on " << name_of(t) << ", element " << i);
+            const bool min = op == ReduceOp::Minloc;
+            const V want = min ? std::min(x[i].value, y[i].value) : std::max(x[i].value, y[i].value);
+            const int index = x[i].value == y[i].value ? std::min(x[i].index, y[i].index)
+                              : (x[i].value == want)   ? x[i].index
+                                                       : y[i].index;
+            CHECK(inout[i].value == want);
+            CHECK(inout[i].index == index);
+        }
+    }
+}
+
+}   // namespace
+
+TEST_CASE("collectives: every reduction operation on each datatype, as MPI defines it", "[collectives]") {
+    check_basic<std::uint64_t>(Datatype::Uint64, {1, ~0ull, 6, 0}, {2, 3, 0, 0});
+    check_basic<std::int8_t>(Datatype::Int8, {100, -128, 0, 7}, {100, -1, 5, 0});
+    check_basic<std::int16_t>(Datatype::Int16, {30000, -2, 0, 3}, {30000, 9, 0, -5});
+    check_basic<std::int32_t>(Datatype::Int32, {2000000000, -7, 0, 12}, {2000000000, 3, 4, 0});
+    check_basic<std::int64_t>(Datatype::Int64, {-1, 1ll << 62, 0, 9}, {-1, 4, 0, -9});
+    check_basic<std::uint8_t>(Datatype::Uint8, {255, 16, 0, 3}, {2, 17, 0, 0});
+    check_basic<std::uint16_t>(Datatype::Uint16, {65535, 16, 0, 3}, {65535, 18, 1, 0});
+    check_basic<std::uint32_t>(Datatype::Uint32, {4000000000u, 5, 0, 1}, {3, 6, 0, 8});
+    check_basic<float>(Datatype::Float, {1.5f, -2.f, 0.f, 1e30f}, {0.25f, 3.f, -1.f, 1e30f});
+    check_basic<double>(Datatype::Double, {1.5, -2., 0., 1e300}, {0.25, 3., -1., -1e300});
+    check_basic<std::uint8_t>(Datatype::Byte, {0xf0, 0x0f, 0, 0xff}, {0x3c, 0x0f, 0xff, 0});
+    check_pair<int>(Datatype::TwoInt);
+    check_pair<float>(Datatype::FloatInt);
+    check_pair<double>(Datatype::DoubleInt);
+    check_pair<long>(Datatype::LongInt);
+    check_pair<short>(Datatype::ShortInt);
+    CHECK(size_of(Datatype::DoubleInt) == 16);   // the collective.datatype help's sizes
+    CHECK(size_of(Datatype::LongInt) == 16);
+    CHECK(size_of(Datatype::TwoInt) == 8);
+}
+
+TEST_CASE("collectives: an operation on a datatype MPI does not define it on is refused", "[collectives]") {
+    auto refused = [](ReduceOp op, Datatype t) {
+        std::string why;
+        CHECK_FALSE(Reduction{op, t}.valid(why));
+        return why;
+    };
+    CHECK_THAT(refused(ReduceOp::Bxor, Datatype::Double),
+               Catch::Contains("MPI defines bxor on integers and bytes, not on double"));
+    CHECK_THAT(refused(ReduceOp::Land, Datatype::Float), Catch::Contains("not on float"));
+    CHECK_THAT(refused(ReduceOp::Sum, Datatype::Byte), Catch::Contains("not on byte"));
+    CHECK_THAT(refused(ReduceOp::Max, Datatype::DoubleInt), Catch::Contains("not on double-int"));
+    CHECK_THAT(refused(ReduceOp::Minloc, Datatype::Int32), Catch::Contains("the pair types"));
+    std::string why;
+    CHECK(Reduction{ReduceOp::Bor, Datatype::Byte}.valid(why));
+    CHECK(Reduction{ReduceOp::Maxloc, Datatype::ShortInt}.valid(why));
+    CHECK(Reduction{}.valid(why));   // the default: sum on uint64
+    for (const std::string& n : datatype_names()) CHECK(name_of(datatype_of(n)) == n);
+    for (const std::string& n : reduce_op_names()) CHECK(name_of(reduce_op_of(n)) == n);
 }

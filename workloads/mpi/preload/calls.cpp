@@ -107,6 +107,8 @@ const void* element_at(const void* buf, std::int64_t elements, MPI_Datatype type
     return static_cast<const char*>(buf) + static_cast<MPI_Aint>(elements) * extent;
 }
 
+std::uint64_t count_of(int count) { return count > 0 ? static_cast<std::uint64_t>(count) : 0; }
+
 void buffer(Call& c, const void* buf, int count, MPI_Datatype type) {
     std::uint64_t va = 0, len = 0;
     span(buf, count, type, va, len);
@@ -786,13 +788,15 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;
-    if (!known(comm, "MPI_Reduce", ctx)) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    Call c = call(Op::Reduce);
+    if (!known(comm, "MPI_Reduce", ctx) ||
+        !reduction(c, "MPI_Reduce", op, type, count_of(count), in_place ? recvbuf : sendbuf))
+        return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    c.comm = ctx;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
-    Call c = call(Op::Reduce, ctx);
     c.root = root;
-    const bool in_place = sendbuf == MPI_IN_PLACE;
-    buffer(c, in_place ? recvbuf : sendbuf, count, type);
     c.va2 = rank == root ? reinterpret_cast<std::uint64_t>(recvbuf) : 0;
     void* copy = nullptr;
     const void* from = sendbuf;
@@ -873,9 +877,11 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
     const InLibrary lib;
     std::uint32_t ctx = 0;
-    if (!known(comm, "MPI_Allreduce", ctx)) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-    Call c = call(Op::Allreduce, ctx);
-    buffer(c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type);
+    Call c = call(Op::Allreduce);
+    if (!known(comm, "MPI_Allreduce", ctx) ||
+        !reduction(c, "MPI_Allreduce", op, type, count_of(count), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf))
+        return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    c.comm = ctx;
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
     PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, &real);
@@ -889,11 +895,12 @@ static int scan(Op op, const char* name, const void* sendbuf, void* recvbuf, int
     const InLibrary lib;
     std::uint32_t ctx = 0;
     const bool exclusive = op == Op::Exscan;
-    if (!known(comm, name, ctx))
+    Call c = call(op);
+    if (!known(comm, name, ctx) ||
+        !reduction(c, name, mop, type, count_of(count), sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf))
         return exclusive ? PMPI_Exscan(sendbuf, recvbuf, count, type, mop, comm)
                          : PMPI_Scan(sendbuf, recvbuf, count, type, mop, comm);
-    Call c = call(op, ctx);
-    buffer(c, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, count, type);
+    c.comm = ctx;
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
     if (exclusive) PMPI_Iexscan(sendbuf, recvbuf, count, type, mop, comm, &real);

@@ -38,6 +38,18 @@ void program_free(void* p);
 int collective(mpiwire::Call c, MPI_Request real, bool waits, void* copy,
                const std::vector<std::uint64_t>& values = {});
 
+// A reduction's MPI_Op and datatype into c.reduce_op and c.datatype,
+// `count` into c.elements, and its data (`count` elements from `buf`, laid
+// out as the library lays them, a pair type's padding included) into c.va
+// and c.bytes (reduction.cpp); a user-defined MPI_Op as a stand-in over
+// its bytes (protocol.hpp kStandIn). False (the call reported untimed,
+// with why) for a predefined operation on a datatype the collectives
+// library does not have (a derived datatype, MPI_LONG_DOUBLE, the complex
+// types, ...) or one MPI does not define it on.
+bool reduction(mpiwire::Call& c, const char* name, MPI_Op op, MPI_Datatype type, std::uint64_t count, const void* buf);
+// An MPI count as a count of elements (a negative one: none).
+std::uint64_t count_of(int count);
+
 // A datatype whose elements lie one after the other with no gap (extent =
 // size, from its first byte; its size into `size`): a block's bytes and
 // offset are its counts times the size.

@@ -1,11 +1,11 @@
 // MPI_Reduce_scatter and MPI_Reduce_scatter_block timed
 // (workloads/mpi/README.md "What is timed"): the blocks of the rank's
-// vector follow the Call as a v-variant's do (protocol.hpp), each block's
-// bytes rounded up to whole 64-bit words, as the simulation times every
-// reduction (library/collectives sums 64-bit words); the real collective
-// is posted non-blocking before the simulation is asked, and waited for
-// (every rank's result depends on every other's). Untimed, with the
-// reason: MPI_IN_PLACE, and a datatype whose extent is not its size.
+// vector follow the Call as a v-variant's do (protocol.hpp), in bytes, and
+// its MPI_Op and datatype (reduction.cpp); the real collective is posted
+// non-blocking before the simulation is asked, and waited for (every
+// rank's result depends on every other's). Untimed, with the reason:
+// MPI_IN_PLACE, a datatype whose extent is not its size, and an operation
+// or datatype the collectives library has not (reduction.cpp).
 #include <mpi.h>
 
 #include <string>
@@ -22,10 +22,12 @@ using mpiwire::Op;
 
 namespace {
 
-// Whether reduce-scatter `name` on `comm` is timed; else reported untimed
-// (with why) and false.
-bool timeable(MPI_Comm comm, const char* name, const void* sendbuf, MPI_Datatype type, std::uint32_t& ctx) {
+// Whether reduce-scatter `name` on `comm` is timed (its context, operation
+// and datatype into `c`); else reported untimed (with why) and false.
+bool timeable(MPI_Comm comm, const char* name, const void* sendbuf, MPI_Datatype type, MPI_Op op, Call& c) {
+    std::uint32_t ctx = 0;
     if (!known(comm, name, ctx)) return false;
+    c.comm = ctx;
     if (sendbuf == MPI_IN_PLACE) {
         untimed((std::string(name) + " with MPI_IN_PLACE").c_str());
         return false;
@@ -35,12 +37,12 @@ bool timeable(MPI_Comm comm, const char* name, const void* sendbuf, MPI_Datatype
         untimed((std::string(name) + " with a datatype whose extent is not its size").c_str());
         return false;
     }
-    return true;
+    return reduction(c, name, op, type, 0, sendbuf);
 }
 
-// The Call's values: the vector's blocks (lengths of `counts` elements of
-// `type` rounded up to whole words, one after the other), then this rank's
-// result; the vector's bytes into c.bytes.
+// The Call's values: the vector's blocks (lengths in bytes of `counts`
+// elements of `type`, one after the other), then this rank's result; the
+// vector's bytes into c.bytes, its elements into c.elements.
 std::vector<std::uint64_t> blocks(Call& c, MPI_Comm comm, const int counts[], int count, MPI_Datatype type) {
     int rank = 0, n = 0, size = 0;
     PMPI_Comm_rank(comm, &rank);
@@ -48,25 +50,25 @@ std::vector<std::uint64_t> blocks(Call& c, MPI_Comm comm, const int counts[], in
     PMPI_Type_size(type, &size);
     const std::size_t ranks = static_cast<std::size_t>(n);
     std::vector<std::uint64_t> v(4 * ranks, 0);
-    std::uint64_t at = 0;
+    std::uint64_t at = 0, elements = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
-        const int k = counts ? counts[r] : count;
-        const std::uint64_t bytes = static_cast<std::uint64_t>(k > 0 ? k : 0) * static_cast<std::uint64_t>(size);
-        v[r] = (bytes + 7) / 8 * 8;
+        const std::uint64_t k = count_of(counts ? counts[r] : count);
+        v[r] = k * static_cast<std::uint64_t>(size);
         v[ranks + r] = at;
         at += v[r];
+        elements += k;
     }
     v[2 * ranks + static_cast<std::size_t>(rank)] = v[static_cast<std::size_t>(rank)];
     c.bytes = at;
+    c.elements = elements;
     return v;
 }
 
 // The call timed: the blocks of `counts` (or `count` each) after its Call,
 // the real collective posted by `post` before the simulation is asked.
 template <class Post>
-int timed(Op op, std::uint32_t ctx, MPI_Comm comm, const void* sendbuf, void* recvbuf, const int counts[], int count,
-          MPI_Datatype type, Post post) {
-    Call c = call(op, ctx);
+int timed(Call c, MPI_Comm comm, const void* sendbuf, void* recvbuf, const int counts[], int count, MPI_Datatype type,
+          Post post) {
     const std::vector<std::uint64_t> v = blocks(c, comm, counts, count, type);
     c.va = reinterpret_cast<std::uint64_t>(sendbuf);
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
@@ -82,10 +84,10 @@ extern "C" {
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
                        MPI_Comm comm) {
     const InLibrary lib;
-    std::uint32_t ctx = 0;
-    if (!timeable(comm, "MPI_Reduce_scatter", sendbuf, type, ctx))
+    Call c = call(Op::ReduceScatter);
+    if (!timeable(comm, "MPI_Reduce_scatter", sendbuf, type, op, c))
         return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
-    return timed(Op::ReduceScatter, ctx, comm, sendbuf, recvbuf, recvcounts, 0, type, [&](MPI_Request* real) {
+    return timed(c, comm, sendbuf, recvbuf, recvcounts, 0, type, [&](MPI_Request* real) {
         return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, real);
     });
 }
@@ -93,10 +95,10 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                              MPI_Comm comm) {
     const InLibrary lib;
-    std::uint32_t ctx = 0;
-    if (!timeable(comm, "MPI_Reduce_scatter_block", sendbuf, type, ctx))
+    Call c = call(Op::ReduceScatterBlock);
+    if (!timeable(comm, "MPI_Reduce_scatter_block", sendbuf, type, op, c))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-    return timed(Op::ReduceScatterBlock, ctx, comm, sendbuf, recvbuf, nullptr, recvcount, type, [&](MPI_Request* real) {
+    return timed(c, comm, sendbuf, recvbuf, nullptr, recvcount, type, [&](MPI_Request* real) {
         return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, real);
     });
 }

@@ -134,9 +134,16 @@ def main():
                 failures.append("ring: two runs with mpi.compute = none give different stats.json")
             s = summary(outs[0])
             # Per rank: 3 rounds x (1 sendrecv + 2 irecv + 2 isend + 4 waits),
-            # the any-source gather, 7 collectives, finalize.
-            if int(s["mpi_calls"]) < 4 * (3 * 9 + 7):
+            # the any-source gather, 9 collectives, finalize.
+            if int(s["mpi_calls"]) < 4 * (3 * 9 + 9):
                 failures.append("ring: mpi_calls = %s, fewer than the program makes" % s["mpi_calls"])
+            # Its MPI_MAX over MPI_INT and MPI_MINLOC over MPI_DOUBLE_INT
+            # run with their operation and datatype, every result checked.
+            if s["mpi_untimed_calls"] != "0" or s["data_mismatches"] != "0":
+                failures.append("ring: untimed calls or data mismatches: %s" % s)
+            # Its allreduce of its own MPI_Op: timed with a stand-in, said so.
+            if "4 reduction(s) of a user-defined MPI_Op timed with a stand-in" not in p.stdout + p.stderr:
+                failures.append("ring: no findings line on the stand-in reduction:\n" + p.stdout[-2000:])
             m = re.search(r"ring: 4 ranks, 4096 B, 3 rounds: ([0-9.]+) us a round", p.stdout)
             if not m or not 0.5 < float(m.group(1)) < 1000:
                 failures.append("ring: the program's MPI_Wtime figure is missing or not simulated: " + p.stdout)
