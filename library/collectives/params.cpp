@@ -56,7 +56,22 @@ CollParams::CollParams()
       reduce_rate(set.rate("reduce-rate", "10.6Gbps",
                            "rate a core sums a received vector into its own (two arrays read, one written): "
                            "*estimate*, two thirds of vm.copy-rate's 2 GB/s memcpy (one read and one write a byte)")
-                      .range("1Mbps", "1Tbps")) {}
+                      .range("1Mbps", "1Tbps")),
+      call(set.choice("call", "blocking", {"blocking", "nonblocking"},
+                      "how the collective workload calls collective.op: blocking (MPI_Allreduce, ...: osu_allreduce) "
+                      "or nonblocking (MPI_Iallreduce, ... then MPI_Wait: osu_iallreduce), the library's "
+                      "non-blocking form, whose steps run on their own while the rank goes on "
+                      "(library/collectives/README.md \"Non-blocking collectives\")")),
+      overlap_compute(set.time("overlap-compute", "0s",
+                               "collective.call = nonblocking: the rank computes this long on its core between "
+                               "starting the collectives and waiting for them, as osu_iallreduce's overlap "
+                               "measurement does; the latency then counts from the start to the wait's return")
+                          .range("0s", "1s")),
+      outstanding(set.integer("outstanding", "1",
+                              "collective.call = nonblocking: collectives each rank starts back to back (each on "
+                              "buffers of its own) before waiting for them, in order: several in flight at once "
+                              "on one communicator")
+                      .range("1", "64")) {}
 
 void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
 

@@ -18,6 +18,9 @@ struct CollParams {
     EnumParam reduce_scatter_algorithm;
     IntParam root;
     RateParam reduce_rate;
+    EnumParam call;
+    TimeParam overlap_compute;
+    IntParam outstanding;
     static void declare_params(ParamRegistry& reg);
 };
 

@@ -280,6 +280,13 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
     if (op == Op::ReduceScatter || op == Op::ReduceScatterBlock)
         throw std::runtime_error(who + "calls " + region_name(static_cast<std::uint8_t>(c.op)) +
                                  ", which the trace workload does not replay: the trace is not written");
+    if (mpiwire::is_nonblocking(op))
+        throw std::runtime_error(who + "calls the non-blocking form of " +
+                                 region_name(static_cast<std::uint8_t>(mpiwire::blocking_of(op))) +
+                                 " (README \"Non-blocking collectives\"), which the trace workload does not replay "
+                                 "(OTF2 3 has events for it, NonBlockingCollectiveRequest and "
+                                 "NonBlockingCollectiveComplete, but a replay of them is not built): the trace is "
+                                 "not written");
     if (op >= Op::WinCreate && op <= Op::FlushAll)
         throw std::runtime_error(who +
                                  "uses a one-sided window (README \"One-sided\"), which the trace workload does not "

@@ -34,6 +34,22 @@ void program_free(void* p);
 int collective(mpiwire::Call c, MPI_Request real, bool waits, void* copy,
                const std::vector<std::uint64_t>& values = {});
 
+// A non-blocking collective being started (nonblocking_calls.cpp): its
+// wrapper makes one of these, then calls the blocking wrapper, whose
+// collective() then starts it instead (the Call made the non-blocking
+// one, the program's request a generalized one into `request`, which
+// MPI_Wait and MPI_Test end once the simulation's and the real one have).
+// started(): whether collective() did (a blocking wrapper that took its
+// untimed way did not: the call is complete then).
+class Starting {
+public:
+    explicit Starting(MPI_Request* request);
+    ~Starting();
+    Starting(const Starting&) = delete;
+    Starting& operator=(const Starting&) = delete;
+    bool started() const;
+};
+
 // A datatype whose elements lie one after the other with no gap (extent =
 // size, from its first byte; its size into `size`): a block's bytes and
 // offset are its counts times the size.
