@@ -142,7 +142,7 @@ bool RdmaProcess::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char
     // A posted store (Device-nGnRE registers, or normal memory through the
     // write buffer) lets the CPU go on once issued; loads wait for the data.
     qk().set(posted && cmd == tlm::TLM_WRITE_COMMAND ? issued + store_issue_ : d);
-    if (qk().need_sync()) qk().sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
     return gp.is_response_ok();
 }
 

@@ -106,6 +106,11 @@ void RdmaProcess::wait_until(const std::function<bool()>& done, sc_core::sc_even
     while (!done()) sc_core::wait(ev);
 }
 
+// While a library thread exists, every thread of the process synchronises
+// its clock after each step (the `|| !thread_qks_.empty()` of the library's
+// need_sync checks): no temporal decoupling, so that the process's shared
+// state (page faults, registrations, channels, records) sees their calls
+// in the order of their times (library/collectives/README.md).
 void RdmaProcess::enter_thread(sc_time start) {
     auto qk = std::make_unique<tlm_utils::tlm_quantumkeeper>();
     qk->reset();
@@ -152,7 +157,7 @@ void RdmaProcess::compute(sc_time t) {
         return;
     }
     qk().inc(t);
-    if (qk().need_sync()) qk().sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 void RdmaProcess::run_on_core(const char* activity, sc_time t) {
@@ -164,7 +169,7 @@ void RdmaProcess::run_on_core(const char* activity, sc_time t) {
             cores_->run(activity, now(), t, tracer_.enabled() ? group_ + " " + activity : std::string());
         qk().set(s.end - sc_core::sc_time_stamp());
     }
-    if (qk().need_sync()) qk().sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 void RdmaProcess::attach_process(Vm& vm, int pid) {

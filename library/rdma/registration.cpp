@@ -64,7 +64,7 @@ RegResult RdmaProcess::reg_acquire(std::uint64_t va, std::uint64_t len, bool wri
     if (!registrar_) return RegResult{true, VmError::Ok, now()};
     const RegResult r = registrar_->acquire(va, len, write, now());
     if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
-    if (qk().need_sync()) qk().sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
     return r;
 }
 
@@ -72,7 +72,7 @@ void RdmaProcess::reg_release(std::uint64_t va, std::uint64_t len) {
     if (!registrar_) return;
     const RegResult r = registrar_->release(va, len, now());
     if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
-    if (qk().need_sync()) qk().sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 std::uint64_t RdmaProcess::chunks_for(std::uint64_t len) const {
