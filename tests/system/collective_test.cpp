@@ -231,6 +231,18 @@ TEST_CASE("collectives: non-blocking, overlapped with compute, several in flight
             CHECK(f.at("transfers") == 2.0 * 3);   // (clean: both calls' results verified, every byte)
         }
     }
+    // Threads of one process a quantum apart met its page faults and
+    // registrations out of time order (whole pages of results wrong) until
+    // they ran without temporal decoupling (README "One clock at a time").
+    Settings faults = nonblocking;
+    faults.insert(faults.end(), {{"collective.outstanding", "5"}, {"workload.populate", "false"}});
+    clean(run(3, "alltoall", "pairwise", "24KiB", 3, faults));
+    Settings cache = nonblocking;
+    cache.insert(cache.end(), {{"collective.outstanding", "2"},
+                               {"collective.overlap-compute", "20us"},
+                               {"rdma.strategy", "pin-cache"},
+                               {"node.processes", "2"}});
+    clean(run(3, "gatherv", "linear", "40KiB", 3, cache));
 }
 
 TEST_CASE("collectives: with every registration strategy and two processes a node", "[collective]") {
