@@ -21,7 +21,8 @@ void CollectiveWorkload::declare_metrics(MetricRegistry& reg) {
     reg.quantile("collective_latency_us_p50", "us",
                  "collective workload: median time of one collective at one rank, from its start (after the "
                  "iteration's barrier) to its end there (`workload.collective.latency`; OSU reports the mean over "
-                 "ranks of this); 0 in other runs.",
+                 "ranks of this; collective.call = nonblocking: from the start to the wait's return, "
+                 "collective.overlap-compute included); 0 in other runs.",
                  "collective.latency", 0.5, run);
     reg.quantile("collective_latency_us_max", "us",
                  "collective workload: the longest time of one collective at one rank "
@@ -50,6 +51,9 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
       bytes_(ctx.config[params_of<WorkloadParams>().message_size]),
       iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
       root_(static_cast<unsigned>(ctx.config[params_of<CollParams>().root])),
+      nonblocking_(ctx.config[params_of<CollParams>().call] == "nonblocking"),
+      overlap_(ctx.config[params_of<CollParams>().overlap_compute]),
+      outstanding_(static_cast<unsigned>(ctx.config[params_of<CollParams>().outstanding])),
       messages_(ctx.stats.counter(stats_prefix(job) + "collective.messages", "",
                                   "messages the ranks sent for the measured collectives")),
       sent_bytes_(ctx.stats.counter(stats_prefix(job) + "collective.sent_bytes", "B", "bytes of those messages")),
@@ -69,13 +73,7 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
     // The algorithm parameter of this collective (barrier, bcast and
     // reduce have one algorithm each).
     const EnumParam* which = coll::algorithm_param(op_);
-    // Another collective's algorithm set to other than its default is a
-    // mistake (this workload measures one collective).
-    for (const EnumParam* other :
-         {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm, &P.reduce_scatter_algorithm})
-        if (other != which && c[*other] != c.registry().find(other->name())->default_text)
-            throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
-                                       coll::name_of(op_));
+    refuse_settings(c, which);
     std::string why;
     const CollectiveData sizes{op_, n, root_, bytes_, {}, {}, red};
     const std::uint64_t chosen_by = sizes.algorithm_bytes();
@@ -98,7 +96,8 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         }
         const CollectiveData mine = sizes.for_rank(r);
         check_fits(*apps[r],
-                   mine.send_bytes() + mine.receive_bytes() + coll::Communicator::scratch_bytes(op_, n, chosen_by) +
+                   outstanding_ * (mine.send_bytes() + mine.receive_bytes() +
+                                   coll::Communicator::scratch_bytes(op_, n, chosen_by)) +
                        (one_sided ? coll::OneSided::mapped_bytes(n) : msg::Endpoint::mapped_bytes(c, partners.size())));
         check_locked(*apps[r],
                      one_sided ? coll::OneSided::locked_regions() : msg::Endpoint::locked_regions(c, partners.size()));
@@ -141,6 +140,25 @@ coll::Reduction CollectiveWorkload::reduction(const Config& c, unsigned ranks) c
                        "126 ranks, not " +
                            std::to_string(ranks) + ": use double");
     return red;
+}
+
+void CollectiveWorkload::refuse_settings(const Config& c, const EnumParam* which) const {
+    const auto& P = params_of<CollParams>();
+    // Another collective's algorithm set to other than its default is a
+    // mistake (this workload measures one collective).
+    for (const EnumParam* other :
+         {&P.allreduce_algorithm, &P.allgather_algorithm, &P.alltoall_algorithm, &P.reduce_scatter_algorithm})
+        if (other != which && c[*other] != c.registry().find(other->name())->default_text)
+            throw c.refuse(*other, std::string("chooses the algorithm of another collective than collective.op = ") +
+                                       coll::name_of(op_));
+    if (!nonblocking_ && overlap_ > sc_core::SC_ZERO_TIME)
+        throw c.refuse(P.overlap_compute,
+                       "is the compute between a non-blocking collective's start and its wait: "
+                       "collective.call = nonblocking only");
+    if (!nonblocking_ && outstanding_ > 1)
+        throw c.refuse(P.outstanding, "counts non-blocking collectives in flight: collective.call = nonblocking only");
+    if (nonblocking_ && c[P.transport] == "one-sided")
+        throw c.refuse(P.transport, coll::Communicator::kOneSidedNonBlocking);
 }
 
 void CollectiveWorkload::entered(std::uint64_t it, unsigned rank, sc_time at) {
@@ -208,8 +226,12 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
     msg::Endpoint* ep = eps_[app.node()];
     const CollectiveData data = data_.for_rank(rank);   // a v-variant's blocks as this rank sees them
     const std::uint64_t slen = data.send_bytes(), rlen = data.receive_bytes();
-    const std::uint64_t sbuf = app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_);
-    const std::uint64_t rbuf = app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_);
+    // Buffers of its own for each call in flight at once.
+    std::vector<std::uint64_t> sbufs, rbufs;
+    for (unsigned k = 0; k < outstanding_; ++k) {
+        sbufs.push_back(app.alloc(std::max<std::uint64_t>(slen, 1), populate_, advice_));
+        rbufs.push_back(app.alloc(std::max<std::uint64_t>(rlen, 1), populate_, advice_));
+    }
     // The wire-up through the start barrier: each rank publishes its
     // endpoint's slots and credit words (or its mailbox) after the setup
     // and connects from the others' after the barrier.
@@ -227,7 +249,8 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         ep ? coll::Communicator(ctx_, app, *ep, nodes_, rank) : coll::Communicator(ctx_, app, *os_[rank], nodes_, rank);
     for (std::uint64_t it = 0; it < iterations_; ++it) {
         // The program's data for this iteration (as the application wrote it).
-        if (data.prepare(app, sbuf, rbuf, rank, it)) poison(app, rbuf, rlen, it * n + rank);
+        for (unsigned k = 0; k < outstanding_; ++k)
+            if (data.prepare(app, sbufs[k], rbufs[k], rank, it)) poison(app, rbufs[k], rlen, it * n + rank);
         // osu_*: the ranks meet, then each times its own call.
         comm.barrier(coll::Algorithm::Dissemination);
         const std::uint64_t m0 = comm.messages(), b0 = comm.sent_bytes(), s0 = comm.reduced_bytes();
@@ -235,7 +258,18 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         const sc_time t0 = app.now();
         log_.posted(t0);
         entered(it, rank, t0);
-        data.run(comm, algorithm_, sbuf, rbuf);
+        if (nonblocking_) {
+            // osu_iallreduce: start, compute, wait.
+            std::vector<coll::Communicator::Request> calls;
+            for (unsigned k = 0; k < outstanding_; ++k)
+                calls.push_back(comm.start([this, &data, s = sbufs[k], r = rbufs[k]](coll::Communicator& own) {
+                    data.run(own, algorithm_, s, r);
+                }));
+            if (overlap_ > sc_core::SC_ZERO_TIME) app.compute(overlap_);
+            for (const auto& call : calls) comm.wait(call);
+        } else {
+            data.run(comm, algorithm_, sbufs[0], rbufs[0]);
+        }
         left(it, rank, app.now());
         const sc_time latency = app.now() - t0;
         latency_.add(to_us(latency));
@@ -244,9 +278,8 @@ void CollectiveWorkload::program(RdmaProcess& app, unsigned rank) {
         reduced_bytes_.inc(comm.reduced_bytes() - s0);
         if (!ep) control_writes_.inc(os_[rank]->control_writes() - w0);
         const std::uint64_t got = data.result_bytes(rank);
-        const bool ok = check(app, data, rbuf, rank, it, coll::name_of(op_));
-        log_.finished(app.now(), true, got, &latency);
-        (void)ok;
+        for (unsigned k = 0; k < outstanding_; ++k) check(app, data, rbufs[k], rank, it, coll::name_of(op_));
+        log_.finished(app.now(), true, got * outstanding_, &latency);
     }
     if (ep) ep->finalize();
     app.finish_registrations();
@@ -312,6 +345,7 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
     return {
         {"collective.op", small({})},
         {"collective.transport", small({})},
+        {"collective.call", small({})},
         {"collective.allreduce-algorithm", small({}), "", small({{"workload.message-size", "64KiB"}})},
         {"collective.allgather-algorithm", small({{"collective.op", "allgather"}}), "",
          small({{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}})},

@@ -38,6 +38,10 @@ private:
     // The reduction collective.reduce-op and collective.datatype choose,
     // checked against op_, workload.message-size and the ranks.
     coll::Reduction reduction(const Config& c, unsigned ranks) const;
+    // Refused: another collective's algorithm than `which` set;
+    // collective.overlap-compute and collective.outstanding without
+    // collective.call = nonblocking, which one-sided does not do.
+    void refuse_settings(const Config& c, const EnumParam* which) const;
     // Whether `rank`'s result at `buf` is what `data` says; logs it.
     bool check(RdmaProcess& app, const CollectiveData& data, std::uint64_t buf, unsigned rank, std::uint64_t it,
                const char* what);
@@ -52,6 +56,11 @@ private:
     coll::Algorithm algorithm_ = coll::Algorithm::Auto;
     const std::uint64_t bytes_, iterations_;
     const unsigned root_;
+    // collective.call = nonblocking: the library's non-blocking form, with
+    // the compute between start and wait, and the calls in flight at once.
+    const bool nonblocking_;
+    const sc_core::sc_time overlap_;
+    const unsigned outstanding_;
     CollectiveData data_;
     unsigned done_ = 0;
     // Barrier: each rank's entry and exit of the iterations' barriers still

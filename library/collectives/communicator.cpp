@@ -330,7 +330,13 @@ std::uint64_t Communicator::scratch(std::uint64_t bytes) {
     return scratch_;
 }
 
-std::uint64_t Communicator::next_tag() { return context_ + kCollTag + call_++; }
+std::uint64_t Communicator::next_tag() {
+    if (started_on_) {
+        if (tag_taken_) throw std::logic_error("coll::Communicator: a non-blocking call made two collectives");
+        tag_taken_ = true;
+    }
+    return context_ + kCollTag + call_++;
+}
 
 std::uint64_t Communicator::current_tag() const { return context_ + kCollTag + call_ - 1; }
 

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "library/collectives/reduction.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "library/rdma/process.hpp"
+#include "src/core/lazy_event.hpp"
 
 namespace vrdmasim::coll {
 
@@ -182,6 +185,31 @@ public:
     void reduce_scatter(std::uint64_t sbuf, std::uint64_t rbuf, const std::vector<std::uint64_t>& counts, Algorithm a,
                         const Reduction& red);
 
+    // Non-blocking collectives (nonblocking.cpp; README.md "Non-blocking
+    // collectives"), MPI_Iallreduce's and the others': start() begins
+    // `call`, any one of the collectives above made on a communicator of
+    // the call's own (this one's ranks and endpoint, the call's tag in
+    // this one's order, scratch of its own), in a thread of the library's
+    // for this process, and returns at once, nothing spent; the collective
+    // runs in simulated time while the caller goes on (asynchronous
+    // progress, as an MPI library's progress thread or an offloading NIC
+    // gives), its sums and copies on the node's cores. wait() returns when
+    // it has ended (at once if it had), test() says whether it has. Every
+    // rank starts the same collectives in the same order, blocking and
+    // non-blocking interleaved as it likes (MPI's rule); this communicator
+    // must outlive the requests. The two-sided transport only.
+    struct Pending {
+        bool done = false;
+        LazyEvent ended;
+    };
+    using Request = std::shared_ptr<Pending>;
+    Request start(const std::function<void(Communicator&)>& call);
+    void wait(const Request& r);
+    bool test(const Request& r);
+    // Why non-blocking collectives are not built for the one-sided transport
+    // (a workload's refusal names collective.transport with it).
+    static const char* kOneSidedNonBlocking;
+
     // Messages and bytes this rank sent, sums it did (statistics of the
     // caller's choosing read these).
     std::uint64_t messages() const { return messages_; }
@@ -252,6 +280,13 @@ private:
     const double reduce_rate_, copy_rate_;   // bytes per second
     std::uint64_t scratch_ = 0, scratch_len_ = 0;
     std::uint64_t call_ = 0, step_ = 0;
+    // A non-blocking call's own communicator: the one it was started on
+    // (its counters and scratch go back there at the end), and whether its
+    // one collective has taken the call's tag yet.
+    Communicator* started_on_ = nullptr;
+    bool tag_taken_ = false;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spare_scratch_;   // ended calls' {address, length}
+    std::uint64_t threads_ = 0;   // non-blocking calls started (their threads' names)
     std::uint64_t messages_ = 0, sent_bytes_ = 0, reduced_bytes_ = 0;
     std::vector<unsigned char> a_, b_;   // host copies for sums and copies
 };

@@ -4,6 +4,19 @@
 
 namespace vrdmasim {
 
+namespace {
+const char* const kReduceOpHelp =
+    "the operation of the collective workload's reductions (collective.op = reduce, allreduce, scan, exscan, "
+    "reduce_scatter, reduce_scatter_block): MPI's predefined MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, "
+    "MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC (MPI 4.1 section 6.9.2), each on the datatypes MPI "
+    "defines it on; every one is commutative (library/collectives/README.md \"Reductions\")";
+const char* const kDatatypeHelp =
+    "the element type of the collective workload's reductions: MPI_UINT64_T, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, "
+    "MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_FLOAT, MPI_DOUBLE, MPI_BYTE, and the pair types of "
+    "minloc and maxloc MPI_2INT, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT (MPI 4.1 sections 3.2.2 "
+    "and 6.9.4; a pair takes its C struct's size, padding included: 8, 8, 16, 16, 8 B)";
+}   // namespace
+
 CollParams::CollParams()
     : set("collective",
           "MPI-style collectives on the two-sided library or on one-sided RDMA "
@@ -61,18 +74,23 @@ CollParams::CollParams()
                            "arithmetic): *estimate*, two thirds of vm.copy-rate's 2 GB/s memcpy (one read and one "
                            "write a byte)")
                       .range("1Mbps", "1Tbps")),
-      reduce_op(set.choice("reduce-op", "sum", coll::reduce_op_names(),
-                           "the operation of the collective workload's reductions (collective.op = reduce, allreduce, "
-                           "scan, exscan, reduce_scatter, reduce_scatter_block): MPI's predefined MPI_SUM, MPI_PROD, "
-                           "MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, "
-                           "MPI_MAXLOC (MPI 4.1 section 6.9.2), each on the datatypes MPI defines it on; every one is "
-                           "commutative (library/collectives/README.md \"Reductions\")")),
-      datatype(set.choice("datatype", "uint64", coll::datatype_names(),
-                          "the element type of the collective workload's reductions: MPI_UINT64_T, MPI_INT8_T, "
-                          "MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_FLOAT, "
-                          "MPI_DOUBLE, MPI_BYTE, and the pair types of minloc and maxloc MPI_2INT, MPI_FLOAT_INT, "
-                          "MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT (MPI 4.1 sections 3.2.2 and 6.9.4; a pair "
-                          "takes its C struct's size, padding included: 8, 8, 16, 16, 8 B)")) {}
+      reduce_op(set.choice("reduce-op", "sum", coll::reduce_op_names(), kReduceOpHelp)),
+      datatype(set.choice("datatype", "uint64", coll::datatype_names(), kDatatypeHelp)),
+      call(set.choice("call", "blocking", {"blocking", "nonblocking"},
+                      "how the collective workload calls collective.op: blocking (MPI_Allreduce, ...: osu_allreduce) "
+                      "or nonblocking (MPI_Iallreduce, ... then MPI_Wait: osu_iallreduce), the library's "
+                      "non-blocking form, whose steps run on their own while the rank goes on "
+                      "(library/collectives/README.md \"Non-blocking collectives\")")),
+      overlap_compute(set.time("overlap-compute", "0s",
+                               "collective.call = nonblocking: the rank computes this long on its core between "
+                               "starting the collectives and waiting for them, as osu_iallreduce's overlap "
+                               "measurement does; the latency then counts from the start to the wait's return")
+                          .range("0s", "1s")),
+      outstanding(set.integer("outstanding", "1",
+                              "collective.call = nonblocking: collectives each rank starts back to back (each on "
+                              "buffers of its own) before waiting for them, in order: several in flight at once "
+                              "on one communicator")
+                      .range("1", "64")) {}
 
 void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
 

@@ -20,6 +20,9 @@ struct CollParams {
     RateParam reduce_rate;
     EnumParam reduce_op;
     EnumParam datatype;
+    EnumParam call;
+    TimeParam overlap_compute;
+    IntParam outstanding;
     static void declare_params(ParamRegistry& reg);
 };
 

@@ -167,6 +167,7 @@ void Endpoint::truncated(std::uint64_t len, std::uint64_t room, unsigned src, st
 
 Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
     if (is_wildcard_tag(tag)) throw std::invalid_argument("isend with a wildcard tag");
+    const HoldEngine hold(*this);
     if (dst != app_.node()) peer(dst);   // itself, a peer, or an error
     const Request id = next_req_++;
     Req& r = reqs_[id];
@@ -186,6 +187,7 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
 
 Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
     if (src != kAnySource && src != app_.node()) peer(src);
+    const HoldEngine hold(*this);
     const Request id = next_req_++;
     Req& r = reqs_[id];
     r.send = false;
@@ -257,6 +259,7 @@ bool Endpoint::matched(Request id, Status& out) const {
 }
 
 bool Endpoint::cancel(Request id) {
+    const HoldEngine hold(*this);
     Req& r = reqs_.at(id);
     if (r.send) throw std::logic_error("cancel() of a send");
     const bool withdrawn = !r.status.ok && match_.cancel(id);

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "src/core/context.hpp"
+#include "src/core/lazy_event.hpp"
 #include "library/rdma/process.hpp"
 #include "library/messaging/credits.hpp"
 #include "library/messaging/matching.hpp"
@@ -94,6 +95,9 @@ public:
     Request irecv(unsigned src, std::uint64_t tag, std::uint64_t buf, std::uint64_t len);
     // Progress once; true if the request is complete (then wait() returns at once).
     bool test(Request r);
+    // Progress once (an MPI_Test of a request of another library's, as
+    // Open MPI's opal_progress polls the network first).
+    void poll() { progress(); }
     // Progress until the request completes; its status (the request is freed).
     Status wait(Request r);
     // Progress until one of `rs` completes; its index (wait() on it then
@@ -192,6 +196,32 @@ private:
 
     void progress();
     void block();
+    // One thread at a time in the endpoint's state (progress(), block()'s
+    // reaping of rendezvous transfers, posting, cancelling): a non-blocking
+    // collective's thread shares the endpoint with the program's
+    // (library/collectives). In progress, a thread that finds another in
+    // waits until it is idle and returns, to look at its request again (as
+    // Open MPI's opal_progress lets one thread in at a time); a post waits
+    // its turn. The thread in may enter again (a post's own progress).
+    // enter_engine: true if the caller is in (it leaves with leave_engine()).
+    bool enter_engine();
+    void leave_engine();
+    struct InEngine {
+        Endpoint& ep;
+        const bool in;
+        explicit InEngine(Endpoint& e) : ep(e), in(e.enter_engine()) {}
+        ~InEngine() {
+            if (in) ep.leave_engine();
+        }
+    };
+    struct HoldEngine {
+        Endpoint& ep;
+        explicit HoldEngine(Endpoint& e) : ep(e) {
+            while (!e.enter_engine()) {
+            }
+        }
+        ~HoldEngine() { ep.leave_engine(); }
+    };
     void handle_notification(const CompletionRecord& r);
     void handle_slots(Peer& p);
     void send_queued(Peer& p);
@@ -246,6 +276,9 @@ private:
     std::uint64_t fixed_records_ = 0;   // per peer: slots bounce records + 1 credit record
     std::vector<std::uint64_t> free_records_;   // for rendezvous writes
     std::map<Request, Req> reqs_;
+    const sc_core::sc_process_b* engine_owner_ = nullptr;   // the thread in the engine (depth 0: none)
+    unsigned engine_depth_ = 0, engine_waiters_ = 0;
+    std::unique_ptr<LazyEvent> engine_idle_;   // made at the first wait, under the process's module
     Request next_req_ = 1;
     MatchQueues match_;
     std::map<std::uint64_t, Unexpected> unexpected_;

@@ -9,7 +9,32 @@
 namespace vrdmasim {
 namespace msg {
 
+bool Endpoint::enter_engine() {
+    const sc_core::sc_process_b* me = sc_core::sc_get_current_process_b();
+    if (engine_depth_ == 0 || engine_owner_ == me) {
+        engine_owner_ = me;
+        ++engine_depth_;
+        return true;
+    }
+    if (!engine_idle_) {
+        const UnderModule under(&app_);
+        engine_idle_ = std::make_unique<LazyEvent>();
+    }
+    ++engine_waiters_;
+    app_.wait_until([this] { return engine_depth_ == 0; }, engine_idle_->get());
+    --engine_waiters_;
+    return false;
+}
+
+void Endpoint::leave_engine() {
+    if (--engine_depth_) return;
+    engine_owner_ = nullptr;
+    if (engine_waiters_) engine_idle_->notify(sc_core::SC_ZERO_TIME);
+}
+
 void Endpoint::progress() {
+    const InEngine engine(*this);
+    if (!engine.in) return;
     const std::uint64_t events = app_.rx_events();
     if (events - consumed_ > ring_)
         throw std::runtime_error(app_.group() + ": two-sided library's notification ring overflowed (" +
@@ -51,11 +76,15 @@ void Endpoint::block() {
     // (bounded), so that nothing waits on a completion this process has not
     // looked at; otherwise sleep until the next notification.
     bool any = false;
-    for (auto& kv : reqs_)
-        if (!kv.second.done && !kv.second.parts.empty()) {
-            any = true;
-            finish_parts(kv.first, kv.second, true);
-        }
+    {
+        const InEngine engine(*this);
+        if (!engine.in) return;
+        for (auto& kv : reqs_)
+            if (!kv.second.done && !kv.second.parts.empty()) {
+                any = true;
+                finish_parts(kv.first, kv.second, true);
+            }
+    }
     if (!any) app_.wait_rx(events_seen_ + 1);   // a notification raised since the last look
 }
 

@@ -101,7 +101,7 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
     std::uint64_t seen = sig.raised();
     bool ok = ready();
     while (!ok) {
-        qk_.sync();
+        qk().sync();
         const sc_time t = sc_core::sc_time_stamp();
         sc_time next;
         // A record visible after the look (raised before it or since) may
@@ -236,7 +236,7 @@ CompletionRecord RdmaProcess::read_rx_record(std::uint64_t index) {
     if (dma_.record_done_at(dma_.channel_stream_id(channel_), physical_ ? locked_frame(addr) : addr, written) &&
         now() < written) {
         rx_slot_waits_.inc();
-        qk_.sync();
+        qk().sync();
         if (written > sc_core::sc_time_stamp()) sc_core::wait(written - sc_core::sc_time_stamp());
     }
     return read_record(addr);

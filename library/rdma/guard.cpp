@@ -22,7 +22,7 @@ std::uint64_t RdmaProcess::guard_install(std::uint64_t va, std::uint64_t len, bo
     const sc_time start = now();
     sc_time done;
     const std::uint64_t id = guard_->install(va, len, engine_writes, std::move(records), start, done, std::move(wait));
-    if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
+    if (done > now()) qk().set(done - sc_core::sc_time_stamp());
     if (tracer_.enabled())
         tracer_.span(track_, engine_writes ? "mprotect guard dst" : "mprotect guard src", start, now());
     if (tracer_.noting()) {
@@ -38,7 +38,7 @@ void RdmaProcess::guard_lift(std::uint64_t id) {
     if (!guard_ || !guard_->find(id)) return;   // lifted already (its records were seen)
     const sc_time start = now();
     const sc_time done = guard_->lift(id, start);
-    if (done > now()) qk_.set(done - sc_core::sc_time_stamp());
+    if (done > now()) qk().set(done - sc_core::sc_time_stamp());
     if (tracer_.enabled()) tracer_.span(track_, "mprotect unguard", start, now());
     if (tracer_.noting())
         tracer_.note(Tracer::Track{}, "unguard", start, sc_core::SC_ZERO_TIME, group_,

@@ -112,7 +112,7 @@ bool RdmaProcess::unhandled_by(CompletionSignal& sig, sc_time t) const {
 }
 
 void RdmaProcess::wait_handled(CompletionSignal& sig, sc_time looked) {
-    qk_.sync();
+    qk().sync();
     while (unhandled_by(sig, looked)) sc_core::wait(handled_ev_.get());
 }
 

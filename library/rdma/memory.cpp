@@ -31,7 +31,7 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
         const VmResult r = vm_->mmap(pid_, len, Prot::ReadWrite, populate && !advise, now());
         if (!r.ok())
             throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B failed: " + to_string(r.error));
-        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
         if (advise) {
             const std::uint64_t span = (len + 4095) & ~std::uint64_t(4095);
             const VmResult a = vm_->madvise(
@@ -39,10 +39,10 @@ std::uint64_t RdmaProcess::alloc(std::uint64_t bytes, bool populate, BufferAdvic
             if (!a.ok())
                 throw OutOfMemory(group_ + ": madvise of " + std::to_string(bytes) +
                                   " B failed: " + to_string(a.error));
-            if (a.done > now()) qk_.set(a.done - sc_core::sc_time_stamp());
+            if (a.done > now()) qk().set(a.done - sc_core::sc_time_stamp());
             if (populate) {   // best effort, as MAP_POPULATE: a page left out faults later
                 const VmResult f = vm_->madvise(pid_, r.value, span, Advice::PopulateWrite, now());
-                if (f.done > now()) qk_.set(f.done - sc_core::sc_time_stamp());
+                if (f.done > now()) qk().set(f.done - sc_core::sc_time_stamp());
             }
         }
         allocated(r.value, len, bytes);
@@ -63,7 +63,7 @@ void RdmaProcess::allocated(std::uint64_t va, std::uint64_t len, std::uint64_t b
     allocations_.emplace_back(va, bytes);
     if (registrar_ && !allocating_locked_) {   // pin-static: pinned now; pin-deferred: queued
         const RegResult g = registrar_->on_alloc(va, len, now());
-        if (g.done > now()) qk_.set(g.done - sc_core::sc_time_stamp());
+        if (g.done > now()) qk().set(g.done - sc_core::sc_time_stamp());
         if (strategy_.registration_thread) background_ev_.notify(now() - sc_core::sc_time_stamp());
     }
 }
@@ -74,7 +74,7 @@ std::uint64_t RdmaProcess::alloc_at(std::uint64_t va, std::uint64_t bytes) {
     if (!r.ok())
         throw OutOfMemory(group_ + ": mmap of " + std::to_string(bytes) + " B at " + hex(va) +
                           " failed: " + to_string(r.error));
-    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
     allocated(va, std::max<std::uint64_t>(bytes, 1), bytes);
     return va;
 }
@@ -85,7 +85,7 @@ void RdmaProcess::unmap(std::uint64_t va, std::uint64_t bytes) {
     if (!r.ok())
         throw std::runtime_error(group_ + ": munmap of " + std::to_string(bytes) + " B at " + hex(va) +
                                  " failed: " + to_string(r.error));
-    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
 }
 
 std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
@@ -105,7 +105,7 @@ std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
         if (!r.ok())
             throw OutOfMemory(group_ + ": mlock of " + std::to_string(bytes) +
                               " B of completion records failed: " + to_string(r.error));
-        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
         if (physical_) {
             // The engine gets these frames once, when they are locked: they
             // are pinned too (mlock keeps them in memory, but compaction may
@@ -116,7 +116,7 @@ std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
             if (!p.ok())
                 throw OutOfMemory(group_ + ": pinning " + std::to_string(bytes) +
                                   " B of completion records failed: " + to_string(p.error));
-            if (p.done > now()) qk_.set(p.done - sc_core::sc_time_stamp());
+            if (p.done > now()) qk().set(p.done - sc_core::sc_time_stamp());
             for (std::uint64_t page = a; page < a + span; page += 4096) locked_frames_[page] = lookup_frame(page, true);
         }
     }
@@ -124,22 +124,26 @@ std::uint64_t RdmaProcess::alloc_locked(std::uint64_t bytes) {
 }
 
 bool RdmaProcess::access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, bool posted) {
-    gp_.set_command(cmd);
-    gp_.set_address(addr);
-    gp_.set_data_ptr(data);
-    gp_.set_data_length(len);
-    gp_.set_streaming_width(len);
-    gp_.set_byte_enable_ptr(nullptr);
-    gp_.set_dmi_allowed(false);
-    gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    const sc_time issued = qk_.get_local_time();
+    // A library thread of this process (enter_thread) may run while this
+    // access waits in the interconnect: each access then its own payload.
+    tlm::tlm_generic_payload own;
+    tlm::tlm_generic_payload& gp = thread_qks_.empty() ? gp_ : own;
+    gp.set_command(cmd);
+    gp.set_address(addr);
+    gp.set_data_ptr(data);
+    gp.set_data_length(len);
+    gp.set_streaming_width(len);
+    gp.set_byte_enable_ptr(nullptr);
+    gp.set_dmi_allowed(false);
+    gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const sc_time issued = qk().get_local_time();
     sc_time d = issued;
-    cpu->b_transport(gp_, d);
+    cpu->b_transport(gp, d);
     // A posted store (Device-nGnRE registers, or normal memory through the
     // write buffer) lets the CPU go on once issued; loads wait for the data.
-    qk_.set(posted && cmd == tlm::TLM_WRITE_COMMAND ? issued + store_issue_ : d);
-    if (qk_.need_sync()) qk_.sync();
-    return gp_.is_response_ok();
+    qk().set(posted && cmd == tlm::TLM_WRITE_COMMAND ? issued + store_issue_ : d);
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
+    return gp.is_response_ok();
 }
 
 std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
@@ -163,7 +167,7 @@ std::uint64_t RdmaProcess::physical(std::uint64_t addr, bool write) {
             const VmResult t = vm_->touch(pid_, addr, write, now());
             if (!t.ok())
                 throw std::runtime_error(group_ + ": user access to " + hex(addr) + " failed: " + to_string(t.error));
-            if (t.done > now()) qk_.set(t.done - sc_core::sc_time_stamp());
+            if (t.done > now()) qk().set(t.done - sc_core::sc_time_stamp());
             await_read(addr);
         }
         // The CPU's MMU checks the descriptor's AP bits for EL0: a guarded
@@ -183,7 +187,7 @@ void RdmaProcess::await_read(std::uint64_t addr) {
     // sleeps until then (global time reaches its own), and the completion
     // due by now is written, so the access retries on the mapped page.
     if (vm_->present(pid_, addr)) return;
-    qk_.sync();
+    qk().sync();
     vm_->complete_io(sc_core::sc_time_stamp());
 }
 

@@ -42,7 +42,7 @@ std::uint64_t RdmaProcess::lookup_frame(std::uint64_t va, bool write) {
         if (!r.ok())
             throw std::runtime_error(group_ + ": physical-address mode: page " + hex(page) +
                                      " cannot be faulted in: " + to_string(r.error));
-        if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+        if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
         await_read(page);
     }
     keys_->handed(node_, pid_, page, pa);

@@ -9,11 +9,53 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace vrdmasim {
 
 using sc_core::sc_time;
+
+namespace {
+// A descriptor is a run of register writes ending at the doorbell, and a
+// write may let another thread run (the writer's clock synchronised): the
+// process's threads (its program's, a library thread's: enter_thread) post
+// one at a time, as a driver's lock around a channel's registers keeps
+// another thread's fields from landing between them. By process; its event
+// made at the first wait.
+struct PostLock {
+    const sc_core::sc_process_b* holder = nullptr;
+    unsigned waiters = 0;
+    std::unique_ptr<LazyEvent> free;
+};
+std::unordered_map<const RdmaProcess*, PostLock>& post_locks() {
+    static auto* m = new std::unordered_map<const RdmaProcess*, PostLock>();
+    return *m;
+}
+struct PostTurn {
+    PostLock& lock;
+    PostTurn(RdmaProcess& app, PostLock& l) : lock(l) {
+        const sc_core::sc_process_b* me = sc_core::sc_get_current_process_b();
+        while (lock.holder && lock.holder != me) {
+            if (!lock.free) {
+                const UnderModule under(&app);
+                lock.free = std::make_unique<LazyEvent>();
+            }
+            ++lock.waiters;
+            app.wait_until([this] { return !lock.holder; }, lock.free->get());
+            --lock.waiters;
+        }
+        lock.holder = me;
+    }
+    ~PostTurn() {
+        lock.holder = nullptr;
+        if (lock.waiters) lock.free->notify(sc_core::SC_ZERO_TIME);
+    }
+    PostTurn(const PostTurn&) = delete;
+    PostTurn& operator=(const PostTurn&) = delete;
+};
+}   // namespace
 
 unsigned RdmaProcess::record_channel(std::uint64_t addr) const {
     auto it = record_channel_.find(addr);
@@ -62,6 +104,7 @@ bool RdmaProcess::post_descriptor(DescOp op, std::uint64_t src, unsigned node, s
                                   std::uint32_t flags, const std::uint64_t* compare, std::uint64_t compl_addr,
                                   std::uint64_t tag, std::uint32_t counter) {
     using namespace pldma_reg;
+    const PostTurn turn(*this, post_locks()[this]);
     // Round robin over the process's channels: the next one, kept until it
     // takes the descriptor. DESC_OP is a register of each channel, so each
     // has its own shadow.

@@ -102,8 +102,30 @@ void RdmaProcess::start() {
 }
 
 void RdmaProcess::wait_until(const std::function<bool()>& done, sc_core::sc_event& ev) {
-    qk_.sync();
+    qk().sync();
     while (!done()) sc_core::wait(ev);
+}
+
+// While a library thread exists, every thread of the process synchronises
+// its clock after each step (the `|| !thread_qks_.empty()` of the library's
+// need_sync checks): no temporal decoupling, so that the process's shared
+// state (page faults, registrations, channels, records) sees their calls
+// in the order of their times (library/collectives/README.md).
+void RdmaProcess::enter_thread(sc_time start) {
+    auto qk = std::make_unique<tlm_utils::tlm_quantumkeeper>();
+    qk->reset();
+    if (start > sc_core::sc_time_stamp()) qk->set(start - sc_core::sc_time_stamp());
+    thread_qks_[sc_core::sc_get_current_process_handle().get_process_object()] = std::move(qk);
+}
+
+void RdmaProcess::leave_thread() {
+    qk().sync();
+    thread_qks_.erase(sc_core::sc_get_current_process_handle().get_process_object());
+}
+
+tlm_utils::tlm_quantumkeeper& RdmaProcess::thread_qk() const {
+    const auto it = thread_qks_.find(sc_core::sc_get_current_process_handle().get_process_object());
+    return it == thread_qks_.end() ? qk_ : *it->second;
 }
 
 void RdmaProcess::run() {
@@ -118,7 +140,7 @@ void RdmaProcess::run() {
         if (delay > sc_core::SC_ZERO_TIME) sc_core::wait(delay);
     }
     if (program) program(*this);
-    qk_.sync();
+    qk().sync();
     // Done: the thread waits for nothing (it has no static sensitivity) rather
     // than ending. SystemC deletes a thread that ended, and that deletion
     // looked for it among the simulation's top-level objects, every node and
@@ -134,20 +156,20 @@ void RdmaProcess::compute(sc_time t) {
         run_on_core("app", t);
         return;
     }
-    qk_.inc(t);
-    if (qk_.need_sync()) qk_.sync();
+    qk().inc(t);
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 void RdmaProcess::run_on_core(const char* activity, sc_time t) {
     if (!cores_) {
-        qk_.inc(t);
+        qk().inc(t);
     } else {
         // The label names the span on the core's track: built only for a trace.
         const CpuCores::Slot s =
             cores_->run(activity, now(), t, tracer_.enabled() ? group_ + " " + activity : std::string());
-        qk_.set(s.end - sc_core::sc_time_stamp());
+        qk().set(s.end - sc_core::sc_time_stamp());
     }
-    if (qk_.need_sync()) qk_.sync();
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 void RdmaProcess::attach_process(Vm& vm, int pid) {

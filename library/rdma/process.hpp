@@ -64,7 +64,17 @@ public:
     unsigned node() const { return node_; }
     const std::string& group() const { return group_; }
     // This process's current time (simulation time plus its local offset).
-    sc_core::sc_time now() const { return sc_core::sc_time_stamp() + qk_.get_local_time(); }
+    // (Of the calling thread: the program's, or a library thread's of its
+    // own, enter_thread.)
+    sc_core::sc_time now() const { return sc_core::sc_time_stamp() + qk().get_local_time(); }
+    // The calling thread (sc_spawn'ed by the library for this process, e.g.
+    // a non-blocking collective's: library/collectives) keeps a clock of its
+    // own, starting at `start` (the spawning thread's now()), so that it and
+    // the program's thread each run in their own time, as two threads of one
+    // process do on the node's cores. leave_thread() when it ends (its clock
+    // synchronised first).
+    void enter_thread(sc_core::sc_time start);
+    void leave_thread();
     // Spend `t` of CPU time.
     void compute(sc_core::sc_time t);
     // Spend `t` of CPU time on work of `activity` (its own row of the CPU
@@ -221,12 +231,12 @@ public:
     std::uint64_t load_polled(std::uint64_t addr, sc_core::sc_time* written = nullptr);
     // Bring this process's clock back to the simulation's (a wait): after
     // it, every write an engine does will be dated no earlier.
-    void sync_time() { qk_.sync(); }
+    void sync_time() { qk().sync(); }
     // Move this process's clock to `t` (a call it made, e.g. to its Vm,
     // returned then); nothing if `t` is not later than now().
     void advance_to(sc_core::sc_time t) {
-        if (t > now()) qk_.set(t - sc_core::sc_time_stamp());
-        if (qk_.need_sync()) qk_.sync();
+        if (t > now()) qk().set(t - sc_core::sc_time_stamp());
+        if (qk().need_sync()) qk().sync();
     }
     CompletionRecord read_rx_record(std::uint64_t index);
     // Give ring entry `index` back (a posted store of a blank record), so
@@ -463,7 +473,12 @@ private:
     Counter& early_;   // completion records seen before the engine had written them (a causality bug)
     Counter& counter_reads_;
     const sc_core::sc_time post_overhead_, completion_overhead_;
-    tlm_utils::tlm_quantumkeeper qk_;
+    mutable tlm_utils::tlm_quantumkeeper qk_;   // the program's thread's clock
+    // The clocks of the library's threads (enter_thread), by thread.
+    std::map<const sc_core::sc_object*, std::unique_ptr<tlm_utils::tlm_quantumkeeper>> thread_qks_;
+    // The calling thread's clock.
+    tlm_utils::tlm_quantumkeeper& qk() const { return thread_qks_.empty() ? qk_ : thread_qk(); }
+    tlm_utils::tlm_quantumkeeper& thread_qk() const;
     tlm::tlm_generic_payload gp_;
     Tracer& tracer_;
     Tracer::Track track_;

@@ -63,16 +63,16 @@ void RdmaProcess::registration_thread() {
 RegResult RdmaProcess::reg_acquire(std::uint64_t va, std::uint64_t len, bool write) {
     if (!registrar_) return RegResult{true, VmError::Ok, now()};
     const RegResult r = registrar_->acquire(va, len, write, now());
-    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
-    if (qk_.need_sync()) qk_.sync();
+    if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
     return r;
 }
 
 void RdmaProcess::reg_release(std::uint64_t va, std::uint64_t len) {
     if (!registrar_) return;
     const RegResult r = registrar_->release(va, len, now());
-    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
-    if (qk_.need_sync()) qk_.sync();
+    if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
+    if (qk().need_sync() || !thread_qks_.empty()) qk().sync();
 }
 
 std::uint64_t RdmaProcess::chunks_for(std::uint64_t len) const {
@@ -211,7 +211,7 @@ bool RdmaProcess::register_read_source(std::uint64_t va, std::uint64_t len) {
 void RdmaProcess::finish_registrations() {
     if (!registrar_) return;
     const RegResult r = registrar_->release_all(now());
-    if (r.done > now()) qk_.set(r.done - sc_core::sc_time_stamp());
+    if (r.done > now()) qk().set(r.done - sc_core::sc_time_stamp());
 }
 
 }   // namespace vrdmasim

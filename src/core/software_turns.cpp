@@ -129,6 +129,14 @@ void enter(const std::string& group) {
     take_turn(t, *slot);
 }
 
+void leave() {
+    if (!g_turns) return;
+    const sc_core::sc_process_b* p = sc_core::sc_get_current_process_b();
+    g_turns->entries.erase(p);
+    g_turns->last = nullptr;
+    g_turns->last_entry = nullptr;
+}
+
 std::uint64_t order_key(const char* name, std::uint64_t at_ps) { return mix(fnv1a(name) ^ at_ps); }
 
 std::uint64_t turns() { return g_turns ? g_turns->turns : 0; }

@@ -36,6 +36,10 @@ namespace vrdmasim::software_turns {
 // wait, and it takes one now. Call it first thing in the thread's body.
 void enter(const std::string& group);
 
+// The calling thread ends (a spawned one, about to return): it takes turns
+// no more, and a thread made later at its address is a new one.
+void leave();
+
 // The key of thread `name` at instant `at`: at one instant, the threads of
 // a group waiting for their turn go in increasing order of it.
 std::uint64_t order_key(const char* name, std::uint64_t at_ps);

@@ -221,6 +221,59 @@ TEST_CASE("collectives: allreduce on 8 ranks, as library/collectives/README.md q
     CHECK(ring_large.at("reduced") == rab_large.at("reduced"));
 }
 
+TEST_CASE("collectives: non-blocking, overlapped with compute, several in flight, every byte verified",
+          "[collective]") {
+    // Allreduce of 64 KiB on 8 ranks (Rabenseifner: rendezvous parts and sums).
+    const Settings nonblocking{{"collective.call", "nonblocking"}};
+    const Figures blocking = run(8, "allreduce", "rabenseifner", "64KiB");
+    const Figures alone = run(8, "allreduce", "rabenseifner", "64KiB", 2, nonblocking);
+    clean(blocking);
+    clean(alone);
+    const double l = blocking.at("p50");
+    // Waited for at once: the same steps, the same time.
+    CHECK(alone.at("messages") == blocking.at("messages"));
+    CHECK(alone.at("reduced") == blocking.at("reduced"));
+    CHECK(alone.at("p50") == Approx(l).epsilon(0.02));
+    // Compute as long as the blocking call, the collective in flight
+    // meanwhile: no later than compute + the blocking call, no earlier than
+    // the compute, and less than their sum (its steps proceeded during it).
+    Settings overlap = nonblocking;
+    overlap.push_back({"collective.overlap-compute", std::to_string(l) + "us"});
+    const Figures both = run(8, "allreduce", "rabenseifner", "64KiB", 2, overlap);
+    clean(both);
+    INFO("blocking " << l << " us, overlapped with " << l << " us of compute " << both.at("p50") << " us");
+    CHECK(both.at("p50") <= 2 * l);
+    CHECK(both.at("p50") >= l);
+    CHECK(both.at("p50") < 1.9 * l);
+    CHECK(both.at("verified") == blocking.at("verified"));
+    // Every collective, two in flight at once on one communicator (each its
+    // own tag and scratch), on a number of ranks that is not a power of two,
+    // eager and rendezvous: every byte of both results verified.
+    Settings two = nonblocking;
+    two.push_back({"collective.outstanding", "2"});
+    for (const auto& [op, alg] : kSpecs) {
+        if (std::string(alg) == "recursive-doubling" && std::string(op) == "allgather") continue;
+        for (const char* size : {"8B", "24KiB"}) {
+            INFO(op << " " << alg << ", two in flight, " << size);
+            const Figures f = run(3, op, alg, size, 2, two);
+            clean(f);
+            CHECK(f.at("transfers") == 2.0 * 3);   // (clean: both calls' results verified, every byte)
+        }
+    }
+    // Threads of one process a quantum apart met its page faults and
+    // registrations out of time order (whole pages of results wrong) until
+    // they ran without temporal decoupling (README "One clock at a time").
+    Settings faults = nonblocking;
+    faults.insert(faults.end(), {{"collective.outstanding", "5"}, {"workload.populate", "false"}});
+    clean(run(3, "alltoall", "pairwise", "24KiB", 3, faults));
+    Settings cache = nonblocking;
+    cache.insert(cache.end(), {{"collective.outstanding", "2"},
+                               {"collective.overlap-compute", "20us"},
+                               {"rdma.strategy", "pin-cache"},
+                               {"node.processes", "2"}});
+    clean(run(3, "gatherv", "linear", "40KiB", 3, cache));
+}
+
 TEST_CASE("collectives: with every registration strategy and two processes a node", "[collective]") {
     for (const char* strategy : {"pin", "pin-cache", "netvm", "pin-static"}) {
         INFO(strategy);
@@ -391,4 +444,8 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
                         {"collective.op", "allgather"},
                         {"collective.allgather-algorithm", "recursive-doubling"}}),
                Catch::Contains("power-of-two"));
+    CHECK_THAT(refusal({{"collective.overlap-compute", "1us"}}), Catch::Contains("collective.call = nonblocking only"));
+    CHECK_THAT(refusal({{"collective.outstanding", "2"}}), Catch::Contains("collective.call = nonblocking only"));
+    CHECK_THAT(refusal({{"collective.call", "nonblocking"}, {"collective.transport", "one-sided"}}),
+               Catch::Contains("two-sided transport only"));
 }

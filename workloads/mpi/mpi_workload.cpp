@@ -382,8 +382,14 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
         return true;
     }
     calls_.inc();
+    if (nonblocking_call(app, rank, c, r)) return true;
     switch (static_cast<Op>(c.op)) {
-    case Op::Finalize: return false;
+    case Op::Finalize:
+        if (!state_[rank].started.empty())
+            throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Finalize with " +
+                                     std::to_string(state_[rank].started.size()) +
+                                     " non-blocking collective(s) not completed (MPI_Wait, MPI_Test)");
+        return false;
     case Op::Untimed: untimed(rank, c); return true;
     case Op::Abort:
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Abort (error code " +
@@ -403,7 +409,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Allgatherv:
     case Op::Alltoallv:
     case Op::ReduceScatter:
-    case Op::ReduceScatterBlock: collective(app, rank, c); return true;
+    case Op::ReduceScatterBlock: collective(app, rank, c, r); return true;
     case Op::CommSplit: split(app, rank, c, r); return true;
     case Op::Send:
     case Op::Isend:
@@ -543,18 +549,30 @@ void MpiWorkload::untimed(unsigned rank, const Call& c) {
 void MpiWorkload::any_or_all(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     const std::vector<std::uint64_t>& ids = state_[rank].ids;
     if (ids.empty()) throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about none of its requests");
+    const bool collectives =
+        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; });
     switch (static_cast<Op>(c.op)) {
     case Op::Waitany:
+        if (collectives)
+            throw std::runtime_error("mpi: rank " + std::to_string(rank) +
+                                     ": MPI_Waitany (or MPI_Waitsome) over a non-blocking collective's request is not "
+                                     "built (README \"Non-blocking collectives\"): MPI_Wait or MPI_Test it");
         r.request = ep.wait_any(ids);
         r.flag = 1;
         break;
     case Op::Testany:
-        r.request = ep.test_any(ids);
+        if (!collectives) {
+            r.request = ep.test_any(ids);
+        } else {
+            r.request = ids.size();
+            for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
+                if (request_test(rank, ep, ids[i])) r.request = i;
+        }
         r.flag = r.request < ids.size();
         break;
     default:   // Testall: progress once for each; all complete or not
         r.flag = 1;
-        for (const std::uint64_t q : ids) r.flag = ep.test(q) && r.flag;
+        for (const std::uint64_t q : ids) r.flag = request_test(rank, ep, q) && r.flag;
         break;
     }
 }
@@ -695,8 +713,9 @@ coll::Reduction reduction_of(unsigned rank, const Call& c) {
 }
 }   // namespace
 
-void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
-    const Op op = static_cast<Op>(c.op);
+void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    const bool nonblocking = mpiwire::is_nonblocking(static_cast<Op>(c.op));
+    const Op op = mpiwire::blocking_of(static_cast<Op>(c.op));
     coll::Communicator& comm = coll_of(app, rank, c.comm);
     const unsigned me = comm.rank();
     CollectiveData d;
@@ -732,10 +751,19 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     }
     // MPI_IN_PLACE (or a root's own buffers that overlap) sends from the
     // library's buffer; a non-root's reduce result lands there.
+    // (A non-blocking call's own buffer: others may be in flight with it.)
+    std::pair<std::uint64_t, std::uint64_t> own_buffer{0, 0};
     if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
-        const std::uint64_t own = scratch(app, rank, std::max<std::uint64_t>(d.bytes, 8));
+        const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);
+        const std::uint64_t own = nonblocking ? user_or_packed(app, rank, 0, len, own_buffer) : scratch(app, rank, len);
         (rbuf == 0 ? rbuf : sbuf) = own;
     }
+    // Input a collective in flight reads too (MPI lets two calls read one
+    // buffer): the simulation's data (a pattern a call) need one of their
+    // own, so this call reads the library's buffer instead.
+    std::pair<std::uint64_t, std::uint64_t> own_input{0, 0};
+    if (d.op != coll::Op::Bcast && in_flight_reads(rank, sbuf, sbytes))
+        sbuf = user_or_packed(app, rank, 0, std::max<std::uint64_t>(sbytes, 8), own_input);
     collectives_.inc();
     // Its number on its communicator, the communicator's context above:
     // data of two communicators never look alike.
@@ -745,17 +773,32 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c) {
     d.prepare(app, sbuf, rbuf, me, call);
     const sc_time t0 = app.now();
     log_.posted(t0);
+    CollectiveCall k{&comm, nullptr, d, me, sbuf, sbytes, rbuf, call, pack, own_buffer, own_input, t0};
+    if (nonblocking) {
+        // Started: the library runs it while the rank serves its next calls.
+        k.request = comm.start([d, a, sbuf, rbuf](coll::Communicator& own) { d.run(own, a, sbuf, rbuf); });
+        r.request = mpiwire::kCollectiveRequest | state_[rank].starts++;
+        state_[rank].started.emplace(r.request, std::move(k));
+        return;
+    }
     d.run(comm, a, sbuf, rbuf);
-    const std::uint64_t got = d.result_bytes(me);
-    const std::vector<unsigned char> want = d.expected(me, call);
+    collective_end(app, rank, k);
+}
+
+void MpiWorkload::collective_end(RdmaProcess& app, unsigned rank, const CollectiveCall& k) {
+    const CollectiveData& d = k.d;
+    const std::uint64_t got = d.result_bytes(k.me);
+    const std::vector<unsigned char> want = d.expected(k.me, k.call);
     std::vector<unsigned char> have;
-    const bool ok = d.result(app, rbuf, me, have) && have == want;
+    const bool ok = d.result(app, k.rbuf, k.me, have) && have == want;
     log_.verified(got, ok);
     if (!ok)
-        std::cerr << "vrdmasim: DATA MISMATCH: mpi collective " << call << " (" << coll::name_of(d.op) << ") at rank "
+        std::cerr << "vrdmasim: DATA MISMATCH: mpi collective " << k.call << " (" << coll::name_of(d.op) << ") at rank "
                   << rank << "\n";
-    unpack(rank, *eps_[app.node()], pack, d.op == coll::Op::Bcast && me != d.root, got);
-    const sc_time latency = app.now() - t0;
+    unpack(rank, *eps_[app.node()], k.pack, d.op == coll::Op::Bcast && k.me != d.root, got);
+    unpack(rank, *eps_[app.node()], k.own, false, 0);
+    unpack(rank, *eps_[app.node()], k.input, false, 0);
+    const sc_time latency = app.now() - k.t0;
     log_.finished(app.now(), true, got, &latency);
 }
 

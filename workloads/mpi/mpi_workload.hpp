@@ -22,6 +22,7 @@
 #include "workloads/mpi/launcher.hpp"
 #include "workloads/mpi/recorder.hpp"
 #include "workloads/mpi/windows.hpp"
+#include "workloads/collective_data.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/workload.hpp"
 
@@ -69,6 +70,21 @@ private:
         std::vector<unsigned char> data;   // Put: the bytes sent; Get: the target's bytes when posted
         sc_core::sc_time posted;
     };
+    // A collective carried out (collective()): what its end checks, logs
+    // and gives back; a non-blocking one's kept until MPI_Wait or MPI_Test
+    // ends it (nonblocking.cpp).
+    struct CollectiveCall {
+        coll::Communicator* comm = nullptr;
+        coll::Communicator::Request request;   // a non-blocking one's
+        CollectiveData d;
+        unsigned me = 0;   // this rank's rank in the communicator
+        std::uint64_t sbuf = 0, sbytes = 0, rbuf = 0, call = 0;
+        // A non-contiguous datatype's data packed; the library's buffer for
+        // MPI_IN_PLACE's input (a non-blocking call's own), and for input
+        // a collective in flight reads too.
+        std::pair<std::uint64_t, std::uint64_t> pack{0, 0}, own{0, 0}, input{0, 0};
+        sc_core::sc_time t0;
+    };
     struct Rank {
         // The program's buffers mapped so far, and the library's own.
         ProgramBuffers buffers;
@@ -95,6 +111,10 @@ private:
         std::vector<std::uint64_t> ids;   // the values after the call being served: requests, blocks
         std::vector<std::uint64_t> unmapped, touched;   // its program's memory since the last call (runs)
         std::vector<std::uint64_t> freed;   // sends the program freed (MPI_Request_free), ended at MPI_Finalize
+        // Its non-blocking collectives in flight, by request (protocol.hpp's
+        // kCollectiveRequest and a count).
+        std::map<std::uint64_t, CollectiveCall> started;
+        std::uint64_t starts = 0;
         bool replied = false;   // the call being served was answered already (meet())
         // One-sided (one_sided.cpp): the library's locked page (the records
         // of the operations in flight, then the windows' lock words), which
@@ -121,7 +141,22 @@ private:
     void program(RdmaProcess& app, unsigned rank);
     // Carry out one call; false at MPI_Finalize.
     bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
-    void collective(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    // A collective (a non-blocking one started: its request into r).
+    void collective(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Its end: the result checked, packed data given back, logged.
+    void collective_end(RdmaProcess& app, unsigned rank, const CollectiveCall& k);
+    // A non-blocking collective started, or one's MPI_Wait or MPI_Test:
+    // true if `c` is one of these (carried out).
+    bool nonblocking_call(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Non-blocking collective `request` ended (MPI_Wait: waited for; MPI_Test:
+    // if it has ended): whether it has (nonblocking.cpp).
+    bool nonblocking_end(RdmaProcess& app, unsigned rank, std::uint64_t request, bool wait);
+    // Whether [va, + len) is a buffer of one of the rank's non-blocking
+    // collectives in flight.
+    bool in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t len) const;
+    // Whether the rank's request `q` (point-to-point or a collective's) is
+    // complete, progressing once (Testany, Testall).
+    bool request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q);
     // A v-variant's blocks as rank `rank` sees them, from the values
     // after its Call, into `d`.
     void blocks(unsigned rank, CollectiveData& d) const;

@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 10;
+constexpr std::uint32_t kVersion = 11;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -108,7 +108,62 @@ enum class Op : std::uint32_t {
     // result (its length at its rank, offset 0).
     ReduceScatter,
     ReduceScatterBlock,
+    // Non-blocking collectives (README "Non-blocking collectives"): each
+    // as its blocking one (the same fields and values following); the
+    // Reply's request names it (kCollectiveRequest set), for Wait and Test
+    // to end (Testany and Testall too; Waitany not: README).
+    Ibarrier,
+    Ibcast,
+    Ireduce,
+    Iallreduce,
+    Iallgather,
+    Ialltoall,
+    Iscan,
+    Iexscan,
+    Igather,
+    Iscatter,
+    Igatherv,
+    Iscatterv,
+    Iallgatherv,
+    Ialltoallv,
+    IreduceScatter,
+    IreduceScatterBlock,
 };
+
+// A non-blocking collective's request: apart from the point-to-point ones.
+constexpr std::uint64_t kCollectiveRequest = std::uint64_t(1) << 63;
+// Each non-blocking collective and its blocking one.
+constexpr Op kNonBlocking[][2] = {
+    {Op::Ibarrier, Op::Barrier},
+    {Op::Ibcast, Op::Bcast},
+    {Op::Ireduce, Op::Reduce},
+    {Op::Iallreduce, Op::Allreduce},
+    {Op::Iallgather, Op::Allgather},
+    {Op::Ialltoall, Op::Alltoall},
+    {Op::Iscan, Op::Scan},
+    {Op::Iexscan, Op::Exscan},
+    {Op::Igather, Op::Gather},
+    {Op::Iscatter, Op::Scatter},
+    {Op::Igatherv, Op::Gatherv},
+    {Op::Iscatterv, Op::Scatterv},
+    {Op::Iallgatherv, Op::Allgatherv},
+    {Op::Ialltoallv, Op::Alltoallv},
+    {Op::IreduceScatter, Op::ReduceScatter},
+    {Op::IreduceScatterBlock, Op::ReduceScatterBlock},
+};
+// The blocking collective of non-blocking `op`, or `op` itself.
+constexpr Op blocking_of(Op op) {
+    for (const auto& pair : kNonBlocking)
+        if (pair[0] == op) return pair[1];
+    return op;
+}
+constexpr bool is_nonblocking(Op op) { return blocking_of(op) != op; }
+// The non-blocking collective of blocking `op` (`op` if it has none).
+constexpr Op nonblocking_of(Op op) {
+    for (const auto& pair : kNonBlocking)
+        if (pair[1] == op) return pair[0];
+    return op;
+}
 
 // Untimed's tag: the call cannot run untimed either (it would break what
 // the library does underneath): refused whatever mpi.untimed says.

@@ -322,6 +322,13 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCom
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
+    if (mpiwire::is_nonblocking(op))
+        throw std::runtime_error(who + "calls the non-blocking form of " +
+                                 region_name(static_cast<std::uint8_t>(mpiwire::blocking_of(op))) +
+                                 " (README \"Non-blocking collectives\"), which the trace workload does not replay "
+                                 "(OTF2 3 has events for it, NonBlockingCollectiveRequest and "
+                                 "NonBlockingCollectiveComplete, but a replay of them is not built): the trace is "
+                                 "not written");
     if (op >= Op::WinCreate && op <= Op::FlushAll)
         throw std::runtime_error(who +
                                  "uses a one-sided window (README \"One-sided\"), which the trace workload does not "

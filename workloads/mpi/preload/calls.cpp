@@ -35,6 +35,7 @@ namespace {
 struct Pending {
     std::uint64_t sim = 0;   // the simulation's request
     bool send = false;
+    bool collective = false;   // a non-blocking collective (its real one in `real`, its input's copy in `copy`)
     void* copy = nullptr;   // a send's copy
     // A receive: as the program posted it (source and tag may be wildcards).
     void* buf = nullptr;
@@ -232,7 +233,11 @@ int grequest_cancel(void*, int) { return MPI_SUCCESS; }
 // A timed request complete in the simulation (`r`): its real side.
 int complete_real(Pending& p, const Reply& r, MPI_Status* status) {
     int rc = MPI_SUCCESS;
-    if (p.send) {
+    if (p.collective) {
+        rc = PMPI_Wait(&p.real, MPI_STATUS_IGNORE);
+        std::free(p.copy);
+        send_status(status);
+    } else if (p.send) {
         keep(p.real, p.copy);
         send_status(status);
     } else {
@@ -291,9 +296,38 @@ int complete(MPI_Request* request, Pending& p, const Reply& r, MPI_Status* statu
 
 }   // namespace
 
+namespace {
+MPI_Request* starting_request = nullptr;   // a non-blocking collective's request, while it is started
+bool start_taken = false;   // collective() started it
+}   // namespace
+
+vrdmasim::mpipreload::Starting::Starting(MPI_Request* request) {
+    starting_request = request;
+    start_taken = false;
+}
+vrdmasim::mpipreload::Starting::~Starting() { starting_request = nullptr; }
+bool vrdmasim::mpipreload::Starting::started() const { return start_taken; }
+
 int vrdmasim::mpipreload::collective(Call c, MPI_Request real, bool waits, void* copy,
                                      const std::vector<std::uint64_t>& values) {
     c.count = values.size();
+    if (starting_request) {
+        MPI_Request* const starting = starting_request;
+        starting_request = nullptr;   // (the wrapper's own calls below are not it)
+        // Non-blocking: the simulation starts it; the program holds a
+        // generalized request until both it and the real one have ended.
+        c.op = static_cast<std::uint32_t>(mpiwire::nonblocking_of(static_cast<Op>(c.op)));
+        Pending p;
+        p.collective = true;
+        p.real = real;
+        p.copy = copy;
+        p.sim = exchange(c, values.empty() ? nullptr : values.data()).request;
+        PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, starting);
+        pending()[*starting] = p;
+        start_taken = true;
+        mark();
+        return MPI_SUCCESS;
+    }
     exchange(c, values.empty() ? nullptr : values.data());
     int rc = MPI_SUCCESS;
     if (waits) {
@@ -532,6 +566,10 @@ int MPI_Request_free(MPI_Request* request) {
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Request_free(request);
     Pending& p = it->second;
+    if (p.collective) {
+        untimed("MPI_Request_free of a non-blocking collective");
+        return PMPI_Request_free(request);
+    }
     Call c = call(Op::RequestFree);
     c.request = p.sim;
     exchange(c);
@@ -558,8 +596,8 @@ int MPI_Cancel(MPI_Request* request) {
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Cancel(request);
     Pending& p = it->second;
-    if (p.send) {
-        untimed("MPI_Cancel of a send");
+    if (p.send || p.collective) {
+        untimed(p.send ? "MPI_Cancel of a send" : "MPI_Cancel of a non-blocking collective");
         return PMPI_Cancel(&p.real);
     }
     Call c = call(Op::Cancel, p.ctx);

@@ -49,6 +49,21 @@ int collective(mpiwire::Call c, MPI_Request real, bool waits, void* copy,
 bool reduction(mpiwire::Call& c, const char* name, MPI_Op op, MPI_Datatype type, std::uint64_t count, const void* buf);
 // An MPI count as a count of elements (a negative one: none).
 std::uint64_t count_of(int count);
+// A non-blocking collective being started (nonblocking_calls.cpp): its
+// wrapper makes one of these, then calls the blocking wrapper, whose
+// collective() then starts it instead (the Call made the non-blocking
+// one, the program's request a generalized one into `request`, which
+// MPI_Wait and MPI_Test end once the simulation's and the real one have).
+// started(): whether collective() did (a blocking wrapper that took its
+// untimed way did not: the call is complete then).
+class Starting {
+public:
+    explicit Starting(MPI_Request* request);
+    ~Starting();
+    Starting(const Starting&) = delete;
+    Starting& operator=(const Starting&) = delete;
+    bool started() const;
+};
 
 // A datatype whose elements lie one after the other with no gap (extent =
 // size, from its first byte; its size into `size`): a block's bytes and

@@ -6,7 +6,7 @@ or counts it, as mpi.untimed says, and then passes it to the real MPI.
 
 The functions are read from the installed mpi.h, through the C
 preprocessor, so that the list is the MPI the program links against and
-none is missed. Excluded: the calls preload/calls.cpp and windows.cpp time
+none is missed. Excluded: the calls preload/calls.cpp, windows.cpp and the others time
 (and the few windows.cpp refuses itself), and the calls
 that are local by the MPI standard (a rank's own queries, datatypes,
 groups, attributes, errors, info objects: nothing to time on the network;
@@ -36,6 +36,9 @@ TIMED = {
     'Win_flush_local', 'Win_flush_local_all',
     # The v-variants and reduce-scatter (vector_calls.cpp, reduce_scatter_calls.cpp).
     'Gatherv', 'Scatterv', 'Allgatherv', 'Alltoallv', 'Reduce_scatter', 'Reduce_scatter_block',
+    # The non-blocking collectives (nonblocking_calls.cpp).
+    'Ibarrier', 'Ibcast', 'Ireduce', 'Iallreduce', 'Iscan', 'Iexscan', 'Igather', 'Iscatter', 'Iallgather',
+    'Ialltoall', 'Igatherv', 'Iscatterv', 'Iallgatherv', 'Ialltoallv', 'Ireduce_scatter', 'Ireduce_scatter_block',
 }
 # Written by hand too (windows.cpp), though not timed: generalized active
 # target synchronisation, refused on a window the simulation times.

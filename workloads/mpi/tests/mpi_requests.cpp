@@ -6,7 +6,8 @@
 // completes at once; a strided datatype; gather and scatter; collectives
 // on MPI_COMM_SELF; messages from a rank to itself; sends and receives
 // whose requests the program frees (a freed receive's data checked after
-// MPI_Finalize, when it has completed).
+// MPI_Finalize, when it has completed); non-blocking collectives (README
+// "Non-blocking collectives").
 // Every rank sends to rank 0. Prints "requests: ok".
 // usage: mpi_requests [rounds]
 #include <mpi.h>
@@ -153,6 +154,47 @@ static void self_messages(int rank) {
     check(back == out, "sendrecv with itself", rank);
 }
 
+// Non-blocking collectives: an iallreduce in flight while a blocking
+// allreduce runs on the same communicator, then waited for; an ibarrier
+// tested in a loop; an ibcast and an iallgather in flight at once, waited
+// for in the reverse order; an iscan and an ireduce by MPI_Waitall.
+static void nonblocking(int rank, int size) {
+    const int n = 1024;   // 8 KiB: Rabenseifner's allreduce
+    std::vector<long> in(n), out(n, -1);
+    for (int i = 0; i < n; ++i) in[i] = rank * 1000L + i;
+    MPI_Request q;
+    MPI_Iallreduce(in.data(), out.data(), n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q);
+    long mine = rank + 1, total = -1;
+    MPI_Allreduce(&mine, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    const long ranks = static_cast<long>(size) * (size - 1) / 2;
+    bool ok = q == MPI_REQUEST_NULL;
+    for (int i = 0; i < n; ++i) ok = ok && out[i] == ranks * 1000 + static_cast<long>(size) * i;
+    check(ok, "iallreduce", rank);
+    check(total == ranks + size, "allreduce while an iallreduce was in flight", rank);
+    MPI_Request b;
+    MPI_Ibarrier(MPI_COMM_WORLD, &b);
+    int flag = 0;
+    while (!flag) MPI_Test(&b, &flag, MPI_STATUS_IGNORE);
+    check(b == MPI_REQUEST_NULL, "ibarrier tested", rank);
+    MPI_Request two[2];
+    long value = rank == size - 1 ? 77 : -1;
+    std::vector<int> all(size, -1);
+    const int me = rank + 3;
+    MPI_Ibcast(&value, 1, MPI_LONG, size - 1, MPI_COMM_WORLD, &two[0]);
+    MPI_Iallgather(&me, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD, &two[1]);
+    MPI_Wait(&two[1], MPI_STATUS_IGNORE);
+    MPI_Wait(&two[0], MPI_STATUS_IGNORE);
+    check(value == 77, "ibcast", rank);
+    for (int r = 0; r < size; ++r) check(all[r] == r + 3, "iallgather", rank);
+    long prefix = -1, sum = -1;
+    MPI_Iscan(&mine, &prefix, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &two[0]);
+    MPI_Ireduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD, &two[1]);
+    MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
+    check(prefix == static_cast<long>(rank + 1) * (rank + 2) / 2, "iscan", rank);
+    check(rank != 0 || sum == ranks + size, "ireduce", rank);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -182,6 +224,7 @@ int main(int argc, char** argv) {
             check(q == MPI_REQUEST_NULL, "receive's request freed", rank);
         }
     }
+    nonblocking(rank, size);
     // Sends whose requests the program frees (MPI_Request_free).
     static long freed_value;
     freed_value = rank * 11;
