@@ -6,6 +6,7 @@
 
 #include "models/os/vm_params.hpp"
 #include "library/messaging/params.hpp"
+#include "library/rdma/wake.hpp"
 
 namespace vrdmasim {
 namespace msg {
@@ -230,10 +231,12 @@ Status Endpoint::wait(Request id) {
 
 std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
     if (rs.empty()) throw std::logic_error("wait_any on no requests");
+    const Wake* wake = Wake::current();
     for (;;) {
         progress();
         for (std::size_t i = 0; i < rs.size(); ++i)
             if (reqs_.at(rs[i]).done) return i;
+        if (wake && wake->done()) return rs.size();
         block();
     }
 }

@@ -101,7 +101,8 @@ public:
     // Progress until the request completes; its status (the request is freed).
     Status wait(Request r);
     // Progress until one of `rs` completes; its index (wait() on it then
-    // returns at once). MPI_Waitany.
+    // returns at once). MPI_Waitany. Under a Wake (library/rdma/wake.hpp)
+    // also until its done() holds: then rs.size() if none has.
     std::size_t wait_any(const std::vector<Request>& rs);
     // Progress once; the index of one of `rs` that is complete (wait() on
     // it then returns at once), or rs.size() if none is. MPI_Testany.

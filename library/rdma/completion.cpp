@@ -1,6 +1,7 @@
 // RdmaProcess: learning of completions and notifications the way
 // rdma.completion says: records, counters, the receive ring.
 #include "library/rdma/process.hpp"
+#include "library/rdma/wake.hpp"
 
 #include "src/core/sim_params.hpp"
 #include "models/common/noise.hpp"
@@ -42,7 +43,12 @@ struct OneSignal {
     CompletionSignal& sig;
     std::uint64_t raised() const { return sig.raised(); }
     bool next_after(sc_time at, sc_time& next) const { return sig.next_after(at, next); }
-    void sleep() { sc_core::wait(sig.event()); }
+    void sleep(const Wake* wake) {
+        if (!wake) return sc_core::wait(sig.event());
+        sc_core::sc_event_or_list l;
+        l |= sig.event();
+        wake->sleep(l);
+    }
     template <class F>
     void each(F&& f) {
         f(sig);
@@ -63,10 +69,11 @@ struct AnySignal {
         }
         return any;
     }
-    void sleep() {
+    void sleep(const Wake* wake) {
         sc_core::sc_event_or_list any;
         for (CompletionSignal* s : sigs) any |= s->event();
-        sc_core::wait(any);
+        if (wake) wake->sleep(any);
+        else sc_core::wait(any);
     }
     template <class F>
     void each(F&& f) {
@@ -100,8 +107,10 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
     sc_time looked = now();
     std::uint64_t seen = sig.raised();
     bool ok = ready();
+    const Wake* wake = Wake::current();
     while (!ok) {
         qk().sync();
+        if (wake && wake->done()) break;   // ended by what the thread's Wake waits for
         const sc_time t = sc_core::sc_time_stamp();
         sc_time next;
         // A record visible after the look (raised before it or since) may
@@ -114,7 +123,7 @@ void RdmaProcess::wait_on(Signals& sig, const std::function<bool()>& ready, cons
         } else {
             // Nothing raised, nothing due: sleep until the next record (the
             // interrupt, or for a poller the record its next read will see).
-            sig.sleep();
+            sig.sleep(wake);
             continue;   // its time may lie ahead: the branches above wait for it
         }
         if (completion_ != Completion::Interrupt) {

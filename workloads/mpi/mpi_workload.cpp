@@ -384,12 +384,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     calls_.inc();
     if (nonblocking_call(app, rank, c, r)) return true;
     switch (static_cast<Op>(c.op)) {
-    case Op::Finalize:
-        if (!state_[rank].started.empty())
-            throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Finalize with " +
-                                     std::to_string(state_[rank].started.size()) +
-                                     " non-blocking collective(s) not completed (MPI_Wait, MPI_Test)");
-        return false;
+    case Op::Finalize: nonblocking_finalize(app, rank); return false;
     case Op::Untimed: untimed(rank, c); return true;
     case Op::Abort:
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Abort (error code " +
@@ -422,7 +417,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::Sendrecv: point_to_point(app, rank, ep, c, r); return true;
     case Op::Waitany:
     case Op::Testany:
-    case Op::Testall: any_or_all(rank, ep, c, r); return true;
+    case Op::Testall: any_or_all(app, rank, ep, c, r); return true;
     case Op::Probe:
     case Op::Iprobe: probe(rank, ep, c, r); return true;
     case Op::WinCreate:
@@ -533,6 +528,11 @@ void MpiWorkload::untimed(unsigned rank, const Call& c) {
                    "\"One-sided\")";
         throw std::runtime_error(refusal_);
     }
+    if (c.tag == mpiwire::kErroneous) {
+        refusal_ = "mpi: rank " + std::to_string(rank) + " called " + name +
+                   ", which MPI makes erroneous: refused whatever mpi.untimed says";
+        throw std::runtime_error(refusal_);
+    }
     if (ctx_.config[params_of<MpiParams>().untimed] != "count") {
         refusal_ = "mpi: rank " + std::to_string(rank) + " called " + name +
                    ", which the simulation does not time (workloads/mpi/README.md \"What is timed\"); mpi.untimed = "
@@ -546,18 +546,14 @@ void MpiWorkload::untimed(unsigned rank, const Call& c) {
     named->inc();
 }
 
-void MpiWorkload::any_or_all(unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
+void MpiWorkload::any_or_all(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     const std::vector<std::uint64_t>& ids = state_[rank].ids;
     if (ids.empty()) throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about none of its requests");
     const bool collectives =
         std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; });
     switch (static_cast<Op>(c.op)) {
     case Op::Waitany:
-        if (collectives)
-            throw std::runtime_error("mpi: rank " + std::to_string(rank) +
-                                     ": MPI_Waitany (or MPI_Waitsome) over a non-blocking collective's request is not "
-                                     "built (README \"Non-blocking collectives\"): MPI_Wait or MPI_Test it");
-        r.request = ep.wait_any(ids);
+        r.request = collectives ? wait_any(app, rank, ep, ids) : ep.wait_any(ids);
         r.flag = 1;
         break;
     case Op::Testany:

@@ -84,6 +84,7 @@ private:
         // a collective in flight reads too.
         std::pair<std::uint64_t, std::uint64_t> pack{0, 0}, own{0, 0}, input{0, 0};
         sc_core::sc_time t0;
+        bool freed = false;   // its request freed (MPI_Request_free): ended at MPI_Finalize
     };
     struct Rank {
         // The program's buffers mapped so far, and the library's own.
@@ -151,6 +152,16 @@ private:
     // Non-blocking collective `request` ended (MPI_Wait: waited for; MPI_Test:
     // if it has ended): whether it has (nonblocking.cpp).
     bool nonblocking_end(RdmaProcess& app, unsigned rank, std::uint64_t request, bool wait);
+    // The rank's non-blocking collective `request` in flight (its request
+    // not freed), or an error.
+    CollectiveCall& in_flight(unsigned rank, std::uint64_t request);
+    // MPI_Finalize: the collectives whose requests the rank freed waited
+    // for; an error if any other is in flight.
+    void nonblocking_finalize(RdmaProcess& app, unsigned rank);
+    // MPI_Waitany over requests of which some are non-blocking collectives':
+    // the index of the first complete, in simulated time (several complete
+    // at one time: the first listed).
+    std::size_t wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const std::vector<std::uint64_t>& ids);
     // Whether [va, + len) is a buffer of one of the rank's non-blocking
     // collectives in flight.
     bool in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t len) const;
@@ -212,7 +223,7 @@ private:
     void end_freed(unsigned rank, msg::Endpoint& ep);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
-    void any_or_all(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    void any_or_all(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // A call the simulation does not time: refused, or counted by name.
     void untimed(unsigned rank, const mpiwire::Call& c);
     // The node of rank `peer` of communicator `ctx` as `rank` names it

@@ -1,8 +1,10 @@
 // The mpi workload's non-blocking collectives (README "Non-blocking
 // collectives"): started by collective() on the library's non-blocking
-// form, ended here at MPI_Wait or MPI_Test.
+// form, ended here at MPI_Wait, MPI_Test, MPI_Waitany (with point-to-point
+// requests, in simulated time) or, freed, at MPI_Finalize.
 #include <stdexcept>
 
+#include "library/rdma/wake.hpp"
 #include "workloads/mpi/mpi_workload.hpp"
 
 namespace vrdmasim {
@@ -13,19 +15,27 @@ bool MpiWorkload::nonblocking_call(RdmaProcess& app, unsigned rank, const mpiwir
         collective(app, rank, c, r);
         return true;
     }
-    if ((op != mpiwire::Op::Wait && op != mpiwire::Op::Test) || !(c.request & mpiwire::kCollectiveRequest))
-        return false;
+    if (!(c.request & mpiwire::kCollectiveRequest)) return false;
+    if (op == mpiwire::Op::RequestFree) {   // it completes on its own, ended at MPI_Finalize at the latest
+        in_flight(rank, c.request).freed = true;
+        return true;
+    }
+    if (op != mpiwire::Op::Wait && op != mpiwire::Op::Test) return false;
     r.flag = nonblocking_end(app, rank, c.request, op == mpiwire::Op::Wait);
     return true;
 }
 
-bool MpiWorkload::nonblocking_end(RdmaProcess& app, unsigned rank, std::uint64_t request, bool wait) {
+MpiWorkload::CollectiveCall& MpiWorkload::in_flight(unsigned rank, std::uint64_t request) {
     auto& started = state_[rank].started;
     const auto it = started.find(request);
-    if (it == started.end())
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " ends request " + std::to_string(request) +
-                                 ", which is no non-blocking collective of it in flight");
-    CollectiveCall& k = it->second;
+    if (it == started.end() || it->second.freed)
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " names request " + std::to_string(request) +
+                                 ", which is no non-blocking collective of it in flight (or its request was freed)");
+    return it->second;
+}
+
+bool MpiWorkload::nonblocking_end(RdmaProcess& app, unsigned rank, std::uint64_t request, bool wait) {
+    CollectiveCall& k = in_flight(rank, request);
     if (wait) {
         k.comm->wait(k.request);
     } else {
@@ -33,8 +43,23 @@ bool MpiWorkload::nonblocking_end(RdmaProcess& app, unsigned rank, std::uint64_t
         if (!k.comm->test(k.request)) return false;
     }
     collective_end(app, rank, k);
-    started.erase(it);
+    state_[rank].started.erase(request);
     return true;
+}
+
+void MpiWorkload::nonblocking_finalize(RdmaProcess& app, unsigned rank) {
+    auto& started = state_[rank].started;
+    std::vector<std::uint64_t> freed;
+    for (auto& [q, k] : started)
+        if (k.freed) {
+            k.freed = false;   // waited for as an MPI_Wait would
+            freed.push_back(q);
+        }
+    for (const std::uint64_t q : freed) nonblocking_end(app, rank, q, true);
+    if (!started.empty())
+        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Finalize with " +
+                                 std::to_string(started.size()) +
+                                 " non-blocking collective(s) not completed (MPI_Wait, MPI_Test)");
 }
 
 bool MpiWorkload::in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t len) const {
@@ -51,11 +76,58 @@ bool MpiWorkload::in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t
 bool MpiWorkload::request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q) {
     if (!(q & mpiwire::kCollectiveRequest)) return ep.test(q);
     ep.poll();
-    const auto it = state_[rank].started.find(q);
-    if (it == state_[rank].started.end())
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about request " + std::to_string(q) +
-                                 ", which is no non-blocking collective of it in flight");
-    return it->second.comm->test(it->second.request);
+    const CollectiveCall& k = in_flight(rank, q);
+    return k.comm->test(k.request);
+}
+
+std::size_t MpiWorkload::wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
+                                  const std::vector<std::uint64_t>& ids) {
+    // The point-to-point requests (and where they are listed), the
+    // collectives' (by where they are listed), and the events their ends
+    // notify.
+    std::vector<std::uint64_t> p2p;
+    std::vector<std::size_t> p2p_at;
+    std::vector<const CollectiveCall*> colls(ids.size(), nullptr);
+    std::vector<sc_core::sc_event*> ends;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] & mpiwire::kCollectiveRequest) {
+            colls[i] = &in_flight(rank, ids[i]);
+            ends.push_back(&colls[i]->request->ended.get());
+        } else {
+            p2p.push_back(ids[i]);
+            p2p_at.push_back(i);
+        }
+    }
+    // One look, at this moment: the first listed request complete (`p`
+    // the first point-to-point one, as the endpoint's progress found
+    // them), or ids.size().
+    const auto look = [&](std::size_t p) {
+        const std::size_t first = p < p2p.size() ? p2p_at[p] : ids.size();
+        for (std::size_t i = 0; i < first; ++i)
+            if (colls[i] && colls[i]->comm->test(colls[i]->request)) return i;
+        return first;
+    };
+    const auto collective_done = [&] {
+        for (const CollectiveCall* k : colls)
+            if (k && k->request->done) return true;
+        return false;
+    };
+    for (;;) {
+        // Progress, then asleep until a notification or a collective's end.
+        const Wake wake(collective_done, ends);
+        std::size_t got = 0;
+        if (!p2p.empty()) {
+            got = look(ep.wait_any(p2p));
+        } else {
+            app.sync_time();
+            if (!collective_done()) {
+                sc_core::sc_event_or_list none;
+                wake.sleep(none);
+            }
+            got = look(0);
+        }
+        if (got < ids.size()) return got;
+    }
 }
 
 }   // namespace vrdmasim

@@ -16,7 +16,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 11;
+constexpr std::uint32_t kVersion = 12;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -34,7 +34,7 @@ enum class Op : std::uint32_t {
     Allreduce,   // va (send), va2 (receive), bytes
     Allgather,   // va (send), va2 (receive), bytes (each rank's block)
     Alltoall,   // va (send), va2 (receive), bytes (each pair's block)
-    Untimed,   // name: a call the simulation does not time; tag kCannotRun: it cannot run untimed either (refused)
+    Untimed,   // name: a call the simulation does not time; tag kCannotRun, kErroneous: refused
     Abort,   // tag = the error code
     // Of `count` requests, their ids following the Call: which one is
     // complete (Waitany: waited for; Testany: progressed once), its index in
@@ -168,6 +168,9 @@ constexpr Op nonblocking_of(Op op) {
 // Untimed's tag: the call cannot run untimed either (it would break what
 // the library does underneath): refused whatever mpi.untimed says.
 constexpr std::int32_t kCannotRun = 1;
+// Untimed's tag: the call is erroneous in MPI (its name says by which
+// rule): refused whatever mpi.untimed says.
+constexpr std::int32_t kErroneous = 2;
 // The network atomic an Accumulate or FetchOp element gets (`amo`).
 enum class Amo : std::uint32_t {
     Add = 1,   // MPI_SUM: fetch-and-add

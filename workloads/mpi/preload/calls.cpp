@@ -554,26 +554,23 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 
 // MPI_Cancel of a receive: withdrawn if the simulation has not matched it
 // (then it ends cancelled, and was never posted to real MPI), else it ends
-// as it would have. A send cannot be withdrawn from the simulation.
-// MPI_Request_free of a send: the send completes on its own (the
-// simulation waits for it at MPI_Finalize, as Open MPI does); its real
-// request is kept. Of a receive: it still completes (the program may not
-// touch its buffer until it knows so by other means), carried out by the
-// simulation, posted to real MPI once matched there (post_freed) and
-// completed, at the latest, at MPI_Finalize (end_freed).
+// as it would have. A send cannot be withdrawn from the simulation, and
+// a non-blocking collective cannot be cancelled (erroneous in MPI).
+// MPI_Request_free of a send or of a non-blocking collective: it completes
+// on its own (the simulation waits for it at MPI_Finalize, as Open MPI
+// does); its real request is kept. Of a receive: it still completes (the
+// program may not touch its buffer until it knows so by other means),
+// carried out by the simulation, posted to real MPI once matched there
+// (post_freed) and completed, at the latest, at MPI_Finalize (end_freed).
 int MPI_Request_free(MPI_Request* request) {
     const InLibrary lib;
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Request_free(request);
     Pending& p = it->second;
-    if (p.collective) {
-        untimed("MPI_Request_free of a non-blocking collective");
-        return PMPI_Request_free(request);
-    }
     Call c = call(Op::RequestFree);
     c.request = p.sim;
     exchange(c);
-    if (p.send) {
+    if (p.send || p.collective) {
         keep(p.real, p.copy);
     } else {   // kept under a key of its own
         at_mark = post_freed;
@@ -596,8 +593,9 @@ int MPI_Cancel(MPI_Request* request) {
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Cancel(request);
     Pending& p = it->second;
-    if (p.send || p.collective) {
-        untimed(p.send ? "MPI_Cancel of a send" : "MPI_Cancel of a non-blocking collective");
+    if (p.collective) cannot_run("MPI_Cancel of a non-blocking collective (MPI-3.1 5.12)", mpiwire::kErroneous);
+    if (p.send) {
+        untimed("MPI_Cancel of a send");
         return PMPI_Cancel(&p.real);
     }
     Call c = call(Op::Cancel, p.ctx);

@@ -250,10 +250,10 @@ void untimed(const char* name) {
     mark();
 }
 
-void cannot_run(const char* name) {
+void cannot_run(const char* name, std::int32_t why) {
     mpiwire::Call c;
     c.op = static_cast<std::uint32_t>(mpiwire::Op::Untimed);
-    c.tag = mpiwire::kCannotRun;
+    c.tag = why;
     std::strncpy(c.name, name, sizeof c.name - 1);
     exchange(c);   // the simulation stops the run: this never returns
     fail((std::string(name) + ": the simulation let a call through that it must refuse").c_str());

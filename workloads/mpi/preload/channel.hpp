@@ -42,8 +42,9 @@ std::uint64_t now_ps();
 void untimed(const char* name);
 // A call that cannot run untimed either (it would break what this library
 // does underneath): the simulation stops the run naming it, whatever
-// VRDMASIM_MPI_UNTIMED says. Never returns.
-[[noreturn]] void cannot_run(const char* name);
+// VRDMASIM_MPI_UNTIMED says (`why` kErroneous: a call MPI makes
+// erroneous, `name` saying by which rule). Never returns.
+[[noreturn]] void cannot_run(const char* name, std::int32_t why = mpiwire::kCannotRun);
 
 // A real request the program no longer sees (a send from a copy, a
 // collective whose result this rank does not wait for): progressed while

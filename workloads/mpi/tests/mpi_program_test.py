@@ -174,9 +174,10 @@ def main():
         # Requests (README "Receives", "Requests", "Datatypes"): receives
         # from any source before receives of one, HPCC's RandomAccess loop
         # and its cancelled receive, sends Open MPI completes at once, a
-        # strided datatype, MPI_COMM_SELF, messages to itself; every call
-        # timed. And on 64 ranks (64 processes on this machine's 2 cores), a
-        # torus of 16 QFDBs.
+        # strided datatype, MPI_COMM_SELF, messages to itself, non-blocking
+        # collectives (by MPI_Waitany and MPI_Waitsome with receives, and
+        # one freed); every call timed. And on 64 ranks (64 processes on
+        # this machine's 2 cores), a torus of 16 QFDBs.
         for ranks in ("3", "4", "64"):
             out = os.path.join(d, "requests" + ranks)
             where = (["--topology.kind=torus", "--topology.x=4", "--topology.y=2", "--topology.z=2"]
@@ -187,6 +188,12 @@ def main():
                                 (ranks, p.stdout[-2000:], p.stderr[-2000:]))
             elif int(summary(out)["mpi_untimed_calls"]) != 0 or summary(out)["transfer_errors"] != "0":
                 failures.append("requests on %s ranks: untimed calls or transfer errors: %s" % (ranks, summary(out)))
+        # MPI_Cancel of a non-blocking collective's request: erroneous in
+        # MPI, refused naming the rule.
+        p = run(os.path.join(d, "cancel"), "--mpi.program=" + requests, "--mpi.ranks=3", "--mpi.args=cancel",
+                "--topology.nodes=4", expect=2)
+        if "MPI_Cancel of a non-blocking collective (MPI-3.1 5.12), which MPI makes erroneous" not in p.stderr:
+            failures.append("cancel: the error does not name the rule:\n" + p.stderr[-2000:])
         # The program's memory (README "The program's memory"): a receive
         # buffer the program wrote first takes no fault; a freed block is
         # unmapped, so the block allocated in its place is new memory (it

@@ -7,13 +7,16 @@
 // on MPI_COMM_SELF; messages from a rank to itself; sends and receives
 // whose requests the program frees (a freed receive's data checked after
 // MPI_Finalize, when it has completed); non-blocking collectives (README
-// "Non-blocking collectives").
-// Every rank sends to rank 0. Prints "requests: ok".
-// usage: mpi_requests [rounds]
+// "Non-blocking collectives"), waited for with point-to-point requests by
+// MPI_Waitany and MPI_Waitsome, and one freed.
+// Every rank sends to rank 0. Prints "requests: ok". With "cancel", it
+// cancels an MPI_Ibarrier's request instead (erroneous in MPI: refused).
+// usage: mpi_requests [rounds | cancel]
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static int failures = 0;
@@ -154,6 +157,50 @@ static void self_messages(int rank) {
     check(back == out, "sendrecv with itself", rank);
 }
 
+// MPI_Waitany over {an Irecv, an Iallreduce, MPI_REQUEST_NULL}: the
+// iallreduce first (the receive's message is sent only after every rank's
+// wait returned: it ends at the collective's end, not at a message), with its
+// status (error field MPI_SUCCESS); then the receive, with its status;
+// then none. Then MPI_Waitsome over an ibcast and an iallgather until
+// both are in.
+static void any_of_mixed(int rank, int size) {
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    long from = -1, to = rank * 9 + 4, mine = rank + 1, total = -1;
+    MPI_Request q[3];
+    MPI_Irecv(&from, 1, MPI_LONG, prev, 31, MPI_COMM_WORLD, &q[0]);
+    MPI_Iallreduce(&mine, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q[1]);
+    q[2] = MPI_REQUEST_NULL;
+    int index = -1;
+    MPI_Status st;
+    st.MPI_ERROR = -1;
+    MPI_Waitany(3, q, &index, &st);
+    check(index == 1 && q[1] == MPI_REQUEST_NULL && st.MPI_ERROR == MPI_SUCCESS, "waitany's iallreduce", rank);
+    check(total == static_cast<long>(size) * (size + 1) / 2, "waitany's iallreduce result", rank);
+    MPI_Barrier(MPI_COMM_WORLD);   // no rank's message before every rank's waitany returned
+    MPI_Send(&to, 1, MPI_LONG, next, 31, MPI_COMM_WORLD);
+    MPI_Waitany(3, q, &index, &st);
+    check(index == 0 && q[0] == MPI_REQUEST_NULL && st.MPI_SOURCE == prev && st.MPI_TAG == 31, "waitany's receive",
+          rank);
+    check(from == prev * 9 + 4, "waitany's received value", rank);
+    MPI_Waitany(3, q, &index, MPI_STATUS_IGNORE);
+    check(index == MPI_UNDEFINED, "waitany over ended requests", rank);
+    long value = rank == 0 ? 55 : -1;
+    std::vector<int> all(size, -1);
+    const int me = rank + 8;
+    MPI_Ibcast(&value, 1, MPI_LONG, 0, MPI_COMM_WORLD, &q[0]);
+    MPI_Iallgather(&me, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD, &q[1]);
+    int in = 0, outcount = 0, indices[2];
+    while (in < 2) {
+        MPI_Waitsome(2, q, &outcount, indices, MPI_STATUSES_IGNORE);
+        check(outcount >= 1 && outcount <= 2 - in, "waitsome's count", rank);
+        if (outcount < 1 || outcount > 2 - in) return;
+        in += outcount;
+    }
+    check(q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL, "waitsome's requests ended", rank);
+    check(value == 55, "waitsome's ibcast", rank);
+    for (int r = 0; r < size; ++r) check(all[r] == r + 8, "waitsome's iallgather", rank);
+}
+
 // Non-blocking collectives: an iallreduce in flight while a blocking
 // allreduce runs on the same communicator, then waited for; an ibarrier
 // tested in a loop; an ibcast and an iallgather in flight at once, waited
@@ -193,6 +240,11 @@ static void nonblocking(int rank, int size) {
     MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
     check(prefix == static_cast<long>(rank + 1) * (rank + 2) / 2, "iscan", rank);
     check(rank != 0 || sum == ranks + size, "ireduce", rank);
+    any_of_mixed(rank, size);
+    // A freed ibarrier: it completes on its own (MPI_Finalize waits for it).
+    MPI_Ibarrier(MPI_COMM_WORLD, &b);
+    MPI_Request_free(&b);
+    check(b == MPI_REQUEST_NULL, "ibarrier's request freed", rank);
 }
 
 int main(int argc, char** argv) {
@@ -200,6 +252,14 @@ int main(int argc, char** argv) {
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && !std::strcmp(argv[1], "cancel")) {
+        MPI_Request b;
+        MPI_Ibarrier(MPI_COMM_WORLD, &b);
+        MPI_Cancel(&b);
+        MPI_Wait(&b, MPI_STATUS_IGNORE);
+        MPI_Finalize();
+        return 0;
+    }
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 2;
     for (int r = 0; r < rounds; ++r) {
         any_source(rank, size, r);
