@@ -106,17 +106,29 @@ std::uint64_t ProgramBuffers::scratch(RdmaProcess& app, std::uint64_t len, bool 
     return scratch_;
 }
 
+ProgramBuffers::Pooled ProgramBuffers::pooled(RdmaProcess& app, std::uint64_t len, bool populate, BufferAdvice advice) {
+    std::uint64_t size = kPage;
+    while (size < len) size *= 2;
+    std::vector<std::uint64_t>& free = pool_[size];
+    if (free.empty()) return {app.alloc(size, populate, advice), size};
+    const Pooled b{free.back(), size};
+    free.pop_back();
+    return b;
+}
+
 std::pair<std::uint64_t, std::uint64_t> ProgramBuffers::collective(RdmaProcess& app, const CollectiveData& d,
                                                                    std::uint64_t va, std::uint64_t va2, bool populate,
-                                                                   BufferAdvice advice, const std::string& who) {
+                                                                   BufferAdvice advice, const std::string& who,
+                                                                   Pooled* own) {
     std::uint64_t sbuf = va, rbuf = d.op == coll::Op::Bcast ? va : va2;
     if (d.op != coll::Op::Barrier) {
         if (sbuf) map(app, sbuf, d.send_bytes(), who);   // none: a scatter's rank but its root
         if (rbuf) map(app, rbuf, d.receive_bytes(), who);
     }
     if (coll::is_reduction(d.op) && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
-        const std::uint64_t own = scratch(app, std::max<std::uint64_t>(d.bytes, 8), populate, advice);
-        (rbuf == 0 ? rbuf : sbuf) = own;
+        const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);
+        if (own) *own = pooled(app, len, populate, advice);
+        (rbuf == 0 ? rbuf : sbuf) = own ? own->first : scratch(app, len, populate, advice);
     }
     return {sbuf, rbuf};
 }

@@ -38,13 +38,25 @@ public:
     // non-root's reduce result, a split's exchange) of at least `len`
     // bytes: one buffer, allocated again larger when a call needs more.
     std::uint64_t scratch(RdmaProcess& app, std::uint64_t len, bool populate, BufferAdvice advice);
+    // A buffer of the library's own that stays the call's until it ends (a
+    // non-contiguous datatype's packed data, a non-blocking collective's
+    // in-place input or input another in flight reads too): {address,
+    // size}, of at least `len` bytes, from a pool of sizes a power of two
+    // pages or more, allocated when none of its size is free; give_back()
+    // frees it for a later call.
+    using Pooled = std::pair<std::uint64_t, std::uint64_t>;
+    Pooled pooled(RdmaProcess& app, std::uint64_t len, bool populate, BufferAdvice advice);
+    void give_back(const Pooled& b) {
+        if (b.second) pool_[b.second].push_back(b.first);
+    }
     // A collective's send and receive buffers from the program's (`va`,
     // `va2`: 0 for none; a bcast has one), mapped; the library's own
     // stands in where MPI gives none (MPI_IN_PLACE, a non-root's reduce
-    // result) or a reduction's two buffers overlap.
+    // result) or a reduction's two buffers overlap: scratch(), or, for a
+    // non-blocking call (`own` not null), a pooled() buffer put in `own`.
     std::pair<std::uint64_t, std::uint64_t> collective(RdmaProcess& app, const CollectiveData& d, std::uint64_t va,
                                                        std::uint64_t va2, bool populate, BufferAdvice advice,
-                                                       const std::string& who);
+                                                       const std::string& who, Pooled* own = nullptr);
 
 private:
     using Ranges = std::map<std::uint64_t, std::uint64_t>;   // page ranges, start -> end
@@ -57,6 +69,7 @@ private:
     Ranges mapped_;   // mapped so far
     Ranges touched_;   // touched by the program, not mapped yet
     std::uint64_t scratch_ = 0, scratch_len_ = 0;
+    std::map<std::uint64_t, std::vector<std::uint64_t>> pool_;   // free pooled() buffers, by size
 };
 
 }   // namespace vrdmasim

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "library/collectives/params.hpp"
 #include "library/messaging/params.hpp"
@@ -400,10 +401,20 @@ void TraceWorkload::recorded_reduction(const TraceEvent& end, CollectiveData& d)
 }
 
 void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end) {
+    const Rank::Started k = collective_start(app, r, comm, end, false);
+    k.d.run(comm, k.a, k.sbuf, k.rbuf);
+    collective_end(app, r, k);
+}
+
+TraceWorkload::Rank::Started TraceWorkload::collective_start(RdmaProcess& app, Rank& r, coll::Communicator& comm,
+                                                             const TraceEvent& end, bool nonblocking) {
     // Its ranks are the communicator's (the data each contributes and must
     // hold after it is a function of its rank there and of the call).
     const unsigned n = comm.size(), rank = comm.rank();
-    CollectiveData d;
+    Rank::Started k;
+    k.comm = &comm;
+    k.me = rank;
+    CollectiveData& d = k.d;
     d.ranks = n;
     d.op = collective_op(end.op);
     // TraceReader::check() refused a root outside the communicator.
@@ -411,7 +422,10 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     if (rooted && end.root >= n)
         throw std::logic_error("trace: a collective's root outside the communicator passed check()");
     d.root = rooted ? end.root : 0;
-    const std::uint64_t number = r.collective[end.comm]++;
+    // Numbered apart: the blocking ones as check() counts them (a Score-P
+    // v-variant's blocks are found by it), the non-blocking ones above.
+    const std::uint64_t number =
+        nonblocking ? r.nonblocking[end.comm]++ | std::uint64_t(1) << 62 : r.collective[end.comm]++;
     switch (d.op) {
     case coll::Op::Barrier: break;
     case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
@@ -432,39 +446,99 @@ void TraceWorkload::collective(RdmaProcess& app, Rank& r, coll::Communicator& co
     }
     // The communicator's calls so far (each member's count is the same),
     // its context scattered over the number.
-    const std::uint64_t call = number ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
+    k.call = number ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
+    collective_buffers(app, r, k, end, nonblocking);
+    collectives_.inc();
+    // (Poisoned first: an in-place gather's or scatter's block lies in it.)
+    if (d.fills(rank) && !(recorded_ && k.rbuf == k.sbuf)) poison(app, k.rbuf, d.receive_bytes(), k.call);
+    d.prepare(app, k.sbuf, k.rbuf, rank, k.call);
+    k.t0 = app.now();
+    log_.posted(k.t0);
+    std::string why;
+    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), n, d.bytes, k.a, why))
+        throw std::logic_error("trace: " + why);   // (checked at construction)
+    return k;
+}
+
+void TraceWorkload::collective_buffers(RdmaProcess& app, Rank& r, Rank::Started& k, const TraceEvent& end,
+                                       bool nonblocking) {
+    const CollectiveData& d = k.d;
+    const unsigned rank = k.me;
     const std::uint64_t slen = std::max<std::uint64_t>(d.send_bytes(), 1),
                         rlen = std::max<std::uint64_t>(d.receive_bytes(), 1);
-    if (!recorded_ && std::max(slen, rlen) > r.coll_len) {
-        r.coll_len = std::max(slen, rlen);
-        r.coll_buffers = {app.alloc(r.coll_len, populate_, advice_), app.alloc(r.coll_len, populate_, advice_)};
+    if (!recorded_ && nonblocking) {   // buffers of its own, apart from those of the others in flight
+        k.own = r.program.pooled(app, slen, populate_, advice_);
+        k.output = r.program.pooled(app, rlen, populate_, advice_);
+        k.sbuf = k.own.first, k.rbuf = k.output.first;
+    } else if (!recorded_) {
+        if (std::max(slen, rlen) > r.coll_len) {
+            r.coll_len = std::max(slen, rlen);
+            r.coll_buffers = {app.alloc(r.coll_len, populate_, advice_), app.alloc(r.coll_len, populate_, advice_)};
+        }
+        std::tie(k.sbuf, k.rbuf) = r.coll_buffers;
+    } else {   // the program's, as the mpi workload maps them
+        std::tie(k.sbuf, k.rbuf) = r.program.collective(app, d, end.va, end.va2, populate_, advice_,
+                                                        "trace: rank " + std::to_string(rank) + " of a communicator",
+                                                        nonblocking ? &k.own : nullptr);
+        // Input a collective in flight reads too: the library's buffer
+        // instead (workloads/mpi/README.md "Non-blocking collectives").
+        k.sbytes = d.op == coll::Op::Scatter && rank != d.root ? 0 : d.send_bytes();
+        bool shared = false;
+        for (const auto& [q, o] : r.started) {
+            const std::uint64_t len = o.d.receive_bytes();
+            shared = shared || (k.sbytes && o.sbytes && k.sbuf < o.sbuf + o.sbytes && o.sbuf < k.sbuf + k.sbytes) ||
+                     (k.sbytes && len && k.sbuf < o.rbuf + len && o.rbuf < k.sbuf + k.sbytes);
+        }
+        if (d.op != coll::Op::Bcast && shared) {
+            k.input = r.program.pooled(app, std::max<std::uint64_t>(k.sbytes, 8), populate_, advice_);
+            k.sbuf = k.input.first;
+        }
     }
-    // Recorded: the program's, as the mpi workload maps them.
-    const auto [sbuf, rbuf] = recorded_
-                                  ? r.program.collective(app, d, end.va, end.va2, populate_, advice_,
-                                                         "trace: rank " + std::to_string(rank) + " of a communicator")
-                                  : r.coll_buffers;
-    // (Poisoned first: an in-place gather's or scatter's block lies in it.)
-    if (d.fills(rank) && !(recorded_ && rbuf == sbuf)) poison(app, rbuf, d.receive_bytes(), call);
-    d.prepare(app, sbuf, rbuf, rank, call);
-    const sc_time t0 = app.now();
-    log_.posted(t0);
-    std::string why;
-    coll::Algorithm a = coll::Algorithm::Auto;
-    if (!coll::resolve(d.op, coll::configured_algorithm(ctx_.config, d.op), n, d.bytes, a, why))
-        throw std::logic_error("trace: " + why);   // (checked at construction)
-    d.run(comm, a, sbuf, rbuf);
-    collectives_.inc();
-    const std::uint64_t got = d.result_bytes(rank);
-    const std::vector<unsigned char> want = d.expected(rank, call);
+}
+
+void TraceWorkload::collective_end(RdmaProcess& app, Rank& r, const Rank::Started& k) {
+    const CollectiveData& d = k.d;
+    const std::uint64_t got = d.result_bytes(k.me);
+    const std::vector<unsigned char> want = d.expected(k.me, k.call);
     std::vector<unsigned char> have;
-    const bool ok = d.result(app, rbuf, rank, have) && have == want;
+    const bool ok = d.result(app, k.rbuf, k.me, have) && have == want;
     log_.verified(got, ok);
     if (!ok)
-        std::cerr << "vrdmasim: DATA MISMATCH: trace collective " << call << " (" << coll::name_of(d.op) << ") at rank "
-                  << rank << "\n";
-    const sc_time latency = app.now() - t0;
+        std::cerr << "vrdmasim: DATA MISMATCH: trace collective " << k.call << " (" << coll::name_of(d.op)
+                  << ") at rank " << k.me << "\n";
+    for (const ProgramBuffers::Pooled& b : {k.own, k.input, k.output}) r.program.give_back(b);
+    const sc_time latency = app.now() - k.t0;
     log_.finished(app.now(), true, got, &latency);
+}
+
+void TraceWorkload::start_nonblocking(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e,
+                                      std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms) {
+    Rank& r = state_[rank];
+    TraceEvent done;
+    const auto completes = [&e](const TraceEvent& x) {
+        return x.kind == TraceEvent::Kind::CollectiveComplete && x.request == e.request;
+    };
+    if (r.started.count(e.request) || !reader_->peek(rank, completes, done))
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + "'s non-blocking collective (request " +
+                                 std::to_string(e.request) + ") " +
+                                 (r.started.count(e.request) ? "starts while one of its request is in flight"
+                                                             : "never completes in the trace"));
+    coll::Communicator& comm = communicator(app, rank, ep, done.comm, comms);
+    Rank::Started k = collective_start(app, r, comm, done, true);
+    // Started: the library runs it while the rank replays its next calls.
+    k.request =
+        comm.start([d = k.d, a = k.a, s = k.sbuf, b = k.rbuf](coll::Communicator& own) { d.run(own, a, s, b); });
+    r.started.emplace(e.request, std::move(k));
+}
+
+void TraceWorkload::end_nonblocking(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.started.find(e.request);
+    if (it == r.started.end())
+        throw std::logic_error("trace: a non-blocking collective completes that was never started");
+    it->second.comm->wait(it->second.request);
+    collective_end(app, r, it->second);
+    r.started.erase(it);
 }
 
 void TraceWorkload::blocks(CollectiveData& d, unsigned rank, const TraceEvent& end, std::uint64_t number) const {
@@ -596,12 +670,15 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             break;
         }
         case TraceEvent::Kind::CollectiveEnd: break;   // done at its begin
+        case TraceEvent::Kind::CollectiveRequest: start_nonblocking(app, rank, ep, e, comms); break;
+        case TraceEvent::Kind::CollectiveComplete: end_nonblocking(app, rank, e); break;
         case TraceEvent::Kind::RequestTest: request_test(rank, ep, e); break;
         }
     }
-    if (!r.requests.empty())
+    if (!r.requests.empty() || !r.started.empty())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " ends with " +
-                                 std::to_string(r.requests.size()) + " request(s) the trace never completes");
+                                 std::to_string(r.requests.size() + r.started.size()) +
+                                 " request(s) the trace never completes");
     ep.finalize();
     app.finish_registrations();
     last_ = std::max(last_, app.now());
@@ -819,6 +896,16 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
 
 void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
+    const auto k = r.started.find(e.request);
+    if (k != r.started.end()) {   // a non-blocking collective's (mpi.record refuses it in MPI_Testany, Testall)
+        if (r.entered.call != TraceEvent::Call::Test)
+            throw std::runtime_error("trace: rank " + std::to_string(rank) +
+                                     " tests a non-blocking collective's request in another call than MPI_Test, "
+                                     "which the replay does not do (not built)");
+        ep.poll();   // MPI_Test enters the library: it polls the network once
+        k->second.comm->test(k->second.request);
+        return;
+    }
     const auto it = r.requests.find(e.request);
     if (it == r.requests.end())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +

@@ -97,7 +97,21 @@ private:
             Key owner{};   // the buffer's key, released at completion
         };
         std::map<std::uint64_t, Pending> requests;   // by the trace's requestID
-        std::map<std::uint32_t, std::uint64_t> collective;   // collectives so far, by communicator
+        // Blocking collectives so far, non-blocking ones started, by communicator.
+        std::map<std::uint32_t, std::uint64_t> collective, nonblocking;
+        // A collective under way: its data, buffers (the library's own
+        // given back at its end) and, a non-blocking one's, its request.
+        struct Started {
+            coll::Communicator* comm = nullptr;
+            coll::Communicator::Request request;
+            CollectiveData d;
+            coll::Algorithm a = coll::Algorithm::Auto;
+            unsigned me = 0;   // its rank in the communicator
+            std::uint64_t sbuf = 0, sbytes = 0, rbuf = 0, call = 0;
+            ProgramBuffers::Pooled own{0, 0}, input{0, 0}, output{0, 0};
+            sc_core::sc_time t0;
+        };
+        std::map<std::uint64_t, Started> started;   // non-blocking collectives in flight, by the trace's requestID
         bool sendrecv = false;   // inside MPI_Sendrecv
         // MPI_Sendrecv: its other half, done with the first (the next
         // event of this kind in the rank's stream).
@@ -170,6 +184,22 @@ private:
     void fill(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key);
     void check(RdmaProcess& app, std::uint64_t buf, std::uint64_t len, std::uint64_t key, const std::string& what);
     void collective(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end);
+    // A collective of `end` (CollectiveEnd, CollectiveComplete) made ready
+    // to run on `comm`, as the mpi workload makes it (a non-blocking one's
+    // in-place or shared input in a buffer of the library's own), and its
+    // result checked once it has run.
+    Rank::Started collective_start(RdmaProcess& app, Rank& r, coll::Communicator& comm, const TraceEvent& end,
+                                   bool nonblocking);
+    void collective_end(RdmaProcess& app, Rank& r, const Rank::Started& k);
+    // Its send and receive buffers into `k`: the program's (recorded), the
+    // rank's two grown to the largest (blocking), or pooled ones of its own.
+    void collective_buffers(RdmaProcess& app, Rank& r, Rank::Started& k, const TraceEvent& end, bool nonblocking);
+    // NonBlockingCollectiveRequest: the collective its completion (read
+    // ahead) describes, started; NonBlockingCollectiveComplete: waited for
+    // and checked.
+    void start_nonblocking(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e,
+                           std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>& comms);
+    void end_nonblocking(RdmaProcess& app, unsigned rank, const TraceEvent& e);
     // A v-variant's or reduce-scatter's blocks as `rank` (of its
     // communicator) sees them, and the bytes its algorithm goes by: as the
     // rank made the call (recorded::kBlocks), or derived from every

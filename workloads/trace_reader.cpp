@@ -366,7 +366,8 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
         using K = TraceEvent::Kind;
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)
             s.summary->peers.at(s.rank).insert(e.peer);
-        if (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal) {
+        const bool ends = e.kind == K::CollectiveEnd || e.kind == K::CollectiveComplete;
+        if (ends && e.op != TraceEvent::kLocal) {
             s.summary->collectives.insert(e.op);
             s.summary->collective_comms[e.op].insert(e.comm);
             if (e.create && s.impl->vrdmasim) {   // Open MPI's split: an allgather too (no transfer of its own)
@@ -375,13 +376,16 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
             } else {
                 ++s.summary->collective_calls;
             }
-            // Its number on its communicator, as the replay counts them (a
-            // split of a trace vrdmasim recorded is not one).
-            const std::uint64_t call = e.create && s.impl->vrdmasim ? 0 : s.collectives[e.comm]++;
-            if (blocked(e.op) && !e.blocks) vector_bytes(s, e, call);
+            // Its number among the blocking ones on its communicator, as
+            // the replay counts them (a split of a trace vrdmasim recorded
+            // is not one; a non-blocking v-variant carries its blocks).
+            if (e.kind == K::CollectiveEnd) {
+                const std::uint64_t call = e.create && s.impl->vrdmasim ? 0 : s.collectives[e.comm]++;
+                if (blocked(e.op) && !e.blocks) vector_bytes(s, e, call);
+            }
         }
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv ||
-            (e.kind == K::CollectiveEnd && e.op != TraceEvent::kLocal && !e.create))
+            (ends && e.op != TraceEvent::kLocal && !e.create))
             ++(e.buffers ? s.summary->with_buffers : s.summary->without_buffers);
         if (e.kind == K::Recv || e.kind == K::Irecv) ++s.summary->receives;
         if (s.matching && (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)) {
@@ -391,7 +395,7 @@ OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
             ++h.count;
             h.last_tick = e.time;
         }
-        const std::uint64_t bytes = e.kind == K::CollectiveEnd ? std::max(e.sent, e.received) : e.length;
+        const std::uint64_t bytes = ends ? std::max(e.sent, e.received) : e.length;
         if (bytes > s.summary->largest) {
             s.summary->largest = bytes;
             s.summary->largest_rank = s.rank;
@@ -526,15 +530,24 @@ OTF2_CallbackCode ev_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, vo
     e.time = t;
     return push(*static_cast<Sink*>(u), e);
 }
-OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
-                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
+// MpiCollectiveEnd, or (`nonblocking`) NonBlockingCollectiveComplete.
+OTF2_CallbackCode collective_end(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, OTF2_CollectiveOp op, OTF2_CommRef c,
+                                 uint32_t root, uint64_t sent, uint64_t received, bool nonblocking, uint64_t req) {
     TraceEvent attrs;
-    if (!buffer_attributes(*static_cast<Sink*>(u), a, t, "MpiCollectiveEnd", attrs)) return OTF2_CALLBACK_INTERRUPT;
-    Sink& s = *static_cast<Sink*>(u);
+    const char* name = nonblocking ? "NonBlockingCollectiveComplete" : "MpiCollectiveEnd";
+    if (!buffer_attributes(s, a, t, name, attrs)) return OTF2_CALLBACK_INTERRUPT;
     std::uint32_t ctx = 0;
     if (!comm_of(s, c, t, "MPI collective", ctx) || !in_sendrecv(s, TraceEvent::Kind::CollectiveEnd, t))
         return OTF2_CALLBACK_INTERRUPT;
     const std::size_t ranks = s.impl->members[ctx].size();
+    if (nonblocking && (op == OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE ||
+                        (blocked(op) && !attrs.blocks))) {
+        refuse(s, std::string("a non-blocking ") +
+                      (blocked(op) ? "MPI " + vector_name(op) + " without its blocks (vrdmasim::blocks)"
+                                   : std::string("communicator's creation or destruction")) +
+                      " (" + where(s, t) + "): its replay is not built");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     if (op == OTF2_COLLECTIVE_OP_ALLTOALLV && !attrs.blocks) {
         refuse(s, "MPI alltoallv (" + where(s, t) +
                       ") without its blocks: an OTF2 collective record carries a rank's bytes sent and received in "
@@ -572,7 +585,8 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
         return OTF2_CALLBACK_INTERRUPT;
     }
     TraceEvent e;
-    e.kind = TraceEvent::Kind::CollectiveEnd;
+    e.kind = nonblocking ? TraceEvent::Kind::CollectiveComplete : TraceEvent::Kind::CollectiveEnd;
+    e.request = req;
     e.time = t;
     e.comm = ctx;
     e.op = static_cast<int>(op);
@@ -590,6 +604,24 @@ OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
     }
     if (op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE) e.op = TraceEvent::kLocal;   // MPICH frees it locally
     return push(s, e);
+}
+OTF2_CallbackCode ev_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                              OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received) {
+    return collective_end(*static_cast<Sink*>(u), t, a, op, c, root, sent, received, false, 0);
+}
+// A non-blocking collective (MPI_Iallreduce, ...): started at its request,
+// ended where it completes (its MPI_Wait or MPI_Test), as Score-P records it.
+OTF2_CallbackCode ev_nbc_request(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                 uint64_t req) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (!plain(s, a, t, "NonBlockingCollectiveRequest") || !in_sendrecv(s, TraceEvent::Kind::CollectiveRequest, t))
+        return OTF2_CALLBACK_INTERRUPT;
+    return push(s, message(TraceEvent::Kind::CollectiveRequest, t, 0, 0, 0, req));
+}
+OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                  OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t sent, uint64_t received,
+                                  uint64_t req) {
+    return collective_end(*static_cast<Sink*>(u), t, a, op, c, root, sent, received, true, req);
 }
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
@@ -647,6 +679,8 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, ev_coll_begin);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
     OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cb, ev_request_test);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(cb, ev_nbc_request);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, ev_nbc_complete);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -674,8 +708,6 @@ void set_unsupported_mpi(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(CallingContextLeave);
     VRDMASIM_UNSUPPORTED(CallingContextSample);
     VRDMASIM_UNSUPPORTED(MpiRequestCancelled);
-    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveComplete);
-    VRDMASIM_UNSUPPORTED(NonBlockingCollectiveRequest);
 }
 
 // I/O events (ISO C, POSIX, MPI-IO): not replayed.

@@ -86,7 +86,13 @@ struct TraceEvent {
         // A trace vrdmasim recorded: a request an MPI_Test, MPI_Testany,
         // MPI_Testall or MPI_Waitany names (MpiRequestTest; ignored in
         // other traces, where it is an MPI_Test that did not complete).
-        RequestTest
+        RequestTest,
+        // A non-blocking collective (MPI_Iallreduce, ...): started
+        // (NonBlockingCollectiveRequest: its request), and complete
+        // (NonBlockingCollectiveComplete: as CollectiveEnd, with its
+        // request) where its MPI_Wait or MPI_Test ended it.
+        CollectiveRequest,
+        CollectiveComplete
     };
     // Enter, in a trace vrdmasim recorded: the calls whose work the replay
     // does at their Leave (the requests they name, a probe's message).

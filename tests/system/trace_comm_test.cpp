@@ -156,7 +156,21 @@ TEST_CASE("trace replay: Score-P's v-variants and reduce-scatters, their blocks 
     std::system(("rm -rf '" + comm_scratch() + "'").c_str());
 }
 
-TEST_CASE("trace replay: what it refuses on communicators and in MPI_Sendrecv", "[trace][config]") {
+TEST_CASE("trace replay: Score-P's non-blocking collectives, in flight across a blocking one", "[trace]") {
+    // tests/fixtures/mpi_comm_traces.py nonblocking: an iallreduce and an
+    // ibcast started, a gatherv (its blocks derived: numbered among the
+    // blocking calls), then both waited for in the reverse order.
+    const CommFigures f = comm_replay(write_trace("nonblocking", "nonblocking"));
+    comm_clean(f);
+    CHECK(f.at("collectives") == 4 * 3);
+    // Every result checked: the allreduce's 4 x 64 B, the bcast's 4 x 32 B
+    // (its root's too), the gatherv's root 336 B.
+    CHECK(f.at("verified") == 4 * 64 + 4 * 32 + 336);
+    std::system(("rm -rf '" + comm_scratch() + "'").c_str());
+}
+
+TEST_CASE("trace replay: what it refuses on communicators, in MPI_Sendrecv and of non-blocking collectives",
+          "[trace][config]") {
     // A script of the OTF2 writer: 4 ranks, the world, a communicator
     // `half` of ranks 0 and 1; the caller's events with `w` (the ranks'
     // writers), `world`, `half`.
@@ -193,6 +207,12 @@ TEST_CASE("trace replay: what it refuses on communicators and in MPI_Sendrecv", 
     CHECK_THAT(refusal("    w[0].enter(100, sr)\n    w[0].mpi_send(110, 1, world, 0, 8)\n"
                        "    w[0].mpi_send(120, 2, world, 0, 8)\n    w[0].leave(130, sr)\n"),
                Catch::Contains("MPI_Sendrecv with a second send (rank 0 at tick 120)"));
+    // A non-blocking v-variant in a trace without its blocks (Score-P's):
+    // its blocks are not derived.
+    CHECK_THAT(refusal("    w[0].non_blocking_collective_request(100, 7)\n"
+                       "    w[0].non_blocking_collective_complete(200, CollectiveOp.GATHERV, world, 0, 8, 32, 7)\n"),
+               Catch::Contains("a non-blocking MPI gatherv without its blocks (vrdmasim::blocks) (rank 0 at tick 200): "
+                               "its replay is not built"));
     // A message and a receive of the same ranks and tag on two
     // communicators do not match: named with the communicator.
     CHECK_THAT(refusal("    w[0].mpi_send(100, 1, half, 3, 8)\n    w[1].mpi_recv(200, 0, world, 3, 8)\n"),

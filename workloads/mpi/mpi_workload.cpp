@@ -215,15 +215,7 @@ std::uint64_t MpiWorkload::user_or_packed(RdmaProcess& app, unsigned rank, std::
         map(app, rank, va, len);
         return va;
     }
-    std::uint64_t size = kPage;
-    while (size < len) size *= 2;
-    std::vector<std::uint64_t>& free = state_[rank].packs[size];
-    if (free.empty()) {
-        pack = {app.alloc(size, populate_, advice_), size};
-    } else {
-        pack = {free.back(), size};
-        free.pop_back();
-    }
+    pack = state_[rank].buffers.pooled(app, len, populate_, advice_);
     return pack.first;
 }
 
@@ -231,7 +223,7 @@ void MpiWorkload::unpack(unsigned rank, msg::Endpoint& ep, std::pair<std::uint64
                          std::uint64_t len) {
     if (!pack.second) return;
     if (receive) ep.charge_copy(len);
-    state_[rank].packs[pack.second].push_back(pack.first);
+    state_[rank].buffers.give_back(pack);
 }
 
 void MpiWorkload::sending(RdmaProcess& app, unsigned rank, const Call& c, std::uint64_t va) {

@@ -104,10 +104,9 @@ private:
         std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> colls;
         std::map<std::uint32_t, std::uint64_t> collectives;
         // The library's buffers for the data of non-contiguous datatypes
-        // (packed into them, as Open MPI's convertor packs): the free ones
-        // by size (powers of two, reused as Open MPI's free lists are), and
-        // the busy ones by the request using them.
-        std::map<std::uint64_t, std::vector<std::uint64_t>> packs;
+        // (packed into them, as Open MPI's convertor packs; pooled from
+        // `buffers`, reused as Open MPI's free lists are): the busy ones by
+        // the request using them.
         std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> packed;
         std::vector<std::uint64_t> ids;   // the values after the call being served: requests, blocks
         std::vector<std::uint64_t> unmapped, touched;   // its program's memory since the last call (runs)

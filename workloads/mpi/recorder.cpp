@@ -2,6 +2,8 @@
 
 #include <otf2/otf2.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 #include <utility>
@@ -21,7 +23,7 @@ namespace {
 // The region of each call (its MPI function; the preloaded library's
 // MPI_Waitsome is a Waitany, MPI_Testsome Testanys, MPI_Comm_dup,
 // MPI_Comm_create and MPI_Cart_create splits: protocol.hpp).
-const char* region_name(std::uint8_t op) {
+const char* blocking_region_name(std::uint8_t op) {
     switch (static_cast<Op>(op)) {
     case Op::Finalize: return "MPI_Finalize";
     case Op::Send: return "MPI_Send";
@@ -59,7 +61,16 @@ const char* region_name(std::uint8_t op) {
     default: return "MPI_Init";
     }
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::ReduceScatterBlock);
+// A non-blocking collective's is its blocking one's with an I
+// (MPI_Iallreduce).
+std::string region_name(std::uint8_t op) {
+    const Op o = static_cast<Op>(op);
+    if (!mpiwire::is_nonblocking(o)) return blocking_region_name(op);
+    std::string name = blocking_region_name(static_cast<std::uint8_t>(mpiwire::blocking_of(o)));
+    name[4] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[4])));
+    return name.insert(4, "I");
+}
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::IreduceScatterBlock);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -114,8 +125,9 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
     if (e.buffers) {
         OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
         if (e.kind == Kind::Recv || e.kind == Kind::Irecv) OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
-        if (e.kind == Kind::End) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
-        if (e.kind == Kind::End && e.reduction) OTF2_AttributeList_AddUint64(a, kReductionAttr, e.reduction - 1);
+        const bool end = e.kind == Kind::End || e.kind == Kind::CollectiveComplete;
+        if (end) OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
+        if (end && e.reduction) OTF2_AttributeList_AddUint64(a, kReductionAttr, e.reduction - 1);
     }
     if (e.blocks) {
         OTF2_AttributeValue v;
@@ -149,6 +161,13 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
     case Kind::End:
         ok = OTF2_EvtWriter_MpiCollectiveEnd(w, a, e.time, static_cast<OTF2_CollectiveOp>(e.op), e.comm, e.root, e.sent,
                                              e.received);
+        break;
+    case Kind::CollectiveRequest:
+        ok = OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, e.time, e.request);
+        break;
+    case Kind::CollectiveComplete:
+        ok = OTF2_EvtWriter_NonBlockingCollectiveComplete(w, a, e.time, static_cast<OTF2_CollectiveOp>(e.op), e.comm,
+                                                          e.root, e.sent, e.received, e.request);
         break;
     }
     if (ok != OTF2_SUCCESS)
@@ -238,9 +257,9 @@ void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
     events_[rank].push_back(event(Kind::Leave, ps));
 }
 
-void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, std::uint64_t at,
-                             const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms) {
-    const Op op = static_cast<Op>(c.op);
+MpiRecorder::Event MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t at,
+                                           const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms) {
+    const Op op = mpiwire::blocking_of(static_cast<Op>(c.op));
     const std::uint64_t n = comms.members(rank, c.comm).size();
     const unsigned me = comms.rank_in(c.comm, rank);
     const bool root = me == static_cast<unsigned>(c.root);
@@ -293,11 +312,19 @@ void MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t enter, 
         strings_.push_back(os.str());
         e.blocks = static_cast<std::uint32_t>(strings_.size());
     }
-    events_[rank].push_back(event(Kind::Begin, enter));
-    events_[rank].push_back(e);
+    return e;
 }
 
 void MpiRecorder::complete(unsigned rank, const Call& c, const Reply& r, std::uint64_t at) {
+    if (c.request & mpiwire::kCollectiveRequest) {   // a non-blocking collective's
+        const auto k = started_[rank].find(c.request);
+        if (k == started_[rank].end())
+            throw std::logic_error("mpi.record: a non-blocking collective completes that was never started");
+        events_[rank].push_back(k->second);
+        events_[rank].back().time = at;
+        started_[rank].erase(k);
+        return;
+    }
     const auto it = open_[rank].find(c.request);
     if (it == open_[rank].end()) throw std::logic_error("mpi.record: a request completes that was never started");
     Event e = event(it->second.receive ? Kind::Irecv : Kind::IsendComplete, at);
@@ -315,20 +342,19 @@ void MpiRecorder::complete(unsigned rank, const Call& c, const Reply& r, std::ui
     open_[rank].erase(it);
 }
 
-void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const MpiCommunicators& comms) {
+void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::vector<std::uint64_t>& ids,
+                                      const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    if (mpiwire::is_nonblocking(op))
-        throw std::runtime_error(who + "calls the non-blocking form of " +
-                                 region_name(static_cast<std::uint8_t>(mpiwire::blocking_of(op))) +
-                                 " (README \"Non-blocking collectives\"), which the trace workload does not replay "
-                                 "(OTF2 3 has events for it, NonBlockingCollectiveRequest and "
-                                 "NonBlockingCollectiveComplete, but a replay of them is not built): the trace is "
-                                 "not written");
+    if ((op == Op::Testany || op == Op::Testall) &&
+        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; }))
+        throw std::runtime_error(who + "calls " + region_name(c.op) +
+                                 " over a non-blocking collective's request, which the trace workload does not "
+                                 "replay (not built; MPI_Test or MPI_Wait each is): the trace is not written");
     if (op >= Op::WinCreate && op <= Op::FlushAll)
         throw std::runtime_error(who +
                                  "uses a one-sided window (README \"One-sided\"), which the trace workload does not "
@@ -364,7 +390,7 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
                        const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     if (op == Op::Matched) return;   // the library's question, not a call
-    refuse_unrecordable(rank, c, comms);
+    refuse_unrecordable(rank, c, ids, comms);
     std::vector<Event>& out = events_.at(rank);
     Event in = event(Kind::Enter, enter);
     in.op = static_cast<std::uint8_t>(c.op);
@@ -423,8 +449,17 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         for (const std::uint64_t q : ids) tested(q);
         break;
     default:   // the collectives, splits; Finalize, Probe, Iprobe (their Enter says what they look for)
-        if (collective_op(op) != OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == Op::CommSplit)
-            collective(rank, c, enter, leave, ids, comms);
+        if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
+            out.push_back(event(Kind::CollectiveRequest, enter));
+            out.back().request = r.request;
+            Event done = collective(rank, c, leave, ids, comms);
+            done.kind = Kind::CollectiveComplete;
+            done.request = r.request;
+            started_[rank][r.request] = done;
+        } else if (collective_op(op) != OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == Op::CommSplit) {
+            out.push_back(event(Kind::Begin, enter));
+            out.push_back(collective(rank, c, leave, ids, comms));
+        }
         break;
     }
     Event back = event(Kind::Leave, leave);

@@ -4,7 +4,8 @@
 // MPI region entered when the call reached the simulation (after its
 // compute) and left when it returned, in simulated picoseconds, with the
 // events trace_reader.cpp reads (MpiSend, MpiIsend, MpiIsendComplete,
-// MpiIrecvRequest, MpiRecv, MpiIrecv, MpiCollectiveBegin/End), the
+// MpiIrecvRequest, MpiRecv, MpiIrecv, MpiCollectiveBegin/End,
+// NonBlockingCollectiveRequest/Complete), the
 // communicators the program made, and each buffer's virtual address as an
 // OTF2 attribute (recorded:: in workloads/trace_reader.hpp). Events are
 // kept in memory and the archive is written once the program has finished.
@@ -22,7 +23,7 @@ namespace vrdmasim {
 
 class MpiRecorder {
 public:
-    explicit MpiRecorder(unsigned ranks) : events_(ranks), pending_memory_(ranks), open_(ranks) {}
+    explicit MpiRecorder(unsigned ranks) : events_(ranks), pending_memory_(ranks), open_(ranks), started_(ranks) {}
     // The rank's MPI_Init, returned at `ps`.
     void init(unsigned rank, std::uint64_t ps);
     // Call `c` of `rank`, entered at `enter` and returned at `leave` with
@@ -52,7 +53,9 @@ public:
             Irecv,
             Begin,
             End,
-            RequestTest
+            RequestTest,
+            CollectiveRequest,   // NonBlockingCollectiveRequest
+            CollectiveComplete   // NonBlockingCollectiveComplete: as End, with its request
         };
         Kind kind = Kind::Enter;
         std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
@@ -69,11 +72,13 @@ public:
 private:
     // What a trace cannot carry (MPI_Cancel, a non-contiguous datatype's
     // packed data): std::runtime_error naming it, the trace not written.
-    static void refuse_unrecordable(unsigned rank, const mpiwire::Call& c, const MpiCommunicators& comms);
-    // `blocks`: a v-variant's or reduce-scatter's (protocol.hpp), written
-    // as recorded::kBlocks.
-    void collective(unsigned rank, const mpiwire::Call& c, std::uint64_t enter, std::uint64_t leave,
-                    const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms);
+    static void refuse_unrecordable(unsigned rank, const mpiwire::Call& c, const std::vector<std::uint64_t>& ids,
+                                    const MpiCommunicators& comms);
+    // A collective's MpiCollectiveEnd at `leave` (a non-blocking one's:
+    // its blocking form's); `blocks`: a v-variant's or reduce-scatter's
+    // (protocol.hpp), written as recorded::kBlocks.
+    Event collective(unsigned rank, const mpiwire::Call& c, std::uint64_t leave,
+                     const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms);
     void complete(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t at);
     // The open requests of a rank, by the simulation's id.
     struct Open {
@@ -85,6 +90,9 @@ private:
     std::vector<std::string> strings_;   // recorded::kMemory's and kBlocks's values, as written
     std::vector<std::uint32_t> pending_memory_;   // by rank: for its next Enter
     std::vector<std::map<std::uint64_t, Open>> open_;   // by rank
+    // By rank: the non-blocking collectives started, their completion
+    // (CollectiveComplete) by the simulation's request id.
+    std::vector<std::map<std::uint64_t, Event>> started_;
 };
 
 }   // namespace vrdmasim

@@ -194,6 +194,21 @@ def main():
                 "--topology.nodes=4", expect=2)
         if "MPI_Cancel of a non-blocking collective (MPI-3.1 5.12), which MPI makes erroneous" not in p.stderr:
             failures.append("cancel: the error does not name the rule:\n" + p.stderr[-2000:])
+        # Its non-blocking collectives (mode nonblocking: an iallreduce while
+        # an allreduce runs, an ibarrier tested in a loop, an ibcast and an
+        # iallgather waited for in reverse, an iscan and an ireduce reading
+        # one input) recorded as NonBlockingCollectiveRequest/Complete and
+        # replayed to the same figures (README "Record, then replay").
+        out = os.path.join(d, "requests-nonblocking")
+        rec = os.path.join(d, "t-nonblocking")
+        p = run(out, "--mpi.program=" + requests, "--mpi.args=nonblocking", "--mpi.ranks=4", "--topology.nodes=4",
+                "--mpi.record=" + rec, timeout=120)
+        if "requests: ok" not in p.stdout:
+            failures.append("requests nonblocking: the program's checks did not pass:\n%s%s" %
+                            (p.stdout[-2000:], p.stderr[-2000:]))
+        else:
+            replay(out + "-replayed", os.path.join(rec, "t-nonblocking.otf2"), "--topology.nodes=4")
+            same_figures("non-blocking collectives recorded and replayed", out, out + "-replayed")
         # The program's memory (README "The program's memory"): a receive
         # buffer the program wrote first takes no fault; a freed block is
         # unmapped, so the block allocated in its place is new memory (it

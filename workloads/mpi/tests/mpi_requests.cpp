@@ -11,7 +11,9 @@
 // MPI_Waitany and MPI_Waitsome, and one freed.
 // Every rank sends to rank 0. Prints "requests: ok". With "cancel", it
 // cancels an MPI_Ibarrier's request instead (erroneous in MPI: refused).
-// usage: mpi_requests [rounds | cancel]
+// usage: mpi_requests [rounds | cancel | nonblocking]
+// (nonblocking: the non-blocking collectives alone, the calls a trace
+// records: README "Record, then replay")
 #include <mpi.h>
 
 #include <cstdio>
@@ -259,6 +261,14 @@ int main(int argc, char** argv) {
         MPI_Wait(&b, MPI_STATUS_IGNORE);
         MPI_Finalize();
         return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "nonblocking") == 0) {
+        nonblocking(rank, size);
+        int all = 0;
+        MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0 && all == 0) std::printf("requests: ok\n");
+        MPI_Finalize();
+        return all != 0;
     }
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 2;
     for (int r = 0; r < rounds; ++r) {
