@@ -426,6 +426,22 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::UnlockAll:
     case Op::Flush:
     case Op::FlushAll: one_sided(app, rank, c, r); return true;
+    case Op::Ibarrier:   // served by nonblocking_call() above
+    case Op::Ibcast:
+    case Op::Ireduce:
+    case Op::Iallreduce:
+    case Op::Iallgather:
+    case Op::Ialltoall:
+    case Op::Iscan:
+    case Op::Iexscan:
+    case Op::Igather:
+    case Op::Iscatter:
+    case Op::Igatherv:
+    case Op::Iscatterv:
+    case Op::Iallgatherv:
+    case Op::Ialltoallv:
+    case Op::IreduceScatter:
+    case Op::IreduceScatterBlock:
     case Op::Hello:
     case Op::Matched: break;
     }

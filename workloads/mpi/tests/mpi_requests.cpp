@@ -242,8 +242,14 @@ static void nonblocking(int rank, int size) {
     MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
     check(prefix == static_cast<long>(rank + 1) * (rank + 2) / 2, "iscan", rank);
     check(rank != 0 || sum == ranks + size, "ireduce", rank);
+}
+
+// Their requests among others in MPI_Waitany and MPI_Waitsome, and one
+// freed (calls a trace does not record: not in mode nonblocking).
+static void waited_and_freed(int rank, int size) {
     any_of_mixed(rank, size);
     // A freed ibarrier: it completes on its own (MPI_Finalize waits for it).
+    MPI_Request b;
     MPI_Ibarrier(MPI_COMM_WORLD, &b);
     MPI_Request_free(&b);
     check(b == MPI_REQUEST_NULL, "ibarrier's request freed", rank);
@@ -295,6 +301,7 @@ int main(int argc, char** argv) {
         }
     }
     nonblocking(rank, size);
+    waited_and_freed(rank, size);
     // Sends whose requests the program frees (MPI_Request_free).
     static long freed_value;
     freed_value = rank * 11;
