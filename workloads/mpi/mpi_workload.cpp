@@ -32,7 +32,7 @@ MpiParams::MpiParams()
     : set("mpi", "an MPI program (workload.kind = mpi): its real processes, their calls timed by the simulation"),
       program(set.string("program", "",
                          "the MPI program to run: a path or a command on PATH, dynamically linked with Debian's Open "
-                         "MPI (C or C++; unmodified, not recompiled)")),
+                         "MPI (C, C++ or Fortran; unmodified, not recompiled)")),
       args(set.string("args", "", "the program's arguments, separated by spaces")),
       launcher(set.string("launcher", "mpirun",
                           "the launcher that starts the program's processes (Open MPI's mpirun, or a path to it)")),
