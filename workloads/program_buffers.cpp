@@ -133,4 +133,15 @@ std::pair<std::uint64_t, std::uint64_t> ProgramBuffers::collective(RdmaProcess& 
     return {sbuf, rbuf};
 }
 
+bool ProgramBuffers::holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want) {
+    const std::uint64_t len = want.size();
+    std::vector<unsigned char> have(len);
+    bool ok = (len == 0 || app.debug_read(va, have.data(), len)) && have == want;
+    // Zeros: every page must hold data (a page never written reads as
+    // zeros too).
+    if (ok && std::all_of(want.begin(), want.end(), [](unsigned char b) { return b == 0; }))
+        for (std::uint64_t a = va & ~(kPage - 1); len && a < va + len; a += kPage) ok = ok && app.populated(a);
+    return ok;
+}
+
 }   // namespace vrdmasim

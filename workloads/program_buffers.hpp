@@ -38,6 +38,9 @@ public:
     // non-root's reduce result, a split's exchange) of at least `len`
     // bytes: one buffer, allocated again larger when a call needs more.
     std::uint64_t scratch(RdmaProcess& app, std::uint64_t len, bool populate, BufferAdvice advice);
+    // Whether the simulated memory at `va` holds `want` (zeros: on pages
+    // that hold data; a page never written reads as zeros too).
+    static bool holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want);
     // A buffer of the library's own that stays the call's until it ends (a
     // non-contiguous datatype's packed data, a non-blocking collective's
     // in-place input or input another in flight reads too): {address,

@@ -173,6 +173,9 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
     }
     state_.resize(ranks_);
     comms_ = MpiCommunicators(ranks_);
+    one_sided_host_ = std::make_unique<OneSidedHost>(*this);
+    one_sided_ =
+        std::make_unique<MpiOneSided>(*one_sided_host_, log_, ctx.stats, stats_prefix(job_) + "mpi.", apps_, nodes_);
 }
 
 MpiWorkload::~MpiWorkload() = default;
@@ -181,6 +184,39 @@ std::string MpiWorkload::partition_refusal() const {
     return "workload.kind = mpi: the program's processes talk to one simulation process (its socket), so the "
            "simulation cannot be split across ranks";
 }
+
+// What the library's windows need of this workload (MpiOneSided::Host).
+struct MpiWorkload::OneSidedHost : MpiOneSided::Host {
+    explicit OneSidedHost(MpiWorkload& w) : w(w) {}
+    MpiWorkload& w;
+    void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len) override {
+        w.map(app, rank, va, len);
+    }
+    std::uint64_t scratch(RdmaProcess& app, unsigned rank, std::uint64_t len) override {
+        return w.scratch(app, rank, len);
+    }
+    const std::vector<unsigned>& members(unsigned rank, std::uint32_t ctx) const override {
+        return w.comms_.members(rank, ctx);
+    }
+    coll::Communicator& collectives(RdmaProcess& app, unsigned rank, std::uint32_t ctx) override {
+        return w.coll_of(app, rank, ctx);
+    }
+    coll::Algorithm algorithm(unsigned rank, coll::Op op, unsigned n, std::uint64_t bytes) const override {
+        return w.algorithm(rank, op, n, bytes);
+    }
+    void meet(RdmaProcess& app, unsigned rank, std::uint32_t ctx, std::uint64_t key, unsigned n,
+              const Reply& r) override {
+        w.meet(app, rank, {ctx, key}, n, r);
+    }
+    std::uint64_t& fills(unsigned rank) override { return w.state_[rank].fills; }
+    void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
+        w.fill_source(app, va, len, key);
+    }
+    void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
+        w.poison(app, va, len, key);
+    }
+    void charge_copy(RdmaProcess& app, std::uint64_t bytes) override { w.eps_[app.node()]->charge_copy(bytes); }
+};
 
 void MpiWorkload::launch() {
     // The program's stdout and stderr, copied into the run's outputs (a
@@ -243,19 +279,8 @@ bool MpiWorkload::delivered_intact(RdmaProcess& app, unsigned from, unsigned to,
     if (queue.empty()) throw std::logic_error("mpi: a message received that no rank sent");
     const std::vector<unsigned char> want = std::move(queue.front());
     queue.pop_front();
-    const bool ok = want.size() == len && holds(app, va, want);
+    const bool ok = want.size() == len && ProgramBuffers::holds(app, va, want);
     log_.verified(len, ok);
-    return ok;
-}
-
-bool MpiWorkload::holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want) {
-    const std::uint64_t len = want.size();
-    std::vector<unsigned char> have(len);
-    bool ok = (len == 0 || app.debug_read(va, have.data(), len)) && have == want;
-    // Zeros: every page must hold data (a page never written reads as
-    // zeros too).
-    if (ok && std::all_of(want.begin(), want.end(), [](unsigned char b) { return b == 0; }))
-        for (std::uint64_t a = va & ~(kPage - 1); len && a < va + len; a += kPage) ok = ok && app.populated(a);
     return ok;
 }
 
@@ -304,7 +329,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         r.time_ps = ps_of(app.now());
         if (!more) {
             end_freed(rank, ep);
-            while (rma_finish_oldest(app, rank)) {   // one-sided operations still in flight
+            while (one_sided_->finish_oldest(app, rank)) {   // one-sided operations still in flight
             }
             ep.finalize();
             app.finish_registrations();
@@ -425,7 +450,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::LockAll:
     case Op::UnlockAll:
     case Op::Flush:
-    case Op::FlushAll: one_sided(app, rank, c, r); return true;
+    case Op::FlushAll: one_sided_->serve(app, rank, c, r); return true;
     case Op::Ibarrier:   // served by nonblocking_call() above
     case Op::Ibcast:
     case Op::Ireduce:

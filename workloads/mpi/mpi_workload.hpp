@@ -21,7 +21,7 @@
 #include "workloads/mpi/communicators.hpp"
 #include "workloads/mpi/launcher.hpp"
 #include "workloads/mpi/recorder.hpp"
-#include "workloads/mpi/windows.hpp"
+#include "workloads/mpi/one_sided.hpp"
 #include "workloads/collective_data.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/workload.hpp"
@@ -56,20 +56,6 @@ public:
 
 private:
     static constexpr std::uint64_t kPage = 4096;
-    // A one-sided operation in flight (one_sided.cpp): an RDMA write
-    // (Put), an RDMA read (Get) or a network atomic (Atomic) of one rank,
-    // completed by the window's synchronisation.
-    struct Rma {
-        enum class Kind { Put, Get, Atomic } kind = Kind::Put;
-        std::uint64_t win = 0;
-        unsigned target = 0;   // world rank
-        RdmaProcess::Message put;   // Put: registered and posted by the library's send()
-        unsigned slot = 0, slots = 0;   // its records in the rank's page
-        std::uint64_t va = 0, len = 0, target_va = 0;   // the origin and target buffers
-        std::uint64_t result = 0;   // Atomic: where the old value goes (0: nowhere)
-        std::vector<unsigned char> data;   // Put: the bytes sent; Get: the target's bytes when posted
-        sc_core::sc_time posted;
-    };
     // A collective carried out (collective()): what its end checks, logs
     // and gives back; a non-blocking one's kept until MPI_Wait or MPI_Test
     // ends it (nonblocking.cpp).
@@ -116,15 +102,6 @@ private:
         std::map<std::uint64_t, CollectiveCall> started;
         std::uint64_t starts = 0;
         bool replied = false;   // the call being served was answered already (meet())
-        // One-sided (one_sided.cpp): the library's locked page (the records
-        // of the operations in flight, then the windows' lock words), which
-        // of its slots are taken, the operations in flight (oldest first),
-        // and the locks held: by (window, target world rank), the lock
-        // type or kNoLock (MPI_MODE_NOCHECK: none taken).
-        std::uint64_t rma_page = 0;
-        std::vector<bool> records_taken, locks_taken;
-        std::vector<Rma> rma;
-        std::map<std::pair<std::uint64_t, unsigned>, std::int32_t> locks;
     };
     // The members of a communicator split (by parent context and split
     // number) as they finish it: real MPI's split waits for every member,
@@ -180,40 +157,11 @@ private:
     // The algorithm of collective `op` over `n` ranks of `bytes` each, as
     // configured (coll::resolve); an error naming `rank` if none fits.
     coll::Algorithm algorithm(unsigned rank, coll::Op op, unsigned n, std::uint64_t bytes) const;
-    // One-sided (one_sided.cpp; README "One-sided"): windows, their
-    // operations over the engine's RDMA writes, reads and atomics, and
-    // their synchronisation.
-    void one_sided(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
-    void window_create(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
-    void window_free(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r);
-    void rma_put_or_get(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
-    // A put's origin filled and posted (in pieces of whole chunks if it
-    // needs many records), each piece an operation in flight like `op`.
-    void rma_put(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, Rma& op);
-    void rma_atomics(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
-    // A network atomic in flight on 8 bytes of the target's window.
-    void rma_atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::uint64_t target_va,
-                    AtomicOp op, std::uint64_t operand, std::uint64_t compare, std::uint64_t result);
-    // Complete the rank's operations on window `win` (to world rank
-    // `target` only, unless it is kAllTargets), oldest first.
-    static constexpr unsigned kAllTargets = ~0u;
-    void rma_complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target);
-    void rma_finish(RdmaProcess& app, unsigned rank, Rma& op);
-    // The rank's oldest operation in flight completed; false if none.
-    bool rma_finish_oldest(RdmaProcess& app, unsigned rank);
-    // `n` contiguous record slots of the rank's page, the oldest
-    // operations completed until they are free: the first one's address.
-    unsigned rma_slots(RdmaProcess& app, unsigned rank, unsigned n);
-    // The library's lock on window `win` of world rank `target`, taken
-    // and given back with network atomics on its lock word, as Open MPI's
-    // osc/rdma does.
-    void window_lock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::int32_t type,
-                     bool check);
-    void window_unlock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target);
-    // One network atomic, waited for: the old value.
-    std::uint64_t atomic_now(RdmaProcess& app, unsigned rank, unsigned node, std::uint64_t addr, AtomicOp op,
-                             std::uint64_t operand, std::uint64_t compare);
-    Counter& rma_counter(const char* name, const char* help);
+    // One-sided (README "One-sided"): the library's windows (one_sided.hpp),
+    // given what they need of this workload.
+    struct OneSidedHost;
+    std::unique_ptr<OneSidedHost> one_sided_host_;
+    std::unique_ptr<MpiOneSided> one_sided_;
     void probe(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Whether an open receive has matched (Op::Matched): no time passes.
     void matched(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
@@ -254,8 +202,6 @@ private:
     // copied out of it into the program's datatype first.
     void unpack(unsigned rank, msg::Endpoint& ep, std::pair<std::uint64_t, std::uint64_t> pack, bool receive,
                 std::uint64_t len);
-    // Whether the simulated memory at `va` holds `want` (zeros: on pages that hold data).
-    static bool holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want);
     bool delivered_intact(RdmaProcess& app, unsigned from, unsigned to, std::uint64_t tag, std::uint64_t va,
                           std::uint64_t len);
     // By (world rank from, world rank to, the message's tag with its context).
@@ -276,8 +222,6 @@ private:
     std::vector<msg::Endpoint*> eps_;
     std::vector<Rank> state_;
     MpiCommunicators comms_{0};
-    MpiWindows windows_;
-    std::map<std::string, Counter*> rma_counters_;   // made at the first one-sided call
     std::map<std::string, Counter*> untimed_by_name_;
     std::string refusal_;   // the call that stopped the run (mpi.untimed = refuse)
     unsigned done_ = 0;

@@ -1,9 +1,5 @@
-// The mpi workload's one-sided calls (workloads/mpi/README.md "One-sided"):
-// windows at the program's own addresses, registered as rdma.strategy
-// says; MPI_Put as RDMA writes, MPI_Get as RDMA reads, MPI_Accumulate,
-// MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte integers as the
-// engine's network atomics; fence, lock/unlock, lock_all and the flushes
-// complete them, and the locks are words of the library taken with network
+// The library's one-sided windows (one_sided.hpp; workloads/mpi/README.md
+// "One-sided"). The locks are words of the library taken with network
 // atomics, as Open MPI's osc/rdma component takes them (osc_rdma_lock.h:
 // an exclusive lock compare-and-swaps 0 to its exclusive bit, a shared one
 // adds 1 and takes it back while the exclusive bit is set, each retried at
@@ -12,9 +8,11 @@
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <utility>
 
 #include "library/messaging/endpoint.hpp"
-#include "workloads/mpi/mpi_workload.hpp"
+#include "workloads/mpi/one_sided.hpp"
+#include "workloads/program_buffers.hpp"
 
 namespace vrdmasim {
 
@@ -32,58 +30,76 @@ constexpr std::uint64_t kRecordBytes = sizeof(CompletionRecord);
 static_assert(kRecords * kRecordBytes + kLockWords * 8 <= 4096, "the library's page");
 constexpr std::uint64_t kExclusiveBit = 1ull << 32;   // osc/rdma's OMPI_OSC_RDMA_LOCK_EXCLUSIVE, above any count
 constexpr std::int32_t kNoLock = -1;   // MPI_MODE_NOCHECK: no lock taken
-// The meetings of window creation and free (meet()), apart from splits'.
+// The meetings of window creation and free (Host::meet), apart from splits'.
 constexpr std::uint64_t kCreated = 1ull << 63, kFreed = 1ull << 62;
 
 std::string who(unsigned rank) { return "mpi: rank " + std::to_string(rank); }
+// The rank of world rank `rank` among `members`.
+unsigned rank_in(const std::vector<unsigned>& members, unsigned rank) {
+    return static_cast<unsigned>(std::find(members.begin(), members.end(), rank) - members.begin());
+}
 }   // namespace
 
-Counter& MpiWorkload::rma_counter(const char* name, const char* help) {
-    Counter*& k = rma_counters_[name];
-    if (!k) k = &ctx_.stats.counter(stats_prefix(job_) + "mpi." + name, "", help);
+MpiOneSided::MpiOneSided(Host& host, TransferLog& log, StatRegistry& stats, std::string prefix,
+                         const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes)
+    : host_(host),
+      log_(log),
+      stats_(stats),
+      prefix_(std::move(prefix)),
+      apps_(apps),
+      nodes_(nodes),
+      ranks_(apps.size()) {}
+
+Counter& MpiOneSided::counter(const char* name, const char* help) {
+    Counter*& k = counters_[name];
+    if (!k) k = &stats_.counter(prefix_ + name, "", help);
     return *k;
 }
 
-void MpiWorkload::one_sided(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+std::uint64_t MpiOneSided::lock_word(unsigned rank, std::uint64_t win, unsigned target) const {
+    const MpiWindows::Window& w = windows_.at(rank, win);
+    return w.memory.at(rank_in(w.members, target)).lock;
+}
+
+void MpiOneSided::serve(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
     const Op op = static_cast<Op>(c.op);
-    if (op == Op::WinCreate) return window_create(app, rank, c, r);
+    if (op == Op::WinCreate) return create(app, rank, c, r);
     const MpiWindows::Window& w = windows_.at(rank, c.win);
     switch (op) {
-    case Op::WinFree: window_free(app, rank, c, r); return;
+    case Op::WinFree: free(app, rank, c, r); return;
     case Op::Put:
-    case Op::Get: rma_put_or_get(app, rank, c); return;
+    case Op::Get: put_or_get(app, rank, c); return;
     case Op::Accumulate:
     case Op::FetchOp:
-    case Op::CompareSwap: rma_atomics(app, rank, c); return;
+    case Op::CompareSwap: atomics(app, rank, c); return;
     case Op::Fence:
         // Every operation of the epoch complete, then a barrier (as Open
         // MPI's osc/rdma fence).
-        rma_complete(app, rank, c.win, kAllTargets);
-        coll_of(app, rank, w.ctx)
-            .barrier(algorithm(rank, coll::Op::Barrier, static_cast<unsigned>(w.members.size()), 8));
+        complete(app, rank, c.win, kAllTargets);
+        host_.collectives(app, rank, w.ctx)
+            .barrier(host_.algorithm(rank, coll::Op::Barrier, static_cast<unsigned>(w.members.size()), 8));
         return;
     case Op::Lock:
-        window_lock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer), c.tag, c.root != mpiwire::kNoCheck);
+        lock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer), c.tag, c.root != mpiwire::kNoCheck);
         return;
-    case Op::Unlock: window_unlock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
+    case Op::Unlock: unlock(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
     case Op::LockAll:
-        for (const unsigned t : w.members)
-            window_lock(app, rank, c.win, t, mpiwire::kShared, c.root != mpiwire::kNoCheck);
+        for (const unsigned t : w.members) lock(app, rank, c.win, t, mpiwire::kShared, c.root != mpiwire::kNoCheck);
         return;
     case Op::UnlockAll:
-        for (const unsigned t : std::vector<unsigned>(w.members)) window_unlock(app, rank, c.win, t);
+        for (const unsigned t : std::vector<unsigned>(w.members)) unlock(app, rank, c.win, t);
         return;
-    case Op::Flush: rma_complete(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
-    case Op::FlushAll: rma_complete(app, rank, c.win, kAllTargets); return;
+    case Op::Flush: complete(app, rank, c.win, windows_.world_of(rank, c.win, c.peer)); return;
+    case Op::FlushAll: complete(app, rank, c.win, kAllTargets); return;
     default: break;
     }
     throw std::logic_error("mpi: a call that is not one-sided served as one");
 }
 
-void MpiWorkload::window_create(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
-    Rank& me = state_[rank];
-    if (!me.rma_page) {
-        me.rma_page = app.alloc_locked(kPage);
+void MpiOneSided::create(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    Rank& me = ranks_[rank];
+    if (!me.page) {
+        me.page = app.alloc_locked(kPage);
         me.records_taken.assign(kRecords, false);
         me.locks_taken.assign(kLockWords, false);
     }
@@ -96,72 +112,73 @@ void MpiWorkload::window_create(RdmaProcess& app, unsigned rank, const Call& c, 
     m.base = c.va;
     m.size = c.bytes;
     m.disp_unit = c.tag > 0 ? static_cast<std::uint64_t>(c.tag) : 1;
-    m.lock = me.rma_page + kRecords * kRecordBytes + 8 * static_cast<std::uint64_t>(free_word - me.locks_taken.begin());
+    m.lock = me.page + kRecords * kRecordBytes + 8 * static_cast<std::uint64_t>(free_word - me.locks_taken.begin());
     // The window's memory: the program's, at its address, registered for
     // the engine's writes and reads as rdma.strategy says (for the window's
     // life, as MPI_Win_create registers it), before the members tell each
     // other their base, size, disp_unit and key (an allgather of 24 B).
     if (m.size) {
-        map(app, rank, m.base, m.size);
+        host_.map(app, rank, m.base, m.size);
         VmError error = VmError::Ok;
         if (!app.register_buffer(m.base, m.size, true, &error))
             throw std::runtime_error(who(rank) + ": its window of " + std::to_string(m.size) + " B at " +
                                      std::to_string(m.base) + " cannot be registered under rdma.strategy (" +
                                      to_string(error) + ")");
     }
-    const std::vector<unsigned>& members = comms_.members(rank, c.comm);
+    const std::vector<unsigned>& members = host_.members(rank, c.comm);
     const unsigned n = static_cast<unsigned>(members.size());
-    r.request = windows_.create(rank, c.comm, members, comms_.rank_in(c.comm, rank), m);
-    rma_counter("windows", "one-sided windows created, every member's").inc();
-    const std::uint64_t buf = scratch(app, rank, 24 * (n + 1));
-    coll_of(app, rank, c.comm).allgather(buf, buf + 24, 24, algorithm(rank, coll::Op::Allgather, n, 24));
-    meet(app, rank, {c.comm, kCreated | r.request}, n, r);
+    r.request = windows_.create(rank, c.comm, members, rank_in(members, rank), m);
+    counter("windows", "one-sided windows created, every member's").inc();
+    const std::uint64_t buf = host_.scratch(app, rank, 24 * (n + 1));
+    host_.collectives(app, rank, c.comm)
+        .allgather(buf, buf + 24, 24, host_.algorithm(rank, coll::Op::Allgather, n, 24));
+    host_.meet(app, rank, c.comm, kCreated | r.request, n, r);
 }
 
-void MpiWorkload::window_free(RdmaProcess& app, unsigned rank, const Call& c, const Reply& r) {
-    Rank& me = state_[rank];
+void MpiOneSided::free(RdmaProcess& app, unsigned rank, const Call& c, const Reply& r) {
+    Rank& me = ranks_[rank];
     const MpiWindows::Window& w = windows_.at(rank, c.win);
     const std::uint32_t ctx = w.ctx;
     const unsigned n = static_cast<unsigned>(w.members.size());
-    const MpiWindows::Memory m = w.memory[comms_.rank_in(ctx, rank)];
+    const MpiWindows::Memory m = w.memory[rank_in(w.members, rank)];
     // What the program left open is completed (MPI wants none), then every
     // member is done with the window (a barrier, as osc/rdma's free), and
     // its memory deregistered.
-    rma_complete(app, rank, c.win, kAllTargets);
+    complete(app, rank, c.win, kAllTargets);
     for (auto it = me.locks.lower_bound({c.win, 0}); it != me.locks.end() && it->first.first == c.win;)
         it = me.locks.erase(it);
-    coll_of(app, rank, ctx).barrier(algorithm(rank, coll::Op::Barrier, n, 8));
+    host_.collectives(app, rank, ctx).barrier(host_.algorithm(rank, coll::Op::Barrier, n, 8));
     if (m.size) app.deregister(m.base, m.size);
     app.store(m.lock, 0);   // the lock word free for the next window (a lock the program left held, forgotten)
-    me.locks_taken.at((m.lock - me.rma_page - kRecords * kRecordBytes) / 8) = false;
+    me.locks_taken.at((m.lock - me.page - kRecords * kRecordBytes) / 8) = false;
     windows_.free(rank, c.win);
-    meet(app, rank, {ctx, kFreed | c.win}, n, r);
+    host_.meet(app, rank, ctx, kFreed | c.win, n, r);
 }
 
-void MpiWorkload::rma_put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
-    const bool put = static_cast<Op>(c.op) == Op::Put;
+void MpiOneSided::put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
+    const bool is_put = static_cast<Op>(c.op) == Op::Put;
     const unsigned target = windows_.world_of(rank, c.win, c.peer);
     const std::uint64_t tva =
-        windows_.address(rank, c.win, c.peer, c.disp, c.offset, c.bytes, put ? "MPI_Put" : "MPI_Get");
+        windows_.address(rank, c.win, c.peer, c.disp, c.offset, c.bytes, is_put ? "MPI_Put" : "MPI_Get");
     if (!c.bytes) return;
-    map(app, rank, c.va, c.bytes);
-    Rank& me = state_[rank];
+    host_.map(app, rank, c.va, c.bytes);
+    Rank& me = ranks_[rank];
     RdmaProcess& remote = *apps_[target];
-    rma_counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
+    counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
     log_.posted(app.now());
     if (target == rank) {
         // The rank's own window: a CPU copy, as Open MPI's.
         std::vector<unsigned char> data(c.bytes);
-        const std::uint64_t from = put ? c.va : tva, to = put ? tva : c.va;
+        const std::uint64_t from = is_put ? c.va : tva, to = is_put ? tva : c.va;
         if (!app.debug_read(from, data.data(), c.bytes) || !app.debug_write(to, data.data(), c.bytes))
             throw std::logic_error("mpi: a window the simulation mapped cannot be copied");
-        eps_[app.node()]->charge_copy(c.bytes);
-        log_.verified(c.bytes, holds(app, to, data));
+        host_.charge_copy(app, c.bytes);
+        log_.verified(c.bytes, ProgramBuffers::holds(app, to, data));
         log_.finished(app.now(), true, c.bytes, nullptr);
         return;
     }
     Rma op;
-    op.kind = put ? Rma::Kind::Put : Rma::Kind::Get;
+    op.kind = is_put ? Rma::Kind::Put : Rma::Kind::Get;
     op.win = c.win;
     op.target = target;
     op.va = c.va;
@@ -169,32 +186,32 @@ void MpiWorkload::rma_put_or_get(RdmaProcess& app, unsigned rank, const Call& c)
     op.target_va = tva;
     op.posted = app.now();
     op.data.resize(c.bytes);
-    if (put) return rma_put(app, rank, c, op);
+    if (is_put) return put(app, rank, c, op);
     // The target's bytes now, which the read must bring; the origin
     // poisoned, so that a read that did not land shows.
     if (!remote.debug_read(tva, op.data.data(), c.bytes))
         throw std::logic_error("mpi: a window the simulation mapped cannot be read");
-    poison(app, c.va, c.bytes, me.fills++);
+    host_.poison(app, c.va, c.bytes, host_.fills(rank)++);
     op.slots = 1;
-    op.slot = rma_slots(app, rank, 1);
+    op.slot = slots(app, rank, 1);
     VmError error = VmError::Ok;
     if (!app.register_buffer(c.va, c.bytes, true, &error)) {
         me.records_taken[op.slot] = false;
         log_.finished(app.now(), false, 0, nullptr);
         return;
     }
-    app.get(node_of(target), tva, c.va, c.bytes, me.fills, me.rma_page + op.slot * kRecordBytes);
+    app.get(nodes_.at(target), tva, c.va, c.bytes, host_.fills(rank), me.page + op.slot * kRecordBytes);
     me.rma.push_back(std::move(op));
 }
 
-void MpiWorkload::rma_put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
-    Rank& me = state_[rank];
+void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
+    Rank& me = ranks_[rank];
     // The origin filled as the program fills it (unless a put in flight
     // reads it still), its bytes kept for the check at completion.
     bool shared = false;
     for (const Rma& q : me.rma)
         shared = shared || (q.kind == Rma::Kind::Put && q.va < c.va + c.bytes && c.va < q.va + q.len);
-    if (!shared) fill_source(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ me.fills++);
+    if (!shared) host_.fill(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ host_.fills(rank)++);
     if (!app.debug_read(c.va, op.data.data(), c.bytes))
         throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
     // In pieces of at most half the records (more than that only under
@@ -209,19 +226,19 @@ void MpiWorkload::rma_put(RdmaProcess& app, unsigned rank, const Call& c, Rma& o
         part.target_va = op.target_va + off;
         part.data.assign(op.data.begin() + off, op.data.begin() + off + part.len);
         part.slots = static_cast<unsigned>(app.records_for(part.len));
-        part.slot = rma_slots(app, rank, part.slots);
+        part.slot = slots(app, rank, part.slots);
         part.put.src = part.va;
         part.put.dst = part.target_va;
         part.put.len = part.len;
-        part.put.tag = me.fills;
-        part.put.records = me.rma_page + part.slot * kRecordBytes;
-        part.put.dst_node = node_of(op.target);
+        part.put.tag = host_.fills(rank);
+        part.put.records = me.page + part.slot * kRecordBytes;
+        part.put.dst_node = nodes_.at(op.target);
         app.send(part.put);
         me.rma.push_back(std::move(part));
     }
 }
 
-void MpiWorkload::rma_atomics(RdmaProcess& app, unsigned rank, const Call& c) {
+void MpiOneSided::atomics(RdmaProcess& app, unsigned rank, const Call& c) {
     const Op op = static_cast<Op>(c.op);
     const char* name = op == Op::Accumulate ? "MPI_Accumulate"
                        : op == Op::FetchOp  ? "MPI_Fetch_and_op"
@@ -242,25 +259,24 @@ void MpiWorkload::rma_atomics(RdmaProcess& app, unsigned rank, const Call& c) {
     auto word = [&](std::uint64_t va) {
         std::uint64_t v = 0;
         if (!va) return v;
-        map(app, rank, va, 8);
+        host_.map(app, rank, va, 8);
         if (!app.debug_read(va, reinterpret_cast<unsigned char*>(&v), 8))
             throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
         return v;
     };
-    if (c.va3) map(app, rank, c.va3, 8);
-    if (op == Op::Accumulate && c.bytes) map(app, rank, c.va, c.bytes);
+    if (c.va3) host_.map(app, rank, c.va3, 8);
+    if (op == Op::Accumulate && c.bytes) host_.map(app, rank, c.va, c.bytes);
     for (std::uint64_t k = 0; k < len / 8; ++k) {
         const std::uint64_t operand = amo == mpiwire::Amo::NoOp ? 0 : word(c.va + 8 * k);
-        rma_atomic(app, rank, c.win, target, tva + 8 * k, a, operand, op == Op::CompareSwap ? word(c.va2) : 0,
-                   op == Op::Accumulate ? 0 : c.va3);
+        atomic(app, rank, c.win, target, tva + 8 * k, a, operand, op == Op::CompareSwap ? word(c.va2) : 0,
+               op == Op::Accumulate ? 0 : c.va3);
     }
 }
 
-void MpiWorkload::rma_atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target,
-                             std::uint64_t target_va, AtomicOp a, std::uint64_t operand, std::uint64_t compare,
-                             std::uint64_t result) {
-    Rank& me = state_[rank];
-    rma_counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
+void MpiOneSided::atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::uint64_t target_va,
+                         AtomicOp a, std::uint64_t operand, std::uint64_t compare, std::uint64_t result) {
+    Rank& me = ranks_[rank];
+    counter("rma_operations", "one-sided operations (puts, gets, atomics) posted, every rank's").inc();
     log_.posted(app.now());
     Rma op;
     op.kind = Rma::Kind::Atomic;
@@ -271,18 +287,18 @@ void MpiWorkload::rma_atomic(RdmaProcess& app, unsigned rank, std::uint64_t win,
     op.result = result;
     op.posted = app.now();
     op.slots = 1;
-    op.slot = rma_slots(app, rank, 1);
+    op.slot = slots(app, rank, 1);
     // A queue that is full takes the atomic after the oldest in flight completes.
-    while (!app.post_atomic(a, node_of(target), target_va, operand, compare, ++me.fills,
-                            me.rma_page + op.slot * kRecordBytes)) {
-        if (!rma_finish_oldest(app, rank))
+    while (!app.post_atomic(a, nodes_.at(target), target_va, operand, compare, ++host_.fills(rank),
+                            me.page + op.slot * kRecordBytes)) {
+        if (!finish_oldest(app, rank))
             throw std::runtime_error(who(rank) + ": the engine refused a network atomic with none in flight");
     }
     me.rma.push_back(std::move(op));
 }
 
-unsigned MpiWorkload::rma_slots(RdmaProcess& app, unsigned rank, unsigned n) {
-    Rank& me = state_[rank];
+unsigned MpiOneSided::slots(RdmaProcess& app, unsigned rank, unsigned n) {
+    Rank& me = ranks_[rank];
     for (;;) {
         for (unsigned s = 0; s + n <= kRecords; ++s)
             if (std::none_of(me.records_taken.begin() + s, me.records_taken.begin() + s + n,
@@ -290,13 +306,13 @@ unsigned MpiWorkload::rma_slots(RdmaProcess& app, unsigned rank, unsigned n) {
                 std::fill(me.records_taken.begin() + s, me.records_taken.begin() + s + n, true);
                 return s;
             }
-        if (!rma_finish_oldest(app, rank))
+        if (!finish_oldest(app, rank))
             throw std::logic_error("mpi: no completion record free with no operation in flight");
     }
 }
 
-void MpiWorkload::rma_complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
-    Rank& me = state_[rank];
+void MpiOneSided::complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
+    Rank& me = ranks_[rank];
     for (auto it = me.rma.begin(); it != me.rma.end();) {
         if (it->win != win || (target != kAllTargets && it->target != target)) {
             ++it;
@@ -304,27 +320,27 @@ void MpiWorkload::rma_complete(RdmaProcess& app, unsigned rank, std::uint64_t wi
         }
         Rma op = std::move(*it);
         it = me.rma.erase(it);
-        rma_finish(app, rank, op);
+        finish(app, rank, op);
     }
 }
 
-void MpiWorkload::rma_finish(RdmaProcess& app, unsigned rank, Rma& op) {
-    Rank& me = state_[rank];
-    const std::uint64_t record = me.rma_page + op.slot * kRecordBytes;
+void MpiOneSided::finish(RdmaProcess& app, unsigned rank, Rma& op) {
+    Rank& me = ranks_[rank];
+    const std::uint64_t record = me.page + op.slot * kRecordBytes;
     bool ok = true, checked = false, match = true;
     switch (op.kind) {
     case Rma::Kind::Put:
         // Landed: the target's window holds what the origin held.
         ok = app.complete(op.put).status == kStatusOk;
         checked = true;
-        match = holds(*apps_[op.target], op.target_va, op.data);
+        match = ProgramBuffers::holds(*apps_[op.target], op.target_va, op.data);
         break;
     case Rma::Kind::Get:
         // The origin holds what the target's window held.
         ok = app.wait_record(record).status == kStatusOk;
         app.deregister(op.va, op.len);
         checked = true;
-        match = holds(app, op.va, op.data);
+        match = ProgramBuffers::holds(app, op.va, op.data);
         break;
     case Rma::Kind::Atomic: {
         const CompletionRecord rec = app.wait_record(record);
@@ -347,42 +363,41 @@ void MpiWorkload::rma_finish(RdmaProcess& app, unsigned rank, Rma& op) {
     log_.finished(app.now(), ok, ok && checked ? op.len : 0, &latency);
 }
 
-bool MpiWorkload::rma_finish_oldest(RdmaProcess& app, unsigned rank) {
-    Rank& me = state_[rank];
+bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {
+    Rank& me = ranks_[rank];
     if (me.rma.empty()) return false;
     Rma oldest = std::move(me.rma.front());
     me.rma.erase(me.rma.begin());
-    rma_finish(app, rank, oldest);
+    finish(app, rank, oldest);
     return true;
 }
 
-std::uint64_t MpiWorkload::atomic_now(RdmaProcess& app, unsigned rank, unsigned node, std::uint64_t addr, AtomicOp a,
+std::uint64_t MpiOneSided::atomic_now(RdmaProcess& app, unsigned rank, unsigned node, std::uint64_t addr, AtomicOp a,
                                       std::uint64_t operand, std::uint64_t compare) {
-    Rank& me = state_[rank];
-    const unsigned slot = rma_slots(app, rank, 1);
-    const std::uint64_t record = me.rma_page + slot * kRecordBytes;
-    while (!app.post_atomic(a, node, addr, operand, compare, ++me.fills, record)) {
-        if (!rma_finish_oldest(app, rank))
+    Rank& me = ranks_[rank];
+    const unsigned slot = slots(app, rank, 1);
+    const std::uint64_t record = me.page + slot * kRecordBytes;
+    while (!app.post_atomic(a, node, addr, operand, compare, ++host_.fills(rank), record)) {
+        if (!finish_oldest(app, rank))
             throw std::runtime_error(who(rank) + ": the engine refused a lock's network atomic with none in flight");
     }
     const CompletionRecord rec = app.wait_record(record);
     me.records_taken[slot] = false;
     if (rec.status != kStatusOk) throw std::runtime_error(who(rank) + ": a window lock's network atomic failed");
-    rma_counter("lock_atomics", "network atomics of the windows' locks, every rank's").inc();
+    counter("lock_atomics", "network atomics of the windows' locks, every rank's").inc();
     return rec.addr;
 }
 
-void MpiWorkload::window_lock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::int32_t type,
-                              bool check) {
-    Rank& me = state_[rank];
+void MpiOneSided::lock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::int32_t type,
+                       bool check) {
+    Rank& me = ranks_[rank];
     if (me.locks.count({win, target}))
         throw std::runtime_error(who(rank) + " locks window " + std::to_string(win) + " of rank " +
                                  std::to_string(target) + " twice");
     me.locks[{win, target}] = check ? type : kNoLock;
     if (!check) return;
-    const MpiWindows::Window& w = windows_.at(rank, win);
-    const std::uint64_t word = w.memory[comms_.rank_in(w.ctx, target)].lock;
-    const unsigned node = node_of(target);
+    const std::uint64_t word = lock_word(rank, win, target);
+    const unsigned node = nodes_.at(target);
     if (type == mpiwire::kExclusive) {
         while (atomic_now(app, rank, node, word, AtomicOp::CompareSwap, kExclusiveBit, 0) != 0) {
         }
@@ -392,20 +407,19 @@ void MpiWorkload::window_lock(RdmaProcess& app, unsigned rank, std::uint64_t win
         atomic_now(app, rank, node, word, AtomicOp::FetchAdd, ~std::uint64_t(0), 0);   // back out, try again
 }
 
-void MpiWorkload::window_unlock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
-    Rank& me = state_[rank];
+void MpiOneSided::unlock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target) {
+    Rank& me = ranks_[rank];
     const auto held = me.locks.find({win, target});
     if (held == me.locks.end())
         throw std::runtime_error(who(rank) + " unlocks window " + std::to_string(win) + " of rank " +
                                  std::to_string(target) + ", which it has not locked");
     // The rank's operations to the target complete first.
-    rma_complete(app, rank, win, target);
+    complete(app, rank, win, target);
     const std::int32_t type = held->second;
     me.locks.erase(held);
     if (type == kNoLock) return;
-    const MpiWindows::Window& w = windows_.at(rank, win);
-    const std::uint64_t word = w.memory[comms_.rank_in(w.ctx, target)].lock;
-    atomic_now(app, rank, node_of(target), word, AtomicOp::FetchAdd,
+    const std::uint64_t word = lock_word(rank, win, target);
+    atomic_now(app, rank, nodes_.at(target), word, AtomicOp::FetchAdd,
                type == mpiwire::kExclusive ? ~kExclusiveBit + 1 : ~std::uint64_t(0), 0);
 }
 

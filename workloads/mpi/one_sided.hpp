@@ -1,0 +1,140 @@
+// The library's one-sided windows (workloads/mpi/README.md "One-sided"):
+// windows at the program's own addresses, registered as rdma.strategy
+// says; MPI_Put as RDMA writes, MPI_Get as RDMA reads, MPI_Accumulate,
+// MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte integers as the
+// engine's network atomics; fence, lock/unlock, lock_all and the flushes
+// complete them, and the locks are words of the library taken with network
+// atomics, as Open MPI's osc/rdma component takes them. One piece of code
+// for the two workloads that carry one-sided calls out: the mpi workload
+// (a program's calls) and the trace workload (a recorded program's trace,
+// workloads/mpi/README.md "Record, then replay"); each gives what is its
+// own through Host.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "library/collectives/communicator.hpp"
+#include "library/rdma/process.hpp"
+#include "workloads/mpi/protocol.hpp"
+#include "workloads/mpi/windows.hpp"
+#include "workloads/workload.hpp"
+
+namespace vrdmasim {
+
+class MpiOneSided {
+public:
+    // What the workload carrying the calls out gives: the program's
+    // buffers, the rank's collectives, the members' meeting at a window's
+    // creation and free, the data of its transfers.
+    class Host {
+    public:
+        virtual ~Host() = default;
+        // The pages of [va, va + len) mapped in the rank's process (the program's addresses).
+        virtual void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len) = 0;
+        // The library's own buffer of at least `len` bytes.
+        virtual std::uint64_t scratch(RdmaProcess& app, unsigned rank, std::uint64_t len) = 0;
+        // The world ranks of communicator `ctx`, in its rank order.
+        virtual const std::vector<unsigned>& members(unsigned rank, std::uint32_t ctx) const = 0;
+        // The rank's collectives on `ctx`, and the algorithm of `op` over `n` ranks of `bytes`.
+        virtual coll::Communicator& collectives(RdmaProcess& app, unsigned rank, std::uint32_t ctx) = 0;
+        virtual coll::Algorithm algorithm(unsigned rank, coll::Op op, unsigned n, std::uint64_t bytes) const = 0;
+        // Every member of `ctx` (`n`) returns when the last has come
+        // (`key`: the meeting's), answered `r`.
+        virtual void meet(RdmaProcess& app, unsigned rank, std::uint32_t ctx, std::uint64_t key, unsigned n,
+                          const mpiwire::Reply& r) = 0;
+        // The rank's count of buffers filled (its data patterns' keys).
+        virtual std::uint64_t& fills(unsigned rank) = 0;
+        // Workload::fill_source and poison.
+        virtual void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) = 0;
+        virtual void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) = 0;
+        // A CPU copy of `bytes` on the rank's node (msg::Endpoint::charge_copy).
+        virtual void charge_copy(RdmaProcess& app, std::uint64_t bytes) = 0;
+    };
+
+    // `apps` and `nodes`: each rank's process and node; `prefix`: the
+    // statistics' (workload.mpi. for the mpi workload's job 0).
+    MpiOneSided(Host& host, TransferLog& log, StatRegistry& stats, std::string prefix,
+                const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes);
+
+    // Whether `op` is one of the calls this serves.
+    static bool serves(mpiwire::Op op) { return op >= mpiwire::Op::WinCreate && op <= mpiwire::Op::FlushAll; }
+    // Carry out one-sided call `c` of `rank` (a window's creation: its id
+    // into r.request; creation and free return through Host::meet).
+    void serve(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // The rank's oldest operation in flight completed; false if none.
+    bool finish_oldest(RdmaProcess& app, unsigned rank);
+    // The library's locked page a rank takes at its first window.
+    static constexpr std::uint64_t kPage = 4096;
+
+private:
+    // A one-sided operation in flight: an RDMA write (Put), an RDMA read
+    // (Get) or a network atomic (Atomic) of one rank, completed by the
+    // window's synchronisation.
+    struct Rma {
+        enum class Kind { Put, Get, Atomic } kind = Kind::Put;
+        std::uint64_t win = 0;
+        unsigned target = 0;   // world rank
+        RdmaProcess::Message put;   // Put: registered and posted by the library's send()
+        unsigned slot = 0, slots = 0;   // its records in the rank's page
+        std::uint64_t va = 0, len = 0, target_va = 0;   // the origin and target buffers
+        std::uint64_t result = 0;   // Atomic: where the old value goes (0: nowhere)
+        std::vector<unsigned char> data;   // Put: the bytes sent; Get: the target's bytes when posted
+        sc_core::sc_time posted;
+    };
+    // A rank's: the library's locked page (the records of the operations
+    // in flight, then the windows' lock words), which of its slots are
+    // taken, the operations in flight (oldest first), and the locks held:
+    // by (window, target world rank), the lock type or kNoLock
+    // (MPI_MODE_NOCHECK: none taken).
+    struct Rank {
+        std::uint64_t page = 0;
+        std::vector<bool> records_taken, locks_taken;
+        std::vector<Rma> rma;
+        std::map<std::pair<std::uint64_t, unsigned>, std::int32_t> locks;
+    };
+    void create(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    void free(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r);
+    void put_or_get(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    // A put's origin filled and posted (in pieces of whole chunks if it
+    // needs many records), each piece an operation in flight like `op`.
+    void put(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, Rma& op);
+    void atomics(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
+    // A network atomic in flight on 8 bytes of the target's window.
+    void atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::uint64_t target_va,
+                AtomicOp op, std::uint64_t operand, std::uint64_t compare, std::uint64_t result);
+    // Complete the rank's operations on window `win` (to world rank
+    // `target` only, unless it is kAllTargets), oldest first.
+    static constexpr unsigned kAllTargets = ~0u;
+    void complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target);
+    void finish(RdmaProcess& app, unsigned rank, Rma& op);
+    // `n` contiguous record slots of the rank's page, the oldest
+    // operations completed until they are free: the first one's index.
+    unsigned slots(RdmaProcess& app, unsigned rank, unsigned n);
+    // The library's lock on window `win` of world rank `target`, taken
+    // and given back with network atomics on its lock word, as Open MPI's
+    // osc/rdma does.
+    void lock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::int32_t type, bool check);
+    void unlock(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target);
+    // One network atomic, waited for: the old value.
+    std::uint64_t atomic_now(RdmaProcess& app, unsigned rank, unsigned node, std::uint64_t addr, AtomicOp op,
+                             std::uint64_t operand, std::uint64_t compare);
+    // The lock word of window `win` in world rank `target`'s memory.
+    std::uint64_t lock_word(unsigned rank, std::uint64_t win, unsigned target) const;
+    Counter& counter(const char* name, const char* help);
+
+    Host& host_;
+    TransferLog& log_;
+    StatRegistry& stats_;
+    std::string prefix_;
+    std::vector<RdmaProcess*> apps_;
+    std::vector<unsigned> nodes_;
+    std::vector<Rank> ranks_;
+    MpiWindows windows_;
+    std::map<std::string, Counter*> counters_;   // made at the first one-sided call
+};
+
+}   // namespace vrdmasim
