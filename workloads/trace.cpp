@@ -156,6 +156,88 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
     build_endpoints(ctx, summary, collective_ops(c, summary, file), apps.size());
     state_.resize(ranks_);
     first_ = sc_core::sc_max_time();
+    if (summary.one_sided) {
+        if (!recorded_)
+            throw c.refuse(P.buffers, file +
+                                          " has one-sided calls, which are replayed at the program's recorded "
+                                          "addresses only (its windows): not with trace.buffers = invented");
+        for (RdmaProcess* app : apps_) check_locked(*app, {MpiOneSided::kPage});   // the windows' records and locks
+        planned_ += summary.rma_transfers;
+        for (const auto& [len, n] : summary.puts) planned_ += n * MpiOneSided::put_transfers(*apps_.at(0), len);
+        one_sided_host_ = std::make_unique<OneSidedHost>(*this);
+        windows_ = std::make_unique<MpiOneSided>(*one_sided_host_, log_, ctx.stats, stats_prefix(job) + "trace.", apps_,
+                                                 nodes_);
+    }
+}
+
+// What the library's windows need of the replay (MpiOneSided::Host), as
+// the mpi workload gives them.
+struct TraceWorkload::OneSidedHost : MpiOneSided::Host {
+    explicit OneSidedHost(TraceWorkload& w) : w(w) {}
+    TraceWorkload& w;
+    void map(RdmaProcess& app, unsigned rank, std::uint64_t va, std::uint64_t len) override {
+        w.state_[rank].program.map(app, va, len, "trace: rank " + std::to_string(rank));
+    }
+    std::uint64_t scratch(RdmaProcess& app, unsigned rank, std::uint64_t len) override {
+        return w.state_[rank].program.scratch(app, len, w.populate_, w.advice_);
+    }
+    const std::vector<unsigned>& members(unsigned, std::uint32_t ctx) const override {
+        return w.reader_->communicators().at(ctx);
+    }
+    coll::Communicator& collectives(RdmaProcess& app, unsigned rank, std::uint32_t ctx) override {
+        return w.communicator(app, rank, *w.eps_[app.node()], ctx, *w.state_[rank].comms);
+    }
+    coll::Algorithm algorithm(unsigned rank, coll::Op op, unsigned n, std::uint64_t bytes) const override {
+        coll::Algorithm a = coll::Algorithm::Auto;
+        std::string why;
+        if (!coll::resolve(op, coll::configured_algorithm(w.ctx_.config, op), n, bytes, a, why))
+            throw std::runtime_error("trace: rank " + std::to_string(rank) + ": a window's " + coll::name_of(op) +
+                                     ": " + why);
+        return a;
+    }
+    void meet(RdmaProcess& app, unsigned, std::uint32_t ctx, std::uint64_t key, unsigned n,
+              const mpiwire::Reply&) override {
+        w.meet(app, {ctx, key}, n);
+    }
+    std::uint64_t& fills(unsigned rank) override { return w.state_[rank].fills; }
+    void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
+        w.fill_source(app, va, len, key);
+    }
+    void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
+        w.poison(app, va, len, key);
+    }
+    void charge_copy(RdmaProcess& app, std::uint64_t bytes) override { w.eps_[app.node()]->charge_copy(bytes); }
+};
+
+TraceWorkload::~TraceWorkload() = default;
+
+void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    mpiwire::Call c{};
+    c.op = static_cast<decltype(c.op)>(e.op);
+    c.comm = e.comm;
+    c.peer = static_cast<std::int32_t>(e.peer);
+    c.va = e.va;
+    c.va2 = e.va2;
+    c.va3 = e.va3;
+    c.bytes = e.length;
+    c.disp = e.disp;
+    c.offset = e.offset;
+    c.amo = e.amo;
+    c.tag = static_cast<std::int32_t>(e.tag);
+    c.root = static_cast<std::int32_t>(e.root);
+    const bool create = static_cast<mpiwire::Op>(e.op) == mpiwire::Op::WinCreate;
+    if (!create) {
+        const auto w = r.windows.find(e.win);
+        if (w == r.windows.end())
+            throw std::runtime_error("trace: rank " + std::to_string(rank) + " uses window " + std::to_string(e.win) +
+                                     ", which it has not created");
+        c.win = w->second;
+    }
+    mpiwire::Reply reply{};
+    windows_->serve(app, rank, c, reply);
+    if (create) r.windows[e.win] = reply.request;
+    if (static_cast<mpiwire::Op>(e.op) == mpiwire::Op::WinFree) r.windows.erase(e.win);
 }
 
 bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const {
@@ -260,8 +342,6 @@ void TraceWorkload::build_endpoints(const SimContext& ctx, const TraceSummary& s
         apps_[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
 }
-
-TraceWorkload::~TraceWorkload() = default;
 
 std::string TraceWorkload::partition_refusal() const {
     std::string why = Workload::partition_refusal();
@@ -614,6 +694,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     ep.connect(eps_);
     if (!os_.empty()) os_[rank]->connect(os_);
     std::map<std::uint32_t, std::unique_ptr<coll::Communicator>> comms;
+    r.comms = &comms;
     first_ = std::min(first_, app.now());
     const double tick = 1.0 / static_cast<double>(reader_->ticks_per_second());
     bool started = false;
@@ -673,7 +754,10 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
         case TraceEvent::Kind::CollectiveRequest: start_nonblocking(app, rank, ep, e, comms); break;
         case TraceEvent::Kind::CollectiveComplete: end_nonblocking(app, rank, e); break;
         case TraceEvent::Kind::RequestTest: request_test(rank, ep, e); break;
+        case TraceEvent::Kind::Rma: one_sided(app, rank, e); break;
         }
+    }
+    while (windows_ && windows_->finish_oldest(app, rank)) {   // one-sided operations still in flight
     }
     if (!r.requests.empty() || !r.started.empty())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " ends with " +

@@ -20,6 +20,7 @@
 
 #include "library/collectives/communicator.hpp"
 #include "workloads/collective_data.hpp"
+#include "workloads/mpi/one_sided.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/workload.hpp"
@@ -127,7 +128,20 @@ private:
         // names so far (RequestTest: the trace's ids).
         TraceEvent entered;
         std::vector<std::uint64_t> tested;
+        // One-sided (a trace vrdmasim recorded): the trace's windows -> the
+        // library's (MpiOneSided), the buffers filled so far (their
+        // patterns' keys), and the rank's communicators (program()'s).
+        std::map<std::uint64_t, std::uint64_t> windows;
+        std::uint64_t fills = 0;
+        std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>* comms = nullptr;
     };
+    // A one-sided call (TraceEvent::Kind::Rma) carried out as the mpi
+    // workload carried it out: through the library's windows
+    // (workloads/mpi/one_sided.hpp), at the program's addresses.
+    void one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e);
+    struct OneSidedHost;
+    std::unique_ptr<OneSidedHost> one_sided_host_;
+    std::unique_ptr<MpiOneSided> windows_;
     // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
     // those of MPI_Waitany, Testany, Testall kept for their Leave.
     void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);

@@ -15,6 +15,7 @@
 
 #include "library/collectives/communicator.hpp"
 #include "src/core/params.hpp"
+#include "workloads/mpi/protocol.hpp"
 
 namespace vrdmasim {
 
@@ -95,6 +96,7 @@ struct TraceReader::Impl {
     bool local_defs = false;   // the archive has local definitions (mapping tables)
     std::string creator;   // the archive's creator
     bool vrdmasim = false;   // recorded by vrdmasim (recorded::kCreator)
+    std::map<std::uint64_t, std::uint64_t> window_comm;   // RMA window -> its comm
 
     ~Impl() {
         if (reader) OTF2_Reader_Close(reader);
@@ -138,6 +140,10 @@ OTF2_CallbackCode on_group(void* u, OTF2_GroupRef self, OTF2_StringRef, OTF2_Gro
     if (paradigm != OTF2_PARADIGM_MPI) return OTF2_CALLBACK_SUCCESS;
     if (type == OTF2_GROUP_TYPE_COMM_LOCATIONS) m.mpi_locations.assign(members, members + n);
     if (type == OTF2_GROUP_TYPE_COMM_GROUP) m.comm_groups[self].assign(members, members + n);
+    return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode on_rma_win(void* u, OTF2_RmaWinRef self, OTF2_StringRef, OTF2_CommRef comm, OTF2_RmaWinFlag) {
+    static_cast<Impl*>(u)->window_comm[self] = comm;
     return OTF2_CALLBACK_SUCCESS;
 }
 OTF2_CallbackCode on_comm(void* u, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group, OTF2_CommRef parent,
@@ -623,6 +629,142 @@ OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, 
                                   uint64_t req) {
     return collective_end(*static_cast<Sink*>(u), t, a, op, c, root, sent, received, true, req);
 }
+// A one-sided call of a trace vrdmasim recorded (TraceEvent::Kind::Rma):
+// `op` on window `win`, its target `remote` (OTF2_UNDEFINED_UINT32: every
+// member); its fields from the event's attributes (recorded::). A
+// foreign trace's RMA events carry no window addresses: refused.
+OTF2_CallbackCode rma_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, const char* event, mpiwire::Op op,
+                           OTF2_RmaWinRef win, std::uint32_t remote, TraceEvent e = {}) {
+    const std::string at = std::string(event) + " (" + where(s, t) + ")";
+    if (!s.impl->vrdmasim)
+        return refuse(s, "event " + at +
+                             ": one-sided MPI is replayed from a trace vrdmasim recorded (mpi.record), whose "
+                             "events carry the windows' addresses; not this trace's"),
+               OTF2_CALLBACK_INTERRUPT;
+    const auto w = s.impl->window_comm.find(win);
+    if (w == s.impl->window_comm.end() || !comm_of(s, w->second, t, event, e.comm)) {
+        refuse(s, at + ": a window no RmaWin definition names");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        OTF2_AttributeRef ref = 0;
+        OTF2_Type type;
+        OTF2_AttributeValue value;
+        OTF2_AttributeList_GetAttributeByIndex(a, i, &ref, &type, &value);
+        const auto it = s.impl->attribute_names.find(ref);
+        const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
+        const std::string name = str == s.impl->strings.end() ? "?" : str->second;
+        const std::uint64_t v = value.uint64;
+        if (type != OTF2_TYPE_UINT64)
+            return refuse(s, at + ": attribute '" + name + "' not uint64"), OTF2_CALLBACK_INTERRUPT;
+        if (name == recorded::kBuffer) e.va = v;
+        else if (name == recorded::kBuffer2) e.va2 = v;
+        else if (name == recorded::kResult) e.va3 = v;
+        else if (name == recorded::kBufferBytes) e.length = v;
+        else if (name == recorded::kDisplacement) e.disp = v;
+        else if (name == recorded::kOffset) e.offset = v;
+        else if (name == recorded::kAtomic) e.amo = static_cast<std::uint32_t>(v);
+        else if (name == recorded::kDispUnit || name == recorded::kAssert)
+            (name == recorded::kDispUnit ? e.tag : e.root) = static_cast<std::uint32_t>(v);
+        else
+            return refuse(s, at + ": attribute '" + name + "', which the replay does not interpret"),
+                   OTF2_CALLBACK_INTERRUPT;
+    }
+    e.kind = TraceEvent::Kind::Rma;
+    e.time = t;
+    e.op = static_cast<int>(op);
+    e.win = win;
+    e.peer = remote;
+    if (s.summary) {
+        s.summary->one_sided = true;
+        ++s.summary->with_buffers;   // at the program's addresses
+        const std::vector<unsigned>& members = s.impl->members[e.comm];
+        const bool self = remote < members.size() && members[remote] == s.rank;
+        if (op == mpiwire::Op::Put && e.length && !self) ++s.summary->puts[e.length];
+        else if ((op == mpiwire::Op::Put || op == mpiwire::Op::Get) && e.length) ++s.summary->rma_transfers;
+        else if (op == mpiwire::Op::Accumulate) s.summary->rma_transfers += e.length / 8;
+        else if (op == mpiwire::Op::FetchOp || op == mpiwire::Op::CompareSwap) ++s.summary->rma_transfers;
+    }
+    return push(s, e);
+}
+OTF2_CallbackCode ev_rma_win_create(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                    OTF2_RmaWinRef win) {
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaWinCreate", mpiwire::Op::WinCreate, win, 0);
+}
+OTF2_CallbackCode ev_rma_win_destroy(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                     OTF2_RmaWinRef win) {
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaWinDestroy", mpiwire::Op::WinFree, win, 0);
+}
+// A collective window call's end: a fence's is the call (a window's
+// creation and free are their RmaWinCreate, RmaWinDestroy).
+OTF2_CallbackCode ev_rma_coll_end(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                  OTF2_CollectiveOp op, OTF2_RmaSyncLevel, OTF2_RmaWinRef win, uint32_t, uint64_t,
+                                  uint64_t) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (op == OTF2_COLLECTIVE_OP_BARRIER) return rma_call(s, t, a, "RmaCollectiveEnd", mpiwire::Op::Fence, win, 0);
+    if (s.impl->vrdmasim && (op == OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == OTF2_COLLECTIVE_OP_DESTROY_HANDLE))
+        return OTF2_CALLBACK_SUCCESS;
+    return rma_call(s, t, a, "RmaCollectiveEnd of another operation than a fence, a window's creation or free",
+                    mpiwire::Op::Fence, OTF2_UNDEFINED_RMA_WIN, 0);
+}
+OTF2_CallbackCode ev_rma_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (s.impl->vrdmasim) return OTF2_CALLBACK_SUCCESS;   // its end says what it is
+    return rma_call(s, t, a, "RmaCollectiveBegin", mpiwire::Op::Fence, OTF2_UNDEFINED_RMA_WIN, 0);
+}
+OTF2_CallbackCode ev_rma_put(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t) {
+    TraceEvent e;
+    e.length = bytes;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaPut", mpiwire::Op::Put, win, remote, e);
+}
+OTF2_CallbackCode ev_rma_get(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t) {
+    TraceEvent e;
+    e.length = bytes;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaGet", mpiwire::Op::Get, win, remote, e);
+}
+OTF2_CallbackCode ev_rma_atomic(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaAtomicType type, uint64_t sent, uint64_t,
+                                uint64_t) {
+    const mpiwire::Op op = type == OTF2_RMA_ATOMIC_TYPE_ACCUMULATE             ? mpiwire::Op::Accumulate
+                           : type == OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE ? mpiwire::Op::FetchOp
+                                                                               : mpiwire::Op::CompareSwap;
+    if (type != OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP && op == mpiwire::Op::CompareSwap)
+        return rma_call(*static_cast<Sink*>(u), t, a, "RmaAtomic of another type than vrdmasim records", op,
+                        OTF2_UNDEFINED_RMA_WIN, 0);
+    TraceEvent e;
+    e.length = op == mpiwire::Op::Accumulate ? sent : 8;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaAtomic", op, win, remote, e);
+}
+OTF2_CallbackCode ev_rma_request_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                      OTF2_RmaWinRef win, uint32_t remote, uint64_t, OTF2_LockType type) {
+    TraceEvent e;
+    e.tag = static_cast<std::uint32_t>(type == OTF2_LOCK_EXCLUSIVE ? mpiwire::kExclusive : mpiwire::kShared);
+    const bool all = remote == OTF2_UNDEFINED_UINT32;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaRequestLock", all ? mpiwire::Op::LockAll : mpiwire::Op::Lock, win,
+                    remote, e);
+}
+OTF2_CallbackCode ev_rma_acquire_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                      OTF2_RmaWinRef, uint32_t, uint64_t, OTF2_LockType) {
+    Sink& s = *static_cast<Sink*>(u);
+    if (s.impl->vrdmasim) return OTF2_CALLBACK_SUCCESS;   // its RmaRequestLock is the call
+    return rma_call(s, t, a, "RmaAcquireLock", mpiwire::Op::Lock, OTF2_UNDEFINED_RMA_WIN, 0);
+}
+OTF2_CallbackCode ev_rma_release_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                      OTF2_RmaWinRef win, uint32_t remote, uint64_t) {
+    const bool all = remote == OTF2_UNDEFINED_UINT32;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaReleaseLock", all ? mpiwire::Op::UnlockAll : mpiwire::Op::Unlock,
+                    win, remote);
+}
+OTF2_CallbackCode ev_rma_sync(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                              OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaSyncType) {
+    const bool all = remote == OTF2_UNDEFINED_UINT32;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaSync", all ? mpiwire::Op::FlushAll : mpiwire::Op::Flush, win,
+                    remote);
+}
+
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
 // (metrics, parameters), and a
@@ -681,6 +823,17 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cb, ev_request_test);
     OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(cb, ev_nbc_request);
     OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, ev_nbc_complete);
+    OTF2_EvtReaderCallbacks_SetRmaWinCreateCallback(cb, ev_rma_win_create);
+    OTF2_EvtReaderCallbacks_SetRmaWinDestroyCallback(cb, ev_rma_win_destroy);
+    OTF2_EvtReaderCallbacks_SetRmaCollectiveBeginCallback(cb, ev_rma_coll_begin);
+    OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cb, ev_rma_coll_end);
+    OTF2_EvtReaderCallbacks_SetRmaPutCallback(cb, ev_rma_put);
+    OTF2_EvtReaderCallbacks_SetRmaGetCallback(cb, ev_rma_get);
+    OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(cb, ev_rma_atomic);
+    OTF2_EvtReaderCallbacks_SetRmaRequestLockCallback(cb, ev_rma_request_lock);
+    OTF2_EvtReaderCallbacks_SetRmaAcquireLockCallback(cb, ev_rma_acquire_lock);
+    OTF2_EvtReaderCallbacks_SetRmaReleaseLockCallback(cb, ev_rma_release_lock);
+    OTF2_EvtReaderCallbacks_SetRmaSyncCallback(cb, ev_rma_sync);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -728,26 +881,17 @@ void set_unsupported_io(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(IoTryLock);
 }
 
-// One-sided MPI (RMA windows, puts, gets, atomics, locks): not replayed.
+// One-sided MPI's other events (PSCW's group syncs, completions, tests,
+// try-locks, waits; rma_call() the ones a trace vrdmasim recorded has):
+// not replayed.
 void set_unsupported_rma(OTF2_EvtReaderCallbacks* cb) {
-    VRDMASIM_UNSUPPORTED(RmaAcquireLock);
-    VRDMASIM_UNSUPPORTED(RmaAtomic);
-    VRDMASIM_UNSUPPORTED(RmaCollectiveBegin);
-    VRDMASIM_UNSUPPORTED(RmaCollectiveEnd);
-    VRDMASIM_UNSUPPORTED(RmaGet);
     VRDMASIM_UNSUPPORTED(RmaGroupSync);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteBlocking);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteNonBlocking);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteRemote);
     VRDMASIM_UNSUPPORTED(RmaOpTest);
-    VRDMASIM_UNSUPPORTED(RmaPut);
-    VRDMASIM_UNSUPPORTED(RmaReleaseLock);
-    VRDMASIM_UNSUPPORTED(RmaRequestLock);
-    VRDMASIM_UNSUPPORTED(RmaSync);
     VRDMASIM_UNSUPPORTED(RmaTryLock);
     VRDMASIM_UNSUPPORTED(RmaWaitChange);
-    VRDMASIM_UNSUPPORTED(RmaWinCreate);
-    VRDMASIM_UNSUPPORTED(RmaWinDestroy);
 }
 
 // Threading (OpenMP and the generic thread events): the replay is of
@@ -1046,6 +1190,7 @@ bool open_archive(const std::string& anchor, Impl& m, std::string& error) {
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, on_comm);
     OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, on_attribute);
+    OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(cb, on_rma_win);
     OTF2_Reader_RegisterGlobalDefCallbacks(m.reader, defs, cb, &m);
     OTF2_GlobalDefReaderCallbacks_Delete(cb);
     uint64_t read = 0;

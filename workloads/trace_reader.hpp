@@ -57,6 +57,19 @@ constexpr const char* kBlocks = "vrdmasim::blocks";
 // (coll::ReduceOp << 8 | coll::Datatype, library/collectives/reduction.hpp);
 // its bytes sent are its elements' (count times the datatype's extent).
 constexpr const char* kReduction = "vrdmasim::reduction";
+// One-sided (workloads/mpi/README.md "Record, then replay"), uint64 each:
+// an RmaWinCreate's base (kBuffer), size (kBufferBytes) and disp_unit; an
+// RmaPut's, RmaGet's or RmaAtomic's origin buffer (kBuffer), target
+// displacement (in the target's disp_unit) and byte offset; an
+// RmaAtomic's compare buffer (kBuffer2), result buffer and network atomic
+// (workloads/mpi/protocol.hpp mpiwire::Amo); an RmaRequestLock's assert
+// (1: MPI_MODE_NOCHECK).
+constexpr const char* kResult = "vrdmasim::result";
+constexpr const char* kDisplacement = "vrdmasim::displacement";
+constexpr const char* kOffset = "vrdmasim::offset";
+constexpr const char* kAtomic = "vrdmasim::atomic";
+constexpr const char* kDispUnit = "vrdmasim::disp_unit";
+constexpr const char* kAssert = "vrdmasim::assert";
 }   // namespace recorded
 
 // A v-variant's or reduce-scatter's call as a rank made it (recorded::kBlocks).
@@ -92,7 +105,13 @@ struct TraceEvent {
         // (NonBlockingCollectiveComplete: as CollectiveEnd, with its
         // request) where its MPI_Wait or MPI_Test ended it.
         CollectiveRequest,
-        CollectiveComplete
+        CollectiveComplete,
+        // A trace vrdmasim recorded: a one-sided call, as the mpi workload
+        // served it (op: its mpiwire::Op, workloads/mpi/protocol.hpp), from
+        // its RMA event: RmaWinCreate, RmaWinDestroy, a fence's
+        // RmaCollectiveEnd, RmaPut, RmaGet, RmaAtomic, RmaRequestLock,
+        // RmaReleaseLock, RmaSync.
+        Rma
     };
     // Enter, in a trace vrdmasim recorded: the calls whose work the replay
     // does at their Leave (the requests they name, a probe's message).
@@ -133,6 +152,13 @@ struct TraceEvent {
     // CollectiveEnd: a communicator's creation (CREATE_HANDLE; op is then
     // MPICH's agreement, an allreduce).
     bool create = false;
+    // Rma: the call's fields as mpiwire::Call has them: the window (the
+    // trace's), comm its communicator's context, peer the target's rank in
+    // it (unchanged), va, va2, va3, length (a window's: capacity), disp,
+    // offset, amo, tag (a window's disp_unit, a lock's type), root (a
+    // lock's assert).
+    std::uint64_t win = 0, va3 = 0, disp = 0, offset = 0;
+    std::uint32_t amo = 0;
 };
 
 // What check() found in the whole trace: the collectives it calls and each
@@ -161,6 +187,12 @@ struct TraceSummary {
         std::vector<bool> seen;
     };
     std::map<std::pair<std::uint32_t, std::uint64_t>, Vector> vectors;
+    bool one_sided = false;   // one-sided calls (TraceEvent::Kind::Rma)
+    // Their transfers (workloads/mpi/README.md "One-sided"): gets, puts to
+    // the rank itself and atomic elements; and the puts to another rank,
+    // by length -> count (each its pieces: MpiOneSided::put_transfers).
+    std::uint64_t rma_transfers = 0;
+    std::map<std::uint64_t, std::uint64_t> puts;
 };
 
 class TraceReader {

@@ -50,6 +50,17 @@ MpiOneSided::MpiOneSided(Host& host, TransferLog& log, StatRegistry& stats, std:
       nodes_(nodes),
       ranks_(apps.size()) {}
 
+std::uint64_t MpiOneSided::put_piece(const RdmaProcess& app, std::uint64_t len) {
+    std::uint64_t piece = len;
+    while (app.records_for(piece) > kRecords / 2) piece = (piece / 2 + kPage - 1) / kPage * kPage;
+    return piece;
+}
+
+std::uint64_t MpiOneSided::put_transfers(const RdmaProcess& app, std::uint64_t len) {
+    const std::uint64_t piece = put_piece(app, len);
+    return piece ? (len + piece - 1) / piece : 0;
+}
+
 Counter& MpiOneSided::counter(const char* name, const char* help) {
     Counter*& k = counters_[name];
     if (!k) k = &stats_.counter(prefix_ + name, "", help);
@@ -216,8 +227,7 @@ void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
         throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
     // In pieces of at most half the records (more than that only under
     // pipeline with many chunks: each piece its chunks still).
-    std::uint64_t piece = c.bytes;
-    while (app.records_for(piece) > kRecords / 2) piece = (piece / 2 + kPage - 1) / kPage * kPage;
+    const std::uint64_t piece = put_piece(app, c.bytes);
     for (std::uint64_t off = 0; off < c.bytes; off += piece) {
         if (off) log_.posted(app.now());   // each piece a transfer
         Rma part = op;

@@ -67,6 +67,9 @@ public:
     void serve(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // The rank's oldest operation in flight completed; false if none.
     bool finish_oldest(RdmaProcess& app, unsigned rank);
+    // The transfers a put of `len` bytes to another rank makes (its
+    // pieces: put()).
+    static std::uint64_t put_transfers(const RdmaProcess& app, std::uint64_t len);
     // The library's locked page a rank takes at its first window.
     static constexpr std::uint64_t kPage = 4096;
 
@@ -102,6 +105,8 @@ private:
     // A put's origin filled and posted (in pieces of whole chunks if it
     // needs many records), each piece an operation in flight like `op`.
     void put(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, Rma& op);
+    // The length of a put's pieces: at most half the records each.
+    static std::uint64_t put_piece(const RdmaProcess& app, std::uint64_t len);
     void atomics(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);
     // A network atomic in flight on 8 bytes of the target's window.
     void atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target, std::uint64_t target_va,

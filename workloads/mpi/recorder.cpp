@@ -58,6 +58,20 @@ const char* blocking_region_name(std::uint8_t op) {
     case Op::Alltoallv: return "MPI_Alltoallv";
     case Op::ReduceScatter: return "MPI_Reduce_scatter";
     case Op::ReduceScatterBlock: return "MPI_Reduce_scatter_block";
+    case Op::WinCreate: return "MPI_Win_create";
+    case Op::WinFree: return "MPI_Win_free";
+    case Op::Put: return "MPI_Put";
+    case Op::Get: return "MPI_Get";
+    case Op::Accumulate: return "MPI_Accumulate";
+    case Op::FetchOp: return "MPI_Fetch_and_op";
+    case Op::CompareSwap: return "MPI_Compare_and_swap";
+    case Op::Fence: return "MPI_Win_fence";
+    case Op::Lock: return "MPI_Win_lock";
+    case Op::Unlock: return "MPI_Win_unlock";
+    case Op::LockAll: return "MPI_Win_lock_all";
+    case Op::UnlockAll: return "MPI_Win_unlock_all";
+    case Op::Flush: return "MPI_Win_flush";
+    case Op::FlushAll: return "MPI_Win_flush_all";
     default: return "MPI_Init";
     }
 }
@@ -114,8 +128,63 @@ enum Attribute : OTF2_AttributeRef {
     kTagAttr = 5,
     kMemoryAttr = 6,
     kBlocksAttr = 7,
-    kReductionAttr = 8
+    kReductionAttr = 8,
+    kResultAttr = 9,
+    kDisplacementAttr = 10,
+    kOffsetAttr = 11,
+    kAtomicAttr = 12,
+    kDispUnitAttr = 13,
+    kAssertAttr = 14
 };
+
+// A one-sided event's attributes (recorded::): the call's fields.
+void rma_attributes(OTF2_AttributeList* a, const MpiRecorder::Event& e) {
+    if (!e.rma) return;
+    if (e.kind == Kind::WinCreate) {
+        OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
+        OTF2_AttributeList_AddUint64(a, kBytesAttr, e.capacity);
+        OTF2_AttributeList_AddUint64(a, kDispUnitAttr, e.tag);
+        return;
+    }
+    if (e.kind == Kind::RequestLock) {
+        OTF2_AttributeList_AddUint64(a, kAssertAttr, e.root);
+        return;
+    }
+    OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
+    OTF2_AttributeList_AddUint64(a, kDisplacementAttr, e.disp);
+    OTF2_AttributeList_AddUint64(a, kOffsetAttr, e.offset);
+    if (e.kind != Kind::Atomic) return;
+    OTF2_AttributeList_AddUint64(a, kBuffer2Attr, e.va2);
+    OTF2_AttributeList_AddUint64(a, kResultAttr, e.va3);
+    OTF2_AttributeList_AddUint64(a, kAtomicAttr, e.amo);
+}
+
+// A one-sided event (Kind::WinCreate and after).
+OTF2_ErrorCode write_rma_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
+    const auto win = static_cast<OTF2_RmaWinRef>(e.win);
+    rma_attributes(a, e);
+    OTF2_AttributeList* attrs = OTF2_AttributeList_GetNumberOfElements(a) ? a : nullptr;
+    const auto lock = e.tag == static_cast<std::uint32_t>(mpiwire::kExclusive) ? OTF2_LOCK_EXCLUSIVE : OTF2_LOCK_SHARED;
+    switch (e.kind) {
+    case Kind::WinCreate: return OTF2_EvtWriter_RmaWinCreate(w, attrs, e.time, win);
+    case Kind::WinDestroy: return OTF2_EvtWriter_RmaWinDestroy(w, attrs, e.time, win);
+    case Kind::RmaBegin: return OTF2_EvtWriter_RmaCollectiveBegin(w, attrs, e.time);
+    case Kind::RmaEnd:
+        return OTF2_EvtWriter_RmaCollectiveEnd(w, attrs, e.time, static_cast<OTF2_CollectiveOp>(e.op),
+                                               OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY, win,
+                                               OTF2_UNDEFINED_UINT32, e.sent, e.received);
+    case Kind::Put: return OTF2_EvtWriter_RmaPut(w, attrs, e.time, win, e.peer, e.length, e.request);
+    case Kind::Get: return OTF2_EvtWriter_RmaGet(w, attrs, e.time, win, e.peer, e.length, e.request);
+    case Kind::Atomic:
+        return OTF2_EvtWriter_RmaAtomic(w, attrs, e.time, win, e.peer, static_cast<OTF2_RmaAtomicType>(e.op), e.sent,
+                                        e.received, e.request);
+    case Kind::RequestLock: return OTF2_EvtWriter_RmaRequestLock(w, attrs, e.time, win, e.peer, e.win, lock);
+    case Kind::AcquireLock: return OTF2_EvtWriter_RmaAcquireLock(w, attrs, e.time, win, e.peer, e.win, lock);
+    case Kind::ReleaseLock: return OTF2_EvtWriter_RmaReleaseLock(w, attrs, e.time, win, e.peer, e.win);
+    case Kind::Sync: return OTF2_EvtWriter_RmaSync(w, attrs, e.time, win, e.peer, OTF2_RMA_SYNC_TYPE_MEMORY);
+    default: return OTF2_ERROR_INVALID_ARGUMENT;
+    }
+}
 // The strings of the attributes (recorded::kMemory, kBlocks) take string
 // ids from here, above the definitions' own.
 constexpr OTF2_StringRef kMemoryStrings = 1u << 30;
@@ -169,6 +238,7 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         ok = OTF2_EvtWriter_NonBlockingCollectiveComplete(w, a, e.time, static_cast<OTF2_CollectiveOp>(e.op), e.comm,
                                                           e.root, e.sent, e.received, e.request);
         break;
+    default: ok = write_rma_event(w, a, e); break;
     }
     if (ok != OTF2_SUCCESS)
         throw std::runtime_error(std::string("mpi.record: an event cannot be written: ") + OTF2_Error_GetName(ok));
@@ -179,7 +249,8 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
 // (by context: their members, world ranks in their order) and the
 // attributes.
 void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>& counts, std::uint64_t length,
-                       const MpiCommunicators& comms, const std::vector<std::string>& memory) {
+                       const MpiCommunicators& comms, const std::vector<std::string>& memory,
+                       const std::map<std::uint64_t, std::uint32_t>& windows) {
     OTF2_StringRef next = 0;
     auto string = [&](const std::string& s) {
         OTF2_GlobalDefWriter_WriteString(g, next, s.c_str());
@@ -237,6 +308,20 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                         OTF2_TYPE_UINT64);
     for (std::size_t i = 0; i < memory.size(); ++i)
         OTF2_GlobalDefWriter_WriteString(g, kMemoryStrings + static_cast<OTF2_StringRef>(i), memory[i].c_str());
+    const std::pair<Attribute, const char*> rma[] = {
+        {kResultAttr, "a fetch-and-op's or compare-and-swap's result buffer"},
+        {kDisplacementAttr, "a one-sided operation's target displacement, in the target's disp_unit"},
+        {kOffsetAttr, "a one-sided operation's byte offset (the target datatype's true lower bound)"},
+        {kAtomicAttr, "an accumulate's or fetch-and-op's network atomic (vrdmasim's mpiwire::Amo)"},
+        {kDispUnitAttr, "a window's disp_unit"},
+        {kAssertAttr, "a lock's assert (1: MPI_MODE_NOCHECK, no lock taken)"}};
+    const char* const names[] = {recorded::kResult, recorded::kDisplacement, recorded::kOffset,
+                                 recorded::kAtomic, recorded::kDispUnit,     recorded::kAssert};
+    for (std::size_t i = 0; i < 6; ++i)
+        OTF2_GlobalDefWriter_WriteAttribute(g, rma[i].first, string(names[i]), string(rma[i].second), OTF2_TYPE_UINT64);
+    for (const auto& [win, ctx] : windows)
+        OTF2_GlobalDefWriter_WriteRmaWin(g, static_cast<OTF2_RmaWinRef>(win), string("window " + std::to_string(win)),
+                                         ctx, OTF2_RMA_WIN_FLAG_NONE);
 }
 
 }   // namespace
@@ -346,6 +431,15 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                       const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
+    // A call after the last this recorder writes (kLastOp): one-sided
+    // calls timed after it was written (MPI_Get_accumulate, the
+    // request-based MPI_Rput, MPI_Rget, MPI_Raccumulate,
+    // MPI_Rget_accumulate, PSCW), which it has no events for.
+    if (c.op > kLastOp)
+        throw std::runtime_error(who + "makes a call the recorder has no events for (protocol.hpp's call " +
+                                 std::to_string(c.op) +
+                                 ": MPI_Get_accumulate, MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate and "
+                                 "PSCW are not recorded), which a replay would leave out: the trace is not written");
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
@@ -355,10 +449,6 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
         throw std::runtime_error(who + "calls " + region_name(c.op) +
                                  " over a non-blocking collective's request, which the trace workload does not "
                                  "replay (not built; MPI_Test or MPI_Wait each is): the trace is not written");
-    if (op >= Op::WinCreate && op <= Op::FlushAll)
-        throw std::runtime_error(who +
-                                 "uses a one-sided window (README \"One-sided\"), which the trace workload does not "
-                                 "replay (not built): the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;
@@ -438,6 +528,20 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         out.push_back(e);
         break;
     }
+    case Op::WinCreate:
+    case Op::WinFree:
+    case Op::Put:
+    case Op::Get:
+    case Op::Accumulate:
+    case Op::FetchOp:
+    case Op::CompareSwap:
+    case Op::Fence:
+    case Op::Lock:
+    case Op::Unlock:
+    case Op::LockAll:
+    case Op::UnlockAll:
+    case Op::Flush:
+    case Op::FlushAll: one_sided(rank, c, r, enter, leave, comms); break;
     case Op::Wait: complete(rank, c, r, leave); break;
     case Op::Test:
         tested(c.request);
@@ -465,6 +569,79 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     Event back = event(Kind::Leave, leave);
     back.op = in.op;
     out.push_back(back);
+}
+
+void MpiRecorder::one_sided(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
+                            const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    std::vector<Event>& out = events_.at(rank);
+    auto rma = [&](Kind k, std::uint64_t at) {
+        Event e = event(k, at);
+        e.rma = true;
+        e.win = op == Op::WinCreate ? r.request : c.win;
+        e.peer = op == Op::LockAll || op == Op::UnlockAll || op == Op::FlushAll ? OTF2_UNDEFINED_UINT32
+                                                                                : static_cast<std::uint32_t>(c.peer);
+        e.va = c.va;
+        e.va2 = c.va2;
+        e.va3 = c.va3;
+        e.disp = c.disp;
+        e.offset = c.offset;
+        e.amo = c.amo;
+        e.tag = static_cast<std::uint32_t>(op == Op::LockAll ? mpiwire::kShared : c.tag);
+        e.root = static_cast<std::uint32_t>(c.root);
+        e.length = e.capacity = c.bytes;
+        return e;
+    };
+    // A collective window call: RmaCollectiveBegin, its event, RmaCollectiveEnd.
+    auto collective = [&](Kind k, OTF2_CollectiveOp coll, std::uint64_t sent, std::uint64_t received) {
+        out.push_back(rma(Kind::RmaBegin, enter));
+        out.back().rma = false;
+        if (k != Kind::RmaEnd) out.push_back(rma(k, k == Kind::WinCreate ? leave : enter));
+        if (k == Kind::WinDestroy) out.back().rma = false;
+        Event end = rma(Kind::RmaEnd, leave);
+        end.rma = false;
+        end.op = static_cast<std::uint8_t>(coll);
+        end.sent = sent;
+        end.received = received;
+        out.push_back(end);
+    };
+    switch (op) {
+    case Op::WinCreate: {
+        windows_[r.request] = c.comm;
+        const std::uint64_t n = comms.members(rank, c.comm).size();
+        collective(Kind::WinCreate, OTF2_COLLECTIVE_OP_CREATE_HANDLE, 24, 24 * n);   // the members' base, size, unit
+        break;
+    }
+    case Op::WinFree: collective(Kind::WinDestroy, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, 0, 0); break;
+    case Op::Fence: collective(Kind::RmaEnd, OTF2_COLLECTIVE_OP_BARRIER, 0, 0); break;
+    case Op::Put:
+    case Op::Get:
+        out.push_back(rma(op == Op::Put ? Kind::Put : Kind::Get, enter));
+        out.back().request = matching_++;
+        break;
+    case Op::Accumulate:
+    case Op::FetchOp:
+    case Op::CompareSwap: {
+        Event e = rma(Kind::Atomic, enter);
+        e.request = matching_++;
+        e.op = static_cast<std::uint8_t>(op == Op::Accumulate ? OTF2_RMA_ATOMIC_TYPE_ACCUMULATE
+                                         : op == Op::FetchOp  ? OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE
+                                                              : OTF2_RMA_ATOMIC_TYPE_COMPARE_AND_SWAP);
+        e.sent = op == Op::Accumulate ? c.bytes : op == Op::FetchOp ? 8 : 16;
+        e.received = op == Op::Accumulate ? 0 : 8;
+        out.push_back(e);
+        break;
+    }
+    case Op::Lock:
+    case Op::LockAll:
+        out.push_back(rma(Kind::RequestLock, enter));
+        out.push_back(rma(Kind::AcquireLock, leave));
+        out.back().rma = false;
+        break;
+    case Op::Unlock:
+    case Op::UnlockAll: out.push_back(rma(Kind::ReleaseLock, leave)), out.back().rma = false; break;
+    default: out.push_back(rma(Kind::Sync, leave)), out.back().rma = false; break;   // Flush, FlushAll
+    }
 }
 
 std::string MpiRecorder::anchor_of(const std::string& dir) {
@@ -512,7 +689,7 @@ std::string MpiRecorder::write(const std::string& dir, const MpiCommunicators& c
     for (std::size_t r = 0; r < events_.size(); ++r) OTF2_Archive_CloseDefWriter(a, OTF2_Archive_GetDefWriter(a, r));
     OTF2_Archive_CloseDefFiles(a);
     OTF2_GlobalDefWriter* g = OTF2_Archive_GetGlobalDefWriter(a);
-    write_definitions(g, counts, length, comms, strings_);
+    write_definitions(g, counts, length, comms, strings_, windows_);
     if (OTF2_Archive_Close(a) != OTF2_SUCCESS)
         throw std::runtime_error("mpi.record: the OTF2 archive " + p.string() + " cannot be written");
     return anchor_of(dir);

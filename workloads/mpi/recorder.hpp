@@ -55,7 +55,23 @@ public:
             End,
             RequestTest,
             CollectiveRequest,   // NonBlockingCollectiveRequest
-            CollectiveComplete   // NonBlockingCollectiveComplete: as End, with its request
+            CollectiveComplete,   // NonBlockingCollectiveComplete: as End, with its request
+            // One-sided (OTF2's RMA records, as Score-P writes them for MPI):
+            // a window made and freed, a collective window call's begin and
+            // end (RmaCollectiveEnd: op its OTF2_CollectiveOp), a put, a
+            // get, an atomic (op its OTF2_RmaAtomicType), a lock asked for,
+            // taken and given back, a flush (RmaSync).
+            WinCreate,
+            WinDestroy,
+            RmaBegin,
+            RmaEnd,
+            Put,
+            Get,
+            Atomic,
+            RequestLock,
+            AcquireLock,
+            ReleaseLock,
+            Sync
         };
         Kind kind = Kind::Enter;
         std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
@@ -67,6 +83,15 @@ public:
         std::uint32_t memory = 0;   // Enter: 1 + its program memory's index in strings_ (0: none)
         std::uint32_t blocks = 0;   // End of a v-variant, reduce-scatter: 1 + its blocks' index in strings_
         std::uint64_t reduction = 0;   // End of a reduction: 1 + recorded::kReduction's value (0: none)
+        // One-sided: the window (the simulation's id), the target's rank in
+        // its communicator (peer; OTF2_UNDEFINED_UINT32: every member), the
+        // call's fields (protocol.hpp) as recorded::'s attributes: va
+        // (kBuffer), va2 (kBuffer2), va3 (kResult), disp, offset, amo, tag
+        // (a window's disp_unit, a lock's type), root (a lock's assert),
+        // capacity (a window's size, kBufferBytes).
+        std::uint64_t win = 0, va3 = 0, disp = 0, offset = 0;
+        std::uint32_t amo = 0;
+        bool rma = false;   // the event carries them
     };
 
 private:
@@ -80,6 +105,11 @@ private:
     Event collective(unsigned rank, const mpiwire::Call& c, std::uint64_t leave,
                      const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms);
     void complete(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t at);
+    // A one-sided call's events, between its Enter and Leave.
+    void one_sided(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter,
+                   std::uint64_t leave, const MpiCommunicators& comms);
+    std::map<std::uint64_t, std::uint32_t> windows_;   // the windows made: id -> their communicator's context
+    std::uint64_t matching_ = 0;   // the RMA operations' matching ids so far
     // The open requests of a rank, by the simulation's id.
     struct Open {
         bool receive = false;
