@@ -724,6 +724,8 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             r.sendrecv = e.sendrecv;
             r.entered = e;
             r.tested.clear();
+            r.tested_ids.clear();
+            r.collective_tested = false;
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
@@ -981,21 +983,30 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
 void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
     const auto k = r.started.find(e.request);
-    if (k != r.started.end()) {   // a non-blocking collective's (mpi.record refuses it in MPI_Testany, Testall)
-        if (r.entered.call != TraceEvent::Call::Test)
-            throw std::runtime_error("trace: rank " + std::to_string(rank) +
-                                     " tests a non-blocking collective's request in another call than MPI_Test, "
-                                     "which the replay does not do (not built)");
-        ep.poll();   // MPI_Test enters the library: it polls the network once
-        k->second.comm->test(k->second.request);
-        return;
-    }
     const auto it = r.requests.find(e.request);
-    if (it == r.requests.end())
+    if (k == r.started.end() && it == r.requests.end())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +
                                  ", which is not in flight");
-    if (r.entered.call == TraceEvent::Call::Test) ep.test(it->second.request);
-    else r.tested.push_back(it->second.request);
+    if (r.entered.call == TraceEvent::Call::Test) {
+        test_one(rank, ep, e.request);
+        return;
+    }
+    if (k != r.started.end() && r.entered.call != TraceEvent::Call::Testany &&
+        r.entered.call != TraceEvent::Call::Testall)
+        throw std::runtime_error("trace: rank " + std::to_string(rank) +
+                                 " waits for a non-blocking collective's request in MPI_Waitany, which the replay does "
+                                 "not do (not built; mpi.record refuses it)");
+    r.collective_tested = r.collective_tested || k != r.started.end();
+    r.tested_ids.push_back(e.request);
+    if (it != r.requests.end()) r.tested.push_back(it->second.request);
+}
+
+bool TraceWorkload::test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request) {
+    Rank& r = state_[rank];
+    const auto k = r.started.find(request);
+    if (k == r.started.end()) return ep.test(r.requests.at(request).request);
+    ep.poll();   // a test enters the library: it polls the network once
+    return k->second.comm->test(k->second.request);
 }
 
 void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
@@ -1015,6 +1026,12 @@ void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
         msg::Status st;
         if (e.call == C::Probe) ep.probe(from, tag);
         else ep.iprobe(from, tag, st);
+    } else if (r.collective_tested) {
+        // A non-blocking collective's among them: each tested in turn, as
+        // the mpi workload tests them (Testany: until one is complete).
+        bool any = false;
+        for (const std::uint64_t q : r.tested_ids)
+            if (e.call == C::Testall || !any) any = test_one(rank, ep, q) || any;
     } else if (!r.tested.empty()) {
         if (e.call == C::Waitany) ep.wait_any(r.tested);
         else if (e.call == C::Testany) ep.test_any(r.tested);

@@ -128,6 +128,10 @@ private:
         // names so far (RequestTest: the trace's ids).
         TraceEvent entered;
         std::vector<std::uint64_t> tested;
+        // MPI_Testany, MPI_Testall naming a non-blocking collective's
+        // request: every request it names (the trace's ids), in order.
+        std::vector<std::uint64_t> tested_ids;
+        bool collective_tested = false;
         // One-sided (a trace vrdmasim recorded): the trace's windows -> the
         // library's (MpiOneSided), the buffers filled so far (their
         // patterns' keys), and the rank's communicators (program()'s).
@@ -145,6 +149,9 @@ private:
     // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
     // those of MPI_Waitany, Testany, Testall kept for their Leave.
     void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
+    // Request `request` (the trace's id: a message's or a non-blocking
+    // collective's) tested once: whether it is complete.
+    bool test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request);
     // At the Leave of a test or probe: what the mpi workload did for it
     // (Endpoint::wait_any, test_any, test, probe, iprobe).
     void finish_call(unsigned rank, msg::Endpoint& ep);

@@ -440,15 +440,16 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                  std::to_string(c.op) +
                                  ": MPI_Get_accumulate, MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate and "
                                  "PSCW are not recorded), which a replay would leave out: the trace is not written");
+    if (op == Op::Waitany &&
+        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; }))
+        throw std::runtime_error(who +
+                                 "calls MPI_Waitany over a non-blocking collective's request, which the trace "
+                                 "workload does not replay (not built; MPI_Wait, MPI_Test, MPI_Testany and "
+                                 "MPI_Testall each is): the trace is not written");
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    if ((op == Op::Testany || op == Op::Testall) &&
-        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; }))
-        throw std::runtime_error(who + "calls " + region_name(c.op) +
-                                 " over a non-blocking collective's request, which the trace workload does not "
-                                 "replay (not built; MPI_Test or MPI_Wait each is): the trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;

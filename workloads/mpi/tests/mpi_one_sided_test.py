@@ -12,7 +12,9 @@ network atomics counted. The warm 64 KiB put epoch (the program's own
 MPI_Wtime figure, between two fences) at 16 and at 8 Gb/s: no shorter than
 the link's serialisation time, and the pingpong workload's one-way 64 KiB
 RDMA write at the same link rate plus at most 5 us (its completion coming
-back and the fence's barrier). Under pin, each put's origin is pinned and
+back and the fence's barrier). The 16 Gb/s run recorded (mpi.record) and
+replayed (workload.kind = trace) gives the same summary figures, one-sided
+statistics and app time. Under pin, each put's origin is pinned and
 unpinned (the epoch longer by two vm.pin-call at least). An accumulate no
 network atomic does and a PSCW epoch stop the run (exit 2) naming them.
 """
@@ -100,9 +102,11 @@ def main():
         # The warm put epoch (the last) against the link and the engine's
         # own RDMA write, at two link rates.
         warm = {}
+        rec = os.path.join(d, "rec")
         for gbps in (16, 8):
             out = os.path.join(d, "epoch%d" % gbps)
-            p = run(out, "--mpi.ranks=2", "--mpi.args=65536 3", rate=gbps)
+            p = run(out, "--mpi.ranks=2", "--mpi.args=65536 3", rate=gbps,
+                    *(["--mpi.record=" + rec] if gbps == 16 else []))
             times, ref = epochs(p), pingpong(d, gbps)
             wire = 65536 * 8 / (gbps * 1e3)
             if len(times) != 3 or ref is None or not (wire <= times[-1] and ref <= times[-1] <= ref + 5):
@@ -110,6 +114,30 @@ def main():
                                 "pingpong workload's one-way write %s us (expected within [it, it + 5 us])" %
                                 (gbps, times[-1:] or None, wire, ref))
             warm[gbps] = times[-1] if times else None
+        # Recorded (OTF2's RMA events) and replayed by the trace workload
+        # through the same library: the same transfers, latencies, verified
+        # bytes, statistics, and app time exactly (README "Record, then replay").
+        out = os.path.join(d, "epoch16")
+        replayed = os.path.join(d, "replayed")
+        cmd = [a.exe, "run", "--out", replayed, "--workload.kind=trace", "--smmu.enabled=true", "--topology.nodes=4",
+               "--link.rate=16Gbps", "--trace.file=" + os.path.join(rec, "rec.otf2")]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        x, y = summary(out), summary(replayed)
+        if p.returncode != 0 or not x or not y:
+            failures.append("replay: exit %d\n%s" % (p.returncode, p.stderr[-2000:]))
+        else:
+            if float(x["mpi_app_time_us"]) != float(y["trace_app_time_us"]):
+                failures.append("replay: the program took %s us, its replay %s us" % (x["mpi_app_time_us"],
+                                                                                   y["trace_app_time_us"]))
+            own = ("host_", "peak_rss", "mpi_", "trace_", "workload")
+            differ = [k for k in x if not k.startswith(own) and x[k] != y.get(k)]
+            if differ or y["data_mismatches"] != "0" or int(y["bytes_verified"]) < 2 * 4 * 65536:
+                failures.append("replay: %s differ (run %s, replayed %s)" % (differ, x, y))
+            for name in ("rma_operations", "lock_atomics", "windows"):
+                if stat(out, "workload.mpi." + name) is None or stat(out, "workload.mpi." + name) != stat(
+                        replayed, "workload.trace." + name):
+                    failures.append("replay: %s %s run, %s replayed" % (name, stat(out, "workload.mpi." + name),
+                                                                      stat(replayed, "workload.trace." + name)))
         # Under pin: each put's origin is pinned before the post and
         # unpinned after completion (two vm.pin-call at least).
         out = os.path.join(d, "pin")

@@ -206,7 +206,8 @@ static void any_of_mixed(int rank, int size) {
 // Non-blocking collectives: an iallreduce in flight while a blocking
 // allreduce runs on the same communicator, then waited for; an ibarrier
 // tested in a loop; an ibcast and an iallgather in flight at once, waited
-// for in the reverse order; an iscan and an ireduce by MPI_Waitall.
+// for in the reverse order; an iscan and an ireduce by MPI_Waitall; an
+// ibarrier and an iallreduce by MPI_Testany, then MPI_Testall.
 static void nonblocking(int rank, int size) {
     const int n = 1024;   // 8 KiB: Rabenseifner's allreduce
     std::vector<long> in(n), out(n, -1);
@@ -242,6 +243,18 @@ static void nonblocking(int rank, int size) {
     MPI_Waitall(2, two, MPI_STATUSES_IGNORE);
     check(prefix == static_cast<long>(rank + 1) * (rank + 2) / 2, "iscan", rank);
     check(rank != 0 || sum == ranks + size, "ireduce", rank);
+    // An ibarrier and an iallreduce tested by MPI_Testany until one has
+    // ended, then by MPI_Testall until the other has.
+    long count = -1;
+    const long one = 1;
+    MPI_Ibarrier(MPI_COMM_WORLD, &two[0]);
+    MPI_Iallreduce(&one, &count, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &two[1]);
+    int index = MPI_UNDEFINED;
+    for (flag = 0; !flag;) MPI_Testany(2, two, &index, &flag, MPI_STATUS_IGNORE);
+    check(index == 0 || index == 1, "MPI_Testany's index", rank);
+    for (flag = 0; !flag;) MPI_Testall(2, two, &flag, MPI_STATUSES_IGNORE);
+    check(count == size && two[0] == MPI_REQUEST_NULL && two[1] == MPI_REQUEST_NULL,
+          "an ibarrier and an iallreduce by MPI_Testany and MPI_Testall", rank);
 }
 
 // Their requests among others in MPI_Waitany and MPI_Waitsome, and one
