@@ -165,8 +165,8 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
         planned_ += summary.rma_transfers;
         for (const auto& [len, n] : summary.puts) planned_ += n * MpiOneSided::put_transfers(*apps_.at(0), len);
         one_sided_host_ = std::make_unique<OneSidedHost>(*this);
-        windows_ = std::make_unique<MpiOneSided>(*one_sided_host_, log_, ctx.stats, stats_prefix(job) + "trace.", apps_,
-                                                 nodes_);
+        windows_ = std::make_unique<MpiOneSided>(*one_sided_host_, *this, ctx.stats, stats_prefix(job) + "trace.",
+                                                 apps_, nodes_, eps_);
     }
 }
 
@@ -200,13 +200,6 @@ struct TraceWorkload::OneSidedHost : MpiOneSided::Host {
         w.meet(app, {ctx, key}, n);
     }
     std::uint64_t& fills(unsigned rank) override { return w.state_[rank].fills; }
-    void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
-        w.fill_source(app, va, len, key);
-    }
-    void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
-        w.poison(app, va, len, key);
-    }
-    void charge_copy(RdmaProcess& app, std::uint64_t bytes) override { w.eps_[app.node()]->charge_copy(bytes); }
 };
 
 TraceWorkload::~TraceWorkload() = default;
@@ -723,9 +716,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
             r.entered = e;
-            r.tested.clear();
-            r.tested_ids.clear();
-            r.collective_tested = false;
+            r.tested.clear(), r.tested_ids.clear(), r.collective_tested = false;
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
@@ -761,6 +752,11 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
     }
     while (windows_ && windows_->finish_oldest(app, rank)) {   // one-sided operations still in flight
     }
+    end_program(app, rank, ep);
+}
+
+void TraceWorkload::end_program(RdmaProcess& app, unsigned rank, msg::Endpoint& ep) {
+    const Rank& r = state_[rank];
     if (!r.requests.empty() || !r.started.empty())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " ends with " +
                                  std::to_string(r.requests.size() + r.started.size()) +

@@ -180,6 +180,9 @@ private:
     // Replays the rank's events in order: computes the gaps between its MPI
     // calls, and does each call's message or collective.
     void program(RdmaProcess& app, unsigned rank);
+    // The rank's end: its requests all completed (else an error), its
+    // endpoint finalised, the run's end noted.
+    void end_program(RdmaProcess& app, unsigned rank, msg::Endpoint& ep);
     // MPI_Send / MPI_Isend: fill a buffer of the key and send it (Isend:
     // the request kept until its MpiIsendComplete).
     void send_message(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const TraceEvent& e);

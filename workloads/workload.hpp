@@ -178,6 +178,10 @@ struct Note {
 };
 
 class Workload {
+    // The library's one-sided windows (workloads/mpi/one_sided.hpp) fill
+    // and poison the buffers of the transfers of the workload they serve.
+    friend class MpiOneSided;
+
 public:
     static void declare_params(ParamRegistry& reg);
     // Whether a run of this configuration uses the two-sided library

@@ -173,9 +173,6 @@ MpiWorkload::MpiWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>&
     }
     state_.resize(ranks_);
     comms_ = MpiCommunicators(ranks_);
-    one_sided_host_ = std::make_unique<OneSidedHost>(*this);
-    one_sided_ =
-        std::make_unique<MpiOneSided>(*one_sided_host_, log_, ctx.stats, stats_prefix(job_) + "mpi.", apps_, nodes_);
 }
 
 MpiWorkload::~MpiWorkload() = default;
@@ -209,14 +206,16 @@ struct MpiWorkload::OneSidedHost : MpiOneSided::Host {
         w.meet(app, rank, {ctx, key}, n, r);
     }
     std::uint64_t& fills(unsigned rank) override { return w.state_[rank].fills; }
-    void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
-        w.fill_source(app, va, len, key);
-    }
-    void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) override {
-        w.poison(app, va, len, key);
-    }
-    void charge_copy(RdmaProcess& app, std::uint64_t bytes) override { w.eps_[app.node()]->charge_copy(bytes); }
 };
+
+MpiOneSided& MpiWorkload::one_sided() {
+    if (!one_sided_) {
+        one_sided_host_ = std::make_unique<OneSidedHost>(*this);
+        one_sided_ = std::make_unique<MpiOneSided>(*one_sided_host_, *this, ctx_.stats, stats_prefix(job_) + "mpi.",
+                                                   apps_, nodes_, eps_);
+    }
+    return *one_sided_;
+}
 
 void MpiWorkload::launch() {
     // The program's stdout and stderr, copied into the run's outputs (a
@@ -329,7 +328,7 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         r.time_ps = ps_of(app.now());
         if (!more) {
             end_freed(rank, ep);
-            while (one_sided_->finish_oldest(app, rank)) {   // one-sided operations still in flight
+            while (one_sided_ && one_sided_->finish_oldest(app, rank)) {   // one-sided operations still in flight
             }
             ep.finalize();
             app.finish_registrations();
@@ -450,7 +449,7 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::LockAll:
     case Op::UnlockAll:
     case Op::Flush:
-    case Op::FlushAll: one_sided_->serve(app, rank, c, r); return true;
+    case Op::FlushAll: one_sided().serve(app, rank, c, r); return true;
     case Op::Ibarrier:   // served by nonblocking_call() above
     case Op::Ibcast:
     case Op::Ireduce:

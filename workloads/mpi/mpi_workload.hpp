@@ -162,6 +162,7 @@ private:
     struct OneSidedHost;
     std::unique_ptr<OneSidedHost> one_sided_host_;
     std::unique_ptr<MpiOneSided> one_sided_;
+    MpiOneSided& one_sided();   // made at the first one-sided call
     void probe(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Whether an open receive has matched (Op::Matched): no time passes.
     void matched(unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);

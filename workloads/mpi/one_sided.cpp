@@ -40,14 +40,17 @@ unsigned rank_in(const std::vector<unsigned>& members, unsigned rank) {
 }
 }   // namespace
 
-MpiOneSided::MpiOneSided(Host& host, TransferLog& log, StatRegistry& stats, std::string prefix,
-                         const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes)
+MpiOneSided::MpiOneSided(Host& host, Workload& owner, StatRegistry& stats, std::string prefix,
+                         const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes,
+                         const std::vector<msg::Endpoint*>& eps)
     : host_(host),
-      log_(log),
+      owner_(owner),
+      log_(owner.log()),
       stats_(stats),
       prefix_(std::move(prefix)),
       apps_(apps),
       nodes_(nodes),
+      eps_(eps),
       ranks_(apps.size()) {}
 
 std::uint64_t MpiOneSided::put_piece(const RdmaProcess& app, std::uint64_t len) {
@@ -183,7 +186,7 @@ void MpiOneSided::put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
         const std::uint64_t from = is_put ? c.va : tva, to = is_put ? tva : c.va;
         if (!app.debug_read(from, data.data(), c.bytes) || !app.debug_write(to, data.data(), c.bytes))
             throw std::logic_error("mpi: a window the simulation mapped cannot be copied");
-        host_.charge_copy(app, c.bytes);
+        eps_.at(app.node())->charge_copy(c.bytes);
         log_.verified(c.bytes, ProgramBuffers::holds(app, to, data));
         log_.finished(app.now(), true, c.bytes, nullptr);
         return;
@@ -202,7 +205,7 @@ void MpiOneSided::put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
     // poisoned, so that a read that did not land shows.
     if (!remote.debug_read(tva, op.data.data(), c.bytes))
         throw std::logic_error("mpi: a window the simulation mapped cannot be read");
-    host_.poison(app, c.va, c.bytes, host_.fills(rank)++);
+    owner_.poison(app, c.va, c.bytes, host_.fills(rank)++);
     op.slots = 1;
     op.slot = slots(app, rank, 1);
     VmError error = VmError::Ok;
@@ -222,7 +225,7 @@ void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
     bool shared = false;
     for (const Rma& q : me.rma)
         shared = shared || (q.kind == Rma::Kind::Put && q.va < c.va + c.bytes && c.va < q.va + q.len);
-    if (!shared) host_.fill(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ host_.fills(rank)++);
+    if (!shared) owner_.fill_source(app, c.va, c.bytes, (std::uint64_t(rank) << 48) ^ host_.fills(rank)++);
     if (!app.debug_read(c.va, op.data.data(), c.bytes))
         throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
     // In pieces of at most half the records (more than that only under

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "library/collectives/communicator.hpp"
+#include "library/messaging/endpoint.hpp"
 #include "library/rdma/process.hpp"
 #include "workloads/mpi/protocol.hpp"
 #include "workloads/mpi/windows.hpp"
@@ -48,17 +49,15 @@ public:
                           const mpiwire::Reply& r) = 0;
         // The rank's count of buffers filled (its data patterns' keys).
         virtual std::uint64_t& fills(unsigned rank) = 0;
-        // Workload::fill_source and poison.
-        virtual void fill(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) = 0;
-        virtual void poison(RdmaProcess& app, std::uint64_t va, std::uint64_t len, std::uint64_t key) = 0;
-        // A CPU copy of `bytes` on the rank's node (msg::Endpoint::charge_copy).
-        virtual void charge_copy(RdmaProcess& app, std::uint64_t bytes) = 0;
     };
 
-    // `apps` and `nodes`: each rank's process and node; `prefix`: the
+    // Serving `owner` (its transfers' log, their buffers filled and
+    // poisoned as its own); `apps` and `nodes`: each rank's process and
+    // node, `eps` each node's endpoint (its CPU copies); `prefix`: the
     // statistics' (workload.mpi. for the mpi workload's job 0).
-    MpiOneSided(Host& host, TransferLog& log, StatRegistry& stats, std::string prefix,
-                const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes);
+    MpiOneSided(Host& host, Workload& owner, StatRegistry& stats, std::string prefix,
+                const std::vector<RdmaProcess*>& apps, const std::vector<unsigned>& nodes,
+                const std::vector<msg::Endpoint*>& eps);
 
     // Whether `op` is one of the calls this serves.
     static bool serves(mpiwire::Op op) { return op >= mpiwire::Op::WinCreate && op <= mpiwire::Op::FlushAll; }
@@ -132,11 +131,13 @@ private:
     Counter& counter(const char* name, const char* help);
 
     Host& host_;
+    Workload& owner_;
     TransferLog& log_;
     StatRegistry& stats_;
     std::string prefix_;
     std::vector<RdmaProcess*> apps_;
     std::vector<unsigned> nodes_;
+    std::vector<msg::Endpoint*> eps_;
     std::vector<Rank> ranks_;
     MpiWindows windows_;
     std::map<std::string, Counter*> counters_;   // made at the first one-sided call

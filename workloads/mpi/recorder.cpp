@@ -477,12 +477,8 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                  "for: the trace is not written");
 }
 
-void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
-                       const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
+MpiRecorder::Event MpiRecorder::entered(unsigned rank, const Call& c, std::uint64_t enter) {
     const Op op = static_cast<Op>(c.op);
-    if (op == Op::Matched) return;   // the library's question, not a call
-    refuse_unrecordable(rank, c, ids, comms);
-    std::vector<Event>& out = events_.at(rank);
     Event in = event(Kind::Enter, enter);
     in.op = static_cast<std::uint8_t>(c.op);
     in.memory = std::exchange(pending_memory_.at(rank), 0);
@@ -492,6 +488,16 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         in.peer = static_cast<std::uint32_t>(c.peer);
         in.tag = static_cast<std::uint32_t>(c.tag);
     }
+    return in;
+}
+
+void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
+                       const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    if (op == Op::Matched) return;   // the library's question, not a call
+    refuse_unrecordable(rank, c, ids, comms);
+    std::vector<Event>& out = events_.at(rank);
+    const Event in = entered(rank, c, enter);
     out.push_back(in);
     // The requests a test names (the replay tests them as the simulation did).
     auto tested = [&](std::uint64_t q) {
@@ -529,20 +535,6 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         out.push_back(e);
         break;
     }
-    case Op::WinCreate:
-    case Op::WinFree:
-    case Op::Put:
-    case Op::Get:
-    case Op::Accumulate:
-    case Op::FetchOp:
-    case Op::CompareSwap:
-    case Op::Fence:
-    case Op::Lock:
-    case Op::Unlock:
-    case Op::LockAll:
-    case Op::UnlockAll:
-    case Op::Flush:
-    case Op::FlushAll: one_sided(rank, c, r, enter, leave, comms); break;
     case Op::Wait: complete(rank, c, r, leave); break;
     case Op::Test:
         tested(c.request);
@@ -554,7 +546,9 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         for (const std::uint64_t q : ids) tested(q);
         break;
     default:   // the collectives, splits; Finalize, Probe, Iprobe (their Enter says what they look for)
-        if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
+        if (op >= Op::WinCreate && op <= Op::FlushAll) {
+            one_sided(rank, c, r, enter, leave, comms);
+        } else if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
             out.push_back(event(Kind::CollectiveRequest, enter));
             out.back().request = r.request;
             Event done = collective(rank, c, leave, ids, comms);
