@@ -4,7 +4,8 @@
 // trace says (times trace.compute-scale); its point-to-point calls go
 // through the two-sided library (msg::Endpoint) with the trace's peers,
 // tags and lengths, blocking or not as recorded, its collectives through
-// library/collectives. Every message and every collective's result is
+// library/collectives, and a recorded program's one-sided calls through
+// the mpi workload's windows (workloads/mpi/one_sided.hpp). Every message and every collective's result is
 // checked byte for byte. The headline is the application's time to
 // solution.
 #pragma once

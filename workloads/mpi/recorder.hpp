@@ -5,7 +5,10 @@
 // compute) and left when it returned, in simulated picoseconds, with the
 // events trace_reader.cpp reads (MpiSend, MpiIsend, MpiIsendComplete,
 // MpiIrecvRequest, MpiRecv, MpiIrecv, MpiCollectiveBegin/End,
-// NonBlockingCollectiveRequest/Complete), the
+// NonBlockingCollectiveRequest/Complete, and for one-sided calls OTF2's
+// RMA events: RmaWinCreate/Destroy, RmaCollectiveBegin/End, RmaPut,
+// RmaGet, RmaAtomic, RmaRequestLock, RmaAcquireLock, RmaReleaseLock,
+// RmaSync; the windows as RmaWin definitions), the
 // communicators the program made, and each buffer's virtual address as an
 // OTF2 attribute (recorded:: in workloads/trace_reader.hpp). Events are
 // kept in memory and the archive is written once the program has finished.
