@@ -209,6 +209,27 @@ def main():
         else:
             replay(out + "-replayed", os.path.join(rec, "t-nonblocking.otf2"), "--topology.nodes=4")
             same_figures("non-blocking collectives recorded and replayed", out, out + "-replayed")
+        # MPI_Waitany over a non-blocking collective and a receive (mode
+        # ties, README "Non-blocking collectives"): of two ended before the
+        # call, the first listed, in both orders (the program checks it);
+        # and the same figures whichever order SystemC runs same-time events
+        # in (heap, keyed with two seeds). 489 calls (163 a rank), exact.
+        tied = []
+        for order in ([], ["--sim.event-order=keyed", "--sim.event-order-seed=2"],
+                      ["--sim.event-order=keyed", "--sim.event-order-seed=3"]):
+            out = os.path.join(d, "ties%d" % len(tied))
+            p = run(out, "--mpi.program=" + requests, "--mpi.args=ties", "--mpi.ranks=3", "--topology.nodes=4", *order,
+                    timeout=120)
+            s = summary(out) if os.path.exists(os.path.join(out, "summary.csv")) else {}
+            if "requests: ok, 18 ties" not in p.stdout:
+                failures.append("requests ties %s: the program's checks did not pass:\n%s%s" %
+                                (order, p.stdout[-2000:], p.stderr[-2000:]))
+            elif s["mpi_calls"] != "489" or s["mpi_untimed_calls"] != "0" or s["transfer_errors"] != "0":
+                failures.append("requests ties %s: %s calls (489 expected), untimed calls or errors: %s" %
+                                (order, s.get("mpi_calls"), s))
+            tied.append(stats(out) if os.path.exists(os.path.join(out, "stats.json")) else "")
+        if len(set(tied)) != 1:
+            failures.append("requests ties: stats.json differs between sim.event-order heap and keyed (seeds 2, 3)")
         # The program's memory (README "The program's memory"): a receive
         # buffer the program wrote first takes no fault; a freed block is
         # unmapped, so the block allocated in its place is new memory (it
