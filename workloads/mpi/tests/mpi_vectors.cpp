@@ -11,9 +11,10 @@
 // "What is timed"): the complex types (C's, C++'s) by sum and prod,
 // MPI_LONG_DOUBLE, MPI_LONG_DOUBLE_INT, MPI_C_BOOL, MPI_AINT, and the
 // reduce-scatters with MPI_IN_PLACE, each result checked against the one
-// computed here (12 calls a rank); `types derived`: MPI_SUM on a derived
+// computed here (12 calls a rank); `types alltoallv`: MPI_Alltoallv and
+// MPI_Ialltoallv with MPI_IN_PLACE (5 calls a rank); `types derived`: MPI_SUM on a derived
 // datatype, which MPI does not define (untimed).
-// usage: mpi_vectors [elements] | mpi_vectors types [derived]
+// usage: mpi_vectors [elements] | mpi_vectors types [alltoallv | derived]
 #include <mpi.h>
 
 #include <algorithm>
@@ -264,12 +265,41 @@ static void derived_type(MPI_Comm comm, int rank) {
     MPI_Type_free(&triple);
 }
 
-static int types(bool derived) {
+// MPI_Alltoallv with MPI_IN_PLACE: each block of the receive buffer goes
+// to its rank and is replaced by that rank's (uneven counts, some empty,
+// blocks in reverse rank order with gaps); then MPI_Ialltoallv back.
+static void alltoallv_in_place(MPI_Comm comm, int rank, int n) {
+    std::vector<int> counts(n);
+    for (int r = 0; r < n; ++r) counts[r] = count(6, rank, r) + count(6, r, rank);   // the same both ways
+    int span = 0;
+    const std::vector<int> displs = reversed(counts, span);
+    std::vector<int> v(static_cast<std::size_t>(span) + 1, -1);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i) v[displs[r] + i] = value(rank, r, i);
+    MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, v.data(), counts.data(), displs.data(), MPI_INT,
+                  comm);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i)
+            check(v[displs[r] + i] == value(r, rank, i), "MPI_Alltoallv in place", rank, i);
+    check(v[span] == -1, "MPI_Alltoallv in place (past the blocks)", rank, span);
+    // And back, non-blocking.
+    MPI_Request q;
+    MPI_Ialltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, v.data(), counts.data(), displs.data(), MPI_INT,
+                   comm, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i)
+            check(v[displs[r] + i] == value(rank, r, i), "MPI_Ialltoallv in place", rank, i);
+}
+
+static int types(const char* mode) {
     int rank = 0, n = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (derived) {
+    if (std::strcmp(mode, "derived") == 0) {
         derived_type(MPI_COMM_WORLD, rank);
+    } else if (std::strcmp(mode, "alltoallv") == 0) {
+        alltoallv_in_place(MPI_COMM_WORLD, rank, n);
     } else {
         complex_types(MPI_COMM_WORLD, rank, n);
         other_types(MPI_COMM_WORLD, rank, n);
@@ -284,7 +314,7 @@ static int types(bool derived) {
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
-    if (argc > 1 && std::strcmp(argv[1], "types") == 0) return types(argc > 2 && std::strcmp(argv[2], "derived") == 0);
+    if (argc > 1 && std::strcmp(argv[1], "types") == 0) return types(argc > 2 ? argv[2] : "");
     int rank = 0, n = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
