@@ -68,7 +68,7 @@ int timed(Call c, MPI_Comm comm, const void* sendbuf, void* recvbuf, const int c
           Post post) {
     const std::vector<std::uint64_t> v = blocks(c, comm, counts, count, type);
     // MPI_IN_PLACE: the vector is the receive buffer's (MPI 4.1 section
-    // 6.10.1), the result its first block; the simulation reads the input
+    // 6.10), the result its first block; the simulation reads the input
     // from a buffer of its own then, as an in-place allreduce's.
     c.va = reinterpret_cast<std::uint64_t>(sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf);
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
