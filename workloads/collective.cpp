@@ -313,7 +313,7 @@ bool one_sided(const Config& c) { return c[params_of<CollParams>().transport] ==
 // other value in the first scenario: a second, at a size where auto
 // chooses otherwise.
 // Each operation but minloc and maxloc on int32; each datatype but the
-// pair types under max (byte: bor).
+// pair types under max (byte: bor; bool: lor; the complex types: sum).
 WorkloadKind::Trial::Effect::ValueNeeds op_needs() {
     WorkloadKind::Trial::Effect::ValueNeeds needs;
     for (const std::string& op : coll::reduce_op_names())
@@ -322,9 +322,12 @@ WorkloadKind::Trial::Effect::ValueNeeds op_needs() {
 }
 WorkloadKind::Trial::Effect::ValueNeeds type_needs() {
     WorkloadKind::Trial::Effect::ValueNeeds needs;
-    for (const std::string& t : coll::datatype_names())
-        if (!coll::is_pair(coll::datatype_of(t)))
-            needs.push_back({t, {{"collective.reduce-op", t == "byte" ? "bor" : "max"}}});
+    for (const std::string& t : coll::datatype_names()) {
+        const coll::Datatype type = coll::datatype_of(t);
+        if (coll::is_pair(type)) continue;
+        const char* op = t == "byte" ? "bor" : t == "bool" ? "lor" : coll::is_complex(type) ? "sum" : "max";
+        needs.push_back({t, {{"collective.reduce-op", op}}});
+    }
     return needs;
 }
 

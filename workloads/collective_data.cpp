@@ -27,13 +27,37 @@ std::vector<unsigned char> CollectiveData::bytes_of(unsigned from, unsigned to, 
 }
 
 namespace {
-// An element of `t` (a basic type) made of `word` at `p`.
+// A floating-point value `v` as an element of `t` (float, double, long
+// double: its padding left as it is) at `p`.
+void put_real(coll::Datatype t, double v, unsigned char* p) {
+    const float f = static_cast<float>(v);
+    const long double l = v;
+    if (t == coll::Datatype::Float) std::memcpy(p, &f, sizeof f);
+    else if (t == coll::Datatype::Double) std::memcpy(p, &v, sizeof v);
+    else std::memcpy(p, &l, coll::significant_bytes(t));
+}
+
+// An element of `t` (a basic or complex type) made of `word` at `p`.
 void put_value(coll::Datatype t, std::uint64_t word, unsigned char* p) {
-    if (t == coll::Datatype::Float || t == coll::Datatype::Double) {   // +-0.5, 1 or 2
-        const double v = (word & 1 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>((word >> 1) % 3) - 1);
-        const float f = static_cast<float>(v);
-        if (t == coll::Datatype::Float) std::memcpy(p, &f, sizeof f);
-        else std::memcpy(p, &v, sizeof v);
+    if (coll::is_complex(t)) {
+        // A unit times 2+i (2+i, -1+2i, -2-i, 1-2i): a product of any of
+        // them is a unit times a power of 2+i, whose parts are never 0
+        // (no zero, whose sign would depend on the order the algorithm
+        // multiplies in) and exact while they fit the mantissa (sums:
+        // always; a product of n ranks' parts: up to 5^(n/2)).
+        static const double kParts[4][2] = {{2, 1}, {-1, 2}, {-2, -1}, {1, -2}};
+        const coll::Datatype part = coll::part_type(t);
+        put_real(part, kParts[word % 4][0], p);
+        put_real(part, kParts[word % 4][1], p + coll::size_of(part));
+        return;
+    }
+    if (t == coll::Datatype::Float || t == coll::Datatype::Double || t == coll::Datatype::LongDouble) {
+        // +-0.5, 1 or 2
+        put_real(t, (word & 1 ? -1.0 : 1.0) * std::ldexp(1.0, static_cast<int>((word >> 1) % 3) - 1), p);
+        return;
+    }
+    if (t == coll::Datatype::Bool) {
+        p[0] = static_cast<unsigned char>((word >> 7) & 1);
         return;
     }
     if (t != coll::Datatype::Uint64 && word >> 61 == 0) word = 0;   // one in eight (uint64: bytes_of()'s)
@@ -54,7 +78,9 @@ std::vector<unsigned char> CollectiveData::reduction_data(const coll::Reduction&
         }
         put_value(coll::value_type(red.type), word, at);
         const std::int32_t index = static_cast<std::int32_t>((word >> 40) % 16);
-        std::memcpy(at + coll::index_offset(red.type), &index, sizeof index);
+        unsigned char* index_at = at + coll::index_offset(red.type);
+        if (coll::index_type(red.type) != coll::Datatype::Int32) put_real(coll::index_type(red.type), index, index_at);
+        else std::memcpy(index_at, &index, sizeof index);   // (Fortran's 2real: a REAL index)
     }
     return v;
 }

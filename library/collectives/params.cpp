@@ -14,7 +14,10 @@ const char* const kDatatypeHelp =
     "the element type of the collective workload's reductions: MPI_UINT64_T, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, "
     "MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_FLOAT, MPI_DOUBLE, MPI_BYTE, and the pair types of "
     "minloc and maxloc MPI_2INT, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT (MPI 4.1 sections 3.2.2 "
-    "and 6.9.4; a pair takes its C struct's size, padding included: 8, 8, 16, 16, 8 B)";
+    "and 6.9.4; a pair takes its C struct's size, padding included: 8, 8, 16, 16, 8 B); then MPI_LONG_DOUBLE (16 B), "
+    "MPI_C_BOOL (the logical operations' alone), the complex types MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, "
+    "MPI_C_LONG_DOUBLE_COMPLEX (sum and prod alone; 8, 16, 32 B), and the pair types MPI_LONG_DOUBLE_INT (32 B) and "
+    "Fortran's MPI_2REAL, MPI_2DOUBLE_PRECISION (a REAL or DOUBLE PRECISION index: 8, 16 B)";
 }   // namespace
 
 CollParams::CollParams()

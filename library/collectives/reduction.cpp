@@ -1,9 +1,11 @@
 #include "library/collectives/reduction.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -12,15 +14,28 @@ namespace vrdmasim::coll {
 namespace {
 const char* const kOps[] = {"sum",  "prod", "min", "max",  "land",   "lor",
                             "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
-const char* const kTypes[] = {"uint64", "int8",   "int16", "int32", "int64",     "uint8",      "uint16",   "uint32",
-                              "float",  "double", "byte",  "2int",  "float-int", "double-int", "long-int", "short-int"};
+const char* const kTypes[] = {"uint64",          "int8",           "int16",
+                              "int32",           "int64",          "uint8",
+                              "uint16",          "uint32",         "float",
+                              "double",          "byte",           "2int",
+                              "float-int",       "double-int",     "long-int",
+                              "short-int",       "long-double",    "bool",
+                              "float-complex",   "double-complex", "long-double-complex",
+                              "long-double-int", "2real",          "2double-precision"};
 
-// The C structs of MPI's pair types (MPI 4.1 section 6.9.4).
-template <class V>
+// The C structs of MPI's pair types (MPI 4.1 section 6.9.4): an int index,
+// or (Fortran's MPI_2REAL, MPI_2DOUBLE_PRECISION) one of the value's type.
+template <class V, class I = std::int32_t>
 struct Pair {
     V value;
-    std::int32_t index;
+    I index;
 };
+using TwoReal = Pair<float, float>;
+using TwoDoublePrecision = Pair<double, double>;
+
+// A long double's bytes that hold its value: x86-64's 80-bit extended
+// format takes 10 of its 16; elsewhere all.
+constexpr std::size_t kLongDoubleBytes = std::numeric_limits<long double>::digits == 64 ? 10 : sizeof(long double);
 
 template <class T>
 T load(const unsigned char* p) {
@@ -28,13 +43,27 @@ T load(const unsigned char* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
+// (A long double's padding is never written: a compiler's store leaves it.)
 template <class T>
 void store(unsigned char* p, T v) {
-    std::memcpy(p, &v, sizeof v);
+    if constexpr (std::is_same_v<T, long double>) {
+        std::memcpy(p, &v, kLongDoubleBytes);
+    } else if constexpr (std::is_same_v<T, std::complex<long double>>) {
+        store(p, v.real());
+        store(p + sizeof(long double), v.imag());
+    } else {
+        std::memcpy(p, &v, sizeof v);
+    }
 }
 
+template <class T>
+struct IsComplex : std::false_type {};
+template <class T>
+struct IsComplex<std::complex<T>> : std::true_type {};
+
 // a op b for a basic type (integers wrap as two's complement, as the C
-// implementations of MPI's sum and prod do on the machines it runs on).
+// implementations of MPI's sum and prod do on the machines it runs on;
+// complex numbers take sum and prod alone).
 template <class T>
 T combine(ReduceOp op, T a, T b) {
     if constexpr (std::is_integral_v<T>) {
@@ -54,8 +83,10 @@ T combine(ReduceOp op, T a, T b) {
         if (op == ReduceOp::Sum) return a + b;
         if (op == ReduceOp::Prod) return a * b;
     }
-    if (op == ReduceOp::Min) return std::min(a, b);
-    if (op == ReduceOp::Max) return std::max(a, b);
+    if constexpr (!IsComplex<T>::value) {
+        if (op == ReduceOp::Min) return std::min(a, b);
+        if (op == ReduceOp::Max) return std::max(a, b);
+    }
     throw std::logic_error(std::string("coll::Reduction: ") + name_of(op) + " on a type it is not defined on");
 }
 
@@ -67,13 +98,13 @@ void apply_basic(ReduceOp op, unsigned char* inout, const unsigned char* in, std
 
 // MINLOC and MAXLOC (MPI 4.1 section 6.9.4): the smaller (larger) value
 // and its index, the smaller index of equal values.
-template <class V>
+template <class V, class I = std::int32_t>
 void apply_pair(ReduceOp op, unsigned char* inout, const unsigned char* in, std::uint64_t count) {
-    using P = Pair<V>;
+    using P = Pair<V, I>;
     constexpr std::size_t at = offsetof(P, index);
     for (std::uint64_t i = 0; i < count; ++i, inout += sizeof(P), in += sizeof(P)) {
         const V u = load<V>(in), v = load<V>(inout);
-        const std::int32_t j = load<std::int32_t>(in + at), k = load<std::int32_t>(inout + at);
+        const I j = load<I>(in + at), k = load<I>(inout + at);
         const bool take = op == ReduceOp::Minloc ? u < v : u > v;
         if (take) store(inout, u);
         if (take || (u == v && j < k)) store(inout + at, j);
@@ -81,7 +112,7 @@ void apply_pair(ReduceOp op, unsigned char* inout, const unsigned char* in, std:
 }
 
 bool integer(Datatype t) { return t <= Datatype::Uint32; }
-bool floating(Datatype t) { return t == Datatype::Float || t == Datatype::Double; }
+bool floating(Datatype t) { return t == Datatype::Float || t == Datatype::Double || t == Datatype::LongDouble; }
 }   // namespace
 
 const char* name_of(ReduceOp op) { return kOps[static_cast<int>(op)]; }
@@ -100,7 +131,38 @@ Datatype datatype_of(const std::string& name) {
     throw std::invalid_argument("unknown datatype '" + name + "'");
 }
 
-bool is_pair(Datatype t) { return t >= Datatype::TwoInt; }
+bool is_pair(Datatype t) {
+    switch (t) {
+    case Datatype::TwoInt:
+    case Datatype::FloatInt:
+    case Datatype::DoubleInt:
+    case Datatype::LongInt:
+    case Datatype::ShortInt:
+    case Datatype::LongDoubleInt:
+    case Datatype::TwoReal:
+    case Datatype::TwoDoublePrecision: return true;
+    default: return false;
+    }
+}
+
+bool is_complex(Datatype t) {
+    return t == Datatype::FloatComplex || t == Datatype::DoubleComplex || t == Datatype::LongDoubleComplex;
+}
+
+Datatype part_type(Datatype complex) {
+    switch (complex) {
+    case Datatype::FloatComplex: return Datatype::Float;
+    case Datatype::DoubleComplex: return Datatype::Double;
+    case Datatype::LongDoubleComplex: return Datatype::LongDouble;
+    default: return complex;
+    }
+}
+
+Datatype index_type(Datatype pair) {
+    return pair == Datatype::TwoReal || pair == Datatype::TwoDoublePrecision ? value_type(pair) : Datatype::Int32;
+}
+
+std::uint64_t significant_bytes(Datatype t) { return t == Datatype::LongDouble ? kLongDoubleBytes : size_of(t); }
 
 Datatype value_type(Datatype pair) {
     switch (pair) {
@@ -109,6 +171,9 @@ Datatype value_type(Datatype pair) {
     case Datatype::DoubleInt: return Datatype::Double;
     case Datatype::LongInt: return Datatype::Int64;
     case Datatype::ShortInt: return Datatype::Int16;
+    case Datatype::LongDoubleInt: return Datatype::LongDouble;
+    case Datatype::TwoReal: return Datatype::Float;
+    case Datatype::TwoDoublePrecision: return Datatype::Double;
     default: return pair;
     }
 }
@@ -120,6 +185,9 @@ std::uint64_t index_offset(Datatype pair) {
     case Datatype::DoubleInt: return offsetof(Pair<double>, index);
     case Datatype::LongInt: return offsetof(Pair<std::int64_t>, index);
     case Datatype::ShortInt: return offsetof(Pair<std::int16_t>, index);
+    case Datatype::LongDoubleInt: return offsetof(Pair<long double>, index);
+    case Datatype::TwoReal: return offsetof(TwoReal, index);
+    case Datatype::TwoDoublePrecision: return offsetof(TwoDoublePrecision, index);
     default: return 0;
     }
 }
@@ -128,7 +196,8 @@ std::uint64_t size_of(Datatype t) {
     switch (t) {
     case Datatype::Int8:
     case Datatype::Uint8:
-    case Datatype::Byte: return 1;
+    case Datatype::Byte:
+    case Datatype::Bool: return 1;
     case Datatype::Int16:
     case Datatype::Uint16: return 2;
     case Datatype::Int32:
@@ -139,6 +208,13 @@ std::uint64_t size_of(Datatype t) {
     case Datatype::DoubleInt: return sizeof(Pair<double>);
     case Datatype::LongInt: return sizeof(Pair<std::int64_t>);
     case Datatype::ShortInt: return sizeof(Pair<std::int16_t>);
+    case Datatype::LongDouble: return sizeof(long double);
+    case Datatype::FloatComplex: return sizeof(std::complex<float>);
+    case Datatype::DoubleComplex: return sizeof(std::complex<double>);
+    case Datatype::LongDoubleComplex: return sizeof(std::complex<long double>);
+    case Datatype::LongDoubleInt: return sizeof(Pair<long double>);
+    case Datatype::TwoReal: return sizeof(Pair<float, float>);
+    case Datatype::TwoDoublePrecision: return sizeof(Pair<double, double>);
     default: return 8;   // uint64, int64, double
     }
 }
@@ -149,6 +225,9 @@ bool Reduction::valid(std::string& why) const {
     switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Prod:
+        ok = integer(type) || floating(type) || is_complex(type);
+        on = "integers, floating point and complex";
+        break;
     case ReduceOp::Min:
     case ReduceOp::Max:
         ok = integer(type) || floating(type);
@@ -157,8 +236,8 @@ bool Reduction::valid(std::string& why) const {
     case ReduceOp::Land:
     case ReduceOp::Lor:
     case ReduceOp::Lxor:
-        ok = integer(type);
-        on = "integers (and logicals)";
+        ok = integer(type) || type == Datatype::Bool;
+        on = "integers and logicals (bool)";
         break;
     case ReduceOp::Band:
     case ReduceOp::Bor:
@@ -169,7 +248,8 @@ bool Reduction::valid(std::string& why) const {
     case ReduceOp::Minloc:
     case ReduceOp::Maxloc:
         ok = is_pair(type);
-        on = "the pair types (2int, float-int, double-int, long-int, short-int)";
+        on = "the pair types (2int, float-int, double-int, long-int, short-int, long-double-int, 2real, "
+             "2double-precision)";
         break;
     }
     if (!ok)
@@ -186,7 +266,8 @@ void Reduction::apply(unsigned char* inout, const unsigned char* in, std::uint64
     case Datatype::Int32: return apply_basic<std::int32_t>(op, inout, in, count);
     case Datatype::Int64: return apply_basic<std::int64_t>(op, inout, in, count);
     case Datatype::Uint8:
-    case Datatype::Byte: return apply_basic<std::uint8_t>(op, inout, in, count);
+    case Datatype::Byte:
+    case Datatype::Bool: return apply_basic<std::uint8_t>(op, inout, in, count);
     case Datatype::Uint16: return apply_basic<std::uint16_t>(op, inout, in, count);
     case Datatype::Uint32: return apply_basic<std::uint32_t>(op, inout, in, count);
     case Datatype::Float: return apply_basic<float>(op, inout, in, count);
@@ -196,6 +277,13 @@ void Reduction::apply(unsigned char* inout, const unsigned char* in, std::uint64
     case Datatype::DoubleInt: return apply_pair<double>(op, inout, in, count);
     case Datatype::LongInt: return apply_pair<std::int64_t>(op, inout, in, count);
     case Datatype::ShortInt: return apply_pair<std::int16_t>(op, inout, in, count);
+    case Datatype::LongDouble: return apply_basic<long double>(op, inout, in, count);
+    case Datatype::FloatComplex: return apply_basic<std::complex<float>>(op, inout, in, count);
+    case Datatype::DoubleComplex: return apply_basic<std::complex<double>>(op, inout, in, count);
+    case Datatype::LongDoubleComplex: return apply_basic<std::complex<long double>>(op, inout, in, count);
+    case Datatype::LongDoubleInt: return apply_pair<long double>(op, inout, in, count);
+    case Datatype::TwoReal: return apply_pair<float, float>(op, inout, in, count);
+    case Datatype::TwoDoublePrecision: return apply_pair<double, double>(op, inout, in, count);
     }
 }
 

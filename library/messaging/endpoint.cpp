@@ -234,8 +234,8 @@ std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
     const Wake* wake = Wake::current();
     for (;;) {
         progress();
-        for (std::size_t i = 0; i < rs.size(); ++i)
-            if (reqs_.at(rs[i]).done) return i;
+        const std::size_t i = first_done(rs);
+        if (i < rs.size()) return i;
         if (wake && wake->done()) return rs.size();
         block();
     }
@@ -287,6 +287,10 @@ Status Endpoint::probe(unsigned src, std::uint64_t tag) {
 
 std::size_t Endpoint::test_any(const std::vector<Request>& rs) {
     progress();
+    return first_done(rs);
+}
+
+std::size_t Endpoint::first_done(const std::vector<Request>& rs) const {
     for (std::size_t i = 0; i < rs.size(); ++i)
         if (reqs_.at(rs[i]).done) return i;
     return rs.size();

@@ -107,6 +107,9 @@ public:
     // Progress once; the index of one of `rs` that is complete (wait() on
     // it then returns at once), or rs.size() if none is. MPI_Testany.
     std::size_t test_any(const std::vector<Request>& rs);
+    // The index of the first of `rs` complete so far (no progress: what the
+    // library's calls, any thread's, found), or rs.size() if none is.
+    std::size_t first_done(const std::vector<Request>& rs) const;
     // Progress once; whether a message a receive of (`src`, `tag`) would
     // take has arrived, and its source, tag and length (MPI_Iprobe). The
     // message stays for the receive.

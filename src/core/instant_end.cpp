@@ -16,7 +16,8 @@ InstantEnd& InstantEnd::get() {
     return *one;
 }
 
-InstantEnd::InstantEnd() : ev_(sc_core::sc_gen_unique_name("instant_end")) {
+InstantEnd::InstantEnd()
+    : ev_(sc_core::sc_gen_unique_name("instant_end")), settler_(sc_core::sc_gen_unique_name("instant_settled")) {
     sc_core::sc_spawn_options opts;
     opts.spawn_method();
     opts.dont_initialize();
@@ -33,6 +34,11 @@ void InstantEnd::request(Client& c, Priority p) {
         ++asked_;
     }
     arm();
+}
+
+void InstantEnd::settle() {
+    request(settler_, Settled);
+    sc_core::wait(settler_.settled);
 }
 
 void InstantEnd::arm() {

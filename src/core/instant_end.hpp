@@ -21,8 +21,9 @@ namespace vrdmasim {
 
 class InstantEnd {
 public:
-    // Lower priority first among clients asking at the same instant.
-    enum Priority : unsigned { SoftwareTurns = 0, HopQueue = 1, Clients = 2 };
+    // Lower priority first among clients asking at the same instant
+    // (Settled: settle()'s, once the others have nothing to do).
+    enum Priority : unsigned { SoftwareTurns = 0, HopQueue = 1, Settled = 2, Clients = 3 };
 
     class Client {
     public:
@@ -46,6 +47,14 @@ public:
     void request(Client& c, Priority p);
     // Whether any client waits for the end of this instant.
     bool asked() const { return asked_ > 0; }
+    // The calling thread sleeps until the end of this instant: every other
+    // process that acts at this simulated time has acted (the software's
+    // turns and the network's hop queue too), so what it looks at then is
+    // all this time makes it, whatever order the others ran in (MPI_Waitany
+    // over requests several of which end at one time: workloads/mpi
+    // README "Non-blocking collectives"). The threads settling at one
+    // instant wake together, then take their turns as after any wait.
+    void settle();
 
     // Calls made (deltas in which a client was called) and deltas waited.
     std::uint64_t calls() const { return calls_; }
@@ -56,9 +65,16 @@ private:
     void run();
     void arm();
 
+    struct Settler final : Client {
+        explicit Settler(const char* name) : settled(name) {}
+        void at_instant_end() override { settled.notify(); }
+        sc_core::sc_event settled;
+    };
+
     sc_core::sc_event ev_;
+    Settler settler_;
     bool armed_ = false;
-    Client* clients_[Clients] = {nullptr, nullptr};
+    Client* clients_[Clients] = {nullptr, nullptr, nullptr};
     unsigned asked_ = 0;
     std::uint64_t calls_ = 0, waits_ = 0;
 };

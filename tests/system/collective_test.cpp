@@ -135,7 +135,8 @@ TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous 
 TEST_CASE("collectives: every reduction algorithm with other operations and datatypes, every byte verified",
           "[collective]") {
     const std::pair<const char*, const char*> reductions[] = {
-        {"minloc", "double-int"}, {"bxor", "int8"}, {"max", "int32"}, {"prod", "double"}, {"land", "uint16"}};
+        {"minloc", "double-int"}, {"bxor", "int8"},          {"max", "int32"},   {"prod", "double"},
+        {"land", "uint16"},       {"prod", "float-complex"}, {"minloc", "2real"}};
     for (unsigned n : {8u, 3u})
         for (const auto& [op, alg] : kSpecs) {
             if (std::string(op).find("reduce") == std::string::npos &&

@@ -1,10 +1,12 @@
 // The mpi workload's non-blocking collectives (README "Non-blocking
 // collectives"): started by collective() on the library's non-blocking
 // form, ended here at MPI_Wait, MPI_Test, MPI_Waitany (with point-to-point
-// requests, in simulated time) or, freed, at MPI_Finalize.
+// requests, in simulated time: of several ended at one time, the first
+// listed) or, freed, at MPI_Finalize.
 #include <stdexcept>
 
 #include "library/rdma/wake.hpp"
+#include "src/core/instant_end.hpp"
 #include "workloads/mpi/mpi_workload.hpp"
 
 namespace vrdmasim {
@@ -126,7 +128,19 @@ std::size_t MpiWorkload::wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint
             }
             got = look(0);
         }
-        if (got < ids.size()) return got;
+        if (got >= ids.size()) continue;
+        // Of several complete at this time, the first listed (as MPI
+        // implementations scan the array): a collective's thread, or
+        // progress it makes, may still end an earlier one at this time,
+        // after this look. So, with a collective listed and an earlier
+        // request open, look again once this time has nothing else to do
+        // (at what every thread's progress found: no progress of its own,
+        // which would cost a poll).
+        if (got > 0 && !ends.empty()) {
+            InstantEnd::get().settle();
+            got = look(p2p.empty() ? 0 : ep.first_done(p2p));
+        }
+        return got;
     }
 }
 

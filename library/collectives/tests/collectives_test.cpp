@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <map>
 #include <set>
@@ -137,32 +138,52 @@ void check_basic(Datatype t, const std::vector<T>& x, const std::vector<T>& y) {
     }
 }
 
-template <class V>
+template <class V, class I = int>
 struct Loc {
     V value;
-    int index;
+    I index;
 };
 
-template <class V>
+template <class V, class I = int>
 void check_pair(Datatype t) {
-    REQUIRE(size_of(t) == sizeof(Loc<V>));
-    REQUIRE(index_offset(t) == offsetof(Loc<V>, index));
+    using L = Loc<V, I>;
+    REQUIRE(size_of(t) == sizeof(L));
+    REQUIRE(index_offset(t) == offsetof(L, index));
     // Smaller, equal (both index orders), larger values.
-    const std::vector<Loc<V>> x{{V(1), 7}, {V(5), 2}, {V(5), 9}, {V(-3), 4}};
-    const std::vector<Loc<V>> y{{V(2), 3}, {V(5), 6}, {V(5), 1}, {V(-8), 0}};
+    const std::vector<L> x{{V(1), I(7)}, {V(5), I(2)}, {V(5), I(9)}, {V(-3), I(4)}};
+    const std::vector<L> y{{V(2), I(3)}, {V(5), I(6)}, {V(5), I(1)}, {V(-8), I(0)}};
     for (const ReduceOp op : {ReduceOp::Minloc, ReduceOp::Maxloc}) {
-        std::vector<Loc<V>> inout = y;
+        std::vector<L> inout = y;
         Reduction{op, t}.apply(reinterpret_cast<unsigned char*>(inout.data()),
                                reinterpret_cast<const unsigned char*>(x.data()), x.size());
         for (std::size_t i = 0; i < x.size(); ++i) {
             INFO(name_of(op) << " on " << name_of(t) << ", element " << i);
             const bool min = op == ReduceOp::Minloc;
             const V want = min ? std::min(x[i].value, y[i].value) : std::max(x[i].value, y[i].value);
-            const int index = x[i].value == y[i].value ? std::min(x[i].index, y[i].index)
-                              : (x[i].value == want)   ? x[i].index
-                                                       : y[i].index;
+            const I index = x[i].value == y[i].value ? std::min(x[i].index, y[i].index)
+                            : (x[i].value == want)   ? x[i].index
+                                                     : y[i].index;
             CHECK(inout[i].value == want);
             CHECK(inout[i].index == index);
+        }
+    }
+}
+
+// Sum and prod on a complex type, each element against std::complex's
+// (a long double's padding, never written, compared as the value's).
+template <class V>
+void check_complex(Datatype t) {
+    using Z = std::complex<V>;
+    REQUIRE(size_of(t) == sizeof(Z));
+    REQUIRE(is_complex(t));
+    const std::vector<Z> x{{1, 2}, {-0.5, 3}, {0, 0}}, y{{2, -1}, {4, 0.25}, {7, -7}};
+    for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod}) {
+        std::vector<Z> inout = y;
+        Reduction{op, t}.apply(reinterpret_cast<unsigned char*>(inout.data()),
+                               reinterpret_cast<const unsigned char*>(x.data()), x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            INFO(name_of(op) << " on " << name_of(t) << ", element " << i);
+            CHECK(inout[i] == (op == ReduceOp::Sum ? x[i] + y[i] : x[i] * y[i]));
         }
     }
 }
@@ -186,6 +207,21 @@ TEST_CASE("collectives: every reduction operation on each datatype, as MPI defin
     check_pair<double>(Datatype::DoubleInt);
     check_pair<long>(Datatype::LongInt);
     check_pair<short>(Datatype::ShortInt);
+    check_pair<long double>(Datatype::LongDoubleInt);
+    check_pair<float, float>(Datatype::TwoReal);
+    check_pair<double, double>(Datatype::TwoDoublePrecision);
+    CHECK(index_type(Datatype::TwoReal) == Datatype::Float);
+    CHECK(index_type(Datatype::LongDoubleInt) == Datatype::Int32);
+    check_basic<long double>(Datatype::LongDouble, {1.5L, -2.L, 0.L, 1e300L}, {0.25L, 3.L, -1.L, 1e300L});
+    check_basic<std::uint8_t>(Datatype::Bool, {1, 0, 1, 0}, {1, 1, 0, 0});
+    check_complex<float>(Datatype::FloatComplex);
+    check_complex<double>(Datatype::DoubleComplex);
+    check_complex<long double>(Datatype::LongDoubleComplex);
+    // (the help's sizes on x86-64)
+    CHECK(std::vector<std::uint64_t>{
+              size_of(Datatype::LongDouble), size_of(Datatype::FloatComplex), size_of(Datatype::DoubleComplex),
+              size_of(Datatype::LongDoubleComplex), size_of(Datatype::LongDoubleInt), size_of(Datatype::TwoReal),
+              size_of(Datatype::TwoDoublePrecision)} == std::vector<std::uint64_t>{16, 8, 16, 32, 32, 8, 16});
     CHECK(size_of(Datatype::DoubleInt) == 16);   // the collective.datatype help's sizes
     CHECK(size_of(Datatype::LongInt) == 16);
     CHECK(size_of(Datatype::TwoInt) == 8);
@@ -197,13 +233,18 @@ TEST_CASE("collectives: an operation on a datatype MPI does not define it on is 
         CHECK_FALSE(Reduction{op, t}.valid(why));
         return why;
     };
+    std::string why;
     CHECK_THAT(refused(ReduceOp::Bxor, Datatype::Double),
                Catch::Contains("MPI defines bxor on integers and bytes, not on double"));
     CHECK_THAT(refused(ReduceOp::Land, Datatype::Float), Catch::Contains("not on float"));
     CHECK_THAT(refused(ReduceOp::Sum, Datatype::Byte), Catch::Contains("not on byte"));
     CHECK_THAT(refused(ReduceOp::Max, Datatype::DoubleInt), Catch::Contains("not on double-int"));
     CHECK_THAT(refused(ReduceOp::Minloc, Datatype::Int32), Catch::Contains("the pair types"));
-    std::string why;
+    CHECK_THAT(refused(ReduceOp::Max, Datatype::DoubleComplex), Catch::Contains("not on double-complex"));
+    CHECK_THAT(refused(ReduceOp::Sum, Datatype::Bool), Catch::Contains("not on bool"));
+    CHECK(Reduction{ReduceOp::Prod, Datatype::FloatComplex}.valid(why));
+    CHECK(Reduction{ReduceOp::Lxor, Datatype::Bool}.valid(why));
+    CHECK(Reduction{ReduceOp::Minloc, Datatype::TwoReal}.valid(why));
     CHECK(Reduction{ReduceOp::Bor, Datatype::Byte}.valid(why));
     CHECK(Reduction{ReduceOp::Maxloc, Datatype::ShortInt}.valid(why));
     CHECK(Reduction{}.valid(why));   // the default: sum on uint64

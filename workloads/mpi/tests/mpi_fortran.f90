@@ -3,8 +3,9 @@
 ! library takes those calls back to its own. Through the `mpi` module:
 ! a ping-pong timed with MPI_Wtime, non-blocking sends and receives
 ! completed by MPI_Waitall, MPI_Sendrecv, MPI_Bcast and MPI_Allreduce
-! (MPI_IN_PLACE too), each result checked. Prints its timings and
-! "fortran: ok".
+! (MPI_IN_PLACE too; MINLOC on MPI_2REAL, MAXLOC on
+! MPI_2DOUBLE_PRECISION, sum on MPI_COMPLEX, prod on MPI_DOUBLE_COMPLEX),
+! each result checked. Prints its timings and "fortran: ok".
 program mpi_fortran
   use mpi
   implicit none
@@ -13,6 +14,10 @@ program mpi_fortran
   integer :: reqs(2), st(MPI_STATUS_SIZE)
   integer, allocatable :: a(:), b(:)
   double precision :: t0, t1, total
+  real :: pr(2, 2), pr_out(2, 2)
+  double precision :: pd(2), pd_out(2)
+  complex :: c(3), c_out(3)
+  double complex :: z(2), z_out(2), w(2)
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
@@ -51,6 +56,35 @@ program mpi_fortran
   total = rank + 1
   call MPI_Allreduce(MPI_IN_PLACE, total, 1, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (total /= size * (size + 1) / 2d0) failures = failures + 1
+  ! Fortran's pair types (a REAL or DOUBLE PRECISION index) and complex
+  ! types.
+  pr(1, 1) = real(mod(rank + 1, size))
+  pr(2, 1) = real(rank)
+  pr(1, 2) = 0.0
+  pr(2, 2) = real(rank)
+  call MPI_Allreduce(pr, pr_out, 2, MPI_2REAL, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+  if (pr_out(1, 1) /= 0.0 .or. pr_out(2, 1) /= real(size - 1) .or. pr_out(1, 2) /= 0.0 .or. &
+      pr_out(2, 2) /= 0.0) failures = failures + 1
+  pd(1) = 2d0 * rank
+  pd(2) = dble(rank)
+  call MPI_Allreduce(pd, pd_out, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, MPI_COMM_WORLD, ierr)
+  if (pd_out(1) /= 2d0 * (size - 1) .or. pd_out(2) /= dble(size - 1)) failures = failures + 1
+  do i = 1, 3
+    c(i) = cmplx(rank + i, -rank)
+  end do
+  call MPI_Allreduce(c, c_out, 3, MPI_COMPLEX, MPI_SUM, MPI_COMM_WORLD, ierr)
+  do i = 1, 3
+    if (c_out(i) /= cmplx(size * (size - 1) / 2 + size * i, -size * (size - 1) / 2)) failures = failures + 1
+  end do
+  z(1) = dcmplx(rank + 1, 1)
+  z(2) = dcmplx(0, 1)
+  w = dcmplx(1, 0)
+  do i = 0, size - 1
+    w(1) = w(1) * dcmplx(i + 1, 1)
+    w(2) = w(2) * dcmplx(0, 1)
+  end do
+  call MPI_Allreduce(z, z_out, 2, MPI_DOUBLE_COMPLEX, MPI_PROD, MPI_COMM_WORLD, ierr)
+  if (z_out(1) /= w(1) .or. z_out(2) /= w(2)) failures = failures + 1
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call MPI_Allreduce(failures, all, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0 .and. all == 0) print '(a)', 'fortran: ok'

@@ -11,7 +11,10 @@
 // MPI_Waitany and MPI_Waitsome, and one freed.
 // Every rank sends to rank 0. Prints "requests: ok". With "cancel", it
 // cancels an MPI_Ibarrier's request instead (erroneous in MPI: refused).
-// usage: mpi_requests [rounds | cancel | nonblocking]
+// With "ties": MPI_Waitany over a non-blocking collective and a receive,
+// in both orders, both ended before it (the first listed returned: README
+// "Non-blocking collectives") or racing; prints the first kind's count.
+// usage: mpi_requests [rounds | cancel | nonblocking | ties]
 // (nonblocking: the non-blocking collectives alone, the calls a trace
 // records: README "Record, then replay")
 #include <mpi.h>
@@ -268,6 +271,48 @@ static void waited_and_freed(int rank, int size) {
     check(b == MPI_REQUEST_NULL, "ibarrier's request freed", rank);
 }
 
+// A collective (MPI_Ibarrier or an MPI_Iallreduce of `n` longs, on
+// MPI_COMM_SELF or on MPI_COMM_WORLD) and a receive of a message to itself
+// of `n` longs, listed in the order `collective_first` says, taken by
+// MPI_Waitany. With `both` (a collective on MPI_COMM_SELF of at most 64
+// longs), both have ended before it (an MPI_Barrier between, longer than
+// the collective's copy): it returns the first listed.
+// Returns whether it did so.
+static bool tie(int rank, MPI_Comm comm, bool barrier, int n, bool collective_first, bool both) {
+    std::vector<long> out(n, rank + 3), in(n, -1), mine(n, rank + 1), total(n, -1);
+    MPI_Request q[2], send;
+    const int c = collective_first ? 0 : 1, p = 1 - c;
+    MPI_Irecv(in.data(), n, MPI_LONG, rank, 40, MPI_COMM_WORLD, &q[p]);
+    MPI_Isend(out.data(), n, MPI_LONG, rank, 40, MPI_COMM_WORLD, &send);
+    if (barrier) MPI_Ibarrier(comm, &q[c]);
+    else MPI_Iallreduce(mine.data(), total.data(), n, MPI_LONG, MPI_SUM, comm, &q[c]);
+    if (both) MPI_Barrier(MPI_COMM_WORLD);
+    int index = -1;
+    MPI_Waitany(2, q, &index, MPI_STATUS_IGNORE);
+    check(index == 0 || (!both && index == 1), "waitany of two ended: the first listed", rank);
+    if (index == 0 || index == 1) MPI_Wait(&q[1 - index], MPI_STATUS_IGNORE);
+    MPI_Wait(&send, MPI_STATUS_IGNORE);
+    check(in[n - 1] == rank + 3, "its received value", rank);
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    const long sum = size == 1 ? rank + 1 : static_cast<long>(size) * (size + 1) / 2;
+    check(barrier || total[n - 1] == sum, "its iallreduce's result", rank);
+    return both && index == 0;
+}
+
+static int ties(int rank) {
+    int seen = 0;
+    for (const bool first : {true, false})
+        for (const MPI_Comm comm : {MPI_COMM_SELF, MPI_COMM_WORLD})
+            for (const bool barrier : {true, false})
+                for (const int n : {1, 64, 1024}) {
+                    if (barrier && n > 1) continue;
+                    seen += tie(rank, comm, barrier, n, first, false);
+                    if (comm == MPI_COMM_SELF && n <= 64) seen += tie(rank, comm, barrier, n, first, true);
+                }
+    return seen;
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -280,6 +325,15 @@ int main(int argc, char** argv) {
         MPI_Wait(&b, MPI_STATUS_IGNORE);
         MPI_Finalize();
         return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "ties") == 0) {
+        const int seen = ties(rank);
+        int all = 0, every = 0;
+        MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(&seen, &every, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0 && all == 0) std::printf("requests: ok, %d ties\n", every);
+        MPI_Finalize();
+        return all != 0;
     }
     if (argc > 1 && std::strcmp(argv[1], "nonblocking") == 0) {
         nonblocking(rank, size);

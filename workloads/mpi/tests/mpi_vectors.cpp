@@ -7,12 +7,21 @@
 // MPI_Reduce_scatter_block; and with MPI_IN_PLACE, MPI_Gather and
 // MPI_Scatter at their root, MPI_Gatherv and MPI_Scatterv at theirs,
 // MPI_Allgatherv at every rank. Prints "vectors: ok".
-// usage: mpi_vectors [elements]
+// Mode `types`: reductions of the datatypes beyond the basic ones (README
+// "What is timed"): the complex types (C's, C++'s) by sum and prod,
+// MPI_LONG_DOUBLE, MPI_LONG_DOUBLE_INT, MPI_C_BOOL, MPI_AINT, and the
+// reduce-scatters with MPI_IN_PLACE, each result checked against the one
+// computed here (12 calls a rank); `types alltoallv`: MPI_Alltoallv and
+// MPI_Ialltoallv with MPI_IN_PLACE (5 calls a rank); `types derived`: MPI_SUM on a derived
+// datatype, which MPI does not define (untimed).
+// usage: mpi_vectors [elements] | mpi_vectors types [alltoallv | derived]
 #include <mpi.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 static int failures = 0;
@@ -176,8 +185,136 @@ static void in_place(MPI_Comm comm, int base, int root) {
         check((rank == root ? v[displs[root] + i] : own[i]) == value(root, rank, i), "MPI_Scatterv in place", rank, i);
 }
 
+// The complex types by sum and prod (small integers' products: exact).
+static void complex_types(MPI_Comm comm, int rank, int n) {
+    using Z = std::complex<double>;
+    const int k = 5;
+    std::vector<Z> z(k), sum(k), want(k, 0.0);
+    for (int i = 0; i < k; ++i) z[i] = Z(rank + 1 + i, 2 * rank - i);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < k; ++i) want[i] += Z(r + 1 + i, 2 * r - i);
+    MPI_Allreduce(z.data(), sum.data(), k, MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+    for (int i = 0; i < k; ++i) check(sum[i] == want[i], "MPI_C_DOUBLE_COMPLEX sum", rank, i);
+    MPI_Allreduce(z.data(), sum.data(), k, MPI_CXX_DOUBLE_COMPLEX, MPI_SUM, comm);
+    for (int i = 0; i < k; ++i) check(sum[i] == want[i], "MPI_CXX_DOUBLE_COMPLEX sum", rank, i);
+    std::vector<std::complex<float>> f(k), prod(k), fwant(k, 1.0f);
+    for (int i = 0; i < k; ++i) f[i] = {static_cast<float>(rank % 3 - 1), static_cast<float>(i % 2 + 1)};
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < k; ++i) fwant[i] *= std::complex<float>(static_cast<float>(r % 3 - 1), i % 2 + 1.0f);
+    MPI_Allreduce(f.data(), prod.data(), k, MPI_C_FLOAT_COMPLEX, MPI_PROD, comm);
+    for (int i = 0; i < k; ++i) check(prod[i] == fwant[i], "MPI_C_FLOAT_COMPLEX prod", rank, i);
+    std::vector<std::complex<long double>> l(k), lsum(k);
+    for (int i = 0; i < k; ++i) l[i] = {static_cast<long double>(rank) / 4, static_cast<long double>(-i)};
+    MPI_Reduce(l.data(), lsum.data(), k, MPI_C_LONG_DOUBLE_COMPLEX, MPI_SUM, 0, comm);
+    for (int i = 0; rank == 0 && i < k; ++i)
+        check(lsum[i] == std::complex<long double>(n * (n - 1) / 8.0L, -1.0L * i * n), "MPI_C_LONG_DOUBLE_COMPLEX sum",
+              rank, i);
+}
+
+// MPI_LONG_DOUBLE, MPI_LONG_DOUBLE_INT, MPI_C_BOOL, MPI_AINT.
+static void other_types(MPI_Comm comm, int rank, int n) {
+    long double x = rank * 1.5L, most = 0;
+    MPI_Allreduce(&x, &most, 1, MPI_LONG_DOUBLE, MPI_MAX, comm);
+    check(most == (n - 1) * 1.5L, "MPI_LONG_DOUBLE max", rank, 0);
+    struct {
+        long double value;
+        int index;
+    } in{static_cast<long double>((rank + 1) % n), rank}, out{};
+    MPI_Allreduce(&in, &out, 1, MPI_LONG_DOUBLE_INT, MPI_MINLOC, comm);
+    check(out.value == 0 && out.index == n - 1, "MPI_LONG_DOUBLE_INT minloc", rank, 0);
+    bool b[2] = {rank == 1, true}, any[2] = {false, false};
+    MPI_Allreduce(b, any, 2, MPI_C_BOOL, MPI_LOR, comm);
+    check(any[0] == (n > 1) && any[1], "MPI_C_BOOL lor", rank, 0);
+    MPI_Aint a = 1000 * rank, total = 0;
+    MPI_Allreduce(&a, &total, 1, MPI_AINT, MPI_SUM, comm);
+    check(total == 1000 * n * (n - 1) / 2, "MPI_AINT sum", rank, 0);
+}
+
+// MPI_Reduce_scatter_block and MPI_Reduce_scatter with MPI_IN_PLACE: the
+// vector in the receive buffer, the rank's block of sums at its start.
+static void reduce_scatter_in_place(MPI_Comm comm, int rank, int n) {
+    for (const bool block : {true, false}) {
+        std::vector<int> counts(n), first(n, 0);
+        for (int r = 0; r < n; ++r) {
+            counts[r] = block ? 4 : count(6, r, r);
+            if (r) first[r] = first[r - 1] + counts[r - 1];
+        }
+        const int total = first[n - 1] + counts[n - 1];
+        std::vector<int> v(static_cast<std::size_t>(total) + 1);
+        for (int i = 0; i < total; ++i) v[i] = value(rank, 0, i);
+        if (block) MPI_Reduce_scatter_block(MPI_IN_PLACE, v.data(), 4, MPI_INT, MPI_SUM, comm);
+        else MPI_Reduce_scatter(MPI_IN_PLACE, v.data(), counts.data(), MPI_INT, MPI_SUM, comm);
+        for (int i = 0; i < counts[rank]; ++i) {
+            int want = 0;
+            for (int f = 0; f < n; ++f) want += value(f, 0, first[rank] + i);
+            check(v[i] == want, block ? "MPI_Reduce_scatter_block in place" : "MPI_Reduce_scatter in place", rank, i);
+        }
+    }
+}
+
+// Mode `types derived`: a predefined operation on a derived datatype,
+// which MPI does not define (Open MPI returns MPI_ERR_OP): untimed.
+static void derived_type(MPI_Comm comm, int rank) {
+    MPI_Datatype triple;
+    MPI_Type_contiguous(3, MPI_DOUBLE, &triple);
+    MPI_Type_commit(&triple);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    double d[3] = {1, 2, 3}, sum[3];
+    check(MPI_Allreduce(d, sum, 1, triple, MPI_SUM, comm) != MPI_SUCCESS, "contiguous(3, MPI_DOUBLE) sum refused", rank,
+          0);
+    MPI_Type_free(&triple);
+}
+
+// MPI_Alltoallv with MPI_IN_PLACE: each block of the receive buffer goes
+// to its rank and is replaced by that rank's (uneven counts, some empty,
+// blocks in reverse rank order with gaps); then MPI_Ialltoallv back.
+static void alltoallv_in_place(MPI_Comm comm, int rank, int n) {
+    std::vector<int> counts(n);
+    for (int r = 0; r < n; ++r) counts[r] = count(6, rank, r) + count(6, r, rank);   // the same both ways
+    int span = 0;
+    const std::vector<int> displs = reversed(counts, span);
+    std::vector<int> v(static_cast<std::size_t>(span) + 1, -1);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i) v[displs[r] + i] = value(rank, r, i);
+    MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, v.data(), counts.data(), displs.data(), MPI_INT,
+                  comm);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i)
+            check(v[displs[r] + i] == value(r, rank, i), "MPI_Alltoallv in place", rank, i);
+    check(v[span] == -1, "MPI_Alltoallv in place (past the blocks)", rank, span);
+    // And back, non-blocking.
+    MPI_Request q;
+    MPI_Ialltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, v.data(), counts.data(), displs.data(), MPI_INT,
+                   comm, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < counts[r]; ++i)
+            check(v[displs[r] + i] == value(rank, r, i), "MPI_Ialltoallv in place", rank, i);
+}
+
+static int types(const char* mode) {
+    int rank = 0, n = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (std::strcmp(mode, "derived") == 0) {
+        derived_type(MPI_COMM_WORLD, rank);
+    } else if (std::strcmp(mode, "alltoallv") == 0) {
+        alltoallv_in_place(MPI_COMM_WORLD, rank, n);
+    } else {
+        complex_types(MPI_COMM_WORLD, rank, n);
+        other_types(MPI_COMM_WORLD, rank, n);
+        reduce_scatter_in_place(MPI_COMM_WORLD, rank, n);
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf(all ? "types: %d wrong\n" : "types: ok\n", all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
+    if (argc > 1 && std::strcmp(argv[1], "types") == 0) return types(argc > 2 ? argv[2] : "");
     int rank = 0, n = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
