@@ -45,6 +45,10 @@ Counter& MpiWorkload::rma_counter(const char* name, const char* help) {
 }
 
 void MpiWorkload::one_sided(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    // A call of the library's (collective.progress = in-call: a non-blocking
+    // collective's round waiting for one starts now, as Open MPI's osc
+    // progresses libnbc in its waits).
+    const RdmaProcess::InLibrary in(app);
     const Op op = static_cast<Op>(c.op);
     if (op == Op::WinCreate) return window_create(app, rank, c, r);
     const MpiWindows::Window& w = windows_.at(rank, c.win);
