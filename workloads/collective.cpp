@@ -157,6 +157,8 @@ void CollectiveWorkload::refuse_settings(const Config& c, const EnumParam* which
                        "collective.call = nonblocking only");
     if (!nonblocking_ && outstanding_ > 1)
         throw c.refuse(P.outstanding, "counts non-blocking collectives in flight: collective.call = nonblocking only");
+    if (!nonblocking_ && c[P.progress] == "in-call")
+        throw c.refuse(P.progress, "is how a non-blocking collective progresses: collective.call = nonblocking only");
     if (nonblocking_ && c[P.transport] == "one-sided")
         throw c.refuse(P.transport, coll::Communicator::kOneSidedNonBlocking);
 }
@@ -349,6 +351,8 @@ std::vector<WorkloadKind::Trial::Effect> collective_effects() {
         {"collective.op", small({})},
         {"collective.transport", small({})},
         {"collective.call", small({})},
+        // In-call: the rounds after the first wait for the wait, after the compute.
+        {"collective.progress", small({{"collective.call", "nonblocking"}, {"collective.overlap-compute", "20us"}})},
         {"collective.allreduce-algorithm", small({}), "", small({{"workload.message-size", "64KiB"}})},
         {"collective.allgather-algorithm", small({{"collective.op", "allgather"}}), "",
          small({{"collective.op", "allgather"}, {"workload.message-size", "16KiB"}})},

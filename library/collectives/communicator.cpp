@@ -195,7 +195,8 @@ Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoin
       rank_(rank),
       context_(0),
       reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
-      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
+      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8),
+      in_call_(ctx.config[params_of<CollParams>().progress] == "in-call") {
     if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
 }
 
@@ -226,7 +227,8 @@ Communicator::Communicator(const SimContext& ctx, RdmaProcess& app, msg::Endpoin
       rank_(rank),
       context_(std::uint64_t(group.context) << 48),
       reduce_rate_(ctx.config[params_of<CollParams>().reduce_rate] / 8),
-      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8) {
+      copy_rate_(ctx.config[params_of<VmParams>().copy_rate] / 8),
+      in_call_(ctx.config[params_of<CollParams>().progress] == "in-call") {
     if (rank_ >= nodes_.size()) throw std::logic_error("coll::Communicator: rank beyond the ranks");
     if (group.context >= kContexts) throw std::logic_error("coll::Communicator: a context beyond kContexts");
 }
@@ -359,6 +361,7 @@ void Communicator::exchange(int to, std::uint64_t sbuf, std::uint64_t slen, int 
     if (to >= 0) s = ep_->isend(nodes_.at(static_cast<unsigned>(to)), tag, sbuf, slen);
     if (from >= 0) check_received(from, ep_->wait(r), rlen);
     if (to >= 0) ep_->wait(s);
+    round_ended();
 }
 
 void Communicator::check_received(int from, const msg::Status& st, std::uint64_t rlen) const {

@@ -287,6 +287,15 @@ private:
     bool tag_taken_ = false;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> spare_scratch_;   // ended calls' {address, length}
     std::uint64_t threads_ = 0;   // non-blocking calls started (their threads' names)
+    // collective.progress = in-call: a non-blocking call's next round waits
+    // for the program's next library call (libnbc).
+    const bool in_call_;
+    // The end of a round (an exchange, a linear algorithm's messages): in a
+    // non-blocking call under in-call progress, what follows waits for the
+    // program to be inside the library.
+    void round_ended() {
+        if (started_on_ && in_call_) app_.await_library_call();
+    }
     std::uint64_t messages_ = 0, sent_bytes_ = 0, reduced_bytes_ = 0;
     std::vector<unsigned char> a_, b_;   // host copies for sums and copies
 };

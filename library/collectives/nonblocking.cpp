@@ -16,6 +16,7 @@ const char* Communicator::kOneSidedNonBlocking =
     "two collectives in flight at once would make in different orders at the two ends";
 
 Communicator::Request Communicator::start(const std::function<void(Communicator&)>& call) {
+    const RdmaProcess::InLibrary in(app_);
     if (os_) throw std::runtime_error(app_.group() + ": " + kOneSidedNonBlocking);
     // The call's own communicator: this one's ranks and endpoint, the next
     // call number (its tag: every rank starts the same calls in the same
@@ -62,6 +63,7 @@ Communicator::Request Communicator::start(const std::function<void(Communicator&
 }
 
 bool Communicator::test(const Request& r) {
+    const RdmaProcess::InLibrary in(app_);   // in-call progress: a round waiting for this call starts now
     // The caller's clock may run ahead of the simulation's: brought back
     // first, so that a call that ended by the caller's now() is seen.
     if (!r->done) app_.sync_time();
@@ -69,6 +71,7 @@ bool Communicator::test(const Request& r) {
 }
 
 void Communicator::wait(const Request& r) {
+    const RdmaProcess::InLibrary in(app_);   // in-call progress: the rounds go on while the program waits
     if (!r->done) app_.wait_until([&r] { return r->done; }, r->ended.get());
 }
 

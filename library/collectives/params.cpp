@@ -18,6 +18,15 @@ const char* const kDatatypeHelp =
     "MPI_C_BOOL (the logical operations' alone), the complex types MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, "
     "MPI_C_LONG_DOUBLE_COMPLEX (sum and prod alone; 8, 16, 32 B), and the pair types MPI_LONG_DOUBLE_INT (32 B) and "
     "Fortran's MPI_2REAL, MPI_2DOUBLE_PRECISION (a REAL or DOUBLE PRECISION index: 8, 16 B)";
+const char* const kProgressHelp =
+    "how a non-blocking collective (MPI_Iallreduce, ...: collective.call = nonblocking, an MPI program's, a replayed "
+    "trace's) progresses (library/collectives/README.md \"Non-blocking collectives\"): async (its rounds run on their "
+    "own while the program computes, as with MPICH's progress thread, MPIR_CVAR_ASYNC_PROGRESS, or an offloading "
+    "NIC: an upper bound on overlap) or in-call (libnbc, Open MPI's coll/libnbc, its default for non-blocking "
+    "collectives: Hoefler, Lumsdaine and Rehm, SC07: the first round starts at the call, each next one only when the "
+    "program is inside a call of the library (a test, a wait, any other) after the round before has ended). The "
+    "default stays async, the model every figure the docs quote was made with; choose in-call for an Open MPI "
+    "program as it runs by default";
 }   // namespace
 
 CollParams::CollParams()
@@ -82,7 +91,7 @@ CollParams::CollParams()
       call(set.choice("call", "blocking", {"blocking", "nonblocking"},
                       "how the collective workload calls collective.op: blocking (MPI_Allreduce, ...: osu_allreduce) "
                       "or nonblocking (MPI_Iallreduce, ... then MPI_Wait: osu_iallreduce), the library's "
-                      "non-blocking form, whose steps run on their own while the rank goes on "
+                      "non-blocking form, whose steps run while the rank goes on, as collective.progress says "
                       "(library/collectives/README.md \"Non-blocking collectives\")")),
       overlap_compute(set.time("overlap-compute", "0s",
                                "collective.call = nonblocking: the rank computes this long on its core between "
@@ -93,7 +102,8 @@ CollParams::CollParams()
                               "collective.call = nonblocking: collectives each rank starts back to back (each on "
                               "buffers of its own) before waiting for them, in order: several in flight at once "
                               "on one communicator")
-                      .range("1", "64")) {}
+                      .range("1", "64")),
+      progress(set.choice("progress", "async", {"async", "in-call"}, kProgressHelp)) {}
 
 void CollParams::declare_params(ParamRegistry& reg) { reg.add(params_of<CollParams>().set); }
 

@@ -23,6 +23,7 @@ struct CollParams {
     EnumParam call;
     TimeParam overlap_compute;
     IntParam outstanding;
+    EnumParam progress;
     static void declare_params(ParamRegistry& reg);
 };
 

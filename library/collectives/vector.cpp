@@ -49,6 +49,7 @@ void Communicator::post_all(const std::vector<Part>& parts, bool receive) {
         const msg::Status st = ep_->wait(rs[i]);
         if (receive) check_received(static_cast<int>(parts[i].rank), st, parts[i].len);
     }
+    round_ended();
 }
 
 // Linear: the root posts a receive (gatherv) or a send (scatterv) of every

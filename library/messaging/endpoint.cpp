@@ -167,6 +167,7 @@ void Endpoint::truncated(std::uint64_t len, std::uint64_t room, unsigned src, st
 }
 
 Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     if (is_wildcard_tag(tag)) throw std::invalid_argument("isend with a wildcard tag");
     const HoldEngine hold(*this);
     if (dst != app_.node()) peer(dst);   // itself, a peer, or an error
@@ -187,6 +188,7 @@ Endpoint::Request Endpoint::isend(unsigned dst, std::uint64_t tag, std::uint64_t
 }
 
 Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t buf, std::uint64_t len) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     if (src != kAnySource && src != app_.node()) peer(src);
     const HoldEngine hold(*this);
     const Request id = next_req_++;
@@ -214,11 +216,13 @@ Endpoint::Request Endpoint::irecv(unsigned src, std::uint64_t tag, std::uint64_t
 }
 
 bool Endpoint::test(Request id) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     progress();
     return reqs_.at(id).done;
 }
 
 Status Endpoint::wait(Request id) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     for (;;) {
         progress();
         if (reqs_.at(id).done) break;
@@ -230,6 +234,7 @@ Status Endpoint::wait(Request id) {
 }
 
 std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     if (rs.empty()) throw std::logic_error("wait_any on no requests");
     const Wake* wake = Wake::current();
     for (;;) {
@@ -242,6 +247,7 @@ std::size_t Endpoint::wait_any(const std::vector<Request>& rs) {
 }
 
 bool Endpoint::iprobe(unsigned src, std::uint64_t tag, Status& out) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     progress();
     std::uint64_t uid = 0;
     const bool hit = match_.peek(src, tag, uid);
@@ -280,12 +286,14 @@ bool Endpoint::cancel(Request id) {
 }
 
 Status Endpoint::probe(unsigned src, std::uint64_t tag) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     Status s;
     while (!iprobe(src, tag, s)) block();
     return s;
 }
 
 std::size_t Endpoint::test_any(const std::vector<Request>& rs) {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     progress();
     return first_done(rs);
 }
@@ -334,6 +342,7 @@ void Endpoint::post(std::uint64_t src, unsigned node, std::uint64_t dst, std::ui
 }
 
 void Endpoint::finalize() {
+    const RdmaProcess::InLibrary in(app_);   // the program's call (in-call progress)
     progress();
     if (!reqs_.empty()) {
         const Req& r = reqs_.begin()->second;

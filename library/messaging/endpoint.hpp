@@ -97,7 +97,10 @@ public:
     bool test(Request r);
     // Progress once (an MPI_Test of a request of another library's, as
     // Open MPI's opal_progress polls the network first).
-    void poll() { progress(); }
+    void poll() {
+        const RdmaProcess::InLibrary in(app_);
+        progress();
+    }
     // Progress until the request completes; its status (the request is freed).
     Status wait(Request r);
     // Progress until one of `rs` completes; its index (wait() on it then

@@ -123,6 +123,32 @@ void RdmaProcess::leave_thread() {
     thread_qks_.erase(sc_core::sc_get_current_process_handle().get_process_object());
 }
 
+RdmaProcess::InLibrary::InLibrary(RdmaProcess& p) : p_(&p) {
+    if (p.thread_qks_.count(sc_core::sc_get_current_process_handle().get_process_object())) {
+        p_ = nullptr;   // a library thread's own call: not the program's
+        return;
+    }
+    // A library thread awaits: the program's clock brought to the
+    // simulation's first, so that the call is seen at its time.
+    if (p.library_awaiting_) p.qk().sync();
+    ++p.library_depth_;
+    ++p.library_calls_;
+    if (p.library_awaiting_) p.library_called_.notify(sc_core::SC_ZERO_TIME);
+}
+
+RdmaProcess::InLibrary::~InLibrary() {
+    if (p_) --p_->library_depth_;
+}
+
+void RdmaProcess::await_library_call() {
+    qk().sync();
+    if (library_depth_) return;   // the program is inside a call (a wait): it progresses this thread's work
+    const std::uint64_t seen = library_calls_;
+    ++library_awaiting_;
+    while (library_calls_ == seen) sc_core::wait(library_called_.get());
+    --library_awaiting_;
+}
+
 tlm_utils::tlm_quantumkeeper& RdmaProcess::thread_qk() const {
     const auto it = thread_qks_.find(sc_core::sc_get_current_process_handle().get_process_object());
     return it == thread_qks_.end() ? qk_ : *it->second;

@@ -75,6 +75,25 @@ public:
     // synchronised first).
     void enter_thread(sc_core::sc_time start);
     void leave_thread();
+    // In-call progress (collective.progress = in-call: library/collectives
+    // README "Non-blocking collectives"). While an InLibrary is in scope on
+    // the program's thread (not on a library thread: enter_thread), the
+    // program is inside a call of a user library (the two-sided library's,
+    // the collectives'): an instant for a test, an interval for a wait.
+    // await_library_call(), on a library thread, waits until the program is
+    // inside such a call at the thread's time or later, as libnbc's schedule
+    // advances a round only inside an MPI call of the program's.
+    class InLibrary {
+    public:
+        explicit InLibrary(RdmaProcess& p);
+        ~InLibrary();
+        InLibrary(const InLibrary&) = delete;
+        InLibrary& operator=(const InLibrary&) = delete;
+
+    private:
+        RdmaProcess* p_;   // null on a library thread
+    };
+    void await_library_call();
     // Spend `t` of CPU time.
     void compute(sc_core::sc_time t);
     // Spend `t` of CPU time on work of `activity` (its own row of the CPU
@@ -474,6 +493,11 @@ private:
     Counter& counter_reads_;
     const sc_core::sc_time post_overhead_, completion_overhead_;
     mutable tlm_utils::tlm_quantumkeeper qk_;   // the program's thread's clock
+    // In-call progress: the program's library calls in progress (nested
+    // ones counted), its calls so far, library threads awaiting one.
+    unsigned library_depth_ = 0, library_awaiting_ = 0;
+    std::uint64_t library_calls_ = 0;
+    LazyEvent library_called_;
     // The clocks of the library's threads (enter_thread), by thread.
     std::map<const sc_core::sc_object*, std::unique_ptr<tlm_utils::tlm_quantumkeeper>> thread_qks_;
     // The calling thread's clock.

@@ -275,6 +275,45 @@ TEST_CASE("collectives: non-blocking, overlapped with compute, several in flight
     clean(run(3, "gatherv", "linear", "40KiB", 3, cache));
 }
 
+TEST_CASE("collectives: non-blocking, in-call progress (libnbc) against asynchronous, the figures quoted",
+          "[collective]") {
+    // library/collectives/README.md "Progress": allreduce of 64 KiB on 8
+    // ranks (Rabenseifner), 1 ms of compute between its start and its wait.
+    const Settings nonblocking{{"collective.call", "nonblocking"}};
+    Settings in_call = nonblocking;
+    in_call.push_back({"collective.progress", "in-call"});
+    const Figures blocking = run(8, "allreduce", "rabenseifner", "64KiB");
+    const Figures alone = run(8, "allreduce", "rabenseifner", "64KiB", 2, in_call);
+    clean(blocking);
+    clean(alone);
+    const double l = blocking.at("p50");
+    CHECK(l == Approx(255.5).epsilon(0.005));
+    // Waited for at once: the program is inside the library throughout, so
+    // in-call takes the blocking call's time, steps and sums.
+    CHECK(alone.at("p50") == Approx(l).epsilon(0.02));
+    CHECK(alone.at("messages") == blocking.at("messages"));
+    CHECK(alone.at("reduced") == blocking.at("reduced"));
+    Settings async_overlap = nonblocking, in_call_overlap = in_call;
+    async_overlap.push_back({"collective.overlap-compute", "1ms"});
+    in_call_overlap.push_back({"collective.overlap-compute", "1ms"});
+    const Figures hidden = run(8, "allreduce", "rabenseifner", "64KiB", 2, async_overlap);
+    const Figures waited = run(8, "allreduce", "rabenseifner", "64KiB", 2, in_call_overlap);
+    clean(hidden);
+    clean(waited);
+    INFO("blocking " << l << " us; with 1 ms of compute: async " << hidden.at("p50") << " us, in-call "
+                     << waited.at("p50") << " us");
+    // Async: the whole collective under the compute.
+    CHECK(hidden.at("p50") == Approx(1000).epsilon(0.001));
+    // In-call: the first round during the compute, the rest after it; so
+    // later than async, by less than the blocking call (the first round
+    // was hidden) and by more than half of it (five of its six steps).
+    CHECK(waited.at("p50") == Approx(1195.26).epsilon(0.005));
+    CHECK(waited.at("p50") > hidden.at("p50") + l / 2);
+    CHECK(waited.at("p50") < hidden.at("p50") + l);
+    CHECK(waited.at("messages") == hidden.at("messages"));
+    CHECK(waited.at("verified") == hidden.at("verified"));
+}
+
 TEST_CASE("collectives: with every registration strategy and two processes a node", "[collective]") {
     for (const char* strategy : {"pin", "pin-cache", "netvm", "pin-static"}) {
         INFO(strategy);
@@ -447,6 +486,7 @@ TEST_CASE("collectives: what the workload refuses", "[collective][config]") {
                Catch::Contains("power-of-two"));
     CHECK_THAT(refusal({{"collective.overlap-compute", "1us"}}), Catch::Contains("collective.call = nonblocking only"));
     CHECK_THAT(refusal({{"collective.outstanding", "2"}}), Catch::Contains("collective.call = nonblocking only"));
+    CHECK_THAT(refusal({{"collective.progress", "in-call"}}), Catch::Contains("collective.call = nonblocking only"));
     CHECK_THAT(refusal({{"collective.call", "nonblocking"}, {"collective.transport", "one-sided"}}),
                Catch::Contains("two-sided transport only"));
 }

@@ -84,6 +84,9 @@ bool MpiWorkload::request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q
 
 std::size_t MpiWorkload::wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
                                   const std::vector<std::uint64_t>& ids) {
+    // Inside the library the whole wait, for in-call progress too (a
+    // collective's rounds go on while the program waits).
+    const RdmaProcess::InLibrary in(app);
     // The point-to-point requests (and where they are listed), the
     // collectives' (by where they are listed), and the events their ends
     // notify.

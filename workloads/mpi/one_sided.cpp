@@ -76,6 +76,10 @@ std::uint64_t MpiOneSided::lock_word(unsigned rank, std::uint64_t win, unsigned 
 }
 
 void MpiOneSided::serve(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    // A call of the library's (collective.progress = in-call: a non-blocking
+    // collective's round waiting for one starts now, as Open MPI's osc
+    // progresses libnbc in its waits).
+    const RdmaProcess::InLibrary in(app);
     const Op op = static_cast<Op>(c.op);
     if (op == Op::WinCreate) return create(app, rank, c, r);
     const MpiWindows::Window& w = windows_.at(rank, c.win);

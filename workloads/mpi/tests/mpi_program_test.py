@@ -230,6 +230,32 @@ def main():
             tied.append(stats(out) if os.path.exists(os.path.join(out, "stats.json")) else "")
         if len(set(tied)) != 1:
             failures.append("requests ties: stats.json differs between sim.event-order heap and keyed (seeds 2, 3)")
+        # The same both ways of progress (library/collectives/README.md
+        # "Progress"), 20 us of compute before each call: in-call (libnbc)
+        # waits for the program's calls between rounds, so the program
+        # takes longer than under async progress; recorded and replayed
+        # under in-call, the same figures (the replay's collectives reach
+        # the library's in-call progress too).
+        app_us = {}
+        for progress in ("async", "in-call"):
+            out = os.path.join(d, "requests-nonblocking-" + progress)
+            rec = os.path.join(d, "t-progress-" + progress)
+            p = run(out, "--mpi.program=" + requests, "--mpi.args=nonblocking", "--mpi.ranks=4", "--topology.nodes=4",
+                    "--mpi.compute=fixed", "--mpi.compute-time=20us", "--collective.progress=" + progress,
+                    "--mpi.record=" + rec, timeout=120)
+            if "requests: ok" not in p.stdout:
+                failures.append("requests nonblocking, %s progress: the program's checks did not pass:\n%s%s" %
+                                (progress, p.stdout[-2000:], p.stderr[-2000:]))
+                continue
+            app_us[progress] = float(summary(out)["mpi_app_time_us"])
+            if progress == "in-call":
+                replay(out + "-replayed", os.path.join(rec, "t-progress-in-call.otf2"), "--topology.nodes=4",
+                       "--collective.progress=in-call")
+                same_figures("non-blocking collectives under in-call progress, recorded and replayed", out,
+                             out + "-replayed")
+        if len(app_us) == 2 and not app_us["in-call"] > app_us["async"]:
+            failures.append("requests nonblocking: in-call progress took %s us, async %s us (in-call should be "
+                            "longer)" % (app_us["in-call"], app_us["async"]))
         # The program's memory (README "The program's memory"): a receive
         # buffer the program wrote first takes no fault; a freed block is
         # unmapped, so the block allocated in its place is new memory (it
