@@ -399,6 +399,14 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     }
     calls_.inc();
     if (nonblocking_call(app, rank, c, r)) return true;
+    if (MpiOneSided::ends_request(c)) {   // a request-based one-sided operation's end
+        one_sided().end_request(app, rank, c, r);
+        return true;
+    }
+    return carry_out(app, rank, ep, c, r);
+}
+
+bool MpiWorkload::carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
     switch (static_cast<Op>(c.op)) {
     case Op::Finalize: nonblocking_finalize(app, rank); return false;
     case Op::Untimed: untimed(rank, c); return true;
@@ -449,7 +457,12 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
     case Op::LockAll:
     case Op::UnlockAll:
     case Op::Flush:
-    case Op::FlushAll: one_sided().serve(app, rank, c, r); return true;
+    case Op::FlushAll:
+    case Op::GetAccumulate:
+    case Op::Rput:
+    case Op::Rget:
+    case Op::Raccumulate:
+    case Op::RgetAccumulate: one_sided().serve(app, rank, c, r); return true;
     case Op::Ibarrier:   // served by nonblocking_call() above
     case Op::Ibcast:
     case Op::Ireduce:

@@ -118,6 +118,9 @@ private:
     void program(RdmaProcess& app, unsigned rank);
     // Carry out one call; false at MPI_Finalize.
     bool serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // serve()'s call of the program's, by its Op (not a non-blocking
+    // collective's, nor a request-based one-sided operation's end).
+    bool carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // A collective (a non-blocking one started: its request into r).
     void collective(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // Its end: the result checked, packed data given back, logged.

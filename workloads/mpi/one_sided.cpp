@@ -81,6 +81,20 @@ void MpiOneSided::serve(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
     // progresses libnbc in its waits).
     const RdmaProcess::InLibrary in(app);
     const Op op = static_cast<Op>(c.op);
+    if (mpiwire::operation_of(op) == op) return operate(app, rank, c, r);
+    // Request-based: its operation, each piece in flight named by the
+    // request the program gets.
+    Rank& me = ranks_[rank];
+    Call base = c;
+    base.op = static_cast<std::uint32_t>(mpiwire::operation_of(op));
+    me.request = mpiwire::kRmaRequest | ++me.requests;
+    operate(app, rank, base, r);
+    r.request = me.request;
+    me.request = 0;
+}
+
+void MpiOneSided::operate(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    const Op op = static_cast<Op>(c.op);
     if (op == Op::WinCreate) return create(app, rank, c, r);
     const MpiWindows::Window& w = windows_.at(rank, c.win);
     switch (op) {
@@ -88,6 +102,7 @@ void MpiOneSided::serve(RdmaProcess& app, unsigned rank, const Call& c, Reply& r
     case Op::Put:
     case Op::Get: put_or_get(app, rank, c); return;
     case Op::Accumulate:
+    case Op::GetAccumulate:
     case Op::FetchOp:
     case Op::CompareSwap: atomics(app, rank, c); return;
     case Op::Fence:
@@ -203,6 +218,7 @@ void MpiOneSided::put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
     op.len = c.bytes;
     op.target_va = tva;
     op.posted = app.now();
+    op.request = me.request;
     op.data.resize(c.bytes);
     if (is_put) return put(app, rank, c, op);
     // The target's bytes now, which the read must bring; the origin
@@ -257,10 +273,13 @@ void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
 
 void MpiOneSided::atomics(RdmaProcess& app, unsigned rank, const Call& c) {
     const Op op = static_cast<Op>(c.op);
-    const char* name = op == Op::Accumulate ? "MPI_Accumulate"
-                       : op == Op::FetchOp  ? "MPI_Fetch_and_op"
-                                            : "MPI_Compare_and_swap";
-    const std::uint64_t len = op == Op::Accumulate ? c.bytes : 8;
+    const char* name = op == Op::Accumulate      ? "MPI_Accumulate"
+                       : op == Op::GetAccumulate ? "MPI_Get_accumulate"
+                       : op == Op::FetchOp       ? "MPI_Fetch_and_op"
+                                                 : "MPI_Compare_and_swap";
+    // Accumulate's and Get_accumulate's elements, else one.
+    const bool elements = op == Op::Accumulate || op == Op::GetAccumulate;
+    const std::uint64_t len = elements ? c.bytes : 8;
     const std::uint64_t tva = windows_.address(rank, c.win, c.peer, c.disp, c.offset, len, name);
     if (tva % 8 || len % 8)
         throw std::runtime_error(who(rank) + ": " + name + " at byte " + std::to_string(tva % 8) +
@@ -281,12 +300,12 @@ void MpiOneSided::atomics(RdmaProcess& app, unsigned rank, const Call& c) {
             throw std::logic_error("mpi: an origin buffer the simulation mapped cannot be read");
         return v;
     };
-    if (c.va3) host_.map(app, rank, c.va3, 8);
-    if (op == Op::Accumulate && c.bytes) host_.map(app, rank, c.va, c.bytes);
+    if (c.va3 && len) host_.map(app, rank, c.va3, len);
+    if (elements && c.va && c.bytes) host_.map(app, rank, c.va, c.bytes);
     for (std::uint64_t k = 0; k < len / 8; ++k) {
         const std::uint64_t operand = amo == mpiwire::Amo::NoOp ? 0 : word(c.va + 8 * k);
         atomic(app, rank, c.win, target, tva + 8 * k, a, operand, op == Op::CompareSwap ? word(c.va2) : 0,
-               op == Op::Accumulate ? 0 : c.va3);
+               op == Op::Accumulate ? 0 : c.va3 + 8 * k);
     }
 }
 
@@ -302,6 +321,7 @@ void MpiOneSided::atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, uns
     op.len = 8;
     op.target_va = target_va;
     op.result = result;
+    op.request = me.request;
     op.posted = app.now();
     op.slots = 1;
     op.slot = slots(app, rank, 1);
@@ -378,6 +398,32 @@ void MpiOneSided::finish(RdmaProcess& app, unsigned rank, Rma& op) {
     // simulation's own operands.
     const sc_time latency = app.now() - op.posted;
     log_.finished(app.now(), ok, ok && checked ? op.len : 0, &latency);
+}
+
+void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
+    Rank& me = ranks_[rank];
+    const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
+    if (static_cast<Op>(c.op) == Op::Test) {
+        // Complete by now: every record of every piece written.
+        app.sync_time();
+        for (const Rma& q : me.rma)   // (a put's records: one a part posted)
+            for (unsigned k = 0; q.request == c.request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
+                sc_time at;
+                if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return;
+            }
+    }
+    // Its pieces still in flight completed (none if a fence, flush or a
+    // full queue completed them before), in the order posted.
+    for (auto it = me.rma.begin(); it != me.rma.end();) {
+        if (it->request != c.request) {
+            ++it;
+            continue;
+        }
+        Rma q = std::move(*it);
+        it = me.rma.erase(it);
+        finish(app, rank, q);
+    }
+    r.flag = 1;
 }
 
 bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {

@@ -1,8 +1,10 @@
 // The library's one-sided windows (workloads/mpi/README.md "One-sided"):
 // windows at the program's own addresses, registered as rdma.strategy
 // says; MPI_Put as RDMA writes, MPI_Get as RDMA reads, MPI_Accumulate,
-// MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte integers as the
-// engine's network atomics; fence, lock/unlock, lock_all and the flushes
+// MPI_Get_accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte
+// integers as the engine's network atomics; the request-based MPI_Rput,
+// MPI_Rget, MPI_Raccumulate and MPI_Rget_accumulate as their operations,
+// their requests ended at MPI_Wait and MPI_Test; fence, lock/unlock, lock_all and the flushes
 // complete them, and the locks are words of the library taken with network
 // atomics, as Open MPI's osc/rdma component takes them. One piece of code
 // for the two workloads that carry one-sided calls out: the mpi workload
@@ -60,10 +62,24 @@ public:
                 const std::vector<msg::Endpoint*>& eps);
 
     // Whether `op` is one of the calls this serves.
-    static bool serves(mpiwire::Op op) { return op >= mpiwire::Op::WinCreate && op <= mpiwire::Op::FlushAll; }
+    static bool serves(mpiwire::Op op) {
+        return (op >= mpiwire::Op::WinCreate && op <= mpiwire::Op::FlushAll) ||
+               (op >= mpiwire::Op::GetAccumulate && op <= mpiwire::Op::RgetAccumulate);
+    }
     // Carry out one-sided call `c` of `rank` (a window's creation: its id
-    // into r.request; creation and free return through Host::meet).
+    // into r.request; creation and free return through Host::meet; a
+    // request-based operation: its request, kRmaRequest set, into r.request).
     void serve(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Whether `c` is an MPI_Wait or MPI_Test of a request-based operation's
+    // request, which end_request() carries out.
+    static bool ends_request(const mpiwire::Call& c) {
+        const auto op = static_cast<mpiwire::Op>(c.op);
+        return (op == mpiwire::Op::Wait || op == mpiwire::Op::Test) && (c.request & mpiwire::kRmaRequest);
+    }
+    // MPI_Wait: the operation's pieces still in flight completed (oldest
+    // first); MPI_Test: whether every piece's record is written by now
+    // (then as MPI_Wait). Complete or not into r.flag.
+    void end_request(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // The rank's oldest operation in flight completed; false if none.
     bool finish_oldest(RdmaProcess& app, unsigned rank);
     // The transfers a put of `len` bytes to another rank makes (its
@@ -84,6 +100,7 @@ private:
         unsigned slot = 0, slots = 0;   // its records in the rank's page
         std::uint64_t va = 0, len = 0, target_va = 0;   // the origin and target buffers
         std::uint64_t result = 0;   // Atomic: where the old value goes (0: nowhere)
+        std::uint64_t request = 0;   // a request-based operation's (kRmaRequest), else 0
         std::vector<unsigned char> data;   // Put: the bytes sent; Get: the target's bytes when posted
         sc_core::sc_time posted;
     };
@@ -91,13 +108,17 @@ private:
     // in flight, then the windows' lock words), which of its slots are
     // taken, the operations in flight (oldest first), and the locks held:
     // by (window, target world rank), the lock type or kNoLock
-    // (MPI_MODE_NOCHECK: none taken).
+    // (MPI_MODE_NOCHECK: none taken); the request of the request-based
+    // operation being posted (0: none), and how many were.
     struct Rank {
         std::uint64_t page = 0;
         std::vector<bool> records_taken, locks_taken;
         std::vector<Rma> rma;
         std::map<std::pair<std::uint64_t, unsigned>, std::int32_t> locks;
+        std::uint64_t request = 0, requests = 0;
     };
+    // serve()'s call, by its operation (a request-based one's: its operation's).
+    void operate(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     void create(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     void free(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r);
     void put_or_get(RdmaProcess& app, unsigned rank, const mpiwire::Call& c);

@@ -6,6 +6,7 @@
 // preloaded library includes this file too.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace vrdmasim {
@@ -16,7 +17,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 12;
+constexpr std::uint32_t kVersion = 13;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -128,10 +129,43 @@ enum class Op : std::uint32_t {
     Ialltoallv,
     IreduceScatter,
     IreduceScatterBlock,
+    // MPI_Get_accumulate: as Accumulate (va: the origin, 0 for MPI_NO_OP;
+    // bytes: the target's), each element's old value into va3 (the result,
+    // contiguous, as long): a fetching network atomic per 8-byte element.
+    GetAccumulate,
+    // The request-based operations (MPI_Rput, MPI_Rget, MPI_Raccumulate,
+    // MPI_Rget_accumulate): each as its operation's Call (kRequestRma);
+    // the Reply's request names it (kRmaRequest set), for Wait and Test to
+    // end at the operation's completion.
+    Rput,
+    Rget,
+    Raccumulate,
+    RgetAccumulate,
 };
 
 // A non-blocking collective's request: apart from the point-to-point ones.
 constexpr std::uint64_t kCollectiveRequest = std::uint64_t(1) << 63;
+// A request-based one-sided operation's: apart from both.
+constexpr std::uint64_t kRmaRequest = std::uint64_t(1) << 62;
+// In a table of pairs of Ops, the other of `op`'s pair, looked up by its
+// side `from` (0 or 1); `op` itself if it is in none.
+template <std::size_t N>
+constexpr Op paired(const Op (&table)[N][2], Op op, int from) {
+    for (const auto& pair : table)
+        if (pair[from] == op) return pair[1 - from];
+    return op;
+}
+// Each request-based one-sided operation and its operation.
+constexpr Op kRequestRma[][2] = {
+    {Op::Rput, Op::Put},
+    {Op::Rget, Op::Get},
+    {Op::Raccumulate, Op::Accumulate},
+    {Op::RgetAccumulate, Op::GetAccumulate},
+};
+// The operation of request-based `op`, or `op` itself.
+constexpr Op operation_of(Op op) { return paired(kRequestRma, op, 0); }
+// The request-based operation of `op` (MPI_Rput's of MPI_Put), or `op` itself.
+constexpr Op request_based(Op op) { return paired(kRequestRma, op, 1); }
 // Each non-blocking collective and its blocking one.
 constexpr Op kNonBlocking[][2] = {
     {Op::Ibarrier, Op::Barrier},
@@ -152,18 +186,10 @@ constexpr Op kNonBlocking[][2] = {
     {Op::IreduceScatterBlock, Op::ReduceScatterBlock},
 };
 // The blocking collective of non-blocking `op`, or `op` itself.
-constexpr Op blocking_of(Op op) {
-    for (const auto& pair : kNonBlocking)
-        if (pair[0] == op) return pair[1];
-    return op;
-}
+constexpr Op blocking_of(Op op) { return paired(kNonBlocking, op, 0); }
 constexpr bool is_nonblocking(Op op) { return blocking_of(op) != op; }
 // The non-blocking collective of blocking `op` (`op` if it has none).
-constexpr Op nonblocking_of(Op op) {
-    for (const auto& pair : kNonBlocking)
-        if (pair[1] == op) return pair[0];
-    return op;
-}
+constexpr Op nonblocking_of(Op op) { return paired(kNonBlocking, op, 1); }
 
 // Untimed's tag: the call cannot run untimed either (it would break what
 // the library does underneath): refused whatever mpi.untimed says.

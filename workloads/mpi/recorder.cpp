@@ -72,6 +72,12 @@ const char* blocking_region_name(std::uint8_t op) {
     case Op::UnlockAll: return "MPI_Win_unlock_all";
     case Op::Flush: return "MPI_Win_flush";
     case Op::FlushAll: return "MPI_Win_flush_all";
+    // After kLastOp: refused by name (refuse_unrecordable), no region.
+    case Op::GetAccumulate: return "MPI_Get_accumulate";
+    case Op::Rput: return "MPI_Rput";
+    case Op::Rget: return "MPI_Rget";
+    case Op::Raccumulate: return "MPI_Raccumulate";
+    case Op::RgetAccumulate: return "MPI_Rget_accumulate";
     default: return "MPI_Init";
     }
 }
@@ -434,12 +440,12 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
     // A call after the last this recorder writes (kLastOp): one-sided
     // calls timed after it was written (MPI_Get_accumulate, the
     // request-based MPI_Rput, MPI_Rget, MPI_Raccumulate,
-    // MPI_Rget_accumulate, PSCW), which it has no events for.
+    // MPI_Rget_accumulate), which it has no events for.
     if (c.op > kLastOp)
-        throw std::runtime_error(who + "makes a call the recorder has no events for (protocol.hpp's call " +
-                                 std::to_string(c.op) +
-                                 ": MPI_Get_accumulate, MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate and "
-                                 "PSCW are not recorded), which a replay would leave out: the trace is not written");
+        throw std::runtime_error(who + "calls " + region_name(c.op) +
+                                 ", a one-sided call the recorder has no events for (README \"One-sided\"; "
+                                 "protocol.hpp's call " +
+                                 std::to_string(c.op) + "), which a replay would leave out: the trace is not written");
     if (op == Op::Waitany &&
         std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; }))
         throw std::runtime_error(who +

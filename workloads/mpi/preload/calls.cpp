@@ -36,6 +36,7 @@ struct Pending {
     std::uint64_t sim = 0;   // the simulation's request
     bool send = false;
     bool collective = false;   // a non-blocking collective (its real one in `real`, its input's copy in `copy`)
+    bool rma = false;   // a request-based one-sided operation (its real one in `real`)
     void* copy = nullptr;   // a send's copy
     // A receive: as the program posted it (source and tag may be wildcards).
     void* buf = nullptr;
@@ -233,7 +234,7 @@ int grequest_cancel(void*, int) { return MPI_SUCCESS; }
 // A timed request complete in the simulation (`r`): its real side.
 int complete_real(Pending& p, const Reply& r, MPI_Status* status) {
     int rc = MPI_SUCCESS;
-    if (p.collective) {
+    if (p.collective || p.rma) {
         rc = PMPI_Wait(&p.real, MPI_STATUS_IGNORE);
         std::free(p.copy);
         send_status(status);
@@ -301,6 +302,15 @@ MPI_Request* starting_request = nullptr;   // a non-blocking collective's reques
 bool start_taken = false;   // collective() started it
 }   // namespace
 
+void vrdmasim::mpipreload::rma_started(MPI_Request* request, std::uint64_t sim) {
+    Pending p;
+    p.rma = true;
+    p.real = *request;
+    p.sim = sim;
+    PMPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, nullptr, request);
+    pending()[*request] = p;
+}
+
 vrdmasim::mpipreload::Starting::Starting(MPI_Request* request) {
     starting_request = request;
     start_taken = false;
@@ -354,6 +364,7 @@ bool listed(int count, const MPI_Request requests[], std::vector<int>& index, st
             untimed((std::string(name) + " with a request of an untimed call").c_str());
             return false;
         }
+        if (it->second.rma) cannot_run((std::string(name) + " of a request-based RMA request (not built)").c_str());
         index.push_back(i);
         ids.push_back(it->second.sim);
     }
@@ -567,6 +578,7 @@ int MPI_Request_free(MPI_Request* request) {
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Request_free(request);
     Pending& p = it->second;
+    if (p.rma) cannot_run("MPI_Request_free of a request-based RMA request (not built)");
     Call c = call(Op::RequestFree);
     c.request = p.sim;
     exchange(c);
@@ -594,6 +606,7 @@ int MPI_Cancel(MPI_Request* request) {
     if (it == pending().end()) return PMPI_Cancel(request);
     Pending& p = it->second;
     if (p.collective) cannot_run("MPI_Cancel of a non-blocking collective (MPI-3.1 5.12)", mpiwire::kErroneous);
+    if (p.rma) cannot_run("MPI_Cancel of a request-based RMA request (not built)");
     if (p.send) {
         untimed("MPI_Cancel of a send");
         return PMPI_Cancel(&p.real);

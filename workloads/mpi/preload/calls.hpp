@@ -65,6 +65,12 @@ public:
     bool started() const;
 };
 
+// A request-based one-sided operation the simulation posted as `sim`:
+// `*request` (real MPI's request of it) kept, and the program's request a
+// generalized one into `*request`, which MPI_Wait and MPI_Test end once
+// the simulation's operation and the real one have completed.
+void rma_started(MPI_Request* request, std::uint64_t sim);
+
 // A datatype whose elements lie one after the other with no gap (extent =
 // size, from its first byte; its size into `size`): a block's bytes and
 // offset are its counts times the size.

@@ -32,6 +32,7 @@ TIMED = {
     'Comm_split', 'Comm_dup', 'Comm_create', 'Cart_create', 'Comm_free', 'Scan', 'Exscan', 'Cancel', 'Gather', 'Scatter', 'Request_free',
     # One-sided (windows.cpp).
     'Win_create', 'Win_allocate', 'Win_free', 'Put', 'Get', 'Accumulate', 'Fetch_and_op', 'Compare_and_swap',
+    'Get_accumulate', 'Rput', 'Rget', 'Raccumulate', 'Rget_accumulate',
     'Win_fence', 'Win_lock', 'Win_unlock', 'Win_lock_all', 'Win_unlock_all', 'Win_flush', 'Win_flush_all',
     'Win_flush_local', 'Win_flush_local_all',
     # The v-variants and reduce-scatter (vector_calls.cpp, reduce_scatter_calls.cpp).

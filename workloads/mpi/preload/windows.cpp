@@ -123,24 +123,73 @@ Call rma_call(Op op, const Window& w, int target_rank, MPI_Aint target_disp) {
 }
 
 // Real MPI's operation (`real`: it never waits for another rank), then the
-// simulation's.
+// simulation's. A request-based one's (`request`: real MPI's request of
+// it, which `real` wrote there) becomes the program's generalized request.
 template <class Real>
-int carried(const Call& c, Real real) {
+int carried(Call c, Real real, MPI_Request* request = nullptr) {
     const int rc = real();
-    exchange(c);
+    if (request) c.op = static_cast<std::uint32_t>(mpiwire::request_based(static_cast<Op>(c.op)));
+    const Reply r = exchange(c);
+    if (request) rma_started(request, r.request);
     mark();
     return rc;
 }
 
 // MPI_Put, MPI_Get: real MPI's operation (`real`), and the simulation's.
+// (MPI_Rput, MPI_Rget: `request` as carried() takes it.)
 template <class Real>
 int put_or_get(Op op, const char* name, const void* origin, int origin_count, MPI_Datatype origin_type, int target_rank,
-               MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Win win, Real real) {
+               MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Win win, Real real,
+               MPI_Request* request = nullptr) {
     const Window* w = timed(win, name);
     if (!w || target_rank == MPI_PROC_NULL) return real();
     Call c = rma_call(op, *w, target_rank, target_disp);
     if (!buffers(c, name, origin, origin_count, origin_type, target_count, target_type)) return real();
-    return carried(c, real);
+    return carried(c, real, request);
+}
+
+// MPI_Accumulate, MPI_Raccumulate (`request` as carried() takes it).
+template <class Real>
+int accumulate(const char* name, const void* origin, int origin_count, MPI_Datatype origin_type, int target_rank,
+               MPI_Aint target_disp, int target_count, MPI_Datatype target_type, MPI_Op op, MPI_Win win, Real real,
+               MPI_Request* request = nullptr) {
+    const Window* w = timed(win, name);
+    if (!w || target_rank == MPI_PROC_NULL) return real();
+    Call c = rma_call(Op::Accumulate, *w, target_rank, target_disp);
+    if (op == MPI_NO_OP || !atomic_of(c, name, op, origin_type, target_type) ||
+        !buffers(c, name, origin, origin_count, origin_type, target_count, target_type)) {
+        if (op == MPI_NO_OP) untimed((std::string(name) + " of MPI_NO_OP").c_str());
+        return real();
+    }
+    return carried(c, real, request);
+}
+
+// MPI_Get_accumulate, MPI_Rget_accumulate: MPI_Accumulate's network
+// atomics, each fetching the element's old value into the result buffer
+// (MPI_NO_OP: a fetch alone; `request` as carried() takes it).
+template <class Real>
+int get_accumulate(const char* name, const void* origin, int origin_count, MPI_Datatype origin_type, void* result,
+                   int result_count, MPI_Datatype result_type, int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_type, MPI_Op op, MPI_Win win, Real real, MPI_Request* request = nullptr) {
+    const Window* w = timed(win, name);
+    if (!w || target_rank == MPI_PROC_NULL) return real();
+    Call c = rma_call(Op::GetAccumulate, *w, target_rank, target_disp);
+    Call res = c;
+    buffer(res, result, result_count, result_type);
+    const bool fetch = op == MPI_NO_OP;   // the origin is not used
+    if (!atomic_of(c, name, op, fetch ? result_type : origin_type, target_type) ||
+        (!fetch && !atomic_of(c, name, op, result_type, target_type)))
+        return real();
+    const bool contiguous = fetch ? buffers(c, name, result, result_count, result_type, target_count, target_type)
+                                  : buffers(c, name, origin, origin_count, origin_type, target_count, target_type);
+    if (!contiguous) return real();
+    if ((res.bytes && !res.va) || res.bytes != c.bytes) {
+        untimed((std::string(name) + " of a non-contiguous datatype").c_str());
+        return real();
+    }
+    if (fetch) c.va = 0;
+    c.va3 = res.va;
+    return carried(c, real, request);
 }
 
 // A synchronisation call on a timed window: real MPI's part (`real`, which
@@ -236,19 +285,11 @@ int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     const InLibrary lib;
-    auto real = [&] {
-        return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                               target_datatype, op, win);
-    };
-    const Window* w = timed(win, "MPI_Accumulate");
-    if (!w || target_rank == MPI_PROC_NULL) return real();
-    Call c = rma_call(Op::Accumulate, *w, target_rank, target_disp);
-    if (op == MPI_NO_OP || !atomic_of(c, "MPI_Accumulate", op, origin_datatype, target_datatype) ||
-        !buffers(c, "MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_count, target_datatype)) {
-        if (op == MPI_NO_OP) untimed("MPI_Accumulate of MPI_NO_OP");
-        return real();
-    }
-    return carried(c, real);
+    return accumulate("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                      target_count, target_datatype, op, win, [&] {
+                          return PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                                 target_count, target_datatype, op, win);
+                      });
 }
 
 int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank,
@@ -265,6 +306,76 @@ int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype da
     c.va3 = reinterpret_cast<std::uint64_t>(result_addr);
     c.bytes = 8;
     return carried(c, real);
+}
+
+int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+                       int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    const InLibrary lib;
+    return get_accumulate("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                          result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, [&] {
+                              return PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr,
+                                                         result_count, result_datatype, target_rank, target_disp,
+                                                         target_count, target_datatype, op, win);
+                          });
+}
+
+// The request-based operations: as their operations, the program's
+// request ended at MPI_Wait or MPI_Test once the simulation's operation
+// has completed (and real MPI's).
+int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+    const InLibrary lib;
+    return put_or_get(
+        Op::Put, "MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+        target_datatype, win,
+        [&] {
+            return PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                             target_datatype, win, request);
+        },
+        request);
+}
+
+int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+    const InLibrary lib;
+    return put_or_get(
+        Op::Get, "MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+        target_datatype, win,
+        [&] {
+            return PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                             target_datatype, win, request);
+        },
+        request);
+}
+
+int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request* request) {
+    const InLibrary lib;
+    return accumulate(
+        "MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+        target_datatype, op, win,
+        [&] {
+            return PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                                    target_datatype, op, win, request);
+        },
+        request);
+}
+
+int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+                        int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
+    const InLibrary lib;
+    return get_accumulate(
+        "MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+        target_rank, target_disp, target_count, target_datatype, op, win,
+        [&] {
+            return PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                                        result_datatype, target_rank, target_disp, target_count, target_datatype, op,
+                                        win, request);
+        },
+        request);
 }
 
 int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,

@@ -17,6 +17,12 @@ replayed (workload.kind = trace) gives the same summary figures, one-sided
 statistics and app time. Under pin, each put's origin is pinned and
 unpinned (the epoch longer by two vm.pin-call at least). An accumulate no
 network atomic does and a PSCW epoch stop the run (exit 2) naming them.
+MPI_Get_accumulate (mode getacc) of MPI_SUM and MPI_NO_OP timed, its
+elements counted; MPI_Rput, MPI_Rget, MPI_Raccumulate and
+MPI_Rget_accumulate (mode requests) timed, their requests ended by
+MPI_Wait, MPI_Test and MPI_Waitall; one in MPI_Waitany stops the run
+naming it. Recorded (mpi.record), each mode stops at its first such call
+(exit 1), naming it: the recorder has no events for them.
 """
 import argparse
 import csv
@@ -149,6 +155,33 @@ def main():
             failures.append("pin: the warm put epoch took %s us, fault-tolerant %s us: no pin and unpin of 20 us "
                             "each (vm.pin-call)" % (times[-1:] or None, warm.get(16)))
         # Not modelled: refused with exit 2, naming the call and why.
+        # MPI_Get_accumulate (mode getacc): of MPI_SUM and of MPI_NO_OP, two
+        # elements each, every one a fetching network atomic, timed; the
+        # request-based operations (mode requests: an raccumulate, an
+        # rget-accumulate, an rget and an rput a rank, ended by MPI_Wait,
+        # MPI_Test and MPI_Waitall), timed, four operations a rank.
+        for mode in ("getacc", "requests"):
+            out = os.path.join(d, mode)
+            p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 " + mode)
+            s = summary(out)
+            rma = stat(out, "workload.mpi.rma_operations")
+            if "windows: ok" not in p.stdout or not s or s["mpi_untimed_calls"] != "0" or \
+                    s["data_mismatches"] != "0" or s["transfer_errors"] != "0":
+                failures.append("%s: the program's checks did not pass, a call was untimed or a transfer wrong: "
+                                "%s\n%s%s" % (mode, s, p.stdout[-2000:], p.stderr[-2000:]))
+            elif rma != 4 * 11 + 3 + 4 * 4:
+                failures.append("%s: %s one-sided operations, expected %d (4 more a rank)" %
+                                (mode, rma, 4 * 11 + 3 + 4 * 4))
+        # With mpi.record: refused at the first call the recorder has no
+        # events for, naming it.
+        for mode, first in (("getacc", "MPI_Get_accumulate"), ("requests", "MPI_Raccumulate")):
+            p = run(os.path.join(d, mode + "-recorded"), "--mpi.ranks=2", "--mpi.args=4096 1 " + mode,
+                    "--mpi.record=" + os.path.join(d, mode + "-rec"), expect=1)
+            if "calls %s, a one-sided call the recorder has no events for" % first not in p.stderr:
+                failures.append("%s recorded: the refusal does not name %s:\n%s" % (mode, first, p.stderr[-2000:]))
+        p = run(os.path.join(d, "waitany"), "--mpi.ranks=2", "--mpi.args=4096 1 waitany", expect=2)
+        if "MPI_Waitany of a request-based RMA request (not built)" not in p.stderr:
+            failures.append("waitany: the refusal does not name MPI_Waitany and why:\n" + p.stderr[-2000:])
         p = run(os.path.join(d, "max"), "--mpi.ranks=2", "--mpi.args=4096 1 max", expect=2)
         if "MPI_Accumulate of an op or type no network atomic does" not in p.stderr:
             failures.append("max: the refusal does not name the accumulate and why:\n" + p.stderr[-2000:])

@@ -6,7 +6,11 @@
 // exclusive lock, an accumulate under a shared lock, a fetch-and-op and a
 // compare-and-swap under lock_all with flushes. Prints "windows: ok".
 // Needs 2 ranks or more.
-// usage: mpi_windows [bytes [epochs [max|pscw]]]
+// usage: mpi_windows [bytes [epochs [max|pscw|getacc|requests|waitany]]]
+//   getacc: also an MPI_Get_accumulate of MPI_SUM and one of MPI_NO_OP
+//   requests: also the request-based MPI_Raccumulate, MPI_Rget_accumulate,
+//     MPI_Rget and MPI_Rput, ended by MPI_Wait, MPI_Test and MPI_Waitall
+//   waitany: an MPI_Rput's request in MPI_Waitany (not built: refused)
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
 //   pscw: an MPI_Win_post (generalized active target: not built)
 #include <mpi.h>
@@ -57,13 +61,51 @@ static void fences(int rank, int size, int bytes, int epochs) {
     MPI_Win_free(&win);
 }
 
+// Get-accumulates into rank 0's words 5 and 6: {mine, 10 mine} added (the
+// old values fetched), then both read back by MPI_NO_OP.
+static void get_accumulates(int rank, std::int64_t mine, std::int64_t total, MPI_Win win) {
+    const std::int64_t add[2] = {mine, 10 * mine};
+    std::int64_t before[2] = {-1, -1}, after[2] = {-1, -1};
+    MPI_Get_accumulate(add, 2, MPI_INT64_T, before, 2, MPI_INT64_T, 0, 5, 2, MPI_INT64_T, MPI_SUM, win);
+    MPI_Win_flush(0, win);
+    check(before[0] >= 0 && before[0] <= total - mine && before[1] >= 0 && before[1] <= 10 * (total - mine) &&
+              before[1] % 10 == 0,
+          "a get-accumulate's old values", rank);
+    MPI_Get_accumulate(nullptr, 0, MPI_INT64_T, after, 2, MPI_INT64_T, 0, 5, 2, MPI_INT64_T, MPI_NO_OP, win);
+    MPI_Win_flush(0, win);
+    check(after[0] >= before[0] + mine && after[0] <= total && after[1] >= before[1] + 10 * mine &&
+              after[1] <= 10 * total,
+          "a get-accumulate of MPI_NO_OP's values", rank);
+}
+
+// The request-based operations on rank 0's words: [7] an raccumulate of
+// mine, waited for; [8] an rget-accumulate of mine, tested until done;
+// [7] read back by an rget and [9 + rank] written by an rput, both ended
+// by one waitall.
+static void request_based(int rank, std::int64_t mine, std::int64_t total, MPI_Win win) {
+    MPI_Request q[2];
+    std::int64_t before = -1, seen = -1;
+    MPI_Raccumulate(&mine, 1, MPI_INT64_T, 0, 7, 1, MPI_INT64_T, MPI_SUM, win, &q[0]);
+    MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+    MPI_Win_flush(0, win);   // (the wait is local completion only)
+    MPI_Rget_accumulate(&mine, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, 0, 8, 1, MPI_INT64_T, MPI_SUM, win, &q[1]);
+    int flag = 0;
+    while (!flag) MPI_Test(&q[1], &flag, MPI_STATUS_IGNORE);
+    check(q[1] == MPI_REQUEST_NULL && before >= 0 && before <= total - mine, "an rget-accumulate's old value", rank);
+    MPI_Rget(&seen, 1, MPI_INT64_T, 0, 7, 1, MPI_INT64_T, win, &q[0]);
+    MPI_Rput(&mine, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[1]);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    check(seen >= mine && seen <= total, "an rget of a word raccumulated", rank);
+}
+
 // Counters at rank 0: [0] a read-modify-write under an exclusive lock,
-// [1], [2] an accumulate, [3] fetch-and-add, [4] compare-and-swap.
-static void passive(int rank, int size, bool max, bool pscw) {
-    const int rounds = 3;
-    auto* counters = static_cast<std::int64_t*>(std::calloc(5, sizeof(std::int64_t)));
+// [1], [2] an accumulate, [3] fetch-and-add, [4] compare-and-swap; with
+// `getacc`, [5], [6] get-accumulates.
+static void passive(int rank, int size, bool max, bool pscw, bool getacc, bool requests, bool waitany) {
+    const int rounds = 3, words = requests ? 9 + size : getacc ? 7 : 5;
+    auto* counters = static_cast<std::int64_t*>(std::calloc(words, sizeof(std::int64_t)));
     MPI_Win win;
-    MPI_Win_create(counters, 5 * sizeof(std::int64_t), sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_create(counters, words * sizeof(std::int64_t), sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
     if (pscw) {
         MPI_Group world;
         MPI_Comm_group(MPI_COMM_WORLD, &world);
@@ -88,6 +130,15 @@ static void passive(int rank, int size, bool max, bool pscw) {
     MPI_Win_lock_all(0, win);
     MPI_Fetch_and_op(&mine, &old, MPI_INT64_T, 0, 3, MPI_SUM, win);
     MPI_Win_flush_all(win);
+    const std::int64_t total = static_cast<std::int64_t>(size) * (size + 1) / 2;
+    if (getacc) get_accumulates(rank, mine, total, win);
+    if (requests) request_based(rank, mine, total, win);
+    if (waitany) {
+        MPI_Request q;
+        int index = -1;
+        MPI_Rput(&mine, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, win, &q);
+        MPI_Waitany(1, &q, &index, MPI_STATUS_IGNORE);
+    }
     // Not rank 0's own word: Open MPI 4.1.4's osc/rdma crashes on a
     // compare-and-swap of a rank's own window over vader (natively too).
     if (rank != 0) {
@@ -106,6 +157,10 @@ static void passive(int rank, int size, bool max, bool pscw) {
         check(counters[1] == size && counters[2] == 2 * size, "the accumulated counters", rank);
         check(counters[3] == size * (size + 1) / 2, "the fetch-and-add counter", rank);
         check(counters[4] >= 2 && counters[4] <= size, "the compare-and-swap word", rank);
+        check(!getacc || (counters[5] == total && counters[6] == 10 * total), "the get-accumulated words", rank);
+        bool put = true;
+        for (int r = 0; requests && r < size; ++r) put = put && counters[9 + r] == r + 1;
+        check(!requests || (counters[7] == total && counters[8] == total && put), "the request-based words", rank);
         MPI_Win_unlock(0, win);
     }
     MPI_Win_free(&win);
@@ -121,8 +176,11 @@ int main(int argc, char** argv) {
     const int epochs = argc > 2 ? std::atoi(argv[2]) : 3;
     const bool max = argc > 3 && std::strcmp(argv[3], "max") == 0;
     const bool pscw = argc > 3 && std::strcmp(argv[3], "pscw") == 0;
+    const bool getacc = argc > 3 && std::strcmp(argv[3], "getacc") == 0;
+    const bool requests = argc > 3 && std::strcmp(argv[3], "requests") == 0;
+    const bool waitany = argc > 3 && std::strcmp(argv[3], "waitany") == 0;
     fences(rank, size, bytes, epochs);
-    passive(rank, size, max, pscw);
+    passive(rank, size, max, pscw, getacc, requests, waitany);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0) std::printf("windows: ok\n");
