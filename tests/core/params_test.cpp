@@ -863,6 +863,36 @@ TEST_CASE("apply_command_line takes --section.key=value and --section.key value"
     CHECK_NOTHROW(cfg.apply_command_line({}));
 }
 
+TEST_CASE("apply_command_line reads --key=value alone as the parser reads it among other forms", "[params][cli]") {
+    // Every token a --key=value of a declared parameter is read without
+    // Boost.Program_options; one token of another form sends the whole line
+    // through it. Both give the same values: a value holds every '=' after
+    // the first, and the last repeat wins.
+    const ParamRegistry reg = make_registry();
+    Config direct(reg), parsed(reg);
+    direct.apply_command_line({"--link.name=a=b", "--dma.channels=2", "--dma.channels=5", "--dma.mode=lazy"});
+    parsed.apply_command_line({"--link.name=a=b", "--dma.channels=2", "--dma.channels", "5", "--dma.mode=lazy"});
+    for (const Config* c : {&direct, &parsed}) {
+        CHECK(c->string("link.name") == "a=b");
+        CHECK(c->integer("dma.channels") == 5);
+        CHECK(c->string("dma.mode") == "lazy");
+        CHECK(c->origin("link.name") == "command line");
+    }
+    // An empty value after '=': the parser's error either way.
+    CHECK_THAT(message_of([&] { direct.apply_command_line({"--link.name="}); }),
+               Contains("'--link.name' should follow immediately after the equal sign"));
+    CHECK_THAT(message_of([&] {
+                   parsed.apply_command_line({"--link.name=", "--dma.setup", "1us"});
+               }),
+               Contains("'--link.name' should follow immediately after the equal sign"));
+    // An undeclared name among declared ones: the parser's error, naming it.
+    Config cfg(reg);
+    CHECK(message_of([&] {
+              cfg.apply_command_line({"--dma.channels=2", "--dma.blok-size=4KiB"});
+          }) == "command line: unknown parameter '--dma.blok-size' (did you mean 'dma.block-size'?)");
+    CHECK(cfg.integer("dma.channels") == 4);
+}
+
 TEST_CASE("apply_command_line errors say 'command line' and suggest names", "[params][cli][errors]") {
     const ParamRegistry reg = make_registry();
     Config cfg(reg);
