@@ -793,10 +793,10 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c, Rep
     // MPI_IN_PLACE (or a root's own buffers that overlap) sends from the
     // library's buffer; a non-root's reduce result lands there.
     // (A non-blocking call's own buffer: others may be in flight with it.)
-    // (An in-place alltoallv's blocks too: a block received must not
-    // overwrite one still to be sent.)
+    // (An in-place alltoall's or alltoallv's blocks too: a block received
+    // must not overwrite one still to be sent.)
     std::pair<std::uint64_t, std::uint64_t> own_buffer{0, 0};
-    if (d.op == coll::Op::Alltoallv && sbuf == rbuf && sbytes) {
+    if ((d.op == coll::Op::Alltoallv || d.op == coll::Op::Alltoall) && sbuf == rbuf && sbytes) {
         sbuf = nonblocking ? user_or_packed(app, rank, 0, sbytes, own_buffer) : scratch(app, rank, sbytes);
     } else if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
         const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);

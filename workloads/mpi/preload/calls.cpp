@@ -384,18 +384,27 @@ MPI_Status* status_at(MPI_Status statuses[], int i) {
 }
 
 // MPI_Allgather and MPI_Alltoall: a block of each rank's to every rank
-// (the same one, or its own), posted as `post` does.
+// (the same one, or its own), posted as `post` does. MPI_IN_PLACE (MPI 4.1
+// sections 6.7 and 6.8): an allgather's block is the rank's own, at its
+// place in the receive buffer (the library's copy of it onto itself is
+// none); an alltoall's blocks are the receive buffer's, each replaced by
+// the one received from its rank (the simulation reads them from a buffer
+// of its own first, as an in-place alltoallv's).
 template <class Post>
 int all_to_all(Op op, const char* name, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               MPI_Comm comm, Post post) {
+               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Post post) {
     std::uint32_t ctx = 0;
     if (!known(comm, name, ctx)) return post(nullptr);
-    if (sendbuf == MPI_IN_PLACE) {
-        untimed((std::string(name) + " with MPI_IN_PLACE").c_str());
-        return post(nullptr);
-    }
     Call c = call(op, ctx);
-    buffer(c, sendbuf, sendcount, sendtype);
+    if (sendbuf != MPI_IN_PLACE) {
+        buffer(c, sendbuf, sendcount, sendtype);
+    } else if (op == Op::Allgather) {
+        int rank = 0;
+        PMPI_Comm_rank(comm, &rank);
+        buffer(c, element_at(recvbuf, static_cast<std::int64_t>(rank) * recvcount, recvtype), recvcount, recvtype);
+    } else {
+        buffer(c, recvbuf, recvcount, recvtype);
+    }
     c.va2 = reinterpret_cast<std::uint64_t>(recvbuf);
     MPI_Request real;
     post(&real);
@@ -971,7 +980,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   MPI_Datatype recvtype, MPI_Comm comm) {
     const InLibrary lib;
     return all_to_all(
-        Op::Allgather, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
+        Op::Allgather, "MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+        [&](MPI_Request* real) {
             return real ? PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
                         : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
         });
@@ -980,11 +990,12 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
     const InLibrary lib;
-    return all_to_all(
-        Op::Alltoall, "MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, comm, [&](MPI_Request* real) {
-            return real ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, real)
-                        : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-        });
+    return all_to_all(Op::Alltoall, "MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                      [&](MPI_Request* real) {
+                          return real ? PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                                       real)
+                                      : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+                      });
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {

@@ -12,7 +12,8 @@
 // MPI_LONG_DOUBLE, MPI_LONG_DOUBLE_INT, MPI_C_BOOL, MPI_AINT, and the
 // reduce-scatters with MPI_IN_PLACE, each result checked against the one
 // computed here (12 calls a rank); `types alltoallv`: MPI_Alltoallv and
-// MPI_Ialltoallv with MPI_IN_PLACE (5 calls a rank); `types derived`: MPI_SUM on a derived
+// MPI_Ialltoallv with MPI_IN_PLACE, then MPI_Allgather and MPI_Alltoall
+// with it (7 calls a rank); `types derived`: MPI_SUM on a derived
 // datatype, which MPI does not define (untimed).
 // usage: mpi_vectors [elements] | mpi_vectors types [alltoallv | derived]
 #include <mpi.h>
@@ -292,6 +293,24 @@ static void alltoallv_in_place(MPI_Comm comm, int rank, int n) {
             check(v[displs[r] + i] == value(rank, r, i), "MPI_Ialltoallv in place", rank, i);
 }
 
+// MPI_Allgather and MPI_Alltoall with MPI_IN_PLACE (4 elements a block):
+// the allgather's own block already at its place, the alltoall's blocks
+// each replaced by the one its rank sent.
+static void all_in_place(MPI_Comm comm, int rank, int n) {
+    const int k = 4;
+    std::vector<int> g(static_cast<std::size_t>(n * k), -1);
+    for (int i = 0; i < k; ++i) g[rank * k + i] = value(rank, 0, i);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, g.data(), k, MPI_INT, comm);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < k; ++i) check(g[r * k + i] == value(r, 0, i), "MPI_Allgather in place", rank, r * k + i);
+    std::vector<int> a(static_cast<std::size_t>(n * k));
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < k; ++i) a[r * k + i] = value(rank, r, i);
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.data(), k, MPI_INT, comm);
+    for (int r = 0; r < n; ++r)
+        for (int i = 0; i < k; ++i) check(a[r * k + i] == value(r, rank, i), "MPI_Alltoall in place", rank, r * k + i);
+}
+
 static int types(const char* mode) {
     int rank = 0, n = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -300,6 +319,7 @@ static int types(const char* mode) {
         derived_type(MPI_COMM_WORLD, rank);
     } else if (std::strcmp(mode, "alltoallv") == 0) {
         alltoallv_in_place(MPI_COMM_WORLD, rank, n);
+        all_in_place(MPI_COMM_WORLD, rank, n);
     } else {
         complex_types(MPI_COMM_WORLD, rank, n);
         other_types(MPI_COMM_WORLD, rank, n);
