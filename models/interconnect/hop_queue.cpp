@@ -12,7 +12,10 @@ namespace vrdmasim {
 
 using sc_core::sc_time;
 
-HopPacket::HopPacket() : pkt(new ExanetPacket) { gp.set_extension(pkt); }
+HopPacket::HopPacket() : pkt(&own) { gp.set_extension(pkt); }
+
+// The extension is its own member: not the payload's to delete.
+HopPacket::~HopPacket() { gp.clear_extension(pkt); }
 
 void HopPacket::take(const tlm::tlm_generic_payload& from, const ExanetPacket& p) {
     *pkt = p;

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -49,6 +50,7 @@ struct Entry {
 };
 
 struct Group {
+    const std::string* name = nullptr;   // its key in Turns::groups
     std::vector<Entry*> waiting;
 };
 
@@ -56,24 +58,30 @@ struct Turns final : InstantEnd::Client {
     sc_core::sc_simcontext* sim = nullptr;
     std::unordered_map<const sc_core::sc_process_b*, std::unique_ptr<Entry>> entries;
     std::map<std::string, Group> groups;   // by name: released in that order
+    // Those with a thread waiting: the instant's end visits these, not every
+    // node's (thousands at scale, a handful waiting), in the same order.
+    std::vector<Group*> busy;
     const sc_core::sc_process_b* last = nullptr;   // the last thread looked up, and its entry
     Entry* last_entry = nullptr;
     std::uint64_t turns = 0, ties = 0, at_once = 0;
     unsigned waiting = 0;
 
     void at_instant_end() override {
-        for (auto& [name, g] : groups) {
-            if (g.waiting.empty()) continue;
-            auto first = g.waiting.begin();
-            for (auto it = g.waiting.begin(); it != g.waiting.end(); ++it)
+        std::sort(busy.begin(), busy.end(), [](const Group* a, const Group* b) { return *a->name < *b->name; });
+        std::size_t kept = 0;
+        for (Group* g : busy) {
+            auto first = g->waiting.begin();
+            for (auto it = g->waiting.begin(); it != g->waiting.end(); ++it)
                 if ((*it)->round < (*first)->round || ((*it)->round == (*first)->round && (*it)->key < (*first)->key))
                     first = it;
-            if (g.waiting.size() > 1) ++ties;
+            if (g->waiting.size() > 1) ++ties;
             Entry* e = *first;
-            g.waiting.erase(first);
+            g->waiting.erase(first);
             --waiting;
             e->go.notify();   // runs in this evaluation phase
+            if (!g->waiting.empty()) busy[kept++] = g;
         }
+        busy.resize(kept);
         if (waiting) InstantEnd::get().request(*this, InstantEnd::SoftwareTurns);
     }
 };
@@ -107,6 +115,7 @@ void take_turn(Turns& t, Entry& e) {
         ++t.at_once;
         return;
     }
+    if (e.group->waiting.empty()) t.busy.push_back(e.group);
     e.group->waiting.push_back(&e);
     ++t.waiting;
     InstantEnd::get().request(t, InstantEnd::SoftwareTurns);
@@ -123,7 +132,9 @@ void enter(const std::string& group) {
     auto& slot = t.entries[p];
     if (slot) throw std::logic_error(std::string("software_turns::enter: ") + p->name() + " entered twice");
     slot = std::make_unique<Entry>();
-    slot->group = &t.groups[group];
+    const auto g = t.groups.try_emplace(group).first;
+    g->second.name = &g->first;
+    slot->group = &g->second;
     slot->name_hash = fnv1a(p->name());
     t.last = nullptr;
     take_turn(t, *slot);
