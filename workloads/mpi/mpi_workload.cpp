@@ -796,13 +796,8 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c, Rep
     // (An in-place alltoall's or alltoallv's blocks too: a block received
     // must not overwrite one still to be sent.)
     std::pair<std::uint64_t, std::uint64_t> own_buffer{0, 0};
-    if ((d.op == coll::Op::Alltoallv || d.op == coll::Op::Alltoall) && sbuf == rbuf && sbytes) {
-        sbuf = nonblocking ? user_or_packed(app, rank, 0, sbytes, own_buffer) : scratch(app, rank, sbytes);
-    } else if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
-        const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);
-        const std::uint64_t own = nonblocking ? user_or_packed(app, rank, 0, len, own_buffer) : scratch(app, rank, len);
-        (rbuf == 0 ? rbuf : sbuf) = own;
-    }
+    state_[rank].buffers.own_buffer(app, d, sbytes, sbuf, rbuf, populate_, advice_,
+                                    nonblocking ? &own_buffer : nullptr);
     // Input a collective in flight reads too (MPI lets two calls read one
     // buffer): the simulation's data (a pattern a call) need one of their
     // own, so this call reads the library's buffer instead.

@@ -456,14 +456,6 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    // MPI_IN_PLACE of alltoall and alltoallv (their send blocks in the
-    // receive buffer: the simulation reads them from its own buffer, a rule
-    // the trace workload has not).
-    if ((mpiwire::blocking_of(op) == Op::Alltoallv || mpiwire::blocking_of(op) == Op::Alltoall) && c.va &&
-        c.va == c.va2)
-        throw std::runtime_error(who + "calls " + region_name(c.op) +
-                                 " with MPI_IN_PLACE, which the trace workload does not replay (not built): the "
-                                 "trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;
