@@ -125,12 +125,21 @@ std::pair<std::uint64_t, std::uint64_t> ProgramBuffers::collective(RdmaProcess& 
         if (sbuf) map(app, sbuf, d.send_bytes(), who);   // none: a scatter's rank but its root
         if (rbuf) map(app, rbuf, d.receive_bytes(), who);
     }
-    if (coll::is_reduction(d.op) && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
-        const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);
-        if (own) *own = pooled(app, len, populate, advice);
-        (rbuf == 0 ? rbuf : sbuf) = own ? own->first : scratch(app, len, populate, advice);
-    }
+    own_buffer(app, d, d.send_bytes(), sbuf, rbuf, populate, advice, own);
     return {sbuf, rbuf};
+}
+
+void ProgramBuffers::own_buffer(RdmaProcess& app, const CollectiveData& d, std::uint64_t sbytes, std::uint64_t& sbuf,
+                                std::uint64_t& rbuf, bool populate, BufferAdvice advice, Pooled* own) {
+    auto library = [&](std::uint64_t len) {
+        if (own) *own = pooled(app, len, populate, advice);
+        return own ? own->first : scratch(app, len, populate, advice);
+    };
+    if ((d.op == coll::Op::Alltoallv || d.op == coll::Op::Alltoall) && sbuf == rbuf && sbytes) {
+        sbuf = library(sbytes);
+    } else if (coll::is_reduction(d.op) && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
+        (rbuf == 0 ? rbuf : sbuf) = library(std::max<std::uint64_t>(d.bytes, 8));
+    }
 }
 
 bool ProgramBuffers::holds(RdmaProcess& app, std::uint64_t va, const std::vector<unsigned char>& want) {

@@ -60,6 +60,16 @@ public:
     std::pair<std::uint64_t, std::uint64_t> collective(RdmaProcess& app, const CollectiveData& d, std::uint64_t va,
                                                        std::uint64_t va2, bool populate, BufferAdvice advice,
                                                        const std::string& who, Pooled* own = nullptr);
+    // The library's own buffer where a collective's mapped program
+    // buffers `sbuf`, `rbuf` cannot serve (the one rule of the mpi and the
+    // trace workloads): an in-place alltoall's or alltoallv's send blocks
+    // (`sbytes`, read from it first: a block received must not overwrite
+    // one still to be sent), MPI_IN_PLACE's input of a reduction or its
+    // two buffers overlapping (the input), a non-root's reduce result (rbuf
+    // 0). scratch(), or for a non-blocking call (`own` not null) a pooled()
+    // buffer put in `own`.
+    void own_buffer(RdmaProcess& app, const CollectiveData& d, std::uint64_t sbytes, std::uint64_t& sbuf,
+                    std::uint64_t& rbuf, bool populate, BufferAdvice advice, Pooled* own);
 
 private:
     using Ranges = std::map<std::uint64_t, std::uint64_t>;   // page ranges, start -> end

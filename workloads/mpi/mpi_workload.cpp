@@ -10,6 +10,7 @@
 
 #include "library/collectives/params.hpp"
 #include "library/messaging/endpoint.hpp"
+#include "workloads/mpi/collective_calls.hpp"
 #include "workloads/collective_data.hpp"
 #include "src/core/format.hpp"
 #include "workloads/registry.hpp"
@@ -413,22 +414,6 @@ bool MpiWorkload::carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, 
     case Op::Abort:
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " called MPI_Abort (error code " +
                                  std::to_string(c.tag) + ")");
-    case Op::Barrier:
-    case Op::Bcast:
-    case Op::Gather:
-    case Op::Scatter:
-    case Op::Reduce:
-    case Op::Allreduce:
-    case Op::Allgather:
-    case Op::Alltoall:
-    case Op::Scan:
-    case Op::Exscan:
-    case Op::Gatherv:
-    case Op::Scatterv:
-    case Op::Allgatherv:
-    case Op::Alltoallv:
-    case Op::ReduceScatter:
-    case Op::ReduceScatterBlock: collective(app, rank, c, r); return true;
     case Op::CommSplit: split(app, rank, c, r); return true;
     case Op::Send:
     case Op::Isend:
@@ -463,24 +448,12 @@ bool MpiWorkload::carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, 
     case Op::Rget:
     case Op::Raccumulate:
     case Op::RgetAccumulate: one_sided().serve(app, rank, c, r); return true;
-    case Op::Ibarrier:   // served by nonblocking_call() above
-    case Op::Ibcast:
-    case Op::Ireduce:
-    case Op::Iallreduce:
-    case Op::Iallgather:
-    case Op::Ialltoall:
-    case Op::Iscan:
-    case Op::Iexscan:
-    case Op::Igather:
-    case Op::Iscatter:
-    case Op::Igatherv:
-    case Op::Iscatterv:
-    case Op::Iallgatherv:
-    case Op::Ialltoallv:
-    case Op::IreduceScatter:
-    case Op::IreduceScatterBlock:
     case Op::Hello:
     case Op::Matched: break;
+    default:   // the collectives (a non-blocking one's start: nonblocking_call() above)
+        if (!mpiwire::is_collective(static_cast<Op>(c.op)) || mpiwire::is_nonblocking(static_cast<Op>(c.op))) break;
+        collective(app, rank, c, r);
+        return true;
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                              ", which this vrdmasim does not know here (a preloaded library of another version?)");
@@ -713,32 +686,6 @@ void MpiWorkload::point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint&
 }
 
 namespace {
-// The library's collective that a call of the protocol is (false: none).
-bool collective_of(Op op, coll::Op& out) {
-    static const std::pair<Op, coll::Op> kCollectives[] = {{Op::Barrier, coll::Op::Barrier},
-                                                           {Op::Bcast, coll::Op::Bcast},
-                                                           {Op::Reduce, coll::Op::Reduce},
-                                                           {Op::Gather, coll::Op::Gather},
-                                                           {Op::Scatter, coll::Op::Scatter},
-                                                           {Op::Allreduce, coll::Op::Allreduce},
-                                                           {Op::Allgather, coll::Op::Allgather},
-                                                           {Op::Alltoall, coll::Op::Alltoall},
-                                                           {Op::Scan, coll::Op::Scan},
-                                                           {Op::ReduceScatter, coll::Op::ReduceScatter},
-                                                           {Op::ReduceScatterBlock, coll::Op::ReduceScatterBlock},
-                                                           {Op::Exscan, coll::Op::Exscan},
-                                                           {Op::Gatherv, coll::Op::Gatherv},
-                                                           {Op::Scatterv, coll::Op::Scatterv},
-                                                           {Op::Allgatherv, coll::Op::Allgatherv},
-                                                           {Op::Alltoallv, coll::Op::Alltoallv}};
-    for (const auto& [call, op_of_library] : kCollectives)
-        if (call == op) {
-            out = op_of_library;
-            return true;
-        }
-    return false;
-}
-
 // A reduction's operation and datatype as the preload sent them
 // (preload/reduction.cpp), checked.
 coll::Reduction reduction_of(unsigned rank, const Call& c) {
@@ -761,7 +708,7 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c, Rep
     const unsigned me = comm.rank();
     CollectiveData d;
     d.ranks = comm.size();
-    if (!collective_of(op, d.op))
+    if (!mpiwire::collective_of(op, d.op))
         throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                                  ", which this vrdmasim does not know");
     const bool reduction = coll::is_reduction(d.op);
@@ -796,13 +743,8 @@ void MpiWorkload::collective(RdmaProcess& app, unsigned rank, const Call& c, Rep
     // (An in-place alltoall's or alltoallv's blocks too: a block received
     // must not overwrite one still to be sent.)
     std::pair<std::uint64_t, std::uint64_t> own_buffer{0, 0};
-    if ((d.op == coll::Op::Alltoallv || d.op == coll::Op::Alltoall) && sbuf == rbuf && sbytes) {
-        sbuf = nonblocking ? user_or_packed(app, rank, 0, sbytes, own_buffer) : scratch(app, rank, sbytes);
-    } else if (reduction && (rbuf == 0 || (sbuf < rbuf + d.bytes && rbuf < sbuf + d.bytes))) {
-        const std::uint64_t len = std::max<std::uint64_t>(d.bytes, 8);
-        const std::uint64_t own = nonblocking ? user_or_packed(app, rank, 0, len, own_buffer) : scratch(app, rank, len);
-        (rbuf == 0 ? rbuf : sbuf) = own;
-    }
+    state_[rank].buffers.own_buffer(app, d, sbytes, sbuf, rbuf, populate_, advice_,
+                                    nonblocking ? &own_buffer : nullptr);
     // Input a collective in flight reads too (MPI lets two calls read one
     // buffer): the simulation's data (a pattern a call) need one of their
     // own, so this call reads the library's buffer instead.

@@ -190,6 +190,10 @@ constexpr Op blocking_of(Op op) { return paired(kNonBlocking, op, 0); }
 constexpr bool is_nonblocking(Op op) { return blocking_of(op) != op; }
 // The non-blocking collective of blocking `op` (`op` if it has none).
 constexpr Op nonblocking_of(Op op) { return paired(kNonBlocking, op, 1); }
+// Whether `op` is a collective call (MPI 4.1 chapter 6, the library's
+// collectives carry it out; collective_calls.hpp says which): each,
+// blocking or not, is in kNonBlocking.
+constexpr bool is_collective(Op op) { return is_nonblocking(op) || nonblocking_of(op) != op; }
 
 // Untimed's tag: the call cannot run untimed either (it would break what
 // the library does underneath): refused whatever mpi.untimed says.

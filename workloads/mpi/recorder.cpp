@@ -9,6 +9,7 @@
 #include <utility>
 #include <stdexcept>
 
+#include "workloads/mpi/collective_calls.hpp"
 #include "workloads/trace_reader.hpp"
 
 namespace vrdmasim {
@@ -351,16 +352,15 @@ void MpiRecorder::init(unsigned rank, std::uint64_t ps) {
 MpiRecorder::Event MpiRecorder::collective(unsigned rank, const Call& c, std::uint64_t at,
                                            const std::vector<std::uint64_t>& blocks, const MpiCommunicators& comms) {
     const Op op = mpiwire::blocking_of(static_cast<Op>(c.op));
+    coll::Op library = coll::Op::Barrier;   // (a split: as a barrier, no root, reduction or blocks)
+    mpiwire::collective_of(op, library);
     const std::uint64_t n = comms.members(rank, c.comm).size();
     const unsigned me = comms.rank_in(c.comm, rank);
     const bool root = me == static_cast<unsigned>(c.root);
     Event e = event(Kind::End, at);
     e.op = static_cast<std::uint8_t>(collective_op(op));
     e.comm = c.comm;
-    e.root = op == Op::Bcast || op == Op::Reduce || op == Op::Gather || op == Op::Scatter || op == Op::Gatherv ||
-                     op == Op::Scatterv
-                 ? static_cast<std::uint32_t>(c.root)
-                 : OTF2_COLLECTIVE_ROOT_NONE;
+    e.root = coll::has_root(library) ? static_cast<std::uint32_t>(c.root) : OTF2_COLLECTIVE_ROOT_NONE;
     // A v-variant's blocks (protocol.hpp): the lengths sent to each rank
     // (part 0), received from each (part 2), summed.
     auto sum = [&](std::size_t part) {
@@ -390,13 +390,12 @@ MpiRecorder::Event MpiRecorder::collective(unsigned rank, const Call& c, std::ui
     case Op::CommSplit: e.sent = 8, e.received = 8 * n; break;   // Open MPI's colours and keys
     default: e.sent = e.received = c.bytes; break;   // allreduce, scan, exscan
     }
-    if (op == Op::Reduce || op == Op::Allreduce || op == Op::Scan || op == Op::Exscan || op == Op::ReduceScatter ||
-        op == Op::ReduceScatterBlock)
+    if (coll::is_reduction(library))
         e.reduction = 1 + (std::uint64_t(c.reduce_op & ~mpiwire::kStandIn) << 8 | c.datatype);
     e.buffers = op != Op::CommSplit;
     e.va = c.va;
     e.va2 = op == Op::Bcast ? 0 : c.va2;
-    if (op >= Op::Gatherv && op <= Op::ReduceScatterBlock) {   // its blocks, as the rank gave them
+    if (coll::takes_blocks(library)) {   // its blocks, as the rank gave them
         std::ostringstream os;
         os << std::hex << c.bytes;
         for (const std::uint64_t v : blocks) os << ' ' << v;
@@ -456,14 +455,6 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
             ", which a replay does not carry out: the trace is not written");
-    // MPI_IN_PLACE of alltoall and alltoallv (their send blocks in the
-    // receive buffer: the simulation reads them from its own buffer, a rule
-    // the trace workload has not).
-    if ((mpiwire::blocking_of(op) == Op::Alltoallv || mpiwire::blocking_of(op) == Op::Alltoall) && c.va &&
-        c.va == c.va2)
-        throw std::runtime_error(who + "calls " + region_name(c.op) +
-                                 " with MPI_IN_PLACE, which the trace workload does not replay (not built): the "
-                                 "trace is not written");
     // A buffer of a non-contiguous datatype (va 0: packed by the library,
     // protocol.hpp) has no address of the program's to replay at.
     bool packed = false;
@@ -569,7 +560,7 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
             done.kind = Kind::CollectiveComplete;
             done.request = r.request;
             started_[rank][r.request] = done;
-        } else if (collective_op(op) != OTF2_COLLECTIVE_OP_CREATE_HANDLE || op == Op::CommSplit) {
+        } else if (mpiwire::is_collective(op) || op == Op::CommSplit) {
             out.push_back(event(Kind::Begin, enter));
             out.push_back(collective(rank, c, leave, ids, comms));
         }

@@ -25,7 +25,15 @@ bool watching();
 // Runs {va, len, ...}: the mappings unmapped since the last call, and the
 // pages first touched since then (page aligned, in address order).
 void since_last_call(std::vector<std::uint64_t>& unmapped, std::vector<std::uint64_t>& touched);
-// After a call's real work: every page resident now is known.
+// After a call's real work: every page resident now is known. All the
+// watched memory, not the call's buffers alone: in a call real MPI writes
+// the call's buffers, those of the requests it progresses meanwhile (a
+// non-blocking collective's receive buffer, posted in an earlier call and
+// not listed by receiving()), and its own allocations in the program's
+// heap and stack; none of it is the program's touch. The program's own
+// touches before the call were taken by since_last_call() at its start,
+// and no code of the program's runs in between (its other threads: not
+// observed, README "The program's memory").
 void settle();
 // A real receive into [va, va + len) posted to real MPI, and its end: real
 // MPI writes those pages meanwhile, in host time.

@@ -25,14 +25,14 @@ naming it. Recorded (mpi.record), each mode stops at its first such call
 (exit 1), naming it: the recorder has no events for them.
 """
 import argparse
-import csv
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+import mpi_runs
+from mpi_runs import statistics, summary
 
 def main():
     ap = argparse.ArgumentParser()
@@ -40,35 +40,15 @@ def main():
     ap.add_argument("--programs", required=True)
     a = ap.parse_args()
     failures = []
-    scratch = tempfile.mkdtemp(prefix="mos")
-    prog = os.path.join(scratch, "mos%d_windows" % os.getpid())
-    shutil.copy(os.path.join(a.programs, "mpi_windows"), prog)
-    sockets = os.path.join(scratch, "tmp")
-    os.mkdir(sockets)
-    env = dict(os.environ, TMPDIR=sockets)
+    runs = mpi_runs.Runs(a.exe, a.programs, ("mpi_windows",), "mos", failures)
+    prog = runs.program["mpi_windows"]
 
     def run(out, *args, expect=0, rate=16):
-        cmd = [a.exe, "run", "--out", out, "--workload.kind=mpi", "--smmu.enabled=true", "--topology.nodes=4",
-               "--link.rate=%dGbps" % rate, "--mpi.program=" + prog] + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-        if p.returncode != expect:
-            failures.append("%s: exit %d, expected %d\n%s%s" % (" ".join(cmd), p.returncode, expect,
-                                                              p.stdout[-3000:], p.stderr[-3000:]))
-        return p
-
-    def summary(out):
-        path = os.path.join(out, "summary.csv")
-        if not os.path.exists(path):
-            return {}
-        with open(path) as f:
-            return next(csv.DictReader(f))
+        return runs.run(out, "--topology.nodes=4", "--link.rate=%dGbps" % rate, "--mpi.program=" + prog, *args,
+                        expect=expect)
 
     def stat(out, name):
-        path = os.path.join(out, "stats.json")
-        if not os.path.exists(path):
-            return None
-        with open(path) as f:
-            return json.load(f).get(name)
+        return statistics(out).get(name)
 
     def epochs(p):
         return [float(t) for t in re.findall(r"put epoch \d+ of 65536 B: ([0-9.]+) us", p.stdout)]
@@ -125,20 +105,13 @@ def main():
         # bytes, statistics, and app time exactly (README "Record, then replay").
         out = os.path.join(d, "epoch16")
         replayed = os.path.join(d, "replayed")
-        cmd = [a.exe, "run", "--out", replayed, "--workload.kind=trace", "--smmu.enabled=true", "--topology.nodes=4",
-               "--link.rate=16Gbps", "--trace.file=" + os.path.join(rec, "rec.otf2")]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-        x, y = summary(out), summary(replayed)
-        if p.returncode != 0 or not x or not y:
-            failures.append("replay: exit %d\n%s" % (p.returncode, p.stderr[-2000:]))
-        else:
-            if float(x["mpi_app_time_us"]) != float(y["trace_app_time_us"]):
-                failures.append("replay: the program took %s us, its replay %s us" % (x["mpi_app_time_us"],
-                                                                                   y["trace_app_time_us"]))
-            own = ("host_", "peak_rss", "mpi_", "trace_", "workload")
-            differ = [k for k in x if not k.startswith(own) and x[k] != y.get(k)]
-            if differ or y["data_mismatches"] != "0" or int(y["bytes_verified"]) < 2 * 4 * 65536:
-                failures.append("replay: %s differ (run %s, replayed %s)" % (differ, x, y))
+        runs.replay(replayed, os.path.join(rec, "rec.otf2"), "--topology.nodes=4", "--link.rate=16Gbps")
+        y = summary(replayed)
+        if y:
+            mpi_runs.same_figures(failures, "replay", out, replayed, all_statistics=False)
+            if y["data_mismatches"] != "0" or int(y["bytes_verified"]) < 2 * 4 * 65536:
+                failures.append("replay: %s bytes verified, %s mismatches" % (y["bytes_verified"],
+                                                                             y["data_mismatches"]))
             for name in ("rma_operations", "lock_atomics", "windows"):
                 if stat(out, "workload.mpi." + name) is None or stat(out, "workload.mpi." + name) != stat(
                         replayed, "workload.trace." + name):
@@ -188,13 +161,7 @@ def main():
         p = run(os.path.join(d, "pscw"), "--mpi.ranks=2", "--mpi.args=4096 1 pscw", "--mpi.untimed=count", expect=2)
         if "MPI_Win_post: PSCW on a timed window (not built)" not in p.stderr:
             failures.append("pscw: the refusal does not name MPI_Win_post and why:\n" + p.stderr[-2000:])
-        if os.listdir(sockets):
-            failures.append("socket directories left in TMPDIR: %s" % os.listdir(sockets))
-    shutil.rmtree(scratch, ignore_errors=True)
-    for f in failures:
-        print("FAIL:", f)
-    print("mpi_one_sided: %d failure(s)" % len(failures))
-    return 1 if failures else 0
+    return runs.finish("mpi_one_sided")
 
 
 if __name__ == "__main__":
