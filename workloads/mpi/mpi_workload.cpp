@@ -403,6 +403,10 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
         one_sided().end_request(app, rank, c, r);
         return true;
     }
+    if (mpiwire::is_active_target(static_cast<Op>(c.op))) {   // MPI_Win_post, _start, _complete, _wait, _test
+        one_sided().active_target(app, rank, c, state_[rank].ids, r);
+        return true;
+    }
     return carry_out(app, rank, ep, c, r);
 }
 
@@ -480,7 +484,8 @@ bool MpiWorkload::carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, 
     case Op::IreduceScatter:
     case Op::IreduceScatterBlock:
     case Op::Hello:
-    case Op::Matched: break;
+    case Op::Matched:
+    default: break;   // the active target calls: served by serve() above too
     }
     throw std::runtime_error("mpi: rank " + std::to_string(rank) + " sent call " + std::to_string(c.op) +
                              ", which this vrdmasim does not know here (a preloaded library of another version?)");
