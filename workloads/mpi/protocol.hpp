@@ -239,7 +239,7 @@ struct Call {
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
     // The values that follow: Waitany's, Testany's, Testall's request ids,
-    // a v-variant's blocks.
+    // a v-variant's blocks, an MPI_Win_post's or MPI_Win_start's group.
     std::uint64_t count = 0;
     // The program's memory since its last call (README "The program's
     // memory"): runs {va, len} of mappings it unmapped, then runs of pages
