@@ -280,17 +280,21 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
 // names and descriptions made strings by `string`.
 template <class String>
 void write_active_target_definitions(OTF2_GlobalDefWriter* g, String& string) {
-    OTF2_GlobalDefWriter_WriteAttribute(g, kActiveTargetAttr, string(recorded::kActiveTarget),
-                                        string("a generalized active target call: MPI_Win_post, _start, _complete, "
-                                               "_wait or _test (vrdmasim's mpiwire::Op)"),
-                                        OTF2_TYPE_UINT64);
-    OTF2_GlobalDefWriter_WriteAttribute(g, kGroupAttr, string(recorded::kGroup),
-                                        string("an MPI_Win_post's or MPI_Win_start's group: its ranks in the window's "
-                                               "communicator (hexadecimal, separated by spaces)"),
-                                        OTF2_TYPE_STRING);
-    OTF2_GlobalDefWriter_WriteAttribute(g, kFlagAttr, string(recorded::kFlag),
-                                        string("an MPI_Win_test's flag (1: the exposure epoch ended)"),
-                                        OTF2_TYPE_UINT64);
+    const struct {
+        Attribute id;
+        const char *name, *what;
+        OTF2_Type type;
+    } attributes[] = {
+        {kActiveTargetAttr, recorded::kActiveTarget,
+         "a generalized active target call: MPI_Win_post, _start, _complete, _wait or _test (vrdmasim's mpiwire::Op)",
+         OTF2_TYPE_UINT64},
+        {kGroupAttr, recorded::kGroup,
+         "an MPI_Win_post's or MPI_Win_start's group: its ranks in the window's communicator (hexadecimal, separated "
+         "by spaces)",
+         OTF2_TYPE_STRING},
+        {kFlagAttr, recorded::kFlag, "an MPI_Win_test's flag (1: the exposure epoch ended)", OTF2_TYPE_UINT64}};
+    for (const auto& a : attributes)
+        OTF2_GlobalDefWriter_WriteAttribute(g, a.id, string(a.name), string(a.what), a.type);
 }
 
 // The global definitions: the clock (picoseconds), the ranks (one
