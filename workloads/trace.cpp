@@ -227,10 +227,34 @@ void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent&
                                      ", which it has not created");
         c.win = w->second;
     }
+    if (mpiwire::is_active_target(static_cast<mpiwire::Op>(e.op))) return active_target(app, rank, e, c);
     mpiwire::Reply reply{};
     windows_->serve(app, rank, c, reply);
     if (create) r.windows[e.win] = reply.request;
     if (static_cast<mpiwire::Op>(e.op) == mpiwire::Op::WinFree) r.windows.erase(e.win);
+}
+
+void TraceWorkload::active_target(RdmaProcess& app, unsigned rank, const TraceEvent& e, mpiwire::Call& c) {
+    const auto op = static_cast<mpiwire::Op>(e.op);
+    if ((op == mpiwire::Op::WinPost || op == mpiwire::Op::WinStart) && !e.group)
+        throw std::logic_error("trace: an MPI_Win_post or MPI_Win_start without its group");
+    const std::vector<std::uint64_t> none, &group = e.group ? *e.group : none;
+    c.count = group.size();
+    mpiwire::Reply reply{};
+    if (op != mpiwire::Op::WinWait && op != mpiwire::Op::WinTest)
+        return windows_->active_target(app, rank, c, group, reply);
+    // An exposure epoch's end as the program saw it: a wait, or tests
+    // (the last with flag 1). Replayed at another configuration, the epoch
+    // may end at an earlier test (the later ones and the wait find it
+    // ended: nothing to do) or not at the one that ended it in the
+    // recording (then waited for, as the program's tests would have gone
+    // on until it ended).
+    if (!windows_->exposing(rank, c.win)) return;
+    windows_->active_target(app, rank, c, group, reply);
+    if (op == mpiwire::Op::WinTest && !reply.flag && e.tag) {
+        c.op = static_cast<std::uint32_t>(mpiwire::Op::WinWait);
+        windows_->active_target(app, rank, c, group, reply);
+    }
 }
 
 bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const {

@@ -144,6 +144,8 @@ private:
     // workload carried it out: through the library's windows
     // (workloads/mpi/one_sided.hpp), at the program's addresses.
     void one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e);
+    // Its generalized active target calls (`c`: the call as one_sided() made it).
+    void active_target(RdmaProcess& app, unsigned rank, const TraceEvent& e, mpiwire::Call& c);
     struct OneSidedHost;
     std::unique_ptr<OneSidedHost> one_sided_host_;
     std::unique_ptr<MpiOneSided> windows_;

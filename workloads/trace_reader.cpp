@@ -629,6 +629,35 @@ OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, 
                                   uint64_t req) {
     return collective_end(*static_cast<Sink*>(u), t, a, op, c, root, sent, received, true, req);
 }
+// Attribute `i` of `a`: its name ("?" if the definitions name none), type and value.
+std::string attribute(Sink& s, OTF2_AttributeList* a, std::uint32_t i, OTF2_Type& type, OTF2_AttributeValue& value) {
+    OTF2_AttributeRef ref = 0;
+    OTF2_AttributeList_GetAttributeByIndex(a, i, &ref, &type, &value);
+    const auto it = s.impl->attribute_names.find(ref);
+    const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
+    return str == s.impl->strings.end() ? "?" : str->second;
+}
+
+// A generalized active target call's attribute (recorded::kActiveTarget,
+// kGroup, kFlag) into `e` (a group not as vrdmasim writes it: none): false
+// for another attribute.
+bool active_target_attribute(Sink& s, const std::string& name, OTF2_Type type, const OTF2_AttributeValue& value,
+                             TraceEvent& e) {
+    if (name == recorded::kActiveTarget && type == OTF2_TYPE_UINT64) return true;   // the call: its event's op
+    if (name == recorded::kFlag && type == OTF2_TYPE_UINT64) {
+        e.tag = static_cast<std::uint32_t>(value.uint64);
+        return true;
+    }
+    if (name != recorded::kGroup || type != OTF2_TYPE_STRING) return false;
+    const auto text = s.impl->strings.find(value.stringRef);
+    auto group = std::make_shared<std::vector<std::uint64_t>>();
+    std::istringstream in(text == s.impl->strings.end() ? std::string("?") : text->second);
+    in >> std::hex;
+    for (std::uint64_t v; in >> v;) group->push_back(v);
+    if (in.eof()) e.group = std::move(group);
+    return true;
+}
+
 // A one-sided call of a trace vrdmasim recorded (TraceEvent::Kind::Rma):
 // `op` on window `win`, its target `remote` (OTF2_UNDEFINED_UINT32: every
 // member); its fields from the event's attributes (recorded::). A
@@ -648,13 +677,14 @@ OTF2_CallbackCode rma_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, con
     }
     const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
     for (std::uint32_t i = 0; i < n; ++i) {
-        OTF2_AttributeRef ref = 0;
         OTF2_Type type;
         OTF2_AttributeValue value;
-        OTF2_AttributeList_GetAttributeByIndex(a, i, &ref, &type, &value);
-        const auto it = s.impl->attribute_names.find(ref);
-        const auto str = it == s.impl->attribute_names.end() ? s.impl->strings.end() : s.impl->strings.find(it->second);
-        const std::string name = str == s.impl->strings.end() ? "?" : str->second;
+        const std::string name = attribute(s, a, i, type, value);
+        if (active_target_attribute(s, name, type, value, e)) {
+            if (!e.group && name == recorded::kGroup)
+                return refuse(s, at + ": a group not as vrdmasim records it"), OTF2_CALLBACK_INTERRUPT;
+            continue;
+        }
         const std::uint64_t v = value.uint64;
         if (type != OTF2_TYPE_UINT64)
             return refuse(s, at + ": attribute '" + name + "' not uint64"), OTF2_CALLBACK_INTERRUPT;
@@ -765,6 +795,37 @@ OTF2_CallbackCode ev_rma_sync(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void
                     remote);
 }
 
+// MPI_Win_post, MPI_Win_start, MPI_Win_complete (an RmaGroupSync),
+// MPI_Win_wait and MPI_Win_test (an RmaWaitChange) of a trace vrdmasim
+// recorded: the call its recorded::kActiveTarget says.
+OTF2_CallbackCode active_target_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, const char* event,
+                                     OTF2_RmaWinRef win) {
+    auto op = mpiwire::Op::WinPost;
+    bool named = false;
+    const std::uint32_t n = a && s.impl->vrdmasim ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        OTF2_Type type;
+        OTF2_AttributeValue value;
+        if (attribute(s, a, i, type, value) != recorded::kActiveTarget || type != OTF2_TYPE_UINT64) continue;
+        op = static_cast<mpiwire::Op>(value.uint64);
+        named = mpiwire::is_active_target(op) && value.uint64 == static_cast<std::uint64_t>(op);
+    }
+    if (s.impl->vrdmasim && !named) {
+        refuse(s, std::string(event) + " (" + where(s, t) + ") without the call vrdmasim records (" +
+                      recorded::kActiveTarget + ")");
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    return rma_call(s, t, a, event, op, win, OTF2_UNDEFINED_UINT32);
+}
+OTF2_CallbackCode ev_rma_group_sync(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                    OTF2_RmaSyncLevel, OTF2_RmaWinRef win, OTF2_GroupRef) {
+    return active_target_call(*static_cast<Sink*>(u), t, a, "RmaGroupSync", win);
+}
+OTF2_CallbackCode ev_rma_wait_change(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                     OTF2_RmaWinRef win) {
+    return active_target_call(*static_cast<Sink*>(u), t, a, "RmaWaitChange", win);
+}
+
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
 // measurement switched on and off, program begin and end), annotations
 // (metrics, parameters), and a
@@ -834,6 +895,8 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetRmaAcquireLockCallback(cb, ev_rma_acquire_lock);
     OTF2_EvtReaderCallbacks_SetRmaReleaseLockCallback(cb, ev_rma_release_lock);
     OTF2_EvtReaderCallbacks_SetRmaSyncCallback(cb, ev_rma_sync);
+    OTF2_EvtReaderCallbacks_SetRmaGroupSyncCallback(cb, ev_rma_group_sync);
+    OTF2_EvtReaderCallbacks_SetRmaWaitChangeCallback(cb, ev_rma_wait_change);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -881,17 +944,14 @@ void set_unsupported_io(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(IoTryLock);
 }
 
-// One-sided MPI's other events (PSCW's group syncs, completions, tests,
-// try-locks, waits; rma_call() the ones a trace vrdmasim recorded has):
-// not replayed.
+// One-sided MPI's other events (completions, tests, try-locks; rma_call()
+// the ones a trace vrdmasim recorded has): not replayed.
 void set_unsupported_rma(OTF2_EvtReaderCallbacks* cb) {
-    VRDMASIM_UNSUPPORTED(RmaGroupSync);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteBlocking);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteNonBlocking);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteRemote);
     VRDMASIM_UNSUPPORTED(RmaOpTest);
     VRDMASIM_UNSUPPORTED(RmaTryLock);
-    VRDMASIM_UNSUPPORTED(RmaWaitChange);
 }
 
 // Threading (OpenMP and the generic thread events): the replay is of

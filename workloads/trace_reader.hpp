@@ -70,6 +70,14 @@ constexpr const char* kOffset = "vrdmasim::offset";
 constexpr const char* kAtomic = "vrdmasim::atomic";
 constexpr const char* kDispUnit = "vrdmasim::disp_unit";
 constexpr const char* kAssert = "vrdmasim::assert";
+// Generalized active target (an RmaGroupSync or RmaWaitChange): the call
+// (uint64: workloads/mpi/protocol.hpp's mpiwire::Op, MPI_Win_post to
+// MPI_Win_test), a post's or start's group (a string of its ranks in the
+// window's communicator, hexadecimal, separated by spaces) and assert
+// (kAssert), a test's flag (uint64, 1: the exposure epoch ended).
+constexpr const char* kActiveTarget = "vrdmasim::active_target";
+constexpr const char* kGroup = "vrdmasim::group";
+constexpr const char* kFlag = "vrdmasim::flag";
 }   // namespace recorded
 
 // A v-variant's or reduce-scatter's call as a rank made it (recorded::kBlocks).
@@ -110,7 +118,7 @@ struct TraceEvent {
         // served it (op: its mpiwire::Op, workloads/mpi/protocol.hpp), from
         // its RMA event: RmaWinCreate, RmaWinDestroy, a fence's
         // RmaCollectiveEnd, RmaPut, RmaGet, RmaAtomic, RmaRequestLock,
-        // RmaReleaseLock, RmaSync.
+        // RmaReleaseLock, RmaSync, RmaGroupSync, RmaWaitChange.
         Rma
     };
     // Enter, in a trace vrdmasim recorded: the calls whose work the replay
@@ -159,6 +167,9 @@ struct TraceEvent {
     // lock's assert).
     std::uint64_t win = 0, va3 = 0, disp = 0, offset = 0;
     std::uint32_t amo = 0;
+    // Rma of MPI_Win_post or MPI_Win_start: its group (recorded::kGroup),
+    // ranks of the window's communicator; tag an MPI_Win_test's flag.
+    std::shared_ptr<const std::vector<std::uint64_t>> group;
 };
 
 // What check() found in the whole trace: the collectives it calls and each

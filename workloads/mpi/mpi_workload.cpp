@@ -404,6 +404,10 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
         one_sided().end_request(app, rank, c, r);
         return true;
     }
+    if (mpiwire::is_active_target(static_cast<Op>(c.op))) {   // MPI_Win_post, _start, _complete, _wait, _test
+        one_sided().active_target(app, rank, c, state_[rank].ids, r);
+        return true;
+    }
     return carry_out(app, rank, ep, c, r);
 }
 

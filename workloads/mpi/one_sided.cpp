@@ -51,7 +51,8 @@ MpiOneSided::MpiOneSided(Host& host, Workload& owner, StatRegistry& stats, std::
       apps_(apps),
       nodes_(nodes),
       eps_(eps),
-      ranks_(apps.size()) {}
+      ranks_(apps.size()),
+      active_(apps.size()) {}
 
 std::uint64_t MpiOneSided::put_piece(const RdmaProcess& app, std::uint64_t len) {
     std::uint64_t piece = len;

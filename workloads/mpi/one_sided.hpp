@@ -4,8 +4,8 @@
 // MPI_Get_accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte
 // integers as the engine's network atomics; the request-based MPI_Rput,
 // MPI_Rget, MPI_Raccumulate and MPI_Rget_accumulate as their operations,
-// their requests ended at MPI_Wait and MPI_Test; fence, lock/unlock, lock_all and the flushes
-// complete them, and the locks are words of the library taken with network
+// their requests ended at MPI_Wait and MPI_Test; fence, lock/unlock, lock_all, the flushes
+// and generalized active target's complete (pscw.cpp) complete them, and the locks are words of the library taken with network
 // atomics, as Open MPI's osc/rdma component takes them. One piece of code
 // for the two workloads that carry one-sided calls out: the mpi workload
 // (a program's calls) and the trace workload (a recorded program's trace,
@@ -87,6 +87,16 @@ public:
     static std::uint64_t put_transfers(const RdmaProcess& app, std::uint64_t len);
     // The library's locked page a rank takes at its first window.
     static constexpr std::uint64_t kPage = 4096;
+    // Generalized active target synchronisation (pscw.cpp; README
+    // "One-sided"): MPI_Win_post, MPI_Win_start, MPI_Win_complete,
+    // MPI_Win_wait and MPI_Win_test (`c`: mpiwire::is_active_target),
+    // `group` the post's or start's group as ranks of the window's
+    // communicator; MPI_Win_test's answer into r.flag.
+    void active_target(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const std::vector<std::uint64_t>& group,
+                       mpiwire::Reply& r);
+    // Whether `rank` has an exposure epoch of window `win` open (posted,
+    // not yet ended by MPI_Win_wait or MPI_Win_test): a replay's question.
+    bool exposing(unsigned rank, std::uint64_t win) const { return active_.at(rank).exposed.count(win) != 0; }
 
 private:
     // A one-sided operation in flight: an RDMA write (Put), an RDMA read
@@ -150,6 +160,30 @@ private:
     // The lock word of window `win` in world rank `target`'s memory.
     std::uint64_t lock_word(unsigned rank, std::uint64_t win, unsigned target) const;
     Counter& counter(const char* name, const char* help);
+    // A rank's generalized active target epochs (pscw.cpp), by window: the
+    // exposure epochs it posted (the origins, as world ranks; the receives
+    // of their "complete" notifications and the sends of its "post" ones),
+    // the access epochs it started (the targets); the library's words the
+    // notifications are sent from (the last) and received into (one a
+    // world rank).
+    struct Exposure {
+        std::vector<unsigned> origins;
+        std::vector<std::uint64_t> completes, posts;
+    };
+    struct ActiveTarget {
+        std::map<std::uint64_t, Exposure> exposed;
+        std::map<std::uint64_t, std::vector<unsigned>> access;
+        std::uint64_t words = 0;
+    };
+    void post(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const std::vector<unsigned>& origins);
+    void start(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const std::vector<unsigned>& targets);
+    void complete_access(RdmaProcess& app, unsigned rank, std::uint64_t win);
+    // MPI_Win_wait (`test` false) or MPI_Win_test: whether the exposure
+    // epoch ended.
+    bool end_exposure(RdmaProcess& app, unsigned rank, std::uint64_t win, bool test);
+    // A notification's tag, and the word it comes into from world rank `from`.
+    std::uint64_t notification_tag(unsigned rank, std::uint64_t win, bool complete) const;
+    std::uint64_t notification_word(RdmaProcess& app, unsigned rank, unsigned from);
 
     Host& host_;
     Workload& owner_;
@@ -162,6 +196,7 @@ private:
     std::vector<Rank> ranks_;
     MpiWindows windows_;
     std::map<std::string, Counter*> counters_;   // made at the first one-sided call
+    std::vector<ActiveTarget> active_;   // by rank (pscw.cpp)
 };
 
 }   // namespace vrdmasim

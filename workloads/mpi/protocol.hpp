@@ -17,7 +17,7 @@ constexpr const char* kSocketEnv = "VRDMASIM_MPI_SOCKET";   // the simulation's 
 constexpr const char* kComputeEnv = "VRDMASIM_MPI_COMPUTE";   // "none", "fixed:<ps>", "measured:<scale>"
 constexpr const char* kUntimedEnv = "VRDMASIM_MPI_UNTIMED";   // "refuse" or "count"
 constexpr const char* kMemoryEnv = "VRDMASIM_MPI_MEMORY";   // "observed" or "buffers-only"
-constexpr std::uint32_t kVersion = 13;
+constexpr std::uint32_t kVersion = 14;
 
 enum class Op : std::uint32_t {
     Hello = 1,   // peer = rank, tag = size, bytes = host pid
@@ -141,6 +141,16 @@ enum class Op : std::uint32_t {
     Rget,
     Raccumulate,
     RgetAccumulate,
+    // Generalized active target synchronisation (README "One-sided"):
+    // MPI_Win_post and MPI_Win_start on win, root = the assert (kNoCheck:
+    // MPI_MODE_NOCHECK), the group's ranks in the window's communicator
+    // following the Call (`count` of them); MPI_Win_complete, MPI_Win_wait
+    // and MPI_Win_test on win (the Reply's flag: the exposure epoch ended).
+    WinPost,
+    WinStart,
+    WinComplete,
+    WinWait,
+    WinTest,
 };
 
 // A non-blocking collective's request: apart from the point-to-point ones.
@@ -188,6 +198,9 @@ constexpr Op kNonBlocking[][2] = {
 // The blocking collective of non-blocking `op`, or `op` itself.
 constexpr Op blocking_of(Op op) { return paired(kNonBlocking, op, 0); }
 constexpr bool is_nonblocking(Op op) { return blocking_of(op) != op; }
+// Whether `op` is one of the generalized active target calls (post, start,
+// complete, wait, test).
+constexpr bool is_active_target(Op op) { return op >= Op::WinPost && op <= Op::WinTest; }
 // The non-blocking collective of blocking `op` (`op` if it has none).
 constexpr Op nonblocking_of(Op op) { return paired(kNonBlocking, op, 1); }
 // Whether `op` is a collective call (MPI 4.1 chapter 6, the library's
@@ -230,7 +243,7 @@ struct Call {
     std::uint64_t va = 0, bytes = 0, va2 = 0, bytes2 = 0;
     std::uint64_t request = 0;
     // The values that follow: Waitany's, Testany's, Testall's request ids,
-    // a v-variant's blocks.
+    // a v-variant's blocks, an MPI_Win_post's or MPI_Win_start's group.
     std::uint64_t count = 0;
     // The program's memory since its last call (README "The program's
     // memory"): runs {va, len} of mappings it unmapped, then runs of pages

@@ -79,6 +79,11 @@ const char* blocking_region_name(std::uint8_t op) {
     case Op::Rget: return "MPI_Rget";
     case Op::Raccumulate: return "MPI_Raccumulate";
     case Op::RgetAccumulate: return "MPI_Rget_accumulate";
+    case Op::WinPost: return "MPI_Win_post";
+    case Op::WinStart: return "MPI_Win_start";
+    case Op::WinComplete: return "MPI_Win_complete";
+    case Op::WinWait: return "MPI_Win_wait";
+    case Op::WinTest: return "MPI_Win_test";
     default: return "MPI_Init";
     }
 }
@@ -141,8 +146,19 @@ enum Attribute : OTF2_AttributeRef {
     kOffsetAttr = 11,
     kAtomicAttr = 12,
     kDispUnitAttr = 13,
-    kAssertAttr = 14
+    kAssertAttr = 14,
+    kActiveTargetAttr = 15,
+    kGroupAttr = 16,
+    kFlagAttr = 17
 };
+
+// A generalized active target call's attributes (recorded::): the call, a
+// post's or start's assert (its group: write_event()), a test's flag.
+void active_target_attributes(OTF2_AttributeList* a, const MpiRecorder::Event& e) {
+    OTF2_AttributeList_AddUint64(a, kActiveTargetAttr, e.op);
+    if (static_cast<Op>(e.op) == Op::WinTest) OTF2_AttributeList_AddUint64(a, kFlagAttr, e.tag);
+    if (e.group) OTF2_AttributeList_AddUint64(a, kAssertAttr, e.root);
+}
 
 // A one-sided event's attributes (recorded::): the call's fields.
 void rma_attributes(OTF2_AttributeList* a, const MpiRecorder::Event& e) {
@@ -157,6 +173,7 @@ void rma_attributes(OTF2_AttributeList* a, const MpiRecorder::Event& e) {
         OTF2_AttributeList_AddUint64(a, kAssertAttr, e.root);
         return;
     }
+    if (e.kind == Kind::GroupSync || e.kind == Kind::WaitChange) return active_target_attributes(a, e);
     OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
     OTF2_AttributeList_AddUint64(a, kDisplacementAttr, e.disp);
     OTF2_AttributeList_AddUint64(a, kOffsetAttr, e.offset);
@@ -189,11 +206,15 @@ OTF2_ErrorCode write_rma_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const M
     case Kind::AcquireLock: return OTF2_EvtWriter_RmaAcquireLock(w, attrs, e.time, win, e.peer, e.win, lock);
     case Kind::ReleaseLock: return OTF2_EvtWriter_RmaReleaseLock(w, attrs, e.time, win, e.peer, e.win);
     case Kind::Sync: return OTF2_EvtWriter_RmaSync(w, attrs, e.time, win, e.peer, OTF2_RMA_SYNC_TYPE_MEMORY);
+    case Kind::GroupSync:
+        return OTF2_EvtWriter_RmaGroupSync(w, attrs, e.time, OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY,
+                                           win, OTF2_UNDEFINED_GROUP);
+    case Kind::WaitChange: return OTF2_EvtWriter_RmaWaitChange(w, attrs, e.time, win);
     default: return OTF2_ERROR_INVALID_ARGUMENT;
     }
 }
-// The strings of the attributes (recorded::kMemory, kBlocks) take string
-// ids from here, above the definitions' own.
+// The strings of the attributes (recorded::kMemory, kBlocks, kGroup) take
+// string ids from here, above the definitions' own.
 constexpr OTF2_StringRef kMemoryStrings = 1u << 30;
 
 void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Event& e) {
@@ -209,6 +230,11 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         OTF2_AttributeValue v;
         v.stringRef = kMemoryStrings + e.blocks - 1;
         OTF2_AttributeList_AddAttribute(a, kBlocksAttr, OTF2_TYPE_STRING, v);
+    }
+    if (e.group) {
+        OTF2_AttributeValue v;
+        v.stringRef = kMemoryStrings + e.group - 1;
+        OTF2_AttributeList_AddAttribute(a, kGroupAttr, OTF2_TYPE_STRING, v);
     }
     if (e.probe) {
         OTF2_AttributeList_AddUint64(a, kCommAttr, e.comm);
@@ -251,6 +277,27 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         throw std::runtime_error(std::string("mpi.record: an event cannot be written: ") + OTF2_Error_GetName(ok));
 }
 
+// The attributes of generalized active target calls (recorded::), their
+// names and descriptions made strings by `string`.
+template <class String>
+void write_active_target_definitions(OTF2_GlobalDefWriter* g, String& string) {
+    const struct {
+        Attribute id;
+        const char *name, *what;
+        OTF2_Type type;
+    } attributes[] = {
+        {kActiveTargetAttr, recorded::kActiveTarget,
+         "a generalized active target call: MPI_Win_post, _start, _complete, _wait or _test (vrdmasim's mpiwire::Op)",
+         OTF2_TYPE_UINT64},
+        {kGroupAttr, recorded::kGroup,
+         "an MPI_Win_post's or MPI_Win_start's group: its ranks in the window's communicator (hexadecimal, separated "
+         "by spaces)",
+         OTF2_TYPE_STRING},
+        {kFlagAttr, recorded::kFlag, "an MPI_Win_test's flag (1: the exposure epoch ended)", OTF2_TYPE_UINT64}};
+    for (const auto& a : attributes)
+        OTF2_GlobalDefWriter_WriteAttribute(g, a.id, string(a.name), string(a.what), a.type);
+}
+
 // The global definitions: the clock (picoseconds), the ranks (one
 // location each, MPI's group of them), the regions, the communicators
 // (by context: their members, world ranks in their order) and the
@@ -275,6 +322,9 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
         locations.push_back(r);
     }
     for (std::uint8_t op = 0; op <= kLastOp; ++op)
+        OTF2_GlobalDefWriter_WriteRegion(g, op, string(region_name(op)), empty, empty, OTF2_REGION_ROLE_FUNCTION,
+                                         OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, empty, 0, 0);
+    for (auto op = static_cast<std::uint8_t>(Op::WinPost); op <= static_cast<std::uint8_t>(Op::WinTest); ++op)
         OTF2_GlobalDefWriter_WriteRegion(g, op, string(region_name(op)), empty, empty, OTF2_REGION_ROLE_FUNCTION,
                                          OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, empty, 0, 0);
     OTF2_GlobalDefWriter_WriteGroup(g, 0, string("MPI"), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
@@ -326,6 +376,7 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                  recorded::kAtomic, recorded::kDispUnit,     recorded::kAssert};
     for (std::size_t i = 0; i < 6; ++i)
         OTF2_GlobalDefWriter_WriteAttribute(g, rma[i].first, string(names[i]), string(rma[i].second), OTF2_TYPE_UINT64);
+    write_active_target_definitions(g, string);
     for (const auto& [win, ctx] : windows)
         OTF2_GlobalDefWriter_WriteRmaWin(g, static_cast<OTF2_RmaWinRef>(win), string("window " + std::to_string(win)),
                                          ctx, OTF2_RMA_WIN_FLAG_NONE);
@@ -440,7 +491,7 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
     // calls timed after it was written (MPI_Get_accumulate, the
     // request-based MPI_Rput, MPI_Rget, MPI_Raccumulate,
     // MPI_Rget_accumulate), which it has no events for.
-    if (c.op > kLastOp)
+    if (c.op > kLastOp && !mpiwire::is_active_target(op))
         throw std::runtime_error(who + "calls " + region_name(c.op) +
                                  ", a one-sided call the recorder has no events for (README \"One-sided\"; "
                                  "protocol.hpp's call " +
@@ -553,6 +604,8 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     default:   // the collectives, splits; Finalize, Probe, Iprobe (their Enter says what they look for)
         if (op >= Op::WinCreate && op <= Op::FlushAll) {
             one_sided(rank, c, r, enter, leave, comms);
+        } else if (mpiwire::is_active_target(op)) {
+            active_target(rank, c, r, leave, ids);
         } else if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
             out.push_back(event(Kind::CollectiveRequest, enter));
             out.back().request = r.request;
@@ -642,6 +695,25 @@ void MpiRecorder::one_sided(unsigned rank, const Call& c, const Reply& r, std::u
     case Op::UnlockAll: out.push_back(rma(Kind::ReleaseLock, leave)), out.back().rma = false; break;
     default: out.push_back(rma(Kind::Sync, leave)), out.back().rma = false; break;   // Flush, FlushAll
     }
+}
+
+void MpiRecorder::active_target(unsigned rank, const Call& c, const Reply& r, std::uint64_t leave,
+                                const std::vector<std::uint64_t>& group) {
+    const Op op = static_cast<Op>(c.op);
+    Event e = event(op == Op::WinWait || op == Op::WinTest ? Kind::WaitChange : Kind::GroupSync, leave);
+    e.rma = true;
+    e.win = c.win;
+    e.op = static_cast<std::uint8_t>(op);
+    e.tag = static_cast<std::uint32_t>(r.flag);
+    e.root = static_cast<std::uint32_t>(c.root);
+    if (op == Op::WinPost || op == Op::WinStart) {
+        std::ostringstream os;
+        os << std::hex;
+        for (const std::uint64_t g : group) os << ' ' << g;
+        strings_.push_back(group.empty() ? std::string() : os.str().substr(1));
+        e.group = static_cast<std::uint32_t>(strings_.size());
+    }
+    events_.at(rank).push_back(e);
 }
 
 std::string MpiRecorder::anchor_of(const std::string& dir) {

@@ -8,7 +8,7 @@
 // NonBlockingCollectiveRequest/Complete, and for one-sided calls OTF2's
 // RMA events: RmaWinCreate/Destroy, RmaCollectiveBegin/End, RmaPut,
 // RmaGet, RmaAtomic, RmaRequestLock, RmaAcquireLock, RmaReleaseLock,
-// RmaSync; the windows as RmaWin definitions), the
+// RmaSync, RmaGroupSync, RmaWaitChange; the windows as RmaWin definitions), the
 // communicators the program made, and each buffer's virtual address as an
 // OTF2 attribute (recorded:: in workloads/trace_reader.hpp). Events are
 // kept in memory and the archive is written once the program has finished.
@@ -74,7 +74,15 @@ public:
             RequestLock,
             AcquireLock,
             ReleaseLock,
-            Sync
+            Sync,
+            // Generalized active target (active_target()): MPI_Win_post,
+            // MPI_Win_start and MPI_Win_complete an RmaGroupSync,
+            // MPI_Win_wait and MPI_Win_test an RmaWaitChange, each with
+            // the call (recorded::kActiveTarget: op its mpiwire::Op), a
+            // post's or start's assert (root) and group (`group`), a
+            // test's flag (tag).
+            GroupSync,
+            WaitChange
         };
         Kind kind = Kind::Enter;
         std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
@@ -95,6 +103,7 @@ public:
         std::uint64_t win = 0, va3 = 0, disp = 0, offset = 0;
         std::uint32_t amo = 0;
         bool rma = false;   // the event carries them
+        std::uint32_t group = 0;   // GroupSync of a post or start: 1 + its group's index in strings_ (0: none)
     };
 
 private:
@@ -114,6 +123,10 @@ private:
     // A one-sided call's events, between its Enter and Leave.
     void one_sided(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter,
                    std::uint64_t leave, const MpiCommunicators& comms);
+    // A generalized active target call's event, at its Leave (`group`: a
+    // post's or start's ranks, protocol.hpp).
+    void active_target(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t leave,
+                       const std::vector<std::uint64_t>& group);
     std::map<std::uint64_t, std::uint32_t> windows_;   // the windows made: id -> their communicator's context
     std::uint64_t matching_ = 0;   // the RMA operations' matching ids so far
     // The open requests of a rank, by the simulation's id.

@@ -24,7 +24,7 @@ void connect(int rank, int size);
 // real MPI's progress meanwhile; the rank's clock is the reply's time from
 // then. A reply with an error ends the process (the simulation stopped).
 // `ids`: c.count values sent after the call (Waitany's, Testany's and
-// Testall's request ids, a v-variant's blocks).
+// Testall's request ids, a v-variant's blocks, a post's or start's group).
 mpiwire::Reply exchange(mpiwire::Call c, const std::uint64_t* ids = nullptr);
 // A question to the simulation inside a call (Op::Matched): no compute
 // is charged and the clock does not move.

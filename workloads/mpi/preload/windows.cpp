@@ -10,11 +10,13 @@
 // flush is a flush; a lock takes nothing in real MPI: the simulation
 // orders the holders of an exclusive lock (each one's operations flushed
 // before the simulation hears of its unlock), so that real MPI sees them
-// in that order too.
+// in that order too; generalized active target (post, start, complete,
+// wait, test) likewise, the simulation ordering the epochs (active_target()).
 #include <mpi.h>
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "workloads/mpi/preload/calls.hpp"
 #include "workloads/mpi/preload/libraries.hpp"
@@ -207,14 +209,58 @@ int synchronise(Op op, const Window& w, int peer, std::int32_t tag, std::int32_t
     return rc;
 }
 
-// Generalized active target synchronisation (post, start, complete, wait,
-// test) is not built, and cannot run untimed on a window the library holds
-// its own epoch on.
+// The ranks of `group` in the window's communicator (MPI_Group_translate_ranks);
+// a rank not in it is erroneous in MPI: the run stops naming the call.
+std::vector<std::uint64_t> group_ranks(const Window& w, MPI_Group group, const char* name) {
+    int n = 0;
+    PMPI_Group_size(group, &n);
+    MPI_Group members;
+    PMPI_Comm_group(w.comm, &members);
+    std::vector<int> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) in[static_cast<std::size_t>(i)] = i;
+    PMPI_Group_translate_ranks(group, n, in.data(), members, out.data());
+    PMPI_Group_free(&members);
+    std::vector<std::uint64_t> ranks;
+    for (const int r : out) {
+        if (r == MPI_UNDEFINED)
+            cannot_run((std::string(name) + " of a group with a rank not in the window's communicator").c_str(),
+                       mpiwire::kErroneous);
+        ranks.push_back(static_cast<std::uint64_t>(r));
+    }
+    return ranks;
+}
+
+// Generalized active target synchronisation on a timed window, carried out
+// under the library's own epoch as the other synchronisation is (above):
+// real MPI's post, start, complete, wait and test are not called (real MPI
+// allows no active target epoch inside the library's lock_all one); the
+// simulation decides when each call returns, so real MPI sees the epochs
+// in its order: a start returns once every target's post has reached the
+// simulation (the target's stores before it made public by MPI_Win_sync),
+// a wait or a test that ends the epoch once every origin's complete has
+// (the origin's operations flushed in real MPI before it), and the
+// target's window then synchronised with what they wrote.
+// (On a window an untimed call made: real MPI's call, `real`, reported untimed.)
 template <class Real>
-int active_target(MPI_Win win, const char* name, Real real) {
-    if (windows().count(win)) cannot_run((std::string(name) + ": PSCW on a timed window (not built)").c_str());
-    untimed((std::string(name) + " on a window made by an untimed call").c_str());
-    return real();
+int active_target(Op op, MPI_Win win, MPI_Group group, int assert_, const char* name, Real real, int* flag = nullptr) {
+    const auto it = windows().find(win);
+    if (it == windows().end()) {
+        untimed((std::string(name) + " on a window made by an untimed call").c_str());
+        return real();
+    }
+    Call c = call(op);
+    c.win = it->second.sim;
+    c.root = (assert_ & MPI_MODE_NOCHECK) ? mpiwire::kNoCheck : 0;
+    std::vector<std::uint64_t> ranks;
+    if (op == Op::WinPost || op == Op::WinStart) ranks = group_ranks(it->second, group, name);
+    c.count = ranks.size();
+    if (op == Op::WinPost) PMPI_Win_sync(win);   // the window's local stores public before the origins may access it
+    if (op == Op::WinComplete) PMPI_Win_flush_all(win);   // the epoch's operations done at their targets
+    const Reply r = exchange(c, ranks.data());
+    if (flag) *flag = r.flag;
+    if (op == Op::WinWait || (op == Op::WinTest && r.flag)) PMPI_Win_sync(win);   // what the origins wrote, seen
+    mark();
+    return MPI_SUCCESS;
 }
 
 }   // namespace
@@ -496,27 +542,31 @@ int MPI_Win_flush_local_all(MPI_Win win) {
 
 int MPI_Win_post(MPI_Group group, int assert_, MPI_Win win) {
     const InLibrary lib;
-    return active_target(win, "MPI_Win_post", [&] { return PMPI_Win_post(group, assert_, win); });
+    return active_target(Op::WinPost, win, group, assert_, "MPI_Win_post",
+                         [&] { return PMPI_Win_post(group, assert_, win); });
 }
 
 int MPI_Win_start(MPI_Group group, int assert_, MPI_Win win) {
     const InLibrary lib;
-    return active_target(win, "MPI_Win_start", [&] { return PMPI_Win_start(group, assert_, win); });
+    return active_target(Op::WinStart, win, group, assert_, "MPI_Win_start",
+                         [&] { return PMPI_Win_start(group, assert_, win); });
 }
 
 int MPI_Win_complete(MPI_Win win) {
     const InLibrary lib;
-    return active_target(win, "MPI_Win_complete", [&] { return PMPI_Win_complete(win); });
+    return active_target(Op::WinComplete, win, MPI_GROUP_NULL, 0, "MPI_Win_complete",
+                         [&] { return PMPI_Win_complete(win); });
 }
 
 int MPI_Win_wait(MPI_Win win) {
     const InLibrary lib;
-    return active_target(win, "MPI_Win_wait", [&] { return PMPI_Win_wait(win); });
+    return active_target(Op::WinWait, win, MPI_GROUP_NULL, 0, "MPI_Win_wait", [&] { return PMPI_Win_wait(win); });
 }
 
 int MPI_Win_test(MPI_Win win, int* flag) {
     const InLibrary lib;
-    return active_target(win, "MPI_Win_test", [&] { return PMPI_Win_test(win, flag); });
+    return active_target(
+        Op::WinTest, win, MPI_GROUP_NULL, 0, "MPI_Win_test", [&] { return PMPI_Win_test(win, flag); }, flag);
 }
 
 }   // extern "C"

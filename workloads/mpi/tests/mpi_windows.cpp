@@ -12,7 +12,7 @@
 //     MPI_Rget and MPI_Rput, ended by MPI_Wait, MPI_Test and MPI_Waitall
 //   waitany: an MPI_Rput's request in MPI_Waitany (not built: refused)
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
-//   pscw: an MPI_Win_post (generalized active target: not built)
+//   pscw: also generalized active target epochs on a ring (active_target())
 #include <mpi.h>
 
 #include <cstdint>
@@ -101,16 +101,11 @@ static void request_based(int rank, std::int64_t mine, std::int64_t total, MPI_W
 // Counters at rank 0: [0] a read-modify-write under an exclusive lock,
 // [1], [2] an accumulate, [3] fetch-and-add, [4] compare-and-swap; with
 // `getacc`, [5], [6] get-accumulates.
-static void passive(int rank, int size, bool max, bool pscw, bool getacc, bool requests, bool waitany) {
+static void passive(int rank, int size, bool max, bool getacc, bool requests, bool waitany) {
     const int rounds = 3, words = requests ? 9 + size : getacc ? 7 : 5;
     auto* counters = static_cast<std::int64_t*>(std::calloc(words, sizeof(std::int64_t)));
     MPI_Win win;
     MPI_Win_create(counters, words * sizeof(std::int64_t), sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-    if (pscw) {
-        MPI_Group world;
-        MPI_Comm_group(MPI_COMM_WORLD, &world);
-        MPI_Win_post(world, 0, win);
-    }
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = 0; i < rounds; ++i) {
         std::int64_t v = -1;
@@ -167,6 +162,65 @@ static void passive(int rank, int size, bool max, bool pscw, bool getacc, bool r
     std::free(counters);
 }
 
+// Generalized active target on a ring, in three epochs: each rank exposes
+// its window to its neighbours (MPI_Win_post), starts an access epoch to
+// them, puts its block into the next rank's first slot and the previous
+// rank's second, gets the next rank's third (its own, written before the
+// window was made), completes, and waits (the first epoch: MPI_Win_test
+// once, then MPI_Win_wait if it had not ended). Rank 0 prints how long
+// after the later of its targets' posts its start returned (MPI_Wtime:
+// simulated). The third epoch's post and start are MPI_MODE_NOCHECK, a
+// barrier between them (every post made before any start, as MPI asks).
+static void active_target(int rank, int size, int bytes) {
+    unsigned char* window = nullptr;
+    MPI_Win win;
+    MPI_Win_allocate(3 * bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (int i = 0; i < bytes; ++i) window[2 * bytes + i] = pattern(rank, 99, i);
+    MPI_Group world, ring;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    const int neighbours[2] = {prev, next};
+    MPI_Group_incl(world, prev == next ? 1 : 2, neighbours, &ring);
+    std::vector<unsigned char> src(bytes), got(bytes);
+    MPI_Barrier(MPI_COMM_WORLD);   // every rank's third slot written
+    for (int e = 0; e < 3; ++e) {
+        for (int i = 0; i < bytes; ++i) src[i] = pattern(rank, e + 10, i);
+        const int nocheck = e == 2 ? MPI_MODE_NOCHECK : 0;
+        const double posted = MPI_Wtime();
+        MPI_Win_post(ring, nocheck, win);
+        if (nocheck) MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_start(ring, nocheck, win);
+        const double started = MPI_Wtime();
+        MPI_Put(src.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
+        MPI_Put(src.data(), bytes, MPI_BYTE, prev, bytes, bytes, MPI_BYTE, win);
+        MPI_Get(got.data(), bytes, MPI_BYTE, next, 2 * bytes, bytes, MPI_BYTE, win);
+        MPI_Win_complete(win);
+        int flag = 0;
+        if (e == 0) MPI_Win_test(win, &flag);
+        if (!flag) MPI_Win_wait(win);
+        bool same = true, back = true;
+        for (int i = 0; i < bytes; ++i) {
+            same = same && window[i] == pattern(prev, e + 10, i) && window[bytes + i] == pattern(next, e + 10, i);
+            back = back && got[i] == pattern(next, 99, i);
+        }
+        check(same, "the window after a PSCW epoch", rank);
+        check(back, "a get in a PSCW epoch", rank);
+        // The start's return after its targets' posts (each rank's post time
+        // to its neighbours).
+        double theirs[2] = {0, 0};
+        MPI_Sendrecv(&posted, 1, MPI_DOUBLE, next, 7, &theirs[0], 1, MPI_DOUBLE, prev, 7, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&posted, 1, MPI_DOUBLE, prev, 8, &theirs[1], 1, MPI_DOUBLE, next, 8, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        const double after = started - (theirs[0] > theirs[1] ? theirs[0] : theirs[1]);
+        if (rank == 0 && !nocheck)
+            std::printf("windows: pscw epoch %d: start %.3f us after the last post\n", e, after * 1e6);
+    }
+    MPI_Group_free(&ring);
+    MPI_Group_free(&world);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -180,7 +234,8 @@ int main(int argc, char** argv) {
     const bool requests = argc > 3 && std::strcmp(argv[3], "requests") == 0;
     const bool waitany = argc > 3 && std::strcmp(argv[3], "waitany") == 0;
     fences(rank, size, bytes, epochs);
-    passive(rank, size, max, pscw, getacc, requests, waitany);
+    passive(rank, size, max, getacc, requests, waitany);
+    if (pscw) active_target(rank, size, bytes);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0) std::printf("windows: ok\n");
