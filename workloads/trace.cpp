@@ -205,6 +205,8 @@ struct TraceWorkload::OneSidedHost : MpiOneSided::Host {
 TraceWorkload::~TraceWorkload() = default;
 
 void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    const auto op = static_cast<mpiwire::Op>(e.op);
+    if (op == mpiwire::Op::Wait || op == mpiwire::Op::Test) return rma_request_end(app, rank, e);
     Rank& r = state_[rank];
     mpiwire::Call c{};
     c.op = static_cast<decltype(c.op)>(e.op);
@@ -230,7 +232,32 @@ void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent&
     mpiwire::Reply reply{};
     windows_->serve(app, rank, c, reply);
     if (create) r.windows[e.win] = reply.request;
+    if (mpiwire::operation_of(op) != op &&
+        !r.rma_requests.emplace(e.request, std::make_pair(reply.request, false)).second)
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + " starts request-based RMA request " +
+                                 std::to_string(e.request) + " twice");
     if (static_cast<mpiwire::Op>(e.op) == mpiwire::Op::WinFree) r.windows.erase(e.win);
+}
+
+void TraceWorkload::rma_request_end(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.rma_requests.find(e.request);
+    const bool test = static_cast<mpiwire::Op>(e.op) == mpiwire::Op::Test;
+    if (it == r.rma_requests.end() || (test && it->second.second))
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + (test ? " tests" : " completes") +
+                                 " request-based RMA request " + std::to_string(e.request) +
+                                 (it == r.rma_requests.end() ? ", which it has not started" : ", which a test ended"));
+    if (!test && it->second.second) {   // the test before it ended it
+        r.rma_requests.erase(it);
+        return;
+    }
+    mpiwire::Call c{};
+    c.op = static_cast<decltype(c.op)>(e.op);
+    c.request = it->second.first;
+    mpiwire::Reply reply{};
+    windows_->end_request(app, rank, c, reply);
+    if (test) it->second.second = reply.flag != 0;
+    else r.rma_requests.erase(it);
 }
 
 bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const {
@@ -757,9 +784,9 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
 
 void TraceWorkload::end_program(RdmaProcess& app, unsigned rank, msg::Endpoint& ep) {
     const Rank& r = state_[rank];
-    if (!r.requests.empty() || !r.started.empty())
+    if (!r.requests.empty() || !r.started.empty() || !r.rma_requests.empty())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " ends with " +
-                                 std::to_string(r.requests.size() + r.started.size()) +
+                                 std::to_string(r.requests.size() + r.started.size() + r.rma_requests.size()) +
                                  " request(s) the trace never completes");
     ep.finalize();
     app.finish_registrations();

@@ -137,6 +137,9 @@ private:
         // library's (MpiOneSided), the buffers filled so far (their
         // patterns' keys), and the rank's communicators (program()'s).
         std::map<std::uint64_t, std::uint64_t> windows;
+        // The request-based operations' open requests: the trace's -> the
+        // library's, and whether a test has ended it already.
+        std::map<std::uint64_t, std::pair<std::uint64_t, bool>> rma_requests;
         std::uint64_t fills = 0;
         std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>* comms = nullptr;
     };
@@ -144,6 +147,10 @@ private:
     // workload carried it out: through the library's windows
     // (workloads/mpi/one_sided.hpp), at the program's addresses.
     void one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e);
+    // A request-based operation's request tested (op Test) or complete (op
+    // Wait), as the mpi workload's MPI_Test and MPI_Wait ended it; a test
+    // that ends one the trace goes on testing is an error.
+    void rma_request_end(RdmaProcess& app, unsigned rank, const TraceEvent& e);
     struct OneSidedHost;
     std::unique_ptr<OneSidedHost> one_sided_host_;
     std::unique_ptr<MpiOneSided> windows_;

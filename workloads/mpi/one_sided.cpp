@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "src/core/instant_end.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/mpi/one_sided.hpp"
 #include "workloads/program_buffers.hpp"
@@ -404,13 +405,8 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
     Rank& me = ranks_[rank];
     const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
     if (static_cast<Op>(c.op) == Op::Test) {
-        // Complete by now: every record of every piece written.
         app.sync_time();
-        for (const Rma& q : me.rma)   // (a put's records: one a part posted)
-            for (unsigned k = 0; q.request == c.request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
-                sc_time at;
-                if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return;
-            }
+        if (!request_done(app, rank, c.request)) return;
     }
     // Its pieces still in flight completed (none if a fence, flush or a
     // full queue completed them before), in the order posted.
@@ -424,6 +420,38 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
         finish(app, rank, q);
     }
     r.flag = 1;
+}
+
+bool MpiOneSided::request_done(RdmaProcess& app, unsigned rank, std::uint64_t request) {
+    // Complete by now: every record of every piece written (a put's
+    // records: one a part posted).
+    const Rank& me = ranks_[rank];
+    for (const Rma& q : me.rma)
+        for (unsigned k = 0; q.request == request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
+            sc_time at;
+            if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return false;
+        }
+    return true;
+}
+
+std::size_t MpiOneSided::wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids) {
+    const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
+    std::size_t got = ids.size();
+    const auto look = [&] {
+        got = ids.size();
+        for (std::size_t i = 0; i < ids.size() && got == ids.size(); ++i)
+            if (request_done(app, rank, ids[i])) got = i;
+        return got < ids.size();
+    };
+    // Asleep until a record of the rank's channels is written and one is
+    // complete; then, of several complete at this time, the first listed,
+    // whatever order the engine wrote their records in at this time.
+    app.wait_event(look, "MPI_Waitany");
+    if (got > 0) {
+        InstantEnd::get().settle();
+        look();
+    }
+    return got;
 }
 
 bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {

@@ -80,6 +80,15 @@ public:
     // first); MPI_Test: whether every piece's record is written by now
     // (then as MPI_Wait). Complete or not into r.flag.
     void end_request(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Whether request-based operation `request` of the rank is complete by
+    // now (every record of every piece still in flight written; none in
+    // flight: complete), without ending it.
+    bool request_done(RdmaProcess& app, unsigned rank, std::uint64_t request);
+    // MPI_Waitany over request-based operations' `ids`: the index of the
+    // first listed complete once one is (of several complete at one
+    // simulated time, the first listed, looked at once that time has
+    // nothing else to do). None ended (its MPI_Wait follows).
+    std::size_t wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids);
     // The rank's oldest operation in flight completed; false if none.
     bool finish_oldest(RdmaProcess& app, unsigned rank);
     // The transfers a put of `len` bytes to another rank makes (its
