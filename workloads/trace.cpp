@@ -743,7 +743,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
             r.entered = e;
-            r.tested.clear(), r.tested_ids.clear(), r.collective_tested = false;
+            r.tested.clear(), r.tested_ids.clear(), r.rma_tested.clear(), r.collective_tested = false;
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
@@ -1005,6 +1005,11 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
 
 void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
+    const auto rma = r.rma_requests.find(e.request);   // (MPI_Waitany, MPI_Testany, MPI_Testall over them)
+    if (rma != r.rma_requests.end() && r.entered.call != TraceEvent::Call::Test) {
+        r.rma_tested.push_back(rma->second.first);
+        return;
+    }
     const auto k = r.started.find(e.request);
     const auto it = r.requests.find(e.request);
     if (k == r.started.end() && it == r.requests.end())
@@ -1055,6 +1060,12 @@ void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
         bool any = false;
         for (const std::uint64_t q : r.tested_ids)
             if (e.call == C::Testall || !any) any = test_one(rank, ep, q) || any;
+    } else if (!r.rma_tested.empty()) {   // request-based RMA requests, as the mpi workload
+        const mpiwire::Op op = e.call == C::Waitany   ? mpiwire::Op::Waitany
+                               : e.call == C::Testany ? mpiwire::Op::Testany
+                                                      : mpiwire::Op::Testall;
+        mpiwire::Reply reply{};
+        windows_->any_or_all(*apps_[rank], rank, op, r.rma_tested, reply);
     } else if (!r.tested.empty()) {
         if (e.call == C::Waitany) ep.wait_any(r.tested);
         else if (e.call == C::Testany) ep.test_any(r.tested);

@@ -132,6 +132,9 @@ private:
         // MPI_Testany, MPI_Testall naming a non-blocking collective's
         // request: every request it names (the trace's ids), in order.
         std::vector<std::uint64_t> tested_ids;
+        // Of request-based RMA requests (MpiRequestTest naming one), the
+        // library's: MpiOneSided::any_or_all at its Leave.
+        std::vector<std::uint64_t> rma_tested;
         bool collective_tested = false;
         // One-sided (a trace vrdmasim recorded): the trace's windows -> the
         // library's (MpiOneSided), the buffers filled so far (their

@@ -630,24 +630,7 @@ void MpiWorkload::rma_any_or_all(RdmaProcess& app, unsigned rank, const Call& c,
                                                       : "MPI_Testall") +
                                  " over request-based RMA requests and others together (not built: over RMA "
                                  "requests only, or over none, each is)");
-    MpiOneSided& rma = one_sided();
-    switch (op) {
-    case Op::Waitany:
-        r.request = rma.wait_any(app, rank, ids);
-        r.flag = 1;
-        break;
-    case Op::Testany:   // the first listed complete by now, if any
-        app.sync_time();
-        r.request = ids.size();
-        for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
-            if (rma.request_done(app, rank, ids[i])) r.request = i;
-        r.flag = r.request < ids.size();
-        break;
-    default:   // Testall: all complete by now or not
-        app.sync_time();
-        r.flag = std::all_of(ids.begin(), ids.end(), [&](std::uint64_t q) { return rma.request_done(app, rank, q); });
-        break;
-    }
+    one_sided().any_or_all(app, rank, op, ids, r);
 }
 
 void MpiWorkload::end_freed(unsigned rank, msg::Endpoint& ep) {

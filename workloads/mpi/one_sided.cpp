@@ -454,6 +454,26 @@ std::size_t MpiOneSided::wait_any(RdmaProcess& app, unsigned rank, const std::ve
     return got;
 }
 
+void MpiOneSided::any_or_all(RdmaProcess& app, unsigned rank, Op op, const std::vector<std::uint64_t>& ids, Reply& r) {
+    switch (op) {
+    case Op::Waitany:
+        r.request = wait_any(app, rank, ids);
+        r.flag = 1;
+        break;
+    case Op::Testany:
+        app.sync_time();
+        r.request = ids.size();
+        for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
+            if (request_done(app, rank, ids[i])) r.request = i;
+        r.flag = r.request < ids.size();
+        break;
+    default:   // Testall
+        app.sync_time();
+        r.flag = std::all_of(ids.begin(), ids.end(), [&](std::uint64_t q) { return request_done(app, rank, q); });
+        break;
+    }
+}
+
 bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {
     Rank& me = ranks_[rank];
     if (me.rma.empty()) return false;

@@ -457,11 +457,6 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                  "calls MPI_Waitany over a non-blocking collective's request, which the trace "
                                  "workload does not replay (not built; MPI_Wait, MPI_Test, MPI_Testany and "
                                  "MPI_Testall each is): the trace is not written");
-    if ((op == Op::Waitany || op == Op::Testany || op == Op::Testall) &&
-        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kRmaRequest) != 0; }))
-        throw std::runtime_error(who + "calls " + region_name(c.op) +
-                                 " over a request-based RMA request, which the trace workload does not replay "
-                                 "(not built; MPI_Wait and MPI_Test each is): the trace is not written");
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +

@@ -14,7 +14,7 @@
 //     wait, an rget completed by a flush then its wait, each timed (rank 0
 //     prints them)
 //   waitany: the request-based operations' requests ended by MPI_Waitany,
-//     MPI_Testall and MPI_Testany
+//     MPI_Testall, MPI_Testany, MPI_Waitsome and MPI_Testsome
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
 //   pscw: an MPI_Win_post (generalized active target: not built)
 #include <mpi.h>
@@ -106,7 +106,8 @@ static void request_based(int rank, std::int64_t mine, std::int64_t total, MPI_W
 // The request-based operations' requests in lists, on rank 0's words as
 // request_based(): [9 + rank] an rput and [7] an raccumulate, ended by two
 // waitanys; [8] an rget-accumulate and an rget of [9 + rank] (flushed
-// before), ended by testall; an rget of [9 + rank] ended by testany.
+// before), ended by testall; an rget of [9 + rank] ended by testany, two
+// by waitsome, two by testsome.
 static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_Win win) {
     MPI_Request q[2];
     std::int64_t before = -1, seen = -1, again = -1;
@@ -126,6 +127,20 @@ static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_W
     MPI_Rget(&again, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
     for (flag = 0; !flag;) MPI_Testany(1, q, &index, &flag, MPI_STATUS_IGNORE);
     check(index == 0 && again == mine, "an rget ended by testany", rank);
+    // Two rgets of [9 + rank] ended by waitsome, two by testsome.
+    for (int some = 0; some < 2; ++some) {
+        std::int64_t got[2] = {-1, -1};
+        int done = 0, out = 0, indices[2];
+        MPI_Rget(&got[0], 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
+        MPI_Rget(&got[1], 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[1]);
+        while (done < 2) {
+            if (some == 0) MPI_Waitsome(2, q, &out, indices, MPI_STATUSES_IGNORE);
+            else MPI_Testsome(2, q, &out, indices, MPI_STATUSES_IGNORE);
+            done += out;
+        }
+        check(got[0] == mine && got[1] == mine, some == 0 ? "rgets ended by waitsome" : "rgets ended by testsome",
+              rank);
+    }
 }
 
 // An rget's wait against a get's flush, from the next rank's window of
