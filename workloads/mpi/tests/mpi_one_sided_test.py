@@ -172,8 +172,9 @@ def main():
         # rank), timed, 4 (8) operations more a rank; mode waitany: an rput,
         # an raccumulate, an rget-accumulate and six rgets a rank, ended by
         # MPI_Waitany, MPI_Testall, MPI_Testany, MPI_Waitsome and
-        # MPI_Testsome. Each recorded, and replayed with the same figures.
-        for mode, more in (("getacc", 4), ("requests", 8), ("waitany", 9)):
+        # MPI_Testsome, and two rputs to its own window complete at once,
+        # MPI_Waitany returning the first listed (the program checks it). Each recorded, and replayed with the same figures.
+        for mode, more in (("getacc", 4), ("requests", 8), ("waitany", 11)):
             out = os.path.join(d, mode)
             rec = os.path.join(d, mode + "-rec")
             p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 " + mode, "--mpi.record=" + rec)

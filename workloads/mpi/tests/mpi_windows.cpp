@@ -106,8 +106,9 @@ static void request_based(int rank, std::int64_t mine, std::int64_t total, MPI_W
 // The request-based operations' requests in lists, on rank 0's words as
 // request_based(): [9 + rank] an rput and [7] an raccumulate, ended by two
 // waitanys; [8] an rget-accumulate and an rget of [9 + rank] (flushed
-// before), ended by testall; an rget of [9 + rank] ended by testany, two
-// by waitsome, two by testsome.
+// before), ended by testall; an rget of [9 + rank] ended by testany; two
+// rputs to this rank's own words 5 and 6 by waitany; two rgets of
+// [9 + rank] by waitsome, two by testsome.
 static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_Win win) {
     MPI_Request q[2];
     std::int64_t before = -1, seen = -1, again = -1;
@@ -127,6 +128,19 @@ static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_W
     MPI_Rget(&again, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
     for (flag = 0; !flag;) MPI_Testany(1, q, &index, &flag, MPI_STATUS_IGNORE);
     check(index == 0 && again == mine, "an rget ended by testany", rank);
+    // Two rputs to this rank's own window (its words 5 and 6: copies,
+    // complete at once), listed latest first: waitany returns the first
+    // listed of requests complete at one time, not the first posted.
+    std::int64_t* own = nullptr;
+    int found = 0;
+    MPI_Win_get_attr(win, MPI_WIN_BASE, &own, &found);
+    MPI_Rput(&mine, 1, MPI_INT64_T, rank, 5, 1, MPI_INT64_T, win, &q[1]);
+    MPI_Rput(&mine, 1, MPI_INT64_T, rank, 6, 1, MPI_INT64_T, win, &q[0]);
+    MPI_Waitany(2, q, &first, MPI_STATUS_IGNORE);
+    MPI_Waitany(2, q, &second, MPI_STATUS_IGNORE);
+    MPI_Win_flush(rank, win);
+    check(first == 0 && second == 1 && found && own[5] == mine && own[6] == mine,
+          "a waitany over two rputs complete at once", rank);
     // Two rgets of [9 + rank] ended by waitsome, two by testsome.
     for (int some = 0; some < 2; ++some) {
         std::int64_t got[2] = {-1, -1};
