@@ -205,6 +205,8 @@ struct TraceWorkload::OneSidedHost : MpiOneSided::Host {
 TraceWorkload::~TraceWorkload() = default;
 
 void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    const auto op = static_cast<mpiwire::Op>(e.op);
+    if (op == mpiwire::Op::Wait || op == mpiwire::Op::Test) return rma_request_end(app, rank, e);
     Rank& r = state_[rank];
     mpiwire::Call c{};
     c.op = static_cast<decltype(c.op)>(e.op);
@@ -231,6 +233,10 @@ void TraceWorkload::one_sided(RdmaProcess& app, unsigned rank, const TraceEvent&
     mpiwire::Reply reply{};
     windows_->serve(app, rank, c, reply);
     if (create) r.windows[e.win] = reply.request;
+    if (mpiwire::operation_of(op) != op &&
+        !r.rma_requests.emplace(e.request, std::make_pair(reply.request, false)).second)
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + " starts request-based RMA request " +
+                                 std::to_string(e.request) + " twice");
     if (static_cast<mpiwire::Op>(e.op) == mpiwire::Op::WinFree) r.windows.erase(e.win);
 }
 
@@ -255,6 +261,27 @@ void TraceWorkload::active_target(RdmaProcess& app, unsigned rank, const TraceEv
         c.op = static_cast<std::uint32_t>(mpiwire::Op::WinWait);
         windows_->active_target(app, rank, c, group, reply);
     }
+}
+
+void TraceWorkload::rma_request_end(RdmaProcess& app, unsigned rank, const TraceEvent& e) {
+    Rank& r = state_[rank];
+    const auto it = r.rma_requests.find(e.request);
+    const bool test = static_cast<mpiwire::Op>(e.op) == mpiwire::Op::Test;
+    if (it == r.rma_requests.end() || (test && it->second.second))
+        throw std::runtime_error("trace: rank " + std::to_string(rank) + (test ? " tests" : " completes") +
+                                 " request-based RMA request " + std::to_string(e.request) +
+                                 (it == r.rma_requests.end() ? ", which it has not started" : ", which a test ended"));
+    if (!test && it->second.second) {   // the test before it ended it
+        r.rma_requests.erase(it);
+        return;
+    }
+    mpiwire::Call c{};
+    c.op = static_cast<decltype(c.op)>(e.op);
+    c.request = it->second.first;
+    mpiwire::Reply reply{};
+    windows_->end_request(app, rank, c, reply);
+    if (test) it->second.second = reply.flag != 0;
+    else r.rma_requests.erase(it);
 }
 
 bool TraceWorkload::choose_buffers(const Config& c, const TraceSummary& summary, const std::string& file) const {
@@ -740,7 +767,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
             r.entered = e;
-            r.tested.clear(), r.tested_ids.clear(), r.collective_tested = false;
+            r.tested.clear(), r.tested_ids.clear(), r.rma_tested.clear(), r.collective_tested = false;
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
@@ -781,9 +808,9 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
 
 void TraceWorkload::end_program(RdmaProcess& app, unsigned rank, msg::Endpoint& ep) {
     const Rank& r = state_[rank];
-    if (!r.requests.empty() || !r.started.empty())
+    if (!r.requests.empty() || !r.started.empty() || !r.rma_requests.empty())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " ends with " +
-                                 std::to_string(r.requests.size() + r.started.size()) +
+                                 std::to_string(r.requests.size() + r.started.size() + r.rma_requests.size()) +
                                  " request(s) the trace never completes");
     ep.finalize();
     app.finish_registrations();
@@ -1002,6 +1029,11 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
 
 void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
+    const auto rma = r.rma_requests.find(e.request);   // (MPI_Waitany, MPI_Testany, MPI_Testall over them)
+    if (rma != r.rma_requests.end() && r.entered.call != TraceEvent::Call::Test) {
+        r.rma_tested.push_back(rma->second.first);
+        return;
+    }
     const auto k = r.started.find(e.request);
     const auto it = r.requests.find(e.request);
     if (k == r.started.end() && it == r.requests.end())
@@ -1052,6 +1084,12 @@ void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
         bool any = false;
         for (const std::uint64_t q : r.tested_ids)
             if (e.call == C::Testall || !any) any = test_one(rank, ep, q) || any;
+    } else if (!r.rma_tested.empty()) {   // request-based RMA requests, as the mpi workload
+        const mpiwire::Op op = e.call == C::Waitany   ? mpiwire::Op::Waitany
+                               : e.call == C::Testany ? mpiwire::Op::Testany
+                                                      : mpiwire::Op::Testall;
+        mpiwire::Reply reply{};
+        windows_->any_or_all(*apps_[rank], rank, op, r.rma_tested, reply);
     } else if (!r.tested.empty()) {
         if (e.call == C::Waitany) ep.wait_any(r.tested);
         else if (e.call == C::Testany) ep.test_any(r.tested);

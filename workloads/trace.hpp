@@ -132,11 +132,17 @@ private:
         // MPI_Testany, MPI_Testall naming a non-blocking collective's
         // request: every request it names (the trace's ids), in order.
         std::vector<std::uint64_t> tested_ids;
+        // Of request-based RMA requests (MpiRequestTest naming one), the
+        // library's: MpiOneSided::any_or_all at its Leave.
+        std::vector<std::uint64_t> rma_tested;
         bool collective_tested = false;
         // One-sided (a trace vrdmasim recorded): the trace's windows -> the
         // library's (MpiOneSided), the buffers filled so far (their
         // patterns' keys), and the rank's communicators (program()'s).
         std::map<std::uint64_t, std::uint64_t> windows;
+        // The request-based operations' open requests: the trace's -> the
+        // library's, and whether a test has ended it already.
+        std::map<std::uint64_t, std::pair<std::uint64_t, bool>> rma_requests;
         std::uint64_t fills = 0;
         std::map<std::uint32_t, std::unique_ptr<coll::Communicator>>* comms = nullptr;
     };
@@ -146,6 +152,10 @@ private:
     void one_sided(RdmaProcess& app, unsigned rank, const TraceEvent& e);
     // Its generalized active target calls (`c`: the call as one_sided() made it).
     void active_target(RdmaProcess& app, unsigned rank, const TraceEvent& e, mpiwire::Call& c);
+    // A request-based operation's request tested (op Test) or complete (op
+    // Wait), as the mpi workload's MPI_Test and MPI_Wait ended it; a test
+    // that ends one the trace goes on testing is an error.
+    void rma_request_end(RdmaProcess& app, unsigned rank, const TraceEvent& e);
     struct OneSidedHost;
     std::unique_ptr<OneSidedHost> one_sided_host_;
     std::unique_ptr<MpiOneSided> windows_;

@@ -658,6 +658,18 @@ bool active_target_attribute(Sink& s, const std::string& name, OTF2_Type type, c
     return true;
 }
 
+// Whether an RMA event read as `op` may be of call `call` (recorded::kCall).
+bool called(mpiwire::Op op, std::uint64_t call) {
+    using mpiwire::Op;
+    switch (static_cast<Op>(call)) {
+    case Op::Rput: return op == Op::Put;
+    case Op::Rget: return op == Op::Get;
+    case Op::Raccumulate: return op == Op::Accumulate;
+    case Op::GetAccumulate:
+    case Op::RgetAccumulate: return op == Op::FetchOp;
+    default: return false;
+    }
+}
 // A one-sided call of a trace vrdmasim recorded (TraceEvent::Kind::Rma):
 // `op` on window `win`, its target `remote` (OTF2_UNDEFINED_UINT32: every
 // member); its fields from the event's attributes (recorded::). A
@@ -676,6 +688,7 @@ OTF2_CallbackCode rma_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, con
         return OTF2_CALLBACK_INTERRUPT;
     }
     const std::uint32_t n = a ? OTF2_AttributeList_GetNumberOfElements(a) : 0;
+    std::uint64_t call = 0;
     for (std::uint32_t i = 0; i < n; ++i) {
         OTF2_Type type;
         OTF2_AttributeValue value;
@@ -695,12 +708,18 @@ OTF2_CallbackCode rma_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, con
         else if (name == recorded::kDisplacement) e.disp = v;
         else if (name == recorded::kOffset) e.offset = v;
         else if (name == recorded::kAtomic) e.amo = static_cast<std::uint32_t>(v);
+        else if (name == recorded::kCall) call = v;
         else if (name == recorded::kDispUnit || name == recorded::kAssert)
             (name == recorded::kDispUnit ? e.tag : e.root) = static_cast<std::uint32_t>(v);
         else
             return refuse(s, at + ": attribute '" + name + "', which the replay does not interpret"),
                    OTF2_CALLBACK_INTERRUPT;
     }
+    if (call && !called(op, call))
+        return refuse(s, at + ": attribute '" + recorded::kCall + "' names call " + std::to_string(call) +
+                             ", which the replay does not know as this event's"),
+               OTF2_CALLBACK_INTERRUPT;
+    if (call) op = static_cast<mpiwire::Op>(call);
     e.kind = TraceEvent::Kind::Rma;
     e.time = t;
     e.op = static_cast<int>(op);
@@ -711,9 +730,11 @@ OTF2_CallbackCode rma_call(Sink& s, OTF2_TimeStamp t, OTF2_AttributeList* a, con
         ++s.summary->with_buffers;   // at the program's addresses
         const std::vector<unsigned>& members = s.impl->members[e.comm];
         const bool self = remote < members.size() && members[remote] == s.rank;
-        if (op == mpiwire::Op::Put && e.length && !self) ++s.summary->puts[e.length];
-        else if ((op == mpiwire::Op::Put || op == mpiwire::Op::Get) && e.length) ++s.summary->rma_transfers;
-        else if (op == mpiwire::Op::Accumulate) s.summary->rma_transfers += e.length / 8;
+        const mpiwire::Op base = mpiwire::operation_of(op);   // a request-based operation's
+        if (base == mpiwire::Op::Put && e.length && !self) ++s.summary->puts[e.length];
+        else if ((base == mpiwire::Op::Put || base == mpiwire::Op::Get) && e.length) ++s.summary->rma_transfers;
+        else if (base == mpiwire::Op::Accumulate || base == mpiwire::Op::GetAccumulate)
+            s.summary->rma_transfers += e.length / 8;
         else if (op == mpiwire::Op::FetchOp || op == mpiwire::Op::CompareSwap) ++s.summary->rma_transfers;
     }
     return push(s, e);
@@ -744,20 +765,22 @@ OTF2_CallbackCode ev_rma_coll_begin(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t
     return rma_call(s, t, a, "RmaCollectiveBegin", mpiwire::Op::Fence, OTF2_UNDEFINED_RMA_WIN, 0);
 }
 OTF2_CallbackCode ev_rma_put(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
-                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t) {
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t matching) {
     TraceEvent e;
     e.length = bytes;
+    e.request = matching;
     return rma_call(*static_cast<Sink*>(u), t, a, "RmaPut", mpiwire::Op::Put, win, remote, e);
 }
 OTF2_CallbackCode ev_rma_get(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
-                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t) {
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t matching) {
     TraceEvent e;
     e.length = bytes;
+    e.request = matching;
     return rma_call(*static_cast<Sink*>(u), t, a, "RmaGet", mpiwire::Op::Get, win, remote, e);
 }
 OTF2_CallbackCode ev_rma_atomic(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                 OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaAtomicType type, uint64_t sent, uint64_t,
-                                uint64_t) {
+                                uint64_t matching) {
     const mpiwire::Op op = type == OTF2_RMA_ATOMIC_TYPE_ACCUMULATE             ? mpiwire::Op::Accumulate
                            : type == OTF2_RMA_ATOMIC_TYPE_FETCH_AND_ACCUMULATE ? mpiwire::Op::FetchOp
                                                                                : mpiwire::Op::CompareSwap;
@@ -765,7 +788,9 @@ OTF2_CallbackCode ev_rma_atomic(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, vo
         return rma_call(*static_cast<Sink*>(u), t, a, "RmaAtomic of another type than vrdmasim records", op,
                         OTF2_UNDEFINED_RMA_WIN, 0);
     TraceEvent e;
-    e.length = op == mpiwire::Op::Accumulate ? sent : 8;
+    // (A get-accumulate's, a fetch-and-op of its elements: its bytes sent.)
+    e.length = op == mpiwire::Op::Accumulate || op == mpiwire::Op::FetchOp ? sent : 8;
+    e.request = matching;
     return rma_call(*static_cast<Sink*>(u), t, a, "RmaAtomic", op, win, remote, e);
 }
 OTF2_CallbackCode ev_rma_request_lock(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
@@ -824,6 +849,20 @@ OTF2_CallbackCode ev_rma_group_sync(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t
 OTF2_CallbackCode ev_rma_wait_change(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
                                      OTF2_RmaWinRef win) {
     return active_target_call(*static_cast<Sink*>(u), t, a, "RmaWaitChange", win);
+}
+
+// A request-based operation's request tested, and complete.
+OTF2_CallbackCode ev_rma_op_test(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                 OTF2_RmaWinRef win, uint64_t matching) {
+    TraceEvent e;
+    e.request = matching;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaOpTest", mpiwire::Op::Test, win, 0, e);
+}
+OTF2_CallbackCode ev_rma_op_complete(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* u, OTF2_AttributeList* a,
+                                     OTF2_RmaWinRef win, uint64_t matching) {
+    TraceEvent e;
+    e.request = matching;
+    return rma_call(*static_cast<Sink*>(u), t, a, "RmaOpCompleteNonBlocking", mpiwire::Op::Wait, win, 0, e);
 }
 
 // Events a replay has nothing to do for: the tracer's own (buffer flushes,
@@ -897,6 +936,8 @@ void set_replayed(OTF2_EvtReaderCallbacks* cb) {
     OTF2_EvtReaderCallbacks_SetRmaSyncCallback(cb, ev_rma_sync);
     OTF2_EvtReaderCallbacks_SetRmaGroupSyncCallback(cb, ev_rma_group_sync);
     OTF2_EvtReaderCallbacks_SetRmaWaitChangeCallback(cb, ev_rma_wait_change);
+    OTF2_EvtReaderCallbacks_SetRmaOpTestCallback(cb, ev_rma_op_test);
+    OTF2_EvtReaderCallbacks_SetRmaOpCompleteNonBlockingCallback(cb, ev_rma_op_complete);
 }
 
 // Events a replay has nothing to do for (ev_ignored).
@@ -944,13 +985,12 @@ void set_unsupported_io(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(IoTryLock);
 }
 
-// One-sided MPI's other events (completions, tests, try-locks; rma_call()
-// the ones a trace vrdmasim recorded has): not replayed.
+// One-sided MPI's other events (blocking and remote completions,
+// try-locks; rma_call() the ones a trace vrdmasim recorded has): not
+// replayed.
 void set_unsupported_rma(OTF2_EvtReaderCallbacks* cb) {
     VRDMASIM_UNSUPPORTED(RmaOpCompleteBlocking);
-    VRDMASIM_UNSUPPORTED(RmaOpCompleteNonBlocking);
     VRDMASIM_UNSUPPORTED(RmaOpCompleteRemote);
-    VRDMASIM_UNSUPPORTED(RmaOpTest);
     VRDMASIM_UNSUPPORTED(RmaTryLock);
 }
 

@@ -78,6 +78,13 @@ constexpr const char* kAssert = "vrdmasim::assert";
 constexpr const char* kActiveTarget = "vrdmasim::active_target";
 constexpr const char* kGroup = "vrdmasim::group";
 constexpr const char* kFlag = "vrdmasim::flag";
+// An RMA event of another call than its event's own, that call's
+// mpiwire::Op: an RmaAtomic of MPI_Get_accumulate (its bytes sent its
+// elements'); an RmaPut, RmaGet or RmaAtomic of MPI_Rput, MPI_Rget,
+// MPI_Raccumulate or MPI_Rget_accumulate, its matching id the request,
+// which that request's RmaOpTest (MPI_Test) and RmaOpCompleteNonBlocking
+// (MPI_Wait, or an MPI_Test that found it complete) name.
+constexpr const char* kCall = "vrdmasim::call";
 }   // namespace recorded
 
 // A v-variant's or reduce-scatter's call as a rank made it (recorded::kBlocks).
@@ -118,7 +125,10 @@ struct TraceEvent {
         // served it (op: its mpiwire::Op, workloads/mpi/protocol.hpp), from
         // its RMA event: RmaWinCreate, RmaWinDestroy, a fence's
         // RmaCollectiveEnd, RmaPut, RmaGet, RmaAtomic, RmaRequestLock,
-        // RmaReleaseLock, RmaSync, RmaGroupSync, RmaWaitChange.
+        // RmaReleaseLock, RmaSync, RmaGroupSync, RmaWaitChange; a
+        // request-based operation's request tested (RmaOpTest: op Test)
+        // and complete (RmaOpCompleteNonBlocking: op Wait), `request` its
+        // matching id.
         Rma
     };
     // Enter, in a trace vrdmasim recorded: the calls whose work the replay

@@ -175,6 +175,9 @@ private:
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
     // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
     void any_or_all(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
+    // The same over request-based RMA requests only (MpiOneSided::any_or_all);
+    // a list mixing them with others refused.
+    void rma_any_or_all(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // A call the simulation does not time: refused, or counted by name.
     void untimed(unsigned rank, const mpiwire::Call& c);
     // The node of rank `peer` of communicator `ctx` as `rank` names it

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "src/core/instant_end.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/mpi/one_sided.hpp"
 #include "workloads/program_buffers.hpp"
@@ -405,13 +406,8 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
     Rank& me = ranks_[rank];
     const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
     if (static_cast<Op>(c.op) == Op::Test) {
-        // Complete by now: every record of every piece written.
         app.sync_time();
-        for (const Rma& q : me.rma)   // (a put's records: one a part posted)
-            for (unsigned k = 0; q.request == c.request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
-                sc_time at;
-                if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return;
-            }
+        if (!request_done(app, rank, c.request)) return;
     }
     // Its pieces still in flight completed (none if a fence, flush or a
     // full queue completed them before), in the order posted.
@@ -425,6 +421,58 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
         finish(app, rank, q);
     }
     r.flag = 1;
+}
+
+bool MpiOneSided::request_done(RdmaProcess& app, unsigned rank, std::uint64_t request) {
+    // Complete by now: every record of every piece written (a put's
+    // records: one a part posted).
+    const Rank& me = ranks_[rank];
+    for (const Rma& q : me.rma)
+        for (unsigned k = 0; q.request == request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
+            sc_time at;
+            if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return false;
+        }
+    return true;
+}
+
+std::size_t MpiOneSided::wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids) {
+    const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
+    std::size_t got = ids.size();
+    const auto look = [&] {
+        got = ids.size();
+        for (std::size_t i = 0; i < ids.size() && got == ids.size(); ++i)
+            if (request_done(app, rank, ids[i])) got = i;
+        return got < ids.size();
+    };
+    // Asleep until a record of the rank's channels is written and one is
+    // complete; then, of several complete at this time, the first listed,
+    // whatever order the engine wrote their records in at this time.
+    app.wait_event(look, "MPI_Waitany");
+    if (got > 0) {
+        InstantEnd::get().settle();
+        look();
+    }
+    return got;
+}
+
+void MpiOneSided::any_or_all(RdmaProcess& app, unsigned rank, Op op, const std::vector<std::uint64_t>& ids, Reply& r) {
+    switch (op) {
+    case Op::Waitany:
+        r.request = wait_any(app, rank, ids);
+        r.flag = 1;
+        break;
+    case Op::Testany:
+        app.sync_time();
+        r.request = ids.size();
+        for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
+            if (request_done(app, rank, ids[i])) r.request = i;
+        r.flag = r.request < ids.size();
+        break;
+    default:   // Testall
+        app.sync_time();
+        r.flag = std::all_of(ids.begin(), ids.end(), [&](std::uint64_t q) { return request_done(app, rank, q); });
+        break;
+    }
 }
 
 bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {

@@ -4,7 +4,8 @@
 // MPI_Get_accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap on 8-byte
 // integers as the engine's network atomics; the request-based MPI_Rput,
 // MPI_Rget, MPI_Raccumulate and MPI_Rget_accumulate as their operations,
-// their requests ended at MPI_Wait and MPI_Test; fence, lock/unlock, lock_all, the flushes
+// their requests ended at MPI_Wait and MPI_Test (MPI_Waitany, MPI_Testany
+// and MPI_Testall over them: request_done(), wait_any()); fence, lock/unlock, lock_all, the flushes
 // and generalized active target's complete (pscw.cpp) complete them, and the locks are words of the library taken with network
 // atomics, as Open MPI's osc/rdma component takes them. One piece of code
 // for the two workloads that carry one-sided calls out: the mpi workload
@@ -80,6 +81,20 @@ public:
     // first); MPI_Test: whether every piece's record is written by now
     // (then as MPI_Wait). Complete or not into r.flag.
     void end_request(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
+    // Whether request-based operation `request` of the rank is complete by
+    // now (every record of every piece still in flight written; none in
+    // flight: complete), without ending it.
+    bool request_done(RdmaProcess& app, unsigned rank, std::uint64_t request);
+    // MPI_Waitany over request-based operations' `ids`: the index of the
+    // first listed complete once one is (of several complete at one
+    // simulated time, the first listed, looked at once that time has
+    // nothing else to do). None ended (its MPI_Wait follows).
+    std::size_t wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids);
+    // MPI_Waitany (wait_any()), MPI_Testany (the first listed complete by
+    // now) or MPI_Testall (whether all are) over request-based operations'
+    // `ids`, answered in r as protocol.hpp says (none ended).
+    void any_or_all(RdmaProcess& app, unsigned rank, mpiwire::Op op, const std::vector<std::uint64_t>& ids,
+                    mpiwire::Reply& r);
     // The rank's oldest operation in flight completed; false if none.
     bool finish_oldest(RdmaProcess& app, unsigned rank);
     // The transfers a put of `len` bytes to another rank makes (its

@@ -73,7 +73,6 @@ const char* blocking_region_name(std::uint8_t op) {
     case Op::UnlockAll: return "MPI_Win_unlock_all";
     case Op::Flush: return "MPI_Win_flush";
     case Op::FlushAll: return "MPI_Win_flush_all";
-    // After kLastOp: refused by name (refuse_unrecordable), no region.
     case Op::GetAccumulate: return "MPI_Get_accumulate";
     case Op::Rput: return "MPI_Rput";
     case Op::Rget: return "MPI_Rget";
@@ -96,7 +95,7 @@ std::string region_name(std::uint8_t op) {
     name[4] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[4])));
     return name.insert(4, "I");
 }
-constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::IreduceScatterBlock);
+constexpr std::uint8_t kLastOp = static_cast<std::uint8_t>(Op::RgetAccumulate);
 
 OTF2_CollectiveOp collective_op(Op op) {
     switch (op) {
@@ -149,7 +148,8 @@ enum Attribute : OTF2_AttributeRef {
     kAssertAttr = 14,
     kActiveTargetAttr = 15,
     kGroupAttr = 16,
-    kFlagAttr = 17
+    kFlagAttr = 17,
+    kCallAttr = 18
 };
 
 // A generalized active target call's attributes (recorded::): the call, a
@@ -173,6 +173,8 @@ void rma_attributes(OTF2_AttributeList* a, const MpiRecorder::Event& e) {
         OTF2_AttributeList_AddUint64(a, kAssertAttr, e.root);
         return;
     }
+    if (e.call) OTF2_AttributeList_AddUint64(a, kCallAttr, e.call);
+    if (e.kind == Kind::OpTest || e.kind == Kind::OpComplete) return;
     if (e.kind == Kind::GroupSync || e.kind == Kind::WaitChange) return active_target_attributes(a, e);
     OTF2_AttributeList_AddUint64(a, kBufferAttr, e.va);
     OTF2_AttributeList_AddUint64(a, kDisplacementAttr, e.disp);
@@ -210,6 +212,8 @@ OTF2_ErrorCode write_rma_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const M
         return OTF2_EvtWriter_RmaGroupSync(w, attrs, e.time, OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY,
                                            win, OTF2_UNDEFINED_GROUP);
     case Kind::WaitChange: return OTF2_EvtWriter_RmaWaitChange(w, attrs, e.time, win);
+    case Kind::OpTest: return OTF2_EvtWriter_RmaOpTest(w, attrs, e.time, win, e.request);
+    case Kind::OpComplete: return OTF2_EvtWriter_RmaOpCompleteNonBlocking(w, attrs, e.time, win, e.request);
     default: return OTF2_ERROR_INVALID_ARGUMENT;
     }
 }
@@ -371,10 +375,13 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
         {kOffsetAttr, "a one-sided operation's byte offset (the target datatype's true lower bound)"},
         {kAtomicAttr, "an accumulate's or fetch-and-op's network atomic (vrdmasim's mpiwire::Amo)"},
         {kDispUnitAttr, "a window's disp_unit"},
-        {kAssertAttr, "a lock's assert (1: MPI_MODE_NOCHECK, no lock taken)"}};
-    const char* const names[] = {recorded::kResult, recorded::kDisplacement, recorded::kOffset,
-                                 recorded::kAtomic, recorded::kDispUnit,     recorded::kAssert};
-    for (std::size_t i = 0; i < 6; ++i)
+        {kAssertAttr, "a lock's assert (1: MPI_MODE_NOCHECK, no lock taken)"},
+        {kCallAttr,
+         "the call of an RMA event that is not its event's own (MPI_Get_accumulate, a request-based "
+         "operation): vrdmasim's mpiwire::Op"}};
+    const char* const names[] = {recorded::kResult,   recorded::kDisplacement, recorded::kOffset, recorded::kAtomic,
+                                 recorded::kDispUnit, recorded::kAssert,       recorded::kCall};
+    for (std::size_t i = 0; i < 7; ++i)
         OTF2_GlobalDefWriter_WriteAttribute(g, rma[i].first, string(names[i]), string(rma[i].second), OTF2_TYPE_UINT64);
     write_active_target_definitions(g, string);
     for (const auto& [win, ctx] : windows)
@@ -487,10 +494,9 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                       const MpiCommunicators& comms) {
     const Op op = static_cast<Op>(c.op);
     const std::string who = "mpi.record: rank " + std::to_string(rank) + " ";
-    // A call after the last this recorder writes (kLastOp): one-sided
-    // calls timed after it was written (MPI_Get_accumulate, the
-    // request-based MPI_Rput, MPI_Rget, MPI_Raccumulate,
-    // MPI_Rget_accumulate), which it has no events for.
+    // A call after the last this recorder writes (kLastOp) but the
+    // generalized active target calls: calls timed after it was written,
+    // which it has no events for.
     if (c.op > kLastOp && !mpiwire::is_active_target(op))
         throw std::runtime_error(who + "calls " + region_name(c.op) +
                                  ", a one-sided call the recorder has no events for (README \"One-sided\"; "
@@ -570,7 +576,10 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         e.va = va;
         return e;
     };
-    switch (op) {
+    const bool rma_end = (op == Op::Wait || op == Op::Test) && (c.request & mpiwire::kRmaRequest);
+    if (rma_end) rma_ended(rank, c, r, enter, leave);
+    switch (rma_end ? Op::Matched : op) {
+    case Op::Matched: break;   // (rma_ended())
     case Op::Send: out.push_back(message(Kind::Send, c.peer, c.tag, c.bytes, c.va)); break;
     case Op::Isend:
         out.push_back(message(Kind::Isend, c.peer, c.tag, c.bytes, c.va));
@@ -606,6 +615,8 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
             one_sided(rank, c, r, enter, leave, comms);
         } else if (mpiwire::is_active_target(op)) {
             active_target(rank, c, r, leave, ids);
+        } else if (op >= Op::GetAccumulate && op <= Op::RgetAccumulate) {
+            rma_request(rank, c, r, enter, leave, comms);
         } else if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
             out.push_back(event(Kind::CollectiveRequest, enter));
             out.back().request = r.request;
@@ -714,6 +725,44 @@ void MpiRecorder::active_target(unsigned rank, const Call& c, const Reply& r, st
         e.group = static_cast<std::uint32_t>(strings_.size());
     }
     events_.at(rank).push_back(e);
+}
+
+void MpiRecorder::rma_request(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
+                              const MpiCommunicators& comms) {
+    // Its operation's event (a get-accumulate's: a fetch-and-op's, of its
+    // elements), which names the call; a request-based one's matching id
+    // is its request, which its MPI_Wait and MPI_Test name.
+    const Op op = static_cast<Op>(c.op);
+    Call base = c;
+    base.op = static_cast<std::uint32_t>(mpiwire::operation_of(op) == Op::GetAccumulate ? Op::FetchOp
+                                                                                        : mpiwire::operation_of(op));
+    one_sided(rank, base, r, enter, leave, comms);
+    Event& e = events_.at(rank).back();
+    e.call = static_cast<std::uint8_t>(op);
+    if (mpiwire::operation_of(op) == Op::GetAccumulate) e.sent = e.received = c.bytes;
+    if (mpiwire::operation_of(op) == op) return;
+    e.request = r.request;
+    requests_[rank][r.request] = c.win;
+}
+
+void MpiRecorder::rma_ended(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave) {
+    const auto it = requests_[rank].find(c.request);
+    if (it == requests_[rank].end())
+        throw std::logic_error("mpi.record: a request-based RMA request ends that was never started");
+    std::vector<Event>& out = events_.at(rank);
+    auto rma = [&](Kind k, std::uint64_t at) {
+        Event e = event(k, at);
+        e.rma = true;
+        e.win = it->second;
+        e.request = c.request;
+        return e;
+    };
+    // A test: RmaOpTest; complete (a wait, a test that found it so):
+    // RmaOpCompleteNonBlocking at the call's return.
+    if (static_cast<Op>(c.op) == Op::Test) out.push_back(rma(Kind::OpTest, enter));
+    if (!r.flag) return;
+    out.push_back(rma(Kind::OpComplete, leave));
+    requests_[rank].erase(it);
 }
 
 std::string MpiRecorder::anchor_of(const std::string& dir) {

@@ -8,7 +8,8 @@
 // NonBlockingCollectiveRequest/Complete, and for one-sided calls OTF2's
 // RMA events: RmaWinCreate/Destroy, RmaCollectiveBegin/End, RmaPut,
 // RmaGet, RmaAtomic, RmaRequestLock, RmaAcquireLock, RmaReleaseLock,
-// RmaSync, RmaGroupSync, RmaWaitChange; the windows as RmaWin definitions), the
+// RmaSync, RmaGroupSync, RmaWaitChange, RmaOpTest, RmaOpCompleteNonBlocking;
+// the windows as RmaWin definitions), the
 // communicators the program made, and each buffer's virtual address as an
 // OTF2 attribute (recorded:: in workloads/trace_reader.hpp). Events are
 // kept in memory and the archive is written once the program has finished.
@@ -26,7 +27,8 @@ namespace vrdmasim {
 
 class MpiRecorder {
 public:
-    explicit MpiRecorder(unsigned ranks) : events_(ranks), pending_memory_(ranks), open_(ranks), started_(ranks) {}
+    explicit MpiRecorder(unsigned ranks)
+        : requests_(ranks), events_(ranks), pending_memory_(ranks), open_(ranks), started_(ranks) {}
     // The rank's MPI_Init, returned at `ps`.
     void init(unsigned rank, std::uint64_t ps);
     // Call `c` of `rank`, entered at `enter` and returned at `leave` with
@@ -82,7 +84,11 @@ public:
             // post's or start's assert (root) and group (`group`), a
             // test's flag (tag).
             GroupSync,
-            WaitChange
+            WaitChange,
+            // A request-based operation's request tested (RmaOpTest) and
+            // complete (RmaOpCompleteNonBlocking): win, request, call.
+            OpTest,
+            OpComplete
         };
         Kind kind = Kind::Enter;
         std::uint8_t op = 0;   // Enter, Leave: the region (mpiwire::Op, or 0: MPI_Init); End: OTF2_CollectiveOp
@@ -104,6 +110,10 @@ public:
         std::uint32_t amo = 0;
         bool rma = false;   // the event carries them
         std::uint32_t group = 0;   // GroupSync of a post or start: 1 + its group's index in strings_ (0: none)
+        // An RMA event of another call than its event's own (a
+        // get-accumulate, a request-based operation): the call's
+        // mpiwire::Op, written as recorded::kCall (0: none).
+        std::uint8_t call = 0;
     };
 
 private:
@@ -127,6 +137,15 @@ private:
     // post's or start's ranks, protocol.hpp).
     void active_target(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t leave,
                        const std::vector<std::uint64_t>& group);
+    // MPI_Get_accumulate and the request-based operations: their
+    // operation's event naming the call (a request-based one's matching id
+    // its request); their requests' MPI_Wait and MPI_Test.
+    void rma_request(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter,
+                     std::uint64_t leave, const MpiCommunicators& comms);
+    void rma_ended(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter,
+                   std::uint64_t leave);
+    // By rank: the request-based operations' open requests, their window.
+    std::vector<std::map<std::uint64_t, std::uint64_t>> requests_;
     std::map<std::uint64_t, std::uint32_t> windows_;   // the windows made: id -> their communicator's context
     std::uint64_t matching_ = 0;   // the RMA operations' matching ids so far
     // The open requests of a rank, by the simulation's id.

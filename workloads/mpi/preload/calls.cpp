@@ -364,7 +364,6 @@ bool listed(int count, const MPI_Request requests[], std::vector<int>& index, st
             untimed((std::string(name) + " with a request of an untimed call").c_str());
             return false;
         }
-        if (it->second.rma) cannot_run((std::string(name) + " of a request-based RMA request (not built)").c_str());
         index.push_back(i);
         ids.push_back(it->second.sim);
     }
@@ -587,7 +586,7 @@ int MPI_Request_free(MPI_Request* request) {
     const auto it = pending().find(*request);
     if (it == pending().end()) return PMPI_Request_free(request);
     Pending& p = it->second;
-    if (p.rma) cannot_run("MPI_Request_free of a request-based RMA request (not built)");
+    if (p.rma) cannot_run("MPI_Request_free of a request-based RMA request (MPI 4.1 13.3.5)", mpiwire::kErroneous);
     Call c = call(Op::RequestFree);
     c.request = p.sim;
     exchange(c);
@@ -615,7 +614,7 @@ int MPI_Cancel(MPI_Request* request) {
     if (it == pending().end()) return PMPI_Cancel(request);
     Pending& p = it->second;
     if (p.collective) cannot_run("MPI_Cancel of a non-blocking collective (MPI-3.1 5.12)", mpiwire::kErroneous);
-    if (p.rma) cannot_run("MPI_Cancel of a request-based RMA request (not built)");
+    if (p.rma) cannot_run("MPI_Cancel of a request-based RMA request (MPI 4.1 13.3.5)", mpiwire::kErroneous);
     if (p.send) {
         untimed("MPI_Cancel of a send");
         return PMPI_Cancel(&p.real);

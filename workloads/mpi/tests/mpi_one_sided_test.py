@@ -23,9 +23,16 @@ targets' posts; recorded and replayed to the same figures.
 MPI_Get_accumulate (mode getacc) of MPI_SUM and MPI_NO_OP timed, its
 elements counted; MPI_Rput, MPI_Rget, MPI_Raccumulate and
 MPI_Rget_accumulate (mode requests) timed, their requests ended by
-MPI_Wait, MPI_Test and MPI_Waitall; one in MPI_Waitany stops the run
-naming it. Recorded (mpi.record), each mode stops at its first such call
-(exit 1), naming it: the recorder has no events for them.
+MPI_Wait, MPI_Test and MPI_Waitall; both modes recorded (mpi.record) and
+replayed with the same figures as above. In mode requests, an rget's
+MPI_Wait ends no earlier than the same get's blocking MPI_Get and flush
+take (within 0.1 us) and no later than 1 us after, at least the link's
+serialisation time of its bytes after the call; a wait on an rget a flush
+completed takes no network time (under 0.1 us); the three times are the
+README's (4.312, 4.362, 0.000 us). Mode waitany: the
+requests ended by MPI_Waitany, MPI_Testall and MPI_Testany, timed (0
+untimed, the data right; MPI_Waitsome and MPI_Testsome too), recorded
+and replayed with the same figures.
 """
 import argparse
 import os
@@ -156,20 +163,25 @@ def main():
         # Recorded (OTF2's RMA events) and replayed by the trace workload
         # through the same library: the same transfers, latencies, verified
         # bytes, statistics, and app time exactly (README "Record, then replay").
-        out = os.path.join(d, "epoch16")
-        replayed = os.path.join(d, "replayed")
-        runs.replay(replayed, os.path.join(rec, "rec.otf2"), "--topology.nodes=4", "--link.rate=16Gbps")
-        y = summary(replayed)
-        if y:
-            mpi_runs.same_figures(failures, "replay", out, replayed, all_statistics=False)
-            if y["data_mismatches"] != "0" or int(y["bytes_verified"]) < 2 * 4 * 65536:
-                failures.append("replay: %s bytes verified, %s mismatches" % (y["bytes_verified"],
-                                                                             y["data_mismatches"]))
+        def replay(label, out, rec, verified):
+            replayed = os.path.join(d, label + "-replayed")
+            runs.replay(replayed, os.path.join(rec, os.path.basename(rec) + ".otf2"), "--topology.nodes=4",
+                        "--link.rate=16Gbps")
+            y = summary(replayed)
+            if not y:
+                failures.append("%s replay: no summary" % label)
+                return
+            mpi_runs.same_figures(failures, label + " replay", out, replayed, all_statistics=False)
+            if y["data_mismatches"] != "0" or int(y["bytes_verified"]) < verified:
+                failures.append("%s replay: %s bytes verified, %s mismatches" % (label, y["bytes_verified"],
+                                                                                y["data_mismatches"]))
             for name in ("rma_operations", "lock_atomics", "windows"):
                 if stat(out, "workload.mpi." + name) is None or stat(out, "workload.mpi." + name) != stat(
                         replayed, "workload.trace." + name):
-                    failures.append("replay: %s %s run, %s replayed" % (name, stat(out, "workload.mpi." + name),
-                                                                      stat(replayed, "workload.trace." + name)))
+                    failures.append("%s replay: %s %s run, %s replayed" % (label, name, stat(
+                        out, "workload.mpi." + name), stat(replayed, "workload.trace." + name)))
+
+        replay("epoch16", os.path.join(d, "epoch16"), rec, 2 * 4 * 65536)
         # Under pin: each put's origin is pinned before the post and
         # unpinned after completion (two vm.pin-call at least).
         out = os.path.join(d, "pin")
@@ -180,34 +192,52 @@ def main():
         elif not times or not warm.get(16) or times[-1] < warm[16] + 2 * 20:
             failures.append("pin: the warm put epoch took %s us, fault-tolerant %s us: no pin and unpin of 20 us "
                             "each (vm.pin-call)" % (times[-1:] or None, warm.get(16)))
-        # Not modelled: refused with exit 2, naming the call and why.
         # MPI_Get_accumulate (mode getacc): of MPI_SUM and of MPI_NO_OP, two
         # elements each, every one a fetching network atomic, timed; the
         # request-based operations (mode requests: an raccumulate, an
         # rget-accumulate, an rget and an rput a rank, ended by MPI_Wait,
-        # MPI_Test and MPI_Waitall), timed, four operations a rank.
-        for mode in ("getacc", "requests"):
+        # MPI_Test and MPI_Waitall; then two gets and two rgets of 4 KiB a
+        # rank), timed, 4 (8) operations more a rank; mode waitany: an rput,
+        # an raccumulate, an rget-accumulate and six rgets a rank, ended by
+        # MPI_Waitany, MPI_Testall, MPI_Testany, MPI_Waitsome and
+        # MPI_Testsome, and two rputs to its own window complete at once,
+        # MPI_Waitany returning the first listed (the program checks it). Each recorded, and replayed with the same figures.
+        for mode, more in (("getacc", 4), ("requests", 8), ("waitany", 11)):
             out = os.path.join(d, mode)
-            p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 " + mode)
+            rec = os.path.join(d, mode + "-rec")
+            p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 " + mode, "--mpi.record=" + rec)
             s = summary(out)
             rma = stat(out, "workload.mpi.rma_operations")
             if "windows: ok" not in p.stdout or not s or s["mpi_untimed_calls"] != "0" or \
                     s["data_mismatches"] != "0" or s["transfer_errors"] != "0":
                 failures.append("%s: the program's checks did not pass, a call was untimed or a transfer wrong: "
                                 "%s\n%s%s" % (mode, s, p.stdout[-2000:], p.stderr[-2000:]))
-            elif rma != 4 * 11 + 3 + 4 * 4:
-                failures.append("%s: %s one-sided operations, expected %d (4 more a rank)" %
-                                (mode, rma, 4 * 11 + 3 + 4 * 4))
-        # With mpi.record: refused at the first call the recorder has no
-        # events for, naming it.
-        for mode, first in (("getacc", "MPI_Get_accumulate"), ("requests", "MPI_Raccumulate")):
-            p = run(os.path.join(d, mode + "-recorded"), "--mpi.ranks=2", "--mpi.args=4096 1 " + mode,
-                    "--mpi.record=" + os.path.join(d, mode + "-rec"), expect=1)
-            if "calls %s, a one-sided call the recorder has no events for" % first not in p.stderr:
-                failures.append("%s recorded: the refusal does not name %s:\n%s" % (mode, first, p.stderr[-2000:]))
-        p = run(os.path.join(d, "waitany"), "--mpi.ranks=2", "--mpi.args=4096 1 waitany", expect=2)
-        if "MPI_Waitany of a request-based RMA request (not built)" not in p.stderr:
-            failures.append("waitany: the refusal does not name MPI_Waitany and why:\n" + p.stderr[-2000:])
+                continue
+            if rma != 4 * 11 + 3 + 4 * more:
+                failures.append("%s: %s one-sided operations, expected %d (%d more a rank)" %
+                                (mode, rma, 4 * 11 + 3 + 4 * more, more))
+            replay(mode, out, rec, 4096 * 4 * 4 if mode == "requests" else 4096 * 4)
+            if mode != "requests":
+                continue
+            # When an rget's wait ends: after the same get's round trip (its
+            # blocking MPI_Get and flush in the same run, warm buffers both),
+            # at least the link's serialisation of its 4 KiB; a wait on an
+            # rget a flush completed costs no network time.
+            m = re.search(r"get and flush of 4096 B: ([0-9.]+) us; rget and wait: ([0-9.]+) us; "
+                          r"wait after a flush: ([0-9.]+) us", p.stdout)
+            wire = 4096 * 8 / 16e3
+            if not m:
+                failures.append("requests: no get/rget times printed:\n" + p.stdout[-2000:])
+            else:
+                get, rget, after = (float(v) for v in m.groups())
+                if (get, rget, after) != (4.312, 4.362, 0.0):   # README "One-sided" quotes them
+                    failures.append("requests: get and flush %.3f us, rget and wait %.3f us, wait after a flush "
+                                    "%.3f us; README \"One-sided\" quotes 4.312, 4.362, 0.000" % (get, rget, after))
+                if not (wire <= rget and get - 0.1 <= rget <= get + 1 and after < 0.1):
+                    failures.append("requests: an rget and its wait took %.3f us, a get and its flush %.3f us "
+                                    "(expected within [it - 0.1, it + 1], at least %.3f us on the link), a wait "
+                                    "after a flush %.3f us (expected under 0.1 us)" % (rget, get, wire, after))
+        # Not modelled: refused with exit 2, naming the call and why.
         p = run(os.path.join(d, "max"), "--mpi.ranks=2", "--mpi.args=4096 1 max", expect=2)
         if "MPI_Accumulate of an op or type no network atomic does" not in p.stderr:
             failures.append("max: the refusal does not name the accumulate and why:\n" + p.stderr[-2000:])

@@ -9,12 +9,17 @@
 // usage: mpi_windows [bytes [epochs [max|pscw|getacc|requests|waitany]]]
 //   getacc: also an MPI_Get_accumulate of MPI_SUM and one of MPI_NO_OP
 //   requests: also the request-based MPI_Raccumulate, MPI_Rget_accumulate,
-//     MPI_Rget and MPI_Rput, ended by MPI_Wait, MPI_Test and MPI_Waitall
-//   waitany: an MPI_Rput's request in MPI_Waitany (not built: refused)
+//     MPI_Rget and MPI_Rput, ended by MPI_Wait, MPI_Test and MPI_Waitall;
+//     and, on a window of `bytes`, a get and its flush, an rget and its
+//     wait, an rget completed by a flush then its wait, each timed (rank 0
+//     prints them)
+//   waitany: the request-based operations' requests ended by MPI_Waitany,
+//     MPI_Testall, MPI_Testany, MPI_Waitsome and MPI_Testsome
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
 //   pscw: also generalized active target epochs on a ring (active_target())
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -98,11 +103,107 @@ static void request_based(int rank, std::int64_t mine, std::int64_t total, MPI_W
     check(seen >= mine && seen <= total, "an rget of a word raccumulated", rank);
 }
 
+// The request-based operations' requests in lists, on rank 0's words as
+// request_based(): [9 + rank] an rput and [7] an raccumulate, ended by two
+// waitanys; [8] an rget-accumulate and an rget of [9 + rank] (flushed
+// before), ended by testall; an rget of [9 + rank] ended by testany; two
+// rputs to this rank's own words 5 and 6 by waitany; two rgets of
+// [9 + rank] by waitsome, two by testsome.
+static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_Win win) {
+    MPI_Request q[2];
+    std::int64_t before = -1, seen = -1, again = -1;
+    int first = -1, second = -1, flag = 0, index = -1;
+    MPI_Rput(&mine, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
+    MPI_Raccumulate(&mine, 1, MPI_INT64_T, 0, 7, 1, MPI_INT64_T, MPI_SUM, win, &q[1]);
+    MPI_Waitany(2, q, &first, MPI_STATUS_IGNORE);
+    MPI_Waitany(2, q, &second, MPI_STATUS_IGNORE);
+    check((first == 0 || first == 1) && second == 1 - first && q[0] == MPI_REQUEST_NULL && q[1] == MPI_REQUEST_NULL,
+          "two waitanys over an rput and an raccumulate", rank);
+    MPI_Win_flush(0, win);
+    MPI_Rget_accumulate(&mine, 1, MPI_INT64_T, &before, 1, MPI_INT64_T, 0, 8, 1, MPI_INT64_T, MPI_SUM, win, &q[0]);
+    MPI_Rget(&seen, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[1]);
+    while (!flag) MPI_Testall(2, q, &flag, MPI_STATUSES_IGNORE);
+    check(q[0] == MPI_REQUEST_NULL && before >= 0 && before <= total - mine && seen == mine,
+          "an rget-accumulate and an rget ended by testall", rank);
+    MPI_Rget(&again, 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
+    for (flag = 0; !flag;) MPI_Testany(1, q, &index, &flag, MPI_STATUS_IGNORE);
+    check(index == 0 && again == mine, "an rget ended by testany", rank);
+    // Two rputs to this rank's own window (its words 5 and 6: copies,
+    // complete at once), listed latest first: waitany returns the first
+    // listed of requests complete at one time, not the first posted.
+    std::int64_t* own = nullptr;
+    int found = 0;
+    MPI_Win_get_attr(win, MPI_WIN_BASE, &own, &found);
+    MPI_Rput(&mine, 1, MPI_INT64_T, rank, 5, 1, MPI_INT64_T, win, &q[1]);
+    MPI_Rput(&mine, 1, MPI_INT64_T, rank, 6, 1, MPI_INT64_T, win, &q[0]);
+    MPI_Waitany(2, q, &first, MPI_STATUS_IGNORE);
+    MPI_Waitany(2, q, &second, MPI_STATUS_IGNORE);
+    MPI_Win_flush(rank, win);
+    check(first == 0 && second == 1 && found && own[5] == mine && own[6] == mine,
+          "a waitany over two rputs complete at once", rank);
+    // Two rgets of [9 + rank] ended by waitsome, two by testsome.
+    for (int some = 0; some < 2; ++some) {
+        std::int64_t got[2] = {-1, -1};
+        int done = 0, out = 0, indices[2];
+        MPI_Rget(&got[0], 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[0]);
+        MPI_Rget(&got[1], 1, MPI_INT64_T, 0, 9 + rank, 1, MPI_INT64_T, win, &q[1]);
+        while (done < 2) {
+            if (some == 0) MPI_Waitsome(2, q, &out, indices, MPI_STATUSES_IGNORE);
+            else MPI_Testsome(2, q, &out, indices, MPI_STATUSES_IGNORE);
+            done += out;
+        }
+        check(got[0] == mine && got[1] == mine, some == 0 ? "rgets ended by waitsome" : "rgets ended by testsome",
+              rank);
+    }
+}
+
+// An rget's wait against a get's flush, from the next rank's window of
+// `bytes` (rank 0 prints the times, MPI_Wtime): a get and its flush (after
+// one untimed, to warm the buffers), an rget and its wait, an rget
+// completed by a flush and then its wait.
+static void request_timing(int rank, int size, int bytes) {
+    unsigned char* window = nullptr;
+    MPI_Win win;
+    MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
+    for (int i = 0; i < bytes; ++i) window[i] = pattern(rank, 9, i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const int next = (rank + 1) % size;
+    std::vector<unsigned char> got(bytes), want(bytes);
+    for (int i = 0; i < bytes; ++i) want[i] = pattern(next, 9, i);
+    MPI_Request q;
+    double t[6];
+    MPI_Win_lock_all(0, win);
+    MPI_Get(got.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
+    MPI_Win_flush(next, win);
+    t[0] = MPI_Wtime();
+    MPI_Get(got.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
+    MPI_Win_flush(next, win);
+    t[1] = MPI_Wtime();
+    check(got == want, "a get", rank);
+    std::fill(got.begin(), got.end(), 0);
+    t[2] = MPI_Wtime();
+    MPI_Rget(got.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win, &q);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    t[3] = MPI_Wtime();
+    check(got == want, "an rget", rank);
+    MPI_Rget(got.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win, &q);
+    MPI_Win_flush(next, win);
+    t[4] = MPI_Wtime();
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    t[5] = MPI_Wtime();
+    MPI_Win_unlock_all(win);
+    if (rank == 0)
+        std::printf("windows: get and flush of %d B: %.3f us; rget and wait: %.3f us; wait after a flush: %.3f us\n",
+                    bytes, (t[1] - t[0]) * 1e6, (t[3] - t[2]) * 1e6, (t[5] - t[4]) * 1e6);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_free(&win);
+}
+
 // Counters at rank 0: [0] a read-modify-write under an exclusive lock,
 // [1], [2] an accumulate, [3] fetch-and-add, [4] compare-and-swap; with
 // `getacc`, [5], [6] get-accumulates.
 static void passive(int rank, int size, bool max, bool getacc, bool requests, bool waitany) {
-    const int rounds = 3, words = requests ? 9 + size : getacc ? 7 : 5;
+    const int rounds = 3, words = requests || waitany ? 9 + size : getacc ? 7 : 5;
     auto* counters = static_cast<std::int64_t*>(std::calloc(words, sizeof(std::int64_t)));
     MPI_Win win;
     MPI_Win_create(counters, words * sizeof(std::int64_t), sizeof(std::int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -128,12 +229,7 @@ static void passive(int rank, int size, bool max, bool getacc, bool requests, bo
     const std::int64_t total = static_cast<std::int64_t>(size) * (size + 1) / 2;
     if (getacc) get_accumulates(rank, mine, total, win);
     if (requests) request_based(rank, mine, total, win);
-    if (waitany) {
-        MPI_Request q;
-        int index = -1;
-        MPI_Rput(&mine, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, win, &q);
-        MPI_Waitany(1, &q, &index, MPI_STATUS_IGNORE);
-    }
+    if (waitany) request_lists(rank, mine, total, win);
     // Not rank 0's own word: Open MPI 4.1.4's osc/rdma crashes on a
     // compare-and-swap of a rank's own window over vader (natively too).
     if (rank != 0) {
@@ -154,8 +250,9 @@ static void passive(int rank, int size, bool max, bool getacc, bool requests, bo
         check(counters[4] >= 2 && counters[4] <= size, "the compare-and-swap word", rank);
         check(!getacc || (counters[5] == total && counters[6] == 10 * total), "the get-accumulated words", rank);
         bool put = true;
-        for (int r = 0; requests && r < size; ++r) put = put && counters[9 + r] == r + 1;
-        check(!requests || (counters[7] == total && counters[8] == total && put), "the request-based words", rank);
+        for (int r = 0; (requests || waitany) && r < size; ++r) put = put && counters[9 + r] == r + 1;
+        check(!(requests || waitany) || (counters[7] == total && counters[8] == total && put),
+              "the request-based words", rank);
         MPI_Win_unlock(0, win);
     }
     MPI_Win_free(&win);
@@ -236,6 +333,7 @@ int main(int argc, char** argv) {
     fences(rank, size, bytes, epochs);
     passive(rank, size, max, getacc, requests, waitany);
     if (pscw) active_target(rank, size, bytes);
+    if (requests) request_timing(rank, size, bytes);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0) std::printf("windows: ok\n");
