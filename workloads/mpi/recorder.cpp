@@ -281,10 +281,25 @@ void write_event(OTF2_EvtWriter* w, OTF2_AttributeList* a, const MpiRecorder::Ev
         throw std::runtime_error(std::string("mpi.record: an event cannot be written: ") + OTF2_Error_GetName(ok));
 }
 
-// The attributes of generalized active target calls (recorded::), their
+// The attributes of one-sided calls (recorded::: the operations', the
+// request-based calls' and the generalized active target calls'), their
 // names and descriptions made strings by `string`.
 template <class String>
-void write_active_target_definitions(OTF2_GlobalDefWriter* g, String& string) {
+void write_rma_definitions(OTF2_GlobalDefWriter* g, String& string) {
+    const std::pair<Attribute, const char*> rma[] = {
+        {kResultAttr, "a fetch-and-op's or compare-and-swap's result buffer"},
+        {kDisplacementAttr, "a one-sided operation's target displacement, in the target's disp_unit"},
+        {kOffsetAttr, "a one-sided operation's byte offset (the target datatype's true lower bound)"},
+        {kAtomicAttr, "an accumulate's or fetch-and-op's network atomic (vrdmasim's mpiwire::Amo)"},
+        {kDispUnitAttr, "a window's disp_unit"},
+        {kAssertAttr, "a lock's assert (1: MPI_MODE_NOCHECK, no lock taken)"},
+        {kCallAttr,
+         "the call of an RMA event that is not its event's own (MPI_Get_accumulate, a request-based "
+         "operation): vrdmasim's mpiwire::Op"}};
+    const char* const names[] = {recorded::kResult,   recorded::kDisplacement, recorded::kOffset, recorded::kAtomic,
+                                 recorded::kDispUnit, recorded::kAssert,       recorded::kCall};
+    for (std::size_t i = 0; i < 7; ++i)
+        OTF2_GlobalDefWriter_WriteAttribute(g, rma[i].first, string(names[i]), string(rma[i].second), OTF2_TYPE_UINT64);
     const struct {
         Attribute id;
         const char *name, *what;
@@ -369,21 +384,7 @@ void write_definitions(OTF2_GlobalDefWriter* g, const std::vector<std::uint64_t>
                                         OTF2_TYPE_UINT64);
     for (std::size_t i = 0; i < memory.size(); ++i)
         OTF2_GlobalDefWriter_WriteString(g, kMemoryStrings + static_cast<OTF2_StringRef>(i), memory[i].c_str());
-    const std::pair<Attribute, const char*> rma[] = {
-        {kResultAttr, "a fetch-and-op's or compare-and-swap's result buffer"},
-        {kDisplacementAttr, "a one-sided operation's target displacement, in the target's disp_unit"},
-        {kOffsetAttr, "a one-sided operation's byte offset (the target datatype's true lower bound)"},
-        {kAtomicAttr, "an accumulate's or fetch-and-op's network atomic (vrdmasim's mpiwire::Amo)"},
-        {kDispUnitAttr, "a window's disp_unit"},
-        {kAssertAttr, "a lock's assert (1: MPI_MODE_NOCHECK, no lock taken)"},
-        {kCallAttr,
-         "the call of an RMA event that is not its event's own (MPI_Get_accumulate, a request-based "
-         "operation): vrdmasim's mpiwire::Op"}};
-    const char* const names[] = {recorded::kResult,   recorded::kDisplacement, recorded::kOffset, recorded::kAtomic,
-                                 recorded::kDispUnit, recorded::kAssert,       recorded::kCall};
-    for (std::size_t i = 0; i < 7; ++i)
-        OTF2_GlobalDefWriter_WriteAttribute(g, rma[i].first, string(names[i]), string(rma[i].second), OTF2_TYPE_UINT64);
-    write_active_target_definitions(g, string);
+    write_rma_definitions(g, string);
     for (const auto& [win, ctx] : windows)
         OTF2_GlobalDefWriter_WriteRmaWin(g, static_cast<OTF2_RmaWinRef>(win), string("window " + std::to_string(win)),
                                          ctx, OTF2_RMA_WIN_FLAG_NONE);
@@ -611,13 +612,8 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
         for (const std::uint64_t q : ids) tested(q);
         break;
     default:   // the collectives, splits; Finalize, Probe, Iprobe (their Enter says what they look for)
-        if (op >= Op::WinCreate && op <= Op::FlushAll) {
-            one_sided(rank, c, r, enter, leave, comms);
-        } else if (mpiwire::is_active_target(op)) {
-            active_target(rank, c, r, leave, ids);
-        } else if (op >= Op::GetAccumulate && op <= Op::RgetAccumulate) {
-            rma_request(rank, c, r, enter, leave, comms);
-        } else if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
+        if (rma(rank, c, r, enter, leave, ids, comms)) break;
+        if (mpiwire::is_nonblocking(op)) {   // its completion kept for its MPI_Wait or MPI_Test
             out.push_back(event(Kind::CollectiveRequest, enter));
             out.back().request = r.request;
             Event done = collective(rank, c, leave, ids, comms);
@@ -633,6 +629,16 @@ void MpiRecorder::call(unsigned rank, const Call& c, const Reply& r, std::uint64
     Event back = event(Kind::Leave, leave);
     back.op = in.op;
     out.push_back(back);
+}
+
+bool MpiRecorder::rma(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,
+                      const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms) {
+    const Op op = static_cast<Op>(c.op);
+    if (op >= Op::WinCreate && op <= Op::FlushAll) one_sided(rank, c, r, enter, leave, comms);
+    else if (mpiwire::is_active_target(op)) active_target(rank, c, r, leave, ids);
+    else if (op >= Op::GetAccumulate && op <= Op::RgetAccumulate) rma_request(rank, c, r, enter, leave, comms);
+    else return false;
+    return true;
 }
 
 void MpiRecorder::one_sided(unsigned rank, const Call& c, const Reply& r, std::uint64_t enter, std::uint64_t leave,

@@ -130,6 +130,10 @@ private:
     // The Enter of call `c` at `enter` (a probe's what it looks for; the
     // program's memory since the rank's last call).
     Event entered(unsigned rank, const mpiwire::Call& c, std::uint64_t enter);
+    // A one-sided call's events (one_sided(), active_target(),
+    // rma_request()): false if `c` is none.
+    bool rma(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter, std::uint64_t leave,
+             const std::vector<std::uint64_t>& ids, const MpiCommunicators& comms);
     // A one-sided call's events, between its Enter and Leave.
     void one_sided(unsigned rank, const mpiwire::Call& c, const mpiwire::Reply& r, std::uint64_t enter,
                    std::uint64_t leave, const MpiCommunicators& comms);
