@@ -1043,11 +1043,6 @@ void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEv
         test_one(rank, ep, e.request);
         return;
     }
-    if (k != r.started.end() && r.entered.call != TraceEvent::Call::Testany &&
-        r.entered.call != TraceEvent::Call::Testall)
-        throw std::runtime_error("trace: rank " + std::to_string(rank) +
-                                 " waits for a non-blocking collective's request in MPI_Waitany, which the replay does "
-                                 "not do (not built; mpi.record refuses it)");
     r.collective_tested = r.collective_tested || k != r.started.end();
     r.tested_ids.push_back(e.request);
     if (it != r.requests.end()) r.tested.push_back(it->second.request);
@@ -1059,6 +1054,21 @@ bool TraceWorkload::test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t req
     if (k == r.started.end()) return ep.test(r.requests.at(request).request);
     ep.poll();   // a test enters the library: it polls the network once
     return k->second.comm->test(k->second.request);
+}
+
+std::vector<WaitanyRequest> TraceWorkload::waitany_list(unsigned rank) const {
+    const Rank& r = state_[rank];
+    std::vector<WaitanyRequest> list(r.tested_ids.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto k = r.started.find(r.tested_ids[i]);
+        if (k == r.started.end()) {
+            list[i].message = r.requests.at(r.tested_ids[i]).request;
+        } else {
+            list[i].comm = k->second.comm;
+            list[i].collective = k->second.request;
+        }
+    }
+    return list;
 }
 
 void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
@@ -1078,6 +1088,8 @@ void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
         msg::Status st;
         if (e.call == C::Probe) ep.probe(from, tag);
         else ep.iprobe(from, tag, st);
+    } else if (r.collective_tested && e.call == C::Waitany) {
+        waitany(*apps_[rank], ep, waitany_list(rank));   // as the mpi workload's (waitany.hpp)
     } else if (r.collective_tested) {
         // A non-blocking collective's among them: each tested in turn, as
         // the mpi workload tests them (Testany: until one is complete).

@@ -22,6 +22,7 @@
 #include "library/collectives/communicator.hpp"
 #include "workloads/collective_data.hpp"
 #include "workloads/mpi/one_sided.hpp"
+#include "workloads/mpi/waitany.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/trace_reader.hpp"
 #include "workloads/workload.hpp"
@@ -165,6 +166,9 @@ private:
     // Request `request` (the trace's id: a message's or a non-blocking
     // collective's) tested once: whether it is complete.
     bool test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request);
+    // The rank's MPI_Waitany list naming a non-blocking collective's request
+    // (Rank::tested_ids), as waitany() takes it.
+    std::vector<WaitanyRequest> waitany_list(unsigned rank) const;
     // At the Leave of a test or probe: what the mpi workload did for it
     // (Endpoint::wait_any, test_any, test, probe, iprobe).
     void finish_call(unsigned rank, msg::Endpoint& ep);

@@ -5,9 +5,8 @@
 // listed) or, freed, at MPI_Finalize.
 #include <stdexcept>
 
-#include "library/rdma/wake.hpp"
-#include "src/core/instant_end.hpp"
 #include "workloads/mpi/mpi_workload.hpp"
+#include "workloads/mpi/waitany.hpp"
 
 namespace vrdmasim {
 
@@ -84,67 +83,17 @@ bool MpiWorkload::request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q
 
 std::size_t MpiWorkload::wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
                                   const std::vector<std::uint64_t>& ids) {
-    // Inside the library the whole wait, for in-call progress too (a
-    // collective's rounds go on while the program waits).
-    const RdmaProcess::InLibrary in(app);
-    // The point-to-point requests (and where they are listed), the
-    // collectives' (by where they are listed), and the events their ends
-    // notify.
-    std::vector<std::uint64_t> p2p;
-    std::vector<std::size_t> p2p_at;
-    std::vector<const CollectiveCall*> colls(ids.size(), nullptr);
-    std::vector<sc_core::sc_event*> ends;
+    std::vector<WaitanyRequest> list(ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (ids[i] & mpiwire::kCollectiveRequest) {
-            colls[i] = &in_flight(rank, ids[i]);
-            ends.push_back(&colls[i]->request->ended.get());
+            const CollectiveCall& k = in_flight(rank, ids[i]);
+            list[i].comm = k.comm;
+            list[i].collective = k.request;
         } else {
-            p2p.push_back(ids[i]);
-            p2p_at.push_back(i);
+            list[i].message = ids[i];
         }
     }
-    // One look, at this moment: the first listed request complete (`p`
-    // the first point-to-point one, as the endpoint's progress found
-    // them), or ids.size().
-    const auto look = [&](std::size_t p) {
-        const std::size_t first = p < p2p.size() ? p2p_at[p] : ids.size();
-        for (std::size_t i = 0; i < first; ++i)
-            if (colls[i] && colls[i]->comm->test(colls[i]->request)) return i;
-        return first;
-    };
-    const auto collective_done = [&] {
-        for (const CollectiveCall* k : colls)
-            if (k && k->request->done) return true;
-        return false;
-    };
-    for (;;) {
-        // Progress, then asleep until a notification or a collective's end.
-        const Wake wake(collective_done, ends);
-        std::size_t got = 0;
-        if (!p2p.empty()) {
-            got = look(ep.wait_any(p2p));
-        } else {
-            app.sync_time();
-            if (!collective_done()) {
-                sc_core::sc_event_or_list none;
-                wake.sleep(none);
-            }
-            got = look(0);
-        }
-        if (got >= ids.size()) continue;
-        // Of several complete at this time, the first listed (as MPI
-        // implementations scan the array): a collective's thread, or
-        // progress it makes, may still end an earlier one at this time,
-        // after this look. So, with a collective listed and an earlier
-        // request open, look again once this time has nothing else to do
-        // (at what every thread's progress found: no progress of its own,
-        // which would cost a poll).
-        if (got > 0 && !ends.empty()) {
-            InstantEnd::get().settle();
-            got = look(p2p.empty() ? 0 : ep.first_done(p2p));
-        }
-        return got;
-    }
+    return waitany(app, ep, list);
 }
 
 }   // namespace vrdmasim

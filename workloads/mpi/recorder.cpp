@@ -503,12 +503,6 @@ void MpiRecorder::refuse_unrecordable(unsigned rank, const Call& c, const std::v
                                  ", a one-sided call the recorder has no events for (README \"One-sided\"; "
                                  "protocol.hpp's call " +
                                  std::to_string(c.op) + "), which a replay would leave out: the trace is not written");
-    if (op == Op::Waitany &&
-        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; }))
-        throw std::runtime_error(who +
-                                 "calls MPI_Waitany over a non-blocking collective's request, which the trace "
-                                 "workload does not replay (not built; MPI_Wait, MPI_Test, MPI_Testany and "
-                                 "MPI_Testall each is): the trace is not written");
     if (op == Op::Cancel || op == Op::RequestFree)
         throw std::runtime_error(
             who + (op == Op::Cancel ? "cancels a receive (MPI_Cancel)" : "frees a request (MPI_Request_free)") +
