@@ -68,6 +68,19 @@ void stop_live() {
     for (MpiLauncher* l : live()) l->end();
 }
 
+// In the child, before mpirun: what makes the program's memory the same
+// in every run, inherited by mpirun and the ranks. The program's addresses
+// are its buffers' simulated addresses (no address-space randomisation).
+// Its pages are resident one by one as it touches them (no transparent
+// huge pages): under THP one touch makes up to 512 pages resident, and
+// khugepaged collapses more in host time, so mincore's answer (the
+// program's first touches, README "The program's memory") would follow
+// the host's /sys/kernel/mm/transparent_hugepage settings and timing.
+void same_memory_every_run() {
+    ::personality(ADDR_NO_RANDOMIZE);
+    ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+}
+
 }   // namespace
 
 MpiLauncher::MpiLauncher(Settings s) : s_(std::move(s)) {
@@ -156,9 +169,7 @@ void MpiLauncher::start() {
             ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
             ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
         }
-        // The program's addresses are its buffers' simulated addresses:
-        // the same in every run (no address-space randomisation).
-        ::personality(ADDR_NO_RANDOMIZE);
+        same_memory_every_run();
         // vrdmasim gone (killed, crashed): mpirun is ended with it.
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         ::execvp(argv[0], argv.data());

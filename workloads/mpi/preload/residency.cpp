@@ -1,6 +1,9 @@
 #include "workloads/mpi/preload/residency.hpp"
 
 #include <link.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -31,6 +34,8 @@ struct State {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> in_flight;   // real receives posted
     std::vector<Range> blocks, freed, mappings;   // scratch
     std::vector<unsigned char> now;   // scratch: mincore's answer
+    std::vector<std::uint64_t> entries;   // scratch: /proc/self/pagemap's answer
+    int pagemap = -1;
 };
 
 State& state() {
@@ -72,15 +77,34 @@ bool in_flight(const State& s, std::uint64_t page) {
     return false;
 }
 
+// The writable segments' pages this process has written or read as zeros:
+// present in its page table and not the file's page (kernel's
+// Documentation/admin-guide/mm/pagemap.rst: bit 63 present, bit 61 a
+// file page). mincore would answer whether the page cache holds the
+// program's file there, host state: what exec read ahead, what other
+// ranks read, what was evicted.
+void segment_residency(State& s, std::uintptr_t lo, std::size_t pages) {
+    if (s.pagemap < 0) s.pagemap = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    s.entries.resize(pages);
+    const std::size_t bytes = pages * sizeof(std::uint64_t);
+    if (s.pagemap < 0 || ::pread(s.pagemap, s.entries.data(), bytes,
+                                 static_cast<off_t>(lo / kPage * sizeof(std::uint64_t))) != static_cast<ssize_t>(bytes))
+        fail(
+            (std::string("cannot read /proc/self/pagemap for the program's writable segments: ") + std::strerror(errno))
+                .c_str());
+    for (std::size_t i = 0; i < pages; ++i) s.now[i] = (s.entries[i] >> 63 & 1) && !(s.entries[i] >> 61 & 1) ? 1 : 0;
+}
+
 // Region [lo, lo + len) known under `key` (`down`: indexed from its top, the
 // stack's): pages resident now and not before appended to `touched` as
 // runs (if `report`), and taken as known, but for real receives' pages.
 void look(State& s, std::uintptr_t key, std::uintptr_t lo, std::size_t len, bool down, bool report,
-          std::vector<std::uint64_t>* touched) {
+          std::vector<std::uint64_t>* touched, bool segment = false) {
     const std::size_t pages = len / kPage;
     if (pages == 0) return;
     s.now.resize(pages);
-    if (::mincore(reinterpret_cast<void*>(lo), len, s.now.data()) != 0)
+    if (segment) segment_residency(s, lo, pages);
+    else if (::mincore(reinterpret_cast<void*>(lo), len, s.now.data()) != 0)
         fail(("mincore of the program's memory at " + std::to_string(lo) + " (" + std::to_string(len) +
               " B) failed: " + std::strerror(errno))
                  .c_str());
@@ -99,7 +123,7 @@ void look(State& s, std::uintptr_t key, std::uintptr_t lo, std::size_t len, bool
 }
 
 void look_all(State& s, bool report, std::vector<std::uint64_t>* touched) {
-    for (const Range& r : s.segments) look(s, r.at, r.at, r.len, false, report, touched);
+    for (const Range& r : s.segments) look(s, r.at, r.at, r.len, false, report, touched, true);
     const std::uintptr_t sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) & ~(kPage - 1);
     look(s, s.stack_top, sp, s.stack_top - sp, true, report, touched);
     const Range heap = heap_in_use();
@@ -138,6 +162,13 @@ void forget(State& s, std::uint64_t lo, std::uint64_t len) {
 
 void watch() {
     State& s = state();
+    // A page resident is a page the program touched only without
+    // transparent huge pages (the launcher turns them off: launcher.cpp).
+    if (::prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 1)
+        fail(
+            "transparent huge pages are on in the program's process, so the pages resident are not the pages it "
+            "touched (vrdmasim's launcher turns them off with prctl(PR_SET_THP_DISABLE); mpi.program-memory = "
+            "buffers-only does without)");
     dl_iterate_phdr(writable_segments, &s.segments);
     s.stack_top = find_stack_top();
     s.on = true;

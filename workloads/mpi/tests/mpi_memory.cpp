@@ -8,10 +8,15 @@
 //   mpi_memory mmap    the same with the program's own mmap(2) and munmap(2):
 //                      a mapping written first, received into, unmapped, and
 //                      a new one (at its place) received into unwritten
+//   mpi_memory huge    a 2 MiB aligned piece of a mapping of its own advised
+//                      for transparent huge pages (MADV_HUGEPAGE, what a
+//                      host with THP "always" does to every mapping), one
+//                      byte of it written: one page touched, not 512
 // Checks every received byte. Prints "memory: ok".
 #include <mpi.h>
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -73,12 +78,26 @@ static void own_mapping(int rank) {
     munmap(again, kBytes);
 }
 
+// One byte written in a region the host may back by a huge page: the
+// simulation must see one page touched (the launcher turns THP off).
+static void huge_page_region() {
+    const std::size_t huge = 2u << 20;
+    void* p = mmap(nullptr, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) std::abort();
+    char* region = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + huge - 1) & ~(huge - 1));
+    madvise(region, huge, MADV_HUGEPAGE);   // without effect where THP is off: as wanted
+    region[0] = 1;
+    MPI_Barrier(MPI_COMM_WORLD);   // the touch reported here
+    munmap(p, 2 * huge);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const std::string mode = argc > 1 ? argv[1] : "touch";
     if (mode == "mmap") own_mapping(rank);
+    else if (mode == "huge") huge_page_region();
     else heap_block(rank, mode);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
