@@ -1761,7 +1761,16 @@ TEST_CASE("run-batch: each run is what the process `vrdmasim run ARGS` gives: st
         INFO("its log in the batch:\n" << log);
         if (n == 4) {   // not quiet: the summary has host times, which differ
             CHECK(contains(log, "verified"));
-            CHECK(count_lines(log) == count_lines(d.out + d.err));
+            // The same lines but the host's figures (shown when not 0: a
+            // child of run-batch, whose parameters were declared before it
+            // forked, allocates less, and its heap may take no huge page).
+            auto simulated_lines = [](const std::string& text) {
+                std::size_t k = 0;
+                std::istringstream ss(text);
+                for (std::string l; std::getline(ss, l);) k += l.rfind("  host_", 0) != 0;
+                return k;
+            };
+            CHECK(simulated_lines(log) == simulated_lines(d.out + d.err));
         } else {
             CHECK(sorted_lines(log) == sorted_lines(d.out + d.err));
         }
