@@ -15,7 +15,12 @@ point of its results.csv, in order, with the named columns (swept keys or
 summary columns) exactly as results.csv holds them. The simulation is
 deterministic, so a table that differs from a fresh run is out of date: the
 ctest `sweep_tables` runs --check, and the figures a README quotes cannot
-drift from what the shipped config prints.
+drift from what the shipped config prints. With --check --checked-pages
+PAGE ..., a table on one of those pages that follows a run block of the page
+sweeping the same config (`<!-- run -->`, the plain `build/vrdmasim sweep
+CONFIG --out DIR`) is left to scripts/tutorial.py, which checks it against
+that run when it checks the page (the ctests quoted_figures and
+thesis_table): the sweep is not run twice.
 """
 import argparse
 import csv
@@ -26,6 +31,9 @@ import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tutorial import page_sweeps  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- BEGIN SWEEP TABLE: ([^|>]+?) \| ([^>]+?) -->\n)(.*?)(<!-- END SWEEP TABLE -->)", re.S)
@@ -67,7 +75,12 @@ def main():
     ap.add_argument("--exe", default=os.path.join(ROOT, "build", "vrdmasim"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--check", action="store_true", help="exit 1 if a table differs from a fresh sweep")
+    ap.add_argument("--checked-pages", nargs="*", default=[], metavar="PAGE",
+                    help="with --check: pages that scripts/tutorial.py checks (the ctests quoted_figures, "
+                         "thesis_table); a table there after a run block of the page that sweeps its config "
+                         "is checked by it against that run, and left out here")
     args = ap.parse_args()
+    elsewhere = {os.path.realpath(p) for p in args.checked_pages} if args.check else set()
     cache = {}
     stale = []
     with tempfile.TemporaryDirectory(prefix="vrdmasim-sweep-tables-") as scratch:
@@ -78,8 +91,12 @@ def main():
                 continue
             rel = os.path.relpath(path, ROOT)
 
+            swept = page_sweeps(text) if os.path.realpath(path) in elsewhere else {}
+
             def fill(m):
                 config, columns = m.group(2).strip(), m.group(3).split()
+                if swept.get(config, len(text)) < m.start():
+                    return m.group(0)   # scripts/tutorial.py checks it against the page's own sweep
                 rows = sweep(args.exe, config, args.jobs, cache, scratch)
                 return m.group(1) + table(rows, columns, f"{rel}: {config}") + m.group(5)
 

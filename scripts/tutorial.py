@@ -85,7 +85,12 @@ names a skipped run's output directory is skipped anyway). The text reads as a p
 table, and the command that makes it is beside it. `--write` rewrites
 every such block with what its command prints now (after a change that
 moves the figures on purpose: review the diff), and still checks the
-numbers. The same blocks check any document: the ctests `tutorial`,
+numbers. A sweep table (`<!-- BEGIN SWEEP TABLE: CONFIG | COLUMN ... -->`,
+scripts/sweep_tables.py) after a run block whose command is the plain
+`build/vrdmasim sweep CONFIG --out DIR` (--jobs aside) is checked against
+that run's results.csv, as sweep_tables.py would check it against its own
+sweep of CONFIG (the ctest sweep_tables leaves such tables to this, with
+--checked-pages). The same blocks check any document: the ctests `tutorial`,
 `quoted_figures` and `scaling_tables` run this script over the tutorial,
 the READMEs and docs/ pages that quote figures.
 """
@@ -300,6 +305,37 @@ def commands(block):
     return [c for c in joined.splitlines() if c.strip() and not c.lstrip().startswith("#")]
 
 
+def plain_sweep(command):
+    """(CONFIG, OUT) of `build/vrdmasim sweep CONFIG --out OUT` with nothing
+    else but --jobs / -j, whose results.csv is what scripts/sweep_tables.py's
+    own run of CONFIG writes; None for any other command."""
+    words = words_of(command)
+    if len(words) < 3 or not words[0].endswith("vrdmasim") or words[1] != "sweep" or words[2].startswith("-"):
+        return None
+    rest, out = words[3:], None
+    while rest:
+        if rest[0] in ("--jobs", "-j", "--out", "-o") and len(rest) > 1:
+            out = rest[1] if rest[0] in ("--out", "-o") else out
+            rest = rest[2:]
+        else:
+            return None
+    return (words[2], out) if out else None
+
+
+def page_sweeps(text):
+    """{CONFIG: position} of the plain sweeps (plain_sweep) that a page's run
+    blocks make whenever the page is checked: not slow, not given (out=)."""
+    found = {}
+    for m in RUN.finditer(text):
+        if "slow" in m.group(1).split() or "out=" in m.group(1):
+            continue
+        for command in commands(m.group(2)):
+            swept = plain_sweep(command)
+            if swept:
+                found.setdefault(swept[0], m.start())
+    return found
+
+
 def names_run(command, outs):
     """Whether `command` names one of the output directories `outs`."""
     return any(w == o or w.startswith(o.rstrip("/") + "/") for w in words_of(command) for o in outs)
@@ -341,6 +377,11 @@ class Checker:
         events += [(m.start(), "excerpt", m) for m in EXCERPT.finditer(text)]
         events += [(m.start(), "output", m) for m in OUTPUT.finditer(text)]
         self.lint(name, text, events)
+        # A sweep table after the page's own run of its sweep is checked
+        # against that run (scripts/sweep_tables.py --checked-pages leaves it).
+        import sweep_tables
+        events += [(m.start(), "table", m) for m in sweep_tables.BLOCK.finditer(text)]
+        self.swept = {}
         rewrites = []
         for pos, kind, m in sorted(events, key=lambda e: e[0]):
             where = f"{name}:{text.count(chr(10), 0, pos) + 1}"
@@ -352,6 +393,8 @@ class Checker:
                     rewrites.append((m.start(3), m.end(3), new))
             elif kind == "excerpt":
                 self.excerpt(where, m)
+            elif kind == "table":
+                self.sweep_table(where, m)
             else:
                 line_start = text.rfind("\n", 0, pos) + 1
                 self.number(where, m, text[line_start:pos])
@@ -417,6 +460,9 @@ class Checker:
                 self.fail(where, f"`{command}` exited {p.returncode}, not {expected}:\n{p.stdout[-2000:]}")
             if out:
                 self.runs[out] = Run(os.path.join(self.scratch, out), p.returncode)
+            swept = plain_sweep(command)
+            if swept and p.returncode == 0 and "out=" not in flags:
+                self.swept[swept[0]] = os.path.join(self.scratch, swept[1])
             status = p.returncode
         if declared and declared not in self.skipped_outs:
             self.runs[declared] = Run(os.path.join(self.scratch, declared), status)
@@ -441,6 +487,21 @@ class Checker:
             self.fail(where, f"the block differs from what `{command}` prints (scripts/tutorial.py --write "
                       "rewrites it):\n" + "\n".join(diff))
         return (fence[0] + "\n" + got + "\n" + fence[1] + "\n") if fence else got + "\n"
+
+    def sweep_table(self, where, m):
+        """A sweep table (scripts/sweep_tables.py) against the page's own run of its sweep, if one came before."""
+        import sweep_tables
+        config, columns = m.group(2).strip(), m.group(3).split()
+        if config not in self.swept:
+            return
+        self.checks += 1
+        with open(os.path.join(self.swept[config], "results.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        got = sweep_tables.table(rows, columns, where)
+        if m.group(4) != got:
+            diff = difflib.unified_diff(m.group(4).splitlines(), got.splitlines(), "quoted", "swept now", lineterm="")
+            self.fail(where, f"the sweep table of {config} differs from this page's sweep of it "
+                      "(scripts/sweep_tables.py rewrites it):\n" + "\n".join(diff))
 
     def excerpt(self, where, m):
         key = m.group(1)

@@ -430,17 +430,18 @@ const char* const kRunBatchUsage = "usage: vrdmasim run-batch RUNS.txt --logs DI
 // run-batch: many small runs for a script (scripts/composition.py makes
 // thousands), each as the process `vrdmasim run ARGS...` would be, without
 // that process's start: loading and relocating the executable's libraries
-// and their static initialisation, most of a small run's host time. Each
-// line of RUNS.txt is one run's ARGS, separated by tabs (an empty line is a
-// run with none). Each runs in a process forked from this one, which has
-// done nothing else yet (not even declared the parameters); the child
-// enters SystemC's main as a new process does (sc_elab_and_sim, then
-// sc_main with argv = this executable, "run", ARGS...), with stdout and
-// stderr in DIR/<line number, from 0>.log, and its exit status is the
-// run's. --jobs runs at once (default 1). As each run ends this prints
-// "<line number> exit <status>" or "<line number> signal <number>", one
-// line, flushed. Exit status 0 whatever the runs' (2: a bad command line
-// or RUNS.txt unreadable, nothing run).
+// and their static initialisation (most of a small run's host time), and
+// the declaration of the parameters. Each line of RUNS.txt is one run's
+// ARGS, separated by tabs (an empty line is a run with none). Each runs in
+// a process forked from this one, which has done nothing else yet but
+// declare the parameters (g_declared, as each child's own declaration
+// would have left them); the child enters SystemC's main as a new process
+// does (sc_elab_and_sim, then sc_main with argv = this executable, "run",
+// ARGS...), with stdout and stderr in DIR/<line number, from 0>.log, and
+// its exit status is the run's. --jobs runs at once (default 1). As each
+// run ends this prints "<line number> exit <status>" or "<line number>
+// signal <number>", one line, flushed. Exit status 0 whatever the runs' (2:
+// a bad command line or RUNS.txt unreadable, nothing run).
 // RUNS.txt's lines, each a run's ARGS (separated by tabs).
 std::vector<std::vector<std::string>> read_runs(const std::string& file) {
     std::ifstream in(file);
@@ -478,10 +479,19 @@ std::vector<std::vector<std::string>> read_runs(const std::string& file) {
     std::exit(sc_core::sc_elab_and_sim(static_cast<int>(words.size()), child_argv.data()));
 }
 
+// The parameters as declared by run-batch before its children fork: each
+// child's sc_main finds them declared, as its own declare_all_params would
+// have left them (the declarations depend on nothing of the run: a fifth
+// of a small run's instructions, callgrind 2026-11-29); null otherwise.
+const vrdmasim::ParamRegistry* g_declared = nullptr;
+
 // Runs `runs`, `jobs` at a time, each in a forked child; prints each one's
 // end as it comes. 0, or kExitFailed if fork or waitpid failed.
 int run_batch_runs(const std::vector<std::vector<std::string>>& runs, const std::string& logs, long jobs,
                    const char* argv0) {
+    vrdmasim::ParamRegistry declared;
+    vrdmasim::declare_all_params(declared);
+    g_declared = &declared;
     std::map<pid_t, std::size_t> running;
     std::size_t next = 0;
     while (next < runs.size() || !running.empty()) {
@@ -593,8 +603,9 @@ int sc_main(int argc, char* argv[]) {
     }
     // Before anything else of a command: its children start from here.
     if (cmd == "run-batch") return run_batch_command(args, argv[0]);
-    vrdmasim::ParamRegistry reg;
-    vrdmasim::declare_all_params(reg);
+    vrdmasim::ParamRegistry own;
+    if (g_declared == nullptr) vrdmasim::declare_all_params(own);
+    const vrdmasim::ParamRegistry& reg = g_declared ? *g_declared : own;
     if (cmd == "run") return vrdmasim::run_command(reg, args);
     if (cmd == "params") return params_command(reg, args);
     if (cmd == "metrics") return metrics_command(args);

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ostream>
 #include <stdexcept>
 
+#include "src/core/params.hpp"
 #include "src/sim/thread_stacks.hpp"
 
 namespace vrdmasim {
@@ -17,6 +19,20 @@ constexpr double kSliceSeconds = 0.1;   // host time one slice aims at
 constexpr double kFirstDraw = 1.0;   // host seconds before the first line: short runs show nothing
 constexpr double kRedraw = 0.25;   // at most four lines a second
 constexpr std::size_t kMaxSamples = 4096;   // of the rate, for the ETA
+
+// VRDMASIM_PROGRESS_PACE=K (a number, 1 or more; unset: 1) divides the
+// three host times above by K: the same lines, K times as often, so that a
+// test sees many updates in a run of a second rather than of many seconds.
+double pace() {
+    const char* v = std::getenv("VRDMASIM_PROGRESS_PACE");
+    if (v == nullptr || *v == '\0') return 1;
+    char* end = nullptr;
+    const double k = std::strtod(v, &end);
+    if (*end != '\0' || !(k >= 1) || k > 1e6)
+        throw ConfigError(std::string("VRDMASIM_PROGRESS_PACE = ") + v +
+                          ": expected a number from 1 to 1e6 (the progress line's intervals divided by it)");
+    return k;
+}
 
 double since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -54,9 +70,13 @@ std::string host_time(double s) {
 }   // namespace
 
 RunProgress::RunProgress(std::ostream& os, std::function<Counts()> counts, sc_core::sc_time limit)
-    : os_(os), counts_(std::move(counts)), limit_(limit) {}
+    : os_(os), counts_(std::move(counts)), limit_(limit), pace_(pace()) {}
 
-bool RunProgress::wanted(bool no_progress, bool quiet) { return !no_progress && !quiet && isatty(STDERR_FILENO); }
+bool RunProgress::wanted(bool no_progress, bool quiet) {
+    if (no_progress || quiet || !isatty(STDERR_FILENO)) return false;
+    pace();   // a bad VRDMASIM_PROGRESS_PACE is refused before the run
+    return true;
+}
 
 std::string RunProgress::line(double sim_seconds, const Counts& c, double host_seconds, double limit_seconds,
                               const Eta& eta) {
@@ -118,7 +138,7 @@ void RunProgress::draw(bool force) {
         samples_[k++] = samples_.back();
         samples_.resize(k);
     }
-    if (!force && (host < kFirstDraw || (shown_ > 0 && since(last_draw_) < kRedraw))) return;
+    if (!force && (host < kFirstDraw / pace_ || (shown_ > 0 && since(last_draw_) < kRedraw / pace_))) return;
     last_draw_ = std::chrono::steady_clock::now();
     const std::string l =
         line(sc_core::sc_time_stamp().to_seconds(), c, host, limit_.to_seconds(), estimate(samples_, c.total));
@@ -170,7 +190,7 @@ std::uint64_t RunProgress::simulate() {
         const double took = since(t0);
         if (sc_core::sc_get_status() != sc_core::SC_PAUSED || !sc_core::sc_pending_activity()) break;
         // Aim at kSliceSeconds of host time per slice, changing by at most 8x.
-        dt *= took > 0 ? std::clamp(kSliceSeconds / took, 0.25, 8.0) : 8.0;
+        dt *= took > 0 ? std::clamp(kSliceSeconds / pace_ / took, 0.25, 8.0) : 8.0;
         dt = std::max(dt, 1e-9);
         // A stack overflow ends the run now, not at its end (its results
         // cannot be trusted); the check costs under 1 % of the host time.

@@ -19,7 +19,9 @@
 // The slices are sized from the host time they take (about 0.1 s each), so
 // the cost is a few sc_start calls per second. Without a terminal (or with
 // --no-progress, --quiet) the run is one sc_start as before and nothing is
-// printed.
+// printed. VRDMASIM_PROGRESS_PACE=K in the environment makes every one of
+// these host times K times shorter (tests/scripts/progress_test.py: many
+// updates in a short run).
 #pragma once
 
 #include <chrono>
@@ -80,6 +82,7 @@ private:
     std::function<Counts()> counts_;
     sc_core::sc_time limit_;
     std::chrono::steady_clock::time_point start_, last_draw_;
+    double pace_;   // VRDMASIM_PROGRESS_PACE
     std::size_t shown_ = 0;   // characters of the line on screen, 0: none
     std::vector<Sample> samples_;   // one per transfer count seen (its first time), and now
 };

@@ -29,11 +29,19 @@ def fail(msg):
     sys.exit(1)
 
 
-def run(exe, args, tty):
-    """(exit status, stderr bytes) of `exe run ARGS`, stderr on a pty or a pipe."""
+# The progress line's host times (first line after 1 s, then every 0.25 s,
+# slices of 0.1 s) ten times shorter (src/sim/progress.hpp): many updates in
+# a run of a second or two, where they took a run of many seconds.
+PACE = {"VRDMASIM_PROGRESS_PACE": "10"}
+
+
+def run(exe, args, tty, env=None):
+    """(exit status, stderr bytes) of `exe run ARGS`, stderr on a pty or a pipe,
+    with `env` added to the environment."""
+    env = dict(os.environ, **(env or {}))
     if tty:
         master, slave = os.openpty()
-        p = subprocess.Popen([exe, "run"] + args, stdout=subprocess.DEVNULL, stderr=slave)
+        p = subprocess.Popen([exe, "run"] + args, stdout=subprocess.DEVNULL, stderr=slave, env=env)
         os.close(slave)
         chunks = []
         while True:
@@ -46,7 +54,7 @@ def run(exe, args, tty):
             chunks.append(data)
         os.close(master)
         return p.wait(), b"".join(chunks)
-    p = subprocess.run([exe, "run"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    p = subprocess.run([exe, "run"] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     return p.returncode, p.stderr
 
 
@@ -63,14 +71,14 @@ def stats(out):
 def main():
     exe, root = sys.argv[1], sys.argv[2]
     cfg = os.path.join(root, "configs", "default.ini")
-    # Long enough (a few host seconds) for the line to show: a stream of
-    # 64 KiB messages whose total the workload knows (1 GiB took 1.1 s in
-    # a Release build once the per-packet paths got faster: too short for
-    # several updates).
-    long_args = [cfg, "--workload.total-bytes=4GiB"]
+    # Long enough for the line to show several updates at PACE (first line
+    # after 0.1 s, then every 0.025 s): a stream of 64 KiB messages whose
+    # total the workload knows; 512 MiB took 2.2 s of a Release build on
+    # 2026-11-29 (4 GiB took 18 s: the runs at the default pace were 4 GiB).
+    long_args = [cfg, "--workload.total-bytes=512MiB"]
     with tempfile.TemporaryDirectory() as tmp:
         a, b, c = (os.path.join(tmp, n) for n in ("tty", "pipe", "noprogress"))
-        rc, err = run(exe, long_args + ["--out", a], tty=True)
+        rc, err = run(exe, long_args + ["--out", a], tty=True, env=PACE)
         if rc != 0:
             fail("run on a terminal: exit %d: %r" % (rc, err[-500:]))
         text = err.decode()
@@ -100,10 +108,10 @@ def main():
         if not seen_eta:
             fail("no ETA although the workload knows its total")
 
-        rc, err = run(exe, long_args + ["--out", b], tty=False)
+        rc, err = run(exe, long_args + ["--out", b], tty=False, env=PACE)
         if rc != 0 or err != b"":
             fail("without a terminal: exit %d, stderr %r (expected nothing)" % (rc, err[:300]))
-        rc, err = run(exe, long_args + ["--out", c, "--no-progress"], tty=True)
+        rc, err = run(exe, long_args + ["--out", c, "--no-progress"], tty=True, env=PACE)
         if rc != 0 or b"vrdmasim: sim" in err or err.strip() != b"":
             fail("--no-progress on a terminal: exit %d, stderr %r" % (rc, err[:300]))
         if not (stats(a) == stats(b) == stats(c)):
@@ -112,7 +120,13 @@ def main():
             if summary(a)[k] != summary(b)[k]:
                 fail("%s: %s with the progress line, %s without" % (k, summary(a)[k], summary(b)[k]))
 
-        # A short run on a terminal shows nothing (under a second of host time).
+        # A pace that is not a number of 1 or more is refused before the run.
+        rc, err = run(exe, [cfg, "--out", os.path.join(tmp, "badpace")], tty=True, env={"VRDMASIM_PROGRESS_PACE": "0"})
+        if rc != 2 or b"VRDMASIM_PROGRESS_PACE = 0" not in err or os.path.exists(os.path.join(tmp, "badpace")):
+            fail("VRDMASIM_PROGRESS_PACE=0: exit %d, stderr %r" % (rc, err[:300]))
+
+        # A short run on a terminal shows nothing (under a second of host
+        # time, at the default pace).
         rc, err = run(exe, [cfg, "--workload.total-bytes=1MiB", "--out", os.path.join(tmp, "short")], tty=True)
         if rc != 0 or err.strip() != b"":
             fail("short run on a terminal: exit %d, stderr %r" % (rc, err[:300]))

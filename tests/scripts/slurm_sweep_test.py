@@ -80,7 +80,11 @@ def main():
                 "SlurmctldPidFile=" + os.path.join(d, "slurmctld.pid"), "SlurmdPidFile=" + os.path.join(d, "slurmd.pid"),
                 "SlurmctldLogFile=" + os.path.join(d, "slurmctld.log"), "SlurmdLogFile=" + os.path.join(d, "slurmd.log"),
                 "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none", "ReturnToService=2",
-                "SchedulerType=sched/builtin", "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+                "SchedulerType=sched/builtin",
+                # Jobs scheduled as soon as they can run (batch jobs wait up
+                # to 3 s by default, the main pass comes every 60 s).
+                "SchedulerParameters=batch_sched_delay=0,sched_interval=1",
+                "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
                 "MpiDefault=none", "JobCompType=jobcomp/none", "AccountingStorageType=accounting_storage/none",
                 "NodeName=%s CPUs=%d State=UNKNOWN" % (host, os.cpu_count() or 1),
                 "PartitionName=test Nodes=%s Default=YES MaxTime=INFINITE State=UP" % host, ""]))
@@ -93,7 +97,7 @@ def main():
             p = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, stdout=subprocess.PIPE, text=True)
             if p.stdout.strip() == "idle":
                 break
-            time.sleep(0.5)
+            time.sleep(0.1)
         else:
             failures.append("Slurm did not come up (sinfo: %r)" % p.stdout.strip())
             return 1
@@ -125,7 +129,7 @@ def main():
             state = next((w.split("=", 1)[1] for w in q.stdout.split() if w.startswith("JobState=")), "")
             if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
                 break
-            time.sleep(1)
+            time.sleep(0.2)
         if state != "COMPLETED":
             failures.append("the merge job ended %r" % state)
         logs = out + ".slurm"
@@ -142,13 +146,25 @@ def main():
         if table(os.path.join(out, "results.csv")) != want:
             failures.append("the cluster's results.csv differs from the local sweep's")
     finally:
+        stopped = []
         for pid_file in reversed(pids):
             try:
                 with open(pid_file) as f:
-                    os.kill(int(f.read().split()[0]), signal.SIGTERM)
+                    pid = int(f.read().split()[0])
+                os.kill(pid, signal.SIGTERM)
+                stopped.append(pid)
             except (OSError, ValueError):
                 pass
-        time.sleep(1)
+        # The daemons gone (or zombies) before their directory goes, at most 5 s.
+        def alive(pid):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except (OSError, IndexError):
+                return False
+        deadline = time.time() + 5
+        while time.time() < deadline and any(alive(pid) for pid in stopped):
+            time.sleep(0.05)
         for line in failures:
             print("FAIL: " + line)
         shutil.rmtree(d, ignore_errors=True)
