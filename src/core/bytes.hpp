@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -16,10 +17,14 @@ using Bytes = std::vector<unsigned char>;
 class ByteWriter {
 public:
     explicit ByteWriter(Bytes& out) : out_(out) {}
+    // (Grown, then copied into: GCC 12's -Wstringop-overflow took the
+    // insert of a value's bytes into an empty vector, inlined in
+    // run.cpp's rank_columns, for a write past its end.)
     template <class T>
     void put(const T& v) {
-        const auto* p = reinterpret_cast<const unsigned char*>(&v);
-        out_.insert(out_.end(), p, p + sizeof(T));
+        const std::size_t at = out_.size();
+        out_.resize(at + sizeof(T));
+        std::memcpy(out_.data() + at, &v, sizeof(T));
     }
     // `n` bytes, after their count.
     void put_bytes(const unsigned char* p, std::size_t n) {
