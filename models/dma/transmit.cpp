@@ -322,47 +322,106 @@ void Transmit::prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) 
     p.story = o != outstanding_.end() ? o->second.story : Tracer::Cause{};   // the receiver's faults follow it
 }
 
+// A block's packets from `w.next`: sent by the engine's thread, or, once
+// its network interface's queue is full, by the link as room comes
+// (PacketTrain, models/interconnect/packet_target.hpp), each at the time
+// the thread, waiting for room, would have been woken to send it.
+struct Transmit::Train final : PacketTrain {
+    Transmit& t;
+    unsigned c;
+    Work& w;
+    const Descriptor& d;
+    std::uint64_t off, first, i, npk, epoch;
+    std::uint64_t blen;
+    sc_time data_ready;
+    bool resend;
+    bool stop = false;   // NACKed or completed meanwhile
+    bool refused = false;   // the network refused a packet
+    Train(Transmit& t, unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
+          sc_time data_ready)
+        : t(t),
+          c(c),
+          w(w),
+          d(d),
+          off(b * t.params_.block_size),
+          first(b * t.params_.packets_per_block),
+          i(w.next - first),
+          npk((blen + t.params_.packet_size - 1) / t.params_.packet_size),
+          epoch(w.epoch),
+          blen(blen),
+          data_ready(data_ready),
+          resend(w.resend) {}
+    bool next(sc_time free) override {
+        t.send_free_ = free;
+        t.book(*this);
+        return t.send_next(*this, nullptr);
+    }
+};
+
 bool Transmit::send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
                           sc_time data_ready, bool& stop) {
-    ExanetPacket& p = tx_pkt_;
-    prepare_header(p, c, d);
-    const std::uint64_t off = b * params_.block_size;
-    const std::uint64_t first = b * params_.packets_per_block;
-    const std::uint64_t npk = (blen + params_.packet_size - 1) / params_.packet_size;
-    const std::uint64_t epoch = w.epoch;
-    const bool resend = w.resend;
-    for (std::uint64_t i = w.next - first; i < npk; ++i) {
-        if (params_.fault_tolerant) {
-            // A NACK (or an error ACK) may have come during the last
-            // packet's delivery; without fault tolerance the only answer
-            // is the ACK after the last packet.
-            auto o = outstanding_.find(d.id);
-            if (o == outstanding_.end() || o->second.epoch != epoch) {
-                stop = true;   // NACKed (a retransmit request will restart it) or completed
-                return true;
-            }
+    prepare_header(tx_pkt_, c, d);
+    Train tr(*this, c, w, d, b, blen, data_ready);
+    bool kept = false;
+    while (!kept && send_next(tr, &kept))
+        if (!kept) book(tr);
+    stop = tr.stop;
+    return !tr.refused;
+}
+
+// The packet sent last was taken in.
+void Transmit::book(Train& tr) {
+    const std::uint32_t plen =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.packet_size, tr.blen - tr.i * params_.packet_size));
+    stats_.packets_sent.inc();
+    stats_.bytes_sent.inc(plen);
+    if (tr.resend) stats_.retx_bytes.inc(plen);
+    tr.w.next = tr.first + tr.i + 1;   // w stays valid: the deque only grows at its ends meanwhile
+    ++tr.i;
+}
+
+// The train's next packet, if any: false when none was sent (all sent, or
+// stopped, or refused). From the thread (`kept` given: whether the link
+// kept it, the train then having gone on to its end) or from the link
+// (PacketTrain::next).
+bool Transmit::send_next(Train& tr, bool* kept) {
+    if (tr.i >= tr.npk) return false;
+    const Descriptor& d = tr.d;
+    if (params_.fault_tolerant) {
+        // A NACK (or an error ACK) may have come during the last
+        // packet's delivery; without fault tolerance the only answer
+        // is the ACK after the last packet.
+        auto o = outstanding_.find(d.id);
+        if (o == outstanding_.end() || o->second.epoch != tr.epoch) {
+            tr.stop = true;   // NACKed (a retransmit request will restart it) or completed
+            return false;
         }
-        const std::uint64_t poff = i * params_.packet_size;
-        const std::uint32_t plen =
-            static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.packet_size, blen - poff));
-        const std::uint64_t at = off + poff;
-        p.header.size = static_cast<std::uint16_t>(plen);
-        p.header.dst_va = d.dst + at;
-        p.footer.seq = static_cast<std::uint16_t>((first + i) & 0x3fff);
-        p.footer.first = at == 0;
-        p.footer.last = at + plen == d.len;
-        p.footer.notify = p.footer.last && (d.flags & kFlagNotify);
-        // The counter rides in the last packet, unless a notification packet
-        // after the ACK carries it (kFlagNotifyPacket).
-        p.counter = p.footer.last && (d.flags & kFlagCounter) && !(d.flags & kFlagNotifyPacket)
-                        ? static_cast<std::int32_t>(d.counter)
-                        : -1;
-        if (credits_ && credits_->active()) data_ready = spend_credits(d, plen, data_ready);
-        if (!send_packet(block_.data() + poff, plen, data_ready)) return false;
-        stats_.packets_sent.inc();
-        stats_.bytes_sent.inc(plen);
-        if (resend) stats_.retx_bytes.inc(plen);
-        w.next = first + i + 1;   // w stays valid: the deque only grows at its ends meanwhile
+    }
+    ExanetPacket& p = tx_pkt_;
+    const std::uint64_t poff = tr.i * params_.packet_size;
+    const std::uint32_t plen = static_cast<std::uint32_t>(std::min<std::uint64_t>(params_.packet_size, tr.blen - poff));
+    const std::uint64_t at = tr.off + poff;
+    p.header.size = static_cast<std::uint16_t>(plen);
+    p.header.dst_va = d.dst + at;
+    p.footer.seq = static_cast<std::uint16_t>((tr.first + tr.i) & 0x3fff);
+    p.footer.first = at == 0;
+    p.footer.last = at + plen == d.len;
+    p.footer.notify = p.footer.last && (d.flags & kFlagNotify);
+    // The counter rides in the last packet, unless a notification packet
+    // after the ACK carries it (kFlagNotifyPacket).
+    p.counter = p.footer.last && (d.flags & kFlagCounter) && !(d.flags & kFlagNotifyPacket)
+                    ? static_cast<std::int32_t>(d.counter)
+                    : -1;
+    sc_time ready = tr.data_ready;
+    // NetVM's credits are spent by the thread, packet by packet.
+    const bool credits = credits_ && credits_->active();
+    if (credits) ready = spend_credits(d, plen, ready);
+    const bool kept_now = send_packet(block_.data() + poff, plen, ready, credits ? nullptr : &tr);
+    if (kept) *kept = kept_now;
+    if (kept_now) return kept != nullptr ? !tr.stop && !tr.refused : true;
+    if (!tx_gp_.is_response_ok()) {
+        tr.refused = true;
+        return false;
     }
     return true;
 }
@@ -387,7 +446,7 @@ sc_time Transmit::spend_credits(const Descriptor& d, std::uint32_t plen, sc_time
     return max_time(data_ready, got);
 }
 
-bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready) {
+bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready, PacketTrain* src) {
     ExanetPacket& p = tx_pkt_;
     p.hops = 0;
     const sc_time head = max_time(send_free_, data_ready);
@@ -400,8 +459,13 @@ bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data
     tx_gp_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     const sc_time t0 = sim_now();
     sc_time dl = from_now(head);
-    net_out_.send(tx_gp_, p, dl);
+    const bool kept = src ? net_out_.send_from(tx_gp_, p, dl, *src) : (net_out_.send(tx_gp_, p, dl), false);
     send_free_ = t0 + dl;
+    return kept;
+}
+
+bool Transmit::send_packet(unsigned char* data, std::uint32_t plen, sc_time data_ready) {
+    send_packet(data, plen, data_ready, nullptr);
     return tx_gp_.is_response_ok();   // false: the network refused it (no route, too large)
 }
 

@@ -87,12 +87,18 @@ private:
     // meanwhile; returns false if the network refused a packet.
     bool send_block(unsigned c, Work& w, const Descriptor& d, std::uint64_t b, std::uint64_t blen,
                     sc_core::sc_time data_ready, bool& stop);
+    struct Train;
+    bool send_next(Train& tr, bool* kept);
+    void book(Train& tr);
     void prepare_header(ExanetPacket& p, unsigned c, const Descriptor& d) const;
     // Send started atomic `w` as one AtomicRequest packet; its reply completes it.
     void send_atomic(Channel& ch, unsigned c, Work& w, const Descriptor& d);
     // Put the prepared data packet (`plen` bytes at `data`) on the network
     // port once it is free and the block is in; false: refused.
     bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready);
+    // The same with a source for the packets after it (PacketOut::send_from):
+    // true if the link kept it and the source went on to its end.
+    bool send_packet(unsigned char* data, std::uint32_t plen, sc_core::sc_time data_ready, PacketTrain* src);
     // NetVM credits for a data packet of `plen` bytes of `d`; when it may leave.
     sc_core::sc_time spend_credits(const Descriptor& d, std::uint32_t plen, sc_core::sc_time data_ready);
     // RDMA read, initiator: send `w`'s read request (one small packet)

@@ -118,54 +118,85 @@ void Link::Hops::wait_for_room(const Link& link, Queue& q, const sc_core::sc_obj
     head = std::max(head, sim_now());   // (woken at the head or after)
 }
 
-void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay) {
+bool Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& delay, PacketTrain* src) {
     transactions_.inc();
     const unsigned flits = pkt.flits();
     if (flits > p_.buffer_flits) {
         gp.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-        return;
+        return false;
     }
     const unsigned vc = p_.vcs == 1 ? 0u : pkt.header.vc;
     if (vc >= p_.vcs) {
         vc_errors_.inc();
         gp.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-        return;
+        return false;
     }
     // Where it is going must be known now: its sender is not told later.
     if (far_ && !far_->routes(static_cast<unsigned>(far_port_), pkt)) {
         far_->count_unroutable();
         gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-        return;
+        return false;
     }
     Hops& h = *hop_;
     const sc_time t0 = sim_now();
     sc_time head = t0 + delay;
-    // The sending process's queue (a delivery lane's, while it delivers).
-    const HopQueue::Sender* lane = h.q->acting();
-    const sc_core::sc_object* proc = lane ? nullptr : sc_core::sc_get_current_process_b();
-    const void* who = lane ? lane->id : proc;
     unsigned qi = p_.vcs;
-    while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
-    if (qi == h.qs.size() && !lane && (lane = h.q->receiver(proc))) {
-        // A lane's delivery thread: the lane's queue.
-        who = lane->id;
-        qi = p_.vcs;
+    const sc_core::sc_object* proc = nullptr;
+    if (h.pulling >= 0) {
+        // A source's next packet (admit()): its queue, at the time its
+        // sender would have run (woken then, it sent at that time).
+        qi = static_cast<unsigned>(h.pulling);
+        head = std::max(head, h.pull_at);
+    } else {
+        // The sending process's queue (a delivery lane's, while it delivers).
+        const HopQueue::Sender* lane = h.q->acting();
+        proc = lane ? nullptr : sc_core::sc_get_current_process_b();
+        const void* who = lane ? lane->id : proc;
         while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
-    }
-    if (qi == h.qs.size()) {
-        if (qi - p_.vcs >= 255)
-            throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
-        h.qs.push_back(&h.queues.emplace_back());
-        h.queues.back().proc = who;
-        h.queues.back().vc = vc;
-        h.queues.back().order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
-        h.queues.back().unbounded = lane != nullptr;
+        if (qi == h.qs.size() && !lane && (lane = h.q->receiver(proc))) {
+            // A lane's delivery thread: the lane's queue.
+            who = lane->id;
+            qi = p_.vcs;
+            while (qi < h.qs.size() && h.qs[qi]->proc != who) ++qi;
+        }
+        if (qi == h.qs.size()) {
+            if (qi - p_.vcs >= 255)
+                throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
+            h.qs.push_back(&h.queues.emplace_back());
+            h.queues.back().proc = who;
+            h.queues.back().vc = vc;
+            h.queues.back().order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
+            h.queues.back().unbounded = lane != nullptr;
+        }
     }
     Hops::Queue& q = *h.qs[qi];
-    // Full: the sender waits for room (not a delivery).
-    if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) h.wait_for_room(*this, q, proc, flits, head);
+    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+    // Full: the sender waits for room (not a delivery), or its source goes
+    // on from the link's context once there is room (keep(), admit()).
+    if (!q.unbounded && q.flits > 0 && q.flits + flits > h.ni_capacity) {
+        if (src) {
+            keep(qi, gp, pkt, head, *src);
+            if (h.pulling >= 0) return true;   // (its source's next() returns)
+            h.wait_for_source(*this, q, proc);
+            delay = q.free_opt - t0;
+            return true;
+        }
+        if (h.pulling >= 0) throw std::logic_error(std::string(name()) + ": a source's packet with no source to go on");
+        h.wait_for_room(*this, q, proc, flits, head);
+    }
     HopPacket& hp = h.q->take_packet();
     hp.take(gp, pkt);
+    enter(qi, hp, head, h.pulling >= 0 ? h.pull_at : sim_now());
+    delay = q.free_opt - t0;
+    return false;
+}
+
+// (Inline in inject() and admit().)
+VRDMASIM_FORCE_INLINE void Link::enter(unsigned qi, HopPacket& hp, sc_time head, sc_time now) {
+    Hops& h = *hop_;
+    Hops::Queue& q = *h.qs[qi];
+    const ExanetPacket& pkt = *hp.pkt;
+    const unsigned flits = hp.flits;
     hp.ready = head;
     hp.up = nullptr;
     hp.queue = qi;
@@ -176,14 +207,81 @@ void Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
     // ever starts a queue's first).
     if (q.fifo.front() == &hp) {
         // When its credits are back (not all on their way: when given).
-        const sc_time t = credits_for(vc, flits);
-        if (t != max_sim_time()) post_serve(std::max(std::max(hp.ready, sim_now()), std::max(t, h.wire_free)));
+        const sc_time t = credits_for(vc_of(hp), flits);
+        if (t != max_sim_time()) post_serve(std::max(std::max(hp.ready, now), std::max(t, h.wire_free)));
     }
     // Its sender may present the next when this one's tail could be out,
     // had it the wire to itself from its head (or from its queue's last).
     q.free_opt = std::max(std::max(head, q.free_opt) + serialise_last(flits), pkt.tail + flit_time_);
-    delay = q.free_opt - t0;
-    gp.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+// The packet of a full queue whose sender has a source: copied in now (as
+// it would have been once taken in: its sender, waiting, changes nothing),
+// taken in when there is room (room_for_kept, admit).
+HopPacket& Link::keep(unsigned qi, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time head, PacketTrain& src) {
+    Hops& h = *hop_;
+    Hops::Queue& q = *h.qs[qi];
+    HopPacket& hp = h.q->take_packet();
+    hp.take(gp, pkt);
+    hp.ready = head;
+    q.kept = &hp;
+    q.source = &src;
+    q.wait_from = head;
+    q.admit_posted = false;
+    return hp;
+}
+
+// A thread whose packet was kept: it goes on when its source has ended, at
+// that time (admit), as it would have after its last packet.
+void Link::Hops::wait_for_source(const Link& link, Queue& q, const sc_core::sc_object* proc) {
+    if (!proc || sc_core::sc_get_curr_simcontext()->get_curr_proc_info()->kind != sc_core::SC_THREAD_PROC_)
+        throw std::logic_error(std::string(link.name()) + ": a network interface's queue is full and its sender (" +
+                               (proc ? std::string(proc->name()) : std::string("no process")) +
+                               ") is not a thread that can wait");
+    while (!q.source_ended) {
+        sc_core::wait(q.started.get());
+        this->q->resume();   // (woken by woke_resuming)
+    }
+    q.source_ended = false;
+}
+
+// A start of queue `qi`'s packet at `start`: its kept packet is taken in
+// once it fits, at the later of the start and its head, when its sender,
+// waiting, would have been woken (wait_for_room): now, or by an Admit event
+// (the first of its time, as that thread ran before the queue's other
+// events of its time).
+void Link::room_for_kept(unsigned qi, sc_time start) {
+    Hops& h = *hop_;
+    Hops::Queue& q = *h.qs[qi];
+    if (q.admit_posted || (q.flits > 0 && q.flits + q.kept->flits > h.ni_capacity)) return;
+    q.admit_posted = true;
+    const sc_time at = std::max(start, q.wait_from);
+    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Admit, h.number, qi), 0, &h.handler, nullptr, qi});
+}
+
+// The kept packet taken in at `at`; its source then books it and sends its
+// next, taken in at once (then again) or kept, or ends: its thread is woken.
+void Link::admit(unsigned qi, sc_time at) {
+    Hops& h = *hop_;
+    Hops::Queue& q = *h.qs[qi];
+    HopPacket& hp = *q.kept;
+    q.kept = nullptr;
+    q.admit_posted = false;
+    enter(qi, hp, std::max(hp.ready, at), at);
+    for (;;) {
+        h.pulling = static_cast<int>(qi);
+        h.pull_at = at;
+        const bool more = q.source->next(q.free_opt);
+        h.pulling = -1;
+        if (!more) {
+            q.source = nullptr;
+            q.source_ended = true;
+            q.started.get().notify(at - sim_now());
+            h.q->woke_resuming(at);
+            return;
+        }
+        if (q.kept) return;   // full again: taken in at a later start
+    }
 }
 
 VRDMASIM_FORCE_INLINE void Link::queue_packet(unsigned qi, HopPacket& hp) {
@@ -284,6 +382,7 @@ VRDMASIM_FORCE_INLINE void Link::take_credits(sc_time now) {
 
 VRDMASIM_FORCE_INLINE void Link::on_hop_event(std::uint64_t key, void* what) {
     switch (static_cast<HopQueue::Kind>(key >> 62)) {
+    case HopQueue::Admit: admit(static_cast<unsigned>(key & 0xffffffu), hop_->q->time()); break;
     case HopQueue::Deliver: {
         HopPacket& hp = *static_cast<HopPacket*>(what);
         --hop_->lanes[hp.up_vc].posted;
@@ -360,7 +459,9 @@ void Link::serve(sc_time now) {
             hp.cut->freed(hp, end);
         } else {
             best->flits -= flits;
-            if (best->waiting) {
+            if (best->kept) {
+                room_for_kept(hp.queue, start);
+            } else if (best->waiting) {
                 const sc_time at = std::max(start, best->wait_from);
                 best->started.get().notify(at - sim_now());
                 h.q->woke_resuming(at);

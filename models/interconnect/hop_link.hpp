@@ -72,6 +72,13 @@ struct Link::Hops {
         sc_core::sc_time wait_from;   // the waiting sender's head: a start wakes it then at the earliest
         bool unbounded = false;   // its sender is a delivery lane (HopQueue::acting)
         LazyEvent started;
+        // A packet kept for its source while the queue is full (Link::keep),
+        // whether its taking in is posted, and whether its source has ended
+        // (its thread then goes on).
+        HopPacket* kept = nullptr;
+        PacketTrain* source = nullptr;
+        bool admit_posted = false;
+        bool source_ended = false;
     };
     // Queues 0 .. vcs-1: one per VC; then a network interface's, one per
     // sending process (inject()).
@@ -93,6 +100,9 @@ struct Link::Hops {
     unsigned waiting = 0;   // packets in the queues
     unsigned queued_flits = 0;
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
+    // While a source's next() runs (Link::admit): its queue and the time.
+    int pulling = -1;
+    sc_core::sc_time pull_at;
     // A network interface at the far end: a delivery lane per VC. Its
     // packets are delivered in the hop queue's method where the interface
     // cannot wait (PacketTarget::accept_may_wait), else by its thread
@@ -114,6 +124,8 @@ struct Link::Hops {
     Queue* arbitrate(const Link& link, sc_core::sc_time now) const;
     void wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
                        sc_core::sc_time& head);
+    // A thread whose packet was kept for its source, until the source ends.
+    void wait_for_source(const Link& link, Queue& q, const sc_core::sc_object* proc);
 };
 
 }   // namespace vrdmasim

@@ -92,12 +92,14 @@ public:
     explicit HopQueue(sc_core::sc_module_name name);
 
     // The kinds of event, in their order among events at the same time: a
-    // packet is delivered to a network interface (served only at the
+    // packet kept for its source is taken into its network interface's
+    // queue (first, as its sender's thread, woken then, ran before the
+    // queue's other events of its time: Link::admit), a packet is delivered to a network interface (served only at the
     // kernel's time, before anything else of that time, as a delivery
     // thread would have been), a packet arrives, a link's wire is free (its
     // serving then sees every arrival of that time; credits are not
     // events: Link::give_credit).
-    enum Kind : std::uint64_t { Deliver = 0, Arrival = 1, Serve = 2 };
+    enum Kind : std::uint64_t { Admit = 0, Deliver = 1, Arrival = 2, Serve = 3 };
     // An event's key: its kind, then the link's number, then `sub` (a VC).
     static std::uint64_t key(Kind k, std::uint32_t link, std::uint32_t sub) {
         return (std::uint64_t(k) << 62) | (std::uint64_t(link) << 24) | (sub & 0xffffffu);

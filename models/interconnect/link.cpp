@@ -427,7 +427,10 @@ __attribute__((noinline)) void Link::carry_timed(tlm::tlm_generic_payload& gp, E
 }
 
 void Link::carry_untimed(tlm::tlm_generic_payload& gp, ExanetPacket* pkt, sc_time& delay) {
-    if (hop_) return inject(gp, *pkt, delay);   // exact time order (hop_link.cpp)
+    if (hop_) {   // exact time order (hop_link.cpp)
+        inject(gp, *pkt, delay);
+        return;
+    }
     transactions_.inc();
     const sc_time now = sim_now();
     const sc_time head_in = now + delay;

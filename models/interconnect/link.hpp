@@ -146,6 +146,14 @@ public:
     void accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay) override {
         carry(gp, &pkt, delay);
     }
+    // In exact time order a full queue's packet is kept and `src` goes on
+    // from the link's context (inject()); else carry().
+    bool accept_from(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay,
+                     PacketTrain& src) override {
+        if (hop_) return inject(gp, pkt, delay, &src);
+        carry(gp, &pkt, delay);
+        return false;
+    }
 
     // Exact time order (router.link-order = exact; hop_link.cpp, README.md
     // *Exact time order*): every hop an event of `q`. Called once the link
@@ -375,8 +383,19 @@ private:
     // A network interface's packet: copied into the kernel's pool and queued
     // (its sending process's queue); `delay` on return is when it may
     // present its next (this one's serialisation after its head, or after
-    // its queue's last). Waits while that queue is full.
-    void inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay);
+    // its queue's last). Waits while that queue is full; with a source
+    // (accept_from) keeps the packet instead and returns true once the
+    // source has ended (keep(), admit()).
+    bool inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time& delay, PacketTrain* src = nullptr);
+    // A packet taken into its sender's queue `qi` with its head at `head`,
+    // `now` the present (inject(), admit()).
+    void enter(unsigned qi, HopPacket& hp, sc_core::sc_time head, sc_core::sc_time now);
+    // A full queue's packet kept for its source (PacketTrain), and taken
+    // in at `at` once its queue has room, its source then going on.
+    HopPacket& keep(unsigned qi, tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_core::sc_time head,
+                    PacketTrain& src);
+    void room_for_kept(unsigned qi, sc_core::sc_time start);
+    void admit(unsigned qi, sc_core::sc_time at);
     void queue_packet(unsigned q, HopPacket& hp);
     void take_credits(sc_core::sc_time now);
     // The first time at which VC `vc` has `flits` credits, those on their

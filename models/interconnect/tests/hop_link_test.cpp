@@ -218,6 +218,129 @@ TEST_CASE("exact links: a full queue's sender goes on at the later of the start 
 
 namespace {
 
+// PLDMA's way of sending (models/dma/transmit.cpp): each packet's head the
+// later of its data and when the link said the last one could be out. With
+// `train`, a full queue's packet is kept and the next ones go on from the
+// link (vrdmasim::PacketTrain), else the thread waits for room each time.
+struct TrainSender : sc_core::sc_module, PacketTrain {
+    tlm_utils::simple_initiator_socket<TrainSender> out;
+    PacketOut path{out};
+    bool train;
+    unsigned src;
+    std::vector<sc_time> ready;   // each packet's data, absolute
+    sc_time free;
+    unsigned k = 0, nexts = 0, returns = 0;
+    sc_time done;   // when the thread went on after its last packet
+    std::vector<unsigned char> data;
+    ExanetPacket pkt;
+    tlm::tlm_generic_payload gp;
+
+    TrainSender(sc_core::sc_module_name n, bool train, unsigned src, std::vector<sc_time> ready)
+        : sc_module(n), out("out"), train(train), src(src), ready(std::move(ready)) {
+        SC_HAS_PROCESS(TrainSender);
+        SC_THREAD(run);
+    }
+    bool send_one() {
+        data = payload_bytes(256, src, k);
+        pkt = ExanetPacket{};
+        pkt.header.size = 256;
+        pkt.header.dst_coord = 1;
+        pkt.header.dst_va = 0x1000 + 256ull * k;
+        pkt.footer.seq = static_cast<std::uint16_t>(k);
+        pkt.src_node = src;
+        pkt.dst_node = 1;
+        const sc_time now = sc_core::sc_time_stamp(), head = std::max(free, ready[k]);
+        pkt.tail = head;
+        gp.set_command(tlm::TLM_WRITE_COMMAND);
+        gp.set_address(pkt.header.dst_va);
+        gp.set_data_ptr(data.data());
+        gp.set_data_length(256);
+        gp.set_streaming_width(256);
+        gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        sc_time d = head > now ? head - now : sc_core::SC_ZERO_TIME;
+        bool kept = false;
+        if (train) kept = path.send_from(gp, pkt, d, *this);
+        else path.send(gp, pkt, d);
+        free = now + d;
+        return kept;
+    }
+    bool next(sc_time f) override {
+        free = f;
+        ++nexts;
+        if (++k == ready.size()) return false;
+        send_one();
+        return true;
+    }
+    void run() {
+        while (k < ready.size()) {
+            const bool kept = send_one();
+            ++returns;
+            if (kept) break;
+            ++k;
+        }
+        done = sc_core::sc_time_stamp();
+    }
+};
+
+// Two such senders, one waiting and one a train, each on a link of its own
+// to a sink of its own (independent), served by one HopQueue.
+struct Trains {
+    NetEnv env;
+    HopQueue q{"hops"};
+    TrainSender wait, train;
+    Link lw{"lw", env.ctx, link_params(16e9, ns(150), 18), "node0", "wait->node1"};
+    Link lt{"lt", env.ctx, link_params(16e9, ns(150), 18), "node0", "train->node1"};
+    PacketSink sw{"sw"}, st{"st"};
+    explicit Trains(const std::vector<sc_time>& ready) : wait("w", false, 0, ready), train("t", true, 0, ready) {
+        for (PacketSink* s : {&sw, &st}) s->free_at = [](const PacketSink::Arrival& a) { return a.tail + us(1); };
+        wait.out.bind(lw.in);
+        train.out.bind(lt.in);
+        wait.path.direct(&lw);
+        train.path.direct(&lt);
+        lw.connect(sw.in, sw);
+        lt.connect(st.in, st);
+        lw.use_hops(q);
+        lt.use_hops(q);
+    }
+};
+
+}   // namespace
+
+TEST_CASE("exact links: a full queue's packets sent as a train start as its waiting sender's, with one wake-up",
+          "[link][exact][credits]") {
+    // Eight packets of 256 B, the queue holding one: each waits for a start.
+    // Packet 4's data is ready 5 us on, after the start that makes room for
+    // it: taken in then (an Admit event ahead of its time's others); the
+    // last's at 20 us, and the thread goes on then.
+    std::vector<sc_time> ready(8, sc_core::SC_ZERO_TIME);
+    ready[4] = us(5);
+    ready[7] = us(20);
+    Trains t(ready);
+    sc_start();
+    REQUIRE(t.sw.arrivals.size() == 8);
+    REQUIRE(t.st.arrivals.size() == 8);
+    for (unsigned k = 0; k < 8; ++k) {
+        CHECK(t.st.arrivals[k].seq == k);
+        CHECK(t.st.arrivals[k].head == t.sw.arrivals[k].head);
+        CHECK(t.st.arrivals[k].data_ok);
+    }
+    CHECK(t.sw.arrivals[4].head > us(5));
+    // The train's thread goes on when its waiting twin does: once the last
+    // packet is taken in, at the later of the start making room and its head.
+    CHECK(t.sw.arrivals[6].head < us(20));
+    CHECK(t.wait.done == us(20));
+    CHECK(t.train.done == t.wait.done);
+    // The waiting sender's thread returned from each packet; the train's
+    // from the one the queue kept first, the link sending the rest.
+    CHECK(t.wait.returns == 8);
+    CHECK(t.train.returns == 2);
+    CHECK(t.train.nexts == 7);
+    CHECK(t.q.packets_in_flight() == 0);
+    CHECK(t.lt.exact_credits_out() == 0);
+}
+
+namespace {
+
 // Two senders into a router whose output link is slower than their
 // injection links: a's injection link's far buffer holds one packet, so
 // its credits, each back only when the slow link has taken a packet on,
