@@ -1044,10 +1044,6 @@ void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEv
     if (k == r.started.end() && it == r.requests.end())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +
                                  ", which is not in flight");
-    if (r.entered.call == TraceEvent::Call::Test) {
-        test_one(rank, ep, e.request);
-        return;
-    }
     if (k != r.started.end()) {
         q.kind = WaitanyRequest::Kind::Collective;
         q.comm = k->second.comm;
@@ -1055,15 +1051,8 @@ void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEv
     } else {
         q.message = it->second.request;
     }
-    r.tested.push_back(q);
-}
-
-bool TraceWorkload::test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request) {
-    Rank& r = state_[rank];
-    const auto k = r.started.find(request);
-    if (k == r.started.end()) return ep.test(r.requests.at(request).request);
-    ep.poll();   // a test enters the library: it polls the network once
-    return k->second.comm->test(k->second.request);
+    if (r.entered.call == TraceEvent::Call::Test) testany(*apps_[rank], ep, {q});   // tested now, as the mpi workload
+    else r.tested.push_back(q);
 }
 
 void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {

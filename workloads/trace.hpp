@@ -157,9 +157,6 @@ private:
     // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
     // those of MPI_Waitany, Testany, Testall kept for their Leave.
     void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
-    // Request `request` (the trace's id: a message's or a non-blocking
-    // collective's) tested once: whether it is complete.
-    bool test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request);
     // At the Leave of a test or probe: what the mpi workload did for it
     // (waitany(), testany(), testall(), Endpoint::probe, iprobe).
     void finish_call(unsigned rank, msg::Endpoint& ep);
