@@ -767,7 +767,7 @@ void TraceWorkload::program(RdmaProcess& app, unsigned rank) {
             mpi_start = app.now();
             r.sendrecv = e.sendrecv;
             r.entered = e;
-            r.tested.clear(), r.tested_ids.clear(), r.rma_tested.clear(), r.collective_tested = false;
+            r.tested.clear();
             break;
         case TraceEvent::Kind::Leave:
             if (!e.mpi) break;
@@ -1029,9 +1029,14 @@ void TraceWorkload::meet(RdmaProcess& app, std::pair<std::uint32_t, std::uint64_
 
 void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e) {
     Rank& r = state_[rank];
+    WaitanyRequest q;
+    q.rank = rank;
     const auto rma = r.rma_requests.find(e.request);   // (MPI_Waitany, MPI_Testany, MPI_Testall over them)
     if (rma != r.rma_requests.end() && r.entered.call != TraceEvent::Call::Test) {
-        r.rma_tested.push_back(rma->second.first);
+        q.kind = WaitanyRequest::Kind::Rma;
+        q.windows = windows_.get();
+        q.rma = rma->second.first;
+        r.tested.push_back(q);
         return;
     }
     const auto k = r.started.find(e.request);
@@ -1039,36 +1044,15 @@ void TraceWorkload::request_test(unsigned rank, msg::Endpoint& ep, const TraceEv
     if (k == r.started.end() && it == r.requests.end())
         throw std::runtime_error("trace: rank " + std::to_string(rank) + " tests request " + std::to_string(e.request) +
                                  ", which is not in flight");
-    if (r.entered.call == TraceEvent::Call::Test) {
-        test_one(rank, ep, e.request);
-        return;
+    if (k != r.started.end()) {
+        q.kind = WaitanyRequest::Kind::Collective;
+        q.comm = k->second.comm;
+        q.collective = k->second.request;
+    } else {
+        q.message = it->second.request;
     }
-    r.collective_tested = r.collective_tested || k != r.started.end();
-    r.tested_ids.push_back(e.request);
-    if (it != r.requests.end()) r.tested.push_back(it->second.request);
-}
-
-bool TraceWorkload::test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request) {
-    Rank& r = state_[rank];
-    const auto k = r.started.find(request);
-    if (k == r.started.end()) return ep.test(r.requests.at(request).request);
-    ep.poll();   // a test enters the library: it polls the network once
-    return k->second.comm->test(k->second.request);
-}
-
-std::vector<WaitanyRequest> TraceWorkload::waitany_list(unsigned rank) const {
-    const Rank& r = state_[rank];
-    std::vector<WaitanyRequest> list(r.tested_ids.size());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-        const auto k = r.started.find(r.tested_ids[i]);
-        if (k == r.started.end()) {
-            list[i].message = r.requests.at(r.tested_ids[i]).request;
-        } else {
-            list[i].comm = k->second.comm;
-            list[i].collective = k->second.request;
-        }
-    }
-    return list;
+    if (r.entered.call == TraceEvent::Call::Test) testany(*apps_[rank], ep, {q});   // tested now, as the mpi workload
+    else r.tested.push_back(q);
 }
 
 void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
@@ -1088,25 +1072,10 @@ void TraceWorkload::finish_call(unsigned rank, msg::Endpoint& ep) {
         msg::Status st;
         if (e.call == C::Probe) ep.probe(from, tag);
         else ep.iprobe(from, tag, st);
-    } else if (r.collective_tested && e.call == C::Waitany) {
-        waitany(*apps_[rank], ep, waitany_list(rank));   // as the mpi workload's (waitany.hpp)
-    } else if (r.collective_tested) {
-        // A non-blocking collective's among them: each tested in turn, as
-        // the mpi workload tests them (Testany: until one is complete).
-        bool any = false;
-        for (const std::uint64_t q : r.tested_ids)
-            if (e.call == C::Testall || !any) any = test_one(rank, ep, q) || any;
-    } else if (!r.rma_tested.empty()) {   // request-based RMA requests, as the mpi workload
-        const mpiwire::Op op = e.call == C::Waitany   ? mpiwire::Op::Waitany
-                               : e.call == C::Testany ? mpiwire::Op::Testany
-                                                      : mpiwire::Op::Testall;
-        mpiwire::Reply reply{};
-        windows_->any_or_all(*apps_[rank], rank, op, r.rma_tested, reply);
-    } else if (!r.tested.empty()) {
-        if (e.call == C::Waitany) ep.wait_any(r.tested);
-        else if (e.call == C::Testany) ep.test_any(r.tested);
-        else if (e.call == C::Testall)
-            for (const msg::Endpoint::Request q : r.tested) ep.test(q);
+    } else if (!r.tested.empty()) {   // as the mpi workload carries them out (waitany.hpp)
+        if (e.call == C::Waitany) waitany(*apps_[rank], ep, r.tested);
+        else if (e.call == C::Testany) testany(*apps_[rank], ep, r.tested);
+        else if (e.call == C::Testall) testall(*apps_[rank], ep, r.tested);
     }
     r.entered.call = C::None;
 }

@@ -127,16 +127,10 @@ private:
         ProgramBuffers program;
         std::map<std::uint32_t, std::uint64_t> splits;
         // The test or probe being replayed (its Enter), and the requests it
-        // names so far (RequestTest: the trace's ids).
+        // names so far (RequestTest: of MPI_Waitany, MPI_Testany and
+        // MPI_Testall, of any kinds, in order).
         TraceEvent entered;
-        std::vector<std::uint64_t> tested;
-        // MPI_Testany, MPI_Testall naming a non-blocking collective's
-        // request: every request it names (the trace's ids), in order.
-        std::vector<std::uint64_t> tested_ids;
-        // Of request-based RMA requests (MpiRequestTest naming one), the
-        // library's: MpiOneSided::any_or_all at its Leave.
-        std::vector<std::uint64_t> rma_tested;
-        bool collective_tested = false;
+        std::vector<WaitanyRequest> tested;
         // One-sided (a trace vrdmasim recorded): the trace's windows -> the
         // library's (MpiOneSided), the buffers filled so far (their
         // patterns' keys), and the rank's communicators (program()'s).
@@ -163,14 +157,8 @@ private:
     // A trace vrdmasim recorded: a request an MPI_Test names, tested now;
     // those of MPI_Waitany, Testany, Testall kept for their Leave.
     void request_test(unsigned rank, msg::Endpoint& ep, const TraceEvent& e);
-    // Request `request` (the trace's id: a message's or a non-blocking
-    // collective's) tested once: whether it is complete.
-    bool test_one(unsigned rank, msg::Endpoint& ep, std::uint64_t request);
-    // The rank's MPI_Waitany list naming a non-blocking collective's request
-    // (Rank::tested_ids), as waitany() takes it.
-    std::vector<WaitanyRequest> waitany_list(unsigned rank) const;
     // At the Leave of a test or probe: what the mpi workload did for it
-    // (Endpoint::wait_any, test_any, test, probe, iprobe).
+    // (waitany(), testany(), testall(), Endpoint::probe, iprobe).
     void finish_call(unsigned rank, msg::Endpoint& ep);
     // A trace vrdmasim recorded: a communicator's creation is Open MPI's
     // split, as the mpi workload times it (workloads/mpi/README.md

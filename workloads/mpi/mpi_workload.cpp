@@ -569,45 +569,18 @@ void MpiWorkload::untimed(unsigned rank, const Call& c) {
 }
 
 void MpiWorkload::any_or_all(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
-    const std::vector<std::uint64_t>& ids = state_[rank].ids;
-    if (ids.empty()) throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about none of its requests");
-    if (std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kRmaRequest) != 0; }))
-        return rma_any_or_all(app, rank, c, r);
-    const bool collectives =
-        std::any_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kCollectiveRequest) != 0; });
+    const std::vector<WaitanyRequest> list = waitany_list(rank);
     switch (static_cast<Op>(c.op)) {
     case Op::Waitany:
-        r.request = collectives ? wait_any(app, rank, ep, ids) : ep.wait_any(ids);
+        r.request = waitany(app, ep, list);
         r.flag = 1;
         break;
     case Op::Testany:
-        if (!collectives) {
-            r.request = ep.test_any(ids);
-        } else {
-            r.request = ids.size();
-            for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
-                if (request_test(rank, ep, ids[i])) r.request = i;
-        }
-        r.flag = r.request < ids.size();
+        r.request = testany(app, ep, list);
+        r.flag = r.request < list.size();
         break;
-    default:   // Testall: progress once for each; all complete or not
-        r.flag = 1;
-        for (const std::uint64_t q : ids) r.flag = request_test(rank, ep, q) && r.flag;
-        break;
+    default: r.flag = testall(app, ep, list); break;   // Testall
     }
-}
-
-void MpiWorkload::rma_any_or_all(RdmaProcess& app, unsigned rank, const Call& c, Reply& r) {
-    const std::vector<std::uint64_t>& ids = state_[rank].ids;
-    const Op op = static_cast<Op>(c.op);
-    if (!std::all_of(ids.begin(), ids.end(), [](std::uint64_t q) { return (q & mpiwire::kRmaRequest) != 0; }))
-        throw std::runtime_error("mpi: rank " + std::to_string(rank) + " calls " +
-                                 (op == Op::Waitany   ? "MPI_Waitany"
-                                  : op == Op::Testany ? "MPI_Testany"
-                                                      : "MPI_Testall") +
-                                 " over request-based RMA requests and others together (not built: over RMA "
-                                 "requests only, or over none, each is)");
-    one_sided().any_or_all(app, rank, op, ids, r);
 }
 
 void MpiWorkload::end_freed(unsigned rank, msg::Endpoint& ep) {

@@ -22,6 +22,7 @@
 #include "workloads/mpi/launcher.hpp"
 #include "workloads/mpi/recorder.hpp"
 #include "workloads/mpi/one_sided.hpp"
+#include "workloads/mpi/waitany.hpp"
 #include "workloads/collective_data.hpp"
 #include "workloads/program_buffers.hpp"
 #include "workloads/workload.hpp"
@@ -137,16 +138,13 @@ private:
     // MPI_Finalize: the collectives whose requests the rank freed waited
     // for; an error if any other is in flight.
     void nonblocking_finalize(RdmaProcess& app, unsigned rank);
-    // MPI_Waitany over requests of which some are non-blocking collectives':
-    // the index of the first complete, in simulated time (several complete
-    // at one time: the first listed).
-    std::size_t wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const std::vector<std::uint64_t>& ids);
+    // The rank's listed requests (Rank::ids: point-to-point, non-blocking
+    // collectives' and request-based one-sided operations'), as waitany()
+    // and its test forms take them (waitany.hpp).
+    std::vector<WaitanyRequest> waitany_list(unsigned rank);
     // Whether [va, + len) is a buffer of one of the rank's non-blocking
     // collectives in flight.
     bool in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t len) const;
-    // Whether the rank's request `q` (point-to-point or a collective's) is
-    // complete, progressing once (Testany, Testall).
-    bool request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q);
     // A v-variant's blocks as rank `rank` sees them, from the values
     // after its Call, into `d`.
     void blocks(unsigned rank, CollectiveData& d) const;
@@ -173,11 +171,9 @@ private:
     // finalize waits for them).
     void end_freed(unsigned rank, msg::Endpoint& ep);
     void point_to_point(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
-    // Waitany, Testany, Testall over the rank's listed requests (Rank::ids).
+    // Waitany, Testany, Testall over the rank's listed requests (Rank::ids),
+    // of any kinds (waitany.hpp).
     void any_or_all(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const mpiwire::Call& c, mpiwire::Reply& r);
-    // The same over request-based RMA requests only (MpiOneSided::any_or_all);
-    // a list mixing them with others refused.
-    void rma_any_or_all(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // A call the simulation does not time: refused, or counted by name.
     void untimed(unsigned rank, const mpiwire::Call& c);
     // The node of rank `peer` of communicator `ctx` as `rank` names it

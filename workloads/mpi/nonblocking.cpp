@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "workloads/mpi/mpi_workload.hpp"
-#include "workloads/mpi/waitany.hpp"
 
 namespace vrdmasim {
 
@@ -74,26 +73,26 @@ bool MpiWorkload::in_flight_reads(unsigned rank, std::uint64_t va, std::uint64_t
     return false;
 }
 
-bool MpiWorkload::request_test(unsigned rank, msg::Endpoint& ep, std::uint64_t q) {
-    if (!(q & mpiwire::kCollectiveRequest)) return ep.test(q);
-    ep.poll();
-    const CollectiveCall& k = in_flight(rank, q);
-    return k.comm->test(k.request);
-}
-
-std::size_t MpiWorkload::wait_any(RdmaProcess& app, unsigned rank, msg::Endpoint& ep,
-                                  const std::vector<std::uint64_t>& ids) {
+std::vector<WaitanyRequest> MpiWorkload::waitany_list(unsigned rank) {
+    const std::vector<std::uint64_t>& ids = state_[rank].ids;
+    if (ids.empty()) throw std::runtime_error("mpi: rank " + std::to_string(rank) + " asks about none of its requests");
     std::vector<WaitanyRequest> list(ids.size());
     for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] & mpiwire::kCollectiveRequest) {
+        if (ids[i] & mpiwire::kRmaRequest) {
+            list[i].kind = WaitanyRequest::Kind::Rma;
+            list[i].windows = &one_sided();
+            list[i].rank = rank;
+            list[i].rma = ids[i];
+        } else if (ids[i] & mpiwire::kCollectiveRequest) {
             const CollectiveCall& k = in_flight(rank, ids[i]);
+            list[i].kind = WaitanyRequest::Kind::Collective;
             list[i].comm = k.comm;
             list[i].collective = k.request;
         } else {
             list[i].message = ids[i];
         }
     }
-    return waitany(app, ep, list);
+    return list;
 }
 
 }   // namespace vrdmasim

@@ -10,7 +10,6 @@
 #include <stdexcept>
 #include <utility>
 
-#include "src/core/instant_end.hpp"
 #include "library/messaging/endpoint.hpp"
 #include "workloads/mpi/one_sided.hpp"
 #include "workloads/program_buffers.hpp"
@@ -237,7 +236,7 @@ void MpiOneSided::put_or_get(RdmaProcess& app, unsigned rank, const Call& c) {
         return;
     }
     app.get(nodes_.at(target), tva, c.va, c.bytes, host_.fills(rank), me.page + op.slot * kRecordBytes);
-    me.rma.push_back(std::move(op));
+    in_flight(me, std::move(op));
 }
 
 void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
@@ -269,7 +268,7 @@ void MpiOneSided::put(RdmaProcess& app, unsigned rank, const Call& c, Rma& op) {
         part.put.records = me.page + part.slot * kRecordBytes;
         part.put.dst_node = nodes_.at(op.target);
         app.send(part.put);
-        me.rma.push_back(std::move(part));
+        in_flight(me, std::move(part));
     }
 }
 
@@ -333,7 +332,7 @@ void MpiOneSided::atomic(RdmaProcess& app, unsigned rank, std::uint64_t win, uns
         if (!finish_oldest(app, rank))
             throw std::runtime_error(who(rank) + ": the engine refused a network atomic with none in flight");
     }
-    me.rma.push_back(std::move(op));
+    in_flight(me, std::move(op));
 }
 
 unsigned MpiOneSided::slots(RdmaProcess& app, unsigned rank, unsigned n) {
@@ -389,6 +388,11 @@ void MpiOneSided::finish(RdmaProcess& app, unsigned rank, Rma& op) {
     }
     }
     std::fill(me.records_taken.begin() + op.slot, me.records_taken.begin() + op.slot + op.slots, false);
+    if (op.request) {   // no longer in its request's pieces (slots are a piece's own while it is in flight)
+        auto& pieces = me.pieces.at(op.request);
+        pieces.erase(std::find_if(pieces.begin(), pieces.end(), [&](const auto& p) { return p.first == op.slot; }));
+        if (pieces.empty()) me.pieces.erase(op.request);
+    }
     if (checked) {
         log_.verified(op.len, ok && match);
         if (ok && !match)
@@ -423,56 +427,23 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
     r.flag = 1;
 }
 
-bool MpiOneSided::request_done(RdmaProcess& app, unsigned rank, std::uint64_t request) {
+bool MpiOneSided::request_done(RdmaProcess& app, unsigned rank, std::uint64_t request) const {
     // Complete by now: every record of every piece written (a put's
     // records: one a part posted).
     const Rank& me = ranks_[rank];
-    for (const Rma& q : me.rma)
-        for (unsigned k = 0; q.request == request && k < (q.kind == Rma::Kind::Put ? q.put.parts : 1); ++k) {
+    const auto it = me.pieces.find(request);
+    if (it == me.pieces.end()) return true;
+    for (const auto& [slot, records] : it->second)
+        for (unsigned k = 0; k < records; ++k) {
             sc_time at;
-            if (!app.record_written(me.page + (q.slot + k) * kRecordBytes, at) || at > app.now()) return false;
+            if (!app.record_written(me.page + (slot + k) * kRecordBytes, at) || at > app.now()) return false;
         }
     return true;
 }
 
-std::size_t MpiOneSided::wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids) {
-    const RdmaProcess::InLibrary in(app);   // a call of the library's (in-call progress)
-    std::size_t got = ids.size();
-    const auto look = [&] {
-        got = ids.size();
-        for (std::size_t i = 0; i < ids.size() && got == ids.size(); ++i)
-            if (request_done(app, rank, ids[i])) got = i;
-        return got < ids.size();
-    };
-    // Asleep until a record of the rank's channels is written and one is
-    // complete; then, of several complete at this time, the first listed,
-    // whatever order the engine wrote their records in at this time.
-    app.wait_event(look, "MPI_Waitany");
-    if (got > 0) {
-        InstantEnd::get().settle();
-        look();
-    }
-    return got;
-}
-
-void MpiOneSided::any_or_all(RdmaProcess& app, unsigned rank, Op op, const std::vector<std::uint64_t>& ids, Reply& r) {
-    switch (op) {
-    case Op::Waitany:
-        r.request = wait_any(app, rank, ids);
-        r.flag = 1;
-        break;
-    case Op::Testany:
-        app.sync_time();
-        r.request = ids.size();
-        for (std::size_t i = 0; i < ids.size() && r.request == ids.size(); ++i)
-            if (request_done(app, rank, ids[i])) r.request = i;
-        r.flag = r.request < ids.size();
-        break;
-    default:   // Testall
-        app.sync_time();
-        r.flag = std::all_of(ids.begin(), ids.end(), [&](std::uint64_t q) { return request_done(app, rank, q); });
-        break;
-    }
+void MpiOneSided::in_flight(Rank& me, Rma&& op) {
+    if (op.request) me.pieces[op.request].emplace_back(op.slot, op.kind == Rma::Kind::Put ? op.put.parts : 1u);
+    me.rma.push_back(std::move(op));
 }
 
 bool MpiOneSided::finish_oldest(RdmaProcess& app, unsigned rank) {

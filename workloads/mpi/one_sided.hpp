@@ -5,9 +5,11 @@
 // integers as the engine's network atomics; the request-based MPI_Rput,
 // MPI_Rget, MPI_Raccumulate and MPI_Rget_accumulate as their operations,
 // their requests ended at MPI_Wait and MPI_Test (MPI_Waitany, MPI_Testany
-// and MPI_Testall over them: request_done(), wait_any()); fence, lock/unlock, lock_all, the flushes
-// and generalized active target's complete (pscw.cpp) complete them, and the locks are words of the library taken with network
-// atomics, as Open MPI's osc/rdma component takes them. One piece of code
+// and MPI_Testall over them and requests of other kinds: waitany.hpp, by
+// request_done()); fence, lock/unlock, lock_all, the flushes and
+// generalized active target's complete (pscw.cpp) complete them, and the
+// locks are words of the library taken with network atomics, as Open
+// MPI's osc/rdma component takes them. One piece of code
 // for the two workloads that carry one-sided calls out: the mpi workload
 // (a program's calls) and the trace workload (a recorded program's trace,
 // workloads/mpi/README.md "Record, then replay"); each gives what is its
@@ -17,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -83,18 +86,9 @@ public:
     void end_request(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, mpiwire::Reply& r);
     // Whether request-based operation `request` of the rank is complete by
     // now (every record of every piece still in flight written; none in
-    // flight: complete), without ending it.
-    bool request_done(RdmaProcess& app, unsigned rank, std::uint64_t request);
-    // MPI_Waitany over request-based operations' `ids`: the index of the
-    // first listed complete once one is (of several complete at one
-    // simulated time, the first listed, looked at once that time has
-    // nothing else to do). None ended (its MPI_Wait follows).
-    std::size_t wait_any(RdmaProcess& app, unsigned rank, const std::vector<std::uint64_t>& ids);
-    // MPI_Waitany (wait_any()), MPI_Testany (the first listed complete by
-    // now) or MPI_Testall (whether all are) over request-based operations'
-    // `ids`, answered in r as protocol.hpp says (none ended).
-    void any_or_all(RdmaProcess& app, unsigned rank, mpiwire::Op op, const std::vector<std::uint64_t>& ids,
-                    mpiwire::Reply& r);
+    // flight: complete), without ending it: a look at its own pieces only
+    // (Rank::pieces), however many operations the rank has in flight.
+    bool request_done(RdmaProcess& app, unsigned rank, std::uint64_t request) const;
     // The rank's oldest operation in flight completed; false if none.
     bool finish_oldest(RdmaProcess& app, unsigned rank);
     // The transfers a put of `len` bytes to another rank makes (its
@@ -134,11 +128,14 @@ private:
     // taken, the operations in flight (oldest first), and the locks held:
     // by (window, target world rank), the lock type or kNoLock
     // (MPI_MODE_NOCHECK: none taken); the request of the request-based
-    // operation being posted (0: none), and how many were.
+    // operation being posted (0: none), and how many were; of each
+    // request-based operation's request with pieces in flight, their
+    // records: (first slot, how many) each.
     struct Rank {
         std::uint64_t page = 0;
         std::vector<bool> records_taken, locks_taken;
         std::vector<Rma> rma;
+        std::unordered_map<std::uint64_t, std::vector<std::pair<unsigned, unsigned>>> pieces;
         std::map<std::pair<std::uint64_t, unsigned>, std::int32_t> locks;
         std::uint64_t request = 0, requests = 0;
     };
@@ -161,6 +158,9 @@ private:
     static constexpr unsigned kAllTargets = ~0u;
     void complete(RdmaProcess& app, unsigned rank, std::uint64_t win, unsigned target);
     void finish(RdmaProcess& app, unsigned rank, Rma& op);
+    // Operation `op` in flight from now (its records in its request's
+    // pieces, if it has one).
+    void in_flight(Rank& me, Rma&& op);
     // `n` contiguous record slots of the rank's page, the oldest
     // operations completed until they are free: the first one's index.
     unsigned slots(RdmaProcess& app, unsigned rank, unsigned n);

@@ -32,7 +32,8 @@ completed takes no network time (under 0.1 us); the three times are the
 README's (4.312, 4.362, 0.000 us). Mode waitany: the
 requests ended by MPI_Waitany, MPI_Testall and MPI_Testany, timed (0
 untimed, the data right; MPI_Waitsome and MPI_Testsome too), recorded
-and replayed with the same figures.
+and replayed with the same figures; then lists mixing them with receives
+and an ibarrier (mixed() below).
 """
 import argparse
 import os
@@ -92,6 +93,32 @@ def pscw(d, exe, run, summary, stat, failures):
         if stat(out, "workload.mpi." + name) != stat(replayed, "workload.trace." + name):
             failures.append("pscw replay: %s %s run, %s replayed" % (name, stat(out, "workload.mpi." + name),
                                                                    stat(replayed, "workload.trace." + name)))
+
+
+ALONE_US, MIXED_US = 1.665, 1.691   # README "One-sided" quotes them
+
+
+def mixed(p, failures):
+    """Mode waitany's lists mixing kinds (mpi_windows.cpp mixed_lists()):
+    MPI_Waitany over a receive not yet sent and an rget returns the rget
+    (index 1) when it is complete: no sooner than the same rget's MPI_Wait
+    alone (each after a barrier), and within 0.1 us of it (the receive's
+    message comes a barrier later); the two times are the README's
+    (One-sided). The program checks
+    the first listed of an rput and a receive complete at once, both
+    orders, and its values (its "windows: ok")."""
+    m = re.search(r"an rget and its wait: ([0-9.]+) us; a waitany over a receive and an rget: index (-?\d+) after "
+                  r"([0-9.]+) us", p.stdout)
+    if not m:
+        failures.append("waitany: no mixed list's times printed:\n" + p.stdout[-2000:])
+        return
+    alone, index, mixed = float(m.group(1)), int(m.group(2)), float(m.group(3))
+    if index != 1 or not alone <= mixed <= alone + 0.1:
+        failures.append("waitany: a waitany over a receive and an rget returned index %d after %.3f us; the rget "
+                        "alone takes %.3f us (expected index 1, within [it, it + 0.1 us])" % (index, mixed, alone))
+    if (alone, mixed) != (ALONE_US, MIXED_US):
+        failures.append("waitany: an rget and its wait %.3f us, the mixed waitany %.3f us; README \"One-sided\" "
+                        "quotes %.3f, %.3f" % (alone, mixed, ALONE_US, MIXED_US))
 
 
 def main():
@@ -201,8 +228,11 @@ def main():
         # an raccumulate, an rget-accumulate and six rgets a rank, ended by
         # MPI_Waitany, MPI_Testall, MPI_Testany, MPI_Waitsome and
         # MPI_Testsome, and two rputs to its own window complete at once,
-        # MPI_Waitany returning the first listed (the program checks it). Each recorded, and replayed with the same figures.
-        for mode, more in (("getacc", 4), ("requests", 8), ("waitany", 11)):
+        # MPI_Waitany returning the first listed (the program checks it);
+        # then 3 rgets and 2 rputs to its own window a rank in lists mixed
+        # with receives and an ibarrier (mixed()). Each recorded, and
+        # replayed with the same figures.
+        for mode, more in (("getacc", 4), ("requests", 8), ("waitany", 17)):
             out = os.path.join(d, mode)
             rec = os.path.join(d, mode + "-rec")
             p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 " + mode, "--mpi.record=" + rec)
@@ -217,6 +247,8 @@ def main():
                 failures.append("%s: %s one-sided operations, expected %d (%d more a rank)" %
                                 (mode, rma, 4 * 11 + 3 + 4 * more, more))
             replay(mode, out, rec, 4096 * 4 * 4 if mode == "requests" else 4096 * 4)
+            if mode == "waitany":
+                mixed(p, failures)
             if mode != "requests":
                 continue
             # When an rget's wait ends: after the same get's round trip (its

@@ -14,7 +14,9 @@
 //     wait, an rget completed by a flush then its wait, each timed (rank 0
 //     prints them)
 //   waitany: the request-based operations' requests ended by MPI_Waitany,
-//     MPI_Testall, MPI_Testany, MPI_Waitsome and MPI_Testsome
+//     MPI_Testall, MPI_Testany, MPI_Waitsome and MPI_Testsome; then lists
+//     mixing them with receives and a non-blocking barrier (mixed_lists(),
+//     rank 0 prints the times)
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
 //   pscw: also generalized active target epochs on a ring (active_target())
 #include <mpi.h>
@@ -157,6 +159,77 @@ static void request_lists(int rank, std::int64_t mine, std::int64_t total, MPI_W
     }
 }
 
+// Lists mixing request-based operations' requests with point-to-point
+// and collective ones, in a lock_all epoch of `win`, whose word 5 every
+// rank wrote its `mine` into (request_lists()). An rget of the next rank's
+// word 5 and its MPI_Wait, timed (the second of two, each after a
+// barrier); then, after a barrier too, MPI_Waitany over a receive from
+// the previous rank (sent only once every rank's Waitany returned) and the
+// same rget, timed: the rget's, at the rget's time (rank 0 prints both
+// times and the index); the receive by a second Waitany. Then an rput to
+// this rank's own word 6 (a copy, complete at once) and a receive whose
+// message came before (a barrier after the sends), listed rput first, then
+// receive first: Waitany returns index 0 both times (the first listed of
+// requests complete at one time, whatever their kinds). Then an ibarrier,
+// an rget and a receive, ended by MPI_Testany, then MPI_Testall.
+static void mixed_lists(int rank, int size, std::int64_t mine, MPI_Win win) {
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    std::int64_t got = -1, from = -1;
+    MPI_Request q[3];
+    double t0 = 0, alone = 0;
+    for (int warm = 0; warm < 2; ++warm) {   // the first to warm the buffers
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        MPI_Rget(&got, 1, MPI_INT64_T, next, 5, 1, MPI_INT64_T, win, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        alone = MPI_Wtime() - t0;
+    }
+    check(got == next + 1, "an rget of the next rank's word", rank);
+    int first = -1, second = -1;
+    got = -1;
+    MPI_Irecv(&from, 1, MPI_INT64_T, prev, 41, MPI_COMM_WORLD, &q[0]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    MPI_Rget(&got, 1, MPI_INT64_T, next, 5, 1, MPI_INT64_T, win, &q[1]);
+    MPI_Waitany(2, q, &first, MPI_STATUS_IGNORE);
+    const double mixed = MPI_Wtime() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);   // no rank's message before every rank's waitany returned
+    MPI_Send(&mine, 1, MPI_INT64_T, next, 41, MPI_COMM_WORLD);
+    MPI_Waitany(2, q, &second, MPI_STATUS_IGNORE);
+    check(first == 1 && second == 0 && got == next + 1 && from == prev + 1,
+          "a waitany over a receive not yet sent and an rget", rank);
+    if (rank == 0)
+        std::printf(
+            "windows: an rget and its wait: %.3f us; a waitany over a receive and an rget: index %d after "
+            "%.3f us\n",
+            alone * 1e6, first, mixed * 1e6);
+    // Complete at one time, of two kinds: the first listed, either order.
+    for (int order = 0; order < 2; ++order) {
+        MPI_Send(&mine, 1, MPI_INT64_T, next, 42, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        from = -1;
+        MPI_Irecv(&from, 1, MPI_INT64_T, prev, 42, MPI_COMM_WORLD, &q[order == 0 ? 1 : 0]);
+        MPI_Rput(&mine, 1, MPI_INT64_T, rank, 6, 1, MPI_INT64_T, win, &q[order == 0 ? 0 : 1]);
+        MPI_Waitany(2, q, &first, MPI_STATUS_IGNORE);
+        MPI_Waitany(2, q, &second, MPI_STATUS_IGNORE);
+        check(first == 0 && second == 1 && from == prev + 1,
+              order == 0 ? "a waitany over an rput and a receive complete at once"
+                         : "a waitany over a receive and an rput complete at once",
+              rank);
+    }
+    // A collective's among them: tested.
+    got = from = -1;
+    int index = -1, flag = 0;
+    MPI_Ibarrier(MPI_COMM_WORLD, &q[0]);
+    MPI_Rget(&got, 1, MPI_INT64_T, next, 5, 1, MPI_INT64_T, win, &q[1]);
+    MPI_Irecv(&from, 1, MPI_INT64_T, prev, 43, MPI_COMM_WORLD, &q[2]);
+    MPI_Send(&mine, 1, MPI_INT64_T, next, 43, MPI_COMM_WORLD);
+    while (!flag) MPI_Testany(3, q, &index, &flag, MPI_STATUS_IGNORE);
+    for (flag = 0; !flag;) MPI_Testall(3, q, &flag, MPI_STATUSES_IGNORE);
+    check(index >= 0 && index < 3 && got == next + 1 && from == prev + 1, "an ibarrier, an rget and a receive tested",
+          rank);
+}
+
 // An rget's wait against a get's flush, from the next rank's window of
 // `bytes` (rank 0 prints the times, MPI_Wtime): a get and its flush (after
 // one untimed, to warm the buffers), an rget and its wait, an rget
@@ -238,6 +311,12 @@ static void passive(int rank, int size, bool max, bool getacc, bool requests, bo
         check(was >= 0 && was <= size && was != mine, "a compare-and-swap's old value", rank);
     }
     MPI_Win_unlock_all(win);
+    if (waitany) {   // an epoch of its own once every rank is done with its locks (mixed_lists() meets in barriers)
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, win);
+        mixed_lists(rank, size, mine, win);
+        MPI_Win_unlock_all(win);
+    }
     check(old >= 0 && old <= size * (size + 1) / 2 - mine, "a fetch-and-add's old value", rank);
     int won = was == 0, winners = 0;
     MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
