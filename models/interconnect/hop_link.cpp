@@ -680,6 +680,7 @@ std::size_t Link::exact_waiting() const {
     if (!hop_) return 0;
     std::size_t n = hop_->waiting;
     for (const Hops::Lane& l : hop_->lanes) n += l.fifo.size() + (l.busy ? 1 : 0);
+    for (const Hops::Queue* q : hop_->qs) n += q->kept ? 1 : 0;   // (kept for its train)
     if (hop_cut_far_) n += hop_cut_far_->arriving();
     return n;
 }

@@ -176,8 +176,9 @@ public:
     void give_credit_inline(unsigned vc, unsigned flits, sc_core::sc_time at);
     // Its hop events (Hops::handler): arrivals at the far end, serving the wire.
     void on_hop_event(std::uint64_t key, void* what);
-    // Exact: packets waiting to start on the link or to be taken by the
-    // network interface at its far end, a delivery under way, and credits
+    // Exact: packets waiting to start on the link (or kept for a train) or
+    // to be taken by the network interface at its far end, a delivery
+    // under way, and credits
     // not back (at the end of a run: none).
     std::size_t exact_waiting() const;
     std::size_t exact_credits_out() const;
