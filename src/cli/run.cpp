@@ -521,11 +521,16 @@ std::string unfinished_reason(const Config& cfg, System& sys, sc_core::sc_time& 
     // the limit, not at the limit: events still pending mean the limit
     // stopped the run (simulated up to it: that is when it failed), none
     // left means starvation.
+    std::string why = "the simulation ran out of events before the workload finished (deadlock)";
     if (sc_core::sc_time_stamp() >= sys.time_limit() || sc_core::sc_pending_activity()) {
         failed_at = sys.time_limit();
-        return "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit);
+        why = "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit);
     }
-    return "the simulation ran out of events before the workload finished (deadlock)";
+    // What its programs wait in (a deadlock runs to the limit while the
+    // kernel's daemons tick, or out of events).
+    for (const auto& w : sys.workloads())
+        if (!w->stalled().empty()) why += ": " + w->stalled();
+    return why;
 }
 
 // The error of a failed run as printed and written to error.txt.

@@ -324,7 +324,10 @@ void MpiWorkload::program(RdmaProcess& app, unsigned rank) {
         program_memory(app, rank, c);
         const sc_time t0 = app.now();
         Reply r;
+        state_[rank].serving = c.op;
+        state_[rank].serving_since = ps_of(t0);
         const bool more = serve(app, rank, ep, c, r);
+        state_[rank].serving = 0;
         mpi_us_.add(to_us(app.now() - t0));
         r.time_ps = ps_of(app.now());
         if (!more) {
@@ -405,10 +408,35 @@ bool MpiWorkload::serve(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, cons
         return true;
     }
     if (mpiwire::is_active_target(static_cast<Op>(c.op))) {   // MPI_Win_post, _start, _complete, _wait, _test
-        one_sided().active_target(app, rank, c, state_[rank].ids, r);
+        try {
+            one_sided().active_target(app, rank, c, state_[rank].ids, r);
+        } catch (const MpiOneSided::Erroneous& e) {
+            refusal_ = e.what();   // the program's error: refused (exit status 2)
+            throw;
+        }
         return true;
     }
     return carry_out(app, rank, ep, c, r);
+}
+
+std::string MpiWorkload::stalled() const {
+    std::string s;
+    unsigned in_calls = 0;
+    for (unsigned rank = 0; rank < state_.size(); ++rank) {
+        if (!state_[rank].serving) continue;
+        ++in_calls;
+        s += (s.empty() ? "rank " : "; rank ") + std::to_string(rank) + " in " +
+             MpiRecorder::call_name(state_[rank].serving) + " since " +
+             format_time_ps(static_cast<std::int64_t>(state_[rank].serving_since));
+        const std::string w = one_sided_ ? one_sided_->waiting(rank) : "";
+        if (!w.empty()) s += ", waiting for " + w;
+    }
+    // Every rank still running waits in a call: nothing but another rank's
+    // call could end one (or a call longer than the run was let run).
+    if (in_calls && in_calls == ranks_ - done_)
+        s = "every rank still running waits in an MPI call (a deadlock, unless sim.time-limit cut a long one short): " +
+            s;
+    return s;
 }
 
 bool MpiWorkload::carry_out(RdmaProcess& app, unsigned rank, msg::Endpoint& ep, const Call& c, Reply& r) {
