@@ -32,7 +32,11 @@ completed takes no network time (under 0.1 us); the three times are the
 README's (4.312, 4.362, 0.000 us). Mode waitany: the
 requests ended by MPI_Waitany, MPI_Testall and MPI_Testany, timed (0
 untimed, the data right; MPI_Waitsome and MPI_Testsome too), recorded
-and replayed with the same figures.
+and replayed with the same figures. Mode wrong (wrong_epochs()): each
+erroneous epoch refused (exit 2) or the deadlock named (exit 1), and no
+file left in /dev/shm by those runs, whose ranks were killed. Open MPI
+settings of the user's (USER_MCA): the btl overridden, said so; the
+figures the same as without them.
 """
 import argparse
 import os
@@ -40,6 +44,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import mpi_runs
 from mpi_runs import statistics, summary
@@ -104,6 +109,17 @@ def pscw(d, exe, run, summary, stat, failures):
                                                                    stat(replayed, "workload.trace." + name)))
 
 
+# Open MPI settings a user may have in the environment: the transport (the
+# launcher sets its own, btl = self,vader), the collectives and the
+# one-sided component (kept: the simulation sees the MPI calls, not them).
+USER_MCA = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_coll": "basic,self,libnbc", "OMPI_MCA_osc": "pt2pt"}
+
+
+def shm_files():
+    """The entries of /dev/shm (none if there is none)."""
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
 def wrong_epochs(d, run, failures):
     """Erroneous generalized active target epochs (mode wrong, 2 ranks)
     stop the run naming the call and the error: a complete without a
@@ -118,10 +134,22 @@ def wrong_epochs(d, run, failures):
                 "start": (1, "every rank still running waits in an MPI call (a deadlock, unless sim.time-limit cut "
                              "a long one short): rank 0 in MPI_Win_start since 83.855333us, waiting for the "
                              "MPI_Win_post of rank 1 on window 1; rank 1 in MPI_Win_free since 83.855333us")}
+    before = shm_files()
     for what, (status, says) in expected.items():
         p = run(os.path.join(d, "wrong-" + what), "--mpi.ranks=2", "--mpi.args=8 1 wrong " + what, expect=status)
         if says not in p.stderr:
             failures.append("wrong %s: the error does not say %r:\n%s" % (what, says, p.stderr[-2000:]))
+    # The ranks were killed at each run's end: none left a file in
+    # /dev/shm (their backing files were in the run's own directory, in
+    # TMPDIR, removed: Runs.finish checks TMPDIR is empty). Another
+    # program's files, there for a moment, are let go: a new one must
+    # still be there 3 s later.
+    new = shm_files() - before
+    if new:
+        time.sleep(3)
+        new &= shm_files()
+    if new:
+        failures.append("files left in /dev/shm by runs whose ranks were killed: %s" % sorted(new))
 
 
 def main():
@@ -133,9 +161,9 @@ def main():
     runs = mpi_runs.Runs(a.exe, a.programs, ("mpi_windows",), "mos", failures)
     prog = runs.program["mpi_windows"]
 
-    def run(out, *args, expect=0, rate=16):
+    def run(out, *args, expect=0, rate=16, env=None):
         return runs.run(out, "--topology.nodes=4", "--link.rate=%dGbps" % rate, "--mpi.program=" + prog, *args,
-                        expect=expect)
+                        expect=expect, env=env)
 
     def stat(out, name):
         return statistics(out).get(name)
@@ -155,7 +183,11 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for ranks in ("2", "4"):
             out = os.path.join(d, "windows" + ranks)
-            p = run(out, "--mpi.ranks=" + ranks, "--mpi.args=65536 3")
+            # On 2 ranks under Open MPI settings of the user's: btl overridden
+            # (said so), the others kept; the figures the same (epoch16 below).
+            p = run(out, "--mpi.ranks=" + ranks, "--mpi.args=65536 3", env=USER_MCA if ranks == "2" else None)
+            if ranks == "2" and "OMPI_MCA_btl=self,tcp in the environment is overridden" not in p.stderr:
+                failures.append("OMPI_MCA_btl=self,tcp: no note that the launcher overrides it:\n" + p.stderr[-2000:])
             s = summary(out)
             if "windows: ok" not in p.stdout:
                 failures.append("%s ranks: the program's checks did not pass:\n%s%s" %
@@ -212,6 +244,11 @@ def main():
                         out, "workload.mpi." + name), stat(replayed, "workload.trace." + name)))
 
         replay("epoch16", os.path.join(d, "epoch16"), rec, 2 * 4 * 65536)
+        x, y = statistics(os.path.join(d, "windows2")), statistics(os.path.join(d, "epoch16"))
+        differ = [k for k in y if "host" not in k and x.get(k) != y[k]]
+        if not y or differ:
+            failures.append("%s: %d statistics differ from the same run without them (%s ...)" %
+                            (" ".join("%s=%s" % kv for kv in USER_MCA.items()), len(differ), differ[:3]))
         # Under pin: each put's origin is pinned before the post and
         # unpinned after completion (two vm.pin-call at least).
         out = os.path.join(d, "pin")
