@@ -294,6 +294,12 @@ public:
     // if nothing. The run stops there, and exits with status 2, as a
     // refused configuration does (its statistics so far kept).
     virtual std::string refusal() const { return ""; }
+    // What the workload's programs wait in when the run ended before they
+    // did (out of events, or at sim.time-limit: a deadlock runs to the
+    // limit while the kernel's daemons tick): "rank 0 in MPI_Win_start
+    // since 83 us, waiting for ...", for the run's error; "" if it has
+    // nothing to say.
+    virtual std::string stalled() const { return ""; }
 
     // The workload's own self-checks at the end of the run (src/sim/invariants.cpp):
     // (name, detail) for each violation; none by default.

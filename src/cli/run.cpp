@@ -10,7 +10,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -521,11 +520,16 @@ std::string unfinished_reason(const Config& cfg, System& sys, sc_core::sc_time& 
     // the limit, not at the limit: events still pending mean the limit
     // stopped the run (simulated up to it: that is when it failed), none
     // left means starvation.
+    std::string why = "the simulation ran out of events before the workload finished (deadlock)";
     if (sc_core::sc_time_stamp() >= sys.time_limit() || sc_core::sc_pending_activity()) {
         failed_at = sys.time_limit();
-        return "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit);
+        why = "the workload did not finish within sim.time-limit = " + cfg.text(params_of<SimParams>().time_limit);
     }
-    return "the simulation ran out of events before the workload finished (deadlock)";
+    // What its programs wait in (a deadlock runs to the limit while the
+    // kernel's daemons tick, or out of events).
+    for (const auto& w : sys.workloads())
+        if (!w->stalled().empty()) why += ": " + w->stalled();
+    return why;
 }
 
 // The error of a failed run as printed and written to error.txt.
@@ -751,33 +755,6 @@ Stop& stop() {
     static Stop s;
     return s;
 }
-// Removes the entries of `dir` whose names start with `prefix` (all: ""),
-// without allocating.
-void remove_entries(const char* dir, const char* prefix) {
-    const int fd = ::open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return;
-    alignas(8) static char buf[8192];
-    const std::size_t plen = std::strlen(prefix);
-    for (;;) {
-        const long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (n <= 0) break;
-        bool removed = false;
-        for (long at = 0; at < n;) {
-            // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name.
-            unsigned short reclen = 0;
-            std::memcpy(&reclen, buf + at + 16, sizeof reclen);
-            const char* name = buf + at + 19;
-            if (std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0 && std::strncmp(name, prefix, plen) == 0 &&
-                ::unlinkat(fd, name, 0) == 0)
-                removed = true;
-            at += reclen;
-        }
-        // Entries removed: read again from the start (the offsets moved).
-        if (!removed) break;
-        ::lseek(fd, 0, SEEK_SET);
-    }
-    ::close(fd);
-}
 extern "C" void on_stop(int sig) {
     const Stop& s = stop();
     for (const Text& t : s.texts)
@@ -786,10 +763,10 @@ extern "C" void on_stop(int sig) {
             (void)ignored;
         }
     if (!s.staged.empty()) {
-        remove_entries(s.staged.c_str(), "");
+        child_processes::remove_entries(s.staged.c_str(), "");
         ::rmdir(s.staged.c_str());
     }
-    if (!s.spool_prefix.empty()) remove_entries(s.spool_dir.c_str(), s.spool_prefix.c_str());
+    if (!s.spool_prefix.empty()) child_processes::remove_entries(s.spool_dir.c_str(), s.spool_prefix.c_str());
     // What the run started (an MPI program's mpirun) ends first, cleanly.
     child_processes::end_all(2000);
     std::signal(sig, SIG_DFL);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -81,6 +82,44 @@ void same_memory_every_run() {
     ::prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 
+// The Open MPI settings the launcher depends on, given on mpirun's command
+// line (which Open MPI reads before the environment), each value for the
+// directory `shm` (README "The processes"): the ranks talk through shared
+// memory only (vader; osc/rdma's windows need it, and no transport
+// changes what the simulation sees), and their backing files are made in
+// the run's own directory.
+std::vector<std::pair<std::string, std::string>> mca_settings(const std::string& shm) {
+    return {{"btl", "self,vader"},
+            {"btl_vader_backing_directory", shm},
+            {"osc_rdma_backing_directory", shm},
+            {"osc_sm_backing_directory", shm}};
+}
+
+// mca_settings(shm) added to mpirun's arguments; a user's OMPI_MCA_
+// variable for one of them overridden, said so.
+void add_mca_settings(std::vector<std::string>& args, const std::string& shm) {
+    for (const auto& [name, value] : mca_settings(shm)) {
+        const char* user = std::getenv(("OMPI_MCA_" + name).c_str());
+        if (user && value != user)
+            std::cerr << "vrdmasim: note: mpi: OMPI_MCA_" << name << "=" << user
+                      << " in the environment is overridden: "
+                      << "the launcher runs the ranks with " << name << " = " << value
+                      << " (workloads/mpi/README.md \"The processes\")\n";
+        args.insert(args.end(), {"--mca", name, value});
+    }
+}
+
+// The ranks' shared-memory files' directory, of the run's own: in `base`
+// (TMPDIR) if not "", else in /dev/shm (tmpfs) if there is one, else in
+// /tmp; removed with what is in it when the run ends, however its ranks
+// ended (MpiLauncher::end, child_processes::end_all).
+std::string shm_directory(const std::string& base) {
+    const std::string in = !base.empty() ? base : ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    std::string dir = in + "/vrdmasim-mpi-shm-XXXXXX";
+    if (!::mkdtemp(dir.data())) throw std::runtime_error("mpi: mkdtemp in " + in + ": " + std::strerror(errno));
+    return dir;
+}
+
 }   // namespace
 
 MpiLauncher::MpiLauncher(Settings s) : s_(std::move(s)) {
@@ -119,6 +158,8 @@ void MpiLauncher::start() {
     std::string tmpl = base + "/vrdmasim-mpi-XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mpi: mkdtemp in " + base + ": " + std::strerror(errno));
     dir_ = tmpl;
+    shm_dir_ = shm_directory(tmpdir && *tmpdir ? base : "");
+    child_processes::add_directory(shm_dir_.c_str());
     socket_ = dir_ + "/calls";
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
@@ -143,6 +184,7 @@ void MpiLauncher::start() {
                                      std::string(mpiwire::kMemoryEnv),
                                      "-x",
                                      "LD_PRELOAD=" + lib};
+    add_mca_settings(args, shm_dir_);
     args.insert(args.end(), s_.program.begin(), s_.program.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -387,6 +429,10 @@ void MpiLauncher::end() {
     end_copies();
     if (!socket_.empty()) ::unlink(socket_.c_str());
     if (!dir_.empty()) ::rmdir(dir_.c_str());
+    if (!shm_dir_.empty()) {   // mpirun and its ranks gone: their files in it go too
+        child_processes::remove_directory(shm_dir_.c_str());
+        shm_dir_.clear();
+    }
 }
 
 }   // namespace vrdmasim

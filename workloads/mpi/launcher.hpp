@@ -54,7 +54,7 @@ public:
     std::string wait_for_exit(double timeout_s);
 
     // End everything still running (mpirun, then its ranks), waited for;
-    // the sockets closed. The destructor does it, and so does the
+    // the sockets closed, the ranks' shared-memory directory removed. The destructor does it, and so does the
     // process's exit, for a launcher never destroyed.
     void end();
 
@@ -84,6 +84,7 @@ private:
     Settings s_;
     std::vector<std::unique_ptr<Copy>> copies_;
     std::string dir_, socket_;
+    std::string shm_dir_;   // the ranks' shared-memory files (mca_settings), removed at end()
     int listen_fd_ = -1;
     pid_t child_ = -1;
     std::vector<int> fds_;

@@ -52,6 +52,8 @@ public:
     std::string partition_refusal() const override;
     std::string refusal() const override { return refusal_; }
     bool finished() const override { return done_ == ranks_; }
+    // The calls the ranks are in (and what a one-sided synchronisation waits for).
+    std::string stalled() const override;
     // The untimed calls let through (mpi.untimed = count), by name.
     static std::string findings(const Config& c, const StatRegistry& stats);
 
@@ -103,6 +105,8 @@ private:
         std::map<std::uint64_t, CollectiveCall> started;
         std::uint64_t starts = 0;
         bool replied = false;   // the call being served was answered already (meet())
+        std::uint32_t serving = 0;   // the Op of the call being carried out (0: none), since when: stalled()
+        std::uint64_t serving_since = 0;   // ps
     };
     // The members of a communicator split (by parent context and split
     // number) as they finish it: real MPI's split waits for every member,

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -106,6 +107,16 @@ public:
     // Whether `rank` has an exposure epoch of window `win` open (posted,
     // not yet ended by MPI_Win_wait or MPI_Win_test): a replay's question.
     bool exposing(unsigned rank, std::uint64_t win) const { return active_.at(rank).exposed.count(win) != 0; }
+    // What `rank`'s MPI_Win_start or MPI_Win_wait in progress waits for
+    // ("the MPI_Win_post of rank 1 on window 2"), "" if none: a deadlock's
+    // report (Workload::stalled).
+    std::string waiting(unsigned rank) const;
+    // A call MPI makes erroneous (an epoch's calls out of MPI's order, MPI
+    // 4.1 section 12.5.2): the run stops naming it, refused (exit status 2,
+    // Workload::refusal) by the workload that catches it.
+    struct Erroneous : std::runtime_error {
+        using std::runtime_error::runtime_error;
+    };
 
 private:
     // A one-sided operation in flight: an RDMA write (Put), an RDMA read
@@ -176,19 +187,25 @@ private:
     std::uint64_t lock_word(unsigned rank, std::uint64_t win, unsigned target) const;
     Counter& counter(const char* name, const char* help);
     // A rank's generalized active target epochs (pscw.cpp), by window: the
-    // exposure epochs it posted (the origins, as world ranks; the receives
-    // of their "complete" notifications and the sends of its "post" ones),
-    // the access epochs it started (the targets); the library's words the
-    // notifications are sent from (the last) and received into (one a
-    // world rank).
+    // exposure epochs it posted (the other origins, as world ranks; the
+    // receives of their "complete" notifications and the sends of its
+    // "post" ones; whether the rank is an origin itself), the access epochs
+    // it started (the targets); its posts to itself no start has taken yet
+    // and its completes to itself no wait or test has (osc/rdma's counts in
+    // its own state); the library's words the notifications are sent from
+    // (the last) and received into (one a world rank); what a start or wait
+    // in progress waits for (waiting()).
     struct Exposure {
         std::vector<unsigned> origins;
         std::vector<std::uint64_t> completes, posts;
+        bool self = false;
     };
     struct ActiveTarget {
         std::map<std::uint64_t, Exposure> exposed;
         std::map<std::uint64_t, std::vector<unsigned>> access;
+        std::map<std::uint64_t, unsigned> self_posts, self_completes;
         std::uint64_t words = 0;
+        std::string waiting;
     };
     void post(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const std::vector<unsigned>& origins);
     void start(RdmaProcess& app, unsigned rank, const mpiwire::Call& c, const std::vector<unsigned>& targets);

@@ -765,6 +765,8 @@ void MpiRecorder::rma_ended(unsigned rank, const Call& c, const Reply& r, std::u
     requests_[rank].erase(it);
 }
 
+std::string MpiRecorder::call_name(std::uint32_t op) { return region_name(static_cast<std::uint8_t>(op)); }
+
 std::string MpiRecorder::anchor_of(const std::string& dir) {
     std::filesystem::path p(dir);
     if (!p.has_filename()) p = p.parent_path();

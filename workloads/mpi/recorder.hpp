@@ -45,6 +45,8 @@ public:
     std::string write(const std::string& dir, const MpiCommunicators& comms) const;
     // The anchor file of the archive in `dir`.
     static std::string anchor_of(const std::string& dir);
+    // The MPI function of protocol call `op` (its region's name: MPI_Win_start).
+    static std::string call_name(std::uint32_t op);
 
     struct Event {
         enum class Kind : std::uint8_t {

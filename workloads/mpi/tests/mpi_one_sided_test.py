@@ -33,7 +33,11 @@ README's (4.312, 4.362, 0.000 us). Mode waitany: the
 requests ended by MPI_Waitany, MPI_Testall and MPI_Testany, timed (0
 untimed, the data right; MPI_Waitsome and MPI_Testsome too), recorded
 and replayed with the same figures; then lists mixing them with receives
-and an ibarrier (mixed() below).
+and an ibarrier (mixed() below). Mode wrong (wrong_epochs()): each
+erroneous epoch refused (exit 2) or the deadlock named (exit 1), and no
+file left in /dev/shm by those runs, whose ranks were killed. Open MPI
+settings of the user's (USER_MCA): the btl overridden, said so; the
+figures the same as without them.
 """
 import argparse
 import os
@@ -41,19 +45,25 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 import mpi_runs
 from mpi_runs import statistics, summary
 
 def pscw(d, exe, run, summary, stat, failures):
-    """Generalized active target (mode pscw: three epochs on a ring of 4
+    """Generalized active target (mode pscw: four epochs on a ring of 4
     ranks, each rank posting to and starting on its two neighbours, two
     puts and a get each, MPI_Win_test once in the first, the third's post
-    and start MPI_MODE_NOCHECK): the program's data checks pass, every call
-    timed, 4 notifications a rank an epoch (a post and a complete to each
-    neighbour) but 2 in the third (no post), the operations counted;
-    each start returns no sooner than a message's latency (the pingpong
-    workload's one-way 8 B RDMA write) after its targets' later post;
+    and start MPI_MODE_NOCHECK, the fourth's groups with the rank itself
+    too and a put to itself; then an epoch of the rank alone, a put to
+    itself, MPI_Win_test before and after its complete, and one of
+    MPI_GROUP_EMPTY): the program's data checks pass, every call timed, 4
+    notifications a rank an epoch (a post and a complete to each
+    neighbour; none to itself, a local note) but 2 in the third (no post)
+    and none alone or empty, the operations counted; each start returns
+    no sooner than a message's latency (the pingpong workload's one-way
+    8 B RDMA write) after its targets' later post, the start of the rank
+    alone and the whole empty epoch in no simulated time (0.000 us);
     recorded and replayed: the same summary, statistics and app time."""
     out, rec, replayed = (os.path.join(d, n) for n in ("pscw", "pscw-rec", "pscw-replayed"))
     p = run(out, "--mpi.ranks=4", "--mpi.args=4096 1 pscw", "--mpi.record=" + rec)
@@ -63,18 +73,23 @@ def pscw(d, exe, run, summary, stat, failures):
         failures.append("pscw: the program's checks did not pass, a call was untimed or a transfer wrong: %s\n%s%s" %
                         (s, p.stdout[-2000:], p.stderr[-2000:]))
         return
-    if stat(out, "workload.mpi.pscw_notifications") != 4 * (2 * 4 + 2):
-        failures.append("pscw: %s notifications, expected 40" % stat(out, "workload.mpi.pscw_notifications"))
-    if stat(out, "workload.mpi.rma_operations") != 4 * 11 + 3 + 4 * 3 * 3:
-        failures.append("pscw: %s one-sided operations, expected %d (9 more a rank)" %
-                        (stat(out, "workload.mpi.rma_operations"), 4 * 11 + 3 + 4 * 3 * 3))
+    if stat(out, "workload.mpi.pscw_notifications") != 4 * (3 * 4 + 2):
+        failures.append("pscw: %s notifications, expected 56" % stat(out, "workload.mpi.pscw_notifications"))
+    # A rank's: 3 in each ring epoch, a put to itself in the fourth and one alone.
+    if stat(out, "workload.mpi.rma_operations") != 4 * 11 + 3 + 4 * (4 * 3 + 2):
+        failures.append("pscw: %s one-sided operations, expected %d (14 more a rank)" %
+                        (stat(out, "workload.mpi.rma_operations"), 4 * 11 + 3 + 4 * (4 * 3 + 2)))
+    own = re.search(r"pscw alone: start ([0-9.]+) us after its post; pscw empty: ([0-9.]+) us", p.stdout)
+    if not own or own.groups() != ("0.000", "0.000"):
+        failures.append("pscw: the start of a rank alone and an empty epoch took %s us, not 0.000 (local, no "
+                        "network)" % (own.groups() if own else "no time printed"))
     ping = os.path.join(d, "pingpong8")
     subprocess.run([exe, "run", "-q", "--out", ping, "--smmu.enabled=true", "--topology.nodes=4",
                     "--link.rate=16Gbps", "--workload.kind=pingpong", "--workload.message-size=8"],
                    capture_output=True, text=True, timeout=300)
     one_way = float(summary(ping).get("latency_us_p50", "inf"))
     after = [float(t) for t in re.findall(r"pscw epoch \d: start ([0-9.]+) us after the last post", p.stdout)]
-    if len(after) != 2 or min(after) < one_way:
+    if len(after) != 3 or min(after) < one_way:
         failures.append("pscw: the starts returned %s us after their targets' later post, sooner than a message's "
                         "latency (%s us)" % (after, one_way))
     cmd = [exe, "run", "--out", replayed, "--workload.kind=trace", "--smmu.enabled=true", "--topology.nodes=4",
@@ -121,6 +136,49 @@ def mixed(p, failures):
                         "quotes %.3f, %.3f" % (alone, mixed, ALONE_US, MIXED_US))
 
 
+# Open MPI settings a user may have in the environment: the transport (the
+# launcher sets its own, btl = self,vader), the collectives and the
+# one-sided component (kept: the simulation sees the MPI calls, not them).
+USER_MCA = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_coll": "basic,self,libnbc", "OMPI_MCA_osc": "pt2pt"}
+
+
+def shm_files():
+    """The entries of /dev/shm (none if there is none)."""
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+def wrong_epochs(d, run, failures):
+    """Erroneous generalized active target epochs (mode wrong, 2 ranks)
+    stop the run naming the call and the error: a complete without a
+    start, a wait without a post and a second start before the complete
+    refused (exit 2, MPI 4.1 section 12.5.2); a start on a rank that never
+    posts (it goes on to MPI_Win_free) a deadlock, the run ended at
+    sim.time-limit (exit 1) naming both ranks' calls and the post waited
+    for."""
+    expected = {"complete": (2, "MPI_Win_complete without an MPI_Win_start (erroneous in MPI"),
+                "wait": (2, "MPI_Win_wait without an MPI_Win_post (erroneous in MPI"),
+                "restart": (2, "MPI_Win_start in an access epoch not ended by MPI_Win_complete (erroneous in MPI"),
+                "start": (1, "every rank still running waits in an MPI call (a deadlock, unless sim.time-limit cut "
+                             "a long one short): rank 0 in MPI_Win_start since 83.855333us, waiting for the "
+                             "MPI_Win_post of rank 1 on window 1; rank 1 in MPI_Win_free since 83.855333us")}
+    before = shm_files()
+    for what, (status, says) in expected.items():
+        p = run(os.path.join(d, "wrong-" + what), "--mpi.ranks=2", "--mpi.args=8 1 wrong " + what, expect=status)
+        if says not in p.stderr:
+            failures.append("wrong %s: the error does not say %r:\n%s" % (what, says, p.stderr[-2000:]))
+    # The ranks were killed at each run's end: none left a file in
+    # /dev/shm (their backing files were in the run's own directory, in
+    # TMPDIR, removed: Runs.finish checks TMPDIR is empty). Another
+    # program's files, there for a moment, are let go: a new one must
+    # still be there 3 s later.
+    new = shm_files() - before
+    if new:
+        time.sleep(3)
+        new &= shm_files()
+    if new:
+        failures.append("files left in /dev/shm by runs whose ranks were killed: %s" % sorted(new))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
@@ -130,9 +188,9 @@ def main():
     runs = mpi_runs.Runs(a.exe, a.programs, ("mpi_windows",), "mos", failures)
     prog = runs.program["mpi_windows"]
 
-    def run(out, *args, expect=0, rate=16):
+    def run(out, *args, expect=0, rate=16, env=None):
         return runs.run(out, "--topology.nodes=4", "--link.rate=%dGbps" % rate, "--mpi.program=" + prog, *args,
-                        expect=expect)
+                        expect=expect, env=env)
 
     def stat(out, name):
         return statistics(out).get(name)
@@ -152,7 +210,11 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for ranks in ("2", "4"):
             out = os.path.join(d, "windows" + ranks)
-            p = run(out, "--mpi.ranks=" + ranks, "--mpi.args=65536 3")
+            # On 2 ranks under Open MPI settings of the user's: btl overridden
+            # (said so), the others kept; the figures the same (epoch16 below).
+            p = run(out, "--mpi.ranks=" + ranks, "--mpi.args=65536 3", env=USER_MCA if ranks == "2" else None)
+            if ranks == "2" and "OMPI_MCA_btl=self,tcp in the environment is overridden" not in p.stderr:
+                failures.append("OMPI_MCA_btl=self,tcp: no note that the launcher overrides it:\n" + p.stderr[-2000:])
             s = summary(out)
             if "windows: ok" not in p.stdout:
                 failures.append("%s ranks: the program's checks did not pass:\n%s%s" %
@@ -209,6 +271,11 @@ def main():
                         out, "workload.mpi." + name), stat(replayed, "workload.trace." + name)))
 
         replay("epoch16", os.path.join(d, "epoch16"), rec, 2 * 4 * 65536)
+        x, y = statistics(os.path.join(d, "windows2")), statistics(os.path.join(d, "epoch16"))
+        differ = [k for k in y if "host" not in k and x.get(k) != y[k]]
+        if not y or differ:
+            failures.append("%s: %d statistics differ from the same run without them (%s ...)" %
+                            (" ".join("%s=%s" % kv for kv in USER_MCA.items()), len(differ), differ[:3]))
         # Under pin: each put's origin is pinned before the post and
         # unpinned after completion (two vm.pin-call at least).
         out = os.path.join(d, "pin")
@@ -274,6 +341,7 @@ def main():
         if "MPI_Accumulate of an op or type no network atomic does" not in p.stderr:
             failures.append("max: the refusal does not name the accumulate and why:\n" + p.stderr[-2000:])
         pscw(d, a.exe, run, summary, stat, failures)
+        wrong_epochs(d, run, failures)
     return runs.finish("mpi_one_sided")
 
 

@@ -142,7 +142,19 @@ def main():
         # ties, README "Non-blocking collectives"): of two ended before the
         # call, the first listed, in both orders (the program checks it);
         # and the same figures whichever order SystemC runs same-time events
-        # in (heap, keyed with two seeds). 489 calls (163 a rank), exact.
+        # in (heap, keyed with two seeds). 489 calls (163 a rank), exact:
+        # 141 a rank from the program's source (in each of tie()'s 22 runs
+        # an MPI_Irecv, an MPI_Isend, an MPI_Ibarrier (6) or MPI_Iallreduce
+        # (16), an MPI_Waitany and two MPI_Wait: 132; an MPI_Barrier in the
+        # 6 with both ended before: 6; main's two MPI_Allreduce and its
+        # MPI_Finalize: 3), and 22 the preloaded library makes: the MPI_Wait
+        # that ends the request each MPI_Waitany returned (preload/calls.cpp
+        # MPI_Waitany; protocol.hpp Waitany), a call to the simulation like
+        # any other. MPI_Init (the hello) and MPI_Comm_size (local) are not
+        # counted. (Counted from the recorded trace's regions per rank:
+        # MPI_Wait 66, MPI_Waitany, MPI_Isend, MPI_Irecv 22 each,
+        # MPI_Iallreduce 16, MPI_Barrier 6, MPI_Ibarrier 6, MPI_Allreduce 2,
+        # MPI_Finalize 1.)
         # The first recorded and replayed to the same figures (MPI_Waitany
         # over a collective's request replayed by the same rule, README
         # "Record, then replay").

@@ -29,10 +29,12 @@ class Runs:
         os.mkdir(self.sockets)
         self.env = dict(os.environ, TMPDIR=self.sockets)
 
-    def run(self, out, *args, kind="mpi", expect=0, timeout=300, cwd=None):
-        """`vrdmasim run` of workload.kind `kind` with the SMMU on."""
+    def run(self, out, *args, kind="mpi", expect=0, timeout=300, cwd=None, env=None):
+        """`vrdmasim run` of workload.kind `kind` with the SMMU on (`env`:
+        variables added to its environment)."""
         cmd = [self.exe, "run", "--out", out, "--workload.kind=" + kind, "--smmu.enabled=true"] + list(args)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=cwd)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(self.env, **(env or {})),
+                           cwd=cwd)
         if p.returncode != expect:
             self.failures.append("%s: exit %d, expected %d\n%s%s" % (" ".join(cmd), p.returncode, expect,
                                                                      p.stdout[-3000:], p.stderr[-3000:]))

@@ -6,7 +6,7 @@
 // exclusive lock, an accumulate under a shared lock, a fetch-and-op and a
 // compare-and-swap under lock_all with flushes. Prints "windows: ok".
 // Needs 2 ranks or more.
-// usage: mpi_windows [bytes [epochs [max|pscw|getacc|requests|waitany]]]
+// usage: mpi_windows [bytes [epochs [max|pscw|getacc|requests|waitany|wrong WHAT]]]
 //   getacc: also an MPI_Get_accumulate of MPI_SUM and one of MPI_NO_OP
 //   requests: also the request-based MPI_Raccumulate, MPI_Rget_accumulate,
 //     MPI_Rget and MPI_Rput, ended by MPI_Wait, MPI_Test and MPI_Waitall;
@@ -18,7 +18,13 @@
 //     mixing them with receives and a non-blocking barrier (mixed_lists(),
 //     rank 0 prints the times)
 //   max:  an MPI_Accumulate of MPI_MAX (no network atomic does it: untimed)
-//   pscw: also generalized active target epochs on a ring (active_target())
+//   pscw: also generalized active target epochs on a ring (active_target()),
+//     one with the rank itself in its groups, and epochs of the rank alone
+//     and of no one (own_epochs())
+//   wrong WHAT: only an erroneous generalized active target epoch
+//     (erroneous()): WHAT is start (rank 0 starts on rank 1, which never
+//     posts: a deadlock), complete (a complete without a start), wait (a
+//     wait without a post) or restart (a second start before the complete)
 #include <mpi.h>
 
 #include <algorithm>
@@ -338,7 +344,40 @@ static void passive(int rank, int size, bool max, bool getacc, bool requests, bo
     std::free(counters);
 }
 
-// Generalized active target on a ring, in three epochs: each rank exposes
+// An epoch of the rank alone (its group itself: the notifications local,
+// no network time) with a put into its own fourth slot, MPI_Win_test
+// before and after the complete; then one of no one (MPI_GROUP_EMPTY).
+// Rank 0 prints how long the start took after the post in the first, and
+// the whole second epoch took (MPI_Wtime).
+static void own_epochs(int rank, int bytes, unsigned char* window, MPI_Group world, MPI_Win win) {
+    MPI_Group self;
+    MPI_Group_incl(world, 1, &rank, &self);
+    std::vector<unsigned char> src(bytes);
+    for (int i = 0; i < bytes; ++i) src[i] = pattern(rank, 50, i);
+    const double t0 = MPI_Wtime();
+    MPI_Win_post(self, 0, win);
+    MPI_Win_start(self, 0, win);
+    const double t1 = MPI_Wtime();
+    MPI_Put(src.data(), bytes, MPI_BYTE, rank, 3 * bytes, bytes, MPI_BYTE, win);
+    int before = -1, after = -1;
+    MPI_Win_test(win, &before);   // its own complete not made yet
+    MPI_Win_complete(win);
+    MPI_Win_test(win, &after);
+    check(before == 0 && after == 1, "MPI_Win_test of an epoch of the rank alone", rank);
+    check(std::memcmp(window + 3 * bytes, src.data(), bytes) == 0, "a put to itself in a PSCW epoch", rank);
+    MPI_Group_free(&self);
+    const double t2 = MPI_Wtime();
+    MPI_Win_post(MPI_GROUP_EMPTY, 0, win);
+    MPI_Win_start(MPI_GROUP_EMPTY, 0, win);
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    const double t3 = MPI_Wtime();
+    if (rank == 0)
+        std::printf("windows: pscw alone: start %.3f us after its post; pscw empty: %.3f us\n", (t1 - t0) * 1e6,
+                    (t3 - t2) * 1e6);
+}
+
+// Generalized active target on a ring, in four epochs: each rank exposes
 // its window to its neighbours (MPI_Win_post), starts an access epoch to
 // them, puts its block into the next rank's first slot and the previous
 // rank's second, gets the next rank's third (its own, written before the
@@ -347,36 +386,45 @@ static void passive(int rank, int size, bool max, bool getacc, bool requests, bo
 // after the later of its targets' posts its start returned (MPI_Wtime:
 // simulated). The third epoch's post and start are MPI_MODE_NOCHECK, a
 // barrier between them (every post made before any start, as MPI asks).
+// The fourth's groups hold the rank itself too, which puts its block into
+// its own fourth slot. Then own_epochs().
 static void active_target(int rank, int size, int bytes) {
     unsigned char* window = nullptr;
     MPI_Win win;
-    MPI_Win_allocate(3 * bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
+    MPI_Win_allocate(4 * bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
     const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     for (int i = 0; i < bytes; ++i) window[2 * bytes + i] = pattern(rank, 99, i);
-    MPI_Group world, ring;
+    MPI_Group world, ring, with_self;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
     const int neighbours[2] = {prev, next};
     MPI_Group_incl(world, prev == next ? 1 : 2, neighbours, &ring);
+    MPI_Group mine;
+    MPI_Group_incl(world, 1, &rank, &mine);
+    MPI_Group_union(ring, mine, &with_self);
+    MPI_Group_free(&mine);
     std::vector<unsigned char> src(bytes), got(bytes);
     MPI_Barrier(MPI_COMM_WORLD);   // every rank's third slot written
-    for (int e = 0; e < 3; ++e) {
+    for (int e = 0; e < 4; ++e) {
         for (int i = 0; i < bytes; ++i) src[i] = pattern(rank, e + 10, i);
         const int nocheck = e == 2 ? MPI_MODE_NOCHECK : 0;
+        const MPI_Group group = e == 3 ? with_self : ring;
         const double posted = MPI_Wtime();
-        MPI_Win_post(ring, nocheck, win);
+        MPI_Win_post(group, nocheck, win);
         if (nocheck) MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Win_start(ring, nocheck, win);
+        MPI_Win_start(group, nocheck, win);
         const double started = MPI_Wtime();
         MPI_Put(src.data(), bytes, MPI_BYTE, next, 0, bytes, MPI_BYTE, win);
         MPI_Put(src.data(), bytes, MPI_BYTE, prev, bytes, bytes, MPI_BYTE, win);
         MPI_Get(got.data(), bytes, MPI_BYTE, next, 2 * bytes, bytes, MPI_BYTE, win);
+        if (e == 3) MPI_Put(src.data(), bytes, MPI_BYTE, rank, 3 * bytes, bytes, MPI_BYTE, win);
         MPI_Win_complete(win);
         int flag = 0;
         if (e == 0) MPI_Win_test(win, &flag);
         if (!flag) MPI_Win_wait(win);
         bool same = true, back = true;
         for (int i = 0; i < bytes; ++i) {
-            same = same && window[i] == pattern(prev, e + 10, i) && window[bytes + i] == pattern(next, e + 10, i);
+            same = same && window[i] == pattern(prev, e + 10, i) && window[bytes + i] == pattern(next, e + 10, i) &&
+                   (e != 3 || window[3 * bytes + i] == pattern(rank, e + 10, i));
             back = back && got[i] == pattern(next, 99, i);
         }
         check(same, "the window after a PSCW epoch", rank);
@@ -392,7 +440,31 @@ static void active_target(int rank, int size, int bytes) {
         if (rank == 0 && !nocheck)
             std::printf("windows: pscw epoch %d: start %.3f us after the last post\n", e, after * 1e6);
     }
+    own_epochs(rank, bytes, window, world, win);
+    MPI_Group_free(&with_self);
     MPI_Group_free(&ring);
+    MPI_Group_free(&world);
+    MPI_Win_free(&win);
+}
+
+// An erroneous epoch (mode wrong), on a window of 8 bytes: `what` says
+// which (the usage above). The run stops there, naming it.
+static void erroneous(int rank, const char* what) {
+    unsigned char* window = nullptr;
+    MPI_Win win;
+    MPI_Win_allocate(8, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &window, &win);
+    MPI_Group world, one;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    const int target = 1;
+    MPI_Group_incl(world, 1, &target, &one);
+    if (rank == 0 && std::strcmp(what, "start") == 0) MPI_Win_start(one, 0, win);
+    if (rank == 0 && std::strcmp(what, "complete") == 0) MPI_Win_complete(win);
+    if (rank == 0 && std::strcmp(what, "wait") == 0) MPI_Win_wait(win);
+    if (rank == 0 && std::strcmp(what, "restart") == 0) {
+        MPI_Win_start(one, MPI_MODE_NOCHECK, win);
+        MPI_Win_start(one, MPI_MODE_NOCHECK, win);
+    }
+    MPI_Group_free(&one);
     MPI_Group_free(&world);
     MPI_Win_free(&win);
 }
@@ -409,6 +481,11 @@ int main(int argc, char** argv) {
     const bool getacc = argc > 3 && std::strcmp(argv[3], "getacc") == 0;
     const bool requests = argc > 3 && std::strcmp(argv[3], "requests") == 0;
     const bool waitany = argc > 3 && std::strcmp(argv[3], "waitany") == 0;
+    if (argc > 4 && std::strcmp(argv[3], "wrong") == 0) {
+        erroneous(rank, argv[4]);
+        MPI_Finalize();
+        return 0;
+    }
     fences(rank, size, bytes, epochs);
     passive(rank, size, max, getacc, requests, waitany);
     if (pscw) active_target(rank, size, bytes);
