@@ -76,6 +76,57 @@ def is_zero(v):
     return v == 0
 
 
+def compare(args, name, label, base, new):
+    """Compare one config's base run with one new run, each (process,
+    seconds, output directory); print its line and return 1 if they differ
+    where they may not (or a run fails), else 0. name is the config's path
+    in the repository (--may-differ's terms), label that and the new side's
+    --new-args when there are several."""
+    (pb, tb, out_b), (pn, tn, out_n) = base, new
+    if pb.returncode != pn.returncode:
+        print("DIFFER  %s: exit %d before, %d after\n%s" % (label, pb.returncode, pn.returncode, pn.stdout[-2000:]))
+        return 1
+    if pb.returncode == 2 and pb.stdout == pn.stdout.replace(out_n, out_b):
+        print("same    %s (both refuse it: %s)" % (label, pb.stdout.strip().splitlines()[-1][:100]))
+        return 0
+    if not os.path.exists(os.path.join(out_b, "stats.json")):
+        print("FAIL    %s: no output (exit %d)\n%s" % (label, pb.returncode, pb.stdout[-2000:]))
+        return 1
+    with open(os.path.join(out_b, "stats.json")) as f:
+        sb = json.load(f)
+    with open(os.path.join(out_n, "stats.json")) as f:
+        sn = json.load(f)
+    dropped = 0
+    if args.absent_is_zero:
+        ub = sb.get("units", {})
+        for k in [k for k in sb if k != "units" and k not in sn and is_zero(sb[k])]:
+            del sb[k]
+            ub.pop(k, None)
+            dropped += 1
+    diffs = sorted(k for k in set(sb) | set(sn) if sb.get(k) != sn.get(k))
+    before, after = summary(os.path.join(out_b, "summary.csv")), summary(os.path.join(out_n, "summary.csv"))
+    if args.absent_is_zero:
+        # A column one side has and the other lacks counts as the
+        # same when it reads 0 (a new or removed figure).
+        for a, b in zip(before, after):
+            for one, other in ((a, b), (b, a)):
+                for k in [k for k in one if k not in other and one[k] in ("0", "")]:
+                    del one[k]
+    same_summary = before == after
+    if diffs or not same_summary:
+        allowed = name in args.may_differ
+        print("%s %s: %d statistics%s" % ("differs" if allowed else "DIFFER ", label, len(diffs),
+                                          "" if same_summary else ", summary.csv"))
+        for k in diffs[:20]:
+            print("        %s: %s -> %s" % (k, sb.get(k), sn.get(k)))
+        return 0 if allowed else 1
+    if name in args.may_differ:
+        print("note    %s is allowed to differ but is the same: take it off the list" % label)
+    print("same    %s (%.1f s before, %.1f s after%s)" %
+          (label, tb, tn, ", %d zero statistics no longer printed" % dropped if dropped else ""))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True, help="the executable before the change")
@@ -86,71 +137,35 @@ def main():
     ap.add_argument("--args", default="",
                     help="settings given to both runs of every config, split at spaces; written with '=' "
                          "since they start with '--': --args=--router.link-order=call-approximate")
-    ap.add_argument("--new-args", default="",
+    ap.add_argument("--new-args", action="append", default=[],
                     help="settings given to the new side's runs only (after --args), e.g. the same executable "
                          "as --base in another event order: --new-args='--sim.event-order=keyed "
-                         "--sim.event-order-seed=2'")
+                         "--sim.event-order-seed=2'; repeated, each is another new side compared with the "
+                         "one base run of every config")
     ap.add_argument("--may-differ", action="append", default=[], metavar="CONFIG",
                     help="a config (path relative to the repository) allowed to differ: reported, not counted "
                          "(repeatable); one that no longer differs is reported too, so the list can shrink")
     ap.add_argument("configs", nargs="*")
     args = ap.parse_args()
     configs = args.configs or run_configs(args.base)
+    news = args.new_args or [""]
     differing = 0
     with tempfile.TemporaryDirectory(prefix="vrdmasim_same_") as d:
         for i, config in enumerate(configs):
-            outs = [os.path.join(d, "%d-%s" % (i, side)) for side in ("base", "new")]
             extra = args.args.split()
-            (pb, tb), (pn, tn) = (run(args.base, config, outs[0], extra),
-                                  run(args.new, config, outs[1], extra + args.new_args.split()))
-            name = os.path.relpath(config, ROOT)
-            if pb.returncode != pn.returncode:
-                print("DIFFER  %s: exit %d before, %d after\n%s" % (name, pb.returncode, pn.returncode,
-                                                                   pn.stdout[-2000:]))
-                differing += 1
-                continue
-            if pb.returncode == 2 and pb.stdout == pn.stdout.replace(outs[1], outs[0]):
-                print("same    %s (both refuse it: %s)" % (name, pb.stdout.strip().splitlines()[-1][:100]))
-                continue
-            if not os.path.exists(os.path.join(outs[0], "stats.json")):
-                print("FAIL    %s: no output (exit %d)\n%s" % (name, pb.returncode, pb.stdout[-2000:]))
-                differing += 1
-                continue
-            with open(os.path.join(outs[0], "stats.json")) as f:
-                sb = json.load(f)
-            with open(os.path.join(outs[1], "stats.json")) as f:
-                sn = json.load(f)
-            dropped = 0
-            if args.absent_is_zero:
-                ub, un = sb.get("units", {}), sn.get("units", {})
-                for k in [k for k in sb if k != "units" and k not in sn and is_zero(sb[k])]:
-                    del sb[k]
-                    ub.pop(k, None)
-                    dropped += 1
-            diffs = sorted(k for k in set(sb) | set(sn) if sb.get(k) != sn.get(k))
-            before, after = summary(os.path.join(outs[0], "summary.csv")), summary(os.path.join(outs[1], "summary.csv"))
-            if args.absent_is_zero:
-                # A column one side has and the other lacks counts as the
-                # same when it reads 0 (a new or removed figure).
-                for a, b in zip(before, after):
-                    for one, other in ((a, b), (b, a)):
-                        for k in [k for k in one if k not in other and one[k] in ("0", "")]:
-                            del one[k]
-            same_summary = before == after
-            if diffs or not same_summary:
-                allowed = name in args.may_differ
-                differing += 0 if allowed else 1
-                print("%s %s: %d statistics%s" % ("differs" if allowed else "DIFFER ", name, len(diffs),
-                                                  "" if same_summary else ", summary.csv"))
-                for k in diffs[:20]:
-                    print("        %s: %s -> %s" % (k, sb.get(k), sn.get(k)))
-            else:
-                if name in args.may_differ:
-                    print("note    %s is allowed to differ but is the same: take it off the list" % name)
-                print("same    %s (%.1f s before, %.1f s after%s)" %
-                      (name, tb, tn, ", %d zero statistics no longer printed" % dropped if dropped else ""))
-            sys.stdout.flush()
-    print("%d of %d configs differ" % (differing, len(configs)))
+            base_out = os.path.join(d, "%d-base" % i)
+            base = run(args.base, config, base_out, extra) + (base_out,)
+            for j, new_args in enumerate(news):
+                new_out = os.path.join(d, "%d-new%d" % (i, j))
+                new = run(args.new, config, new_out, extra + new_args.split()) + (new_out,)
+                label = os.path.relpath(config, ROOT) + (" [%s]" % new_args if len(news) > 1 else "")
+                differing += compare(args, os.path.relpath(config, ROOT), label, base, new)
+                sys.stdout.flush()
+    if len(news) > 1:
+        print("%d of %d comparisons differ (%d configs, %d --new-args)" % (differing, len(configs) * len(news),
+                                                                          len(configs), len(news)))
+    else:
+        print("%d of %d configs differ" % (differing, len(configs)))
     return 1 if differing else 0
 
 

@@ -77,29 +77,36 @@ TEST_CASE("trace reader: 2,048 ranks streamed in memory that does not grow with 
     declare_all_params(reg);
     Config c(reg);
     const unsigned ranks = 2048;
-    // Each rank has more than TraceReader::kChunk events in both (the
-    // solver records some 24 a rank an iteration), so both fill every
-    // rank's buffer.
-    const std::string short_trace = write_solver(ranks, 16), long_trace = write_solver(ranks, 64);
+    // Each rank has more than TraceReader::kChunk events in both: the solver
+    // records 24 a rank an iteration (make_traces.py: enter and leave of its
+    // compute and of six MPI calls, 4 requests posted, 4 completed, the
+    // allreduce's begin and end), so both fill every rank's buffer and read
+    // it again. The fewest iterations that do (12: 288 events a rank), since
+    // writing the traces is most of the case's time.
+    constexpr unsigned kShort = 12, kLong = 4 * kShort;
+    static_assert(24 * kShort > TraceReader::kChunk, "every rank must fill a chunk");
+    const std::string short_trace = write_solver(ranks, kShort), long_trace = write_solver(ranks, kLong);
     const Read a = read_all(c, short_trace);
     const long after_short = peak_rss_kib();
     const Read b = read_all(c, long_trace);
     const long after_long = peak_rss_kib();
     // What the solver does (make_traces.py): per rank and iteration two
     // halo sends and an allreduce.
-    CHECK(a.sends == 2ull * ranks * 16);
-    CHECK(a.collectives == 1ull * ranks * 16);
-    CHECK(b.sends == 2ull * ranks * 64);
-    CHECK(b.collectives == 1ull * ranks * 64);
+    CHECK(a.sends == 2ull * ranks * kShort);
+    CHECK(a.collectives == 1ull * ranks * kShort);
+    CHECK(b.sends == 2ull * ranks * kLong);
+    CHECK(b.collectives == 1ull * ranks * kLong);
     CHECK(b.events == 4 * a.events);
     std::cout << "trace reader, 2,048 ranks: " << a.events << " events read with the peak at " << after_short / 1024
               << " MiB, then " << b.events << " events: peak " << after_long / 1024 << " MiB\n";
     // Four times the events, and the peak grows by less than 4 MiB: at
     // most kChunk events buffered a rank and kOpenReaders OTF2 readers
-    // open, whatever the trace's length (loaded whole, the long trace's
-    // 1.5 M events would take some 100 MiB more).
+    // open, whatever the trace's length. Loaded whole, the long trace's
+    // 1.8 M events more (2.4 M in all) would take some
+    // 1.8 M x sizeof(TraceEvent) more, several times that bound.
+    CHECK((b.events - a.events) * sizeof(TraceEvent) > 4 * 4 * 1024 * 1024);
     CHECK(after_long - after_short < 4 * 1024);
-    std::system(("rm -rf '" + scratch("16") + "' '" + scratch("64") + "'").c_str());
+    std::system(("rm -rf '" + scratch(std::to_string(kShort)) + "' '" + scratch(std::to_string(kLong)) + "'").c_str());
 }
 
 TEST_CASE("trace reader: a rank's file closed and opened again goes on at the event it stopped at", "[trace]") {
