@@ -167,6 +167,13 @@ def main():
             time.sleep(0.05)
         for line in failures:
             print("FAIL: " + line)
+        # What the daemons said, for a failure that does not come again.
+        for name in (("slurmctld.log", "slurmd.log") if failures else ()):
+            try:
+                with open(os.path.join(d, name)) as f:
+                    print("%s (its end):\n%s" % (name, "".join(f.readlines()[-30:])))
+            except OSError:
+                print("%s: none" % name)
         shutil.rmtree(d, ignore_errors=True)
     if not failures:
         print("ok: a 3-task Slurm array and its merge job give the local sweep's results")
