@@ -418,7 +418,7 @@ bool Transmit::send_next(Train& tr, bool* kept) {
     if (credits) ready = spend_credits(d, plen, ready);
     const bool kept_now = send_packet(block_.data() + poff, plen, ready, credits ? nullptr : &tr);
     if (kept) *kept = kept_now;
-    if (kept_now) return kept != nullptr ? !tr.stop && !tr.refused : true;
+    if (kept_now) return true;   // (from the thread: the train has gone on to its end)
     if (!tx_gp_.is_response_ok()) {
         tr.refused = true;
         return false;
