@@ -256,7 +256,28 @@ void Link::room_for_kept(unsigned qi, sc_time start) {
     if (q.admit_posted || (q.flits > 0 && q.flits + q.kept->flits > h.ni_capacity)) return;
     q.admit_posted = true;
     const sc_time at = std::max(start, q.wait_from);
+    // Now, where its Admit event would be the next served (this serving's
+    // time, the queue going on): at the end of this serving, which is the
+    // same place in the order, without the event (admit_now).
+    if (at == start && h.q->serves_next_at(start)) {
+        h.admit_now.insert(std::lower_bound(h.admit_now.begin(), h.admit_now.end(), qi), qi);
+        return;
+    }
     h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Admit, h.number, qi), 0, &h.handler, nullptr, qi});
+}
+
+// The kept packets room_for_kept took in at the end of this serving at
+// `now`, in their Admit events' order (by queue); one whose event would no
+// longer be the next served (a process woken for now runs first: the
+// queue stops) is posted as that event after all.
+void Link::admit_now(sc_time now) {
+    Hops& h = *hop_;
+    // (admit() serves no link: nothing joins the list meanwhile.)
+    for (const unsigned qi : h.admit_now) {
+        if (h.q->serves_next_at(now)) admit(qi, now);
+        else h.q->post(HopQueue::Event{now, HopQueue::key(HopQueue::Admit, h.number, qi), 0, &h.handler, nullptr, qi});
+    }
+    h.admit_now.clear();
 }
 
 // The kept packet taken in at `at`; its source then books it and sends its
@@ -429,6 +450,11 @@ VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link,
 }
 
 void Link::serve(sc_time now) {
+    start_packets(now);
+    if (!hop_->admit_now.empty()) admit_now(now);
+}
+
+void Link::start_packets(sc_time now) {
     Hops& h = *hop_;
     if (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) take_credits(now);
     while (h.waiting > 0 && h.wire_free <= now) {

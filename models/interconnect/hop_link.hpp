@@ -100,6 +100,9 @@ struct Link::Hops {
     unsigned waiting = 0;   // packets in the queues
     unsigned queued_flits = 0;
     unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
+    // Queues whose kept packet is taken in at the end of the serving that
+    // made room (Link::room_for_kept), in queue order.
+    std::vector<unsigned> admit_now;
     // While a source's next() runs (Link::admit): its queue and the time.
     int pulling = -1;
     sc_core::sc_time pull_at;

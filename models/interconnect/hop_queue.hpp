@@ -153,6 +153,11 @@ public:
     // at once only when none is: each link's serving at a time then sees
     // every event of that time).
     bool more_at(sc_core::sc_time now) const { return count_ > 0 && front().t == now; }
+    // Whether an event posted now for `t`, the first kind of its time,
+    // would be the next this method serves: it serves at `t` and will go
+    // on (a handler may then do that event's work itself, at the end of
+    // its own, in the same order: Link::serve's admissions).
+    bool serves_next_at(sc_core::sc_time t) const { return serving_ && t == current_ && t < horizon_; }
 
     // Who sends while a link delivers a packet to its network interface
     // (Link::deliver, in this queue's method or in the link's delivery

@@ -405,8 +405,12 @@ private:
     sc_core::sc_time credits_for(unsigned vc, unsigned flits) const;
     // credits_for beyond the credits back now (`c` of them), out of line.
     sc_core::sc_time credits_on_way(unsigned vc, unsigned flits, unsigned c) const;
-    // Starts every packet the wire, the credits and the present allow.
+    // Starts every packet the wire, the credits and the present allow
+    // (start_packets), then takes in the kept packets that made room for
+    // now (admit_now).
     void serve(sc_core::sc_time now);
+    void start_packets(sc_core::sc_time now);
+    void admit_now(sc_core::sc_time now);
     // Serves now if no other event of the present is queued; else posts a
     // Serve event for now (it then sees them all).
     void serve_soon(sc_core::sc_time now);
