@@ -778,8 +778,17 @@ void install() {
     sigemptyset(&sa.sa_mask);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
+// After the outputs are published: what the run started still ends first
+// (an MPI program's mpirun, which the launcher waits for at the exit),
+// then the default action.
+extern "C" void on_stop_children(int sig) {
+    child_processes::end_all(2000);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
 // Runs `fn` with the signals above held back, then gives them their
-// default action again (what the handler would remove is gone or published).
+// default action again (what the handler would remove is gone or
+// published), but for the processes the run started (on_stop_children).
 template <class F>
 auto held(F fn) {
     sigset_t block, old;
@@ -787,7 +796,10 @@ auto held(F fn) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
     sigprocmask(SIG_BLOCK, &block, &old);
     auto r = fn();
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_children;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
     sigprocmask(SIG_SETMASK, &old, nullptr);
     return r;
 }

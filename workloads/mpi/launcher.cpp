@@ -4,6 +4,8 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <thread>
@@ -109,15 +112,81 @@ void add_mca_settings(std::vector<std::string>& args, const std::string& shm) {
     }
 }
 
+// The lock file of a run's own directory (own_directory): held (flock)
+// from its making to the run's end, and let go by the kernel however
+// vrdmasim ends, SIGKILL too.
+constexpr const char* kOwnerLock = "/owner.lock";
+
+// The directories `in`/`prefix`<pid>-XXXXXX that a vrdmasim killed with
+// SIGKILL left behind, removed: each a directory of this user's whose
+// name is own_directory()'s, whose pid is no process, and whose lock file
+// is there and not held (its owner is dead: no live run's directory, in
+// this or another pid namespace, is ever taken). Anything else is left
+// as it is.
+void remove_orphans(const std::string& in, const std::string& prefix) {
+    DIR* d = ::opendir(in.c_str());
+    if (!d) return;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        const std::size_t digits = name.find_first_not_of("0123456789", prefix.size());
+        if (name.compare(0, prefix.size(), prefix) != 0 || digits == prefix.size() || digits > prefix.size() + 9 ||
+            digits == std::string::npos || name[digits] != '-' || name.size() != digits + 7)
+            continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(name.substr(prefix.size(), digits - prefix.size())));
+        const std::string path = in + "/" + name;
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || pid == ::getpid() ||
+            ::kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        const int lock = ::open((path + kOwnerLock).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (lock < 0) continue;   // not a run's own, or one being made
+        if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+        }
+        ::close(lock);
+    }
+    ::closedir(d);
+}
+
+// A directory of the run's own, `in`/`prefix`<vrdmasim's pid>-XXXXXX,
+// with its lock file held (`lock`, closed at the run's end): those a
+// vrdmasim killed with SIGKILL left in `in` removed first (remove_orphans).
+std::string own_directory(const std::string& in, const std::string& prefix, int& lock) {
+    remove_orphans(in, prefix);
+    std::string dir = in + "/" + prefix + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(dir.data())) throw std::runtime_error("mpi: mkdtemp in " + in + ": " + std::strerror(errno));
+    // Held before it has its name: a lock file found is a held one or an
+    // orphan's.
+    const std::string taking = dir + kOwnerLock + ".new";
+    lock = ::open(taking.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (lock < 0 || ::flock(lock, LOCK_EX) != 0 || ::rename(taking.c_str(), (dir + kOwnerLock).c_str()) != 0) {
+        const int e = errno;
+        if (lock >= 0) ::close(lock), lock = -1;
+        ::unlink(taking.c_str());
+        ::rmdir(dir.c_str());
+        throw std::runtime_error("mpi: cannot make the lock file in " + dir + ": " + std::strerror(e));
+    }
+    return dir;
+}
+
+// An own_directory() that holds nothing but its lock file (and what was
+// unlinked) removed, its lock let go; `dir` cleared.
+void remove_own(std::string& dir, int& lock) {
+    if (dir.empty()) return;
+    ::unlink((dir + kOwnerLock).c_str());
+    ::rmdir(dir.c_str());
+    if (lock >= 0) ::close(lock), lock = -1;
+    dir.clear();
+}
+
 // The ranks' shared-memory files' directory, of the run's own: in `base`
 // (TMPDIR) if not "", else in /dev/shm (tmpfs) if there is one, else in
 // /tmp; removed with what is in it when the run ends, however its ranks
 // ended (MpiLauncher::end, child_processes::end_all).
-std::string shm_directory(const std::string& base) {
+std::string shm_directory(const std::string& base, int& lock) {
     const std::string in = !base.empty() ? base : ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    std::string dir = in + "/vrdmasim-mpi-shm-XXXXXX";
-    if (!::mkdtemp(dir.data())) throw std::runtime_error("mpi: mkdtemp in " + in + ": " + std::strerror(errno));
-    return dir;
+    return own_directory(in, "vrdmasim-mpi-shm-", lock);
 }
 
 }   // namespace
@@ -155,10 +224,8 @@ void MpiLauncher::start() {
     // socket's path has 108 bytes), else in /tmp.
     const char* tmpdir = std::getenv("TMPDIR");
     std::string base = tmpdir && *tmpdir && std::strlen(tmpdir) < 64 ? tmpdir : "/tmp";
-    std::string tmpl = base + "/vrdmasim-mpi-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mpi: mkdtemp in " + base + ": " + std::strerror(errno));
-    dir_ = tmpl;
-    shm_dir_ = shm_directory(tmpdir && *tmpdir ? base : "");
+    dir_ = own_directory(base, "vrdmasim-mpi-", dir_lock_);
+    shm_dir_ = shm_directory(tmpdir && *tmpdir ? base : "", shm_lock_);
     child_processes::add_directory(shm_dir_.c_str());
     socket_ = dir_ + "/calls";
     listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -285,9 +352,8 @@ void MpiLauncher::accept_ranks() {
     ::close(listen_fd_);
     listen_fd_ = -1;
     ::unlink(socket_.c_str());
-    ::rmdir(dir_.c_str());
+    remove_own(dir_, dir_lock_);
     socket_.clear();
-    dir_.clear();
 }
 
 mpiwire::Call MpiLauncher::receive(unsigned rank) {
@@ -428,11 +494,12 @@ void MpiLauncher::end() {
     }
     end_copies();
     if (!socket_.empty()) ::unlink(socket_.c_str());
-    if (!dir_.empty()) ::rmdir(dir_.c_str());
+    remove_own(dir_, dir_lock_);
     if (!shm_dir_.empty()) {   // mpirun and its ranks gone: their files in it go too
         child_processes::remove_directory(shm_dir_.c_str());
         shm_dir_.clear();
     }
+    if (shm_lock_ >= 0) ::close(shm_lock_), shm_lock_ = -1;
 }
 
 }   // namespace vrdmasim

@@ -85,6 +85,7 @@ private:
     std::vector<std::unique_ptr<Copy>> copies_;
     std::string dir_, socket_;
     std::string shm_dir_;   // the ranks' shared-memory files (mca_settings), removed at end()
+    int dir_lock_ = -1, shm_lock_ = -1;   // the two directories' lock files, held to end() (own_directory)
     int listen_fd_ = -1;
     pid_t child_ = -1;
     std::vector<int> fds_;

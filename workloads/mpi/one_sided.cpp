@@ -414,8 +414,12 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
         if (!request_done(app, rank, c.request)) return;
     }
     // Its pieces still in flight completed (none if a fence, flush or a
-    // full queue completed them before), in the order posted.
-    for (auto it = me.rma.begin(); it != me.rma.end();) {
+    // full queue completed them before), in the order posted: the
+    // request's pieces (Rank::pieces) say how many, so the scan of the
+    // rank's operations is skipped when there are none and ends at the last.
+    const auto p = me.pieces.find(c.request);
+    std::size_t left = p == me.pieces.end() ? 0 : p->second.size();
+    for (auto it = me.rma.begin(); left && it != me.rma.end();) {
         if (it->request != c.request) {
             ++it;
             continue;
@@ -423,6 +427,7 @@ void MpiOneSided::end_request(RdmaProcess& app, unsigned rank, const Call& c, Re
         Rma q = std::move(*it);
         it = me.rma.erase(it);
         finish(app, rank, q);
+        --left;
     }
     r.flag = 1;
 }

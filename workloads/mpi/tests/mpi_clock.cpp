@@ -1,7 +1,10 @@
 // The program's clocks under vrdmasim: MPI_Wtime, clock_gettime and
 // gettimeofday around a ping-pong read the same simulated time; then,
-// when asked ("untimed"), a call the simulation does not time.
-// usage: mpi_clock [untimed] [crash]
+// when asked ("untimed"), a call the simulation does not time; "crash":
+// rank 1 aborts (SIGABRT); "abort": rank 1 calls MPI_Abort with code 3;
+// "deadlock": every rank receives a message no rank sends; "forever":
+// the ping-pong again, until the run is stopped.
+// usage: mpi_clock [untimed] [crash] [abort] [deadlock] [forever]
 #include <mpi.h>
 #include <sys/time.h>
 #include <time.h>
@@ -20,7 +23,8 @@ int main(int argc, char** argv) {
     const double w0 = MPI_Wtime();
     clock_gettime(CLOCK_MONOTONIC, &m0);
     gettimeofday(&g0, nullptr);
-    for (int i = 0; i < 10; ++i) {
+    const bool forever = argc > 1 && !std::strcmp(argv[argc - 1], "forever");
+    for (int i = 0; i < 10 || forever; ++i) {
         if (rank == 0) {
             MPI_Send(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
             MPI_Recv(buf, sizeof buf, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -47,6 +51,9 @@ int main(int argc, char** argv) {
             MPI_Comm_free(&shared);
         }
         if (!std::strcmp(argv[i], "crash") && rank == 1) std::abort();
+        if (!std::strcmp(argv[i], "abort") && rank == 1) MPI_Abort(MPI_COMM_WORLD, 3);
+        if (!std::strcmp(argv[i], "deadlock"))
+            MPI_Recv(buf, sizeof buf, MPI_BYTE, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;

@@ -16,9 +16,11 @@ pin, LAMMPS's too (README "Record, then replay"); the program's own first
 touches and frees reach the simulation (README "The program's memory").
 """
 import argparse
+import fcntl
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -562,6 +564,23 @@ def main():
         p = run(os.path.join(d, "crash"), "--mpi.program=" + clock, "--mpi.args=crash", expect=1)
         if "rank 1's process ended without MPI_Finalize" not in p.stderr:
             failures.append("crash: the error does not say rank 1 ended:\n" + p.stderr[-2000:])
+        # MPI_Abort, and a deadlock in MPI (every rank in an MPI_Recv no
+        # rank sends to, README "The processes", which quotes the latter):
+        # the run stops saying so, in its error.txt too, naming the call.
+        with open(os.path.join(a.source, "workloads", "mpi", "README.md")) as f:
+            readme = " ".join(f.read().split())
+        for mode, says in (("abort", "rank 1 called MPI_Abort (error code 3)"),
+                           ("deadlock", "every rank still running waits in an MPI call (a deadlock, unless "
+                                        "sim.time-limit cut a long one short): rank 0 in MPI_Recv since "
+                                        "136.54933us; rank 1 in MPI_Recv since 134.24933us")):
+            out = os.path.join(d, mode)
+            p = run(out, "--mpi.program=" + clock, "--mpi.args=" + mode, expect=1)
+            error = os.path.join(out, "error.txt")
+            if says not in p.stderr or not os.path.exists(error) or says not in open(error).read():
+                failures.append("%s: stderr and error.txt do not say %r:\n%s" % (mode, says, p.stderr[-2000:]))
+            elif mode == "deadlock" and says not in readme:
+                failures.append("workloads/mpi/README.md does not quote the deadlock's error: %r" % says)
+        interrupted(d, a.exe, clock, runs, failures)
         # A program that does not exist.
         p = run(os.path.join(d, "none"), "--mpi.program=" + os.path.join(d, "no-such-program"), expect=1)
         time.sleep(1)
@@ -569,6 +588,63 @@ def main():
         if left:
             failures.append("processes left behind: %s" % left)
     return runs.finish("mpi_program")
+
+
+def interrupted(d, exe, clock, runs, failures):
+    """Ctrl-C (SIGINT), then SIGKILL, of a vrdmasim whose ranks ping-pong
+    for ever (mpi_clock forever). After Ctrl-C no
+    process of the run is left, nor its directories; after SIGKILL its
+    shared-memory directory is left (named with its pid; the socket's went
+    when the ranks connected), and the next run removes it, and only it:
+    not a directory of that name without vrdmasim's lock file, nor one
+    whose lock is held (README "The processes")."""
+    def start(name):
+        cmd = [exe, "run", "--out", os.path.join(d, name), "--workload.kind=mpi", "--smmu.enabled=true",
+               "--mpi.program=" + clock, "--mpi.args=forever", "--sim.time-limit=100000s"]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=runs.env)
+        # Started: mpirun and both ranks running.
+        for _ in range(600):
+            if len(runs.left_behind()) >= 3:
+                break
+            time.sleep(0.05)
+        time.sleep(1)
+        return p
+
+    def gone(what):
+        for _ in range(100):
+            if not runs.left_behind():
+                return
+            time.sleep(0.1)
+        failures.append("%s: processes left behind: %s" % (what, runs.left_behind()))
+
+    p = start("interrupted")
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+    gone("Ctrl-C")
+    if os.listdir(runs.sockets):
+        failures.append("Ctrl-C: directories left in TMPDIR: %s" % os.listdir(runs.sockets))
+    p = start("killed")
+    p.kill()
+    p.wait(timeout=60)
+    gone("SIGKILL")   # mpirun's parent-death signal
+    # Open MPI's session directory (ompi.<host>.<uid>) is Open MPI's own:
+    # mpirun, ended by its parent-death signal, may leave it.
+    session = [n for n in os.listdir(runs.sockets) if n.startswith("ompi.")]
+    left = sorted(n for n in os.listdir(runs.sockets) if n not in session)
+    if len(left) != 1 or not re.match(r"vrdmasim-mpi-shm-%d-\w{6}$" % p.pid, left[0]):
+        failures.append("SIGKILL: %s left in TMPDIR, the run's shared-memory directory expected" % left)
+    unlocked = os.path.join(runs.sockets, "vrdmasim-mpi-shm-%d-nolock" % p.pid)
+    held = os.path.join(runs.sockets, "vrdmasim-mpi-%d-inheld" % p.pid)
+    os.mkdir(unlocked)
+    os.mkdir(held)
+    with open(os.path.join(held, "owner.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runs.run(os.path.join(d, "after-kill"), "--mpi.program=" + clock)
+        now = sorted(n for n in os.listdir(runs.sockets) if n not in session)
+    if now != sorted(os.path.basename(x) for x in (unlocked, held)):
+        failures.append("the run after SIGKILL: %s in TMPDIR, only the killed run's own should have gone" % now)
+    for n in session + [unlocked, held]:
+        shutil.rmtree(os.path.join(runs.sockets, n))
 
 
 if __name__ == "__main__":
