@@ -69,8 +69,9 @@ unsigned Topology::port_count(unsigned node) const {
     return per_board_ + (multi_board() && f1 ? ring_ports() : 0);
 }
 
-Topology::Port Topology::port(unsigned node, unsigned k) const {
-    const Coord c = coord(node);
+Topology::Port Topology::port(unsigned node, unsigned k) const { return port_at(node, coord(node), k); }
+
+Topology::Port Topology::port_at(unsigned node, const Coord& c, unsigned k) const {
     Port p;
     if (k == 0) {
         p.to = node;
@@ -94,10 +95,21 @@ Topology::Port Topology::port(unsigned node, unsigned k) const {
     return p;
 }
 
+unsigned Topology::port_back(const Coord& c, unsigned k) const {
+    if (k < per_board_) {   // an FPGA of the board: its port to this one (port(): by offset, skipping itself)
+        const unsigned f = k - 1 < c.f ? k - 1 : k;
+        return c.f < f ? c.f + 1 : c.f;
+    }
+    // The other way round the ring; a ring of 2 has the + port only.
+    const auto& r = ring_.at(k - per_board_);
+    return per_board_ + static_cast<unsigned>(ring_port_[r.first][dims_[r.first] >= 3 && r.second > 0 ? 1 : 0]);
+}
+
 int Topology::port_to(unsigned node, unsigned to) const {
     const unsigned n = port_count(node);
+    const Coord c = coord(node);   // (once, not once a port)
     for (unsigned k = 1; k < n; ++k)
-        if (port(node, k).to == to) return static_cast<int>(k);
+        if (port_at(node, c, k).to == to) return static_cast<int>(k);
     return -1;
 }
 
@@ -178,21 +190,39 @@ Topology::Options Topology::adaptive_hops(unsigned node, unsigned in_port, std::
     return o;
 }
 
-std::vector<Topology::Step> Topology::route(unsigned src, unsigned dst) const {
-    std::vector<Step> steps;
+// The route from src's router to dst's, each Step handed to `step` in
+// order, the last (port 0) at dst: route() and hops(), one walk.
+template <class F>
+void Topology::walk(unsigned src, unsigned dst, F&& step) const {
     const std::uint32_t to = coord_word(dst);
     unsigned node = src, in_port = 0, vc = 0;
-    for (;;) {
+    for (std::size_t steps = 1;; ++steps) {
         const Hop h = next_hop(node, in_port, to, vc);
         if (h.port < 0) throw std::logic_error("topology: no route from " + name(src) + " to " + name(dst));
-        steps.push_back(Step{node, h.port, h.vc});
-        if (h.port == 0) return steps;
-        if (steps.size() > size()) throw std::logic_error("topology: routing loop from " + name(src));
-        const unsigned next = port(node, static_cast<unsigned>(h.port)).to;
-        in_port = static_cast<unsigned>(port_to(next, node));
+        step(Step{node, h.port, h.vc});
+        if (h.port == 0) return;
+        if (steps > size()) throw std::logic_error("topology: routing loop from " + name(src));
+        const Coord c = coord(node);
+        const unsigned k = static_cast<unsigned>(h.port);
+        const unsigned next = port_at(node, c, k).to;
+        in_port = port_back(c, k);
         node = next;
         vc = h.vc;
     }
+}
+
+std::vector<Topology::Step> Topology::route(unsigned src, unsigned dst) const {
+    std::vector<Step> steps;
+    steps.reserve(8);   // (routes of up to 7 hops without growing it)
+    walk(src, dst, [&steps](const Step& s) { steps.push_back(s); });
+    return steps;
+}
+
+// Counted without the steps' vector: a workload asks once a transfer.
+unsigned Topology::hops(unsigned src, unsigned dst) const {
+    unsigned n = 0;
+    walk(src, dst, [&n](const Step&) { ++n; });
+    return n - 1;
 }
 
 }   // namespace vrdmasim

@@ -93,6 +93,9 @@ public:
     Port port(unsigned node, unsigned k) const;
     // The output port of `node` that leads to neighbour `to` (-1: none).
     int port_to(unsigned node, unsigned to) const;
+    // The port of port(node, k).to back to the node whose coordinate is
+    // `c` (port_to's answer, computed: every link has one way back).
+    unsigned port_back(const Coord& c, unsigned k) const;
 
     // Dimension-order routing: z, then y, then x, the shorter way round (a tie
     // goes the + way), between F1s; a non-F1 source first crosses to its F1,
@@ -132,12 +135,16 @@ public:
     // The whole route from src's router to dst's, one Step per router.
     std::vector<Step> route(unsigned src, unsigned dst) const;
     // Router-to-router hops (links between routers) of the route.
-    unsigned hops(unsigned src, unsigned dst) const { return static_cast<unsigned>(route(src, dst).size()) - 1; }
+    unsigned hops(unsigned src, unsigned dst) const;
 
 private:
     Topology(TopologyKind k, unsigned per_board, unsigned x, unsigned y, unsigned z);
     unsigned board_of(const Coord& c) const { return (c.z * dims_[1] + c.y) * dims_[0] + c.x; }
     unsigned ring_ports() const { return static_cast<unsigned>(ring_.size()); }
+    // port() of `node`, whose coordinate is `c`.
+    Port port_at(unsigned node, const Coord& c, unsigned k) const;
+    template <class F>
+    void walk(unsigned src, unsigned dst, F&& step) const;
 
     TopologyKind kind_;
     unsigned per_board_;

@@ -48,6 +48,7 @@ void check_route(const Topology& t, unsigned src, unsigned dst) {
     CHECK(steps.back().node == dst);
     CHECK(steps.back().port == 0);
     CHECK(steps.size() - 1 == expected_hops(t, src, dst));
+    CHECK(t.hops(src, dst) == steps.size() - 1);
     int last_dim = 3;
     bool wrapped = false;
     for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
@@ -127,7 +128,10 @@ TEST_CASE("topology: F1 holds the off-board links, one pair on a ring of two, no
     CHECK(t.name(t.port(1, 3).to) == "x0y0z0f3");
     // Every link has a way back.
     for (unsigned i = 0; i < t.size(); ++i)
-        for (unsigned k = 1; k < t.port_count(i); ++k) CHECK(t.port_to(t.port(i, k).to, i) >= 1);
+        for (unsigned k = 1; k < t.port_count(i); ++k) {
+            CHECK(t.port_to(t.port(i, k).to, i) >= 1);
+            CHECK(static_cast<int>(t.port_back(t.coord(i), k)) == t.port_to(t.port(i, k).to, i));
+        }
 }
 
 TEST_CASE("topology: routes on a 3x2x1 torus match hand-made paths", "[topology][routing]") {
