@@ -41,9 +41,13 @@ sc_time MemoryPort::access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_
     gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_time d = from_now(at);
     socket_->b_transport(gp, d);   // may wait() (a stalled SMMU translation)
-    ok = gp.is_response_ok() && p->fault->type == FaultType::None;
-    if (p->fault->type != FaultType::None) smmu_faults_.inc();
-    if (fault) *fault = *p->fault;
+    const bool faulted = p->fault->type != FaultType::None;
+    ok = gp.is_response_ok() && !faulted;
+    if (faulted) smmu_faults_.inc();
+    if (fault) {
+        if (!ok) *fault = *p->fault;
+        else fault->type = FaultType::None;   // a success: no copy of the rest per access
+    }
     free_.push_back(p);
     const sc_time done = sim_now() + d;
     if (ok && cmd == tlm::TLM_WRITE_COMMAND && watch_.any()) watch_.wrote(sid, addr, data, len, done);

@@ -42,8 +42,9 @@ public:
 
     // Timed memory access with stream ID `sid` at absolute time `at`; returns completion time,
     // with `ok` false on an error response (an SMMU fault included).
-    // `fault`, when given, receives the SMMU's fault extension (type None
-    // when there was no fault).
+    // `fault`, when given, receives the SMMU's fault extension when the
+    // access failed (type None if it was not a fault); when it succeeded,
+    // only its type is set (None), the rest left as it was.
     sc_core::sc_time access(std::uint32_t sid, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
                             std::uint64_t len, sc_core::sc_time at, bool& ok, SmmuFaultExtension* fault = nullptr);
 

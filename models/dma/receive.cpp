@@ -29,7 +29,9 @@ Receiver::Receiver(ChannelRegisters& channels, MemoryPort& memory, ControlPacket
 sc_time Receiver::receive(tlm::tlm_generic_payload& gp, ExanetPacket& p, sc_time tail) {
     stats_.packets_received.inc();
     const InboundKey key{p.src_node, p.transfer};
-    if (params_.fault_tolerant && resent_done_.count(key)) {
+    // (Only NACKed transfers are ever in resent_done_: the packet before's,
+    // being received and never NACKed, is not looked up.)
+    if (params_.fault_tolerant && !(last_ && key == last_key_ && !last_->nacked) && resent_done_.count(key)) {
         stats_.duplicates.inc();   // a resend of a transfer complete already
         return tail;
     }

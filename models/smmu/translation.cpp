@@ -47,10 +47,12 @@ const Translation* Tlb::lookup(unsigned cb, std::uint16_t asid, std::uint64_t va
         if (i == 1 && sets[1] == sets[0]) break;
         const SetAt at = sets_at_[sets[i]];
         Slot* s = &slots_[at.base];
+        const Span* sp = &spans_[at.base];
         const unsigned used = at.used;
         for (unsigned w = 0; w < used; ++w) {
+            if (va - sp[w].base >= sp[w].size) continue;   // invalid, or not its range
             Slot& slot = s[w];
-            if (slot.valid && slot.t.cb == cb && (slot.t.global || slot.t.asid == asid) && slot.t.contains(va)) {
+            if (slot.t.cb == cb && (slot.t.global || slot.t.asid == asid)) {
                 slot.stamp = ++clock_;
                 return &slot.t;
             }
@@ -124,11 +126,15 @@ void Tlb::add_way(unsigned set, const Translation& entry) {
         const std::size_t from = at.base, end = slots_.size();
         if (used > 0 && from + used == end) {   // the last set there: it grows in place
             slots_.resize(from + grown);
+            spans_.resize(from + grown);
         } else {   // the set moves
             slots_.resize(end + grown);
+            spans_.resize(end + grown);
             for (unsigned w = 0; w < used; ++w) {
                 slots_[end + w] = slots_[from + w];
+                spans_[end + w] = spans_[from + w];
                 slots_[from + w].valid = false;   // left behind: no entry (tags_ counts the moved one)
+                spans_[from + w].size = 0;
             }
             at.base = static_cast<std::uint32_t>(end);
         }
@@ -143,12 +149,14 @@ void Tlb::fill(Slot& slot, const Translation& t) {
     if (slot.valid) --tags_[bucket(slot.t)];
     slot.t = t;
     slot.valid = true;
+    spans_[static_cast<std::size_t>(&slot - slots_.data())] = Span{t.va_base, t.size};
     ++tags_[bucket(t)];
 }
 
 void Tlb::drop(Slot& slot) {
     --tags_[bucket(slot.t)];
     slot.valid = false;
+    spans_[static_cast<std::size_t>(&slot - slots_.data())].size = 0;
 }
 
 unsigned Tlb::invalidate_va(unsigned cb, std::uint16_t asid, std::uint64_t va) {

@@ -104,6 +104,14 @@ private:
     };
     std::vector<SetAt> sets_at_;
     std::vector<Slot> slots_;
+    // slots_[i]'s range [base, base + size) while it is valid, size 0 while
+    // it is not (a valid entry is a page or a block): what a lookup scans,
+    // two words a way, before it looks at the slot that holds the VA. Kept
+    // by fill, drop and add_way.
+    struct Span {
+        std::uint64_t base = 0, size = 0;
+    };
+    std::vector<Span> spans_;
     std::vector<std::uint32_t> tags_;   // 2 * kBuckets counts (allocated with sets_at_)
     std::vector<unsigned> rr_;   // round-robin pointer per set (with sets_at_, round-robin only)
     std::uint64_t clock_ = 0;
