@@ -263,7 +263,7 @@ void Link::room_for_kept(unsigned qi, sc_time start) {
         h.admit_now.insert(std::lower_bound(h.admit_now.begin(), h.admit_now.end(), qi), qi);
         return;
     }
-    h.q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Admit, h.number, qi), 0, &h.handler, nullptr, qi});
+    h.post_admit(qi, at);
 }
 
 // The kept packets room_for_kept took in at the end of this serving at
@@ -275,7 +275,7 @@ void Link::admit_now(sc_time now) {
     // (admit() serves no link: nothing joins the list meanwhile.)
     for (const unsigned qi : h.admit_now) {
         if (h.q->serves_next_at(now)) admit(qi, now);
-        else h.q->post(HopQueue::Event{now, HopQueue::key(HopQueue::Admit, h.number, qi), 0, &h.handler, nullptr, qi});
+        else h.post_admit(qi, now);
     }
     h.admit_now.clear();
 }

@@ -127,6 +127,10 @@ struct Link::Hops {
     Queue* arbitrate(const Link& link, sc_core::sc_time now) const;
     void wait_for_room(const Link& link, Queue& q, const sc_core::sc_object* proc, unsigned flits,
                        sc_core::sc_time& head);
+    // Queue `qi`'s kept packet taken in at `at`, as an Admit event.
+    void post_admit(unsigned qi, sc_core::sc_time at) {
+        q->post(HopQueue::Event{at, HopQueue::key(HopQueue::Admit, number, qi), 0, &handler, nullptr, qi});
+    }
     // A thread whose packet was kept for its source, until the source ends.
     void wait_for_source(const Link& link, Queue& q, const sc_core::sc_object* proc);
 };
