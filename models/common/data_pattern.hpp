@@ -27,7 +27,8 @@ bool fill_pattern_has_avx2();
 // The offset of the first byte of buf[0, len) that differs from
 // fill_pattern(key)'s, len if none: compared word by word against the
 // pattern as it is generated (no buffer of expected bytes). Its portable
-// and AVX2 implementations likewise (tests).
+// and AVX2 implementations likewise (tests); the AVX2 one compares sixteen
+// words per iteration, then eight: fewer instructions a word than eight.
 std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 std::uint64_t pattern_mismatch_portable(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
