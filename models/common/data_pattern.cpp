@@ -42,15 +42,18 @@ inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std:
     if (len < kBytes || i > len - kBytes) return;
     V v[N], step;
     start_vectors<V, L, N>(z, v, step);
-    const std::uint64_t from = i;
-    for (; i + kBytes <= len; i += kBytes) {
+    // One pointer steps (the loop's own cost: an add, a compare, a branch).
+    unsigned char* p = buf + i;
+    for (const unsigned char* last = buf + (len - kBytes); p <= last; p += kBytes) {
         for (unsigned n = 0; n < N; ++n) {
             const V w = v[n] ^ (v[n] >> 31);
-            std::memcpy(buf + i + n * sizeof w, &w, sizeof w);
+            std::memcpy(p + n * sizeof w, &w, sizeof w);
             v[n] += step;
         }
     }
-    z += ((i - from) / 8) * kStep;
+    const auto done = static_cast<std::uint64_t>(p - buf);
+    z += ((done - i) / 8) * kStep;
+    i = done;
 }
 
 // Compares the words from i on with the pattern the same way (no buffer of
@@ -63,16 +66,18 @@ inline __attribute__((always_inline)) bool same_vectors(const unsigned char* buf
     if (len < kBytes || i > len - kBytes) return true;
     V v[N], step, diff = {};
     start_vectors<V, L, N>(z, v, step);
-    const std::uint64_t from = i;
-    for (; i + kBytes <= len; i += kBytes) {
+    const unsigned char* p = buf + i;
+    for (const unsigned char* last = buf + (len - kBytes); p <= last; p += kBytes) {
         for (unsigned n = 0; n < N; ++n) {
             V got;
-            std::memcpy(&got, buf + i + n * sizeof got, sizeof got);
+            std::memcpy(&got, p + n * sizeof got, sizeof got);
             diff |= got ^ v[n] ^ (v[n] >> 31);
             v[n] += step;
         }
     }
-    z += ((i - from) / 8) * kStep;
+    const auto done = static_cast<std::uint64_t>(p - buf);
+    z += ((done - i) / 8) * kStep;
+    i = done;
     std::uint64_t any = 0;
     for (unsigned k = 0; k < L; ++k) any |= diff[k];
     return any == 0;
@@ -139,6 +144,7 @@ bool cpu_has_avx2() {
 __attribute__((target("avx2"))) void fill_from_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t z) {
     std::uint64_t i = 0;
     typedef std::uint64_t Words4 __attribute__((vector_size(32)));
+    fill_vectors<Words4, 4, 4>(buf, len, z, i);   // 128 bytes an iteration, then 64
     fill_vectors<Words4, 4, 2>(buf, len, z, i);
     fill_rest(buf, len, z, i);
 }

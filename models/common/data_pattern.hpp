@@ -18,17 +18,16 @@ namespace vrdmasim {
 // Deterministic pseudo-random contents for transfer `key` (seeded).
 void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 // Its two implementations, the same words (tests): four words per
-// iteration in 16-byte vectors (any x86-64), and eight in 32-byte vectors
-// where the CPU has AVX2 (fill_pattern_has_avx2(); without it, the
-// portable one). fill_pattern picks the AVX2 one when it can.
+// iteration in 16-byte vectors (any x86-64), and sixteen, then eight, in
+// 32-byte vectors where the CPU has AVX2 (fill_pattern_has_avx2(); without
+// it, the portable one). fill_pattern picks the AVX2 one when it can.
 void fill_pattern_portable(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 bool fill_pattern_has_avx2();
 // The offset of the first byte of buf[0, len) that differs from
 // fill_pattern(key)'s, len if none: compared word by word against the
 // pattern as it is generated (no buffer of expected bytes). Its portable
-// and AVX2 implementations likewise (tests); the AVX2 one compares sixteen
-// words per iteration, then eight: fewer instructions a word than eight.
+// and AVX2 implementations likewise (tests).
 std::uint64_t pattern_mismatch(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 std::uint64_t pattern_mismatch_portable(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
 std::uint64_t pattern_mismatch_avx2(const unsigned char* buf, std::uint64_t len, std::uint64_t key);
