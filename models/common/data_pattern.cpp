@@ -21,56 +21,63 @@ inline std::uint64_t mix(std::uint64_t z) { return z ^ (z >> 31); }
 inline std::uint64_t unmix(std::uint64_t w) { return w ^ (w >> 31) ^ (w >> 62); }
 
 #if defined(__GNUC__)
-// Two vectors of L words per iteration (GCC's and Clang's vector extension):
-// lane k of `a` holds word i + k's z, of `b` word i + L + k's, each stepping
-// by `step` = 2 L C M.
-template <class V, unsigned L>
-inline __attribute__((always_inline)) void start_vectors(std::uint64_t z, V& a, V& b, V& step) {
-    for (unsigned k = 0; k < L; ++k) {
-        a[k] = z + (k + 1) * kStep;
-        b[k] = z + (L + k + 1) * kStep;
-        step[k] = 2 * L * kStep;
-    }
+// N vectors of L words per iteration (GCC's and Clang's vector extension),
+// from word i on: lane k of v[n] holds word i + n L + k's z, each stepping
+// by `step` = N L C M. `z` is the z of the word before word i.
+template <class V, unsigned L, unsigned N>
+inline __attribute__((always_inline)) void start_vectors(std::uint64_t z, V (&v)[N], V& step) {
+    for (unsigned n = 0; n < N; ++n)
+        for (unsigned k = 0; k < L; ++k) {
+            v[n][k] = z + (n * L + k + 1) * kStep;
+            step[k] = N * L * kStep;
+        }
 }
 
-// Writes the words from i on, two vectors at a time; advances i and z past
+// Writes the words from i on, N vectors at a time; advances i and z past
 // the words written.
-template <class V, unsigned L>
+template <class V, unsigned L, unsigned N>
 inline __attribute__((always_inline)) void fill_vectors(unsigned char* buf, std::uint64_t len, std::uint64_t& z,
                                                         std::uint64_t& i) {
-    constexpr std::uint64_t kBytes = 2 * L * 8;
-    if (len < kBytes) return;
-    V a, b, step;
-    start_vectors<V, L>(z, a, b, step);
-    for (; i + kBytes <= len; i += kBytes) {
-        const V wa = a ^ (a >> 31), wb = b ^ (b >> 31);
-        std::memcpy(buf + i, &wa, sizeof wa);
-        std::memcpy(buf + i + sizeof wa, &wb, sizeof wb);
-        a += step;
-        b += step;
+    constexpr std::uint64_t kBytes = N * L * 8;
+    if (len < kBytes || i > len - kBytes) return;
+    V v[N], step;
+    start_vectors<V, L, N>(z, v, step);
+    // One pointer steps (the loop's own cost: an add, a compare, a branch).
+    unsigned char* p = buf + i;
+    for (const unsigned char* last = buf + (len - kBytes); p <= last; p += kBytes) {
+        for (unsigned n = 0; n < N; ++n) {
+            const V w = v[n] ^ (v[n] >> 31);
+            std::memcpy(p + n * sizeof w, &w, sizeof w);
+            v[n] += step;
+        }
     }
-    z += (i / 8) * kStep;
+    const auto done = static_cast<std::uint64_t>(p - buf);
+    z += ((done - i) / 8) * kStep;
+    i = done;
 }
 
 // Compares the words from i on with the pattern the same way (no buffer of
 // expected bytes); advances i and z past the words compared. False if any
 // differs.
-template <class V, unsigned L>
+template <class V, unsigned L, unsigned N>
 inline __attribute__((always_inline)) bool same_vectors(const unsigned char* buf, std::uint64_t len, std::uint64_t& z,
                                                         std::uint64_t& i) {
-    constexpr std::uint64_t kBytes = 2 * L * 8;
-    if (len < kBytes) return true;
-    V a, b, step, diff = {};
-    start_vectors<V, L>(z, a, b, step);
-    for (; i + kBytes <= len; i += kBytes) {
-        V ga, gb;
-        std::memcpy(&ga, buf + i, sizeof ga);
-        std::memcpy(&gb, buf + i + sizeof ga, sizeof gb);
-        diff |= (ga ^ a ^ (a >> 31)) | (gb ^ b ^ (b >> 31));
-        a += step;
-        b += step;
+    constexpr std::uint64_t kBytes = N * L * 8;
+    if (len < kBytes || i > len - kBytes) return true;
+    V v[N], step, diff = {};
+    start_vectors<V, L, N>(z, v, step);
+    const unsigned char* p = buf + i;
+    for (const unsigned char* last = buf + (len - kBytes); p <= last; p += kBytes) {
+        for (unsigned n = 0; n < N; ++n) {
+            V got;
+            std::memcpy(&got, p + n * sizeof got, sizeof got);
+            diff |= got ^ v[n] ^ (v[n] >> 31);
+            v[n] += step;
+        }
     }
-    z += (i / 8) * kStep;
+    const auto done = static_cast<std::uint64_t>(p - buf);
+    z += ((done - i) / 8) * kStep;
+    i = done;
     std::uint64_t any = 0;
     for (unsigned k = 0; k < L; ++k) any |= diff[k];
     return any == 0;
@@ -111,7 +118,7 @@ void fill_from_portable(unsigned char* buf, std::uint64_t len, std::uint64_t z) 
     std::uint64_t i = 0;
 #if defined(__GNUC__)
     typedef std::uint64_t Words2 __attribute__((vector_size(16)));   // SSE2 on plain x86-64
-    fill_vectors<Words2, 2>(buf, len, z, i);
+    fill_vectors<Words2, 2, 2>(buf, len, z, i);
 #endif
     fill_rest(buf, len, z, i);
 }
@@ -120,7 +127,7 @@ std::uint64_t mismatch_from_portable(const unsigned char* buf, std::uint64_t len
     std::uint64_t z = z0, i = 0;
 #if defined(__GNUC__)
     typedef std::uint64_t Words2 __attribute__((vector_size(16)));
-    if (!same_vectors<Words2, 2>(buf, len, z, i)) return mismatch_rest(buf, len, z0, 0);
+    if (!same_vectors<Words2, 2, 2>(buf, len, z, i)) return mismatch_rest(buf, len, z0, 0);
 #endif
     return mismatch_rest(buf, len, z, i);
 }
@@ -137,7 +144,8 @@ bool cpu_has_avx2() {
 __attribute__((target("avx2"))) void fill_from_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t z) {
     std::uint64_t i = 0;
     typedef std::uint64_t Words4 __attribute__((vector_size(32)));
-    fill_vectors<Words4, 4>(buf, len, z, i);
+    fill_vectors<Words4, 4, 4>(buf, len, z, i);   // 128 bytes an iteration, then 64
+    fill_vectors<Words4, 4, 2>(buf, len, z, i);
     fill_rest(buf, len, z, i);
 }
 
@@ -145,7 +153,8 @@ __attribute__((target("avx2"))) std::uint64_t mismatch_from_avx2(const unsigned 
                                                                  std::uint64_t z0) {
     std::uint64_t z = z0, i = 0;
     typedef std::uint64_t Words4 __attribute__((vector_size(32)));
-    if (!same_vectors<Words4, 4>(buf, len, z, i)) return mismatch_rest(buf, len, z0, 0);
+    if (!same_vectors<Words4, 4, 4>(buf, len, z, i) || !same_vectors<Words4, 4, 2>(buf, len, z, i))
+        return mismatch_rest(buf, len, z0, 0);
     return mismatch_rest(buf, len, z, i);
 }
 #endif

@@ -18,9 +18,9 @@ namespace vrdmasim {
 // Deterministic pseudo-random contents for transfer `key` (seeded).
 void fill_pattern(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 // Its two implementations, the same words (tests): four words per
-// iteration in 16-byte vectors (any x86-64), and eight in 32-byte vectors
-// where the CPU has AVX2 (fill_pattern_has_avx2(); without it, the
-// portable one). fill_pattern picks the AVX2 one when it can.
+// iteration in 16-byte vectors (any x86-64), and sixteen, then eight, in
+// 32-byte vectors where the CPU has AVX2 (fill_pattern_has_avx2(); without
+// it, the portable one). fill_pattern picks the AVX2 one when it can.
 void fill_pattern_portable(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 void fill_pattern_avx2(unsigned char* buf, std::uint64_t len, std::uint64_t key);
 bool fill_pattern_has_avx2();
