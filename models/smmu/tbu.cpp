@@ -64,7 +64,6 @@ void Tbu::serve(tlm::tlm_generic_payload& gp, sc_time& delay) {
             forward(gp, h.pa_base + (va - h.va_base), t + s_.hit_lat, now, delay);
             return;
         }
-        if (recent_n_ > 0 && hit_recent(gp, va, t, now, delay)) return;
     }
 
     const Route rt = s_.streams.route(route_, sid);
@@ -186,60 +185,11 @@ VRDMASIM_FORCE_INLINE void Tbu::forward(tlm::tlm_generic_payload& gp, std::uint6
 const Translation* Tbu::lookup_micro(unsigned cbi, std::uint16_t asid, std::uint64_t va) {
     if (hot_valid_ && hot_.cb == cbi && (hot_.global || hot_.asid == asid) && hot_.contains(va)) return &hot_;
     const Translation* e = micro_.lookup(cbi, asid, va);
-    if (e) mirror(*e, micro_.slot_of(e));
-    return e;
-}
-
-// Entry e of micro-TLB slot `slot` (just looked up, or a recent one hit)
-// becomes the hot one; the hot one, a page, joins the recent ones in e's
-// place if e was one of them, else in the oldest one's.
-void Tbu::mirror(Translation e, std::uint32_t slot) {
-    unsigned at = recent_n_;
-    for (unsigned i = 0; i < recent_n_; ++i)
-        if (recent_[i].slot == slot) at = i;
-    if (hot_valid_ && hot_.size == aarch64::kPageSize && hot_slot_ != slot) {
-        if (at == recent_n_) {
-            if (recent_n_ < kRecent) ++recent_n_;
-            else at = recent_next_++ % kRecent;   // round robin over the full list
-        }
-        recent_[at] = Recent{hot_, hot_slot_};
-        recent_page_[at] = hot_.va_base;
-    } else if (at < recent_n_) {   // e leaves the list: the last one takes its place
-        --recent_n_;
-        recent_[at] = recent_[recent_n_];
-        recent_page_[at] = recent_page_[recent_n_];
+    if (e) {
+        hot_ = *e;
+        hot_valid_ = true;
     }
-    hot_ = e;
-    hot_slot_ = slot;
-    hot_valid_ = true;
-}
-
-// serve()'s fast path for a hit on a recent entry: what the general path
-// does then (the micro-TLB lookup, which stamps the entry and makes it the
-// hot one), without the stream match and the scan. Only when the hot entry
-// does not contain va: then the general path would use it.
-bool Tbu::hit_recent(tlm::tlm_generic_payload& gp, std::uint64_t va, sc_time t, sc_time now, sc_time& delay) {
-    const std::uint64_t page = va & ~(aarch64::kPageSize - 1);
-    unsigned i = 0;
-    while (i < recent_n_ && recent_page_[i] != page) ++i;
-    if (i == recent_n_) return false;
-    const unsigned cbi = route_.route.cb;
-    ContextBank& c = s_.cbs[cbi];
-    const auto asid = c.asid();
-    const Translation& h = recent_[i].t;
-    if (!(c.sctlr & r::SCTLR_M) || c.stalled || h.cb != cbi || !(h.global || h.asid == asid)) return false;
-    if (hot_.cb == cbi && (hot_.global || hot_.asid == asid) && hot_.contains(va)) return false;
-    // The entry the micro-TLB would find: usable as the hot one is?
-    const std::uint64_t len = gp.get_data_length() ? gp.get_data_length() : 1;
-    if (len > h.va_base + h.size - va || !(h.valid_from <= t) || (!h.writable && gp.is_write()) ||
-        (!h.user && !route_.route.privileged))
-        return false;
-    micro_.touch(recent_[i].slot);
-    mirror(h, recent_[i].slot);   // h is hot_ now
-    micro_hits_.inc();
-    c.translated.inc();
-    forward(gp, hot_.pa_base + (va - hot_.va_base), t + s_.hit_lat, now, delay);
-    return true;
+    return e;
 }
 
 // Translate `va` for a transaction that reaches the TBU at absolute time

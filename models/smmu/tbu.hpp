@@ -5,7 +5,6 @@
 // fault. Transactions that cross a translation boundary are split.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,10 +45,7 @@ public:
 
     // For invalidation: the micro-TLB, and forgetting the last hit mirrored from it.
     Tlb& micro_tlb() { return micro_; }
-    void forget_hot() {
-        hot_valid_ = false;
-        recent_n_ = 0;
-    }
+    void forget_hot() { hot_valid_ = false; }
 
 private:
     // A translated address range, or the fault that ended the translation.
@@ -79,11 +75,8 @@ private:
                  sc_core::sc_time& delay);
     void insert_micro(const Translation& t) {
         micro_.insert(t);
-        forget_hot();
+        hot_valid_ = false;
     }
-    bool hit_recent(tlm::tlm_generic_payload& gp, std::uint64_t va, sc_core::sc_time t, sc_core::sc_time now,
-                    sc_core::sc_time& delay);
-    void mirror(Translation e, std::uint32_t slot);
 
     TbuShared s_;
     Tlb micro_;
@@ -95,22 +88,6 @@ private:
     // the micro-TLB since that entry was stamped).
     Translation hot_;
     bool hot_valid_ = false;
-    std::uint32_t hot_slot_ = 0;   // its micro-TLB slot
-    // Mirrors of the page entries used before it (an engine
-    // reads its source and writes what arrives through one TBU, several
-    // transfers at a time). One of them hit becomes the hot entry, with
-    // the stamp its micro-TLB lookup would give it. Only pages: a lookup
-    // for any VA of a page entry's page finds that same entry again (an
-    // entry that contains one VA of the page contains all of them), as long
-    // as the micro-TLB is not filled or invalidated. Dropped with hot_.
-    struct Recent {
-        Translation t;
-        std::uint32_t slot = 0;
-    };
-    static constexpr unsigned kRecent = 7;
-    std::array<Recent, kRecent> recent_{};
-    std::array<std::uint64_t, kRecent> recent_page_{};   // recent_[i].t.va_base: what a hit compares first
-    unsigned recent_n_ = 0, recent_next_ = 0;
     RouteCache route_;
     bool privileged_ = false;   // the current transaction's privilege (its route's S2CR.PRIVCFG)
     Counter &accesses_, &micro_hits_, &micro_misses_, &bypassed_, &faults_, &walks_, &split_;

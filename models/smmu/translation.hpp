@@ -5,7 +5,6 @@
 // See models/smmu/README.md.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -54,16 +53,6 @@ public:
     // Does not look at valid_from: the caller decides what an entry still
     // being filled means.
     const Translation* lookup(unsigned cb, std::uint16_t asid, std::uint64_t va);
-    // The slot of an entry lookup returned, and what a lookup that returns
-    // that entry again does to the TLB (its LRU stamp), without the scan:
-    // for a caller that mirrors entries and drops its mirrors on every
-    // insert and invalidation (slots move only then).
-    std::uint32_t slot_of(const Translation* e) const {
-        return static_cast<std::uint32_t>(
-            (reinterpret_cast<const char*>(e) - reinterpret_cast<const char*>(slots_.data())) /
-            static_cast<std::ptrdiff_t>(sizeof(Slot)));
-    }
-    void touch(std::uint32_t slot) { slots_[slot].stamp = ++clock_; }
     // Insert (replacing a matching entry or the policy's victim).
     void insert(const Translation& t);
     // Invalidation, as TLBIVA (one VA of one ASID in one CB; global entries too),
