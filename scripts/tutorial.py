@@ -363,8 +363,9 @@ class Checker:
     def __init__(self, scratch, slow, write, have=()):
         self.scratch, self.slow, self.write, self.have = scratch, slow, write, set(have)
         self.runs = {}
-        # {words of a plain sweep that finished: where it ran}: the same sweep
-        # again (another page's block, checked in this pass) reads that run.
+        # {words of a plain sweep that finished: (where it ran, its directory)}:
+        # the same sweep again (another page's block, checked in this pass)
+        # reads that run, unless a command since named its directory.
         self.swept_at = {}
         self.skipped_outs = set()
         self.failures = self.checks = self.skipped = 0
@@ -464,9 +465,10 @@ class Checker:
                 # A sweep writes its directory from its config alone: the
                 # same words give the same results.csv (figures are a
                 # function of the model), so it is read, not run twice.
-                print(f"{where}: not run again, the same sweep ran at {self.swept_at[words]}: {command}")
+                print(f"{where}: not run again, the same sweep ran at {self.swept_at[words][0]}: {command}")
                 returncode = 0
             else:
+                self.forget_sweeps(command)
                 if out:
                     shutil.rmtree(os.path.join(self.scratch, out), ignore_errors=True)
                 p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE,
@@ -475,7 +477,7 @@ class Checker:
                 if returncode != expected:
                     self.fail(where, f"`{command}` exited {returncode}, not {expected}:\n{p.stdout[-2000:]}")
                 if swept and returncode == 0:
-                    self.swept_at[words] = where
+                    self.swept_at[words] = (where, swept[1])
             if out:
                 self.runs[out] = Run(os.path.join(self.scratch, out), returncode)
             if swept and returncode == 0 and "out=" not in flags:
@@ -484,6 +486,11 @@ class Checker:
         if declared and declared not in self.skipped_outs:
             self.runs[declared] = Run(os.path.join(self.scratch, declared), status)
 
+    def forget_sweeps(self, command):
+        """A command about to run that names a finished sweep's directory
+        (it may write there): that sweep, given again, runs again."""
+        self.swept_at = {w: (at, out) for w, (at, out) in self.swept_at.items() if not names_run(command, [out])}
+
     def output(self, where, m):
         """Check an output block; the command's output, for --write."""
         command = re.sub(r"\\\n\s*", " ", m.group(2))
@@ -491,6 +498,7 @@ class Checker:
             self.skipped += 1
             return None
         self.checks += 1
+        self.forget_sweeps(command)
         p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
         if p.returncode != 0:

@@ -157,6 +157,17 @@ def main():
                 failures += 1
             else:
                 print(f"ok   {name}")
+        # Another sweep into the same directory in between: the first runs again.
+        other = block.replace(sweep, sweep.replace("windows", "others"))
+        with open(os.path.join(d, "others.ini"), "w") as f:
+            f.write(f"[sweep]\nbase = {ROOT}/configs/tutorial/01-one-write.ini\n[workload]\nwindow = 3, 4\n")
+        status, output = check(exe, block + "16" + figure + other + block + "16" + figure)
+        name = "a sweep whose directory another command wrote since runs again"
+        if status != 0 or "not run again" in output:
+            print(f"FAIL {name}: exit {status}, expected 0, every sweep run\n{output}")
+            failures += 1
+        else:
+            print(f"ok   {name}")
     for name, expected, lesson in cases:
         status, output = check(exe, lesson)
         if status != expected:
