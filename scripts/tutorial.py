@@ -24,6 +24,9 @@ output directories is skipped (and counted as skipped, not as checked).
 commands do not say `--out` (a script that writes DIR); with `--keep SCRATCH
 --have DIR`, DIR is already in SCRATCH (a test made it for its own check)
 and the block is not run again, so two checks can share one long run.
+A plain sweep (`build/vrdmasim sweep CONFIG --out DIR`, with --jobs or not)
+that an earlier block of the same pass ran, word for word, is not run again
+either: the pages given together share it.
 
     the write took 16 packets<!-- check: out/01 stats node0.dma.packets_sent -->
 
@@ -360,6 +363,10 @@ class Checker:
     def __init__(self, scratch, slow, write, have=()):
         self.scratch, self.slow, self.write, self.have = scratch, slow, write, set(have)
         self.runs = {}
+        # {words of a plain sweep that finished: (where it ran, its directory)}:
+        # the same sweep again (another page's block, checked in this pass)
+        # reads that run, unless a command since named its directory.
+        self.swept_at = {}
         self.skipped_outs = set()
         self.failures = self.checks = self.skipped = 0
         self.used_configs = set()
@@ -452,20 +459,37 @@ class Checker:
                 self.skipped_outs.update(o for o in (out, declared) if o)
                 print(f"{where}: skipped, slow (--slow runs it): {command}")
                 continue
-            if out:
-                shutil.rmtree(os.path.join(self.scratch, out), ignore_errors=True)
-            p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
-            if p.returncode != expected:
-                self.fail(where, f"`{command}` exited {p.returncode}, not {expected}:\n{p.stdout[-2000:]}")
-            if out:
-                self.runs[out] = Run(os.path.join(self.scratch, out), p.returncode)
             swept = plain_sweep(command)
-            if swept and p.returncode == 0 and "out=" not in flags:
+            words = tuple(words_of(command))
+            if swept and expected == 0 and words in self.swept_at:
+                # A sweep writes its directory from its config alone: the
+                # same words give the same results.csv (figures are a
+                # function of the model), so it is read, not run twice.
+                print(f"{where}: not run again, the same sweep ran at {self.swept_at[words][0]}: {command}")
+                returncode = 0
+            else:
+                self.forget_sweeps(command)
+                if out:
+                    shutil.rmtree(os.path.join(self.scratch, out), ignore_errors=True)
+                p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True)
+                returncode = p.returncode
+                if returncode != expected:
+                    self.fail(where, f"`{command}` exited {returncode}, not {expected}:\n{p.stdout[-2000:]}")
+                if swept and returncode == 0:
+                    self.swept_at[words] = (where, swept[1])
+            if out:
+                self.runs[out] = Run(os.path.join(self.scratch, out), returncode)
+            if swept and returncode == 0 and "out=" not in flags:
                 self.swept[swept[0]] = os.path.join(self.scratch, swept[1])
-            status = p.returncode
+            status = returncode
         if declared and declared not in self.skipped_outs:
             self.runs[declared] = Run(os.path.join(self.scratch, declared), status)
+
+    def forget_sweeps(self, command):
+        """A command about to run that names a finished sweep's directory
+        (it may write there): that sweep, given again, runs again."""
+        self.swept_at = {w: (at, out) for w, (at, out) in self.swept_at.items() if not names_run(command, [out])}
 
     def output(self, where, m):
         """Check an output block; the command's output, for --write."""
@@ -474,6 +498,7 @@ class Checker:
             self.skipped += 1
             return None
         self.checks += 1
+        self.forget_sweeps(command)
         p = subprocess.run(command, shell=True, cwd=self.scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
         if p.returncode != 0:

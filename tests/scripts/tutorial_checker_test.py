@@ -6,7 +6,8 @@ log excerpt the run did not print (or not in that order), a quoted log line
 outside an excerpt (it would go unchecked), a step number the prose names
 that no excerpt quotes, an output block that differs from what its command
 prints now; and must accept a lesson whose numbers, excerpts and output
-blocks are right, and skip (not fail) what a slow run left out."""
+blocks are right, skip (not fail) what a slow run left out, and read (not
+run twice) a sweep an earlier block ran word for word."""
 import argparse
 import os
 import subprocess
@@ -140,6 +141,33 @@ def main():
                 failures += 1
             else:
                 print(f"ok   {name}")
+    # The same plain sweep twice in one pass (two pages given together): run
+    # once, its figures checked after either block, a wrong one still failing.
+    with tempfile.TemporaryDirectory() as d:
+        sweep = os.path.join(d, "windows.ini")
+        with open(sweep, "w") as f:
+            f.write(f"[sweep]\nbase = {ROOT}/configs/tutorial/01-one-write.ini\n[workload]\nwindow = 1, 2\n")
+        block = f"<!-- run -->\n```sh\nbuild/vrdmasim sweep {sweep} --out out/s\n```\n"
+        figure = "<!-- check: out/s expr results('workload.window=2')['packets'] -->\n"
+        for name, written, expected in (("a sweep run again is read, not run twice", "16", 0),
+                                        ("a sweep run again is read: a wrong figure after it fails", "17", 1)):
+            status, output = check(exe, block + "16" + figure + block + written + figure)
+            if status != expected or output.count("not run again") != 1:
+                print(f"FAIL {name}: exit {status}, expected {expected}, one sweep not run again\n{output}")
+                failures += 1
+            else:
+                print(f"ok   {name}")
+        # Another sweep into the same directory in between: the first runs again.
+        other = block.replace(sweep, sweep.replace("windows", "others"))
+        with open(os.path.join(d, "others.ini"), "w") as f:
+            f.write(f"[sweep]\nbase = {ROOT}/configs/tutorial/01-one-write.ini\n[workload]\nwindow = 3, 4\n")
+        status, output = check(exe, block + "16" + figure + other + block + "16" + figure)
+        name = "a sweep whose directory another command wrote since runs again"
+        if status != 0 or "not run again" in output:
+            print(f"FAIL {name}: exit {status}, expected 0, every sweep run\n{output}")
+            failures += 1
+        else:
+            print(f"ok   {name}")
     for name, expected, lesson in cases:
         status, output = check(exe, lesson)
         if status != expected:
