@@ -26,11 +26,9 @@ inline std::uint64_t unmix(std::uint64_t w) { return w ^ (w >> 31) ^ (w >> 62); 
 // by `step` = N L C M. `z` is the z of the word before word i.
 template <class V, unsigned L, unsigned N>
 inline __attribute__((always_inline)) void start_vectors(std::uint64_t z, V (&v)[N], V& step) {
+    for (unsigned k = 0; k < L; ++k) step[k] = N * L * kStep;
     for (unsigned n = 0; n < N; ++n)
-        for (unsigned k = 0; k < L; ++k) {
-            v[n][k] = z + (n * L + k + 1) * kStep;
-            step[k] = N * L * kStep;
-        }
+        for (unsigned k = 0; k < L; ++k) v[n][k] = z + (n * L + k + 1) * kStep;
 }
 
 // Writes the words from i on, N vectors at a time; advances i and z past
