@@ -24,9 +24,10 @@ TEST_CASE("consumed prefix: a list that never empties keeps only what it holds, 
         v.push_back(next++);
         most = std::max(most, v.size());
     }
-    // Held: 3; read and not dropped yet: fewer than 64 or than what is held.
+    // Held: 3; read and not dropped yet: fewer than kConsumedDropAt or than
+    // what is held.
     CHECK(v.size() - first == 3);
-    CHECK(most <= 3 + 64 + 1);
+    CHECK(most <= 3 + kConsumedDropAt + 1);
     // Read to the end: empty, its index back at 0.
     first = v.size();
     drop_consumed(v, first);
