@@ -27,8 +27,9 @@ and so is a rule no combination needs any more (the table must not keep
 refusals that are gone). Exit status 1 when there is one; the ctest
 `composition` runs this.
 
-The runs go through one `vrdmasim run-batch` (--jobs at a time): each is a
-process of its own, forked from it, that enters the executable's main as
+The runs go through `vrdmasim run-batch` (--jobs at a time, and beside
+them those of workloads that start real processes, one at a time, which
+mostly wait): each is a process of its own, forked from it, that enters the executable's main as
 `vrdmasim run ARGS...` would, without loading and initialising its
 libraries again (most of a small run's host time).
 """
@@ -42,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -184,11 +186,11 @@ def run_arguments(scratch, n, situation, settings, extra=()):
 
 
 def run_all(exe, scratch, combos, jobs, extra=(), orders=None):
-    """Every combination's (exit status, stdout and stderr), in order: one
+    """Every combination's (exit status, stdout and stderr), in order:
     `vrdmasim run-batch`, whose children are each the process `vrdmasim
     run ARGS...` would be, forked instead of started (a small run's host time
     is mostly the executable's start: its libraries loaded and initialised),
-    --jobs at a time. A status is negative for a signal, as subprocess's.
+    --jobs at a time (and a second one beside it, below). A status is negative for a signal, as subprocess's.
 
     With `orders` (a list of lists of settings, e.g. [[], ["sim.event-order=
     keyed", "sim.event-order-seed=2"]]), each combination is run once in each
@@ -196,36 +198,61 @@ def run_all(exe, scratch, combos, jobs, extra=(), orders=None):
     figures are what the run wrote (stats.json, and summary.csv without the
     host's columns), None if it wrote nothing."""
     variants = orders or [[]]
-    runs = os.path.join(scratch, "runs.txt")
-    logs = os.path.join(scratch, "logs")
-    os.mkdir(logs)
-    with open(runs, "w") as f:
-        for i, (situation, settings) in enumerate(combos):
-            for v, order in enumerate(variants):
-                n = i * len(variants) + v
-                args = run_arguments(scratch, n, situation, settings, list(extra) + list(order))
-                assert not any("\t" in a or "\n" in a for a in args)
-                f.write("\t".join(args) + "\n")
+    # The runs of workloads that start real processes (KIND_SAMPLE: an MPI
+    # program under mpirun) mostly wait (the mpi cell: 14 s of CPU in 30 s,
+    # one at a time, 2026-11-29), and come one after the other in the
+    # matrix's order: they go in a run-batch of their own, one at a time,
+    # beside the others' --jobs (all of them if there are no others), so
+    # that the cores do the others' work while they wait. Each run is numbered as in the matrix, whichever
+    # batch runs it.
+    batches = {}   # name -> [run numbers, their argument lines]
+    for i, (situation, settings) in enumerate(combos):
+        name = "waiting" if settings["workload.kind"] in KIND_SAMPLE else "busy"
+        for v, order in enumerate(variants):
+            n = i * len(variants) + v
+            args = run_arguments(scratch, n, situation, settings, list(extra) + list(order))
+            assert not any("\t" in a or "\n" in a for a in args)
+            batch = batches.setdefault(name, [[], []])
+            batch[0].append(n)
+            batch[1].append("\t".join(args) + "\n")
     figures = {}
     status = {}
-    with subprocess.Popen([exe, "run-batch", runs, "--logs", logs, "--jobs", str(jobs)], stdout=subprocess.PIPE,
-                          text=True) as p:
-        for line in p.stdout:
-            n, how, value = line.split()
-            n = int(n)
-            status[n] = int(value) if how == "exit" else -int(value)
-            # Each run's output goes as soon as it ends: thousands of them
-            # would fill the disk (with orders, its figures are kept first).
-            if orders:
-                figures[n] = run_figures(os.path.join(scratch, f"run{n}"))
-            shutil.rmtree(os.path.join(scratch, f"run{n}"), ignore_errors=True)
-    if p.returncode != 0:
-        sys.exit(f"composition: vrdmasim run-batch ended with status {p.returncode}")
+    logs = {}   # run number -> its log file
+
+    def run_batch(name, numbers, lines):
+        runs = os.path.join(scratch, f"runs-{name}.txt")
+        with open(runs, "w") as f:
+            f.writelines(lines)
+        folder = os.path.join(scratch, f"logs-{name}")
+        os.mkdir(folder)
+        with subprocess.Popen([exe, "run-batch", runs, "--logs", folder, "--jobs",
+                               str(1 if name == "waiting" and len(batches) > 1 else jobs)], stdout=subprocess.PIPE, text=True) as p:
+            for line in p.stdout:
+                k, how, value = line.split()
+                n = numbers[int(k)]
+                status[n] = int(value) if how == "exit" else -int(value)
+                logs[n] = os.path.join(folder, f"{k}.log")
+                # Each run's output goes as soon as it ends: thousands of them
+                # would fill the disk (with orders, its figures are kept first).
+                if orders:
+                    figures[n] = run_figures(os.path.join(scratch, f"run{n}"))
+                shutil.rmtree(os.path.join(scratch, f"run{n}"), ignore_errors=True)
+        if p.returncode != 0:
+            failed.append(f"composition: vrdmasim run-batch ended with status {p.returncode}")
+
+    failed = []
+    threads = [threading.Thread(target=run_batch, args=(name, *batch)) for name, batch in batches.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failed:
+        sys.exit(failed[0])
     results = []
     for n in range(len(combos) * len(variants)):
-        log = os.path.join(logs, f"{n}.log")
+        log = logs.get(n, "")
         text = ""
-        if os.path.exists(log):
+        if log and os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
             os.remove(log)

@@ -112,6 +112,14 @@ void add_mca_settings(std::vector<std::string>& args, const std::string& shm) {
     }
 }
 
+// In the child, before mpirun: Open MPI's pml, unless the user's
+// OMPI_MCA_pml names one: ob1, the one that carries point-to-point
+// messages over the BTLs mca_settings sets (cm would bypass them) and the
+// one Open MPI 4.1.4 chooses here anyway, named so that each rank does not
+// load and probe cm's MTLs (psm, psm2): a 4-rank ring's run took about 50
+// ms less CPU time, 300 against 354 ms (README "Open MPI's settings").
+void default_pml() { ::setenv("OMPI_MCA_pml", "ob1", 0); }
+
 // The lock file of a run's own directory (own_directory): held (flock)
 // from its making to the run's end, and let go by the kernel however
 // vrdmasim ends, SIGKILL too.
@@ -273,6 +281,7 @@ void MpiLauncher::start() {
         ::setenv(mpiwire::kComputeEnv, s_.compute.c_str(), 1);
         ::setenv(mpiwire::kUntimedEnv, s_.untimed.c_str(), 1);
         ::setenv(mpiwire::kMemoryEnv, s_.memory.c_str(), 1);
+        default_pml();
         // Root in a container: Open MPI asks for both (its mpirun(1)).
         if (::geteuid() == 0) {
             ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
