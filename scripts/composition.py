@@ -72,15 +72,20 @@ SAMPLE_OTHERS = 4
 #   are met);
 # - NEEDS: what a workload needs to run at all beyond the defaults, then
 #   the matrix's own small settings of it ({build} in a value: the folder
-#   of --exe; {source}: the source tree).
+#   of --exe; {source}: the source tree);
+# - IGNORES: the shared workload.* parameters it does not read (a run
+#   refuses a setting of one): SMALL's and SMALL_MSG's settings of them are
+#   left out of its runs.
 WORKLOAD_AXES = {}
 KIND_SAMPLE = {}
 NEEDS = {}
+IGNORES = {}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
 
-# Small runs: every workload moves a few messages.
+# Small runs: every workload moves a few messages (each given only the
+# settings it reads: IGNORES).
 SMALL = ["--workload.total-bytes=32KiB", "--workload.message-size=8KiB", "--workload.iterations=2",
          "--sim.time-limit=2s"]
 COLD = ["--workload.populate=false", "--workload.fill-source=false"]
@@ -125,6 +130,7 @@ def read_trials(exe, workloads):
             WORKLOAD_AXES[kind] = w["matrix_axes"]
         if w["matrix_sample"] > 1:
             KIND_SAMPLE[kind] = w["matrix_sample"]
+        IGNORES[kind] = set(w["ignores"])
         settings = dict(w["needs"], **w["matrix"])   # the matrix's own last, each setting once
         for key, value in settings.items():
             for mark, path in places.items():
@@ -179,9 +185,11 @@ def combinations(axes):
 
 def run_arguments(scratch, n, situation, settings, extra=()):
     """The arguments of run n after `vrdmasim run` (`extra`: --setting's, last)."""
-    args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + SMALL
-    args += {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
-    args += NEEDS.get(settings["workload.kind"], [])
+    kind = settings["workload.kind"]
+    read = [a for a in SMALL + {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
+            if a[2:].split("=", 1)[0] not in IGNORES.get(kind, ())]
+    args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + read
+    args += NEEDS.get(kind, [])
     return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]
 
 

@@ -39,14 +39,15 @@ struct SystemSim {
     std::unique_ptr<SimContext> ctx;
     std::unique_ptr<System> sys;
     explicit SystemSim(const Settings& s) : SystemSim(Defaults{}, s) {}
-    // A test file's common settings first, then the case's.
+    // A test file's common settings first, then the case's: a layer over
+    // them (Config::layer), as a config file under the command line.
     struct Defaults {
         Settings settings;
     };
     SystemSim(const Defaults& defaults, const Settings& s) {
         declare_all_params(reg);
         cfg = std::make_unique<Config>(reg);
-        for (const auto& kv : defaults.settings) cfg->set(kv.first, kv.second, "test");
+        for (const auto& kv : defaults.settings) cfg->set(kv.first, kv.second, "test defaults");
         for (const auto& kv : s) cfg->set(kv.first, kv.second, "test");
         System::resolve(*cfg);
         ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});

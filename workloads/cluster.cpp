@@ -121,21 +121,23 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
     if (kind != "alltoall" && kind != "halo" && kind != "incast" && kind != "permutation") return nullptr;
     const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
     if (msg == 0) throw bad("message-size", kind + " needs messages of at least 1 B");
-    const auto iterations = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().iterations]);
-    const std::uint64_t total = c[params_of<WorkloadParams>().total_bytes];
+    // Rounds (alltoall, halo) or bytes per sender (incast, permutation):
+    // each kind reads only its own (WorkloadKind::reads).
+    const auto iterations = [&c] { return static_cast<std::uint64_t>(c[params_of<WorkloadParams>().iterations]); };
+    const auto total = [&c] { return c[params_of<WorkloadParams>().total_bytes]; };
     std::vector<std::vector<unsigned>> out(n);
     if (kind == "alltoall") {
         // Node i starts with i+1 and goes round, so that not everyone sends to node 0 first.
         for (unsigned i = 0; i < n; ++i)
             for (unsigned k = 1; k < n; ++k) out[i].push_back((i + k) % n);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg, job);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations(), msg, job);
     }
     if (kind == "halo") {
         cluster::Grid g{};
         const std::string why = cluster::parse_grid(c[params_of<WorkloadParams>().grid], n, g);
         if (!why.empty()) throw bad("grid", why);
         for (unsigned i = 0; i < n; ++i) out[i] = cluster::halo_neighbours(i, g);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations, msg, job);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), iterations(), msg, job);
     }
     if (kind == "incast") {
         const auto dst = static_cast<std::uint64_t>(c[params_of<WorkloadParams>().dst_node]);
@@ -149,13 +151,13 @@ std::unique_ptr<Workload> ClusterWorkload::create(const SimContext& ctx, const s
             out[i].push_back(static_cast<unsigned>(dst));
             ++taken;
         }
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total(), job);
     }
     if (kind == "permutation") {
         const std::vector<unsigned> p =
             cluster::derangement(n, static_cast<std::uint64_t>(c[params_of<SimParams>().seed]));
         for (unsigned i = 0; i < n; ++i) out[i].push_back(p[i]);
-        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total, job);
+        return std::make_unique<ClusterWorkload>(ctx, apps, kind, std::move(out), 1, total(), job);
     }
     return nullptr;
 }
@@ -682,6 +684,14 @@ WorkloadKind cluster_kind(const std::string& name, int order, const std::string&
                   const std::vector<FileSystem*>&) { return ClusterWorkload::create(ctx, apps, job); };
     k.read_refusal = WorkloadKind::built;
     k.two_sided_refusal = WorkloadKind::built;   // workload.two-sided: isend and irecv
+    // ClusterWorkload::create and the constructor (and workload.arrivals
+    // its read_settings); each kind its own rounds or bytes, halo its grid,
+    // incast its receiver and senders.
+    k.reads = {"workload.message-size", "workload.window", "workload.arrivals"};
+    if (name == "alltoall" || name == "halo") k.reads.push_back("workload.iterations");
+    if (name == "incast" || name == "permutation") k.reads.push_back("workload.total-bytes");
+    if (name == "halo") k.reads.push_back("workload.grid");
+    if (name == "incast") k.reads.insert(k.reads.end(), {"workload.dst-node", "workload.senders"});
     if (name == "alltoall") k.declare_metrics = ClusterWorkload::declare_metrics;   // the family's, once
     return k;
 }

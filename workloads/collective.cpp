@@ -375,6 +375,7 @@ const WorkloadKind::Declare declared([] {
     WorkloadKind k;
     k.name = "collective";
     k.order = 110;
+    k.reads = {"workload.message-size", "workload.iterations"};
     k.help =
         "collective: every node takes part in collective.op of the collectives library, `iterations` times "
         "(section [collective])";

@@ -487,6 +487,7 @@ const WorkloadKind::Declare declared([] {
     k.declare_metrics = OverlapWorkload::declare_metrics;
     k.read_refusal = WorkloadKind::built;
     k.two_sided_refusal = WorkloadKind::built;   // isend and irecv
+    k.reads = {"workload.src-node", "workload.dst-node", "workload.message-size", "workload.iterations"};
     k.findings = [](const Config&, const StatRegistry& stats) -> std::string {
         const std::uint64_t raced = stats.sum_counters("overlap.corrupted_transfers");
         if (!raced) return "";

@@ -162,6 +162,7 @@ const WorkloadKind::Declare declared([] {
     };
     k.read_refusal = WorkloadKind::built;
     k.two_sided_refusal = [](const Config&) { return Workload::kTwoSidedIsSendrecv; };
+    k.reads = {"workload.src-node", "workload.dst-node", "workload.message-size", "workload.iterations"};
     return k;
 }());
 

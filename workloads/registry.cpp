@@ -23,9 +23,18 @@ std::string settings_json(const WorkloadKind::Settings& s) {
     return out + "}";
 }
 
+std::string names_json(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + json_string(n);
+    return "[" + out + "]";
+}
+
 std::string trial_json(const WorkloadKind& k) {
     const WorkloadKind::Trial& t = k.trial;
     std::string axes, effects;
+    std::vector<std::string> ignores;
+    for (const std::string& p : params_of<WorkloadParams>().per_kind)
+        if (std::find(k.reads.begin(), k.reads.end(), p) == k.reads.end()) ignores.push_back(p);
     for (const std::string& a : t.matrix_axes) axes += (axes.empty() ? "" : ", ") + json_string(a);
     for (const WorkloadKind::Trial::Effect& e : t.effects) {
         std::string values;
@@ -38,7 +47,8 @@ std::string trial_json(const WorkloadKind& k) {
     }
     return "{\"name\": " + json_string(k.name) + ", \"needs\": " + settings_json(t.needs) +
            ", \"matrix\": " + settings_json(t.matrix) + ", \"matrix_sample\": " + json_number(t.matrix_sample) +
-           ", \"matrix_axes\": [" + axes + "], \"effects\": [" + effects + "]}";
+           ", \"matrix_axes\": [" + axes + "], \"reads\": " + names_json(k.reads) +
+           ", \"ignores\": " + names_json(ignores) + ", \"effects\": [" + effects + "]}";
 }
 
 }   // namespace
@@ -67,9 +77,17 @@ void declare_metrics(MetricRegistry& reg) {
 }
 
 std::string findings(const Config& c, const StatRegistry& stats) {
-    std::string out;
+    std::string out = Workload::unread_note(c);
     for (const WorkloadKind& k : all())
         if (k.findings) out += k.findings(c, stats);
+    return out;
+}
+
+std::string readers(const std::string& param) {
+    std::string out;
+    for (const WorkloadKind& k : all())
+        if (std::find(k.reads.begin(), k.reads.end(), param) != k.reads.end())
+            out += (out.empty() ? "" : ", ") + k.name;
     return out;
 }
 

@@ -70,6 +70,14 @@ struct WorkloadKind {
     bool one_channel = false;
     // Whether it reads workload.stream-notify.
     bool stream_notify = false;
+    // The shared parameters of section [workload] that only some kinds read
+    // (WorkloadParams::per_kind: workload.message-size, .window, ...) which
+    // this one reads, by name. A setting of another one is refused, or only
+    // noted in the run's summary when it comes from an earlier layer than
+    // workload.kind's own (Workload::refuse_settings, unread_settings);
+    // tests/system/param_effect_test.cpp checks the list against what a run
+    // of it reads, and each parameter's help names the kinds that list it.
+    std::vector<std::string> reads;
     // What a finished run's figures say that its exit status does not (an
     // application's own race the byte check caught): a line for the user,
     // or "".
@@ -160,15 +168,21 @@ const WorkloadKind& of(const Config& c);
 // Every kind's parameters and metrics, by order.
 void declare_params(ParamRegistry& reg);
 void declare_metrics(MetricRegistry& reg);
-// The findings of every kind, concatenated.
+// The findings of every kind, concatenated, after the settings the run's
+// kind did not read (Workload::unread_note).
 std::string findings(const Config& c, const StatRegistry& stats);
+// The kinds that read shared parameter `param` (WorkloadKind::reads), by
+// order: "stream, pingpong, ...".
+std::string readers(const std::string& param);
 // The traffic patterns' messages in `c`, as the kind that declares them
 // says (std::logic_error if no kind or several do).
 WorkloadKind::PatternTraffic pattern_traffic(const Config& c);
 // Every kind's trial (WorkloadKind::Trial), by order, as a member of the
 // JSON object `vrdmasim params --json` prints (scripts/composition.py reads
 // it): "workloads": [{"name", "needs", "matrix" (objects of settings, in
-// their order), "matrix_sample", "matrix_axes", "effects": [{"param",
+// their order), "matrix_sample", "matrix_axes", "reads" (WorkloadKind::reads),
+// "ignores" (the parameters of WorkloadParams::per_kind it does not read:
+// a setting of one is refused), "effects": [{"param",
 // "settings", "default_refuses", "second", "value_needs": {value:
 // settings}}]}, ...].
 std::string trials_json();

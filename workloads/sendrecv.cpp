@@ -199,6 +199,9 @@ const WorkloadKind::Declare declared([] {
         return "has nothing to choose in workload.kind = sendrecv: " + std::string(Workload::kProtocolDecides);
     };
     k.two_sided_refusal = [](const Config&) { return std::string("sendrecv is two-sided already"); };
+    // Both tests' settings, whichever runs (SendRecvWorkload's constructor).
+    k.reads = {"workload.src-node", "workload.dst-node",   "workload.message-size", "workload.total-bytes",
+               "workload.window",   "workload.iterations", "workload.sendrecv-test"};
     k.two_sided_library = [](const Config&) { return true; };
     k.one_channel = true;
     // workload.sendrecv-test's effect (tests/system/param_effect_test.cpp):

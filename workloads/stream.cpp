@@ -299,6 +299,8 @@ const WorkloadKind::Declare declared([] {
     k.two_sided_refusal = [](const Config&) { return Workload::kTwoSidedIsSendrecv; };
     k.physical_mode = true;
     k.stream_notify = true;
+    k.reads = {"workload.src-node",    "workload.dst-node", "workload.message-size",
+               "workload.total-bytes", "workload.window",   "workload.buffers"};
     // workload.stream-notify's effect (tests/system/param_effect_test.cpp):
     // each write notifies and the receiving program reads the records.
     k.trial.effects.emplace_back("workload.stream-notify", WorkloadKind::Settings{{"workload.total-bytes", "512KiB"},

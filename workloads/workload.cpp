@@ -86,6 +86,13 @@ std::vector<std::string> kind_names() {
     return names;
 }
 
+// The end of the help of a parameter that only some kinds read
+// (WorkloadParams::per_kind): which, as their declarations say.
+std::string read_by(const std::string& key) {
+    return " Read by workload.kind = " + workload_kinds::readers("workload." + key) +
+           "; another kind refuses a setting of it (docs/composition.md, \"Settings a kind does not read\")";
+}
+
 std::string kind_help() {
     std::string help;
     for (const WorkloadKind& k : workload_kinds::all())
@@ -100,30 +107,49 @@ WorkloadParams::WorkloadParams() : set("workload", "the application model that d
     declare_buffers();
     declare_operation();
     declare_jobs_and_arrivals();
+    per_kind = {src_node.name(),   message_size.name(),  total_bytes.name(), window.name(),
+                iterations.name(), grid.name(),          senders.name(),     dst_node.name(),
+                buffers.name(),    sendrecv_test.name(), arrivals.name()};
 }
 
 // The traffic: which workload, between which nodes, how much and how often.
 void WorkloadParams::declare_traffic() {
     kind = set.choice("kind", "stream", kind_names(), kind_help());
-    src_node = set.integer("src-node", "0", "node that sends (stream) or starts (pingpong)").range("0", "65535");
-    dst_node =
-        set.integer("dst-node", "1", "node that receives (stream, incast) or answers (pingpong)").range("0", "65535");
-    message_size = set.size("message-size", "64KiB", "bytes per RDMA write (synthetic: synthetic.message-size)")
+    src_node = set.integer("src-node", "0",
+                           "node that sends (stream, sendrecv, overlap) or starts (pingpong)." + read_by("src-node"))
+                   .range("0", "65535");
+    dst_node = set.integer("dst-node", "1",
+                           "node that receives (stream, sendrecv, overlap, incast) or answers (pingpong)." +
+                               read_by("dst-node"))
+                   .range("0", "65535");
+    message_size = set.size("message-size", "64KiB",
+                            "bytes per message (collective: per rank; synthetic: synthetic.message-size)." +
+                                read_by("message-size"))
                        .range("0B", "1GiB");
-    total_bytes =
-        set.size("total-bytes", "16MiB", "stream: bytes to move in all; incast, permutation: bytes each sender moves")
-            .range("1B", "64GiB");
+    total_bytes = set.size("total-bytes", "16MiB",
+                           "stream, sendrecv (bandwidth): bytes to move in all; incast, permutation: bytes each "
+                           "sender moves." +
+                               read_by("total-bytes"))
+                      .range("1B", "64GiB");
     window = set.integer("window", "4",
-                         "stream, cluster kinds: transfers outstanding at once per sending node (each "
-                         "with its own buffers; synthetic: synthetic.outstanding)")
+                         "stream, sendrecv (bandwidth), cluster kinds: transfers outstanding at once per sending "
+                         "node (each with its own buffers; synthetic: synthetic.outstanding)." +
+                             read_by("window"))
                  .range("1", "4096");
-    iterations =
-        set.integer("iterations", "100", "pingpong: round trips; alltoall, halo: rounds").range("1", "100000000");
+    iterations = set.integer("iterations", "100",
+                             "pingpong, sendrecv (latency): round trips; alltoall, halo, collective: rounds; "
+                             "overlap: transfers." +
+                                 read_by("iterations"))
+                     .range("1", "100000000");
     grid = set.string("grid", "auto",
                       "halo: the logical 3-D periodic grid of the nodes, AxBxC (x fastest: node = x + A*(y + B*z)), "
-                      "whose product must be topology's node count; auto: three near-equal factors (1296 -> 12x12x9)");
-    senders = set.integer("senders", "0", "incast: the first this many nodes other than dst-node send; 0: all of them")
-                  .range("0", "65535");
+                      "whose product must be topology's node count; auto: three near-equal factors (1296 -> "
+                      "12x12x9)." +
+                          read_by("grid"));
+    senders =
+        set.integer("senders", "0",
+                    "incast: the first this many nodes other than dst-node send; 0: all of them." + read_by("senders"))
+            .range("0", "65535");
 }
 
 // The message buffers: how they are mapped and filled.
@@ -134,7 +160,8 @@ void WorkloadParams::declare_buffers() {
     buffers = set.integer("buffers", "0",
                           "stream: distinct buffer slots the messages cycle through (each source and destination "
                           "buffer of a slot is reused every `buffers` messages); 0: as many as workload.window. "
-                          "Set it to the number of messages to give every message buffers never used before")
+                          "Set it to the number of messages to give every message buffers never used before." +
+                              read_by("buffers"))
                   .range("0", "1048576");
     madvise = set.choice("madvise", "none", {"none", "hugepage", "nohugepage"},
                          "madvise() of the message buffers right after mmap and before they are populated: none; "
@@ -158,7 +185,8 @@ void WorkloadParams::declare_operation() {
                                "sendrecv: latency (src-node sends message-size to dst-node, which sends it back, "
                                "`iterations` times; latency is half of each round trip, as OSU's osu_latency) or "
                                "bandwidth (total-bytes in message-size isends, `window` outstanding, the receiver "
-                               "acknowledging each window with an empty message, as osu_bw)");
+                               "acknowledging each window with an empty message, as osu_bw)." +
+                                   read_by("sendrecv-test"));
     operation = set.choice(
         "operation", "write", {"write", "read"},
         "stream: how the messages move from src-node to dst-node: write: src-node posts RDMA "
@@ -188,7 +216,8 @@ void WorkloadParams::declare_jobs_and_arrivals() {
                           "notification: once its writes of a round to a node have completed, a sender writes the "
                           "round number into its own 8 B flag in that node's flag array, and the node polls the "
                           "flags of its peers one by one (memory and polling time grow with the peers). "
-                          "workloads/README.md \"Arrival detection\"");
+                          "workloads/README.md \"Arrival detection\"." +
+                              read_by("arrivals"));
     stream_notify = set.choice("stream-notify", "none", {"none", "ring"},
                                "stream (write): how dst-node's program learns of each message. none: it does not "
                                "(the sender's completions alone); ring: each write notifies, and dst-node's program "
@@ -275,10 +304,42 @@ std::pair<unsigned, unsigned> Workload::two_nodes(const Config& c, const std::ve
     return {static_cast<unsigned>(src), static_cast<unsigned>(dst)};
 }
 
+std::vector<Workload::Unread> Workload::unread_settings(const Config& c) {
+    const WorkloadParams& w = params_of<WorkloadParams>();
+    const WorkloadKind& k = workload_kinds::of(c);
+    const std::vector<std::string>& shared = w.per_kind;
+    for (const std::string& r : k.reads)
+        if (std::find(shared.begin(), shared.end(), r) == shared.end())
+            throw std::logic_error("workload.kind = " + k.name + " declares that it reads " + r +
+                                   ", which is not one of WorkloadParams::per_kind");
+    std::vector<Unread> out;
+    for (const std::string& p : shared)
+        if (std::find(k.reads.begin(), k.reads.end(), p) == k.reads.end() && !c.is_default(p))
+            out.push_back({p, c.layer(p) < c.layer(w.kind)});
+    return out;
+}
+
+std::string Workload::unread_note(const Config& c) {
+    std::string out;
+    for (const Unread& u : unread_settings(c))
+        if (u.earlier)
+            out += "vrdmasim: warning: " + c.describe(u.param) +
+                   " was not read: " + c.describe(params_of<WorkloadParams>().kind) +
+                   ", set over it, does not read it (only workload.kind = " + workload_kinds::readers(u.param) +
+                   " do)\n";
+    return out;
+}
+
 void Workload::refuse_settings(const Config& c) {
     const WorkloadParams& w = params_of<WorkloadParams>();
     const std::string& kind = c[w.kind];
     const WorkloadKind& k = workload_kinds::of(kind);
+    for (const Unread& u : unread_settings(c))
+        if (!u.earlier)
+            throw c.refuse(u.param, "is not read by " + c.describe(w.kind) +
+                                        ": only workload.kind = " + workload_kinds::readers(u.param) +
+                                        " read it, so it would change nothing (docs/composition.md, \"Settings a "
+                                        "kind does not read\")");
     const bool read = c[w.operation] != "write";
     // docs/composition.md, the refusal table.
     if (read) {

@@ -53,6 +53,12 @@ struct WorkloadParams {
     IntParam cold_jobs;
     EnumParam arrivals;
     EnumParam stream_notify;
+    // The shared parameters that only some kinds read, each kind listing
+    // those it reads (WorkloadKind::reads), by name. The others of the
+    // section every kind reads (kind, populate, madvise, fill-source,
+    // cold-jobs: the Workload base), or a kind's declaration refuses
+    // (operation, two-sided, stream-notify: read_refusal, ...).
+    std::vector<std::string> per_kind;
 
 private:
     // The constructor's groups of parameters, declared in this order.
@@ -200,9 +206,26 @@ public:
     static std::unique_ptr<Workload> create_kind(const SimContext& ctx, const std::vector<RdmaProcess*>& apps,
                                                  unsigned job, const std::vector<FileSystem*>& files);
     // ConfigError (exit status 2) for the settings of [workload] that the
-    // kind refuses (workloads/registry.hpp: read, two-sided, stream-notify),
+    // kind refuses (workloads/registry.hpp: read, two-sided, stream-notify,
+    // and a setting of a shared parameter it does not read: unread_settings),
     // before anything is built.
     static void refuse_settings(const Config& c);
+    // The settings of shared parameters that the run's kind does not read:
+    // each parameter of WorkloadParams::per_kind that the kind does not list
+    // (WorkloadKind::reads) and whose value is not its default (a run's
+    // config.ini lists every parameter, at its default or not). `earlier`:
+    // made in an earlier layer than workload.kind's own setting
+    // (Config::layer: a base config for several kinds, a sweep's fixed
+    // values under its swept kinds), which is only noted (unread_note);
+    // any other is refused.
+    struct Unread {
+        std::string param;
+        bool earlier = false;
+    };
+    static std::vector<Unread> unread_settings(const Config& c);
+    // A warning line for each unread setting from an earlier layer, for the
+    // run's summary (workload_kinds::findings); "" if none.
+    static std::string unread_note(const Config& c);
     // For the kinds' factories (workloads/registry.hpp):
     // whether every node's process is here (not a partitioned run's rank).
     static bool all_present(const std::vector<RdmaProcess*>& apps);

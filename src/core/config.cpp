@@ -5,6 +5,7 @@
 #include "src/core/params_detail.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -47,11 +48,28 @@ void Config::set(const std::string& full_name, const std::string& value, const s
     if (!violation.empty())
         throw ConfigError(origin + ": value " + squote(text) + " for " + squote(full_name) +
                           " is out of range: " + violation);
+    const std::string source = origin_source(origin);
+    if (layers_ == 0 || source != layer_source_) {
+        ++layers_;
+        layer_source_ = source;
+    }
     Value& v = values_[full_name];
     v.text = text;
     v.origin = origin;
     v.number = p.number;
     v.flag = p.flag;
+    v.layer = layers_;
+}
+
+std::string Config::origin_source(const std::string& origin) {
+    std::string out;
+    for (std::size_t i = 0; i < origin.size(); ++i) {
+        std::size_t end = i + 1;
+        while (origin[i] == ':' && end < origin.size() && std::isdigit(static_cast<unsigned char>(origin[end]))) ++end;
+        if (end > i + 1 && (end == origin.size() || origin[end] == ',')) i = end - 1;   // ":<digits>" dropped
+        else out += origin[i];
+    }
+    return out;
 }
 
 void Config::apply_file(const std::string& path) {
@@ -139,7 +157,9 @@ const Config::Value& Config::get(const std::string& name, ParamType t1, ParamTyp
     if (d->type != t1 && d->type != t2)
         throw std::logic_error("Config: parameter " + squote(name) + " is a " + to_string(d->type) + ", not a " +
                                to_string(t1));
-    return values_.at(name);
+    const Value& v = values_.at(name);
+    v.read = true;
+    return v;
 }
 
 sc_core::sc_time Config::time(const std::string& name) const {
@@ -170,6 +190,16 @@ const std::string& Config::text(const std::string& name) const {
 const std::string& Config::origin(const std::string& name) const {
     if (reg_.find(name) == nullptr) throw std::logic_error("Config: no parameter " + squote(name) + " is declared");
     return values_.at(name).origin;
+}
+
+unsigned Config::layer(const std::string& name) const {
+    if (reg_.find(name) == nullptr) throw std::logic_error("Config: no parameter " + squote(name) + " is declared");
+    return values_.at(name).layer;
+}
+
+bool Config::was_read(const std::string& name) const {
+    if (reg_.find(name) == nullptr) throw std::logic_error("Config: no parameter " + squote(name) + " is declared");
+    return values_.at(name).read;
 }
 
 std::string Config::describe(const std::string& name) const {

@@ -400,6 +400,28 @@ public:
     // (what a report lists as "the configuration that differs").
     std::vector<const ParamDecl*> non_defaults() const;
 
+    // Settings come in layers, each over the ones before: the defaults are
+    // layer 0, and every set() starts a new layer when its source differs
+    // from the previous set()'s. A source is an origin without its line
+    // number: a config file (each file applied, in order: "x.ini:3" and
+    // "x.ini:9" are one layer), the command line, or a sweep point's values
+    // ("s.ini:4, sweep point": its listed values, a layer over the sweep
+    // file's fixed ones, which are "s.ini:7"). The layer of parameter
+    // `name`'s value (an undeclared name is a std::logic_error).
+    unsigned layer(const std::string& name) const;
+    template <ParamType T>
+    unsigned layer(const Param<T>& p) const {
+        return layer(p.name());
+    }
+    // Whether a typed accessor (operator[], time(), size(), string(), ...)
+    // has read parameter `name`'s value since this Config was made: what the
+    // tests check a declaration of what a model reads against. Naming it
+    // (text(), origin(), describe(), is_default()) is no read.
+    bool was_read(const std::string& name) const;
+    // The source of an origin: `origin` without the line numbers in it
+    // ("x.ini:3" -> "x.ini"; "s.ini:4, sweep point" -> "s.ini, sweep point").
+    static std::string origin_source(const std::string& origin);
+
     // The effective configuration as INI, every parameter, grouped by section,
     // re-runnable as is; the origin of non-default values as comments. A
     // relative path-valued setting is written absolute (from the working
@@ -414,10 +436,14 @@ private:
         std::string origin;
         double number = 0;   // Time (ps), Rate, Size, Frequency, Int, Real
         bool flag = false;   // Bool
+        unsigned layer = 0;   // layer()
+        mutable bool read = false;   // was_read()
     };
     const Value& get(const std::string& name, ParamType t1, ParamType t2) const;
     const ParamRegistry& reg_;
     std::map<std::string, Value> values_;
+    unsigned layers_ = 0;   // the latest layer
+    std::string layer_source_;   // its source
 };
 
 }   // namespace vrdmasim

@@ -20,6 +20,8 @@
 #include "library/messaging/params.hpp"
 #include "src/sim/thread_budget.hpp"
 
+#include <algorithm>
+
 namespace vrdmasim {
 
 using sc_core::sc_time;
@@ -180,7 +182,11 @@ void System::check_packet_fits(const Config& c, const Topology& t) {
     std::string by = "dma.packet-size";
     if (c[params_of<PldmaParams>().block_size] < payload)
         payload = c[params_of<PldmaParams>().block_size], by = "dma.block-size";
-    const std::uint64_t msg = c[params_of<WorkloadParams>().message_size];
+    // The messages' size where the kind reads it (synthetic traffic's is its own).
+    const std::vector<std::string>& reads = workload_kinds::of(c).reads;
+    const SizeParam& message_size = params_of<WorkloadParams>().message_size;
+    const std::uint64_t msg =
+        std::find(reads.begin(), reads.end(), message_size.name()) != reads.end() ? c[message_size] : 0;
     if (msg > 0 && msg < payload) payload = msg, by = "workload.message-size";
     const std::uint64_t flits = std::max<std::uint64_t>(2 + (payload + kFlitBytes - 1) / kFlitBytes, 4);
     const std::uint64_t need = flits * kFlitBytes;

@@ -121,7 +121,8 @@ struct SweepPlan {
 // configs, then --section.key=value for every fixed and swept value (a
 // path-valued one resolved against the sweep file's directory), then
 // --origin=section.key=FILE:LINE for each, so that the point's messages and
-// config.ini name the sweep file's line, not "command line".
+// config.ini name the sweep file's line, not "command line" (a swept value's:
+// "FILE:LINE, sweep point", a layer over the fixed ones: Config::layer).
 std::vector<std::string> point_arguments(const SweepPlan& plan, const SweepPoint& p);
 
 // The shard a process of a Slurm array or an MPI job runs when --shard is not

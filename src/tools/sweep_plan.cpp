@@ -398,9 +398,13 @@ std::vector<std::string> point_arguments(const SweepPlan& plan, const SweepPoint
     Assignments all = plan.fixed;
     all.insert(all.end(), p.assignment.begin(), p.assignment.end());
     for (const auto& kv : all) args.push_back("--" + kv.first + "=" + run_value(plan, kv.first, kv.second));
-    for (const auto& kv : all) {
-        const auto o = plan.origins.find(kv.first);
-        if (o != plan.origins.end()) args.push_back("--origin=" + kv.first + "=" + o->second);
+    // A swept value's origin says it is the point's: the point is a layer
+    // over the sweep file's fixed values (Config::layer).
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto o = plan.origins.find(all[i].first);
+        if (o != plan.origins.end())
+            args.push_back("--origin=" + all[i].first + "=" + o->second +
+                           (i < plan.fixed.size() ? "" : ", sweep point"));
     }
     return args;
 }

@@ -1721,7 +1721,7 @@ TEST_CASE("run-batch: each run is what the process `vrdmasim run ARGS` gives: st
         {"-q", "--out", "refused", "--workload.two-sided=true"},
         {"-q", "--out", "failed", "--sim.time-limit=10us"},
         {"-q", "--bogus"},
-        {"--out", "loud", "--workload.total-bytes=32KiB", "--workload.kind=pingpong"},
+        {"--out", "loud", "--workload.iterations=20", "--workload.kind=pingpong"},
     };
     const fs::path direct = tmp.path() / "direct", batch = tmp.path() / "batch";
     fs::create_directories(direct);
@@ -2427,7 +2427,7 @@ TEST_CASE("sweep checks every point's configuration first: one a run refuses sto
     CHECK(r.status == 2);
     CHECK(contains(r.err, "f.ini: 2 of 4 points have a configuration a run refuses; nothing run"));
     CHECK(contains(r.err, "(workload.message-size = 4KiB, workload.dst-node = 5) and 1 other point: "));
-    CHECK(contains(r.err, "workload.dst-node = 5 (from f.ini:3)"));
+    CHECK(contains(r.err, "workload.dst-node = 5 (from f.ini:3, sweep point)"));
     CHECK(contains(r.err, "2 nodes"));
     CHECK(!fs::exists(tmp.path() / "out"));
 }

@@ -553,6 +553,34 @@ TEST_CASE("typed getters throw logic_error for undeclared names and wrong types"
     CHECK_NOTHROW(cfg.string("link.name"));
 }
 
+TEST_CASE("settings come in layers, one per source in turn, and typed reads are recorded", "[params][config]") {
+    const ParamRegistry reg = make_registry();
+    Config cfg(reg);
+    CHECK(Config::origin_source("x.ini:3") == "x.ini");
+    CHECK(Config::origin_source("s.ini:12, sweep point") == "s.ini, sweep point");
+    CHECK(Config::origin_source("command line") == "command line");
+    CHECK(Config::origin_source("c:7x") == "c:7x");
+    CHECK(cfg.layer("dma.block-size") == 0);   // the defaults
+    cfg.set("dma.block-size", "8KiB", "base.ini:3");
+    cfg.set("dram.size", "1GiB", "base.ini:9");   // the same file: the same layer
+    cfg.set("link.fec", "off", "s.ini:4");   // a sweep file's fixed value
+    cfg.set("dma.mode", cfg.text("dma.mode"), "s.ini:7, sweep point");   // its point, over it
+    cfg.set("dma.channels", "2", "command line");
+    CHECK(cfg.layer("dma.block-size") == 1);
+    CHECK(cfg.layer("dram.size") == 1);
+    CHECK(cfg.layer("link.fec") == 2);
+    CHECK(cfg.layer("dma.mode") == 3);
+    CHECK(cfg.layer("dma.channels") == 4);
+    // Naming a value is no read; a typed accessor is.
+    CHECK(cfg.describe("dma.channels") == "dma.channels = 2 (from command line)");
+    CHECK_FALSE(cfg.is_default("dma.channels"));
+    CHECK_FALSE(cfg.was_read("dma.channels"));
+    CHECK(cfg.integer("dma.channels") == 2);
+    CHECK(cfg.was_read("dma.channels"));
+    CHECK_FALSE(cfg.was_read("dram.size"));
+    CHECK_THROWS_AS(cfg.layer("no.such"), std::logic_error);
+}
+
 TEST_CASE("set stores the value, its text and its origin", "[params][config]") {
     const ParamRegistry reg = make_registry();
     Config cfg(reg);

@@ -961,7 +961,8 @@ TEST_CASE("sweep paths: a path-valued setting is relative to the sweep file, its
     const std::string where = dir / "sweeps/p.ini";
     CHECK(point_arguments(plan, plan.points[0]) ==
           std::vector<std::string>{"--trace.name=../t/x", "--trace.file=" + dir / "t/a.otf2",
-                                   "--origin=trace.name=" + where + ":3", "--origin=trace.file=" + where + ":2"});
+                                   "--origin=trace.name=" + where + ":3",
+                                   "--origin=trace.file=" + where + ":2, sweep point"});
     CHECK(point_arguments(plan, plan.points[1])[1] == "--trace.file=/abs/b.otf2");
 }
 

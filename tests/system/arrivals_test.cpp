@@ -137,9 +137,7 @@ namespace {
 // fault; every byte still verifies and no round is seen early.
 void situation_case(const std::string& arrivals, Situation sit, bool stall) {
     Settings set{{"workload.kind", "alltoall"},
-                 {"workload.dst-node", "0"},
                  {"workload.message-size", "64KiB"},
-                 {"workload.total-bytes", "256KiB"},
                  {"workload.iterations", "3"},
                  {"workload.window", "2"},
                  {"workload.arrivals", arrivals},

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -16,6 +17,7 @@
 #include "src/sim/system.hpp"
 #include "system_sim.hpp"
 #include "workloads/registry.hpp"
+#include "workloads/workload.hpp"
 
 using namespace vrdmasim;
 
@@ -31,12 +33,14 @@ struct Outcome {
     std::string stats;
 };
 
-// Builds and runs the system with `settings` in a child process.
-Outcome run_child(const Settings& settings) {
-    const std::string text = in_child_text([&settings] {
+// Builds and runs the system with `settings` in a child process: `over`
+// a layer over them (Config::layer), as the command line over a config
+// file (a scenario's workload.kind over its other settings).
+Outcome run_child(const Settings& settings, const Settings& over = {}) {
+    const std::string text = in_child_text([&settings, &over] {
         std::ostringstream os;
         try {
-            SystemSim s(settings);
+            SystemSim s(SystemSim::Defaults{settings}, over);
             s.run();
             const TransferLog& log = s.log();
             os << "clean " << (s.finished() && log.errors.value() == 0 && log.mismatches.value() == 0) << "\n";
@@ -311,7 +315,7 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
             continue;
         }
         const Scenario& sc = it->second;
-        const Outcome base = run_child(sc.settings + Settings{{name, d.default_text}});
+        const Outcome base = run_child(sc.settings, Settings{{name, d.default_text}});
         INFO(name << " = " << d.default_text << " (default): " << base.error);
         REQUIRE(base.ran);
         if (!sc.default_refuses.empty())
@@ -319,13 +323,13 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
         else CHECK(base.clean);
         for (const std::string& v : d.choices) {
             if (v == d.default_text) continue;
-            const Outcome o = run_child(sc.settings + Settings{{name, v}} + value_needs(sc, v));
+            const Outcome o = run_child(sc.settings, Settings{{name, v}} + value_needs(sc, v));
             INFO(name << " = " << v << ": " << o.error);
             REQUIRE(o.ran);
             CHECK(o.clean);
             if (o.stats == base.stats && !sc.second.empty()) {
-                const Outcome b2 = run_child(sc.second + Settings{{name, d.default_text}});
-                const Outcome o2 = run_child(sc.second + Settings{{name, v}} + value_needs(sc, v));
+                const Outcome b2 = run_child(sc.second, Settings{{name, d.default_text}});
+                const Outcome o2 = run_child(sc.second, Settings{{name, v}} + value_needs(sc, v));
                 REQUIRE(b2.ran);
                 REQUIRE(o2.ran);
                 CHECK(b2.clean);
@@ -337,6 +341,46 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
         }
     }
     CHECK(enums >= 9);
+}
+
+TEST_CASE("each workload kind reads exactly the shared workload parameters it declares", "[params][system]") {
+    // A small run of each kind (what its trial needs, and its matrix's
+    // small settings), each shared parameter it declares it reads
+    // (WorkloadKind::reads, among WorkloadParams::per_kind) set small:
+    // Config::was_read must find each of them read, and no other of them
+    // (one read and undeclared: a setting of it refused, though it counts).
+    const std::map<std::string, std::string> small{{"workload.message-size", "8KiB"},
+                                                   {"workload.total-bytes", "32KiB"},
+                                                   {"workload.iterations", "2"},
+                                                   {"workload.window", "2"}};
+    const std::vector<std::string>& shared = params_of<WorkloadParams>().per_kind;
+    for (const WorkloadKind& k : workload_kinds::all()) {
+        Settings s = Settings{{"workload.kind", k.name}, {"sim.time-limit", "1s"}} + placed(k.trial.needs) +
+                     placed(k.trial.matrix);
+        for (const std::string& p : k.reads)
+            if (small.count(p)) s.emplace_back(p, small.at(p));
+        const std::string text = in_child_text([&s, &shared] {
+            std::ostringstream os;
+            try {
+                SystemSim sim(s);
+                sim.run();
+                os << "ran\n";
+                for (const std::string& p : shared)
+                    if (sim.cfg->was_read(p)) os << p << "\n";
+            } catch (const std::exception& e) {
+                os << "error " << e.what() << "\n";
+            }
+            return os.str();
+        });
+        INFO("workload.kind = " << k.name << ":\n" << text);
+        std::istringstream in(text);
+        std::string line;
+        REQUIRE(std::getline(in, line));
+        REQUIRE(line == "ran");
+        std::set<std::string> read;
+        while (std::getline(in, line)) read.insert(line);
+        CHECK(read == std::set<std::string>(k.reads.begin(), k.reads.end()));
+    }
 }
 
 TEST_CASE("every scenario is of an enumeration parameter and each has one", "[params]") {

@@ -21,19 +21,22 @@ using namespace sc_core;
 namespace {
 
 // The first job's partition_refusal() of a System built (not run) with
-// `s`, in a child process (one elaboration per process).
-std::string refusal(const Settings& s) {
-    return in_child_text([&s] { return "[" + SystemSim(s).sys->workload().partition_refusal() + "]"; });
+// `s` (over `under`: a base for several kinds, a layer below), in a child
+// process (one elaboration per process).
+std::string refusal(const Settings& s, const Settings& under = {}) {
+    return in_child_text([&s, &under] {
+        return "[" + SystemSim(SystemSim::Defaults{under}, s).sys->workload().partition_refusal() + "]";
+    });
 }
 
 // Splittable: the child answered, and with nothing.
-void check_splittable(const Settings& s) {
+void check_splittable(const Settings& s, const Settings& under = {}) {
     INFO("settings: " << [&] {
         std::string t;
         for (const auto& kv : s) t += kv.first + "=" + kv.second + " ";
         return t;
     }());
-    CHECK(refusal(s) == "[]");
+    CHECK(refusal(s, under) == "[]");
 }
 
 // Refused, the reason naming each of `words`.
@@ -79,7 +82,8 @@ TEST_CASE("partition: the cluster kinds split by boards with one-sided writes, r
           "[partition][cluster]") {
     const Settings small{{"workload.message-size", "4KiB"}, {"workload.iterations", "2"}};
     for (const char* kind : {"halo", "alltoall", "incast", "permutation"})
-        check_splittable(kTwoBoards + small + Settings{{"workload.kind", kind}, {"workload.total-bytes", "8KiB"}});
+        check_splittable(Settings{{"workload.kind", kind}},
+                         kTwoBoards + small + Settings{{"workload.total-bytes", "8KiB"}});
     check_splittable(kTwoBoards + small + Settings{{"workload.kind", "alltoall"}, {"workload.arrivals", "counter"}});
     check_refused(kTwoBoards + small + Settings{{"workload.kind", "halo"}, {"workload.arrivals", "flags"}},
                   {"workload.kind = halo", "workload.arrivals = flags", "completed_"});

@@ -151,12 +151,13 @@ TEST_CASE("rendezvous: every job's start and the end of all their programs", "[r
 
 namespace {
 
-// Job 0's workload of `s` built again, as a partitioned run's rank 0 would
-// build it: the processes of board 0 (nodes 0-3) only. Its programs' count,
-// which nodes got a program, and its refusal; or the error that refused it.
-std::string built_on_board0(const Settings& s) {
-    return in_child_text([&s] {
-        SystemSim sim(s);
+// Job 0's workload of `s` (over `under`: a base for several kinds, a layer
+// below) built again, as a partitioned run's rank 0 would build it: the
+// processes of board 0 (nodes 0-3) only. Its programs' count, which nodes
+// got a program, and its refusal; or the error that refused it.
+std::string built_on_board0(const Settings& s, const Settings& under = {}) {
+    return in_child_text([&s, &under] {
+        SystemSim sim(SystemSim::Defaults{under}, s);
         std::vector<RdmaProcess*> apps;
         for (std::size_t i = 0; i < sim.sys->size(); ++i) {
             RdmaProcess& a = sim.sys->node(i).app;
@@ -192,7 +193,7 @@ TEST_CASE(
           "programs 2 present 1 1 1 1 0 0 0 0 running 0 1 0 0 0 0 0 0");
     const Settings small{{"workload.message-size", "4KiB"}, {"workload.iterations", "1"}};
     for (const char* kind : {"halo", "alltoall", "incast", "permutation"})
-        CHECK(built_on_board0(kTwoBoards + small + Settings{{"workload.kind", kind}}) ==
+        CHECK(built_on_board0(Settings{{"workload.kind", kind}}, kTwoBoards + small) ==
               "programs 8 present 1 1 1 1 0 0 0 0 running 1 1 1 1 0 0 0 0");
     CHECK(built_on_board0(kTwoBoards + small + Settings{{"workload.kind", "halo"}, {"workload.operation", "read"}}) ==
           "programs 8 present 1 1 1 1 0 0 0 0 running 1 1 1 1 0 0 0 0");

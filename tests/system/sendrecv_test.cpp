@@ -483,11 +483,13 @@ namespace {
 
 void cluster_case(const std::string& kind, const std::string& size, std::uint64_t messages, std::uint64_t bytes,
                   bool eager) {
-    Settings set{{"topology.kind", "qfdb"},          {"topology.nodes", "4"},         {"workload.kind", kind},
-                 {"workload.two-sided", "true"},     {"workload.message-size", size}, {"workload.iterations", "3"},
-                 {"workload.total-bytes", "256KiB"}, {"workload.window", "4"},        {"msg.eager-slots", "4"},
-                 {"msg.eager-threshold", "8KiB"}};
-    Sim s(set);
+    // One base for every cluster kind (rounds for alltoall and halo, bytes
+    // for incast and permutation), the kind a layer over it.
+    const Settings base{
+        {"topology.kind", "qfdb"},       {"topology.nodes", "4"},      {"workload.two-sided", "true"},
+        {"workload.message-size", size}, {"workload.iterations", "3"}, {"workload.total-bytes", "256KiB"},
+        {"workload.window", "4"},        {"msg.eager-slots", "4"},     {"msg.eager-threshold", "8KiB"}};
+    Sim s(SystemSim::Defaults{base}, {{"workload.kind", kind}});
     s.run();
     dump_stats(s);
     s.check_all_verified(messages, bytes);

@@ -28,6 +28,8 @@ const WorkloadKind::Declare probe([] {
         const auto [src, dst] = Workload::two_nodes(ctx.config, apps);
         return std::make_unique<StreamWorkload>(ctx, apps, src, dst, job);
     };
+    k.reads = {"workload.src-node",    "workload.dst-node", "workload.message-size",
+               "workload.total-bytes", "workload.window",   "workload.buffers"};
     return k;
 }());
 
@@ -63,8 +65,33 @@ TEST_CASE("registry: what a kind does not declare it refuses, naming the setting
     const std::string two = refusal({{"workload.kind", "registry-probe"}, {"workload.two-sided", "true"}});
     CHECK(two.find("workload.two-sided") != std::string::npos);
     CHECK(two.find("it has no two-sided form") != std::string::npos);
+    // A shared parameter it does not declare it reads, set in the same
+    // layer as workload.kind: refused, naming the kinds that read it.
+    const std::string unread = refusal({{"workload.kind", "registry-probe"}, {"workload.iterations", "5"}});
+    CHECK(unread.find("workload.iterations = 5 (from test): is not read by workload.kind = registry-probe") !=
+          std::string::npos);
+    CHECK(unread.find("only workload.kind = pingpong, sendrecv, alltoall, halo, overlap, collective read it") !=
+          std::string::npos);
+    // workload.kind at its default: no layer is earlier than the defaults'.
+    CHECK(refusal({{"workload.grid", "2x1x1"}})
+              .find("workload.grid = 2x1x1 (from test): is not read by "
+                    "workload.kind = stream (from default)") != std::string::npos);
     // The stream, which declares its read form, is not refused.
     CHECK(refusal({{"workload.kind", "stream"}, {"workload.operation", "read"}}).empty());
+}
+
+TEST_CASE("registry: a shared parameter the kind does not read set in an earlier layer is said and not refused",
+          "[registry]") {
+    // The same setting in an earlier layer than workload.kind's (a base for
+    // several kinds, the kind set over it): the run builds and its summary
+    // says so; at its default value, not even that.
+    SystemSim sim(SystemSim::Defaults{{{"workload.iterations", "5"}, {"workload.grid", "auto"}}},
+                  {{"workload.kind", "registry-probe"}});
+    CHECK(Workload::unread_note(*sim.cfg) ==
+          "vrdmasim: warning: workload.iterations = 5 (from test defaults) was not read: workload.kind = "
+          "registry-probe (from test), set over it, does not read it (only workload.kind = pingpong, sendrecv, "
+          "alltoall, halo, overlap, collective do)\n");
+    CHECK(workload_kinds::findings(*sim.cfg, sim.stats).find(Workload::unread_note(*sim.cfg)) == 0);
 }
 
 TEST_CASE("registry: every workload of the library is in the program, each once and by order", "[registry]") {
