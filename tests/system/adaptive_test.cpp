@@ -14,24 +14,25 @@ using namespace vrdmasim;
 namespace {
 
 Settings torus(const std::string& routing, const std::string& kind, bool terminate) {
-    return {{"topology.kind", "torus"},
-            {"topology.x", "3"},
-            {"topology.y", "3"},
-            {"router.vcs", "3"},
-            {"router.routing", routing},
-            {"dram.size", "1GiB"},
-            {"workload.kind", kind},
-            {"workload.message-size", "16KiB"},
-            {"workload.iterations", "1"},
-            {"workload.total-bytes", "64KiB"},
-            {"workload.window", "4"},
-            {"workload.populate", "false"},   // cold: every first touch faults in the SMMU
-            {"workload.fill-source", "false"},
-            {"smmu-driver.fault-mode", terminate ? "terminate" : "stall"},
-            // Adaptive routing needs the fault-tolerant engine's receiver
-            // (packets out of sequence), in stall mode too.
-            {"dma.fault-tolerant", terminate || routing == "adaptive" ? "true" : "false"},
-            {"sim.time-limit", "500ms"}};
+    // One round of the alltoall; 64 KiB each of the permutation.
+    const Settings amount =
+        kind == "alltoall" ? Settings{{"workload.iterations", "1"}} : Settings{{"workload.total-bytes", "64KiB"}};
+    return amount + Settings{{"topology.kind", "torus"},
+                             {"topology.x", "3"},
+                             {"topology.y", "3"},
+                             {"router.vcs", "3"},
+                             {"router.routing", routing},
+                             {"dram.size", "1GiB"},
+                             {"workload.kind", kind},
+                             {"workload.message-size", "16KiB"},
+                             {"workload.window", "4"},
+                             {"workload.populate", "false"},   // cold: every first touch faults in the SMMU
+                             {"workload.fill-source", "false"},
+                             {"smmu-driver.fault-mode", terminate ? "terminate" : "stall"},
+                             // Adaptive routing needs the fault-tolerant engine's receiver
+                             // (packets out of sequence), in stall mode too.
+                             {"dma.fault-tolerant", terminate || routing == "adaptive" ? "true" : "false"},
+                             {"sim.time-limit", "500ms"}};
 }
 
 struct Run {

@@ -123,10 +123,7 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
     const std::uint64_t count = total / msg;
     Settings set{{"rdma.strategy", strategy},
                  {"rdma.pipeline-chunk", "32KiB"},   // a quarter of a message (an eighth with THP)
-                 {"workload.total-bytes", std::to_string(total)},
                  {"workload.message-size", std::to_string(msg)},
-                 {"workload.window", "2"},
-                 {"workload.buffers", std::to_string(count)},
                  {"vm.memlock-limit", "64MiB"},
                  {"smmu-driver.fault-mode", mode == Mode::Stall ? "stall" : "terminate"},
                  // Stall mode with the original engine, but on an adaptive
@@ -135,7 +132,11 @@ void strategy_case(const std::string& strategy, Situation sit, Mode mode, bool r
                  {"dma.fault-tolerant", mode == Mode::Stall && !adaptive(net) ? "false" : "true"},
                  {"sim.time-limit", "200ms"}};   // a healthy run takes a few ms
     if (read) set.push_back({"workload.operation", "read"});
-    if (completion) {
+    if (!completion) {   // the stream's own settings (a pingpong reads none of them)
+        set.push_back({"workload.total-bytes", std::to_string(total)});
+        set.push_back({"workload.window", "2"});
+        set.push_back({"workload.buffers", std::to_string(count)});
+    } else {
         set.push_back({"workload.kind", "pingpong"});
         set.push_back({"workload.iterations", std::to_string(count / 2)});
         set.push_back({"rdma.notify", "counter"});
