@@ -31,11 +31,10 @@ std::string names_json(const std::vector<std::string>& names) {
 
 std::string trial_json(const WorkloadKind& k) {
     const WorkloadKind::Trial& t = k.trial;
-    std::string axes, effects;
+    std::string effects;
     std::vector<std::string> ignores;
     for (const std::string& p : params_of<WorkloadParams>().per_kind)
         if (std::find(k.reads.begin(), k.reads.end(), p) == k.reads.end()) ignores.push_back(p);
-    for (const std::string& a : t.matrix_axes) axes += (axes.empty() ? "" : ", ") + json_string(a);
     for (const WorkloadKind::Trial::Effect& e : t.effects) {
         std::string values;
         for (const auto& [value, settings] : e.value_needs)
@@ -47,7 +46,7 @@ std::string trial_json(const WorkloadKind& k) {
     }
     return "{\"name\": " + json_string(k.name) + ", \"needs\": " + settings_json(t.needs) +
            ", \"matrix\": " + settings_json(t.matrix) + ", \"matrix_sample\": " + json_number(t.matrix_sample) +
-           ", \"matrix_axes\": [" + axes + "], \"reads\": " + names_json(k.reads) +
+           ", \"matrix_axes\": " + names_json(t.matrix_axes) + ", \"reads\": " + names_json(k.reads) +
            ", \"ignores\": " + names_json(ignores) + ", \"effects\": [" + effects + "]}";
 }
 
