@@ -897,7 +897,7 @@ void write_outputs(const fs::path& dir, const RunOutputs& o, std::chrono::steady
     RunResult& r = o.result;
     std::ofstream ini(dir / "config.ini");
     ini << "# vrdmasim " << PROJECT_VERSION << " effective configuration; re-run with: vrdmasim run config.ini\n";
-    o.cfg.write_ini(ini);
+    o.cfg.write_ini(ini, System::settings_not_used(o.cfg));
     std::ofstream js(dir / "stats.json");
     o.stats.write_json(js);
     std::ofstream txt(dir / "stats.txt");

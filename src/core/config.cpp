@@ -230,7 +230,7 @@ std::vector<const ParamDecl*> Config::non_defaults() const {
     return out;
 }
 
-void Config::write_ini(std::ostream& os) const {
+void Config::write_ini(std::ostream& os, const std::map<std::string, std::string>& unused) const {
     os << "# vrdmasim configuration: every parameter; a value that is not the default\n"
           "# says where it came from.\n";
     for (const auto& s : reg_.sections()) {
@@ -241,6 +241,13 @@ void Config::write_ini(std::ostream& os) const {
             const Value& v = values_.at(d.name());
             os << "\n";
             if (!d.help.empty()) write_comment(os, d.help);
+            const auto u = unused.find(d.name());
+            if (u != unused.end()) {
+                os << "# set to " << comment_text(v.text) << " (from " << comment_text(v.origin)
+                   << "), not used: " << comment_text(u->second) << "\n";
+                os << d.key << " = " << ini_value(d.default_text) << "\n";
+                continue;
+            }
             // A default value names no origin, wherever it came from: a
             // run's config.ini lists every key, and running it again must
             // not make all of them look set.

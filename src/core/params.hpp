@@ -426,7 +426,12 @@ public:
     // re-runnable as is; the origin of non-default values as comments. A
     // relative path-valued setting is written absolute (from the working
     // directory), so that the file means the same wherever it is.
-    void write_ini(std::ostream& os) const;
+    // `unused`: parameters whose setting the run did not use, with why
+    // (a workload kind, set over them, that does not read them: System::
+    // settings_not_used): each written at its default, the setting and the
+    // reason as a comment, so that the file runs again as the run did (its
+    // setting alone would be refused there, in one layer with the kind).
+    void write_ini(std::ostream& os, const std::map<std::string, std::string>& unused = {}) const;
 
     const ParamRegistry& registry() const { return reg_; }
 

@@ -472,6 +472,13 @@ std::string System::workload_findings(const Config& c, const StatRegistry& stats
     return workload_kinds::findings(c, stats);
 }
 
+std::map<std::string, std::string> System::settings_not_used(const Config& c) {
+    std::map<std::string, std::string> out;
+    for (const Workload::Unread& u : Workload::unread_settings(c))
+        if (u.earlier) out[u.param] = c.describe(params_of<WorkloadParams>().kind) + ", set over it, does not read it";
+    return out;
+}
+
 std::string System::model_warnings(const Config& c, const StatRegistry& stats) {
     return Router::contention_warning(c, stats) + CpuCores::order_warning(stats);
 }

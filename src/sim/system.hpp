@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,11 @@ public:
     // by call (router.link-order = call-approximate, said on every run), a
     // node's cores that served work out of simulated-time order. Lines, or "".
     static std::string model_warnings(const Config& c, const StatRegistry& stats);
+    // The settings a run of `c` does not use and only notes (a shared
+    // workload.* parameter its kind, set over it, does not read:
+    // Workload::unread_note), by name, with why: what its config.ini writes
+    // at the default (Config::write_ini).
+    static std::map<std::string, std::string> settings_not_used(const Config& c);
     // Builds and binds everything (elaboration). Throws ConfigError for a
     // configuration the models cannot be built with, or that could never
     // work (a packet larger than a buffer it must fit in whole, ...).

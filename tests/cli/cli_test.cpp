@@ -3057,6 +3057,27 @@ TEST_CASE("config.ini of a config file whose name holds a newline re-runs", "[cl
     CHECK(slurp(tmp.path() / "b" / "summary.csv").size() > 0);
 }
 
+TEST_CASE("config.ini of a run whose kind, set over a base file, does not read its setting re-runs", "[cli][run]") {
+    // The base file's total-bytes (alltoall reads rounds, not bytes) is only
+    // noted; config.ini writes it at the default with the setting as a
+    // comment, or its re-run, one layer, would refuse it.
+    TempDir tmp;
+    spit(tmp.path() / "base.ini", "[workload]\ntotal-bytes = 48KiB\nmessage-size = 4KiB\niterations = 2\n");
+    Result r = run_exe({"run", "base.ini", "--workload.kind=alltoall", "--out", "a"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(contains(r.err + r.out, "workload.total-bytes = 48KiB (from base.ini:2) was not read"));
+    const std::string ini = slurp(tmp.path() / "a" / "config.ini");
+    CHECK(contains(ini,
+                   "# set to 48KiB (from base.ini:2), not used: workload.kind = alltoall (from command line), "
+                   "set over it, does not read it\ntotal-bytes = 16MiB\n"));
+    r = run_exe({"run", "a/config.ini", "--out", "b"}, tmp.path());
+    INFO(describe(r));
+    REQUIRE(r.status == 0);
+    CHECK(!contains(r.err + r.out, "was not read"));
+    CHECK(slurp(tmp.path() / "a" / "stats.json") == slurp(tmp.path() / "b" / "stats.json"));
+}
+
 TEST_CASE("a megabyte-long unknown key fails at once with a short message", "[cli][errors]") {
     TempDir tmp;
     const std::string key(1 << 20, 'k');
