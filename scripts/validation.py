@@ -194,6 +194,56 @@ def link_gaps(exe, args, scratch):
     }
 
 
+# The read form (workload.operation = read, BookSim's request-reply traffic)
+# on the first torus: each pattern's bound with the data on the routes back,
+# what a run offered 1.5 times it accepts, and the zero-load latency against
+# its sum (the request's route, the responder's turnaround, the data's).
+READS = ["--workload.operation=read"]
+READ_PATTERNS = ["uniform", "tornado"]
+
+
+def read_form(exe, args, scratch):
+    rows = {r["pattern"]: r for r in bounds(exe, args + READS)}
+    out = []
+    for p in READ_PATTERNS:
+        theta = float(rows[p]["bound"])
+        over, _, _ = run_synthetic(exe, args + READS + [f"--synthetic.pattern={p}", f"--synthetic.load={load_text(1.5 * theta)}"]
+                                   + SATURATION_WINDOW, scratch, f"r-{p}-hi")
+        zrow, stats, _ = run_synthetic(exe, args + READS + [f"--synthetic.pattern={p}"] + ZERO_LOAD, scratch, f"r-{p}-z")
+        out.append((p, rows[p], over, zrow, stats["workload.synthetic_exact_zero_load"],
+                    stats["workload.synthetic_net_latency"]["count"], stats["workload.synthetic_turnaround"]["mean"]))
+    return out
+
+
+def render_reads(args, reads):
+    run = "build/vrdmasim run " + " ".join(shlex.quote(a) for a in args + READS)
+    bnd = "build/vrdmasim bounds " + " ".join(shlex.quote(a) for a in args + READS) + " --patterns " + ",".join(READ_PATTERNS)
+    lines = ["### Request-reply: the read form on the first torus", "",
+             "With `workload.operation = read` each node reads its messages from its pattern's destination",
+             "(BookSim's request-reply traffic): a 4-flit request out, the responder's engine serves it, the 18",
+             "data flits back and their 3-flit ACK out again (docs/workloads.md, *The read form*). The bound puts",
+             "the data on the routes back and the request and the ACK on the routes there; the offered and",
+             "accepted loads count the data a node asks for. Each pattern runs once offered 1.5 times its bound,",
+             "with the window above, and once at a load of 0.002 over 200 us: its network latency (the",
+             "request's head onto the requester's NI link to the data's last tail out of it) against the sum of",
+             "the request's route, the responder's turnaround (the request's tail into its engine to the data's",
+             "first head onto its NI link, as the engine took it) and the data's route.", "",
+             f"Bounds: `{bnd}`; runs: `{run} --synthetic.pattern=P --synthetic.load=L`.", "",
+             "| pattern | bound | most loaded channel | accepted, offered 1.5 x the bound | of the bound "
+             "| zero-load: network latency | its sum | messages exactly at their sum | turnaround, mean |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for p, r, over, zrow, exact, count, turn in reads:
+        theta, acc = float(r["bound"]), float(over["synthetic_accepted"])
+        if over["synthetic_saturated"] != "1" or acc > theta:
+            sys.exit(f"validation: reads, {p} offered 1.5 times its bound: accepted {acc} against {theta}, saturated "
+                     f"{over['synthetic_saturated']}")
+        net, same = float(zrow["synthetic_net_latency_us"]), float(zrow["synthetic_zero_load_us"])
+        lines.append(f"| {p} | {theta:.4f} | `{r['bottleneck']}` | {acc:.4f} | {acc / theta * 100:.1f} % "
+                     f"| {net:.4f} us | {same:.4f} us | {exact} of {count} | {turn:.4f} us |")
+    lines.append("")
+    return lines
+
+
 # The endpoint's own ceiling: one QFDB's 4 nodes, uniform, offered the whole NI link.
 ENDPOINT = ["--workload.kind=synthetic", "--topology.nodes=4", "--synthetic.load=1"]
 
@@ -208,6 +258,7 @@ def synthetic_results(exe, scratch, jobs):
     shapes = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         ceiling = pool.submit(endpoint, exe, scratch)
+        reads = pool.submit(read_form, exe, SHAPES[0][1], scratch)
         for si, (what, args) in enumerate(SHAPES):
             rows = bounds(exe, args)
             futures = {}
@@ -220,11 +271,12 @@ def synthetic_results(exe, scratch, jobs):
                               pool.submit(saturation, exe, args + APPROX, p, theta, scratch, f"a{si}-{p}"))
             gaps = pool.submit(link_gaps, exe, args + APPROX, scratch) if si == 0 else None
             shapes.append((what, args, rows, futures, gaps))
-        return [(what, args, rows, {p: (a.result(), b.result(), e.result()) for p, (a, b, e) in futures.items()},
-                 gaps.result() if gaps else None) for what, args, rows, futures, gaps in shapes], ceiling.result()
+        return ([(what, args, rows, {p: (a.result(), b.result(), e.result()) for p, (a, b, e) in futures.items()},
+                  gaps.result() if gaps else None) for what, args, rows, futures, gaps in shapes], ceiling.result(),
+                reads.result())
 
 
-def render_synthetic(shapes, ceiling):
+def render_synthetic(shapes, ceiling, reads):
     lines = [
         "## The interconnect against its own theory: synthetic traffic",
         "",
@@ -295,6 +347,7 @@ def render_synthetic(shapes, ceiling):
                          f"{(net - same) * 1000:+.1f} ns ({(net - same) / same * 100:+.2f} %) | {exact} of {count} | "
                          f"{float(zrow['synthetic_latency_us']):.4f} us |")
         lines.append("")
+    lines += render_reads(shapes[0][1], reads)
     # What the figures show, from the figures.
     g = shapes[0][4]
     ratios = {(what, r["pattern"]): float(results[r["pattern"]][0][1]["synthetic_accepted"]) / float(r["bound"])

@@ -92,6 +92,7 @@ struct WorkloadKind {
         std::string pattern;   // the configuration's pattern, by name (synthetic::pattern_names)
         std::uint64_t bytes = 0;   // a message's
         std::uint64_t flits = 0;   // its data packets' flits
+        bool reads = false;   // each message a read of the destination's bytes: the data comes back
         unsigned hot_node = 0;   // the hotspot pattern's hot node
         double hot_fraction = 0;   // and the share of the messages it gets
         std::string hot_node_setting;   // the hot node's setting, described (Config::describe)

@@ -33,7 +33,9 @@ SyntheticParams::SyntheticParams()
       load(set.real("load", "0.1",
                     "offered load: each node creates messages at this fraction of its NI link's rate (ni.rate x "
                     "ni.lanes), counted in the data flits the engine cuts them into (header, payload and footer), "
-                    "so 1 fills the injection link with data (BookSim's injection_rate in flits per cycle). "
+                    "so 1 fills the injection link with data (BookSim's injection_rate in flits per cycle); with "
+                    "workload.operation = read, the data flits the node asks for, which its NI link receives "
+                    "(BookSim's request-reply traffic: the requests are not counted). "
                     "Default 0.1: a light load (*estimate*: an experiment's choice; configs/sweeps/synthetic-*.ini "
                     "sweep it)")
                .range("0", "1")),
@@ -43,7 +45,8 @@ SyntheticParams::SyntheticParams()
                           "default injection_process); poisson: exponential gaps of mean flits per message x flit "
                           "time / load")),
       message_size(set.size("message-size", "0B",
-                            "bytes of each message (one RDMA write); 0: one packet's payload, min(dma.packet-size, "
+                            "bytes of each message (one RDMA write; with workload.operation = read, one RDMA read "
+                            "of the destination's bytes); 0: one packet's payload, min(dma.packet-size, "
                             "dma.block-size), 256 B by default (BookSim's packet_size: a message is one packet). "
                             "Not workload.message-size, which other kinds use")
                        .range("0B", "1MiB")),
@@ -105,13 +108,14 @@ void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
     reg.sum_scalars("synthetic_offered", "fraction",
                     "synthetic: the offered load realised in the measurement window: data flits of the messages the "
                     "sources created in it, per node, over what the NI link carries in it (`workload."
-                    "synthetic_offered`; the parameter synthetic.load is its expectation). Summed over the jobs "
-                    "with node.processes > 1.",
+                    "synthetic_offered`; the parameter synthetic.load is its expectation; reads: the data flits "
+                    "the reads created in it ask for). Summed over the jobs with node.processes > 1.",
                     "synthetic_offered", 6, present);
     reg.sum_scalars("synthetic_accepted", "fraction",
                     "synthetic: the accepted throughput: data flits of the messages whose last tail left the "
                     "destination's NI link within the window, per node, over what the NI link carries in it "
-                    "(`workload.synthetic_accepted`).",
+                    "(`workload.synthetic_accepted`; reads: whose data's last tail left the requester's NI link "
+                    "within the window).",
                     "synthetic_accepted", 6, present);
     reg.sum_scalars("synthetic_accepted_gbps", "Gb/s",
                     "synthetic: the same messages' payload per node, in Gb/s (`workload.synthetic_accepted_gbps`).",
@@ -132,7 +136,8 @@ void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
     reg.add("synthetic_latency_us", "us",
             "synthetic: mean latency of the messages created in the measurement window, from their creation (so "
             "source queueing is in it, as BookSim's packet latency) to their last tail out of the destination's NI "
-            "link (`workload.synthetic_latency`); empty without such a message.",
+            "link (`workload.synthetic_latency`; reads: to the read's completion at the requester, its completion "
+            "record written); empty without such a message.",
             mean_of("synthetic_latency"));
     reg.add("synthetic_latency_us_p50", "us", "synthetic: median of the same.", quantile_of("synthetic_latency", 0.5));
     reg.add("synthetic_latency_us_p99", "us", "synthetic: 99th percentile of the same.",
@@ -140,14 +145,16 @@ void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
     reg.add("synthetic_net_latency_us", "us",
             "synthetic: mean network latency of the same messages: their first head onto the source's NI link to "
             "their last tail out of the destination's (`workload.synthetic_net_latency`; BookSim's network "
-            "latency).",
+            "latency; reads: the request's head onto the requester's NI link to the data's last tail out of it).",
             mean_of("synthetic_net_latency"));
     reg.add("synthetic_net_latency_us_p99", "us", "synthetic: 99th percentile of the same.",
             quantile_of("synthetic_net_latency", 0.99));
     reg.add("synthetic_zero_load_us", "us",
             "synthetic: mean zero-load network latency of the same messages, each its route's sum of link, router "
             "and serialisation delays from the parameters (`workload.synthetic_zero_load`; src/sim/channel_load.hpp): "
-            "what `synthetic_net_latency_us` would be with no other traffic.",
+            "what `synthetic_net_latency_us` would be with no other traffic; reads: the request's route, the "
+            "responder's turnaround (the request's tail into its engine to the data's first head onto its NI "
+            "link, as the engine took it) and the data's route back.",
             mean_of("synthetic_zero_load"));
     reg.sum_scalars("synthetic_backlog_growth", "fraction",
                     "synthetic: how much the backlog (messages created and not yet delivered, all nodes) grew over "
@@ -156,7 +163,8 @@ void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
                     "synthetic_backlog_growth", 6, present);
     reg.sum_scalars("synthetic_waiting_rise_us", "us",
                     "synthetic: how much longer the messages created in the window's second half waited than those "
-                    "of its first half (waiting: latency minus the route's zero-load sum; "
+                    "of its first half (waiting: latency minus the route's zero-load sum; reads: minus the request's "
+                    "and the data's routes' sums, the responder's turnaround in the waiting; "
                     "`workload.synthetic_waiting_rise`): near 0 below saturation, growing with the window above it, "
                     "even when only a few flows saturate (hotspot).",
                     "synthetic_waiting_rise", 6, present);
@@ -193,6 +201,14 @@ struct SyntheticWorkload::Slot {
     sc_time delivered = sc_core::SC_ZERO_TIME;   // its last packet's tail out of the destination's
     std::uint64_t packets = 0;   // data packets seen arriving
     bool measured = false;
+    // The read form: its request's head onto the requester's NI link and
+    // its tail into the responder's engine (injected, delivered: its data's
+    // first head onto the responder's NI link, last tail out of the
+    // requester's).
+    sc_time req_injected = sc_core::sc_max_time();
+    sc_time req_arrived = sc_core::SC_ZERO_TIME;
+    std::uint64_t requests = 0;   // requests seen arriving
+    std::uint64_t request_flits = 0;   // its request packet's
 };
 
 // A node's source: its buffers, its queue and its arrival process.
@@ -202,6 +218,7 @@ struct SyntheticWorkload::Source {
     unsigned node;
     std::uint64_t rx_base = 0;
     bool registered = true;
+    bool local_registered = true;   // the read form: its reads' destinations (src_base's slots)
     std::uint64_t src_base = 0, records = 0, per = 1;
     std::vector<Slot> slots;
     std::vector<std::size_t> free;   // slots not in flight
@@ -268,6 +285,11 @@ SyntheticWorkload::SyntheticWorkload(const SimContext& ctx, const std::vector<Rd
                                   "rises over the window, or a measured message never posted)",
                                   Scalar::Kind::Level)) {
     read_settings(ctx.config);
+    if (read_)
+        turnaround_ = &shared_histogram(ctx.stats, stats_prefix(job) + "synthetic_turnaround", "us",
+                                        "synthetic, read form: messages created in the measurement window: their "
+                                        "request's tail into the responder's engine to their data's first head onto "
+                                        "its NI link (the engine's setup and source read, and its queue)");
     plan_nodes(ctx.config);
 }
 
@@ -297,6 +319,15 @@ void SyntheticWorkload::read_settings(const Config& c) {
             if (c.origin(key) != "default")
                 throw c.refuse(key, "applies to synthetic.pattern = hotspot only (" + c.describe(P.pattern) + ")");
     }
+    read_ = c[params_of<WorkloadParams>().operation] == "read";
+    // A node's engine reads no memory of its own node (RdmaProcess::post_read).
+    if (read_ && !synthetic::is_random(pattern_))
+        for (unsigned i = 0; i < n; ++i)
+            if (synthetic::destination(pattern_, shape_, i) == i)
+                throw c.refuse(P.pattern, "maps node " + std::to_string(i) + " to itself, and with " +
+                                              c.describe(params_of<WorkloadParams>().operation) +
+                                              " a node would read its own memory through its engine, which "
+                                              "serves reads of other nodes only");
     const Message m = message_of(c);
     msg_ = m.bytes;
     flits_ = m.packets.flits;
@@ -324,7 +355,7 @@ void SyntheticWorkload::plan_nodes(const Config& c) {
         ++present_;
         RdmaProcess& app = *apps_[i];
         nodes_.push_back(std::make_unique<Source>(seed_, i));
-        const std::uint64_t per = app.records_for(msg_);
+        const std::uint64_t per = read_ ? 1 : app.records_for(msg_);
         const std::uint64_t rx = sources_[i].size() * window_ * msg_;
         const std::uint64_t need = rx + window_ * msg_ + window_ * per * sizeof(CompletionRecord);
         if (need > app.capacity())
@@ -369,11 +400,15 @@ void SyntheticWorkload::map_buffers(RdmaProcess& app, Source& s) {
     // Receive area: a slot of message-size per source and per message it
     // may have posted, registered once (whatever rdma.strategy); source
     // buffers and their records, one of each per message in flight.
+    // The read form: the area is the source its readers read (registered
+    // once for reading), and the source buffers are its reads'
+    // destinations (registered once as a receive area), one record each.
     const std::uint64_t rx = sources_[s.node].size() * window_ * msg_;
     if (rx) s.rx_base = app.alloc(rx, populate_, advice_);
-    s.registered = app.register_receive(s.rx_base, rx);
-    s.per = app.records_for(msg_);
+    s.registered = read_ ? app.register_read_source(s.rx_base, rx) : app.register_receive(s.rx_base, rx);
+    s.per = read_ ? 1 : app.records_for(msg_);
     s.src_base = app.alloc(window_ * msg_, populate_, advice_);
+    if (read_) s.local_registered = app.register_receive(s.src_base, window_ * msg_);
     s.records = app.alloc_locked(window_ * s.per * sizeof(CompletionRecord));
     s.slots.assign(window_, Slot{});
     for (std::size_t i = window_; i-- > 0;) s.free.push_back(i);
@@ -495,9 +530,14 @@ void SyntheticWorkload::post(RdmaProcess& app, Source& s) {
     sl.measured = c.at >= w0_ && c.at < w1_;
     // Unique in the job (the pattern of its bytes: seed ^ key).
     sl.key = (static_cast<std::uint64_t>(s.node) << 40) | c.index;
-    const std::uint64_t src = s.src_base + i * msg_;
-    const std::uint64_t dst = dst_addr(s.node, c.dst, i);
-    prepare(app, s.node, src, c.dst, dst, msg_, sl.key);
+    ++s.inflight;
+    // A write from its source buffer to its slot at the destination; a
+    // read (the read form) from its slot at the destination into its
+    // source buffer, the data's source filled there.
+    const std::uint64_t local = s.src_base + i * msg_;
+    const std::uint64_t remote = dst_addr(s.node, c.dst, i);
+    const std::uint64_t src = read_ ? remote : local, dst = read_ ? local : remote;
+    prepare(app, read_ ? c.dst : s.node, src, read_ ? s.node : c.dst, dst, msg_, sl.key);
     sl.posted = app.now();
     log_.posted(sl.posted);
     RdmaProcess::Message& m = sl.m;
@@ -508,9 +548,15 @@ void SyntheticWorkload::post(RdmaProcess& app, Source& s) {
     m.tag = sl.key;
     m.dst_node = c.dst;
     m.records = s.records + i * s.per * sizeof(CompletionRecord);
-    if (!registered_.at(c.dst)) m.failed = true;   // nothing is sent to an area not registered
-    else app.send(m);   // a failed registration leaves m.failed: retire() reports the error
-    ++s.inflight;
+    // Nothing is sent to an area not registered (read from one, or into one).
+    if (!registered_.at(c.dst) || !s.local_registered) {
+        m.failed = true;
+    } else if (read_) {
+        app.get(c.dst, src, dst, msg_, sl.key, m.records);
+        m.parts = 1;
+    } else {
+        app.send(m);   // a failed registration leaves m.failed: retire() reports the error
+    }
 }
 
 bool SyntheticWorkload::completed(RdmaProcess& app, const Slot& sl, sc_time& at) const {
@@ -550,16 +596,25 @@ void SyntheticWorkload::retire_one(RdmaProcess& app, Source& s) {
 void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_time at) {
     Slot& sl = s.slots[i];
     Tally& t = tally_;
-    const CompletionRecord rec = app.complete(sl.m);
-    const bool ok = rec.status == kStatusOk && sl.packets > 0;
+    // A read's outcome is its record (nothing to deregister: its areas are
+    // registered for the run); one refused at registration failed.
+    CompletionRecord rec;
+    if (!read_) rec = app.complete(sl.m);
+    else if (sl.m.parts > 0) rec = app.wait_record(sl.m.records);
+    else rec.status = kStatusError;
+    const bool seen = sl.packets > 0 && (!read_ || sl.requests > 0);
+    const bool ok = rec.status == kStatusOk && seen;
     const std::uint64_t now = sc_core::sc_time_stamp().value();
-    if (rec.status == kStatusOk && sl.packets == 0) {
-        // Reported delivered, but no packet of it reached its destination.
+    if (rec.status == kStatusOk && !seen) {
+        // Reported delivered, but no packet of it (or of its request) reached its destination.
         ++t.unmatched_packets;
-        std::cerr << "vrdmasim: synthetic: " << app.group() << "'s message " << sl.key
-                  << " completed with no packet seen at node " << sl.dst << "\n";
+        std::cerr << "vrdmasim: synthetic: " << app.group() << "'s message " << sl.key << " completed with no "
+                  << (sl.packets == 0 ? "data packet seen at node " : "request seen at node ") << sl.dst << "\n";
     }
-    const sc_time latency = sl.delivered > sl.created ? sl.delivered - sl.created : sc_core::SC_ZERO_TIME;
+    // Writes: creation to the last tail out of the destination's NI link;
+    // reads: creation to the read's completion at its requester.
+    const sc_time end = read_ ? at : sl.delivered;
+    const sc_time latency = end > sl.created ? end - sl.created : sc_core::SC_ZERO_TIME;
     log_.finished(at, ok, ok ? rec.bytes : 0, ok ? &latency : nullptr, static_cast<int>(hops(s.node, sl.dst)));
     if (ok) {
         if (rec.bytes != msg_) {
@@ -567,19 +622,10 @@ void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_ti
             std::cerr << "vrdmasim: DATA MISMATCH: synthetic message " << sl.key << " reported " << rec.bytes << " of "
                       << msg_ << " B delivered with success status\n";
         } else {
-            ask(app, {CheckStep::Kind::Verify, s.node, sl.dst, sl.m.dst, msg_, sl.key});
+            ask(app, {CheckStep::Kind::Verify, s.node, read_ ? s.node : sl.dst, sl.m.dst, msg_, sl.key});
         }
         ++t.delivered;
-        // Each message in time order: created, posted, onto the network, delivered.
-        if (!(sl.created <= sl.posted && sl.posted <= sl.injected && sl.injected < sl.delivered &&
-              sl.delivered <= at)) {
-            std::ostringstream os;
-            os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << ": created at "
-               << to_us(sl.created) << " us, posted at " << to_us(sl.posted) << " us, onto the network at "
-               << to_us(sl.injected) << " us, delivered at " << to_us(sl.delivered) << " us, completed at " << to_us(at)
-               << " us";
-            t.first_causality.offer(at.value(), s.node, os.str(), t.causality_errors++ == 0);
-        }
+        check_order(s, sl, at);
         if (sl.delivered < w0_) ++t.delivered_before_w0;
         if (sl.delivered < w1_) ++t.delivered_before_w1;
         if (sl.delivered >= w0_ && sl.delivered < w1_) t.accepted_window_flits += flits_;
@@ -591,38 +637,86 @@ void SyntheticWorkload::retire(RdmaProcess& app, Source& s, std::size_t i, sc_ti
     }
     if (sl.measured) {
         ++t.measured;
-        if (ok) {
-            ++t.measured_delivered;
-            const sc_time zl = zero_load_(s.node, sl.dst, flits_);
-            const sc_time net = sl.delivered - sl.injected;
-            const std::uint64_t d = sl.delivered.value();
-            ctx_.stats.sample_at(latency_, to_us(latency), d, now);
-            ctx_.stats.sample_at(net_latency_, to_us(net), d, now);
-            ctx_.stats.sample_at(zero_load_us_, to_us(zl), d, now);
-            ctx_.stats.sample_at(excess_, to_us(net) - to_us(zl), d, now);
-            if (net == zl) ctx_.stats.count_at(exact_, 1, d, now);
-            const unsigned half = sl.created >= w0_ + (w1_ - w0_) / 2 ? 1 : 0;
-            const std::int64_t waited =
-                static_cast<std::int64_t>(latency.value()) - static_cast<std::int64_t>(zl.value());
-            t.half[half].n += 1;
-            t.half[half].sum_ps += waited;
-            t.zero_load_sum_ps[half] += zl.value();
-            const auto b = static_cast<unsigned>(
-                std::min<std::uint64_t>(kBatches - 1, (sl.created - w0_).value() * kBatches / (w1_ - w0_).value()));
-            t.batch[b].n += 1;
-            t.batch[b].sum_ps += waited;
-            if (net < zl) {
-                std::ostringstream os;
-                os << "message " << sl.key << " from node " << s.node << " to node " << sl.dst << " took " << to_us(net)
-                   << " us from the source's NI link to the destination's, below its zero-load "
-                   << "sum of " << to_us(zl) << " us";
-                t.first_below.offer(at.value(), s.node, os.str(), t.below_zero_load++ == 0);
-            }
-        }
+        if (ok) measure(s, sl, at, latency, now);
     }
     sl.used = false;
     s.free.push_back(i);
     --s.inflight;
+}
+
+void SyntheticWorkload::check_order(const Source& s, const Slot& sl, sc_time at) {
+    // Each message in time order: created, posted, onto the network,
+    // delivered, completed; a read's request onto the network and into the
+    // responder before its data leaves it.
+    const bool request_first =
+        !read_ || (sl.posted <= sl.req_injected && sl.req_injected < sl.req_arrived && sl.req_arrived <= sl.injected);
+    if (sl.created <= sl.posted && sl.posted <= sl.injected && sl.injected < sl.delivered && sl.delivered <= at &&
+        request_first)
+        return;
+    std::ostringstream os;
+    os << (read_ ? "read " : "message ") << sl.key << " from node " << s.node << " to node " << sl.dst
+       << ": created at " << to_us(sl.created) << " us, posted at " << to_us(sl.posted) << " us, ";
+    if (read_)
+        os << "its request onto the network at " << to_us(sl.req_injected) << " us and into the responder at "
+           << to_us(sl.req_arrived) << " us, its data ";
+    os << "onto the network at " << to_us(sl.injected) << " us, delivered at " << to_us(sl.delivered)
+       << " us, completed at " << to_us(at) << " us";
+    tally_.first_causality.offer(at.value(), s.node, os.str(), tally_.causality_errors++ == 0);
+}
+
+namespace {
+
+sc_time after(sc_time later, sc_time earlier) { return later > earlier ? later - earlier : sc_core::SC_ZERO_TIME; }
+
+}   // namespace
+
+void SyntheticWorkload::measure(const Source& s, const Slot& sl, sc_time at, sc_time latency, std::uint64_t now) {
+    Tally& t = tally_;
+    ++t.measured_delivered;
+    // Writes: the message's route, from the source's NI link to the
+    // destination's. Reads: the request's route, the responder's turnaround
+    // (its request's tail in to its data's first head out, as the engine
+    // took it) and the data's route back, from the requester's NI link to
+    // its own; each route never faster than its zero-load sum.
+    const unsigned from = read_ ? sl.dst : s.node, to = read_ ? s.node : sl.dst;
+    const sc_time data_zl = zero_load_(from, to, flits_);
+    const sc_time request_zl = read_ ? zero_load_(s.node, sl.dst, sl.request_flits) : sc_core::SC_ZERO_TIME;
+    const sc_time turnaround = read_ ? after(sl.injected, sl.req_arrived) : sc_core::SC_ZERO_TIME;
+    const sc_time zl = request_zl + turnaround + data_zl;
+    const sc_time net = after(sl.delivered, read_ ? sl.req_injected : sl.injected);
+    const bool below =
+        after(sl.delivered, sl.injected) < data_zl || (read_ && after(sl.req_arrived, sl.req_injected) < request_zl);
+    const std::uint64_t d = sl.delivered.value();
+    ctx_.stats.sample_at(latency_, to_us(latency), d, now);
+    ctx_.stats.sample_at(net_latency_, to_us(net), d, now);
+    ctx_.stats.sample_at(zero_load_us_, to_us(zl), d, now);
+    ctx_.stats.sample_at(excess_, to_us(net) - to_us(zl), d, now);
+    if (turnaround_) ctx_.stats.sample_at(*turnaround_, to_us(turnaround), d, now);
+    if (net == zl) ctx_.stats.count_at(exact_, 1, d, now);
+    // Waiting: the latency beyond the routes' zero-load sums (a read's
+    // turnaround is in it: the responder's queue grows with its load).
+    const sc_time base = zl - turnaround;
+    const unsigned half = sl.created >= w0_ + (w1_ - w0_) / 2 ? 1 : 0;
+    const std::int64_t waited = static_cast<std::int64_t>(latency.value()) - static_cast<std::int64_t>(base.value());
+    t.half[half].n += 1;
+    t.half[half].sum_ps += waited;
+    t.zero_load_sum_ps[half] += base.value();
+    const auto b = static_cast<unsigned>(
+        std::min<std::uint64_t>(kBatches - 1, (sl.created - w0_).value() * kBatches / (w1_ - w0_).value()));
+    t.batch[b].n += 1;
+    t.batch[b].sum_ps += waited;
+    if (below) {
+        std::ostringstream os;
+        os << (read_ ? "read " : "message ") << sl.key << " from node " << s.node << " to node " << sl.dst;
+        if (read_)
+            os << ": its request took " << to_us(after(sl.req_arrived, sl.req_injected)) << " us (zero-load sum "
+               << to_us(request_zl) << " us), its data " << to_us(after(sl.delivered, sl.injected))
+               << " us (zero-load sum " << to_us(data_zl) << " us) from NI link to NI link";
+        else
+            os << " took " << to_us(net) << " us from the source's NI link to the destination's, below its zero-load "
+               << "sum of " << to_us(zl) << " us";
+        t.first_below.offer(at.value(), s.node, os.str(), t.below_zero_load++ == 0);
+    }
 }
 
 void SyntheticWorkload::First::offer(std::uint64_t at, unsigned from, const std::string& w, bool none_yet) {
@@ -641,24 +735,69 @@ void SyntheticWorkload::packet_arrived(unsigned src, unsigned dst, std::uint64_t
         if (tail >= w0_ && tail < w1_) tally_.rx_window_flits.at(dst) += flits;
         if (injected >= w0_ && injected < w1_) tally_.tx_window_flits.at(src) += flits;
     }
-    // Its message, for its source's side.
-    leave_note({dst, src, {dst_va, injected.value(), tail.value(), 0}});
+    if (!read_) {   // its message, for its source's side
+        leave_note({dst, src, {dst_va, injected.value(), tail.value(), 0}});
+        return;
+    }
+    // The read form: a request lands in the responder's read source area
+    // (its read, for the requester's side); the data in the requester's
+    // own buffers (its read, here).
+    const std::uint64_t area = sources_.at(dst).size() * window_ * msg_;
+    if (dst < rx_base_.size() && dst_va >= rx_base_[dst] && dst_va < rx_base_[dst] + area)
+        leave_note({dst, src, {dst_va, injected.value(), tail.value(), flits}});
+    else reply_arrived(dst, src, dst_va, injected, tail);
+}
+
+void SyntheticWorkload::reply_arrived(unsigned requester, unsigned responder, std::uint64_t dst_va, sc_time injected,
+                                      sc_time tail) {
+    Source* s = requester < nodes_.size() ? nodes_[requester].get() : nullptr;
+    Slot* sl = nullptr;
+    if (s && dst_va >= s->src_base && dst_va < s->src_base + window_ * msg_) {
+        Slot& cand = s->slots.at((dst_va - s->src_base) / msg_);
+        if (cand.used && cand.dst == responder) sl = &cand;
+    }
+    if (!sl) {
+        ++tally_.unmatched_packets;
+        return;
+    }
+    ++sl->packets;
+    sl->injected = std::min(sl->injected, injected);
+    sl->delivered = std::max(sl->delivered, tail);
+}
+
+void SyntheticWorkload::request_arrived(unsigned requester, unsigned responder, std::uint64_t src_va,
+                                        std::uint64_t flits, sc_time injected, sc_time tail) {
+    Slot* sl = slot_at(requester, responder, src_va);
+    if (!sl) {
+        ++tally_.unmatched_packets;
+        return;
+    }
+    ++sl->requests;
+    sl->request_flits = flits;
+    sl->req_injected = std::min(sl->req_injected, injected);
+    sl->req_arrived = std::max(sl->req_arrived, tail);
+}
+
+SyntheticWorkload::Slot* SyntheticWorkload::slot_at(unsigned src, unsigned dst, std::uint64_t va) {
+    // By where in dst's area it lies: slot (va - src's part of it) / message-size.
+    const std::vector<unsigned>& in = sources_.at(dst);
+    const auto it = std::lower_bound(in.begin(), in.end(), src);
+    if (it == in.end() || *it != src || dst >= rx_base_.size()) return nullptr;
+    const std::uint64_t base = rx_base_[dst] + static_cast<std::uint64_t>(it - in.begin()) * window_ * msg_;
+    if (va < base || va >= base + window_ * msg_) return nullptr;
+    Slot& cand = nodes_.at(src)->slots.at((va - base) / msg_);
+    return cand.used && cand.dst == dst ? &cand : nullptr;
 }
 
 void SyntheticWorkload::take_note(const Note& n) {
     const unsigned src = n.node, dst = n.from;
     const std::uint64_t dst_va = n.words[0];
-    // Its message: by where it landed, slot (dst_va - its source's area) / message-size.
-    Slot* sl = nullptr;
-    const std::vector<unsigned>& in = sources_.at(dst);
-    const auto it = std::lower_bound(in.begin(), in.end(), src);
-    if (it != in.end() && *it == src && dst < rx_base_.size()) {
-        const std::uint64_t base = rx_base_[dst] + static_cast<std::uint64_t>(it - in.begin()) * window_ * msg_;
-        if (dst_va >= base && dst_va < base + window_ * msg_) {
-            Slot& cand = nodes_.at(src)->slots.at((dst_va - base) / msg_);
-            if (cand.used && cand.dst == dst) sl = &cand;
-        }
+    if (n.words[3] > 0) {   // a read request, of this many flits
+        request_arrived(src, dst, dst_va, n.words[3], sc_time::from_value(n.words[1]), sc_time::from_value(n.words[2]));
+        return;
     }
+    // Its message: by where it landed.
+    Slot* sl = slot_at(src, dst, dst_va);
     if (!sl) {
         ++tally_.unmatched_packets;
         return;
@@ -849,10 +988,22 @@ void SyntheticWorkload::finalize() {
     saturated_.set(fig_.saturated ? 1.0 : 0.0);
 }
 
+std::string SyntheticWorkload::partition_refusal() const {
+    std::string why = Workload::partition_refusal();
+    if (!why.empty() || !read_ || !fill_source_) return why;
+    for (unsigned i = 1; i < apps_.size(); ++i)
+        if (board(i) != board(0))
+            return across_boards(0, i, "workload.operation = read",
+                                 "the harness fills each read's source on its responder when the requester posts "
+                                 "it (Workload::prepare), a write into the responder's memory that faults its cold "
+                                 "pages in at a time only the requester's rank knows");
+    return "";
+}
+
 std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check() const {
     std::vector<std::pair<std::string, std::string>> v;
     if (!finished()) return v;
-    const std::string what = "synthetic (" + synthetic::name(pattern_) + ")";
+    const std::string what = "synthetic (" + synthetic::name(pattern_) + (read_ ? ", reads" : "") + ")";
     // Every message created was delivered, failed, or was still queued when
     // the sources stopped: none lost, none counted twice.
     if (fig_.created != fig_.delivered + fig_.failed + fig_.abandoned)
@@ -873,17 +1024,18 @@ std::vector<std::pair<std::string, std::string>> SyntheticWorkload::self_check()
     // than the window holds, plus one packet across each of its ends.
     const double slots = measure_.to_seconds() / ni_flit_.to_seconds();
     const auto straddle = static_cast<double>(packet_flits_);   // the packet across one end of the window
+    const std::string packets_what = read_ ? " flits of read requests and data packets" : " flits of data packets";
     for (std::size_t i = 0; i < apps_.size(); ++i) {
         if (static_cast<double>(t.rx_window_flits[i]) > slots + straddle)
             v.emplace_back("synthetic-ejection-ceiling",
                            what + ": node " + std::to_string(i) + "'s NI link delivered " +
-                               std::to_string(t.rx_window_flits[i]) + " flits of data packets in a window of " +
+                               std::to_string(t.rx_window_flits[i]) + packets_what + " in a window of " +
                                std::to_string(slots) + " flit times");
         if (static_cast<double>(t.tx_window_flits[i]) > slots + straddle)
             v.emplace_back("synthetic-injection-ceiling", what + ": node " + std::to_string(i) + "'s NI link took " +
-                                                              std::to_string(t.tx_window_flits[i]) +
-                                                              " flits of data packets in a window of " +
-                                                              std::to_string(slots) + " flit times");
+                                                              std::to_string(t.tx_window_flits[i]) + packets_what +
+                                                              " in a window of " + std::to_string(slots) +
+                                                              " flit times");
     }
     if (fig_.accepted > 1.0 + 1e-9)
         v.emplace_back("synthetic-ejection-ceiling", what + ": accepted throughput " + std::to_string(fig_.accepted) +
@@ -922,15 +1074,10 @@ const WorkloadKind::Declare declared([] {
                   const std::vector<FileSystem*>&) { return SyntheticWorkload::create(ctx, apps, job); };
     k.declare_params = SyntheticWorkload::declare_params;
     k.declare_metrics = SyntheticWorkload::declare_metrics;
-    k.read_refusal = [](const Config&) {
-        return std::string(
-            "the read form is not built for workload.kind = synthetic: its sources inject writes open loop; a read "
-            "is a request out and the data back, initiated by the destination (BookSim's request-reply traffic), "
-            "whose arrivals the patterns do not define");
-    };
+    k.read_refusal = WorkloadKind::built;   // reads of the destinations' bytes (BookSim's request-reply)
     k.two_sided_refusal = [](const Config&) {
         return std::string(
-            "synthetic traffic is the network's own: one-sided writes of the pattern's messages; the "
+            "synthetic traffic is the network's own: one-sided writes (or reads) of the pattern's messages; the "
             "two-sided library would add messages of its own (eager copies, rendezvous, credits) that "
             "are not the pattern's");
     };
@@ -952,6 +1099,7 @@ const WorkloadKind::Declare declared([] {
         t.pattern = c[P.pattern];
         t.bytes = m.bytes;
         t.flits = m.packets.flits;
+        t.reads = c[params_of<WorkloadParams>().operation] == "read";
         t.hot_node = static_cast<unsigned>(c[P.hotspot_node]);
         t.hot_fraction = c[P.hotspot_fraction];
         t.hot_node_setting = c.describe(P.hotspot_node);

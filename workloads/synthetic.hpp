@@ -91,8 +91,16 @@ public:
     // at `injected`, its tail out of dst's at `tail` (Pldma::on_data_arrival,
     // wired by System, on dst's side). Measurement only: its message's
     // source learns of it by a note (Workload::leave_note).
+    // The read form (workload.operation = read): the same for a read
+    // request (its tail into `dst`'s engine, dst_va in dst's read source
+    // area) and for a read's data (from the responder `src` to the
+    // requester `dst`, written at dst's destination buffer).
     void packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits, std::uint64_t payload,
                         sc_core::sc_time injected, sc_core::sc_time tail) override;
+    // The read form across boards with workload.fill-source (the harness
+    // fills a read's source on the responder when the requester posts it).
+    std::string partition_refusal() const override;
+    bool reads() const { return read_; }
 
     // Data flits of one message (what the offered load counts).
     std::uint64_t message_flits() const { return flits_; }
@@ -135,10 +143,23 @@ private:
     // that completed first.
     void retire_one(RdmaProcess& app, Source& s);
     void retire(RdmaProcess& app, Source& s, std::size_t slot, sc_core::sc_time completed);
+    // retire's steps: the order of a delivered message's times; a measured
+    // one's latencies against its zero-load sum.
+    void check_order(const Source& s, const Slot& sl, sc_core::sc_time at);
+    void measure(const Source& s, const Slot& sl, sc_core::sc_time at, sc_core::sc_time latency, std::uint64_t now);
+    // The read form: a read's data arrived at its requester (from its
+    // responder), and its request at the responder (by a note).
+    void reply_arrived(unsigned requester, unsigned responder, std::uint64_t dst_va, sc_core::sc_time injected,
+                       sc_core::sc_time tail);
+    void request_arrived(unsigned requester, unsigned responder, std::uint64_t src_va, std::uint64_t flits,
+                         sc_core::sc_time injected, sc_core::sc_time tail);
     bool completed(RdmaProcess& app, const Slot& sl, sc_core::sc_time& at) const;
     void finalize();
-    // Where node `src`'s slot `slot` lies in node `dst`'s receive area.
+    // Where node `src`'s slot `slot` lies in node `dst`'s receive area (the
+    // read form: the area dst's readers read); the slot in flight an address
+    // of that area is (nullptr: none).
     std::uint64_t dst_addr(unsigned src, unsigned dst, std::uint64_t slot) const;
+    Slot* slot_at(unsigned src, unsigned dst, std::uint64_t va);
 
     std::vector<RdmaProcess*> apps_;   // by node (nullptr: another rank's)
     std::size_t present_ = 0;   // of them in this process
@@ -147,6 +168,7 @@ private:
     synthetic::Hotspot hot_;
     double load_;
     bool poisson_;
+    bool read_ = false;   // workload.operation = read: each message a read of the destination's bytes
     std::uint64_t msg_, flits_, window_;
     std::uint64_t packet_flits_;   // the largest data packet's flits
     sc_core::sc_time warmup_, measure_, drain_;
@@ -213,6 +235,7 @@ private:
     Histogram& net_latency_;   // measured: first head onto the source's NI link to that tail, us
     Histogram& zero_load_us_;   // measured: their zero-load sums, us
     Histogram& excess_;   // measured: network latency minus its zero-load sum, us
+    Histogram* turnaround_ = nullptr;   // the read form, measured: request's tail in to the data's head out, us
     Scalar& offered_;
     Scalar& accepted_;
     Scalar& accepted_gbps_;

@@ -195,7 +195,8 @@ void WorkloadParams::declare_operation() {
         "dst-node's). overlap likewise. pingpong: read: src-node reads message-size of dst-node's "
         "buffer `iterations` times, one at a time (osu_get_latency), the latency each read's. alltoall, halo, incast, permutation: read: each node pulls "
         "the messages addressed to it from its in-neighbours with RDMA reads (a round ends when "
-        "its reads completed; workload.arrivals has nothing to detect). Other workloads: see "
+        "its reads completed; workload.arrivals has nothing to detect). synthetic: read: each node's "
+        "messages are RDMA reads of its pattern's destination's bytes (request-reply). Other workloads: see "
         "docs/composition.md");
 }
 

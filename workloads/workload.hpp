@@ -353,7 +353,8 @@ public:
     // A data packet of this job reached node `dst`'s engine: from node
     // `src`, written at `dst_va`, `flits` long, its head onto src's NI link
     // at `injected`, its tail out of dst's at `tail` (Pldma::on_data_arrival,
-    // wired by System, on dst's side).
+    // wired by System, on dst's side). A read request too: `dst_va` the
+    // source it asks dst to read.
     virtual void packet_arrived(unsigned src, unsigned dst, std::uint64_t dst_va, std::uint64_t flits,
                                 std::uint64_t payload, sc_core::sc_time injected, sc_core::sc_time tail);
 

@@ -252,7 +252,10 @@ void Pldma::accept(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& del
         if (credits_.active() && netvm_.puts() == buffered) credits_.placed(p->src_node, gp.get_data_length(), done);
         break;
     }
-    case PacketType::ReadRequest: reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail); break;
+    case PacketType::ReadRequest:
+        if (data_fn_) data_fn_(*p, tail);
+        reads_.serve_request(*p, gp.get_data_ptr(), gp.get_data_length(), tail);
+        break;
     // A NACK's and a retransmit request's fault number rides in the VA field.
     case PacketType::Response: transmit_.response(id, word, whole, tail, p->header.dst_va); break;
     case PacketType::Control:

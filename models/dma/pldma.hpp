@@ -164,7 +164,8 @@ public:
     using BlockPacketFn =
         std::function<sc_core::sc_time(tlm::tlm_generic_payload&, const ExanetPacket&, sc_core::sc_time tail)>;
     void on_block_packet(BlockPacketFn fn) { block_fn_ = std::move(fn); }
-    // An observer of every data packet (RDMA write, PacketType::RdmaWrite)
+    // An observer of every data packet (RDMA write, PacketType::RdmaWrite:
+    // a read's reply too) and every read request (PacketType::ReadRequest)
     // that reaches this engine: the packet, when it entered the network
     // (ExanetPacket::injected) and when its tail arrived here. Measurement
     // only (the synthetic workload's latencies, wired by src/sim/system.cpp);

@@ -87,16 +87,17 @@ int parse_bounds_args(const std::vector<std::string>& args, Config& cfg, BoundsR
         po::store(parsed, vm);
         po::notify(vm);
         if (vm.count("help")) {
-            std::cout << kUsage
-                      << "For the synthetic traffic of the configuration (its topology, links, router latency,\n"
-                      << names.message_size_param
-                      << " and hot spot), each pattern's load on every channel from the\n"
-                         "simulator's dimension-order routes (each message's data flits on its route, its response's\n"
-                         "on the route back), the offered load at which the most loaded channel is full (the\n"
-                         "saturation throughput's bound, a fraction of the NI link's rate) and the zero-load\n"
-                         "latency, the sum of the links', routers' and serialisation delays (workloads/README.md\n"
-                         "\"Synthetic traffic\"; src/sim/channel_load.hpp). Simulates nothing.\n"
-                      << opts;
+            std::cout
+                << kUsage << "For the synthetic traffic of the configuration (its topology, links, router latency,\n"
+                << names.message_size_param
+                << " and hot spot), each pattern's load on every channel from the\n"
+                   "simulator's dimension-order routes (each message's data flits on its route, its response's\n"
+                   "on the route back; in the read form the data on the route back and the read request and\n"
+                   "the data's response on the route there), the offered load at which the most loaded channel is full (the\n"
+                   "saturation throughput's bound, a fraction of the NI link's rate) and the zero-load\n"
+                   "latency, the sum of the links', routers' and serialisation delays (workloads/README.md\n"
+                   "\"Synthetic traffic\"; src/sim/channel_load.hpp). Simulates nothing.\n"
+                << opts;
             return 0;
         }
         if (vm.count("config"))
@@ -127,6 +128,7 @@ struct BoundsOutput {
     const ChannelModel& model;
     const std::vector<PatternBound>& bounds;
     std::uint64_t bytes;   // a message's
+    bool reads;   // the read form: the data comes back from the pattern's destination
     double ni;   // the NI link's rate, b/s
     // A pattern's payload at its bound, Gb/s a node.
     double payload_gbps(const ChannelModel::Bound& b) const {
@@ -172,8 +174,11 @@ void print_bounds_table(const BoundsOutput& o, const std::string& kind, bool cha
                                         std::to_string(t.extent(Topology::Z)) + " QFDBs"
                   : kind == "mezzanine" ? std::string("a mezzanine")
                                         : std::string("one QFDB"))
-              << "), dimension-order routes, " << o.bytes << " B messages; NI link " << format_metric(o.ni / 1e9)
-              << " Gb/s\n";
+              << "), dimension-order routes, " << o.bytes << " B messages"
+              << (o.reads ? " read (each node's request to its destination, the data back; the zero-load latency "
+                            "the request's route and the data's, without the responder's turnaround)"
+                          : "")
+              << "; NI link " << format_metric(o.ni / 1e9) << " Gb/s\n";
     std::cout << "bound: the offered load (data flits, a fraction of the NI link's rate) at which the most loaded "
                  "channel is full\n\n";
     std::cout << std::left << std::setw(16) << "pattern" << std::setw(9) << "bound" << std::setw(12) << "Gb/s/node"
@@ -198,7 +203,8 @@ void print_bounds_table(const BoundsOutput& o, const std::string& kind, bool cha
         const ChannelModel::Bound& b = pb.bound;
         std::cout << "\n"
                   << synthetic::name(pb.pattern) << ": " << b.data_flits << " data flits a message, "
-                  << b.response_flits << " of its response; each channel's flits per message a node sends, "
+                  << b.response_flits << (b.reads ? " of its request and response" : " of its response")
+                  << "; each channel's flits per message a node sends, "
                   << "and its utilisation at the bound\n";
         for (const ChannelModel::Load& l : b.loads)
             std::cout << "  " << std::left << std::setw(34) << model.channels()[l.channel].name << std::setw(8)
@@ -230,7 +236,7 @@ int bounds_command(const ParamRegistry& reg, const std::vector<std::string>& arg
                   << synthetic::name(req.patterns[0]) << ": " << bounds[0].refusal << "\n";
         return kExitBadConfig;
     }
-    const BoundsOutput out{*model, bounds, req.offered.bytes, model->ni_rate_bps()};
+    const BoundsOutput out{*model, bounds, req.offered.bytes, req.offered.reads, model->ni_rate_bps()};
     if (req.csv) print_bounds_csv(out, req.channels);
     else print_bounds_table(out, cfg.string("topology.kind"), req.channels);
     return 0;

@@ -8,6 +8,7 @@
 #include "models/interconnect/router.hpp"
 #include "src/sim/system.hpp"
 #include "models/dma/control_packets.hpp"
+#include "models/dma/read.hpp"
 #include "workloads/registry.hpp"
 
 namespace vrdmasim {
@@ -83,23 +84,28 @@ sc_time ChannelModel::zero_load(unsigned src, unsigned dst, std::uint64_t flits)
 
 ChannelModel::Bound ChannelModel::bound(synthetic::Pattern pat, const synthetic::Shape& shape,
                                         const synthetic::Hotspot& h, std::uint64_t data_flits,
-                                        std::uint64_t response_flits) const {
+                                        std::uint64_t response_flits, std::uint64_t request_flits) const {
     if (shape.nodes() != topo_.size())
         throw std::logic_error("channel load: a pattern's shape of " + std::to_string(shape.nodes()) +
                                " nodes on a topology of " + std::to_string(topo_.size()));
     Bound b;
     b.pattern = pat;
     b.data_flits = data_flits;
-    b.response_flits = response_flits;
+    b.reads = request_flits > 0;
+    b.response_flits = response_flits + request_flits;
     std::vector<double> load(channels_.size(), 0.0);
     double zl_sum = 0, zl_min = std::numeric_limits<double>::max(), zl_max = 0;
     const unsigned n = topo_.size();
     for (unsigned src = 0; src < n; ++src)
         for (const auto& [dst, w] : synthetic::row(pat, shape, src, h)) {
             if (w <= 0) continue;
-            for (std::size_t c : path(src, dst)) load[c] += w * static_cast<double>(data_flits);
-            for (std::size_t c : path(dst, src)) load[c] += w * static_cast<double>(response_flits);
-            const double us = zero_load(src, dst, data_flits).to_seconds() * 1e6;
+            // The data from the node that sends it, the rest back to it.
+            const unsigned from = b.reads ? dst : src, to = b.reads ? src : dst;
+            for (std::size_t c : path(from, to)) load[c] += w * static_cast<double>(data_flits);
+            for (std::size_t c : path(to, from)) load[c] += w * static_cast<double>(b.response_flits);
+            const sc_time zl = zero_load(from, to, data_flits) +
+                               (b.reads ? zero_load(src, dst, request_flits) : sc_core::SC_ZERO_TIME);
+            const double us = zl.to_seconds() * 1e6;
             zl_sum += w * us;
             zl_min = std::min(zl_min, us);
             zl_max = std::max(zl_max, us);
@@ -118,7 +124,7 @@ ChannelModel::Bound ChannelModel::bound(synthetic::Pattern pat, const synthetic:
 
 OfferedTraffic offered_traffic(const Config& c) {
     const WorkloadKind::PatternTraffic t = workload_kinds::pattern_traffic(c);
-    return OfferedTraffic{synthetic::parse_pattern(t.pattern), t.bytes, t.pattern_param, t.message_size_param};
+    return OfferedTraffic{synthetic::parse_pattern(t.pattern), t.bytes, t.reads, t.pattern_param, t.message_size_param};
 }
 
 std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& c,
@@ -127,8 +133,10 @@ std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& 
     // The message and the hot spot, as the kind that sends the patterns
     // declares them (workloads/registry.hpp).
     const WorkloadKind::PatternTraffic msg = workload_kinds::pattern_traffic(c);
-    // One response (ACK) per message, back from its destination.
+    // One response (ACK) per message, back from where its data went; the
+    // read form's request, one packet, out to the node it reads.
     const std::uint64_t response = 2 + (ControlPackets::kResponseBytes + kFlitBytes - 1) / kFlitBytes;
+    const std::uint64_t request = msg.reads ? 2 + (ReadProtocol::kRequestBytes + kFlitBytes - 1) / kFlitBytes : 0;
     synthetic::Hotspot hot{msg.hot_node, msg.hot_fraction};
     std::vector<PatternBound> out;
     for (synthetic::Pattern p : patterns) {
@@ -137,7 +145,11 @@ std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& 
         b.refusal = synthetic::refusal(p, shape);
         if (b.refusal.empty() && p == synthetic::Pattern::Hotspot && hot.node >= shape.nodes())
             b.refusal = msg.hot_node_setting + ": the system has " + std::to_string(shape.nodes()) + " nodes";
-        if (b.refusal.empty()) b.bound = m.bound(p, shape, hot, msg.flits, response);
+        // A node's engine serves reads of other nodes only (RdmaProcess::post_read).
+        for (unsigned i = 0; b.refusal.empty() && msg.reads && !synthetic::is_random(p) && i < shape.nodes(); ++i)
+            if (synthetic::destination(p, shape, i) == i)
+                b.refusal = "maps node " + std::to_string(i) + " to itself, which would read its own memory";
+        if (b.refusal.empty()) b.bound = m.bound(p, shape, hot, msg.flits, response, request);
         out.push_back(std::move(b));
     }
     return out;

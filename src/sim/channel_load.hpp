@@ -7,7 +7,10 @@
 //   Topology::route gives (the source's NI link, the links between routers,
 //   the destination's NI link), each data flit of the message on the route
 //   there and each flit of its response (the ACK, one per message) on the
-//   route back. The saturation throughput cannot exceed the offered load at
+//   route back; in the read form (workload.operation = read, BookSim's
+//   request-reply traffic) the data on the route back, from the
+//   destination to the node that reads it, and the read request and the
+//   data's ACK on the route there. The saturation throughput cannot exceed the offered load at
 //   which the most loaded channel is full (Dally & Towles, Principles and
 //   Practices of Interconnection Networks, section 3.3.1: Theta = b /
 //   gamma_max), here per channel with its own rate;
@@ -16,7 +19,9 @@
 //   the message serialised on the slowest link, (flits - 1) x its flit time
 //   (models/interconnect/README.md "Timing": virtual cut-through, the head
 //   going on one flit time after it started). Exact for a message of one
-//   packet; a bound below for several.
+//   packet; a bound below for several. A read's: its request's route and
+//   its data's route back (the responder's turnaround, the engine's, is
+//   not the network's: the workload measures it).
 //
 // `vrdmasim bounds` prints them (src/cli/bounds.cpp), the synthetic
 // workload holds every measured message to its zero-load sum (a message
@@ -72,7 +77,10 @@ public:
     };
     struct Bound {
         synthetic::Pattern pattern;
-        std::uint64_t data_flits = 0, response_flits = 0;   // per message
+        // Per message: its data's flits, and the flits that go the other
+        // way (a write's ACK; a read's request and its data's ACK).
+        std::uint64_t data_flits = 0, response_flits = 0;
+        bool reads = false;   // the data goes from the pattern's destination back to its source
         std::vector<Load> loads;   // every channel that carries anything, the most loaded first
         // The offered load (fraction of the injection link's rate, in data
         // flits) at which the most loaded channel is full: data_flits /
@@ -82,8 +90,10 @@ public:
         // source's messages weighted by the matrix), least and most, in us.
         double zero_load_mean_us = 0, zero_load_min_us = 0, zero_load_max_us = 0;
     };
+    // `request_flits` > 0: the read form, each message a read request of
+    // that many flits out and the data back (its ACK out again).
     Bound bound(synthetic::Pattern p, const synthetic::Shape& shape, const synthetic::Hotspot& h,
-                std::uint64_t data_flits, std::uint64_t response_flits) const;
+                std::uint64_t data_flits, std::uint64_t response_flits, std::uint64_t request_flits = 0) const;
 
     // The shape the synthetic patterns see: the board's FPGAs and the boards'
     // extents (models/interconnect/synthetic_pattern.hpp).
@@ -115,6 +125,7 @@ std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& 
 struct OfferedTraffic {
     synthetic::Pattern pattern;
     std::uint64_t bytes = 0;
+    bool reads = false;
     std::string pattern_param, message_size_param;
 };
 OfferedTraffic offered_traffic(const Config& c);

@@ -54,6 +54,11 @@ CASES = [
     ("synthetic-hotspot", "synthetic.ini", ["--synthetic.pattern=hotspot", "--synthetic.load=0.3"], [2]),
     ("synthetic-tornado", "synthetic.ini", ["--synthetic.pattern=tornado", "--synthetic.load=0.5",
                                             "--synthetic.arrivals=poisson"], [2]),
+    # The read form: each request's arrival reaches its requester's rank as a
+    # note (the sources left as they are: the harness's fill is refused across ranks).
+    ("synthetic-reads", "synthetic.ini", ["--workload.operation=read", "--workload.fill-source=false",
+                                          "--synthetic.pattern=tornado", "--synthetic.load=0.3",
+                                          "--synthetic.measure=20us", "--synthetic.drain=10us"], [2]),
 ]
 # The mechanisms across ranks (each a library policy every workload gets):
 # every rdma.strategy, SMMU faults ending in retransmission, two jobs,

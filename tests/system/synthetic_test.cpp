@@ -131,6 +131,105 @@ void saturated(const char* pattern) {
 
 }   // namespace
 
+TEST_CASE("synthetic: a read at zero load takes its request's route, the responder's turnaround and its data's") {
+    // The read form: each node reads its messages from its destination,
+    // the request out and the data back. Alone on the network, every read's
+    // request and data take, to the picosecond, their routes' zero-load
+    // sums, and the responder's engine serves it in between.
+    SystemSim s(kTorus +
+                Settings{{"workload.operation", "read"}, {"synthetic.load", "0.002"}, {"synthetic.measure", "100us"}});
+    run_clean(s);
+    SyntheticWorkload& w = workload_of(s);
+    REQUIRE(w.reads());
+    const Histogram& net = histogram(s, "workload.synthetic_net_latency");
+    const Histogram& zero = histogram(s, "workload.synthetic_zero_load");
+    const Histogram& excess = histogram(s, "workload.synthetic_excess");
+    const Histogram& turnaround = histogram(s, "workload.synthetic_turnaround");
+    REQUIRE(net.count() >= 50);
+    CHECK(turnaround.count() == net.count());
+    CHECK(excess.min() == 0);
+    CHECK(excess.quantile(0.9) == 0);   // nine in ten exactly on their sum
+    const Counter* exact = s.stats.find_counter("workload.synthetic_exact_zero_load");
+    REQUIRE(exact);
+    CHECK(exact->value() >= 0.9 * static_cast<double>(net.count()));
+    // The turnaround: the engine's setup and its read of the source, at
+    // least the responder's setup time.
+    CHECK(turnaround.min() > 0);
+    CHECK(net.mean() >= zero.mean());
+    // The whole latency adds the requester's post and completion.
+    CHECK(histogram(s, "workload.synthetic_latency").min() > net.min());
+    const SyntheticWorkload::Figures& f = w.figures();
+    CHECK(f.saturated == false);
+    CHECK(f.measured_delivered == f.measured);
+    CHECK(std::abs(f.accepted - f.offered) < 0.2 * f.offered);
+    // Every byte read, verified at the requester.
+    CHECK(w.log().bytes_verified.value() == w.log().bytes_delivered.value());
+    CHECK(w.log().bytes_verified.value() == f.delivered * w.message_bytes());
+    CHECK(w.log().errors.value() == 0);
+}
+
+namespace {
+
+// Past its bound, the read form saturates below it: the bound of the data
+// on the routes back and the requests (and the data's ACKs) on the routes
+// there.
+void saturated_reads(const char* pattern) {
+    SystemSim s(kTorus + Settings{{"workload.operation", "read"},
+                                  {"synthetic.pattern", pattern},
+                                  {"synthetic.load", "0.6"},
+                                  {"synthetic.measure", "20us"},
+                                  {"synthetic.drain", "20us"}});
+    run_clean(s);
+    const ChannelModel m(*s.cfg);
+    const ChannelModel::Bound b = synthetic_bounds(m, *s.cfg, {synthetic::parse_pattern(pattern)}).at(0).bound;
+    CHECK(b.reads);
+    const SyntheticWorkload::Figures& f = workload_of(s).figures();
+    INFO("accepted " << f.accepted << ", bound " << b.theta);
+    CHECK(f.saturated);
+    CHECK(f.accepted <= b.theta * 1.02);
+    CHECK(f.accepted > 0.5 * b.theta);
+    CHECK(workload_of(s).log().bytes_verified.value() == workload_of(s).log().bytes_delivered.value());
+}
+
+}   // namespace
+
+TEST_CASE("synthetic: saturated, uniform reads stay under their channel-load bound") { saturated_reads("uniform"); }
+TEST_CASE("synthetic: saturated, tornado reads stay under their channel-load bound") { saturated_reads("tornado"); }
+
+TEST_CASE("synthetic: the read form's bound carries the data back and the requests there") {
+    // Tornado on the torus's x ring of 3: node n reads from n + 1 board
+    // along x, so the data crosses each x link the other way from the
+    // write form's, and the requests go the write form's way.
+    ParamRegistry reg;
+    declare_all_params(reg);
+    auto bound_of = [&reg](const char* operation) {
+        Config c(reg);
+        for (const auto& [k, v] :
+             kTorus + Settings{{"synthetic.pattern", "tornado"}, {"workload.operation", operation}})
+            c.set(k, v, "test");
+        System::resolve(c);
+        return synthetic_bounds(ChannelModel(c), c, {synthetic::Pattern::Tornado}).at(0).bound;
+    };
+    Config c(reg);
+    for (const auto& [k, v] : kTorus) c.set(k, v, "test");
+    System::resolve(c);
+    const ChannelModel m(c);
+    const ChannelModel::Bound wb = bound_of("write"), rb = bound_of("read");
+    REQUIRE(!wb.loads.empty());
+    REQUIRE(!rb.loads.empty());
+    // The busiest channel: a board link carrying its board's 4 data packets
+    // (the F1's link to the next board), x0 to x1 for writes, x0 to x2 (the
+    // data from x1 back to x0, round the ring) for reads.
+    CHECK(m.channels()[wb.loads[0].channel].name == "x0y0z0f1_to_x1y0z0f1");
+    CHECK(m.channels()[rb.loads[0].channel].name == "x0y0z0f1_to_x2y0z0f1");
+    CHECK(wb.loads[0].flits == 4.0 * wb.data_flits);
+    CHECK(rb.loads[0].flits == 4.0 * rb.data_flits);
+    CHECK(rb.theta == wb.theta);
+    CHECK(rb.response_flits == 4 + 3);   // the request (24 B) and the data's ACK (16 B)
+    // The read's zero-load: the request's route and the data's.
+    CHECK(rb.zero_load_min_us > wb.zero_load_min_us);
+}
+
 TEST_CASE("synthetic: a light offered load is honoured and accepted (Bernoulli)") { light_load("bernoulli"); }
 TEST_CASE("synthetic: a light offered load is honoured and accepted (Poisson)") { light_load("poisson"); }
 TEST_CASE("synthetic: saturated, uniform traffic stays under its channel-load bound") { saturated("uniform"); }
@@ -229,6 +328,18 @@ TEST_CASE("synthetic: the self-checks catch messages faster than their zero-load
                Catch::Contains("synthetic-zero-load"));
 }
 
+TEST_CASE("synthetic: the self-checks catch reads faster than their routes' zero-load sums") {
+    SystemSim s(kTorus + Settings{{"synthetic.load", "0.02"}, {"workload.operation", "read"}});
+    // A zero-load sum of 1 ms for every route, the request's and the data's.
+    workload_of(s).set_network(sc_core::sc_time(6.4, sc_core::SC_NS),
+                               [](unsigned, unsigned, std::uint64_t) { return sc_core::sc_time(1, sc_core::SC_MS); });
+    s.run();
+    REQUIRE(s.finished());
+    const std::string v = describe(check_invariants(*s.sys, s.stats, run_figures(*s.sys)));
+    CHECK_THAT(v, Catch::Contains("synthetic-zero-load"));
+    CHECK_THAT(v, Catch::Contains("its request took"));
+}
+
 TEST_CASE("synthetic: settings that do not fit are refused before anything runs (exit 2)") {
     struct Bad {
         std::string args, says;
@@ -243,7 +354,9 @@ TEST_CASE("synthetic: settings that do not fit are refused before anything runs 
              {torus + "--synthetic.hotspot-fraction=0.5", "applies to synthetic.pattern = hotspot only"},
              {torus + "--synthetic.pattern=random", "synthetic.pattern"},
              {"--workload.kind=synthetic --synthetic.pattern=tornado", "needs a dimension of 3 or more boards"},
-             {torus + "--workload.operation=read", "the read form is not built for workload.kind = synthetic"},
+             {"--workload.kind=synthetic --topology.kind=torus --topology.x=2 --topology.y=2 "
+              "--synthetic.pattern=transpose --workload.operation=read",
+              "maps node 0 to itself"},
              {torus + "--workload.two-sided=true", "has no meaning for workload.kind = synthetic"},
          }) {
         INFO(b.args);
