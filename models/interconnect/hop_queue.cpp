@@ -112,6 +112,7 @@ VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_time horizon, Event& e) {
                 w &= ~(std::uint64_t(1) << (first_ % 64));
                 if (w == 0) words_ &= ~(std::uint64_t(1) << ((first_ % kBuckets) >> 6));
                 if (--ring_count_ > 0) find_first(first_ + 1);
+                ++drains_;
             } else {
                 --ring_count_;
             }
@@ -128,6 +129,41 @@ VRDMASIM_FORCE_INLINE bool HopQueue::pop_before(sc_time horizon, Event& e) {
     // The present moves here too (not past the ring's first).
     base_ = std::max(base_, bucket_of(e.t));
     return true;
+}
+
+// The buckets' width for the events of late (hop_queue.hpp), at `now`,
+// the kernel's time.
+void HopQueue::adapt(sc_time now) {
+    // Once serving stops (serve(): no event in hand; every event queued and
+    // every one posted later is at or after the kernel's `now`) after
+    // kAdaptEvery events served since the last look (the heap's too: few).
+    const std::uint64_t steps = steps_, drains = drains_, pops = served_ - looked_;
+    steps_ = drains_ = 0;
+    looked_ = served_;
+    look_at_ = served_ + kAdaptEvery;
+    if (steps > pops && shift_ > kNarrowest) rebucket(shift_ - 1, now);
+    else if (50 * steps < pops && 10 * drains > 9 * pops && shift_ < kWidest) rebucket(shift_ + 1, now);
+}
+
+// The ring's events into buckets of 2^shift ps from the present's (those
+// beyond it into the heap): the order served is the same.
+void HopQueue::rebucket(unsigned shift, sc_time now) {
+    std::vector<Event> held;
+    held.reserve(ring_count_);
+    for (Bucket& k : ring_) {
+        held.insert(held.end(), k.events.begin() + k.head, k.events.end());
+        if (k.events.capacity() > kBucketKeeps) std::vector<Event>().swap(k.events);
+        else k.events.clear();
+        k.head = 0;
+    }
+    std::fill(nonempty_.begin(), nonempty_.end(), 0);
+    words_ = 0;
+    count_ -= ring_count_;
+    ring_count_ = 0;
+    shift_ = shift;
+    base_ = bucket_of(now);
+    for (const Event& e : held) push(e);
+    steps_ = 0;
 }
 
 // wake_ at `at` unless it already wakes by then (a timed notification is
@@ -205,6 +241,7 @@ void HopQueue::serve() {
         e.to->on_hop_event(*this, e.key, e.what, e.arg);
     }
     serving_ = false;
+    if (served_ >= look_at_) adapt(now);
     // Stopped for a thread that resumes it (woke_resuming), before anything
     // else: it wakes the queue.
     if (count_ > 0 && resuming_ < plain_ && delivers_ == 0) await_resume_ = true;

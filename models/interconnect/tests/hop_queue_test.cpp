@@ -6,6 +6,7 @@
 // TEST_CASE is its own elaboration (ctest runs each in its own process).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -224,4 +225,46 @@ TEST_CASE("hop queue: events near and far (beyond the calendar's ring), posted i
         CHECK((a.at < b.at || (a.at == b.at && (a.key < b.key || (a.key == b.key && a.serial < b.serial)))));
     }
     CHECK(q.size() == 0);
+}
+
+TEST_CASE("hop queue: the calendar's buckets narrow where events are dense and widen where sparse and keep the order") {
+    // Dense: 200 events in flight, each posting the next a random 0..4 ns
+    // ahead (some 100 to a 2,048 ps bucket, posted out of order); then
+    // sparse: one chain, 50 ns apart. The width must come down to the
+    // narrowest in the first and up to the widest in the second, and the
+    // order served stay (time, key, serial) throughout, across the
+    // re-bucketings.
+    HopQueue q("q");
+    Recorder r;
+    std::uint64_t lcg = 7, serial = 1000;
+    auto next = [&] { return lcg = lcg * 6364136223846793005ull + 1442695040888963407ull; };
+    const std::uint64_t kDense = 60000, kAll = 200000;
+    std::uint64_t narrowest = q.bucket_ps(), at_dense_end = 0;
+    r.then = [&](HopQueue& hq, std::uint64_t) {
+        narrowest = std::min(narrowest, hq.bucket_ps());
+        const std::uint64_t n = r.log.size();
+        if (n == kDense) at_dense_end = hq.bucket_ps();
+        if (serial >= kAll || (n > kDense && hq.size() > 0)) return;   // sparse: one chain
+        const std::uint64_t v = next();
+        const double ps = n < kDense ? static_cast<double>(1 + (v >> 20) % 4000) : 50000.0;   // (never the present)
+        hq.post(ev(hq.time() + sc_time(ps, sc_core::SC_PS), (v >> 8) % 4, serial++, r));
+    };
+    Script s("s", [&] {
+        for (std::uint64_t i = 0; i < 200; ++i)
+            q.post(ev(sc_time(static_cast<double>(next() % 4000), sc_core::SC_PS), i % 4, i, r));
+    });
+    sc_core::sc_start();
+    CHECK(q.size() == 0);
+    CHECK(at_dense_end == 256);
+    CHECK(narrowest == 256);
+    CHECK(q.bucket_ps() == 32768);
+    REQUIRE(r.log.size() > kDense + 7 * 16384);
+    for (std::size_t i = 1; i < r.log.size(); ++i) {
+        const Served& a = r.log[i - 1];
+        const Served& b = r.log[i];
+        if (!(a.at < b.at || (a.at == b.at && (a.key < b.key || (a.key == b.key && a.serial < b.serial))))) {
+            FAIL("event " << i << " at " << b.at << " (key " << b.key << ", serial " << b.serial << ") after " << a.at
+                          << " (key " << a.key << ", serial " << a.serial << ")");
+        }
+    }
 }
