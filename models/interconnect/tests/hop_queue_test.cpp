@@ -228,17 +228,18 @@ TEST_CASE("hop queue: events near and far (beyond the calendar's ring), posted i
 }
 
 TEST_CASE("hop queue: the calendar's buckets narrow where events are dense and widen where sparse and keep the order") {
-    // Dense: 200 events in flight, each posting the next a random 0..4 ns
-    // ahead (some 100 to a 2,048 ps bucket, posted out of order); then
-    // sparse: one chain, 50 ns apart. The width must come down to the
-    // narrowest in the first and up to the widest in the second, and the
-    // order served stay (time, key, serial) throughout, across the
-    // re-bucketings.
+    // Dense: 200 events in flight, each posting the next a random 1..4,000
+    // ps ahead (some 100 to a 2,048 ps bucket, posted out of order); then
+    // sparse: one chain, 50 ns apart. A ticker every 100 ns stops the
+    // queue's serving (the queue looks at its buckets then). The width must
+    // come down to the narrowest (256 ps) in the first and back up to the
+    // widest (2,048 ps) in the second, and the order served stay (time,
+    // key, serial) throughout, across the re-bucketings.
     HopQueue q("q");
     Recorder r;
     std::uint64_t lcg = 7, serial = 1000;
     auto next = [&] { return lcg = lcg * 6364136223846793005ull + 1442695040888963407ull; };
-    const std::uint64_t kDense = 60000, kAll = 200000;
+    const std::uint64_t kDense = 60000, kAll = 100000;
     std::uint64_t narrowest = q.bucket_ps(), at_dense_end = 0;
     r.then = [&](HopQueue& hq, std::uint64_t) {
         narrowest = std::min(narrowest, hq.bucket_ps());
@@ -253,12 +254,15 @@ TEST_CASE("hop queue: the calendar's buckets narrow where events are dense and w
         for (std::uint64_t i = 0; i < 200; ++i)
             q.post(ev(sc_time(static_cast<double>(next() % 4000), sc_core::SC_PS), i % 4, i, r));
     });
+    Script ticker("ticker", [&] {
+        while (sc_core::sc_time_stamp() < sc_time(3, sc_core::SC_MS)) sc_core::wait(ns(100));
+    });
     sc_core::sc_start();
     CHECK(q.size() == 0);
     CHECK(at_dense_end == 256);
     CHECK(narrowest == 256);
-    CHECK(q.bucket_ps() == 32768);
-    REQUIRE(r.log.size() > kDense + 7 * 16384);
+    CHECK(q.bucket_ps() == 2048);
+    REQUIRE(r.log.size() > kDense + 3 * 4096);
     for (std::size_t i = 1; i < r.log.size(); ++i) {
         const Served& a = r.log[i - 1];
         const Served& b = r.log[i];
