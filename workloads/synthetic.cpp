@@ -320,14 +320,17 @@ void SyntheticWorkload::read_settings(const Config& c) {
                 throw c.refuse(key, "applies to synthetic.pattern = hotspot only (" + c.describe(P.pattern) + ")");
     }
     read_ = c[params_of<WorkloadParams>().operation] == "read";
-    // A node's engine reads no memory of its own node (RdmaProcess::post_read).
+    // The user library builds no read of the node's own memory
+    // (RdmaProcess::post_read refuses it): not a limit of the hardware, whose
+    // request could loop back through the node's own NI and router as a
+    // write to itself does.
     if (read_ && !synthetic::is_random(pattern_))
         for (unsigned i = 0; i < n; ++i)
             if (synthetic::destination(pattern_, shape_, i) == i)
                 throw c.refuse(P.pattern, "maps node " + std::to_string(i) + " to itself, and with " +
                                               c.describe(params_of<WorkloadParams>().operation) +
-                                              " a node would read its own memory through its engine, which "
-                                              "serves reads of other nodes only");
+                                              " a node would read its own memory, which the user library does not "
+                                              "build (RdmaProcess::post_read: not a limit of the hardware)");
     const Message m = message_of(c);
     msg_ = m.bytes;
     flits_ = m.packets.flits;

@@ -145,7 +145,7 @@ std::vector<PatternBound> synthetic_bounds(const ChannelModel& m, const Config& 
         b.refusal = synthetic::refusal(p, shape);
         if (b.refusal.empty() && p == synthetic::Pattern::Hotspot && hot.node >= shape.nodes())
             b.refusal = msg.hot_node_setting + ": the system has " + std::to_string(shape.nodes()) + " nodes";
-        // A node's engine serves reads of other nodes only (RdmaProcess::post_read).
+        // The user library builds no read of the node's own memory (RdmaProcess::post_read).
         for (unsigned i = 0; b.refusal.empty() && msg.reads && !synthetic::is_random(p) && i < shape.nodes(); ++i)
             if (synthetic::destination(p, shape, i) == i)
                 b.refusal = "maps node " + std::to_string(i) + " to itself, which would read its own memory";
