@@ -161,13 +161,14 @@ void SyntheticWorkload::declare_metrics(MetricRegistry& reg) {
                     "the measurement window, over the messages created in it (`workload.synthetic_backlog_growth`): "
                     "near 0 below saturation, the shortfall of accepted against offered above.",
                     "synthetic_backlog_growth", 6, present);
-    reg.sum_scalars("synthetic_waiting_rise_us", "us",
-                    "synthetic: how much longer the messages created in the window's second half waited than those "
-                    "of its first half (waiting: latency minus the route's zero-load sum; reads: minus the request's "
-                    "and the data's routes' sums, the responder's turnaround in the waiting; "
-                    "`workload.synthetic_waiting_rise`): near 0 below saturation, growing with the window above it, "
-                    "even when only a few flows saturate (hotspot).",
-                    "synthetic_waiting_rise", 6, present);
+    reg.sum_scalars(
+        "synthetic_waiting_rise_us", "us",
+        "synthetic: how much longer the window's second half's messages waited (latency minus the routes' "
+        "zero-load sums; a read's turnaround is waiting) than its first half's (`workload.synthetic_waiting_rise`): "
+        "near 0 below saturation, growing above it, even when a few flows saturate (hotspot). Delivered messages "
+        "only: those unposted when the sources stop (`synthetic_abandoned`) are left out, so far past saturation it "
+        "can fall below 0 (tornado at 1.5 times its bound: -16 us).",
+        "synthetic_waiting_rise", 6, present);
     reg.sum_scalars("synthetic_saturated", "",
                     "synthetic: 1 if the run is saturated (`workload.synthetic_saturated`): the backlog grew over "
                     "the window by more than 5 % of the messages created in it (BookSim's 5 % threshold), or the "
