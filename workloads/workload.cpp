@@ -316,7 +316,7 @@ std::vector<Workload::Unread> Workload::unread_settings(const Config& c) {
     std::vector<Unread> out;
     for (const std::string& p : shared)
         if (std::find(k.reads.begin(), k.reads.end(), p) == k.reads.end() && !c.is_default(p))
-            out.push_back({p, c.layer(p) < c.layer(w.kind)});
+            out.push_back({p, c.layer(p) < c.layer(w.kind), c.describe(w.kind) + ", set over it, does not read it"});
     return out;
 }
 
@@ -324,10 +324,8 @@ std::string Workload::unread_note(const Config& c) {
     std::string out;
     for (const Unread& u : unread_settings(c))
         if (u.earlier)
-            out += "vrdmasim: warning: " + c.describe(u.param) +
-                   " was not read: " + c.describe(params_of<WorkloadParams>().kind) +
-                   ", set over it, does not read it (only workload.kind = " + workload_kinds::readers(u.param) +
-                   " do)\n";
+            out += "vrdmasim: warning: " + c.describe(u.param) + " was not read: " + u.why +
+                   " (only workload.kind = " + workload_kinds::readers(u.param) + " do)\n";
     return out;
 }
 

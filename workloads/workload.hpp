@@ -221,6 +221,7 @@ public:
     struct Unread {
         std::string param;
         bool earlier = false;
+        std::string why;   // an earlier one's: "<workload.kind described>, set over it, does not read it"
     };
     static std::vector<Unread> unread_settings(const Config& c);
     // A warning line for each unread setting from an earlier layer, for the

@@ -475,7 +475,7 @@ std::string System::workload_findings(const Config& c, const StatRegistry& stats
 std::map<std::string, std::string> System::settings_not_used(const Config& c) {
     std::map<std::string, std::string> out;
     for (const Workload::Unread& u : Workload::unread_settings(c))
-        if (u.earlier) out[u.param] = c.describe(params_of<WorkloadParams>().kind) + ", set over it, does not read it";
+        if (u.earlier) out[u.param] = u.why;
     return out;
 }
 
