@@ -75,11 +75,15 @@ SAMPLE_OTHERS = 4
 #   of --exe; {source}: the source tree);
 # - IGNORES: the shared workload.* parameters it does not read (a run
 #   refuses a setting of one): SMALL's and SMALL_MSG's settings of them are
-#   left out of its runs.
+#   left out of its runs; READS_ONLY: those it reads only when another
+#   parameter has some values (its "reads_only"), left out of a run where
+#   that parameter has another (DEFAULTS: every parameter's default).
 WORKLOAD_AXES = {}
 KIND_SAMPLE = {}
 NEEDS = {}
 IGNORES = {}
+READS_ONLY = {}
+DEFAULTS = {}
 # Boolean parameters that switch a mechanism on (false, true).
 BOOL_AXES = ["workload.two-sided"]
 PROCESSES = ["1", "2"]
@@ -108,6 +112,7 @@ def enum_choices(exe):
     for section in out["sections"]:
         for p in section["parameters"]:
             name = p["name"]
+            DEFAULTS[name] = p["default"]
             if name in ENUM_AXES + SAMPLED_AXES + own and p["type"] == "enum":
                 choices = list(p["choices"])
                 if name in SAMPLED_AXES + own:   # the default first: the other choices are the sample's
@@ -131,6 +136,7 @@ def read_trials(exe, workloads):
         if w["matrix_sample"] > 1:
             KIND_SAMPLE[kind] = w["matrix_sample"]
         IGNORES[kind] = set(w["ignores"])
+        READS_ONLY[kind] = w["reads_only"]
         settings = dict(w["needs"], **w["matrix"])   # the matrix's own last, each setting once
         for key, value in settings.items():
             for mark, path in places.items():
@@ -186,8 +192,14 @@ def combinations(axes):
 def run_arguments(scratch, n, situation, settings, extra=()):
     """The arguments of run n after `vrdmasim run` (`extra`: --setting's, last)."""
     kind = settings["workload.kind"]
+    given = dict(a[2:].split("=", 1) for a in NEEDS.get(kind, []))
+    given.update(settings)
+    ignores = set(IGNORES.get(kind, ()))
+    for r in READS_ONLY.get(kind, []):
+        if given.get(r["when"], DEFAULTS.get(r["when"])) not in r["values"]:
+            ignores.add(r["param"])
     read = [a for a in SMALL + {"cold": COLD, "warm": WARM, "small": SMALL_MSG}[situation]
-            if a[2:].split("=", 1)[0] not in IGNORES.get(kind, ())]
+            if a[2:].split("=", 1)[0] not in ignores]
     args = ["-q", "--out", os.path.join(scratch, f"run{n}")] + read
     args += NEEDS.get(kind, [])
     return args + [f"--{k}={v}" for k, v in settings.items()] + [f"--{kv}" for kv in extra]

@@ -44,10 +44,15 @@ std::string trial_json(const WorkloadKind& k) {
                    ", \"default_refuses\": " + json_string(e.default_refuses) +
                    ", \"second\": " + settings_json(e.second) + ", \"value_needs\": {" + values + "}}";
     }
+    std::string only;
+    for (const WorkloadKind::ReadsOnly& r : k.reads_only)
+        only += std::string(only.empty() ? "" : ", ") + "{\"param\": " + json_string(r.param) +
+                ", \"when\": " + json_string(r.when) + ", \"values\": " + names_json(r.values) + "}";
     return "{\"name\": " + json_string(k.name) + ", \"needs\": " + settings_json(t.needs) +
            ", \"matrix\": " + settings_json(t.matrix) + ", \"matrix_sample\": " + json_number(t.matrix_sample) +
            ", \"matrix_axes\": " + names_json(t.matrix_axes) + ", \"reads\": " + names_json(k.reads) +
-           ", \"ignores\": " + names_json(ignores) + ", \"effects\": [" + effects + "]}";
+           ", \"ignores\": " + names_json(ignores) + ", \"reads_only\": [" + only + "], \"effects\": [" + effects +
+           "]}";
 }
 
 }   // namespace
@@ -84,9 +89,14 @@ std::string findings(const Config& c, const StatRegistry& stats) {
 
 std::string readers(const std::string& param) {
     std::string out;
-    for (const WorkloadKind& k : all())
-        if (std::find(k.reads.begin(), k.reads.end(), param) != k.reads.end())
-            out += (out.empty() ? "" : ", ") + k.name;
+    for (const WorkloadKind& k : all()) {
+        if (std::find(k.reads.begin(), k.reads.end(), param) == k.reads.end()) continue;
+        out += (out.empty() ? "" : ", ") + k.name;
+        for (const WorkloadKind::ReadsOnly& r : k.reads_only) {
+            if (r.param != param) continue;
+            out += " (with " + r.when + " = " + r.values_text() + ")";
+        }
+    }
     return out;
 }
 

@@ -78,6 +78,21 @@ struct WorkloadKind {
     // tests/system/param_effect_test.cpp checks the list against what a run
     // of it reads, and each parameter's help names the kinds that list it.
     std::vector<std::string> reads;
+    // Of those, the ones it reads only when another of its parameters has
+    // one of some values (sendrecv's total-bytes and window: its bandwidth
+    // test only, workload.sendrecv-test = bandwidth). A setting of one under
+    // another value is refused, or noted, as if the kind did not list it
+    // (unread_settings); the parameter's help names the condition.
+    struct ReadsOnly {
+        std::string param, when;   // `param` is read only when `when` is one of `values`
+        std::vector<std::string> values;
+        std::string values_text() const {   // "a or b"
+            std::string t;
+            for (const std::string& v : values) t += (t.empty() ? "" : " or ") + v;
+            return t;
+        }
+    };
+    std::vector<ReadsOnly> reads_only;
     // What a finished run's figures say that its exit status does not (an
     // application's own race the byte check caught): a line for the user,
     // or "".

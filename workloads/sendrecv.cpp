@@ -13,6 +13,7 @@ using sc_core::sc_time;
 
 namespace {
 constexpr std::uint64_t kAckTag = ~std::uint64_t(0) - 1;   // bandwidth: the window's acknowledgement
+bool latency_test(const Config& c) { return c[params_of<WorkloadParams>().sendrecv_test] == "latency"; }
 }
 
 SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<RdmaProcess*>& apps, std::uint64_t src,
@@ -24,10 +25,15 @@ SendrecvWorkload::SendrecvWorkload(const SimContext& ctx, const std::vector<Rdma
       b_node_(static_cast<unsigned>(dst)),
       eps_(apps.size(), nullptr),
       msg_(ctx.config[params_of<WorkloadParams>().message_size]),
-      total_(ctx.config[params_of<WorkloadParams>().total_bytes]),
-      window_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
-      iterations_(static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])),
-      latency_(ctx.config[params_of<WorkloadParams>().sendrecv_test] == "latency") {
+      // Each test reads its own (the kind's reads_only): the latency test
+      // neither total-bytes nor window, the bandwidth test not iterations.
+      total_(latency_test(ctx.config) ? 0 : std::uint64_t(ctx.config[params_of<WorkloadParams>().total_bytes])),
+      window_(latency_test(ctx.config) ? 0
+                                       : static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().window])),
+      iterations_(latency_test(ctx.config)
+                      ? static_cast<std::uint64_t>(ctx.config[params_of<WorkloadParams>().iterations])
+                      : 0),
+      latency_(latency_test(ctx.config)) {
     const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
     // latency: a send and a receive buffer each; bandwidth: `window` of them.
     const std::uint64_t bufs = latency_ ? 2 * n : window_ * n;
@@ -199,16 +205,22 @@ const WorkloadKind::Declare declared([] {
         return "has nothing to choose in workload.kind = sendrecv: " + std::string(Workload::kProtocolDecides);
     };
     k.two_sided_refusal = [](const Config&) { return std::string("sendrecv is two-sided already"); };
-    // Both tests' settings, whichever runs (SendRecvWorkload's constructor).
     k.reads = {"workload.src-node", "workload.dst-node",   "workload.message-size", "workload.total-bytes",
                "workload.window",   "workload.iterations", "workload.sendrecv-test"};
+    // Each test's own (SendrecvWorkload's constructor).
+    k.reads_only = {{"workload.total-bytes", "workload.sendrecv-test", {"bandwidth"}},
+                    {"workload.window", "workload.sendrecv-test", {"bandwidth"}},
+                    {"workload.iterations", "workload.sendrecv-test", {"latency"}}};
     k.two_sided_library = [](const Config&) { return true; };
     k.one_channel = true;
     // workload.sendrecv-test's effect (tests/system/param_effect_test.cpp):
     // a latency test or a bandwidth test.
-    k.trial.effects.emplace_back("workload.sendrecv-test", WorkloadKind::Settings{{"workload.message-size", "4KiB"},
-                                                                                  {"workload.iterations", "4"},
-                                                                                  {"workload.total-bytes", "64KiB"}});
+    // The bandwidth test with a total of its own (reads_only; the latency
+    // test, the default, with its default iterations).
+    k.trial.effects.emplace_back(
+        "workload.sendrecv-test", WorkloadKind::Settings{{"workload.message-size", "4KiB"}}, "",
+        WorkloadKind::Settings{},
+        WorkloadKind::Trial::Effect::ValueNeeds{{"bandwidth", {{"workload.total-bytes", "64KiB"}}}});
     return k;
 }());
 

@@ -316,7 +316,21 @@ std::vector<Workload::Unread> Workload::unread_settings(const Config& c) {
     std::vector<Unread> out;
     for (const std::string& p : shared)
         if (std::find(k.reads.begin(), k.reads.end(), p) == k.reads.end() && !c.is_default(p))
-            out.push_back({p, c.layer(p) < c.layer(w.kind), c.describe(w.kind) + ", set over it, does not read it"});
+            out.push_back({p, c.layer(p) < c.layer(w.kind), c.describe(w.kind) + ", set over it, does not read it",
+                           "workload.kind = " + workload_kinds::readers(p), true, ""});
+    // Read only under some values of another of its parameters.
+    for (const WorkloadKind::ReadsOnly& r : k.reads_only) {
+        if (std::find(k.reads.begin(), k.reads.end(), r.param) == k.reads.end())
+            throw std::logic_error("workload.kind = " + k.name + " declares that it reads " + r.param + " only when " +
+                                   r.when + " has some values, but does not list it as read");
+        if (c.is_default(r.param) || std::find(r.values.begin(), r.values.end(), c.string(r.when)) != r.values.end())
+            continue;
+        const bool earlier = c.layer(r.param) < std::max(c.layer(w.kind), c.layer(r.when));
+        out.push_back({r.param, earlier,
+                       c.describe(w.kind) + " with " + c.describe(r.when) + (earlier ? ", set over it," : "") +
+                           " does not read it",
+                       r.when + " = " + r.values_text(), false, r.when});
+    }
     return out;
 }
 
@@ -324,8 +338,8 @@ std::string Workload::unread_note(const Config& c) {
     std::string out;
     for (const Unread& u : unread_settings(c))
         if (u.earlier)
-            out += "vrdmasim: warning: " + c.describe(u.param) + " was not read: " + u.why +
-                   " (only workload.kind = " + workload_kinds::readers(u.param) + " do)\n";
+            out += "vrdmasim: warning: " + c.describe(u.param) + " was not read: " + u.why + " (only " + u.only +
+                   (u.many ? " do)\n" : " does)\n");
     return out;
 }
 
@@ -336,8 +350,9 @@ void Workload::refuse_settings(const Config& c) {
     for (const Unread& u : unread_settings(c))
         if (!u.earlier)
             throw c.refuse(u.param, "is not read by " + c.describe(w.kind) +
-                                        ": only workload.kind = " + workload_kinds::readers(u.param) +
-                                        " read it, so it would change nothing (docs/composition.md, \"Settings a "
+                                        (u.when.empty() ? "" : " with " + c.describe(u.when)) + ": only " + u.only +
+                                        (u.many ? " read" : " reads") +
+                                        " it, so it would change nothing (docs/composition.md, \"Settings a "
                                         "kind does not read\")");
     const bool read = c[w.operation] != "write";
     // docs/composition.md, the refusal table.

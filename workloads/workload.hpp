@@ -222,6 +222,12 @@ public:
         std::string param;
         bool earlier = false;
         std::string why;   // an earlier one's: "<workload.kind described>, set over it, does not read it"
+        // Who does read it: "workload.kind = stream, sendrecv, ..." (`many`)
+        // or, for a kind that reads it only under a value of another of its
+        // parameters, "workload.sendrecv-test = bandwidth".
+        std::string only;
+        bool many = true;
+        std::string when;   // that other parameter ("" for a kind that does not read it at all)
     };
     static std::vector<Unread> unread_settings(const Config& c);
     // A warning line for each unread setting from an earlier layer, for the

@@ -343,6 +343,21 @@ TEST_CASE("every value of every enumeration parameter changes a statistic where 
     CHECK(enums >= 9);
 }
 
+// A run for each value a kind's reads depend on (WorkloadKind::reads_only:
+// sendrecv's workload.sendrecv-test, latency and bandwidth), or one run.
+std::vector<Settings> reads_only_variants(const WorkloadKind& k) {
+    std::vector<Settings> out{Settings{}};
+    std::map<std::string, std::set<std::string>> values;   // by the parameter they are of
+    for (const WorkloadKind::ReadsOnly& r : k.reads_only) values[r.when].insert(r.values.begin(), r.values.end());
+    for (const auto& [when, vs] : values) {
+        std::vector<Settings> next;
+        for (const Settings& before : out)
+            for (const std::string& v : vs) next.push_back(before + Settings{{when, v}});
+        out = next;
+    }
+    return out;
+}
+
 TEST_CASE("each workload kind reads exactly the shared workload parameters it declares", "[params][system]") {
     // A small run of each kind (what its trial needs, and its matrix's
     // small settings), each shared parameter it declares it reads
@@ -354,33 +369,42 @@ TEST_CASE("each workload kind reads exactly the shared workload parameters it de
                                                    {"workload.iterations", "2"},
                                                    {"workload.window", "2"}};
     const std::vector<std::string>& shared = params_of<WorkloadParams>().per_kind;
-    for (const WorkloadKind& k : workload_kinds::all()) {
-        Settings s = Settings{{"workload.kind", k.name}, {"sim.time-limit", "1s"}} + placed(k.trial.needs) +
-                     placed(k.trial.matrix);
-        for (const std::string& p : k.reads)
-            if (small.count(p)) s.emplace_back(p, small.at(p));
-        const std::string text = in_child_text([&s, &shared] {
-            std::ostringstream os;
-            try {
-                SystemSim sim(s);
-                sim.run();
-                os << "ran\n";
-                for (const std::string& p : shared)
-                    if (sim.cfg->was_read(p)) os << p << "\n";
-            } catch (const std::exception& e) {
-                os << "error " << e.what() << "\n";
-            }
-            return os.str();
-        });
-        INFO("workload.kind = " << k.name << ":\n" << text);
-        std::istringstream in(text);
-        std::string line;
-        REQUIRE(std::getline(in, line));
-        REQUIRE(line == "ran");
-        std::set<std::string> read;
-        while (std::getline(in, line)) read.insert(line);
-        CHECK(read == std::set<std::string>(k.reads.begin(), k.reads.end()));
-    }
+    for (const WorkloadKind& k : workload_kinds::all())
+        for (const Settings& variant : reads_only_variants(k)) {
+            // What it reads with this variant's values (reads_only).
+            std::set<std::string> expected(k.reads.begin(), k.reads.end());
+            for (const WorkloadKind::ReadsOnly& r : k.reads_only)
+                for (const auto& [when, value] : variant)
+                    if (when == r.when && std::find(r.values.begin(), r.values.end(), value) == r.values.end())
+                        expected.erase(r.param);
+            Settings s = Settings{{"workload.kind", k.name}, {"sim.time-limit", "1s"}} + placed(k.trial.needs) +
+                         placed(k.trial.matrix) + variant;
+            for (const std::string& p : expected)
+                if (small.count(p)) s.emplace_back(p, small.at(p));
+            const std::string text = in_child_text([&s, &shared] {
+                std::ostringstream os;
+                try {
+                    SystemSim sim(s);
+                    sim.run();
+                    os << "ran\n";
+                    for (const std::string& p : shared)
+                        if (sim.cfg->was_read(p)) os << p << "\n";
+                } catch (const std::exception& e) {
+                    os << "error " << e.what() << "\n";
+                }
+                return os.str();
+            });
+            std::string with;
+            for (const auto& [when, value] : variant) with += " " + when + "=" + value;
+            INFO("workload.kind = " << k.name << with << ":\n" << text);
+            std::istringstream in(text);
+            std::string line;
+            REQUIRE(std::getline(in, line));
+            REQUIRE(line == "ran");
+            std::set<std::string> read;
+            while (std::getline(in, line)) read.insert(line);
+            CHECK(read == expected);
+        }
 }
 
 TEST_CASE("every scenario is of an enumeration parameter and each has one", "[params]") {

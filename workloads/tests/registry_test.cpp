@@ -70,8 +70,8 @@ TEST_CASE("registry: what a kind does not declare it refuses, naming the setting
     const std::string unread = refusal({{"workload.kind", "registry-probe"}, {"workload.iterations", "5"}});
     CHECK(unread.find("workload.iterations = 5 (from test): is not read by workload.kind = registry-probe") !=
           std::string::npos);
-    CHECK(unread.find("only workload.kind = pingpong, sendrecv, alltoall, halo, overlap, collective read it") !=
-          std::string::npos);
+    CHECK(unread.find("only workload.kind = pingpong, sendrecv (with workload.sendrecv-test = latency), alltoall, "
+                      "halo, overlap, collective read it") != std::string::npos);
     // workload.kind at its default: no layer is earlier than the defaults'.
     CHECK(refusal({{"workload.grid", "2x1x1"}})
               .find("workload.grid = 2x1x1 (from test): is not read by "
@@ -89,9 +89,40 @@ TEST_CASE("registry: a shared parameter the kind does not read set in an earlier
                   {{"workload.kind", "registry-probe"}});
     CHECK(Workload::unread_note(*sim.cfg) ==
           "vrdmasim: warning: workload.iterations = 5 (from test defaults) was not read: workload.kind = "
-          "registry-probe (from test), set over it, does not read it (only workload.kind = pingpong, sendrecv, "
-          "alltoall, halo, overlap, collective do)\n");
+          "registry-probe (from test), set over it, does not read it (only workload.kind = pingpong, sendrecv "
+          "(with workload.sendrecv-test = latency), alltoall, halo, overlap, collective do)\n");
     CHECK(workload_kinds::findings(*sim.cfg, sim.stats).find(Workload::unread_note(*sim.cfg)) == 0);
+}
+
+TEST_CASE("registry: a parameter a kind reads under some values of another is refused under the others", "[registry]") {
+    // sendrecv's latency test reads neither total-bytes nor window, its
+    // bandwidth test not iterations (WorkloadKind::reads_only).
+    CHECK(refusal({{"workload.kind", "sendrecv"}, {"workload.total-bytes", "1MiB"}})
+              .find("workload.total-bytes = 1MiB (from test): is not read by workload.kind = sendrecv (from test) "
+                    "with workload.sendrecv-test = latency (from default): only workload.sendrecv-test = bandwidth "
+                    "reads it, so it would change nothing") != std::string::npos);
+    CHECK(
+        refusal({{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}, {"workload.iterations", "5"}})
+            .find("workload.iterations = 5 (from test): is not read by workload.kind = sendrecv (from test) with "
+                  "workload.sendrecv-test = bandwidth (from test): only workload.sendrecv-test = latency reads it") !=
+        std::string::npos);
+    CHECK(refusal({{"workload.kind", "sendrecv"},
+                   {"workload.sendrecv-test", "bandwidth"},
+                   {"workload.total-bytes", "64KiB"},
+                   {"workload.window", "2"}})
+              .empty());
+    // Set in a layer before the test's choice: said, not refused.
+    SystemSim sim(SystemSim::Defaults{{{"workload.total-bytes", "1MiB"}, {"workload.sendrecv-test", "bandwidth"}}},
+                  {{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "latency"}});
+    CHECK(Workload::unread_note(*sim.cfg) ==
+          "vrdmasim: warning: workload.total-bytes = 1MiB (from test defaults) was not read: workload.kind = sendrecv "
+          "(from test) with workload.sendrecv-test = latency (from test), set over it, does not read it (only "
+          "workload.sendrecv-test = bandwidth does)\n");
+    // The parameter's help names the condition.
+    ParamRegistry reg;
+    declare_all_params(reg);
+    CHECK(reg.find("workload.window")->help.find("sendrecv (with workload.sendrecv-test = bandwidth)") !=
+          std::string::npos);
 }
 
 TEST_CASE("registry: every workload of the library is in the program, each once and by order", "[registry]") {
