@@ -1461,6 +1461,36 @@ TEST_CASE("the shipped torus config streams across a 3x2x2 torus, statistics nam
     CHECK(contains(stats, "x0y1z1f1_to_x2y1z1f1.vc1.buffer_hwm"));
 }
 
+TEST_CASE("run --check prints the work planned as the workload kind plans it", "[cli][run][check]") {
+    TempDir tmp;
+    const fs::path configs = fs::path(VRDMASIM_SOURCE_DIR) / "configs";
+    auto check = [&](const std::vector<std::string>& args) {
+        const Result r = run_exe(cat({"run"}, cat(args, {"--check"})), tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        return r.out;
+    };
+    const std::string ok = "vrdmasim: configuration ok, nothing simulated; planned: ";
+    // A lock moves no payload: its acquisitions are network atomics, and
+    // workload.message-size (which it does not read) is no figure of it.
+    const std::string locks = check({(configs / "locks.ini").string()});
+    CHECK(contains(locks, ok + "80 transfers, 0 bytes of payload\n"));
+    CHECK_FALSE(contains(locks, "65536"));
+    // A stream's total-bytes, its last message the rest of it.
+    CHECK(contains(check({(configs / "torus.ini").string()}), ok + "64 transfers, 4194304 bytes of payload\n"));
+    CHECK(contains(check({(configs / "torus.ini").string(), "--workload.total-bytes=100KiB"}),
+                   ok + "2 transfers, 102400 bytes of payload\n"));
+    // A halo: every node to each of its distinct neighbours (6 on 4x4x3),
+    // 4 rounds of one 64 KiB message.
+    CHECK(contains(check({(configs / "torus-cluster.ini").string()}),
+                   ok + "1152 transfers, 75497472 bytes of payload\n"));
+    // A kind that does not tell its bytes, or its transfers, says so.
+    CHECK(contains(check({(configs / "collective.ini").string()}),
+                   ok + "64 transfers (their bytes not known in advance)\n"));
+    CHECK(contains(check({(configs / "synthetic.ini").string()}),
+                   ok + "transfers not known in advance (workload.kind = synthetic)\n"));
+}
+
 // The docs' commands for the cluster kinds on the 3x2x2 torus run
 // configs/torus-cluster.ini: configs/torus.ini's torus and messages
 // without the stream's own settings, which a halo or an alltoall does not
