@@ -99,6 +99,13 @@ public:
         for (const auto& o : out_) edges += o.size();
         return rounds_ * writes_ * edges;
     }
+    // Each round, the bytes per destination to each out-neighbour (the last
+    // message of each the rest of them).
+    std::int64_t planned_bytes() const override {
+        std::uint64_t edges = 0;
+        for (const auto& o : out_) edges += o.size();
+        return static_cast<std::int64_t>(rounds_ * bytes_ * edges);
+    }
 
 private:
     struct Peer {

@@ -59,6 +59,8 @@ public:
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every process's acquisitions.
     std::uint64_t planned_transfers() const override { return apps_.size() * acquisitions_; }
+    // An acquisition carries no payload (network atomics).
+    std::int64_t planned_bytes() const override { return 0; }
     // The job's end compares the engines' completions on its channels
     // (count_engine_completions) with library_operations().
     // Engine operations this job's processes posted (once they have ended).

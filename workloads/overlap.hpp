@@ -64,6 +64,8 @@ public:
     // The progress line's total (the self-check planned-transfers holds it
     // to it): the initiator's transfers, one an iteration.
     std::uint64_t planned_transfers() const override { return iterations_; }
+    // message-size each.
+    std::int64_t planned_bytes() const override { return static_cast<std::int64_t>(iterations_ * msg_); }
     std::uint64_t raced_bytes() const override { return raced_bytes_.value(); }
     std::uint64_t corrupted() const { return corrupted_.value(); }
     std::uint64_t inflight_touches() const { return inflight_touches_.value(); }

@@ -24,6 +24,8 @@ public:
     // A ping and a pong per iteration.
     // (read: one read per iteration).
     std::uint64_t planned_transfers() const override { return read_ ? iterations_ : 2 * iterations_; }
+    // message-size each.
+    std::int64_t planned_bytes() const override { return static_cast<std::int64_t>(planned_transfers() * msg_); }
 
 private:
     void ping(RdmaProcess& app);

@@ -42,6 +42,11 @@ public:
         const std::uint64_t n = std::max<std::uint64_t>(msg_, 1);
         return latency_ ? 2 * iterations_ : std::max<std::uint64_t>(1, (total_ + n - 1) / n);
     }
+    // message-size each way in the latency test; total-bytes in the
+    // bandwidth test (its last message the rest of it).
+    std::int64_t planned_bytes() const override {
+        return static_cast<std::int64_t>(latency_ ? 2 * iterations_ * msg_ : total_);
+    }
 
 private:
     void start(RdmaProcess& app, msg::Endpoint& ep);

@@ -26,6 +26,8 @@ public:
     bool finished() const override { return finished_ && (!notify_ || notified_); }
     // One transfer per message of total-bytes.
     std::uint64_t planned_transfers() const override { return msg_ ? (total_ + msg_ - 1) / msg_ : 0; }
+    // total-bytes (the last message the rest of it).
+    std::int64_t planned_bytes() const override { return static_cast<std::int64_t>(total_); }
     std::string partition_refusal() const override;
     std::uint64_t programs() const override { return 2; }
 

@@ -275,6 +275,12 @@ public:
     // ends, if it knows in advance; 0 if not. Only the progress line's
     // ETA uses it (src/sim/progress.hpp).
     virtual std::uint64_t planned_transfers() const { return 0; }
+    // The payload bytes those transfers will have delivered
+    // (log().bytes_delivered) when it ends, none failing, if it knows in
+    // advance: -1 if not (the default), 0 for transfers that carry none (the
+    // lock's atomics). `run --check` prints it and a sweep's ETA weighs it;
+    // the self-check planned-bytes holds a run without a failed transfer to it.
+    virtual std::int64_t planned_bytes() const { return -1; }
     // The most it can deliver without the network, in bits per second
     // (fileserve.access = direct: each client's read() copies); 0 when every
     // byte it counts crosses a receiver's network link. The throughput

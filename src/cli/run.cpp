@@ -1048,14 +1048,29 @@ struct KeepToExit {
 };
 
 // run --check: the configuration builds. The work planned, which a sweep
-// weighs its points by (sweep_detail::point_weight): the transfers the
-// workloads will finish (as the progress line counts them) and the message
-// size.
-void print_check(const Config& cfg, System& sys) {
-    std::uint64_t transfers = 0;
-    for (const auto& w : sys.workloads()) transfers += w->planned_transfers();
-    std::cout << "vrdmasim: configuration ok, nothing simulated; planned: " << transfers << " transfers of "
-              << cfg[params_of<WorkloadParams>().message_size] << " bytes\n";
+// weighs its points by (sweep_detail::point_weight), as far as the
+// workloads know it in advance: the transfers they will finish (as the
+// progress line counts them) and the payload bytes those deliver
+// (Workload::planned_bytes), not a parameter some kinds do not read.
+void print_check(System& sys) {
+    std::uint64_t transfers = 0, bytes = 0;
+    bool bytes_known = true;
+    std::set<std::string> unknown;   // the kinds that do not know their transfers
+    for (const auto& w : sys.workloads()) {
+        const std::uint64_t t = w->planned_transfers();
+        if (t == 0) unknown.insert(w->kind());
+        transfers += t;
+        const std::int64_t b = w->planned_bytes();
+        if (b < 0) bytes_known = false;
+        else bytes += static_cast<std::uint64_t>(b);
+    }
+    std::cout << "vrdmasim: configuration ok, nothing simulated; planned: ";
+    if (!unknown.empty()) {
+        std::cout << "transfers not known in advance (workload.kind =";
+        for (const std::string& k : unknown) std::cout << " " << k;
+        std::cout << ")\n";
+    } else if (bytes_known) std::cout << transfers << " transfers, " << bytes << " bytes of payload\n";
+    else std::cout << transfers << " transfers (their bytes not known in advance)\n";
 }
 
 // The exit status of a run whose outputs are in place, with what it prints last.
@@ -1326,7 +1341,7 @@ int run_command_ranks(const ParamRegistry& reg, const std::vector<std::string>& 
     if (const int status = build_system(ctx, cfg, mpi.get(), sys, roi); status >= 0) return status;
     KeepToExit keep_to_exit{sys};
     if (opts.check) {
-        if (writer) print_check(cfg, *sys);
+        if (writer) print_check(*sys);
         return kExitOk;
     }
 

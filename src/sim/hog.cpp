@@ -1,7 +1,9 @@
 #include "src/sim/hog.hpp"
 
+#include <algorithm>
 #include <iostream>
 
+#include "workloads/registry.hpp"
 #include "workloads/workload.hpp"
 #include "src/core/software_turns.hpp"
 
@@ -28,15 +30,36 @@ HogParams::HogParams()
                    .range("1ns", "100s")),
       nodes(set.choice("nodes", "all", {"all", "sender", "receiver"},
                        "which nodes get a hog: all, or only workload.src-node (sender) or workload.dst-node "
-                       "(receiver)")) {}
+                       "(receiver); sender and receiver are refused for a workload.kind that does not read that "
+                       "node's parameter (its nodes are not one sender and one receiver)")) {}
 
 void MemoryHog::declare_params(ParamRegistry& reg) { reg.add(params_of<HogParams>().set); }
+
+namespace {
+
+// The node hog.nodes = sender or receiver names: the value of `param`
+// (workload.src-node or workload.dst-node), where the run's kind reads it;
+// a kind that does not has no such node (a halo's nodes all send and
+// receive), and the parameter's value (its default, node 0 or 1) would
+// place the hog where the user meant no node in particular: ConfigError.
+unsigned chosen_node(const Config& cfg, const std::string& which, const IntParam& param) {
+    const WorkloadKind& kind = workload_kinds::of(cfg);
+    if (std::find(kind.reads.begin(), kind.reads.end(), param.name()) == kind.reads.end())
+        throw cfg.refuse(params_of<HogParams>().nodes,
+                         "workload.kind = " + kind.name + " (from " + cfg.origin(params_of<WorkloadParams>().kind) +
+                             ") has no " + which + " node: it does not read " + param.name() +
+                             " (only workload.kind = " + workload_kinds::readers(param.name()) +
+                             " do); hog.nodes = all gives every node a hog");
+    return static_cast<unsigned>(cfg[param]);
+}
+
+}   // namespace
 
 bool MemoryHog::wanted(const Config& cfg, unsigned node) {
     if (cfg[params_of<HogParams>().bytes] == 0) return false;
     const std::string which = cfg.text(params_of<HogParams>().nodes);
-    if (which == "sender") return node == static_cast<unsigned>(cfg[params_of<WorkloadParams>().src_node]);
-    if (which == "receiver") return node == static_cast<unsigned>(cfg[params_of<WorkloadParams>().dst_node]);
+    if (which == "sender") return node == chosen_node(cfg, which, params_of<WorkloadParams>().src_node);
+    if (which == "receiver") return node == chosen_node(cfg, which, params_of<WorkloadParams>().dst_node);
     return true;
 }
 

@@ -233,6 +233,20 @@ void check_planned_transfers(System& sys, std::vector<Violation>& out) {
     }
 }
 
+// A workload that announces the payload bytes it will deliver (`run
+// --check` prints them) delivered exactly that many, when none of its
+// transfers failed.
+void check_planned_bytes(System& sys, std::vector<Violation>& out) {
+    for (const auto& w : sys.workloads()) {
+        const std::int64_t planned = w->planned_bytes();
+        const std::uint64_t done = w->log().bytes_delivered.value();
+        if (planned >= 0 && w->log().errors.value() == 0 && static_cast<std::uint64_t>(planned) != done)
+            out.push_back({"planned-bytes", (w->job() == 0 ? "" : "job " + std::to_string(w->job()) + ": ") +
+                                                w->kind() + " announced " + std::to_string(planned) +
+                                                " bytes of payload but delivered " + std::to_string(done)});
+    }
+}
+
 // What the receivers can take in as payload: a node takes payload in
 // through its one NI link, fed by the links into its router that carried
 // anything (workloads never send to their own node): the lesser of the two
@@ -624,6 +638,7 @@ std::vector<Violation> check_invariants(System& sys, const StatRegistry& stats, 
     check_notify_order(sys, stats, out);
     check_remote_files(sys, out);
     check_planned_transfers(sys, out);
+    check_planned_bytes(sys, out);
     check_engine_operations(sys, stats, out);
     check_figures(sys, stats, f, out);
     check_busy_times(stats, out);

@@ -44,10 +44,12 @@ std::string shard_name(int index, int count);
 std::size_t compose_shards(const fs::path& out, const fs::path& shards_dir, int count);
 
 // The ETA of a sweep (its progress line). Each point weighs what its
-// check planned (run --check: "planned: T transfers of B bytes"): T times
-// (ceil(B / 256) + 1), its packets of 256 bytes of payload plus one for
-// each transfer's own costs: the host time of a run grows with its packets
-// (`vrdmasim bench`). 0 when the output plans nothing.
+// check planned (run --check: "planned: T transfers, B bytes of payload"):
+// T plus its packets, B in packets of 256 bytes of payload (at least one a
+// transfer when B > 0): one for each transfer's own costs, one for each
+// packet, as the host time of a run grows with its packets (`vrdmasim
+// bench`). 0 (unknown) when the output plans nothing or does not know its
+// bytes ("T transfers (their bytes not known in advance)").
 double point_weight(const std::string& check_output);
 // Points of unknown weight (0: not checked, or planning nothing) weigh the
 // mean of the known ones, or 1 each when none is known.

@@ -43,11 +43,18 @@ double point_weight(const std::string& check_output) {
     static const std::string kPlanned = "planned: ";
     const auto at = check_output.rfind(kPlanned);
     if (at == std::string::npos) return 0;
+    const char* plan = check_output.c_str() + at + kPlanned.size();
     unsigned long long transfers = 0, bytes = 0;
-    if (std::sscanf(check_output.c_str() + at + kPlanned.size(), "%llu transfers of %llu bytes", &transfers, &bytes) !=
-        2)
-        return 0;
-    return static_cast<double>(transfers) * (std::ceil(static_cast<double>(bytes) / 256.0) + 1.0);
+    int used = 0;
+    if (std::sscanf(plan, "%llu transfers%n", &transfers, &used) != 1 || used == 0) return 0;
+    // "T transfers, B bytes of payload"; "T transfers (their bytes not
+    // known in advance)" weighs as unknown.
+    if (std::sscanf(plan + used, ", %llu bytes of payload", &bytes) != 1) return 0;
+    // Its packets: the payload in packets of 256 bytes, at least one for
+    // each transfer when there is payload.
+    const double t = static_cast<double>(transfers);
+    const double packets = bytes > 0 ? std::max(t, std::ceil(static_cast<double>(bytes) / 256.0)) : 0.0;
+    return t + packets;
 }
 
 void fill_unknown_weights(std::vector<double>& weights) {

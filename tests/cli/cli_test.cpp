@@ -1461,6 +1461,95 @@ TEST_CASE("the shipped torus config streams across a 3x2x2 torus, statistics nam
     CHECK(contains(stats, "x0y1z1f1_to_x2y1z1f1.vc1.buffer_hwm"));
 }
 
+TEST_CASE("run --check prints the work planned as the workload kind plans it", "[cli][run][check]") {
+    TempDir tmp;
+    const fs::path configs = fs::path(VRDMASIM_SOURCE_DIR) / "configs";
+    auto check = [&](const std::vector<std::string>& args) {
+        const Result r = run_exe(cat({"run"}, cat(args, {"--check"})), tmp.path());
+        INFO(describe(r));
+        REQUIRE(r.status == 0);
+        return r.out;
+    };
+    const std::string ok = "vrdmasim: configuration ok, nothing simulated; planned: ";
+    // A lock moves no payload: its acquisitions are network atomics, and
+    // workload.message-size (which it does not read) is no figure of it.
+    const std::string locks = check({(configs / "locks.ini").string()});
+    CHECK(contains(locks, ok + "80 transfers, 0 bytes of payload\n"));
+    CHECK_FALSE(contains(locks, "65536"));
+    // A stream's total-bytes, its last message the rest of it.
+    CHECK(contains(check({(configs / "torus.ini").string()}), ok + "64 transfers, 4194304 bytes of payload\n"));
+    CHECK(contains(check({(configs / "torus.ini").string(), "--workload.total-bytes=100KiB"}),
+                   ok + "2 transfers, 102400 bytes of payload\n"));
+    // A halo: every node to each of its distinct neighbours (6 on 4x4x3),
+    // 4 rounds of one 64 KiB message.
+    CHECK(contains(check({(configs / "torus-cluster.ini").string()}),
+                   ok + "1152 transfers, 75497472 bytes of payload\n"));
+    // A kind that does not tell its bytes, or its transfers, says so.
+    CHECK(contains(check({(configs / "collective.ini").string()}),
+                   ok + "64 transfers (their bytes not known in advance)\n"));
+    CHECK(contains(check({(configs / "synthetic.ini").string()}),
+                   ok + "transfers not known in advance (workload.kind = synthetic)\n"));
+}
+
+// The docs' commands for the cluster kinds on the 3x2x2 torus run
+// configs/torus-cluster.ini: configs/torus.ini's torus and messages
+// without the stream's own settings, which a halo or an alltoall does not
+// read (a run of torus.ini with --workload.kind=halo warns of them).
+TEST_CASE("configs/torus-cluster.ini is torus.ini's torus for the cluster kinds and the docs use it",
+          "[cli][run][cluster]") {
+    const fs::path source(VRDMASIM_SOURCE_DIR);
+    const auto stream = values_of(read_ini(source / "configs" / "torus.ini"));
+    const auto cluster = values_of(read_ini(source / "configs" / "torus-cluster.ini"));
+    CHECK(cluster.at("workload.kind") == "halo");
+    CHECK(cluster.at("workload.iterations") == "4");   // not the default 100: a short run
+    std::set<std::string> only_stream;
+    for (const auto& kv : stream) {
+        INFO(kv.first);
+        if (kv.first == "workload.kind") continue;
+        if (cluster.count(kv.first)) CHECK(cluster.at(kv.first) == kv.second);
+        else only_stream.insert(kv.first);
+    }
+    for (const auto& kv : cluster)
+        CHECK((kv.first == "workload.kind" || kv.first == "workload.iterations" || stream.count(kv.first) > 0));
+    CHECK(only_stream == std::set<std::string>{"workload.src-node", "workload.dst-node", "workload.total-bytes"});
+
+    TempDir tmp;
+    const std::vector<std::string> small{"--workload.kind=alltoall",
+                                         "--workload.message-size=1KiB",
+                                         "--workload.iterations=1",
+                                         "--topology.x=2",
+                                         "--topology.y=1",
+                                         "--topology.z=1",
+                                         "-q"};
+    const Result clean = run_exe(
+        cat({"run", (source / "configs" / "torus-cluster.ini").string()}, cat(small, {"--out", "a"})), tmp.path());
+    INFO(describe(clean));
+    CHECK(clean.status == 0);
+    CHECK_FALSE(contains(clean.err, "was not read"));
+    const Result warned =
+        run_exe(cat({"run", (source / "configs" / "torus.ini").string()}, cat(small, {"--out", "b"})), tmp.path());
+    INFO(describe(warned));
+    CHECK(warned.status == 0);
+    CHECK(contains(warned.err, "workload.total-bytes = 4MiB (from "));
+    CHECK(contains(warned.err, "was not read: workload.kind = alltoall (from command line)"));
+
+    // No command of the docs runs torus.ini as another kind than its stream.
+    const std::regex command(R"(configs/torus\.ini((?:[ \t]*(?:\\\n|\n)?[ \t]*--[\w.-]+=[^\s`]+)*))");
+    const std::regex kind(R"(--workload\.kind=([\w-]+))");
+    std::vector<fs::path> pages{source / "README.md"};
+    for (const auto& e : fs::recursive_directory_iterator(source / "docs"))
+        if (e.path().extension() == ".md") pages.push_back(e.path());
+    for (const fs::path& page : pages) {
+        const std::string text = slurp(page);
+        for (std::sregex_iterator m(text.begin(), text.end(), command), end; m != end; ++m) {
+            const std::string args = (*m)[1].str();
+            std::smatch k;
+            INFO(page.string() << ": configs/torus.ini" << args);
+            CHECK((!std::regex_search(args, k, kind) || k[1].str() == "stream"));
+        }
+    }
+}
+
 TEST_CASE("the cluster example configs run and verify every byte and report the network", "[cli][run][cluster]") {
     TempDir tmp;
     const fs::path configs = fs::path(VRDMASIM_SOURCE_DIR) / "configs";

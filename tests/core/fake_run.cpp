@@ -16,8 +16,8 @@
 // checks instead (what a sweep does before running any point): a value
 // "badconfig" is refused (a run refuses it too, exit 2) ("vrdmasim: error: KEY = badconfig (from WHERE):
 // refused", exit 2, WHERE "command line" without --origin); otherwise it
-// prints "planned: T transfers of B bytes" (T the value of
-// workload.window, 1 without; B the value of workload.message-size as a
+// prints "planned: T transfers, B bytes of payload" (T the value of
+// workload.window, 1 without; B the value of workload.total-bytes as a
 // number of bytes, 0 without) and exits 0. --origin is not echoed.
 #include "src/core/csv.hpp"
 
@@ -87,12 +87,12 @@ int main(int argc, char* argv[]) {
             }
             try {
                 if (kv.first == "workload.window") transfers = std::stoull(kv.second);
-                if (kv.first == "workload.message-size") bytes = std::stoull(kv.second);
+                if (kv.first == "workload.total-bytes") bytes = std::stoull(kv.second);
             } catch (const std::exception&) {
             }
         }
-        std::cout << "vrdmasim: configuration ok, nothing simulated; planned: " << transfers << " transfers of "
-                  << bytes << " bytes\n";
+        std::cout << "vrdmasim: configuration ok, nothing simulated; planned: " << transfers << " transfers, " << bytes
+                  << " bytes of payload\n";
         return 0;
     }
     if (out.empty()) {

@@ -973,10 +973,19 @@ TEST_CASE("sweep ETA: points weigh what their check planned", "[sweep]") {
     CHECK(eta_seconds(8, 15 * 1.0, 15 * 8.0) == Approx(64));
     CHECK(eta_seconds(8, 0, 10) < 0);   // nothing finished yet: unknown
     CHECK(eta_seconds(8, 3, 0) == 0);
-    // The weight: packets of 256 bytes plus one a transfer.
-    CHECK(point_weight("vrdmasim: configuration ok, nothing simulated; planned: 10 transfers of 1024 bytes\n") ==
-          Approx(10 * (4 + 1)));
-    CHECK(point_weight("planned: 3 transfers of 1 bytes") == Approx(3 * 2));
+    // The weight: packets of 256 bytes of payload (at least one a
+    // transfer) plus one a transfer.
+    CHECK(point_weight("vrdmasim: configuration ok, nothing simulated; planned: 10 transfers, 10240 bytes of "
+                       "payload\n") == Approx(10 * (4 + 1)));
+    CHECK(point_weight("planned: 3 transfers, 3 bytes of payload") == Approx(3 * 2));
+    CHECK(point_weight("planned: 3 transfers, 2560 bytes of payload") == Approx(3 + 10));
+    // Transfers without payload (the lock's atomics): one each.
+    CHECK(point_weight("planned: 80 transfers, 0 bytes of payload") == Approx(80));
+    // Bytes or transfers not known: unknown (the mean of the known).
+    CHECK(point_weight("planned: 12 transfers (their bytes not known in advance)") == 0);
+    CHECK(point_weight("planned: transfers not known in advance (workload.kind = synthetic)") == 0);
+    // The old line, which printed message-size for every kind, is no plan.
+    CHECK(point_weight("planned: 80 transfers of 65536 bytes") == 0);
     CHECK(point_weight("no plan here") == 0);
     std::vector<double> w{0, 2, 4, 0};
     fill_unknown_weights(w);

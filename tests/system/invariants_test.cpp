@@ -68,6 +68,18 @@ TEST_CASE("invariants: bytes delivered but not verified are caught", "[invariant
     CHECK(fired(v, "bytes-verified"));
 }
 
+TEST_CASE("invariants: payload delivered other than the workload announced is caught", "[invariants]") {
+    // The stream announced total-bytes (run --check prints it); a byte more
+    // delivered and verified is no longer what it planned.
+    const auto v = check_after([](SystemSim& s, RunFigures&) {
+        s.log().bytes_delivered.inc(1);
+        s.log().bytes_verified.inc(1);
+    });
+    INFO(describe(v));
+    CHECK(fired(v, "planned-bytes"));
+    CHECK_FALSE(fired(v, "bytes-verified"));
+}
+
 TEST_CASE("invariants: a completion seen before the engine wrote it is caught", "[invariants]") {
     const auto v = check_after([](SystemSim& s, RunFigures&) { counter(s, "node0.rdma.early_completions").inc(); });
     CHECK(fired(v, "completion-after-engine"));
