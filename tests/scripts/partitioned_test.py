@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ctest: a run split across MPI ranks prints what one process prints.
 
-For every shipped config of more than one QFDB (and the torus with the halo
-and alltoall workloads), `mpirun -np N --oversubscribe vrdmasim run` at
+For every shipped config of more than one QFDB (configs/torus-cluster.ini
+with the halo and with the alltoall), `mpirun -np N --oversubscribe vrdmasim run` at
 N = 2 and N = 3 (where the boards allow) must write stats.json byte for byte
 as the one-process run does, and summary.csv equal apart from the host's
 own figures (scripts/same_results.py's HOST_COLUMNS), with `ranks` = N and
@@ -44,10 +44,9 @@ CASES = [
     ("exanest-prototype", "exanest-prototype.ini", [], [2]),
     ("collective", "collective.ini", [], [2]),
     ("torus-stream", "torus.ini", [], [2, 3]),
-    ("torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
-                                 "--workload.iterations=2"], [2, 3]),
-    ("torus-alltoall", "torus.ini", ["--workload.kind=alltoall", "--workload.message-size=4KiB",
-                                     "--workload.iterations=1"], [2, 3]),
+    ("torus-halo", "torus-cluster.ini", ["--workload.message-size=16KiB", "--workload.iterations=2"], [2, 3]),
+    ("torus-alltoall", "torus-cluster.ini", ["--workload.kind=alltoall", "--workload.message-size=4KiB",
+                                             "--workload.iterations=1"], [2, 3]),
     # Synthetic traffic: each message measured on its source's rank from the
     # notes its destination leaves; the window's figures added at the end.
     ("synthetic", "synthetic.ini", [], [2, 3]),
