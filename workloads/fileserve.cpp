@@ -71,7 +71,8 @@ FileserveParams::FileserveParams()
                         "copy into a pinned socket buffer and a protocol cost per packet at both ends, a second "
                         "copy at the client)")),
       chunk(set.size("chunk", "64KiB",
-                     "pipeline: bytes per chunk read, registered and written (*estimate*: as rdma.pipeline-chunk)")
+                     "pipeline: bytes per chunk read(), registered and written (the read form: read by the client) "
+                     "(*estimate*: as rdma.pipeline-chunk)")
                 .range("4KiB", "64MiB")),
       buffers(
           set.integer("buffers", "2", "pipeline: bounce buffers in rotation (2: double buffering)").range("2", "64")),
@@ -245,10 +246,6 @@ void FileserveWorkload::refuse_compositions(const Config& c) const {
         throw c.refuse(params_of<WorkloadParams>().operation,
                        "has nothing to choose with fileserve.method = kernel-copy: a socket pushes its packets, the "
                        "client cannot read the server's socket buffer");
-    if (read_ && method_ == Method::Pipeline)
-        throw c.refuse(params_of<WorkloadParams>().operation,
-                       "the read form is not built yet for fileserve.method = pipeline (read-copy, sendfile and "
-                       "mmap-fault have one: the client reads the prepared range)");
     if (direct_) {
         if (c[P.outstanding] > 1)
             throw c.refuse(P.outstanding, "with fileserve.access = direct each client read()s, one request at a time");
@@ -346,6 +343,7 @@ void FileserveWorkload::check_memory(const Config& c) {
         std::uint64_t server_bytes = ep_server + slots * kPage * 3;
         if (method_ == Method::ReadCopy) server_bytes += depth_ * span_;
         if (method_ == Method::Pipeline) server_bytes += depth_ * nbuf_ * chunk_;
+        if (chunk_reads()) server_bytes += depth_ * nbuf_ * sizeof(Done);   // a Done's box per buffer
         if (method_ == Method::KernelCopy) server_bytes += depth_ * window_ * packet_;
         check_fits(*server_, server_bytes);
         check_locked(*server_, [&] {
@@ -364,7 +362,7 @@ void FileserveWorkload::check_memory(const Config& c) {
                            outstanding_ * span_ * (method_ == Method::KernelCopy ? 2 : 1) + outstanding_ * kPage * 2);
         auto r = msg::Endpoint::locked_regions(c, 1);
         if (method_ == Method::KernelCopy) r.push_back(outstanding_ * span_);
-        if (read_) r.push_back(outstanding_ * sizeof(CompletionRecord));
+        if (read_) r.push_back(outstanding_ * reads_per_slot() * sizeof(CompletionRecord));
         check_locked(*a, r);
     }
 }
@@ -607,6 +605,11 @@ private:
         std::uint64_t copied = 0;   // kernel-copy: packets copied to the user buffer
         std::uint64_t guard = 0;   // rdma.buffer-guard: the slot from request to reply (write form)
     };
+    // pipeline's read form: a chunk being read (its record, and when its read was posted).
+    struct Chunk {
+        std::uint64_t record = 0;
+        sc_time posted;
+    };
 
     void issue(std::uint32_t s) {
         Slot& sl = slots_[s];
@@ -677,17 +680,90 @@ private:
     // pulls it into its slot, then tells the server it may release the
     // range. Returns the bytes pulled; `ok` false if the read failed.
     std::uint64_t pull(std::uint32_t s, const Slot& sl, const ReadReply& rep, bool& ok) {
-        const std::uint64_t wa = reqbuf_ + s * kMsgs;
         const std::uint64_t rec = reads_ + s * sizeof(CompletionRecord);
         app_.get(srv_, rep.src, user_ + s * w_.span_, sl.w.len, rep.id, rec);
         const CompletionRecord r = app_.wait_record(rec);
         ok = r.status == kStatusOk;
         const std::uint64_t bytes = ok ? r.bytes : 0;
-        const Done d{rep.id, bytes};
-        app_.debug_write(wa + sizeof(Wire) + sizeof(ReadReply), reinterpret_cast<const unsigned char*>(&d),
-                         sizeof(Done));
-        ep_.send(srv_, kDoneTag + s, wa + sizeof(Wire) + sizeof(ReadReply), sizeof(Done));
+        say_done(s, rep.id, bytes);
         return bytes;
+    }
+
+    // pipeline's read form: the server hands the range over chunk by chunk,
+    // each read() into one of its fileserve.buffers bounce buffers and
+    // registered, with a message on the reply's tag naming where (`first`,
+    // the reply, names chunk 0). The client reads each chunk as soon as it
+    // is told (so up to `buffers` reads at once: the server has no more
+    // buffers) and, once a read has completed (oldest first), says Done:
+    // only then may the server read() another chunk into that buffer. A
+    // message with an error status ends the hand-over early. Returns the
+    // bytes read; `ok` false if a read failed or the server stopped early.
+    std::uint64_t pull_chunks(std::uint32_t s, const Slot& sl, const ReadReply& first, bool& ok) {
+        const std::uint64_t parts = (sl.w.len + w_.chunk_ - 1) / w_.chunk_;
+        const std::uint64_t at = reqbuf_ + s * kMsgs + sizeof(Wire);   // where the server's messages land
+        std::deque<Chunk> reading;
+        std::uint64_t told = 0, bytes = 0;
+        msg::Endpoint::Request more = 0;   // the receive of the next chunk's message (0: none is coming)
+        const auto tell = [&](const ReadReply& rep) {
+            read_chunk(s, sl, rep, told++, reading);
+            if (told < parts) more = ep_.irecv(srv_, kReplyTag + s, at, reply_len_);
+        };
+        tell(first);
+        while (more || !reading.empty()) {
+            if (more && ep_.test(more)) {
+                const msg::Status st = ep_.wait(more);
+                more = 0;
+                ReadReply rep;
+                app_.debug_read(at, reinterpret_cast<unsigned char*>(&rep), sizeof(ReadReply));
+                if (!st.ok || rep.id != sl.w.id)
+                    throw std::logic_error(app_.group() + ": fileserve: a chunk's message for request " +
+                                           std::to_string(rep.id) + " while reading " + std::to_string(sl.w.id));
+                if (rep.status == kStatusOk) tell(rep);
+                else ok = false;   // the server stopped: no more chunks
+            } else if (!reading.empty() && completed(reading.front())) {
+                const CompletionRecord r = app_.wait_record(reading.front().record);
+                reading.pop_front();
+                const bool good = r.status == kStatusOk;
+                ok = ok && good;
+                bytes += good ? r.bytes : 0;
+                say_done(s, sl.w.id, good ? r.bytes : 0);
+            } else {
+                app_.wait_event(
+                    [&] { return (more && ep_.test(more)) || (!reading.empty() && completed(reading.front())); },
+                    "fileserve chunk wait");
+            }
+        }
+        return bytes;
+    }
+
+    // Chunk k, ready at rep.src on the server: read into its place in slot s.
+    void read_chunk(std::uint32_t s, const Slot& sl, const ReadReply& rep, std::uint64_t k,
+                    std::deque<Chunk>& reading) {
+        const std::uint64_t off = k * w_.chunk_, len = std::min(w_.chunk_, sl.w.len - off);
+        if (rep.bytes != len || reading.size() >= w_.nbuf_)
+            throw std::logic_error(app_.group() + ": fileserve: chunk " + std::to_string(k) + " of request " +
+                                   std::to_string(rep.id) + " handed over with " + std::to_string(rep.bytes) + " B, " +
+                                   std::to_string(reading.size()) + " chunks being read");
+        Chunk c;
+        c.record = reads_ + (s * w_.nbuf_ + k % w_.nbuf_) * sizeof(CompletionRecord);
+        c.posted = app_.now();
+        app_.get(srv_, rep.src, user_ + s * w_.span_ + off, len, rep.id, c.record);
+        reading.push_back(c);
+    }
+
+    // A chunk's read has completed: its record written since its post, by now.
+    bool completed(const Chunk& c) const {
+        sc_time at;
+        return app_.record_written(c.record, at) && at > c.posted && at <= app_.now();
+    }
+
+    // The client's word that its read of slot s's request (or of a chunk of
+    // it) is done, with the bytes it moved.
+    void say_done(std::uint32_t s, std::uint64_t id, std::uint64_t bytes) {
+        const std::uint64_t da = reqbuf_ + s * kMsgs + sizeof(Wire) + sizeof(ReadReply);
+        const Done d{id, bytes};
+        app_.debug_write(da, reinterpret_cast<const unsigned char*>(&d), sizeof(Done));
+        ep_.send(srv_, kDoneTag + s, da, sizeof(Done));
     }
 
     // The reply to slot s's request, checked, its data verified and its latency logged.
@@ -708,7 +784,7 @@ private:
         bool ok = rep.status == kStatusOk;
         std::uint64_t bytes = rep.bytes;
         // (An error reply in the read form: the server prepared nothing and awaits no Done.)
-        if (w_.read_ && ok) bytes = pull(s, sl, rep, ok);
+        if (w_.read_ && ok) bytes = w_.chunk_reads() ? pull_chunks(s, sl, rep, ok) : pull(s, sl, rep, ok);
         ++w_.answers_[rep.id];
         w_.answered_.inc();
         ++answered_;
@@ -740,7 +816,8 @@ void FileserveWorkload::client(RdmaProcess& app, unsigned index) {
         throw std::runtime_error(app.group() + ": fileserve: the receive area cannot be registered");
     }
     const std::uint64_t reqbuf = app.alloc(outstanding_ * ClientLoop::kMsgs, true);
-    const std::uint64_t reads = read_ ? app.alloc_locked(outstanding_ * sizeof(CompletionRecord)) : 0;
+    const std::uint64_t reads =
+        read_ ? app.alloc_locked(outstanding_ * reads_per_slot() * sizeof(CompletionRecord)) : 0;
     ep.setup();
     ready_and_wait(app, static_cast<unsigned>(clients_.size()) + 1);
     ep.connect(eps_);

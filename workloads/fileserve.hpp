@@ -6,8 +6,10 @@
 // loop over its requests and its transfers' records), RDMA-writing the data
 // into the client's registered receive area (workload.operation = write) or
 // preparing it for the client's RDMA read (read), then a small reply
-// message; the client checks every byte against FileSystem::byte. How the
-// server moves the data is `fileserve.method`:
+// message (pipeline's read form: a message per chunk, each read by the
+// client, which says Done before its buffer is reused); the client checks
+// every byte against FileSystem::byte. How the server moves the data is
+// `fileserve.method`:
 //
 //   read-copy    read() into a bounce buffer registered once, then write it
 //   pipeline     read() and register chunk k+1 into the next of
@@ -131,6 +133,9 @@ private:
         std::uint64_t record = 0, buf = 0, len = 0;
         std::uint64_t index = 0;   // the buffer (pipeline) or socket-buffer packet (kernel-copy) of the slot
         sc_core::sc_time posted;   // its record is this post's once written later than this
+        // pipeline's read form: the receive of the client's Done for the
+        // chunk (its buffer is the client's until then) and the buffer's guard.
+        std::uint64_t done = 0, guard = 0;
     };
     struct Job {
         bool active = false;
@@ -212,6 +217,16 @@ private:
     bool pin_file_range(RdmaProcess& app, int fd, std::uint64_t off, std::uint64_t len);
     bool pin_through_cache(RdmaProcess& app, Job& j, std::uint64_t span);
     bool post_part(RdmaProcess& app, Job& j);
+    bool fill_part(RdmaProcess& app, Job& j, const Part& p, std::uint64_t off, std::uint64_t len);
+    // pipeline's read form: chunk p is ready in its buffer; the client is told.
+    void hand_over(RdmaProcess& app, Job& j, Part& p);
+    // What a part moved: its write's record, or (pipeline's read form) the client's Done.
+    CompletionRecord outcome(RdmaProcess& app, const Job& j, const Part& p);
+    // pipeline's read form: the client reads chunk by chunk, through the
+    // server's fileserve.buffers bounce buffers.
+    bool chunk_reads() const { return read_ && method_ == Method::Pipeline; }
+    // A client's read completion records per slot.
+    std::uint64_t reads_per_slot() const { return chunk_reads() ? nbuf_ : 1; }
     void part_done(RdmaProcess& app, Job& j, const Part& p, const CompletionRecord& rec);
     void release(RdmaProcess& app, Job& j);
     // One RDMA write of the server, posted again while the queue is full

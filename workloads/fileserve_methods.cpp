@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "library/messaging/endpoint.hpp"
 #include "models/os/filesystem.hpp"
 #include "workloads/fileserve.hpp"
 
@@ -146,6 +147,28 @@ void FileserveWorkload::prepare_sendfile(RdmaProcess& app, Job& j) {
     j.ok = ok;
 }
 
+// pipeline: read() chunk k into its buffer and register it; kernel-copy:
+// the kernel copies the packet's bytes from the page cache into the socket
+// buffer (the read path: lookups, misses, the copy), then the protocol
+// stack's per-packet work. False (and j.ok false) if either fails.
+bool FileserveWorkload::fill_part(RdmaProcess& app, Job& j, const Part& p, std::uint64_t off, std::uint64_t len) {
+    const bool kernel = method_ == Method::KernelCopy;
+    Vm& vm = *app.vm();
+    const sc_time t0 = app.now();
+    const VmResult r = vm.read(app.pid(), fds_[j.w.file], j.w.offset + off, len, p.buf, app.now());
+    vm_done(app, r, kernel ? "kernel copy from the page cache" : "read()");
+    copy_bytes_.inc(r.value);
+    if (kernel) app.compute("kernel-tx", tx_cost_);
+    slice(app, kernel ? "kernel-copy packet" : "read() copy", t0, range(j.w, off, len), j.slot);
+    if (r.value != len) return j.ok = false;
+    if (kernel) return true;
+    const sc_time t1 = app.now();
+    if (!app.register_buffer(p.buf, len, false)) return j.ok = false;
+    reg_time_.add(to_us(app.now() - t1));
+    slice(app, "register", t1, range(j.w, off, len), j.slot);
+    return true;
+}
+
 bool FileserveWorkload::post_part(RdmaProcess& app, Job& j) {
     const Wire& w = j.w;
     Part p;
@@ -162,51 +185,54 @@ bool FileserveWorkload::post_part(RdmaProcess& app, Job& j) {
         off = j.next * piece;
         len = std::min(piece, w.len - off);
         p.buf = part_buffer(j, p.index);
-        Vm& vm = *app.vm();
-        const sc_time t0 = app.now();
-        // pipeline: read() chunk k into its buffer; kernel-copy: the kernel
-        // copies the packet's bytes from the page cache into the socket
-        // buffer (the read path: lookups, misses, the copy), then the
-        // protocol stack's per-packet work.
-        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset + off, len, p.buf, app.now());
-        vm_done(app, r, kernel ? "kernel copy from the page cache" : "read()");
-        copy_bytes_.inc(r.value);
-        if (kernel) app.compute("kernel-tx", tx_cost_);
-        slice(app, kernel ? "kernel-copy packet" : "read() copy", t0, range(w, off, len), j.slot);
-        if (r.value != len) {
-            j.ok = false;
-            return false;
-        }
+        if (!fill_part(app, j, p, off, len)) return false;
         if (kernel) {
             // Each packet counts on the client's event counter of its slot.
             flags = kFlagCounter;
             counter = 1 + w.slot;
-        } else {
-            const sc_time t1 = app.now();
-            if (!app.register_buffer(p.buf, len, false)) {
-                j.ok = false;
-                return false;
-            }
-            reg_time_.add(to_us(app.now() - t1));
-            slice(app, "register", t1, range(w, off, len), j.slot);
         }
     } else {
         p.buf = j.src;   // read-copy: the bounce buffer; sendfile, mmap-fault: the file mapping
     }
     p.len = len;
     p.posted = app.now();
-    if (!post(app, p.buf, j.node, j.dst + off, len, p.record, flags, counter)) {
-        if (method_ == Method::Pipeline) app.deregister(p.buf, len);
-        j.ok = false;
-        return false;
+    if (read_) {
+        hand_over(app, j, p);   // pipeline's read form (the only one with parts): the client reads it
+    } else {
+        if (!post(app, p.buf, j.node, j.dst + off, len, p.record, flags, counter)) {
+            if (method_ == Method::Pipeline) app.deregister(p.buf, len);
+            j.ok = false;
+            return false;
+        }
+        // The source is the engine's until the record is seen (the guard).
+        if (method_ != Method::KernelCopy) app.guard_until(p.buf, len, false, p.record);
     }
-    // The source is the engine's until the record is seen (the guard).
-    if (method_ != Method::KernelCopy) app.guard_until(p.buf, len, false, p.record);
     if (method_ == Method::KernelCopy) packets_.inc();
     if (!j.busy.empty()) j.busy[p.index] = true;
     j.flight.push_back(p);
     ++j.next;
     return true;
+}
+
+// pipeline's read form: the chunk is read() and registered in its buffer.
+// The receive of the client's Done is posted first (the client says Done
+// for the request's chunks in order, and the library keeps a peer's
+// messages of one tag in order: the k-th Done lands in chunk k's box),
+// the buffer guarded until then, and the client told where the chunk is
+// (the first chunk's message is the reply to the request). The last
+// chunk's message ends the hand-over: nothing more is sent for the request.
+void FileserveWorkload::hand_over(RdmaProcess& app, Job& j, Part& p) {
+    msg::Endpoint& ep = *eps_[app.node()];
+    const msg::Endpoint::Request done =
+        ep.irecv(j.node, kDoneTag + j.w.slot, donebox_ + (j.slot * nbuf_ + p.index) * sizeof(Done), sizeof(Done));
+    p.done = done;
+    p.guard = app.guard(p.buf, p.len, false, [this, &app, &j, done] {
+        eps_[app.node()]->wait_any({done});
+        for (const Part& q : j.flight)
+            if (q.done == done) app.unguard(q.guard);
+    });
+    send_reply(app, j, true, p.len, p.buf);
+    if (j.next + 1 == j.parts) j.replied = true;
 }
 
 void FileserveWorkload::part_done(RdmaProcess& app, Job& j, const Part& p, const CompletionRecord& rec) {

@@ -38,7 +38,7 @@ FileserveWorkload::ServerSetup FileserveWorkload::server_setup(RdmaProcess& app,
     su.slots = clients_.size() * outstanding_;
     su.inbox = app.alloc(su.slots * sizeof(Wire), true);
     outbox_ = app.alloc(su.slots * (read_ ? sizeof(ReadReply) : sizeof(Reply)), true);
-    if (read_) donebox_ = app.alloc(depth_ * sizeof(Done), true);
+    if (read_) donebox_ = app.alloc(depth_ * (chunk_reads() ? nbuf_ : 1) * sizeof(Done), true);
     records_ = app.alloc_locked(depth_ * per_job_ * sizeof(CompletionRecord));
     sc_time r0 = app.now();   // registration: the bounce buffers', or the file mappings the engine reads
     if (method_ == Method::ReadCopy) {
@@ -246,9 +246,10 @@ void FileserveWorkload::start_job(RdmaProcess& app, Job& j, const msg::Status& s
     j.story = st.story;
     const Tracer::Scope serving(ctx_.tracer, j.story);   // its read(), pins or faults follow the request
     prepare(app, j);
-    if (read_) {
+    if (read_ && !chunk_reads()) {
         // The read form: the range is ready where the client reads it; the
         // source is the client's until its Done; the server posts nothing.
+        // (pipeline's: chunk by chunk, as pump hands them over.)
         j.replied = true;
         j.parts = 0;
         if (j.ok) {
@@ -272,6 +273,7 @@ void FileserveWorkload::start_job(RdmaProcess& app, Job& j, const msg::Status& s
 }
 
 bool FileserveWorkload::written(RdmaProcess& app, const Part& p) const {
+    if (read_) return eps_[app.node()]->test(p.done);   // pipeline's read form: the client's Done has come
     // The record of this post: written after it, and by now.
     sc_time at;
     return app.record_written(p.record, at) && at > p.posted && at <= app.now();
@@ -291,7 +293,7 @@ bool FileserveWorkload::reap_written(RdmaProcess& app, Job& j) {
         }
         const Part p = *it;
         it = j.flight.erase(it);
-        part_done(app, j, p, app.wait_record(p.record));
+        part_done(app, j, p, outcome(app, j, p));
         any = true;
     }
     return any;
@@ -300,7 +302,23 @@ bool FileserveWorkload::reap_written(RdmaProcess& app, Job& j) {
 void FileserveWorkload::reap(RdmaProcess& app, Job& j) {
     const Part p = j.flight.front();
     j.flight.pop_front();
-    part_done(app, j, p, app.wait_record(p.record));
+    part_done(app, j, p, outcome(app, j, p));
+}
+
+CompletionRecord FileserveWorkload::outcome(RdmaProcess& app, const Job& j, const Part& p) {
+    if (!read_) return app.wait_record(p.record);
+    // pipeline's read form: the client's Done for the chunk; its buffer is
+    // the server's again.
+    eps_[app.node()]->wait(p.done);
+    Done d;
+    app.debug_read(donebox_ + (j.slot * nbuf_ + p.index) * sizeof(Done), reinterpret_cast<unsigned char*>(&d),
+                   sizeof(Done));
+    if (d.id != j.w.id) throw std::logic_error(app.group() + ": fileserve: a chunk's Done for another request");
+    app.unguard(p.guard);
+    CompletionRecord rec;
+    rec.status = d.bytes == p.len ? kStatusOk : kStatusError;
+    rec.bytes = d.bytes;
+    return rec;
 }
 
 bool FileserveWorkload::job_done(const Job& j) const {
@@ -321,7 +339,7 @@ void FileserveWorkload::send_reply(RdmaProcess& app, const Job& j, bool ok, std:
 }
 
 void FileserveWorkload::finish_job(RdmaProcess& app, Job& j) {
-    if (read_ && j.ok) {
+    if (read_ && j.ok && !chunk_reads()) {
         // The client's Done: what its read moved.
         Done d;
         eps_[app.node()]->wait(j.done_req);
@@ -338,6 +356,8 @@ void FileserveWorkload::finish_job(RdmaProcess& app, Job& j) {
     if (ctx_.tracer.noting())
         ctx_.tracer.note(Tracer::Track{}, "served", app.now(), sc_core::SC_ZERO_TIME, app.group() + ".fileserve",
                          "served " + what, j.story);
+    // (pipeline's read form: only when it stopped before its last chunk,
+    // an error in place of the next chunk's message.)
     if (!j.replied) send_reply(app, j, ok, ok ? j.bytes : 0, 0);
     j.active = false;
 }
