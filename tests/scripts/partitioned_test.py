@@ -251,15 +251,14 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="vrdmasim_ranks_") as d:
         # The cases, the refusals and the rank that cannot write run two at
-        # a time: each has outputs of its own in d, and a run across ranks
-        # mostly waits (mpirun's start and end, ranks that sleep while they
-        # wait for each other): one after the other, the test took 85 s of
-        # wall for 29 s of CPU (/usr/bin/time, the shared 2-core machine,
-        # 2026-11-30), holding one of ctest -j2's slots with a core idle;
-        # two at a time, 51 s for 28 s (and its cases 31 s, not 81). The longest
-        # case (1,296 MPSoCs) starts first; what each says is printed in
-        # the order below. Ctrl-C (further below) runs alone, after them:
-        # its ranks must say so within mpirun's grace.
+        # a time, each with outputs of its own in d: one after the other the
+        # test took 54.5 s of wall for 49 s of CPU on the 2-core machine
+        # (quiet, its own cgroup's cpu.stat, 2026-11-30; /usr/bin/time sees
+        # 29 s, missing ranks mpirun does not wait for), two at a time 39 s
+        # for 48 s: the same work, a shorter test. The longest case (1,296
+        # MPSoCs) starts first; what each says is printed in the order
+        # below. Ctrl-C (further below) runs alone, after them: its ranks
+        # must say so within mpirun's grace.
         tasks = [functools.partial(check_case, args, run, mpirun, d, *case) for case in CASES
                  if not args.only or case[0] == args.only]
         if not args.only:
