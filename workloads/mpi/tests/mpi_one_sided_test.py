@@ -40,7 +40,6 @@ settings of the user's (USER_MCA): the btl overridden, said so; the
 figures the same as without them.
 """
 import argparse
-import concurrent.futures
 import os
 import re
 import subprocess
@@ -163,13 +162,8 @@ def wrong_epochs(d, run, failures):
                              "a long one short): rank 0 in MPI_Win_start since 83.855333us, waiting for the "
                              "MPI_Win_post of rank 1 on window 1; rank 1 in MPI_Win_free since 83.855333us")}
     before = shm_files()
-    # All four at once: each mostly waits for mpirun to end its ranks.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(expected)) as pool:
-        ends = {what: pool.submit(run, os.path.join(d, "wrong-" + what), "--mpi.ranks=2",
-                                  "--mpi.args=8 1 wrong " + what, expect=status)
-                for what, (status, says) in expected.items()}
     for what, (status, says) in expected.items():
-        p = ends[what].result()
+        p = run(os.path.join(d, "wrong-" + what), "--mpi.ranks=2", "--mpi.args=8 1 wrong " + what, expect=status)
         if says not in p.stderr:
             failures.append("wrong %s: the error does not say %r:\n%s" % (what, says, p.stderr[-2000:]))
     # The ranks were killed at each run's end: none left a file in
@@ -214,12 +208,6 @@ def main():
         return float(s["latency_us_p50"]) if s else None
 
     with tempfile.TemporaryDirectory() as d:
-        # Generalized active target (pscw()) in a thread of its own beside
-        # the rest: a run of the program mostly waits (mpirun's start and
-        # end), and its outputs are its own. The erroneous epochs
-        # (wrong_epochs()) after both: they look for files the runs leave.
-        beside = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        active_target = beside.submit(pscw, d, a.exe, run, summary, stat, failures)
         for ranks in ("2", "4"):
             out = os.path.join(d, "windows" + ranks)
             # On 2 ranks under Open MPI settings of the user's: btl overridden
@@ -352,8 +340,7 @@ def main():
         p = run(os.path.join(d, "max"), "--mpi.ranks=2", "--mpi.args=4096 1 max", expect=2)
         if "MPI_Accumulate of an op or type no network atomic does" not in p.stderr:
             failures.append("max: the refusal does not name the accumulate and why:\n" + p.stderr[-2000:])
-        active_target.result()
-        beside.shutdown()
+        pscw(d, a.exe, run, summary, stat, failures)
         wrong_epochs(d, run, failures)
     return runs.finish("mpi_one_sided")
 
