@@ -8,8 +8,9 @@
 // quanta (1ms: the default stream; 100us: alltoall), so these tests sweep
 // those dimensions densely rather than sampling a few points.
 //
-// Each run is the built binary (VRDMASIM_EXE) as a child process in a fresh
-// temporary directory, with a sim.time-limit far above what the run needs,
+// Each run is the built binary's `vrdmasim run` (VRDMASIM_EXE), a child
+// process of its `run-batch` in a fresh temporary directory, with a
+// sim.time-limit far above what the run needs,
 // so that a hang fails fast (exit 1) instead of taking the default 10 s. A
 // run passes when it exits 0 and its summary.csv shows every transfer done,
 // none failed and every delivered byte verified. Each stream run moves
@@ -22,6 +23,7 @@
 #include "temp_dir.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,8 +71,8 @@ std::string command_line(const std::vector<std::string>& argv) {
 
 // Runs VRDMASIM_EXE with `args` in `dir`, stdout and stderr to dir/output.
 // No shell. Returns the exit status, 128 + signal if killed; a child that
-// runs for more than two minutes of host time is killed (SIGALRM survives
-// exec).
+// runs for more than five minutes of host time is killed (SIGALRM survives
+// exec), with every process of its group (a batch's runs).
 int spawn(const std::vector<std::string>& argv_s, const fs::path& dir) {
     std::vector<std::string> args = argv_s;
     std::vector<char*> argv;
@@ -86,13 +88,17 @@ int spawn(const std::vector<std::string>& argv_s, const fs::path& dir) {
         const int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) _exit(125);
         if (chdir(cwd.c_str()) != 0) _exit(126);
-        alarm(120);
+        setpgid(0, 0);
+        alarm(300);
         execv(argv[0], argv.data());
         _exit(127);
     }
     int wstatus = 0;
     while (waitpid(pid, &wstatus, 0) < 0)
         if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    // A batch ended by its alarm leaves the run it was waiting for: its
+    // process group goes with it.
+    if (WIFSIGNALED(wstatus)) kill(-pid, SIGKILL);
     if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
     if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
     return -1;
@@ -105,19 +111,20 @@ struct Expect {
     std::uint64_t jobs_bytes = 0;   // jobs_bytes_delivered, every job's (0: not checked)
 };
 
-// Runs `vrdmasim run --quiet --out DIR` with `params` (--section.key=value)
-// and checks that it finished and moved and verified what `expect` says.
+// One run: its parameters (--section.key=value) and what it must show.
+struct Run {
+    std::vector<std::string> params;
+    Expect expect;
+};
+
+// Checks that the run `argv` (its exit status, its output at `out`, what it
+// printed in `log`) finished and moved and verified what `expect` says.
 // Sections it in CHECKs naming the command, so that a failing case lists
 // every failing command and goes on with the others.
-void check_run(const std::vector<std::string>& params, const Expect& expect) {
-    TempDir tmp;
-    const fs::path out = tmp.path() / "out";
-    std::vector<std::string> argv{VRDMASIM_EXE, "run", "--quiet", "--out", out.string()};
-    argv.insert(argv.end(), params.begin(), params.end());
-
-    const int status = spawn(argv, tmp.path());
+void check_ended(const std::vector<std::string>& argv, int status, const fs::path& out, const fs::path& log,
+                 const Expect& expect) {
     INFO("command: " << command_line(argv));
-    INFO("output:\n" << slurp(tmp.path() / "output") << slurp(out / "error.txt"));
+    INFO("output:\n" << slurp(log) << slurp(out / "error.txt"));
     CHECK(status == 0);
     if (status != 0) return;
 
@@ -139,6 +146,49 @@ void check_run(const std::vector<std::string>& params, const Expect& expect) {
     if (expect.jobs_bytes) CHECK(count("jobs_bytes_delivered") == expect.jobs_bytes);
 }
 
+// Runs each of `runs` as `vrdmasim run --quiet --out DIR PARAMS...`, one at
+// a time, through `vrdmasim run-batch`: each run is the process that
+// command would be, forked from one that has only declared the parameters,
+// without the executable's start (its libraries loaded and initialised:
+// half a small run's host time, 13 ms of CPU a run against 6, 2026-11-30).
+// Then checks each (check_ended).
+void check_runs(const std::vector<Run>& runs) {
+    TempDir tmp;
+    const fs::path list = tmp.path() / "runs.txt", logs = tmp.path() / "logs";
+    fs::create_directory(logs);
+    std::vector<std::vector<std::string>> argvs;
+    {
+        std::ofstream f(list);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            std::vector<std::string> argv{VRDMASIM_EXE, "run", "--quiet", "--out",
+                                          (tmp.path() / ("out" + std::to_string(i))).string()};
+            argv.insert(argv.end(), runs[i].params.begin(), runs[i].params.end());
+            for (std::size_t w = 2; w < argv.size(); ++w) f << (w > 2 ? "\t" : "") << argv[w];
+            f << "\n";
+            argvs.push_back(argv);
+        }
+    }
+    const int status = spawn({VRDMASIM_EXE, "run-batch", list.string(), "--logs", logs.string()}, tmp.path());
+    const std::string printed = slurp(tmp.path() / "output");
+    {
+        INFO("vrdmasim run-batch:\n" << printed);
+        REQUIRE(status == 0);
+    }
+    // "N exit S" or "N signal K" as each run ends.
+    std::map<std::size_t, int> ended;
+    std::istringstream lines(printed);
+    for (std::string how; lines;) {
+        std::size_t n = 0;
+        int value = 0;
+        if (lines >> n >> how >> value) ended[n] = how == "exit" ? value : 128 + value;
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto it = ended.find(i);
+        check_ended(argvs[i], it == ended.end() ? -1 : it->second, tmp.path() / ("out" + std::to_string(i)),
+                    logs / (std::to_string(i) + ".log"), runs[i].expect);
+    }
+}
+
 // Long enough for every run below (the largest takes a few ms of simulated
 // time), short enough that a hang fails in a fraction of a second of host time.
 const std::string kTimeLimit = "--sim.time-limit=50ms";
@@ -147,17 +197,19 @@ const std::string kTimeLimit = "--sim.time-limit=50ms";
 constexpr std::uint64_t kMessages = 160;
 
 // A stream of kMessages messages of `size` bytes from node 0 to node 1.
-void check_stream(std::uint64_t size, unsigned window, const std::string& quantum = "1us",
-                  std::uint64_t messages = kMessages) {
+Run stream(std::uint64_t size, unsigned window, const std::string& quantum = "1us",
+           std::uint64_t messages = kMessages) {
     const std::uint64_t total = size * messages;
-    check_run({"--workload.kind=stream", "--workload.message-size=" + std::to_string(size),
-               "--workload.total-bytes=" + std::to_string(total), "--workload.window=" + std::to_string(window),
-               "--sim.quantum=" + quantum, kTimeLimit},
-              {messages, total});
+    return {{"--workload.kind=stream", "--workload.message-size=" + std::to_string(size),
+             "--workload.total-bytes=" + std::to_string(total), "--workload.window=" + std::to_string(window),
+             "--sim.quantum=" + quantum, kTimeLimit},
+            {messages, total}};
 }
 
 void check_sizes(std::uint64_t from, std::uint64_t to) {
-    for (std::uint64_t size = from; size <= to; ++size) check_stream(size, 1);
+    std::vector<Run> runs;
+    for (std::uint64_t size = from; size <= to; ++size) runs.push_back(stream(size, 1));
+    check_runs(runs);
 }
 
 // Every value of sim.quantum's declared range 1ns..1ms, by decades.
@@ -178,7 +230,10 @@ TEST_CASE("stream of every message size 769-896 B finishes", "[liveness][size]")
 TEST_CASE("stream of every message size 897-1024 B finishes", "[liveness][size]") { check_sizes(897, 1024); }
 
 TEST_CASE("stream of sampled message sizes above 1 KiB finishes", "[liveness][size]") {
-    for (std::uint64_t size : {1025, 1500, 2047, 2048, 4095, 4096, 4097, 10000, 65536, 65537}) check_stream(size, 1);
+    std::vector<Run> runs;
+    for (std::uint64_t size : {1025, 1500, 2047, 2048, 4095, 4096, 4097, 10000, 65536, 65537})
+        runs.push_back(stream(size, 1));
+    check_runs(runs);
 }
 
 // ===========================================================================
@@ -186,7 +241,9 @@ TEST_CASE("stream of sampled message sizes above 1 KiB finishes", "[liveness][si
 
 namespace {
 void check_windows(std::uint64_t size) {
-    for (unsigned window = 1; window <= 16; ++window) check_stream(size, window);
+    std::vector<Run> runs;
+    for (unsigned window = 1; window <= 16; ++window) runs.push_back(stream(size, window));
+    check_runs(runs);
 }
 }   // namespace
 
@@ -233,39 +290,45 @@ std::vector<std::string> sendrecv_args(const std::string& test, unsigned process
 
 // The latency test: kSendrecvMessages round trips of `size` bytes; job 0's
 // figures count both directions, and every job's bytes are checked.
-void check_sendrecv_latency(unsigned processes, std::uint64_t size, const std::string& rendezvous = "write") {
+Run sendrecv_latency(unsigned processes, std::uint64_t size, const std::string& rendezvous = "write") {
     const std::uint64_t bytes = 2 * kSendrecvMessages * size;
     std::vector<std::string> args = sendrecv_args("latency", processes, size, rendezvous);
     args.push_back("--workload.iterations=" + std::to_string(kSendrecvMessages));
-    check_run(args, {2 * kSendrecvMessages, bytes, processes * bytes});
+    return {args, {2 * kSendrecvMessages, bytes, processes * bytes}};
 }
 
 // The bandwidth test: kSendrecvMessages isends of `size` bytes, 4 at a time.
-void check_sendrecv_bandwidth(unsigned processes, std::uint64_t size) {
+Run sendrecv_bandwidth(unsigned processes, std::uint64_t size) {
     const std::uint64_t bytes = kSendrecvMessages * size;
     std::vector<std::string> args = sendrecv_args("bandwidth", processes, size, "write");
     args.push_back("--workload.total-bytes=" + std::to_string(bytes));
     args.push_back("--workload.window=4");
-    check_run(args, {kSendrecvMessages, bytes, processes * bytes});
+    return {args, {kSendrecvMessages, bytes, processes * bytes}};
 }
 }   // namespace
 
 TEST_CASE("sendrecv latency finishes with 1-16 processes per node, eager and rendezvous",
           "[liveness][sendrecv][procs]") {
+    std::vector<Run> runs;
     for (unsigned p : kProcesses)
-        for (std::uint64_t size : kSendrecvSizes) check_sendrecv_latency(p, size);
+        for (std::uint64_t size : kSendrecvSizes) runs.push_back(sendrecv_latency(p, size));
+    check_runs(runs);
 }
 
 TEST_CASE("sendrecv latency by the read rendezvous finishes with 1-16 processes per node",
           "[liveness][sendrecv][procs]") {
+    std::vector<Run> runs;
     for (unsigned p : kProcesses)
-        for (std::uint64_t size : {2049, 16384}) check_sendrecv_latency(p, size, "read");
+        for (std::uint64_t size : {2049, 16384}) runs.push_back(sendrecv_latency(p, size, "read"));
+    check_runs(runs);
 }
 
 TEST_CASE("sendrecv bandwidth finishes with 1-16 processes per node, eager and rendezvous",
           "[liveness][sendrecv][procs]") {
+    std::vector<Run> runs;
     for (unsigned p : kProcesses)
-        for (std::uint64_t size : kSendrecvSizes) check_sendrecv_bandwidth(p, size);
+        for (std::uint64_t size : kSendrecvSizes) runs.push_back(sendrecv_bandwidth(p, size));
+    check_runs(runs);
 }
 
 // ===========================================================================
@@ -273,22 +336,28 @@ TEST_CASE("sendrecv bandwidth finishes with 1-16 processes per node, eager and r
 
 TEST_CASE("the default stream, shrunk, finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
     // configs/default.ini with 2 MiB instead of 16 MiB: 32 messages of 64 KiB, window 4.
-    for (const auto& q : kQuanta) check_stream(64 * 1024, 4, q, 32);
+    std::vector<Run> runs;
+    for (const auto& q : kQuanta) runs.push_back(stream(64 * 1024, 4, q, 32));
+    check_runs(runs);
 }
 
 TEST_CASE("alltoall finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
     // configs/alltoall.ini with 4 KiB messages and 10 rounds: 4 x 3 x 10 writes.
+    std::vector<Run> runs;
     for (const auto& q : kQuanta)
-        check_run(
-            {"--topology.kind=qfdb", "--topology.nodes=4", "--workload.kind=alltoall", "--workload.message-size=4KiB",
-             "--workload.iterations=10", "--workload.window=4", "--sim.quantum=" + q, kTimeLimit},
-            {4 * 3 * 10, 4 * 3 * 10 * 4096});
+        runs.push_back(
+            {{"--topology.kind=qfdb", "--topology.nodes=4", "--workload.kind=alltoall", "--workload.message-size=4KiB",
+              "--workload.iterations=10", "--workload.window=4", "--sim.quantum=" + q, kTimeLimit},
+             {4 * 3 * 10, 4 * 3 * 10 * 4096}});
+    check_runs(runs);
 }
 
 TEST_CASE("pingpong finishes at every quantum 1ns-1ms", "[liveness][quantum]") {
     // configs/pingpong.ini with 80 iterations: two 64 B transfers each.
+    std::vector<Run> runs;
     for (const auto& q : kQuanta)
-        check_run({"--workload.kind=pingpong", "--workload.message-size=64B", "--workload.iterations=80",
-                   "--sim.quantum=" + q, kTimeLimit},
-                  {2 * 80, 2 * 80 * 64});
+        runs.push_back({{"--workload.kind=pingpong", "--workload.message-size=64B", "--workload.iterations=80",
+                         "--sim.quantum=" + q, kTimeLimit},
+                        {2 * 80, 2 * 80 * 64}});
+    check_runs(runs);
 }
