@@ -20,9 +20,7 @@ workload whose ranks would share state, --report; each once, exit status
 """
 import re
 import argparse
-import concurrent.futures
 import csv
-import functools
 import os
 import shutil
 import signal
@@ -127,99 +125,6 @@ def summary(path):
     return rows[0] if rows else {}
 
 
-def check_case(args, run, mpirun, d, name, config, extra, counts):
-    """One case of CASES in the scratch directory d (its outputs named after
-    it): its run in one process, then on each rank count. The failures, and
-    the lines to print."""
-    failures, said = [], []
-    cfg = os.path.join(args.source, "configs", config)
-    settings = APPROX if name.startswith("approx-") else SETTINGS
-    one = os.path.join(d, name + "-1")
-    traced = ["--trace", "--log"] if name in TRACED else []
-    p = run([args.exe, "run", cfg] + settings + extra + traced + ["--quiet", "--out", one], d)
-    if p.returncode != 0:
-        failures.append("%s in one process: exit %d\n%s" % (name, p.returncode, p.stdout[-2000:]))
-        return failures, said
-    with open(os.path.join(one, "stats.json"), "rb") as f:
-        want_stats = f.read()
-    want = {k: v for k, v in summary(os.path.join(one, "summary.csv")).items() if k not in HOST_COLUMNS}
-    want_trace = {}
-    if traced:
-        problem = log_problems(os.path.join(one, "events.log"))
-        if problem:
-            failures.append("%s in one process: events.log: %s" % (name, problem))
-        for t in TRACE_FILES:
-            with open(os.path.join(one, t), "rb") as f:
-                want_trace[t] = f.read()
-    for n in counts:
-        out = os.path.join(d, "%s-%d" % (name, n))
-        p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + settings + extra + traced +
-                ["--quiet", "--out", out], d)
-        if p.returncode != 0 or not os.path.exists(os.path.join(out, "summary.csv")):
-            failures.append("%s on %d ranks: exit %d\n%s" % (name, n, p.returncode, p.stdout[-3000:]))
-            continue
-        with open(os.path.join(out, "stats.json"), "rb") as f:
-            if f.read() != want_stats:
-                failures.append("%s on %d ranks: stats.json differs from one process's" % (name, n))
-        got_all = summary(os.path.join(out, "summary.csv"))
-        got = {k: v for k, v in got_all.items() if k not in HOST_COLUMNS}
-        diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
-        if diff:
-            failures.append("%s on %d ranks: summary.csv differs in %s" %
-                            (name, n, ", ".join("%s (%s against %s)" % (k, got.get(k), want.get(k))
-                                                for k in diff[:8])))
-        if got_all.get("ranks") != str(n) or int(got_all.get("host_windows", "0")) <= 0:
-            failures.append("%s on %d ranks: ranks = %s, host_windows = %s" %
-                            (name, n, got_all.get("ranks"), got_all.get("host_windows")))
-        for t, want_bytes in want_trace.items():
-            path = os.path.join(out, t)
-            got_bytes = open(path, "rb").read() if os.path.exists(path) else None
-            if got_bytes != want_bytes:
-                failures.append("%s on %d ranks: %s differs from one process's (%s)" %
-                                (name, n, t, "missing" if got_bytes is None else "%d against %d B" %
-                                 (len(got_bytes), len(want_bytes))))
-        with open(os.path.join(out, "config.ini")) as f:
-            if "partition = " not in f.read():
-                failures.append("%s on %d ranks: config.ini does not record the partition" % (name, n))
-        said.append("ok: %s on %d ranks: %s windows, %s B exchanged%s" %
-                    (name, n, got_all.get("host_windows"), got_all.get("host_exchanged_bytes"),
-                     ", trace and log identical" if want_trace else ""))
-    return failures, said
-
-
-def check_refusal(args, run, mpirun, out, what, cmd, says):
-    """A partitioned run refused: once, exit status 2, nothing written at out."""
-    p = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run"] + cmd + ["--out", out], os.path.dirname(out))
-    if p.returncode == 0 or p.stdout.count(says) != 1 or os.path.exists(out):
-        return ["%s on 2 ranks: exit %d, said %d times %r, %s\n%s" %
-                (what, p.returncode, p.stdout.count(says), says,
-                 "wrote --out" if os.path.exists(out) else "nothing written", p.stdout[-1500:])], []
-    return [], ["ok: refused %s" % what]
-
-
-def check_full_trace(args, run, mpirun, d):
-    """One rank cannot write its output (a file-size limit: 64 MiB of
-    trace, where MPI's own shared memory still fits): every rank ends at
-    once with the error, exit 1, nothing left at --out. It once hung (rank
-    0 unwound into MPI_Finalize, rank 1 waited in a collective for ever)."""
-    failures, said = [], []
-    out = os.path.join(d, "full")
-    cmd = ("ulimit -f 65536; exec '%s' run '%s' --workload.kind=halo --workload.iterations=3 %s --trace "
-           "--quiet --out '%s'" % (args.exe, os.path.join(args.source, "configs", "torus.ini"),
-                                   " ".join(SETTINGS), out))
-    try:
-        p = run([mpirun, "-np", "2", "--oversubscribe", "/bin/bash", "-c", cmd], d, timeout=120)
-        if (p.returncode != 1 or "cannot write trace file" not in p.stdout or "File too large" not in p.stdout
-                or os.path.exists(out) or any(n.startswith(".full.") for n in os.listdir(d))):
-            failures.append("a rank that cannot write its trace: exit %d, %s\n%s" %
-                            (p.returncode, sorted(os.listdir(d)), p.stdout[-1500:]))
-        else:
-            said.append("ok: a rank that cannot write its trace ends every rank")
-    except subprocess.TimeoutExpired:
-        failures.append("a rank that cannot write its trace: the ranks hung")
-    return failures, said
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--exe", required=True)
@@ -249,17 +154,61 @@ def main():
         return p
 
     with tempfile.TemporaryDirectory(prefix="vrdmasim_ranks_") as d:
-        # The cases, the refusals and the rank that cannot write run two at
-        # a time, each with outputs of its own in d: one after the other the
-        # test took 54.5 s of wall for 49 s of CPU on the 2-core machine
-        # (quiet, its own cgroup's cpu.stat, 2026-11-30; /usr/bin/time sees
-        # 29 s, missing ranks mpirun does not wait for), two at a time 39 s
-        # for 48 s: the same work, a shorter test. The longest case (1,296
-        # MPSoCs) starts first; what each says is printed in the order
-        # below. Ctrl-C (further below) runs alone, after them: its ranks
-        # must say so within mpirun's grace.
-        tasks = [functools.partial(check_case, args, run, mpirun, d, *case) for case in CASES
-                 if not args.only or case[0] == args.only]
+        for name, config, extra, counts in CASES:
+            if args.only and name != args.only:
+                continue
+            cfg = os.path.join(args.source, "configs", config)
+            settings = APPROX if name.startswith("approx-") else SETTINGS
+            one = os.path.join(d, name + "-1")
+            traced = ["--trace", "--log"] if name in TRACED else []
+            p = run([args.exe, "run", cfg] + settings + extra + traced + ["--quiet", "--out", one], d)
+            if p.returncode != 0:
+                failures.append("%s in one process: exit %d\n%s" % (name, p.returncode, p.stdout[-2000:]))
+                continue
+            with open(os.path.join(one, "stats.json"), "rb") as f:
+                want_stats = f.read()
+            want = {k: v for k, v in summary(os.path.join(one, "summary.csv")).items() if k not in HOST_COLUMNS}
+            want_trace = {}
+            if traced:
+                problem = log_problems(os.path.join(one, "events.log"))
+                if problem:
+                    failures.append("%s in one process: events.log: %s" % (name, problem))
+                for t in TRACE_FILES:
+                    with open(os.path.join(one, t), "rb") as f:
+                        want_trace[t] = f.read()
+            for n in counts:
+                out = os.path.join(d, "%s-%d" % (name, n))
+                p = run([mpirun, "-np", str(n), "--oversubscribe", args.exe, "run", cfg] + settings + extra + traced +
+                        ["--quiet", "--out", out], d)
+                if p.returncode != 0 or not os.path.exists(os.path.join(out, "summary.csv")):
+                    failures.append("%s on %d ranks: exit %d\n%s" % (name, n, p.returncode, p.stdout[-3000:]))
+                    continue
+                with open(os.path.join(out, "stats.json"), "rb") as f:
+                    if f.read() != want_stats:
+                        failures.append("%s on %d ranks: stats.json differs from one process's" % (name, n))
+                got_all = summary(os.path.join(out, "summary.csv"))
+                got = {k: v for k, v in got_all.items() if k not in HOST_COLUMNS}
+                diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+                if diff:
+                    failures.append("%s on %d ranks: summary.csv differs in %s" %
+                                    (name, n, ", ".join("%s (%s against %s)" % (k, got.get(k), want.get(k))
+                                                        for k in diff[:8])))
+                if got_all.get("ranks") != str(n) or int(got_all.get("host_windows", "0")) <= 0:
+                    failures.append("%s on %d ranks: ranks = %s, host_windows = %s" %
+                                    (name, n, got_all.get("ranks"), got_all.get("host_windows")))
+                for t, want_bytes in want_trace.items():
+                    path = os.path.join(out, t)
+                    got_bytes = open(path, "rb").read() if os.path.exists(path) else None
+                    if got_bytes != want_bytes:
+                        failures.append("%s on %d ranks: %s differs from one process's (%s)" %
+                                        (name, n, t, "missing" if got_bytes is None else "%d against %d B" %
+                                         (len(got_bytes), len(want_bytes))))
+                with open(os.path.join(out, "config.ini")) as f:
+                    if "partition = " not in f.read():
+                        failures.append("%s on %d ranks: config.ini does not record the partition" % (name, n))
+                print("ok: %s on %d ranks: %s windows, %s B exchanged%s" %
+                      (name, n, got_all.get("host_windows"), got_all.get("host_exchanged_bytes"),
+                       ", trace and log identical" if want_trace else ""))
         if not args.only:
             # What a partitioned run refuses: once, exit status 2, nothing written.
             refusals = [
@@ -283,19 +232,35 @@ def main():
                   "--workload.two-sided=true"] + SETTINGS,
                  "is not built for a run split across MPI ranks"),
             ]
-            for k, (what, cmd, says) in enumerate(refusals):
-                tasks.append(functools.partial(check_refusal, args, run, mpirun, os.path.join(d, "refused-%d" % k),
-                                               what, cmd, says))
+            for what, cmd, says in refusals:
+                out = os.path.join(d, "refused")
+                p = run([mpirun, "-np", "2", "--oversubscribe", args.exe, "run"] + cmd + ["--out", out], d)
+                if p.returncode == 0 or p.stdout.count(says) != 1 or os.path.exists(out):
+                    failures.append("%s on 2 ranks: exit %d, said %d times %r, %s\n%s" %
+                                    (what, p.returncode, p.stdout.count(says), says,
+                                     "wrote --out" if os.path.exists(out) else "nothing written", p.stdout[-1500:]))
+                else:
+                    print("ok: refused %s" % what)
         if not args.only:
-            tasks.append(functools.partial(check_full_trace, args, run, mpirun, d))
-        first = sorted(range(len(tasks)), key=lambda k: tasks[k].args[4:5] != ("torus-1296-halo",))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            ends = {k: pool.submit(tasks[k]) for k in first}
-        for k in range(len(tasks)):
-            failed, said = ends[k].result()
-            failures += failed
-            for line in said:
-                print(line)
+            # One rank cannot write its output (a file-size limit: 64 MiB of
+            # trace, where MPI's own shared memory still fits): every rank
+            # ends at once with the error, exit 1, nothing left at --out. It
+            # once hung (rank 0 unwound into MPI_Finalize, rank 1 waited in
+            # a collective for ever).
+            out = os.path.join(d, "full")
+            cmd = ("ulimit -f 65536; exec '%s' run '%s' --workload.kind=halo --workload.iterations=3 %s --trace "
+                   "--quiet --out '%s'" % (args.exe, os.path.join(args.source, "configs", "torus.ini"),
+                                           " ".join(SETTINGS), out))
+            try:
+                p = run([mpirun, "-np", "2", "--oversubscribe", "/bin/bash", "-c", cmd], d, timeout=120)
+                if (p.returncode != 1 or "cannot write trace file" not in p.stdout or "File too large" not in p.stdout
+                        or os.path.exists(out) or any(n.startswith(".full.") for n in os.listdir(d))):
+                    failures.append("a rank that cannot write its trace: exit %d, %s\n%s" %
+                                    (p.returncode, sorted(os.listdir(d)), p.stdout[-1500:]))
+                else:
+                    print("ok: a rank that cannot write its trace ends every rank")
+            except subprocess.TimeoutExpired:
+                failures.append("a rank that cannot write its trace: the ranks hung")
         if not args.only:
             # Ctrl-C to mpirun (it sends SIGCONT to its ranks, SIGTERM
             # odls_base_sigkill_timeout later, then SIGKILL): rank 0 says so once, each
