@@ -44,6 +44,11 @@ def main():
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         env.setdefault("OMPI_MCA_plm_rsh_agent", "")   # one machine: no ssh
+        # Open MPI's session directory under this test's own folder: in
+        # /tmp, each mpirun makes /tmp/ompi.<host>.<uid> and the last one out
+        # removes it, and an mpirun of another test started at that moment
+        # fails ("mkdir ... File exists", orte_init).
+        env["OMPI_MCA_orte_tmpdir_base"] = d
         for v in [k for k in env if k.startswith(("SLURM_ARRAY", "OMPI_COMM_WORLD", "PMI_"))]:
             del env[v]
 

@@ -154,6 +154,11 @@ def main():
         return p
 
     with tempfile.TemporaryDirectory(prefix="vrdmasim_ranks_") as d:
+        # Open MPI's session directory under this test's own folder: in
+        # /tmp, each mpirun makes /tmp/ompi.<host>.<uid> and the last one out
+        # removes it, and an mpirun of another test started at that moment
+        # fails ("mkdir ... File exists", orte_init).
+        env["OMPI_MCA_orte_tmpdir_base"] = d
         for name, config, extra, counts in CASES:
             if args.only and name != args.only:
                 continue
