@@ -131,4 +131,14 @@ struct At : sc_core::sc_module {
     }
 };
 
+// The error of building (not running) a system of `s`, "" if it builds.
+inline std::string build_refusal(const Settings& s) {
+    try {
+        SystemSim sim(s);
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
 }   // namespace vrdmasim

@@ -29,32 +29,18 @@ TEST_CASE("hog: hog.nodes picks the sender or the receiver", "[hog]") {
     CHECK(s.sys->node(1).hog);
 }
 
-namespace {
-
-// The error of building a system of `settings`, "" if it builds.
-std::string refusal(const Settings& settings) {
-    try {
-        Sim s(settings);
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-}   // namespace
-
 // A halo's nodes all send and receive: workload.src-node and dst-node mean
 // nothing to it, and their defaults (0, 1) would place the hog silently.
 TEST_CASE("hog: hog.nodes = sender is refused for a kind without a sender node", "[hog]") {
-    const std::string what =
-        refusal({{"topology.nodes", "4"}, {"workload.kind", "halo"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "sender"}});
+    const std::string what = build_refusal(
+        {{"topology.nodes", "4"}, {"workload.kind", "halo"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "sender"}});
     CHECK_THAT(what, Catch::Contains("hog.nodes = sender (from test): workload.kind = halo (from test) has no sender "
                                      "node: it does not read workload.src-node (only workload.kind = stream"));
 }
 
 TEST_CASE("hog: hog.nodes = receiver is refused for a kind without a receiver node", "[hog]") {
-    const std::string what =
-        refusal({{"topology.nodes", "4"}, {"workload.kind", "halo"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "receiver"}});
+    const std::string what = build_refusal(
+        {{"topology.nodes", "4"}, {"workload.kind", "halo"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "receiver"}});
     CHECK_THAT(what, Catch::Contains("hog.nodes = receiver (from test): workload.kind = halo (from test) has no "
                                      "receiver node: it does not read workload.dst-node"));
 }
@@ -71,7 +57,8 @@ TEST_CASE("hog: an incast's receiver is its dst-node", "[hog]") {
 
 TEST_CASE("hog: an incast has no one sender for hog.nodes = sender", "[hog]") {
     CHECK_THAT(
-        refusal({{"topology.nodes", "4"}, {"workload.kind", "incast"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "sender"}}),
+        build_refusal(
+            {{"topology.nodes", "4"}, {"workload.kind", "incast"}, {"hog.bytes", "4MiB"}, {"hog.nodes", "sender"}}),
         Catch::Contains("workload.kind = incast (from test) has no sender node"));
 }
 

@@ -33,15 +33,6 @@ const WorkloadKind::Declare probe([] {
     return k;
 }());
 
-std::string refusal(const Settings& s) {
-    try {
-        SystemSim sim(s);
-    } catch (const ConfigError& e) {
-        return e.what();
-    }
-    return "";
-}
-
 }   // namespace
 
 TEST_CASE("registry: a kind declared in its own file is a choice of workload.kind, and System runs it", "[registry]") {
@@ -59,25 +50,25 @@ TEST_CASE("registry: a kind declared in its own file is a choice of workload.kin
 }
 
 TEST_CASE("registry: what a kind does not declare it refuses, naming the setting", "[registry]") {
-    const std::string read = refusal({{"workload.kind", "registry-probe"}, {"workload.operation", "read"}});
+    const std::string read = build_refusal({{"workload.kind", "registry-probe"}, {"workload.operation", "read"}});
     CHECK(read.find("workload.operation") != std::string::npos);
     CHECK(read.find("the read form is not built for workload.kind = registry-probe") != std::string::npos);
-    const std::string two = refusal({{"workload.kind", "registry-probe"}, {"workload.two-sided", "true"}});
+    const std::string two = build_refusal({{"workload.kind", "registry-probe"}, {"workload.two-sided", "true"}});
     CHECK(two.find("workload.two-sided") != std::string::npos);
     CHECK(two.find("it has no two-sided form") != std::string::npos);
     // A shared parameter it does not declare it reads, set in the same
     // layer as workload.kind: refused, naming the kinds that read it.
-    const std::string unread = refusal({{"workload.kind", "registry-probe"}, {"workload.iterations", "5"}});
+    const std::string unread = build_refusal({{"workload.kind", "registry-probe"}, {"workload.iterations", "5"}});
     CHECK(unread.find("workload.iterations = 5 (from test): is not read by workload.kind = registry-probe") !=
           std::string::npos);
     CHECK(unread.find("only workload.kind = pingpong, sendrecv (with workload.sendrecv-test = latency), alltoall, "
                       "halo, overlap, collective read it") != std::string::npos);
     // workload.kind at its default: no layer is earlier than the defaults'.
-    CHECK(refusal({{"workload.grid", "2x1x1"}})
+    CHECK(build_refusal({{"workload.grid", "2x1x1"}})
               .find("workload.grid = 2x1x1 (from test): is not read by "
                     "workload.kind = stream (from default)") != std::string::npos);
     // The stream, which declares its read form, is not refused.
-    CHECK(refusal({{"workload.kind", "stream"}, {"workload.operation", "read"}}).empty());
+    CHECK(build_refusal({{"workload.kind", "stream"}, {"workload.operation", "read"}}).empty());
 }
 
 TEST_CASE("registry: a shared parameter the kind does not read set in an earlier layer is said and not refused",
@@ -97,19 +88,19 @@ TEST_CASE("registry: a shared parameter the kind does not read set in an earlier
 TEST_CASE("registry: a parameter a kind reads under some values of another is refused under the others", "[registry]") {
     // sendrecv's latency test reads neither total-bytes nor window, its
     // bandwidth test not iterations (WorkloadKind::reads_only).
-    CHECK(refusal({{"workload.kind", "sendrecv"}, {"workload.total-bytes", "1MiB"}})
+    CHECK(build_refusal({{"workload.kind", "sendrecv"}, {"workload.total-bytes", "1MiB"}})
               .find("workload.total-bytes = 1MiB (from test): is not read by workload.kind = sendrecv (from test) "
                     "with workload.sendrecv-test = latency (from default): only workload.sendrecv-test = bandwidth "
                     "reads it, so it would change nothing") != std::string::npos);
-    CHECK(
-        refusal({{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}, {"workload.iterations", "5"}})
-            .find("workload.iterations = 5 (from test): is not read by workload.kind = sendrecv (from test) with "
-                  "workload.sendrecv-test = bandwidth (from test): only workload.sendrecv-test = latency reads it") !=
-        std::string::npos);
-    CHECK(refusal({{"workload.kind", "sendrecv"},
-                   {"workload.sendrecv-test", "bandwidth"},
-                   {"workload.total-bytes", "64KiB"},
-                   {"workload.window", "2"}})
+    CHECK(build_refusal(
+              {{"workload.kind", "sendrecv"}, {"workload.sendrecv-test", "bandwidth"}, {"workload.iterations", "5"}})
+              .find("workload.iterations = 5 (from test): is not read by workload.kind = sendrecv (from test) with "
+                    "workload.sendrecv-test = bandwidth (from test): only workload.sendrecv-test = latency reads it") !=
+          std::string::npos);
+    CHECK(build_refusal({{"workload.kind", "sendrecv"},
+                         {"workload.sendrecv-test", "bandwidth"},
+                         {"workload.total-bytes", "64KiB"},
+                         {"workload.window", "2"}})
               .empty());
     // Set in a layer before the test's choice: said, not refused.
     SystemSim sim(SystemSim::Defaults{{{"workload.total-bytes", "1MiB"}, {"workload.sendrecv-test", "bandwidth"}}},
