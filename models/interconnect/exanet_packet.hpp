@@ -65,6 +65,19 @@ struct ExanetFooter {
 class ExanetPacket : public tlm::tlm_extension<ExanetPacket> {
 public:
     ExanetHeader header;
+    // (The simulator's record of the hops, beside the header: a hop reads
+    // both, and on a large torus each line of a packet it touches is a miss
+    // of the caches.)
+    // Absolute time at which the packet's tail flit is available at the hop
+    // that currently holds it (a link may not finish sending before then).
+    sc_core::sc_time tail;
+    // How long the hop that last sent it took to serialise it (its bytes
+    // come in over [tail - wire, tail] at the far end).
+    sc_core::sc_time wire;
+    // When its head started on the first link it crossed (its source's NI
+    // link, `inject`): where it entered the network. Set by that link.
+    sc_core::sc_time injected;
+    unsigned hops = 0;
     ExanetFooter footer;
 
     // Simulator bookkeeping, not bits on the wire (or, for transfer, carried
@@ -80,16 +93,6 @@ public:
     std::uint64_t nseq = 0;
     unsigned src_node = 0;   // node indices matching src/dst coordinates
     unsigned dst_node = 0;
-    // Absolute time at which the packet's tail flit is available at the hop
-    // that currently holds it (a link may not finish sending before then).
-    sc_core::sc_time tail;
-    // How long the hop that last sent it took to serialise it (its bytes
-    // come in over [tail - wire, tail] at the far end).
-    sc_core::sc_time wire;
-    // When its head started on the first link it crossed (its source's NI
-    // link, `inject`): where it entered the network. Set by that link.
-    sc_core::sc_time injected;
-    unsigned hops = 0;
     // The narrated story's step that sent it (a retransmit request's), if noted.
     Tracer::Cause story;
 
