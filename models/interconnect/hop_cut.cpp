@@ -39,6 +39,8 @@ void HopCutFar::attach(HopQueue& q, std::uint32_t hop_number, Router& router, in
     hop_number_ = hop_number;
     router_ = &router;
     port_ = port;
+    in_ = router.exact_input(static_cast<unsigned>(port));
+    held_.assign(in_.vcs, Router::ExactHeld{});
 }
 
 void HopCutFar::post(PacketMessage& m) {
@@ -68,11 +70,13 @@ void HopCutFar::post(PacketMessage& m) {
 void HopCutFar::on_hop_event(HopQueue&, std::uint64_t, void* what, std::uint32_t) {
     HopPacket& hp = *static_cast<HopPacket*>(what);
     ++delivered_;
-    router_->exact_arrive(port_, hp, hp.ready);
+    const int v = in_.arriving(hp.up_vc);
+    router_->exact_arrive(port_, hp, hp.ready, v < 0 ? nullptr : &held_[unsigned(v)], in_.flits,
+                          v < 0 ? 0u : unsigned(v));
 }
 
 void HopCutFar::freed(const HopPacket& hp, sc_time end) {
-    router_->exact_freed(static_cast<unsigned>(port_), hp.up_vc, hp.flits, end);
+    if (const int v = in_.freeing(hp.up_vc); v >= 0) held_[unsigned(v)].freed(end, hp.flits);
     ++credits_;
     near_->post(CreditMessage{number_, 0, hp.up_vc, hp.flits, end + latency_});
 }

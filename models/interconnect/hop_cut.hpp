@@ -24,12 +24,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "models/interconnect/cut_link.hpp"
 #include "models/interconnect/hop_queue.hpp"
+#include "models/interconnect/router.hpp"
 
 namespace vrdmasim {
 
@@ -93,6 +95,10 @@ private:
     std::uint32_t hop_number_ = 0;
     Router* router_ = nullptr;
     int port_ = 0;
+    // The router input's buffer, measured here as a link measures its far
+    // input (Router::ExactHeld), per VC of it.
+    Router::ExactInput in_;
+    std::vector<Router::ExactHeld> held_;
     CreditPort* near_ = nullptr;
     std::uint64_t taken_ = 0, delivered_ = 0, credits_ = 0;
 };

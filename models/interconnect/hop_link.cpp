@@ -34,7 +34,7 @@ unsigned Link::vc_of(const HopPacket& hp) const { return p_.vcs == 1 ? 0u : hp.p
 
 // (Inline where it is called: mostly the credits are back.)
 VRDMASIM_FORCE_INLINE sc_time Link::credits_for(unsigned vc, unsigned flits) const {
-    const unsigned c = hop_->credits[vc];
+    const unsigned c = hop_->vc[vc].credits;
     if (c >= flits) return sc_core::SC_ZERO_TIME;
     return credits_on_way(vc, flits, c);
 }
@@ -57,11 +57,16 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
     h.handler.link = this;
     h.q = &q;
     h.number = number;
-    h.credits.assign(p_.vcs, p_.buffer_flits);
+    // The far router's input is measured here (Router::ExactHeld); a
+    // network interface at the far end has none.
+    if (far_) h.far_in = far_->exact_input(static_cast<unsigned>(far_port_));
+    h.vc = std::make_unique<Hops::Vc[]>(std::max(p_.vcs, h.far_in.vcs));
     for (unsigned v = 0; v < p_.vcs; ++v) {
-        h.qs.push_back(&h.queues.emplace_back());
-        h.queues.back().vc = v;
-        h.queues.back().order = v;
+        h.vc[v].credits = p_.buffer_flits;
+        h.vc[v].hwm_stat = vcs_[v].hwm_stat;
+        h.qs.push_back(&h.vc[v].queue);
+        h.vc[v].queue.vc = v;
+        h.vc[v].queue.order = v;
     }
     // A network interface's output queue per sending process holds as much
     // as the far buffer (*estimate*: the PLDMA's output buffering is
@@ -72,9 +77,10 @@ void Link::use_hops(HopQueue& q, std::uint32_t number) {
                                  "told of in exact time order: must stay 0");
     if (sink_) {
         const UnderModule under(this);
+        h.lanes = std::make_unique<Hops::Lane[]>(p_.vcs);
+        h.lane_count = p_.vcs;
         for (unsigned v = 0; v < p_.vcs; ++v) {
-            h.lanes.emplace_back();
-            Hops::Lane& lane = h.lanes.back();
+            Hops::Lane& lane = h.lanes[v];
             const std::string n = "deliver" + std::to_string(v);
             lane.thread = std::make_unique<LazyThread>(n.c_str(), lane.wake, [this, v] { deliver_run(v); });
             // The name its thread has (LazyThread: "<link>.<name>.run"),
@@ -162,11 +168,12 @@ bool Link::inject(tlm::tlm_generic_payload& gp, ExanetPacket& pkt, sc_time& dela
         if (qi == h.qs.size()) {
             if (qi - p_.vcs >= 255)
                 throw std::logic_error(std::string(name()) + ": more than 255 processes send on one link");
-            h.qs.push_back(&h.queues.emplace_back());
-            h.queues.back().proc = who;
-            h.queues.back().vc = vc;
-            h.queues.back().order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
-            h.queues.back().unbounded = lane != nullptr;
+            Hops::Queue& added = *h.queues.emplace_back(std::make_unique<Hops::Queue>());
+            h.qs.push_back(&added);
+            added.proc = who;
+            added.vc = vc;
+            added.order = name_order(lane ? lane->name.c_str() : proc ? proc->name() : "");
+            added.unbounded = lane != nullptr;
         }
     }
     Hops::Queue& q = *h.qs[qi];
@@ -396,7 +403,7 @@ VRDMASIM_FORCE_INLINE void Link::take_credits(sc_time now) {
     Hops& h = *hop_;
     while (h.pending_first < h.pending.size() && h.pending[h.pending_first].at <= now) {
         const Hops::Pending& c = h.pending[h.pending_first++];
-        h.credits[c.vc] += c.flits;
+        h.vc[c.vc].credits += c.flits;
     }
     drop_consumed(h.pending, h.pending_first);
 }
@@ -436,7 +443,7 @@ VRDMASIM_FORCE_INLINE Link::Hops::Queue* Link::Hops::arbitrate(const Link& link,
     for (Queue* q : qs) {
         if (q->fifo.empty()) continue;
         const HopPacket& c = *q->fifo.front();
-        if (c.ready > now || credits[link.vc_of(c)] < c.flits) continue;
+        if (c.ready > now || vc[link.vc_of(c)].credits < c.flits) continue;
         if (!best) {
             best = q;
             continue;
@@ -472,14 +479,15 @@ void Link::start_packets(sc_time now) {
         const sc_time free_from = std::max(hp.ready, h.wire_free);
         if (free_from < start) credit_stall_us_.add(to_us(start - free_from));
         h.wire_free = end;
-        h.credits[vc] -= flits;
-        VcBuffer& buf = vcs_[vc];
-        buf.raise_hwm(p_.buffer_flits - h.credits[vc]);
+        Hops::Vc& v = h.vc[vc];
+        v.credits -= flits;
+        v.raise_hwm(p_.buffer_flits - v.credits);
         served(pkt, flits, hp.ready, start, end);
         // Its place where it waited is free when its tail has left.
         if (hp.up) {
             Link& up = *hp.up;
-            up.far_->exact_freed_inline(static_cast<unsigned>(hp.in_port), hp.up_vc, flits, end);
+            Hops& u = *up.hop_;
+            if (const int v = u.far_in.freeing(hp.up_vc); v >= 0) u.vc[unsigned(v)].far.freed(end, flits);
             up.give_credit_inline(hp.up_vc, flits, end + up.p_.latency);
         } else if (hp.cut) {
             hp.cut->freed(hp, end);
@@ -528,24 +536,21 @@ void Link::start_packets(sc_time now) {
 // A router's part of a hop in exact time order, here (not in router.cpp)
 // so that a link's arrival inlines it (and the output link's enqueue() in
 // it) and a link's serving the freeing of its router input.
-VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc_core::sc_time head) {
+VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc_core::sc_time head, ExactHeld* held,
+                                                       unsigned in_flits, unsigned vc) {
     ExanetPacket& pkt = *hp.pkt;
-    const unsigned port = static_cast<unsigned>(id), flits = hp.flits;
+    const unsigned port = static_cast<unsigned>(id);
     const sc_core::sc_time now = head + pipeline_;
     // Its input buffer: what was freed by its head is gone.
-    if (port < inputs_.size() && inputs_[port].flits > 0 && hp.up_vc < inputs_[port].vcs) {
-        Input& in = inputs_[port];
-        const unsigned vc = in.vcs == 1 ? 0u : hp.up_vc;
-        InputVc& buf = in.vc[vc];
-        while (buf.first < buf.held.size() && buf.held[buf.first].first <= head)
-            buf.held_flits -= buf.held[buf.first++].second;
-        drop_consumed(buf.held, buf.first);
-        buf.held_flits += flits;   // (held_flits counts arrivals not freed: the frees listed are subtracted as due)
-        const unsigned occ = buf.held_flits;
-        if (occ > in.flits) overflows_.inc();
-        if (occ > occ_max_[vc]) {
-            occ_max_[vc] = occ;
-            occ_stats_[vc]->set(occ);
+    if (held) {
+        const unsigned occ = held->take(head, hp.flits);
+        if (occ > in_flits) overflows_.inc();
+        if (occ > held->most) {
+            held->most = occ;
+            if (occ > occ_max_[vc]) {
+                occ_max_[vc] = occ;
+                occ_stats_[vc]->set(occ);
+            }
         }
     }
     bool adaptive = false, chose = false;
@@ -566,33 +571,19 @@ VRDMASIM_FORCE_INLINE void Router::exact_arrive_inline(int id, HopPacket& hp, sc
     l->enqueue(hp);
 }
 
-VRDMASIM_FORCE_INLINE void Router::exact_freed_inline(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
-    if (port >= inputs_.size() || inputs_[port].flits == 0) return;
-    Input& in = inputs_[port];
-    if (in.vcs == 1) vc = 0;
-    if (vc >= in.vcs) return;
-    // Listed by time (usually the latest): subtracted at the first arrival
-    // at or after it.
-    auto& held = in.vc[vc].held;
-    const std::size_t first = in.vc[vc].first;
-    if (held.size() == first || held.back().first <= at) {
-        held.emplace_back(at, flits);
-        return;
-    }
-    std::size_t i = held.size() - 1;
-    while (i > first && held[i - 1].first > at) --i;
-    held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
-}
-
-void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head) { exact_arrive_inline(id, hp, head); }
-
-void Router::exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at) {
-    exact_freed_inline(port, vc, flits, at);
+void Router::exact_arrive(int id, HopPacket& hp, sc_core::sc_time head, ExactHeld* held, unsigned in_flits,
+                          unsigned vc) {
+    exact_arrive_inline(id, hp, head, held, in_flits, vc);
 }
 
 VRDMASIM_FORCE_INLINE void Link::arrive(HopPacket& hp, sc_time head) {
     if (far_) {
-        far_->exact_arrive_inline(far_port_, hp, head);
+        // The far input's buffer is measured here, beside this link's own
+        // credits for it (Router::ExactHeld).
+        Hops& h = *hop_;
+        const int v = h.far_in.arriving(hp.up_vc);
+        far_->exact_arrive_inline(far_port_, hp, head, v < 0 ? nullptr : &h.vc[unsigned(v)].far, h.far_in.flits,
+                                  v < 0 ? 0u : unsigned(v));
         return;
     }
     if (!sink_)
@@ -705,7 +696,7 @@ sc_time Link::earliest_exact(unsigned vc, unsigned flits, sc_time head) const {
 std::size_t Link::exact_waiting() const {
     if (!hop_) return 0;
     std::size_t n = hop_->waiting;
-    for (const Hops::Lane& l : hop_->lanes) n += l.fifo.size() + (l.busy ? 1 : 0);
+    for (unsigned v = 0; v < hop_->lane_count; ++v) n += hop_->lanes[v].fifo.size() + (hop_->lanes[v].busy ? 1 : 0);
     for (const Hops::Queue* q : hop_->qs) n += q->kept ? 1 : 0;   // (kept for its train)
     if (hop_cut_far_) n += hop_cut_far_->arriving();
     return n;
@@ -714,9 +705,14 @@ std::size_t Link::exact_waiting() const {
 std::size_t Link::exact_credits_out() const {
     if (!hop_) return 0;
     std::size_t n = 0;
-    for (unsigned c : hop_->credits) n += p_.buffer_flits - c;
+    for (unsigned v = 0; v < p_.vcs; ++v) n += p_.buffer_flits - hop_->vc[v].credits;
     for (std::size_t i = hop_->pending_first; i < hop_->pending.size(); ++i) n -= hop_->pending[i].flits;
     return n;
+}
+
+unsigned Link::buffer_hwm(unsigned vc) const {
+    if (hop_) return vc < p_.vcs ? hop_->vc[vc].hwm : 0;
+    return vc < vcs_.size() ? vcs_[vc].hwm : 0;
 }
 
 std::uint64_t Link::exact_refused() const { return hop_ ? hop_->refused->value() : 0; }

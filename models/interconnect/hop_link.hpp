@@ -11,6 +11,7 @@
 
 #include "models/interconnect/hop_queue.hpp"
 #include "models/interconnect/link.hpp"
+#include "models/interconnect/router.hpp"
 #include "src/core/consumed_prefix.hpp"
 #include "src/core/sim_now.hpp"
 #include "src/core/lazy_event.hpp"
@@ -46,16 +47,14 @@ private:
     std::size_t head_ = 0;
 };
 
-struct Link::Hops {
+struct alignas(64) Link::Hops {
     // The events' handler: the link (not a HopHandler itself, so that its
     // other paths keep their layout).
     struct Handler : HopHandler {
         Link* link = nullptr;
         // (hop_link.cpp: Link::on_hop_event inline in it.)
         void on_hop_event(HopQueue&, std::uint64_t key, void* what, std::uint32_t) override;
-    } handler;
-    HopQueue* q = nullptr;
-    std::uint32_t number = 0;
+    };
     struct Queue {
         PacketFifo fifo;   // by (ready, serial)
         unsigned vc = 0;
@@ -80,32 +79,32 @@ struct Link::Hops {
         bool admit_posted = false;
         bool source_ended = false;
     };
-    // Queues 0 .. vcs-1: one per VC; then a network interface's, one per
-    // sending process (inject()).
-    std::deque<Queue> queues;
-    // Their addresses, in the same order (a deque's are stable): what the
-    // loops over them walk, without a deque's iterator or index arithmetic.
-    std::vector<Queue*> qs;
-    std::vector<unsigned> credits;   // per VC: free flits in the far buffer
+    // Per VC of the far buffer, what a start and an arrival read together
+    // (one array: on a large torus a hop's state is where its time goes,
+    // in misses of the caches): its free flits (credits), its high-water
+    // mark (VcBuffer's, kept here in this order), the queue of the packets
+    // routed here on it (qs[vc] points to it; its first fields share the
+    // credits' line), and what the far router's input holds of it
+    // (Router::ExactHeld; its VC `far_in` gives).
+    struct alignas(64) Vc {
+        unsigned credits = 0;
+        unsigned hwm = 0;
+        Queue queue;
+        Scalar* hwm_stat = nullptr;
+        Router::ExactHeld far;
+        void raise_hwm(unsigned occ) {
+            if (occ > hwm) {
+                hwm = occ;
+                hwm_stat->set(hwm);
+            }
+        }
+    };
     // Credits on their way back, by time (give_credit; taken into `credits`
     // when the link serves at or after their time).
     struct Pending {
         sc_core::sc_time at;
         unsigned vc, flits;
     };
-    std::vector<Pending> pending;
-    std::size_t pending_first = 0;
-    sc_core::sc_time wire_free;
-    sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
-    unsigned waiting = 0;   // packets in the queues
-    unsigned queued_flits = 0;
-    unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
-    // Queues whose kept packet is taken in at the end of the serving that
-    // made room (Link::room_for_kept), in queue order.
-    std::vector<unsigned> admit_now;
-    // While a source's next() runs (Link::admit): its queue and the time.
-    int pulling = -1;
-    sc_core::sc_time pull_at;
     // A network interface at the far end: a delivery lane per VC. Its
     // packets are delivered in the hop queue's method where the interface
     // cannot wait (PacketTarget::accept_may_wait), else by its thread
@@ -118,7 +117,40 @@ struct Link::Hops {
         unsigned posted = 0;   // its Deliver events queued
         bool busy = false;
     };
-    std::deque<Lane> lanes;
+
+    // What every event of the link reads first, in its first two lines.
+    Handler handler;
+    HopQueue* q = nullptr;
+    // As many as the link's VCs or its far input's, whichever is more
+    // (made once: its queues are pointed to).
+    std::unique_ptr<Vc[]> vc;
+    // Every queue's address: 0 .. vcs-1 the VCs' (in `vc`), then the
+    // network interface's (in `queues`); what the loops over them walk.
+    std::vector<Queue*> qs;
+    sc_core::sc_time wire_free;
+    sc_core::sc_time serve_at = max_sim_time();   // a Serve event is queued for then
+    unsigned waiting = 0;   // packets in the queues
+    unsigned queued_flits = 0;
+    std::uint32_t number = 0;
+    Router::ExactInput far_in;   // the far router's input (none: 0 flits)
+    std::vector<Pending> pending;
+    std::size_t pending_first = 0;
+    // Queues whose kept packet is taken in at the end of the serving that
+    // made room (Link::room_for_kept), in queue order.
+    std::vector<unsigned> admit_now;
+    // A network interface's queues, one per sending process (inject());
+    // each made alone (most links have none, and an empty std::deque
+    // allocates some 600 bytes).
+    std::vector<std::unique_ptr<Queue>> queues;
+    unsigned ni_capacity = 0;   // flits a sending process's queue holds before its sender waits
+    // While a source's next() runs (Link::admit): its queue and the time.
+    int pulling = -1;
+    sc_core::sc_time pull_at;
+    // One lane per VC where a network interface is at the far end (none
+    // elsewhere: an empty std::deque allocated some 600 bytes on every
+    // link).
+    std::unique_ptr<Lane[]> lanes;
+    unsigned lane_count = 0;
     Counter* refused = nullptr;
 
     // The steps of Link::serve and Link::inject (hop_link.cpp): the queue

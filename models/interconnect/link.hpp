@@ -191,7 +191,7 @@ public:
     const LinkParams& params() const { return p_; }
     // Most flits the link has counted in VC `vc`'s far-end buffer (the new
     // packet included): never above params().buffer_flits.
-    unsigned buffer_hwm(unsigned vc) const { return vc < vcs_.size() ? vcs_[vc].hwm : 0; }
+    unsigned buffer_hwm(unsigned vc) const;
     // Time spent serialising packets so far (the busy_time statistic), in us.
     double busy_us() const { return busy_us_.value(); }
     // When a packet of `flits` on VC `vc` whose head is here at `head` (tail
@@ -249,15 +249,6 @@ private:
         if (pkt.hops == 0) pkt.injected = start;
         pkt.hops++;
     }
-    unsigned ser_flits_ = 0;   // serialise_last's packet length (0: none yet)
-    sc_core::sc_time ser_time_;
-
-    LinkParams p_;
-    Router* far_ = nullptr;   // connect(): the router at the far end, its input far_port_
-    PacketTarget* sink_ = nullptr;   // connect(): the network interface at the far end
-    int far_port_ = 0;
-    sc_core::sc_time flit_time_;
-    sc_dt::uint64 flit_ps_;
     sc_core::sc_time busy_until_;   // one wire: every VC's packets reserve it in call order
     // Call order: the head of the packet that reserved the wire last. A
     // packet whose head is earlier and that waits for the wire waits behind
@@ -376,11 +367,6 @@ private:
 
     // Exact time order (hop_link.cpp).
     struct Hops;
-    std::unique_ptr<Hops> hop_;
-    // A cut link in exact time order: its near end's messages, and its far
-    // end when it is here (cut_hops_here).
-    std::unique_ptr<HopCutNear> hop_cut_;
-    std::unique_ptr<HopCutFar> hop_cut_far_;
     // A network interface's packet: copied into the kernel's pool and queued
     // (its sending process's queue); `delay` on return is when it may
     // present its next (this one's serialisation after its head, or after
@@ -423,6 +409,24 @@ private:
     unsigned vc_of(const HopPacket& hp) const;
     sc_core::sc_time earliest_exact(unsigned vc, unsigned flits, sc_core::sc_time head) const;
 
+    // What every hop reads, together (a Link is some 1.4 KB of SystemC
+    // module; on a large torus each line of it a hop touches is a miss of
+    // the caches): exact time order's state, the parameters and the
+    // statistics a packet's service updates.
+    alignas(64) std::unique_ptr<Hops> hop_;
+    // A cut link in exact time order: its near end's messages, and its far
+    // end when it is here (cut_hops_here).
+    std::unique_ptr<HopCutNear> hop_cut_;
+    std::unique_ptr<HopCutFar> hop_cut_far_;
+    unsigned ser_flits_ = 0;   // serialise_last's packet length (0: none yet)
+    sc_core::sc_time ser_time_;
+
+    LinkParams p_;
+    Router* far_ = nullptr;   // connect(): the router at the far end, its input far_port_
+    PacketTarget* sink_ = nullptr;   // connect(): the network interface at the far end
+    int far_port_ = 0;
+    sc_core::sc_time flit_time_;
+    sc_dt::uint64 flit_ps_;
     Tracer& tracer_;
     Tracer::Track track_;
     Counter& packets_;

@@ -19,6 +19,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "src/core/consumed_prefix.hpp"
 #include "src/core/context.hpp"
 #include "src/core/force_inline.hpp"
 #include "models/interconnect/exanet_packet.hpp"
@@ -121,20 +122,73 @@ public:
     // Exact time order (router.link-order = exact; Link::use_hops). The
     // pipeline latency, head in to head out.
     sc_core::sc_time pipeline() const { return pipeline_; }
+    // Exact time order: what one VC buffer of an input holds, the packets
+    // whose head has come in and whose space is not freed yet. It is kept
+    // by what feeds the input (the Link's hops, beside its credits for the
+    // same buffer; a cut link's far end), not here: a hop then reads one
+    // place for the link and the buffer, where it read the link, then this
+    // router's inputs, the input's VCs and their lists (on a torus of
+    // 16,384 MPSoCs, four misses of the caches in a row at each arrival).
+    struct ExactHeld {
+        // (space freed at, flits) of the packets still held, from `first`
+        // on, sorted by the time (ties in the order they were freed): space
+        // is usually freed in arrival order, so a packet appends at the end
+        // and the freed ones leave at the front.
+        std::vector<std::pair<sc_core::sc_time, unsigned>> held;
+        std::size_t first = 0;
+        unsigned held_flits = 0;   // arrivals not freed (the frees listed are subtracted as due)
+        // The most it has held: the router's occupancy_max of its VC is the
+        // most of its inputs', read there only when this one rises.
+        unsigned most = 0;
+        // A packet of `flits` whose head came in at `head`: what was freed
+        // by then is gone; the flits held with it.
+        unsigned take(sc_core::sc_time head, unsigned flits) {
+            while (first < held.size() && held[first].first <= head) held_flits -= held[first++].second;
+            drop_consumed(held, first);
+            held_flits += flits;
+            return held_flits;
+        }
+        // `flits` of it freed from `at`.
+        void freed(sc_core::sc_time at, unsigned flits) {
+            if (held.size() == first || held.back().first <= at) {
+                held.emplace_back(at, flits);
+                return;
+            }
+            std::size_t i = held.size() - 1;
+            while (i > first && held[i - 1].first > at) --i;
+            held.insert(held.begin() + static_cast<std::ptrdiff_t>(i), {at, flits});
+        }
+    };
+    // Input `port`'s buffer as set_input_buffer declared it (0 flits: not
+    // declared, not measured), for what feeds it.
+    struct ExactInput {
+        unsigned flits = 0, vcs = 1;
+        // The VC buffer a packet on the feeding link's VC `vc` is counted
+        // in as it arrives (-1: none) and as it is freed.
+        int arriving(unsigned vc) const { return flits == 0 || vc >= vcs ? -1 : vcs == 1 ? 0 : int(vc); }
+        int freeing(unsigned vc) const {
+            if (flits == 0) return -1;
+            if (vcs == 1) return 0;
+            return vc >= vcs ? -1 : int(vc);
+        }
+    };
+    ExactInput exact_input(unsigned port) const {
+        if (port >= inputs_.size()) return ExactInput{};
+        return ExactInput{inputs_[port].flits, inputs_[port].vcs};
+    }
     // Whether a packet that comes in on `in_port` has a route here (its
     // injection link asks before it takes the packet).
     bool routes(unsigned in_port, const ExanetPacket& pkt) const;
     void count_unroutable() { unroutable_.inc(); }
     // The packet's head reached input `port` at `head` (now is a pipeline
-    // later): measured, routed and queued at its output link.
-    void exact_arrive(int port, HopPacket& hp, sc_core::sc_time head);
-    // Its space in input `port`'s VC `vc` buffer is free from `at` (its
-    // tail left on the output link).
-    void exact_freed(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at);
-    // The same two, inline where a link serves and its packets arrive
-    // (hop_link.cpp; the others above are their out-of-line copies).
-    void exact_arrive_inline(int port, HopPacket& hp, sc_core::sc_time head);
-    void exact_freed_inline(unsigned port, unsigned vc, unsigned flits, sc_core::sc_time at);
+    // later): measured in `held`, its VC buffer `vc` of that input (of
+    // `in_flits`; nullptr: not measured), routed and queued at its output
+    // link.
+    void exact_arrive(int port, HopPacket& hp, sc_core::sc_time head, ExactHeld* held, unsigned in_flits, unsigned vc);
+    // The same, inline where a link's packets arrive (hop_link.cpp; the
+    // one above is its out-of-line copy).
+    void exact_arrive_inline(int port, HopPacket& hp, sc_core::sc_time head, ExactHeld* held, unsigned in_flits,
+                             unsigned vc);
 
     // The target of input `id` (in's binding order).
     void b_transport(int id, tlm::tlm_generic_payload& gp, sc_core::sc_time& delay);
@@ -179,7 +233,6 @@ private:
     void occupy_shared(Input& in, unsigned vc, unsigned flits, sc_core::sc_time head, sc_core::sc_time freed);
 
     const SimContext& ctx_;
-    sc_core::sc_time pipeline_;
     std::vector<int> routes_;
     RouteFunction route_fn_;
     // set_dimension_order: the output port (-1: none) and, for a ring port,
@@ -193,12 +246,6 @@ private:
         std::int8_t dim = Topology::kLocal;
         std::uint8_t wrap = 0;
     };
-    bool dor_ = false;
-    std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
-    std::array<unsigned, 3> dor_at_{};   // this router's board coordinate in x, y, z
-    std::array<unsigned, 4> dor_base_{};   // first entry of each table in dor_hops_
-    std::vector<DorHop> dor_hops_;
-    std::vector<int> in_dim_;
     Choice dimension_order(unsigned in_port, const ExanetPacket& pkt) const;
     // dimension_order_hop, inlined into forward() through dimension_order
     // (the others call dimension_order_hop).
@@ -206,22 +253,33 @@ private:
     // The route of forward() (adaptive: its choice among the candidates).
     Choice route_packet(unsigned in_port, const ExanetPacket& pkt, sc_core::sc_time head, sc_core::sc_time tail,
                         bool& adaptive, bool& chose) const;
+    // What every packet's hop reads, together (a Router is some 1.6 KB of
+    // SystemC module; on a large torus each line of it a hop touches is a
+    // miss of the caches): the pipeline, the routing, the output links and
+    // the statistics of every packet.
+    alignas(64) sc_core::sc_time pipeline_;
+    bool dor_ = false;
+    std::array<unsigned, 4> dor_extent_{};   // boards in x, y, z; FPGAs per board
+    std::array<unsigned, 3> dor_at_{};   // this router's board coordinate in x, y, z
+    std::array<unsigned, 4> dor_base_{};   // first entry of each table in dor_hops_
+    std::vector<DorHop> dor_hops_;
+    std::vector<int> in_dim_;
     const Topology* topology_ = nullptr;   // adaptive routing
-    bool timed_ = false;
-    unsigned node_ = 0, vcs_ = 0;
-    std::vector<Link*> out_links_;
     // Per output port: its Link when out[port] is that link's input, called
     // without the socket's indirections (an output bound to anything else,
     // a test's tap, goes through the socket).
     std::vector<Link*> direct_out_;
-    Counter* adaptive_hops_ = nullptr;
-    Counter* escape_hops_ = nullptr;
-    std::vector<Input> inputs_;
     std::vector<unsigned> occ_max_;
     std::vector<Scalar*> occ_stats_;
     Counter& packets_;
     Counter& unroutable_;
     Counter& overflows_;
+    bool timed_ = false;
+    unsigned node_ = 0, vcs_ = 0;
+    std::vector<Link*> out_links_;
+    Counter* adaptive_hops_ = nullptr;
+    Counter* escape_hops_ = nullptr;
+    std::vector<Input> inputs_;
 };
 
 // Dimension order's route (the default's every hop), inline here so that
