@@ -116,6 +116,9 @@ CollectiveWorkload::CollectiveWorkload(const SimContext& ctx, const std::vector<
         apps[r]->program = [this, r](RdmaProcess& app) { program(app, r); };
     }
     data_ = sizes;
+    // What program() logs: each rank's result_bytes, times the calls in
+    // flight, each iteration.
+    planned_bytes_ = iterations_ * outstanding_ * sizes.total_result_bytes();
 }
 
 coll::Reduction CollectiveWorkload::reduction(const Config& c, unsigned ranks) const {

@@ -30,6 +30,10 @@ public:
     bool finished() const override { return done_ == apps_.size(); }
     std::uint64_t programs() const override { return apps_.size(); }   // one per rank, present or not
     std::uint64_t planned_transfers() const override { return apps_.size() * iterations_; }
+    // Each rank's result each iteration, once per call in flight
+    // (collective.outstanding): a function of collective.op, the ranks, the
+    // root and workload.message-size, whatever the algorithm or transport.
+    std::int64_t planned_bytes() const override { return static_cast<std::int64_t>(planned_bytes_); }
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.
     std::vector<std::pair<std::string, std::string>> self_check() const override;
 
@@ -62,6 +66,7 @@ private:
     const sc_core::sc_time overlap_;
     const unsigned outstanding_;
     CollectiveData data_;
+    std::uint64_t planned_bytes_ = 0;   // planned_bytes(): computed at construction
     unsigned done_ = 0;
     // Barrier: each rank's entry and exit of the iterations' barriers still
     // open (some rank has not left them), checked and dropped as the last

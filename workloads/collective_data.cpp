@@ -213,6 +213,29 @@ std::uint64_t CollectiveData::result_bytes(unsigned rank) const {
     }
 }
 
+std::uint64_t CollectiveData::total_result_bytes() const {
+    std::uint64_t sum = 0;
+    if (!blocked(op)) {
+        for (unsigned r = 0; r < ranks; ++r) sum += result_bytes(r);
+        return sum;
+    }
+    // What for_rank(r).receives counts at each rank r, summed.
+    const std::uint64_t e = red.element_bytes();
+    const std::uint64_t evens = (ranks + 1) / 2, odds = ranks / 2;   // ranks of each parity
+    for (unsigned r = 0; r < ranks; ++r) switch (op) {
+        case coll::Op::ReduceScatterBlock: sum += bytes; break;   // its own block of every rank's vector
+        case coll::Op::ReduceScatter: sum += e * uneven(bytes / e, r, r); break;
+        case coll::Op::Gatherv: sum += uneven(bytes, r, root); break;   // the root's, from rank r
+        case coll::Op::Scatterv: sum += uneven(bytes, root, r); break;
+        case coll::Op::Allgatherv: sum += std::uint64_t(ranks) * uneven(bytes, r, r); break;   // at every rank
+        default:
+            // alltoallv: rank r's block for each rank; uneven() goes by
+            // (from + 2 to) mod 4, which depends on `to` by its parity only.
+            sum += evens * uneven(bytes, r, 0) + odds * uneven(bytes, r, 1);
+        }
+    return sum;
+}
+
 std::vector<std::pair<std::uint64_t, std::uint64_t>> CollectiveData::result_parts(unsigned rank) const {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> parts;
     if (!blocked(op)) {

@@ -62,6 +62,11 @@ struct CollectiveData {
     // The receive buffer's size, and what `rank` must hold after call `call`.
     std::uint64_t receive_bytes() const;
     std::uint64_t result_bytes(unsigned rank) const;
+    // The sum over every rank of what its result holds (result_bytes of
+    // for_rank(r) at rank r): a function of the call alone, in time linear
+    // in the ranks (a v-variant's blocks summed by formula, not built rank
+    // by rank).
+    std::uint64_t total_result_bytes() const;
     // The (offset, length) parts of the receive buffer that hold `rank`'s
     // result (a v-variant's blocks, in rank order), what they must hold (in
     // that order), and what they hold at `rbuf` (false: unreadable).

@@ -1484,9 +1484,10 @@ TEST_CASE("run --check prints the work planned as the workload kind plans it", "
     // 4 rounds of one 64 KiB message.
     CHECK(contains(check({(configs / "torus-cluster.ini").string()}),
                    ok + "1152 transfers, 75497472 bytes of payload\n"));
-    // A kind that does not tell its bytes, or its transfers, says so.
-    CHECK(contains(check({(configs / "collective.ini").string()}),
-                   ok + "64 transfers (their bytes not known in advance)\n"));
+    // A collective: every rank's result, each iteration (an allreduce of
+    // 64 KiB on 8 ranks, 8 times).
+    CHECK(contains(check({(configs / "collective.ini").string()}), ok + "64 transfers, 4194304 bytes of payload\n"));
+    // A kind that does not tell its transfers says so.
     CHECK(contains(check({(configs / "synthetic.ini").string()}),
                    ok + "transfers not known in advance (workload.kind = synthetic)\n"));
 }

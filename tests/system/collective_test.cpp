@@ -18,6 +18,7 @@
 #include "situation_run.hpp"
 #include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
+#include "workloads/collective_data.hpp"
 
 using namespace vrdmasim;
 
@@ -55,10 +56,15 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
         f.link_util_max = 0.5;
         const auto v = check_invariants(*sim.sys, sim.stats, f);
         if (!v.empty()) std::cerr << describe(v) << "\n";
+        // (the payload announced before the run, Workload::planned_bytes,
+        // delivered: the self-check planned-bytes, here with the plan known)
+        const std::int64_t planned = sim.sys->workloads().at(0)->planned_bytes();
         os << "clean "
            << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
-               l.bytes_verified.value() == l.bytes_delivered.value())
+               l.bytes_verified.value() == l.bytes_delivered.value() &&
+               planned == static_cast<std::int64_t>(l.bytes_delivered.value()))
            << "\n";
+        os << "planned " << planned << "\n";
         os << "transfers " << l.transfers.value() << "\n";
         os << "verified " << l.bytes_verified.value() << "\n";
         os << "messages " << sim.counter("workload.collective.messages") << "\n";
@@ -123,6 +129,50 @@ TEST_CASE("collectives: every algorithm on 8 and 12 ranks, eager and rendezvous 
                 const Figures f = run(n, op, alg, size);
                 clean(f);
                 CHECK(f.at("transfers") == 2.0 * n);   // each rank's result, each iteration
+            }
+}
+
+// The payload a run announces before it runs (`run --check`, the
+// self-check planned-bytes) is each rank's result, each iteration, each
+// call in flight: counted here by hand on 3 ranks of 8 B (root 1), for the
+// collectives whose results differ by rank. The v-variants' uneven blocks
+// (CollectiveData::uneven: 0, 1/2, 1 or 3/2 of 8 B by (from + 2 to) mod 4):
+// gatherv's root holds 8 + 12 + 0 B (from ranks 0, 1, 2); alltoallv's
+// ranks 0 + 4 + 8 B, 8 + 12 + 0 B and 0 + 4 + 8 B. reduce_scatter's
+// blocks are whole words of uneven(1 word): 0, 8 and 8 B.
+TEST_CASE("collectives: the payload announced before the run is every rank's result and is delivered", "[collective]") {
+    const std::pair<const char*, std::uint64_t> per_iteration[] = {
+        {"barrier", 0},           {"bcast", 3 * 8},  {"reduce", 8},   {"exscan", 2 * 8},
+        {"allgather", 3 * 3 * 8}, {"gather", 3 * 8}, {"gatherv", 20}, {"alltoallv", 12 + 20 + 12},
+        {"reduce_scatter", 16}};
+    for (const auto& [op, bytes] : per_iteration) {
+        INFO(op);
+        const Figures f = run(3, op, "auto", "8B");
+        clean(f);
+        CHECK(f.at("planned") == 2.0 * bytes);   // 2 iterations
+    }
+    // Non-blocking, two allreduces in flight: each rank's result twice.
+    const Figures two =
+        run(3, "allreduce", "auto", "8B", 2, {{"collective.call", "nonblocking"}, {"collective.outstanding", "2"}});
+    clean(two);
+    CHECK(two.at("planned") == 2.0 * 2 * 3 * 8);
+}
+
+// CollectiveData::total_result_bytes (what the workload announces) sums
+// the v-variants' blocks by formula; here rank by rank, as the workload's
+// programs size their results (for_rank), for every collective.
+TEST_CASE("collectives: the announced results are the sum of every rank's", "[collective]") {
+    for (const coll::Op op : {coll::Op::Barrier, coll::Op::Bcast, coll::Op::Reduce, coll::Op::Allreduce, coll::Op::Scan,
+                              coll::Op::Exscan, coll::Op::Allgather, coll::Op::Alltoall, coll::Op::Gather,
+                              coll::Op::Scatter, coll::Op::Gatherv, coll::Op::Scatterv, coll::Op::Allgatherv,
+                              coll::Op::Alltoallv, coll::Op::ReduceScatter, coll::Op::ReduceScatterBlock})
+        for (unsigned n : {2u, 3u, 5u, 8u, 12u, 13u})
+            for (std::uint64_t bytes : {8u, 24u, 4096u, 24584u}) {
+                INFO(coll::name_of(op) << " on " << n << " ranks, " << bytes << " B");
+                const CollectiveData d{op, n, n - 1, bytes, {}, {}, {}};
+                std::uint64_t sum = 0;
+                for (unsigned r = 0; r < n; ++r) sum += d.for_rank(r).result_bytes(r);
+                CHECK(d.total_result_bytes() == sum);
             }
 }
 
