@@ -93,6 +93,15 @@ public:
     // fileserve.requests requests, whatever the method, the access (direct:
     // its read()s) or the operation; an error reply counts as finished too.
     std::uint64_t planned_transfers() const override { return clients_.size() * requests_; }
+    // The bytes those requests deliver to the clients, none failing: every
+    // range is fileserve.request-size long (or the whole file: draw() takes
+    // a whole range of the files' one size), whether it crosses the network
+    // or not (direct access: the client's read() copy; a warm page cache
+    // changes where the server reads from, not what the client receives),
+    // whatever the method or the operation.
+    std::int64_t planned_bytes() const override {
+        return static_cast<std::int64_t>(clients_.size() * requests_ * req_);
+    }
     // direct: every byte is one client's read() copy, at vm.copy-rate.
     double local_ceiling_bps() const override;
     // The self-checks (src/sim/invariants.cpp): (invariant, detail) per violation.

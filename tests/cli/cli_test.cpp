@@ -1487,6 +1487,10 @@ TEST_CASE("run --check prints the work planned as the workload kind plans it", "
     // A collective: every rank's result, each iteration (an allreduce of
     // 64 KiB on 8 ranks, 8 times).
     CHECK(contains(check({(configs / "collective.ini").string()}), ok + "64 transfers, 4194304 bytes of payload\n"));
+    // A file server: every request's range (2 clients x 8 requests of a
+    // whole 256 KiB file).
+    CHECK(contains(check({(configs / "fileserve" / "base.ini").string()}),
+                   ok + "16 transfers, 4194304 bytes of payload\n"));
     // A kind that does not tell its transfers says so.
     CHECK(contains(check({(configs / "synthetic.ini").string()}),
                    ok + "transfers not known in advance (workload.kind = synthetic)\n"));

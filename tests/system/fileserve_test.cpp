@@ -54,6 +54,9 @@ Run checked(SystemSim& s, std::uint64_t requests = kRequests, std::uint64_t byte
     if (std::getenv("VRDMASIM_TEST_STATS")) s.stats.write_text(std::cerr);
     REQUIRE(s.finished());
     s.check_all_verified(requests, bytes);
+    // What `run --check` announced (the self-check planned-bytes holds the
+    // run to it) is the test's own count of the ranges' bytes.
+    CHECK(s.sys->workloads().at(0)->planned_bytes() == static_cast<std::int64_t>(bytes));
     Run r;
     r.copies = s.counter("workload.fileserve.copy_bytes");
     r.pins = s.counter("workload.fileserve.pins");
@@ -186,6 +189,19 @@ TEST_CASE("fileserve ranges of 16 KiB drawn Zipf: every byte of every range veri
     checked(s, 16, 16 * 16 * 1024);
 }
 
+// Ranges that do not divide the file: 24 KiB of 64 KiB, at offset 0 or 24
+// KiB (the last 16 KiB never asked for), each range whole, read by the
+// clients chunk by chunk (pipeline's read form, 8 KiB chunks: 3 a range):
+// announced and delivered, 16 requests of 24 KiB.
+TEST_CASE("fileserve ranges of 24 KiB of a 64 KiB file read chunk by chunk: every range whole", "[fileserve]") {
+    SystemSim s(kBase, method("pipeline", "warm") + Settings{{"fileserve.request-size", "24KiB"},
+                                                             {"fileserve.requests", "8"},
+                                                             {"fileserve.chunk", "8KiB"},
+                                                             {"workload.operation", "read"}});
+    const Run r = checked(s, 16, 16 * 24 * 1024);
+    CHECK(r.copies == 16 * 24 * 1024);
+}
+
 // ---- memory pressure: the server's page cache reclaimed while serving
 
 namespace {
@@ -313,6 +329,7 @@ Figures child_run(const Settings& extra) {
         const bool clean = s.finished() && v.empty() && pinned == 0 && l.transfers.value() == kRequests &&
                            l.errors.value() == 0 && l.mismatches.value() == 0 &&
                            l.bytes_verified.value() == kRequests * kFile &&
+                           s.sys->workloads().at(0)->planned_bytes() == static_cast<std::int64_t>(kRequests * kFile) &&
                            s.counter("workload.fileserve.answered") == kRequests;
         os << "clean " << clean << "\n";
         os << "gbps "
@@ -501,6 +518,8 @@ void two_processes(const char* m) {
     s.run();
     REQUIRE(s.finished());
     s.check_all_verified(kRequests, kRequests * kFile);
+    REQUIRE(s.sys->workloads().size() == 2);
+    for (const auto& w : s.sys->workloads()) CHECK(w->planned_bytes() == static_cast<std::int64_t>(kRequests * kFile));
     for (const char* job : {"workload.", "job1.workload."}) {
         INFO(job);
         CHECK(s.counter(std::string(job) + "fileserve.answered") == kRequests);
