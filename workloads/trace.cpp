@@ -131,9 +131,10 @@ TraceWorkload::TraceWorkload(const SimContext& ctx, const std::vector<RdmaProces
         throw c.refuse(P.file, file + " has " + std::to_string(ranks_) + " ranks, the system " +
                                    std::to_string(apps.size()) + " nodes (one rank a node)");
     // Every event: one the replay cannot do is refused now (exit 2).
-    const TraceSummary summary = reader_->check();
+    BytesPlan plan;
+    const TraceSummary summary = check_and_plan(plan);
     planned_ = summary.receives + summary.collective_calls;
-    vectors_ = summary.vectors;
+    if (plan.known) planned_bytes_ = static_cast<std::int64_t>(plan.bytes);
     check_largest(c, summary, apps, file);
     scale_ = c[P.compute_scale];
     openmpi_ = reader_->recorded_by_vrdmasim();
@@ -538,36 +539,12 @@ TraceWorkload::Rank::Started TraceWorkload::collective_start(RdmaProcess& app, R
     Rank::Started k;
     k.comm = &comm;
     k.me = rank;
-    CollectiveData& d = k.d;
-    d.ranks = n;
-    d.op = collective_op(end.op);
-    // TraceReader::check() refused a root outside the communicator.
-    const bool rooted = coll::has_root(d.op);
-    if (rooted && end.root >= n)
-        throw std::logic_error("trace: a collective's root outside the communicator passed check()");
-    d.root = rooted ? end.root : 0;
     // Numbered apart: the blocking ones as check() counts them (a Score-P
     // v-variant's blocks are found by it), the non-blocking ones above.
     const std::uint64_t number =
         nonblocking ? r.nonblocking[end.comm]++ | std::uint64_t(1) << 62 : r.collective[end.comm]++;
-    switch (d.op) {
-    case coll::Op::Barrier: break;
-    case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
-    case coll::Op::Reduce:
-    case coll::Op::Allreduce:
-    case coll::Op::Scan:
-    case coll::Op::Exscan: reduction(end, d); break;
-    case coll::Op::Allgather:
-    case coll::Op::Gather: d.bytes = end.sent; break;
-    case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
-    case coll::Op::Alltoall: d.bytes = end.sent / n; break;
-    case coll::Op::ReduceScatter:
-    case coll::Op::ReduceScatterBlock:
-        if (end.reduction) recorded_reduction(end, d);
-        blocks(d, rank, end, number);
-        break;
-    default: blocks(d, rank, end, number); break;   // the v-variants
-    }
+    k.d = describe(end, n, rank, number);
+    const CollectiveData& d = k.d;
     // The communicator's calls so far (each member's count is the same),
     // its context scattered over the number.
     k.call = number ^ (std::uint64_t(end.comm) * 0x9E3779B97F4A7C15ull);
@@ -663,6 +640,110 @@ void TraceWorkload::end_nonblocking(RdmaProcess& app, unsigned rank, const Trace
     it->second.comm->wait(it->second.request);
     collective_end(app, r, it->second);
     r.started.erase(it);
+}
+
+CollectiveData TraceWorkload::describe(const TraceEvent& end, unsigned n, unsigned rank, std::uint64_t number) const {
+    CollectiveData d;
+    d.ranks = n;
+    d.op = collective_op(end.op);
+    // TraceReader::check() refused a root outside the communicator.
+    const bool rooted = coll::has_root(d.op);
+    if (rooted && end.root >= n)
+        throw std::logic_error("trace: a collective's root outside the communicator passed check()");
+    d.root = rooted ? end.root : 0;
+    switch (d.op) {
+    case coll::Op::Barrier: break;
+    case coll::Op::Bcast: d.bytes = rank == d.root ? end.sent : end.received; break;
+    case coll::Op::Reduce:
+    case coll::Op::Allreduce:
+    case coll::Op::Scan:
+    case coll::Op::Exscan: reduction(end, d); break;
+    case coll::Op::Allgather:
+    case coll::Op::Gather: d.bytes = end.sent; break;
+    case coll::Op::Scatter: d.bytes = end.received; break;   // each rank's block
+    case coll::Op::Alltoall: d.bytes = end.sent / n; break;
+    case coll::Op::ReduceScatter:
+    case coll::Op::ReduceScatterBlock:
+        if (end.reduction) recorded_reduction(end, d);
+        blocks(d, rank, end, number);
+        break;
+    default: blocks(d, rank, end, number); break;   // the v-variants
+    }
+    return d;
+}
+
+TraceSummary TraceWorkload::check_and_plan(BytesPlan& plan) {
+    const TraceSummary summary = reader_->check([this, &plan](unsigned rank, const TraceEvent& e) {
+        std::uint64_t bytes = 0;
+        if (!plan.known) return;
+        plan.known = event_bytes(rank, e, bytes);
+        plan.bytes += bytes;
+    });
+    vectors_ = summary.vectors;
+    std::uint64_t bytes = 0;
+    if (plan.known) plan.known = plan_vectors(bytes);
+    plan.bytes += bytes;
+    return summary;
+}
+
+bool TraceWorkload::event_bytes(unsigned rank, const TraceEvent& e, std::uint64_t& bytes) const {
+    using K = TraceEvent::Kind;
+    bytes = 0;
+    // A receive: finish_receive() logs the message's length.
+    if (e.kind == K::Recv || e.kind == K::Irecv) {
+        bytes = e.length;
+        return true;
+    }
+    // A put or a get (MpiOneSided::put_or_get, its pieces' lengths adding
+    // up to the call's); an atomic's 8-byte operands are logged as none.
+    if (e.kind == K::Rma) {
+        const mpiwire::Op base = mpiwire::operation_of(static_cast<mpiwire::Op>(e.op));
+        if (base == mpiwire::Op::Put || base == mpiwire::Op::Get) bytes = e.length;
+        return true;
+    }
+    if (e.kind != K::CollectiveEnd && e.kind != K::CollectiveComplete) return true;
+    // What program() does not replay as a collective: a local one, and
+    // Open MPI's split in a trace vrdmasim recorded (split(): nothing logged).
+    if (e.op == TraceEvent::kLocal || (e.create && reader_->recorded_by_vrdmasim())) return true;
+    try {
+        // A blocking v-variant without its blocks is plan_vectors()'s; a
+        // non-blocking one the replay cannot size (blocks() throws).
+        if (coll::takes_blocks(collective_op(e.op)) && !e.blocks) return e.kind == K::CollectiveEnd;
+        // The communicator as communicator() makes it: its size and the
+        // rank's place in it.
+        unsigned n = ranks_, me = rank;
+        if (e.comm != 0) {
+            const std::vector<unsigned>& members = reader_->communicators().at(e.comm);
+            n = static_cast<unsigned>(members.size());
+            me = static_cast<unsigned>(std::find(members.begin(), members.end(), rank) - members.begin());
+            if (me >= n) return false;
+        }
+        bytes = describe(e, n, me, 0).result_bytes(me);   // (the number only finds a v-variant's derived blocks)
+        return true;
+    } catch (const std::exception&) {   // the replay fails at this call: what it delivers is not known
+        bytes = 0;
+        return false;
+    }
+}
+
+bool TraceWorkload::plan_vectors(std::uint64_t& bytes) const {
+    bytes = 0;
+    try {
+        for (const auto& [key, v] : vectors_) {
+            // Each member's call, as collective_start() describes it.
+            TraceEvent end;
+            end.kind = TraceEvent::Kind::CollectiveEnd;
+            end.op = v.op;
+            end.root = v.root;
+            end.comm = key.first;
+            const auto n = static_cast<unsigned>(v.bytes.size());
+            for (unsigned q = 0; q < n; ++q) bytes += describe(end, n, q, key.second).result_bytes(q);
+        }
+        return true;
+    } catch (const std::exception&) {   // as event_bytes()
+        bytes = 0;
+        return false;
+    }
 }
 
 void TraceWorkload::blocks(CollectiveData& d, unsigned rank, const TraceEvent& end, std::uint64_t number) const {
@@ -991,7 +1072,9 @@ void TraceWorkload::finish_receive(RdmaProcess& app, unsigned rank, msg::Endpoin
     if (!(st.ok && st.len == p.length)) log_.verified(p.length, false);
     if (!recorded_) release(state_[rank], p.owner, p.buf);
     const sc_time latency = app.now() - t0;
-    log_.finished(app.now(), ok || st.ok, p.length, &latency);
+    // The bytes that came (the trace's length when the replay is right:
+    // planned_bytes() holds the run to it).
+    log_.finished(app.now(), ok || st.ok, st.len, &latency);
 }
 
 void TraceWorkload::split(RdmaProcess& app, unsigned rank, coll::Communicator& parent, const TraceEvent& end) {

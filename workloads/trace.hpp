@@ -62,6 +62,13 @@ public:
     // The progress line's total (the self-check planned-transfers holds it
     // to it): every receive and every rank's part of every collective.
     std::uint64_t planned_transfers() const override { return planned_; }
+    // The bytes those transfers deliver, none failing, from the trace alone
+    // (computed at construction: check_and_plan): every receive's length,
+    // every rank's result of every collective (as its replay sizes it:
+    // describe()), and a recorded program's puts and gets (an atomic's
+    // operands are no payload). -1 for a trace with a collective the replay
+    // cannot size before it runs (it fails at that call).
+    std::int64_t planned_bytes() const override { return planned_bytes_; }
     // Whether the replay was at the program's recorded buffers (trace.buffers).
     static std::string findings(const Config& c, const StatRegistry& stats);
 
@@ -70,6 +77,24 @@ private:
     // algorithms, each rank's endpoint and program.
     void check_largest(const Config& c, const TraceSummary& summary, const std::vector<RdmaProcess*>& apps,
                        const std::string& file) const;
+    // planned_bytes(): check()'s pass over every event (`each`, which adds
+    // each event's bytes: event_bytes), then the Score-P v-variants' calls,
+    // whose blocks are derived from every member's bytes (vectors_).
+    struct BytesPlan {
+        std::uint64_t bytes = 0;
+        bool known = true;
+    };
+    TraceSummary check_and_plan(BytesPlan& plan);
+    // What the replay logs delivered for event `e` of `rank` (a receive's
+    // length, a collective's result at the rank, a put's or get's length),
+    // none failing; false for a collective it cannot size before it runs.
+    // A Score-P v-variant's blocking call is plan_vectors()'s. Never throws.
+    bool event_bytes(unsigned rank, const TraceEvent& e, std::uint64_t& bytes) const;
+    bool plan_vectors(std::uint64_t& bytes) const;
+    // Collective `end` (CollectiveEnd, CollectiveComplete) as rank `rank` of
+    // its `n`-member communicator makes it (its `number`th there: blocks()):
+    // its operation, root, sizes and blocks.
+    CollectiveData describe(const TraceEvent& end, unsigned n, unsigned rank, std::uint64_t number) const;
     std::vector<std::pair<int, coll::Op>> collective_ops(const Config& c, const TraceSummary& summary,
                                                          const std::string& file) const;
     void build_endpoints(const SimContext& ctx, const TraceSummary& summary,
@@ -261,6 +286,7 @@ private:
     std::vector<Rank> state_;
     unsigned done_ = 0;
     std::uint64_t planned_ = 0;
+    std::int64_t planned_bytes_ = -1;
     sc_core::sc_time first_, last_;
     Counter &messages_, &collectives_, &events_;
     Scalar &compute_us_, &mpi_us_, &app_us_;

@@ -176,6 +176,8 @@ struct Sink {
     // check(): the rank's collectives so far, by communicator (as the
     // replay numbers them: TraceWorkload::Rank::collective).
     std::map<std::uint32_t, std::uint64_t> collectives = {};
+    // check(): its caller's look at each event (TraceReader::check's `each`).
+    const TraceReader::EventFn* each = nullptr;
 };
 
 std::string where(const Sink& s, OTF2_TimeStamp t) {
@@ -368,6 +370,7 @@ void vector_bytes(Sink& s, const TraceEvent& e, std::uint64_t call) {
 
 OTF2_CallbackCode push(Sink& s, const TraceEvent& e) {
     if (s.out) s.out->push_back(e);
+    if (s.each && *s.each) (*s.each)(s.rank, e);
     if (s.summary) {
         using K = TraceEvent::Kind;
         if (e.kind == K::Send || e.kind == K::Isend || e.kind == K::Recv || e.kind == K::Irecv)
@@ -1437,7 +1440,7 @@ std::string vector_problem(const Impl& m, const TraceSummary& summary) {
 }
 }   // namespace
 
-TraceSummary TraceReader::check() const {
+TraceSummary TraceReader::check(const EventFn& each) const {
     // A second reader of its own: the replay's streams stay at their start.
     Impl m;
     std::string error;
@@ -1463,6 +1466,7 @@ TraceSummary TraceReader::check() const {
             break;
         }
         Sink sink{&m, r, nullptr, &problem, &summary, &matching};
+        sink.each = &each;
         OTF2_Reader_RegisterEvtCallbacks(m.reader, er, cb, &sink);
         // Every event the definitions promise, to the file's end: a trace
         // cut short (a run killed mid-write, a partial copy) is refused,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -243,8 +244,11 @@ public:
     // replay does not support (its kind, rank and time), a communicator
     // other than MPI_COMM_WORLD, a collective not built. One rank's
     // events at a time, a chunk at a time: memory bounded whatever the
-    // trace's size.
-    TraceSummary check() const;
+    // trace's size. `each`, if given, is shown every event the replay is
+    // given (next()'s), each rank's in order, as the pass reads it (from
+    // within OTF2's callbacks: it must not throw).
+    using EventFn = std::function<void(unsigned rank, const TraceEvent&)>;
+    TraceSummary check(const EventFn& each = {}) const;
 
     // The next event of `rank` (false at its end). Events are read a chunk
     // at a time (kChunk), with at most kOpenReaders ranks' files open.

@@ -1491,6 +1491,12 @@ TEST_CASE("run --check prints the work planned as the workload kind plans it", "
     // whole 256 KiB file).
     CHECK(contains(check({(configs / "fileserve" / "base.ini").string()}),
                    ok + "16 transfers, 4194304 bytes of payload\n"));
+    // A trace: its receives and every rank's collective results, from the
+    // trace alone (the solver: 8 ranks x 10 iterations x two 8 KiB halos
+    // and an allreduce of 8 B).
+    CHECK(contains(check({"--topology.kind=torus", "--topology.x=2", "--workload.kind=trace",
+                          "--trace.file=" + (configs / "traces" / "solver" / "solver.otf2").string()}),
+                   ok + "240 transfers, 1311360 bytes of payload\n"));
     // A kind that does not tell its transfers says so.
     CHECK(contains(check({(configs / "synthetic.ini").string()}),
                    ok + "transfers not known in advance (workload.kind = synthetic)\n"));

@@ -61,11 +61,15 @@ CommFigures comm_replay(const std::string& file, const Settings& extra = {}) {
             f.link_util_max = 0.5;
             const auto v = check_invariants(*sim.sys, sim.stats, f);
             if (!v.empty()) std::cerr << describe(v) << "\n";
+            // (and the payload announced before the run, from the trace
+            // alone, is what the run delivered: Workload::planned_bytes)
             os << "clean "
                << (v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
-                   l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0)
+                   l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0 &&
+                   sim.sys->workloads().at(0)->planned_bytes() == static_cast<std::int64_t>(l.bytes_delivered.value()))
                << "\n";
         }
+        os << "planned " << sim.sys->workloads().at(0)->planned_bytes() << "\n";
         os << "mismatches " << l.mismatches.value() << "\n";
         os << "messages " << sim.counter("workload.trace.messages") << "\n";
         os << "collectives " << sim.counter("workload.trace.collectives") << "\n";
@@ -153,6 +157,8 @@ TEST_CASE("trace replay: Score-P's v-variants and reduce-scatters, their blocks 
     // 64-bit words (8 + 16 + 0 + 8 B), the _block's 4 x 40 B; the self
     // messages 4 x 1000 B.
     CHECK(f.at("verified") == 336 + 216 + 4 * 72 + 32 + 160 + 4000);
+    // ... and announced before the run (the derived blocks' results).
+    CHECK(f.at("planned") == 336 + 216 + 4 * 72 + 32 + 160 + 4000);
     std::system(("rm -rf '" + comm_scratch() + "'").c_str());
 }
 
@@ -166,6 +172,7 @@ TEST_CASE("trace replay: Score-P's non-blocking collectives, in flight across a 
     // Every result checked: the allreduce's 4 x 64 B, the bcast's 4 x 32 B
     // (its root's too), the gatherv's root 336 B.
     CHECK(f.at("verified") == 4 * 64 + 4 * 32 + 336);
+    CHECK(f.at("planned") == 4 * 64 + 4 * 32 + 336);   // announced before the run
     std::system(("rm -rf '" + comm_scratch() + "'").c_str());
 }
 

@@ -36,6 +36,20 @@ std::string trace(const char* name) {
     return std::string(VRDMASIM_SOURCE_DIR) + "/configs/traces/" + name + "/" + name + ".otf2";
 }
 
+// Every job announced the payload it delivered (Workload::planned_bytes,
+// which `run --check` prints), and knew it.
+bool announced_all(SystemSim& sim) {
+    bool ok = true;
+    for (const auto& w : sim.sys->workloads()) {
+        const auto delivered = static_cast<std::int64_t>(w->log().bytes_delivered.value());
+        if (w->planned_bytes() == delivered) continue;
+        std::cerr << "job " << w->job() << " announced " << w->planned_bytes() << " B, delivered " << delivered
+                  << " B\n";
+        ok = false;
+    }
+    return ok;
+}
+
 Figures replay(const char* name, const Settings& extra = {}) {
     Settings s{{"topology.kind", "torus"},
                {"topology.x", "2"},
@@ -54,8 +68,10 @@ Figures replay(const char* name, const Settings& extra = {}) {
         if (!v.empty()) std::cerr << describe(v) << "\n";
         os << "clean "
            << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
-               l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0)
+               l.bytes_verified.value() == l.bytes_delivered.value() && l.bytes_verified.value() > 0 &&
+               announced_all(sim))
            << "\n";
+        os << "planned " << sim.sys->workloads().at(0)->planned_bytes() << "\n";
         os << "messages " << sim.counter("workload.trace.messages") << "\n";
         os << "collectives " << sim.counter("workload.trace.collectives") << "\n";
         os << "compute " << sim.scalar("workload.trace.compute_time") << "\n";
@@ -110,6 +126,14 @@ TEST_CASE("trace replay: the solver, the transpose and the farm, every byte veri
     CHECK(solver.at("collectives") == 8 * 10);
     CHECK(transpose.at("collectives") == 8 * 5);
     CHECK(farm.at("messages") == 16 * 2 + 3);
+    // The payload announced before the run (and delivered: clean), from the
+    // trace alone: every received message and every rank's result of every
+    // collective (an alltoall's holds each rank's 4 KiB block, its own
+    // included); the farm's 16 results of 4 KiB at rank 0, 16 tasks of 1 KiB
+    // and 3 empty stop messages at the workers.
+    CHECK(solver.at("planned") == 8 * 10 * (2 * 8192 + 8));
+    CHECK(transpose.at("planned") == 8 * 5 * 8 * 4096);
+    CHECK(farm.at("planned") == 16 * 4096 + 16 * 1024);
     // The compute between the calls, as recorded: 200 us x 10 x 8 ranks ...
     CHECK(solver.at("compute") == Approx(8 * 10 * 200.0));
     CHECK(transpose.at("compute") == Approx(8 * 5 * 500.0));
