@@ -7,8 +7,10 @@
 // read at least what the cache missed, nothing left pinned); and each
 // refused combination; several requests served at once, the read form, the
 // buffer guard, several processes per node, NetVM, and direct access from
-// the board's other FPGAs over the board network. One simulation per
-// TEST_CASE.
+// the board's other FPGAs over the board network; requests that fail (a
+// client's read the engine cannot survive, a chunk the server cannot
+// register) end as errors, the others verified. One simulation per
+// TEST_CASE (or per child process).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "child_process.hpp"
 
 #include "fault_situations.hpp"
+#include "src/core/failure_causes.hpp"
 #include "src/sim/invariants.hpp"
 #include "system_sim.hpp"
 #include "workloads/fileserve.hpp"
@@ -455,6 +458,184 @@ TEST_CASE("fileserve read form: pipeline waits for its buffers' Done messages", 
     CHECK(r8.at("gbps") > r2.at("gbps") * 1.1);
     CHECK(r8.at("gbps") / r2.at("gbps") > w8.at("gbps") / w2.at("gbps"));
     CHECK(r2.at("gbps") < w2.at("gbps"));
+}
+
+// ---- failures: a request that fails ends as an error, the others verified
+
+namespace {
+
+// One run of kBase + `extra` in a child, whatever its requests' outcome:
+// whether it finished and kept its self-checks, what the log counted, what
+// the server did (copies, reads its engine served, pins left), why the
+// failed transfers failed as the run says it (src/core/failure_causes.hpp).
+Figures outcome_run(const Settings& extra) {
+    return in_child_figures([&extra] {
+        std::ostringstream os;
+        SystemSim s(kBase, extra);
+        s.run();
+        const TransferLog& l = s.log();
+        RunFigures f = run_figures(*s.sys);
+        f.link_util_max = 0.5;
+        const auto v = check_invariants(*s.sys, s.stats, f);
+        if (!v.empty()) std::cerr << describe(v) << "\n";
+        std::string why;
+        for (const std::string& w : failure_causes::explain(*s.cfg, s.stats)) why += w + "; ";
+        const RdmaProcess& server = s.sys->node(0).app;
+        os << "finished " << s.finished() << "\n";
+        os << "violations " << v.size() << "\n";
+        os << "transfers " << l.transfers.value() << "\n";
+        os << "errors " << l.errors.value() << "\n";
+        os << "mismatches " << l.mismatches.value() << "\n";
+        os << "delivered " << l.bytes_delivered.value() << "\n";
+        os << "verified " << l.bytes_verified.value() << "\n";
+        os << "served " << s.counter("workload.fileserve.served_bytes") << "\n";
+        os << "answered " << s.counter("workload.fileserve.answered") << "\n";
+        os << "duplicates " << s.counter("workload.fileserve.duplicate_replies") << "\n";
+        os << "copies " << s.counter("workload.fileserve.copy_bytes") << "\n";
+        os << "read_requests " << s.stats.sum_counters("dma.read_requests") << "\n";
+        os << "read_replies_failed " << s.stats.sum_counters("dma.read_replies_failed") << "\n";
+        os << "smmu_faults " << s.stats.sum_counters("dma.smmu_faults") << "\n";
+        os << "registration_failures " << s.stats.sum_counters("rdma.registration_failures") << "\n";
+        os << "server_registrations " << s.counter("node0.rdma.registrations") << "\n";
+        os << "server_deregistrations " << s.counter("node0.rdma.deregistrations") << "\n";
+        os << "server_pinned " << s.sys->node(0).vm.pinned_bytes(server.pid()) << "\n";
+        os << "guards " << s.stats.sum_counters("rdma.guard.installed") << "\n";
+        os << "guards_lifted " << s.stats.sum_counters("rdma.guard.lifted") << "\n";
+        os << "cause_smmu " << (why.find("SMMU fault(s) that the original engine") != std::string::npos) << "\n";
+        os << "cause_memlock " << (why.find("pin(s) beyond vm.memlock-limit") != std::string::npos) << "\n";
+        return os.str();
+    });
+}
+
+// What a user relies on when some requests fail: the run ends with its
+// self-checks kept, each request answered once, each failed one counted as
+// an error (the log's, `failed` of them), and every byte of the others
+// delivered and verified.
+void failed_cleanly(const Figures& f, std::uint64_t failed) {
+    REQUIRE(f.count("finished"));
+    CHECK(f.at("finished") == 1);
+    CHECK(f.at("violations") == 0);
+    CHECK(f.at("transfers") == kRequests);
+    CHECK(f.at("answered") == kRequests);
+    CHECK(f.at("duplicates") == 0);
+    CHECK(f.at("errors") == failed);
+    CHECK(f.at("mismatches") == 0);
+    CHECK(f.at("delivered") == (kRequests - failed) * kFile);
+    CHECK(f.at("verified") == (kRequests - failed) * kFile);
+    CHECK(f.at("served") == (kRequests - failed) * kFile);
+}
+
+}   // namespace
+
+// A client's RDMA read that the engine cannot survive: its receive area
+// cold (never touched), the SMMU driver in terminate mode, the original
+// engine (the first touch of a slot fails the transfer). In the read form
+// chunk 0's read fails at the client, whose Done says so; the server, which
+// had read() and handed over chunk 1 meanwhile (its 2 buffers), hands over
+// no more and sends an error in place of chunk 2's message (16 KiB chunks),
+// or nothing more (32 KiB chunks: chunk 1 was the last, its message ended
+// the hand-over). The write form fails the same requests: the server's
+// write into the cold slot fails and it stops posting. One and two
+// requests served at once.
+TEST_CASE("fileserve pipeline: a client's read that faults fails its request and no other", "[fileserve][failure]") {
+    for (const std::uint64_t chunk : {16, 32})
+        for (const char* depth : {"1", "2"}) {
+            const std::uint64_t parts = kFile / (chunk * 1024);
+            INFO(chunk << " KiB chunks, server-depth " << depth);
+            const Settings cold{{"fileserve.method", "pipeline"},
+                                {"fileserve.cache", "cold"},
+                                {"fileserve.chunk", std::to_string(chunk) + "KiB"},
+                                {"fileserve.server-depth", depth},
+                                {"workload.populate", "false"},
+                                {"smmu-driver.fault-mode", "terminate"},
+                                {"dma.fault-tolerant", "false"},
+                                {"rdma.buffer-guard", "mprotect"}};
+            const Figures rd = outcome_run(cold + Settings{{"workload.operation", "read"}});
+            const Figures wr = outcome_run(cold + Settings{{"workload.operation", "write"}});
+            REQUIRE(rd.count("errors"));
+            REQUIRE(wr.count("errors"));
+            const auto failed = static_cast<std::uint64_t>(rd.at("errors"));
+            INFO("failed: read form " << failed << ", write form " << wr.at("errors"));
+            CHECK(failed > 0);
+            CHECK(failed < kRequests);
+            for (const Figures* f : {&rd, &wr}) {
+                failed_cleanly(*f, failed);
+                CHECK(f->at("smmu_faults") == failed);   // each failed request met one fault
+                CHECK(f->at("cause_smmu") == 1);
+                // Every guard (the server's chunks, the clients' slots)
+                // lifted, those of the failed requests too.
+                CHECK(f->at("guards") > 0);
+                CHECK(f->at("guards_lifted") == f->at("guards"));
+                // The server read() the failed requests' first two chunks
+                // (its two buffers) and no more: it stopped at chunk 0's failure.
+                CHECK(f->at("copies") == (kRequests - failed) * kFile + failed * 2 * chunk * 1024);
+            }
+            // Read form: the client read chunk 0, whose data its SMMU
+            // refused, and chunk 1, handed over before the server knew.
+            CHECK(rd.at("read_requests") == (kRequests - failed) * parts + failed * 2);
+            CHECK(rd.at("read_replies_failed") == failed);
+            CHECK(wr.at("read_requests") == 0);
+        }
+}
+
+// The server's own failure mid hand-over: with rdma.strategy = pin each
+// chunk is pinned when registered, and vm.memlock-limit = 176 KiB leaves the
+// server room (beyond its library's own locked and pinned pages) for one
+// 16 KiB chunk, not two. Each request: chunk 0 read() and handed over,
+// chunk 1 read() and its registration refused; once the client's Done for
+// chunk 0 has come, the error goes in place of chunk 1's message. Each
+// client's next request in the same slot takes its own reply, not a late
+// chunk message. Nothing stays pinned.
+TEST_CASE("fileserve pipeline: a chunk the server cannot register ends its request as failed mid hand-over",
+          "[fileserve][failure]") {
+    const Settings tight{{"fileserve.method", "pipeline"}, {"fileserve.cache", "warm"}, {"fileserve.chunk", "16KiB"},
+                         {"fileserve.outstanding", "1"},   {"rdma.strategy", "pin"},    {"vm.memlock-limit", "176KiB"}};
+    const Figures rd = outcome_run(tight + Settings{{"workload.operation", "read"}});
+    const Figures wr = outcome_run(tight + Settings{{"workload.operation", "write"}});
+    // The same run with room for the pins: nothing fails.
+    const Figures roomy = outcome_run(tight + Settings{{"workload.operation", "read"}, {"vm.memlock-limit", "64MiB"}});
+    failed_cleanly(roomy, 0);
+    for (const Figures* f : {&rd, &wr}) {
+        failed_cleanly(*f, kRequests);
+        CHECK(f->at("registration_failures") == kRequests);
+        CHECK(f->at("cause_memlock") == 1);
+        CHECK(f->at("copies") == kRequests * 2 * 16 * 1024);   // chunks 0 and 1 read(), no more
+        // Each chunk registered was deregistered: the server ends with its
+        // library's own pins only, as the run without failures does.
+        CHECK(f->at("server_pinned") == roomy.at("server_pinned"));
+        CHECK(f->at("server_registrations") - f->at("server_deregistrations") ==
+              roomy.at("server_registrations") - roomy.at("server_deregistrations"));
+    }
+    CHECK(rd.at("read_requests") == kRequests);   // each request's chunk 0, read by its client
+}
+
+// Two requests at once (server-depth 2), room for two chunks' pins only:
+// a request served alone gets both its buffers, one served beside another
+// has its registration refused, first chunk or mid hand-over. The others
+// deliver every byte, verified.
+TEST_CASE("fileserve pipeline read form: registrations refused beside another request, the rest verified",
+          "[fileserve][failure][depth]") {
+    const Figures f = outcome_run({{"fileserve.method", "pipeline"},
+                                   {"fileserve.cache", "warm"},
+                                   {"fileserve.chunk", "16KiB"},
+                                   {"fileserve.outstanding", "1"},
+                                   {"fileserve.server-depth", "2"},
+                                   {"rdma.strategy", "pin"},
+                                   {"vm.memlock-limit", "208KiB"},
+                                   {"workload.operation", "read"}});
+    REQUIRE(f.count("errors"));
+    const auto failed = static_cast<std::uint64_t>(f.at("errors"));
+    INFO(failed << " failed, " << f.at("read_requests") << " chunks read");
+    CHECK(failed > 0);
+    CHECK(failed < kRequests);
+    failed_cleanly(f, failed);
+    CHECK(f.at("registration_failures") == failed);
+    CHECK(f.at("cause_memlock") == 1);
+    // Some failed request had chunks read before its error came.
+    CHECK(f.at("read_requests") > (kRequests - failed) * 4);
+    // Every chunk registered was deregistered (as in the test above: only
+    // the library's own pins are left, 3 registrations).
+    CHECK(f.at("server_registrations") - f.at("server_deregistrations") == 3);
 }
 
 // ---- the buffer guard
