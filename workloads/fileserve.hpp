@@ -178,6 +178,7 @@ private:
         double cpu0 = 0, poll0 = 0;
         std::uint64_t misses0 = 0, major0 = 0, ssd_reads0 = 0, ssd_bytes0 = 0;
         std::uint64_t served = 0;   // every job's bytes
+        std::uint64_t short_reads = 0;   // every job's read() calls that came back short (or ENOMEM)
     };
     // The constructor's parts: refuse what is not built (the settings alone),
     // take the server (first node with files) and the clients, read the
@@ -245,6 +246,10 @@ private:
               std::uint64_t record, std::uint32_t flags = 0, std::uint32_t counter = 0);
     // A Vm call's end: the server's clock moves to it.
     void vm_done(RdmaProcess& app, const VmResult& r, const char* what);
+    // A read() of a request's data (the server's, or a direct client's):
+    // the bytes it copied; fewer than `len` (none on ENOMEM) fail the request.
+    std::uint64_t read_file(RdmaProcess& app, int fd, std::uint64_t off, std::uint64_t len, std::uint64_t buf,
+                            const char* what);
     // Slice on the server's app track (`lane` > 0: a job slot's own track).
     void slice(RdmaProcess& app, const char* name, sc_core::sc_time start, const std::string& args, unsigned lane = 0);
     Wire draw(unsigned client, std::uint64_t k, std::mt19937_64& rng) const;
@@ -290,7 +295,7 @@ private:
     std::uint64_t pinned_left_ = 0;   // cache pages still pinned at the last server's end
     std::string server_group_;
     Counter &requests_c_, &answered_, &served_bytes_, &copy_bytes_, &pins_, &ssd_reads_, &ssd_bytes_, &major_,
-        &missed_bytes_, &packets_, &duplicates_;
+        &missed_bytes_, &packets_, &duplicates_, &short_reads_;
     Scalar &reg_time_, &server_cpu_, &cpu_per_byte_, &concurrent_peak_;
 };
 

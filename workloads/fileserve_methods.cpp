@@ -48,7 +48,6 @@ std::uint64_t FileserveWorkload::part_buffer(const Job& j, std::uint64_t index) 
 }
 
 void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
-    Vm& vm = *app.vm();
     const Wire& w = j.w;
     j.src = part_buffer(j, 0);
     j.parts = 1;
@@ -56,11 +55,8 @@ void FileserveWorkload::prepare(RdmaProcess& app, Job& j) {
     case Method::ReadCopy: {
         // read() the whole range into the job's bounce buffer.
         const sc_time t0 = app.now();
-        const VmResult r = vm.read(app.pid(), fds_[w.file], w.offset, w.len, j.src, app.now());
-        vm_done(app, r, "read()");
-        copy_bytes_.inc(r.value);
+        j.ok = read_file(app, fds_[w.file], w.offset, w.len, j.src, "read()") == w.len;
         slice(app, "read() copy", t0, range(w, 0, w.len), j.slot);
-        j.ok = r.value == w.len;
         break;
     }
     case Method::Pipeline:
@@ -153,14 +149,12 @@ void FileserveWorkload::prepare_sendfile(RdmaProcess& app, Job& j) {
 // stack's per-packet work. False (and j.ok false) if either fails.
 bool FileserveWorkload::fill_part(RdmaProcess& app, Job& j, const Part& p, std::uint64_t off, std::uint64_t len) {
     const bool kernel = method_ == Method::KernelCopy;
-    Vm& vm = *app.vm();
     const sc_time t0 = app.now();
-    const VmResult r = vm.read(app.pid(), fds_[j.w.file], j.w.offset + off, len, p.buf, app.now());
-    vm_done(app, r, kernel ? "kernel copy from the page cache" : "read()");
-    copy_bytes_.inc(r.value);
+    const std::uint64_t got = read_file(app, fds_[j.w.file], j.w.offset + off, len, p.buf,
+                                        kernel ? "kernel copy from the page cache" : "read()");
     if (kernel) app.compute("kernel-tx", tx_cost_);
     slice(app, kernel ? "kernel-copy packet" : "read() copy", t0, range(j.w, off, len), j.slot);
-    if (r.value != len) return j.ok = false;
+    if (got != len) return j.ok = false;
     if (kernel) return true;
     const sc_time t1 = app.now();
     if (!app.register_buffer(p.buf, len, false)) return j.ok = false;
