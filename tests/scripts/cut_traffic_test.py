@@ -3,7 +3,7 @@
 
     cut_traffic_test.py --exe VRDMASIM --source SOURCE_DIR
 
-Runs a short halo on the 3x2x2 torus of configs/torus.ini and checks the
+Runs a short halo on the 3x2x2 torus of configs/torus-cluster.ini and checks the
 script's figures against sums taken here another way from the same
 stats.json: one rank cuts nothing; a rank per board cuts every link between
 boards; three slabs along x cut the links whose ends differ in x (a ring of
@@ -31,8 +31,8 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="vrdmasim_cut_") as d:
         out = os.path.join(d, "halo")
-        p = subprocess.run([args.exe, "run", os.path.join(args.source, "configs", "torus.ini"),
-                            "--workload.kind=halo", "--workload.iterations=2", "--workload.message-size=4KiB",
+        p = subprocess.run([args.exe, "run", os.path.join(args.source, "configs", "torus-cluster.ini"),
+                            "--workload.iterations=2", "--workload.message-size=4KiB",
                             "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0:
             print(p.stdout)

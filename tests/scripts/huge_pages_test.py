@@ -32,8 +32,8 @@ def thp_mode():
 
 
 def run(exe, out, source):
-    p = subprocess.run([exe, "run", os.path.join(source, "configs", "torus.ini"), "--topology.x=4", "--topology.y=4",
-                        "--topology.z=4", "--workload.kind=halo", "--workload.message-size=16KiB",
+    p = subprocess.run([exe, "run", os.path.join(source, "configs", "torus-cluster.ini"), "--topology.x=4",
+                        "--topology.y=4", "--topology.z=4", "--workload.message-size=16KiB",
                         "--workload.iterations=2", "--out", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     if p.returncode != 0:

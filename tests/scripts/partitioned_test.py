@@ -66,33 +66,34 @@ CASES = [
 HALO = ["--topology.x=3", "--topology.y=2", "--topology.z=1", "--workload.kind=halo", "--workload.message-size=16KiB",
         "--workload.iterations=2", "--workload.populate=false"]
 for strategy in ["fault-tolerant", "pin", "pin-cache", "prefault", "pipeline", "netvm", "pin-static", "pin-deferred"]:
-    CASES.append(("halo-" + strategy, "torus.ini", HALO + ["--rdma.strategy=" + strategy], [2]))
+    CASES.append(("halo-" + strategy, "torus-cluster.ini", HALO + ["--rdma.strategy=" + strategy], [2]))
 CASES += [
     # 1,296 MPSoCs, cold buffers and faults: a cut of 216 board links
     # (where a near end's wait for a credit woke otherwise than one
     # process's until it always woke through one event).
-    ("torus-1296-halo", "torus.ini", ["--topology.x=9", "--topology.y=6", "--topology.z=6", "--workload.kind=halo",
-                                      "--workload.message-size=16KiB", "--workload.iterations=1",
-                                      "--workload.populate=false", "--smmu-driver.fault-mode=terminate",
-                                      "--dma.fault-tolerant=true"], [2]),
-    ("halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
+    ("torus-1296-halo", "torus-cluster.ini", ["--topology.x=9", "--topology.y=6", "--topology.z=6",
+                                              "--workload.kind=halo", "--workload.message-size=16KiB",
+                                              "--workload.iterations=1", "--workload.populate=false",
+                                              "--smmu-driver.fault-mode=terminate", "--dma.fault-tolerant=true"], [2]),
+    ("halo-retransmit", "torus-cluster.ini", HALO + ["--smmu-driver.fault-mode=terminate",
+                                                     "--dma.fault-tolerant=true"], [2]),
     # Two programs a node, faulting and retransmitting: their same-time
     # acts take turns (src/core/software_turns.hpp) on each rank as in one
     # process.
-    ("halo-two-jobs", "torus.ini", HALO + ["--node.processes=2", "--smmu-driver.fault-mode=terminate",
-                                           "--dma.fault-tolerant=true"], [2]),
-    ("halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
-    ("halo-read", "torus.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
-    ("sendrecv-across", "torus.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
-                                            "--workload.dst-node=20"], [2]),
+    ("halo-two-jobs", "torus-cluster.ini", HALO + ["--node.processes=2", "--smmu-driver.fault-mode=terminate",
+                                                   "--dma.fault-tolerant=true"], [2]),
+    ("halo-adaptive", "torus-cluster.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
+    ("halo-read", "torus-cluster.ini", HALO + ["--workload.operation=read", "--workload.fill-source=false"], [2]),
+    ("sendrecv-across", "torus-cluster.ini", HALO + ["--workload.kind=sendrecv", "--workload.src-node=0",
+                                                     "--workload.dst-node=20"], [2]),
     # The approximate time order: every board link a cut link (its message
     # handoff), same-time events keyed.
     ("approx-collective", "collective.ini", [], [2]),
-    ("approx-torus-halo", "torus.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
-                                        "--workload.iterations=2"], [2, 3]),
-    ("approx-halo-retransmit", "torus.ini", HALO + ["--smmu-driver.fault-mode=terminate",
-                                                    "--dma.fault-tolerant=true"], [2]),
-    ("approx-halo-adaptive", "torus.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
+    ("approx-torus-halo", "torus-cluster.ini", ["--workload.kind=halo", "--workload.message-size=16KiB",
+                                                "--workload.iterations=2"], [2, 3]),
+    ("approx-halo-retransmit", "torus-cluster.ini", HALO + ["--smmu-driver.fault-mode=terminate",
+                                                            "--dma.fault-tolerant=true"], [2]),
+    ("approx-halo-adaptive", "torus-cluster.ini", HALO + ["--router.routing=adaptive", "--router.vcs=3"], [2]),
 ]
 
 
@@ -254,7 +255,7 @@ def main():
             # a collective for ever).
             out = os.path.join(d, "full")
             cmd = ("ulimit -f 65536; exec '%s' run '%s' --workload.kind=halo --workload.iterations=3 %s --trace "
-                   "--quiet --out '%s'" % (args.exe, os.path.join(args.source, "configs", "torus.ini"),
+                   "--quiet --out '%s'" % (args.exe, os.path.join(args.source, "configs", "torus-cluster.ini"),
                                            " ".join(SETTINGS), out))
             try:
                 p = run([mpirun, "-np", "2", "--oversubscribe", "/bin/bash", "-c", cmd], d, timeout=120)
