@@ -32,14 +32,21 @@ FileserveWorkload::Method method_of(const std::string& s) {
     throw std::logic_error("fileserve.method: unknown method '" + s + "'");
 }
 
-// A run's failed requests whose data read() could not bring: the node's
-// page frames could not hold the range (the page cache's pages, the buffer's).
-const failure_causes::Declare kShortReads(40, [](const Config&, const StatRegistry& stats) {
-    const std::uint64_t n = stats.sum_counters("fileserve.short_reads");
-    if (!n) return std::string();
-    return std::to_string(n) +
-           " fileserve read() call(s) short or refused with ENOMEM (the node's page frames could not hold the "
-           "range: page cache or buffer), each failing its request";
+// A run's failed requests whose data the server could not get: read()
+// short of frames (the page cache's pages, the buffer's), or sendfile's pin
+// of the page-cache pages refused.
+const failure_causes::Declare kStarved(40, [](const Config&, const StatRegistry& stats) {
+    const std::uint64_t reads = stats.sum_counters("fileserve.short_reads");
+    const std::uint64_t pins = stats.sum_counters("fileserve.pins_refused");
+    std::string s;
+    if (reads)
+        s = std::to_string(reads) +
+            " fileserve read() call(s) short or refused with ENOMEM (the node's page frames could not hold the "
+            "range: page cache or buffer)";
+    if (pins)
+        s += (s.empty() ? "" : ", ") + std::to_string(pins) +
+             " fileserve page-cache pin(s) refused (ENOMEM: no frame to read the range in, or vm.memlock-limit)";
+    return s.empty() ? s : s + ", each failing its request";
 });
 }   // namespace
 
@@ -201,6 +208,9 @@ FileserveWorkload::FileserveWorkload(const SimContext& ctx, const std::vector<Rd
       short_reads_(ctx.stats.counter(stats_prefix(job) + "fileserve.short_reads", "",
                                      "read() calls of a request's data that copied less than asked, or nothing "
                                      "(ENOMEM): each fails its request")),
+      pins_refused_(ctx.stats.counter(stats_prefix(job) + "fileserve.pins_refused", "",
+                                      "sendfile: pins of a request's page-cache pages refused (pin_file: ENOMEM, "
+                                      "RLIMIT_MEMLOCK): each fails its request")),
       reg_time_(ctx.stats.scalar(stats_prefix(job) + "fileserve.registration_time", "us",
                                  "server time spent registering", Scalar::Kind::Sum)),
       server_cpu_(ctx.stats.scalar(stats_prefix(job) + "fileserve.server_cpu", "us",
@@ -549,7 +559,7 @@ std::uint64_t FileserveWorkload::read_file(RdmaProcess& app, int fd, std::uint64
     copy_bytes_.inc(got);
     if (got != len) {
         short_reads_.inc();
-        ++meter_->short_reads;
+        ++meter_->starved;
     }
     return got;
 }
@@ -927,8 +937,8 @@ std::vector<std::pair<std::string, std::string>> FileserveWorkload::self_check()
     if (served_bytes_.value() != log_.bytes_verified.value())
         out.push_back({"fileserve-bytes-verified", std::to_string(served_bytes_.value()) + " B served but " +
                                                        std::to_string(log_.bytes_verified.value()) + " B verified"});
-    // (A read() short of memory may have missed pages it had no frame to read into.)
-    if (ssd_bytes_.value() < missed_bytes_.value() && meter_->short_reads == 0)
+    // (A read() or pin short of memory may have missed pages it had no frame to read into.)
+    if (ssd_bytes_.value() < missed_bytes_.value() && meter_->starved == 0)
         out.push_back({"fileserve-ssd-covers-misses", std::to_string(ssd_bytes_.value()) + " B read from the SSD for " +
                                                           std::to_string(missed_bytes_.value()) +
                                                           " B missed in the page cache"});

@@ -178,7 +178,7 @@ private:
         double cpu0 = 0, poll0 = 0;
         std::uint64_t misses0 = 0, major0 = 0, ssd_reads0 = 0, ssd_bytes0 = 0;
         std::uint64_t served = 0;   // every job's bytes
-        std::uint64_t short_reads = 0;   // every job's read() calls that came back short (or ENOMEM)
+        std::uint64_t starved = 0;   // every job's read() calls short (or ENOMEM) and file pins refused
     };
     // The constructor's parts: refuse what is not built (the settings alone),
     // take the server (first node with files) and the clients, read the
@@ -295,7 +295,7 @@ private:
     std::uint64_t pinned_left_ = 0;   // cache pages still pinned at the last server's end
     std::string server_group_;
     Counter &requests_c_, &answered_, &served_bytes_, &copy_bytes_, &pins_, &ssd_reads_, &ssd_bytes_, &major_,
-        &missed_bytes_, &packets_, &duplicates_, &short_reads_;
+        &missed_bytes_, &packets_, &duplicates_, &short_reads_, &pins_refused_;
     Scalar &reg_time_, &server_cpu_, &cpu_per_byte_, &concurrent_peak_;
 };
 

@@ -86,7 +86,11 @@ bool FileserveWorkload::pin_file_range(RdmaProcess& app, int fd, std::uint64_t o
         unpin_all(app, true);
         r = vm.pin_file(app.pid(), fd, off, len, app.now());
     }
-    if (!r.ok()) return false;
+    if (!r.ok()) {
+        pins_refused_.inc();
+        ++meter_->starved;
+        return false;
+    }
     file_pins_ += r.value;
     app.advance_to(r.done);
     return true;

@@ -510,6 +510,8 @@ Figures outcome_run(const Settings& extra) {
         os << "cause_read " << (why.find("fileserve read() call(s) short or refused with ENOMEM") != std::string::npos)
            << "\n";
         os << "short_reads " << s.stats.sum_counters("fileserve.short_reads") << "\n";
+        os << "cause_pin " << (why.find("fileserve page-cache pin(s) refused") != std::string::npos) << "\n";
+        os << "pins_refused " << s.stats.sum_counters("fileserve.pins_refused") << "\n";
         return os.str();
     });
 }
@@ -674,6 +676,26 @@ TEST_CASE("fileserve pipeline: a read() short of memory fails its request mid ha
     CHECK(rd.at("read_requests") == kRequests);   // each request's chunk 0, read by its client
     CHECK(two.at("copies") == 0);
     CHECK(two.at("read_requests") == 0);
+}
+
+// The same starved node under sendfile: a request's pin of its page-cache
+// pages cannot read them in (ENOMEM), which fails that request; the others
+// (their pages still cached) are served and verified. The run says why.
+TEST_CASE("fileserve sendfile: a pin short of memory fails its request and the others are verified",
+          "[fileserve][failure]") {
+    const Figures f = outcome_run({{"fileserve.method", "sendfile"},
+                                   {"fileserve.cache", "cold"},
+                                   {"dram.size", "260MiB"},
+                                   {"ssd.swap-size", "4KiB"},
+                                   {"hog.bytes", "3570KiB"}});
+    REQUIRE(f.count("errors"));
+    const auto failed = static_cast<std::uint64_t>(f.at("errors"));
+    INFO(failed << " failed");
+    CHECK(failed > 0);
+    CHECK(failed < kRequests);
+    failed_cleanly(f, failed);   // fileserve-nothing-pinned among its self-checks
+    CHECK(f.at("pins_refused") == failed);
+    CHECK(f.at("cause_pin") == 1);
 }
 
 // ---- the buffer guard
