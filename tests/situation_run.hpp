@@ -34,9 +34,7 @@ inline std::map<std::string, double> run_in(Settings set, Situation sit, std::ve
         const auto agent = start(sim, sit, nodes, effect, opt);
         sim.run();
         const TransferLog& l = sim.log();
-        RunFigures rf = run_figures(*sim.sys);
-        rf.link_util_max = 0.5;
-        const auto v = check_invariants(*sim.sys, sim.stats, rf);
+        const auto v = sim.self_check();
         if (!v.empty()) std::cerr << describe(v) << "\n";
         std::ostringstream os;
         os << "clean "

@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <systemc>
 
+#include "src/sim/invariants.hpp"
 #include "src/sim/node.hpp"
 #include "src/sim/system.hpp"
 #include "src/sim/thread_stacks.hpp"
@@ -52,6 +53,14 @@ struct SystemSim {
         System::resolve(*cfg);
         ctx = std::make_unique<SimContext>(SimContext{*cfg, stats, tracer});
         sys = std::make_unique<System>(*ctx);
+    }
+    // The run's self-checks as `vrdmasim run` makes them at its end, with
+    // the figures it computes (the summary's link utilisation, which
+    // run_figures does not compute, a plausible 0.5).
+    std::vector<Violation> self_check() {
+        RunFigures f = run_figures(*sys);
+        f.link_util_max = 0.5;
+        return check_invariants(*sys, stats, f);
     }
     // To the end, as `vrdmasim run`, whose threads must not have overflowed
     // their stacks (src/sim/thread_stacks.hpp).

@@ -52,9 +52,7 @@ Figures run(unsigned n, const std::string& op, const std::string& algorithm, con
         SystemSim sim(s);
         sim.run();
         const TransferLog& l = sim.log();
-        RunFigures f = run_figures(*sim.sys);
-        f.link_util_max = 0.5;
-        const auto v = check_invariants(*sim.sys, sim.stats, f);
+        const auto v = sim.self_check();
         if (!v.empty()) std::cerr << describe(v) << "\n";
         // (the payload announced before the run, Workload::planned_bytes,
         // delivered: the self-check planned-bytes, here with the plan known)

@@ -77,9 +77,7 @@ Run checked(SystemSim& s, std::uint64_t requests = kRequests, std::uint64_t byte
     // Nothing of the server's left pinned (page-cache pins and its buffers').
     for (unsigned f = 0; f < 4; ++f)
         for (std::uint64_t o = 0; o < kFile; o += 4096) CHECK(s.sys->node(0).vm.file_pins(f, o) == 0);
-    RunFigures f = run_figures(*s.sys);   // as the runner computes them
-    f.link_util_max = 0.5;
-    const auto v = check_invariants(*s.sys, s.stats, f);
+    const auto v = s.self_check();
     INFO(describe(v));
     CHECK(v.empty());
     return r;
@@ -323,9 +321,7 @@ Figures child_run(const Settings& extra) {
         SystemSim s(kBase, extra);
         s.run();
         const TransferLog& l = s.log();
-        RunFigures f = run_figures(*s.sys);
-        f.link_util_max = 0.5;
-        const auto v = check_invariants(*s.sys, s.stats, f);
+        const auto v = s.self_check();
         std::uint64_t pinned = 0;
         for (unsigned file = 0; file < 4; ++file)
             for (std::uint64_t o = 0; o < kFile; o += 4096) pinned += s.sys->node(0).vm.file_pins(file, o);
@@ -478,9 +474,7 @@ Figures outcome_run(const Settings& extra) {
         s.sys->end_run();
         s.stats.flush_timed();
         const TransferLog& l = s.log();
-        RunFigures f = run_figures(*s.sys);
-        f.link_util_max = 0.5;
-        const auto v = check_invariants(*s.sys, s.stats, f);
+        const auto v = s.self_check();
         if (!v.empty()) std::cerr << describe(v) << "\n";
         std::string why;
         for (const std::string& w : failure_causes::explain(*s.cfg, s.stats)) why += w + "; ";
@@ -782,9 +776,7 @@ void two_processes(const char* m) {
     }
     for (unsigned f = 0; f < 4; ++f)
         for (std::uint64_t o = 0; o < kFile; o += 4096) CHECK(s.sys->node(0).vm.file_pins(f, o) == 0);
-    RunFigures fig = run_figures(*s.sys);
-    fig.link_util_max = 0.5;
-    const auto v = check_invariants(*s.sys, s.stats, fig);
+    const auto v = s.self_check();
     INFO(describe(v));
     CHECK(v.empty());
 }

@@ -56,9 +56,7 @@ Run checked(SystemSim& s, std::uint64_t iterations, std::uint64_t msg = 64 * 102
     CHECK(s.log().bytes_verified.value() + o->raced_bytes() == s.log().bytes_delivered.value());
     CHECK(o->raced_bytes() == r.corrupted * msg);
     CHECK(r.installs == r.lifted);
-    RunFigures f = run_figures(*s.sys);   // as the runner computes them
-    f.link_util_max = 0.5;
-    const auto v = check_invariants(*s.sys, s.stats, f);
+    const auto v = s.self_check();
     INFO(describe(v));
     CHECK(v.empty());
     return r;
@@ -171,9 +169,7 @@ TEST_CASE("overlap with two processes per node: each job races, is checked and m
         CHECK(f >= 0);
         CHECK(f <= 1);
     }
-    RunFigures f = run_figures(*s.sys);
-    f.link_util_max = 0.5;
-    const auto v = check_invariants(*s.sys, s.stats, f);
+    const auto v = s.self_check();
     INFO(describe(v));
     CHECK(v.empty());
 }

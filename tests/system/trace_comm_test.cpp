@@ -57,9 +57,7 @@ CommFigures comm_replay(const std::string& file, const Settings& extra = {}) {
         const TransferLog& l = sim.log();
         os << "finished " << sim.finished() << "\n";
         if (sim.finished()) {
-            RunFigures f = run_figures(*sim.sys);
-            f.link_util_max = 0.5;
-            const auto v = check_invariants(*sim.sys, sim.stats, f);
+            const auto v = sim.self_check();
             if (!v.empty()) std::cerr << describe(v) << "\n";
             // (and the payload announced before the run, from the trace
             // alone, is what the run delivered: Workload::planned_bytes)

@@ -62,9 +62,7 @@ Figures replay(const char* name, const Settings& extra = {}) {
         SystemSim sim(s);
         sim.run();
         const TransferLog& l = sim.log();
-        RunFigures f = run_figures(*sim.sys);
-        f.link_util_max = 0.5;
-        const auto v = check_invariants(*sim.sys, sim.stats, f);
+        const auto v = sim.self_check();
         if (!v.empty()) std::cerr << describe(v) << "\n";
         os << "clean "
            << (sim.finished() && v.empty() && l.errors.value() == 0 && l.mismatches.value() == 0 &&
