@@ -176,7 +176,7 @@ Link::Link(sc_core::sc_module_name name, const SimContext& ctx, const LinkParams
     in.register_b_transport(this, &Link::b_transport);
 }
 
-void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool with_vc) {
+void Link::trace_span(const ExanetPacket& pkt, sc_time ready, sc_time start, sc_time end, bool with_vc) {
     // In exact time order the span is the link's record, not the hop
     // queue's process's, which serves every link of its rank, whichever
     // event's handler served it (its own Serve event, or an arrival that
@@ -189,7 +189,8 @@ void Link::trace_span(const ExanetPacket& pkt, sc_time start, sc_time end, bool 
                          ? Tracer::json_number(pkt.transfer)
                          : Tracer::json_string(transfer_name(pkt.transfer))},
         {"seq", Tracer::json_number(static_cast<std::uint64_t>(pkt.footer.seq))},
-        {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))}};
+        {"bytes", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.size))},
+        {"ready", Tracer::json_us(ready)}};
     if (with_vc) args.emplace_back("vc", Tracer::json_number(static_cast<std::uint64_t>(pkt.header.vc)));
     tracer_.span(track_, pkt.header.type == PacketType::RdmaWrite ? "data" : "ctrl", start, end, args);
 }
@@ -308,7 +309,7 @@ VRDMASIM_FORCE_INLINE void Link::in_call_order(tlm::tlm_generic_payload& gp, Exa
     flits_.inc(flits);
     payload_bytes_.inc(pkt->header.size);
 
-    if (tracer_.enabled()) trace_span(*pkt, start, end, false);
+    if (tracer_.enabled()) trace_span(*pkt, head_in, start, end, false);
 
     // Hand the packet to the far end: head after one flit and the wire.
     pkt->tail = end + p_.latency;

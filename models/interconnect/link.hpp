@@ -243,7 +243,7 @@ private:
         packets_.inc();
         flits_.inc(flits);
         payload_bytes_.inc(pkt.header.size);
-        if (tracer_.enabled()) trace_span(pkt, start, end, true);
+        if (tracer_.enabled()) trace_span(pkt, ready, start, end, true);
         pkt.tail = end + p_.latency;
         pkt.wire = end - start;
         if (pkt.hops == 0) pkt.injected = start;
@@ -362,8 +362,11 @@ private:
     // A credit message: its packet's entry gets the stamp.
     bool record_credit(const CreditMessage& c);
     // The packet's span on the link's track (tracing on), out of the hot
-    // path's frame; with_vc: time order's span names the VC too.
-    void trace_span(const class ExanetPacket& pkt, sc_core::sc_time start, sc_core::sc_time end, bool with_vc);
+    // path's frame: its wire time [start, end) and when it was ready to
+    // start here (`ready`: each link's service is audited from these,
+    // scripts/audit_links.py); with_vc: time order's span names the VC too.
+    void trace_span(const class ExanetPacket& pkt, sc_core::sc_time ready, sc_core::sc_time start, sc_core::sc_time end,
+                    bool with_vc);
 
     // Exact time order (hop_link.cpp).
     struct Hops;

@@ -957,4 +957,6 @@ void Tracer::set_trace_filter(std::vector<std::string> terms) {
 
 bool Tracer::keep_line(const std::string& who) { return log_filter_.keep(who, groups_, &group_order_); }
 
+std::string Tracer::json_us(sc_core::sc_time t) { return us_trimmed(t); }
+
 }   // namespace vrdmasim

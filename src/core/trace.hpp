@@ -243,6 +243,9 @@ public:
     // Addresses are written in hex everywhere, trace and log alike: "0x7efffffff000".
     static std::string hex(std::uint64_t v) { return vrdmasim::hex(v); }
     static std::string json_hex(std::uint64_t v) { return json_string(hex(v)); }
+    // A time as JSON, in microseconds as "ts" is written (to the
+    // picosecond, trailing zeros dropped).
+    static std::string json_us(sc_core::sc_time t);
 
     // A partitioned run (docs/scaling.md, "Traces and logs across ranks"):
     // every rank records what its models do, and the writer (rank 0) writes
