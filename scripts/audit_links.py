@@ -200,9 +200,11 @@ def audit(out, show=5, quiet=False, any_order=False):
         if n_bad > show:
             bad(link, "and %d more packets served before one ready earlier" % (n_bad - show))
     if not quiet:
+        print("%s: links in %s order; rules 1 to 3 on every link, rule 4 (first ready, first served) where "
+              "no packet lacked credits%s" % (out, order, "" if order == "exact" or any_order else
+                                              " (not promised in this order: --any-order checks it)"))
         for section, (n, strict, packets) in sorted(checked.items()):
-            print("%s: %d links, %d packets; first ready, first served checked on %d of them"
-                  % (section, n, packets, strict))
+            print("  %s: %d links, %d packets; rule 4 on %d of them" % (section, n, packets, strict))
         for p in problems:
             print(p)
         print("%d problems" % len(problems))
