@@ -229,20 +229,29 @@ std::uint32_t StatRegistry::index_of(const std::string& name, int kind) const {
     return (ref & kIndexMask) - 1;
 }
 
-void StatRegistry::count_at(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now) {
-    if (!*will_read_) return c.inc(n);
-    hold(Held{at, index_of(c.info.name.str(), kCounter), false, static_cast<double>(n)}, now);
+std::uint32_t StatRegistry::held_index(const void* stat, const StatName& name, int kind) {
+    const auto [it, fresh] = held_index_.try_emplace(stat, 0);
+    if (fresh) it->second = index_of(name.str(), kind);
+    return it->second;
+}
+
+void StatRegistry::count_held(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now) {
+    hold(Held{at, held_index(&c, c.info.name, kCounter), false, static_cast<double>(n)}, now);
 }
 
 void StatRegistry::sample_at(Histogram& h, double v, std::uint64_t at, std::uint64_t now) {
     if (!*will_read_) return h.add(v);
-    hold(Held{at, index_of(h.info.name.str(), kHistogram), true, v}, now);
+    hold(Held{at, held_index(&h, h.info.name, kHistogram), true, v}, now);
 }
 
 void StatRegistry::hold(const Held& e, std::uint64_t now) {
     // At or before the kernel's time: every reading to come is at or after
-    // it, so it counts before them all.
-    if (e.at <= now) return apply(e);
+    // it, so it counts before them all (after those held for its time or
+    // before: flush_timed's order).
+    if (e.at <= now) {
+        if (!held_.empty()) flush_timed(e.at);
+        return apply(e);
+    }
     held_.push_back(e);
     if (held_.size() >= held_prune_at_) {
         flush_timed(now);
@@ -251,12 +260,20 @@ void StatRegistry::hold(const Held& e, std::uint64_t now) {
 }
 
 void StatRegistry::flush_timed(std::uint64_t upto) {
+    // Added in the order of their times (ties: in the order they were
+    // held), however many were held and whenever they were flushed: a
+    // histogram's mean depends on the order of its samples, in its last
+    // bits, and that order must not depend on how many other counts were
+    // held meanwhile (which sets when hold() flushes).
     std::size_t kept = 0;
+    due_.clear();
     for (const Held& e : held_) {
-        if (e.at <= upto) apply(e);
+        if (e.at <= upto) due_.push_back(e);
         else held_[kept++] = e;
     }
     held_.resize(kept);
+    std::stable_sort(due_.begin(), due_.end(), [](const Held& a, const Held& b) { return a.at < b.at; });
+    for (const Held& e : due_) apply(e);
 }
 
 void StatRegistry::apply(const Held& e) {

@@ -391,6 +391,7 @@ public:
     // mark one: src/sim/roi.hpp), so that Spreads keep what its readings
     // need; without one they are plain sums (the cost of every packet).
     void will_read();
+    bool will_be_read() const { return *will_read_; }   // will_read() was called
     // A count of `c` or a sample of `h` (both registered here) that belongs
     // at simulated time `at` (a transfer's completion), added by a model at
     // the kernel's time `now` (at or before `at`: loosely timed models run
@@ -398,12 +399,16 @@ public:
     // region announced, one whose time the kernel has not reached is held
     // until a reading or flush_timed() passes it (the statistic lags
     // meanwhile); without one it is added at once.
-    void count_at(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now);
+    void count_at(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now) {
+        if (!*will_read_) return c.inc(n);   // (inline: once a hop in exact time order)
+        count_held(c, n, at, now);
+    }
     void sample_at(Histogram& h, double v, std::uint64_t at, std::uint64_t now);
     // Adds the held counts and samples up to `upto` (a time-series sample's
     // time), or all of them (the run's end: the outputs refuse to be
     // written while any is held).
     void flush_timed(std::uint64_t upto);
+    void count_held(Counter& c, std::uint64_t n, std::uint64_t at, std::uint64_t now);   // count_at's hold
     void flush_timed() { flush_timed(std::numeric_limits<std::uint64_t>::max()); }
     void begin_window(std::uint64_t at);
     void end_window(std::uint64_t at);
@@ -475,12 +480,18 @@ private:
         double value;
     };
     std::vector<Held> held_;
+    std::vector<Held> due_;   // flush_timed's, in their times' order
     std::size_t held_prune_at_ = 64;
     void hold(const Held& e, std::uint64_t now);
     // Adds it where it belongs: the statistic, and the readings already
     // taken at or after its time (late: added after a reading it precedes).
     void apply(const Held& e);
     std::uint32_t index_of(const std::string& name, int kind) const;
+    // index_of for a statistic held (count_at, sample_at), found once: a
+    // hop's counts in exact time order are held once a packet-hop with a
+    // region of interest.
+    std::uint32_t held_index(const void* stat, const StatName& name, int kind);
+    std::unordered_map<const void*, std::uint32_t> held_index_;
     void require_flushed(const char* what) const;
     // Whether a region will be read (will_read()): on the heap, where the
     // Spreads look, so that a moved registry keeps them right.
